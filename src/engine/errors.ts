@@ -1,0 +1,68 @@
+/**
+ * The one error type of the product. Every layer throws or normalises to a
+ * SeppError; the rpc layer maps `code` to a gRPC status and the admin layer to
+ * an HTTP status, each with one table.
+ */
+export type SeppErrorCode =
+  | 'invalid_argument'
+  | 'not_found'
+  | 'lease_lost'
+  | 'failed_precondition'
+  | 'resource_exhausted'
+  | 'unauthenticated'
+  | 'permission_denied'
+  | 'unavailable'
+  | 'internal';
+
+/** Why one job of an enqueue was refused. Stable strings: they are part of the protocol. */
+export type RejectionReason =
+  | 'unknown_queue'
+  | 'payload_too_large'
+  | 'invalid_name'
+  | 'metadata_too_large'
+  | 'scheduled_too_far'
+  | 'queue_full'
+  | 'job_type_not_allowed'
+  | 'invalid_job';
+
+export interface JobRejection {
+  reason: RejectionReason;
+  /** A sentence for people that names the field, the limit and the setting. */
+  message: string;
+}
+
+export class SeppError extends Error {
+  readonly code: SeppErrorCode;
+  /** Set when the error is a single job's rejection (Enqueue). */
+  readonly rejection: JobRejection | undefined;
+
+  constructor(code: SeppErrorCode, message: string, options?: { cause?: unknown; rejection?: JobRejection }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'SeppError';
+    this.code = code;
+    this.rejection = options?.rejection;
+  }
+
+  static rejected(rejection: JobRejection): SeppError {
+    return new SeppError(rejectionCode[rejection.reason], rejection.message, { rejection });
+  }
+}
+
+/** How a single job's rejection is reported when it fails a whole call (unary Enqueue). */
+export const rejectionCode: Record<RejectionReason, SeppErrorCode> = {
+  unknown_queue: 'not_found',
+  payload_too_large: 'invalid_argument',
+  invalid_name: 'invalid_argument',
+  metadata_too_large: 'invalid_argument',
+  scheduled_too_far: 'invalid_argument',
+  queue_full: 'resource_exhausted',
+  job_type_not_allowed: 'failed_precondition',
+  invalid_job: 'invalid_argument',
+};
+
+/** Normalises anything thrown into a SeppError; unknown failures become `internal`. */
+export function toSeppError(thrown: unknown): SeppError {
+  if (thrown instanceof SeppError) return thrown;
+  const message = thrown instanceof Error ? thrown.message : String(thrown);
+  return new SeppError('internal', `internal error: ${message}`, { cause: thrown });
+}

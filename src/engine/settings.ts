@@ -1,0 +1,137 @@
+/**
+ * Per-queue settings and server-wide limits, with their defaults. Every limit
+ * has a name, a unit and a default here; GetServerInfo reports them all.
+ */
+
+const SECOND_MS = 1000;
+const MINUTE_MS = 60 * SECOND_MS;
+const HOUR_MS = 60 * MINUTE_MS;
+const DAY_MS = 24 * HOUR_MS;
+
+export interface BackoffSettings {
+  /** Delay before the second attempt. */
+  baseMs: number;
+  /** Each further attempt waits `factor` times longer. */
+  factor: number;
+  /** No retry waits longer than this. */
+  capMs: number;
+  /** Random spread, as a fraction of the delay (0.2 = ±20 %). */
+  jitter: number;
+}
+
+export interface QueueSettings {
+  /** Deliveries before a job is dead-lettered (reason `attempts_exhausted`). */
+  maxAttempts: number;
+  backoff: BackoffSettings;
+  /** Lease length when a reserve does not ask for one. */
+  defaultLeaseMs: number;
+  /** Requested leases are clamped to this. */
+  maxLeaseMs: number;
+  /** Largest payload accepted, in bytes. */
+  maxPayloadBytes: number;
+  /** Jobs not yet finished (scheduled + ready + leased) above which enqueue is refused; 0 = no limit. */
+  maxDepth: number;
+  /** How long an idempotency key is remembered. */
+  dedupWindowMs: number;
+  /** How long dead letters are kept before they are deleted. */
+  deadRetentionMs: number;
+  /** How long acked jobs are kept in state `completed`; 0 deletes them on ack. */
+  completedRetentionMs: number;
+  /** Job types accepted on this queue; empty = any type. */
+  allowedTypes: readonly string[];
+}
+
+export const defaultQueueSettings: Readonly<QueueSettings> = Object.freeze({
+  maxAttempts: 5,
+  backoff: Object.freeze({ baseMs: 1 * SECOND_MS, factor: 2, capMs: 1 * HOUR_MS, jitter: 0.2 }),
+  defaultLeaseMs: 30 * SECOND_MS,
+  maxLeaseMs: 12 * HOUR_MS,
+  maxPayloadBytes: 1024 * 1024,
+  maxDepth: 0,
+  dedupWindowMs: 1 * DAY_MS,
+  deadRetentionMs: 14 * DAY_MS,
+  completedRetentionMs: 0,
+  allowedTypes: Object.freeze([]) as readonly string[],
+});
+
+/** Ranges that configured queue settings must fall in (config validation uses them). */
+export const queueSettingRanges = {
+  maxAttempts: { min: 1, max: 1000 },
+  defaultLeaseMs: { min: 1 * SECOND_MS, max: 7 * DAY_MS },
+  maxLeaseMs: { min: 1 * SECOND_MS, max: 7 * DAY_MS },
+  maxPayloadBytes: { min: 1, max: 64 * 1024 * 1024 },
+  maxDepth: { min: 0, max: Number.MAX_SAFE_INTEGER },
+  dedupWindowMs: { min: 0, max: 30 * DAY_MS },
+  deadRetentionMs: { min: 0, max: 3650 * DAY_MS },
+  completedRetentionMs: { min: 0, max: 3650 * DAY_MS },
+  backoffBaseMs: { min: 0, max: 7 * DAY_MS },
+  backoffFactor: { min: 1, max: 100 },
+  backoffCapMs: { min: 0, max: 30 * DAY_MS },
+  backoffJitter: { min: 0, max: 1 },
+} as const;
+
+export interface EngineLimits {
+  /** Longest queue name and job type, in characters ([A-Za-z0-9._:-] only). */
+  maxNameLength: number;
+  /** Largest metadata map: total bytes of keys and values, and number of entries. */
+  maxMetadataBytes: number;
+  maxMetadataEntries: number;
+  /** Longest idempotency key, in bytes. */
+  maxIdempotencyKeyBytes: number;
+  /** Longest worker id, in bytes. */
+  maxWorkerIdBytes: number;
+  /** Error messages longer than this are truncated, in bytes. */
+  maxErrorBytes: number;
+  /** Errors kept per job (the oldest are dropped). */
+  maxErrorHistory: number;
+  /** Jobs in one enqueue batch. */
+  maxBatchJobs: number;
+  /** Jobs in one reserve, and acks in one batch. */
+  maxReserveJobs: number;
+  /** How far ahead a job may be scheduled. */
+  maxScheduleAheadMs: number;
+  /** Longest long-poll; longer waits are clamped. */
+  maxWaitMs: number;
+  /** Long-polls waiting at once, across all callers. */
+  maxWaiters: number;
+  /** Page size cap for listing calls. */
+  maxPageSize: number;
+}
+
+export const defaultEngineLimits: Readonly<EngineLimits> = Object.freeze({
+  maxNameLength: 128,
+  maxMetadataBytes: 16 * 1024,
+  maxMetadataEntries: 64,
+  maxIdempotencyKeyBytes: 256,
+  maxWorkerIdBytes: 256,
+  maxErrorBytes: 8 * 1024,
+  maxErrorHistory: 20,
+  maxBatchJobs: 1000,
+  maxReserveJobs: 1000,
+  maxScheduleAheadMs: 365 * DAY_MS,
+  maxWaitMs: 60 * SECOND_MS,
+  maxWaiters: 10_000,
+  maxPageSize: 1000,
+});
+
+/** The shape names must have: queue names and job types. */
+export const namePattern = /^[A-Za-z0-9._:-]+$/;
+
+export interface EngineOptions {
+  /** Settings every queue starts from. */
+  queueDefaults: QueueSettings;
+  /** Per-queue overrides, by queue name (declared queues). */
+  queues: Readonly<Record<string, Partial<QueueSettings>>>;
+  /** Only declared queues accept jobs. */
+  strictQueues: boolean;
+  limits: EngineLimits;
+}
+
+export function defaultEngineOptions(): EngineOptions {
+  return {
+    queueDefaults: defaultQueueSettings,
+    queues: {},
+    strictQueues: false,
+    limits: defaultEngineLimits,
+  };
+}

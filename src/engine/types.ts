@@ -1,0 +1,196 @@
+/**
+ * The engine's public vocabulary: what callers send in and get back. Times are
+ * milliseconds since the Unix epoch (`_Ms` suffix), durations are milliseconds.
+ */
+import type { JobRejection } from './errors.ts';
+import type { QueueSettings } from './settings.ts';
+
+/**
+ * Job states. A job moves:
+ *   scheduled → ready        when its run-at comes (promotion)
+ *   ready     → leased       on reserve (attempt + 1)
+ *   leased    → (deleted)    on ack, or → completed when the queue keeps completed jobs
+ *   leased    → ready/scheduled  on nack or lease expiry with attempts left
+ *   leased    → dead         on nack/expiry with no attempts left, or explicit dead-letter
+ *   dead      → ready        on requeue (fresh attempt budget)
+ *   any but leased → (deleted) on cancel
+ */
+export type JobState = 'scheduled' | 'ready' | 'leased' | 'completed' | 'dead';
+export const jobStates: readonly JobState[] = ['scheduled', 'ready', 'leased', 'completed', 'dead'];
+
+/** Why a job is dead. */
+export type DeadReason = 'attempts_exhausted' | 'lease_expired' | 'dead_lettered';
+
+export interface EnqueueRequest {
+  queue: string;
+  type: string;
+  payload: Uint8Array;
+  /** MIME type of the payload; default `application/octet-stream`. */
+  contentType?: string;
+  /** 0–9, 9 is served first; default 0. */
+  priority?: number;
+  /** Absolute time to run at (past = now). Exclusive with `delayMs`. */
+  runAtMs?: number;
+  /** Delay from now. Exclusive with `runAtMs`. */
+  delayMs?: number;
+  /** Overrides the queue's max attempts. */
+  maxAttempts?: number;
+  idempotencyKey?: string;
+  metadata?: Readonly<Record<string, string>>;
+  /** W3C trace context of the producer. */
+  traceparent?: string;
+  tracestate?: string;
+}
+
+export interface EnqueueAccepted {
+  ok: true;
+  jobId: string;
+  /** True when the idempotency key was seen before: `jobId` is the original job. */
+  deduplicated: boolean;
+}
+export interface EnqueueRejected extends JobRejection {
+  ok: false;
+}
+export type EnqueueResult = EnqueueAccepted | EnqueueRejected;
+
+/** An all-or-nothing batch: either every job's result, or the failing indexes. */
+export type AtomicEnqueueResult =
+  | { committed: true; results: EnqueueAccepted[] }
+  | { committed: false; rejections: (JobRejection & { index: number })[] };
+
+export interface ReserveRequest {
+  /** Queues in order of preference. */
+  queues: readonly string[];
+  /** Up to this many jobs; default 1. */
+  maxJobs?: number;
+  /** Lease length; default the queue's, clamped to the queue's max. */
+  leaseMs?: number;
+  /** Long-poll: wait up to this long for a job; 0 = return at once. */
+  waitMs?: number;
+  workerId?: string;
+}
+
+/** A leased job as a worker receives it. */
+export interface LeasedJob {
+  id: string;
+  queue: string;
+  type: string;
+  payload: Buffer;
+  contentType: string;
+  priority: number;
+  /** Fencing value: pass it back on ack, nack and extend. 1 on first delivery. */
+  attempt: number;
+  maxAttempts: number;
+  leaseDeadlineMs: number;
+  enqueuedAtMs: number;
+  runAtMs: number;
+  metadata: Record<string, string>;
+  traceparent: string | null;
+  tracestate: string | null;
+  idempotencyKey: string | null;
+  /** The previous attempt's error, if any. */
+  lastError: string | null;
+}
+
+export interface Settle {
+  jobId: string;
+  attempt: number;
+}
+
+export type NackDirective =
+  /** The queue's exponential backoff. */
+  | { kind: 'backoff' }
+  /** Retry after exactly this delay (0 = at once). */
+  | { kind: 'delay'; delayMs: number }
+  /** Dead-letter now, whatever attempts are left. */
+  | { kind: 'dead_letter' };
+
+export interface NackRequest extends Settle {
+  error: string;
+  directive?: NackDirective;
+}
+
+export interface NackResult {
+  state: 'ready' | 'scheduled' | 'dead';
+  /** When the job runs again (absent when dead). */
+  runAtMs: number | null;
+}
+
+export interface ExtendRequest extends Settle {
+  /** New lease length from now, clamped to the queue's max. */
+  leaseMs: number;
+}
+
+/** Outcome of one settlement in a batch. */
+export type SettleOutcome = { ok: true } | { ok: false; code: 'not_found' | 'lease_lost'; message: string };
+
+export interface AttemptError {
+  attempt: number;
+  atMs: number;
+  error: string;
+}
+
+export interface JobInfo {
+  id: string;
+  seq: number;
+  queue: string;
+  type: string;
+  state: JobState;
+  priority: number;
+  payload: Buffer;
+  contentType: string;
+  attempt: number;
+  maxAttempts: number;
+  idempotencyKey: string | null;
+  metadata: Record<string, string>;
+  traceparent: string | null;
+  tracestate: string | null;
+  enqueuedAtMs: number;
+  runAtMs: number;
+  leasedAtMs: number | null;
+  leaseDeadlineMs: number | null;
+  workerId: string | null;
+  lastError: string | null;
+  errors: AttemptError[];
+  deadReason: DeadReason | null;
+  failedAtMs: number | null;
+  completedAtMs: number | null;
+}
+
+export type StateCounts = Record<JobState, number>;
+
+export interface QueueInfo {
+  name: string;
+  paused: boolean;
+  counts: StateCounts;
+  /** How long the oldest ready job has been due; null when none is ready. */
+  oldestReadyAgeMs: number | null;
+  /** Long-polls waiting on this queue now. */
+  waitingWorkers: number;
+  settings: QueueSettings;
+}
+
+export interface DeadLetterQuery {
+  queue: string;
+  reason?: DeadReason;
+  /** From a previous page's `nextCursor`. */
+  cursor?: string;
+  /** Default 100, capped at limits.maxPageSize. */
+  pageSize?: number;
+}
+
+export interface Page<T> {
+  items: T[];
+  /** Pass back to get the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
+/** Which dead letters a requeue or delete applies to. */
+export type DeadLetterSelection = { queue: string; jobIds: readonly string[] } | { queue: string; all: true };
+
+/** What one group commit did: for telemetry. */
+export interface CommitStats {
+  operations: number;
+  durationMs: number;
+  ok: boolean;
+}
