@@ -88,6 +88,8 @@ export interface EngineLimits {
   maxBatchJobs: number;
   /** Jobs in one reserve, and acks in one batch. */
   maxReserveJobs: number;
+  /** Queues one reserve may name. */
+  maxReserveQueues: number;
   /** How far ahead a job may be scheduled. */
   maxScheduleAheadMs: number;
   /** Longest long-poll; longer waits are clamped. */
@@ -108,6 +110,7 @@ export const defaultEngineLimits: Readonly<EngineLimits> = Object.freeze({
   maxErrorHistory: 20,
   maxBatchJobs: 1000,
   maxReserveJobs: 1000,
+  maxReserveQueues: 64,
   maxScheduleAheadMs: 365 * DAY_MS,
   maxWaitMs: 60 * SECOND_MS,
   maxWaiters: 10_000,

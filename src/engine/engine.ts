@@ -1,0 +1,559 @@
+/**
+ * The queue engine: the semantics of SPEC §4 over the store.
+ *
+ * Every write is an operation handed to the group committer; its caller gets
+ * the result only after the batch's commit is durable. Reads go straight to
+ * the connection: better-sqlite3 is synchronous, so a read never sees a
+ * transaction half-way. In-memory state (queue registry, waiters, the
+ * maintenance timer) changes only in after-commit hooks, so a failed commit
+ * leaves memory and disk agreeing.
+ */
+import {
+  type BatchStats,
+  GroupCommitter,
+  isStorageFailure,
+  type Transaction,
+} from '../store/group-commit.ts';
+import type { Db } from '../store/open.ts';
+import { prepareStatements, type Statements } from '../store/statements.ts';
+import type { Clock } from './clock.ts';
+import { isRejection, type ValidJob, validateJob } from './enqueue-validation.ts';
+import { type JobRejection, SeppError, toSeppError } from './errors.ts';
+import { JobIdGenerator, type RandomBytes, systemRandomBytes } from './job-id.ts';
+import { jobInfoFromRow } from './job-rows.ts';
+import { Maintenance, type MaintenanceReport } from './maintenance.ts';
+import { QueueRegistry } from './queue-registry.ts';
+import { Reserver } from './reserve.ts';
+import type { EngineLimits, EngineOptions } from './settings.ts';
+import { Settler } from './settle.ts';
+import type {
+  AtomicEnqueueResult,
+  DeadLetterQuery,
+  DeadLetterSelection,
+  EnqueueAccepted,
+  EnqueueRequest,
+  EnqueueResult,
+  ExtendRequest,
+  JobInfo,
+  JobState,
+  LeasedJob,
+  NackRequest,
+  NackResult,
+  Page,
+  QueueInfo,
+  ReserveRequest,
+  Settle,
+  SettleOutcome,
+  StateCounts,
+} from './types.ts';
+import { jobStates } from './types.ts';
+import { WaiterRegistry } from './waiters.ts';
+
+export interface EngineDeps {
+  clock: Clock;
+  /** Uniform random numbers in [0, 1), for backoff jitter. */
+  random?: () => number;
+  randomBytes?: RandomBytes;
+  /** Called after every group commit (telemetry). */
+  onBatch?: (stats: BatchStats) => void;
+  /** Called when time-driven maintenance fails (it is retried). */
+  onMaintenanceError?: (error: SeppError) => void;
+}
+
+/** Shared by the engine's parts: the one place they reach the store and each other. */
+export interface EngineContext {
+  readonly db: Db;
+  readonly sql: Statements;
+  readonly clock: Clock;
+  readonly limits: EngineLimits;
+  readonly queues: QueueRegistry;
+  readonly waiters: WaiterRegistry;
+  readonly writer: GroupCommitter;
+  readonly random: () => number;
+  /** Creates the queue row if this is the queue's first use (inside a write). */
+  ensureQueue(tx: Transaction, queue: string): void;
+  /** Wakes long-polls on `queue` after the commit that made `jobs` jobs ready. */
+  jobsReady(tx: Transaction, queue: string, jobs: number): void;
+  /** Makes sure maintenance runs by `atMs` (after the commit that created the deadline). */
+  wakeAt(tx: Transaction, atMs: number): void;
+}
+
+const deadPageDefault = 100;
+
+export class Engine {
+  private readonly ctx: EngineContext;
+  private readonly ids: JobIdGenerator;
+  private readonly reserver: Reserver;
+  private readonly settler: Settler;
+  private readonly maintenance: Maintenance;
+  private closing = false;
+
+  constructor(
+    db: Db,
+    readonly options: EngineOptions,
+    deps: EngineDeps,
+  ) {
+    const sql = prepareStatements(db);
+    const queues = new QueueRegistry(options);
+    const waiters = new WaiterRegistry();
+    const writer = new GroupCommitter(db, {
+      commitFailed: (cause) =>
+        new SeppError('unavailable', `storage unavailable, nothing was written: ${describe(cause)}`, {
+          cause,
+        }),
+      closed: () => new SeppError('unavailable', 'sepp is shutting down'),
+      ...(deps.onBatch === undefined ? {} : { onBatch: deps.onBatch }),
+    });
+    let maintenance: Maintenance | undefined;
+    this.ctx = {
+      db,
+      sql,
+      clock: deps.clock,
+      limits: options.limits,
+      queues,
+      waiters,
+      writer,
+      random: deps.random ?? Math.random,
+      ensureQueue: (tx, queue) => {
+        if (queues.exists(queue)) return;
+        sql.insertQueue.run({
+          name: queue,
+          created_at_ms: deps.clock.nowMs(),
+          settings_json: JSON.stringify(queues.settingsFor(queue)),
+        });
+        tx.afterCommit(() => queues.markExisting(queue, false));
+      },
+      jobsReady: (tx, queue, jobs) => {
+        if (jobs > 0) tx.afterCommit(() => waiters.notify(queue, jobs));
+      },
+      wakeAt: (tx, atMs) => tx.afterCommit(() => maintenance?.wakeAt(atMs)),
+    };
+    this.ids = new JobIdGenerator(deps.randomBytes ?? systemRandomBytes);
+    this.reserver = new Reserver(this.ctx);
+    this.settler = new Settler(this.ctx);
+    maintenance = new Maintenance(this.ctx, this.settler, deps.onMaintenanceError);
+    this.maintenance = maintenance;
+    this.loadQueues();
+    this.maintenance.start();
+  }
+
+  get limits(): EngineLimits {
+    return this.options.limits;
+  }
+
+  /** Reads queue flags into memory, creates declared queues, records effective settings for forensics. */
+  private loadQueues(): void {
+    const { sql, queues, clock, db } = this.ctx;
+    db.transaction(() => {
+      for (const name of queues.declaredNames()) {
+        sql.insertQueue.run({ name, created_at_ms: clock.nowMs(), settings_json: '{}' });
+      }
+      for (const row of sql.allQueues.all()) {
+        queues.markExisting(row.name, row.paused === 1);
+        sql.updateQueueSettings.run({
+          name: row.name,
+          settings_json: JSON.stringify(queues.settingsFor(row.name)),
+        });
+      }
+    })();
+  }
+
+  private write<T>(op: (tx: Transaction) => T): Promise<T> {
+    if (this.closing) return Promise.reject(new SeppError('unavailable', 'sepp is shutting down'));
+    return this.ctx.writer.submit(op).catch((error: unknown) => {
+      throw toSeppError(error);
+    });
+  }
+
+  // ---------------------------------------------------------------- enqueue
+
+  /** Enqueues one job. A rejection is thrown as a SeppError carrying it. */
+  async enqueue(request: EnqueueRequest): Promise<EnqueueAccepted> {
+    const [result] = await this.enqueueBatch([request]);
+    if (result === undefined) throw new SeppError('internal', 'enqueue returned no result');
+    if (!result.ok) throw SeppError.rejected(result);
+    return result;
+  }
+
+  /** Enqueues each job on its own merits: one result per job, in order. */
+  enqueueBatch(requests: readonly EnqueueRequest[]): Promise<EnqueueResult[]> {
+    this.checkBatchSize(requests.length);
+    return this.write((tx) => {
+      const nowMs = this.ctx.clock.nowMs();
+      return requests.map((request): EnqueueResult => {
+        const job = validateJob(request, nowMs, this.ctx.queues, this.ctx.limits);
+        if (isRejection(job)) return { ok: false, ...job };
+        const depthProblem = this.checkDepth(job, 1);
+        if (depthProblem) return { ok: false, ...depthProblem };
+        return this.insert(tx, job, nowMs);
+      });
+    });
+  }
+
+  /** Enqueues every job or none: on any rejection, nothing is stored and every failing index is reported. */
+  enqueueAtomic(requests: readonly EnqueueRequest[]): Promise<AtomicEnqueueResult> {
+    this.checkBatchSize(requests.length);
+    return this.write((tx): AtomicEnqueueResult => {
+      const nowMs = this.ctx.clock.nowMs();
+      const rejections: (JobRejection & { index: number })[] = [];
+      const valid: { index: number; job: ValidJob }[] = [];
+      const perQueue = new Map<string, number>();
+      requests.forEach((request, index) => {
+        const job = validateJob(request, nowMs, this.ctx.queues, this.ctx.limits);
+        if (isRejection(job)) {
+          rejections.push({ index, ...job });
+          return;
+        }
+        perQueue.set(job.queue, (perQueue.get(job.queue) ?? 0) + 1);
+        valid.push({ index, job });
+      });
+      for (const { index, job } of valid) {
+        const depthProblem = this.checkDepth(job, perQueue.get(job.queue) ?? 1);
+        if (depthProblem) rejections.push({ index, ...depthProblem });
+      }
+      if (rejections.length > 0) {
+        rejections.sort((a, b) => a.index - b.index);
+        return { committed: false, rejections };
+      }
+      return { committed: true, results: valid.map(({ job }) => this.insert(tx, job, nowMs)) };
+    });
+  }
+
+  private checkBatchSize(jobs: number): void {
+    const max = this.ctx.limits.maxBatchJobs;
+    if (jobs === 0) throw new SeppError('invalid_argument', 'jobs: the batch is empty');
+    if (jobs > max) {
+      throw new SeppError(
+        'resource_exhausted',
+        `jobs: the batch has ${jobs} jobs, the limit is ${max} (limits.max_batch_jobs); split it`,
+      );
+    }
+  }
+
+  /** max_depth back-pressure: counts come from the maintained counters, including this batch's inserts. */
+  private checkDepth(job: ValidJob, adding: number): JobRejection | null {
+    const maxDepth = job.settings.maxDepth;
+    if (maxDepth <= 0) return null;
+    const depth = this.ctx.sql.queueDepth.get(job.queue) ?? 0;
+    if (depth + adding <= maxDepth) return null;
+    return {
+      reason: 'queue_full',
+      message: `queue ${job.queue} holds ${depth} unfinished jobs, its max_depth is ${maxDepth}; retry later`,
+    };
+  }
+
+  private insert(tx: Transaction, job: ValidJob, nowMs: number): EnqueueAccepted {
+    const { sql } = this.ctx;
+    if (job.idempotencyKey !== null) {
+      const seen = sql.findIdempotencyKey.get(job.queue, job.idempotencyKey);
+      if (seen !== undefined && seen.expires_at_ms > nowMs)
+        return { ok: true, jobId: seen.job_id, deduplicated: true };
+    }
+    this.ctx.ensureQueue(tx, job.queue);
+    const id = this.ids.next(nowMs);
+    sql.insertJob.run({
+      id,
+      queue: job.queue,
+      type: job.type,
+      state: job.scheduled ? 'scheduled' : 'ready',
+      priority: job.priority,
+      payload: job.payload,
+      content_type: job.contentType,
+      metadata_json: job.metadataJson,
+      traceparent: job.traceparent,
+      tracestate: job.tracestate,
+      idempotency_key: job.idempotencyKey,
+      max_attempts: job.maxAttempts,
+      enqueued_at_ms: nowMs,
+      run_at_ms: job.runAtMs,
+    });
+    if (job.idempotencyKey !== null && job.settings.dedupWindowMs > 0) {
+      sql.putIdempotencyKey.run({
+        queue: job.queue,
+        key: job.idempotencyKey,
+        job_id: id,
+        expires_at_ms: nowMs + job.settings.dedupWindowMs,
+      });
+    }
+    if (job.scheduled) this.ctx.wakeAt(tx, job.runAtMs);
+    else this.ctx.jobsReady(tx, job.queue, 1);
+    return { ok: true, jobId: id, deduplicated: false };
+  }
+
+  // ---------------------------------------------------------------- leases
+
+  /** Leases up to `maxJobs` jobs, waiting up to `waitMs` for one; `signal` ends the wait early. */
+  reserve(request: ReserveRequest, signal?: AbortSignal): Promise<LeasedJob[]> {
+    if (this.closing) return Promise.reject(new SeppError('unavailable', 'sepp is shutting down'));
+    return this.reserver.reserve(request, signal, () => this.closing);
+  }
+
+  ack(settle: Settle): Promise<void> {
+    return this.write((tx) => this.settler.ack(tx, settle));
+  }
+
+  /** Acks each job on its own: one outcome per job, in order. */
+  ackBatch(settles: readonly Settle[]): Promise<SettleOutcome[]> {
+    if (settles.length > this.ctx.limits.maxReserveJobs) {
+      throw new SeppError(
+        'resource_exhausted',
+        `acks: ${settles.length} in one batch, the limit is ${this.ctx.limits.maxReserveJobs} (limits.max_reserve_jobs)`,
+      );
+    }
+    return this.write((tx) => settles.map((settle) => this.settler.tryAck(tx, settle)));
+  }
+
+  nack(request: NackRequest): Promise<NackResult> {
+    return this.write((tx) => this.settler.nack(tx, request));
+  }
+
+  extend(request: ExtendRequest): Promise<{ leaseDeadlineMs: number }> {
+    return this.write((tx) => this.settler.extend(tx, request));
+  }
+
+  // ---------------------------------------------------------------- jobs and queues
+
+  getJob(jobId: string): JobInfo {
+    const row = this.ctx.sql.jobById.get(jobId);
+    if (row === undefined)
+      throw new SeppError(
+        'not_found',
+        `job ${jobId} does not exist (it may have been acked, cancelled or swept)`,
+      );
+    return jobInfoFromRow(row);
+  }
+
+  /** Removes a job that is not leased. */
+  cancel(jobId: string): Promise<{ state: JobState }> {
+    return this.write(() => {
+      const row = this.ctx.sql.attemptById.get(jobId);
+      if (row === undefined) throw new SeppError('not_found', `job ${jobId} does not exist`);
+      if (row.state === 'leased') {
+        throw new SeppError(
+          'failed_precondition',
+          `job ${jobId} is leased by a worker; it can be cancelled once the worker nacks it or its lease expires`,
+        );
+      }
+      this.ctx.sql.deleteJob.run(row.seq);
+      return { state: row.state as JobState };
+    });
+  }
+
+  listQueues(): QueueInfo[] {
+    const { sql, queues, waiters, clock } = this.ctx;
+    const counts = new Map<string, StateCounts>();
+    for (const row of sql.allCounts.all()) {
+      let c = counts.get(row.queue);
+      if (c === undefined) {
+        c = emptyCounts();
+        counts.set(row.queue, c);
+      }
+      c[row.state as JobState] = row.jobs;
+    }
+    const nowMs = clock.nowMs();
+    return queues.names().map((name) => {
+      const queueCounts = counts.get(name) ?? emptyCounts();
+      return {
+        name,
+        paused: queues.isPaused(name),
+        counts: queueCounts,
+        oldestReadyAgeMs: queueCounts.ready > 0 ? this.oldestReadyAge(name, nowMs) : null,
+        waitingWorkers: waiters.waitingOn(name),
+        settings: queues.settingsFor(name),
+      };
+    });
+  }
+
+  /** The oldest due time among ready jobs: one index probe per priority, never a scan. */
+  private oldestReadyAge(queue: string, nowMs: number): number | null {
+    let oldest: number | null = null;
+    for (let priority = 0; priority <= 9; priority++) {
+      const runAtMs = this.ctx.sql.oldestReadyAtPriority.get(queue, priority) ?? null;
+      if (runAtMs !== null && (oldest === null || runAtMs < oldest)) oldest = runAtMs;
+    }
+    return oldest === null ? null : Math.max(0, nowMs - oldest);
+  }
+
+  pauseQueue(queue: string): Promise<void> {
+    return this.setPaused(queue, true);
+  }
+
+  resumeQueue(queue: string): Promise<void> {
+    return this.setPaused(queue, false);
+  }
+
+  private setPaused(queue: string, paused: boolean): Promise<void> {
+    this.checkQueueName(queue);
+    return this.write((tx) => {
+      this.ctx.ensureQueue(tx, queue);
+      this.ctx.sql.setQueuePaused.run({ name: queue, paused: paused ? 1 : 0 });
+      tx.afterCommit(() => this.ctx.queues.markExisting(queue, paused));
+      if (!paused) {
+        const ready = this.ctx.sql.queueCounts.all(queue).find((c) => c.state === 'ready')?.jobs ?? 0;
+        this.ctx.jobsReady(tx, queue, ready);
+      }
+    });
+  }
+
+  private checkQueueName(queue: string): void {
+    const problem = validateJob(
+      { queue, type: 'x', payload: new Uint8Array() },
+      0,
+      this.ctx.queues,
+      this.ctx.limits,
+    );
+    if (isRejection(problem) && (problem.reason === 'invalid_name' || problem.reason === 'unknown_queue')) {
+      throw new SeppError(
+        problem.reason === 'unknown_queue' ? 'not_found' : 'invalid_argument',
+        problem.message,
+      );
+    }
+  }
+
+  // ---------------------------------------------------------------- dead letters
+
+  listDeadLetters(query: DeadLetterQuery): Page<JobInfo> {
+    const pageSize = Math.min(query.pageSize ?? deadPageDefault, this.ctx.limits.maxPageSize);
+    if (!Number.isInteger(pageSize) || pageSize < 1) {
+      throw new SeppError(
+        'invalid_argument',
+        `page_size must be a positive integer (at most ${this.ctx.limits.maxPageSize})`,
+      );
+    }
+    const after = decodeCursor(query.cursor);
+    const params = {
+      queue: query.queue,
+      after_failed_at_ms: after.failedAtMs,
+      after_seq: after.seq,
+      limit: pageSize + 1,
+    };
+    const rows =
+      query.reason === undefined
+        ? this.ctx.sql.deadPage.all(params)
+        : this.ctx.sql.deadPageByReason.all({ ...params, reason: query.reason });
+    const items = rows.slice(0, pageSize).map(jobInfoFromRow);
+    const last = items.at(-1);
+    return {
+      items,
+      nextCursor: rows.length > pageSize && last ? encodeCursor(last.failedAtMs ?? 0, last.seq) : null,
+    };
+  }
+
+  /** Puts dead letters back to ready with a fresh attempt budget; returns how many. */
+  async requeueDeadLetters(selection: DeadLetterSelection): Promise<number> {
+    return this.changeDeadLetters(selection, 'requeue');
+  }
+
+  /** Deletes dead letters; returns how many. */
+  async deleteDeadLetters(selection: DeadLetterSelection): Promise<number> {
+    return this.changeDeadLetters(selection, 'delete');
+  }
+
+  private async changeDeadLetters(
+    selection: DeadLetterSelection,
+    action: 'requeue' | 'delete',
+  ): Promise<number> {
+    const { sql } = this.ctx;
+    const { queue } = selection;
+    if ('jobIds' in selection) {
+      if (selection.jobIds.length > this.ctx.limits.maxBatchJobs) {
+        throw new SeppError(
+          'resource_exhausted',
+          `job_ids: at most ${this.ctx.limits.maxBatchJobs} per call`,
+        );
+      }
+      return this.write((tx) => {
+        let changed = 0;
+        const nowMs = this.ctx.clock.nowMs();
+        for (const id of selection.jobIds) {
+          changed +=
+            action === 'requeue'
+              ? sql.requeueDeadById.run({ queue, id, now_ms: nowMs }).changes
+              : sql.deleteDeadById.run({ queue, id }).changes;
+        }
+        if (action === 'requeue') this.ctx.jobsReady(tx, queue, changed);
+        return changed;
+      });
+    }
+    // All of a queue's dead letters: in chunks, so one huge dead-letter queue never makes one huge transaction.
+    const chunk = 5000;
+    let total = 0;
+    for (;;) {
+      const changed = await this.write((tx) => {
+        const nowMs = this.ctx.clock.nowMs();
+        const n =
+          action === 'requeue'
+            ? sql.requeueDeadChunk.run({ queue, now_ms: nowMs, limit: chunk }).changes
+            : sql.deleteDeadChunk.run({ queue, limit: chunk }).changes;
+        if (action === 'requeue') this.ctx.jobsReady(tx, queue, n);
+        return n;
+      });
+      total += changed;
+      if (changed < chunk) return total;
+    }
+  }
+
+  // ---------------------------------------------------------------- housekeeping
+
+  /** Promotes due scheduled jobs, expires leases and sweeps retention now. */
+  runMaintenance(): Promise<MaintenanceReport> {
+    return this.write((tx) => this.maintenance.run(tx));
+  }
+
+  /** Long-polls waiting now. */
+  get waitingReserves(): number {
+    return this.ctx.waiters.size;
+  }
+
+  /** Per-queue counters that disagree with the rows (empty when healthy): for tests and diagnostics. */
+  counterMismatches(): string[] {
+    const { sql } = this.ctx;
+    const fromRows = new Map(sql.countsFromRows.all().map((r) => [`${r.queue}/${r.state}`, r.jobs]));
+    const problems: string[] = [];
+    for (const row of sql.allCounts.all()) {
+      const key = `${row.queue}/${row.state}`;
+      const actual = fromRows.get(key) ?? 0;
+      if (actual !== row.jobs) problems.push(`${key}: counter ${row.jobs}, rows ${actual}`);
+      fromRows.delete(key);
+    }
+    for (const [key, actual] of fromRows) problems.push(`${key}: no counter, rows ${actual}`);
+    return problems;
+  }
+
+  /**
+   * Shuts down: refuses new work, answers waiting long-polls with no jobs,
+   * writes what is queued, checkpoints the WAL and closes the database.
+   */
+  close(): void {
+    if (this.closing) return;
+    this.closing = true;
+    this.maintenance.stop();
+    this.ctx.waiters.settleAll('closed');
+    this.ctx.writer.close();
+    try {
+      this.ctx.sql.walCheckpoint.run();
+    } catch (error) {
+      if (!isStorageFailure(error)) throw error;
+    }
+    this.ctx.db.close();
+  }
+}
+
+function emptyCounts(): StateCounts {
+  return Object.fromEntries(jobStates.map((s) => [s, 0])) as StateCounts;
+}
+
+function describe(cause: unknown): string {
+  return cause instanceof Error ? cause.message : String(cause);
+}
+
+function encodeCursor(failedAtMs: number, seq: number): string {
+  return Buffer.from(`${failedAtMs}:${seq}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string | undefined): { failedAtMs: number; seq: number } {
+  if (cursor === undefined || cursor === '') return { failedAtMs: -1, seq: -1 };
+  const match = /^(\d+):(\d+)$/.exec(Buffer.from(cursor, 'base64url').toString());
+  if (match === null) throw new SeppError('invalid_argument', 'page_token is not one this server issued');
+  return { failedAtMs: Number(match[1]), seq: Number(match[2]) };
+}

@@ -1,0 +1,63 @@
+/**
+ * Job ids: UUIDv7 (RFC 9562) — 48 bits of Unix milliseconds, then a 12-bit
+ * counter that keeps ids made in the same millisecond in order, then 62
+ * random bits. Ids sort by creation time and are never reused.
+ */
+import { randomFillSync } from 'node:crypto';
+
+export type RandomBytes = (buffer: Uint8Array) => void;
+
+export const systemRandomBytes: RandomBytes = (buffer) => {
+  randomFillSync(buffer);
+};
+
+const hex = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+export class JobIdGenerator {
+  private lastMs = -1;
+  private counter = 0;
+  private readonly bytes = new Uint8Array(16);
+
+  constructor(private readonly randomBytes: RandomBytes = systemRandomBytes) {}
+
+  next(nowMs: number): string {
+    // A clock that steps back keeps the last time: ids stay ordered.
+    let ms = Math.max(nowMs, this.lastMs);
+    if (ms === this.lastMs) {
+      this.counter++;
+      if (this.counter > 0xfff) {
+        ms++;
+        this.counter = 0;
+      }
+    } else {
+      this.counter = 0;
+    }
+    this.lastMs = ms;
+    const b = this.bytes;
+    this.randomBytes(b);
+    // 48-bit big-endian milliseconds.
+    const high = Math.floor(ms / 2 ** 16);
+    b[0] = (high >>> 24) & 0xff;
+    b[1] = (high >>> 16) & 0xff;
+    b[2] = (high >>> 8) & 0xff;
+    b[3] = high & 0xff;
+    b[4] = (ms >>> 8) & 0xff;
+    b[5] = ms & 0xff;
+    b[6] = 0x70 | ((this.counter >>> 8) & 0x0f);
+    b[7] = this.counter & 0xff;
+    b[8] = 0x80 | (b[8]! & 0x3f);
+    let s = '';
+    for (let i = 0; i < 16; i++) {
+      if (i === 4 || i === 6 || i === 8 || i === 10) s += '-';
+      s += hex[b[i]!];
+    }
+    return s;
+  }
+}
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** True when `id` has the shape of a job id (any UUID in lower-case hex). */
+export function isJobId(id: string): boolean {
+  return uuidPattern.test(id);
+}

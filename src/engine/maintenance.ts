@@ -1,0 +1,124 @@
+/**
+ * Time-driven work: promote scheduled jobs whose run-at has come, expire
+ * leases past their deadline, and sweep what retention says to forget
+ * (dead letters, completed jobs, idempotency keys).
+ *
+ * One timer, set through the injected clock to the earliest thing due: the
+ * next run-at, the next lease deadline, or the next sweep. Operations that
+ * create an earlier deadline pull the timer forward after their commit.
+ */
+import type { Transaction } from '../store/group-commit.ts';
+import type { TimerHandle } from './clock.ts';
+import type { EngineContext } from './engine.ts';
+import { type SeppError, toSeppError } from './errors.ts';
+import type { Settler } from './settle.ts';
+
+export interface MaintenanceReport {
+  promoted: number;
+  expired: number;
+  swept: number;
+}
+
+/** Rows one maintenance pass touches per kind; more waits for the next pass, which comes at once. */
+const chunkRows = 1000;
+const sweepIntervalMs = 60_000;
+/** The timer never sleeps longer than this, so a missed wake-up costs at most this much. */
+const maxSleepMs = 60_000;
+const retryAfterFailureMs = 1000;
+
+export class Maintenance {
+  private timer: TimerHandle | undefined;
+  private timerAtMs = Number.POSITIVE_INFINITY;
+  private nextSweepMs = 0;
+  private running = false;
+  private stopped = false;
+
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly settler: Settler,
+    private readonly onError: ((error: SeppError) => void) | undefined,
+  ) {}
+
+  start(): void {
+    this.wakeAt(this.ctx.clock.nowMs());
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.timer?.cancel();
+    this.timer = undefined;
+  }
+
+  /** Makes sure a pass runs no later than `atMs`. */
+  wakeAt(atMs: number): void {
+    if (this.stopped || atMs >= this.timerAtMs) return;
+    this.timer?.cancel();
+    this.timerAtMs = atMs;
+    this.timer = this.ctx.clock.setTimer(atMs - this.ctx.clock.nowMs(), () => this.fire());
+  }
+
+  private fire(): void {
+    this.timer = undefined;
+    this.timerAtMs = Number.POSITIVE_INFINITY;
+    if (this.stopped || this.running) return;
+    this.running = true;
+    this.ctx.writer
+      .submit((tx) => this.run(tx))
+      .catch((error: unknown) => {
+        this.onError?.(toSeppError(error));
+        this.wakeAt(this.ctx.clock.nowMs() + retryAfterFailureMs);
+      })
+      .finally(() => {
+        this.running = false;
+      });
+  }
+
+  /** One pass, inside a write. Schedules the next pass after the commit. */
+  run(tx: Transaction): MaintenanceReport {
+    const { sql, clock, queues } = this.ctx;
+    const nowMs = clock.nowMs();
+    let more = false;
+
+    const promotedByQueue = new Map<string, number>();
+    const promoted = sql.promoteDue.all({ now_ms: nowMs, limit: chunkRows });
+    for (const { queue } of promoted) promotedByQueue.set(queue, (promotedByQueue.get(queue) ?? 0) + 1);
+    more ||= promoted.length === chunkRows;
+
+    const expired = sql.expiredLeases.all({ now_ms: nowMs, limit: chunkRows });
+    for (const row of expired) {
+      this.settler.failAttempt(tx, row, 'lease expired', { kind: 'delay', delayMs: 0 }, 'lease_expired');
+    }
+    more ||= expired.length === chunkRows;
+
+    let swept = 0;
+    if (nowMs >= this.nextSweepMs) {
+      for (const queue of queues.names()) {
+        const settings = queues.settingsFor(queue);
+        const dead = sql.sweepDead.run({
+          queue,
+          before_ms: nowMs - settings.deadRetentionMs,
+          limit: chunkRows,
+        });
+        const done = sql.sweepCompleted.run({
+          queue,
+          before_ms: nowMs - settings.completedRetentionMs,
+          limit: chunkRows,
+        });
+        swept += dead.changes + done.changes;
+        more ||= dead.changes === chunkRows || done.changes === chunkRows;
+      }
+      const keys = sql.sweepIdempotencyKeys.run({ now_ms: nowMs, limit: chunkRows });
+      swept += keys.changes;
+      more ||= keys.changes === chunkRows;
+      if (!more) this.nextSweepMs = nowMs + sweepIntervalMs;
+    }
+
+    const nextRunAt = sql.nextRunAt.get() ?? Number.POSITIVE_INFINITY;
+    const nextDeadline = sql.nextLeaseDeadline.get() ?? Number.POSITIVE_INFINITY;
+    const nextMs = more ? nowMs : Math.min(nextRunAt, nextDeadline, this.nextSweepMs, nowMs + maxSleepMs);
+
+    for (const [queue, n] of promotedByQueue) this.ctx.jobsReady(tx, queue, n);
+    tx.afterCommit(() => this.wakeAt(nextMs));
+    return { promoted: promoted.length, expired: expired.length, swept };
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * Reserve: lease up to N ready jobs from the listed queues in order, and
+ * long-poll when there are none.
+ *
+ * The lease and, when nothing was found, the waiter's registration happen in
+ * one write operation, so a job committed by any later batch wakes the waiter.
+ * A call whose signal has aborted by the time its operation runs leases
+ * nothing: no job is handed to a dead call. If it aborts after the lease was
+ * taken, the lease simply expires.
+ */
+import type { Transaction } from '../store/group-commit.ts';
+import type { EngineContext } from './engine.ts';
+import { checkName } from './enqueue-validation.ts';
+import { SeppError, toSeppError } from './errors.ts';
+import { leasedJobFromRow } from './job-rows.ts';
+import type { LeasedJob, ReserveRequest } from './types.ts';
+import type { Waiter, WaitOutcome } from './waiters.ts';
+
+interface ValidReserve {
+  queues: string[];
+  maxJobs: number;
+  leaseMs: number | undefined;
+  waitMs: number;
+  workerId: string | null;
+}
+
+export class Reserver {
+  constructor(private readonly ctx: EngineContext) {}
+
+  async reserve(
+    request: ReserveRequest,
+    signal: AbortSignal | undefined,
+    closing: () => boolean,
+  ): Promise<LeasedJob[]> {
+    const valid = this.validate(request);
+    const deadlineMs = this.ctx.clock.nowMs() + valid.waitMs;
+    for (;;) {
+      if (signal?.aborted || closing()) return [];
+      const remainingMs = deadlineMs - this.ctx.clock.nowMs();
+      let wait: Promise<WaitOutcome> | undefined;
+      let waiter: Waiter | undefined;
+      let jobs: LeasedJob[];
+      try {
+        jobs = await this.ctx.writer.submit((tx) => {
+          if (signal?.aborted) return [];
+          const leased = this.lease(tx, valid);
+          if (leased.length === 0 && remainingMs > 0 && !closing()) {
+            if (this.ctx.waiters.size >= this.ctx.limits.maxWaiters) {
+              throw new SeppError(
+                'resource_exhausted',
+                `too many long-polls are waiting (${this.ctx.limits.maxWaiters}, limits.max_waiters); retry with backoff`,
+              );
+            }
+            ({ waiter, wait } = this.register(valid, remainingMs, signal));
+          }
+          return leased;
+        });
+      } catch (error) {
+        if (waiter !== undefined) this.ctx.waiters.remove(waiter);
+        throw toSeppError(error);
+      }
+      if (jobs.length > 0 || wait === undefined) return jobs;
+      const outcome = await wait;
+      if (outcome !== 'woken') return [];
+      if (signal?.aborted) {
+        // This call was chosen to take new jobs but is gone: let someone else have them.
+        for (const queue of valid.queues) this.ctx.waiters.notify(queue, valid.maxJobs);
+        return [];
+      }
+    }
+  }
+
+  private validate(request: ReserveRequest): ValidReserve {
+    const { limits } = this.ctx;
+    if (!Array.isArray(request.queues) || request.queues.length === 0) {
+      throw new SeppError('invalid_argument', 'queues: name at least one queue');
+    }
+    if (request.queues.length > limits.maxReserveQueues) {
+      throw new SeppError(
+        'invalid_argument',
+        `queues: ${request.queues.length} queues named, the limit is ${limits.maxReserveQueues} (limits.max_reserve_queues)`,
+      );
+    }
+    for (const queue of request.queues) {
+      const problem = checkName('queue', queue, limits);
+      if (problem) throw new SeppError('invalid_argument', `queues: ${problem.message}`);
+    }
+    const maxJobs = request.maxJobs === undefined || request.maxJobs === 0 ? 1 : request.maxJobs;
+    if (!Number.isInteger(maxJobs) || maxJobs < 1 || maxJobs > limits.maxReserveJobs) {
+      throw new SeppError(
+        'invalid_argument',
+        `max_jobs is ${maxJobs}; it must be from 1 to ${limits.maxReserveJobs} (limits.max_reserve_jobs)`,
+      );
+    }
+    const leaseMs = request.leaseMs === undefined || request.leaseMs === 0 ? undefined : request.leaseMs;
+    if (leaseMs !== undefined && (!Number.isSafeInteger(leaseMs) || leaseMs < 0)) {
+      throw new SeppError(
+        'invalid_argument',
+        `lease_duration_ms is ${leaseMs}; it must be a positive integer`,
+      );
+    }
+    const waitMs = request.waitMs ?? 0;
+    if (!Number.isSafeInteger(waitMs) || waitMs < 0) {
+      throw new SeppError(
+        'invalid_argument',
+        `wait_timeout_ms is ${waitMs}; it must be a non-negative integer`,
+      );
+    }
+    const workerId = request.workerId === undefined || request.workerId === '' ? null : request.workerId;
+    if (workerId !== null && Buffer.byteLength(workerId) > limits.maxWorkerIdBytes) {
+      throw new SeppError('invalid_argument', `worker_id is longer than ${limits.maxWorkerIdBytes} bytes`);
+    }
+    return {
+      queues: [...new Set(request.queues)],
+      maxJobs,
+      leaseMs,
+      waitMs: Math.min(waitMs, limits.maxWaitMs),
+      workerId,
+    };
+  }
+
+  private lease(tx: Transaction, request: ValidReserve): LeasedJob[] {
+    const { sql, queues, clock } = this.ctx;
+    const nowMs = clock.nowMs();
+    const jobs: LeasedJob[] = [];
+    for (const queue of request.queues) {
+      const remaining = request.maxJobs - jobs.length;
+      if (remaining === 0) break;
+      if (!queues.exists(queue) || queues.isPaused(queue)) continue;
+      const settings = queues.settingsFor(queue);
+      const leaseMs = Math.min(request.leaseMs ?? settings.defaultLeaseMs, settings.maxLeaseMs);
+      const leaseDeadlineMs = nowMs + leaseMs;
+      const rows = sql.leaseReady.all({
+        queue,
+        limit: remaining,
+        now_ms: nowMs,
+        lease_deadline_ms: leaseDeadlineMs,
+        worker_id: request.workerId,
+      });
+      if (rows.length === 0) continue;
+      // RETURNING gives no order: restore the queue's order (priority, due time, enqueue order).
+      rows.sort((a, b) => b.priority - a.priority || a.run_at_ms - b.run_at_ms || a.seq - b.seq);
+      for (const row of rows) jobs.push(leasedJobFromRow(row));
+      this.ctx.wakeAt(tx, leaseDeadlineMs);
+    }
+    return jobs;
+  }
+
+  private register(
+    request: ValidReserve,
+    waitMs: number,
+    signal: AbortSignal | undefined,
+  ): { waiter: Waiter; wait: Promise<WaitOutcome> } {
+    const { waiters, clock } = this.ctx;
+    let settle!: (outcome: WaitOutcome) => void;
+    const wait = new Promise<WaitOutcome>((resolve) => {
+      settle = resolve;
+    });
+    let done = false;
+    const finish = (outcome: WaitOutcome) => {
+      if (done) return;
+      done = true;
+      timer.cancel();
+      signal?.removeEventListener('abort', onAbort);
+      settle(outcome);
+    };
+    const waiter: Waiter = { queues: request.queues, maxJobs: request.maxJobs, settle: finish };
+    const onAbort = () => {
+      waiters.remove(waiter);
+      finish('aborted');
+    };
+    const timer = clock.setTimer(waitMs, () => {
+      waiters.remove(waiter);
+      finish('timeout');
+    });
+    signal?.addEventListener('abort', onAbort, { once: true });
+    waiters.add(waiter);
+    return { waiter, wait };
+  }
+}

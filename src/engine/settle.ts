@@ -1,0 +1,163 @@
+/**
+ * Ack, nack and extend: the settlements of a lease, all fenced by the attempt
+ * the lease was given. A stale attempt means another delivery has begun since
+ * (lease lost); a job that is no longer leased cannot be settled.
+ */
+import type { Transaction } from '../store/group-commit.ts';
+import type { AttemptRow } from '../store/statements.ts';
+import { backoffDelayMs } from './backoff.ts';
+import type { EngineContext } from './engine.ts';
+import { SeppError } from './errors.ts';
+import { appendError } from './job-rows.ts';
+import type {
+  DeadReason,
+  ExtendRequest,
+  NackDirective,
+  NackRequest,
+  NackResult,
+  Settle,
+  SettleOutcome,
+} from './types.ts';
+
+export class Settler {
+  constructor(private readonly ctx: EngineContext) {}
+
+  ack(tx: Transaction, settle: Settle): void {
+    const outcome = this.tryAck(tx, settle);
+    if (!outcome.ok) throw new SeppError(outcome.code, outcome.message);
+  }
+
+  tryAck(_tx: Transaction, { jobId, attempt }: Settle): SettleOutcome {
+    const { sql, queues, clock } = this.ctx;
+    const row = sql.attemptById.get(jobId);
+    const problem = settleProblem(row, jobId, attempt);
+    if (problem) return problem;
+    if (queues.settingsFor(row!.queue).completedRetentionMs > 0) {
+      sql.completeLeased.run({ id: jobId, attempt, now_ms: clock.nowMs() });
+    } else {
+      sql.deleteLeased.run(jobId, attempt);
+    }
+    return { ok: true };
+  }
+
+  nack(tx: Transaction, request: NackRequest): NackResult {
+    const row = this.ctx.sql.attemptById.get(request.jobId);
+    const problem = settleProblem(row, request.jobId, request.attempt);
+    if (problem) throw new SeppError(problem.code, problem.message);
+    const directive = request.directive ?? { kind: 'backoff' };
+    checkDirective(directive, this.ctx.limits.maxScheduleAheadMs);
+    return this.failAttempt(tx, row!, truncate(request.error, this.ctx.limits.maxErrorBytes), directive);
+  }
+
+  extend(tx: Transaction, { jobId, attempt, leaseMs }: ExtendRequest): { leaseDeadlineMs: number } {
+    const { sql, queues, clock } = this.ctx;
+    if (!Number.isSafeInteger(leaseMs) || leaseMs <= 0) {
+      throw new SeppError(
+        'invalid_argument',
+        `lease_duration_ms is ${leaseMs}; it must be a positive integer`,
+      );
+    }
+    const row = sql.attemptById.get(jobId);
+    const problem = settleProblem(row, jobId, attempt);
+    if (problem) throw new SeppError(problem.code, problem.message);
+    const leaseDeadlineMs = clock.nowMs() + Math.min(leaseMs, queues.settingsFor(row!.queue).maxLeaseMs);
+    sql.extendLeased.run({ id: jobId, attempt, lease_deadline_ms: leaseDeadlineMs });
+    this.ctx.wakeAt(tx, leaseDeadlineMs);
+    return { leaseDeadlineMs };
+  }
+
+  /**
+   * Ends a failed attempt (nack or lease expiry): dead-letter when asked or when
+   * the budget is spent, otherwise back to ready or scheduled per the directive.
+   */
+  failAttempt(
+    tx: Transaction,
+    row: AttemptRow,
+    error: string,
+    directive: NackDirective,
+    reason?: DeadReason,
+  ): NackResult {
+    const { sql, clock, queues, limits } = this.ctx;
+    const nowMs = clock.nowMs();
+    const errorsJson = appendError(
+      row.errors_json,
+      { attempt: row.attempt, at_ms: nowMs, error },
+      limits.maxErrorHistory,
+    );
+    const attemptsUsed = row.attempt - row.attempt_base;
+    const exhausted = attemptsUsed >= row.max_attempts;
+    if (directive.kind === 'dead_letter' || exhausted) {
+      const deadReason: DeadReason =
+        directive.kind === 'dead_letter' ? 'dead_lettered' : (reason ?? 'attempts_exhausted');
+      sql.deadLetterJob.run({
+        seq: row.seq,
+        dead_reason: deadReason,
+        now_ms: nowMs,
+        last_error: error,
+        errors_json: errorsJson,
+      });
+      return { state: 'dead', runAtMs: null };
+    }
+    const delayMs =
+      directive.kind === 'delay'
+        ? directive.delayMs
+        : backoffDelayMs(queues.settingsFor(row.queue).backoff, attemptsUsed, this.ctx.random);
+    const runAtMs = nowMs + delayMs;
+    const state = delayMs > 0 ? 'scheduled' : 'ready';
+    sql.retryJob.run({ seq: row.seq, state, run_at_ms: runAtMs, last_error: error, errors_json: errorsJson });
+    if (state === 'ready') this.ctx.jobsReady(tx, row.queue, 1);
+    else this.ctx.wakeAt(tx, runAtMs);
+    return { state, runAtMs };
+  }
+}
+
+function settleProblem(
+  row: AttemptRow | undefined,
+  jobId: string,
+  attempt: number,
+): (SettleOutcome & { ok: false }) | null {
+  if (row === undefined) {
+    return {
+      ok: false,
+      code: 'not_found',
+      message: `job ${jobId} does not exist (it was acked, cancelled or swept)`,
+    };
+  }
+  if (row.attempt !== attempt) {
+    return {
+      ok: false,
+      code: 'lease_lost',
+      message: `job ${jobId} attempt ${attempt} no longer holds the lease: the job is on attempt ${row.attempt}`,
+    };
+  }
+  if (row.state !== 'leased') {
+    return {
+      ok: false,
+      code: 'not_found',
+      message: `job ${jobId} is not leased (it is ${row.state}): the lease of attempt ${attempt} ended`,
+    };
+  }
+  return null;
+}
+
+function checkDirective(directive: NackDirective, maxScheduleAheadMs: number): void {
+  if (directive.kind !== 'delay') return;
+  const { delayMs } = directive;
+  if (!Number.isSafeInteger(delayMs) || delayMs < 0 || delayMs > maxScheduleAheadMs) {
+    throw new SeppError(
+      'invalid_argument',
+      `retry_delay_ms is ${delayMs}; it must be from 0 to ${maxScheduleAheadMs} (limits.max_schedule_ahead_ms)`,
+    );
+  }
+}
+
+/** Cuts `text` to at most `maxBytes` UTF-8 bytes, on a character boundary, marking the cut. */
+export function truncate(text: string, maxBytes: number): string {
+  if (Buffer.byteLength(text) <= maxBytes) return text;
+  const marker = '… [truncated]';
+  const budget = maxBytes - Buffer.byteLength(marker);
+  let cut = Buffer.from(text).subarray(0, Math.max(0, budget)).toString();
+  // A cut inside a multi-byte character decodes to U+FFFD: drop it.
+  if (cut.endsWith('\uFFFD')) cut = cut.slice(0, -1);
+  return cut + marker;
+}

@@ -1,0 +1,75 @@
+/**
+ * Opens the data directory's SQLite database: WAL mode, the durability pragma,
+ * an exclusive lock so two servers can never share one data directory, then
+ * the embedded migrations.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { migrate } from './migrate.ts';
+
+export type Durability = 'full' | 'relaxed';
+export type Db = Database.Database;
+
+export const databaseFileName = 'sepp.db';
+
+export interface OpenOptions {
+  /** `full`: fsync on every commit (synchronous=FULL). `relaxed`: synchronous=NORMAL — survives a process crash, not a power cut. */
+  durability: Durability;
+  /** Path of the better-sqlite3 addon when it is not in node_modules (the single executable). */
+  nativeBinding?: string;
+  /** Page cache per connection, in KiB. */
+  cacheKiB?: number;
+}
+
+export class DataDirInUseError extends Error {
+  constructor(path: string) {
+    super(
+      `the database ${path} is in use by another process (is another sepp running on this data directory?)`,
+    );
+    this.name = 'DataDirInUseError';
+  }
+}
+
+export function openDataDir(dataDir: string, options: OpenOptions): Db {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  return openDatabase(join(dataDir, databaseFileName), options);
+}
+
+export function openDatabase(path: string, options: OpenOptions): Db {
+  const db = new Database(
+    path,
+    options.nativeBinding === undefined ? {} : { nativeBinding: options.nativeBinding },
+  );
+  try {
+    db.pragma('journal_mode = WAL');
+    // Exclusive locking: this process alone reads and writes the file while it runs;
+    // the WAL index lives in process memory. Operators inspect copies made by `sepp backup`.
+    db.pragma('locking_mode = EXCLUSIVE');
+    db.pragma(`synchronous = ${options.durability === 'full' ? 'FULL' : 'NORMAL'}`);
+    db.pragma(`cache_size = -${options.cacheKiB ?? 16 * 1024}`);
+    db.pragma('temp_store = MEMORY');
+    db.pragma('foreign_keys = ON');
+    db.pragma('busy_timeout = 0');
+    // Keep the WAL from growing without bound after a burst.
+    db.pragma('journal_size_limit = 67108864');
+    takeLock(db, path);
+    migrate(db);
+    return db;
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+/** In exclusive mode the lock is taken by the first write: take it now, so a second server fails at start. */
+function takeLock(db: Db, path: string): void {
+  try {
+    db.exec('BEGIN IMMEDIATE; COMMIT;');
+  } catch (error) {
+    if (error instanceof Error && 'code' in error && String(error.code).startsWith('SQLITE_BUSY')) {
+      throw new DataDirInUseError(path);
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,269 @@
+/**
+ * Every SQL statement of the server, prepared once when the store opens.
+ * Each lists its parameters; time is always a parameter (`now_ms`), never
+ * SQLite's 'now'. The queue semantics that decide *which* statement to run
+ * live in src/engine.
+ */
+import type { Db } from './open.ts';
+
+/** A row of `jobs` as stored (column names as in schema/0001_initial.sql). */
+export interface JobRow {
+  seq: number;
+  id: string;
+  queue: string;
+  type: string;
+  state: string;
+  priority: number;
+  payload: Buffer;
+  content_type: string;
+  metadata_json: string | null;
+  traceparent: string | null;
+  tracestate: string | null;
+  idempotency_key: string | null;
+  attempt: number;
+  max_attempts: number;
+  attempt_base: number;
+  enqueued_at_ms: number;
+  run_at_ms: number;
+  leased_at_ms: number | null;
+  lease_deadline_ms: number | null;
+  worker_id: string | null;
+  last_error: string | null;
+  errors_json: string | null;
+  dead_reason: string | null;
+  failed_at_ms: number | null;
+  completed_at_ms: number | null;
+}
+
+/** What a lease returns: the job as the worker needs it. */
+export type LeasedRow = Pick<
+  JobRow,
+  | 'seq'
+  | 'id'
+  | 'queue'
+  | 'type'
+  | 'payload'
+  | 'content_type'
+  | 'priority'
+  | 'attempt'
+  | 'max_attempts'
+  | 'attempt_base'
+  | 'lease_deadline_ms'
+  | 'enqueued_at_ms'
+  | 'run_at_ms'
+  | 'metadata_json'
+  | 'traceparent'
+  | 'tracestate'
+  | 'idempotency_key'
+  | 'last_error'
+>;
+
+/** The columns a failure (nack, expiry) needs to decide what happens next. */
+export type AttemptRow = Pick<
+  JobRow,
+  'seq' | 'id' | 'queue' | 'state' | 'attempt' | 'max_attempts' | 'attempt_base' | 'errors_json'
+>;
+
+export interface InsertJobParams {
+  id: string;
+  queue: string;
+  type: string;
+  state: 'scheduled' | 'ready';
+  priority: number;
+  payload: Uint8Array;
+  content_type: string;
+  metadata_json: string | null;
+  traceparent: string | null;
+  tracestate: string | null;
+  idempotency_key: string | null;
+  max_attempts: number;
+  enqueued_at_ms: number;
+  run_at_ms: number;
+}
+
+const leasedColumns =
+  'seq, id, queue, type, payload, content_type, priority, attempt, max_attempts, attempt_base, lease_deadline_ms, enqueued_at_ms, run_at_ms, metadata_json, traceparent, tracestate, idempotency_key, last_error';
+
+export function prepareStatements(db: Db) {
+  return {
+    // ---- queues
+    /** @param name @param created_at_ms @param settings_json */
+    insertQueue: db.prepare<[{ name: string; created_at_ms: number; settings_json: string }]>(
+      'INSERT OR IGNORE INTO queues (name, created_at_ms, settings_json) VALUES (@name, @created_at_ms, @settings_json)',
+    ),
+    updateQueueSettings: db.prepare<[{ name: string; settings_json: string }]>(
+      'UPDATE queues SET settings_json = @settings_json WHERE name = @name',
+    ),
+    setQueuePaused: db.prepare<[{ name: string; paused: 0 | 1 }]>(
+      'UPDATE queues SET paused = @paused WHERE name = @name',
+    ),
+    allQueues: db.prepare<[], { name: string; paused: 0 | 1 }>(
+      'SELECT name, paused FROM queues ORDER BY name',
+    ),
+    allCounts: db.prepare<[], { queue: string; state: string; jobs: number }>(
+      'SELECT queue, state, jobs FROM queue_counts',
+    ),
+    queueCounts: db.prepare<[string], { state: string; jobs: number }>(
+      'SELECT state, jobs FROM queue_counts WHERE queue = ?',
+    ),
+    /** Unfinished jobs of a queue (scheduled + ready + leased), for max_depth. */
+    queueDepth: db
+      .prepare<[string], number>(
+        "SELECT coalesce(sum(jobs), 0) FROM queue_counts WHERE queue = ? AND state IN ('scheduled', 'ready', 'leased')",
+      )
+      .pluck(),
+    /** Earliest due time among the ready jobs of one priority: one index probe. */
+    oldestReadyAtPriority: db
+      .prepare<[string, number], number | null>(
+        "SELECT min(run_at_ms) FROM jobs WHERE queue = ? AND state = 'ready' AND priority = ?",
+      )
+      .pluck(),
+
+    // ---- enqueue
+    insertJob: db.prepare<[InsertJobParams]>(
+      `INSERT INTO jobs (id, queue, type, state, priority, payload, content_type, metadata_json, traceparent, tracestate,
+                         idempotency_key, max_attempts, enqueued_at_ms, run_at_ms)
+       VALUES (@id, @queue, @type, @state, @priority, @payload, @content_type, @metadata_json, @traceparent, @tracestate,
+               @idempotency_key, @max_attempts, @enqueued_at_ms, @run_at_ms)`,
+    ),
+    findIdempotencyKey: db.prepare<[string, string], { job_id: string; expires_at_ms: number }>(
+      'SELECT job_id, expires_at_ms FROM idempotency_keys WHERE queue = ? AND key = ?',
+    ),
+    putIdempotencyKey: db.prepare<[{ queue: string; key: string; job_id: string; expires_at_ms: number }]>(
+      `INSERT INTO idempotency_keys (queue, key, job_id, expires_at_ms) VALUES (@queue, @key, @job_id, @expires_at_ms)
+       ON CONFLICT (queue, key) DO UPDATE SET job_id = excluded.job_id, expires_at_ms = excluded.expires_at_ms`,
+    ),
+
+    // ---- lease
+    /** Leases up to @limit ready jobs of one queue in order: one UPDATE … RETURNING. */
+    leaseReady: db.prepare<
+      [{ queue: string; limit: number; now_ms: number; lease_deadline_ms: number; worker_id: string | null }],
+      LeasedRow
+    >(
+      `UPDATE jobs
+          SET state = 'leased', attempt = attempt + 1, leased_at_ms = @now_ms,
+              lease_deadline_ms = @lease_deadline_ms, worker_id = @worker_id
+        WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'ready'
+                      ORDER BY priority DESC, run_at_ms, seq LIMIT @limit)
+        RETURNING ${leasedColumns}`,
+    ),
+
+    // ---- settle
+    /** Ack when completed jobs are not kept. */
+    deleteLeased: db.prepare<[string, number]>(
+      "DELETE FROM jobs WHERE id = ? AND state = 'leased' AND attempt = ?",
+    ),
+    /** Ack when the queue keeps completed jobs. */
+    completeLeased: db.prepare<[{ id: string; attempt: number; now_ms: number }]>(
+      `UPDATE jobs SET state = 'completed', completed_at_ms = @now_ms, lease_deadline_ms = NULL
+        WHERE id = @id AND state = 'leased' AND attempt = @attempt`,
+    ),
+    extendLeased: db.prepare<[{ id: string; attempt: number; lease_deadline_ms: number }]>(
+      `UPDATE jobs SET lease_deadline_ms = @lease_deadline_ms
+        WHERE id = @id AND state = 'leased' AND attempt = @attempt`,
+    ),
+    attemptById: db.prepare<[string], AttemptRow>(
+      'SELECT seq, id, queue, state, attempt, max_attempts, attempt_base, errors_json FROM jobs WHERE id = ?',
+    ),
+    /** A failed attempt with attempts left: back to ready or scheduled. */
+    retryJob: db.prepare<
+      [
+        {
+          seq: number;
+          state: 'ready' | 'scheduled';
+          run_at_ms: number;
+          last_error: string;
+          errors_json: string;
+        },
+      ]
+    >(
+      `UPDATE jobs SET state = @state, run_at_ms = @run_at_ms, lease_deadline_ms = NULL,
+                       last_error = @last_error, errors_json = @errors_json
+        WHERE seq = @seq`,
+    ),
+    deadLetterJob: db.prepare<
+      [{ seq: number; dead_reason: string; now_ms: number; last_error: string; errors_json: string }]
+    >(
+      `UPDATE jobs SET state = 'dead', dead_reason = @dead_reason, failed_at_ms = @now_ms, lease_deadline_ms = NULL,
+                       last_error = @last_error, errors_json = @errors_json
+        WHERE seq = @seq`,
+    ),
+
+    // ---- read and cancel
+    jobById: db.prepare<[string], JobRow>('SELECT * FROM jobs WHERE id = ?'),
+    deleteJob: db.prepare<[number]>('DELETE FROM jobs WHERE seq = ?'),
+
+    // ---- time-driven work
+    promoteDue: db.prepare<[{ now_ms: number; limit: number }], { queue: string }>(
+      `UPDATE jobs SET state = 'ready'
+        WHERE seq IN (SELECT seq FROM jobs WHERE state = 'scheduled' AND run_at_ms <= @now_ms
+                      ORDER BY run_at_ms LIMIT @limit)
+        RETURNING queue`,
+    ),
+    expiredLeases: db.prepare<[{ now_ms: number; limit: number }], AttemptRow>(
+      `SELECT seq, id, queue, state, attempt, max_attempts, attempt_base, errors_json FROM jobs
+        WHERE state = 'leased' AND lease_deadline_ms <= @now_ms ORDER BY lease_deadline_ms LIMIT @limit`,
+    ),
+    nextRunAt: db
+      .prepare<[], number | null>("SELECT min(run_at_ms) FROM jobs WHERE state = 'scheduled'")
+      .pluck(),
+    nextLeaseDeadline: db
+      .prepare<[], number | null>("SELECT min(lease_deadline_ms) FROM jobs WHERE state = 'leased'")
+      .pluck(),
+    sweepDead: db.prepare<[{ queue: string; before_ms: number; limit: number }]>(
+      `DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'dead'
+                                       AND failed_at_ms < @before_ms ORDER BY failed_at_ms LIMIT @limit)`,
+    ),
+    sweepCompleted: db.prepare<[{ queue: string; before_ms: number; limit: number }]>(
+      `DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'completed'
+                                       AND completed_at_ms < @before_ms ORDER BY completed_at_ms LIMIT @limit)`,
+    ),
+    sweepIdempotencyKeys: db.prepare<[{ now_ms: number; limit: number }]>(
+      `DELETE FROM idempotency_keys WHERE (queue, key) IN
+         (SELECT queue, key FROM idempotency_keys WHERE expires_at_ms <= @now_ms LIMIT @limit)`,
+    ),
+
+    // ---- dead letters
+    /** One page of a queue's dead letters after the cursor (failed_at_ms, seq). */
+    deadPage: db.prepare<
+      [{ queue: string; after_failed_at_ms: number; after_seq: number; limit: number }],
+      JobRow
+    >(
+      `SELECT * FROM jobs WHERE queue = @queue AND state = 'dead' AND (failed_at_ms, seq) > (@after_failed_at_ms, @after_seq)
+        ORDER BY failed_at_ms, seq LIMIT @limit`,
+    ),
+    deadPageByReason: db.prepare<
+      [{ queue: string; reason: string; after_failed_at_ms: number; after_seq: number; limit: number }],
+      JobRow
+    >(
+      `SELECT * FROM jobs WHERE queue = @queue AND state = 'dead' AND (failed_at_ms, seq) > (@after_failed_at_ms, @after_seq)
+          AND dead_reason = @reason
+        ORDER BY failed_at_ms, seq LIMIT @limit`,
+    ),
+    requeueDeadById: db.prepare<[{ queue: string; id: string; now_ms: number }]>(
+      `UPDATE jobs SET state = 'ready', attempt_base = attempt, run_at_ms = @now_ms, dead_reason = NULL, failed_at_ms = NULL,
+                       leased_at_ms = NULL, worker_id = NULL
+        WHERE id = @id AND queue = @queue AND state = 'dead'`,
+    ),
+    requeueDeadChunk: db.prepare<[{ queue: string; now_ms: number; limit: number }]>(
+      `UPDATE jobs SET state = 'ready', attempt_base = attempt, run_at_ms = @now_ms, dead_reason = NULL, failed_at_ms = NULL,
+                       leased_at_ms = NULL, worker_id = NULL
+        WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'dead' ORDER BY failed_at_ms LIMIT @limit)`,
+    ),
+    deleteDeadById: db.prepare<[{ queue: string; id: string }]>(
+      "DELETE FROM jobs WHERE id = @id AND queue = @queue AND state = 'dead'",
+    ),
+    deleteDeadChunk: db.prepare<[{ queue: string; limit: number }]>(
+      `DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'dead'
+                                       ORDER BY failed_at_ms LIMIT @limit)`,
+    ),
+
+    // ---- integrity (tests and `sepp doctor`)
+    countsFromRows: db.prepare<[], { queue: string; state: string; jobs: number }>(
+      'SELECT queue, state, count(*) AS jobs FROM jobs GROUP BY queue, state',
+    ),
+    walCheckpoint: db.prepare('PRAGMA wal_checkpoint(TRUNCATE)'),
+  };
+}
+
+export type Statements = ReturnType<typeof prepareStatements>;
