@@ -15,8 +15,9 @@ import {
   type Transaction,
 } from '../store/group-commit.ts';
 import type { Db } from '../store/open.ts';
-import { prepareStatements, type Statements } from '../store/statements.ts';
+import { prepareStatements } from '../store/statements.ts';
 import type { Clock } from './clock.ts';
+import type { EngineContext } from './context.ts';
 import { isRejection, type ValidJob, validateJob } from './enqueue-validation.ts';
 import { type JobRejection, SeppError, toSeppError } from './errors.ts';
 import { JobIdGenerator, type RandomBytes, systemRandomBytes } from './job-id.ts';
@@ -34,6 +35,7 @@ import type {
   EnqueueRequest,
   EnqueueResult,
   ExtendRequest,
+  JobEvent,
   JobInfo,
   JobState,
   LeasedJob,
@@ -58,24 +60,8 @@ export interface EngineDeps {
   onBatch?: (stats: BatchStats) => void;
   /** Called when time-driven maintenance fails (it is retried). */
   onMaintenanceError?: (error: SeppError) => void;
-}
-
-/** Shared by the engine's parts: the one place they reach the store and each other. */
-export interface EngineContext {
-  readonly db: Db;
-  readonly sql: Statements;
-  readonly clock: Clock;
-  readonly limits: EngineLimits;
-  readonly queues: QueueRegistry;
-  readonly waiters: WaiterRegistry;
-  readonly writer: GroupCommitter;
-  readonly random: () => number;
-  /** Creates the queue row if this is the queue's first use (inside a write). */
-  ensureQueue(tx: Transaction, queue: string): void;
-  /** Wakes long-polls on `queue` after the commit that made `jobs` jobs ready. */
-  jobsReady(tx: Transaction, queue: string, jobs: number): void;
-  /** Makes sure maintenance runs by `atMs` (after the commit that created the deadline). */
-  wakeAt(tx: Transaction, atMs: number): void;
+  /** Called with what happened to jobs, after each commit. */
+  onEvent?: (event: JobEvent) => void;
 }
 
 const deadPageDefault = 100;
@@ -127,6 +113,10 @@ export class Engine {
         if (jobs > 0) tx.afterCommit(() => waiters.notify(queue, jobs));
       },
       wakeAt: (tx, atMs) => tx.afterCommit(() => maintenance?.wakeAt(atMs)),
+      emit: (tx, event) => {
+        const onEvent = deps.onEvent;
+        if (onEvent !== undefined && event.count > 0) tx.afterCommit(() => onEvent(event));
+      },
     };
     this.ids = new JobIdGenerator(deps.randomBytes ?? systemRandomBytes);
     this.reserver = new Reserver(this.ctx);
@@ -180,13 +170,15 @@ export class Engine {
     this.checkBatchSize(requests.length);
     return this.write((tx) => {
       const nowMs = this.ctx.clock.nowMs();
-      return requests.map((request): EnqueueResult => {
+      const results = requests.map((request): EnqueueResult => {
         const job = validateJob(request, nowMs, this.ctx.queues, this.ctx.limits);
         if (isRejection(job)) return { ok: false, ...job };
         const depthProblem = this.checkDepth(job, 1);
         if (depthProblem) return { ok: false, ...depthProblem };
         return this.insert(tx, job, nowMs);
       });
+      this.emitEnqueueEvents(tx, requests, results);
+      return results;
     });
   }
 
@@ -213,10 +205,40 @@ export class Engine {
       }
       if (rejections.length > 0) {
         rejections.sort((a, b) => a.index - b.index);
+        for (const r of rejections) {
+          this.ctx.emit(tx, {
+            kind: 'rejected',
+            queue: String(requests[r.index]?.queue),
+            reason: r.reason,
+            count: 1,
+          });
+        }
         return { committed: false, rejections };
       }
-      return { committed: true, results: valid.map(({ job }) => this.insert(tx, job, nowMs)) };
+      const results = valid.map(({ job }) => this.insert(tx, job, nowMs));
+      this.emitEnqueueEvents(tx, requests, results);
+      return { committed: true, results };
     });
+  }
+
+  /** One event per queue and outcome, not per job: batches stay cheap to report. */
+  private emitEnqueueEvents(
+    tx: Transaction,
+    requests: readonly EnqueueRequest[],
+    results: readonly EnqueueResult[],
+  ): void {
+    const tally = new Map<string, JobEvent>();
+    results.forEach((result, i) => {
+      const queue = String(requests[i]?.queue);
+      const event: JobEvent = result.ok
+        ? { kind: result.deduplicated ? 'deduplicated' : 'enqueued', queue, count: 0 }
+        : { kind: 'rejected', queue, reason: result.reason, count: 0 };
+      const key = `${event.kind}\0${queue}\0${result.ok ? '' : result.reason}`;
+      const seen = tally.get(key) ?? event;
+      seen.count++;
+      tally.set(key, seen);
+    });
+    for (const event of tally.values()) this.ctx.emit(tx, event);
   }
 
   private checkBatchSize(jobs: number): void {
@@ -325,7 +347,7 @@ export class Engine {
 
   /** Removes a job that is not leased. */
   cancel(jobId: string): Promise<{ state: JobState }> {
-    return this.write(() => {
+    return this.write((tx) => {
       const row = this.ctx.sql.attemptById.get(jobId);
       if (row === undefined) throw new SeppError('not_found', `job ${jobId} does not exist`);
       if (row.state === 'leased') {
@@ -335,6 +357,7 @@ export class Engine {
         );
       }
       this.ctx.sql.deleteJob.run(row.seq);
+      this.ctx.emit(tx, { kind: 'cancelled', queue: row.queue, count: 1 });
       return { state: row.state as JobState };
     });
   }
@@ -471,7 +494,10 @@ export class Engine {
               ? sql.requeueDeadById.run({ queue, id, now_ms: nowMs }).changes
               : sql.deleteDeadById.run({ queue, id }).changes;
         }
-        if (action === 'requeue') this.ctx.jobsReady(tx, queue, changed);
+        if (action === 'requeue') {
+          this.ctx.jobsReady(tx, queue, changed);
+          this.ctx.emit(tx, { kind: 'requeued', queue, count: changed });
+        }
         return changed;
       });
     }
@@ -485,7 +511,10 @@ export class Engine {
           action === 'requeue'
             ? sql.requeueDeadChunk.run({ queue, now_ms: nowMs, limit: chunk }).changes
             : sql.deleteDeadChunk.run({ queue, limit: chunk }).changes;
-        if (action === 'requeue') this.ctx.jobsReady(tx, queue, n);
+        if (action === 'requeue') {
+          this.ctx.jobsReady(tx, queue, n);
+          this.ctx.emit(tx, { kind: 'requeued', queue, count: n });
+        }
         return n;
       });
       total += changed;

@@ -9,7 +9,7 @@
  */
 import type { Transaction } from '../store/group-commit.ts';
 import type { TimerHandle } from './clock.ts';
-import type { EngineContext } from './engine.ts';
+import type { EngineContext } from './context.ts';
 import { type SeppError, toSeppError } from './errors.ts';
 import type { Settler } from './settle.ts';
 
@@ -86,6 +86,7 @@ export class Maintenance {
 
     const expired = sql.expiredLeases.all({ now_ms: nowMs, limit: chunkRows });
     for (const row of expired) {
+      this.ctx.emit(tx, { kind: 'expired', queue: row.queue, count: 1 });
       this.settler.failAttempt(tx, row, 'lease expired', { kind: 'delay', delayMs: 0 }, 'lease_expired');
     }
     more ||= expired.length === chunkRows;

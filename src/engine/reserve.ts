@@ -9,7 +9,7 @@
  * taken, the lease simply expires.
  */
 import type { Transaction } from '../store/group-commit.ts';
-import type { EngineContext } from './engine.ts';
+import type { EngineContext } from './context.ts';
 import { checkName } from './enqueue-validation.ts';
 import { SeppError, toSeppError } from './errors.ts';
 import { leasedJobFromRow } from './job-rows.ts';
@@ -142,6 +142,7 @@ export class Reserver {
       rows.sort((a, b) => b.priority - a.priority || a.run_at_ms - b.run_at_ms || a.seq - b.seq);
       for (const row of rows) jobs.push(leasedJobFromRow(row));
       this.ctx.wakeAt(tx, leaseDeadlineMs);
+      this.ctx.emit(tx, { kind: 'reserved', queue, count: rows.length });
     }
     return jobs;
   }

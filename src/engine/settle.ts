@@ -6,7 +6,7 @@
 import type { Transaction } from '../store/group-commit.ts';
 import type { AttemptRow } from '../store/statements.ts';
 import { backoffDelayMs } from './backoff.ts';
-import type { EngineContext } from './engine.ts';
+import type { EngineContext } from './context.ts';
 import { SeppError } from './errors.ts';
 import { appendError } from './job-rows.ts';
 import type {
@@ -27,7 +27,7 @@ export class Settler {
     if (!outcome.ok) throw new SeppError(outcome.code, outcome.message);
   }
 
-  tryAck(_tx: Transaction, { jobId, attempt }: Settle): SettleOutcome {
+  tryAck(tx: Transaction, { jobId, attempt }: Settle): SettleOutcome {
     const { sql, queues, clock } = this.ctx;
     const row = sql.attemptById.get(jobId);
     const problem = settleProblem(row, jobId, attempt);
@@ -37,6 +37,7 @@ export class Settler {
     } else {
       sql.deleteLeased.run(jobId, attempt);
     }
+    this.ctx.emit(tx, { kind: 'acked', queue: row!.queue, count: 1 });
     return { ok: true };
   }
 
@@ -46,6 +47,7 @@ export class Settler {
     if (problem) throw new SeppError(problem.code, problem.message);
     const directive = request.directive ?? { kind: 'backoff' };
     checkDirective(directive, this.ctx.limits.maxScheduleAheadMs);
+    this.ctx.emit(tx, { kind: 'nacked', queue: row!.queue, count: 1 });
     return this.failAttempt(tx, row!, truncate(request.error, this.ctx.limits.maxErrorBytes), directive);
   }
 
@@ -89,6 +91,7 @@ export class Settler {
     if (directive.kind === 'dead_letter' || exhausted) {
       const deadReason: DeadReason =
         directive.kind === 'dead_letter' ? 'dead_lettered' : (reason ?? 'attempts_exhausted');
+      this.ctx.emit(tx, { kind: 'dead_lettered', queue: row.queue, reason: deadReason, count: 1 });
       sql.deadLetterJob.run({
         seq: row.seq,
         dead_reason: deadReason,

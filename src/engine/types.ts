@@ -2,7 +2,7 @@
  * The engine's public vocabulary: what callers send in and get back. Times are
  * milliseconds since the Unix epoch (`_Ms` suffix), durations are milliseconds.
  */
-import type { JobRejection } from './errors.ts';
+import type { JobRejection, RejectionReason } from './errors.ts';
 import type { QueueSettings } from './settings.ts';
 
 /**
@@ -194,3 +194,20 @@ export interface CommitStats {
   durationMs: number;
   ok: boolean;
 }
+
+/**
+ * What happened to jobs, reported after the commit that did it, aggregated
+ * per operation (`count` jobs at once). Metrics and the admin rate charts
+ * are built from these.
+ */
+export type JobEvent =
+  | { kind: 'enqueued'; queue: string; count: number }
+  | { kind: 'deduplicated'; queue: string; count: number }
+  | { kind: 'rejected'; queue: string; reason: RejectionReason; count: number }
+  | { kind: 'reserved'; queue: string; count: number }
+  | { kind: 'acked'; queue: string; count: number }
+  | { kind: 'nacked'; queue: string; count: number }
+  | { kind: 'dead_lettered'; queue: string; reason: DeadReason; count: number }
+  | { kind: 'expired'; queue: string; count: number }
+  | { kind: 'requeued'; queue: string; count: number }
+  | { kind: 'cancelled'; queue: string; count: number };

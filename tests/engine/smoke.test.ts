@@ -5,7 +5,11 @@ import { bytes, openTestEngine } from '../helpers/engine.ts';
 test('enqueue, reserve, ack', async () => {
   const t = openTestEngine();
   try {
-    const { jobId, deduplicated } = await t.engine.enqueue({ queue: 'emails', type: 'welcome', payload: bytes('hi') });
+    const { jobId, deduplicated } = await t.engine.enqueue({
+      queue: 'emails',
+      type: 'welcome',
+      payload: bytes('hi'),
+    });
     assert.equal(deduplicated, false);
     const [job] = await t.engine.reserve({ queues: ['emails'] });
     assert.ok(job);
