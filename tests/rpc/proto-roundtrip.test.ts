@@ -1,0 +1,135 @@
+// Smoke tests of the generated protocol code: messages survive the wire, the
+// service has exactly the published RPCs, and the protocol's vocabulary (states,
+// reasons, limits, settings) matches the engine's one to one.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { rejectionCode } from '../../src/engine/errors.ts';
+import { defaultEngineLimits, defaultQueueSettings } from '../../src/engine/settings.ts';
+import { jobStates } from '../../src/engine/types.ts';
+import { ServerLimits } from '../../src/rpc/gen/sepp/v1/admin.ts';
+import { DeadReason, JobState, RejectionReason } from '../../src/rpc/gen/sepp/v1/job.ts';
+import { EnqueueRequest, ProduceResponse } from '../../src/rpc/gen/sepp/v1/produce.ts';
+import { BackoffSettings, QueueSettings } from '../../src/rpc/gen/sepp/v1/queue.ts';
+import { QueueServiceService } from '../../src/rpc/gen/sepp/v1/queue_service.ts';
+import { WorkRequest, WorkResponse } from '../../src/rpc/gen/sepp/v1/work.ts';
+
+/** Names of a generated numeric enum's members, lower-cased, without the zero and unrecognised values. */
+function memberNames(enumObject: Record<string, string | number>): string[] {
+  return Object.keys(enumObject)
+    .filter((key) => Number.isNaN(Number(key)) && key !== 'UNSPECIFIED' && key !== 'UNRECOGNIZED')
+    .map((key) => key.toLowerCase())
+    .sort();
+}
+
+test('an EnqueueRequest with payload, metadata and schedule survives encode and decode', () => {
+  const request: EnqueueRequest = {
+    job: {
+      queue: 'emails',
+      type: 'welcome',
+      payload: Buffer.from('{"to":"ada@example.com"}'),
+      contentType: 'application/json',
+      priority: 9,
+      schedule: { $case: 'runAtMs', value: 1_767_225_600_000 },
+      maxAttempts: 3,
+      idempotencyKey: 'signup-42',
+      metadata: { tenant: 'acme', source: 'signup' },
+      traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      tracestate: '',
+    },
+  };
+  const decoded = EnqueueRequest.decode(EnqueueRequest.encode(request).finish());
+  assert.deepEqual(decoded, request);
+
+  const delayed = EnqueueRequest.fromPartial({
+    job: { queue: 'q', type: 't', schedule: { $case: 'delayMs', value: 5000 } },
+  });
+  assert.deepEqual(EnqueueRequest.decode(EnqueueRequest.encode(delayed).finish()).job?.schedule, {
+    $case: 'delayMs',
+    value: 5000,
+  });
+});
+
+test('stream messages carry their oneofs and correlation ids across the wire', () => {
+  const nack: WorkRequest = WorkRequest.fromPartial({
+    requestId: 7,
+    kind: {
+      $case: 'nack',
+      value: {
+        jobId: 'j1',
+        attempt: 2,
+        errorMessage: 'smtp timeout',
+        directive: { $case: 'retryDelayMs', value: 250 },
+      },
+    },
+  });
+  assert.deepEqual(WorkRequest.decode(WorkRequest.encode(nack).finish()), nack);
+
+  const settled = WorkResponse.fromPartial({
+    kind: {
+      $case: 'settled',
+      value: {
+        requestId: 7,
+        code: 0,
+        result: { $case: 'nack', value: { state: JobState.SCHEDULED, runAtMs: 1250 } },
+      },
+    },
+  });
+  assert.deepEqual(WorkResponse.decode(WorkResponse.encode(settled).finish()), settled);
+
+  const failed = ProduceResponse.fromPartial({ sequence: 2 ** 40, code: 8, message: 'too many jobs' });
+  assert.deepEqual(ProduceResponse.decode(ProduceResponse.encode(failed).finish()), failed);
+});
+
+test('QueueService has exactly the published RPCs, Produce and Work bidirectional', () => {
+  const published = [
+    'Enqueue',
+    'EnqueueBatch',
+    'EnqueueAtomic',
+    'Reserve',
+    'Ack',
+    'AckBatch',
+    'Nack',
+    'Extend',
+    'GetJob',
+    'CancelJob',
+    'ListQueues',
+    'PauseQueue',
+    'ResumeQueue',
+    'ListDeadLetters',
+    'RequeueDeadLetters',
+    'DeleteDeadLetters',
+    'GetServerInfo',
+    'Produce',
+    'Work',
+  ];
+  const methods = Object.values(QueueServiceService);
+  assert.deepEqual(
+    methods.map((m) => m.path).sort(),
+    published.map((name) => `/sepp.v1.QueueService/${name}`).sort(),
+  );
+  const streaming = methods.filter((m) => m.requestStream || m.responseStream);
+  assert.deepEqual(streaming.map((m) => [m.path, m.requestStream, m.responseStream]).sort(), [
+    ['/sepp.v1.QueueService/Produce', true, true],
+    ['/sepp.v1.QueueService/Work', true, true],
+  ]);
+});
+
+test("the protocol's enums match the engine's states and rejection reasons one to one", () => {
+  assert.deepEqual(memberNames(JobState), [...jobStates].sort());
+  assert.deepEqual(memberNames(RejectionReason), Object.keys(rejectionCode).sort());
+  // The engine's DeadReason is a type only; this list must follow it.
+  assert.deepEqual(memberNames(DeadReason), ['attempts_exhausted', 'dead_lettered', 'lease_expired']);
+});
+
+test('ServerLimits and QueueSettings report every engine limit and queue setting', () => {
+  const extraLimits = ['maxConcurrentLongPolls', 'maxMessageBytes'];
+  assert.deepEqual(
+    Object.keys(ServerLimits.create()).sort(),
+    [...Object.keys(defaultEngineLimits), ...extraLimits].sort(),
+  );
+  assert.deepEqual(Object.keys(QueueSettings.create()).sort(), Object.keys(defaultQueueSettings).sort());
+  assert.deepEqual(
+    Object.keys(BackoffSettings.create()).sort(),
+    Object.keys(defaultQueueSettings.backoff).sort(),
+  );
+});
