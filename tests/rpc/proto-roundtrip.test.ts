@@ -122,7 +122,7 @@ test("the protocol's enums match the engine's states and rejection reasons one t
 });
 
 test('ServerLimits and QueueSettings report every engine limit and queue setting', () => {
-  const extraLimits = ['maxConcurrentLongPolls', 'maxMessageBytes'];
+  const extraLimits = ['maxMessageBytes'];
   assert.deepEqual(
     Object.keys(ServerLimits.create()).sort(),
     [...Object.keys(defaultEngineLimits), ...extraLimits].sort(),

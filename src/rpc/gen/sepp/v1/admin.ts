@@ -248,8 +248,8 @@ export interface ServerLimits {
    */
   maxWaitMs: number;
   /**
-   * Workers the engine lets wait for jobs at once (Reserve calls and Work
-   * streams together). Default 10,000.
+   * Long-polls waiting for jobs at once (Reserve calls and Work streams
+   * together); beyond it Reserve fails with RESOURCE_EXHAUSTED. Default 10,000.
    */
   maxWaiters: number;
   /** Largest page of a listing call. Default 1000. */
@@ -259,11 +259,8 @@ export interface ServerLimits {
    * requests fail with RESOURCE_EXHAUSTED.
    */
   maxMessageBytes: number;
-  /**
-   * Reserve calls that may be long-polling at once; beyond it Reserve fails
-   * with RESOURCE_EXHAUSTED. At most `max_waiters`.
-   */
-  maxConcurrentLongPolls: number;
+  /** Queues one Reserve (or Work subscription) may name. Default 64. */
+  maxReserveQueues: number;
 }
 
 /** The server's version, clock, durability and limits. */
@@ -1579,7 +1576,7 @@ function createBaseServerLimits(): ServerLimits {
     maxWaiters: 0,
     maxPageSize: 0,
     maxMessageBytes: 0,
-    maxConcurrentLongPolls: 0,
+    maxReserveQueues: 0,
   };
 }
 
@@ -1627,8 +1624,8 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     if (message.maxMessageBytes !== 0) {
       writer.uint32(112).int64(message.maxMessageBytes);
     }
-    if (message.maxConcurrentLongPolls !== 0) {
-      writer.uint32(120).int32(message.maxConcurrentLongPolls);
+    if (message.maxReserveQueues !== 0) {
+      writer.uint32(120).int32(message.maxReserveQueues);
     }
     return writer;
   },
@@ -1763,7 +1760,7 @@ export const ServerLimits: MessageFns<ServerLimits> = {
               break;
             }
 
-            message.maxConcurrentLongPolls = reader.int32();
+            message.maxReserveQueues = reader.int32();
             continue;
           }
         }
@@ -1850,10 +1847,10 @@ export const ServerLimits: MessageFns<ServerLimits> = {
         : isSet(object.max_message_bytes)
         ? globalThis.Number(object.max_message_bytes)
         : 0,
-      maxConcurrentLongPolls: isSet(object.maxConcurrentLongPolls)
-        ? globalThis.Number(object.maxConcurrentLongPolls)
-        : isSet(object.max_concurrent_long_polls)
-        ? globalThis.Number(object.max_concurrent_long_polls)
+      maxReserveQueues: isSet(object.maxReserveQueues)
+        ? globalThis.Number(object.maxReserveQueues)
+        : isSet(object.max_reserve_queues)
+        ? globalThis.Number(object.max_reserve_queues)
         : 0,
     };
   },
@@ -1902,8 +1899,8 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     if (message.maxMessageBytes !== 0) {
       obj.maxMessageBytes = Math.round(message.maxMessageBytes);
     }
-    if (message.maxConcurrentLongPolls !== 0) {
-      obj.maxConcurrentLongPolls = Math.round(message.maxConcurrentLongPolls);
+    if (message.maxReserveQueues !== 0) {
+      obj.maxReserveQueues = Math.round(message.maxReserveQueues);
     }
     return obj;
   },
@@ -1927,7 +1924,7 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     message.maxWaiters = object.maxWaiters ?? 0;
     message.maxPageSize = object.maxPageSize ?? 0;
     message.maxMessageBytes = object.maxMessageBytes ?? 0;
-    message.maxConcurrentLongPolls = object.maxConcurrentLongPolls ?? 0;
+    message.maxReserveQueues = object.maxReserveQueues ?? 0;
     return message;
   },
 };
