@@ -1,0 +1,35 @@
+/**
+ * Configuration problems are collected, not thrown one at a time: a user who
+ * fixes one setting should not have to restart to learn about the next.
+ */
+import { SeppError } from '../engine/errors.ts';
+
+export interface ConfigProblem {
+  /**
+   * The setting as written in TOML (`queues.emails.max_payload_bytes`,
+   * `grpc.api_keys[1].role`), or the flag / variable / file the problem is about.
+   */
+  readonly key: string;
+  /** Where a bad value came from when not the config file: `--grpc-listen`, `SEPP_GRPC_LISTEN`. */
+  readonly source?: string;
+  /** What is wrong and how to fix it. */
+  readonly message: string;
+}
+
+export function formatProblem(problem: ConfigProblem): string {
+  const from = problem.source === undefined ? '' : ` (from ${problem.source})`;
+  return `${problem.key}${from}: ${problem.message}`;
+}
+
+export class ConfigError extends SeppError {
+  readonly problems: readonly ConfigProblem[];
+
+  constructor(problems: readonly ConfigProblem[], configFile: string | null) {
+    const where = configFile === null ? 'the configuration' : configFile;
+    const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;
+    const lines = problems.map((p) => `  - ${formatProblem(p)}`).join('\n');
+    super('invalid_argument', `${where} has ${count}:\n${lines}`);
+    this.name = 'ConfigError';
+    this.problems = Object.freeze([...problems]);
+  }
+}

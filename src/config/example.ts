@@ -1,0 +1,211 @@
+/**
+ * The complete commented example that `sepp config example` prints. Every
+ * setting appears with its default; tests check that it parses, that it
+ * validates with every commented-out setting switched on, that those values
+ * are the true defaults, and that no setting is missing from it — so it
+ * cannot drift from the loader.
+ *
+ * Conventions the tests rely on: a line `# key = value` or `# [table]` (one
+ * space after #) is a setting ready to uncomment; prose never looks like
+ * that. The sample key hash and password hash are of random values nobody
+ * knows, so uncommenting them grants no one access. A plain-text `key` is
+ * shown only indented in prose, never as a setting, because a key printed in
+ * an example is a key everyone knows.
+ */
+export const exampleConfig = `# sepp.toml — configuration for sepp, the durable job queue.
+#
+# sepp reads ./sepp.toml, or the file named by --config or $SEPP_CONFIG.
+# Precedence, highest first: command-line flags > SEPP_* environment
+# variables > this file > built-in defaults. Every setting below is shown
+# commented out at its default: uncomment a line to change it.
+#
+# Units are part of the names. A setting ending in _ms takes an integer of
+# milliseconds or a string with one unit: "250ms", "30s", "5m", "12h", "7d".
+# One ending in _bytes takes an integer of bytes or a string with a binary
+# unit: "512B", "64KiB", "4MiB", "1GiB". Relative paths are relative to the
+# directory of this file. Unknown settings are errors, not ignored.
+#
+# Check a file with: sepp config check sepp.toml
+
+[server]
+# Directory of the SQLite database (created if missing). Env SEPP_DATA_DIR,
+# flag --data-dir.
+# data_dir = "./sepp-data"
+
+# Where the gRPC API listens, host:port. A non-loopback address needs API
+# keys (or grpc.insecure_allow_unauthenticated = true).
+# Env SEPP_GRPC_LISTEN, flag --grpc-listen.
+# grpc_listen = "127.0.0.1:50051"
+
+# Where the admin UI, its JSON API and /metrics listen. A non-loopback address
+# needs admin users (or admin.insecure_allow_unauthenticated = true).
+# Env SEPP_ADMIN_LISTEN, flag --admin-listen.
+# admin_listen = "127.0.0.1:9465"
+
+# "full": every commit is fsync'd before it is acknowledged; nothing
+# acknowledged is lost, even on power loss. "relaxed": no fsync per commit;
+# survives a process crash but not a power cut or kernel crash.
+# Env SEPP_DURABILITY, flag --durability.
+# durability = "full"
+
+# "debug", "info", "warn" or "error". Env SEPP_LOG_LEVEL, flag --log-level.
+# log_level = "info"
+
+# "text" (for people) or "json" (one object per line, for log collectors).
+# Env SEPP_LOG_FORMAT, flag --log-format.
+# log_format = "text"
+
+# On SIGTERM/SIGINT, how long to finish in-flight work before exiting anyway.
+# Env SEPP_SHUTDOWN_TIMEOUT_MS.
+# shutdown_timeout_ms = "10s"
+
+[grpc]
+# Serve without API keys on a non-loopback address: anyone who can reach the
+# port can enqueue, lease and delete jobs. Only for trusted networks.
+# insecure_allow_unauthenticated = false
+
+# Largest gRPC message, in or out. Must leave room for the largest
+# max_payload_bytes of any queue plus limits.max_metadata_bytes plus 64KiB;
+# when not set it is 4MiB + 64KiB, or larger if a payload limit needs more.
+# max_message_bytes = 4259840
+
+# TLS for gRPC: both files in PEM form, or leave [grpc.tls] out.
+# [grpc.tls]
+# cert_file = "/etc/sepp/tls/server.crt"
+# key_file = "/etc/sepp/tls/server.key"
+
+# API keys. Clients send "authorization: Bearer <key>". With none, gRPC needs
+# no authentication (allowed only on a loopback address). Roles: "producer"
+# (enqueue and read), "worker" (reserve, ack, nack, extend and read), "admin"
+# (everything). Give each key as key_sha256, the hex SHA-256 of the key, so
+# this file holds no secret:
+#     KEY=$(openssl rand -hex 32); printf %s "$KEY" | sha256sum
+# [[grpc.api_keys]]
+# name = "billing-producer"
+# role = "producer"
+# key_sha256 = "8058493ffb7083ad0fd0efd997edfed5ff9456979a1b21f8acfde1334de24d09"
+# ...or, if you must, the key itself instead of key_sha256 (names and keys
+# must be unique; a key has at least 16 visible ASCII characters):
+#     key = "the key itself"
+
+[admin]
+# A login session ends this long after it began.
+# session_ttl_ms = "12h"
+
+# Serve the admin UI without users on a non-loopback address: anyone who can
+# reach the port can pause queues and delete jobs. Only for trusted networks.
+# insecure_allow_unauthenticated = false
+
+# TLS for the admin UI: both files in PEM form, or leave [admin.tls] out.
+# [admin.tls]
+# cert_file = "/etc/sepp/tls/server.crt"
+# key_file = "/etc/sepp/tls/server.key"
+
+# Admin users. With none, the UI needs no login (allowed only on a loopback
+# address). Roles: "viewer" (read), "operator" (also pause, requeue, cancel,
+# enqueue, purge), "admin" (everything). password_hash is the output of
+# "sepp admin hash-password"; the password itself is never stored.
+# [[admin.users]]
+# name = "alice"
+# role = "admin"
+# password_hash = "$scrypt$ln=15,r=8,p=1$P3NVlUQOFwHxCn7kOj/oKg$gJV+Dq+u5sCSPd1UIn5tW+xqeN7CTeMVMu+bsCpy60yAnP1x+qIyU7URf4PIcYgT2f+PhwQx7aw2uYiDaKwgPA"
+
+[telemetry]
+# Metrics are always served in Prometheus format at /metrics on admin_listen.
+# Set an OTLP/HTTP collector to also push metrics and export traces there.
+# Env SEPP_OTLP_ENDPOINT. Not set by default.
+# otlp_endpoint = "http://localhost:4318"
+
+# service.name of everything exported.
+# service_name = "sepp"
+
+# Share of traces exported, 0.0 to 1.0. Env SEPP_TRACES_SAMPLE_RATIO.
+# traces_sample_ratio = 1.0
+
+# How often metrics are pushed to otlp_endpoint.
+# metrics_export_interval_ms = "1m"
+
+[engine]
+# Accept jobs only for queues declared below as [queues.NAME]; otherwise a
+# queue is created the first time a job is enqueued to it.
+# strict_queues = false
+
+[limits]
+# Server-wide limits. Clients can read them all with GetServerInfo.
+
+# Longest queue name and job type, in characters (letters, digits, . _ : -).
+# max_name_length = 128
+
+# Largest metadata map of a job: total bytes of keys and values, and entries.
+# max_metadata_bytes = "16KiB"
+# max_metadata_entries = 64
+
+# Longest idempotency key and worker id, in bytes.
+# max_idempotency_key_bytes = 256
+# max_worker_id_bytes = 256
+
+# Error messages from nacks are cut to this size; this many are kept per job.
+# max_error_bytes = "8KiB"
+# max_error_history = 20
+
+# Most jobs in one enqueue batch, and in one reserve or ack batch.
+# max_batch_jobs = 1000
+# max_reserve_jobs = 1000
+
+# Furthest ahead a job may be scheduled.
+# max_schedule_ahead_ms = "365d"
+
+# Longest long-poll wait of a reserve; longer requests are shortened.
+# max_wait_ms = "1m"
+
+# Long-polls waiting at once, across all clients; more are refused.
+# max_waiters = 10000
+
+# Largest page of a listing call.
+# max_page_size = 1000
+
+[queue_defaults]
+# Settings every queue starts from. Each can be changed for one queue in a
+# [queues.NAME] table, which takes the same keys.
+
+# Deliveries before a job is dead-lettered.
+# max_attempts = 5
+
+# Retry delay after a failed attempt: backoff_base_ms, times backoff_factor
+# for each further attempt, at most backoff_cap_ms, spread randomly by
+# +/- backoff_jitter (a fraction: 0.2 is 20 %).
+# backoff_base_ms = "1s"
+# backoff_factor = 2.0
+# backoff_cap_ms = "1h"
+# backoff_jitter = 0.2
+
+# Lease length when a worker does not ask for one, and the longest it may ask for.
+# default_lease_ms = "30s"
+# max_lease_ms = "12h"
+
+# Largest payload accepted.
+# max_payload_bytes = "1MiB"
+
+# Jobs waiting or running (scheduled + ready + leased) above which enqueues
+# are refused with RESOURCE_EXHAUSTED; 0 means no limit.
+# max_depth = 0
+
+# How long an idempotency key is remembered (at most 30 days).
+# dedup_window_ms = "1d"
+
+# How long dead letters are kept before they are deleted.
+# dead_retention_ms = "14d"
+
+# How long acknowledged jobs are kept as "completed"; 0 deletes them on ack.
+# completed_retention_ms = 0
+
+# Job types this queue accepts; empty accepts any.
+# allowed_types = []
+
+# One table per queue that differs from [queue_defaults]. Quote names that
+# contain . or : as in [queues."emails.v2"].
+# [queues.emails]
+# max_attempts = 10
+# max_payload_bytes = "256KiB"
+# allowed_types = ["send", "send-digest"]
+`;

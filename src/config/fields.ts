@@ -1,0 +1,255 @@
+/**
+ * Field kinds: how one setting's raw value (from TOML, or a string from an
+ * environment variable or flag) becomes a typed value, or a message saying
+ * what to write instead. Messages do not name the setting: the reader adds it.
+ */
+import { resolve } from 'node:path';
+import { type ListenAddress, parseListenAddress } from './listen-address.ts';
+import { closestKey } from './suggest.ts';
+import { formatDurationMs, formatSizeBytes, parseDurationMs, parseSizeBytes } from './units.ts';
+
+export interface ValueAt {
+  /** The value came from an environment variable or a flag, so it is text whatever its type. */
+  readonly fromText: boolean;
+  /** Relative paths resolve against this directory. */
+  readonly baseDir: string;
+}
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
+
+/** What kind of value a field takes; the docs and the example name it. */
+export type FieldKind =
+  | 'string'
+  | 'choice'
+  | 'boolean'
+  | 'integer'
+  | 'duration'
+  | 'size'
+  | 'ratio'
+  | 'path'
+  | 'url'
+  | 'listen'
+  | 'names';
+
+export interface Field<T> {
+  readonly kind: FieldKind;
+  parse(raw: unknown, at: ValueAt): Parsed<T>;
+}
+
+export interface Range {
+  readonly min: number;
+  readonly max: number;
+}
+
+const ok = <T>(value: T): Parsed<T> => ({ ok: true, value });
+const fail = <T>(message: string): Parsed<T> => ({ ok: false, message });
+
+/** A raw value as a user would recognise it in a message. */
+export function describeRaw(raw: unknown): string {
+  if (typeof raw === 'string') return JSON.stringify(raw);
+  if (typeof raw === 'number' || typeof raw === 'boolean') return String(raw);
+  if (Array.isArray(raw)) return 'a list';
+  if (raw !== null && typeof raw === 'object' && raw.constructor === undefined) return 'a table';
+  return `a ${typeof raw === 'object' ? 'date' : typeof raw}`;
+}
+
+function typeMismatch<T>(raw: unknown, wanted: string, unquoted?: string): Parsed<T> {
+  if (typeof raw === 'string' && unquoted !== undefined) {
+    return fail(`${describeRaw(raw)} is a string; write ${unquoted} without quotes`);
+  }
+  return fail(`${describeRaw(raw)} is not ${wanted}`);
+}
+
+export function stringField(options: {
+  /** Why the pattern exists and what is allowed, for the message. */
+  pattern?: { re: RegExp; help: string };
+  maxLength?: number;
+}): Field<string> {
+  const maxLength = options.maxLength ?? 4096;
+  return {
+    kind: 'string',
+    parse(raw) {
+      if (typeof raw !== 'string') return typeMismatch(raw, 'a string (write it in double quotes)');
+      if (raw.length === 0) return fail('must not be empty');
+      if (raw.length > maxLength) return fail(`is ${raw.length} characters long; the most is ${maxLength}`);
+      if (options.pattern !== undefined && !options.pattern.re.test(raw)) {
+        return fail(`${describeRaw(raw)} is not allowed: ${options.pattern.help}`);
+      }
+      return ok(raw);
+    },
+  };
+}
+
+export function choiceField<T extends string>(choices: readonly T[]): Field<T> {
+  const isChoice = (text: string): text is T => (choices as readonly string[]).includes(text);
+  return {
+    kind: 'choice',
+    parse(raw) {
+      const list = choices.map((c) => `"${c}"`).join(', ');
+      if (typeof raw !== 'string') return typeMismatch(raw, `one of ${list}`);
+      if (isChoice(raw)) return ok(raw);
+      const lower = raw.trim().toLowerCase();
+      const near = isChoice(lower) ? lower : closestKey(lower, choices);
+      const hint = near === undefined ? '' : ` (did you mean "${near}"?)`;
+      return fail(`${describeRaw(raw)} is not one of ${list}${hint}`);
+    },
+  };
+}
+
+export function booleanField(): Field<boolean> {
+  return {
+    kind: 'boolean',
+    parse(raw, at) {
+      if (typeof raw === 'boolean') return ok(raw);
+      if (at.fromText && (raw === 'true' || raw === 'false')) return ok(raw === 'true');
+      if (at.fromText) return fail(`${describeRaw(raw)} is not true or false`);
+      return typeMismatch(raw, 'true or false', String(raw));
+    },
+  };
+}
+
+function checkRange(value: number, raw: unknown, range: Range, advice: string): Parsed<number> {
+  const shown =
+    typeof raw === 'string' && raw.trim() !== String(value) ? `${describeRaw(raw)} (${value})` : value;
+  if (value < range.min) return fail(`${shown} is below the minimum ${range.min}; ${advice}`);
+  if (value > range.max) return fail(`${shown} is above the maximum ${range.max}; ${advice}`);
+  return ok(value);
+}
+
+/** A whole number, as TOML integer or (from env/flags) digits. */
+function wholeNumber(raw: unknown, at: ValueAt, unitWord: string): Parsed<number> | undefined {
+  if (typeof raw === 'number') {
+    if (Number.isSafeInteger(raw)) return ok(raw);
+    return fail(`${raw} is not a whole number${unitWord === '' ? '' : ` of ${unitWord}`}`);
+  }
+  if (at.fromText && typeof raw === 'string' && /^-?\d+$/.test(raw.trim())) {
+    const value = Number(raw.trim());
+    if (Number.isSafeInteger(value)) return ok(value);
+  }
+  return undefined;
+}
+
+export function integerField(range: Range): Field<number> {
+  const advice = `set a number between ${range.min} and ${range.max}`;
+  return {
+    kind: 'integer',
+    parse(raw, at) {
+      const whole = wholeNumber(raw, at, '');
+      if (whole === undefined) {
+        return typeMismatch(raw, `a whole number; ${advice}`, typeof raw === 'string' ? raw : undefined);
+      }
+      return whole.ok ? checkRange(whole.value, raw, range, advice) : whole;
+    },
+  };
+}
+
+export function durationField(range: Range): Field<number> {
+  const advice =
+    `set a duration between ${range.min} and ${range.max} ms ` +
+    `(${formatDurationMs(range.min)} to ${formatDurationMs(range.max)})`;
+  return {
+    kind: 'duration',
+    parse(raw, at) {
+      const whole = wholeNumber(raw, at, 'milliseconds');
+      if (whole !== undefined) return whole.ok ? checkRange(whole.value, raw, range, advice) : whole;
+      if (typeof raw !== 'string') return typeMismatch(raw, `a duration; ${advice}`);
+      const parsed = parseDurationMs(raw);
+      return parsed.ok ? checkRange(parsed.value, raw, range, advice) : parsed;
+    },
+  };
+}
+
+export function sizeField(range: Range): Field<number> {
+  const advice = `set a size between ${range.min} and ${range.max} bytes (${formatSizeBytes(range.max)})`;
+  return {
+    kind: 'size',
+    parse(raw, at) {
+      const whole = wholeNumber(raw, at, 'bytes');
+      if (whole !== undefined) return whole.ok ? checkRange(whole.value, raw, range, advice) : whole;
+      if (typeof raw !== 'string') return typeMismatch(raw, `a size; ${advice}`);
+      const parsed = parseSizeBytes(raw);
+      return parsed.ok ? checkRange(parsed.value, raw, range, advice) : parsed;
+    },
+  };
+}
+
+/** A fraction such as a sampling ratio or jitter; also used for plain factors. */
+export function ratioField(range: Range): Field<number> {
+  const advice = `set a number between ${range.min} and ${range.max}`;
+  return {
+    kind: 'ratio',
+    parse(raw, at) {
+      let value: number | undefined;
+      if (typeof raw === 'number') value = raw;
+      else if (at.fromText && typeof raw === 'string' && /^\d+(\.\d+)?$/.test(raw.trim()))
+        value = Number(raw);
+      if (value === undefined || !Number.isFinite(value)) {
+        return typeMismatch(raw, `a number; ${advice}`, typeof raw === 'string' ? raw : undefined);
+      }
+      return checkRange(value, raw, range, advice);
+    },
+  };
+}
+
+/** A file or directory; relative paths resolve against the file that names them (or the cwd). */
+export function pathField(): Field<string> {
+  return {
+    kind: 'path',
+    parse(raw, at) {
+      if (typeof raw !== 'string') return typeMismatch(raw, 'a path (write it in double quotes)');
+      if (raw.trim() === '') return fail('must not be empty');
+      if (raw.includes('\0')) return fail('must not contain a NUL character');
+      return ok(resolve(at.baseDir, raw));
+    },
+  };
+}
+
+export function urlField(protocols: readonly string[]): Field<string> {
+  const example = 'e.g. "http://localhost:4318"';
+  return {
+    kind: 'url',
+    parse(raw) {
+      if (typeof raw !== 'string') return typeMismatch(raw, `a URL, ${example}`);
+      let url: URL;
+      try {
+        url = new URL(raw);
+      } catch {
+        return fail(`${describeRaw(raw)} is not a URL; write a full URL, ${example}`);
+      }
+      if (!protocols.includes(url.protocol)) {
+        return fail(
+          `${describeRaw(raw)} must start with ${protocols.map((p) => `${p}//`).join(' or ')}, ${example}`,
+        );
+      }
+      return ok(raw);
+    },
+  };
+}
+
+export function listenField(): Field<ListenAddress> {
+  return {
+    kind: 'listen',
+    parse(raw) {
+      if (typeof raw !== 'string') return typeMismatch(raw, 'an address "host:port" (in double quotes)');
+      return parseListenAddress(raw);
+    },
+  };
+}
+
+/** A list of distinct names (queue names, job types) matching `re`. */
+export function namesField(re: RegExp, help: string): Field<readonly string[]> {
+  return {
+    kind: 'names',
+    parse(raw) {
+      if (!Array.isArray(raw)) return typeMismatch(raw, 'a list of strings, e.g. ["send", "resend"]');
+      const seen = new Set<string>();
+      for (const [index, item] of raw.entries()) {
+        if (typeof item !== 'string') return fail(`item ${index + 1} is ${describeRaw(item)}, not a string`);
+        if (!re.test(item)) return fail(`item ${index + 1} ${describeRaw(item)} is not allowed: ${help}`);
+        if (seen.has(item)) return fail(`${describeRaw(item)} is listed twice`);
+        seen.add(item);
+      }
+      return ok(Object.freeze([...seen]));
+    },
+  };
+}

@@ -1,0 +1,31 @@
+/**
+ * The configuration layer's public API: the layers above import from here.
+ * See docs/configuration.md for every setting.
+ */
+export { ConfigError, type ConfigProblem, formatProblem } from './config-error.ts';
+export { exampleConfig } from './example.ts';
+export { isLoopbackHost, type ListenAddress, parseListenAddress } from './listen-address.ts';
+export {
+  type ConfigIo,
+  type ConfigResult,
+  checkConfigFile,
+  defaultConfigFileName,
+  type LoadConfigOptions,
+  loadConfig,
+  parseConfigText,
+} from './load.ts';
+export {
+  defaultScryptParams,
+  formatPasswordHash,
+  hashPassword,
+  type PasswordHash,
+  parsePasswordHash,
+  type ScryptParams,
+  verifyPassword,
+} from './password-hash.ts';
+export { type JsonValue, redactConfig, redacted } from './redact.ts';
+export { configKeys, engineLimitRanges, environmentVariables } from './schema.ts';
+export type * from './types.ts';
+export { adminRoles, apiKeyRoles, durabilities, logFormats, logLevels } from './types.ts';
+export { formatDurationMs, formatSizeBytes, parseDurationMs, parseSizeBytes } from './units.ts';
+export { type ConfigWarning, configWarnings } from './warnings.ts';

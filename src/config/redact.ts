@@ -1,0 +1,39 @@
+/**
+ * The configuration as it may be shown — in the admin UI, in logs, in
+ * `sepp config show` — with every secret replaced by "<redacted>". Secrets are
+ * found by field name, so a secret field added later is covered as long as
+ * its name says what it is.
+ */
+import type { SeppConfig } from './types.ts';
+
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+export const redacted = '<redacted>';
+
+/** Field names whose values are secrets (or hashes of them, which allow guessing weak ones offline). */
+const secretFields = new Set(['key', 'keySha256', 'passwordHash', 'password', 'secret', 'token']);
+
+/**
+ * Credentials in a URL (`https://user:token@collector`, `?api_key=…`) are
+ * secrets too; the scheme, host and path stay visible.
+ */
+function redactUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return redacted;
+  }
+  const userinfo = url.username === '' && url.password === '' ? '' : `${redacted}@`;
+  const query = url.search === '' ? '' : `?${redacted}`;
+  return `${url.protocol}//${userinfo}${url.host}${url.pathname}${query}`;
+}
+
+export function redactConfig(config: SeppConfig): { [key: string]: JsonValue } {
+  const text = JSON.stringify(config, (key, value: unknown) => {
+    if (secretFields.has(key)) return redacted;
+    if (key === 'otlpEndpoint' && typeof value === 'string') return redactUrl(value);
+    return value;
+  });
+  return JSON.parse(text);
+}

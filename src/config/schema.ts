@@ -1,0 +1,357 @@
+/**
+ * Every setting sepp knows: its TOML section and key, its kind and range, its
+ * default, and the environment variable or flag that may override it. The
+ * loader, the unknown-key check, the docs test and the example test all read
+ * this one table, so a setting cannot exist in one and be missing in another.
+ *
+ * Keys are written here in camelCase, as in SeppConfig; in TOML each is the
+ * snake_case form (`shutdownTimeoutMs` ⇄ `shutdown_timeout_ms`).
+ */
+import {
+  defaultEngineLimits,
+  defaultQueueSettings,
+  type EngineLimits,
+  namePattern,
+  type QueueSettings,
+  queueSettingRanges,
+} from '../engine/settings.ts';
+import {
+  booleanField,
+  choiceField,
+  durationField,
+  type Field,
+  integerField,
+  listenField,
+  namesField,
+  pathField,
+  ratioField,
+  sizeField,
+  stringField,
+  urlField,
+} from './fields.ts';
+import {
+  type AdminConfig,
+  type AdminUser,
+  type ApiKeyRole,
+  adminRoles,
+  apiKeyRoles,
+  type ConfigFlags,
+  durabilities,
+  type GrpcConfig,
+  logFormats,
+  logLevels,
+  type ServerConfig,
+  type TelemetryConfig,
+  type TlsFiles,
+} from './types.ts';
+
+const SECOND_MS = 1000;
+const MINUTE_MS = 60 * SECOND_MS;
+const HOUR_MS = 60 * MINUTE_MS;
+const DAY_MS = 24 * HOUR_MS;
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+/** A raw default, written as it would be in TOML; null means "not set". */
+export type RawDefault = string | number | boolean | readonly string[] | null;
+
+export interface FieldSpec<T> {
+  readonly field: Field<Exclude<T, null>>;
+  /** Parsed like any other value, so a default can never be invalid. Absent: required. */
+  readonly default?: RawDefault;
+  /** Environment variable that overrides the file. */
+  readonly env?: string;
+  /** CLI flag (a ConfigFlags key) that overrides the environment and the file. */
+  readonly flag?: Exclude<keyof ConfigFlags, 'config'>;
+}
+
+export type SectionSpec<T> = { readonly [K in keyof T]-?: FieldSpec<T[K]> };
+/** Any section's spec, for code that walks all of them. */
+export type AnySectionSpec = Readonly<Record<string, FieldSpec<unknown>>>;
+
+/** `shutdownTimeoutMs` → `shutdown_timeout_ms`, `keySha256` → `key_sha256`. */
+export function snakeCase(camel: string): string {
+  return camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+/** `dataDir` → `--data-dir`. */
+export function flagName(camel: string): string {
+  return `--${camel.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+}
+
+/**
+ * Room a single-job gRPC message needs beyond the payload and the metadata:
+ * names, idempotency key, trace context and protobuf framing.
+ */
+export const grpcEnvelopeAllowanceBytes = 64 * KiB;
+/** gRPC's customary 4 MiB, plus the envelope allowance. */
+export const defaultMaxMessageBytes = 4 * MiB + grpcEnvelopeAllowanceBytes;
+
+export const serverSpec: SectionSpec<ServerConfig> = {
+  dataDir: { field: pathField(), default: './sepp-data', env: 'SEPP_DATA_DIR', flag: 'dataDir' },
+  grpcListen: {
+    field: listenField(),
+    default: '127.0.0.1:50051',
+    env: 'SEPP_GRPC_LISTEN',
+    flag: 'grpcListen',
+  },
+  adminListen: {
+    field: listenField(),
+    default: '127.0.0.1:9465',
+    env: 'SEPP_ADMIN_LISTEN',
+    flag: 'adminListen',
+  },
+  durability: {
+    field: choiceField(durabilities),
+    default: 'full',
+    env: 'SEPP_DURABILITY',
+    flag: 'durability',
+  },
+  logLevel: { field: choiceField(logLevels), default: 'info', env: 'SEPP_LOG_LEVEL', flag: 'logLevel' },
+  logFormat: { field: choiceField(logFormats), default: 'text', env: 'SEPP_LOG_FORMAT', flag: 'logFormat' },
+  shutdownTimeoutMs: {
+    field: durationField({ min: 1 * SECOND_MS, max: 10 * MINUTE_MS }),
+    default: 10 * SECOND_MS,
+    env: 'SEPP_SHUTDOWN_TIMEOUT_MS',
+  },
+};
+
+export type GrpcScalars = Omit<GrpcConfig, 'tls' | 'apiKeys'>;
+export const grpcSpec: SectionSpec<GrpcScalars> = {
+  insecureAllowUnauthenticated: { field: booleanField(), default: false },
+  maxMessageBytes: { field: sizeField({ min: 64 * KiB, max: 256 * MiB }), default: defaultMaxMessageBytes },
+};
+
+export const tlsSpec: SectionSpec<TlsFiles> = {
+  certFile: { field: pathField() },
+  keyFile: { field: pathField() },
+};
+
+/** An API key as written: exactly one of `key` and `keySha256`. */
+export interface ApiKeyEntry {
+  readonly name: string;
+  readonly role: ApiKeyRole;
+  readonly key: string;
+  readonly keySha256: string;
+}
+
+const credentialName = {
+  re: /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/,
+  help: 'use 1 to 64 letters, digits and . _ @ -, starting with a letter or digit',
+};
+
+/** Bearer tokens travel in a header: visible ASCII only, and long enough not to be guessed. */
+export const apiKeyMinLength = 16;
+const apiKeyField: Field<string> = {
+  kind: 'string',
+  parse(raw) {
+    // The key is a secret: messages describe it but never repeat it.
+    const fix = 'generate one with `openssl rand -hex 32`';
+    if (typeof raw !== 'string') return { ok: false, message: `must be a string in double quotes; ${fix}` };
+    if (!/^[\x21-\x7e]*$/.test(raw)) {
+      return { ok: false, message: `may contain only visible ASCII characters (no spaces); ${fix}` };
+    }
+    if (raw.length < apiKeyMinLength) {
+      return { ok: false, message: `is ${raw.length} characters; use at least ${apiKeyMinLength}; ${fix}` };
+    }
+    if (raw.length > 1024) return { ok: false, message: 'is longer than 1024 characters' };
+    return { ok: true, value: raw };
+  },
+};
+
+export const apiKeySpec: SectionSpec<ApiKeyEntry> = {
+  name: { field: stringField({ pattern: credentialName }) },
+  role: { field: choiceField(apiKeyRoles) },
+  key: { field: apiKeyField },
+  keySha256: {
+    field: stringField({
+      pattern: {
+        re: /^[0-9a-fA-F]{64}$/,
+        help: 'write the 64 hex digits of SHA-256(key), e.g. from `printf %s "$KEY" | sha256sum`',
+      },
+    }),
+  },
+};
+
+export type AdminScalars = Omit<AdminConfig, 'tls' | 'users'>;
+export const adminSpec: SectionSpec<AdminScalars> = {
+  sessionTtlMs: { field: durationField({ min: 1 * MINUTE_MS, max: 30 * DAY_MS }), default: 12 * HOUR_MS },
+  insecureAllowUnauthenticated: { field: booleanField(), default: false },
+};
+
+export const adminUserSpec: SectionSpec<AdminUser> = {
+  name: { field: stringField({ pattern: credentialName }) },
+  role: { field: choiceField(adminRoles) },
+  // The hash format is checked by the loader with parsePasswordHash.
+  passwordHash: { field: stringField({ maxLength: 1024 }) },
+};
+
+export const telemetrySpec: SectionSpec<TelemetryConfig> = {
+  otlpEndpoint: { field: urlField(['http:', 'https:']), default: null, env: 'SEPP_OTLP_ENDPOINT' },
+  serviceName: {
+    field: stringField({ maxLength: 256, pattern: { re: /^\S+$/, help: 'no spaces' } }),
+    default: 'sepp',
+  },
+  tracesSampleRatio: { field: ratioField({ min: 0, max: 1 }), default: 1, env: 'SEPP_TRACES_SAMPLE_RATIO' },
+  metricsExportIntervalMs: {
+    field: durationField({ min: 1 * SECOND_MS, max: 1 * HOUR_MS }),
+    default: MINUTE_MS,
+  },
+};
+
+export interface EngineScalars {
+  readonly strictQueues: boolean;
+}
+export const engineSpec: SectionSpec<EngineScalars> = {
+  strictQueues: { field: booleanField(), default: false },
+};
+
+/** Ranges for the server-wide limits (the engine states their defaults). */
+export const engineLimitRanges: { readonly [K in keyof EngineLimits]: { min: number; max: number } } = {
+  maxNameLength: { min: 1, max: 1024 },
+  maxMetadataBytes: { min: 0, max: 1 * MiB },
+  maxMetadataEntries: { min: 0, max: 1024 },
+  maxIdempotencyKeyBytes: { min: 1, max: 4 * KiB },
+  maxWorkerIdBytes: { min: 1, max: 4 * KiB },
+  maxErrorBytes: { min: 64, max: 1 * MiB },
+  maxErrorHistory: { min: 1, max: 1000 },
+  maxBatchJobs: { min: 1, max: 100_000 },
+  maxReserveJobs: { min: 1, max: 100_000 },
+  maxScheduleAheadMs: { min: 1 * SECOND_MS, max: 3650 * DAY_MS },
+  maxWaitMs: { min: 0, max: 1 * HOUR_MS },
+  maxWaiters: { min: 1, max: 1_000_000 },
+  maxPageSize: { min: 1, max: 100_000 },
+};
+
+function limitField(name: keyof EngineLimits): FieldSpec<number> {
+  const range = engineLimitRanges[name];
+  const field = name.endsWith('Ms')
+    ? durationField(range)
+    : name.endsWith('Bytes')
+      ? sizeField(range)
+      : integerField(range);
+  return { field, default: defaultEngineLimits[name] };
+}
+
+export const limitsSpec: SectionSpec<EngineLimits> = {
+  maxNameLength: limitField('maxNameLength'),
+  maxMetadataBytes: limitField('maxMetadataBytes'),
+  maxMetadataEntries: limitField('maxMetadataEntries'),
+  maxIdempotencyKeyBytes: limitField('maxIdempotencyKeyBytes'),
+  maxWorkerIdBytes: limitField('maxWorkerIdBytes'),
+  maxErrorBytes: limitField('maxErrorBytes'),
+  maxErrorHistory: limitField('maxErrorHistory'),
+  maxBatchJobs: limitField('maxBatchJobs'),
+  maxReserveJobs: limitField('maxReserveJobs'),
+  maxScheduleAheadMs: limitField('maxScheduleAheadMs'),
+  maxWaitMs: limitField('maxWaitMs'),
+  maxWaiters: limitField('maxWaiters'),
+  maxPageSize: limitField('maxPageSize'),
+};
+
+/**
+ * Queue settings as written in TOML: flat, with the backoff fields prefixed
+ * (`backoff_base_ms`), so `[queues.NAME]` needs no sub-tables.
+ */
+export interface QueueSettingsFlat {
+  readonly maxAttempts: number;
+  readonly backoffBaseMs: number;
+  readonly backoffFactor: number;
+  readonly backoffCapMs: number;
+  readonly backoffJitter: number;
+  readonly defaultLeaseMs: number;
+  readonly maxLeaseMs: number;
+  readonly maxPayloadBytes: number;
+  readonly maxDepth: number;
+  readonly dedupWindowMs: number;
+  readonly deadRetentionMs: number;
+  readonly completedRetentionMs: number;
+  readonly allowedTypes: readonly string[];
+}
+
+export function flattenQueueSettings(settings: QueueSettings): QueueSettingsFlat {
+  const { backoff, ...rest } = settings;
+  return {
+    ...rest,
+    backoffBaseMs: backoff.baseMs,
+    backoffFactor: backoff.factor,
+    backoffCapMs: backoff.capMs,
+    backoffJitter: backoff.jitter,
+  };
+}
+
+export function nestQueueSettings(flat: QueueSettingsFlat): QueueSettings {
+  const { backoffBaseMs, backoffFactor, backoffCapMs, backoffJitter, ...rest } = flat;
+  return {
+    ...rest,
+    backoff: { baseMs: backoffBaseMs, factor: backoffFactor, capMs: backoffCapMs, jitter: backoffJitter },
+  };
+}
+
+const r = queueSettingRanges;
+const engineQueueDefaults = flattenQueueSettings(defaultQueueSettings);
+const nameHelp = 'use letters, digits and . _ : - only';
+
+/** `[queue_defaults]`; `[queues.NAME]` takes the same keys, defaulting to the effective queue_defaults. */
+export const queueSpec: SectionSpec<QueueSettingsFlat> = {
+  maxAttempts: { field: integerField(r.maxAttempts), default: engineQueueDefaults.maxAttempts },
+  backoffBaseMs: { field: durationField(r.backoffBaseMs), default: engineQueueDefaults.backoffBaseMs },
+  backoffFactor: { field: ratioField(r.backoffFactor), default: engineQueueDefaults.backoffFactor },
+  backoffCapMs: { field: durationField(r.backoffCapMs), default: engineQueueDefaults.backoffCapMs },
+  backoffJitter: { field: ratioField(r.backoffJitter), default: engineQueueDefaults.backoffJitter },
+  defaultLeaseMs: { field: durationField(r.defaultLeaseMs), default: engineQueueDefaults.defaultLeaseMs },
+  maxLeaseMs: { field: durationField(r.maxLeaseMs), default: engineQueueDefaults.maxLeaseMs },
+  maxPayloadBytes: { field: sizeField(r.maxPayloadBytes), default: engineQueueDefaults.maxPayloadBytes },
+  maxDepth: { field: integerField(r.maxDepth), default: engineQueueDefaults.maxDepth },
+  dedupWindowMs: { field: durationField(r.dedupWindowMs), default: engineQueueDefaults.dedupWindowMs },
+  deadRetentionMs: { field: durationField(r.deadRetentionMs), default: engineQueueDefaults.deadRetentionMs },
+  completedRetentionMs: {
+    field: durationField(r.completedRetentionMs),
+    default: engineQueueDefaults.completedRetentionMs,
+  },
+  allowedTypes: { field: namesField(namePattern, nameHelp), default: engineQueueDefaults.allowedTypes },
+};
+
+/** Sections in TOML order; `[]` marks an array of tables, `<name>` a table per queue. */
+export const sections: readonly { readonly path: string; readonly spec: AnySectionSpec }[] = [
+  { path: 'server', spec: serverSpec },
+  { path: 'grpc', spec: grpcSpec },
+  { path: 'grpc.tls', spec: tlsSpec },
+  { path: 'grpc.api_keys[]', spec: apiKeySpec },
+  { path: 'admin', spec: adminSpec },
+  { path: 'admin.tls', spec: tlsSpec },
+  { path: 'admin.users[]', spec: adminUserSpec },
+  { path: 'telemetry', spec: telemetrySpec },
+  { path: 'engine', spec: engineSpec },
+  { path: 'limits', spec: limitsSpec },
+  { path: 'queue_defaults', spec: queueSpec },
+  { path: 'queues.<name>', spec: queueSpec },
+];
+
+/** Tables allowed at the top of the file. */
+export const rootKeys: readonly string[] = [
+  'server',
+  'grpc',
+  'admin',
+  'telemetry',
+  'engine',
+  'limits',
+  'queue_defaults',
+  'queues',
+];
+
+/** Every setting's full TOML key, e.g. `server.data_dir`, `grpc.api_keys[].name`, `queues.<name>.max_attempts`. */
+export function configKeys(): readonly string[] {
+  return sections.flatMap(({ path, spec }) => Object.keys(spec).map((key) => `${path}.${snakeCase(key)}`));
+}
+
+/** The settings an environment variable can override, in documentation order. */
+export function environmentVariables(): readonly { readonly name: string; readonly key: string }[] {
+  const found = [{ name: 'SEPP_CONFIG', key: '(path of the config file)' }];
+  for (const { path, spec } of sections) {
+    for (const [key, fieldSpec] of Object.entries(spec)) {
+      if (fieldSpec.env !== undefined) found.push({ name: fieldSpec.env, key: `${path}.${snakeCase(key)}` });
+    }
+  }
+  return found;
+}

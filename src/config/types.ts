@@ -1,0 +1,128 @@
+/**
+ * The shape of sepp's configuration once loaded: typed, with units in the
+ * names, paths absolute, secrets reduced to what the server needs, and the
+ * whole object frozen. Every layer above reads settings from here and nowhere
+ * else. The TOML spelling of each field is its snake_case name
+ * (`shutdownTimeoutMs` ⇄ `shutdown_timeout_ms`); docs/configuration.md lists
+ * them all.
+ */
+import type { EngineOptions, QueueSettings } from '../engine/settings.ts';
+import type { ListenAddress } from './listen-address.ts';
+
+export type Durability = 'full' | 'relaxed';
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+export type LogFormat = 'text' | 'json';
+/** `producer`: enqueue and read; `worker`: reserve, ack, nack, extend and read; `admin`: everything. */
+export type ApiKeyRole = 'producer' | 'worker' | 'admin';
+/** Ordered: `viewer` < `operator` < `admin`. */
+export type AdminRole = 'viewer' | 'operator' | 'admin';
+
+export const durabilities: readonly Durability[] = ['full', 'relaxed'];
+export const logLevels: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
+export const logFormats: readonly LogFormat[] = ['text', 'json'];
+export const apiKeyRoles: readonly ApiKeyRole[] = ['producer', 'worker', 'admin'];
+export const adminRoles: readonly AdminRole[] = ['viewer', 'operator', 'admin'];
+
+export type { ListenAddress };
+
+export interface TlsFiles {
+  /** PEM certificate chain, absolute path. */
+  readonly certFile: string;
+  /** PEM private key, absolute path. */
+  readonly keyFile: string;
+}
+
+export interface ServerConfig {
+  /** Directory holding the SQLite database, absolute path. */
+  readonly dataDir: string;
+  readonly grpcListen: ListenAddress;
+  readonly adminListen: ListenAddress;
+  /** `full`: fsync every commit; `relaxed`: survives a process crash, not a power cut. */
+  readonly durability: Durability;
+  readonly logLevel: LogLevel;
+  readonly logFormat: LogFormat;
+  /** How long a graceful shutdown may take before the process exits anyway. */
+  readonly shutdownTimeoutMs: number;
+}
+
+export interface ApiKey {
+  /** Shown in logs and audit entries; never the key itself. */
+  readonly name: string;
+  readonly role: ApiKeyRole;
+  /**
+   * SHA-256 of the key, lower-case hex. A key written in plain text in the
+   * config is hashed at load time, so the loaded config never holds it: the
+   * server hashes each presented bearer token and compares digests in
+   * constant time.
+   */
+  readonly keySha256: string;
+}
+
+export interface GrpcConfig {
+  readonly tls: TlsFiles | null;
+  /** Empty means no authentication (allowed on loopback only, unless insecure). */
+  readonly apiKeys: readonly ApiKey[];
+  /** Serve without API keys on a non-loopback address. */
+  readonly insecureAllowUnauthenticated: boolean;
+  /** Largest gRPC message accepted or sent; always room for the largest payload. */
+  readonly maxMessageBytes: number;
+}
+
+export interface AdminUser {
+  readonly name: string;
+  readonly role: AdminRole;
+  /** scrypt hash in PHC form, from `sepp admin hash-password` (see password-hash.ts). */
+  readonly passwordHash: string;
+}
+
+export interface AdminConfig {
+  readonly tls: TlsFiles | null;
+  /** Empty means no login (allowed on loopback only, unless insecure). */
+  readonly users: readonly AdminUser[];
+  /** A session expires this long after login. */
+  readonly sessionTtlMs: number;
+  /** Serve the admin UI without users on a non-loopback address. */
+  readonly insecureAllowUnauthenticated: boolean;
+}
+
+export interface TelemetryConfig {
+  /** OTLP/HTTP collector base URL (e.g. http://localhost:4318); null = no push. */
+  readonly otlpEndpoint: string | null;
+  /** `service.name` resource attribute of everything exported. */
+  readonly serviceName: string;
+  /** Share of traces sampled, 0..1 (used only when otlpEndpoint is set). */
+  readonly tracesSampleRatio: number;
+  /** How often metrics are pushed over OTLP. */
+  readonly metricsExportIntervalMs: number;
+}
+
+/** EngineOptions with every declared queue's settings fully resolved. */
+export interface EngineConfig extends EngineOptions {
+  readonly queues: Readonly<Record<string, QueueSettings>>;
+}
+
+export interface SeppConfig {
+  /** The file the settings came from (absolute), or null when none was used. */
+  readonly configFile: string | null;
+  readonly server: ServerConfig;
+  readonly grpc: GrpcConfig;
+  readonly admin: AdminConfig;
+  readonly telemetry: TelemetryConfig;
+  /** Ready to hand to the engine. */
+  readonly engine: Readonly<EngineConfig>;
+}
+
+/**
+ * The command-line flags that carry settings, as the CLI parsed them. Values
+ * are the raw strings: validation happens here, once, with the same messages
+ * as for the file.
+ */
+export interface ConfigFlags {
+  readonly config?: string | undefined;
+  readonly dataDir?: string | undefined;
+  readonly grpcListen?: string | undefined;
+  readonly adminListen?: string | undefined;
+  readonly durability?: string | undefined;
+  readonly logLevel?: string | undefined;
+  readonly logFormat?: string | undefined;
+}

@@ -1,0 +1,70 @@
+/**
+ * Settings that are allowed but risky. The server logs each at startup as a
+ * warning (SPEC §8); none of them stops it.
+ */
+import type { SeppConfig } from './types.ts';
+
+export interface ConfigWarning {
+  /** The setting to look at. */
+  readonly key: string;
+  readonly message: string;
+}
+
+export function configWarnings(config: SeppConfig): ConfigWarning[] {
+  const { server, grpc, admin, telemetry } = config;
+  const warnings: ConfigWarning[] = [];
+  const warn = (key: string, message: string) => warnings.push({ key, message });
+
+  if (server.durability === 'relaxed') {
+    warn(
+      'server.durability',
+      'relaxed: commits are not fsync\'d, so a power cut or kernel crash can lose acknowledged operations (a process crash cannot); use "full" unless that is acceptable',
+    );
+  }
+
+  const surfaces = [
+    {
+      name: 'gRPC',
+      listen: server.grpcListen,
+      listenKey: 'server.grpc_listen',
+      credentials: grpc.apiKeys.length,
+      credentialsKey: 'grpc.api_keys',
+      secrets: 'API keys',
+      tls: grpc.tls,
+      tlsKey: 'grpc.tls',
+    },
+    {
+      name: 'the admin UI',
+      listen: server.adminListen,
+      listenKey: 'server.admin_listen',
+      credentials: admin.users.length,
+      credentialsKey: 'admin.users',
+      secrets: 'passwords and session cookies',
+      tls: admin.tls,
+      tlsKey: 'admin.tls',
+    },
+  ];
+  for (const s of surfaces) {
+    if (s.credentials === 0 && s.listen.loopback) {
+      warn(
+        s.credentialsKey,
+        `none configured: any process on this machine can use ${s.name} at ${s.listen.address} without authentication`,
+      );
+    } else if (s.credentials === 0) {
+      warn(
+        s.credentialsKey,
+        `none configured and insecure_allow_unauthenticated is set: anyone who can reach ${s.listen.address} can use ${s.name}`,
+      );
+    } else if (!s.listen.loopback && s.tls === null) {
+      warn(
+        s.tlsKey,
+        `not set: ${s.name} at ${s.listen.address} is reachable from other machines and ${s.secrets} cross the network in clear text; configure [${s.tlsKey}]`,
+      );
+    }
+  }
+
+  if (telemetry.otlpEndpoint !== null && telemetry.tracesSampleRatio === 0) {
+    warn('telemetry.traces_sample_ratio', 'is 0: no traces are exported although otlp_endpoint is set');
+  }
+  return warnings;
+}

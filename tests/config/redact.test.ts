@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { test } from 'node:test';
+import { redactConfig } from '../../src/config/redact.ts';
+import { configWarnings } from '../../src/config/warnings.ts';
+import { loadToml } from './helpers.ts';
+
+const plainKey = 'plain-key-0123456789abcdef';
+const hashedKey = createHash('sha256').update('another-key-0123456789').digest('hex');
+const passwordHash =
+  '$scrypt$ln=15,r=8,p=1$P3NVlUQOFwHxCn7kOj/oKg$gJV+Dq+u5sCSPd1UIn5tW+xqeN7CTeMVMu+bsCpy60yAnP1x+qIyU7URf4PIcYgT2f+PhwQx7aw2uYiDaKwgPA';
+const withSecrets = `
+[server]
+grpc_listen = "0.0.0.0:50051"
+admin_listen = "0.0.0.0:9465"
+[[grpc.api_keys]]
+name = "billing"
+role = "producer"
+key = "${plainKey}"
+[[grpc.api_keys]]
+name = "mailer"
+role = "worker"
+key_sha256 = "${hashedKey}"
+[[admin.users]]
+name = "alice"
+role = "admin"
+password_hash = "${passwordHash}"
+[telemetry]
+otlp_endpoint = "https://svc:tok3n-secret@otel.example:4318/v1?api_key=qu3ry-secret"
+`;
+
+test('redaction replaces every secret and keeps everything else', () => {
+  const config = loadToml(withSecrets);
+  const view = redactConfig(config);
+  const text = JSON.stringify(view);
+  const plainKeyHash = createHash('sha256').update(plainKey).digest('hex');
+  for (const secret of [
+    plainKey,
+    plainKeyHash,
+    hashedKey,
+    passwordHash,
+    'P3NVlUQOFwHxCn7kOj',
+    'tok3n-secret',
+    'qu3ry-secret',
+  ]) {
+    assert.ok(!text.includes(secret), `redacted view leaks ${secret}`);
+  }
+  assert.deepEqual(view.grpc, {
+    tls: null,
+    apiKeys: [
+      { name: 'billing', role: 'producer', keySha256: '<redacted>' },
+      { name: 'mailer', role: 'worker', keySha256: '<redacted>' },
+    ],
+    insecureAllowUnauthenticated: false,
+    maxMessageBytes: config.grpc.maxMessageBytes,
+  });
+  assert.deepEqual((view.admin as { users: unknown }).users, [
+    { name: 'alice', role: 'admin', passwordHash: '<redacted>' },
+  ]);
+  assert.equal(
+    (view.telemetry as { otlpEndpoint: unknown }).otlpEndpoint,
+    'https://<redacted>@otel.example:4318/v1?<redacted>',
+  );
+  assert.deepEqual(view.server, JSON.parse(JSON.stringify(config.server)));
+  assert.deepEqual(view.engine, JSON.parse(JSON.stringify(config.engine)));
+});
+
+test('the redacted view is plain JSON and leaves the config untouched', () => {
+  const config = loadToml(withSecrets);
+  const view = redactConfig(config);
+  assert.deepEqual(JSON.parse(JSON.stringify(view)), view);
+  assert.equal(config.admin.users[0]?.passwordHash, passwordHash);
+});
+
+test('risky settings produce warnings naming the setting', () => {
+  const keys = (toml: string) => configWarnings(loadToml(toml)).map((w) => w.key);
+  assert.deepEqual(keys(''), ['grpc.api_keys', 'admin.users'], 'loopback without authentication');
+  assert.deepEqual(keys(withSecrets), ['grpc.tls', 'admin.tls'], 'credentials in clear text on the network');
+  assert.deepEqual(
+    keys(
+      '[server]\ndurability = "relaxed"\ngrpc_listen = "0.0.0.0:1"\n[grpc]\ninsecure_allow_unauthenticated = true\n' +
+        '[telemetry]\notlp_endpoint = "http://c:4318"\ntraces_sample_ratio = 0\n',
+    ),
+    ['server.durability', 'grpc.api_keys', 'admin.users', 'telemetry.traces_sample_ratio'],
+  );
+  const [insecure] = configWarnings(
+    loadToml('[server]\ngrpc_listen = "0.0.0.0:1"\n[grpc]\ninsecure_allow_unauthenticated = true\n'),
+  );
+  assert.match(insecure?.message ?? '', /anyone who can reach 0\.0\.0\.0:1 can use gRPC/);
+});
