@@ -10,11 +10,13 @@
  */
 import assert from 'node:assert/strict';
 import { type SpawnSyncReturns, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { allowedSyscalls, commandExists, tracedSyscalls } from './syscalls.ts';
+import { readUnitDirectives } from './unit-file.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -67,6 +69,26 @@ describe('single executable, copied alone into an empty directory', { timeout: 1
     const run = sepp('no-such-command');
     assert.notEqual(run.status, 0);
     assert.match(run.stderr, /usage/);
+  });
+
+  const traceSkip = ['strace', 'systemd-analyze'].filter((c) => !commandExists(c));
+  test('every system call selftest makes is allowed by the systemd unit', {
+    skip: traceSkip.length > 0 && `not installed: ${traceSkip.join(', ')}`,
+  }, () => {
+    // As root the trace runs as `nobody`, which must reach the binary and its TMPDIR.
+    chmodSync(work, 0o755);
+    chmodSync(tmp, 0o1777);
+    const filter = readUnitDirectives().get('SystemCallFilter') ?? [];
+    const allowed = allowedSyscalls(filter);
+    const traced = tracedSyscalls(exe, ['selftest'], {
+      cwd: tmp,
+      env: { PATH: '/usr/bin:/bin', TMPDIR: tmp },
+      traceFile: join(work, 'strace.txt'),
+    });
+    assert.equal(traced.status, 0, traced.output);
+    assert.ok(traced.syscalls.size > 20, `strace recorded only ${[...traced.syscalls].join(', ')}`);
+    const denied = [...traced.syscalls].filter((call) => !allowed.has(call)).sort();
+    assert.deepEqual(denied, [], `SystemCallFilter=${filter.join(' | ')} denies calls sepp makes`);
   });
 });
 
