@@ -2,11 +2,24 @@
 // Checks the layering of src/ (ARCHITECTURE.md): imports point down
 // cli → app → rpc / admin / telemetry → config → engine → store, the SDK in
 // src/client imports only the generated protocol code, and no module cycles.
+// src/build-info.ts (version and commit) sits below every layer: anyone may import it,
+// and it imports nothing from src/ — only package.json, the one file outside src/ that
+// src/ may import.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
 const src = resolve(new URL('..', import.meta.url).pathname, 'src');
-const rank = { store: 0, engine: 1, config: 2, telemetry: 3, rpc: 3, admin: 3, app: 4, cli: 5 };
+const rank = {
+  'build-info.ts': -1,
+  store: 0,
+  engine: 1,
+  config: 2,
+  telemetry: 3,
+  rpc: 3,
+  admin: 3,
+  app: 4,
+  cli: 5,
+};
 const importRe = /^\s*(?:import|export)\s[^'"]*?from\s+['"](\.[^'"]+)['"]|^\s*import\s+['"](\.[^'"]+)['"]/gm;
 
 function files(dir) {
@@ -31,6 +44,13 @@ for (const file of files(src)) {
     const spec = m[1] ?? m[2];
     const target = resolve(dirname(file), spec).replace(/\.js$/, '.ts');
     deps.push(target);
+    if (!target.startsWith(`${src}/`)) {
+      if (target !== resolve(src, '..', 'package.json'))
+        problems.push(
+          `${relative(src, file)} imports ${spec}: src/ may import only package.json from outside src/`,
+        );
+      continue;
+    }
     const from = layerOf(file);
     const to = layerOf(target);
     if (from === to) continue;

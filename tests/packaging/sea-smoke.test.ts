@@ -1,0 +1,104 @@
+/**
+ * Smoke test of the single executable as a user gets it: built from this checkout, copied
+ * ALONE into an empty directory outside the repository, run with a bare environment (no
+ * node_modules, no repository, no node on PATH that could help).
+ *
+ * The binary is built fresh into a temporary directory (about 10 s), or taken from
+ * SEPP_SEA_BINARY when CI has built it already. Each step is one `test()` in the suite
+ * below sharing `sepp()`; later steps (serve, enqueue/reserve/ack, backup, SIGTERM) go
+ * after the existing ones.
+ */
+import assert from 'node:assert/strict';
+import { type SpawnSyncReturns, spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { allowedSyscalls, commandExists, tracedSyscalls } from './syscalls.ts';
+import { readUnitDirectives } from './unit-file.ts';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+describe('single executable, copied alone into an empty directory', { timeout: 180_000 }, () => {
+  let work = '';
+  /** The private TMPDIR of every run, so leftovers of the binary are ours to see. */
+  let tmp = '';
+  let exe = '';
+
+  before(() => {
+    work = mkdtempSync(join(tmpdir(), 'sepp-smoke-'));
+    const home = join(work, 'home');
+    tmp = join(work, 'tmp');
+    for (const dir of [home, tmp]) mkdirSync(dir);
+    exe = join(home, 'sepp');
+    copyFileSync(process.env.SEPP_SEA_BINARY ?? buildInto(join(work, 'build')), exe);
+  });
+  after(() => rmSync(work, { recursive: true, force: true }));
+
+  /** Runs the copied binary in its own directory with nothing but PATH and TMPDIR set. */
+  function sepp(...args: string[]): SpawnSyncReturns<string> {
+    return spawnSync(exe, args, {
+      cwd: join(work, 'home'),
+      env: { PATH: '/usr/bin:/bin', TMPDIR: tmp },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+  }
+
+  test('--version prints the package version and the git commit', () => {
+    const run = sepp('--version');
+    assert.equal(run.status, 0, run.stderr);
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
+    assert.match(
+      run.stdout.trim(),
+      new RegExp(`^sepp ${pkg.version.replaceAll('.', '\\.')} \\([0-9a-f]{7,}(-dirty)?\\)$`),
+    );
+  });
+
+  test('selftest loads the embedded SQLite addon and verifies every embedded asset', () => {
+    const run = sepp('selftest');
+    assert.equal(run.status, 0, `${run.stdout}${run.stderr}`);
+    assert.match(run.stdout, /journal_mode=wal, addon .*\/sepp-native-\d+-\w+\/better_sqlite3\.node/);
+    assert.match(run.stdout, /\d+ embedded assets, \d+ bytes, sha256 verified/);
+    assert.match(run.stdout, /^OK$/m);
+    assert.deepEqual(readdirSync(tmp), [], 'the private native addon directory is removed on exit');
+  });
+
+  test('an unknown command fails with usage', () => {
+    const run = sepp('no-such-command');
+    assert.notEqual(run.status, 0);
+    assert.match(run.stderr, /usage/);
+  });
+
+  const traceSkip = ['strace', 'systemd-analyze'].filter((c) => !commandExists(c));
+  test('every system call selftest makes is allowed by the systemd unit', {
+    skip: traceSkip.length > 0 && `not installed: ${traceSkip.join(', ')}`,
+  }, () => {
+    // As root the trace runs as `nobody`, which must reach the binary and its TMPDIR.
+    chmodSync(work, 0o755);
+    chmodSync(tmp, 0o1777);
+    const filter = readUnitDirectives().get('SystemCallFilter') ?? [];
+    const allowed = allowedSyscalls(filter);
+    const traced = tracedSyscalls(exe, ['selftest'], {
+      cwd: tmp,
+      env: { PATH: '/usr/bin:/bin', TMPDIR: tmp },
+      traceFile: join(work, 'strace.txt'),
+    });
+    assert.equal(traced.status, 0, traced.output);
+    assert.ok(traced.syscalls.size > 20, `strace recorded only ${[...traced.syscalls].join(', ')}`);
+    const denied = [...traced.syscalls].filter((call) => !allowed.has(call)).sort();
+    assert.deepEqual(denied, [], `SystemCallFilter=${filter.join(' | ')} denies calls sepp makes`);
+  });
+});
+
+/** `node build.mjs --out-dir DIR`: the same build as `npm run build`, without touching dist/. */
+function buildInto(outDir: string): string {
+  const build = spawnSync(process.execPath, [join(root, 'build.mjs'), '--out-dir', outDir], {
+    cwd: root,
+    encoding: 'utf8',
+    timeout: 150_000,
+  });
+  assert.equal(build.status, 0, `build failed:\n${build.stdout}${build.stderr}`);
+  return join(outDir, 'sepp');
+}
