@@ -32,6 +32,7 @@ import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
+import { embedProtosPlugin } from './scripts/esbuild-embed-protos.mjs';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
 const { values: flags } = parseArgs({
@@ -79,12 +80,18 @@ await step('bundle', async () => {
       __SEPP_VERSION__: JSON.stringify(pkg.version),
       __SEPP_COMMIT__: JSON.stringify(commit),
       __SEPP_BUNDLED__: 'true',
+      // ESM dependencies (yargs) read import.meta.url, which a CommonJS bundle lacks.
+      'import.meta.url': '__sepp_import_meta_url',
     },
     // Inside a single executable the main script's `require` loads only built-in
     // modules; better-sqlite3 requires its addon by path. Swap in a real require first.
     banner: {
-      js: "if (require('node:sea').isSea()) require = require('node:module').createRequire(__filename);",
+      js: [
+        "if (require('node:sea').isSea()) require = require('node:module').createRequire(__filename);",
+        "var __sepp_import_meta_url = require('node:url').pathToFileURL(__filename).href;",
+      ].join('\n'),
     },
+    plugins: [embedProtosPlugin(root)],
     legalComments: 'eof',
     logLevel: 'warning',
   });

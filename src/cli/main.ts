@@ -1,38 +1,62 @@
+#!/usr/bin/env node
 /**
- * PLACEHOLDER ENTRY POINT — to be replaced by the real yargs CLI (`serve`, operator
- * commands). It exists so the packaging (build.mjs, the single executable, its smoke
- * test) can be built and proven before the server is. The real CLI keeps these two
- * commands working by calling the same helpers: `buildInfo` for `--version` and
- * `runStoreSelfTest()` and `verifySeaAssets()` for `selftest`, which build.mjs and tests/packaging/sea-smoke.test.ts runs.
+ * The `sepp` command. Thin: each command parses its flags with yargs and
+ * calls into the app (serve) or the config layer; operator commands talk to a
+ * running server through the SDK. `sepp` alone means `sepp serve`.
  */
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
 import { buildInfo } from '../build-info.ts';
 import { runningAsSea, verifySeaAssets } from '../store/sea-assets.ts';
 import { runStoreSelfTest } from '../store/selftest.ts';
+import { registerConfigCommands } from './config-commands.ts';
+import { registerServeCommand } from './serve.ts';
 
-const usage = 'usage: sepp --version | sepp selftest';
-
-function main(args: readonly string[]): number {
-  const [command] = args;
-  if (command === '--version' || command === 'version') {
-    console.log(`sepp ${buildInfo.version} (${buildInfo.commit})`);
-    return 0;
-  }
-  if (command === 'selftest') {
-    const result = runStoreSelfTest();
-    console.log(
-      `SQLite ${result.sqliteVersion}, journal_mode=${result.journalMode}, addon ${result.nativeBinding}`,
-    );
-    if (runningAsSea()) {
-      const assets = verifySeaAssets();
-      console.log(`${assets.count} embedded assets, ${assets.sizeBytes} bytes, sha256 verified`);
-    } else {
-      console.log('no embedded assets (not running as the single executable)');
-    }
-    console.log('OK');
-    return 0;
-  }
-  console.error(usage);
-  return 2;
+export function cli(argv: readonly string[]) {
+  const parser = yargs([...argv])
+    .scriptName('sepp')
+    .usage('$0 [command]\n\nA durable, fast job queue in one executable. Without a command, runs the server.')
+    .version(`sepp ${buildInfo.version} (${buildInfo.commit})`)
+    .alias('version', 'V')
+    .help()
+    .alias('help', 'h')
+    .strict()
+    .wrap(Math.min(100, process.stdout.columns || 100))
+    .recommendCommands()
+    .fail((message, error) => {
+      if (error) throw error;
+      process.stderr.write(`sepp: ${message}\nRun \`sepp --help\` for usage.\n`);
+      process.exit(2);
+    });
+  registerServeCommand(parser);
+  registerConfigCommands(parser);
+  parser.command(
+    'selftest',
+    'Check that this build can run SQLite (and, in the single executable, that its assets are intact)',
+    () => {},
+    () => {
+      const result = runStoreSelfTest();
+      console.log(
+        `SQLite ${result.sqliteVersion}, journal_mode=${result.journalMode}, addon ${result.nativeBinding}`,
+      );
+      if (runningAsSea()) {
+        const assets = verifySeaAssets();
+        console.log(`${assets.count} embedded assets, ${assets.sizeBytes} bytes, sha256 verified`);
+      } else {
+        console.log('no embedded assets (not running as the single executable)');
+      }
+      console.log('OK');
+    },
+  );
+  parser.command(
+    'version',
+    'Print the version and git commit',
+    () => {},
+    () => {
+      console.log(`sepp ${buildInfo.version} (${buildInfo.commit})`);
+    },
+  );
+  return parser;
 }
 
-process.exitCode = main(process.argv.slice(2));
+void cli(hideBin(process.argv)).parseAsync();

@@ -152,6 +152,9 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 # max_batch_jobs = 1000
 # max_reserve_jobs = 1000
 
+# Queues one reserve (or Work subscription) may name.
+# max_reserve_queues = 64
+
 # Furthest ahead a job may be scheduled.
 # max_schedule_ahead_ms = "365d"
 

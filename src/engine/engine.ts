@@ -73,6 +73,8 @@ export class Engine {
   private readonly settler: Settler;
   private readonly maintenance: Maintenance;
   private closing = false;
+  /** Set by drainWaiters(): reserves stop waiting, writes still work. */
+  private draining = false;
 
   constructor(
     db: Db,
@@ -307,7 +309,7 @@ export class Engine {
   /** Leases up to `maxJobs` jobs, waiting up to `waitMs` for one; `signal` ends the wait early. */
   reserve(request: ReserveRequest, signal?: AbortSignal): Promise<LeasedJob[]> {
     if (this.closing) return Promise.reject(new SeppError('unavailable', 'sepp is shutting down'));
-    return this.reserver.reserve(request, signal, () => this.closing);
+    return this.reserver.reserve(request, signal, () => this.closing || this.draining);
   }
 
   ack(settle: Settle): Promise<void> {
@@ -547,6 +549,16 @@ export class Engine {
     }
     for (const [key, actual] of fromRows) problems.push(`${key}: no counter, rows ${actual}`);
     return problems;
+  }
+
+  /**
+   * First step of a graceful shutdown: answers every waiting long-poll with no
+   * jobs and makes later reserves return at once, while acks and other writes
+   * in flight still complete.
+   */
+  drainWaiters(): void {
+    this.draining = true;
+    this.ctx.waiters.settleAll('closed');
   }
 
   /**

@@ -1,0 +1,103 @@
+/** `sepp serve` (also plain `sepp`): run the server until SIGTERM or SIGINT. */
+import type { Argv } from 'yargs';
+import { StartupError, startServer } from '../app.ts';
+import { buildInfo } from '../build-info.ts';
+import { ConfigError, type ConfigFlags, loadConfig } from '../config/index.ts';
+import { nativeBindingPath } from '../store/native-binding.ts';
+import { createLogger } from '../telemetry/logger.ts';
+
+export function registerServeCommand(parser: Argv): void {
+  parser.command(
+    ['serve', '$0'],
+    'Run the server (gRPC and admin UI) until SIGTERM or SIGINT',
+    (y) =>
+      y
+        .option('config', {
+          type: 'string',
+          describe: 'Config file (default: ./sepp.toml if present; env SEPP_CONFIG)',
+        })
+        .option('data-dir', {
+          type: 'string',
+          describe: 'Data directory (default ./sepp-data; env SEPP_DATA_DIR)',
+        })
+        .option('grpc-listen', {
+          type: 'string',
+          describe: 'gRPC address (default 127.0.0.1:50051; env SEPP_GRPC_LISTEN)',
+        })
+        .option('admin-listen', {
+          type: 'string',
+          describe: 'Admin UI address (default 127.0.0.1:9465; env SEPP_ADMIN_LISTEN)',
+        })
+        .option('durability', { type: 'string', describe: 'full (fsync every commit, default) or relaxed' })
+        .option('log-level', { type: 'string', describe: 'debug, info (default), warn or error' })
+        .option('log-format', { type: 'string', describe: 'text (default) or json' }),
+    async (args) => {
+      process.exitCode = await serve({
+        config: args.config,
+        dataDir: args['data-dir'],
+        grpcListen: args['grpc-listen'],
+        adminListen: args['admin-listen'],
+        durability: args.durability,
+        logLevel: args['log-level'],
+        logFormat: args['log-format'],
+      });
+    },
+  );
+}
+
+async function serve(flags: ConfigFlags): Promise<number> {
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig({ flags });
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`sepp: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+  const logger = createLogger({ level: config.server.logLevel, format: config.server.logFormat });
+  let server: Awaited<ReturnType<typeof startServer>>;
+  try {
+    const nativeBinding = nativeBindingPath();
+    server = await startServer(config, {
+      logger,
+      build: buildInfo,
+      ...(nativeBinding === undefined ? {} : { nativeBinding }),
+    });
+  } catch (error) {
+    if (error instanceof StartupError) {
+      logger.error('server.start_failed', { error: error.message });
+      return 1;
+    }
+    throw error;
+  }
+  return new Promise<number>((resolve) => {
+    let signals = 0;
+    const stop = (signal: NodeJS.Signals) => {
+      signals++;
+      if (signals > 1) {
+        logger.warn('server.forced_exit', { signal });
+        process.exit(1);
+      }
+      logger.info('server.signal', { signal });
+      // The process exits within the configured shutdown time even if something hangs.
+      const hardStop = setTimeout(() => {
+        logger.error('server.shutdown_timeout', { timeout_ms: config.server.shutdownTimeoutMs });
+        process.exit(1);
+      }, config.server.shutdownTimeoutMs);
+      hardStop.unref();
+      server.shutdown().then(
+        () => resolve(0),
+        (error: unknown) => {
+          logger.error('server.shutdown_failed', {
+            error: error instanceof Error ? error.message : String(error),
+          });
+          resolve(1);
+        },
+      );
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+  });
+}

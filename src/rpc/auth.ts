@@ -1,0 +1,76 @@
+/**
+ * API-key authentication and role checks for gRPC calls.
+ *
+ * Keys travel as `authorization: Bearer <key>` metadata. The server keeps only
+ * SHA-256 digests and compares digests in constant time, so neither the config
+ * (which may hold digests only) nor a timing side channel gives a key away.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Metadata } from '@grpc/grpc-js';
+import { SeppError } from '../engine/errors.ts';
+
+export type ApiRole = 'producer' | 'worker' | 'admin';
+
+export interface ApiKey {
+  name: string;
+  role: ApiRole;
+  /** SHA-256 of the key. */
+  sha256: Buffer;
+}
+
+export interface Caller {
+  /** Key name, or `anonymous` when authentication is off. */
+  name: string;
+  role: ApiRole;
+}
+
+/** What each RPC needs. `read` is open to every role. */
+export type Permission = 'read' | 'enqueue' | 'work' | 'admin';
+
+const allowed: Record<ApiRole, ReadonlySet<Permission>> = {
+  producer: new Set(['read', 'enqueue']),
+  worker: new Set(['read', 'work']),
+  admin: new Set(['read', 'enqueue', 'work', 'admin']),
+};
+
+export function sha256(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
+}
+
+export class Authenticator {
+  constructor(private readonly keys: readonly ApiKey[]) {}
+
+  get enabled(): boolean {
+    return this.keys.length > 0;
+  }
+
+  /** Identifies the caller and checks the permission; throws unauthenticated / permission_denied. */
+  authorize(metadata: Metadata, permission: Permission, rpc: string): Caller {
+    if (!this.enabled) return { name: 'anonymous', role: 'admin' };
+    const caller = this.identify(metadata);
+    if (!allowed[caller.role].has(permission)) {
+      throw new SeppError(
+        'permission_denied',
+        `API key ${caller.name} has role ${caller.role}, which may not call ${rpc} (needs ${permission === 'work' ? 'worker' : permission === 'enqueue' ? 'producer' : 'admin'} or admin)`,
+      );
+    }
+    return caller;
+  }
+
+  private identify(metadata: Metadata): Caller {
+    const values = metadata.get('authorization');
+    const header = values.length === 1 && typeof values[0] === 'string' ? values[0] : undefined;
+    const match = header === undefined ? null : /^Bearer ([\x21-\x7e]{1,512})$/.exec(header);
+    if (match === null) {
+      throw new SeppError('unauthenticated', 'send an API key as metadata `authorization: Bearer <key>`');
+    }
+    const digest = sha256(match[1]!);
+    let found: ApiKey | undefined;
+    // Compare against every key so the time taken does not depend on which one matched.
+    for (const key of this.keys) {
+      if (timingSafeEqual(digest, key.sha256) && found === undefined) found = key;
+    }
+    if (found === undefined) throw new SeppError('unauthenticated', 'the API key is not valid');
+    return { name: found.name, role: found.role };
+  }
+}

@@ -1,0 +1,194 @@
+/**
+ * Conversions between protocol messages (src/rpc/gen) and engine shapes.
+ * Proto3 zero values mean "not set": empty strings and zero numbers become
+ * undefined so the engine applies its defaults.
+ */
+import type { JobRejection, RejectionReason } from '../engine/errors.ts';
+import type { QueueSettings } from '../engine/settings.ts';
+import type {
+  EnqueueAccepted as EngineAccepted,
+  DeadReason as EngineDeadReason,
+  EnqueueRequest as EngineEnqueueRequest,
+  EnqueueResult as EngineEnqueueResult,
+  JobState as EngineJobState,
+  LeasedJob as EngineLeasedJob,
+  QueueInfo as EngineQueueInfo,
+  JobInfo,
+  NackDirective,
+} from '../engine/types.ts';
+import {
+  DeadReason,
+  type EnqueueAccepted,
+  type EnqueueJob,
+  type EnqueueResult,
+  type Job,
+  JobState,
+  type LeasedJob,
+  RejectionReason as ProtoRejectionReason,
+} from './gen/sepp/v1/job.js';
+import type { QueueSettings as ProtoQueueSettings, QueueInfo } from './gen/sepp/v1/queue.js';
+import type { NackRequest } from './gen/sepp/v1/work.js';
+
+export function enqueueRequestFromProto(job: EnqueueJob | undefined): EngineEnqueueRequest {
+  if (job === undefined) return { queue: '', type: '', payload: new Uint8Array() };
+  const request: EngineEnqueueRequest = {
+    queue: job.queue,
+    type: job.type,
+    payload: job.payload,
+    priority: job.priority,
+  };
+  if (job.contentType !== '') request.contentType = job.contentType;
+  if (job.schedule?.$case === 'runAtMs') request.runAtMs = job.schedule.value;
+  // Proto documents a delay ≤ 0 as "now".
+  else if (job.schedule?.$case === 'delayMs') request.delayMs = Math.max(0, job.schedule.value);
+  if (job.maxAttempts !== 0) request.maxAttempts = job.maxAttempts;
+  if (job.idempotencyKey !== '') request.idempotencyKey = job.idempotencyKey;
+  if (Object.keys(job.metadata).length > 0) request.metadata = job.metadata;
+  if (job.traceparent !== '') request.traceparent = job.traceparent;
+  if (job.tracestate !== '') request.tracestate = job.tracestate;
+  return request;
+}
+
+const rejectionToProto: Record<RejectionReason, ProtoRejectionReason> = {
+  unknown_queue: ProtoRejectionReason.UNKNOWN_QUEUE,
+  payload_too_large: ProtoRejectionReason.PAYLOAD_TOO_LARGE,
+  invalid_name: ProtoRejectionReason.INVALID_NAME,
+  metadata_too_large: ProtoRejectionReason.METADATA_TOO_LARGE,
+  scheduled_too_far: ProtoRejectionReason.SCHEDULED_TOO_FAR,
+  queue_full: ProtoRejectionReason.QUEUE_FULL,
+  job_type_not_allowed: ProtoRejectionReason.JOB_TYPE_NOT_ALLOWED,
+  invalid_job: ProtoRejectionReason.INVALID_JOB,
+};
+
+export function rejectionReasonToProto(reason: RejectionReason): ProtoRejectionReason {
+  return rejectionToProto[reason];
+}
+
+export function rejectionToProtoMessage(rejection: JobRejection): {
+  reason: ProtoRejectionReason;
+  message: string;
+} {
+  return { reason: rejectionToProto[rejection.reason], message: rejection.message };
+}
+
+export function acceptedToProto(accepted: EngineAccepted): EnqueueAccepted {
+  return { jobId: accepted.jobId, deduplicated: accepted.deduplicated };
+}
+
+export function enqueueResultToProto(result: EngineEnqueueResult): EnqueueResult {
+  return result.ok
+    ? { outcome: { $case: 'accepted', value: acceptedToProto(result) } }
+    : { outcome: { $case: 'rejection', value: rejectionToProtoMessage(result) } };
+}
+
+export function leasedJobToProto(job: EngineLeasedJob): LeasedJob {
+  return {
+    jobId: job.id,
+    queue: job.queue,
+    type: job.type,
+    payload: job.payload,
+    contentType: job.contentType,
+    priority: job.priority,
+    attempt: job.attempt,
+    maxAttempts: job.maxAttempts,
+    leaseDeadlineMs: job.leaseDeadlineMs,
+    enqueuedAtMs: job.enqueuedAtMs,
+    runAtMs: job.runAtMs,
+    metadata: job.metadata,
+    traceparent: job.traceparent ?? '',
+    tracestate: job.tracestate ?? '',
+    idempotencyKey: job.idempotencyKey ?? '',
+    lastError: job.lastError ?? '',
+  };
+}
+
+const stateToProto: Record<EngineJobState, JobState> = {
+  scheduled: JobState.SCHEDULED,
+  ready: JobState.READY,
+  leased: JobState.LEASED,
+  completed: JobState.COMPLETED,
+  dead: JobState.DEAD,
+};
+
+export function jobStateToProto(state: EngineJobState): JobState {
+  return stateToProto[state];
+}
+
+const deadReasonToProto: Record<EngineDeadReason, DeadReason> = {
+  attempts_exhausted: DeadReason.ATTEMPTS_EXHAUSTED,
+  lease_expired: DeadReason.LEASE_EXPIRED,
+  dead_lettered: DeadReason.DEAD_LETTERED,
+};
+
+export function deadReasonFromProto(reason: DeadReason): EngineDeadReason | undefined {
+  for (const [name, value] of Object.entries(deadReasonToProto))
+    if (value === reason) return name as EngineDeadReason;
+  return undefined;
+}
+
+/** A job for GetJob; `withPayload: false` leaves payload and history out (listing pages). */
+export function jobToProto(job: JobInfo, withPayload: boolean): Job {
+  return {
+    jobId: job.id,
+    queue: job.queue,
+    type: job.type,
+    state: stateToProto[job.state],
+    priority: job.priority,
+    payload: withPayload ? job.payload : Buffer.alloc(0),
+    payloadBytes: job.payload.byteLength,
+    contentType: job.contentType,
+    attempt: job.attempt,
+    maxAttempts: job.maxAttempts,
+    idempotencyKey: job.idempotencyKey ?? '',
+    metadata: job.metadata,
+    traceparent: job.traceparent ?? '',
+    tracestate: job.tracestate ?? '',
+    enqueuedAtMs: job.enqueuedAtMs,
+    runAtMs: job.runAtMs,
+    leasedAtMs: job.leasedAtMs ?? 0,
+    leaseDeadlineMs: job.leaseDeadlineMs ?? 0,
+    workerId: job.workerId ?? '',
+    lastError: job.lastError ?? '',
+    errors: withPayload ? job.errors.map((e) => ({ attempt: e.attempt, atMs: e.atMs, error: e.error })) : [],
+    deadReason: job.deadReason === null ? DeadReason.UNSPECIFIED : deadReasonToProto[job.deadReason],
+    failedAtMs: job.failedAtMs ?? 0,
+    completedAtMs: job.completedAtMs ?? 0,
+  };
+}
+
+export function queueSettingsToProto(settings: QueueSettings): ProtoQueueSettings {
+  return {
+    maxAttempts: settings.maxAttempts,
+    backoff: { ...settings.backoff },
+    defaultLeaseMs: settings.defaultLeaseMs,
+    maxLeaseMs: settings.maxLeaseMs,
+    maxPayloadBytes: settings.maxPayloadBytes,
+    maxDepth: settings.maxDepth,
+    dedupWindowMs: settings.dedupWindowMs,
+    deadRetentionMs: settings.deadRetentionMs,
+    completedRetentionMs: settings.completedRetentionMs,
+    allowedTypes: [...settings.allowedTypes],
+  };
+}
+
+export function queueInfoToProto(queue: EngineQueueInfo): QueueInfo {
+  return {
+    name: queue.name,
+    paused: queue.paused,
+    counts: { ...queue.counts },
+    oldestReadyAgeMs: queue.oldestReadyAgeMs ?? 0,
+    waitingWorkers: queue.waitingWorkers,
+    settings: queueSettingsToProto(queue.settings),
+  };
+}
+
+export function nackDirectiveFromProto(request: NackRequest): NackDirective {
+  switch (request.directive?.$case) {
+    case 'retryDelayMs':
+      return { kind: 'delay', delayMs: request.directive.value };
+    case 'deadLetter':
+      return request.directive.value ? { kind: 'dead_letter' } : { kind: 'backoff' };
+    default:
+      return { kind: 'backoff' };
+  }
+}

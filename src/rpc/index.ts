@@ -1,0 +1,3 @@
+/** The rpc layer's public face for the composition root. */
+export type { ApiKey, ApiRole } from './auth.ts';
+export { createRpcServer, type RpcServer, type RpcServerOptions } from './server.ts';

@@ -1,0 +1,31 @@
+/**
+ * The one table from engine error codes to gRPC status codes (SPEC §3), and
+ * the conversion of anything thrown into a ServiceError for grpc-js.
+ */
+import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { type SeppErrorCode, toSeppError } from '../engine/errors.ts';
+
+export const grpcStatusOf: Record<SeppErrorCode, status> = {
+  invalid_argument: status.INVALID_ARGUMENT,
+  not_found: status.NOT_FOUND,
+  lease_lost: status.FAILED_PRECONDITION,
+  failed_precondition: status.FAILED_PRECONDITION,
+  resource_exhausted: status.RESOURCE_EXHAUSTED,
+  unauthenticated: status.UNAUTHENTICATED,
+  permission_denied: status.PERMISSION_DENIED,
+  unavailable: status.UNAVAILABLE,
+  internal: status.INTERNAL,
+};
+
+/** Trailing metadata key carrying a unary Enqueue's rejection reason (the engine's string). */
+export const rejectionReasonKey = 'sepp-rejection-reason';
+/** Trailing metadata key carrying the engine error code, so clients can tell lease_lost from other preconditions. */
+export const errorCodeKey = 'sepp-error-code';
+
+export function toServiceError(thrown: unknown): Partial<ServiceError> {
+  const error = toSeppError(thrown);
+  const metadata = new Metadata();
+  metadata.set(errorCodeKey, error.code);
+  if (error.rejection) metadata.set(rejectionReasonKey, error.rejection.reason);
+  return { code: grpcStatusOf[error.code], details: error.message, metadata };
+}

@@ -1,0 +1,209 @@
+/**
+ * The unary RPCs of QueueService: authorize, check the fields the engine does
+ * not see, call the engine, convert the result. Semantics live in the engine.
+ */
+import type { handleUnaryCall, ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
+import { SeppError } from '../engine/errors.ts';
+import type { Caller, Permission } from './auth.ts';
+import {
+  acceptedToProto,
+  deadReasonFromProto,
+  enqueueRequestFromProto,
+  enqueueResultToProto,
+  jobStateToProto,
+  jobToProto,
+  leasedJobToProto,
+  nackDirectiveFromProto,
+  queueInfoToProto,
+  queueSettingsToProto,
+  rejectionReasonToProto,
+} from './convert.ts';
+import { DurabilityMode } from './gen/sepp/v1/admin.js';
+import { DeadReason } from './gen/sepp/v1/job.js';
+import type { QueueServiceServer } from './gen/sepp/v1/queue_service.js';
+import { type AckBatchRequest, SettleOutcome } from './gen/sepp/v1/work.js';
+import { MalformedRequest, type RpcContext } from './rpc-context.ts';
+import { toServiceError } from './status.ts';
+import { requireAttempt, requireJobId, requireString } from './validate-fields.ts';
+
+type UnaryHandlers = Omit<QueueServiceServer, 'produce' | 'work'>;
+
+export function createUnaryHandlers(ctx: RpcContext): UnaryHandlers {
+  const { engine } = ctx;
+
+  function unary<Req, Res>(
+    rpc: string,
+    permission: Permission,
+    fn: (request: Req, call: ServerUnaryCall<Req, Res>, caller: Caller) => Promise<Res> | Res,
+  ): handleUnaryCall<Req, Res> {
+    return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
+      try {
+        if (ctx.draining)
+          throw new SeppError('unavailable', 'sepp is shutting down; retry against the restarted server');
+        const caller = ctx.auth.authorize(call.metadata, permission, rpc);
+        const request: unknown = call.request;
+        if (request instanceof MalformedRequest) throw new SeppError('invalid_argument', request.message);
+        Promise.resolve(fn(call.request, call, caller)).then(
+          (response) => callback(null, response),
+          (error: unknown) => callback(toServiceError(error)),
+        );
+      } catch (error) {
+        callback(toServiceError(error));
+      }
+    };
+  }
+
+  return {
+    enqueue: unary('Enqueue', 'enqueue', async (req) => {
+      if (req.job === undefined) throw new SeppError('invalid_argument', 'job: required');
+      return acceptedToProto(await engine.enqueue(enqueueRequestFromProto(req.job)));
+    }),
+
+    enqueueBatch: unary('EnqueueBatch', 'enqueue', async (req) => {
+      const results = await engine.enqueueBatch(req.jobs.map(enqueueRequestFromProto));
+      return { results: results.map(enqueueResultToProto) };
+    }),
+
+    enqueueAtomic: unary('EnqueueAtomic', 'enqueue', async (req) => {
+      const result = await engine.enqueueAtomic(req.jobs.map(enqueueRequestFromProto));
+      return result.committed
+        ? { committed: true, results: result.results.map(acceptedToProto), rejections: [] }
+        : {
+            committed: false,
+            results: [],
+            rejections: result.rejections.map((r) => ({
+              index: r.index,
+              reason: rejectionReasonToProto(r.reason),
+              message: r.message,
+            })),
+          };
+    }),
+
+    reserve: unary('Reserve', 'work', async (req, call) => {
+      // A caller that goes away stops waiting at once; its waiter is freed and no job is leased to it.
+      const abort = new AbortController();
+      call.on('cancelled', () => abort.abort());
+      if (call.cancelled) abort.abort();
+      const jobs = await engine.reserve(
+        {
+          queues: req.queues,
+          maxJobs: req.maxJobs,
+          leaseMs: req.leaseDurationMs,
+          waitMs: req.waitTimeoutMs,
+          workerId: req.workerId,
+        },
+        abort.signal,
+      );
+      return { jobs: jobs.map(leasedJobToProto) };
+    }),
+
+    ack: unary('Ack', 'work', async (req) => {
+      await engine.ack({ jobId: requireJobId(req.jobId), attempt: requireAttempt(req.attempt) });
+      return {};
+    }),
+
+    ackBatch: unary('AckBatch', 'work', async (req: AckBatchRequest) => {
+      const settles = req.acks.map((a, i) => ({
+        jobId: requireJobId(a.jobId, `acks[${i}].job_id`),
+        attempt: requireAttempt(a.attempt),
+      }));
+      if (settles.length === 0) throw new SeppError('invalid_argument', 'acks: the batch is empty');
+      const outcomes = await engine.ackBatch(settles);
+      return {
+        results: outcomes.map((o) =>
+          o.ok
+            ? { outcome: SettleOutcome.OK, message: '' }
+            : {
+                outcome: o.code === 'lease_lost' ? SettleOutcome.LEASE_LOST : SettleOutcome.NOT_FOUND,
+                message: o.message,
+              },
+        ),
+      };
+    }),
+
+    nack: unary('Nack', 'work', async (req) => {
+      const result = await engine.nack({
+        jobId: requireJobId(req.jobId),
+        attempt: requireAttempt(req.attempt),
+        error: req.errorMessage,
+        directive: nackDirectiveFromProto(req),
+      });
+      return { state: jobStateToProto(result.state), runAtMs: result.runAtMs ?? 0 };
+    }),
+
+    extend: unary('Extend', 'work', async (req) => {
+      return engine.extend({
+        jobId: requireJobId(req.jobId),
+        attempt: requireAttempt(req.attempt),
+        leaseMs: req.leaseDurationMs,
+      });
+    }),
+
+    getJob: unary('GetJob', 'read', (req) => ({
+      job: jobToProto(engine.getJob(requireJobId(req.jobId)), true),
+    })),
+
+    cancelJob: unary('CancelJob', 'admin', async (req) => {
+      const { state } = await engine.cancel(requireJobId(req.jobId));
+      return { previousState: jobStateToProto(state) };
+    }),
+
+    listQueues: unary('ListQueues', 'read', () => ({ queues: engine.listQueues().map(queueInfoToProto) })),
+
+    pauseQueue: unary('PauseQueue', 'admin', async (req) => {
+      await engine.pauseQueue(requireString(req.queue, 'queue'));
+      return {};
+    }),
+
+    resumeQueue: unary('ResumeQueue', 'admin', async (req) => {
+      await engine.resumeQueue(requireString(req.queue, 'queue'));
+      return {};
+    }),
+
+    listDeadLetters: unary('ListDeadLetters', 'read', (req) => {
+      const reason = req.reason === DeadReason.UNSPECIFIED ? undefined : deadReasonFromProto(req.reason);
+      if (req.reason !== DeadReason.UNSPECIFIED && reason === undefined) {
+        throw new SeppError('invalid_argument', `reason: ${req.reason} is not a known dead reason`);
+      }
+      const page = engine.listDeadLetters({
+        queue: requireString(req.queue, 'queue'),
+        ...(reason === undefined ? {} : { reason }),
+        ...(req.pageToken === '' ? {} : { cursor: req.pageToken }),
+        ...(req.pageSize === 0 ? {} : { pageSize: req.pageSize }),
+      });
+      return { jobs: page.items.map((j) => jobToProto(j, false)), nextPageToken: page.nextCursor ?? '' };
+    }),
+
+    requeueDeadLetters: unary('RequeueDeadLetters', 'admin', async (req) => ({
+      requeuedCount: await engine.requeueDeadLetters(deadLetterSelection(req)),
+    })),
+
+    deleteDeadLetters: unary('DeleteDeadLetters', 'admin', async (req) => ({
+      deletedCount: await engine.deleteDeadLetters(deadLetterSelection(req)),
+    })),
+
+    getServerInfo: unary('GetServerInfo', 'read', () => {
+      const { facts } = ctx;
+      return {
+        version: facts.version,
+        gitCommit: facts.gitCommit,
+        durability: facts.durability === 'full' ? DurabilityMode.FULL : DurabilityMode.RELAXED,
+        serverTimeMs: facts.nowMs(),
+        startedAtMs: facts.startedAtMs,
+        limits: { ...engine.limits, maxMessageBytes: facts.maxMessageBytes },
+        queueDefaults: queueSettingsToProto(engine.options.queueDefaults),
+        strictQueues: engine.options.strictQueues,
+      };
+    }),
+  };
+}
+
+function deadLetterSelection(req: { queue: string; jobIds: string[]; all: boolean }) {
+  const queue = requireString(req.queue, 'queue');
+  if (req.all && req.jobIds.length > 0)
+    throw new SeppError('invalid_argument', 'give job_ids or all, not both');
+  if (req.all) return { queue, all: true as const };
+  if (req.jobIds.length === 0)
+    throw new SeppError('invalid_argument', 'job_ids: name the dead letters, or set all');
+  return { queue, jobIds: req.jobIds.map((id, i) => requireJobId(id, `job_ids[${i}]`)) };
+}

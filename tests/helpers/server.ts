@@ -1,0 +1,110 @@
+/**
+ * Starts the real server (app.ts) on port 0 with a temporary data directory,
+ * and gives tests a real gRPC client over a real socket.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type CallOptions, credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
+import { type RunningServer, startServer } from '../../src/app.ts';
+import { loadConfig } from '../../src/config/index.ts';
+import type { Clock } from '../../src/engine/clock.ts';
+import { QueueServiceClient } from '../../src/rpc/gen/sepp/v1/queue_service.js';
+import { silentLogger } from '../../src/telemetry/logger.ts';
+
+export interface TestServer {
+  server: RunningServer;
+  address: string;
+  dataDir: string;
+  client: QueueServiceClient;
+  /** A new client connection (a second producer or worker). */
+  connect(): QueueServiceClient;
+  /** Graceful shutdown, then start again on the same data directory (a restart). */
+  restart(): Promise<TestServer>;
+  /** Shuts down and removes the data directory. */
+  dispose(): Promise<void>;
+}
+
+export interface TestServerOptions {
+  /** Extra sepp.toml text. */
+  toml?: string;
+  clock?: Clock;
+  dataDir?: string;
+  env?: Record<string, string>;
+  tls?: { certPem: string; caPem: string };
+}
+
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'sepp-srv-'));
+  const configFile = join(dataDir, '..', `${dataDir.split('/').pop()}.toml`);
+  writeFileSync(configFile, options.toml ?? '');
+  const config = loadConfig({
+    flags: { config: configFile, dataDir, grpcListen: '127.0.0.1:0', adminListen: '127.0.0.1:0' },
+    env: options.env ?? {},
+  });
+  const server = await startServer(config, {
+    logger: silentLogger,
+    build: { version: '0.0.0-test', commit: 'test' },
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+  });
+  const address = `127.0.0.1:${server.grpcPort}`;
+  const clients: QueueServiceClient[] = [];
+  const connect = () => {
+    const creds = options.tls
+      ? credentials.createSsl(Buffer.from(options.tls.caPem))
+      : credentials.createInsecure();
+    const client = new QueueServiceClient(
+      address,
+      creds,
+      options.tls ? { 'grpc.ssl_target_name_override': 'localhost' } : {},
+    );
+    clients.push(client);
+    return client;
+  };
+  const client = connect();
+  let disposed = false;
+  const stop = async () => {
+    for (const c of clients) c.close();
+    await server.shutdown();
+  };
+  return {
+    server,
+    address,
+    dataDir,
+    client,
+    connect,
+    async restart() {
+      await stop();
+      return startTestServer({ ...options, dataDir });
+    },
+    async dispose() {
+      if (disposed) return;
+      disposed = true;
+      await stop();
+      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(configFile, { force: true });
+    },
+  };
+}
+
+type UnaryMethod<Req, Res> = (
+  request: Req,
+  metadata: Metadata,
+  options: Partial<CallOptions>,
+  callback: (error: ServiceError | null, response: Res) => void,
+) => unknown;
+
+/** Calls a unary method of a generated client and returns a promise. */
+export function call<Req, Res>(
+  client: QueueServiceClient,
+  method: UnaryMethod<Req, Res>,
+  request: Req,
+  metadata: Metadata = new Metadata(),
+  options: Partial<CallOptions> = {},
+): Promise<Res> {
+  return new Promise((resolve, reject) => {
+    method.call(client, request, metadata, options, (error, response) =>
+      error ? reject(error) : resolve(response),
+    );
+  });
+}

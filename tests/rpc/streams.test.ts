@@ -1,0 +1,227 @@
+/** The streaming fast path: Produce and Work over real sockets. */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { ClientDuplexStream, ServiceError } from '@grpc/grpc-js';
+import { status } from '@grpc/grpc-js';
+import { FakeClock } from '../../src/engine/clock.ts';
+import { JobState } from '../../src/rpc/gen/sepp/v1/job.js';
+import type { ProduceRequest, ProduceResponse } from '../../src/rpc/gen/sepp/v1/produce.js';
+import type { WorkRequest, WorkResponse } from '../../src/rpc/gen/sepp/v1/work.js';
+import { call, startTestServer, type TestServer } from '../helpers/server.ts';
+
+const job = (queue: string, n = 0) => ({
+  queue,
+  type: 't',
+  payload: Buffer.from(String(n)),
+  contentType: '',
+  priority: 0,
+  schedule: undefined,
+  maxAttempts: 0,
+  idempotencyKey: '',
+  metadata: {},
+  traceparent: '',
+  tracestate: '',
+});
+
+function collect<Req, T>(stream: ClientDuplexStream<Req, T>, until: (seen: T[]) => boolean): Promise<T[]> {
+  const seen: T[] = [];
+  return new Promise((resolve, reject) => {
+    if (until(seen)) resolve(seen);
+    stream.on('data', (m: T) => {
+      seen.push(m);
+      if (until(seen)) resolve(seen);
+    });
+    stream.on('error', reject);
+  });
+}
+
+async function settle(): Promise<void> {
+  for (let i = 0; i < 50; i++) await new Promise((r) => setImmediate(r));
+}
+
+describe('Produce and Work streams', () => {
+  let t: TestServer;
+  const clock = new FakeClock();
+  before(async () => {
+    t = await startTestServer({ clock });
+  });
+  after(() => t.dispose());
+
+  test('thousands of interleaved Produce messages each get their own results, in sequence order', async () => {
+    const a = t.client.produce() as ClientDuplexStream<ProduceRequest, ProduceResponse>;
+    const b = t.connect().produce() as ClientDuplexStream<ProduceRequest, ProduceResponse>;
+    const perStream = 1500;
+    const gotA = collect(a, (s) => s.length === perStream);
+    const gotB = collect(b, (s) => s.length === perStream);
+    for (let i = 0; i < perStream; i++) {
+      a.write({ sequence: i + 1, jobs: [job('produce-a', i), job('produce-a', i)], atomic: false });
+      b.write({ sequence: 10_000 + i, jobs: [job('produce-b', i)], atomic: i % 2 === 0 });
+    }
+    const [ra, rb] = await Promise.all([gotA, gotB]);
+    assert.deepEqual(
+      ra.map((r) => r.sequence),
+      Array.from({ length: perStream }, (_, i) => i + 1),
+    );
+    assert.deepEqual(
+      rb.map((r) => r.sequence),
+      Array.from({ length: perStream }, (_, i) => 10_000 + i),
+    );
+    assert.ok(ra.every((r) => r.code === status.OK && r.results.length === 2));
+    assert.ok(rb.every((r, i) => (i % 2 === 0 ? r.atomic?.committed === true : r.results.length === 1)));
+    a.end();
+    b.end();
+    const queues = t.server.engine.listQueues();
+    assert.equal(queues.find((q) => q.name === 'produce-a')?.counts.ready, 2 * perStream);
+    assert.equal(queues.find((q) => q.name === 'produce-b')?.counts.ready, perStream);
+  });
+
+  test('a Produce message error comes back in its answer and the stream goes on', async () => {
+    const s = t.client.produce() as ClientDuplexStream<ProduceRequest, ProduceResponse>;
+    const got = collect(s, (x) => x.length === 2);
+    s.write({ sequence: 1, jobs: [], atomic: false });
+    s.write({ sequence: 2, jobs: [job('produce-ok')], atomic: false });
+    const [first, second] = await got;
+    assert.equal(first?.code, status.INVALID_ARGUMENT);
+    assert.match(first?.message ?? '', /empty/);
+    assert.equal(second?.code, status.OK);
+    s.end();
+  });
+
+  test('Work pushes no more jobs than the credit granted', async () => {
+    for (let i = 0; i < 10; i++) await call(t.client, t.client.enqueue, { job: job('credit', i) });
+    const w = t.client.work() as ClientDuplexStream<WorkRequest, WorkResponse>;
+    const jobs: WorkResponse[] = [];
+    w.on('data', (m: WorkResponse) => jobs.push(m));
+    w.write({
+      requestId: 0,
+      kind: { $case: 'subscribe', value: { queues: ['credit'], leaseDurationMs: 60_000, workerId: 'w' } },
+    });
+    w.write({ requestId: 0, kind: { $case: 'credit', value: { jobs: 3 } } });
+    await collect(w, () => jobs.length >= 3);
+    await settle();
+    assert.equal(jobs.length, 3, 'exactly the credit');
+    // Acking does not return credit by itself.
+    const first = jobs[0]?.kind;
+    assert.ok(first?.$case === 'job');
+    w.write({
+      requestId: 7,
+      kind: { $case: 'ack', value: { jobId: first.value.jobId, attempt: first.value.attempt } },
+    });
+    await collect(w, () => jobs.some((m) => m.kind?.$case === 'settled'));
+    const settled = jobs.find((m) => m.kind?.$case === 'settled')?.kind;
+    assert.ok(settled?.$case === 'settled');
+    assert.equal(settled.value.requestId, 7);
+    assert.equal(settled.value.code, status.OK);
+    await settle();
+    assert.equal(jobs.filter((m) => m.kind?.$case === 'job').length, 3);
+    w.write({ requestId: 0, kind: { $case: 'credit', value: { jobs: 2 } } });
+    await collect(w, () => jobs.filter((m) => m.kind?.$case === 'job').length === 5);
+    await settle();
+    assert.equal(jobs.filter((m) => m.kind?.$case === 'job').length, 5);
+    w.cancel();
+  });
+
+  test('a job pushed on Work can be acked over unary Ack', async () => {
+    const { jobId } = await call(t.client, t.client.enqueue, { job: job('mixed') });
+    const w = t.client.work() as ClientDuplexStream<WorkRequest, WorkResponse>;
+    w.write({
+      requestId: 0,
+      kind: { $case: 'subscribe', value: { queues: ['mixed'], leaseDurationMs: 60_000, workerId: '' } },
+    });
+    w.write({ requestId: 0, kind: { $case: 'credit', value: { jobs: 1 } } });
+    const [pushed] = await collect(w, (s) => s.length === 1);
+    assert.ok(pushed?.kind?.$case === 'job');
+    assert.equal(pushed.kind.value.jobId, jobId);
+    await call(t.client, t.client.ack, { jobId, attempt: pushed.kind.value.attempt });
+    w.cancel();
+  });
+
+  test('a stream cut mid-job leaves the lease to expire, then the job is delivered again', async () => {
+    const { jobId } = await call(t.client, t.client.enqueue, { job: job('cut') });
+    const w = t.connect().work() as ClientDuplexStream<WorkRequest, WorkResponse>;
+    w.on('error', () => {});
+    w.write({
+      requestId: 0,
+      kind: { $case: 'subscribe', value: { queues: ['cut'], leaseDurationMs: 5000, workerId: '' } },
+    });
+    w.write({ requestId: 0, kind: { $case: 'credit', value: { jobs: 1 } } });
+    const [pushed] = await collect(w, (s) => s.length === 1);
+    assert.ok(pushed?.kind?.$case === 'job');
+    w.cancel();
+    await settle();
+    assert.equal(t.server.engine.getJob(jobId).state, 'leased');
+    clock.advance(5001);
+    await t.server.engine.runMaintenance();
+    const again = await call(t.client, t.client.reserve, {
+      queues: ['cut'],
+      maxJobs: 1,
+      leaseDurationMs: 0,
+      waitTimeoutMs: 0,
+      workerId: '',
+    });
+    assert.equal(again.jobs[0]?.jobId, jobId);
+    assert.equal(again.jobs[0]?.attempt, 2);
+  });
+
+  test('Work settlements answer errors in place; a message before subscribe ends the stream', async () => {
+    const w = t.client.work() as ClientDuplexStream<WorkRequest, WorkResponse>;
+    w.write({
+      requestId: 0,
+      kind: { $case: 'subscribe', value: { queues: ['settle-errors'], leaseDurationMs: 0, workerId: '' } },
+    });
+    w.write({
+      requestId: 3,
+      kind: {
+        $case: 'nack',
+        value: {
+          jobId: '0190a4c2-0000-7000-8000-000000000000',
+          attempt: 1,
+          errorMessage: 'x',
+          directive: undefined,
+        },
+      },
+    });
+    const [answer] = await collect(w, (s) => s.length === 1);
+    assert.ok(answer?.kind?.$case === 'settled');
+    assert.equal(answer.kind.value.requestId, 3);
+    assert.equal(answer.kind.value.code, status.NOT_FOUND);
+    w.cancel();
+
+    const bad = t.client.work() as ClientDuplexStream<WorkRequest, WorkResponse>;
+    bad.write({ requestId: 1, kind: { $case: 'credit', value: { jobs: 1 } } });
+    const error = await new Promise<ServiceError>((resolve) => bad.on('error', resolve));
+    assert.equal(error.code, status.FAILED_PRECONDITION);
+    assert.match(error.details, /subscribe first/);
+  });
+
+  test('a nack on the stream records the error and returns the job', async () => {
+    const { jobId } = await call(t.client, t.client.enqueue, { job: job('stream-nack') });
+    const w = t.client.work() as ClientDuplexStream<WorkRequest, WorkResponse>;
+    w.write({
+      requestId: 0,
+      kind: { $case: 'subscribe', value: { queues: ['stream-nack'], leaseDurationMs: 0, workerId: '' } },
+    });
+    w.write({ requestId: 0, kind: { $case: 'credit', value: { jobs: 1 } } });
+    const seen = await collect(w, (s) => s.length === 1);
+    const pushed = seen[0]?.kind;
+    assert.ok(pushed?.$case === 'job');
+    w.write({
+      requestId: 9,
+      kind: {
+        $case: 'nack',
+        value: {
+          jobId,
+          attempt: pushed.value.attempt,
+          errorMessage: 'boom',
+          directive: { $case: 'retryDelayMs', value: 60_000 },
+        },
+      },
+    });
+    await collect(w, (s) => s.some((m) => m.kind?.$case === 'settled'));
+    const settled = seen.find((m) => m.kind?.$case === 'settled')?.kind;
+    assert.ok(settled?.$case === 'settled' && settled.value.result?.$case === 'nack');
+    assert.equal(settled.value.result.value.state, JobState.SCHEDULED);
+    assert.equal(t.server.engine.getJob(jobId).lastError, 'boom');
+    w.cancel();
+  });
+});
