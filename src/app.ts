@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { configWarnings, type SeppConfig } from './config/index.ts';
 import { type Clock, systemClock } from './engine/clock.ts';
 import { Engine } from './engine/engine.ts';
-import { type ApiKey, createRpcServer, type RpcServer } from './rpc/index.ts';
+import { type ApiKey, createRpcServer, type RpcServer, removeStaleBackups } from './rpc/index.ts';
 import { DataDirInUseError, openDataDir } from './store/open.ts';
 import type { Logger } from './telemetry/logger.ts';
 
@@ -54,6 +54,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     if (error instanceof DataDirInUseError) throw new StartupError(`${error.message} (server.data_dir)`);
     throw error;
   }
+  removeStaleBackups(config.server.dataDir);
   const engine = new Engine(db, config.engine, {
     clock,
     onMaintenanceError: (error) => logger.warn('maintenance.failed', { error: error.message }),
@@ -67,6 +68,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
   const tls = config.grpc.tls;
   const rpc: RpcServer = createRpcServer({
     engine,
+    dataDir: config.server.dataDir,
     apiKeys,
     facts: {
       version: deps.build.version,

@@ -9,6 +9,7 @@ import { hideBin } from 'yargs/helpers';
 import { buildInfo } from '../build-info.ts';
 import { runningAsSea, verifySeaAssets } from '../store/sea-assets.ts';
 import { runStoreSelfTest } from '../store/selftest.ts';
+import { registerBackupCommand } from './commands/backup.ts';
 import { registerConfigCommands } from './config-commands.ts';
 import { registerServeCommand } from './serve.ts';
 
@@ -30,6 +31,7 @@ export function cli(argv: readonly string[]) {
     });
   registerServeCommand(parser);
   registerConfigCommands(parser);
+  registerBackupCommand(parser);
   parser.command(
     'selftest',
     'Check that this build can run SQLite (and, in the single executable, that its assets are intact)',

@@ -65,6 +65,8 @@ export interface EngineDeps {
 }
 
 const deadPageDefault = 100;
+/** Pages copied per backup step: small enough that each step is a short pause for everything else. */
+const backupPagesPerStep = 256;
 
 export class Engine {
   private readonly ctx: EngineContext;
@@ -75,6 +77,7 @@ export class Engine {
   private closing = false;
   /** Set by drainWaiters(): reserves stop waiting, writes still work. */
   private draining = false;
+  private backupRunning = false;
 
   constructor(
     db: Db,
@@ -529,6 +532,35 @@ export class Engine {
   /** Promotes due scheduled jobs, expires leases and sweeps retention now. */
   runMaintenance(): Promise<MaintenanceReport> {
     return this.write((tx) => this.maintenance.run(tx));
+  }
+
+  /**
+   * Copies the live database to `destinationPath` with SQLite's online backup
+   * API, a few hundred pages per step, so other work goes on meanwhile; writes
+   * made during the copy are included. One backup at a time.
+   */
+  async backup(
+    destinationPath: string,
+    onProgress?: (pagesDone: number, pagesTotal: number) => void,
+  ): Promise<void> {
+    if (this.closing) throw new SeppError('unavailable', 'sepp is shutting down');
+    if (this.backupRunning)
+      throw new SeppError('resource_exhausted', 'a backup is already running; try again when it ends');
+    this.backupRunning = true;
+    try {
+      await this.ctx.db.backup(destinationPath, {
+        progress: ({ totalPages, remainingPages }) => {
+          onProgress?.(totalPages - remainingPages, totalPages);
+          return backupPagesPerStep;
+        },
+      });
+    } catch (error) {
+      throw isStorageFailure(error)
+        ? new SeppError('unavailable', `backup failed: ${describe(error)}`, { cause: error })
+        : toSeppError(error);
+    } finally {
+      this.backupRunning = false;
+    }
   }
 
   /** Long-polls waiting now. */

@@ -8,6 +8,7 @@ import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation } from 'grpc-health-check';
 import type { Engine } from '../engine/engine.ts';
 import { type ApiKey, Authenticator } from './auth.ts';
+import { createBackupHandler } from './backup-stream.ts';
 import { descriptorSetBase64 } from './gen/descriptor-set.js';
 import { QueueServiceService } from './gen/sepp/v1/queue_service.js';
 import { createProduceHandler } from './produce-stream.ts';
@@ -17,6 +18,8 @@ import { createWorkHandler } from './work-stream.ts';
 
 export interface RpcServerOptions {
   engine: Engine;
+  /** Where Backup writes its temporary copy. */
+  dataDir: string;
   apiKeys: readonly ApiKey[];
   facts: ServerFacts;
   tls?: { certPem: Buffer; keyPem: Buffer };
@@ -75,6 +78,7 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
     ...createUnaryHandlers(ctx),
     produce: createProduceHandler(ctx),
     work: createWorkHandler(ctx),
+    backup: createBackupHandler(ctx, options.dataDir),
   });
 
   const health = new HealthImplementation({ '': 'SERVING', [serviceName]: 'SERVING' });

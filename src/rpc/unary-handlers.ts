@@ -26,7 +26,7 @@ import { MalformedRequest, type RpcContext } from './rpc-context.ts';
 import { toServiceError } from './status.ts';
 import { requireAttempt, requireJobId, requireString } from './validate-fields.ts';
 
-type UnaryHandlers = Omit<QueueServiceServer, 'produce' | 'work'>;
+type UnaryHandlers = Omit<QueueServiceServer, 'produce' | 'work' | 'backup'>;
 
 export function createUnaryHandlers(ctx: RpcContext): UnaryHandlers {
   const { engine } = ctx;

@@ -80,7 +80,7 @@ test('stream messages carry their oneofs and correlation ids across the wire', (
   assert.deepEqual(ProduceResponse.decode(ProduceResponse.encode(failed).finish()), failed);
 });
 
-test('QueueService has exactly the published RPCs, Produce and Work bidirectional', () => {
+test('QueueService has exactly the published RPCs: Produce and Work bidirectional, Backup streams its answer', () => {
   const published = [
     'Enqueue',
     'EnqueueBatch',
@@ -99,6 +99,7 @@ test('QueueService has exactly the published RPCs, Produce and Work bidirectiona
     'RequeueDeadLetters',
     'DeleteDeadLetters',
     'GetServerInfo',
+    'Backup',
     'Produce',
     'Work',
   ];
@@ -109,6 +110,7 @@ test('QueueService has exactly the published RPCs, Produce and Work bidirectiona
   );
   const streaming = methods.filter((m) => m.requestStream || m.responseStream);
   assert.deepEqual(streaming.map((m) => [m.path, m.requestStream, m.responseStream]).sort(), [
+    ['/sepp.v1.QueueService/Backup', false, true],
     ['/sepp.v1.QueueService/Produce', true, true],
     ['/sepp.v1.QueueService/Work', true, true],
   ]);

@@ -293,6 +293,35 @@ export interface GetServerInfoResponse {
   strictQueues: boolean;
 }
 
+/** Backup has no options: it copies the whole database. */
+export interface BackupRequest {
+}
+
+/** One message of a Backup stream: progress while copying, then the data, then done. */
+export interface BackupChunk {
+  kind?:
+    | { $case: "progress"; value: BackupProgress }
+    | //
+    /** The next bytes of the database file, in order; at most 1 MiB each. */
+    { $case: "data"; value: Buffer }
+    | { $case: "done"; value: BackupDone }
+    | undefined;
+}
+
+/** How far the copy has got, in SQLite pages. */
+export interface BackupProgress {
+  pagesDone: number;
+  pagesTotal: number;
+}
+
+/** The end of a Backup stream: the whole file was sent. */
+export interface BackupDone {
+  /** Size of the database file in bytes (the sum of the data chunks). */
+  sizeBytes: number;
+  /** SHA-256 of the file, lower-case hex, to verify the copy. */
+  sha256: string;
+}
+
 function createBaseGetJobRequest(): GetJobRequest {
   return { jobId: "" };
 }
@@ -2142,6 +2171,370 @@ export const GetServerInfoResponse: MessageFns<GetServerInfoResponse> = {
     return message;
   },
 };
+
+function createBaseBackupRequest(): BackupRequest {
+  return {};
+}
+
+export const BackupRequest: MessageFns<BackupRequest> = {
+  encode(_: BackupRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BackupRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBackupRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): BackupRequest {
+    return {};
+  },
+
+  toJSON(_: BackupRequest): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BackupRequest>, I>>(base?: I): BackupRequest {
+    return BackupRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BackupRequest>, I>>(_: I): BackupRequest {
+    const message = createBaseBackupRequest();
+    return message;
+  },
+};
+
+function createBaseBackupChunk(): BackupChunk {
+  return { kind: undefined };
+}
+
+export const BackupChunk: MessageFns<BackupChunk> = {
+  encode(message: BackupChunk, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    switch (message.kind?.$case) {
+      case "progress":
+        BackupProgress.encode(message.kind.value, writer.uint32(10).fork()).join();
+        break;
+      case "data":
+        writer.uint32(18).bytes(message.kind.value);
+        break;
+      case "done":
+        BackupDone.encode(message.kind.value, writer.uint32(26).fork()).join();
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BackupChunk {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBackupChunk();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.kind = { $case: "progress", value: BackupProgress.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.kind = { $case: "data", value: Buffer.from(reader.bytes()) };
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.kind = { $case: "done", value: BackupDone.decode(reader, reader.uint32()) };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BackupChunk {
+    return {
+      kind: isSet(object.progress)
+        ? { $case: "progress", value: BackupProgress.fromJSON(object.progress) }
+        : isSet(object.data)
+        ? { $case: "data", value: Buffer.from(bytesFromBase64(object.data)) }
+        : isSet(object.done)
+        ? { $case: "done", value: BackupDone.fromJSON(object.done) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: BackupChunk): unknown {
+    const obj: any = {};
+    if (message.kind?.$case === "progress") {
+      obj.progress = BackupProgress.toJSON(message.kind.value);
+    } else if (message.kind?.$case === "data") {
+      obj.data = base64FromBytes(message.kind.value);
+    } else if (message.kind?.$case === "done") {
+      obj.done = BackupDone.toJSON(message.kind.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BackupChunk>, I>>(base?: I): BackupChunk {
+    return BackupChunk.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BackupChunk>, I>>(object: I): BackupChunk {
+    const message = createBaseBackupChunk();
+    switch (object.kind?.$case) {
+      case "progress": {
+        if (object.kind?.value !== undefined && object.kind?.value !== null) {
+          message.kind = { $case: "progress", value: BackupProgress.fromPartial(object.kind.value) };
+        }
+        break;
+      }
+      case "data": {
+        if (object.kind?.value !== undefined && object.kind?.value !== null) {
+          message.kind = { $case: "data", value: object.kind.value };
+        }
+        break;
+      }
+      case "done": {
+        if (object.kind?.value !== undefined && object.kind?.value !== null) {
+          message.kind = { $case: "done", value: BackupDone.fromPartial(object.kind.value) };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseBackupProgress(): BackupProgress {
+  return { pagesDone: 0, pagesTotal: 0 };
+}
+
+export const BackupProgress: MessageFns<BackupProgress> = {
+  encode(message: BackupProgress, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.pagesDone !== 0) {
+      writer.uint32(8).int64(message.pagesDone);
+    }
+    if (message.pagesTotal !== 0) {
+      writer.uint32(16).int64(message.pagesTotal);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BackupProgress {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBackupProgress();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.pagesDone = longToNumber(reader.int64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.pagesTotal = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BackupProgress {
+    return {
+      pagesDone: isSet(object.pagesDone)
+        ? globalThis.Number(object.pagesDone)
+        : isSet(object.pages_done)
+        ? globalThis.Number(object.pages_done)
+        : 0,
+      pagesTotal: isSet(object.pagesTotal)
+        ? globalThis.Number(object.pagesTotal)
+        : isSet(object.pages_total)
+        ? globalThis.Number(object.pages_total)
+        : 0,
+    };
+  },
+
+  toJSON(message: BackupProgress): unknown {
+    const obj: any = {};
+    if (message.pagesDone !== 0) {
+      obj.pagesDone = Math.round(message.pagesDone);
+    }
+    if (message.pagesTotal !== 0) {
+      obj.pagesTotal = Math.round(message.pagesTotal);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BackupProgress>, I>>(base?: I): BackupProgress {
+    return BackupProgress.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BackupProgress>, I>>(object: I): BackupProgress {
+    const message = createBaseBackupProgress();
+    message.pagesDone = object.pagesDone ?? 0;
+    message.pagesTotal = object.pagesTotal ?? 0;
+    return message;
+  },
+};
+
+function createBaseBackupDone(): BackupDone {
+  return { sizeBytes: 0, sha256: "" };
+}
+
+export const BackupDone: MessageFns<BackupDone> = {
+  encode(message: BackupDone, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sizeBytes !== 0) {
+      writer.uint32(8).int64(message.sizeBytes);
+    }
+    if (message.sha256 !== "") {
+      writer.uint32(18).string(message.sha256);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BackupDone {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBackupDone();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.sizeBytes = longToNumber(reader.int64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.sha256 = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BackupDone {
+    return {
+      sizeBytes: isSet(object.sizeBytes)
+        ? globalThis.Number(object.sizeBytes)
+        : isSet(object.size_bytes)
+        ? globalThis.Number(object.size_bytes)
+        : 0,
+      sha256: isSet(object.sha256) ? globalThis.String(object.sha256) : "",
+    };
+  },
+
+  toJSON(message: BackupDone): unknown {
+    const obj: any = {};
+    if (message.sizeBytes !== 0) {
+      obj.sizeBytes = Math.round(message.sizeBytes);
+    }
+    if (message.sha256 !== "") {
+      obj.sha256 = message.sha256;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BackupDone>, I>>(base?: I): BackupDone {
+    return BackupDone.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BackupDone>, I>>(object: I): BackupDone {
+    const message = createBaseBackupDone();
+    message.sizeBytes = object.sizeBytes ?? 0;
+    message.sha256 = object.sha256 ?? "";
+    return message;
+  },
+};
+
+function bytesFromBase64(b64: string): Uint8Array {
+  return Uint8Array.from(globalThis.Buffer.from(b64, "base64"));
+}
+
+function base64FromBytes(arr: Uint8Array): string {
+  return globalThis.Buffer.from(arr).toString("base64");
+}
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
 

@@ -8,8 +8,10 @@ import {
   Client,
   type ClientDuplexStream,
   type ClientOptions,
+  type ClientReadableStream,
   type ClientUnaryCall,
   type handleBidiStreamingCall,
+  type handleServerStreamingCall,
   type handleUnaryCall,
   makeGenericClientConstructor,
   type Metadata,
@@ -17,6 +19,8 @@ import {
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
 import {
+  BackupChunk,
+  BackupRequest,
   CancelJobRequest,
   CancelJobResponse,
   DeleteDeadLettersRequest,
@@ -364,6 +368,24 @@ export const QueueServiceService = {
     responseDeserialize: (value: Buffer): GetServerInfoResponse => GetServerInfoResponse.decode(value),
   },
   /**
+   * Streams an online, consistent copy of the database: a SQLite file that
+   * opens with `sqlite3` and that a server started on it serves as is. The
+   * server first copies the live database with SQLite's backup API (sending
+   * `progress` messages while it copies, without pausing other calls), then
+   * sends the copy as `data` chunks, then one `done` with its size and
+   * SHA-256. Role: admin. `sepp backup FILE` uses it.
+   * Errors: UNAVAILABLE (storage), RESOURCE_EXHAUSTED (a backup is already running).
+   */
+  backup: {
+    path: "/sepp.v1.QueueService/Backup" as const,
+    requestStream: false as const,
+    responseStream: true as const,
+    requestSerialize: (value: BackupRequest): Buffer => Buffer.from(BackupRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): BackupRequest => BackupRequest.decode(value),
+    responseSerialize: (value: BackupChunk): Buffer => Buffer.from(BackupChunk.encode(value).finish()),
+    responseDeserialize: (value: Buffer): BackupChunk => BackupChunk.decode(value),
+  },
+  /**
    * The producer's fast path. The client sends batches of jobs tagged with its
    * own sequence numbers; the server answers each, in arrival order, once its
    * jobs are durable, with the per-job results of EnqueueBatch (or, for an
@@ -503,6 +525,16 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    * limit and default.
    */
   getServerInfo: handleUnaryCall<GetServerInfoRequest, GetServerInfoResponse>;
+  /**
+   * Streams an online, consistent copy of the database: a SQLite file that
+   * opens with `sqlite3` and that a server started on it serves as is. The
+   * server first copies the live database with SQLite's backup API (sending
+   * `progress` messages while it copies, without pausing other calls), then
+   * sends the copy as `data` chunks, then one `done` with its size and
+   * SHA-256. Role: admin. `sepp backup FILE` uses it.
+   * Errors: UNAVAILABLE (storage), RESOURCE_EXHAUSTED (a backup is already running).
+   */
+  backup: handleServerStreamingCall<BackupRequest, BackupChunk>;
   /**
    * The producer's fast path. The client sends batches of jobs tagged with its
    * own sequence numbers; the server answers each, in arrival order, once its
@@ -859,6 +891,21 @@ export interface QueueServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetServerInfoResponse) => void,
   ): ClientUnaryCall;
+  /**
+   * Streams an online, consistent copy of the database: a SQLite file that
+   * opens with `sqlite3` and that a server started on it serves as is. The
+   * server first copies the live database with SQLite's backup API (sending
+   * `progress` messages while it copies, without pausing other calls), then
+   * sends the copy as `data` chunks, then one `done` with its size and
+   * SHA-256. Role: admin. `sepp backup FILE` uses it.
+   * Errors: UNAVAILABLE (storage), RESOURCE_EXHAUSTED (a backup is already running).
+   */
+  backup(request: BackupRequest, options?: Partial<CallOptions>): ClientReadableStream<BackupChunk>;
+  backup(
+    request: BackupRequest,
+    metadata?: Metadata,
+    options?: Partial<CallOptions>,
+  ): ClientReadableStream<BackupChunk>;
   /**
    * The producer's fast path. The client sends batches of jobs tagged with its
    * own sequence numbers; the server answers each, in arrival order, once its
