@@ -68,6 +68,8 @@ log(
 await step('bundle', async () => {
   await build({
     entryPoints: [join(root, 'src/cli/main.ts')],
+    // Paths in the bundle's comments are relative to this, whatever the caller's cwd.
+    absWorkingDir: root,
     outfile: bundlePath,
     bundle: true,
     platform: 'node',
@@ -79,12 +81,15 @@ await step('bundle', async () => {
       __SEPP_VERSION__: JSON.stringify(pkg.version),
       __SEPP_COMMIT__: JSON.stringify(commit),
       __SEPP_BUNDLED__: 'true',
+      // ESM-only dependencies (yargs 18 and yargs-parser call createRequire(import.meta.url))
+      // lose import.meta in a CommonJS bundle, silently: esbuild does not warn about it
+      // inside node_modules. Give them the bundle's own location, set by the banner.
+      // (src/ itself never uses import.meta: run from source it means something else.)
+      'import.meta.url': '__sepp_import_meta_url',
+      'import.meta.filename': '__filename',
+      'import.meta.dirname': '__dirname',
     },
-    // Inside a single executable the main script's `require` loads only built-in
-    // modules; better-sqlite3 requires its addon by path. Swap in a real require first.
-    banner: {
-      js: "if (require('node:sea').isSea()) require = require('node:module').createRequire(__filename);",
-    },
+    banner: { js: banner() },
     legalComments: 'eof',
     logLevel: 'warning',
   });
@@ -122,7 +127,9 @@ await step('asset manifest', () => {
 // 3. The single executable.
 const seaConfig = {
   ...baseConfig,
-  main: bundlePath,
+  // Node records this path as the script's file name (it shows in stack traces); relative
+  // to the repository it does not leak the build machine's directories.
+  main: relative(root, bundlePath),
   output: blobPath,
   assets: { ...assets, [manifestKey]: manifestPath },
 };
@@ -160,6 +167,16 @@ await step('check', () => {
   return `${version}; selftest OK`;
 });
 log(`done in ${seconds(performance.now() - started)}: ${relative(root, exePath) || exePath}`);
+
+/** Runs first in the bundle. */
+function banner() {
+  return [
+    // Inside a single executable the main script's `require` loads only built-in modules,
+    // and better-sqlite3 requires its addon by path: swap in a real require.
+    "if (require('node:sea').isSea()) require = require('node:module').createRequire(__filename);",
+    "var __sepp_import_meta_url = require('node:url').pathToFileURL(__filename).href;",
+  ].join('\n');
+}
 
 /** Short hash of HEAD, `-dirty` when tracked or untracked files differ from it; `unknown` outside git. */
 function gitCommit() {
