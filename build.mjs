@@ -32,6 +32,7 @@ import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
+import { packageFilesPlugin } from './scripts/esbuild-package-files.mjs';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
 const { values: flags } = parseArgs({
@@ -65,6 +66,13 @@ log(
 );
 
 // 1. Bundle.
+const packageFiles = packageFilesPlugin({
+  helper: join(root, 'src/store/package-files.ts'),
+  outDir,
+  // What dependencies read by __dirname today: .proto files. Add an extension here when a
+  // dependency needs another kind (the smoke test of the executable shows it).
+  dataExtensions: ['.proto'],
+});
 await step('bundle', async () => {
   await build({
     entryPoints: [join(root, 'src/cli/main.ts')],
@@ -90,6 +98,7 @@ await step('bundle', async () => {
       'import.meta.dirname': '__dirname',
     },
     banner: { js: banner() },
+    plugins: [packageFiles.plugin],
     legalComments: 'eof',
     logLevel: 'warning',
   });
@@ -102,6 +111,7 @@ const { [manifestKey]: _manifest, ...assets } = baseConfig.assets;
 if (existsSync(uiDist)) {
   for (const file of listFiles(uiDist)) assets[`ui/${relative(uiDist, file)}`] = file;
 }
+for (const [key, file] of packageFiles.dataFiles()) assets[key] = file;
 for (const [key, file] of Object.entries(assets)) {
   const path = resolve(root, file);
   if (!existsSync(path)) fail(`asset ${key}: ${path} does not exist (run npm ci?)`);
@@ -120,8 +130,12 @@ await step('asset manifest', () => {
       return { key, sizeBytes: data.byteLength, sha256: createHash('sha256').update(data).digest('hex') };
     });
   writeFileSync(manifestPath, `${JSON.stringify({ assets: entries }, null, 2)}\n`);
-  const uiCount = entries.filter((e) => e.key.startsWith('ui/')).length;
-  return `${entries.length} assets (${uiCount} UI files${existsSync(uiDist) ? '' : ', no ui/dist yet'}), ${humanSize(entries.reduce((n, e) => n + e.sizeBytes, 0))}`;
+  const count = (prefix) => entries.filter((e) => e.key.startsWith(prefix)).length;
+  const ui = existsSync(uiDist) ? `${count('ui/')} UI files` : 'no ui/dist yet';
+  const pkgs = packageFiles.packages().map((p) => p.replace(/^node_modules\//, ''));
+  const files = `${count('files/')} files of ${pkgs.length ? pkgs.join(', ') : 'no package'} read by __dirname`;
+  const total = humanSize(entries.reduce((n, e) => n + e.sizeBytes, 0));
+  return `${entries.length} assets (${ui}; ${files}), ${total}`;
 });
 
 // 3. The single executable.
