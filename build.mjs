@@ -74,7 +74,8 @@ const packageFiles = packageFilesPlugin({
   dataExtensions: ['.proto'],
 });
 await step('bundle', async () => {
-  await build({
+  const { metafile } = await build({
+    metafile: true,
     entryPoints: [join(root, 'src/cli/main.ts')],
     // Paths in the bundle's comments are relative to this, whatever the caller's cwd.
     absWorkingDir: root,
@@ -102,6 +103,14 @@ await step('bundle', async () => {
     legalComments: 'eof',
     logLevel: 'warning',
   });
+  // With useCodeCache, Node 20 cannot run import() in the executable. esbuild turns
+  // import() of bundled modules into plain calls; one left pointing outside would fail.
+  const dynamic = Object.values(metafile.outputs).flatMap((o) =>
+    o.imports.filter((i) => i.kind === 'dynamic-import' && i.external).map((i) => i.path),
+  );
+  if (baseConfig.useCodeCache && dynamic.length > 0) {
+    fail(`import() of ${dynamic.join(', ')} stays in the bundle; it cannot run with useCodeCache`);
+  }
   return size(bundlePath);
 });
 
