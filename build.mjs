@@ -2,8 +2,9 @@
 // Builds sepp into one executable (`npm run build`):
 //   1. esbuild bundles src/cli/main.ts and everything it imports into dist/sepp.cjs
 //      (CommonJS, because a Node 20 single executable runs exactly one CommonJS script);
-//   2. the SEA assets are collected — the better-sqlite3 addon, ui/dist/** when it exists —
-//      and described in a manifest, since Node 20 cannot list embedded assets;
+//   2. the SEA assets are collected — the better-sqlite3 addon, ui/dist/** when it exists,
+//      the .proto files dependencies read by __dirname (scripts/esbuild-package-files.mjs)
+//      — and described in a manifest, since Node 20 cannot list embedded assets;
 //   3. `node --experimental-sea-config` turns the bundle and the assets into a blob, and
 //      postject injects the blob into a copy of this machine's node binary: dist/sepp.
 //
