@@ -2,8 +2,9 @@
 // Builds sepp into one executable (`npm run build`):
 //   1. esbuild bundles src/cli/main.ts and everything it imports into dist/sepp.cjs
 //      (CommonJS, because a Node 20 single executable runs exactly one CommonJS script);
-//   2. the SEA assets are collected — the better-sqlite3 addon, ui/dist/** when it exists —
-//      and described in a manifest, since Node 20 cannot list embedded assets;
+//   2. the SEA assets are collected — the better-sqlite3 addon, ui/dist/** when it exists,
+//      the .proto files dependencies read by __dirname (scripts/esbuild-package-files.mjs)
+//      — and described in a manifest, since Node 20 cannot list embedded assets;
 //   3. `node --experimental-sea-config` turns the bundle and the assets into a blob, and
 //      postject injects the blob into a copy of this machine's node binary: dist/sepp.
 //
@@ -32,7 +33,7 @@ import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
-import { embedProtosPlugin } from './scripts/esbuild-embed-protos.mjs';
+import { packageFilesPlugin } from './scripts/esbuild-package-files.mjs';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
 const { values: flags } = parseArgs({
@@ -66,9 +67,19 @@ log(
 );
 
 // 1. Bundle.
+const packageFiles = packageFilesPlugin({
+  helper: join(root, 'src/store/package-files.ts'),
+  outDir,
+  // What dependencies read by __dirname today: .proto files. Add an extension here when a
+  // dependency needs another kind (the smoke test of the executable shows it).
+  dataExtensions: ['.proto'],
+});
 await step('bundle', async () => {
-  await build({
+  const { metafile } = await build({
+    metafile: true,
     entryPoints: [join(root, 'src/cli/main.ts')],
+    // Paths in the bundle's comments are relative to this, whatever the caller's cwd.
+    absWorkingDir: root,
     outfile: bundlePath,
     bundle: true,
     platform: 'node',
@@ -80,21 +91,27 @@ await step('bundle', async () => {
       __SEPP_VERSION__: JSON.stringify(pkg.version),
       __SEPP_COMMIT__: JSON.stringify(commit),
       __SEPP_BUNDLED__: 'true',
-      // ESM dependencies (yargs) read import.meta.url, which a CommonJS bundle lacks.
+      // ESM-only dependencies (yargs 18 and yargs-parser call createRequire(import.meta.url))
+      // lose import.meta in a CommonJS bundle, silently: esbuild does not warn about it
+      // inside node_modules. Give them the bundle's own location, set by the banner.
+      // (src/ itself never uses import.meta: run from source it means something else.)
       'import.meta.url': '__sepp_import_meta_url',
+      'import.meta.filename': '__filename',
+      'import.meta.dirname': '__dirname',
     },
-    // Inside a single executable the main script's `require` loads only built-in
-    // modules; better-sqlite3 requires its addon by path. Swap in a real require first.
-    banner: {
-      js: [
-        "if (require('node:sea').isSea()) require = require('node:module').createRequire(__filename);",
-        "var __sepp_import_meta_url = require('node:url').pathToFileURL(__filename).href;",
-      ].join('\n'),
-    },
-    plugins: [embedProtosPlugin(root)],
+    banner: { js: banner() },
+    plugins: [packageFiles.plugin],
     legalComments: 'eof',
     logLevel: 'warning',
   });
+  // With useCodeCache, Node 20 cannot run import() in the executable. esbuild turns
+  // import() of bundled modules into plain calls; one left pointing outside would fail.
+  const dynamic = Object.values(metafile.outputs).flatMap((o) =>
+    o.imports.filter((i) => i.kind === 'dynamic-import' && i.external).map((i) => i.path),
+  );
+  if (baseConfig.useCodeCache && dynamic.length > 0) {
+    fail(`import() of ${dynamic.join(', ')} stays in the bundle; it cannot run with useCodeCache`);
+  }
   return size(bundlePath);
 });
 
@@ -104,6 +121,7 @@ const { [manifestKey]: _manifest, ...assets } = baseConfig.assets;
 if (existsSync(uiDist)) {
   for (const file of listFiles(uiDist)) assets[`ui/${relative(uiDist, file)}`] = file;
 }
+for (const [key, file] of packageFiles.dataFiles()) assets[key] = file;
 for (const [key, file] of Object.entries(assets)) {
   const path = resolve(root, file);
   if (!existsSync(path)) fail(`asset ${key}: ${path} does not exist (run npm ci?)`);
@@ -122,14 +140,20 @@ await step('asset manifest', () => {
       return { key, sizeBytes: data.byteLength, sha256: createHash('sha256').update(data).digest('hex') };
     });
   writeFileSync(manifestPath, `${JSON.stringify({ assets: entries }, null, 2)}\n`);
-  const uiCount = entries.filter((e) => e.key.startsWith('ui/')).length;
-  return `${entries.length} assets (${uiCount} UI files${existsSync(uiDist) ? '' : ', no ui/dist yet'}), ${humanSize(entries.reduce((n, e) => n + e.sizeBytes, 0))}`;
+  const count = (prefix) => entries.filter((e) => e.key.startsWith(prefix)).length;
+  const ui = existsSync(uiDist) ? `${count('ui/')} UI files` : 'no ui/dist yet';
+  const pkgs = packageFiles.packages().map((p) => p.replace(/^node_modules\//, ''));
+  const files = `${count('files/')} files of ${pkgs.length ? pkgs.join(', ') : 'no package'} read by __dirname`;
+  const total = humanSize(entries.reduce((n, e) => n + e.sizeBytes, 0));
+  return `${entries.length} assets (${ui}; ${files}), ${total}`;
 });
 
 // 3. The single executable.
 const seaConfig = {
   ...baseConfig,
-  main: bundlePath,
+  // Node records this path as the script's file name (it shows in stack traces); relative
+  // to the repository it does not leak the build machine's directories.
+  main: relative(root, bundlePath),
   output: blobPath,
   assets: { ...assets, [manifestKey]: manifestPath },
 };
@@ -167,6 +191,16 @@ await step('check', () => {
   return `${version}; selftest OK`;
 });
 log(`done in ${seconds(performance.now() - started)}: ${relative(root, exePath) || exePath}`);
+
+/** Runs first in the bundle. */
+function banner() {
+  return [
+    // Inside a single executable the main script's `require` loads only built-in modules,
+    // and better-sqlite3 requires its addon by path: swap in a real require.
+    "if (require('node:sea').isSea()) require = require('node:module').createRequire(__filename);",
+    "var __sepp_import_meta_url = require('node:url').pathToFileURL(__filename).href;",
+  ].join('\n');
+}
 
 /** Short hash of HEAD, `-dirty` when tracked or untracked files differ from it; `unknown` outside git. */
 function gitCommit() {

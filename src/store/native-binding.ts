@@ -7,25 +7,22 @@
  *   package, so `bindings` would search next to dist/ and fail; resolve the addon from
  *   node_modules instead.
  * - The single executable: the addon is an embedded asset. A shared library can only be
- *   loaded from a file, so it is written to a private directory
- *   `$TMPDIR/sepp-native-<pid>-XXXXXX` (mode 0700, file mode 0500), loaded once, and the
- *   directory is removed when the process exits. Directories left by a process that
- *   died without exiting (SIGKILL, a crash) are removed by the next start.
+ *   loaded from a file, so it is written (mode 0500) into the process's private
+ *   directory (private-dir.ts: 0700, removed on exit) and loaded at once.
  *
  * Pass the result as better-sqlite3's `nativeBinding` option; `undefined` means "the
  * default".
  */
-import { chmodSync, lstatSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildInfo } from '../build-info.ts';
+import { privateRunDir } from './private-dir.ts';
 import { readSeaAsset, runningAsSea } from './sea-assets.ts';
 
 /** The asset key build.mjs embeds the addon under. */
 export const nativeAddonAssetKey = 'native/better_sqlite3.node';
 
-const dirPrefix = 'sepp-native-';
 const addonFileName = 'better_sqlite3.node';
 
 let resolved: { path: string | undefined } | undefined;
@@ -51,17 +48,13 @@ function resolveFromNodeModules(): string {
 }
 
 function extractAddon(): string {
-  removeStaleNativeDirs(tmpdir());
   const data = readSeaAsset(nativeAddonAssetKey);
   if (data === undefined) {
     throw new Error(
       `this executable carries no ${nativeAddonAssetKey}: it was built incorrectly, rebuild it`,
     );
   }
-  const dir = mkdtempSync(join(tmpdir(), `${dirPrefix}${process.pid}-`));
-  // mkdtemp already creates 0700; say so explicitly, whatever the umask.
-  chmodSync(dir, 0o700);
-  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  const dir = privateRunDir();
   const file = join(dir, addonFileName);
   writeFileSync(file, data, { mode: 0o500, flag: 'wx' });
   preload(file, dir);
@@ -82,45 +75,5 @@ function preload(file: string, dir: string): void {
       `could not load the embedded SQLite addon from ${dir}: ${reason}. ` +
         'If that file system is mounted noexec, point TMPDIR at a directory that allows executables.',
     );
-  }
-}
-
-/**
- * Removes `sepp-native-<pid>-*` directories in `base` whose process is gone and which
- * belong to this user. Best effort: a failure here must never stop the server from
- * starting. (A pid reused since, or a live process in another pid namespace sharing this
- * directory, keeps or loses a directory it no longer needs once its addon is loaded.)
- */
-export function removeStaleNativeDirs(base: string): void {
-  let names: string[];
-  try {
-    names = readdirSync(base);
-  } catch {
-    return;
-  }
-  const uid = process.getuid?.();
-  for (const name of names) {
-    const match = /^sepp-native-(\d+)-/.exec(name);
-    const pid = Number(match?.[1]);
-    if (!match || pid === process.pid || processAlive(pid)) continue;
-    const dir = join(base, name);
-    try {
-      const stat = lstatSync(dir);
-      // Only our own real directories: never follow a symlink or touch another user's files.
-      if (!stat.isDirectory() || (uid !== undefined && stat.uid !== uid)) continue;
-      rmSync(dir, { recursive: true, force: true });
-    } catch {
-      // Raced with another process cleaning up, or not ours to remove.
-    }
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

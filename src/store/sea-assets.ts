@@ -18,7 +18,10 @@ import { getAsset, isSea } from 'node:sea';
 export const manifestAssetKey = 'sepp-assets.json';
 
 export interface SeaAsset {
-  /** The key to read it with, e.g. `native/better_sqlite3.node` or `ui/index.html`. */
+  /**
+   * The key to read it with: `native/better_sqlite3.node`, `ui/<path under ui/dist>`, or
+   * `files/node_modules/<package>/<path>` (package-files.ts).
+   */
   readonly key: string;
   readonly sizeBytes: number;
   /** Lower-case hex SHA-256 of the content. */

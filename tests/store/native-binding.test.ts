@@ -4,7 +4,8 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { nativeBindingPath, removeStaleNativeDirs } from '../../src/store/native-binding.ts';
+import { nativeBindingPath } from '../../src/store/native-binding.ts';
+import { removeStaleNativeDirs } from '../../src/store/private-dir.ts';
 import { readSeaAsset, runningAsSea, seaAssets, verifySeaAssets } from '../../src/store/sea-assets.ts';
 
 test('from source there is no single executable: default addon, no embedded assets', () => {

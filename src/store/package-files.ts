@@ -1,0 +1,63 @@
+/**
+ * `__dirname` for bundled dependencies that read their own files at run time.
+ *
+ * Some dependencies load data files by a path built from `__dirname` — grpc-health-check
+ * and @grpc/reflection read their `.proto` files as they load. In the bundle `__dirname`
+ * would be dist/ (or, in the single executable, the executable's directory) and the
+ * files are not there. So build.mjs starts each such module with
+ *
+ *     var __dirname = require(".../package-files.ts").packageDir(
+ *       "node_modules/grpc-health-check/build/src", "../node_modules/grpc-health-check/build/src");
+ *
+ * and embeds those packages' data files as assets under `files/node_modules/...`.
+ *
+ * - Bundled, not the executable (`node dist/sepp.cjs`): the module's real directory,
+ *   relative to the bundle.
+ * - The executable: on first call every `files/` asset is written to the process's
+ *   private directory (private-dir.ts), mirroring node_modules, and the module's
+ *   directory inside that mirror is returned.
+ * Never called when run from source: nothing rewrites the modules then.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { privateRunDir } from './private-dir.ts';
+import { readSeaAsset, runningAsSea, seaAssets } from './sea-assets.ts';
+
+/** Prefix of the asset keys build.mjs embeds dependencies' data files under. */
+export const packageFileKeyPrefix = 'files/';
+
+let mirror: string | undefined;
+
+/**
+ * @param mirrorDir the module's directory from the first `node_modules/` on, as mirrored
+ * @param fromBundleDir the module's real directory relative to the bundle's directory
+ */
+export function packageDir(mirrorDir: string, fromBundleDir: string): string {
+  if (!runningAsSea()) {
+    // `__filename` is the bundle: this is only ever called from bundled code.
+    return resolve(
+      dirname(typeof __filename === 'string' ? __filename : (process.argv[1] ?? '.')),
+      fromBundleDir,
+    );
+  }
+  mirror ??= extractPackageFiles();
+  const dir = join(mirror, mirrorDir);
+  // Create it even if it holds no files: paths like `${__dirname}/../../proto` only
+  // resolve through directories that exist.
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+function extractPackageFiles(): string {
+  const root = privateRunDir();
+  for (const key of seaAssets().keys()) {
+    if (!key.startsWith(packageFileKeyPrefix)) continue;
+    const path = join(root, key.slice(packageFileKeyPrefix.length));
+    // build.mjs never produces `..` in keys; a key that escapes would be a build bug.
+    if (!path.startsWith(`${root}/`))
+      throw new Error(`embedded file ${key} lies outside the private directory`);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, readSeaAsset(key) ?? Buffer.alloc(0), { mode: 0o400 });
+  }
+  return root;
+}
