@@ -9,12 +9,15 @@
  * after the existing ones.
  */
 import assert from 'node:assert/strict';
-import { type SpawnSyncReturns, spawnSync } from 'node:child_process';
+import { type ChildProcess, type SpawnSyncReturns, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { credentials } from '@grpc/grpc-js';
+import { QueueServiceClient } from '../../src/rpc/gen/sepp/v1/queue_service.js';
+import { call } from '../helpers/server.ts';
 import { allowedSyscalls, commandExists, tracedSyscalls } from './syscalls.ts';
 import { readUnitDirectives } from './unit-file.ts';
 
@@ -69,6 +72,115 @@ describe('single executable, copied alone into an empty directory', { timeout: 1
     const run = sepp('no-such-command');
     assert.notEqual(run.status, 0);
     assert.match(run.stderr, /usage/);
+  });
+
+  /** Starts `sepp serve` from the copied binary; resolves once it logs its gRPC port. */
+  async function serve(dataDir: string): Promise<{ child: ChildProcess; port: number; logs: () => string }> {
+    const child = spawn(
+      exe,
+      [
+        'serve',
+        '--data-dir',
+        dataDir,
+        '--grpc-listen',
+        '127.0.0.1:0',
+        '--admin-listen',
+        '127.0.0.1:0',
+        '--log-format',
+        'json',
+      ],
+      {
+        cwd: join(work, 'home'),
+        env: { PATH: '/usr/bin:/bin', TMPDIR: tmp },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
+    let logs = '';
+    const port = await new Promise<number>((resolve, reject) => {
+      child.stderr?.on('data', (chunk: Buffer) => {
+        logs += chunk.toString();
+        const started = logs.split('\n').find((l) => l.includes('"server.started"'));
+        if (started) resolve(Number((JSON.parse(started) as { grpc: string }).grpc.split(':').pop()));
+      });
+      child.on('exit', (code) => reject(new Error(`sepp serve exited with ${code}: ${logs}`)));
+    });
+    return { child, port, logs: () => logs };
+  }
+
+  const job = (n: number) => ({
+    queue: 'smoke',
+    type: 'ping',
+    payload: Buffer.from(`{"n":${n}}`),
+    contentType: 'application/json',
+    priority: 0,
+    schedule: undefined,
+    maxAttempts: 0,
+    idempotencyKey: '',
+    metadata: {},
+    traceparent: '',
+    tracestate: '',
+  });
+  let backedUpJobId = '';
+
+  test('serve: enqueue, reserve and ack through the client; backup; SIGTERM exits 0', async () => {
+    const server = await serve(join(work, 'data'));
+    const client = new QueueServiceClient(`127.0.0.1:${server.port}`, credentials.createInsecure());
+    try {
+      const first = await call(client, client.enqueue, { job: job(1) });
+      const second = await call(client, client.enqueue, { job: job(2) });
+      backedUpJobId = second.jobId;
+      const { jobs } = await call(client, client.reserve, {
+        queues: ['smoke'],
+        maxJobs: 1,
+        leaseDurationMs: 0,
+        waitTimeoutMs: 1000,
+        workerId: '',
+      });
+      assert.equal(jobs[0]?.jobId, first.jobId);
+      await call(client, client.ack, { jobId: first.jobId, attempt: 1 });
+      const backup = await new Promise<SpawnSyncReturns<string>>((resolve) => {
+        const child = spawn(exe, ['backup', join(work, 'copy.db'), '--server', `127.0.0.1:${server.port}`], {
+          cwd: join(work, 'home'),
+          env: { PATH: '/usr/bin:/bin', TMPDIR: tmp },
+        });
+        let stderr = '';
+        child.stderr.on('data', (c: Buffer) => {
+          stderr += c.toString();
+        });
+        child.on('exit', (status) => resolve({ status, stderr, stdout: '' } as SpawnSyncReturns<string>));
+      });
+      assert.equal(backup.status, 0, backup.stderr);
+      assert.match(backup.stderr, /backup written to/);
+    } finally {
+      client.close();
+    }
+    const exited = new Promise<number | null>((resolve) => server.child.on('exit', (code) => resolve(code)));
+    server.child.kill('SIGTERM');
+    assert.equal(await exited, 0, server.logs());
+  });
+
+  test('a server started on the backup serves the same jobs', async () => {
+    const restored = join(work, 'restored');
+    mkdirSync(restored);
+    copyFileSync(join(work, 'copy.db'), join(restored, 'sepp.db'));
+    const server = await serve(restored);
+    const client = new QueueServiceClient(`127.0.0.1:${server.port}`, credentials.createInsecure());
+    try {
+      const { jobs } = await call(client, client.reserve, {
+        queues: ['smoke'],
+        maxJobs: 10,
+        leaseDurationMs: 0,
+        waitTimeoutMs: 0,
+        workerId: '',
+      });
+      assert.deepEqual(
+        jobs.map((j) => j.jobId),
+        [backedUpJobId],
+      );
+    } finally {
+      client.close();
+      server.child.kill('SIGTERM');
+    }
   });
 
   const traceSkip = ['strace', 'systemd-analyze'].filter((c) => !commandExists(c));
