@@ -5,7 +5,7 @@
  * travels in its answer's `code`/`message` and the stream stays open.
  *
  * Back-pressure: at most `maxPendingMessages` messages are in flight per
- * stream; beyond that the stream stops reading until answers go out.
+ * stream, and answers the client has not read stop the reading too (ReadGate).
  */
 import { type handleBidiStreamingCall, type ServerDuplexStream, status } from '@grpc/grpc-js';
 import { SeppError, toSeppError } from '../engine/errors.ts';
@@ -15,6 +15,7 @@ import {
   enqueueResultToProto,
   rejectionReasonToProto,
 } from './convert.ts';
+import { ReadGate } from './flow-control.ts';
 import type { ProduceRequest, ProduceResponse } from './gen/sepp/v1/produce.js';
 import { MalformedRequest, type RpcContext } from './rpc-context.ts';
 import { grpcStatusOf, toServiceError } from './status.ts';
@@ -35,7 +36,7 @@ export function createProduceHandler(
     let pending: Promise<unknown> = Promise.resolve();
     let inFlight = 0;
     let ended = false;
-    let paused = false;
+    const gate = new ReadGate(call);
     const stream = {
       endForShutdown: () => {
         ended = true;
@@ -65,10 +66,7 @@ export function createProduceHandler(
       const sequence = message instanceof MalformedRequest ? 0 : message.sequence;
       const answer = enqueueMessage(ctx, message);
       inFlight++;
-      if (inFlight >= maxPendingMessages && !paused) {
-        paused = true;
-        call.pause();
-      }
+      if (inFlight >= maxPendingMessages) gate.setRequestsBlocked(true);
       // Chain the writes so answers leave in arrival order even when a later message fails faster.
       pending = pending.then(async () => {
         const response = await answer.catch((error: unknown): ProduceResponse => {
@@ -76,11 +74,8 @@ export function createProduceHandler(
           return { sequence, code: grpcStatusOf[e.code], message: e.message, results: [] };
         });
         inFlight--;
-        if (!ended) call.write(response);
-        if (paused && inFlight < maxPendingMessages / 2) {
-          paused = false;
-          call.resume();
-        }
+        if (!ended) gate.write(response);
+        if (inFlight < maxPendingMessages / 2) gate.setRequestsBlocked(false);
       });
     });
   };

@@ -66,6 +66,8 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
     'grpc.max_send_message_length': facts.maxMessageBytes,
     'grpc.keepalive_time_ms': 60_000,
     'grpc.keepalive_permit_without_calls': 1,
+    // Streams per connection: a client cannot hold unbounded server state on one connection.
+    'grpc.max_concurrent_streams': 1000,
   });
   const ctx: RpcContext = {
     engine: options.engine,

@@ -12,6 +12,7 @@
 import { type handleBidiStreamingCall, type ServerDuplexStream, status } from '@grpc/grpc-js';
 import { SeppError, toSeppError } from '../engine/errors.ts';
 import { jobStateToProto, leasedJobToProto, nackDirectiveFromProto } from './convert.ts';
+import { ReadGate } from './flow-control.ts';
 import type {
   WorkRequest,
   WorkRequest_Subscribe,
@@ -21,6 +22,9 @@ import type {
 import { MalformedRequest, type RpcContext } from './rpc-context.ts';
 import { grpcStatusOf, toServiceError } from './status.ts';
 import { requireAttempt, requireJobId } from './validate-fields.ts';
+
+/** Settlements being committed per stream; beyond it the stream stops reading. */
+const maxSettlementsInFlight = 1024;
 
 export function createWorkHandler(ctx: RpcContext): handleBidiStreamingCall<WorkRequest, WorkResponse> {
   return (call: ServerDuplexStream<WorkRequest, WorkResponse>) => {
@@ -43,11 +47,14 @@ class WorkStream {
   private readonly abort = new AbortController();
   private settlementsInFlight = 0;
   private clientDone = false;
+  private readonly gate: ReadGate;
 
   constructor(
     private readonly ctx: RpcContext,
     private readonly call: ServerDuplexStream<WorkRequest, WorkResponse>,
-  ) {}
+  ) {
+    this.gate = new ReadGate(call);
+  }
 
   start(): void {
     this.ctx.streams.add(this);
@@ -184,6 +191,7 @@ class WorkStream {
 
   private settle(requestId: number, run: () => Promise<WorkResponse_Settled['result']>): void {
     this.settlementsInFlight++;
+    if (this.settlementsInFlight >= maxSettlementsInFlight) this.gate.setRequestsBlocked(true);
     run().then(
       (result) => this.answer({ requestId, code: status.OK, message: '', result }),
       (error: unknown) => {
@@ -195,7 +203,8 @@ class WorkStream {
 
   private answer(settled: WorkResponse_Settled): void {
     this.settlementsInFlight--;
-    if (!this.closed) this.call.write({ kind: { $case: 'settled', value: settled } });
+    if (!this.closed) this.gate.write({ kind: { $case: 'settled', value: settled } });
+    if (this.settlementsInFlight < maxSettlementsInFlight / 2) this.gate.setRequestsBlocked(false);
     this.maybeEnd();
   }
 
@@ -229,6 +238,7 @@ class WorkStream {
       );
       if (this.closed) return; // Leases taken as the stream died simply expire.
       this.credit -= jobs.length;
+      // Jobs are bounded by the credit, so they are written even when the client reads slowly.
       for (const job of jobs) this.call.write({ kind: { $case: 'job', value: leasedJobToProto(job) } });
       if (jobs.length === 0 && this.ctx.draining) return;
     }

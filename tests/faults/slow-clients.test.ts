@@ -1,0 +1,122 @@
+/**
+ * Slow or stuck clients cannot grow the server's memory without bound or block
+ * others: a Work stream that sends settlements but never reads the answers is
+ * stopped from sending (flow control), and streams that never send anything
+ * hold only a little memory each.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { type ClientDuplexStream, credentials } from '@grpc/grpc-js';
+import { QueueServiceClient } from '../../src/rpc/gen/sepp/v1/queue_service.js';
+import type { WorkRequest, WorkResponse } from '../../src/rpc/gen/sepp/v1/work.js';
+import { type ServerProcess, startServerProcess } from '../helpers/process-server.ts';
+import { call } from '../helpers/server.ts';
+
+let dataDir: string;
+let server: ServerProcess;
+const mib = (b: number) => Math.round(b / 1024 / 1024);
+
+before(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'sepp-slow-'));
+  server = await startServerProcess(dataDir);
+});
+after(async () => {
+  await server.stop('SIGKILL');
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const job = {
+  queue: 'others',
+  type: 't',
+  payload: Buffer.from('x'),
+  contentType: '',
+  priority: 0,
+  schedule: undefined,
+  maxAttempts: 0,
+  idempotencyKey: '',
+  metadata: {},
+  traceparent: '',
+  tracestate: '',
+};
+
+test('a client that never reads its answers is pushed back, and others are still served', async () => {
+  const address = `127.0.0.1:${server.port}`;
+  const greedy = new QueueServiceClient(address, credentials.createInsecure());
+  const other = new QueueServiceClient(address, credentials.createInsecure());
+  await call(other, other.enqueue, { job });
+  const baselineRss = server.rssBytes();
+  const stream = greedy.work() as ClientDuplexStream<WorkRequest, WorkResponse>;
+  stream.pause(); // never read
+  stream.on('error', () => {}); // the cancel at the end
+  stream.write({
+    requestId: 0,
+    kind: { $case: 'subscribe', value: { queues: ['nothing'], leaseDurationMs: 0, workerId: '' } },
+  });
+  let written = 0;
+  let blocked = 0;
+  // Send settlements until the client's own buffer says the server stopped reading, or 200,000.
+  while (written < 200_000) {
+    const ok = stream.write({
+      requestId: written,
+      kind: { $case: 'ack', value: { jobId: randomUUID(), attempt: 1 } },
+    });
+    written++;
+    if (!ok) {
+      blocked++;
+      const drained = await Promise.race([
+        new Promise((r) => stream.once('drain', () => r(true))),
+        new Promise((r) => setTimeout(() => r(false), 2000)),
+      ]);
+      if (!drained) break;
+    }
+  }
+  const grownMiB = mib(server.rssBytes() - baselineRss);
+  console.log(
+    `never-reading client: wrote ${written} acks before the server stopped reading; server RSS grew ${grownMiB} MiB`,
+  );
+  assert.ok(written < 200_000, 'flow control stopped the client before it could send everything');
+  assert.ok(grownMiB < 100, `server RSS grew ${grownMiB} MiB`);
+  // Another client on another connection is served normally.
+  const { jobs } = await call(other, other.reserve, {
+    queues: ['others'],
+    maxJobs: 1,
+    leaseDurationMs: 0,
+    waitTimeoutMs: 0,
+    workerId: '',
+  });
+  assert.equal(jobs.length, 1);
+  stream.cancel();
+  greedy.close();
+  other.close();
+});
+
+test('streams that never send hold little memory each and do not block others', async () => {
+  const address = `127.0.0.1:${server.port}`;
+  const idle = new QueueServiceClient(address, credentials.createInsecure());
+  const other = new QueueServiceClient(address, credentials.createInsecure());
+  const baselineRss = server.rssBytes();
+  const streams = Array.from({ length: 500 }, () => {
+    const s = idle.work();
+    s.on('error', () => {});
+    return s;
+  });
+  await call(other, other.enqueue, { job });
+  const { jobs } = await call(other, other.reserve, {
+    queues: ['others'],
+    maxJobs: 1,
+    leaseDurationMs: 0,
+    waitTimeoutMs: 0,
+    workerId: '',
+  });
+  assert.equal(jobs.length, 1);
+  const grownMiB = mib(server.rssBytes() - baselineRss);
+  console.log(`500 silent streams: server RSS grew ${grownMiB} MiB`);
+  assert.ok(grownMiB < 100, `server RSS grew ${grownMiB} MiB for 500 silent streams`);
+  for (const s of streams) s.cancel();
+  idle.close();
+  other.close();
+});
