@@ -57,7 +57,6 @@ test('a client that never reads its answers is pushed back, and others are still
     kind: { $case: 'subscribe', value: { queues: ['nothing'], leaseDurationMs: 0, workerId: '' } },
   });
   let written = 0;
-  let blocked = 0;
   // Send settlements until the client's own buffer says the server stopped reading, or 200,000.
   while (written < 200_000) {
     const ok = stream.write({
@@ -66,7 +65,6 @@ test('a client that never reads its answers is pushed back, and others are still
     });
     written++;
     if (!ok) {
-      blocked++;
       const drained = await Promise.race([
         new Promise((r) => stream.once('drain', () => r(true))),
         new Promise((r) => setTimeout(() => r(false), 2000)),
