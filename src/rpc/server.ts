@@ -67,7 +67,7 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
     'grpc.keepalive_time_ms': 60_000,
     'grpc.keepalive_permit_without_calls': 1,
     // Streams per connection: a client cannot hold unbounded server state on one connection.
-    'grpc.max_concurrent_streams': 1000,
+    'grpc.max_concurrent_streams': 10_000,
   });
   const ctx: RpcContext = {
     engine: options.engine,
