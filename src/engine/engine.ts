@@ -166,7 +166,7 @@ export class Engine {
   }
 
   /** Enqueues each job on its own merits: one result per job, in order. */
-  enqueueBatch(requests: readonly EnqueueRequest[]): Promise<EnqueueResult[]> {
+  async enqueueBatch(requests: readonly EnqueueRequest[]): Promise<EnqueueResult[]> {
     this.checkBatchSize(requests.length);
     return this.write((tx) => {
       const nowMs = this.ctx.clock.nowMs();
@@ -183,7 +183,7 @@ export class Engine {
   }
 
   /** Enqueues every job or none: on any rejection, nothing is stored and every failing index is reported. */
-  enqueueAtomic(requests: readonly EnqueueRequest[]): Promise<AtomicEnqueueResult> {
+  async enqueueAtomic(requests: readonly EnqueueRequest[]): Promise<AtomicEnqueueResult> {
     this.checkBatchSize(requests.length);
     return this.write((tx): AtomicEnqueueResult => {
       const nowMs = this.ctx.clock.nowMs();
@@ -315,7 +315,7 @@ export class Engine {
   }
 
   /** Acks each job on its own: one outcome per job, in order. */
-  ackBatch(settles: readonly Settle[]): Promise<SettleOutcome[]> {
+  async ackBatch(settles: readonly Settle[]): Promise<SettleOutcome[]> {
     if (settles.length > this.ctx.limits.maxReserveJobs) {
       throw new SeppError(
         'resource_exhausted',
@@ -405,7 +405,7 @@ export class Engine {
     return this.setPaused(queue, false);
   }
 
-  private setPaused(queue: string, paused: boolean): Promise<void> {
+  private async setPaused(queue: string, paused: boolean): Promise<void> {
     this.checkQueueName(queue);
     return this.write((tx) => {
       this.ctx.ensureQueue(tx, queue);
