@@ -173,6 +173,9 @@ export class Engine {
       const results = requests.map((request): EnqueueResult => {
         const job = validateJob(request, nowMs, this.ctx.queues, this.ctx.limits);
         if (isRejection(job)) return { ok: false, ...job };
+        // A duplicate adds nothing, so a full queue still answers it with the original job.
+        const duplicate = this.findDuplicate(job, nowMs);
+        if (duplicate) return duplicate;
         const depthProblem = this.checkDepth(job, 1);
         if (depthProblem) return { ok: false, ...depthProblem };
         return this.insert(tx, job, nowMs);
@@ -188,19 +191,27 @@ export class Engine {
     return this.write((tx): AtomicEnqueueResult => {
       const nowMs = this.ctx.clock.nowMs();
       const rejections: (JobRejection & { index: number })[] = [];
-      const valid: { index: number; job: ValidJob }[] = [];
+      const valid: { index: number; job: ValidJob; adds: boolean }[] = [];
+      // Jobs that add a row, per queue: duplicates (of stored jobs or of earlier jobs in this batch) add none.
       const perQueue = new Map<string, number>();
+      const keysInBatch = new Set<string>();
       requests.forEach((request, index) => {
         const job = validateJob(request, nowMs, this.ctx.queues, this.ctx.limits);
         if (isRejection(job)) {
           rejections.push({ index, ...job });
           return;
         }
-        perQueue.set(job.queue, (perQueue.get(job.queue) ?? 0) + 1);
-        valid.push({ index, job });
+        let adds = this.findDuplicate(job, nowMs) === null;
+        if (adds && job.idempotencyKey !== null && job.settings.dedupWindowMs > 0) {
+          const key = `${job.queue}\0${job.idempotencyKey}`;
+          adds = !keysInBatch.has(key);
+          keysInBatch.add(key);
+        }
+        if (adds) perQueue.set(job.queue, (perQueue.get(job.queue) ?? 0) + 1);
+        valid.push({ index, job, adds });
       });
-      for (const { index, job } of valid) {
-        const depthProblem = this.checkDepth(job, perQueue.get(job.queue) ?? 1);
+      for (const { index, job, adds } of valid) {
+        const depthProblem = adds ? this.checkDepth(job, perQueue.get(job.queue) ?? 1) : null;
         if (depthProblem) rejections.push({ index, ...depthProblem });
       }
       if (rejections.length > 0) {
@@ -215,7 +226,7 @@ export class Engine {
         }
         return { committed: false, rejections };
       }
-      const results = valid.map(({ job }) => this.insert(tx, job, nowMs));
+      const results = valid.map(({ job }) => this.findDuplicate(job, nowMs) ?? this.insert(tx, job, nowMs));
       this.emitEnqueueEvents(tx, requests, results);
       return { committed: true, results };
     });
@@ -264,13 +275,17 @@ export class Engine {
     };
   }
 
+  /** The original job when `job`'s idempotency key was used within the queue's window. */
+  private findDuplicate(job: ValidJob, nowMs: number): EnqueueAccepted | null {
+    if (job.idempotencyKey === null) return null;
+    const seen = this.ctx.sql.findIdempotencyKey.get(job.queue, job.idempotencyKey);
+    if (seen === undefined || seen.expires_at_ms <= nowMs) return null;
+    return { ok: true, jobId: seen.job_id, deduplicated: true };
+  }
+
+  /** Stores a new job; the caller has checked it is not a duplicate. */
   private insert(tx: Transaction, job: ValidJob, nowMs: number): EnqueueAccepted {
     const { sql } = this.ctx;
-    if (job.idempotencyKey !== null) {
-      const seen = sql.findIdempotencyKey.get(job.queue, job.idempotencyKey);
-      if (seen !== undefined && seen.expires_at_ms > nowMs)
-        return { ok: true, jobId: seen.job_id, deduplicated: true };
-    }
     this.ctx.ensureQueue(tx, job.queue);
     const id = this.ids.next(nowMs);
     sql.insertJob.run({
