@@ -151,3 +151,16 @@ export function job(queue: string, extra: Partial<EnqueueRequest> = {}): Enqueue
 export function rowCount(db: Db, table: 'jobs' | 'idempotency_keys' | 'queues'): number {
   return db.prepare<[], number>(`SELECT count(*) FROM ${table}`).pluck().get() ?? 0;
 }
+
+/**
+ * Waits, one write barrier at a time, until `condition` holds (at most `maxBarriers`
+ * barriers): for effects that follow a commit by a few promise hops, such as
+ * a woken reserve registering again. Fails instead of hanging.
+ */
+export async function until(engine: Engine, condition: () => boolean, maxBarriers = 20): Promise<void> {
+  for (let i = 0; i < maxBarriers; i++) {
+    if (condition()) return;
+    await barrier(engine);
+  }
+  assert.ok(condition(), `condition not reached after ${maxBarriers} write barriers`);
+}
