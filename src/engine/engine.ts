@@ -87,7 +87,7 @@ export class Engine {
         new SeppError('unavailable', `storage unavailable, nothing was written: ${describe(cause)}`, {
           cause,
         }),
-      closed: () => new SeppError('unavailable', 'sepp is shutting down'),
+      closed: shuttingDown,
       ...(deps.onBatch === undefined ? {} : { onBatch: deps.onBatch }),
     });
     let maintenance: Maintenance | undefined;
@@ -149,7 +149,7 @@ export class Engine {
   }
 
   private write<T>(op: (tx: Transaction) => T): Promise<T> {
-    if (this.closing) return Promise.reject(new SeppError('unavailable', 'sepp is shutting down'));
+    if (this.closing) return Promise.reject(shuttingDown());
     return this.ctx.writer.submit(op).catch((error: unknown) => {
       throw toSeppError(error);
     });
@@ -321,7 +321,7 @@ export class Engine {
 
   /** Leases up to `maxJobs` jobs, waiting up to `waitMs` for one; `signal` ends the wait early. */
   reserve(request: ReserveRequest, signal?: AbortSignal): Promise<LeasedJob[]> {
-    if (this.closing) return Promise.reject(new SeppError('unavailable', 'sepp is shutting down'));
+    if (this.closing) return Promise.reject(shuttingDown());
     return this.reserver.reserve(request, signal, () => this.closing);
   }
 
@@ -351,6 +351,7 @@ export class Engine {
   // ---------------------------------------------------------------- jobs and queues
 
   getJob(jobId: string): JobInfo {
+    this.checkOpen();
     const row = this.ctx.sql.jobById.get(jobId);
     if (row === undefined)
       throw new SeppError(
@@ -378,6 +379,7 @@ export class Engine {
   }
 
   listQueues(): QueueInfo[] {
+    this.checkOpen();
     const { sql, queues, waiters, clock } = this.ctx;
     const counts = new Map<string, StateCounts>();
     for (const row of sql.allCounts.all()) {
@@ -451,6 +453,7 @@ export class Engine {
   // ---------------------------------------------------------------- dead letters
 
   listDeadLetters(query: DeadLetterQuery): Page<JobInfo> {
+    this.checkOpen();
     const pageSize = Math.min(query.pageSize ?? deadPageDefault, this.ctx.limits.maxPageSize);
     if (!Number.isInteger(pageSize) || pageSize < 1) {
       throw new SeppError(
@@ -551,6 +554,7 @@ export class Engine {
 
   /** Per-queue counters that disagree with the rows (empty when healthy): for tests and diagnostics. */
   counterMismatches(): string[] {
+    this.checkOpen();
     const { sql } = this.ctx;
     const fromRows = new Map(sql.countsFromRows.all().map((r) => [`${r.queue}/${r.state}`, r.jobs]));
     const problems: string[] = [];
@@ -562,6 +566,11 @@ export class Engine {
     }
     for (const [key, actual] of fromRows) problems.push(`${key}: no counter, rows ${actual}`);
     return problems;
+  }
+
+  /** Reads after close() get the same answer as writes, not the driver's "connection is not open". */
+  private checkOpen(): void {
+    if (this.closing) throw shuttingDown();
   }
 
   /**
@@ -581,6 +590,10 @@ export class Engine {
     }
     this.ctx.db.close();
   }
+}
+
+function shuttingDown(): SeppError {
+  return new SeppError('unavailable', 'sepp is shutting down');
 }
 
 function emptyCounts(): StateCounts {
