@@ -53,23 +53,23 @@ export function openDatabase(path: string, options: OpenOptions): Db {
     db.pragma('busy_timeout = 0');
     // Keep the WAL from growing without bound after a burst.
     db.pragma('journal_size_limit = 67108864');
-    takeLock(db, path);
+    takeLock(db);
     migrate(db);
     return db;
   } catch (error) {
     db.close();
+    // Another process holds the exclusive lock: the first statement that reads
+    // the file (already `journal_mode = WAL`) fails with SQLITE_BUSY.
+    if (isBusy(error)) throw new DataDirInUseError(path);
     throw error;
   }
 }
 
 /** In exclusive mode the lock is taken by the first write: take it now, so a second server fails at start. */
-function takeLock(db: Db, path: string): void {
-  try {
-    db.exec('BEGIN IMMEDIATE; COMMIT;');
-  } catch (error) {
-    if (error instanceof Error && 'code' in error && String(error.code).startsWith('SQLITE_BUSY')) {
-      throw new DataDirInUseError(path);
-    }
-    throw error;
-  }
+function takeLock(db: Db): void {
+  db.exec('BEGIN IMMEDIATE; COMMIT;');
+}
+
+function isBusy(error: unknown): boolean {
+  return error instanceof Error && 'code' in error && String(error.code).startsWith('SQLITE_BUSY');
 }
