@@ -219,6 +219,32 @@ test('long-poll: one job wakes one waiter; the others keep waiting', hangGuard, 
   });
 });
 
+test(
+  'long-poll: jobs that become ready together wake as many waiters as they can serve',
+  hangGuard,
+  async () => {
+    await withEngine({}, async ({ engine, clock }) => {
+      // Resume, promotion and requeue each report several jobs in one wake-up.
+      await engine.pauseQueue('q');
+      await engine.enqueueBatch([job('q'), job('q')]);
+      await engine.enqueueBatch([job('q', { delayMs: 1000 }), job('q', { delayMs: 1000 })]);
+      const wait = (workerId: string) => track(engine.reserve({ queues: ['q'], waitMs: 30_000, workerId }));
+      const [a, b, c] = [wait('a'), wait('b'), wait('c')];
+      await until(engine, () => engine.waitingReserves === 3);
+      await engine.resumeQueue('q');
+      assert.equal((await a.promise).length, 1);
+      assert.equal((await b.promise).length, 1);
+      await until(engine, () => engine.waitingReserves === 1);
+      assert.equal(c.settled(), false);
+      const d = wait('d');
+      await until(engine, () => engine.waitingReserves === 2);
+      clock.advance(1000);
+      assert.equal((await c.promise).length, 1);
+      assert.equal((await d.promise).length, 1);
+    });
+  },
+);
+
 test('long-poll: a waiter with maxJobs takes several jobs of one batch', hangGuard, async () => {
   await withEngine({}, async ({ engine }) => {
     await engine.pauseQueue('q');
