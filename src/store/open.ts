@@ -37,10 +37,13 @@ export function openDataDir(dataDir: string, options: OpenOptions): Db {
 }
 
 export function openDatabase(path: string, options: OpenOptions): Db {
-  const db = new Database(
-    path,
-    options.nativeBinding === undefined ? {} : { nativeBinding: options.nativeBinding },
-  );
+  // timeout 0: never wait for a lock. The driver's default (5 s) applies from the
+  // first statement, so a second server on a locked directory would hang that
+  // long before failing; `busy_timeout = 0` below comes too late to prevent it.
+  const db = new Database(path, {
+    timeout: 0,
+    ...(options.nativeBinding === undefined ? {} : { nativeBinding: options.nativeBinding }),
+  });
   try {
     db.pragma('journal_mode = WAL');
     // Exclusive locking: this process alone reads and writes the file while it runs;
