@@ -45,10 +45,12 @@ export function openDatabase(path: string, options: OpenOptions): Db {
     ...(options.nativeBinding === undefined ? {} : { nativeBinding: options.nativeBinding }),
   });
   try {
-    db.pragma('journal_mode = WAL');
     // Exclusive locking: this process alone reads and writes the file while it runs;
     // the WAL index lives in process memory. Operators inspect copies made by `sepp backup`.
+    // It must come before the first access in WAL mode (`journal_mode` reads the file):
+    // set after it, an existing database keeps its WAL index in a shared `-shm` file.
     db.pragma('locking_mode = EXCLUSIVE');
+    db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${options.durability === 'full' ? 'FULL' : 'NORMAL'}`);
     db.pragma(`cache_size = -${options.cacheKiB ?? 16 * 1024}`);
     db.pragma('temp_store = MEMORY');

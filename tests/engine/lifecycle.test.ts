@@ -3,7 +3,7 @@
  * lock, schema versions, and the events it reports.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -126,6 +126,19 @@ test("durability 'relaxed' opens with synchronous=NORMAL and works; 'full' uses 
   await withEngine({}, async ({ db }) => {
     assert.equal(db.pragma('synchronous', { simple: true }), 2);
     assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
+  });
+});
+
+test('the WAL index lives in process memory: no -shm file, also after a restart', async () => {
+  await withEngine({}, async (first) => {
+    await first.engine.enqueue(job('q'));
+    assert.equal(existsSync(join(first.dataDir, `${databaseFileName}-shm`)), false);
+    const second = first.reopen();
+    await second.engine.enqueue(job('q'));
+    assert.equal(second.db.pragma('locking_mode', { simple: true }), 'exclusive');
+    assert.equal(second.db.pragma('journal_mode', { simple: true }), 'wal');
+    assert.equal(existsSync(join(second.dataDir, `${databaseFileName}-shm`)), false);
+    return second;
   });
 });
 
