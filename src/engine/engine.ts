@@ -62,6 +62,8 @@ export interface EngineDeps {
   onMaintenanceError?: (error: SeppError) => void;
   /** Called with what happened to jobs, after each commit. */
   onEvent?: (event: JobEvent) => void;
+  /** Most operations per group commit (default: the store's). 1 gives one transaction per operation, for benchmarks. */
+  maxBatchOperations?: number;
 }
 
 const deadPageDefault = 100;
@@ -89,6 +91,7 @@ export class Engine {
         }),
       closed: shuttingDown,
       ...(deps.onBatch === undefined ? {} : { onBatch: deps.onBatch }),
+      ...(deps.maxBatchOperations === undefined ? {} : { maxBatchOperations: deps.maxBatchOperations }),
     });
     let maintenance: Maintenance | undefined;
     this.ctx = {

@@ -209,6 +209,18 @@ test('engine: many concurrent enqueues commit in fewer batches than operations',
   });
 });
 
+test('engine: maxBatchOperations 1 commits every operation on its own', async () => {
+  const batches: BatchStats[] = [];
+  await withEngine(
+    { deps: { onBatch: (stats) => batches.push(stats), maxBatchOperations: 1 } },
+    async ({ engine }) => {
+      await Promise.all(Array.from({ length: 20 }, () => engine.enqueue(job('q'))));
+      assert.equal(batches.length, 20);
+      assert.ok(batches.every((b) => b.operations === 1));
+    },
+  );
+});
+
 test('engine: a full disk fails the batch with unavailable, nothing of it is visible, and service resumes', async () => {
   const events: string[] = [];
   await withEngine({ deps: { onEvent: (e) => events.push(e.kind) } }, async ({ engine, db }) => {
