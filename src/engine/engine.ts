@@ -62,6 +62,8 @@ export interface EngineDeps {
   onMaintenanceError?: (error: SeppError) => void;
   /** Called with what happened to jobs, after each commit. */
   onEvent?: (event: JobEvent) => void;
+  /** Most operations per group commit (default: the store's). 1 gives one transaction per operation, for benchmarks. */
+  maxBatchOperations?: number;
 }
 
 const deadPageDefault = 100;
@@ -92,8 +94,9 @@ export class Engine {
         new SeppError('unavailable', `storage unavailable, nothing was written: ${describe(cause)}`, {
           cause,
         }),
-      closed: () => new SeppError('unavailable', 'sepp is shutting down'),
+      closed: shuttingDown,
       ...(deps.onBatch === undefined ? {} : { onBatch: deps.onBatch }),
+      ...(deps.maxBatchOperations === undefined ? {} : { maxBatchOperations: deps.maxBatchOperations }),
     });
     let maintenance: Maintenance | undefined;
     this.ctx = {
@@ -154,7 +157,7 @@ export class Engine {
   }
 
   private write<T>(op: (tx: Transaction) => T): Promise<T> {
-    if (this.closing) return Promise.reject(new SeppError('unavailable', 'sepp is shutting down'));
+    if (this.closing) return Promise.reject(shuttingDown());
     return this.ctx.writer.submit(op).catch((error: unknown) => {
       throw toSeppError(error);
     });
@@ -171,13 +174,16 @@ export class Engine {
   }
 
   /** Enqueues each job on its own merits: one result per job, in order. */
-  enqueueBatch(requests: readonly EnqueueRequest[]): Promise<EnqueueResult[]> {
+  async enqueueBatch(requests: readonly EnqueueRequest[]): Promise<EnqueueResult[]> {
     this.checkBatchSize(requests.length);
     return this.write((tx) => {
       const nowMs = this.ctx.clock.nowMs();
       const results = requests.map((request): EnqueueResult => {
         const job = validateJob(request, nowMs, this.ctx.queues, this.ctx.limits);
         if (isRejection(job)) return { ok: false, ...job };
+        // A duplicate adds nothing, so a full queue still answers it with the original job.
+        const duplicate = this.findDuplicate(job, nowMs);
+        if (duplicate) return duplicate;
         const depthProblem = this.checkDepth(job, 1);
         if (depthProblem) return { ok: false, ...depthProblem };
         return this.insert(tx, job, nowMs);
@@ -188,24 +194,32 @@ export class Engine {
   }
 
   /** Enqueues every job or none: on any rejection, nothing is stored and every failing index is reported. */
-  enqueueAtomic(requests: readonly EnqueueRequest[]): Promise<AtomicEnqueueResult> {
+  async enqueueAtomic(requests: readonly EnqueueRequest[]): Promise<AtomicEnqueueResult> {
     this.checkBatchSize(requests.length);
     return this.write((tx): AtomicEnqueueResult => {
       const nowMs = this.ctx.clock.nowMs();
       const rejections: (JobRejection & { index: number })[] = [];
-      const valid: { index: number; job: ValidJob }[] = [];
+      const valid: { index: number; job: ValidJob; adds: boolean }[] = [];
+      // Jobs that add a row, per queue: duplicates (of stored jobs or of earlier jobs in this batch) add none.
       const perQueue = new Map<string, number>();
+      const keysInBatch = new Set<string>();
       requests.forEach((request, index) => {
         const job = validateJob(request, nowMs, this.ctx.queues, this.ctx.limits);
         if (isRejection(job)) {
           rejections.push({ index, ...job });
           return;
         }
-        perQueue.set(job.queue, (perQueue.get(job.queue) ?? 0) + 1);
-        valid.push({ index, job });
+        let adds = this.findDuplicate(job, nowMs) === null;
+        if (adds && job.idempotencyKey !== null && job.settings.dedupWindowMs > 0) {
+          const key = `${job.queue}\0${job.idempotencyKey}`;
+          adds = !keysInBatch.has(key);
+          keysInBatch.add(key);
+        }
+        if (adds) perQueue.set(job.queue, (perQueue.get(job.queue) ?? 0) + 1);
+        valid.push({ index, job, adds });
       });
-      for (const { index, job } of valid) {
-        const depthProblem = this.checkDepth(job, perQueue.get(job.queue) ?? 1);
+      for (const { index, job, adds } of valid) {
+        const depthProblem = adds ? this.checkDepth(job, perQueue.get(job.queue) ?? 1) : null;
         if (depthProblem) rejections.push({ index, ...depthProblem });
       }
       if (rejections.length > 0) {
@@ -220,7 +234,7 @@ export class Engine {
         }
         return { committed: false, rejections };
       }
-      const results = valid.map(({ job }) => this.insert(tx, job, nowMs));
+      const results = valid.map(({ job }) => this.findDuplicate(job, nowMs) ?? this.insert(tx, job, nowMs));
       this.emitEnqueueEvents(tx, requests, results);
       return { committed: true, results };
     });
@@ -269,13 +283,17 @@ export class Engine {
     };
   }
 
+  /** The original job when `job`'s idempotency key was used within the queue's window. */
+  private findDuplicate(job: ValidJob, nowMs: number): EnqueueAccepted | null {
+    if (job.idempotencyKey === null) return null;
+    const seen = this.ctx.sql.findIdempotencyKey.get(job.queue, job.idempotencyKey);
+    if (seen === undefined || seen.expires_at_ms <= nowMs) return null;
+    return { ok: true, jobId: seen.job_id, deduplicated: true };
+  }
+
+  /** Stores a new job; the caller has checked it is not a duplicate. */
   private insert(tx: Transaction, job: ValidJob, nowMs: number): EnqueueAccepted {
     const { sql } = this.ctx;
-    if (job.idempotencyKey !== null) {
-      const seen = sql.findIdempotencyKey.get(job.queue, job.idempotencyKey);
-      if (seen !== undefined && seen.expires_at_ms > nowMs)
-        return { ok: true, jobId: seen.job_id, deduplicated: true };
-    }
     this.ctx.ensureQueue(tx, job.queue);
     const id = this.ids.next(nowMs);
     sql.insertJob.run({
@@ -311,7 +329,7 @@ export class Engine {
 
   /** Leases up to `maxJobs` jobs, waiting up to `waitMs` for one; `signal` ends the wait early. */
   reserve(request: ReserveRequest, signal?: AbortSignal): Promise<LeasedJob[]> {
-    if (this.closing) return Promise.reject(new SeppError('unavailable', 'sepp is shutting down'));
+    if (this.closing) return Promise.reject(shuttingDown());
     return this.reserver.reserve(request, signal, () => this.closing || this.draining);
   }
 
@@ -320,7 +338,7 @@ export class Engine {
   }
 
   /** Acks each job on its own: one outcome per job, in order. */
-  ackBatch(settles: readonly Settle[]): Promise<SettleOutcome[]> {
+  async ackBatch(settles: readonly Settle[]): Promise<SettleOutcome[]> {
     if (settles.length > this.ctx.limits.maxReserveJobs) {
       throw new SeppError(
         'resource_exhausted',
@@ -341,6 +359,7 @@ export class Engine {
   // ---------------------------------------------------------------- jobs and queues
 
   getJob(jobId: string): JobInfo {
+    this.checkOpen();
     const row = this.ctx.sql.jobById.get(jobId);
     if (row === undefined)
       throw new SeppError(
@@ -368,6 +387,7 @@ export class Engine {
   }
 
   listQueues(): QueueInfo[] {
+    this.checkOpen();
     const { sql, queues, waiters, clock } = this.ctx;
     const counts = new Map<string, StateCounts>();
     for (const row of sql.allCounts.all()) {
@@ -410,7 +430,7 @@ export class Engine {
     return this.setPaused(queue, false);
   }
 
-  private setPaused(queue: string, paused: boolean): Promise<void> {
+  private async setPaused(queue: string, paused: boolean): Promise<void> {
     this.checkQueueName(queue);
     return this.write((tx) => {
       this.ctx.ensureQueue(tx, queue);
@@ -441,6 +461,7 @@ export class Engine {
   // ---------------------------------------------------------------- dead letters
 
   listDeadLetters(query: DeadLetterQuery): Page<JobInfo> {
+    this.checkOpen();
     const pageSize = Math.min(query.pageSize ?? deadPageDefault, this.ctx.limits.maxPageSize);
     if (!Number.isInteger(pageSize) || pageSize < 1) {
       throw new SeppError(
@@ -570,6 +591,7 @@ export class Engine {
 
   /** Per-queue counters that disagree with the rows (empty when healthy): for tests and diagnostics. */
   counterMismatches(): string[] {
+    this.checkOpen();
     const { sql } = this.ctx;
     const fromRows = new Map(sql.countsFromRows.all().map((r) => [`${r.queue}/${r.state}`, r.jobs]));
     const problems: string[] = [];
@@ -581,6 +603,11 @@ export class Engine {
     }
     for (const [key, actual] of fromRows) problems.push(`${key}: no counter, rows ${actual}`);
     return problems;
+  }
+
+  /** Reads after close() get the same answer as writes, not the driver's "connection is not open". */
+  private checkOpen(): void {
+    if (this.closing) throw shuttingDown();
   }
 
   /**
@@ -610,6 +637,10 @@ export class Engine {
     }
     this.ctx.db.close();
   }
+}
+
+function shuttingDown(): SeppError {
+  return new SeppError('unavailable', 'sepp is shutting down');
 }
 
 function emptyCounts(): StateCounts {

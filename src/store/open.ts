@@ -37,15 +37,20 @@ export function openDataDir(dataDir: string, options: OpenOptions): Db {
 }
 
 export function openDatabase(path: string, options: OpenOptions): Db {
-  const db = new Database(
-    path,
-    options.nativeBinding === undefined ? {} : { nativeBinding: options.nativeBinding },
-  );
+  // timeout 0: never wait for a lock. The driver's default (5 s) applies from the
+  // first statement, so a second server on a locked directory would hang that
+  // long before failing; `busy_timeout = 0` below comes too late to prevent it.
+  const db = new Database(path, {
+    timeout: 0,
+    ...(options.nativeBinding === undefined ? {} : { nativeBinding: options.nativeBinding }),
+  });
   try {
-    db.pragma('journal_mode = WAL');
     // Exclusive locking: this process alone reads and writes the file while it runs;
     // the WAL index lives in process memory. Operators inspect copies made by `sepp backup`.
+    // It must come before the first access in WAL mode (`journal_mode` reads the file):
+    // set after it, an existing database keeps its WAL index in a shared `-shm` file.
     db.pragma('locking_mode = EXCLUSIVE');
+    db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${options.durability === 'full' ? 'FULL' : 'NORMAL'}`);
     db.pragma(`cache_size = -${options.cacheKiB ?? 16 * 1024}`);
     db.pragma('temp_store = MEMORY');
@@ -53,23 +58,23 @@ export function openDatabase(path: string, options: OpenOptions): Db {
     db.pragma('busy_timeout = 0');
     // Keep the WAL from growing without bound after a burst.
     db.pragma('journal_size_limit = 67108864');
-    takeLock(db, path);
+    takeLock(db);
     migrate(db);
     return db;
   } catch (error) {
     db.close();
+    // Another process holds the exclusive lock: the first statement that reads
+    // the file (already `journal_mode = WAL`) fails with SQLITE_BUSY.
+    if (isBusy(error)) throw new DataDirInUseError(path);
     throw error;
   }
 }
 
 /** In exclusive mode the lock is taken by the first write: take it now, so a second server fails at start. */
-function takeLock(db: Db, path: string): void {
-  try {
-    db.exec('BEGIN IMMEDIATE; COMMIT;');
-  } catch (error) {
-    if (error instanceof Error && 'code' in error && String(error.code).startsWith('SQLITE_BUSY')) {
-      throw new DataDirInUseError(path);
-    }
-    throw error;
-  }
+function takeLock(db: Db): void {
+  db.exec('BEGIN IMMEDIATE; COMMIT;');
+}
+
+function isBusy(error: unknown): boolean {
+  return error instanceof Error && 'code' in error && String(error.code).startsWith('SQLITE_BUSY');
 }

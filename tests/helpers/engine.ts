@@ -1,16 +1,21 @@
 /** Opens a real engine on a real temporary SQLite file, with a fake clock. */
+import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { Engine, type EngineDeps } from '../../src/engine/engine.ts';
-import { defaultEngineOptions, type EngineOptions } from '../../src/engine/settings.ts';
-import { type Durability, openDataDir } from '../../src/store/open.ts';
+import { SeppError, type SeppErrorCode } from '../../src/engine/errors.ts';
+import { defaultEngineOptions, type EngineOptions, type QueueSettings } from '../../src/engine/settings.ts';
+import type { EnqueueRequest } from '../../src/engine/types.ts';
+import { type Db, type Durability, openDataDir } from '../../src/store/open.ts';
 
 export interface TestEngine {
   engine: Engine;
   clock: FakeClock;
   dataDir: string;
+  /** The engine's connection, for checks the public API does not offer (raw rows, pragmas). */
+  db: Db;
   /** Closes the engine and opens the same data directory again (a restart). */
   reopen(): TestEngine;
   /** Closes the engine (if open) and removes the data directory. */
@@ -25,19 +30,24 @@ export interface TestEngineOptions {
   clock?: FakeClock;
 }
 
+/** The helper's jitter source: a fixed linear congruential sequence in [0, 1), restarted per engine. */
+export function helperRandom(): () => number {
+  let state = 0;
+  return () => {
+    state = (state * 9301 + 49297) % 233280;
+    return state / 233280;
+  };
+}
+
 export function openTestEngine(opts: TestEngineOptions = {}): TestEngine {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'sepp-test-'));
   const clock = opts.clock ?? new FakeClock();
   const db = openDataDir(dataDir, { durability: opts.durability ?? 'full' });
   const options = { ...defaultEngineOptions(), ...opts.options };
-  let random = 0;
   const engine = new Engine(db, options, {
     clock,
     // Deterministic jitter: a fixed sequence in [0, 1).
-    random: () => {
-      random = (random * 9301 + 49297) % 233280;
-      return random / 233280;
-    },
+    random: helperRandom(),
     ...opts.deps,
   });
   let closed = false;
@@ -49,6 +59,7 @@ export function openTestEngine(opts: TestEngineOptions = {}): TestEngine {
     engine,
     clock,
     dataDir,
+    db,
     reopen() {
       close();
       return openTestEngine({ ...opts, dataDir, clock });
@@ -60,4 +71,96 @@ export function openTestEngine(opts: TestEngineOptions = {}): TestEngine {
   };
 }
 
+/**
+ * Runs `body` against a fresh engine, then checks that the per-queue counters
+ * still match the rows, and removes the data directory whatever happened.
+ * `body` may replace the engine (a restart) by returning the new one.
+ */
+export async function withEngine(
+  opts: TestEngineOptions,
+  body: (t: TestEngine) => Promise<TestEngine | undefined> | Promise<void>,
+): Promise<void> {
+  let t = openTestEngine(opts);
+  try {
+    const replaced = await body(t);
+    if (replaced) t = replaced;
+    if (!t.db.open) t = t.reopen();
+    assert.deepEqual(t.engine.counterMismatches(), [], 'per-queue counters must match the rows');
+  } finally {
+    t.dispose();
+  }
+}
+
+/** Engine options with per-queue overrides on top of the defaults. */
+export function withQueues(
+  queues: Record<string, Partial<QueueSettings>>,
+  extra: Partial<EngineOptions> = {},
+): Partial<EngineOptions> {
+  return { queues, ...extra };
+}
+
+/**
+ * Resolves once every write submitted before it has committed: the group
+ * committer runs operations in submission order, so an empty ack batch is a
+ * barrier. Used instead of sleeps to know that a reserve is now waiting.
+ */
+export async function barrier(engine: Engine): Promise<void> {
+  await engine.ackBatch([]);
+}
+
+/**
+ * Asserts that `promise` rejects with a SeppError of `code`; returns it. It takes
+ * the promise itself, so an engine call that throws synchronously instead of
+ * rejecting fails the test.
+ */
+export async function expectCode(promise: Promise<unknown>, code: SeppErrorCode): Promise<SeppError> {
+  let thrown: unknown;
+  try {
+    await promise;
+  } catch (error) {
+    thrown = error;
+  }
+  return checkSeppError(thrown, code);
+}
+
+/** Asserts that `run` throws a SeppError of `code` (synchronous calls such as getJob). */
+export function expectThrowsCode(run: () => unknown, code: SeppErrorCode): SeppError {
+  let thrown: unknown;
+  try {
+    run();
+  } catch (error) {
+    thrown = error;
+  }
+  return checkSeppError(thrown, code);
+}
+
+function checkSeppError(thrown: unknown, code: SeppErrorCode): SeppError {
+  assert.ok(thrown instanceof SeppError, `expected a SeppError ${code}, got ${String(thrown)}`);
+  assert.equal(thrown.code, code, `expected code ${code}: ${thrown.message}`);
+  return thrown;
+}
+
 export const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
+
+/** A minimal valid job for `queue`. */
+export function job(queue: string, extra: Partial<EnqueueRequest> = {}): EnqueueRequest {
+  return { queue, type: 'test', payload: bytes('x'), ...extra };
+}
+
+/** Rows of a table, for checks that nothing was stored. */
+export function rowCount(db: Db, table: 'jobs' | 'idempotency_keys' | 'queues'): number {
+  return db.prepare<[], number>(`SELECT count(*) FROM ${table}`).pluck().get() ?? 0;
+}
+
+/**
+ * Waits, one write barrier at a time, until `condition` holds (at most `maxBarriers`
+ * barriers): for effects that follow a commit by a few promise hops, such as
+ * a woken reserve registering again. Fails instead of hanging.
+ */
+export async function until(engine: Engine, condition: () => boolean, maxBarriers = 20): Promise<void> {
+  for (let i = 0; i < maxBarriers; i++) {
+    if (condition()) return;
+    await barrier(engine);
+  }
+  assert.ok(condition(), `condition not reached after ${maxBarriers} write barriers`);
+}

@@ -1,0 +1,75 @@
+/** Small helpers shared by the engine benchmarks: the machine description, tables, arguments. */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os';
+import Database from 'better-sqlite3';
+
+/** What the numbers were measured on, as benchmark results must say. */
+export function machineDescription(dataDir: string): string[] {
+  const sqlite = new Database(':memory:');
+  const sqliteVersion = sqlite.prepare<[], string>('SELECT sqlite_version()').pluck().get();
+  sqlite.close();
+  let filesystem = 'unknown';
+  try {
+    filesystem =
+      execFileSync('df', ['-T', dataDir], { encoding: 'utf8' }).trim().split('\n').at(-1) ?? filesystem;
+  } catch {
+    // df is missing: say so rather than fail the benchmark.
+  }
+  return [
+    `- CPU: ${availableParallelism()} × ${cpus()[0]?.model ?? 'unknown'} (nproc ${availableParallelism()})`,
+    `- memory: ${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
+    `- kernel: Linux ${release()}`,
+    `- Node ${process.version}, SQLite ${sqliteVersion} (better-sqlite3)`,
+    `- data directory file system: \`${filesystem.replace(/\s+/g, ' ')}\``,
+    `- load average at the end (1/5/15 min): ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' / ')} — the machine is shared with other work, so absolute numbers are noisy`,
+  ];
+}
+
+/** A markdown table: the first column left-aligned, the others (numbers) right-aligned. */
+export function markdownTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const line = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;
+  const align = header.map((_, i) => (i === 0 ? '---' : '---:'));
+  return [line(header), line(align), ...rows.map(line)].join('\n');
+}
+
+/** `--name value` and `--flag` arguments. */
+export function parseArgs(argv: readonly string[]): Map<string, string> {
+  const args = new Map<string, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith('--')) continue;
+    const next = argv[i + 1];
+    if (next === undefined || next.startsWith('--')) args.set(arg.slice(2), 'true');
+    else {
+      args.set(arg.slice(2), next);
+      i++;
+    }
+  }
+  return args;
+}
+
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** Bytes this process has read through read(2)-like calls so far (Linux), cached or not. */
+export function bytesReadSoFar(): number {
+  try {
+    const match = /^rchar: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'));
+    return match ? Number(match[1]) : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+export const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MiB`;

@@ -1,0 +1,193 @@
+/**
+ * Engine throughput with group commit against one transaction per operation
+ * (GroupCommitter maxBatchOperations = 1), at 1, 8 and 64 concurrent callers,
+ * durability full (an fsync per commit), for enqueue and for reserve + ack.
+ * Each cell runs for a fixed time on a fresh data directory.
+ *
+ *   npx tsx bench/engine-throughput.ts [--seconds 3] [--concurrency 1,8,64] [--ready-jobs 60000] [--dir DIR]
+ *
+ * Not part of `npm test`.
+ */
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { systemClock } from '../src/engine/clock.ts';
+import { Engine } from '../src/engine/engine.ts';
+import { defaultEngineOptions } from '../src/engine/settings.ts';
+import type { EnqueueRequest } from '../src/engine/types.ts';
+import type { BatchStats } from '../src/store/group-commit.ts';
+import { databaseFileName, openDataDir } from '../src/store/open.ts';
+import { machineDescription, markdownTable, parseArgs, percentile } from './engine-lib.ts';
+
+const args = parseArgs(process.argv.slice(2));
+const seconds = Number(args.get('seconds') ?? 3);
+const concurrencies = (args.get('concurrency') ?? '1,8,64').split(',').map(Number);
+const root = args.get('dir') ?? tmpdir();
+
+type Workload = 'enqueue' | 'reserve+ack';
+type Mode = 'group commit' | 'one transaction per operation';
+
+interface Cell {
+  workload: Workload;
+  mode: Mode;
+  concurrency: number;
+  /** Jobs finished per second: enqueued, or reserved and acked. */
+  jobsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  commitsPerSecond: number;
+  operationsPerCommit: number;
+  /** The ready jobs ran out before the time was up (the rate is still right; the run was shorter). */
+  ranDry: boolean;
+}
+
+const payload = Buffer.alloc(256, 'x');
+const request = (): EnqueueRequest => ({ queue: 'bench', type: 'work', payload });
+
+/** One data directory holding `jobs` ready jobs, copied for every reserve + ack cell (filling is not measured). */
+async function readyTemplate(jobs: number): Promise<string> {
+  const dataDir = mkdtempSync(join(root, 'sepp-bench-template-'));
+  const engine = new Engine(openDataDir(dataDir, { durability: 'full' }), defaultEngineOptions(), {
+    clock: systemClock,
+  });
+  for (let made = 0; made < jobs; made += 10_000) {
+    await Promise.all(
+      Array.from({ length: 10 }, () => engine.enqueueBatch(Array.from({ length: 1000 }, request))),
+    );
+  }
+  engine.close(); // checkpoints: the database file alone holds everything
+  return dataDir;
+}
+
+async function runCell(workload: Workload, mode: Mode, concurrency: number, template: string): Promise<Cell> {
+  const dataDir = mkdtempSync(join(root, 'sepp-bench-tput-'));
+  if (workload === 'reserve+ack')
+    copyFileSync(join(template, databaseFileName), join(dataDir, databaseFileName));
+  const db = openDataDir(dataDir, { durability: 'full' });
+  const batches: BatchStats[] = [];
+  let counting = false;
+  const engine = new Engine(db, defaultEngineOptions(), {
+    clock: systemClock,
+    onBatch: (stats) => {
+      if (counting) batches.push(stats);
+    },
+    ...(mode === 'one transaction per operation' ? { maxBatchOperations: 1 } : {}),
+  });
+  try {
+    const latencies: number[] = [];
+    let jobs = 0;
+    let stop = false;
+    let ranDry = false;
+    const caller = async () => {
+      while (!stop) {
+        const t = performance.now();
+        if (workload === 'enqueue') {
+          await engine.enqueue(request());
+        } else {
+          const [job] = await engine.reserve({ queues: ['bench'] });
+          if (job === undefined) {
+            ranDry = true;
+            stop = true;
+            break;
+          }
+          await engine.ack({ jobId: job.id, attempt: job.attempt });
+        }
+        latencies.push(performance.now() - t);
+        jobs++;
+      }
+    };
+    counting = true;
+    const started = performance.now();
+    const timer = setTimeout(() => {
+      stop = true;
+    }, seconds * 1000);
+    // Calls in flight when the time is up still count: the window ends when the last one returns.
+    await Promise.all(Array.from({ length: concurrency }, caller));
+    clearTimeout(timer);
+    const elapsedS = (performance.now() - started) / 1000;
+    counting = false;
+    latencies.sort((a, b) => a - b);
+    const operations = batches.reduce((n, b) => n + b.operations, 0);
+    return {
+      workload,
+      mode,
+      concurrency,
+      jobsPerSecond: jobs / elapsedS,
+      p50Ms: percentile(latencies, 50),
+      p99Ms: percentile(latencies, 99),
+      commitsPerSecond: batches.length / elapsedS,
+      operationsPerCommit: operations / Math.max(1, batches.length),
+      ranDry,
+    };
+  } finally {
+    engine.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+const templateJobs = Number(args.get('ready-jobs') ?? 60_000);
+console.error(`filling a template with ${templateJobs.toLocaleString('en')} ready jobs …`);
+const template = await readyTemplate(templateJobs);
+const cells: Cell[] = [];
+for (const workload of ['enqueue', 'reserve+ack'] as const) {
+  for (const concurrency of concurrencies) {
+    for (const mode of ['group commit', 'one transaction per operation'] as const) {
+      const cell = await runCell(workload, mode, concurrency, template);
+      console.error(`${workload} × ${concurrency}, ${mode}: ${Math.round(cell.jobsPerSecond)} jobs/s`);
+      cells.push(cell);
+    }
+  }
+}
+
+const rows: string[][] = [];
+for (const workload of ['enqueue', 'reserve+ack'] as const) {
+  for (const concurrency of concurrencies) {
+    const group = cells.find(
+      (c) => c.workload === workload && c.concurrency === concurrency && c.mode === 'group commit',
+    );
+    const single = cells.find(
+      (c) => c.workload === workload && c.concurrency === concurrency && c.mode !== 'group commit',
+    );
+    if (group === undefined || single === undefined) continue;
+    const cellText = (c: Cell) =>
+      `${Math.round(c.jobsPerSecond).toLocaleString('en')}${c.ranDry ? ' (ran dry)' : ''}`;
+    const latencyText = (c: Cell) => `${c.p50Ms.toFixed(2)} / ${c.p99Ms.toFixed(2)}`;
+    rows.push([
+      workload,
+      String(concurrency),
+      cellText(group),
+      cellText(single),
+      `${(group.jobsPerSecond / single.jobsPerSecond).toFixed(1)}×`,
+      latencyText(group),
+      latencyText(single),
+      `${Math.round(group.commitsPerSecond).toLocaleString('en')} × ${group.operationsPerCommit.toFixed(1)}`,
+      `${Math.round(single.commitsPerSecond).toLocaleString('en')} × ${single.operationsPerCommit.toFixed(1)}`,
+    ]);
+  }
+}
+
+rmSync(template, { recursive: true, force: true });
+console.log(
+  [
+    `### Engine throughput: group commit vs one transaction per operation (durability full, ${seconds} s per cell)`,
+    '',
+    'Jobs/s counts jobs enqueued, or jobs reserved and acked (two writes each). Latency is per call (enqueue) or per reserve + ack pair, in ms. Commits: commits/s × operations per commit.',
+    '',
+    markdownTable(
+      [
+        'workload',
+        'callers',
+        'group commit jobs/s',
+        'one txn/op jobs/s',
+        'speed-up',
+        'group p50 / p99 ms',
+        'one txn/op p50 / p99 ms',
+        'group commits/s × ops',
+        'one txn/op commits/s × ops',
+      ],
+      rows,
+    ),
+    '',
+    ...machineDescription(root),
+  ].join('\n'),
+);

@@ -1,0 +1,238 @@
+/**
+ * The engine's life: close, restart, durability modes, the data-directory
+ * lock, schema versions, and the events it reports.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import Database from 'better-sqlite3';
+import type { JobEvent, QueueInfo } from '../../src/engine/types.ts';
+import { DataDirInUseError, databaseFileName, openDataDir } from '../../src/store/open.ts';
+import {
+  expectCode,
+  expectThrowsCode,
+  job,
+  openTestEngine,
+  until,
+  withEngine,
+  withQueues,
+} from '../helpers/engine.ts';
+
+test('close answers waiting reserves with [] and later calls fail with unavailable', async () => {
+  const t = openTestEngine();
+  try {
+    const { engine } = t;
+    const { jobId } = await engine.enqueue(job('q'));
+    const [leased] = await engine.reserve({ queues: ['q'] });
+    assert.ok(leased);
+    const waiting = engine.reserve({ queues: ['q', 'r'], waitMs: 30_000 });
+    await until(engine, () => engine.waitingReserves === 1);
+    engine.close();
+    assert.deepEqual(await waiting, []);
+    assert.equal(engine.waitingReserves, 0);
+    engine.close(); // twice is harmless
+
+    const settle = { jobId, attempt: 1 };
+    await expectCode(engine.enqueue(job('q')), 'unavailable');
+    await expectCode(engine.enqueueBatch([job('q')]), 'unavailable');
+    await expectCode(engine.enqueueAtomic([job('q')]), 'unavailable');
+    await expectCode(engine.reserve({ queues: ['q'] }), 'unavailable');
+    await expectCode(engine.ack(settle), 'unavailable');
+    await expectCode(engine.ackBatch([settle]), 'unavailable');
+    await expectCode(engine.nack({ ...settle, error: 'x' }), 'unavailable');
+    await expectCode(engine.extend({ ...settle, leaseMs: 1000 }), 'unavailable');
+    await expectCode(engine.cancel(jobId), 'unavailable');
+    await expectCode(engine.pauseQueue('q'), 'unavailable');
+    await expectCode(engine.resumeQueue('q'), 'unavailable');
+    await expectCode(engine.requeueDeadLetters({ queue: 'q', all: true }), 'unavailable');
+    await expectCode(engine.deleteDeadLetters({ queue: 'q', jobIds: [jobId] }), 'unavailable');
+    await expectCode(engine.runMaintenance(), 'unavailable');
+    expectThrowsCode(() => engine.getJob(jobId), 'unavailable');
+    expectThrowsCode(() => engine.listQueues(), 'unavailable');
+    expectThrowsCode(() => engine.listDeadLetters({ queue: 'q' }), 'unavailable');
+    expectThrowsCode(() => engine.counterMismatches(), 'unavailable');
+  } finally {
+    t.dispose();
+  }
+});
+
+test('close writes what is already queued before it closes the database', async () => {
+  let t = openTestEngine();
+  try {
+    const pending = t.engine.enqueue(job('q'));
+    await Promise.resolve(); // enqueue() is async: let it hand its operation to the writer
+    t.engine.close();
+    const { jobId } = await pending;
+    t = t.reopen();
+    assert.equal(t.engine.getJob(jobId).state, 'ready');
+  } finally {
+    t.dispose();
+  }
+});
+
+test('restart keeps every acknowledged state, and leases keep running on the new engine', async () => {
+  const options = withQueues({ keep: { completedRetentionMs: 3_600_000 } });
+  await withEngine({ options }, async (first) => {
+    const { engine, clock } = first;
+    const ids = {
+      ready: (await engine.enqueue(job('q', { priority: 3, metadata: { a: 'b' }, idempotencyKey: 'k' })))
+        .jobId,
+      scheduled: (await engine.enqueue(job('q', { delayMs: 60_000 }))).jobId,
+      leased: (await engine.enqueue(job('l'))).jobId,
+      dead: (await engine.enqueue(job('d'))).jobId,
+      completed: (await engine.enqueue(job('keep'))).jobId,
+      paused: (await engine.enqueue(job('p'))).jobId,
+    };
+    const [lease] = await engine.reserve({ queues: ['l'], leaseMs: 10_000 });
+    assert.ok(lease);
+    await engine.reserve({ queues: ['d'] });
+    await engine.nack({ jobId: ids.dead, attempt: 1, error: 'bad', directive: { kind: 'dead_letter' } });
+    await engine.reserve({ queues: ['keep'] });
+    await engine.ack({ jobId: ids.completed, attempt: 1 });
+    await engine.pauseQueue('p');
+    const before = Object.fromEntries(Object.entries(ids).map(([k, id]) => [k, engine.getJob(id)]));
+    const queuesBefore = engine.listQueues();
+
+    const second = first.reopen();
+    const after = Object.fromEntries(Object.entries(ids).map(([k, id]) => [k, second.engine.getJob(id)]));
+    assert.deepEqual(after, before);
+    const strip = (qs: QueueInfo[]) => qs.map(({ waitingWorkers: _, ...rest }) => rest);
+    assert.deepEqual(strip(second.engine.listQueues()), strip(queuesBefore));
+    assert.deepEqual(await second.engine.reserve({ queues: ['p'] }), [], 'still paused');
+    const dup = await second.engine.enqueue(job('q', { idempotencyKey: 'k' }));
+    assert.deepEqual(dup, { ok: true, jobId: ids.ready, deduplicated: true });
+
+    // The lease taken before the restart can be extended; it expires on the new engine's timers.
+    await second.engine.extend({ jobId: ids.leased, attempt: lease.attempt, leaseMs: 20_000 });
+    clock.advance(20_000);
+    await until(second.engine, () => second.engine.getJob(ids.leased).state === 'ready');
+    clock.advance(40_000);
+    await until(second.engine, () => second.engine.getJob(ids.scheduled).state === 'ready');
+    return second;
+  });
+});
+
+test("durability 'relaxed' opens with synchronous=NORMAL and works; 'full' uses FULL", async () => {
+  await withEngine({ durability: 'relaxed' }, async ({ engine, db }) => {
+    assert.equal(db.pragma('synchronous', { simple: true }), 1);
+    assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
+    const { jobId } = await engine.enqueue(job('q'));
+    const [leased] = await engine.reserve({ queues: ['q'] });
+    assert.equal(leased?.id, jobId);
+    await engine.ack({ jobId, attempt: 1 });
+  });
+  await withEngine({}, async ({ db }) => {
+    assert.equal(db.pragma('synchronous', { simple: true }), 2);
+    assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
+  });
+});
+
+test('the WAL index lives in process memory: no -shm file, also after a restart', async () => {
+  await withEngine({}, async (first) => {
+    await first.engine.enqueue(job('q'));
+    assert.equal(existsSync(join(first.dataDir, `${databaseFileName}-shm`)), false);
+    const second = first.reopen();
+    await second.engine.enqueue(job('q'));
+    assert.equal(second.db.pragma('locking_mode', { simple: true }), 'exclusive');
+    assert.equal(second.db.pragma('journal_mode', { simple: true }), 'wal');
+    assert.equal(existsSync(join(second.dataDir, `${databaseFileName}-shm`)), false);
+    return second;
+  });
+});
+
+test('a second engine on the same data directory fails with DataDirInUseError', async () => {
+  await withEngine({}, async ({ dataDir, engine }) => {
+    await engine.enqueue(job('q'));
+    assert.throws(() => openDataDir(dataDir, { durability: 'full' }), DataDirInUseError);
+    assert.throws(() => openDataDir(dataDir, { durability: 'relaxed' }), /another sepp/);
+    // The failed attempt disturbed nothing.
+    await engine.enqueue(job('q'));
+    assert.equal(engine.listQueues()[0]?.counts.ready, 2);
+  });
+});
+
+test('the data directory can be opened again once the engine has closed', async () => {
+  const t = openTestEngine();
+  try {
+    t.engine.close();
+    const db = openDataDir(t.dataDir, { durability: 'full' });
+    db.close();
+  } finally {
+    t.dispose();
+  }
+});
+
+test('a database with a newer schema than this code is refused, and left as it was', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sepp-test-'));
+  try {
+    openDataDir(dataDir, { durability: 'full' }).close();
+    const raw = new Database(join(dataDir, databaseFileName));
+    raw.pragma('user_version = 99');
+    raw.close();
+    assert.throws(() => openDataDir(dataDir, { durability: 'full' }), /schema version 99.*run a newer sepp/);
+    const check = new Database(join(dataDir, databaseFileName));
+    assert.equal(check.pragma('user_version', { simple: true }), 99);
+    check.close();
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('events report what happened, with counts, after the commit', async () => {
+  const totals = new Map<string, number>();
+  let reportedInTransaction = false;
+  let db: Database.Database | undefined;
+  const onEvent = (event: JobEvent) => {
+    if (db?.inTransaction) reportedInTransaction = true;
+    const key = event.kind === 'dead_lettered' ? `${event.kind}:${event.reason}` : event.kind;
+    totals.set(key, (totals.get(key) ?? 0) + event.count);
+  };
+  await withEngine({ deps: { onEvent } }, async (t) => {
+    const { engine, clock } = t;
+    db = t.db;
+    await engine.enqueueBatch([
+      job('q'),
+      job('q'),
+      job('q'),
+      job('q'),
+      job('q'),
+      job('q', { maxAttempts: 1 }),
+    ]);
+    const leased = await engine.reserve({ queues: ['q'], maxJobs: 6, leaseMs: 1000 });
+    assert.equal(leased.length, 6);
+    const [a, b, c, d, e, once] = leased;
+    assert.ok(a && b && c && d && e && once);
+    await engine.ack({ jobId: a.id, attempt: 1 });
+    await engine.ackBatch([
+      { jobId: b.id, attempt: 1 },
+      { jobId: c.id, attempt: 1 },
+      { jobId: c.id, attempt: 1 },
+    ]);
+    await engine.nack({ jobId: d.id, attempt: 1, error: 'x', directive: { kind: 'delay', delayMs: 0 } });
+    await engine.nack({ jobId: e.id, attempt: 1, error: 'x', directive: { kind: 'dead_letter' } });
+    await engine.reserve({ queues: ['q'], leaseMs: 1000 }); // d again
+    clock.advance(1000);
+    await engine.runMaintenance(); // d and `once` expire; `once` has no attempts left
+    await engine.requeueDeadLetters({ queue: 'q', jobIds: [e.id] });
+    await engine.cancel(e.id);
+    await engine.enqueue(job('q', { idempotencyKey: 'k' }));
+    await engine.enqueue(job('q', { idempotencyKey: 'k' }));
+    await engine.enqueueBatch([job('q', { priority: 99 })]);
+    assert.deepEqual(Object.fromEntries([...totals].sort()), {
+      acked: 3,
+      cancelled: 1,
+      'dead_lettered:dead_lettered': 1,
+      'dead_lettered:lease_expired': 1,
+      deduplicated: 1,
+      enqueued: 7,
+      expired: 2,
+      nacked: 2,
+      rejected: 1,
+      requeued: 1,
+      reserved: 7,
+    });
+    assert.equal(reportedInTransaction, false, 'events are reported after the commit');
+  });
+});

@@ -1,0 +1,142 @@
+/**
+ * Queue-level reads and cancel: listQueues (counts from the maintained
+ * counters, oldest ready age, waiting workers, effective settings), getJob,
+ * and cancel in every state.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import {
+  expectCode,
+  expectThrowsCode,
+  job,
+  rowCount,
+  until,
+  withEngine,
+  withQueues,
+} from '../helpers/engine.ts';
+
+test('listQueues: counts per state, from the counters, for every queue', async () => {
+  const options = withQueues({ keep: { completedRetentionMs: 60_000 }, declared: {} });
+  await withEngine({ options }, async ({ engine }) => {
+    await engine.enqueueBatch([
+      job('keep'),
+      job('keep'),
+      job('keep'),
+      job('keep', { delayMs: 1000 }),
+      job('keep', { maxAttempts: 1 }),
+      job('plain'),
+    ]);
+    const leased = await engine.reserve({ queues: ['keep'], maxJobs: 3 });
+    assert.equal(leased.length, 3);
+    const [done, dies] = leased;
+    assert.ok(done && dies);
+    await engine.ack({ jobId: done.id, attempt: 1 });
+    await engine.nack({ jobId: dies.id, attempt: 1, error: 'x', directive: { kind: 'dead_letter' } });
+    const queues = engine.listQueues();
+    assert.deepEqual(
+      queues.map((q) => q.name),
+      ['declared', 'keep', 'plain'],
+      'sorted by name; declared queues are listed before first use',
+    );
+    assert.deepEqual(queues[1]?.counts, { scheduled: 1, ready: 1, leased: 1, completed: 1, dead: 1 });
+    assert.deepEqual(queues[2]?.counts, { scheduled: 0, ready: 1, leased: 0, completed: 0, dead: 0 });
+    assert.deepEqual(queues[0]?.counts, { scheduled: 0, ready: 0, leased: 0, completed: 0, dead: 0 });
+    assert.equal(queues[1]?.settings.completedRetentionMs, 60_000);
+    assert.equal(queues[2]?.settings.completedRetentionMs, 0);
+    assert.equal(queues[1]?.paused, false);
+  });
+});
+
+test('listQueues reads the maintained counters; counterMismatches finds drift', async () => {
+  await withEngine({}, async ({ engine, db }) => {
+    await engine.enqueueBatch([job('q'), job('q')]);
+    assert.deepEqual(engine.counterMismatches(), []);
+    db.prepare("UPDATE queue_counts SET jobs = 99 WHERE queue = 'q' AND state = 'ready'").run();
+    assert.equal(engine.listQueues()[0]?.counts.ready, 99, 'no COUNT(*) behind listQueues');
+    assert.deepEqual(engine.counterMismatches(), ['q/ready: counter 99, rows 2']);
+    db.prepare("UPDATE queue_counts SET jobs = 2 WHERE queue = 'q' AND state = 'ready'").run();
+    assert.deepEqual(engine.counterMismatches(), []);
+  });
+});
+
+test('listQueues: oldest ready age across priorities, null when nothing is ready', async () => {
+  await withEngine({}, async ({ engine, clock }) => {
+    await engine.pauseQueue('q');
+    const age = () => engine.listQueues().find((q) => q.name === 'q')?.oldestReadyAgeMs;
+    assert.equal(age(), null);
+    const { jobId: old } = await engine.enqueue(job('q', { priority: 0 }));
+    clock.advance(2000);
+    await engine.enqueue(job('q', { priority: 9 }));
+    await engine.enqueue(job('q', { delayMs: 100 }));
+    clock.advance(3000);
+    assert.equal(age(), 5000);
+    await engine.cancel(old);
+    assert.equal(age(), 3000);
+    await engine.runMaintenance(); // the delayed job is now ready; it was due 2900 ms ago
+    assert.equal(age(), 3000);
+    await engine.resumeQueue('q');
+    await engine.reserve({ queues: ['q'], maxJobs: 10 });
+    assert.equal(age(), null);
+  });
+});
+
+test('listQueues: waiting workers per queue', async () => {
+  await withEngine({}, async ({ engine, clock }) => {
+    await engine.enqueue(job('a'));
+    await engine.cancel((await engine.enqueue(job('b'))).jobId);
+    await engine.reserve({ queues: ['a'] });
+    const w1 = engine.reserve({ queues: ['a', 'b'], waitMs: 1000 });
+    const w2 = engine.reserve({ queues: ['a'], waitMs: 1000 });
+    await until(engine, () => engine.waitingReserves === 2);
+    const waiting = () => Object.fromEntries(engine.listQueues().map((q) => [q.name, q.waitingWorkers]));
+    assert.deepEqual(waiting(), { a: 2, b: 1 });
+    clock.advance(1000);
+    assert.deepEqual([await w1, await w2], [[], []]);
+    assert.deepEqual(waiting(), { a: 0, b: 0 });
+  });
+});
+
+test('getJob of an unknown id is not_found', async () => {
+  await withEngine({}, async ({ engine }) => {
+    const error = expectThrowsCode(() => engine.getJob('01900000-0000-7000-8000-000000000000'), 'not_found');
+    assert.match(error.message, /does not exist/);
+  });
+});
+
+test('cancel removes ready, scheduled, dead and completed jobs; leased is failed_precondition', async () => {
+  const options = withQueues({ keep: { completedRetentionMs: 60_000 } });
+  await withEngine({ options }, async ({ engine, db }) => {
+    const { jobId: ready } = await engine.enqueue(job('q'));
+    const { jobId: scheduled } = await engine.enqueue(job('q', { delayMs: 5000 }));
+    const { jobId: dead } = await engine.enqueue(job('d'));
+    const [toKill] = await engine.reserve({ queues: ['d'] });
+    await engine.nack({
+      jobId: dead,
+      attempt: toKill?.attempt ?? 0,
+      error: 'x',
+      directive: { kind: 'dead_letter' },
+    });
+    const { jobId: completed } = await engine.enqueue(job('keep'));
+    await engine.reserve({ queues: ['keep'] });
+    await engine.ack({ jobId: completed, attempt: 1 });
+    const { jobId: leased } = await engine.enqueue(job('l'));
+    await engine.reserve({ queues: ['l'] });
+
+    const leasedError = await expectCode(engine.cancel(leased), 'failed_precondition');
+    assert.match(leasedError.message, /leased/);
+    assert.equal(engine.getJob(leased).state, 'leased');
+
+    assert.deepEqual(await engine.cancel(ready), { state: 'ready' });
+    assert.deepEqual(await engine.cancel(scheduled), { state: 'scheduled' });
+    assert.deepEqual(await engine.cancel(dead), { state: 'dead' });
+    assert.deepEqual(await engine.cancel(completed), { state: 'completed' });
+    for (const id of [ready, scheduled, dead, completed]) {
+      expectThrowsCode(() => engine.getJob(id), 'not_found');
+      await expectCode(engine.cancel(id), 'not_found');
+    }
+    assert.equal(rowCount(db, 'jobs'), 1);
+    // A cancelled scheduled job is not promoted later.
+    await engine.runMaintenance();
+    assert.deepEqual(await engine.reserve({ queues: ['q'] }), []);
+  });
+});
