@@ -60,7 +60,7 @@ function timeline(job: JobInfo): TimelineEvent[] {
     events.push({
       atMs: job.failedAtMs,
       event: 'dead',
-      detail: `dead-lettered: ${job.deadReason ?? 'unknown'}`,
+      detail: `reason ${job.deadReason ?? 'unknown'}`,
     });
   }
   if (job.completedAtMs !== null) {
