@@ -72,7 +72,7 @@ export function createAdminApp(deps: AdminDeps): AdminApp {
   });
   app.notFound((c) => errorResponse(c, 'not_found', `nothing at ${c.req.path.slice(0, 200)}`));
   app.use('*', securityHeaders(deps.tls));
-  if (deps.open) app.use('*', loopbackHostOnly());
+  if (deps.open && deps.openToAnyHost !== true) app.use('*', loopbackHostOnly());
   app.use('/api/*', async (c, next) => {
     await next();
     c.res.headers.set('Cache-Control', 'no-store');

@@ -90,6 +90,11 @@ export interface AdminDeps {
    * requests must name a loopback host (a defence against DNS rebinding).
    */
   open: boolean;
+  /**
+   * With `open`, also answer requests naming a non-loopback host: only for the config's
+   * explicit insecure opt-in (admin.insecure_allow_unauthenticated). Default false.
+   */
+  openToAnyHost?: boolean;
   /** A session ends this long after login. */
   sessionTtlMs: number;
   /** Served over TLS: cookies are Secure (and `__Host-` prefixed), HSTS is sent. */

@@ -264,4 +264,14 @@ test('login off (loopback, no users): anonymous admin, still CSRF-protected, loo
   } finally {
     a.dispose();
   }
+  const insecure = await openTestAdmin({ open: true, deps: { openToAnyHost: true } });
+  try {
+    const client = new TestClient(insecure.app);
+    assert.equal(
+      (await client.request('GET', '/api/v1/queues', undefined, { host: 'sepp.internal:9465' })).status,
+      200,
+    );
+  } finally {
+    insecure.dispose();
+  }
 });
