@@ -16,13 +16,17 @@ import {
 } from '../store/group-commit.ts';
 import type { Db } from '../store/open.ts';
 import { prepareStatements } from '../store/statements.ts';
+import type { AuditEntry, AuditInput, AuditQuery, JobListQuery, JobSummary } from './admin-types.ts';
+import { AuditLog } from './audit.ts';
 import type { Clock } from './clock.ts';
 import type { EngineContext } from './context.ts';
 import { isRejection, type ValidJob, validateJob } from './enqueue-validation.ts';
 import { type JobRejection, SeppError, toSeppError } from './errors.ts';
 import { JobIdGenerator, type RandomBytes, systemRandomBytes } from './job-id.ts';
+import { type DeadLetterSummaryQuery, JobQueries } from './job-queries.ts';
 import { jobInfoFromRow } from './job-rows.ts';
 import { Maintenance, type MaintenanceReport } from './maintenance.ts';
+import { chunkRows, OperatorActions } from './operator-actions.ts';
 import { QueueRegistry } from './queue-registry.ts';
 import { Reserver } from './reserve.ts';
 import type { EngineLimits, EngineOptions } from './settings.ts';
@@ -76,6 +80,9 @@ export class Engine {
   private readonly reserver: Reserver;
   private readonly settler: Settler;
   private readonly maintenance: Maintenance;
+  private readonly queries: JobQueries;
+  private readonly audit: AuditLog;
+  private readonly actions: OperatorActions;
   private closing = false;
   /** Set by drainWaiters(): reserves stop waiting, writes still work. */
   private draining = false;
@@ -131,6 +138,9 @@ export class Engine {
     this.settler = new Settler(this.ctx);
     maintenance = new Maintenance(this.ctx, this.settler, deps.onMaintenanceError);
     this.maintenance = maintenance;
+    this.queries = new JobQueries(this.ctx);
+    this.audit = new AuditLog(this.ctx, this.queries.sql);
+    this.actions = new OperatorActions(this.ctx, this.queries.sql, this.audit, (op) => this.write(op));
     this.loadQueues();
     this.maintenance.start();
   }
@@ -165,16 +175,19 @@ export class Engine {
 
   // ---------------------------------------------------------------- enqueue
 
-  /** Enqueues one job. A rejection is thrown as a SeppError carrying it. */
-  async enqueue(request: EnqueueRequest): Promise<EnqueueAccepted> {
-    const [result] = await this.enqueueBatch([request]);
+  /**
+   * Enqueues one job. A rejection is thrown as a SeppError carrying it.
+   * `audit` (operators' enqueues) is written in the same transaction when the job is accepted.
+   */
+  async enqueue(request: EnqueueRequest, audit?: AuditInput): Promise<EnqueueAccepted> {
+    const [result] = await this.enqueueBatch([request], audit);
     if (result === undefined) throw new SeppError('internal', 'enqueue returned no result');
     if (!result.ok) throw SeppError.rejected(result);
     return result;
   }
 
   /** Enqueues each job on its own merits: one result per job, in order. */
-  async enqueueBatch(requests: readonly EnqueueRequest[]): Promise<EnqueueResult[]> {
+  async enqueueBatch(requests: readonly EnqueueRequest[], audit?: AuditInput): Promise<EnqueueResult[]> {
     this.checkBatchSize(requests.length);
     return this.write((tx) => {
       const nowMs = this.ctx.clock.nowMs();
@@ -189,8 +202,19 @@ export class Engine {
         return this.insert(tx, job, nowMs);
       });
       this.emitEnqueueEvents(tx, requests, results);
+      if (audit !== undefined) this.auditEnqueue(audit, results);
       return results;
     });
+  }
+
+  private auditEnqueue(audit: AuditInput, results: readonly EnqueueResult[]): void {
+    const [only] = results;
+    if (results.length === 1 && only?.ok) {
+      this.audit.write(audit, { jobId: only.jobId, deduplicated: only.deduplicated });
+    } else if (results.some((r) => r.ok)) {
+      const accepted = results.filter((r) => r.ok).length;
+      this.audit.write(audit, { accepted, rejected: results.length - accepted });
+    }
   }
 
   /** Enqueues every job or none: on any rejection, nothing is stored and every failing index is reported. */
@@ -370,7 +394,7 @@ export class Engine {
   }
 
   /** Removes a job that is not leased. */
-  cancel(jobId: string): Promise<{ state: JobState }> {
+  cancel(jobId: string, audit?: AuditInput): Promise<{ state: JobState }> {
     return this.write((tx) => {
       const row = this.ctx.sql.attemptById.get(jobId);
       if (row === undefined) throw new SeppError('not_found', `job ${jobId} does not exist`);
@@ -382,6 +406,7 @@ export class Engine {
       }
       this.ctx.sql.deleteJob.run(row.seq);
       this.ctx.emit(tx, { kind: 'cancelled', queue: row.queue, count: 1 });
+      if (audit !== undefined) this.audit.write(audit, { previousState: row.state });
       return { state: row.state as JobState };
     });
   }
@@ -422,18 +447,19 @@ export class Engine {
     return oldest === null ? null : Math.max(0, nowMs - oldest);
   }
 
-  pauseQueue(queue: string): Promise<void> {
-    return this.setPaused(queue, true);
+  pauseQueue(queue: string, audit?: AuditInput): Promise<void> {
+    return this.setPaused(queue, true, audit);
   }
 
-  resumeQueue(queue: string): Promise<void> {
-    return this.setPaused(queue, false);
+  resumeQueue(queue: string, audit?: AuditInput): Promise<void> {
+    return this.setPaused(queue, false, audit);
   }
 
-  private async setPaused(queue: string, paused: boolean): Promise<void> {
+  private async setPaused(queue: string, paused: boolean, audit: AuditInput | undefined): Promise<void> {
     this.checkQueueName(queue);
     return this.write((tx) => {
       this.ctx.ensureQueue(tx, queue);
+      if (audit !== undefined) this.audit.write(audit, { wasPaused: this.ctx.queues.isPaused(queue) });
       this.ctx.sql.setQueuePaused.run({ name: queue, paused: paused ? 1 : 0 });
       tx.afterCommit(() => this.ctx.queues.markExisting(queue, paused));
       if (!paused) {
@@ -489,18 +515,19 @@ export class Engine {
   }
 
   /** Puts dead letters back to ready with a fresh attempt budget; returns how many. */
-  async requeueDeadLetters(selection: DeadLetterSelection): Promise<number> {
-    return this.changeDeadLetters(selection, 'requeue');
+  async requeueDeadLetters(selection: DeadLetterSelection, audit?: AuditInput): Promise<number> {
+    return this.changeDeadLetters(selection, 'requeue', audit);
   }
 
   /** Deletes dead letters; returns how many. */
-  async deleteDeadLetters(selection: DeadLetterSelection): Promise<number> {
-    return this.changeDeadLetters(selection, 'delete');
+  async deleteDeadLetters(selection: DeadLetterSelection, audit?: AuditInput): Promise<number> {
+    return this.changeDeadLetters(selection, 'delete', audit);
   }
 
   private async changeDeadLetters(
     selection: DeadLetterSelection,
     action: 'requeue' | 'delete',
+    audit: AuditInput | undefined,
   ): Promise<number> {
     const { sql } = this.ctx;
     const { queue } = selection;
@@ -524,28 +551,88 @@ export class Engine {
           this.ctx.jobsReady(tx, queue, changed);
           this.ctx.emit(tx, { kind: 'requeued', queue, count: changed });
         }
+        if (audit !== undefined) this.audit.write(audit, { jobIds: selection.jobIds, changed });
         return changed;
       });
     }
-    // All of a queue's dead letters: in chunks, so one huge dead-letter queue never makes one huge transaction.
-    const chunk = 5000;
-    let total = 0;
-    for (;;) {
-      const changed = await this.write((tx) => {
+    // All of a queue's dead letters (of one reason): in chunks, so one huge dead-letter
+    // queue never makes one huge transaction.
+    const { reason } = selection;
+    const { sql: adminSql } = this.queries;
+    return this.actions.inChunks(
+      audit === undefined ? undefined : { input: audit, id: undefined },
+      0,
+      (tx) => {
         const nowMs = this.ctx.clock.nowMs();
-        const n =
-          action === 'requeue'
-            ? sql.requeueDeadChunk.run({ queue, now_ms: nowMs, limit: chunk }).changes
-            : sql.deleteDeadChunk.run({ queue, limit: chunk }).changes;
+        let n: number;
         if (action === 'requeue') {
+          n = (
+            reason === undefined
+              ? sql.requeueDeadChunk.run({ queue, now_ms: nowMs, limit: chunkRows })
+              : adminSql.requeueDeadChunkByReason.run({ queue, reason, now_ms: nowMs, limit: chunkRows })
+          ).changes;
           this.ctx.jobsReady(tx, queue, n);
           this.ctx.emit(tx, { kind: 'requeued', queue, count: n });
+        } else {
+          n = (
+            reason === undefined
+              ? sql.deleteDeadChunk.run({ queue, limit: chunkRows })
+              : adminSql.deleteDeadChunkByReason.run({ queue, reason, limit: chunkRows })
+          ).changes;
         }
         return n;
-      });
-      total += changed;
-      if (changed < chunk) return total;
-    }
+      },
+      (changed, done) => ({ all: true, ...(reason === undefined ? {} : { reason }), changed, done }),
+    );
+  }
+
+  // ---------------------------------------------------------------- operators (admin UI and API)
+
+  /** One page of a queue's jobs in one state, in enqueue order; `total` is the state's count when no type filter is given. */
+  listJobs(query: JobListQuery): Page<JobSummary> & { total: number | null } {
+    return this.queries.listJobs(query);
+  }
+
+  /** One page of a queue's dead letters (optionally of one reason), without payloads. */
+  listDeadLetterSummaries(query: DeadLetterSummaryQuery): Page<JobSummary> {
+    return this.queries.listDeadLetters(query);
+  }
+
+  /**
+   * The job an idempotency key names: the newest stored job with that key, else
+   * the job the dedup window remembers (which may have been acked since).
+   */
+  findJobByIdempotencyKey(queue: string, key: string): { jobId: string; stored: boolean } | null {
+    const stored = this.queries.jobIdByIdempotencyKey(queue, key);
+    if (stored !== null) return { jobId: stored, stored: true };
+    const remembered = this.queries.rememberedJobId(queue, key);
+    return remembered === null ? null : { jobId: remembered, stored: false };
+  }
+
+  /** A dead or completed job back to ready now, with a fresh attempt budget. */
+  requeueJob(jobId: string, audit?: AuditInput): Promise<{ previousState: JobState }> {
+    return this.actions.requeueJob(jobId, audit);
+  }
+
+  /** A ready or scheduled job to the dead letters now (reason `dead_lettered`). */
+  deadLetterJob(jobId: string, audit?: AuditInput): Promise<{ previousState: JobState }> {
+    return this.actions.deadLetterJob(jobId, audit);
+  }
+
+  /** Deletes every ready and scheduled job of a queue, in chunks; leased jobs finish normally. */
+  purgeQueue(queue: string, audit?: AuditInput): Promise<{ deleted: number }> {
+    this.checkQueueName(queue);
+    return this.actions.purgeQueue(queue, audit);
+  }
+
+  /** Records an action that changes nothing in the engine (a login, say); resolves once durable. */
+  recordAudit(entry: AuditInput): Promise<number> {
+    return this.write(() => this.audit.write(entry));
+  }
+
+  /** Audit entries, newest first. */
+  listAudit(query: AuditQuery): Page<AuditEntry> {
+    return this.audit.list(query);
   }
 
   // ---------------------------------------------------------------- housekeeping

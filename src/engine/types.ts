@@ -186,7 +186,10 @@ export interface Page<T> {
 }
 
 /** Which dead letters a requeue or delete applies to. */
-export type DeadLetterSelection = { queue: string; jobIds: readonly string[] } | { queue: string; all: true };
+export type DeadLetterSelection =
+  | { queue: string; jobIds: readonly string[] }
+  /** Every dead letter of the queue, or only those of one reason. */
+  | { queue: string; all: true; reason?: DeadReason };
 
 /** What one group commit did: for telemetry. */
 export interface CommitStats {

@@ -1,0 +1,204 @@
+/**
+ * The admin HTTP app: the JSON API under /api/v1, its OpenAPI document, and
+ * the built UI. createAdminApp only builds a Hono app — serving it (port, TLS)
+ * is the caller's business (see serve.ts).
+ *
+ * Every request passes, in order: security headers → (login off) loopback
+ * Host check → (API) no-store caching and the body size limit → the route's
+ * access check: same-origin check for mutations, session and role, CSRF token
+ * for mutations → the handler. Errors of every layer become one JSON shape
+ * (http-errors.ts).
+ */
+import { timingSafeEqual } from 'node:crypto';
+import { type Context, Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { getCookie } from 'hono/cookie';
+import { SeppError } from '../engine/errors.ts';
+import { errorResponse, toErrorResponse } from './http-errors.ts';
+import { LoginThrottle, perClientPolicy, perUserPolicy } from './login-throttle.ts';
+import { buildOpenApi, openApiPath } from './openapi.ts';
+import { type AdminServices, honoPath, type RequestContext, type RouteSpec, roleRank } from './route-spec.ts';
+import { auditConfigRoutes } from './routes/audit-config-routes.ts';
+import { deadLetterRoutes } from './routes/dead-letter-routes.ts';
+import { jobRoutes } from './routes/job-routes.ts';
+import { queueRoutes } from './routes/queue-routes.ts';
+import { sessionRoutes } from './routes/session-routes.ts';
+import { checkSameOrigin, isMutation, loopbackHostOnly, securityHeaders } from './security.ts';
+import { SessionStore } from './sessions.ts';
+import { AssetServer } from './static-assets.ts';
+import type { AdminDeps, AdminRole } from './types.ts';
+
+const defaultMaxBodyBytes = 2 * 1024 * 1024;
+const csrfHeader = 'x-csrf-token';
+
+export interface AdminApp {
+  app: Hono;
+  /** Every API route as declared (the OpenAPI document is built from these). */
+  routes: readonly RouteSpec[];
+  /** Live sessions (for tests and diagnostics). */
+  sessions: SessionStore;
+}
+
+export function createAdminApp(deps: AdminDeps): AdminApp {
+  const nowMs = () => deps.clock.nowMs();
+  const services: AdminServices = {
+    deps,
+    sessions: new SessionStore(deps.sessionTtlMs, nowMs),
+    userThrottle: new LoginThrottle(nowMs, perUserPolicy),
+    clientThrottle: new LoginThrottle(nowMs, perClientPolicy),
+    // The __Host- prefix pins the cookie to this host and path /, and needs Secure (TLS).
+    cookieName: deps.tls ? '__Host-sepp_session' : 'sepp_session',
+    clientAddress: deps.clientAddress ?? socketAddress,
+  };
+  const routes: RouteSpec[] = [
+    ...sessionRoutes(services),
+    ...queueRoutes(services),
+    ...jobRoutes(services),
+    ...deadLetterRoutes(services),
+    ...auditConfigRoutes(services),
+  ];
+
+  const app = new Hono();
+  app.onError((error, c) => {
+    const { response, internal } = toErrorResponse(c, error);
+    if (internal !== null) {
+      deps.log?.log('error', 'admin request failed', {
+        method: c.req.method,
+        path: c.req.path,
+        error: internal.message,
+      });
+    }
+    return response;
+  });
+  app.notFound((c) => errorResponse(c, 'not_found', `nothing at ${c.req.path.slice(0, 200)}`));
+  app.use('*', securityHeaders(deps.tls));
+  if (deps.open && deps.openToAnyHost !== true) app.use('*', loopbackHostOnly());
+  app.use('/api/*', async (c, next) => {
+    await next();
+    c.res.headers.set('Cache-Control', 'no-store');
+  });
+  app.use(
+    '/api/*',
+    bodyLimit({
+      maxSize: deps.maxBodyBytes ?? defaultMaxBodyBytes,
+      onError: (c) =>
+        errorResponse(
+          c,
+          'payload_too_large',
+          `the request body is larger than ${deps.maxBodyBytes ?? defaultMaxBodyBytes} bytes; enqueue large jobs over gRPC`,
+        ),
+    }),
+  );
+
+  for (const route of routes) {
+    app.on(route.method.toUpperCase(), honoPath(route.path), (c) => {
+      const request = authorize(c, route, services);
+      return route.handle(c, request);
+    });
+  }
+
+  const openApi = JSON.stringify(buildOpenApi(routes, deps.serverInfo().version));
+  app.get(openApiPath, (c) => c.body(openApi, 200, { 'Content-Type': 'application/json' }));
+
+  const patterns = routes.map((r) => ({ method: r.method.toUpperCase(), re: pathPattern(r.path) }));
+  app.all('/api/*', (c) => {
+    const allowed = patterns.filter((p) => p.re.test(c.req.path)).map((p) => p.method);
+    if (allowed.length > 0) {
+      c.header('Allow', [...new Set(allowed)].join(', '));
+      return errorResponse(
+        c,
+        'method_not_allowed',
+        `${c.req.method} is not allowed here; use ${allowed.join(' or ')}`,
+      );
+    }
+    return errorResponse(c, 'not_found', `no API route at ${c.req.path.slice(0, 200)}`);
+  });
+
+  deps.extend?.(app);
+
+  if (deps.assets !== null) {
+    const assets = new AssetServer(deps.assets);
+    app.get('*', (c) => assets.serve(c) ?? errorResponse(c, 'not_found', 'no such page or file'));
+  }
+
+  return { app, routes, sessions: services.sessions };
+}
+
+/** Establishes who is calling and whether they may call this route; throws when not. */
+function authorize(c: Context, route: RouteSpec, services: AdminServices): RequestContext {
+  const { deps, sessions } = services;
+  const mutation = isMutation(c.req.method);
+  if (mutation) checkSameOrigin(c, deps.tls);
+
+  const sessionId = getCookie(c, services.cookieName);
+  let session = sessions.get(sessionId) ?? null;
+  let role: AdminRole | null = null;
+  if (session !== null) {
+    if (deps.open) {
+      role = session.role;
+    } else {
+      // The config is the truth: a user removed or demoted since login loses access now.
+      const user = deps.users.find((u) => u.name === session?.user);
+      if (user === undefined) {
+        sessions.delete(sessionId);
+        session = null;
+      } else {
+        role = user.role;
+      }
+    }
+  } else if (deps.open) {
+    role = 'admin';
+  }
+  const actor = session?.user ?? 'anonymous';
+
+  if (route.access !== 'public') {
+    if (role === null)
+      throw new SeppError(
+        'unauthenticated',
+        'log in first (POST /api/v1/session); the session may have expired',
+      );
+    if (roleRank[role] < roleRank[route.access]) {
+      throw new SeppError(
+        'permission_denied',
+        `this needs the ${route.access} role; ${actor} has the ${role} role`,
+      );
+    }
+  }
+  const isLogin = route.method === 'post' && route.path === '/api/v1/session';
+  if (mutation && !isLogin) {
+    if (session === null) {
+      throw new SeppError(
+        'permission_denied',
+        'mutations need a session and its CSRF token: GET /api/v1/session first',
+      );
+    }
+    if (!sameToken(c.req.header(csrfHeader), session.csrfToken)) {
+      throw new SeppError('permission_denied', 'missing or wrong X-CSRF-Token header; reload the page');
+    }
+  }
+  return {
+    actor,
+    role: role ?? 'viewer',
+    session,
+    sessionId,
+    audit: (action, target, details) => ({ actor, action, target, ...(details ? { details } : {}) }),
+  };
+}
+
+function sameToken(given: string | undefined, expected: string): boolean {
+  if (given === undefined) return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** The peer address from @hono/node-server's bindings; `unknown` under app.request() in tests. */
+function socketAddress(c: Context): string {
+  const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
+  return env?.incoming?.socket?.remoteAddress ?? 'unknown';
+}
+
+function pathPattern(path: string): RegExp {
+  const escaped = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[A-Za-z]+\\?\}/g, '[^/]+');
+  return new RegExp(`^${escaped}$`);
+}

@@ -1,0 +1,70 @@
+/**
+ * Errors over HTTP: every error response is `{"error": {"code", "message"}}`
+ * with the status from one table. Engine errors keep their SeppError code;
+ * the few failures only HTTP has (a body too large, a wrong method) get codes
+ * of their own.
+ */
+import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { SeppError, type SeppErrorCode, toSeppError } from '../engine/errors.ts';
+
+export type AdminErrorCode = SeppErrorCode | 'payload_too_large' | 'method_not_allowed';
+
+/** The one table from error code to HTTP status. */
+export const httpStatusOf: Readonly<Record<AdminErrorCode, ContentfulStatusCode>> = {
+  invalid_argument: 400,
+  unauthenticated: 401,
+  permission_denied: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  lease_lost: 409,
+  failed_precondition: 409,
+  payload_too_large: 413,
+  resource_exhausted: 429,
+  internal: 500,
+  unavailable: 503,
+};
+
+/** An error raised by the admin layer itself, with an HTTP-only code or extra headers. */
+export class AdminHttpError extends Error {
+  constructor(
+    readonly code: AdminErrorCode,
+    message: string,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(message);
+    this.name = 'AdminHttpError';
+  }
+}
+
+export interface ErrorBody {
+  error: { code: AdminErrorCode; message: string };
+}
+
+export function errorResponse(c: Context, code: AdminErrorCode, message: string): Response {
+  c.header('Cache-Control', 'no-store');
+  return c.json({ error: { code, message } } satisfies ErrorBody, httpStatusOf[code]);
+}
+
+/**
+ * Turns anything thrown by a handler into an error response. Internal errors
+ * are logged by the caller and answered without their details: a message from
+ * deep inside may name files or SQL.
+ */
+export function toErrorResponse(
+  c: Context,
+  thrown: unknown,
+): { response: Response; internal: SeppError | null } {
+  if (thrown instanceof AdminHttpError) {
+    for (const [name, value] of Object.entries(thrown.headers)) c.header(name, value);
+    return { response: errorResponse(c, thrown.code, thrown.message), internal: null };
+  }
+  const error = thrown instanceof SeppError ? thrown : toSeppError(thrown);
+  if (error.code === 'internal') {
+    return {
+      response: errorResponse(c, 'internal', 'internal error; the server log has the details'),
+      internal: error,
+    };
+  }
+  return { response: errorResponse(c, error.code, error.message), internal: null };
+}

@@ -1,0 +1,71 @@
+/**
+ * A job as the job detail page shows it: its fields, the payload decoded for
+ * people, and a timeline rebuilt from what the row keeps (enqueue, due time,
+ * each failed attempt, the current lease, death or completion). The row keeps
+ * no record of successful leases before the last one, so the timeline shows
+ * failures, not every delivery.
+ */
+import type { JobInfo } from '../engine/types.ts';
+import { type PayloadView, viewPayload } from './payload-view.ts';
+
+export interface TimelineEvent {
+  atMs: number;
+  event: 'enqueued' | 'due' | 'attempt_failed' | 'leased' | 'lease_deadline' | 'dead' | 'completed';
+  detail: string;
+}
+
+export interface JobDetail extends Omit<JobInfo, 'payload'> {
+  payload: PayloadView;
+  timeline: TimelineEvent[];
+}
+
+export function jobDetail(job: JobInfo): JobDetail {
+  const { payload, ...rest } = job;
+  return { ...rest, payload: viewPayload(payload, job.contentType), timeline: timeline(job) };
+}
+
+function timeline(job: JobInfo): TimelineEvent[] {
+  const events: TimelineEvent[] = [
+    {
+      atMs: job.enqueuedAtMs,
+      event: 'enqueued',
+      detail: `enqueued to ${job.queue} with priority ${job.priority}`,
+    },
+  ];
+  if (job.runAtMs > job.enqueuedAtMs && job.attempt === 0) {
+    events.push({ atMs: job.runAtMs, event: 'due', detail: 'scheduled to run' });
+  }
+  for (const error of job.errors) {
+    events.push({
+      atMs: error.atMs,
+      event: 'attempt_failed',
+      detail: `attempt ${error.attempt}: ${error.error}`,
+    });
+  }
+  if (job.state === 'leased' && job.leasedAtMs !== null) {
+    const worker = job.workerId === null ? '' : ` by ${job.workerId}`;
+    events.push({ atMs: job.leasedAtMs, event: 'leased', detail: `attempt ${job.attempt} leased${worker}` });
+    if (job.leaseDeadlineMs !== null) {
+      events.push({
+        atMs: job.leaseDeadlineMs,
+        event: 'lease_deadline',
+        detail: 'the lease ends unless extended',
+      });
+    }
+  }
+  if ((job.state === 'ready' || job.state === 'scheduled') && job.attempt > 0) {
+    events.push({ atMs: job.runAtMs, event: 'due', detail: `attempt ${job.attempt + 1} due` });
+  }
+  if (job.failedAtMs !== null) {
+    events.push({
+      atMs: job.failedAtMs,
+      event: 'dead',
+      detail: `reason ${job.deadReason ?? 'unknown'}`,
+    });
+  }
+  if (job.completedAtMs !== null) {
+    events.push({ atMs: job.completedAtMs, event: 'completed', detail: `acked on attempt ${job.attempt}` });
+  }
+  // Stable sort: events at the same time keep the order above (cause before effect).
+  return events.sort((a, b) => a.atMs - b.atMs);
+}

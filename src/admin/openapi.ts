@@ -1,0 +1,137 @@
+/**
+ * The OpenAPI 3.1 document served at /api/openapi.json, generated from the
+ * same route declarations the app registers. Each operation names the role it
+ * needs (`x-sepp-role`, and in words in its description) and whether it is
+ * audited.
+ */
+import { httpStatusOf } from './http-errors.ts';
+import type { JsonSchema, RouteSpec } from './route-spec.ts';
+import { components } from './schemas.ts';
+
+export const openApiPath = '/api/openapi.json';
+
+const errorResponse = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+});
+
+export function buildOpenApi(routes: readonly RouteSpec[], version: string): JsonSchema {
+  const paths: Record<string, Record<string, JsonSchema>> = {};
+  for (const route of routes) {
+    const parameters = [
+      ...Object.entries(route.pathParams ?? {}).map(([name, description]) => ({
+        name,
+        in: 'path',
+        required: true,
+        description,
+        schema: { type: 'string' },
+      })),
+      ...Object.entries(route.query ?? {}).map(([name, doc]) => ({
+        name,
+        in: 'query',
+        required: false,
+        description: doc.description,
+        schema: doc.schema,
+      })),
+    ];
+    const who =
+      route.access === 'public' ? 'No login needed.' : `Requires the ${route.access} role or higher.`;
+    const mutation = route.method !== 'get';
+    const notes = [
+      route.description,
+      who,
+      mutation
+        ? 'CSRF: same-origin requests only, with the session’s token in X-CSRF-Token (except login).'
+        : '',
+      route.audits ? `Recorded in the audit log as \`${route.audits}\`.` : '',
+    ].filter(Boolean);
+    const responses: Record<string, JsonSchema> = {
+      '200': { description: 'OK', content: { 'application/json': { schema: route.response } } },
+      '400': errorResponse('invalid input; the message names the field'),
+    };
+    if (route.access !== 'public') {
+      responses['401'] = errorResponse('not logged in, or the session expired');
+      responses['403'] = errorResponse('the role is too low, or the CSRF check failed');
+    }
+    responses['404'] = errorResponse('no such job or queue');
+    if (mutation) responses['409'] = errorResponse('the job is not in a state that allows this');
+    if (route.method === 'post' && route.path === '/api/v1/session') {
+      responses['429'] = errorResponse('too many failed logins; see Retry-After');
+    }
+    responses['500'] = errorResponse('a bug; the server log has details');
+    responses['503'] = errorResponse('storage unavailable or shutting down; safe to retry');
+    const operation: JsonSchema = {
+      tags: [route.tag],
+      summary: route.summary,
+      description: notes.join('\n\n'),
+      operationId: operationId(route),
+      'x-sepp-role': route.access,
+      ...(route.audits ? { 'x-sepp-audit-action': route.audits } : {}),
+      parameters,
+      responses,
+      ...(route.access === 'public' ? { security: [] } : {}),
+    };
+    if (route.body !== undefined) {
+      operation.requestBody = { required: true, content: { 'application/json': { schema: route.body } } };
+    }
+    paths[route.path] ??= {};
+    paths[route.path]![route.method] = operation;
+  }
+  paths[openApiPath] = {
+    get: {
+      tags: ['meta'],
+      summary: 'This document',
+      description: 'No login needed.',
+      operationId: 'getOpenApi',
+      'x-sepp-role': 'public',
+      security: [],
+      responses: {
+        '200': { description: 'OK', content: { 'application/json': { schema: { type: 'object' } } } },
+      },
+    },
+  };
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'sepp admin API',
+      version,
+      description: [
+        'The JSON API behind the sepp admin UI. Log in with POST /api/v1/session; the session cookie',
+        'then authenticates every call. Roles: viewer (read) < operator (change jobs and queues, read the',
+        'audit log) < admin (purge, delete all dead letters, configuration).',
+        `Errors are {"error": {"code", "message"}}; codes map to statuses as: ${Object.entries(httpStatusOf)
+          .map(([code, status]) => `${code} ${status}`)
+          .join(', ')}.`,
+      ].join(' '),
+    },
+    servers: [{ url: '/' }],
+    components: {
+      schemas: components,
+      securitySchemes: {
+        session: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'sepp_session',
+          description: '`__Host-sepp_session` under TLS',
+        },
+        csrf: { type: 'apiKey', in: 'header', name: 'X-CSRF-Token', description: 'from GET /api/v1/session' },
+      },
+    },
+    security: [{ session: [] }],
+    paths,
+  };
+}
+
+function operationId(route: RouteSpec): string {
+  const words = route.path
+    .replace('/api/v1/', '')
+    .split('/')
+    .filter((part) => part !== '')
+    .map((part) => (part.startsWith('{') ? `by-${part.slice(1, -1)}` : part));
+  const camel = [route.method, ...words]
+    .join('-')
+    .split(/[-_]/)
+    .map((w, i) => (i === 0 ? w : w.charAt(0).toUpperCase() + w.slice(1)))
+    .join('');
+  return camel;
+}

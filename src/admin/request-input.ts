@@ -1,0 +1,118 @@
+/**
+ * Reading request input: query parameters and JSON bodies, each checked with
+ * a message that names the field. Bodies must be `application/json` — which
+ * also means a cross-site form cannot send one without a CORS preflight that
+ * this server never grants.
+ */
+import type { Context } from 'hono';
+import { SeppError } from '../engine/errors.ts';
+import { AdminHttpError } from './http-errors.ts';
+
+export function bad(message: string): SeppError {
+  return new SeppError('invalid_argument', message);
+}
+
+export type JsonObject = Record<string, unknown>;
+
+/** The request's JSON object body; an empty body reads as `{}`. */
+export async function readJsonObject(c: Context): Promise<JsonObject> {
+  const type = (c.req.header('content-type') ?? '').split(';')[0]?.trim().toLowerCase();
+  const text = await c.req.text();
+  if (text.length === 0) return {};
+  if (type !== 'application/json') {
+    throw new AdminHttpError(
+      'invalid_argument',
+      'send the request body as JSON (Content-Type: application/json)',
+    );
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw bad('the request body is not valid JSON');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw bad('the request body must be a JSON object');
+  }
+  return value as JsonObject;
+}
+
+export function optionalString(body: JsonObject, field: string, maxLength = 4096): string | undefined {
+  const value = body[field];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') throw bad(`${field} must be a string`);
+  if (value.length > maxLength) throw bad(`${field} is longer than ${maxLength} characters`);
+  return value;
+}
+
+export function requiredString(body: JsonObject, field: string, maxLength = 4096): string {
+  const value = optionalString(body, field, maxLength);
+  if (value === undefined || value === '') throw bad(`${field} is required`);
+  return value;
+}
+
+export function optionalInteger(body: JsonObject, field: string): number | undefined {
+  const value = body[field];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw bad(`${field} must be an integer`);
+  return value;
+}
+
+export function optionalBoolean(body: JsonObject, field: string): boolean | undefined {
+  const value = body[field];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'boolean') throw bad(`${field} must be true or false`);
+  return value;
+}
+
+export function stringArray(body: JsonObject, field: string, maxItems: number): string[] {
+  const value = body[field];
+  if (!Array.isArray(value) || value.length === 0) throw bad(`${field} must be a non-empty array of strings`);
+  if (value.length > maxItems)
+    throw bad(`${field} has ${value.length} items; at most ${maxItems} per request`);
+  if (!value.every((v): v is string => typeof v === 'string' && v.length > 0 && v.length <= 256)) {
+    throw bad(`${field} must hold only non-empty strings`);
+  }
+  return value;
+}
+
+export function stringMap(body: JsonObject, field: string): Record<string, string> | undefined {
+  const value = body[field];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'object' || Array.isArray(value)) throw bad(`${field} must be an object of strings`);
+  const entries = Object.entries(value as JsonObject);
+  for (const [key, v] of entries) if (typeof v !== 'string') throw bad(`${field}.${key} must be a string`);
+  return Object.fromEntries(entries) as Record<string, string>;
+}
+
+export function queryString(c: Context, name: string, maxLength = 512): string | undefined {
+  const value = c.req.query(name);
+  if (value === undefined || value === '') return undefined;
+  if (value.length > maxLength) throw bad(`${name} is longer than ${maxLength} characters`);
+  return value;
+}
+
+export function queryInteger(c: Context, name: string): number | undefined {
+  const value = queryString(c, name, 20);
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value)) throw bad(`${name} must be a whole number`);
+  return Number(value);
+}
+
+export function queryChoice<T extends string>(
+  c: Context,
+  name: string,
+  choices: readonly T[],
+): T | undefined {
+  const value = queryString(c, name, 64);
+  if (value === undefined) return undefined;
+  if (!(choices as readonly string[]).includes(value))
+    throw bad(`${name} must be one of ${choices.join(', ')}`);
+  return value as T;
+}
+
+export function pathParam(c: Context, name: string): string {
+  const value = c.req.param(name);
+  if (value === undefined || value === '') throw bad(`${name} is missing from the path`);
+  return value;
+}

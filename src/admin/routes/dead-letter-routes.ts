@@ -1,0 +1,166 @@
+/**
+ * Dead letters of a queue: list (optionally by reason), requeue or delete
+ * selected ones, or all of them (optionally of one reason). Deleting all is
+ * the one destructive bulk action here and needs the admin role and a
+ * confirmation; the rest are an operator's daily work.
+ */
+import type { DeadReason } from '../../engine/types.ts';
+import {
+  bad,
+  optionalString,
+  pathParam,
+  queryChoice,
+  queryInteger,
+  queryString,
+  readJsonObject,
+  requiredString,
+  stringArray,
+} from '../request-input.ts';
+import type { AdminServices, RequestContext, RouteSpec } from '../route-spec.ts';
+import { jobIdsBody, ref } from '../schemas.ts';
+import { listOrders, pagingQuery } from './job-routes.ts';
+
+export const deadReasons: readonly DeadReason[] = ['attempts_exhausted', 'lease_expired', 'dead_lettered'];
+
+const reasonBody = {
+  type: 'object',
+  properties: {
+    reason: { type: 'string', enum: [...deadReasons], description: 'only dead letters of this reason' },
+  },
+};
+
+export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
+  const { engine } = deps;
+  const maxIds = engine.limits.maxBatchJobs;
+
+  const reasonOf = (body: Record<string, unknown>): DeadReason | undefined => {
+    const reason = optionalString(body, 'reason', 64);
+    if (reason === undefined || reason === '') return undefined;
+    if (!(deadReasons as readonly string[]).includes(reason)) {
+      throw bad(`reason must be one of ${deadReasons.join(', ')}`);
+    }
+    return reason as DeadReason;
+  };
+
+  const selected =
+    (action: 'requeue' | 'delete') =>
+    async (c: Parameters<RouteSpec['handle']>[0], request: RequestContext) => {
+      const queue = pathParam(c, 'queue');
+      const jobIds = stringArray(await readJsonObject(c), 'jobIds', maxIds);
+      const audit = request.audit(`dead_letters.${action}`, `queue:${queue}`);
+      const changed =
+        action === 'requeue'
+          ? await engine.requeueDeadLetters({ queue, jobIds }, audit)
+          : await engine.deleteDeadLetters({ queue, jobIds }, audit);
+      return c.json({ changed });
+    };
+
+  return [
+    {
+      method: 'get',
+      path: '/api/v1/queues/{queue}/dead-letters',
+      access: 'viewer',
+      tag: 'dead letters',
+      summary: "A page of a queue's dead letters, by failure time",
+      pathParams: { queue: 'queue name' },
+      query: {
+        reason: { description: 'only this reason', schema: { type: 'string', enum: [...deadReasons] } },
+        ...pagingQuery,
+      },
+      response: ref('JobPage'),
+      handle(c) {
+        const queue = pathParam(c, 'queue');
+        const reason = queryChoice(c, 'reason', deadReasons);
+        const order = queryChoice(c, 'order', listOrders);
+        const cursor = queryString(c, 'cursor');
+        const pageSize = queryInteger(c, 'limit');
+        const page = engine.listDeadLetterSummaries({
+          queue,
+          ...(reason === undefined ? {} : { reason }),
+          ...(order === undefined ? {} : { order }),
+          ...(cursor === undefined ? {} : { cursor }),
+          ...(pageSize === undefined ? {} : { pageSize }),
+        });
+        const total =
+          reason === undefined ? (engine.listQueues().find((q) => q.name === queue)?.counts.dead ?? 0) : null;
+        return c.json({ ...page, total });
+      },
+    },
+    {
+      method: 'post',
+      path: '/api/v1/queues/{queue}/dead-letters/requeue',
+      access: 'operator',
+      tag: 'dead letters',
+      summary: 'Requeue selected dead letters with a fresh attempt budget',
+      pathParams: { queue: 'queue name' },
+      body: jobIdsBody,
+      response: ref('Changed'),
+      audits: 'dead_letters.requeue',
+      handle: selected('requeue'),
+    },
+    {
+      method: 'post',
+      path: '/api/v1/queues/{queue}/dead-letters/delete',
+      access: 'operator',
+      tag: 'dead letters',
+      summary: 'Delete selected dead letters',
+      pathParams: { queue: 'queue name' },
+      body: jobIdsBody,
+      response: ref('Changed'),
+      audits: 'dead_letters.delete',
+      handle: selected('delete'),
+    },
+    {
+      method: 'post',
+      path: '/api/v1/queues/{queue}/dead-letters/requeue-all',
+      access: 'operator',
+      tag: 'dead letters',
+      summary: "Requeue all of a queue's dead letters (optionally of one reason), in chunks",
+      pathParams: { queue: 'queue name' },
+      body: reasonBody,
+      response: ref('Changed'),
+      audits: 'dead_letters.requeue_all',
+      async handle(c, request) {
+        const queue = pathParam(c, 'queue');
+        const reason = reasonOf(await readJsonObject(c));
+        const changed = await engine.requeueDeadLetters(
+          { queue, all: true, ...(reason === undefined ? {} : { reason }) },
+          request.audit('dead_letters.requeue_all', `queue:${queue}`),
+        );
+        return c.json({ changed });
+      },
+    },
+    {
+      method: 'post',
+      path: '/api/v1/queues/{queue}/dead-letters/delete-all',
+      access: 'admin',
+      tag: 'dead letters',
+      summary: "Delete all of a queue's dead letters (optionally of one reason), in chunks",
+      description: '`confirm` must repeat the queue name.',
+      pathParams: { queue: 'queue name' },
+      body: {
+        ...reasonBody,
+        properties: {
+          ...reasonBody.properties,
+          confirm: { type: 'string', description: 'the queue name, again' },
+        },
+        required: ['confirm'],
+      },
+      response: ref('Changed'),
+      audits: 'dead_letters.delete_all',
+      async handle(c, request) {
+        const queue = pathParam(c, 'queue');
+        const body = await readJsonObject(c);
+        if (requiredString(body, 'confirm', 256) !== queue) {
+          throw bad(`confirm must be the queue name (${queue}) to delete all its dead letters`);
+        }
+        const reason = reasonOf(body);
+        const changed = await engine.deleteDeadLetters(
+          { queue, all: true, ...(reason === undefined ? {} : { reason }) },
+          request.audit('dead_letters.delete_all', `queue:${queue}`),
+        );
+        return c.json({ changed });
+      },
+    },
+  ];
+}

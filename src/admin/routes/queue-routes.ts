@@ -1,0 +1,128 @@
+/**
+ * The dashboard's overview and the queues: counts (from the maintained
+ * counters, never COUNT(*)), settings, pause/resume and purge.
+ */
+import type { Context } from 'hono';
+import { SeppError } from '../../engine/errors.ts';
+import type { QueueInfo, StateCounts } from '../../engine/types.ts';
+import { jobStates } from '../../engine/types.ts';
+import { bad, pathParam, readJsonObject, requiredString } from '../request-input.ts';
+import type { AdminServices, RouteSpec } from '../route-spec.ts';
+import { ref } from '../schemas.ts';
+
+const queueParam = { queue: 'queue name' } as const;
+
+export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
+  const { engine } = deps;
+
+  /** The queue, which must exist: operators act on queues that are there, a typo creates nothing. */
+  const existingQueue = (c: Context): QueueInfo => {
+    const name = pathParam(c, 'queue');
+    const queue = engine.listQueues().find((q) => q.name === name);
+    if (queue === undefined) throw new SeppError('not_found', `queue ${name} does not exist`);
+    return queue;
+  };
+
+  return [
+    {
+      method: 'get',
+      path: '/api/v1/overview',
+      access: 'viewer',
+      tag: 'overview',
+      summary: 'Server facts, totals, per-queue counts and the last hour of job rates (the dashboard)',
+      response: ref('Overview'),
+      handle(c) {
+        const info = deps.serverInfo();
+        const nowMs = deps.clock.nowMs();
+        const queues = engine.listQueues();
+        const totals = Object.fromEntries(jobStates.map((s) => [s, 0])) as StateCounts;
+        for (const q of queues) for (const s of jobStates) totals[s] += q.counts[s];
+        return c.json({
+          server: { ...info, uptimeMs: Math.max(0, nowMs - info.startedAtMs), serverTimeMs: nowMs },
+          totals,
+          waitingWorkers: engine.waitingReserves,
+          queues,
+          rates: deps.rates.snapshot(),
+        });
+      },
+    },
+    {
+      method: 'get',
+      path: '/api/v1/queues',
+      access: 'viewer',
+      tag: 'queues',
+      summary: 'Every queue with its counts by state, paused flag and effective settings',
+      response: {
+        type: 'object',
+        properties: { queues: { type: 'array', items: ref('Queue') } },
+        required: ['queues'],
+      },
+      handle: (c) => c.json({ queues: engine.listQueues() }),
+    },
+    {
+      method: 'get',
+      path: '/api/v1/queues/{queue}',
+      access: 'viewer',
+      tag: 'queues',
+      summary: 'One queue',
+      pathParams: queueParam,
+      response: ref('Queue'),
+      handle: (c) => c.json(existingQueue(c)),
+    },
+    {
+      method: 'post',
+      path: '/api/v1/queues/{queue}/pause',
+      access: 'operator',
+      tag: 'queues',
+      summary: 'Pause a queue: it hands out no jobs; enqueue still works',
+      pathParams: queueParam,
+      response: ref('Queue'),
+      audits: 'queue.pause',
+      async handle(c, request) {
+        const { name } = existingQueue(c);
+        await engine.pauseQueue(name, request.audit('queue.pause', `queue:${name}`));
+        return c.json(existingQueue(c));
+      },
+    },
+    {
+      method: 'post',
+      path: '/api/v1/queues/{queue}/resume',
+      access: 'operator',
+      tag: 'queues',
+      summary: 'Resume a paused queue',
+      pathParams: queueParam,
+      response: ref('Queue'),
+      audits: 'queue.resume',
+      async handle(c, request) {
+        const { name } = existingQueue(c);
+        await engine.resumeQueue(name, request.audit('queue.resume', `queue:${name}`));
+        return c.json(existingQueue(c));
+      },
+    },
+    {
+      method: 'post',
+      path: '/api/v1/queues/{queue}/purge',
+      access: 'admin',
+      tag: 'queues',
+      summary: 'Delete every ready and scheduled job of a queue (leased jobs finish; dead letters stay)',
+      description: 'Runs in chunks of 5,000 jobs; `confirm` must repeat the queue name.',
+      pathParams: queueParam,
+      body: {
+        type: 'object',
+        properties: { confirm: { type: 'string', description: 'the queue name, again' } },
+        required: ['confirm'],
+      },
+      response: { type: 'object', properties: { deleted: { type: 'integer' } }, required: ['deleted'] },
+      audits: 'queue.purge',
+      async handle(c, request) {
+        const { name } = existingQueue(c);
+        const body = await readJsonObject(c);
+        if (requiredString(body, 'confirm', 256) !== name) {
+          throw bad(`confirm must be the queue name (${name}) to purge it`);
+        }
+        const { deleted } = await engine.purgeQueue(name, request.audit('queue.purge', `queue:${name}`));
+        return c.json({ deleted });
+      },
+    },
+  ];
+}

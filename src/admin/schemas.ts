@@ -1,0 +1,225 @@
+/**
+ * JSON Schemas of the API's bodies, for the OpenAPI document. Route
+ * declarations refer to them with ref('Name').
+ */
+import { jobStates } from '../engine/types.ts';
+import type { JsonSchema } from './route-spec.ts';
+import { adminRoles } from './types.ts';
+
+export const ref = (name: keyof typeof components): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
+
+const int: JsonSchema = { type: 'integer' };
+const str: JsonSchema = { type: 'string' };
+const msOrNull: JsonSchema = { type: ['integer', 'null'], description: 'ms since the Unix epoch' };
+const strOrNull: JsonSchema = { type: ['string', 'null'] };
+const deadReason: JsonSchema = {
+  type: ['string', 'null'],
+  enum: ['attempts_exhausted', 'lease_expired', 'dead_lettered', null],
+};
+
+export const stateCounts: JsonSchema = {
+  type: 'object',
+  properties: Object.fromEntries(jobStates.map((s) => [s, int])),
+  required: [...jobStates],
+};
+
+const jobCommon: Record<string, JsonSchema> = {
+  id: { type: 'string', format: 'uuid' },
+  seq: int,
+  queue: str,
+  type: str,
+  state: { type: 'string', enum: [...jobStates] },
+  priority: { type: 'integer', minimum: 0, maximum: 9 },
+  contentType: str,
+  attempt: int,
+  maxAttempts: int,
+  idempotencyKey: strOrNull,
+  enqueuedAtMs: int,
+  runAtMs: int,
+  leaseDeadlineMs: msOrNull,
+  workerId: strOrNull,
+  lastError: strOrNull,
+  deadReason,
+  failedAtMs: msOrNull,
+  completedAtMs: msOrNull,
+};
+
+export const components = {
+  Error: {
+    type: 'object',
+    properties: {
+      error: {
+        type: 'object',
+        properties: { code: str, message: str },
+        required: ['code', 'message'],
+      },
+    },
+    required: ['error'],
+  },
+  Session: {
+    type: 'object',
+    properties: {
+      authenticated: { type: 'boolean' },
+      open: {
+        type: 'boolean',
+        description: 'true when login is off (loopback address, no users configured)',
+      },
+      user: strOrNull,
+      role: { type: ['string', 'null'], enum: [...adminRoles, null] },
+      csrfToken: {
+        type: ['string', 'null'],
+        description: 'send it back in the X-CSRF-Token header of every mutation',
+      },
+      expiresAtMs: msOrNull,
+    },
+    required: ['authenticated', 'open', 'user', 'role', 'csrfToken', 'expiresAtMs'],
+  },
+  StateCounts: stateCounts,
+  Queue: {
+    type: 'object',
+    properties: {
+      name: str,
+      paused: { type: 'boolean' },
+      counts: stateCounts,
+      oldestReadyAgeMs: { type: ['integer', 'null'] },
+      waitingWorkers: int,
+      settings: { type: 'object', description: 'the effective settings (defaults merged with the config)' },
+    },
+    required: ['name', 'paused', 'counts', 'oldestReadyAgeMs', 'waitingWorkers', 'settings'],
+  },
+  JobSummary: {
+    type: 'object',
+    properties: { ...jobCommon, payloadBytes: int },
+    required: Object.keys(jobCommon),
+  },
+  JobDetail: {
+    type: 'object',
+    properties: {
+      ...jobCommon,
+      metadata: { type: 'object', additionalProperties: str },
+      traceparent: strOrNull,
+      tracestate: strOrNull,
+      leasedAtMs: msOrNull,
+      errors: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: { attempt: int, atMs: int, error: str },
+          required: ['attempt', 'atMs', 'error'],
+        },
+      },
+      payload: {
+        type: 'object',
+        properties: {
+          view: { type: 'string', enum: ['json', 'text', 'hex'] },
+          text: str,
+          bytes: int,
+          truncated: { type: 'boolean', description: 'only the first 64 KiB are shown' },
+        },
+        required: ['view', 'text', 'bytes', 'truncated'],
+      },
+      timeline: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: { atMs: int, event: str, detail: str },
+          required: ['atMs', 'event', 'detail'],
+        },
+      },
+    },
+    required: [...Object.keys(jobCommon), 'metadata', 'errors', 'payload', 'timeline'],
+  },
+  JobPage: {
+    type: 'object',
+    properties: {
+      items: { type: 'array', items: { $ref: '#/components/schemas/JobSummary' } },
+      nextCursor: strOrNull,
+      total: {
+        type: ['integer', 'null'],
+        description: 'jobs in this state (from the counters); null with a type filter',
+      },
+    },
+    required: ['items', 'nextCursor', 'total'],
+  },
+  AuditEntry: {
+    type: 'object',
+    properties: { id: int, atMs: int, actor: str, action: str, target: str, details: { type: 'object' } },
+    required: ['id', 'atMs', 'actor', 'action', 'target', 'details'],
+  },
+  AuditPage: {
+    type: 'object',
+    properties: {
+      items: { type: 'array', items: { $ref: '#/components/schemas/AuditEntry' } },
+      nextCursor: strOrNull,
+    },
+    required: ['items', 'nextCursor'],
+  },
+  Overview: {
+    type: 'object',
+    properties: {
+      server: {
+        type: 'object',
+        properties: {
+          version: str,
+          commit: strOrNull,
+          startedAtMs: int,
+          uptimeMs: int,
+          serverTimeMs: int,
+          durability: { type: 'string', enum: ['full', 'relaxed'] },
+          dbBytes: int,
+          walBytes: int,
+        },
+      },
+      totals: stateCounts,
+      waitingWorkers: int,
+      queues: { type: 'array', items: { $ref: '#/components/schemas/Queue' } },
+      rates: {
+        type: 'object',
+        description: 'jobs per bucket over the last hour, oldest first; the last bucket is the current one',
+        properties: {
+          bucketMs: int,
+          startMs: int,
+          series: { type: 'object', additionalProperties: { type: 'array', items: int } },
+          totals: { type: 'object', additionalProperties: int },
+        },
+      },
+    },
+    required: ['server', 'totals', 'waitingWorkers', 'queues', 'rates'],
+  },
+  Changed: {
+    type: 'object',
+    properties: { changed: int },
+    required: ['changed'],
+  },
+  PreviousState: {
+    type: 'object',
+    properties: { previousState: { type: 'string', enum: [...jobStates] } },
+    required: ['previousState'],
+  },
+} satisfies Record<string, JsonSchema>;
+
+export const jobIdsBody: JsonSchema = {
+  type: 'object',
+  properties: { jobIds: { type: 'array', items: str, minItems: 1, maxItems: 1000 } },
+  required: ['jobIds'],
+};
+
+export const enqueueBody: JsonSchema = {
+  type: 'object',
+  properties: {
+    type: str,
+    payload: { type: 'string', description: 'the payload, as text or base64 (payloadEncoding)' },
+    payloadEncoding: { type: 'string', enum: ['text', 'base64'], default: 'text' },
+    contentType: {
+      type: 'string',
+      description: 'default text/plain for text, application/octet-stream for base64',
+    },
+    priority: { type: 'integer', minimum: 0, maximum: 9 },
+    delayMs: int,
+    runAtMs: int,
+    maxAttempts: int,
+    idempotencyKey: str,
+    metadata: { type: 'object', additionalProperties: str },
+  },
+  required: ['type', 'payload'],
+};

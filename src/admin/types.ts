@@ -1,0 +1,116 @@
+/**
+ * What the admin app needs from the rest of sepp. The composition root
+ * (src/app.ts) builds an AdminDeps and calls createAdminApp; nothing in
+ * src/admin reads configuration, opens sockets or reads the clock on its own.
+ */
+import type { Context, Hono } from 'hono';
+import type { Clock } from '../engine/clock.ts';
+import type { Engine } from '../engine/engine.ts';
+import type { RateHistory } from './rate-history.ts';
+
+/** viewer < operator < admin: each role can do everything the one before it can. */
+export type AdminRole = 'viewer' | 'operator' | 'admin';
+export const adminRoles: readonly AdminRole[] = ['viewer', 'operator', 'admin'];
+
+export interface AdminUser {
+  readonly name: string;
+  /** scrypt hash in PHC form ($scrypt$ln=…,r=…,p=…$salt$hash), from `sepp admin hash-password`. */
+  readonly passwordHash: string;
+  readonly role: AdminRole;
+}
+
+/** The engine calls the admin app makes; the real Engine satisfies it. */
+export type AdminEngine = Pick<
+  Engine,
+  | 'limits'
+  | 'listQueues'
+  | 'getJob'
+  | 'listJobs'
+  | 'listDeadLetterSummaries'
+  | 'findJobByIdempotencyKey'
+  | 'enqueue'
+  | 'cancel'
+  | 'requeueJob'
+  | 'deadLetterJob'
+  | 'pauseQueue'
+  | 'resumeQueue'
+  | 'purgeQueue'
+  | 'requeueDeadLetters'
+  | 'deleteDeadLetters'
+  | 'recordAudit'
+  | 'listAudit'
+  | 'waitingReserves'
+>;
+
+/** The server facts the dashboard shows; read on every overview request, so keep it cheap (a stat or two). */
+export interface ServerInfo {
+  version: string;
+  /** Git commit of the build, when known. */
+  commit: string | null;
+  /** When the server started (ms since epoch); uptime is measured against the injected clock. */
+  startedAtMs: number;
+  durability: 'full' | 'relaxed';
+  /** Size of the database file and of its WAL, in bytes. */
+  dbBytes: number;
+  walBytes: number;
+}
+
+/** A file of the built UI, as an asset source hands it out. */
+export interface Asset {
+  readonly body: Uint8Array;
+  /** Overrides the type guessed from the file name. */
+  readonly contentType?: string;
+}
+
+/**
+ * Where the built UI (ui/dist) comes from: the disk when running from source
+ * (diskAssetSource), the executable's embedded assets in the single executable.
+ * `path` is relative, already checked to hold only safe segments (no `..`,
+ * no leading `/`, no backslash); a source must still never read outside its root.
+ */
+export interface AssetSource {
+  get(path: string): Asset | undefined;
+}
+
+export interface AdminLogger {
+  /** One line per notable event; `fields` never holds secrets (passwords, cookies, tokens). */
+  log(level: 'debug' | 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>): void;
+}
+
+export interface AdminDeps {
+  engine: AdminEngine;
+  /** Sessions, login throttling and uptime are measured on it. */
+  clock: Pick<Clock, 'nowMs'>;
+  /** Users who may log in. Empty with `open` set: no login. */
+  users: readonly AdminUser[];
+  /**
+   * No login at all: every request acts as `anonymous` with the admin role. The
+   * app sets it only when the admin address is loopback and no users are
+   * configured. Mutations still need the CSRF token of an anonymous session, and
+   * requests must name a loopback host (a defence against DNS rebinding).
+   */
+  open: boolean;
+  /**
+   * With `open`, also answer requests naming a non-loopback host: only for the config's
+   * explicit insecure opt-in (admin.insecure_allow_unauthenticated). Default false.
+   */
+  openToAnyHost?: boolean;
+  /** A session ends this long after login. */
+  sessionTtlMs: number;
+  /** Served over TLS: cookies are Secure (and `__Host-` prefixed), HSTS is sent. */
+  tls: boolean;
+  serverInfo(): ServerInfo;
+  /** Fed from the engine's JobEvents by the app (`onEvent: (e) => rates.record(e)`). */
+  rates: RateHistory;
+  /** The effective configuration, secrets already redacted, as shown on the configuration page. */
+  effectiveConfig(): unknown;
+  /** The built UI; null serves the API only. */
+  assets: AssetSource | null;
+  log?: AdminLogger;
+  /** The client's address, for login throttling. Default: the socket's remote address (@hono/node-server). */
+  clientAddress?: (c: Context) => string;
+  /** Largest request body accepted, in bytes (checked before parsing). Default 2 MiB. */
+  maxBodyBytes?: number;
+  /** Adds routes outside /api/v1 before the UI's catch-all (for example `/metrics`). */
+  extend?: (app: Hono) => void;
+}

@@ -1,0 +1,127 @@
+/**
+ * What an operator can do to jobs beyond the protocol's calls: requeue one
+ * job, dead-letter one job, purge a queue's waiting jobs. Each is a write
+ * operation (group commit) and may carry an audit entry written in the same
+ * transaction. Changes that can touch very many jobs run in chunks, each its
+ * own transaction, so one purge never becomes one huge transaction that
+ * stalls every producer and worker behind it.
+ */
+
+import type { AdminStatements } from '../store/admin-statements.ts';
+import type { Transaction } from '../store/group-commit.ts';
+import type { AuditInput } from './admin-types.ts';
+import type { AuditLog } from './audit.ts';
+import type { EngineContext } from './context.ts';
+import { SeppError } from './errors.ts';
+import type { JobState } from './types.ts';
+
+/** Rows changed per transaction by chunked changes. */
+export const chunkRows = 5000;
+
+export type Write = <T>(op: (tx: Transaction) => T) => Promise<T>;
+
+export class OperatorActions {
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly sql: AdminStatements,
+    private readonly audit: AuditLog,
+    private readonly write: Write,
+  ) {}
+
+  /** A dead or completed job back to ready now, with a fresh attempt budget. */
+  requeueJob(jobId: string, audit?: AuditInput): Promise<{ previousState: JobState }> {
+    return this.write((tx) => {
+      const row = this.find(jobId);
+      if (row.state !== 'dead' && row.state !== 'completed') {
+        throw new SeppError(
+          'failed_precondition',
+          `job ${jobId} is ${row.state}; only dead or completed jobs can be requeued`,
+        );
+      }
+      this.sql.requeueJob.run({ seq: row.seq, now_ms: this.ctx.clock.nowMs() });
+      this.ctx.jobsReady(tx, row.queue, 1);
+      this.ctx.emit(tx, { kind: 'requeued', queue: row.queue, count: 1 });
+      const outcome = { previousState: row.state };
+      if (audit) this.audit.write(audit, outcome);
+      return outcome;
+    });
+  }
+
+  /** A ready or scheduled job to the dead letters now (reason dead_lettered). */
+  deadLetterJob(jobId: string, audit?: AuditInput): Promise<{ previousState: JobState }> {
+    return this.write((tx) => {
+      const row = this.find(jobId);
+      if (row.state !== 'ready' && row.state !== 'scheduled') {
+        const why =
+          row.state === 'leased'
+            ? 'a worker holds its lease; the worker can nack it with dead-letter, or wait for the lease to end'
+            : 'only ready or scheduled jobs can be dead-lettered';
+        throw new SeppError('failed_precondition', `job ${jobId} is ${row.state}: ${why}`);
+      }
+      this.sql.deadLetterJob.run({ seq: row.seq, now_ms: this.ctx.clock.nowMs() });
+      this.ctx.emit(tx, { kind: 'dead_lettered', queue: row.queue, reason: 'dead_lettered', count: 1 });
+      const outcome = { previousState: row.state };
+      if (audit) this.audit.write(audit, outcome);
+      return outcome;
+    });
+  }
+
+  /** Deletes every ready and scheduled job of a queue (leased jobs finish normally); returns how many. */
+  async purgeQueue(queue: string, audit?: AuditInput): Promise<{ deleted: number }> {
+    const tracked = audit === undefined ? undefined : { input: audit, id: undefined };
+    let deleted = 0;
+    for (const state of ['ready', 'scheduled'] as const) {
+      deleted = await this.inChunks(
+        tracked,
+        deleted,
+        (tx) => {
+          const n = this.sql.deleteStateChunk.run({ queue, state, limit: chunkRows }).changes;
+          this.ctx.emit(tx, { kind: 'cancelled', queue, count: n });
+          return n;
+        },
+        (total, done) => ({ deleted: total, done: done && state === 'scheduled' }),
+      );
+    }
+    return { deleted };
+  }
+
+  /**
+   * Runs `chunk` in one transaction after another until it changes fewer than
+   * chunkRows rows; returns `startTotal` plus the rows changed. The audit entry
+   * is written with the first chunk (so no row changes without it) and its
+   * totals are updated with each later one.
+   */
+  async inChunks(
+    audit: ChunkedAudit | undefined,
+    startTotal: number,
+    chunk: (tx: Transaction) => number,
+    outcome: (total: number, done: boolean) => Record<string, unknown>,
+  ): Promise<number> {
+    let total = startTotal;
+    for (;;) {
+      const changed = await this.write((tx) => {
+        const n = chunk(tx);
+        if (audit !== undefined) {
+          const details = outcome(total + n, n < chunkRows);
+          if (audit.id === undefined) audit.id = this.audit.write(audit.input, details);
+          else this.audit.update(audit.id, audit.input, details);
+        }
+        return n;
+      });
+      total += changed;
+      if (changed < chunkRows) return total;
+    }
+  }
+
+  private find(jobId: string) {
+    const row = this.ctx.sql.attemptById.get(jobId);
+    if (row === undefined) throw new SeppError('not_found', `job ${jobId} does not exist`);
+    return { ...row, state: row.state as JobState };
+  }
+}
+
+/** An audit entry that follows a change made in chunks: written with the first, updated with the rest. */
+export interface ChunkedAudit {
+  readonly input: AuditInput;
+  id: number | undefined;
+}

@@ -1,0 +1,409 @@
+/** What each API route does, over a real engine: answers, effects, audit entries and error shapes. */
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, test } from 'node:test';
+import type { AuditEntry, JobSummary } from '../../src/engine/admin-types.ts';
+import type { QueueInfo } from '../../src/engine/types.ts';
+import {
+  enc,
+  loggedIn,
+  openTestAdmin,
+  type PageBody,
+  type TestAdmin,
+  type TestClient,
+} from '../helpers/admin.ts';
+
+let admin: TestAdmin;
+let op: TestClient;
+
+beforeEach(async () => {
+  admin = await openTestAdmin();
+  op = await loggedIn(admin, 'admin');
+});
+afterEach(() => admin.dispose());
+
+const lastAudit = (): AuditEntry => admin.t.engine.listAudit({ pageSize: 1 }).items[0]!;
+
+test('overview: server facts, totals from the counters, waiting workers and rates', async () => {
+  for (let i = 0; i < 3; i++)
+    await admin.t.engine.enqueue({ queue: 'emails', type: 'welcome', payload: enc('{}') });
+  await admin.t.engine.enqueue({ queue: 'reports', type: 'daily', payload: enc('{}'), delayMs: 60_000 });
+  admin.t.clock.advance(5000);
+  const { status, body } = await op.get<{
+    server: Record<string, unknown>;
+    totals: Record<string, number>;
+    queues: QueueInfo[];
+    waitingWorkers: number;
+    rates: { bucketMs: number; series: Record<string, number[]>; totals: Record<string, number> };
+  }>('/api/v1/overview');
+  assert.equal(status, 200);
+  assert.equal(body.server.version, '0.1.0-test');
+  assert.equal(body.server.uptimeMs, 5000);
+  assert.equal(body.server.durability, 'full');
+  assert.deepEqual(body.totals, { scheduled: 1, ready: 3, leased: 0, completed: 0, dead: 0 });
+  assert.deepEqual(
+    body.queues.map((q) => q.name),
+    ['emails', 'reports'],
+  );
+  assert.equal(body.queues[0]?.oldestReadyAgeMs, 5000);
+  assert.equal(body.waitingWorkers, 0);
+  assert.equal(body.rates.bucketMs, 10_000);
+  assert.equal(body.rates.series.enqueued?.length, 360);
+  assert.equal(body.rates.totals.enqueued, 4);
+  assert.equal(body.rates.series.enqueued?.at(-1), 4);
+});
+
+test('queues: list, one, pause and resume (audited), unknown queue is 404', async () => {
+  await admin.t.engine.enqueue({ queue: 'emails', type: 'welcome', payload: enc('{}') });
+  const list = await op.get<{ queues: QueueInfo[] }>('/api/v1/queues');
+  assert.equal(list.body.queues[0]?.settings.maxAttempts, 5);
+  assert.equal((await op.get<QueueInfo>('/api/v1/queues/emails')).body.counts.ready, 1);
+  const paused = await op.post<QueueInfo>('/api/v1/queues/emails/pause');
+  assert.equal(paused.body.paused, true);
+  assert.deepEqual(
+    { actor: lastAudit().actor, action: lastAudit().action, target: lastAudit().target },
+    { actor: 'admin', action: 'queue.pause', target: 'queue:emails' },
+  );
+  assert.deepEqual(await admin.t.engine.reserve({ queues: ['emails'] }), []);
+  assert.equal((await op.post<QueueInfo>('/api/v1/queues/emails/resume')).body.paused, false);
+  assert.equal(lastAudit().action, 'queue.resume');
+  const missing = await op.post('/api/v1/queues/nope/pause');
+  assert.equal(missing.status, 404);
+  assert.deepEqual(missing.body, { error: { code: 'not_found', message: 'queue nope does not exist' } });
+  assert.equal(admin.t.engine.listQueues().length, 1, 'a typo created no queue');
+});
+
+test('purge needs the queue name as confirmation and reports what it deleted', async () => {
+  for (let i = 0; i < 3; i++)
+    await admin.t.engine.enqueue({ queue: 'emails', type: 'welcome', payload: enc('{}') });
+  const refused = await op.post('/api/v1/queues/emails/purge', { confirm: 'email' });
+  assert.equal(refused.status, 400);
+  assert.equal(refused.body.error?.code, 'invalid_argument');
+  assert.equal((await op.post('/api/v1/queues/emails/purge', { confirm: 'emails' })).body.deleted, 3);
+  assert.deepEqual(lastAudit().details, { deleted: 3, done: true });
+});
+
+test('jobs: list by state with cursor and type filter; find by key; detail with decoded payload', async () => {
+  const ids: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    const { jobId } = await admin.t.engine.enqueue({
+      queue: 'emails',
+      type: i % 2 === 0 ? 'welcome' : 'reset',
+      payload: enc(JSON.stringify({ n: i })),
+      contentType: 'application/json',
+      idempotencyKey: `key-${i}`,
+      metadata: { tenant: 'acme' },
+    });
+    ids.push(jobId);
+  }
+  const first = await op.get<PageBody<JobSummary>>('/api/v1/queues/emails/jobs?state=ready&limit=2');
+  assert.deepEqual(
+    first.body.items.map((j) => j.id),
+    ids.slice(0, 2),
+  );
+  assert.equal(first.body.total, 5);
+  const second = await op.get<PageBody<JobSummary>>(
+    `/api/v1/queues/emails/jobs?state=ready&limit=2&cursor=${first.body.nextCursor}`,
+  );
+  assert.deepEqual(
+    second.body.items.map((j) => j.id),
+    ids.slice(2, 4),
+  );
+  const resets = await op.get<PageBody<JobSummary>>(
+    '/api/v1/queues/emails/jobs?type=reset&order=newest_first',
+  );
+  assert.deepEqual(
+    resets.body.items.map((j) => j.id),
+    [ids[3], ids[1]],
+  );
+  assert.equal((await op.get('/api/v1/queues/emails/jobs?state=nope')).status, 400);
+  assert.equal((await op.get('/api/v1/queues/emails/jobs?limit=abc')).status, 400);
+  assert.equal((await op.get('/api/v1/queues/emails/jobs?cursor=zzz')).status, 400);
+
+  const found = await op.get('/api/v1/queues/emails/idempotency-keys/key-3');
+  assert.deepEqual(found.body, { jobId: ids[3], stored: true });
+  assert.equal((await op.get('/api/v1/queues/emails/idempotency-keys/nope')).status, 404);
+
+  const detail = await op.get<{
+    payload: { view: string; text: string };
+    metadata: Record<string, string>;
+    timeline: { event: string }[];
+    state: string;
+  }>(`/api/v1/jobs/${ids[0]}`);
+  assert.equal(detail.status, 200);
+  assert.deepEqual(detail.body.payload, { view: 'json', text: '{\n  "n": 0\n}', bytes: 7, truncated: false });
+  assert.deepEqual(detail.body.metadata, { tenant: 'acme' });
+  assert.deepEqual(
+    detail.body.timeline.map((e) => e.event),
+    ['enqueued'],
+  );
+  const bad = await op.get('/api/v1/jobs/not-a-uuid');
+  assert.equal(bad.status, 400);
+  const gone = await op.get('/api/v1/jobs/00000000-0000-7000-8000-000000000000');
+  assert.equal(gone.status, 404);
+  assert.equal(gone.body.error?.code, 'not_found');
+});
+
+test('job detail shows attempts with errors and a timeline; binary payloads as hex', async () => {
+  const { jobId } = await admin.t.engine.enqueue({
+    queue: 'emails',
+    type: 'welcome',
+    payload: new Uint8Array([0, 1, 2, 0xff, 65]),
+    maxAttempts: 2,
+  });
+  for (let attempt = 1; attempt <= 2; attempt++) {
+    const [job] = await admin.t.engine.reserve({ queues: ['emails'] });
+    admin.t.clock.advance(100);
+    await admin.t.engine.nack({
+      jobId: job!.id,
+      attempt,
+      error: `smtp down ${attempt}`,
+      directive: { kind: 'delay', delayMs: 0 },
+    });
+  }
+  const { body } = await op.get<{
+    state: string;
+    deadReason: string;
+    errors: { attempt: number; error: string }[];
+    payload: { view: string; text: string };
+    timeline: { event: string; detail: string }[];
+  }>(`/api/v1/jobs/${jobId}`);
+  assert.equal(body.state, 'dead');
+  assert.equal(body.deadReason, 'attempts_exhausted');
+  assert.deepEqual(
+    body.errors.map((e) => [e.attempt, e.error]),
+    [
+      [1, 'smtp down 1'],
+      [2, 'smtp down 2'],
+    ],
+  );
+  assert.equal(body.payload.view, 'hex');
+  assert.match(body.payload.text, /^00000000 {2}00 01 02 ff 41 +\.\.\.\.A$/);
+  assert.deepEqual(
+    body.timeline.map((e) => e.event),
+    ['enqueued', 'attempt_failed', 'attempt_failed', 'dead'],
+  );
+});
+
+test('job actions: requeue a dead job, dead-letter and cancel ready ones; refused states are 409', async () => {
+  const { jobId } = await admin.t.engine.enqueue({ queue: 'emails', type: 'welcome', payload: enc('x') });
+  const conflict = await op.post(`/api/v1/jobs/${jobId}/requeue`);
+  assert.equal(conflict.status, 409);
+  assert.equal(conflict.body.error?.code, 'failed_precondition');
+  assert.deepEqual((await op.post(`/api/v1/jobs/${jobId}/dead-letter`)).body, { previousState: 'ready' });
+  assert.deepEqual([lastAudit().action, lastAudit().target], ['job.dead_letter', `job:${jobId}`]);
+  assert.deepEqual((await op.post(`/api/v1/jobs/${jobId}/requeue`)).body, { previousState: 'dead' });
+  const [leased] = await admin.t.engine.reserve({ queues: ['emails'] });
+  assert.equal(leased?.id, jobId);
+  assert.equal((await op.post(`/api/v1/jobs/${jobId}/cancel`)).status, 409);
+  await admin.t.engine.nack({ jobId, attempt: 1, error: 'e', directive: { kind: 'delay', delayMs: 0 } });
+  assert.deepEqual((await op.post(`/api/v1/jobs/${jobId}/cancel`)).body, { previousState: 'ready' });
+  assert.equal(lastAudit().action, 'job.cancel');
+  assert.equal((await op.post(`/api/v1/jobs/${jobId}/cancel`)).status, 404);
+});
+
+test('enqueue: text and base64 payloads, options, rejections with the engine message; audited without payload', async () => {
+  const reply = await op.post('/api/v1/queues/emails/jobs', {
+    type: 'welcome',
+    payload: '{"to":"a@example.com"}',
+    contentType: 'application/json',
+    priority: 7,
+    delayMs: 1000,
+    idempotencyKey: 'k',
+    metadata: { tenant: 'acme' },
+  });
+  assert.equal(reply.status, 200, JSON.stringify(reply.body));
+  const jobId = reply.body.jobId as string;
+  const job = admin.t.engine.getJob(jobId);
+  assert.equal(job.priority, 7);
+  assert.equal(job.state, 'scheduled');
+  assert.equal(job.payload.toString(), '{"to":"a@example.com"}');
+  assert.deepEqual(lastAudit().details, {
+    type: 'welcome',
+    contentType: 'application/json',
+    payloadBytes: 22,
+    jobId,
+    deduplicated: false,
+  });
+  const again = await op.post('/api/v1/queues/emails/jobs', {
+    type: 'welcome',
+    payload: 'x',
+    idempotencyKey: 'k',
+  });
+  assert.deepEqual(again.body, { jobId, deduplicated: true });
+
+  const binary = await op.post('/api/v1/queues/emails/jobs', {
+    type: 'blob',
+    payload: 'AAEC',
+    payloadEncoding: 'base64',
+  });
+  const blob = admin.t.engine.getJob(binary.body.jobId as string);
+  assert.deepEqual([...blob.payload], [0, 1, 2]);
+  assert.equal(blob.contentType, 'application/octet-stream');
+
+  const badName = await op.post('/api/v1/queues/emails/jobs', { type: 'bad type', payload: 'x' });
+  assert.equal(badName.status, 400);
+  assert.match(badName.body.error?.message ?? '', /type "bad type" may use only/);
+  const missing = await op.post('/api/v1/queues/emails/jobs', { payload: 'x' });
+  assert.deepEqual(missing.body, { error: { code: 'invalid_argument', message: 'type is required' } });
+  const wrongType = await op.post('/api/v1/queues/emails/jobs', {
+    type: 't',
+    payload: 'x',
+    priority: 'high',
+  });
+  assert.equal(wrongType.body.error?.message, 'priority must be an integer');
+  const notJson = await op.request('POST', '/api/v1/queues/emails/jobs', '{"type":', {
+    'content-type': 'application/json',
+  });
+  assert.deepEqual(notJson.body, {
+    error: { code: 'invalid_argument', message: 'the request body is not valid JSON' },
+  });
+  const array = await op.request('POST', '/api/v1/queues/emails/jobs', '[]', {
+    'content-type': 'application/json',
+  });
+  assert.equal(array.status, 400);
+});
+
+test('request bodies over the limit are refused before parsing (413)', async () => {
+  const small = await openTestAdmin({ deps: { maxBodyBytes: 1024 } });
+  try {
+    const client = await loggedIn(small, 'operator');
+    const reply = await client.post('/api/v1/queues/emails/jobs', { type: 't', payload: 'x'.repeat(2000) });
+    assert.equal(reply.status, 413);
+    assert.equal(reply.body.error?.code, 'payload_too_large');
+    assert.equal(small.t.engine.listQueues().length, 0);
+  } finally {
+    small.dispose();
+  }
+});
+
+test('dead letters: list by reason, requeue and delete selected, requeue all, delete all with confirmation', async () => {
+  const ids: string[] = [];
+  for (let i = 0; i < 4; i++) {
+    const { jobId } = await admin.t.engine.enqueue({
+      queue: 'emails',
+      type: 'welcome',
+      payload: enc(String(i)),
+    });
+    ids.push(jobId);
+  }
+  const jobs = await admin.t.engine.reserve({ queues: ['emails'], maxJobs: 4 });
+  for (const [i, job] of jobs.entries()) {
+    admin.t.clock.advance(10);
+    await admin.t.engine.nack({
+      jobId: job.id,
+      attempt: 1,
+      error: `e${i}`,
+      directive: { kind: 'dead_letter' },
+    });
+  }
+  admin.t.clock.advance(60_000);
+  await admin.t.engine.runMaintenance();
+  const list = await op.get<PageBody<JobSummary>>(
+    '/api/v1/queues/emails/dead-letters?reason=dead_lettered&limit=3',
+  );
+  assert.equal(list.body.items.length, 3);
+  assert.equal(list.body.total, null);
+  assert.ok(list.body.nextCursor);
+  const newest = await op.get<PageBody<JobSummary>>('/api/v1/queues/emails/dead-letters?order=newest_first');
+  assert.equal(newest.body.total, 4);
+  assert.deepEqual(
+    newest.body.items.map((j) => j.id),
+    [...ids].reverse(),
+  );
+  assert.equal((await op.get('/api/v1/queues/emails/dead-letters?reason=bogus')).status, 400);
+
+  assert.deepEqual((await op.post('/api/v1/queues/emails/dead-letters/requeue', { jobIds: [ids[0]] })).body, {
+    changed: 1,
+  });
+  assert.equal(lastAudit().action, 'dead_letters.requeue');
+  assert.deepEqual(
+    (await op.post('/api/v1/queues/emails/dead-letters/delete', { jobIds: [ids[1], ids[0]] })).body,
+    {
+      changed: 1,
+    },
+  );
+  assert.equal((await op.post('/api/v1/queues/emails/dead-letters/delete', { jobIds: [] })).status, 400);
+  assert.deepEqual(
+    (await op.post('/api/v1/queues/emails/dead-letters/requeue-all', { reason: 'lease_expired' })).body,
+    {
+      changed: 0,
+    },
+  );
+  assert.equal((await op.post('/api/v1/queues/emails/dead-letters/delete-all', {})).status, 400);
+  assert.deepEqual(
+    (
+      await op.post('/api/v1/queues/emails/dead-letters/delete-all', {
+        confirm: 'emails',
+        reason: 'dead_lettered',
+      })
+    ).body,
+    { changed: 2 },
+  );
+  assert.deepEqual(lastAudit().details, { all: true, reason: 'dead_lettered', changed: 2, done: true });
+  assert.deepEqual(admin.t.engine.counterMismatches(), []);
+});
+
+test('audit log: filter and page through the API; configuration is shown as given', async () => {
+  for (const q of ['a', 'b', 'c']) {
+    await admin.t.engine.enqueue({ queue: q, type: 't', payload: enc('x') });
+    await op.post(`/api/v1/queues/${q}/pause`);
+  }
+  const page = await op.get<PageBody<AuditEntry>>('/api/v1/audit?action=queue.pause&limit=2');
+  assert.deepEqual(
+    page.body.items.map((e) => e.target),
+    ['queue:c', 'queue:b'],
+  );
+  const rest = await op.get<PageBody<AuditEntry>>(
+    `/api/v1/audit?action=queue.pause&limit=2&cursor=${page.body.nextCursor}`,
+  );
+  assert.deepEqual(
+    rest.body.items.map((e) => e.target),
+    ['queue:a'],
+  );
+  const byTarget = await op.get<PageBody<AuditEntry>>('/api/v1/audit?target=queue:b');
+  assert.equal(byTarget.body.items.length, 1);
+  const byActor = await op.get<PageBody<AuditEntry>>('/api/v1/audit?actor=admin');
+  assert.deepEqual(
+    byActor.body.items.map((e) => e.action),
+    ['queue.pause', 'queue.pause', 'queue.pause', 'session.login'],
+  );
+  const config = await op.get('/api/v1/config');
+  assert.deepEqual((config.body.config as { server: unknown }).server, { admin_listen: '127.0.0.1:9465' });
+});
+
+test('errors: unknown API paths are JSON 404, wrong methods 405 with Allow; responses are not cached', async () => {
+  const missing = await op.get('/api/v1/nothing-here');
+  assert.equal(missing.status, 404);
+  assert.equal(missing.body.error?.code, 'not_found');
+  const wrong = await op.request('PUT', '/api/v1/queues/emails/pause', {});
+  assert.equal(wrong.status, 405);
+  assert.equal(wrong.headers.get('allow'), 'POST');
+  assert.equal(wrong.body.error?.code, 'method_not_allowed');
+  const ok = await op.get('/api/v1/queues');
+  assert.equal(ok.headers.get('cache-control'), 'no-store');
+  assert.match(ok.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
+  assert.equal(ok.headers.get('x-content-type-options'), 'nosniff');
+});
+
+test('an internal error is answered without its details and logged', async () => {
+  const logged: string[] = [];
+  const broken = await openTestAdmin({
+    deps: {
+      effectiveConfig: () => {
+        throw new Error('secret path /etc/sepp/key.pem');
+      },
+      log: { log: (_level, message, fields) => logged.push(`${message} ${JSON.stringify(fields)}`) },
+    },
+  });
+  try {
+    const client = await loggedIn(broken, 'admin');
+    const reply = await client.get('/api/v1/config');
+    assert.equal(reply.status, 500);
+    assert.deepEqual(reply.body, {
+      error: { code: 'internal', message: 'internal error; the server log has the details' },
+    });
+    assert.ok(logged.some((line) => line.includes('secret path')));
+  } finally {
+    broken.dispose();
+  }
+});

@@ -1,0 +1,85 @@
+/** The admin's small parts on their own: rate history, payload view, passwords, sessions. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { hashPassword, parsePasswordHash, verifyPassword } from '../../src/admin/password.ts';
+import { hexDump, maxViewBytes, viewPayload } from '../../src/admin/payload-view.ts';
+import { RateHistory } from '../../src/admin/rate-history.ts';
+import { SessionStore } from '../../src/admin/sessions.ts';
+import { FakeClock } from '../../src/engine/clock.ts';
+import { testScrypt } from '../helpers/admin.ts';
+
+test('RateHistory counts events into 10 s buckets over the last hour and forgets older ones', () => {
+  const clock = new FakeClock(Date.UTC(2026, 0, 1));
+  const rates = new RateHistory(clock);
+  rates.record({ kind: 'enqueued', queue: 'q', count: 5 });
+  rates.record({ kind: 'dead_lettered', queue: 'q', reason: 'lease_expired', count: 1 });
+  rates.record({ kind: 'cancelled', queue: 'q', count: 9 });
+  clock.advance(10_000);
+  rates.record({ kind: 'acked', queue: 'q', count: 2 });
+  let snap = rates.snapshot();
+  assert.equal(snap.series.enqueued.length, 360);
+  assert.deepEqual(snap.series.enqueued.slice(-2), [5, 0]);
+  assert.deepEqual(snap.series.acked.slice(-2), [0, 2]);
+  assert.equal(snap.series.dead.at(-2), 1);
+  assert.equal(snap.startMs + 359 * 10_000, Math.floor(clock.nowMs() / 10_000) * 10_000);
+  clock.advance(60 * 60_000 - 10_000);
+  snap = rates.snapshot();
+  assert.equal(snap.series.enqueued[0], 0, 'the first bucket has fallen out of the hour');
+  assert.equal(snap.series.acked[0], 2);
+  rates.record({ kind: 'enqueued', queue: 'q', count: 1 });
+  snap = rates.snapshot();
+  assert.equal(snap.series.enqueued.at(-1), 1, 'a reused slot starts from zero');
+  assert.equal(snap.totals.enqueued, 6);
+});
+
+test('payloads are shown as JSON, text or hex, capped at 64 KiB', () => {
+  assert.deepEqual(viewPayload(Buffer.from('{"a":[1,2]}'), 'application/json'), {
+    view: 'json',
+    text: '{\n  "a": [\n    1,\n    2\n  ]\n}',
+    bytes: 11,
+    truncated: false,
+  });
+  assert.equal(viewPayload(Buffer.from('{"a":'), 'application/vnd.x+json').view, 'text');
+  assert.equal(viewPayload(Buffer.from('héllo'), 'text/plain; charset=utf-8').text, 'héllo');
+  assert.equal(viewPayload(Buffer.from([0xc3, 0x28]), 'text/plain').view, 'hex');
+  assert.equal(viewPayload(Buffer.from('plain'), 'application/octet-stream').view, 'hex');
+  const big = viewPayload(Buffer.alloc(maxViewBytes + 10, 0x61), 'text/plain');
+  assert.equal(big.truncated, true);
+  assert.equal(big.text.length, maxViewBytes);
+  assert.equal(big.bytes, maxViewBytes + 10);
+  assert.equal(hexDump(Buffer.from('ABCDEFGHIJKLMNOPQ')).split('\n')[1], `00000010  ${'51'.padEnd(47)}  Q`);
+});
+
+test('passwords: PHC scrypt hashes that verify, in the format sepp.toml stores', async () => {
+  const hash = await hashPassword('s3cret', testScrypt);
+  assert.match(hash, /^\$scrypt\$ln=10,r=8,p=1\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{86}$/);
+  assert.equal(await verifyPassword('s3cret', hash), true);
+  assert.equal(await verifyPassword('s3cret ', hash), false);
+  assert.notEqual(await hashPassword('s3cret', testScrypt), hash, 'a fresh salt each time');
+  for (const broken of [
+    '',
+    's3cret',
+    `$scrypt$ln=99,r=8,p=1$AAAAAAAAAAAAAAAAAAAAAA$${'A'.repeat(86)}`,
+    hash.slice(0, -50),
+  ]) {
+    assert.equal(parsePasswordHash(broken), null);
+    assert.equal(await verifyPassword('s3cret', broken), false);
+  }
+  await assert.rejects(hashPassword(''));
+});
+
+test('sessions expire at their TTL and the store stays bounded', () => {
+  const clock = new FakeClock();
+  const store = new SessionStore(1000, () => clock.nowMs());
+  const { id, session } = store.create('alice', 'admin');
+  assert.match(id, /^[A-Za-z0-9_-]{43}$/);
+  assert.notEqual(session.csrfToken, id);
+  assert.equal(store.get(id)?.user, 'alice');
+  assert.equal(store.get(`${id}x`), undefined);
+  clock.advance(999);
+  assert.ok(store.get(id));
+  clock.advance(1);
+  assert.equal(store.get(id), undefined);
+  for (let i = 0; i < 10_050; i++) store.create(`u${i}`, 'viewer');
+  assert.equal(store.size, 10_000);
+});

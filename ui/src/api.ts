@@ -1,0 +1,92 @@
+/**
+ * The admin API from the browser: same-origin fetch with the session cookie,
+ * the CSRF token on every mutation, and errors as ApiError carrying the
+ * server's message (shown to the user as it is: the server writes them for
+ * people).
+ */
+import type { Role, Session } from './types.ts';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+let csrfToken: string | null = null;
+let onUnauthenticated: () => void = () => {};
+
+export function setCsrfToken(token: string | null): void {
+  csrfToken = token;
+}
+
+/** Called when the session has ended (401): the app goes back to the login page. */
+export function setUnauthenticatedHandler(handler: () => void): void {
+  onUnauthenticated = handler;
+}
+
+export async function api<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (method !== 'GET' && csrfToken !== null) headers['x-csrf-token'] = csrfToken;
+  let response: Response;
+  try {
+    response = await fetch(path, {
+      method,
+      headers,
+      credentials: 'same-origin',
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  } catch {
+    throw new ApiError(0, 'unavailable', 'cannot reach the sepp server; is it running?');
+  }
+  const text = await response.text();
+  let parsed: unknown = null;
+  try {
+    parsed = text === '' ? null : JSON.parse(text);
+  } catch {
+    // Not JSON (a proxy's error page, say): reported below by status.
+  }
+  if (!response.ok) {
+    const error = (parsed as { error?: { code?: string; message?: string } } | null)?.error;
+    if (response.status === 401 && !path.endsWith('/session')) onUnauthenticated();
+    throw new ApiError(
+      response.status,
+      error?.code ?? 'unknown',
+      error?.message ?? `the server answered ${response.status} ${response.statusText}`,
+    );
+  }
+  return parsed as T;
+}
+
+export const get = <T>(path: string): Promise<T> => api<T>('GET', path);
+export const post = <T>(path: string, body: unknown = {}): Promise<T> => api<T>('POST', path, body);
+
+export async function loadSession(): Promise<Session> {
+  const session = await get<Session>('/api/v1/session');
+  setCsrfToken(session.csrfToken);
+  return session;
+}
+
+const rank: Record<Role, number> = { viewer: 1, operator: 2, admin: 3 };
+
+/** Whether the session's role reaches `needed` (the server checks again; this only hides buttons). */
+export function can(session: Session | null, needed: Role): boolean {
+  return session?.role !== null && session?.role !== undefined && rank[session.role] >= rank[needed];
+}
+
+/** Encodes one path segment. */
+export const seg = (value: string): string => encodeURIComponent(value);
+
+export function query(params: Record<string, string | number | undefined | null>): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== undefined && value !== null && value !== '') search.set(key, String(value));
+  }
+  const text = search.toString();
+  return text === '' ? '' : `?${text}`;
+}

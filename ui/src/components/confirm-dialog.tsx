@@ -1,0 +1,92 @@
+/**
+ * Confirmation for destructive actions, in a native modal <dialog> (focus is
+ * kept inside, Escape cancels). For the most destructive ones the user must
+ * type a word — the queue's name — before the button works.
+ */
+import type { ComponentChildren } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+
+export interface ConfirmProps {
+  open: boolean;
+  title: string;
+  children: ComponentChildren;
+  confirmLabel: string;
+  /** The user must type this to confirm. */
+  typeToConfirm?: string;
+  danger?: boolean;
+  busy?: boolean;
+  onConfirm(): void;
+  onCancel(): void;
+}
+
+export function ConfirmDialog(props: ConfirmProps) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  const [typed, setTyped] = useState('');
+
+  useEffect(() => {
+    const el = dialog.current;
+    if (el === null) return;
+    if (props.open && !el.open) {
+      setTyped('');
+      el.showModal();
+    } else if (!props.open && el.open) {
+      el.close();
+    }
+  }, [props.open]);
+
+  const ready = props.typeToConfirm === undefined || typed === props.typeToConfirm;
+  return (
+    <dialog
+      ref={dialog}
+      class="dialog"
+      aria-labelledby="confirm-title"
+      onCancel={(event) => {
+        event.preventDefault();
+        props.onCancel();
+      }}
+    >
+      <form
+        method="dialog"
+        onSubmit={(event) => {
+          event.preventDefault();
+          if (ready && !props.busy) props.onConfirm();
+        }}
+      >
+        <h2 id="confirm-title">{props.title}</h2>
+        <div class="dialog-body">{props.children}</div>
+        {props.typeToConfirm !== undefined && (
+          <div class="field">
+            <label for="confirm-typed">
+              Type <code>{props.typeToConfirm}</code> to confirm
+            </label>
+            <input
+              id="confirm-typed"
+              autocomplete="off"
+              spellcheck={false}
+              value={typed}
+              onInput={(event) => setTyped(event.currentTarget.value)}
+            />
+          </div>
+        )}
+        <div class="dialog-actions">
+          <button type="button" class="btn" onClick={props.onCancel}>
+            Cancel
+          </button>
+          <button
+            type="submit"
+            class={props.danger ? 'btn btn-danger' : 'btn btn-primary'}
+            disabled={!ready || props.busy}
+          >
+            {props.busy ? 'Working…' : props.confirmLabel}
+          </button>
+        </div>
+      </form>
+    </dialog>
+  );
+}
+
+/** State for one confirmation: which action is pending. */
+export function useConfirm<T>(): { pending: T | null; ask(value: T): void; close(): void } {
+  const [pending, setPending] = useState<T | null>(null);
+  return { pending, ask: setPending, close: () => setPending(null) };
+}

@@ -1,0 +1,97 @@
+/**
+ * A time-series chart of job rates (jobs per second per 10 s bucket) over the
+ * last hour, drawn by uPlot on a canvas. The chart is created once and fed new
+ * data on every poll; it follows its container's width.
+ */
+import { useEffect, useRef } from 'preact/hooks';
+import uPlot from 'uplot';
+import type { RateSnapshot } from '../types.ts';
+
+export interface Series {
+  key: keyof RateSnapshot['series'];
+  label: string;
+  color: string;
+}
+
+const height = 190;
+
+function toData(snapshot: RateSnapshot, series: readonly Series[]): uPlot.AlignedData {
+  const perSecond = 1000 / snapshot.bucketMs;
+  const xs = snapshot.series.enqueued.map((_, i) => (snapshot.startMs + i * snapshot.bucketMs) / 1000);
+  return [xs, ...series.map((s) => snapshot.series[s.key].map((n) => n * perSecond))];
+}
+
+export function RateChart({
+  title,
+  snapshot,
+  series,
+}: {
+  title: string;
+  snapshot: RateSnapshot;
+  series: readonly Series[];
+}) {
+  const holder = useRef<HTMLDivElement>(null);
+  const plot = useRef<uPlot | null>(null);
+
+  useEffect(() => {
+    const el = holder.current;
+    if (el === null) return;
+    const options: uPlot.Options = {
+      width: Math.max(200, el.clientWidth),
+      height,
+      cursor: { drag: { x: false, y: false } },
+      legend: { live: true },
+      scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
+      axes: [
+        { stroke: '#5b6472', grid: { stroke: '#eef0f3' }, ticks: { stroke: '#d9dde3' } },
+        {
+          stroke: '#5b6472',
+          grid: { stroke: '#eef0f3' },
+          ticks: { stroke: '#d9dde3' },
+          size: 48,
+          values: (_u, ticks) =>
+            ticks.map((t) => (t >= 1000 ? `${(t / 1000).toFixed(1)}k` : String(+t.toFixed(2)))),
+        },
+      ],
+      series: [
+        { label: 'time' },
+        ...series.map((s) => ({
+          label: `${s.label} /s`,
+          stroke: s.color,
+          width: 2,
+          fill: `${s.color}1a`,
+          points: { show: false },
+          value: (_u: uPlot, v: number | null) => (v === null ? '—' : v.toFixed(2)),
+        })),
+      ],
+    };
+    plot.current = new uPlot(options, toData(snapshot, series), el);
+    const resize = new ResizeObserver(() => {
+      plot.current?.setSize({ width: Math.max(200, el.clientWidth), height });
+    });
+    resize.observe(el);
+    return () => {
+      resize.disconnect();
+      plot.current?.destroy();
+      plot.current = null;
+    };
+    // Created once; data updates go through setData below.
+  }, []);
+
+  useEffect(() => {
+    plot.current?.setData(toData(snapshot, series));
+  }, [snapshot, series]);
+
+  const label = series.map((s) => s.label).join(', ');
+  return (
+    <figure class="chart card">
+      <figcaption>{title}</figcaption>
+      <div
+        ref={holder}
+        class="chart-canvas"
+        role="img"
+        aria-label={`${title}: ${label} per second over the last hour`}
+      />
+    </figure>
+  );
+}

@@ -1,0 +1,242 @@
+/** One job: its fields, decoded payload, metadata, attempts with errors, timeline, and what an operator can do to it. */
+import { can, post, query, seg } from '../api.ts';
+import {
+  Empty,
+  ErrorBanner,
+  Facts,
+  Loading,
+  notify,
+  PageHeader,
+  ReasonBadge,
+  StateBadge,
+} from '../components/common.tsx';
+import { ConfirmDialog, useConfirm } from '../components/confirm-dialog.tsx';
+import { fmtBytes, fmtTime, humanize, shortId } from '../format.ts';
+import { useAction, useApi } from '../hooks.ts';
+import { Link, navigate } from '../router.tsx';
+import type { JobDetail as Job, Session } from '../types.ts';
+
+type Action = 'cancel' | 'requeue' | 'dead-letter';
+
+const actionText: Record<Action, { label: string; title: string; body: string; danger: boolean }> = {
+  cancel: {
+    label: 'Cancel job',
+    title: 'Cancel this job?',
+    body: 'The job is deleted and will not run. This cannot be undone.',
+    danger: true,
+  },
+  requeue: {
+    label: 'Requeue',
+    title: 'Requeue this job?',
+    body: 'The job goes back to ready with a fresh attempt budget and runs again.',
+    danger: false,
+  },
+  'dead-letter': {
+    label: 'Dead-letter',
+    title: 'Move this job to the dead letters?',
+    body: 'The job stops being delivered and waits in the dead letters (reason: dead_lettered) until requeued or deleted.',
+    danger: true,
+  },
+};
+
+function allowedActions(job: Job): Action[] {
+  switch (job.state) {
+    case 'ready':
+    case 'scheduled':
+      return ['dead-letter', 'cancel'];
+    case 'dead':
+    case 'completed':
+      return ['requeue', 'cancel'];
+    default:
+      return [];
+  }
+}
+
+export function JobDetail({ id, session }: { id: string; session: Session }) {
+  const { data: job, error, reload } = useApi<Job>(`/api/v1/jobs/${seg(id)}`);
+  const confirm = useConfirm<Action>();
+  const action = useAction();
+
+  const run = async (which: Action) => {
+    const result = await action.run(() => post(`/api/v1/jobs/${seg(id)}/${which}`));
+    confirm.close();
+    if (result === undefined) return;
+    if (which === 'cancel') {
+      notify(`Job ${shortId(id)} cancelled.`);
+      navigate(`/jobs${query({ queue: job?.queue, state: job?.state })}`);
+    } else {
+      notify(
+        which === 'requeue'
+          ? `Job ${shortId(id)} requeued.`
+          : `Job ${shortId(id)} moved to the dead letters.`,
+      );
+      reload();
+    }
+  };
+
+  const pending = confirm.pending === null ? null : actionText[confirm.pending];
+  return (
+    <>
+      <PageHeader title={`Job ${shortId(id)}`}>
+        {job &&
+          can(session, 'operator') &&
+          allowedActions(job).map((a) => (
+            <button
+              key={a}
+              type="button"
+              class={actionText[a].danger ? 'btn btn-small btn-danger' : 'btn btn-small btn-primary'}
+              onClick={() => confirm.ask(a)}
+            >
+              {actionText[a].label}
+            </button>
+          ))}
+        <button type="button" class="btn btn-small" onClick={reload}>
+          Refresh
+        </button>
+      </PageHeader>
+      {job && (
+        <p class="breadcrumbs">
+          <Link href={`/queues/${seg(job.queue)}`}>{job.queue}</Link> /{' '}
+          <Link href={`/jobs${query({ queue: job.queue, state: job.state })}`}>{job.state}</Link> /{' '}
+          <span class="mono">{id}</span>
+        </p>
+      )}
+      <ErrorBanner error={error ?? action.error} onDismiss={action.error ? action.clear : undefined} />
+      {job === null ? (
+        error === null && <Loading />
+      ) : (
+        <>
+          {job.state === 'leased' && (
+            <div class="banner banner-info">
+              A worker holds this job's lease; it can be changed once the worker settles it or the lease ends.
+            </div>
+          )}
+          <section class="card" aria-labelledby="job-facts">
+            <h2 id="job-facts" class="card-title">
+              Job <StateBadge state={job.state} /> <ReasonBadge reason={job.deadReason} />
+            </h2>
+            <Facts
+              items={[
+                ['Id', <span class="mono">{job.id}</span>],
+                ['Queue', <Link href={`/queues/${seg(job.queue)}`}>{job.queue}</Link>],
+                ['Type', job.type],
+                ['Priority', String(job.priority)],
+                ['Attempt', `${job.attempt} of ${job.maxAttempts}`],
+                ['Enqueued', fmtTime(job.enqueuedAtMs)],
+                ['Due', fmtTime(job.runAtMs)],
+                ...(job.leaseDeadlineMs !== null
+                  ? [['Lease ends', fmtTime(job.leaseDeadlineMs)] as [string, string]]
+                  : []),
+                ...(job.workerId !== null ? [['Worker', job.workerId] as [string, string]] : []),
+                ...(job.failedAtMs !== null ? [['Failed', fmtTime(job.failedAtMs)] as [string, string]] : []),
+                ...(job.completedAtMs !== null
+                  ? [['Completed', fmtTime(job.completedAtMs)] as [string, string]]
+                  : []),
+                ['Idempotency key', job.idempotencyKey ?? '—'],
+                ['Trace', job.traceparent ?? '—'],
+              ]}
+            />
+          </section>
+          <section class="card" aria-labelledby="job-payload">
+            <h2 id="job-payload" class="card-title">
+              Payload{' '}
+              <span class="muted">
+                {job.contentType} · {fmtBytes(job.payload.bytes)} · shown as {job.payload.view}
+              </span>
+            </h2>
+            {job.payload.truncated && <p class="muted">Only the first 64 KiB are shown.</p>}
+            {job.payload.bytes === 0 ? (
+              <Empty title="Empty payload" />
+            ) : (
+              <pre class="payload">{job.payload.text}</pre>
+            )}
+          </section>
+          <div class="two-col">
+            <section class="card" aria-labelledby="job-metadata">
+              <h2 id="job-metadata" class="card-title">
+                Metadata
+              </h2>
+              {Object.keys(job.metadata).length === 0 ? (
+                <Empty title="No metadata" />
+              ) : (
+                <table class="table table-compact">
+                  <tbody>
+                    {Object.entries(job.metadata).map(([k, v]) => (
+                      <tr key={k}>
+                        <th scope="row">{k}</th>
+                        <td class="mono">{v}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              )}
+            </section>
+            <section class="card" aria-labelledby="job-timeline">
+              <h2 id="job-timeline" class="card-title">
+                Timeline
+              </h2>
+              <ol class="timeline">
+                {job.timeline.map((event, i) => (
+                  <li key={i} class={`timeline-${event.event}`}>
+                    <time>{fmtTime(event.atMs)}</time>
+                    <span>
+                      <strong>{humanize(event.event)}</strong> — {event.detail}
+                    </span>
+                  </li>
+                ))}
+              </ol>
+            </section>
+          </div>
+          <section class="card" aria-labelledby="job-errors">
+            <h2 id="job-errors" class="card-title">
+              Attempts with errors
+            </h2>
+            {job.errors.length === 0 ? (
+              <Empty title="No failed attempts" />
+            ) : (
+              <div class="table-wrap">
+                <table class="table table-stack">
+                  <thead>
+                    <tr>
+                      <th scope="col" class="num">
+                        Attempt
+                      </th>
+                      <th scope="col">Failed at</th>
+                      <th scope="col">Error</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {job.errors.map((e) => (
+                      <tr key={e.attempt}>
+                        <td data-label="Attempt" class="num">
+                          {e.attempt}
+                        </td>
+                        <td data-label="Failed at" class="nowrap">
+                          {fmtTime(e.atMs)}
+                        </td>
+                        <td data-label="Error">
+                          <pre class="error-text">{e.error}</pre>
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            )}
+          </section>
+        </>
+      )}
+      <ConfirmDialog
+        open={pending !== null}
+        title={pending?.title ?? ''}
+        confirmLabel={pending?.label ?? ''}
+        danger={pending?.danger ?? false}
+        busy={action.busy}
+        onCancel={confirm.close}
+        onConfirm={() => confirm.pending && run(confirm.pending)}
+      >
+        <p>{pending?.body}</p>
+      </ConfirmDialog>
+    </>
+  );
+}

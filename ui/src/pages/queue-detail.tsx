@@ -1,0 +1,135 @@
+/** One queue: counts (each a link to its jobs), effective settings, pause/resume and purge. */
+import { can, post, seg } from '../api.ts';
+import { ErrorBanner, Loading, notify, PageHeader } from '../components/common.tsx';
+import { ConfirmDialog, useConfirm } from '../components/confirm-dialog.tsx';
+import { fmtBytes, fmtDuration, fmtNum, humanize } from '../format.ts';
+import { useAction, useApi } from '../hooks.ts';
+import { Link } from '../router.tsx';
+import { jobStates, type QueueInfo, type Session } from '../types.ts';
+import { PauseButton } from './queues.tsx';
+
+function settingValue(key: string, value: unknown): string {
+  if (typeof value === 'number') {
+    if (key === 'completedRetentionMs' && value === 0) return 'none (acked jobs are deleted)';
+    if (key.endsWith('Ms')) return value === 0 ? '0' : fmtDuration(value);
+    if (key.endsWith('Bytes')) return fmtBytes(value);
+    if (key === 'maxDepth' && value === 0) return 'no limit';
+    return fmtNum(value);
+  }
+  if (Array.isArray(value)) return value.length === 0 ? 'any' : value.join(', ');
+  if (typeof value === 'object' && value !== null) {
+    return Object.entries(value)
+      .map(([k, v]) => `${humanize(k.replace(/Ms$/, ''))} ${settingValue(k, v)}`)
+      .join(' · ');
+  }
+  return String(value);
+}
+
+const settingLabel = (key: string) =>
+  humanize(key.replace(/([A-Z])/g, '_$1').toLowerCase()).replace(/ ms$/, '');
+
+export function QueueDetail({ name, session }: { name: string; session: Session }) {
+  const { data: queue, error, reload } = useApi<QueueInfo>(`/api/v1/queues/${seg(name)}`, { pollMs: 2000 });
+  const purge = useConfirm<true>();
+  const action = useAction();
+
+  const doPurge = async () => {
+    const result = await action.run(() =>
+      post<{ deleted: number }>(`/api/v1/queues/${seg(name)}/purge`, { confirm: name }),
+    );
+    purge.close();
+    if (result !== undefined) {
+      notify(`Purged ${fmtNum(result.deleted)} jobs from ${name}.`);
+      reload();
+    }
+  };
+
+  return (
+    <>
+      <PageHeader title={`Queue ${name}`}>
+        {queue && <PauseButton queue={queue} session={session} onDone={reload} />}
+        {can(session, 'operator') && (
+          <Link class="btn btn-small" href={`/enqueue?queue=${seg(name)}`}>
+            Enqueue
+          </Link>
+        )}
+        {can(session, 'admin') && (
+          <button type="button" class="btn btn-small btn-danger" onClick={() => purge.ask(true)}>
+            Purge…
+          </button>
+        )}
+      </PageHeader>
+      <p class="breadcrumbs">
+        <Link href="/queues">Queues</Link> / {name}
+      </p>
+      <ErrorBanner error={error ?? action.error} />
+      {queue === null ? (
+        error === null && <Loading />
+      ) : (
+        <>
+          <section class="card" aria-labelledby="counts-title">
+            <h2 id="counts-title" class="card-title">
+              Jobs {queue.paused && <span class="badge badge-paused">paused</span>}
+            </h2>
+            <div class="state-links">
+              {jobStates.map((state) => (
+                <Link
+                  key={state}
+                  class={`state-link total-${state}`}
+                  href={
+                    state === 'dead'
+                      ? `/dead-letters?queue=${seg(name)}`
+                      : `/jobs?queue=${seg(name)}&state=${state}`
+                  }
+                >
+                  <span class="total-value">{fmtNum(queue.counts[state])}</span>
+                  <span class="total-label">{state}</span>
+                </Link>
+              ))}
+            </div>
+            <p class="muted">
+              Oldest ready job:{' '}
+              {queue.oldestReadyAgeMs === null ? 'none' : `${fmtDuration(queue.oldestReadyAgeMs)} old`} ·
+              Workers waiting: {fmtNum(queue.waitingWorkers)}
+            </p>
+          </section>
+          <section class="card" aria-labelledby="settings-title">
+            <h2 id="settings-title" class="card-title">
+              Effective settings
+            </h2>
+            <div class="table-wrap">
+              <table class="table table-compact">
+                <tbody>
+                  {Object.entries(queue.settings).map(([key, value]) => (
+                    <tr key={key}>
+                      <th scope="row">{settingLabel(key)}</th>
+                      <td>
+                        <code>{settingValue(key, value)}</code>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          </section>
+        </>
+      )}
+      <ConfirmDialog
+        open={purge.pending !== null}
+        title={`Purge queue ${name}?`}
+        confirmLabel="Purge queue"
+        typeToConfirm={name}
+        danger
+        busy={action.busy}
+        onCancel={purge.close}
+        onConfirm={doPurge}
+      >
+        <p>
+          This deletes every <strong>ready</strong> and <strong>scheduled</strong> job of {name}
+          {queue ? ` (${fmtNum(queue.counts.ready + queue.counts.scheduled)} now)` : ''}. Leased jobs finish
+          normally; dead letters stay. This cannot be undone.
+        </p>
+      </ConfirmDialog>
+    </>
+  );
+}
