@@ -137,6 +137,11 @@ export class Metrics {
     return this.serializer.serialize(resourceMetrics);
   }
 
+  /** Pushes an OTLP export now, when configured. */
+  flush(): Promise<void> {
+    return this.provider.forceFlush();
+  }
+
   /** Pushes a last OTLP export (when configured) and stops the readers. */
   shutdown(): Promise<void> {
     return this.provider.shutdown();

@@ -81,6 +81,11 @@ export class Telemetry {
     return this.metrics.prometheusText();
   }
 
+  /** Exports buffered spans and pushes metrics now (benchmarks and tests; shutdown does this too). */
+  async flush(): Promise<void> {
+    await Promise.all([this.metrics.flush(), this.tracing?.flush()]);
+  }
+
   /**
    * Exports what is buffered (last metrics, pending spans) and stops; safe to
    * call twice. Waits at most `timeoutMs`: an unreachable collector must not

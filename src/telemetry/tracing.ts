@@ -58,6 +58,11 @@ export class Tracing {
     return this.tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, context);
   }
 
+  /** Sends what is buffered now. */
+  flush(): Promise<void> {
+    return this.provider.forceFlush();
+  }
+
   /** Sends what is buffered and stops exporting. */
   shutdown(): Promise<void> {
     return this.provider.shutdown();
