@@ -6,10 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Metadata } from '@grpc/grpc-js';
+import { type ClientDuplexStream, Metadata } from '@grpc/grpc-js';
 import { type Span, SpanKind, trace } from '@opentelemetry/api';
 import { parseTraceParent } from '@opentelemetry/core';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import type { ProduceRequest, ProduceResponse } from '../../src/rpc/gen/sepp/v1/produce.js';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../helpers/otlp-receiver.ts';
 import { call, startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -50,6 +51,8 @@ describe('traces over OTLP/HTTP', () => {
   let metadataJobTraceparent: string;
   let untracedJobId: string;
   let untracedJobTraceparent: string;
+  let produceOwnTraceparent: string;
+  let produceStored: string[];
   let spans: ReceivedSpan[];
 
   before(async () => {
@@ -101,6 +104,28 @@ traces_sample_ratio = 1.0
     // A producer with no tracing at all.
     ({ jobId: untracedJobId } = await call(c, c.enqueue, { job: job() }));
     untracedJobTraceparent = (await call(c, c.getJob, { jobId: untracedJobId })).job!.traceparent;
+
+    // A Produce batch: a job with its own context keeps it; one without gets the batch span's.
+    const produce = c.produce() as ClientDuplexStream<ProduceRequest, ProduceResponse>;
+    const answered = new Promise<ProduceResponse>((resolve, reject) => {
+      produce.once('data', resolve);
+      produce.once('error', reject);
+    });
+    const batchProducer = clientTracer.startSpan('batch producer');
+    produceOwnTraceparent = traceparentOf(batchProducer);
+    batchProducer.end();
+    produce.write({
+      sequence: 1,
+      jobs: [job({ traceparent: produceOwnTraceparent }), job()],
+      atomic: false,
+    });
+    const produced = await answered;
+    produce.end();
+    produceStored = [];
+    for (const r of produced.results) {
+      assert.ok(r.outcome?.$case === 'accepted');
+      produceStored.push((await call(c, c.getJob, { jobId: r.outcome.value.jobId })).job!.traceparent);
+    }
 
     // Shutdown flushes the batch span processor to the receiver.
     await t.dispose();
@@ -175,16 +200,17 @@ traces_sample_ratio = 1.0
     assert.equal(untracedJobTraceparent, `00-${enqueue.traceId}-${enqueue.spanId}-01`);
   });
 
-  test('every RPC made has a server span', () => {
-    assert.deepEqual(spans.map((s) => s.attributes['rpc.method']).sort(), [
-      'Ack',
-      'Enqueue',
-      'Enqueue',
-      'Enqueue',
-      'GetJob',
-      'GetJob',
-      'Reserve',
-    ]);
+  test('a Produce batch: each job keeps its own context, the others store the batch span’s', () => {
+    const [batch] = serverSpans('Produce batch');
+    assert.ok(batch);
+    assert.equal(batch.attributes['sepp.stream.message'], 'batch');
+    assert.equal(batch.attributes['sepp.job.count'], 2);
+    assert.deepEqual(produceStored, [produceOwnTraceparent, `00-${batch.traceId}-${batch.spanId}-01`]);
+  });
+
+  test('every RPC and stream request made has a server span', () => {
+    const methods = ['Ack', 'Enqueue', 'Enqueue', 'Enqueue', 'GetJob', 'GetJob', 'GetJob', 'GetJob'];
+    assert.deepEqual(spans.map((s) => s.attributes['rpc.method']).sort(), [...methods, 'Produce', 'Reserve']);
     assert.ok(receiver.paths.includes('/v1/traces'));
   });
 });
