@@ -70,24 +70,34 @@ export const unobserved: RpcCallObservation = {
   end() {},
 };
 
-/** The `traceparent`/`tracestate` metadata of a call, if it sent one. */
+/** The W3C `traceparent` shape (version-traceid-parentid-flags) the engine also checks before storing. */
+const traceparentPattern = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+/** Whether `value` is a traceparent worth continuing; anything else counts as absent. */
+export function isTraceparent(value: string | undefined): value is string {
+  return value !== undefined && traceparentPattern.test(value);
+}
+
+/** The `traceparent`/`tracestate` metadata of a call, if it sent a well-formed one. */
 export function metadataTraceContext(metadata: Metadata): TraceContext | undefined {
   const traceparent = metadata.get('traceparent')[0];
-  if (typeof traceparent !== 'string' || traceparent === '') return undefined;
+  if (typeof traceparent !== 'string' || !isTraceparent(traceparent)) return undefined;
   const tracestate = metadata.get('tracestate')[0];
   return { traceparent, tracestate: typeof tracestate === 'string' ? tracestate : undefined };
 }
 
 /**
- * The trace context stored with a job: its own if it carries one, else the
- * fallback (the server span's context, or the call's metadata when untraced).
+ * The trace context stored with a job: its own if it carries a well-formed
+ * one, else the fallback (the server span's context, or the call's metadata
+ * when untraced). A malformed one is replaced rather than kept, since the
+ * engine would drop it and leave the worker nothing to link to.
  */
 export function withTraceContext<T extends { traceparent?: string; tracestate?: string }>(
   job: T,
   fallback: TraceContext | undefined,
 ): T {
-  if (job.traceparent !== undefined || fallback === undefined) return job;
+  if (isTraceparent(job.traceparent) || fallback === undefined) return job;
   job.traceparent = fallback.traceparent;
-  if (fallback.tracestate !== undefined) job.tracestate = fallback.tracestate;
+  job.tracestate = fallback.tracestate;
   return job;
 }

@@ -24,6 +24,7 @@ import { DeadReason, type EnqueueJob } from './gen/sepp/v1/job.js';
 import type { QueueServiceServer } from './gen/sepp/v1/queue_service.js';
 import { type AckBatchRequest, SettleOutcome } from './gen/sepp/v1/work.js';
 import {
+  isTraceparent,
   metadataTraceContext,
   type RpcCallObservation,
   type TraceContext,
@@ -109,9 +110,9 @@ export function createUnaryHandlers(ctx: RpcContext): UnaryHandlers {
       },
       // The producer's context travels in the job; the server span continues it.
       (req) =>
-        req.job === undefined || req.job.traceparent === ''
-          ? undefined
-          : { traceparent: req.job.traceparent, tracestate: req.job.tracestate || undefined },
+        req.job !== undefined && isTraceparent(req.job.traceparent)
+          ? { traceparent: req.job.traceparent, tracestate: req.job.tracestate || undefined }
+          : undefined,
     ),
 
     enqueueBatch: unary('EnqueueBatch', 'enqueue', async (req, call, _caller, observation) => {

@@ -231,6 +231,14 @@ describe('traces when no endpoint is configured', () => {
         (await call(t.client, t.client.getJob, { jobId: viaMetadata.jobId })).job?.traceparent,
         tp,
       );
+      // A malformed traceparent in the job counts as none: the metadata's is stored instead.
+      const malformed = await call(
+        t.client,
+        t.client.enqueue,
+        { job: job({ traceparent: 'not-a-trace' }) },
+        md,
+      );
+      assert.equal((await call(t.client, t.client.getJob, { jobId: malformed.jobId })).job?.traceparent, tp);
     } finally {
       await t.dispose();
     }
