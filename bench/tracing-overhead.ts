@@ -20,6 +20,7 @@
  * with tracing off and on.
  *
  *   npx tsx bench/tracing-overhead.ts [--jobs 3000] [--rounds 5] [--concurrency 8]
+ *   (--rounds 0 runs the micro-benchmark alone)
  */
 import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -224,7 +225,8 @@ function median(values: number[]): number {
  */
 async function micro(telemetry: Telemetry, calls: number): Promise<number> {
   const observer = telemetry.rpcObserver;
-  const parent = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' };
+  // No caller context, as from the macro's clients: the root sampler decides, at its ratio.
+  const parent = undefined;
   const run = (n: number) => {
     for (let i = 0; i < n; i++) {
       const o = observer.callStarted({ method: 'Enqueue', parent });
@@ -266,46 +268,57 @@ async function parent(): Promise<void> {
   const config = loadConfig({ flags: { dataDir: dir }, env: {}, cwd: dir }).telemetry;
   const deps = { logger: silentLogger, databaseFile: join(dir, databaseFileName), version: 'bench' };
   const offT = new Telemetry(config, deps);
+  const sampledT = new Telemetry({ ...config, otlpEndpoint: sinkUrl, tracesSampleRatio: 0.1 }, deps);
   const onT = new Telemetry({ ...config, otlpEndpoint: sinkUrl, tracesSampleRatio: 1 }, deps);
   const microOff = await micro(offT, microCalls);
+  const microSampled = await micro(sampledT, microCalls);
   const microOn = await micro(onT, microCalls);
-  await Promise.all([offT.shutdown(1000), onT.shutdown(1000)]);
+  await Promise.all([offT.shutdown(1000), sampledT.shutdown(1000), onT.shutdown(1000)]);
   const sinkDone = nextMessage(worker, 'sink');
   worker.send({ kind: 'exit' } satisfies ToChild);
   const { requests } = (await sinkDone) as { requests: number };
   rmSync(dir, { recursive: true, force: true });
 
-  const m = (mode: Mode, pick: (r: RoundResult) => number) => median(results[mode].map(pick));
-  const cpu = (mode: Mode) => m(mode, (r) => r.cpuUsPerJob);
-  const rate = (mode: Mode) => m(mode, (r) => r.jobsPerSecond);
-  const pct = (a: number, b: number) => `${a >= b ? '+' : ''}${(((a - b) / b) * 100).toFixed(1)} %`;
-  const row = (label: string, mode: Mode, versus?: Mode) =>
-    console.log(
-      `  ${label.padEnd(28)}${cpu(mode).toFixed(0).padStart(6)} µs ${versus === undefined ? ''.padStart(9) : pct(cpu(mode), cpu(versus)).padStart(9)}  ${rate(mode).toFixed(0).padStart(6)}${versus === undefined ? '' : `  (vs ${versus})`}`,
-    );
   console.log('');
   console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? '?'}, Node ${process.version}`);
-  console.log(
-    `macro: enqueue → reserve → ack as unary calls, ${jobs} jobs × ${rounds} rounds, concurrency ${concurrency}, durability relaxed; medians`,
-  );
-  console.log(`  ${''.padEnd(28)}server CPU/job        jobs/s`);
-  row('bare (no telemetry)', 'bare');
-  row('tracing off (metrics only)', 'off', 'bare');
-  row('tracing on, sampling 0.1', 'sampled', 'off');
-  row('tracing on, sampling 1.0', 'on', 'off');
-  console.log(
-    `  on/off CPU ratio ${(cpu('on') / cpu('off')).toFixed(3)}; OTLP requests the sink received: ${requests}`,
-  );
+  const m = (mode: Mode, pick: (r: RoundResult) => number) => median(results[mode].map(pick));
+  const cpu = (mode: Mode) => m(mode, (r) => r.cpuUsPerJob);
+  if (rounds > 0) {
+    const rate = (mode: Mode) => m(mode, (r) => r.jobsPerSecond);
+    const pct = (a: number, b: number) => `${a >= b ? '+' : ''}${(((a - b) / b) * 100).toFixed(1)} %`;
+    const row = (label: string, mode: Mode, versus?: Mode) =>
+      console.log(
+        `  ${label.padEnd(28)}${cpu(mode).toFixed(0).padStart(6)} µs ${versus === undefined ? ''.padStart(9) : pct(cpu(mode), cpu(versus)).padStart(9)}  ${rate(mode).toFixed(0).padStart(6)}${versus === undefined ? '' : `  (vs ${versus})`}`,
+      );
+    console.log(
+      `macro: enqueue → reserve → ack as unary calls, ${jobs} jobs × ${rounds} rounds, concurrency ${concurrency}, durability relaxed; medians`,
+    );
+    console.log(`  ${''.padEnd(28)}server CPU/job        jobs/s`);
+    row('bare (no telemetry)', 'bare');
+    row('tracing off (metrics only)', 'off', 'bare');
+    row('tracing on, sampling 0.1', 'sampled', 'off');
+    row('tracing on, sampling 1.0', 'on', 'off');
+    // Rounds run back to back, so a ratio within one round cancels most of the machine's drift.
+    const paired = (a: Mode, b: Mode) =>
+      median(results[a].map((r, i) => r.cpuUsPerJob / results[b][i]!.cpuUsPerJob)).toFixed(3);
+    console.log(
+      `  median of per-round CPU ratios: off/bare ${paired('off', 'bare')}, sampled/off ${paired('sampled', 'off')}, on/off ${paired('on', 'off')}`,
+    );
+    console.log(`  OTLP requests the sink received: ${requests}`);
+  }
   console.log(`micro: CPU per observed call (start, 2 annotations, end), ${microCalls} calls`);
   console.log(`  tracing off ${microOff.toFixed(0).padStart(6)} ns/call (rpc.server.duration only)`);
+  console.log(`  sampled 0.1 ${microSampled.toFixed(0).padStart(6)} ns/call`);
   console.log(
     `  tracing on  ${microOn.toFixed(0).padStart(6)} ns/call (plus a span created, attributed, ended and exported as OTLP JSON)`,
   );
-  const perCallNs = (cpu('bare') / 3) * 1000;
-  const share = (ns: number) => `${((ns / perCallNs) * 100).toFixed(1)} %`;
-  console.log(
-    `  against ${perCallNs.toFixed(0)} ns of server CPU per bare unary call: off +${share(microOff)}, on +${share(microOn)}`,
-  );
+  if (rounds > 0) {
+    const perCallNs = (cpu('bare') / 3) * 1000;
+    const share = (ns: number) => `${((ns / perCallNs) * 100).toFixed(1)} %`;
+    console.log(
+      `  against ${perCallNs.toFixed(0)} ns of server CPU per bare unary call: off +${share(microOff)}, sampled 0.1 +${share(microSampled)}, on +${share(microOn)}`,
+    );
+  }
 }
 
 if (process.argv.includes('--child')) void child();
