@@ -10,7 +10,7 @@ import type { TelemetryConfig } from '../config/index.ts';
 import type { Logger } from './logger.ts';
 import { Metrics, type MetricsSource } from './metrics.ts';
 import { RpcTelemetry } from './rpc-observer.ts';
-import { Tracing, type TracingOptions } from './tracing.ts';
+import { Tracing } from './tracing.ts';
 
 export interface TelemetryDeps {
   logger: Logger;
@@ -18,8 +18,6 @@ export interface TelemetryDeps {
   databaseFile: string;
   /** `service.version` of everything exported. */
   version: string;
-  /** Replaces the OTLP span exporter (tests). */
-  spanExporter?: TracingOptions['exporter'];
 }
 
 export class Telemetry {
@@ -50,6 +48,7 @@ export class Telemetry {
         const message = error instanceof Error ? error.message : String(error);
         // Once per distinct problem: a broken gauge would otherwise log on every scrape.
         if (reported.has(`${what}:${message}`)) return;
+        if (reported.size >= 100) reported.clear(); // bounded, whatever the messages hold
         reported.add(`${what}:${message}`);
         logger.warn('metrics.collect_failed', { metric: what, error: message });
       },
@@ -61,7 +60,6 @@ export class Telemetry {
             resource,
             otlpTracesUrl: `${base}/v1/traces`,
             sampleRatio: config.tracesSampleRatio,
-            ...(deps.spanExporter === undefined ? {} : { exporter: deps.spanExporter }),
           });
     this.rpcObserver = new RpcTelemetry(this.metrics, this.tracing, logger);
   }
@@ -119,9 +117,13 @@ function routeOtelDiagnostics(logger: Logger): void {
   const report =
     (level: 'warn' | 'error') =>
     (message: string, ...args: unknown[]) => {
-      const detail = [message, ...args.map((a) => (a instanceof Error ? a.message : String(a)))].join(' ');
+      // Errors arrive with their stacks; the message is what an operator can act on.
+      const detail = [message, ...args.map((a) => (a instanceof Error ? a.message : String(a)))]
+        .join(' ')
+        .slice(0, 1000);
       const now = Date.now();
       if ((lastMs.get(detail) ?? -Infinity) > now - 60_000) return;
+      if (lastMs.size >= 100) lastMs.clear(); // bounded, whatever the messages hold
       lastMs.set(detail, now);
       logger[level]('otel.export_problem', { detail });
     };

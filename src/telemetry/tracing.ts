@@ -15,7 +15,6 @@ import type { Resource } from '@opentelemetry/resources';
 import {
   BatchSpanProcessor,
   ParentBasedSampler,
-  type SpanExporter,
   TraceIdRatioBasedSampler,
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
@@ -32,8 +31,6 @@ export interface TracingOptions {
   otlpTracesUrl: string;
   /** Share of new traces sampled, 0..1; a caller's sampled flag is honoured either way. */
   sampleRatio: number;
-  /** Replaces the OTLP exporter (tests). */
-  exporter?: SpanExporter;
 }
 
 export class Tracing {
@@ -41,7 +38,7 @@ export class Tracing {
   private readonly tracer;
 
   constructor(options: TracingOptions) {
-    const exporter = options.exporter ?? new OTLPTraceExporter({ url: options.otlpTracesUrl });
+    const exporter = new OTLPTraceExporter({ url: options.otlpTracesUrl });
     this.provider = new TracerProvider({
       resource: options.resource,
       // Follow the producer's decision when there is one, so a trace is kept or dropped whole.
