@@ -85,6 +85,10 @@ await step('bundle', async () => {
     platform: 'node',
     format: 'cjs',
     target: 'node20',
+    // A single executable's script cannot use import() (Node 20 has no dynamic-import
+    // callback for it), and the OTLP exporters load node:http that way: have esbuild
+    // turn every import() into require().
+    supported: { 'dynamic-import': false },
     // better-sqlite3's JavaScript is bundled; its addon is loaded at run time from the
     // path src/store/native-binding.ts gives, so nothing may require a .node file here.
     define: {

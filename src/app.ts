@@ -1,19 +1,27 @@
 /**
- * The composition root: opens the store, builds the engine, puts it on the
- * network (gRPC now; the admin app and telemetry plug in here), and owns the
- * shutdown order.
+ * The composition root: opens the store, builds telemetry and the engine,
+ * puts them on the network (gRPC, and /metrics until the admin app plugs in
+ * here), and owns the shutdown order.
  *
  * Shutdown order: stop accepting calls and end streams → answer waiting
- * long-polls with no jobs → let calls in flight finish (bounded) → write what
- * is queued, checkpoint the WAL, close the database.
+ * long-polls with no jobs → let calls in flight finish (bounded) → stop
+ * serving /metrics → flush telemetry (last OTLP export, pending spans;
+ * bounded) while the engine can still be read → write what is queued,
+ * checkpoint the WAL, close the database.
  */
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { configWarnings, type SeppConfig } from './config/index.ts';
 import { type Clock, systemClock } from './engine/clock.ts';
 import { Engine } from './engine/engine.ts';
 import { type ApiKey, createRpcServer, type RpcServer, removeStaleBackups } from './rpc/index.ts';
-import { DataDirInUseError, openDataDir } from './store/open.ts';
-import type { Logger } from './telemetry/logger.ts';
+import { DataDirInUseError, databaseFileName, openDataDir } from './store/open.ts';
+import {
+  type Logger,
+  type StopGapMetricsServer,
+  startStopGapMetricsServer,
+  Telemetry,
+} from './telemetry/index.ts';
 
 export interface BuildInfo {
   version: string;
@@ -30,10 +38,20 @@ export interface AppDeps {
 
 export interface RunningServer {
   engine: Engine;
+  telemetry: Telemetry;
   /** The bound gRPC port (useful with port 0). */
   grpcPort: number;
+  /** The bound admin port, where /metrics is served (useful with port 0). */
+  adminPort: number;
   /** Graceful shutdown; resolves when the database is closed. */
   shutdown(): Promise<void>;
+}
+
+/** How long shutdown waits for the last OTLP exports before giving up on them. */
+const telemetryFlushMs = 1500;
+
+function readTls(files: { certFile: string; keyFile: string }): { certPem: Buffer; keyPem: Buffer } {
+  return { certPem: readFileSync(files.certFile), keyPem: readFileSync(files.keyFile) };
 }
 
 export class StartupError extends Error {
@@ -55,10 +73,17 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     throw error;
   }
   removeStaleBackups(config.server.dataDir);
+  const telemetry = new Telemetry(config.telemetry, {
+    logger,
+    databaseFile: join(config.server.dataDir, databaseFileName),
+    version: deps.build.version,
+  });
   const engine = new Engine(db, config.engine, {
     clock,
+    ...telemetry.engineHooks,
     onMaintenanceError: (error) => logger.warn('maintenance.failed', { error: error.message }),
   });
+  telemetry.observe(engine);
 
   const apiKeys: ApiKey[] = config.grpc.apiKeys.map((k) => ({
     name: k.name,
@@ -78,19 +103,37 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       maxMessageBytes: config.grpc.maxMessageBytes,
       nowMs: () => clock.nowMs(),
     },
-    ...(tls === null
-      ? {}
-      : { tls: { certPem: readFileSync(tls.certFile), keyPem: readFileSync(tls.keyFile) } }),
+    observer: telemetry.rpcObserver,
+    ...(tls === null ? {} : { tls: readTls(tls) }),
   });
 
   let grpcPort: number;
   try {
     grpcPort = await rpc.listen(config.server.grpcListen.address);
   } catch (error) {
+    await telemetry.shutdown(0);
     engine.close();
     const detail = error instanceof Error ? error.message : String(error);
     throw new StartupError(
       `cannot listen for gRPC on ${config.server.grpcListen.address}: ${detail} (server.grpc_listen)`,
+    );
+  }
+  // STOP-GAP until the admin app serves /metrics on this address (see stop-gap-metrics-server.ts).
+  let metricsServer: StopGapMetricsServer;
+  try {
+    metricsServer = await startStopGapMetricsServer({
+      host: config.server.adminListen.host,
+      port: config.server.adminListen.port,
+      metricsText: () => telemetry.metricsText(),
+      tls: config.admin.tls === null ? undefined : readTls(config.admin.tls),
+    });
+  } catch (error) {
+    await rpc.shutdown(0);
+    await telemetry.shutdown(0);
+    engine.close();
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new StartupError(
+      `cannot listen for HTTP on ${config.server.adminListen.address}: ${detail} (server.admin_listen)`,
     );
   }
   for (const warning of configWarnings(config))
@@ -99,6 +142,9 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     version: deps.build.version,
     commit: deps.build.commit,
     grpc: `${config.server.grpcListen.host}:${grpcPort}`,
+    metrics: `${config.server.adminListen.host}:${metricsServer.port}/metrics`,
+    // The collector's host only: its URL may carry credentials.
+    otlp: config.telemetry.otlpEndpoint === null ? 'off' : new URL(config.telemetry.otlpEndpoint).host,
     data_dir: config.server.dataDir,
     durability: config.server.durability,
     auth: apiKeys.length > 0 ? 'api_keys' : 'none',
@@ -108,12 +154,16 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
   let stopping: Promise<void> | undefined;
   return {
     engine,
+    telemetry,
     grpcPort,
+    adminPort: metricsServer.port,
     shutdown() {
       stopping ??= (async () => {
         logger.info('server.stopping');
         const budgetMs = Math.max(1000, config.server.shutdownTimeoutMs - 2000);
         await rpc.shutdown(budgetMs);
+        await metricsServer.close();
+        await telemetry.shutdown(telemetryFlushMs);
         engine.close();
         logger.info('server.stopped');
       })();

@@ -1,4 +1,12 @@
 /** The rpc layer's public face for the composition root. */
 export type { ApiKey, ApiRole } from './auth.ts';
 export { removeStaleBackups } from './backup-stream.ts';
+export type {
+  RpcCallObservation,
+  RpcCallStart,
+  RpcJobFacts,
+  RpcLeasedJob,
+  RpcObserver,
+  TraceContext,
+} from './observer.ts';
 export { createRpcServer, type RpcServer, type RpcServerOptions } from './server.ts';

@@ -17,6 +17,13 @@ import {
 } from './convert.ts';
 import { ReadGate } from './flow-control.ts';
 import type { ProduceRequest, ProduceResponse } from './gen/sepp/v1/produce.js';
+import {
+  metadataTraceContext,
+  type RpcCallObservation,
+  type TraceContext,
+  unobserved,
+  withTraceContext,
+} from './observer.ts';
 import { MalformedRequest, type RpcContext } from './rpc-context.ts';
 import { grpcStatusOf, toServiceError } from './status.ts';
 
@@ -26,13 +33,16 @@ export function createProduceHandler(
   ctx: RpcContext,
 ): handleBidiStreamingCall<ProduceRequest, ProduceResponse> {
   return (call: ServerDuplexStream<ProduceRequest, ProduceResponse>) => {
+    let callerName: string;
     try {
       if (ctx.draining) throw new SeppError('unavailable', 'sepp is shutting down');
-      ctx.auth.authorize(call.metadata, 'enqueue', 'Produce');
+      callerName = ctx.auth.authorize(call.metadata, 'enqueue', 'Produce').name;
     } catch (error) {
       call.emit('error', toServiceError(error));
       return;
     }
+    // One trace context per stream (its metadata); each message is its own observed call.
+    const streamContext = metadataTraceContext(call.metadata);
     let pending: Promise<unknown> = Promise.resolve();
     let inFlight = 0;
     let ended = false;
@@ -64,7 +74,11 @@ export function createProduceHandler(
     call.on('data', (message: ProduceRequest | MalformedRequest) => {
       if (ended) return;
       const sequence = message instanceof MalformedRequest ? 0 : message.sequence;
-      const answer = enqueueMessage(ctx, message);
+      const observation =
+        ctx.observer === undefined
+          ? unobserved
+          : ctx.observer.callStarted({ method: 'Produce', streamMessage: 'batch', parent: streamContext });
+      const answer = enqueueMessage(ctx, message, observation, streamContext);
       inFlight++;
       if (inFlight >= maxPendingMessages) gate.setRequestsBlocked(true);
       // Chain the writes so answers leave in arrival order even when a later message fails faster.
@@ -75,6 +89,7 @@ export function createProduceHandler(
         });
         inFlight--;
         if (!ended) gate.write(response);
+        observation.end(response.code, callerName);
         if (inFlight < maxPendingMessages / 2) gate.setRequestsBlocked(false);
       });
     });
@@ -84,9 +99,14 @@ export function createProduceHandler(
 async function enqueueMessage(
   ctx: RpcContext,
   message: ProduceRequest | MalformedRequest,
+  observation: RpcCallObservation,
+  streamContext: TraceContext | undefined,
 ): Promise<ProduceResponse> {
   if (message instanceof MalformedRequest) throw new SeppError('invalid_argument', message.message);
+  observation.annotate({ jobs: message.jobs.length });
   const jobs = message.jobs.map(enqueueRequestFromProto);
+  const fallback = observation.context ?? streamContext;
+  if (fallback !== undefined) for (const job of jobs) withTraceContext(job, fallback);
   if (message.atomic) {
     const result = await ctx.engine.enqueueAtomic(jobs);
     return {

@@ -1,6 +1,7 @@
-/** What every gRPC handler shares: the engine, the authenticator, server facts and the drain flag. */
+/** What every gRPC handler shares: the engine, the authenticator, server facts, the observer and the drain flag. */
 import type { Engine } from '../engine/engine.ts';
 import type { Authenticator } from './auth.ts';
+import type { RpcObserver } from './observer.ts';
 
 export interface ServerFacts {
   version: string;
@@ -16,6 +17,8 @@ export interface RpcContext {
   readonly engine: Engine;
   readonly auth: Authenticator;
   readonly facts: ServerFacts;
+  /** Telemetry's view of each call; undefined when nobody observes. */
+  readonly observer: RpcObserver | undefined;
   /** True once shutdown began: new calls get UNAVAILABLE. */
   draining: boolean;
   /** Open Work and Produce streams, so shutdown can end them. */

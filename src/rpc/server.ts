@@ -11,6 +11,7 @@ import { type ApiKey, Authenticator } from './auth.ts';
 import { createBackupHandler } from './backup-stream.ts';
 import { descriptorSetBase64 } from './gen/descriptor-set.js';
 import { QueueServiceService } from './gen/sepp/v1/queue_service.js';
+import type { RpcObserver } from './observer.ts';
 import { createProduceHandler } from './produce-stream.ts';
 import { MalformedRequest, type RpcContext, type ServerFacts } from './rpc-context.ts';
 import { createUnaryHandlers } from './unary-handlers.ts';
@@ -23,6 +24,8 @@ export interface RpcServerOptions {
   apiKeys: readonly ApiKey[];
   facts: ServerFacts;
   tls?: { certPem: Buffer; keyPem: Buffer };
+  /** Metrics, spans and request logs per call (telemetry, wired by app.ts). */
+  observer?: RpcObserver;
 }
 
 export interface RpcServer {
@@ -73,6 +76,7 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
     engine: options.engine,
     auth: new Authenticator(options.apiKeys),
     facts,
+    observer: options.observer,
     draining: false,
     streams: new Set(),
   };

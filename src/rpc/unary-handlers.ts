@@ -2,8 +2,9 @@
  * The unary RPCs of QueueService: authorize, check the fields the engine does
  * not see, call the engine, convert the result. Semantics live in the engine.
  */
-import type { handleUnaryCall, ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
+import { type handleUnaryCall, type ServerUnaryCall, type sendUnaryData, status } from '@grpc/grpc-js';
 import { SeppError } from '../engine/errors.ts';
+import type { EnqueueRequest as EngineEnqueueRequest } from '../engine/types.ts';
 import type { Caller, Permission } from './auth.ts';
 import {
   acceptedToProto,
@@ -19,9 +20,17 @@ import {
   rejectionReasonToProto,
 } from './convert.ts';
 import { DurabilityMode } from './gen/sepp/v1/admin.js';
-import { DeadReason } from './gen/sepp/v1/job.js';
+import { DeadReason, type EnqueueJob } from './gen/sepp/v1/job.js';
 import type { QueueServiceServer } from './gen/sepp/v1/queue_service.js';
 import { type AckBatchRequest, SettleOutcome } from './gen/sepp/v1/work.js';
+import {
+  isTraceparent,
+  metadataTraceContext,
+  type RpcCallObservation,
+  type TraceContext,
+  unobserved,
+  withTraceContext,
+} from './observer.ts';
 import { MalformedRequest, type RpcContext } from './rpc-context.ts';
 import { toServiceError } from './status.ts';
 import { requireAttempt, requireJobId, requireString } from './validate-fields.ts';
@@ -31,41 +40,90 @@ type UnaryHandlers = Omit<QueueServiceServer, 'produce' | 'work' | 'backup'>;
 export function createUnaryHandlers(ctx: RpcContext): UnaryHandlers {
   const { engine } = ctx;
 
+  /**
+   * Every unary RPC goes through here: drain check, authorization, malformed
+   * requests, error mapping — and one observation per call for telemetry.
+   * `parentOf` names a trace context the request itself carries (Enqueue's
+   * job); otherwise the call's `traceparent` metadata is the parent.
+   */
   function unary<Req, Res>(
     rpc: string,
     permission: Permission,
-    fn: (request: Req, call: ServerUnaryCall<Req, Res>, caller: Caller) => Promise<Res> | Res,
+    fn: (
+      request: Req,
+      call: ServerUnaryCall<Req, Res>,
+      caller: Caller,
+      observation: RpcCallObservation,
+    ) => Promise<Res> | Res,
+    parentOf?: (request: Req) => TraceContext | undefined,
   ): handleUnaryCall<Req, Res> {
     return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
+      const observation = observe(rpc, call, parentOf);
+      let callerName: string | undefined;
+      const fail = (error: unknown) => {
+        const serviceError = toServiceError(error);
+        callback(serviceError);
+        observation.end(serviceError.code ?? status.UNKNOWN, callerName);
+      };
       try {
         if (ctx.draining)
           throw new SeppError('unavailable', 'sepp is shutting down; retry against the restarted server');
         const caller = ctx.auth.authorize(call.metadata, permission, rpc);
+        callerName = caller.name;
         const request: unknown = call.request;
         if (request instanceof MalformedRequest) throw new SeppError('invalid_argument', request.message);
-        Promise.resolve(fn(call.request, call, caller)).then(
-          (response) => callback(null, response),
-          (error: unknown) => callback(toServiceError(error)),
-        );
+        Promise.resolve(fn(call.request, call, caller, observation)).then((response) => {
+          callback(null, response);
+          observation.end(status.OK, callerName);
+        }, fail);
       } catch (error) {
-        callback(toServiceError(error));
+        fail(error);
       }
     };
   }
 
-  return {
-    enqueue: unary('Enqueue', 'enqueue', async (req) => {
-      if (req.job === undefined) throw new SeppError('invalid_argument', 'job: required');
-      return acceptedToProto(await engine.enqueue(enqueueRequestFromProto(req.job)));
-    }),
+  function observe<Req, Res>(
+    rpc: string,
+    call: ServerUnaryCall<Req, Res>,
+    parentOf: ((request: Req) => TraceContext | undefined) | undefined,
+  ): RpcCallObservation {
+    const observer = ctx.observer;
+    if (observer === undefined) return unobserved;
+    const request: unknown = call.request;
+    const own =
+      parentOf === undefined || request instanceof MalformedRequest ? undefined : parentOf(call.request);
+    return observer.callStarted({ method: rpc, parent: own ?? metadataTraceContext(call.metadata) });
+  }
 
-    enqueueBatch: unary('EnqueueBatch', 'enqueue', async (req) => {
-      const results = await engine.enqueueBatch(req.jobs.map(enqueueRequestFromProto));
+  return {
+    enqueue: unary(
+      'Enqueue',
+      'enqueue',
+      async (req, call, _caller, observation) => {
+        if (req.job === undefined) throw new SeppError('invalid_argument', 'job: required');
+        const job = enqueueRequestFromProto(req.job);
+        observation.annotate({ queue: job.queue, type: job.type });
+        const fallback = observation.context ?? metadataTraceContext(call.metadata);
+        const accepted = await engine.enqueue(withTraceContext(job, fallback));
+        observation.annotate({ jobId: accepted.jobId });
+        return acceptedToProto(accepted);
+      },
+      // The producer's context travels in the job; the server span continues it.
+      (req) =>
+        req.job !== undefined && isTraceparent(req.job.traceparent)
+          ? { traceparent: req.job.traceparent, tracestate: req.job.tracestate || undefined }
+          : undefined,
+    ),
+
+    enqueueBatch: unary('EnqueueBatch', 'enqueue', async (req, call, _caller, observation) => {
+      observation.annotate({ jobs: req.jobs.length });
+      const results = await engine.enqueueBatch(enqueueRequestsFromProto(req.jobs, call, observation));
       return { results: results.map(enqueueResultToProto) };
     }),
 
-    enqueueAtomic: unary('EnqueueAtomic', 'enqueue', async (req) => {
-      const result = await engine.enqueueAtomic(req.jobs.map(enqueueRequestFromProto));
+    enqueueAtomic: unary('EnqueueAtomic', 'enqueue', async (req, call, _caller, observation) => {
+      observation.annotate({ jobs: req.jobs.length });
+      const result = await engine.enqueueAtomic(enqueueRequestsFromProto(req.jobs, call, observation));
       return result.committed
         ? { committed: true, results: result.results.map(acceptedToProto), rejections: [] }
         : {
@@ -79,7 +137,7 @@ export function createUnaryHandlers(ctx: RpcContext): UnaryHandlers {
           };
     }),
 
-    reserve: unary('Reserve', 'work', async (req, call) => {
+    reserve: unary('Reserve', 'work', async (req, call, _caller, observation) => {
       // A caller that goes away stops waiting at once; its waiter is freed and no job is leased to it.
       const abort = new AbortController();
       call.on('cancelled', () => abort.abort());
@@ -94,15 +152,18 @@ export function createUnaryHandlers(ctx: RpcContext): UnaryHandlers {
         },
         abort.signal,
       );
+      observation.leased(jobs);
       return { jobs: jobs.map(leasedJobToProto) };
     }),
 
-    ack: unary('Ack', 'work', async (req) => {
+    ack: unary('Ack', 'work', async (req, _call, _caller, observation) => {
+      observation.annotate({ jobId: req.jobId, attempt: req.attempt });
       await engine.ack({ jobId: requireJobId(req.jobId), attempt: requireAttempt(req.attempt) });
       return {};
     }),
 
-    ackBatch: unary('AckBatch', 'work', async (req: AckBatchRequest) => {
+    ackBatch: unary('AckBatch', 'work', async (req: AckBatchRequest, _call, _caller, observation) => {
+      observation.annotate({ jobs: req.acks.length });
       const settles = req.acks.map((a, i) => ({
         jobId: requireJobId(a.jobId, `acks[${i}].job_id`),
         attempt: requireAttempt(a.attempt),
@@ -121,7 +182,8 @@ export function createUnaryHandlers(ctx: RpcContext): UnaryHandlers {
       };
     }),
 
-    nack: unary('Nack', 'work', async (req) => {
+    nack: unary('Nack', 'work', async (req, _call, _caller, observation) => {
+      observation.annotate({ jobId: req.jobId, attempt: req.attempt });
       const result = await engine.nack({
         jobId: requireJobId(req.jobId),
         attempt: requireAttempt(req.attempt),
@@ -131,7 +193,8 @@ export function createUnaryHandlers(ctx: RpcContext): UnaryHandlers {
       return { state: jobStateToProto(result.state), runAtMs: result.runAtMs ?? 0 };
     }),
 
-    extend: unary('Extend', 'work', async (req) => {
+    extend: unary('Extend', 'work', async (req, _call, _caller, observation) => {
+      observation.annotate({ jobId: req.jobId, attempt: req.attempt });
       return engine.extend({
         jobId: requireJobId(req.jobId),
         attempt: requireAttempt(req.attempt),
@@ -139,28 +202,35 @@ export function createUnaryHandlers(ctx: RpcContext): UnaryHandlers {
       });
     }),
 
-    getJob: unary('GetJob', 'read', (req) => ({
-      job: jobToProto(engine.getJob(requireJobId(req.jobId)), true),
-    })),
+    getJob: unary('GetJob', 'read', (req, _call, _caller, observation) => {
+      observation.annotate({ jobId: req.jobId });
+      const job = engine.getJob(requireJobId(req.jobId));
+      observation.annotate({ queue: job.queue, type: job.type, attempt: job.attempt });
+      return { job: jobToProto(job, true) };
+    }),
 
-    cancelJob: unary('CancelJob', 'admin', async (req) => {
+    cancelJob: unary('CancelJob', 'admin', async (req, _call, _caller, observation) => {
+      observation.annotate({ jobId: req.jobId });
       const { state } = await engine.cancel(requireJobId(req.jobId));
       return { previousState: jobStateToProto(state) };
     }),
 
     listQueues: unary('ListQueues', 'read', () => ({ queues: engine.listQueues().map(queueInfoToProto) })),
 
-    pauseQueue: unary('PauseQueue', 'admin', async (req) => {
+    pauseQueue: unary('PauseQueue', 'admin', async (req, _call, _caller, observation) => {
+      observation.annotate({ queue: req.queue });
       await engine.pauseQueue(requireString(req.queue, 'queue'));
       return {};
     }),
 
-    resumeQueue: unary('ResumeQueue', 'admin', async (req) => {
+    resumeQueue: unary('ResumeQueue', 'admin', async (req, _call, _caller, observation) => {
+      observation.annotate({ queue: req.queue });
       await engine.resumeQueue(requireString(req.queue, 'queue'));
       return {};
     }),
 
-    listDeadLetters: unary('ListDeadLetters', 'read', (req) => {
+    listDeadLetters: unary('ListDeadLetters', 'read', (req, _call, _caller, observation) => {
+      observation.annotate({ queue: req.queue });
       const reason = req.reason === DeadReason.UNSPECIFIED ? undefined : deadReasonFromProto(req.reason);
       if (req.reason !== DeadReason.UNSPECIFIED && reason === undefined) {
         throw new SeppError('invalid_argument', `reason: ${req.reason} is not a known dead reason`);
@@ -174,13 +244,15 @@ export function createUnaryHandlers(ctx: RpcContext): UnaryHandlers {
       return { jobs: page.items.map((j) => jobToProto(j, false)), nextPageToken: page.nextCursor ?? '' };
     }),
 
-    requeueDeadLetters: unary('RequeueDeadLetters', 'admin', async (req) => ({
-      requeuedCount: await engine.requeueDeadLetters(deadLetterSelection(req)),
-    })),
+    requeueDeadLetters: unary('RequeueDeadLetters', 'admin', async (req, _call, _caller, observation) => {
+      observation.annotate({ queue: req.queue });
+      return { requeuedCount: await engine.requeueDeadLetters(deadLetterSelection(req)) };
+    }),
 
-    deleteDeadLetters: unary('DeleteDeadLetters', 'admin', async (req) => ({
-      deletedCount: await engine.deleteDeadLetters(deadLetterSelection(req)),
-    })),
+    deleteDeadLetters: unary('DeleteDeadLetters', 'admin', async (req, _call, _caller, observation) => {
+      observation.annotate({ queue: req.queue });
+      return { deletedCount: await engine.deleteDeadLetters(deadLetterSelection(req)) };
+    }),
 
     getServerInfo: unary('GetServerInfo', 'read', () => {
       const { facts } = ctx;
@@ -196,6 +268,18 @@ export function createUnaryHandlers(ctx: RpcContext): UnaryHandlers {
       };
     }),
   };
+}
+
+/** A batch's jobs, each carrying its own trace context or, failing that, the call's. */
+function enqueueRequestsFromProto<Req, Res>(
+  jobs: readonly EnqueueJob[],
+  call: ServerUnaryCall<Req, Res>,
+  observation: RpcCallObservation,
+): EngineEnqueueRequest[] {
+  const requests = jobs.map(enqueueRequestFromProto);
+  const fallback = observation.context ?? metadataTraceContext(call.metadata);
+  if (fallback !== undefined) for (const request of requests) withTraceContext(request, fallback);
+  return requests;
 }
 
 function deadLetterSelection(req: { queue: string; jobIds: string[]; all: boolean }) {

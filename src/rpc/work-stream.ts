@@ -19,6 +19,7 @@ import type {
   WorkResponse,
   WorkResponse_Settled,
 } from './gen/sepp/v1/work.js';
+import { metadataTraceContext, type TraceContext, unobserved } from './observer.ts';
 import { MalformedRequest, type RpcContext } from './rpc-context.ts';
 import { grpcStatusOf, toServiceError } from './status.ts';
 import { requireAttempt, requireJobId } from './validate-fields.ts';
@@ -28,14 +29,15 @@ const maxSettlementsInFlight = 1024;
 
 export function createWorkHandler(ctx: RpcContext): handleBidiStreamingCall<WorkRequest, WorkResponse> {
   return (call: ServerDuplexStream<WorkRequest, WorkResponse>) => {
+    let callerName: string;
     try {
       if (ctx.draining) throw new SeppError('unavailable', 'sepp is shutting down');
-      ctx.auth.authorize(call.metadata, 'work', 'Work');
+      callerName = ctx.auth.authorize(call.metadata, 'work', 'Work').name;
     } catch (error) {
       call.emit('error', toServiceError(error));
       return;
     }
-    new WorkStream(ctx, call).start();
+    new WorkStream(ctx, call, callerName).start();
   };
 }
 
@@ -49,11 +51,16 @@ class WorkStream {
   private clientDone = false;
   private readonly gate: ReadGate;
 
+  /** The stream's `traceparent` metadata: the parent of each settlement's span. */
+  private readonly traceContext: TraceContext | undefined;
+
   constructor(
     private readonly ctx: RpcContext,
     private readonly call: ServerDuplexStream<WorkRequest, WorkResponse>,
+    private readonly callerName: string,
   ) {
     this.gate = new ReadGate(call);
+    this.traceContext = metadataTraceContext(call.metadata);
   }
 
   start(): void {
@@ -145,7 +152,7 @@ class WorkStream {
         return;
       }
       case 'ack':
-        this.settle(message.requestId, async () => {
+        this.settle(message.requestId, 'ack', kind.value, async () => {
           await this.ctx.engine.ack({
             jobId: requireJobId(kind.value.jobId),
             attempt: requireAttempt(kind.value.attempt),
@@ -154,7 +161,7 @@ class WorkStream {
         });
         return;
       case 'nack':
-        this.settle(message.requestId, async () => {
+        this.settle(message.requestId, 'nack', kind.value, async () => {
           const result = await this.ctx.engine.nack({
             jobId: requireJobId(kind.value.jobId),
             attempt: requireAttempt(kind.value.attempt),
@@ -168,7 +175,7 @@ class WorkStream {
         });
         return;
       case 'extend':
-        this.settle(message.requestId, async () => {
+        this.settle(message.requestId, 'extend', kind.value, async () => {
           const result = await this.ctx.engine.extend({
             jobId: requireJobId(kind.value.jobId),
             attempt: requireAttempt(kind.value.attempt),
@@ -189,14 +196,29 @@ class WorkStream {
     this.pump();
   }
 
-  private settle(requestId: number, run: () => Promise<WorkResponse_Settled['result']>): void {
+  private settle(
+    requestId: number,
+    streamMessage: string,
+    job: { jobId: string; attempt: number },
+    run: () => Promise<WorkResponse_Settled['result']>,
+  ): void {
     this.settlementsInFlight++;
     if (this.settlementsInFlight >= maxSettlementsInFlight) this.gate.setRequestsBlocked(true);
+    const observer = this.ctx.observer;
+    const observation =
+      observer === undefined
+        ? unobserved
+        : observer.callStarted({ method: 'Work', streamMessage, parent: this.traceContext });
+    observation.annotate({ jobId: job.jobId, attempt: job.attempt });
     run().then(
-      (result) => this.answer({ requestId, code: status.OK, message: '', result }),
+      (result) => {
+        this.answer({ requestId, code: status.OK, message: '', result });
+        observation.end(status.OK, this.callerName);
+      },
       (error: unknown) => {
         const e = toSeppError(error);
         this.answer({ requestId, code: grpcStatusOf[e.code], message: e.message, result: undefined });
+        observation.end(grpcStatusOf[e.code], this.callerName);
       },
     );
   }

@@ -1,7 +1,12 @@
 /**
  * Structured logs: one line per event, text for people or JSON for machines.
- * Fields are key=value pairs; callers never log secrets (API keys and
- * password hashes are never passed here — see config redaction).
+ * Every line carries `time` (ISO 8601, UTC), `level` and `event` (a dotted
+ * name such as `rpc.call`), then the event's fields.
+ *
+ * Callers never pass secrets, and the logger makes sure of it anyway: a field
+ * whose name says it holds a secret is replaced by `<redacted>`, and so are
+ * bearer tokens and the credentials part of URLs inside any string value
+ * (an exporter's error message may quote the collector URL it was given).
  */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogFields = Readonly<Record<string, string | number | boolean | null | undefined>>;
@@ -13,6 +18,7 @@ export interface Logger {
   info(event: string, fields?: LogFields): void;
   warn(event: string, fields?: LogFields): void;
   error(event: string, fields?: LogFields): void;
+  /** Whether a line at `level` would be written: check it before building costly fields. */
   enabled(level: LogLevel): boolean;
 }
 
@@ -25,9 +31,37 @@ export interface LoggerOptions {
   nowMs?: () => number;
 }
 
+export const redactedValue = '<redacted>';
+
+/** Field names that hold secrets, whatever the event. */
+const secretField =
+  /(^|_)(authorization|password|passwd|secret|token|api_?key|key_sha256|password_hash|cookie)$/i;
+/** `Bearer <token>` anywhere in a value. */
+const bearerToken = /\b(Bearer)\s+[\x21-\x7e]+/gi;
+/** `scheme://user:password@host` — keep the scheme and host, hide the userinfo. */
+const urlCredentials = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@]+@/gi;
+
+/** Removes anything that looks like a credential from a value about to be logged. */
+export function scrubSecrets(text: string): string {
+  if (!text.includes('@') && !/bearer/i.test(text)) return text;
+  return text.replace(bearerToken, `$1 ${redactedValue}`).replace(urlCredentials, `$1${redactedValue}@`);
+}
+
 function formatValue(value: string | number | boolean | null): string {
   if (typeof value !== 'string') return String(value);
   return /^[\w.:/@+-]+$/.test(value) ? value : JSON.stringify(value);
+}
+
+function cleanFields(fields: LogFields): [string, string | number | boolean | null][] {
+  const out: [string, string | number | boolean | null][] = [];
+  for (const [key, value] of Object.entries(fields)) {
+    if (value === undefined) continue;
+    // Names that would overwrite the line's own keys are prefixed rather than dropped.
+    const name = key === 'time' || key === 'level' || key === 'event' ? `field_${key}` : key;
+    if (secretField.test(key)) out.push([name, redactedValue]);
+    else out.push([name, typeof value === 'string' ? scrubSecrets(value) : value]);
+  }
+  return out;
 }
 
 export function createLogger(options: LoggerOptions): Logger {
@@ -37,9 +71,7 @@ export function createLogger(options: LoggerOptions): Logger {
   const log = (level: LogLevel, event: string, fields: LogFields = {}) => {
     if (levelRank[level] < threshold) return;
     const time = new Date(nowMs()).toISOString();
-    const defined = Object.entries(fields).filter(
-      (entry): entry is [string, string | number | boolean | null] => entry[1] !== undefined,
-    );
+    const defined = cleanFields(fields);
     if (options.format === 'json') {
       write(JSON.stringify({ time, level, event, ...Object.fromEntries(defined) }));
     } else {

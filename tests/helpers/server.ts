@@ -10,13 +10,15 @@ import { type RunningServer, startServer } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import type { Clock } from '../../src/engine/clock.ts';
 import { QueueServiceClient } from '../../src/rpc/gen/sepp/v1/queue_service.js';
-import { silentLogger } from '../../src/telemetry/logger.ts';
+import { type Logger, silentLogger } from '../../src/telemetry/logger.ts';
 
 export interface TestServer {
   server: RunningServer;
   address: string;
   dataDir: string;
   client: QueueServiceClient;
+  /** `http://127.0.0.1:PORT/metrics` on the admin address. */
+  metricsUrl: string;
   /** A new client connection (a second producer or worker). */
   connect(): QueueServiceClient;
   /** Graceful shutdown, then start again on the same data directory (a restart). */
@@ -32,6 +34,8 @@ export interface TestServerOptions {
   dataDir?: string;
   env?: Record<string, string>;
   tls?: { certPem: string; caPem: string };
+  /** Where the server logs; default silent. */
+  logger?: Logger;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -43,7 +47,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     env: options.env ?? {},
   });
   const server = await startServer(config, {
-    logger: silentLogger,
+    logger: options.logger ?? silentLogger,
     build: { version: '0.0.0-test', commit: 'test' },
     ...(options.clock === undefined ? {} : { clock: options.clock }),
   });
@@ -72,6 +76,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     address,
     dataDir,
     client,
+    metricsUrl: `http://127.0.0.1:${server.adminPort}/metrics`,
     connect,
     async restart() {
       await stop();

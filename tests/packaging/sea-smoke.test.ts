@@ -17,6 +17,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { credentials } from '@grpc/grpc-js';
 import { QueueServiceClient } from '../../src/rpc/gen/sepp/v1/queue_service.js';
+import { startOtlpReceiver } from '../helpers/otlp-receiver.ts';
 import { call } from '../helpers/server.ts';
 import { allowedSyscalls, commandExists, tracedSyscalls } from './syscalls.ts';
 import { readUnitDirectives } from './unit-file.ts';
@@ -201,6 +202,72 @@ describe('single executable, copied alone into an empty directory', { timeout: 1
     assert.ok(traced.syscalls.size > 20, `strace recorded only ${[...traced.syscalls].join(', ')}`);
     const denied = [...traced.syscalls].filter((call) => !allowed.has(call)).sort();
     assert.deepEqual(denied, [], `SystemCallFilter=${filter.join(' | ')} denies calls sepp makes`);
+  });
+
+  // The OTLP exporters load node:http with import(), which a single executable cannot do
+  // unless the bundle turns it into require() (build.mjs): only the real binary shows it.
+  test('serve: /metrics answers, spans reach an OTLP/HTTP collector, SIGTERM flushes and exits 0', async () => {
+    const receiver = await startOtlpReceiver();
+    const server = spawn(
+      exe,
+      [
+        'serve',
+        '--data-dir',
+        join(work, 'data'),
+        '--grpc-listen',
+        '127.0.0.1:0',
+        '--admin-listen',
+        '127.0.0.1:0',
+        '--log-format',
+        'json',
+      ],
+      {
+        cwd: join(work, 'home'),
+        env: { PATH: '/usr/bin:/bin', TMPDIR: tmp, SEPP_OTLP_ENDPOINT: receiver.endpoint },
+      },
+    );
+    let stderr = '';
+    server.stderr.setEncoding('utf8');
+    const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)));
+    try {
+      const started = await new Promise<{ grpc: string; metrics: string }>((resolve, reject) => {
+        server.stderr.on('data', (chunk: string) => {
+          stderr += chunk;
+          for (const line of stderr.split('\n')) {
+            if (line.includes('"server.started"'))
+              resolve(JSON.parse(line) as { grpc: string; metrics: string });
+          }
+        });
+        void exited.then((code) => reject(new Error(`sepp exited with ${code}:\n${stderr}`)));
+      });
+      const client = new QueueServiceClient(started.grpc, credentials.createInsecure());
+      const { jobId } = await call(client, client.enqueue, {
+        job: {
+          queue: 'smoke',
+          type: 't',
+          payload: Buffer.from('x'),
+          contentType: '',
+          priority: 0,
+          schedule: undefined,
+          maxAttempts: 0,
+          idempotencyKey: '',
+          metadata: {},
+          traceparent: '',
+          tracestate: '',
+        },
+      });
+      client.close();
+      const metrics = await (await fetch(`http://${started.metrics}`)).text();
+      assert.match(metrics, /^sepp_jobs_enqueued_total\{sepp_queue="smoke",otel_scope_name="sepp"\} 1$/m);
+      server.kill('SIGTERM');
+      assert.equal(await exited, 0, stderr);
+      assert.doesNotMatch(stderr, /otel\.export_problem|telemetry\.flush_failed/);
+      const enqueue = receiver.spans.find((span) => span.name === 'sepp.v1.QueueService/Enqueue');
+      assert.equal(enqueue?.attributes['sepp.job.id'], jobId);
+    } finally {
+      server.kill('SIGKILL');
+      await receiver.close();
+    }
   });
 });
 

@@ -1,0 +1,204 @@
+/**
+ * sepp's metrics: one MeterProvider of our own (never the global one, so a
+ * library in the same process cannot add to or read from it), read two ways —
+ * pulled as Prometheus text when `/metrics` is scraped, and pushed over
+ * OTLP/HTTP when an endpoint is configured.
+ *
+ * Counters are fed from the engine's job events (already one event per queue
+ * and outcome per operation, so a batch of 1,000 jobs is one `add`); gauges
+ * read the engine's maintained counters and stat the database files only when
+ * someone collects. docs/observability.md lists every instrument.
+ */
+import { statSync } from 'node:fs';
+import type { Attributes, Counter, Histogram, Meter } from '@opentelemetry/api';
+import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
+import type { Resource } from '@opentelemetry/resources';
+import { MeterProvider, type MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import type { CommitStats, JobEvent, QueueInfo } from '../engine/types.ts';
+import { jobStates } from '../engine/types.ts';
+import { attr } from './attributes.ts';
+
+/** What the gauges read; the Engine satisfies it. */
+export interface MetricsSource {
+  listQueues(): QueueInfo[];
+  readonly waitingReserves: number;
+}
+
+export interface MetricsOptions {
+  resource: Resource;
+  /** `${otlpEndpoint}/v1/metrics` is pushed to when set. */
+  otlpMetricsUrl: string | null;
+  exportIntervalMs: number;
+  /** `sepp.db` inside the data directory; its WAL is the same path plus `-wal`. */
+  databaseFile: string;
+  /** Reports a failing gauge callback once instead of failing the scrape. */
+  onCollectError: (what: string, error: unknown) => void;
+}
+
+/** The content type Prometheus expects for the text exposition format. */
+export const prometheusContentType = 'text/plain; version=0.0.4; charset=utf-8';
+
+// Bucket boundaries sized for what each histogram measures, not the SDK's web-request defaults.
+const rpcDurationBucketsMs = [
+  0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 5000, 10000, 30000, 60000,
+];
+const commitDurationBucketsMs = [0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096];
+const batchSizeBuckets = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048];
+
+type JobCounterKind = JobEvent['kind'];
+
+export class Metrics {
+  private readonly provider: MeterProvider;
+  private readonly prometheus: PrometheusExporter;
+  private readonly serializer = new PrometheusSerializer();
+  private readonly jobCounters: Record<JobCounterKind, Counter>;
+  private readonly rpcDuration: Histogram;
+  private readonly commitDuration: Histogram;
+  private readonly commitBatchSize: Histogram;
+  private source: MetricsSource | undefined;
+
+  constructor(private readonly options: MetricsOptions) {
+    // preventServerStart: the exporter is only a MetricReader here; sepp's own HTTP serves the text.
+    this.prometheus = new PrometheusExporter({ preventServerStart: true });
+    const readers: MetricReader[] = [this.prometheus];
+    if (options.otlpMetricsUrl !== null) {
+      readers.push(
+        new PeriodicExportingMetricReader({
+          exporter: new OTLPMetricExporter({ url: options.otlpMetricsUrl }),
+          exportIntervalMillis: options.exportIntervalMs,
+          exportTimeoutMillis: Math.min(30_000, options.exportIntervalMs),
+        }),
+      );
+    }
+    this.provider = new MeterProvider({ resource: options.resource, readers });
+    const meter = this.provider.getMeter('sepp');
+
+    const jobs = (name: string, description: string) =>
+      meter.createCounter(`sepp.jobs.${name}`, { unit: '{job}', description });
+    this.jobCounters = {
+      enqueued: jobs('enqueued', 'Jobs stored by Enqueue, EnqueueBatch, EnqueueAtomic and Produce'),
+      deduplicated: jobs('deduplicated', 'Enqueues answered with an existing job (idempotency key seen)'),
+      rejected: jobs('rejected', 'Jobs refused at enqueue, by reason'),
+      reserved: jobs('reserved', 'Jobs leased to workers (each delivery, retries included)'),
+      acked: jobs('acked', 'Jobs completed by an ack'),
+      nacked: jobs('nacked', 'Failed attempts reported by a nack (retried or dead-lettered)'),
+      dead_lettered: jobs('dead_lettered', 'Jobs that became dead letters, by reason'),
+      expired: jobs('expired', 'Leases that ran out before an ack or nack'),
+      requeued: jobs('requeued', 'Dead letters put back to ready'),
+      cancelled: jobs('cancelled', 'Jobs removed by CancelJob'),
+    };
+    this.rpcDuration = meter.createHistogram('rpc.server.duration', {
+      unit: 'ms',
+      description: 'Duration of each unary RPC and each Produce/Work stream request, by method and status',
+      advice: { explicitBucketBoundaries: rpcDurationBucketsMs },
+    });
+    this.commitDuration = meter.createHistogram('sepp.commit.duration', {
+      unit: 'ms',
+      description: 'Wall time of one group commit: BEGIN, the operations, COMMIT and its fsync',
+      advice: { explicitBucketBoundaries: commitDurationBucketsMs },
+    });
+    this.commitBatchSize = meter.createHistogram('sepp.commit.batch.size', {
+      unit: '{operation}',
+      description: 'Write operations that shared one group commit (one fsync)',
+      advice: { explicitBucketBoundaries: batchSizeBuckets },
+    });
+    this.observeGauges(meter);
+  }
+
+  /** Gauges read the engine; it is built after the metrics, because it reports into them. */
+  observe(source: MetricsSource): void {
+    this.source = source;
+  }
+
+  /** Engine hook: called after the commit that made the change. */
+  readonly onEvent = (event: JobEvent): void => {
+    const attributes: Attributes = { [attr.queue]: event.queue };
+    if (event.kind === 'rejected') attributes[attr.rejectionReason] = event.reason;
+    else if (event.kind === 'dead_lettered') attributes[attr.deadReason] = event.reason;
+    this.jobCounters[event.kind].add(event.count, attributes);
+  };
+
+  /** Engine hook: called after every group commit. */
+  readonly onBatch = (stats: CommitStats): void => {
+    const attributes = { [attr.commitOutcome]: stats.ok ? 'ok' : 'failed' };
+    this.commitDuration.record(stats.durationMs, attributes);
+    this.commitBatchSize.record(stats.operations, attributes);
+  };
+
+  recordRpc(durationMs: number, attributes: Attributes): void {
+    this.rpcDuration.record(durationMs, attributes);
+  }
+
+  /** Collects every instrument now and renders the Prometheus text exposition format. */
+  async prometheusText(): Promise<string> {
+    const { resourceMetrics, errors } = await this.prometheus.collect();
+    for (const error of errors) this.options.onCollectError('collect', error);
+    return this.serializer.serialize(resourceMetrics);
+  }
+
+  /** Pushes an OTLP export now, when configured. */
+  flush(): Promise<void> {
+    return this.provider.forceFlush();
+  }
+
+  /** Pushes a last OTLP export (when configured) and stops the readers. */
+  shutdown(): Promise<void> {
+    return this.provider.shutdown();
+  }
+
+  private observeGauges(meter: Meter): void {
+    const depth = meter.createObservableUpDownCounter('sepp.queue.depth', {
+      unit: '{job}',
+      description: 'Jobs in each queue by state, from the maintained counters (no row counting)',
+    });
+    const oldestReady = meter.createObservableGauge('sepp.queue.oldest_ready.age', {
+      unit: 'ms',
+      description: 'How long the oldest ready job of each queue has been due (absent when none is ready)',
+    });
+    const waiting = meter.createObservableUpDownCounter('sepp.reserves.waiting', {
+      unit: '{request}',
+      description: 'Reserve long-polls and Work streams waiting for a job now',
+    });
+    const fileSize = meter.createObservableUpDownCounter('sepp.db.file.size', {
+      unit: 'By',
+      description: 'Size of the SQLite database file and of its write-ahead log',
+    });
+
+    meter.addBatchObservableCallback(
+      (result) => {
+        const source = this.source;
+        if (source === undefined) return;
+        let queues: QueueInfo[];
+        try {
+          queues = source.listQueues();
+        } catch (error) {
+          // A closed database during shutdown must not fail the final export.
+          this.options.onCollectError('sepp.queue.depth', error);
+          return;
+        }
+        for (const queue of queues) {
+          for (const state of jobStates) {
+            result.observe(depth, queue.counts[state], { [attr.queue]: queue.name, [attr.jobState]: state });
+          }
+          if (queue.oldestReadyAgeMs !== null)
+            result.observe(oldestReady, queue.oldestReadyAgeMs, { [attr.queue]: queue.name });
+        }
+        result.observe(waiting, source.waitingReserves);
+      },
+      [depth, oldestReady, waiting],
+    );
+
+    fileSize.addCallback((result) => {
+      const database = this.options.databaseFile;
+      for (const [file, path] of [
+        ['database', database],
+        ['wal', `${database}-wal`],
+      ] as const) {
+        // A missing WAL (just checkpointed and truncated, or not yet created) is size 0, not an error.
+        const bytes = statSync(path, { throwIfNoEntry: false })?.size ?? 0;
+        result.observe(bytes, { [attr.dbFile]: file });
+      }
+    });
+  }
+}
