@@ -66,6 +66,15 @@ log(
   `building sepp ${pkg.version} (${commit}) with node ${process.version} into ${relative(root, outDir) || '.'}`,
 );
 
+// 0. The admin UI, so the executable carries current files (a no-op when ui/dist is fresh).
+await step('admin UI', async () => {
+  const ui = spawnSync(process.execPath, [join(root, 'scripts/build-ui.mjs'), '--if-stale'], {
+    encoding: 'utf8',
+  });
+  if (ui.status !== 0) throw new Error(`the admin UI build failed:\n${ui.stdout}${ui.stderr}`);
+  return existsSync(uiDist) ? 'ui/dist' : 'none';
+});
+
 // 1. Bundle.
 const packageFiles = packageFilesPlugin({
   helper: join(root, 'src/store/package-files.ts'),

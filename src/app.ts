@@ -9,19 +9,22 @@
  * bounded) while the engine can still be read → write what is queued,
  * checkpoint the WAL, close the database.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { configWarnings, type SeppConfig } from './config/index.ts';
+import {
+  type AdminServer,
+  type AssetSource,
+  createAdminApp,
+  RateHistory,
+  type ServerInfo,
+  serveAdmin,
+} from './admin/index.ts';
+import { configWarnings, redactConfig, type SeppConfig } from './config/index.ts';
 import { type Clock, systemClock } from './engine/clock.ts';
 import { Engine } from './engine/engine.ts';
 import { type ApiKey, createRpcServer, type RpcServer, removeStaleBackups } from './rpc/index.ts';
 import { DataDirInUseError, databaseFileName, openDataDir } from './store/open.ts';
-import {
-  type Logger,
-  type StopGapMetricsServer,
-  startStopGapMetricsServer,
-  Telemetry,
-} from './telemetry/index.ts';
+import { type Logger, prometheusContentType, Telemetry } from './telemetry/index.ts';
 
 export interface BuildInfo {
   version: string;
@@ -34,6 +37,8 @@ export interface AppDeps {
   clock?: Clock;
   /** better-sqlite3 addon path inside the single executable. */
   nativeBinding?: string;
+  /** The admin UI's built files (ui/dist, or the single executable's assets); null serves the API only. */
+  uiAssets?: AssetSource | null;
 }
 
 export interface RunningServer {
@@ -41,7 +46,7 @@ export interface RunningServer {
   telemetry: Telemetry;
   /** The bound gRPC port (useful with port 0). */
   grpcPort: number;
-  /** The bound admin port, where /metrics is served (useful with port 0). */
+  /** The bound admin port: the UI, /api/v1 and /metrics (useful with port 0). */
   adminPort: number;
   /** Graceful shutdown; resolves when the database is closed. */
   shutdown(): Promise<void>;
@@ -78,9 +83,14 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     databaseFile: join(config.server.dataDir, databaseFileName),
     version: deps.build.version,
   });
+  const rates = new RateHistory(clock);
   const engine = new Engine(db, config.engine, {
     clock,
     ...telemetry.engineHooks,
+    onEvent: (event) => {
+      telemetry.engineHooks.onEvent(event);
+      rates.record(event);
+    },
     onMaintenanceError: (error) => logger.warn('maintenance.failed', { error: error.message }),
   });
   telemetry.observe(engine);
@@ -118,15 +128,9 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       `cannot listen for gRPC on ${config.server.grpcListen.address}: ${detail} (server.grpc_listen)`,
     );
   }
-  // STOP-GAP until the admin app serves /metrics on this address (see stop-gap-metrics-server.ts).
-  let metricsServer: StopGapMetricsServer;
+  let admin: AdminServer;
   try {
-    metricsServer = await startStopGapMetricsServer({
-      host: config.server.adminListen.host,
-      port: config.server.adminListen.port,
-      metricsText: () => telemetry.metricsText(),
-      tls: config.admin.tls === null ? undefined : readTls(config.admin.tls),
-    });
+    admin = await startAdmin(config, { ...deps, engine, clock, rates, telemetry, startedAtMs });
   } catch (error) {
     await rpc.shutdown(0);
     await telemetry.shutdown(0);
@@ -142,7 +146,8 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     version: deps.build.version,
     commit: deps.build.commit,
     grpc: `${config.server.grpcListen.host}:${grpcPort}`,
-    metrics: `${config.server.adminListen.host}:${metricsServer.port}/metrics`,
+    admin: admin.url,
+    metrics: `${admin.url.replace(/^https?:\/\//, '')}/metrics`,
     // The collector's host only: its URL may carry credentials.
     otlp: config.telemetry.otlpEndpoint === null ? 'off' : new URL(config.telemetry.otlpEndpoint).host,
     data_dir: config.server.dataDir,
@@ -156,13 +161,13 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     engine,
     telemetry,
     grpcPort,
-    adminPort: metricsServer.port,
+    adminPort: admin.address.port,
     shutdown() {
       stopping ??= (async () => {
         logger.info('server.stopping');
         const budgetMs = Math.max(1000, config.server.shutdownTimeoutMs - 2000);
         await rpc.shutdown(budgetMs);
-        await metricsServer.close();
+        await admin.close();
         await telemetry.shutdown(telemetryFlushMs);
         engine.close();
         logger.info('server.stopped');
@@ -170,4 +175,69 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       return stopping;
     },
   };
+}
+
+/** The admin UI and JSON API, with /metrics, on the admin address. */
+async function startAdmin(
+  config: SeppConfig,
+  parts: {
+    engine: Engine;
+    clock: Clock;
+    rates: RateHistory;
+    telemetry: Telemetry;
+    logger: Logger;
+    startedAtMs: number;
+    build: BuildInfo;
+    uiAssets?: AssetSource | null;
+  },
+): Promise<AdminServer> {
+  const { engine, telemetry, logger } = parts;
+  const databaseFile = join(config.server.dataDir, databaseFileName);
+  const fileBytes = (path: string) => statSync(path, { throwIfNoEntry: false })?.size ?? 0;
+  const serverInfo = (): ServerInfo => ({
+    version: parts.build.version,
+    commit: parts.build.commit,
+    startedAtMs: parts.startedAtMs,
+    durability: config.server.durability,
+    dbBytes: fileBytes(databaseFile),
+    walBytes: fileBytes(`${databaseFile}-wal`),
+  });
+  const redacted = redactConfig(config);
+  const { app } = createAdminApp({
+    engine,
+    clock: parts.clock,
+    users: config.admin.users,
+    // Login is off only with no users, and only on loopback unless the config insists (fail closed).
+    open: config.admin.users.length === 0,
+    openToAnyHost: config.admin.insecureAllowUnauthenticated,
+    sessionTtlMs: config.admin.sessionTtlMs,
+    tls: config.admin.tls !== null,
+    serverInfo,
+    rates: parts.rates,
+    effectiveConfig: () => redacted,
+    assets: parts.uiAssets ?? null,
+    log: {
+      log: (level, message, fields = {}) =>
+        logger[level](
+          message,
+          Object.fromEntries(
+            Object.entries(fields).map(([k, v]) => [
+              k,
+              v === null || typeof v !== 'object' ? (v as string) : JSON.stringify(v),
+            ]),
+          ),
+        ),
+    },
+    // Prometheus scrapes without a session: counts and sizes only, no job data.
+    extend: (hono) =>
+      hono.get('/metrics', async (c) =>
+        c.body(await telemetry.metricsText(), 200, { 'content-type': prometheusContentType }),
+      ),
+  });
+  const tls = config.admin.tls;
+  return serveAdmin(app, {
+    host: config.server.adminListen.host,
+    port: config.server.adminListen.port,
+    ...(tls === null ? {} : { tls: { cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) } }),
+  });
 }

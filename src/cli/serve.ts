@@ -1,9 +1,13 @@
 /** `sepp serve` (also plain `sepp`): run the server until SIGTERM or SIGINT. */
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
+import { type AssetSource, diskAssetSource } from '../admin/index.ts';
 import { StartupError, startServer } from '../app.ts';
 import { buildInfo } from '../build-info.ts';
 import { ConfigError, type ConfigFlags, loadConfig } from '../config/index.ts';
 import { nativeBindingPath } from '../store/native-binding.ts';
+import { readSeaAsset, runningAsSea } from '../store/sea-assets.ts';
 import { createLogger } from '../telemetry/logger.ts';
 
 export function registerServeCommand(parser: Argv): void {
@@ -63,6 +67,7 @@ async function serve(flags: ConfigFlags): Promise<number> {
     server = await startServer(config, {
       logger,
       build: buildInfo,
+      uiAssets: uiAssets(),
       ...(nativeBinding === undefined ? {} : { nativeBinding }),
     });
   } catch (error) {
@@ -100,4 +105,24 @@ async function serve(flags: ConfigFlags): Promise<number> {
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
   });
+}
+
+/**
+ * Where the admin UI's files are: inside the single executable, its embedded
+ * assets; run from source or from dist/sepp.cjs, the ui/dist folder beside it.
+ */
+function uiAssets(): AssetSource | null {
+  if (runningAsSea()) {
+    return {
+      get: (path) => {
+        const body = readSeaAsset(`ui/${path}`);
+        return body === undefined ? undefined : { body };
+      },
+    };
+  }
+  const here = dirname(resolve(process.argv[1] ?? '.'));
+  const dir = [resolve(here, '../../ui/dist'), resolve(here, '../ui/dist')].find((d) =>
+    existsSync(join(d, 'index.html')),
+  );
+  return dir === undefined ? null : diskAssetSource(dir);
 }

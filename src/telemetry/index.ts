@@ -1,5 +1,4 @@
 /** The telemetry layer's public face for the composition root. */
 export { createLogger, type Logger, type LogLevel, silentLogger } from './logger.ts';
 export { type MetricsSource, prometheusContentType } from './metrics.ts';
-export { type StopGapMetricsServer, startStopGapMetricsServer } from './stop-gap-metrics-server.ts';
 export { Telemetry, type TelemetryDeps } from './telemetry.ts';

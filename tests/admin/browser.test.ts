@@ -12,16 +12,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
-import { createAdminApp } from '../../src/admin/app.ts';
 import { hashPassword } from '../../src/admin/password.ts';
-import { RateHistory } from '../../src/admin/rate-history.ts';
-import { type AdminServer, serveAdmin } from '../../src/admin/serve.ts';
 import { diskAssetSource } from '../../src/admin/static-assets.ts';
-import { systemClock } from '../../src/engine/clock.ts';
-import { Engine } from '../../src/engine/engine.ts';
-import { defaultEngineOptions } from '../../src/engine/settings.ts';
-import { openDataDir } from '../../src/store/open.ts';
+import type { Engine } from '../../src/engine/engine.ts';
 import { testScrypt } from '../helpers/admin.ts';
+import { call, startTestServer, type TestServer } from '../helpers/server.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
 const chromiumPath = '/usr/bin/chromium';
@@ -30,28 +25,25 @@ const user = { name: 'ops', password: 'browser-test-password' };
 const desktop = { width: 1280, height: 800 };
 const phone = { width: 375, height: 740 };
 
-/**
- * How the test enqueues jobs. Through the engine for now; when the gRPC server
- * lands, swap this for a client call — nothing else in the test depends on it.
- */
-async function enqueueJobs(
-  engine: Engine,
-  queue: string,
-  count: number,
-  type = 'send_welcome',
-): Promise<string[]> {
+/** Enqueues through the gRPC API, as a producer would. */
+async function enqueueJobs(queue: string, count: number, type = 'send_welcome'): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
-    const payload = new TextEncoder().encode(
-      JSON.stringify({ to: `user${i}@example.com`, template: 'welcome', n: i }),
-    );
-    const { jobId } = await engine.enqueue({
-      queue,
-      type,
-      payload,
-      contentType: 'application/json',
-      metadata: { tenant: 'acme', source: 'browser-test' },
-      idempotencyKey: `${queue}-${type}-${i}`,
+    const payload = Buffer.from(JSON.stringify({ to: `user${i}@example.com`, template: 'welcome', n: i }));
+    const { jobId } = await call(t.client, t.client.enqueue, {
+      job: {
+        queue,
+        type,
+        payload,
+        contentType: 'application/json',
+        priority: 0,
+        schedule: undefined,
+        maxAttempts: 0,
+        idempotencyKey: `${queue}-${type}-${i}`,
+        metadata: { tenant: 'acme', source: 'browser-test' },
+        traceparent: '',
+        tracestate: '',
+      },
     });
     ids.push(jobId);
   }
@@ -60,7 +52,8 @@ async function enqueueJobs(
 
 let dir: string;
 let engine: Engine;
-let server: AdminServer;
+let t: TestServer;
+let adminUrl: string;
 let context: BrowserContext;
 const problems: string[] = [];
 
@@ -77,41 +70,13 @@ before(async () => {
 
   dir = mkdtempSync(join(tmpdir(), 'sepp-browser-'));
   mkdirSync(artifacts, { recursive: true });
-  const rates = new RateHistory(systemClock);
-  engine = new Engine(openDataDir(join(dir, 'data'), { durability: 'relaxed' }), defaultEngineOptions(), {
-    clock: systemClock,
-    onEvent: (event) => rates.record(event),
+  const passwordHash = await hashPassword(user.password, testScrypt);
+  t = await startTestServer({
+    toml: `[[admin.users]]\nname = "${user.name}"\nrole = "admin"\npassword_hash = "${passwordHash}"\n`,
+    uiAssets: diskAssetSource(join(root, 'ui/dist')),
   });
-  const startedAtMs = Date.now();
-  const { app } = createAdminApp({
-    engine,
-    clock: systemClock,
-    users: [{ name: user.name, role: 'admin', passwordHash: await hashPassword(user.password, testScrypt) }],
-    open: false,
-    sessionTtlMs: 60 * 60_000,
-    tls: false,
-    serverInfo: () => ({
-      version: '0.1.0',
-      commit: 'c0ffee1234567',
-      startedAtMs,
-      durability: 'relaxed',
-      dbBytes: 4_812_800,
-      walBytes: 1_236_992,
-    }),
-    rates,
-    effectiveConfig: () => ({
-      server: {
-        data_dir: '/var/lib/sepp',
-        grpc_listen: '127.0.0.1:50051',
-        admin_listen: '127.0.0.1:9465',
-        durability: 'relaxed',
-      },
-      admin: { session_ttl: '1h', users: [{ name: 'ops', role: 'admin', password_hash: '[redacted]' }] },
-      queues: { emails: { max_attempts: 5 } },
-    }),
-    assets: diskAssetSource(join(root, 'ui/dist')),
-  });
-  server = await serveAdmin(app, { host: '127.0.0.1', port: 0 });
+  engine = t.server.engine;
+  adminUrl = `http://127.0.0.1:${t.server.adminPort}`;
   context = await chromium.launchPersistentContext(join(dir, 'chromium-profile'), {
     executablePath: chromiumPath,
     headless: true,
@@ -130,8 +95,7 @@ before(async () => {
 
 after(async () => {
   await context?.close();
-  await server?.close();
-  engine?.close();
+  await t?.dispose();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -149,7 +113,7 @@ async function shot(page: Page, name: string): Promise<void> {
 
 test('an operator logs in, follows the dashboard, fixes jobs and reads the audit log', async () => {
   const page = watch(context.pages()[0] ?? (await context.newPage()));
-  const url = (path: string) => `${server.url}${path}`;
+  const url = (path: string) => `${adminUrl}${path}`;
 
   // Log in.
   await page.goto(url('/'));
@@ -166,8 +130,8 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
   assert.equal(await page.getByTestId('total-ready').textContent(), '0');
 
   // New jobs show up on the live dashboard within its refresh interval.
-  const ids = await enqueueJobs(engine, 'emails', 12);
-  await enqueueJobs(engine, 'reports', 3, 'daily_report');
+  const ids = await enqueueJobs('emails', 12);
+  await enqueueJobs('reports', 3, 'daily_report');
   const enqueuedAt = Date.now();
   await page.getByTestId('total-ready').filter({ hasText: /^15$/ }).waitFor({ timeout: 5000 });
   assert.ok(Date.now() - enqueuedAt <= 2500, `the dashboard caught up in ${Date.now() - enqueuedAt} ms`);
@@ -249,7 +213,7 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
   await page.getByRole('row').filter({ hasText: 'session.login' }).waitFor({ state: 'detached' });
 
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Configuration' }).click();
-  await page.locator('pre', { hasText: '"password_hash": "[redacted]"' }).waitFor();
+  await page.locator('pre', { hasText: '"passwordHash": "<redacted>"' }).waitFor();
   await shot(page, 'config-desktop');
 
   // Purge asks for the queue's name before it does anything.

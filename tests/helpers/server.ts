@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type CallOptions, credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
+import type { AssetSource } from '../../src/admin/index.ts';
 import { type RunningServer, startServer } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import type { Clock } from '../../src/engine/clock.ts';
@@ -36,6 +37,8 @@ export interface TestServerOptions {
   tls?: { certPem: string; caPem: string };
   /** Where the server logs; default silent. */
   logger?: Logger;
+  /** The admin UI's files (the API alone without them). */
+  uiAssets?: AssetSource;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -49,6 +52,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const server = await startServer(config, {
     logger: options.logger ?? silentLogger,
     build: { version: '0.0.0-test', commit: 'test' },
+    ...(options.uiAssets === undefined ? {} : { uiAssets: options.uiAssets }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
   });
   const address = `127.0.0.1:${server.grpcPort}`;

@@ -205,9 +205,9 @@ max_attempts = 1
     assert.notEqual(sampleValue(samples, 'sepp_db_file_size', { sepp_db_file: 'wal' }), undefined);
   });
 
-  test('only /metrics is served on the stop-gap server', async () => {
-    const response = await fetch(t.metricsUrl.replace('/metrics', '/'));
-    assert.equal(response.status, 404);
-    await response.arrayBuffer();
+  test('/metrics shares the admin address with the admin API', async () => {
+    const response = await fetch(t.metricsUrl.replace('/metrics', '/api/openapi.json'));
+    assert.equal(response.status, 200);
+    assert.ok(((await response.json()) as { paths: object }).paths);
   });
 });

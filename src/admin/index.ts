@@ -1,0 +1,6 @@
+/** The admin layer's public face for the composition root. */
+export { type AdminApp, createAdminApp } from './app.ts';
+export { RateHistory } from './rate-history.ts';
+export { type AdminServer, serveAdmin } from './serve.ts';
+export { diskAssetSource } from './static-assets.ts';
+export type { AdminDeps, AdminLogger, AssetSource, ServerInfo } from './types.ts';
