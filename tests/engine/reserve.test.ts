@@ -9,7 +9,7 @@ import type { JobEvent, LeasedJob } from '../../src/engine/types.ts';
 import { barrier, expectCode, job, until, withEngine, withQueues } from '../helpers/engine.ts';
 
 /** Guards against a hang when a wake-up is lost: a failure, not a timing assumption. */
-const hangGuard = { timeout: 20_000 };
+const hangGuard = { timeout: 120_000 };
 
 const idsOf = (jobs: LeasedJob[]) => jobs.map((j) => j.id);
 
