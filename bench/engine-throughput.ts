@@ -4,7 +4,7 @@
  * durability full (an fsync per commit), for enqueue and for reserve + ack.
  * Each cell runs for a fixed time on a fresh data directory.
  *
- *   npx tsx bench/engine-throughput.ts [--seconds 3] [--concurrency 1,8,64] [--ready-jobs 60000] [--dir DIR]
+ *   npx tsx bench/engine-throughput.ts [--seconds 3] [--rounds 3] [--concurrency 1,8,64] [--ready-jobs 60000] [--dir DIR]
  *
  * Not part of `npm test`.
  */
@@ -17,7 +17,7 @@ import { defaultEngineOptions } from '../src/engine/settings.ts';
 import type { EnqueueRequest } from '../src/engine/types.ts';
 import type { BatchStats } from '../src/store/group-commit.ts';
 import { databaseFileName, openDataDir } from '../src/store/open.ts';
-import { machineDescription, markdownTable, parseArgs, percentile } from './engine-lib.ts';
+import { machineDescription, markdownTable, median, parseArgs, percentile } from './engine-lib.ts';
 
 const args = parseArgs(process.argv.slice(2));
 const seconds = Number(args.get('seconds') ?? 3);
@@ -126,28 +126,51 @@ async function runCell(workload: Workload, mode: Mode, concurrency: number, temp
 }
 
 const templateJobs = Number(args.get('ready-jobs') ?? 60_000);
+const rounds = Number(args.get('rounds') ?? 3);
 console.error(`filling a template with ${templateJobs.toLocaleString('en')} ready jobs …`);
 const template = await readyTemplate(templateJobs);
-const cells: Cell[] = [];
-for (const workload of ['enqueue', 'reserve+ack'] as const) {
-  for (const concurrency of concurrencies) {
-    for (const mode of ['group commit', 'one transaction per operation'] as const) {
-      const cell = await runCell(workload, mode, concurrency, template);
-      console.error(`${workload} × ${concurrency}, ${mode}: ${Math.round(cell.jobsPerSecond)} jobs/s`);
-      cells.push(cell);
+// Every round runs every cell, the two modes back to back, so that both see
+// the same machine (other work on it changes fsync latency from minute to minute).
+const samples: Cell[] = [];
+for (let round = 1; round <= rounds; round++) {
+  for (const workload of ['enqueue', 'reserve+ack'] as const) {
+    for (const concurrency of concurrencies) {
+      for (const mode of ['group commit', 'one transaction per operation'] as const) {
+        const cell = await runCell(workload, mode, concurrency, template);
+        console.error(
+          `round ${round}: ${workload} × ${concurrency}, ${mode}: ${Math.round(cell.jobsPerSecond)} jobs/s`,
+        );
+        samples.push(cell);
+      }
     }
   }
+}
+
+/** The median of every measure over the rounds. */
+function summary(workload: Workload, mode: Mode, concurrency: number): Cell | undefined {
+  const of = samples.filter(
+    (c) => c.workload === workload && c.mode === mode && c.concurrency === concurrency,
+  );
+  if (of.length === 0) return undefined;
+  const m = (pick: (c: Cell) => number) => median(of.map(pick));
+  return {
+    workload,
+    mode,
+    concurrency,
+    jobsPerSecond: m((c) => c.jobsPerSecond),
+    p50Ms: m((c) => c.p50Ms),
+    p99Ms: m((c) => c.p99Ms),
+    commitsPerSecond: m((c) => c.commitsPerSecond),
+    operationsPerCommit: m((c) => c.operationsPerCommit),
+    ranDry: of.some((c) => c.ranDry),
+  };
 }
 
 const rows: string[][] = [];
 for (const workload of ['enqueue', 'reserve+ack'] as const) {
   for (const concurrency of concurrencies) {
-    const group = cells.find(
-      (c) => c.workload === workload && c.concurrency === concurrency && c.mode === 'group commit',
-    );
-    const single = cells.find(
-      (c) => c.workload === workload && c.concurrency === concurrency && c.mode !== 'group commit',
-    );
+    const group = summary(workload, 'group commit', concurrency);
+    const single = summary(workload, 'one transaction per operation', concurrency);
     if (group === undefined || single === undefined) continue;
     const cellText = (c: Cell) =>
       `${Math.round(c.jobsPerSecond).toLocaleString('en')}${c.ranDry ? ' (ran dry)' : ''}`;
@@ -169,7 +192,7 @@ for (const workload of ['enqueue', 'reserve+ack'] as const) {
 rmSync(template, { recursive: true, force: true });
 console.log(
   [
-    `### Engine throughput: group commit vs one transaction per operation (durability full, ${seconds} s per cell)`,
+    `### Engine throughput: group commit vs one transaction per operation (durability full, ${seconds} s per cell, medians of ${rounds} rounds)`,
     '',
     'Jobs/s counts jobs enqueued, or jobs reserved and acked (two writes each). Latency is per call (enqueue) or per reserve + ack pair, in ms. Commits: commits/s × operations per commit.',
     '',

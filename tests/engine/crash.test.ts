@@ -9,7 +9,7 @@
  * that was never acked is still delivered.
  *
  * Real time here (processes are killed), bounded: SEPP_CRASH_CYCLES (default
- * 12) cycles, each killed within a second of the child being ready.
+ * 10) cycles, each killed within a second of the child being ready.
  * SEPP_CRASH_SEED replays the kill timings.
  */
 import assert from 'node:assert/strict';
@@ -23,7 +23,7 @@ import { Engine } from '../../src/engine/engine.ts';
 import { defaultEngineOptions } from '../../src/engine/settings.ts';
 import { DataDirInUseError, openDataDir } from '../../src/store/open.ts';
 
-const cycles = Number(process.env.SEPP_CRASH_CYCLES ?? 12);
+const cycles = Number(process.env.SEPP_CRASH_CYCLES ?? 10);
 const seed =
   process.env.SEPP_CRASH_SEED === undefined
     ? Math.floor(Math.random() * 2 ** 31)

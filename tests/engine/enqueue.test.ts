@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { RejectionReason } from '../../src/engine/errors.ts';
+import type { RejectionReason, SeppErrorCode } from '../../src/engine/errors.ts';
 import { defaultEngineLimits } from '../../src/engine/settings.ts';
 import type { EnqueueRequest, EnqueueResult } from '../../src/engine/types.ts';
 import { bytes, expectCode, job, rowCount, withEngine, withQueues } from '../helpers/engine.ts';
@@ -99,14 +99,14 @@ test('metadata size counts UTF-8 bytes of keys and values', async () => {
 
 test('single enqueue throws the rejection with its code', async () => {
   await withEngine({ options: strict }, async ({ engine }) => {
-    const cases: [EnqueueRequest, RejectionReason, string][] = [
+    const cases: [EnqueueRequest, RejectionReason, SeppErrorCode][] = [
       [job('undeclared'), 'unknown_queue', 'not_found'],
       [job('known', { payload: new Uint8Array(17) }), 'payload_too_large', 'invalid_argument'],
       [job('typed', { type: 'rotate' }), 'job_type_not_allowed', 'failed_precondition'],
       [job('known', { priority: 12 }), 'invalid_job', 'invalid_argument'],
     ];
     for (const [request, reason, code] of cases) {
-      const error = await expectCode(engine.enqueue(request), code as 'not_found');
+      const error = await expectCode(engine.enqueue(request), code);
       assert.equal(error.rejection?.reason, reason);
     }
     await engine.enqueue(job('small'));
