@@ -92,6 +92,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       rates.record(event);
     },
     onMaintenanceError: (error) => logger.warn('maintenance.failed', { error: error.message }),
+    onHookError: (error) => logger.error('engine.hook_failed', { error: error.message }),
   });
   telemetry.observe(engine);
 

@@ -64,6 +64,8 @@ export interface EngineDeps {
   onBatch?: (stats: BatchStats) => void;
   /** Called when time-driven maintenance fails (it is retried). */
   onMaintenanceError?: (error: SeppError) => void;
+  /** Called when an after-commit observer throws (a bug); the operation's caller is answered anyway. */
+  onHookError?: (error: SeppError) => void;
   /** Called with what happened to jobs, after each commit. */
   onEvent?: (event: JobEvent) => void;
   /** Most operations per group commit (default: the store's). 1 gives one transaction per operation, for benchmarks. */
@@ -103,6 +105,7 @@ export class Engine {
         }),
       closed: shuttingDown,
       ...(deps.onBatch === undefined ? {} : { onBatch: deps.onBatch }),
+      onHookError: (error) => deps.onHookError?.(toSeppError(error)),
       ...(deps.maxBatchOperations === undefined ? {} : { maxBatchOperations: deps.maxBatchOperations }),
     });
     let maintenance: Maintenance | undefined;

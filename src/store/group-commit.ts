@@ -32,6 +32,8 @@ export interface GroupCommitOptions {
   commitFailed: (cause: unknown) => Error;
   /** Builds the error for operations submitted after close(). */
   closed: () => Error;
+  /** Called when an after-commit hook or onBatch throws (a bug): the batch's callers are still answered. */
+  onHookError?: (error: unknown) => void;
   /** Called after every batch, for telemetry. */
   onBatch?: (stats: BatchStats) => void;
   /** Most operations in one transaction; the rest wait for the next. */
@@ -160,13 +162,17 @@ export class GroupCommitter {
       }
     }
     this.flushing = false;
-    this.options.onBatch?.({
-      operations: batch.length,
-      durationMs: this.monotonicMs() - startedMs,
-      ok: committed,
-    });
+    // Observers and hooks run after the commit: one that throws must not keep
+    // the callers of a durable batch from their answers, nor stop the writer.
+    this.guard(() =>
+      this.options.onBatch?.({
+        operations: batch.length,
+        durationMs: this.monotonicMs() - startedMs,
+        ok: committed,
+      }),
+    );
     if (committed) {
-      for (const hook of hooks) hook();
+      for (const hook of hooks) this.guard(hook);
       batch.forEach((op, i) => {
         const result = results[i]!;
         if (result.ok) op.resolve(result.value);
@@ -177,5 +183,13 @@ export class GroupCommitter {
       for (const op of batch) op.reject(error);
     }
     if (this.queue.length > 0) this.schedule();
+  }
+
+  private guard(fn: () => void): void {
+    try {
+      fn();
+    } catch (error) {
+      this.options.onHookError?.(error);
+    }
   }
 }

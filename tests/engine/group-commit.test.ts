@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { type BatchStats, GroupCommitter } from '../../src/store/group-commit.ts';
 import { type Db, openDatabase } from '../../src/store/open.ts';
-import { expectCode, job, rowCount, until, withEngine } from '../helpers/engine.ts';
+import { bytes, expectCode, job, openTestEngine, rowCount, until, withEngine } from '../helpers/engine.ts';
 
 class StorageFull extends Error {
   readonly code = 'SQLITE_FULL';
@@ -264,4 +264,23 @@ test('engine: a full disk fails the batch with unavailable, nothing of it is vis
     await engine.enqueue(job('q', { payload: new Uint8Array(200_000) }));
     await engine.ack({ jobId: kept, attempt: 1 });
   });
+});
+
+test('a throwing after-commit observer does not keep callers from their answers', async () => {
+  const hookErrors: string[] = [];
+  const t = openTestEngine({
+    deps: {
+      onEvent: () => {
+        throw new Error('observer bug');
+      },
+      onHookError: (e) => hookErrors.push(e.message),
+    },
+  });
+  try {
+    const { jobId } = await t.engine.enqueue({ queue: 'q', type: 't', payload: bytes('x') });
+    assert.equal(t.engine.getJob(jobId).state, 'ready');
+    assert.ok(hookErrors.some((m) => m.includes('observer bug')));
+  } finally {
+    t.dispose();
+  }
 });
