@@ -37,6 +37,7 @@ import type {
   ReserveOptions,
   ServerInfo,
 } from './types.ts';
+import { Worker, type WorkerOptions } from './worker.ts';
 
 /** Counters of the enqueue path, for tuning and tests. */
 export interface ClientStats {
@@ -67,10 +68,11 @@ function outcomeOf(result: EnqueueResult | undefined): EnqueueOutcome {
 
 /** A connection to a sepp server. Create one per process and share it; `close()` it on shutdown. */
 export class SeppClient {
-  /** @internal The connection. */
+  /** @internal The connection; Workers use it to open Work streams. */
   readonly connection: Connection;
   private readonly batcher: EnqueueBatcher;
   private readonly streamSender: ProduceStreamSender | undefined;
+  private readonly workers = new Set<Worker>();
 
   private constructor(address: string, options: ConnectOptions) {
     this.connection = new Connection(address, options);
@@ -276,6 +278,17 @@ export class SeppClient {
     return extendCall(this.connection, lease, leaseMs, options);
   }
 
+  /** Starts a Worker on this client (see WorkerOptions); `close()` closes it too. */
+  worker(options: WorkerOptions): Worker {
+    return new Worker(this, options);
+  }
+
+  /** @internal Workers register so that closing the client closes them first. */
+  track(worker: Worker, running: boolean): void {
+    if (running) this.workers.add(worker);
+    else this.workers.delete(worker);
+  }
+
   // ------------------------------------------------------------------ inspection and management
 
   /** Reads a job: state, attempts, timestamps, payload, last error and error history. Throws NOT_FOUND. */
@@ -386,10 +399,12 @@ export class SeppClient {
   }
 
   /**
-   * Sends enqueues still queued and waits for their answers, then closes the
+   * Closes Workers started with `worker()` (waiting for their jobs), sends
+   * enqueues still queued and waits for their answers, then closes the
    * connection. Calls made afterwards fail.
    */
   async close(): Promise<void> {
+    await Promise.all([...this.workers].map((w) => w.close()));
     await this.batcher.close();
     this.connection.close();
   }

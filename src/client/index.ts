@@ -4,6 +4,7 @@
  *
  *   const client = SeppClient.connect('127.0.0.1:50051');
  *   await client.enqueueJson('emails', 'send', { to: 'ada@example.com' });
+ *   client.worker({ queues: ['emails'], handlers: { send: async (job) => … } });
  */
 export { type ClientStats, SeppClient } from './client.ts';
 export type { ConnectOptions, RetryOptions, TlsOptions } from './connection.ts';
@@ -40,3 +41,6 @@ export type {
   StateCounts,
   TimeInput,
 } from './types.ts';
+export { Worker, type WorkerClient, type WorkerEvents, type WorkerOptions } from './worker.ts';
+export type { WorkerClock, WorkerTimer } from './worker-clock.ts';
+export { DeadLetter, type JobHandler, RetryAfter, WorkerJob } from './worker-job.ts';
