@@ -9,6 +9,7 @@ import { hideBin } from 'yargs/helpers';
 import { buildInfo } from '../build-info.ts';
 import { runningAsSea, verifySeaAssets } from '../store/sea-assets.ts';
 import { runStoreSelfTest } from '../store/selftest.ts';
+import { exitCodesEpilogue, registerOperatorCommands } from './commands/index.ts';
 import { registerConfigCommands } from './config-commands.ts';
 import { registerServeCommand } from './serve.ts';
 
@@ -23,6 +24,7 @@ export function cli(argv: readonly string[]) {
     .strict()
     .wrap(Math.min(100, process.stdout.columns || 100))
     .recommendCommands()
+    .epilogue(exitCodesEpilogue)
     .fail((message, error) => {
       if (error) throw error;
       process.stderr.write(`sepp: ${message}\nRun \`sepp --help\` for usage.\n`);
@@ -30,6 +32,7 @@ export function cli(argv: readonly string[]) {
     });
   registerServeCommand(parser);
   registerConfigCommands(parser);
+  registerOperatorCommands(parser);
   parser.command(
     'selftest',
     'Check that this build can run SQLite (and, in the single executable, that its assets are intact)',
