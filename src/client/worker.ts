@@ -49,9 +49,10 @@ export interface WorkerOptions {
   /**
    * How many Work streams (or, with the unary transport, Reserve pollers) the
    * slots are spread over. grpc-js sends one message per stream per turn of
-   * the event loop, so several streams with a few slots each move jobs much
-   * faster than one stream with many. Default: one stream per slot up to 64
-   * for `stream`; 1 poller for `unary`.
+   * the event loop, so a few streams move jobs faster than one; but each
+   * stream asks the server for jobs on its own, and many small reserves cost
+   * the server more than a few larger ones. Default: min(concurrency, 16)
+   * streams; 1 poller for `unary`.
    */
   streams?: number;
   /** Longest Reserve long poll with the unary transport, in ms. Default 30,000. */
@@ -186,7 +187,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       clock: this.clock,
     };
     const transport = options.transport ?? this.connection.options.transport;
-    const laneCount = Math.min(concurrency, options.streams ?? (transport === 'unary' ? 1 : 64));
+    const laneCount = Math.min(concurrency, options.streams ?? (transport === 'unary' ? 1 : 16));
     if (!Number.isInteger(laneCount) || laneCount < 1)
       throw new TypeError('Worker: streams must be a positive integer');
     this.lanes = Array.from(
