@@ -63,6 +63,8 @@ export class WorkStreamTransport implements WorkTransport {
   private openedAtMs = 0;
   private ended: (() => void) | undefined;
   private readonly flushCreditBound = () => this.flushCredit();
+  /** Set once finish() half-closed the stream: nothing more may be written to it. */
+  private halfClosed = false;
 
   constructor(
     private readonly conn: Connection,
@@ -149,7 +151,7 @@ export class WorkStreamTransport implements WorkTransport {
 
   private flushCredit(): void {
     this.creditScheduled = false;
-    const stream = this.stream;
+    const stream = this.writable();
     if (stream === undefined || !this.taking) return;
     const grant = this.host.freeSlots() - this.outstanding;
     if (grant <= 0) return;
@@ -157,12 +159,36 @@ export class WorkStreamTransport implements WorkTransport {
     stream.write({ requestId: 0, kind: { $case: 'credit', value: { jobs: grant } } });
   }
 
+  /** The stream, while settlements and credit may still be written to it. */
+  private writable(): WorkStream | undefined {
+    return this.halfClosed ? undefined : this.stream;
+  }
+
   private settle(kind: Settlement): Promise<WorkResponse_Settled> {
-    const stream = this.stream;
+    const stream = this.writable();
     if (stream === undefined) return Promise.reject(new AnswerLost(false, 'no Work stream'));
     const requestId = this.nextRequestId++;
     return new Promise((resolve, reject) => {
-      this.pending.set(requestId, { resolve, reject });
+      // Like a unary call's deadline: the settlement may still be applied, its answer is not waited for.
+      const timer = setTimeout(() => {
+        if (!this.pending.delete(requestId)) return;
+        reject(
+          new SeppError(
+            status.DEADLINE_EXCEEDED,
+            'no answer from sepp on the Work stream before the deadline',
+          ),
+        );
+      }, this.conn.options.defaultDeadlineMs);
+      this.pending.set(requestId, {
+        resolve: (settled) => {
+          clearTimeout(timer);
+          resolve(settled);
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      });
       stream.write({ requestId, kind });
     });
   }
@@ -170,7 +196,7 @@ export class WorkStreamTransport implements WorkTransport {
   async ack(lease: LeaseRef): Promise<void> {
     let ambiguous = false;
     try {
-      if (this.stream !== undefined) {
+      if (this.writable() !== undefined) {
         await this.settle({ $case: 'ack', value: { jobId: lease.id, attempt: lease.attempt } });
         return;
       }
@@ -189,7 +215,7 @@ export class WorkStreamTransport implements WorkTransport {
   }
 
   async nack(lease: LeaseRef, options: NackOptions): Promise<NackResult> {
-    if (this.stream !== undefined) {
+    if (this.writable() !== undefined) {
       try {
         const settled = await this.settle({
           $case: 'nack',
@@ -210,7 +236,7 @@ export class WorkStreamTransport implements WorkTransport {
   }
 
   async extend(lease: LeaseRef, leaseMs: number): Promise<Date> {
-    if (this.stream !== undefined) {
+    if (this.writable() !== undefined) {
       try {
         const settled = await this.settle({
           $case: 'extend',
@@ -242,7 +268,8 @@ export class WorkStreamTransport implements WorkTransport {
 
   finish(): Promise<void> {
     const stream = this.stream;
-    if (stream === undefined) return Promise.resolve();
+    if (stream === undefined || this.halfClosed) return Promise.resolve();
+    this.halfClosed = true;
     // Half-close: the server answers what is in flight, then ends the stream with OK.
     return new Promise((resolve) => {
       this.ended = () => {
