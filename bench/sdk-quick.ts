@@ -11,10 +11,20 @@
  *
  *   npx tsx bench/sdk-quick.ts [--jobs 20000] [--producers 50] [--concurrency 50]
  *                              [--transport stream|unary] [--flush nextTick|setImmediate]
- *                              [--streams N] [--durability full|relaxed]
+ *                              [--streams N] [--durability full|relaxed] [--profile DIR]
  */
 import { fork } from 'node:child_process';
-import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fdatasyncSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { Session } from 'node:inspector';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -32,7 +42,30 @@ interface ServerStats {
   cpuMs: number;
 }
 
-type FromServer = { kind: 'listening'; port: number } | ({ kind: 'stats' } & ServerStats);
+type FromServer = { kind: 'listening'; port: number } | ({ kind: 'stats' } & ServerStats) | { kind: 'ok' };
+
+/** CPU profiles of one phase at a time (the whole process's would be mostly start-up). */
+class Profiler {
+  private readonly session = new Session();
+
+  async start(): Promise<void> {
+    this.session.connect();
+    await this.post('Profiler.enable');
+    await this.post('Profiler.start');
+  }
+
+  async stop(path: string): Promise<void> {
+    const { profile } = (await this.post('Profiler.stop')) as { profile: unknown };
+    writeFileSync(path, JSON.stringify(profile));
+    this.session.disconnect();
+  }
+
+  private post(method: string): Promise<unknown> {
+    return new Promise((resolve, reject) =>
+      this.session.post(method, (error, result) => (error ? reject(error) : resolve(result))),
+    );
+  }
+}
 
 const { values: args } = parseArgs({
   options: {
@@ -44,6 +77,7 @@ const { values: args } = parseArgs({
     flush: { type: 'string', default: 'nextTick' },
     durability: { type: 'string', default: 'full' },
     streams: { type: 'string' },
+    profile: { type: 'string' },
   },
 });
 
@@ -80,8 +114,15 @@ async function serve(dataDir: string, durability: 'full' | 'relaxed'): Promise<v
   const port = await rpc.listen('127.0.0.1:0');
   const send = (message: FromServer) => process.send?.(message);
   send({ kind: 'listening', port });
+  const profiler = new Profiler();
   process.on('message', async (message: string) => {
-    if (message === 'stats') {
+    if (message.startsWith('profile-start')) {
+      await profiler.start();
+      send({ kind: 'ok' });
+    } else if (message.startsWith('profile-stop ')) {
+      await profiler.stop(message.slice('profile-stop '.length));
+      send({ kind: 'ok' });
+    } else if (message === 'stats') {
       const cpu = process.cpuUsage();
       send({ kind: 'stats', commits, operations, commitMs, cpuMs: (cpu.user + cpu.system) / 1000 });
     } else if (message === 'stop') {
@@ -117,6 +158,21 @@ async function main(): Promise<void> {
     while (messages.length === 0) await new Promise<void>((r) => (wake = r));
     return messages.shift()!;
   };
+  const clientProfiler = new Profiler();
+  const profileDir = args.profile;
+  if (profileDir !== undefined) mkdirSync(profileDir, { recursive: true });
+  /** With --profile DIR: profiles the phase in both processes, into DIR/{client,server}-PHASE.cpuprofile. */
+  const profiled = async <T>(phase: string, run: () => Promise<T>): Promise<T> => {
+    if (profileDir === undefined) return run();
+    child.send('profile-start');
+    await next();
+    await clientProfiler.start();
+    const result = await run();
+    await clientProfiler.stop(join(profileDir, `client-${phase}.cpuprofile`));
+    child.send(`profile-stop ${join(profileDir, `server-${phase}.cpuprofile`)}`);
+    await next();
+    return result;
+  };
   const serverStats = async (): Promise<ServerStats> => {
     child.send('stats');
     const m = await next();
@@ -135,13 +191,15 @@ async function main(): Promise<void> {
   let c0 = process.cpuUsage();
   let started = performance.now();
   let next_ = 0;
-  await Promise.all(
-    Array.from({ length: producers }, async () => {
-      while (next_ < jobs) {
-        next_++;
-        await client.enqueue('bench', 'noop', payload);
-      }
-    }),
+  await profiled('enqueue', () =>
+    Promise.all(
+      Array.from({ length: producers }, async () => {
+        while (next_ < jobs) {
+          next_++;
+          await client.enqueue('bench', 'noop', payload);
+        }
+      }),
+    ),
   );
   let seconds = (performance.now() - started) / 1000;
   let s1 = await serverStats();
@@ -161,19 +219,23 @@ async function main(): Promise<void> {
   c0 = process.cpuUsage();
   started = performance.now();
   let done = 0;
-  await new Promise<void>((resolve) => {
-    const worker = client.worker({
-      queues: ['bench'],
-      concurrency,
-      transport,
-      handlers: { noop: () => {} },
-      ...(args.streams === undefined ? {} : { streams: Number(args.streams) }),
-    });
-    worker.on('completed', () => {
-      if (++done === jobs) resolve();
-    });
-    worker.on('error', (e) => console.error('worker:', e.message));
-  });
+  await profiled(
+    'drain',
+    () =>
+      new Promise<void>((resolve) => {
+        const worker = client.worker({
+          queues: ['bench'],
+          concurrency,
+          transport,
+          handlers: { noop: () => {} },
+          ...(args.streams === undefined ? {} : { streams: Number(args.streams) }),
+        });
+        worker.on('completed', () => {
+          if (++done === jobs) resolve();
+        });
+        worker.on('error', (e) => console.error('worker:', e.message));
+      }),
+  );
   seconds = (performance.now() - started) / 1000;
   s1 = await serverStats();
   c1 = process.cpuUsage(c0);
