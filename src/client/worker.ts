@@ -271,7 +271,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     let ok = false;
     try {
       if (active.decodeError !== undefined) throw active.decodeError;
-      const handler = this.handlers[job.type] ?? this.fallback;
+      // Own properties only: a job type such as "toString" must not find Object.prototype's.
+      const handler = Object.hasOwn(this.handlers, job.type) ? this.handlers[job.type] : this.fallback;
       if (handler === undefined) {
         const known = Object.keys(this.handlers).join(', ');
         throw new Error(

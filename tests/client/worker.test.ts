@@ -258,11 +258,12 @@ for (const transport of ['stream', 'unary'] as const) {
       await worker.close();
     });
 
-    test('decodes JSON payloads, hands other payloads over as bytes, and routes unknown types to the fallback', async () => {
+    test('decodes JSON payloads, hands other payloads over as bytes, and routes other types (even "toString") to the fallback', async () => {
       const queue = `decode-${transport}`;
       await client.enqueueJson(queue, 'json', { to: 'ada@example.com', n: [1, 2] });
       await client.enqueue(queue, 'bytes', new Uint8Array([1, 2, 3]));
       await client.enqueue(queue, 'other', 'hello');
+      await client.enqueue(queue, 'toString', 'not Object.prototype.toString');
       const seen = new Map<string, unknown>();
       const worker = start({
         queues: [queue],
@@ -273,8 +274,9 @@ for (const transport of ['stream', 'unary'] as const) {
         },
         fallback: (job) => void seen.set(`fallback:${job.type}`, job.text()),
       });
-      await until(() => seen.size === 3, 'three jobs');
+      await until(() => seen.size === 4, 'four jobs');
       assert.deepEqual(seen.get('json'), { to: 'ada@example.com', n: [1, 2] });
+      assert.equal(seen.get('fallback:toString'), 'not Object.prototype.toString');
       assert.deepEqual(seen.get('bytes'), Buffer.from([1, 2, 3]));
       assert.equal(seen.get('fallback:other'), 'hello');
       await worker.close();

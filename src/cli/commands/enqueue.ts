@@ -43,13 +43,13 @@ function readPayload(args: { json?: string | undefined; file?: string | undefine
 
 function parseMetadata(entries: readonly string[] | undefined): Record<string, string> | undefined {
   if (entries === undefined || entries.length === 0) return undefined;
-  const metadata: Record<string, string> = {};
-  for (const entry of entries) {
+  const pairs = entries.map((entry) => {
     const eq = entry.indexOf('=');
     if (eq <= 0) throw new UsageError(`--meta ${entry}: write KEY=VALUE`);
-    metadata[entry.slice(0, eq)] = entry.slice(eq + 1);
-  }
-  return metadata;
+    return [entry.slice(0, eq), entry.slice(eq + 1)] as const;
+  });
+  // fromEntries makes own properties even of keys like "__proto__".
+  return Object.fromEntries(pairs);
 }
 
 export function registerEnqueueCommand(parser: Argv): void {
