@@ -10,6 +10,7 @@ import { buildInfo } from '../build-info.ts';
 import { runningAsSea, verifySeaAssets } from '../store/sea-assets.ts';
 import { runStoreSelfTest } from '../store/selftest.ts';
 import { registerBackupCommand } from './commands/backup.ts';
+import { exitCodesEpilogue, registerOperatorCommands } from './commands/index.ts';
 import { registerConfigCommands } from './config-commands.ts';
 import { registerServeCommand } from './serve.ts';
 
@@ -24,6 +25,7 @@ export function cli(argv: readonly string[]) {
     .strict()
     .wrap(Math.min(100, process.stdout.columns || 100))
     .recommendCommands()
+    .epilogue(exitCodesEpilogue)
     .fail((message, error) => {
       if (error) throw error;
       process.stderr.write(`sepp: ${message}\nRun \`sepp --help\` for usage.\n`);
@@ -31,6 +33,7 @@ export function cli(argv: readonly string[]) {
     });
   registerServeCommand(parser);
   registerConfigCommands(parser);
+  registerOperatorCommands(parser);
   registerBackupCommand(parser);
   parser.command(
     'selftest',

@@ -7,8 +7,25 @@ import { randomFillSync } from 'node:crypto';
 
 export type RandomBytes = (buffer: Uint8Array) => void;
 
+/**
+ * Random bytes are drawn from a pool refilled 4 KiB at a time, as
+ * crypto.randomUUID does: one randomFillSync per 256 ids instead of one per
+ * id, which cost ~10% of the server's time when enqueueing (profiled).
+ */
+const pool = new Uint8Array(4096);
+let poolOffset = pool.length;
+
 export const systemRandomBytes: RandomBytes = (buffer) => {
-  randomFillSync(buffer);
+  if (buffer.length > pool.length) {
+    randomFillSync(buffer);
+    return;
+  }
+  if (poolOffset + buffer.length > pool.length) {
+    randomFillSync(pool);
+    poolOffset = 0;
+  }
+  buffer.set(pool.subarray(poolOffset, poolOffset + buffer.length));
+  poolOffset += buffer.length;
 };
 
 const hex = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));

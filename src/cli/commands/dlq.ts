@@ -1,0 +1,144 @@
+/** `sepp dlq list|requeue|delete QUEUE`: inspect and act on a queue's dead letters. */
+import { createInterface } from 'node:readline/promises';
+import type { Argv } from 'yargs';
+import type { DeadLetterSelection, DeadReason, SeppClient } from '../../client/index.ts';
+import {
+  Declined,
+  print,
+  printJson,
+  runWithClient,
+  UsageError,
+  wantsJson,
+  withConnection,
+} from './connection.ts';
+import { cell, jobJson, table, time } from './format.ts';
+
+const reasons: readonly DeadReason[] = ['attempts_exhausted', 'lease_expired', 'dead_lettered'];
+
+function selection(ids: readonly string[] | undefined, all: boolean | undefined): DeadLetterSelection {
+  const given = ids ?? [];
+  if (all === true && given.length > 0) throw new UsageError('give job ids or --all, not both');
+  if (all === true) return 'all';
+  if (given.length === 0) throw new UsageError('name the dead letters by id, or give --all');
+  return given;
+}
+
+async function deadCount(client: SeppClient, queue: string): Promise<number | undefined> {
+  return (await client.listQueues()).find((q) => q.name === queue)?.counts.dead;
+}
+
+/** Deleting every dead letter cannot be undone: ask on a terminal, insist on --yes elsewhere. */
+async function confirmDeleteAll(client: SeppClient, queue: string, yes: boolean | undefined): Promise<void> {
+  if (yes === true) return;
+  if (!process.stdin.isTTY) {
+    throw new UsageError(
+      `refusing to delete every dead letter of ${queue} without --yes (no terminal to ask)`,
+    );
+  }
+  const count = await deadCount(client, queue);
+  const prompt = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const answer = await prompt.question(
+      `Delete all ${count ?? 'the'} dead letters of queue ${queue}? This cannot be undone. [y/N] `,
+    );
+    if (!/^y(es)?$/i.test(answer.trim())) throw new Declined('nothing deleted');
+  } finally {
+    prompt.close();
+  }
+}
+
+function queuePositional<T>(y: Argv<T>) {
+  return y.positional('queue', { type: 'string', demandOption: true, describe: 'Queue name' });
+}
+
+export function registerDlqCommands(parser: Argv): void {
+  parser.command('dlq', "Inspect, requeue or delete a queue's dead letters", (y) =>
+    y
+      .command(
+        'list <queue>',
+        'List dead letters, oldest first',
+        (c) =>
+          withConnection(
+            queuePositional(c)
+              .option('reason', { choices: reasons, describe: 'Only dead letters with this reason' })
+              .option('limit', { type: 'number', default: 100, describe: 'Most dead letters to show' }),
+          ),
+        (args) =>
+          runWithClient(args, async (client) => {
+            if (!Number.isInteger(args.limit) || args.limit < 1)
+              throw new UsageError('--limit must be a positive integer');
+            const jobs = [];
+            const query = {
+              pageSize: Math.min(args.limit, 1000),
+              ...(args.reason === undefined ? {} : { reason: args.reason }),
+            };
+            for await (const job of client.deadLetters(args.queue, query)) {
+              jobs.push(job);
+              if (jobs.length >= args.limit) break;
+            }
+            if (wantsJson(args)) {
+              printJson(jobs.map((j) => jobJson(j, false)));
+              return;
+            }
+            if (jobs.length === 0) {
+              print(`no dead letters in ${args.queue}`);
+              return;
+            }
+            print(
+              table(
+                ['ID', 'TYPE', 'ATTEMPTS', 'REASON', 'FAILED AT', 'LAST ERROR'],
+                jobs.map((j) => [
+                  j.id,
+                  j.type,
+                  `${j.attempt}/${j.maxAttempts}`,
+                  j.deadReason ?? '-',
+                  time(j.failedAt),
+                  cell(j.lastError),
+                ]),
+              ),
+            );
+            if (jobs.length === args.limit) print(`(first ${args.limit}; --limit shows more)`);
+          }),
+      )
+      .command(
+        'requeue <queue> [ids..]',
+        'Make dead letters ready again with a fresh attempt budget',
+        (c) =>
+          withConnection(
+            queuePositional(c)
+              .positional('ids', { type: 'string', array: true, describe: 'Job ids' })
+              .option('all', { type: 'boolean', describe: 'Every dead letter of the queue' }),
+          ),
+        (args) =>
+          runWithClient(args, async (client) => {
+            const count = await client.requeueDeadLetters(args.queue, selection(args.ids, args.all));
+            if (wantsJson(args)) printJson({ queue: args.queue, requeued: count });
+            else print(`requeued ${count} dead letter${count === 1 ? '' : 's'} of ${args.queue}`);
+          }),
+      )
+      .command(
+        'delete <queue> [ids..]',
+        'Delete dead letters for good',
+        (c) =>
+          withConnection(
+            queuePositional(c)
+              .positional('ids', { type: 'string', array: true, describe: 'Job ids' })
+              .option('all', { type: 'boolean', describe: 'Every dead letter of the queue (asks first)' })
+              .option('yes', {
+                alias: 'y',
+                type: 'boolean',
+                describe: 'Do not ask (required with --all off a terminal)',
+              }),
+          ),
+        (args) =>
+          runWithClient(args, async (client) => {
+            const which = selection(args.ids, args.all);
+            if (which === 'all') await confirmDeleteAll(client, args.queue, args.yes);
+            const count = await client.deleteDeadLetters(args.queue, which);
+            if (wantsJson(args)) printJson({ queue: args.queue, deleted: count });
+            else print(`deleted ${count} dead letter${count === 1 ? '' : 's'} of ${args.queue}`);
+          }),
+      )
+      .demandCommand(1, 'name a dlq subcommand: list, requeue or delete'),
+  );
+}

@@ -1,0 +1,127 @@
+/** `sepp enqueue QUEUE TYPE`: put one job on a queue. */
+import { readFileSync } from 'node:fs';
+import { extname } from 'node:path';
+import type { Argv } from 'yargs';
+import type { EnqueueOptions } from '../../client/index.ts';
+import { parseDurationMs } from '../../config/index.ts';
+import { print, printJson, runWithClient, UsageError, withConnection } from './connection.ts';
+
+const typesByExtension: Record<string, string> = {
+  '.json': 'application/json',
+  '.txt': 'text/plain; charset=utf-8',
+  '.csv': 'text/csv',
+  '.xml': 'application/xml',
+};
+
+function readPayload(args: { json?: string | undefined; file?: string | undefined }): {
+  payload: Buffer;
+  contentType: string | undefined;
+} {
+  if (args.json !== undefined && args.file !== undefined)
+    throw new UsageError('give --json or --file, not both');
+  if (args.json !== undefined) {
+    try {
+      JSON.parse(args.json);
+    } catch (error) {
+      throw new UsageError(
+        `--json is not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+    return { payload: Buffer.from(args.json, 'utf8'), contentType: 'application/json' };
+  }
+  if (args.file !== undefined) {
+    try {
+      // "-" reads standard input, so payloads can be piped in.
+      const payload = readFileSync(args.file === '-' ? 0 : args.file);
+      return { payload, contentType: typesByExtension[extname(args.file).toLowerCase()] };
+    } catch (error) {
+      throw new UsageError(`--file ${args.file}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  return { payload: Buffer.alloc(0), contentType: undefined };
+}
+
+function parseMetadata(entries: readonly string[] | undefined): Record<string, string> | undefined {
+  if (entries === undefined || entries.length === 0) return undefined;
+  const pairs = entries.map((entry) => {
+    const eq = entry.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--meta ${entry}: write KEY=VALUE`);
+    return [entry.slice(0, eq), entry.slice(eq + 1)] as const;
+  });
+  // fromEntries makes own properties even of keys like "__proto__".
+  return Object.fromEntries(pairs);
+}
+
+export function registerEnqueueCommand(parser: Argv): void {
+  parser.command(
+    'enqueue <queue> <type>',
+    'Enqueue one job',
+    (y) =>
+      withConnection(
+        y
+          .positional('queue', { type: 'string', demandOption: true, describe: 'Queue name' })
+          .positional('type', { type: 'string', demandOption: true, describe: 'Job type' })
+          .option('json', {
+            type: 'string',
+            describe: 'Payload as JSON text (content type application/json)',
+          })
+          .option('file', { type: 'string', describe: 'Payload from a file ("-" for standard input)' })
+          .option('content-type', { type: 'string', describe: 'Content type of the payload' })
+          .option('priority', { type: 'number', describe: '0 to 9, higher first (default 0)' })
+          .option('delay', { type: 'string', describe: 'Run after this long, e.g. 30s, 5m, 2h' })
+          .option('run-at', {
+            type: 'string',
+            describe: 'Run at this time (ISO 8601, e.g. 2026-05-01T09:00:00Z)',
+          })
+          .option('key', {
+            type: 'string',
+            describe: 'Idempotency key: a repeat within the dedup window is not stored',
+          })
+          .option('max-attempts', { type: 'number', describe: 'Deliveries before the job goes dead' })
+          .option('meta', { type: 'string', array: true, describe: 'Metadata KEY=VALUE (repeatable)' })
+          .example('$0 enqueue emails send --json \'{"to":"ada@example.com"}\'', 'a JSON job')
+          .example(
+            '$0 enqueue reports build --file report.json --delay 10m -o json',
+            'later, output for scripts',
+          ),
+        false,
+      ),
+    (args) =>
+      runWithClient(args, async (client) => {
+        const { payload, contentType } = readPayload(args);
+        const options: EnqueueOptions = {};
+        const type = args['content-type'] ?? contentType;
+        if (type !== undefined) options.contentType = type;
+        if (args.priority !== undefined) options.priority = args.priority;
+        if (args.delay !== undefined && args['run-at'] !== undefined) {
+          throw new UsageError('give --delay or --run-at, not both');
+        }
+        if (args.delay !== undefined) {
+          const delay = parseDurationMs(args.delay);
+          if (!delay.ok) throw new UsageError(`--delay ${delay.message}`);
+          options.delayMs = delay.value;
+        }
+        if (args['run-at'] !== undefined) {
+          const runAtMs = Date.parse(args['run-at']);
+          if (Number.isNaN(runAtMs)) {
+            throw new UsageError(
+              `--run-at "${args['run-at']}" is not a time; write ISO 8601, e.g. 2026-05-01T09:00:00Z`,
+            );
+          }
+          options.runAt = runAtMs;
+        }
+        if (args.key !== undefined) options.idempotencyKey = args.key;
+        if (args['max-attempts'] !== undefined) options.maxAttempts = args['max-attempts'];
+        const metadata = parseMetadata(args.meta);
+        if (metadata !== undefined) options.metadata = metadata;
+        const result = await client.enqueue(args.queue, args.type, payload, options);
+        // Here --json is the payload, so only --output json selects output for scripts.
+        if (args.output === 'json') printJson(result);
+        else if (result.deduplicated) {
+          print(
+            `already enqueued ${result.id} on ${args.queue} (key ${args.key} was seen before; nothing new stored)`,
+          );
+        } else print(`enqueued ${result.id} on ${args.queue}`);
+      }),
+  );
+}

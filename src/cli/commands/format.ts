@@ -1,0 +1,89 @@
+/** Rendering for people (aligned tables, short ages) and for scripts (jobs as plain JSON). */
+import type { Job } from '../../client/index.ts';
+
+/** Left-aligned columns separated by two spaces; the header row first. */
+export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
+/** 950 → "950ms", 12_300 → "12s", 5_400_000 → "1.5h". */
+export function age(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  const units: [string, number][] = [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ];
+  for (const [unit, size] of units) {
+    if (ms >= size) {
+      const value = ms / size;
+      return `${value >= 10 ? Math.round(value) : Math.round(value * 10) / 10}${unit}`;
+    }
+  }
+  return `${ms}ms`;
+}
+
+export function time(date: Date | null): string {
+  return date === null ? '-' : date.toISOString();
+}
+
+/** One line of text, shortened for a table cell. */
+export function cell(text: string | null, max = 60): string {
+  if (text === null || text === '') return '-';
+  const flat = text.replace(/\s+/g, ' ');
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+const jsonType = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+const textType = /^text\//i;
+
+/** The payload decoded by its content type: JSON value, text, or base64 bytes. */
+export function decodePayload(job: Job): { encoding: 'json' | 'text' | 'base64'; value: unknown } {
+  if (jsonType.test(job.contentType)) {
+    try {
+      return { encoding: 'json', value: job.json() };
+    } catch {
+      // Not valid JSON after all: show the bytes.
+    }
+  }
+  if (textType.test(job.contentType)) return { encoding: 'text', value: job.text() };
+  return { encoding: 'base64', value: job.payload.toString('base64') };
+}
+
+/** A job as plain JSON for scripts: dates as ISO strings, the payload decoded by content type. */
+export function jobJson(job: Job, withPayload: boolean) {
+  const payload = withPayload ? decodePayload(job) : undefined;
+  return {
+    id: job.id,
+    queue: job.queue,
+    type: job.type,
+    state: job.state,
+    priority: job.priority,
+    attempt: job.attempt,
+    maxAttempts: job.maxAttempts,
+    contentType: job.contentType,
+    payloadBytes: job.payloadBytes,
+    ...(payload === undefined ? {} : { payloadEncoding: payload.encoding, payload: payload.value }),
+    idempotencyKey: job.idempotencyKey,
+    metadata: job.metadata,
+    traceparent: job.traceparent,
+    tracestate: job.tracestate,
+    enqueuedAt: job.enqueuedAt,
+    runAt: job.runAt,
+    leasedAt: job.leasedAt,
+    leaseDeadline: job.leaseDeadline,
+    workerId: job.workerId,
+    lastError: job.lastError,
+    errors: job.errors,
+    deadReason: job.deadReason,
+    failedAt: job.failedAt,
+    completedAt: job.completedAt,
+  };
+}

@@ -1,0 +1,17 @@
+/** The operator commands: they talk to a running server through the SDK. */
+import type { Argv } from 'yargs';
+import { registerDlqCommands } from './dlq.ts';
+import { registerEnqueueCommand } from './enqueue.ts';
+import { registerJobCommand } from './job.ts';
+import { registerPauseResumeCommands } from './pause-resume.ts';
+import { registerQueuesCommand } from './queues.ts';
+
+export { exitCodes, exitCodesEpilogue } from './connection.ts';
+
+export function registerOperatorCommands(parser: Argv): void {
+  registerEnqueueCommand(parser);
+  registerQueuesCommand(parser);
+  registerJobCommand(parser);
+  registerDlqCommands(parser);
+  registerPauseResumeCommands(parser);
+}

@@ -1,0 +1,176 @@
+/**
+ * Two ways to send one enqueue batch and get its answer: a message on the
+ * client's one Produce stream (the fast path), or a unary EnqueueBatch /
+ * EnqueueAtomic call. Both resolve with the same answer and reject with a
+ * SeppError, so the batcher above them does not care which it has.
+ *
+ * The Produce stream: opened on first use; answers are matched to messages by
+ * sequence number. When it breaks, every message in flight fails with the
+ * stream's status (UNAVAILABLE for a lost connection) and the next message
+ * opens a new stream. An idle stream is half-closed after `streamIdleMs`, so
+ * an application that forgets `close()` still exits.
+ */
+import { type ClientDuplexStream, type ServiceError, status } from '@grpc/grpc-js';
+import type { EnqueueJob, EnqueueResult } from '../rpc/gen/sepp/v1/job.js';
+import type { EnqueueAtomicResponse, ProduceRequest, ProduceResponse } from '../rpc/gen/sepp/v1/produce.js';
+import type { Connection } from './connection.ts';
+import { fromStatus, SeppError, toSeppError } from './errors.ts';
+
+/** The answer to one batch: per-job results, or an atomic batch's outcome. */
+export type BatchAnswer =
+  | { results: EnqueueResult[]; atomic?: undefined }
+  | { atomic: EnqueueAtomicResponse };
+
+export interface BatchSender {
+  /** Sends one batch (1 to maxBatchJobs jobs) and resolves with its answer once durable. */
+  send(jobs: EnqueueJob[], atomic: boolean, bytes: number, deadlineAtMs: number): Promise<BatchAnswer>;
+  /** Waits for batches in flight, then releases the stream. */
+  close(): Promise<void>;
+}
+
+/** EnqueueBatch and EnqueueAtomic, one call per batch. */
+export class UnaryBatchSender implements BatchSender {
+  constructor(private readonly conn: Connection) {}
+
+  async send(
+    jobs: EnqueueJob[],
+    atomic: boolean,
+    _bytes: number,
+    deadlineAtMs: number,
+  ): Promise<BatchAnswer> {
+    const rpc = this.conn.rpc;
+    const deadlineMs = Math.max(0, deadlineAtMs - Date.now());
+    // The batcher decides about retries (it knows which jobs carry idempotency keys).
+    if (atomic) {
+      const answer = await this.conn.invoke(rpc.enqueueAtomic, { jobs }, { deadlineMs, retrySafe: false });
+      return { atomic: answer };
+    }
+    const answer = await this.conn.invoke(rpc.enqueueBatch, { jobs }, { deadlineMs, retrySafe: false });
+    return { results: answer.results };
+  }
+
+  async close(): Promise<void> {}
+}
+
+interface InFlight {
+  resolve(answer: BatchAnswer): void;
+  reject(error: SeppError): void;
+  timer: NodeJS.Timeout;
+}
+
+type ProduceStream = ClientDuplexStream<ProduceRequest, ProduceResponse>;
+
+/** Batches as messages on one Produce stream, matched to their answers by sequence number. */
+export class ProduceStreamSender implements BatchSender {
+  private stream: ProduceStream | undefined;
+  private readonly inFlight = new Map<number, InFlight>();
+  private nextSequence = 1;
+  private lastSendMs = 0;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private drained: (() => void) | undefined;
+  /** Messages sent on Produce streams (for tuning and tests). */
+  messagesSent = 0;
+
+  constructor(
+    private readonly conn: Connection,
+    private readonly unary: UnaryBatchSender,
+  ) {}
+
+  send(jobs: EnqueueJob[], atomic: boolean, bytes: number, deadlineAtMs: number): Promise<BatchAnswer> {
+    // A message larger than the server may accept would end the whole stream
+    // (and fail every batch on it): such a batch goes alone as a unary call.
+    if (bytes > this.conn.options.maxMessageBytes) return this.unary.send(jobs, atomic, bytes, deadlineAtMs);
+    const stream = this.stream ?? this.open();
+    const sequence = this.nextSequence++;
+    this.lastSendMs = Date.now();
+    this.messagesSent++;
+    return new Promise<BatchAnswer>((resolve, reject) => {
+      const timer = setTimeout(
+        () => {
+          if (!this.inFlight.delete(sequence)) return;
+          // Like a unary deadline: the jobs may still be stored, the answer will not be waited for.
+          reject(new SeppError(status.DEADLINE_EXCEEDED, 'no answer from sepp before the deadline'));
+          this.maybeIdle();
+        },
+        Math.max(0, deadlineAtMs - this.lastSendMs),
+      );
+      this.inFlight.set(sequence, { resolve, reject, timer });
+      stream.write({ sequence, jobs, atomic });
+    });
+  }
+
+  private open(): ProduceStream {
+    const stream = this.conn.rpc.produce(this.conn.metadata());
+    this.stream = stream;
+    stream.on('data', (answer: ProduceResponse) => this.onAnswer(answer));
+    stream.on('error', (error: ServiceError) => this.onBroken(stream, toSeppError(error)));
+    stream.on('end', () =>
+      this.onBroken(stream, new SeppError(status.UNAVAILABLE, 'the server ended the Produce stream')),
+    );
+    return stream;
+  }
+
+  private onAnswer(answer: ProduceResponse): void {
+    const pending = this.inFlight.get(answer.sequence);
+    if (pending === undefined) return; // Its deadline passed; nobody waits for it any more.
+    this.inFlight.delete(answer.sequence);
+    clearTimeout(pending.timer);
+    if (answer.code !== status.OK) pending.reject(fromStatus(answer.code, answer.message));
+    else if (answer.atomic !== undefined) pending.resolve({ atomic: answer.atomic });
+    else pending.resolve({ results: answer.results });
+    this.maybeIdle();
+  }
+
+  /** The stream ended or failed: whatever was in flight on it fails with its status. */
+  private onBroken(stream: ProduceStream, error: SeppError): void {
+    if (this.stream !== stream) return;
+    this.stream = undefined;
+    const failed = error.grpcCode === status.OK ? new SeppError(status.UNAVAILABLE, error.message) : error;
+    for (const pending of this.inFlight.values()) {
+      clearTimeout(pending.timer);
+      pending.reject(failed);
+    }
+    this.inFlight.clear();
+    this.maybeIdle();
+  }
+
+  private maybeIdle(): void {
+    if (this.inFlight.size > 0) return;
+    if (this.drained !== undefined) {
+      this.drained();
+      return;
+    }
+    if (this.stream === undefined || this.idleTimer !== undefined) return;
+    const check = () => {
+      this.idleTimer = undefined;
+      const idleMs = Date.now() - this.lastSendMs;
+      if (this.inFlight.size > 0 || this.stream === undefined) return;
+      if (idleMs < this.conn.options.streamIdleMs) {
+        this.idleTimer = setTimeout(check, this.conn.options.streamIdleMs - idleMs).unref();
+        return;
+      }
+      this.endStream();
+    };
+    this.idleTimer = setTimeout(check, this.conn.options.streamIdleMs).unref();
+  }
+
+  /** Half-closes the stream (nothing is in flight); the next send opens a new one. */
+  private endStream(): void {
+    const stream = this.stream;
+    if (stream === undefined) return;
+    this.stream = undefined;
+    stream.on('error', () => {}); // Nothing depends on this stream any more.
+    stream.end();
+  }
+
+  async close(): Promise<void> {
+    if (this.inFlight.size > 0) {
+      await new Promise<void>((resolve) => {
+        this.drained = resolve;
+      });
+    }
+    this.drained = undefined;
+    if (this.idleTimer !== undefined) clearTimeout(this.idleTimer);
+    this.endStream();
+  }
+}

@@ -1,0 +1,422 @@
+/**
+ * SeppClient: every RPC of sepp.v1.QueueService as an async method with
+ * friendly types. Enqueues are coalesced per event-loop turn and go over one
+ * Produce stream (see enqueue-batcher.ts); everything else is a unary call
+ * with a deadline.
+ */
+import { status } from '@grpc/grpc-js';
+import type { EnqueueJob, EnqueueResult } from '../rpc/gen/sepp/v1/job.js';
+import { ProduceStreamSender, UnaryBatchSender } from './batch-senders.ts';
+import { Connection, type ConnectOptions } from './connection.ts';
+import {
+  jobFromArgs,
+  jobFromJson,
+  jobFromSpec,
+  queueInfoFromProto,
+  rejectionName,
+  serverInfoFromProto,
+} from './convert.ts';
+import { EnqueueBatcher } from './enqueue-batcher.ts';
+import { JobRejectedError, type JobRejection, SeppError, statusOfRejection } from './errors.ts';
+import { deadReasonToProto, Job, jobStateName, LeasedJob } from './jobs.ts';
+import { ackBatchCall, ackCall, extendCall, nackCall, reserveCall } from './lease-calls.ts';
+import type {
+  AckResult,
+  CallOptions,
+  DeadLetterQuery,
+  DeadLetterSelection,
+  Enqueued,
+  EnqueueOptions,
+  EnqueueOutcome,
+  JobSpec,
+  LeaseRef,
+  NackOptions,
+  NackResult,
+  Payload,
+  QueueInfo,
+  ReserveOptions,
+  ServerInfo,
+} from './types.ts';
+import { Worker, type WorkerOptions } from './worker.ts';
+
+/** Counters of the enqueue path, for tuning and tests. */
+export interface ClientStats {
+  /** Jobs sent (each retry counts again). */
+  enqueuedJobs: number;
+  /** Batches sent: Produce messages plus unary EnqueueBatch/EnqueueAtomic calls. */
+  batches: number;
+  /** Messages sent on Produce streams. */
+  produceMessages: number;
+}
+
+function rejectionOf(result: EnqueueResult | undefined, index: number): JobRejection | undefined {
+  const outcome = result?.outcome;
+  if (outcome?.$case !== 'rejection') return undefined;
+  return { index, reason: rejectionName(outcome.value.reason), message: outcome.value.message };
+}
+
+function outcomeOf(result: EnqueueResult | undefined): EnqueueOutcome {
+  const outcome = result?.outcome;
+  if (outcome?.$case === 'accepted') {
+    return { ok: true, id: outcome.value.jobId, deduplicated: outcome.value.deduplicated };
+  }
+  if (outcome?.$case === 'rejection') {
+    return { ok: false, reason: rejectionName(outcome.value.reason), message: outcome.value.message };
+  }
+  return { ok: false, reason: 'invalid_job', message: 'the server sent no result for this job' };
+}
+
+/** A connection to a sepp server. Create one per process and share it; `close()` it on shutdown. */
+export class SeppClient {
+  /** @internal The connection; Workers use it to open Work streams. */
+  readonly connection: Connection;
+  private readonly batcher: EnqueueBatcher;
+  private readonly streamSender: ProduceStreamSender | undefined;
+  private readonly workers = new Set<Worker>();
+
+  private constructor(address: string, options: ConnectOptions) {
+    this.connection = new Connection(address, options);
+    const unary = new UnaryBatchSender(this.connection);
+    this.streamSender =
+      this.connection.options.transport === 'stream'
+        ? new ProduceStreamSender(this.connection, unary)
+        : undefined;
+    this.batcher = new EnqueueBatcher(this.connection, this.streamSender ?? unary);
+  }
+
+  /**
+   * Creates a client for `address` (`host:port`). The connection is made
+   * lazily by the first call; `ready()` waits for it explicitly.
+   */
+  static connect(address: string, options: ConnectOptions = {}): SeppClient {
+    return new SeppClient(address, options);
+  }
+
+  /** The server address this client talks to. */
+  get address(): string {
+    return this.connection.address;
+  }
+
+  /** Counters of the enqueue path (coalescing), for tuning and tests. */
+  stats(): ClientStats {
+    return {
+      enqueuedJobs: this.batcher.jobsSent,
+      batches: this.batcher.batchesSent,
+      produceMessages: this.streamSender?.messagesSent ?? 0,
+    };
+  }
+
+  /** Waits until the connection is up, or fails with UNAVAILABLE after `timeoutMs` (default: the default deadline). */
+  ready(timeoutMs?: number): Promise<void> {
+    const deadline = this.connection.deadline(timeoutMs);
+    return new Promise((resolve, reject) => {
+      this.connection.rpc.waitForReady(deadline, (error) => {
+        if (error) {
+          reject(
+            new SeppError(status.UNAVAILABLE, `cannot reach sepp at ${this.address}: ${error.message}`, {
+              cause: error,
+            }),
+          );
+        } else resolve();
+      });
+    });
+  }
+
+  // ------------------------------------------------------------------ enqueue
+
+  /**
+   * Enqueues one job. Calls made in the same event-loop turn travel together
+   * in one message. Resolves once the job is durable; throws JobRejectedError
+   * when the server refuses it.
+   */
+  enqueue(queue: string, type: string, payload?: Payload, options: EnqueueOptions = {}): Promise<Enqueued> {
+    let job: EnqueueJob;
+    try {
+      job = jobFromArgs(queue, type, payload, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.enqueueOne(job, options.deadlineMs);
+  }
+
+  /** Enqueues one job whose payload is `value` as JSON (content type `application/json`). */
+  enqueueJson(queue: string, type: string, value: unknown, options: EnqueueOptions = {}): Promise<Enqueued> {
+    let job: EnqueueJob;
+    try {
+      job = jobFromJson(queue, type, value, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.enqueueOne(job, options.deadlineMs);
+  }
+
+  private enqueueOne(job: EnqueueJob, deadlineMs: number | undefined): Promise<Enqueued> {
+    return new Promise<Enqueued>((resolve, reject) => {
+      this.batcher.submit([job], false, deadlineMs, (error, answer, offset) => {
+        if (error !== undefined) {
+          reject(error);
+          return;
+        }
+        const result = answer?.atomic === undefined ? answer?.results[offset] : undefined;
+        const outcome = result?.outcome;
+        if (outcome?.$case === 'accepted') {
+          resolve({ id: outcome.value.jobId, deduplicated: outcome.value.deduplicated });
+          return;
+        }
+        const rejection = rejectionOf(result, 0) ?? {
+          index: 0,
+          reason: 'invalid_job',
+          message: 'the server sent no result for this job',
+        };
+        reject(new JobRejectedError(statusOfRejection[rejection.reason], [rejection]));
+      });
+    });
+  }
+
+  /**
+   * Enqueues many jobs, best effort: one outcome per job, in order; a refused
+   * job does not stop the others. Batches above the server's limit are split.
+   */
+  async enqueueBatch(jobs: readonly JobSpec[], options: CallOptions = {}): Promise<EnqueueOutcome[]> {
+    const protoJobs = jobs.map(jobFromSpec);
+    const max = this.connection.options.maxBatchJobs;
+    const chunks: Promise<EnqueueOutcome[]>[] = [];
+    for (let start = 0; start < protoJobs.length; start += max) {
+      const chunk = protoJobs.slice(start, start + max);
+      chunks.push(
+        new Promise((resolve, reject) => {
+          this.batcher.submit(chunk, false, options.deadlineMs, (error, answer, offset) => {
+            if (error !== undefined) reject(error);
+            else if (answer === undefined || answer.atomic !== undefined) reject(new Error('unreachable'));
+            else resolve(chunk.map((_, i) => outcomeOf(answer.results[offset + i])));
+          });
+        }),
+      );
+    }
+    return (await Promise.all(chunks)).flat();
+  }
+
+  /**
+   * Enqueues every job or none (at most `maxBatchJobs`). Resolves with each
+   * job's id in order; throws JobRejectedError listing every refused job, by
+   * index, when nothing was stored.
+   */
+  enqueueAtomic(jobs: readonly JobSpec[], options: CallOptions = {}): Promise<Enqueued[]> {
+    let protoJobs: EnqueueJob[];
+    try {
+      protoJobs = jobs.map(jobFromSpec);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return new Promise((resolve, reject) => {
+      this.batcher.submit(protoJobs, true, options.deadlineMs, (error, answer) => {
+        if (error !== undefined) {
+          reject(error);
+          return;
+        }
+        const atomic = answer?.atomic;
+        if (atomic === undefined) {
+          reject(new SeppError(status.INTERNAL, 'the server sent no atomic outcome'));
+          return;
+        }
+        if (atomic.committed) {
+          resolve(atomic.results.map((r) => ({ id: r.jobId, deduplicated: r.deduplicated })));
+          return;
+        }
+        const rejections = atomic.rejections.map((r) => ({
+          index: r.index,
+          reason: rejectionName(r.reason),
+          message: r.message,
+        }));
+        const first = rejections[0];
+        if (first === undefined) {
+          reject(new SeppError(status.INTERNAL, 'the server refused the batch without saying why'));
+          return;
+        }
+        reject(new JobRejectedError(statusOfRejection[first.reason], rejections));
+      });
+    });
+  }
+
+  // ------------------------------------------------------------------ leases
+
+  /**
+   * Leases up to `maxJobs` jobs from `queues`, waiting up to `waitMs` for one
+   * (a long poll; the call's deadline is the wait plus a margin). Resolves
+   * with an empty list when the wait times out. Most applications use a
+   * Worker instead.
+   */
+  async reserve(options: ReserveOptions): Promise<LeasedJob[]> {
+    return (await reserveCall(this.connection, options)).map((job) => new LeasedJob(job));
+  }
+
+  /** Completes a leased job. Throws LeaseLostError when the lease is no longer this one. */
+  ack(lease: LeaseRef, options: CallOptions = {}): Promise<void> {
+    return ackCall(this.connection, lease, options);
+  }
+
+  /** Completes many leased jobs, each on its own: one result per lease, in order. */
+  ackBatch(leases: readonly LeaseRef[], options: CallOptions = {}): Promise<AckResult[]> {
+    return ackBatchCall(this.connection, leases, options);
+  }
+
+  /**
+   * Fails an attempt: retry after the queue's backoff (default), after
+   * `retryAfterMs`, or dead-letter now. Throws LeaseLostError when the lease
+   * is no longer this one.
+   */
+  nack(lease: LeaseRef, options: NackOptions = {}): Promise<NackResult> {
+    return nackCall(this.connection, lease, options);
+  }
+
+  /**
+   * Pushes a lease's deadline to `leaseMs` from now (default: the queue's
+   * default lease). Resolves with the new deadline; throws LeaseLostError when
+   * the lease is gone.
+   */
+  extend(lease: LeaseRef, leaseMs?: number, options: CallOptions = {}): Promise<Date> {
+    return extendCall(this.connection, lease, leaseMs, options);
+  }
+
+  /** Starts a Worker on this client (see WorkerOptions); `close()` closes it too. */
+  worker(options: WorkerOptions): Worker {
+    return new Worker(this, options);
+  }
+
+  /** @internal Workers register so that closing the client closes them first. */
+  track(worker: Worker, running: boolean): void {
+    if (running) this.workers.add(worker);
+    else this.workers.delete(worker);
+  }
+
+  // ------------------------------------------------------------------ inspection and management
+
+  /** Reads a job: state, attempts, timestamps, payload, last error and error history. Throws NOT_FOUND. */
+  async getJob(id: string, options: CallOptions = {}): Promise<Job> {
+    const response = await this.connection.invoke(
+      this.connection.rpc.getJob,
+      { jobId: id },
+      readCall(options),
+    );
+    if (response.job === undefined) throw new SeppError(status.INTERNAL, 'the server sent no job');
+    return new Job(response.job);
+  }
+
+  /** Removes a job that is not leased; resolves with the state it was in. */
+  async cancelJob(id: string, options: CallOptions = {}): Promise<Job['state']> {
+    const response = await this.connection.invoke(
+      this.connection.rpc.cancelJob,
+      { jobId: id },
+      // A repeated cancel finds nothing (NOT_FOUND) rather than removing anything else.
+      readCall(options),
+    );
+    return jobStateName(response.previousState);
+  }
+
+  /** Every queue with its counts by state, paused flag, oldest ready age and settings. */
+  async listQueues(options: CallOptions = {}): Promise<QueueInfo[]> {
+    const response = await this.connection.invoke(this.connection.rpc.listQueues, {}, readCall(options));
+    return response.queues.map(queueInfoFromProto);
+  }
+
+  /** Pauses a queue: it hands out no jobs until resumed; enqueue still works. */
+  async pauseQueue(queue: string, options: CallOptions = {}): Promise<void> {
+    await this.connection.invoke(this.connection.rpc.pauseQueue, { queue }, readCall(options));
+  }
+
+  /** Resumes a paused queue. */
+  async resumeQueue(queue: string, options: CallOptions = {}): Promise<void> {
+    await this.connection.invoke(this.connection.rpc.resumeQueue, { queue }, readCall(options));
+  }
+
+  /** One page of a queue's dead letters, oldest first (payloads and error histories left out). */
+  async listDeadLetters(
+    queue: string,
+    query: DeadLetterQuery = {},
+  ): Promise<{ jobs: Job[]; nextPageToken: string | null }> {
+    const response = await this.connection.invoke(
+      this.connection.rpc.listDeadLetters,
+      {
+        queue,
+        pageSize: query.pageSize ?? 0,
+        pageToken: query.pageToken ?? '',
+        reason: query.reason === undefined ? 0 : deadReasonToProto[query.reason],
+      },
+      readCall(query),
+    );
+    return {
+      jobs: response.jobs.map((j) => new Job(j)),
+      nextPageToken: response.nextPageToken === '' ? null : response.nextPageToken,
+    };
+  }
+
+  /** Every dead letter of a queue, page by page. */
+  async *deadLetters(queue: string, query: Omit<DeadLetterQuery, 'pageToken'> = {}): AsyncGenerator<Job> {
+    let pageToken: string | null = null;
+    do {
+      const page: { jobs: Job[]; nextPageToken: string | null } = await this.listDeadLetters(queue, {
+        ...query,
+        ...(pageToken === null ? {} : { pageToken }),
+      });
+      yield* page.jobs;
+      pageToken = page.nextPageToken;
+    } while (pageToken !== null);
+  }
+
+  /** Makes dead letters ready again with a fresh attempt budget; resolves with how many. */
+  async requeueDeadLetters(
+    queue: string,
+    selection: DeadLetterSelection,
+    options: CallOptions = {},
+  ): Promise<number> {
+    const response = await this.connection.invoke(
+      this.connection.rpc.requeueDeadLetters,
+      selectionRequest(queue, selection),
+      // Requeued jobs are no longer dead letters, so a repeat requeues nothing more.
+      readCall(options),
+    );
+    return response.requeuedCount;
+  }
+
+  /** Deletes dead letters for good; resolves with how many. */
+  async deleteDeadLetters(
+    queue: string,
+    selection: DeadLetterSelection,
+    options: CallOptions = {},
+  ): Promise<number> {
+    const response = await this.connection.invoke(
+      this.connection.rpc.deleteDeadLetters,
+      selectionRequest(queue, selection),
+      readCall(options),
+    );
+    return response.deletedCount;
+  }
+
+  /** The server's version, durability mode, clock and every effective limit. */
+  async getServerInfo(options: CallOptions = {}): Promise<ServerInfo> {
+    const response = await this.connection.invoke(this.connection.rpc.getServerInfo, {}, readCall(options));
+    return serverInfoFromProto(response);
+  }
+
+  /**
+   * Closes Workers started with `worker()` (waiting for their jobs), sends
+   * enqueues still queued and waits for their answers, then closes the
+   * connection. Calls made afterwards fail.
+   */
+  async close(): Promise<void> {
+    await Promise.all([...this.workers].map((w) => w.close()));
+    await this.batcher.close();
+    this.connection.close();
+  }
+}
+
+/** Calls that change nothing, or whose repeat has no further effect: safe to retry after UNAVAILABLE. */
+function readCall(options: CallOptions) {
+  return { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: true };
+}
+
+function selectionRequest(queue: string, selection: DeadLetterSelection) {
+  return selection === 'all'
+    ? { queue, jobIds: [], all: true }
+    : { queue, jobIds: [...selection], all: false };
+}

@@ -1,0 +1,217 @@
+/**
+ * One connection to a sepp server: the gRPC channel, its credentials and the
+ * API key, and the unary call helper every RPC method goes through (deadline,
+ * cancellation, opt-in retry of UNAVAILABLE where repeating is safe).
+ */
+import {
+  type ChannelCredentials,
+  type ClientUnaryCall,
+  credentials,
+  type CallOptions as GrpcCallOptions,
+  Metadata,
+  type ServiceError,
+  status,
+} from '@grpc/grpc-js';
+import { QueueServiceClient } from '../rpc/gen/sepp/v1/queue_service.js';
+import { backoffDelayMs, sleep } from './backoff.ts';
+import { SeppError, toSeppError } from './errors.ts';
+
+/** TLS settings; PEM contents, not file names. */
+export interface TlsOptions {
+  /** CA certificate(s) to trust instead of the system's. */
+  ca?: string | Buffer;
+  /** Client certificate, for servers that require one. */
+  cert?: string | Buffer;
+  /** The client certificate's private key. */
+  key?: string | Buffer;
+  /** Name to check the server's certificate against, when it differs from the address's host. */
+  serverName?: string;
+}
+
+/** Opt-in retries of calls that failed with UNAVAILABLE. */
+export interface RetryOptions {
+  /** Retry UNAVAILABLE where repeating is safe. Enqueues are repeated only when every job has an idempotency key. */
+  unavailable: boolean;
+  /** Tries in all, including the first. Default 3. */
+  maxAttempts?: number;
+  /** First retry delay, in ms; doubles each time, with jitter. Default 100. */
+  baseDelayMs?: number;
+  /** Longest retry delay, in ms. Default 2000. */
+  maxDelayMs?: number;
+}
+
+/** How `SeppClient.connect` talks to the server. */
+export interface ConnectOptions {
+  /** API key, sent as `authorization: Bearer <key>` on every call. */
+  apiKey?: string;
+  /** TLS: `true` for the system's CAs, or explicit certificates. Default: plaintext. */
+  tls?: true | TlsOptions;
+  /** Deadline of every call that does not give its own, in ms. Default 10,000. */
+  defaultDeadlineMs?: number;
+  /** Retries of UNAVAILABLE (off unless set). */
+  retry?: RetryOptions;
+  /**
+   * `stream` (default): enqueues and Workers use the Produce and Work streams,
+   * the fast path. `unary`: plain unary calls (EnqueueBatch, Reserve, Ack…),
+   * for proxies or environments that cannot hold bidirectional streams. The
+   * results are the same.
+   */
+  transport?: 'stream' | 'unary';
+  /** Most jobs per Produce message or EnqueueBatch call; the server's `max_batch_jobs` (default 1000). */
+  maxBatchJobs?: number;
+  /** Largest Produce message to build, in bytes (default 4 MiB, the server's smallest default). */
+  maxMessageBytes?: number;
+  /**
+   * When coalesced enqueues are sent: `nextTick` (default) sends everything
+   * enqueued in the current turn of the event loop right after it; `setImmediate`
+   * also waits for the rest of the loop's I/O callbacks (bigger batches under
+   * load from many sources, a little more latency).
+   */
+  flushOn?: 'nextTick' | 'setImmediate';
+  /** An idle Produce stream is closed after this long, in ms, so it does not keep the process alive. Default 1000. */
+  streamIdleMs?: number;
+}
+
+export interface ResolvedOptions {
+  defaultDeadlineMs: number;
+  retry: Required<RetryOptions>;
+  transport: 'stream' | 'unary';
+  maxBatchJobs: number;
+  maxMessageBytes: number;
+  flushOn: 'nextTick' | 'setImmediate';
+  streamIdleMs: number;
+}
+
+/** What an invoke needs besides the request. */
+export interface InvokeOptions {
+  deadlineMs?: number | undefined;
+  signal?: AbortSignal | undefined;
+  /** The call may be repeated after UNAVAILABLE (it has no effect twice). */
+  retrySafe: boolean;
+  /** An ack, nack or extend: NOT_FOUND and FAILED_PRECONDITION become LeaseLostError. */
+  leaseCall?: boolean;
+}
+
+type UnaryMethod<Req, Res> = (
+  request: Req,
+  metadata: Metadata,
+  options: Partial<GrpcCallOptions>,
+  callback: (error: ServiceError | null, response: Res) => void,
+) => ClientUnaryCall;
+
+function channelCredentials(tls: ConnectOptions['tls']): ChannelCredentials {
+  if (tls === undefined) return credentials.createInsecure();
+  if (tls === true) return credentials.createSsl();
+  const pem = (value: string | Buffer | undefined) =>
+    value === undefined ? null : Buffer.isBuffer(value) ? value : Buffer.from(value);
+  return credentials.createSsl(pem(tls.ca), pem(tls.key), pem(tls.cert));
+}
+
+function positive(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value <= 0) throw new TypeError(`${name} must be a positive number`);
+  return value;
+}
+
+export class Connection {
+  readonly rpc: QueueServiceClient;
+  readonly options: ResolvedOptions;
+  readonly address: string;
+  private readonly baseMetadata: Metadata;
+  private closedFlag = false;
+
+  constructor(address: string, options: ConnectOptions) {
+    this.address = address;
+    this.options = {
+      defaultDeadlineMs: positive(options.defaultDeadlineMs, 10_000, 'defaultDeadlineMs'),
+      retry: {
+        unavailable: options.retry?.unavailable ?? false,
+        maxAttempts: positive(options.retry?.maxAttempts, 3, 'retry.maxAttempts'),
+        baseDelayMs: positive(options.retry?.baseDelayMs, 100, 'retry.baseDelayMs'),
+        maxDelayMs: positive(options.retry?.maxDelayMs, 2000, 'retry.maxDelayMs'),
+      },
+      transport: options.transport ?? 'stream',
+      maxBatchJobs: positive(options.maxBatchJobs, 1000, 'maxBatchJobs'),
+      maxMessageBytes: positive(options.maxMessageBytes, 4 * 1024 * 1024, 'maxMessageBytes'),
+      flushOn: options.flushOn ?? 'nextTick',
+      streamIdleMs: positive(options.streamIdleMs, 1000, 'streamIdleMs'),
+    };
+    const tls = options.tls;
+    this.rpc = new QueueServiceClient(address, channelCredentials(tls), {
+      // Jobs may be as large as a queue allows (up to 64 MiB); the server enforces its own limit.
+      'grpc.max_receive_message_length': -1,
+      'grpc.max_send_message_length': -1,
+      ...(typeof tls === 'object' && tls.serverName !== undefined
+        ? { 'grpc.ssl_target_name_override': tls.serverName, 'grpc.default_authority': tls.serverName }
+        : {}),
+    });
+    this.baseMetadata = new Metadata();
+    if (options.apiKey !== undefined) this.baseMetadata.set('authorization', `Bearer ${options.apiKey}`);
+  }
+
+  get closed(): boolean {
+    return this.closedFlag;
+  }
+
+  /** Fresh metadata for one call (grpc-js may add to what it is given). */
+  metadata(): Metadata {
+    return this.baseMetadata.clone();
+  }
+
+  /** An absolute deadline for a call of `deadlineMs` (or the default). */
+  deadline(deadlineMs: number | undefined): number {
+    return Date.now() + (deadlineMs ?? this.options.defaultDeadlineMs);
+  }
+
+  /** One unary call with deadline, cancellation and (when enabled and safe) retries of UNAVAILABLE. */
+  async invoke<Req, Res>(method: UnaryMethod<Req, Res>, request: Req, options: InvokeOptions): Promise<Res> {
+    if (this.closedFlag) throw new SeppError(status.CANCELLED, 'the sepp client is closed');
+    const deadlineAtMs = this.deadline(options.deadlineMs);
+    const { retry } = this.options;
+    const attempts = retry.unavailable && options.retrySafe ? retry.maxAttempts : 1;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.once(method, request, deadlineAtMs, options.signal);
+      } catch (thrown) {
+        const error = toSeppError(thrown, options.leaseCall);
+        if (error.grpcCode !== status.UNAVAILABLE || attempt >= attempts || this.closedFlag) throw error;
+        const delayMs = backoffDelayMs(attempt - 1, retry.baseDelayMs, retry.maxDelayMs);
+        if (Date.now() + delayMs >= deadlineAtMs || options.signal?.aborted) throw error;
+        await sleep(delayMs, options.signal);
+      }
+    }
+  }
+
+  private once<Req, Res>(
+    method: UnaryMethod<Req, Res>,
+    request: Req,
+    deadlineAtMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<Res> {
+    return new Promise<Res>((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(new SeppError(status.CANCELLED, 'the call was cancelled'));
+        return;
+      }
+      const onAbort = () => call.cancel();
+      const call = method.call(
+        this.rpc,
+        request,
+        this.metadata(),
+        { deadline: deadlineAtMs },
+        (error: ServiceError | null, response: Res) => {
+          signal?.removeEventListener('abort', onAbort);
+          if (error) reject(error);
+          else resolve(response);
+        },
+      );
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  close(): void {
+    if (this.closedFlag) return;
+    this.closedFlag = true;
+    this.rpc.close();
+  }
+}

@@ -1,0 +1,225 @@
+/**
+ * Conversions between the SDK's friendly shapes (types.ts) and the protocol's
+ * generated messages. Proto3 zero values stand for "not set" both ways.
+ */
+import { status } from '@grpc/grpc-js';
+import type { GetServerInfoResponse } from '../rpc/gen/sepp/v1/admin.js';
+import { DurabilityMode } from '../rpc/gen/sepp/v1/admin.js';
+import {
+  type EnqueueJob,
+  JobState as ProtoJobState,
+  RejectionReason as ProtoRejectionReason,
+} from '../rpc/gen/sepp/v1/job.js';
+import type {
+  QueueInfo as ProtoQueueInfo,
+  QueueSettings as ProtoQueueSettings,
+} from '../rpc/gen/sepp/v1/queue.js';
+import type { NackRequest, NackResponse } from '../rpc/gen/sepp/v1/work.js';
+import { type RejectionReason, SeppError } from './errors.ts';
+import { activeTraceHeaders } from './trace.ts';
+import type {
+  EnqueueOptions,
+  JobSpec,
+  NackResult,
+  Payload,
+  QueueInfo,
+  QueueSettings,
+  ServerInfo,
+  TimeInput,
+} from './types.ts';
+
+const jsonType = 'application/json';
+const textType = 'text/plain; charset=utf-8';
+
+function invalid(message: string): SeppError {
+  return new SeppError(status.INVALID_ARGUMENT, message);
+}
+
+function payloadBytes(payload: Payload | undefined): Buffer {
+  if (payload === undefined) return Buffer.alloc(0);
+  if (typeof payload === 'string') return Buffer.from(payload, 'utf8');
+  if (Buffer.isBuffer(payload)) return payload;
+  if (payload instanceof Uint8Array)
+    return Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+  throw invalid('payload: give a Uint8Array, a Buffer or a string (or use enqueueJson)');
+}
+
+export function timeMs(value: TimeInput, field: string): number {
+  const ms = value instanceof Date ? value.getTime() : value;
+  if (!Number.isFinite(ms)) throw invalid(`${field}: not a valid time`);
+  return Math.round(ms);
+}
+
+/** Builds the protocol's job from the SDK's arguments; throws INVALID_ARGUMENT for what the server could not make sense of. */
+export function toEnqueueJob(
+  queue: string,
+  type: string,
+  payload: Buffer,
+  contentType: string,
+  options: EnqueueOptions,
+): EnqueueJob {
+  let schedule: EnqueueJob['schedule'];
+  if (options.runAt !== undefined && options.delayMs !== undefined) {
+    throw invalid('give runAt or delayMs, not both');
+  }
+  if (options.runAt !== undefined) schedule = { $case: 'runAtMs', value: timeMs(options.runAt, 'runAt') };
+  else if (options.delayMs !== undefined) {
+    if (!Number.isFinite(options.delayMs)) throw invalid('delayMs: not a number');
+    schedule = { $case: 'delayMs', value: Math.round(options.delayMs) };
+  }
+  const trace =
+    options.traceparent === undefined
+      ? activeTraceHeaders()
+      : { traceparent: options.traceparent, tracestate: options.tracestate ?? '' };
+  return {
+    queue,
+    type,
+    payload,
+    contentType,
+    priority: options.priority ?? 0,
+    schedule,
+    maxAttempts: options.maxAttempts ?? 0,
+    idempotencyKey: options.idempotencyKey ?? '',
+    metadata: options.metadata === undefined ? {} : { ...options.metadata },
+    traceparent: trace.traceparent,
+    tracestate: trace.tracestate,
+  };
+}
+
+/** `enqueue(queue, type, payload, options)` → the protocol's job. */
+export function jobFromArgs(
+  queue: string,
+  type: string,
+  payload: Payload | undefined,
+  options: EnqueueOptions,
+): EnqueueJob {
+  const contentType = options.contentType ?? (typeof payload === 'string' ? textType : '');
+  return toEnqueueJob(queue, type, payloadBytes(payload), contentType, options);
+}
+
+/** `enqueueJson(queue, type, value, options)` → the protocol's job. */
+export function jobFromJson(
+  queue: string,
+  type: string,
+  value: unknown,
+  options: EnqueueOptions,
+): EnqueueJob {
+  const text = JSON.stringify(value);
+  if (text === undefined) throw invalid('json: the value has no JSON form (undefined or a function)');
+  return toEnqueueJob(queue, type, Buffer.from(text, 'utf8'), options.contentType ?? jsonType, options);
+}
+
+/** A batch job spec → the protocol's job. */
+export function jobFromSpec(spec: JobSpec): EnqueueJob {
+  if (spec.json !== undefined && spec.payload !== undefined) throw invalid('give payload or json, not both');
+  return spec.json !== undefined
+    ? jobFromJson(spec.queue, spec.type, spec.json, spec)
+    : jobFromArgs(spec.queue, spec.type, spec.payload, spec);
+}
+
+/** A rough upper bound of a job's encoded size, to keep Produce messages under the server's limit. */
+export function approxEncodedBytes(job: EnqueueJob): number {
+  let bytes = job.payload.length + job.queue.length + job.type.length + job.contentType.length + 64;
+  bytes += job.idempotencyKey.length + job.traceparent.length + job.tracestate.length;
+  for (const key in job.metadata) bytes += key.length + (job.metadata[key]?.length ?? 0) + 8;
+  return bytes;
+}
+
+const rejectionNames: Partial<Record<ProtoRejectionReason, RejectionReason>> = {
+  [ProtoRejectionReason.UNKNOWN_QUEUE]: 'unknown_queue',
+  [ProtoRejectionReason.PAYLOAD_TOO_LARGE]: 'payload_too_large',
+  [ProtoRejectionReason.INVALID_NAME]: 'invalid_name',
+  [ProtoRejectionReason.METADATA_TOO_LARGE]: 'metadata_too_large',
+  [ProtoRejectionReason.SCHEDULED_TOO_FAR]: 'scheduled_too_far',
+  [ProtoRejectionReason.QUEUE_FULL]: 'queue_full',
+  [ProtoRejectionReason.JOB_TYPE_NOT_ALLOWED]: 'job_type_not_allowed',
+  [ProtoRejectionReason.INVALID_JOB]: 'invalid_job',
+};
+
+/** A rejection reason from the protocol; an unknown one (a newer server) reads as `invalid_job`. */
+export function rejectionName(reason: ProtoRejectionReason): RejectionReason {
+  return rejectionNames[reason] ?? 'invalid_job';
+}
+
+/** The protocol's nack directive from NackOptions: dead-letter wins over a delay; neither means backoff. */
+export function nackDirective(options: {
+  retryAfterMs?: number | undefined;
+  deadLetter?: boolean | undefined;
+}): NackRequest['directive'] {
+  if (options.deadLetter === true) return { $case: 'deadLetter', value: true };
+  if (options.retryAfterMs !== undefined) {
+    return { $case: 'retryDelayMs', value: Math.max(0, Math.round(options.retryAfterMs)) };
+  }
+  return undefined;
+}
+
+export function nackResultFromProto(response: NackResponse): NackResult {
+  const state =
+    response.state === ProtoJobState.DEAD
+      ? 'dead'
+      : response.state === ProtoJobState.SCHEDULED
+        ? 'scheduled'
+        : 'ready';
+  return { state, runAt: state === 'dead' || response.runAtMs === 0 ? null : new Date(response.runAtMs) };
+}
+
+function settingsFromProto(settings: ProtoQueueSettings | undefined): QueueSettings {
+  return {
+    maxAttempts: settings?.maxAttempts ?? 0,
+    backoff: settings?.backoff ?? { baseMs: 0, factor: 0, capMs: 0, jitter: 0 },
+    defaultLeaseMs: settings?.defaultLeaseMs ?? 0,
+    maxLeaseMs: settings?.maxLeaseMs ?? 0,
+    maxPayloadBytes: settings?.maxPayloadBytes ?? 0,
+    maxDepth: settings?.maxDepth ?? 0,
+    dedupWindowMs: settings?.dedupWindowMs ?? 0,
+    deadRetentionMs: settings?.deadRetentionMs ?? 0,
+    completedRetentionMs: settings?.completedRetentionMs ?? 0,
+    allowedTypes: settings?.allowedTypes ?? [],
+  };
+}
+
+export function queueInfoFromProto(queue: ProtoQueueInfo): QueueInfo {
+  return {
+    name: queue.name,
+    paused: queue.paused,
+    counts: queue.counts ?? { scheduled: 0, ready: 0, leased: 0, completed: 0, dead: 0 },
+    oldestReadyAgeMs: queue.oldestReadyAgeMs,
+    waitingWorkers: queue.waitingWorkers,
+    settings: settingsFromProto(queue.settings),
+  };
+}
+
+export function serverInfoFromProto(info: GetServerInfoResponse): ServerInfo {
+  const limits = info.limits;
+  return {
+    version: info.version,
+    gitCommit: info.gitCommit,
+    durability:
+      info.durability === DurabilityMode.FULL
+        ? 'full'
+        : info.durability === DurabilityMode.RELAXED
+          ? 'relaxed'
+          : 'unknown',
+    serverTime: new Date(info.serverTimeMs),
+    startedAt: new Date(info.startedAtMs),
+    limits: {
+      maxNameLength: limits?.maxNameLength ?? 0,
+      maxMetadataBytes: limits?.maxMetadataBytes ?? 0,
+      maxMetadataEntries: limits?.maxMetadataEntries ?? 0,
+      maxIdempotencyKeyBytes: limits?.maxIdempotencyKeyBytes ?? 0,
+      maxWorkerIdBytes: limits?.maxWorkerIdBytes ?? 0,
+      maxErrorBytes: limits?.maxErrorBytes ?? 0,
+      maxErrorHistory: limits?.maxErrorHistory ?? 0,
+      maxBatchJobs: limits?.maxBatchJobs ?? 0,
+      maxReserveJobs: limits?.maxReserveJobs ?? 0,
+      maxScheduleAheadMs: limits?.maxScheduleAheadMs ?? 0,
+      maxWaitMs: limits?.maxWaitMs ?? 0,
+      maxWaiters: limits?.maxWaiters ?? 0,
+      maxPageSize: limits?.maxPageSize ?? 0,
+      maxMessageBytes: limits?.maxMessageBytes ?? 0,
+      maxReserveQueues: limits?.maxReserveQueues ?? 0,
+    },
+    queueDefaults: settingsFromProto(info.queueDefaults),
+    strictQueues: info.strictQueues,
+  };
+}

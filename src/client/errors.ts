@@ -1,0 +1,203 @@
+/**
+ * The SDK's errors. Every failure of a call is a SeppError carrying the gRPC
+ * status and sepp's own code (from the `sepp-error-code` trailer when the
+ * server sent one, else derived from the status); rejections and lost leases
+ * get their own subclasses so callers can `instanceof` them.
+ */
+import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
+
+/**
+ * sepp's error codes: the server's (sent in the `sepp-error-code` trailer) plus
+ * those a call can end with before reaching the server.
+ */
+export type SeppErrorCode =
+  | 'invalid_argument'
+  | 'not_found'
+  | 'lease_lost'
+  | 'failed_precondition'
+  | 'resource_exhausted'
+  | 'unauthenticated'
+  | 'permission_denied'
+  | 'unavailable'
+  | 'internal'
+  | 'deadline_exceeded'
+  | 'cancelled'
+  | 'unknown';
+
+/** Why the server refused to enqueue a job (the protocol's stable strings). */
+export type RejectionReason =
+  | 'unknown_queue'
+  | 'payload_too_large'
+  | 'invalid_name'
+  | 'metadata_too_large'
+  | 'scheduled_too_far'
+  | 'queue_full'
+  | 'job_type_not_allowed'
+  | 'invalid_job';
+
+/** One refused job of an enqueue, by its position in the request. */
+export interface JobRejection {
+  /** Zero-based index of the job in the request (0 for a single enqueue). */
+  index: number;
+  /** The machine-readable reason. */
+  reason: RejectionReason;
+  /** A sentence for people naming the field, the limit and the setting. */
+  message: string;
+}
+
+const codeOfStatus: Partial<Record<status, SeppErrorCode>> = {
+  [status.INVALID_ARGUMENT]: 'invalid_argument',
+  [status.NOT_FOUND]: 'not_found',
+  [status.FAILED_PRECONDITION]: 'failed_precondition',
+  [status.RESOURCE_EXHAUSTED]: 'resource_exhausted',
+  [status.UNAUTHENTICATED]: 'unauthenticated',
+  [status.PERMISSION_DENIED]: 'permission_denied',
+  [status.UNAVAILABLE]: 'unavailable',
+  [status.INTERNAL]: 'internal',
+  [status.DEADLINE_EXCEEDED]: 'deadline_exceeded',
+  [status.CANCELLED]: 'cancelled',
+};
+
+const knownCodes: ReadonlySet<string> = new Set<SeppErrorCode>([
+  'invalid_argument',
+  'not_found',
+  'lease_lost',
+  'failed_precondition',
+  'resource_exhausted',
+  'unauthenticated',
+  'permission_denied',
+  'unavailable',
+  'internal',
+  'deadline_exceeded',
+  'cancelled',
+  'unknown',
+]);
+
+/** The protocol's trailer keys (see proto/sepp/v1/queue_service.proto). */
+const errorCodeKey = 'sepp-error-code';
+const rejectionReasonKey = 'sepp-rejection-reason';
+
+/** The base class of every error a sepp call ends with. */
+export class SeppError extends Error {
+  override name = 'SeppError';
+  /** sepp's code: the server's `sepp-error-code` trailer, or derived from the gRPC status. */
+  readonly code: SeppErrorCode;
+  /** The gRPC status code (google.rpc.Code numbering, as `status` in @grpc/grpc-js). */
+  readonly grpcCode: number;
+
+  /** Builds an error from a gRPC status; `code` defaults to the one the status implies. */
+  constructor(grpcCode: number, message: string, options: { code?: SeppErrorCode; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.grpcCode = grpcCode;
+    this.code = options.code ?? codeOfStatus[grpcCode as status] ?? 'unknown';
+  }
+
+  /** True for UNAVAILABLE: the server was not reached, or it stored nothing and asks to try again. */
+  get retryable(): boolean {
+    return this.grpcCode === status.UNAVAILABLE;
+  }
+}
+
+/** The server refused to enqueue a job (or, for an atomic enqueue, one or more jobs: nothing was stored). */
+export class JobRejectedError extends SeppError {
+  override name = 'JobRejectedError';
+  /** Why the (first) refused job was refused. */
+  readonly reason: RejectionReason;
+  /** Every refused job with its index; one entry for a single enqueue. */
+  readonly rejections: readonly JobRejection[];
+
+  /** Builds the error from the refusals; the first one's reason and message lead. */
+  constructor(grpcCode: number, rejections: readonly JobRejection[], options: { cause?: unknown } = {}) {
+    const first = rejections[0];
+    if (first === undefined) throw new TypeError('JobRejectedError needs at least one rejection');
+    const more = rejections.length > 1 ? ` (and ${rejections.length - 1} more refused jobs)` : '';
+    super(grpcCode, `${first.message}${more}`, options);
+    this.reason = first.reason;
+    this.rejections = rejections;
+  }
+}
+
+/**
+ * The lease is gone: an ack, nack or extend carried an attempt that no longer
+ * matches (the lease expired and the job was handed out again), or the job is
+ * no longer leased at all. The job may be running elsewhere; stop working on it.
+ */
+export class LeaseLostError extends SeppError {
+  override name = 'LeaseLostError';
+}
+
+/** The status a rejection reason fails a single Enqueue with (job.proto). */
+export const statusOfRejection: Record<RejectionReason, status> = {
+  unknown_queue: status.NOT_FOUND,
+  payload_too_large: status.INVALID_ARGUMENT,
+  invalid_name: status.INVALID_ARGUMENT,
+  metadata_too_large: status.INVALID_ARGUMENT,
+  scheduled_too_far: status.INVALID_ARGUMENT,
+  queue_full: status.RESOURCE_EXHAUSTED,
+  job_type_not_allowed: status.FAILED_PRECONDITION,
+  invalid_job: status.INVALID_ARGUMENT,
+};
+
+const rejectionReasons: ReadonlySet<string> = new Set(Object.keys(statusOfRejection));
+
+export function isRejectionReason(value: string): value is RejectionReason {
+  return rejectionReasons.has(value);
+}
+
+function isServiceError(error: unknown): error is ServiceError {
+  return (
+    error instanceof Error &&
+    typeof (error as Partial<ServiceError>).code === 'number' &&
+    (error as Partial<ServiceError>).metadata instanceof Metadata
+  );
+}
+
+function firstValue(metadata: Metadata, key: string): string | undefined {
+  const [value] = metadata.get(key);
+  return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * Normalises anything a call failed with into a SeppError, once. `leaseCall`
+ * marks an ack, nack or extend, where NOT_FOUND and FAILED_PRECONDITION mean
+ * the lease is lost.
+ */
+export function toSeppError(error: unknown, leaseCall = false): SeppError {
+  if (error instanceof SeppError) return error;
+  if (!isServiceError(error)) {
+    const message = error instanceof Error ? error.message : String(error);
+    return new SeppError(status.INTERNAL, `sepp client: ${message}`, { code: 'internal', cause: error });
+  }
+  const trailerCode = firstValue(error.metadata, errorCodeKey);
+  const code =
+    trailerCode !== undefined && knownCodes.has(trailerCode) ? (trailerCode as SeppErrorCode) : undefined;
+  const message = error.details || error.message;
+  const reason = firstValue(error.metadata, rejectionReasonKey);
+  if (reason !== undefined && isRejectionReason(reason)) {
+    return new JobRejectedError(error.code, [{ index: 0, reason, message }], { cause: error });
+  }
+  return fromStatus(error.code, message, leaseCall, code, error);
+}
+
+/** A SeppError (or LeaseLostError) from a status code and message, e.g. from a stream answer. */
+export function fromStatus(
+  grpcCode: number,
+  message: string,
+  leaseCall = false,
+  code?: SeppErrorCode,
+  cause?: unknown,
+): SeppError {
+  const options = { ...(code === undefined ? {} : { code }), ...(cause === undefined ? {} : { cause }) };
+  if (leaseCall && (grpcCode === status.NOT_FOUND || grpcCode === status.FAILED_PRECONDITION)) {
+    return new LeaseLostError(grpcCode, message, {
+      code: code ?? (grpcCode === status.FAILED_PRECONDITION ? 'lease_lost' : 'not_found'),
+      ...(cause === undefined ? {} : { cause }),
+    });
+  }
+  return new SeppError(grpcCode, message, options);
+}
+
+/** The error for calls that fail because the client (or a stream of it) was closed. */
+export function closedError(what: string): SeppError {
+  return new SeppError(status.CANCELLED, `${what}: the sepp client is closed`);
+}

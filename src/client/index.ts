@@ -1,0 +1,46 @@
+/**
+ * sepp's TypeScript SDK (`sepp/client`): a client for every RPC, with
+ * enqueues coalesced onto one Produce stream, and a Worker on Work streams.
+ *
+ *   const client = SeppClient.connect('127.0.0.1:50051');
+ *   await client.enqueueJson('emails', 'send', { to: 'ada@example.com' });
+ *   client.worker({ queues: ['emails'], handlers: { send: async (job) => … } });
+ */
+export { type ClientStats, SeppClient } from './client.ts';
+export type { ConnectOptions, RetryOptions, TlsOptions } from './connection.ts';
+export {
+  JobRejectedError,
+  type JobRejection,
+  LeaseLostError,
+  type RejectionReason,
+  SeppError,
+  type SeppErrorCode,
+} from './errors.ts';
+export { Job, LeasedJob } from './jobs.ts';
+export type {
+  AckResult,
+  AttemptError,
+  BackoffSettings,
+  CallOptions,
+  DeadLetterQuery,
+  DeadLetterSelection,
+  DeadReason,
+  Enqueued,
+  EnqueueOptions,
+  EnqueueOutcome,
+  JobSpec,
+  JobState,
+  LeaseRef,
+  NackOptions,
+  NackResult,
+  Payload,
+  QueueInfo,
+  QueueSettings,
+  ServerInfo,
+  ServerLimits,
+  StateCounts,
+  TimeInput,
+} from './types.ts';
+export { Worker, type WorkerClient, type WorkerEvents, type WorkerOptions } from './worker.ts';
+export type { WorkerClock, WorkerTimer } from './worker-clock.ts';
+export { DeadLetter, type JobHandler, RetryAfter, WorkerJob } from './worker-job.ts';

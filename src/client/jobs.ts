@@ -1,0 +1,219 @@
+/**
+ * Jobs as the SDK hands them out: a leased job (from `reserve` or a Worker)
+ * and a job's full record (from `getJob` and dead-letter listings). Both keep
+ * the payload as bytes and decode it on request.
+ */
+import {
+  DeadReason as ProtoDeadReason,
+  type Job as ProtoJob,
+  JobState as ProtoJobState,
+  type LeasedJob as ProtoLeasedJob,
+} from '../rpc/gen/sepp/v1/job.js';
+import type { AttemptError, DeadReason, JobState, LeaseRef } from './types.ts';
+
+const jsonContentType = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+/** True for `application/json` and `application/*+json`, with or without parameters. */
+export function isJsonContentType(contentType: string): boolean {
+  return jsonContentType.test(contentType);
+}
+
+const stateNames: Partial<Record<ProtoJobState, JobState>> = {
+  [ProtoJobState.SCHEDULED]: 'scheduled',
+  [ProtoJobState.READY]: 'ready',
+  [ProtoJobState.LEASED]: 'leased',
+  [ProtoJobState.COMPLETED]: 'completed',
+  [ProtoJobState.DEAD]: 'dead',
+};
+
+export function jobStateName(state: ProtoJobState): JobState {
+  const name = stateNames[state];
+  if (name === undefined) throw new TypeError(`the server sent an unknown job state ${state}`);
+  return name;
+}
+
+const deadReasonNames: Partial<Record<ProtoDeadReason, DeadReason>> = {
+  [ProtoDeadReason.ATTEMPTS_EXHAUSTED]: 'attempts_exhausted',
+  [ProtoDeadReason.LEASE_EXPIRED]: 'lease_expired',
+  [ProtoDeadReason.DEAD_LETTERED]: 'dead_lettered',
+};
+
+export const deadReasonToProto: Record<DeadReason, ProtoDeadReason> = {
+  attempts_exhausted: ProtoDeadReason.ATTEMPTS_EXHAUSTED,
+  lease_expired: ProtoDeadReason.LEASE_EXPIRED,
+  dead_lettered: ProtoDeadReason.DEAD_LETTERED,
+};
+
+const dateOrNull = (ms: number): Date | null => (ms === 0 ? null : new Date(ms));
+const textOrNull = (text: string): string | null => (text === '' ? null : text);
+
+/** A job leased to this worker: run it, then ack or nack it (with its `attempt`) before `leaseDeadline`. */
+export class LeasedJob implements LeaseRef {
+  /** The job's id. */
+  readonly id: string;
+  /** The queue it came from. */
+  readonly queue: string;
+  /** The job type: which handler should run it. */
+  readonly type: string;
+  /** The job's input, as enqueued. */
+  readonly payload: Buffer;
+  /** MIME type of the payload (`application/octet-stream` when the producer gave none). */
+  readonly contentType: string;
+  /** 0 to 9, 9 first. */
+  readonly priority: number;
+  /** The lease's fencing token: 1 on first delivery, one more on each redelivery. */
+  readonly attempt: number;
+  /** Deliveries allowed before the job goes dead; `attempt === maxAttempts` is the last try. */
+  readonly maxAttempts: number;
+  /** When the lease ends, in ms since the Unix epoch on the server's clock. */
+  readonly leaseDeadlineMs: number;
+  /** When the job was enqueued, in ms since the Unix epoch. */
+  readonly enqueuedAtMs: number;
+  /** When the job became due, in ms since the Unix epoch. */
+  readonly runAtMs: number;
+  /** The metadata given at enqueue. */
+  readonly metadata: Readonly<Record<string, string>>;
+  /** The producer's W3C traceparent, or null. */
+  readonly traceparent: string | null;
+  /** The producer's W3C tracestate, or null. */
+  readonly tracestate: string | null;
+  /** The idempotency key given at enqueue, or null. */
+  readonly idempotencyKey: string | null;
+  /** The previous attempt's error, or null. */
+  readonly lastError: string | null;
+
+  /** Wraps a protocol message; the SDK builds these, applications receive them. */
+  constructor(job: ProtoLeasedJob) {
+    this.id = job.jobId;
+    this.queue = job.queue;
+    this.type = job.type;
+    this.payload = job.payload;
+    this.contentType = job.contentType;
+    this.priority = job.priority;
+    this.attempt = job.attempt;
+    this.maxAttempts = job.maxAttempts;
+    this.leaseDeadlineMs = job.leaseDeadlineMs;
+    this.enqueuedAtMs = job.enqueuedAtMs;
+    this.runAtMs = job.runAtMs;
+    this.metadata = job.metadata;
+    this.traceparent = textOrNull(job.traceparent);
+    this.tracestate = textOrNull(job.tracestate);
+    this.idempotencyKey = textOrNull(job.idempotencyKey);
+    this.lastError = textOrNull(job.lastError);
+  }
+
+  /** When the lease ends (server clock). */
+  get leaseDeadline(): Date {
+    return new Date(this.leaseDeadlineMs);
+  }
+
+  /** When the job was enqueued. */
+  get enqueuedAt(): Date {
+    return new Date(this.enqueuedAtMs);
+  }
+
+  /** True on the last allowed attempt: failing now makes the job dead. */
+  get isLastAttempt(): boolean {
+    return this.attempt >= this.maxAttempts;
+  }
+
+  /** The payload parsed as JSON (throws a SyntaxError when it is not JSON). */
+  json<T = unknown>(): T {
+    return JSON.parse(this.payload.toString('utf8')) as T;
+  }
+
+  /** The payload as UTF-8 text. */
+  text(): string {
+    return this.payload.toString('utf8');
+  }
+}
+
+/** Everything the server knows about a job. */
+export class Job {
+  /** The job's id (UUIDv7, time-ordered). */
+  readonly id: string;
+  /** The queue it is on. */
+  readonly queue: string;
+  /** The job type. */
+  readonly type: string;
+  /** Where the job is in its lifecycle. */
+  readonly state: JobState;
+  /** 0 to 9, 9 first. */
+  readonly priority: number;
+  /** The job's input (empty in dead-letter listings; see `payloadBytes`). */
+  readonly payload: Buffer;
+  /** Size of the payload in bytes (also set in listings). */
+  readonly payloadBytes: number;
+  /** MIME type of the payload. */
+  readonly contentType: string;
+  /** Deliveries so far (0 before the first). */
+  readonly attempt: number;
+  /** Deliveries allowed before the job goes dead. */
+  readonly maxAttempts: number;
+  /** The idempotency key given at enqueue, or null. */
+  readonly idempotencyKey: string | null;
+  /** The metadata given at enqueue. */
+  readonly metadata: Readonly<Record<string, string>>;
+  /** The producer's W3C traceparent, or null. */
+  readonly traceparent: string | null;
+  /** The producer's W3C tracestate, or null. */
+  readonly tracestate: string | null;
+  /** When the job was enqueued. */
+  readonly enqueuedAt: Date;
+  /** When the job is (or was) due. */
+  readonly runAt: Date;
+  /** When the current lease began; null unless leased. */
+  readonly leasedAt: Date | null;
+  /** When the current lease ends; null unless leased. */
+  readonly leaseDeadline: Date | null;
+  /** The worker id of the current lease, or null. */
+  readonly workerId: string | null;
+  /** The most recent attempt's error, or null. */
+  readonly lastError: string | null;
+  /** The error of every failed attempt, oldest first (bounded; empty in listings). */
+  readonly errors: readonly AttemptError[];
+  /** Why the job is dead; null unless dead. */
+  readonly deadReason: DeadReason | null;
+  /** When the job went dead; null unless dead. */
+  readonly failedAt: Date | null;
+  /** When the job was acked; null unless completed. */
+  readonly completedAt: Date | null;
+
+  /** Wraps a protocol message; the SDK builds these, applications receive them. */
+  constructor(job: ProtoJob) {
+    this.id = job.jobId;
+    this.queue = job.queue;
+    this.type = job.type;
+    this.state = jobStateName(job.state);
+    this.priority = job.priority;
+    this.payload = job.payload;
+    this.payloadBytes = job.payloadBytes;
+    this.contentType = job.contentType;
+    this.attempt = job.attempt;
+    this.maxAttempts = job.maxAttempts;
+    this.idempotencyKey = textOrNull(job.idempotencyKey);
+    this.metadata = job.metadata;
+    this.traceparent = textOrNull(job.traceparent);
+    this.tracestate = textOrNull(job.tracestate);
+    this.enqueuedAt = new Date(job.enqueuedAtMs);
+    this.runAt = new Date(job.runAtMs);
+    this.leasedAt = dateOrNull(job.leasedAtMs);
+    this.leaseDeadline = dateOrNull(job.leaseDeadlineMs);
+    this.workerId = textOrNull(job.workerId);
+    this.lastError = textOrNull(job.lastError);
+    this.errors = job.errors.map((e) => ({ attempt: e.attempt, at: new Date(e.atMs), error: e.error }));
+    this.deadReason = deadReasonNames[job.deadReason] ?? null;
+    this.failedAt = dateOrNull(job.failedAtMs);
+    this.completedAt = dateOrNull(job.completedAtMs);
+  }
+
+  /** The payload parsed as JSON (throws a SyntaxError when it is not JSON). */
+  json<T = unknown>(): T {
+    return JSON.parse(this.payload.toString('utf8')) as T;
+  }
+
+  /** The payload as UTF-8 text. */
+  text(): string {
+    return this.payload.toString('utf8');
+  }
+}

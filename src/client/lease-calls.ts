@@ -1,0 +1,95 @@
+/**
+ * The unary lease calls (Reserve, Ack, AckBatch, Nack, Extend), shared by
+ * SeppClient's methods and the Worker's unary transport.
+ *
+ * Retrying them after UNAVAILABLE is safe: a lost Reserve answer leaves
+ * leases that simply expire (delivery is at least once), and settlements are
+ * fenced by the attempt, so a repeat can never settle a later delivery — at
+ * worst it finds the job already settled (NOT_FOUND).
+ */
+import type { LeasedJob as ProtoLeasedJob } from '../rpc/gen/sepp/v1/job.js';
+import { SettleOutcome } from '../rpc/gen/sepp/v1/work.js';
+import type { Connection } from './connection.ts';
+import { nackDirective, nackResultFromProto } from './convert.ts';
+import type { AckResult, CallOptions, LeaseRef, NackOptions, NackResult, ReserveOptions } from './types.ts';
+
+/** Extra time a long poll's deadline allows beyond its wait, in ms. */
+export const longPollMarginMs = 5000;
+
+export async function reserveCall(conn: Connection, options: ReserveOptions): Promise<ProtoLeasedJob[]> {
+  const waitMs = options.waitMs ?? 0;
+  const response = await conn.invoke(
+    conn.rpc.reserve,
+    {
+      queues: [...options.queues],
+      maxJobs: options.maxJobs ?? 1,
+      leaseDurationMs: options.leaseMs ?? 0,
+      waitTimeoutMs: waitMs,
+      workerId: options.workerId ?? '',
+    },
+    { deadlineMs: options.deadlineMs ?? waitMs + longPollMarginMs, signal: options.signal, retrySafe: true },
+  );
+  return response.jobs;
+}
+
+export async function ackCall(conn: Connection, lease: LeaseRef, options: CallOptions = {}): Promise<void> {
+  await conn.invoke(
+    conn.rpc.ack,
+    { jobId: lease.id, attempt: lease.attempt },
+    { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: true, leaseCall: true },
+  );
+}
+
+export async function ackBatchCall(
+  conn: Connection,
+  leases: readonly LeaseRef[],
+  options: CallOptions = {},
+): Promise<AckResult[]> {
+  const response = await conn.invoke(
+    conn.rpc.ackBatch,
+    { acks: leases.map((l) => ({ jobId: l.id, attempt: l.attempt })) },
+    { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: true },
+  );
+  return response.results.map((r) => ({
+    outcome:
+      r.outcome === SettleOutcome.OK
+        ? 'ok'
+        : r.outcome === SettleOutcome.LEASE_LOST
+          ? 'lease_lost'
+          : 'not_found',
+    message: r.message,
+  }));
+}
+
+export async function nackCall(
+  conn: Connection,
+  lease: LeaseRef,
+  options: NackOptions = {},
+): Promise<NackResult> {
+  const error = options.error;
+  const response = await conn.invoke(
+    conn.rpc.nack,
+    {
+      jobId: lease.id,
+      attempt: lease.attempt,
+      errorMessage: error === undefined ? '' : error instanceof Error ? error.message : error,
+      directive: nackDirective(options),
+    },
+    { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: true, leaseCall: true },
+  );
+  return nackResultFromProto(response);
+}
+
+export async function extendCall(
+  conn: Connection,
+  lease: LeaseRef,
+  leaseMs: number | undefined,
+  options: CallOptions = {},
+): Promise<Date> {
+  const response = await conn.invoke(
+    conn.rpc.extend,
+    { jobId: lease.id, attempt: lease.attempt, leaseDurationMs: leaseMs ?? 0 },
+    { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: true, leaseCall: true },
+  );
+  return new Date(response.leaseDeadlineMs);
+}

@@ -1,0 +1,85 @@
+/**
+ * W3C trace context through OpenTelemetry's API, which is a no-op until an
+ * application registers an SDK. Producers forward the active context with
+ * each job; workers start a span per job linked to the producer's.
+ *
+ * Cost without OpenTelemetry set up: one context lookup per enqueue (no span
+ * is active, so nothing is injected) and a non-recording span per job.
+ */
+import {
+  type Context,
+  context,
+  type Link,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from '@opentelemetry/api';
+import type { LeasedJob } from './jobs.ts';
+
+/** Instrumentation scope name for the worker's spans. */
+const tracerName = 'sepp';
+
+export interface TraceHeaders {
+  traceparent: string;
+  tracestate: string;
+}
+
+const none: TraceHeaders = { traceparent: '', tracestate: '' };
+
+/** The active context's `traceparent`/`tracestate`, or empty strings when no span is active or no propagator is registered. */
+export function activeTraceHeaders(): TraceHeaders {
+  const active = context.active();
+  // Nothing to forward without an active span; this keeps the common case to one lookup.
+  if (trace.getSpanContext(active) === undefined) return none;
+  const carrier: Record<string, string> = {};
+  propagation.inject(active, carrier);
+  const traceparent = carrier.traceparent;
+  if (traceparent === undefined) return none;
+  return { traceparent, tracestate: carrier.tracestate ?? '' };
+}
+
+/** The producer's span context from a job's stored headers, as a link (none without a propagator). */
+function producerLink(job: LeasedJob): Link[] {
+  if (job.traceparent === null) return [];
+  const carrier: Record<string, string> = { traceparent: job.traceparent };
+  if (job.tracestate !== null) carrier.tracestate = job.tracestate;
+  const producer = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, carrier));
+  return producer === undefined ? [] : [{ context: producer }];
+}
+
+/** Starts the span a worker runs one job in, linked to the producer's span. */
+export function startJobSpan(job: LeasedJob): { span: Span; context: Context } {
+  const span = trace.getTracer(tracerName).startSpan(`process ${job.queue}`, {
+    kind: SpanKind.CONSUMER,
+    links: producerLink(job),
+    attributes: {
+      'messaging.system': 'sepp',
+      'messaging.operation.type': 'process',
+      'messaging.destination.name': job.queue,
+      'messaging.message.id': job.id,
+      'sepp.job.type': job.type,
+      'sepp.job.attempt': job.attempt,
+    },
+  });
+  return { span, context: trace.setSpan(context.active(), span) };
+}
+
+/** Runs `fn` with `ctx` as the active context (so the handler's own spans become children). */
+export function runInContext<T>(ctx: Context, fn: () => T): T {
+  return context.with(ctx, fn);
+}
+
+/** Ends a job's span with the job's outcome. */
+export function endJobSpan(span: Span, error: unknown): void {
+  if (error !== undefined) {
+    if (error instanceof Error) span.recordException(error);
+    span.setStatus({
+      code: SpanStatusCode.ERROR,
+      message: error instanceof Error ? error.message : String(error),
+    });
+  }
+  span.end();
+}

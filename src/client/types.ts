@@ -1,0 +1,284 @@
+/**
+ * The SDK's public request and result shapes. They mirror the protocol
+ * (proto/sepp/v1) with friendlier types: times as `Date` (or epoch
+ * milliseconds going in), names of states and reasons as strings, optional
+ * fields instead of proto3 zero values.
+ */
+import type { RejectionReason } from './errors.ts';
+
+/** A job's payload: bytes as they are, or a string sent as UTF-8. */
+export type Payload = Uint8Array | string;
+
+/** A point in time: a `Date`, or milliseconds since the Unix epoch. */
+export type TimeInput = Date | number;
+
+/** Options every call accepts. */
+export interface CallOptions {
+  /** Give up after this long, in ms (default: the client's `defaultDeadlineMs`). */
+  deadlineMs?: number;
+  /** Cancels the call (unary calls only; an enqueue on the stream cannot be taken back). */
+  signal?: AbortSignal;
+}
+
+/** How to enqueue a job; everything is optional. */
+export interface EnqueueOptions {
+  /**
+   * MIME type of the payload. Defaults to `application/json` for
+   * `enqueueJson`, `text/plain; charset=utf-8` for a string payload, and
+   * none (the server says `application/octet-stream`) for bytes.
+   */
+  contentType?: string;
+  /** 0 to 9; higher runs first. Default 0. */
+  priority?: number;
+  /** When the job may run (past times mean now). Give this or `delayMs`, not both. */
+  runAt?: TimeInput;
+  /** Run the job this many ms after the server accepts it. Give this or `runAt`, not both. */
+  delayMs?: number;
+  /** Deliveries before the job goes dead; default the queue's (5 unless configured). */
+  maxAttempts?: number;
+  /**
+   * Deduplication key: a second job with the same key on the same queue within
+   * the queue's dedup window is not stored and the first job's id comes back
+   * with `deduplicated: true`. Also what makes an enqueue safe to retry.
+   */
+  idempotencyKey?: string;
+  /** String pairs stored with the job and handed to the worker. */
+  metadata?: Readonly<Record<string, string>>;
+  /**
+   * W3C trace context to store with the job. Default: the active
+   * OpenTelemetry context's, when OpenTelemetry is set up.
+   */
+  traceparent?: string;
+  /** W3C `tracestate` that goes with `traceparent`. */
+  tracestate?: string;
+  /** Give up waiting for the answer after this long, in ms (the job may still be stored). */
+  deadlineMs?: number;
+}
+
+/** One job of `enqueueBatch` or `enqueueAtomic`. */
+export interface JobSpec extends Omit<EnqueueOptions, 'deadlineMs'> {
+  /** Queue to put the job on. */
+  queue: string;
+  /** Job type: which handler runs it. */
+  type: string;
+  /** The job's input as bytes or text. Give this or `json`. */
+  payload?: Payload;
+  /** The job's input as a value to send as JSON (content type `application/json`). */
+  json?: unknown;
+}
+
+/** An enqueued job. */
+export interface Enqueued {
+  /** The job's id (the original job's id when deduplicated). */
+  id: string;
+  /** True when the idempotency key was seen before and nothing new was stored. */
+  deduplicated: boolean;
+}
+
+/** The outcome of one job of `enqueueBatch`: stored, or refused with a reason. */
+export type EnqueueOutcome =
+  | ({ ok: true } & Enqueued)
+  | {
+      ok: false;
+      /** Why the job was refused. */
+      reason: RejectionReason;
+      /** A sentence for people. */
+      message: string;
+    };
+
+/** Where a job is in its lifecycle. */
+export type JobState = 'scheduled' | 'ready' | 'leased' | 'completed' | 'dead';
+
+/** Why a job is dead. */
+export type DeadReason = 'attempts_exhausted' | 'lease_expired' | 'dead_lettered';
+
+/** What identifies a lease: the job and the attempt it was given (the fencing token). A LeasedJob is one. */
+export interface LeaseRef {
+  /** The job's id. */
+  readonly id: string;
+  /** The lease's attempt number. */
+  readonly attempt: number;
+}
+
+/** What to lease with `reserve`. */
+export interface ReserveOptions extends CallOptions {
+  /** Queues to take jobs from, in order of preference. */
+  queues: readonly string[];
+  /** Most jobs to lease (default 1). */
+  maxJobs?: number;
+  /** How long the leases last, in ms (default: each queue's default lease). */
+  leaseMs?: number;
+  /** How long to wait for a job when none is ready, in ms (a long poll; default 0). */
+  waitMs?: number;
+  /** Names this worker in GetJob and the admin UI. */
+  workerId?: string;
+}
+
+/** How to fail an attempt with `nack`. */
+export interface NackOptions extends CallOptions {
+  /** What went wrong; kept in the job's error history. */
+  error?: string | Error;
+  /** Retry after exactly this many ms instead of the queue's backoff (0 = at once). */
+  retryAfterMs?: number;
+  /** Dead-letter the job now, whatever attempts it has left. */
+  deadLetter?: boolean;
+}
+
+/** Where a nacked job went. */
+export interface NackResult {
+  /** `ready` (retry at once), `scheduled` (retry at `runAt`) or `dead`. */
+  state: 'ready' | 'scheduled' | 'dead';
+  /** When the job runs again; null when dead. */
+  runAt: Date | null;
+}
+
+/** The outcome of one ack of `ackBatch`. */
+export interface AckResult {
+  /** `ok`, or why the ack failed: the job is not leased (`not_found`) or leased again (`lease_lost`). */
+  outcome: 'ok' | 'not_found' | 'lease_lost';
+  /** Why it failed, for people; empty when ok. */
+  message: string;
+}
+
+/** The error of one failed attempt. */
+export interface AttemptError {
+  /** The attempt that failed (1 = first delivery). */
+  attempt: number;
+  /** When it failed. */
+  at: Date;
+  /** The worker's error message, or the server's note that the lease expired. */
+  error: string;
+}
+
+/** Retry delays for nacks without their own delay: baseMs × factor^(attempt − 1), capped, ± jitter. */
+export interface BackoffSettings {
+  /** Delay before the second attempt, in ms. */
+  baseMs: number;
+  /** Each further attempt waits this many times longer. */
+  factor: number;
+  /** Longest retry delay, in ms. */
+  capMs: number;
+  /** Random spread as a fraction of the delay (0.2 = ± 20 %). */
+  jitter: number;
+}
+
+/** A queue's effective settings. */
+export interface QueueSettings {
+  /** Deliveries before a job goes dead. */
+  maxAttempts: number;
+  /** Retry delays for nacks without their own delay. */
+  backoff: BackoffSettings;
+  /** Lease length when a reserve asks for none, in ms. */
+  defaultLeaseMs: number;
+  /** Longest lease, in ms. */
+  maxLeaseMs: number;
+  /** Largest payload accepted, in bytes. */
+  maxPayloadBytes: number;
+  /** Unfinished jobs above which enqueue is refused (`queue_full`); 0 = no limit. */
+  maxDepth: number;
+  /** How long an idempotency key is remembered, in ms. */
+  dedupWindowMs: number;
+  /** How long dead letters are kept, in ms. */
+  deadRetentionMs: number;
+  /** How long acked jobs are kept as `completed`, in ms; 0 deletes them on ack. */
+  completedRetentionMs: number;
+  /** Job types this queue accepts; empty means any. */
+  allowedTypes: string[];
+}
+
+/** Jobs on a queue by state. */
+export interface StateCounts {
+  /** Waiting for their run-at time. */
+  scheduled: number;
+  /** Due and waiting for a worker. */
+  ready: number;
+  /** Held by workers. */
+  leased: number;
+  /** Acked and retained (only queues that retain completed jobs). */
+  completed: number;
+  /** Dead letters. */
+  dead: number;
+}
+
+/** One queue as `listQueues` reports it. */
+export interface QueueInfo {
+  /** The queue's name. */
+  name: string;
+  /** True while paused: it hands out no jobs, enqueue still works. */
+  paused: boolean;
+  /** Jobs by state. */
+  counts: StateCounts;
+  /** How long the oldest ready job has been due, in ms; 0 when none is ready. */
+  oldestReadyAgeMs: number;
+  /** Reserve calls and Work streams waiting on this queue right now. */
+  waitingWorkers: number;
+  /** The queue's effective settings. */
+  settings: QueueSettings;
+}
+
+/** Every server-wide limit in effect (see admin.proto for each one's meaning). */
+export interface ServerLimits {
+  /** Longest queue name and job type, in characters. */
+  maxNameLength: number;
+  /** Largest metadata map (keys and values), in bytes. */
+  maxMetadataBytes: number;
+  /** Most metadata entries per job. */
+  maxMetadataEntries: number;
+  /** Longest idempotency key, in bytes. */
+  maxIdempotencyKeyBytes: number;
+  /** Longest worker id, in bytes. */
+  maxWorkerIdBytes: number;
+  /** Error messages longer than this are truncated, in bytes. */
+  maxErrorBytes: number;
+  /** Errors kept per job. */
+  maxErrorHistory: number;
+  /** Jobs per enqueue batch or Produce message, and ids per dead-letter requeue or delete. */
+  maxBatchJobs: number;
+  /** Jobs per reserve, acks per AckBatch, unused credit per Work stream. */
+  maxReserveJobs: number;
+  /** How far ahead a job may be scheduled, in ms. */
+  maxScheduleAheadMs: number;
+  /** Longest reserve wait, in ms. */
+  maxWaitMs: number;
+  /** Long polls waiting at once. */
+  maxWaiters: number;
+  /** Largest page of a listing. */
+  maxPageSize: number;
+  /** Largest gRPC message, in bytes. */
+  maxMessageBytes: number;
+  /** Queues one reserve or Work subscription may name. */
+  maxReserveQueues: number;
+}
+
+/** The server's version, clock, durability and limits. */
+export interface ServerInfo {
+  /** sepp's version. */
+  version: string;
+  /** The git commit the server was built from; empty if unknown. */
+  gitCommit: string;
+  /** `full`: every commit fsync'd before any reply; `relaxed`: survives a process crash, not a power cut. */
+  durability: 'full' | 'relaxed' | 'unknown';
+  /** The server's clock when it answered. */
+  serverTime: Date;
+  /** When the server started. */
+  startedAt: Date;
+  /** Every server-wide limit. */
+  limits: ServerLimits;
+  /** The settings a queue gets unless configured otherwise. */
+  queueDefaults: QueueSettings;
+  /** True when only declared queues accept jobs. */
+  strictQueues: boolean;
+}
+
+/** Which dead letters to list. */
+export interface DeadLetterQuery extends CallOptions {
+  /** Only dead letters with this reason. */
+  reason?: DeadReason;
+  /** Most jobs per page (default 100). */
+  pageSize?: number;
+  /** `nextPageToken` of the previous page. */
+  pageToken?: string;
+}
+
+/** Which dead letters to requeue or delete: these ids, or every one of the queue. */
+export type DeadLetterSelection = readonly string[] | 'all';

@@ -1,0 +1,282 @@
+/**
+ * The Worker's fast path: one Work stream. The worker subscribes, grants
+ * credit for its free slots, and sends acks, nacks and extends as messages;
+ * the server pushes leased jobs (never more than the credit) and answers each
+ * settlement by request id.
+ *
+ * Credit: `outstanding` is credit granted on the current stream and not yet
+ * used by a pushed job. The worker's free slots minus `outstanding` is what
+ * may still be granted, so running jobs + outstanding credit never exceed the
+ * concurrency. A new stream starts with no credit (the server forgets it).
+ *
+ * Settlements are written at once; credit is written on the next tick, after
+ * every ack of the jobs that freed the slots, so the server applies those
+ * acks before it leases again.
+ *
+ * States: connecting/open (a stream exists) → broken (no stream; reopen after
+ * a backoff while still taking jobs; settlements go over unary calls
+ * meanwhile) → finishing (half-closed, waiting for the server to end) → done.
+ */
+import { type ClientDuplexStream, type ServiceError, status } from '@grpc/grpc-js';
+import type { WorkRequest, WorkResponse, WorkResponse_Settled } from '../rpc/gen/sepp/v1/work.js';
+import { backoffDelayMs } from './backoff.ts';
+import type { Connection } from './connection.ts';
+import { nackDirective, nackResultFromProto } from './convert.ts';
+import { fromStatus, LeaseLostError, SeppError, toSeppError } from './errors.ts';
+import { ackCall, extendCall, nackCall } from './lease-calls.ts';
+import type { LeaseRef, NackOptions, NackResult } from './types.ts';
+import type { TransportConfig, TransportHost, WorkTransport } from './work-transport.ts';
+import type { WorkerTimer } from './worker-clock.ts';
+
+type WorkStream = ClientDuplexStream<WorkRequest, WorkResponse>;
+type Settlement = NonNullable<WorkRequest['kind']> & { $case: 'ack' | 'nack' | 'extend' };
+
+/**
+ * A settlement could not be answered on the stream: there was none (`sent`
+ * false), or it broke after the message was written (`sent` true: it may or
+ * may not have been applied).
+ */
+class AnswerLost extends SeppError {
+  constructor(
+    readonly sent: boolean,
+    message: string,
+  ) {
+    super(status.UNAVAILABLE, message);
+  }
+}
+
+interface Pending {
+  resolve(settled: WorkResponse_Settled): void;
+  reject(error: SeppError): void;
+}
+
+export class WorkStreamTransport implements WorkTransport {
+  readonly freesSlotOnSettle = false;
+  private stream: WorkStream | undefined;
+  private outstanding = 0;
+  private creditScheduled = false;
+  private taking = true;
+  private nextRequestId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private reconnects = 0;
+  private reconnectTimer: WorkerTimer | undefined;
+  private openedAtMs = 0;
+  private ended: (() => void) | undefined;
+  private readonly flushCreditBound = () => this.flushCredit();
+  /** Set once finish() half-closed the stream: nothing more may be written to it. */
+  private halfClosed = false;
+
+  constructor(
+    private readonly conn: Connection,
+    private readonly config: TransportConfig,
+    private readonly host: TransportHost,
+  ) {}
+
+  start(): void {
+    this.open();
+  }
+
+  private open(): void {
+    this.reconnectTimer = undefined;
+    if (!this.taking || this.conn.closed) return;
+    const stream = this.conn.rpc.work(this.conn.metadata());
+    this.stream = stream;
+    this.outstanding = 0;
+    this.openedAtMs = this.config.clock.nowMs();
+    stream.on('data', (message: WorkResponse) => this.onMessage(stream, message));
+    stream.on('error', (error: ServiceError) => this.onBroken(stream, toSeppError(error)));
+    stream.on('end', () =>
+      this.onBroken(stream, new SeppError(status.UNAVAILABLE, 'the server ended the Work stream')),
+    );
+    stream.write({
+      requestId: 0,
+      kind: {
+        $case: 'subscribe',
+        value: {
+          queues: [...this.config.queues],
+          leaseDurationMs: this.config.leaseMs,
+          workerId: this.config.workerId,
+        },
+      },
+    });
+    this.flushCredit();
+  }
+
+  private onMessage(stream: WorkStream, message: WorkResponse): void {
+    if (stream !== this.stream) return;
+    this.reconnects = 0;
+    const kind = message.kind;
+    if (kind?.$case === 'job') {
+      this.outstanding--;
+      this.host.deliver(kind.value);
+    } else if (kind?.$case === 'settled') {
+      const pending = this.pending.get(kind.value.requestId);
+      if (pending === undefined) return;
+      this.pending.delete(kind.value.requestId);
+      if (kind.value.code === status.OK) pending.resolve(kind.value);
+      else pending.reject(fromStatus(kind.value.code, kind.value.message, true));
+    }
+  }
+
+  private onBroken(stream: WorkStream, error: SeppError): void {
+    if (stream !== this.stream) return;
+    this.stream = undefined;
+    this.outstanding = 0;
+    for (const pending of this.pending.values()) {
+      pending.reject(new AnswerLost(true, `the Work stream broke: ${error.message}`));
+    }
+    this.pending.clear();
+    if (this.ended !== undefined) {
+      this.ended();
+      return;
+    }
+    if (!this.taking || this.conn.closed) return;
+    this.host.report(error);
+    // A stream that lived a while was healthy: start the backoff over.
+    const livedMs = this.config.clock.nowMs() - this.openedAtMs;
+    if (livedMs > this.config.reconnectMaxDelayMs) this.reconnects = 0;
+    const delayMs = backoffDelayMs(
+      this.reconnects++,
+      this.config.reconnectBaseDelayMs,
+      this.config.reconnectMaxDelayMs,
+    );
+    this.reconnectTimer = this.config.clock.setTimer(delayMs, () => this.open());
+  }
+
+  release(): void {
+    if (this.creditScheduled || !this.taking) return;
+    this.creditScheduled = true;
+    process.nextTick(this.flushCreditBound);
+  }
+
+  private flushCredit(): void {
+    this.creditScheduled = false;
+    const stream = this.writable();
+    if (stream === undefined || !this.taking) return;
+    const grant = this.host.freeSlots() - this.outstanding;
+    if (grant <= 0) return;
+    this.outstanding += grant;
+    stream.write({ requestId: 0, kind: { $case: 'credit', value: { jobs: grant } } });
+  }
+
+  /** The stream, while settlements and credit may still be written to it. */
+  private writable(): WorkStream | undefined {
+    return this.halfClosed ? undefined : this.stream;
+  }
+
+  private settle(kind: Settlement): Promise<WorkResponse_Settled> {
+    const stream = this.writable();
+    if (stream === undefined) return Promise.reject(new AnswerLost(false, 'no Work stream'));
+    const requestId = this.nextRequestId++;
+    return new Promise((resolve, reject) => {
+      // Like a unary call's deadline: the settlement may still be applied, its answer is not waited for.
+      const timer = setTimeout(() => {
+        if (!this.pending.delete(requestId)) return;
+        reject(
+          new SeppError(
+            status.DEADLINE_EXCEEDED,
+            'no answer from sepp on the Work stream before the deadline',
+          ),
+        );
+      }, this.conn.options.defaultDeadlineMs);
+      this.pending.set(requestId, {
+        resolve: (settled) => {
+          clearTimeout(timer);
+          resolve(settled);
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      });
+      stream.write({ requestId, kind });
+    });
+  }
+
+  async ack(lease: LeaseRef): Promise<void> {
+    let ambiguous = false;
+    try {
+      if (this.writable() !== undefined) {
+        await this.settle({ $case: 'ack', value: { jobId: lease.id, attempt: lease.attempt } });
+        return;
+      }
+    } catch (error) {
+      if (!(error instanceof AnswerLost)) throw error;
+      ambiguous = error.sent;
+    }
+    // No stream, or it broke before answering: leases can be settled over unary calls too.
+    try {
+      await ackCall(this.conn, lease);
+    } catch (error) {
+      // After a lost answer, "not leased" most likely means our own ack went through.
+      if (ambiguous && error instanceof LeaseLostError && error.code === 'not_found') return;
+      throw error;
+    }
+  }
+
+  async nack(lease: LeaseRef, options: NackOptions): Promise<NackResult> {
+    if (this.writable() !== undefined) {
+      try {
+        const settled = await this.settle({
+          $case: 'nack',
+          value: {
+            jobId: lease.id,
+            attempt: lease.attempt,
+            errorMessage: options.error instanceof Error ? options.error.message : (options.error ?? ''),
+            directive: nackDirective(options),
+          },
+        });
+        if (settled.result?.$case === 'nack') return nackResultFromProto(settled.result.value);
+        throw new SeppError(status.INTERNAL, 'the server answered a nack without its outcome');
+      } catch (error) {
+        if (!(error instanceof AnswerLost)) throw error;
+      }
+    }
+    return nackCall(this.conn, lease, options);
+  }
+
+  async extend(lease: LeaseRef, leaseMs: number): Promise<Date> {
+    if (this.writable() !== undefined) {
+      try {
+        const settled = await this.settle({
+          $case: 'extend',
+          value: { jobId: lease.id, attempt: lease.attempt, leaseDurationMs: leaseMs },
+        });
+        if (settled.result?.$case === 'extend') return new Date(settled.result.value.leaseDeadlineMs);
+        throw new SeppError(status.INTERNAL, 'the server answered an extend without the new deadline');
+      } catch (error) {
+        if (!(error instanceof AnswerLost)) throw error;
+      }
+    }
+    // Extending twice is harmless: the lease simply ends `leaseMs` from the later one.
+    return extendCall(this.conn, lease, leaseMs);
+  }
+
+  stopTaking(): void {
+    this.taking = false;
+    this.reconnectTimer?.cancel();
+    this.reconnectTimer = undefined;
+  }
+
+  cancel(): void {
+    const stream = this.stream;
+    this.taking = false;
+    if (stream === undefined) return;
+    stream.cancel();
+    this.onBroken(stream, new SeppError(status.CANCELLED, 'the worker closed the Work stream'));
+  }
+
+  finish(): Promise<void> {
+    const stream = this.stream;
+    if (stream === undefined || this.halfClosed) return Promise.resolve();
+    this.halfClosed = true;
+    // Half-close: the server answers what is in flight, then ends the stream with OK.
+    return new Promise((resolve) => {
+      this.ended = () => {
+        this.ended = undefined;
+        resolve();
+      };
+      stream.end();
+    });
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * How a Worker gets jobs and settles them. Two implementations with the same
+ * behaviour: the Work stream (work-stream-transport.ts, the fast path) and
+ * unary Reserve long polls with Ack/Nack/Extend calls (reserve-transport.ts).
+ */
+import type { LeasedJob as ProtoLeasedJob } from '../rpc/gen/sepp/v1/job.js';
+import type { SeppError } from './errors.ts';
+import type { LeaseRef, NackOptions, NackResult } from './types.ts';
+import type { WorkerClock } from './worker-clock.ts';
+
+/** What a transport needs from its Worker. */
+export interface TransportHost {
+  /** Slots not taken by running jobs: the most jobs the transport may ask for now. */
+  freeSlots(): number;
+  /** A job was leased to this worker; it takes one slot. */
+  deliver(job: ProtoLeasedJob): void;
+  /** A connection-level problem (the transport retries by itself). */
+  report(error: SeppError): void;
+}
+
+export interface TransportConfig {
+  queues: readonly string[];
+  leaseMs: number;
+  workerId: string;
+  /** Longest unary long poll, in ms. */
+  pollWaitMs: number;
+  reconnectBaseDelayMs: number;
+  reconnectMaxDelayMs: number;
+  clock: WorkerClock;
+}
+
+export interface WorkTransport {
+  /**
+   * When a job's slot frees: `false` as soon as its handler returns (the ack
+   * and the new credit travel in order on one stream, so the server settles
+   * before it leases again); `true` only once the settlement is answered
+   * (separate unary calls may overtake each other).
+   */
+  readonly freesSlotOnSettle: boolean;
+  /** Starts asking for jobs. */
+  start(): void;
+  /** Slots were freed: ask for as many more jobs as `freeSlots()` allows. */
+  release(): void;
+  ack(lease: LeaseRef): Promise<void>;
+  nack(lease: LeaseRef, options: NackOptions): Promise<NackResult>;
+  extend(lease: LeaseRef, leaseMs: number): Promise<Date>;
+  /** Asks for no more jobs (shutdown); settlements still work. */
+  stopTaking(): void;
+  /** Ends gracefully once everything is settled. */
+  finish(): Promise<void>;
+  /** Ends at once (a graceful finish took too long). */
+  cancel(): void;
+}

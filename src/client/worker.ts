@@ -1,0 +1,460 @@
+/**
+ * Worker: runs handlers for the jobs of some queues, `concurrency` at a time.
+ *
+ * States: idle (created, not started) → running (asking for jobs for every
+ * free slot) → closing (asks for nothing more; jobs already leased run to
+ * the end and are settled) → closed.
+ *
+ * A job's life here: delivered (takes a slot) → its handler runs with an
+ * AbortSignal while the lease keeper extends its lease every third of the
+ * lease → ack on success, nack on throw (RetryAfter / DeadLetter choose the
+ * directive) → the slot frees. A lease found lost (an extend or settlement
+ * says so) aborts the signal, and the job is never settled by this worker.
+ */
+import { EventEmitter } from 'node:events';
+import { hostname } from 'node:os';
+import { status } from '@grpc/grpc-js';
+import type { LeasedJob as ProtoLeasedJob } from '../rpc/gen/sepp/v1/job.js';
+import { backoffDelayMs } from './backoff.ts';
+import type { Connection } from './connection.ts';
+import { LeaseLostError, SeppError, toSeppError } from './errors.ts';
+import { isJsonContentType } from './jobs.ts';
+import { LeaseKeeper } from './lease-keeper.ts';
+import { ReserveTransport } from './reserve-transport.ts';
+import { endJobSpan, runInContext, startJobSpan } from './trace.ts';
+import type { NackOptions, NackResult } from './types.ts';
+import { WorkStreamTransport } from './work-stream-transport.ts';
+import type { TransportHost, WorkTransport } from './work-transport.ts';
+import { clockSleep, systemWorkerClock, type WorkerClock, type WorkerTimer } from './worker-clock.ts';
+import { DeadLetter, type JobHandler, RetryAfter, WorkerJob } from './worker-job.ts';
+
+/** How a Worker runs. Only `queues` and a handler are required. */
+export interface WorkerOptions {
+  /** Queues to take jobs from, in order of preference. */
+  queues: readonly string[];
+  /** Jobs run at once (and leases held at once). Default 1; at most 1000. */
+  concurrency?: number;
+  /** Lease length asked for, in ms; leases are extended every third of it while a job runs. Default 30,000. */
+  leaseMs?: number;
+  /** Handlers by job type. */
+  handlers?: Readonly<Record<string, JobHandler>>;
+  /** Handler for job types without their own. Without it such jobs are nacked (retried with backoff). */
+  fallback?: JobHandler;
+  /** Names this worker in GetJob and the admin UI. Default `hostname:pid`. */
+  workerId?: string;
+  /** How long `close()` waits for running jobs before aborting their signals, in ms. Default 30,000. */
+  shutdownTimeoutMs?: number;
+  /** `stream` (the Work stream) or `unary` (Reserve long polls). Default: the client's transport. */
+  transport?: 'stream' | 'unary';
+  /**
+   * How many Work streams (or, with the unary transport, Reserve pollers) the
+   * slots are spread over. grpc-js sends one message per stream per turn of
+   * the event loop, so a few streams move jobs faster than one; but each
+   * stream asks the server for jobs on its own, and many small reserves cost
+   * the server more than a few larger ones. Default: min(concurrency, 16)
+   * streams; 1 poller for `unary`.
+   */
+  streams?: number;
+  /** Longest Reserve long poll with the unary transport, in ms. Default 30,000. */
+  pollWaitMs?: number;
+  /** Backoff between reconnects after connection errors. Defaults 200 ms doubling to 10 s, with jitter. */
+  reconnect?: { baseDelayMs?: number; maxDelayMs?: number };
+  /** Start on the next tick (default true). With false, call `start()`. */
+  autostart?: boolean;
+  /** The clock for lease extension, timeouts and backoff (tests pass a fake one). */
+  clock?: WorkerClock;
+}
+
+/** The Worker's events and their arguments. */
+export interface WorkerEvents {
+  /** A job was delivered and its handler starts. */
+  started: [job: WorkerJob];
+  /** A job's handler succeeded and its ack is durable. */
+  completed: [job: WorkerJob];
+  /** A job's handler threw and its nack is durable; `result` says where the job went. */
+  failed: [job: WorkerJob, error: Error, result: NackResult];
+  /** A job's lease was lost; its signal aborted and it will not be settled here. */
+  leaseLost: [job: WorkerJob, error: LeaseLostError];
+  /** A job's lease was extended to `leaseDeadline` (server clock). */
+  extended: [job: WorkerJob, leaseDeadline: Date];
+  /** A connection or settlement problem; the worker keeps going (it reconnects with backoff). */
+  error: [error: SeppError];
+  /** `close()` finished. */
+  closed: [];
+}
+
+/** The parts of a SeppClient a Worker uses. */
+export interface WorkerClient {
+  /** @internal */
+  readonly connection: Connection;
+  /** @internal */
+  track(worker: Worker, running: boolean): void;
+}
+
+/** A share of the slots with its own transport (one Work stream or one poller). */
+class Lane {
+  busy = 0;
+  readonly transport: WorkTransport;
+
+  constructor(
+    readonly capacity: number,
+    makeTransport: (lane: Lane) => WorkTransport,
+  ) {
+    this.transport = makeTransport(this);
+  }
+}
+
+interface Active {
+  job: WorkerJob;
+  lane: Lane;
+  controller: AbortController;
+  /** The lease keeper's next extension time. */
+  dueAtMs: number;
+  /** Local estimate of the lease's end, for retrying settlements. */
+  leaseEndsAtMs: number;
+  extending: boolean;
+  lost: boolean;
+  stoppedForShutdown: boolean;
+  /** Given up at shutdown: whatever the handler does later is not settled. */
+  abandoned: boolean;
+  slotFreed: boolean;
+  decodeError: DeadLetter | undefined;
+}
+
+const abortGraceMs = 1000;
+
+function normalise(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+/** Runs handlers for jobs from sepp queues. */
+export class Worker extends EventEmitter<WorkerEvents> {
+  private readonly connection: Connection;
+  private readonly client: WorkerClient;
+  private readonly queues: readonly string[];
+  private readonly concurrency: number;
+  private readonly leaseMs: number;
+  private readonly handlers: Readonly<Record<string, JobHandler>>;
+  private readonly fallback: JobHandler | undefined;
+  private readonly shutdownTimeoutMs: number;
+  private readonly clock: WorkerClock;
+  private readonly reconnectBaseDelayMs: number;
+  private readonly reconnectMaxDelayMs: number;
+  private readonly lanes: Lane[];
+  private readonly keeper: LeaseKeeper<Active>;
+  private readonly active = new Set<Active>();
+  private busy = 0;
+  private stateName: 'idle' | 'running' | 'closing' | 'closed' = 'idle';
+  private closing: Promise<void> | undefined;
+  private drained: (() => void) | undefined;
+  private lastWarning = '';
+  /** This worker's id, as the server records it. */
+  readonly workerId: string;
+
+  /** Creates a worker on `client` (a SeppClient); it starts on the next tick unless `autostart` is false. */
+  constructor(client: WorkerClient, options: WorkerOptions) {
+    super();
+    if (options.queues.length === 0) throw new TypeError('Worker: name at least one queue');
+    const concurrency = options.concurrency ?? 1;
+    if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) {
+      throw new TypeError('Worker: concurrency must be an integer from 1 to 1000');
+    }
+    const leaseMs = options.leaseMs ?? 30_000;
+    if (!Number.isInteger(leaseMs) || leaseMs < 3)
+      throw new TypeError('Worker: leaseMs must be an integer ≥ 3');
+    if (options.handlers === undefined && options.fallback === undefined) {
+      throw new TypeError('Worker: give handlers by job type, a fallback handler, or both');
+    }
+    this.client = client;
+    this.connection = client.connection;
+    this.queues = [...options.queues];
+    this.concurrency = concurrency;
+    this.leaseMs = leaseMs;
+    this.handlers = options.handlers ?? {};
+    this.fallback = options.fallback;
+    this.shutdownTimeoutMs = options.shutdownTimeoutMs ?? 30_000;
+    this.clock = options.clock ?? systemWorkerClock;
+    this.reconnectBaseDelayMs = options.reconnect?.baseDelayMs ?? 200;
+    this.reconnectMaxDelayMs = options.reconnect?.maxDelayMs ?? 10_000;
+    this.workerId = options.workerId ?? `${hostname()}:${process.pid}`;
+    const config = {
+      queues: this.queues,
+      leaseMs,
+      workerId: this.workerId,
+      pollWaitMs: options.pollWaitMs ?? 30_000,
+      reconnectBaseDelayMs: this.reconnectBaseDelayMs,
+      reconnectMaxDelayMs: this.reconnectMaxDelayMs,
+      clock: this.clock,
+    };
+    const transport = options.transport ?? this.connection.options.transport;
+    const laneCount = Math.min(concurrency, options.streams ?? (transport === 'unary' ? 1 : 16));
+    if (!Number.isInteger(laneCount) || laneCount < 1)
+      throw new TypeError('Worker: streams must be a positive integer');
+    this.lanes = Array.from(
+      { length: laneCount },
+      // Slots split as evenly as they go: the first `concurrency % lanes` lanes get one more.
+      (_, i) =>
+        new Lane(Math.floor(concurrency / laneCount) + (i < concurrency % laneCount ? 1 : 0), (lane) => {
+          const host: TransportHost = {
+            freeSlots: () => (this.stateName === 'running' ? lane.capacity - lane.busy : 0),
+            deliver: (job) => this.deliver(lane, job),
+            report: (error) => this.report(error),
+          };
+          return transport === 'unary'
+            ? new ReserveTransport(this.connection, config, host)
+            : new WorkStreamTransport(this.connection, config, host);
+        }),
+    );
+    this.keeper = new LeaseKeeper<Active>(this.clock, Math.max(1, Math.floor(leaseMs / 3)), (a) =>
+      this.extendLease(a),
+    );
+    if (options.autostart !== false) process.nextTick(() => this.start());
+  }
+
+  /** `idle`, `running`, `closing` or `closed`. */
+  get state(): 'idle' | 'running' | 'closing' | 'closed' {
+    return this.stateName;
+  }
+
+  /** Jobs whose handlers are running. */
+  get running(): number {
+    return this.busy;
+  }
+
+  /** Starts taking jobs (done automatically unless `autostart` is false). */
+  start(): this {
+    if (this.stateName !== 'idle') return this;
+    this.stateName = 'running';
+    this.client.track(this, true);
+    for (const lane of this.lanes) lane.transport.start();
+    return this;
+  }
+
+  private deliver(lane: Lane, proto: ProtoLeasedJob): void {
+    const controller = new AbortController();
+    let data: unknown = proto.payload;
+    let decodeError: DeadLetter | undefined;
+    if (isJsonContentType(proto.contentType)) {
+      try {
+        data = JSON.parse(proto.payload.toString('utf8'));
+      } catch (error) {
+        // Retrying cannot make a payload valid JSON.
+        decodeError = new DeadLetter(`payload is not valid JSON (${normalise(error).message})`);
+      }
+    }
+    const job = new WorkerJob(proto, data, controller.signal);
+    const active: Active = {
+      job,
+      lane,
+      controller,
+      dueAtMs: 0,
+      leaseEndsAtMs: this.clock.nowMs() + this.leaseMs,
+      extending: false,
+      lost: false,
+      stoppedForShutdown: false,
+      abandoned: false,
+      slotFreed: false,
+      decodeError,
+    };
+    this.busy++;
+    lane.busy++;
+    this.active.add(active);
+    this.keeper.add(active);
+    void this.run(active);
+  }
+
+  private async run(active: Active): Promise<void> {
+    const { job } = active;
+    this.emit('started', job);
+    const { span, context } = startJobSpan(job);
+    let failure: unknown;
+    let ok = false;
+    try {
+      if (active.decodeError !== undefined) throw active.decodeError;
+      // Own properties only: a job type such as "toString" must not find Object.prototype's.
+      const handler = Object.hasOwn(this.handlers, job.type) ? this.handlers[job.type] : this.fallback;
+      if (handler === undefined) {
+        const known = Object.keys(this.handlers).join(', ');
+        throw new Error(
+          `no handler for job type "${job.type}" on worker ${this.workerId} (handlers: ${known})`,
+        );
+      }
+      await runInContext(context, () => handler(job, job.signal));
+      ok = true;
+    } catch (error) {
+      failure = error;
+    }
+    endJobSpan(span, ok ? undefined : failure);
+    if (active.lost || active.abandoned) {
+      this.finishJob(active);
+      return;
+    }
+    const { transport } = active.lane;
+    if (!transport.freesSlotOnSettle) this.freeSlot(active);
+    try {
+      if (ok) {
+        await this.settleWithRetry(active, () => transport.ack(job));
+        this.emit('completed', job);
+      } else {
+        const error = normalise(failure);
+        const result = await this.settleWithRetry(active, () =>
+          transport.nack(job, nackOptions(active, error)),
+        );
+        this.emit('failed', job, error, result);
+      }
+    } catch (error) {
+      const e = toSeppError(error);
+      if (e instanceof LeaseLostError) this.lose(active, e);
+      else this.report(e);
+    }
+    this.finishJob(active);
+  }
+
+  /** Settlements that fail with UNAVAILABLE are retried while the lease may still be ours. */
+  private async settleWithRetry<T>(active: Active, settle: () => Promise<T>): Promise<T> {
+    for (let retry = 0; ; retry++) {
+      try {
+        return await settle();
+      } catch (error) {
+        const e = toSeppError(error);
+        const delayMs = backoffDelayMs(retry, this.reconnectBaseDelayMs, this.reconnectMaxDelayMs);
+        if (e.grpcCode !== status.UNAVAILABLE || this.clock.nowMs() + delayMs >= active.leaseEndsAtMs)
+          throw e;
+        this.report(e);
+        await clockSleep(this.clock, delayMs).done;
+      }
+    }
+  }
+
+  /** Frees the job's slot, once, and asks for a job to fill it. */
+  private freeSlot(active: Active): void {
+    if (active.slotFreed) return;
+    active.slotFreed = true;
+    this.busy--;
+    active.lane.busy--;
+    if (this.stateName === 'running') active.lane.transport.release();
+  }
+
+  private finishJob(active: Active): void {
+    this.keeper.remove(active);
+    if (!this.active.delete(active)) return;
+    this.freeSlot(active);
+    if (this.active.size === 0) this.drained?.();
+  }
+
+  private extendLease(active: Active): void {
+    if (active.extending || active.lost || active.abandoned) return;
+    active.extending = true;
+    active.lane.transport.extend(active.job, this.leaseMs).then(
+      (deadline) => {
+        active.extending = false;
+        active.leaseEndsAtMs = this.clock.nowMs() + this.leaseMs;
+        if (this.active.has(active)) this.emit('extended', active.job, deadline);
+      },
+      (error: unknown) => {
+        active.extending = false;
+        const e = toSeppError(error, true);
+        // Anything else is retried at the next period: a lease gets two tries before it ends.
+        if (e instanceof LeaseLostError) this.lose(active, e);
+        else this.report(e);
+      },
+    );
+  }
+
+  private lose(active: Active, error: LeaseLostError): void {
+    if (active.lost || !this.active.has(active)) return;
+    active.lost = true;
+    this.keeper.remove(active);
+    active.controller.abort(error);
+    this.emit('leaseLost', active.job, error);
+  }
+
+  private report(error: SeppError): void {
+    if (this.listenerCount('error') > 0) {
+      this.emit('error', error);
+      return;
+    }
+    // An unhandled 'error' event would crash the process over a passing outage; warn once per kind instead.
+    if (error.message === this.lastWarning) return;
+    this.lastWarning = error.message;
+    process.emitWarning(`sepp worker ${this.workerId}: ${error.message}`, 'SeppWorkerWarning');
+  }
+
+  /**
+   * Stops taking jobs and waits for running ones to finish and be settled. After
+   * `timeoutMs` (default `shutdownTimeoutMs`) their signals abort; handlers that
+   * stop get nacked for an immediate retry elsewhere, and any still running a
+   * second later are abandoned (their leases expire and the jobs come back).
+   */
+  close(options: { timeoutMs?: number } = {}): Promise<void> {
+    this.closing ??= this.shutdown(options.timeoutMs ?? this.shutdownTimeoutMs);
+    return this.closing;
+  }
+
+  private async shutdown(timeoutMs: number): Promise<void> {
+    const wasRunning = this.stateName === 'running';
+    this.stateName = 'closing';
+    for (const lane of this.lanes) lane.transport.stopTaking();
+    if (wasRunning) {
+      if (!(await this.waitDrained(timeoutMs))) {
+        const reason = new SeppError(
+          status.CANCELLED,
+          `the worker is shutting down (waited ${timeoutMs} ms)`,
+          {
+            code: 'cancelled',
+          },
+        );
+        for (const active of this.active) {
+          active.stoppedForShutdown = true;
+          active.controller.abort(reason);
+        }
+        if (!(await this.waitDrained(abortGraceMs))) {
+          for (const active of [...this.active]) {
+            active.abandoned = true;
+            this.finishJob(active);
+          }
+        }
+      }
+      let timer: WorkerTimer | undefined;
+      await Promise.race([
+        Promise.all(this.lanes.map((lane) => lane.transport.finish())),
+        new Promise<void>((resolve) => {
+          timer = this.clock.setTimer(abortGraceMs, () => {
+            for (const lane of this.lanes) lane.transport.cancel();
+            resolve();
+          });
+        }),
+      ]);
+      timer?.cancel();
+    }
+    this.keeper.stop();
+    this.stateName = 'closed';
+    this.client.track(this, false);
+    this.emit('closed');
+  }
+
+  /** Resolves true once no job is active, false after `timeoutMs`. */
+  private async waitDrained(timeoutMs: number): Promise<boolean> {
+    if (this.active.size === 0) return true;
+    let timer: WorkerTimer | undefined;
+    const drained = await Promise.race([
+      new Promise<boolean>((resolve) => {
+        this.drained = () => resolve(true);
+      }),
+      new Promise<boolean>((resolve) => {
+        timer = this.clock.setTimer(timeoutMs, () => resolve(false));
+      }),
+    ]);
+    timer?.cancel();
+    this.drained = undefined;
+    return drained;
+  }
+}
+
+function nackOptions(active: Active, error: Error): NackOptions {
+  if (error instanceof DeadLetter) return { error: error.message, deadLetter: true };
+  if (error instanceof RetryAfter) return { error: error.message, retryAfterMs: error.delayMs };
+  // Stopped by our own shutdown: let another worker have it at once.
+  if (active.stoppedForShutdown) return { error: error.message, retryAfterMs: 0 };
+  return { error: error.message };
+}

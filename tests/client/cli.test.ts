@@ -1,0 +1,290 @@
+/**
+ * The operator commands as a user runs them: `sepp …` in a child process
+ * against a real server, checking the human output, the --json output and
+ * the exit codes.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { SeppClient } from 'sepp/client';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+const root = join(import.meta.dirname, '..', '..');
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function sepp(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  const { SEPP_API_KEY: _key, SEPP_SERVER: _server, ...inherited } = process.env;
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/main.ts', ...args],
+      { cwd: root, env: { ...inherited, ...env } },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+const json = <T = unknown>(run: Run): T => {
+  assert.equal(run.code, 0, run.stderr);
+  return JSON.parse(run.stdout) as T;
+};
+
+describe('operator CLI', () => {
+  let t: TestServer;
+  let client: SeppClient;
+  let env: Record<string, string>;
+  let dir: string;
+
+  before(async () => {
+    t = await startTestServer({ toml: '[queues.tiny]\nmax_payload_bytes = 4\n' });
+    client = SeppClient.connect(t.address);
+    env = { SEPP_SERVER: t.address };
+    dir = mkdtempSync(join(tmpdir(), 'sepp-cli-'));
+  });
+  after(async () => {
+    await client.close();
+    await t.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('enqueue: payload flags, options, human and JSON output', async () => {
+    const human = await sepp(['enqueue', 'emails', 'send', '--json', '{"to":"ada@example.com"}'], env);
+    assert.equal(human.code, 0, human.stderr);
+    const id = /^enqueued (\S+) on emails$/.exec(human.stdout.trim())?.[1];
+    assert.ok(id, human.stdout);
+    const job = await client.getJob(id);
+    assert.equal(job.contentType, 'application/json');
+    assert.deepEqual(job.json(), { to: 'ada@example.com' });
+
+    const file = join(dir, 'report.json');
+    writeFileSync(file, '{"month":"2026-05"}');
+    const scripted = json<{ id: string; deduplicated: boolean }>(
+      await sepp(
+        [
+          'enqueue',
+          'reports',
+          'build',
+          '--file',
+          file,
+          '--priority',
+          '7',
+          '--delay',
+          '30s',
+          '--key',
+          'may',
+          '--max-attempts',
+          '2',
+          '--meta',
+          'tenant=acme',
+          '-o',
+          'json',
+        ],
+        env,
+      ),
+    );
+    assert.equal(scripted.deduplicated, false);
+    const report = await client.getJob(scripted.id);
+    assert.equal(report.state, 'scheduled');
+    assert.equal(report.runAt.getTime() - report.enqueuedAt.getTime(), 30_000);
+    assert.equal(report.priority, 7);
+    assert.equal(report.maxAttempts, 2);
+    assert.equal(report.idempotencyKey, 'may');
+    assert.deepEqual(report.metadata, { tenant: 'acme' });
+    assert.equal(report.contentType, 'application/json');
+
+    const again = json<{ id: string; deduplicated: boolean }>(
+      await sepp(['enqueue', 'reports', 'build', '--key', 'may', '-o', 'json'], env),
+    );
+    assert.deepEqual(again, { id: scripted.id, deduplicated: true });
+
+    const runAt = new Date(Math.floor(Date.now() / 1000) * 1000 + 86_400_000).toISOString();
+    const at = await sepp(['enqueue', 'later', 't', '--run-at', runAt, '-o', 'json'], env);
+    assert.equal((await client.getJob(json<{ id: string }>(at).id)).runAt.toISOString(), runAt);
+  });
+
+  test('enqueue: bad input exits 2 with the reason', async () => {
+    const badJson = await sepp(['enqueue', 'q', 't', '--json', '{nope'], env);
+    assert.equal(badJson.code, 2);
+    assert.match(badJson.stderr, /--json is not valid JSON/);
+    const badDelay = await sepp(['enqueue', 'q', 't', '--delay', '10 parsecs'], env);
+    assert.equal(badDelay.code, 2);
+    assert.match(badDelay.stderr, /--delay/);
+    const tooBig = await sepp(['enqueue', 'tiny', 't', '--json', '"far too large"'], env);
+    assert.equal(tooBig.code, 2);
+    assert.match(tooBig.stderr, /payload_too_large/);
+    const missing = await sepp(['enqueue', 'q'], env);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /Not enough non-option arguments/);
+  });
+
+  test('queues: a table for people, JSON for scripts', async () => {
+    await client.enqueue('listed', 't');
+    await client.enqueue('listed', 't');
+    const table = await sepp(['queues'], env);
+    assert.equal(table.code, 0, table.stderr);
+    const [header, ...rows] = table.stdout.trim().split('\n');
+    assert.match(
+      header ?? '',
+      /^QUEUE\s+PAUSED\s+SCHEDULED\s+READY\s+LEASED\s+DEAD\s+COMPLETED\s+OLDEST READY\s+WORKERS$/,
+    );
+    assert.ok(
+      rows.some((r) => /^listed\s+no\s+0\s+2\s+0\s+0\s+0\s+\S+\s+0$/.test(r)),
+      table.stdout,
+    );
+    const queues = json<{ name: string; counts: { ready: number } }[]>(await sepp(['queues', '--json'], env));
+    assert.equal(queues.find((q) => q.name === 'listed')?.counts.ready, 2);
+  });
+
+  test('job: details, JSON with the decoded payload, and exit 5 for an unknown id', async () => {
+    const { id } = await client.enqueueJson(
+      'shown',
+      'send',
+      { to: 'grace@example.com' },
+      { metadata: { a: 'b' } },
+    );
+    const human = await sepp(['job', id], env);
+    assert.equal(human.code, 0, human.stderr);
+    assert.match(human.stdout, new RegExp(`^id\\s+${id}$`, 'm'));
+    assert.match(human.stdout, /^state\s+ready$/m);
+    assert.match(human.stdout, /^attempt\s+0 of 5$/m);
+    assert.match(human.stdout, /^metadata\s+a=b$/m);
+    assert.match(human.stdout, /"to": "grace@example.com"/);
+    const data = json<{ id: string; state: string; payloadEncoding: string; payload: unknown }>(
+      await sepp(['job', id, '--json'], env),
+    );
+    assert.equal(data.id, id);
+    assert.equal(data.state, 'ready');
+    assert.equal(data.payloadEncoding, 'json');
+    assert.deepEqual(data.payload, { to: 'grace@example.com' });
+
+    const unknown = await sepp(['job', '0190a4c2-0000-7000-8000-000000000000'], env);
+    assert.equal(unknown.code, 5);
+    assert.match(unknown.stderr, /^sepp: .*0190a4c2-0000-7000-8000-000000000000/);
+    const malformed = await sepp(['job', 'not-a-job-id'], env);
+    assert.equal(malformed.code, 2);
+  });
+
+  test('dlq list, requeue and delete', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const { id } = await client.enqueue('mail', 'send', `m${i}`, { maxAttempts: 1 });
+      ids.push(id);
+    }
+    for (const job of await client.reserve({ queues: ['mail'], maxJobs: 3 })) {
+      if (job.id === ids[2]) await client.nack(job, { error: 'invalid address', deadLetter: true });
+      else await client.nack(job, { error: 'SMTP 451 try later' });
+    }
+
+    const table = await sepp(['dlq', 'list', 'mail'], env);
+    assert.equal(table.code, 0, table.stderr);
+    const lines = table.stdout.trim().split('\n');
+    assert.match(lines[0] ?? '', /^ID\s+TYPE\s+ATTEMPTS\s+REASON\s+FAILED AT\s+LAST ERROR$/);
+    assert.equal(lines.length, 4);
+    assert.match(table.stdout, /attempts_exhausted\s+\S+\s+SMTP 451 try later/);
+
+    const listed = json<{ id: string; deadReason: string }[]>(
+      await sepp(['dlq', 'list', 'mail', '--reason', 'dead_lettered', '--json'], env),
+    );
+    assert.deepEqual(
+      listed.map((j) => [j.id, j.deadReason]),
+      [[ids[2], 'dead_lettered']],
+    );
+    const limited = json<unknown[]>(await sepp(['dlq', 'list', 'mail', '--limit', '2', '--json'], env));
+    assert.equal(limited.length, 2);
+
+    const requeued = await sepp(['dlq', 'requeue', 'mail', ids[0]!], env);
+    assert.equal(requeued.code, 0, requeued.stderr);
+    assert.equal(requeued.stdout.trim(), 'requeued 1 dead letter of mail');
+    assert.equal((await client.getJob(ids[0]!)).state, 'ready');
+
+    const neither = await sepp(['dlq', 'requeue', 'mail'], env);
+    assert.equal(neither.code, 2);
+    assert.match(neither.stderr, /--all/);
+
+    // Deleting everything asks first; with no terminal to ask, --yes is required.
+    const refused = await sepp(['dlq', 'delete', 'mail', '--all'], env);
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /without --yes/);
+    assert.equal((await client.listQueues()).find((q) => q.name === 'mail')?.counts.dead, 2);
+    const deleted = json<{ deleted: number }>(
+      await sepp(['dlq', 'delete', 'mail', '--all', '--yes', '--json'], env),
+    );
+    assert.equal(deleted.deleted, 2);
+    const byId = await sepp(['dlq', 'delete', 'mail', ids[0]!], env);
+    assert.equal(byId.stdout.trim(), 'deleted 0 dead letters of mail', 'a job that is not dead is skipped');
+  });
+
+  test('pause and resume', async () => {
+    await client.enqueue('pausable', 't');
+    const paused = await sepp(['pause', 'pausable'], env);
+    assert.equal(paused.code, 0, paused.stderr);
+    assert.match(paused.stdout, /^paused pausable/);
+    assert.deepEqual(await client.reserve({ queues: ['pausable'] }), []);
+    assert.deepEqual(json(await sepp(['resume', 'pausable', '--json'], env)), {
+      queue: 'pausable',
+      paused: false,
+    });
+    assert.equal((await client.reserve({ queues: ['pausable'] })).length, 1);
+  });
+
+  test('a server that is not there: exit 3 and a hint', async () => {
+    const probe = await startTestServer();
+    const address = probe.address;
+    await probe.dispose();
+    const run = await sepp(['queues', '--server', address]);
+    assert.equal(run.code, 3);
+    assert.match(run.stderr, new RegExp(`cannot reach sepp at ${address}; is it running\\? \\(--server\\)`));
+    assert.match(run.stderr, /ECONNREFUSED/);
+  });
+});
+
+describe('operator CLI with API keys', () => {
+  const adminKey = 'cli-admin-key-0123456789';
+  const producerKey = 'cli-producer-key-0123456789';
+  let t: TestServer;
+
+  before(async () => {
+    t = await startTestServer({
+      toml: `
+[[grpc.api_keys]]
+name = "ops"
+role = "admin"
+key = "${adminKey}"
+[[grpc.api_keys]]
+name = "app"
+role = "producer"
+key = "${producerKey}"
+`,
+    });
+  });
+  after(() => t.dispose());
+
+  test('exit 4 without a valid key or with a role that does not allow the call; keys are never printed', async () => {
+    const env = { SEPP_SERVER: t.address };
+    const none = await sepp(['queues'], env);
+    assert.equal(none.code, 4);
+    assert.match(none.stderr, /not authenticated.*--api-key or SEPP_API_KEY/);
+    const wrong = await sepp(['queues', '--api-key', 'not-the-key-0123456789'], env);
+    assert.equal(wrong.code, 4);
+    assert.doesNotMatch(wrong.stderr + wrong.stdout, /not-the-key-0123456789/);
+    const role = await sepp(['pause', 'q', '--api-key', producerKey], env);
+    assert.equal(role.code, 4);
+    assert.match(role.stderr, /permission denied/);
+    assert.doesNotMatch(role.stderr + role.stdout, new RegExp(producerKey));
+    const fromEnv = await sepp(['enqueue', 'q', 't', '-o', 'json'], { ...env, SEPP_API_KEY: producerKey });
+    assert.equal(fromEnv.code, 0, fromEnv.stderr);
+    const admin = await sepp(['pause', 'q', '--api-key', adminKey], env);
+    assert.equal(admin.code, 0, admin.stderr);
+  });
+});
