@@ -36,6 +36,7 @@ export type {
   Payload,
   QueueInfo,
   QueueSettings,
+  ReserveOptions,
   ServerInfo,
   ServerLimits,
   StateCounts,
