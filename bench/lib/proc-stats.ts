@@ -1,0 +1,117 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+/**
+ * Server-side resource use read from /proc: CPU time (user + system, including child
+ * processes such as Redis's AOF-rewrite fork, live or already reaped) and resident memory.
+ */
+
+/** Kernel clock ticks per second for /proc/PID/stat times; 100 on every Linux we run on. */
+const ticksPerSecond = 100;
+
+interface StatFields {
+  readonly ppid: number;
+  /** utime + stime, in ticks. */
+  readonly ownTicks: number;
+  /** cutime + cstime: children already waited for, in ticks. */
+  readonly reapedChildTicks: number;
+}
+
+function readStat(pid: number): StatFields | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // The command name (field 2) may contain spaces and parentheses: parse after the last ')'.
+  const rest = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  const field = (n: number) => Number(rest[n - 3]);
+  return { ppid: field(4), ownTicks: field(14) + field(15), reapedChildTicks: field(16) + field(17) };
+}
+
+/** Every live descendant of `roots` (children, grandchildren...). */
+function descendants(roots: readonly number[]): number[] {
+  const childrenOf = new Map<number, number[]>();
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid)) continue;
+    const stat = readStat(pid);
+    if (stat === undefined) continue;
+    const list = childrenOf.get(stat.ppid) ?? [];
+    list.push(pid);
+    childrenOf.set(stat.ppid, list);
+  }
+  const found: number[] = [];
+  const queue = [...roots];
+  for (let pid = queue.shift(); pid !== undefined; pid = queue.shift()) {
+    for (const child of childrenOf.get(pid) ?? []) {
+      found.push(child);
+      queue.push(child);
+    }
+  }
+  return found;
+}
+
+/** Total CPU microseconds used so far by `roots` and all their descendants, live or reaped. */
+export function cpuMicros(roots: readonly number[]): number {
+  let ticks = 0;
+  for (const pid of roots) {
+    const stat = readStat(pid);
+    if (stat !== undefined) ticks += stat.ownTicks + stat.reapedChildTicks;
+  }
+  for (const pid of descendants(roots)) ticks += readStat(pid)?.ownTicks ?? 0;
+  return (ticks * 1e6) / ticksPerSecond;
+}
+
+function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  try {
+    const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text);
+    return match?.[1] === undefined ? 0 : Number(match[1]);
+  } catch {
+    return 0;
+  }
+}
+
+/** Current resident memory of the server processes (not their forks, which share pages). */
+export function rssBytes(roots: readonly number[]): number {
+  return roots.reduce((sum, pid) => sum + statusKb(pid, 'VmRSS') * 1024, 0);
+}
+
+/** Peak resident memory since the server processes started (the kernel's high-water mark). */
+export function peakRssBytes(roots: readonly number[]): number {
+  return roots.reduce((sum, pid) => sum + statusKb(pid, 'VmHWM') * 1024, 0);
+}
+
+/**
+ * Measures one phase: CPU of the server and of this (client) process, and the peak server
+ * RSS sampled every `sampleMs` while the phase runs.
+ */
+export class PhaseMeter {
+  private readonly serverCpuStartUs: number;
+  private readonly clientCpuStart = process.cpuUsage();
+  private peakRss: number;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly roots: readonly number[],
+    sampleMs = 200,
+  ) {
+    this.serverCpuStartUs = cpuMicros(roots);
+    this.peakRss = rssBytes(roots);
+    this.timer = setInterval(() => {
+      this.peakRss = Math.max(this.peakRss, rssBytes(this.roots));
+    }, sampleMs);
+    this.timer.unref();
+  }
+
+  finish(): { serverCpuUs: number; clientCpuUs: number; serverPeakRssBytes: number } {
+    clearInterval(this.timer);
+    const client = process.cpuUsage(this.clientCpuStart);
+    return {
+      serverCpuUs: cpuMicros(this.roots) - this.serverCpuStartUs,
+      clientCpuUs: client.user + client.system,
+      serverPeakRssBytes: Math.max(this.peakRss, rssBytes(this.roots)),
+    };
+  }
+}

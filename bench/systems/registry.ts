@@ -1,0 +1,18 @@
+import { beanstalkdDriver } from './beanstalkd.ts';
+import { bullmqDriver } from './bullmq.ts';
+import { natsDriver } from './nats.ts';
+import type { DriverFactory } from './types.ts';
+
+/**
+ * Every system the harness can run, by CLI name, in the default run order. BullMQ comes
+ * first because the ratios of the report are against it. The sepp drivers are added here.
+ */
+export const systems: ReadonlyMap<string, DriverFactory> = new Map<string, DriverFactory>([
+  ['bullmq', bullmqDriver],
+  ['beanstalkd', beanstalkdDriver],
+  ['nats210', (settings) => natsDriver('2.10', settings)],
+  ['nats29', (settings) => natsDriver('2.9', settings)],
+]);
+
+/** The system the report's ratios are computed against. */
+export const baselineSystem = 'bullmq';
