@@ -4,6 +4,7 @@ import type { BenchOptions } from './args.ts';
 import { freePort, waitForPort } from './lib/net.ts';
 import { peakRssBytes } from './lib/proc-stats.ts';
 import { spawnTracked } from './lib/processes.ts';
+import { fdatasyncMedianUs } from './report/machine.ts';
 import type { SystemResult } from './report/results.ts';
 import type { StartContext, SystemDriver } from './systems/types.ts';
 import type { WorkloadContext, WorkloadRun } from './workloads/context.ts';
@@ -52,8 +53,9 @@ export async function runSystem(
   let error: string | undefined;
   let peakRss = 0;
   let settings = '';
+  const diskFdatasyncUs = fdatasyncMedianUs(dataDir);
   try {
-    log(`${driver.id}: starting`);
+    log(`${driver.id}: starting (disk fdatasync median ${diskFdatasyncUs} µs)`);
     await driver.start(startCtx);
     settings = driver.describeSettings();
     log(`${driver.label}: ${settings}`);
@@ -69,7 +71,9 @@ export async function runSystem(
     const record = (run: WorkloadRun) => {
       runs.push(run);
       const figures = run.phases.map(
-        (p) => `${p.phase} ${Math.round(p.jobsPerSec)} jobs/s${p.complete ? '' : ' (timed out)'}`,
+        (p) =>
+          `${p.phase} ${Math.round(p.jobsPerSec)} jobs/s${p.complete ? '' : ' (timed out)'} ` +
+          `(other load ${Math.round(p.otherCpuPercent)}%)`,
       );
       log(`${driver.id}: ${run.workload} c=${run.concurrency}: ${figures.join(', ')}`);
     };
@@ -126,6 +130,7 @@ export async function runSystem(
     fsyncChecks,
     runs,
     serverLifetimePeakRssBytes: peakRss,
+    diskFdatasyncMedianUs: diskFdatasyncUs,
     ...(error === undefined ? {} : { error }),
   };
 }

@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 
 /**
  * Server-side resource use read from /proc: CPU time (user + system, including child
@@ -83,6 +84,18 @@ export function peakRssBytes(roots: readonly number[]): number {
   return roots.reduce((sum, pid) => sum + statusKb(pid, 'VmHWM') * 1024, 0);
 }
 
+/** CPU time all processes on the machine have spent busy (not idle or waiting for I/O). */
+function machineBusyMicros(): number {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
+  // cpu user nice system idle iowait irq softirq steal guest guest_nice (guest is inside user)
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = line
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  return ((user + nice + system + irq + softirq + steal) * 1e6) / ticksPerSecond;
+}
+
 /**
  * Measures one phase: CPU of the server and of this (client) process, and the peak server
  * RSS sampled every `sampleMs` while the phase runs.
@@ -90,6 +103,8 @@ export function peakRssBytes(roots: readonly number[]): number {
 export class PhaseMeter {
   private readonly serverCpuStartUs: number;
   private readonly clientCpuStart = process.cpuUsage();
+  private readonly machineBusyStartUs = machineBusyMicros();
+  private readonly startMs = performance.now();
   private peakRss: number;
   private readonly timer: NodeJS.Timeout;
 
@@ -105,13 +120,25 @@ export class PhaseMeter {
     this.timer.unref();
   }
 
-  finish(): { serverCpuUs: number; clientCpuUs: number; serverPeakRssBytes: number } {
+  finish(): {
+    serverCpuUs: number;
+    clientCpuUs: number;
+    serverPeakRssBytes: number;
+    otherCpuPercent: number;
+  } {
     clearInterval(this.timer);
     const client = process.cpuUsage(this.clientCpuStart);
+    const serverCpuUs = cpuMicros(this.roots) - this.serverCpuStartUs;
+    const clientCpuUs = client.user + client.system;
+    // What the rest of the machine (other sessions, builds) used meanwhile: this machine is
+    // shared, and a figure measured next to a busy neighbour should say so.
+    const capacityUs = (performance.now() - this.startMs) * 1000 * availableParallelism();
+    const otherUs = machineBusyMicros() - this.machineBusyStartUs - serverCpuUs - clientCpuUs;
     return {
-      serverCpuUs: cpuMicros(this.roots) - this.serverCpuStartUs,
-      clientCpuUs: client.user + client.system,
+      serverCpuUs,
+      clientCpuUs,
       serverPeakRssBytes: Math.max(this.peakRss, rssBytes(this.roots)),
+      otherCpuPercent: capacityUs > 0 ? Math.max(0, (100 * otherUs) / capacityUs) : 0,
     };
   }
 }

@@ -13,6 +13,8 @@ export interface SystemResult {
   readonly runs: readonly WorkloadRun[];
   /** The kernel's RSS high-water mark of the server processes over the whole run. */
   readonly serverLifetimePeakRssBytes: number;
+  /** The disk's fdatasync median just before this system started: the disk's speed varies. */
+  readonly diskFdatasyncMedianUs: number;
   /** Set when the system failed; the runs before the failure are kept. */
   readonly error?: string;
 }

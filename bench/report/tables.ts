@@ -57,6 +57,7 @@ function throughputTable(report: BenchReport, workload: 'W1' | 'W3'): string | u
       `${cpu(enq, (p) => p.serverCpuUsPerJob)} / ${cpu(drain, (p) => p.serverCpuUsPerJob)}`,
       `${cpu(enq, (p) => p.clientCpuUsPerJob)} / ${cpu(drain, (p) => p.clientCpuUsPerJob)}`,
       mb(med([...enq, ...drain], (p) => p.serverPeakRssBytes)),
+      `${int(med(enq, (p) => p.otherCpuPercent))} / ${int(med(drain, (p) => p.otherCpuPercent))}`,
     ];
   });
   const latencyHeader =
@@ -74,6 +75,7 @@ function throughputTable(report: BenchReport, workload: 'W1' | 'W3'): string | u
     'server CPU µs/job enq / drain',
     'client CPU µs/job enq / drain',
     'server peak RSS MB',
+    'other load % enq / drain',
   ];
   return markdownTable(header, rows);
 }
@@ -137,13 +139,19 @@ function fsyncTable(report: BenchReport): string | undefined {
   const rows = checked.map((s) => [
     s.label,
     s.durability,
+    int(s.diskFdatasyncMedianUs),
     ...shapes.map((shape) => {
       const c = s.fsyncChecks.find((x) => x.concurrency === shape.concurrency && x.phase === shape.phase);
       return c === undefined ? '–' : `${fixed(c.perJob, 2)} (${c.fsync + c.fdatasync} / ${c.jobs})`;
     }),
   ]);
   return markdownTable(
-    ['system', 'durability', ...shapes.map((c) => `${c.phase} c=${c.concurrency}: syncs/job (syncs / jobs)`)],
+    [
+      'system',
+      'durability',
+      'disk fdatasync µs before start',
+      ...shapes.map((c) => `${c.phase} c=${c.concurrency}: syncs/job (syncs / jobs)`),
+    ],
     rows,
   );
 }
@@ -167,7 +175,9 @@ export function renderMarkdown(report: BenchReport): string {
     `Machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB RAM, ${m.os}, Linux ${m.kernel}, Node ${m.node}; ` +
       `disk ${m.disk}; 4 KiB write + fdatasync median ${m.fdatasyncMedianUs} µs.`,
     'Figures are medians over repetitions; `*` marks a phase that hit its time limit before finishing. ' +
-      'Ratios are against BullMQ in the same run.',
+      'Ratios are against BullMQ in the same run. "Other load" is the CPU that processes outside the ' +
+      'benchmark used during the phase, in % of all cores: this machine is shared, so a high value ' +
+      'means the figure is depressed by a neighbour.',
   ];
   const add = (title: string, table: string | undefined, note: string) => {
     if (table !== undefined) sections.push(`### ${title}\n\n${note}\n\n${table}`);

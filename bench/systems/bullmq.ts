@@ -1,6 +1,7 @@
 import { type Job, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { commandOutput, packageVersion } from '../lib/versions.ts';
+import { WorkerPool } from './bullmq-worker-pool.ts';
 import { choice } from './settings.ts';
 import type {
   ClientRole,
@@ -18,10 +19,11 @@ import type {
  * fsyncs the AOF before it replies to any write, so every `Queue.add` and every
  * `moveToCompleted` is durable when acknowledged.
  *
- * Drain uses BullMQ's manual-processing API the way its own Worker main loop does:
- * `getNextJob` (moveToActive) and `moveToCompleted(fetchNext)`, which completes a job and
- * fetches the next one in one Lua call. That is the same Redis work as a `Worker` with a
- * processor, without the event emitting and tracing around it.
+ * Drain, by default, uses BullMQ's manual-processing API the way its own Worker main loop
+ * does: `getNextJob` (moveToActive) and `moveToCompleted(fetchNext)`, which completes a job
+ * and fetches the next one in one Lua call. That is the same Redis work as a `Worker` with
+ * a processor, without the event emitting and tracing around it; `drain=worker` runs the
+ * real `Worker` instead (see bullmq-worker-pool.ts). W3's batches always use the manual API.
  *
  * Settings (`--set bullmq.<key>=<value>`):
  *   connection    shared (default) | per-client — one ioredis connection for all producers
@@ -55,9 +57,10 @@ class BullmqClient implements QueueClient {
   constructor(
     private readonly queue: Queue<JobData, null> | undefined,
     private readonly worker: PullWorker | undefined,
+    private readonly pool: WorkerPool | undefined,
     private readonly fetchNext: boolean,
     /** What this client alone owns and closes: its Queue unless shared, its connection. */
-    private readonly owned: { queue: boolean; connection: Redis | undefined },
+    private readonly owned: { queue: boolean; connection: Redis | undefined; leavePool: () => Promise<void> },
   ) {}
 
   /** BullMQ jobs carry JSON; the 256-byte payload travels as a 256-character string. */
@@ -82,7 +85,8 @@ class BullmqClient implements QueueClient {
     );
   }
 
-  async reserve(_waitMs: number): Promise<Lease | null> {
+  async reserve(waitMs: number): Promise<Lease | null> {
+    if (this.pool !== undefined) return this.pool.reserve(waitMs);
     const worker = this.need(this.worker, 'worker');
     let job = this.prefetched;
     this.prefetched = undefined;
@@ -118,6 +122,7 @@ class BullmqClient implements QueueClient {
 
   async close(): Promise<void> {
     await this.worker?.close();
+    await this.owned.leavePool();
     if (this.owned.queue) await this.queue?.close();
     this.owned.connection?.disconnect();
   }
@@ -127,6 +132,8 @@ export function bullmqDriver(settings: DriverSettings): SystemDriver {
   const connectionMode = choice(settings, 'bullmq.connection', ['shared', 'per-client'], 'shared');
   const pipelining = choice(settings, 'bullmq.pipelining', ['auto', 'off'], 'auto');
   const fetchNext = choice(settings, 'bullmq.fetchnext', ['on', 'off'], 'on') === 'on';
+  const drainMode = choice(settings, 'bullmq.drain', ['manual', 'worker'], 'manual');
+  const pools = new Map<string, WorkerPool>();
   let server: ServerProcess | undefined;
   let port = 0;
   let shared: Redis | undefined;
@@ -203,12 +210,33 @@ export function bullmqDriver(settings: DriverSettings): SystemDriver {
         await queue.waitUntilReady();
       }
       let worker: PullWorker | undefined;
+      let pool: WorkerPool | undefined;
       if (role !== 'producer') {
+        // W3's batches need the manual API even when single jobs go through a Worker.
         worker = new PullWorker(name, null, { connection, autorun: false, drainDelay: 1 });
         await worker.waitUntilReady();
+        if (drainMode === 'worker') {
+          // Without a shared connection the pool gets its own, since any one client's may close first.
+          pool =
+            pools.get(name) ??
+            new WorkerPool(name, shared ?? { host: '127.0.0.1', port, maxRetriesPerRequest: null });
+          pools.set(name, pool);
+          await pool.join();
+        }
       }
+      const joined = pool;
+      const leavePool = async () => {
+        if (joined?.leave()) {
+          pools.delete(name);
+          await joined.close();
+        }
+      };
       // A shared Queue is closed by stop(), not by each producer.
-      return new BullmqClient(queue, worker, fetchNext, { queue: shared === undefined, connection: own });
+      return new BullmqClient(queue, worker, pool, fetchNext, {
+        queue: shared === undefined,
+        connection: own,
+        leavePool,
+      });
     },
 
     describeSettings() {
@@ -216,7 +244,10 @@ export function bullmqDriver(settings: DriverSettings): SystemDriver {
         `redis-server ${redisVersion} --appendonly yes --appendfsync always --save ""; ` +
         `bullmq ${packageVersion('bullmq')}, ioredis ${packageVersion('ioredis')}; ` +
         `connection=${connectionMode}, enableAutoPipelining=${pipelining === 'auto'}, ` +
-        `drain=getNextJob+moveToCompleted(fetchNext=${fetchNext}), removeOnComplete=true`
+        (drainMode === 'manual'
+          ? `drain=getNextJob+moveToCompleted(fetchNext=${fetchNext})`
+          : 'drain=Worker(concurrency=workers)') +
+        ', removeOnComplete=true'
       );
     },
   };

@@ -18,6 +18,8 @@ export interface PhaseResult {
   readonly serverCpuUsPerJob: number;
   readonly clientCpuUsPerJob: number;
   readonly serverPeakRssBytes: number;
+  /** CPU used by other processes on the machine during the phase, % of all cores: noise. */
+  readonly otherCpuPercent: number;
 }
 
 export interface PhaseSpec {
@@ -65,5 +67,6 @@ export async function runPhase(spec: PhaseSpec): Promise<PhaseResult> {
     serverCpuUsPerJob: perJob(used.serverCpuUs),
     clientCpuUsPerJob: perJob(used.clientCpuUs),
     serverPeakRssBytes: used.serverPeakRssBytes,
+    otherCpuPercent: used.otherCpuPercent,
   };
 }
