@@ -20,6 +20,9 @@ export interface BenchOptions {
   readonly w4TimeoutS: number;
   readonly phaseTimeoutS: number;
   readonly fsyncCheck: boolean;
+  /** Before each timed phase, wait up to this long for the machine to be quiet (0: never). */
+  readonly quietWaitS: number;
+  readonly quietBelowPercent: number;
   readonly settings: ReadonlyMap<string, string>;
   /** Output path prefix: writes PREFIX.md, PREFIX.json, PREFIX-throughput.svg, PREFIX-w4.svg. */
   readonly out: string;
@@ -39,6 +42,9 @@ export const usage = `Usage: npm run bench -- [options]
   --w4-timeout-s S              time limit of each W4 phase (default 30)
   --phase-timeout-s S           time limit of every other phase (default 300)
   --no-fsync-check              skip the strace check
+  --quiet-wait-s S              before each timed phase, wait up to S s for the machine to be
+                                less than --quiet-below % busy (default 20; --quick 3; 0 = never)
+  --quiet-below P               (default 25)
   --set system.key=value        a driver setting, e.g. bullmq.connection=per-client (repeatable)
   --out PREFIX                  output prefix (default bench/results/tmp/run-<time>)`;
 
@@ -66,6 +72,8 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       'w4-timeout-s': { type: 'string' },
       'phase-timeout-s': { type: 'string' },
       'no-fsync-check': { type: 'boolean', default: false },
+      'quiet-wait-s': { type: 'string' },
+      'quiet-below': { type: 'string' },
       set: { type: 'string', multiple: true },
       out: { type: 'string' },
       help: { type: 'boolean', default: false },
@@ -118,6 +126,9 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     w4TimeoutS: positive('w4-timeout-s', values['w4-timeout-s'], 30),
     phaseTimeoutS: positive('phase-timeout-s', values['phase-timeout-s'], 300),
     fsyncCheck: !values['no-fsync-check'],
+    quietWaitS:
+      values['quiet-wait-s'] === '0' ? 0 : positive('quiet-wait-s', values['quiet-wait-s'], quick ? 3 : 20),
+    quietBelowPercent: positive('quiet-below', values['quiet-below'], 25),
     settings,
     out: values.out ?? `bench/results/tmp/run-${stamp}`,
   });

@@ -4,6 +4,7 @@ import type { BenchOptions } from './args.ts';
 import { freePort, waitForPort } from './lib/net.ts';
 import { peakRssBytes } from './lib/proc-stats.ts';
 import { spawnTracked } from './lib/processes.ts';
+import { waitForQuiet } from './lib/quiet.ts';
 import { fdatasyncMedianUs } from './report/machine.ts';
 import type { SystemResult } from './report/results.ts';
 import type { StartContext, SystemDriver } from './systems/types.ts';
@@ -46,6 +47,12 @@ export async function runSystem(
     payload: Buffer.alloc(opts.payloadBytes, 'x'),
     phaseTimeoutMs: opts.phaseTimeoutS * 1000,
     queueName: (prefix) => `bench-${prefix}-${++queueSeq}`,
+    beforePhase: async () => {
+      if (opts.quietWaitS === 0) return;
+      const load = await waitForQuiet(opts.quietWaitS * 1000, opts.quietBelowPercent);
+      if (load > opts.quietBelowPercent)
+        log(`machine still ${Math.round(load)}% busy after ${opts.quietWaitS} s; going on`);
+    },
     log,
   };
   const runs: WorkloadRun[] = [];

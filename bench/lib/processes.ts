@@ -100,8 +100,10 @@ export function installCleanupHandlers(onAbort: () => Promise<void>): void {
   };
   process.once('SIGINT', () => abort('interrupted', 130));
   process.once('SIGTERM', () => abort('terminated', 143));
-  process.once('uncaughtException', (err) => {
-    process.stderr.write(`${err.stack ?? String(err)}\n`);
+  const crash = (err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     abort('crashed', 1);
-  });
+  };
+  process.once('uncaughtException', crash);
+  process.once('unhandledRejection', crash);
 }

@@ -24,6 +24,13 @@ function baseline(report: BenchReport): SystemResult | undefined {
   return report.systems.find((s) => s.id === baselineSystem);
 }
 
+/** fsync-family calls per job in the strace check at `concurrency`, as "enqueue / drain". */
+function syncsPerJob(s: SystemResult, concurrency: unknown): string {
+  const at = (phase: string) =>
+    fixed(s.fsyncChecks.find((c) => c.concurrency === concurrency && c.phase === phase)?.perJob, 2);
+  return `${at('enqueue')} / ${at('drain')}`;
+}
+
 function throughputTable(report: BenchReport, workload: 'W1' | 'W3'): string | undefined {
   const ran = report.systems.filter((s) => phaseRuns(s, workload, 'enqueue').length > 0);
   if (ran.length === 0) return undefined;
@@ -58,6 +65,7 @@ function throughputTable(report: BenchReport, workload: 'W1' | 'W3'): string | u
       `${cpu(enq, (p) => p.clientCpuUsPerJob)} / ${cpu(drain, (p) => p.clientCpuUsPerJob)}`,
       mb(med([...enq, ...drain], (p) => p.serverPeakRssBytes)),
       `${int(med(enq, (p) => p.otherCpuPercent))} / ${int(med(drain, (p) => p.otherCpuPercent))}`,
+      ...(workload === 'W1' ? [syncsPerJob(s, report.options.concurrency)] : []),
     ];
   });
   const latencyHeader =
@@ -76,6 +84,7 @@ function throughputTable(report: BenchReport, workload: 'W1' | 'W3'): string | u
     'client CPU µs/job enq / drain',
     'server peak RSS MB',
     'other load % enq / drain',
+    ...(workload === 'W1' ? ['fsyncs/job enq / drain (strace check)'] : []),
   ];
   return markdownTable(header, rows);
 }

@@ -94,6 +94,8 @@ export class WorkerPool {
   }
 
   async close(): Promise<void> {
-    await this.worker.close();
+    // Every ack has been awaited by now; force, so a job the Worker fetched ahead for a
+    // reserve that never came (a phase that hit its time limit) cannot hold the close.
+    await this.worker.close(true);
   }
 }

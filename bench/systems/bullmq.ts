@@ -29,9 +29,16 @@ import type {
  *   connection    shared (default) | per-client — one ioredis connection for all producers
  *                 and workers (each Worker still gets its own blocking connection), or one
  *                 per client.
- *   pipelining    auto (default) | off — ioredis `enableAutoPipelining`, which writes all
+ *   pipelining    off (default) | auto — ioredis `enableAutoPipelining`, which writes all
  *                 commands issued in one event-loop tick in one socket write.
  *   fetchnext     on (default) | off — fetch the next job in the ack's round trip.
+ *   drain         manual (default) | worker — getNextJob + moveToCompleted, or a Worker.
+ *
+ * The defaults won interleaved W1 runs (50,000 jobs, 3 rounds each) on our 2-core machine:
+ * one shared connection without auto-pipelining used the least client CPU per job (~35 µs
+ * to enqueue, ~50 µs to drain) and was the fastest in both phases; per-client connections
+ * with auto-pipelining were the worst (~190-300 µs of client CPU per job). The real Worker
+ * drained within ~10% of the manual loop, not faster.
  */
 
 type JobData = { p: string };
@@ -130,7 +137,7 @@ class BullmqClient implements QueueClient {
 
 export function bullmqDriver(settings: DriverSettings): SystemDriver {
   const connectionMode = choice(settings, 'bullmq.connection', ['shared', 'per-client'], 'shared');
-  const pipelining = choice(settings, 'bullmq.pipelining', ['auto', 'off'], 'auto');
+  const pipelining = choice(settings, 'bullmq.pipelining', ['off', 'auto'], 'off');
   const fetchNext = choice(settings, 'bullmq.fetchnext', ['on', 'off'], 'on') === 'on';
   const drainMode = choice(settings, 'bullmq.drain', ['manual', 'worker'], 'manual');
   const pools = new Map<string, WorkerPool>();

@@ -10,6 +10,8 @@ export interface WorkloadContext {
   readonly phaseTimeoutMs: number;
   /** A queue name not used before in this run, so leftovers of one run never leak into the next. */
   queueName(prefix: string): string;
+  /** Called before each timed phase, with every client connected and idle (waits for a quiet machine). */
+  beforePhase(): Promise<void>;
   log(message: string): void;
 }
 

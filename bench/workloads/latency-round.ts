@@ -13,6 +13,7 @@ export async function runRoundTrips(
   const queue = ctx.queueName('round');
   await ctx.driver.createQueue(queue);
   const client = await ctx.driver.openClient(queue, 'both');
+  await ctx.beforePhase();
   try {
     return await runPhase({
       phase: 'round',

@@ -43,6 +43,7 @@ export async function runThroughput(ctx: WorkloadContext, spec: ThroughputSpec):
   const around = spec.aroundPhase ?? ((_phase, run) => run());
 
   const producers = await openClients(ctx, queue, 'producer', spec.concurrency);
+  await ctx.beforePhase();
   const enqueue = await around('enqueue', () =>
     runPhase({
       phase: 'enqueue',
@@ -60,6 +61,7 @@ export async function runThroughput(ctx: WorkloadContext, spec: ThroughputSpec):
   await closeAll(producers);
 
   const workers = await openClients(ctx, queue, 'worker', spec.concurrency);
+  await ctx.beforePhase();
   const drain = await around('drain', () =>
     runPhase({
       phase: 'drain',
