@@ -92,18 +92,23 @@ function killAllNow(): void {
  */
 export function installCleanupHandlers(onAbort: () => Promise<void>): void {
   process.once('exit', killAllNow);
+  let aborting = false;
   const abort = (why: string, code: number) => {
+    // A terminal's Ctrl-C reaches us twice (directly, and relayed by tsx): stop only once,
+    // and keep the handlers installed so the second signal cannot kill us mid-cleanup.
+    if (aborting) return;
+    aborting = true;
     process.stderr.write(`\nbench: ${why}, stopping the servers it started\n`);
     void stopAll()
       .then(onAbort)
       .finally(() => process.exit(code));
   };
-  process.once('SIGINT', () => abort('interrupted', 130));
-  process.once('SIGTERM', () => abort('terminated', 143));
+  process.on('SIGINT', () => abort('interrupted', 130));
+  process.on('SIGTERM', () => abort('terminated', 143));
   const crash = (err: unknown) => {
     process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     abort('crashed', 1);
   };
-  process.once('uncaughtException', crash);
-  process.once('unhandledRejection', crash);
+  process.on('uncaughtException', crash);
+  process.on('unhandledRejection', crash);
 }

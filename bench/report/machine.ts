@@ -30,7 +30,7 @@ function describeDisk(dir: string): string {
 }
 
 /** How long one small durable write takes here: what every fsync-per-ack system pays. */
-export function fdatasyncMedianUs(dir: string, samples = 200): number {
+export function fdatasyncMedianUs(dir: string, samples = 100): number {
   const file = join(dir, 'fsync-probe');
   const fd = openSync(file, 'w');
   const block = Buffer.alloc(4096, 1);

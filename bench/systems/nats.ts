@@ -5,9 +5,11 @@ import {
   AckPolicy,
   type Consumer,
   connect,
+  ErrorCode,
   type JetStreamClient,
   type JsMsg,
   type NatsConnection,
+  NatsError,
   nanos,
   RetentionPolicy,
   StorageType,
@@ -28,7 +30,7 @@ import type {
 /**
  * NATS JetStream as a job queue: one work-queue stream per queue (a message is removed
  * once acknowledged) with one durable pull consumer shared by all workers. Enqueue is a
- * JetStream publish awaiting its PubAck; reserve is a pull of one message (`next`); ack is
+ * JetStream publish awaiting its PubAck; reserve is a pull request for one message; ack is
  * `ackAck`, which waits for the server to confirm the ack.
  *
  * Two builds:
@@ -39,6 +41,10 @@ import type {
  *
  * Settings (`--set nats.<key>=<value>`, applies to both builds):
  *   connection   shared (default) | per-client — one connection for every client, or one each.
+ *   reserve      pull (default) | next — the older `js.pull()`, one plain request per
+ *                message (deprecated in nats.js 2.x but cheaper: no per-call iterator,
+ *                heartbeats or timers), or `consumer.next()` of the current API. In
+ *                interleaved runs pull used 10-30% less client CPU per drained job.
  */
 
 type Build = '2.10' | '2.9';
@@ -55,6 +61,16 @@ export function natsServerPath(build: Build): string {
 /** nats.js requires a pull to wait at least 1 s. */
 const expiresMs = (waitMs: number) => Math.max(1000, Math.ceil(waitMs));
 
+/** A pull that found no message: 404/408 statuses, or the request's own timeout. */
+const emptyPullCodes: readonly string[] = [
+  ErrorCode.JetStream404NoMessages,
+  ErrorCode.JetStream408RequestTimeout,
+  ErrorCode.Timeout,
+];
+function isEmptyPull(err: unknown): boolean {
+  return err instanceof NatsError && emptyPullCodes.includes(err.code);
+}
+
 class NatsClient implements QueueClient {
   constructor(
     private readonly nc: NatsConnection,
@@ -62,6 +78,7 @@ class NatsClient implements QueueClient {
     private readonly js: JetStreamClient,
     private readonly subject: string,
     private readonly consumer: Consumer | undefined,
+    private readonly reserveWith: 'next' | 'pull',
   ) {}
 
   private needConsumer(): Consumer {
@@ -78,8 +95,20 @@ class NatsClient implements QueueClient {
     await Promise.all(payloads.map((p) => this.js.publish(this.subject, p)));
   }
 
+  private async pullOne(waitMs: number): Promise<JsMsg | null> {
+    try {
+      return await this.js.pull(this.subject, consumerName, expiresMs(waitMs));
+    } catch (err) {
+      if (isEmptyPull(err)) return null;
+      throw err;
+    }
+  }
+
   async reserve(waitMs: number): Promise<Lease | null> {
-    const msg = await this.needConsumer().next({ expires: expiresMs(waitMs) });
+    const msg =
+      this.reserveWith === 'pull'
+        ? await this.pullOne(waitMs)
+        : await this.needConsumer().next({ expires: expiresMs(waitMs) });
     if (msg === null) return null;
     return { ack: async () => void (await msg.ackAck()) };
   }
@@ -103,6 +132,7 @@ class NatsClient implements QueueClient {
 
 export function natsDriver(build: Build, settings: DriverSettings): SystemDriver {
   const connectionMode = choice(settings, 'nats.connection', ['shared', 'per-client'], 'shared');
+  const reserveWith = choice(settings, 'nats.reserve', ['pull', 'next'], 'pull');
   const syncAlways = build === '2.10';
   let server: ServerProcess | undefined;
   let port = 0;
@@ -170,14 +200,15 @@ export function natsDriver(build: Build, settings: DriverSettings): SystemDriver
       const nc = connectionMode === 'shared' ? shared : await open();
       const js = nc.jetstream();
       const consumer = role === 'producer' ? undefined : await js.consumers.get(name, consumerName);
-      return new NatsClient(nc, nc !== shared, js, name, consumer);
+      return new NatsClient(nc, nc !== shared, js, name, consumer, reserveWith);
     },
 
     describeSettings() {
       return (
         `nats-server ${version} jetstream { store_dir${syncAlways ? ', sync_interval: always' : ' (default sync)'} }; ` +
         `nats.js ${packageVersion('nats')}; work-queue stream, file storage, durable pull consumer; ` +
-        `publish awaits PubAck, reserve = consumer.next(), ack = ackAck(); connection=${connectionMode}`
+        `publish awaits PubAck, reserve = ${reserveWith === 'next' ? 'consumer.next()' : 'js.pull()'}, ` +
+        `ack = ackAck(); connection=${connectionMode}`
       );
     },
   };
