@@ -8,7 +8,7 @@ import { w4Levels } from './tables.ts';
  */
 
 const palette = ['#d62728', '#1f77b4', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b', '#17becf', '#7f7f7f'];
-const font = 'font-family="sans-serif" font-size="12"';
+const font = (sizePx = 12) => `font-family="sans-serif" font-size="${sizePx}"`;
 
 function esc(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -47,23 +47,23 @@ function axes(
   const plotH = frame.height - frame.top - frame.bottom;
   const y = (v: number) => frame.top + plotH - (v / max) * plotH;
   const parts = [
-    `<text x="${frame.width / 2}" y="20" text-anchor="middle" ${font} font-size="15" font-weight="bold">${esc(title)}</text>`,
+    `<text x="${frame.width / 2}" y="20" text-anchor="middle" ${font(15)} font-weight="bold">${esc(title)}</text>`,
   ];
   for (let v = 0; v <= max + step / 2; v += step) {
     parts.push(
       `<line x1="${frame.left}" x2="${frame.width - frame.right}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/>`,
-      `<text x="${frame.left - 6}" y="${y(v) + 4}" text-anchor="end" ${font}>${kilo(v)}</text>`,
+      `<text x="${frame.left - 6}" y="${y(v) + 4}" text-anchor="end" ${font()}>${kilo(v)}</text>`,
     );
   }
   parts.push(
-    `<text transform="translate(14 ${frame.top + plotH / 2}) rotate(-90)" text-anchor="middle" ${font}>jobs/s</text>`,
+    `<text transform="translate(14 ${frame.top + plotH / 2}) rotate(-90)" text-anchor="middle" ${font()}>jobs/s</text>`,
   );
   legend.forEach((item, i) => {
     const ly = 40 + i * 17;
     const lx = frame.width - frame.right + 12;
     parts.push(
       `<line x1="${lx}" x2="${lx + 22}" y1="${ly - 4}" y2="${ly - 4}" stroke="${item.colour}" stroke-width="${item.dash === undefined ? 10 : 2.5}"${item.dash ? ' stroke-dasharray="5 3"' : ''}/>`,
-      `<text x="${lx + 28}" y="${ly}" ${font}>${esc(item.label)}</text>`,
+      `<text x="${lx + 28}" y="${ly}" ${font()}>${esc(item.label)}</text>`,
     );
   });
   return { parts, y };
@@ -99,11 +99,11 @@ export function throughputChart(report: BenchReport): string | undefined {
       const x = x0 + si * barW;
       parts.push(
         `<rect x="${x}" y="${y(v)}" width="${barW - 2}" height="${y(0) - y(v)}" fill="${palette[si % palette.length]}"/>`,
-        `<text x="${x + barW / 2 - 1}" y="${y(v) - 3}" text-anchor="middle" ${font} font-size="10">${kilo(v)}</text>`,
+        `<text x="${x + barW / 2 - 1}" y="${y(v) - 3}" text-anchor="middle" ${font(10)}>${kilo(v)}</text>`,
       );
     });
     parts.push(
-      `<text x="${frame.left + gi * groupW + groupW / 2}" y="${frame.height - frame.bottom + 18}" text-anchor="middle" ${font}>${g.w} ${g.phase}</text>`,
+      `<text x="${frame.left + gi * groupW + groupW / 2}" y="${frame.height - frame.bottom + 18}" text-anchor="middle" ${font()}>${g.w} ${g.phase}</text>`,
     );
   });
   return svg(frame, parts);
@@ -128,7 +128,7 @@ export function scalingChart(report: BenchReport): string | undefined {
   const x = (i: number) => frame.left + (levels.length === 1 ? plotW / 2 : (i / (levels.length - 1)) * plotW);
   levels.forEach((c, i) => {
     parts.push(
-      `<text x="${x(i)}" y="${frame.height - frame.bottom + 18}" text-anchor="middle" ${font}>c=${c}</text>`,
+      `<text x="${x(i)}" y="${frame.height - frame.bottom + 18}" text-anchor="middle" ${font()}>c=${c}</text>`,
     );
   });
   for (const s of series) {
