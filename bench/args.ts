@@ -34,7 +34,7 @@ export const usage = `Usage: npm run bench -- [options]
   --jobs N                      jobs in W1 and W3 (default 200000; --quick 5000)
   --quick                       small sizes everywhere, to check that everything works
   --concurrency N               W1 producers and workers (default 50)
-  --repeat N                    W1 repetitions, medians reported (default 1)
+  --repeat N                    run everything N times, systems interleaved; medians reported
   --w2-rounds N                 W2 rounds (default 5000; --quick 500)
   --w3-concurrency N            W3 producers and workers (default 8)
   --w4-levels 1,8,64,256        W4 concurrency levels

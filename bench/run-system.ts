@@ -26,12 +26,13 @@ function fsyncCheckSizes(opts: BenchOptions): { concurrency: number; jobs: numbe
 /**
  * Starts one system in a fresh data directory under `runDir`, runs the chosen workloads
  * against it, stops it, and removes its data. A failure is recorded, not thrown, so the
- * other systems still run.
+ * other systems still run. Called once per system per repetition.
  */
 export async function runSystem(
   driver: SystemDriver,
   opts: BenchOptions,
   runDir: string,
+  repetition: number,
 ): Promise<SystemResult> {
   const dataDir = mkdtempSync(join(runDir, `${driver.id}-data-`));
   const startCtx: StartContext = {
@@ -62,11 +63,12 @@ export async function runSystem(
   let settings = '';
   const diskFdatasyncUs = fdatasyncMedianUs(dataDir);
   try {
-    log(`${driver.id}: starting (disk fdatasync median ${diskFdatasyncUs} µs)`);
+    log(`${driver.id}: starting, repetition ${repetition + 1} (disk fdatasync median ${diskFdatasyncUs} µs)`);
     await driver.start(startCtx);
     settings = driver.describeSettings();
     log(`${driver.label}: ${settings}`);
-    if (opts.fsyncCheck) {
+    // Once per system is enough: the check is about configuration, not speed.
+    if (opts.fsyncCheck && repetition === 0) {
       for (const size of fsyncCheckSizes(opts)) {
         const checks = await checkFsyncs(ctx, size.concurrency, size.jobs);
         fsyncChecks.push(...checks);
@@ -86,17 +88,15 @@ export async function runSystem(
     };
     for (const workload of opts.workloads) {
       if (workload === 'W1') {
-        for (let repetition = 0; repetition < opts.repeat; repetition++) {
-          const phases = await runThroughput(ctx, {
-            jobs: opts.jobs,
-            concurrency: opts.concurrency,
-            timeoutMs: ctx.phaseTimeoutMs,
-          });
-          record({ workload, concurrency: opts.concurrency, repetition, phases });
-        }
+        const phases = await runThroughput(ctx, {
+          jobs: opts.jobs,
+          concurrency: opts.concurrency,
+          timeoutMs: ctx.phaseTimeoutMs,
+        });
+        record({ workload, concurrency: opts.concurrency, repetition, phases });
       } else if (workload === 'W2') {
         const phase = await runRoundTrips(ctx, opts.w2Rounds, ctx.phaseTimeoutMs);
-        record({ workload, concurrency: 1, repetition: 0, phases: [phase] });
+        record({ workload, concurrency: 1, repetition, phases: [phase] });
       } else if (workload === 'W3') {
         const phases = await runThroughput(ctx, {
           jobs: opts.jobs,
@@ -104,7 +104,7 @@ export async function runSystem(
           batchSize: opts.batchSize,
           timeoutMs: ctx.phaseTimeoutMs,
         });
-        record({ workload, concurrency: opts.w3Concurrency, repetition: 0, phases });
+        record({ workload, concurrency: opts.w3Concurrency, repetition, phases });
       } else {
         for (const concurrency of opts.w4Levels) {
           const phases = await runThroughput(ctx, {
@@ -112,7 +112,7 @@ export async function runSystem(
             concurrency,
             timeoutMs: opts.w4TimeoutS * 1000,
           });
-          record({ workload, concurrency, repetition: 0, phases });
+          record({ workload, concurrency, repetition, phases });
         }
       }
     }
@@ -137,7 +137,7 @@ export async function runSystem(
     fsyncChecks,
     runs,
     serverLifetimePeakRssBytes: peakRss,
-    diskFdatasyncMedianUs: diskFdatasyncUs,
-    ...(error === undefined ? {} : { error }),
+    diskFdatasyncMedianUs: [diskFdatasyncUs],
+    errors: error === undefined ? [] : [error],
   };
 }

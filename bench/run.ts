@@ -5,7 +5,7 @@ import { parseOptions, usage } from './args.ts';
 import { ensurePeersInstalled } from './lib/peers.ts';
 import { installCleanupHandlers, stopAll } from './lib/processes.ts';
 import { describeMachine } from './report/machine.ts';
-import type { BenchReport, SystemResult } from './report/results.ts';
+import { type BenchReport, mergeRepetition, type SystemResult } from './report/results.ts';
 import { scalingChart, throughputChart } from './report/svg.ts';
 import { renderMarkdown } from './report/tables.ts';
 import { runSystem } from './run-system.ts';
@@ -13,8 +13,9 @@ import { systems } from './systems/registry.ts';
 
 /**
  * The benchmark of SPEC §10: runs the chosen workloads against each chosen system, one
- * system at a time, each in a fresh temporary data directory on loopback, then prints one
- * markdown table per workload and writes the report, the raw JSON and two SVG charts.
+ * system at a time, each start in a fresh temporary data directory on loopback, then
+ * prints one markdown table per workload and writes the report, the raw JSON and two SVG
+ * charts.
  */
 async function main(): Promise<void> {
   let opts: ReturnType<typeof parseOptions>;
@@ -30,12 +31,18 @@ async function main(): Promise<void> {
   const startedAt = new Date().toISOString();
   const machine = describeMachine(runDir);
 
-  const results: SystemResult[] = [];
-  for (const id of opts.systems) {
-    const factory = systems.get(id);
-    if (factory === undefined) continue;
-    results.push(await runSystem(factory(opts.settings), opts, runDir));
+  // Repetitions are the outer loop, so that on a shared machine a noisy minute hurts one
+  // repetition of several systems rather than every repetition of one.
+  const byId = new Map<string, SystemResult>();
+  for (let repetition = 0; repetition < opts.repeat; repetition++) {
+    for (const id of opts.systems) {
+      const factory = systems.get(id);
+      if (factory === undefined) continue;
+      const result = await runSystem(factory(opts.settings), opts, runDir, repetition);
+      byId.set(id, mergeRepetition(byId.get(id), result));
+    }
   }
+  const results = [...byId.values()];
   await stopAll();
   rmSync(runDir, { recursive: true, force: true });
 
@@ -58,7 +65,7 @@ async function main(): Promise<void> {
   for (const [name, chart] of charts)
     if (chart !== undefined) writeFileSync(`${opts.out}-${name}.svg`, chart);
   process.stderr.write(`bench: wrote ${opts.out}.{md,json} and charts\n`);
-  if (results.some((r) => r.error !== undefined)) process.exitCode = 1;
+  if (results.some((r) => r.errors.length > 0)) process.exitCode = 1;
 }
 
 await main();

@@ -148,7 +148,7 @@ function fsyncTable(report: BenchReport): string | undefined {
   const rows = checked.map((s) => [
     s.label,
     s.durability,
-    int(s.diskFdatasyncMedianUs),
+    s.diskFdatasyncMedianUs.map((us) => int(us)).join(', '),
     ...shapes.map((shape) => {
       const c = s.fsyncChecks.find((x) => x.concurrency === shape.concurrency && x.phase === shape.phase);
       return c === undefined ? '–' : `${fixed(c.perJob, 2)} (${c.fsync + c.fdatasync} / ${c.jobs})`;
@@ -158,7 +158,7 @@ function fsyncTable(report: BenchReport): string | undefined {
     [
       'system',
       'durability',
-      'disk fdatasync µs before start',
+      'disk fdatasync µs before each start',
       ...shapes.map((c) => `${c.phase} c=${c.concurrency}: syncs/job (syncs / jobs)`),
     ],
     rows,
@@ -170,7 +170,7 @@ function settingsTable(report: BenchReport): string {
     ['system', 'settings'],
     report.systems.map((s) => [
       s.label,
-      s.settings + (s.error === undefined ? '' : ` — **failed: ${s.error}**`),
+      s.settings + (s.errors.length === 0 ? '' : ` — **failed: ${s.errors.join('; ')}**`),
     ]),
   );
 }
@@ -183,7 +183,8 @@ export function renderMarkdown(report: BenchReport): string {
     `Run ${report.startedAt}: \`${report.command}\``,
     `Machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB RAM, ${m.os}, Linux ${m.kernel}, Node ${m.node}; ` +
       `disk ${m.disk}; 4 KiB write + fdatasync median ${m.fdatasyncMedianUs} µs.`,
-    'Figures are medians over repetitions; `*` marks a phase that hit its time limit before finishing. ' +
+    `Figures are medians over ${opts.repeat} repetition(s) (systems interleaved, a fresh server each); ` +
+      '`*` marks a phase that hit its time limit before finishing. ' +
       'Ratios are against BullMQ in the same run. "Other load" is the CPU that processes outside the ' +
       'benchmark used during the phase, in % of all cores: this machine is shared, so a high value ' +
       'means the figure is depressed by a neighbour.',
@@ -195,7 +196,7 @@ export function renderMarkdown(report: BenchReport): string {
     'W1: 50 producers, then 50 workers, one job at a time',
     throughputTable(report, 'W1'),
     `${opts.jobs} jobs of ${opts.payloadBytes} bytes, ${opts.concurrency} producers each awaiting one enqueue, ` +
-      `then ${opts.concurrency} workers each doing reserve(1) → ack; ${opts.repeat} repetition(s).`,
+      `then ${opts.concurrency} workers each doing reserve(1) → ack.`,
   );
   add(
     'W2: one client, enqueue → reserve → ack in sequence',
