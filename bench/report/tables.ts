@@ -31,10 +31,24 @@ function syncsPerJob(s: SystemResult, concurrency: unknown): string {
   return `${at('enqueue')} / ${at('drain')}`;
 }
 
+/** Mean group-commit batch: jobs done per `commits` counter step, for drivers that count commits. */
+function jobsPerCommit(runs: readonly PhaseResult[]): string {
+  return fixed(
+    med(runs, (p) => {
+      const commits = p.serverCounterDeltas?.commits;
+      return commits ? p.jobsDone / commits : undefined;
+    }),
+    1,
+  );
+}
+
 function throughputTable(report: BenchReport, workload: 'W1' | 'W3'): string | undefined {
   const ran = report.systems.filter((s) => phaseRuns(s, workload, 'enqueue').length > 0);
   if (ran.length === 0) return undefined;
   const base = baseline(report);
+  const withCommits = ran.some((s) =>
+    s.runs.some((r) => r.phases.some((p) => p.serverCounterDeltas?.commits)),
+  );
   const baseRate = (phase: string) =>
     base === undefined ? undefined : jobsPerSec(phaseRuns(base, workload, phase));
   const rows = ran.map((s) => {
@@ -66,6 +80,7 @@ function throughputTable(report: BenchReport, workload: 'W1' | 'W3'): string | u
       mb(med([...enq, ...drain], (p) => p.serverPeakRssBytes)),
       `${int(med(enq, (p) => p.otherCpuPercent))} / ${int(med(drain, (p) => p.otherCpuPercent))}`,
       ...(workload === 'W1' ? [syncsPerJob(s, report.options.concurrency)] : []),
+      ...(withCommits ? [`${jobsPerCommit(enq)} / ${jobsPerCommit(drain)}`] : []),
     ];
   });
   const latencyHeader =
@@ -85,6 +100,7 @@ function throughputTable(report: BenchReport, workload: 'W1' | 'W3'): string | u
     'server peak RSS MB',
     'other load % enq / drain',
     ...(workload === 'W1' ? ['fsyncs/job enq / drain (strace check)'] : []),
+    ...(withCommits ? ['jobs per commit enq / drain'] : []),
   ];
   return markdownTable(header, rows);
 }

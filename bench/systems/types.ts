@@ -116,6 +116,13 @@ export interface SystemDriver {
   openClient(queue: string, role: ClientRole): Promise<QueueClient>;
   /** Versions, server flags and client settings, one line, for the report. */
   describeSettings(): string;
+  /**
+   * Optional monotonically increasing server counters (e.g. sepp's `commits` and
+   * `jobs_committed` from its metrics). The harness reads them before and after every
+   * timed phase and stores the differences in the phase's result; a `commits` counter
+   * also gives the report's "jobs per commit" (the mean group-commit batch).
+   */
+  counters?(): Promise<Readonly<Record<string, number>>>;
 }
 
 /**

@@ -20,6 +20,7 @@ export async function runRoundTrips(
       jobs: rounds,
       timeoutMs,
       serverPids: ctx.driver.serverPids(),
+      counters: ctx.driver.counters?.bind(ctx.driver),
       actors: [
         async (budget, rec) => {
           const [enqueueMs, reserveMs, ackMs, roundMs] = ['enqueue', 'reserve', 'ack', 'round'].map(rec);

@@ -20,6 +20,8 @@ export interface PhaseResult {
   readonly serverPeakRssBytes: number;
   /** CPU used by other processes on the machine during the phase, % of all cores: noise. */
   readonly otherCpuPercent: number;
+  /** How much each of the driver's counters grew during the phase (see `SystemDriver.counters`). */
+  readonly serverCounterDeltas?: Readonly<Record<string, number>>;
 }
 
 export interface PhaseSpec {
@@ -28,6 +30,8 @@ export interface PhaseSpec {
   readonly timeoutMs: number;
   /** PIDs of the server processes to meter. */
   readonly serverPids: readonly number[];
+  /** The driver's server counters, if it has any. */
+  readonly counters?: () => Promise<Readonly<Record<string, number>>>;
   /** One entry per concurrent actor. */
   readonly actors: readonly ((budget: JobBudget, rec: Recorders) => Promise<void>)[];
 }
@@ -43,12 +47,21 @@ export async function runPhase(spec: PhaseSpec): Promise<PhaseResult> {
     }
     return r;
   };
+  const countersBefore = await spec.counters?.();
   const meter = new PhaseMeter(spec.serverPids);
   const t0 = performance.now();
   const budget = new JobBudget(spec.jobs, t0 + spec.timeoutMs);
   await Promise.all(spec.actors.map((actor) => actor(budget, rec)));
   const elapsedMs = performance.now() - t0;
   const used = meter.finish();
+  const countersAfter = await spec.counters?.();
+  let serverCounterDeltas: Record<string, number> | undefined;
+  if (countersBefore !== undefined && countersAfter !== undefined) {
+    serverCounterDeltas = {};
+    for (const [name, after] of Object.entries(countersAfter)) {
+      serverCounterDeltas[name] = after - (countersBefore[name] ?? 0);
+    }
+  }
   const latency: Record<string, LatencySummary> = {};
   for (const [op, r] of recorders) {
     const summary = r.summary();
@@ -68,5 +81,6 @@ export async function runPhase(spec: PhaseSpec): Promise<PhaseResult> {
     clientCpuUsPerJob: perJob(used.clientCpuUs),
     serverPeakRssBytes: used.serverPeakRssBytes,
     otherCpuPercent: used.otherCpuPercent,
+    ...(serverCounterDeltas === undefined ? {} : { serverCounterDeltas }),
   };
 }

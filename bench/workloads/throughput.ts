@@ -50,6 +50,7 @@ export async function runThroughput(ctx: WorkloadContext, spec: ThroughputSpec):
       jobs: spec.jobs,
       timeoutMs: spec.timeoutMs,
       serverPids: pids,
+      counters: ctx.driver.counters?.bind(ctx.driver),
       actors: producers.map(
         (client) => (budget, rec) =>
           batchSize === undefined
@@ -68,6 +69,7 @@ export async function runThroughput(ctx: WorkloadContext, spec: ThroughputSpec):
       jobs: enqueue.jobsDone,
       timeoutMs: spec.timeoutMs,
       serverPids: pids,
+      counters: ctx.driver.counters?.bind(ctx.driver),
       actors: workers.map(
         (client) => (budget, rec) =>
           batchSize === undefined
