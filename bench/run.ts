@@ -5,9 +5,8 @@ import { parseOptions, usage } from './args.ts';
 import { ensurePeersInstalled } from './lib/peers.ts';
 import { installCleanupHandlers, stopAll } from './lib/processes.ts';
 import { describeMachine } from './report/machine.ts';
+import { writeReport } from './report/render.ts';
 import { type BenchReport, mergeRepetition, type SystemResult } from './report/results.ts';
-import { scalingChart, throughputChart } from './report/svg.ts';
-import { renderMarkdown } from './report/tables.ts';
 import { runSystem } from './run-system.ts';
 import { systems } from './systems/registry.ts';
 
@@ -53,17 +52,9 @@ async function main(): Promise<void> {
     machine,
     systems: results,
   };
-  const markdown = renderMarkdown(report);
-  console.log(`\n${markdown}`);
   mkdirSync(dirname(opts.out), { recursive: true });
   writeFileSync(`${opts.out}.json`, `${JSON.stringify(report, null, 2)}\n`);
-  writeFileSync(`${opts.out}.md`, markdown);
-  const charts: [string, string | undefined][] = [
-    ['throughput', throughputChart(report)],
-    ['w4', scalingChart(report)],
-  ];
-  for (const [name, chart] of charts)
-    if (chart !== undefined) writeFileSync(`${opts.out}-${name}.svg`, chart);
+  console.log(`\n${writeReport(report, opts.out)}`);
   process.stderr.write(`bench: wrote ${opts.out}.{md,json} and charts\n`);
   if (results.some((r) => r.errors.length > 0)) process.exitCode = 1;
 }

@@ -6,10 +6,12 @@ import { anyIncomplete, jobsPerSec, med, phaseRuns } from './select.ts';
 
 /** One markdown table per workload, plus the fsync check and the settings each system used. */
 
-const star = (runs: readonly PhaseResult[]) => (anyIncomplete(runs) ? '*' : '');
-
+/** Jobs/s; a phase that hit its time limit is starred and says how many jobs it did. */
 function rateCell(runs: readonly PhaseResult[]): string {
-  return `${rate(jobsPerSec(runs))}${star(runs)}`;
+  const figure = rate(jobsPerSec(runs));
+  if (!anyIncomplete(runs)) return figure;
+  const done = runs.map((p) => `${int(p.jobsDone)} of ${int(p.jobsPlanned)}`).join(', ');
+  return `${figure}* (${done} jobs)`;
 }
 
 /** "p50 / p99 / p999" of one operation, median over repetitions. */
@@ -200,7 +202,7 @@ export function renderMarkdown(report: BenchReport): string {
     `Machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB RAM, ${m.os}, Linux ${m.kernel}, Node ${m.node}; ` +
       `disk ${m.disk}; 4 KiB write + fdatasync median ${m.fdatasyncMedianUs} µs.`,
     `Figures are medians over ${opts.repeat} repetition(s) (systems interleaved, a fresh server each); ` +
-      '`*` marks a phase that hit its time limit before finishing. ' +
+      '`*` marks a phase that hit its time limit (`--phase-timeout-s`) before doing all its jobs. ' +
       'Ratios are against BullMQ in the same run. "Other load" is the CPU that processes outside the ' +
       'benchmark used during the phase, in % of all cores: this machine is shared, so a high value ' +
       'means the figure is depressed by a neighbour.',
@@ -211,7 +213,7 @@ export function renderMarkdown(report: BenchReport): string {
   add(
     'W1: 50 producers, then 50 workers, one job at a time',
     throughputTable(report, 'W1'),
-    `${opts.jobs} jobs of ${opts.payloadBytes} bytes, ${opts.concurrency} producers each awaiting one enqueue, ` +
+    `${int(Number(opts.jobs))} jobs of ${opts.payloadBytes} bytes, ${opts.concurrency} producers each awaiting one enqueue, ` +
       `then ${opts.concurrency} workers each doing reserve(1) → ack.`,
   );
   add(
@@ -222,14 +224,14 @@ export function renderMarkdown(report: BenchReport): string {
   add(
     'W3: batches of 100',
     throughputTable(report, 'W3'),
-    `${opts.jobs} jobs, ${opts.w3Concurrency} producers each awaiting one batch of ${opts.batchSize}, then ` +
+    `${int(Number(opts.jobs))} jobs, ${opts.w3Concurrency} producers each awaiting one batch of ${opts.batchSize}, then ` +
       `${opts.w3Concurrency} workers each reserving up to ${opts.batchSize} and acking them. ` +
       '`native`: one request per batch; `pipelined`: one request per job, written back to back (emulated).',
   );
   add(
     'W4: concurrency scaling (W1 shape)',
     scalingTable(report),
-    `${opts.w4Jobs} jobs per level, each phase limited to ${opts.w4TimeoutS} s.`,
+    `${int(Number(opts.w4Jobs))} jobs per level, each phase limited to ${opts.w4TimeoutS} s.`,
   );
   add(
     'fsync check (strace -c -f -e trace=fsync,fdatasync on the server)',
