@@ -48,7 +48,7 @@ export function configWarnings(config: SeppConfig): ConfigWarning[] {
     if (s.credentials === 0 && s.listen.loopback) {
       warn(
         s.credentialsKey,
-        `none configured: any process on this machine can use ${s.name} at ${s.listen.address} without authentication`,
+        `none configured, so every process on this machine can use ${s.name} at ${s.listen.address} without authentication`,
       );
     } else if (s.credentials === 0) {
       warn(
