@@ -9,16 +9,24 @@
  * may still be granted, so running jobs + outstanding credit never exceed the
  * concurrency. A new stream starts with no credit (the server forgets it).
  *
- * Settlements are written at once; credit is written on the next tick, after
- * every ack of the jobs that freed the slots, so the server applies those
- * acks before it leases again.
+ * Batching: settlements are held until the next tick and written together
+ * with the credit their jobs freed, as one `batch` message (settlements
+ * first), so the server commits those acks and leases the next jobs in one
+ * transaction; the server answers with `batch` messages too (the subscribe
+ * asks for them). One message per job each way would cost both processes
+ * more than the jobs themselves.
  *
  * States: connecting/open (a stream exists) → broken (no stream; reopen after
  * a backoff while still taking jobs; settlements go over unary calls
  * meanwhile) → finishing (half-closed, waiting for the server to end) → done.
  */
 import { type ClientDuplexStream, type ServiceError, status } from '@grpc/grpc-js';
-import type { WorkRequest, WorkResponse, WorkResponse_Settled } from '../rpc/gen/sepp/v1/work.js';
+import type {
+  WorkRequest,
+  WorkRequest_Settlement,
+  WorkResponse,
+  WorkResponse_Settled,
+} from '../rpc/gen/sepp/v1/work.js';
 import { backoffDelayMs } from './backoff.ts';
 import type { Connection } from './connection.ts';
 import { nackDirective, nackResultFromProto } from './convert.ts';
@@ -29,7 +37,10 @@ import type { TransportConfig, TransportHost, WorkTransport } from './work-trans
 import type { WorkerTimer } from './worker-clock.ts';
 
 type WorkStream = ClientDuplexStream<WorkRequest, WorkResponse>;
-type Settlement = NonNullable<WorkRequest['kind']> & { $case: 'ack' | 'nack' | 'extend' };
+type Settlement = NonNullable<WorkRequest_Settlement['kind']>;
+
+/** Settlements per batch message: well under the server's `max_batch_jobs` (default 1000). */
+const maxSettlementsPerMessage = 500;
 
 /**
  * A settlement could not be answered on the stream: there was none (`sent`
@@ -54,7 +65,9 @@ export class WorkStreamTransport implements WorkTransport {
   readonly freesSlotOnSettle = false;
   private stream: WorkStream | undefined;
   private outstanding = 0;
-  private creditScheduled = false;
+  private flushScheduled = false;
+  /** Settlements waiting for the next flush, in the order they were made. */
+  private unsent: WorkRequest_Settlement[] = [];
   private taking = true;
   private nextRequestId = 1;
   private readonly pending = new Map<number, Pending>();
@@ -62,7 +75,7 @@ export class WorkStreamTransport implements WorkTransport {
   private reconnectTimer: WorkerTimer | undefined;
   private openedAtMs = 0;
   private ended: (() => void) | undefined;
-  private readonly flushCreditBound = () => this.flushCredit();
+  private readonly flushBound = () => this.flush();
   /** Set once finish() half-closed the stream: nothing more may be written to it. */
   private halfClosed = false;
 
@@ -96,10 +109,11 @@ export class WorkStreamTransport implements WorkTransport {
           queues: [...this.config.queues],
           leaseDurationMs: this.config.leaseMs,
           workerId: this.config.workerId,
+          batchResponses: true,
         },
       },
     });
-    this.flushCredit();
+    this.flush();
   }
 
   private onMessage(stream: WorkStream, message: WorkResponse): void {
@@ -110,18 +124,36 @@ export class WorkStreamTransport implements WorkTransport {
       this.outstanding--;
       this.host.deliver(kind.value);
     } else if (kind?.$case === 'settled') {
-      const pending = this.pending.get(kind.value.requestId);
-      if (pending === undefined) return;
-      this.pending.delete(kind.value.requestId);
-      if (kind.value.code === status.OK) pending.resolve(kind.value);
-      else pending.reject(fromStatus(kind.value.code, kind.value.message, true));
+      this.onSettled(kind.value);
+    } else if (kind?.$case === 'batch') {
+      for (const settled of kind.value.settled) this.onSettled(settled);
+      for (const job of kind.value.jobs) {
+        this.outstanding--;
+        this.host.deliver(job);
+      }
     }
+  }
+
+  private onSettled(settled: WorkResponse_Settled): void {
+    const pending = this.pending.get(settled.requestId);
+    if (pending === undefined) return;
+    this.pending.delete(settled.requestId);
+    if (settled.code === status.OK) pending.resolve(settled);
+    else pending.reject(fromStatus(settled.code, settled.message, true));
   }
 
   private onBroken(stream: WorkStream, error: SeppError): void {
     if (stream !== this.stream) return;
     this.stream = undefined;
     this.outstanding = 0;
+    // Never written: the caller may settle over a unary call without doubt.
+    for (const settlement of this.unsent) {
+      this.pending
+        .get(settlement.requestId)
+        ?.reject(new AnswerLost(false, `the Work stream broke: ${error.message}`));
+      this.pending.delete(settlement.requestId);
+    }
+    this.unsent = [];
     for (const pending of this.pending.values()) {
       pending.reject(new AnswerLost(true, `the Work stream broke: ${error.message}`));
     }
@@ -144,19 +176,36 @@ export class WorkStreamTransport implements WorkTransport {
   }
 
   release(): void {
-    if (this.creditScheduled || !this.taking) return;
-    this.creditScheduled = true;
-    process.nextTick(this.flushCreditBound);
+    if (this.taking) this.scheduleFlush();
   }
 
-  private flushCredit(): void {
-    this.creditScheduled = false;
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    process.nextTick(this.flushBound);
+  }
+
+  /** Writes the held settlements and the credit for the free slots, as few messages as it takes. */
+  private flush(): void {
+    this.flushScheduled = false;
     const stream = this.writable();
-    if (stream === undefined || !this.taking) return;
-    const grant = this.host.freeSlots() - this.outstanding;
-    if (grant <= 0) return;
+    if (stream === undefined) return;
+    let grant = this.taking ? this.host.freeSlots() - this.outstanding : 0;
+    if (grant < 0) grant = 0;
     this.outstanding += grant;
-    stream.write({ requestId: 0, kind: { $case: 'credit', value: { jobs: grant } } });
+    const unsent = this.unsent;
+    this.unsent = [];
+    for (let start = 0; start < unsent.length; start += maxSettlementsPerMessage) {
+      const settlements = unsent.slice(start, start + maxSettlementsPerMessage);
+      const last = start + maxSettlementsPerMessage >= unsent.length;
+      stream.write({
+        requestId: 0,
+        kind: { $case: 'batch', value: { settlements, credit: last ? grant : 0 } },
+      });
+    }
+    if (unsent.length === 0 && grant > 0) {
+      stream.write({ requestId: 0, kind: { $case: 'credit', value: { jobs: grant } } });
+    }
   }
 
   /** The stream, while settlements and credit may still be written to it. */
@@ -189,7 +238,8 @@ export class WorkStreamTransport implements WorkTransport {
           reject(error);
         },
       });
-      stream.write({ requestId, kind });
+      this.unsent.push({ requestId, kind });
+      this.scheduleFlush();
     });
   }
 
@@ -269,6 +319,7 @@ export class WorkStreamTransport implements WorkTransport {
   finish(): Promise<void> {
     const stream = this.stream;
     if (stream === undefined || this.halfClosed) return Promise.resolve();
+    this.flush();
     this.halfClosed = true;
     // Half-close: the server answers what is in flight, then ends the stream with OK.
     return new Promise((resolve) => {

@@ -15,6 +15,7 @@ import { jobStateToProto, leasedJobToProto, nackDirectiveFromProto } from './con
 import { ReadGate } from './flow-control.ts';
 import type {
   WorkRequest,
+  WorkRequest_Batch,
   WorkRequest_Subscribe,
   WorkResponse,
   WorkResponse_Settled,
@@ -23,6 +24,10 @@ import { metadataTraceContext, type TraceContext, unobserved } from './observer.
 import { MalformedRequest, type RpcContext } from './rpc-context.ts';
 import { grpcStatusOf, toServiceError } from './status.ts';
 import { requireAttempt, requireJobId } from './validate-fields.ts';
+import { WorkOutbox } from './work-outbox.ts';
+
+/** An ack, nack or extend, from its own message or from a batch. */
+type Settlement = NonNullable<WorkRequest['kind']> & { $case: 'ack' | 'nack' | 'extend' };
 
 /** Settlements being committed per stream; beyond it the stream stops reading. */
 const maxSettlementsInFlight = 1024;
@@ -50,6 +55,8 @@ class WorkStream {
   private settlementsInFlight = 0;
   private clientDone = false;
   private readonly gate: ReadGate;
+  /** Set by subscribe. */
+  private outbox: WorkOutbox | undefined;
 
   /** The stream's `traceparent` metadata: the parent of each settlement's span. */
   private readonly traceContext: TraceContext | undefined;
@@ -82,12 +89,14 @@ class WorkStream {
     if (this.closed) return;
     this.closed = true;
     this.abort.abort();
+    this.outbox?.discard();
     this.ctx.streams.delete(this);
   }
 
-  /** Ends the whole stream with a status (protocol violations, shutdown). */
+  /** Ends the whole stream with a status (protocol violations, shutdown), after what is already answered. */
   private fail(error: SeppError): void {
     if (this.closed) return;
+    this.outbox?.flush();
     this.close();
     this.call.emit('error', toServiceError(error));
   }
@@ -95,6 +104,7 @@ class WorkStream {
   /** After the client half-closed: end with OK once every settlement is answered. */
   private maybeEnd(): void {
     if (this.clientDone && this.settlementsInFlight === 0 && !this.closed) {
+      this.outbox?.flush();
       this.close();
       this.call.end();
     }
@@ -136,23 +146,63 @@ class WorkStream {
       return;
     }
     switch (kind.$case) {
-      case 'credit': {
-        this.credit += kind.value.jobs;
-        const max = this.ctx.engine.limits.maxReserveJobs;
-        if (this.credit > max) {
-          this.fail(
-            new SeppError(
-              'resource_exhausted',
-              `credit: ${this.credit} unused credit, the limit is ${max} (limits.max_reserve_jobs)`,
-            ),
-          );
-          return;
-        }
-        this.pump();
+      case 'credit':
+        this.grant(kind.value.jobs);
+        return;
+      case 'batch':
+        this.onBatch(kind.value);
+        return;
+      default:
+        this.onSettlement(message.requestId, kind);
+    }
+  }
+
+  /** Settlements first, then the credit: their acks and the next leases share a commit. */
+  private onBatch(batch: WorkRequest_Batch): void {
+    const max = this.ctx.engine.limits.maxBatchJobs;
+    if (batch.settlements.length > max) {
+      this.fail(
+        new SeppError(
+          'resource_exhausted',
+          `batch.settlements: ${batch.settlements.length} settlements, the limit is ${max} (limits.max_batch_jobs)`,
+        ),
+      );
+      return;
+    }
+    for (const [index, settlement] of batch.settlements.entries()) {
+      if (settlement.kind === undefined) {
+        this.fail(
+          new SeppError(
+            'invalid_argument',
+            `batch.settlements[${index}].kind: every settlement is an ack, nack or extend`,
+          ),
+        );
         return;
       }
+      this.onSettlement(settlement.requestId, settlement.kind);
+    }
+    if (batch.credit > 0) this.grant(batch.credit);
+  }
+
+  private grant(jobs: number): void {
+    this.credit += jobs;
+    const max = this.ctx.engine.limits.maxReserveJobs;
+    if (this.credit > max) {
+      this.fail(
+        new SeppError(
+          'resource_exhausted',
+          `credit: ${this.credit} unused credit, the limit is ${max} (limits.max_reserve_jobs)`,
+        ),
+      );
+      return;
+    }
+    this.pump();
+  }
+
+  private onSettlement(requestId: number, kind: Settlement): void {
+    switch (kind.$case) {
       case 'ack':
-        this.settle(message.requestId, 'ack', kind.value, async () => {
+        this.settle(requestId, 'ack', kind.value, async () => {
           await this.ctx.engine.ack({
             jobId: requireJobId(kind.value.jobId),
             attempt: requireAttempt(kind.value.attempt),
@@ -161,7 +211,7 @@ class WorkStream {
         });
         return;
       case 'nack':
-        this.settle(message.requestId, 'nack', kind.value, async () => {
+        this.settle(requestId, 'nack', kind.value, async () => {
           const result = await this.ctx.engine.nack({
             jobId: requireJobId(kind.value.jobId),
             attempt: requireAttempt(kind.value.attempt),
@@ -175,7 +225,7 @@ class WorkStream {
         });
         return;
       case 'extend':
-        this.settle(message.requestId, 'extend', kind.value, async () => {
+        this.settle(requestId, 'extend', kind.value, async () => {
           const result = await this.ctx.engine.extend({
             jobId: requireJobId(kind.value.jobId),
             attempt: requireAttempt(kind.value.attempt),
@@ -193,6 +243,14 @@ class WorkStream {
       return;
     }
     this.subscription = subscription;
+    this.outbox = new WorkOutbox(
+      {
+        writeJob: (message) => this.call.write(message),
+        writeAnswer: (message) => this.gate.write(message),
+      },
+      subscription.batchResponses,
+      this.ctx.facts.maxMessageBytes,
+    );
     this.pump();
   }
 
@@ -225,7 +283,7 @@ class WorkStream {
 
   private answer(settled: WorkResponse_Settled): void {
     this.settlementsInFlight--;
-    if (!this.closed) this.gate.write({ kind: { $case: 'settled', value: settled } });
+    if (!this.closed) this.outbox?.answer(settled);
     if (this.settlementsInFlight < maxSettlementsInFlight / 2) this.gate.setRequestsBlocked(false);
     this.maybeEnd();
   }
@@ -261,7 +319,8 @@ class WorkStream {
       if (this.closed) return; // Leases taken as the stream died simply expire.
       this.credit -= jobs.length;
       // Jobs are bounded by the credit, so they are written even when the client reads slowly.
-      for (const job of jobs) this.call.write({ kind: { $case: 'job', value: leasedJobToProto(job) } });
+      const outbox = this.outbox!;
+      for (const job of jobs) outbox.job(leasedJobToProto(job));
       if (jobs.length === 0 && this.ctx.draining) return;
     }
   }

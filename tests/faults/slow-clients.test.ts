@@ -54,7 +54,10 @@ test('a client that never reads its answers is pushed back, and others are still
   stream.on('error', () => {}); // the cancel at the end
   stream.write({
     requestId: 0,
-    kind: { $case: 'subscribe', value: { queues: ['nothing'], leaseDurationMs: 0, workerId: '' } },
+    kind: {
+      $case: 'subscribe',
+      value: { queues: ['nothing'], leaseDurationMs: 0, workerId: '', batchResponses: false },
+    },
   });
   let written = 0;
   // Send settlements until the client's own buffer says the server stopped reading, or 200,000.

@@ -94,7 +94,10 @@ describe('Produce and Work streams', () => {
     w.on('data', (m: WorkResponse) => jobs.push(m));
     w.write({
       requestId: 0,
-      kind: { $case: 'subscribe', value: { queues: ['credit'], leaseDurationMs: 60_000, workerId: 'w' } },
+      kind: {
+        $case: 'subscribe',
+        value: { queues: ['credit'], leaseDurationMs: 60_000, workerId: 'w', batchResponses: false },
+      },
     });
     w.write({ requestId: 0, kind: { $case: 'credit', value: { jobs: 3 } } });
     await collect(w, () => jobs.length >= 3);
@@ -126,7 +129,10 @@ describe('Produce and Work streams', () => {
     const w = t.client.work() as ClientDuplexStream<WorkRequest, WorkResponse>;
     w.write({
       requestId: 0,
-      kind: { $case: 'subscribe', value: { queues: ['mixed'], leaseDurationMs: 60_000, workerId: '' } },
+      kind: {
+        $case: 'subscribe',
+        value: { queues: ['mixed'], leaseDurationMs: 60_000, workerId: '', batchResponses: false },
+      },
     });
     w.write({ requestId: 0, kind: { $case: 'credit', value: { jobs: 1 } } });
     const [pushed] = await collect(w, (s) => s.length === 1);
@@ -142,7 +148,10 @@ describe('Produce and Work streams', () => {
     w.on('error', () => {});
     w.write({
       requestId: 0,
-      kind: { $case: 'subscribe', value: { queues: ['cut'], leaseDurationMs: 5000, workerId: '' } },
+      kind: {
+        $case: 'subscribe',
+        value: { queues: ['cut'], leaseDurationMs: 5000, workerId: '', batchResponses: false },
+      },
     });
     w.write({ requestId: 0, kind: { $case: 'credit', value: { jobs: 1 } } });
     const [pushed] = await collect(w, (s) => s.length === 1);
@@ -167,7 +176,10 @@ describe('Produce and Work streams', () => {
     const w = t.client.work() as ClientDuplexStream<WorkRequest, WorkResponse>;
     w.write({
       requestId: 0,
-      kind: { $case: 'subscribe', value: { queues: ['settle-errors'], leaseDurationMs: 0, workerId: '' } },
+      kind: {
+        $case: 'subscribe',
+        value: { queues: ['settle-errors'], leaseDurationMs: 0, workerId: '', batchResponses: false },
+      },
     });
     w.write({
       requestId: 3,
@@ -199,7 +211,10 @@ describe('Produce and Work streams', () => {
     const w = t.client.work() as ClientDuplexStream<WorkRequest, WorkResponse>;
     w.write({
       requestId: 0,
-      kind: { $case: 'subscribe', value: { queues: ['stream-nack'], leaseDurationMs: 0, workerId: '' } },
+      kind: {
+        $case: 'subscribe',
+        value: { queues: ['stream-nack'], leaseDurationMs: 0, workerId: '', batchResponses: false },
+      },
     });
     w.write({ requestId: 0, kind: { $case: 'credit', value: { jobs: 1 } } });
     const seen = await collect(w, (s) => s.length === 1);
@@ -223,5 +238,100 @@ describe('Produce and Work streams', () => {
     assert.equal(settled.value.result.value.state, JobState.SCHEDULED);
     assert.equal(t.server.engine.getJob(jobId).lastError, 'boom');
     w.cancel();
+  });
+});
+
+describe('Work batches', () => {
+  let t: TestServer;
+  before(async () => {
+    t = await startTestServer({ clock: new FakeClock() });
+  });
+  after(() => t.dispose());
+
+  function subscribe(queue: string): ClientDuplexStream<WorkRequest, WorkResponse> {
+    const w = t.client.work() as ClientDuplexStream<WorkRequest, WorkResponse>;
+    w.write({
+      requestId: 0,
+      kind: {
+        $case: 'subscribe',
+        value: { queues: [queue], leaseDurationMs: 60_000, workerId: 'b', batchResponses: true },
+      },
+    });
+    return w;
+  }
+
+  test('acks and credit in one message come back as one message: their answers and the next jobs', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++)
+      ids.push((await call(t.client, t.client.enqueue, { job: job('batched', i) })).jobId);
+    const w = subscribe('batched');
+    const seen: WorkResponse[] = [];
+    w.on('data', (m: WorkResponse) => seen.push(m));
+    w.write({ requestId: 0, kind: { $case: 'credit', value: { jobs: 2 } } });
+    await collect(w, () => seen.length >= 1);
+    const first = seen[0]?.kind;
+    assert.ok(first?.$case === 'batch', 'a batch subscriber gets batch messages');
+    assert.deepEqual(
+      first.value.jobs.map((j) => j.jobId),
+      ids.slice(0, 2),
+      'both jobs of one lease in one message',
+    );
+    w.write({
+      requestId: 0,
+      kind: {
+        $case: 'batch',
+        value: {
+          settlements: first.value.jobs.map((j, i) => ({
+            requestId: 11 + i,
+            kind: { $case: 'ack' as const, value: { jobId: j.jobId, attempt: j.attempt } },
+          })),
+          credit: 2,
+        },
+      },
+    });
+    await collect(w, () => seen.length >= 2);
+    const second = seen[1]?.kind;
+    assert.ok(second?.$case === 'batch');
+    assert.deepEqual(
+      second.value.settled.map((s) => [s.requestId, s.code]),
+      [
+        [11, status.OK],
+        [12, status.OK],
+      ],
+    );
+    // The acks and the lease of the next job were committed together, so they left together.
+    assert.deepEqual(
+      second.value.jobs.map((j) => j.jobId),
+      [ids[2]],
+    );
+    assert.throws(() => t.server.engine.getJob(ids[0]!), /does not exist/);
+    assert.equal(t.server.engine.getJob(ids[2]!).state, 'leased');
+    w.cancel();
+  });
+
+  test('a settlement without a kind ends the stream with INVALID_ARGUMENT naming it', async () => {
+    const w = subscribe('batched-bad');
+    w.write({
+      requestId: 0,
+      kind: { $case: 'batch', value: { settlements: [{ requestId: 1, kind: undefined }], credit: 0 } },
+    });
+    const error = await new Promise<ServiceError>((resolve) => w.on('error', resolve));
+    assert.equal(error.code, status.INVALID_ARGUMENT);
+    assert.match(error.details, /batch\.settlements\[0\]\.kind/);
+  });
+
+  test('more settlements in one batch than max_batch_jobs end the stream with RESOURCE_EXHAUSTED', async () => {
+    const w = subscribe('batched-big');
+    const settlements = Array.from({ length: 1001 }, (_, i) => ({
+      requestId: i + 1,
+      kind: {
+        $case: 'ack' as const,
+        value: { jobId: '0190a4c2-0000-7000-8000-000000000000', attempt: 1 },
+      },
+    }));
+    w.write({ requestId: 0, kind: { $case: 'batch', value: { settlements, credit: 0 } } });
+    const error = await new Promise<ServiceError>((resolve) => w.on('error', resolve));
+    assert.equal(error.code, status.RESOURCE_EXHAUSTED);
+    assert.match(error.details, /1001 settlements, the limit is 1000 \(limits\.max_batch_jobs\)/);
   });
 });

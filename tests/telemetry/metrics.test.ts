@@ -113,7 +113,10 @@ max_attempts = 1
     const pushed = nextMessage(work);
     work.write({
       requestId: 0,
-      kind: { $case: 'subscribe', value: { queues: ['p'], leaseDurationMs: 60_000, workerId: 'w3' } },
+      kind: {
+        $case: 'subscribe',
+        value: { queues: ['p'], leaseDurationMs: 60_000, workerId: 'w3', batchResponses: false },
+      },
     });
     work.write({ requestId: 0, kind: { $case: 'credit', value: { jobs: 1 } } });
     const delivered = (await pushed).kind;

@@ -224,14 +224,22 @@ export interface ExtendResponse {
 
 /**
  * A message from a worker on the Work stream. The first must be `subscribe`;
- * after it any mix of `credit`, `ack`, `nack` and `extend`. A stream that breaks
- * the rules (no subscribe first, a second subscribe, too much credit) ends with
- * INVALID_ARGUMENT.
+ * after it any mix of `credit`, `ack`, `nack`, `extend` and `batch`. A stream
+ * that breaks the rules (no subscribe first, a second subscribe, too much
+ * credit) ends with INVALID_ARGUMENT.
+ *
+ * Batching: a worker that settles many jobs sends them as one `batch` (its
+ * settlements and the credit they free), and a worker that subscribes with
+ * `batch_responses` gets jobs and answers as `WorkResponse.batch`. Each
+ * message on a stream costs both sides far more than a job inside one, and a
+ * batch's settlements and its credit reach the server together, so the
+ * server commits the acks and leases the next jobs in one transaction.
  */
 export interface WorkRequest {
   /**
    * Chosen by the client for `ack`, `nack` and `extend`, and echoed in their
-   * Settled answer; unused for `subscribe` and `credit`.
+   * Settled answer; unused for `subscribe`, `credit` and `batch` (whose
+   * settlements carry their own).
    */
   requestId: number;
   /** Exactly one is set. */
@@ -254,6 +262,9 @@ export interface WorkRequest {
     | //
     /** Extend a lease, exactly as the unary Extend. */
     { $case: "extend"; value: ExtendRequest }
+    | //
+    /** Several settlements and credit at once. */
+    { $case: "batch"; value: WorkRequest_Batch }
     | undefined;
 }
 
@@ -268,6 +279,12 @@ export interface WorkRequest_Subscribe {
   leaseDurationMs: number;
   /** As ReserveRequest.worker_id. Optional. */
   workerId: string;
+  /**
+   * The worker understands `WorkResponse.batch`: the server may then send
+   * several jobs and answers in one message. Without it, every job and every
+   * answer is a message of its own.
+   */
+  batchResponses: boolean;
 }
 
 /**
@@ -284,6 +301,35 @@ export interface WorkRequest_Credit {
   jobs: number;
 }
 
+/** One settlement inside a `batch`: as an `ack`, `nack` or `extend` message. */
+export interface WorkRequest_Settlement {
+  /** Chosen by the client, echoed in the Settled answer. */
+  requestId: number;
+  /** Exactly one is set. */
+  kind?:
+    | //
+    /** Complete a job, as the unary Ack. */
+    { $case: "ack"; value: AckRequest }
+    | //
+    /** Fail an attempt, as the unary Nack. */
+    { $case: "nack"; value: NackRequest }
+    | //
+    /** Extend a lease, as the unary Extend. */
+    { $case: "extend"; value: ExtendRequest }
+    | undefined;
+}
+
+/**
+ * Settlements and credit in one message, applied in that order: exactly as
+ * if each settlement, then the credit, had been a message of its own.
+ */
+export interface WorkRequest_Batch {
+  /** At most `max_batch_jobs` (default 1000). */
+  settlements: WorkRequest_Settlement[];
+  /** Slots added, as Credit.jobs; 0 adds none. */
+  credit: number;
+}
+
 /** A message from the server on the Work stream. */
 export interface WorkResponse {
   /** Exactly one is set. */
@@ -297,6 +343,9 @@ export interface WorkResponse {
     | //
     /** The answer to an ack, nack or extend. */
     { $case: "settled"; value: WorkResponse_Settled }
+    | //
+    /** Several answers and jobs (only with `Subscribe.batch_responses`). */
+    { $case: "batch"; value: WorkResponse_Batch }
     | undefined;
 }
 
@@ -330,6 +379,18 @@ export interface WorkResponse_Settled {
     /** Answer to an extend: the new deadline. */
     { $case: "extend"; value: ExtendResponse }
     | undefined;
+}
+
+/**
+ * Answers and jobs in one message, to a worker that subscribed with
+ * `batch_responses`: first the answers, then the jobs, each as its own
+ * `settled` or `job` message would be.
+ */
+export interface WorkResponse_Batch {
+  /** Answers to acks, nacks and extends. */
+  settled: WorkResponse_Settled[];
+  /** Jobs leased to this worker; each uses up one slot of credit. */
+  jobs: LeasedJob[];
 }
 
 function createBaseReserveRequest(): ReserveRequest {
@@ -1388,6 +1449,9 @@ export const WorkRequest: MessageFns<WorkRequest> = {
       case "extend":
         ExtendRequest.encode(message.kind.value, writer.uint32(50).fork()).join();
         break;
+      case "batch":
+        WorkRequest_Batch.encode(message.kind.value, writer.uint32(58).fork()).join();
+        break;
     }
     return writer;
   },
@@ -1453,6 +1517,14 @@ export const WorkRequest: MessageFns<WorkRequest> = {
             message.kind = { $case: "extend", value: ExtendRequest.decode(reader, reader.uint32()) };
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.kind = { $case: "batch", value: WorkRequest_Batch.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1482,6 +1554,8 @@ export const WorkRequest: MessageFns<WorkRequest> = {
         ? { $case: "nack", value: NackRequest.fromJSON(object.nack) }
         : isSet(object.extend)
         ? { $case: "extend", value: ExtendRequest.fromJSON(object.extend) }
+        : isSet(object.batch)
+        ? { $case: "batch", value: WorkRequest_Batch.fromJSON(object.batch) }
         : undefined,
     };
   },
@@ -1501,6 +1575,8 @@ export const WorkRequest: MessageFns<WorkRequest> = {
       obj.nack = NackRequest.toJSON(message.kind.value);
     } else if (message.kind?.$case === "extend") {
       obj.extend = ExtendRequest.toJSON(message.kind.value);
+    } else if (message.kind?.$case === "batch") {
+      obj.batch = WorkRequest_Batch.toJSON(message.kind.value);
     }
     return obj;
   },
@@ -1542,13 +1618,19 @@ export const WorkRequest: MessageFns<WorkRequest> = {
         }
         break;
       }
+      case "batch": {
+        if (object.kind?.value !== undefined && object.kind?.value !== null) {
+          message.kind = { $case: "batch", value: WorkRequest_Batch.fromPartial(object.kind.value) };
+        }
+        break;
+      }
     }
     return message;
   },
 };
 
 function createBaseWorkRequest_Subscribe(): WorkRequest_Subscribe {
-  return { queues: [], leaseDurationMs: 0, workerId: "" };
+  return { queues: [], leaseDurationMs: 0, workerId: "", batchResponses: false };
 }
 
 export const WorkRequest_Subscribe: MessageFns<WorkRequest_Subscribe> = {
@@ -1561,6 +1643,9 @@ export const WorkRequest_Subscribe: MessageFns<WorkRequest_Subscribe> = {
     }
     if (message.workerId !== "") {
       writer.uint32(26).string(message.workerId);
+    }
+    if (message.batchResponses !== false) {
+      writer.uint32(32).bool(message.batchResponses);
     }
     return writer;
   },
@@ -1602,6 +1687,14 @@ export const WorkRequest_Subscribe: MessageFns<WorkRequest_Subscribe> = {
             message.workerId = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.batchResponses = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1627,6 +1720,11 @@ export const WorkRequest_Subscribe: MessageFns<WorkRequest_Subscribe> = {
         : isSet(object.worker_id)
         ? globalThis.String(object.worker_id)
         : "",
+      batchResponses: isSet(object.batchResponses)
+        ? globalThis.Boolean(object.batchResponses)
+        : isSet(object.batch_responses)
+        ? globalThis.Boolean(object.batch_responses)
+        : false,
     };
   },
 
@@ -1641,6 +1739,9 @@ export const WorkRequest_Subscribe: MessageFns<WorkRequest_Subscribe> = {
     if (message.workerId !== "") {
       obj.workerId = message.workerId;
     }
+    if (message.batchResponses !== false) {
+      obj.batchResponses = message.batchResponses;
+    }
     return obj;
   },
 
@@ -1652,6 +1753,7 @@ export const WorkRequest_Subscribe: MessageFns<WorkRequest_Subscribe> = {
     message.queues = object.queues?.map((e) => e) || [];
     message.leaseDurationMs = object.leaseDurationMs ?? 0;
     message.workerId = object.workerId ?? "";
+    message.batchResponses = object.batchResponses ?? false;
     return message;
   },
 };
@@ -1723,6 +1825,235 @@ export const WorkRequest_Credit: MessageFns<WorkRequest_Credit> = {
   },
 };
 
+function createBaseWorkRequest_Settlement(): WorkRequest_Settlement {
+  return { requestId: 0, kind: undefined };
+}
+
+export const WorkRequest_Settlement: MessageFns<WorkRequest_Settlement> = {
+  encode(message: WorkRequest_Settlement, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.requestId !== 0) {
+      writer.uint32(8).uint64(message.requestId);
+    }
+    switch (message.kind?.$case) {
+      case "ack":
+        AckRequest.encode(message.kind.value, writer.uint32(18).fork()).join();
+        break;
+      case "nack":
+        NackRequest.encode(message.kind.value, writer.uint32(26).fork()).join();
+        break;
+      case "extend":
+        ExtendRequest.encode(message.kind.value, writer.uint32(34).fork()).join();
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WorkRequest_Settlement {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWorkRequest_Settlement();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.requestId = longToNumber(reader.uint64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.kind = { $case: "ack", value: AckRequest.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.kind = { $case: "nack", value: NackRequest.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.kind = { $case: "extend", value: ExtendRequest.decode(reader, reader.uint32()) };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WorkRequest_Settlement {
+    return {
+      requestId: isSet(object.requestId)
+        ? globalThis.Number(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.Number(object.request_id)
+        : 0,
+      kind: isSet(object.ack)
+        ? { $case: "ack", value: AckRequest.fromJSON(object.ack) }
+        : isSet(object.nack)
+        ? { $case: "nack", value: NackRequest.fromJSON(object.nack) }
+        : isSet(object.extend)
+        ? { $case: "extend", value: ExtendRequest.fromJSON(object.extend) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: WorkRequest_Settlement): unknown {
+    const obj: any = {};
+    if (message.requestId !== 0) {
+      obj.requestId = Math.round(message.requestId);
+    }
+    if (message.kind?.$case === "ack") {
+      obj.ack = AckRequest.toJSON(message.kind.value);
+    } else if (message.kind?.$case === "nack") {
+      obj.nack = NackRequest.toJSON(message.kind.value);
+    } else if (message.kind?.$case === "extend") {
+      obj.extend = ExtendRequest.toJSON(message.kind.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<WorkRequest_Settlement>, I>>(base?: I): WorkRequest_Settlement {
+    return WorkRequest_Settlement.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<WorkRequest_Settlement>, I>>(object: I): WorkRequest_Settlement {
+    const message = createBaseWorkRequest_Settlement();
+    message.requestId = object.requestId ?? 0;
+    switch (object.kind?.$case) {
+      case "ack": {
+        if (object.kind?.value !== undefined && object.kind?.value !== null) {
+          message.kind = { $case: "ack", value: AckRequest.fromPartial(object.kind.value) };
+        }
+        break;
+      }
+      case "nack": {
+        if (object.kind?.value !== undefined && object.kind?.value !== null) {
+          message.kind = { $case: "nack", value: NackRequest.fromPartial(object.kind.value) };
+        }
+        break;
+      }
+      case "extend": {
+        if (object.kind?.value !== undefined && object.kind?.value !== null) {
+          message.kind = { $case: "extend", value: ExtendRequest.fromPartial(object.kind.value) };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseWorkRequest_Batch(): WorkRequest_Batch {
+  return { settlements: [], credit: 0 };
+}
+
+export const WorkRequest_Batch: MessageFns<WorkRequest_Batch> = {
+  encode(message: WorkRequest_Batch, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.settlements) {
+      WorkRequest_Settlement.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.credit !== 0) {
+      writer.uint32(16).uint32(message.credit);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WorkRequest_Batch {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWorkRequest_Batch();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.settlements.push(WorkRequest_Settlement.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.credit = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WorkRequest_Batch {
+    return {
+      settlements: globalThis.Array.isArray(object?.settlements)
+        ? object.settlements.map((e: any) => WorkRequest_Settlement.fromJSON(e))
+        : [],
+      credit: isSet(object.credit) ? globalThis.Number(object.credit) : 0,
+    };
+  },
+
+  toJSON(message: WorkRequest_Batch): unknown {
+    const obj: any = {};
+    if (message.settlements?.length) {
+      obj.settlements = message.settlements.map((e) => WorkRequest_Settlement.toJSON(e));
+    }
+    if (message.credit !== 0) {
+      obj.credit = Math.round(message.credit);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<WorkRequest_Batch>, I>>(base?: I): WorkRequest_Batch {
+    return WorkRequest_Batch.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<WorkRequest_Batch>, I>>(object: I): WorkRequest_Batch {
+    const message = createBaseWorkRequest_Batch();
+    message.settlements = object.settlements?.map((e) => WorkRequest_Settlement.fromPartial(e)) || [];
+    message.credit = object.credit ?? 0;
+    return message;
+  },
+};
+
 function createBaseWorkResponse(): WorkResponse {
   return { kind: undefined };
 }
@@ -1735,6 +2066,9 @@ export const WorkResponse: MessageFns<WorkResponse> = {
         break;
       case "settled":
         WorkResponse_Settled.encode(message.kind.value, writer.uint32(18).fork()).join();
+        break;
+      case "batch":
+        WorkResponse_Batch.encode(message.kind.value, writer.uint32(26).fork()).join();
         break;
     }
     return writer;
@@ -1769,6 +2103,14 @@ export const WorkResponse: MessageFns<WorkResponse> = {
             message.kind = { $case: "settled", value: WorkResponse_Settled.decode(reader, reader.uint32()) };
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.kind = { $case: "batch", value: WorkResponse_Batch.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1787,6 +2129,8 @@ export const WorkResponse: MessageFns<WorkResponse> = {
         ? { $case: "job", value: LeasedJob.fromJSON(object.job) }
         : isSet(object.settled)
         ? { $case: "settled", value: WorkResponse_Settled.fromJSON(object.settled) }
+        : isSet(object.batch)
+        ? { $case: "batch", value: WorkResponse_Batch.fromJSON(object.batch) }
         : undefined,
     };
   },
@@ -1797,6 +2141,8 @@ export const WorkResponse: MessageFns<WorkResponse> = {
       obj.job = LeasedJob.toJSON(message.kind.value);
     } else if (message.kind?.$case === "settled") {
       obj.settled = WorkResponse_Settled.toJSON(message.kind.value);
+    } else if (message.kind?.$case === "batch") {
+      obj.batch = WorkResponse_Batch.toJSON(message.kind.value);
     }
     return obj;
   },
@@ -1816,6 +2162,12 @@ export const WorkResponse: MessageFns<WorkResponse> = {
       case "settled": {
         if (object.kind?.value !== undefined && object.kind?.value !== null) {
           message.kind = { $case: "settled", value: WorkResponse_Settled.fromPartial(object.kind.value) };
+        }
+        break;
+      }
+      case "batch": {
+        if (object.kind?.value !== undefined && object.kind?.value !== null) {
+          message.kind = { $case: "batch", value: WorkResponse_Batch.fromPartial(object.kind.value) };
         }
         break;
       }
@@ -1994,6 +2346,93 @@ export const WorkResponse_Settled: MessageFns<WorkResponse_Settled> = {
         break;
       }
     }
+    return message;
+  },
+};
+
+function createBaseWorkResponse_Batch(): WorkResponse_Batch {
+  return { settled: [], jobs: [] };
+}
+
+export const WorkResponse_Batch: MessageFns<WorkResponse_Batch> = {
+  encode(message: WorkResponse_Batch, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.settled) {
+      WorkResponse_Settled.encode(v!, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.jobs) {
+      LeasedJob.encode(v!, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WorkResponse_Batch {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWorkResponse_Batch();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.settled.push(WorkResponse_Settled.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.jobs.push(LeasedJob.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WorkResponse_Batch {
+    return {
+      settled: globalThis.Array.isArray(object?.settled)
+        ? object.settled.map((e: any) => WorkResponse_Settled.fromJSON(e))
+        : [],
+      jobs: globalThis.Array.isArray(object?.jobs) ? object.jobs.map((e: any) => LeasedJob.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: WorkResponse_Batch): unknown {
+    const obj: any = {};
+    if (message.settled?.length) {
+      obj.settled = message.settled.map((e) => WorkResponse_Settled.toJSON(e));
+    }
+    if (message.jobs?.length) {
+      obj.jobs = message.jobs.map((e) => LeasedJob.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<WorkResponse_Batch>, I>>(base?: I): WorkResponse_Batch {
+    return WorkResponse_Batch.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<WorkResponse_Batch>, I>>(object: I): WorkResponse_Batch {
+    const message = createBaseWorkResponse_Batch();
+    message.settled = object.settled?.map((e) => WorkResponse_Settled.fromPartial(e)) || [];
+    message.jobs = object.jobs?.map((e) => LeasedJob.fromPartial(e)) || [];
     return message;
   },
 };

@@ -1,0 +1,113 @@
+/**
+ * What a Work stream sends: leased jobs and settlement answers.
+ *
+ * A worker that subscribed with `batch_responses` gets everything that became
+ * ready in one turn of the event loop (a group commit answers many
+ * settlements and leases at once) as one `batch` message, split only to stay
+ * well under the message size limit. Others get one message per job and per
+ * answer, as the protocol's first form had it.
+ *
+ * Answers go through the stream's ReadGate (a client that stops reading stops
+ * being read); jobs are bounded by the credit the client granted.
+ */
+import type { LeasedJob } from './gen/sepp/v1/job.js';
+import type { WorkResponse, WorkResponse_Settled } from './gen/sepp/v1/work.js';
+
+/** The parts of the stream the outbox writes to. */
+export interface OutboxSink {
+  /** Writes jobs (bounded by credit, so written whatever the client's reading). */
+  writeJob(message: WorkResponse): void;
+  /** Writes answers, pausing reading while the client does not take them. */
+  writeAnswer(message: WorkResponse): void;
+}
+
+/** Most bytes (estimated) of one batch message, and at most this share of the message size limit. */
+const batchBudgetBytes = 1024 * 1024;
+const batchShareOfLimit = 0.5;
+/** Field tags, lengths and the small fields of one job, generously. */
+const jobOverheadBytes = 128;
+
+export class WorkOutbox {
+  private settled: WorkResponse_Settled[] = [];
+  private jobs: LeasedJob[] = [];
+  private bytes = 0;
+  private scheduled = false;
+  private readonly budgetBytes: number;
+  private readonly flushBound = () => this.flush();
+
+  constructor(
+    private readonly sink: OutboxSink,
+    private readonly batching: boolean,
+    maxMessageBytes: number,
+  ) {
+    this.budgetBytes = Math.min(batchBudgetBytes, Math.floor(maxMessageBytes * batchShareOfLimit));
+  }
+
+  job(job: LeasedJob): void {
+    if (!this.batching) {
+      this.sink.writeJob({ kind: { $case: 'job', value: job } });
+      return;
+    }
+    const bytes = estimateBytes(job);
+    if (this.bytes + bytes > this.budgetBytes) this.flush();
+    this.jobs.push(job);
+    this.bytes += bytes;
+    this.schedule();
+  }
+
+  answer(settled: WorkResponse_Settled): void {
+    if (!this.batching) {
+      this.sink.writeAnswer({ kind: { $case: 'settled', value: settled } });
+      return;
+    }
+    const bytes = jobOverheadBytes + 3 * settled.message.length;
+    if (this.bytes + bytes > this.budgetBytes) this.flush();
+    this.settled.push(settled);
+    this.bytes += bytes;
+    this.schedule();
+  }
+
+  /** Writes what is held now (before the stream ends). */
+  flush(): void {
+    this.scheduled = false;
+    if (this.settled.length === 0 && this.jobs.length === 0) return;
+    const message: WorkResponse = {
+      kind: { $case: 'batch', value: { settled: this.settled, jobs: this.jobs } },
+    };
+    const withAnswers = this.settled.length > 0;
+    this.settled = [];
+    this.jobs = [];
+    this.bytes = 0;
+    if (withAnswers) this.sink.writeAnswer(message);
+    else this.sink.writeJob(message);
+  }
+
+  /** Drops what is held: the stream is gone. */
+  discard(): void {
+    this.settled = [];
+    this.jobs = [];
+    this.bytes = 0;
+  }
+
+  /** After the promises resolved in this turn (one commit answers many) have run. */
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    process.nextTick(this.flushBound);
+  }
+}
+
+/** An upper bound of a job's encoded size: strings may take 3 bytes per UTF-16 unit. */
+function estimateBytes(job: LeasedJob): number {
+  let chars =
+    job.jobId.length +
+    job.queue.length +
+    job.type.length +
+    job.contentType.length +
+    job.traceparent.length +
+    job.tracestate.length +
+    job.idempotencyKey.length +
+    job.lastError.length;
+  for (const [key, value] of Object.entries(job.metadata)) chars += key.length + value.length + 8;
+  return jobOverheadBytes + job.payload.length + 3 * chars;
+}
