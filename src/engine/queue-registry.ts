@@ -11,7 +11,14 @@ export class QueueRegistry {
   /** Queues that exist in the database, with their paused flag. */
   private readonly existing = new Map<string, { paused: boolean }>();
 
-  constructor(private readonly options: EngineOptions) {}
+  /** Whether any queue keeps completed jobs (else an ack always deletes). */
+  readonly anyKeepsCompleted: boolean;
+
+  constructor(private readonly options: EngineOptions) {
+    this.anyKeepsCompleted = [options.queueDefaults, ...Object.values(options.queues)].some(
+      (settings) => (settings.completedRetentionMs ?? 0) > 0,
+    );
+  }
 
   settingsFor(queue: string): QueueSettings {
     let settings = this.settingsCache.get(queue);

@@ -29,6 +29,14 @@ export class Settler {
 
   tryAck(tx: Transaction, { jobId, attempt }: Settle): SettleOutcome {
     const { sql, queues, clock } = this.ctx;
+    if (!queues.anyKeepsCompleted) {
+      // The common case in one statement; only a refused ack reads the row to say why.
+      const deleted = sql.deleteLeased.get(jobId, attempt);
+      if (deleted !== undefined) {
+        this.ctx.emit(tx, { kind: 'acked', queue: deleted.queue, count: 1 });
+        return { ok: true };
+      }
+    }
     const row = sql.attemptById.get(jobId);
     const problem = settleProblem(row, jobId, attempt);
     if (problem) return problem;

@@ -155,9 +155,9 @@ export function prepareStatements(db: Db) {
     ),
 
     // ---- settle
-    /** Ack when completed jobs are not kept. */
-    deleteLeased: db.prepare<[string, number]>(
-      "DELETE FROM jobs WHERE id = ? AND state = 'leased' AND attempt = ?",
+    /** Ack when completed jobs are not kept: the job's queue, or nothing when it was not leased at that attempt. */
+    deleteLeased: db.prepare<[string, number], { queue: string }>(
+      "DELETE FROM jobs WHERE id = ? AND state = 'leased' AND attempt = ? RETURNING queue",
     ),
     /** Ack when the queue keeps completed jobs. */
     completeLeased: db.prepare<[{ id: string; attempt: number; now_ms: number }]>(
