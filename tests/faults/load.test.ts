@@ -64,7 +64,8 @@ test(`${workers} long-polling workers and ${producers} producers for ${seconds} 
             await call(c, c.ack, { jobId: j.jobId, attempt: j.attempt });
           }
         } catch (e) {
-          record(e);
+          // A reserve sent just before the shutdown may find the connection gone: that is the test ending.
+          if (!stop) record(e);
         }
       }
     };
