@@ -8,7 +8,7 @@ import type { Statements } from '../store/statements.ts';
 import type { Clock } from './clock.ts';
 import type { QueueRegistry } from './queue-registry.ts';
 import type { EngineLimits } from './settings.ts';
-import type { JobEvent } from './types.ts';
+import type { JobEvent, JobState } from './types.ts';
 import type { WaiterRegistry } from './waiters.ts';
 
 export interface EngineContext {
@@ -28,4 +28,10 @@ export interface EngineContext {
   wakeAt(tx: Transaction, atMs: number): void;
   /** Reports what happened to jobs, after the commit that did it (metrics, rates). */
   emit(tx: Transaction, event: JobEvent): void;
+  /**
+   * Keeps queue_counts exact: `jobs` jobs of `queue` left state `from` (null: they
+   * are new) for state `to` (null: they are gone). Every statement that adds,
+   * removes or moves jobs is followed by this, in the same write operation.
+   */
+  count(queue: string, from: JobState | null, to: JobState | null, jobs: number): void;
 }

@@ -131,6 +131,11 @@ export class Engine {
         if (jobs > 0) tx.afterCommit(() => waiters.notify(queue, jobs));
       },
       wakeAt: (tx, atMs) => tx.afterCommit(() => maintenance?.wakeAt(atMs)),
+      count: (queue, from, to, jobs) => {
+        if (jobs === 0) return;
+        if (from !== null) sql.adjustCount.run({ queue, state: from, delta: -jobs });
+        if (to !== null) sql.adjustCount.run({ queue, state: to, delta: jobs });
+      },
       emit: (tx, event) => {
         const onEvent = deps.onEvent;
         if (onEvent !== undefined && event.count > 0) tx.afterCommit(() => onEvent(event));
@@ -194,16 +199,18 @@ export class Engine {
     this.checkBatchSize(requests.length);
     return this.write((tx) => {
       const nowMs = this.ctx.clock.nowMs();
+      const added = new AddedJobs();
       const results = requests.map((request): EnqueueResult => {
         const job = validateJob(request, nowMs, this.ctx.queues, this.ctx.limits);
         if (isRejection(job)) return { ok: false, ...job };
         // A duplicate adds nothing, so a full queue still answers it with the original job.
         const duplicate = this.findDuplicate(job, nowMs);
         if (duplicate) return duplicate;
-        const depthProblem = this.checkDepth(job, 1);
+        const depthProblem = this.checkDepth(job, 1 + added.inQueue(job.queue));
         if (depthProblem) return { ok: false, ...depthProblem };
-        return this.insert(tx, job, nowMs);
+        return this.insert(tx, job, nowMs, added);
       });
+      added.count(this.ctx);
       this.emitEnqueueEvents(tx, requests, results);
       if (audit !== undefined) this.auditEnqueue(audit, results);
       return results;
@@ -261,7 +268,11 @@ export class Engine {
         }
         return { committed: false, rejections };
       }
-      const results = valid.map(({ job }) => this.findDuplicate(job, nowMs) ?? this.insert(tx, job, nowMs));
+      const added = new AddedJobs();
+      const results = valid.map(
+        ({ job }) => this.findDuplicate(job, nowMs) ?? this.insert(tx, job, nowMs, added),
+      );
+      added.count(this.ctx);
       this.emitEnqueueEvents(tx, requests, results);
       return { committed: true, results };
     });
@@ -318,16 +329,18 @@ export class Engine {
     return { ok: true, jobId: seen.job_id, deduplicated: true };
   }
 
-  /** Stores a new job; the caller has checked it is not a duplicate. */
-  private insert(tx: Transaction, job: ValidJob, nowMs: number): EnqueueAccepted {
+  /** Stores a new job; the caller has checked it is not a duplicate, and counts `added` once done. */
+  private insert(tx: Transaction, job: ValidJob, nowMs: number, added: AddedJobs): EnqueueAccepted {
     const { sql } = this.ctx;
     this.ctx.ensureQueue(tx, job.queue);
     const id = this.ids.next(nowMs);
+    const state = job.scheduled ? 'scheduled' : 'ready';
+    added.add(job.queue, state);
     sql.insertJob.run({
       id,
       queue: job.queue,
       type: job.type,
-      state: job.scheduled ? 'scheduled' : 'ready',
+      state,
       priority: job.priority,
       payload: job.payload,
       content_type: job.contentType,
@@ -408,6 +421,7 @@ export class Engine {
         );
       }
       this.ctx.sql.deleteJob.run(row.seq);
+      this.ctx.count(row.queue, row.state as JobState, null, 1);
       this.ctx.emit(tx, { kind: 'cancelled', queue: row.queue, count: 1 });
       if (audit !== undefined) this.audit.write(audit, { previousState: row.state });
       return { state: row.state as JobState };
@@ -550,6 +564,7 @@ export class Engine {
               ? sql.requeueDeadById.run({ queue, id, now_ms: nowMs }).changes
               : sql.deleteDeadById.run({ queue, id }).changes;
         }
+        this.ctx.count(queue, 'dead', action === 'requeue' ? 'ready' : null, changed);
         if (action === 'requeue') {
           this.ctx.jobsReady(tx, queue, changed);
           this.ctx.emit(tx, { kind: 'requeued', queue, count: changed });
@@ -574,6 +589,7 @@ export class Engine {
               ? sql.requeueDeadChunk.run({ queue, now_ms: nowMs, limit: chunkRows })
               : adminSql.requeueDeadChunkByReason.run({ queue, reason, now_ms: nowMs, limit: chunkRows })
           ).changes;
+          this.ctx.count(queue, 'dead', 'ready', n);
           this.ctx.jobsReady(tx, queue, n);
           this.ctx.emit(tx, { kind: 'requeued', queue, count: n });
         } else {
@@ -582,6 +598,7 @@ export class Engine {
               ? sql.deleteDeadChunk.run({ queue, limit: chunkRows })
               : adminSql.deleteDeadChunkByReason.run({ queue, reason, limit: chunkRows })
           ).changes;
+          this.ctx.count(queue, 'dead', null, n);
         }
         return n;
       },
@@ -750,4 +767,31 @@ function decodeCursor(cursor: string | undefined): { failedAtMs: number; seq: nu
   const match = /^(\d+):(\d+)$/.exec(Buffer.from(cursor, 'base64url').toString());
   if (match === null) throw new SeppError('invalid_argument', 'page_token is not one this server issued');
   return { failedAtMs: Number(match[1]), seq: Number(match[2]) };
+}
+
+/** New jobs of one operation, per queue and state: counted once at its end. */
+class AddedJobs {
+  private readonly jobs = new Map<string, { ready: number; scheduled: number }>();
+
+  add(queue: string, state: 'ready' | 'scheduled'): void {
+    let perState = this.jobs.get(queue);
+    if (perState === undefined) {
+      perState = { ready: 0, scheduled: 0 };
+      this.jobs.set(queue, perState);
+    }
+    perState[state]++;
+  }
+
+  /** Jobs added to `queue` so far (not yet in its counts). */
+  inQueue(queue: string): number {
+    const perState = this.jobs.get(queue);
+    return perState === undefined ? 0 : perState.ready + perState.scheduled;
+  }
+
+  count(ctx: EngineContext): void {
+    for (const [queue, perState] of this.jobs) {
+      ctx.count(queue, null, 'ready', perState.ready);
+      ctx.count(queue, null, 'scheduled', perState.scheduled);
+    }
+  }
 }

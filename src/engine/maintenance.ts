@@ -82,6 +82,7 @@ export class Maintenance {
     const promotedByQueue = new Map<string, number>();
     const promoted = sql.promoteDue.all({ now_ms: nowMs, limit: chunkRows });
     for (const { queue } of promoted) promotedByQueue.set(queue, (promotedByQueue.get(queue) ?? 0) + 1);
+    for (const [queue, jobs] of promotedByQueue) this.ctx.count(queue, 'scheduled', 'ready', jobs);
     more ||= promoted.length === chunkRows;
 
     const expired = sql.expiredLeases.all({ now_ms: nowMs, limit: chunkRows });
@@ -105,6 +106,8 @@ export class Maintenance {
           before_ms: nowMs - settings.completedRetentionMs,
           limit: chunkRows,
         });
+        this.ctx.count(queue, 'dead', null, dead.changes);
+        this.ctx.count(queue, 'completed', null, done.changes);
         swept += dead.changes + done.changes;
         more ||= dead.changes === chunkRows || done.changes === chunkRows;
       }

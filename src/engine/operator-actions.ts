@@ -38,7 +38,8 @@ export class OperatorActions {
           `job ${jobId} is ${row.state}; only dead or completed jobs can be requeued`,
         );
       }
-      this.sql.requeueJob.run({ seq: row.seq, now_ms: this.ctx.clock.nowMs() });
+      const { changes } = this.sql.requeueJob.run({ seq: row.seq, now_ms: this.ctx.clock.nowMs() });
+      this.ctx.count(row.queue, row.state, 'ready', changes);
       this.ctx.jobsReady(tx, row.queue, 1);
       this.ctx.emit(tx, { kind: 'requeued', queue: row.queue, count: 1 });
       const outcome = { previousState: row.state };
@@ -58,7 +59,8 @@ export class OperatorActions {
             : 'only ready or scheduled jobs can be dead-lettered';
         throw new SeppError('failed_precondition', `job ${jobId} is ${row.state}: ${why}`);
       }
-      this.sql.deadLetterJob.run({ seq: row.seq, now_ms: this.ctx.clock.nowMs() });
+      const { changes } = this.sql.deadLetterJob.run({ seq: row.seq, now_ms: this.ctx.clock.nowMs() });
+      this.ctx.count(row.queue, row.state, 'dead', changes);
       this.ctx.emit(tx, { kind: 'dead_lettered', queue: row.queue, reason: 'dead_lettered', count: 1 });
       const outcome = { previousState: row.state };
       if (audit) this.audit.write(audit, outcome);
@@ -76,6 +78,7 @@ export class OperatorActions {
         deleted,
         (tx) => {
           const n = this.sql.deleteStateChunk.run({ queue, state, limit: chunkRows }).changes;
+          this.ctx.count(queue, state, null, n);
           this.ctx.emit(tx, { kind: 'cancelled', queue, count: n });
           return n;
         },

@@ -141,6 +141,7 @@ export class Reserver {
       // RETURNING gives no order: restore the queue's order (priority, due time, enqueue order).
       rows.sort((a, b) => b.priority - a.priority || a.run_at_ms - b.run_at_ms || a.seq - b.seq);
       for (const row of rows) jobs.push(leasedJobFromRow(row));
+      this.ctx.count(queue, 'ready', 'leased', rows.length);
       this.ctx.wakeAt(tx, leaseDeadlineMs);
       this.ctx.emit(tx, { kind: 'reserved', queue, count: rows.length });
     }

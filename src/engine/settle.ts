@@ -12,6 +12,7 @@ import { appendError } from './job-rows.ts';
 import type {
   DeadReason,
   ExtendRequest,
+  JobState,
   NackDirective,
   NackRequest,
   NackResult,
@@ -33,6 +34,7 @@ export class Settler {
       // The common case in one statement; only a refused ack reads the row to say why.
       const deleted = sql.deleteLeased.get(jobId, attempt);
       if (deleted !== undefined) {
+        this.ctx.count(deleted.queue, 'leased', null, 1);
         this.ctx.emit(tx, { kind: 'acked', queue: deleted.queue, count: 1 });
         return { ok: true };
       }
@@ -42,8 +44,10 @@ export class Settler {
     if (problem) return problem;
     if (queues.settingsFor(row!.queue).completedRetentionMs > 0) {
       sql.completeLeased.run({ id: jobId, attempt, now_ms: clock.nowMs() });
+      this.ctx.count(row!.queue, 'leased', 'completed', 1);
     } else {
       sql.deleteLeased.run(jobId, attempt);
+      this.ctx.count(row!.queue, 'leased', null, 1);
     }
     this.ctx.emit(tx, { kind: 'acked', queue: row!.queue, count: 1 });
     return { ok: true };
@@ -107,6 +111,7 @@ export class Settler {
         last_error: error,
         errors_json: errorsJson,
       });
+      this.ctx.count(row.queue, row.state as JobState, 'dead', 1);
       return { state: 'dead', runAtMs: null };
     }
     const delayMs =
@@ -116,6 +121,7 @@ export class Settler {
     const runAtMs = nowMs + delayMs;
     const state = delayMs > 0 ? 'scheduled' : 'ready';
     sql.retryJob.run({ seq: row.seq, state, run_at_ms: runAtMs, last_error: error, errors_json: errorsJson });
+    this.ctx.count(row.queue, row.state as JobState, state, 1);
     if (state === 'ready') this.ctx.jobsReady(tx, row.queue, 1);
     else this.ctx.wakeAt(tx, runAtMs);
     return { state, runAtMs };

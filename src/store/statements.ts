@@ -119,6 +119,11 @@ export function prepareStatements(db: Db) {
       )
       .pluck(),
 
+    /** Moves a queue's count of one state by @delta (the engine's counterpart of every job change). */
+    adjustCount: db.prepare<[{ queue: string; state: string; delta: number }]>(
+      'UPDATE queue_counts SET jobs = jobs + @delta WHERE queue = @queue AND state = @state',
+    ),
+
     // ---- enqueue
     insertJob: db.prepare<[InsertJobParams]>(
       `INSERT INTO jobs (id, queue, type, state, priority, payload, content_type, metadata_json, traceparent, tracestate,
