@@ -11,8 +11,11 @@
 // sea-config.json (committed) holds the fixed part of the SEA configuration; the effective
 // one, with every asset and absolute paths, is written next to the outputs.
 //
-// Usage: node build.mjs [--out-dir DIR] [--no-strip]
+// Usage: node build.mjs [--out-dir DIR] [--no-strip] [--bundle-only]
 //   --out-dir   where the outputs go (default dist/; the smoke test builds elsewhere)
+//   --bundle-only  stop after step 1: just sepp.cjs, run with `node sepp.cjs` (a second
+//               or two; tests that start and kill the server many times use it, since the
+//               bundle starts several times faster than the sources under tsx)
 //   --no-strip  keep node's symbol table and debug info (12 MiB) in the executable; by
 //               default they are stripped when binutils' `strip` is installed, which only
 //               costs symbol names in native (C++) backtraces.
@@ -40,6 +43,7 @@ const { values: flags } = parseArgs({
   options: {
     'out-dir': { type: 'string', default: join(root, 'dist') },
     'no-strip': { type: 'boolean', default: false },
+    'bundle-only': { type: 'boolean', default: false },
   },
 });
 const outDir = resolve(flags['out-dir']);
@@ -67,13 +71,15 @@ log(
 );
 
 // 0. The admin UI, so the executable carries current files (a no-op when ui/dist is fresh).
-await step('admin UI', async () => {
-  const ui = spawnSync(process.execPath, [join(root, 'scripts/build-ui.mjs'), '--if-stale'], {
-    encoding: 'utf8',
+// A bare bundle embeds nothing; run from the repository it serves ui/dist from disk.
+if (!flags['bundle-only'])
+  await step('admin UI', async () => {
+    const ui = spawnSync(process.execPath, [join(root, 'scripts/build-ui.mjs'), '--if-stale'], {
+      encoding: 'utf8',
+    });
+    if (ui.status !== 0) throw new Error(`the admin UI build failed:\n${ui.stdout}${ui.stderr}`);
+    return existsSync(uiDist) ? 'ui/dist' : 'none';
   });
-  if (ui.status !== 0) throw new Error(`the admin UI build failed:\n${ui.stdout}${ui.stderr}`);
-  return existsSync(uiDist) ? 'ui/dist' : 'none';
-});
 
 // 1. Bundle.
 const packageFiles = packageFilesPlugin({
@@ -127,6 +133,11 @@ await step('bundle', async () => {
   }
   return size(bundlePath);
 });
+
+if (flags['bundle-only']) {
+  log(`done in ${seconds(performance.now() - started)}: ${relative(root, bundlePath) || bundlePath}`);
+  process.exit(0);
+}
 
 // 2. Assets and their manifest.
 const manifestKey = 'sepp-assets.json'; // src/store/sea-assets.ts reads it under this key

@@ -8,6 +8,8 @@
  * maintenance timer) changes only in after-commit hooks, so a failed commit
  * leaves memory and disk agreeing.
  */
+
+import { counterMismatches } from '../store/counter-check.ts';
 import {
   type BatchStats,
   GroupCommitter,
@@ -699,17 +701,7 @@ export class Engine {
   /** Per-queue counters that disagree with the rows (empty when healthy): for tests and diagnostics. */
   counterMismatches(): string[] {
     this.checkOpen();
-    const { sql } = this.ctx;
-    const fromRows = new Map(sql.countsFromRows.all().map((r) => [`${r.queue}/${r.state}`, r.jobs]));
-    const problems: string[] = [];
-    for (const row of sql.allCounts.all()) {
-      const key = `${row.queue}/${row.state}`;
-      const actual = fromRows.get(key) ?? 0;
-      if (actual !== row.jobs) problems.push(`${key}: counter ${row.jobs}, rows ${actual}`);
-      fromRows.delete(key);
-    }
-    for (const [key, actual] of fromRows) problems.push(`${key}: no counter, rows ${actual}`);
-    return problems;
+    return counterMismatches(this.ctx.sql);
   }
 
   /** Reads after close() get the same answer as writes, not the driver's "connection is not open". */

@@ -23,6 +23,7 @@ import { SeppError } from '../../src/engine/errors.ts';
 import { defaultEngineOptions } from '../../src/engine/settings.ts';
 import type { EnqueueRequest, LeasedJob } from '../../src/engine/types.ts';
 import { openDataDir } from '../../src/store/open.ts';
+import { intsFrom, mulberry32 } from '../helpers/prng.ts';
 
 const [dataDir, ledgerFile, seedArg] = process.argv.slice(2);
 if (dataDir === undefined || ledgerFile === undefined) {
@@ -34,15 +35,7 @@ const seed = Number(seedArg ?? 1);
 /** Leases are short so that leases of killed children expire, and are redelivered, in later cycles. */
 const crashQueueSettings = { maxAttempts: 1000, defaultLeaseMs: 1500 };
 
-let state = seed >>> 0;
-function random(): number {
-  state = (state + 0x6d2b79f5) >>> 0;
-  let t = state;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
-const int = (min: number, max: number) => min + Math.floor(random() * (max - min + 1));
+const int = intsFrom(mulberry32(seed));
 
 function report(line: string): void {
   writeSync(ledger, `${line}\n`);

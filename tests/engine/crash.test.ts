@@ -22,69 +22,14 @@ import { FakeClock } from '../../src/engine/clock.ts';
 import { Engine } from '../../src/engine/engine.ts';
 import { defaultEngineOptions } from '../../src/engine/settings.ts';
 import { DataDirInUseError, openDataDir } from '../../src/store/open.ts';
+import { CrashLedger } from '../helpers/crash-ledger.ts';
+import { inspectDataDir } from '../helpers/inspect-data-dir.ts';
+import { intsFrom, mulberry32, seedFromEnv } from '../helpers/prng.ts';
 
 const cycles = Number(process.env.SEPP_CRASH_CYCLES ?? 10);
-const seed =
-  process.env.SEPP_CRASH_SEED === undefined
-    ? Math.floor(Math.random() * 2 ** 31)
-    : Number(process.env.SEPP_CRASH_SEED);
+const seed = seedFromEnv('SEPP_CRASH_SEED');
 const childScript = new URL('./crash-child.ts', import.meta.url).pathname;
 const readyTimeoutMs = 15_000;
-
-function prng(start: number): (min: number, max: number) => number {
-  let a = start >>> 0;
-  return (min, max) => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return min + Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * (max - min + 1));
-  };
-}
-
-/** Everything the children reported, in the order it arrived. */
-class Ledger {
-  /** jobId → payload id, for every acknowledged enqueue. */
-  readonly enqueued = new Map<string, string>();
-  /** Jobs whose ack was sent (it may or may not have committed before the kill). */
-  readonly ackSent = new Set<string>();
-  /** Jobs whose ack was acknowledged. */
-  readonly acked = new Set<string>();
-  /** The highest attempt each job was leased with. */
-  readonly lastAttempt = new Map<string, number>();
-  readonly problems: string[] = [];
-  reserves = 0;
-
-  record(line: string): void {
-    const [kind, a, b] = line.split(' ');
-    if (a === undefined) throw new Error(`bad ledger line ${line}`);
-    switch (kind) {
-      case 'E':
-        if (b === undefined) throw new Error(`bad line ${line}`);
-        this.enqueued.set(b, a);
-        break;
-      case 'R': {
-        const attempt = Number(b);
-        this.reserves++;
-        if (this.acked.has(a))
-          this.problems.push(`job ${a} was delivered again (attempt ${attempt}) after its ack`);
-        const last = this.lastAttempt.get(a) ?? 0;
-        if (attempt <= last)
-          this.problems.push(`job ${a} leased with attempt ${attempt} after attempt ${last}`);
-        this.lastAttempt.set(a, attempt);
-        break;
-      }
-      case 'a':
-        this.ackSent.add(a);
-        break;
-      case 'A':
-        this.acked.add(a);
-        break;
-      default:
-        throw new Error(`unknown ledger line: ${line}`);
-    }
-  }
-}
 
 interface CycleResult {
   killedAfterMs: number;
@@ -152,49 +97,25 @@ function runChild(
 }
 
 /** Reads a killed child's ledger; a cut last line was never a complete report. */
-function readLedger(ledgerFile: string, ledger: Ledger): void {
+function readLedger(ledgerFile: string, ledger: CrashLedger): void {
   if (!existsSync(ledgerFile)) return;
   const lines = readFileSync(ledgerFile, 'utf8').split('\n');
   lines.pop();
   for (const line of lines) ledger.record(line);
 }
 
-/** Opens the data directory as a restarted server would, checks it, and closes it. */
-function verify(dataDir: string, ledger: Ledger): { rows: number; states: Record<string, number> } {
-  const db = openDataDir(dataDir, { durability: 'full' });
-  const engine = new Engine(db, defaultEngineOptions(), { clock: new FakeClock(Date.now()) });
-  try {
-    assert.equal(db.pragma('integrity_check', { simple: true }), 'ok');
-    assert.deepEqual(engine.counterMismatches(), []);
-    const rows = new Map(
-      db
-        .prepare<[], { id: string; state: string; payload: Buffer }>('SELECT id, state, payload FROM jobs')
-        .all()
-        .map((r) => [r.id, r]),
-    );
-    const problems = [...ledger.problems];
-    for (const [jobId, payloadId] of ledger.enqueued) {
-      const row = rows.get(jobId);
-      if (row === undefined) {
-        if (!ledger.ackSent.has(jobId)) problems.push(`acknowledged enqueue ${payloadId} (${jobId}) is lost`);
-      } else if (row.payload.toString() !== payloadId) {
-        problems.push(`job ${jobId} holds ${row.payload.toString()}, enqueued as ${payloadId}`);
-      }
-    }
-    for (const jobId of ledger.acked) {
-      if (rows.has(jobId)) problems.push(`acked job ${jobId} is present again (${rows.get(jobId)?.state})`);
-    }
-    assert.deepEqual(problems.slice(0, 20), [], `${problems.length} problems`);
-    const states: Record<string, number> = {};
-    for (const r of rows.values()) states[r.state] = (states[r.state] ?? 0) + 1;
-    return { rows: rows.size, states };
-  } finally {
-    engine.close();
-  }
+/** Checks the killed child's database, read-only, against the ledger. */
+function verify(dataDir: string, ledger: CrashLedger): { rows: number; states: Record<string, number> } {
+  const snapshot = inspectDataDir(dataDir);
+  assert.equal(snapshot.integrity, 'ok');
+  assert.deepEqual(snapshot.counterMismatches, []);
+  const problems = ledger.rowProblems(snapshot.rows);
+  assert.deepEqual(problems.slice(0, 20), [], `${problems.length} problems`);
+  return { rows: snapshot.rows.size, states: snapshot.states };
 }
 
 /** After the last crash: every job never acked is still delivered (leases of the dead children expire). */
-async function drain(dataDir: string, ledger: Ledger): Promise<number> {
+async function drain(dataDir: string, ledger: CrashLedger): Promise<number> {
   const db = openDataDir(dataDir, { durability: 'full' });
   const clock = new FakeClock(Date.now() + 3_600_000);
   const engine = new Engine(db, defaultEngineOptions(), { clock });
@@ -234,8 +155,8 @@ test(`crash: ${cycles} SIGKILLs under load lose no acknowledged operation`, {
 }, async () => {
   assert.ok(cycles >= 1);
   const dataDir = mkdtempSync(join(tmpdir(), 'sepp-crash-'));
-  const ledger = new Ledger();
-  const int = prng(seed);
+  const ledger = new CrashLedger();
+  const int = intsFrom(mulberry32(seed));
   const log: string[] = [`crash test: seed ${seed} (SEPP_CRASH_SEED), data dir ${dataDir}`];
   let lockChecked = false;
   try {
@@ -255,7 +176,7 @@ test(`crash: ${cycles} SIGKILLs under load lose no acknowledged operation`, {
       log.push(
         `cycle ${cycle}: killed ${result.killedAfterMs} ms after spawn ` +
           `(${result.readyAfterMs === null ? 'before ready' : `ready after ${result.readyAfterMs} ms`}); ` +
-          `so far ${ledger.enqueued.size} enqueues and ${ledger.acked.size} acks acknowledged, ${ledger.reserves} leases; ` +
+          `so far ${ledger.enqueued.size} enqueues and ${ledger.acked.size} acks acknowledged, ${ledger.leases} leases; ` +
           `${rows} rows ${JSON.stringify(states)}`,
       );
     }

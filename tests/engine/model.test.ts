@@ -34,27 +34,13 @@ import type {
 } from '../../src/engine/types.ts';
 import type { Db } from '../../src/store/open.ts';
 import { bytes, openTestEngine, type TestEngine, until } from '../helpers/engine.ts';
+import { mulberry32, seedFromEnv } from '../helpers/prng.ts';
 
 const runs = Number(process.env.SEPP_MODEL_RUNS ?? 1000);
 const stepsPerRun = Number(process.env.SEPP_MODEL_STEPS ?? 20);
-const baseSeed =
-  process.env.SEPP_MODEL_SEED === undefined
-    ? Math.floor(Math.random() * 2 ** 31)
-    : Number(process.env.SEPP_MODEL_SEED);
+const baseSeed = seedFromEnv('SEPP_MODEL_SEED');
 
 // ------------------------------------------------------------------ random
-
-/** mulberry32: a small, good, seedable PRNG in [0, 1). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 class Dice {
   constructor(readonly next: () => number) {}
@@ -463,16 +449,16 @@ class Run {
   private rowsOf: { db: Db; statement: Statement<[], StoredRow> } | undefined;
 
   constructor(readonly seed: number) {
-    this.dice = new Dice(prng(seed));
+    this.dice = new Dice(mulberry32(seed));
     const jitterSeed = (seed ^ 0x9e3779b9) >>> 0;
     this.t = openTestEngine({
       dataDir: mkdtempSync(join(scratchDir, 'sepp-model-')),
       options: engineOptions,
       durability: 'relaxed',
-      deps: { random: prng(jitterSeed) },
+      deps: { random: mulberry32(jitterSeed) },
     });
     const clock = this.t.clock;
-    this.model = new Model(() => clock.nowMs(), prng(jitterSeed));
+    this.model = new Model(() => clock.nowMs(), mulberry32(jitterSeed));
   }
 
   get engine() {

@@ -1,0 +1,49 @@
+/**
+ * Looks into the database of a server that is not running (killed or
+ * stopped), read-only, as an operator's forensics would: SQLite's integrity
+ * check, the per-queue counters against the rows, and the rows themselves.
+ * Opening it changes nothing a restart depends on (a read-only connection
+ * only rebuilds the WAL index, in a `-shm` file the server does not use).
+ * While a server runs, its exclusive lock makes this throw SQLITE_BUSY.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { counterMismatches } from '../../src/store/counter-check.ts';
+import { databaseFileName } from '../../src/store/open.ts';
+import { prepareStatements } from '../../src/store/statements.ts';
+import type { JobRowSummary } from './crash-ledger.ts';
+
+export interface DataDirSnapshot {
+  /** `ok` when SQLite finds nothing wrong. */
+  integrity: string;
+  counterMismatches: string[];
+  /** Every job by id. */
+  rows: Map<string, JobRowSummary>;
+  /** Rows per state. */
+  states: Record<string, number>;
+}
+
+export function inspectDataDir(dataDir: string): DataDirSnapshot {
+  const path = join(dataDir, databaseFileName);
+  // A server killed before it created its database leaves nothing to check.
+  if (!existsSync(path)) return { integrity: 'ok', counterMismatches: [], rows: new Map(), states: {} };
+  const db = new Database(path, { readonly: true, fileMustExist: true, timeout: 0 });
+  try {
+    const integrity = String(db.pragma('integrity_check', { simple: true }));
+    // Killed before the first migration committed: no tables yet.
+    if (db.pragma('user_version', { simple: true }) === 0)
+      return { integrity, counterMismatches: [], rows: new Map(), states: {} };
+    const rows = new Map(
+      db
+        .prepare<[], { id: string; state: string; payload: Buffer }>('SELECT id, state, payload FROM jobs')
+        .all()
+        .map((r) => [r.id, { state: r.state, payload: r.payload }]),
+    );
+    const states: Record<string, number> = {};
+    for (const r of rows.values()) states[r.state] = (states[r.state] ?? 0) + 1;
+    return { integrity, counterMismatches: counterMismatches(prepareStatements(db)), rows, states };
+  } finally {
+    db.close();
+  }
+}
