@@ -1,5 +1,5 @@
 /**
- * Compares the per-queue, per-state counters (`queue_counts`, kept by triggers)
+ * Compares the per-queue, per-state counters (`queue_counts`, kept by the engine)
  * with the rows they count. Healthy databases give no mismatches. Used by the
  * engine's diagnostics and by crash tests that inspect a killed server's
  * database file read-only, without an engine.
