@@ -103,7 +103,8 @@ export function booleanField(): Field<boolean> {
       if (typeof raw === 'boolean') return ok(raw);
       if (at.fromText && (raw === 'true' || raw === 'false')) return ok(raw === 'true');
       if (at.fromText) return fail(`${describeRaw(raw)} is not true or false`);
-      return typeMismatch(raw, 'true or false', String(raw));
+      // Only a string can be unquoted; String() of a TOML table (no prototype) would throw.
+      return typeMismatch(raw, 'true or false', typeof raw === 'string' ? raw : undefined);
     },
   };
 }

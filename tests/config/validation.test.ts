@@ -115,6 +115,15 @@ traces_sample_ratio = "0.5"
   assertProblem(problems, 'telemetry.traces_sample_ratio', /"0\.5" is a string; write 0\.5 without quotes/);
 });
 
+test('a table, list or date where a boolean belongs is a problem, not a crash', () => {
+  const problems = problemsOf(
+    '[admin]\ninsecure_allow_unauthenticated = {}\n[grpc]\ninsecure_allow_unauthenticated = [true]\n[engine]\nstrict_queues = 1979-05-27\n',
+  );
+  assertProblem(problems, 'admin.insecure_allow_unauthenticated', /^a table is not true or false$/);
+  assertProblem(problems, 'grpc.insecure_allow_unauthenticated', /^a list is not true or false$/);
+  assertProblem(problems, 'engine.strict_queues', /^a date is not true or false$/);
+});
+
 test('choices suggest the likely one', () => {
   const problems = problemsOf('[server]\nlog_level = "warning"\nlog_format = "JSON"\n');
   assertProblem(problems, 'server.log_level', /"warning" is not one of .* \(did you mean "warn"\?\)/);
