@@ -1,14 +1,19 @@
 /**
  * Errors over HTTP: every error response is `{"error": {"code", "message"}}`
  * with the status from one table. Engine errors keep their SeppError code;
- * the few failures only HTTP has (a body too large, a wrong method) get codes
- * of their own.
+ * the few failures only HTTP has (a body too large, a wrong method, a request
+ * too malformed to reach the app) get codes of their own.
  */
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { SeppError, type SeppErrorCode, toSeppError } from '../engine/errors.ts';
 
-export type AdminErrorCode = SeppErrorCode | 'payload_too_large' | 'method_not_allowed';
+export type AdminErrorCode =
+  | SeppErrorCode
+  | 'payload_too_large'
+  | 'method_not_allowed'
+  | 'request_timeout'
+  | 'headers_too_large';
 
 /** The one table from error code to HTTP status. */
 export const httpStatusOf: Readonly<Record<AdminErrorCode, ContentfulStatusCode>> = {
@@ -17,10 +22,12 @@ export const httpStatusOf: Readonly<Record<AdminErrorCode, ContentfulStatusCode>
   permission_denied: 403,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   lease_lost: 409,
   failed_precondition: 409,
   payload_too_large: 413,
   resource_exhausted: 429,
+  headers_too_large: 431,
   internal: 500,
   unavailable: 503,
 };

@@ -34,18 +34,25 @@ export const contentSecurityPolicy = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/** The headers every answer carries, including those made outside the app (serve.ts). */
+export function securityHeaderEntries(tls: boolean): [string, string][] {
+  return [
+    ['Content-Security-Policy', contentSecurityPolicy],
+    ['X-Content-Type-Options', 'nosniff'],
+    ['X-Frame-Options', 'DENY'],
+    ['Referrer-Policy', 'no-referrer'],
+    ['Cross-Origin-Opener-Policy', 'same-origin'],
+    ['Cross-Origin-Resource-Policy', 'same-origin'],
+    ['Permissions-Policy', 'camera=(), microphone=(), geolocation=(), payment=()'],
+    ...(tls ? [['Strict-Transport-Security', 'max-age=31536000'] as [string, string]] : []),
+  ];
+}
+
 export function securityHeaders(tls: boolean): MiddlewareHandler {
+  const entries = securityHeaderEntries(tls);
   return async (c, next) => {
     await next();
-    const h = c.res.headers;
-    h.set('Content-Security-Policy', contentSecurityPolicy);
-    h.set('X-Content-Type-Options', 'nosniff');
-    h.set('X-Frame-Options', 'DENY');
-    h.set('Referrer-Policy', 'no-referrer');
-    h.set('Cross-Origin-Opener-Policy', 'same-origin');
-    h.set('Cross-Origin-Resource-Policy', 'same-origin');
-    h.set('Permissions-Policy', 'camera=(), microphone=(), geolocation=(), payment=()');
-    if (tls) h.set('Strict-Transport-Security', 'max-age=31536000');
+    for (const [name, value] of entries) c.res.headers.set(name, value);
   };
 }
 

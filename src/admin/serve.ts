@@ -2,12 +2,22 @@
  * Serves an admin app on a socket with @hono/node-server: plain HTTP, or HTTPS
  * when given a certificate and key. The composition root decides the address
  * and owns the returned server's lifetime (close it on shutdown).
+ *
+ * Some requests never reach the app: bytes Node's parser refuses (CR or NUL
+ * in a header, a broken request line, headers over Node's limit) and
+ * requests that parse but are no valid URL (a bad or missing Host, a raw
+ * non-ASCII byte in the path). They are answered here, in the API's one
+ * error shape with its security headers, instead of Node's empty 400.
  */
 
+import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
+import type { Duplex } from 'node:stream';
+import { getRequestListener, RequestError } from '@hono/node-server';
 import type { Hono } from 'hono';
+import { type AdminErrorCode, type ErrorBody, httpStatusOf } from './http-errors.ts';
+import { securityHeaderEntries } from './security.ts';
 
 export interface ServeAdminOptions {
   host: string;
@@ -25,30 +35,95 @@ export interface AdminServer {
 }
 
 export function serveAdmin(app: Hono, options: ServeAdminOptions): Promise<AdminServer> {
-  return new Promise((resolve, reject) => {
-    const tlsOptions =
-      options.tls === undefined
-        ? {}
-        : {
-            createServer: createHttpsServer,
-            serverOptions: { cert: options.tls.cert, key: options.tls.key },
-          };
-    const server = serve(
-      { fetch: app.fetch, hostname: options.host, port: options.port, ...tlsOptions },
-      (info) => {
-        const host = info.family === 'IPv6' ? `[${info.address}]` : info.address;
-        resolve({
-          address: info,
-          url: `${options.tls === undefined ? 'http' : 'https'}://${host}:${info.port}`,
-          close: () =>
-            new Promise<void>((done, fail) => {
-              server.close((error) => (error ? fail(error) : done()));
-              // Idle keep-alive connections would hold close() open.
-              if ('closeAllConnections' in server) server.closeAllConnections();
-            }),
-        });
-      },
-    );
-    server.once('error', reject);
+  const tls = options.tls !== undefined;
+  // No default host name: a request without a Host header is refused (RFC 9112), in JSON.
+  const listener = getRequestListener(app.fetch, {
+    errorHandler: (error) =>
+      error instanceof RequestError
+        ? answerOutsideApp(
+            'invalid_argument',
+            `the request's URL or Host header is not valid (${error.message})`,
+            tls,
+          )
+        : // The app answers its own errors; reaching here is a bug, told without its details.
+          answerOutsideApp('internal', 'internal error; the server log has the details', tls),
   });
+  // Node's own check would answer a missing Host with an empty 400; the listener answers it in JSON.
+  const serverOptions = { requireHostHeader: false };
+  const server: Server =
+    options.tls === undefined
+      ? createHttpServer(serverOptions, listener)
+      : createHttpsServer({ ...serverOptions, cert: options.tls.cert, key: options.tls.key }, listener);
+  server.on('clientError', (error: ClientError, socket: Duplex) => answerClientError(error, socket, tls));
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      const info = server.address() as AddressInfo;
+      const host = info.family === 'IPv6' ? `[${info.address}]` : info.address;
+      resolve({
+        address: info,
+        url: `${tls ? 'https' : 'http'}://${host}:${info.port}`,
+        close: () =>
+          new Promise<void>((done, fail) => {
+            server.close((error) => (error ? fail(error) : done()));
+            // Idle keep-alive connections would hold close() open.
+            server.closeAllConnections();
+          }),
+      });
+    });
+  });
+}
+
+/** What Node's parser hands to 'clientError': llhttp's code and reason, and the bytes it read. */
+type ClientError = Error & { code?: string; reason?: string; rawPacket?: Buffer };
+
+function errorJson(code: AdminErrorCode, message: string): string {
+  return JSON.stringify({ error: { code, message } } satisfies ErrorBody);
+}
+
+function answerOutsideApp(code: AdminErrorCode, message: string, tls: boolean): Response {
+  return new Response(errorJson(code, message), {
+    status: httpStatusOf[code],
+    headers: [
+      ['Content-Type', 'application/json'],
+      ['Cache-Control', 'no-store'],
+      ...securityHeaderEntries(tls),
+    ],
+  });
+}
+
+/**
+ * Node's parser gave up on the bytes: answer on the raw socket (as Node's
+ * default handler would, with a body that says why) and close it.
+ */
+function answerClientError(error: ClientError, socket: Duplex, tls: boolean): void {
+  // A response already under way on this socket cannot be followed by another.
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent === true) {
+    socket.destroy();
+    return;
+  }
+  const [code, message, reason]: [AdminErrorCode, string, string] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? ['headers_too_large', 'the request headers are too large', 'Request Header Fields Too Large']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? ['request_timeout', 'the request took too long to arrive', 'Request Timeout']
+        : [
+            'invalid_argument',
+            `malformed HTTP request: ${error.reason ?? error.code ?? 'unreadable'}`,
+            'Bad Request',
+          ];
+  const body = errorJson(code, message);
+  const headers = [
+    ['Content-Type', 'application/json'],
+    ['Content-Length', String(Buffer.byteLength(body))],
+    ['Cache-Control', 'no-store'],
+    ['Connection', 'close'],
+    ...securityHeaderEntries(tls),
+  ];
+  // An answer to HEAD has no body, and a client reading one would take the body for the next answer.
+  const head = error.rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
+  socket.end(
+    `HTTP/1.1 ${httpStatusOf[code]} ${reason}\r\n${headers.map(([n, v]) => `${n}: ${v}`).join('\r\n')}\r\n\r\n${head ? '' : body}`,
+  );
 }

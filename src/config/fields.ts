@@ -103,7 +103,8 @@ export function booleanField(): Field<boolean> {
       if (typeof raw === 'boolean') return ok(raw);
       if (at.fromText && (raw === 'true' || raw === 'false')) return ok(raw === 'true');
       if (at.fromText) return fail(`${describeRaw(raw)} is not true or false`);
-      return typeMismatch(raw, 'true or false', String(raw));
+      // Only a string can be unquoted; String() of a TOML table (no prototype) would throw.
+      return typeMismatch(raw, 'true or false', typeof raw === 'string' ? raw : undefined);
     },
   };
 }
@@ -116,10 +117,14 @@ function checkRange(value: number, raw: unknown, range: Range, advice: string): 
   return ok(value);
 }
 
-/** A whole number, as TOML integer or (from env/flags) digits. */
+/**
+ * A whole number, as TOML integer or (from env/flags) digits. One too large
+ * to be exact (a float such as 1e300) is still whole: the range check names
+ * the bound it breaks, which says more than "not a whole number".
+ */
 function wholeNumber(raw: unknown, at: ValueAt, unitWord: string): Parsed<number> | undefined {
   if (typeof raw === 'number') {
-    if (Number.isSafeInteger(raw)) return ok(raw);
+    if (Number.isInteger(raw)) return ok(raw);
     return fail(`${raw} is not a whole number${unitWord === '' ? '' : ` of ${unitWord}`}`);
   }
   if (at.fromText && typeof raw === 'string' && /^-?\d+$/.test(raw.trim())) {

@@ -550,6 +550,9 @@ export class Engine {
   ): Promise<number> {
     const { sql } = this.ctx;
     const { queue } = selection;
+    // A name no queue can have matches nothing, but it must not reach the audit log
+    // (whose target is bounded) or look like a successful change of nothing.
+    this.checkQueueName(queue);
     if ('jobIds' in selection) {
       if (selection.jobIds.length > this.ctx.limits.maxBatchJobs) {
         throw new SeppError(

@@ -343,6 +343,25 @@ test('dead letters: list by reason, requeue and delete selected, requeue all, de
   assert.deepEqual(admin.t.engine.counterMismatches(), []);
 });
 
+test('dead-letter actions check the queue name: an over-long or invalid one is a 400, never a 500', async () => {
+  // Longer than limits.max_name_length, short enough to pass as delete-all's confirmation.
+  const long = 'x'.repeat(255);
+  const before = admin.t.engine.listAudit({ pageSize: 1 }).items[0]?.id;
+  for (const [path, body] of [
+    ['requeue-all', {}],
+    ['delete-all', { confirm: long }],
+    ['requeue', { jobIds: ['a'] }],
+    ['delete', { jobIds: ['a'] }],
+  ] as const) {
+    const reply = await op.post(`/api/v1/queues/${long}/dead-letters/${path}`, body);
+    assert.equal(reply.status, 400, `${path}: ${JSON.stringify(reply.body)}`);
+    assert.match(reply.body.error?.message ?? '', /limits\.max_name_length/);
+    const invalid = await op.post(`/api/v1/queues/bad%20name/dead-letters/${path}`, body);
+    assert.equal(invalid.status, 400, `${path}: ${JSON.stringify(invalid.body)}`);
+  }
+  assert.equal(admin.t.engine.listAudit({ pageSize: 1 }).items[0]?.id, before, 'nothing audited');
+});
+
 test('audit log: filter and page through the API; configuration is shown as given', async () => {
   for (const q of ['a', 'b', 'c']) {
     await admin.t.engine.enqueue({ queue: q, type: 't', payload: enc('x') });

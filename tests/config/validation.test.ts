@@ -20,6 +20,19 @@ test('a value out of range names the setting, the bound and the range to choose 
   );
 });
 
+test('a number too large to be exact is refused for its size, naming the bound', () => {
+  const problems = problemsOf(
+    '[server]\nshutdown_timeout_ms = 1e300\n[limits]\nmax_batch_jobs = 9.007199254740992e15\n[queue_defaults]\nmax_depth = -1e20\n',
+  );
+  assertProblem(
+    problems,
+    'server.shutdown_timeout_ms',
+    /^1e\+300 is above the maximum 600000; set a duration/,
+  );
+  assertProblem(problems, 'limits.max_batch_jobs', /^9007199254740992 is above the maximum 100000/);
+  assertProblem(problems, 'queue_defaults.max_depth', /^-100000000000000000000 is below the minimum 0/);
+});
+
 test('durations and sizes take integers or one number with one unit', () => {
   const config = loadToml(`
 [server]
@@ -100,6 +113,15 @@ traces_sample_ratio = "0.5"
   );
   assertProblem(problems, 'limits.max_batch_jobs', /"100" is a string; write 100 without quotes/);
   assertProblem(problems, 'telemetry.traces_sample_ratio', /"0\.5" is a string; write 0\.5 without quotes/);
+});
+
+test('a table, list or date where a boolean belongs is a problem, not a crash', () => {
+  const problems = problemsOf(
+    '[admin]\ninsecure_allow_unauthenticated = {}\n[grpc]\ninsecure_allow_unauthenticated = [true]\n[engine]\nstrict_queues = 1979-05-27\n',
+  );
+  assertProblem(problems, 'admin.insecure_allow_unauthenticated', /^a table is not true or false$/);
+  assertProblem(problems, 'grpc.insecure_allow_unauthenticated', /^a list is not true or false$/);
+  assertProblem(problems, 'engine.strict_queues', /^a date is not true or false$/);
 });
 
 test('choices suggest the likely one', () => {
