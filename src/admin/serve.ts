@@ -49,7 +49,9 @@ export function serveAdmin(app: Hono, options: ServeAdminOptions): Promise<Admin
           answerOutsideApp('internal', 'internal error; the server log has the details', tls),
   });
   // Node's own check would answer a missing Host with an empty 400; the listener answers it in JSON.
-  const serverOptions = { requireHostHeader: false };
+  // A client that trickles its headers or body holds a connection: 10 s for the headers and
+  // 30 s for the whole request (Node's defaults are 60 s and 300 s) bound what one can hold.
+  const serverOptions = { requireHostHeader: false, headersTimeout: 10_000, requestTimeout: 30_000 };
   const server: Server =
     options.tls === undefined
       ? createHttpServer(serverOptions, listener)
