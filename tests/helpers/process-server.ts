@@ -1,6 +1,7 @@
 /** Runs `sepp serve` from source as a child process (for tests that kill it or measure its memory). */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { captureOutput } from './secret-log.ts';
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -33,6 +34,9 @@ export async function startServerProcess(dataDir: string, extraArgs: string[] = 
     { env: { ...process.env, SEPP_CONFIG: '' }, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let logs = '';
+  const capture = captureOutput('process');
+  child.stderr?.on('data', (chunk: Buffer) => capture(chunk.toString()));
+  child.on('exit', () => capture('\n'));
   const port = await new Promise<number>((resolve, reject) => {
     child.stderr?.on('data', (chunk: Buffer) => {
       logs += chunk.toString();
