@@ -10,6 +10,7 @@ import type { AssetSource } from '../../src/admin/index.ts';
 import { type RunningServer, startServer } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import type { Clock } from '../../src/engine/clock.ts';
+import type { EnqueueJob } from '../../src/rpc/gen/sepp/v1/job.js';
 import { QueueServiceClient } from '../../src/rpc/gen/sepp/v1/queue_service.js';
 import type { Logger } from '../../src/telemetry/logger.ts';
 import { captureLogger, flushCaptured, registerConfigSecrets } from './secret-log.ts';
@@ -119,4 +120,22 @@ export function call<Req, Res>(
       error ? reject(error) : resolve(response),
     );
   });
+}
+
+/** A job for `queue` with every other field at its default (payload `x`); `fields` overrides. */
+export function testJob(queue: string, fields: Partial<EnqueueJob> = {}): EnqueueJob {
+  return {
+    queue,
+    type: 't',
+    payload: Buffer.from('x'),
+    contentType: '',
+    priority: 0,
+    schedule: undefined,
+    maxAttempts: 0,
+    idempotencyKey: '',
+    metadata: {},
+    traceparent: '',
+    tracestate: '',
+    ...fields,
+  };
 }
