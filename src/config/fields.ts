@@ -64,6 +64,8 @@ export function stringField(options: {
   /** Why the pattern exists and what is allowed, for the message. */
   pattern?: { re: RegExp; help: string };
   maxLength?: number;
+  /** The value is (or, mistyped, may be) a secret: messages describe it but never repeat it. */
+  secret?: boolean;
 }): Field<string> {
   const maxLength = options.maxLength ?? 4096;
   return {
@@ -73,7 +75,8 @@ export function stringField(options: {
       if (raw.length === 0) return fail('must not be empty');
       if (raw.length > maxLength) return fail(`is ${raw.length} characters long; the most is ${maxLength}`);
       if (options.pattern !== undefined && !options.pattern.re.test(raw)) {
-        return fail(`${describeRaw(raw)} is not allowed: ${options.pattern.help}`);
+        const shown = options.secret ? 'the value (not repeated here: it may be a secret)' : describeRaw(raw);
+        return fail(`${shown} is not allowed: ${options.pattern.help}`);
       }
       return ok(raw);
     },
@@ -209,6 +212,18 @@ export function pathField(): Field<string> {
   };
 }
 
+/**
+ * A URL as a message may show it: the userinfo (`user:password@`) and the
+ * query (which may carry a token) are hidden, even when the text does not
+ * parse as a URL.
+ */
+function describeUrl(raw: string): string {
+  const at = raw.lastIndexOf('@');
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(raw)?.[0] ?? '';
+  const shown = at === -1 ? raw : `${scheme}<redacted>@${raw.slice(at + 1)}`;
+  return JSON.stringify(shown.replace(/\?.*$/s, '?<redacted>'));
+}
+
 export function urlField(protocols: readonly string[]): Field<string> {
   const example = 'e.g. "http://localhost:4318"';
   return {
@@ -219,11 +234,11 @@ export function urlField(protocols: readonly string[]): Field<string> {
       try {
         url = new URL(raw);
       } catch {
-        return fail(`${describeRaw(raw)} is not a URL; write a full URL, ${example}`);
+        return fail(`${describeUrl(raw)} is not a URL; write a full URL, ${example}`);
       }
       if (!protocols.includes(url.protocol)) {
         return fail(
-          `${describeRaw(raw)} must start with ${protocols.map((p) => `${p}//`).join(' or ')}, ${example}`,
+          `${describeUrl(raw)} must start with ${protocols.map((p) => `${p}//`).join(' or ')}, ${example}`,
         );
       }
       return ok(raw);

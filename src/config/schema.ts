@@ -165,6 +165,8 @@ export const apiKeySpec: SectionSpec<ApiKeyEntry> = {
   key: { field: apiKeyField },
   keySha256: {
     field: stringField({
+      // A key pasted here by mistake must not be printed in the error.
+      secret: true,
       pattern: {
         re: /^[0-9a-fA-F]{64}$/,
         help: 'write the 64 hex digits of SHA-256(key), e.g. from `printf %s "$KEY" | sha256sum`',

@@ -16,12 +16,14 @@ import { hashPassword } from '../../src/admin/password.ts';
 import { diskAssetSource } from '../../src/admin/static-assets.ts';
 import type { Engine } from '../../src/engine/engine.ts';
 import { testScrypt } from '../helpers/admin.ts';
+import { registerSecret } from '../helpers/secret-log.ts';
 import { call, startTestServer, type TestServer } from '../helpers/server.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
 const chromiumPath = '/usr/bin/chromium';
 const artifacts = join(root, 'tests/artifacts/admin');
 const user = { name: 'ops', password: 'browser-test-password' };
+registerSecret('admin password', user.password);
 const desktop = { width: 1280, height: 800 };
 const phone = { width: 375, height: 740 };
 
@@ -51,6 +53,7 @@ async function enqueueJobs(queue: string, count: number, type = 'send_welcome'):
 }
 
 let dir: string;
+let passwordHash: string;
 let engine: Engine;
 let t: TestServer;
 let adminUrl: string;
@@ -70,7 +73,7 @@ before(async () => {
 
   dir = mkdtempSync(join(tmpdir(), 'sepp-browser-'));
   mkdirSync(artifacts, { recursive: true });
-  const passwordHash = await hashPassword(user.password, testScrypt);
+  passwordHash = await hashPassword(user.password, testScrypt);
   t = await startTestServer({
     toml: `[[admin.users]]\nname = "${user.name}"\nrole = "admin"\npassword_hash = "${passwordHash}"\n`,
     uiAssets: diskAssetSource(join(root, 'ui/dist')),
@@ -126,6 +129,7 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
   await page.getByLabel('Password').fill(user.password);
   await page.getByRole('button', { name: 'Log in' }).click();
   await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+  for (const cookie of await context.cookies()) registerSecret('session cookie', cookie.value);
   await page.getByText('No queues yet').waitFor();
   assert.equal(await page.getByTestId('total-ready').textContent(), '0');
 
@@ -257,6 +261,10 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
     );
     assert.ok(overflow <= 0, `${name} scrolls sideways by ${overflow}px at phone width`);
     await shot(small, `${name}-phone`);
+    const shown = await small.content();
+    assert.ok(!shown.includes(passwordHash) && !shown.includes(user.password), `${name} shows a secret`);
+    if (name === 'config')
+      assert.match(shown, /&lt;redacted&gt;/, 'the configuration page shows what it hides');
   }
   await small.getByRole('button', { name: 'Log out' }).click();
   await small.getByLabel('User name').waitFor();

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { SeppClient } from 'sepp/client';
+import { captureOutput, registerSecret } from '../helpers/secret-log.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -28,6 +29,8 @@ function sepp(args: string[], env: Record<string, string> = {}): Promise<Run> {
       ['--import', 'tsx', 'src/cli/main.ts', ...args],
       { cwd: root, env: { ...inherited, ...env } },
       (error, stdout, stderr) => {
+        // What the CLI prints is what lands in an operator's terminal and CI logs: checked for secrets too.
+        captureOutput('cli')(`${stderr}\n${stdout}\n`);
         const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
         resolve({ code, stdout, stderr });
       },
@@ -275,6 +278,7 @@ key = "${producerKey}"
     const none = await sepp(['queues'], env);
     assert.equal(none.code, 4);
     assert.match(none.stderr, /not authenticated.*--api-key or SEPP_API_KEY/);
+    registerSecret('API key (never configured)', 'not-the-key-0123456789');
     const wrong = await sepp(['queues', '--api-key', 'not-the-key-0123456789'], env);
     assert.equal(wrong.code, 4);
     assert.doesNotMatch(wrong.stderr + wrong.stdout, /not-the-key-0123456789/);

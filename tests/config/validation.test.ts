@@ -364,6 +364,38 @@ key_sha256 = "${'cd'.repeat(32)}"
   assert.equal(problems.length, 8);
 });
 
+test('a problem never repeats a secret: a key written as key_sha256, credentials in a bad collector URL', () => {
+  const key = 'sepp-secret-pasted-key-0123456789';
+  const keyProblem = assertProblem(
+    problemsOf(`[[grpc.api_keys]]\nname = "a"\nrole = "admin"\nkey_sha256 = "${key}"\n`),
+    'grpc.api_keys[0].key_sha256',
+    /write the 64 hex digits of SHA-256/,
+    /not repeated/,
+  );
+  assert.ok(!keyProblem.message.includes(key), keyProblem.message);
+
+  const token = 'sepp-secret-collector-token';
+  for (const url of [
+    `ftp://otel:${token}@collector.example:4318/v1?api_key=${token}`,
+    `otel:${token}@collector.example:4318`,
+    `http://otel:${token}@[collector`,
+  ]) {
+    for (const problems of [
+      problemsOf(`[telemetry]\notlp_endpoint = "${url}"\n`),
+      problemsOf('', { env: { SEPP_OTLP_ENDPOINT: url } }),
+    ]) {
+      const problem = assertProblem(problems, 'telemetry.otlp_endpoint', /http:\/\/|URL/);
+      assert.ok(!problem.message.includes(token), problem.message);
+    }
+  }
+  const wrongScheme = problemsOf(`[telemetry]\notlp_endpoint = "ftp://otel:${token}@collector.example/v1"\n`);
+  assertProblem(
+    wrongScheme,
+    'telemetry.otlp_endpoint',
+    /"ftp:\/\/<redacted>@collector\.example\/v1" must start/,
+  );
+});
+
 test('admin users: name, role and a password hash from `sepp admin hash-password`, unique names', () => {
   const config = loadToml(`
 [[admin.users]]

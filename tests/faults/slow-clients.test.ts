@@ -14,7 +14,7 @@ import { type ClientDuplexStream, credentials } from '@grpc/grpc-js';
 import { QueueServiceClient } from '../../src/rpc/gen/sepp/v1/queue_service.js';
 import type { WorkRequest, WorkResponse } from '../../src/rpc/gen/sepp/v1/work.js';
 import { type ServerProcess, startServerProcess } from '../helpers/process-server.ts';
-import { call } from '../helpers/server.ts';
+import { call, testJob } from '../helpers/server.ts';
 
 let dataDir: string;
 let server: ServerProcess;
@@ -29,19 +29,7 @@ after(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-const job = {
-  queue: 'others',
-  type: 't',
-  payload: Buffer.from('x'),
-  contentType: '',
-  priority: 0,
-  schedule: undefined,
-  maxAttempts: 0,
-  idempotencyKey: '',
-  metadata: {},
-  traceparent: '',
-  tracestate: '',
-};
+const job = testJob('others');
 
 test('a client that never reads its answers is pushed back, and others are still served', async () => {
   const address = `127.0.0.1:${server.port}`;

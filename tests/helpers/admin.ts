@@ -10,10 +10,12 @@ import { RateHistory } from '../../src/admin/rate-history.ts';
 import type { AdminDeps, AdminRole, AdminUser, AssetSource } from '../../src/admin/types.ts';
 import type { JobEvent } from '../../src/engine/types.ts';
 import { openTestEngine, type TestEngine, type TestEngineOptions } from './engine.ts';
+import { captureOutput, registerSecret } from './secret-log.ts';
 
 /** Cheap scrypt parameters: tests check behaviour, not cost. */
 export const testScrypt = { logN: 10, r: 8, p: 1 } as const;
 export const password = 'correct horse battery staple';
+registerSecret('admin password', password);
 
 let usersOnce: Promise<AdminUser[]> | undefined;
 /** One user per role, named after it, all with `password`. */
@@ -52,6 +54,8 @@ export async function openTestAdmin(options: TestAdminOptions = {}): Promise<Tes
   });
   rates = new RateHistory(t.clock);
   const startedAtMs = t.clock.nowMs();
+  // The app's own log lines, unscrubbed (the server's logger would scrub them): they must hold no secret as given.
+  const capture = captureOutput('admin');
   const admin = createAdminApp({
     engine: t.engine,
     clock: t.clock,
@@ -73,6 +77,7 @@ export async function openTestAdmin(options: TestAdminOptions = {}): Promise<Tes
       admin: { users: [{ name: 'admin', password_hash: '[redacted]' }] },
     }),
     assets: options.assets ?? null,
+    log: { log: (level, message, fields) => capture(`${JSON.stringify({ level, message, ...fields })}\n`) },
     ...options.deps,
   });
   return { ...admin, t, rates, dispose: () => t.dispose() };
@@ -139,6 +144,8 @@ export class TestClient {
     if (setCookie !== null) {
       const [pair] = setCookie.split(';');
       this.cookie = pair?.endsWith('=') ? undefined : pair;
+      if (pair !== undefined && !pair.endsWith('='))
+        registerSecret('session cookie', pair.slice(pair.indexOf('=') + 1));
     }
     const text = await response.text();
     let parsed: unknown = text;
@@ -158,6 +165,7 @@ export class TestClient {
   async login(user: string, pw = password): Promise<Reply<SessionBody>> {
     const reply = await this.post<SessionBody>('/api/v1/session', { user, password: pw });
     if (reply.status === 200) this.csrfToken = reply.body.csrfToken ?? undefined;
+    if (this.csrfToken !== undefined) registerSecret('CSRF token', this.csrfToken);
     return reply;
   }
 
@@ -165,6 +173,7 @@ export class TestClient {
   async refreshSession(): Promise<Reply<SessionBody>> {
     const reply = await this.get<SessionBody>('/api/v1/session');
     this.csrfToken = reply.body.csrfToken ?? undefined;
+    if (this.csrfToken !== undefined) registerSecret('CSRF token', this.csrfToken);
     return reply;
   }
 }

@@ -2,6 +2,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { captureOutput } from './secret-log.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
 
@@ -67,6 +68,9 @@ export function launchServerProcess(
   );
   let logs = '';
   let ready = false;
+  const capture = captureOutput('process');
+  child.stderr?.on('data', (chunk: Buffer) => capture(chunk.toString()));
+  child.on('exit', () => capture('\n'));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal);

@@ -10,8 +10,10 @@ import type { AssetSource } from '../../src/admin/index.ts';
 import { type RunningServer, startServer } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import type { Clock } from '../../src/engine/clock.ts';
+import type { EnqueueJob } from '../../src/rpc/gen/sepp/v1/job.js';
 import { QueueServiceClient } from '../../src/rpc/gen/sepp/v1/queue_service.js';
-import { type Logger, silentLogger } from '../../src/telemetry/logger.ts';
+import type { Logger } from '../../src/telemetry/logger.ts';
+import { captureLogger, flushCaptured, registerConfigSecrets } from './secret-log.ts';
 
 export interface TestServer {
   server: RunningServer;
@@ -35,7 +37,7 @@ export interface TestServerOptions {
   dataDir?: string;
   env?: Record<string, string>;
   tls?: { certPem: string; caPem: string };
-  /** Where the server logs; default silent. */
+  /** Where the server logs, besides the run's capture file (secret-log.ts); default nowhere else. */
   logger?: Logger;
   /** The admin UI's files (the API alone without them). */
   uiAssets?: AssetSource;
@@ -45,12 +47,13 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'sepp-srv-'));
   const configFile = join(dataDir, '..', `${dataDir.split('/').pop()}.toml`);
   writeFileSync(configFile, options.toml ?? '');
+  registerConfigSecrets(options.toml ?? '');
   const config = loadConfig({
     flags: { config: configFile, dataDir, grpcListen: '127.0.0.1:0', adminListen: '127.0.0.1:0' },
     env: options.env ?? {},
   });
   const server = await startServer(config, {
-    logger: options.logger ?? silentLogger,
+    logger: captureLogger('server', options.logger),
     build: { version: '0.0.0-test', commit: 'test' },
     ...(options.uiAssets === undefined ? {} : { uiAssets: options.uiAssets }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
@@ -74,6 +77,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const stop = async () => {
     for (const c of clients) c.close();
     await server.shutdown();
+    flushCaptured();
   };
   return {
     server,
@@ -116,4 +120,22 @@ export function call<Req, Res>(
       error ? reject(error) : resolve(response),
     );
   });
+}
+
+/** A job for `queue` with every other field at its default (payload `x`); `fields` overrides. */
+export function testJob(queue: string, fields: Partial<EnqueueJob> = {}): EnqueueJob {
+  return {
+    queue,
+    type: 't',
+    payload: Buffer.from('x'),
+    contentType: '',
+    priority: 0,
+    schedule: undefined,
+    maxAttempts: 0,
+    idempotencyKey: '',
+    metadata: {},
+    traceparent: '',
+    tracestate: '',
+    ...fields,
+  };
 }

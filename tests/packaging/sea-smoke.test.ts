@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { credentials } from '@grpc/grpc-js';
 import { QueueServiceClient } from '../../src/rpc/gen/sepp/v1/queue_service.js';
 import { startOtlpReceiver } from '../helpers/otlp-receiver.ts';
+import { captureOutput } from '../helpers/secret-log.ts';
 import { call } from '../helpers/server.ts';
 import { allowedSyscalls, commandExists, tracedSyscalls } from './syscalls.ts';
 import { readUnitDirectives } from './unit-file.ts';
@@ -97,8 +98,10 @@ describe('single executable, copied alone into an empty directory', { timeout: 1
       },
     );
     let logs = '';
+    const capture = captureOutput('process');
     const port = await new Promise<number>((resolve, reject) => {
       child.stderr?.on('data', (chunk: Buffer) => {
+        capture(chunk.toString());
         logs += chunk.toString();
         const started = logs.split('\n').find((l) => l.includes('"server.started"'));
         if (started) resolve(Number((JSON.parse(started) as { grpc: string }).grpc.split(':').pop()));
@@ -228,10 +231,12 @@ describe('single executable, copied alone into an empty directory', { timeout: 1
     );
     let stderr = '';
     server.stderr.setEncoding('utf8');
+    const capture = captureOutput('process');
     const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)));
     try {
       const started = await new Promise<{ grpc: string; metrics: string }>((resolve, reject) => {
         server.stderr.on('data', (chunk: string) => {
+          capture(chunk);
           stderr += chunk;
           for (const line of stderr.split('\n')) {
             if (line.includes('"server.started"'))

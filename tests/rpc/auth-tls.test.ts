@@ -1,13 +1,13 @@
 /** API keys with roles, hashed keys, and TLS, over real sockets. */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
-import { call, startTestServer, type TestServer } from '../helpers/server.ts';
+import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
+import { selfSignedCertificate } from '../helpers/tls.ts';
 
 const producerKey = 'producer-key-0123456789abcdef';
 const workerKey = 'worker-key-0123456789abcdef';
@@ -39,19 +39,7 @@ const bearer = (key: string) => {
   m.set('authorization', `Bearer ${key}`);
   return m;
 };
-const job = {
-  queue: 'auth',
-  type: 't',
-  payload: Buffer.from('x'),
-  contentType: '',
-  priority: 0,
-  schedule: undefined,
-  maxAttempts: 0,
-  idempotencyKey: '',
-  metadata: {},
-  traceparent: '',
-  tracestate: '',
-};
+const job = testJob('auth');
 const code = (p: Promise<unknown>) =>
   p.then(
     () => status.OK,
@@ -114,33 +102,10 @@ describe('TLS', () => {
   let t: TestServer;
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'sepp-tls-'));
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:P-256',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=localhost',
-        '-addext',
-        'subjectAltName=DNS:localhost,IP:127.0.0.1',
-        '-keyout',
-        join(dir, 'key.pem'),
-        '-out',
-        join(dir, 'cert.pem'),
-      ],
-      { stdio: 'ignore' },
-    );
-    const certPem = readFileSync(join(dir, 'cert.pem'), 'utf8');
+    const cert = selfSignedCertificate(dir);
     t = await startTestServer({
-      toml: `[grpc.tls]\ncert_file = "${join(dir, 'cert.pem')}"\nkey_file = "${join(dir, 'key.pem')}"\n`,
-      tls: { certPem, caPem: certPem },
+      toml: cert.toml('grpc'),
+      tls: { certPem: cert.certPem, caPem: cert.certPem },
     });
   });
   after(async () => {

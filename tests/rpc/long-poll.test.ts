@@ -4,21 +4,9 @@ import { after, before, describe, test } from 'node:test';
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { FakeClock } from '../../src/engine/clock.ts';
 import type { ReserveResponse } from '../../src/rpc/gen/sepp/v1/work.js';
-import { call, startTestServer, type TestServer } from '../helpers/server.ts';
+import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
 
-const job = (queue: string) => ({
-  queue,
-  type: 't',
-  payload: Buffer.from('x'),
-  contentType: '',
-  priority: 0,
-  schedule: undefined,
-  maxAttempts: 0,
-  idempotencyKey: '',
-  metadata: {},
-  traceparent: '',
-  tracestate: '',
-});
+const job = (queue: string) => testJob(queue);
 
 /** Resolves once the engine has `n` long-polls waiting (no sleeps: polls the event loop). */
 async function waitersReach(t: TestServer, n: number): Promise<void> {

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { credentials } from '@grpc/grpc-js';
 import { QueueServiceClient } from '../../src/rpc/gen/sepp/v1/queue_service.js';
 import { startServerProcess } from '../helpers/process-server.ts';
-import { call } from '../helpers/server.ts';
+import { call, testJob } from '../helpers/server.ts';
 
 test('SIGTERM: long-polls get an empty list, the WAL is checkpointed, exit code 0 within 10 s', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'sepp-sigterm-'));
@@ -15,19 +15,7 @@ test('SIGTERM: long-polls get an empty list, the WAL is checkpointed, exit code 
   try {
     const port = server.port;
     const client = new QueueServiceClient(`127.0.0.1:${port}`, credentials.createInsecure());
-    const job = {
-      queue: 'q',
-      type: 't',
-      payload: Buffer.from('x'),
-      contentType: '',
-      priority: 0,
-      schedule: undefined,
-      maxAttempts: 0,
-      idempotencyKey: '',
-      metadata: {},
-      traceparent: '',
-      tracestate: '',
-    };
+    const job = testJob('q');
     await call(client, client.enqueue, { job });
     const reserve = { queues: ['q'], maxJobs: 1, leaseDurationMs: 0, waitTimeoutMs: 30_000, workerId: '' };
     assert.equal((await call(client, client.reserve, reserve)).jobs.length, 1);

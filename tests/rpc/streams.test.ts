@@ -7,21 +7,9 @@ import { FakeClock } from '../../src/engine/clock.ts';
 import { JobState } from '../../src/rpc/gen/sepp/v1/job.js';
 import type { ProduceRequest, ProduceResponse } from '../../src/rpc/gen/sepp/v1/produce.js';
 import type { WorkRequest, WorkResponse } from '../../src/rpc/gen/sepp/v1/work.js';
-import { call, startTestServer, type TestServer } from '../helpers/server.ts';
+import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
 
-const job = (queue: string, n = 0) => ({
-  queue,
-  type: 't',
-  payload: Buffer.from(String(n)),
-  contentType: '',
-  priority: 0,
-  schedule: undefined,
-  maxAttempts: 0,
-  idempotencyKey: '',
-  metadata: {},
-  traceparent: '',
-  tracestate: '',
-});
+const job = (queue: string, n = 0) => testJob(queue, { payload: Buffer.from(String(n)) });
 
 function collect<Req, T>(stream: ClientDuplexStream<Req, T>, until: (seen: T[]) => boolean): Promise<T[]> {
   const seen: T[] = [];

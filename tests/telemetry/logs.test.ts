@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Metadata } from '@grpc/grpc-js';
 import { createLogger, scrubSecrets } from '../../src/telemetry/logger.ts';
-import { call, startTestServer } from '../helpers/server.ts';
+import { call, startTestServer, testJob } from '../helpers/server.ts';
 
 interface Line {
   time: string;
@@ -16,19 +16,7 @@ interface Line {
   [field: string]: unknown;
 }
 
-const job = {
-  queue: 'logs',
-  type: 't',
-  payload: Buffer.from('x'),
-  contentType: '',
-  priority: 0,
-  schedule: undefined,
-  maxAttempts: 0,
-  idempotencyKey: '',
-  metadata: {},
-  traceparent: '',
-  tracestate: '',
-};
+const job = testJob('logs');
 
 describe('the logger', () => {
   test('JSON lines carry time, level, event and the fields, and skip undefined ones', () => {

@@ -1,0 +1,374 @@
+/**
+ * Who may call what over gRPC: every QueueService RPC × every kind of
+ * credential, with the exact outcome — UNAUTHENTICATED, PERMISSION_DENIED, or
+ * allowed (the call reached its handler and got the status its minimal valid
+ * request gets). The expected table is written out here from the product's
+ * roles (SECURITY.md, config/types.ts): producer = enqueue + read, worker =
+ * work + read, admin = everything. It is not derived from src/rpc/auth.ts.
+ *
+ * Health and reflection need no key at all (SECURITY.md: they reveal the
+ * service's shape, not data): the last tests check they answer with no key,
+ * a malformed header and an unknown key alike.
+ */
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type * as grpc from '@grpc/grpc-js';
+import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import type { BackupChunk } from '../../src/rpc/gen/sepp/v1/admin.js';
+import { DeadReason } from '../../src/rpc/gen/sepp/v1/job.js';
+import type { ProduceRequest, ProduceResponse } from '../../src/rpc/gen/sepp/v1/produce.js';
+import { type QueueServiceClient, QueueServiceService } from '../../src/rpc/gen/sepp/v1/queue_service.js';
+import type { WorkRequest, WorkResponse } from '../../src/rpc/gen/sepp/v1/work.js';
+import { askReflection, checkHealth, healthClient, reflectionClient } from '../helpers/generic-clients.ts';
+import { registerSecret } from '../helpers/secret-log.ts';
+import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
+import { selfSignedCertificate } from '../helpers/tls.ts';
+
+type Role = 'producer' | 'worker' | 'admin';
+
+/** The expected table: one row per RPC, the roles that may call it. */
+const expected: Readonly<Record<string, readonly Role[]>> = {
+  Enqueue: ['producer', 'admin'],
+  EnqueueBatch: ['producer', 'admin'],
+  EnqueueAtomic: ['producer', 'admin'],
+  Produce: ['producer', 'admin'],
+  Reserve: ['worker', 'admin'],
+  Ack: ['worker', 'admin'],
+  AckBatch: ['worker', 'admin'],
+  Nack: ['worker', 'admin'],
+  Extend: ['worker', 'admin'],
+  Work: ['worker', 'admin'],
+  GetJob: ['producer', 'worker', 'admin'],
+  ListQueues: ['producer', 'worker', 'admin'],
+  ListDeadLetters: ['producer', 'worker', 'admin'],
+  GetServerInfo: ['producer', 'worker', 'admin'],
+  CancelJob: ['admin'],
+  PauseQueue: ['admin'],
+  ResumeQueue: ['admin'],
+  RequeueDeadLetters: ['admin'],
+  DeleteDeadLetters: ['admin'],
+  Backup: ['admin'],
+};
+
+// Every key carries a marker, so a leak is easy to spot in a log by eye as well.
+const keys = {
+  producer: 'sepp-secret-matrix-producer-0123456789',
+  worker: 'sepp-secret-matrix-worker-0123456789',
+  admin: 'sepp-secret-matrix-admin-0123456789',
+  hashedAdmin: 'sepp-secret-matrix-hashed-admin-0123456789',
+  retired: 'sepp-secret-matrix-retired-0123456789',
+  unknown: 'sepp-secret-matrix-unknown-0123456789',
+};
+registerSecret('API key (never configured)', keys.unknown);
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+const apiKeyToml = (name: string, role: Role, key: string) =>
+  `[[grpc.api_keys]]\nname = "${name}"\nrole = "${role}"\nkey = "${key}"\n`;
+const keysToml = [
+  apiKeyToml('billing', 'producer', keys.producer),
+  apiKeyToml('mailer', 'worker', keys.worker),
+  apiKeyToml('ops', 'admin', keys.admin),
+  `[[grpc.api_keys]]\nname = "ops-hashed"\nrole = "admin"\nkey_sha256 = "${sha256(keys.hashedAdmin)}"\n`,
+].join('');
+
+/** How a credential is sent: the authorization header values (none = no header). */
+interface Credential {
+  name: string;
+  headers: readonly string[];
+  /** The role it authenticates as, or null when it must be UNAUTHENTICATED. */
+  role: Role | null;
+}
+
+const credentials: readonly Credential[] = [
+  { name: 'no key', headers: [], role: null },
+  { name: 'key without scheme', headers: [keys.admin], role: null },
+  {
+    name: 'Basic scheme',
+    headers: [`Basic ${Buffer.from(`ops:${keys.admin}`).toString('base64')}`],
+    role: null,
+  },
+  { name: 'lower-case scheme', headers: [`bearer ${keys.admin}`], role: null },
+  { name: 'empty bearer', headers: ['Bearer '], role: null },
+  // (Two authorization values cannot be sent: grpc-js refuses them on the client with INTERNAL.)
+  { name: 'key and a trailing word', headers: [`Bearer ${keys.admin} admin`], role: null },
+  { name: 'oversized key', headers: [`Bearer ${'k'.repeat(600)}`], role: null },
+  { name: 'unknown key', headers: [`Bearer ${keys.unknown}`], role: null },
+  { name: 'removed key', headers: [`Bearer ${keys.retired}`], role: null },
+  { name: 'producer key', headers: [`Bearer ${keys.producer}`], role: 'producer' },
+  { name: 'worker key', headers: [`Bearer ${keys.worker}`], role: 'worker' },
+  { name: 'admin key', headers: [`Bearer ${keys.admin}`], role: 'admin' },
+  { name: 'admin key (configured as sha256)', headers: [`Bearer ${keys.hashedAdmin}`], role: 'admin' },
+];
+
+function metadataFor(credential: Credential): Metadata {
+  const metadata = new Metadata();
+  for (const value of credential.headers) metadata.add('authorization', value);
+  return metadata;
+}
+
+const queue = 'matrix';
+/** A well-formed job id that names no job. */
+const missingJobId = '01890f6e-7c3a-7000-8000-000000000000';
+const job = testJob(queue);
+
+/** The status a call ended with (OK for a stream that answered). */
+type Call = (client: QueueServiceClient, metadata: Metadata) => Promise<status>;
+
+const unary = (p: Promise<unknown>): Promise<status> =>
+  p.then(
+    () => status.OK,
+    (error: ServiceError) => error.code,
+  );
+
+/** A stream's outcome: its error's status, or OK once the first answer arrives (then it is cancelled). */
+function firstAnswer<T>(
+  stream: grpc.ClientReadableStream<T> | grpc.ClientDuplexStream<unknown, T>,
+): Promise<status> {
+  return new Promise((resolve) => {
+    stream.on('data', () => {
+      resolve(status.OK);
+      stream.cancel();
+    });
+    stream.on('error', (error: ServiceError) => resolve(error.code));
+    stream.on('end', () => resolve(status.OK));
+  });
+}
+
+/**
+ * Each RPC's minimal valid request, and the status it gets once allowed:
+ * OK, or NOT_FOUND where the request names a job that does not exist.
+ */
+const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
+  Enqueue: { call: (c, md) => unary(call(c, c.enqueue, { job }, md)), allowedStatus: status.OK },
+  EnqueueBatch: {
+    call: (c, md) => unary(call(c, c.enqueueBatch, { jobs: [job] }, md)),
+    allowedStatus: status.OK,
+  },
+  EnqueueAtomic: {
+    call: (c, md) => unary(call(c, c.enqueueAtomic, { jobs: [job] }, md)),
+    allowedStatus: status.OK,
+  },
+  Reserve: {
+    call: (c, md) =>
+      unary(
+        call(
+          c,
+          c.reserve,
+          { queues: [queue], maxJobs: 1, leaseDurationMs: 0, waitTimeoutMs: 0, workerId: '' },
+          md,
+        ),
+      ),
+    allowedStatus: status.OK,
+  },
+  Ack: {
+    call: (c, md) => unary(call(c, c.ack, { jobId: missingJobId, attempt: 1 }, md)),
+    allowedStatus: status.NOT_FOUND,
+  },
+  AckBatch: {
+    call: (c, md) => unary(call(c, c.ackBatch, { acks: [{ jobId: missingJobId, attempt: 1 }] }, md)),
+    allowedStatus: status.OK,
+  },
+  Nack: {
+    call: (c, md) =>
+      unary(
+        call(c, c.nack, { jobId: missingJobId, attempt: 1, errorMessage: 'x', directive: undefined }, md),
+      ),
+    allowedStatus: status.NOT_FOUND,
+  },
+  Extend: {
+    call: (c, md) => unary(call(c, c.extend, { jobId: missingJobId, attempt: 1, leaseDurationMs: 1000 }, md)),
+    allowedStatus: status.NOT_FOUND,
+  },
+  GetJob: {
+    call: (c, md) => unary(call(c, c.getJob, { jobId: missingJobId }, md)),
+    allowedStatus: status.NOT_FOUND,
+  },
+  CancelJob: {
+    call: (c, md) => unary(call(c, c.cancelJob, { jobId: missingJobId }, md)),
+    allowedStatus: status.NOT_FOUND,
+  },
+  ListQueues: { call: (c, md) => unary(call(c, c.listQueues, {}, md)), allowedStatus: status.OK },
+  PauseQueue: { call: (c, md) => unary(call(c, c.pauseQueue, { queue }, md)), allowedStatus: status.OK },
+  ResumeQueue: { call: (c, md) => unary(call(c, c.resumeQueue, { queue }, md)), allowedStatus: status.OK },
+  ListDeadLetters: {
+    call: (c, md) =>
+      unary(
+        call(c, c.listDeadLetters, { queue, reason: DeadReason.UNSPECIFIED, pageToken: '', pageSize: 0 }, md),
+      ),
+    allowedStatus: status.OK,
+  },
+  RequeueDeadLetters: {
+    call: (c, md) => unary(call(c, c.requeueDeadLetters, { queue, jobIds: [], all: true }, md)),
+    allowedStatus: status.OK,
+  },
+  DeleteDeadLetters: {
+    call: (c, md) => unary(call(c, c.deleteDeadLetters, { queue, jobIds: [], all: true }, md)),
+    allowedStatus: status.OK,
+  },
+  GetServerInfo: { call: (c, md) => unary(call(c, c.getServerInfo, {}, md)), allowedStatus: status.OK },
+  Produce: {
+    call: (c, md) => {
+      const stream = c.produce(md) as grpc.ClientDuplexStream<ProduceRequest, ProduceResponse>;
+      const outcome = firstAnswer(stream);
+      stream.write({ sequence: 1, jobs: [job], atomic: false });
+      return outcome;
+    },
+    allowedStatus: status.OK,
+  },
+  Work: {
+    call: (c, md) => {
+      const stream = c.work(md) as grpc.ClientDuplexStream<WorkRequest, WorkResponse>;
+      const outcome = firstAnswer(stream);
+      // An ack of a missing job is answered (Settled, NOT_FOUND in its code) without any job to lease.
+      stream.write({
+        requestId: 0,
+        kind: {
+          $case: 'subscribe',
+          value: { queues: ['matrix-work'], leaseDurationMs: 1000, workerId: '', batchResponses: false },
+        },
+      });
+      stream.write({ requestId: 1, kind: { $case: 'ack', value: { jobId: missingJobId, attempt: 1 } } });
+      return outcome;
+    },
+    allowedStatus: status.OK,
+  },
+  Backup: {
+    call: (c, md) => firstAnswer(c.backup({}, md) as grpc.ClientReadableStream<BackupChunk>),
+    allowedStatus: status.OK,
+  },
+};
+
+const outcomeName = (code: status) =>
+  code === status.UNAUTHENTICATED
+    ? 'UNAUTHENTICATED'
+    : code === status.PERMISSION_DENIED
+      ? 'PERMISSION_DENIED'
+      : status[code];
+
+/** Runs `rpcs` × `creds` and returns every cell that differs from the table. */
+async function mismatches(client: QueueServiceClient, rpcs: readonly string[]): Promise<string[]> {
+  const wrong: string[] = [];
+  for (const rpc of rpcs) {
+    const row = calls[rpc];
+    const allowedRoles = expected[rpc];
+    assert.ok(row !== undefined && allowedRoles !== undefined, rpc);
+    for (const credential of credentials) {
+      const want =
+        credential.role === null
+          ? status.UNAUTHENTICATED
+          : allowedRoles.includes(credential.role)
+            ? row.allowedStatus
+            : status.PERMISSION_DENIED;
+      const got = await row.call(client, metadataFor(credential));
+      if (got !== want)
+        wrong.push(`${rpc} with ${credential.name}: expected ${outcomeName(want)}, got ${outcomeName(got)}`);
+    }
+  }
+  return wrong;
+}
+
+describe('gRPC access matrix', () => {
+  let dataDir: string;
+  let t: TestServer;
+  before(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'sepp-matrix-'));
+    // The retired key works while configured, then its entry is removed and the server restarted.
+    const withRetired = await startTestServer({
+      dataDir,
+      toml: keysToml + apiKeyToml('retired', 'admin', keys.retired),
+    });
+    const md = metadataFor({ name: 'retired', headers: [`Bearer ${keys.retired}`], role: 'admin' });
+    await call(withRetired.client, withRetired.client.enqueue, { job }, md);
+    await withRetired.server.shutdown();
+    withRetired.client.close();
+    t = await startTestServer({ dataDir, toml: keysToml });
+  });
+  after(async () => {
+    await t.dispose();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test('the table names every method of sepp.v1.QueueService, and nothing else', () => {
+    const methods = Object.values(QueueServiceService).map((m) => m.path.split('/').pop());
+    assert.deepEqual(Object.keys(expected).sort(), [...methods].sort());
+    assert.deepEqual(Object.keys(calls).sort(), [...methods].sort());
+  });
+
+  test('every RPC × every credential: exactly the outcome the table says', async () => {
+    assert.deepEqual(await mismatches(t.client, Object.keys(expected)), []);
+  });
+
+  test('a refusal names the key and its role, never the key itself', async () => {
+    const md = metadataFor({ name: 'producer', headers: [`Bearer ${keys.producer}`], role: 'producer' });
+    const error = await call(t.client, t.client.pauseQueue, { queue }, md).then(
+      () => assert.fail('a producer paused a queue'),
+      (e: ServiceError) => e,
+    );
+    assert.equal(error.code, status.PERMISSION_DENIED);
+    assert.match(error.details, /billing has role producer/);
+    assert.ok(!error.details.includes(keys.producer));
+  });
+});
+
+describe('gRPC access matrix over TLS (a sample)', () => {
+  let dir: string;
+  let t: TestServer;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'sepp-matrix-tls-'));
+    const cert = selfSignedCertificate(dir);
+    t = await startTestServer({
+      toml: keysToml + cert.toml('grpc'),
+      tls: { certPem: cert.certPem, caPem: cert.certPem },
+    });
+  });
+  after(async () => {
+    await t.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('one RPC per role class and the streams, every credential', async () => {
+    const sample = ['Enqueue', 'Reserve', 'GetServerInfo', 'PauseQueue', 'Produce', 'Work', 'Backup'];
+    // The retired key was never configured here; it counts as unknown, as the table expects.
+    assert.deepEqual(await mismatches(t.client, sample), []);
+  });
+});
+
+describe('health and reflection need no key', () => {
+  let t: TestServer;
+  before(async () => {
+    t = await startTestServer({ toml: keysToml });
+  });
+  after(() => t.dispose());
+
+  const anyone = credentials.filter((c) =>
+    ['no key', 'empty bearer', 'unknown key', 'producer key', 'admin key'].includes(c.name),
+  );
+
+  test('grpc.health.v1.Health/Check answers SERVING to every credential', async () => {
+    const client = healthClient(t.address);
+    for (const credential of anyone) {
+      assert.equal(
+        await checkHealth(client, 'sepp.v1.QueueService', metadataFor(credential)),
+        'SERVING',
+        credential.name,
+      );
+    }
+    client.close();
+  });
+
+  test('server reflection lists the services for every credential', async () => {
+    const client = reflectionClient(t.address);
+    for (const credential of anyone) {
+      const reply = (await askReflection(client, { list_services: '' }, metadataFor(credential))) as {
+        list_services_response?: { service: { name: string }[] };
+      };
+      const names = reply.list_services_response?.service.map((s) => s.name) ?? [];
+      assert.ok(names.includes('sepp.v1.QueueService'), `${credential.name}: ${names.join(', ')}`);
+    }
+    client.close();
+  });
+});
