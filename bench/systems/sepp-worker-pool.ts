@@ -15,6 +15,8 @@ import type { Lease } from './types.ts';
  * any of them and the harness's exact job count never strands one.
  */
 
+const phaseEnded = () => new RetryAfter(0, 'benchmark phase ended');
+
 interface Delivery {
   readonly job: WorkerJob;
   /** Ends the handler: undefined acks the job, an error nacks it. */
@@ -32,6 +34,7 @@ export class SeppWorkerPool {
   private readonly acks = new Map<WorkerJob, PendingAck>();
   private worker: Worker | undefined;
   private members = 0;
+  private closing = false;
 
   constructor(
     private readonly client: SeppClient,
@@ -62,7 +65,8 @@ export class SeppWorkerPool {
             finish: (error) => (error === undefined ? resolve() : reject(error)),
           };
           const waiter = this.waiting.shift();
-          if (waiter === undefined) this.ready.push(delivery);
+          if (this.closing) delivery.finish(phaseEnded());
+          else if (waiter === undefined) this.ready.push(delivery);
           else waiter(delivery);
         }),
     });
@@ -111,10 +115,12 @@ export class SeppWorkerPool {
     const worker = this.worker;
     this.worker = undefined;
     if (worker === undefined) return;
-    // Jobs pushed ahead for reserves that never came (a phase that hit its time limit) go
-    // back to the queue at once instead of holding the close until their leases end.
+    // Jobs pushed ahead for reserves that never came (a phase that hit its time limit), and
+    // any still arriving on credit granted before the close, go back to the queue at once
+    // instead of holding the close until their leases end.
+    this.closing = true;
     const stop = worker.close({ timeoutMs: 5000 });
-    for (const d of this.ready.splice(0)) d.finish(new RetryAfter(0, 'benchmark phase ended'));
+    for (const d of this.ready.splice(0)) d.finish(phaseEnded());
     for (const waiter of this.waiting.splice(0)) waiter(null);
     await stop;
     for (const pending of this.acks.values()) {
