@@ -10,6 +10,8 @@ export interface FsyncCheck {
   readonly fsync: number;
   readonly fdatasync: number;
   readonly perJob: number;
+  /** Group commits in the phase, from the driver's `commits` counter (sepp): syncs should match it. */
+  readonly commits?: number;
 }
 
 /**
@@ -30,12 +32,14 @@ export async function checkFsyncs(
     aroundPhase: async (phase, run) => {
       const { result, syncs } = await countSyncs(ctx.driver.serverPids(), run);
       const total = syncs.fsync + syncs.fdatasync;
+      const commits = result.serverCounterDeltas?.commits;
       checks.push({
         concurrency,
         phase,
         jobs: result.jobsDone,
         ...syncs,
         perJob: result.jobsDone > 0 ? total / result.jobsDone : 0,
+        ...(commits === undefined ? {} : { commits }),
       });
       return result;
     },

@@ -1,0 +1,268 @@
+import { type JobSpec, type LeasedJob, SeppClient } from 'sepp/client';
+import { commandOutput, packageVersion } from '../lib/versions.ts';
+import { ensureSeppBundle, seppBundlePath } from './sepp-bundle.ts';
+import { SeppWorkerPool } from './sepp-worker-pool.ts';
+import { choice } from './settings.ts';
+import type {
+  ClientRole,
+  DriverSettings,
+  Lease,
+  LeaseBatch,
+  QueueClient,
+  ServerProcess,
+  StartContext,
+  SystemDriver,
+} from './types.ts';
+
+/**
+ * sepp itself, as its users run it: the production bundle (`node dist/sepp.cjs serve`,
+ * rebuilt first when missing or older than src/) and the public SDK (`sepp/client`). Three
+ * variants of one driver:
+ *
+ *   sepp          the SDK's default path, durability `full` (every group commit fdatasync'd
+ *                 before any reply). Enqueue: `SeppClient.enqueue()`, which coalesces the
+ *                 enqueues of one event-loop turn into one message on the client's Produce
+ *                 stream. Drain: one SDK `Worker` per queue, concurrency = the bench workers
+ *                 of that queue, on Work streams (see sepp-worker-pool.ts).
+ *   sepp-unary    the same with the SDK's `transport: 'unary'`: enqueues of one turn go as
+ *                 one unary EnqueueBatch call; the Worker long-polls unary Reserve for its
+ *                 free slots and sends the acks of one turn as one AckBatch call.
+ *   sepp-relaxed  the default path with durability `relaxed` (SQLite synchronous=NORMAL:
+ *                 survives a process crash, not a power cut; no fsync per commit).
+ *
+ * W3's batches use the SDK's batch calls on every variant: `enqueueBatch` (a Produce
+ * message, or an EnqueueBatch call with the unary transport), `reserve({ maxJobs })` (a
+ * unary Reserve) and `ackBatch` (a unary AckBatch) — all native.
+ *
+ * Settings (`--set sepp.<key>=<value>`, for all three variants):
+ *   connection  shared (default) | per-client — one SeppClient (one HTTP/2 connection, one
+ *               Produce stream) for every producer and worker, as the SDK recommends, or one
+ *               per client: no coalescing across producers, so with the unary transport each
+ *               enqueue is its own call, as a hand-written client would make it.
+ *   drain       worker (default) | calls — the SDK's Worker, or `reserve({ maxJobs: 1 })` →
+ *               `ack()`, one unary Reserve and one unary Ack per job, the harness's own
+ *               reserve → ack loop made literally. per-client needs calls: per-client
+ *               Workers would each lease a job ahead that only their own client can take.
+ */
+
+type Variant = 'sepp' | 'sepp-unary' | 'sepp-relaxed';
+
+interface VariantSpec {
+  readonly transport: 'stream' | 'unary';
+  readonly durability: 'full' | 'relaxed';
+  readonly path: string;
+}
+
+const variants: Readonly<Record<Variant, VariantSpec>> = {
+  sepp: { transport: 'stream', durability: 'full', path: 'streams' },
+  'sepp-unary': { transport: 'unary', durability: 'full', path: 'unary calls' },
+  'sepp-relaxed': { transport: 'stream', durability: 'relaxed', path: 'streams, relaxed: no fsync' },
+};
+
+/** The job type every bench job carries; the Worker runs them all with its fallback handler. */
+const jobType = 'bench';
+
+class SeppQueueClient implements QueueClient {
+  constructor(
+    private readonly client: SeppClient,
+    private readonly queue: string,
+    private readonly pool: SeppWorkerPool | undefined,
+    private readonly release: () => Promise<void>,
+  ) {}
+
+  async enqueue(payload: Buffer): Promise<void> {
+    await this.client.enqueue(this.queue, jobType, payload);
+  }
+
+  async enqueueBatch(payloads: readonly Buffer[]): Promise<void> {
+    const jobs: JobSpec[] = payloads.map((payload) => ({ queue: this.queue, type: jobType, payload }));
+    const outcomes = await this.client.enqueueBatch(jobs);
+    const refused = outcomes.find((o) => !o.ok);
+    if (refused !== undefined && !refused.ok) {
+      throw new Error(`sepp refused a job of the batch: ${refused.reason}: ${refused.message}`);
+    }
+  }
+
+  private leaseOf(job: LeasedJob): Lease {
+    return { ack: () => this.client.ack(job) };
+  }
+
+  async reserve(waitMs: number): Promise<Lease | null> {
+    if (this.pool !== undefined) return this.pool.reserve(waitMs);
+    const [job] = await this.client.reserve({ queues: [this.queue], maxJobs: 1, waitMs: Math.round(waitMs) });
+    return job === undefined ? null : this.leaseOf(job);
+  }
+
+  async reserveBatch(max: number, waitMs: number): Promise<LeaseBatch | null> {
+    const jobs = await this.client.reserve({
+      queues: [this.queue],
+      maxJobs: max,
+      waitMs: Math.round(waitMs),
+    });
+    if (jobs.length === 0) return null;
+    return {
+      count: jobs.length,
+      ack: async () => {
+        const results = await this.client.ackBatch(jobs);
+        const failed = results.find((r) => r.outcome !== 'ok');
+        if (failed !== undefined) throw new Error(`sepp AckBatch: ${failed.outcome}: ${failed.message}`);
+      },
+    };
+  }
+
+  close(): Promise<void> {
+    return this.release();
+  }
+}
+
+/** Sums every sample of one Prometheus series name (all label sets) in `/metrics` text. */
+function sumSeries(metrics: string, name: string, labelFilter?: string): number {
+  let total = 0;
+  for (const line of metrics.split('\n')) {
+    if (!line.startsWith(name)) continue;
+    const rest = line.slice(name.length);
+    if (rest[0] !== ' ' && rest[0] !== '{') continue;
+    if (labelFilter !== undefined && !rest.includes(labelFilter)) continue;
+    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (Number.isFinite(value)) total += value;
+  }
+  return total;
+}
+
+export function seppDriver(variant: Variant, settings: DriverSettings): SystemDriver {
+  const spec = variants[variant];
+  const connection = choice(settings, 'sepp.connection', ['shared', 'per-client'], 'shared');
+  const drain = choice(settings, 'sepp.drain', ['worker', 'calls'], 'worker');
+  if (connection === 'per-client' && drain === 'worker') {
+    throw new Error(
+      '--set sepp.connection=per-client needs --set sepp.drain=calls: a Worker per client leases jobs ' +
+        'ahead that only its own client can take, which strands jobs at the end of a phase',
+    );
+  }
+  let server: ServerProcess | undefined;
+  let grpcAddress = '';
+  let adminPort = 0;
+  let version = '';
+  let shared: SeppClient | undefined;
+  let log: (message: string) => void = () => {};
+  const pools = new Map<string, SeppWorkerPool>();
+
+  const connect = () => SeppClient.connect(grpcAddress, { transport: spec.transport });
+
+  return {
+    id: variant,
+    get label() {
+      return `${version || 'sepp'} (${spec.path})`;
+    },
+    durability:
+      spec.durability === 'full'
+        ? 'fsync before ack (durability full: one fdatasync per group commit)'
+        : 'no fsync before ack (durability relaxed: synchronous=NORMAL, survives a process crash only)',
+    batch: { enqueue: 'native', reserve: 'native', ack: 'native' },
+
+    async start(ctx: StartContext) {
+      log = ctx.log;
+      ensureSeppBundle(ctx.log);
+      version = commandOutput(process.execPath, [seppBundlePath, '--version']).replace(/ \(.*\)$/, '');
+      const grpcPort = await ctx.freePort();
+      adminPort = await ctx.freePort();
+      grpcAddress = `127.0.0.1:${grpcPort}`;
+      server = await ctx.spawn({
+        name: variant,
+        command: process.execPath,
+        args: [
+          seppBundlePath,
+          'serve',
+          '--data-dir',
+          ctx.dataDir,
+          '--grpc-listen',
+          grpcAddress,
+          '--admin-listen',
+          `127.0.0.1:${adminPort}`,
+          '--durability',
+          spec.durability,
+          '--log-level',
+          'warn',
+        ],
+        // Not the caller's directory: a sepp.toml lying there would change the settings.
+        cwd: ctx.dataDir,
+      });
+      await ctx.waitForPort(grpcPort, 15_000);
+      await ctx.waitForPort(adminPort, 15_000);
+      if (connection === 'shared') {
+        shared = connect();
+        await shared.ready(10_000);
+      }
+    },
+
+    async stop() {
+      await Promise.all([...pools.values()].map((p) => p.close()));
+      pools.clear();
+      await shared?.close();
+      shared = undefined;
+      await server?.stop(10_000);
+      server = undefined;
+    },
+
+    serverPids: () => (server === undefined ? [] : [server.pid]),
+
+    async createQueue(_name: string) {
+      // sepp creates a queue on its first enqueue (engine.strict_queues is off by default).
+    },
+
+    async openClient(queue: string, role: ClientRole) {
+      const own = shared === undefined ? connect() : undefined;
+      const client = shared ?? own;
+      if (client === undefined) throw new Error('sepp driver not started');
+      await client.ready(10_000);
+      let pool: SeppWorkerPool | undefined;
+      if (role !== 'producer' && drain === 'worker') {
+        pool = pools.get(queue) ?? new SeppWorkerPool(client, queue, log);
+        pools.set(queue, pool);
+        pool.join();
+      }
+      const joined = pool;
+      return new SeppQueueClient(client, queue, pool, async () => {
+        if (joined?.leave()) {
+          pools.delete(queue);
+          await joined.close();
+        }
+        await own?.close();
+      });
+    },
+
+    describeSettings() {
+      const drainText =
+        drain === 'worker'
+          ? spec.transport === 'stream'
+            ? 'drain = one SDK Worker per queue (concurrency = bench workers, min(concurrency, 16) Work streams; ' +
+              'reserve() takes a pushed job, ack() ends its handler and waits for the durable ack)'
+            : 'drain = one SDK Worker per queue (concurrency = bench workers; one unary Reserve long poll ' +
+              'for its free slots, acks of one turn as one AckBatch; reserve()/ack() as for sepp)'
+          : 'drain = reserve({maxJobs: 1}) → ack(), one unary Reserve and Ack per job';
+      const enqueueText =
+        spec.transport === 'stream'
+          ? 'enqueue = SeppClient.enqueue(), coalesced per event-loop turn onto the Produce stream'
+          : 'enqueue = SeppClient.enqueue(), coalesced per event-loop turn into one EnqueueBatch call';
+      return (
+        `node ${process.version} dist/sepp.cjs serve --durability ${spec.durability}; ` +
+        `sepp/client transport=${spec.transport}, connection=${connection} (one SeppClient ` +
+        `${connection === 'shared' ? 'for all clients' : 'per client'}); ${enqueueText}; ${drainText}; ` +
+        `W3: enqueueBatch, reserve({maxJobs}), ackBatch; @grpc/grpc-js ${packageVersion('@grpc/grpc-js')}`
+      );
+    },
+
+    async counters() {
+      const response = await fetch(`http://127.0.0.1:${adminPort}/metrics`);
+      if (!response.ok) throw new Error(`sepp /metrics answered ${response.status}`);
+      const text = await response.text();
+      return {
+        commits: sumSeries(text, 'sepp_commit_batch_size_count', 'outcome="ok"'),
+        operations: sumSeries(text, 'sepp_commit_batch_size_sum', 'outcome="ok"'),
+        jobs_enqueued: sumSeries(text, 'sepp_jobs_enqueued_total'),
+        jobs_reserved: sumSeries(text, 'sepp_jobs_reserved_total'),
+        jobs_acked: sumSeries(text, 'sepp_jobs_acked_total'),
+      };
+    },
+  };
+}
