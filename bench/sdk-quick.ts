@@ -253,7 +253,7 @@ async function main(): Promise<void> {
   await new Promise((r) => child.on('exit', r));
   rmSync(dataDir, { recursive: true, force: true });
 
-  const streams = args.streams ?? (transport === 'unary' ? '1' : `min(concurrency, 16)`);
+  const streams = args.streams ?? (transport === 'unary' ? '1' : `min(concurrency, 2)`);
   console.log(
     `sdk-quick: ${jobs} jobs of 256 B, durability ${args.durability}, transport ${transport}, flush on ${flushOn}; ` +
       `${producers} producers; worker concurrency ${concurrency} over ${streams} ${transport === 'unary' ? 'pollers' : 'Work streams'}`,

@@ -235,7 +235,7 @@ export function seppDriver(variant: Variant, settings: DriverSettings): SystemDr
       const drainText =
         drain === 'worker'
           ? spec.transport === 'stream'
-            ? 'drain = one SDK Worker per queue (concurrency = bench workers, min(concurrency, 16) Work streams; ' +
+            ? 'drain = one SDK Worker per queue (concurrency = bench workers, min(concurrency, 2) Work streams; ' +
               'reserve() takes a pushed job, ack() ends its handler and waits for the durable ack)'
             : 'drain = one SDK Worker per queue (concurrency = bench workers; one unary Reserve long poll ' +
               'for its free slots, acks of one turn as one AckBatch; reserve()/ack() as for sepp)'

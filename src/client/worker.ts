@@ -48,11 +48,13 @@ export interface WorkerOptions {
   transport?: 'stream' | 'unary';
   /**
    * How many Work streams (or, with the unary transport, Reserve pollers) the
-   * slots are spread over. grpc-js sends one message per stream per turn of
-   * the event loop, so a few streams move jobs faster than one; but each
-   * stream asks the server for jobs on its own, and many small reserves cost
-   * the server more than a few larger ones. Default: min(concurrency, 16)
-   * streams; 1 poller for `unary`.
+   * slots are spread over. Each stream carries everything one turn of the
+   * event loop settles as one batch message, and asks the server for jobs on
+   * its own: many small reserves cost the server more than a few larger ones,
+   * while two streams let one lease while the other's commit is under way.
+   * Default: min(concurrency, 2) streams (measured against 4 and 16 with
+   * bench/sdk-quick.ts: the most jobs/s and the least CPU per job); 1 poller
+   * for `unary`.
    */
   streams?: number;
   /** Longest Reserve long poll with the unary transport, in ms. Default 30,000. */
@@ -187,7 +189,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       clock: this.clock,
     };
     const transport = options.transport ?? this.connection.options.transport;
-    const laneCount = Math.min(concurrency, options.streams ?? (transport === 'unary' ? 1 : 16));
+    const laneCount = Math.min(concurrency, options.streams ?? (transport === 'unary' ? 1 : 2));
     if (!Number.isInteger(laneCount) || laneCount < 1)
       throw new TypeError('Worker: streams must be a positive integer');
     this.lanes = Array.from(
