@@ -507,6 +507,8 @@ export class Engine {
 
   listDeadLetters(query: DeadLetterQuery): Page<JobInfo> {
     this.checkOpen();
+    // A name no queue can have is a mistake to report, not an empty page.
+    this.checkQueueName(query.queue);
     const pageSize = Math.min(query.pageSize ?? deadPageDefault, this.ctx.limits.maxPageSize);
     if (!Number.isInteger(pageSize) || pageSize < 1) {
       throw new SeppError(

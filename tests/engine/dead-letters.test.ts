@@ -122,6 +122,9 @@ test('dead-letter listing validates page size and cursor, and caps the page size
       () => engine.listDeadLetters({ queue: 'q', cursor: 'not-a-cursor' }),
       'invalid_argument',
     );
+    // A name no queue can have is reported, not answered with an empty page.
+    expectThrowsCode(() => engine.listDeadLetters({ queue: 'bad name' }), 'invalid_argument');
+    expectThrowsCode(() => engine.listDeadLetters({ queue: 'q'.repeat(300) }), 'invalid_argument');
   });
 });
 
