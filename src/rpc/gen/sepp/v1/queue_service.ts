@@ -280,8 +280,10 @@ export const QueueServiceService = {
   },
   /**
    * Pauses a queue: it hands out no jobs until resumed; enqueue still works and
-   * leases already out can still be settled.
-   * Errors: NOT_FOUND (no such queue).
+   * leases already out can still be settled. A queue not used yet is created,
+   * paused (so producers can fill it before any worker starts).
+   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (an undeclared queue while
+   * `strict_queues` is on).
    */
   pauseQueue: {
     path: "/sepp.v1.QueueService/PauseQueue" as const,
@@ -293,8 +295,9 @@ export const QueueServiceService = {
     responseDeserialize: (value: Buffer): PauseQueueResponse => PauseQueueResponse.decode(value),
   },
   /**
-   * Resumes a paused queue.
-   * Errors: NOT_FOUND (no such queue).
+   * Resumes a paused queue; a queue not used yet is created.
+   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (an undeclared queue while
+   * `strict_queues` is on).
    */
   resumeQueue: {
     path: "/sepp.v1.QueueService/ResumeQueue" as const,
@@ -493,13 +496,16 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
   listQueues: handleUnaryCall<ListQueuesRequest, ListQueuesResponse>;
   /**
    * Pauses a queue: it hands out no jobs until resumed; enqueue still works and
-   * leases already out can still be settled.
-   * Errors: NOT_FOUND (no such queue).
+   * leases already out can still be settled. A queue not used yet is created,
+   * paused (so producers can fill it before any worker starts).
+   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (an undeclared queue while
+   * `strict_queues` is on).
    */
   pauseQueue: handleUnaryCall<PauseQueueRequest, PauseQueueResponse>;
   /**
-   * Resumes a paused queue.
-   * Errors: NOT_FOUND (no such queue).
+   * Resumes a paused queue; a queue not used yet is created.
+   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (an undeclared queue while
+   * `strict_queues` is on).
    */
   resumeQueue: handleUnaryCall<ResumeQueueRequest, ResumeQueueResponse>;
   /**
@@ -775,8 +781,10 @@ export interface QueueServiceClient extends Client {
   ): ClientUnaryCall;
   /**
    * Pauses a queue: it hands out no jobs until resumed; enqueue still works and
-   * leases already out can still be settled.
-   * Errors: NOT_FOUND (no such queue).
+   * leases already out can still be settled. A queue not used yet is created,
+   * paused (so producers can fill it before any worker starts).
+   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (an undeclared queue while
+   * `strict_queues` is on).
    */
   pauseQueue(
     request: PauseQueueRequest,
@@ -794,8 +802,9 @@ export interface QueueServiceClient extends Client {
     callback: (error: ServiceError | null, response: PauseQueueResponse) => void,
   ): ClientUnaryCall;
   /**
-   * Resumes a paused queue.
-   * Errors: NOT_FOUND (no such queue).
+   * Resumes a paused queue; a queue not used yet is created.
+   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (an undeclared queue while
+   * `strict_queues` is on).
    */
   resumeQueue(
     request: ResumeQueueRequest,
