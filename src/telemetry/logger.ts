@@ -33,9 +33,13 @@ export interface LoggerOptions {
 
 export const redactedValue = '<redacted>';
 
-/** Field names that hold secrets, whatever the event. */
+/** Field names that hold secrets, whatever the event (snake_case; camelCase is split first). */
 const secretField =
   /(^|_)(authorization|password|passwd|secret|token|api_?key|key_sha256|password_hash|cookie)$/i;
+
+function isSecretField(name: string): boolean {
+  return secretField.test(name.replace(/([a-z0-9])([A-Z])/g, '$1_$2'));
+}
 /** `Bearer <token>` anywhere in a value. */
 const bearerToken = /\b(Bearer)\s+[\x21-\x7e]+/gi;
 /** `scheme://user:password@host` — keep the scheme and host, hide the userinfo. */
@@ -58,7 +62,7 @@ function cleanFields(fields: LogFields): [string, string | number | boolean | nu
     if (value === undefined) continue;
     // Names that would overwrite the line's own keys are prefixed rather than dropped.
     const name = key === 'time' || key === 'level' || key === 'event' ? `field_${key}` : key;
-    if (secretField.test(key)) out.push([name, redactedValue]);
+    if (isSecretField(key)) out.push([name, redactedValue]);
     else out.push([name, typeof value === 'string' ? scrubSecrets(value) : value]);
   }
   return out;

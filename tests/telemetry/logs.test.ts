@@ -62,11 +62,25 @@ describe('the logger', () => {
     logger.error('x', {
       password: 'hunter2',
       api_key: 'k-123',
+      csrfToken: 'c-321',
+      keySha256: 'd-654',
+      passwordHash: 'h-987',
+      sessionCookie: 's-111',
       authorization: 'Bearer k-456',
       error: 'POST https://otel:tok-789@collector.example/v1/traces failed; header Bearer k-999 refused',
     });
     const text = lines.join('\n');
-    for (const secret of ['hunter2', 'k-123', 'k-456', 'tok-789', 'k-999'])
+    for (const secret of [
+      'hunter2',
+      'k-123',
+      'k-456',
+      'tok-789',
+      'k-999',
+      'c-321',
+      'd-654',
+      'h-987',
+      's-111',
+    ])
       assert.ok(!text.includes(secret), secret);
     const line = JSON.parse(lines[0]!) as Line;
     assert.equal(line.password, '<redacted>');
