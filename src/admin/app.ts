@@ -62,7 +62,7 @@ export function createAdminApp(deps: AdminDeps): AdminApp {
   app.onError((error, c) => {
     const { response, internal } = toErrorResponse(c, error);
     if (internal !== null) {
-      deps.log?.log('error', 'admin request failed', {
+      deps.log?.log('error', 'admin.request_failed', {
         method: c.req.method,
         path: c.req.path,
         error: internal.message,

@@ -63,7 +63,7 @@ export function sessionRoutes(services: AdminServices): RouteSpec[] {
         details: { client },
       })
       .catch((error: unknown) =>
-        deps.log?.log('warn', 'could not record a failed login in the audit log', { error: String(error) }),
+        deps.log?.log('warn', 'admin.audit_failed', { entry: 'a failed login', error: String(error) }),
       );
   };
 
@@ -125,7 +125,7 @@ export function sessionRoutes(services: AdminServices): RouteSpec[] {
         if (!ok || account === undefined) {
           services.userThrottle.failed(userKey);
           services.clientThrottle.failed(client);
-          deps.log?.log('warn', 'admin login failed', { user, client });
+          deps.log?.log('warn', 'admin.login_failed', { user, client });
           auditFailedLogin(user, client);
           throw new SeppError('unauthenticated', 'wrong user name or password');
         }
@@ -136,7 +136,7 @@ export function sessionRoutes(services: AdminServices): RouteSpec[] {
           target: `user:${account.name}`,
           details: { client, role: account.role },
         });
-        deps.log?.log('info', 'admin login', { user: account.name, client });
+        deps.log?.log('info', 'admin.login', { user: account.name, client });
         return c.json(describe(startSession(c, account.name, account.role)));
       },
     },
