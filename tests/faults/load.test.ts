@@ -12,7 +12,7 @@ import { test } from 'node:test';
 import { credentials, type ServiceError } from '@grpc/grpc-js';
 import { QueueServiceClient } from '../../src/rpc/gen/sepp/v1/queue_service.js';
 import { startServerProcess } from '../helpers/process-server.ts';
-import { call } from '../helpers/server.ts';
+import { call, testJob } from '../helpers/server.ts';
 
 const seconds = Number(process.env.SEPP_LOAD_SECONDS ?? 5);
 const workers = 1000;
@@ -77,19 +77,7 @@ test(`${workers} long-polling workers and ${producers} producers for ${seconds} 
         sentAt.set(id, performance.now());
         try {
           await call(c, c.enqueue, {
-            job: {
-              queue: 'load',
-              type: 't',
-              payload: Buffer.from(id),
-              contentType: '',
-              priority: 0,
-              schedule: undefined,
-              maxAttempts: 0,
-              idempotencyKey: '',
-              metadata: {},
-              traceparent: '',
-              tracestate: '',
-            },
+            job: testJob('load', { payload: Buffer.from(id) }),
           });
         } catch (e) {
           record(e);

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { call, startTestServer, type TestServer } from '../helpers/server.ts';
+import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
 
 const python = '/usr/bin/python3';
 const run = promisify(execFile);
@@ -57,19 +57,8 @@ describe('Python interop', {
   });
 
   test('a TypeScript producer enqueues, a Python worker runs, acks and nacks', async () => {
-    const job = (payload: string) => ({
-      queue: 'ts-to-py',
-      type: 'resize',
-      payload: Buffer.from(payload),
-      contentType: 'application/json',
-      priority: 0,
-      schedule: undefined,
-      maxAttempts: 0,
-      idempotencyKey: '',
-      metadata: {},
-      traceparent: '',
-      tracestate: '',
-    });
+    const job = (payload: string) =>
+      testJob('ts-to-py', { type: 'resize', payload: Buffer.from(payload), contentType: 'application/json' });
     const ok = await call(t.client, t.client.enqueue, { job: job('{"w":640}') });
     const bad = await call(t.client, t.client.enqueue, { job: job('{"fail":"no such image"}') });
     const { stdout } = await run(python, ['examples/python/worker.py', 'ts-to-py', '--max-jobs', '2'], {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { FakeClock } from '../../src/engine/clock.ts';
-import { call, startTestServer } from '../helpers/server.ts';
+import { call, startTestServer, testJob } from '../helpers/server.ts';
 
 const hasSqlite = spawnSync('sqlite3', ['-version'], { stdio: 'ignore' }).status === 0;
 
@@ -26,19 +26,7 @@ test('README sqlite3 queries run on a copy made by sepp backup', {
   const t = await startTestServer({ clock, toml: '[queues.emails]\nmax_attempts = 2\n' });
   const dir = mkdtempSync(join(tmpdir(), 'sepp-readme-'));
   try {
-    const job = (queue: string) => ({
-      queue,
-      type: 'send',
-      payload: Buffer.from('{}'),
-      contentType: '',
-      priority: 0,
-      schedule: undefined,
-      maxAttempts: 0,
-      idempotencyKey: '',
-      metadata: {},
-      traceparent: '',
-      tracestate: '',
-    });
+    const job = (queue: string) => testJob(queue, { type: 'send', payload: Buffer.from('{}') });
     for (let i = 0; i < 3; i++) await call(t.client, t.client.enqueue, { job: job('emails') });
     await call(t.client, t.client.enqueue, { job: job('reports') });
     // One job dies after two failed attempts, one stays leased.

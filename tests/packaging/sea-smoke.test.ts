@@ -19,7 +19,7 @@ import { credentials } from '@grpc/grpc-js';
 import { QueueServiceClient } from '../../src/rpc/gen/sepp/v1/queue_service.js';
 import { startOtlpReceiver } from '../helpers/otlp-receiver.ts';
 import { captureOutput } from '../helpers/secret-log.ts';
-import { call } from '../helpers/server.ts';
+import { call, testJob } from '../helpers/server.ts';
 import { allowedSyscalls, commandExists, tracedSyscalls } from './syscalls.ts';
 import { readUnitDirectives } from './unit-file.ts';
 
@@ -111,19 +111,8 @@ describe('single executable, copied alone into an empty directory', { timeout: 1
     return { child, port, logs: () => logs };
   }
 
-  const job = (n: number) => ({
-    queue: 'smoke',
-    type: 'ping',
-    payload: Buffer.from(`{"n":${n}}`),
-    contentType: 'application/json',
-    priority: 0,
-    schedule: undefined,
-    maxAttempts: 0,
-    idempotencyKey: '',
-    metadata: {},
-    traceparent: '',
-    tracestate: '',
-  });
+  const job = (n: number) =>
+    testJob('smoke', { type: 'ping', payload: Buffer.from(`{"n":${n}}`), contentType: 'application/json' });
   let backedUpJobId = '';
 
   test('serve: enqueue, reserve and ack through the client; backup; SIGTERM exits 0', async () => {
@@ -247,19 +236,7 @@ describe('single executable, copied alone into an empty directory', { timeout: 1
       });
       const client = new QueueServiceClient(started.grpc, credentials.createInsecure());
       const { jobId } = await call(client, client.enqueue, {
-        job: {
-          queue: 'smoke',
-          type: 't',
-          payload: Buffer.from('x'),
-          contentType: '',
-          priority: 0,
-          schedule: undefined,
-          maxAttempts: 0,
-          idempotencyKey: '',
-          metadata: {},
-          traceparent: '',
-          tracestate: '',
-        },
+        job: testJob('smoke'),
       });
       client.close();
       const metrics = await (await fetch(`http://${started.metrics}`)).text();

@@ -3,26 +3,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { FakeClock } from '../../src/engine/clock.ts';
-import { DeadReason, JobState, RejectionReason } from '../../src/rpc/gen/sepp/v1/job.js';
+import { DeadReason, type EnqueueJob, JobState, RejectionReason } from '../../src/rpc/gen/sepp/v1/job.js';
 import type { QueueServiceClient } from '../../src/rpc/gen/sepp/v1/queue_service.js';
 import { SettleOutcome } from '../../src/rpc/gen/sepp/v1/work.js';
-import { call, startTestServer, type TestServer } from '../helpers/server.ts';
+import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
 
 const payload = Buffer.from('{"to":"a@example.com"}');
-const job = (queue: string, extra: Record<string, unknown> = {}) => ({
-  queue,
-  type: 'send',
-  payload,
-  contentType: 'application/json',
-  priority: 0,
-  schedule: undefined,
-  maxAttempts: 0,
-  idempotencyKey: '',
-  metadata: {},
-  traceparent: '',
-  tracestate: '',
-  ...extra,
-});
+const job = (queue: string, extra: Partial<EnqueueJob> = {}) =>
+  testJob(queue, { type: 'send', payload, contentType: 'application/json', ...extra });
 
 async function rejects(promise: Promise<unknown>, code: status, pattern?: RegExp): Promise<ServiceError> {
   try {

@@ -6,25 +6,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type ClientDuplexStream, type ServiceError, status } from '@grpc/grpc-js';
 import { FakeClock } from '../../src/engine/clock.ts';
+import type { EnqueueJob } from '../../src/rpc/gen/sepp/v1/job.js';
 import type { ProduceRequest, ProduceResponse } from '../../src/rpc/gen/sepp/v1/produce.js';
 import type { WorkRequest, WorkResponse } from '../../src/rpc/gen/sepp/v1/work.js';
 import { type Sample, sampleValue, scrape } from '../helpers/prometheus.ts';
-import { call, startTestServer, type TestServer } from '../helpers/server.ts';
+import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
 
-const job = (queue: string, extra: Record<string, unknown> = {}) => ({
-  queue,
-  type: 'send',
-  payload: Buffer.from('{}'),
-  contentType: 'application/json',
-  priority: 0,
-  schedule: undefined,
-  maxAttempts: 0,
-  idempotencyKey: '',
-  metadata: {},
-  traceparent: '',
-  tracestate: '',
-  ...extra,
-});
+const job = (queue: string, extra: Partial<EnqueueJob> = {}) =>
+  testJob(queue, { type: 'send', payload: Buffer.from('{}'), contentType: 'application/json', ...extra });
 
 const rpc = (method: string, code: status, extra: Record<string, string> = {}) => ({
   rpc_system: 'grpc',

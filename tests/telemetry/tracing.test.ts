@@ -10,24 +10,18 @@ import { type ClientDuplexStream, Metadata } from '@grpc/grpc-js';
 import { type Span, SpanKind, trace } from '@opentelemetry/api';
 import { parseTraceParent } from '@opentelemetry/core';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import type { EnqueueJob } from '../../src/rpc/gen/sepp/v1/job.js';
 import type { ProduceRequest, ProduceResponse } from '../../src/rpc/gen/sepp/v1/produce.js';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../helpers/otlp-receiver.ts';
-import { call, startTestServer, type TestServer } from '../helpers/server.ts';
+import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
 
-const job = (extra: Record<string, unknown> = {}) => ({
-  queue: 'emails',
-  type: 'send_welcome',
-  payload: Buffer.from('{}'),
-  contentType: 'application/json',
-  priority: 0,
-  schedule: undefined,
-  maxAttempts: 0,
-  idempotencyKey: '',
-  metadata: {},
-  traceparent: '',
-  tracestate: '',
-  ...extra,
-});
+const job = (extra: Partial<EnqueueJob> = {}) =>
+  testJob('emails', {
+    type: 'send_welcome',
+    payload: Buffer.from('{}'),
+    contentType: 'application/json',
+    ...extra,
+  });
 
 const traceparentOf = (span: Span) => {
   const c = span.spanContext();
