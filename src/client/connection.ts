@@ -57,7 +57,7 @@ export interface ConnectOptions {
    * results are the same.
    */
   transport?: 'stream' | 'unary';
-  /** Most jobs per Produce message or EnqueueBatch call; the server's `max_batch_jobs` (default 1000). */
+  /** Most jobs per Produce message or EnqueueBatch call, and settlements per Work batch; the server's `max_batch_jobs` (default 1000). */
   maxBatchJobs?: number;
   /** Largest Produce message to build, in bytes (default 4 MiB, the server's smallest default). */
   maxMessageBytes?: number;

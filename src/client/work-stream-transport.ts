@@ -39,9 +39,6 @@ import type { WorkerTimer } from './worker-clock.ts';
 type WorkStream = ClientDuplexStream<WorkRequest, WorkResponse>;
 type Settlement = NonNullable<WorkRequest_Settlement['kind']>;
 
-/** Settlements per batch message: well under the server's `max_batch_jobs` (default 1000). */
-const maxSettlementsPerMessage = 500;
-
 /**
  * A settlement could not be answered on the stream: there was none (`sent`
  * false), or it broke after the message was written (`sent` true: it may or
@@ -190,14 +187,15 @@ export class WorkStreamTransport implements WorkTransport {
     this.flushScheduled = false;
     const stream = this.writable();
     if (stream === undefined) return;
-    let grant = this.taking ? this.host.freeSlots() - this.outstanding : 0;
-    if (grant < 0) grant = 0;
+    const grant = this.taking ? Math.max(0, this.host.freeSlots() - this.outstanding) : 0;
     this.outstanding += grant;
     const unsent = this.unsent;
     this.unsent = [];
-    for (let start = 0; start < unsent.length; start += maxSettlementsPerMessage) {
-      const settlements = unsent.slice(start, start + maxSettlementsPerMessage);
-      const last = start + maxSettlementsPerMessage >= unsent.length;
+    // A batch's settlements count against the server's `max_batch_jobs`, as an enqueue batch does.
+    const perMessage = this.conn.options.maxBatchJobs;
+    for (let start = 0; start < unsent.length; start += perMessage) {
+      const settlements = unsent.slice(start, start + perMessage);
+      const last = start + perMessage >= unsent.length;
       stream.write({
         requestId: 0,
         kind: { $case: 'batch', value: { settlements, credit: last ? grant : 0 } },
