@@ -5,6 +5,13 @@
 import type { LeasedJob as ProtoLeasedJob } from '../rpc/gen/sepp/v1/job.js';
 import { LeasedJob } from './jobs.ts';
 
+let abortJob!: (job: WorkerJob, reason: unknown) => void;
+
+/** Aborts a job's signal (made already aborted if nobody read it yet); for the Worker, not exported from the package. */
+export function abortWorkerJob(job: WorkerJob, reason: unknown): void {
+  abortJob(job, reason);
+}
+
 /** A job running in a Worker. */
 export class WorkerJob<T = unknown> extends LeasedJob {
   /**
@@ -12,18 +19,41 @@ export class WorkerJob<T = unknown> extends LeasedJob {
    * `application/json` (or `*+json`); otherwise the raw bytes (`Buffer`).
    */
   readonly data: T;
+  // The signal is made on first read (or first abort), not per job: most
+  // handlers never look at it, and an AbortController with its signal was
+  // the largest single cost of a drained job in the client.
+  #signal: AbortSignal | undefined;
+  #controller: AbortController | undefined;
+
+  /** Built by the Worker. A `signal` given here is used as is (for handler tests). */
+  constructor(job: ProtoLeasedJob, data: T, signal?: AbortSignal) {
+    super(job);
+    this.data = data;
+    this.#signal = signal;
+  }
+
   /**
    * Aborts when the job must stop: its lease was lost (the reason is a
    * LeaseLostError; the job may already run elsewhere and no ack will be
-   * sent), or the worker's shutdown timeout passed.
+   * sent), or the worker's shutdown timeout passed. Read after that, it is
+   * already aborted with the same reason.
    */
-  readonly signal: AbortSignal;
+  get signal(): AbortSignal {
+    if (this.#signal === undefined) {
+      this.#controller = new AbortController();
+      this.#signal = this.#controller.signal;
+    }
+    return this.#signal;
+  }
 
-  /** Built by the Worker. */
-  constructor(job: ProtoLeasedJob, data: T, signal: AbortSignal) {
-    super(job);
-    this.data = data;
-    this.signal = signal;
+  static {
+    abortJob = (job, reason) => {
+      if (job.#signal === undefined) {
+        job.#controller = new AbortController();
+        job.#signal = job.#controller.signal;
+      }
+      job.#controller?.abort(reason);
+    };
   }
 }
 
@@ -37,6 +67,40 @@ export class WorkerJob<T = unknown> extends LeasedJob {
 export type JobHandler<T = unknown> = {
   handle(job: WorkerJob<T>, signal: AbortSignal): unknown;
 }['handle'];
+
+// An arrow function with at most one plain parameter: it has no `arguments`
+// of its own, so a second argument is invisible to it.
+const oneParamArrow = /^(?:async\s*)?(?:\(\s*(?:[A-Za-z_$][\w$]*)?\s*\)|[A-Za-z_$][\w$]*)\s*=>/;
+// A function or method with at most one plain parameter; it is blind to a
+// second argument only if it never names `arguments` (nor `eval`, nor an
+// escaped identifier that could spell it), and is not native code: a bound
+// function prints as `function () { [native code] }` whatever it wraps.
+const oneParamFunction =
+  /^(?:async\s+)?(?:function\b\s*\*?\s*[\w$]*|\*?\s*[A-Za-z_$][\w$]*)\s*\(\s*(?:[A-Za-z_$][\w$]*)?\s*\)/;
+const takesSignal = new WeakMap<JobHandler, boolean>();
+
+/**
+ * False only for a handler that provably cannot see a second argument, so the
+ * Worker may call it with the job alone and make no signal unless the handler
+ * reads `job.signal`. Judged once per handler from its source, and
+ * conservatively: anything not plainly one of the two forms above (default or
+ * rest parameters, destructuring, comments, bound functions, wrappers, native
+ * code) gets the signal. `handler.length` alone would not do: default and rest
+ * parameters, bound functions and `(...args) => inner(...args)` wrappers all
+ * report fewer parameters than they read.
+ */
+export function handlerTakesSignal(handler: JobHandler): boolean {
+  let takes = takesSignal.get(handler);
+  if (takes === undefined) {
+    const source = Function.prototype.toString.call(handler);
+    takes = !(
+      oneParamArrow.test(source) ||
+      (oneParamFunction.test(source) && !/\barguments\b|\beval\b|\\u|\[native code\]/.test(source))
+    );
+    takesSignal.set(handler, takes);
+  }
+  return takes;
+}
 
 /** Throw from a handler to retry the job after exactly `delayMs` instead of the queue's backoff. */
 export class RetryAfter extends Error {

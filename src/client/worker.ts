@@ -26,7 +26,14 @@ import type { NackOptions, NackResult } from './types.ts';
 import { WorkStreamTransport } from './work-stream-transport.ts';
 import type { TransportHost, WorkTransport } from './work-transport.ts';
 import { clockSleep, systemWorkerClock, type WorkerClock, type WorkerTimer } from './worker-clock.ts';
-import { DeadLetter, type JobHandler, RetryAfter, WorkerJob } from './worker-job.ts';
+import {
+  abortWorkerJob,
+  DeadLetter,
+  handlerTakesSignal,
+  type JobHandler,
+  RetryAfter,
+  WorkerJob,
+} from './worker-job.ts';
 
 /** How a Worker runs. Only `queues` and a handler are required. */
 export interface WorkerOptions {
@@ -109,7 +116,6 @@ class Lane {
 interface Active {
   job: WorkerJob;
   lane: Lane;
-  controller: AbortController;
   /** The lease keeper's next extension time. */
   dueAtMs: number;
   /** Local estimate of the lease's end, for retrying settlements. */
@@ -124,6 +130,9 @@ interface Active {
 }
 
 const abortGraceMs = 1000;
+
+/** A handler `handlerTakesSignal` found blind to its second argument. */
+type BlindHandler = (job: WorkerJob) => unknown;
 
 function normalise(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
@@ -233,7 +242,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   private deliver(lane: Lane, proto: ProtoLeasedJob): void {
-    const controller = new AbortController();
     let data: unknown = proto.payload;
     let decodeError: DeadLetter | undefined;
     if (isJsonContentType(proto.contentType)) {
@@ -244,11 +252,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
         decodeError = new DeadLetter(`payload is not valid JSON (${normalise(error).message})`);
       }
     }
-    const job = new WorkerJob(proto, data, controller.signal);
+    const job = new WorkerJob(proto, data);
     const active: Active = {
       job,
       lane,
-      controller,
       dueAtMs: 0,
       leaseEndsAtMs: this.clock.nowMs() + this.leaseMs,
       extending: false,
@@ -281,7 +288,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
           `no handler for job type "${job.type}" on worker ${this.workerId} (handlers: ${known})`,
         );
       }
-      await runInContext(context, () => handler(job, job.signal));
+      // A handler that cannot see a second argument is not given one, so its
+      // job's signal is made only if it reads `job.signal`.
+      await runInContext(context, () =>
+        handlerTakesSignal(handler) ? handler(job, job.signal) : (handler as BlindHandler)(job),
+      );
       ok = true;
     } catch (error) {
       failure = error;
@@ -367,7 +378,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (active.lost || !this.active.has(active)) return;
     active.lost = true;
     this.keeper.remove(active);
-    active.controller.abort(error);
+    abortWorkerJob(active.job, error);
     this.emit('leaseLost', active.job, error);
   }
 
@@ -408,7 +419,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         );
         for (const active of this.active) {
           active.stoppedForShutdown = true;
-          active.controller.abort(reason);
+          abortWorkerJob(active.job, reason);
         }
         if (!(await this.waitDrained(abortGraceMs))) {
           for (const active of [...this.active]) {

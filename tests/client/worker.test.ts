@@ -155,6 +155,63 @@ for (const transport of ['stream', 'unary'] as const) {
       t.server.engine.ack = engineAck;
     });
 
+    test('a signal first read after the lease was lost is already aborted with the LeaseLostError', async () => {
+      const queue = `lost-late-${transport}`;
+      await client.enqueueJson(queue, 'lose', {});
+      const gate = deferred();
+      let lateSignal: AbortSignal | undefined;
+      const worker = start({
+        queues: [queue],
+        leaseMs: 6000,
+        handlers: {
+          // Never looks at the signal while the lease is lost, so none exists yet then.
+          lose: async (job) => {
+            if (job.attempt > 1) return;
+            await gate.promise;
+            lateSignal = job.signal;
+          },
+        },
+      });
+      await nextEvents<[WorkerJob]>(worker, 'started');
+      const lost = nextEvents<[WorkerJob, LeaseLostError]>(worker, 'leaseLost');
+      clock.advance(7000);
+      await maintenance();
+      const [, error] = await lost;
+      const again = nextEvents<[WorkerJob]>(worker, 'completed');
+      gate.resolve();
+      await again;
+      assert.ok(lateSignal?.aborted);
+      assert.equal(lateSignal.reason, error);
+    });
+
+    test('a handler gets job.signal as its second argument however it declares its parameters', async () => {
+      const queue = `signal-arg-${transport}`;
+      const seen: string[] = [];
+      const check = (name: string, job: WorkerJob, signal: unknown) => {
+        if (signal === job.signal && signal instanceof AbortSignal) seen.push(name);
+      };
+      const inner = (job: WorkerJob, signal: AbortSignal) => check('wrapped', job, signal);
+      const handlers = {
+        plain: (job: WorkerJob, signal: AbortSignal) => check('plain', job, signal),
+        defaulted: (job: WorkerJob, signal: AbortSignal | undefined = undefined) =>
+          check('defaulted', job, signal),
+        rest: (...args: [WorkerJob, AbortSignal]) => check('rest', args[0], args[1]),
+        wrapped: (...args: [WorkerJob, AbortSignal]) => inner(...args),
+        bound: function (this: string, job: WorkerJob, signal: AbortSignal) {
+          check(this, job, signal);
+        }.bind('bound'),
+        args: function (job: WorkerJob) {
+          // biome-ignore lint/complexity/noArguments: a handler reading `arguments` is the case under test.
+          check('args', job, arguments[1]);
+        },
+      };
+      for (const type of Object.keys(handlers)) await client.enqueueJson(queue, type, {});
+      const worker = start({ queues: [queue], concurrency: 6, handlers });
+      const completed = nextEvents(worker, 'completed', Object.keys(handlers).length);
+      await completed;
+      assert.deepEqual(seen.sort(), Object.keys(handlers).sort());
+    });
+
     test('close() stops taking jobs and waits for running ones to finish and be acked', async () => {
       const queue = `drain-${transport}`;
       const a = await client.enqueueJson(queue, 'job', { n: 1 });
