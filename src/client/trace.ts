@@ -4,17 +4,25 @@
  * each job; workers start a span per job linked to the producer's.
  *
  * Cost without OpenTelemetry set up: one context lookup per enqueue (no span
- * is active, so nothing is injected) and a non-recording span per job.
+ * is active, so nothing is injected) and one tracer-provider lookup per job.
+ * Without a registered tracer provider the span would be non-recording and
+ * nothing could use it, so no span is made and the handler runs in the
+ * context it was delivered in. (The one difference a handler could see: with
+ * a context manager but no tracer provider registered, `trace.getActiveSpan()`
+ * in it no longer returns a non-recording span with an invalid context; what
+ * it forwards with its enqueues is the same, nothing.)
  */
 import {
   type Context,
   context,
   type Link,
+  ProxyTracerProvider,
   propagation,
   ROOT_CONTEXT,
   type Span,
   SpanKind,
   SpanStatusCode,
+  type Tracer,
   trace,
 } from '@opentelemetry/api';
 import type { LeasedJob } from './jobs.ts';
@@ -50,9 +58,22 @@ function producerLink(job: LeasedJob): Link[] {
   return producer === undefined ? [] : [{ context: producer }];
 }
 
-/** Starts the span a worker runs one job in, linked to the producer's span. */
-export function startJobSpan(job: LeasedJob): { span: Span; context: Context } {
-  const span = trace.getTracer(tracerName).startSpan(`process ${job.queue}`, {
+/** The tracer for job spans, or undefined while the API's global tracer provider has no SDK behind it. */
+function jobTracer(): Tracer | undefined {
+  const provider = trace.getTracerProvider();
+  // `getTracer` would return the delegate's tracer too, or else a proxy that makes non-recording spans.
+  if (provider instanceof ProxyTracerProvider) return provider.getDelegateTracer(tracerName);
+  return provider.getTracer(tracerName);
+}
+
+/**
+ * Starts the span a worker runs one job in, linked to the producer's span;
+ * undefined when no tracer provider is registered (see the top of this file).
+ */
+export function startJobSpan(job: LeasedJob): { span: Span; context: Context } | undefined {
+  const tracer = jobTracer();
+  if (tracer === undefined) return undefined;
+  const span = tracer.startSpan(`process ${job.queue}`, {
     kind: SpanKind.CONSUMER,
     links: producerLink(job),
     attributes: {

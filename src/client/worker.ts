@@ -134,6 +134,14 @@ const abortGraceMs = 1000;
 /** A handler `handlerTakesSignal` found blind to its second argument. */
 type BlindHandler = (job: WorkerJob) => unknown;
 
+/**
+ * A handler that cannot see a second argument is not given one, so its job's
+ * signal is made only if it reads `job.signal`.
+ */
+function callHandler(handler: JobHandler, job: WorkerJob): unknown {
+  return handlerTakesSignal(handler) ? handler(job, job.signal) : (handler as BlindHandler)(job);
+}
+
 function normalise(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
@@ -275,7 +283,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private async run(active: Active): Promise<void> {
     const { job } = active;
     this.emit('started', job);
-    const { span, context } = startJobSpan(job);
+    const traced = startJobSpan(job);
     let failure: unknown;
     let ok = false;
     try {
@@ -288,16 +296,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
           `no handler for job type "${job.type}" on worker ${this.workerId} (handlers: ${known})`,
         );
       }
-      // A handler that cannot see a second argument is not given one, so its
-      // job's signal is made only if it reads `job.signal`.
-      await runInContext(context, () =>
-        handlerTakesSignal(handler) ? handler(job, job.signal) : (handler as BlindHandler)(job),
-      );
+      await (traced === undefined
+        ? callHandler(handler, job)
+        : runInContext(traced.context, () => callHandler(handler, job)));
       ok = true;
     } catch (error) {
       failure = error;
     }
-    endJobSpan(span, ok ? undefined : failure);
+    if (traced !== undefined) endJobSpan(traced.span, ok ? undefined : failure);
     if (active.lost || active.abandoned) {
       this.finishJob(active);
       return;

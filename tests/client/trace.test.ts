@@ -104,39 +104,54 @@ const producer: SpanContext = {
   traceFlags: TraceFlags.SAMPLED,
 };
 
-describe('trace context', () => {
-  let t: TestServer;
-  let client: SeppClient;
-
+/**
+ * For one describe block: OpenTelemetry globals set up by `register`, a server,
+ * and a client to it; after the block, all undone.
+ */
+function serverWith(register: () => void): { readonly client: SeppClient } {
+  let t: TestServer | undefined;
+  let client: SeppClient | undefined;
   before(async () => {
-    context.setGlobalContextManager(new StackContextManager());
-    propagation.setGlobalPropagator(w3c);
-    trace.setGlobalTracerProvider({ getTracer: () => tracer });
+    register();
     t = await startTestServer();
     client = SeppClient.connect(t.address);
   });
   after(async () => {
-    await client.close();
-    await t.dispose();
+    await client?.close();
+    await t?.dispose();
     trace.disable();
     propagation.disable();
     context.disable();
   });
+  return {
+    get client() {
+      if (client === undefined) throw new Error('the client is made in before()');
+      return client;
+    },
+  };
+}
+
+describe('trace context', () => {
+  const s = serverWith(() => {
+    context.setGlobalContextManager(new StackContextManager());
+    propagation.setGlobalPropagator(w3c);
+    trace.setGlobalTracerProvider({ getTracer: () => tracer });
+  });
 
   test('enqueue forwards the active context’s traceparent, and nothing without one', async () => {
     const active = trace.setSpanContext(ROOT_CONTEXT, producer);
-    const traced = await context.with(active, () => client.enqueueJson('traced', 'send', { n: 1 }));
+    const traced = await context.with(active, () => s.client.enqueueJson('traced', 'send', { n: 1 }));
     assert.equal(
-      (await client.getJob(traced.id)).traceparent,
+      (await s.client.getJob(traced.id)).traceparent,
       '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
     );
-    const plain = await client.enqueueJson('untraced', 'send', { n: 2 });
-    assert.equal((await client.getJob(plain.id)).traceparent, null);
+    const plain = await s.client.enqueueJson('untraced', 'send', { n: 2 });
+    assert.equal((await s.client.getJob(plain.id)).traceparent, null);
   });
 
   test('the worker runs each job in a consumer span linked to the producer’s', async () => {
     let activeInHandler: Span | undefined;
-    const worker = client.worker({
+    const worker = s.client.worker({
       queues: ['traced'],
       handlers: {
         send: () => {
@@ -156,5 +171,37 @@ describe('trace context', () => {
     );
     assert.equal(span.options?.attributes?.['messaging.destination.name'], 'traced');
     assert.equal(activeInHandler, span.span, 'the handler runs with the job’s span active');
+  });
+});
+
+describe('trace context without a tracer provider', () => {
+  // A context manager but no tracer provider: the API's spans would be non-recording.
+  const s = serverWith(() => context.setGlobalContextManager(new StackContextManager()));
+
+  test('the worker starts no span, and starts them once a provider is registered later', async () => {
+    const active: (Span | undefined)[] = [];
+    const worker = s.client.worker({
+      queues: ['late-tracing'],
+      handlers: {
+        send: () => {
+          active.push(trace.getActiveSpan());
+        },
+      },
+    });
+    const before = started.length;
+    const untraced = await s.client.enqueueJson('late-tracing', 'send', {});
+    const [first] = await nextEvents<[WorkerJob]>(worker, 'completed');
+    assert.equal(first.id, untraced.id);
+    assert.equal(started.length, before, 'no span was started');
+    assert.deepEqual(active, [undefined], 'the handler ran in the context it was delivered in');
+
+    trace.setGlobalTracerProvider({ getTracer: () => tracer });
+    const traced = await s.client.enqueueJson('late-tracing', 'send', {});
+    const [second] = await nextEvents<[WorkerJob]>(worker, 'completed');
+    await worker.close();
+    assert.equal(second.id, traced.id);
+    const span = started.find((s) => s.options?.attributes?.['messaging.message.id'] === traced.id);
+    assert.ok(span, 'a span was started once a provider was registered');
+    assert.equal(active[1], span.span, 'the handler runs with the job’s span active');
   });
 });
