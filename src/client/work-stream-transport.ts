@@ -56,6 +56,8 @@ class AnswerLost extends SeppError {
 interface Pending {
   resolve(settled: WorkResponse_Settled): void;
   reject(error: SeppError): void;
+  /** `Date.now()` after which the answer is no longer waited for. */
+  deadlineAtMs: number;
 }
 
 export class WorkStreamTransport implements WorkTransport {
@@ -67,7 +69,15 @@ export class WorkStreamTransport implements WorkTransport {
   private unsent: WorkRequest_Settlement[] = [];
   private taking = true;
   private nextRequestId = 1;
+  /**
+   * Settlements waiting for their answers, in the order they were made. All
+   * get the same deadline, so this is also deadline order: one timer, set for
+   * the oldest, serves them all (one timer per settlement cost more CPU than
+   * the rest of an ack's trip through the client).
+   */
   private readonly pending = new Map<number, Pending>();
+  private deadlineTimer: NodeJS.Timeout | undefined;
+  private readonly sweepBound = () => this.sweepDeadlines();
   private reconnects = 0;
   private reconnectTimer: WorkerTimer | undefined;
   private openedAtMs = 0;
@@ -135,6 +145,7 @@ export class WorkStreamTransport implements WorkTransport {
     const pending = this.pending.get(settled.requestId);
     if (pending === undefined) return;
     this.pending.delete(settled.requestId);
+    if (this.pending.size === 0) this.stopDeadlineTimer();
     if (settled.code === status.OK) pending.resolve(settled);
     else pending.reject(fromStatus(settled.code, settled.message, true));
   }
@@ -155,6 +166,7 @@ export class WorkStreamTransport implements WorkTransport {
       pending.reject(new AnswerLost(true, `the Work stream broke: ${error.message}`));
     }
     this.pending.clear();
+    this.stopDeadlineTimer();
     if (this.ended !== undefined) {
       this.ended();
       return;
@@ -216,29 +228,39 @@ export class WorkStreamTransport implements WorkTransport {
     if (stream === undefined) return Promise.reject(new AnswerLost(false, 'no Work stream'));
     const requestId = this.nextRequestId++;
     return new Promise((resolve, reject) => {
-      // Like a unary call's deadline: the settlement may still be applied, its answer is not waited for.
-      const timer = setTimeout(() => {
-        if (!this.pending.delete(requestId)) return;
-        reject(
-          new SeppError(
-            status.DEADLINE_EXCEEDED,
-            'no answer from sepp on the Work stream before the deadline',
-          ),
-        );
-      }, this.conn.options.defaultDeadlineMs);
-      this.pending.set(requestId, {
-        resolve: (settled) => {
-          clearTimeout(timer);
-          resolve(settled);
-        },
-        reject: (error) => {
-          clearTimeout(timer);
-          reject(error);
-        },
-      });
+      const deadlineMs = this.conn.options.defaultDeadlineMs;
+      this.pending.set(requestId, { resolve, reject, deadlineAtMs: Date.now() + deadlineMs });
+      this.deadlineTimer ??= setTimeout(this.sweepBound, deadlineMs);
       this.unsent.push({ requestId, kind });
       this.scheduleFlush();
     });
+  }
+
+  /**
+   * Like a unary call's deadline: a settlement not answered in time fails
+   * with DEADLINE_EXCEEDED (it may still be applied; its answer is not waited
+   * for). Then the timer is set again for the oldest settlement still waiting.
+   */
+  private sweepDeadlines(): void {
+    this.deadlineTimer = undefined;
+    const nowMs = Date.now();
+    for (const [requestId, pending] of this.pending) {
+      if (pending.deadlineAtMs > nowMs) {
+        this.deadlineTimer = setTimeout(this.sweepBound, pending.deadlineAtMs - nowMs);
+        return;
+      }
+      this.pending.delete(requestId);
+      pending.reject(
+        new SeppError(status.DEADLINE_EXCEEDED, 'no answer from sepp on the Work stream before the deadline'),
+      );
+    }
+  }
+
+  /** Nothing waits for an answer: no timer may keep the process alive. */
+  private stopDeadlineTimer(): void {
+    if (this.deadlineTimer === undefined) return;
+    clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = undefined;
   }
 
   async ack(lease: LeaseRef): Promise<void> {
