@@ -29,11 +29,9 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SeppClient } from 'sepp/client';
+import { startServer } from '../src/app.ts';
 import { loadConfig } from '../src/config/index.ts';
-import { systemClock } from '../src/engine/clock.ts';
-import { Engine } from '../src/engine/engine.ts';
-import { createRpcServer } from '../src/rpc/index.ts';
-import { openDataDir } from '../src/store/open.ts';
+import { silentLogger } from '../src/telemetry/index.ts';
 
 interface ServerStats {
   commits: number;
@@ -43,6 +41,16 @@ interface ServerStats {
 }
 
 type FromServer = { kind: 'listening'; port: number } | ({ kind: 'stats' } & ServerStats) | { kind: 'ok' };
+
+/** Sums every sample of one Prometheus series (all label sets). */
+function sumSeries(metrics: string, name: string): number {
+  let sum = 0;
+  for (const line of metrics.split('\n')) {
+    if (line.startsWith(`${name} `) || line.startsWith(`${name}{`))
+      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return sum;
+}
 
 /** CPU profiles of one phase at a time (the whole process's would be mostly start-up). */
 class Profiler {
@@ -84,35 +92,30 @@ const { values: args } = parseArgs({
 if (args.serve !== undefined) await serve(args.serve, args.durability === 'relaxed' ? 'relaxed' : 'full');
 else await main();
 
-/** The child: the real engine and gRPC server, counting group commits. */
+/**
+ * The child: the server as `sepp serve` runs it (the composition root, with its
+ * telemetry: per-call metrics cost CPU too), counting group commits from its metrics.
+ */
 async function serve(dataDir: string, durability: 'full' | 'relaxed'): Promise<void> {
-  const config = loadConfig({ flags: { dataDir, durability }, env: {}, cwd: dataDir });
-  const db = openDataDir(dataDir, { durability });
-  let commits = 0;
-  let operations = 0;
-  let commitMs = 0;
-  const engine = new Engine(db, config.engine, {
-    clock: systemClock,
-    onBatch: (stats) => {
-      commits++;
-      operations += stats.operations;
-      commitMs += stats.durationMs;
-    },
+  const config = loadConfig({
+    flags: { dataDir, durability, grpcListen: '127.0.0.1:0', adminListen: '127.0.0.1:0' },
+    env: {},
+    cwd: dataDir,
   });
-  const rpc = createRpcServer({
-    engine,
-    dataDir,
-    apiKeys: [],
-    facts: {
-      version: 'bench',
-      gitCommit: '',
-      durability: 'full',
-      startedAtMs: Date.now(),
-      maxMessageBytes: config.grpc.maxMessageBytes,
-      nowMs: () => Date.now(),
-    },
+  const server = await startServer(config, {
+    logger: silentLogger,
+    build: { version: 'bench', commit: '' },
+    uiAssets: null,
   });
-  const port = await rpc.listen('127.0.0.1:0');
+  const port = server.grpcPort;
+  const commitStats = async () => {
+    const text = await server.telemetry.metricsText();
+    return {
+      commits: sumSeries(text, 'sepp_commit_batch_size_count'),
+      operations: sumSeries(text, 'sepp_commit_batch_size_sum'),
+      commitMs: sumSeries(text, 'sepp_commit_duration_sum'),
+    };
+  };
   const send = (message: FromServer) => process.send?.(message);
   send({ kind: 'listening', port });
   const profiler = new Profiler();
@@ -125,10 +128,9 @@ async function serve(dataDir: string, durability: 'full' | 'relaxed'): Promise<v
       send({ kind: 'ok' });
     } else if (message === 'stats') {
       const cpu = process.cpuUsage();
-      send({ kind: 'stats', commits, operations, commitMs, cpuMs: (cpu.user + cpu.system) / 1000 });
+      send({ kind: 'stats', ...(await commitStats()), cpuMs: (cpu.user + cpu.system) / 1000 });
     } else if (message === 'stop') {
-      await rpc.shutdown(1000);
-      engine.close();
+      await server.shutdown();
       process.exit(0);
     }
   });
