@@ -11,9 +11,11 @@
  */
 import { type handleBidiStreamingCall, type ServerDuplexStream, status } from '@grpc/grpc-js';
 import { SeppError, toSeppError } from '../engine/errors.ts';
+import type { Settle } from '../engine/types.ts';
 import { jobStateToProto, leasedJobToProto, nackDirectiveFromProto } from './convert.ts';
 import { ReadGate } from './flow-control.ts';
 import type {
+  AckRequest,
   WorkRequest,
   WorkRequest_Batch,
   WorkRequest_Subscribe,
@@ -169,19 +171,63 @@ class WorkStream {
       );
       return;
     }
-    for (const [index, settlement] of batch.settlements.entries()) {
-      if (settlement.kind === undefined) {
-        this.fail(
-          new SeppError(
-            'invalid_argument',
-            `batch.settlements[${index}].kind: every settlement is an ack, nack or extend`,
-          ),
-        );
-        return;
-      }
-      this.onSettlement(settlement.requestId, settlement.kind);
+    const index = batch.settlements.findIndex((settlement) => settlement.kind === undefined);
+    if (index >= 0) {
+      this.fail(
+        new SeppError(
+          'invalid_argument',
+          `batch.settlements[${index}].kind: every settlement is an ack, nack or extend`,
+        ),
+      );
+      return;
     }
+    // A run of acks is one engine operation: one savepoint and one promise for the lot
+    // instead of one each (the engine alone measured ~8 µs less CPU per acked job).
+    let acks: { requestId: number; value: AckRequest }[] = [];
+    for (const { requestId, kind } of batch.settlements) {
+      if (kind!.$case === 'ack') {
+        acks.push({ requestId, value: kind!.value });
+        continue;
+      }
+      this.ackAll(acks);
+      acks = [];
+      this.onSettlement(requestId, kind!);
+    }
+    this.ackAll(acks);
     if (batch.credit > 0) this.grant(batch.credit);
+  }
+
+  /** Acks several jobs in one engine operation; each is answered on its own, as if sent alone. */
+  private ackAll(acks: readonly { requestId: number; value: AckRequest }[]): void {
+    const limit = this.ctx.engine.limits.maxReserveJobs;
+    for (let start = 0; start < acks.length; start += limit) {
+      const chunk = acks.slice(start, start + limit);
+      if (chunk.length === 1) {
+        this.onSettlement(chunk[0]!.requestId, { $case: 'ack', value: chunk[0]!.value });
+        continue;
+      }
+      const valid: { requestId: number; value: AckRequest; settle: Settle }[] = [];
+      for (const { requestId, value } of chunk) {
+        try {
+          valid.push({
+            requestId,
+            value,
+            settle: { jobId: requireJobId(value.jobId), attempt: requireAttempt(value.attempt) },
+          });
+        } catch (error) {
+          this.settle(requestId, 'ack', value, () => Promise.reject(error));
+        }
+      }
+      if (valid.length === 0) continue;
+      const outcomes = this.ctx.engine.ackBatch(valid.map((v) => v.settle));
+      valid.forEach(({ requestId, value }, i) => {
+        this.settle(requestId, 'ack', value, async () => {
+          const outcome = (await outcomes)[i]!;
+          if (!outcome.ok) throw new SeppError(outcome.code, outcome.message);
+          return { $case: 'ack', value: {} };
+        });
+      });
+    }
   }
 
   private grant(jobs: number): void {

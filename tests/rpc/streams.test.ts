@@ -297,6 +297,75 @@ describe('Work batches', () => {
     w.cancel();
   });
 
+  test('acks batched into one commit are still answered one by one, each with its own outcome', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++)
+      ids.push((await call(t.client, t.client.enqueue, { job: job('batched-mixed', i) })).jobId);
+    const w = subscribe('batched-mixed');
+    const seen: WorkResponse[] = [];
+    w.on('data', (m: WorkResponse) => seen.push(m));
+    w.write({ requestId: 0, kind: { $case: 'credit', value: { jobs: 4 } } });
+    await collect(w, () => seen.length >= 1);
+    const pushed = seen[0]?.kind;
+    assert.ok(pushed?.$case === 'batch');
+    const [a, b, c, d] = pushed.value.jobs;
+    assert.ok(a && b && c && d);
+    const ack = (requestId: number, jobId: string, attempt: number) => ({
+      requestId,
+      kind: { $case: 'ack' as const, value: { jobId, attempt } },
+    });
+    w.write({
+      requestId: 0,
+      kind: {
+        $case: 'batch',
+        value: {
+          settlements: [
+            ack(1, a.jobId, a.attempt),
+            ack(2, b.jobId, b.attempt + 1), // stale fencing value: another delivery's attempt
+            ack(3, 'not-a-job-id', 1),
+            ack(4, '0190a4c2-0000-7000-8000-000000000000', 1), // no such job
+            ack(5, c.jobId, c.attempt),
+            {
+              requestId: 6,
+              kind: {
+                $case: 'nack' as const,
+                value: { jobId: d.jobId, attempt: d.attempt, errorMessage: 'later', directive: undefined },
+              },
+            },
+            ack(7, a.jobId, a.attempt), // acked a moment ago, in this same batch
+          ],
+          credit: 0,
+        },
+      },
+    });
+    await collect(
+      w,
+      () =>
+        seen
+          .slice(1)
+          .reduce((n, m) => n + (m.kind?.$case === 'batch' ? m.kind.value.settled.length : 0), 0) >= 7,
+    );
+    const settled = seen
+      .slice(1)
+      .flatMap((m) => (m.kind?.$case === 'batch' ? m.kind.value.settled : []))
+      .sort((x, y) => x.requestId - y.requestId)
+      .map((s) => [s.requestId, s.code]);
+    assert.deepEqual(settled, [
+      [1, status.OK],
+      [2, status.FAILED_PRECONDITION],
+      [3, status.INVALID_ARGUMENT],
+      [4, status.NOT_FOUND],
+      [5, status.OK],
+      [6, status.OK],
+      [7, status.NOT_FOUND],
+    ]);
+    assert.throws(() => t.server.engine.getJob(a.jobId), /does not exist/);
+    assert.equal(t.server.engine.getJob(b.jobId).state, 'leased', 'a refused ack leaves the lease alone');
+    assert.throws(() => t.server.engine.getJob(c.jobId), /does not exist/);
+    assert.notEqual(t.server.engine.getJob(d.jobId).state, 'leased');
+    w.cancel();
+  });
+
   test('a settlement without a kind ends the stream with INVALID_ARGUMENT naming it', async () => {
     const w = subscribe('batched-bad');
     w.write({
