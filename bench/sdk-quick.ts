@@ -4,12 +4,13 @@
  * (durability full, a temporary data directory on disk), then:
  *
  *   enqueue: 50 producers, each awaiting one `enqueue` at a time, N jobs in all
+ *            (with --batch B: each awaiting one `enqueueBatch` of B jobs, as W3 does)
  *   drain:   one Worker with concurrency 50 acking every job
  *
  * and prints jobs/s for both phases, the mean jobs per Produce message and per
  * group commit, and the CPU time each process used.
  *
- *   npx tsx bench/sdk-quick.ts [--jobs 20000] [--producers 50] [--concurrency 50]
+ *   npx tsx bench/sdk-quick.ts [--jobs 20000] [--producers 50] [--batch 1] [--concurrency 50]
  *                              [--transport stream|unary] [--flush nextTick|setImmediate]
  *                              [--streams N] [--durability full|relaxed] [--profile DIR]
  */
@@ -80,6 +81,7 @@ const { values: args } = parseArgs({
     serve: { type: 'string' },
     jobs: { type: 'string', default: '20000' },
     producers: { type: 'string', default: '50' },
+    batch: { type: 'string', default: '1' },
     concurrency: { type: 'string', default: '50' },
     transport: { type: 'string', default: 'stream' },
     flush: { type: 'string', default: 'nextTick' },
@@ -139,6 +141,7 @@ async function serve(dataDir: string, durability: 'full' | 'relaxed'): Promise<v
 async function main(): Promise<void> {
   const jobs = Number(args.jobs);
   const producers = Number(args.producers);
+  const batch = Number(args.batch);
   const concurrency = Number(args.concurrency);
   const transport = args.transport === 'unary' ? 'unary' : 'stream';
   const flushOn = args.flush === 'setImmediate' ? 'setImmediate' : 'nextTick';
@@ -198,8 +201,16 @@ async function main(): Promise<void> {
     Promise.all(
       Array.from({ length: producers }, async () => {
         while (next_ < jobs) {
-          next_++;
-          await client.enqueue('bench', 'noop', payload);
+          if (batch === 1) {
+            next_++;
+            await client.enqueue('bench', 'noop', payload);
+          } else {
+            const n = Math.min(batch, jobs - next_);
+            next_ += n;
+            await client.enqueueBatch(
+              Array.from({ length: n }, () => ({ queue: 'bench', type: 'noop', payload })),
+            );
+          }
         }
       }),
     ),
