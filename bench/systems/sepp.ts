@@ -156,7 +156,7 @@ export function seppDriver(variant: Variant, settings: DriverSettings): SystemDr
     },
     durability:
       spec.durability === 'full'
-        ? 'fsync before ack (durability full: one fdatasync per group commit)'
+        ? 'fsync before ack (durability full: SQLite fsyncs the WAL once per group commit)'
         : 'no fsync before ack (durability relaxed: synchronous=NORMAL, survives a process crash only)',
     batch: { enqueue: 'native', reserve: 'native', ack: 'native' },
 
