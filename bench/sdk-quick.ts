@@ -33,6 +33,7 @@ import { SeppClient } from 'sepp/client';
 import { startServer } from '../src/app.ts';
 import { loadConfig } from '../src/config/index.ts';
 import { silentLogger } from '../src/telemetry/index.ts';
+import { sumSeries } from './lib/prometheus-text.ts';
 
 interface ServerStats {
   commits: number;
@@ -42,16 +43,6 @@ interface ServerStats {
 }
 
 type FromServer = { kind: 'listening'; port: number } | ({ kind: 'stats' } & ServerStats) | { kind: 'ok' };
-
-/** Sums every sample of one Prometheus series (all label sets). */
-function sumSeries(metrics: string, name: string): number {
-  let sum = 0;
-  for (const line of metrics.split('\n')) {
-    if (line.startsWith(`${name} `) || line.startsWith(`${name}{`))
-      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return sum;
-}
 
 /** CPU profiles of one phase at a time (the whole process's would be mostly start-up). */
 class Profiler {

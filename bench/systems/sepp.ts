@@ -1,4 +1,5 @@
 import { type JobSpec, type LeasedJob, SeppClient } from 'sepp/client';
+import { sumSeries } from '../lib/prometheus-text.ts';
 import { commandOutput, packageVersion } from '../lib/versions.ts';
 import { ensureSeppBundle, seppBundlePath } from './sepp-bundle.ts';
 import { SeppWorkerPool } from './sepp-worker-pool.ts';
@@ -113,20 +114,6 @@ class SeppQueueClient implements QueueClient {
   close(): Promise<void> {
     return this.release();
   }
-}
-
-/** Sums every sample of one Prometheus series name (all label sets) in `/metrics` text. */
-function sumSeries(metrics: string, name: string, labelFilter?: string): number {
-  let total = 0;
-  for (const line of metrics.split('\n')) {
-    if (!line.startsWith(name)) continue;
-    const rest = line.slice(name.length);
-    if (rest[0] !== ' ' && rest[0] !== '{') continue;
-    if (labelFilter !== undefined && !rest.includes(labelFilter)) continue;
-    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
-    if (Number.isFinite(value)) total += value;
-  }
-  return total;
 }
 
 export function seppDriver(variant: Variant, settings: DriverSettings): SystemDriver {
