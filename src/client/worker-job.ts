@@ -22,14 +22,15 @@ export class WorkerJob<T = unknown> extends LeasedJob {
   // The signal is made on first read (or first abort), not per job: most
   // handlers never look at it, and an AbortController with its signal was
   // the largest single cost of a drained job in the client.
-  #signal: AbortSignal | undefined;
   #controller: AbortController | undefined;
+  /** A signal given to the constructor, used instead of a controller of our own. */
+  readonly #givenSignal: AbortSignal | undefined;
 
   /** Built by the Worker. A `signal` given here is used as is (for handler tests). */
   constructor(job: ProtoLeasedJob, data: T, signal?: AbortSignal) {
     super(job);
     this.data = data;
-    this.#signal = signal;
+    this.#givenSignal = signal;
   }
 
   /**
@@ -39,20 +40,18 @@ export class WorkerJob<T = unknown> extends LeasedJob {
    * already aborted with the same reason.
    */
   get signal(): AbortSignal {
-    if (this.#signal === undefined) {
-      this.#controller = new AbortController();
-      this.#signal = this.#controller.signal;
-    }
-    return this.#signal;
+    return this.#givenSignal ?? this.#ownController().signal;
+  }
+
+  #ownController(): AbortController {
+    this.#controller ??= new AbortController();
+    return this.#controller;
   }
 
   static {
     abortJob = (job, reason) => {
-      if (job.#signal === undefined) {
-        job.#controller = new AbortController();
-        job.#signal = job.#controller.signal;
-      }
-      job.#controller?.abort(reason);
+      // A signal given to the constructor belongs to whoever gave it.
+      if (job.#givenSignal === undefined) job.#ownController().abort(reason);
     };
   }
 }

@@ -171,27 +171,31 @@ class WorkStream {
       );
       return;
     }
-    const index = batch.settlements.findIndex((settlement) => settlement.kind === undefined);
-    if (index >= 0) {
-      this.fail(
-        new SeppError(
-          'invalid_argument',
-          `batch.settlements[${index}].kind: every settlement is an ack, nack or extend`,
-        ),
-      );
-      return;
+    // Every settlement is checked before any is applied: a bad batch changes nothing.
+    const settlements: { requestId: number; kind: Settlement }[] = [];
+    for (const [index, { requestId, kind }] of batch.settlements.entries()) {
+      if (kind === undefined) {
+        this.fail(
+          new SeppError(
+            'invalid_argument',
+            `batch.settlements[${index}].kind: every settlement is an ack, nack or extend`,
+          ),
+        );
+        return;
+      }
+      settlements.push({ requestId, kind });
     }
     // A run of acks is one engine operation: one savepoint and one promise for the lot
     // instead of one each (the engine alone measured ~8 µs less CPU per acked job).
     let acks: { requestId: number; value: AckRequest }[] = [];
-    for (const { requestId, kind } of batch.settlements) {
-      if (kind!.$case === 'ack') {
-        acks.push({ requestId, value: kind!.value });
+    for (const { requestId, kind } of settlements) {
+      if (kind.$case === 'ack') {
+        acks.push({ requestId, value: kind.value });
         continue;
       }
       this.ackAll(acks);
       acks = [];
-      this.onSettlement(requestId, kind!);
+      this.onSettlement(requestId, kind);
     }
     this.ackAll(acks);
     if (batch.credit > 0) this.grant(batch.credit);
