@@ -248,15 +248,21 @@ describe('Work batches', () => {
     return w;
   }
 
-  test('acks and credit in one message come back as one message: their answers and the next jobs', async () => {
+  /** Enqueues `count` jobs on `queue`, subscribes and grants `credit`; `seen` keeps every message the stream sends. */
+  async function subscribeWithJobs(queue: string, count: number, credit: number) {
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++)
-      ids.push((await call(t.client, t.client.enqueue, { job: job('batched', i) })).jobId);
-    const w = subscribe('batched');
+    for (let i = 0; i < count; i++)
+      ids.push((await call(t.client, t.client.enqueue, { job: job(queue, i) })).jobId);
+    const w = subscribe(queue);
     const seen: WorkResponse[] = [];
     w.on('data', (m: WorkResponse) => seen.push(m));
-    w.write({ requestId: 0, kind: { $case: 'credit', value: { jobs: 2 } } });
+    w.write({ requestId: 0, kind: { $case: 'credit', value: { jobs: credit } } });
     await collect(w, () => seen.length >= 1);
+    return { w, seen, ids };
+  }
+
+  test('acks and credit in one message come back as one message: their answers and the next jobs', async () => {
+    const { w, seen, ids } = await subscribeWithJobs('batched', 3, 2);
     const first = seen[0]?.kind;
     assert.ok(first?.$case === 'batch', 'a batch subscriber gets batch messages');
     assert.deepEqual(
@@ -298,14 +304,7 @@ describe('Work batches', () => {
   });
 
   test('acks batched into one commit are still answered one by one, each with its own outcome', async () => {
-    const ids: string[] = [];
-    for (let i = 0; i < 4; i++)
-      ids.push((await call(t.client, t.client.enqueue, { job: job('batched-mixed', i) })).jobId);
-    const w = subscribe('batched-mixed');
-    const seen: WorkResponse[] = [];
-    w.on('data', (m: WorkResponse) => seen.push(m));
-    w.write({ requestId: 0, kind: { $case: 'credit', value: { jobs: 4 } } });
-    await collect(w, () => seen.length >= 1);
+    const { w, seen } = await subscribeWithJobs('batched-mixed', 4, 4);
     const pushed = seen[0]?.kind;
     assert.ok(pushed?.$case === 'batch');
     const [a, b, c, d] = pushed.value.jobs;
