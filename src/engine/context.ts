@@ -2,14 +2,14 @@
  * What the engine's parts share: the one place they reach the store, the
  * clock, the queue registry, the waiters and each other's after-commit effects.
  */
-import type { GroupCommitter, Transaction } from '../store/group-commit.ts';
+import { type BatchStats, GroupCommitter, type Transaction } from '../store/group-commit.ts';
 import type { Db } from '../store/open.ts';
-import type { Statements } from '../store/statements.ts';
+import { prepareStatements, type Statements } from '../store/statements.ts';
 import type { Clock } from './clock.ts';
-import type { QueueRegistry } from './queue-registry.ts';
-import type { EngineLimits } from './settings.ts';
+import { QueueRegistry } from './queue-registry.ts';
+import type { EngineLimits, EngineOptions } from './settings.ts';
 import type { JobEvent, JobState } from './types.ts';
-import type { WaiterRegistry } from './waiters.ts';
+import { WaiterRegistry } from './waiters.ts';
 
 export interface EngineContext {
   readonly db: Db;
@@ -34,4 +34,68 @@ export interface EngineContext {
    * removes or moves jobs is followed by this, in the same write operation.
    */
   count(queue: string, from: JobState | null, to: JobState | null, jobs: number): void;
+}
+
+/** Submits a write operation to the group committer; resolves after its commit is durable. */
+export type Write = <T>(op: (tx: Transaction) => T) => Promise<T>;
+
+export interface ContextDeps {
+  clock: Clock;
+  random?: () => number;
+  onBatch?: (stats: BatchStats) => void;
+  onHookError?: (error: unknown) => void;
+  onEvent?: (event: JobEvent) => void;
+  maxBatchOperations?: number;
+  /** The error a failed commit rejects its operations with. */
+  commitFailed: (cause: unknown) => Error;
+  /** The error operations submitted after close are rejected with. */
+  closed: () => Error;
+  /** Pulls the maintenance timer forward to `atMs` (after a commit that created that deadline). */
+  wakeAt: (atMs: number) => void;
+}
+
+/** Prepares the statements, the registries and the one writer, and the hooks every engine part uses. */
+export function createEngineContext(db: Db, options: EngineOptions, deps: ContextDeps): EngineContext {
+  const sql = prepareStatements(db);
+  const queues = new QueueRegistry(options);
+  const waiters = new WaiterRegistry();
+  const writer = new GroupCommitter(db, {
+    commitFailed: deps.commitFailed,
+    closed: deps.closed,
+    ...(deps.onBatch === undefined ? {} : { onBatch: deps.onBatch }),
+    ...(deps.onHookError === undefined ? {} : { onHookError: deps.onHookError }),
+    ...(deps.maxBatchOperations === undefined ? {} : { maxBatchOperations: deps.maxBatchOperations }),
+  });
+  const { clock, onEvent } = deps;
+  return {
+    db,
+    sql,
+    clock,
+    limits: options.limits,
+    queues,
+    waiters,
+    writer,
+    random: deps.random ?? Math.random,
+    ensureQueue: (tx, queue) => {
+      if (queues.exists(queue)) return;
+      sql.insertQueue.run({
+        name: queue,
+        created_at_ms: clock.nowMs(),
+        settings_json: JSON.stringify(queues.settingsFor(queue)),
+      });
+      tx.afterCommit(() => queues.markExisting(queue, false));
+    },
+    jobsReady: (tx, queue, jobs) => {
+      if (jobs > 0) tx.afterCommit(() => waiters.notify(queue, jobs));
+    },
+    wakeAt: (tx, atMs) => tx.afterCommit(() => deps.wakeAt(atMs)),
+    count: (queue, from, to, jobs) => {
+      if (jobs === 0) return;
+      if (from !== null) sql.adjustCount.run({ queue, state: from, delta: -jobs });
+      if (to !== null) sql.adjustCount.run({ queue, state: to, delta: jobs });
+    },
+    emit: (tx, event) => {
+      if (onEvent !== undefined && event.count > 0) tx.afterCommit(() => onEvent(event));
+    },
+  };
 }

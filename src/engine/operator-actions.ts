@@ -11,14 +11,12 @@ import type { AdminStatements } from '../store/admin-statements.ts';
 import type { Transaction } from '../store/group-commit.ts';
 import type { AuditInput } from './admin-types.ts';
 import type { AuditLog } from './audit.ts';
-import type { EngineContext } from './context.ts';
+import type { EngineContext, Write } from './context.ts';
 import { SeppError } from './errors.ts';
 import type { JobState } from './types.ts';
 
 /** Rows changed per transaction by chunked changes. */
 export const chunkRows = 5000;
-
-export type Write = <T>(op: (tx: Transaction) => T) => Promise<T>;
 
 export class OperatorActions {
   constructor(
@@ -27,6 +25,24 @@ export class OperatorActions {
     private readonly audit: AuditLog,
     private readonly write: Write,
   ) {}
+
+  /** Removes a job that is not leased. */
+  cancelJob(jobId: string, audit?: AuditInput): Promise<{ state: JobState }> {
+    return this.write((tx) => {
+      const row = this.find(jobId);
+      if (row.state === 'leased') {
+        throw new SeppError(
+          'failed_precondition',
+          `job ${jobId} is leased by a worker; it can be cancelled once the worker nacks it or its lease expires`,
+        );
+      }
+      this.ctx.sql.deleteJob.run(row.seq);
+      this.ctx.count(row.queue, row.state, null, 1);
+      this.ctx.emit(tx, { kind: 'cancelled', queue: row.queue, count: 1 });
+      if (audit !== undefined) this.audit.write(audit, { previousState: row.state });
+      return { state: row.state };
+    });
+  }
 
   /** A dead or completed job back to ready now, with a fresh attempt budget. */
   requeueJob(jobId: string, audit?: AuditInput): Promise<{ previousState: JobState }> {

@@ -1,0 +1,227 @@
+/**
+ * Enqueue: validation, idempotency, max_depth back-pressure and the insert,
+ * for one job, a best-effort batch or an all-or-nothing batch. Each call is
+ * one write operation; its results are answered after the commit is durable.
+ */
+
+import type { Transaction } from '../store/group-commit.ts';
+import type { AuditInput } from './admin-types.ts';
+import type { AuditLog } from './audit.ts';
+import type { EngineContext, Write } from './context.ts';
+import { isRejection, type ValidJob, validateJob } from './enqueue-validation.ts';
+import { type JobRejection, SeppError } from './errors.ts';
+import type { JobIdGenerator } from './job-id.ts';
+import type {
+  AtomicEnqueueResult,
+  EnqueueAccepted,
+  EnqueueRequest,
+  EnqueueResult,
+  JobEvent,
+} from './types.ts';
+
+export class Enqueuer {
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly ids: JobIdGenerator,
+    private readonly audit: AuditLog,
+    private readonly write: Write,
+  ) {}
+
+  /** Enqueues each job on its own merits: one result per job, in order. */
+  async enqueueBatch(requests: readonly EnqueueRequest[], audit?: AuditInput): Promise<EnqueueResult[]> {
+    this.checkBatchSize(requests.length);
+    return this.write((tx) => {
+      const nowMs = this.ctx.clock.nowMs();
+      const added = new AddedJobs();
+      const results = requests.map((request): EnqueueResult => {
+        const job = validateJob(request, nowMs, this.ctx.queues, this.ctx.limits);
+        if (isRejection(job)) return { ok: false, ...job };
+        // A duplicate adds nothing, so a full queue still answers it with the original job.
+        const duplicate = this.findDuplicate(job, nowMs);
+        if (duplicate) return duplicate;
+        const depthProblem = this.checkDepth(job, 1 + added.inQueue(job.queue));
+        if (depthProblem) return { ok: false, ...depthProblem };
+        return this.insert(tx, job, nowMs, added);
+      });
+      added.count(this.ctx);
+      this.emitEnqueueEvents(tx, requests, results);
+      if (audit !== undefined) this.auditEnqueue(audit, results);
+      return results;
+    });
+  }
+
+  private auditEnqueue(audit: AuditInput, results: readonly EnqueueResult[]): void {
+    const [only] = results;
+    if (results.length === 1 && only?.ok) {
+      this.audit.write(audit, { jobId: only.jobId, deduplicated: only.deduplicated });
+    } else if (results.some((r) => r.ok)) {
+      const accepted = results.filter((r) => r.ok).length;
+      this.audit.write(audit, { accepted, rejected: results.length - accepted });
+    }
+  }
+
+  /** Enqueues every job or none: on any rejection, nothing is stored and every failing index is reported. */
+  async enqueueAtomic(requests: readonly EnqueueRequest[]): Promise<AtomicEnqueueResult> {
+    this.checkBatchSize(requests.length);
+    return this.write((tx): AtomicEnqueueResult => {
+      const nowMs = this.ctx.clock.nowMs();
+      const rejections: (JobRejection & { index: number })[] = [];
+      const valid: { index: number; job: ValidJob; adds: boolean }[] = [];
+      // Jobs that add a row, per queue: duplicates (of stored jobs or of earlier jobs in this batch) add none.
+      const perQueue = new Map<string, number>();
+      const keysInBatch = new Set<string>();
+      requests.forEach((request, index) => {
+        const job = validateJob(request, nowMs, this.ctx.queues, this.ctx.limits);
+        if (isRejection(job)) {
+          rejections.push({ index, ...job });
+          return;
+        }
+        let adds = this.findDuplicate(job, nowMs) === null;
+        if (adds && job.idempotencyKey !== null && job.settings.dedupWindowMs > 0) {
+          const key = `${job.queue}\0${job.idempotencyKey}`;
+          adds = !keysInBatch.has(key);
+          keysInBatch.add(key);
+        }
+        if (adds) perQueue.set(job.queue, (perQueue.get(job.queue) ?? 0) + 1);
+        valid.push({ index, job, adds });
+      });
+      for (const { index, job, adds } of valid) {
+        const depthProblem = adds ? this.checkDepth(job, perQueue.get(job.queue) ?? 1) : null;
+        if (depthProblem) rejections.push({ index, ...depthProblem });
+      }
+      if (rejections.length > 0) {
+        rejections.sort((a, b) => a.index - b.index);
+        for (const r of rejections) {
+          this.ctx.emit(tx, {
+            kind: 'rejected',
+            queue: String(requests[r.index]?.queue),
+            reason: r.reason,
+            count: 1,
+          });
+        }
+        return { committed: false, rejections };
+      }
+      const added = new AddedJobs();
+      const results = valid.map(
+        ({ job }) => this.findDuplicate(job, nowMs) ?? this.insert(tx, job, nowMs, added),
+      );
+      added.count(this.ctx);
+      this.emitEnqueueEvents(tx, requests, results);
+      return { committed: true, results };
+    });
+  }
+
+  /** One event per queue and outcome, not per job: batches stay cheap to report. */
+  private emitEnqueueEvents(
+    tx: Transaction,
+    requests: readonly EnqueueRequest[],
+    results: readonly EnqueueResult[],
+  ): void {
+    const tally = new Map<string, JobEvent>();
+    results.forEach((result, i) => {
+      const queue = String(requests[i]?.queue);
+      const event: JobEvent = result.ok
+        ? { kind: result.deduplicated ? 'deduplicated' : 'enqueued', queue, count: 0 }
+        : { kind: 'rejected', queue, reason: result.reason, count: 0 };
+      const key = `${event.kind}\0${queue}\0${result.ok ? '' : result.reason}`;
+      const seen = tally.get(key) ?? event;
+      seen.count++;
+      tally.set(key, seen);
+    });
+    for (const event of tally.values()) this.ctx.emit(tx, event);
+  }
+
+  private checkBatchSize(jobs: number): void {
+    const max = this.ctx.limits.maxBatchJobs;
+    if (jobs === 0) throw new SeppError('invalid_argument', 'jobs: the batch is empty');
+    if (jobs > max) {
+      throw new SeppError(
+        'resource_exhausted',
+        `jobs: the batch has ${jobs} jobs, the limit is ${max} (limits.max_batch_jobs); split it`,
+      );
+    }
+  }
+
+  /** max_depth back-pressure: counts come from the maintained counters, including this batch's inserts. */
+  private checkDepth(job: ValidJob, adding: number): JobRejection | null {
+    const maxDepth = job.settings.maxDepth;
+    if (maxDepth <= 0) return null;
+    const depth = this.ctx.sql.queueDepth.get(job.queue) ?? 0;
+    if (depth + adding <= maxDepth) return null;
+    return {
+      reason: 'queue_full',
+      message: `queue ${job.queue} holds ${depth} unfinished jobs, its max_depth is ${maxDepth}; retry later`,
+    };
+  }
+
+  /** The original job when `job`'s idempotency key was used within the queue's window. */
+  private findDuplicate(job: ValidJob, nowMs: number): EnqueueAccepted | null {
+    if (job.idempotencyKey === null) return null;
+    const seen = this.ctx.sql.findIdempotencyKey.get(job.queue, job.idempotencyKey);
+    if (seen === undefined || seen.expires_at_ms <= nowMs) return null;
+    return { ok: true, jobId: seen.job_id, deduplicated: true };
+  }
+
+  /** Stores a new job; the caller has checked it is not a duplicate, and counts `added` once done. */
+  private insert(tx: Transaction, job: ValidJob, nowMs: number, added: AddedJobs): EnqueueAccepted {
+    const { sql } = this.ctx;
+    this.ctx.ensureQueue(tx, job.queue);
+    const id = this.ids.next(nowMs);
+    const state = job.scheduled ? 'scheduled' : 'ready';
+    added.add(job.queue, state);
+    sql.insertJob.run({
+      id,
+      queue: job.queue,
+      type: job.type,
+      state,
+      priority: job.priority,
+      payload: job.payload,
+      content_type: job.contentType,
+      metadata_json: job.metadataJson,
+      traceparent: job.traceparent,
+      tracestate: job.tracestate,
+      idempotency_key: job.idempotencyKey,
+      max_attempts: job.maxAttempts,
+      enqueued_at_ms: nowMs,
+      run_at_ms: job.runAtMs,
+    });
+    if (job.idempotencyKey !== null && job.settings.dedupWindowMs > 0) {
+      sql.putIdempotencyKey.run({
+        queue: job.queue,
+        key: job.idempotencyKey,
+        job_id: id,
+        expires_at_ms: nowMs + job.settings.dedupWindowMs,
+      });
+    }
+    if (job.scheduled) this.ctx.wakeAt(tx, job.runAtMs);
+    else this.ctx.jobsReady(tx, job.queue, 1);
+    return { ok: true, jobId: id, deduplicated: false };
+  }
+}
+
+/** New jobs of one operation, per queue and state: counted once at its end. */
+class AddedJobs {
+  private readonly jobs = new Map<string, { ready: number; scheduled: number }>();
+
+  add(queue: string, state: 'ready' | 'scheduled'): void {
+    let perState = this.jobs.get(queue);
+    if (perState === undefined) {
+      perState = { ready: 0, scheduled: 0 };
+      this.jobs.set(queue, perState);
+    }
+    perState[state]++;
+  }
+
+  /** Jobs added to `queue` so far (not yet in its counts). */
+  inQueue(queue: string): number {
+    const perState = this.jobs.get(queue);
+    return perState === undefined ? 0 : perState.ready + perState.scheduled;
+  }
+
+  count(ctx: EngineContext): void {
+    for (const [queue, perState] of this.jobs) {
+      ctx.count(queue, null, 'ready', perState.ready);
+      ctx.count(queue, null, 'scheduled', perState.scheduled);
+    }
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * Queues as operators see them: counts by state, paused flag, oldest ready
+ * age and waiting workers; pausing and resuming; and the check that a queue
+ * name named by an operator is one a queue can have.
+ */
+
+import type { AuditInput } from './admin-types.ts';
+import type { AuditLog } from './audit.ts';
+import type { EngineContext, Write } from './context.ts';
+import { isRejection, validateJob } from './enqueue-validation.ts';
+import { SeppError } from './errors.ts';
+import type { JobState, QueueInfo, StateCounts } from './types.ts';
+import { jobStates } from './types.ts';
+
+export class QueueAdmin {
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly audit: AuditLog,
+    private readonly write: Write,
+  ) {}
+
+  /** Reads queue flags into memory, creates declared queues, records effective settings for forensics. */
+  load(): void {
+    const { sql, queues, clock, db } = this.ctx;
+    db.transaction(() => {
+      for (const name of queues.declaredNames()) {
+        sql.insertQueue.run({ name, created_at_ms: clock.nowMs(), settings_json: '{}' });
+      }
+      for (const row of sql.allQueues.all()) {
+        queues.markExisting(row.name, row.paused === 1);
+        sql.updateQueueSettings.run({
+          name: row.name,
+          settings_json: JSON.stringify(queues.settingsFor(row.name)),
+        });
+      }
+    })();
+  }
+
+  listQueues(): QueueInfo[] {
+    const { sql, queues, waiters, clock } = this.ctx;
+    const counts = new Map<string, StateCounts>();
+    for (const row of sql.allCounts.all()) {
+      let c = counts.get(row.queue);
+      if (c === undefined) {
+        c = emptyCounts();
+        counts.set(row.queue, c);
+      }
+      c[row.state as JobState] = row.jobs;
+    }
+    const nowMs = clock.nowMs();
+    return queues.names().map((name) => {
+      const queueCounts = counts.get(name) ?? emptyCounts();
+      return {
+        name,
+        paused: queues.isPaused(name),
+        counts: queueCounts,
+        oldestReadyAgeMs: queueCounts.ready > 0 ? this.oldestReadyAge(name, nowMs) : null,
+        waitingWorkers: waiters.waitingOn(name),
+        settings: queues.settingsFor(name),
+      };
+    });
+  }
+
+  /** The oldest due time among ready jobs: one index probe per priority, never a scan. */
+  private oldestReadyAge(queue: string, nowMs: number): number | null {
+    let oldest: number | null = null;
+    for (let priority = 0; priority <= 9; priority++) {
+      const runAtMs = this.ctx.sql.oldestReadyAtPriority.get(queue, priority) ?? null;
+      if (runAtMs !== null && (oldest === null || runAtMs < oldest)) oldest = runAtMs;
+    }
+    return oldest === null ? null : Math.max(0, nowMs - oldest);
+  }
+
+  async setPaused(queue: string, paused: boolean, audit: AuditInput | undefined): Promise<void> {
+    checkQueueName(this.ctx, queue);
+    return this.write((tx) => {
+      this.ctx.ensureQueue(tx, queue);
+      if (audit !== undefined) this.audit.write(audit, { wasPaused: this.ctx.queues.isPaused(queue) });
+      this.ctx.sql.setQueuePaused.run({ name: queue, paused: paused ? 1 : 0 });
+      tx.afterCommit(() => this.ctx.queues.markExisting(queue, paused));
+      if (!paused) {
+        const ready = this.ctx.sql.queueCounts.all(queue).find((c) => c.state === 'ready')?.jobs ?? 0;
+        this.ctx.jobsReady(tx, queue, ready);
+      }
+    });
+  }
+}
+
+/**
+ * Refuses a queue name no queue can have (INVALID_ARGUMENT) or, under
+ * strict_queues, one that is not declared (NOT_FOUND): an operator's typo is a
+ * mistake to report, not an empty answer.
+ */
+export function checkQueueName(ctx: EngineContext, queue: string): void {
+  const problem = validateJob({ queue, type: 'x', payload: new Uint8Array() }, 0, ctx.queues, ctx.limits);
+  if (isRejection(problem) && (problem.reason === 'invalid_name' || problem.reason === 'unknown_queue')) {
+    throw new SeppError(
+      problem.reason === 'unknown_queue' ? 'not_found' : 'invalid_argument',
+      problem.message,
+    );
+  }
+}
+
+function emptyCounts(): StateCounts {
+  return Object.fromEntries(jobStates.map((s) => [s, 0])) as StateCounts;
+}
