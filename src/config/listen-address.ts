@@ -26,6 +26,9 @@ const usage = 'write host:port, e.g. "127.0.0.1:50051", "0.0.0.0:50051" or "[::1
 export function isLoopbackHost(host: string): boolean {
   if (host.toLowerCase() === 'localhost') return true;
   if (isIPv4(host)) return host.startsWith('127.');
+  // A zone id (`fe80::1%eth0`) names an interface: the URL parser below refuses it, and
+  // parseListenAddress never lets one through, so such a host is not provably loopback.
+  if (host.includes('%')) return false;
   if (isIPv6(host)) {
     // The URL parser puts IPv6 into one canonical form, so "0:0:0:0:0:0:0:1"
     // and "::1" compare equal; IPv4-mapped 127.x comes out as ::ffff:7fxx:xxxx.
@@ -43,6 +46,16 @@ export function parseListenAddress(text: string): ListenParse {
   if (bracketed !== null) {
     host = bracketed[1] ?? '';
     portText = bracketed[2] ?? '';
+    const zone = host.indexOf('%');
+    if (zone >= 0) {
+      // Node's isIPv6 accepts a zone id, but gRPC's address parser and the URL parser do not;
+      // refuse it here with a message instead of failing later with a TypeError.
+      const port = portText === '' ? '50051' : portText;
+      return {
+        ok: false,
+        message: `"${text}": an IPv6 zone id ("${host.slice(zone)}") is not supported; write the address without it, e.g. "[${host.slice(0, zone) || '::1'}]:${port}", or listen on "[::]:${port}"`,
+      };
+    }
     if (!isIPv6(host)) return { ok: false, message: `"${text}": "${host}" is not an IPv6 address; ${usage}` };
   } else {
     const colon = trimmed.lastIndexOf(':');

@@ -46,3 +46,16 @@ test('only provably local hosts are loopback', () => {
     assert.equal(isLoopbackHost(host), false, host);
   }
 });
+
+test('an IPv6 zone id is refused with a message, never a crash (issue 14, item 16)', () => {
+  for (const text of ['[::1%lo]:50051', '[fe80::1%eth0]:9465', '[::1%25lo]:1', '[::1%]:1']) {
+    const parsed = parseListenAddress(text);
+    assert.equal(parsed.ok, false, text);
+    assert.ok(!parsed.ok);
+    assert.match(parsed.message, /zone id/, text);
+    assert.match(parsed.message, /\[::1\]:50051|without it/, text);
+  }
+  // isLoopbackHost is exported on its own; a zone id must not throw there either.
+  assert.equal(isLoopbackHost('::1%lo'), false);
+  assert.equal(isLoopbackHost('fe80::1%eth0'), false);
+});

@@ -140,6 +140,14 @@ test('listen addresses must be host:port', () => {
   }
 });
 
+test('a listen address with an IPv6 zone id is a config error naming the setting, not a TypeError', () => {
+  const problems = problemsOf(
+    '[server]\ngrpc_listen = "[::1%lo]:50051"\nadmin_listen = "[fe80::1%eth0]:9465"\n',
+  );
+  assertProblem(problems, 'server.grpc_listen', /zone id \("%lo"\) is not supported/);
+  assertProblem(problems, 'server.admin_listen', /zone id \("%eth0"\) is not supported/);
+});
+
 test('an unknown key is an error with a suggestion: a near name, or the section it belongs in', () => {
   const problems = problemsOf(`
 log_level = "info"
