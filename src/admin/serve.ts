@@ -8,9 +8,20 @@
  * requests that parse but are no valid URL (a bad or missing Host, a raw
  * non-ASCII byte in the path). They are answered here, in the API's one
  * error shape with its security headers, instead of Node's empty 400.
+ *
+ * A client that trickles its headers or body holds a connection, so both
+ * have deadlines (10 s for the headers, 30 s for the whole request; Node's
+ * defaults are 60 s and 300 s). Node checks them on a timer that by default
+ * fires only every 30 s, which stretched the 10 s to 40 s: the timer here
+ * runs at a tenth of the shorter deadline, at most once a second.
  */
 
-import { createServer as createHttpServer, type Server } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -25,7 +36,14 @@ export interface ServeAdminOptions {
   port: number;
   /** PEM certificate chain and private key. */
   tls?: { cert: string | Buffer; key: string | Buffer };
+  /** How long a client may take to send its headers. Default 10 s. */
+  headersTimeoutMs?: number;
+  /** How long a client may take to send its whole request, body included. Default 30 s. */
+  requestTimeoutMs?: number;
 }
+
+export const defaultHeadersTimeoutMs = 10_000;
+export const defaultRequestTimeoutMs = 30_000;
 
 export interface AdminServer {
   /** The bound address (the real port when 0 was asked). */
@@ -48,14 +66,38 @@ export function serveAdmin(app: Hono, options: ServeAdminOptions): Promise<Admin
         : // The app answers its own errors; reaching here is a bug, told without its details.
           answerOutsideApp('internal', 'internal error; the server log has the details', tls),
   });
+  const headersTimeout = options.headersTimeoutMs ?? defaultHeadersTimeoutMs;
+  const requestTimeout = options.requestTimeoutMs ?? defaultRequestTimeoutMs;
   // Node's own check would answer a missing Host with an empty 400; the listener answers it in JSON.
-  // A client that trickles its headers or body holds a connection: 10 s for the headers and
-  // 30 s for the whole request (Node's defaults are 60 s and 300 s) bound what one can hold.
-  const serverOptions = { requireHostHeader: false, headersTimeout: 10_000, requestTimeout: 30_000 };
+  const serverOptions = {
+    requireHostHeader: false,
+    headersTimeout,
+    requestTimeout,
+    connectionsCheckingInterval: Math.max(
+      10,
+      Math.min(1000, Math.ceil(Math.min(headersTimeout, requestTimeout) / 10)),
+    ),
+  };
+  const handler = (request: IncomingMessage, response: ServerResponse) => {
+    // @hono/node-server passes a Host made of host-name characters straight through, so a
+    // value no URL can hold (999.1.1.1, 1.2.3.4.5, xn--zz) failed later, inside the app, as a
+    // 500. Refuse it here like any other bad Host.
+    const host = request.headers.host;
+    if (host !== undefined && !URL.canParse(`http://${host}/`)) {
+      writeOutsideApp(
+        response,
+        'invalid_argument',
+        `the request's URL or Host header is not valid (Host ${JSON.stringify(host.slice(0, 100))})`,
+        tls,
+      );
+      return;
+    }
+    return listener(request, response);
+  };
   const server: Server =
     options.tls === undefined
-      ? createHttpServer(serverOptions, listener)
-      : createHttpsServer({ ...serverOptions, cert: options.tls.cert, key: options.tls.key }, listener);
+      ? createHttpServer(serverOptions, handler)
+      : createHttpsServer({ ...serverOptions, cert: options.tls.cert, key: options.tls.key }, handler);
   server.on('clientError', (error: ClientError, socket: Duplex) => answerClientError(error, socket, tls));
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -83,15 +125,31 @@ function errorJson(code: AdminErrorCode, message: string): string {
   return JSON.stringify({ error: { code, message } } satisfies ErrorBody);
 }
 
+function outsideAppHeaders(tls: boolean): [string, string][] {
+  return [['Content-Type', 'application/json'], ['Cache-Control', 'no-store'], ...securityHeaderEntries(tls)];
+}
+
 function answerOutsideApp(code: AdminErrorCode, message: string, tls: boolean): Response {
   return new Response(errorJson(code, message), {
     status: httpStatusOf[code],
-    headers: [
-      ['Content-Type', 'application/json'],
-      ['Cache-Control', 'no-store'],
-      ...securityHeaderEntries(tls),
-    ],
+    headers: outsideAppHeaders(tls),
   });
+}
+
+/** The same answer written to Node's response, for requests refused before the app sees them. */
+function writeOutsideApp(
+  response: ServerResponse,
+  code: AdminErrorCode,
+  message: string,
+  tls: boolean,
+): void {
+  const body = errorJson(code, message);
+  response.writeHead(httpStatusOf[code], [
+    ...outsideAppHeaders(tls),
+    ['Content-Length', String(Buffer.byteLength(body))],
+    ['Connection', 'close'],
+  ]);
+  response.end(response.req.method === 'HEAD' ? undefined : body);
 }
 
 /**

@@ -4,9 +4,16 @@
  * shape, with its security headers, and the connection is closed.
  */
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, test } from 'node:test';
 import { Hono } from 'hono';
-import { type AdminServer, serveAdmin } from '../../src/admin/serve.ts';
+import {
+  type AdminServer,
+  defaultHeadersTimeoutMs,
+  defaultRequestTimeoutMs,
+  serveAdmin,
+} from '../../src/admin/serve.ts';
+import { openTestAdmin } from '../helpers/admin.ts';
 import { sendRaw } from '../helpers/http-raw.ts';
 
 let server: AdminServer;
@@ -86,4 +93,90 @@ test('an answer to a malformed HEAD request has no body', async () => {
   );
   assert.equal(answer.status, 400);
   assert.equal(answer.body.length, 0);
+});
+
+test('a Host that only looks like a host name (999.1.1.1, 1.2.3.4.5, xn--zz) is 400, and logs no error', async () => {
+  const lines: { level: string; message: string }[] = [];
+  const admin = await openTestAdmin({
+    deps: { log: { log: (level, message) => lines.push({ level, message }) } },
+  });
+  const real = await serveAdmin(admin.app, { host: '127.0.0.1', port: 0 });
+  try {
+    for (const host of ['999.1.1.1', '1.2.3.4.5', 'xn--zz', '1.2.3.256']) {
+      for (const head of [
+        'GET /api/v1/queues HTTP/1.1',
+        'POST /api/v1/session HTTP/1.1',
+        'GET /api/v1/session HTTP/1.1',
+      ]) {
+        const request = `${head}\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`;
+        const answer = await sendRaw(real.address.port, Buffer.from(request, 'latin1'), 2000);
+        assert.equal(answer.status, 400, `${host} ${head}: ${answer.body.toString()}`);
+        const body = JSON.parse(answer.body.toString()) as { error: { code: string; message: string } };
+        assert.equal(body.error.code, 'invalid_argument');
+        assert.match(body.error.message, /Host header is not valid/);
+        assert.equal(answer.headers['x-content-type-options'], 'nosniff');
+      }
+    }
+    assert.deepEqual(
+      lines.filter((l) => l.level === 'error'),
+      [],
+    );
+  } finally {
+    await real.close();
+    admin.dispose();
+  }
+});
+
+/** Connects, writes `bytes`, and resolves with what came back and how long the server took to close. */
+function holdOpen(port: number, bytes: string): Promise<{ text: string; elapsedMs: number }> {
+  return new Promise((resolve) => {
+    const startedMs = performance.now();
+    const socket = connect(port, '127.0.0.1');
+    let text = '';
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString('latin1');
+    });
+    socket.on('close', () => resolve({ text, elapsedMs: performance.now() - startedMs }));
+    socket.on('error', () => undefined);
+    socket.write(bytes);
+  });
+}
+
+test('the header and request deadlines hold: 408 once they pass, not up to 30 s later (Node checks on a timer)', async () => {
+  // Short deadlines stand in for the real 10 s and 30 s; the timer that checks them scales with them.
+  const headersTimeoutMs = 400;
+  const requestTimeoutMs = 1200;
+  const admin = await openTestAdmin();
+  const short = await serveAdmin(admin.app, {
+    host: '127.0.0.1',
+    port: 0,
+    headersTimeoutMs,
+    requestTimeoutMs,
+  });
+  // A hang guard, not a timing claim: before the fix the answer came up to 30 s late.
+  const guardMs = 8000;
+  try {
+    const [headers, body] = await Promise.all([
+      holdOpen(short.address.port, 'GET /api/v1/queues HTTP/1.1\r\nHost: localhost\r\nX-Slow: a'),
+      holdOpen(
+        short.address.port,
+        'POST /api/v1/session HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"user"',
+      ),
+    ]);
+    assert.match(headers.text, /^HTTP\/1\.1 408 /);
+    assert.match(body.text, /^HTTP\/1\.1 408 /);
+    assert.match(body.text, /"code":"request_timeout"/);
+    assert.ok(headers.elapsedMs >= headersTimeoutMs - 50, `headers: ${headers.elapsedMs} ms`);
+    assert.ok(headers.elapsedMs < guardMs, `headers: ${headers.elapsedMs} ms`);
+    assert.ok(body.elapsedMs >= requestTimeoutMs - 50, `body: ${body.elapsedMs} ms`);
+    assert.ok(body.elapsedMs < guardMs, `body: ${body.elapsedMs} ms`);
+  } finally {
+    await short.close();
+    admin.dispose();
+  }
+});
+
+test('the documented deadlines are the defaults: 10 s for the headers, 30 s for the whole request', () => {
+  assert.equal(defaultHeadersTimeoutMs, 10_000);
+  assert.equal(defaultRequestTimeoutMs, 30_000);
 });
