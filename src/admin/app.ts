@@ -10,13 +10,14 @@
  * (http-errors.ts).
  */
 import { timingSafeEqual } from 'node:crypto';
-import { type Context, Hono } from 'hono';
+import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { getCookie } from 'hono/cookie';
 import { SeppError } from '../engine/errors.ts';
 import { errorResponse, toErrorResponse } from './http-errors.ts';
-import { LoginThrottle, perClientPolicy, perUserPolicy } from './login-throttle.ts';
+import { defaultLoginPolicy, LoginGuard } from './login-guard.ts';
 import { buildOpenApi, openApiPath } from './openapi.ts';
+import { verifyPassword } from './password.ts';
 import { type AdminServices, honoPath, type RequestContext, type RouteSpec, roleRank } from './route-spec.ts';
 import { auditConfigRoutes } from './routes/audit-config-routes.ts';
 import { deadLetterRoutes } from './routes/dead-letter-routes.ts';
@@ -37,6 +38,8 @@ export interface AdminApp {
   routes: readonly RouteSpec[];
   /** Live sessions (for tests and diagnostics). */
   sessions: SessionStore;
+  /** Login throttling and password checks (for tests and diagnostics). */
+  loginGuard: LoginGuard;
 }
 
 export function createAdminApp(deps: AdminDeps): AdminApp {
@@ -44,8 +47,10 @@ export function createAdminApp(deps: AdminDeps): AdminApp {
   const services: AdminServices = {
     deps,
     sessions: new SessionStore(deps.sessionTtlMs, nowMs),
-    userThrottle: new LoginThrottle(nowMs, perUserPolicy),
-    clientThrottle: new LoginThrottle(nowMs, perClientPolicy),
+    loginGuard: new LoginGuard(
+      { nowMs, users: () => deps.users, verify: deps.verifyPassword ?? verifyPassword },
+      deps.loginPolicy ?? defaultLoginPolicy,
+    ),
     // The __Host- prefix pins the cookie to this host and path /, and needs Secure (TLS).
     cookieName: deps.tls ? '__Host-sepp_session' : 'sepp_session',
     clientAddress: deps.clientAddress ?? socketAddress,
@@ -77,24 +82,12 @@ export function createAdminApp(deps: AdminDeps): AdminApp {
     await next();
     c.res.headers.set('Cache-Control', 'no-store');
   });
-  app.use(
-    '/api/*',
-    bodyLimit({
-      maxSize: deps.maxBodyBytes ?? defaultMaxBodyBytes,
-      onError: (c) =>
-        errorResponse(
-          c,
-          'payload_too_large',
-          `the request body is larger than ${deps.maxBodyBytes ?? defaultMaxBodyBytes} bytes; enqueue large jobs over gRPC`,
-        ),
-    }),
-  );
+  app.use('/api/*', limitBody(deps.maxBodyBytes ?? defaultMaxBodyBytes, '; enqueue large jobs over gRPC'));
 
   for (const route of routes) {
-    app.on(route.method.toUpperCase(), honoPath(route.path), (c) => {
-      const request = authorize(c, route, services);
-      return route.handle(c, request);
-    });
+    const handle = (c: Context) => route.handle(c, authorize(c, route, services));
+    if (route.maxBodyBytes === undefined) app.on(route.method.toUpperCase(), honoPath(route.path), handle);
+    else app.on(route.method.toUpperCase(), honoPath(route.path), limitBody(route.maxBodyBytes, ''), handle);
   }
 
   const openApi = JSON.stringify(buildOpenApi(routes, deps.serverInfo().version));
@@ -121,7 +114,7 @@ export function createAdminApp(deps: AdminDeps): AdminApp {
     app.get('*', (c) => assets.serve(c) ?? errorResponse(c, 'not_found', 'no such page or file'));
   }
 
-  return { app, routes, sessions: services.sessions };
+  return { app, routes, sessions: services.sessions, loginGuard: services.loginGuard };
 }
 
 /** Establishes who is calling and whether they may call this route; throws when not. */
@@ -183,6 +176,15 @@ function authorize(c: Context, route: RouteSpec, services: AdminServices): Reque
     sessionId,
     audit: (action, target, details) => ({ actor, action, target, ...(details ? { details } : {}) }),
   };
+}
+
+/** Refuses a body over `maxBytes` before it is read (by its Content-Length, or while it streams). */
+function limitBody(maxBytes: number, hint: string): MiddlewareHandler {
+  return bodyLimit({
+    maxSize: maxBytes,
+    onError: (c) =>
+      errorResponse(c, 'payload_too_large', `the request body is larger than ${maxBytes} bytes${hint}`),
+  });
 }
 
 function sameToken(given: string | undefined, expected: string): boolean {

@@ -1,14 +1,18 @@
 /**
- * Slows password guessing. Failed logins are counted per client address and
- * user name, and per client address alone (one client trying many names).
- * After a few free failures each further failure locks that key out for an
- * exponentially growing time, capped; while locked out, a login is refused
- * before the password is even checked, so guessing costs the attacker time and
- * costs the server no scrypt work. A success clears the key's count. Counts are
+ * Slows password guessing. Each login attempt is counted as a failure before
+ * its password is checked — so a burst of concurrent guesses cannot all pass
+ * the lockout check before the first of them is counted — and a right
+ * password takes its count back. After a few free failures each further one
+ * locks the key out for an exponentially growing time, capped; while locked
+ * out, a login is refused before the password is even checked, so guessing
+ * costs the attacker time and costs the server no scrypt work. Counts are
  * forgotten after a quiet period.
  *
- * In memory and bounded: when full, the entry touched longest ago goes first.
+ * login-guard.ts decides the keys (address and user name, address, user
+ * name) and what a success clears. In memory and bounded: when full, the
+ * entry touched longest ago goes first.
  */
+import { type CheckGatePolicy, defaultCheckGatePolicy } from './check-gate.ts';
 
 export interface ThrottlePolicy {
   /** Failures allowed before the first lockout. */
@@ -20,7 +24,8 @@ export interface ThrottlePolicy {
   forgetAfterMs: number;
 }
 
-export const perUserPolicy: ThrottlePolicy = {
+/** One address guessing one user's password. */
+export const perClientUserPolicy: ThrottlePolicy = {
   freeFailures: 5,
   baseLockoutMs: 1000,
   maxLockoutMs: 15 * 60_000,
@@ -33,6 +38,33 @@ export const perClientPolicy: ThrottlePolicy = {
   baseLockoutMs: 1000,
   maxLockoutMs: 15 * 60_000,
   forgetAfterMs: 60 * 60_000,
+};
+
+/**
+ * One user name guessed from many addresses (or from behind one proxy). An
+ * address the user has logged in from before is exempt (login-guard.ts), so
+ * this lock cannot shut the real user out of their usual place.
+ */
+export const perUserPolicy: ThrottlePolicy = {
+  freeFailures: 10,
+  baseLockoutMs: 1000,
+  maxLockoutMs: 15 * 60_000,
+  forgetAfterMs: 60 * 60_000,
+};
+
+/** Every limit on logins: the three throttles (login-guard.ts says how they combine) and the checks. */
+export interface LoginPolicy {
+  perClientUser: ThrottlePolicy;
+  perClient: ThrottlePolicy;
+  perUser: ThrottlePolicy;
+  checks: CheckGatePolicy;
+}
+
+export const defaultLoginPolicy: LoginPolicy = {
+  perClientUser: perClientUserPolicy,
+  perClient: perClientPolicy,
+  perUser: perUserPolicy,
+  checks: defaultCheckGatePolicy,
 };
 
 interface Entry {
@@ -57,6 +89,7 @@ export class LoginThrottle {
     return entry === undefined ? 0 : Math.max(0, entry.lockedUntilMs - this.nowMs());
   }
 
+  /** Counts an attempt as failed; call it before the password is checked. */
   failed(key: string): void {
     const now = this.nowMs();
     const entry = this.current(key) ?? { failures: 0, lastFailureMs: now, lockedUntilMs: 0 };
@@ -76,6 +109,18 @@ export class LoginThrottle {
     this.entries.set(key, entry);
   }
 
+  /**
+   * Takes back one counted attempt (its password was right). A lockout stays
+   * unless no failures beyond the free ones are left.
+   */
+  forgive(key: string): void {
+    const entry = this.current(key);
+    if (entry === undefined) return;
+    entry.failures = Math.max(0, entry.failures - 1);
+    if (entry.failures <= this.policy.freeFailures) entry.lockedUntilMs = 0;
+  }
+
+  /** Clears the key's count. */
   succeeded(key: string): void {
     this.entries.delete(key);
   }

@@ -5,6 +5,7 @@
  */
 import {
   defaultScryptParams,
+  formatPasswordHash,
   hashPassword as hashInConfigFormat,
   type PasswordHash,
   parsePasswordHash as parseInConfigFormat,
@@ -12,7 +13,7 @@ import {
 } from '../config/password-hash.ts';
 
 export { verifyPassword } from '../config/password-hash.ts';
-export { defaultScryptParams, type ScryptParams };
+export { defaultScryptParams, formatPasswordHash, type ScryptParams };
 
 /** Parses a stored hash; null when it is not one (a malformed hash never matches any password). */
 export function parsePasswordHash(stored: string): PasswordHash | null {

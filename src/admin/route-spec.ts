@@ -6,7 +6,7 @@
  */
 import type { Context } from 'hono';
 import type { AuditInput } from '../engine/admin-types.ts';
-import type { LoginThrottle } from './login-throttle.ts';
+import type { LoginGuard } from './login-guard.ts';
 import type { Session, SessionStore } from './sessions.ts';
 import type { AdminDeps, AdminRole } from './types.ts';
 
@@ -36,6 +36,8 @@ export interface RouteSpec {
   response: JsonSchema;
   /** The audit action a successful call records. */
   audits?: string;
+  /** A body limit below the API's 2 MiB, checked before the body is read (the login form needs a few KiB). */
+  maxBodyBytes?: number;
   handle(c: Context, request: RequestContext): Response | Promise<Response>;
 }
 
@@ -56,10 +58,8 @@ export interface RequestContext {
 export interface AdminServices {
   deps: AdminDeps;
   sessions: SessionStore;
-  /** Failed logins per client address and user name. */
-  userThrottle: LoginThrottle;
-  /** Failed logins per client address. */
-  clientThrottle: LoginThrottle;
+  /** Login throttling and the password checks. */
+  loginGuard: LoginGuard;
   cookieName: string;
   clientAddress(c: Context): string;
 }

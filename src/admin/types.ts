@@ -6,6 +6,7 @@
 import type { Context, Hono } from 'hono';
 import type { Clock } from '../engine/clock.ts';
 import type { Engine } from '../engine/engine.ts';
+import type { LoginPolicy } from './login-throttle.ts';
 import type { RateHistory } from './rate-history.ts';
 
 /** viewer < operator < admin: each role can do everything the one before it can. */
@@ -111,6 +112,10 @@ export interface AdminDeps {
   clientAddress?: (c: Context) => string;
   /** Largest request body accepted, in bytes (checked before parsing). Default 2 MiB. */
   maxBodyBytes?: number;
+  /** Checks a password against a stored hash. Default: scrypt (password.ts); tests count the calls. */
+  verifyPassword?: (password: string, stored: string) => Promise<boolean>;
+  /** Login throttling and password-check limits. Default: defaultLoginPolicy (login-throttle.ts). */
+  loginPolicy?: LoginPolicy;
   /** Adds routes outside /api/v1 before the UI's catch-all (for example `/metrics`). */
   extend?: (app: Hono) => void;
 }

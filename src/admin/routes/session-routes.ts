@@ -1,33 +1,27 @@
 /**
- * Login, logout and "who am I". A login is refused before the password is
- * checked while the client is locked out (login-throttle.ts); an unknown user
- * costs the same scrypt work as a known one, so timing does not tell which
- * user names exist, and both get the same message.
+ * Login, logout and "who am I". The attempt itself — lockouts, the cap on
+ * password checks, the equal cost of unknown user names — is login-guard.ts;
+ * here it becomes HTTP. Wrong and unknown get the same message, and a typed
+ * name that is no user is never logged or audited (it is sometimes a password
+ * typed into the wrong field): a keyed tag stands in for it.
  */
-import { randomBytes } from 'node:crypto';
 import type { Context } from 'hono';
 import { deleteCookie, setCookie } from 'hono/cookie';
 import { SeppError } from '../../engine/errors.ts';
 import { AdminHttpError } from '../http-errors.ts';
-import { hashPassword, parsePasswordHash, verifyPassword } from '../password.ts';
 import { readJsonObject, requiredString } from '../request-input.ts';
 import type { AdminServices, RouteSpec } from '../route-spec.ts';
 import { ref } from '../schemas.ts';
 import type { Session } from '../sessions.ts';
+import type { AdminUser } from '../types.ts';
 
 /** Failed logins written to the audit log per minute at most, so guessing cannot fill the disk. */
 const failedLoginAuditsPerMinute = 60;
+/** A login body holds a user name (128) and a password (1024) as JSON: 4 KiB is ample. */
+export const loginBodyBytesMax = 4 * 1024;
 
 export function sessionRoutes(services: AdminServices): RouteSpec[] {
-  const { deps, sessions } = services;
-  // A hash of a random password with the users' parameters, checked when the user is
-  // unknown so that both cases cost the same. Made on first need.
-  let dummyHash: Promise<string> | undefined;
-  const unknownUserHash = (): Promise<string> => {
-    const params = deps.users.map((u) => parsePasswordHash(u.passwordHash)).find((p) => p !== null);
-    dummyHash ??= hashPassword(randomBytes(16).toString('hex'), params ?? undefined);
-    return dummyHash;
-  };
+  const { deps, sessions, loginGuard } = services;
   const failedAudits = { minute: -1, count: 0 };
 
   const describe = (session: Session | null) => ({
@@ -51,16 +45,22 @@ export function sessionRoutes(services: AdminServices): RouteSpec[] {
     return session;
   };
 
-  const auditFailedLogin = (user: string, client: string): void => {
+  /** Who a failed login was for, as logs and the audit log may show it. */
+  const failedFor = (account: AdminUser | undefined, typedUser: string) =>
+    account === undefined
+      ? { actor: '(unknown)', fields: { name_tag: loginGuard.nameTag(typedUser) } }
+      : { actor: account.name, fields: {} };
+
+  const auditFailedLogin = (who: ReturnType<typeof failedFor>, client: string): void => {
     const minute = Math.floor(deps.clock.nowMs() / 60_000);
     if (failedAudits.minute !== minute) Object.assign(failedAudits, { minute, count: 0 });
     if (failedAudits.count++ >= failedLoginAuditsPerMinute) return;
     deps.engine
       .recordAudit({
-        actor: user,
+        actor: who.actor,
         action: 'session.login_failed',
-        target: `user:${user}`,
-        details: { client },
+        target: `user:${who.actor}`,
+        details: { client, ...who.fields },
       })
       .catch((error: unknown) =>
         deps.log?.log('warn', 'admin.audit_failed', { entry: 'a failed login', error: String(error) }),
@@ -91,7 +91,7 @@ export function sessionRoutes(services: AdminServices): RouteSpec[] {
       tag: 'session',
       summary: 'Log in',
       description:
-        'Sets the session cookie (HttpOnly, SameSite=Strict, Secure under TLS). Repeated failures from one client lock it out for a growing time (429 with Retry-After).',
+        'Sets the session cookie (HttpOnly, SameSite=Strict, Secure under TLS). Repeated failures lock the address, the user name from that address, or the user name from new addresses out for a growing time; too many logins checked at once are refused (both 429 with Retry-After). The body is at most 4 KiB.',
       body: {
         type: 'object',
         properties: { user: { type: 'string' }, password: { type: 'string' } },
@@ -99,6 +99,7 @@ export function sessionRoutes(services: AdminServices): RouteSpec[] {
       },
       response: ref('Session'),
       audits: 'session.login',
+      maxBodyBytes: loginBodyBytesMax,
       async handle(c) {
         if (deps.open) {
           throw new SeppError('failed_precondition', 'login is off: no admin users are configured');
@@ -107,29 +108,22 @@ export function sessionRoutes(services: AdminServices): RouteSpec[] {
         const user = requiredString(body, 'user', 128);
         const password = requiredString(body, 'password', 1024);
         const client = services.clientAddress(c);
-        const userKey = `${client}\n${user.toLowerCase()}`;
-        const waitMs = Math.max(
-          services.userThrottle.retryAfterMs(userKey),
-          services.clientThrottle.retryAfterMs(client),
-        );
-        if (waitMs > 0) {
-          const seconds = Math.ceil(waitMs / 1000);
-          throw new AdminHttpError(
-            'resource_exhausted',
-            `too many failed logins; try again in ${seconds} s`,
-            { 'Retry-After': String(seconds) },
-          );
+        const result = await loginGuard.attempt(client, user, password);
+        if (result.kind === 'locked' || result.kind === 'busy') {
+          const seconds = Math.ceil(result.retryAfterMs / 1000);
+          const why =
+            result.kind === 'locked' ? 'too many failed logins' : 'too many logins are being checked at once';
+          throw new AdminHttpError('resource_exhausted', `${why}; try again in ${seconds} s`, {
+            'Retry-After': String(seconds),
+          });
         }
-        const account = deps.users.find((u) => u.name === user);
-        const ok = await verifyPassword(password, account?.passwordHash ?? (await unknownUserHash()));
-        if (!ok || account === undefined) {
-          services.userThrottle.failed(userKey);
-          services.clientThrottle.failed(client);
-          deps.log?.log('warn', 'admin.login_failed', { user, client });
-          auditFailedLogin(user, client);
+        if (result.kind === 'wrong') {
+          const who = failedFor(result.account, user);
+          deps.log?.log('warn', 'admin.login_failed', { user: who.actor, ...who.fields, client });
+          auditFailedLogin(who, client);
           throw new SeppError('unauthenticated', 'wrong user name or password');
         }
-        services.userThrottle.succeeded(userKey);
+        const { account } = result;
         await deps.engine.recordAudit({
           actor: account.name,
           action: 'session.login',

@@ -1,0 +1,108 @@
+/**
+ * Caps the password checks (scrypt, ~32 MiB and tens of milliseconds each)
+ * that run at once, so a burst of logins cannot take the machine's memory and
+ * cores, and decides who goes next when more arrive than may run:
+ *
+ *   - Two lanes. Checks from an address someone has logged in from before
+ *     (the guard says which) go ahead of all others: whatever floods the
+ *     other lane, such a login waits only for the checks already running.
+ *   - Within a lane, addresses take turns (round robin), so one address
+ *     sending many logins does not push another's single login back.
+ *   - Bounded: an address may have a few checks running or waiting, and the
+ *     other lane holds a fixed number of waiting checks; beyond that a login
+ *     is refused at once (and nothing is checked or counted).
+ */
+
+export interface CheckGatePolicy {
+  /** Checks running at once. */
+  maxRunning: number;
+  /** Checks waiting in the lane for addresses without a past login. */
+  maxWaiting: number;
+  /** Checks one address may have running or waiting. */
+  maxPerClient: number;
+}
+
+/** Two at a time leaves the libuv thread pool's other two threads for file and DNS work. */
+export const defaultCheckGatePolicy: CheckGatePolicy = { maxRunning: 2, maxWaiting: 64, maxPerClient: 4 };
+
+type Start = () => void;
+
+/** Waiting checks by address; map order is the turn order. */
+class Lane {
+  private readonly byClient = new Map<string, Start[]>();
+  size = 0;
+
+  push(client: string, start: Start): void {
+    const list = this.byClient.get(client);
+    if (list === undefined) this.byClient.set(client, [start]);
+    else list.push(start);
+    this.size++;
+  }
+
+  /** The first waiting check of the address whose turn it is; that address goes to the back. */
+  take(): Start | undefined {
+    for (const [client, list] of this.byClient) {
+      const start = list.shift();
+      this.byClient.delete(client);
+      if (list.length > 0) this.byClient.set(client, list);
+      if (start !== undefined) {
+        this.size--;
+        return start;
+      }
+    }
+    return undefined;
+  }
+}
+
+export class CheckGate {
+  private running = 0;
+  private readonly priority = new Lane();
+  private readonly others = new Lane();
+  /** Checks running or waiting, by address. */
+  private readonly perClient = new Map<string, number>();
+
+  constructor(private readonly policy: CheckGatePolicy = defaultCheckGatePolicy) {}
+
+  /** Checks running and waiting now (for diagnostics and tests). */
+  load(): { running: number; waiting: number } {
+    return { running: this.running, waiting: this.priority.size + this.others.size };
+  }
+
+  /**
+   * Runs `work` once a slot is free and resolves with its result; returns
+   * undefined at once (and never runs it) when the address or the lane is full.
+   */
+  submit<T>(client: string, priority: boolean, work: () => Promise<T>): Promise<T> | undefined {
+    const mine = this.perClient.get(client) ?? 0;
+    if (mine >= this.policy.maxPerClient) return undefined;
+    const mustWait = this.running >= this.policy.maxRunning;
+    if (mustWait && !priority && this.others.size >= this.policy.maxWaiting) return undefined;
+    this.perClient.set(client, mine + 1);
+    return new Promise<T>((resolve, reject) => {
+      const start = () => {
+        this.running++;
+        let result: Promise<T>;
+        try {
+          result = work();
+        } catch (error) {
+          result = Promise.reject(error);
+        }
+        result.then(resolve, reject).finally(() => this.finished(client));
+      };
+      if (!mustWait) start();
+      else (priority ? this.priority : this.others).push(client, start);
+    });
+  }
+
+  private finished(client: string): void {
+    this.running--;
+    const left = (this.perClient.get(client) ?? 1) - 1;
+    if (left > 0) this.perClient.set(client, left);
+    else this.perClient.delete(client);
+    while (this.running < this.policy.maxRunning) {
+      const next = this.priority.take() ?? this.others.take();
+      if (next === undefined) break;
+      next();
+    }
+  }
+}
