@@ -15,6 +15,7 @@ import {
   type AdminServer,
   type AssetSource,
   createAdminApp,
+  mountMetrics,
   RateHistory,
   type ServerInfo,
   serveAdmin,
@@ -229,11 +230,15 @@ async function startAdmin(
           ),
         ),
     },
-    // Prometheus scrapes without a session: counts and sizes only, no job data.
+    trustedProxies: config.admin.trustedProxies,
+    maxSessionsPerUser: config.admin.maxSessionsPerUser,
+    // Prometheus scrapes without a session (with the bearer token, when one is set).
     extend: (hono) =>
-      hono.get('/metrics', async (c) =>
-        c.body(await telemetry.metricsText(), 200, { 'content-type': prometheusContentType }),
-      ),
+      mountMetrics(hono, {
+        tokenSha256: config.telemetry.metricsTokenSha256,
+        contentType: prometheusContentType,
+        render: () => telemetry.metricsText(),
+      }),
   });
   const tls = config.admin.tls;
   return serveAdmin(app, {

@@ -14,6 +14,7 @@ import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { getCookie } from 'hono/cookie';
 import { SeppError } from '../engine/errors.ts';
+import { clientAddressResolver } from './client-address.ts';
 import { errorResponse, toErrorResponse } from './http-errors.ts';
 import { defaultLoginPolicy, LoginGuard } from './login-guard.ts';
 import { buildOpenApi, openApiPath } from './openapi.ts';
@@ -44,16 +45,25 @@ export interface AdminApp {
 
 export function createAdminApp(deps: AdminDeps): AdminApp {
   const nowMs = () => deps.clock.nowMs();
+  const resolveClient = clientAddressResolver({
+    trustedProxies: deps.trustedProxies ?? [],
+    onUntrustedForward: (peer) =>
+      deps.log?.log('warn', 'admin.forwarded_for_ignored', {
+        peer,
+        detail:
+          'a request carries X-Forwarded-For from an address that admin.trusted_proxies does not list, so the header is ignored (told once); if sepp is behind a proxy there, list it, or every client behind it counts as one for login throttling',
+      }),
+  });
   const services: AdminServices = {
     deps,
-    sessions: new SessionStore(deps.sessionTtlMs, nowMs),
+    sessions: new SessionStore(deps.sessionTtlMs, nowMs, deps.maxSessionsPerUser),
     loginGuard: new LoginGuard(
       { nowMs, users: () => deps.users, verify: deps.verifyPassword ?? verifyPassword },
       deps.loginPolicy ?? defaultLoginPolicy,
     ),
     // The __Host- prefix pins the cookie to this host and path /, and needs Secure (TLS).
     cookieName: deps.tls ? '__Host-sepp_session' : 'sepp_session',
-    clientAddress: deps.clientAddress ?? socketAddress,
+    clientAddress: (c) => resolveClient(socketAddress(c), c.req.header('x-forwarded-for')),
   };
   const routes: RouteSpec[] = [
     ...sessionRoutes(services),
@@ -194,7 +204,7 @@ function sameToken(given: string | undefined, expected: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-/** The peer address from @hono/node-server's bindings; `unknown` under app.request() in tests. */
+/** The peer address from @hono/node-server's bindings (tests pass the same shape to app.request()). */
 function socketAddress(c: Context): string {
   const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
   return env?.incoming?.socket?.remoteAddress ?? 'unknown';

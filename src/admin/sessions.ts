@@ -6,8 +6,13 @@
  * UI reads from GET /api/v1/session and sends back in a header.
  *
  * A session ends `ttlMs` after login (not after last use: a stolen cookie stays
- * useful for a bounded time), on logout, or when the store is full and it is
- * the oldest.
+ * useful for a bounded time), on logout, or when its user logs in once more
+ * than the per-user cap allows and it is that user's oldest. The cap is per
+ * user so that nobody can end anyone else's sessions by logging in often; the
+ * number of users is bounded by the config, so memory is too. Without login
+ * (`anonymous`), every cookie-less visit starts a session, so that one name
+ * gets a larger cap: a script polling without a cookie should not log the
+ * browser out at once.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { AdminRole } from './types.ts';
@@ -21,27 +26,34 @@ export interface Session {
   readonly expiresAtMs: number;
 }
 
-/** Sessions kept at most; the oldest goes first. */
-const maxSessions = 10_000;
+export const defaultMaxSessionsPerUser = 10;
+/** The cap for `anonymous`, the one name of every session when login is off. */
+export const maxAnonymousSessions = 1000;
 
 export class SessionStore {
   private readonly byHash = new Map<string, Session>();
+  /** Each user's session hashes, oldest first. */
+  private readonly byUser = new Map<string, Set<string>>();
 
   constructor(
     private readonly ttlMs: number,
     private readonly nowMs: () => number,
+    private readonly maxPerUser: number = defaultMaxSessionsPerUser,
   ) {
     if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0)
       throw new Error(`session TTL must be positive, not ${ttlMs}`);
+    if (!Number.isSafeInteger(maxPerUser) || maxPerUser <= 0)
+      throw new Error(`sessions per user must be positive, not ${maxPerUser}`);
   }
 
-  /** Starts a session; returns the id for the cookie (shown nowhere else). */
+  /** Starts a session, ending the user's oldest if they are at the cap; returns the id for the cookie (shown nowhere else). */
   create(user: string, role: AdminRole): { id: string; session: Session } {
     this.sweep();
-    while (this.byHash.size >= maxSessions) {
-      const oldest = this.byHash.keys().next().value;
-      if (oldest === undefined) break;
-      this.byHash.delete(oldest);
+    const cap = user === 'anonymous' ? Math.max(this.maxPerUser, maxAnonymousSessions) : this.maxPerUser;
+    const mine = this.byUser.get(user) ?? new Set<string>();
+    for (const oldest of mine) {
+      if (mine.size < cap) break;
+      this.remove(oldest);
     }
     const id = randomBytes(32).toString('base64url');
     const now = this.nowMs();
@@ -52,7 +64,10 @@ export class SessionStore {
       createdAtMs: now,
       expiresAtMs: now + this.ttlMs,
     };
-    this.byHash.set(digest(id), session);
+    const key = digest(id);
+    this.byHash.set(key, session);
+    mine.add(key);
+    this.byUser.set(user, mine);
     return { id, session };
   }
 
@@ -63,23 +78,37 @@ export class SessionStore {
     const session = this.byHash.get(key);
     if (session === undefined) return undefined;
     if (session.expiresAtMs <= this.nowMs()) {
-      this.byHash.delete(key);
+      this.remove(key);
       return undefined;
     }
     return session;
   }
 
   delete(id: string | undefined): void {
-    if (id !== undefined) this.byHash.delete(digest(id));
+    if (id !== undefined) this.remove(digest(id));
   }
 
   /** Ends every session of a user (they were removed from the config, say). */
   deleteUser(user: string): void {
-    for (const [key, session] of this.byHash) if (session.user === user) this.byHash.delete(key);
+    for (const key of this.byUser.get(user) ?? []) this.remove(key);
   }
 
   get size(): number {
     return this.byHash.size;
+  }
+
+  /** Live sessions of one user. */
+  countOf(user: string): number {
+    return this.byUser.get(user)?.size ?? 0;
+  }
+
+  private remove(key: string): void {
+    const session = this.byHash.get(key);
+    if (session === undefined) return;
+    this.byHash.delete(key);
+    const mine = this.byUser.get(session.user);
+    mine?.delete(key);
+    if (mine?.size === 0) this.byUser.delete(session.user);
   }
 
   /** Drops expired sessions from the front: insertion order is expiry order, as the TTL is fixed. */
@@ -87,7 +116,7 @@ export class SessionStore {
     const now = this.nowMs();
     for (const [key, session] of this.byHash) {
       if (session.expiresAtMs > now) break;
-      this.byHash.delete(key);
+      this.remove(key);
     }
   }
 }

@@ -3,7 +3,7 @@
  * (src/app.ts) builds an AdminDeps and calls createAdminApp; nothing in
  * src/admin reads configuration, opens sockets or reads the clock on its own.
  */
-import type { Context, Hono } from 'hono';
+import type { Hono } from 'hono';
 import type { Clock } from '../engine/clock.ts';
 import type { Engine } from '../engine/engine.ts';
 import type { LoginPolicy } from './login-throttle.ts';
@@ -108,8 +108,13 @@ export interface AdminDeps {
   /** The built UI; null serves the API only. */
   assets: AssetSource | null;
   log?: AdminLogger;
-  /** The client's address, for login throttling. Default: the socket's remote address (@hono/node-server). */
-  clientAddress?: (c: Context) => string;
+  /**
+   * Proxies (`address/prefix`) whose X-Forwarded-For names the client, for login throttling and
+   * the audit log (client-address.ts). Default none: the client is the socket's peer.
+   */
+  trustedProxies?: readonly string[];
+  /** Sessions one user may hold; a login beyond it ends the user's oldest. Default 10. */
+  maxSessionsPerUser?: number;
   /** Largest request body accepted, in bytes (checked before parsing). Default 2 MiB. */
   maxBodyBytes?: number;
   /** Checks a password against a stored hash. Default: scrypt (password.ts); tests count the calls. */

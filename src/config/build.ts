@@ -129,7 +129,8 @@ function requireKeys(
   }
 }
 
-function readApiKeys(reader: ConfigReader, value: unknown): ApiKey[] {
+/** Reads the API keys; the settings that hold a key in plain text are added to `plaintext`. */
+function readApiKeys(reader: ConfigReader, value: unknown, plaintext: string[]): ApiKey[] {
   const keys: (ApiKey & { path: string })[] = [];
   const fix = 'each [[grpc.api_keys]] needs name, role and one of key or key_sha256';
   for (const entry of entries(reader, 'grpc.api_keys', value)) {
@@ -137,6 +138,7 @@ function readApiKeys(reader: ConfigReader, value: unknown): ApiKey[] {
     requireKeys(reader, entry.path, entry.value, ['name', 'role'], fix);
     const hasKey = entry.value.key !== undefined;
     const hasHash = entry.value.key_sha256 !== undefined;
+    if (hasKey) plaintext.push(`${entry.path}.key`);
     if (hasKey === hasHash) {
       const what = hasKey ? 'both key and key_sha256 are set' : 'neither key nor key_sha256 is set';
       reader.problem(
@@ -179,6 +181,32 @@ function readAdminUsers(reader: ConfigReader, value: unknown): AdminUser[] {
   }
   checkUnique(reader, users);
   return users.map(({ name, role, passwordHash }) => ({ name, role, passwordHash }));
+}
+
+/** [telemetry], with the /metrics token reduced to its SHA-256 like an API key. */
+function readTelemetry(reader: ConfigReader, value: unknown, plaintext: string[]): TelemetryConfig {
+  const { metricsToken, metricsTokenSha256, ...rest } = withDefaults(
+    reader,
+    'telemetry',
+    telemetrySpec,
+    value,
+  );
+  if (metricsToken !== null && metricsTokenSha256 !== null) {
+    reader.problem(
+      'telemetry.metrics_token',
+      'both metrics_token and metrics_token_sha256 are set; set one: metrics_token_sha256 (the SHA-256 of the token, so the file holds no secret) or metrics_token',
+    );
+  }
+  if (metricsToken !== null) plaintext.push('telemetry.metrics_token');
+  const endpoint = rest.otlpEndpoint;
+  if (endpoint !== null && !reader.overridden('telemetry.otlp_endpoint') && /^[^?]*@|\?/.test(endpoint)) {
+    plaintext.push('telemetry.otlp_endpoint');
+  }
+  const sha256 =
+    metricsToken !== null
+      ? createHash('sha256').update(metricsToken, 'utf8').digest('hex')
+      : (metricsTokenSha256?.toLowerCase() ?? null);
+  return { ...rest, metricsTokenSha256: sha256 };
 }
 
 /**
@@ -366,18 +394,18 @@ export function buildConfig(
   const grpcGiven = reader.section('grpc', grpcSpec, root.grpc, { nested: ['tls', 'api_keys'] });
   const grpcScalars = complete(reader, grpcSpec, grpcGiven);
   const grpcTls = readTls(reader, 'grpc.tls', grpcTable?.tls, io);
-  const apiKeys = readApiKeys(reader, grpcTable?.api_keys);
+  const plaintextSecrets: string[] = [];
+  const apiKeys = readApiKeys(reader, grpcTable?.api_keys, plaintextSecrets);
 
   const adminTable = asTable(root.admin);
   const adminScalars = withDefaults(reader, 'admin', adminSpec, root.admin, ['tls', 'users']);
   const admin: AdminConfig = {
     tls: readTls(reader, 'admin.tls', adminTable?.tls, io),
     users: readAdminUsers(reader, adminTable?.users),
-    sessionTtlMs: adminScalars.sessionTtlMs,
-    insecureAllowUnauthenticated: adminScalars.insecureAllowUnauthenticated,
+    ...adminScalars,
   };
 
-  const telemetry: TelemetryConfig = withDefaults(reader, 'telemetry', telemetrySpec, root.telemetry);
+  const telemetry = readTelemetry(reader, root.telemetry, plaintextSecrets);
   const engineScalars = withDefaults(reader, 'engine', engineSpec, root.engine);
   const limits = withDefaults(reader, 'limits', limitsSpec, root.limits);
   const queueDefaultsGiven = reader.section('queue_defaults', queueSpec, root.queue_defaults);
@@ -424,5 +452,5 @@ export function buildConfig(
     queueDefaults: nestQueueSettings(queueDefaultsFlat),
     queues,
   };
-  return { configFile, server, grpc, admin, telemetry, engine };
+  return { configFile, plaintextSecrets, server, grpc, admin, telemetry, engine };
 }

@@ -96,6 +96,17 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 # reach the port can pause queues and delete jobs. Only for trusted networks.
 # insecure_allow_unauthenticated = false
 
+# Sessions one user may hold at once; a login beyond that ends the user's
+# oldest session (never another user's).
+# max_sessions_per_user = 10
+
+# Behind a reverse proxy every client seems to come from the proxy, so login
+# throttling would treat them all as one. List the proxies (addresses or CIDR
+# ranges) to take the client's address from their X-Forwarded-For header: the
+# right-most address in it that is not a listed proxy. From any other address
+# the header is ignored. e.g. ["10.0.0.5", "fd00::/8"]
+# trusted_proxies = []
+
 # TLS for the admin UI: both files in PEM form, or leave [admin.tls] out.
 # [admin.tls]
 # cert_file = "/etc/sepp/tls/server.crt"
@@ -124,6 +135,16 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 
 # How often metrics are pushed to otlp_endpoint.
 # metrics_export_interval_ms = "1m"
+
+# /metrics answers anyone who can reach admin_listen, unless a token is set:
+# then it needs "Authorization: Bearer <token>" (Prometheus:
+# authorization.credentials_file). Give the token as its hex SHA-256, so this
+# file holds no secret:
+#     TOKEN=$(openssl rand -hex 32); printf %s "$TOKEN" | sha256sum
+# metrics_token_sha256 = "52273996ba4fff87c129fc4dd581716258daafab16379717d1615750f329b5b5"
+# ...or, if you must, the token itself instead (at least 16 visible ASCII
+# characters):
+#     metrics_token = "the token itself"
 
 [engine]
 # Accept jobs only for queues declared below as [queues.NAME]; otherwise a

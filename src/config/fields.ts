@@ -3,6 +3,7 @@
  * environment variable or flag) becomes a typed value, or a message saying
  * what to write instead. Messages do not name the setting: the reader adds it.
  */
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { type ListenAddress, parseListenAddress } from './listen-address.ts';
 import { closestKey } from './suggest.ts';
@@ -29,7 +30,8 @@ export type FieldKind =
   | 'path'
   | 'url'
   | 'listen'
-  | 'names';
+  | 'names'
+  | 'addresses';
 
 export interface Field<T> {
   readonly kind: FieldKind;
@@ -270,6 +272,38 @@ export function namesField(re: RegExp, help: string): Field<readonly string[]> {
         seen.add(item);
       }
       return ok(Object.freeze([...seen]));
+    },
+  };
+}
+
+/**
+ * A list of IP addresses and CIDR ranges (`"10.0.0.5"`, `"10.0.0.0/8"`,
+ * `"fd00::/8"`), each kept in the form `address/prefix`.
+ */
+export function addressesField(): Field<readonly string[]> {
+  const example = 'e.g. ["10.0.0.5", "10.1.0.0/16", "fd00::/8"]';
+  return {
+    kind: 'addresses',
+    parse(raw) {
+      if (!Array.isArray(raw)) return typeMismatch(raw, `a list of addresses, ${example}`);
+      const found: string[] = [];
+      for (const [index, item] of raw.entries()) {
+        if (typeof item !== 'string') return fail(`item ${index + 1} is ${describeRaw(item)}, not a string`);
+        const [address = '', prefix, ...rest] = item.trim().split('/');
+        const family = isIP(address);
+        const bits = family === 4 ? 32 : 128;
+        const what = `item ${index + 1} ${describeRaw(item)}`;
+        if (family === 0 || address.includes('%') || rest.length > 0) {
+          return fail(
+            `${what} is not an IP address or a CIDR range (no host names, no zone ids), ${example}`,
+          );
+        }
+        if (prefix !== undefined && !(/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits)) {
+          return fail(`${what}: the prefix length after / must be a number from 0 to ${bits}`);
+        }
+        found.push(`${address}/${prefix === undefined ? bits : Number(prefix)}`);
+      }
+      return ok(Object.freeze(found));
     },
   };
 }

@@ -56,6 +56,11 @@ export class ConfigReader {
     private readonly cwd: string,
   ) {}
 
+  /** Whether an environment variable or a flag sets this key (so its value is not from the file). */
+  overridden(fullKey: string): boolean {
+    return this.overrides.has(fullKey);
+  }
+
   problem(key: string, message: string, source?: string): void {
     this.problems.push(source === undefined ? { key, message } : { key, source, message });
   }

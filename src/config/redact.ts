@@ -11,7 +11,15 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | { [key:
 export const redacted = '<redacted>';
 
 /** Field names whose values are secrets (or hashes of them, which allow guessing weak ones offline). */
-const secretFields = new Set(['key', 'keySha256', 'passwordHash', 'password', 'secret', 'token']);
+const secretFields = new Set([
+  'key',
+  'keySha256',
+  'passwordHash',
+  'password',
+  'secret',
+  'token',
+  'metricsTokenSha256',
+]);
 
 /**
  * Credentials in a URL (`https://user:token@collector`, `?api_key=…`) are

@@ -16,6 +16,7 @@ import {
   queueSettingRanges,
 } from '../engine/settings.ts';
 import {
+  addressesField,
   booleanField,
   choiceField,
   durationField,
@@ -159,26 +160,29 @@ const apiKeyField: Field<string> = {
   },
 };
 
+/** The SHA-256 of a bearer token, so that the file holds no secret. */
+const tokenSha256Field = stringField({
+  // A key pasted here by mistake must not be printed in the error.
+  secret: true,
+  pattern: {
+    re: /^[0-9a-fA-F]{64}$/,
+    help: 'write the 64 hex digits of SHA-256(key), e.g. from `printf %s "$KEY" | sha256sum`',
+  },
+});
+
 export const apiKeySpec: SectionSpec<ApiKeyEntry> = {
   name: { field: stringField({ pattern: credentialName }) },
   role: { field: choiceField(apiKeyRoles) },
   key: { field: apiKeyField },
-  keySha256: {
-    field: stringField({
-      // A key pasted here by mistake must not be printed in the error.
-      secret: true,
-      pattern: {
-        re: /^[0-9a-fA-F]{64}$/,
-        help: 'write the 64 hex digits of SHA-256(key), e.g. from `printf %s "$KEY" | sha256sum`',
-      },
-    }),
-  },
+  keySha256: { field: tokenSha256Field },
 };
 
 export type AdminScalars = Omit<AdminConfig, 'tls' | 'users'>;
 export const adminSpec: SectionSpec<AdminScalars> = {
   sessionTtlMs: { field: durationField({ min: 1 * MINUTE_MS, max: 30 * DAY_MS }), default: 12 * HOUR_MS },
   insecureAllowUnauthenticated: { field: booleanField(), default: false },
+  trustedProxies: { field: addressesField(), default: [] },
+  maxSessionsPerUser: { field: integerField({ min: 1, max: 1000 }), default: 10 },
 };
 
 export const adminUserSpec: SectionSpec<AdminUser> = {
@@ -188,7 +192,13 @@ export const adminUserSpec: SectionSpec<AdminUser> = {
   passwordHash: { field: stringField({ maxLength: 1024 }) },
 };
 
-export const telemetrySpec: SectionSpec<TelemetryConfig> = {
+/** [telemetry] as written: the /metrics token as exactly one of `metrics_token` and `metrics_token_sha256`. */
+export type TelemetryEntry = Omit<TelemetryConfig, 'metricsTokenSha256'> & {
+  readonly metricsToken: string | null;
+  readonly metricsTokenSha256: string | null;
+};
+
+export const telemetrySpec: SectionSpec<TelemetryEntry> = {
   otlpEndpoint: { field: urlField(['http:', 'https:']), default: null, env: 'SEPP_OTLP_ENDPOINT' },
   serviceName: {
     field: stringField({ maxLength: 256, pattern: { re: /^\S+$/, help: 'no spaces' } }),
@@ -199,6 +209,8 @@ export const telemetrySpec: SectionSpec<TelemetryConfig> = {
     field: durationField({ min: 1 * SECOND_MS, max: 1 * HOUR_MS }),
     default: MINUTE_MS,
   },
+  metricsToken: { field: apiKeyField, default: null },
+  metricsTokenSha256: { field: tokenSha256Field, default: null },
 };
 
 export interface EngineScalars {

@@ -83,6 +83,13 @@ export interface AdminConfig {
   readonly sessionTtlMs: number;
   /** Serve the admin UI without users on a non-loopback address. */
   readonly insecureAllowUnauthenticated: boolean;
+  /**
+   * Proxies whose `X-Forwarded-For` is believed, as `address/prefix` ranges.
+   * Empty: the client is the socket's peer, whatever the header says.
+   */
+  readonly trustedProxies: readonly string[];
+  /** Sessions one user may hold at once; a login beyond it ends that user's oldest. */
+  readonly maxSessionsPerUser: number;
 }
 
 export interface TelemetryConfig {
@@ -94,6 +101,12 @@ export interface TelemetryConfig {
   readonly tracesSampleRatio: number;
   /** How often metrics are pushed over OTLP. */
   readonly metricsExportIntervalMs: number;
+  /**
+   * SHA-256 (lower-case hex) of the bearer token /metrics requires; null
+   * serves /metrics without one. A token written in plain text is hashed at
+   * load time, like an API key.
+   */
+  readonly metricsTokenSha256: string | null;
 }
 
 /** EngineOptions with every declared queue's settings fully resolved. */
@@ -104,6 +117,12 @@ export interface EngineConfig extends EngineOptions {
 export interface SeppConfig {
   /** The file the settings came from (absolute), or null when none was used. */
   readonly configFile: string | null;
+  /**
+   * The settings of the config file that hold a secret in plain text
+   * (`grpc.api_keys[0].key`, `telemetry.metrics_token`): the file must not be
+   * readable by others (file-permissions.ts warns).
+   */
+  readonly plaintextSecrets: readonly string[];
   readonly server: ServerConfig;
   readonly grpc: GrpcConfig;
   readonly admin: AdminConfig;

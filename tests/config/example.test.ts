@@ -48,7 +48,7 @@ test('the example is valid with every commented-out setting switched on, and sho
   assert.deepEqual(config.server, defaults.server);
   assert.deepEqual({ ...config.grpc, tls: null, apiKeys: [] }, defaults.grpc);
   assert.deepEqual({ ...config.admin, tls: null, users: [] }, defaults.admin);
-  assert.deepEqual({ ...config.telemetry, otlpEndpoint: null }, defaults.telemetry);
+  assert.deepEqual({ ...config.telemetry, otlpEndpoint: null, metricsTokenSha256: null }, defaults.telemetry);
   assert.deepEqual(config.engine.limits, defaults.engine.limits);
   assert.deepEqual(config.engine.queueDefaults, defaults.engine.queueDefaults);
   assert.equal(config.engine.strictQueues, defaults.engine.strictQueues);
@@ -57,6 +57,7 @@ test('the example is valid with every commented-out setting switched on, and sho
   assert.equal(config.admin.users.length, 1);
   assert.notEqual(config.grpc.tls, null);
   assert.notEqual(config.admin.tls, null);
+  assert.notEqual(config.telemetry.metricsTokenSha256, null);
   assert.deepEqual(Object.keys(config.engine.queues), ['emails']);
 });
 

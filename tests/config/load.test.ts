@@ -28,13 +28,17 @@ test('with no file, no variables and no flags every setting has its default', ()
     users: [],
     sessionTtlMs: 12 * 3600_000,
     insecureAllowUnauthenticated: false,
+    trustedProxies: [],
+    maxSessionsPerUser: 10,
   });
   assert.deepEqual(config.telemetry, {
     otlpEndpoint: null,
     serviceName: 'sepp',
     tracesSampleRatio: 1,
     metricsExportIntervalMs: 60_000,
+    metricsTokenSha256: null,
   });
+  assert.deepEqual(config.plaintextSecrets, []);
   assert.equal(config.engine.strictQueues, false);
   assert.deepEqual(config.engine.limits, defaultEngineLimits);
   assert.deepEqual(config.engine.queueDefaults, defaultQueueSettings);

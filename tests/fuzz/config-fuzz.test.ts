@@ -155,6 +155,7 @@ const acceptedTypes: Record<FieldKind, readonly string[]> = {
   size: ['integer', 'string'],
   ratio: ['integer', 'float'],
   names: ['array'],
+  addresses: ['array'],
 };
 
 function typeOf(value: unknown): string {

@@ -81,7 +81,8 @@ export function registerConfigSecrets(toml: string): void {
       return;
     }
     if (typeof value !== 'string') return;
-    if (key === 'key' || key === 'key_sha256' || key === 'password_hash') registerSecret(key, value);
+    if (['key', 'key_sha256', 'password_hash', 'metrics_token', 'metrics_token_sha256'].includes(key))
+      registerSecret(key, value);
     else if (key === 'key_file') registerPem('tls private key', value);
     else if (key === 'otlp_endpoint') {
       const url = URL.canParse(value) ? new URL(value) : undefined;
