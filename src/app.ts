@@ -20,7 +20,13 @@ import {
   type ServerInfo,
   serveAdmin,
 } from './admin/index.ts';
-import { configWarnings, redactConfig, type SeppConfig } from './config/index.ts';
+import {
+  configWarnings,
+  redactConfig,
+  type SeppConfig,
+  type TlsFiles,
+  tlsFilesProblems,
+} from './config/index.ts';
 import { type Clock, systemClock } from './engine/clock.ts';
 import { Engine } from './engine/engine.ts';
 import { type ApiKey, createRpcServer, type RpcServer, removeStaleBackups } from './rpc/index.ts';
@@ -56,18 +62,37 @@ export interface RunningServer {
 /** How long shutdown waits for the last OTLP exports before giving up on them. */
 const telemetryFlushMs = 1500;
 
-function readTls(files: { certFile: string; keyFile: string }): { certPem: Buffer; keyPem: Buffer } {
-  return { certPem: readFileSync(files.certFile), keyPem: readFileSync(files.keyFile) };
-}
-
 export class StartupError extends Error {
   override name = 'StartupError';
+}
+
+interface TlsPem {
+  certPem: Buffer;
+  keyPem: Buffer;
+}
+
+/**
+ * Reads a [grpc.tls] or [admin.tls] pair and checks it can serve TLS, so a bad file is
+ * reported as that setting (not as a failure to listen) before anything is opened.
+ */
+function readTls(section: 'grpc' | 'admin', files: TlsFiles | null): TlsPem | undefined {
+  if (files === null) return undefined;
+  const problems = tlsFilesProblems(files, (path) => readFileSync(path, 'utf8'));
+  if (problems.length > 0) {
+    const path = (file: 'cert_file' | 'key_file') => (file === 'cert_file' ? files.certFile : files.keyFile);
+    throw new StartupError(
+      problems.map((p) => `${section}.tls.${p.file}: ${path(p.file)} ${p.message}`).join('; '),
+    );
+  }
+  return { certPem: readFileSync(files.certFile), keyPem: readFileSync(files.keyFile) };
 }
 
 export async function startServer(config: SeppConfig, deps: AppDeps): Promise<RunningServer> {
   const { logger } = deps;
   const clock = deps.clock ?? systemClock;
   const startedAtMs = clock.nowMs();
+  const grpcTls = readTls('grpc', config.grpc.tls);
+  const adminTls = readTls('admin', config.admin.tls);
   let db: ReturnType<typeof openDataDir>;
   try {
     db = openDataDir(config.server.dataDir, {
@@ -102,7 +127,6 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     role: k.role,
     sha256: Buffer.from(k.keySha256, 'hex'),
   }));
-  const tls = config.grpc.tls;
   const rpc: RpcServer = createRpcServer({
     engine,
     dataDir: config.server.dataDir,
@@ -116,7 +140,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       nowMs: () => clock.nowMs(),
     },
     observer: telemetry.rpcObserver,
-    ...(tls === null ? {} : { tls: readTls(tls) }),
+    ...(grpcTls === undefined ? {} : { tls: grpcTls }),
   });
 
   let grpcPort: number;
@@ -132,7 +156,15 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
   }
   let admin: AdminServer;
   try {
-    admin = await startAdmin(config, { ...deps, engine, clock, rates, telemetry, startedAtMs });
+    admin = await startAdmin(config, {
+      ...deps,
+      engine,
+      clock,
+      rates,
+      telemetry,
+      startedAtMs,
+      tls: adminTls,
+    });
   } catch (error) {
     await rpc.shutdown(0);
     await telemetry.shutdown(0);
@@ -155,7 +187,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     data_dir: config.server.dataDir,
     durability: config.server.durability,
     auth: apiKeys.length > 0 ? 'api_keys' : 'none',
-    tls: tls !== null,
+    tls: grpcTls !== undefined,
   });
 
   let stopping: Promise<void> | undefined;
@@ -191,6 +223,7 @@ async function startAdmin(
     startedAtMs: number;
     build: BuildInfo;
     uiAssets?: AssetSource | null;
+    tls: TlsPem | undefined;
   },
 ): Promise<AdminServer> {
   const { engine, telemetry, logger } = parts;
@@ -240,10 +273,10 @@ async function startAdmin(
         render: () => telemetry.metricsText(),
       }),
   });
-  const tls = config.admin.tls;
+  const { tls } = parts;
   return serveAdmin(app, {
     host: config.server.adminListen.host,
     port: config.server.adminListen.port,
-    ...(tls === null ? {} : { tls: { cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) } }),
+    ...(tls === undefined ? {} : { tls: { cert: tls.certPem, key: tls.keyPem } }),
   });
 }

@@ -26,6 +26,7 @@ import {
   telemetrySpec,
   tlsSpec,
 } from './schema.ts';
+import { tlsFilesProblems } from './tls-files.ts';
 import type {
   AdminConfig,
   AdminUser,
@@ -45,6 +46,8 @@ const ms = (value: number) => `${value} (${formatDurationMs(value)})`;
 export interface BuildIo {
   /** When given, TLS files are checked to exist. */
   readonly fileExists?: ((path: string) => boolean) | undefined;
+  /** When given, TLS files are read and checked to hold a usable certificate and key (tls-files.ts). */
+  readonly readPem?: ((path: string) => string) | undefined;
 }
 
 /** Fills in the defaults of a section whose every setting has one. */
@@ -76,18 +79,27 @@ function readTls(reader: ConfigReader, path: string, value: unknown, io: BuildIo
     if (table[key] === undefined) reader.problem(`${path}.${key}`, `is missing: ${fix}`);
   }
   if (files.certFile === undefined || files.keyFile === undefined) return null;
+  const tls = { certFile: files.certFile, keyFile: files.keyFile };
+  let missing = false;
   for (const [key, file] of [
-    ['cert_file', files.certFile],
-    ['key_file', files.keyFile],
+    ['cert_file', tls.certFile],
+    ['key_file', tls.keyFile],
   ] as const) {
     if (io.fileExists !== undefined && !io.fileExists(file)) {
+      missing = true;
       reader.problem(
         `${path}.${key}`,
         `${file} does not exist (a relative path is relative to the config file's directory)`,
       );
     }
   }
-  return { certFile: files.certFile, keyFile: files.keyFile };
+  if (!missing && io.readPem !== undefined) {
+    for (const problem of tlsFilesProblems(tls, io.readPem)) {
+      const file = problem.file === 'cert_file' ? tls.certFile : tls.keyFile;
+      reader.problem(`${path}.${problem.file}`, `${file} ${problem.message}`);
+    }
+  }
+  return tls;
 }
 
 /** The entries of an array of tables such as [[grpc.api_keys]], or [] after reporting a problem. */

@@ -25,6 +25,7 @@ export {
 } from './password-hash.ts';
 export { type JsonValue, redactConfig, redacted } from './redact.ts';
 export { configKeys, engineLimitRanges, environmentVariables } from './schema.ts';
+export { type TlsFileProblem, tlsFilesProblems, tlsPairProblems } from './tls-files.ts';
 export type * from './types.ts';
 export { adminRoles, apiKeyRoles, durabilities, logFormats, logLevels } from './types.ts';
 export { formatDurationMs, formatSizeBytes, parseDurationMs, parseSizeBytes } from './units.ts';

@@ -10,7 +10,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse, TomlError } from 'smol-toml';
-import { buildConfig } from './build.ts';
+import { type BuildIo, buildConfig } from './build.ts';
 import { ConfigError, type ConfigProblem } from './config-error.ts';
 import { ConfigReader, type Override } from './reader.ts';
 import { type AnySectionSpec, flagName, sections, snakeCase } from './schema.ts';
@@ -26,6 +26,12 @@ export interface ConfigIo {
   readonly readFile?: (path: string) => string;
   /** Whether a file exists; used to check the TLS files. */
   readonly fileExists?: (path: string) => boolean;
+  /**
+   * Reads a TLS file, to check that it holds a usable certificate or key.
+   * Default: the real file system, unless `fileExists` is given (a caller
+   * with a file system of its own), in which case the contents are not checked.
+   */
+  readonly readPem?: (path: string) => string;
 }
 
 export interface LoadConfigOptions extends ConfigIo {
@@ -41,7 +47,20 @@ export type ConfigResult =
 const defaultIo = {
   readFile: (path: string) => readFileSync(path, 'utf8'),
   fileExists: (path: string) => existsSync(path),
+  readPem: (path: string) => readFileSync(path, 'utf8'),
 };
+
+/** The file-system functions for the config build: the real ones unless the caller brought its own. */
+function buildIo(io: ConfigIo): {
+  fileExists: (path: string) => boolean;
+  readPem?: (path: string) => string;
+} {
+  if (io.fileExists === undefined)
+    return { fileExists: defaultIo.fileExists, readPem: io.readPem ?? defaultIo.readPem };
+  return io.readPem === undefined
+    ? { fileExists: io.fileExists }
+    : { fileExists: io.fileExists, readPem: io.readPem };
+}
 
 function isMissingFile(error: unknown): boolean {
   return error instanceof Error && 'code' in error && error.code === 'ENOENT';
@@ -112,7 +131,7 @@ function parseToml(
 function evaluate(
   source: Source,
   overrides: ReadonlyMap<string, Override>,
-  io: ConfigIo & { cwd: string },
+  io: BuildIo & { cwd: string },
 ): ConfigResult {
   let document: unknown = {};
   if (source.file !== null) {
@@ -122,7 +141,7 @@ function evaluate(
   }
   const fileDir = source.file === null ? io.cwd : dirname(source.file);
   const reader = new ConfigReader(overrides, fileDir, io.cwd);
-  const config = buildConfig(reader, document, source.file, { fileExists: io.fileExists });
+  const config = buildConfig(reader, document, source.file, io);
   if (reader.problems.length > 0) return { ok: false, problems: reader.problems };
   return { ok: true, config: deepFreeze(config) };
 }
@@ -162,8 +181,7 @@ export function loadConfig(options: LoadConfigOptions = {}): SeppConfig {
   const fromEnv = env.SEPP_CONFIG ? { path: env.SEPP_CONFIG, key: 'SEPP_CONFIG' } : undefined;
   const located = locate(named ?? fromEnv, cwd, readFile);
   if (!located.ok) throw new ConfigError([located.problem], null);
-  const io = { cwd, fileExists: options.fileExists ?? defaultIo.fileExists };
-  const result = evaluate(located.source, collectOverrides(env, flags), io);
+  const result = evaluate(located.source, collectOverrides(env, flags), { cwd, ...buildIo(options) });
   if (!result.ok) throw new ConfigError(result.problems, located.source.file);
   return result.config;
 }
@@ -177,7 +195,7 @@ export function checkConfigFile(path: string, io: ConfigIo = {}): ConfigResult {
   const readFile = io.readFile ?? defaultIo.readFile;
   const located = locate({ path, key: path }, cwd, readFile);
   if (!located.ok) return { ok: false, problems: [located.problem] };
-  return evaluate(located.source, new Map(), { cwd, fileExists: io.fileExists ?? defaultIo.fileExists });
+  return evaluate(located.source, new Map(), { cwd, ...buildIo(io) });
 }
 
 /**
@@ -187,5 +205,9 @@ export function checkConfigFile(path: string, io: ConfigIo = {}): ConfigResult {
 export function parseConfigText(text: string, options: ConfigIo & { file?: string } = {}): ConfigResult {
   const cwd = options.cwd ?? process.cwd();
   const file = resolve(cwd, options.file ?? defaultConfigFileName);
-  return evaluate({ file, text }, new Map(), { cwd, fileExists: options.fileExists });
+  return evaluate({ file, text }, new Map(), {
+    cwd,
+    fileExists: options.fileExists,
+    readPem: options.readPem,
+  });
 }
