@@ -22,6 +22,7 @@ import {
 } from './admin/index.ts';
 import {
   configWarnings,
+  filePermissionWarnings,
   redactConfig,
   type SeppConfig,
   type TlsFiles,
@@ -174,7 +175,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       `cannot listen for HTTP on ${config.server.adminListen.address}: ${detail} (server.admin_listen)`,
     );
   }
-  for (const warning of configWarnings(config))
+  for (const warning of [...configWarnings(config), ...filePermissionWarnings(config)])
     logger.warn('config.risky', { setting: warning.key, detail: warning.message });
   logger.info('server.started', {
     version: deps.build.version,

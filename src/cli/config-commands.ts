@@ -1,6 +1,6 @@
 /** `sepp config example` and `sepp config check FILE`. */
 import type { Argv } from 'yargs';
-import { checkConfigFile, exampleConfig, formatProblem } from '../config/index.ts';
+import { checkConfigFile, exampleConfig, filePermissionWarnings, formatProblem } from '../config/index.ts';
 
 export function registerConfigCommands(parser: Argv): void {
   parser.command('config', 'Print an example config or check a config file', (y) =>
@@ -16,6 +16,10 @@ export function registerConfigCommands(parser: Argv): void {
           const result = checkConfigFile(args.file);
           if (result.ok) {
             console.log(`${args.file}: OK`);
+            // Allowed, but someone should look: files others can read.
+            const warnings = filePermissionWarnings(result.config);
+            if (warnings.length > 0) process.stderr.write(`${args.file}: ${warnings.length} warning(s)\n`);
+            for (const warning of warnings) process.stderr.write(`  ${warning.key}: ${warning.message}\n`);
             return;
           }
           process.stderr.write(`${args.file}: ${result.problems.length} problem(s)\n`);

@@ -4,6 +4,7 @@
  */
 export { ConfigError, type ConfigProblem, formatProblem } from './config-error.ts';
 export { exampleConfig } from './example.ts';
+export { type FileMode, filePermissionWarnings, type StatMode, statMode } from './file-permissions.ts';
 export { isLoopbackHost, type ListenAddress, parseListenAddress } from './listen-address.ts';
 export {
   type ConfigIo,

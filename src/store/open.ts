@@ -3,7 +3,7 @@
  * an exclusive lock so two servers can never share one data directory, then
  * the embedded migrations.
  */
-import { mkdirSync } from 'node:fs';
+import { closeSync, fchmodSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { migrate } from './migrate.ts';
@@ -33,7 +33,31 @@ export class DataDirInUseError extends Error {
 
 export function openDataDir(dataDir: string, options: OpenOptions): Db {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  return openDatabase(join(dataDir, databaseFileName), options);
+  const path = join(dataDir, databaseFileName);
+  createOwnerOnly(path);
+  return openDatabase(path, options);
+}
+
+/**
+ * Creates the database file readable and writable by its owner alone (0600),
+ * whatever the umask; SQLite gives the -wal and -shm files it makes the mode
+ * of the database file. An existing file keeps its mode (an operator may have
+ * chosen one; the server warns when others can read it).
+ */
+function createOwnerOnly(path: string): void {
+  let fd: number;
+  try {
+    fd = openSync(path, 'wx', 0o600);
+  } catch (error) {
+    if (error instanceof Error && 'code' in error && error.code === 'EEXIST') return;
+    throw error;
+  }
+  try {
+    // open() applies the umask, which can only remove bits; fchmod does not.
+    fchmodSync(fd, 0o600);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 export function openDatabase(path: string, options: OpenOptions): Db {

@@ -5,7 +5,7 @@
  * server.admin_listen.
  */
 import assert from 'node:assert/strict';
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,9 +14,9 @@ import { StartupError, startServer } from '../../src/app.ts';
 import { checkConfigFile, loadConfig } from '../../src/config/index.ts';
 import { tlsPairProblems } from '../../src/config/tls-files.ts';
 import { silentLogger } from '../../src/telemetry/logger.ts';
+import { runSepp } from '../helpers/cli.ts';
 import { selfSignedCertificate, type TestCertificate } from '../helpers/tls.ts';
 
-const root = new URL('../..', import.meta.url).pathname;
 let dir: string;
 let one: TestCertificate;
 let other: TestCertificate;
@@ -96,14 +96,7 @@ test('the loader (and so `config check`) reports a key that is not the certifica
 
 test('`sepp config check` exits 1 and names grpc.tls.cert_file for swapped files', async () => {
   const file = configWith('swapped', 'grpc', one.keyFile, one.certFile);
-  const out = await new Promise<{ code: number; stderr: string; stdout: string }>((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'config', 'check', file],
-      { cwd: root, env: { ...process.env, SEPP_CONFIG: '' }, timeout: 60_000 },
-      (error, stdout, stderr) => resolve({ code: error === null ? 0 : Number(error.code), stdout, stderr }),
-    );
-  });
+  const out = await runSepp(['config', 'check', file]);
   assert.equal(out.code, 1, out.stdout);
   assert.match(out.stderr, /^ {2}grpc\.tls\.cert_file: .* holds no PEM certificate/m);
   assert.match(out.stderr, /^ {2}grpc\.tls\.key_file: .* holds no PEM private key/m);

@@ -15,7 +15,6 @@
  * four properties (default 1,600; `npm run test:long` uses 100,000).
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,9 +27,9 @@ import { ConfigError } from '../../src/config/index.ts';
 import { type ConfigResult, loadConfig, parseConfigText } from '../../src/config/load.ts';
 import { type AnySectionSpec, rootKeys, sections, snakeCase } from '../../src/config/schema.ts';
 import { cwd, fakeFiles } from '../config/helpers.ts';
+import { runSepp } from '../helpers/cli.ts';
 
 const runs = Math.ceil(Number(process.env.SEPP_FUZZ_RUNS ?? 1600) / 4);
-const root = new URL('../..', import.meta.url).pathname;
 const file = `${cwd}/sepp.toml`;
 
 /** Every setting as written in TOML, with the section header that holds it. */
@@ -382,21 +381,7 @@ test(`${runs} random texts in SEPP_* variables: problems name the variable`, () 
   );
 });
 
-function configCheck(path: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'config', 'check', path],
-      { cwd: root, env: { ...process.env, SEPP_CONFIG: '' }, timeout: 30_000 },
-      (error, stdout, stderr) =>
-        resolve({
-          code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1,
-          stdout,
-          stderr,
-        }),
-    );
-  });
-}
+const configCheck = (path: string) => runSepp(['config', 'check', path]);
 
 test('`sepp config check` on broken files: exit 1, every problem on its own line, no stack trace', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'sepp-configfuzz-'));
