@@ -22,8 +22,13 @@ export interface CheckGatePolicy {
   maxPerClient: number;
 }
 
-/** Two at a time leaves the libuv thread pool's other two threads for file and DNS work. */
-export const defaultCheckGatePolicy: CheckGatePolicy = { maxRunning: 2, maxWaiting: 64, maxPerClient: 4 };
+/**
+ * Two at a time leaves the libuv thread pool's other two threads for file and DNS work.
+ * The waiting lane is long enough that a login from a new address waits its turn (one
+ * check per other waiting address) rather than being refused while a flood fills it;
+ * each waiting check is a small closure and the request it answers.
+ */
+export const defaultCheckGatePolicy: CheckGatePolicy = { maxRunning: 2, maxWaiting: 1024, maxPerClient: 4 };
 
 type Start = () => void;
 

@@ -148,29 +148,35 @@ test('with the default policy the same burst checks at most 4 passwords (the per
   });
 });
 
-test('password checks are capped: 100 addresses at once never run more than 2 checks; the overflow is refused', async () => {
-  await withCountedChecks(async (a, checks) => {
-    const { maxRunning, maxWaiting } = defaultLoginPolicy.checks;
-    const release = deferred();
-    checks.hold = release.promise;
-    const answered = counter();
-    const pending = Promise.all(
-      // Distinct names too, so that no lockout refuses any: only the cap does.
-      Array.from({ length: 100 }, (_, i) => clientAt(a, `10.1.0.${i}`).login(`nobody-${i}`, 'wrong')).map(
-        answered.track,
-      ),
-    );
-    await until(() => answered.count === 100 - maxRunning - maxWaiting);
-    assert.deepEqual(a.loginGuard.checks(), { running: maxRunning, waiting: maxWaiting });
-    release.resolve();
-    const replies = await pending;
-    assert.ok(checks.peak <= maxRunning, `peak ${checks.peak}`);
-    assert.equal(checks.started.length, maxRunning + maxWaiting);
-    assert.equal(replies.filter((r) => r.status === 401).length, checks.started.length);
-    const refused = replies.filter((r) => r.status === 429);
-    assert.equal(refused.length, 100 - checks.started.length);
-    for (const r of refused) assert.match(r.body.error?.message ?? '', /too many logins are being checked/);
-  });
+test('password checks are capped: 100 addresses at once never run more than 2 checks; beyond the waiting lane, refused', async () => {
+  // The default lane holds 1024; a short one shows what happens when it is full.
+  const checksPolicy = { ...defaultLoginPolicy.checks, maxWaiting: 64 };
+  await withCountedChecks(
+    async (a, checks) => {
+      const { maxRunning, maxWaiting } = checksPolicy;
+      const release = deferred();
+      checks.hold = release.promise;
+      const answered = counter();
+      const pending = Promise.all(
+        // Distinct names too, so that no lockout refuses any: only the cap does.
+        Array.from({ length: 100 }, (_, i) => clientAt(a, `10.1.0.${i}`).login(`nobody-${i}`, 'wrong')).map(
+          answered.track,
+        ),
+      );
+      await until(() => answered.count === 100 - maxRunning - maxWaiting);
+      assert.deepEqual(a.loginGuard.checks(), { running: maxRunning, waiting: maxWaiting });
+      release.resolve();
+      const replies = await pending;
+      assert.ok(checks.peak <= maxRunning, `peak ${checks.peak}`);
+      assert.equal(checks.started.length, maxRunning + maxWaiting);
+      assert.equal(replies.filter((r) => r.status === 401).length, checks.started.length);
+      const refused = replies.filter((r) => r.status === 429);
+      assert.equal(refused.length, 100 - checks.started.length);
+      for (const r of refused) assert.match(r.body.error?.message ?? '', /too many logins are being checked/);
+      assert.equal(defaultLoginPolicy.checks.maxRunning, 2);
+    },
+    { deps: { loginPolicy: { ...defaultLoginPolicy, checks: checksPolicy } } },
+  );
 });
 
 test('during a flood of wrong logins, an address that logged in before is checked next; a new one waits its turn', async () => {
