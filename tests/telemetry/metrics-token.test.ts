@@ -4,6 +4,7 @@
  * setting /metrics stays open, as before.
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 import { registerSecret } from '../helpers/secret-log.ts';
@@ -13,7 +14,14 @@ const token = 'prometheus-scrape-token-6f1c2a';
 registerSecret('metrics token', token);
 
 test('with metrics_token_sha256 set, /metrics answers only the right bearer token', async () => {
-  const sha = createHash('sha256').update(token).digest('hex');
+  // As docs/observability.md shows it: printf %s "$TOKEN" | sha256sum
+  const sha = execFileSync('sh', ['-c', 'printf %s "$TOKEN" | sha256sum'], {
+    env: { TOKEN: token },
+    encoding: 'utf8',
+  })
+    .split(' ')[0]
+    ?.trim();
+  assert.equal(sha, createHash('sha256').update(token).digest('hex'));
   const t = await startTestServer({ toml: `[telemetry]\nmetrics_token_sha256 = "${sha}"\n` });
   try {
     const ok = await fetch(t.metricsUrl, { headers: { authorization: `Bearer ${token}` } });
