@@ -3,20 +3,28 @@
  * that run at once, so a burst of logins cannot take the machine's memory and
  * cores, and decides who goes next when more arrive than may run:
  *
- *   - Two lanes. Checks from an address someone has logged in from before
- *     (the guard says which) go ahead of all others: whatever floods the
- *     other lane, such a login waits only for the checks already running.
+ *   - Lanes, in order (the guard says which a check belongs in): addresses
+ *     someone has logged in from before; addresses with no failed login on
+ *     record; all others. A lane is served only when the ones before it are
+ *     empty, so whatever floods the last lane, a login from a known address
+ *     waits only for the checks already running, and one from a new address
+ *     only for those and the first attempts of other new addresses (an
+ *     address leaves the middle lane with its first counted attempt).
  *   - Within a lane, addresses take turns (round robin), so one address
  *     sending many logins does not push another's single login back.
  *   - Bounded: an address may have a few checks running or waiting, and the
- *     other lane holds a fixed number of waiting checks; beyond that a login
- *     is refused at once (and nothing is checked or counted).
+ *     lanes after the first hold a fixed number of waiting checks between
+ *     them; beyond that a login is refused at once (and nothing is checked
+ *     or counted).
  */
+
+/** Which lane a check waits in; lower goes first. */
+export type CheckLane = 'known' | 'fresh' | 'other';
 
 export interface CheckGatePolicy {
   /** Checks running at once. */
   maxRunning: number;
-  /** Checks waiting in the lane for addresses without a past login. */
+  /** Checks waiting in the `fresh` and `other` lanes together. */
   maxWaiting: number;
   /** Checks one address may have running or waiting. */
   maxPerClient: number;
@@ -61,8 +69,11 @@ class Lane {
 
 export class CheckGate {
   private running = 0;
-  private readonly priority = new Lane();
-  private readonly others = new Lane();
+  private readonly lanes: Record<CheckLane, Lane> = {
+    known: new Lane(),
+    fresh: new Lane(),
+    other: new Lane(),
+  };
   /** Checks running or waiting, by address. */
   private readonly perClient = new Map<string, number>();
 
@@ -70,18 +81,20 @@ export class CheckGate {
 
   /** Checks running and waiting now (for diagnostics and tests). */
   load(): { running: number; waiting: number } {
-    return { running: this.running, waiting: this.priority.size + this.others.size };
+    const { known, fresh, other } = this.lanes;
+    return { running: this.running, waiting: known.size + fresh.size + other.size };
   }
 
   /**
    * Runs `work` once a slot is free and resolves with its result; returns
-   * undefined at once (and never runs it) when the address or the lane is full.
+   * undefined at once (and never runs it) when the address or the lanes are full.
    */
-  submit<T>(client: string, priority: boolean, work: () => Promise<T>): Promise<T> | undefined {
+  submit<T>(client: string, lane: CheckLane, work: () => Promise<T>): Promise<T> | undefined {
     const mine = this.perClient.get(client) ?? 0;
     if (mine >= this.policy.maxPerClient) return undefined;
     const mustWait = this.running >= this.policy.maxRunning;
-    if (mustWait && !priority && this.others.size >= this.policy.maxWaiting) return undefined;
+    const waitingUnknown = this.lanes.fresh.size + this.lanes.other.size;
+    if (mustWait && lane !== 'known' && waitingUnknown >= this.policy.maxWaiting) return undefined;
     this.perClient.set(client, mine + 1);
     return new Promise<T>((resolve, reject) => {
       const start = () => {
@@ -95,7 +108,7 @@ export class CheckGate {
         result.then(resolve, reject).finally(() => this.finished(client));
       };
       if (!mustWait) start();
-      else (priority ? this.priority : this.others).push(client, start);
+      else this.lanes[lane].push(client, start);
     });
   }
 
@@ -104,8 +117,9 @@ export class CheckGate {
     const left = (this.perClient.get(client) ?? 1) - 1;
     if (left > 0) this.perClient.set(client, left);
     else this.perClient.delete(client);
+    const { known, fresh, other } = this.lanes;
     while (this.running < this.policy.maxRunning) {
-      const next = this.priority.take() ?? this.others.take();
+      const next = known.take() ?? fresh.take() ?? other.take();
       if (next === undefined) break;
       next();
     }

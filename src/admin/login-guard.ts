@@ -5,8 +5,9 @@
  *   1. Locked out? By address and user name, by address, and by user name
  *      (the last one not for an address this user has logged in from
  *      before). Then refused with a wait, nothing checked.
- *   2. A place among the password checks (check-gate.ts)? Otherwise refused
- *      as busy, nothing checked and nothing counted.
+ *   2. A place among the password checks (check-gate.ts): known addresses
+ *      first, then addresses with no failure on record, then the rest?
+ *      Otherwise refused as busy, nothing checked and nothing counted.
  *   3. Counted as a failure on all three keys (login-throttle.ts).
  *   4. The password is checked. A right one takes its counts back (and clears
  *      the address-and-user count) and remembers the address as known.
@@ -101,9 +102,12 @@ export class LoginGuard {
 
     const account = this.deps.users().find((u) => u.name === typedUser);
     const stored = account?.passwordHash ?? this.dummyHashFor(typedUser);
-    const check = this.gate.submit(client, this.knownClients.has(client), () =>
-      this.deps.verify(password, stored),
-    );
+    const lane = this.knownClients.has(client)
+      ? 'known'
+      : this.perClient.failures(client) === 0
+        ? 'fresh'
+        : 'other';
+    const check = this.gate.submit(client, lane, () => this.deps.verify(password, stored));
     if (check === undefined) return { kind: 'busy', retryAfterMs: busyRetryMs };
     this.perClientUser.failed(pairKey);
     this.perClient.failed(client);

@@ -89,6 +89,11 @@ export class LoginThrottle {
     return entry === undefined ? 0 : Math.max(0, entry.lockedUntilMs - this.nowMs());
   }
 
+  /** Failures on record for `key` (0 when none, or forgotten). */
+  failures(key: string): number {
+    return this.current(key)?.failures ?? 0;
+  }
+
   /** Counts an attempt as failed; call it before the password is checked. */
   failed(key: string): void {
     const now = this.nowMs();

@@ -206,6 +206,32 @@ test('during a flood of wrong logins, an address that logged in before is checke
   });
 });
 
+test('during a flood from addresses that have failed before, a new address is checked next', async () => {
+  await withCountedChecks(async (a, checks) => {
+    // Twenty addresses fail once each: they are no longer new.
+    for (let i = 0; i < 20; i++) {
+      assert.equal((await clientAt(a, `10.9.0.${i}`).login(`nobody-${i}`, 'wrong')).status, 401);
+    }
+    const release = deferred();
+    checks.hold = release.promise;
+    checks.started.length = 0;
+    const flood = Array.from({ length: 20 }, (_, i) =>
+      clientAt(a, `10.9.0.${i}`).login(`nobody-${i}`, 'wrong-again'),
+    );
+    await until(() => a.loginGuard.checks().waiting === 18);
+    const newcomer = clientAt(a, '10.9.1.1').login('viewer');
+    await until(() => a.loginGuard.checks().waiting === 19);
+    release.resolve();
+    const [viewer] = await Promise.all([newcomer, ...flood]);
+    assert.equal(viewer?.status, 200);
+    assert.equal(
+      checks.started.indexOf(password),
+      defaultLoginPolicy.checks.maxRunning,
+      checks.started.join(' '),
+    );
+  });
+});
+
 test('one user name guessed from many addresses is locked for new addresses, not for one the user logged in from', async () => {
   await withCountedChecks(async (a, checks) => {
     const usual = clientAt(a, '10.0.0.9');
