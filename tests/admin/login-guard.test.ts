@@ -78,6 +78,19 @@ async function until(done: () => boolean): Promise<void> {
   }
 }
 
+/** Makes checks that start from now on wait; returns the function that lets them go. */
+function holdChecks(checks: Checks): () => void {
+  const release = deferred();
+  checks.hold = release.promise;
+  checks.started.length = 0;
+  return release.resolve;
+}
+
+/** `count` wrong logins at once, each from its own address `prefix.i` for its own unknown name. */
+function wrongLogins(a: TestAdmin, prefix: string, count: number, given: string) {
+  return Array.from({ length: count }, (_, i) => clientAt(a, `${prefix}.${i}`).login(`nobody-${i}`, given));
+}
+
 /** Counts the promises it tracks that have settled. */
 function counter() {
   const state = {
@@ -183,25 +196,21 @@ test('during a flood of wrong logins, an address that logged in before is checke
   await withCountedChecks(async (a, checks) => {
     const usual = clientAt(a, '10.0.0.7');
     assert.equal((await usual.login('admin')).status, 200);
-    const release = deferred();
-    checks.hold = release.promise;
-    checks.started.length = 0;
-    const flood = Array.from({ length: 60 }, (_, i) =>
-      clientAt(a, `10.2.0.${i}`).login(`nobody-${i}`, 'wrong'),
-    );
+    const release = holdChecks(checks);
+    const flood = wrongLogins(a, '10.2.0', 60, 'wrong');
     await until(() => a.loginGuard.checks().waiting === 58);
     const mine = usual.login('admin');
     await until(() => a.loginGuard.checks().waiting === 59);
     const stranger = clientAt(a, '10.3.0.1').login('viewer');
     await until(() => a.loginGuard.checks().waiting === 60);
-    release.resolve();
+    release();
     const [admin, viewer] = await Promise.all([mine, stranger, ...flood]);
     assert.equal(admin?.status, 200);
     assert.equal(viewer?.status, 200);
     const { maxRunning } = defaultLoginPolicy.checks;
     // Only the checks already running came before the known address's.
     assert.equal(checks.started.indexOf(password), maxRunning, checks.started.join(' '));
-    // The new address took its turn behind the flood's waiting checks (one per address).
+    // The flood's addresses were new too: the stranger waited behind their first attempts.
     assert.equal(checks.started.lastIndexOf(password), 60 + 1);
   });
 });
@@ -209,19 +218,14 @@ test('during a flood of wrong logins, an address that logged in before is checke
 test('during a flood from addresses that have failed before, a new address is checked next', async () => {
   await withCountedChecks(async (a, checks) => {
     // Twenty addresses fail once each: they are no longer new.
-    for (let i = 0; i < 20; i++) {
-      assert.equal((await clientAt(a, `10.9.0.${i}`).login(`nobody-${i}`, 'wrong')).status, 401);
-    }
-    const release = deferred();
-    checks.hold = release.promise;
-    checks.started.length = 0;
-    const flood = Array.from({ length: 20 }, (_, i) =>
-      clientAt(a, `10.9.0.${i}`).login(`nobody-${i}`, 'wrong-again'),
-    );
+    for (const reply of await Promise.all(wrongLogins(a, '10.9.0', 20, 'wrong')))
+      assert.equal(reply.status, 401);
+    const release = holdChecks(checks);
+    const flood = wrongLogins(a, '10.9.0', 20, 'wrong-again');
     await until(() => a.loginGuard.checks().waiting === 18);
     const newcomer = clientAt(a, '10.9.1.1').login('viewer');
     await until(() => a.loginGuard.checks().waiting === 19);
-    release.resolve();
+    release();
     const [viewer] = await Promise.all([newcomer, ...flood]);
     assert.equal(viewer?.status, 200);
     assert.equal(
