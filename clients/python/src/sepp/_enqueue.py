@@ -1,5 +1,5 @@
 """Coalescing of enqueues, as a pipelining Redis client does: every enqueue made
-while the previous batch is being sent waits for the next one, and the next
+while earlier batches are on their way waits for the next one, and the next
 batch carries all of them (at most `max_batch_jobs` jobs and
 `max_message_bytes`), as one Produce message or one EnqueueBatch call. Many
 threads each enqueueing one job thus cost the server one message and one
@@ -38,6 +38,14 @@ from .models import ClientStats
 from .v1 import job_pb2, produce_pb2
 
 log = logging.getLogger("sepp.client")
+
+MAX_MESSAGES_IN_FLIGHT = 2
+"""Produce messages sent and not yet answered, at most. Threads wake one by one when an
+answer arrives, so without a limit the stream carries a message for almost every enqueue;
+with it, what arrives while two messages are on their way to the disk gathers in the next
+one (the server's group commit makes them wait for the next commit anyway). Measured with
+50 threads each enqueueing 40 jobs: about 20 jobs per message with a limit of 2, 6-10
+without one, at the same throughput (noisy: load average about 10 on 2 cores)."""
 
 
 @dataclass(frozen=True)
@@ -121,6 +129,9 @@ class EnqueueBatcher:
         """The next batch (lock held): the pending entries that fit, an atomic one alone. None when
         the stream ended, or nothing came for `wait_s` and nothing is in flight (time to idle)."""
         deadline = time.monotonic() + wait_s
+        while stream is not None and len(stream.in_flight) >= MAX_MESSAGES_IN_FLIGHT and not stream.ended:
+            # Entries gather while earlier messages are on their way to the disk (see the top).
+            self._lock.wait()
         while not self._pending:
             if stream is not None and stream.ended:
                 return None

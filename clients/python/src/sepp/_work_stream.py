@@ -23,6 +23,7 @@ ends the stream) → done.
 """
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from concurrent.futures import Future
@@ -39,6 +40,8 @@ from .models import LeaseRef, NackResult
 from .v1 import work_pb2
 
 Settled = work_pb2.WorkResponse.Settled
+
+log = logging.getLogger("sepp.worker")
 
 HEALTHY_AFTER_S = 1.0
 """A stream open this long without failing reached the server: the outage (if any) is over."""
@@ -104,6 +107,11 @@ class WorkStreamTransport:
                     self._on_message(stream, message)
             except grpc.RpcError as thrown:
                 error = to_sepp_error(thrown)
+            except Exception as thrown:  # noqa: BLE001 - a bug here must not stop the worker for good
+                log.exception("sepp worker: the Work stream failed")
+                error = to_sepp_error(thrown)
+                if stream.call is not None:
+                    stream.call.cancel()
             check.cancel()
             if error is None or error.grpc_code == grpc.StatusCode.OK:
                 error = from_status(grpc.StatusCode.UNAVAILABLE, "the server ended the Work stream")
@@ -203,7 +211,7 @@ class WorkStreamTransport:
 
     # ------------------------------------------------------------------ settlements
 
-    def _settle(self, **kind: Any) -> Future[Settled]:
+    def _settle(self, **kind: Any) -> tuple[int, Future[Settled]]:
         with self._lock:
             stream = self._stream
             if stream is None or stream.ended or stream.half_close:
@@ -214,14 +222,19 @@ class WorkStreamTransport:
             stream.pending[request_id] = future
             stream.unsent.append(work_pb2.WorkRequest.Settlement(request_id=request_id, **kind))
             self._lock.notify_all()
-        return future
+        return request_id, future
 
-    def _answer(self, future: Future[Settled]) -> Settled:
+    def _answer(self, sent: tuple[int, Future[Settled]]) -> Settled:
         """Waits for a settlement's answer like a unary call's deadline: without an answer in
         time it fails with DEADLINE_EXCEEDED (it may still be applied)."""
+        request_id, future = sent
         try:
             settled = future.result(self._conn.default_deadline_ms / 1000)
         except TimeoutError:
+            with self._lock:
+                stream = self._stream
+                if stream is not None:
+                    stream.pending.pop(request_id, None)
             raise SeppError(grpc.StatusCode.DEADLINE_EXCEEDED,
                             "no answer from sepp on the Work stream before the deadline") from None
         if settled.code != 0:
@@ -254,7 +267,7 @@ class WorkStreamTransport:
     def extend(self, lease: LeaseRef, lease_ms: int) -> Future[int]:
         request = work_pb2.ExtendRequest(job_id=lease.id, attempt=lease.attempt, lease_duration_ms=lease_ms)
         try:
-            answer = self._settle(extend=request)
+            _, answer = self._settle(extend=request)
         except _AnswerLost:
             return self._calls.extend(lease, lease_ms)
         out: Future[int] = Future()
