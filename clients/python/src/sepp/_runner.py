@@ -150,16 +150,17 @@ class JobRunner:
         if active.lost or active.abandoned:
             worker.finish_job(active)
             return
-        if not self._transport.frees_slot_on_settle:
+        def freed() -> None:
             worker.free_slot(active)
+
         try:
             if failure is None:
-                self._settle(active, lambda: self._transport.ack(job, job.result))
+                self._settle(active, lambda: self._transport.ack(job, job.result, freed))
                 worker.log.debug("sepp worker %s: job %s (%s) done", worker.worker_id, job.id, job.type)
                 worker.emit(WorkerEvent("completed", job))
             else:
                 request = self._nack_request(active, failure)
-                result = self._settle(active, lambda: self._transport.nack(job, request))
+                result = self._settle(active, lambda: self._transport.nack(job, request, freed))
                 self._log_failure(job, failure, result.state, result.run_at_ms)
                 worker.emit(WorkerEvent("failed", job, failure, nack=result))
         except LeaseLostError as error:

@@ -27,7 +27,7 @@ import logging
 import threading
 import time
 from concurrent.futures import Future
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import grpc
 
@@ -67,8 +67,6 @@ class _Stream:
 
 
 class WorkStreamTransport:
-    frees_slot_on_settle = False
-
     def __init__(self, conn: Connection, config: TransportConfig, host: TransportHost, scheduler: Scheduler) -> None:
         self._conn = conn
         self._config = config
@@ -211,7 +209,7 @@ class WorkStreamTransport:
 
     # ------------------------------------------------------------------ settlements
 
-    def _settle(self, **kind: Any) -> tuple[int, Future[Settled]]:
+    def _settle(self, freed: Callable[[], None] | None = None, **kind: Any) -> tuple[int, Future[Settled]]:
         with self._lock:
             stream = self._stream
             if stream is None or stream.ended or stream.half_close:
@@ -221,6 +219,8 @@ class WorkStreamTransport:
             future: Future[Settled] = Future()
             stream.pending[request_id] = future
             stream.unsent.append(work_pb2.WorkRequest.Settlement(request_id=request_id, **kind))
+            if freed is not None:
+                freed()  # Under the lock: the next message carries this settlement and the slot's credit.
             self._lock.notify_all()
         return request_id, future
 
@@ -241,11 +241,11 @@ class WorkStreamTransport:
             raise from_status(status_from_number(settled.code), settled.message, lease_call=True)
         return settled
 
-    def ack(self, lease: LeaseRef, result: Any) -> None:
+    def ack(self, lease: LeaseRef, result: Any, freed: Callable[[], None]) -> None:
         # `result` goes nowhere yet: the protocol has no job results (issue 18 adds them to AckRequest).
         ambiguous = False
         try:
-            self._answer(self._settle(ack=work_pb2.AckRequest(job_id=lease.id, attempt=lease.attempt)))
+            self._answer(self._settle(freed, ack=work_pb2.AckRequest(job_id=lease.id, attempt=lease.attempt)))
             return
         except _AnswerLost as lost:
             ambiguous = lost.sent
@@ -256,13 +256,19 @@ class WorkStreamTransport:
             # After a lost answer, "not leased" most likely means our own ack went through.
             if not (ambiguous and error.code == "not_found"):
                 raise
+        finally:
+            freed()
 
-    def nack(self, lease: LeaseRef, request: work_pb2.NackRequest) -> NackResult:
+    def nack(self, lease: LeaseRef, request: work_pb2.NackRequest, freed: Callable[[], None]) -> NackResult:
         try:
-            settled = self._answer(self._settle(nack=request))
+            settled = self._answer(self._settle(freed, nack=request))
             return nack_result_from_proto(settled.nack)
         except _AnswerLost:
+            pass
+        try:
             return self._calls.nack(request)
+        finally:
+            freed()
 
     def extend(self, lease: LeaseRef, lease_ms: int) -> Future[int]:
         request = work_pb2.ExtendRequest(job_id=lease.id, attempt=lease.attempt, lease_duration_ms=lease_ms)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 import grpc
 
@@ -63,21 +63,21 @@ FATAL_CODES = frozenset({
 
 
 class WorkTransport(Protocol):
-    frees_slot_on_settle: bool
-    """When a job's slot frees: False as soon as its handler returns (on the stream the ack
-    and the new credit travel in order, so the server settles before it leases again); True
-    only once the settlement is answered (separate unary calls may overtake each other)."""
+    """Settlements take `freed`, which frees the job's slot: the stream calls it as soon as
+    the settlement is queued, so the settlement and the credit for the slot leave in one
+    message, in that order, and the server settles before it leases again; unary calls free
+    the slot only once the settlement is answered (a separate Reserve could overtake it)."""
 
     def start(self) -> None: ...
 
     def release(self) -> None:
         """Slots were freed: ask for as many more jobs as `free_slots()` allows."""
 
-    def ack(self, lease: LeaseRef, result: Any) -> None:
+    def ack(self, lease: LeaseRef, result: Any, freed: Callable[[], None]) -> None:
         """Completes a job. `result` is the handler's return value, ignored until the server
         stores job results."""
 
-    def nack(self, lease: LeaseRef, request: work_pb2.NackRequest) -> NackResult: ...
+    def nack(self, lease: LeaseRef, request: work_pb2.NackRequest, freed: Callable[[], None]) -> NackResult: ...
 
     def extend(self, lease: LeaseRef, lease_ms: int) -> Future[int]: ...
 
@@ -126,8 +126,6 @@ class ReserveTransport:
     """The Worker over unary calls, for where a stream cannot be used: a Reserve long poll for
     as many jobs as there are free slots (one poll at a time, so never more than the free
     slots), and Ack/Nack/Extend calls. A slot frees only when its settlement is answered."""
-
-    frees_slot_on_settle = True
 
     def __init__(self, conn: Connection, config: TransportConfig, host: TransportHost) -> None:
         self._conn = conn
@@ -189,11 +187,17 @@ class ReserveTransport:
             for job in jobs:
                 self._host.deliver(job)
 
-    def ack(self, lease: LeaseRef, result: Any) -> None:
-        self._calls.ack(lease)
+    def ack(self, lease: LeaseRef, result: Any, freed: Callable[[], None]) -> None:
+        try:
+            self._calls.ack(lease)
+        finally:
+            freed()
 
-    def nack(self, lease: LeaseRef, request: work_pb2.NackRequest) -> NackResult:
-        return self._calls.nack(request)
+    def nack(self, lease: LeaseRef, request: work_pb2.NackRequest, freed: Callable[[], None]) -> NackResult:
+        try:
+            return self._calls.nack(request)
+        finally:
+            freed()
 
     def extend(self, lease: LeaseRef, lease_ms: int) -> Future[int]:
         return self._calls.extend(lease, lease_ms)
