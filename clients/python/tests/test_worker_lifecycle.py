@@ -226,3 +226,15 @@ def test_errors_retrying_cannot_fix_stop_the_worker(server: ServerProcess, trans
         with pytest.raises(sepp.SeppError) as stopped:
             worker.run(handle_signals=False)
     assert stopped.value.code == code and worker.state == "closed"
+
+
+def test_closing_the_client_closes_its_workers(server: ServerProcess, queue: str) -> None:
+    done = threading.Event()
+    client = sepp.Client(server.address, api_key=ADMIN_KEY)
+    client.enqueue(queue, "t")
+    worker = client.worker([queue], handlers={"t": lambda job: done.set()}).start()
+    assert done.wait(30)
+    client.close()
+    assert worker.state == "closed"
+    with pytest.raises(sepp.SeppError, match="closed"):
+        client.enqueue(queue, "t")
