@@ -1,0 +1,98 @@
+"""sepp's Python client: a Client for every RPC, with enqueues from all threads
+coalesced onto one Produce stream, and a Worker on the Work stream.
+
+    import sepp
+
+    client = sepp.Client("127.0.0.1:50051")
+    client.enqueue("emails", "send", json={"to": "ada@example.com"})
+
+    def send(job: sepp.WorkerJob) -> None:
+        print("sending to", job.data["to"])
+
+    client.worker(["emails"], handlers={"send": send}).run()
+
+See docs/python.md in the sepp repository for every option.
+"""
+from ._connection import RetryOptions, TlsOptions
+from .client import Client
+from .errors import (
+    JobRejectedError,
+    JobRejection,
+    LeaseLostError,
+    QueueFullError,
+    RejectionReason,
+    SeppError,
+    SeppErrorCode,
+    UnavailableError,
+)
+from .handler import DeadLetter, Handler, RetryAfter, WorkerEvent, WorkerJob
+from .jobs import DeadLetterPage, Job, LeasedJob
+from .models import (
+    UNSET,
+    AckResult,
+    AttemptError,
+    BackoffSettings,
+    ClientStats,
+    DeadReason,
+    Enqueued,
+    EnqueueOutcome,
+    JobSpec,
+    JobState,
+    Lease,
+    LeaseRef,
+    NackResult,
+    Payload,
+    QueueInfo,
+    QueueSettings,
+    ServerInfo,
+    ServerLimits,
+    StateCounts,
+    TimeInput,
+)
+from .worker import Worker
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "UNSET",
+    "AckResult",
+    "AttemptError",
+    "BackoffSettings",
+    "Client",
+    "ClientStats",
+    "DeadLetter",
+    "DeadLetterPage",
+    "DeadReason",
+    "Enqueued",
+    "EnqueueOutcome",
+    "Handler",
+    "Job",
+    "JobRejectedError",
+    "JobRejection",
+    "JobSpec",
+    "JobState",
+    "Lease",
+    "LeaseLostError",
+    "LeaseRef",
+    "LeasedJob",
+    "NackResult",
+    "Payload",
+    "QueueFullError",
+    "QueueInfo",
+    "QueueSettings",
+    "RejectionReason",
+    "RetryAfter",
+    "RetryOptions",
+    "SeppError",
+    "SeppErrorCode",
+    "ServerInfo",
+    "ServerLimits",
+    "StateCounts",
+    "TimeInput",
+    "TlsOptions",
+    "UnavailableError",
+    "Worker",
+    "WorkerEvent",
+    "WorkerJob",
+    "__version__",
+]

@@ -1,0 +1,194 @@
+"""Between the client's shapes (models.py) and the protocol's messages."""
+from __future__ import annotations
+
+import datetime
+import json as _json
+import math
+from typing import Any
+
+import grpc
+
+from .errors import JobRejection, SeppError, rejection_reason
+from .models import (
+    UNSET,
+    BackoffSettings,
+    EnqueueOutcome,
+    JobSpec,
+    NackResult,
+    Payload,
+    QueueInfo,
+    QueueSettings,
+    ServerInfo,
+    ServerLimits,
+    StateCounts,
+    TimeInput,
+)
+from .v1 import admin_pb2, job_pb2, queue_pb2, work_pb2
+
+JSON_TYPE = "application/json"
+TEXT_TYPE = "text/plain; charset=utf-8"
+
+
+def invalid(message: str) -> SeppError:
+    """An INVALID_ARGUMENT raised before anything is sent."""
+    return SeppError(grpc.StatusCode.INVALID_ARGUMENT, message)
+
+
+def payload_bytes(payload: Payload | None) -> bytes:
+    if payload is None:
+        return b""
+    if isinstance(payload, str):
+        return payload.encode("utf-8")
+    if isinstance(payload, (bytes, bytearray, memoryview)):
+        return bytes(payload)
+    raise invalid("payload: give bytes or a str (or json=... for a value to send as JSON)")
+
+
+def time_ms(value: TimeInput, name: str) -> int:
+    """Milliseconds since the epoch from a datetime (naive means UTC) or a number of ms."""
+    if isinstance(value, datetime.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=datetime.timezone.utc)
+        return round(value.timestamp() * 1000)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise invalid(f"{name}: give a datetime or milliseconds since the Unix epoch")
+    return round(value)
+
+
+def _whole_ms(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise invalid(f"{name}: not a number of milliseconds")
+    return round(value)
+
+
+def job_from_spec(spec: JobSpec) -> job_pb2.EnqueueJob:
+    """The protocol's job from the client's; raises INVALID_ARGUMENT for what the server could
+    not make sense of (the server validates the rest)."""
+    if spec.json is not UNSET and spec.payload is not None:
+        raise invalid("give payload or json, not both")
+    if spec.json is not UNSET:
+        try:
+            data = _json.dumps(spec.json, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        except (TypeError, ValueError) as error:
+            raise invalid(f"json: the value has no JSON form ({error})") from None
+        kind = JSON_TYPE
+    else:
+        data = payload_bytes(spec.payload)
+        kind = TEXT_TYPE if isinstance(spec.payload, str) else ""
+    if spec.run_at is not None and spec.delay_ms is not None:
+        raise invalid("give run_at or delay_ms, not both")
+    job = job_pb2.EnqueueJob(
+        queue=spec.queue,
+        type=spec.type,
+        payload=data,
+        content_type=spec.content_type if spec.content_type is not None else kind,
+        priority=spec.priority,
+        max_attempts=spec.max_attempts or 0,
+        idempotency_key=spec.idempotency_key or "",
+        metadata=dict(spec.metadata or {}),
+        traceparent=spec.traceparent or "",
+        tracestate=spec.tracestate or "",
+    )
+    if spec.run_at is not None:
+        job.run_at_ms = time_ms(spec.run_at, "run_at")
+    elif spec.delay_ms is not None:
+        job.delay_ms = _whole_ms(spec.delay_ms, "delay_ms")
+    return job
+
+
+def approx_encoded_bytes(job: job_pb2.EnqueueJob) -> int:
+    """A rough upper bound of a job's encoded size, to keep Produce messages under the server's limit."""
+    size = len(job.payload) + len(job.queue) + len(job.type) + len(job.content_type) + 64
+    size += len(job.idempotency_key) + len(job.traceparent) + len(job.tracestate)
+    for key, value in job.metadata.items():
+        size += len(key) + len(value) + 8
+    return size
+
+
+def rejection_from_proto(index: int, reason: int, message: str) -> JobRejection:
+    name = job_pb2.RejectionReason.Name(reason) if reason in job_pb2.RejectionReason.values() else ""
+    return JobRejection(index, rejection_reason(name.removeprefix("REJECTION_REASON_").lower()), message)
+
+
+def outcome_from_proto(result: job_pb2.EnqueueResult | None) -> EnqueueOutcome:
+    if result is not None and result.WhichOneof("outcome") == "accepted":
+        return EnqueueOutcome(ok=True, id=result.accepted.job_id, deduplicated=result.accepted.deduplicated)
+    if result is not None and result.WhichOneof("outcome") == "rejection":
+        rejection = rejection_from_proto(0, result.rejection.reason, result.rejection.message)
+        return EnqueueOutcome(ok=False, reason=rejection.reason, message=rejection.message)
+    return EnqueueOutcome(ok=False, reason="invalid_job", message="the server sent no result for this job")
+
+
+def nack_request(
+    job_id: str, attempt: int, error: str | BaseException | None, retry_after_ms: int | None, dead_letter: bool
+) -> work_pb2.NackRequest:
+    """The protocol's nack: dead-letter wins over a delay; neither means the queue's backoff."""
+    message = "" if error is None else error if isinstance(error, str) else error_text(error)
+    request = work_pb2.NackRequest(job_id=job_id, attempt=attempt, error_message=message)
+    if dead_letter:
+        request.dead_letter = True
+    elif retry_after_ms is not None:
+        request.retry_delay_ms = max(0, _whole_ms(retry_after_ms, "retry_after_ms"))
+    return request
+
+
+def error_text(error: BaseException) -> str:
+    """What a nack records for an exception: its type and message (`KeyError: 'to'`)."""
+    text = str(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def nack_result_from_proto(response: work_pb2.NackResponse) -> NackResult:
+    if response.state == job_pb2.JOB_STATE_DEAD:
+        return NackResult("dead", None)
+    if response.state == job_pb2.JOB_STATE_SCHEDULED:
+        return NackResult("scheduled", response.run_at_ms or None)
+    return NackResult("ready", response.run_at_ms or None)
+
+
+def _settings(settings: queue_pb2.QueueSettings) -> QueueSettings:
+    b = settings.backoff
+    return QueueSettings(
+        max_attempts=settings.max_attempts,
+        backoff=BackoffSettings(b.base_ms, b.factor, b.cap_ms, b.jitter),
+        default_lease_ms=settings.default_lease_ms,
+        max_lease_ms=settings.max_lease_ms,
+        max_payload_bytes=settings.max_payload_bytes,
+        max_depth=settings.max_depth,
+        dedup_window_ms=settings.dedup_window_ms,
+        dead_retention_ms=settings.dead_retention_ms,
+        completed_retention_ms=settings.completed_retention_ms,
+        allowed_types=tuple(settings.allowed_types),
+    )
+
+
+def queue_info_from_proto(queue: queue_pb2.QueueInfo) -> QueueInfo:
+    c = queue.counts
+    return QueueInfo(
+        name=queue.name,
+        paused=queue.paused,
+        counts=StateCounts(c.scheduled, c.ready, c.leased, c.completed, c.dead),
+        oldest_ready_age_ms=queue.oldest_ready_age_ms,
+        waiting_workers=queue.waiting_workers,
+        settings=_settings(queue.settings),
+    )
+
+
+def server_info_from_proto(info: admin_pb2.GetServerInfoResponse) -> ServerInfo:
+    lim = info.limits
+    durability = {admin_pb2.DURABILITY_MODE_FULL: "full", admin_pb2.DURABILITY_MODE_RELAXED: "relaxed"}
+    return ServerInfo(
+        version=info.version,
+        git_commit=info.git_commit,
+        durability=durability.get(info.durability, "unknown"),  # type: ignore[arg-type]
+        server_time_ms=info.server_time_ms,
+        started_at_ms=info.started_at_ms,
+        limits=ServerLimits(
+            lim.max_name_length, lim.max_metadata_bytes, lim.max_metadata_entries, lim.max_idempotency_key_bytes,
+            lim.max_worker_id_bytes, lim.max_error_bytes, lim.max_error_history, lim.max_batch_jobs,
+            lim.max_reserve_jobs, lim.max_schedule_ahead_ms, lim.max_wait_ms, lim.max_waiters, lim.max_page_size,
+            lim.max_message_bytes, lim.max_reserve_queues,
+        ),
+        queue_defaults=_settings(info.queue_defaults),
+        strict_queues=info.strict_queues,
+    )

@@ -1,0 +1,209 @@
+"""Running one job inside a Worker: decode, call the handler, settle the
+outcome (retrying UNAVAILABLE while the lease may still be ours), and keep the
+lease alive meanwhile (an extend every third of the lease, from the timer
+thread)."""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Mapping, TypeVar
+
+import grpc
+
+from ._connection import backoff_delay_ms
+from ._convert import error_text, nack_request
+from ._scheduler import Scheduler, Timer
+from ._work_transport import WorkTransport
+from .errors import LeaseLostError, SeppError, to_sepp_error
+from .handler import DeadLetter, Handler, RetryAfter, WorkerEvent, WorkerJob
+from .jobs import is_json_content_type
+from .v1 import job_pb2, work_pb2
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from .worker import Worker
+
+T = TypeVar("T")
+
+
+@dataclass(eq=False)
+class Active:
+    """A job this worker holds, from delivery until it is settled, lost or abandoned."""
+
+    job: WorkerJob
+    decode_error: DeadLetter | None
+    lease_ends_at: float
+    """Local (monotonic) estimate of the lease's end, for retrying settlements."""
+    timer: Timer | None = None
+    extending_since: float | None = None
+    lost: bool = False
+    stopped_for_shutdown: bool = False
+    abandoned: bool = False
+    """Given up at shutdown: whatever the handler does later is not settled."""
+    slot_freed: bool = False
+
+
+class JobRunner:
+    def __init__(
+        self,
+        worker: Worker,
+        transport: WorkTransport,
+        scheduler: Scheduler,
+        handlers: Mapping[str, Handler],
+        fallback: Handler | None,
+        retry_base_delay_ms: int,
+        retry_max_delay_ms: int,
+    ) -> None:
+        self._worker = worker
+        self._transport = transport
+        self._scheduler = scheduler
+        self._handlers = dict(handlers)
+        self._fallback = fallback
+        self._retry_base_delay_ms = retry_base_delay_ms
+        self._retry_max_delay_ms = retry_max_delay_ms
+        self._period_s = max(0.001, worker.lease_ms / 3 / 1000)
+        self._deadline_s = worker.client.connection.default_deadline_ms / 1000
+
+    def make(self, proto: job_pb2.LeasedJob) -> Active:
+        data: object = proto.payload
+        decode_error = None
+        if is_json_content_type(proto.content_type):
+            try:
+                data = json.loads(proto.payload.decode("utf-8"))
+            except ValueError as error:
+                # Retrying cannot make a payload valid JSON.
+                decode_error = DeadLetter(f"payload is not valid JSON ({error})")
+        job = WorkerJob(proto, data)
+        return Active(job, decode_error, time.monotonic() + self._worker.lease_ms / 1000)
+
+    # ------------------------------------------------------------------ lease keeping
+
+    def keep(self, active: Active) -> None:
+        active.timer = self._scheduler.call_later(self._period_s, lambda: self._extend(active))
+
+    def unkeep(self, active: Active) -> None:
+        if active.timer is not None:
+            active.timer.cancel()
+
+    def _extend(self, active: Active) -> None:
+        if active.lost or active.abandoned or not self._worker.is_active(active):
+            return
+        self.keep(active)
+        now = time.monotonic()
+        # An extend still unanswered after the call deadline is given up; this one replaces it.
+        if active.extending_since is not None and now - active.extending_since < self._deadline_s:
+            return
+        active.extending_since = now
+        lease_ms = self._worker.lease_ms
+        future = self._transport.extend(active.job, lease_ms)
+
+        def done(settled: Future[int]) -> None:
+            active.extending_since = None
+            error = settled.exception()
+            if error is None:
+                active.lease_ends_at = now + lease_ms / 1000
+                if self._worker.is_active(active):
+                    self._worker.emit(WorkerEvent("extended", active.job, lease_deadline_ms=settled.result()))
+                return
+            e = to_sepp_error(error, lease_call=True)
+            # Anything else is retried at the next period: a lease gets two tries before it ends.
+            if isinstance(e, LeaseLostError):
+                self.lose(active, e)
+            else:
+                self._worker.log.warning("sepp worker %s: extending the lease of job %s failed: %s",
+                                         self._worker.worker_id, active.job.id, e.message)
+                self._worker.emit(WorkerEvent("error", active.job, e))
+
+        future.add_done_callback(done)
+
+    def lose(self, active: Active, error: LeaseLostError) -> None:
+        if active.lost or not self._worker.is_active(active):
+            return
+        active.lost = True
+        self.unkeep(active)
+        active.job._cancel(error)
+        self._worker.log.warning("sepp worker %s: lost the lease of job %s (%s, attempt %d): %s; not settling it",
+                                 self._worker.worker_id, active.job.id, active.job.type, active.job.attempt,
+                                 error.message)
+        self._worker.emit(WorkerEvent("lease_lost", active.job, error))
+
+    # ------------------------------------------------------------------ running
+
+    def run(self, active: Active) -> None:
+        worker = self._worker
+        job = active.job
+        worker.emit(WorkerEvent("started", job))
+        failure: BaseException | None = None
+        try:
+            if active.decode_error is not None:
+                raise active.decode_error
+            handler = self._handlers.get(job.type, self._fallback)
+            if handler is None:
+                known = ", ".join(sorted(self._handlers))
+                raise LookupError(f'no handler for job type "{job.type}" on worker {worker.worker_id} '
+                                  f"(handlers: {known})")
+            job.result = handler(job)
+        except BaseException as error:  # noqa: BLE001 - whatever a handler raises fails the attempt
+            failure = error
+        if active.lost or active.abandoned:
+            worker.finish_job(active)
+            return
+        def freed() -> None:
+            worker.free_slot(active)
+
+        try:
+            if failure is None:
+                self._settle(active, lambda: self._transport.ack(job, job.result, freed))
+                worker.log.debug("sepp worker %s: job %s (%s) done", worker.worker_id, job.id, job.type)
+                worker.emit(WorkerEvent("completed", job))
+            else:
+                request = self._nack_request(active, failure)
+                result = self._settle(active, lambda: self._transport.nack(job, request, freed))
+                self._log_failure(job, failure, result.state, result.run_at_ms)
+                worker.emit(WorkerEvent("failed", job, failure, nack=result))
+        except LeaseLostError as error:
+            self.lose(active, error)
+        except SeppError as error:
+            worker.log.error("sepp worker %s: settling job %s failed: %s", worker.worker_id, job.id, error.message)
+            worker.emit(WorkerEvent("error", job, error))
+        worker.finish_job(active)
+
+    def _nack_request(self, active: Active, error: BaseException) -> work_pb2.NackRequest:
+        job = active.job
+        if isinstance(error, DeadLetter):
+            return nack_request(job.id, job.attempt, str(error), None, True)
+        if isinstance(error, RetryAfter):
+            return nack_request(job.id, job.attempt, str(error), error.delay_ms, False)
+        # Stopped by our own shutdown: let another worker have it at once.
+        retry_after_ms = 0 if active.stopped_for_shutdown else None
+        return nack_request(job.id, job.attempt, error_text(error), retry_after_ms, False)
+
+    def _log_failure(self, job: WorkerJob, error: BaseException, state: str, run_at_ms: int | None) -> None:
+        log = self._worker.log
+        where = "dead-lettered" if state == "dead" else (
+            f"retrying in {max(0, (run_at_ms or 0) - int(time.time() * 1000))} ms" if state == "scheduled"
+            else "retrying now")
+        attempt = f"attempt {job.attempt}/{job.max_attempts}"
+        if isinstance(error, (RetryAfter, DeadLetter)):
+            log.info("sepp worker %s: job %s (%s, %s): %s; %s", self._worker.worker_id, job.id, job.type, attempt,
+                     error, where)
+        else:
+            log.warning("sepp worker %s: job %s (%s, %s) failed: %s; %s", self._worker.worker_id, job.id, job.type,
+                        attempt, error_text(error), where, exc_info=error)
+
+    def _settle(self, active: Active, settle: Callable[[], T]) -> T:
+        """Settlements that fail with UNAVAILABLE are retried while the lease may still be ours."""
+        retry = 0
+        while True:
+            try:
+                return settle()
+            except SeppError as error:
+                delay_s = backoff_delay_ms(retry, self._retry_base_delay_ms, self._retry_max_delay_ms) / 1000
+                if error.grpc_code != grpc.StatusCode.UNAVAILABLE or time.monotonic() + delay_s >= active.lease_ends_at:
+                    raise
+                self._worker.log.warning("sepp worker %s: settling job %s: %s; retrying in %.1f s",
+                                         self._worker.worker_id, active.job.id, error.message, delay_s)
+                time.sleep(delay_s)
+                retry += 1

@@ -1,0 +1,327 @@
+"""The Worker's fast path: one Work stream. The worker subscribes, grants
+credit for its free slots, and sends acks, nacks and extends; the server pushes
+leased jobs (never more than the credit) and answers each settlement by
+request id.
+
+Credit: `outstanding` is credit granted on the current stream and not yet used
+by a pushed job. The free slots minus `outstanding` is what may still be
+granted, so running jobs + outstanding credit never exceed the concurrency. A
+new stream starts with no credit (the server forgets it). A pushed job is
+handed to the Worker under the same lock that lowers `outstanding`, so the
+grant never sees the slot as both free and promised.
+
+Batching: grpc pulls the request generator from its own thread whenever it can
+send; each pull takes every settlement made since the last one and the credit
+their jobs freed, as one `batch` message (settlements first), so the server
+commits those acks and leases the next jobs in one transaction, and answers
+with `batch` messages too.
+
+States: open (a stream exists) → broken (no stream: settlements go over unary
+calls, and a new stream opens after a backoff while the worker still takes
+jobs) → half-closed by finish() (the server answers what is in flight, then
+ends the stream) → done.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from concurrent.futures import Future
+from typing import Any, Callable, Iterator
+
+import grpc
+
+from ._connection import Connection, backoff_delay_ms
+from ._convert import nack_result_from_proto
+from ._scheduler import Scheduler
+from ._work_transport import FATAL_CODES, TransportConfig, TransportHost, UnaryCalls
+from .errors import LeaseLostError, SeppError, from_status, status_from_number, to_sepp_error
+from .models import LeaseRef, NackResult
+from .v1 import work_pb2
+
+Settled = work_pb2.WorkResponse.Settled
+
+log = logging.getLogger("sepp.worker")
+
+HEALTHY_AFTER_S = 1.0
+"""A stream open this long without failing reached the server: the outage (if any) is over."""
+
+
+class _AnswerLost(SeppError):
+    """A settlement got no answer on the stream: there was none (`sent` False), or it broke
+    after the message was handed to grpc (`sent` True: it may or may not have been applied)."""
+
+    def __init__(self, sent: bool, message: str) -> None:
+        super().__init__(grpc.StatusCode.UNAVAILABLE, message)
+        self.sent = sent
+
+
+class _Stream:
+    def __init__(self) -> None:
+        self.ended = False
+        self.half_close = False
+        self.healthy = False
+        self.call: Any = None
+        self.pending: dict[int, Future[Settled]] = {}
+        self.unsent: list[work_pb2.WorkRequest.Settlement] = []
+
+
+class WorkStreamTransport:
+    def __init__(self, conn: Connection, config: TransportConfig, host: TransportHost, scheduler: Scheduler) -> None:
+        self._conn = conn
+        self._config = config
+        self._host = host
+        self._scheduler = scheduler
+        self._calls = UnaryCalls(conn)
+        self._lock = threading.Condition()
+        self._stream: _Stream | None = None
+        self._outstanding = 0
+        self._taking = True
+        self._finishing = False
+        self._next_id = 1
+        self._thread = threading.Thread(target=self._loop, name="sepp-work", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    # ------------------------------------------------------------------ the stream
+
+    def _loop(self) -> None:
+        failures = 0
+        config = self._config
+        while True:
+            with self._lock:
+                if not self._taking or self._finishing:
+                    return
+                stream = _Stream()
+                self._stream = stream
+                self._outstanding = 0
+            check = self._scheduler.call_later(HEALTHY_AFTER_S, lambda: self._healthy(stream))
+            error: SeppError | None = None
+            try:
+                call = self._conn.stub.Work(self._requests(stream), metadata=self._conn.metadata)
+                stream.call = call
+                for message in call:
+                    self._on_message(stream, message)
+            except grpc.RpcError as thrown:
+                error = to_sepp_error(thrown)
+            except Exception as thrown:  # noqa: BLE001 - a bug here must not stop the worker for good
+                log.exception("sepp worker: the Work stream failed")
+                error = to_sepp_error(thrown)
+                if stream.call is not None:
+                    stream.call.cancel()
+            check.cancel()
+            if error is None or error.grpc_code == grpc.StatusCode.OK:
+                error = from_status(grpc.StatusCode.UNAVAILABLE, "the server ended the Work stream")
+            self._on_broken(stream, error)
+            with self._lock:
+                if not self._taking or self._finishing:
+                    return
+            if error.grpc_code in FATAL_CODES:
+                self._host.fatal(error)
+                return
+            if stream.healthy:
+                failures = 0  # A stream that reached the server: start the backoff over.
+            delay_s = backoff_delay_ms(failures, config.reconnect_base_delay_ms, config.reconnect_max_delay_ms) / 1000
+            failures += 1
+            self._host.report(error, delay_s)
+            with self._lock:
+                deadline = time.monotonic() + delay_s
+                while self._taking and not self._finishing and time.monotonic() < deadline:
+                    self._lock.wait(deadline - time.monotonic())
+
+    def _healthy(self, stream: _Stream) -> None:
+        if stream.healthy or stream.ended:
+            return
+        stream.healthy = True
+        self._host.connected()
+
+    def _requests(self, stream: _Stream) -> Iterator[work_pb2.WorkRequest]:
+        config = self._config
+        yield work_pb2.WorkRequest(subscribe=work_pb2.WorkRequest.Subscribe(
+            queues=config.queues, lease_duration_ms=config.lease_ms, worker_id=config.worker_id,
+            batch_responses=True,
+        ))
+        per_message = self._conn.max_batch_jobs
+        while True:
+            with self._lock:
+                while True:
+                    if stream.ended:
+                        return
+                    grant = 0
+                    if self._taking and not stream.half_close:
+                        grant = max(0, self._host.free_slots() - self._outstanding)
+                    if stream.unsent or grant > 0:
+                        break
+                    if stream.half_close:
+                        return  # Everything is written: half-close, the server answers and ends.
+                    self._lock.wait()
+                # A batch's settlements count against the server's `max_batch_jobs`.
+                settlements = stream.unsent[:per_message]
+                del stream.unsent[:per_message]
+                credit = 0 if stream.unsent else grant
+                self._outstanding += credit
+            if settlements:
+                yield work_pb2.WorkRequest(batch=work_pb2.WorkRequest.Batch(settlements=settlements, credit=credit))
+            else:
+                yield work_pb2.WorkRequest(credit=work_pb2.WorkRequest.Credit(jobs=credit))
+
+    def _on_message(self, stream: _Stream, message: work_pb2.WorkResponse) -> None:
+        kind = message.WhichOneof("kind")
+        if kind == "batch":
+            settled, jobs = list(message.batch.settled), list(message.batch.jobs)
+        elif kind == "settled":
+            settled, jobs = [message.settled], []
+        elif kind == "job":
+            settled, jobs = [], [message.job]
+        else:
+            return
+        if not stream.healthy:
+            stream.healthy = True
+            self._host.connected()
+        for answer in settled:
+            with self._lock:
+                future = stream.pending.pop(answer.request_id, None)
+            if future is not None and not future.done():
+                future.set_result(answer)
+        if jobs:
+            with self._lock:
+                for job in jobs:
+                    self._outstanding -= 1
+                    self._host.deliver(job)
+
+    def _on_broken(self, stream: _Stream, error: SeppError) -> None:
+        with self._lock:
+            stream.ended = True
+            if self._stream is stream:
+                self._stream = None
+                self._outstanding = 0
+            unsent = {s.request_id for s in stream.unsent}
+            stream.unsent.clear()
+            pending = stream.pending
+            stream.pending = {}
+            self._lock.notify_all()
+        for request_id, future in pending.items():
+            # Never written: the caller may settle over a unary call without doubt.
+            lost = _AnswerLost(request_id not in unsent, f"the Work stream broke: {error.message}")
+            if not future.done():
+                future.set_exception(lost)
+
+    # ------------------------------------------------------------------ settlements
+
+    def _settle(self, freed: Callable[[], None] | None = None, **kind: Any) -> tuple[int, Future[Settled]]:
+        with self._lock:
+            stream = self._stream
+            if stream is None or stream.ended or stream.half_close:
+                raise _AnswerLost(False, "no Work stream")
+            request_id = self._next_id
+            self._next_id += 1
+            future: Future[Settled] = Future()
+            stream.pending[request_id] = future
+            stream.unsent.append(work_pb2.WorkRequest.Settlement(request_id=request_id, **kind))
+            if freed is not None:
+                freed()  # Under the lock: the next message carries this settlement and the slot's credit.
+            self._lock.notify_all()
+        return request_id, future
+
+    def _answer(self, sent: tuple[int, Future[Settled]]) -> Settled:
+        """Waits for a settlement's answer like a unary call's deadline: without an answer in
+        time it fails with DEADLINE_EXCEEDED (it may still be applied)."""
+        request_id, future = sent
+        try:
+            settled = future.result(self._conn.default_deadline_ms / 1000)
+        except TimeoutError:
+            with self._lock:
+                stream = self._stream
+                if stream is not None:
+                    stream.pending.pop(request_id, None)
+            raise SeppError(grpc.StatusCode.DEADLINE_EXCEEDED,
+                            "no answer from sepp on the Work stream before the deadline") from None
+        if settled.code != 0:
+            raise from_status(status_from_number(settled.code), settled.message, lease_call=True)
+        return settled
+
+    def ack(self, lease: LeaseRef, result: Any, freed: Callable[[], None]) -> None:
+        # `result` goes nowhere yet: the protocol has no job results (issue 18 adds them to AckRequest).
+        ambiguous = False
+        try:
+            self._answer(self._settle(freed, ack=work_pb2.AckRequest(job_id=lease.id, attempt=lease.attempt)))
+            return
+        except _AnswerLost as lost:
+            ambiguous = lost.sent
+        # No stream, or it broke before answering: leases can be settled over unary calls too.
+        try:
+            self._calls.ack(lease)
+        except LeaseLostError as error:
+            # After a lost answer, "not leased" most likely means our own ack went through.
+            if not (ambiguous and error.code == "not_found"):
+                raise
+        finally:
+            freed()
+
+    def nack(self, lease: LeaseRef, request: work_pb2.NackRequest, freed: Callable[[], None]) -> NackResult:
+        try:
+            settled = self._answer(self._settle(freed, nack=request))
+            return nack_result_from_proto(settled.nack)
+        except _AnswerLost:
+            pass
+        try:
+            return self._calls.nack(request)
+        finally:
+            freed()
+
+    def extend(self, lease: LeaseRef, lease_ms: int) -> Future[int]:
+        request = work_pb2.ExtendRequest(job_id=lease.id, attempt=lease.attempt, lease_duration_ms=lease_ms)
+        try:
+            _, answer = self._settle(extend=request)
+        except _AnswerLost:
+            return self._calls.extend(lease, lease_ms)
+        out: Future[int] = Future()
+
+        def copy(done: Future[int]) -> None:
+            error = done.exception()
+            if error is not None:
+                out.set_exception(error)
+            else:
+                out.set_result(done.result())
+
+        def answered(done: Future[Settled]) -> None:
+            error = done.exception()
+            if isinstance(error, _AnswerLost):
+                self._calls.extend(lease, lease_ms).add_done_callback(copy)
+            elif error is not None:
+                out.set_exception(error)
+            elif done.result().code != 0:
+                settled = done.result()
+                out.set_exception(from_status(status_from_number(settled.code), settled.message, lease_call=True))
+            else:
+                out.set_result(int(done.result().extend.lease_deadline_ms))
+
+        answer.add_done_callback(answered)
+        return out
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def release(self) -> None:
+        with self._lock:
+            self._lock.notify_all()
+
+    def stop_taking(self) -> None:
+        with self._lock:
+            self._taking = False
+            self._lock.notify_all()
+
+    def finish(self, timeout_s: float) -> None:
+        with self._lock:
+            self._taking = False
+            self._finishing = True
+            stream = self._stream
+            if stream is not None:
+                stream.half_close = True
+            self._lock.notify_all()
+        if self._thread.is_alive():
+            self._thread.join(timeout_s)
+        if self._thread.is_alive() and stream is not None and stream.call is not None:
+            stream.call.cancel()
+            self._thread.join(1.0)
+        self._calls.shutdown()

@@ -1,0 +1,218 @@
+"""How a Worker gets jobs and settles them. Two implementations with the same
+behaviour: the Work stream (_work_stream.py, the fast path) and unary Reserve
+long polls with Ack/Nack/Extend calls (ReserveTransport, below).
+
+Settlements are called from handler threads and block; extensions are called
+from the timer thread and return futures."""
+from __future__ import annotations
+
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol
+
+import grpc
+
+from ._connection import Connection, backoff_delay_ms
+from .errors import SeppError, to_sepp_error
+from .models import LeaseRef, NackResult
+from ._convert import nack_result_from_proto
+from .v1 import job_pb2, work_pb2
+
+LONG_POLL_MARGIN_S = 5.0
+
+
+class TransportHost(Protocol):
+    """What a transport needs from its Worker."""
+
+    def free_slots(self) -> int:
+        """Slots not taken by running jobs: the most jobs the transport may ask for now."""
+
+    def deliver(self, job: job_pb2.LeasedJob) -> None:
+        """A job was leased to this worker; it takes one slot."""
+
+    def report(self, error: SeppError, retry_in_s: float | None) -> None:
+        """A connection-level problem; the transport retries by itself in `retry_in_s`."""
+
+    def connected(self) -> None:
+        """The server answered: any outage is over."""
+
+    def fatal(self, error: SeppError) -> None:
+        """An error that retrying cannot fix (a bad API key, a bad queue name): stop the worker."""
+
+
+@dataclass(frozen=True)
+class TransportConfig:
+    queues: tuple[str, ...]
+    lease_ms: int
+    worker_id: str
+    poll_wait_ms: int
+    reconnect_base_delay_ms: int
+    reconnect_max_delay_ms: int
+
+
+FATAL_CODES = frozenset({
+    grpc.StatusCode.UNAUTHENTICATED,
+    grpc.StatusCode.PERMISSION_DENIED,
+    grpc.StatusCode.INVALID_ARGUMENT,
+    grpc.StatusCode.NOT_FOUND,
+    grpc.StatusCode.UNIMPLEMENTED,
+    grpc.StatusCode.FAILED_PRECONDITION,
+})
+"""Statuses of a Reserve or a Work stream that repeating cannot change."""
+
+
+class WorkTransport(Protocol):
+    """Settlements take `freed`, which frees the job's slot: the stream calls it as soon as
+    the settlement is queued, so the settlement and the credit for the slot leave in one
+    message, in that order, and the server settles before it leases again; unary calls free
+    the slot only once the settlement is answered (a separate Reserve could overtake it)."""
+
+    def start(self) -> None: ...
+
+    def release(self) -> None:
+        """Slots were freed: ask for as many more jobs as `free_slots()` allows."""
+
+    def ack(self, lease: LeaseRef, result: Any, freed: Callable[[], None]) -> None:
+        """Completes a job. `result` is the handler's return value, ignored until the server
+        stores job results."""
+
+    def nack(self, lease: LeaseRef, request: work_pb2.NackRequest, freed: Callable[[], None]) -> NackResult: ...
+
+    def extend(self, lease: LeaseRef, lease_ms: int) -> Future[int]: ...
+
+    def stop_taking(self) -> None:
+        """Asks for no more jobs (shutdown); settlements still work."""
+
+    def finish(self, timeout_s: float) -> None:
+        """Ends gracefully once everything is settled (or cancels after `timeout_s`)."""
+
+
+class UnaryCalls:
+    """Ack, Nack and Extend as unary calls, shared by both transports."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self._extends = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sepp-extend")
+
+    def ack(self, lease: LeaseRef) -> None:
+        self.conn.invoke(self.conn.stub.Ack, work_pb2.AckRequest(job_id=lease.id, attempt=lease.attempt),
+                         retry_safe=True, lease_call=True)
+
+    def nack(self, request: work_pb2.NackRequest) -> NackResult:
+        response = self.conn.invoke(self.conn.stub.Nack, request, retry_safe=True, lease_call=True)
+        return nack_result_from_proto(response)
+
+    def extend(self, lease: LeaseRef, lease_ms: int) -> Future[int]:
+        request = work_pb2.ExtendRequest(job_id=lease.id, attempt=lease.attempt, lease_duration_ms=lease_ms)
+
+        def call() -> int:
+            # Extending twice is harmless: the lease simply ends `lease_ms` from the later one.
+            response = self.conn.invoke(self.conn.stub.Extend, request, retry_safe=True, lease_call=True)
+            return int(response.lease_deadline_ms)
+
+        try:
+            return self._extends.submit(call)
+        except RuntimeError:  # shut down
+            failed: Future[int] = Future()
+            failed.set_exception(SeppError(grpc.StatusCode.CANCELLED, "the worker is closed"))
+            return failed
+
+    def shutdown(self) -> None:
+        self._extends.shutdown(wait=False)
+
+
+class ReserveTransport:
+    """The Worker over unary calls, for where a stream cannot be used: a Reserve long poll for
+    as many jobs as there are free slots (one poll at a time, so never more than the free
+    slots), and Ack/Nack/Extend calls. A slot frees only when its settlement is answered."""
+
+    def __init__(self, conn: Connection, config: TransportConfig, host: TransportHost) -> None:
+        self._conn = conn
+        self._config = config
+        self._host = host
+        self._calls = UnaryCalls(conn)
+        self._taking = True
+        self._wake = threading.Condition()
+        self._poll: grpc.Future | None = None
+        self._thread = threading.Thread(target=self._loop, name="sepp-reserve", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def release(self) -> None:
+        with self._wake:
+            self._wake.notify()
+
+    def _loop(self) -> None:
+        failures = 0
+        config = self._config
+        while True:
+            with self._wake:
+                while self._taking and self._host.free_slots() <= 0:
+                    self._wake.wait()
+                if not self._taking:
+                    return
+                free = self._host.free_slots()
+                request = work_pb2.ReserveRequest(
+                    queues=config.queues, max_jobs=free, lease_duration_ms=config.lease_ms,
+                    wait_timeout_ms=config.poll_wait_ms, worker_id=config.worker_id,
+                )
+                poll = self._conn.stub.Reserve.future(
+                    request, metadata=self._conn.metadata, timeout=config.poll_wait_ms / 1000 + LONG_POLL_MARGIN_S)
+                self._poll = poll
+            try:
+                jobs = poll.result().jobs
+            except grpc.FutureCancelledError:
+                return
+            except grpc.RpcError as thrown:
+                error = to_sepp_error(thrown)
+                if not self._taking:
+                    return
+                if error.grpc_code in FATAL_CODES:
+                    self._host.fatal(error)
+                    return
+                delay_s = backoff_delay_ms(failures, config.reconnect_base_delay_ms, config.reconnect_max_delay_ms) / 1000
+                failures += 1
+                self._host.report(error, delay_s)
+                with self._wake:
+                    if self._taking:
+                        self._wake.wait(delay_s)
+                continue
+            finally:
+                self._poll = None
+            failures = 0
+            self._host.connected()
+            # Jobs that arrive as the worker stops are still run: they are leased to it.
+            for job in jobs:
+                self._host.deliver(job)
+
+    def ack(self, lease: LeaseRef, result: Any, freed: Callable[[], None]) -> None:
+        try:
+            self._calls.ack(lease)
+        finally:
+            freed()
+
+    def nack(self, lease: LeaseRef, request: work_pb2.NackRequest, freed: Callable[[], None]) -> NackResult:
+        try:
+            return self._calls.nack(request)
+        finally:
+            freed()
+
+    def extend(self, lease: LeaseRef, lease_ms: int) -> Future[int]:
+        return self._calls.extend(lease, lease_ms)
+
+    def stop_taking(self) -> None:
+        with self._wake:
+            self._taking = False
+            self._wake.notify_all()
+            poll = self._poll
+        if poll is not None:
+            # A poll cancelled while waiting leases nothing.
+            poll.cancel()
+
+    def finish(self, timeout_s: float) -> None:
+        self.stop_taking()
+        if self._thread.is_alive():
+            self._thread.join(timeout_s)
+        self._calls.shutdown()

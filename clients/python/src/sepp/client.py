@@ -1,0 +1,379 @@
+"""Client: every RPC of sepp.v1.QueueService as a blocking method with friendly
+types. Enqueues from all threads are coalesced and go over one Produce stream
+(see _enqueue.py); everything else is a unary call with a deadline. A Client
+is thread-safe: create one per process and share it."""
+from __future__ import annotations
+
+import threading
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal, Mapping, Sequence
+
+import grpc
+
+from ._connection import Connection, RetryOptions, TlsOptions, Transport
+from ._convert import (
+    job_from_spec,
+    nack_request,
+    nack_result_from_proto,
+    outcome_from_proto,
+    queue_info_from_proto,
+    rejection_from_proto,
+    server_info_from_proto,
+)
+from ._enqueue import Answer, EnqueueBatcher
+from .errors import JobRejection, SeppError, rejected
+from .jobs import DEAD_REASON_TO_PROTO, DeadLetterPage, Job, LeasedJob, job_state_name
+from .models import (
+    UNSET,
+    AckResult,
+    ClientStats,
+    DeadReason,
+    Enqueued,
+    EnqueueOutcome,
+    JobSpec,
+    JobState,
+    LeaseRef,
+    NackResult,
+    Payload,
+    QueueInfo,
+    ServerInfo,
+    TimeInput,
+)
+from .v1 import admin_pb2, job_pb2, work_pb2
+
+if TYPE_CHECKING:
+    from .worker import Worker
+
+LONG_POLL_MARGIN_MS = 5000
+"""Extra time a long poll's deadline allows beyond its wait, in ms."""
+
+_SETTLE_OUTCOMES: dict[int, Literal["ok", "not_found", "lease_lost"]] = {
+    work_pb2.SETTLE_OUTCOME_OK: "ok",
+    work_pb2.SETTLE_OUTCOME_LEASE_LOST: "lease_lost",
+}
+
+
+def _enqueued(future: Future[tuple[Answer, int]], timeout_s: float) -> Enqueued:
+    answer, offset = _result(future, timeout_s)
+    result = answer.results[offset] if answer.atomic is None else None
+    if result is not None and result.WhichOneof("outcome") == "accepted":
+        return Enqueued(result.accepted.job_id, result.accepted.deduplicated)
+    if result is not None and result.WhichOneof("outcome") == "rejection":
+        raise rejected([rejection_from_proto(0, result.rejection.reason, result.rejection.message)])
+    raise rejected([JobRejection(0, "invalid_job", "the server sent no result for this job")])
+
+
+def _result(future: Future[tuple[Answer, int]], timeout_s: float) -> tuple[Answer, int]:
+    try:
+        return future.result(timeout_s)
+    except TimeoutError:
+        # Like a unary deadline: the job may still be stored; its answer is no longer waited for.
+        raise SeppError(grpc.StatusCode.DEADLINE_EXCEEDED, "no answer from sepp before the deadline") from None
+
+
+def _selection(queue: str, selection: Sequence[str] | Literal["all"]) -> dict[str, Any]:
+    if selection == "all":
+        return {"queue": queue, "all": True}
+    if isinstance(selection, str):
+        raise TypeError("give a list of job ids, or 'all'")
+    return {"queue": queue, "job_ids": list(selection)}
+
+
+class Client:
+    """A connection to a sepp server.
+
+    `address` is `host:port`. The connection is made lazily by the first call
+    (`ready()` waits for it). Use it as a context manager, or call `close()`
+    on shutdown: it closes the client's Workers, sends what is still queued
+    and waits for the answers.
+    """
+
+    def __init__(
+        self,
+        address: str = "127.0.0.1:50051",
+        *,
+        api_key: str | None = None,
+        tls: bool | TlsOptions = False,
+        default_deadline_ms: int = 10_000,
+        retry: RetryOptions | None = None,
+        transport: Transport = "stream",
+        max_batch_jobs: int = 1000,
+        max_message_bytes: int = 4 * 1024 * 1024,
+        stream_idle_ms: int = 1000,
+    ) -> None:
+        self._conn = Connection(
+            address, api_key=api_key, tls=tls, default_deadline_ms=default_deadline_ms, retry=retry,
+            transport=transport, max_batch_jobs=max_batch_jobs, max_message_bytes=max_message_bytes,
+        )
+        self._stats = ClientStats()
+        self._batcher = EnqueueBatcher(self._conn, self._stats, stream_idle_ms)
+        self._workers: set[Worker] = set()
+        self._lock = threading.Lock()
+
+    @property
+    def address(self) -> str:
+        """The server address this client talks to."""
+        return self._conn.address
+
+    @property
+    def connection(self) -> Connection:
+        """The connection (channel, stub, options); Workers use it to open Work streams."""
+        return self._conn
+
+    def stats(self) -> ClientStats:
+        """Counters of the enqueue path (coalescing), for tuning and tests."""
+        return ClientStats(self._stats.enqueued_jobs, self._stats.batches, self._stats.produce_messages)
+
+    def ready(self, timeout_ms: int | None = None) -> None:
+        """Waits until the connection is up; raises UnavailableError after `timeout_ms`
+        (default: the default deadline)."""
+        self._conn.wait_ready(timeout_ms)
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ enqueue
+
+    def enqueue(
+        self,
+        queue: str,
+        type: str,
+        payload: Payload | None = None,
+        *,
+        json: Any = UNSET,
+        content_type: str | None = None,
+        priority: int = 0,
+        run_at: TimeInput | None = None,
+        delay_ms: int | None = None,
+        max_attempts: int | None = None,
+        idempotency_key: str | None = None,
+        metadata: Mapping[str, str] | None = None,
+        traceparent: str | None = None,
+        tracestate: str | None = None,
+        deadline_ms: int | None = None,
+    ) -> Enqueued:
+        """Enqueues one job and returns once it is durable. `payload` is bytes or text; `json=`
+        sends a value as JSON instead. Raises JobRejectedError (QueueFullError for a full queue)
+        when the server refuses the job. Enqueues made from several threads at once travel
+        together in one message."""
+        spec = JobSpec(queue, type, payload, json, content_type, priority, run_at, delay_ms, max_attempts,
+                       idempotency_key, metadata, traceparent, tracestate)
+        return _enqueued(self._batcher.submit([job_from_spec(spec)], False, deadline_ms),
+                         self._conn.timeout_s(deadline_ms))
+
+    def enqueue_future(self, job: JobSpec, *, deadline_ms: int | None = None) -> Future[Enqueued]:
+        """`enqueue` without waiting: returns a concurrent.futures.Future of the Enqueued (or the
+        error) at once. Everything enqueued before the next batch leaves goes in it, so one
+        thread can enqueue many jobs at the cost of a few messages:
+        `client.enqueue_future(sepp.JobSpec("emails", "send", json={...}))`. From asyncio:
+        `await asyncio.wrap_future(client.enqueue_future(...))`."""
+        inner = self._batcher.submit([job_from_spec(job)], False, deadline_ms)
+        outer: Future[Enqueued] = Future()
+        outer.set_running_or_notify_cancel()
+
+        def settle(done: Future[tuple[Answer, int]]) -> None:
+            try:
+                outer.set_result(_enqueued(done, 0))
+            except SeppError as error:
+                outer.set_exception(error)
+
+        inner.add_done_callback(settle)
+        return outer
+
+    def enqueue_batch(self, jobs: Iterable[JobSpec], *, deadline_ms: int | None = None) -> list[EnqueueOutcome]:
+        """Enqueues many jobs, best effort: one outcome per job, in order; a refused job does not
+        stop the others. Batches above `max_batch_jobs` are split."""
+        protos = [job_from_spec(spec) for spec in jobs]
+        size = self._conn.max_batch_jobs
+        chunks = [protos[i:i + size] for i in range(0, len(protos), size)]
+        futures = [(chunk, self._batcher.submit(chunk, False, deadline_ms)) for chunk in chunks]
+        outcomes: list[EnqueueOutcome] = []
+        for chunk, future in futures:
+            answer, offset = _result(future, self._conn.timeout_s(deadline_ms))
+            outcomes.extend(outcome_from_proto(answer.results[offset + i]) for i in range(len(chunk)))
+        return outcomes
+
+    def enqueue_atomic(self, jobs: Iterable[JobSpec], *, deadline_ms: int | None = None) -> list[Enqueued]:
+        """Enqueues every job or none (at most `max_batch_jobs`). Returns each job's id in order;
+        raises JobRejectedError listing every refused job, by index, when nothing was stored."""
+        protos = [job_from_spec(spec) for spec in jobs]
+        answer, _ = _result(self._batcher.submit(protos, True, deadline_ms), self._conn.timeout_s(deadline_ms))
+        atomic = answer.atomic
+        if atomic is None:
+            raise SeppError(grpc.StatusCode.INTERNAL, "the server sent no atomic outcome")
+        if atomic.committed:
+            return [Enqueued(r.job_id, r.deduplicated) for r in atomic.results]
+        rejections = [rejection_from_proto(r.index, r.reason, r.message) for r in atomic.rejections]
+        if not rejections:
+            raise SeppError(grpc.StatusCode.INTERNAL, "the server refused the batch without saying why")
+        raise rejected(rejections)
+
+    # ------------------------------------------------------------------ leases
+
+    def reserve(
+        self,
+        queues: Sequence[str],
+        *,
+        max_jobs: int = 1,
+        lease_ms: int | None = None,
+        wait_ms: int = 0,
+        worker_id: str | None = None,
+        deadline_ms: int | None = None,
+    ) -> list[LeasedJob]:
+        """Leases up to `max_jobs` jobs from `queues` (in order of preference), waiting up to
+        `wait_ms` for one (a long poll; the call's deadline is the wait plus a margin). Returns
+        an empty list when the wait times out. Most applications use a Worker instead."""
+        if isinstance(queues, str):
+            raise TypeError("queues: give a list of queue names")
+        request = work_pb2.ReserveRequest(
+            queues=list(queues), max_jobs=max_jobs, lease_duration_ms=lease_ms or 0, wait_timeout_ms=wait_ms,
+            worker_id=worker_id or "",
+        )
+        response = self._conn.invoke(
+            self._conn.stub.Reserve, request,
+            deadline_ms=deadline_ms if deadline_ms is not None else wait_ms + LONG_POLL_MARGIN_MS,
+            # A lost answer leaves leases that simply expire (delivery is at least once).
+            retry_safe=True,
+        )
+        return [LeasedJob(job) for job in response.jobs]
+
+    def ack(self, lease: LeaseRef, *, deadline_ms: int | None = None) -> None:
+        """Completes a leased job. Raises LeaseLostError when the lease is no longer this one."""
+        self._conn.invoke(self._conn.stub.Ack, work_pb2.AckRequest(job_id=lease.id, attempt=lease.attempt),
+                          deadline_ms=deadline_ms, retry_safe=True, lease_call=True)
+
+    def ack_batch(self, leases: Sequence[LeaseRef], *, deadline_ms: int | None = None) -> list[AckResult]:
+        """Completes many leased jobs, each on its own: one result per lease, in order."""
+        request = work_pb2.AckBatchRequest(acks=[work_pb2.AckRequest(job_id=l.id, attempt=l.attempt) for l in leases])
+        response = self._conn.invoke(self._conn.stub.AckBatch, request, deadline_ms=deadline_ms, retry_safe=True)
+        return [AckResult(_SETTLE_OUTCOMES.get(r.outcome, "not_found"), r.message) for r in response.results]
+
+    def nack(
+        self,
+        lease: LeaseRef,
+        *,
+        error: str | BaseException | None = None,
+        retry_after_ms: int | None = None,
+        dead_letter: bool = False,
+        deadline_ms: int | None = None,
+    ) -> NackResult:
+        """Fails an attempt: retry after the queue's backoff (default), after `retry_after_ms`,
+        or dead-letter now. `error` is recorded in the job's history. Raises LeaseLostError when
+        the lease is no longer this one."""
+        request = nack_request(lease.id, lease.attempt, error, retry_after_ms, dead_letter)
+        response = self._conn.invoke(self._conn.stub.Nack, request, deadline_ms=deadline_ms, retry_safe=True,
+                                     lease_call=True)
+        return nack_result_from_proto(response)
+
+    def extend(self, lease: LeaseRef, lease_ms: int, *, deadline_ms: int | None = None) -> int:
+        """Pushes a lease's deadline to `lease_ms` from now (clamped to the queue's longest
+        lease). Returns the new deadline in ms since the epoch; raises LeaseLostError when the
+        lease is gone."""
+        request = work_pb2.ExtendRequest(job_id=lease.id, attempt=lease.attempt, lease_duration_ms=lease_ms)
+        response = self._conn.invoke(self._conn.stub.Extend, request, deadline_ms=deadline_ms, retry_safe=True,
+                                     lease_call=True)
+        return int(response.lease_deadline_ms)
+
+    def worker(self, queues: Sequence[str], **options: Any) -> Worker:
+        """A Worker on this client (see `Worker` for the options); `close()` closes it too."""
+        from .worker import Worker
+
+        return Worker(self, queues, **options)
+
+    def _track(self, worker: Worker, running: bool) -> None:
+        with self._lock:
+            if running:
+                self._workers.add(worker)
+            else:
+                self._workers.discard(worker)
+
+    # ------------------------------------------------------------------ inspection and management
+
+    def _read(self, method: Any, request: Any, deadline_ms: int | None) -> Any:
+        # Calls that change nothing, or whose repeat has no further effect: safe to retry.
+        return self._conn.invoke(method, request, deadline_ms=deadline_ms, retry_safe=True)
+
+    def get_job(self, id: str, *, deadline_ms: int | None = None) -> Job:
+        """Reads a job: state, attempts, times, payload, last error and error history.
+        Raises SeppError with code `not_found` for an unknown (or acked and deleted) job."""
+        response = self._read(self._conn.stub.GetJob, admin_pb2.GetJobRequest(job_id=id), deadline_ms)
+        return Job.from_proto(response.job)
+
+    def cancel_job(self, id: str, *, deadline_ms: int | None = None) -> JobState:
+        """Removes a job that is not leased; returns the state it was in."""
+        # A repeated cancel finds nothing (NOT_FOUND) rather than removing anything else.
+        response = self._read(self._conn.stub.CancelJob, admin_pb2.CancelJobRequest(job_id=id), deadline_ms)
+        return job_state_name(response.previous_state)
+
+    def list_queues(self, *, deadline_ms: int | None = None) -> list[QueueInfo]:
+        """Every queue with its counts by state, paused flag, oldest ready age and settings."""
+        response = self._read(self._conn.stub.ListQueues, admin_pb2.ListQueuesRequest(), deadline_ms)
+        return [queue_info_from_proto(q) for q in response.queues]
+
+    def pause_queue(self, queue: str, *, deadline_ms: int | None = None) -> None:
+        """Pauses a queue: it hands out no jobs until resumed; enqueue still works."""
+        self._read(self._conn.stub.PauseQueue, admin_pb2.PauseQueueRequest(queue=queue), deadline_ms)
+
+    def resume_queue(self, queue: str, *, deadline_ms: int | None = None) -> None:
+        """Resumes a paused queue."""
+        self._read(self._conn.stub.ResumeQueue, admin_pb2.ResumeQueueRequest(queue=queue), deadline_ms)
+
+    def list_dead_letters(
+        self,
+        queue: str,
+        *,
+        reason: DeadReason | None = None,
+        page_size: int | None = None,
+        page_token: str | None = None,
+        deadline_ms: int | None = None,
+    ) -> DeadLetterPage:
+        """One page of a queue's dead letters, oldest first (payloads and error histories left out)."""
+        request = admin_pb2.ListDeadLettersRequest(
+            queue=queue, page_size=page_size or 0, page_token=page_token or "",
+            reason=DEAD_REASON_TO_PROTO[reason] if reason is not None else job_pb2.DEAD_REASON_UNSPECIFIED,
+        )
+        response = self._read(self._conn.stub.ListDeadLetters, request, deadline_ms)
+        return DeadLetterPage([Job.from_proto(j) for j in response.jobs], response.next_page_token or None)
+
+    def dead_letters(self, queue: str, *, reason: DeadReason | None = None, page_size: int | None = None) -> Iterator[Job]:
+        """Every dead letter of a queue, page by page."""
+        token: str | None = None
+        while True:
+            page = self.list_dead_letters(queue, reason=reason, page_size=page_size, page_token=token)
+            yield from page.jobs
+            token = page.next_page_token
+            if token is None:
+                return
+
+    def requeue_dead_letters(self, queue: str, selection: Sequence[str] | Literal["all"], *,
+                             deadline_ms: int | None = None) -> int:
+        """Makes dead letters ready again with a fresh attempt budget (these ids, or "all");
+        returns how many."""
+        request = admin_pb2.RequeueDeadLettersRequest(**_selection(queue, selection))
+        # Requeued jobs are no longer dead letters, so a repeat requeues nothing more.
+        return int(self._read(self._conn.stub.RequeueDeadLetters, request, deadline_ms).requeued_count)
+
+    def delete_dead_letters(self, queue: str, selection: Sequence[str] | Literal["all"], *,
+                            deadline_ms: int | None = None) -> int:
+        """Deletes dead letters for good (these ids, or "all"); returns how many."""
+        request = admin_pb2.DeleteDeadLettersRequest(**_selection(queue, selection))
+        return int(self._read(self._conn.stub.DeleteDeadLetters, request, deadline_ms).deleted_count)
+
+    def get_server_info(self, *, deadline_ms: int | None = None) -> ServerInfo:
+        """The server's version, durability mode, clock and every effective limit."""
+        response = self._read(self._conn.stub.GetServerInfo, admin_pb2.GetServerInfoRequest(), deadline_ms)
+        return server_info_from_proto(response)
+
+    def close(self, *, timeout_ms: int | None = None) -> None:
+        """Closes the Workers started with `worker()` (waiting for their jobs), sends enqueues
+        still queued and waits for their answers (up to `timeout_ms`, default the default
+        deadline), then closes the connection. Calls made afterwards fail."""
+        with self._lock:
+            workers = list(self._workers)
+        for worker in workers:
+            worker.close()
+        self._batcher.close(self._conn.timeout_s(timeout_ms))
+        self._conn.close()

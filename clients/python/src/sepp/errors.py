@@ -1,0 +1,206 @@
+"""The client's exceptions.
+
+Every failure of a call is a `SeppError` carrying the gRPC status and sepp's
+own code (from the `sepp-error-code` trailer when the server sent one, else
+derived from the status). Refused enqueues, a full queue, lost leases and an
+unreachable server get their own subclasses, so callers can catch exactly
+what they handle. The names follow the TypeScript SDK's.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Sequence, cast, get_args
+
+import grpc
+
+SeppErrorCode = Literal[
+    "invalid_argument",
+    "not_found",
+    "lease_lost",
+    "failed_precondition",
+    "resource_exhausted",
+    "unauthenticated",
+    "permission_denied",
+    "unavailable",
+    "internal",
+    "deadline_exceeded",
+    "cancelled",
+    "unknown",
+]
+"""sepp's error codes: the server's (its `sepp-error-code` trailer) plus those a call can end with before reaching it."""
+
+RejectionReason = Literal[
+    "unknown_queue",
+    "payload_too_large",
+    "invalid_name",
+    "metadata_too_large",
+    "scheduled_too_far",
+    "queue_full",
+    "job_type_not_allowed",
+    "invalid_job",
+]
+"""Why the server refused to enqueue a job (the protocol's stable strings)."""
+
+_CODES: frozenset[str] = frozenset(get_args(SeppErrorCode))
+_REASONS: frozenset[str] = frozenset(get_args(RejectionReason))
+
+_CODE_OF_STATUS: dict[grpc.StatusCode, SeppErrorCode] = {
+    grpc.StatusCode.INVALID_ARGUMENT: "invalid_argument",
+    grpc.StatusCode.NOT_FOUND: "not_found",
+    grpc.StatusCode.FAILED_PRECONDITION: "failed_precondition",
+    grpc.StatusCode.RESOURCE_EXHAUSTED: "resource_exhausted",
+    grpc.StatusCode.UNAUTHENTICATED: "unauthenticated",
+    grpc.StatusCode.PERMISSION_DENIED: "permission_denied",
+    grpc.StatusCode.UNAVAILABLE: "unavailable",
+    grpc.StatusCode.INTERNAL: "internal",
+    grpc.StatusCode.DEADLINE_EXCEEDED: "deadline_exceeded",
+    grpc.StatusCode.CANCELLED: "cancelled",
+}
+
+STATUS_OF_REJECTION: dict[RejectionReason, grpc.StatusCode] = {
+    "unknown_queue": grpc.StatusCode.NOT_FOUND,
+    "payload_too_large": grpc.StatusCode.INVALID_ARGUMENT,
+    "invalid_name": grpc.StatusCode.INVALID_ARGUMENT,
+    "metadata_too_large": grpc.StatusCode.INVALID_ARGUMENT,
+    "scheduled_too_far": grpc.StatusCode.INVALID_ARGUMENT,
+    "queue_full": grpc.StatusCode.RESOURCE_EXHAUSTED,
+    "job_type_not_allowed": grpc.StatusCode.FAILED_PRECONDITION,
+    "invalid_job": grpc.StatusCode.INVALID_ARGUMENT,
+}
+"""The status a single Enqueue fails with for each rejection reason (job.proto)."""
+
+_STATUS_BY_NUMBER: dict[int, grpc.StatusCode] = {s.value[0]: s for s in grpc.StatusCode}
+
+
+def status_from_number(number: int) -> grpc.StatusCode:
+    """The grpc.StatusCode of a google.rpc.Code number, as stream answers carry it."""
+    return _STATUS_BY_NUMBER.get(number, grpc.StatusCode.UNKNOWN)
+
+
+@dataclass(frozen=True)
+class JobRejection:
+    """One refused job of an enqueue, by its position in the request."""
+
+    index: int
+    """Zero-based index of the job in the request (0 for a single enqueue)."""
+    reason: RejectionReason
+    """The machine-readable reason."""
+    message: str
+    """A sentence for people naming the field, the limit and the setting."""
+
+
+class SeppError(Exception):
+    """The base class of every error a sepp call ends with."""
+
+    code: SeppErrorCode
+    """sepp's code: the server's `sepp-error-code` trailer, or derived from the gRPC status."""
+    grpc_code: grpc.StatusCode
+    """The gRPC status the call ended with."""
+
+    def __init__(self, grpc_code: grpc.StatusCode, message: str, code: SeppErrorCode | None = None) -> None:
+        super().__init__(message)
+        self.grpc_code = grpc_code
+        self.code = code if code is not None else _CODE_OF_STATUS.get(grpc_code, "unknown")
+
+    @property
+    def message(self) -> str:
+        """The error's text."""
+        return str(self.args[0]) if self.args else ""
+
+    @property
+    def retryable(self) -> bool:
+        """True for UNAVAILABLE: the server was not reached, or it stored nothing and asks to try again."""
+        return bool(self.grpc_code == grpc.StatusCode.UNAVAILABLE)
+
+
+class UnavailableError(SeppError):
+    """The server could not be reached, or is shutting down, or its storage failed: nothing was
+    committed and the call is safe to repeat. A Worker raises it from `run()` when the server
+    stayed unreachable for longer than its `max_unavailable_ms`."""
+
+
+class LeaseLostError(SeppError):
+    """The lease is gone: an ack, nack or extend carried an attempt that no longer matches
+    (the lease expired and the job was handed out again), or the job is no longer leased at
+    all. The job may be running elsewhere; stop working on it."""
+
+
+class JobRejectedError(SeppError):
+    """The server refused to enqueue a job (for an atomic enqueue, one or more jobs: nothing
+    was stored)."""
+
+    reason: RejectionReason
+    """Why the (first) refused job was refused."""
+    rejections: tuple[JobRejection, ...]
+    """Every refused job with its index; one entry for a single enqueue."""
+
+    def __init__(self, rejections: Sequence[JobRejection]) -> None:
+        if not rejections:
+            raise ValueError("JobRejectedError needs at least one rejection")
+        first = rejections[0]
+        more = f" (and {len(rejections) - 1} more refused jobs)" if len(rejections) > 1 else ""
+        super().__init__(STATUS_OF_REJECTION[first.reason], f"{first.message}{more}")
+        self.reason = first.reason
+        self.rejections = tuple(rejections)
+
+
+class QueueFullError(JobRejectedError):
+    """The queue holds its `max_depth` of unfinished jobs: back off and enqueue again later."""
+
+
+def rejected(rejections: Sequence[JobRejection]) -> JobRejectedError:
+    """The JobRejectedError for these refusals: a QueueFullError when the first is `queue_full`."""
+    if rejections and rejections[0].reason == "queue_full":
+        return QueueFullError(rejections)
+    return JobRejectedError(rejections)
+
+
+def rejection_reason(value: str) -> RejectionReason:
+    """A reason string from the server; an unknown one (a newer server) reads as `invalid_job`."""
+    return cast(RejectionReason, value) if value in _REASONS else "invalid_job"
+
+
+def from_status(
+    grpc_code: grpc.StatusCode, message: str, lease_call: bool = False, code: SeppErrorCode | None = None
+) -> SeppError:
+    """The SeppError subclass for a status. `lease_call` marks an ack, nack or extend, where
+    NOT_FOUND and FAILED_PRECONDITION mean the lease is lost."""
+    if lease_call and grpc_code in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.FAILED_PRECONDITION):
+        if code is None:
+            code = "lease_lost" if grpc_code == grpc.StatusCode.FAILED_PRECONDITION else "not_found"
+        return LeaseLostError(grpc_code, message, code)
+    if grpc_code == grpc.StatusCode.UNAVAILABLE:
+        return UnavailableError(grpc_code, message, code)
+    return SeppError(grpc_code, message, code)
+
+
+def _trailer(error: grpc.Call, key: str) -> str | None:
+    try:
+        trailers = error.trailing_metadata() or ()
+    except Exception:  # noqa: BLE001 - a call that never started has no trailers
+        return None
+    for name, value in trailers:
+        if name == key:
+            return value if isinstance(value, str) else bytes(value).decode("utf-8", "replace")
+    return None
+
+
+def to_sepp_error(error: BaseException, lease_call: bool = False) -> SeppError:
+    """Normalises anything a call failed with into a SeppError, once."""
+    if isinstance(error, SeppError):
+        return error
+    if not isinstance(error, grpc.RpcError) or not isinstance(error, grpc.Call):
+        return SeppError(grpc.StatusCode.INTERNAL, f"sepp client: {error!r}", "internal")
+    grpc_code = error.code()
+    message = error.details() or grpc_code.name
+    reason = _trailer(error, "sepp-rejection-reason")
+    if reason is not None and reason in _REASONS:
+        return rejected([JobRejection(0, rejection_reason(reason), message)])
+    trailer_code = _trailer(error, "sepp-error-code")
+    code = cast(SeppErrorCode, trailer_code) if trailer_code in _CODES else None
+    return from_status(grpc_code, message, lease_call, code)
+
+
+def closed_error(what: str) -> SeppError:
+    """The error of calls made after the client (or a stream of it) was closed."""
+    return SeppError(grpc.StatusCode.CANCELLED, f"{what}: the sepp client is closed")

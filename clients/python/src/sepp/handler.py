@@ -1,0 +1,94 @@
+"""What a Worker hands to a handler — the leased job with its decoded data and
+a cancellation flag — and the exceptions a handler raises to steer the nack."""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Literal
+
+from .jobs import LeasedJob
+from .models import NackResult
+from .v1 import job_pb2
+
+
+class WorkerJob(LeasedJob):
+    """A job running in a Worker: the leased job, its decoded `data`, and `cancelled`."""
+
+    data: Any
+    """The payload decoded: the parsed JSON value when the content type is `application/json`
+    (or `application/*+json`); otherwise the raw bytes."""
+    cancelled: threading.Event
+    """Set when the job must stop: its lease was lost (another worker may be running it and
+    this worker will not settle it), or the worker's shutdown timeout passed. A long handler
+    checks it between steps (`job.raise_if_cancelled()`), or waits on it instead of sleeping
+    (`if job.cancelled.wait(5): return`)."""
+    cancel_reason: BaseException | None
+    """Why `cancelled` is set: a LeaseLostError, or a SeppError with code `cancelled` at
+    shutdown; None while it is not set."""
+    result: Any
+    """What the handler returned (kept for when the server stores job results)."""
+
+    def __init__(self, job: job_pb2.LeasedJob, data: Any) -> None:
+        super().__init__(job)
+        self.data = data
+        self.cancelled = threading.Event()
+        self.cancel_reason = None
+        self.result = None
+
+    def raise_if_cancelled(self) -> None:
+        """Raises `cancel_reason` when the job was cancelled; a handler calls it between steps."""
+        reason = self.cancel_reason
+        if reason is not None:
+            raise reason
+
+    def _cancel(self, reason: BaseException) -> None:
+        """Cancels the job once (the Worker calls it; the first reason stays)."""
+        if self.cancel_reason is None:
+            self.cancel_reason = reason
+            self.cancelled.set()
+
+
+Handler = Callable[[WorkerJob], Any]
+"""Runs one job. Return to ack it (the return value is kept as `job.result`); raise to nack
+it with the exception's message — RetryAfter and DeadLetter choose what happens next."""
+
+
+class RetryAfter(Exception):
+    """Raise from a handler to retry the job after exactly `delay_ms` instead of the queue's
+    backoff. `message` is recorded as the attempt's error (default "retry after N ms")."""
+
+    def __init__(self, delay_ms: int, message: str | None = None) -> None:
+        super().__init__(message if message is not None else f"retry after {delay_ms} ms")
+        self.delay_ms = delay_ms
+
+
+class DeadLetter(Exception):
+    """Raise from a handler to dead-letter the job now, whatever attempts it has left.
+    `reason` is recorded as the attempt's error."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+
+
+WorkerEventKind = Literal["started", "completed", "failed", "lease_lost", "extended", "error", "closed"]
+
+
+@dataclass(frozen=True)
+class WorkerEvent:
+    """What a Worker reports to its `on_event` callback (it logs the same through `logging`).
+
+    - `started`: a job was delivered and its handler starts (`job`).
+    - `completed`: the handler returned and the ack is durable (`job`).
+    - `failed`: the handler raised and the nack is durable (`job`, `error`, `nack`: where the job went).
+    - `lease_lost`: the lease was lost; `job.cancelled` is set and the job will not be settled
+      here (`job`, `error`: a LeaseLostError).
+    - `extended`: a lease was extended (`job`, `lease_deadline_ms` on the server's clock).
+    - `error`: a connection or settlement problem; the worker keeps going (`error`).
+    - `closed`: `close()` finished.
+    """
+
+    kind: WorkerEventKind
+    job: WorkerJob | None = None
+    error: BaseException | None = None
+    nack: NackResult | None = None
+    lease_deadline_ms: int | None = None

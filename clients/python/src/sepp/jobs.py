@@ -1,0 +1,217 @@
+"""Jobs as the client hands them out: a leased job (from `reserve` or a Worker)
+and a job's full record (from `get_job` and dead-letter listings). Both keep
+the payload as bytes and decode it on request."""
+from __future__ import annotations
+
+import json as _json
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from .models import AttemptError, DeadReason, JobState
+from .v1 import job_pb2
+
+_JSON_CONTENT_TYPE = re.compile(r"^application/(?:[\w.+-]+\+)?json\s*(?:;|$)", re.IGNORECASE)
+
+
+def is_json_content_type(content_type: str) -> bool:
+    """True for `application/json` and `application/*+json`, with or without parameters."""
+    return _JSON_CONTENT_TYPE.match(content_type) is not None
+
+
+_STATE_NAMES: dict[int, JobState] = {
+    job_pb2.JOB_STATE_SCHEDULED: "scheduled",
+    job_pb2.JOB_STATE_READY: "ready",
+    job_pb2.JOB_STATE_LEASED: "leased",
+    job_pb2.JOB_STATE_COMPLETED: "completed",
+    job_pb2.JOB_STATE_DEAD: "dead",
+}
+
+_DEAD_REASON_NAMES: dict[int, DeadReason] = {
+    job_pb2.DEAD_REASON_ATTEMPTS_EXHAUSTED: "attempts_exhausted",
+    job_pb2.DEAD_REASON_LEASE_EXPIRED: "lease_expired",
+    job_pb2.DEAD_REASON_DEAD_LETTERED: "dead_lettered",
+}
+
+DEAD_REASON_TO_PROTO: dict[DeadReason, job_pb2.DeadReason] = {
+    "attempts_exhausted": job_pb2.DEAD_REASON_ATTEMPTS_EXHAUSTED,
+    "lease_expired": job_pb2.DEAD_REASON_LEASE_EXPIRED,
+    "dead_lettered": job_pb2.DEAD_REASON_DEAD_LETTERED,
+}
+
+
+def job_state_name(state: int) -> JobState:
+    """A job state from the protocol; an unknown one is a protocol error."""
+    name = _STATE_NAMES.get(state)
+    if name is None:
+        raise ValueError(f"the server sent an unknown job state {state}")
+    return name
+
+
+def _text_or_none(text: str) -> str | None:
+    return None if text == "" else text
+
+
+def _ms_or_none(ms: int) -> int | None:
+    return None if ms == 0 else ms
+
+
+class _Payload:
+    payload: bytes
+
+    def json(self) -> Any:
+        """The payload parsed as JSON (raises ValueError when it is not JSON)."""
+        return _json.loads(self.payload.decode("utf-8"))
+
+    def text(self) -> str:
+        """The payload as UTF-8 text."""
+        return self.payload.decode("utf-8")
+
+
+class LeasedJob(_Payload):
+    """A job leased to this worker: run it, then ack or nack it (with its `attempt`)
+    before `lease_deadline_ms`."""
+
+    id: str
+    """The job's id."""
+    queue: str
+    """The queue it came from."""
+    type: str
+    """The job type: which handler should run it."""
+    content_type: str
+    """MIME type of the payload (`application/octet-stream` when the producer gave none)."""
+    priority: int
+    """0 to 9, 9 first."""
+    attempt: int
+    """The lease's fencing token: 1 on first delivery, one more on each redelivery."""
+    max_attempts: int
+    """Deliveries allowed before the job goes dead; `attempt == max_attempts` is the last try."""
+    lease_deadline_ms: int
+    """When the lease ends (server clock)."""
+    enqueued_at_ms: int
+    """When the job was enqueued."""
+    run_at_ms: int
+    """When the job became due."""
+    metadata: Mapping[str, str]
+    """The metadata given at enqueue."""
+    traceparent: str | None
+    """The producer's W3C traceparent, or None."""
+    tracestate: str | None
+    """The producer's W3C tracestate, or None."""
+    idempotency_key: str | None
+    """The idempotency key given at enqueue, or None."""
+    last_error: str | None
+    """The previous attempt's error, or None."""
+
+    def __init__(self, job: job_pb2.LeasedJob) -> None:
+        self.id = job.job_id
+        self.queue = job.queue
+        self.type = job.type
+        self.payload = job.payload
+        self.content_type = job.content_type
+        self.priority = job.priority
+        self.attempt = job.attempt
+        self.max_attempts = job.max_attempts
+        self.lease_deadline_ms = job.lease_deadline_ms
+        self.enqueued_at_ms = job.enqueued_at_ms
+        self.run_at_ms = job.run_at_ms
+        self.metadata = dict(job.metadata)
+        self.traceparent = _text_or_none(job.traceparent)
+        self.tracestate = _text_or_none(job.tracestate)
+        self.idempotency_key = _text_or_none(job.idempotency_key)
+        self.last_error = _text_or_none(job.last_error)
+
+    @property
+    def is_last_attempt(self) -> bool:
+        """True on the last allowed attempt: failing now makes the job dead."""
+        return self.attempt >= self.max_attempts
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.id} {self.queue}/{self.type} attempt {self.attempt}/{self.max_attempts}>"
+
+
+@dataclass(frozen=True, repr=False)
+class Job(_Payload):
+    """Everything the server knows about a job."""
+
+    id: str
+    """The job's id (UUIDv7, time-ordered)."""
+    queue: str
+    type: str
+    state: JobState
+    """Where the job is in its lifecycle."""
+    priority: int
+    payload: bytes
+    """The job's input (empty in dead-letter listings; see `payload_bytes`)."""
+    payload_bytes: int
+    """Size of the payload in bytes (also set in listings)."""
+    content_type: str
+    attempt: int
+    """Deliveries so far (0 before the first)."""
+    max_attempts: int
+    idempotency_key: str | None
+    metadata: Mapping[str, str]
+    traceparent: str | None
+    tracestate: str | None
+    enqueued_at_ms: int
+    run_at_ms: int
+    """When the job is (or was) due."""
+    leased_at_ms: int | None
+    """When the current lease began; None unless leased."""
+    lease_deadline_ms: int | None
+    """When the current lease ends; None unless leased."""
+    worker_id: str | None
+    """The worker id of the current lease, or None."""
+    last_error: str | None
+    """The most recent attempt's error, or None."""
+    errors: Sequence[AttemptError]
+    """The error of every failed attempt, oldest first (bounded; empty in listings)."""
+    dead_reason: DeadReason | None
+    """Why the job is dead; None unless dead."""
+    failed_at_ms: int | None
+    """When the job went dead; None unless dead."""
+    completed_at_ms: int | None
+    """When the job was acked; None unless completed."""
+
+    @staticmethod
+    def from_proto(job: job_pb2.Job) -> Job:
+        """Wraps a protocol message; the client builds these, applications receive them."""
+        return Job(
+            id=job.job_id,
+            queue=job.queue,
+            type=job.type,
+            state=job_state_name(job.state),
+            priority=job.priority,
+            payload=job.payload,
+            payload_bytes=job.payload_bytes,
+            content_type=job.content_type,
+            attempt=job.attempt,
+            max_attempts=job.max_attempts,
+            idempotency_key=_text_or_none(job.idempotency_key),
+            metadata=dict(job.metadata),
+            traceparent=_text_or_none(job.traceparent),
+            tracestate=_text_or_none(job.tracestate),
+            enqueued_at_ms=job.enqueued_at_ms,
+            run_at_ms=job.run_at_ms,
+            leased_at_ms=_ms_or_none(job.leased_at_ms),
+            lease_deadline_ms=_ms_or_none(job.lease_deadline_ms),
+            worker_id=_text_or_none(job.worker_id),
+            last_error=_text_or_none(job.last_error),
+            errors=tuple(AttemptError(e.attempt, e.at_ms, e.error) for e in job.errors),
+            dead_reason=_DEAD_REASON_NAMES.get(job.dead_reason),
+            failed_at_ms=_ms_or_none(job.failed_at_ms),
+            completed_at_ms=_ms_or_none(job.completed_at_ms),
+        )
+
+    def __repr__(self) -> str:
+        return f"<Job {self.id} {self.queue}/{self.type} {self.state} attempt {self.attempt}/{self.max_attempts}>"
+
+
+@dataclass(frozen=True)
+class DeadLetterPage:
+    """One page of a queue's dead letters."""
+
+    jobs: Sequence[Job]
+    """The dead jobs, oldest first, without payloads and error histories (use `get_job`)."""
+    next_page_token: str | None
+    """Pass as `page_token` for the next page; None on the last page."""

@@ -1,0 +1,243 @@
+"""The client's request and result shapes.
+
+They mirror the protocol (proto/sepp/v1) with friendlier types: names of
+states and reasons as strings, `None` instead of proto3 zero values for what
+is not set. Every time is an integer of milliseconds since the Unix epoch and
+every duration an integer of milliseconds; their names end in `_ms`.
+"""
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+from typing import Any, Literal, Mapping, Protocol, Sequence
+
+from .errors import RejectionReason
+
+JobState = Literal["scheduled", "ready", "leased", "completed", "dead"]
+"""Where a job is in its lifecycle."""
+
+DeadReason = Literal["attempts_exhausted", "lease_expired", "dead_lettered"]
+"""Why a job is dead."""
+
+Payload = bytes | bytearray | memoryview | str
+"""A job's payload: bytes as they are, or a string sent as UTF-8."""
+
+TimeInput = datetime.datetime | int | float
+"""A point in time: an aware `datetime`, or milliseconds since the Unix epoch."""
+
+
+class _Unset:
+    """The type of UNSET."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Any = _Unset()
+"""Marks an argument as not given where `None` is a meaningful value (a JSON payload of null)."""
+
+
+class LeaseRef(Protocol):
+    """What identifies a lease: the job and the attempt it was given (the fencing token).
+    A LeasedJob is one."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def attempt(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class Lease:
+    """A lease given by its parts, for settling a job whose LeasedJob is not at hand."""
+
+    id: str
+    attempt: int
+
+
+@dataclass
+class JobSpec:
+    """One job of `enqueue_batch` or `enqueue_atomic`. Give `payload` or `json`, not both."""
+
+    queue: str
+    """Queue to put the job on."""
+    type: str
+    """Job type: which handler runs it."""
+    payload: Payload | None = None
+    """The job's input as bytes or text."""
+    json: Any = UNSET
+    """The job's input as a value to send as JSON (content type `application/json`)."""
+    content_type: str | None = None
+    """MIME type of the payload (default: `application/json` for `json`, `text/plain; charset=utf-8`
+    for a str payload, none for bytes)."""
+    priority: int = 0
+    """0 to 9; higher runs first."""
+    run_at: TimeInput | None = None
+    """When the job may run (past times mean now). Give this or `delay_ms`, not both."""
+    delay_ms: int | None = None
+    """Run the job this many ms after the server accepts it."""
+    max_attempts: int | None = None
+    """Deliveries before the job goes dead; default the queue's (5 unless configured)."""
+    idempotency_key: str | None = None
+    """Deduplication key; also what makes an enqueue safe to retry."""
+    metadata: Mapping[str, str] | None = None
+    """String pairs stored with the job and handed to the worker."""
+    traceparent: str | None = None
+    """W3C trace context to store with the job."""
+    tracestate: str | None = None
+    """W3C `tracestate` that goes with `traceparent`."""
+
+
+@dataclass(frozen=True)
+class Enqueued:
+    """An enqueued job."""
+
+    id: str
+    """The job's id (the original job's id when deduplicated)."""
+    deduplicated: bool
+    """True when the idempotency key was seen before and nothing new was stored."""
+
+
+@dataclass(frozen=True)
+class EnqueueOutcome:
+    """The outcome of one job of `enqueue_batch`: stored (`ok`), or refused with a reason."""
+
+    ok: bool
+    """True when the job was stored (or deduplicated)."""
+    id: str | None = None
+    """The job's id when ok."""
+    deduplicated: bool = False
+    """True when ok and the idempotency key was seen before."""
+    reason: RejectionReason | None = None
+    """Why the job was refused, when not ok."""
+    message: str = ""
+    """A sentence for people, when not ok."""
+
+
+@dataclass(frozen=True)
+class NackResult:
+    """Where a nacked job went."""
+
+    state: Literal["ready", "scheduled", "dead"]
+    """`ready` (retry at once), `scheduled` (retry at `run_at_ms`) or `dead`."""
+    run_at_ms: int | None
+    """When the job runs again; None when dead."""
+
+
+@dataclass(frozen=True)
+class AckResult:
+    """The outcome of one ack of `ack_batch`."""
+
+    outcome: Literal["ok", "not_found", "lease_lost"]
+    """`ok`, or why the ack failed: the job is not leased (`not_found`) or leased again (`lease_lost`)."""
+    message: str
+    """Why it failed, for people; empty when ok."""
+
+
+@dataclass(frozen=True)
+class AttemptError:
+    """The error of one failed attempt."""
+
+    attempt: int
+    at_ms: int
+    error: str
+
+
+@dataclass(frozen=True)
+class BackoffSettings:
+    """Retry delays for nacks without their own delay: base_ms × factor^(attempt − 1), capped, ± jitter."""
+
+    base_ms: int
+    factor: float
+    cap_ms: int
+    jitter: float
+
+
+@dataclass(frozen=True)
+class QueueSettings:
+    """A queue's effective settings (see queue.proto for each one's meaning)."""
+
+    max_attempts: int
+    backoff: BackoffSettings
+    default_lease_ms: int
+    max_lease_ms: int
+    max_payload_bytes: int
+    max_depth: int
+    dedup_window_ms: int
+    dead_retention_ms: int
+    completed_retention_ms: int
+    allowed_types: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class StateCounts:
+    """Jobs on a queue by state."""
+
+    scheduled: int
+    ready: int
+    leased: int
+    completed: int
+    dead: int
+
+
+@dataclass(frozen=True)
+class QueueInfo:
+    """One queue as `list_queues` reports it."""
+
+    name: str
+    paused: bool
+    counts: StateCounts
+    oldest_ready_age_ms: int
+    """How long the oldest ready job has been due; 0 when none is ready."""
+    waiting_workers: int
+    """Reserve calls and Work streams waiting on this queue right now."""
+    settings: QueueSettings
+
+
+@dataclass(frozen=True)
+class ServerLimits:
+    """Every server-wide limit in effect (see admin.proto for each one's meaning)."""
+
+    max_name_length: int
+    max_metadata_bytes: int
+    max_metadata_entries: int
+    max_idempotency_key_bytes: int
+    max_worker_id_bytes: int
+    max_error_bytes: int
+    max_error_history: int
+    max_batch_jobs: int
+    max_reserve_jobs: int
+    max_schedule_ahead_ms: int
+    max_wait_ms: int
+    max_waiters: int
+    max_page_size: int
+    max_message_bytes: int
+    max_reserve_queues: int
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """The server's version, clock, durability and limits."""
+
+    version: str
+    git_commit: str
+    durability: Literal["full", "relaxed", "unknown"]
+    """`full`: every commit fsync'd before any reply; `relaxed`: survives a process crash, not a power cut."""
+    server_time_ms: int
+    started_at_ms: int
+    limits: ServerLimits
+    queue_defaults: QueueSettings
+    strict_queues: bool
+
+
+@dataclass
+class ClientStats:
+    """Counters of the enqueue path, for tuning and tests."""
+
+    enqueued_jobs: int = 0
+    """Jobs sent (each retry counts again)."""
+    batches: int = 0
+    """Batches sent: Produce messages plus unary EnqueueBatch/EnqueueAtomic calls."""
+    produce_messages: int = 0
+    """Messages sent on Produce streams."""

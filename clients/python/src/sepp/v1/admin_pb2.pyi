@@ -1,0 +1,209 @@
+from sepp.v1 import job_pb2 as _job_pb2
+from sepp.v1 import queue_pb2 as _queue_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+DURABILITY_MODE_FULL: DurabilityMode
+DURABILITY_MODE_RELAXED: DurabilityMode
+DURABILITY_MODE_UNSPECIFIED: DurabilityMode
+
+class BackupChunk(_message.Message):
+    __slots__ = ["data", "done", "progress"]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    DONE_FIELD_NUMBER: _ClassVar[int]
+    PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    data: bytes
+    done: BackupDone
+    progress: BackupProgress
+    def __init__(self, progress: _Optional[_Union[BackupProgress, _Mapping]] = ..., data: _Optional[bytes] = ..., done: _Optional[_Union[BackupDone, _Mapping]] = ...) -> None: ...
+
+class BackupDone(_message.Message):
+    __slots__ = ["sha256", "size_bytes"]
+    SHA256_FIELD_NUMBER: _ClassVar[int]
+    SIZE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    sha256: str
+    size_bytes: int
+    def __init__(self, size_bytes: _Optional[int] = ..., sha256: _Optional[str] = ...) -> None: ...
+
+class BackupProgress(_message.Message):
+    __slots__ = ["pages_done", "pages_total"]
+    PAGES_DONE_FIELD_NUMBER: _ClassVar[int]
+    PAGES_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    pages_done: int
+    pages_total: int
+    def __init__(self, pages_done: _Optional[int] = ..., pages_total: _Optional[int] = ...) -> None: ...
+
+class BackupRequest(_message.Message):
+    __slots__ = []
+    def __init__(self) -> None: ...
+
+class CancelJobRequest(_message.Message):
+    __slots__ = ["job_id"]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    def __init__(self, job_id: _Optional[str] = ...) -> None: ...
+
+class CancelJobResponse(_message.Message):
+    __slots__ = ["previous_state"]
+    PREVIOUS_STATE_FIELD_NUMBER: _ClassVar[int]
+    previous_state: _job_pb2.JobState
+    def __init__(self, previous_state: _Optional[_Union[_job_pb2.JobState, str]] = ...) -> None: ...
+
+class DeleteDeadLettersRequest(_message.Message):
+    __slots__ = ["all", "job_ids", "queue"]
+    ALL_FIELD_NUMBER: _ClassVar[int]
+    JOB_IDS_FIELD_NUMBER: _ClassVar[int]
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    all: bool
+    job_ids: _containers.RepeatedScalarFieldContainer[str]
+    queue: str
+    def __init__(self, queue: _Optional[str] = ..., job_ids: _Optional[_Iterable[str]] = ..., all: bool = ...) -> None: ...
+
+class DeleteDeadLettersResponse(_message.Message):
+    __slots__ = ["deleted_count"]
+    DELETED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    deleted_count: int
+    def __init__(self, deleted_count: _Optional[int] = ...) -> None: ...
+
+class GetJobRequest(_message.Message):
+    __slots__ = ["job_id"]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    def __init__(self, job_id: _Optional[str] = ...) -> None: ...
+
+class GetJobResponse(_message.Message):
+    __slots__ = ["job"]
+    JOB_FIELD_NUMBER: _ClassVar[int]
+    job: _job_pb2.Job
+    def __init__(self, job: _Optional[_Union[_job_pb2.Job, _Mapping]] = ...) -> None: ...
+
+class GetServerInfoRequest(_message.Message):
+    __slots__ = []
+    def __init__(self) -> None: ...
+
+class GetServerInfoResponse(_message.Message):
+    __slots__ = ["durability", "git_commit", "limits", "queue_defaults", "server_time_ms", "started_at_ms", "strict_queues", "version"]
+    DURABILITY_FIELD_NUMBER: _ClassVar[int]
+    GIT_COMMIT_FIELD_NUMBER: _ClassVar[int]
+    LIMITS_FIELD_NUMBER: _ClassVar[int]
+    QUEUE_DEFAULTS_FIELD_NUMBER: _ClassVar[int]
+    SERVER_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    STARTED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    STRICT_QUEUES_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    durability: DurabilityMode
+    git_commit: str
+    limits: ServerLimits
+    queue_defaults: _queue_pb2.QueueSettings
+    server_time_ms: int
+    started_at_ms: int
+    strict_queues: bool
+    version: str
+    def __init__(self, version: _Optional[str] = ..., git_commit: _Optional[str] = ..., durability: _Optional[_Union[DurabilityMode, str]] = ..., server_time_ms: _Optional[int] = ..., started_at_ms: _Optional[int] = ..., limits: _Optional[_Union[ServerLimits, _Mapping]] = ..., queue_defaults: _Optional[_Union[_queue_pb2.QueueSettings, _Mapping]] = ..., strict_queues: bool = ...) -> None: ...
+
+class ListDeadLettersRequest(_message.Message):
+    __slots__ = ["page_size", "page_token", "queue", "reason"]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    queue: str
+    reason: _job_pb2.DeadReason
+    def __init__(self, queue: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., reason: _Optional[_Union[_job_pb2.DeadReason, str]] = ...) -> None: ...
+
+class ListDeadLettersResponse(_message.Message):
+    __slots__ = ["jobs", "next_page_token"]
+    JOBS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    jobs: _containers.RepeatedCompositeFieldContainer[_job_pb2.Job]
+    next_page_token: str
+    def __init__(self, jobs: _Optional[_Iterable[_Union[_job_pb2.Job, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class ListQueuesRequest(_message.Message):
+    __slots__ = []
+    def __init__(self) -> None: ...
+
+class ListQueuesResponse(_message.Message):
+    __slots__ = ["queues"]
+    QUEUES_FIELD_NUMBER: _ClassVar[int]
+    queues: _containers.RepeatedCompositeFieldContainer[_queue_pb2.QueueInfo]
+    def __init__(self, queues: _Optional[_Iterable[_Union[_queue_pb2.QueueInfo, _Mapping]]] = ...) -> None: ...
+
+class PauseQueueRequest(_message.Message):
+    __slots__ = ["queue"]
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    def __init__(self, queue: _Optional[str] = ...) -> None: ...
+
+class PauseQueueResponse(_message.Message):
+    __slots__ = []
+    def __init__(self) -> None: ...
+
+class RequeueDeadLettersRequest(_message.Message):
+    __slots__ = ["all", "job_ids", "queue"]
+    ALL_FIELD_NUMBER: _ClassVar[int]
+    JOB_IDS_FIELD_NUMBER: _ClassVar[int]
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    all: bool
+    job_ids: _containers.RepeatedScalarFieldContainer[str]
+    queue: str
+    def __init__(self, queue: _Optional[str] = ..., job_ids: _Optional[_Iterable[str]] = ..., all: bool = ...) -> None: ...
+
+class RequeueDeadLettersResponse(_message.Message):
+    __slots__ = ["requeued_count"]
+    REQUEUED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    requeued_count: int
+    def __init__(self, requeued_count: _Optional[int] = ...) -> None: ...
+
+class ResumeQueueRequest(_message.Message):
+    __slots__ = ["queue"]
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    def __init__(self, queue: _Optional[str] = ...) -> None: ...
+
+class ResumeQueueResponse(_message.Message):
+    __slots__ = []
+    def __init__(self) -> None: ...
+
+class ServerLimits(_message.Message):
+    __slots__ = ["max_batch_jobs", "max_error_bytes", "max_error_history", "max_idempotency_key_bytes", "max_message_bytes", "max_metadata_bytes", "max_metadata_entries", "max_name_length", "max_page_size", "max_reserve_jobs", "max_reserve_queues", "max_schedule_ahead_ms", "max_wait_ms", "max_waiters", "max_worker_id_bytes"]
+    MAX_BATCH_JOBS_FIELD_NUMBER: _ClassVar[int]
+    MAX_ERROR_BYTES_FIELD_NUMBER: _ClassVar[int]
+    MAX_ERROR_HISTORY_FIELD_NUMBER: _ClassVar[int]
+    MAX_IDEMPOTENCY_KEY_BYTES_FIELD_NUMBER: _ClassVar[int]
+    MAX_MESSAGE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    MAX_METADATA_BYTES_FIELD_NUMBER: _ClassVar[int]
+    MAX_METADATA_ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    MAX_NAME_LENGTH_FIELD_NUMBER: _ClassVar[int]
+    MAX_PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    MAX_RESERVE_JOBS_FIELD_NUMBER: _ClassVar[int]
+    MAX_RESERVE_QUEUES_FIELD_NUMBER: _ClassVar[int]
+    MAX_SCHEDULE_AHEAD_MS_FIELD_NUMBER: _ClassVar[int]
+    MAX_WAITERS_FIELD_NUMBER: _ClassVar[int]
+    MAX_WAIT_MS_FIELD_NUMBER: _ClassVar[int]
+    MAX_WORKER_ID_BYTES_FIELD_NUMBER: _ClassVar[int]
+    max_batch_jobs: int
+    max_error_bytes: int
+    max_error_history: int
+    max_idempotency_key_bytes: int
+    max_message_bytes: int
+    max_metadata_bytes: int
+    max_metadata_entries: int
+    max_name_length: int
+    max_page_size: int
+    max_reserve_jobs: int
+    max_reserve_queues: int
+    max_schedule_ahead_ms: int
+    max_wait_ms: int
+    max_waiters: int
+    max_worker_id_bytes: int
+    def __init__(self, max_name_length: _Optional[int] = ..., max_metadata_bytes: _Optional[int] = ..., max_metadata_entries: _Optional[int] = ..., max_idempotency_key_bytes: _Optional[int] = ..., max_worker_id_bytes: _Optional[int] = ..., max_error_bytes: _Optional[int] = ..., max_error_history: _Optional[int] = ..., max_batch_jobs: _Optional[int] = ..., max_reserve_jobs: _Optional[int] = ..., max_schedule_ahead_ms: _Optional[int] = ..., max_wait_ms: _Optional[int] = ..., max_waiters: _Optional[int] = ..., max_page_size: _Optional[int] = ..., max_message_bytes: _Optional[int] = ..., max_reserve_queues: _Optional[int] = ...) -> None: ...
+
+class DurabilityMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []

@@ -1,0 +1,216 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
+
+DEAD_REASON_ATTEMPTS_EXHAUSTED: DeadReason
+DEAD_REASON_DEAD_LETTERED: DeadReason
+DEAD_REASON_LEASE_EXPIRED: DeadReason
+DEAD_REASON_UNSPECIFIED: DeadReason
+DESCRIPTOR: _descriptor.FileDescriptor
+JOB_STATE_COMPLETED: JobState
+JOB_STATE_DEAD: JobState
+JOB_STATE_LEASED: JobState
+JOB_STATE_READY: JobState
+JOB_STATE_SCHEDULED: JobState
+JOB_STATE_UNSPECIFIED: JobState
+REJECTION_REASON_INVALID_JOB: RejectionReason
+REJECTION_REASON_INVALID_NAME: RejectionReason
+REJECTION_REASON_JOB_TYPE_NOT_ALLOWED: RejectionReason
+REJECTION_REASON_METADATA_TOO_LARGE: RejectionReason
+REJECTION_REASON_PAYLOAD_TOO_LARGE: RejectionReason
+REJECTION_REASON_QUEUE_FULL: RejectionReason
+REJECTION_REASON_SCHEDULED_TOO_FAR: RejectionReason
+REJECTION_REASON_UNKNOWN_QUEUE: RejectionReason
+REJECTION_REASON_UNSPECIFIED: RejectionReason
+
+class AttemptError(_message.Message):
+    __slots__ = ["at_ms", "attempt", "error"]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    AT_MS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    at_ms: int
+    attempt: int
+    error: str
+    def __init__(self, attempt: _Optional[int] = ..., at_ms: _Optional[int] = ..., error: _Optional[str] = ...) -> None: ...
+
+class EnqueueAccepted(_message.Message):
+    __slots__ = ["deduplicated", "job_id"]
+    DEDUPLICATED_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    deduplicated: bool
+    job_id: str
+    def __init__(self, job_id: _Optional[str] = ..., deduplicated: bool = ...) -> None: ...
+
+class EnqueueJob(_message.Message):
+    __slots__ = ["content_type", "delay_ms", "idempotency_key", "max_attempts", "metadata", "payload", "priority", "queue", "run_at_ms", "traceparent", "tracestate", "type"]
+    class MetadataEntry(_message.Message):
+        __slots__ = ["key", "value"]
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    CONTENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+    DELAY_MS_FIELD_NUMBER: _ClassVar[int]
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    MAX_ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    RUN_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    TRACEPARENT_FIELD_NUMBER: _ClassVar[int]
+    TRACESTATE_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    content_type: str
+    delay_ms: int
+    idempotency_key: str
+    max_attempts: int
+    metadata: _containers.ScalarMap[str, str]
+    payload: bytes
+    priority: int
+    queue: str
+    run_at_ms: int
+    traceparent: str
+    tracestate: str
+    type: str
+    def __init__(self, queue: _Optional[str] = ..., type: _Optional[str] = ..., payload: _Optional[bytes] = ..., content_type: _Optional[str] = ..., priority: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., delay_ms: _Optional[int] = ..., max_attempts: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ...) -> None: ...
+
+class EnqueueResult(_message.Message):
+    __slots__ = ["accepted", "rejection"]
+    ACCEPTED_FIELD_NUMBER: _ClassVar[int]
+    REJECTION_FIELD_NUMBER: _ClassVar[int]
+    accepted: EnqueueAccepted
+    rejection: JobRejection
+    def __init__(self, accepted: _Optional[_Union[EnqueueAccepted, _Mapping]] = ..., rejection: _Optional[_Union[JobRejection, _Mapping]] = ...) -> None: ...
+
+class IndexedRejection(_message.Message):
+    __slots__ = ["index", "message", "reason"]
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    index: int
+    message: str
+    reason: RejectionReason
+    def __init__(self, index: _Optional[int] = ..., reason: _Optional[_Union[RejectionReason, str]] = ..., message: _Optional[str] = ...) -> None: ...
+
+class Job(_message.Message):
+    __slots__ = ["attempt", "completed_at_ms", "content_type", "dead_reason", "enqueued_at_ms", "errors", "failed_at_ms", "idempotency_key", "job_id", "last_error", "lease_deadline_ms", "leased_at_ms", "max_attempts", "metadata", "payload", "payload_bytes", "priority", "queue", "run_at_ms", "state", "traceparent", "tracestate", "type", "worker_id"]
+    class MetadataEntry(_message.Message):
+        __slots__ = ["key", "value"]
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    COMPLETED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+    DEAD_REASON_FIELD_NUMBER: _ClassVar[int]
+    ENQUEUED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    ERRORS_FIELD_NUMBER: _ClassVar[int]
+    FAILED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    LAST_ERROR_FIELD_NUMBER: _ClassVar[int]
+    LEASED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    LEASE_DEADLINE_MS_FIELD_NUMBER: _ClassVar[int]
+    MAX_ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_BYTES_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    RUN_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    TRACEPARENT_FIELD_NUMBER: _ClassVar[int]
+    TRACESTATE_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    attempt: int
+    completed_at_ms: int
+    content_type: str
+    dead_reason: DeadReason
+    enqueued_at_ms: int
+    errors: _containers.RepeatedCompositeFieldContainer[AttemptError]
+    failed_at_ms: int
+    idempotency_key: str
+    job_id: str
+    last_error: str
+    lease_deadline_ms: int
+    leased_at_ms: int
+    max_attempts: int
+    metadata: _containers.ScalarMap[str, str]
+    payload: bytes
+    payload_bytes: int
+    priority: int
+    queue: str
+    run_at_ms: int
+    state: JobState
+    traceparent: str
+    tracestate: str
+    type: str
+    worker_id: str
+    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., state: _Optional[_Union[JobState, str]] = ..., priority: _Optional[int] = ..., payload: _Optional[bytes] = ..., payload_bytes: _Optional[int] = ..., content_type: _Optional[str] = ..., attempt: _Optional[int] = ..., max_attempts: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., enqueued_at_ms: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., leased_at_ms: _Optional[int] = ..., lease_deadline_ms: _Optional[int] = ..., worker_id: _Optional[str] = ..., last_error: _Optional[str] = ..., errors: _Optional[_Iterable[_Union[AttemptError, _Mapping]]] = ..., dead_reason: _Optional[_Union[DeadReason, str]] = ..., failed_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ...) -> None: ...
+
+class JobRejection(_message.Message):
+    __slots__ = ["message", "reason"]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    message: str
+    reason: RejectionReason
+    def __init__(self, reason: _Optional[_Union[RejectionReason, str]] = ..., message: _Optional[str] = ...) -> None: ...
+
+class LeasedJob(_message.Message):
+    __slots__ = ["attempt", "content_type", "enqueued_at_ms", "idempotency_key", "job_id", "last_error", "lease_deadline_ms", "max_attempts", "metadata", "payload", "priority", "queue", "run_at_ms", "traceparent", "tracestate", "type"]
+    class MetadataEntry(_message.Message):
+        __slots__ = ["key", "value"]
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+    ENQUEUED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    LAST_ERROR_FIELD_NUMBER: _ClassVar[int]
+    LEASE_DEADLINE_MS_FIELD_NUMBER: _ClassVar[int]
+    MAX_ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    RUN_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    TRACEPARENT_FIELD_NUMBER: _ClassVar[int]
+    TRACESTATE_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    attempt: int
+    content_type: str
+    enqueued_at_ms: int
+    idempotency_key: str
+    job_id: str
+    last_error: str
+    lease_deadline_ms: int
+    max_attempts: int
+    metadata: _containers.ScalarMap[str, str]
+    payload: bytes
+    priority: int
+    queue: str
+    run_at_ms: int
+    traceparent: str
+    tracestate: str
+    type: str
+    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., payload: _Optional[bytes] = ..., content_type: _Optional[str] = ..., priority: _Optional[int] = ..., attempt: _Optional[int] = ..., max_attempts: _Optional[int] = ..., lease_deadline_ms: _Optional[int] = ..., enqueued_at_ms: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., last_error: _Optional[str] = ...) -> None: ...
+
+class JobState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class DeadReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class RejectionReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []

@@ -1,0 +1,72 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class BackoffSettings(_message.Message):
+    __slots__ = ["base_ms", "cap_ms", "factor", "jitter"]
+    BASE_MS_FIELD_NUMBER: _ClassVar[int]
+    CAP_MS_FIELD_NUMBER: _ClassVar[int]
+    FACTOR_FIELD_NUMBER: _ClassVar[int]
+    JITTER_FIELD_NUMBER: _ClassVar[int]
+    base_ms: int
+    cap_ms: int
+    factor: float
+    jitter: float
+    def __init__(self, base_ms: _Optional[int] = ..., factor: _Optional[float] = ..., cap_ms: _Optional[int] = ..., jitter: _Optional[float] = ...) -> None: ...
+
+class QueueInfo(_message.Message):
+    __slots__ = ["counts", "name", "oldest_ready_age_ms", "paused", "settings", "waiting_workers"]
+    COUNTS_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    OLDEST_READY_AGE_MS_FIELD_NUMBER: _ClassVar[int]
+    PAUSED_FIELD_NUMBER: _ClassVar[int]
+    SETTINGS_FIELD_NUMBER: _ClassVar[int]
+    WAITING_WORKERS_FIELD_NUMBER: _ClassVar[int]
+    counts: StateCounts
+    name: str
+    oldest_ready_age_ms: int
+    paused: bool
+    settings: QueueSettings
+    waiting_workers: int
+    def __init__(self, name: _Optional[str] = ..., paused: bool = ..., counts: _Optional[_Union[StateCounts, _Mapping]] = ..., oldest_ready_age_ms: _Optional[int] = ..., waiting_workers: _Optional[int] = ..., settings: _Optional[_Union[QueueSettings, _Mapping]] = ...) -> None: ...
+
+class QueueSettings(_message.Message):
+    __slots__ = ["allowed_types", "backoff", "completed_retention_ms", "dead_retention_ms", "dedup_window_ms", "default_lease_ms", "max_attempts", "max_depth", "max_lease_ms", "max_payload_bytes"]
+    ALLOWED_TYPES_FIELD_NUMBER: _ClassVar[int]
+    BACKOFF_FIELD_NUMBER: _ClassVar[int]
+    COMPLETED_RETENTION_MS_FIELD_NUMBER: _ClassVar[int]
+    DEAD_RETENTION_MS_FIELD_NUMBER: _ClassVar[int]
+    DEDUP_WINDOW_MS_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_LEASE_MS_FIELD_NUMBER: _ClassVar[int]
+    MAX_ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    MAX_DEPTH_FIELD_NUMBER: _ClassVar[int]
+    MAX_LEASE_MS_FIELD_NUMBER: _ClassVar[int]
+    MAX_PAYLOAD_BYTES_FIELD_NUMBER: _ClassVar[int]
+    allowed_types: _containers.RepeatedScalarFieldContainer[str]
+    backoff: BackoffSettings
+    completed_retention_ms: int
+    dead_retention_ms: int
+    dedup_window_ms: int
+    default_lease_ms: int
+    max_attempts: int
+    max_depth: int
+    max_lease_ms: int
+    max_payload_bytes: int
+    def __init__(self, max_attempts: _Optional[int] = ..., backoff: _Optional[_Union[BackoffSettings, _Mapping]] = ..., default_lease_ms: _Optional[int] = ..., max_lease_ms: _Optional[int] = ..., max_payload_bytes: _Optional[int] = ..., max_depth: _Optional[int] = ..., dedup_window_ms: _Optional[int] = ..., dead_retention_ms: _Optional[int] = ..., completed_retention_ms: _Optional[int] = ..., allowed_types: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class StateCounts(_message.Message):
+    __slots__ = ["completed", "dead", "leased", "ready", "scheduled"]
+    COMPLETED_FIELD_NUMBER: _ClassVar[int]
+    DEAD_FIELD_NUMBER: _ClassVar[int]
+    LEASED_FIELD_NUMBER: _ClassVar[int]
+    READY_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULED_FIELD_NUMBER: _ClassVar[int]
+    completed: int
+    dead: int
+    leased: int
+    ready: int
+    scheduled: int
+    def __init__(self, scheduled: _Optional[int] = ..., ready: _Optional[int] = ..., leased: _Optional[int] = ..., completed: _Optional[int] = ..., dead: _Optional[int] = ...) -> None: ...

@@ -1,0 +1,213 @@
+"""Fixtures: a real sepp server process on port 0 with a temporary data
+directory, and clients of it.
+
+The server runs as `SEPP_SERVER_COMMAND serve …`: a JSON list, default
+`["node", "--import", "tsx", "src/cli/main.ts"]` run in the repository root
+(tests/interop/python-client.test.ts passes a bundle, which starts faster).
+Its address is read from its `server.started` log line. Tests wait on
+conditions (`eventually`) with generous limits that only guard against hangs.
+"""
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import logging
+import os
+import pathlib
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from typing import Callable, Iterator, TypeVar
+
+import pytest
+
+import sepp
+
+REPO = pathlib.Path(__file__).resolve().parents[3]
+T = TypeVar("T")
+
+ADMIN_KEY = "py-admin-key-0123456789"
+PRODUCER_KEY = "py-producer-key-0123456789"
+UNKNOWN_KEY = "py-unknown-key-0123456789"
+"""A key the server does not know: sent, so it must not be logged either."""
+
+# API keys, so every client sends one; short retry delays without jitter, so retries happen
+# within a test at the delay it expects; a queue that holds one job.
+SERVER_TOML = f"""
+[[grpc.api_keys]]
+name = "admin"
+role = "admin"
+key = "{ADMIN_KEY}"
+
+[[grpc.api_keys]]
+name = "producer"
+role = "producer"
+key = "{PRODUCER_KEY}"
+
+[queue_defaults]
+backoff_base_ms = "200ms"
+backoff_jitter = 0
+
+[queues.py-full]
+max_depth = 1
+"""
+
+
+LOG_DIR = os.environ.get("SEPP_TEST_LOG_DIR") or None
+"""Set by the npm test run: server logs go to LOG_DIR/logs and every secret the tests use to
+LOG_DIR/secrets, and after the run no captured line may hold a secret (scripts/secret-grep.mjs)."""
+_log_files = itertools.count()
+
+
+def _capture_file(source: str) -> pathlib.Path | None:
+    if LOG_DIR is None:
+        return None
+    (pathlib.Path(LOG_DIR) / "logs").mkdir(parents=True, exist_ok=True)
+    return pathlib.Path(LOG_DIR) / "logs" / f"{source}-{os.getpid()}-{next(_log_files)}.log"
+
+
+def _register_secrets() -> None:
+    if LOG_DIR is None:
+        return
+    (pathlib.Path(LOG_DIR) / "secrets").mkdir(parents=True, exist_ok=True)
+    with open(pathlib.Path(LOG_DIR) / "secrets" / f"{os.getpid()}.jsonl", "a") as out:
+        for key in (ADMIN_KEY, PRODUCER_KEY, UNKNOWN_KEY):
+            out.write(json.dumps({"kind": "python test API key", "value": key}) + "\n")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def capture_client_logs() -> Iterator[None]:
+    """The client's own log lines go to the run's log directory too."""
+    path = _capture_file("python-client")
+    if path is None:
+        yield
+        return
+    _register_secrets()
+    handler = logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s %(message)s"))
+    logger = logging.getLogger("sepp")
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
+
+
+class ServerProcess:
+    """`sepp serve` in a child process; `restart()` stops it and starts it again on the same
+    data directory and port."""
+
+    def __init__(self, data_dir: pathlib.Path) -> None:
+        self.data_dir = data_dir
+        self.config = data_dir.parent / f"{data_dir.name}.toml"
+        self.config.write_text(SERVER_TOML)
+        self.port = 0
+        self.logs = ""
+        self.process: subprocess.Popen[str] | None = None
+        self.start()
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        command = json.loads(os.environ.get("SEPP_SERVER_COMMAND", '["node", "--import", "tsx", "src/cli/main.ts"]'))
+        self.process = subprocess.Popen(
+            [*command, "serve", "--config", str(self.config), "--data-dir", str(self.data_dir),
+             "--grpc-listen", f"127.0.0.1:{self.port}", "--admin-listen", "127.0.0.1:0", "--log-format", "json"],
+            cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "SEPP_CONFIG": ""},
+        )
+        started = threading.Event()
+        capture = _capture_file("python-server")
+
+        def read(stderr: object) -> None:
+            assert self.process is not None and self.process.stderr is not None
+            for line in self.process.stderr:
+                self.logs += line
+                if capture is not None:
+                    with open(capture, "a") as out:
+                        out.write(line)
+                if '"server.started"' in line:
+                    self.port = int(json.loads(line)["grpc"].rsplit(":", 1)[1])
+                    started.set()
+
+        threading.Thread(target=read, args=(self.process.stderr,), daemon=True).start()
+        deadline = time.monotonic() + 120
+        while not started.wait(0.1):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"sepp did not start (exit {self.process.poll()}):\n{self.logs}")
+
+    def stop(self) -> int:
+        """Graceful shutdown (SIGTERM); returns the exit code."""
+        assert self.process is not None
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(60)
+
+    def restart(self) -> None:
+        assert self.stop() == 0, self.logs
+        self.start()
+
+
+@contextlib.contextmanager
+def _running_server() -> Iterator[ServerProcess]:
+    data_dir = pathlib.Path(tempfile.mkdtemp(prefix="sepp-py-"))
+    process = ServerProcess(data_dir)
+    try:
+        yield process
+    finally:
+        process.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
+        process.config.unlink(missing_ok=True)
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[ServerProcess]:
+    """One server for the tests that neither stop nor restart it (each uses its own queues)."""
+    with _running_server() as process:
+        yield process
+
+
+@pytest.fixture
+def fresh_server() -> Iterator[ServerProcess]:
+    """A server of the test's own, for tests that stop or restart it."""
+    with _running_server() as process:
+        yield process
+
+
+@pytest.fixture
+def client(server: ServerProcess) -> Iterator[sepp.Client]:
+    with sepp.Client(server.address, api_key=ADMIN_KEY) as c:
+        yield c
+
+
+@pytest.fixture
+def queue(request: pytest.FixtureRequest) -> str:
+    """A queue name of the test's own, so tests on one server never see each other's jobs."""
+    return re.sub(r"[^A-Za-z0-9._:-]", "-", request.node.name)[:100]
+
+
+def eventually(check: Callable[[], T | None], what: str, timeout_s: float = 30.0) -> T:
+    """Polls `check` until it returns something other than None or False; fails after
+    `timeout_s` (a hang guard, not a timing assertion)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = check()
+        if value is not None and value is not False:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def counts(client: sepp.Client, queue: str) -> sepp.StateCounts | None:
+    """A queue's counts by state (None before the queue exists)."""
+    return next((q.counts for q in client.list_queues() if q.name == queue), None)

@@ -1,0 +1,186 @@
+"""The Client against a real server: enqueue in every form, leases, inspection,
+dead letters, and the errors each failure becomes."""
+from __future__ import annotations
+
+import asyncio
+import datetime
+import socket
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from conftest import ADMIN_KEY, PRODUCER_KEY, UNKNOWN_KEY, ServerProcess, counts
+
+import sepp
+
+
+@pytest.mark.parametrize("transport", ["stream", "unary"])
+def test_enqueue_options_reach_the_worker(server: ServerProcess, queue: str, transport: str) -> None:
+    with sepp.Client(server.address, api_key=PRODUCER_KEY, transport=transport) as producer:  # type: ignore[arg-type]
+        text = producer.enqueue(queue, "text", "héllo", priority=7, metadata={"tenant": "a"}, max_attempts=3)
+        data = producer.enqueue(queue, "json", json={"n": 1, "s": "ü"}, idempotency_key="k1")
+        again = producer.enqueue(queue, "json", json={"n": 2}, idempotency_key="k1")
+        raw = producer.enqueue(queue, "raw", b"\x00\xff", content_type="application/x-thing", delay_ms=-5)
+        later = producer.enqueue(queue, "later", run_at=datetime.datetime.now(datetime.timezone.utc)
+                                 + datetime.timedelta(days=1))
+    assert again == sepp.Enqueued(data.id, True), "an idempotency key seen before returns the first job"
+    assert not data.deduplicated
+    with sepp.Client(server.address, api_key=ADMIN_KEY) as admin:
+        jobs = {j.type: j for j in admin.reserve([queue], max_jobs=10)}
+        assert set(jobs) == {"text", "json", "raw"}, "the job scheduled a day ahead is not due"
+        assert jobs["text"].text() == "héllo" and jobs["text"].content_type == "text/plain; charset=utf-8"
+        assert jobs["text"].priority == 7 and jobs["text"].metadata == {"tenant": "a"}
+        assert jobs["text"].max_attempts == 3 and jobs["text"].attempt == 1
+        assert jobs["json"].json() == {"n": 1, "s": "ü"} and jobs["json"].idempotency_key == "k1"
+        assert jobs["raw"].payload == b"\x00\xff" and jobs["raw"].content_type == "application/x-thing"
+        assert admin.get_job(later.id).state == "scheduled"
+        assert admin.cancel_job(later.id) == "scheduled"
+        results = admin.ack_batch([jobs["text"], jobs["json"]])
+        assert [r.outcome for r in results] == ["ok", "ok"]
+        admin.ack(jobs["raw"])
+
+
+def test_enqueues_from_one_thread_without_waiting_share_messages(server: ServerProcess, queue: str) -> None:
+    with sepp.Client(server.address, api_key=PRODUCER_KEY) as producer:
+        futures = [producer.enqueue_future(sepp.JobSpec(queue, "t", json=i)) for i in range(200)]
+        ids = [f.result(30).id for f in futures]
+        stats = producer.stats()
+    assert len(set(ids)) == 200
+    assert stats.enqueued_jobs == 200
+    # Each batch takes everything enqueued while the previous one was sent: far fewer than 200.
+    assert stats.produce_messages < 50, stats
+
+
+def test_enqueues_from_many_threads_share_messages(server: ServerProcess, queue: str) -> None:
+    """Twenty threads each enqueue ten jobs one at a time, waiting for each: while messages are
+    on their way to the disk, the others' jobs gather for the next one: more than two a
+    message on average (without the limit on messages in flight, 1.6 to 2 here)."""
+    with sepp.Client(server.address, api_key=PRODUCER_KEY) as producer:
+        with ThreadPoolExecutor(max_workers=20) as pool:
+            ids = list(pool.map(lambda i: [producer.enqueue(queue, "t", json=[i, j]).id for j in range(10)], range(20)))
+        stats = producer.stats()
+    assert len({id for batch in ids for id in batch}) == 200
+    assert stats.enqueued_jobs == 200 and stats.produce_messages < 100, stats
+
+
+def test_enqueue_future_from_asyncio(server: ServerProcess, queue: str) -> None:
+    async def main(client: sepp.Client) -> list[sepp.Enqueued]:
+        jobs = [sepp.JobSpec(queue, "t", "x") for _ in range(5)]
+        return await asyncio.gather(*(asyncio.wrap_future(client.enqueue_future(job)) for job in jobs))
+
+    with sepp.Client(server.address, api_key=PRODUCER_KEY) as producer:
+        assert len({e.id for e in asyncio.run(main(producer))}) == 5
+
+
+@pytest.mark.parametrize("transport", ["stream", "unary"])
+def test_batch_and_atomic(client: sepp.Client, server: ServerProcess, queue: str, transport: str) -> None:
+    with sepp.Client(server.address, api_key=PRODUCER_KEY, transport=transport) as producer:  # type: ignore[arg-type]
+        outcomes = producer.enqueue_batch([
+            sepp.JobSpec(queue, "a", json={"i": 1}),
+            sepp.JobSpec(queue, "bad type!"),
+            sepp.JobSpec(queue, "c", payload="x"),
+        ])
+        assert [o.ok for o in outcomes] == [True, False, True]
+        assert outcomes[1].reason == "invalid_name" and "type" in outcomes[1].message
+        with pytest.raises(sepp.JobRejectedError) as refused:
+            producer.enqueue_atomic([sepp.JobSpec(queue, "a"), sepp.JobSpec("bad queue", "b"), sepp.JobSpec(queue, "")])
+        assert [(r.index, r.reason) for r in refused.value.rejections] == [(1, "invalid_name"), (2, "invalid_name")]
+        stored = producer.enqueue_atomic([sepp.JobSpec(queue, "a"), sepp.JobSpec(queue, "b")])
+        assert len(stored) == 2
+    assert counts(client, queue) == sepp.StateCounts(0, 4, 0, 0, 0), "nothing of the refused atomic batch"
+
+
+def test_rejections_are_typed(server: ServerProcess, client: sepp.Client) -> None:
+    client.enqueue("py-full", "t")
+    try:
+        with pytest.raises(sepp.QueueFullError) as full:
+            client.enqueue("py-full", "t")
+        assert full.value.reason == "queue_full" and full.value.code == "resource_exhausted"
+        assert isinstance(full.value, sepp.JobRejectedError)
+        with pytest.raises(sepp.JobRejectedError) as bad:
+            client.enqueue("py-q", "t", priority=12)
+        assert bad.value.reason == "invalid_job" and "priority" in str(bad.value)
+        with pytest.raises(sepp.SeppError) as both:
+            client.enqueue("py-q", "t", "x", json=1)
+        assert both.value.code == "invalid_argument"
+    finally:
+        for job in client.reserve(["py-full"]):
+            client.ack(job)
+
+
+def test_leases_and_lost_leases(client: sepp.Client, queue: str) -> None:
+    client.enqueue(queue, "t")
+    [job] = client.reserve([queue], lease_ms=60_000, worker_id="py-test")
+    info = client.get_job(job.id)
+    assert (info.state, info.worker_id, info.attempt) == ("leased", "py-test", 1)
+    assert client.extend(job, 120_000) >= job.lease_deadline_ms
+    result = client.nack(job, error=ValueError("nope"), retry_after_ms=0)
+    assert result == sepp.NackResult("ready", result.run_at_ms)
+    with pytest.raises(sepp.LeaseLostError) as lost:
+        client.ack(job)
+    assert lost.value.code == "not_found", "the job is no longer leased"
+    [again] = client.reserve([queue])
+    assert again.attempt == 2 and again.last_error == "ValueError: nope"
+    with pytest.raises(sepp.LeaseLostError) as stale:
+        client.extend(job, 1000)
+    assert stale.value.code == "lease_lost", "attempt 1 is stale once attempt 2 is out"
+    assert client.nack(sepp.Lease(again.id, again.attempt), dead_letter=True, error="give up").state == "dead"
+
+
+def test_dead_letters_inspect_requeue_delete(client: sepp.Client, queue: str) -> None:
+    ids = [client.enqueue(queue, "t", str(i), max_attempts=1).id for i in range(3)]
+    for job in client.reserve([queue], max_jobs=3):
+        assert client.nack(job, error="boom").state == "dead", "the last attempt failed"
+    page = client.list_dead_letters(queue, page_size=2)
+    assert len(page.jobs) == 2 and page.next_page_token is not None
+    dead = list(client.dead_letters(queue, reason="attempts_exhausted"))
+    assert sorted(j.id for j in dead) == sorted(ids)
+    assert all(j.dead_reason == "attempts_exhausted" and j.last_error == "boom" for j in dead)
+    assert client.get_job(ids[0]).errors[0].error == "boom"
+    assert client.requeue_dead_letters(queue, [ids[0]]) == 1
+    assert client.delete_dead_letters(queue, "all") == 2
+    assert counts(client, queue) == sepp.StateCounts(0, 1, 0, 0, 0)
+
+
+def test_queues_and_server_info(client: sepp.Client, queue: str) -> None:
+    client.enqueue(queue, "t")
+    client.pause_queue(queue)
+    assert client.reserve([queue]) == [], "a paused queue hands out nothing"
+    [info] = [q for q in client.list_queues() if q.name == queue]
+    assert info.paused and info.counts.ready == 1 and info.settings.backoff.base_ms == 200
+    client.resume_queue(queue)
+    assert len(client.reserve([queue])) == 1
+    server = client.get_server_info()
+    assert server.durability == "full" and server.limits.max_batch_jobs == 1000
+    assert server.queue_defaults.max_attempts == 5
+
+
+def test_call_errors(server: ServerProcess, client: sepp.Client) -> None:
+    with pytest.raises(sepp.SeppError) as missing:
+        client.get_job("01234567-89ab-7def-8123-456789abcdef")
+    assert missing.value.code == "not_found"
+    with sepp.Client(server.address, api_key=PRODUCER_KEY) as producer:
+        with pytest.raises(sepp.SeppError) as denied:
+            producer.reserve(["x"])
+        assert denied.value.code == "permission_denied"
+    with sepp.Client(server.address, api_key=UNKNOWN_KEY) as stranger:
+        with pytest.raises(sepp.SeppError) as unknown:
+            stranger.enqueue("x", "t")
+        assert unknown.value.code == "unauthenticated"
+    closed = sepp.Client(server.address)
+    closed.close()
+    with pytest.raises(sepp.SeppError, match="closed"):
+        closed.enqueue("x", "t")
+
+
+def test_an_unreachable_server_is_unavailable() -> None:
+    with socket.socket() as probe:  # A port nothing listens on.
+        probe.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{probe.getsockname()[1]}"
+    with sepp.Client(address, default_deadline_ms=2000) as nowhere:
+        with pytest.raises(sepp.UnavailableError) as on_stream:
+            nowhere.enqueue("x", "t")
+        assert on_stream.value.retryable
+        with pytest.raises(sepp.UnavailableError):
+            nowhere.list_queues()
+        with pytest.raises(sepp.UnavailableError):
+            nowhere.ready(200)

@@ -1,0 +1,271 @@
+/**
+ * The Python client package (clients/python) as its users get it, with
+ * Debian's /usr/bin/python3 and packages only (.ci/run installs them; a
+ * machine without them fails here, naming what to install):
+ * - its pytest suite against real servers it starts on port 0, and mypy;
+ * - docs/python.md: each code block is its example's marked region, and every
+ *   command runs as written in a fresh virtual environment outside the
+ *   repository: install, then the documented producer and worker;
+ * - across languages: the Python producer's jobs run in the TypeScript SDK's
+ *   Worker, and the TypeScript SDK's jobs in the Python worker;
+ * - TLS.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { SeppClient, type WorkerJob } from 'sepp/client';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { selfSignedCertificate } from '../helpers/tls.ts';
+
+const python = '/usr/bin/python3';
+const root = join(import.meta.dirname, '..', '..');
+const packageDir = join(root, 'clients', 'python');
+const execFileAsync = promisify(execFile);
+const read = (path: string) => readFileSync(join(root, path), 'utf8');
+
+/** Runs a command; on failure the assertion shows its output. */
+async function run(
+  file: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<{ stdout: string; stderr: string }> {
+  try {
+    return await execFileAsync(file, args, {
+      cwd: options.cwd ?? root,
+      env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1', ...options.env },
+      timeout: options.timeoutMs ?? 120_000,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+  } catch (error) {
+    const e = error as { stdout?: string; stderr?: string; message: string };
+    assert.fail(`${file} ${args.join(' ')} failed: ${e.message}\n${e.stdout ?? ''}\n${e.stderr ?? ''}`);
+  }
+}
+
+before(async () => {
+  const modules = [
+    'grpc',
+    'grpc_tools',
+    'google.protobuf',
+    'pytest',
+    'mypy',
+    'ensurepip',
+    'setuptools',
+    'wheel',
+  ];
+  const probe = `import importlib\nfor m in ${JSON.stringify(modules)}: importlib.import_module(m)`;
+  await run(python, ['-c', probe]).catch((error: Error) => {
+    throw new Error(
+      `${python} lacks a module the Python client needs (apt-get install python3-grpcio python3-grpc-tools ` +
+        `python3-protobuf python3-pytest python3-mypy python3-venv python3-setuptools python3-wheel): ${error.message}`,
+    );
+  });
+});
+
+describe('clients/python', () => {
+  test('its pytest suite passes against real servers', async () => {
+    const { stdout } = await run(python, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests'], {
+      cwd: packageDir,
+      timeoutMs: 600_000,
+    });
+    assert.match(stdout, /\b\d+ passed\b/);
+    assert.doesNotMatch(stdout, /\b(failed|skipped|error)\b/);
+  });
+
+  test('mypy --strict finds nothing', async () => {
+    const cache = mkdtempSync(join(tmpdir(), 'sepp-mypy-'));
+    try {
+      const { stdout } = await run(python, ['-m', 'mypy', '--cache-dir', cache], { cwd: packageDir });
+      assert.match(stdout, /^Success: no issues found/m);
+    } finally {
+      rmSync(cache, { recursive: true, force: true });
+    }
+  });
+});
+
+/** The code block after `<!-- name -->` in docs/python.md. */
+function block(name: string): string {
+  const docs = read('docs/python.md');
+  const match = new RegExp(`<!-- ${name} -->\\n\`\`\`\\w+\\n([\\s\\S]*?)\`\`\``).exec(docs);
+  assert.ok(match?.[1] !== undefined, `docs/python.md has no block marked ${name}`);
+  return match[1];
+}
+
+function region(path: string): string {
+  const match = /# region quickstart\n([\s\S]*?)# endregion quickstart/.exec(read(path));
+  assert.ok(match?.[1] !== undefined, `${path} has no quickstart region`);
+  return match[1];
+}
+
+const lines = (text: string) => text.split('\n').filter((line) => line.trim() !== '');
+
+describe('docs/python.md', () => {
+  test('the producer and the worker are their examples, in at most ten lines of code each', () => {
+    for (const path of ['examples/python/producer.py', 'examples/python/worker.py']) {
+      const code = block(`${path}#quickstart`);
+      assert.equal(code, region(path), `docs/python.md's copy of ${path} is out of date`);
+      assert.ok(lines(code).length <= 10, `${path} has ${lines(code).length} lines of code`);
+    }
+  });
+
+  test('the Debian packages it names are installable here', async () => {
+    const [command] = lines(block('python.md#apt'));
+    const packages = command?.replace(/^sudo apt-get install /, '').split(' ') ?? [];
+    assert.ok(packages.length >= 5 && packages.every((p) => /^python3-[a-z]+$/.test(p)), command);
+    // Simulated, so nothing changes: apt must know every package (installed here, or to install).
+    const { stdout } = await run('apt-get', ['install', '--simulate', ...packages]);
+    for (const name of packages) {
+      assert.match(stdout, new RegExp(`^(${name} is already the newest version|Inst ${name} )`, 'm'));
+    }
+  });
+
+  describe('as a user: a fresh venv outside the repository, the documented producer and worker', () => {
+    let t: TestServer;
+    let user: string;
+    let env: NodeJS.ProcessEnv;
+    let ts: SeppClient;
+    before(async () => {
+      t = await startTestServer();
+      ts = SeppClient.connect(t.address);
+      user = mkdtempSync(join(tmpdir(), 'sepp-py-user-'));
+      // A checkout's clients/python, without what a build may have left in the repository.
+      cpSync(packageDir, join(user, 'clients', 'python'), {
+        recursive: true,
+        filter: (src) => !/(^|\/)(build|__pycache__|\.pytest_cache|\.mypy_cache|[^/]*\.egg-info)$/.test(src),
+      });
+      writeFileSync(join(user, 'producer.py'), block('examples/python/producer.py#quickstart'));
+      writeFileSync(join(user, 'worker.py'), block('examples/python/worker.py#quickstart'));
+      env = { SEPP_SERVER: t.address, PATH: process.env.PATH };
+      for (const command of lines(block('python.md#install'))) {
+        await run('bash', ['-c', command], { cwd: user, env, timeoutMs: 300_000 });
+      }
+    });
+    after(async () => {
+      await ts.close();
+      await t.dispose();
+      rmSync(user, { recursive: true, force: true });
+    });
+
+    const [workerCommand, producerCommand] = lines(block('python.md#run'));
+    const produce = async () => {
+      assert.equal(producerCommand, '.venv/bin/python producer.py');
+      const { stdout } = await run('bash', ['-c', producerCommand ?? ''], { cwd: user, env });
+      const match = /^enqueued (\S+) for ada@example\.com\nenqueued (\S+) for grace@example\.com\n$/.exec(
+        stdout,
+      );
+      assert.ok(match, stdout);
+      return [match[1], match[2]];
+    };
+
+    test('the installed package is the one imported, not the repository', async () => {
+      const { stdout } = await run('.venv/bin/python', ['-c', 'import sepp; print(sepp.__file__)'], {
+        cwd: user,
+        env,
+      });
+      assert.ok(stdout.startsWith(join(user, '.venv')), stdout);
+    });
+
+    test('the Python producer enqueues; the TypeScript SDK worker runs its jobs', async () => {
+      const ids = await produce();
+      const seen: { id: string; to: unknown; contentType: string }[] = [];
+      let done!: () => void;
+      const finished = new Promise<void>((resolve) => {
+        done = resolve;
+      });
+      const worker = ts.worker({
+        queues: ['emails'],
+        handlers: {
+          send: (job: WorkerJob<{ to: string }>) => {
+            seen.push({ id: job.id, to: job.data.to, contentType: job.contentType });
+            if (seen.length === 2) done();
+          },
+        },
+      });
+      await finished;
+      await worker.close();
+      assert.deepEqual(seen, [
+        { id: ids[0], to: 'ada@example.com', contentType: 'application/json' },
+        { id: ids[1], to: 'grace@example.com', contentType: 'application/json' },
+      ]);
+    });
+
+    test('the Python worker runs the TypeScript SDK’s and the Python producer’s jobs, and exits 0 on Ctrl-C', async () => {
+      assert.equal(workerCommand, '.venv/bin/python worker.py');
+      const worker: ChildProcess = spawn('bash', ['-c', `exec ${workerCommand}`], { cwd: user, env });
+      let out = '';
+      let err = '';
+      const waiters: { text: string; resolve: () => void }[] = [];
+      worker.stdout?.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        for (const w of waiters) if (out.includes(w.text)) w.resolve();
+      });
+      worker.stderr?.on('data', (chunk: Buffer) => {
+        err += chunk.toString();
+      });
+      const exited = new Promise<number | null>((resolve) => worker.on('exit', resolve));
+      const printed = (text: string) =>
+        new Promise<void>((resolve) => {
+          if (out.includes(text)) resolve();
+          else waiters.push({ text, resolve });
+        });
+      try {
+        await ts.enqueueJson('emails', 'send', { to: 'typescript@example.com' });
+        await printed('sending to typescript@example.com\n');
+        await produce();
+        await Promise.all([
+          printed('sending to ada@example.com\n'),
+          printed('sending to grace@example.com\n'),
+        ]);
+        const emails = (await ts.listQueues()).find((q) => q.name === 'emails');
+        assert.equal(emails?.counts.ready, 0);
+      } finally {
+        worker.kill('SIGINT');
+      }
+      assert.equal(await exited, 0, `the worker exits 0 after Ctrl-C; its stderr:\n${err}`);
+      assert.doesNotMatch(err, /Traceback/);
+      assert.equal(lines(out).length, 3, out);
+    });
+  });
+});
+
+describe('Python client over TLS', () => {
+  let t: TestServer;
+  let dir: string;
+  let caFile: string;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'sepp-py-tls-'));
+    const cert = selfSignedCertificate(dir);
+    caFile = cert.certFile;
+    t = await startTestServer({
+      toml: cert.toml('grpc'),
+      tls: { certPem: cert.certPem, caPem: cert.certPem },
+    });
+  });
+  after(async () => {
+    await t.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('trusts the CA it is given and checks the server name', async () => {
+    const script = [
+      'import sys, sepp',
+      'ca = open(sys.argv[2], "rb").read()',
+      'for name in (None, "localhost"):',
+      '    with sepp.Client(sys.argv[1], tls=sepp.TlsOptions(ca=ca, server_name=name)) as client:',
+      '        print(client.enqueue("tls", "t", "x").id)',
+      'with sepp.Client(sys.argv[1], tls=sepp.TlsOptions(ca=ca, server_name="elsewhere"), default_deadline_ms=3000) as client:',
+      '    try:',
+      '        client.enqueue("tls", "t", "x")',
+      '    except sepp.UnavailableError as error:',
+      '        print("refused:", error.code)',
+    ].join('\n');
+    const { stdout } = await run(python, ['-c', script, t.address, caFile], {
+      env: { PYTHONPATH: join(packageDir, 'src') },
+    });
+    assert.match(stdout, /^[0-9a-f-]{36}\n[0-9a-f-]{36}\nrefused: unavailable\n$/);
+  });
+});
