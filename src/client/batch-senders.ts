@@ -11,8 +11,12 @@
  * an application that forgets `close()` still exits.
  */
 import { type ClientDuplexStream, type ServiceError, status } from '@grpc/grpc-js';
-import type { EnqueueJob, EnqueueResult } from '../rpc/gen/sepp/v1/job.js';
-import type { EnqueueAtomicResponse, ProduceRequest, ProduceResponse } from '../rpc/gen/sepp/v1/produce.js';
+import type { EnqueueJob, EnqueueResult } from '../../clients/typescript/src/gen/sepp/v1/job.js';
+import type {
+  EnqueueAtomicResponse,
+  ProduceRequest,
+  ProduceResponse,
+} from '../../clients/typescript/src/gen/sepp/v1/produce.js';
 import type { Connection } from './connection.ts';
 import { fromStatus, SeppError, toSeppError } from './errors.ts';
 

@@ -5,7 +5,7 @@
  * with a deadline.
  */
 import { status } from '@grpc/grpc-js';
-import type { EnqueueJob, EnqueueResult } from '../rpc/gen/sepp/v1/job.js';
+import type { EnqueueJob, EnqueueResult } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import { ProduceStreamSender, UnaryBatchSender } from './batch-senders.ts';
 import { Connection, type ConnectOptions } from './connection.ts';
 import {

@@ -12,7 +12,7 @@ import {
   type ServiceError,
   status,
 } from '@grpc/grpc-js';
-import { QueueServiceClient } from '../rpc/gen/sepp/v1/queue_service.js';
+import { QueueServiceClient } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import { backoffDelayMs, sleep } from './backoff.ts';
 import { SeppError, toSeppError } from './errors.ts';
 

@@ -13,7 +13,7 @@
  * have been stored is never sent twice.
  */
 import { status } from '@grpc/grpc-js';
-import type { EnqueueJob, EnqueueResult } from '../rpc/gen/sepp/v1/job.js';
+import type { EnqueueJob, EnqueueResult } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import { backoffDelayMs } from './backoff.ts';
 import type { BatchAnswer, BatchSender } from './batch-senders.ts';
 import type { Connection } from './connection.ts';

@@ -26,7 +26,7 @@ import type {
   WorkRequest_Settlement,
   WorkResponse,
   WorkResponse_Settled,
-} from '../rpc/gen/sepp/v1/work.js';
+} from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { backoffDelayMs } from './backoff.ts';
 import type { Connection } from './connection.ts';
 import { nackDirective, nackResultFromProto } from './convert.ts';

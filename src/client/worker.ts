@@ -14,7 +14,7 @@
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { status } from '@grpc/grpc-js';
-import type { LeasedJob as ProtoLeasedJob } from '../rpc/gen/sepp/v1/job.js';
+import type { LeasedJob as ProtoLeasedJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import { backoffDelayMs } from './backoff.ts';
 import type { Connection } from './connection.ts';
 import { LeaseLostError, SeppError, toSeppError } from './errors.ts';
