@@ -6,7 +6,7 @@
  * The marked region is the quickstart in docs/quickstart.md (a test keeps them equal).
  */
 // #region quickstart
-import { SeppClient } from 'sepp/client';
+import { SeppClient } from '@sepp-queue/client';
 
 const client = SeppClient.connect(process.env.SEPP_SERVER ?? '127.0.0.1:50051');
 for (const to of ['ada@example.com', 'grace@example.com']) {

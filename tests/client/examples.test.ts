@@ -8,7 +8,7 @@ import { execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { SeppClient } from 'sepp/client';
+import { SeppClient } from '../../clients/typescript/src/index.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const root = join(import.meta.dirname, '..', '..');
