@@ -1,5 +1,5 @@
 /** `sepp serve` (also plain `sepp`): run the server until SIGTERM or SIGINT. */
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { type AssetSource, diskAssetSource } from '../admin/index.ts';
@@ -49,6 +49,9 @@ export function registerServeCommand(parser: Argv): void {
   );
 }
 
+/** A second SIGTERM or SIGINT forces the exit, unless it is the same signal within this long of the first. */
+const duplicateSignalWindowMs = 500;
+
 async function serve(flags: ConfigFlags): Promise<number> {
   let config: ReturnType<typeof loadConfig>;
   try {
@@ -78,13 +81,16 @@ async function serve(flags: ConfigFlags): Promise<number> {
     throw error;
   }
   return new Promise<number>((resolve) => {
-    let signals = 0;
+    let first: { signal: NodeJS.Signals; atMs: number } | undefined;
     const stop = (signal: NodeJS.Signals) => {
-      signals++;
-      if (signals > 1) {
+      if (first !== undefined) {
+        // Under `npm start`, Ctrl-C reaches the server twice: from the terminal, and
+        // forwarded by npm. The same signal again within a moment is that copy.
+        if (signal === first.signal && performance.now() - first.atMs < duplicateSignalWindowMs) return;
         logger.warn('server.forced_exit', { signal });
         process.exit(1);
       }
+      first = { signal, atMs: performance.now() };
       logger.info('server.signal', { signal });
       // The process exits within the configured shutdown time even if something hangs.
       const hardStop = setTimeout(() => {
@@ -120,7 +126,8 @@ function uiAssets(): AssetSource | null {
       },
     };
   }
-  const here = dirname(resolve(process.argv[1] ?? '.'));
+  // The real path: `npx sepp` runs bin/sepp.mjs through a link in npm's cache.
+  const here = dirname(realpathSync(resolve(process.argv[1] ?? '.')));
   const dir = [resolve(here, '../../ui/dist'), resolve(here, '../ui/dist')].find((d) =>
     existsSync(join(d, 'index.html')),
   );
