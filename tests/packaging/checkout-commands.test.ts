@@ -8,7 +8,7 @@
  *   forwards its copy) is one graceful stop, not "a second signal forces the exit".
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -17,23 +17,11 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { captureOutput } from '../helpers/secret-log.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { run, userEnv } from '../helpers/user-commands.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 /** Hang guard only: `npm start` compiles the sources with tsx, slow on a loaded machine. */
 const deadlineMs = 120_000;
-
-/** Runs a command in the checkout; resolves with its exit code and output (never rejects on exit code). */
-function run(
-  command: string,
-  args: string[],
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(command, args, { cwd: root, timeout: deadlineMs, encoding: 'utf8' }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 /** Every descendant of `pid` (from /proc), so none is left behind whatever the test finds. */
 function descendants(pid: number): number[] {
@@ -87,6 +75,8 @@ interface NpmStart {
   /** The server's gRPC port, once it listens. */
   port: Promise<number>;
   exited: Promise<number | null>;
+  /** Once every process holding npm's output pipes has exited and the output is all read. */
+  closed: Promise<void>;
   logs(): string;
   /** Processes under npm, recorded once the server listens. */
   serverPids: number[];
@@ -124,6 +114,7 @@ function npmStart(dataDir: string): NpmStart {
     logs: () => logs,
     serverPids: [],
     exited: new Promise((resolve) => npm.on('exit', (code) => resolve(code))),
+    closed: new Promise((resolve) => npm.on('close', () => resolve())),
     port: new Promise((resolve, reject) => {
       const onData = (chunk: Buffer) => {
         capture(chunk.toString());
@@ -143,6 +134,20 @@ function npmStart(dataDir: string): NpmStart {
   return started;
 }
 
+/**
+ * Waits for npm to exit, then asserts that nothing it started outlives it (npm waits for
+ * its child, so the server must be gone too; 10 s of grace as a hang guard), and reads
+ * the output to its end.
+ */
+async function outlivedBy(started: NpmStart): Promise<void> {
+  await started.exited;
+  for (const pid of started.serverPids) {
+    for (let i = 0; alive(pid) && i < 100; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(alive(pid), false, `process ${pid} under npm start outlived it:\n${started.logs()}`);
+  }
+  await started.closed;
+}
+
 describe('from a checkout', { timeout: 4 * deadlineMs }, () => {
   let t: TestServer;
   let work = '';
@@ -158,17 +163,26 @@ describe('from a checkout', { timeout: 4 * deadlineMs }, () => {
   });
 
   test('npm start --silent -- queues --json prints nothing but the JSON', async () => {
-    const result = await run('npm', ['start', '--silent', '--', 'queues', '--json', '--server', t.address]);
+    const result = await run(
+      'npm',
+      ['start', '--silent', '--', 'queues', '--json', '--server', t.address],
+      root,
+      userEnv(),
+    );
     assert.equal(result.code, 0, result.stderr);
     assert.deepEqual(JSON.parse(result.stdout), [], `stdout is not only JSON:\n${result.stdout}`);
   });
 
-  test('npx sepp --version runs the checkout’s sepp', async () => {
+  test('npx sepp queues runs the checkout’s sepp', async () => {
     // --offline: the registry's package named sepp is someone else's, and must never be fetched.
-    const result = await run('npx', ['--offline', 'sepp', '--version']);
+    const result = await run(
+      'npx',
+      ['--offline', 'sepp', 'queues'],
+      root,
+      userEnv({ SEPP_SERVER: t.address }),
+    );
     assert.equal(result.code, 0, result.stderr);
-    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
-    assert.match(result.stdout.trim(), new RegExp(`^sepp ${pkg.version.replaceAll('.', '\\.')} \\(`));
+    assert.equal(result.stdout, 'no queues yet (a queue appears with its first job)\n');
   });
 
   test('kill -TERM of npm start stops the server', async () => {
@@ -177,12 +191,7 @@ describe('from a checkout', { timeout: 4 * deadlineMs }, () => {
     leftovers.push(...started.serverPids);
     assert.ok(started.serverPids.length > 0, 'the server runs under npm');
     started.npm.kill('SIGTERM');
-    await started.exited;
-    // npm waits for its child: once npm has exited, the server must be gone too.
-    for (const pid of started.serverPids) {
-      for (let i = 0; alive(pid) && i < 100; i++) await new Promise((r) => setTimeout(r, 100));
-      assert.equal(alive(pid), false, `process ${pid} under npm start outlived it:\n${started.logs()}`);
-    }
+    await outlivedBy(started);
     assert.equal(await refused(port), true, 'the gRPC port is closed');
     assert.match(started.logs(), /"server\.stopped"/);
   });
@@ -192,12 +201,8 @@ describe('from a checkout', { timeout: 4 * deadlineMs }, () => {
     const port = await started.port;
     leftovers.push(...started.serverPids);
     process.kill(-started.npm.pid!, 'SIGINT');
-    await started.exited;
-    for (const pid of started.serverPids) {
-      for (let i = 0; alive(pid) && i < 100; i++) await new Promise((r) => setTimeout(r, 100));
-      assert.equal(alive(pid), false, `process ${pid} under npm start outlived it`);
-    }
-    assert.equal(await refused(port), true);
+    await outlivedBy(started);
+    assert.equal(await refused(port), true, 'the gRPC port is closed');
     assert.match(started.logs(), /"server\.stopped"/);
     assert.doesNotMatch(started.logs(), /forced_exit/, 'one Ctrl-C is not two');
   });
