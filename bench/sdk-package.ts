@@ -5,7 +5,8 @@
  * times `node` loading nothing, `require('@sepp-queue/client')` and
  * `import('@sepp-queue/client')` (and `require('@grpc/grpc-js')` alone, the largest part),
  * interleaved, and prints medians. Load time is the
- * difference to the empty run: what a process pays for the SDK at start-up.
+ * difference to an empty run of the same kind (CommonJS or ES module): what a process
+ * pays for the SDK at start-up.
  *
  *   npx tsx bench/sdk-package.ts [--runs 11]
  */
@@ -43,12 +44,14 @@ try {
 
   const scripts = {
     'node (nothing)': ['-e', ''],
+    'node ESM (nothing)': ['--input-type=module', '-e', ''],
     '@grpc/grpc-js': ['-e', "require('@grpc/grpc-js')"],
     require: ['-e', "require('@sepp-queue/client')"],
     import: ['--input-type=module', '-e', "await import('@sepp-queue/client')"],
   } as const;
   const samples: Record<keyof typeof scripts, number[]> = {
     'node (nothing)': [],
+    'node ESM (nothing)': [],
     '@grpc/grpc-js': [],
     require: [],
     import: [],
@@ -68,6 +71,7 @@ try {
     return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
   };
   const base = median(samples['node (nothing)']);
+  const esmBase = median(samples['node ESM (nothing)']);
   const packages = installedPackages(work);
   console.log(
     `${sdkPackage.name} ${sdkPackage.version}, node ${process.version}, load average ${loadavg()[0]!.toFixed(2)}`,
@@ -80,8 +84,9 @@ try {
   console.log(`process start + load, medians of ${runs} interleaved runs:`);
   for (const name of Object.keys(scripts) as Array<keyof typeof scripts>) {
     const m = median(samples[name]);
-    const extra = name === 'node (nothing)' ? '' : `  (+${(m - base).toFixed(0)} ms)`;
-    console.log(`  ${name.padEnd(15)} ${m.toFixed(0).padStart(5)} ms${extra}`);
+    const from = name === 'import' ? esmBase : base;
+    const extra = name.startsWith('node ') ? '' : `  (+${(m - from).toFixed(0)} ms)`;
+    console.log(`  ${name.padEnd(18)} ${m.toFixed(0).padStart(5)} ms${extra}`);
   }
 } finally {
   rmSync(work, { recursive: true, force: true });
