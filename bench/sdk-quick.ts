@@ -29,7 +29,7 @@ import { Session } from 'node:inspector';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { SeppClient } from 'sepp/client';
+import { SeppClient } from '../clients/typescript/src/index.ts';
 import { startServer } from '../src/app.ts';
 import { loadConfig } from '../src/config/index.ts';
 import { silentLogger } from '../src/telemetry/index.ts';

@@ -1,25 +1,20 @@
 /**
- * A worker: runs the `send` jobs of the `emails` queue, ten at a time, until
- * Ctrl-C (or SIGTERM), then lets running jobs finish and exits.
- *
- *   SEPP_SERVER=127.0.0.1:50051 npx tsx examples/worker.ts
- *
- * The marked region is the quickstart in docs/quickstart.md (a test keeps them equal).
+ * The worker of worker.cjs in TypeScript: the package ships its type declarations, so
+ * payloads and handlers are typed with no @types package. Compiles as an ES module or as
+ * CommonJS (the test type-checks it both ways against the packed package).
  */
-// #region quickstart
-import { SeppClient } from 'sepp/client';
+import { SeppClient, type WorkerJob } from '@sepp-queue/client';
+
+interface Email {
+  to: string;
+}
+
+// `job.data` is the decoded JSON payload, typed by the handler.
+async function send(job: WorkerJob<Email>): Promise<void> {
+  console.log(`sending to ${job.data.to} (attempt ${job.attempt})`); // Return to complete the job; throw to retry it later.
+}
 
 const client = SeppClient.connect(process.env.SEPP_SERVER ?? '127.0.0.1:50051');
-client.worker({
-  queues: ['emails'],
-  concurrency: 10,
-  handlers: {
-    send: async (job) => {
-      const { to } = job.json<{ to: string }>();
-      console.log(`sending to ${to}`); // Return to complete the job; throw to retry it later.
-    },
-  },
-});
-process.once('SIGINT', () => void client.close()); // Lets running jobs finish.
-// #endregion quickstart
+client.worker({ queues: ['emails'], concurrency: 10, handlers: { send } });
+process.once('SIGINT', () => void client.close()); // Ctrl-C: lets running jobs finish, then exits.
 process.once('SIGTERM', () => void client.close());

@@ -73,9 +73,10 @@ export async function buildUi() {
 
 if (process.argv[1] && import.meta.url.endsWith(basename(process.argv[1]))) {
   if (process.argv.includes('--if-stale') && !uiIsStale()) {
-    console.log('ui/dist is up to date');
+    // stderr: `npm start --silent -- queues --json` runs this first, and its stdout must stay JSON.
+    console.error('ui/dist is up to date');
   } else {
     const { files } = await buildUi();
-    console.log(`built ui/dist: ${files.join(', ')}`);
+    console.error(`built ui/dist: ${files.join(', ')}`);
   }
 }

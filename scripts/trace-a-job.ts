@@ -9,7 +9,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
-import { QueueServiceClient } from '../src/rpc/gen/sepp/v1/queue_service.js';
+import { QueueServiceClient } from '../clients/typescript/src/gen/sepp/v1/queue_service.js';
 
 const client = new QueueServiceClient(process.argv[2] ?? '127.0.0.1:50051', credentials.createInsecure());
 function unary<Req, Res>(

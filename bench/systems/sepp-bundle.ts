@@ -14,7 +14,7 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 export const seppBundlePath = join(root, 'dist/sepp.cjs');
 
 /** What the bundle is built from: a change to any of these makes it stale. */
-const sources = ['src', 'schema', 'proto', 'build.mjs', 'package.json'];
+const sources = ['src', 'clients/typescript/src', 'schema', 'proto', 'build.mjs', 'package.json'];
 
 /** Newest modification time under `path`, in ms (0 when it does not exist). */
 function newestMs(path: string): number {

@@ -1,4 +1,9 @@
-import { RetryAfter, type SeppClient, type Worker, type WorkerJob } from 'sepp/client';
+import {
+  RetryAfter,
+  type SeppClient,
+  type Worker,
+  type WorkerJob,
+} from '../../clients/typescript/src/index.ts';
 import type { Lease } from './types.ts';
 
 /**

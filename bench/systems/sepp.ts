@@ -1,4 +1,4 @@
-import { type JobSpec, type LeasedJob, SeppClient } from 'sepp/client';
+import { type JobSpec, type LeasedJob, SeppClient } from '../../clients/typescript/src/index.ts';
 import { sumSeries } from '../lib/prometheus-text.ts';
 import { commandOutput, packageVersion } from '../lib/versions.ts';
 import { ensureSeppBundle, seppBundlePath } from './sepp-bundle.ts';
@@ -17,7 +17,7 @@ import type {
 
 /**
  * sepp itself, as its users run it: the production bundle (`node dist/sepp.cjs serve`,
- * rebuilt first when missing or older than src/) and the public SDK (`sepp/client`). Three
+ * rebuilt first when missing or older than its sources) and the public SDK (@sepp-queue/client). Three
  * variants of one driver:
  *
  *   sepp          the SDK's default path, durability `full` (every group commit fdatasync'd
@@ -233,7 +233,7 @@ export function seppDriver(variant: Variant, settings: DriverSettings): SystemDr
           : 'enqueue = SeppClient.enqueue(), coalesced per event-loop turn into one EnqueueBatch call';
       return (
         `node ${process.version} dist/sepp.cjs serve --durability ${spec.durability}; ` +
-        `sepp/client transport=${spec.transport}, connection=${connection} (one SeppClient ` +
+        `@sepp-queue/client transport=${spec.transport}, connection=${connection} (one SeppClient ` +
         `${connection === 'shared' ? 'for all clients' : 'per client'}); ${enqueueText}; ${drainText}; ` +
         `W3: enqueueBatch, reserve({maxJobs}), ackBatch; @grpc/grpc-js ${packageVersion('@grpc/grpc-js')}`
       );

@@ -1,5 +1,5 @@
 /** `sepp serve` (also plain `sepp`): run the server until SIGTERM or SIGINT. */
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { type AssetSource, diskAssetSource } from '../admin/index.ts';
@@ -49,6 +49,9 @@ export function registerServeCommand(parser: Argv): void {
   );
 }
 
+/** A second SIGTERM or SIGINT forces the exit, unless it is the same signal within this long of the first. */
+const duplicateSignalWindowMs = 500;
+
 async function serve(flags: ConfigFlags): Promise<number> {
   let config: ReturnType<typeof loadConfig>;
   try {
@@ -61,7 +64,46 @@ async function serve(flags: ConfigFlags): Promise<number> {
     throw error;
   }
   const logger = createLogger({ level: config.server.logLevel, format: config.server.logFormat });
-  let server: Awaited<ReturnType<typeof startServer>>;
+  let server: Awaited<ReturnType<typeof startServer>> | undefined;
+  let resolveExit!: (code: number) => void;
+  const exited = new Promise<number>((resolve) => {
+    resolveExit = resolve;
+  });
+  const shutdown = (running: NonNullable<typeof server>) => {
+    running.shutdown().then(
+      () => resolveExit(0),
+      (error: unknown) => {
+        logger.error('server.shutdown_failed', {
+          error: error instanceof Error ? error.message : String(error),
+        });
+        resolveExit(1);
+      },
+    );
+  };
+  // Listening from before the server starts: it announces itself (server.started) before
+  // startServer returns, and a signal sent on seeing that must stop it, not kill it. A
+  // signal during start-up stops the server as soon as it has started.
+  let first: { signal: NodeJS.Signals; atMs: number } | undefined;
+  const stop = (signal: NodeJS.Signals) => {
+    if (first !== undefined) {
+      // Under `npm start`, Ctrl-C reaches the server twice: from the terminal, and
+      // forwarded by npm. The same signal again within a moment is that copy.
+      if (signal === first.signal && performance.now() - first.atMs < duplicateSignalWindowMs) return;
+      logger.warn('server.forced_exit', { signal });
+      process.exit(1);
+    }
+    first = { signal, atMs: performance.now() };
+    logger.info('server.signal', { signal });
+    // The process exits within the configured shutdown time even if something hangs.
+    const hardStop = setTimeout(() => {
+      logger.error('server.shutdown_timeout', { timeout_ms: config.server.shutdownTimeoutMs });
+      process.exit(1);
+    }, config.server.shutdownTimeoutMs);
+    hardStop.unref();
+    if (server !== undefined) shutdown(server);
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
   try {
     const nativeBinding = nativeBindingPath();
     server = await startServer(config, {
@@ -71,40 +113,16 @@ async function serve(flags: ConfigFlags): Promise<number> {
       ...(nativeBinding === undefined ? {} : { nativeBinding }),
     });
   } catch (error) {
+    process.off('SIGTERM', stop);
+    process.off('SIGINT', stop);
     if (error instanceof StartupError) {
       logger.error('server.start_failed', { error: error.message });
       return 1;
     }
     throw error;
   }
-  return new Promise<number>((resolve) => {
-    let signals = 0;
-    const stop = (signal: NodeJS.Signals) => {
-      signals++;
-      if (signals > 1) {
-        logger.warn('server.forced_exit', { signal });
-        process.exit(1);
-      }
-      logger.info('server.signal', { signal });
-      // The process exits within the configured shutdown time even if something hangs.
-      const hardStop = setTimeout(() => {
-        logger.error('server.shutdown_timeout', { timeout_ms: config.server.shutdownTimeoutMs });
-        process.exit(1);
-      }, config.server.shutdownTimeoutMs);
-      hardStop.unref();
-      server.shutdown().then(
-        () => resolve(0),
-        (error: unknown) => {
-          logger.error('server.shutdown_failed', {
-            error: error instanceof Error ? error.message : String(error),
-          });
-          resolve(1);
-        },
-      );
-    };
-    process.on('SIGTERM', stop);
-    process.on('SIGINT', stop);
-  });
+  if (first !== undefined) shutdown(server);
+  return exited;
 }
 
 /**
@@ -120,7 +138,8 @@ function uiAssets(): AssetSource | null {
       },
     };
   }
-  const here = dirname(resolve(process.argv[1] ?? '.'));
+  // The real path: `npx sepp` runs bin/sepp.mjs through a link in npm's cache.
+  const here = dirname(realpathSync(resolve(process.argv[1] ?? '.')));
   const dir = [resolve(here, '../../ui/dist'), resolve(here, '../ui/dist')].find((d) =>
     existsSync(join(d, 'index.html')),
   );

@@ -9,8 +9,8 @@ import { createReadStream, readdirSync, rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { handleServerStreamingCall, ServerWritableStream } from '@grpc/grpc-js';
+import type { BackupChunk, BackupRequest } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
 import { SeppError } from '../engine/errors.ts';
-import type { BackupChunk, BackupRequest } from './gen/sepp/v1/admin.js';
 import type { RpcContext } from './rpc-context.ts';
 import { toServiceError } from './status.ts';
 

@@ -1,8 +1,24 @@
 /**
- * Conversions between protocol messages (src/rpc/gen) and engine shapes.
+ * Conversions between protocol messages (clients/typescript/src/gen) and engine shapes.
  * Proto3 zero values mean "not set": empty strings and zero numbers become
  * undefined so the engine applies its defaults.
  */
+
+import {
+  DeadReason,
+  type EnqueueAccepted,
+  type EnqueueJob,
+  type EnqueueResult,
+  type Job,
+  JobState,
+  type LeasedJob,
+  RejectionReason as ProtoRejectionReason,
+} from '../../clients/typescript/src/gen/sepp/v1/job.js';
+import type {
+  QueueSettings as ProtoQueueSettings,
+  QueueInfo,
+} from '../../clients/typescript/src/gen/sepp/v1/queue.js';
+import type { NackRequest } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import type { JobRejection, RejectionReason } from '../engine/errors.ts';
 import type { QueueSettings } from '../engine/settings.ts';
 import type {
@@ -16,18 +32,6 @@ import type {
   JobInfo,
   NackDirective,
 } from '../engine/types.ts';
-import {
-  DeadReason,
-  type EnqueueAccepted,
-  type EnqueueJob,
-  type EnqueueResult,
-  type Job,
-  JobState,
-  type LeasedJob,
-  RejectionReason as ProtoRejectionReason,
-} from './gen/sepp/v1/job.js';
-import type { QueueSettings as ProtoQueueSettings, QueueInfo } from './gen/sepp/v1/queue.js';
-import type { NackRequest } from './gen/sepp/v1/work.js';
 
 export function enqueueRequestFromProto(job: EnqueueJob | undefined): EngineEnqueueRequest {
   if (job === undefined) return { queue: '', type: '', payload: new Uint8Array() };

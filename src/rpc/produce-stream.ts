@@ -8,6 +8,7 @@
  * stream, and answers the client has not read stop the reading too (ReadGate).
  */
 import { type handleBidiStreamingCall, type ServerDuplexStream, status } from '@grpc/grpc-js';
+import type { ProduceRequest, ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
 import { SeppError, toSeppError } from '../engine/errors.ts';
 import {
   acceptedToProto,
@@ -16,7 +17,6 @@ import {
   rejectionReasonToProto,
 } from './convert.ts';
 import { ReadGate } from './flow-control.ts';
-import type { ProduceRequest, ProduceResponse } from './gen/sepp/v1/produce.js';
 import {
   metadataTraceContext,
   type RpcCallObservation,

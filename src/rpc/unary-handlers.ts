@@ -3,6 +3,10 @@
  * not see, call the engine, convert the result. Semantics live in the engine.
  */
 import { type handleUnaryCall, type ServerUnaryCall, type sendUnaryData, status } from '@grpc/grpc-js';
+import { DurabilityMode } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
+import { DeadReason, type EnqueueJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
+import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
+import { type AckBatchRequest, SettleOutcome } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { SeppError } from '../engine/errors.ts';
 import type { EnqueueRequest as EngineEnqueueRequest } from '../engine/types.ts';
 import type { Caller, Permission } from './auth.ts';
@@ -19,10 +23,6 @@ import {
   queueSettingsToProto,
   rejectionReasonToProto,
 } from './convert.ts';
-import { DurabilityMode } from './gen/sepp/v1/admin.js';
-import { DeadReason, type EnqueueJob } from './gen/sepp/v1/job.js';
-import type { QueueServiceServer } from './gen/sepp/v1/queue_service.js';
-import { type AckBatchRequest, SettleOutcome } from './gen/sepp/v1/work.js';
 import {
   isTraceparent,
   metadataTraceContext,

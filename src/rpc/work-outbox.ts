@@ -10,8 +10,8 @@
  * Answers go through the stream's ReadGate (a client that stops reading stops
  * being read); jobs are bounded by the credit the client granted.
  */
-import type { LeasedJob } from './gen/sepp/v1/job.js';
-import type { WorkResponse, WorkResponse_Settled } from './gen/sepp/v1/work.js';
+import type { LeasedJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
+import type { WorkResponse, WorkResponse_Settled } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 
 /** The parts of the stream the outbox writes to. */
 export interface OutboxSink {

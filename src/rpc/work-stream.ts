@@ -10,10 +10,6 @@
  * left to expire or to be settled over unary calls.
  */
 import { type handleBidiStreamingCall, type ServerDuplexStream, status } from '@grpc/grpc-js';
-import { SeppError, toSeppError } from '../engine/errors.ts';
-import type { Settle } from '../engine/types.ts';
-import { jobStateToProto, leasedJobToProto, nackDirectiveFromProto } from './convert.ts';
-import { ReadGate } from './flow-control.ts';
 import type {
   AckRequest,
   WorkRequest,
@@ -21,7 +17,11 @@ import type {
   WorkRequest_Subscribe,
   WorkResponse,
   WorkResponse_Settled,
-} from './gen/sepp/v1/work.js';
+} from '../../clients/typescript/src/gen/sepp/v1/work.js';
+import { SeppError, toSeppError } from '../engine/errors.ts';
+import type { Settle } from '../engine/types.ts';
+import { jobStateToProto, leasedJobToProto, nackDirectiveFromProto } from './convert.ts';
+import { ReadGate } from './flow-control.ts';
 import { metadataTraceContext, type TraceContext, unobserved } from './observer.ts';
 import { MalformedRequest, type RpcContext } from './rpc-context.ts';
 import { grpcStatusOf, toServiceError } from './status.ts';

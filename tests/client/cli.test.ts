@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { SeppClient } from 'sepp/client';
+import { SeppClient } from '../../clients/typescript/src/index.ts';
 import { captureOutput, registerSecret } from '../helpers/secret-log.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 

@@ -5,7 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Enqueued, JobRejectedError, SeppClient, SeppError } from 'sepp/client';
+import {
+  type Enqueued,
+  JobRejectedError,
+  SeppClient,
+  SeppError,
+} from '../../clients/typescript/src/index.ts';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 

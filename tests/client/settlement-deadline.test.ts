@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { mock, test } from 'node:test';
 import { status } from '@grpc/grpc-js';
-import { SeppClient, type SeppError } from 'sepp/client';
+import { SeppClient, type SeppError } from '../../clients/typescript/src/index.ts';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { startTestServer } from '../helpers/server.ts';
 import { deferred, settle, until } from './helpers.ts';

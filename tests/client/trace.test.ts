@@ -21,7 +21,7 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
-import { SeppClient, type WorkerJob } from 'sepp/client';
+import { SeppClient, type WorkerJob } from '../../clients/typescript/src/index.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { nextEvents } from './helpers.ts';
 

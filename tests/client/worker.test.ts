@@ -14,7 +14,7 @@ import {
   type Worker,
   type WorkerJob,
   type WorkerOptions,
-} from 'sepp/client';
+} from '../../clients/typescript/src/index.ts';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { type Deferred, deferred, nextEvents, settle, until } from './helpers.ts';

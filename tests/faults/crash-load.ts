@@ -23,7 +23,7 @@ import {
   SeppClient,
   type Worker,
   type WorkerJob,
-} from '../../src/client/index.ts';
+} from '../../clients/typescript/src/index.ts';
 import type { CrashLedger } from '../helpers/crash-ledger.ts';
 
 export interface CrashLoadOptions {

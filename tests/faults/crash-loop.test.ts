@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SeppClient } from '../../src/client/index.ts';
+import { SeppClient } from '../../clients/typescript/src/index.ts';
 import { CrashLedger } from '../helpers/crash-ledger.ts';
 import { type DataDirSnapshot, inspectDataDir } from '../helpers/inspect-data-dir.ts';
 import { intsFrom, mulberry32, seedFromEnv } from '../helpers/prng.ts';

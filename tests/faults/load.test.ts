@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { credentials, type ServiceError } from '@grpc/grpc-js';
-import { QueueServiceClient } from '../../src/rpc/gen/sepp/v1/queue_service.js';
+import { QueueServiceClient } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import { startServerProcess } from '../helpers/process-server.ts';
 import { call, testJob } from '../helpers/server.ts';
 

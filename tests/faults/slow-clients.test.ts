@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { type ClientDuplexStream, credentials } from '@grpc/grpc-js';
-import { QueueServiceClient } from '../../src/rpc/gen/sepp/v1/queue_service.js';
-import type { WorkRequest, WorkResponse } from '../../src/rpc/gen/sepp/v1/work.js';
+import { QueueServiceClient } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
+import type { WorkRequest, WorkResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { type ServerProcess, startServerProcess } from '../helpers/process-server.ts';
 import { call, testJob } from '../helpers/server.ts';
 

@@ -6,7 +6,7 @@
  * Usage: worker-death-child.ts ADDRESS QUEUE LEASE_MS CONCURRENCY
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SeppClient } from '../../src/client/index.ts';
+import { SeppClient } from '../../clients/typescript/src/index.ts';
 
 const [address, queue, leaseMsArg, concurrencyArg] = process.argv.slice(2);
 if (address === undefined || queue === undefined) {

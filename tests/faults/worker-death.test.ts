@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SeppClient } from '../../src/client/index.ts';
+import { SeppClient } from '../../clients/typescript/src/index.ts';
 import { type ServerProcess, startServerProcess } from '../helpers/process-server.ts';
 
 const queue = 'mortal';

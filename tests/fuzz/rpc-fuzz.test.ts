@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import fc from 'fast-check';
-import { QueueServiceService } from '../../src/rpc/gen/sepp/v1/queue_service.js';
+import { QueueServiceService } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const runs = Number(process.env.SEPP_FUZZ_RUNS ?? 1500);

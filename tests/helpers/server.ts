@@ -6,12 +6,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type CallOptions, credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
+import type { EnqueueJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
+import { QueueServiceClient } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import type { AssetSource } from '../../src/admin/index.ts';
 import { type RunningServer, startServer } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import type { Clock } from '../../src/engine/clock.ts';
-import type { EnqueueJob } from '../../src/rpc/gen/sepp/v1/job.js';
-import { QueueServiceClient } from '../../src/rpc/gen/sepp/v1/queue_service.js';
 import type { Logger } from '../../src/telemetry/logger.ts';
 import { captureLogger, flushCaptured, registerConfigSecrets } from './secret-log.ts';
 

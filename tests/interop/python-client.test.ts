@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { SeppClient, type WorkerJob } from 'sepp/client';
+import { SeppClient, type WorkerJob } from '@sepp-queue/client';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { selfSignedCertificate } from '../helpers/tls.ts';
 

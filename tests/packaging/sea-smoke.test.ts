@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { credentials } from '@grpc/grpc-js';
-import { QueueServiceClient } from '../../src/rpc/gen/sepp/v1/queue_service.js';
+import { QueueServiceClient } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import { startOtlpReceiver } from '../helpers/otlp-receiver.ts';
 import { captureOutput } from '../helpers/secret-log.ts';
 import { call, testJob } from '../helpers/server.ts';

@@ -18,11 +18,14 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type * as grpc from '@grpc/grpc-js';
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
-import type { BackupChunk } from '../../src/rpc/gen/sepp/v1/admin.js';
-import { DeadReason } from '../../src/rpc/gen/sepp/v1/job.js';
-import type { ProduceRequest, ProduceResponse } from '../../src/rpc/gen/sepp/v1/produce.js';
-import { type QueueServiceClient, QueueServiceService } from '../../src/rpc/gen/sepp/v1/queue_service.js';
-import type { WorkRequest, WorkResponse } from '../../src/rpc/gen/sepp/v1/work.js';
+import type { BackupChunk } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
+import { DeadReason } from '../../clients/typescript/src/gen/sepp/v1/job.js';
+import type { ProduceRequest, ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
+import {
+  type QueueServiceClient,
+  QueueServiceService,
+} from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
+import type { WorkRequest, WorkResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { askReflection, checkHealth, healthClient, reflectionClient } from '../helpers/generic-clients.ts';
 import { registerSecret } from '../helpers/secret-log.ts';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';

@@ -9,26 +9,29 @@ import { join, relative } from 'node:path';
 import { test } from 'node:test';
 
 const root = new URL('../..', import.meta.url).pathname;
-const committedDir = join(root, 'src', 'rpc', 'gen');
+// Where scripts/gen.mjs writes: the protocol code inside the SDK package, and the
+// reflection descriptor set beside the server.
+const genDirs = [join('clients', 'typescript', 'src', 'gen'), join('src', 'rpc', 'gen')];
 const protoc = process.env.PROTOC ?? 'protoc';
 
-function readTree(dir: string): Map<string, string> {
+/** Every file of the generated directories under `base`, by its path relative to `base`. */
+function readTrees(base: string): Map<string, string> {
   const files = new Map<string, string>();
   const walk = (at: string): void => {
     for (const name of readdirSync(at)) {
       const path = join(at, name);
       if (statSync(path).isDirectory()) walk(path);
-      else files.set(relative(dir, path), readFileSync(path, 'utf8'));
+      else files.set(relative(base, path), readFileSync(path, 'utf8'));
     }
   };
-  walk(dir);
+  for (const dir of genDirs) walk(join(base, dir));
   return files;
 }
 
-test('committed src/rpc/gen matches what npm run gen produces from proto/', (t) => {
+test('committed generated code (clients/typescript/src/gen, src/rpc/gen) matches what npm run gen produces from proto/', (t) => {
   const probe = spawnSync(protoc, ['--version'], { encoding: 'utf8' });
   if (probe.error !== undefined || probe.status !== 0) {
-    const reason = `protoc not available (${probe.error?.message ?? `exit ${probe.status}`}); freshness of src/rpc/gen NOT checked`;
+    const reason = `protoc not available (${probe.error?.message ?? `exit ${probe.status}`}); freshness of the generated code NOT checked`;
     console.log(`SKIPPED: ${reason}`);
     t.skip(reason);
     return;
@@ -40,15 +43,16 @@ test('committed src/rpc/gen matches what npm run gen produces from proto/', (t) 
       encoding: 'utf8',
     });
     assert.equal(run.status, 0, `scripts/gen.mjs failed:\n${run.stderr}`);
-    const fresh = readTree(outDir);
-    const committed = readTree(committedDir);
+    const fresh = readTrees(outDir);
+    const committed = readTrees(root);
+    assert.ok(fresh.size > 1, `scripts/gen.mjs wrote ${fresh.size} files`);
     const stale = [...new Set([...fresh.keys(), ...committed.keys()])]
       .filter((file) => fresh.get(file) !== committed.get(file))
       .sort();
     assert.deepEqual(
       stale,
       [],
-      `src/rpc/gen is stale in ${stale.join(', ')}: run \`npm run gen\` and commit`,
+      `the generated code is stale in ${stale.join(', ')}: run \`npm run gen\` and commit`,
     );
   } finally {
     rmSync(outDir, { recursive: true, force: true });

@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import type { ReserveResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { FakeClock } from '../../src/engine/clock.ts';
-import type { ReserveResponse } from '../../src/rpc/gen/sepp/v1/work.js';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
 
 const job = (queue: string) => testJob(queue);

@@ -3,15 +3,15 @@
 // reasons, limits, settings) matches the engine's one to one.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { ServerLimits } from '../../clients/typescript/src/gen/sepp/v1/admin.ts';
+import { DeadReason, JobState, RejectionReason } from '../../clients/typescript/src/gen/sepp/v1/job.ts';
+import { EnqueueRequest, ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.ts';
+import { BackoffSettings, QueueSettings } from '../../clients/typescript/src/gen/sepp/v1/queue.ts';
+import { QueueServiceService } from '../../clients/typescript/src/gen/sepp/v1/queue_service.ts';
+import { WorkRequest, WorkResponse } from '../../clients/typescript/src/gen/sepp/v1/work.ts';
 import { rejectionCode } from '../../src/engine/errors.ts';
 import { defaultEngineLimits, defaultQueueSettings } from '../../src/engine/settings.ts';
 import { jobStates } from '../../src/engine/types.ts';
-import { ServerLimits } from '../../src/rpc/gen/sepp/v1/admin.ts';
-import { DeadReason, JobState, RejectionReason } from '../../src/rpc/gen/sepp/v1/job.ts';
-import { EnqueueRequest, ProduceResponse } from '../../src/rpc/gen/sepp/v1/produce.ts';
-import { BackoffSettings, QueueSettings } from '../../src/rpc/gen/sepp/v1/queue.ts';
-import { QueueServiceService } from '../../src/rpc/gen/sepp/v1/queue_service.ts';
-import { WorkRequest, WorkResponse } from '../../src/rpc/gen/sepp/v1/work.ts';
 
 /** Names of a generated numeric enum's members, lower-cased, without the zero and unrecognised values. */
 function memberNames(enumObject: Record<string, string | number>): string[] {

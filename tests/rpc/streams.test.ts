@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { ClientDuplexStream, ServiceError } from '@grpc/grpc-js';
 import { status } from '@grpc/grpc-js';
+import { JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
+import type { ProduceRequest, ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
+import type { WorkRequest, WorkResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { FakeClock } from '../../src/engine/clock.ts';
-import { JobState } from '../../src/rpc/gen/sepp/v1/job.js';
-import type { ProduceRequest, ProduceResponse } from '../../src/rpc/gen/sepp/v1/produce.js';
-import type { WorkRequest, WorkResponse } from '../../src/rpc/gen/sepp/v1/work.js';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
 
 const job = (queue: string, n = 0) => testJob(queue, { payload: Buffer.from(String(n)) });

@@ -2,10 +2,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import {
+  DeadReason,
+  type EnqueueJob,
+  JobState,
+  RejectionReason,
+} from '../../clients/typescript/src/gen/sepp/v1/job.js';
+import type { QueueServiceClient } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
+import { SettleOutcome } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { FakeClock } from '../../src/engine/clock.ts';
-import { DeadReason, type EnqueueJob, JobState, RejectionReason } from '../../src/rpc/gen/sepp/v1/job.js';
-import type { QueueServiceClient } from '../../src/rpc/gen/sepp/v1/queue_service.js';
-import { SettleOutcome } from '../../src/rpc/gen/sepp/v1/work.js';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
 
 const payload = Buffer.from('{"to":"a@example.com"}');

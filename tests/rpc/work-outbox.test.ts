@@ -1,8 +1,8 @@
 /** The Work stream's outbox: what becomes ready in one turn leaves as one message, under the size limit. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { LeasedJob } from '../../src/rpc/gen/sepp/v1/job.js';
-import type { WorkResponse } from '../../src/rpc/gen/sepp/v1/work.js';
+import type { LeasedJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
+import type { WorkResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { WorkOutbox } from '../../src/rpc/work-outbox.ts';
 
 function leased(n: number, payloadBytes = 16): LeasedJob {

@@ -5,10 +5,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type ClientDuplexStream, type ServiceError, status } from '@grpc/grpc-js';
+import type { EnqueueJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
+import type { ProduceRequest, ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
+import type { WorkRequest, WorkResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { FakeClock } from '../../src/engine/clock.ts';
-import type { EnqueueJob } from '../../src/rpc/gen/sepp/v1/job.js';
-import type { ProduceRequest, ProduceResponse } from '../../src/rpc/gen/sepp/v1/produce.js';
-import type { WorkRequest, WorkResponse } from '../../src/rpc/gen/sepp/v1/work.js';
 import { type Sample, sampleValue, scrape } from '../helpers/prometheus.ts';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
 

@@ -10,8 +10,8 @@ import { type ClientDuplexStream, Metadata } from '@grpc/grpc-js';
 import { type Span, SpanKind, trace } from '@opentelemetry/api';
 import { parseTraceParent } from '@opentelemetry/core';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
-import type { EnqueueJob } from '../../src/rpc/gen/sepp/v1/job.js';
-import type { ProduceRequest, ProduceResponse } from '../../src/rpc/gen/sepp/v1/produce.js';
+import type { EnqueueJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
+import type { ProduceRequest, ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../helpers/otlp-receiver.ts';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
 

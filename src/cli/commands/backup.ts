@@ -3,8 +3,8 @@ import { createHash } from 'node:crypto';
 import { closeSync, existsSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
 import type { Argv } from 'yargs';
-import type { BackupChunk } from '../../rpc/gen/sepp/v1/admin.js';
-import { QueueServiceClient } from '../../rpc/gen/sepp/v1/queue_service.js';
+import type { BackupChunk } from '../../../clients/typescript/src/gen/sepp/v1/admin.js';
+import { QueueServiceClient } from '../../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 
 const mib = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
 

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Argv } from 'yargs';
-import { JobRejectedError, SeppClient, SeppError } from '../../client/index.ts';
+import { JobRejectedError, SeppClient, SeppError } from '../../../clients/typescript/src/index.ts';
 
 /** Exit codes of the operator commands (documented in --help and docs/cli.md). */
 export const exitCodes = {

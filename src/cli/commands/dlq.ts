@@ -1,7 +1,7 @@
 /** `sepp dlq list|requeue|delete QUEUE`: inspect and act on a queue's dead letters. */
 import { createInterface } from 'node:readline/promises';
 import type { Argv } from 'yargs';
-import type { DeadLetterSelection, DeadReason, SeppClient } from '../../client/index.ts';
+import type { DeadLetterSelection, DeadReason, SeppClient } from '../../../clients/typescript/src/index.ts';
 import {
   Declined,
   print,

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import type { Argv } from 'yargs';
-import type { EnqueueOptions } from '../../client/index.ts';
+import type { EnqueueOptions } from '../../../clients/typescript/src/index.ts';
 import { parseDurationMs } from '../../config/index.ts';
 import { print, printJson, runWithClient, UsageError, withConnection } from './connection.ts';
 

@@ -1,5 +1,5 @@
 /** Rendering for people (aligned tables, short ages) and for scripts (jobs as plain JSON). */
-import type { Job } from '../../client/index.ts';
+import type { Job } from '../../../clients/typescript/src/index.ts';
 
 /** Left-aligned columns separated by two spaces; the header row first. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {

@@ -1,6 +1,6 @@
 /** `sepp job ID`: everything the server knows about one job. */
 import type { Argv } from 'yargs';
-import type { Job } from '../../client/index.ts';
+import type { Job } from '../../../clients/typescript/src/index.ts';
 import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
 import { decodePayload, jobJson, time } from './format.ts';
 

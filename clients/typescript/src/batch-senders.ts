@@ -11,10 +11,10 @@
  * an application that forgets `close()` still exits.
  */
 import { type ClientDuplexStream, type ServiceError, status } from '@grpc/grpc-js';
-import type { EnqueueJob, EnqueueResult } from '../rpc/gen/sepp/v1/job.js';
-import type { EnqueueAtomicResponse, ProduceRequest, ProduceResponse } from '../rpc/gen/sepp/v1/produce.js';
 import type { Connection } from './connection.ts';
 import { fromStatus, SeppError, toSeppError } from './errors.ts';
+import type { EnqueueJob, EnqueueResult } from './gen/sepp/v1/job.js';
+import type { EnqueueAtomicResponse, ProduceRequest, ProduceResponse } from './gen/sepp/v1/produce.js';
 
 /** The answer to one batch: per-job results, or an atomic batch's outcome. */
 export type BatchAnswer =

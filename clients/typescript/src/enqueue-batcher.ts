@@ -13,12 +13,12 @@
  * have been stored is never sent twice.
  */
 import { status } from '@grpc/grpc-js';
-import type { EnqueueJob, EnqueueResult } from '../rpc/gen/sepp/v1/job.js';
 import { backoffDelayMs } from './backoff.ts';
 import type { BatchAnswer, BatchSender } from './batch-senders.ts';
 import type { Connection } from './connection.ts';
 import { approxEncodedBytes } from './convert.ts';
 import { closedError, SeppError } from './errors.ts';
+import type { EnqueueJob, EnqueueResult } from './gen/sepp/v1/job.js';
 
 /** How an entry learns its outcome: an error, or the batch answer and where its jobs start in it. */
 type Done = (error: SeppError | undefined, answer: BatchAnswer | undefined, offset: number) => void;

@@ -14,10 +14,10 @@
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { status } from '@grpc/grpc-js';
-import type { LeasedJob as ProtoLeasedJob } from '../rpc/gen/sepp/v1/job.js';
 import { backoffDelayMs } from './backoff.ts';
 import type { Connection } from './connection.ts';
 import { LeaseLostError, SeppError, toSeppError } from './errors.ts';
+import type { LeasedJob as ProtoLeasedJob } from './gen/sepp/v1/job.js';
 import { isJsonContentType } from './jobs.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
 import { ReserveTransport } from './reserve-transport.ts';

@@ -3,8 +3,9 @@
  * behaviour: the Work stream (work-stream-transport.ts, the fast path) and
  * unary Reserve long polls with Ack/Nack/Extend calls (reserve-transport.ts).
  */
-import type { LeasedJob as ProtoLeasedJob } from '../rpc/gen/sepp/v1/job.js';
+
 import type { SeppError } from './errors.ts';
+import type { LeasedJob as ProtoLeasedJob } from './gen/sepp/v1/job.js';
 import type { LeaseRef, NackOptions, NackResult } from './types.ts';
 import type { WorkerClock } from './worker-clock.ts';
 

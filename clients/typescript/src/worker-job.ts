@@ -2,7 +2,7 @@
  * What a Worker hands to a handler — the leased job with its decoded data and
  * an AbortSignal — and the errors a handler throws to steer the nack.
  */
-import type { LeasedJob as ProtoLeasedJob } from '../rpc/gen/sepp/v1/job.js';
+import type { LeasedJob as ProtoLeasedJob } from './gen/sepp/v1/job.js';
 import { LeasedJob } from './jobs.ts';
 
 let abortJob!: (job: WorkerJob, reason: unknown) => void;

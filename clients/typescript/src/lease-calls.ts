@@ -7,10 +7,11 @@
  * fenced by the attempt, so a repeat can never settle a later delivery — at
  * worst it finds the job already settled (NOT_FOUND).
  */
-import type { LeasedJob as ProtoLeasedJob } from '../rpc/gen/sepp/v1/job.js';
-import { SettleOutcome } from '../rpc/gen/sepp/v1/work.js';
+
 import type { Connection } from './connection.ts';
 import { nackDirective, nackResultFromProto } from './convert.ts';
+import type { LeasedJob as ProtoLeasedJob } from './gen/sepp/v1/job.js';
+import { SettleOutcome } from './gen/sepp/v1/work.js';
 import type { AckResult, CallOptions, LeaseRef, NackOptions, NackResult, ReserveOptions } from './types.ts';
 
 /** Extra time a long poll's deadline allows beyond its wait, in ms. */

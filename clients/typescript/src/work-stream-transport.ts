@@ -21,16 +21,16 @@
  * meanwhile) → finishing (half-closed, waiting for the server to end) → done.
  */
 import { type ClientDuplexStream, type ServiceError, status } from '@grpc/grpc-js';
+import { backoffDelayMs } from './backoff.ts';
+import type { Connection } from './connection.ts';
+import { nackDirective, nackResultFromProto } from './convert.ts';
+import { fromStatus, LeaseLostError, SeppError, toSeppError } from './errors.ts';
 import type {
   WorkRequest,
   WorkRequest_Settlement,
   WorkResponse,
   WorkResponse_Settled,
-} from '../rpc/gen/sepp/v1/work.js';
-import { backoffDelayMs } from './backoff.ts';
-import type { Connection } from './connection.ts';
-import { nackDirective, nackResultFromProto } from './convert.ts';
-import { fromStatus, LeaseLostError, SeppError, toSeppError } from './errors.ts';
+} from './gen/sepp/v1/work.js';
 import { ackCall, extendCall, nackCall } from './lease-calls.ts';
 import type { LeaseRef, NackOptions, NackResult } from './types.ts';
 import type { TransportConfig, TransportHost, WorkTransport } from './work-transport.ts';

@@ -3,19 +3,19 @@
  * generated messages. Proto3 zero values stand for "not set" both ways.
  */
 import { status } from '@grpc/grpc-js';
-import type { GetServerInfoResponse } from '../rpc/gen/sepp/v1/admin.js';
-import { DurabilityMode } from '../rpc/gen/sepp/v1/admin.js';
+import { type RejectionReason, SeppError } from './errors.ts';
+import type { GetServerInfoResponse } from './gen/sepp/v1/admin.js';
+import { DurabilityMode } from './gen/sepp/v1/admin.js';
 import {
   type EnqueueJob,
   JobState as ProtoJobState,
   RejectionReason as ProtoRejectionReason,
-} from '../rpc/gen/sepp/v1/job.js';
+} from './gen/sepp/v1/job.js';
 import type {
   QueueInfo as ProtoQueueInfo,
   QueueSettings as ProtoQueueSettings,
-} from '../rpc/gen/sepp/v1/queue.js';
-import type { NackRequest, NackResponse } from '../rpc/gen/sepp/v1/work.js';
-import { type RejectionReason, SeppError } from './errors.ts';
+} from './gen/sepp/v1/queue.js';
+import type { NackRequest, NackResponse } from './gen/sepp/v1/work.js';
 import { activeTraceHeaders } from './trace.ts';
 import type {
   EnqueueOptions,

@@ -1,5 +1,5 @@
 /**
- * sepp's TypeScript SDK (`sepp/client`): a client for every RPC, with
+ * sepp's TypeScript SDK (`@sepp-queue/client`): a client for every RPC, with
  * enqueues coalesced onto one Produce stream, and a Worker on Work streams.
  *
  *   const client = SeppClient.connect('127.0.0.1:50051');

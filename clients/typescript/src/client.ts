@@ -5,7 +5,6 @@
  * with a deadline.
  */
 import { status } from '@grpc/grpc-js';
-import type { EnqueueJob, EnqueueResult } from '../rpc/gen/sepp/v1/job.js';
 import { ProduceStreamSender, UnaryBatchSender } from './batch-senders.ts';
 import { Connection, type ConnectOptions } from './connection.ts';
 import {
@@ -18,6 +17,7 @@ import {
 } from './convert.ts';
 import { EnqueueBatcher } from './enqueue-batcher.ts';
 import { JobRejectedError, type JobRejection, SeppError, statusOfRejection } from './errors.ts';
+import type { EnqueueJob, EnqueueResult } from './gen/sepp/v1/job.js';
 import { deadReasonToProto, Job, jobStateName, LeasedJob } from './jobs.ts';
 import { ackBatchCall, ackCall, extendCall, nackCall, reserveCall } from './lease-calls.ts';
 import type {

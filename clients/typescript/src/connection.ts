@@ -12,9 +12,9 @@ import {
   type ServiceError,
   status,
 } from '@grpc/grpc-js';
-import { QueueServiceClient } from '../rpc/gen/sepp/v1/queue_service.js';
 import { backoffDelayMs, sleep } from './backoff.ts';
 import { SeppError, toSeppError } from './errors.ts';
+import { QueueServiceClient } from './gen/sepp/v1/queue_service.js';
 
 /** TLS settings; PEM contents, not file names. */
 export interface TlsOptions {

@@ -8,7 +8,7 @@ import {
   type Job as ProtoJob,
   JobState as ProtoJobState,
   type LeasedJob as ProtoLeasedJob,
-} from '../rpc/gen/sepp/v1/job.js';
+} from './gen/sepp/v1/job.js';
 import type { AttemptError, DeadReason, JobState, LeaseRef } from './types.ts';
 
 const jsonContentType = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
