@@ -98,6 +98,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
   try {
     db = openDataDir(config.server.dataDir, {
       durability: config.server.durability,
+      walCheckpoints: config.server.walCheckpoints,
       ...(deps.nativeBinding === undefined ? {} : { nativeBinding: deps.nativeBinding }),
     });
   } catch (error) {

@@ -48,6 +48,12 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 # Env SEPP_DURABILITY, flag --durability.
 # durability = "full"
 
+# Who checkpoints the SQLite WAL into the database file. "auto": sepp does,
+# as the WAL grows and at shutdown. "external": sepp never does; Litestream
+# (docs/replication.md) does, and the WAL grows without bound while nothing
+# checkpoints it. Env SEPP_WAL_CHECKPOINTS.
+# wal_checkpoints = "auto"
+
 # "debug", "info", "warn" or "error". Env SEPP_LOG_LEVEL, flag --log-level.
 # log_level = "info"
 

@@ -44,6 +44,7 @@ import {
   type ServerConfig,
   type TelemetryConfig,
   type TlsFiles,
+  walCheckpointModes,
 } from './types.ts';
 
 const SECOND_MS = 1000;
@@ -108,6 +109,7 @@ export const serverSpec: SectionSpec<ServerConfig> = {
     env: 'SEPP_DURABILITY',
     flag: 'durability',
   },
+  walCheckpoints: { field: choiceField(walCheckpointModes), default: 'auto', env: 'SEPP_WAL_CHECKPOINTS' },
   logLevel: { field: choiceField(logLevels), default: 'info', env: 'SEPP_LOG_LEVEL', flag: 'logLevel' },
   logFormat: { field: choiceField(logFormats), default: 'text', env: 'SEPP_LOG_FORMAT', flag: 'logFormat' },
   shutdownTimeoutMs: {

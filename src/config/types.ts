@@ -10,6 +10,8 @@ import type { EngineOptions, QueueSettings } from '../engine/settings.ts';
 import type { ListenAddress } from './listen-address.ts';
 
 export type Durability = 'full' | 'relaxed';
+/** Who checkpoints the WAL: `auto` sepp itself; `external` a replicator such as Litestream. */
+export type WalCheckpoints = 'auto' | 'external';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogFormat = 'text' | 'json';
 /** `producer`: enqueue and read; `worker`: reserve, ack, nack, extend and read; `admin`: everything. */
@@ -18,6 +20,7 @@ export type ApiKeyRole = 'producer' | 'worker' | 'admin';
 export type AdminRole = 'viewer' | 'operator' | 'admin';
 
 export const durabilities: readonly Durability[] = ['full', 'relaxed'];
+export const walCheckpointModes: readonly WalCheckpoints[] = ['auto', 'external'];
 export const logLevels: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
 export const logFormats: readonly LogFormat[] = ['text', 'json'];
 export const apiKeyRoles: readonly ApiKeyRole[] = ['producer', 'worker', 'admin'];
@@ -39,6 +42,8 @@ export interface ServerConfig {
   readonly adminListen: ListenAddress;
   /** `full`: fsync every commit; `relaxed`: survives a process crash, not a power cut. */
   readonly durability: Durability;
+  /** `auto`: sepp checkpoints the WAL; `external`: never (Litestream does, docs/replication.md). */
+  readonly walCheckpoints: WalCheckpoints;
   readonly logLevel: LogLevel;
   readonly logFormat: LogFormat;
   /** How long a graceful shutdown may take before the process exits anyway. */

@@ -9,8 +9,9 @@
  * leaves memory and disk agreeing.
  */
 
+import { closeDatabase } from '../store/close.ts';
 import { counterMismatches } from '../store/counter-check.ts';
-import { type BatchStats, isStorageFailure, type Transaction } from '../store/group-commit.ts';
+import type { BatchStats, Transaction } from '../store/group-commit.ts';
 import type { Db } from '../store/open.ts';
 import type { AuditEntry, AuditInput, AuditQuery, JobListQuery, JobSummary } from './admin-types.ts';
 import { AuditLog } from './audit.ts';
@@ -338,12 +339,7 @@ export class Engine {
     this.maintenance.stop();
     this.ctx.waiters.settleAll('closed');
     this.ctx.writer.close();
-    try {
-      this.ctx.sql.walCheckpoint.run();
-    } catch (error) {
-      if (!isStorageFailure(error)) throw error;
-    }
-    this.ctx.db.close();
+    closeDatabase(this.ctx.db);
   }
 }
 

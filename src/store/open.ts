@@ -1,45 +1,82 @@
 /**
- * Opens the data directory's SQLite database: WAL mode, the durability pragma,
- * an exclusive lock so two servers can never share one data directory, then
- * the embedded migrations.
+ * Opens the data directory's SQLite database: first the data directory's lock
+ * (so two servers can never share one data directory), then the database in
+ * WAL mode with normal (shared) locking, so that `sqlite3` and Litestream can
+ * read it while the server runs; then the embedded migrations.
  */
 import { closeSync, fchmodSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { DataDirInUseError, lockDataDir, lockFileName } from './data-dir-lock.ts';
 import { migrate } from './migrate.ts';
+
+export { DataDirInUseError, lockFileName } from './data-dir-lock.ts';
 
 export type Durability = 'full' | 'relaxed';
 export type Db = Database.Database;
+/** `auto`: sepp checkpoints the WAL itself. `external`: never; a replicator such as Litestream does. */
+export type WalCheckpoints = 'auto' | 'external';
 
 export const databaseFileName = 'sepp.db';
+
+/**
+ * How long a statement waits for a lock another process holds before it fails
+ * with SQLITE_BUSY. Readers (`sqlite3 -readonly`) never hold one that sepp's
+ * writes need; Litestream does, briefly: it writes its own bookkeeping rows, and
+ * its RESTART checkpoint holds the write lock while it waits up to 1 s for
+ * readers. While it waits, the event loop waits too (better-sqlite3 is
+ * synchronous), which is better than failing the whole batch.
+ */
+export const busyTimeoutMs = 5000;
+
+/** SQLite's default auto-checkpoint threshold: a PASSIVE checkpoint after a commit once the WAL holds this many pages. */
+const autoCheckpointPages = 1000;
 
 export interface OpenOptions {
   /** `full`: fsync on every commit (synchronous=FULL). `relaxed`: synchronous=NORMAL — survives a process crash, not a power cut. */
   durability: Durability;
+  /** Who checkpoints the WAL (default `auto`: sepp). */
+  walCheckpoints?: WalCheckpoints;
   /** Path of the better-sqlite3 addon when it is not in node_modules (the single executable). */
   nativeBinding?: string;
   /** Page cache per connection, in KiB. */
   cacheKiB?: number;
 }
 
-export class DataDirInUseError extends Error {
-  constructor(path: string) {
-    super(
-      `the database ${path} is in use by another process (is another sepp running on this data directory?)`,
-    );
-    this.name = 'DataDirInUseError';
-  }
-}
-
+/**
+ * Locks the data directory, then opens its database. The lock is released
+ * when the returned connection is closed, or by the OS when the process dies.
+ */
 export function openDataDir(dataDir: string, options: OpenOptions): Db {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const path = join(dataDir, databaseFileName);
-  createOwnerOnly(path);
-  return openDatabase(path, options);
+  // Both files owner-only, like everything sepp writes to the data directory.
+  createOwnerOnly(join(dataDir, lockFileName));
+  const lock = lockDataDir(dataDir, options.nativeBinding);
+  let db: Db;
+  try {
+    const path = join(dataDir, databaseFileName);
+    createOwnerOnly(path);
+    db = openDatabase(path, options);
+  } catch (error) {
+    lock.close();
+    throw error;
+  }
+  // The lock lives exactly as long as the connection: every caller closes the
+  // database with db.close(), so that call releases the lock too.
+  const closeDatabase = db.close.bind(db);
+  db.close = () => {
+    try {
+      closeDatabase();
+    } finally {
+      if (lock.open) lock.close();
+    }
+    return db;
+  };
+  return db;
 }
 
 /**
- * Creates the database file readable and writable by its owner alone (0600),
+ * Creates a data-directory file readable and writable by its owner alone (0600),
  * whatever the umask; SQLite gives the -wal and -shm files it makes the mode
  * of the database file. An existing file keeps its mode (an operator may have
  * chosen one; the server warns when others can read it).
@@ -61,42 +98,38 @@ function createOwnerOnly(path: string): void {
 }
 
 export function openDatabase(path: string, options: OpenOptions): Db {
-  // timeout 0: never wait for a lock. The driver's default (5 s) applies from the
-  // first statement, so a second server on a locked directory would hang that
-  // long before failing; `busy_timeout = 0` below comes too late to prevent it.
   const db = new Database(path, {
-    timeout: 0,
+    timeout: busyTimeoutMs,
     ...(options.nativeBinding === undefined ? {} : { nativeBinding: options.nativeBinding }),
   });
   try {
-    // Exclusive locking: this process alone reads and writes the file while it runs;
-    // the WAL index lives in process memory. Operators inspect copies made by `sepp backup`.
-    // It must come before the first access in WAL mode (`journal_mode` reads the file):
-    // set after it, an existing database keeps its WAL index in a shared `-shm` file.
-    db.pragma('locking_mode = EXCLUSIVE');
+    // Normal locking mode: the WAL index lives in the shared `-shm` file, so other
+    // processes can read the live database (sqlite3, Litestream) without blocking
+    // this one. A database last written in EXCLUSIVE mode needs nothing special:
+    // its WAL (if any) is replayed into a new `-shm` by the first connection.
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${options.durability === 'full' ? 'FULL' : 'NORMAL'}`);
     db.pragma(`cache_size = -${options.cacheKiB ?? 16 * 1024}`);
     db.pragma('temp_store = MEMORY');
     db.pragma('foreign_keys = ON');
-    db.pragma('busy_timeout = 0');
+    // External checkpoints: Litestream must see every WAL frame before it is
+    // checkpointed away, so it alone checkpoints (and restarts) the WAL.
+    db.pragma(`wal_autocheckpoint = ${options.walCheckpoints === 'external' ? 0 : autoCheckpointPages}`);
     // Keep the WAL from growing without bound after a burst.
     db.pragma('journal_size_limit = 67108864');
-    takeLock(db);
     migrate(db);
     return db;
   } catch (error) {
     db.close();
-    // Another process holds the exclusive lock: the first statement that reads
-    // the file (already `journal_mode = WAL`) fails with SQLITE_BUSY.
-    if (isBusy(error)) throw new DataDirInUseError(path);
+    // Still busy after the timeout: a sepp from before the lock file (it held the
+    // database in EXCLUSIVE mode), or a tool holding a write transaction.
+    if (isBusy(error)) {
+      throw new DataDirInUseError(
+        `the database ${path} is locked by another process (an older sepp, or a tool holding a write transaction): stop it and start again`,
+      );
+    }
     throw error;
   }
-}
-
-/** In exclusive mode the lock is taken by the first write: take it now, so a second server fails at start. */
-function takeLock(db: Db): void {
-  db.exec('BEGIN IMMEDIATE; COMMIT;');
 }
 
 function isBusy(error: unknown): boolean {

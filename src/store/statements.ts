@@ -273,7 +273,6 @@ export function prepareStatements(db: Db) {
     countsFromRows: db.prepare<[], { queue: string; state: string; jobs: number }>(
       'SELECT queue, state, count(*) AS jobs FROM jobs GROUP BY queue, state',
     ),
-    walCheckpoint: db.prepare('PRAGMA wal_checkpoint(TRUNCATE)'),
   };
 }
 

@@ -13,6 +13,7 @@ test('with no file, no variables and no flags every setting has its default', ()
     grpcListen: { host: '127.0.0.1', port: 50051, address: '127.0.0.1:50051', loopback: true },
     adminListen: { host: '127.0.0.1', port: 9465, address: '127.0.0.1:9465', loopback: true },
     durability: 'full',
+    walCheckpoints: 'auto',
     logLevel: 'info',
     logFormat: 'text',
     shutdownTimeoutMs: 10_000,

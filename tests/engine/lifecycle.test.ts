@@ -3,12 +3,13 @@
  * lock, schema versions, and the events it reports.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import type { JobEvent, QueueInfo } from '../../src/engine/types.ts';
+import { closeDatabase } from '../../src/store/close.ts';
 import { DataDirInUseError, databaseFileName, openDataDir } from '../../src/store/open.ts';
 import {
   expectCode,
@@ -129,24 +130,72 @@ test("durability 'relaxed' opens with synchronous=NORMAL and works; 'full' uses 
   });
 });
 
-test('the WAL index lives in process memory: no -shm file, also after a restart', async () => {
-  await withEngine({}, async (first) => {
-    await first.engine.enqueue(job('q'));
-    assert.equal(existsSync(join(first.dataDir, `${databaseFileName}-shm`)), false);
-    const second = first.reopen();
-    await second.engine.enqueue(job('q'));
-    assert.equal(second.db.pragma('locking_mode', { simple: true }), 'exclusive');
-    assert.equal(second.db.pragma('journal_mode', { simple: true }), 'wal');
-    assert.equal(existsSync(join(second.dataDir, `${databaseFileName}-shm`)), false);
-    return second;
+test('normal locking: another connection reads the live database while the engine writes', async () => {
+  await withEngine({}, async ({ dataDir, engine, db }) => {
+    assert.equal(db.pragma('locking_mode', { simple: true }), 'normal');
+    await engine.enqueue(job('q'));
+    // The WAL index is shared through the -shm file, so a reader sees committed work.
+    assert.equal(existsSync(join(dataDir, `${databaseFileName}-shm`)), true);
+    const reader = new Database(join(dataDir, databaseFileName), { readonly: true, fileMustExist: true });
+    try {
+      const ready = reader.prepare("SELECT jobs FROM queue_counts WHERE queue = 'q' AND state = 'ready'");
+      assert.equal(ready.pluck().get(), 1);
+      // A reader inside a read transaction does not stop the writer: it keeps its snapshot.
+      reader.exec('BEGIN');
+      assert.equal(ready.pluck().get(), 1);
+      await engine.enqueue(job('q'));
+      assert.equal(ready.pluck().get(), 1);
+      reader.exec('COMMIT');
+      assert.equal(ready.pluck().get(), 2);
+    } finally {
+      reader.close();
+    }
   });
+});
+
+test('wal_checkpoints: auto checkpoints as the WAL grows and truncates it at close; external never checkpoints', async () => {
+  const walBytes = (dataDir: string) =>
+    statSync(join(dataDir, `${databaseFileName}-wal`), { throwIfNoEntry: false })?.size ?? 0;
+  const dataDir = mkdtempSync(join(tmpdir(), 'sepp-test-'));
+  try {
+    const auto = openDataDir(dataDir, { durability: 'relaxed' });
+    assert.equal(auto.pragma('wal_autocheckpoint', { simple: true }), 1000);
+    closeDatabase(auto);
+    assert.equal(walBytes(dataDir), 0, 'TRUNCATE at close');
+    const external = openDataDir(dataDir, { durability: 'relaxed', walCheckpoints: 'external' });
+    assert.equal(external.pragma('wal_autocheckpoint', { simple: true }), 0);
+    external.exec('CREATE TABLE filler (b BLOB)');
+    const insert = external.prepare('INSERT INTO filler VALUES (zeroblob(4000))');
+    for (let i = 0; i < 1500; i++) insert.run();
+    const grown = walBytes(dataDir);
+    assert.ok(grown > 1000 * 4096, `the WAL passed the auto-checkpoint size untouched (${grown} bytes)`);
+    // Another connection stays open, as Litestream's does (the last connection to
+    // close would checkpoint and delete the WAL, whatever the setting).
+    const other = new Database(join(dataDir, databaseFileName), { readonly: true });
+    try {
+      // After its first read, a WAL connection keeps a shared lock on the file.
+      other.prepare('SELECT count(*) FROM sqlite_master').get();
+      closeDatabase(external);
+      assert.equal(walBytes(dataDir), grown, 'external: not checkpointed at close');
+      const again = openDataDir(dataDir, { durability: 'relaxed' });
+      closeDatabase(again);
+      assert.equal(walBytes(dataDir), 0, 'auto: truncated at close, with the other connection open');
+    } finally {
+      other.close();
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 });
 
 test('a second engine on the same data directory fails with DataDirInUseError', async () => {
   await withEngine({}, async ({ dataDir, engine }) => {
     await engine.enqueue(job('q'));
     assert.throws(() => openDataDir(dataDir, { durability: 'full' }), DataDirInUseError);
-    assert.throws(() => openDataDir(dataDir, { durability: 'relaxed' }), /another sepp/);
+    assert.throws(
+      () => openDataDir(dataDir, { durability: 'relaxed' }),
+      /in use by another sepp \(it holds .*sepp\.lock\)/,
+    );
     // The failed attempt disturbed nothing.
     await engine.enqueue(job('q'));
     assert.equal(engine.listQueues()[0]?.counts.ready, 2);

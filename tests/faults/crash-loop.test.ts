@@ -128,8 +128,9 @@ test(`crash loop: ${cycles} kill -9s of the server process under load lose nothi
         const { port } = await server.ready;
         const listenedMs = Math.round(performance.now() - cycleStartedMs);
         if (!lockChecked) {
-          // While the server runs, its exclusive lock keeps even a reader out.
-          assert.throws(() => inspectDataDir(dataDir), /SQLITE_BUSY|locked/);
+          // While the server runs, a second server on its data directory is refused.
+          const second = launch();
+          await assert.rejects(second.ready, /in use by another sepp/);
           lockChecked = true;
         }
         // One load at a time: the last cycle's clients are closed before this one's start.

@@ -2,9 +2,8 @@
  * Looks into the database of a server that is not running (killed or
  * stopped), read-only, as an operator's forensics would: SQLite's integrity
  * check, the per-queue counters against the rows, and the rows themselves.
- * Opening it changes nothing a restart depends on (a read-only connection
- * only rebuilds the WAL index, in a `-shm` file the server does not use).
- * While a server runs, its exclusive lock makes this throw SQLITE_BUSY.
+ * A read-only connection changes nothing a restart depends on (at most it
+ * rebuilds the WAL index in the `-shm` file, as the next server would).
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
