@@ -22,6 +22,13 @@ export function configWarnings(config: SeppConfig): ConfigWarning[] {
     );
   }
 
+  if (server.walCheckpoints === 'external') {
+    warn(
+      'server.wal_checkpoints',
+      'external: sepp never checkpoints the WAL, so it grows with every commit unless Litestream (or another tool) checkpoints it; watch sepp_db_file_size{sepp_db_file="wal"} (docs/replication.md)',
+    );
+  }
+
   const surfaces = [
     {
       name: 'gRPC',

@@ -8,7 +8,8 @@
  * them when the process exits, however it exits, `kill -9` included, so the
  * lock never goes stale: there is no PID file to clean up and nothing to
  * guess. Within one process SQLite tracks its own locks, so a second open in
- * the same process is refused as well.
+ * the same process is refused as well. (Like any lock file, it guards nothing
+ * once deleted while a server runs: the next server would lock a new file.)
  */
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -38,11 +39,16 @@ export function lockDataDir(dataDir: string, nativeBinding?: string): Database.D
     return lock;
   } catch (error) {
     lock.close();
-    if (error instanceof Error && 'code' in error && String(error.code).startsWith('SQLITE_BUSY')) {
+    if (isBusy(error)) {
       throw new DataDirInUseError(
         `the data directory ${dataDir} is in use by another sepp (it holds ${path}): stop that server, or give this one another data directory`,
       );
     }
     throw error;
   }
+}
+
+/** SQLITE_BUSY and its extended codes: another connection holds the lock. */
+export function isBusy(error: unknown): boolean {
+  return error instanceof Error && 'code' in error && String(error.code).startsWith('SQLITE_BUSY');
 }

@@ -7,7 +7,7 @@
 import { closeSync, fchmodSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { DataDirInUseError, lockDataDir, lockFileName } from './data-dir-lock.ts';
+import { DataDirInUseError, isBusy, lockDataDir, lockFileName } from './data-dir-lock.ts';
 import { migrate } from './migrate.ts';
 
 export { DataDirInUseError, lockFileName } from './data-dir-lock.ts';
@@ -130,8 +130,4 @@ export function openDatabase(path: string, options: OpenOptions): Db {
     }
     throw error;
   }
-}
-
-function isBusy(error: unknown): boolean {
-  return error instanceof Error && 'code' in error && String(error.code).startsWith('SQLITE_BUSY');
 }

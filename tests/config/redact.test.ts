@@ -78,10 +78,17 @@ test('risky settings produce warnings naming the setting', () => {
   assert.deepEqual(keys(withSecrets), ['grpc.tls', 'admin.tls'], 'credentials in clear text on the network');
   assert.deepEqual(
     keys(
-      '[server]\ndurability = "relaxed"\ngrpc_listen = "0.0.0.0:1"\n[grpc]\ninsecure_allow_unauthenticated = true\n' +
+      '[server]\ndurability = "relaxed"\nwal_checkpoints = "external"\ngrpc_listen = "0.0.0.0:1"\n' +
+        '[grpc]\ninsecure_allow_unauthenticated = true\n' +
         '[telemetry]\notlp_endpoint = "http://c:4318"\ntraces_sample_ratio = 0\n',
     ),
-    ['server.durability', 'grpc.api_keys', 'admin.users', 'telemetry.traces_sample_ratio'],
+    [
+      'server.durability',
+      'server.wal_checkpoints',
+      'grpc.api_keys',
+      'admin.users',
+      'telemetry.traces_sample_ratio',
+    ],
   );
   const [insecure] = configWarnings(
     loadToml('[server]\ngrpc_listen = "0.0.0.0:1"\n[grpc]\ninsecure_allow_unauthenticated = true\n'),
