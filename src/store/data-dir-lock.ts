@@ -32,9 +32,11 @@ export function lockDataDir(dataDir: string, nativeBinding?: string): Database.D
   });
   try {
     // A rollback-journal database in EXCLUSIVE locking mode keeps the EXCLUSIVE
-    // lock that BEGIN EXCLUSIVE takes until the connection closes. The file stays
-    // empty: nothing is written, so no journal file appears either.
+    // lock that BEGIN EXCLUSIVE takes until the connection closes. Its journal is
+    // kept in memory: on disk it would stay beside the lock (zeroed, not deleted,
+    // in EXCLUSIVE mode) and look like something worth keeping.
     lock.pragma('locking_mode = EXCLUSIVE');
+    lock.pragma('journal_mode = MEMORY');
     lock.exec('BEGIN EXCLUSIVE; COMMIT;');
     return lock;
   } catch (error) {

@@ -21,6 +21,7 @@ test('a second server on a data directory is refused; kill -9 of the first frees
     const first = await startServerProcess(dataDir);
     stops.push(() => first.stop('SIGKILL'));
     assert.ok(existsSync(join(dataDir, lockFileName)));
+    assert.equal(existsSync(join(dataDir, `${lockFileName}-journal`)), false, 'no journal beside the lock');
 
     const second = launchServerProcess(dataDir);
     stops.push(() => second.stop('SIGKILL'));
