@@ -134,7 +134,7 @@ describe('docs/schedules.md', () => {
     assert.equal(shown.code, 0, shown.stderr);
     assert.match(shown.stdout, /^schedule {2,}every 900000 ms$/m);
     assert.match(shown.stdout, /^source {2,}config \(change it in sepp\.toml\)$/m);
-    assert.match(shown.stdout, /^next runs\n(  \d{4}-\d\d-\d\dT.*Z\n){5}/m);
+    assert.match(shown.stdout, /^next runs\n( {2}\d{4}-\d\d-\d\dT.*Z\n){5}/m);
   });
 
   test('the SQL query answers on the database', async () => {
