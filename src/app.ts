@@ -237,6 +237,8 @@ function logScheduleEvent(logger: Logger, event: ScheduleEvent): void {
   if (event.kind !== 'tick_skipped') return;
   const fields = { schedule: event.schedule, reason: event.reason, ticks: event.count, detail: event.detail };
   if (event.reason === 'rejected') logger.warn('schedule.tick_rejected', fields);
+  // Overlap skips are the policy doing its work, possibly every second: debug. Missed ticks (after downtime): info.
+  else if (event.reason === 'overlap') logger.debug('schedule.ticks_skipped', fields);
   else logger.info('schedule.ticks_skipped', fields);
 }
 

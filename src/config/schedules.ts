@@ -79,6 +79,12 @@ export function readSchedules(
     }
     specs.push(spec);
   }
+  if (value.length > engine.limits.maxSchedules && !reader.failed.has('limits.max_schedules')) {
+    reader.problem(
+      'limits.max_schedules',
+      `is ${engine.limits.maxSchedules} but the config declares ${value.length} [[schedules]]; raise the limit or remove schedules`,
+    );
+  }
   return specs;
 }
 

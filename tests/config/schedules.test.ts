@@ -164,4 +164,21 @@ type = "t"
     /"a" is already used by schedules\[0\]; schedule names must be unique/,
   );
   assertProblem(problemsOf('schedules = "daily"'), 'schedules', /must be a list of tables/);
+  const tooMany = problemsOf(`
+[limits]
+max_schedules = 1
+
+[[schedules]]
+name = "a"
+cron = "0 3 * * *"
+queue = "q"
+type = "t"
+
+[[schedules]]
+name = "b"
+cron = "0 4 * * *"
+queue = "q"
+type = "t"
+`);
+  assertProblem(tooMany, 'limits.max_schedules', /is 1 but the config declares 2 \[\[schedules\]\]/);
 });

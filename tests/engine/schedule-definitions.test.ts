@@ -262,4 +262,23 @@ test('limits.max_schedules bounds how many schedules the server keeps', async ()
       await engine.putSchedule(spec('a', { cron: '0 * * * *' }), 'update');
     },
   );
+  // The config's schedules are stored at start even when API schedules fill the limit.
+  await withEngine(
+    { clock: new FakeClock(start), options: { limits: { ...defaultEngineLimits, maxSchedules: 1 } } },
+    async (t) => {
+      await t.engine.putSchedule(spec('api-made'), 'create');
+      t.engine.close();
+      const reopened = openTestEngine({
+        clock: t.clock,
+        dataDir: t.dataDir,
+        options: { limits: { ...defaultEngineLimits, maxSchedules: 1 }, schedules: [spec('from-config')] },
+      });
+      assert.deepEqual(
+        reopened.engine.listSchedules().map((s) => s.name),
+        ['api-made', 'from-config'],
+      );
+      await expectCode(reopened.engine.putSchedule(spec('another'), 'create'), 'resource_exhausted');
+      return reopened;
+    },
+  );
 });

@@ -78,10 +78,31 @@ export function scheduleInfoFromRow(
   nextRuns: number,
 ): ScheduleInfo {
   const payload = 'payload' in row ? row.payload : null;
-  const nextRunsMs =
-    row.next_tick_ms === null || nextRuns === 0
-      ? []
-      : timing.nextRuns(Math.max(nowMs, row.next_tick_ms - 1), nextRuns);
+  return {
+    ...scheduleBase(row, payload),
+    nextRunsMs: nextRunTimes(row.next_tick_ms, timing, nowMs, nextRuns),
+  };
+}
+
+/**
+ * The next `count` run times from now. A cursor still ahead is the first of
+ * them, so a listing (one run each) asks croner nothing: the admin UI polls it.
+ */
+function nextRunTimes(
+  nextTickMs: number | null,
+  timing: ScheduleTiming,
+  nowMs: number,
+  count: number,
+): number[] {
+  if (nextTickMs === null || count === 0) return [];
+  if (nextTickMs <= nowMs) return timing.nextRuns(nowMs, count);
+  return [nextTickMs, ...timing.nextRuns(nextTickMs, count - 1)];
+}
+
+function scheduleBase(
+  row: ScheduleRow | ScheduleListRow,
+  payload: Buffer | null,
+): Omit<ScheduleInfo, 'nextRunsMs'> {
   return {
     name: row.name,
     source: row.source,
@@ -107,7 +128,6 @@ export function scheduleInfoFromRow(
     endAtMs: row.end_at_ms,
     paused: row.paused === 1,
     nextTickMs: row.next_tick_ms,
-    nextRunsMs,
     lastTickMs: row.last_tick_ms,
     lastRunAtMs: row.last_run_at_ms,
     lastOutcome: row.last_outcome as ScheduleOutcome | null,

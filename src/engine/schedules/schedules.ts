@@ -84,7 +84,9 @@ export class Schedules {
         );
         const actor = { actor: 'config', target: `schedule:${spec.name}` };
         if (existing === undefined) {
-          this.store(undefined, params, nowMs);
+          // The config's schedules are stored whatever the limit (the config check holds them
+          // to it); schedules made over the API then find no room until some are gone.
+          this.store(undefined, params, nowMs, false);
           this.audit.write({ ...actor, action: 'schedule.create', details: auditDetails(params) });
           report.added.push(spec.name);
         } else if (!sameDefinition(existing, params)) {
@@ -211,9 +213,14 @@ export class Schedules {
    * replaces an existing one's definition: an unchanged timing keeps the
    * cursor (so its next tick), a changed one starts again from now.
    */
-  private store(existing: ScheduleRow | undefined, params: ScheduleDefinitionParams, nowMs: number): void {
+  private store(
+    existing: ScheduleRow | undefined,
+    params: ScheduleDefinitionParams,
+    nowMs: number,
+    limited = true,
+  ): void {
     if (existing === undefined) {
-      this.checkRoom();
+      if (limited) this.checkRoom();
       params.next_tick_ms = this.timingOf(params).nextAfter(nowMs);
       this.sql.insertSchedule.run({ ...params, now_ms: nowMs });
       return;
