@@ -144,41 +144,20 @@ colour = "red"
   assertProblem(problems, 'schedules[6].colour', /unknown setting/);
 });
 
-test('schedule names are unique, and [[schedules]] must be tables', () => {
-  const problems = problemsOf(`
-[[schedules]]
-name = "a"
-cron = "0 3 * * *"
-queue = "q"
-type = "t"
+/** A minimal [[schedules]] table. */
+const table = (name: string, timing: string) =>
+  `[[schedules]]\nname = "${name}"\n${timing}\nqueue = "q"\ntype = "t"\n`;
 
-[[schedules]]
-name = "a"
-interval_ms = "1m"
-queue = "q"
-type = "t"
-`);
+test('schedule names are unique, [[schedules]] must be tables, and there are at most limits.max_schedules', () => {
+  const problems = problemsOf(table('a', 'cron = "0 3 * * *"') + table('a', 'interval_ms = "1m"'));
   assertProblem(
     problems,
     'schedules[1].name',
     /"a" is already used by schedules\[0\]; schedule names must be unique/,
   );
   assertProblem(problemsOf('schedules = "daily"'), 'schedules', /must be a list of tables/);
-  const tooMany = problemsOf(`
-[limits]
-max_schedules = 1
-
-[[schedules]]
-name = "a"
-cron = "0 3 * * *"
-queue = "q"
-type = "t"
-
-[[schedules]]
-name = "b"
-cron = "0 4 * * *"
-queue = "q"
-type = "t"
-`);
+  const tooMany = problemsOf(
+    `[limits]\nmax_schedules = 1\n\n${table('a', 'cron = "0 3 * * *"')}${table('b', 'cron = "0 4 * * *"')}`,
+  );
   assertProblem(tooMany, 'limits.max_schedules', /is 1 but the config declares 2 \[\[schedules\]\]/);
 });
