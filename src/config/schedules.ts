@@ -72,7 +72,8 @@ export function readSchedules(
     }
     firstByName.set(entry.name, path);
     const spec = toSpec(entry.name, entry.queue, entry.type, entry);
-    const check = checkSchedule(spec, queues, engine.limits, nowMs);
+    // An end that has passed is no mistake here: the schedule's time is over, and the server must still start.
+    const check = checkSchedule(spec, queues, engine.limits, nowMs, nowMs, 'accept');
     if (!check.ok) {
       reader.problem(`${path}.${configKeyOf(check.field, check.message)}`, check.message);
       continue;

@@ -161,3 +161,9 @@ test('schedule names are unique, [[schedules]] must be tables, and there are at 
   );
   assertProblem(tooMany, 'limits.max_schedules', /is 1 but the config declares 2 \[\[schedules\]\]/);
 });
+
+test('a schedule whose end has passed is valid: its time is over, the server must still start', () => {
+  const [ended] = loadToml(`${table('ended', 'cron = "0 3 * * *"')}end_at = 2020-01-01T00:00:00Z\n`).engine
+    .schedules;
+  assert.equal(ended?.endAtMs, Date.UTC(2020, 0, 1));
+});

@@ -231,6 +231,21 @@ test('config schedules are reconciled at every start: added, updated, removed, a
   });
 });
 
+test('a config schedule whose end has passed is kept with no next tick, and the engine still opens', async () => {
+  const ended = spec('ended', { startAtMs: start - 3_600_000, endAtMs: start - 60_000 });
+  await withEngine({ clock: new FakeClock(start), options: { schedules: [ended] } }, async ({ engine }) => {
+    const info = engine.getSchedule('ended');
+    assert.equal(info.nextTickMs, null);
+    assert.deepEqual(info.nextRunsMs, []);
+    // Over the API the same end is a mistake.
+    const error = await expectCode(
+      engine.putSchedule({ ...ended, name: 'api-ended' }, 'create'),
+      'invalid_argument',
+    );
+    assert.match(error.message, /^end_at_ms: is in the past/);
+  });
+});
+
 test('a config schedule cannot be changed or deleted over the API (FAILED_PRECONDITION says why); pause, resume and trigger work', async () => {
   await withEngine(
     { clock: new FakeClock(start), options: { schedules: [spec('from-config')] } },

@@ -77,11 +77,9 @@ export class Schedules {
       for (const spec of specs) {
         named.add(spec.name);
         const existing = this.sql.scheduleByName.get(spec.name);
-        const params = definitionParams(
-          this.check(spec, existing, nowMs, `schedule ${spec.name}: `),
-          'config',
-          null,
-        );
+        // An end that has passed is accepted here: the schedule's time is over, the server still starts.
+        const valid = this.check(spec, existing, nowMs, `schedule ${spec.name}: `, 'accept');
+        const params = definitionParams(valid, 'config', null);
         const actor = { actor: 'config', target: `schedule:${spec.name}` };
         if (existing === undefined) {
           // The config's schedules are stored whatever the limit (the config check holds them
@@ -237,8 +235,10 @@ export class Schedules {
     existing: ScheduleRow | undefined,
     nowMs: number,
     prefix = '',
+    ended: 'refuse' | 'accept' = 'refuse',
   ): ValidSchedule {
-    const check = checkSchedule(spec, this.ctx.queues, this.ctx.limits, nowMs, existing?.anchor_ms ?? nowMs);
+    const anchorMs = existing?.anchor_ms ?? nowMs;
+    const check = checkSchedule(spec, this.ctx.queues, this.ctx.limits, nowMs, anchorMs, ended);
     if (!check.ok) throw new SeppError('invalid_argument', `${prefix}${check.field}: ${check.message}`);
     return check.value;
   }

@@ -51,7 +51,10 @@ export function tickKey(name: string, tickMs: number, manual = false): string {
 
 /**
  * Checks `spec`. `anchorMs` is where an interval schedule without a start
- * counts from (its creation time, kept across updates).
+ * counts from (its creation time, kept across updates). `ended`: whether an
+ * end already past is refused (a mistake in a call) or accepted (a config
+ * schedule whose time is over: it stays, with no next tick, and the server
+ * still starts).
  */
 export function checkSchedule(
   spec: ScheduleSpec,
@@ -59,6 +62,7 @@ export function checkSchedule(
   limits: EngineLimits,
   nowMs: number,
   anchorMs: number = nowMs,
+  ended: 'refuse' | 'accept' = 'refuse',
 ): ScheduleCheck {
   const fail = (field: string, message: string): ScheduleCheck => ({ ok: false, field, message });
   const { name } = spec;
@@ -134,10 +138,14 @@ export function checkSchedule(
       `${JSON.stringify(timing.cron)} is not a cron expression sepp reads: ${detail}. Use 5 fields (minute hour day-of-month month day-of-week) or 6 with seconds first`,
     );
   }
-  if (firstTickMs === null) {
-    return endAtMs !== null && endAtMs <= nowMs
+  const isOver = endAtMs !== null && endAtMs <= nowMs;
+  if (firstTickMs === null && !(isOver && ended === 'accept')) {
+    return isOver
       ? fail('end_at_ms', 'is in the past: the schedule would never tick')
       : fail('cron', `${JSON.stringify(timing.cron)} never matches a date: the schedule would never tick`);
+  }
+  if (isOver && new ScheduleTiming({ ...timing, startAtMs: null, endAtMs: null }).nextAfter(nowMs) === null) {
+    return fail('cron', `${JSON.stringify(timing.cron)} never matches a date: the schedule would never tick`);
   }
 
   const misfire = spec.misfire ?? 'run_latest';
