@@ -30,6 +30,7 @@ import {
 } from './config/index.ts';
 import { type Clock, systemClock } from './engine/clock.ts';
 import { Engine } from './engine/engine.ts';
+import type { ReconcileReport, ScheduleEvent } from './engine/schedules/types.ts';
 import { type ApiKey, createRpcServer, type RpcServer, removeStaleBackups } from './rpc/index.ts';
 import { DataDirInUseError, databaseFileName, openDataDir } from './store/open.ts';
 import { type Logger, prometheusContentType, Telemetry } from './telemetry/index.ts';
@@ -119,6 +120,11 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       telemetry.engineHooks.onEvent(event);
       rates.record(event);
     },
+    onScheduleEvent: (event) => {
+      telemetry.engineHooks.onScheduleEvent(event);
+      logScheduleEvent(logger, event);
+    },
+    onSchedulesReconciled: (report) => logReconciled(logger, report),
     onMaintenanceError: (error) => logger.warn('maintenance.failed', { error: error.message }),
     onHookError: (error) => logger.error('engine.hook_failed', { error: error.message }),
   });
@@ -211,6 +217,29 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       return stopping;
     },
   };
+}
+
+/** One line per schedule the config added, changed, took over or removed at start. */
+function logReconciled(logger: Logger, report: ReconcileReport): void {
+  for (const schedule of report.added) logger.info('schedule.added', { schedule, source: 'config' });
+  for (const schedule of report.updated) logger.info('schedule.updated', { schedule, source: 'config' });
+  for (const schedule of report.adopted) {
+    logger.warn('schedule.adopted', {
+      schedule,
+      detail: 'a schedule created over the API is now declared in the config, which owns it from now on',
+    });
+  }
+  for (const schedule of report.removed) logger.info('schedule.removed', { schedule, source: 'config' });
+}
+
+/** Ticks that enqueued nothing are worth a line; enqueued ones are counted in the metrics. */
+function logScheduleEvent(logger: Logger, event: ScheduleEvent): void {
+  if (event.kind !== 'tick_skipped') return;
+  const fields = { schedule: event.schedule, reason: event.reason, ticks: event.count, detail: event.detail };
+  if (event.reason === 'rejected') logger.warn('schedule.tick_rejected', fields);
+  // Overlap skips are the policy doing its work, possibly every second: debug. Missed ticks (after downtime): info.
+  else if (event.reason === 'overlap') logger.debug('schedule.ticks_skipped', fields);
+  else logger.info('schedule.ticks_skipped', fields);
 }
 
 /** The admin UI and JSON API, with /metrics, on the admin address. */

@@ -24,6 +24,7 @@ import { auditConfigRoutes } from './routes/audit-config-routes.ts';
 import { deadLetterRoutes } from './routes/dead-letter-routes.ts';
 import { jobRoutes } from './routes/job-routes.ts';
 import { queueRoutes } from './routes/queue-routes.ts';
+import { scheduleRoutes } from './routes/schedule-routes.ts';
 import { sessionRoutes } from './routes/session-routes.ts';
 import { checkSameOrigin, isMutation, loopbackHostOnly, securityHeaders } from './security.ts';
 import { SessionStore } from './sessions.ts';
@@ -70,6 +71,7 @@ export function createAdminApp(deps: AdminDeps): AdminApp {
     ...queueRoutes(services),
     ...jobRoutes(services),
     ...deadLetterRoutes(services),
+    ...scheduleRoutes(services),
     ...auditConfigRoutes(services),
   ];
 

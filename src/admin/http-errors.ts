@@ -25,6 +25,7 @@ export const httpStatusOf: Readonly<Record<AdminErrorCode, ContentfulStatusCode>
   request_timeout: 408,
   lease_lost: 409,
   failed_precondition: 409,
+  already_exists: 409,
   payload_too_large: 413,
   resource_exhausted: 429,
   headers_too_large: 431,

@@ -41,6 +41,11 @@ export type AdminEngine = Pick<
   | 'recordAudit'
   | 'listAudit'
   | 'waitingReserves'
+  | 'listSchedules'
+  | 'getSchedule'
+  | 'pauseSchedule'
+  | 'resumeSchedule'
+  | 'triggerSchedule'
 >;
 
 /** The server facts the dashboard shows; read on every overview request, so keep it cheap (a stat or two). */

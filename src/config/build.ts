@@ -9,6 +9,7 @@ import { type EngineLimits, namePattern, type QueueSettings } from '../engine/se
 import { describeRaw } from './fields.ts';
 import { parsePasswordHash } from './password-hash.ts';
 import { asTable, type ConfigReader, type Table, tomlKey } from './reader.ts';
+import { readSchedules } from './schedules.ts';
 import {
   adminSpec,
   adminUserSpec,
@@ -458,11 +459,15 @@ export function buildConfig(
 
   checkFailClosed(reader, server, grpc, admin, { grpcTable, adminTable });
 
-  const engine: EngineConfig = {
+  const engineOptions = {
     strictQueues: engineScalars.strictQueues,
     limits,
     queueDefaults: nestQueueSettings(queueDefaultsFlat),
     queues,
+  };
+  const engine: EngineConfig = {
+    ...engineOptions,
+    schedules: readSchedules(reader, root.schedules, engineOptions, Date.now()),
   };
   return { configFile, plaintextSecrets, server, grpc, admin, telemetry, engine };
 }

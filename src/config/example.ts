@@ -194,6 +194,9 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 # Largest page of a listing call.
 # max_page_size = 1000
 
+# Schedules the server keeps, from [[schedules]] and the API together.
+# max_schedules = 1000
+
 [queue_defaults]
 # Settings every queue starts from. Each can be changed for one queue in a
 # [queues.NAME] table, which takes the same keys.
@@ -238,4 +241,37 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 # max_attempts = 10
 # max_payload_bytes = "256KiB"
 # allowed_types = ["send", "send-digest"]
+
+# Schedules: jobs the server enqueues itself, on a cron expression (5 fields,
+# or 6 with seconds first, read in an IANA timezone) or every interval_ms.
+# Each tick's job is enqueued exactly once, even across crashes. Schedules
+# are reconciled at every start: new ones added, changed ones updated, ones
+# no longer listed removed. docs/schedules.md explains every setting.
+# [[schedules]]
+# name = "nightly-report"
+# cron = "30 2 * * *"
+# timezone = "Europe/Berlin"
+# queue = "reports"
+# type = "nightly"
+# payload = '{"kind": "daily"}'
+# content_type = "application/json"
+# priority = 5
+# metadata = { team = "billing" }
+# max_attempts = 3
+# lease_ms = "2h"
+# Ticks missed while the server was down or the schedule paused: "run_latest"
+# runs the latest once, "skip" runs none, "catch_up" runs up to catch_up_max.
+# misfire = "catch_up"
+# catch_up_max = 3
+# "skip": no new job while the last one is still scheduled, ready or leased.
+# overlap = "skip"
+# jitter_ms = "30s"
+# start_at = 2026-01-01T00:00:00Z
+# end_at = 2099-01-01T00:00:00Z
+
+# [[schedules]]
+# name = "sync"
+# interval_ms = "15m"
+# queue = "sync"
+# type = "pull"
 `;

@@ -31,7 +31,9 @@ export type FieldKind =
   | 'url'
   | 'listen'
   | 'names'
-  | 'addresses';
+  | 'addresses'
+  | 'table'
+  | 'time';
 
 export interface Field<T> {
   readonly kind: FieldKind;
@@ -304,6 +306,58 @@ export function addressesField(): Field<readonly string[]> {
         found.push(`${address}/${prefix === undefined ? bits : Number(prefix)}`);
       }
       return ok(Object.freeze(found));
+    },
+  };
+}
+
+/** Any text, empty included (a payload). */
+export function textField(): Field<string> {
+  return {
+    kind: 'string',
+    parse: (raw) => (typeof raw === 'string' ? ok(raw) : fail(`${describeRaw(raw)} is not a string`)),
+  };
+}
+
+/** A table of strings, e.g. { team = "ops" }. */
+export function stringTableField(): Field<Readonly<Record<string, string>>> {
+  return {
+    kind: 'table',
+    parse(raw) {
+      const table =
+        typeof raw === 'object' && raw !== null && !Array.isArray(raw) && !(raw instanceof Date)
+          ? (raw as Readonly<Record<string, unknown>>)
+          : undefined;
+      if (table === undefined)
+        return { ok: false, message: `${describeRaw(raw)} is not a table, e.g. { team = "ops" }` };
+      const result: Record<string, string> = {};
+      for (const [key, value] of Object.entries(table)) {
+        if (typeof value !== 'string') {
+          return {
+            ok: false,
+            message: `${JSON.stringify(key)} is ${describeRaw(value)}; values must be strings`,
+          };
+        }
+        result[key] = value;
+      }
+      return { ok: true, value: Object.freeze(result) };
+    },
+  };
+}
+
+/** A moment: a TOML offset datetime (2026-04-01T00:00:00Z) or the same as a string, to ms since the epoch. */
+export function timeField(): Field<number> {
+  const help = 'write an RFC 3339 time with its offset, e.g. 2026-04-01T00:00:00Z';
+  return {
+    kind: 'time',
+    parse(raw) {
+      const text = raw instanceof Date ? raw.toISOString() : raw;
+      if (typeof text !== 'string')
+        return { ok: false, message: `${describeRaw(raw)} is not a time; ${help}` };
+      if (!/(Z|[+-]\d\d:\d\d)$/i.test(text))
+        return { ok: false, message: `"${text}" has no offset; ${help}` };
+      const ms = Date.parse(text);
+      if (!Number.isFinite(ms) || ms < 0) return { ok: false, message: `"${text}" is not a time; ${help}` };
+      return { ok: true, value: ms };
     },
   };
 }

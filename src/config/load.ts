@@ -67,6 +67,8 @@ function isMissingFile(error: unknown): boolean {
 }
 
 function deepFreeze<T>(value: T): T {
+  // Bytes (a schedule's payload) cannot be frozen; nothing hands them out to change.
+  if (ArrayBuffer.isView(value)) return value;
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
     Object.freeze(value);
     for (const child of Object.values(value)) deepFreeze(child);

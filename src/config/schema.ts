@@ -30,6 +30,7 @@ import {
   stringField,
   urlField,
 } from './fields.ts';
+import { scheduleSpec } from './schedule-spec.ts';
 import {
   type AdminConfig,
   type AdminUser,
@@ -238,6 +239,7 @@ export const engineLimitRanges: { readonly [K in keyof EngineLimits]: { min: num
   maxWaitMs: { min: 0, max: 1 * HOUR_MS },
   maxWaiters: { min: 1, max: 1_000_000 },
   maxPageSize: { min: 1, max: 100_000 },
+  maxSchedules: { min: 0, max: 100_000 },
 };
 
 function limitField(name: keyof EngineLimits): FieldSpec<number> {
@@ -265,6 +267,7 @@ export const limitsSpec: SectionSpec<EngineLimits> = {
   maxWaitMs: limitField('maxWaitMs'),
   maxWaiters: limitField('maxWaiters'),
   maxPageSize: limitField('maxPageSize'),
+  maxSchedules: limitField('maxSchedules'),
 };
 
 /**
@@ -344,6 +347,7 @@ export const sections: readonly { readonly path: string; readonly spec: AnySecti
   { path: 'limits', spec: limitsSpec },
   { path: 'queue_defaults', spec: queueSpec },
   { path: 'queues.<name>', spec: queueSpec },
+  { path: 'schedules[]', spec: scheduleSpec },
 ];
 
 /** Tables allowed at the top of the file. */
@@ -356,6 +360,7 @@ export const rootKeys: readonly string[] = [
   'limits',
   'queue_defaults',
   'queues',
+  'schedules',
 ];
 
 /** Every setting's full TOML key, e.g. `server.data_dir`, `grpc.api_keys[].name`, `queues.<name>.max_attempts`. */

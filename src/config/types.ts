@@ -6,6 +6,7 @@
  * (`shutdownTimeoutMs` ⇄ `shutdown_timeout_ms`); docs/configuration.md lists
  * them all.
  */
+import type { ScheduleSpec } from '../engine/schedules/types.ts';
 import type { EngineOptions, QueueSettings } from '../engine/settings.ts';
 import type { ListenAddress } from './listen-address.ts';
 
@@ -117,6 +118,8 @@ export interface TelemetryConfig {
 /** EngineOptions with every declared queue's settings fully resolved. */
 export interface EngineConfig extends EngineOptions {
   readonly queues: Readonly<Record<string, QueueSettings>>;
+  /** `[[schedules]]`, checked; the engine reconciles them when it opens. */
+  readonly schedules: readonly ScheduleSpec[];
 }
 
 export interface SeppConfig {

@@ -28,6 +28,8 @@ import { Maintenance, type MaintenanceReport } from './maintenance.ts';
 import { OperatorActions } from './operator-actions.ts';
 import { checkQueueName, QueueAdmin } from './queue-admin.ts';
 import { Reserver } from './reserve.ts';
+import { type PutMode, Schedules } from './schedules/schedules.ts';
+import type { ReconcileReport, ScheduleEvent, ScheduleInfo, ScheduleSpec } from './schedules/types.ts';
 import type { EngineLimits, EngineOptions } from './settings.ts';
 import { Settler } from './settle.ts';
 import type {
@@ -66,6 +68,10 @@ export interface EngineDeps {
   onEvent?: (event: JobEvent) => void;
   /** Most operations per group commit (default: the store's). 1 gives one transaction per operation, for benchmarks. */
   maxBatchOperations?: number;
+  /** Called with what happened to schedules' ticks, after each commit. */
+  onScheduleEvent?: (event: ScheduleEvent) => void;
+  /** Called once the config's schedules are reconciled, as the engine opens. */
+  onSchedulesReconciled?: (report: ReconcileReport) => void;
 }
 
 export class Engine {
@@ -80,6 +86,7 @@ export class Engine {
   private readonly queueAdmin: QueueAdmin;
   private readonly deadLetters: DeadLetters;
   private readonly onlineBackup: OnlineBackup;
+  private readonly schedules: Schedules;
   private closing = false;
   /** Set by drainWaiters(): reserves stop waiting, writes still work. */
   private draining = false;
@@ -103,8 +110,6 @@ export class Engine {
     const write: Write = (op) => this.write(op);
     this.reserver = new Reserver(this.ctx);
     this.settler = new Settler(this.ctx);
-    maintenance = new Maintenance(this.ctx, this.settler, deps.onMaintenanceError);
-    this.maintenance = maintenance;
     this.queries = new JobQueries(this.ctx);
     this.audit = new AuditLog(this.ctx, this.queries.sql);
     this.actions = new OperatorActions(this.ctx, this.queries.sql, this.audit, write);
@@ -114,10 +119,21 @@ export class Engine {
       this.audit,
       write,
     );
+    this.schedules = new Schedules(
+      this.ctx,
+      this.audit,
+      (tx, requests) => this.enqueuer.enqueueWithin(tx, requests),
+      write,
+      deps.onScheduleEvent,
+    );
+    maintenance = new Maintenance(this.ctx, this.settler, deps.onMaintenanceError, this.schedules);
+    this.maintenance = maintenance;
     this.queueAdmin = new QueueAdmin(this.ctx, this.audit, write);
     this.deadLetters = new DeadLetters(this.ctx, this.queries.sql, this.actions, this.audit, write);
     this.onlineBackup = new OnlineBackup(db);
     this.queueAdmin.load();
+    const reconciled = this.schedules.reconcile(options.schedules ?? []);
+    deps.onSchedulesReconciled?.(reconciled);
     this.maintenance.start();
   }
 
@@ -281,6 +297,47 @@ export class Engine {
   /** Audit entries, newest first. */
   listAudit(query: AuditQuery): Page<AuditEntry> {
     return this.audit.list(query);
+  }
+
+  // ---------------------------------------------------------------- schedules (schedules/)
+
+  /** Every schedule by name, each with its next `nextRuns` run times (0–10; default 1). */
+  listSchedules(nextRuns?: number): ScheduleInfo[] {
+    this.checkOpen();
+    return this.schedules.list(nextRuns);
+  }
+
+  /** One schedule with its template's payload and its next `nextRuns` run times (0–100; default 10). */
+  getSchedule(name: string, nextRuns?: number): ScheduleInfo {
+    this.checkOpen();
+    return this.schedules.get(name, nextRuns);
+  }
+
+  /** Creates (`create`), changes (`update`) or either (`upsert`) a schedule defined over the API. */
+  putSchedule(
+    spec: ScheduleSpec,
+    mode: PutMode,
+    audit?: AuditInput,
+  ): Promise<{ schedule: ScheduleInfo; created: boolean }> {
+    return this.schedules.put(spec, mode, audit);
+  }
+
+  pauseSchedule(name: string, audit?: AuditInput): Promise<ScheduleInfo> {
+    return this.schedules.setPaused(name, true, audit);
+  }
+
+  /** Resumes a paused schedule; ticks it missed follow its misfire policy. */
+  resumeSchedule(name: string, audit?: AuditInput): Promise<ScheduleInfo> {
+    return this.schedules.setPaused(name, false, audit);
+  }
+
+  deleteSchedule(name: string, audit?: AuditInput): Promise<void> {
+    return this.schedules.delete(name, audit);
+  }
+
+  /** Enqueues the schedule's job now, outside its ticks. */
+  triggerSchedule(name: string, audit?: AuditInput): Promise<EnqueueAccepted> {
+    return this.schedules.trigger(name, audit);
   }
 
   // ---------------------------------------------------------------- housekeeping

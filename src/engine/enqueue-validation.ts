@@ -18,6 +18,7 @@ export interface ValidJob {
   runAtMs: number;
   scheduled: boolean;
   maxAttempts: number;
+  leaseMs: number | null;
   idempotencyKey: string | null;
   metadataJson: string | null;
   traceparent: string | null;
@@ -102,6 +103,17 @@ export function validateJob(
       `max_attempts is ${maxAttempts}; it must be an integer from ${attemptsRange.min} to ${attemptsRange.max}`,
     );
   }
+  const leaseMs = job.leaseMs === undefined || job.leaseMs === 0 ? null : job.leaseMs;
+  const leaseRange = queueSettingRanges.maxLeaseMs;
+  if (
+    leaseMs !== null &&
+    (!Number.isSafeInteger(leaseMs) || leaseMs < leaseRange.min || leaseMs > leaseRange.max)
+  ) {
+    return reject(
+      'invalid_job',
+      `lease_ms is ${leaseMs}; it must be an integer from ${leaseRange.min} (1 s) to ${leaseRange.max} (7 days), or 0 for none`,
+    );
+  }
 
   let runAtMs = nowMs;
   if (job.runAtMs !== undefined && job.delayMs !== undefined) {
@@ -179,6 +191,7 @@ export function validateJob(
     runAtMs,
     scheduled: runAtMs > nowMs,
     maxAttempts,
+    leaseMs,
     idempotencyKey,
     metadataJson,
     traceparent,

@@ -30,24 +30,30 @@ export class Enqueuer {
   /** Enqueues each job on its own merits: one result per job, in order. */
   async enqueueBatch(requests: readonly EnqueueRequest[], audit?: AuditInput): Promise<EnqueueResult[]> {
     this.checkBatchSize(requests.length);
-    return this.write((tx) => {
-      const nowMs = this.ctx.clock.nowMs();
-      const added = new AddedJobs();
-      const results = requests.map((request): EnqueueResult => {
-        const job = validateJob(request, nowMs, this.ctx.queues, this.ctx.limits);
-        if (isRejection(job)) return { ok: false, ...job };
-        // A duplicate adds nothing, so a full queue still answers it with the original job.
-        const duplicate = this.findDuplicate(job, nowMs);
-        if (duplicate) return duplicate;
-        const depthProblem = this.checkDepth(job, 1 + added.inQueue(job.queue));
-        if (depthProblem) return { ok: false, ...depthProblem };
-        return this.insert(tx, job, nowMs, added);
-      });
-      added.count(this.ctx);
-      this.emitEnqueueEvents(tx, requests, results);
-      if (audit !== undefined) this.auditEnqueue(audit, results);
-      return results;
+    return this.write((tx) => this.enqueueWithin(tx, requests, audit));
+  }
+
+  /**
+   * enqueueBatch inside a write operation that is already running: a schedule's
+   * tick enqueues its job in the same transaction as the advance of its cursor.
+   */
+  enqueueWithin(tx: Transaction, requests: readonly EnqueueRequest[], audit?: AuditInput): EnqueueResult[] {
+    const nowMs = this.ctx.clock.nowMs();
+    const added = new AddedJobs();
+    const results = requests.map((request): EnqueueResult => {
+      const job = validateJob(request, nowMs, this.ctx.queues, this.ctx.limits);
+      if (isRejection(job)) return { ok: false, ...job };
+      // A duplicate adds nothing, so a full queue still answers it with the original job.
+      const duplicate = this.findDuplicate(job, nowMs);
+      if (duplicate) return duplicate;
+      const depthProblem = this.checkDepth(job, 1 + added.inQueue(job.queue));
+      if (depthProblem) return { ok: false, ...depthProblem };
+      return this.insert(tx, job, nowMs, added);
     });
+    added.count(this.ctx);
+    this.emitEnqueueEvents(tx, requests, results);
+    if (audit !== undefined) this.auditEnqueue(audit, results);
+    return results;
   }
 
   private auditEnqueue(audit: AuditInput, results: readonly EnqueueResult[]): void {
@@ -182,6 +188,7 @@ export class Enqueuer {
       tracestate: job.tracestate,
       idempotency_key: job.idempotencyKey,
       max_attempts: job.maxAttempts,
+      lease_ms: job.leaseMs,
       enqueued_at_ms: nowMs,
       run_at_ms: job.runAtMs,
     });

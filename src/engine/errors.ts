@@ -8,6 +8,8 @@ export type SeppErrorCode =
   | 'not_found'
   | 'lease_lost'
   | 'failed_precondition'
+  /** The thing to create exists already (gRPC ALREADY_EXISTS). */
+  | 'already_exists'
   | 'resource_exhausted'
   | 'unauthenticated'
   | 'permission_denied'

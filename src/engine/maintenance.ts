@@ -1,17 +1,26 @@
 /**
  * Time-driven work: promote scheduled jobs whose run-at has come, expire
- * leases past their deadline, and sweep what retention says to forget
- * (dead letters, completed jobs, idempotency keys).
+ * leases past their deadline, sweep what retention says to forget (dead
+ * letters, completed jobs, idempotency keys), and run the schedules' ticks.
  *
  * One timer, set through the injected clock to the earliest thing due: the
- * next run-at, the next lease deadline, or the next sweep. Operations that
- * create an earlier deadline pull the timer forward after their commit.
+ * next run-at, the next lease deadline, the next sweep, or the next tick.
+ * Operations that create an earlier deadline pull the timer forward after
+ * their commit.
  */
 import type { Transaction } from '../store/group-commit.ts';
 import type { TimerHandle } from './clock.ts';
 import type { EngineContext } from './context.ts';
 import { type SeppError, toSeppError } from './errors.ts';
 import type { Settler } from './settle.ts';
+
+/** More time-driven work a pass runs (the schedules' ticks), cheap to ask about when nothing is due. */
+export interface TimedWork {
+  /** When it is next due (+Infinity: never), from memory. */
+  dueMs(): number;
+  /** Does what is due inside the pass's write; says whether more is due at once, and when the next is. */
+  runDue(tx: Transaction, nowMs: number): { more: boolean; nextDueMs: number };
+}
 
 export interface MaintenanceReport {
   promoted: number;
@@ -37,6 +46,7 @@ export class Maintenance {
     private readonly ctx: EngineContext,
     private readonly settler: Settler,
     private readonly onError: ((error: SeppError) => void) | undefined,
+    private readonly timed: TimedWork | undefined = undefined,
   ) {}
 
   start(): void {
@@ -117,9 +127,18 @@ export class Maintenance {
       if (!more) this.nextSweepMs = nowMs + sweepIntervalMs;
     }
 
+    let nextTickMs = this.timed?.dueMs() ?? Number.POSITIVE_INFINITY;
+    if (this.timed !== undefined && nextTickMs <= nowMs) {
+      const ticks = this.timed.runDue(tx, nowMs);
+      more ||= ticks.more;
+      nextTickMs = ticks.nextDueMs;
+    }
+
     const nextRunAt = sql.nextRunAt.get() ?? Number.POSITIVE_INFINITY;
     const nextDeadline = sql.nextLeaseDeadline.get() ?? Number.POSITIVE_INFINITY;
-    const nextMs = more ? nowMs : Math.min(nextRunAt, nextDeadline, this.nextSweepMs, nowMs + maxSleepMs);
+    const nextMs = more
+      ? nowMs
+      : Math.min(nextRunAt, nextDeadline, this.nextSweepMs, nextTickMs, nowMs + maxSleepMs);
 
     for (const [queue, n] of promotedByQueue) this.ctx.jobsReady(tx, queue, n);
     tx.afterCommit(() => this.wakeAt(nextMs));

@@ -135,6 +135,7 @@ export class Reserver {
         limit: remaining,
         now_ms: nowMs,
         lease_deadline_ms: leaseDeadlineMs,
+        max_lease_deadline_ms: nowMs + settings.maxLeaseMs,
         worker_id: request.workerId,
       });
       if (rows.length === 0) continue;
@@ -142,6 +143,7 @@ export class Reserver {
       rows.sort((a, b) => b.priority - a.priority || a.run_at_ms - b.run_at_ms || a.seq - b.seq);
       for (const row of rows) jobs.push(leasedJobFromRow(row));
       this.ctx.count(queue, 'ready', 'leased', rows.length);
+      // Jobs with their own lease_ms end at this deadline or later, never earlier.
       this.ctx.wakeAt(tx, leaseDeadlineMs);
       this.ctx.emit(tx, { kind: 'reserved', queue, count: rows.length });
     }

@@ -2,6 +2,7 @@
  * Per-queue settings and server-wide limits, with their defaults. Every limit
  * has a name, a unit and a default here; GetServerInfo reports them all.
  */
+import type { ScheduleSpec } from './schedules/types.ts';
 
 const SECOND_MS = 1000;
 const MINUTE_MS = 60 * SECOND_MS;
@@ -98,6 +99,8 @@ export interface EngineLimits {
   maxWaiters: number;
   /** Page size cap for listing calls. */
   maxPageSize: number;
+  /** Schedules the server keeps (from the config and the API together). */
+  maxSchedules: number;
 }
 
 export const defaultEngineLimits: Readonly<EngineLimits> = Object.freeze({
@@ -115,6 +118,7 @@ export const defaultEngineLimits: Readonly<EngineLimits> = Object.freeze({
   maxWaitMs: 60 * SECOND_MS,
   maxWaiters: 10_000,
   maxPageSize: 1000,
+  maxSchedules: 1000,
 });
 
 /** The shape names must have: queue names and job types. */
@@ -128,6 +132,11 @@ export interface EngineOptions {
   /** Only declared queues accept jobs. */
   strictQueues: boolean;
   limits: EngineLimits;
+  /**
+   * The schedules the config declares: reconciled when the engine opens (added,
+   * updated, and config-declared ones no longer listed removed). Absent: none.
+   */
+  schedules?: readonly ScheduleSpec[];
 }
 
 export function defaultEngineOptions(): EngineOptions {

@@ -35,6 +35,12 @@ export interface EnqueueRequest {
   delayMs?: number;
   /** Overrides the queue's max attempts. */
   maxAttempts?: number;
+  /**
+   * The job's own lease length: a reserve that asks for a shorter lease (or
+   * none) gives this job `leaseMs` instead, up to the queue's max_lease_ms.
+   * For long jobs run by workers that do not extend their leases.
+   */
+  leaseMs?: number;
   idempotencyKey?: string;
   metadata?: Readonly<Record<string, string>>;
   /** W3C trace context of the producer. */

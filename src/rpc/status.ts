@@ -10,6 +10,7 @@ export const grpcStatusOf: Record<SeppErrorCode, status> = {
   not_found: status.NOT_FOUND,
   lease_lost: status.FAILED_PRECONDITION,
   failed_precondition: status.FAILED_PRECONDITION,
+  already_exists: status.ALREADY_EXISTS,
   resource_exhausted: status.RESOURCE_EXHAUSTED,
   unauthenticated: status.UNAUTHENTICATED,
   permission_denied: status.PERMISSION_DENIED,

@@ -2,14 +2,13 @@
  * The unary RPCs of QueueService: authorize, check the fields the engine does
  * not see, call the engine, convert the result. Semantics live in the engine.
  */
-import { type handleUnaryCall, type ServerUnaryCall, type sendUnaryData, status } from '@grpc/grpc-js';
+import { type ServerUnaryCall, status } from '@grpc/grpc-js';
 import { DurabilityMode } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
 import { DeadReason, type EnqueueJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import { type AckBatchRequest, SettleOutcome } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { SeppError } from '../engine/errors.ts';
 import type { EnqueueRequest as EngineEnqueueRequest } from '../engine/types.ts';
-import type { Caller, Permission } from './auth.ts';
 import {
   acceptedToProto,
   deadReasonFromProto,
@@ -32,7 +31,9 @@ import {
   withTraceContext,
 } from './observer.ts';
 import { MalformedRequest, type RpcContext } from './rpc-context.ts';
+import { createScheduleHandlers } from './schedule-handlers.ts';
 import { toServiceError } from './status.ts';
+import type { Unary } from './unary-wrapper.ts';
 import { requireAttempt, requireJobId, requireString } from './validate-fields.ts';
 
 type UnaryHandlers = Omit<QueueServiceServer, 'produce' | 'work' | 'backup'>;
@@ -46,41 +47,29 @@ export function createUnaryHandlers(ctx: RpcContext): UnaryHandlers {
    * `parentOf` names a trace context the request itself carries (Enqueue's
    * job); otherwise the call's `traceparent` metadata is the parent.
    */
-  function unary<Req, Res>(
-    rpc: string,
-    permission: Permission,
-    fn: (
-      request: Req,
-      call: ServerUnaryCall<Req, Res>,
-      caller: Caller,
-      observation: RpcCallObservation,
-    ) => Promise<Res> | Res,
-    parentOf?: (request: Req) => TraceContext | undefined,
-  ): handleUnaryCall<Req, Res> {
-    return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
-      const observation = observe(rpc, call, parentOf);
-      let callerName: string | undefined;
-      const fail = (error: unknown) => {
-        const serviceError = toServiceError(error);
-        callback(serviceError);
-        observation.end(serviceError.code ?? status.UNKNOWN, callerName);
-      };
-      try {
-        if (ctx.draining)
-          throw new SeppError('unavailable', 'sepp is shutting down; retry against the restarted server');
-        const caller = ctx.auth.authorize(call.metadata, permission, rpc);
-        callerName = caller.name;
-        const request: unknown = call.request;
-        if (request instanceof MalformedRequest) throw new SeppError('invalid_argument', request.message);
-        Promise.resolve(fn(call.request, call, caller, observation)).then((response) => {
-          callback(null, response);
-          observation.end(status.OK, callerName);
-        }, fail);
-      } catch (error) {
-        fail(error);
-      }
+  const unary: Unary = (rpc, permission, fn, parentOf) => (call, callback) => {
+    const observation = observe(rpc, call, parentOf);
+    let callerName: string | undefined;
+    const fail = (error: unknown) => {
+      const serviceError = toServiceError(error);
+      callback(serviceError);
+      observation.end(serviceError.code ?? status.UNKNOWN, callerName);
     };
-  }
+    try {
+      if (ctx.draining)
+        throw new SeppError('unavailable', 'sepp is shutting down; retry against the restarted server');
+      const caller = ctx.auth.authorize(call.metadata, permission, rpc);
+      callerName = caller.name;
+      const request: unknown = call.request;
+      if (request instanceof MalformedRequest) throw new SeppError('invalid_argument', request.message);
+      Promise.resolve(fn(call.request, call, caller, observation)).then((response) => {
+        callback(null, response);
+        observation.end(status.OK, callerName);
+      }, fail);
+    } catch (error) {
+      fail(error);
+    }
+  };
 
   function observe<Req, Res>(
     rpc: string,
@@ -96,6 +85,7 @@ export function createUnaryHandlers(ctx: RpcContext): UnaryHandlers {
   }
 
   return {
+    ...createScheduleHandlers(ctx, unary),
     enqueue: unary(
       'Enqueue',
       'enqueue',

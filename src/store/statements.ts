@@ -77,6 +77,8 @@ export interface InsertJobParams {
   tracestate: string | null;
   idempotency_key: string | null;
   max_attempts: number;
+  /** The job's own lease length; null: what the reserve asks for. */
+  lease_ms: number | null;
   enqueued_at_ms: number;
   run_at_ms: number;
 }
@@ -127,9 +129,9 @@ export function prepareStatements(db: Db) {
     // ---- enqueue
     insertJob: db.prepare<[InsertJobParams]>(
       `INSERT INTO jobs (id, queue, type, state, priority, payload, content_type, metadata_json, traceparent, tracestate,
-                         idempotency_key, max_attempts, enqueued_at_ms, run_at_ms)
+                         idempotency_key, max_attempts, lease_ms, enqueued_at_ms, run_at_ms)
        VALUES (@id, @queue, @type, @state, @priority, @payload, @content_type, @metadata_json, @traceparent, @tracestate,
-               @idempotency_key, @max_attempts, @enqueued_at_ms, @run_at_ms)`,
+               @idempotency_key, @max_attempts, @lease_ms, @enqueued_at_ms, @run_at_ms)`,
     ),
     findIdempotencyKey: db.prepare<[string, string], { job_id: string; expires_at_ms: number }>(
       'SELECT job_id, expires_at_ms FROM idempotency_keys WHERE queue = ? AND key = ?',
@@ -145,15 +147,27 @@ export function prepareStatements(db: Db) {
      * The limit is CAST, not a bare parameter: SQLite lets a bare bound LIMIT shape
      * the plan, so every execution with a new binding re-prepares the statement
      * (10-40 µs measured, several times the cost of leasing one job); an
-     * expression does not.
+     * expression does not. A job with its own lease_ms gets at least that long,
+     * up to @max_lease_deadline_ms (now + the queue's max_lease_ms).
      */
     leaseReady: db.prepare<
-      [{ queue: string; limit: number; now_ms: number; lease_deadline_ms: number; worker_id: string | null }],
+      [
+        {
+          queue: string;
+          limit: number;
+          now_ms: number;
+          lease_deadline_ms: number;
+          max_lease_deadline_ms: number;
+          worker_id: string | null;
+        },
+      ],
       LeasedRow
     >(
       `UPDATE jobs
           SET state = 'leased', attempt = attempt + 1, leased_at_ms = @now_ms,
-              lease_deadline_ms = @lease_deadline_ms, worker_id = @worker_id
+              lease_deadline_ms = CASE WHEN lease_ms IS NULL THEN @lease_deadline_ms
+                                  ELSE max(@lease_deadline_ms, min(@now_ms + lease_ms, @max_lease_deadline_ms)) END,
+              worker_id = @worker_id
         WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'ready'
                       ORDER BY priority DESC, run_at_ms, seq LIMIT CAST(@limit AS INTEGER))
         RETURNING ${leasedColumns}`,

@@ -24,6 +24,8 @@ export const attr = {
   deadReason: 'sepp.dead.reason',
   commitOutcome: 'sepp.commit.outcome',
   dbFile: 'sepp.db.file',
+  schedule: 'sepp.schedule',
+  skipReason: 'sepp.schedule.skip_reason',
 } as const;
 
 export const grpcServiceName = 'sepp.v1.QueueService';

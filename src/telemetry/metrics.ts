@@ -15,6 +15,7 @@ import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
 import type { Resource } from '@opentelemetry/resources';
 import { MeterProvider, type MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import type { ScheduleEvent } from '../engine/schedules/types.ts';
 import type { CommitStats, JobEvent, QueueInfo } from '../engine/types.ts';
 import { jobStates } from '../engine/types.ts';
 import { attr } from './attributes.ts';
@@ -56,6 +57,8 @@ export class Metrics {
   private readonly rpcDuration: Histogram;
   private readonly commitDuration: Histogram;
   private readonly commitBatchSize: Histogram;
+  private readonly ticksEnqueued: Counter;
+  private readonly ticksSkipped: Counter;
   private source: MetricsSource | undefined;
 
   constructor(private readonly options: MetricsOptions) {
@@ -103,6 +106,15 @@ export class Metrics {
       description: 'Write operations that shared one group commit (one fsync)',
       advice: { explicitBucketBoundaries: batchSizeBuckets },
     });
+    this.ticksEnqueued = meter.createCounter('sepp.schedule.ticks.enqueued', {
+      unit: '{tick}',
+      description: 'Schedule ticks whose job was enqueued, by schedule',
+    });
+    this.ticksSkipped = meter.createCounter('sepp.schedule.ticks.skipped', {
+      unit: '{tick}',
+      description:
+        'Schedule ticks that enqueued nothing, by schedule and reason (misfire, overlap, rejected)',
+    });
     this.observeGauges(meter);
   }
 
@@ -117,6 +129,18 @@ export class Metrics {
     if (event.kind === 'rejected') attributes[attr.rejectionReason] = event.reason;
     else if (event.kind === 'dead_lettered') attributes[attr.deadReason] = event.reason;
     this.jobCounters[event.kind].add(event.count, attributes);
+  };
+
+  /** Engine hook: called after the commit that handled schedule ticks. */
+  readonly onScheduleEvent = (event: ScheduleEvent): void => {
+    if (event.kind === 'tick_enqueued') {
+      this.ticksEnqueued.add(event.count, { [attr.schedule]: event.schedule });
+    } else {
+      this.ticksSkipped.add(event.count, {
+        [attr.schedule]: event.schedule,
+        [attr.skipReason]: event.reason,
+      });
+    }
   };
 
   /** Engine hook: called after every group commit. */

@@ -66,7 +66,11 @@ export class Telemetry {
 
   /** The engine hooks: counters from job events, histograms from group commits. */
   get engineHooks() {
-    return { onEvent: this.metrics.onEvent, onBatch: this.metrics.onBatch };
+    return {
+      onEvent: this.metrics.onEvent,
+      onBatch: this.metrics.onBatch,
+      onScheduleEvent: this.metrics.onScheduleEvent,
+    };
   }
 
   /** Gives the gauges their source (the engine, once it exists). */

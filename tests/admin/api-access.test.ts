@@ -26,7 +26,11 @@ before(async () => {
 after(() => admin.dispose());
 
 function concretePath(path: string): string {
-  return path.replace('{queue}', 'emails').replace('{id}', jobId).replace('{key}', 'some-key');
+  return path
+    .replace('{queue}', 'emails')
+    .replace('{id}', jobId)
+    .replace('{key}', 'some-key')
+    .replace('{name}', 'no-such-schedule');
 }
 
 /**
@@ -58,6 +62,11 @@ const expectedAccess: Readonly<Record<string, Access>> = {
   'POST /api/v1/queues/{queue}/dead-letters/delete': 'operator',
   'POST /api/v1/queues/{queue}/dead-letters/requeue-all': 'operator',
   'POST /api/v1/queues/{queue}/dead-letters/delete-all': 'admin',
+  'GET /api/v1/schedules': 'viewer',
+  'GET /api/v1/schedules/{name}': 'viewer',
+  'POST /api/v1/schedules/{name}/pause': 'operator',
+  'POST /api/v1/schedules/{name}/resume': 'operator',
+  'POST /api/v1/schedules/{name}/trigger': 'operator',
   'GET /api/v1/audit': 'operator',
   'GET /api/v1/config': 'admin',
 };

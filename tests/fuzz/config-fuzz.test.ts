@@ -155,6 +155,8 @@ const acceptedTypes: Record<FieldKind, readonly string[]> = {
   ratio: ['integer', 'float'],
   names: ['array'],
   addresses: ['array'],
+  table: ['table'],
+  time: ['date', 'string'],
 };
 
 function typeOf(value: unknown): string {

@@ -25,6 +25,7 @@ import {
   type QueueServiceClient,
   QueueServiceService,
 } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
+import type { ScheduleSpec } from '../../clients/typescript/src/gen/sepp/v1/schedule.js';
 import type { WorkRequest, WorkResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { askReflection, checkHealth, healthClient, reflectionClient } from '../helpers/generic-clients.ts';
 import { registerSecret } from '../helpers/secret-log.ts';
@@ -55,6 +56,14 @@ const expected: Readonly<Record<string, readonly Role[]>> = {
   RequeueDeadLetters: ['admin'],
   DeleteDeadLetters: ['admin'],
   Backup: ['admin'],
+  GetSchedule: ['producer', 'worker', 'admin'],
+  ListSchedules: ['producer', 'worker', 'admin'],
+  CreateSchedule: ['admin'],
+  UpdateSchedule: ['admin'],
+  PauseSchedule: ['admin'],
+  ResumeSchedule: ['admin'],
+  DeleteSchedule: ['admin'],
+  TriggerSchedule: ['admin'],
 };
 
 // Every key carries a marker, so a leak is easy to spot in a log by eye as well.
@@ -117,6 +126,28 @@ const queue = 'matrix';
 /** A well-formed job id that names no job. */
 const missingJobId = '01890f6e-7c3a-7000-8000-000000000000';
 const job = testJob(queue);
+const scheduleSpec = (cron: string): ScheduleSpec => ({
+  name: 'no-such-schedule',
+  timing: { $case: 'cron', value: cron },
+  timezone: '',
+  template: {
+    queue,
+    type: 't',
+    payload: Buffer.alloc(0),
+    contentType: '',
+    priority: 0,
+    metadata: {},
+    maxAttempts: 0,
+    leaseMs: 0,
+    payloadBytes: 0,
+  },
+  misfire: 0,
+  catchUpMax: 0,
+  overlap: 0,
+  jitterMs: 0,
+  startAtMs: 0,
+  endAtMs: 0,
+});
 
 /** The status a call ended with (OK for a stream that answered). */
 type Call = (client: QueueServiceClient, metadata: Metadata) => Promise<status>;
@@ -242,6 +273,41 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
   Backup: {
     call: (c, md) => firstAnswer(c.backup({}, md) as grpc.ClientReadableStream<BackupChunk>),
     allowedStatus: status.OK,
+  },
+  // A schedule name that does not exist: allowed calls reach the engine and get NOT_FOUND.
+  GetSchedule: {
+    call: (c, md) => unary(call(c, c.getSchedule, { name: 'no-such-schedule', nextRuns: 0 }, md)),
+    allowedStatus: status.NOT_FOUND,
+  },
+  ListSchedules: {
+    call: (c, md) => unary(call(c, c.listSchedules, { nextRuns: 0 }, md)),
+    allowedStatus: status.OK,
+  },
+  CreateSchedule: {
+    // An invalid cron: the allowed call is refused by validation, nothing is stored.
+    call: (c, md) => unary(call(c, c.createSchedule, { schedule: scheduleSpec('not cron') }, md)),
+    allowedStatus: status.INVALID_ARGUMENT,
+  },
+  UpdateSchedule: {
+    call: (c, md) =>
+      unary(call(c, c.updateSchedule, { schedule: scheduleSpec('* * * * *'), allowMissing: false }, md)),
+    allowedStatus: status.NOT_FOUND,
+  },
+  PauseSchedule: {
+    call: (c, md) => unary(call(c, c.pauseSchedule, { name: 'no-such-schedule' }, md)),
+    allowedStatus: status.NOT_FOUND,
+  },
+  ResumeSchedule: {
+    call: (c, md) => unary(call(c, c.resumeSchedule, { name: 'no-such-schedule' }, md)),
+    allowedStatus: status.NOT_FOUND,
+  },
+  DeleteSchedule: {
+    call: (c, md) => unary(call(c, c.deleteSchedule, { name: 'no-such-schedule' }, md)),
+    allowedStatus: status.NOT_FOUND,
+  },
+  TriggerSchedule: {
+    call: (c, md) => unary(call(c, c.triggerSchedule, { name: 'no-such-schedule' }, md)),
+    allowedStatus: status.NOT_FOUND,
   },
 };
 

@@ -8,8 +8,10 @@ import { DeadReason, JobState, RejectionReason } from '../../clients/typescript/
 import { EnqueueRequest, ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.ts';
 import { BackoffSettings, QueueSettings } from '../../clients/typescript/src/gen/sepp/v1/queue.ts';
 import { QueueServiceService } from '../../clients/typescript/src/gen/sepp/v1/queue_service.ts';
+import { MisfirePolicy, OverlapPolicy } from '../../clients/typescript/src/gen/sepp/v1/schedule.ts';
 import { WorkRequest, WorkResponse } from '../../clients/typescript/src/gen/sepp/v1/work.ts';
 import { rejectionCode } from '../../src/engine/errors.ts';
+import { misfirePolicies, overlapPolicies } from '../../src/engine/schedules/types.ts';
 import { defaultEngineLimits, defaultQueueSettings } from '../../src/engine/settings.ts';
 import { jobStates } from '../../src/engine/types.ts';
 
@@ -102,6 +104,14 @@ test('QueueService has exactly the published RPCs: Produce and Work bidirectiona
     'Backup',
     'Produce',
     'Work',
+    'CreateSchedule',
+    'UpdateSchedule',
+    'GetSchedule',
+    'ListSchedules',
+    'PauseSchedule',
+    'ResumeSchedule',
+    'DeleteSchedule',
+    'TriggerSchedule',
   ];
   const methods = Object.values(QueueServiceService);
   assert.deepEqual(
@@ -121,6 +131,8 @@ test("the protocol's enums match the engine's states and rejection reasons one t
   assert.deepEqual(memberNames(RejectionReason), Object.keys(rejectionCode).sort());
   // The engine's DeadReason is a type only; this list must follow it.
   assert.deepEqual(memberNames(DeadReason), ['attempts_exhausted', 'dead_lettered', 'lease_expired']);
+  assert.deepEqual(memberNames(MisfirePolicy), [...misfirePolicies].sort());
+  assert.deepEqual(memberNames(OverlapPolicy), [...overlapPolicies].sort());
 });
 
 test('ServerLimits and QueueSettings report every engine limit and queue setting', () => {

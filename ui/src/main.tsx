@@ -19,6 +19,7 @@ import { JobDetail } from './pages/job-detail.tsx';
 import { Jobs } from './pages/jobs.tsx';
 import { QueueDetail } from './pages/queue-detail.tsx';
 import { Queues } from './pages/queues.tsx';
+import { ScheduleDetail, Schedules } from './pages/schedules.tsx';
 import { match, navigate, useLocation } from './router.tsx';
 import type { Session } from './types.ts';
 
@@ -29,6 +30,8 @@ const titles: [RegExp, string][] = [
   [/^\/jobs\/[^/]+$/, 'Job'],
   [/^\/jobs$/, 'Jobs'],
   [/^\/dead-letters$/, 'Dead letters'],
+  [/^\/schedules\/[^/]+$/, 'Schedule'],
+  [/^\/schedules$/, 'Schedules'],
   [/^\/enqueue$/, 'Enqueue'],
   [/^\/audit$/, 'Audit log'],
   [/^\/config$/, 'Configuration'],
@@ -48,6 +51,9 @@ function Page({ session }: { session: Session }) {
   const job = match('/jobs/:id', path);
   if (job) return <JobDetail id={job.id ?? ''} session={session} />;
   if (path === '/dead-letters') return <DeadLetters session={session} />;
+  if (path === '/schedules') return <Schedules session={session} />;
+  const schedule = match('/schedules/:name', path);
+  if (schedule) return <ScheduleDetail name={schedule.name ?? ''} session={session} />;
   if (path === '/enqueue' && can(session, 'operator')) return <Enqueue />;
   if (path === '/audit' && can(session, 'operator')) return <Audit />;
   if (path === '/config' && can(session, 'admin')) return <Config />;

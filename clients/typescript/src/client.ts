@@ -20,6 +20,7 @@ import { JobRejectedError, type JobRejection, SeppError, statusOfRejection } fro
 import type { EnqueueJob, EnqueueResult } from './gen/sepp/v1/job.js';
 import { deadReasonToProto, Job, jobStateName, LeasedJob } from './jobs.ts';
 import { ackBatchCall, ackCall, extendCall, nackCall, reserveCall } from './lease-calls.ts';
+import { Schedules } from './schedules.ts';
 import type {
   AckResult,
   CallOptions,
@@ -73,9 +74,12 @@ export class SeppClient {
   private readonly batcher: EnqueueBatcher;
   private readonly streamSender: ProduceStreamSender | undefined;
   private readonly workers = new Set<Worker>();
+  /** Schedules: periodic jobs the server enqueues itself (create, list, pause, trigger…). */
+  readonly schedules: Schedules;
 
   private constructor(address: string, options: ConnectOptions) {
     this.connection = new Connection(address, options);
+    this.schedules = new Schedules(this.connection);
     const unary = new UnaryBatchSender(this.connection);
     this.streamSender =
       this.connection.options.transport === 'stream'

@@ -218,6 +218,7 @@ export function serverInfoFromProto(info: GetServerInfoResponse): ServerInfo {
       maxPageSize: limits?.maxPageSize ?? 0,
       maxMessageBytes: limits?.maxMessageBytes ?? 0,
       maxReserveQueues: limits?.maxReserveQueues ?? 0,
+      maxSchedules: limits?.maxSchedules ?? 0,
     },
     queueDefaults: settingsFromProto(info.queueDefaults),
     strictQueues: info.strictQueues,

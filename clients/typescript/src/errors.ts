@@ -15,6 +15,7 @@ export type SeppErrorCode =
   | 'not_found'
   | 'lease_lost'
   | 'failed_precondition'
+  | 'already_exists'
   | 'resource_exhausted'
   | 'unauthenticated'
   | 'permission_denied'
@@ -49,6 +50,7 @@ const codeOfStatus: Partial<Record<status, SeppErrorCode>> = {
   [status.INVALID_ARGUMENT]: 'invalid_argument',
   [status.NOT_FOUND]: 'not_found',
   [status.FAILED_PRECONDITION]: 'failed_precondition',
+  [status.ALREADY_EXISTS]: 'already_exists',
   [status.RESOURCE_EXHAUSTED]: 'resource_exhausted',
   [status.UNAUTHENTICATED]: 'unauthenticated',
   [status.PERMISSION_DENIED]: 'permission_denied',
@@ -63,6 +65,7 @@ const knownCodes: ReadonlySet<string> = new Set<SeppErrorCode>([
   'not_found',
   'lease_lost',
   'failed_precondition',
+  'already_exists',
   'resource_exhausted',
   'unauthenticated',
   'permission_denied',

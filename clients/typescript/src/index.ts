@@ -18,6 +18,15 @@ export {
 } from './errors.ts';
 export { Job, LeasedJob } from './jobs.ts';
 export type {
+  MisfirePolicy,
+  OverlapPolicy,
+  Schedule,
+  ScheduleDefinition,
+  ScheduleJob,
+  ScheduleOutcome,
+  Schedules,
+} from './schedules.ts';
+export type {
   AckResult,
   AttemptError,
   BackoffSettings,

@@ -248,6 +248,8 @@ export interface ServerLimits {
   maxMessageBytes: number;
   /** Queues one reserve or Work subscription may name. */
   maxReserveQueues: number;
+  /** Schedules the server keeps (config and API together). */
+  maxSchedules: number;
 }
 
 /** The server's version, clock, durability and limits. */

@@ -5,6 +5,7 @@ import { registerEnqueueCommand } from './enqueue.ts';
 import { registerJobCommand } from './job.ts';
 import { registerPauseResumeCommands } from './pause-resume.ts';
 import { registerQueuesCommand } from './queues.ts';
+import { registerScheduleCommands } from './schedules.ts';
 
 export { exitCodes, exitCodesEpilogue } from './connection.ts';
 
@@ -14,4 +15,5 @@ export function registerOperatorCommands(parser: Argv): void {
   registerJobCommand(parser);
   registerDlqCommands(parser);
   registerPauseResumeCommands(parser);
+  registerScheduleCommands(parser);
 }

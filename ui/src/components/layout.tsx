@@ -9,6 +9,7 @@ const nav: { href: string; label: string; role: Role }[] = [
   { href: '/queues', label: 'Queues', role: 'viewer' },
   { href: '/jobs', label: 'Jobs', role: 'viewer' },
   { href: '/dead-letters', label: 'Dead letters', role: 'viewer' },
+  { href: '/schedules', label: 'Schedules', role: 'viewer' },
   { href: '/enqueue', label: 'Enqueue', role: 'operator' },
   { href: '/audit', label: 'Audit log', role: 'operator' },
   { href: '/config', label: 'Configuration', role: 'admin' },

@@ -49,6 +49,15 @@ from .models import (
     StateCounts,
     TimeInput,
 )
+from .schedules import (
+    MisfirePolicy,
+    OverlapPolicy,
+    Schedule,
+    ScheduleJob,
+    ScheduleJobInfo,
+    ScheduleOutcome,
+    Schedules,
+)
 from .worker import Worker
 
 __version__ = "0.1.0"
@@ -75,7 +84,9 @@ __all__ = [
     "LeaseLostError",
     "LeaseRef",
     "LeasedJob",
+    "MisfirePolicy",
     "NackResult",
+    "OverlapPolicy",
     "Payload",
     "QueueFullError",
     "QueueInfo",
@@ -83,6 +94,11 @@ __all__ = [
     "RejectionReason",
     "RetryAfter",
     "RetryOptions",
+    "Schedule",
+    "ScheduleJob",
+    "ScheduleJobInfo",
+    "ScheduleOutcome",
+    "Schedules",
     "SeppError",
     "SeppErrorCode",
     "ServerInfo",

@@ -187,7 +187,7 @@ def server_info_from_proto(info: admin_pb2.GetServerInfoResponse) -> ServerInfo:
             lim.max_name_length, lim.max_metadata_bytes, lim.max_metadata_entries, lim.max_idempotency_key_bytes,
             lim.max_worker_id_bytes, lim.max_error_bytes, lim.max_error_history, lim.max_batch_jobs,
             lim.max_reserve_jobs, lim.max_schedule_ahead_ms, lim.max_wait_ms, lim.max_waiters, lim.max_page_size,
-            lim.max_message_bytes, lim.max_reserve_queues,
+            lim.max_message_bytes, lim.max_reserve_queues, lim.max_schedules,
         ),
         queue_defaults=_settings(info.queue_defaults),
         strict_queues=info.strict_queues,

@@ -23,6 +23,7 @@ from ._convert import (
 from ._enqueue import Answer, EnqueueBatcher
 from .errors import JobRejection, SeppError, rejected
 from .jobs import DEAD_REASON_TO_PROTO, DeadLetterPage, Job, LeasedJob, job_state_name
+from .schedules import Schedules
 from .models import (
     UNSET,
     AckResult,
@@ -109,6 +110,8 @@ class Client:
         self._batcher = EnqueueBatcher(self._conn, self._stats, stream_idle_ms)
         self._workers: set[Worker] = set()
         self._lock = threading.Lock()
+        self.schedules = Schedules(self._conn)
+        """Schedules: periodic jobs the server enqueues itself (create, list, pause, trigger...)."""
 
     @property
     def address(self) -> str:

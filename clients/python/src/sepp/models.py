@@ -214,6 +214,7 @@ class ServerLimits:
     max_page_size: int
     max_message_bytes: int
     max_reserve_queues: int
+    max_schedules: int
 
 
 @dataclass(frozen=True)

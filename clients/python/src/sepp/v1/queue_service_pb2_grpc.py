@@ -3,6 +3,7 @@ import grpc
 
 from sepp.v1 import admin_pb2 as sepp_dot_v1_dot_admin__pb2
 from sepp.v1 import produce_pb2 as sepp_dot_v1_dot_produce__pb2
+from sepp.v1 import schedule_pb2 as sepp_dot_v1_dot_schedule__pb2
 from sepp.v1 import work_pb2 as sepp_dot_v1_dot_work__pb2
 
 
@@ -17,8 +18,11 @@ class QueueServiceStub(object):
   producer  Enqueue, EnqueueBatch, EnqueueAtomic, Produce, and the reads
   worker    Reserve, Ack, AckBatch, Nack, Extend, Work, and the reads
   admin     everything, including CancelJob, PauseQueue, ResumeQueue,
-  RequeueDeadLetters and DeleteDeadLetters
-  The reads are GetJob, ListQueues, ListDeadLetters and GetServerInfo.
+  RequeueDeadLetters, DeleteDeadLetters and the schedule
+  changes (Create, Update, Pause, Resume, Delete and
+  TriggerSchedule)
+  The reads are GetJob, ListQueues, ListDeadLetters, GetServerInfo,
+  GetSchedule and ListSchedules.
 
   Status codes (any call may also fail with UNAUTHENTICATED, PERMISSION_DENIED,
   UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and INTERNAL):
@@ -154,6 +158,46 @@ class QueueServiceStub(object):
         request_serializer=sepp_dot_v1_dot_work__pb2.WorkRequest.SerializeToString,
         response_deserializer=sepp_dot_v1_dot_work__pb2.WorkResponse.FromString,
         )
+    self.CreateSchedule = channel.unary_unary(
+        '/sepp.v1.QueueService/CreateSchedule',
+        request_serializer=sepp_dot_v1_dot_schedule__pb2.CreateScheduleRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_schedule__pb2.CreateScheduleResponse.FromString,
+        )
+    self.UpdateSchedule = channel.unary_unary(
+        '/sepp.v1.QueueService/UpdateSchedule',
+        request_serializer=sepp_dot_v1_dot_schedule__pb2.UpdateScheduleRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_schedule__pb2.UpdateScheduleResponse.FromString,
+        )
+    self.GetSchedule = channel.unary_unary(
+        '/sepp.v1.QueueService/GetSchedule',
+        request_serializer=sepp_dot_v1_dot_schedule__pb2.GetScheduleRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_schedule__pb2.GetScheduleResponse.FromString,
+        )
+    self.ListSchedules = channel.unary_unary(
+        '/sepp.v1.QueueService/ListSchedules',
+        request_serializer=sepp_dot_v1_dot_schedule__pb2.ListSchedulesRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_schedule__pb2.ListSchedulesResponse.FromString,
+        )
+    self.PauseSchedule = channel.unary_unary(
+        '/sepp.v1.QueueService/PauseSchedule',
+        request_serializer=sepp_dot_v1_dot_schedule__pb2.PauseScheduleRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_schedule__pb2.PauseScheduleResponse.FromString,
+        )
+    self.ResumeSchedule = channel.unary_unary(
+        '/sepp.v1.QueueService/ResumeSchedule',
+        request_serializer=sepp_dot_v1_dot_schedule__pb2.ResumeScheduleRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_schedule__pb2.ResumeScheduleResponse.FromString,
+        )
+    self.DeleteSchedule = channel.unary_unary(
+        '/sepp.v1.QueueService/DeleteSchedule',
+        request_serializer=sepp_dot_v1_dot_schedule__pb2.DeleteScheduleRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_schedule__pb2.DeleteScheduleResponse.FromString,
+        )
+    self.TriggerSchedule = channel.unary_unary(
+        '/sepp.v1.QueueService/TriggerSchedule',
+        request_serializer=sepp_dot_v1_dot_schedule__pb2.TriggerScheduleRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_schedule__pb2.TriggerScheduleResponse.FromString,
+        )
 
 
 class QueueServiceServicer(object):
@@ -167,8 +211,11 @@ class QueueServiceServicer(object):
   producer  Enqueue, EnqueueBatch, EnqueueAtomic, Produce, and the reads
   worker    Reserve, Ack, AckBatch, Nack, Extend, Work, and the reads
   admin     everything, including CancelJob, PauseQueue, ResumeQueue,
-  RequeueDeadLetters and DeleteDeadLetters
-  The reads are GetJob, ListQueues, ListDeadLetters and GetServerInfo.
+  RequeueDeadLetters, DeleteDeadLetters and the schedule
+  changes (Create, Update, Pause, Resume, Delete and
+  TriggerSchedule)
+  The reads are GetJob, ListQueues, ListDeadLetters, GetServerInfo,
+  GetSchedule and ListSchedules.
 
   Status codes (any call may also fail with UNAUTHENTICATED, PERMISSION_DENIED,
   UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and INTERNAL):
@@ -392,6 +439,80 @@ class QueueServiceServicer(object):
     context.set_details('Method not implemented!')
     raise NotImplementedError('Method not implemented!')
 
+  def CreateSchedule(self, request, context):
+    """Creates a schedule: jobs the server enqueues itself on a cron expression
+    or an interval (schedule.proto). Audited. Role: admin.
+    Errors: INVALID_ARGUMENT (a bad expression, timezone or policy, or a
+    template that Enqueue would refuse; the message names the field),
+    ALREADY_EXISTS (the name is taken; use UpdateSchedule),
+    FAILED_PRECONDITION (the name is a schedule from the server's config),
+    RESOURCE_EXHAUSTED (`max_schedules` reached).
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def UpdateSchedule(self, request, context):
+    """Changes a schedule made over the API, or with `allow_missing` creates
+    it. Audited. Role: admin.
+    Errors: as CreateSchedule; NOT_FOUND (no such schedule, without
+    `allow_missing`); FAILED_PRECONDITION (a schedule from the server's
+    config: change it there).
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def GetSchedule(self, request, context):
+    """Reads one schedule with its next run times.
+    Errors: NOT_FOUND, INVALID_ARGUMENT (`next_runs` out of range).
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def ListSchedules(self, request, context):
+    """Lists every schedule with its next run times, last outcome and totals.
+    Errors: INVALID_ARGUMENT (`next_runs` out of range).
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def PauseSchedule(self, request, context):
+    """Pauses a schedule (config ones too). Audited. Role: admin.
+    Errors: NOT_FOUND.
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def ResumeSchedule(self, request, context):
+    """Resumes a paused schedule; ticks it missed follow its misfire policy.
+    Audited. Role: admin.
+    Errors: NOT_FOUND.
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def DeleteSchedule(self, request, context):
+    """Deletes a schedule made over the API; its jobs stay. Audited. Role: admin.
+    Errors: NOT_FOUND, FAILED_PRECONDITION (a schedule from the config).
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def TriggerSchedule(self, request, context):
+    """Enqueues a schedule's job now, outside its ticks. Audited. Role: admin.
+    Errors: NOT_FOUND, or the job's rejection as Enqueue reports it (for
+    example RESOURCE_EXHAUSTED for a full queue).
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
 
 def add_QueueServiceServicer_to_server(servicer, server):
   rpc_method_handlers = {
@@ -494,6 +615,46 @@ def add_QueueServiceServicer_to_server(servicer, server):
           servicer.Work,
           request_deserializer=sepp_dot_v1_dot_work__pb2.WorkRequest.FromString,
           response_serializer=sepp_dot_v1_dot_work__pb2.WorkResponse.SerializeToString,
+      ),
+      'CreateSchedule': grpc.unary_unary_rpc_method_handler(
+          servicer.CreateSchedule,
+          request_deserializer=sepp_dot_v1_dot_schedule__pb2.CreateScheduleRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_schedule__pb2.CreateScheduleResponse.SerializeToString,
+      ),
+      'UpdateSchedule': grpc.unary_unary_rpc_method_handler(
+          servicer.UpdateSchedule,
+          request_deserializer=sepp_dot_v1_dot_schedule__pb2.UpdateScheduleRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_schedule__pb2.UpdateScheduleResponse.SerializeToString,
+      ),
+      'GetSchedule': grpc.unary_unary_rpc_method_handler(
+          servicer.GetSchedule,
+          request_deserializer=sepp_dot_v1_dot_schedule__pb2.GetScheduleRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_schedule__pb2.GetScheduleResponse.SerializeToString,
+      ),
+      'ListSchedules': grpc.unary_unary_rpc_method_handler(
+          servicer.ListSchedules,
+          request_deserializer=sepp_dot_v1_dot_schedule__pb2.ListSchedulesRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_schedule__pb2.ListSchedulesResponse.SerializeToString,
+      ),
+      'PauseSchedule': grpc.unary_unary_rpc_method_handler(
+          servicer.PauseSchedule,
+          request_deserializer=sepp_dot_v1_dot_schedule__pb2.PauseScheduleRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_schedule__pb2.PauseScheduleResponse.SerializeToString,
+      ),
+      'ResumeSchedule': grpc.unary_unary_rpc_method_handler(
+          servicer.ResumeSchedule,
+          request_deserializer=sepp_dot_v1_dot_schedule__pb2.ResumeScheduleRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_schedule__pb2.ResumeScheduleResponse.SerializeToString,
+      ),
+      'DeleteSchedule': grpc.unary_unary_rpc_method_handler(
+          servicer.DeleteSchedule,
+          request_deserializer=sepp_dot_v1_dot_schedule__pb2.DeleteScheduleRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_schedule__pb2.DeleteScheduleResponse.SerializeToString,
+      ),
+      'TriggerSchedule': grpc.unary_unary_rpc_method_handler(
+          servicer.TriggerSchedule,
+          request_deserializer=sepp_dot_v1_dot_schedule__pb2.TriggerScheduleRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_schedule__pb2.TriggerScheduleResponse.SerializeToString,
       ),
   }
   generic_handler = grpc.method_handlers_generic_handler(

@@ -261,6 +261,11 @@ export interface ServerLimits {
   maxMessageBytes: number;
   /** Queues one Reserve (or Work subscription) may name. Default 64. */
   maxReserveQueues: number;
+  /**
+   * Schedules the server keeps, from its config and the API together.
+   * Default 1000. (Field 30: numbers below are kept for other limits.)
+   */
+  maxSchedules: number;
 }
 
 /** The server's version, clock, durability and limits. */
@@ -1606,6 +1611,7 @@ function createBaseServerLimits(): ServerLimits {
     maxPageSize: 0,
     maxMessageBytes: 0,
     maxReserveQueues: 0,
+    maxSchedules: 0,
   };
 }
 
@@ -1655,6 +1661,9 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     }
     if (message.maxReserveQueues !== 0) {
       writer.uint32(120).int32(message.maxReserveQueues);
+    }
+    if (message.maxSchedules !== 0) {
+      writer.uint32(240).int32(message.maxSchedules);
     }
     return writer;
   },
@@ -1792,6 +1801,14 @@ export const ServerLimits: MessageFns<ServerLimits> = {
             message.maxReserveQueues = reader.int32();
             continue;
           }
+          case 30: {
+            if (tag !== 240) {
+              break;
+            }
+
+            message.maxSchedules = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1881,6 +1898,11 @@ export const ServerLimits: MessageFns<ServerLimits> = {
         : isSet(object.max_reserve_queues)
         ? globalThis.Number(object.max_reserve_queues)
         : 0,
+      maxSchedules: isSet(object.maxSchedules)
+        ? globalThis.Number(object.maxSchedules)
+        : isSet(object.max_schedules)
+        ? globalThis.Number(object.max_schedules)
+        : 0,
     };
   },
 
@@ -1931,6 +1953,9 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     if (message.maxReserveQueues !== 0) {
       obj.maxReserveQueues = Math.round(message.maxReserveQueues);
     }
+    if (message.maxSchedules !== 0) {
+      obj.maxSchedules = Math.round(message.maxSchedules);
+    }
     return obj;
   },
 
@@ -1954,6 +1979,7 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     message.maxPageSize = object.maxPageSize ?? 0;
     message.maxMessageBytes = object.maxMessageBytes ?? 0;
     message.maxReserveQueues = object.maxReserveQueues ?? 0;
+    message.maxSchedules = object.maxSchedules ?? 0;
     return message;
   },
 };

@@ -51,6 +51,24 @@ import {
   ProduceResponse,
 } from "./produce.js";
 import {
+  CreateScheduleRequest,
+  CreateScheduleResponse,
+  DeleteScheduleRequest,
+  DeleteScheduleResponse,
+  GetScheduleRequest,
+  GetScheduleResponse,
+  ListSchedulesRequest,
+  ListSchedulesResponse,
+  PauseScheduleRequest,
+  PauseScheduleResponse,
+  ResumeScheduleRequest,
+  ResumeScheduleResponse,
+  TriggerScheduleRequest,
+  TriggerScheduleResponse,
+  UpdateScheduleRequest,
+  UpdateScheduleResponse,
+} from "./schedule.js";
+import {
   AckBatchRequest,
   AckBatchResponse,
   AckRequest,
@@ -89,8 +107,11 @@ export const protobufFileName = "sepp/v1/queue_service.proto";
  *   producer  Enqueue, EnqueueBatch, EnqueueAtomic, Produce, and the reads
  *   worker    Reserve, Ack, AckBatch, Nack, Extend, Work, and the reads
  *   admin     everything, including CancelJob, PauseQueue, ResumeQueue,
- *             RequeueDeadLetters and DeleteDeadLetters
- * The reads are GetJob, ListQueues, ListDeadLetters and GetServerInfo.
+ *             RequeueDeadLetters, DeleteDeadLetters and the schedule
+ *             changes (Create, Update, Pause, Resume, Delete and
+ *             TriggerSchedule)
+ * The reads are GetJob, ListQueues, ListDeadLetters, GetServerInfo,
+ * GetSchedule and ListSchedules.
  *
  * Status codes (any call may also fail with UNAUTHENTICATED, PERMISSION_DENIED,
  * UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and INTERNAL):
@@ -424,6 +445,132 @@ export const QueueServiceService = {
     responseSerialize: (value: WorkResponse): Buffer => Buffer.from(WorkResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): WorkResponse => WorkResponse.decode(value),
   },
+  /**
+   * Creates a schedule: jobs the server enqueues itself on a cron expression
+   * or an interval (schedule.proto). Audited. Role: admin.
+   * Errors: INVALID_ARGUMENT (a bad expression, timezone or policy, or a
+   * template that Enqueue would refuse; the message names the field),
+   * ALREADY_EXISTS (the name is taken; use UpdateSchedule),
+   * FAILED_PRECONDITION (the name is a schedule from the server's config),
+   * RESOURCE_EXHAUSTED (`max_schedules` reached).
+   */
+  createSchedule: {
+    path: "/sepp.v1.QueueService/CreateSchedule" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CreateScheduleRequest): Buffer =>
+      Buffer.from(CreateScheduleRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CreateScheduleRequest => CreateScheduleRequest.decode(value),
+    responseSerialize: (value: CreateScheduleResponse): Buffer =>
+      Buffer.from(CreateScheduleResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CreateScheduleResponse => CreateScheduleResponse.decode(value),
+  },
+  /**
+   * Changes a schedule made over the API, or with `allow_missing` creates
+   * it. Audited. Role: admin.
+   * Errors: as CreateSchedule; NOT_FOUND (no such schedule, without
+   * `allow_missing`); FAILED_PRECONDITION (a schedule from the server's
+   * config: change it there).
+   */
+  updateSchedule: {
+    path: "/sepp.v1.QueueService/UpdateSchedule" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: UpdateScheduleRequest): Buffer =>
+      Buffer.from(UpdateScheduleRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UpdateScheduleRequest => UpdateScheduleRequest.decode(value),
+    responseSerialize: (value: UpdateScheduleResponse): Buffer =>
+      Buffer.from(UpdateScheduleResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): UpdateScheduleResponse => UpdateScheduleResponse.decode(value),
+  },
+  /**
+   * Reads one schedule with its next run times.
+   * Errors: NOT_FOUND, INVALID_ARGUMENT (`next_runs` out of range).
+   */
+  getSchedule: {
+    path: "/sepp.v1.QueueService/GetSchedule" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetScheduleRequest): Buffer => Buffer.from(GetScheduleRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetScheduleRequest => GetScheduleRequest.decode(value),
+    responseSerialize: (value: GetScheduleResponse): Buffer => Buffer.from(GetScheduleResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetScheduleResponse => GetScheduleResponse.decode(value),
+  },
+  /**
+   * Lists every schedule with its next run times, last outcome and totals.
+   * Errors: INVALID_ARGUMENT (`next_runs` out of range).
+   */
+  listSchedules: {
+    path: "/sepp.v1.QueueService/ListSchedules" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListSchedulesRequest): Buffer => Buffer.from(ListSchedulesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListSchedulesRequest => ListSchedulesRequest.decode(value),
+    responseSerialize: (value: ListSchedulesResponse): Buffer =>
+      Buffer.from(ListSchedulesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListSchedulesResponse => ListSchedulesResponse.decode(value),
+  },
+  /**
+   * Pauses a schedule (config ones too). Audited. Role: admin.
+   * Errors: NOT_FOUND.
+   */
+  pauseSchedule: {
+    path: "/sepp.v1.QueueService/PauseSchedule" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: PauseScheduleRequest): Buffer => Buffer.from(PauseScheduleRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): PauseScheduleRequest => PauseScheduleRequest.decode(value),
+    responseSerialize: (value: PauseScheduleResponse): Buffer =>
+      Buffer.from(PauseScheduleResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): PauseScheduleResponse => PauseScheduleResponse.decode(value),
+  },
+  /**
+   * Resumes a paused schedule; ticks it missed follow its misfire policy.
+   * Audited. Role: admin.
+   * Errors: NOT_FOUND.
+   */
+  resumeSchedule: {
+    path: "/sepp.v1.QueueService/ResumeSchedule" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ResumeScheduleRequest): Buffer =>
+      Buffer.from(ResumeScheduleRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ResumeScheduleRequest => ResumeScheduleRequest.decode(value),
+    responseSerialize: (value: ResumeScheduleResponse): Buffer =>
+      Buffer.from(ResumeScheduleResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ResumeScheduleResponse => ResumeScheduleResponse.decode(value),
+  },
+  /**
+   * Deletes a schedule made over the API; its jobs stay. Audited. Role: admin.
+   * Errors: NOT_FOUND, FAILED_PRECONDITION (a schedule from the config).
+   */
+  deleteSchedule: {
+    path: "/sepp.v1.QueueService/DeleteSchedule" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeleteScheduleRequest): Buffer =>
+      Buffer.from(DeleteScheduleRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeleteScheduleRequest => DeleteScheduleRequest.decode(value),
+    responseSerialize: (value: DeleteScheduleResponse): Buffer =>
+      Buffer.from(DeleteScheduleResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeleteScheduleResponse => DeleteScheduleResponse.decode(value),
+  },
+  /**
+   * Enqueues a schedule's job now, outside its ticks. Audited. Role: admin.
+   * Errors: NOT_FOUND, or the job's rejection as Enqueue reports it (for
+   * example RESOURCE_EXHAUSTED for a full queue).
+   */
+  triggerSchedule: {
+    path: "/sepp.v1.QueueService/TriggerSchedule" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: TriggerScheduleRequest): Buffer =>
+      Buffer.from(TriggerScheduleRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): TriggerScheduleRequest => TriggerScheduleRequest.decode(value),
+    responseSerialize: (value: TriggerScheduleResponse): Buffer =>
+      Buffer.from(TriggerScheduleResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): TriggerScheduleResponse => TriggerScheduleResponse.decode(value),
+  },
 } as const;
 
 export interface QueueServiceServer extends UntypedServiceImplementation {
@@ -561,6 +708,56 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    * unary calls until then); unused credit is forgotten.
    */
   work: handleBidiStreamingCall<WorkRequest, WorkResponse>;
+  /**
+   * Creates a schedule: jobs the server enqueues itself on a cron expression
+   * or an interval (schedule.proto). Audited. Role: admin.
+   * Errors: INVALID_ARGUMENT (a bad expression, timezone or policy, or a
+   * template that Enqueue would refuse; the message names the field),
+   * ALREADY_EXISTS (the name is taken; use UpdateSchedule),
+   * FAILED_PRECONDITION (the name is a schedule from the server's config),
+   * RESOURCE_EXHAUSTED (`max_schedules` reached).
+   */
+  createSchedule: handleUnaryCall<CreateScheduleRequest, CreateScheduleResponse>;
+  /**
+   * Changes a schedule made over the API, or with `allow_missing` creates
+   * it. Audited. Role: admin.
+   * Errors: as CreateSchedule; NOT_FOUND (no such schedule, without
+   * `allow_missing`); FAILED_PRECONDITION (a schedule from the server's
+   * config: change it there).
+   */
+  updateSchedule: handleUnaryCall<UpdateScheduleRequest, UpdateScheduleResponse>;
+  /**
+   * Reads one schedule with its next run times.
+   * Errors: NOT_FOUND, INVALID_ARGUMENT (`next_runs` out of range).
+   */
+  getSchedule: handleUnaryCall<GetScheduleRequest, GetScheduleResponse>;
+  /**
+   * Lists every schedule with its next run times, last outcome and totals.
+   * Errors: INVALID_ARGUMENT (`next_runs` out of range).
+   */
+  listSchedules: handleUnaryCall<ListSchedulesRequest, ListSchedulesResponse>;
+  /**
+   * Pauses a schedule (config ones too). Audited. Role: admin.
+   * Errors: NOT_FOUND.
+   */
+  pauseSchedule: handleUnaryCall<PauseScheduleRequest, PauseScheduleResponse>;
+  /**
+   * Resumes a paused schedule; ticks it missed follow its misfire policy.
+   * Audited. Role: admin.
+   * Errors: NOT_FOUND.
+   */
+  resumeSchedule: handleUnaryCall<ResumeScheduleRequest, ResumeScheduleResponse>;
+  /**
+   * Deletes a schedule made over the API; its jobs stay. Audited. Role: admin.
+   * Errors: NOT_FOUND, FAILED_PRECONDITION (a schedule from the config).
+   */
+  deleteSchedule: handleUnaryCall<DeleteScheduleRequest, DeleteScheduleResponse>;
+  /**
+   * Enqueues a schedule's job now, outside its ticks. Audited. Role: admin.
+   * Errors: NOT_FOUND, or the job's rejection as Enqueue reports it (for
+   * example RESOURCE_EXHAUSTED for a full queue).
+   */
+  triggerSchedule: handleUnaryCall<TriggerScheduleRequest, TriggerScheduleResponse>;
 }
 
 export interface QueueServiceClient extends Client {
@@ -939,6 +1136,168 @@ export interface QueueServiceClient extends Client {
   work(): ClientDuplexStream<WorkRequest, WorkResponse>;
   work(options: Partial<CallOptions>): ClientDuplexStream<WorkRequest, WorkResponse>;
   work(metadata: Metadata, options?: Partial<CallOptions>): ClientDuplexStream<WorkRequest, WorkResponse>;
+  /**
+   * Creates a schedule: jobs the server enqueues itself on a cron expression
+   * or an interval (schedule.proto). Audited. Role: admin.
+   * Errors: INVALID_ARGUMENT (a bad expression, timezone or policy, or a
+   * template that Enqueue would refuse; the message names the field),
+   * ALREADY_EXISTS (the name is taken; use UpdateSchedule),
+   * FAILED_PRECONDITION (the name is a schedule from the server's config),
+   * RESOURCE_EXHAUSTED (`max_schedules` reached).
+   */
+  createSchedule(
+    request: CreateScheduleRequest,
+    callback: (error: ServiceError | null, response: CreateScheduleResponse) => void,
+  ): ClientUnaryCall;
+  createSchedule(
+    request: CreateScheduleRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CreateScheduleResponse) => void,
+  ): ClientUnaryCall;
+  createSchedule(
+    request: CreateScheduleRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CreateScheduleResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Changes a schedule made over the API, or with `allow_missing` creates
+   * it. Audited. Role: admin.
+   * Errors: as CreateSchedule; NOT_FOUND (no such schedule, without
+   * `allow_missing`); FAILED_PRECONDITION (a schedule from the server's
+   * config: change it there).
+   */
+  updateSchedule(
+    request: UpdateScheduleRequest,
+    callback: (error: ServiceError | null, response: UpdateScheduleResponse) => void,
+  ): ClientUnaryCall;
+  updateSchedule(
+    request: UpdateScheduleRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: UpdateScheduleResponse) => void,
+  ): ClientUnaryCall;
+  updateSchedule(
+    request: UpdateScheduleRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: UpdateScheduleResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Reads one schedule with its next run times.
+   * Errors: NOT_FOUND, INVALID_ARGUMENT (`next_runs` out of range).
+   */
+  getSchedule(
+    request: GetScheduleRequest,
+    callback: (error: ServiceError | null, response: GetScheduleResponse) => void,
+  ): ClientUnaryCall;
+  getSchedule(
+    request: GetScheduleRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetScheduleResponse) => void,
+  ): ClientUnaryCall;
+  getSchedule(
+    request: GetScheduleRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetScheduleResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Lists every schedule with its next run times, last outcome and totals.
+   * Errors: INVALID_ARGUMENT (`next_runs` out of range).
+   */
+  listSchedules(
+    request: ListSchedulesRequest,
+    callback: (error: ServiceError | null, response: ListSchedulesResponse) => void,
+  ): ClientUnaryCall;
+  listSchedules(
+    request: ListSchedulesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListSchedulesResponse) => void,
+  ): ClientUnaryCall;
+  listSchedules(
+    request: ListSchedulesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListSchedulesResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Pauses a schedule (config ones too). Audited. Role: admin.
+   * Errors: NOT_FOUND.
+   */
+  pauseSchedule(
+    request: PauseScheduleRequest,
+    callback: (error: ServiceError | null, response: PauseScheduleResponse) => void,
+  ): ClientUnaryCall;
+  pauseSchedule(
+    request: PauseScheduleRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: PauseScheduleResponse) => void,
+  ): ClientUnaryCall;
+  pauseSchedule(
+    request: PauseScheduleRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: PauseScheduleResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Resumes a paused schedule; ticks it missed follow its misfire policy.
+   * Audited. Role: admin.
+   * Errors: NOT_FOUND.
+   */
+  resumeSchedule(
+    request: ResumeScheduleRequest,
+    callback: (error: ServiceError | null, response: ResumeScheduleResponse) => void,
+  ): ClientUnaryCall;
+  resumeSchedule(
+    request: ResumeScheduleRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ResumeScheduleResponse) => void,
+  ): ClientUnaryCall;
+  resumeSchedule(
+    request: ResumeScheduleRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ResumeScheduleResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Deletes a schedule made over the API; its jobs stay. Audited. Role: admin.
+   * Errors: NOT_FOUND, FAILED_PRECONDITION (a schedule from the config).
+   */
+  deleteSchedule(
+    request: DeleteScheduleRequest,
+    callback: (error: ServiceError | null, response: DeleteScheduleResponse) => void,
+  ): ClientUnaryCall;
+  deleteSchedule(
+    request: DeleteScheduleRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DeleteScheduleResponse) => void,
+  ): ClientUnaryCall;
+  deleteSchedule(
+    request: DeleteScheduleRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DeleteScheduleResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Enqueues a schedule's job now, outside its ticks. Audited. Role: admin.
+   * Errors: NOT_FOUND, or the job's rejection as Enqueue reports it (for
+   * example RESOURCE_EXHAUSTED for a full queue).
+   */
+  triggerSchedule(
+    request: TriggerScheduleRequest,
+    callback: (error: ServiceError | null, response: TriggerScheduleResponse) => void,
+  ): ClientUnaryCall;
+  triggerSchedule(
+    request: TriggerScheduleRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: TriggerScheduleResponse) => void,
+  ): ClientUnaryCall;
+  triggerSchedule(
+    request: TriggerScheduleRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: TriggerScheduleResponse) => void,
+  ): ClientUnaryCall;
 }
 
 export const QueueServiceClient = makeGenericClientConstructor(

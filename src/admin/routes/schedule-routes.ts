@@ -1,0 +1,118 @@
+/**
+ * Schedules as operators see them: each with its next run and last run's
+ * outcome, one with its definition and next run times, and the operator's
+ * actions (pause, resume, trigger), each audited in the engine's transaction.
+ * Creating and changing schedules is for the config and the gRPC API.
+ */
+import type { Context } from 'hono';
+import type { ScheduleInfo } from '../../engine/schedules/types.ts';
+import { viewPayload } from '../payload-view.ts';
+import { pathParam } from '../request-input.ts';
+import type { AdminServices, RouteSpec } from '../route-spec.ts';
+import { ref } from '../schemas.ts';
+
+const nameParam = { name: 'schedule name' } as const;
+/** Next run times on the schedule page. */
+const detailNextRuns = 10;
+
+/** A schedule for the API: the payload as a view (JSON, text or hex) instead of bytes. */
+export function scheduleView(schedule: ScheduleInfo) {
+  const { payload, ...template } = schedule.template;
+  return {
+    ...schedule,
+    template: {
+      ...template,
+      payload: payload === null ? null : viewPayload(payload, template.contentType),
+    },
+  };
+}
+
+export function scheduleRoutes({ deps }: AdminServices): RouteSpec[] {
+  const { engine } = deps;
+  const name = (c: Context) => pathParam(c, 'name');
+  const target = (schedule: string) => `schedule:${schedule}`;
+
+  return [
+    {
+      method: 'get',
+      path: '/api/v1/schedules',
+      access: 'viewer',
+      tag: 'schedules',
+      summary: 'Every schedule with its next run and the outcome of its last run',
+      response: {
+        type: 'object',
+        properties: { schedules: { type: 'array', items: ref('Schedule') } },
+        required: ['schedules'],
+      },
+      handle: (c) => c.json({ schedules: engine.listSchedules(1).map(scheduleView) }),
+    },
+    {
+      method: 'get',
+      path: '/api/v1/schedules/{name}',
+      access: 'viewer',
+      tag: 'schedules',
+      summary: 'One schedule with its job (payload shown as JSON, text or hex) and its next 10 run times',
+      pathParams: nameParam,
+      response: ref('Schedule'),
+      handle: (c) => c.json(scheduleView(engine.getSchedule(name(c), detailNextRuns))),
+    },
+    {
+      method: 'post',
+      path: '/api/v1/schedules/{name}/pause',
+      access: 'operator',
+      tag: 'schedules',
+      summary: 'Pause a schedule: no ticks until it is resumed',
+      pathParams: nameParam,
+      response: ref('Schedule'),
+      audits: 'schedule.pause',
+      async handle(c, request) {
+        const schedule = name(c);
+        return c.json(
+          scheduleView(
+            await engine.pauseSchedule(schedule, request.audit('schedule.pause', target(schedule))),
+          ),
+        );
+      },
+    },
+    {
+      method: 'post',
+      path: '/api/v1/schedules/{name}/resume',
+      access: 'operator',
+      tag: 'schedules',
+      summary: 'Resume a paused schedule; ticks it missed follow its misfire policy',
+      pathParams: nameParam,
+      response: ref('Schedule'),
+      audits: 'schedule.resume',
+      async handle(c, request) {
+        const schedule = name(c);
+        return c.json(
+          scheduleView(
+            await engine.resumeSchedule(schedule, request.audit('schedule.resume', target(schedule))),
+          ),
+        );
+      },
+    },
+    {
+      method: 'post',
+      path: '/api/v1/schedules/{name}/trigger',
+      access: 'operator',
+      tag: 'schedules',
+      summary: "Enqueue the schedule's job now, outside its ticks",
+      pathParams: nameParam,
+      response: {
+        type: 'object',
+        properties: { jobId: { type: 'string', format: 'uuid' }, deduplicated: { type: 'boolean' } },
+        required: ['jobId', 'deduplicated'],
+      },
+      audits: 'schedule.trigger',
+      async handle(c, request) {
+        const schedule = name(c);
+        const accepted = await engine.triggerSchedule(
+          schedule,
+          request.audit('schedule.trigger', target(schedule)),
+        );
+        return c.json({ jobId: accepted.jobId, deduplicated: accepted.deduplicated });
+      },
+    },
+  ];
+}

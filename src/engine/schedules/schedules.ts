@@ -1,0 +1,317 @@
+/**
+ * Schedules: periodic jobs kept by the server (see types.ts). Definitions come
+ * from the config (reconciled when the engine opens) or the API; the
+ * maintenance loop produces the ticks (ticks.ts). Every change is one write
+ * operation with its audit entry in the same transaction.
+ *
+ * The one thing kept in memory is when the next running schedule is due, so
+ * a maintenance pass with no schedule due asks the database nothing, and the
+ * maintenance timer wakes for the next tick instead of polling. It changes
+ * only after the commit that changed the schedules.
+ */
+import type { Transaction } from '../../store/group-commit.ts';
+import {
+  prepareScheduleStatements,
+  type ScheduleDefinitionParams,
+  type ScheduleRow,
+  type ScheduleStatements,
+} from '../../store/schedule-statements.ts';
+import type { AuditInput } from '../admin-types.ts';
+import type { AuditLog } from '../audit.ts';
+import type { EngineContext, Write } from '../context.ts';
+import { SeppError } from '../errors.ts';
+import type { EnqueueAccepted, EnqueueRequest, EnqueueResult } from '../types.ts';
+import { auditDetails, definitionParams, sameDefinition, sameTiming, scheduleInfoFromRow } from './rows.ts';
+import { runDueTicks, type TickDeps, tickRequest } from './ticks.ts';
+import { ScheduleTiming } from './timing.ts';
+import type { ReconcileReport, ScheduleEvent, ScheduleInfo, ScheduleSpec } from './types.ts';
+import { checkSchedule, type ValidSchedule } from './validate.ts';
+
+/** Most next run times one schedule reports; a listing of all of them reports at most `listNextRunsMax`. */
+export const nextRunsMax = 100;
+export const listNextRunsMax = 10;
+
+/** How a put treats an existing schedule of that name. */
+export type PutMode = 'create' | 'update' | 'upsert';
+
+export class Schedules {
+  readonly sql: ScheduleStatements;
+  private readonly timings = new Map<string, { key: string; timing: ScheduleTiming }>();
+  private nextDueMs = Number.POSITIVE_INFINITY;
+  private readonly ticks: TickDeps;
+
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly audit: AuditLog,
+    enqueueWithin: (tx: Transaction, requests: readonly EnqueueRequest[]) => EnqueueResult[],
+    private readonly write: Write,
+    onEvent: ((event: ScheduleEvent) => void) | undefined,
+  ) {
+    this.sql = prepareScheduleStatements(ctx.db);
+    this.ticks = { ctx, sql: this.sql, timingOf: (row) => this.timingOf(row), enqueueWithin, onEvent };
+  }
+
+  /** When the next running schedule is due (+Infinity: none): memory, no query. */
+  dueMs(): number {
+    return this.nextDueMs;
+  }
+
+  /** Handles the due ticks inside a maintenance pass; returns whether more are due at once, and when the next is. */
+  runDue(tx: Transaction, nowMs: number): { more: boolean; nextDueMs: number } {
+    const more = runDueTicks(this.ticks, tx, nowMs);
+    return { more, nextDueMs: this.refreshDue(tx) };
+  }
+
+  /**
+   * Reconciles the config's schedules when the engine opens: adds new ones,
+   * updates changed ones (a changed timing restarts the cursor from now),
+   * takes over API schedules the config now names, and removes config
+   * schedules no longer listed. Each change is audited (actor `config`).
+   */
+  reconcile(specs: readonly ScheduleSpec[]): ReconcileReport {
+    const report: ReconcileReport = { added: [], updated: [], removed: [], adopted: [] };
+    const { db, clock } = this.ctx;
+    const nowMs = clock.nowMs();
+    db.transaction(() => {
+      const named = new Set<string>();
+      for (const spec of specs) {
+        named.add(spec.name);
+        const existing = this.sql.scheduleByName.get(spec.name);
+        // An end that has passed is accepted here: the schedule's time is over, the server still starts.
+        const valid = this.check(spec, existing, nowMs, `schedule ${spec.name}: `, 'accept');
+        const params = definitionParams(valid, 'config', null);
+        const actor = { actor: 'config', target: `schedule:${spec.name}` };
+        if (existing === undefined) {
+          // The config's schedules are stored whatever the limit (the config check holds them
+          // to it); schedules made over the API then find no room until some are gone.
+          this.store(undefined, params, nowMs, false);
+          this.audit.write({ ...actor, action: 'schedule.create', details: auditDetails(params) });
+          report.added.push(spec.name);
+        } else if (!sameDefinition(existing, params)) {
+          this.store(existing, params, nowMs);
+          this.audit.write({ ...actor, action: 'schedule.update', details: auditDetails(params) });
+          (existing.source === 'api' ? report.adopted : report.updated).push(spec.name);
+        }
+      }
+      for (const row of this.sql.allSchedules.all()) {
+        if (row.source !== 'config' || named.has(row.name)) continue;
+        this.sql.deleteSchedule.run(row.name);
+        this.timings.delete(row.name);
+        this.audit.write({ actor: 'config', action: 'schedule.delete', target: `schedule:${row.name}` });
+        report.removed.push(row.name);
+      }
+    })();
+    this.nextDueMs = this.sql.nextScheduleTick.get() ?? Number.POSITIVE_INFINITY;
+    return report;
+  }
+
+  list(nextRuns = 1): ScheduleInfo[] {
+    const count = checkNextRuns(nextRuns, listNextRunsMax);
+    const nowMs = this.ctx.clock.nowMs();
+    return this.sql.allSchedules
+      .all()
+      .map((row) => scheduleInfoFromRow(row, this.timingOf(row), nowMs, count));
+  }
+
+  get(name: string, nextRuns = 10): ScheduleInfo {
+    const count = checkNextRuns(nextRuns, nextRunsMax);
+    const row = this.find(name);
+    return scheduleInfoFromRow(row, this.timingOf(row), this.ctx.clock.nowMs(), count);
+  }
+
+  /**
+   * Creates or changes an API schedule. A changed timing restarts its cursor
+   * from now; an unchanged one keeps it (and so its next tick). Paused stays as it was.
+   */
+  put(
+    spec: ScheduleSpec,
+    mode: PutMode,
+    audit?: AuditInput,
+  ): Promise<{ schedule: ScheduleInfo; created: boolean }> {
+    return this.write((tx) => {
+      const nowMs = this.ctx.clock.nowMs();
+      const existing = this.sql.scheduleByName.get(spec.name);
+      if (existing !== undefined) this.checkChangeable(existing, 'change');
+      if (existing !== undefined && mode === 'create') {
+        throw new SeppError(
+          'already_exists',
+          `schedule ${spec.name} already exists; update it (UpdateSchedule) or delete it first`,
+        );
+      }
+      if (existing === undefined && mode === 'update') {
+        throw new SeppError('not_found', `schedule ${spec.name} does not exist; create it (CreateSchedule)`);
+      }
+      const params = definitionParams(this.check(spec, existing, nowMs), 'api', null);
+      this.store(existing, params, nowMs);
+      if (audit !== undefined)
+        this.audit.write(audit, { created: existing === undefined, ...auditDetails(params) });
+      this.refreshDue(tx);
+      const row = this.find(spec.name);
+      return {
+        schedule: scheduleInfoFromRow(row, this.timingOf(row), nowMs, 1),
+        created: existing === undefined,
+      };
+    });
+  }
+
+  /**
+   * Pauses or resumes a schedule (config ones too: it is operating, not
+   * defining). Ticks missed while paused follow the misfire policy on resume.
+   */
+  setPaused(name: string, paused: boolean, audit?: AuditInput): Promise<ScheduleInfo> {
+    return this.write((tx) => {
+      const row = this.find(name);
+      const nowMs = this.ctx.clock.nowMs();
+      this.sql.setSchedulePaused.run({ name, paused: paused ? 1 : 0, now_ms: nowMs });
+      if (audit !== undefined) this.audit.write(audit, { wasPaused: row.paused === 1 });
+      this.refreshDue(tx);
+      const changed = this.find(name);
+      return scheduleInfoFromRow(changed, this.timingOf(changed), nowMs, 1);
+    });
+  }
+
+  /** Deletes an API schedule; jobs it already enqueued stay. */
+  delete(name: string, audit?: AuditInput): Promise<void> {
+    return this.write((tx) => {
+      const row = this.find(name);
+      this.checkChangeable(row, 'delete');
+      this.sql.deleteSchedule.run(name);
+      if (audit !== undefined) this.audit.write(audit, { ticksEnqueued: row.ticks_enqueued });
+      tx.afterCommit(() => this.timings.delete(name));
+      this.refreshDue(tx);
+    });
+  }
+
+  /**
+   * Enqueues the schedule's job now, outside its ticks (paused or not, and
+   * whatever the overlap policy): idempotency key `schedule:NAME:manual:NOW`.
+   * The cursor does not move. A refused job fails the call with its rejection.
+   */
+  trigger(name: string, audit?: AuditInput): Promise<EnqueueAccepted> {
+    return this.write((tx) => {
+      const row = this.find(name);
+      const nowMs = this.ctx.clock.nowMs();
+      const [result] = this.ticks.enqueueWithin(tx, [tickRequest(row, nowMs, nowMs, true)]);
+      if (result === undefined) throw new SeppError('internal', 'enqueue returned no result');
+      if (!result.ok) throw SeppError.rejected(result);
+      this.sql.recordScheduleTrigger.run({
+        name,
+        now_ms: nowMs,
+        job_id: result.jobId,
+        detail: audit === undefined ? null : `by ${audit.actor}`,
+      });
+      if (audit !== undefined)
+        this.audit.write(audit, { jobId: result.jobId, deduplicated: result.deduplicated });
+      return result;
+    });
+  }
+
+  /**
+   * Inserts a new schedule, its cursor at its first tick after now, or
+   * replaces an existing one's definition: an unchanged timing keeps the
+   * cursor (so its next tick), a changed one starts again from now.
+   */
+  private store(
+    existing: ScheduleRow | undefined,
+    params: ScheduleDefinitionParams,
+    nowMs: number,
+    limited = true,
+  ): void {
+    if (existing === undefined) {
+      if (limited) this.checkRoom();
+      params.next_tick_ms = this.timingOf(params).nextAfter(nowMs);
+      this.sql.insertSchedule.run({ ...params, now_ms: nowMs });
+      return;
+    }
+    params.next_tick_ms = sameTiming(existing, params)
+      ? existing.next_tick_ms
+      : this.timingOf(params).nextAfter(nowMs);
+    this.sql.updateSchedule.run({ ...params, now_ms: nowMs });
+  }
+
+  /** The checked definition, or INVALID_ARGUMENT naming the field; an interval keeps counting from its anchor. */
+  private check(
+    spec: ScheduleSpec,
+    existing: ScheduleRow | undefined,
+    nowMs: number,
+    prefix = '',
+    ended: 'refuse' | 'accept' = 'refuse',
+  ): ValidSchedule {
+    const anchorMs = existing?.anchor_ms ?? nowMs;
+    const check = checkSchedule(spec, this.ctx.queues, this.ctx.limits, nowMs, anchorMs, ended);
+    if (!check.ok) throw new SeppError('invalid_argument', `${prefix}${check.field}: ${check.message}`);
+    return check.value;
+  }
+
+  private find(name: string): ScheduleRow {
+    const row = typeof name === 'string' && name !== '' ? this.sql.scheduleByName.get(name) : undefined;
+    if (row === undefined) {
+      throw new SeppError(
+        name === '' ? 'invalid_argument' : 'not_found',
+        name === '' ? 'name: required' : `schedule ${name} does not exist`,
+      );
+    }
+    return row;
+  }
+
+  private checkChangeable(row: ScheduleRow, what: 'change' | 'delete'): void {
+    if (row.source !== 'config') return;
+    throw new SeppError(
+      'failed_precondition',
+      `schedule ${row.name} is declared in the config file ([[schedules]] in sepp.toml), so it cannot be ${what === 'change' ? 'changed' : 'deleted'} over the API; ${what} it there and restart sepp (pause, resume and trigger work on it)`,
+    );
+  }
+
+  private checkRoom(): void {
+    const max = this.ctx.limits.maxSchedules;
+    if ((this.sql.scheduleCount.get() ?? 0) >= max) {
+      throw new SeppError(
+        'resource_exhausted',
+        `the server keeps ${max} schedules, its limit (limits.max_schedules); delete one or raise the limit`,
+      );
+    }
+  }
+
+  /** Reads when the next running schedule is due; memory and the maintenance timer follow after the commit. */
+  private refreshDue(tx: Transaction): number {
+    const nextMs = this.sql.nextScheduleTick.get() ?? Number.POSITIVE_INFINITY;
+    tx.afterCommit(() => {
+      this.nextDueMs = nextMs;
+    });
+    if (Number.isFinite(nextMs)) this.ctx.wakeAt(tx, nextMs);
+    return nextMs;
+  }
+
+  /** The compiled timing of a schedule, cached until its definition changes. */
+  private timingOf(
+    row: Pick<
+      ScheduleRow,
+      'name' | 'cron' | 'interval_ms' | 'timezone' | 'anchor_ms' | 'start_at_ms' | 'end_at_ms'
+    >,
+  ): ScheduleTiming {
+    const key = `${row.cron}\0${row.interval_ms}\0${row.timezone}\0${row.anchor_ms}\0${row.start_at_ms}\0${row.end_at_ms}`;
+    const cached = this.timings.get(row.name);
+    if (cached !== undefined && cached.key === key) return cached.timing;
+    const timing = new ScheduleTiming({
+      cron: row.cron,
+      intervalMs: row.interval_ms,
+      timezone: row.timezone,
+      anchorMs: row.anchor_ms,
+      startAtMs: row.start_at_ms,
+      endAtMs: row.end_at_ms,
+    });
+    // Bounded: one entry per schedule (limits.max_schedules), dropped on delete.
+    this.timings.set(row.name, { key, timing });
+    return timing;
+  }
+}
+
+function checkNextRuns(nextRuns: number, max: number): number {
+  if (!Number.isInteger(nextRuns) || nextRuns < 0 || nextRuns > max) {
+    throw new SeppError(
+      'invalid_argument',
+      `next_runs is ${nextRuns}; it must be an integer from 0 to ${max}`,
+    );
+  }
+  return nextRuns;
+}

@@ -1,0 +1,169 @@
+/**
+ * Ticks: the maintenance loop asks for the schedules whose next tick has come
+ * and handles each inside its write operation. For one schedule, the due
+ * ticks are those from its cursor (`next_tick_ms`) up to now; the misfire
+ * policy picks which of them run, the overlap policy may skip one, each
+ * running tick enqueues its job (idempotency key `schedule:NAME:TICK`), and
+ * the cursor moves past the latest due tick — all in the one transaction, so
+ * after a crash either all of it happened or none, and the next pass does it.
+ */
+import type { Transaction } from '../../store/group-commit.ts';
+import type { ScheduleRow, ScheduleStatements } from '../../store/schedule-statements.ts';
+import type { EngineContext } from '../context.ts';
+import type { EnqueueRequest, EnqueueResult } from '../types.ts';
+import type { ScheduleTiming } from './timing.ts';
+import type { ScheduleEvent, ScheduleOutcome } from './types.ts';
+import { tickKey } from './validate.ts';
+
+/** A tick handled this much after its time or later counts as missed (policy `skip` drops it). */
+export const misfireGraceMs = 60_000;
+/** Schedules one maintenance pass handles; more wait for the next pass, which comes at once. */
+const schedulesPerPass = 100;
+
+/** Jobs still to finish: a tick that finds the schedule's last job in one of these overlaps it. */
+const unfinished: ReadonlySet<string> = new Set(['scheduled', 'ready', 'leased']);
+
+export interface TickDeps {
+  ctx: EngineContext;
+  sql: ScheduleStatements;
+  timingOf(
+    row: Pick<
+      ScheduleRow,
+      'name' | 'cron' | 'interval_ms' | 'timezone' | 'anchor_ms' | 'start_at_ms' | 'end_at_ms'
+    >,
+  ): ScheduleTiming;
+  /** Enqueues inside the running write operation (Enqueuer.enqueueWithin). */
+  enqueueWithin(tx: Transaction, requests: readonly EnqueueRequest[]): EnqueueResult[];
+  onEvent: ((event: ScheduleEvent) => void) | undefined;
+}
+
+/** The job a schedule's template makes for a tick (or, `manual`, for a trigger at `tickMs`). */
+export function tickRequest(
+  row: ScheduleRow,
+  tickMs: number,
+  runAtMs: number,
+  manual = false,
+): EnqueueRequest {
+  const request: EnqueueRequest = {
+    queue: row.queue,
+    type: row.type,
+    payload: row.payload,
+    contentType: row.content_type,
+    priority: row.priority,
+    idempotencyKey: tickKey(row.name, tickMs, manual),
+    runAtMs,
+  };
+  if (row.metadata_json !== null) request.metadata = JSON.parse(row.metadata_json) as Record<string, string>;
+  if (row.max_attempts !== null) request.maxAttempts = row.max_attempts;
+  if (row.lease_ms !== null) request.leaseMs = row.lease_ms;
+  return request;
+}
+
+/**
+ * Handles every due schedule (up to a pass's share). Returns whether more are
+ * due than one pass handles.
+ */
+export function runDueTicks(deps: TickDeps, tx: Transaction, nowMs: number): boolean {
+  const rows = deps.sql.dueSchedules.all({ now_ms: nowMs, limit: schedulesPerPass });
+  for (const row of rows) tickSchedule(deps, tx, row, nowMs);
+  return rows.length === schedulesPerPass;
+}
+
+function tickSchedule(deps: TickDeps, tx: Transaction, row: ScheduleRow, nowMs: number): void {
+  const { ctx, sql } = deps;
+  const firstMs = row.next_tick_ms as number;
+  const timing = deps.timingOf(row);
+  const keep = row.misfire === 'catch_up' ? row.catch_up_max : 1;
+  const due = timing.dueBetween(firstMs, nowMs, keep);
+  const latestMs = due.latest.at(-1);
+  if (latestMs === undefined) {
+    // The cursor is past the end: nothing will tick again.
+    sql.recordScheduleProgress.run({
+      name: row.name,
+      next_tick_ms: null,
+      last_tick_ms: row.last_tick_ms ?? firstMs,
+      last_run_at_ms: row.last_run_at_ms ?? nowMs,
+      last_outcome: row.last_outcome ?? 'skipped_misfire',
+      last_detail: row.last_detail,
+      last_job_id: null,
+      enqueued: 0,
+      skipped: 0,
+    });
+    return;
+  }
+  const running =
+    row.misfire === 'catch_up'
+      ? due.latest
+      : row.misfire === 'run_latest' || nowMs - latestMs <= misfireGraceMs
+        ? [latestMs]
+        : [];
+  const missed = due.count - running.length;
+
+  let lastJobId = row.last_job_id;
+  let outcome: ScheduleOutcome = 'skipped_misfire';
+  let detail: string | null = null;
+  let enqueued = 0;
+  let skippedOverlap = 0;
+  let rejected = 0;
+  let rejection = '';
+  for (const tickMs of running) {
+    if (row.overlap === 'skip' && lastJobId !== null) {
+      const state = sql.jobStateById.get(lastJobId);
+      if (state !== undefined && unfinished.has(state)) {
+        skippedOverlap++;
+        outcome = 'skipped_overlap';
+        detail = `job ${lastJobId} of an earlier tick is still ${state}`;
+        continue;
+      }
+    }
+    const jitterMs = row.jitter_ms > 0 ? Math.floor(ctx.random() * (row.jitter_ms + 1)) : 0;
+    const [result] = deps.enqueueWithin(tx, [tickRequest(row, tickMs, tickMs + jitterMs)]);
+    if (result?.ok) {
+      enqueued++;
+      lastJobId = result.jobId;
+      outcome = result.deduplicated ? 'deduplicated' : 'enqueued';
+      detail = null;
+    } else {
+      rejected++;
+      outcome = 'rejected';
+      rejection = result === undefined ? 'no result' : `${result.reason}: ${result.message}`;
+      detail = rejection;
+    }
+  }
+  if (missed > 0) {
+    const counted = `${due.exact ? '' : 'at least '}${missed} missed tick${missed === 1 ? '' : 's'}`;
+    detail = `${detail === null ? '' : `${detail}; `}${counted} skipped (misfire ${row.misfire})`;
+  }
+  sql.recordScheduleProgress.run({
+    name: row.name,
+    next_tick_ms: timing.nextAfter(latestMs),
+    last_tick_ms: latestMs,
+    last_run_at_ms: nowMs,
+    last_outcome: outcome,
+    last_detail: detail,
+    last_job_id: lastJobId === row.last_job_id ? null : lastJobId,
+    enqueued,
+    skipped: missed + skippedOverlap + rejected,
+  });
+
+  const onEvent = deps.onEvent;
+  if (onEvent === undefined) return;
+  const events: ScheduleEvent[] = [];
+  const schedule = row.name;
+  if (enqueued > 0) events.push({ kind: 'tick_enqueued', schedule, queue: row.queue, count: enqueued });
+  if (missed > 0) {
+    events.push({ kind: 'tick_skipped', schedule, reason: 'misfire', count: missed, detail: detail ?? '' });
+  }
+  if (skippedOverlap > 0) {
+    events.push({
+      kind: 'tick_skipped',
+      schedule,
+      reason: 'overlap',
+      count: skippedOverlap,
+      detail: 'the last job has not finished',
+    });
+  }
+  if (rejected > 0)
+    events.push({ kind: 'tick_skipped', schedule, reason: 'rejected', count: rejected, detail: rejection });
+  if (events.length > 0) tx.afterCommit(() => events.forEach(onEvent));
+}

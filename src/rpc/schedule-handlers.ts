@@ -1,0 +1,83 @@
+/**
+ * The schedule RPCs of QueueService (schedule.proto): reads for every role,
+ * changes for admin keys, each change audited in the engine's transaction
+ * (actor `key:NAME`). Semantics live in the engine (src/engine/schedules).
+ */
+import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
+import { rpcAudit } from './audit-input.ts';
+import type { RpcContext } from './rpc-context.ts';
+import { scheduleSpecFromProto, scheduleToProto } from './schedule-convert.ts';
+import type { Unary } from './unary-wrapper.ts';
+import { requireString } from './validate-fields.ts';
+
+type ScheduleHandlers = Pick<
+  QueueServiceServer,
+  | 'createSchedule'
+  | 'updateSchedule'
+  | 'getSchedule'
+  | 'listSchedules'
+  | 'pauseSchedule'
+  | 'resumeSchedule'
+  | 'deleteSchedule'
+  | 'triggerSchedule'
+>;
+
+export function createScheduleHandlers(ctx: RpcContext, unary: Unary): ScheduleHandlers {
+  const { engine } = ctx;
+  const target = (name: string) => `schedule:${name}`;
+  return {
+    createSchedule: unary('CreateSchedule', 'admin', async (req, call, caller) => {
+      const spec = scheduleSpecFromProto(req.schedule);
+      const audit = rpcAudit(ctx, caller, call.metadata, 'schedule.create', target(spec.name));
+      const { schedule } = await engine.putSchedule(spec, 'create', audit);
+      return { schedule: scheduleToProto(schedule) };
+    }),
+
+    updateSchedule: unary('UpdateSchedule', 'admin', async (req, call, caller) => {
+      const spec = scheduleSpecFromProto(req.schedule);
+      const audit = rpcAudit(ctx, caller, call.metadata, 'schedule.update', target(spec.name));
+      const { schedule, created } = await engine.putSchedule(
+        spec,
+        req.allowMissing ? 'upsert' : 'update',
+        audit,
+      );
+      return { schedule: scheduleToProto(schedule), created };
+    }),
+
+    getSchedule: unary('GetSchedule', 'read', (req) => ({
+      schedule: scheduleToProto(engine.getSchedule(requireString(req.name, 'name'), req.nextRuns || 10)),
+    })),
+
+    listSchedules: unary('ListSchedules', 'read', (req) => ({
+      schedules: engine.listSchedules(req.nextRuns || 1).map(scheduleToProto),
+    })),
+
+    pauseSchedule: unary('PauseSchedule', 'admin', async (req, call, caller) => {
+      const name = requireString(req.name, 'name');
+      const audit = rpcAudit(ctx, caller, call.metadata, 'schedule.pause', target(name));
+      return { schedule: scheduleToProto(await engine.pauseSchedule(name, audit)) };
+    }),
+
+    resumeSchedule: unary('ResumeSchedule', 'admin', async (req, call, caller) => {
+      const name = requireString(req.name, 'name');
+      const audit = rpcAudit(ctx, caller, call.metadata, 'schedule.resume', target(name));
+      return { schedule: scheduleToProto(await engine.resumeSchedule(name, audit)) };
+    }),
+
+    deleteSchedule: unary('DeleteSchedule', 'admin', async (req, call, caller) => {
+      const name = requireString(req.name, 'name');
+      await engine.deleteSchedule(
+        name,
+        rpcAudit(ctx, caller, call.metadata, 'schedule.delete', target(name)),
+      );
+      return {};
+    }),
+
+    triggerSchedule: unary('TriggerSchedule', 'admin', async (req, call, caller) => {
+      const name = requireString(req.name, 'name');
+      const audit = rpcAudit(ctx, caller, call.metadata, 'schedule.trigger', target(name));
+      const accepted = await engine.triggerSchedule(name, audit);
+      return { jobId: accepted.jobId, deduplicated: accepted.deduplicated };
+    }),
+  };
+}

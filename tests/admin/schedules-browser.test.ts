@@ -1,0 +1,162 @@
+/**
+ * The Schedules page in a real headless Chromium (Debian's /usr/bin/chromium via
+ * playwright-core) against a real server: an operator sees each schedule's next
+ * run and last outcome, pauses, resumes and triggers one, opens a schedule's
+ * page; the server audits each action. Photographed at desktop and phone sizes
+ * into tests/artifacts/admin/ (schedules-*.png).
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { hashPassword } from '../../src/admin/password.ts';
+import { diskAssetSource } from '../../src/admin/static-assets.ts';
+import { testScrypt } from '../helpers/admin.ts';
+import { registerSecret } from '../helpers/secret-log.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+const root = new URL('../..', import.meta.url).pathname;
+const chromiumPath = '/usr/bin/chromium';
+const artifacts = join(root, 'tests/artifacts/admin');
+const user = { name: 'dana', password: 'schedules-browser-password' };
+registerSecret('admin password', user.password);
+const desktop = { width: 1280, height: 800 };
+const phone = { width: 375, height: 740 };
+
+const schedulesToml = `
+[[schedules]]
+name = "heartbeat"
+cron = "* * * * * *"
+queue = "pings"
+type = "ping"
+
+[[schedules]]
+name = "nightly-report"
+cron = "30 2 * * *"
+timezone = "Europe/Berlin"
+queue = "reports"
+type = "nightly"
+payload = '{"kind": "daily", "recipients": ["finance@example.com"]}'
+content_type = "application/json"
+overlap = "skip"
+misfire = "catch_up"
+catch_up_max = 3
+
+[[schedules]]
+name = "sync"
+interval_ms = "15m"
+queue = "sync"
+type = "pull"
+jitter_ms = "30s"
+`;
+
+let dir: string;
+let t: TestServer;
+let adminUrl: string;
+let context: BrowserContext;
+const problems: string[] = [];
+
+before(async () => {
+  assert.ok(
+    existsSync(chromiumPath),
+    `${chromiumPath} is missing: apt-get install -y chromium (.ci/run does it)`,
+  );
+  const built = spawnSync(process.execPath, [join(root, 'scripts/build-ui.mjs'), '--if-stale'], {
+    encoding: 'utf8',
+  });
+  assert.equal(built.status, 0, `building the UI failed:\n${built.stdout}${built.stderr}`);
+  dir = mkdtempSync(join(tmpdir(), 'sepp-schedules-browser-'));
+  mkdirSync(artifacts, { recursive: true });
+  const passwordHash = await hashPassword(user.password, testScrypt);
+  t = await startTestServer({
+    toml: `[[admin.users]]\nname = "${user.name}"\nrole = "operator"\npassword_hash = "${passwordHash}"\n${schedulesToml}`,
+    uiAssets: diskAssetSource(join(root, 'ui/dist')),
+  });
+  adminUrl = `http://127.0.0.1:${t.server.adminPort}`;
+  context = await chromium.launchPersistentContext(join(dir, 'chromium-profile'), {
+    executablePath: chromiumPath,
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--no-first-run',
+    ],
+    viewport: desktop,
+  });
+});
+
+after(async () => {
+  await context?.close();
+  await t?.dispose();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+function watch(page: Page): Page {
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+  });
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  return page;
+}
+
+const shot = (page: Page, name: string) =>
+  page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
+
+test('an operator sees the schedules, pauses, resumes and triggers one, and opens its page', async () => {
+  const page = watch(context.pages()[0] ?? (await context.newPage()));
+  await page.goto(`${adminUrl}/schedules`);
+  await page.getByLabel('User name').fill(user.name);
+  await page.getByLabel('Password').fill(user.password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  for (const cookie of await context.cookies()) registerSecret('session cookie', cookie.value);
+  await page.getByRole('heading', { name: 'Schedules' }).waitFor();
+
+  const row = (name: string) => page.getByRole('row').filter({ has: page.getByRole('link', { name }) });
+  // The heartbeat ticks every second: its last run shows up within the page's refresh.
+  await row('heartbeat').getByText('enqueued').waitFor({ timeout: 15_000 });
+  await row('nightly-report').getByText('30 2 * * *').waitFor();
+  await row('nightly-report').getByText('Europe/Berlin').waitFor();
+  await row('sync').getByText('every 15 min').waitFor();
+  await row('nightly-report').getByText('never').waitFor();
+  assert.match((await row('nightly-report').textContent()) ?? '', /in \d+ (h|min)/, 'the next run is shown');
+  await shot(page, 'schedules-desktop');
+  await page.setViewportSize(phone);
+  await shot(page, 'schedules-phone');
+  await page.setViewportSize(desktop);
+
+  await page.getByRole('button', { name: 'Pause schedule sync' }).click();
+  await page.getByText('Schedule sync paused.').waitFor();
+  await row('sync').getByText('paused', { exact: true }).waitFor();
+  await page.getByRole('button', { name: 'Resume schedule sync' }).click();
+  await row('sync').getByText('active', { exact: true }).waitFor();
+  await page.getByRole('button', { name: 'Trigger schedule nightly-report now' }).click();
+  await page.getByText(/Enqueued job .* from nightly-report\./).waitFor();
+  await row('nightly-report').getByText('triggered').waitFor();
+
+  await page.getByRole('link', { name: 'nightly-report' }).click();
+  await page.getByRole('heading', { name: 'Schedule nightly-report' }).waitFor();
+  await page.getByRole('heading', { name: 'Next runs' }).waitFor();
+  assert.equal(await page.locator('.plain-list li').count(), 10);
+  await page.getByText('"finance@example.com"').waitFor();
+  await page.getByText('catch up (up to 3)').waitFor();
+  await shot(page, 'schedule-detail-desktop');
+  await page.setViewportSize(phone);
+  await shot(page, 'schedule-detail-phone');
+
+  const audit = t.server.engine
+    .listAudit({ actor: user.name })
+    .items.filter((e) => e.action.startsWith('schedule.'))
+    .map((e) => `${e.action} ${e.target}`)
+    .reverse();
+  assert.deepEqual(audit, [
+    'schedule.pause schedule:sync',
+    'schedule.resume schedule:sync',
+    'schedule.trigger schedule:nightly-report',
+  ]);
+  assert.deepEqual(problems, []);
+});
