@@ -22,6 +22,7 @@ import { verifyPassword } from './password.ts';
 import { type AdminServices, honoPath, type RequestContext, type RouteSpec, roleRank } from './route-spec.ts';
 import { auditConfigRoutes } from './routes/audit-config-routes.ts';
 import { deadLetterRoutes } from './routes/dead-letter-routes.ts';
+import { jobControlRoutes } from './routes/job-control-routes.ts';
 import { jobRoutes } from './routes/job-routes.ts';
 import { queueRoutes } from './routes/queue-routes.ts';
 import { scheduleRoutes } from './routes/schedule-routes.ts';
@@ -70,6 +71,7 @@ export function createAdminApp(deps: AdminDeps): AdminApp {
     ...sessionRoutes(services),
     ...queueRoutes(services),
     ...jobRoutes(services),
+    ...jobControlRoutes(services),
     ...deadLetterRoutes(services),
     ...scheduleRoutes(services),
     ...auditConfigRoutes(services),
@@ -186,7 +188,8 @@ function authorize(c: Context, route: RouteSpec, services: AdminServices): Reque
     role: role ?? 'viewer',
     session,
     sessionId,
-    audit: (action, target, details) => ({ actor, action, target, ...(details ? { details } : {}) }),
+    // `via` names the door, as the gRPC side's entries do (rpc/audit-input.ts).
+    audit: (action, target, details) => ({ actor, action, target, details: { ...details, via: 'admin' } }),
   };
 }
 

@@ -11,6 +11,8 @@ import {
   defaultEngineLimits,
   defaultQueueSettings,
   type EngineLimits,
+  type ExpiredAction,
+  expiredActions,
   namePattern,
   type QueueSettings,
   queueSettingRanges,
@@ -287,6 +289,8 @@ export interface QueueSettingsFlat {
   readonly dedupWindowMs: number;
   readonly deadRetentionMs: number;
   readonly completedRetentionMs: number;
+  readonly cancelledRetentionMs: number;
+  readonly expiredAction: ExpiredAction;
   readonly allowedTypes: readonly string[];
 }
 
@@ -330,6 +334,11 @@ export const queueSpec: SectionSpec<QueueSettingsFlat> = {
     field: durationField(r.completedRetentionMs),
     default: engineQueueDefaults.completedRetentionMs,
   },
+  cancelledRetentionMs: {
+    field: durationField(r.cancelledRetentionMs),
+    default: engineQueueDefaults.cancelledRetentionMs,
+  },
+  expiredAction: { field: choiceField(expiredActions), default: engineQueueDefaults.expiredAction },
   allowedTypes: { field: namesField(namePattern, nameHelp), default: engineQueueDefaults.allowedTypes },
 };
 

@@ -16,14 +16,18 @@ import type { Db } from '../store/open.ts';
 import type { AuditEntry, AuditInput, AuditQuery, JobListQuery, JobSummary } from './admin-types.ts';
 import { AuditLog } from './audit.ts';
 import { OnlineBackup } from './backup.ts';
+import { type CancelListener, Canceller } from './cancel.ts';
 import type { Clock } from './clock.ts';
 import { createEngineContext, type EngineContext, type Write } from './context.ts';
+import type { BulkCancelResult, CancelResult, JobChanges, JobFilter } from './control-types.ts';
 import { DeadLetters } from './dead-letters.ts';
 import { Enqueuer } from './enqueue.ts';
 import { SeppError, toSeppError } from './errors.ts';
+import { Expiry } from './expiry.ts';
 import { JobIdGenerator, type RandomBytes, systemRandomBytes } from './job-id.ts';
 import { type DeadLetterSummaryQuery, JobQueries } from './job-queries.ts';
 import { jobInfoFromRow } from './job-rows.ts';
+import { JobUpdater } from './job-update.ts';
 import { Maintenance, type MaintenanceReport } from './maintenance.ts';
 import { OperatorActions } from './operator-actions.ts';
 import { checkQueueName, QueueAdmin } from './queue-admin.ts';
@@ -87,6 +91,8 @@ export class Engine {
   private readonly deadLetters: DeadLetters;
   private readonly onlineBackup: OnlineBackup;
   private readonly schedules: Schedules;
+  private readonly canceller: Canceller;
+  private readonly updater: JobUpdater;
   private closing = false;
   /** Set by drainWaiters(): reserves stop waiting, writes still work. */
   private draining = false;
@@ -108,7 +114,8 @@ export class Engine {
       wakeAt: (atMs) => maintenance?.wakeAt(atMs),
     });
     const write: Write = (op) => this.write(op);
-    this.reserver = new Reserver(this.ctx);
+    const expiry = new Expiry(this.ctx);
+    this.reserver = new Reserver(this.ctx, expiry);
     this.settler = new Settler(this.ctx);
     this.queries = new JobQueries(this.ctx);
     this.audit = new AuditLog(this.ctx, this.queries.sql);
@@ -126,10 +133,12 @@ export class Engine {
       write,
       deps.onScheduleEvent,
     );
-    maintenance = new Maintenance(this.ctx, this.settler, deps.onMaintenanceError, this.schedules);
+    maintenance = new Maintenance(this.ctx, this.settler, expiry, deps.onMaintenanceError, this.schedules);
     this.maintenance = maintenance;
     this.queueAdmin = new QueueAdmin(this.ctx, this.audit, write);
     this.deadLetters = new DeadLetters(this.ctx, this.queries.sql, this.actions, this.audit, write);
+    this.canceller = new Canceller(this.ctx, this.actions, this.audit, write);
+    this.updater = new JobUpdater(this.ctx, this.actions, this.audit, write);
     this.onlineBackup = new OnlineBackup(db);
     this.queueAdmin.load();
     const reconciled = this.schedules.reconcile(options.schedules ?? []);
@@ -179,8 +188,9 @@ export class Engine {
     return this.reserver.reserve(request, signal, () => this.closing || this.draining);
   }
 
+  /** A job with a cancel request ends cancelled, and its ack fails with `job_cancelled` once that is durable. */
   ack(settle: Settle): Promise<void> {
-    return this.write((tx) => this.settler.ack(tx, settle));
+    return this.write((tx) => this.settler.ack(tx, settle)).then(throwIfFailed);
   }
 
   /** Acks each job on its own: one outcome per job, in order. */
@@ -215,9 +225,37 @@ export class Engine {
     return jobInfoFromRow(row);
   }
 
-  /** Removes a job that is not leased. */
-  cancel(jobId: string, audit?: AuditInput): Promise<{ state: JobState }> {
-    return this.actions.cancelJob(jobId, audit);
+  // ---------------------------------------------------------------- job control (cancel.ts, job-update.ts)
+
+  /** Cancels a waiting job, or asks the worker of a leased one to stop (it ends cancelled). */
+  cancel(jobId: string, audit?: AuditInput): Promise<CancelResult> {
+    return this.canceller.cancelJob(jobId, audit);
+  }
+
+  /** Cancels every job the filter matches, in chunks. */
+  cancelJobs(filter: JobFilter, audit?: AuditInput): Promise<BulkCancelResult> {
+    return this.canceller.cancelJobs(filter, audit);
+  }
+
+  /** How many jobs cancelJobs(filter) would change now. */
+  countCancellable(filter: JobFilter): number {
+    this.checkOpen();
+    return this.canceller.countCancellable(filter);
+  }
+
+  /** Calls `listener` with the leases told to stop, after each commit that asked for it; returns the unsubscribe. */
+  onCancelRequested(listener: CancelListener): () => void {
+    return this.canceller.onCancelRequested(listener);
+  }
+
+  /** Changes a scheduled or ready job's priority or run time; returns it as it is now. */
+  updateJob(jobId: string, changes: JobChanges, audit?: AuditInput): Promise<JobInfo> {
+    return this.updater.updateJob(jobId, changes, audit);
+  }
+
+  /** Runs now, or reprioritises, every waiting job the filter matches; returns how many changed. */
+  updateJobs(filter: JobFilter, changes: JobChanges, audit?: AuditInput): Promise<number> {
+    return this.updater.updateJobs(filter, changes, audit);
   }
 
   listQueues(): QueueInfo[] {
@@ -273,7 +311,7 @@ export class Engine {
     return remembered === null ? null : { jobId: remembered, stored: false };
   }
 
-  /** A dead or completed job back to ready now, with a fresh attempt budget. */
+  /** A dead, completed or cancelled job back to ready now, with a fresh attempt budget. */
   requeueJob(jobId: string, audit?: AuditInput): Promise<{ previousState: JobState }> {
     return this.actions.requeueJob(jobId, audit);
   }
@@ -398,6 +436,10 @@ export class Engine {
     this.ctx.writer.close();
     closeDatabase(this.ctx.db);
   }
+}
+
+function throwIfFailed(outcome: SettleOutcome): void {
+  if (!outcome.ok) throw new SeppError(outcome.code, outcome.message);
 }
 
 function shuttingDown(): SeppError {

@@ -12,6 +12,7 @@ import type { Transaction } from '../store/group-commit.ts';
 import type { EngineContext } from './context.ts';
 import { checkName } from './enqueue-validation.ts';
 import { SeppError, toSeppError } from './errors.ts';
+import type { Expiry } from './expiry.ts';
 import { leasedJobFromRow } from './job-rows.ts';
 import type { LeasedJob, ReserveRequest } from './types.ts';
 import type { Waiter, WaitOutcome } from './waiters.ts';
@@ -25,7 +26,10 @@ interface ValidReserve {
 }
 
 export class Reserver {
-  constructor(private readonly ctx: EngineContext) {}
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly expiry: Expiry,
+  ) {}
 
   async reserve(
     request: ReserveRequest,
@@ -130,22 +134,33 @@ export class Reserver {
       const settings = queues.settingsFor(queue);
       const leaseMs = Math.min(request.leaseMs ?? settings.defaultLeaseMs, settings.maxLeaseMs);
       const leaseDeadlineMs = nowMs + leaseMs;
-      const rows = sql.leaseReady.all({
-        queue,
-        limit: remaining,
-        now_ms: nowMs,
-        lease_deadline_ms: leaseDeadlineMs,
-        max_lease_deadline_ms: nowMs + settings.maxLeaseMs,
-        worker_id: request.workerId,
-      });
-      if (rows.length === 0) continue;
-      // RETURNING gives no order: restore the queue's order (priority, due time, enqueue order).
-      rows.sort((a, b) => b.priority - a.priority || a.run_at_ms - b.run_at_ms || a.seq - b.seq);
-      for (const row of rows) jobs.push(leasedJobFromRow(row));
-      this.ctx.count(queue, 'ready', 'leased', rows.length);
+      let wanted = remaining;
+      let leased = 0;
+      for (;;) {
+        const rows = sql.leaseReady.all({
+          queue,
+          limit: wanted,
+          now_ms: nowMs,
+          lease_deadline_ms: leaseDeadlineMs,
+          max_lease_deadline_ms: nowMs + settings.maxLeaseMs,
+          worker_id: request.workerId,
+        });
+        if (rows.length === 0) break;
+        this.ctx.count(queue, 'ready', 'leased', rows.length);
+        // Jobs whose expiry passed since maintenance last ran are not handed out (expiry.ts).
+        const live = this.expiry.dropExpired(tx, rows, nowMs);
+        // RETURNING gives no order: restore the queue's order (priority, due time, enqueue order).
+        live.sort((a, b) => b.priority - a.priority || a.run_at_ms - b.run_at_ms || a.seq - b.seq);
+        for (const row of live) jobs.push(leasedJobFromRow(row));
+        leased += live.length;
+        wanted -= live.length;
+        // Expired rows leave a gap: lease again for it (each pass takes expired jobs out for good).
+        if (live.length === rows.length || wanted === 0) break;
+      }
+      if (leased === 0) continue;
       // Jobs with their own lease_ms end at this deadline or later, never earlier.
       this.ctx.wakeAt(tx, leaseDeadlineMs);
-      this.ctx.emit(tx, { kind: 'reserved', queue, count: rows.length });
+      this.ctx.emit(tx, { kind: 'reserved', queue, count: leased });
     }
     return jobs;
   }

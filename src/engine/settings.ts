@@ -38,9 +38,16 @@ export interface QueueSettings {
   deadRetentionMs: number;
   /** How long acked jobs are kept in state `completed`; 0 deletes them on ack. */
   completedRetentionMs: number;
+  /** How long cancelled jobs are kept (with who cancelled them and when) before they are deleted. */
+  cancelledRetentionMs: number;
+  /** What happens to a job whose expiry passes before it started: dead-lettered (reason `expired`) or deleted. */
+  expiredAction: ExpiredAction;
   /** Job types accepted on this queue; empty = any type. */
   allowedTypes: readonly string[];
 }
+
+export const expiredActions = ['dead_letter', 'delete'] as const;
+export type ExpiredAction = (typeof expiredActions)[number];
 
 export const defaultQueueSettings: Readonly<QueueSettings> = Object.freeze({
   maxAttempts: 5,
@@ -52,6 +59,8 @@ export const defaultQueueSettings: Readonly<QueueSettings> = Object.freeze({
   dedupWindowMs: 1 * DAY_MS,
   deadRetentionMs: 14 * DAY_MS,
   completedRetentionMs: 0,
+  cancelledRetentionMs: 14 * DAY_MS,
+  expiredAction: 'dead_letter',
   allowedTypes: Object.freeze([]) as readonly string[],
 });
 
@@ -65,6 +74,7 @@ export const queueSettingRanges = {
   dedupWindowMs: { min: 0, max: 30 * DAY_MS },
   deadRetentionMs: { min: 0, max: 3650 * DAY_MS },
   completedRetentionMs: { min: 0, max: 3650 * DAY_MS },
+  cancelledRetentionMs: { min: 0, max: 3650 * DAY_MS },
   backoffBaseMs: { min: 0, max: 7 * DAY_MS },
   backoffFactor: { min: 1, max: 100 },
   backoffCapMs: { min: 0, max: 30 * DAY_MS },

@@ -2,7 +2,8 @@
  * Backup: an online copy of the database streamed to the caller. The engine
  * copies the live database into a temporary file in the data directory
  * (progress messages go out meanwhile), then the file is sent in chunks,
- * honouring the client's flow control, then removed.
+ * honouring the client's flow control, then removed. Each backup is written to
+ * the audit log before the copy starts.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, readdirSync, rmSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 import type { handleServerStreamingCall, ServerWritableStream } from '@grpc/grpc-js';
 import type { BackupChunk, BackupRequest } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
 import { SeppError } from '../engine/errors.ts';
+import { rpcAudit } from './audit-input.ts';
 import type { RpcContext } from './rpc-context.ts';
 import { toServiceError } from './status.ts';
 
@@ -25,7 +27,9 @@ export function createBackupHandler(
     const tempPath = join(dataDir, `backup-${process.pid}-${++backupsStarted}.db.tmp`);
     const run = async () => {
       if (ctx.draining) throw new SeppError('unavailable', 'sepp is shutting down');
-      ctx.auth.authorize(call.metadata, 'admin', 'Backup');
+      const caller = ctx.auth.authorize(call.metadata, 'admin', 'Backup');
+      // Durable before the copy starts: a backup that is refused the audit entry does not run.
+      await ctx.engine.recordAudit(rpcAudit(ctx, caller, call.metadata, 'server.backup', 'server'));
       let lastReportedPages = -1;
       await ctx.engine.backup(tempPath, (pagesDone, pagesTotal) => {
         if (pagesDone !== lastReportedPages && !call.cancelled) {

@@ -14,13 +14,14 @@ import {
   type LeasedJob,
   RejectionReason as ProtoRejectionReason,
 } from '../../clients/typescript/src/gen/sepp/v1/job.js';
-import type {
-  QueueSettings as ProtoQueueSettings,
-  QueueInfo,
+import {
+  ExpiredAction,
+  type QueueSettings as ProtoQueueSettings,
+  type QueueInfo,
 } from '../../clients/typescript/src/gen/sepp/v1/queue.js';
 import type { NackRequest } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import type { JobRejection, RejectionReason } from '../engine/errors.ts';
-import type { QueueSettings } from '../engine/settings.ts';
+import type { ExpiredAction as EngineExpiredAction, QueueSettings } from '../engine/settings.ts';
 import type {
   EnqueueAccepted as EngineAccepted,
   DeadReason as EngineDeadReason,
@@ -50,6 +51,9 @@ export function enqueueRequestFromProto(job: EnqueueJob | undefined): EngineEnqu
   if (Object.keys(job.metadata).length > 0) request.metadata = job.metadata;
   if (job.traceparent !== '') request.traceparent = job.traceparent;
   if (job.tracestate !== '') request.tracestate = job.tracestate;
+  if (job.expiry?.$case === 'expiresAtMs') request.expiresAtMs = job.expiry.value;
+  else if (job.expiry?.$case === 'ttlMs') request.ttlMs = job.expiry.value;
+  if (job.uniqueWhileActive) request.uniqueWhileActive = true;
   return request;
 }
 
@@ -112,16 +116,25 @@ const stateToProto: Record<EngineJobState, JobState> = {
   leased: JobState.LEASED,
   completed: JobState.COMPLETED,
   dead: JobState.DEAD,
+  cancelled: JobState.CANCELLED,
 };
 
 export function jobStateToProto(state: EngineJobState): JobState {
   return stateToProto[state];
 }
 
+/** An engine state from the protocol's; undefined for UNSPECIFIED or a value this server does not know. */
+export function jobStateFromProto(state: JobState): EngineJobState | undefined {
+  for (const [name, value] of Object.entries(stateToProto))
+    if (value === state) return name as EngineJobState;
+  return undefined;
+}
+
 const deadReasonToProto: Record<EngineDeadReason, DeadReason> = {
   attempts_exhausted: DeadReason.ATTEMPTS_EXHAUSTED,
   lease_expired: DeadReason.LEASE_EXPIRED,
   dead_lettered: DeadReason.DEAD_LETTERED,
+  expired: DeadReason.EXPIRED,
 };
 
 export function deadReasonFromProto(reason: DeadReason): EngineDeadReason | undefined {
@@ -157,8 +170,16 @@ export function jobToProto(job: JobInfo, withPayload: boolean): Job {
     deadReason: job.deadReason === null ? DeadReason.UNSPECIFIED : deadReasonToProto[job.deadReason],
     failedAtMs: job.failedAtMs ?? 0,
     completedAtMs: job.completedAtMs ?? 0,
+    expiresAtMs: job.expiresAtMs ?? 0,
+    cancelledAtMs: job.cancelledAtMs ?? 0,
+    cancelledBy: job.cancelledBy ?? '',
   };
 }
+
+const expiredActionToProto: Record<EngineExpiredAction, ExpiredAction> = {
+  dead_letter: ExpiredAction.DEAD_LETTER,
+  delete: ExpiredAction.DELETE,
+};
 
 export function queueSettingsToProto(settings: QueueSettings): ProtoQueueSettings {
   return {
@@ -172,6 +193,8 @@ export function queueSettingsToProto(settings: QueueSettings): ProtoQueueSetting
     deadRetentionMs: settings.deadRetentionMs,
     completedRetentionMs: settings.completedRetentionMs,
     allowedTypes: [...settings.allowedTypes],
+    cancelledRetentionMs: settings.cancelledRetentionMs,
+    expiredAction: expiredActionToProto[settings.expiredAction],
   };
 }
 

@@ -9,6 +9,8 @@ import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v
 import { type AckBatchRequest, SettleOutcome } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { SeppError } from '../engine/errors.ts';
 import type { EnqueueRequest as EngineEnqueueRequest } from '../engine/types.ts';
+import { rpcAudit } from './audit-input.ts';
+import { createControlHandlers } from './control-handlers.ts';
 import {
   acceptedToProto,
   deadReasonFromProto,
@@ -37,6 +39,12 @@ import type { Unary } from './unary-wrapper.ts';
 import { requireAttempt, requireJobId, requireString } from './validate-fields.ts';
 
 type UnaryHandlers = Omit<QueueServiceServer, 'produce' | 'work' | 'backup'>;
+
+const settleOutcomeToProto = {
+  not_found: SettleOutcome.NOT_FOUND,
+  lease_lost: SettleOutcome.LEASE_LOST,
+  job_cancelled: SettleOutcome.CANCELLED,
+} as const;
 
 export function createUnaryHandlers(ctx: RpcContext): UnaryHandlers {
   const { engine } = ctx;
@@ -86,6 +94,8 @@ export function createUnaryHandlers(ctx: RpcContext): UnaryHandlers {
 
   return {
     ...createScheduleHandlers(ctx, unary),
+    ...createControlHandlers(ctx, unary),
+
     enqueue: unary(
       'Enqueue',
       'enqueue',
@@ -164,10 +174,7 @@ export function createUnaryHandlers(ctx: RpcContext): UnaryHandlers {
         results: outcomes.map((o) =>
           o.ok
             ? { outcome: SettleOutcome.OK, message: '' }
-            : {
-                outcome: o.code === 'lease_lost' ? SettleOutcome.LEASE_LOST : SettleOutcome.NOT_FOUND,
-                message: o.message,
-              },
+            : { outcome: settleOutcomeToProto[o.code], message: o.message },
         ),
       };
     }),
@@ -199,23 +206,19 @@ export function createUnaryHandlers(ctx: RpcContext): UnaryHandlers {
       return { job: jobToProto(job, true) };
     }),
 
-    cancelJob: unary('CancelJob', 'admin', async (req, _call, _caller, observation) => {
-      observation.annotate({ jobId: req.jobId });
-      const { state } = await engine.cancel(requireJobId(req.jobId));
-      return { previousState: jobStateToProto(state) };
-    }),
-
     listQueues: unary('ListQueues', 'read', () => ({ queues: engine.listQueues().map(queueInfoToProto) })),
 
-    pauseQueue: unary('PauseQueue', 'admin', async (req, _call, _caller, observation) => {
+    pauseQueue: unary('PauseQueue', 'admin', async (req, call, caller, observation) => {
       observation.annotate({ queue: req.queue });
-      await engine.pauseQueue(requireString(req.queue, 'queue'));
+      const queue = requireString(req.queue, 'queue');
+      await engine.pauseQueue(queue, rpcAudit(ctx, caller, call.metadata, 'queue.pause', `queue:${queue}`));
       return {};
     }),
 
-    resumeQueue: unary('ResumeQueue', 'admin', async (req, _call, _caller, observation) => {
+    resumeQueue: unary('ResumeQueue', 'admin', async (req, call, caller, observation) => {
       observation.annotate({ queue: req.queue });
-      await engine.resumeQueue(requireString(req.queue, 'queue'));
+      const queue = requireString(req.queue, 'queue');
+      await engine.resumeQueue(queue, rpcAudit(ctx, caller, call.metadata, 'queue.resume', `queue:${queue}`));
       return {};
     }),
 
@@ -234,14 +237,20 @@ export function createUnaryHandlers(ctx: RpcContext): UnaryHandlers {
       return { jobs: page.items.map((j) => jobToProto(j, false)), nextPageToken: page.nextCursor ?? '' };
     }),
 
-    requeueDeadLetters: unary('RequeueDeadLetters', 'admin', async (req, _call, _caller, observation) => {
+    requeueDeadLetters: unary('RequeueDeadLetters', 'admin', async (req, call, caller, observation) => {
       observation.annotate({ queue: req.queue });
-      return { requeuedCount: await engine.requeueDeadLetters(deadLetterSelection(req)) };
+      const selection = deadLetterSelection(req);
+      const action = 'all' in selection ? 'dead_letters.requeue_all' : 'dead_letters.requeue';
+      const audit = rpcAudit(ctx, caller, call.metadata, action, `queue:${selection.queue}`);
+      return { requeuedCount: await engine.requeueDeadLetters(selection, audit) };
     }),
 
-    deleteDeadLetters: unary('DeleteDeadLetters', 'admin', async (req, _call, _caller, observation) => {
+    deleteDeadLetters: unary('DeleteDeadLetters', 'admin', async (req, call, caller, observation) => {
       observation.annotate({ queue: req.queue });
-      return { deletedCount: await engine.deleteDeadLetters(deadLetterSelection(req)) };
+      const selection = deadLetterSelection(req);
+      const action = 'all' in selection ? 'dead_letters.delete_all' : 'dead_letters.delete';
+      const audit = rpcAudit(ctx, caller, call.metadata, action, `queue:${selection.queue}`);
+      return { deletedCount: await engine.deleteDeadLetters(selection, audit) };
     }),
 
     getServerInfo: unary('GetServerInfo', 'read', () => {

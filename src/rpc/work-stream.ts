@@ -8,6 +8,10 @@
  * when there is none to lease) → closed. Closing (client cancel, error,
  * shutdown) aborts the pending long-poll at once; leases already pushed are
  * left to expire or to be settled over unary calls.
+ *
+ * While subscribed, the stream hears of every cancel of a leased job on its
+ * queues taken under its worker id (engine.onCancelRequested) and passes it
+ * on as a CancelNotice; the worker ignores notices for leases it does not hold.
  */
 import { type handleBidiStreamingCall, type ServerDuplexStream, status } from '@grpc/grpc-js';
 import type {
@@ -18,6 +22,7 @@ import type {
   WorkResponse,
   WorkResponse_Settled,
 } from '../../clients/typescript/src/gen/sepp/v1/work.js';
+import type { CancelNotice } from '../engine/control-types.ts';
 import { SeppError, toSeppError } from '../engine/errors.ts';
 import type { Settle } from '../engine/types.ts';
 import { jobStateToProto, leasedJobToProto, nackDirectiveFromProto } from './convert.ts';
@@ -59,6 +64,8 @@ class WorkStream {
   private readonly gate: ReadGate;
   /** Set by subscribe. */
   private outbox: WorkOutbox | undefined;
+  /** Stops hearing of cancels (set by subscribe). */
+  private stopCancelNotices: (() => void) | undefined;
 
   /** The stream's `traceparent` metadata: the parent of each settlement's span. */
   private readonly traceContext: TraceContext | undefined;
@@ -91,6 +98,7 @@ class WorkStream {
     if (this.closed) return;
     this.closed = true;
     this.abort.abort();
+    this.stopCancelNotices?.();
     this.outbox?.discard();
     this.ctx.streams.delete(this);
   }
@@ -301,7 +309,24 @@ class WorkStream {
       subscription.batchResponses,
       this.ctx.facts.maxMessageBytes,
     );
+    this.stopCancelNotices = this.ctx.engine.onCancelRequested((notices) => this.onCancels(notices));
     this.pump();
+  }
+
+  /** Passes on the cancels of leases this stream may hold: its queues, its worker id. */
+  private onCancels(notices: readonly CancelNotice[]): void {
+    const subscription = this.subscription;
+    if (this.closed || subscription === undefined) return;
+    for (const notice of notices) {
+      if ((notice.workerId ?? '') !== subscription.workerId) continue;
+      if (!subscription.queues.includes(notice.queue)) continue;
+      this.outbox?.cancel({
+        jobId: notice.jobId,
+        attempt: notice.attempt,
+        cancelledBy: notice.cancelledBy ?? '',
+        cancelledAtMs: notice.cancelledAtMs,
+      });
+    }
   }
 
   private settle(
@@ -320,12 +345,18 @@ class WorkStream {
     observation.annotate({ jobId: job.jobId, attempt: job.attempt });
     run().then(
       (result) => {
-        this.answer({ requestId, code: status.OK, message: '', result });
+        this.answer({ requestId, code: status.OK, message: '', result, errorCode: '' });
         observation.end(status.OK, this.callerName);
       },
       (error: unknown) => {
         const e = toSeppError(error);
-        this.answer({ requestId, code: grpcStatusOf[e.code], message: e.message, result: undefined });
+        this.answer({
+          requestId,
+          code: grpcStatusOf[e.code],
+          message: e.message,
+          result: undefined,
+          errorCode: e.code,
+        });
         observation.end(grpcStatusOf[e.code], this.callerName);
       },
     );

@@ -33,6 +33,9 @@ export interface JobRow {
   dead_reason: string | null;
   failed_at_ms: number | null;
   completed_at_ms: number | null;
+  expires_at_ms: number | null;
+  cancelled_at_ms: number | null;
+  cancelled_by: string | null;
 }
 
 /** What a lease returns: the job as the worker needs it. */
@@ -56,12 +59,25 @@ export type LeasedRow = Pick<
   | 'tracestate'
   | 'idempotency_key'
   | 'last_error'
+  | 'expires_at_ms'
 >;
 
-/** The columns a failure (nack, expiry) needs to decide what happens next. */
+/**
+ * The columns a settlement or a failure (nack, expiry) needs to decide what
+ * happens next; `cancelled_at_ms` is set when a cancel was asked for.
+ */
 export type AttemptRow = Pick<
   JobRow,
-  'seq' | 'id' | 'queue' | 'state' | 'attempt' | 'max_attempts' | 'attempt_base' | 'errors_json'
+  | 'seq'
+  | 'id'
+  | 'queue'
+  | 'state'
+  | 'attempt'
+  | 'max_attempts'
+  | 'attempt_base'
+  | 'errors_json'
+  | 'cancelled_at_ms'
+  | 'cancelled_by'
 >;
 
 export interface InsertJobParams {
@@ -81,10 +97,19 @@ export interface InsertJobParams {
   lease_ms: number | null;
   enqueued_at_ms: number;
   run_at_ms: number;
+  expires_at_ms: number | null;
+}
+
+/** A deleted job, as far as releasing its idempotency key needs it. */
+export interface DeletedRow {
+  id: string;
+  idempotency_key: string | null;
 }
 
 const leasedColumns =
-  'seq, id, queue, type, payload, content_type, priority, attempt, max_attempts, attempt_base, lease_deadline_ms, enqueued_at_ms, run_at_ms, metadata_json, traceparent, tracestate, idempotency_key, last_error';
+  'seq, id, queue, type, payload, content_type, priority, attempt, max_attempts, attempt_base, lease_deadline_ms, enqueued_at_ms, run_at_ms, metadata_json, traceparent, tracestate, idempotency_key, last_error, expires_at_ms';
+const attemptColumns =
+  'seq, id, queue, state, attempt, max_attempts, attempt_base, errors_json, cancelled_at_ms, cancelled_by';
 
 export function prepareStatements(db: Db) {
   return {
@@ -129,9 +154,9 @@ export function prepareStatements(db: Db) {
     // ---- enqueue
     insertJob: db.prepare<[InsertJobParams]>(
       `INSERT INTO jobs (id, queue, type, state, priority, payload, content_type, metadata_json, traceparent, tracestate,
-                         idempotency_key, max_attempts, lease_ms, enqueued_at_ms, run_at_ms)
+                         idempotency_key, max_attempts, lease_ms, enqueued_at_ms, run_at_ms, expires_at_ms)
        VALUES (@id, @queue, @type, @state, @priority, @payload, @content_type, @metadata_json, @traceparent, @tracestate,
-               @idempotency_key, @max_attempts, @lease_ms, @enqueued_at_ms, @run_at_ms)`,
+               @idempotency_key, @max_attempts, @lease_ms, @enqueued_at_ms, @run_at_ms, @expires_at_ms)`,
     ),
     findIdempotencyKey: db.prepare<[string, string], { job_id: string; expires_at_ms: number }>(
       'SELECT job_id, expires_at_ms FROM idempotency_keys WHERE queue = ? AND key = ?',
@@ -174,22 +199,23 @@ export function prepareStatements(db: Db) {
     ),
 
     // ---- settle
-    /** Ack when completed jobs are not kept: the job's queue, or nothing when it was not leased at that attempt. */
+    /**
+     * Ack when completed jobs are not kept: the job's queue, or nothing when it was not
+     * leased at that attempt or a cancel was asked for (the ack then reads the row to say why).
+     */
     deleteLeased: db.prepare<[string, number], { queue: string }>(
-      "DELETE FROM jobs WHERE id = ? AND state = 'leased' AND attempt = ? RETURNING queue",
+      "DELETE FROM jobs WHERE id = ? AND state = 'leased' AND attempt = ? AND cancelled_at_ms IS NULL RETURNING queue",
     ),
     /** Ack when the queue keeps completed jobs. */
     completeLeased: db.prepare<[{ id: string; attempt: number; now_ms: number }]>(
       `UPDATE jobs SET state = 'completed', completed_at_ms = @now_ms, lease_deadline_ms = NULL
-        WHERE id = @id AND state = 'leased' AND attempt = @attempt`,
+        WHERE id = @id AND state = 'leased' AND attempt = @attempt AND cancelled_at_ms IS NULL`,
     ),
     extendLeased: db.prepare<[{ id: string; attempt: number; lease_deadline_ms: number }]>(
       `UPDATE jobs SET lease_deadline_ms = @lease_deadline_ms
         WHERE id = @id AND state = 'leased' AND attempt = @attempt`,
     ),
-    attemptById: db.prepare<[string], AttemptRow>(
-      'SELECT seq, id, queue, state, attempt, max_attempts, attempt_base, errors_json FROM jobs WHERE id = ?',
-    ),
+    attemptById: db.prepare<[string], AttemptRow>(`SELECT ${attemptColumns} FROM jobs WHERE id = ?`),
     /** A failed attempt with attempts left: back to ready or scheduled. */
     retryJob: db.prepare<
       [
@@ -226,7 +252,7 @@ export function prepareStatements(db: Db) {
         RETURNING queue`,
     ),
     expiredLeases: db.prepare<[{ now_ms: number; limit: number }], AttemptRow>(
-      `SELECT seq, id, queue, state, attempt, max_attempts, attempt_base, errors_json FROM jobs
+      `SELECT ${attemptColumns} FROM jobs
         WHERE state = 'leased' AND lease_deadline_ms <= @now_ms ORDER BY lease_deadline_ms LIMIT @limit`,
     ),
     nextRunAt: db
@@ -267,20 +293,22 @@ export function prepareStatements(db: Db) {
     ),
     requeueDeadById: db.prepare<[{ queue: string; id: string; now_ms: number }]>(
       `UPDATE jobs SET state = 'ready', attempt_base = attempt, run_at_ms = @now_ms, dead_reason = NULL, failed_at_ms = NULL,
-                       leased_at_ms = NULL, worker_id = NULL
+                       leased_at_ms = NULL, worker_id = NULL, expires_at_ms = NULL
         WHERE id = @id AND queue = @queue AND state = 'dead'`,
     ),
     requeueDeadChunk: db.prepare<[{ queue: string; now_ms: number; limit: number }]>(
       `UPDATE jobs SET state = 'ready', attempt_base = attempt, run_at_ms = @now_ms, dead_reason = NULL, failed_at_ms = NULL,
-                       leased_at_ms = NULL, worker_id = NULL
+                       leased_at_ms = NULL, worker_id = NULL, expires_at_ms = NULL
         WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'dead' ORDER BY failed_at_ms LIMIT @limit)`,
     ),
-    deleteDeadById: db.prepare<[{ queue: string; id: string }]>(
-      "DELETE FROM jobs WHERE id = @id AND queue = @queue AND state = 'dead'",
+    /** Deletes one dead letter; its key comes back so it can be released. */
+    deleteDeadById: db.prepare<[{ queue: string; id: string }], DeletedRow>(
+      "DELETE FROM jobs WHERE id = @id AND queue = @queue AND state = 'dead' RETURNING id, idempotency_key",
     ),
-    deleteDeadChunk: db.prepare<[{ queue: string; limit: number }]>(
+    deleteDeadChunk: db.prepare<[{ queue: string; limit: number }], DeletedRow>(
       `DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'dead'
-                                       ORDER BY failed_at_ms LIMIT @limit)`,
+                                       ORDER BY failed_at_ms LIMIT @limit)
+        RETURNING id, idempotency_key`,
     ),
 
     // ---- integrity (tests and `sepp doctor`)

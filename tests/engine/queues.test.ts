@@ -5,15 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import {
-  expectCode,
-  expectThrowsCode,
-  job,
-  rowCount,
-  until,
-  withEngine,
-  withQueues,
-} from '../helpers/engine.ts';
+import { expectCode, expectThrowsCode, job, until, withEngine, withQueues } from '../helpers/engine.ts';
 
 test('listQueues: counts per state, from the counters, for every queue', async () => {
   const options = withQueues({ keep: { completedRetentionMs: 60_000 }, declared: {} });
@@ -38,9 +30,30 @@ test('listQueues: counts per state, from the counters, for every queue', async (
       ['declared', 'keep', 'plain'],
       'sorted by name; declared queues are listed before first use',
     );
-    assert.deepEqual(queues[1]?.counts, { scheduled: 1, ready: 1, leased: 1, completed: 1, dead: 1 });
-    assert.deepEqual(queues[2]?.counts, { scheduled: 0, ready: 1, leased: 0, completed: 0, dead: 0 });
-    assert.deepEqual(queues[0]?.counts, { scheduled: 0, ready: 0, leased: 0, completed: 0, dead: 0 });
+    assert.deepEqual(queues[1]?.counts, {
+      scheduled: 1,
+      ready: 1,
+      leased: 1,
+      completed: 1,
+      dead: 1,
+      cancelled: 0,
+    });
+    assert.deepEqual(queues[2]?.counts, {
+      scheduled: 0,
+      ready: 1,
+      leased: 0,
+      completed: 0,
+      dead: 0,
+      cancelled: 0,
+    });
+    assert.deepEqual(queues[0]?.counts, {
+      scheduled: 0,
+      ready: 0,
+      leased: 0,
+      completed: 0,
+      dead: 0,
+      cancelled: 0,
+    });
     assert.equal(queues[1]?.settings.completedRetentionMs, 60_000);
     assert.equal(queues[2]?.settings.completedRetentionMs, 0);
     assert.equal(queues[1]?.paused, false);
@@ -103,9 +116,9 @@ test('getJob of an unknown id is not_found', async () => {
   });
 });
 
-test('cancel removes ready, scheduled, dead and completed jobs; leased is failed_precondition', async () => {
+test('cancel: waiting jobs become cancelled at once, a leased one on request; dead and completed are refused', async () => {
   const options = withQueues({ keep: { completedRetentionMs: 60_000 } });
-  await withEngine({ options }, async ({ engine, db }) => {
+  await withEngine({ options }, async ({ engine, clock }) => {
     const { jobId: ready } = await engine.enqueue(job('q'));
     const { jobId: scheduled } = await engine.enqueue(job('q', { delayMs: 5000 }));
     const { jobId: dead } = await engine.enqueue(job('d'));
@@ -122,21 +135,31 @@ test('cancel removes ready, scheduled, dead and completed jobs; leased is failed
     const { jobId: leased } = await engine.enqueue(job('l'));
     await engine.reserve({ queues: ['l'] });
 
-    const leasedError = await expectCode(engine.cancel(leased), 'failed_precondition');
-    assert.match(leasedError.message, /leased/);
-    assert.equal(engine.getJob(leased).state, 'leased');
-
-    assert.deepEqual(await engine.cancel(ready), { state: 'ready' });
-    assert.deepEqual(await engine.cancel(scheduled), { state: 'scheduled' });
-    assert.deepEqual(await engine.cancel(dead), { state: 'dead' });
-    assert.deepEqual(await engine.cancel(completed), { state: 'completed' });
-    for (const id of [ready, scheduled, dead, completed]) {
-      expectThrowsCode(() => engine.getJob(id), 'not_found');
-      await expectCode(engine.cancel(id), 'not_found');
+    const by = { actor: 'ops', action: 'job.cancel', target: 'job:x' };
+    assert.deepEqual(await engine.cancel(ready, by), { previousState: 'ready', state: 'cancelled' });
+    assert.deepEqual(await engine.cancel(scheduled, by), { previousState: 'scheduled', state: 'cancelled' });
+    assert.deepEqual(await engine.cancel(leased, by), { previousState: 'leased', state: 'leased' });
+    for (const id of [ready, scheduled]) {
+      const info = engine.getJob(id);
+      assert.equal(info.state, 'cancelled');
+      assert.equal(info.cancelledBy, 'ops');
+      assert.equal(info.cancelledAtMs, clock.nowMs());
     }
-    assert.equal(rowCount(db, 'jobs'), 1);
-    // A cancelled scheduled job is not promoted later.
+    const requested = engine.getJob(leased);
+    assert.equal(requested.state, 'leased', 'a leased job stays leased until its worker stops');
+    assert.equal(requested.cancelledBy, 'ops');
+
+    const deadError = await expectCode(engine.cancel(dead), 'failed_precondition');
+    assert.match(deadError.message, /dead letter.*DeleteDeadLetters/);
+    assert.match((await expectCode(engine.cancel(completed), 'failed_precondition')).message, /completed/);
+    // Cancelling again changes nothing, and is no error.
+    assert.deepEqual(await engine.cancel(ready), { previousState: 'cancelled', state: 'cancelled' });
+    assert.equal(engine.getJob(ready).cancelledBy, 'ops');
+    await expectCode(engine.cancel('01900000-0000-7000-8000-000000000000'), 'not_found');
+    // A cancelled scheduled job is not promoted later, and counts as cancelled.
+    clock.advance(10_000);
     await engine.runMaintenance();
     assert.deepEqual(await engine.reserve({ queues: ['q'] }), []);
+    assert.equal(engine.listQueues().find((q) => q.name === 'q')?.counts.cancelled, 2);
   });
 });

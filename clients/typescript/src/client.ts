@@ -5,9 +5,21 @@
  * with a deadline.
  */
 import { status } from '@grpc/grpc-js';
+import {
+  cancelJobCall,
+  cancelJobsCall,
+  changeDeadLettersCall,
+  listAuditCall,
+  listDeadLettersCall,
+  purgeQueueCall,
+  updateJobCall,
+  updateJobsCall,
+} from './admin-calls.ts';
 import { ProduceStreamSender, UnaryBatchSender } from './batch-senders.ts';
 import { Connection, type ConnectOptions } from './connection.ts';
 import {
+  enqueueOutcomeOf,
+  enqueueRejectionOf,
   jobFromArgs,
   jobFromJson,
   jobFromSpec,
@@ -16,19 +28,25 @@ import {
   serverInfoFromProto,
 } from './convert.ts';
 import { EnqueueBatcher } from './enqueue-batcher.ts';
-import { JobRejectedError, type JobRejection, SeppError, statusOfRejection } from './errors.ts';
-import type { EnqueueJob, EnqueueResult } from './gen/sepp/v1/job.js';
-import { deadReasonToProto, Job, jobStateName, LeasedJob } from './jobs.ts';
+import { JobRejectedError, SeppError, statusOfRejection } from './errors.ts';
+import type { EnqueueJob } from './gen/sepp/v1/job.js';
+import { Job, LeasedJob } from './jobs.ts';
 import { ackBatchCall, ackCall, extendCall, nackCall, reserveCall } from './lease-calls.ts';
 import { Schedules } from './schedules.ts';
 import type {
   AckResult,
+  AuditEntry,
+  AuditQuery,
   CallOptions,
+  CancelJobsResult,
+  CancelResult,
   DeadLetterQuery,
   DeadLetterSelection,
   Enqueued,
   EnqueueOptions,
   EnqueueOutcome,
+  JobChanges,
+  JobFilter,
   JobSpec,
   LeaseRef,
   NackOptions,
@@ -48,23 +66,6 @@ export interface ClientStats {
   batches: number;
   /** Messages sent on Produce streams. */
   produceMessages: number;
-}
-
-function rejectionOf(result: EnqueueResult | undefined, index: number): JobRejection | undefined {
-  const outcome = result?.outcome;
-  if (outcome?.$case !== 'rejection') return undefined;
-  return { index, reason: rejectionName(outcome.value.reason), message: outcome.value.message };
-}
-
-function outcomeOf(result: EnqueueResult | undefined): EnqueueOutcome {
-  const outcome = result?.outcome;
-  if (outcome?.$case === 'accepted') {
-    return { ok: true, id: outcome.value.jobId, deduplicated: outcome.value.deduplicated };
-  }
-  if (outcome?.$case === 'rejection') {
-    return { ok: false, reason: rejectionName(outcome.value.reason), message: outcome.value.message };
-  }
-  return { ok: false, reason: 'invalid_job', message: 'the server sent no result for this job' };
 }
 
 /** A connection to a sepp server. Create one per process and share it; `close()` it on shutdown. */
@@ -167,7 +168,7 @@ export class SeppClient {
           resolve({ id: outcome.value.jobId, deduplicated: outcome.value.deduplicated });
           return;
         }
-        const rejection = rejectionOf(result, 0) ?? {
+        const rejection = enqueueRejectionOf(result, 0) ?? {
           index: 0,
           reason: 'invalid_job',
           message: 'the server sent no result for this job',
@@ -192,7 +193,7 @@ export class SeppClient {
           this.batcher.submit(chunk, false, options.deadlineMs, (error, answer, offset) => {
             if (error !== undefined) reject(error);
             else if (answer === undefined || answer.atomic !== undefined) reject(new Error('unreachable'));
-            else resolve(chunk.map((_, i) => outcomeOf(answer.results[offset + i])));
+            else resolve(chunk.map((_, i) => enqueueOutcomeOf(answer.results[offset + i])));
           });
         }),
       );
@@ -306,15 +307,51 @@ export class SeppClient {
     return new Job(response.job);
   }
 
-  /** Removes a job that is not leased; resolves with the state it was in. */
-  async cancelJob(id: string, options: CallOptions = {}): Promise<Job['state']> {
-    const response = await this.connection.invoke(
-      this.connection.rpc.cancelJob,
-      { jobId: id },
-      // A repeated cancel finds nothing (NOT_FOUND) rather than removing anything else.
-      readCall(options),
-    );
-    return jobStateName(response.previousState);
+  /**
+   * Cancels a job that has not finished (admin key). A scheduled or ready job
+   * is `cancelled` at once; for a leased one the worker is told to stop
+   * (`state` stays `leased` until it does, or its lease ends) and the job ends
+   * `cancelled`, never retried. Throws FAILED_PRECONDITION for a dead or
+   * completed job. Repeating it is harmless.
+   */
+  cancelJob(id: string, options: CallOptions = {}): Promise<CancelResult> {
+    return cancelJobCall(this.connection, id, options);
+  }
+
+  /**
+   * Cancels every job of a queue that `filter` matches (default states:
+   * scheduled, ready and leased), as `cancelJob` does one (admin key). With
+   * `dryRun` nothing changes and `matched` counts the jobs it would change.
+   */
+  cancelJobs(filter: JobFilter, options: CallOptions & { dryRun?: boolean } = {}): Promise<CancelJobsResult> {
+    return cancelJobsCall(this.connection, filter, options);
+  }
+
+  /**
+   * Changes a scheduled or ready job: its priority, when it runs, or run it
+   * now (admin key). Resolves with the job as it is now; a leased job is
+   * refused with FAILED_PRECONDITION.
+   */
+  updateJob(id: string, changes: JobChanges, options: CallOptions = {}): Promise<Job> {
+    return updateJobCall(this.connection, id, changes, options);
+  }
+
+  /**
+   * Runs now (`runNow`) or sets the priority of every waiting job `filter`
+   * matches (admin key); resolves with how many changed.
+   */
+  updateJobs(filter: JobFilter, changes: JobChanges, options: CallOptions = {}): Promise<number> {
+    return updateJobsCall(this.connection, filter, changes, options);
+  }
+
+  /** Deletes every ready and scheduled job of a queue (admin key); resolves with how many. */
+  purgeQueue(queue: string, options: CallOptions = {}): Promise<number> {
+    return purgeQueueCall(this.connection, queue, options);
+  }
+
+  /** One page of the audit log, newest first (admin key). */
+  listAuditEntries(query: AuditQuery = {}): Promise<{ entries: AuditEntry[]; nextPageToken: string | null }> {
+    return listAuditCall(this.connection, query);
   }
 
   /** Every queue with its counts by state, paused flag, oldest ready age and settings. */
@@ -334,24 +371,11 @@ export class SeppClient {
   }
 
   /** One page of a queue's dead letters, oldest first (payloads and error histories left out). */
-  async listDeadLetters(
+  listDeadLetters(
     queue: string,
     query: DeadLetterQuery = {},
   ): Promise<{ jobs: Job[]; nextPageToken: string | null }> {
-    const response = await this.connection.invoke(
-      this.connection.rpc.listDeadLetters,
-      {
-        queue,
-        pageSize: query.pageSize ?? 0,
-        pageToken: query.pageToken ?? '',
-        reason: query.reason === undefined ? 0 : deadReasonToProto[query.reason],
-      },
-      readCall(query),
-    );
-    return {
-      jobs: response.jobs.map((j) => new Job(j)),
-      nextPageToken: response.nextPageToken === '' ? null : response.nextPageToken,
-    };
+    return listDeadLettersCall(this.connection, queue, query);
   }
 
   /** Every dead letter of a queue, page by page. */
@@ -368,32 +392,21 @@ export class SeppClient {
   }
 
   /** Makes dead letters ready again with a fresh attempt budget; resolves with how many. */
-  async requeueDeadLetters(
+  requeueDeadLetters(
     queue: string,
     selection: DeadLetterSelection,
     options: CallOptions = {},
   ): Promise<number> {
-    const response = await this.connection.invoke(
-      this.connection.rpc.requeueDeadLetters,
-      selectionRequest(queue, selection),
-      // Requeued jobs are no longer dead letters, so a repeat requeues nothing more.
-      readCall(options),
-    );
-    return response.requeuedCount;
+    return changeDeadLettersCall(this.connection, 'requeue', queue, selection, options);
   }
 
-  /** Deletes dead letters for good; resolves with how many. */
-  async deleteDeadLetters(
+  /** Deletes dead letters for good (which frees their idempotency keys); resolves with how many. */
+  deleteDeadLetters(
     queue: string,
     selection: DeadLetterSelection,
     options: CallOptions = {},
   ): Promise<number> {
-    const response = await this.connection.invoke(
-      this.connection.rpc.deleteDeadLetters,
-      selectionRequest(queue, selection),
-      readCall(options),
-    );
-    return response.deletedCount;
+    return changeDeadLettersCall(this.connection, 'delete', queue, selection, options);
   }
 
   /** The server's version, durability mode, clock and every effective limit. */
@@ -417,10 +430,4 @@ export class SeppClient {
 /** Calls that change nothing, or whose repeat has no further effect: safe to retry after UNAVAILABLE. */
 function readCall(options: CallOptions) {
   return { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: true };
-}
-
-function selectionRequest(queue: string, selection: DeadLetterSelection) {
-  return selection === 'all'
-    ? { queue, jobIds: [], all: true }
-    : { queue, jobIds: [...selection], all: false };
 }

@@ -3,22 +3,25 @@
  * generated messages. Proto3 zero values stand for "not set" both ways.
  */
 import { status } from '@grpc/grpc-js';
-import { type RejectionReason, SeppError } from './errors.ts';
+import { type JobRejection, type RejectionReason, SeppError } from './errors.ts';
 import type { GetServerInfoResponse } from './gen/sepp/v1/admin.js';
 import { DurabilityMode } from './gen/sepp/v1/admin.js';
 import {
   type EnqueueJob,
+  type EnqueueResult,
   JobState as ProtoJobState,
   RejectionReason as ProtoRejectionReason,
 } from './gen/sepp/v1/job.js';
-import type {
-  QueueInfo as ProtoQueueInfo,
-  QueueSettings as ProtoQueueSettings,
+import {
+  ExpiredAction,
+  type QueueInfo as ProtoQueueInfo,
+  type QueueSettings as ProtoQueueSettings,
 } from './gen/sepp/v1/queue.js';
 import type { NackRequest, NackResponse } from './gen/sepp/v1/work.js';
 import { activeTraceHeaders } from './trace.ts';
 import type {
   EnqueueOptions,
+  EnqueueOutcome,
   JobSpec,
   NackResult,
   Payload,
@@ -67,6 +70,16 @@ export function toEnqueueJob(
     if (!Number.isFinite(options.delayMs)) throw invalid('delayMs: not a number');
     schedule = { $case: 'delayMs', value: Math.round(options.delayMs) };
   }
+  if (options.ttlMs !== undefined && options.expiresAt !== undefined) {
+    throw invalid('give ttlMs or expiresAt, not both');
+  }
+  let expiry: EnqueueJob['expiry'];
+  if (options.expiresAt !== undefined) {
+    expiry = { $case: 'expiresAtMs', value: timeMs(options.expiresAt, 'expiresAt') };
+  } else if (options.ttlMs !== undefined) {
+    if (!Number.isFinite(options.ttlMs)) throw invalid('ttlMs: not a number');
+    expiry = { $case: 'ttlMs', value: Math.round(options.ttlMs) };
+  }
   const trace =
     options.traceparent === undefined
       ? activeTraceHeaders()
@@ -83,6 +96,8 @@ export function toEnqueueJob(
     metadata: options.metadata === undefined ? {} : { ...options.metadata },
     traceparent: trace.traceparent,
     tracestate: trace.tracestate,
+    expiry,
+    uniqueWhileActive: options.uniqueWhileActive === true,
   };
 }
 
@@ -157,10 +172,13 @@ export function nackResultFromProto(response: NackResponse): NackResult {
   const state =
     response.state === ProtoJobState.DEAD
       ? 'dead'
-      : response.state === ProtoJobState.SCHEDULED
-        ? 'scheduled'
-        : 'ready';
-  return { state, runAt: state === 'dead' || response.runAtMs === 0 ? null : new Date(response.runAtMs) };
+      : response.state === ProtoJobState.CANCELLED
+        ? 'cancelled'
+        : response.state === ProtoJobState.SCHEDULED
+          ? 'scheduled'
+          : 'ready';
+  const ends = state === 'dead' || state === 'cancelled';
+  return { state, runAt: ends || response.runAtMs === 0 ? null : new Date(response.runAtMs) };
 }
 
 function settingsFromProto(settings: ProtoQueueSettings | undefined): QueueSettings {
@@ -175,6 +193,8 @@ function settingsFromProto(settings: ProtoQueueSettings | undefined): QueueSetti
     deadRetentionMs: settings?.deadRetentionMs ?? 0,
     completedRetentionMs: settings?.completedRetentionMs ?? 0,
     allowedTypes: settings?.allowedTypes ?? [],
+    cancelledRetentionMs: settings?.cancelledRetentionMs ?? 0,
+    expiredAction: settings?.expiredAction === ExpiredAction.DELETE ? 'delete' : 'dead_letter',
   };
 }
 
@@ -182,7 +202,7 @@ export function queueInfoFromProto(queue: ProtoQueueInfo): QueueInfo {
   return {
     name: queue.name,
     paused: queue.paused,
-    counts: queue.counts ?? { scheduled: 0, ready: 0, leased: 0, completed: 0, dead: 0 },
+    counts: queue.counts ?? { scheduled: 0, ready: 0, leased: 0, completed: 0, dead: 0, cancelled: 0 },
     oldestReadyAgeMs: queue.oldestReadyAgeMs,
     waitingWorkers: queue.waitingWorkers,
     settings: settingsFromProto(queue.settings),
@@ -223,4 +243,26 @@ export function serverInfoFromProto(info: GetServerInfoResponse): ServerInfo {
     queueDefaults: settingsFromProto(info.queueDefaults),
     strictQueues: info.strictQueues,
   };
+}
+
+/** The rejection of one job of an enqueue answer, if it was refused. */
+export function enqueueRejectionOf(
+  result: EnqueueResult | undefined,
+  index: number,
+): JobRejection | undefined {
+  const outcome = result?.outcome;
+  if (outcome?.$case !== 'rejection') return undefined;
+  return { index, reason: rejectionName(outcome.value.reason), message: outcome.value.message };
+}
+
+/** One job's outcome of an enqueue answer. */
+export function enqueueOutcomeOf(result: EnqueueResult | undefined): EnqueueOutcome {
+  const outcome = result?.outcome;
+  if (outcome?.$case === 'accepted') {
+    return { ok: true, id: outcome.value.jobId, deduplicated: outcome.value.deduplicated };
+  }
+  if (outcome?.$case === 'rejection') {
+    return { ok: false, reason: rejectionName(outcome.value.reason), message: outcome.value.message };
+  }
+  return { ok: false, reason: 'invalid_job', message: 'the server sent no result for this job' };
 }

@@ -18,13 +18,23 @@ export function isJsonContentType(contentType: string): boolean {
   return jsonContentType.test(contentType);
 }
 
-const stateNames: Partial<Record<ProtoJobState, JobState>> = {
-  [ProtoJobState.SCHEDULED]: 'scheduled',
-  [ProtoJobState.READY]: 'ready',
-  [ProtoJobState.LEASED]: 'leased',
-  [ProtoJobState.COMPLETED]: 'completed',
-  [ProtoJobState.DEAD]: 'dead',
+export const jobStateToProto: Record<JobState, ProtoJobState> = {
+  scheduled: ProtoJobState.SCHEDULED,
+  ready: ProtoJobState.READY,
+  leased: ProtoJobState.LEASED,
+  completed: ProtoJobState.COMPLETED,
+  dead: ProtoJobState.DEAD,
+  cancelled: ProtoJobState.CANCELLED,
 };
+
+/** name → protocol value, turned around. */
+function invert<N extends string, V extends number>(toProto: Record<N, V>): Partial<Record<V, N>> {
+  return Object.fromEntries(Object.entries(toProto).map(([name, value]) => [value, name])) as Partial<
+    Record<V, N>
+  >;
+}
+
+const stateNames = invert(jobStateToProto);
 
 export function jobStateName(state: ProtoJobState): JobState {
   const name = stateNames[state];
@@ -32,17 +42,14 @@ export function jobStateName(state: ProtoJobState): JobState {
   return name;
 }
 
-const deadReasonNames: Partial<Record<ProtoDeadReason, DeadReason>> = {
-  [ProtoDeadReason.ATTEMPTS_EXHAUSTED]: 'attempts_exhausted',
-  [ProtoDeadReason.LEASE_EXPIRED]: 'lease_expired',
-  [ProtoDeadReason.DEAD_LETTERED]: 'dead_lettered',
-};
-
 export const deadReasonToProto: Record<DeadReason, ProtoDeadReason> = {
   attempts_exhausted: ProtoDeadReason.ATTEMPTS_EXHAUSTED,
   lease_expired: ProtoDeadReason.LEASE_EXPIRED,
   dead_lettered: ProtoDeadReason.DEAD_LETTERED,
+  expired: ProtoDeadReason.EXPIRED,
 };
+
+const deadReasonNames = invert(deadReasonToProto);
 
 const dateOrNull = (ms: number): Date | null => (ms === 0 ? null : new Date(ms));
 const textOrNull = (text: string): string | null => (text === '' ? null : text);
@@ -178,6 +185,12 @@ export class Job {
   readonly failedAt: Date | null;
   /** When the job was acked; null unless completed. */
   readonly completedAt: Date | null;
+  /** When the job stops being handed out (its TTL); null when it never expires. */
+  readonly expiresAt: Date | null;
+  /** When a cancel was asked for; null if never (set on cancelled jobs and on leased ones being stopped). */
+  readonly cancelledAt: Date | null;
+  /** Who asked for the cancel (`key:NAME`, an admin UI user or `anonymous`); null if never. */
+  readonly cancelledBy: string | null;
 
   /** Wraps a protocol message; the SDK builds these, applications receive them. */
   constructor(job: ProtoJob) {
@@ -205,6 +218,9 @@ export class Job {
     this.deadReason = deadReasonNames[job.deadReason] ?? null;
     this.failedAt = dateOrNull(job.failedAtMs);
     this.completedAt = dateOrNull(job.completedAtMs);
+    this.expiresAt = dateOrNull(job.expiresAtMs);
+    this.cancelledAt = dateOrNull(job.cancelledAtMs);
+    this.cancelledBy = textOrNull(job.cancelledBy);
   }
 
   /** The payload parsed as JSON (throws a SyntaxError when it is not JSON). */

@@ -10,13 +10,17 @@
  * lease → ack on success, nack on throw (RetryAfter / DeadLetter choose the
  * directive) → the slot frees. A lease found lost (an extend or settlement
  * says so) aborts the signal, and the job is never settled by this worker.
+ * A job cancelled while it runs (the Work stream says so at once; an extend
+ * or ack answers `job_cancelled` otherwise) aborts the signal with a
+ * JobCancelledError; when the handler returns, however it ends, the job is
+ * nacked, which the server turns into `cancelled` — never an ack or a retry.
  */
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { status } from '@grpc/grpc-js';
 import { backoffDelayMs } from './backoff.ts';
 import type { Connection } from './connection.ts';
-import { LeaseLostError, SeppError, toSeppError } from './errors.ts';
+import { JobCancelledError, LeaseLostError, SeppError, toSeppError } from './errors.ts';
 import type { LeasedJob as ProtoLeasedJob } from './gen/sepp/v1/job.js';
 import { isJsonContentType } from './jobs.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
@@ -84,6 +88,8 @@ export interface WorkerEvents {
   failed: [job: WorkerJob, error: Error, result: NackResult];
   /** A job's lease was lost; its signal aborted and it will not be settled here. */
   leaseLost: [job: WorkerJob, error: LeaseLostError];
+  /** A running job was cancelled by an operator; its signal aborted and it ends `cancelled` (no retry). */
+  cancelled: [job: WorkerJob, error: JobCancelledError];
   /** A job's lease was extended to `leaseDeadline` (server clock). */
   extended: [job: WorkerJob, leaseDeadline: Date];
   /** A connection or settlement problem; the worker keeps going (it reconnects with backoff). */
@@ -122,6 +128,8 @@ interface Active {
   leaseEndsAtMs: number;
   extending: boolean;
   lost: boolean;
+  /** Set once the server said the job was cancelled. */
+  cancelled: JobCancelledError | undefined;
   stoppedForShutdown: boolean;
   /** Given up at shutdown: whatever the handler does later is not settled. */
   abandoned: boolean;
@@ -218,6 +226,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
             freeSlots: () => (this.stateName === 'running' ? lane.capacity - lane.busy : 0),
             deliver: (job) => this.deliver(lane, job),
             report: (error) => this.report(error),
+            cancel: (jobId, attempt, error) => this.cancelRunning(jobId, attempt, error),
           };
           return transport === 'unary'
             ? new ReserveTransport(this.connection, config, host)
@@ -268,6 +277,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       leaseEndsAtMs: this.clock.nowMs() + this.leaseMs,
       extending: false,
       lost: false,
+      cancelled: undefined,
       stoppedForShutdown: false,
       abandoned: false,
       slotFreed: false,
@@ -310,6 +320,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
     const { transport } = active.lane;
     if (!transport.freesSlotOnSettle) this.freeSlot(active);
+    if (active.cancelled !== undefined) {
+      await this.settleCancelled(active, active.cancelled);
+      this.finishJob(active);
+      return;
+    }
     try {
       if (ok) {
         await this.settleWithRetry(active, () => transport.ack(job));
@@ -324,9 +339,45 @@ export class Worker extends EventEmitter<WorkerEvents> {
     } catch (error) {
       const e = toSeppError(error);
       if (e instanceof LeaseLostError) this.lose(active, e);
+      else if (e instanceof JobCancelledError) this.markCancelled(active, e);
       else this.report(e);
     }
     this.finishJob(active);
+  }
+
+  /**
+   * Ends a cancelled job's attempt with a nack, which the server answers with
+   * state `cancelled`. A lease that already ended needs nothing more: the
+   * server made the job cancelled then.
+   */
+  private async settleCancelled(active: Active, error: JobCancelledError): Promise<void> {
+    try {
+      await this.settleWithRetry(active, () =>
+        active.lane.transport.nack(active.job, { error: error.message, retryAfterMs: 0 }),
+      );
+    } catch (thrown) {
+      const e = toSeppError(thrown);
+      if (!(e instanceof LeaseLostError) && !(e instanceof JobCancelledError)) this.report(e);
+    }
+  }
+
+  /** The server says a lease was cancelled: stop that job if it runs here (a notice for another lease is ignored). */
+  private cancelRunning(jobId: string, attempt: number, error: JobCancelledError): void {
+    for (const active of this.active) {
+      if (active.job.id === jobId && active.job.attempt === attempt) {
+        this.markCancelled(active, error);
+        return;
+      }
+    }
+  }
+
+  private markCancelled(active: Active, error: JobCancelledError): void {
+    if (active.cancelled !== undefined || active.lost || !this.active.has(active)) return;
+    active.cancelled = error;
+    // Its lease is not extended any more: the server refuses, and the job ends cancelled when it runs out.
+    this.keeper.remove(active);
+    abortWorkerJob(active.job, error);
+    this.emit('cancelled', active.job, error);
   }
 
   /** Settlements that fail with UNAVAILABLE are retried while the lease may still be ours. */
@@ -362,7 +413,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   private extendLease(active: Active): void {
-    if (active.extending || active.lost || active.abandoned) return;
+    if (active.extending || active.lost || active.abandoned || active.cancelled !== undefined) return;
     active.extending = true;
     active.lane.transport.extend(active.job, this.leaseMs).then(
       (deadline) => {
@@ -375,6 +426,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         const e = toSeppError(error, true);
         // Anything else is retried at the next period: a lease gets two tries before it ends.
         if (e instanceof LeaseLostError) this.lose(active, e);
+        else if (e instanceof JobCancelledError) this.markCancelled(active, e);
         else this.report(e);
       },
     );

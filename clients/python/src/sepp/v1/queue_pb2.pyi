@@ -1,9 +1,13 @@
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+EXPIRED_ACTION_DEAD_LETTER: ExpiredAction
+EXPIRED_ACTION_DELETE: ExpiredAction
+EXPIRED_ACTION_UNSPECIFIED: ExpiredAction
 
 class BackoffSettings(_message.Message):
     __slots__ = ["base_ms", "cap_ms", "factor", "jitter"]
@@ -34,39 +38,48 @@ class QueueInfo(_message.Message):
     def __init__(self, name: _Optional[str] = ..., paused: bool = ..., counts: _Optional[_Union[StateCounts, _Mapping]] = ..., oldest_ready_age_ms: _Optional[int] = ..., waiting_workers: _Optional[int] = ..., settings: _Optional[_Union[QueueSettings, _Mapping]] = ...) -> None: ...
 
 class QueueSettings(_message.Message):
-    __slots__ = ["allowed_types", "backoff", "completed_retention_ms", "dead_retention_ms", "dedup_window_ms", "default_lease_ms", "max_attempts", "max_depth", "max_lease_ms", "max_payload_bytes"]
+    __slots__ = ["allowed_types", "backoff", "cancelled_retention_ms", "completed_retention_ms", "dead_retention_ms", "dedup_window_ms", "default_lease_ms", "expired_action", "max_attempts", "max_depth", "max_lease_ms", "max_payload_bytes"]
     ALLOWED_TYPES_FIELD_NUMBER: _ClassVar[int]
     BACKOFF_FIELD_NUMBER: _ClassVar[int]
+    CANCELLED_RETENTION_MS_FIELD_NUMBER: _ClassVar[int]
     COMPLETED_RETENTION_MS_FIELD_NUMBER: _ClassVar[int]
     DEAD_RETENTION_MS_FIELD_NUMBER: _ClassVar[int]
     DEDUP_WINDOW_MS_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_LEASE_MS_FIELD_NUMBER: _ClassVar[int]
+    EXPIRED_ACTION_FIELD_NUMBER: _ClassVar[int]
     MAX_ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
     MAX_DEPTH_FIELD_NUMBER: _ClassVar[int]
     MAX_LEASE_MS_FIELD_NUMBER: _ClassVar[int]
     MAX_PAYLOAD_BYTES_FIELD_NUMBER: _ClassVar[int]
     allowed_types: _containers.RepeatedScalarFieldContainer[str]
     backoff: BackoffSettings
+    cancelled_retention_ms: int
     completed_retention_ms: int
     dead_retention_ms: int
     dedup_window_ms: int
     default_lease_ms: int
+    expired_action: ExpiredAction
     max_attempts: int
     max_depth: int
     max_lease_ms: int
     max_payload_bytes: int
-    def __init__(self, max_attempts: _Optional[int] = ..., backoff: _Optional[_Union[BackoffSettings, _Mapping]] = ..., default_lease_ms: _Optional[int] = ..., max_lease_ms: _Optional[int] = ..., max_payload_bytes: _Optional[int] = ..., max_depth: _Optional[int] = ..., dedup_window_ms: _Optional[int] = ..., dead_retention_ms: _Optional[int] = ..., completed_retention_ms: _Optional[int] = ..., allowed_types: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, max_attempts: _Optional[int] = ..., backoff: _Optional[_Union[BackoffSettings, _Mapping]] = ..., default_lease_ms: _Optional[int] = ..., max_lease_ms: _Optional[int] = ..., max_payload_bytes: _Optional[int] = ..., max_depth: _Optional[int] = ..., dedup_window_ms: _Optional[int] = ..., dead_retention_ms: _Optional[int] = ..., completed_retention_ms: _Optional[int] = ..., allowed_types: _Optional[_Iterable[str]] = ..., cancelled_retention_ms: _Optional[int] = ..., expired_action: _Optional[_Union[ExpiredAction, str]] = ...) -> None: ...
 
 class StateCounts(_message.Message):
-    __slots__ = ["completed", "dead", "leased", "ready", "scheduled"]
+    __slots__ = ["cancelled", "completed", "dead", "leased", "ready", "scheduled"]
+    CANCELLED_FIELD_NUMBER: _ClassVar[int]
     COMPLETED_FIELD_NUMBER: _ClassVar[int]
     DEAD_FIELD_NUMBER: _ClassVar[int]
     LEASED_FIELD_NUMBER: _ClassVar[int]
     READY_FIELD_NUMBER: _ClassVar[int]
     SCHEDULED_FIELD_NUMBER: _ClassVar[int]
+    cancelled: int
     completed: int
     dead: int
     leased: int
     ready: int
     scheduled: int
-    def __init__(self, scheduled: _Optional[int] = ..., ready: _Optional[int] = ..., leased: _Optional[int] = ..., completed: _Optional[int] = ..., dead: _Optional[int] = ...) -> None: ...
+    def __init__(self, scheduled: _Optional[int] = ..., ready: _Optional[int] = ..., leased: _Optional[int] = ..., completed: _Optional[int] = ..., dead: _Optional[int] = ..., cancelled: _Optional[int] = ...) -> None: ...
+
+class ExpiredAction(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []

@@ -14,6 +14,49 @@ export const protobufFileName = "sepp/v1/queue.proto";
  * overrides); they cannot be changed over this protocol.
  */
 
+/** What happens to a job whose expiry passes before it started. */
+export enum ExpiredAction {
+  /** UNSPECIFIED - Never sent by the server. */
+  UNSPECIFIED = 0,
+  /** DEAD_LETTER - It goes to the dead letters with reason EXPIRED (the default). */
+  DEAD_LETTER = 1,
+  /** DELETE - It is deleted. */
+  DELETE = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function expiredActionFromJSON(object: any): ExpiredAction {
+  switch (object) {
+    case 0:
+    case "EXPIRED_ACTION_UNSPECIFIED":
+      return ExpiredAction.UNSPECIFIED;
+    case 1:
+    case "EXPIRED_ACTION_DEAD_LETTER":
+      return ExpiredAction.DEAD_LETTER;
+    case 2:
+    case "EXPIRED_ACTION_DELETE":
+      return ExpiredAction.DELETE;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return ExpiredAction.UNRECOGNIZED;
+  }
+}
+
+export function expiredActionToJSON(object: ExpiredAction): string {
+  switch (object) {
+    case ExpiredAction.UNSPECIFIED:
+      return "EXPIRED_ACTION_UNSPECIFIED";
+    case ExpiredAction.DEAD_LETTER:
+      return "EXPIRED_ACTION_DEAD_LETTER";
+    case ExpiredAction.DELETE:
+      return "EXPIRED_ACTION_DELETE";
+    case ExpiredAction.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 /**
  * How long a nacked job waits before its next attempt when the nack does not
  * give its own delay: base_ms × factor^(attempt − 1), at most cap_ms, spread by
@@ -75,6 +118,10 @@ export interface QueueSettings {
   completedRetentionMs: number;
   /** Job types this queue accepts; empty means any type. */
   allowedTypes: string[];
+  /** How long cancelled jobs are kept, in ms. Default 1,209,600,000 (14 days). */
+  cancelledRetentionMs: number;
+  /** What happens to a job whose expiry passes before it started. */
+  expiredAction: ExpiredAction;
 }
 
 /** Jobs on a queue by state. Maintained as jobs change, so reading them is cheap. */
@@ -89,6 +136,8 @@ export interface StateCounts {
   completed: number;
   /** Jobs in state DEAD (dead letters). */
   dead: number;
+  /** Jobs in state CANCELLED. */
+  cancelled: number;
 }
 
 /** One queue as ListQueues reports it. */
@@ -249,6 +298,8 @@ function createBaseQueueSettings(): QueueSettings {
     deadRetentionMs: 0,
     completedRetentionMs: 0,
     allowedTypes: [],
+    cancelledRetentionMs: 0,
+    expiredAction: 0,
   };
 }
 
@@ -283,6 +334,12 @@ export const QueueSettings: MessageFns<QueueSettings> = {
     }
     for (const v of message.allowedTypes) {
       writer.uint32(82).string(v!);
+    }
+    if (message.cancelledRetentionMs !== 0) {
+      writer.uint32(88).int64(message.cancelledRetentionMs);
+    }
+    if (message.expiredAction !== 0) {
+      writer.uint32(96).int32(message.expiredAction);
     }
     return writer;
   },
@@ -380,6 +437,22 @@ export const QueueSettings: MessageFns<QueueSettings> = {
             message.allowedTypes.push(reader.string());
             continue;
           }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.cancelledRetentionMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.expiredAction = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -440,6 +513,16 @@ export const QueueSettings: MessageFns<QueueSettings> = {
         : globalThis.Array.isArray(object?.allowed_types)
         ? object.allowed_types.map((e: any) => globalThis.String(e))
         : [],
+      cancelledRetentionMs: isSet(object.cancelledRetentionMs)
+        ? globalThis.Number(object.cancelledRetentionMs)
+        : isSet(object.cancelled_retention_ms)
+        ? globalThis.Number(object.cancelled_retention_ms)
+        : 0,
+      expiredAction: isSet(object.expiredAction)
+        ? expiredActionFromJSON(object.expiredAction)
+        : isSet(object.expired_action)
+        ? expiredActionFromJSON(object.expired_action)
+        : 0,
     };
   },
 
@@ -475,6 +558,12 @@ export const QueueSettings: MessageFns<QueueSettings> = {
     if (message.allowedTypes?.length) {
       obj.allowedTypes = message.allowedTypes;
     }
+    if (message.cancelledRetentionMs !== 0) {
+      obj.cancelledRetentionMs = Math.round(message.cancelledRetentionMs);
+    }
+    if (message.expiredAction !== 0) {
+      obj.expiredAction = expiredActionToJSON(message.expiredAction);
+    }
     return obj;
   },
 
@@ -495,12 +584,14 @@ export const QueueSettings: MessageFns<QueueSettings> = {
     message.deadRetentionMs = object.deadRetentionMs ?? 0;
     message.completedRetentionMs = object.completedRetentionMs ?? 0;
     message.allowedTypes = object.allowedTypes?.map((e) => e) || [];
+    message.cancelledRetentionMs = object.cancelledRetentionMs ?? 0;
+    message.expiredAction = object.expiredAction ?? 0;
     return message;
   },
 };
 
 function createBaseStateCounts(): StateCounts {
-  return { scheduled: 0, ready: 0, leased: 0, completed: 0, dead: 0 };
+  return { scheduled: 0, ready: 0, leased: 0, completed: 0, dead: 0, cancelled: 0 };
 }
 
 export const StateCounts: MessageFns<StateCounts> = {
@@ -519,6 +610,9 @@ export const StateCounts: MessageFns<StateCounts> = {
     }
     if (message.dead !== 0) {
       writer.uint32(40).int64(message.dead);
+    }
+    if (message.cancelled !== 0) {
+      writer.uint32(48).int64(message.cancelled);
     }
     return writer;
   },
@@ -576,6 +670,14 @@ export const StateCounts: MessageFns<StateCounts> = {
             message.dead = longToNumber(reader.int64());
             continue;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.cancelled = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -595,6 +697,7 @@ export const StateCounts: MessageFns<StateCounts> = {
       leased: isSet(object.leased) ? globalThis.Number(object.leased) : 0,
       completed: isSet(object.completed) ? globalThis.Number(object.completed) : 0,
       dead: isSet(object.dead) ? globalThis.Number(object.dead) : 0,
+      cancelled: isSet(object.cancelled) ? globalThis.Number(object.cancelled) : 0,
     };
   },
 
@@ -615,6 +718,9 @@ export const StateCounts: MessageFns<StateCounts> = {
     if (message.dead !== 0) {
       obj.dead = Math.round(message.dead);
     }
+    if (message.cancelled !== 0) {
+      obj.cancelled = Math.round(message.cancelled);
+    }
     return obj;
   },
 
@@ -628,6 +734,7 @@ export const StateCounts: MessageFns<StateCounts> = {
     message.leased = object.leased ?? 0;
     message.completed = object.completed ?? 0;
     message.dead = object.dead ?? 0;
+    message.cancelled = object.cancelled ?? 0;
     return message;
   },
 };

@@ -23,22 +23,32 @@ import {
   BackupRequest,
   CancelJobRequest,
   CancelJobResponse,
+  CancelJobsRequest,
+  CancelJobsResponse,
   DeleteDeadLettersRequest,
   DeleteDeadLettersResponse,
   GetJobRequest,
   GetJobResponse,
   GetServerInfoRequest,
   GetServerInfoResponse,
+  ListAuditEntriesRequest,
+  ListAuditEntriesResponse,
   ListDeadLettersRequest,
   ListDeadLettersResponse,
   ListQueuesRequest,
   ListQueuesResponse,
   PauseQueueRequest,
   PauseQueueResponse,
+  PurgeQueueRequest,
+  PurgeQueueResponse,
   RequeueDeadLettersRequest,
   RequeueDeadLettersResponse,
   ResumeQueueRequest,
   ResumeQueueResponse,
+  UpdateJobRequest,
+  UpdateJobResponse,
+  UpdateJobsRequest,
+  UpdateJobsResponse,
 } from "./admin.js";
 import {
   EnqueueAtomicRequest,
@@ -106,12 +116,18 @@ export const protobufFileName = "sepp/v1/queue_service.proto";
  * metadata `authorization: Bearer <key>`. A key has one role:
  *   producer  Enqueue, EnqueueBatch, EnqueueAtomic, Produce, and the reads
  *   worker    Reserve, Ack, AckBatch, Nack, Extend, Work, and the reads
- *   admin     everything, including CancelJob, PauseQueue, ResumeQueue,
- *             RequeueDeadLetters, DeleteDeadLetters and the schedule
- *             changes (Create, Update, Pause, Resume, Delete and
- *             TriggerSchedule)
+ *   admin     everything, including CancelJob, CancelJobs, UpdateJob,
+ *             UpdateJobs, PauseQueue, ResumeQueue, PurgeQueue,
+ *             RequeueDeadLetters, DeleteDeadLetters, Backup,
+ *             ListAuditEntries and the schedule changes (Create, Update,
+ *             Pause, Resume, Delete and TriggerSchedule)
  * The reads are GetJob, ListQueues, ListDeadLetters, GetServerInfo,
  * GetSchedule and ListSchedules.
+ *
+ * Audit: every change an admin call makes is written to the audit log in the
+ * same transaction as the change, with the key's name as actor (`key:NAME`,
+ * or `anonymous` without keys); ListAuditEntries reads the log, which also
+ * holds the admin UI's changes.
  *
  * Status codes (any call may also fail with UNAUTHENTICATED, PERMISSION_DENIED,
  * UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and INTERNAL):
@@ -274,8 +290,10 @@ export const QueueServiceService = {
     responseDeserialize: (value: Buffer): GetJobResponse => GetJobResponse.decode(value),
   },
   /**
-   * Removes a job that is not leased.
-   * Errors: NOT_FOUND (no such job), FAILED_PRECONDITION (the job is leased).
+   * Cancels a job that has not finished: a waiting one at once, a leased one
+   * once its worker stops (the worker is told). See CancelJobRequest.
+   * Errors: NOT_FOUND (no such job), FAILED_PRECONDITION (the job is dead or
+   * completed).
    */
   cancelJob: {
     path: "/sepp.v1.QueueService/CancelJob" as const,
@@ -285,6 +303,48 @@ export const QueueServiceService = {
     requestDeserialize: (value: Buffer): CancelJobRequest => CancelJobRequest.decode(value),
     responseSerialize: (value: CancelJobResponse): Buffer => Buffer.from(CancelJobResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): CancelJobResponse => CancelJobResponse.decode(value),
+  },
+  /**
+   * Cancels every job a filter matches (as CancelJob does one), in chunks of a
+   * few thousand per transaction; `dry_run` only counts them.
+   * Errors: INVALID_ARGUMENT (a bad name or a state that cannot be
+   * cancelled), NOT_FOUND (an undeclared queue under `strict_queues`).
+   */
+  cancelJobs: {
+    path: "/sepp.v1.QueueService/CancelJobs" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CancelJobsRequest): Buffer => Buffer.from(CancelJobsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CancelJobsRequest => CancelJobsRequest.decode(value),
+    responseSerialize: (value: CancelJobsResponse): Buffer => Buffer.from(CancelJobsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CancelJobsResponse => CancelJobsResponse.decode(value),
+  },
+  /**
+   * Changes a waiting job: priority, run time, or run now. Returns the job.
+   * Errors: NOT_FOUND (no such job), FAILED_PRECONDITION (the job is leased,
+   * or not waiting), INVALID_ARGUMENT (no change, or a bad value).
+   */
+  updateJob: {
+    path: "/sepp.v1.QueueService/UpdateJob" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: UpdateJobRequest): Buffer => Buffer.from(UpdateJobRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UpdateJobRequest => UpdateJobRequest.decode(value),
+    responseSerialize: (value: UpdateJobResponse): Buffer => Buffer.from(UpdateJobResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): UpdateJobResponse => UpdateJobResponse.decode(value),
+  },
+  /**
+   * Runs now, or sets the priority of, every waiting job a filter matches.
+   * Errors: INVALID_ARGUMENT, NOT_FOUND (as CancelJobs).
+   */
+  updateJobs: {
+    path: "/sepp.v1.QueueService/UpdateJobs" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: UpdateJobsRequest): Buffer => Buffer.from(UpdateJobsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UpdateJobsRequest => UpdateJobsRequest.decode(value),
+    responseSerialize: (value: UpdateJobsResponse): Buffer => Buffer.from(UpdateJobsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): UpdateJobsResponse => UpdateJobsResponse.decode(value),
   },
   /**
    * Lists every queue with its counts by state, paused flag, oldest ready age,
@@ -328,6 +388,21 @@ export const QueueServiceService = {
     requestDeserialize: (value: Buffer): ResumeQueueRequest => ResumeQueueRequest.decode(value),
     responseSerialize: (value: ResumeQueueResponse): Buffer => Buffer.from(ResumeQueueResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ResumeQueueResponse => ResumeQueueResponse.decode(value),
+  },
+  /**
+   * Deletes every READY and SCHEDULED job of a queue, in chunks. Returns how
+   * many.
+   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (an undeclared queue
+   * under `strict_queues`).
+   */
+  purgeQueue: {
+    path: "/sepp.v1.QueueService/PurgeQueue" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: PurgeQueueRequest): Buffer => Buffer.from(PurgeQueueRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): PurgeQueueRequest => PurgeQueueRequest.decode(value),
+    responseSerialize: (value: PurgeQueueResponse): Buffer => Buffer.from(PurgeQueueResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): PurgeQueueResponse => PurgeQueueResponse.decode(value),
   },
   /**
    * Lists a queue's dead letters, paged and non-destructive.
@@ -390,6 +465,21 @@ export const QueueServiceService = {
     responseSerialize: (value: GetServerInfoResponse): Buffer =>
       Buffer.from(GetServerInfoResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetServerInfoResponse => GetServerInfoResponse.decode(value),
+  },
+  /**
+   * Lists the audit log, newest first, paged. Role: admin.
+   * Errors: INVALID_ARGUMENT (a bad page token or size).
+   */
+  listAuditEntries: {
+    path: "/sepp.v1.QueueService/ListAuditEntries" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListAuditEntriesRequest): Buffer =>
+      Buffer.from(ListAuditEntriesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListAuditEntriesRequest => ListAuditEntriesRequest.decode(value),
+    responseSerialize: (value: ListAuditEntriesResponse): Buffer =>
+      Buffer.from(ListAuditEntriesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListAuditEntriesResponse => ListAuditEntriesResponse.decode(value),
   },
   /**
    * Streams an online, consistent copy of the database: a SQLite file that
@@ -632,10 +722,30 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    */
   getJob: handleUnaryCall<GetJobRequest, GetJobResponse>;
   /**
-   * Removes a job that is not leased.
-   * Errors: NOT_FOUND (no such job), FAILED_PRECONDITION (the job is leased).
+   * Cancels a job that has not finished: a waiting one at once, a leased one
+   * once its worker stops (the worker is told). See CancelJobRequest.
+   * Errors: NOT_FOUND (no such job), FAILED_PRECONDITION (the job is dead or
+   * completed).
    */
   cancelJob: handleUnaryCall<CancelJobRequest, CancelJobResponse>;
+  /**
+   * Cancels every job a filter matches (as CancelJob does one), in chunks of a
+   * few thousand per transaction; `dry_run` only counts them.
+   * Errors: INVALID_ARGUMENT (a bad name or a state that cannot be
+   * cancelled), NOT_FOUND (an undeclared queue under `strict_queues`).
+   */
+  cancelJobs: handleUnaryCall<CancelJobsRequest, CancelJobsResponse>;
+  /**
+   * Changes a waiting job: priority, run time, or run now. Returns the job.
+   * Errors: NOT_FOUND (no such job), FAILED_PRECONDITION (the job is leased,
+   * or not waiting), INVALID_ARGUMENT (no change, or a bad value).
+   */
+  updateJob: handleUnaryCall<UpdateJobRequest, UpdateJobResponse>;
+  /**
+   * Runs now, or sets the priority of, every waiting job a filter matches.
+   * Errors: INVALID_ARGUMENT, NOT_FOUND (as CancelJobs).
+   */
+  updateJobs: handleUnaryCall<UpdateJobsRequest, UpdateJobsResponse>;
   /**
    * Lists every queue with its counts by state, paused flag, oldest ready age,
    * waiting workers and effective settings.
@@ -655,6 +765,13 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    * `strict_queues` is on).
    */
   resumeQueue: handleUnaryCall<ResumeQueueRequest, ResumeQueueResponse>;
+  /**
+   * Deletes every READY and SCHEDULED job of a queue, in chunks. Returns how
+   * many.
+   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (an undeclared queue
+   * under `strict_queues`).
+   */
+  purgeQueue: handleUnaryCall<PurgeQueueRequest, PurgeQueueResponse>;
   /**
    * Lists a queue's dead letters, paged and non-destructive.
    * Errors: INVALID_ARGUMENT (a bad page token or name), NOT_FOUND (no such
@@ -678,6 +795,11 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    * limit and default.
    */
   getServerInfo: handleUnaryCall<GetServerInfoRequest, GetServerInfoResponse>;
+  /**
+   * Lists the audit log, newest first, paged. Role: admin.
+   * Errors: INVALID_ARGUMENT (a bad page token or size).
+   */
+  listAuditEntries: handleUnaryCall<ListAuditEntriesRequest, ListAuditEntriesResponse>;
   /**
    * Streams an online, consistent copy of the database: a SQLite file that
    * opens with `sqlite3` and that a server started on it serves as is. The
@@ -939,8 +1061,10 @@ export interface QueueServiceClient extends Client {
     callback: (error: ServiceError | null, response: GetJobResponse) => void,
   ): ClientUnaryCall;
   /**
-   * Removes a job that is not leased.
-   * Errors: NOT_FOUND (no such job), FAILED_PRECONDITION (the job is leased).
+   * Cancels a job that has not finished: a waiting one at once, a leased one
+   * once its worker stops (the worker is told). See CancelJobRequest.
+   * Errors: NOT_FOUND (no such job), FAILED_PRECONDITION (the job is dead or
+   * completed).
    */
   cancelJob(
     request: CancelJobRequest,
@@ -956,6 +1080,66 @@ export interface QueueServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CancelJobResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Cancels every job a filter matches (as CancelJob does one), in chunks of a
+   * few thousand per transaction; `dry_run` only counts them.
+   * Errors: INVALID_ARGUMENT (a bad name or a state that cannot be
+   * cancelled), NOT_FOUND (an undeclared queue under `strict_queues`).
+   */
+  cancelJobs(
+    request: CancelJobsRequest,
+    callback: (error: ServiceError | null, response: CancelJobsResponse) => void,
+  ): ClientUnaryCall;
+  cancelJobs(
+    request: CancelJobsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CancelJobsResponse) => void,
+  ): ClientUnaryCall;
+  cancelJobs(
+    request: CancelJobsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CancelJobsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Changes a waiting job: priority, run time, or run now. Returns the job.
+   * Errors: NOT_FOUND (no such job), FAILED_PRECONDITION (the job is leased,
+   * or not waiting), INVALID_ARGUMENT (no change, or a bad value).
+   */
+  updateJob(
+    request: UpdateJobRequest,
+    callback: (error: ServiceError | null, response: UpdateJobResponse) => void,
+  ): ClientUnaryCall;
+  updateJob(
+    request: UpdateJobRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: UpdateJobResponse) => void,
+  ): ClientUnaryCall;
+  updateJob(
+    request: UpdateJobRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: UpdateJobResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Runs now, or sets the priority of, every waiting job a filter matches.
+   * Errors: INVALID_ARGUMENT, NOT_FOUND (as CancelJobs).
+   */
+  updateJobs(
+    request: UpdateJobsRequest,
+    callback: (error: ServiceError | null, response: UpdateJobsResponse) => void,
+  ): ClientUnaryCall;
+  updateJobs(
+    request: UpdateJobsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: UpdateJobsResponse) => void,
+  ): ClientUnaryCall;
+  updateJobs(
+    request: UpdateJobsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: UpdateJobsResponse) => void,
   ): ClientUnaryCall;
   /**
    * Lists every queue with its counts by state, paused flag, oldest ready age,
@@ -1017,6 +1201,27 @@ export interface QueueServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ResumeQueueResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Deletes every READY and SCHEDULED job of a queue, in chunks. Returns how
+   * many.
+   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (an undeclared queue
+   * under `strict_queues`).
+   */
+  purgeQueue(
+    request: PurgeQueueRequest,
+    callback: (error: ServiceError | null, response: PurgeQueueResponse) => void,
+  ): ClientUnaryCall;
+  purgeQueue(
+    request: PurgeQueueRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: PurgeQueueResponse) => void,
+  ): ClientUnaryCall;
+  purgeQueue(
+    request: PurgeQueueRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: PurgeQueueResponse) => void,
   ): ClientUnaryCall;
   /**
    * Lists a queue's dead letters, paged and non-destructive.
@@ -1096,6 +1301,25 @@ export interface QueueServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetServerInfoResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Lists the audit log, newest first, paged. Role: admin.
+   * Errors: INVALID_ARGUMENT (a bad page token or size).
+   */
+  listAuditEntries(
+    request: ListAuditEntriesRequest,
+    callback: (error: ServiceError | null, response: ListAuditEntriesResponse) => void,
+  ): ClientUnaryCall;
+  listAuditEntries(
+    request: ListAuditEntriesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListAuditEntriesResponse) => void,
+  ): ClientUnaryCall;
+  listAuditEntries(
+    request: ListAuditEntriesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListAuditEntriesResponse) => void,
   ): ClientUnaryCall;
   /**
    * Streams an online, consistent copy of the database: a SQLite file that
