@@ -1,4 +1,5 @@
 /** Runs the `sepp` command from source, as a process, the way an operator would. */
+import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { captureOutput } from './secret-log.ts';
 
@@ -27,4 +28,15 @@ export function runSepp(args: string[], env: Record<string, string> = {}): Promi
       },
     );
   });
+}
+
+/** An operator command (`sepp enqueue`, `sepp cancel`, …): only `env` says which server and key it uses. */
+export function sepp(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+  return runSepp(args, { SEPP_API_KEY: '', SEPP_SERVER: '', ...env });
+}
+
+/** The run's stdout as JSON, after checking it succeeded. */
+export function cliJson<T = unknown>(run: CliRun): T {
+  assert.equal(run.code, 0, run.stderr);
+  return JSON.parse(run.stdout) as T;
 }

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import type { Argv } from 'yargs';
 import { JobRejectedError, SeppClient, SeppError } from '../../../clients/typescript/src/index.ts';
+import { buildInfo } from '../../build-info.ts';
 
 /** Exit codes of the operator commands (documented in --help and docs/cli.md). */
 export const exitCodes = {
@@ -87,6 +88,8 @@ export function connect(args: ConnectionArgs): SeppClient {
     }
   } else if (args.tls === true) tls = true;
   return SeppClient.connect(args.server, {
+    // The server's audit log records the CLI's changes as `via: cli` (src/rpc/audit-input.ts).
+    userAgent: `sepp-cli/${buildInfo.version}`,
     ...(apiKey === undefined ? {} : { apiKey }),
     ...(tls === undefined ? {} : { tls }),
   });

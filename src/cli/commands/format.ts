@@ -85,5 +85,8 @@ export function jobJson(job: Job, withPayload: boolean) {
     deadReason: job.deadReason,
     failedAt: job.failedAt,
     completedAt: job.completedAt,
+    expiresAt: job.expiresAt,
+    cancelledAt: job.cancelledAt,
+    cancelledBy: job.cancelledBy,
   };
 }

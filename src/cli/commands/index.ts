@@ -3,7 +3,9 @@ import type { Argv } from 'yargs';
 import { registerDlqCommands } from './dlq.ts';
 import { registerEnqueueCommand } from './enqueue.ts';
 import { registerJobCommand } from './job.ts';
+import { registerJobControlCommands } from './job-control.ts';
 import { registerPauseResumeCommands } from './pause-resume.ts';
+import { registerPurgeAuditCommands } from './purge-audit.ts';
 import { registerQueuesCommand } from './queues.ts';
 import { registerScheduleCommands } from './schedules.ts';
 
@@ -16,4 +18,6 @@ export function registerOperatorCommands(parser: Argv): void {
   registerDlqCommands(parser);
   registerPauseResumeCommands(parser);
   registerScheduleCommands(parser);
+  registerJobControlCommands(parser);
+  registerPurgeAuditCommands(parser);
 }
