@@ -47,7 +47,7 @@ function Page({ session }: { session: Session }) {
   if (path === '/queues') return <Queues session={session} />;
   const queue = match('/queues/:name', path);
   if (queue) return <QueueDetail name={queue.name ?? ''} session={session} />;
-  if (path === '/jobs') return <Jobs />;
+  if (path === '/jobs') return <Jobs session={session} />;
   const job = match('/jobs/:id', path);
   if (job) return <JobDetail id={job.id ?? ''} session={session} />;
   if (path === '/dead-letters') return <DeadLetters session={session} />;

@@ -1,10 +1,24 @@
 /** The API's shapes as the UI reads them (see /api/openapi.json). */
 
 export type Role = 'viewer' | 'operator' | 'admin';
-export type JobState = 'scheduled' | 'ready' | 'leased' | 'completed' | 'dead';
-export const jobStates: readonly JobState[] = ['ready', 'scheduled', 'leased', 'dead', 'completed'];
-export type DeadReason = 'attempts_exhausted' | 'lease_expired' | 'dead_lettered';
-export const deadReasons: readonly DeadReason[] = ['attempts_exhausted', 'lease_expired', 'dead_lettered'];
+export type JobState = 'scheduled' | 'ready' | 'leased' | 'completed' | 'dead' | 'cancelled';
+export const jobStates: readonly JobState[] = [
+  'ready',
+  'scheduled',
+  'leased',
+  'dead',
+  'completed',
+  'cancelled',
+];
+/** States a cancel applies to (the jobs page offers "Cancel all matching" for them). */
+export const cancellableStates: readonly JobState[] = ['scheduled', 'ready', 'leased'];
+export type DeadReason = 'attempts_exhausted' | 'lease_expired' | 'dead_lettered' | 'expired';
+export const deadReasons: readonly DeadReason[] = [
+  'attempts_exhausted',
+  'lease_expired',
+  'dead_lettered',
+  'expired',
+];
 
 export interface Session {
   authenticated: boolean;
@@ -69,6 +83,10 @@ export interface JobSummary {
   deadReason: DeadReason | null;
   failedAtMs: number | null;
   completedAtMs: number | null;
+  expiresAtMs: number | null;
+  /** When a cancel was asked for (a leased job keeps running until its worker stops). */
+  cancelledAtMs: number | null;
+  cancelledBy: string | null;
 }
 
 export interface Page<T> {

@@ -5,7 +5,7 @@ import { RateChart, type Series } from '../components/rate-chart.tsx';
 import { fmtBytes, fmtDuration, fmtNum } from '../format.ts';
 import { useApi } from '../hooks.ts';
 import { Link } from '../router.tsx';
-import type { Overview, Session } from '../types.ts';
+import { jobStates, type Overview, type Session } from '../types.ts';
 
 const throughput: readonly Series[] = [
   { key: 'enqueued', label: 'enqueued', color: '#3563e9' },
@@ -51,7 +51,7 @@ export function Dashboard({ session }: { session: Session }) {
             />
           </section>
           <section class="totals" aria-label="Jobs by state, all queues">
-            {(['ready', 'scheduled', 'leased', 'dead', 'completed'] as const).map((state) => (
+            {jobStates.map((state) => (
               <div key={state} class={`total total-${state}`}>
                 <span class="total-value" data-testid={`total-${state}`}>
                   {fmtNum(data.totals[state])}

@@ -1,4 +1,5 @@
 /** One job: its fields, decoded payload, metadata, attempts with errors, timeline, and what an operator can do to it. */
+import { useState } from 'preact/hooks';
 import { can, post, query, seg } from '../api.ts';
 import {
   Empty,
@@ -16,13 +17,13 @@ import { useAction, useApi } from '../hooks.ts';
 import { Link, navigate } from '../router.tsx';
 import type { JobDetail as Job, Session } from '../types.ts';
 
-type Action = 'cancel' | 'requeue' | 'dead-letter';
+type Action = 'cancel' | 'requeue' | 'dead-letter' | 'run-now' | 'priority' | 'delete';
 
 const actionText: Record<Action, { label: string; title: string; body: string; danger: boolean }> = {
   cancel: {
     label: 'Cancel job',
     title: 'Cancel this job?',
-    body: 'The job is deleted and will not run. This cannot be undone.',
+    body: "The job will not run. It is kept as cancelled (with your name) for the queue's retention, and can be requeued.",
     danger: true,
   },
   requeue: {
@@ -37,41 +38,95 @@ const actionText: Record<Action, { label: string; title: string; body: string; d
     body: 'The job stops being delivered and waits in the dead letters (reason: dead_lettered) until requeued or deleted.',
     danger: true,
   },
+  'run-now': {
+    label: 'Run now',
+    title: 'Run this job now?',
+    body: 'The job becomes ready at once, ahead of its run time (or of its retry backoff).',
+    danger: false,
+  },
+  priority: {
+    label: 'Change priority',
+    title: 'Change the priority',
+    body: 'Jobs with a higher priority are handed out first (9 first).',
+    danger: false,
+  },
+  delete: {
+    label: 'Delete',
+    title: 'Delete this dead letter?',
+    body: 'It is removed for good, and its idempotency key can be used again. This cannot be undone.',
+    danger: true,
+  },
 };
+
+/** What a running job's cancel says instead: the worker has to stop first. */
+const cancelLeased =
+  'The worker running it is told to stop at once. The job ends cancelled when the worker stops or its lease ends; it is not retried.';
 
 function allowedActions(job: Job): Action[] {
   switch (job.state) {
     case 'ready':
+      return ['priority', 'dead-letter', 'cancel'];
     case 'scheduled':
-      return ['dead-letter', 'cancel'];
+      return ['run-now', 'priority', 'dead-letter', 'cancel'];
+    case 'leased':
+      return job.cancelledAtMs === null ? ['cancel'] : [];
     case 'dead':
+      return ['requeue', 'delete'];
     case 'completed':
-      return ['requeue', 'cancel'];
+    case 'cancelled':
+      return ['requeue'];
     default:
       return [];
   }
 }
+
+function request(job: Job, which: Action, priority: number): [string, unknown] {
+  const path = `/api/v1/jobs/${seg(job.id)}`;
+  switch (which) {
+    case 'run-now':
+      return [`${path}/update`, { runNow: true }];
+    case 'priority':
+      return [`${path}/update`, { priority }];
+    case 'delete':
+      return [`/api/v1/queues/${seg(job.queue)}/dead-letters/delete`, { jobIds: [job.id] }];
+    default:
+      return [`${path}/${which}`, {}];
+  }
+}
+
+const done: Record<Action, (id: string) => string> = {
+  cancel: (id) => `Job ${id} cancelled.`,
+  requeue: (id) => `Job ${id} requeued.`,
+  'dead-letter': (id) => `Job ${id} moved to the dead letters.`,
+  'run-now': (id) => `Job ${id} is ready now.`,
+  priority: (id) => `Job ${id}'s priority changed.`,
+  delete: (id) => `Dead letter ${id} deleted.`,
+};
 
 export function JobDetail({ id, session }: { id: string; session: Session }) {
   const { data: job, error, reload } = useApi<Job>(`/api/v1/jobs/${seg(id)}`);
   const confirm = useConfirm<Action>();
   const action = useAction();
 
+  const [priority, setPriority] = useState(0);
+
   const run = async (which: Action) => {
-    const result = await action.run(() => post(`/api/v1/jobs/${seg(id)}/${which}`));
+    if (job === null) return;
+    const [path, body] = request(job, which, priority);
+    const result = await action.run(() => post(path, body));
     confirm.close();
     if (result === undefined) return;
-    if (which === 'cancel') {
-      notify(`Job ${shortId(id)} cancelled.`);
-      navigate(`/jobs${query({ queue: job?.queue, state: job?.state })}`);
-    } else {
-      notify(
-        which === 'requeue'
-          ? `Job ${shortId(id)} requeued.`
-          : `Job ${shortId(id)} moved to the dead letters.`,
-      );
-      reload();
+    if (which === 'delete') {
+      notify(done.delete(shortId(id)));
+      navigate(`/dead-letters${query({ queue: job.queue })}`);
+      return;
     }
+    notify(
+      which === 'cancel' && job.state === 'leased'
+        ? `Cancel of job ${shortId(id)} asked: its worker was told to stop.`
+        : done[which](shortId(id)),
+    );
+    reload();
   };
 
   const pending = confirm.pending === null ? null : actionText[confirm.pending];
@@ -85,7 +140,10 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
               key={a}
               type="button"
               class={actionText[a].danger ? 'btn btn-small btn-danger' : 'btn btn-small btn-primary'}
-              onClick={() => confirm.ask(a)}
+              onClick={() => {
+                setPriority(job.priority);
+                confirm.ask(a);
+              }}
             >
               {actionText[a].label}
             </button>
@@ -108,7 +166,9 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
         <>
           {job.state === 'leased' && (
             <div class="banner banner-info">
-              A worker holds this job's lease; it can be changed once the worker settles it or the lease ends.
+              {job.cancelledAtMs === null
+                ? "A worker holds this job's lease; it can be changed once the worker settles it or the lease ends. Cancelling it tells the worker to stop."
+                : `Cancel asked ${job.cancelledBy === null ? '' : `by ${job.cancelledBy} `}at ${fmtTime(job.cancelledAtMs)}: the worker was told to stop. The job ends cancelled when it does, or when its lease ends.`}
             </div>
           )}
           <section class="card" aria-labelledby="job-facts">
@@ -131,6 +191,17 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
                 ...(job.failedAtMs !== null ? [['Failed', fmtTime(job.failedAtMs)] as [string, string]] : []),
                 ...(job.completedAtMs !== null
                   ? [['Completed', fmtTime(job.completedAtMs)] as [string, string]]
+                  : []),
+                ...(job.expiresAtMs !== null
+                  ? [['Expires', fmtTime(job.expiresAtMs)] as [string, string]]
+                  : []),
+                ...(job.cancelledAtMs !== null
+                  ? [
+                      [
+                        'Cancelled',
+                        `${fmtTime(job.cancelledAtMs)}${job.cancelledBy === null ? '' : ` by ${job.cancelledBy}`}`,
+                      ] as [string, string],
+                    ]
                   : []),
                 ['Idempotency key', job.idempotencyKey ?? '—'],
                 ['Trace', job.traceparent ?? '—'],
@@ -231,11 +302,28 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
         title={pending?.title ?? ''}
         confirmLabel={pending?.label ?? ''}
         danger={pending?.danger ?? false}
+        dismissLabel={confirm.pending === 'cancel' ? 'Keep it' : 'Cancel'}
         busy={action.busy}
         onCancel={confirm.close}
         onConfirm={() => confirm.pending && run(confirm.pending)}
       >
-        <p>{pending?.body}</p>
+        <p>{confirm.pending === 'cancel' && job?.state === 'leased' ? cancelLeased : pending?.body}</p>
+        {confirm.pending === 'priority' && (
+          <div class="field">
+            <label for="job-priority">Priority</label>
+            <select
+              id="job-priority"
+              value={String(priority)}
+              onChange={(e) => setPriority(Number(e.currentTarget.value))}
+            >
+              {[9, 8, 7, 6, 5, 4, 3, 2, 1, 0].map((p) => (
+                <option key={p} value={String(p)}>
+                  {p}
+                </option>
+              ))}
+            </select>
+          </div>
+        )}
       </ConfirmDialog>
     </>
   );

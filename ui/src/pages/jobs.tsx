@@ -1,11 +1,19 @@
 /** Jobs by queue and state, page by page, with a type filter; find a job by id or idempotency key. */
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, get, query, seg } from '../api.ts';
+import { BulkActions } from '../components/bulk-actions.tsx';
 import { Empty, ErrorBanner, Loading, PageHeader, Pager, StateBadge } from '../components/common.tsx';
 import { fmtBytes, fmtTime, shortId } from '../format.ts';
 import { useApi } from '../hooks.ts';
 import { Link, navigate, useLocation } from '../router.tsx';
-import { type JobState, type JobSummary, jobStates, type Page, type QueueInfo } from '../types.ts';
+import {
+  type JobState,
+  type JobSummary,
+  jobStates,
+  type Page,
+  type QueueInfo,
+  type Session,
+} from '../types.ts';
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -65,7 +73,7 @@ function FindJob({ queue }: { queue: string }) {
   );
 }
 
-export function Jobs() {
+export function Jobs({ session }: { session: Session }) {
   const { params } = useLocation();
   const queues = useApi<{ queues: QueueInfo[] }>('/api/v1/queues');
   const names = queues.data?.queues.map((q) => q.name) ?? [];
@@ -153,11 +161,16 @@ export function Jobs() {
         page.error === null && <Loading />
       ) : (
         <section class="card" aria-label={`${state} jobs of ${queue}`}>
-          <p class="muted" aria-live="polite">
-            {page.data.total !== null && page.data.total !== undefined
-              ? `${page.data.total.toLocaleString('en-US')} ${state} jobs in ${queue}`
-              : `${state} jobs of type ${type} in ${queue}`}
-          </p>
+          <div class="list-header">
+            <p class="muted" aria-live="polite">
+              {page.data.total !== null && page.data.total !== undefined
+                ? `${page.data.total.toLocaleString('en-US')} ${state} jobs in ${queue}`
+                : `${state} jobs of type ${type} in ${queue}`}
+            </p>
+            {page.data.items.length > 0 && (
+              <BulkActions session={session} filter={{ queue, state, type }} onDone={page.reload} />
+            )}
+          </div>
           {page.data.items.length === 0 ? (
             <Empty title={`No ${state} jobs${type ? ` of type ${type}` : ''} in ${queue}`} />
           ) : (

@@ -77,6 +77,9 @@ export function Queues({ session }: { session: Session }) {
                   Completed
                 </th>
                 <th scope="col" class="num">
+                  Cancelled
+                </th>
+                <th scope="col" class="num">
                   Oldest ready
                 </th>
                 <th scope="col">
@@ -102,6 +105,7 @@ export function Queues({ session }: { session: Session }) {
                   <td class="num">{fmtNum(q.counts.leased)}</td>
                   <td class="num">{fmtNum(q.counts.dead)}</td>
                   <td class="num">{fmtNum(q.counts.completed)}</td>
+                  <td class="num">{fmtNum(q.counts.cancelled)}</td>
                   <td class="num">{q.oldestReadyAgeMs === null ? '—' : fmtDuration(q.oldestReadyAgeMs)}</td>
                   <td class="actions">
                     <PauseButton queue={q} session={session} onDone={reload} />
