@@ -2,22 +2,23 @@
  * Who may call what over gRPC: every QueueService RPC × every kind of
  * credential, with the exact outcome — UNAUTHENTICATED, PERMISSION_DENIED, or
  * allowed (the call reached its handler and got the status its minimal valid
- * request gets). The expected table is written out here from the product's
- * roles (SECURITY.md, config/types.ts): producer = enqueue + read, worker =
- * work + read, admin = everything. It is not derived from src/rpc/auth.ts.
+ * request gets). The expected table (tests/helpers/access-table.ts) is
+ * written out from the product's roles (SECURITY.md, config/types.ts):
+ * producer = enqueue + read, worker = work + read, admin = everything. It is
+ * not derived from src/rpc/auth.ts. Every admin RPC's audit entry:
+ * audit-rpcs.test.ts.
  *
  * Health and reflection need no key at all (SECURITY.md: they reveal the
  * service's shape, not data): the last tests check they answer with no key,
  * a malformed header and an unknown key alike.
  */
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type * as grpc from '@grpc/grpc-js';
-import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { type Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import type { BackupChunk } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
 import { DeadReason } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import type { ProduceRequest, ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
@@ -25,135 +26,25 @@ import {
   type QueueServiceClient,
   QueueServiceService,
 } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
-import type { ScheduleSpec } from '../../clients/typescript/src/gen/sepp/v1/schedule.js';
 import type { WorkRequest, WorkResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
+import {
+  apiKeyToml,
+  credentials,
+  expected,
+  keys,
+  keysToml,
+  metadataFor,
+  missingJobId,
+  protoScheduleSpec,
+} from '../helpers/access-table.ts';
 import { askReflection, checkHealth, healthClient, reflectionClient } from '../helpers/generic-clients.ts';
-import { registerSecret } from '../helpers/secret-log.ts';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
 import { selfSignedCertificate } from '../helpers/tls.ts';
 
-type Role = 'producer' | 'worker' | 'admin';
-
-/** The expected table: one row per RPC, the roles that may call it. */
-const expected: Readonly<Record<string, readonly Role[]>> = {
-  Enqueue: ['producer', 'admin'],
-  EnqueueBatch: ['producer', 'admin'],
-  EnqueueAtomic: ['producer', 'admin'],
-  Produce: ['producer', 'admin'],
-  Reserve: ['worker', 'admin'],
-  Ack: ['worker', 'admin'],
-  AckBatch: ['worker', 'admin'],
-  Nack: ['worker', 'admin'],
-  Extend: ['worker', 'admin'],
-  Work: ['worker', 'admin'],
-  GetJob: ['producer', 'worker', 'admin'],
-  ListQueues: ['producer', 'worker', 'admin'],
-  ListDeadLetters: ['producer', 'worker', 'admin'],
-  GetServerInfo: ['producer', 'worker', 'admin'],
-  CancelJob: ['admin'],
-  CancelJobs: ['admin'],
-  UpdateJob: ['admin'],
-  UpdateJobs: ['admin'],
-  PurgeQueue: ['admin'],
-  ListAuditEntries: ['admin'],
-  PauseQueue: ['admin'],
-  ResumeQueue: ['admin'],
-  RequeueDeadLetters: ['admin'],
-  DeleteDeadLetters: ['admin'],
-  Backup: ['admin'],
-  GetSchedule: ['producer', 'worker', 'admin'],
-  ListSchedules: ['producer', 'worker', 'admin'],
-  CreateSchedule: ['admin'],
-  UpdateSchedule: ['admin'],
-  PauseSchedule: ['admin'],
-  ResumeSchedule: ['admin'],
-  DeleteSchedule: ['admin'],
-  TriggerSchedule: ['admin'],
-};
-
-// Every key carries a marker, so a leak is easy to spot in a log by eye as well.
-const keys = {
-  producer: 'sepp-secret-matrix-producer-0123456789',
-  worker: 'sepp-secret-matrix-worker-0123456789',
-  admin: 'sepp-secret-matrix-admin-0123456789',
-  hashedAdmin: 'sepp-secret-matrix-hashed-admin-0123456789',
-  retired: 'sepp-secret-matrix-retired-0123456789',
-  unknown: 'sepp-secret-matrix-unknown-0123456789',
-};
-registerSecret('API key (never configured)', keys.unknown);
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
-
-const apiKeyToml = (name: string, role: Role, key: string) =>
-  `[[grpc.api_keys]]\nname = "${name}"\nrole = "${role}"\nkey = "${key}"\n`;
-const keysToml = [
-  apiKeyToml('billing', 'producer', keys.producer),
-  apiKeyToml('mailer', 'worker', keys.worker),
-  apiKeyToml('ops', 'admin', keys.admin),
-  `[[grpc.api_keys]]\nname = "ops-hashed"\nrole = "admin"\nkey_sha256 = "${sha256(keys.hashedAdmin)}"\n`,
-].join('');
-
-/** How a credential is sent: the authorization header values (none = no header). */
-interface Credential {
-  name: string;
-  headers: readonly string[];
-  /** The role it authenticates as, or null when it must be UNAUTHENTICATED. */
-  role: Role | null;
-}
-
-const credentials: readonly Credential[] = [
-  { name: 'no key', headers: [], role: null },
-  { name: 'key without scheme', headers: [keys.admin], role: null },
-  {
-    name: 'Basic scheme',
-    headers: [`Basic ${Buffer.from(`ops:${keys.admin}`).toString('base64')}`],
-    role: null,
-  },
-  { name: 'lower-case scheme', headers: [`bearer ${keys.admin}`], role: null },
-  { name: 'empty bearer', headers: ['Bearer '], role: null },
-  // (Two authorization values cannot be sent: grpc-js refuses them on the client with INTERNAL.)
-  { name: 'key and a trailing word', headers: [`Bearer ${keys.admin} admin`], role: null },
-  { name: 'oversized key', headers: [`Bearer ${'k'.repeat(600)}`], role: null },
-  { name: 'unknown key', headers: [`Bearer ${keys.unknown}`], role: null },
-  { name: 'removed key', headers: [`Bearer ${keys.retired}`], role: null },
-  { name: 'producer key', headers: [`Bearer ${keys.producer}`], role: 'producer' },
-  { name: 'worker key', headers: [`Bearer ${keys.worker}`], role: 'worker' },
-  { name: 'admin key', headers: [`Bearer ${keys.admin}`], role: 'admin' },
-  { name: 'admin key (configured as sha256)', headers: [`Bearer ${keys.hashedAdmin}`], role: 'admin' },
-];
-
-function metadataFor(credential: Credential): Metadata {
-  const metadata = new Metadata();
-  for (const value of credential.headers) metadata.add('authorization', value);
-  return metadata;
-}
-
 const queue = 'matrix';
 const priority = (value: number) => ({ $case: 'priority' as const, value });
-/** A well-formed job id that names no job. */
-const missingJobId = '01890f6e-7c3a-7000-8000-000000000000';
 const job = testJob(queue);
-const scheduleSpec = (cron: string): ScheduleSpec => ({
-  name: 'no-such-schedule',
-  timing: { $case: 'cron', value: cron },
-  timezone: '',
-  template: {
-    queue,
-    type: 't',
-    payload: Buffer.alloc(0),
-    contentType: '',
-    priority: 0,
-    metadata: {},
-    maxAttempts: 0,
-    leaseMs: 0,
-    payloadBytes: 0,
-  },
-  misfire: 0,
-  catchUpMax: 0,
-  overlap: 0,
-  jitterMs: 0,
-  startAtMs: 0,
-  endAtMs: 0,
-});
+const scheduleSpec = (cron: string) => protoScheduleSpec('no-such-schedule', queue, cron);
 
 /** The status a call ended with (OK for a stream that answered). */
 type Call = (client: QueueServiceClient, metadata: Metadata) => Promise<status>;
@@ -422,239 +313,6 @@ describe('gRPC access matrix', () => {
     assert.equal(error.code, status.PERMISSION_DENIED);
     assert.match(error.details, /billing has role producer/);
     assert.ok(!error.details.includes(keys.producer));
-  });
-});
-
-/**
- * What each admin RPC writes to the audit log when the `ops` admin key calls
- * it successfully: one row per RPC that changes something (ListAuditEntries
- * only reads it). `run` sets up what the call acts on and makes the call;
- * the entry must name the key, the action, the target, the door (`via`) and
- * the outcome's count.
- */
-interface AuditRow {
-  /** `queue` is the row's own. */
-  run(c: QueueServiceClient, md: Metadata, queue: string): Promise<{ target: string }>;
-  action: string;
-  /** Details the entry must carry (besides `via`). */
-  details: Record<string, unknown>;
-}
-
-async function enqueueTo(
-  c: QueueServiceClient,
-  md: Metadata,
-  auditQueue: string,
-  jobs: number,
-  delayMs = 0,
-): Promise<string[]> {
-  const schedule = delayMs > 0 ? { $case: 'delayMs' as const, value: delayMs } : undefined;
-  const { results } = await call(
-    c,
-    c.enqueueBatch,
-    { jobs: Array.from({ length: jobs }, () => testJob(auditQueue, { schedule })) },
-    md,
-  );
-  return results.map((r) => (r.outcome?.$case === 'accepted' ? r.outcome.value.jobId : ''));
-}
-
-/** Makes `jobs` dead letters on the audited queue. */
-async function deadLetters(
-  c: QueueServiceClient,
-  md: Metadata,
-  auditQueue: string,
-  jobs: number,
-): Promise<void> {
-  await enqueueTo(c, md, auditQueue, jobs);
-  const { jobs: leased } = await call(
-    c,
-    c.reserve,
-    { queues: [auditQueue], maxJobs: jobs, leaseDurationMs: 0, waitTimeoutMs: 0, workerId: '' },
-    md,
-  );
-  for (const j of leased) {
-    await call(
-      c,
-      c.nack,
-      {
-        jobId: j.jobId,
-        attempt: j.attempt,
-        errorMessage: 'x',
-        directive: { $case: 'deadLetter', value: true },
-      },
-      md,
-    );
-  }
-}
-
-const auditRows: Readonly<Record<string, AuditRow>> = {
-  CancelJob: {
-    async run(c, md, auditQueue) {
-      const [jobId] = await enqueueTo(c, md, auditQueue, 1);
-      await call(c, c.cancelJob, { jobId: jobId! }, md);
-      return { target: `job:${jobId}` };
-    },
-    action: 'job.cancel',
-    details: { previousState: 'ready', state: 'cancelled' },
-  },
-  CancelJobs: {
-    async run(c, md, auditQueue) {
-      await enqueueTo(c, md, auditQueue, 3);
-      await call(c, c.cancelJobs, { filter: { queue: auditQueue, type: '', states: [] }, dryRun: false }, md);
-      return { target: `queue:${auditQueue}` };
-    },
-    action: 'jobs.cancel',
-    details: { cancelled: 3, cancelRequested: 0 },
-  },
-  UpdateJob: {
-    async run(c, md, auditQueue) {
-      const [jobId] = await enqueueTo(c, md, auditQueue, 1);
-      await call(c, c.updateJob, { jobId: jobId!, changes: { priorityChange: priority(5) } }, md);
-      return { target: `job:${jobId}` };
-    },
-    action: 'job.update',
-    details: { priority: 5, previousState: 'ready', state: 'ready' },
-  },
-  UpdateJobs: {
-    async run(c, md, auditQueue) {
-      await enqueueTo(c, md, auditQueue, 2, 60_000);
-      const changes = { scheduleChange: { $case: 'runNow' as const, value: true } };
-      await call(c, c.updateJobs, { filter: { queue: auditQueue, type: '', states: [] }, changes }, md);
-      return { target: `queue:${auditQueue}` };
-    },
-    action: 'jobs.update',
-    details: { runNow: true, updated: 2 },
-  },
-  PauseQueue: {
-    async run(c, md, auditQueue) {
-      await call(c, c.pauseQueue, { queue: auditQueue }, md);
-      return { target: `queue:${auditQueue}` };
-    },
-    action: 'queue.pause',
-    details: { wasPaused: false },
-  },
-  ResumeQueue: {
-    async run(c, md, auditQueue) {
-      await call(c, c.pauseQueue, { queue: auditQueue }, md);
-      await call(c, c.resumeQueue, { queue: auditQueue }, md);
-      return { target: `queue:${auditQueue}` };
-    },
-    action: 'queue.resume',
-    details: { wasPaused: true },
-  },
-  PurgeQueue: {
-    async run(c, md, auditQueue) {
-      await enqueueTo(c, md, auditQueue, 4);
-      await call(c, c.purgeQueue, { queue: auditQueue }, md);
-      return { target: `queue:${auditQueue}` };
-    },
-    action: 'queue.purge',
-    details: { deleted: 4 },
-  },
-  RequeueDeadLetters: {
-    async run(c, md, auditQueue) {
-      await deadLetters(c, md, auditQueue, 2);
-      await call(c, c.requeueDeadLetters, { queue: auditQueue, jobIds: [], all: true }, md);
-      return { target: `queue:${auditQueue}` };
-    },
-    action: 'dead_letters.requeue_all',
-    details: { changed: 2 },
-  },
-  DeleteDeadLetters: {
-    async run(c, md, auditQueue) {
-      await deadLetters(c, md, auditQueue, 3);
-      await call(c, c.deleteDeadLetters, { queue: auditQueue, jobIds: [], all: true }, md);
-      return { target: `queue:${auditQueue}` };
-    },
-    action: 'dead_letters.delete_all',
-    details: { changed: 3 },
-  },
-  Backup: {
-    async run(c, md) {
-      const stream = c.backup({}, md) as grpc.ClientReadableStream<BackupChunk>;
-      await new Promise<void>((resolve, reject) => {
-        stream.on('data', () => {});
-        stream.on('end', resolve);
-        stream.on('error', reject);
-      });
-      return { target: 'server' };
-    },
-    action: 'server.backup',
-    details: {},
-  },
-};
-
-describe('every admin RPC is audited (gRPC)', () => {
-  let t: TestServer;
-  before(async () => {
-    t = await startTestServer({ toml: keysToml });
-  });
-  after(() => t.dispose());
-
-  const admin = () => metadataFor({ name: 'admin', headers: [`Bearer ${keys.admin}`], role: 'admin' });
-
-  test('the table has a row for every admin RPC that changes something', () => {
-    const adminOnly = Object.entries(expected)
-      .filter(([, roles]) => roles.length === 1 && roles[0] === 'admin')
-      .map(([rpc]) => rpc)
-      .filter((rpc) => rpc !== 'ListAuditEntries');
-    assert.deepEqual(Object.keys(auditRows).sort(), adminOnly.sort());
-  });
-
-  for (const [rpc, row] of Object.entries(auditRows)) {
-    test(`${rpc}: one entry with the key, ${row.action}, the target and the count`, async () => {
-      const c = t.client;
-      const list = () =>
-        call(
-          c,
-          c.listAuditEntries,
-          { actor: '', action: row.action, target: '', pageSize: 10, pageToken: '' },
-          admin(),
-        );
-      const newestBefore = (await list()).entries[0]?.id ?? 0;
-      const { target } = await row.run(c, admin(), `audit-${rpc}`);
-      const entries = (await list()).entries.filter((e) => e.id > newestBefore);
-      assert.equal(entries.length, 1, `${rpc} wrote one ${row.action} entry`);
-      const entry = entries[0]!;
-      assert.equal(entry.actor, 'key:ops');
-      assert.equal(entry.target, target);
-      const details = JSON.parse(entry.detailsJson) as Record<string, unknown>;
-      assert.equal(details.via, 'grpc');
-      for (const [key, value] of Object.entries(row.details))
-        assert.deepEqual(details[key], value, `${rpc} ${key}`);
-    });
-  }
-
-  test('a refused call writes nothing; another key is named as itself', async () => {
-    const c = t.client;
-    const count = async () =>
-      (
-        await call(
-          c,
-          c.listAuditEntries,
-          { actor: '', action: '', target: '', pageSize: 1000, pageToken: '' },
-          admin(),
-        )
-      ).entries.length;
-    const before = await count();
-    const producer = metadataFor({
-      name: 'producer',
-      headers: [`Bearer ${keys.producer}`],
-      role: 'producer',
-    });
-    await assert.rejects(call(c, c.purgeQueue, { queue: 'audit-refused' }, producer), {
-      code: status.PERMISSION_DENIED,
-    });
-    await assert.rejects(call(c, c.cancelJob, { jobId: missingJobId }, admin()), { code: status.NOT_FOUND });
-    assert.equal(await count(), before);
-    const hashed = metadataFor({ name: 'hashed', headers: [`Bearer ${keys.hashedAdmin}`], role: 'admin' });
-    await call(c, c.pauseQueue, { queue: 'audit-hashed' }, hashed);
-    const { entries } = await call(
-      c,
-      c.listAuditEntries,
-      { actor: 'key:ops-hashed', action: '', target: '', pageSize: 1, pageToken: '' },
-      admin(),
-    );
-    assert.equal(entries[0]?.action, 'queue.pause');
   });
 });
 
