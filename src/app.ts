@@ -148,6 +148,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       nowMs: () => clock.nowMs(),
     },
     observer: telemetry.rpcObserver,
+    log: logger,
     ...(grpcTls === undefined ? {} : { tls: grpcTls }),
   });
 

@@ -10,10 +10,11 @@ import { QueueServiceService } from '../../clients/typescript/src/gen/sepp/v1/qu
 import type { Engine } from '../engine/engine.ts';
 import { type ApiKey, Authenticator } from './auth.ts';
 import { createBackupHandler } from './backup-stream.ts';
+import type { BugReporter } from './call-guard.ts';
 import { descriptorSetBase64 } from './gen/descriptor-set.js';
 import type { RpcObserver } from './observer.ts';
 import { createProduceHandler } from './produce-stream.ts';
-import { MalformedRequest, type RpcContext, type ServerFacts } from './rpc-context.ts';
+import { MalformedRequest, type RpcContext, type RpcLog, type ServerFacts } from './rpc-context.ts';
 import { createUnaryHandlers } from './unary-handlers.ts';
 import { createWorkHandler } from './work-stream.ts';
 
@@ -26,6 +27,8 @@ export interface RpcServerOptions {
   tls?: { certPem: Buffer; keyPem: Buffer };
   /** Metrics, spans and request logs per call (telemetry, wired by app.ts). */
   observer?: RpcObserver;
+  /** Where bugs caught in handlers are logged; default nowhere. */
+  log?: RpcLog;
 }
 
 export interface RpcServer {
@@ -80,11 +83,13 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
     draining: false,
     streams: new Set(),
   };
+  const onBug: BugReporter = (error, rpc) =>
+    options.log?.error('rpc.internal_error', { rpc, error: error.message });
   server.addService(withMalformedRequests(QueueServiceService), {
-    ...createUnaryHandlers(ctx),
-    produce: createProduceHandler(ctx),
-    work: createWorkHandler(ctx),
-    backup: createBackupHandler(ctx, options.dataDir),
+    ...createUnaryHandlers(ctx, onBug),
+    produce: createProduceHandler(ctx, onBug),
+    work: createWorkHandler(ctx, onBug),
+    backup: createBackupHandler(ctx, options.dataDir, onBug),
   });
 
   const health = new HealthImplementation({ '': 'SERVING', [serviceName]: 'SERVING' });
