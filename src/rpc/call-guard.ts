@@ -75,6 +75,24 @@ export class GuardedCall<Req, Res> {
     // The client going away, or grpc-js ending the call itself (a failed write), also finishes it.
     call.on('cancelled', () => this.markFinished());
     call.on('close', () => this.markFinished());
+    this.finishAtDeadline();
+  }
+
+  /**
+   * When the client's deadline passes, grpc-js sends DEADLINE_EXCEEDED but
+   * tells the handler nothing until the client has read what is buffered —
+   * never, for a client that stopped reading. The call is over then anyway.
+   */
+  private finishAtDeadline(): void {
+    const deadline = this.call.getDeadline();
+    const atMs = deadline instanceof Date ? deadline.getTime() : deadline;
+    if (!Number.isFinite(atMs)) return;
+    const timer = setTimeout(
+      () => this.markFinished(),
+      Math.min(Math.max(0, atMs - Date.now()), 2 ** 31 - 1),
+    );
+    timer.unref();
+    this.finishListeners.push(() => clearTimeout(timer));
   }
 
   get metadata(): Metadata {
