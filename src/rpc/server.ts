@@ -16,6 +16,7 @@ import type { RpcObserver } from './observer.ts';
 import { createProduceHandler } from './produce-stream.ts';
 import { MalformedRequest, type RpcContext, type RpcLog, type ServerFacts } from './rpc-context.ts';
 import { createUnaryHandlers } from './unary-handlers.ts';
+import { Utf8Fields } from './utf8-fields.ts';
 import { createWorkHandler } from './work-stream.ts';
 
 export interface RpcServerOptions {
@@ -44,21 +45,33 @@ export interface RpcServer {
 
 const serviceName = 'sepp.v1.QueueService';
 
-/** Wraps each method's request decoder so bytes that do not decode reach the handler as MalformedRequest. */
-function withMalformedRequests<T extends grpc.ServiceDefinition>(definition: T): T {
+/**
+ * Wraps each method's request decoder so that bytes that do not decode, or
+ * whose string fields are not UTF-8, reach the handler as MalformedRequest
+ * (INVALID_ARGUMENT naming the field) instead of grpc-js's INTERNAL or a
+ * string with U+FFFD in it.
+ */
+function withMalformedRequests<T extends grpc.ServiceDefinition>(definition: T, utf8: Utf8Fields): T {
   const wrapped: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
   for (const [name, method] of Object.entries(definition)) {
+    const rpc = method.path.split('/').pop();
     wrapped[name] = {
       ...method,
       requestDeserialize: (bytes: Buffer) => {
+        let request: unknown;
         try {
-          return method.requestDeserialize(bytes);
+          request = method.requestDeserialize(bytes);
         } catch (error) {
           const detail = error instanceof Error ? error.message : String(error);
+          return new MalformedRequest(`the request is not a valid ${rpc} message: ${detail}`);
+        }
+        const field = utf8.firstInvalid(method.path, bytes);
+        if (field !== null) {
           return new MalformedRequest(
-            `the request is not a valid ${method.path.split('/').pop()} message: ${detail}`,
+            `${field}: not valid UTF-8; string fields hold UTF-8 text (send other bytes in a bytes field such as payload)`,
           );
         }
+        return request;
       },
     };
   }
@@ -85,7 +98,9 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
   };
   const onBug: BugReporter = (error, rpc) =>
     options.log?.error('rpc.internal_error', { rpc, error: error.message });
-  server.addService(withMalformedRequests(QueueServiceService), {
+  const descriptorSet = Buffer.from(descriptorSetBase64, 'base64');
+  const utf8 = new Utf8Fields(descriptorSet, serviceName);
+  server.addService(withMalformedRequests(QueueServiceService, utf8), {
     ...createUnaryHandlers(ctx, onBug),
     produce: createProduceHandler(ctx, onBug),
     work: createWorkHandler(ctx, onBug),
@@ -94,9 +109,7 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
 
   const health = new HealthImplementation({ '': 'SERVING', [serviceName]: 'SERVING' });
   health.addToServer(server);
-  const packageDefinition = protoLoader.loadFileDescriptorSetFromBuffer(
-    Buffer.from(descriptorSetBase64, 'base64'),
-  );
+  const packageDefinition = protoLoader.loadFileDescriptorSetFromBuffer(descriptorSet);
   new ReflectionService(packageDefinition).addToServer(server);
 
   const credentials = options.tls

@@ -26,7 +26,8 @@ class QueueServiceStub(object):
 
   Status codes (any call may also fail with UNAUTHENTICATED, PERMISSION_DENIED,
   UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and INTERNAL):
-  INVALID_ARGUMENT     malformed request; the message names the field
+  INVALID_ARGUMENT     malformed request (a string field that is not valid
+  UTF-8 included); the message names the field
   NOT_FOUND            no such job, queue or lease (the job is not leased)
   FAILED_PRECONDITION  the attempt does not match (the lease was lost), or the
   job is not in a state that allows the call
@@ -219,7 +220,8 @@ class QueueServiceServicer(object):
 
   Status codes (any call may also fail with UNAUTHENTICATED, PERMISSION_DENIED,
   UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and INTERNAL):
-  INVALID_ARGUMENT     malformed request; the message names the field
+  INVALID_ARGUMENT     malformed request (a string field that is not valid
+  UTF-8 included); the message names the field
   NOT_FOUND            no such job, queue or lease (the job is not leased)
   FAILED_PRECONDITION  the attempt does not match (the lease was lost), or the
   job is not in a state that allows the call
