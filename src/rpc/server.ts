@@ -12,6 +12,7 @@ import { type ApiKey, Authenticator } from './auth.ts';
 import { createBackupHandler } from './backup-stream.ts';
 import type { BugReporter } from './call-guard.ts';
 import { descriptorSetBase64 } from './gen/descriptor-set.js';
+import { routeGrpcLogs } from './grpc-logging.ts';
 import type { RpcObserver } from './observer.ts';
 import { createProduceHandler } from './produce-stream.ts';
 import { MalformedRequest, type RpcContext, type RpcLog, type ServerFacts } from './rpc-context.ts';
@@ -28,7 +29,7 @@ export interface RpcServerOptions {
   tls?: { certPem: Buffer; keyPem: Buffer };
   /** Metrics, spans and request logs per call (telemetry, wired by app.ts). */
   observer?: RpcObserver;
-  /** Where bugs caught in handlers are logged; default nowhere. */
+  /** Where bugs caught in handlers and grpc-js's own lines are logged; default nowhere (grpc-js: stderr). */
   log?: RpcLog;
 }
 
@@ -80,6 +81,7 @@ function withMalformedRequests<T extends grpc.ServiceDefinition>(definition: T, 
 
 export function createRpcServer(options: RpcServerOptions): RpcServer {
   const { facts } = options;
+  if (options.log !== undefined) routeGrpcLogs(options.log);
   const server = new grpc.Server({
     'grpc.max_receive_message_length': facts.maxMessageBytes,
     'grpc.max_send_message_length': facts.maxMessageBytes,
