@@ -65,16 +65,19 @@ export class Settler {
 
   extend(tx: Transaction, { jobId, attempt, leaseMs }: ExtendRequest): { leaseDeadlineMs: number } {
     const { sql, queues, clock } = this.ctx;
-    if (!Number.isSafeInteger(leaseMs) || leaseMs <= 0) {
+    if (!Number.isSafeInteger(leaseMs) || leaseMs < 0) {
       throw new SeppError(
         'invalid_argument',
-        `lease_duration_ms is ${leaseMs}; it must be a positive integer`,
+        `lease_duration_ms is ${leaseMs}; give a positive integer of ms, or 0 for the queue's default_lease_ms`,
       );
     }
     const row = sql.attemptById.get(jobId);
     const problem = settleProblem(row, jobId, attempt);
     if (problem) throw new SeppError(problem.code, problem.message);
-    const leaseDeadlineMs = clock.nowMs() + Math.min(leaseMs, queues.settingsFor(row!.queue).maxLeaseMs);
+    const settings = queues.settingsFor(row!.queue);
+    // 0 (unset on the wire) means the queue's default lease, as it does for Reserve.
+    const lengthMs = leaseMs === 0 ? settings.defaultLeaseMs : leaseMs;
+    const leaseDeadlineMs = clock.nowMs() + Math.min(lengthMs, settings.maxLeaseMs);
     sql.extendLeased.run({ id: jobId, attempt, lease_deadline_ms: leaseDeadlineMs });
     this.ctx.wakeAt(tx, leaseDeadlineMs);
     return { leaseDeadlineMs };

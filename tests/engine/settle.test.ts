@@ -341,7 +341,9 @@ test('extend pushes the deadline forward, clamped to maxLeaseMs, so the lease do
 
     const clamped = await engine.extend({ jobId, attempt: 1, leaseMs: 3_600_000 });
     assert.equal(clamped.leaseDeadlineMs, clock.nowMs() + 20_000);
-    await expectCode(engine.extend({ jobId, attempt: 1, leaseMs: 0 }), 'invalid_argument');
+    // 0 is the queue's default lease (30 s), here clamped to its max_lease_ms too.
+    const byDefault = await engine.extend({ jobId, attempt: 1, leaseMs: 0 });
+    assert.equal(byDefault.leaseDeadlineMs, clock.nowMs() + 20_000);
     await expectCode(engine.extend({ jobId, attempt: 1, leaseMs: -1 }), 'invalid_argument');
 
     clock.advance(19_999);
