@@ -201,6 +201,29 @@ max_attempts = 2
     w.cancel();
   });
 
+  test('dead-letter RPCs on a queue that was never used: NOT_FOUND; on one that exists: empty', async () => {
+    const list = (queue: string) =>
+      call(c, c.listDeadLetters, { queue, reason: DeadReason.UNSPECIFIED, pageSize: 0, pageToken: '' });
+    const never = 'never-used-queue';
+    await rejects(list(never), status.NOT_FOUND, /"never-used-queue" does not exist.*check the name/);
+    await rejects(call(c, c.requeueDeadLetters, { queue: never, jobIds: [], all: true }), status.NOT_FOUND);
+    await rejects(
+      call(c, c.deleteDeadLetters, {
+        queue: never,
+        jobIds: ['0190a4c2-0000-7000-8000-000000000000'],
+        all: false,
+      }),
+      status.NOT_FOUND,
+    );
+    // Declared in the config (limited), or used once (dlq-used): an empty answer.
+    await call(c, c.enqueue, { job: job('dlq-used') });
+    for (const queue of ['limited', 'dlq-used']) {
+      assert.deepEqual((await list(queue)).jobs, []);
+      assert.equal((await call(c, c.requeueDeadLetters, { queue, jobIds: [], all: true })).requeuedCount, 0);
+      assert.equal((await call(c, c.deleteDeadLetters, { queue, jobIds: [], all: true })).deletedCount, 0);
+    }
+  });
+
   test('fencing: stale attempt FAILED_PRECONDITION, unknown job NOT_FOUND, bad fields INVALID_ARGUMENT', async () => {
     const { jobId } = await call(c, c.enqueue, { job: job('fence') });
     const [leased] = (

@@ -368,9 +368,11 @@ class QueueServiceServicer(object):
     raise NotImplementedError('Method not implemented!')
 
   def ListDeadLetters(self, request, context):
-    """Lists a queue's dead letters, paged and non-destructive.
+    """Lists a queue's dead letters, paged and non-destructive. A queue exists
+    once a job was enqueued to it or it was paused, or when the config
+    declares it; one that exists without dead letters answers an empty page.
     Errors: INVALID_ARGUMENT (a bad page token or name), NOT_FOUND (no such
-    queue).
+    queue: most likely a typo).
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
@@ -380,7 +382,8 @@ class QueueServiceServicer(object):
     """Makes dead letters READY again with a fresh attempt budget, by id or all of
     a queue's. Returns how many.
     Errors: INVALID_ARGUMENT (neither or both of `job_ids` and `all`),
-    RESOURCE_EXHAUSTED (too many ids), NOT_FOUND (no such queue).
+    RESOURCE_EXHAUSTED (too many ids), NOT_FOUND (no such queue, as for
+    ListDeadLetters).
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
