@@ -145,6 +145,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       durability: config.server.durability,
       startedAtMs,
       maxMessageBytes: config.grpc.maxMessageBytes,
+      connectionLimits: config.grpc,
       nowMs: () => clock.nowMs(),
     },
     observer: telemetry.rpcObserver,
@@ -152,9 +153,11 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     ...(grpcTls === undefined ? {} : { tls: grpcTls }),
   });
 
+  telemetry.observeConnections(() => rpc.connectionStats());
+
   let grpcPort: number;
   try {
-    grpcPort = await rpc.listen(config.server.grpcListen.address);
+    grpcPort = await rpc.listen(config.server.grpcListen.host, config.server.grpcListen.port);
   } catch (error) {
     await telemetry.shutdown(0);
     engine.close();

@@ -11,6 +11,13 @@ export interface ServerFacts {
   durability: 'full' | 'relaxed';
   startedAtMs: number;
   maxMessageBytes: number;
+  /** Connections and calls per connection, and how long a connection may take or idle. */
+  connectionLimits: {
+    maxConnections: number;
+    maxStreamsPerConnection: number;
+    handshakeTimeoutMs: number;
+    idleTimeoutMs: number;
+  };
   /** Wall clock for server_time_ms (the engine's clock). */
   nowMs: () => number;
 }

@@ -8,9 +8,11 @@ import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation } from 'grpc-health-check';
 import { QueueServiceService } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import type { Engine } from '../engine/engine.ts';
+import { admissionInterceptor } from './admission.ts';
 import { type ApiKey, Authenticator } from './auth.ts';
 import { createBackupHandler } from './backup-stream.ts';
 import type { BugReporter } from './call-guard.ts';
+import { type ConnectionStats, Connections } from './connections.ts';
 import { descriptorSetBase64 } from './gen/descriptor-set.js';
 import { routeGrpcLogs } from './grpc-logging.ts';
 import type { RpcObserver } from './observer.ts';
@@ -34,8 +36,10 @@ export interface RpcServerOptions {
 }
 
 export interface RpcServer {
-  /** Binds `host:port` (port 0 picks a free one); resolves with the bound port. */
-  listen(address: string): Promise<number>;
+  /** Listens on `host:port` (port 0 picks a free one); resolves with the bound port. */
+  listen(host: string, port: number): Promise<number>;
+  /** Connections open, and what the limits refused, for metrics. */
+  connectionStats(): ConnectionStats;
   /**
    * Graceful stop: refuse new calls, end open streams, answer waiting
    * long-polls with no jobs (the engine does that on close), then wait up to
@@ -81,18 +85,40 @@ function withMalformedRequests<T extends grpc.ServiceDefinition>(definition: T, 
 
 export function createRpcServer(options: RpcServerOptions): RpcServer {
   const { facts } = options;
+  const { connectionLimits } = facts;
   if (options.log !== undefined) routeGrpcLogs(options.log);
+  const auth = new Authenticator(options.apiKeys);
+  const credentials = options.tls
+    ? grpc.ServerCredentials.createSsl(
+        null,
+        [{ cert_chain: options.tls.certPem, private_key: options.tls.keyPem }],
+        false,
+      )
+    : grpc.ServerCredentials.createInsecure();
+  // sepp accepts connections itself (connections.ts) and hands them to grpc-js.
+  let injector: grpc.ConnectionInjector | undefined;
+  const connections = new Connections(connectionLimits, (socket) => injector?.injectConnection(socket));
   const server = new grpc.Server({
     'grpc.max_receive_message_length': facts.maxMessageBytes,
     'grpc.max_send_message_length': facts.maxMessageBytes,
     'grpc.keepalive_time_ms': 60_000,
     'grpc.keepalive_permit_without_calls': 1,
-    // Streams per connection: a client cannot hold unbounded server state on one connection.
-    'grpc.max_concurrent_streams': 10_000,
+    // Calls per connection: a client cannot hold unbounded server state on one connection.
+    'grpc.max_concurrent_streams': connectionLimits.maxStreamsPerConnection,
+    'grpc.max_connection_idle_ms': connectionLimits.idleTimeoutMs,
+    interceptors: [
+      admissionInterceptor({
+        auth,
+        connections,
+        requestTimeoutMs: connectionLimits.handshakeTimeoutMs,
+        observeRefusal: (method, code) =>
+          options.observer?.callStarted({ method, parent: undefined }).end(code, undefined),
+      }),
+    ],
   });
   const ctx: RpcContext = {
     engine: options.engine,
-    auth: new Authenticator(options.apiKeys),
+    auth,
     facts,
     observer: options.observer,
     draining: false,
@@ -113,23 +139,14 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
   health.addToServer(server);
   const packageDefinition = protoLoader.loadFileDescriptorSetFromBuffer(descriptorSet);
   new ReflectionService(packageDefinition).addToServer(server);
-
-  const credentials = options.tls
-    ? grpc.ServerCredentials.createSsl(
-        null,
-        [{ cert_chain: options.tls.certPem, private_key: options.tls.keyPem }],
-        false,
-      )
-    : grpc.ServerCredentials.createInsecure();
+  injector = server.createConnectionInjector(credentials);
 
   return {
-    listen(address) {
-      return new Promise((resolve, reject) => {
-        server.bindAsync(address, credentials, (error, port) => (error ? reject(error) : resolve(port)));
-      });
-    },
+    listen: (host, port) => connections.listen(host, port),
+    connectionStats: () => connections.stats(),
     async shutdown(timeoutMs) {
       ctx.draining = true;
+      connections.stopAccepting();
       health.setStatus('', 'NOT_SERVING');
       health.setStatus(serviceName, 'NOT_SERVING');
       for (const stream of [...ctx.streams]) stream.endForShutdown();
@@ -137,6 +154,7 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
           server.forceShutdown();
+          connections.destroyAll();
           resolve();
         }, timeoutMs);
         server.tryShutdown(() => {

@@ -248,7 +248,14 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
         durability: facts.durability === 'full' ? DurabilityMode.FULL : DurabilityMode.RELAXED,
         serverTimeMs: facts.nowMs(),
         startedAtMs: facts.startedAtMs,
-        limits: { ...engine.limits, maxMessageBytes: facts.maxMessageBytes },
+        limits: {
+          ...engine.limits,
+          maxMessageBytes: facts.maxMessageBytes,
+          maxConnections: facts.connectionLimits.maxConnections,
+          maxStreamsPerConnection: facts.connectionLimits.maxStreamsPerConnection,
+          handshakeTimeoutMs: facts.connectionLimits.handshakeTimeoutMs,
+          idleTimeoutMs: facts.connectionLimits.idleTimeoutMs,
+        },
         queueDefaults: queueSettingsToProto(engine.options.queueDefaults),
         strictQueues: engine.options.strictQueues,
       };

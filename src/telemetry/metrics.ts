@@ -19,6 +19,7 @@ import type { ScheduleEvent } from '../engine/schedules/types.ts';
 import type { CommitStats, JobEvent, QueueInfo } from '../engine/types.ts';
 import { jobStates } from '../engine/types.ts';
 import { attr } from './attributes.ts';
+import { type ConnectionCounts, observeConnections } from './connection-metrics.ts';
 
 /** What the gauges read; the Engine satisfies it. */
 export interface MetricsSource {
@@ -60,6 +61,7 @@ export class Metrics {
   private readonly ticksEnqueued: Counter;
   private readonly ticksSkipped: Counter;
   private source: MetricsSource | undefined;
+  private connections: (() => ConnectionCounts) | undefined;
 
   constructor(private readonly options: MetricsOptions) {
     // preventServerStart: the exporter is only a MetricReader here; sepp's own HTTP serves the text.
@@ -116,6 +118,12 @@ export class Metrics {
         'Schedule ticks that enqueued nothing, by schedule and reason (misfire, overlap, rejected)',
     });
     this.observeGauges(meter);
+    observeConnections(meter, () => this.connections?.());
+  }
+
+  /** Connection gauges and counters read `read` (the gRPC server, once it exists). */
+  observeConnections(read: () => ConnectionCounts): void {
+    this.connections = read;
   }
 
   /** Gauges read the engine; it is built after the metrics, because it reports into them. */

@@ -23,6 +23,10 @@ test('with no file, no variables and no flags every setting has its default', ()
     apiKeys: [],
     insecureAllowUnauthenticated: false,
     maxMessageBytes: 4 * 1024 * 1024 + 64 * 1024,
+    maxConnections: 4096,
+    maxStreamsPerConnection: 1000,
+    handshakeTimeoutMs: 10_000,
+    idleTimeoutMs: 300_000,
   });
   assert.deepEqual(config.admin, {
     tls: null,

@@ -35,3 +35,5 @@ export function rawBidi<Res>(
 ): ClientDuplexStream<Buffer, Res> {
   return client.makeBidiStreamRequest(path, (b: Buffer) => b, decode, metadata);
 }
+
+export { grpcFrame, http2Call } from '../../bench/lib/http2-call.ts';

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { grpcLogText } from '../../src/rpc/grpc-logging.ts';
 import { type ServerProcess, startServerProcess } from '../helpers/process-server.ts';
+import { http2Call } from '../helpers/raw-grpc.ts';
 import { registerSecret } from '../helpers/secret-log.ts';
 
 const key = 'sk-live-7c1f0a9e5b2d4f8a9c3e';
@@ -31,31 +32,16 @@ after(async () => {
 });
 
 /** A GetServerInfo call with a raw `authorization` value; resolves with its grpc-status. */
-function callWithAuthorization(value: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const session = connect(`http://127.0.0.1:${server.port}`);
-    session.on('error', reject);
-    const request = session.request({
-      ':method': 'POST',
-      ':path': '/sepp.v1.QueueService/GetServerInfo',
-      'content-type': 'application/grpc',
-      te: 'trailers',
-      authorization: value,
+async function callWithAuthorization(value: string): Promise<string> {
+  const session = connect(`http://127.0.0.1:${server.port}`);
+  session.on('error', () => {});
+  try {
+    return await http2Call(session, '/sepp.v1.QueueService/GetServerInfo', {
+      headers: { authorization: value },
     });
-    let code: string | undefined;
-    const take = (headers: Record<string, unknown>) => {
-      if (headers['grpc-status'] !== undefined) code = String(headers['grpc-status']);
-    };
-    request.on('response', take);
-    request.on('trailers', take);
-    request.on('data', () => {});
-    request.on('close', () => {
-      session.close();
-      resolve(code ?? 'none');
-    });
-    request.on('error', reject);
-    request.end(Buffer.from([0, 0, 0, 0, 0]));
-  });
+  } finally {
+    session.close();
+  }
 }
 
 async function loggedLine(event: string): Promise<Record<string, unknown>[]> {
