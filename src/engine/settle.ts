@@ -143,18 +143,23 @@ function settleProblem(
       message: `job ${jobId} does not exist (it was acked, cancelled or swept)`,
     };
   }
+  // Not leased at all is NOT_FOUND whatever the attempt (work.proto's SettleOutcome): only a
+  // job leased under another attempt is a lost lease.
+  if (row.state !== 'leased') {
+    return {
+      ok: false,
+      code: 'not_found',
+      message:
+        row.attempt === attempt
+          ? `job ${jobId} is not leased (it is ${row.state}): the lease of attempt ${attempt} ended`
+          : `job ${jobId} is not leased (it is ${row.state}, on attempt ${row.attempt}): attempt ${attempt} holds no lease`,
+    };
+  }
   if (row.attempt !== attempt) {
     return {
       ok: false,
       code: 'lease_lost',
       message: `job ${jobId} attempt ${attempt} no longer holds the lease: the job is on attempt ${row.attempt}`,
-    };
-  }
-  if (row.state !== 'leased') {
-    return {
-      ok: false,
-      code: 'not_found',
-      message: `job ${jobId} is not leased (it is ${row.state}): the lease of attempt ${attempt} ended`,
     };
   }
   return null;
