@@ -67,7 +67,7 @@ function produce(
 
   call.on('data', (message) => {
     if (call.closed) return;
-    const sequence = message instanceof MalformedRequest ? 0 : message.sequence;
+    const sequence = message instanceof MalformedRequest ? sequenceOf(message) : message.sequence;
     const observation =
       ctx.observer === undefined
         ? unobserved
@@ -91,6 +91,13 @@ function produce(
       if (inFlight < maxPendingMessages / 2) gate.setRequestsBlocked(false);
     });
   });
+}
+
+/** The sequence of a message refused for its content; 0 when its bytes did not decode at all. */
+function sequenceOf(malformed: MalformedRequest): number {
+  const decoded = malformed.decoded;
+  if (typeof decoded !== 'object' || decoded === null || !('sequence' in decoded)) return 0;
+  return typeof decoded.sequence === 'number' ? decoded.sequence : 0;
 }
 
 async function enqueueMessage(

@@ -45,7 +45,11 @@ export interface RpcContext {
 
 /** A request whose bytes did not decode: handlers answer INVALID_ARGUMENT instead of grpc-js's INTERNAL. */
 export class MalformedRequest {
-  constructor(readonly message: string) {}
+  constructor(
+    readonly message: string,
+    /** What did decode, when only a field's content was refused (invalid UTF-8). */
+    readonly decoded?: unknown,
+  ) {}
 }
 
 /** Lets a call in: refuses it while shutting down, else identifies the caller and checks the permission. */

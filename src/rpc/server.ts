@@ -74,6 +74,7 @@ function withMalformedRequests<T extends grpc.ServiceDefinition>(definition: T, 
         if (field !== null) {
           return new MalformedRequest(
             `${field}: not valid UTF-8; string fields hold UTF-8 text (send other bytes in a bytes field such as payload)`,
+            request,
           );
         }
         return request;
