@@ -65,6 +65,12 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 # Env SEPP_SHUTDOWN_TIMEOUT_MS.
 # shutdown_timeout_ms = "10s"
 
+# Room kept in the data directory as the file sepp.reserve. When the disk
+# fills up, sepp frees it so that workers can still lease, ack and nack and
+# drain the queues, and refuses enqueues until the file system has twice this
+# free again. 0 keeps none. Env SEPP_DISK_RESERVE_BYTES.
+# disk_reserve_bytes = "32MiB"
+
 [grpc]
 # Serve without API keys on a non-loopback address: anyone who can reach the
 # port can enqueue, lease and delete jobs. Only for trusted networks.

@@ -118,6 +118,11 @@ export const serverSpec: SectionSpec<ServerConfig> = {
     default: 10 * SECOND_MS,
     env: 'SEPP_SHUTDOWN_TIMEOUT_MS',
   },
+  diskReserveBytes: {
+    field: sizeField({ min: 0, max: 4096 * MiB }),
+    default: 32 * MiB,
+    env: 'SEPP_DISK_RESERVE_BYTES',
+  },
 };
 
 export type GrpcScalars = Omit<GrpcConfig, 'tls' | 'apiKeys'>;

@@ -49,6 +49,8 @@ export interface ServerConfig {
   readonly logFormat: LogFormat;
   /** How long a graceful shutdown may take before the process exits anyway. */
   readonly shutdownTimeoutMs: number;
+  /** Room kept free in the data directory (`sepp.reserve`) so that workers can drain a full disk; 0 keeps none. */
+  readonly diskReserveBytes: number;
 }
 
 export interface ApiKey {

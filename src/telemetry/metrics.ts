@@ -25,6 +25,8 @@ import { type ConnectionCounts, observeConnections } from './connection-metrics.
 export interface MetricsSource {
   listQueues(): QueueInfo[];
   readonly waitingReserves: number;
+  /** True while the disk is full (enqueues refused, workers draining). */
+  readonly diskIsFull: boolean;
 }
 
 export interface MetricsOptions {
@@ -191,6 +193,14 @@ export class Metrics {
     const waiting = meter.createObservableUpDownCounter('sepp.reserves.waiting', {
       unit: '{request}',
       description: 'Reserve long-polls and Work streams waiting for a job now',
+    });
+    const diskFull = meter.createObservableGauge('sepp.storage.disk_full', {
+      unit: '1',
+      description:
+        '1 while the data directory disk is full: enqueues are refused, workers drain in the freed reserve',
+    });
+    diskFull.addCallback((result) => {
+      if (this.source !== undefined) result.observe(this.source.diskIsFull ? 1 : 0);
     });
     const fileSize = meter.createObservableUpDownCounter('sepp.db.file.size', {
       unit: 'By',

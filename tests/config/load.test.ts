@@ -17,6 +17,7 @@ test('with no file, no variables and no flags every setting has its default', ()
     logLevel: 'info',
     logFormat: 'text',
     shutdownTimeoutMs: 10_000,
+    diskReserveBytes: 32 * 1024 * 1024,
   });
   assert.deepEqual(config.grpc, {
     tls: null,
