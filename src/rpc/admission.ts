@@ -35,7 +35,7 @@ import type { Connection, Connections } from './connections.ts';
 import { toServiceError } from './status.ts';
 
 export const keylessCallsPerConnection = 4;
-export const keylessCallsPerServer = 16;
+export const keylessCallsPerServer = 8;
 
 const keyedPrefix = '/sepp.v1.QueueService/';
 
