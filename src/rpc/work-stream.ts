@@ -318,9 +318,7 @@ class WorkStream {
         ? unobserved
         : observer.callStarted({ method: 'Work', streamMessage, parent: this.traceContext });
     observation.annotate({ jobId: job.jobId, attempt: job.attempt });
-    const outcome = attempt(run);
-    void this.call.spawn(async () => {
-      const settled = await outcome;
+    this.call.whenSettled(attempt(run), (settled) => {
       if (!settled.ok) reportIfBug(settled.error, 'Work', this.onBug);
       const code = settled.ok ? status.OK : settled.code;
       this.answer(
