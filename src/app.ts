@@ -32,6 +32,7 @@ import { type Clock, systemClock } from './engine/clock.ts';
 import { Engine } from './engine/engine.ts';
 import type { ReconcileReport, ScheduleEvent } from './engine/schedules/types.ts';
 import { type ApiKey, createRpcServer, type RpcServer, removeStaleBackups } from './rpc/index.ts';
+import { DiskReserve } from './store/disk-reserve.ts';
 import { DataDirInUseError, databaseFileName, openDataDir } from './store/open.ts';
 import { type Logger, prometheusContentType, Telemetry } from './telemetry/index.ts';
 
@@ -107,6 +108,12 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     throw error;
   }
   removeStaleBackups(config.server.dataDir);
+  const diskReserve = new DiskReserve(config.server.dataDir, config.server.diskReserveBytes);
+  if (!diskReserve.take()) {
+    logger.warn('storage.reserve_unavailable', {
+      detail: `no room for the ${config.server.diskReserveBytes} bytes of sepp.reserve: if the disk fills up, workers may not be able to drain the queues (server.disk_reserve_bytes)`,
+    });
+  }
   const telemetry = new Telemetry(config.telemetry, {
     logger,
     databaseFile: join(config.server.dataDir, databaseFileName),
@@ -127,6 +134,11 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     onSchedulesReconciled: (report) => logReconciled(logger, report),
     onMaintenanceError: (error) => logger.warn('maintenance.failed', { error: error.message }),
     onHookError: (error) => logger.error('engine.hook_failed', { error: error.message }),
+    storageSpace: diskReserve,
+    onDiskFull: (full, detail) =>
+      full
+        ? logger.error('storage.disk_full', { detail })
+        : logger.info('storage.disk_space_back', { detail }),
   });
   telemetry.observe(engine);
 
@@ -145,15 +157,19 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       durability: config.server.durability,
       startedAtMs,
       maxMessageBytes: config.grpc.maxMessageBytes,
+      connectionLimits: config.grpc,
       nowMs: () => clock.nowMs(),
     },
     observer: telemetry.rpcObserver,
+    log: logger,
     ...(grpcTls === undefined ? {} : { tls: grpcTls }),
   });
 
+  telemetry.observeConnections(() => rpc.connectionStats());
+
   let grpcPort: number;
   try {
-    grpcPort = await rpc.listen(config.server.grpcListen.address);
+    grpcPort = await rpc.listen(config.server.grpcListen.host, config.server.grpcListen.port);
   } catch (error) {
     await telemetry.shutdown(0);
     engine.close();

@@ -118,12 +118,24 @@ export const serverSpec: SectionSpec<ServerConfig> = {
     default: 10 * SECOND_MS,
     env: 'SEPP_SHUTDOWN_TIMEOUT_MS',
   },
+  diskReserveBytes: {
+    field: sizeField({ min: 0, max: 4096 * MiB }),
+    default: 32 * MiB,
+    env: 'SEPP_DISK_RESERVE_BYTES',
+  },
 };
 
 export type GrpcScalars = Omit<GrpcConfig, 'tls' | 'apiKeys'>;
 export const grpcSpec: SectionSpec<GrpcScalars> = {
   insecureAllowUnauthenticated: { field: booleanField(), default: false },
   maxMessageBytes: { field: sizeField({ min: 64 * KiB, max: 256 * MiB }), default: defaultMaxMessageBytes },
+  maxConnections: { field: integerField({ min: 1, max: 1_000_000 }), default: 4096 },
+  maxStreamsPerConnection: { field: integerField({ min: 1, max: 100_000 }), default: 1000 },
+  handshakeTimeoutMs: {
+    field: durationField({ min: 100, max: 10 * MINUTE_MS }),
+    default: 10 * SECOND_MS,
+  },
+  idleTimeoutMs: { field: durationField({ min: 1 * SECOND_MS, max: 1 * DAY_MS }), default: 5 * MINUTE_MS },
 };
 
 export const tlsSpec: SectionSpec<TlsFiles> = {

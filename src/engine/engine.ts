@@ -19,6 +19,7 @@ import { OnlineBackup } from './backup.ts';
 import type { Clock } from './clock.ts';
 import { createEngineContext, type EngineContext, type Write } from './context.ts';
 import { DeadLetters } from './dead-letters.ts';
+import { DiskFull, type StorageSpace } from './disk-full.ts';
 import { Enqueuer } from './enqueue.ts';
 import { SeppError, toSeppError } from './errors.ts';
 import { JobIdGenerator, type RandomBytes, systemRandomBytes } from './job-id.ts';
@@ -72,6 +73,10 @@ export interface EngineDeps {
   onScheduleEvent?: (event: ScheduleEvent) => void;
   /** Called once the config's schedules are reconciled, as the engine opens. */
   onSchedulesReconciled?: (report: ReconcileReport) => void;
+  /** Room the store keeps for a full disk (store/disk-reserve.ts); without it, none is freed. */
+  storageSpace?: StorageSpace;
+  /** Told when the disk fills up (enqueues refused, the reserve freed) and when there is room again. */
+  onDiskFull?: (full: boolean, detail: string) => void;
 }
 
 export class Engine {
@@ -87,6 +92,7 @@ export class Engine {
   private readonly deadLetters: DeadLetters;
   private readonly onlineBackup: OnlineBackup;
   private readonly schedules: Schedules;
+  private readonly diskFull: DiskFull;
   private closing = false;
   /** Set by drainWaiters(): reserves stop waiting, writes still work. */
   private draining = false;
@@ -97,12 +103,18 @@ export class Engine {
     deps: EngineDeps,
   ) {
     let maintenance: Maintenance | undefined;
+    const diskFull = new DiskFull(deps.storageSpace, deps.clock, (full, detail) =>
+      deps.onDiskFull?.(full, detail),
+    );
+    this.diskFull = diskFull;
     this.ctx = createEngineContext(db, options, {
       ...deps,
-      commitFailed: (cause) =>
-        new SeppError('unavailable', `storage unavailable, nothing was written: ${describe(cause)}`, {
+      commitFailed: (cause) => {
+        diskFull.commitFailed(cause);
+        return new SeppError('unavailable', `storage unavailable, nothing was written: ${describe(cause)}`, {
           cause,
-        }),
+        });
+      },
       closed: shuttingDown,
       onHookError: (error) => deps.onHookError?.(toSeppError(error)),
       wakeAt: (atMs) => maintenance?.wakeAt(atMs),
@@ -155,7 +167,7 @@ export class Engine {
    * `audit` (operators' enqueues) is written in the same transaction when the job is accepted.
    */
   async enqueue(request: EnqueueRequest, audit?: AuditInput): Promise<EnqueueAccepted> {
-    const [result] = await this.enqueuer.enqueueBatch([request], audit);
+    const [result] = await this.enqueueBatch([request], audit);
     if (result === undefined) throw new SeppError('internal', 'enqueue returned no result');
     if (!result.ok) throw SeppError.rejected(result);
     return result;
@@ -163,12 +175,21 @@ export class Engine {
 
   /** Enqueues each job on its own merits: one result per job, in order. */
   enqueueBatch(requests: readonly EnqueueRequest[], audit?: AuditInput): Promise<EnqueueResult[]> {
+    const refusal = this.diskFull.enqueueRefusal();
+    if (refusal !== null) return Promise.reject(refusal);
     return this.enqueuer.enqueueBatch(requests, audit);
   }
 
   /** Enqueues every job or none: on any rejection, nothing is stored and every failing index is reported. */
   enqueueAtomic(requests: readonly EnqueueRequest[]): Promise<AtomicEnqueueResult> {
+    const refusal = this.diskFull.enqueueRefusal();
+    if (refusal !== null) return Promise.reject(refusal);
     return this.enqueuer.enqueueAtomic(requests);
+  }
+
+  /** True while the disk is full: enqueues are refused, leases and acks go on (disk-full.ts). */
+  get diskIsFull(): boolean {
+    return this.diskFull.isFull;
   }
 
   // ---------------------------------------------------------------- leases

@@ -123,7 +123,7 @@ export interface NackResult {
 }
 
 export interface ExtendRequest extends Settle {
-  /** New lease length from now, clamped to the queue's max. */
+  /** New lease length from now, clamped to the queue's max; 0 means the queue's default lease. */
   leaseMs: number;
 }
 

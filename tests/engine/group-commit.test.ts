@@ -223,7 +223,7 @@ test('engine: maxBatchOperations 1 commits every operation on its own', async ()
 
 test('engine: a full disk fails the batch with unavailable, nothing of it is visible, and service resumes', async () => {
   const events: string[] = [];
-  await withEngine({ deps: { onEvent: (e) => events.push(e.kind) } }, async ({ engine, db }) => {
+  await withEngine({ deps: { onEvent: (e) => events.push(e.kind) } }, async ({ engine, db, clock }) => {
     const { jobId: kept } = await engine.enqueue(job('q'));
     await engine.reserve({ queues: ['q'] });
     const waiting = engine.reserve({ queues: ['q'], waitMs: 60_000 });
@@ -256,8 +256,13 @@ test('engine: a full disk fails the batch with unavailable, nothing of it is vis
     assert.deepEqual(events, []);
     assert.equal(engine.waitingReserves, 1);
 
-    // The cause goes away: the same requests succeed.
+    // The cause goes away: the same requests succeed once the engine has looked for room
+    // again, which it does at most once a second (engine/disk-full.ts); until then enqueues
+    // are refused without trying.
     db.pragma('max_page_count = 1073741823');
+    const early = await expectCode(engine.enqueue(job('q', { idempotencyKey: 'small' })), 'unavailable');
+    assert.match(early.message, /disk of the data directory is full/);
+    clock.advance(1000);
     const again = await engine.enqueue(job('q', { idempotencyKey: 'small' }));
     assert.equal(again.deduplicated, false);
     assert.equal((await waiting)[0]?.id, again.jobId);

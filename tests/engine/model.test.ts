@@ -33,7 +33,7 @@ import type {
   SettleOutcome,
 } from '../../src/engine/types.ts';
 import type { Db } from '../../src/store/open.ts';
-import { bytes, openTestEngine, type TestEngine, until } from '../helpers/engine.ts';
+import { bytes, expectThrowsCode, openTestEngine, type TestEngine, until } from '../helpers/engine.ts';
 import { mulberry32, seedFromEnv } from '../helpers/prng.ts';
 
 const runs = Number(process.env.SEPP_MODEL_RUNS ?? 1000);
@@ -279,8 +279,9 @@ class Model {
   private fence(jobId: string, attempt: number): Outcome<ModelJob> {
     const j = this.jobs.get(jobId);
     if (j === undefined) return fail('not_found');
-    if (j.attempt !== attempt) return fail('lease_lost');
+    // Not leased is not_found whatever the attempt; leased under another attempt is a lost lease.
     if (j.state !== 'leased') return fail('not_found');
+    if (j.attempt !== attempt) return fail('lease_lost');
     return ok(j);
   }
 
@@ -731,6 +732,14 @@ class Run {
     const d = this.dice;
     const withDead = queueNames.filter((q) => this.model.deadOf(q).length > 0);
     const queue = withDead.length > 0 && d.chance(0.8) ? d.pick(withDead) : d.pick(queueNames);
+    if (!this.model.existing.has(queue)) {
+      // A queue never used and not declared does not exist: NOT_FOUND, not an empty answer.
+      this.log.push(`dead letters of ${queue}, which does not exist`);
+      expectThrowsCode(() => this.engine.listDeadLetters({ queue }), 'not_found');
+      assert.equal((await outcomeOf(this.engine.requeueDeadLetters({ queue, all: true }))).ok, false);
+      saw('dead letters of a queue that does not exist');
+      return;
+    }
     const dead = this.model.deadOf(queue);
     const listed = this.engine.listDeadLetters({ queue, pageSize: 1000 });
     assert.deepEqual(listed.items.map((j) => j.id).sort(), dead.map((j) => j.id).sort());

@@ -250,6 +250,14 @@ export interface ServerLimits {
   maxReserveQueues: number;
   /** Schedules the server keeps (config and API together). */
   maxSchedules: number;
+  /** Connections the server keeps open at once. */
+  maxConnections: number;
+  /** Calls open at once on one connection. */
+  maxStreamsPerConnection: number;
+  /** A new connection must open its first call within this, in ms. */
+  handshakeTimeoutMs: number;
+  /** A connection with no call open for this long is closed, in ms. */
+  idleTimeoutMs: number;
 }
 
 /** The server's version, clock, durability and limits. */

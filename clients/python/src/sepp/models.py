@@ -215,6 +215,10 @@ class ServerLimits:
     max_message_bytes: int
     max_reserve_queues: int
     max_schedules: int
+    max_connections: int
+    max_streams_per_connection: int
+    handshake_timeout_ms: int
+    idle_timeout_ms: int
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,8 @@ class QueueServiceStub(object):
 
   Status codes (any call may also fail with UNAUTHENTICATED, PERMISSION_DENIED,
   UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and INTERNAL):
-  INVALID_ARGUMENT     malformed request; the message names the field
+  INVALID_ARGUMENT     malformed request (a string field that is not valid
+  UTF-8 included); the message names the field
   NOT_FOUND            no such job, queue or lease (the job is not leased)
   FAILED_PRECONDITION  the attempt does not match (the lease was lost), or the
   job is not in a state that allows the call
@@ -219,7 +220,8 @@ class QueueServiceServicer(object):
 
   Status codes (any call may also fail with UNAUTHENTICATED, PERMISSION_DENIED,
   UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and INTERNAL):
-  INVALID_ARGUMENT     malformed request; the message names the field
+  INVALID_ARGUMENT     malformed request (a string field that is not valid
+  UTF-8 included); the message names the field
   NOT_FOUND            no such job, queue or lease (the job is not leased)
   FAILED_PRECONDITION  the attempt does not match (the lease was lost), or the
   job is not in a state that allows the call
@@ -366,9 +368,11 @@ class QueueServiceServicer(object):
     raise NotImplementedError('Method not implemented!')
 
   def ListDeadLetters(self, request, context):
-    """Lists a queue's dead letters, paged and non-destructive.
+    """Lists a queue's dead letters, paged and non-destructive. A queue exists
+    once a job was enqueued to it or it was paused, or when the config
+    declares it; one that exists without dead letters answers an empty page.
     Errors: INVALID_ARGUMENT (a bad page token or name), NOT_FOUND (no such
-    queue).
+    queue: most likely a typo).
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
@@ -378,7 +382,8 @@ class QueueServiceServicer(object):
     """Makes dead letters READY again with a fresh attempt budget, by id or all of
     a queue's. Returns how many.
     Errors: INVALID_ARGUMENT (neither or both of `job_ids` and `all`),
-    RESOURCE_EXHAUSTED (too many ids), NOT_FOUND (no such queue).
+    RESOURCE_EXHAUSTED (too many ids), NOT_FOUND (no such queue, as for
+    ListDeadLetters).
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')

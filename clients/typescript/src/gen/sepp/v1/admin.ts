@@ -261,6 +261,24 @@ export interface ServerLimits {
   maxMessageBytes: number;
   /** Queues one Reserve (or Work subscription) may name. Default 64. */
   maxReserveQueues: number;
+  /** Connections open at once; one more is closed as it arrives. Default 4096. */
+  maxConnections: number;
+  /**
+   * Calls open at once on one connection (HTTP/2 concurrent streams): unary
+   * calls in flight, long polls and streams together; the client's extra
+   * streams are refused. Default 1000.
+   */
+  maxStreamsPerConnection: number;
+  /**
+   * A new connection must finish its TLS handshake and open its first call
+   * within this, in ms, or it is closed. Default 10,000 (10 s).
+   */
+  handshakeTimeoutMs: number;
+  /**
+   * A connection with no call open for this long is closed (HTTP/2 GOAWAY;
+   * clients reconnect on their next call), in ms. Default 300,000 (5 min).
+   */
+  idleTimeoutMs: number;
   /**
    * Schedules the server keeps, from its config and the API together.
    * Default 1000. (Field 30: numbers below are kept for other limits.)
@@ -1611,6 +1629,10 @@ function createBaseServerLimits(): ServerLimits {
     maxPageSize: 0,
     maxMessageBytes: 0,
     maxReserveQueues: 0,
+    maxConnections: 0,
+    maxStreamsPerConnection: 0,
+    handshakeTimeoutMs: 0,
+    idleTimeoutMs: 0,
     maxSchedules: 0,
   };
 }
@@ -1661,6 +1683,18 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     }
     if (message.maxReserveQueues !== 0) {
       writer.uint32(120).int32(message.maxReserveQueues);
+    }
+    if (message.maxConnections !== 0) {
+      writer.uint32(128).int32(message.maxConnections);
+    }
+    if (message.maxStreamsPerConnection !== 0) {
+      writer.uint32(136).int32(message.maxStreamsPerConnection);
+    }
+    if (message.handshakeTimeoutMs !== 0) {
+      writer.uint32(144).int64(message.handshakeTimeoutMs);
+    }
+    if (message.idleTimeoutMs !== 0) {
+      writer.uint32(152).int64(message.idleTimeoutMs);
     }
     if (message.maxSchedules !== 0) {
       writer.uint32(240).int32(message.maxSchedules);
@@ -1801,6 +1835,38 @@ export const ServerLimits: MessageFns<ServerLimits> = {
             message.maxReserveQueues = reader.int32();
             continue;
           }
+          case 16: {
+            if (tag !== 128) {
+              break;
+            }
+
+            message.maxConnections = reader.int32();
+            continue;
+          }
+          case 17: {
+            if (tag !== 136) {
+              break;
+            }
+
+            message.maxStreamsPerConnection = reader.int32();
+            continue;
+          }
+          case 18: {
+            if (tag !== 144) {
+              break;
+            }
+
+            message.handshakeTimeoutMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 19: {
+            if (tag !== 152) {
+              break;
+            }
+
+            message.idleTimeoutMs = longToNumber(reader.int64());
+            continue;
+          }
           case 30: {
             if (tag !== 240) {
               break;
@@ -1898,6 +1964,26 @@ export const ServerLimits: MessageFns<ServerLimits> = {
         : isSet(object.max_reserve_queues)
         ? globalThis.Number(object.max_reserve_queues)
         : 0,
+      maxConnections: isSet(object.maxConnections)
+        ? globalThis.Number(object.maxConnections)
+        : isSet(object.max_connections)
+        ? globalThis.Number(object.max_connections)
+        : 0,
+      maxStreamsPerConnection: isSet(object.maxStreamsPerConnection)
+        ? globalThis.Number(object.maxStreamsPerConnection)
+        : isSet(object.max_streams_per_connection)
+        ? globalThis.Number(object.max_streams_per_connection)
+        : 0,
+      handshakeTimeoutMs: isSet(object.handshakeTimeoutMs)
+        ? globalThis.Number(object.handshakeTimeoutMs)
+        : isSet(object.handshake_timeout_ms)
+        ? globalThis.Number(object.handshake_timeout_ms)
+        : 0,
+      idleTimeoutMs: isSet(object.idleTimeoutMs)
+        ? globalThis.Number(object.idleTimeoutMs)
+        : isSet(object.idle_timeout_ms)
+        ? globalThis.Number(object.idle_timeout_ms)
+        : 0,
       maxSchedules: isSet(object.maxSchedules)
         ? globalThis.Number(object.maxSchedules)
         : isSet(object.max_schedules)
@@ -1953,6 +2039,18 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     if (message.maxReserveQueues !== 0) {
       obj.maxReserveQueues = Math.round(message.maxReserveQueues);
     }
+    if (message.maxConnections !== 0) {
+      obj.maxConnections = Math.round(message.maxConnections);
+    }
+    if (message.maxStreamsPerConnection !== 0) {
+      obj.maxStreamsPerConnection = Math.round(message.maxStreamsPerConnection);
+    }
+    if (message.handshakeTimeoutMs !== 0) {
+      obj.handshakeTimeoutMs = Math.round(message.handshakeTimeoutMs);
+    }
+    if (message.idleTimeoutMs !== 0) {
+      obj.idleTimeoutMs = Math.round(message.idleTimeoutMs);
+    }
     if (message.maxSchedules !== 0) {
       obj.maxSchedules = Math.round(message.maxSchedules);
     }
@@ -1979,6 +2077,10 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     message.maxPageSize = object.maxPageSize ?? 0;
     message.maxMessageBytes = object.maxMessageBytes ?? 0;
     message.maxReserveQueues = object.maxReserveQueues ?? 0;
+    message.maxConnections = object.maxConnections ?? 0;
+    message.maxStreamsPerConnection = object.maxStreamsPerConnection ?? 0;
+    message.handshakeTimeoutMs = object.handshakeTimeoutMs ?? 0;
+    message.idleTimeoutMs = object.idleTimeoutMs ?? 0;
     message.maxSchedules = object.maxSchedules ?? 0;
     return message;
   },

@@ -115,7 +115,8 @@ export const protobufFileName = "sepp/v1/queue_service.proto";
  *
  * Status codes (any call may also fail with UNAUTHENTICATED, PERMISSION_DENIED,
  * UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and INTERNAL):
- *   INVALID_ARGUMENT     malformed request; the message names the field
+ *   INVALID_ARGUMENT     malformed request (a string field that is not valid
+ *                        UTF-8 included); the message names the field
  *   NOT_FOUND            no such job, queue or lease (the job is not leased)
  *   FAILED_PRECONDITION  the attempt does not match (the lease was lost), or the
  *                        job is not in a state that allows the call
@@ -330,9 +331,11 @@ export const QueueServiceService = {
     responseDeserialize: (value: Buffer): ResumeQueueResponse => ResumeQueueResponse.decode(value),
   },
   /**
-   * Lists a queue's dead letters, paged and non-destructive.
+   * Lists a queue's dead letters, paged and non-destructive. A queue exists
+   * once a job was enqueued to it or it was paused, or when the config
+   * declares it; one that exists without dead letters answers an empty page.
    * Errors: INVALID_ARGUMENT (a bad page token or name), NOT_FOUND (no such
-   * queue).
+   * queue: most likely a typo).
    */
   listDeadLetters: {
     path: "/sepp.v1.QueueService/ListDeadLetters" as const,
@@ -349,7 +352,8 @@ export const QueueServiceService = {
    * Makes dead letters READY again with a fresh attempt budget, by id or all of
    * a queue's. Returns how many.
    * Errors: INVALID_ARGUMENT (neither or both of `job_ids` and `all`),
-   * RESOURCE_EXHAUSTED (too many ids), NOT_FOUND (no such queue).
+   * RESOURCE_EXHAUSTED (too many ids), NOT_FOUND (no such queue, as for
+   * ListDeadLetters).
    */
   requeueDeadLetters: {
     path: "/sepp.v1.QueueService/RequeueDeadLetters" as const,
@@ -656,16 +660,19 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    */
   resumeQueue: handleUnaryCall<ResumeQueueRequest, ResumeQueueResponse>;
   /**
-   * Lists a queue's dead letters, paged and non-destructive.
+   * Lists a queue's dead letters, paged and non-destructive. A queue exists
+   * once a job was enqueued to it or it was paused, or when the config
+   * declares it; one that exists without dead letters answers an empty page.
    * Errors: INVALID_ARGUMENT (a bad page token or name), NOT_FOUND (no such
-   * queue).
+   * queue: most likely a typo).
    */
   listDeadLetters: handleUnaryCall<ListDeadLettersRequest, ListDeadLettersResponse>;
   /**
    * Makes dead letters READY again with a fresh attempt budget, by id or all of
    * a queue's. Returns how many.
    * Errors: INVALID_ARGUMENT (neither or both of `job_ids` and `all`),
-   * RESOURCE_EXHAUSTED (too many ids), NOT_FOUND (no such queue).
+   * RESOURCE_EXHAUSTED (too many ids), NOT_FOUND (no such queue, as for
+   * ListDeadLetters).
    */
   requeueDeadLetters: handleUnaryCall<RequeueDeadLettersRequest, RequeueDeadLettersResponse>;
   /**
@@ -1019,9 +1026,11 @@ export interface QueueServiceClient extends Client {
     callback: (error: ServiceError | null, response: ResumeQueueResponse) => void,
   ): ClientUnaryCall;
   /**
-   * Lists a queue's dead letters, paged and non-destructive.
+   * Lists a queue's dead letters, paged and non-destructive. A queue exists
+   * once a job was enqueued to it or it was paused, or when the config
+   * declares it; one that exists without dead letters answers an empty page.
    * Errors: INVALID_ARGUMENT (a bad page token or name), NOT_FOUND (no such
-   * queue).
+   * queue: most likely a typo).
    */
   listDeadLetters(
     request: ListDeadLettersRequest,
@@ -1042,7 +1051,8 @@ export interface QueueServiceClient extends Client {
    * Makes dead letters READY again with a fresh attempt budget, by id or all of
    * a queue's. Returns how many.
    * Errors: INVALID_ARGUMENT (neither or both of `job_ids` and `all`),
-   * RESOURCE_EXHAUSTED (too many ids), NOT_FOUND (no such queue).
+   * RESOURCE_EXHAUSTED (too many ids), NOT_FOUND (no such queue, as for
+   * ListDeadLetters).
    */
   requeueDeadLetters(
     request: RequeueDeadLettersRequest,
