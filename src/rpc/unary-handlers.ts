@@ -138,6 +138,8 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
         },
         abort.signal,
       );
+      // Listed once the request proved valid (the engine checked the queues and the worker id).
+      engine.workers.touch({ workerId: req.workerId, address: call.getPeer(), queues: req.queues });
       observation.leased(jobs);
       return { jobs: jobs.map(leasedJobToProto) };
     }),

@@ -3,6 +3,16 @@
 export type Role = 'viewer' | 'operator' | 'admin';
 export type JobState = 'scheduled' | 'ready' | 'leased' | 'completed' | 'dead';
 export const jobStates: readonly JobState[] = ['ready', 'scheduled', 'leased', 'dead', 'completed'];
+/** The job lists' states: a job state, or `retrying` (scheduled after a failed attempt). */
+export type BrowseState = JobState | 'retrying';
+export const browseStates: readonly BrowseState[] = [
+  'ready',
+  'scheduled',
+  'retrying',
+  'leased',
+  'dead',
+  'completed',
+];
 export type DeadReason = 'attempts_exhausted' | 'lease_expired' | 'dead_lettered';
 export const deadReasons: readonly DeadReason[] = ['attempts_exhausted', 'lease_expired', 'dead_lettered'];
 
@@ -75,6 +85,21 @@ export interface Page<T> {
   items: T[];
   nextCursor: string | null;
   total?: number | null;
+}
+
+export interface JobBrowsePage extends Page<JobSummary> {
+  prevCursor: string | null;
+  orderedBy: 'enqueue' | 'due';
+  total: number | null;
+  scanned: number | null;
+  scanLimited: boolean;
+}
+
+export interface SearchResult {
+  items: (JobSummary & { matchedBy: 'id' | 'id_prefix' | 'id_fragment' | 'idempotency_key' })[];
+  keysWithoutJob: { queue: string; key: string; jobId: string }[];
+  idsSearched: number | null;
+  storedJobs: number;
 }
 
 export interface JobDetail extends Omit<JobSummary, 'payloadBytes'> {

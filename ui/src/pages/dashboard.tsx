@@ -1,6 +1,6 @@
 /** The dashboard: server facts, totals, live rate charts and every queue's counts (refreshed each second). */
 import { can, seg } from '../api.ts';
-import { Empty, ErrorBanner, Facts, Loading, PageHeader } from '../components/common.tsx';
+import { Empty, ErrorBanner, Facts, LiveStatus, Loading, PageHeader } from '../components/common.tsx';
 import { RateChart, type Series } from '../components/rate-chart.tsx';
 import { fmtBytes, fmtDuration, fmtNum } from '../format.ts';
 import { useApi } from '../hooks.ts';
@@ -17,19 +17,20 @@ const failures: readonly Series[] = [
 ];
 
 export function Dashboard({ session }: { session: Session }) {
-  const { data, error } = useApi<Overview>('/api/v1/overview', { pollMs: 1000 });
+  const overview = useApi<Overview>('/api/v1/overview', { pollMs: 1000 });
+  const { data, error } = overview;
+  const unlisted =
+    data === null ? 0 : data.waitingWorkers - data.queues.reduce((n, q) => n + q.waitingWorkers, 0);
   return (
     <>
       <PageHeader title="Dashboard">
-        <span class="live" title="Refreshed every second">
-          <span class="live-dot" aria-hidden="true" /> live
-        </span>
+        <LiveStatus loaded={overview} everyMs={1000} />
       </PageHeader>
-      <ErrorBanner error={error} />
+      <ErrorBanner error={overview.stale ? null : error} />
       {data === null ? (
         error === null && <Loading />
       ) : (
-        <>
+        <div class={overview.stale ? 'is-stale' : undefined}>
           <section class="card" aria-labelledby="server-title">
             <h2 id="server-title" class="card-title">
               Server
@@ -128,8 +129,14 @@ export function Dashboard({ session }: { session: Session }) {
                 </table>
               </div>
             )}
+            {unlisted > 0 && (
+              <p class="muted">
+                {fmtNum(unlisted)} waiting on queues that have no jobs yet; see{' '}
+                <Link href="/workers">Workers</Link>.
+              </p>
+            )}
           </section>
-        </>
+        </div>
       )}
     </>
   );
