@@ -174,8 +174,8 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
 
   // Jobs: list, then open one.
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Jobs' }).click();
-  await page.getByLabel('Queue').selectOption('emails');
-  await page.getByLabel('State').selectOption('ready');
+  await page.getByLabel('Queue', { exact: true }).selectOption('emails');
+  await page.getByLabel('State', { exact: true }).selectOption('ready');
   await page.getByText('9 ready jobs in emails').waitFor();
   await shot(page, 'jobs-desktop');
   await page.getByRole('link', { name: `job ${ids[5]!}` }).click();
@@ -200,7 +200,7 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
 
   // Enqueue a job through the form.
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Enqueue' }).click();
-  await page.getByLabel('Queue').selectOption('reports');
+  await page.getByLabel('Queue', { exact: true }).selectOption('reports');
   await page.getByLabel('Job type').fill('weekly_report');
   await page.getByLabel('Payload').fill('{"week": 49}');
   await page.getByRole('button', { name: 'Enqueue', exact: true }).click();

@@ -49,6 +49,12 @@ export function fmtTime(ms: number | null): string {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())} ${fmtZone(d)}`;
 }
 
+/** Local time of day, 24 h: 14:05. */
+export function fmtClock(ms: number): string {
+  const d = new Date(ms);
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
 /** "12 s ago" or "in 5 min" relative to `nowMs`. */
 export function fmtRelative(ms: number, nowMs: number): string {
   const delta = ms - nowMs;

@@ -36,11 +36,25 @@ export interface QueueInfo {
   settings: Record<string, unknown>;
 }
 
+export type RateKind = 'enqueued' | 'reserved' | 'acked' | 'nacked' | 'dead' | 'expired';
+export type RateWindow = '5m' | '1h' | '24h';
+
+export interface QueueRates {
+  perSecond: Record<RateKind, number>;
+  waitMsAvg: number | null;
+  waitMsMax: number | null;
+}
+
 export interface RateSnapshot {
+  window: RateWindow;
+  windowMs: number;
   bucketMs: number;
   startMs: number;
-  series: Record<'enqueued' | 'reserved' | 'acked' | 'nacked' | 'dead' | 'expired', number[]>;
-  totals: Record<string, number>;
+  series: Record<RateKind, number[]>;
+  totals: Record<RateKind, number>;
+  coveredMs: number;
+  current: QueueRates;
+  queues: Record<string, QueueRates>;
 }
 
 export interface Overview {
