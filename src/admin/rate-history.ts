@@ -14,38 +14,16 @@
  */
 import type { Clock } from '../engine/clock.ts';
 import type { JobEvent } from '../engine/types.ts';
+import {
+  type QueueRates,
+  type RateKind,
+  type RateSnapshot,
+  type RateWindow,
+  rateKinds,
+  rateWindows,
+} from './api-types.ts';
 
-export const rateKinds = ['enqueued', 'reserved', 'acked', 'nacked', 'dead', 'expired'] as const;
-export type RateKind = (typeof rateKinds)[number];
-
-export const rateWindows = { '5m': 5 * 60_000, '1h': 60 * 60_000, '24h': 24 * 60 * 60_000 } as const;
-export type RateWindow = keyof typeof rateWindows;
-
-export interface QueueRates {
-  /** Jobs per second over the window, per kind. */
-  perSecond: Record<RateKind, number>;
-  /** From due to leased, over the jobs leased in the window: mean and longest, ms; null when none was leased. */
-  waitMsAvg: number | null;
-  waitMsMax: number | null;
-}
-
-export interface RateSnapshot {
-  window: RateWindow;
-  windowMs: number;
-  bucketMs: number;
-  /** Start of the first bucket of `series`, ms since epoch. */
-  startMs: number;
-  /** Jobs per finished bucket, oldest first, one array per kind (the bucket in progress is left out). */
-  series: Record<RateKind, number[]>;
-  /** Jobs since the server started, per kind. */
-  totals: Record<RateKind, number>;
-  /** How much of the window the rates cover (less than the window while the server is younger). */
-  coveredMs: number;
-  /** The whole server's rates over the window. */
-  current: QueueRates;
-  /** Each queue's rates over the window (queues with no event in the last day are absent). */
-  queues: Record<string, QueueRates>;
-}
+export { type RateKind, type RateSnapshot, type RateWindow, rateKinds, rateWindows };
 
 const zeroKinds = (): Record<RateKind, number> =>
   Object.fromEntries(rateKinds.map((k) => [k, 0])) as Record<RateKind, number>;

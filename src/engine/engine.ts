@@ -13,7 +13,17 @@ import { closeDatabase } from '../store/close.ts';
 import { counterMismatches } from '../store/counter-check.ts';
 import type { BatchStats, Transaction } from '../store/group-commit.ts';
 import type { Db } from '../store/open.ts';
-import type { AuditEntry, AuditInput, AuditQuery, JobListQuery, JobSummary } from './admin-types.ts';
+import type {
+  AuditEntry,
+  AuditInput,
+  AuditQuery,
+  JobBrowsePage,
+  JobBrowseQuery,
+  JobListQuery,
+  JobSearchResult,
+  JobSummary,
+  WorkerInfo,
+} from './admin-types.ts';
 import { AuditLog } from './audit.ts';
 import { OnlineBackup } from './backup.ts';
 import type { Clock } from './clock.ts';
@@ -22,11 +32,11 @@ import { DeadLetters } from './dead-letters.ts';
 import { DiskFull, type StorageSpace } from './disk-full.ts';
 import { Enqueuer } from './enqueue.ts';
 import { SeppError, toSeppError } from './errors.ts';
-import { type JobBrowsePage, type JobBrowseQuery, JobBrowser } from './job-browse.ts';
+import { JobBrowser } from './job-browse.ts';
 import { JobIdGenerator, type RandomBytes, systemRandomBytes } from './job-id.ts';
 import { type DeadLetterSummaryQuery, JobQueries } from './job-queries.ts';
 import { jobInfoFromRow } from './job-rows.ts';
-import { JobSearch, type JobSearchResult } from './job-search.ts';
+import { JobSearch } from './job-search.ts';
 import { Maintenance, type MaintenanceReport } from './maintenance.ts';
 import { OperatorActions } from './operator-actions.ts';
 import { checkQueueName, QueueAdmin } from './queue-admin.ts';
@@ -56,7 +66,7 @@ import type {
   SettleOutcome,
 } from './types.ts';
 import { WorkerControl } from './worker-control.ts';
-import type { WorkerInfo, WorkerRegistry } from './worker-registry.ts';
+import type { WorkerRegistry } from './worker-registry.ts';
 
 export interface EngineDeps {
   clock: Clock;

@@ -18,45 +18,12 @@
 
 import type { AdminStatements } from '../store/admin-statements.ts';
 import { type BrowseStatements, prepareBrowseStatements } from '../store/browse-statements.ts';
-import type { JobSummary, ListOrder } from './admin-types.ts';
+import type { BrowseState, JobBrowsePage, JobBrowseQuery, JobSummary } from './admin-types.ts';
 import type { EngineContext } from './context.ts';
 import { checkName } from './enqueue-validation.ts';
 import { SeppError } from './errors.ts';
 import { summaryFromRow } from './job-queries.ts';
-import { type JobState, jobStates } from './types.ts';
-
-/** A state, or `retrying`: scheduled jobs waiting for another attempt. */
-export type BrowseState = JobState | 'retrying';
-
-export interface JobBrowseQuery {
-  /** One queue; absent: every queue. */
-  queue?: string;
-  /** One state; absent: every state. */
-  state?: BrowseState;
-  /** Only types starting with this. */
-  typePrefix?: string;
-  /** Only jobs whose last error contains this (any case). */
-  errorText?: string;
-  /** Only jobs with this metadata value. */
-  metadata?: { key: string; value: string };
-  /** Enqueue order, or due order for scheduled and retrying jobs; default oldest (soonest) first. */
-  order?: ListOrder;
-  cursor?: string;
-  pageSize?: number;
-}
-
-export interface JobBrowsePage {
-  items: JobSummary[];
-  nextCursor: string | null;
-  prevCursor: string | null;
-  orderedBy: 'enqueue' | 'due';
-  /** How many jobs the list has in all, when the counters know it (no filter); else null. */
-  total: number | null;
-  /** Index entries examined for a filter the indexes cannot answer; null without one. */
-  scanned: number | null;
-  /** The search budget ran out before the page filled: `nextCursor` searches on. */
-  scanLimited: boolean;
-}
+import { jobStates } from './types.ts';
 
 type Key = readonly [number, number];
 type Kind = 'seq' | 'due' | 'retry';

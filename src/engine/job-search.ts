@@ -6,22 +6,10 @@
  * index alone, newest first, for at most idFragmentScan ids, and the answer
  * says how many it searched.
  */
-import type { JobSummary } from './admin-types.ts';
+import type { JobSearchResult, SearchMatch } from './admin-types.ts';
 import type { EngineContext } from './context.ts';
 import type { JobBrowser } from './job-browse.ts';
 import type { JobQueries } from './job-queries.ts';
-
-export type SearchMatch = 'id' | 'id_prefix' | 'id_fragment' | 'idempotency_key';
-
-export interface JobSearchResult {
-  items: (JobSummary & { matchedBy: SearchMatch })[];
-  /** Idempotency keys still remembered whose job is no longer stored (acked, cancelled or swept). */
-  keysWithoutJob: { queue: string; key: string; jobId: string }[];
-  /** For a piece of an id: how many of the newest ids were searched; null otherwise. */
-  idsSearched: number | null;
-  /** Jobs stored now. */
-  storedJobs: number;
-}
 
 const maxResults = 20;
 const maxQueryLength = 1024;

@@ -6,14 +6,14 @@
  * attempt), audited in the same transaction. The worker finds out when its
  * next extend, ack or nack is refused as a lost lease.
  */
-import type { AuditInput } from './admin-types.ts';
+import type { AuditInput, WorkerInfo } from './admin-types.ts';
 import type { AuditLog } from './audit.ts';
 import type { EngineContext, Write } from './context.ts';
 import { SeppError } from './errors.ts';
 import type { JobBrowser } from './job-browse.ts';
 import type { Settler } from './settle.ts';
 import type { JobState } from './types.ts';
-import { noWorkerId, type WorkerInfo, WorkerRegistry } from './worker-registry.ts';
+import { noWorkerId, WorkerRegistry } from './worker-registry.ts';
 
 export class WorkerControl {
   readonly registry: WorkerRegistry;

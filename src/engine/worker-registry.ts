@@ -8,25 +8,8 @@
  * Memory is bounded: at most `maxWorkers` entries; a unary caller that has
  * not called for `forgetAfterMs` is dropped (it has no connection to end).
  */
+import type { WorkerInfo, WorkerTransport } from './admin-types.ts';
 import type { Clock } from './clock.ts';
-
-export type WorkerTransport = 'work_stream' | 'reserve';
-
-export interface WorkerInfo {
-  /** The worker_id the client gave, or `(none)`. */
-  workerId: string;
-  /** The peer address, as the transport reports it (ipv4:127.0.0.1:53122). */
-  address: string;
-  transport: WorkerTransport;
-  queues: string[];
-  /** When this stream (or, for unary callers, the first call) began. */
-  connectedAtMs: number;
-  /** Its last reserve, settlement or credit. */
-  lastSeenAtMs: number;
-  /** Jobs leased to this worker id now, and since when the oldest of them. */
-  jobsHeld: number;
-  oldestLeaseAtMs: number | null;
-}
 
 export interface WorkerHandle {
   /** The worker did something (a reserve, a settlement): it is alive. */
@@ -104,22 +87,40 @@ export class WorkerRegistry {
     });
   }
 
-  /** Every worker known now, with the leases each worker id holds (`held`, from the database). */
+  /**
+   * Every worker known now, with the leases each worker id holds (`held`, from
+   * the database). Connections of one worker — same transport, address and
+   * worker id (an SDK Worker opens two streams) — are one entry.
+   */
   list(held: ReadonlyMap<string, { jobs: number; sinceMs: number }>): WorkerInfo[] {
     this.forget(this.clock.nowMs());
-    const counted = new Set<string>();
-    return [...this.streams, ...this.unary.values()]
-      .sort((a, b) => a.workerId.localeCompare(b.workerId) || a.connectedAtMs - b.connectedAtMs)
-      .map((entry) => {
-        // Leases are recorded by worker id: the first entry of an id shows them.
-        const leases = counted.has(entry.workerId) ? undefined : held.get(entry.workerId);
-        counted.add(entry.workerId);
-        return {
+    const merged = new Map<string, WorkerInfo>();
+    for (const entry of [...this.streams, ...this.unary.values()]) {
+      const key = `${entry.transport}\n${entry.address}\n${entry.workerId}`;
+      const seen = merged.get(key);
+      if (seen === undefined) {
+        merged.set(key, {
           ...entry,
           queues: [...entry.queues],
-          jobsHeld: leases?.jobs ?? 0,
-          oldestLeaseAtMs: leases?.sinceMs ?? null,
-        };
+          connections: 1,
+          jobsHeld: 0,
+          oldestLeaseAtMs: null,
+        });
+        continue;
+      }
+      seen.connections++;
+      seen.connectedAtMs = Math.min(seen.connectedAtMs, entry.connectedAtMs);
+      seen.lastSeenAtMs = Math.max(seen.lastSeenAtMs, entry.lastSeenAtMs);
+      for (const queue of entry.queues) if (!seen.queues.includes(queue)) seen.queues.push(queue);
+    }
+    const counted = new Set<string>();
+    return [...merged.values()]
+      .sort((a, b) => a.workerId.localeCompare(b.workerId) || a.connectedAtMs - b.connectedAtMs)
+      .map((worker) => {
+        // Leases are recorded by worker id: the first entry of an id shows them.
+        const leases = counted.has(worker.workerId) ? undefined : held.get(worker.workerId);
+        counted.add(worker.workerId);
+        return { ...worker, jobsHeld: leases?.jobs ?? 0, oldestLeaseAtMs: leases?.sinceMs ?? null };
       });
   }
 

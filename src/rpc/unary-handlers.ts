@@ -22,6 +22,7 @@ import {
   queueInfoToProto,
   queueSettingsToProto,
   rejectionReasonToProto,
+  workerInfoToProto,
 } from './convert.ts';
 import {
   isTraceparent,
@@ -204,6 +205,11 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
     }),
 
     listQueues: unary('ListQueues', 'read', () => ({ queues: engine.listQueues().map(queueInfoToProto) })),
+
+    listWorkers: unary('ListWorkers', 'read', () => ({
+      workers: engine.listWorkers().map(workerInfoToProto),
+      waitingReserves: engine.waitingReserves,
+    })),
 
     pauseQueue: unary('PauseQueue', 'admin', async (req, _call, _caller, observation) => {
       observation.annotate({ queue: req.queue });

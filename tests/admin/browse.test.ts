@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { JobBrowsePage, JobBrowseQuery } from '../../src/engine/job-browse.ts';
+import type { JobBrowsePage, JobBrowseQuery } from '../../src/engine/admin-types.ts';
 import { enc } from '../helpers/admin.ts';
 import { openTestEngine, type TestEngine } from '../helpers/engine.ts';
 

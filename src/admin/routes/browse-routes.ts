@@ -4,7 +4,7 @@
  * search box (an id, a piece of one, or an idempotency key in any queue).
  */
 
-import type { BrowseState } from '../../engine/job-browse.ts';
+import type { BrowseState } from '../../engine/admin-types.ts';
 import { jobStates } from '../../engine/types.ts';
 import { bad, queryChoice, queryInteger, queryString } from '../request-input.ts';
 import type { AdminServices, RouteSpec } from '../route-spec.ts';

@@ -6,6 +6,7 @@ import type { Context } from 'hono';
 import { SeppError } from '../../engine/errors.ts';
 import type { QueueInfo, StateCounts } from '../../engine/types.ts';
 import { jobStates } from '../../engine/types.ts';
+import type { Overview } from '../api-types.ts';
 import { type RateWindow, rateWindows } from '../rate-history.ts';
 import { bad, pathParam, queryChoice, readJsonObject, requiredString } from '../request-input.ts';
 import type { AdminServices, RouteSpec } from '../route-spec.ts';
@@ -45,13 +46,14 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
         const queues = engine.listQueues();
         const totals = Object.fromEntries(jobStates.map((s) => [s, 0])) as StateCounts;
         for (const q of queues) for (const s of jobStates) totals[s] += q.counts[s];
-        return c.json({
+        const overview: Overview = {
           server: { ...info, uptimeMs: Math.max(0, nowMs - info.startedAtMs), serverTimeMs: nowMs },
           totals,
           waitingWorkers: engine.waitingReserves,
           queues,
           rates: deps.rates.snapshot(window),
-        });
+        };
+        return c.json(overview);
       },
     },
     {

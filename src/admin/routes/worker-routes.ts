@@ -2,6 +2,7 @@
  * Workers for operators: every connected worker with the leases it holds, and
  * releasing a stuck lease (audited).
  */
+import type { WorkersAnswer } from '../api-types.ts';
 import type { AdminServices, RouteSpec } from '../route-spec.ts';
 import { ref } from '../schemas.ts';
 import { jobIdParam } from './job-routes.ts';
@@ -43,7 +44,13 @@ export function workerRoutes({ deps }: AdminServices): RouteSpec[] {
         },
         required: ['workers', 'waitingReserves'],
       },
-      handle: (c) => c.json({ workers: engine.listWorkers(), waitingReserves: engine.waitingReserves }),
+      handle(c) {
+        const answer: WorkersAnswer = {
+          workers: engine.listWorkers(),
+          waitingReserves: engine.waitingReserves,
+        };
+        return c.json(answer);
+      },
     },
     {
       method: 'post',

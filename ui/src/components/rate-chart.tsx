@@ -5,7 +5,7 @@
  * the current rates as numbers (uPlot's own legend shows values only under
  * the cursor).
  */
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import { fmtClock, fmtRate } from '../format.ts';
 import type { RateSnapshot } from '../types.ts';
@@ -24,6 +24,19 @@ function toData(snapshot: RateSnapshot, series: readonly Series[]): uPlot.Aligne
   return [xs, ...series.map((s) => snapshot.series[s.key].map((n) => n * perSecond))];
 }
 
+/** Whether the system asks for dark mode, following changes. */
+function useDarkMode(): boolean {
+  const query = '(prefers-color-scheme: dark)';
+  const [dark, setDark] = useState(() => window.matchMedia(query).matches);
+  useEffect(() => {
+    const list = window.matchMedia(query);
+    const onChange = () => setDark(list.matches);
+    list.addEventListener('change', onChange);
+    return () => list.removeEventListener('change', onChange);
+  }, []);
+  return dark;
+}
+
 export function RateChart({
   title,
   snapshot,
@@ -34,6 +47,7 @@ export function RateChart({
   series: readonly Series[];
 }) {
   const holder = useRef<HTMLDivElement>(null);
+  const dark = useDarkMode();
   const plot = useRef<uPlot | null>(null);
 
   useEffect(() => {
@@ -88,8 +102,8 @@ export function RateChart({
       plot.current?.destroy();
       plot.current = null;
     };
-    // Created once; data updates go through setData below.
-  }, []);
+    // Created once per colour scheme; data updates go through setData below.
+  }, [dark]);
 
   useEffect(() => {
     plot.current?.setData(toData(snapshot, series));

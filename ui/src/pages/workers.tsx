@@ -19,24 +19,22 @@ import { type Column, DataTable } from '../components/data-table.tsx';
 import { fmtNum } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
 import { Link } from '../router.tsx';
-import type { JobBrowsePage, JobSummary, Session } from '../types.ts';
+import type { JobBrowsePage, JobSummary, Session, WorkerInfo } from '../types.ts';
 import { jobColumns } from './job-columns.tsx';
-
-export interface WorkerInfo {
-  workerId: string;
-  address: string;
-  transport: 'work_stream' | 'reserve';
-  queues: string[];
-  connectedAtMs: number;
-  lastSeenAtMs: number;
-  jobsHeld: number;
-  oldestLeaseAtMs: number | null;
-}
 
 const columns: Column<WorkerInfo>[] = [
   { header: 'Worker', rowHeader: true, className: 'mono', cell: (w) => w.workerId },
-  { header: 'Address', className: 'mono', cell: (w) => w.address },
-  { header: 'Transport', cell: (w) => (w.transport === 'work_stream' ? 'Work stream' : 'Reserve calls') },
+  {
+    header: 'Connection',
+    cell: (w) => (
+      <>
+        <span class="mono">{w.address}</span>
+        <span class="time-rel cell-note">
+          {w.transport === 'work_stream' ? 'Work stream' : 'Reserve calls'}
+        </span>
+      </>
+    ),
+  },
   {
     header: 'Queues',
     cell: (w) =>
