@@ -3,8 +3,8 @@
  * full id (any case), the start of an id, the distinctive end of one as lists
  * show it, or an idempotency key in any queue. Every lookup is an index read;
  * only the search for a piece from the middle or end of an id reads the id
- * index alone, newest first, for at most idFragmentScan ids, and the answer
- * says how many it searched.
+ * index alone, newest first, for at most idFragmentScan ids (and only when no
+ * id starts with it), and the answer says how many it searched.
  */
 import type { JobSearchResult, SearchMatch } from './admin-types.ts';
 import type { EngineContext } from './context.ts';
@@ -33,10 +33,14 @@ export class JobSearch {
       if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(hex)) {
         add(this.ctx.sql.jobById.get(hex) === undefined ? [] : [hex], 'id');
       } else {
-        add(this.browser.idsByPrefix(hex, maxResults), 'id_prefix');
-        const { ids, searched } = this.browser.idsContaining(hex, maxResults);
-        add(ids, 'id_fragment');
-        idsSearched = searched;
+        const byPrefix = this.browser.idsByPrefix(hex, maxResults);
+        add(byPrefix, 'id_prefix');
+        // The bounded scan only when the start of an id matched nothing (a piece from its end).
+        if (byPrefix.length === 0) {
+          const { ids, searched } = this.browser.idsContaining(hex, maxResults);
+          add(ids, 'id_fragment');
+          idsSearched = searched;
+        }
       }
     }
     const keysWithoutJob: JobSearchResult['keysWithoutJob'] = [];

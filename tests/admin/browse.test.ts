@@ -151,6 +151,7 @@ test('search: a full id in any case, its distinctive end, its start, and idempot
   assert.equal(end.idsSearched, 30);
   const start = t.engine.searchJobs(id.slice(0, 13));
   assert.ok(start.items.some((j) => j.id === id && j.matchedBy === 'id_prefix'));
+  assert.equal(start.idsSearched, null, 'the start of an id matched: no scan for a piece from the end');
   const byKey = t.engine.searchJobs('key-7');
   assert.deepEqual(
     byKey.items.map((j) => [j.queue, j.matchedBy]),

@@ -341,7 +341,7 @@ test('configuration in plain units with secrets shown as the docs say; shortcuts
   await page.getByRole('row', { name: /grpc\.maxMessageBytes\s+[\d.]+ MiB/ }).waitFor();
   await page.getByRole('row', { name: /passwordHash\s+<redacted>/ }).waitFor();
   const docs = (await import('node:fs')).readFileSync(join(root, 'docs/admin.md'), 'utf8');
-  assert.match(docs, /secrets shown as `<redacted>`/, 'docs/admin.md says what the page shows');
+  assert.match(docs, /secrets shown\s+as `<redacted>`/, 'docs/admin.md says what the page shows');
   await page.keyboard.press('?');
   await page.getByRole('dialog').getByRole('heading', { name: 'Keyboard shortcuts' }).waitFor();
   await page.keyboard.press('Escape');
@@ -354,6 +354,50 @@ test('configuration in plain units with secrets shown as the docs say; shortcuts
   assert.equal(new URL(page.url()).pathname, '/login', 'bug: logging out kept the old URL');
   assert.equal(await page.title(), 'Log in · sepp', 'bug: and the old title');
   await login(page);
+});
+
+test('bug: lists refresh themselves (and on Refresh); Queues on phones keep the name beside Pause; a worker waiting on a queue with no jobs is accounted for', async () => {
+  await page.goto(url('/jobs?queue=billing&state=ready'));
+  const rows = page.getByRole('table').getByRole('row');
+  await rows.nth(1).waitFor();
+  const before = await rows.count();
+  const { jobId } = await engine.enqueue({ queue: 'billing', type: 'invoice.send', payload: enc('{}') });
+  await page.getByRole('link', { name: `job ${jobId}` }).waitFor({ timeout: 15_000 });
+  assert.equal(await rows.count(), before + 1, 'the new job appeared without a reload');
+  await page.getByRole('button', { name: 'Refresh' }).click();
+
+  const small = watch(await context.newPage(), problems);
+  await small.setViewportSize(phone);
+  await small.goto(url('/queues'));
+  const pause = small.getByRole('button', { name: 'Pause queue billing' });
+  await pause.waitFor();
+  const name = small.getByRole('rowheader').filter({ hasText: 'billing' });
+  const nameBox = await name.boundingBox();
+  const pauseBox = await pause.boundingBox();
+  assert.ok(nameBox !== null && pauseBox !== null);
+  assert.ok(nameBox.x >= 0 && nameBox.x + nameBox.width <= phone.width, 'the queue name is on screen');
+  assert.ok(pauseBox.x + pauseBox.width <= phone.width, 'and so is its Pause button');
+  await shot(small, 'queues-phone-names');
+  await small.close();
+
+  // A long-poll on a queue that has never had a job: counted, and said where.
+  const waiting = call(t.client, t.client.reserve, {
+    queues: ['not-yet'],
+    maxJobs: 1,
+    leaseDurationMs: 0,
+    waitTimeoutMs: 20_000,
+    workerId: 'early-bird',
+  });
+  await page.goto(url('/'));
+  await page.getByText('1 waiting on queues that have no jobs yet').waitFor();
+  await shot(page, 'dashboard-waiting-elsewhere-desktop');
+  await engine.enqueue({ queue: 'not-yet', type: 't', payload: enc('{}') });
+  assert.equal((await waiting).jobs.length, 1);
+  // Notices let clicks through to what is under them.
+  assert.equal(
+    await page.evaluate("getComputedStyle(document.querySelector('.notices')).pointerEvents"),
+    'none',
+  );
 });
 
 test('bug: when the server stops answering, the dashboard says stale since when, never live', async () => {

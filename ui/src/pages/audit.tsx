@@ -12,6 +12,7 @@ import {
   Time,
 } from '../components/common.tsx';
 import { type Column, DataTable } from '../components/data-table.tsx';
+import { SelectField } from '../components/select-field.tsx';
 import { useApi } from '../hooks.ts';
 import { Link, navigate, useLocation } from '../router.tsx';
 import type { AuditEntry, Page } from '../types.ts';
@@ -108,21 +109,14 @@ export function Audit() {
             placeholder="anyone"
           />
         </div>
-        <div class="field">
-          <label for="audit-action">Action</label>
-          <select
-            id="audit-action"
-            value={form.action}
-            onChange={(e) => setForm({ ...form, action: e.currentTarget.value })}
-          >
-            <option value="">any action</option>
-            {actions.map((a) => (
-              <option key={a} value={a}>
-                {a}
-              </option>
-            ))}
-          </select>
-        </div>
+        <SelectField
+          id="audit-action"
+          label="Action"
+          value={form.action}
+          any="any action"
+          choices={actions}
+          onChange={(action) => setForm({ ...form, action })}
+        />
         <div class="field">
           <label for="audit-target">Target</label>
           <input

@@ -20,6 +20,7 @@ import {
 } from '../components/common.tsx';
 import { ConfirmDialog, useConfirm } from '../components/confirm-dialog.tsx';
 import { type Column, DataTable } from '../components/data-table.tsx';
+import { SelectField } from '../components/select-field.tsx';
 import { fmtNum, humanize } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
 import { useQueues } from '../queues-data.ts';
@@ -155,36 +156,24 @@ export function DeadLetters({ session }: { session: Session }) {
         )}
       </PageHeader>
       <div class="card filters">
-        <div class="field">
-          <label for="dl-queue">Queue</label>
-          <select
-            id="dl-queue"
-            value={queue}
-            onChange={(e) => navigate(`/dead-letters${query({ queue: e.currentTarget.value, reason })}`)}
-          >
-            {unknownQueue && <option value={queue}>{queue} (no such queue)</option>}
-            {all.map((q) => (
-              <option key={q.name} value={q.name}>
-                {q.name} ({fmtNum(q.counts.dead)})
-              </option>
-            ))}
-          </select>
-        </div>
-        <div class="field">
-          <label for="dl-reason">Reason</label>
-          <select
-            id="dl-reason"
-            value={reason}
-            onChange={(e) => navigate(`/dead-letters${query({ queue, reason: e.currentTarget.value })}`)}
-          >
-            <option value="">any reason</option>
-            {deadReasons.map((r) => (
-              <option key={r} value={r}>
-                {humanize(r)}
-              </option>
-            ))}
-          </select>
-        </div>
+        <SelectField
+          id="dl-queue"
+          label="Queue"
+          value={queue}
+          choices={[
+            ...(unknownQueue ? [{ value: queue, label: `${queue} (no such queue)` }] : []),
+            ...all.map((q) => ({ value: q.name, label: `${q.name} (${fmtNum(q.counts.dead)})` })),
+          ]}
+          onChange={(name) => navigate(`/dead-letters${query({ queue: name, reason })}`)}
+        />
+        <SelectField
+          id="dl-reason"
+          label="Reason"
+          value={reason}
+          any="any reason"
+          choices={deadReasons.map((r) => ({ value: r, label: humanize(r) }))}
+          onChange={(r) => navigate(`/dead-letters${query({ queue, reason: r })}`)}
+        />
       </div>
       <ErrorBanner error={page.stale ? action.error : (queues.error ?? page.error ?? action.error)} />
       {unknownQueue ? (

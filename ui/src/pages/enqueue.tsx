@@ -15,7 +15,9 @@ export function Enqueue() {
   const queues = useQueues();
   const [chosen, setChosen] = useState(params.get('queue') ?? '');
   const [newName, setNewName] = useState('');
-  const creating = chosen === newQueue;
+  // With no queue yet, the form starts on a new one.
+  const creating =
+    chosen === newQueue || (chosen === '' && queues.data !== null && queues.names.length === 0);
   const queue = creating ? newName : chosen || (queues.names[0] ?? '');
   const [type, setType] = useState('');
   const [contentType, setContentType] = useState(contentTypes[0]!);

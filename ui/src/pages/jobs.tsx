@@ -16,6 +16,7 @@ import {
   RefreshButton,
 } from '../components/common.tsx';
 import { DataTable } from '../components/data-table.tsx';
+import { SelectField } from '../components/select-field.tsx';
 import { fmtNum } from '../format.ts';
 import { useApi } from '../hooks.ts';
 import { useQueues } from '../queues-data.ts';
@@ -55,6 +56,7 @@ export function Jobs({ session }: { session: Session }) {
   const items = page.data?.items ?? [];
   const listState = (filters.state === '' ? null : filters.state) as BrowseState | null;
   const operator = can(session, 'operator');
+  const byDue = listState === 'scheduled' || listState === 'retrying';
   const field = (key: keyof Filters) => ({
     value: form[key],
     onInput: (e: { currentTarget: { value: string } }) => setForm({ ...form, [key]: e.currentTarget.value }),
@@ -73,37 +75,25 @@ export function Jobs({ session }: { session: Session }) {
           apply({ type: form.type.trim(), error: form.error.trim(), meta: form.meta.trim() });
         }}
       >
-        <div class="field">
-          <label for="jobs-queue">Queue</label>
-          <select
-            id="jobs-queue"
-            value={filters.queue}
-            onChange={(e) => apply({ queue: e.currentTarget.value })}
-          >
-            <option value="">all queues</option>
-            {unknownQueue && <option value={filters.queue}>{filters.queue} (no such queue)</option>}
-            {queues.names.map((n) => (
-              <option key={n} value={n}>
-                {n}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div class="field">
-          <label for="jobs-state">State</label>
-          <select
-            id="jobs-state"
-            value={filters.state}
-            onChange={(e) => apply({ state: e.currentTarget.value })}
-          >
-            <option value="">any state</option>
-            {browseStates.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </div>
+        <SelectField
+          id="jobs-queue"
+          label="Queue"
+          value={filters.queue}
+          any="all queues"
+          choices={[
+            ...(unknownQueue ? [{ value: filters.queue, label: `${filters.queue} (no such queue)` }] : []),
+            ...queues.names,
+          ]}
+          onChange={(queue) => apply({ queue })}
+        />
+        <SelectField
+          id="jobs-state"
+          label="State"
+          value={filters.state}
+          any="any state"
+          choices={browseStates}
+          onChange={(state) => apply({ state })}
+        />
         <div class="field">
           <label for="jobs-type">Type starts with</label>
           <input id="jobs-type" placeholder="any type" {...field('type')} />
@@ -116,21 +106,23 @@ export function Jobs({ session }: { session: Session }) {
           <label for="jobs-meta">Metadata</label>
           <input id="jobs-meta" placeholder="key=value" {...field('meta')} />
         </div>
-        <div class="field">
-          <label for="jobs-order">Order</label>
-          <select
-            id="jobs-order"
-            value={filters.order}
-            onChange={(e) => apply({ order: e.currentTarget.value })}
-          >
-            <option value="">
-              {listState === 'scheduled' || listState === 'retrying' ? 'soonest due first' : 'oldest first'}
-            </option>
-            <option value="newest_first">
-              {listState === 'scheduled' || listState === 'retrying' ? 'latest due first' : 'newest first'}
-            </option>
-          </select>
-        </div>
+        <SelectField
+          id="jobs-order"
+          label="Order"
+          value={filters.order}
+          choices={
+            byDue
+              ? [
+                  { value: '', label: 'soonest due first' },
+                  { value: 'newest_first', label: 'latest due first' },
+                ]
+              : [
+                  { value: '', label: 'oldest first' },
+                  { value: 'newest_first', label: 'newest first' },
+                ]
+          }
+          onChange={(order) => apply({ order })}
+        />
         <button type="submit" class="btn btn-primary">
           Apply
         </button>
