@@ -16,6 +16,7 @@ import type {
   WorkerInfo,
   WorkerTransport,
 } from '../engine/admin-types.ts';
+import type { ScheduleInfo } from '../engine/schedules/types.ts';
 import type { AttemptError, DeadReason, JobInfo, JobState, QueueInfo, StateCounts } from '../engine/types.ts';
 
 export type {
@@ -71,6 +72,11 @@ export interface TimelineEvent {
   atMs: number;
   event: 'enqueued' | 'due' | 'attempt_failed' | 'leased' | 'lease_deadline' | 'dead' | 'completed';
   detail: string;
+}
+
+/** GET /api/v1/schedules (payload null) and /api/v1/schedules/{name}: the job's payload as a view. */
+export interface ScheduleView extends Omit<ScheduleInfo, 'template'> {
+  template: Omit<ScheduleInfo['template'], 'payload'> & { payload: PayloadView | null };
 }
 
 /** GET /api/v1/jobs/{id}. */

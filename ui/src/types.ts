@@ -21,6 +21,7 @@ export type {
   RateKind,
   RateSnapshot,
   RateWindow,
+  ScheduleView,
   SessionInfo as Session,
   StateCounts,
   WorkerInfo,

@@ -21,43 +21,7 @@ import { type Column, DataTable } from '../components/data-table.tsx';
 import { fmtBytes, fmtDuration, fmtRelative, fmtTime, humanize, shortId } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
 import { Link } from '../router.tsx';
-import type { Session } from '../types.ts';
-
-/** A schedule as /api/v1/schedules reports it. */
-export interface ScheduleInfo {
-  name: string;
-  source: 'config' | 'api';
-  cron: string | null;
-  intervalMs: number | null;
-  timezone: string;
-  template: {
-    queue: string;
-    type: string;
-    payload: { view: 'json' | 'text' | 'hex'; text: string; bytes: number; truncated: boolean } | null;
-    payloadBytes: number;
-    contentType: string;
-    priority: number;
-    metadata: Record<string, string>;
-    maxAttempts: number | null;
-    leaseMs: number | null;
-  };
-  misfire: 'run_latest' | 'skip' | 'catch_up';
-  catchUpMax: number;
-  overlap: 'allow' | 'skip';
-  jitterMs: number;
-  startAtMs: number | null;
-  endAtMs: number | null;
-  paused: boolean;
-  nextTickMs: number | null;
-  nextRunsMs: number[];
-  lastTickMs: number | null;
-  lastRunAtMs: number | null;
-  lastOutcome: string | null;
-  lastDetail: string | null;
-  lastJobId: string | null;
-  ticksEnqueued: number;
-  ticksSkipped: number;
-}
+import type { ScheduleView as ScheduleInfo, Session } from '../types.ts';
 
 const timing = (s: ScheduleInfo): string =>
   s.cron !== null ? s.cron : `every ${fmtDuration(s.intervalMs ?? 0)}`;
