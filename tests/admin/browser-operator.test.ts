@@ -329,6 +329,9 @@ test('dashboard: rates per queue as numbers, a window choice, the wait from due 
   await shot(page, 'dashboard-dark-desktop');
   await page.goto(url('/jobs?state=dead'));
   await page.getByRole('table').first().waitFor();
+  const summary = (await page.locator('.list-summary').textContent()) ?? '';
+  const [, count, noun] = /^([\d,]+) dead (jobs?) in all queues/.exec(summary) ?? [];
+  assert.equal(noun, count === '1' ? 'job' : 'jobs', `bug: "${summary}"`);
   await shot(page, 'jobs-dead-dark-desktop');
   await page.emulateMedia({ colorScheme: 'light' });
 });

@@ -27,9 +27,11 @@ import { jobColumns } from './job-columns.tsx';
 const filterKeys = ['queue', 'state', 'type', 'error', 'meta', 'order'] as const;
 type Filters = Record<(typeof filterKeys)[number], string>;
 
-function describe(f: Filters): string {
+/** What the list holds, as a phrase ("ready jobs in emails"); `count` 1 says "job". */
+function describe(f: Filters, count = 2): string {
+  const noun = count === 1 ? 'job' : 'jobs';
   const parts = [
-    f.state === '' ? 'jobs' : `${f.state} jobs`,
+    f.state === '' ? noun : `${f.state} ${noun}`,
     f.queue === '' ? 'in all queues' : `in ${f.queue}`,
     f.type ? `of type ${f.type}…` : '',
     f.error ? `with error “${f.error}”` : '',
@@ -144,7 +146,7 @@ export function Jobs({ session }: { session: Session }) {
             <section class={`card${page.stale ? ' is-stale' : ''}`} aria-label={describe(filters)}>
               <p class="muted list-summary" aria-live="polite">
                 {page.data.total !== null
-                  ? `${fmtNum(page.data.total)} ${describe(filters)}`
+                  ? `${fmtNum(page.data.total)} ${describe(filters, page.data.total)}`
                   : `${describe(filters)[0]?.toUpperCase()}${describe(filters).slice(1)}`}
                 {page.data.orderedBy === 'due' ? ', by due time' : ''}
                 {page.data.scanned !== null &&
