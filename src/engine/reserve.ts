@@ -141,11 +141,18 @@ export class Reserver {
       if (rows.length === 0) continue;
       // RETURNING gives no order: restore the queue's order (priority, due time, enqueue order).
       rows.sort((a, b) => b.priority - a.priority || a.run_at_ms - b.run_at_ms || a.seq - b.seq);
-      for (const row of rows) jobs.push(leasedJobFromRow(row));
+      let waitMsTotal = 0;
+      let waitMsMax = 0;
+      for (const row of rows) {
+        jobs.push(leasedJobFromRow(row));
+        const waitedMs = Math.max(0, nowMs - row.run_at_ms);
+        waitMsTotal += waitedMs;
+        if (waitedMs > waitMsMax) waitMsMax = waitedMs;
+      }
       this.ctx.count(queue, 'ready', 'leased', rows.length);
       // Jobs with their own lease_ms end at this deadline or later, never earlier.
       this.ctx.wakeAt(tx, leaseDeadlineMs);
-      this.ctx.emit(tx, { kind: 'reserved', queue, count: rows.length });
+      this.ctx.emit(tx, { kind: 'reserved', queue, count: rows.length, waitMsTotal, waitMsMax });
     }
     return jobs;
   }

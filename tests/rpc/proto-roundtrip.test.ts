@@ -101,6 +101,7 @@ test('QueueService has exactly the published RPCs: Produce and Work bidirectiona
     'RequeueDeadLetters',
     'DeleteDeadLetters',
     'GetServerInfo',
+    'ListWorkers',
     'Backup',
     'Produce',
     'Work',

@@ -156,6 +156,16 @@ def test_queues_and_server_info(client: sepp.Client, queue: str) -> None:
     assert server.queue_defaults.max_attempts == 5
 
 
+def test_list_workers(client: sepp.Client, queue: str) -> None:
+    job_id = client.enqueue(queue, "t").id
+    [job] = client.reserve([queue], worker_id=f"py-{queue}")
+    assert job.id == job_id
+    [worker] = [w for w in client.list_workers() if w.worker_id == f"py-{queue}"]
+    assert worker.transport == "reserve" and worker.queues == (queue,)
+    assert worker.jobs_held == 1 and worker.oldest_lease_at_ms is not None
+    assert worker.address != "" and worker.last_seen_at_ms >= worker.connected_at_ms
+
+
 def test_call_errors(server: ServerProcess, client: sepp.Client) -> None:
     with pytest.raises(sepp.SeppError) as missing:
         client.get_job("01234567-89ab-7def-8123-456789abcdef")

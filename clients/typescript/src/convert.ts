@@ -16,6 +16,7 @@ import type {
   QueueSettings as ProtoQueueSettings,
 } from './gen/sepp/v1/queue.js';
 import type { NackRequest, NackResponse } from './gen/sepp/v1/work.js';
+import { type WorkerInfo as ProtoWorkerInfo, WorkerTransport } from './gen/sepp/v1/workers.js';
 import { activeTraceHeaders } from './trace.ts';
 import type {
   EnqueueOptions,
@@ -26,6 +27,7 @@ import type {
   QueueSettings,
   ServerInfo,
   TimeInput,
+  WorkerInfo,
 } from './types.ts';
 
 const jsonType = 'application/json';
@@ -186,6 +188,20 @@ export function queueInfoFromProto(queue: ProtoQueueInfo): QueueInfo {
     oldestReadyAgeMs: queue.oldestReadyAgeMs,
     waitingWorkers: queue.waitingWorkers,
     settings: settingsFromProto(queue.settings),
+  };
+}
+
+export function workerInfoFromProto(worker: ProtoWorkerInfo): WorkerInfo {
+  return {
+    workerId: worker.workerId,
+    address: worker.address,
+    transport: worker.transport === WorkerTransport.WORK_STREAM ? 'work_stream' : 'reserve',
+    queues: worker.queues,
+    connectedAtMs: worker.connectedAtMs,
+    lastSeenAtMs: worker.lastSeenAtMs,
+    jobsHeld: worker.jobsHeld,
+    oldestLeaseAtMs: worker.oldestLeaseAtMs === 0 ? null : worker.oldestLeaseAtMs,
+    connections: worker.connections,
   };
 }
 

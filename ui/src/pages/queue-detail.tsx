@@ -1,6 +1,6 @@
 /** One queue: counts (each a link to its jobs), effective settings, pause/resume and purge. */
 import { can, post, seg } from '../api.ts';
-import { ErrorBanner, Loading, notify, PageHeader } from '../components/common.tsx';
+import { Empty, ErrorBanner, LiveStatus, Loading, notify, PageHeader } from '../components/common.tsx';
 import { ConfirmDialog, useConfirm } from '../components/confirm-dialog.tsx';
 import { fmtBytes, fmtDuration, fmtNum, humanize } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
@@ -29,7 +29,10 @@ const settingLabel = (key: string) =>
   humanize(key.replace(/([A-Z])/g, '_$1').toLowerCase()).replace(/ ms$/, '');
 
 export function QueueDetail({ name, session }: { name: string; session: Session }) {
-  const { data: queue, error, reload } = useApi<QueueInfo>(`/api/v1/queues/${seg(name)}`, { pollMs: 2000 });
+  const loaded = useApi<QueueInfo>(`/api/v1/queues/${seg(name)}`, { pollMs: 2000 });
+  const { data: queue, error, reload } = loaded;
+  // Actions only for a queue that is there: a typo in the address offers nothing to do.
+  const exists = queue !== null;
   const purge = useConfirm<true>();
   const action = useAction();
 
@@ -47,13 +50,14 @@ export function QueueDetail({ name, session }: { name: string; session: Session 
   return (
     <>
       <PageHeader title={`Queue ${name}`}>
+        <LiveStatus loaded={loaded} everyMs={2000} />
         {queue && <PauseButton queue={queue} session={session} onDone={reload} />}
-        {can(session, 'operator') && (
+        {exists && can(session, 'operator') && (
           <Link class="btn btn-small" href={`/enqueue?queue=${seg(name)}`}>
             Enqueue
           </Link>
         )}
-        {can(session, 'admin') && (
+        {exists && can(session, 'admin') && (
           <button type="button" class="btn btn-small btn-danger" onClick={() => purge.ask(true)}>
             Purge…
           </button>
@@ -62,9 +66,18 @@ export function QueueDetail({ name, session }: { name: string; session: Session 
       <p class="breadcrumbs">
         <Link href="/queues">Queues</Link> / {name}
       </p>
-      <ErrorBanner error={error ?? action.error} />
+      <ErrorBanner error={error?.status === 404 || loaded.stale ? action.error : (error ?? action.error)} />
       {queue === null ? (
-        error === null && <Loading />
+        error?.status === 404 ? (
+          <div class="card">
+            <Empty title={`There is no queue ${name}`}>
+              A queue exists once a job is enqueued to it or the configuration declares it.{' '}
+              <Link href="/queues">All queues</Link>
+            </Empty>
+          </div>
+        ) : (
+          error === null && <Loading />
+        )
       ) : (
         <>
           <section class="card" aria-labelledby="counts-title">

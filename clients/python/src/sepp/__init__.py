@@ -48,6 +48,7 @@ from .models import (
     ServerLimits,
     StateCounts,
     TimeInput,
+    WorkerInfo,
 )
 from .schedules import (
     MisfirePolicy,
@@ -109,6 +110,7 @@ __all__ = [
     "UnavailableError",
     "Worker",
     "WorkerEvent",
+    "WorkerInfo",
     "WorkerJob",
     "__version__",
 ]

@@ -5,6 +5,7 @@ from sepp.v1 import admin_pb2 as sepp_dot_v1_dot_admin__pb2
 from sepp.v1 import produce_pb2 as sepp_dot_v1_dot_produce__pb2
 from sepp.v1 import schedule_pb2 as sepp_dot_v1_dot_schedule__pb2
 from sepp.v1 import work_pb2 as sepp_dot_v1_dot_work__pb2
+from sepp.v1 import workers_pb2 as sepp_dot_v1_dot_workers__pb2
 
 
 class QueueServiceStub(object):
@@ -143,6 +144,11 @@ class QueueServiceStub(object):
         '/sepp.v1.QueueService/GetServerInfo',
         request_serializer=sepp_dot_v1_dot_admin__pb2.GetServerInfoRequest.SerializeToString,
         response_deserializer=sepp_dot_v1_dot_admin__pb2.GetServerInfoResponse.FromString,
+        )
+    self.ListWorkers = channel.unary_unary(
+        '/sepp.v1.QueueService/ListWorkers',
+        request_serializer=sepp_dot_v1_dot_workers__pb2.ListWorkersRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_workers__pb2.ListWorkersResponse.FromString,
         )
     self.Backup = channel.unary_stream(
         '/sepp.v1.QueueService/Backup',
@@ -405,6 +411,15 @@ class QueueServiceServicer(object):
     context.set_details('Method not implemented!')
     raise NotImplementedError('Method not implemented!')
 
+  def ListWorkers(self, request, context):
+    """Lists the workers connected now: worker id, address, transport, queues,
+    when connected and last seen, and the leases each holds. Role: any key
+    that may read (as ListQueues). `sepp workers` uses it.
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
   def Backup(self, request, context):
     """Streams an online, consistent copy of the database: a SQLite file that
     opens with `sqlite3` and that a server started on it serves as is. The
@@ -605,6 +620,11 @@ def add_QueueServiceServicer_to_server(servicer, server):
           servicer.GetServerInfo,
           request_deserializer=sepp_dot_v1_dot_admin__pb2.GetServerInfoRequest.FromString,
           response_serializer=sepp_dot_v1_dot_admin__pb2.GetServerInfoResponse.SerializeToString,
+      ),
+      'ListWorkers': grpc.unary_unary_rpc_method_handler(
+          servicer.ListWorkers,
+          request_deserializer=sepp_dot_v1_dot_workers__pb2.ListWorkersRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_workers__pb2.ListWorkersResponse.SerializeToString,
       ),
       'Backup': grpc.unary_stream_rpc_method_handler(
           servicer.Backup,
