@@ -56,6 +56,7 @@ const figureNames = [
   'enqueue jobs/s',
   'drain jobs/s',
   'W2 rounds/s',
+  'W2 commits/round',
 ] as const;
 type FigureName = (typeof figureNames)[number];
 type Figures = Record<FigureName, number>;
@@ -128,6 +129,7 @@ async function runOnce(tree: Tree, profileDir: string | undefined): Promise<Figu
       'enqueue jobs/s': enqueue.perSecond,
       'drain jobs/s': drain.perSecond,
       'W2 rounds/s': w2.perSecond,
+      'W2 commits/round': 1 / w2.perCommit,
     };
   } finally {
     await client.close();
@@ -152,11 +154,17 @@ function lastCommitted(): SavedResult | undefined {
 }
 
 const format = (name: FigureName, value: number) =>
-  name.includes('µs') ? value.toFixed(1) : Math.round(value).toLocaleString('en');
+  name.includes('µs') || name.includes('commits')
+    ? value.toFixed(name.includes('commits') ? 2 : 1)
+    : Math.round(value).toLocaleString('en');
 const change = (now: number, before: number) => {
   const percent = (now / before - 1) * 100;
   return `${percent >= 0 ? '+' : ''}${percent.toFixed(1)} %`;
 };
+
+/** A figure and its change, or dashes when the committed result predates the figure. */
+const compared = (name: FigureName, now: number, before: number | undefined) =>
+  before === undefined ? ['–', '–'] : [format(name, before), change(now, before)];
 
 const self: Tree = { label: 'this checkout', srcDir: undefined, samples: [] };
 const trees = [self, ...args.against.map(treeFor)];
@@ -193,9 +201,7 @@ const rows = figureNames.map((name) => [
   name,
   format(name, ours[name]),
   ...others.flatMap((o) => [format(name, o.figures[name]), change(ours[name], o.figures[name])]),
-  ...(committed === undefined
-    ? []
-    : [format(name, committed.figures[name]), change(ours[name], committed.figures[name])]),
+  ...(committed === undefined ? [] : compared(name, ours[name], committed.figures[name])),
 ]);
 const loadAtEnd = loadavg();
 console.log(
@@ -220,7 +226,7 @@ if (args.save) {
     machine: `${cpus().length} × ${cpus()[0]?.model ?? 'unknown'}, Node ${process.version}`,
     loadAverage: loadAtEnd.map((l) => Number(l.toFixed(2))),
     runs,
-    figures: Object.fromEntries(figureNames.map((n) => [n, Number(ours[n].toFixed(1))])) as Figures,
+    figures: Object.fromEntries(figureNames.map((n) => [n, Number(ours[n].toFixed(2))])) as Figures,
   };
   writeFileSync(resultPath, `${JSON.stringify(saved, null, 2)}\n`);
   console.error(`cpu-per-job: wrote ${resultPath}`);

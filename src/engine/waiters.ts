@@ -71,7 +71,8 @@ export class WaiterRegistry {
     if (set === undefined) return [];
     const claimed: Waiter[] = [];
     let remaining = jobs;
-    for (const waiter of [...set]) {
+    // Deleting the entry being visited is safe in a Set's iteration: no copy of a long wait list per job.
+    for (const waiter of set) {
       if (remaining <= 0) break;
       this.remove(waiter);
       remaining -= waiter.maxJobs;
