@@ -45,7 +45,7 @@ export interface GroupCommitOptions {
   onHookError?: (error: unknown) => void;
   /** Called after every batch, for telemetry. */
   onBatch?: (stats: BatchStats) => void;
-  /** Most operations in one transaction; the rest wait for the next. */
+  /** Most operations in one transaction; the rest wait for the next (follow-ups join their operation's regardless). */
   maxBatchOperations?: number;
   /** A monotonic clock for measuring batches, in milliseconds. */
   monotonicMs?: () => number;
@@ -146,9 +146,10 @@ export class GroupCommitter {
           const value = op.run({
             afterCommit: (hook) => opHooks.push(hook),
             followUp: <T>(run: (tx: Transaction) => T) =>
-              new Promise<T>((resolve, reject) =>
-                (followUps ??= []).push({ run, resolve: resolve as (value: unknown) => void, reject }),
-              ),
+              new Promise<T>((resolve, reject) => {
+                followUps ??= [];
+                followUps.push({ run, resolve: resolve as (value: unknown) => void, reject });
+              }),
           });
           this.release.run();
           results.push({ ok: true, value });
