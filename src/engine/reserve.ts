@@ -61,6 +61,7 @@ export class Reserver {
       }
       if (jobs.length > 0 || wait === undefined) return jobs;
       const outcome = await wait;
+      if (typeof outcome === 'object') return outcome.jobs; // leased in the commit that made them ready
       if (outcome !== 'woken') return [];
       if (signal?.aborted) {
         // This call was chosen to take new jobs but is gone: let someone else have them.
@@ -175,7 +176,13 @@ export class Reserver {
       signal?.removeEventListener('abort', onAbort);
       settle(outcome);
     };
-    const waiter: Waiter = { queues: request.queues, maxJobs: request.maxJobs, settle: finish };
+    const waiter: Waiter = {
+      queues: request.queues,
+      maxJobs: request.maxJobs,
+      // As the reserve's own operation: a call that is gone takes nothing.
+      take: (tx) => (signal?.aborted ? [] : this.lease(tx, request)),
+      settle: finish,
+    };
     const onAbort = () => {
       waiters.remove(waiter);
       finish('aborted');
