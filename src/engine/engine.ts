@@ -392,6 +392,15 @@ export class Engine {
     return counterMismatches(this.ctx.sql);
   }
 
+  /**
+   * Throws (unavailable) unless the database answers a read now: for readiness
+   * probes, so one index lookup (of an id no job has), never a scan.
+   */
+  checkReadable(): void {
+    this.checkOpen();
+    this.ctx.sql.attemptById.get('00000000-0000-0000-0000-000000000000');
+  }
+
   /** Reads after close() get the same answer as writes, not the driver's "connection is not open". */
   private checkOpen(): void {
     if (this.closing) throw shuttingDown();
