@@ -208,9 +208,13 @@ export interface QueueInfo {
   paused: boolean;
   /** Jobs by state. */
   counts: StateCounts;
-  /** How long the oldest ready job has been due, in ms; 0 when none is ready. */
-  oldestReadyAgeMs: number;
-  /** Reserve calls and Work streams waiting on this queue right now. */
+  /** How long the oldest ready job has been due, in ms; null when none is ready. */
+  oldestReadyAgeMs: number | null;
+  /**
+   * Reserve calls and Work streams waiting on this queue right now (not
+   * workers: an SDK Worker holds two Work streams, and a worker waiting on
+   * several queues counts on each).
+   */
   waitingWorkers: number;
   /** The queue's effective settings. */
   settings: QueueSettings;

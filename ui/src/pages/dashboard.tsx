@@ -46,7 +46,7 @@ export function Dashboard({ session }: { session: Session }) {
                 ['Durability', data.server.durability],
                 ['Database', fmtBytes(data.server.dbBytes)],
                 ['WAL', fmtBytes(data.server.walBytes)],
-                ['Waiting workers', fmtNum(data.waitingWorkers)],
+                ['Waiting streams', fmtNum(data.waitingWorkers)],
               ]}
             />
           </section>
@@ -94,8 +94,12 @@ export function Dashboard({ session }: { session: Session }) {
                       <th scope="col" class="num">
                         Oldest ready
                       </th>
-                      <th scope="col" class="num">
-                        Waiting workers
+                      <th
+                        scope="col"
+                        class="num"
+                        title="Reserve long-polls and Work streams waiting for jobs (an SDK Worker opens two)"
+                      >
+                        Waiting streams
                       </th>
                     </tr>
                   </thead>

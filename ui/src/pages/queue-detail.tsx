@@ -90,7 +90,7 @@ export function QueueDetail({ name, session }: { name: string; session: Session 
             <p class="muted">
               Oldest ready job:{' '}
               {queue.oldestReadyAgeMs === null ? 'none' : `${fmtDuration(queue.oldestReadyAgeMs)} old`} ·
-              Workers waiting: {fmtNum(queue.waitingWorkers)}
+              Streams waiting: {fmtNum(queue.waitingWorkers)}
             </p>
           </section>
           <section class="card" aria-labelledby="settings-title">
