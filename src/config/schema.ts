@@ -151,7 +151,7 @@ export interface ApiKeyEntry {
   readonly keySha256: string;
 }
 
-const credentialName = {
+export const credentialName = {
   re: /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/,
   help: 'use 1 to 64 letters, digits and . _ @ -, starting with a letter or digit',
 };

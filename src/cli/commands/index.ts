@@ -7,8 +7,6 @@ import { registerPauseResumeCommands } from './pause-resume.ts';
 import { registerQueuesCommand } from './queues.ts';
 import { registerScheduleCommands } from './schedules.ts';
 
-export { exitCodes, exitCodesEpilogue } from './connection.ts';
-
 export function registerOperatorCommands(parser: Argv): void {
   registerEnqueueCommand(parser);
   registerQueuesCommand(parser);
