@@ -36,6 +36,7 @@ export type AdminEngine = Pick<
   | 'deadLetterJob'
   | 'pauseQueue'
   | 'resumeQueue'
+  | 'deleteQueue'
   | 'purgeQueue'
   | 'requeueDeadLetters'
   | 'deleteDeadLetters'

@@ -27,7 +27,7 @@ import { type DeadLetterSummaryQuery, JobQueries } from './job-queries.ts';
 import { jobInfoFromRow } from './job-rows.ts';
 import { Maintenance, type MaintenanceReport } from './maintenance.ts';
 import { OperatorActions } from './operator-actions.ts';
-import { checkQueueName, QueueAdmin } from './queue-admin.ts';
+import { checkQueueExists, checkQueueName, QueueAdmin } from './queue-admin.ts';
 import { Reserver } from './reserve.ts';
 import { type PutMode, Schedules } from './schedules/schedules.ts';
 import type { ReconcileReport, ScheduleEvent, ScheduleInfo, ScheduleSpec } from './schedules/types.ts';
@@ -140,7 +140,7 @@ export class Engine {
     );
     maintenance = new Maintenance(this.ctx, this.settler, deps.onMaintenanceError, this.schedules);
     this.maintenance = maintenance;
-    this.queueAdmin = new QueueAdmin(this.ctx, this.audit, write);
+    this.queueAdmin = new QueueAdmin(this.ctx, this.queries.sql, this.audit, write);
     this.deadLetters = new DeadLetters(this.ctx, this.queries.sql, this.actions, this.audit, write);
     this.onlineBackup = new OnlineBackup(db);
     this.queueAdmin.load();
@@ -246,12 +246,23 @@ export class Engine {
     return this.queueAdmin.listQueues();
   }
 
-  pauseQueue(queue: string, audit?: AuditInput): Promise<void> {
-    return this.queueAdmin.setPaused(queue, true, audit);
+  /**
+   * Pauses a queue: it hands out no jobs until resumed. NOT_FOUND for a queue
+   * nobody has used, unless `allowMissing` creates it (paused, so producers can
+   * fill it before any worker starts).
+   */
+  pauseQueue(queue: string, audit?: AuditInput, options: { allowMissing?: boolean } = {}): Promise<void> {
+    return this.queueAdmin.setPaused(queue, true, audit, options.allowMissing === true);
   }
 
-  resumeQueue(queue: string, audit?: AuditInput): Promise<void> {
-    return this.queueAdmin.setPaused(queue, false, audit);
+  /** Resumes a paused queue; NOT_FOUND for a queue nobody has used, unless `allowMissing`. */
+  resumeQueue(queue: string, audit?: AuditInput, options: { allowMissing?: boolean } = {}): Promise<void> {
+    return this.queueAdmin.setPaused(queue, false, audit, options.allowMissing === true);
+  }
+
+  /** Deletes a queue that holds no job; FAILED_PRECONDITION while it holds any, or when the config declares it. */
+  deleteQueue(queue: string, audit?: AuditInput): Promise<void> {
+    return this.queueAdmin.deleteQueue(queue, audit);
   }
 
   // ---------------------------------------------------------------- dead letters
@@ -307,6 +318,7 @@ export class Engine {
   /** Deletes every ready and scheduled job of a queue, in chunks; leased jobs finish normally. */
   purgeQueue(queue: string, audit?: AuditInput): Promise<{ deleted: number }> {
     checkQueueName(this.ctx, queue);
+    checkQueueExists(this.ctx, queue);
     return this.actions.purgeQueue(queue, audit);
   }
 

@@ -68,6 +68,7 @@ describe('CLI and start-up errors: one line, the documented exit code, no hang',
     });
     const client = SeppClient.connect(t.address, { apiKey: adminKey });
     jobId = (await client.enqueue('known', 't')).id;
+    await client.enqueue('emails', 't');
     await client.close();
     const cert = selfSignedCertificate(work);
     caFile = cert.certFile;
@@ -265,6 +266,30 @@ describe('CLI and start-up errors: one line, the documented exit code, no hang',
       stderr:
         /^sepp: permission denied: API key app has role producer, which may not call PauseQueue \(needs the admin role\)$/,
     },
+    // Typos create nothing.
+    {
+      name: 'pausing a queue nobody used: not found, the queue meant, and how to do it on purpose',
+      args: () => ['pause', 'emials'],
+      env: server,
+      code: 5,
+      stderr:
+        /^sepp: queue emials does not exist: no job was ever enqueued to it; did you mean emails\? \(--create pauses it anyway\)$/,
+    },
+    {
+      name: 'deleting a queue that holds jobs',
+      args: () => ['queue', 'delete', 'known'],
+      env: server,
+      code: 1,
+      stderr: /^sepp: queue known holds 1 job \(ready 1\); only an empty queue can be deleted/,
+    },
+    {
+      name: 'deleting a queue nobody used',
+      args: () => ['queue', 'delete', 'emials'],
+      env: server,
+      code: 5,
+      stderr:
+        /^sepp: queue emials does not exist: no job was ever enqueued to it; did you mean emails\? \(`sepp queues` lists the queues\)$/,
+    },
     // Connecting: the mistake, named.
     {
       name: '--server without a port',
@@ -364,6 +389,18 @@ describe('CLI and start-up errors: one line, the documented exit code, no hang',
       args: () => ['job', jobId.toUpperCase(), '--json'],
       env: server,
       stdout: /"queue": "known"/,
+    },
+    {
+      name: 'pause --create makes a queue on purpose (paused, before its first job)',
+      args: () => ['pause', 'prepared', '--create', '--json'],
+      env: server,
+      stdout: /"paused": true/,
+    },
+    {
+      name: 'an empty queue can be deleted',
+      args: () => ['queue', 'delete', 'prepared'],
+      env: server,
+      stdout: /^deleted queue prepared\n$/,
     },
     {
       name: '--ca against a TLS server addressed by IP: no Node warning',

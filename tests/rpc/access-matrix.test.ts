@@ -53,6 +53,7 @@ const expected: Readonly<Record<string, readonly Role[]>> = {
   CancelJob: ['admin'],
   PauseQueue: ['admin'],
   ResumeQueue: ['admin'],
+  DeleteQueue: ['admin'],
   RequeueDeadLetters: ['admin'],
   DeleteDeadLetters: ['admin'],
   Backup: ['admin'],
@@ -226,8 +227,18 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
     allowedStatus: status.NOT_FOUND,
   },
   ListQueues: { call: (c, md) => unary(call(c, c.listQueues, {}, md)), allowedStatus: status.OK },
-  PauseQueue: { call: (c, md) => unary(call(c, c.pauseQueue, { queue }, md)), allowedStatus: status.OK },
-  ResumeQueue: { call: (c, md) => unary(call(c, c.resumeQueue, { queue }, md)), allowedStatus: status.OK },
+  PauseQueue: {
+    call: (c, md) => unary(call(c, c.pauseQueue, { queue, allowMissing: true }, md)),
+    allowedStatus: status.OK,
+  },
+  ResumeQueue: {
+    call: (c, md) => unary(call(c, c.resumeQueue, { queue, allowMissing: true }, md)),
+    allowedStatus: status.OK,
+  },
+  DeleteQueue: {
+    call: (c, md) => unary(call(c, c.deleteQueue, { queue: 'never-used' }, md)),
+    allowedStatus: status.NOT_FOUND,
+  },
   ListDeadLetters: {
     call: (c, md) =>
       unary(
@@ -373,7 +384,7 @@ describe('gRPC access matrix', () => {
 
   test('a refusal names the key and its role, never the key itself', async () => {
     const md = metadataFor({ name: 'producer', headers: [`Bearer ${keys.producer}`], role: 'producer' });
-    const error = await call(t.client, t.client.pauseQueue, { queue }, md).then(
+    const error = await call(t.client, t.client.pauseQueue, { queue, allowMissing: true }, md).then(
       () => assert.fail('a producer paused a queue'),
       (e: ServiceError) => e,
     );

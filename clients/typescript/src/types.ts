@@ -20,6 +20,12 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+/** Options of pauseQueue and resumeQueue. */
+export interface QueueActionOptions extends CallOptions {
+  /** Create the queue when nobody has used it yet (else NOT_FOUND): to pause a queue before its first job. */
+  allowMissing?: boolean;
+}
+
 /** How to enqueue a job; everything is optional. */
 export interface EnqueueOptions {
   /**
