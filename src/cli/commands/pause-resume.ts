@@ -1,6 +1,6 @@
 /** `sepp pause QUEUE`, `sepp resume QUEUE` and `sepp queue delete QUEUE`. */
 import type { Argv } from 'yargs';
-import { type SeppClient, SeppError } from '../../client/index.ts';
+import { type SeppClient, SeppError } from '../../../clients/typescript/src/index.ts';
 import { closestKey } from '../../config/index.ts';
 import { CliError, exitCodes } from '../failure.ts';
 import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
