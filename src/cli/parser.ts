@@ -44,6 +44,7 @@ export const topLevelCommands: readonly string[] = [
   'pause',
   'resume',
   'queue',
+  'schedules',
   'backup',
   'admin',
   'selftest',
@@ -58,6 +59,7 @@ export const commandGroups: Readonly<Record<string, readonly string[]>> = {
   config: ['example', 'check'],
   dlq: ['list', 'requeue', 'delete'],
   queue: ['delete'],
+  schedules: ['list', 'show', 'pause', 'resume', 'trigger', 'delete'],
   admin: ['hash-password', 'new-api-key'],
 };
 

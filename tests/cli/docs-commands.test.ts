@@ -172,6 +172,7 @@ const byName: Readonly<Record<string, string>> = {
   T: 'text/plain',
   K: 'key-1',
   N: 'billing',
+  NAME: 'nightly-report',
   'KEY=VALUE': 'tenant=acme',
   'HOST:PORT': '127.0.0.1:50051',
   KEY: 'key-0123456789abcdef',

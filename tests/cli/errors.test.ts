@@ -238,6 +238,13 @@ describe('CLI and start-up errors: one line, the documented exit code, no hang',
       stderr: /^sepp: --max-attempts "1\.5" is not a whole number/,
     },
     {
+      name: 'schedules show --next 1.5 is refused before anything is sent',
+      args: () => ['schedules', 'show', 'nightly', '--next', '1.5'],
+      env: server,
+      code: 2,
+      stderr: /^sepp: --next "1\.5" is not a whole number from 1 to 100$/,
+    },
+    {
       name: 'a --delay that is no duration says what is',
       args: () => ['enqueue', 'q', 't', '--delay', '10 parsecs'],
       env: server,
