@@ -251,6 +251,25 @@ describe('every sepp command in the docs is one the CLI accepts', () => {
     assert.deepEqual(problems, []);
   });
 
+  test('docs/cli.md shows every command and subcommand the CLI has', () => {
+    const shown = new Set(
+      found
+        .filter((f) => f.where.startsWith('docs/cli.md:'))
+        .flatMap((f) => {
+          // `sepp schedules [list]` shows the subcommand too.
+          const [, first, second] = f.text.split('\u0000').map((w) => w.replace(/^\[|\]$/g, ''));
+          return [first ?? '', `${first} ${second}`];
+        }),
+    );
+    const missing = [
+      ...topLevelCommands.filter((c) => !shown.has(c)),
+      ...Object.entries(commandGroups).flatMap(([group, subs]) =>
+        subs.filter((s) => !shown.has(`${group} ${s}`)).map((s) => `${group} ${s}`),
+      ),
+    ];
+    assert.deepEqual(missing, [], 'commands `sepp --help` lists that docs/cli.md never shows');
+  });
+
   test('the checker itself catches an unknown command, subcommand and flag', async () => {
     const markdown = [
       'Run `sepp admin hash-pasword` or `sepp queues --bogus` or:',
