@@ -86,10 +86,17 @@ function commandsInLine(line: string): string[] {
   let text = line.trim().replace(/^\$\s+/, '');
   while (text !== '') {
     const { words, rest } = shellWords(text);
-    const start = words[0] === 'sudo' ? 1 : words[0] === 'npx' ? 1 : 0;
+    let start = 0;
+    while (/^[A-Z_][A-Z0-9_]*=/.test(words[start] ?? '')) start++; // VAR=value sepp …
+    if (words[start] === 'sudo' || words[start] === 'npx') start++;
     const program = words[start] ?? '';
     if (program === 'sepp' || program.endsWith('/sepp'))
       found.push(['sepp', ...words.slice(start + 1)].join('\u0000'));
+    else if (program === 'npm' && words[start + 1] === 'start') {
+      // `npm start [--silent] -- ARGS` runs `sepp ARGS` from the checkout.
+      const dashes = words.indexOf('--', start);
+      found.push(['sepp', ...(dashes < 0 ? [] : words.slice(dashes + 1))].join('\u0000'));
+    }
     text = rest.replace(/^(&&|\|\||[;|]|[0-9]?>>?\s*\S+|<\s*\S+)\s*/, '');
     if (text === rest) break;
   }
@@ -229,6 +236,8 @@ describe('every sepp command in the docs is one the CLI accepts', () => {
   test('the docs show the commands this test is about', () => {
     const texts = found.map((f) => f.text.split('\u0000').join(' '));
     for (const expected of [
+      'sepp queues --json', // README: npm start --silent -- queues --json
+      'sepp --data-dir /tmp/walk/data --log-level debug', // observability.md: VAR=… npm start -- …
       'sepp admin hash-password',
       'sepp config example',
       'sepp queues',
@@ -277,12 +286,13 @@ describe('every sepp command in the docs is one the CLI accepts', () => {
       '```console',
       '$ sepp pausse emails',
       'output line',
+      '$ npm start --silent -- queus --json',
       '```',
       '',
       '    sepp queue delete emails --forse',
     ].join('\n');
     const wrong = extractCommands(markdown, 'x.md');
-    assert.equal(wrong.length, 4);
+    assert.equal(wrong.length, 5);
     for (const f of wrong) {
       const verdict = await check(concreteArgs(f.text.split('\u0000').slice(1)).args, f.kind);
       assert.equal(verdict.ok, false, `${f.where} ${f.text}`);
