@@ -6,19 +6,6 @@
  * make typos, probes and health checks of the wrong path look like success.)
  * tests/admin/static-assets.test.ts keeps this list and the UI's in step.
  */
-const patterns: readonly RegExp[] = [
-  /^\/$/,
-  /^\/login$/,
-  /^\/queues$/,
-  /^\/queues\/[^/]+$/,
-  /^\/jobs$/,
-  /^\/jobs\/[^/]+$/,
-  /^\/dead-letters$/,
-  /^\/enqueue$/,
-  /^\/audit$/,
-  /^\/config$/,
-];
-
 /** The UI's route paths as written in ui/src/main.tsx (for the test that compares them). */
 export const uiRoutePaths: readonly string[] = [
   '/',
@@ -28,10 +15,17 @@ export const uiRoutePaths: readonly string[] = [
   '/jobs',
   '/jobs/:id',
   '/dead-letters',
+  '/schedules',
+  '/schedules/:name',
   '/enqueue',
   '/audit',
   '/config',
 ];
+
+/** Each path as a pattern: a `:name` segment is any one segment. */
+const patterns: readonly RegExp[] = uiRoutePaths.map(
+  (path) => new RegExp(`^${path.replace(/:[a-z]+/g, '[^/]+')}$`),
+);
 
 /** True when `path` (the raw request path, still percent-encoded) is one of the UI's pages. */
 export function isUiRoute(path: string): boolean {
