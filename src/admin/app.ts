@@ -15,6 +15,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { getCookie } from 'hono/cookie';
 import { SeppError } from '../engine/errors.ts';
 import { clientAddressResolver } from './client-address.ts';
+import { mountHealthRoutes } from './health-routes.ts';
 import { errorResponse, toErrorResponse } from './http-errors.ts';
 import { defaultLoginPolicy, LoginGuard } from './login-guard.ts';
 import { buildOpenApi, openApiPath } from './openapi.ts';
@@ -93,6 +94,7 @@ export function createAdminApp(deps: AdminDeps): AdminApp {
   });
   app.notFound((c) => errorResponse(c, 'not_found', `nothing at ${c.req.path.slice(0, 200)}`));
   app.use('*', securityHeaders(deps.tls));
+  mountHealthRoutes(app, deps.readiness ?? (() => ({ ready: true })));
   if (deps.open && deps.openToAnyHost !== true) app.use('*', loopbackHostOnly());
   app.use('/api/*', async (c, next) => {
     await next();

@@ -7,6 +7,7 @@ import type { Hono } from 'hono';
 import type { Clock } from '../engine/clock.ts';
 import type { Engine } from '../engine/engine.ts';
 import type { AdminRole, ServerFacts } from './api-types.ts';
+import type { Readiness } from './health-routes.ts';
 import type { LoginPolicy } from './login-throttle.ts';
 import type { RateHistory } from './rate-history.ts';
 
@@ -39,6 +40,7 @@ export type AdminEngine = Pick<
   | 'deadLetterJob'
   | 'pauseQueue'
   | 'resumeQueue'
+  | 'deleteQueue'
   | 'purgeQueue'
   | 'requeueDeadLetters'
   | 'deleteDeadLetters'
@@ -120,6 +122,8 @@ export interface AdminDeps {
   verifyPassword?: (password: string, stored: string) => Promise<boolean>;
   /** Login throttling and password-check limits. Default: defaultLoginPolicy (login-throttle.ts). */
   loginPolicy?: LoginPolicy;
+  /** Whether sepp can serve now, for `GET /readyz` (health-routes.ts). Default: always ready. */
+  readiness?: () => Readiness;
   /** Adds routes outside /api/v1 before the UI's catch-all (for example `/metrics`). */
   extend?: (app: Hono) => void;
 }

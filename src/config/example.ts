@@ -106,7 +106,8 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 # no authentication (allowed only on a loopback address). Roles: "producer"
 # (enqueue and read), "worker" (reserve, ack, nack, extend and read), "admin"
 # (everything). Give each key as key_sha256, the hex SHA-256 of the key, so
-# this file holds no secret:
+# this file holds no secret. "sepp admin new-api-key --name NAME --role ROLE"
+# makes a key, prints it once and prints the table to paste here; by hand:
 #     KEY=$(openssl rand -hex 32); printf %s "$KEY" | sha256sum
 # [[grpc.api_keys]]
 # name = "billing-producer"

@@ -151,7 +151,7 @@ export interface ApiKeyEntry {
   readonly keySha256: string;
 }
 
-const credentialName = {
+export const credentialName = {
   re: /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/,
   help: 'use 1 to 64 letters, digits and . _ @ -, starting with a letter or digit',
 };
@@ -162,7 +162,7 @@ const apiKeyField: Field<string> = {
   kind: 'string',
   parse(raw) {
     // The key is a secret: messages describe it but never repeat it.
-    const fix = 'generate one with `openssl rand -hex 32`';
+    const fix = 'make one with `sepp admin new-api-key`, which gives you key_sha256 for the config';
     if (typeof raw !== 'string') return { ok: false, message: `must be a string in double quotes; ${fix}` };
     if (!/^[\x21-\x7e]*$/.test(raw)) {
       return { ok: false, message: `may contain only visible ASCII characters (no spaces); ${fix}` };

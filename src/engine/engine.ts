@@ -39,7 +39,7 @@ import { jobInfoFromRow } from './job-rows.ts';
 import { JobSearch } from './job-search.ts';
 import { Maintenance, type MaintenanceReport } from './maintenance.ts';
 import { OperatorActions } from './operator-actions.ts';
-import { checkQueueName, QueueAdmin } from './queue-admin.ts';
+import { checkQueueExists, checkQueueName, QueueAdmin } from './queue-admin.ts';
 import { Reserver } from './reserve.ts';
 import { type PutMode, Schedules } from './schedules/schedules.ts';
 import type { ReconcileReport, ScheduleEvent, ScheduleInfo, ScheduleSpec } from './schedules/types.ts';
@@ -160,7 +160,7 @@ export class Engine {
     );
     maintenance = new Maintenance(this.ctx, this.settler, deps.onMaintenanceError, this.schedules);
     this.maintenance = maintenance;
-    this.queueAdmin = new QueueAdmin(this.ctx, this.audit, write);
+    this.queueAdmin = new QueueAdmin(this.ctx, this.queries.sql, this.audit, write);
     this.deadLetters = new DeadLetters(this.ctx, this.queries.sql, this.actions, this.audit, write);
     this.onlineBackup = new OnlineBackup(db);
     this.queueAdmin.load();
@@ -266,12 +266,23 @@ export class Engine {
     return this.queueAdmin.listQueues();
   }
 
-  pauseQueue(queue: string, audit?: AuditInput): Promise<void> {
-    return this.queueAdmin.setPaused(queue, true, audit);
+  /**
+   * Pauses a queue: it hands out no jobs until resumed. NOT_FOUND for a queue
+   * nobody has used, unless `allowMissing` creates it (paused, so producers can
+   * fill it before any worker starts).
+   */
+  pauseQueue(queue: string, audit?: AuditInput, options: { allowMissing?: boolean } = {}): Promise<void> {
+    return this.queueAdmin.setPaused(queue, true, audit, options.allowMissing === true);
   }
 
-  resumeQueue(queue: string, audit?: AuditInput): Promise<void> {
-    return this.queueAdmin.setPaused(queue, false, audit);
+  /** Resumes a paused queue; NOT_FOUND for a queue nobody has used, unless `allowMissing`. */
+  resumeQueue(queue: string, audit?: AuditInput, options: { allowMissing?: boolean } = {}): Promise<void> {
+    return this.queueAdmin.setPaused(queue, false, audit, options.allowMissing === true);
+  }
+
+  /** Deletes a queue that holds no job; FAILED_PRECONDITION while it holds any, or when the config declares it. */
+  deleteQueue(queue: string, audit?: AuditInput): Promise<void> {
+    return this.queueAdmin.deleteQueue(queue, audit);
   }
 
   // ---------------------------------------------------------------- dead letters
@@ -339,6 +350,7 @@ export class Engine {
   /** Deletes every ready and scheduled job of a queue, in chunks; leased jobs finish normally. */
   purgeQueue(queue: string, audit?: AuditInput): Promise<{ deleted: number }> {
     checkQueueName(this.ctx, queue);
+    checkQueueExists(this.ctx, queue);
     return this.actions.purgeQueue(queue, audit);
   }
 
@@ -438,6 +450,15 @@ export class Engine {
   counterMismatches(): string[] {
     this.checkOpen();
     return counterMismatches(this.ctx.sql);
+  }
+
+  /**
+   * Throws (unavailable) unless the database answers a read now: for readiness
+   * probes, so one index lookup (of an id no job has), never a scan.
+   */
+  checkReadable(): void {
+    this.checkOpen();
+    this.ctx.sql.attemptById.get('00000000-0000-0000-0000-000000000000');
   }
 
   /** Reads after close() get the same answer as writes, not the driver's "connection is not open". */

@@ -33,6 +33,12 @@ const allowed: Record<ApiRole, ReadonlySet<Permission>> = {
   admin: new Set(['read', 'enqueue', 'work', 'admin']),
 };
 
+/** "needs the admin role", "needs the producer or admin role": from the table, so it cannot disagree. */
+export function rolesAllowed(permission: Permission): string {
+  const roles = (Object.keys(allowed) as ApiRole[]).filter((role) => allowed[role].has(permission));
+  return `needs the ${roles.join(' or ')} role`;
+}
+
 export function sha256(text: string): Buffer {
   return createHash('sha256').update(text).digest();
 }
@@ -67,7 +73,7 @@ export class Authenticator {
     if (!allowed[caller.role].has(permission)) {
       throw new SeppError(
         'permission_denied',
-        `API key ${caller.name} has role ${caller.role}, which may not call ${rpc} (needs ${permission === 'work' ? 'worker' : permission === 'enqueue' ? 'producer' : 'admin'} or admin)`,
+        `API key ${caller.name} has role ${caller.role}, which may not call ${rpc} (${rolesAllowed(permission)})`,
       );
     }
     return caller;

@@ -5,7 +5,7 @@
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
-import { HealthImplementation } from 'grpc-health-check';
+import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
 import { QueueServiceService } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import type { Engine } from '../engine/engine.ts';
 import { admissionInterceptor } from './admission.ts';
@@ -138,7 +138,12 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
 
   const health = new HealthImplementation({ '': 'SERVING', [serviceName]: 'SERVING' });
   health.addToServer(server);
-  const packageDefinition = protoLoader.loadFileDescriptorSetFromBuffer(descriptorSet);
+  // Reflection describes every service this server answers: sepp's and the
+  // health service (so `grpcurl … list` shows both and `grpcurl … grpc.health.v1.Health/Check` works).
+  const packageDefinition = {
+    ...protoLoader.loadSync(healthProtoPath, { keepCase: true }),
+    ...protoLoader.loadFileDescriptorSetFromBuffer(descriptorSet),
+  };
   new ReflectionService(packageDefinition).addToServer(server);
   injector = server.createConnectionInjector(credentials);
 

@@ -213,13 +213,29 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
 
     pauseQueue: unary('PauseQueue', 'admin', async (req, _call, _caller, observation) => {
       observation.annotate({ queue: req.queue });
-      await engine.pauseQueue(requireString(req.queue, 'queue'));
+      await engine.pauseQueue(requireString(req.queue, 'queue'), undefined, {
+        allowMissing: req.allowMissing,
+      });
       return {};
     }),
 
     resumeQueue: unary('ResumeQueue', 'admin', async (req, _call, _caller, observation) => {
       observation.annotate({ queue: req.queue });
-      await engine.resumeQueue(requireString(req.queue, 'queue'));
+      await engine.resumeQueue(requireString(req.queue, 'queue'), undefined, {
+        allowMissing: req.allowMissing,
+      });
+      return {};
+    }),
+
+    deleteQueue: unary('DeleteQueue', 'admin', async (req, _call, caller, observation) => {
+      const queue = requireString(req.queue, 'queue');
+      observation.annotate({ queue });
+      // Deleting leaves nothing behind to show who did it: the audit log keeps it.
+      await engine.deleteQueue(queue, {
+        actor: `grpc:${caller.name}`,
+        action: 'queue.delete',
+        target: `queue:${queue}`,
+      });
       return {};
     }),
 

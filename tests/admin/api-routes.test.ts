@@ -95,6 +95,24 @@ test('purge needs the queue name as confirmation and reports what it deleted', a
   assert.deepEqual(lastAudit().details, { deleted: 3, done: true });
 });
 
+test('an empty queue can be deleted (audited); one with jobs is 409; an unknown one 404 and no pause creates it', async () => {
+  const { jobId } = await admin.t.engine.enqueue({ queue: 'typo', type: 't', payload: enc('{}') });
+  const busy = await op.request('DELETE', '/api/v1/queues/typo');
+  assert.equal(busy.status, 409);
+  assert.match(busy.body.error?.message ?? '', /queue typo holds 1 job \(ready 1\)/);
+  await admin.t.engine.cancel(jobId);
+  const deleted = await op.request('DELETE', '/api/v1/queues/typo');
+  assert.equal(deleted.status, 200);
+  assert.deepEqual(deleted.body, { deleted: 'typo' });
+  assert.deepEqual(
+    [lastAudit().actor, lastAudit().action, lastAudit().target],
+    ['admin', 'queue.delete', 'queue:typo'],
+  );
+  assert.equal((await op.request('DELETE', '/api/v1/queues/typo')).status, 404);
+  assert.equal((await op.post('/api/v1/queues/typo/pause', {})).status, 404);
+  assert.deepEqual((await op.get<{ queues: QueueInfo[] }>('/api/v1/queues')).body.queues, []);
+});
+
 test('jobs: list by state with cursor and type filter; find by key; detail with decoded payload', async () => {
   const ids: string[] = [];
   for (let i = 0; i < 5; i++) {

@@ -203,6 +203,21 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
   await shot(page, 'purge-confirm-desktop');
   await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
 
+  // A queue with jobs offers no delete; an empty one (here: one paused before any use) does.
+  assert.equal(await page.getByRole('button', { name: 'Delete queue…' }).count(), 0);
+  await engine.pauseQueue('emials', undefined, { allowMissing: true });
+  await page.goto(url('/queues/emials'));
+  await page.getByRole('button', { name: 'Delete queue…' }).click();
+  await page.getByRole('dialog').getByText('emials holds no jobs').waitFor();
+  await shot(page, 'delete-queue-confirm-desktop');
+  await page.getByRole('dialog').getByRole('button', { name: 'Delete queue' }).click();
+  await page.getByRole('heading', { name: 'Queues', exact: true }).waitFor();
+  await page.getByText('Deleted queue emials.').waitFor();
+  assert.equal(
+    engine.listQueues().some((q) => q.name === 'emials'),
+    false,
+  );
+
   // Every page at phone size, with a dead letter to show.
   await engine.nack({
     jobId: leased[2]!.id,

@@ -154,9 +154,12 @@ test('paused queues hand out nothing but accept enqueues; resume hands out again
   });
 });
 
-test('pausing a queue that was never used creates it paused', async () => {
+test('pausing a queue nobody used is not_found and creates nothing, unless allowMissing creates it paused', async () => {
   await withEngine({}, async ({ engine }) => {
-    await engine.pauseQueue('later');
+    await expectCode(engine.pauseQueue('later'), 'not_found');
+    await expectCode(engine.resumeQueue('later'), 'not_found');
+    assert.deepEqual(engine.listQueues(), []);
+    await engine.pauseQueue('later', undefined, { allowMissing: true });
     assert.deepEqual(
       engine.listQueues().map((q) => [q.name, q.paused]),
       [['later', true]],
@@ -170,6 +173,7 @@ test('pausing a queue that was never used creates it paused', async () => {
 test('pause on a strict server refuses undeclared queues with not_found', async () => {
   await withEngine({ options: withQueues({ known: {} }, { strictQueues: true }) }, async ({ engine }) => {
     await expectCode(engine.pauseQueue('unknown'), 'not_found');
+    await expectCode(engine.pauseQueue('unknown', undefined, { allowMissing: true }), 'not_found');
     await engine.pauseQueue('known');
   });
 });
@@ -195,7 +199,7 @@ test(
   async () => {
     const batches: BatchStats[] = [];
     await withEngine({ deps: { onBatch: (stats) => batches.push(stats) } }, async ({ engine }) => {
-      await engine.pauseQueue('q');
+      await engine.pauseQueue('q', undefined, { allowMissing: true });
       await engine.resumeQueue('q');
       const waiting = engine.reserve({ queues: ['q'], waitMs: 30_000, maxJobs: 2 });
       await until(engine, () => engine.waitingReserves === 1);
@@ -234,7 +238,7 @@ test('long-poll: a reserve and an enqueue in the same batch, either order, meet'
 
 test('long-poll: one job wakes one waiter; the others keep waiting', hangGuard, async () => {
   await withEngine({}, async ({ engine }) => {
-    await engine.pauseQueue('q');
+    await engine.pauseQueue('q', undefined, { allowMissing: true });
     await engine.resumeQueue('q');
     const first = track(engine.reserve({ queues: ['q'], waitMs: 30_000, workerId: 'first' }));
     const second = track(engine.reserve({ queues: ['q'], waitMs: 30_000, workerId: 'second' }));
@@ -256,7 +260,7 @@ test(
   async () => {
     await withEngine({}, async ({ engine, clock }) => {
       // Resume, promotion and requeue each report several jobs in one wake-up.
-      await engine.pauseQueue('q');
+      await engine.pauseQueue('q', undefined, { allowMissing: true });
       await engine.enqueueBatch([job('q'), job('q')]);
       await engine.enqueueBatch([job('q', { delayMs: 1000 }), job('q', { delayMs: 1000 })]);
       const wait = (workerId: string) => track(engine.reserve({ queues: ['q'], waitMs: 30_000, workerId }));
@@ -278,7 +282,7 @@ test(
 
 test('long-poll: a waiter with maxJobs takes several jobs of one batch', hangGuard, async () => {
   await withEngine({}, async ({ engine }) => {
-    await engine.pauseQueue('q');
+    await engine.pauseQueue('q', undefined, { allowMissing: true });
     await engine.resumeQueue('q');
     const waiting = engine.reserve({ queues: ['q'], waitMs: 30_000, maxJobs: 3 });
     await until(engine, () => engine.waitingReserves === 1);
@@ -362,7 +366,7 @@ test(
       if (event.kind === 'enqueued') controller.abort();
     };
     await withEngine({ deps: { onEvent } }, async ({ engine, clock }) => {
-      await engine.pauseQueue('q');
+      await engine.pauseQueue('q', undefined, { allowMissing: true });
       await engine.resumeQueue('q');
       const first = engine.reserve(
         { queues: ['q'], waitMs: 30_000, workerId: 'first', leaseMs: 10_000 },
@@ -410,7 +414,7 @@ test(
   hangGuard,
   async () => {
     await withEngine({}, async ({ engine }) => {
-      await engine.pauseQueue('q');
+      await engine.pauseQueue('q', undefined, { allowMissing: true });
       const waiting = track(engine.reserve({ queues: ['q'], waitMs: 30_000 }));
       await until(engine, () => engine.waitingReserves === 1);
       const { jobId } = await engine.enqueue(job('q'));

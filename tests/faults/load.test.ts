@@ -103,8 +103,8 @@ test(`${workers} long-polling workers and ${producers} producers for ${seconds} 
         waitingPeak = Math.max(waitingPeak, queues.find((q) => q.name === 'load')?.waitingWorkers ?? 0);
       }, record);
     }, 250);
-    // Resuming creates the queue, so ListQueues reports its waiting workers from the start.
-    await call(clients[0]!, clients[0]!.resumeQueue, { queue: 'load' });
+    // Resuming with allowMissing creates the queue, so ListQueues reports its waiting workers from the start.
+    await call(clients[0]!, clients[0]!.resumeQueue, { queue: 'load', allowMissing: true });
     const workerRuns = Array.from({ length: workers }, (_, i) => worker(i));
     // Producing starts once the workers are all waiting (on a busy machine 1,000 calls take a while to arrive).
     for (let i = 0; i < 600 && waitingPeak < workers; i++) await new Promise((r) => setTimeout(r, 100));

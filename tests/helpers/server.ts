@@ -140,3 +140,12 @@ export function testJob(queue: string, fields: Partial<EnqueueJob> = {}): Enqueu
     ...fields,
   };
 }
+
+/** `[[grpc.api_keys]]` tables for a test server's TOML, one per key. */
+export function apiKeysToml(
+  keys: readonly { name: string; role: 'producer' | 'worker' | 'admin'; key: string }[],
+): string {
+  return keys
+    .map((k) => `[[grpc.api_keys]]\nname = "${k.name}"\nrole = "${k.role}"\nkey = "${k.key}"\n`)
+    .join('');
+}

@@ -97,6 +97,7 @@ test('QueueService has exactly the published RPCs: Produce and Work bidirectiona
     'ListQueues',
     'PauseQueue',
     'ResumeQueue',
+    'DeleteQueue',
     'ListDeadLetters',
     'RequeueDeadLetters',
     'DeleteDeadLetters',

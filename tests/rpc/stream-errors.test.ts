@@ -205,8 +205,12 @@ const unaryCalls: [EngineMethod, string, () => Promise<unknown>][] = [
   ['getJob', 'GetJob', () => call(t.client, t.client.getJob, { jobId })],
   ['cancel', 'CancelJob', () => call(t.client, t.client.cancelJob, { jobId })],
   ['listQueues', 'ListQueues', () => call(t.client, t.client.listQueues, {})],
-  ['pauseQueue', 'PauseQueue', () => call(t.client, t.client.pauseQueue, { queue: 'f' })],
-  ['resumeQueue', 'ResumeQueue', () => call(t.client, t.client.resumeQueue, { queue: 'f' })],
+  ['pauseQueue', 'PauseQueue', () => call(t.client, t.client.pauseQueue, { queue: 'f', allowMissing: true })],
+  [
+    'resumeQueue',
+    'ResumeQueue',
+    () => call(t.client, t.client.resumeQueue, { queue: 'f', allowMissing: true }),
+  ],
   [
     'listDeadLetters',
     'ListDeadLetters',

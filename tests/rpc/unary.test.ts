@@ -357,7 +357,7 @@ max_attempts = 2
 
   test('PauseQueue stops handing out jobs; ResumeQueue resumes; ListQueues shows it', async () => {
     await call(c, c.enqueue, { job: job('pausable') });
-    await call(c, c.pauseQueue, { queue: 'pausable' });
+    await call(c, c.pauseQueue, { queue: 'pausable', allowMissing: false });
     const q = (await call(c, c.listQueues, {})).queues.find((x) => x.name === 'pausable');
     assert.equal(q?.paused, true);
     assert.equal(q?.counts?.ready, 1);
@@ -369,7 +369,7 @@ max_attempts = 2
       workerId: '',
     });
     assert.equal(none.jobs.length, 0);
-    await call(c, c.resumeQueue, { queue: 'pausable' });
+    await call(c, c.resumeQueue, { queue: 'pausable', allowMissing: false });
     const some = await call(c, c.reserve, {
       queues: ['pausable'],
       maxJobs: 1,
@@ -378,7 +378,53 @@ max_attempts = 2
       workerId: '',
     });
     assert.equal(some.jobs.length, 1);
-    await rejects(call(c, c.pauseQueue, { queue: '' }), status.INVALID_ARGUMENT, /queue: required/);
+    await rejects(
+      call(c, c.pauseQueue, { queue: '', allowMissing: false }),
+      status.INVALID_ARGUMENT,
+      /queue: required/,
+    );
+  });
+
+  test('PauseQueue and ResumeQueue on a queue nobody used: NOT_FOUND and nothing created, unless allow_missing', async () => {
+    const names = async () => (await call(c, c.listQueues, {})).queues.map((q) => q.name);
+    await rejects(
+      call(c, c.pauseQueue, { queue: 'emials', allowMissing: false }),
+      status.NOT_FOUND,
+      /queue emials does not exist: no job was ever enqueued to it/,
+    );
+    await rejects(call(c, c.resumeQueue, { queue: 'emials', allowMissing: false }), status.NOT_FOUND);
+    assert.ok(!(await names()).includes('emials'), 'a typo leaves no phantom queue');
+    // Deliberately: pause a queue before its producers start.
+    await call(c, c.pauseQueue, { queue: 'prepared', allowMissing: true });
+    await call(c, c.enqueue, { job: job('prepared') });
+    const prepared = (await call(c, c.listQueues, {})).queues.find((q) => q.name === 'prepared');
+    assert.equal(prepared?.paused, true);
+    assert.equal(prepared?.counts?.ready, 1);
+  });
+
+  test('DeleteQueue deletes an empty queue, refuses one with jobs, and an enqueue creates it anew', async () => {
+    const names = async () => (await call(c, c.listQueues, {})).queues.map((q) => q.name);
+    await call(c, c.pauseQueue, { queue: 'typo', allowMissing: true });
+    assert.ok((await names()).includes('typo'));
+    await call(c, c.deleteQueue, { queue: 'typo' });
+    assert.ok(!(await names()).includes('typo'));
+    await rejects(call(c, c.deleteQueue, { queue: 'typo' }), status.NOT_FOUND, /does not exist/);
+
+    const { jobId } = await call(c, c.enqueue, { job: job('busy') });
+    await rejects(
+      call(c, c.deleteQueue, { queue: 'busy' }),
+      status.FAILED_PRECONDITION,
+      /queue busy holds 1 job \(ready 1\); only an empty queue can be deleted/,
+    );
+    await call(c, c.cancelJob, { jobId });
+    await call(c, c.deleteQueue, { queue: 'busy' });
+    assert.ok(!(await names()).includes('busy'));
+    // Gone, not broken: the next job creates the queue again, running and counted.
+    await call(c, c.enqueue, { job: job('busy') });
+    const again = (await call(c, c.listQueues, {})).queues.find((q) => q.name === 'busy');
+    assert.equal(again?.paused, false);
+    assert.equal(again?.counts?.ready, 1);
+    await rejects(call(c, c.deleteQueue, { queue: 'bad name' }), status.INVALID_ARGUMENT);
   });
 
   test('GetServerInfo reports version, durability and every limit', async () => {

@@ -166,6 +166,22 @@ def test_list_workers(client: sepp.Client, queue: str) -> None:
     assert worker.address != "" and worker.last_seen_at_ms >= worker.connected_at_ms
 
 
+def test_queues_nobody_used(client: sepp.Client, queue: str) -> None:
+    typo = f"{queue}-typo"
+    with pytest.raises(sepp.SeppError) as missing:
+        client.pause_queue(typo)
+    assert missing.value.code == "not_found"
+    assert typo not in [q.name for q in client.list_queues()], "a typo creates no queue"
+    client.pause_queue(typo, allow_missing=True)
+    assert [q.paused for q in client.list_queues() if q.name == typo] == [True]
+    client.delete_queue(typo)
+    assert typo not in [q.name for q in client.list_queues()]
+    client.enqueue(queue, "t")
+    with pytest.raises(sepp.SeppError) as busy:
+        client.delete_queue(queue)
+    assert busy.value.code == "failed_precondition"
+
+
 def test_call_errors(server: ServerProcess, client: sepp.Client) -> None:
     with pytest.raises(sepp.SeppError) as missing:
         client.get_job("01234567-89ab-7def-8123-456789abcdef")

@@ -181,11 +181,13 @@ function settingsFromProto(settings: ProtoQueueSettings | undefined): QueueSetti
 }
 
 export function queueInfoFromProto(queue: ProtoQueueInfo): QueueInfo {
+  const counts = queue.counts ?? { scheduled: 0, ready: 0, leased: 0, completed: 0, dead: 0 };
   return {
     name: queue.name,
     paused: queue.paused,
-    counts: queue.counts ?? { scheduled: 0, ready: 0, leased: 0, completed: 0, dead: 0 },
-    oldestReadyAgeMs: queue.oldestReadyAgeMs,
+    counts,
+    // The protocol sends 0 when no job is ready; 0 is also the age of a job due this instant.
+    oldestReadyAgeMs: counts.ready > 0 ? queue.oldestReadyAgeMs : null,
     waitingWorkers: queue.waitingWorkers,
     settings: settingsFromProto(queue.settings),
   };

@@ -43,6 +43,7 @@ export type {
   NackOptions,
   NackResult,
   Payload,
+  QueueActionOptions,
   QueueInfo,
   QueueSettings,
   ReserveOptions,

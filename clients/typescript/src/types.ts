@@ -20,6 +20,12 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+/** Options of pauseQueue and resumeQueue. */
+export interface QueueActionOptions extends CallOptions {
+  /** Create the queue when nobody has used it yet (else NOT_FOUND): to pause a queue before its first job. */
+  allowMissing?: boolean;
+}
+
 /** How to enqueue a job; everything is optional. */
 export interface EnqueueOptions {
   /**
@@ -208,9 +214,13 @@ export interface QueueInfo {
   paused: boolean;
   /** Jobs by state. */
   counts: StateCounts;
-  /** How long the oldest ready job has been due, in ms; 0 when none is ready. */
-  oldestReadyAgeMs: number;
-  /** Reserve calls and Work streams waiting on this queue right now. */
+  /** How long the oldest ready job has been due, in ms; null when none is ready. */
+  oldestReadyAgeMs: number | null;
+  /**
+   * Reserve calls and Work streams waiting on this queue right now (not
+   * workers: an SDK Worker holds two Work streams, and a worker waiting on
+   * several queues counts on each).
+   */
   waitingWorkers: number;
   /** The queue's effective settings. */
   settings: QueueSettings;

@@ -1,6 +1,7 @@
 /**
  * The dashboard's overview and the queues: counts (from the maintained
- * counters, never COUNT(*)), settings, pause/resume and purge.
+ * counters, never COUNT(*)), settings, pause/resume, purge and deleting an
+ * empty queue.
  */
 import type { Context } from 'hono';
 import { SeppError } from '../../engine/errors.ts';
@@ -132,6 +133,24 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
         }
         const { deleted } = await engine.purgeQueue(name, request.audit('queue.purge', `queue:${name}`));
         return c.json({ deleted });
+      },
+    },
+    {
+      method: 'delete',
+      path: '/api/v1/queues/{queue}',
+      access: 'admin',
+      tag: 'queues',
+      summary: 'Delete an empty queue (no job in any state), such as one a typo created',
+      description:
+        '409 while the queue holds jobs or when the configuration declares it. Its idempotency keys stay until ' +
+        'their window ends; an enqueue creates the queue anew.',
+      pathParams: queueParam,
+      response: { type: 'object', properties: { deleted: { type: 'string' } }, required: ['deleted'] },
+      audits: 'queue.delete',
+      async handle(c, request) {
+        const { name } = existingQueue(c);
+        await engine.deleteQueue(name, request.audit('queue.delete', `queue:${name}`));
+        return c.json({ deleted: name });
       },
     },
   ];

@@ -8,8 +8,6 @@ import { registerQueuesCommand } from './queues.ts';
 import { registerScheduleCommands } from './schedules.ts';
 import { registerWorkersCommand } from './workers.ts';
 
-export { exitCodes, exitCodesEpilogue } from './connection.ts';
-
 export function registerOperatorCommands(parser: Argv): void {
   registerEnqueueCommand(parser);
   registerQueuesCommand(parser);

@@ -69,6 +69,16 @@ class DeleteDeadLettersResponse(_message.Message):
     deleted_count: int
     def __init__(self, deleted_count: _Optional[int] = ...) -> None: ...
 
+class DeleteQueueRequest(_message.Message):
+    __slots__ = ["queue"]
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    def __init__(self, queue: _Optional[str] = ...) -> None: ...
+
+class DeleteQueueResponse(_message.Message):
+    __slots__ = []
+    def __init__(self) -> None: ...
+
 class GetJobRequest(_message.Message):
     __slots__ = ["job_id"]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
@@ -136,10 +146,12 @@ class ListQueuesResponse(_message.Message):
     def __init__(self, queues: _Optional[_Iterable[_Union[_queue_pb2.QueueInfo, _Mapping]]] = ...) -> None: ...
 
 class PauseQueueRequest(_message.Message):
-    __slots__ = ["queue"]
+    __slots__ = ["allow_missing", "queue"]
+    ALLOW_MISSING_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
+    allow_missing: bool
     queue: str
-    def __init__(self, queue: _Optional[str] = ...) -> None: ...
+    def __init__(self, queue: _Optional[str] = ..., allow_missing: bool = ...) -> None: ...
 
 class PauseQueueResponse(_message.Message):
     __slots__ = []
@@ -162,10 +174,12 @@ class RequeueDeadLettersResponse(_message.Message):
     def __init__(self, requeued_count: _Optional[int] = ...) -> None: ...
 
 class ResumeQueueRequest(_message.Message):
-    __slots__ = ["queue"]
+    __slots__ = ["allow_missing", "queue"]
+    ALLOW_MISSING_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
+    allow_missing: bool
     queue: str
-    def __init__(self, queue: _Optional[str] = ...) -> None: ...
+    def __init__(self, queue: _Optional[str] = ..., allow_missing: bool = ...) -> None: ...
 
 class ResumeQueueResponse(_message.Message):
     __slots__ = []

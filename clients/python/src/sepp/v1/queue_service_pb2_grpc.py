@@ -19,8 +19,8 @@ class QueueServiceStub(object):
   producer  Enqueue, EnqueueBatch, EnqueueAtomic, Produce, and the reads
   worker    Reserve, Ack, AckBatch, Nack, Extend, Work, and the reads
   admin     everything, including CancelJob, PauseQueue, ResumeQueue,
-  RequeueDeadLetters, DeleteDeadLetters and the schedule
-  changes (Create, Update, Pause, Resume, Delete and
+  DeleteQueue, RequeueDeadLetters, DeleteDeadLetters and the
+  schedule changes (Create, Update, Pause, Resume, Delete and
   TriggerSchedule)
   The reads are GetJob, ListQueues, ListDeadLetters, GetServerInfo,
   GetSchedule and ListSchedules.
@@ -125,6 +125,11 @@ class QueueServiceStub(object):
         request_serializer=sepp_dot_v1_dot_admin__pb2.ResumeQueueRequest.SerializeToString,
         response_deserializer=sepp_dot_v1_dot_admin__pb2.ResumeQueueResponse.FromString,
         )
+    self.DeleteQueue = channel.unary_unary(
+        '/sepp.v1.QueueService/DeleteQueue',
+        request_serializer=sepp_dot_v1_dot_admin__pb2.DeleteQueueRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_admin__pb2.DeleteQueueResponse.FromString,
+        )
     self.ListDeadLetters = channel.unary_unary(
         '/sepp.v1.QueueService/ListDeadLetters',
         request_serializer=sepp_dot_v1_dot_admin__pb2.ListDeadLettersRequest.SerializeToString,
@@ -218,8 +223,8 @@ class QueueServiceServicer(object):
   producer  Enqueue, EnqueueBatch, EnqueueAtomic, Produce, and the reads
   worker    Reserve, Ack, AckBatch, Nack, Extend, Work, and the reads
   admin     everything, including CancelJob, PauseQueue, ResumeQueue,
-  RequeueDeadLetters, DeleteDeadLetters and the schedule
-  changes (Create, Update, Pause, Resume, Delete and
+  DeleteQueue, RequeueDeadLetters, DeleteDeadLetters and the
+  schedule changes (Create, Update, Pause, Resume, Delete and
   TriggerSchedule)
   The reads are GetJob, ListQueues, ListDeadLetters, GetServerInfo,
   GetSchedule and ListSchedules.
@@ -355,19 +360,32 @@ class QueueServiceServicer(object):
 
   def PauseQueue(self, request, context):
     """Pauses a queue: it hands out no jobs until resumed; enqueue still works and
-    leases already out can still be settled. A queue not used yet is created,
+    leases already out can still be settled. A queue nobody has used yet (no
+    job was ever enqueued to it, and the config does not declare it) is
+    NOT_FOUND, so a typo creates nothing; with `allow_missing` it is created,
     paused (so producers can fill it before any worker starts).
-    Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (an undeclared queue while
-    `strict_queues` is on).
+    Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (no such queue, or an
+    undeclared one while `strict_queues` is on, even with `allow_missing`).
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
     raise NotImplementedError('Method not implemented!')
 
   def ResumeQueue(self, request, context):
-    """Resumes a paused queue; a queue not used yet is created.
-    Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (an undeclared queue while
-    `strict_queues` is on).
+    """Resumes a paused queue. A queue nobody has used yet is NOT_FOUND unless
+    `allow_missing` creates it.
+    Errors: as PauseQueue.
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def DeleteQueue(self, request, context):
+    """Deletes a queue that holds no job in any state (scheduled, ready, leased,
+    completed or dead), for example one a typo created. Its idempotency keys
+    stay until their dedup window ends. A later enqueue creates the queue anew.
+    Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (no such queue),
+    FAILED_PRECONDITION (it holds jobs, or the config declares it).
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
@@ -600,6 +618,11 @@ def add_QueueServiceServicer_to_server(servicer, server):
           servicer.ResumeQueue,
           request_deserializer=sepp_dot_v1_dot_admin__pb2.ResumeQueueRequest.FromString,
           response_serializer=sepp_dot_v1_dot_admin__pb2.ResumeQueueResponse.SerializeToString,
+      ),
+      'DeleteQueue': grpc.unary_unary_rpc_method_handler(
+          servicer.DeleteQueue,
+          request_deserializer=sepp_dot_v1_dot_admin__pb2.DeleteQueueRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_admin__pb2.DeleteQueueResponse.SerializeToString,
       ),
       'ListDeadLetters': grpc.unary_unary_rpc_method_handler(
           servicer.ListDeadLetters,

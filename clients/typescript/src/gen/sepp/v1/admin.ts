@@ -114,8 +114,10 @@ export interface ListQueuesResponse {
 
 /** Stop a queue handing out jobs. */
 export interface PauseQueueRequest {
-  /** The queue's name. NOT_FOUND when no such queue exists. */
+  /** The queue's name. NOT_FOUND when no such queue exists (nobody has used it). */
   queue: string;
+  /** Create the queue, paused, when nobody has used it yet, instead of NOT_FOUND. */
+  allowMissing: boolean;
 }
 
 /** The queue is paused (pausing a paused queue is not an error). */
@@ -124,12 +126,24 @@ export interface PauseQueueResponse {
 
 /** Let a paused queue hand out jobs again. */
 export interface ResumeQueueRequest {
-  /** The queue's name. NOT_FOUND when no such queue exists. */
+  /** The queue's name. NOT_FOUND when no such queue exists (nobody has used it). */
   queue: string;
+  /** Create the queue when nobody has used it yet, instead of NOT_FOUND. */
+  allowMissing: boolean;
 }
 
 /** The queue is running (resuming a running queue is not an error). */
 export interface ResumeQueueResponse {
+}
+
+/** Delete an empty queue. */
+export interface DeleteQueueRequest {
+  /** The queue's name. */
+  queue: string;
+}
+
+/** The queue is gone. */
+export interface DeleteQueueResponse {
 }
 
 /**
@@ -753,13 +767,16 @@ export const ListQueuesResponse: MessageFns<ListQueuesResponse> = {
 };
 
 function createBasePauseQueueRequest(): PauseQueueRequest {
-  return { queue: "" };
+  return { queue: "", allowMissing: false };
 }
 
 export const PauseQueueRequest: MessageFns<PauseQueueRequest> = {
   encode(message: PauseQueueRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.queue !== "") {
       writer.uint32(10).string(message.queue);
+    }
+    if (message.allowMissing !== false) {
+      writer.uint32(16).bool(message.allowMissing);
     }
     return writer;
   },
@@ -785,6 +802,14 @@ export const PauseQueueRequest: MessageFns<PauseQueueRequest> = {
             message.queue = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.allowMissing = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -798,13 +823,23 @@ export const PauseQueueRequest: MessageFns<PauseQueueRequest> = {
   },
 
   fromJSON(object: any): PauseQueueRequest {
-    return { queue: isSet(object.queue) ? globalThis.String(object.queue) : "" };
+    return {
+      queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
+      allowMissing: isSet(object.allowMissing)
+        ? globalThis.Boolean(object.allowMissing)
+        : isSet(object.allow_missing)
+        ? globalThis.Boolean(object.allow_missing)
+        : false,
+    };
   },
 
   toJSON(message: PauseQueueRequest): unknown {
     const obj: any = {};
     if (message.queue !== "") {
       obj.queue = message.queue;
+    }
+    if (message.allowMissing !== false) {
+      obj.allowMissing = message.allowMissing;
     }
     return obj;
   },
@@ -815,6 +850,7 @@ export const PauseQueueRequest: MessageFns<PauseQueueRequest> = {
   fromPartial<I extends Exact<DeepPartial<PauseQueueRequest>, I>>(object: I): PauseQueueRequest {
     const message = createBasePauseQueueRequest();
     message.queue = object.queue ?? "";
+    message.allowMissing = object.allowMissing ?? false;
     return message;
   },
 };
@@ -872,13 +908,16 @@ export const PauseQueueResponse: MessageFns<PauseQueueResponse> = {
 };
 
 function createBaseResumeQueueRequest(): ResumeQueueRequest {
-  return { queue: "" };
+  return { queue: "", allowMissing: false };
 }
 
 export const ResumeQueueRequest: MessageFns<ResumeQueueRequest> = {
   encode(message: ResumeQueueRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.queue !== "") {
       writer.uint32(10).string(message.queue);
+    }
+    if (message.allowMissing !== false) {
+      writer.uint32(16).bool(message.allowMissing);
     }
     return writer;
   },
@@ -904,6 +943,14 @@ export const ResumeQueueRequest: MessageFns<ResumeQueueRequest> = {
             message.queue = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.allowMissing = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -917,13 +964,23 @@ export const ResumeQueueRequest: MessageFns<ResumeQueueRequest> = {
   },
 
   fromJSON(object: any): ResumeQueueRequest {
-    return { queue: isSet(object.queue) ? globalThis.String(object.queue) : "" };
+    return {
+      queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
+      allowMissing: isSet(object.allowMissing)
+        ? globalThis.Boolean(object.allowMissing)
+        : isSet(object.allow_missing)
+        ? globalThis.Boolean(object.allow_missing)
+        : false,
+    };
   },
 
   toJSON(message: ResumeQueueRequest): unknown {
     const obj: any = {};
     if (message.queue !== "") {
       obj.queue = message.queue;
+    }
+    if (message.allowMissing !== false) {
+      obj.allowMissing = message.allowMissing;
     }
     return obj;
   },
@@ -934,6 +991,7 @@ export const ResumeQueueRequest: MessageFns<ResumeQueueRequest> = {
   fromPartial<I extends Exact<DeepPartial<ResumeQueueRequest>, I>>(object: I): ResumeQueueRequest {
     const message = createBaseResumeQueueRequest();
     message.queue = object.queue ?? "";
+    message.allowMissing = object.allowMissing ?? false;
     return message;
   },
 };
@@ -986,6 +1044,125 @@ export const ResumeQueueResponse: MessageFns<ResumeQueueResponse> = {
   },
   fromPartial<I extends Exact<DeepPartial<ResumeQueueResponse>, I>>(_: I): ResumeQueueResponse {
     const message = createBaseResumeQueueResponse();
+    return message;
+  },
+};
+
+function createBaseDeleteQueueRequest(): DeleteQueueRequest {
+  return { queue: "" };
+}
+
+export const DeleteQueueRequest: MessageFns<DeleteQueueRequest> = {
+  encode(message: DeleteQueueRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queue !== "") {
+      writer.uint32(10).string(message.queue);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteQueueRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteQueueRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.queue = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteQueueRequest {
+    return { queue: isSet(object.queue) ? globalThis.String(object.queue) : "" };
+  },
+
+  toJSON(message: DeleteQueueRequest): unknown {
+    const obj: any = {};
+    if (message.queue !== "") {
+      obj.queue = message.queue;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DeleteQueueRequest>, I>>(base?: I): DeleteQueueRequest {
+    return DeleteQueueRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DeleteQueueRequest>, I>>(object: I): DeleteQueueRequest {
+    const message = createBaseDeleteQueueRequest();
+    message.queue = object.queue ?? "";
+    return message;
+  },
+};
+
+function createBaseDeleteQueueResponse(): DeleteQueueResponse {
+  return {};
+}
+
+export const DeleteQueueResponse: MessageFns<DeleteQueueResponse> = {
+  encode(_: DeleteQueueResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteQueueResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteQueueResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): DeleteQueueResponse {
+    return {};
+  },
+
+  toJSON(_: DeleteQueueResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DeleteQueueResponse>, I>>(base?: I): DeleteQueueResponse {
+    return DeleteQueueResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DeleteQueueResponse>, I>>(_: I): DeleteQueueResponse {
+    const message = createBaseDeleteQueueResponse();
     return message;
   },
 };

@@ -25,6 +25,8 @@ import {
   CancelJobResponse,
   DeleteDeadLettersRequest,
   DeleteDeadLettersResponse,
+  DeleteQueueRequest,
+  DeleteQueueResponse,
   GetJobRequest,
   GetJobResponse,
   GetServerInfoRequest,
@@ -108,8 +110,8 @@ export const protobufFileName = "sepp/v1/queue_service.proto";
  *   producer  Enqueue, EnqueueBatch, EnqueueAtomic, Produce, and the reads
  *   worker    Reserve, Ack, AckBatch, Nack, Extend, Work, and the reads
  *   admin     everything, including CancelJob, PauseQueue, ResumeQueue,
- *             RequeueDeadLetters, DeleteDeadLetters and the schedule
- *             changes (Create, Update, Pause, Resume, Delete and
+ *             DeleteQueue, RequeueDeadLetters, DeleteDeadLetters and the
+ *             schedule changes (Create, Update, Pause, Resume, Delete and
  *             TriggerSchedule)
  * The reads are GetJob, ListQueues, ListDeadLetters, GetServerInfo,
  * GetSchedule and ListSchedules.
@@ -303,10 +305,12 @@ export const QueueServiceService = {
   },
   /**
    * Pauses a queue: it hands out no jobs until resumed; enqueue still works and
-   * leases already out can still be settled. A queue not used yet is created,
+   * leases already out can still be settled. A queue nobody has used yet (no
+   * job was ever enqueued to it, and the config does not declare it) is
+   * NOT_FOUND, so a typo creates nothing; with `allow_missing` it is created,
    * paused (so producers can fill it before any worker starts).
-   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (an undeclared queue while
-   * `strict_queues` is on).
+   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (no such queue, or an
+   * undeclared one while `strict_queues` is on, even with `allow_missing`).
    */
   pauseQueue: {
     path: "/sepp.v1.QueueService/PauseQueue" as const,
@@ -318,9 +322,9 @@ export const QueueServiceService = {
     responseDeserialize: (value: Buffer): PauseQueueResponse => PauseQueueResponse.decode(value),
   },
   /**
-   * Resumes a paused queue; a queue not used yet is created.
-   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (an undeclared queue while
-   * `strict_queues` is on).
+   * Resumes a paused queue. A queue nobody has used yet is NOT_FOUND unless
+   * `allow_missing` creates it.
+   * Errors: as PauseQueue.
    */
   resumeQueue: {
     path: "/sepp.v1.QueueService/ResumeQueue" as const,
@@ -330,6 +334,22 @@ export const QueueServiceService = {
     requestDeserialize: (value: Buffer): ResumeQueueRequest => ResumeQueueRequest.decode(value),
     responseSerialize: (value: ResumeQueueResponse): Buffer => Buffer.from(ResumeQueueResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ResumeQueueResponse => ResumeQueueResponse.decode(value),
+  },
+  /**
+   * Deletes a queue that holds no job in any state (scheduled, ready, leased,
+   * completed or dead), for example one a typo created. Its idempotency keys
+   * stay until their dedup window ends. A later enqueue creates the queue anew.
+   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (no such queue),
+   * FAILED_PRECONDITION (it holds jobs, or the config declares it).
+   */
+  deleteQueue: {
+    path: "/sepp.v1.QueueService/DeleteQueue" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeleteQueueRequest): Buffer => Buffer.from(DeleteQueueRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeleteQueueRequest => DeleteQueueRequest.decode(value),
+    responseSerialize: (value: DeleteQueueResponse): Buffer => Buffer.from(DeleteQueueResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeleteQueueResponse => DeleteQueueResponse.decode(value),
   },
   /**
    * Lists a queue's dead letters, paged and non-destructive. A queue exists
@@ -662,18 +682,28 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
   listQueues: handleUnaryCall<ListQueuesRequest, ListQueuesResponse>;
   /**
    * Pauses a queue: it hands out no jobs until resumed; enqueue still works and
-   * leases already out can still be settled. A queue not used yet is created,
+   * leases already out can still be settled. A queue nobody has used yet (no
+   * job was ever enqueued to it, and the config does not declare it) is
+   * NOT_FOUND, so a typo creates nothing; with `allow_missing` it is created,
    * paused (so producers can fill it before any worker starts).
-   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (an undeclared queue while
-   * `strict_queues` is on).
+   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (no such queue, or an
+   * undeclared one while `strict_queues` is on, even with `allow_missing`).
    */
   pauseQueue: handleUnaryCall<PauseQueueRequest, PauseQueueResponse>;
   /**
-   * Resumes a paused queue; a queue not used yet is created.
-   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (an undeclared queue while
-   * `strict_queues` is on).
+   * Resumes a paused queue. A queue nobody has used yet is NOT_FOUND unless
+   * `allow_missing` creates it.
+   * Errors: as PauseQueue.
    */
   resumeQueue: handleUnaryCall<ResumeQueueRequest, ResumeQueueResponse>;
+  /**
+   * Deletes a queue that holds no job in any state (scheduled, ready, leased,
+   * completed or dead), for example one a typo created. Its idempotency keys
+   * stay until their dedup window ends. A later enqueue creates the queue anew.
+   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (no such queue),
+   * FAILED_PRECONDITION (it holds jobs, or the config declares it).
+   */
+  deleteQueue: handleUnaryCall<DeleteQueueRequest, DeleteQueueResponse>;
   /**
    * Lists a queue's dead letters, paged and non-destructive. A queue exists
    * once a job was enqueued to it or it was paused, or when the config
@@ -1006,10 +1036,12 @@ export interface QueueServiceClient extends Client {
   ): ClientUnaryCall;
   /**
    * Pauses a queue: it hands out no jobs until resumed; enqueue still works and
-   * leases already out can still be settled. A queue not used yet is created,
+   * leases already out can still be settled. A queue nobody has used yet (no
+   * job was ever enqueued to it, and the config does not declare it) is
+   * NOT_FOUND, so a typo creates nothing; with `allow_missing` it is created,
    * paused (so producers can fill it before any worker starts).
-   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (an undeclared queue while
-   * `strict_queues` is on).
+   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (no such queue, or an
+   * undeclared one while `strict_queues` is on, even with `allow_missing`).
    */
   pauseQueue(
     request: PauseQueueRequest,
@@ -1027,9 +1059,9 @@ export interface QueueServiceClient extends Client {
     callback: (error: ServiceError | null, response: PauseQueueResponse) => void,
   ): ClientUnaryCall;
   /**
-   * Resumes a paused queue; a queue not used yet is created.
-   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (an undeclared queue while
-   * `strict_queues` is on).
+   * Resumes a paused queue. A queue nobody has used yet is NOT_FOUND unless
+   * `allow_missing` creates it.
+   * Errors: as PauseQueue.
    */
   resumeQueue(
     request: ResumeQueueRequest,
@@ -1045,6 +1077,28 @@ export interface QueueServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ResumeQueueResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Deletes a queue that holds no job in any state (scheduled, ready, leased,
+   * completed or dead), for example one a typo created. Its idempotency keys
+   * stay until their dedup window ends. A later enqueue creates the queue anew.
+   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (no such queue),
+   * FAILED_PRECONDITION (it holds jobs, or the config declares it).
+   */
+  deleteQueue(
+    request: DeleteQueueRequest,
+    callback: (error: ServiceError | null, response: DeleteQueueResponse) => void,
+  ): ClientUnaryCall;
+  deleteQueue(
+    request: DeleteQueueRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DeleteQueueResponse) => void,
+  ): ClientUnaryCall;
+  deleteQueue(
+    request: DeleteQueueRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DeleteQueueResponse) => void,
   ): ClientUnaryCall;
   /**
    * Lists a queue's dead letters, paged and non-destructive. A queue exists
