@@ -65,6 +65,7 @@ export class Reserver {
       }
       if (jobs.length > 0 || wait === undefined) return jobs;
       const outcome = await wait;
+      if (typeof outcome === 'object') return outcome.jobs; // leased in the commit that made them ready
       if (outcome !== 'woken') return [];
       if (signal?.aborted) {
         // This call was chosen to take new jobs but is gone: let someone else have them.
@@ -136,6 +137,8 @@ export class Reserver {
       const leaseDeadlineMs = nowMs + leaseMs;
       let wanted = remaining;
       let leased = 0;
+      let waitMsTotal = 0;
+      let waitMsMax = 0;
       for (;;) {
         const rows = sql.leaseReady.all({
           queue,
@@ -151,7 +154,12 @@ export class Reserver {
         const live = this.expiry.dropExpired(tx, rows, nowMs);
         // RETURNING gives no order: restore the queue's order (priority, due time, enqueue order).
         live.sort((a, b) => b.priority - a.priority || a.run_at_ms - b.run_at_ms || a.seq - b.seq);
-        for (const row of live) jobs.push(leasedJobFromRow(row));
+        for (const row of live) {
+          jobs.push(leasedJobFromRow(row));
+          const waitedMs = Math.max(0, nowMs - row.run_at_ms);
+          waitMsTotal += waitedMs;
+          if (waitedMs > waitMsMax) waitMsMax = waitedMs;
+        }
         leased += live.length;
         wanted -= live.length;
         // Expired rows leave a gap: lease again for it (each pass takes expired jobs out for good).
@@ -160,7 +168,7 @@ export class Reserver {
       if (leased === 0) continue;
       // Jobs with their own lease_ms end at this deadline or later, never earlier.
       this.ctx.wakeAt(tx, leaseDeadlineMs);
-      this.ctx.emit(tx, { kind: 'reserved', queue, count: leased });
+      this.ctx.emit(tx, { kind: 'reserved', queue, count: leased, waitMsTotal, waitMsMax });
     }
     return jobs;
   }
@@ -183,7 +191,13 @@ export class Reserver {
       signal?.removeEventListener('abort', onAbort);
       settle(outcome);
     };
-    const waiter: Waiter = { queues: request.queues, maxJobs: request.maxJobs, settle: finish };
+    const waiter: Waiter = {
+      queues: request.queues,
+      maxJobs: request.maxJobs,
+      // As the reserve's own operation: a call that is gone takes nothing.
+      take: (tx) => (signal?.aborted ? [] : this.lease(tx, request)),
+      settle: finish,
+    };
     const onAbort = () => {
       waiters.remove(waiter);
       finish('aborted');

@@ -2,7 +2,7 @@
  * The unary RPCs of QueueService: authorize, check the fields the engine does
  * not see, call the engine, convert the result. Semantics live in the engine.
  */
-import { type ServerUnaryCall, status } from '@grpc/grpc-js';
+import type { ServerUnaryCall } from '@grpc/grpc-js';
 import { DurabilityMode } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
 import { DeadReason, type EnqueueJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
@@ -10,6 +10,7 @@ import { type AckBatchRequest, SettleOutcome } from '../../clients/typescript/sr
 import { SeppError } from '../engine/errors.ts';
 import type { EnqueueRequest as EngineEnqueueRequest } from '../engine/types.ts';
 import { rpcAudit } from './audit-input.ts';
+import { answerUnary, type BugReporter } from './call-guard.ts';
 import { createControlHandlers } from './control-handlers.ts';
 import {
   acceptedToProto,
@@ -23,6 +24,7 @@ import {
   queueInfoToProto,
   queueSettingsToProto,
   rejectionReasonToProto,
+  workerInfoToProto,
 } from './convert.ts';
 import {
   isTraceparent,
@@ -32,9 +34,8 @@ import {
   unobserved,
   withTraceContext,
 } from './observer.ts';
-import { MalformedRequest, type RpcContext } from './rpc-context.ts';
+import { admit, MalformedRequest, type RpcContext } from './rpc-context.ts';
 import { createScheduleHandlers } from './schedule-handlers.ts';
-import { toServiceError } from './status.ts';
 import type { Unary } from './unary-wrapper.ts';
 import { requireAttempt, requireJobId, requireString } from './validate-fields.ts';
 
@@ -46,37 +47,33 @@ const settleOutcomeToProto = {
   job_cancelled: SettleOutcome.CANCELLED,
 } as const;
 
-export function createUnaryHandlers(ctx: RpcContext): UnaryHandlers {
+export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryHandlers {
   const { engine } = ctx;
 
   /**
    * Every unary RPC goes through here: drain check, authorization, malformed
-   * requests, error mapping — and one observation per call for telemetry.
-   * `parentOf` names a trace context the request itself carries (Enqueue's
-   * job); otherwise the call's `traceparent` metadata is the parent.
+   * requests, the answer (call-guard.ts turns any failure into its status) —
+   * and one observation per call for telemetry. `parentOf` names a trace
+   * context the request itself carries (Enqueue's job); otherwise the call's
+   * `traceparent` metadata is the parent.
    */
   const unary: Unary = (rpc, permission, fn, parentOf) => (call, callback) => {
-    const observation = observe(rpc, call, parentOf);
+    let observation = unobserved;
     let callerName: string | undefined;
-    const fail = (error: unknown) => {
-      const serviceError = toServiceError(error);
-      callback(serviceError);
-      observation.end(serviceError.code ?? status.UNKNOWN, callerName);
-    };
-    try {
-      if (ctx.draining)
-        throw new SeppError('unavailable', 'sepp is shutting down; retry against the restarted server');
-      const caller = ctx.auth.authorize(call.metadata, permission, rpc);
-      callerName = caller.name;
-      const request: unknown = call.request;
-      if (request instanceof MalformedRequest) throw new SeppError('invalid_argument', request.message);
-      Promise.resolve(fn(call.request, call, caller, observation)).then((response) => {
-        callback(null, response);
-        observation.end(status.OK, callerName);
-      }, fail);
-    } catch (error) {
-      fail(error);
-    }
+    void answerUnary(
+      rpc,
+      onBug,
+      callback,
+      () => {
+        observation = observe(rpc, call, parentOf);
+        const caller = admit(ctx, call.metadata, permission, rpc);
+        callerName = caller.name;
+        const request: unknown = call.request;
+        if (request instanceof MalformedRequest) throw new SeppError('invalid_argument', request.message);
+        return fn(call.request, call, caller, observation);
+      },
+      (code) => observation.end(code, callerName),
+    );
   };
 
   function observe<Req, Res>(
@@ -152,6 +149,8 @@ export function createUnaryHandlers(ctx: RpcContext): UnaryHandlers {
         },
         abort.signal,
       );
+      // Listed once the request proved valid (the engine checked the queues and the worker id).
+      engine.workers.touch({ workerId: req.workerId, address: call.getPeer(), queues: req.queues });
       observation.leased(jobs);
       return { jobs: jobs.map(leasedJobToProto) };
     }),
@@ -208,17 +207,38 @@ export function createUnaryHandlers(ctx: RpcContext): UnaryHandlers {
 
     listQueues: unary('ListQueues', 'read', () => ({ queues: engine.listQueues().map(queueInfoToProto) })),
 
+    listWorkers: unary('ListWorkers', 'read', () => ({
+      workers: engine.listWorkers().map(workerInfoToProto),
+      waitingReserves: engine.waitingReserves,
+    })),
+
     pauseQueue: unary('PauseQueue', 'admin', async (req, call, caller, observation) => {
       observation.annotate({ queue: req.queue });
       const queue = requireString(req.queue, 'queue');
-      await engine.pauseQueue(queue, rpcAudit(ctx, caller, call.metadata, 'queue.pause', `queue:${queue}`));
+      await engine.pauseQueue(queue, rpcAudit(ctx, caller, call.metadata, 'queue.pause', `queue:${queue}`), {
+        allowMissing: req.allowMissing,
+      });
       return {};
     }),
 
     resumeQueue: unary('ResumeQueue', 'admin', async (req, call, caller, observation) => {
       observation.annotate({ queue: req.queue });
       const queue = requireString(req.queue, 'queue');
-      await engine.resumeQueue(queue, rpcAudit(ctx, caller, call.metadata, 'queue.resume', `queue:${queue}`));
+      await engine.resumeQueue(
+        queue,
+        rpcAudit(ctx, caller, call.metadata, 'queue.resume', `queue:${queue}`),
+        {
+          allowMissing: req.allowMissing,
+        },
+      );
+      return {};
+    }),
+
+    deleteQueue: unary('DeleteQueue', 'admin', async (req, call, caller, observation) => {
+      const queue = requireString(req.queue, 'queue');
+      observation.annotate({ queue });
+      // Deleting leaves nothing behind to show who did it: the audit log keeps it.
+      await engine.deleteQueue(queue, rpcAudit(ctx, caller, call.metadata, 'queue.delete', `queue:${queue}`));
       return {};
     }),
 
@@ -261,7 +281,14 @@ export function createUnaryHandlers(ctx: RpcContext): UnaryHandlers {
         durability: facts.durability === 'full' ? DurabilityMode.FULL : DurabilityMode.RELAXED,
         serverTimeMs: facts.nowMs(),
         startedAtMs: facts.startedAtMs,
-        limits: { ...engine.limits, maxMessageBytes: facts.maxMessageBytes },
+        limits: {
+          ...engine.limits,
+          maxMessageBytes: facts.maxMessageBytes,
+          maxConnections: facts.connectionLimits.maxConnections,
+          maxStreamsPerConnection: facts.connectionLimits.maxStreamsPerConnection,
+          handshakeTimeoutMs: facts.connectionLimits.handshakeTimeoutMs,
+          idleTimeoutMs: facts.connectionLimits.idleTimeoutMs,
+        },
         queueDefaults: queueSettingsToProto(engine.options.queueDefaults),
         strictQueues: engine.options.strictQueues,
       };

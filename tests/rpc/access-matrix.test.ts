@@ -148,8 +148,9 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
     allowedStatus: status.OK,
   },
   PurgeQueue: {
+    // A queue nobody has used is NOT_FOUND, as for every admin call that names a queue.
     call: (c, md) => unary(call(c, c.purgeQueue, { queue: 'matrix-none' }, md)),
-    allowedStatus: status.OK,
+    allowedStatus: status.NOT_FOUND,
   },
   ListAuditEntries: {
     call: (c, md) =>
@@ -159,8 +160,19 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
     allowedStatus: status.OK,
   },
   ListQueues: { call: (c, md) => unary(call(c, c.listQueues, {}, md)), allowedStatus: status.OK },
-  PauseQueue: { call: (c, md) => unary(call(c, c.pauseQueue, { queue }, md)), allowedStatus: status.OK },
-  ResumeQueue: { call: (c, md) => unary(call(c, c.resumeQueue, { queue }, md)), allowedStatus: status.OK },
+  ListWorkers: { call: (c, md) => unary(call(c, c.listWorkers, {}, md)), allowedStatus: status.OK },
+  PauseQueue: {
+    call: (c, md) => unary(call(c, c.pauseQueue, { queue, allowMissing: true }, md)),
+    allowedStatus: status.OK,
+  },
+  ResumeQueue: {
+    call: (c, md) => unary(call(c, c.resumeQueue, { queue, allowMissing: true }, md)),
+    allowedStatus: status.OK,
+  },
+  DeleteQueue: {
+    call: (c, md) => unary(call(c, c.deleteQueue, { queue: 'never-used' }, md)),
+    allowedStatus: status.NOT_FOUND,
+  },
   ListDeadLetters: {
     call: (c, md) =>
       unary(
@@ -306,7 +318,7 @@ describe('gRPC access matrix', () => {
 
   test('a refusal names the key and its role, never the key itself', async () => {
     const md = metadataFor({ name: 'producer', headers: [`Bearer ${keys.producer}`], role: 'producer' });
-    const error = await call(t.client, t.client.pauseQueue, { queue }, md).then(
+    const error = await call(t.client, t.client.pauseQueue, { queue, allowMissing: true }, md).then(
       () => assert.fail('a producer paused a queue'),
       (e: ServiceError) => e,
     );

@@ -132,7 +132,7 @@ const auditRows: Readonly<Record<string, AuditRow>> = {
   },
   PauseQueue: {
     async run(c, md, auditQueue) {
-      await call(c, c.pauseQueue, { queue: auditQueue }, md);
+      await call(c, c.pauseQueue, { queue: auditQueue, allowMissing: true }, md);
       return { target: `queue:${auditQueue}` };
     },
     action: 'queue.pause',
@@ -140,12 +140,22 @@ const auditRows: Readonly<Record<string, AuditRow>> = {
   },
   ResumeQueue: {
     async run(c, md, auditQueue) {
-      await call(c, c.pauseQueue, { queue: auditQueue }, md);
-      await call(c, c.resumeQueue, { queue: auditQueue }, md);
+      await call(c, c.pauseQueue, { queue: auditQueue, allowMissing: true }, md);
+      await call(c, c.resumeQueue, { queue: auditQueue, allowMissing: false }, md);
       return { target: `queue:${auditQueue}` };
     },
     action: 'queue.resume',
     details: { wasPaused: true },
+  },
+  DeleteQueue: {
+    async run(c, md, auditQueue) {
+      // A queue that exists and holds no job: created by a pause.
+      await call(c, c.pauseQueue, { queue: auditQueue, allowMissing: true }, md);
+      await call(c, c.deleteQueue, { queue: auditQueue }, md);
+      return { target: `queue:${auditQueue}` };
+    },
+    action: 'queue.delete',
+    details: { deleted: true },
   },
   PurgeQueue: {
     async run(c, md, auditQueue) {
@@ -307,7 +317,7 @@ describe('every admin RPC is audited (gRPC)', () => {
     await assert.rejects(call(c, c.cancelJob, { jobId: missingJobId }, admin()), { code: status.NOT_FOUND });
     assert.equal(await count(), before);
     const hashed = metadataFor({ name: 'hashed', headers: [`Bearer ${keys.hashedAdmin}`], role: 'admin' });
-    await call(c, c.pauseQueue, { queue: 'audit-hashed' }, hashed);
+    await call(c, c.pauseQueue, { queue: 'audit-hashed', allowMissing: true }, hashed);
     const { entries } = await call(
       c,
       c.listAuditEntries,

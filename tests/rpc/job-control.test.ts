@@ -268,8 +268,8 @@ describe('job control over gRPC', () => {
       'grpc.primary_user_agent': 'sepp-cli/0.0.0',
     });
     try {
-      await call(cli, cli.pauseQueue, { queue: 'door' });
-      await call(t.client, t.client.resumeQueue, { queue: 'door' });
+      await call(cli, cli.pauseQueue, { queue: 'door', allowMissing: true });
+      await call(t.client, t.client.resumeQueue, { queue: 'door', allowMissing: false });
     } finally {
       cli.close();
     }

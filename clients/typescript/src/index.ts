@@ -50,6 +50,7 @@ export type {
   NackOptions,
   NackResult,
   Payload,
+  QueueActionOptions,
   QueueInfo,
   QueueSettings,
   ReserveOptions,
@@ -57,6 +58,7 @@ export type {
   ServerLimits,
   StateCounts,
   TimeInput,
+  WorkerInfo,
 } from './types.ts';
 export { Worker, type WorkerClient, type WorkerEvents, type WorkerOptions } from './worker.ts';
 export type { WorkerClock, WorkerTimer } from './worker-clock.ts';

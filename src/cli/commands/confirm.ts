@@ -1,6 +1,6 @@
 /** Confirming an action that cannot be undone: ask on a terminal, insist on --yes elsewhere. */
 import { createInterface } from 'node:readline/promises';
-import { Declined, UsageError } from './connection.ts';
+import { Declined, UsageError } from '../failure.ts';
 
 /**
  * Resolves when the action may go ahead: `yes` was given, or the person at the

@@ -3,7 +3,9 @@ import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import type { Argv } from 'yargs';
 import type { EnqueueOptions } from '../../../clients/typescript/src/index.ts';
-import { print, printJson, runWithClient, UsageError, withConnection } from './connection.ts';
+import { parseDurationMs } from '../../config/index.ts';
+import { integerFlag, UsageError } from '../failure.ts';
+import { print, printJson, runWithClient, withConnection } from './connection.ts';
 import { durationFlag, oneOf, timeFlag } from './flag-values.ts';
 
 const typesByExtension: Record<string, string> = {
@@ -41,6 +43,16 @@ function readPayload(args: { json?: string | undefined; file?: string | undefine
   return { payload: Buffer.alloc(0), contentType: undefined };
 }
 
+const maxInt32 = 2 ** 31 - 1;
+
+/** --delay: "30s" and the like, or a bare integer of milliseconds (as settings ending in _ms take). */
+function delayMs(text: string): number {
+  if (/^\s*\d{1,15}\s*$/.test(text)) return Number(text.trim());
+  const delay = parseDurationMs(text);
+  if (!delay.ok) throw new UsageError(`--delay ${delay.message}`);
+  return delay.value;
+}
+
 function parseMetadata(entries: readonly string[] | undefined): Record<string, string> | undefined {
   if (entries === undefined || entries.length === 0) return undefined;
   const pairs = entries.map((entry) => {
@@ -63,18 +75,37 @@ export function registerEnqueueCommand(parser: Argv): void {
           .positional('type', { type: 'string', demandOption: true, describe: 'Job type' })
           .option('json', {
             type: 'string',
+            requiresArg: true,
             describe: 'Payload as JSON text (content type application/json)',
           })
-          .option('file', { type: 'string', describe: 'Payload from a file ("-" for standard input)' })
-          .option('content-type', { type: 'string', describe: 'Content type of the payload' })
-          .option('priority', { type: 'number', describe: '0 to 9, higher first (default 0)' })
-          .option('delay', { type: 'string', describe: 'Run after this long, e.g. 30s, 5m, 2h' })
+          .option('file', {
+            type: 'string',
+            requiresArg: true,
+            describe: 'Payload from a file ("-" for standard input)',
+          })
+          .option('content-type', {
+            type: 'string',
+            requiresArg: true,
+            describe: 'Content type of the payload',
+          })
+          .option('priority', {
+            type: 'string',
+            requiresArg: true,
+            describe: 'An integer from 0 to 9, higher first (default 0)',
+          })
+          .option('delay', {
+            type: 'string',
+            requiresArg: true,
+            describe: 'Run after this long: 30s, 5m, 2h (units ms, s, m, h, d) or an integer of milliseconds',
+          })
           .option('run-at', {
             type: 'string',
+            requiresArg: true,
             describe: 'Run at this time (ISO 8601, e.g. 2026-05-01T09:00:00Z)',
           })
           .option('key', {
             type: 'string',
+            requiresArg: true,
             describe:
               'Idempotency key: a repeat is not stored while the key is taken (dedup window, or job unfinished)',
           })
@@ -84,14 +115,25 @@ export function registerEnqueueCommand(parser: Argv): void {
           })
           .option('ttl', {
             type: 'string',
+            requiresArg: true,
             describe: 'Do not start the job after this long, e.g. 10m (expiry)',
           })
           .option('expires-at', {
             type: 'string',
+            requiresArg: true,
             describe: 'Do not start the job at or after this time (ISO 8601)',
           })
-          .option('max-attempts', { type: 'number', describe: 'Deliveries before the job goes dead' })
-          .option('meta', { type: 'string', array: true, describe: 'Metadata KEY=VALUE (repeatable)' })
+          .option('max-attempts', {
+            type: 'string',
+            requiresArg: true,
+            describe: "Deliveries before the job goes dead (default: the queue's max_attempts)",
+          })
+          .option('meta', {
+            type: 'string',
+            requiresArg: true,
+            array: true,
+            describe: 'Metadata KEY=VALUE (repeatable)',
+          })
           .example('$0 enqueue emails send --json \'{"to":"ada@example.com"}\'', 'a JSON job')
           .example(
             '$0 enqueue reports build --file report.json --delay 10m -o json',
@@ -109,9 +151,10 @@ export function registerEnqueueCommand(parser: Argv): void {
         const options: EnqueueOptions = {};
         const type = args['content-type'] ?? contentType;
         if (type !== undefined) options.contentType = type;
-        if (args.priority !== undefined) options.priority = args.priority;
+        if (args.priority !== undefined)
+          options.priority = integerFlag('priority', args.priority, { min: 0, max: 9 });
         oneOf({ delay: args.delay, 'run-at': args['run-at'] });
-        if (args.delay !== undefined) options.delayMs = durationFlag('delay', args.delay);
+        if (args.delay !== undefined) options.delayMs = delayMs(args.delay);
         if (args['run-at'] !== undefined) options.runAt = timeFlag('run-at', args['run-at']);
         if (args.key !== undefined) options.idempotencyKey = args.key;
         if (args['unique-while-active'] === true) {
@@ -121,7 +164,12 @@ export function registerEnqueueCommand(parser: Argv): void {
         oneOf({ ttl: args.ttl, 'expires-at': args['expires-at'] });
         if (args.ttl !== undefined) options.ttlMs = durationFlag('ttl', args.ttl);
         if (args['expires-at'] !== undefined) options.expiresAt = timeFlag('expires-at', args['expires-at']);
-        if (args['max-attempts'] !== undefined) options.maxAttempts = args['max-attempts'];
+        if (args['max-attempts'] !== undefined) {
+          options.maxAttempts = integerFlag('max-attempts', args['max-attempts'], {
+            min: 1,
+            max: maxInt32,
+          });
+        }
         const metadata = parseMetadata(args.meta);
         if (metadata !== undefined) options.metadata = metadata;
         const result = await client.enqueue(args.queue, args.type, payload, options);

@@ -1,6 +1,6 @@
 /** Flag values that name a time or a length of time, checked with a message that names the flag. */
 import { parseDurationMs } from '../../config/index.ts';
-import { UsageError } from './connection.ts';
+import { UsageError } from '../failure.ts';
 
 /** `--delay 30s`, `--ttl 5m`: milliseconds. */
 export function durationFlag(flag: string, value: string): number {

@@ -8,8 +8,7 @@ import { registerPauseResumeCommands } from './pause-resume.ts';
 import { registerPurgeAuditCommands } from './purge-audit.ts';
 import { registerQueuesCommand } from './queues.ts';
 import { registerScheduleCommands } from './schedules.ts';
-
-export { exitCodes, exitCodesEpilogue } from './connection.ts';
+import { registerWorkersCommand } from './workers.ts';
 
 export function registerOperatorCommands(parser: Argv): void {
   registerEnqueueCommand(parser);
@@ -20,4 +19,5 @@ export function registerOperatorCommands(parser: Argv): void {
   registerScheduleCommands(parser);
   registerJobControlCommands(parser);
   registerPurgeAuditCommands(parser);
+  registerWorkersCommand(parser);
 }

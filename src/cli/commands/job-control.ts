@@ -5,13 +5,13 @@
  */
 import type { Argv } from 'yargs';
 import type { JobChanges, JobFilter, JobState, SeppClient } from '../../../clients/typescript/src/index.ts';
+import { UsageError } from '../failure.ts';
 import { confirmOrRefuse } from './confirm.ts';
 import {
   type ConnectionArgs,
   print,
   printJson,
   runWithClient,
-  UsageError,
   wantsJson,
   withConnection,
 } from './connection.ts';

@@ -1,8 +1,9 @@
 /** `sepp purge QUEUE` (delete its waiting jobs) and `sepp audit` (who changed what). */
 import type { Argv } from 'yargs';
 import type { AuditEntry } from '../../../clients/typescript/src/index.ts';
+import { UsageError } from '../failure.ts';
 import { confirmOrRefuse } from './confirm.ts';
-import { print, printJson, runWithClient, UsageError, wantsJson, withConnection } from './connection.ts';
+import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
 import { cell, table, time } from './format.ts';
 
 /** What `details` says, shortly: its fields but the door, as key=value. */

@@ -31,7 +31,7 @@ export function registerQueuesCommand(parser: Argv): void {
               'COMPLETED',
               'CANCELLED',
               'OLDEST READY',
-              'WORKERS',
+              'WAITING',
             ],
             queues.map((q) => [
               q.name,
@@ -42,7 +42,7 @@ export function registerQueuesCommand(parser: Argv): void {
               String(q.counts.dead),
               String(q.counts.completed),
               String(q.counts.cancelled),
-              q.counts.ready === 0 ? '-' : age(q.oldestReadyAgeMs),
+              q.oldestReadyAgeMs === null ? '-' : age(q.oldestReadyAgeMs),
               String(q.waitingWorkers),
             ]),
           ),

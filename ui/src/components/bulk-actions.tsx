@@ -1,111 +1,128 @@
 /**
- * The jobs page's actions on every job the filter shows: "Cancel all matching"
- * (scheduled, ready or leased jobs; the confirmation names the count, asked
- * of the server at that moment) and "Run all now" (scheduled jobs). Operators
- * and admins only; the server checks again.
+ * Actions on the selected jobs of a list: each button names what it does and
+ * to how many of the selected jobs it applies (a dead job can be requeued or
+ * deleted, a waiting one cancelled or dead-lettered), and the confirmation
+ * repeats the count. Each job is changed by its own audited call; the notice
+ * says how many changed and why any did not.
  */
-import { useState } from 'preact/hooks';
-import { can, post, seg } from '../api.ts';
+import { ApiError, post, seg } from '../api.ts';
+import { fmtNum } from '../format.ts';
 import { useAction } from '../hooks.ts';
-import { cancellableStates, type JobState, type Session } from '../types.ts';
+import type { JobState, JobSummary } from '../types.ts';
 import { ErrorBanner, notify } from './common.tsx';
-import { ConfirmDialog } from './confirm-dialog.tsx';
+import { ConfirmDialog, useConfirm } from './confirm-dialog.tsx';
 
-interface Filter {
-  queue: string;
-  state: JobState;
-  type: string;
+interface BulkAction {
+  key: string;
+  label: string;
+  past: string;
+  states: readonly JobState[];
+  danger: boolean;
+  body: string;
+  run(jobs: JobSummary[]): Promise<void>;
 }
 
-type Pending = { action: 'cancel'; matched: number } | { action: 'run-now' };
+const one = (path: string) => (jobs: JobSummary[]) =>
+  jobs.reduce<Promise<void>>(async (prev, j) => {
+    await prev;
+    await post(`/api/v1/jobs/${seg(j.id)}/${path}`);
+  }, Promise.resolve());
 
-export function BulkActions({
-  session,
-  filter,
-  onDone,
-}: {
-  session: Session;
-  filter: Filter;
-  onDone(): void;
-}) {
-  const [pending, setPending] = useState<Pending | null>(null);
-  const action = useAction();
-  if (!can(session, 'operator') || filter.queue === '') return null;
-  const body = { states: [filter.state], ...(filter.type === '' ? {} : { type: filter.type }) };
-  const base = `/api/v1/queues/${seg(filter.queue)}/jobs`;
-  const what = `${filter.state} jobs${filter.type === '' ? '' : ` of type ${filter.type}`} in ${filter.queue}`;
-
-  const askCancel = async () => {
-    const counted = await action.run(() =>
-      post<{ matched: number }>(`${base}/cancel`, { ...body, dryRun: true }),
-    );
-    if (counted !== undefined) setPending({ action: 'cancel', matched: counted.matched });
-  };
-  const confirm = async () => {
-    if (pending === null) return;
-    if (pending.action === 'cancel') {
-      const done = await action.run(() =>
-        post<{ cancelled: number; cancelRequested: number }>(`${base}/cancel`, body),
-      );
-      if (done !== undefined) {
-        const running =
-          done.cancelRequested > 0
-            ? `; ${done.cancelRequested} running, their workers were told to stop`
-            : '';
-        notify(`Cancelled ${done.cancelled} ${what}${running}.`);
+const actions: readonly BulkAction[] = [
+  {
+    key: 'requeue',
+    label: 'Requeue',
+    past: 'Requeued',
+    states: ['dead', 'completed', 'cancelled'],
+    danger: false,
+    body: 'They go back to ready with a fresh attempt budget.',
+    run: one('requeue'),
+  },
+  {
+    key: 'dead-letter',
+    label: 'Dead-letter',
+    past: 'Dead-lettered',
+    states: ['ready', 'scheduled'],
+    danger: true,
+    body: 'They stop being delivered and wait in the dead letters until requeued or deleted.',
+    run: one('dead-letter'),
+  },
+  {
+    key: 'cancel',
+    label: 'Cancel',
+    past: 'Cancelled',
+    states: ['ready', 'scheduled', 'leased'],
+    danger: true,
+    body: "They will not run. Leased ones are running: their workers are told to stop, and they end cancelled. Cancelled jobs are kept for the queue's retention.",
+    run: one('cancel'),
+  },
+  {
+    key: 'delete',
+    label: 'Delete',
+    past: 'Deleted',
+    states: ['dead'],
+    danger: true,
+    body: 'These dead letters are removed for good.',
+    async run(jobs) {
+      const byQueue = new Map<string, string[]>();
+      for (const j of jobs) byQueue.set(j.queue, [...(byQueue.get(j.queue) ?? []), j.id]);
+      for (const [queue, jobIds] of byQueue) {
+        await post(`/api/v1/queues/${seg(queue)}/dead-letters/delete`, { jobIds });
       }
-    } else {
-      const done = await action.run(() =>
-        post<{ updated: number }>(`${base}/update`, { ...body, runNow: true }),
-      );
-      if (done !== undefined) notify(`${done.updated} ${what} run now.`);
-    }
-    setPending(null);
-    onDone();
-  };
+    },
+  },
+];
 
+const plural = (n: number) => `${fmtNum(n)} job${n === 1 ? '' : 's'}`;
+
+export function BulkJobActions({ selected }: { selected: readonly JobSummary[] }) {
+  const confirm = useConfirm<BulkAction>();
+  const action = useAction();
+  const applicable = (a: BulkAction) => selected.filter((j) => a.states.includes(j.state));
+  const pending = confirm.pending;
+  const targets = pending === null ? [] : applicable(pending);
   return (
-    <div class="bulk-actions">
-      {filter.state === 'scheduled' && (
-        <button type="button" class="btn btn-small" onClick={() => setPending({ action: 'run-now' })}>
-          Run all now
-        </button>
-      )}
-      {cancellableStates.includes(filter.state) && (
-        <button type="button" class="btn btn-small btn-danger" disabled={action.busy} onClick={askCancel}>
-          Cancel all matching
-        </button>
-      )}
-      <ErrorBanner error={pending === null ? action.error : null} onDismiss={action.clear} />
+    <>
+      {actions.map((a) => {
+        const n = applicable(a).length;
+        if (n === 0) return null;
+        return (
+          <button
+            key={a.key}
+            type="button"
+            class={a.danger ? 'btn btn-small btn-danger' : 'btn btn-small'}
+            onClick={() => confirm.ask(a)}
+          >
+            {a.label} {fmtNum(n)}…
+          </button>
+        );
+      })}
+      <ErrorBanner error={action.error} onDismiss={action.clear} />
       <ConfirmDialog
         open={pending !== null}
-        title={
-          pending?.action === 'cancel'
-            ? `Cancel ${pending.matched.toLocaleString('en-US')} ${what}?`
-            : `Run all ${what} now?`
-        }
-        confirmLabel={
-          pending?.action === 'cancel' ? `Cancel ${pending.matched.toLocaleString('en-US')} jobs` : 'Run now'
-        }
-        danger={pending?.action === 'cancel'}
-        dismissLabel={pending?.action === 'cancel' ? 'Keep them' : 'Cancel'}
+        title={pending === null ? '' : `${pending.label} ${plural(targets.length)}?`}
+        confirmLabel={pending === null ? '' : `${pending.label} ${plural(targets.length)}`}
+        danger={pending?.danger ?? false}
         busy={action.busy}
-        onCancel={() => setPending(null)}
-        onConfirm={confirm}
+        onCancel={confirm.close}
+        onConfirm={async () => {
+          if (pending === null) return;
+          const done = await action.run(async () => {
+            await pending.run(targets);
+            return true;
+          });
+          confirm.close();
+          if (done) notify(`${pending.past} ${plural(targets.length)}.`);
+          else if (action.error instanceof ApiError)
+            notify(`${pending.label} stopped: ${action.error.message}`);
+        }}
       >
-        {pending?.action === 'cancel' ? (
-          <p>
-            They will not run. Leased ones are running: their workers are told to stop, and they end
-            cancelled. Cancelled jobs are kept for the queue's retention and can be requeued one by one.
-          </p>
-        ) : (
-          <p>
-            Every scheduled job that matches becomes ready at once, including retries waiting for their
-            backoff.
-          </p>
-        )}
-        <ErrorBanner error={pending === null ? null : action.error} onDismiss={action.clear} />
+        <p>
+          {pending?.body}
+          {targets.length < selected.length &&
+            ` ${plural(selected.length - targets.length)} of the selection ${selected.length - targets.length === 1 ? 'is' : 'are'} in another state and stay${selected.length - targets.length === 1 ? 's' : ''} as ${selected.length - targets.length === 1 ? 'it is' : 'they are'}.`}
+        </p>
       </ConfirmDialog>
-    </div>
+    </>
   );
 }

@@ -1,7 +1,9 @@
 /** One job: its fields, decoded payload, metadata, attempts with errors, timeline, and what an operator can do to it. */
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { can, post, query, seg } from '../api.ts';
 import {
+  CopyId,
   Empty,
   ErrorBanner,
   Facts,
@@ -10,6 +12,7 @@ import {
   PageHeader,
   ReasonBadge,
   StateBadge,
+  Time,
 } from '../components/common.tsx';
 import { ConfirmDialog, useConfirm } from '../components/confirm-dialog.tsx';
 import { fmtBytes, fmtTime, humanize, shortId } from '../format.ts';
@@ -17,13 +20,19 @@ import { useAction, useApi } from '../hooks.ts';
 import { Link, navigate } from '../router.tsx';
 import type { JobDetail as Job, Session } from '../types.ts';
 
-type Action = 'cancel' | 'requeue' | 'dead-letter' | 'run-now' | 'priority' | 'delete';
+type Action = 'cancel' | 'requeue' | 'dead-letter' | 'run-now' | 'priority' | 'delete' | 'release-lease';
 
 const actionText: Record<Action, { label: string; title: string; body: string; danger: boolean }> = {
   cancel: {
     label: 'Cancel job',
     title: 'Cancel this job?',
     body: "The job will not run. It is kept as cancelled (with your name) for the queue's retention, and can be requeued.",
+    danger: true,
+  },
+  'release-lease': {
+    label: 'Release lease',
+    title: 'Release this lease?',
+    body: 'The lease ends now, as its expiry would: the attempt counts, and the job is ready for another worker (or dead, with reason lease expired, if this was its last attempt). The worker is refused when it next extends, acks or nacks.',
     danger: true,
   },
   requeue: {
@@ -69,7 +78,7 @@ function allowedActions(job: Job): Action[] {
     case 'scheduled':
       return ['run-now', 'priority', 'dead-letter', 'cancel'];
     case 'leased':
-      return job.cancelledAtMs === null ? ['cancel'] : [];
+      return job.cancelledAtMs === null ? ['cancel', 'release-lease'] : ['release-lease'];
     case 'dead':
       return ['requeue', 'delete'];
     case 'completed':
@@ -101,10 +110,17 @@ const done: Record<Action, (id: string) => string> = {
   'run-now': (id) => `Job ${id} is ready now.`,
   priority: (id) => `Job ${id}'s priority changed.`,
   delete: (id) => `Dead letter ${id} deleted.`,
+  'release-lease': (id) => `Job ${id} released from its lease.`,
 };
 
+/** The timeline shows each error's first line; the attempts table below has all of it. */
+function firstLine(text: string): string {
+  const line = text.split('\n', 1)[0] ?? '';
+  return line.length > 160 ? `${line.slice(0, 160)}…` : line;
+}
+
 export function JobDetail({ id, session }: { id: string; session: Session }) {
-  const { data: job, error, reload } = useApi<Job>(`/api/v1/jobs/${seg(id)}`);
+  const { data: job, error, reload } = useApi<Job>(`/api/v1/jobs/${seg(id)}`, { pollMs: 5000 });
   const confirm = useConfirm<Action>();
   const action = useAction();
 
@@ -167,7 +183,7 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
           {job.state === 'leased' && (
             <div class="banner banner-info">
               {job.cancelledAtMs === null
-                ? "A worker holds this job's lease; it can be changed once the worker settles it or the lease ends. Cancelling it tells the worker to stop."
+                ? "A worker holds this job's lease; it can be changed once the worker settles it or the lease ends. Cancelling it tells the worker to stop; a stuck worker's lease can be released."
                 : `Cancel asked ${job.cancelledBy === null ? '' : `by ${job.cancelledBy} `}at ${fmtTime(job.cancelledAtMs)}: the worker was told to stop. The job ends cancelled when it does, or when its lease ends.`}
             </div>
           )}
@@ -177,23 +193,25 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
             </h2>
             <Facts
               items={[
-                ['Id', <span class="mono">{job.id}</span>],
+                ['Id', <CopyId id={job.id} />],
                 ['Queue', <Link href={`/queues/${seg(job.queue)}`}>{job.queue}</Link>],
                 ['Type', job.type],
                 ['Priority', String(job.priority)],
                 ['Attempt', `${job.attempt} of ${job.maxAttempts}`],
-                ['Enqueued', fmtTime(job.enqueuedAtMs)],
-                ['Due', fmtTime(job.runAtMs)],
+                ['Enqueued', <Time ms={job.enqueuedAtMs} />],
+                ['Due', <Time ms={job.runAtMs} />],
                 ...(job.leaseDeadlineMs !== null
-                  ? [['Lease ends', fmtTime(job.leaseDeadlineMs)] as [string, string]]
+                  ? [['Lease ends', <Time ms={job.leaseDeadlineMs} />] as [string, ComponentChildren]]
                   : []),
                 ...(job.workerId !== null ? [['Worker', job.workerId] as [string, string]] : []),
-                ...(job.failedAtMs !== null ? [['Failed', fmtTime(job.failedAtMs)] as [string, string]] : []),
+                ...(job.failedAtMs !== null
+                  ? [['Failed', <Time ms={job.failedAtMs} />] as [string, ComponentChildren]]
+                  : []),
                 ...(job.completedAtMs !== null
-                  ? [['Completed', fmtTime(job.completedAtMs)] as [string, string]]
+                  ? [['Completed', <Time ms={job.completedAtMs} />] as [string, ComponentChildren]]
                   : []),
                 ...(job.expiresAtMs !== null
-                  ? [['Expires', fmtTime(job.expiresAtMs)] as [string, string]]
+                  ? [['Expires', <Time ms={job.expiresAtMs} />] as [string, ComponentChildren]]
                   : []),
                 ...(job.cancelledAtMs !== null
                   ? [
@@ -249,9 +267,9 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
               <ol class="timeline">
                 {job.timeline.map((event, i) => (
                   <li key={i} class={`timeline-${event.event}`}>
-                    <time>{fmtTime(event.atMs)}</time>
+                    <Time ms={event.atMs} />
                     <span>
-                      <strong>{humanize(event.event)}</strong> — {event.detail}
+                      <strong>{humanize(event.event)}</strong> — {firstLine(event.detail)}
                     </span>
                   </li>
                 ))}
@@ -283,7 +301,7 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
                           {e.attempt}
                         </td>
                         <td data-label="Failed at" class="nowrap">
-                          {fmtTime(e.atMs)}
+                          <Time ms={e.atMs} />
                         </td>
                         <td data-label="Error">
                           <pre class="error-text">{e.error}</pre>

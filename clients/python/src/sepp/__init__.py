@@ -50,6 +50,7 @@ from .models import (
     ServerLimits,
     StateCounts,
     TimeInput,
+    WorkerInfo,
 )
 from .schedules import (
     MisfirePolicy,
@@ -116,6 +117,7 @@ __all__ = [
     "UnavailableError",
     "Worker",
     "WorkerEvent",
+    "WorkerInfo",
     "WorkerJob",
     "__version__",
 ]

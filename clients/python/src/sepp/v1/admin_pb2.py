@@ -15,15 +15,15 @@ from sepp.v1 import job_pb2 as sepp_dot_v1_dot_job__pb2
 from sepp.v1 import queue_pb2 as sepp_dot_v1_dot_queue__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13sepp/v1/admin.proto\x12\x07sepp.v1\x1a\x11sepp/v1/job.proto\x1a\x13sepp/v1/queue.proto\"\x1f\n\rGetJobRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\"+\n\x0eGetJobResponse\x12\x19\n\x03job\x18\x01 \x01(\x0b\x32\x0c.sepp.v1.Job\"\"\n\x10\x43\x61ncelJobRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\"`\n\x11\x43\x61ncelJobResponse\x12)\n\x0eprevious_state\x18\x01 \x01(\x0e\x32\x11.sepp.v1.JobState\x12 \n\x05state\x18\x02 \x01(\x0e\x32\x11.sepp.v1.JobState\"K\n\tJobFilter\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12!\n\x06states\x18\x03 \x03(\x0e\x32\x11.sepp.v1.JobState\"H\n\x11\x43\x61ncelJobsRequest\x12\"\n\x06\x66ilter\x18\x01 \x01(\x0b\x32\x12.sepp.v1.JobFilter\x12\x0f\n\x07\x64ry_run\x18\x02 \x01(\x08\"d\n\x12\x43\x61ncelJobsResponse\x12\x17\n\x0f\x63\x61ncelled_count\x18\x01 \x01(\x03\x12\x1e\n\x16\x63\x61ncel_requested_count\x18\x02 \x01(\x03\x12\x15\n\rmatched_count\x18\x03 \x01(\x03\"\x82\x01\n\nJobChanges\x12\x12\n\x08priority\x18\x01 \x01(\x05H\x00\x12\x13\n\trun_at_ms\x18\x02 \x01(\x03H\x01\x12\x12\n\x08\x64\x65lay_ms\x18\x03 \x01(\x03H\x01\x12\x11\n\x07run_now\x18\x04 \x01(\x08H\x01\x42\x11\n\x0fpriority_changeB\x11\n\x0fschedule_change\"H\n\x10UpdateJobRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12$\n\x07\x63hanges\x18\x02 \x01(\x0b\x32\x13.sepp.v1.JobChanges\".\n\x11UpdateJobResponse\x12\x19\n\x03job\x18\x01 \x01(\x0b\x32\x0c.sepp.v1.Job\"]\n\x11UpdateJobsRequest\x12\"\n\x06\x66ilter\x18\x01 \x01(\x0b\x32\x12.sepp.v1.JobFilter\x12$\n\x07\x63hanges\x18\x02 \x01(\x0b\x32\x13.sepp.v1.JobChanges\"+\n\x12UpdateJobsResponse\x12\x15\n\rupdated_count\x18\x01 \x01(\x03\"\"\n\x11PurgeQueueRequest\x12\r\n\x05queue\x18\x01 \x01(\t\"+\n\x12PurgeQueueResponse\x12\x15\n\rdeleted_count\x18\x01 \x01(\x03\"o\n\x17ListAuditEntriesRequest\x12\r\n\x05\x61\x63tor\x18\x01 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x02 \x01(\t\x12\x0e\n\x06target\x18\x03 \x01(\t\x12\x11\n\tpage_size\x18\x04 \x01(\x05\x12\x12\n\npage_token\x18\x05 \x01(\t\"l\n\nAuditEntry\x12\n\n\x02id\x18\x01 \x01(\x03\x12\r\n\x05\x61t_ms\x18\x02 \x01(\x03\x12\r\n\x05\x61\x63tor\x18\x03 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x04 \x01(\t\x12\x0e\n\x06target\x18\x05 \x01(\t\x12\x14\n\x0c\x64\x65tails_json\x18\x06 \x01(\t\"Y\n\x18ListAuditEntriesResponse\x12$\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x13.sepp.v1.AuditEntry\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\x13\n\x11ListQueuesRequest\"8\n\x12ListQueuesResponse\x12\"\n\x06queues\x18\x01 \x03(\x0b\x32\x12.sepp.v1.QueueInfo\"\"\n\x11PauseQueueRequest\x12\r\n\x05queue\x18\x01 \x01(\t\"\x14\n\x12PauseQueueResponse\"#\n\x12ResumeQueueRequest\x12\r\n\x05queue\x18\x01 \x01(\t\"\x15\n\x13ResumeQueueResponse\"s\n\x16ListDeadLettersRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\x12#\n\x06reason\x18\x04 \x01(\x0e\x32\x13.sepp.v1.DeadReason\"N\n\x17ListDeadLettersResponse\x12\x1a\n\x04jobs\x18\x01 \x03(\x0b\x32\x0c.sepp.v1.Job\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"H\n\x19RequeueDeadLettersRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x0f\n\x07job_ids\x18\x02 \x03(\t\x12\x0b\n\x03\x61ll\x18\x03 \x01(\x08\"4\n\x1aRequeueDeadLettersResponse\x12\x16\n\x0erequeued_count\x18\x01 \x01(\x03\"G\n\x18\x44\x65leteDeadLettersRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x0f\n\x07job_ids\x18\x02 \x03(\t\x12\x0b\n\x03\x61ll\x18\x03 \x01(\x08\"2\n\x19\x44\x65leteDeadLettersResponse\x12\x15\n\rdeleted_count\x18\x01 \x01(\x03\"\x16\n\x14GetServerInfoRequest\"\xb5\x03\n\x0cServerLimits\x12\x17\n\x0fmax_name_length\x18\x01 \x01(\x05\x12\x1a\n\x12max_metadata_bytes\x18\x02 \x01(\x03\x12\x1c\n\x14max_metadata_entries\x18\x03 \x01(\x05\x12!\n\x19max_idempotency_key_bytes\x18\x04 \x01(\x05\x12\x1b\n\x13max_worker_id_bytes\x18\x05 \x01(\x05\x12\x17\n\x0fmax_error_bytes\x18\x06 \x01(\x03\x12\x19\n\x11max_error_history\x18\x07 \x01(\x05\x12\x16\n\x0emax_batch_jobs\x18\x08 \x01(\x05\x12\x18\n\x10max_reserve_jobs\x18\t \x01(\x05\x12\x1d\n\x15max_schedule_ahead_ms\x18\n \x01(\x03\x12\x13\n\x0bmax_wait_ms\x18\x0b \x01(\x03\x12\x13\n\x0bmax_waiters\x18\x0c \x01(\x05\x12\x15\n\rmax_page_size\x18\r \x01(\x05\x12\x19\n\x11max_message_bytes\x18\x0e \x01(\x03\x12\x1a\n\x12max_reserve_queues\x18\x0f \x01(\x05\x12\x15\n\rmax_schedules\x18\x1e \x01(\x05\"\x86\x02\n\x15GetServerInfoResponse\x12\x0f\n\x07version\x18\x01 \x01(\t\x12\x12\n\ngit_commit\x18\x02 \x01(\t\x12+\n\ndurability\x18\x03 \x01(\x0e\x32\x17.sepp.v1.DurabilityMode\x12\x16\n\x0eserver_time_ms\x18\x04 \x01(\x03\x12\x15\n\rstarted_at_ms\x18\x05 \x01(\x03\x12%\n\x06limits\x18\x06 \x01(\x0b\x32\x15.sepp.v1.ServerLimits\x12.\n\x0equeue_defaults\x18\x07 \x01(\x0b\x32\x16.sepp.v1.QueueSettings\x12\x15\n\rstrict_queues\x18\x08 \x01(\x08\"\x0f\n\rBackupRequest\"w\n\x0b\x42\x61\x63kupChunk\x12+\n\x08progress\x18\x01 \x01(\x0b\x32\x17.sepp.v1.BackupProgressH\x00\x12\x0e\n\x04\x64\x61ta\x18\x02 \x01(\x0cH\x00\x12#\n\x04\x64one\x18\x03 \x01(\x0b\x32\x13.sepp.v1.BackupDoneH\x00\x42\x06\n\x04kind\"9\n\x0e\x42\x61\x63kupProgress\x12\x12\n\npages_done\x18\x01 \x01(\x03\x12\x13\n\x0bpages_total\x18\x02 \x01(\x03\"0\n\nBackupDone\x12\x12\n\nsize_bytes\x18\x01 \x01(\x03\x12\x0e\n\x06sha256\x18\x02 \x01(\t*h\n\x0e\x44urabilityMode\x12\x1f\n\x1b\x44URABILITY_MODE_UNSPECIFIED\x10\x00\x12\x18\n\x14\x44URABILITY_MODE_FULL\x10\x01\x12\x1b\n\x17\x44URABILITY_MODE_RELAXED\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13sepp/v1/admin.proto\x12\x07sepp.v1\x1a\x11sepp/v1/job.proto\x1a\x13sepp/v1/queue.proto\"\x1f\n\rGetJobRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\"+\n\x0eGetJobResponse\x12\x19\n\x03job\x18\x01 \x01(\x0b\x32\x0c.sepp.v1.Job\"\"\n\x10\x43\x61ncelJobRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\"`\n\x11\x43\x61ncelJobResponse\x12)\n\x0eprevious_state\x18\x01 \x01(\x0e\x32\x11.sepp.v1.JobState\x12 \n\x05state\x18\x02 \x01(\x0e\x32\x11.sepp.v1.JobState\"K\n\tJobFilter\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12!\n\x06states\x18\x03 \x03(\x0e\x32\x11.sepp.v1.JobState\"H\n\x11\x43\x61ncelJobsRequest\x12\"\n\x06\x66ilter\x18\x01 \x01(\x0b\x32\x12.sepp.v1.JobFilter\x12\x0f\n\x07\x64ry_run\x18\x02 \x01(\x08\"d\n\x12\x43\x61ncelJobsResponse\x12\x17\n\x0f\x63\x61ncelled_count\x18\x01 \x01(\x03\x12\x1e\n\x16\x63\x61ncel_requested_count\x18\x02 \x01(\x03\x12\x15\n\rmatched_count\x18\x03 \x01(\x03\"\x82\x01\n\nJobChanges\x12\x12\n\x08priority\x18\x01 \x01(\x05H\x00\x12\x13\n\trun_at_ms\x18\x02 \x01(\x03H\x01\x12\x12\n\x08\x64\x65lay_ms\x18\x03 \x01(\x03H\x01\x12\x11\n\x07run_now\x18\x04 \x01(\x08H\x01\x42\x11\n\x0fpriority_changeB\x11\n\x0fschedule_change\"H\n\x10UpdateJobRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12$\n\x07\x63hanges\x18\x02 \x01(\x0b\x32\x13.sepp.v1.JobChanges\".\n\x11UpdateJobResponse\x12\x19\n\x03job\x18\x01 \x01(\x0b\x32\x0c.sepp.v1.Job\"]\n\x11UpdateJobsRequest\x12\"\n\x06\x66ilter\x18\x01 \x01(\x0b\x32\x12.sepp.v1.JobFilter\x12$\n\x07\x63hanges\x18\x02 \x01(\x0b\x32\x13.sepp.v1.JobChanges\"+\n\x12UpdateJobsResponse\x12\x15\n\rupdated_count\x18\x01 \x01(\x03\"\"\n\x11PurgeQueueRequest\x12\r\n\x05queue\x18\x01 \x01(\t\"+\n\x12PurgeQueueResponse\x12\x15\n\rdeleted_count\x18\x01 \x01(\x03\"o\n\x17ListAuditEntriesRequest\x12\r\n\x05\x61\x63tor\x18\x01 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x02 \x01(\t\x12\x0e\n\x06target\x18\x03 \x01(\t\x12\x11\n\tpage_size\x18\x04 \x01(\x05\x12\x12\n\npage_token\x18\x05 \x01(\t\"l\n\nAuditEntry\x12\n\n\x02id\x18\x01 \x01(\x03\x12\r\n\x05\x61t_ms\x18\x02 \x01(\x03\x12\r\n\x05\x61\x63tor\x18\x03 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x04 \x01(\t\x12\x0e\n\x06target\x18\x05 \x01(\t\x12\x14\n\x0c\x64\x65tails_json\x18\x06 \x01(\t\"Y\n\x18ListAuditEntriesResponse\x12$\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x13.sepp.v1.AuditEntry\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\x13\n\x11ListQueuesRequest\"8\n\x12ListQueuesResponse\x12\"\n\x06queues\x18\x01 \x03(\x0b\x32\x12.sepp.v1.QueueInfo\"9\n\x11PauseQueueRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x15\n\rallow_missing\x18\x02 \x01(\x08\"\x14\n\x12PauseQueueResponse\":\n\x12ResumeQueueRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x15\n\rallow_missing\x18\x02 \x01(\x08\"\x15\n\x13ResumeQueueResponse\"#\n\x12\x44\x65leteQueueRequest\x12\r\n\x05queue\x18\x01 \x01(\t\"\x15\n\x13\x44\x65leteQueueResponse\"s\n\x16ListDeadLettersRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\x12#\n\x06reason\x18\x04 \x01(\x0e\x32\x13.sepp.v1.DeadReason\"N\n\x17ListDeadLettersResponse\x12\x1a\n\x04jobs\x18\x01 \x03(\x0b\x32\x0c.sepp.v1.Job\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"H\n\x19RequeueDeadLettersRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x0f\n\x07job_ids\x18\x02 \x03(\t\x12\x0b\n\x03\x61ll\x18\x03 \x01(\x08\"4\n\x1aRequeueDeadLettersResponse\x12\x16\n\x0erequeued_count\x18\x01 \x01(\x03\"G\n\x18\x44\x65leteDeadLettersRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x0f\n\x07job_ids\x18\x02 \x03(\t\x12\x0b\n\x03\x61ll\x18\x03 \x01(\x08\"2\n\x19\x44\x65leteDeadLettersResponse\x12\x15\n\rdeleted_count\x18\x01 \x01(\x03\"\x16\n\x14GetServerInfoRequest\"\xa9\x04\n\x0cServerLimits\x12\x17\n\x0fmax_name_length\x18\x01 \x01(\x05\x12\x1a\n\x12max_metadata_bytes\x18\x02 \x01(\x03\x12\x1c\n\x14max_metadata_entries\x18\x03 \x01(\x05\x12!\n\x19max_idempotency_key_bytes\x18\x04 \x01(\x05\x12\x1b\n\x13max_worker_id_bytes\x18\x05 \x01(\x05\x12\x17\n\x0fmax_error_bytes\x18\x06 \x01(\x03\x12\x19\n\x11max_error_history\x18\x07 \x01(\x05\x12\x16\n\x0emax_batch_jobs\x18\x08 \x01(\x05\x12\x18\n\x10max_reserve_jobs\x18\t \x01(\x05\x12\x1d\n\x15max_schedule_ahead_ms\x18\n \x01(\x03\x12\x13\n\x0bmax_wait_ms\x18\x0b \x01(\x03\x12\x13\n\x0bmax_waiters\x18\x0c \x01(\x05\x12\x15\n\rmax_page_size\x18\r \x01(\x05\x12\x19\n\x11max_message_bytes\x18\x0e \x01(\x03\x12\x1a\n\x12max_reserve_queues\x18\x0f \x01(\x05\x12\x17\n\x0fmax_connections\x18\x10 \x01(\x05\x12\"\n\x1amax_streams_per_connection\x18\x11 \x01(\x05\x12\x1c\n\x14handshake_timeout_ms\x18\x12 \x01(\x03\x12\x17\n\x0fidle_timeout_ms\x18\x13 \x01(\x03\x12\x15\n\rmax_schedules\x18\x1e \x01(\x05\"\x86\x02\n\x15GetServerInfoResponse\x12\x0f\n\x07version\x18\x01 \x01(\t\x12\x12\n\ngit_commit\x18\x02 \x01(\t\x12+\n\ndurability\x18\x03 \x01(\x0e\x32\x17.sepp.v1.DurabilityMode\x12\x16\n\x0eserver_time_ms\x18\x04 \x01(\x03\x12\x15\n\rstarted_at_ms\x18\x05 \x01(\x03\x12%\n\x06limits\x18\x06 \x01(\x0b\x32\x15.sepp.v1.ServerLimits\x12.\n\x0equeue_defaults\x18\x07 \x01(\x0b\x32\x16.sepp.v1.QueueSettings\x12\x15\n\rstrict_queues\x18\x08 \x01(\x08\"\x0f\n\rBackupRequest\"w\n\x0b\x42\x61\x63kupChunk\x12+\n\x08progress\x18\x01 \x01(\x0b\x32\x17.sepp.v1.BackupProgressH\x00\x12\x0e\n\x04\x64\x61ta\x18\x02 \x01(\x0cH\x00\x12#\n\x04\x64one\x18\x03 \x01(\x0b\x32\x13.sepp.v1.BackupDoneH\x00\x42\x06\n\x04kind\"9\n\x0e\x42\x61\x63kupProgress\x12\x12\n\npages_done\x18\x01 \x01(\x03\x12\x13\n\x0bpages_total\x18\x02 \x01(\x03\"0\n\nBackupDone\x12\x12\n\nsize_bytes\x18\x01 \x01(\x03\x12\x0e\n\x06sha256\x18\x02 \x01(\t*h\n\x0e\x44urabilityMode\x12\x1f\n\x1b\x44URABILITY_MODE_UNSPECIFIED\x10\x00\x12\x18\n\x14\x44URABILITY_MODE_FULL\x10\x01\x12\x1b\n\x17\x44URABILITY_MODE_RELAXED\x10\x02\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'sepp.v1.admin_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _DURABILITYMODE._serialized_start=2950
-  _DURABILITYMODE._serialized_end=3054
+  _DURABILITYMODE._serialized_start=3172
+  _DURABILITYMODE._serialized_end=3276
   _GETJOBREQUEST._serialized_start=72
   _GETJOBREQUEST._serialized_end=103
   _GETJOBRESPONSE._serialized_start=105
@@ -63,37 +63,41 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _LISTQUEUESRESPONSE._serialized_start=1348
   _LISTQUEUESRESPONSE._serialized_end=1404
   _PAUSEQUEUEREQUEST._serialized_start=1406
-  _PAUSEQUEUEREQUEST._serialized_end=1440
-  _PAUSEQUEUERESPONSE._serialized_start=1442
-  _PAUSEQUEUERESPONSE._serialized_end=1462
-  _RESUMEQUEUEREQUEST._serialized_start=1464
-  _RESUMEQUEUEREQUEST._serialized_end=1499
-  _RESUMEQUEUERESPONSE._serialized_start=1501
-  _RESUMEQUEUERESPONSE._serialized_end=1522
-  _LISTDEADLETTERSREQUEST._serialized_start=1524
-  _LISTDEADLETTERSREQUEST._serialized_end=1639
-  _LISTDEADLETTERSRESPONSE._serialized_start=1641
-  _LISTDEADLETTERSRESPONSE._serialized_end=1719
-  _REQUEUEDEADLETTERSREQUEST._serialized_start=1721
-  _REQUEUEDEADLETTERSREQUEST._serialized_end=1793
-  _REQUEUEDEADLETTERSRESPONSE._serialized_start=1795
-  _REQUEUEDEADLETTERSRESPONSE._serialized_end=1847
-  _DELETEDEADLETTERSREQUEST._serialized_start=1849
-  _DELETEDEADLETTERSREQUEST._serialized_end=1920
-  _DELETEDEADLETTERSRESPONSE._serialized_start=1922
-  _DELETEDEADLETTERSRESPONSE._serialized_end=1972
-  _GETSERVERINFOREQUEST._serialized_start=1974
-  _GETSERVERINFOREQUEST._serialized_end=1996
-  _SERVERLIMITS._serialized_start=1999
-  _SERVERLIMITS._serialized_end=2436
-  _GETSERVERINFORESPONSE._serialized_start=2439
-  _GETSERVERINFORESPONSE._serialized_end=2701
-  _BACKUPREQUEST._serialized_start=2703
-  _BACKUPREQUEST._serialized_end=2718
-  _BACKUPCHUNK._serialized_start=2720
-  _BACKUPCHUNK._serialized_end=2839
-  _BACKUPPROGRESS._serialized_start=2841
-  _BACKUPPROGRESS._serialized_end=2898
-  _BACKUPDONE._serialized_start=2900
-  _BACKUPDONE._serialized_end=2948
+  _PAUSEQUEUEREQUEST._serialized_end=1463
+  _PAUSEQUEUERESPONSE._serialized_start=1465
+  _PAUSEQUEUERESPONSE._serialized_end=1485
+  _RESUMEQUEUEREQUEST._serialized_start=1487
+  _RESUMEQUEUEREQUEST._serialized_end=1545
+  _RESUMEQUEUERESPONSE._serialized_start=1547
+  _RESUMEQUEUERESPONSE._serialized_end=1568
+  _DELETEQUEUEREQUEST._serialized_start=1570
+  _DELETEQUEUEREQUEST._serialized_end=1605
+  _DELETEQUEUERESPONSE._serialized_start=1607
+  _DELETEQUEUERESPONSE._serialized_end=1628
+  _LISTDEADLETTERSREQUEST._serialized_start=1630
+  _LISTDEADLETTERSREQUEST._serialized_end=1745
+  _LISTDEADLETTERSRESPONSE._serialized_start=1747
+  _LISTDEADLETTERSRESPONSE._serialized_end=1825
+  _REQUEUEDEADLETTERSREQUEST._serialized_start=1827
+  _REQUEUEDEADLETTERSREQUEST._serialized_end=1899
+  _REQUEUEDEADLETTERSRESPONSE._serialized_start=1901
+  _REQUEUEDEADLETTERSRESPONSE._serialized_end=1953
+  _DELETEDEADLETTERSREQUEST._serialized_start=1955
+  _DELETEDEADLETTERSREQUEST._serialized_end=2026
+  _DELETEDEADLETTERSRESPONSE._serialized_start=2028
+  _DELETEDEADLETTERSRESPONSE._serialized_end=2078
+  _GETSERVERINFOREQUEST._serialized_start=2080
+  _GETSERVERINFOREQUEST._serialized_end=2102
+  _SERVERLIMITS._serialized_start=2105
+  _SERVERLIMITS._serialized_end=2658
+  _GETSERVERINFORESPONSE._serialized_start=2661
+  _GETSERVERINFORESPONSE._serialized_end=2923
+  _BACKUPREQUEST._serialized_start=2925
+  _BACKUPREQUEST._serialized_end=2940
+  _BACKUPCHUNK._serialized_start=2942
+  _BACKUPCHUNK._serialized_end=3061
+  _BACKUPPROGRESS._serialized_start=3063
+  _BACKUPPROGRESS._serialized_end=3120
+  _BACKUPDONE._serialized_start=3122
+  _BACKUPDONE._serialized_end=3170
 # @@protoc_insertion_point(module_scope)
