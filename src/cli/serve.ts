@@ -1,4 +1,7 @@
-/** `sepp serve` (also plain `sepp`): run the server until SIGTERM or SIGINT. */
+/**
+ * `sepp serve` (also plain `sepp`): run the server until SIGTERM or SIGINT;
+ * SIGHUP reads the config file again (app-reload.ts).
+ */
 import { existsSync, realpathSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
@@ -53,9 +56,12 @@ export function registerServeCommand(parser: Argv): void {
 const duplicateSignalWindowMs = 500;
 
 async function serve(flags: ConfigFlags): Promise<number> {
+  // A reload reads the same file with the same flags and environment as the start.
+  const env = { ...process.env };
+  const load = () => loadConfig({ flags, env });
   let config: ReturnType<typeof loadConfig>;
   try {
-    config = loadConfig({ flags });
+    config = load();
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`sepp: ${error.message}\n`);
@@ -95,26 +101,43 @@ async function serve(flags: ConfigFlags): Promise<number> {
     first = { signal, atMs: performance.now() };
     logger.info('server.signal', { signal });
     // The process exits within the configured shutdown time even if something hangs.
+    const timeoutMs = server?.config().server.shutdownTimeoutMs ?? config.server.shutdownTimeoutMs;
     const hardStop = setTimeout(() => {
-      logger.error('server.shutdown_timeout', { timeout_ms: config.server.shutdownTimeoutMs });
+      logger.error('server.shutdown_timeout', { timeout_ms: timeoutMs });
       process.exit(1);
-    }, config.server.shutdownTimeoutMs);
+    }, timeoutMs);
     hardStop.unref();
     if (server !== undefined) shutdown(server);
   };
+  // SIGHUP's default would end the process: it is ours from before the start.
+  const hangUp = () => {
+    if (server === undefined || first !== undefined) {
+      logger.warn('config.reload_skipped', {
+        detail: 'SIGHUP while starting or stopping; send it again once running',
+      });
+      return;
+    }
+    server.reload({ actor: 'signal:SIGHUP' }).catch((error: unknown) => {
+      logger.error('config.reload_failed', { error: error instanceof Error ? error.message : String(error) });
+    });
+  };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  process.on('SIGHUP', hangUp);
   try {
     const nativeBinding = nativeBindingPath();
     server = await startServer(config, {
       logger,
       build: buildInfo,
       uiAssets: uiAssets(),
+      loadConfig: load,
+      setLogLevel: (level) => logger.setLevel(level),
       ...(nativeBinding === undefined ? {} : { nativeBinding }),
     });
   } catch (error) {
     process.off('SIGTERM', stop);
     process.off('SIGINT', stop);
+    process.off('SIGHUP', hangUp);
     if (error instanceof StartupError) {
       logger.error('server.start_failed', { error: error.message });
       return 1;

@@ -50,6 +50,7 @@ const expectedAccess: Readonly<Record<string, Access>> = {
   'POST /api/v1/queues/{queue}/pause': 'operator',
   'POST /api/v1/queues/{queue}/resume': 'operator',
   'POST /api/v1/queues/{queue}/purge': 'admin',
+  'POST /api/v1/queues/{queue}/settings': 'admin',
   'GET /api/v1/queues/{queue}/jobs': 'viewer',
   'POST /api/v1/queues/{queue}/jobs': 'operator',
   'GET /api/v1/queues/{queue}/idempotency-keys/{key}': 'viewer',

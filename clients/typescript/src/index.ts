@@ -26,6 +26,7 @@ export type {
   ScheduleOutcome,
   Schedules,
 } from './schedules.ts';
+export type { SettingInput } from './settings-calls.ts';
 export type {
   AckResult,
   AttemptError,
@@ -45,9 +46,12 @@ export type {
   Payload,
   QueueInfo,
   QueueSettings,
+  QueueSettingValue,
+  ReloadReport,
   ReserveOptions,
   ServerInfo,
   ServerLimits,
+  SettingSource,
   StateCounts,
   TimeInput,
 } from './types.ts';
