@@ -24,6 +24,30 @@ export interface QueueInfo {
   oldestReadyAgeMs: number | null;
   waitingWorkers: number;
   settings: Record<string, unknown>;
+  settingValues: SettingValue[];
+}
+
+/** Lowest precedence first: built-in default, [queue_defaults], [queues.NAME], run-time override. */
+export type SettingSource = 'default' | 'queue_defaults' | 'queue' | 'override';
+
+/** One setting of a queue, by its config-file name. */
+export interface SettingValue {
+  key: string;
+  value: unknown;
+  /** As one would type it: 30s, 1MiB, ["send"]. */
+  text: string;
+  source: SettingSource;
+  fileValue: unknown;
+  fileText: string;
+}
+
+/** One setting of the configuration page. */
+export interface ConfigEntry {
+  key: string;
+  value: string;
+  source: string;
+  restartRequired: boolean;
+  queue?: { name: string; setting: string };
 }
 
 export interface RateSnapshot {
