@@ -41,20 +41,25 @@ export interface ConfigLeaf {
 }
 
 /**
- * What cannot change while the server runs: the sockets and their TLS, the
- * database and how it is written, the log format, the message size the gRPC
- * server was built with, the server-wide limits and the telemetry exporters.
+ * What a reload can change while the server runs: API keys, admin users and
+ * session settings, queue settings, the log level, the shutdown time and the
+ * /metrics token. Everything else — the sockets and their TLS, the database
+ * and how it is written, the log format, the message size the gRPC server was
+ * built with, the server-wide limits, the telemetry exporters, and any setting
+ * added later until its reload is wired (app-reload.ts) — needs a restart.
  */
-const restartPatterns: readonly RegExp[] = [
-  /^server\.(data_dir|grpc_listen|admin_listen|durability|log_format)$/,
-  /^grpc\.(tls\b|max_message_bytes$)/,
-  /^admin\.(tls\b|insecure_allow_unauthenticated$)/,
-  /^telemetry\.(otlp_endpoint|service_name|metrics_export_interval_ms|traces_sample_ratio)$/,
-  /^limits\./,
+const reloadablePatterns: readonly RegExp[] = [
+  /^server\.(log_level|shutdown_timeout_ms)$/,
+  /^grpc\.(api_keys\b|insecure_allow_unauthenticated$)/,
+  /^admin\.(users\b|session_ttl_ms$|max_sessions_per_user$|trusted_proxies$)/,
+  /^telemetry\.metrics_token(_sha256)?$/,
+  /^engine\.strict_queues$/,
+  /^queue_defaults\./,
+  /^queues\./,
 ];
 
 export function needsRestart(key: string): boolean {
-  return restartPatterns.some((pattern) => pattern.test(key));
+  return !reloadablePatterns.some((pattern) => pattern.test(key));
 }
 
 /** Every setting of a loaded configuration, in file order. */

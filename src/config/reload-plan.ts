@@ -90,41 +90,45 @@ function listChanges(
   return parts.length === 0 ? undefined : `${path} (${parts.join('; ')})`;
 }
 
-/** `next`, with what needs a restart taken from `running`. */
+/**
+ * `running`, with what a reload may change taken from `next` (the same list as
+ * needsRestart's): a setting nobody wired for reload keeps its running value.
+ */
 function merge(running: SeppConfig, next: SeppConfig, loginFlips: boolean): SeppConfig {
   const keep = (key: string) => needsRestart(key) || (loginFlips && key.startsWith('admin.users['));
   const sources: Record<string, string> = {};
   for (const [key, source] of Object.entries(next.sources)) if (!keep(key)) sources[key] = source;
   for (const [key, source] of Object.entries(running.sources)) if (keep(key)) sources[key] = source;
+  const { queueDefaults, queues, strictQueues, fileKeys } = next.engine;
   return Object.freeze({
-    ...next,
+    ...running,
+    configFile: next.configFile,
+    plaintextSecrets: next.plaintextSecrets,
     sources: Object.freeze(sources),
     server: Object.freeze({
-      ...next.server,
-      dataDir: running.server.dataDir,
-      grpcListen: running.server.grpcListen,
-      adminListen: running.server.adminListen,
-      durability: running.server.durability,
-      logFormat: running.server.logFormat,
+      ...running.server,
+      logLevel: next.server.logLevel,
+      shutdownTimeoutMs: next.server.shutdownTimeoutMs,
     }),
     grpc: Object.freeze({
-      ...next.grpc,
-      tls: running.grpc.tls,
-      maxMessageBytes: running.grpc.maxMessageBytes,
+      ...running.grpc,
+      apiKeys: next.grpc.apiKeys,
+      insecureAllowUnauthenticated: next.grpc.insecureAllowUnauthenticated,
     }),
     admin: Object.freeze({
-      ...next.admin,
-      tls: running.admin.tls,
-      insecureAllowUnauthenticated: running.admin.insecureAllowUnauthenticated,
+      ...running.admin,
       users: loginFlips ? running.admin.users : next.admin.users,
+      sessionTtlMs: next.admin.sessionTtlMs,
+      maxSessionsPerUser: next.admin.maxSessionsPerUser,
+      trustedProxies: next.admin.trustedProxies,
     }),
-    telemetry: Object.freeze({
-      ...next.telemetry,
-      otlpEndpoint: running.telemetry.otlpEndpoint,
-      serviceName: running.telemetry.serviceName,
-      metricsExportIntervalMs: running.telemetry.metricsExportIntervalMs,
-      tracesSampleRatio: running.telemetry.tracesSampleRatio,
+    telemetry: Object.freeze({ ...running.telemetry, metricsTokenSha256: next.telemetry.metricsTokenSha256 }),
+    engine: Object.freeze({
+      ...running.engine,
+      queueDefaults,
+      queues,
+      strictQueues,
+      ...(fileKeys === undefined ? {} : { fileKeys }),
     }),
-    engine: Object.freeze({ ...next.engine, limits: running.engine.limits }),
   });
 }

@@ -12,7 +12,7 @@ import { planReload } from '../../src/config/reload-plan.ts';
 import { loadToml } from './helpers.ts';
 
 const key = 'plain-key-for-the-view-0123456789';
-const hash = '$scrypt$ln=10,r=8,p=1$c2FsdHNhbHRzYWx0c2FsdA$' + 'A'.repeat(86);
+const hash = `$scrypt$ln=10,r=8,p=1$c2FsdHNhbHRzYWx0c2FsdA$${'A'.repeat(86)}`;
 
 const running = loadToml(
   `[server]
@@ -79,6 +79,7 @@ durability = "relaxed"
 log_level = "warn"
 log_format = "json"
 shutdown_timeout_ms = "20s"
+wal_checkpoints = "external"
 [grpc]
 max_message_bytes = "8MiB"
 [[grpc.api_keys]]
@@ -122,6 +123,7 @@ max_depth = 10
   assert.deepEqual(wrong, []);
   // What differs and needs a restart is named; the rest is listed as changed.
   assert.ok(plan.restartRequired.includes('server.grpc_listen'));
+  assert.ok(plan.restartRequired.includes('server.wal_checkpoints'));
   assert.ok(plan.restartRequired.includes('limits.max_batch_jobs'));
   assert.ok(plan.restartRequired.includes('telemetry.otlp_endpoint'));
   assert.ok(!plan.restartRequired.includes('server.log_level'));
