@@ -3,10 +3,11 @@
  * the config file again, exactly as at start, and apply what can change while
  * the server runs — API keys (open streams of a revoked key end), admin users
  * (a removed user's sessions end) and session settings, queue settings from
- * the file, the log level, the /metrics token. A file with any problem is
+ * the file, the log level, the telemetry settings (/metrics token, OTLP
+ * exporters). A file with any problem is
  * refused as a whole, with the messages a start would give, and the running
  * configuration stays. What needs a restart (listen addresses, data
- * directory, TLS, durability, limits, telemetry exporters) keeps its running
+ * directory, TLS, durability, limits) keeps its running
  * value and is named in the log line and the report. Reloads run one at a
  * time.
  */
@@ -21,7 +22,7 @@ import {
 } from './config/index.ts';
 import type { Engine } from './engine/engine.ts';
 import type { ApiKey, ReloadReport, RpcServer } from './rpc/index.ts';
-import type { Logger, LogLevel } from './telemetry/index.ts';
+import type { Logger, LogLevel, Telemetry } from './telemetry/index.ts';
 
 export interface ReloadParts {
   /** Reads and validates the config file as at start; throws ConfigError. */
@@ -29,6 +30,7 @@ export interface ReloadParts {
   engine: Engine;
   rpc: RpcServer;
   admin: Pick<AdminApp, 'reconfigure'>;
+  telemetry: Pick<Telemetry, 'reconfigure'>;
   logger: Logger;
   setLogLevel: ((level: LogLevel) => void) | undefined;
 }
@@ -103,6 +105,7 @@ export function createReloader(initial: SeppConfig, parts: ReloadParts) {
       trustedProxies: config.admin.trustedProxies,
     });
     parts.setLogLevel?.(config.server.logLevel);
+    parts.telemetry.reconfigure(config.telemetry);
     current = config;
     await parts.engine.recordAudit({
       actor: request.actor,

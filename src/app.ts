@@ -232,6 +232,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       engine,
       rpc,
       admin: adminApp,
+      telemetry,
       logger,
       setLogLevel: deps.setLogLevel,
     });

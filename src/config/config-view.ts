@@ -43,16 +43,16 @@ export interface ConfigLeaf {
 /**
  * What a reload can change while the server runs: API keys, admin users and
  * session settings, queue settings, the log level, the shutdown time and the
- * /metrics token. Everything else — the sockets and their TLS, the database
- * and how it is written, the log format, the message size the gRPC server was
- * built with, the server-wide limits, the telemetry exporters, and any setting
- * added later until its reload is wired (app-reload.ts) — needs a restart.
+ * telemetry settings. Everything else — the sockets and their TLS, the
+ * database and how it is written, the log format, the message size the gRPC
+ * server was built with, the server-wide limits, and any setting added later
+ * until its reload is wired (app-reload.ts) — needs a restart.
  */
 const reloadablePatterns: readonly RegExp[] = [
   /^server\.(log_level|shutdown_timeout_ms)$/,
   /^grpc\.(api_keys\b|insecure_allow_unauthenticated$)/,
   /^admin\.(users\b|session_ttl_ms$|max_sessions_per_user$|trusted_proxies$)/,
-  /^telemetry\.metrics_token(_sha256)?$/,
+  /^telemetry\./,
   /^engine\.strict_queues$/,
   /^queue_defaults\./,
   /^queues\./,

@@ -122,7 +122,7 @@ function merge(running: SeppConfig, next: SeppConfig, loginFlips: boolean): Sepp
       maxSessionsPerUser: next.admin.maxSessionsPerUser,
       trustedProxies: next.admin.trustedProxies,
     }),
-    telemetry: Object.freeze({ ...running.telemetry, metricsTokenSha256: next.telemetry.metricsTokenSha256 }),
+    telemetry: next.telemetry,
     engine: Object.freeze({
       ...running.engine,
       queueDefaults,

@@ -125,7 +125,8 @@ max_depth = 10
   assert.ok(plan.restartRequired.includes('server.grpc_listen'));
   assert.ok(plan.restartRequired.includes('server.wal_checkpoints'));
   assert.ok(plan.restartRequired.includes('limits.max_batch_jobs'));
-  assert.ok(plan.restartRequired.includes('telemetry.otlp_endpoint'));
+  assert.ok(plan.changed.includes('telemetry.otlp_endpoint'));
+  assert.ok(plan.changed.includes('telemetry.service_name'));
   assert.ok(!plan.restartRequired.includes('server.log_level'));
   assert.ok(plan.changed.includes('server.log_level'));
   assert.ok(plan.changed.includes('grpc.api_keys (added deploy; removed ci)'));

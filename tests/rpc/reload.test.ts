@@ -14,6 +14,7 @@ import { DurabilityMode } from '../../clients/typescript/src/gen/sepp/v1/admin.j
 import type { WorkRequest, WorkResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { checkConfigFile, formatProblem } from '../../src/config/index.ts';
 import { createLogger, type LogLevel } from '../../src/telemetry/logger.ts';
+import { startOtlpReceiver } from '../helpers/otlp-receiver.ts';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
 
 const keys = {
@@ -193,6 +194,25 @@ describe('config reload', () => {
     const scraped = await fetch(t.metricsUrl, { headers: { authorization: `Bearer ${keys.metrics}` } });
     assert.equal(scraped.status, 200);
     assert.ok(lines.some((l) => l.includes('"config.restart_required"') && l.includes('server.durability')));
+  });
+
+  test('telemetry settings apply: a new OTLP endpoint and service name get the next spans', async () => {
+    const receiver = await startOtlpReceiver();
+    try {
+      t.writeConfig(
+        `${key('ops', 'admin', keys.ops)}[server]\nlog_level = "debug"\n[telemetry]\notlp_endpoint = "${receiver.endpoint}"\nservice_name = "reloaded"\n`,
+      );
+      const report = await t.server.reload({ actor: 'test' });
+      assert.deepEqual(report.restartRequired, [], 'telemetry needs no restart');
+      assert.ok(report.changed.includes('telemetry.otlp_endpoint'), report.changed.join());
+      await call(t.client, t.client.getServerInfo, {}, withKey(keys.ops));
+      await t.server.telemetry.flush();
+      const span = receiver.spans.find((s) => s.name === 'sepp.v1.QueueService/GetServerInfo');
+      assert.equal(span?.service, 'reloaded');
+      assert.ok(receiver.paths.includes('/v1/metrics'), 'metrics are pushed there too');
+    } finally {
+      await receiver.close();
+    }
   });
 
   test('a dry run reports and changes nothing', async () => {
