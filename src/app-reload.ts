@@ -1,15 +1,13 @@
 /**
  * Config reload (SIGHUP, `systemctl reload sepp`, the ReloadConfig RPC): read
  * the config file again, exactly as at start, and apply what can change while
- * the server runs — API keys (open streams of a revoked key end), admin users
+ * the server runs: API keys (open streams of a revoked key end), admin users
  * (a removed user's sessions end) and session settings, queue settings from
- * the file, the log level, the telemetry settings (/metrics token, OTLP
- * exporters). A file with any problem is
- * refused as a whole, with the messages a start would give, and the running
- * configuration stays. What needs a restart (listen addresses, data
- * directory, TLS, durability, limits) keeps its running
- * value and is named in the log line and the report. Reloads run one at a
- * time.
+ * the file, the log level and the telemetry settings. A file with any problem
+ * is refused as a whole, with the messages a start would give, and the
+ * running configuration stays. What needs a restart (listen addresses, data
+ * directory, TLS, durability, limits) keeps its running value and is named in
+ * the log line and the report. Reloads run one at a time.
  */
 import type { AdminApp } from './admin/index.ts';
 import {

@@ -164,14 +164,18 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
   telemetry.observe(engine);
 
   const apiKeys = apiKeysOf(config);
-  // Set once the admin app exists; a reload asked for before that (it cannot be: the
-  // gRPC server is not listening yet) would find nothing to do.
+  // Set once every part exists; a ReloadConfig that arrives before (gRPC listens before
+  // the admin app is up) is told the server is still starting.
   let reloader: ReturnType<typeof createReloader> | undefined;
   const rpc: RpcServer = createRpcServer({
     engine,
     dataDir: config.server.dataDir,
     apiKeys,
-    ...(deps.loadConfig === undefined ? {} : { reloadConfig: (request) => reloadWith(reloader, request) }),
+    ...(deps.loadConfig === undefined
+      ? {}
+      : {
+          reloadConfig: (request) => reloadWith(reloader, request, 'the server is still starting; try again'),
+        }),
     facts: {
       version: deps.build.version,
       gitCommit: deps.build.commit,
@@ -258,7 +262,12 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     grpcPort,
     adminPort: admin.address.port,
     config: current,
-    reload: (request = {}) => reloadWith(reloader, { actor: 'anonymous', ...request }),
+    reload: (request = {}) =>
+      reloadWith(
+        reloader,
+        { actor: 'anonymous', ...request },
+        'this server was started without a way to read its config file again',
+      ),
     shutdown() {
       stopping ??= (async () => {
         logger.info('server.stopping');
@@ -297,18 +306,18 @@ function logScheduleEvent(logger: Logger, event: ScheduleEvent): void {
   else logger.info('schedule.ticks_skipped', fields);
 }
 
+/** Reloads with `reloader`, or reports `why` a reload cannot happen (yet). */
 function reloadWith(
   reloader: ReturnType<typeof createReloader> | undefined,
   request: ReloadRequest,
+  why: string,
 ): Promise<ReloadReport> {
   if (reloader === undefined) {
     return Promise.resolve({
       applied: false,
       changed: [],
       restartRequired: [],
-      problems: [
-        { key: 'reload', message: 'this server was started without a way to read its config file again' },
-      ],
+      problems: [{ key: 'reload', message: why }],
       configFile: null,
     });
   }
