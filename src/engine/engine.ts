@@ -161,9 +161,12 @@ export class Engine {
     );
     this.adminSessions = new AdminSessions(this.ctx, runtimeSql, this.audit, write);
     this.queueAdmin.load();
-    this.runtimeSettings.load();
+    // The config's schedules are checked against the config's queue settings, as `sepp config
+    // check` checks them, so a run-time override cannot keep the server from starting (it refuses
+    // the schedule's jobs instead, which the schedule's outcome shows): reconcile, then the overrides.
     const reconciled = this.schedules.reconcile(options.schedules ?? []);
     deps.onSchedulesReconciled?.(reconciled);
+    this.runtimeSettings.load();
     this.maintenance.start();
   }
 
