@@ -5,6 +5,7 @@
  * (reload-plan.ts). Walks the loaded SeppConfig, so it shows what the server
  * runs with, not what a file says.
  */
+import type { ScheduleSpec } from '../engine/schedules/types.ts';
 import { flattenPartialQueueSettings, flattenQueueSettings } from '../engine/settings.ts';
 import { tomlKey } from './reader.ts';
 import { isSecretField, redacted, redactUrl } from './redact.ts';
@@ -45,7 +46,8 @@ export interface ConfigLeaf {
  * session settings, queue settings, the log level, the shutdown time and the
  * telemetry settings. Everything else — the sockets and their TLS, the
  * database and how it is written, the log format, the message size the gRPC
- * server was built with, the server-wide limits, and any setting added later
+ * server was built with, the server-wide limits, `[[schedules]]` (the engine
+ * reconciles them as it opens), and any setting added later
  * until its reload is wired (app-reload.ts) — needs a restart.
  */
 const reloadablePatterns: readonly RegExp[] = [
@@ -129,7 +131,29 @@ export function configLeaves(config: SeppConfig): ConfigLeaf[] {
       });
     }
   }
+  engine.schedules.forEach((schedule, i) => {
+    for (const [key, raw] of scheduleFields(schedule)) add(`schedules[${i}].${key}`, raw);
+  });
   return leaves;
+}
+
+/**
+ * A `[[schedules]]` table as its TOML keys, the ones it sets: the payload as
+ * text (the config writes it so), start and end as RFC 3339.
+ */
+function scheduleFields(schedule: ScheduleSpec): [string, unknown][] {
+  const { template, startAtMs, endAtMs, ...timing } = schedule;
+  const fields: [string, unknown][] = Object.entries({
+    ...timing,
+    ...template,
+    payload: new TextDecoder().decode(template.payload),
+    ...(startAtMs === undefined ? {} : { startAt: new Date(startAtMs).toISOString() }),
+    ...(endAtMs === undefined ? {} : { endAt: new Date(endAtMs).toISOString() }),
+  })
+    .filter(([, value]) => value !== undefined)
+    .map(([camel, value]) => [snakeCase(camel), value]);
+  // The name first: a reload compares the list by it (reload-plan.ts).
+  return fields.sort(([a], [b]) => Number(b === 'name') - Number(a === 'name'));
 }
 
 /** The configuration for people: plain units, secrets redacted, sources named. */
@@ -153,6 +177,7 @@ function formatValue({ key, raw, secret }: ConfigLeaf): string {
     return String(raw);
   }
   if (Array.isArray(raw)) return raw.length === 0 ? '(none)' : raw.join(', ');
+  if (typeof raw === 'object') return JSON.stringify(raw);
   return String(raw);
 }
 

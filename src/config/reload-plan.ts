@@ -28,6 +28,8 @@ export function planReload(running: SeppConfig, next: SeppConfig): ReloadPlan {
   const lists = [
     { path: 'grpc.api_keys', restart: false },
     { path: 'admin.users', restart: loginFlips },
+    // The engine reconciles [[schedules]] as it opens, not while it runs.
+    { path: 'schedules', restart: true },
   ];
   const declared = (leaves: ReadonlyMap<string, ConfigLeaf>) =>
     new Set([...leaves.values()].flatMap((leaf) => (leaf.queue === undefined ? [] : [leaf.queue.name])));
