@@ -1,6 +1,6 @@
 /**
  * Reloading the config file while the server runs (what SIGHUP and
- * ReloadConfig do; tests/rpc/sighup.test.ts sends the real signal): new and
+ * ReloadConfig do; tests/client/reload-cli.test.ts sends the real signal): new and
  * revoked API keys (an open Work stream of a revoked key ends with
  * UNAUTHENTICATED), queue settings from the file under the run-time
  * overrides, the log level, the /metrics token; a bad file is refused whole
