@@ -21,11 +21,13 @@ import { buildOpenApi, openApiPath } from './openapi.ts';
 import { verifyPassword } from './password.ts';
 import { type AdminServices, honoPath, type RequestContext, type RouteSpec, roleRank } from './route-spec.ts';
 import { auditConfigRoutes } from './routes/audit-config-routes.ts';
+import { browseRoutes } from './routes/browse-routes.ts';
 import { deadLetterRoutes } from './routes/dead-letter-routes.ts';
 import { jobRoutes } from './routes/job-routes.ts';
 import { queueRoutes } from './routes/queue-routes.ts';
 import { scheduleRoutes } from './routes/schedule-routes.ts';
 import { sessionRoutes } from './routes/session-routes.ts';
+import { workerRoutes } from './routes/worker-routes.ts';
 import { checkSameOrigin, isMutation, loopbackHostOnly, securityHeaders } from './security.ts';
 import { SessionStore } from './sessions.ts';
 import { AssetServer } from './static-assets.ts';
@@ -99,9 +101,11 @@ export function createAdminApp(given: AdminDeps): AdminApp {
     ...sessionRoutes(services),
     ...queueRoutes(services),
     ...jobRoutes(services),
+    ...browseRoutes(services),
     ...deadLetterRoutes(services),
     ...scheduleRoutes(services),
     ...auditConfigRoutes(services),
+    ...workerRoutes(services),
   ];
 
   const app = new Hono();

@@ -7,18 +7,9 @@
 import { queueSettingText } from '../config/index.ts';
 import { flattenQueueSettings, queueSettingKeys, queueSettingName } from '../engine/settings.ts';
 import type { QueueInfo } from '../engine/types.ts';
+import type { QueueView, SettingValueView } from './api-types.ts';
 
-export interface SettingValueView {
-  /** As in the config file: `max_attempts`, `backoff_base_ms`. */
-  key: string;
-  value: unknown;
-  text: string;
-  source: QueueInfo['settingSources'][keyof QueueInfo['settingSources']];
-  fileValue: unknown;
-  fileText: string;
-}
-
-export type QueueView = QueueInfo & { settingValues: SettingValueView[] };
+export type { QueueView, SettingValueView };
 
 export function queueView(queue: QueueInfo): QueueView {
   const effective = flattenQueueSettings(queue.settings);

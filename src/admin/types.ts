@@ -7,11 +7,11 @@ import type { Hono } from 'hono';
 import type { ConfigEntry } from '../config/index.ts';
 import type { Clock } from '../engine/clock.ts';
 import type { Engine } from '../engine/engine.ts';
+import type { AdminRole, ServerFacts } from './api-types.ts';
 import type { LoginPolicy } from './login-throttle.ts';
 import type { RateHistory } from './rate-history.ts';
 
-/** viewer < operator < admin: each role can do everything the one before it can. */
-export type AdminRole = 'viewer' | 'operator' | 'admin';
+export type { AdminRole };
 export const adminRoles: readonly AdminRole[] = ['viewer', 'operator', 'admin'];
 
 export interface AdminUser {
@@ -28,6 +28,10 @@ export type AdminEngine = Pick<
   | 'listQueues'
   | 'getJob'
   | 'listJobs'
+  | 'browseJobs'
+  | 'searchJobs'
+  | 'listWorkers'
+  | 'releaseLease'
   | 'listDeadLetterSummaries'
   | 'findJobByIdempotencyKey'
   | 'enqueue'
@@ -51,18 +55,8 @@ export type AdminEngine = Pick<
   | 'changeQueueSettings'
 >;
 
-/** The server facts the dashboard shows; read on every overview request, so keep it cheap (a stat or two). */
-export interface ServerInfo {
-  version: string;
-  /** Git commit of the build, when known. */
-  commit: string | null;
-  /** When the server started (ms since epoch); uptime is measured against the injected clock. */
-  startedAtMs: number;
-  durability: 'full' | 'relaxed';
-  /** Size of the database file and of its WAL, in bytes. */
-  dbBytes: number;
-  walBytes: number;
-}
+/** The server facts the dashboard shows (less the clock's); read on every overview request, so keep it cheap (a stat or two). */
+export type ServerInfo = Omit<ServerFacts, 'uptimeMs' | 'serverTimeMs'>;
 
 /** A file of the built UI, as an asset source hands it out. */
 export interface Asset {

@@ -7,29 +7,14 @@
  */
 import type { ScheduleSpec } from '../engine/schedules/types.ts';
 import { flattenPartialQueueSettings, flattenQueueSettings } from '../engine/settings.ts';
+import type { ConfigEntry } from './config-entry.ts';
 import { tomlKey } from './reader.ts';
 import { isSecretField, redacted, redactUrl } from './redact.ts';
 import { snakeCase } from './schema.ts';
 import type { SeppConfig } from './types.ts';
 import { formatDurationMs, formatSizeBytes } from './units.ts';
 
-/** One setting for people. */
-export interface ConfigEntry {
-  /** The TOML key, e.g. `server.grpc_listen`, `grpc.api_keys[0].role`, `queues.emails.max_attempts`. */
-  readonly key: string;
-  /** The value in plain units (`30s`, `1MiB`), `<redacted>` for secrets, `not set` for none. */
-  readonly value: string;
-  /**
-   * Where it comes from: `default`, `file`, the environment variable or flag
-   * that set it; for a declared queue's setting the file did not write,
-   * `queue_defaults` when [queue_defaults] did.
-   */
-  readonly source: string;
-  /** True when a new value takes a restart (a reload leaves it as it runs). */
-  readonly restartRequired: boolean;
-  /** For a setting of [queues.NAME]: the queue and the setting's name (`max_attempts`). */
-  readonly queue?: { readonly name: string; readonly setting: string };
-}
+export type { ConfigEntry };
 
 /** One setting with its raw value, for comparing configurations; never shown. */
 export interface ConfigLeaf {

@@ -15,7 +15,17 @@ import type { BatchStats, Transaction } from '../store/group-commit.ts';
 import type { Db } from '../store/open.ts';
 import { prepareRuntimeStatements } from '../store/runtime-statements.ts';
 import { AdminSessions } from './admin-sessions.ts';
-import type { AuditEntry, AuditInput, AuditQuery, JobListQuery, JobSummary } from './admin-types.ts';
+import type {
+  AuditEntry,
+  AuditInput,
+  AuditQuery,
+  JobBrowsePage,
+  JobBrowseQuery,
+  JobListQuery,
+  JobSearchResult,
+  JobSummary,
+  WorkerInfo,
+} from './admin-types.ts';
 import { AuditLog } from './audit.ts';
 import { OnlineBackup } from './backup.ts';
 import type { Clock } from './clock.ts';
@@ -24,9 +34,11 @@ import { DeadLetters } from './dead-letters.ts';
 import { DiskFull, type StorageSpace } from './disk-full.ts';
 import { Enqueuer } from './enqueue.ts';
 import { SeppError, toSeppError } from './errors.ts';
+import { JobBrowser } from './job-browse.ts';
 import { JobIdGenerator, type RandomBytes, systemRandomBytes } from './job-id.ts';
 import { type DeadLetterSummaryQuery, JobQueries } from './job-queries.ts';
 import { jobInfoFromRow } from './job-rows.ts';
+import { JobSearch } from './job-search.ts';
 import { Maintenance, type MaintenanceReport } from './maintenance.ts';
 import { OperatorActions } from './operator-actions.ts';
 import { checkQueueName, QueueAdmin } from './queue-admin.ts';
@@ -56,6 +68,8 @@ import type {
   Settle,
   SettleOutcome,
 } from './types.ts';
+import { WorkerControl } from './worker-control.ts';
+import type { WorkerRegistry } from './worker-registry.ts';
 
 export interface EngineDeps {
   clock: Clock;
@@ -94,6 +108,9 @@ export class Engine {
   private readonly settler: Settler;
   private readonly maintenance: Maintenance;
   private readonly queries: JobQueries;
+  private readonly browser: JobBrowser;
+  private readonly finder: JobSearch;
+  private readonly workerControl: WorkerControl;
   private readonly audit: AuditLog;
   private readonly actions: OperatorActions;
   private readonly enqueuer: Enqueuer;
@@ -131,7 +148,10 @@ export class Engine {
     this.reserver = new Reserver(this.ctx);
     this.settler = new Settler(this.ctx);
     this.queries = new JobQueries(this.ctx);
+    this.browser = new JobBrowser(this.ctx, this.queries.sql);
+    this.finder = new JobSearch(this.ctx, this.browser, this.queries);
     this.audit = new AuditLog(this.ctx, this.queries.sql);
+    this.workerControl = new WorkerControl(this.ctx, this.browser, this.settler, this.audit, write);
     this.actions = new OperatorActions(this.ctx, this.queries.sql, this.audit, write);
     this.enqueuer = new Enqueuer(
       this.ctx,
@@ -328,6 +348,18 @@ export class Engine {
     return this.queries.listJobs(query);
   }
 
+  /** A page of jobs across queues and states, with filters; paged both ways (job-browse.ts). */
+  browseJobs(query: JobBrowseQuery): JobBrowsePage {
+    this.checkOpen();
+    return this.browser.browse(query);
+  }
+
+  /** Jobs by full id, a piece of an id, or an idempotency key in any queue (job-search.ts). */
+  searchJobs(text: string): JobSearchResult {
+    this.checkOpen();
+    return this.finder.search(text);
+  }
+
   /** One page of a queue's dead letters (optionally of one reason), without payloads. */
   listDeadLetterSummaries(query: DeadLetterSummaryQuery): Page<JobSummary> {
     return this.queries.listDeadLetters(query);
@@ -429,6 +461,22 @@ export class Engine {
   ): Promise<void> {
     if (this.closing) throw shuttingDown();
     return this.onlineBackup.copyTo(destinationPath, onProgress);
+  }
+
+  /** Where the rpc layer reports connected workers (worker-registry.ts). */
+  get workers(): WorkerRegistry {
+    return this.workerControl.registry;
+  }
+
+  /** The workers connected now, with the leases each holds. */
+  listWorkers(): WorkerInfo[] {
+    this.checkOpen();
+    return this.workerControl.list();
+  }
+
+  /** Ends a lease now as its expiry would (for a stuck worker); audited. */
+  releaseLease(jobId: string, audit?: AuditInput): Promise<{ previousState: JobState; state: JobState }> {
+    return this.workerControl.releaseLease(jobId, audit);
   }
 
   /** Long-polls waiting now. */

@@ -99,6 +99,11 @@ export class GuardedCall<Req, Res> {
     return this.call.metadata;
   }
 
+  /** The client's address, as grpc-js reports it (the Workers list shows it). */
+  getPeer(): string {
+    return this.call.getPeer();
+  }
+
   /** True once the client went away or the call was ended. */
   get cancelled(): boolean {
     return this.call.cancelled;

@@ -24,6 +24,7 @@ import {
   queueInfoToProto,
   queueSettingsToProto,
   rejectionReasonToProto,
+  workerInfoToProto,
 } from './convert.ts';
 import {
   isTraceparent,
@@ -140,6 +141,8 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
         },
         abort.signal,
       );
+      // Listed once the request proved valid (the engine checked the queues and the worker id).
+      engine.workers.touch({ workerId: req.workerId, address: call.getPeer(), queues: req.queues });
       observation.leased(jobs);
       return { jobs: jobs.map(leasedJobToProto) };
     }),
@@ -204,6 +207,11 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
     }),
 
     listQueues: unary('ListQueues', 'read', () => ({ queues: engine.listQueues().map(queueInfoToProto) })),
+
+    listWorkers: unary('ListWorkers', 'read', () => ({
+      workers: engine.listWorkers().map(workerInfoToProto),
+      waitingReserves: engine.waitingReserves,
+    })),
 
     pauseQueue: unary('PauseQueue', 'admin', async (req, _call, _caller, observation) => {
       observation.annotate({ queue: req.queue });

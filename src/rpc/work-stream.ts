@@ -20,6 +20,7 @@ import type {
 } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { SeppError, toSeppError } from '../engine/errors.ts';
 import type { Settle } from '../engine/types.ts';
+import type { WorkerHandle } from '../engine/worker-registry.ts';
 import { attempt, type BugReporter, type GuardedCall, guardBidi, reportIfBug } from './call-guard.ts';
 import { jobStateToProto, leasedJobToProto, nackDirectiveFromProto } from './convert.ts';
 import { ReadGate } from './flow-control.ts';
@@ -57,6 +58,8 @@ class WorkStream implements OpenStream {
   private readonly gate: ReadGate;
   /** Set by subscribe. */
   private outbox: WorkOutbox | undefined;
+  /** This stream in the engine's list of connected workers, from subscribe on. */
+  private listed: WorkerHandle | undefined;
 
   /** The stream's `traceparent` metadata: the parent of each settlement's span. */
   private readonly traceContext: TraceContext | undefined;
@@ -98,6 +101,7 @@ class WorkStream implements OpenStream {
     this.closed = true;
     this.abort.abort();
     this.outbox?.discard();
+    this.listed?.close();
     this.ctx.streams.delete(this);
   }
 
@@ -301,6 +305,11 @@ class WorkStream implements OpenStream {
       return;
     }
     this.subscription = subscription;
+    this.listed = this.ctx.engine.workers.open({
+      workerId: subscription.workerId,
+      address: this.call.getPeer(),
+      queues: subscription.queues,
+    });
     this.outbox = new WorkOutbox(
       {
         writeJob: (message) => this.call.write(message),
@@ -319,6 +328,7 @@ class WorkStream implements OpenStream {
     run: () => Promise<WorkResponse_Settled['result']>,
   ): void {
     this.settlementsInFlight++;
+    this.listed?.seen();
     if (this.settlementsInFlight >= maxSettlementsInFlight) this.gate.setRequestsBlocked(true);
     const observer = this.ctx.observer;
     const observation =
@@ -375,6 +385,7 @@ class WorkStream implements OpenStream {
         this.abort.signal,
       );
       if (this.closed) return; // Leases taken as the stream died simply expire.
+      this.listed?.seen();
       this.credit -= jobs.length;
       // Jobs are bounded by the credit, so they are written even when the client reads slowly.
       const outbox = this.outbox!;

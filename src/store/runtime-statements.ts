@@ -1,6 +1,6 @@
 /**
  * The statements behind what operators change while the server runs
- * (schema/0005_runtime_settings.sql): queue settings overridden at run time and
+ * (schema/0006_runtime_settings.sql): queue settings overridden at run time and
  * the admin UI's sessions. None is on the producers' and workers' hot path: the
  * overrides are read once at start and the sessions once at start; afterwards
  * memory holds them and these statements only write. Prepared once; each lists

@@ -149,6 +149,29 @@ describe('operator CLI', () => {
     assert.equal(queues.find((q) => q.name === 'listed')?.counts.ready, 2);
   });
 
+  test('workers: who is connected, as a table and as JSON', async () => {
+    await client.enqueue('staffed', 't');
+    // A lease that outlasts both commands, however slowly a loaded machine runs them.
+    const [job] = await client.reserve({ queues: ['staffed'], workerId: 'cli-worker-1', leaseMs: 3_600_000 });
+    assert.ok(job);
+    const table = await sepp(['workers'], env);
+    assert.equal(table.code, 0, table.stderr);
+    const [header, ...rows] = table.stdout.trim().split('\n');
+    assert.match(header ?? '', /^WORKER\s+ADDRESS\s+TRANSPORT\s+QUEUES\s+JOBS\s+HOLDING FOR\s+LAST SEEN$/);
+    assert.ok(
+      rows.some((r) => /^cli-worker-1\s+\S+:\d+\s+reserve\s+staffed\s+1\s+\S+\s+\S+ ago$/.test(r)),
+      table.stdout,
+    );
+    const workers = json<{ workerId: string; jobsHeld: number; transport: string }[]>(
+      await sepp(['workers', '--json'], env),
+    );
+    assert.deepEqual(
+      workers.filter((w) => w.workerId === 'cli-worker-1').map((w) => [w.transport, w.jobsHeld]),
+      [['reserve', 1]],
+    );
+    await client.ack(job);
+  });
+
   test('job: details, JSON with the decoded payload, and exit 5 for an unknown id', async () => {
     const { id } = await client.enqueueJson(
       'shown',

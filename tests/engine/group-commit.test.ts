@@ -44,6 +44,53 @@ function scratch(maxBatchOperations?: number) {
   };
 }
 
+test("an operation's follow-ups join its batch after the others; a failed operation's are rejected, not run", async () => {
+  const s = scratch();
+  try {
+    const order: string[] = [];
+    let followUpOfFirst: Promise<number> | undefined;
+    let followUpOfFailed: Promise<number> | undefined;
+    const first = s.writer.submit((tx) => {
+      order.push('first');
+      s.insert.run(1);
+      followUpOfFirst = tx.followUp(() => {
+        order.push('follow-up of first');
+        s.insert.run(10);
+        return 10;
+      });
+      return 1;
+    });
+    const failed = s.writer.submit((tx) => {
+      order.push('failed');
+      s.insert.run(2);
+      followUpOfFailed = tx.followUp(() => {
+        order.push('follow-up of failed');
+        return 20;
+      });
+      throw new Error('refused');
+    });
+    const third = s.writer.submit(() => {
+      order.push('third');
+      s.insert.run(3);
+      return 3;
+    });
+    assert.equal(await first, 1);
+    await assert.rejects(failed, /refused/);
+    assert.equal(await third, 3);
+    assert.equal(await followUpOfFirst, 10);
+    await assert.rejects(followUpOfFailed!, /refused/);
+    assert.deepEqual(order, ['first', 'failed', 'third', 'follow-up of first']);
+    assert.deepEqual(
+      s.batches.map((b) => [b.operations, b.ok]),
+      [[4, true]],
+      'one transaction, one commit, the follow-up included',
+    );
+    assert.deepEqual(s.rows(), [1, 3, 10]);
+  } finally {
+    s.dispose();
+  }
+});
+
 test('operations submitted together share one transaction; each resolves after the commit', async () => {
   const s = scratch();
   try {

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { defaultEngineLimits } from '../../src/engine/settings.ts';
 import type { JobEvent, LeasedJob } from '../../src/engine/types.ts';
+import type { BatchStats } from '../../src/store/group-commit.ts';
 import { barrier, expectCode, job, until, withEngine, withQueues } from '../helpers/engine.ts';
 
 /** Guards against a hang when a wake-up is lost: a failure, not a timing assumption. */
@@ -188,6 +189,33 @@ test('long-poll: a waiting reserve is woken by an enqueue committed later', hang
   });
 });
 
+test(
+  'long-poll: a waiting reserve takes the new job in the commit that made it ready, one commit for both',
+  hangGuard,
+  async () => {
+    const batches: BatchStats[] = [];
+    await withEngine({ deps: { onBatch: (stats) => batches.push(stats) } }, async ({ engine }) => {
+      await engine.pauseQueue('q');
+      await engine.resumeQueue('q');
+      const waiting = engine.reserve({ queues: ['q'], waitMs: 30_000, maxJobs: 2 });
+      await until(engine, () => engine.waitingReserves === 1);
+      batches.length = 0;
+      const enqueued = await engine.enqueueBatch([job('q'), job('q'), job('q')]);
+      assert.deepEqual(
+        idsOf(await waiting),
+        enqueued.slice(0, 2).map((r) => (r.ok ? r.jobId : '')),
+      );
+      // The enqueue and the waiter's lease: two operations, one transaction, one fsync.
+      assert.deepEqual(
+        batches.map((b) => [b.operations, b.ok]),
+        [[2, true]],
+      );
+      assert.equal(engine.listQueues()[0]?.counts.leased, 2);
+      assert.equal(engine.listQueues()[0]?.counts.ready, 1);
+    });
+  },
+);
+
 test('long-poll: a reserve and an enqueue in the same batch, either order, meet', hangGuard, async () => {
   await withEngine({}, async ({ engine }) => {
     // Reserve first, on a queue that does not exist yet.
@@ -323,26 +351,34 @@ test(
 );
 
 test(
-  'long-poll: a woken waiter that was aborted passes the job on to the next waiter',
+  'long-poll: a waiter aborted after the commit that leased it a job gets []; the lease expires and the next waiter gets the job',
   hangGuard,
   async () => {
     const controller = new AbortController();
-    // Events are reported after the commit's wake-ups: aborting here hits the
-    // moment between `first` being woken and it leasing.
+    // Events are reported after the commit, before its callers hear of it: aborting here
+    // hits the moment between the commit that leased the job for `first` (a hand-off in
+    // the enqueue's commit) and its delivery. A lease taken for a call that is gone expires.
     const onEvent = (event: JobEvent) => {
       if (event.kind === 'enqueued') controller.abort();
     };
-    await withEngine({ deps: { onEvent } }, async ({ engine }) => {
+    await withEngine({ deps: { onEvent } }, async ({ engine, clock }) => {
       await engine.pauseQueue('q');
       await engine.resumeQueue('q');
-      const first = engine.reserve({ queues: ['q'], waitMs: 30_000, workerId: 'first' }, controller.signal);
+      const first = engine.reserve(
+        { queues: ['q'], waitMs: 30_000, workerId: 'first', leaseMs: 10_000 },
+        controller.signal,
+      );
       const second = engine.reserve({ queues: ['q'], waitMs: 30_000, workerId: 'second' });
       await until(engine, () => engine.waitingReserves === 2);
       const { jobId } = await engine.enqueue(job('q'));
       assert.ok(controller.signal.aborted);
       assert.deepEqual(await first, []);
+      assert.equal(engine.getJob(jobId).workerId, 'first');
+      assert.equal(engine.waitingReserves, 1);
+      clock.advance(10_000);
       const [got] = await second;
       assert.equal(got?.id, jobId);
+      assert.equal(got?.attempt, 2);
       assert.equal(engine.getJob(jobId).workerId, 'second');
       assert.equal(engine.waitingReserves, 0);
     });

@@ -48,6 +48,7 @@ const expected: Readonly<Record<string, readonly Role[]>> = {
   Work: ['worker', 'admin'],
   GetJob: ['producer', 'worker', 'admin'],
   ListQueues: ['producer', 'worker', 'admin'],
+  ListWorkers: ['producer', 'worker', 'admin'],
   ListDeadLetters: ['producer', 'worker', 'admin'],
   GetServerInfo: ['producer', 'worker', 'admin'],
   CancelJob: ['admin'],
@@ -229,6 +230,7 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
     allowedStatus: status.NOT_FOUND,
   },
   ListQueues: { call: (c, md) => unary(call(c, c.listQueues, {}, md)), allowedStatus: status.OK },
+  ListWorkers: { call: (c, md) => unary(call(c, c.listWorkers, {}, md)), allowedStatus: status.OK },
   PauseQueue: { call: (c, md) => unary(call(c, c.pauseQueue, { queue }, md)), allowedStatus: status.OK },
   ResumeQueue: { call: (c, md) => unary(call(c, c.resumeQueue, { queue }, md)), allowedStatus: status.OK },
   ListDeadLetters: {

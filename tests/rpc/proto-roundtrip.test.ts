@@ -104,6 +104,7 @@ test('QueueService has exactly the published RPCs: Produce and Work bidirectiona
     'SetQueueSettings',
     'ResetQueueSettings',
     'ReloadConfig',
+    'ListWorkers',
     'Backup',
     'Produce',
     'Work',

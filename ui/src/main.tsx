@@ -21,6 +21,8 @@ import { QueueDetail } from './pages/queue-detail.tsx';
 import { QueueSettings } from './pages/queue-settings.tsx';
 import { Queues } from './pages/queues.tsx';
 import { ScheduleDetail, Schedules } from './pages/schedules.tsx';
+import { Search } from './pages/search.tsx';
+import { Workers } from './pages/workers.tsx';
 import { match, navigate, useLocation } from './router.tsx';
 import type { Session } from './types.ts';
 
@@ -31,6 +33,8 @@ const titles: [RegExp, string][] = [
   [/^\/queues$/, 'Queues'],
   [/^\/jobs\/[^/]+$/, 'Job'],
   [/^\/jobs$/, 'Jobs'],
+  [/^\/search$/, 'Search'],
+  [/^\/workers$/, 'Workers'],
   [/^\/dead-letters$/, 'Dead letters'],
   [/^\/schedules\/[^/]+$/, 'Schedule'],
   [/^\/schedules$/, 'Schedules'],
@@ -51,7 +55,9 @@ function Page({ session }: { session: Session }) {
   if (settings) return <QueueSettings name={settings.name ?? ''} session={session} />;
   const queue = match('/queues/:name', path);
   if (queue) return <QueueDetail name={queue.name ?? ''} session={session} />;
-  if (path === '/jobs') return <Jobs />;
+  if (path === '/jobs') return <Jobs session={session} />;
+  if (path === '/search') return <Search />;
+  if (path === '/workers') return <Workers session={session} />;
   const job = match('/jobs/:id', path);
   if (job) return <JobDetail id={job.id ?? ''} session={session} />;
   if (path === '/dead-letters') return <DeadLetters session={session} />;
@@ -102,6 +108,7 @@ function App() {
     );
   }
   if (!session.authenticated) {
+    document.title = 'Log in · sepp';
     return (
       <Login
         onLogin={(s) => {
@@ -117,6 +124,8 @@ function App() {
     } finally {
       setCsrfToken(null);
       setSession({ ...session, authenticated: false, user: null, role: null, csrfToken: null });
+      // The page logged out of is not where the next user starts.
+      navigate('/login', { replace: true });
     }
   };
   return (

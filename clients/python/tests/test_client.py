@@ -178,6 +178,16 @@ def test_queue_settings_at_run_time_and_reload(client: sepp.Client, queue: str) 
     assert report.config_file is not None and report.config_file.endswith(".toml")
 
 
+def test_list_workers(client: sepp.Client, queue: str) -> None:
+    job_id = client.enqueue(queue, "t").id
+    [job] = client.reserve([queue], worker_id=f"py-{queue}")
+    assert job.id == job_id
+    [worker] = [w for w in client.list_workers() if w.worker_id == f"py-{queue}"]
+    assert worker.transport == "reserve" and worker.queues == (queue,)
+    assert worker.jobs_held == 1 and worker.oldest_lease_at_ms is not None
+    assert worker.address != "" and worker.last_seen_at_ms >= worker.connected_at_ms
+
+
 def test_call_errors(server: ServerProcess, client: sepp.Client) -> None:
     with pytest.raises(sepp.SeppError) as missing:
         client.get_job("01234567-89ab-7def-8123-456789abcdef")

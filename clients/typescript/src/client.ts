@@ -14,6 +14,7 @@ import {
   queueInfoFromProto,
   rejectionName,
   serverInfoFromProto,
+  workerInfoFromProto,
 } from './convert.ts';
 import { EnqueueBatcher } from './enqueue-batcher.ts';
 import { JobRejectedError, type JobRejection, SeppError, statusOfRejection } from './errors.ts';
@@ -44,6 +45,7 @@ import type {
   ReloadReport,
   ReserveOptions,
   ServerInfo,
+  WorkerInfo,
 } from './types.ts';
 import { Worker, type WorkerOptions } from './worker.ts';
 
@@ -328,6 +330,12 @@ export class SeppClient {
   async listQueues(options: CallOptions = {}): Promise<QueueInfo[]> {
     const response = await this.connection.invoke(this.connection.rpc.listQueues, {}, readCall(options));
     return response.queues.map(queueInfoFromProto);
+  }
+
+  /** The workers connected now: id, address, transport, queues, when last seen, leases held. */
+  async listWorkers(options: CallOptions = {}): Promise<WorkerInfo[]> {
+    const response = await this.connection.invoke(this.connection.rpc.listWorkers, {}, readCall(options));
+    return response.workers.map(workerInfoFromProto);
   }
 
   /** Pauses a queue: it hands out no jobs until resumed; enqueue still works. */

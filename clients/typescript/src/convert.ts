@@ -17,6 +17,7 @@ import {
   SettingSource as ProtoSettingSource,
 } from './gen/sepp/v1/queue.js';
 import type { NackRequest, NackResponse } from './gen/sepp/v1/work.js';
+import { type WorkerInfo as ProtoWorkerInfo, WorkerTransport } from './gen/sepp/v1/workers.js';
 import { activeTraceHeaders } from './trace.ts';
 import type {
   EnqueueOptions,
@@ -28,6 +29,7 @@ import type {
   ServerInfo,
   SettingSource,
   TimeInput,
+  WorkerInfo,
 } from './types.ts';
 
 const jsonType = 'application/json';
@@ -211,6 +213,20 @@ function parseJson(text: string): unknown {
   } catch {
     return text;
   }
+}
+
+export function workerInfoFromProto(worker: ProtoWorkerInfo): WorkerInfo {
+  return {
+    workerId: worker.workerId,
+    address: worker.address,
+    transport: worker.transport === WorkerTransport.WORK_STREAM ? 'work_stream' : 'reserve',
+    queues: worker.queues,
+    connectedAtMs: worker.connectedAtMs,
+    lastSeenAtMs: worker.lastSeenAtMs,
+    jobsHeld: worker.jobsHeld,
+    oldestLeaseAtMs: worker.oldestLeaseAtMs === 0 ? null : worker.oldestLeaseAtMs,
+    connections: worker.connections,
+  };
 }
 
 export function serverInfoFromProto(info: GetServerInfoResponse): ServerInfo {

@@ -54,6 +54,7 @@ export type {
   SettingSource,
   StateCounts,
   TimeInput,
+  WorkerInfo,
 } from './types.ts';
 export { Worker, type WorkerClient, type WorkerEvents, type WorkerOptions } from './worker.ts';
 export type { WorkerClock, WorkerTimer } from './worker-clock.ts';

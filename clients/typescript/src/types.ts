@@ -250,6 +250,28 @@ export interface ReloadReport {
   configFile: string | null;
 }
 
+/** One connected worker as `listWorkers` reports it. */
+export interface WorkerInfo {
+  /** The worker id it gave, or `(none)`. */
+  workerId: string;
+  /** Its address as the server sees it, e.g. `127.0.0.1:53122`. */
+  address: string;
+  /** Its streams (or Reserve callers) from that address with that worker id, listed as one: an SDK Worker opens two. */
+  connections: number;
+  /** `work_stream`: an open Work stream (the Worker); `reserve`: Reserve calls. */
+  transport: 'work_stream' | 'reserve';
+  /** The queues it takes jobs from. */
+  queues: string[];
+  /** When its stream began (Reserve callers: its first listed call), ms since the epoch. */
+  connectedAtMs: number;
+  /** Its last reserve, settlement or credit, ms since the epoch. */
+  lastSeenAtMs: number;
+  /** Jobs leased under its worker id now. */
+  jobsHeld: number;
+  /** When the oldest of those leases began, ms since the epoch; null when it holds none. */
+  oldestLeaseAtMs: number | null;
+}
+
 /** Every server-wide limit in effect (see admin.proto for each one's meaning). */
 export interface ServerLimits {
   /** Longest queue name and job type, in characters. */

@@ -6,8 +6,10 @@ import type { Context } from 'hono';
 import { SeppError } from '../../engine/errors.ts';
 import type { StateCounts } from '../../engine/types.ts';
 import { jobStates } from '../../engine/types.ts';
+import type { Overview } from '../api-types.ts';
 import { type QueueView, queueView } from '../queue-view.ts';
-import { bad, pathParam, readJsonObject, requiredString } from '../request-input.ts';
+import { type RateWindow, rateWindows } from '../rate-history.ts';
+import { bad, pathParam, queryChoice, readJsonObject, requiredString } from '../request-input.ts';
 import type { AdminServices, RouteSpec } from '../route-spec.ts';
 import { ref } from '../schemas.ts';
 import { readSettingsChange, settingsChangeBody } from '../settings-change.ts';
@@ -31,21 +33,29 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
       path: '/api/v1/overview',
       access: 'viewer',
       tag: 'overview',
-      summary: 'Server facts, totals, per-queue counts and the last hour of job rates (the dashboard)',
+      summary: 'Server facts, totals, per-queue counts, job rates and waits (the dashboard)',
+      query: {
+        window: {
+          description: 'the rates over the last 5 minutes, hour (the default) or day',
+          schema: { type: 'string', enum: Object.keys(rateWindows) },
+        },
+      },
       response: ref('Overview'),
       handle(c) {
+        const window = queryChoice(c, 'window', Object.keys(rateWindows) as RateWindow[]) ?? '1h';
         const info = deps.serverInfo();
         const nowMs = deps.clock.nowMs();
         const queues = engine.listQueues();
         const totals = Object.fromEntries(jobStates.map((s) => [s, 0])) as StateCounts;
         for (const q of queues) for (const s of jobStates) totals[s] += q.counts[s];
-        return c.json({
+        const overview: Overview = {
           server: { ...info, uptimeMs: Math.max(0, nowMs - info.startedAtMs), serverTimeMs: nowMs },
           totals,
           waitingWorkers: engine.waitingReserves,
           queues: queues.map(queueView),
-          rates: deps.rates.snapshot(),
-        });
+          rates: deps.rates.snapshot(window),
+        };
+        return c.json(overview);
       },
     },
     {

@@ -7,6 +7,7 @@ import { registerPauseResumeCommands } from './pause-resume.ts';
 import { registerQueueCommands } from './queue-settings.ts';
 import { registerQueuesCommand } from './queues.ts';
 import { registerScheduleCommands } from './schedules.ts';
+import { registerWorkersCommand } from './workers.ts';
 
 export { exitCodes, exitCodesEpilogue } from './connection.ts';
 
@@ -18,4 +19,5 @@ export function registerOperatorCommands(parser: Argv): void {
   registerPauseResumeCommands(parser);
   registerScheduleCommands(parser);
   registerQueueCommands(parser);
+  registerWorkersCommand(parser);
 }

@@ -1,6 +1,6 @@
 /** One queue: counts (each a link to its jobs), effective settings with their sources, pause/resume and purge. */
 import { can, post, seg } from '../api.ts';
-import { ErrorBanner, Loading, notify, PageHeader } from '../components/common.tsx';
+import { Empty, ErrorBanner, LiveStatus, Loading, notify, PageHeader } from '../components/common.tsx';
 import { ConfirmDialog, useConfirm } from '../components/confirm-dialog.tsx';
 import { fmtDuration, fmtNum } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
@@ -10,7 +10,10 @@ import { SourceBadge } from './queue-settings.tsx';
 import { PauseButton } from './queues.tsx';
 
 export function QueueDetail({ name, session }: { name: string; session: Session }) {
-  const { data: queue, error, reload } = useApi<QueueInfo>(`/api/v1/queues/${seg(name)}`, { pollMs: 2000 });
+  const loaded = useApi<QueueInfo>(`/api/v1/queues/${seg(name)}`, { pollMs: 2000 });
+  const { data: queue, error, reload } = loaded;
+  // Actions only for a queue that is there: a typo in the address offers nothing to do.
+  const exists = queue !== null;
   const purge = useConfirm<true>();
   const action = useAction();
 
@@ -28,13 +31,14 @@ export function QueueDetail({ name, session }: { name: string; session: Session 
   return (
     <>
       <PageHeader title={`Queue ${name}`}>
+        <LiveStatus loaded={loaded} everyMs={2000} />
         {queue && <PauseButton queue={queue} session={session} onDone={reload} />}
-        {can(session, 'operator') && (
+        {exists && can(session, 'operator') && (
           <Link class="btn btn-small" href={`/enqueue?queue=${seg(name)}`}>
             Enqueue
           </Link>
         )}
-        {can(session, 'admin') && (
+        {exists && can(session, 'admin') && (
           <button type="button" class="btn btn-small btn-danger" onClick={() => purge.ask(true)}>
             Purge…
           </button>
@@ -43,9 +47,18 @@ export function QueueDetail({ name, session }: { name: string; session: Session 
       <p class="breadcrumbs">
         <Link href="/queues">Queues</Link> / {name}
       </p>
-      <ErrorBanner error={error ?? action.error} />
+      <ErrorBanner error={error?.status === 404 || loaded.stale ? action.error : (error ?? action.error)} />
       {queue === null ? (
-        error === null && <Loading />
+        error?.status === 404 ? (
+          <div class="card">
+            <Empty title={`There is no queue ${name}`}>
+              A queue exists once a job is enqueued to it or the configuration declares it.{' '}
+              <Link href="/queues">All queues</Link>
+            </Empty>
+          </div>
+        ) : (
+          error === null && <Loading />
+        )
       ) : (
         <>
           <section class="card" aria-labelledby="counts-title">

@@ -51,6 +51,7 @@ from .models import (
     SettingValue,
     StateCounts,
     TimeInput,
+    WorkerInfo,
 )
 from .schedules import (
     MisfirePolicy,
@@ -115,6 +116,7 @@ __all__ = [
     "UnavailableError",
     "Worker",
     "WorkerEvent",
+    "WorkerInfo",
     "WorkerJob",
     "__version__",
 ]

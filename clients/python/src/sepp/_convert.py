@@ -24,8 +24,9 @@ from .models import (
     ServerLimits,
     StateCounts,
     TimeInput,
+    WorkerInfo,
 )
-from .v1 import admin_pb2, job_pb2, queue_pb2, work_pb2
+from .v1 import admin_pb2, job_pb2, queue_pb2, work_pb2, workers_pb2
 
 JSON_TYPE = "application/json"
 TEXT_TYPE = "text/plain; charset=utf-8"
@@ -211,6 +212,20 @@ def reload_report_from_proto(response: admin_pb2.ReloadConfigResponse) -> Reload
         restart_required=tuple(response.restart_required),
         problems=tuple((p.key, p.message) for p in response.problems),
         config_file=response.config_file or None,
+    )
+
+
+def worker_info_from_proto(worker: workers_pb2.WorkerInfo) -> WorkerInfo:
+    return WorkerInfo(
+        worker_id=worker.worker_id,
+        address=worker.address,
+        connections=worker.connections,
+        transport="work_stream" if worker.transport == workers_pb2.WORKER_TRANSPORT_WORK_STREAM else "reserve",
+        queues=tuple(worker.queues),
+        connected_at_ms=worker.connected_at_ms,
+        last_seen_at_ms=worker.last_seen_at_ms,
+        jobs_held=worker.jobs_held,
+        oldest_lease_at_ms=worker.oldest_lease_at_ms or None,
     )
 
 

@@ -21,6 +21,7 @@ from ._convert import (
     reload_report_from_proto,
     server_info_from_proto,
     setting_texts,
+    worker_info_from_proto,
 )
 from ._enqueue import Answer, EnqueueBatcher
 from .errors import JobRejection, SeppError, rejected
@@ -42,8 +43,9 @@ from .models import (
     ReloadReport,
     ServerInfo,
     TimeInput,
+    WorkerInfo,
 )
-from .v1 import admin_pb2, job_pb2, work_pb2
+from .v1 import admin_pb2, job_pb2, work_pb2, workers_pb2
 
 if TYPE_CHECKING:
     from .worker import Worker
@@ -318,6 +320,11 @@ class Client:
         """Every queue with its counts by state, paused flag, oldest ready age and settings."""
         response = self._read(self._conn.stub.ListQueues, admin_pb2.ListQueuesRequest(), deadline_ms)
         return [queue_info_from_proto(q) for q in response.queues]
+
+    def list_workers(self, *, deadline_ms: int | None = None) -> list[WorkerInfo]:
+        """The workers connected now: id, address, transport, queues, when last seen, leases held."""
+        response = self._read(self._conn.stub.ListWorkers, workers_pb2.ListWorkersRequest(), deadline_ms)
+        return [worker_info_from_proto(w) for w in response.workers]
 
     def pause_queue(self, queue: str, *, deadline_ms: int | None = None) -> None:
         """Pauses a queue: it hands out no jobs until resumed; enqueue still works."""

@@ -5,6 +5,7 @@ from sepp.v1 import admin_pb2 as sepp_dot_v1_dot_admin__pb2
 from sepp.v1 import produce_pb2 as sepp_dot_v1_dot_produce__pb2
 from sepp.v1 import schedule_pb2 as sepp_dot_v1_dot_schedule__pb2
 from sepp.v1 import work_pb2 as sepp_dot_v1_dot_work__pb2
+from sepp.v1 import workers_pb2 as sepp_dot_v1_dot_workers__pb2
 
 
 class QueueServiceStub(object):
@@ -22,7 +23,7 @@ class QueueServiceStub(object):
   ResetQueueSettings, ReloadConfig and the schedule changes
   (Create, Update, Pause, Resume, Delete and TriggerSchedule)
   The reads are GetJob, ListQueues, ListDeadLetters, GetServerInfo,
-  GetSchedule and ListSchedules.
+  GetSchedule, ListSchedules and ListWorkers.
 
   Status codes (any call may also fail with UNAUTHENTICATED, PERMISSION_DENIED,
   UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and INTERNAL):
@@ -159,6 +160,11 @@ class QueueServiceStub(object):
         request_serializer=sepp_dot_v1_dot_admin__pb2.ReloadConfigRequest.SerializeToString,
         response_deserializer=sepp_dot_v1_dot_admin__pb2.ReloadConfigResponse.FromString,
         )
+    self.ListWorkers = channel.unary_unary(
+        '/sepp.v1.QueueService/ListWorkers',
+        request_serializer=sepp_dot_v1_dot_workers__pb2.ListWorkersRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_workers__pb2.ListWorkersResponse.FromString,
+        )
     self.Backup = channel.unary_stream(
         '/sepp.v1.QueueService/Backup',
         request_serializer=sepp_dot_v1_dot_admin__pb2.BackupRequest.SerializeToString,
@@ -231,7 +237,7 @@ class QueueServiceServicer(object):
   ResetQueueSettings, ReloadConfig and the schedule changes
   (Create, Update, Pause, Resume, Delete and TriggerSchedule)
   The reads are GetJob, ListQueues, ListDeadLetters, GetServerInfo,
-  GetSchedule and ListSchedules.
+  GetSchedule, ListSchedules and ListWorkers.
 
   Status codes (any call may also fail with UNAUTHENTICATED, PERMISSION_DENIED,
   UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and INTERNAL):
@@ -453,6 +459,15 @@ class QueueServiceServicer(object):
     context.set_details('Method not implemented!')
     raise NotImplementedError('Method not implemented!')
 
+  def ListWorkers(self, request, context):
+    """Lists the workers connected now: worker id, address, transport, queues,
+    when connected and last seen, and the leases each holds. Role: any key
+    that may read (as ListQueues). `sepp workers` uses it.
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
   def Backup(self, request, context):
     """Streams an online, consistent copy of the database: a SQLite file that
     opens with `sqlite3` and that a server started on it serves as is. The
@@ -668,6 +683,11 @@ def add_QueueServiceServicer_to_server(servicer, server):
           servicer.ReloadConfig,
           request_deserializer=sepp_dot_v1_dot_admin__pb2.ReloadConfigRequest.FromString,
           response_serializer=sepp_dot_v1_dot_admin__pb2.ReloadConfigResponse.SerializeToString,
+      ),
+      'ListWorkers': grpc.unary_unary_rpc_method_handler(
+          servicer.ListWorkers,
+          request_deserializer=sepp_dot_v1_dot_workers__pb2.ListWorkersRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_workers__pb2.ListWorkersResponse.SerializeToString,
       ),
       'Backup': grpc.unary_stream_rpc_method_handler(
           servicer.Backup,

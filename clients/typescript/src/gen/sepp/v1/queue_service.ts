@@ -88,6 +88,7 @@ import {
   WorkRequest,
   WorkResponse,
 } from "./work.js";
+import { ListWorkersRequest, ListWorkersResponse } from "./workers.js";
 
 export const protobufPackage = "sepp.v1";
 
@@ -117,7 +118,7 @@ export const protobufFileName = "sepp/v1/queue_service.proto";
  *             ResetQueueSettings, ReloadConfig and the schedule changes
  *             (Create, Update, Pause, Resume, Delete and TriggerSchedule)
  * The reads are GetJob, ListQueues, ListDeadLetters, GetServerInfo,
- * GetSchedule and ListSchedules.
+ * GetSchedule, ListSchedules and ListWorkers.
  *
  * Status codes (any call may also fail with UNAUTHENTICATED, PERMISSION_DENIED,
  * UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and INTERNAL):
@@ -455,6 +456,20 @@ export const QueueServiceService = {
     responseDeserialize: (value: Buffer): ReloadConfigResponse => ReloadConfigResponse.decode(value),
   },
   /**
+   * Lists the workers connected now: worker id, address, transport, queues,
+   * when connected and last seen, and the leases each holds. Role: any key
+   * that may read (as ListQueues). `sepp workers` uses it.
+   */
+  listWorkers: {
+    path: "/sepp.v1.QueueService/ListWorkers" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListWorkersRequest): Buffer => Buffer.from(ListWorkersRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListWorkersRequest => ListWorkersRequest.decode(value),
+    responseSerialize: (value: ListWorkersResponse): Buffer => Buffer.from(ListWorkersResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListWorkersResponse => ListWorkersResponse.decode(value),
+  },
+  /**
    * Streams an online, consistent copy of the database: a SQLite file that
    * opens with `sqlite3` and that a server started on it serves as is. The
    * server first copies the live database with SQLite's backup API (sending
@@ -768,6 +783,12 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    * started from the command line).
    */
   reloadConfig: handleUnaryCall<ReloadConfigRequest, ReloadConfigResponse>;
+  /**
+   * Lists the workers connected now: worker id, address, transport, queues,
+   * when connected and last seen, and the leases each holds. Role: any key
+   * that may read (as ListQueues). `sepp workers` uses it.
+   */
+  listWorkers: handleUnaryCall<ListWorkersRequest, ListWorkersResponse>;
   /**
    * Streams an online, consistent copy of the database: a SQLite file that
    * opens with `sqlite3` and that a server started on it serves as is. The
@@ -1255,6 +1276,26 @@ export interface QueueServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ReloadConfigResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Lists the workers connected now: worker id, address, transport, queues,
+   * when connected and last seen, and the leases each holds. Role: any key
+   * that may read (as ListQueues). `sepp workers` uses it.
+   */
+  listWorkers(
+    request: ListWorkersRequest,
+    callback: (error: ServiceError | null, response: ListWorkersResponse) => void,
+  ): ClientUnaryCall;
+  listWorkers(
+    request: ListWorkersRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListWorkersResponse) => void,
+  ): ClientUnaryCall;
+  listWorkers(
+    request: ListWorkersRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListWorkersResponse) => void,
   ): ClientUnaryCall;
   /**
    * Streams an online, consistent copy of the database: a SQLite file that

@@ -1,4 +1,4 @@
--- 0005: queue settings changed at run time, and admin sessions that outlive a restart.
+-- 0006: queue settings changed at run time, and admin sessions that outlive a restart.
 -- Why: an operator raises a retry limit or a lease length without a restart
 -- (`sepp queue set`, the SetQueueSettings RPC, the admin UI) and the change must
 -- still hold after the next restart; and a rolling restart must not log every
