@@ -184,6 +184,35 @@ const auditRows: Readonly<Record<string, AuditRow>> = {
     action: 'dead_letters.delete_all',
     details: { changed: 3 },
   },
+  SetQueueSettings: {
+    async run(c, md, auditQueue) {
+      await enqueueTo(c, md, auditQueue, 1);
+      await call(c, c.setQueueSettings, { queue: auditQueue, settings: { max_attempts: '7' } }, md);
+      return { target: `queue:${auditQueue}` };
+    },
+    action: 'queue.settings.set',
+    details: { settings: { max_attempts: '7' } },
+  },
+  ResetQueueSettings: {
+    async run(c, md, auditQueue) {
+      await enqueueTo(c, md, auditQueue, 1);
+      await call(c, c.setQueueSettings, { queue: auditQueue, settings: { max_attempts: '7' } }, md);
+      await call(c, c.resetQueueSettings, { queue: auditQueue, keys: ['max_attempts'], all: false }, md);
+      return { target: `queue:${auditQueue}` };
+    },
+    action: 'queue.settings.reset',
+    details: { keys: ['max_attempts'] },
+  },
+  ReloadConfig: {
+    async run(c, md) {
+      // A dry run only reports; the applied reload is the audited change.
+      await call(c, c.reloadConfig, { dryRun: true }, md);
+      const { configFile } = await call(c, c.reloadConfig, { dryRun: false }, md);
+      return { target: `config:${configFile}` };
+    },
+    action: 'config.reload',
+    details: { changed: [] },
+  },
   Backup: {
     async run(c, md) {
       const stream = c.backup({}, md) as grpc.ClientReadableStream<BackupChunk>;

@@ -27,6 +27,7 @@ export type {
   ScheduleOutcome,
   Schedules,
 } from './schedules.ts';
+export type { SettingInput } from './settings-calls.ts';
 export type {
   AckResult,
   AttemptError,
@@ -53,9 +54,12 @@ export type {
   QueueActionOptions,
   QueueInfo,
   QueueSettings,
+  QueueSettingValue,
+  ReloadReport,
   ReserveOptions,
   ServerInfo,
   ServerLimits,
+  SettingSource,
   StateCounts,
   TimeInput,
   WorkerInfo,

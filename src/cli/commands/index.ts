@@ -6,6 +6,7 @@ import { registerJobCommand } from './job.ts';
 import { registerJobControlCommands } from './job-control.ts';
 import { registerPauseResumeCommands } from './pause-resume.ts';
 import { registerPurgeAuditCommands } from './purge-audit.ts';
+import { registerQueueCommands } from './queue-settings.ts';
 import { registerQueuesCommand } from './queues.ts';
 import { registerScheduleCommands } from './schedules.ts';
 import { registerWorkersCommand } from './workers.ts';
@@ -19,5 +20,6 @@ export function registerOperatorCommands(parser: Argv): void {
   registerScheduleCommands(parser);
   registerJobControlCommands(parser);
   registerPurgeAuditCommands(parser);
+  registerQueueCommands(parser);
   registerWorkersCommand(parser);
 }

@@ -8,6 +8,11 @@ DESCRIPTOR: _descriptor.FileDescriptor
 EXPIRED_ACTION_DEAD_LETTER: ExpiredAction
 EXPIRED_ACTION_DELETE: ExpiredAction
 EXPIRED_ACTION_UNSPECIFIED: ExpiredAction
+SETTING_SOURCE_DEFAULT: SettingSource
+SETTING_SOURCE_OVERRIDE: SettingSource
+SETTING_SOURCE_QUEUE: SettingSource
+SETTING_SOURCE_QUEUE_DEFAULTS: SettingSource
+SETTING_SOURCE_UNSPECIFIED: SettingSource
 
 class BackoffSettings(_message.Message):
     __slots__ = ["base_ms", "cap_ms", "factor", "jitter"]
@@ -22,20 +27,34 @@ class BackoffSettings(_message.Message):
     def __init__(self, base_ms: _Optional[int] = ..., factor: _Optional[float] = ..., cap_ms: _Optional[int] = ..., jitter: _Optional[float] = ...) -> None: ...
 
 class QueueInfo(_message.Message):
-    __slots__ = ["counts", "name", "oldest_ready_age_ms", "paused", "settings", "waiting_workers"]
+    __slots__ = ["counts", "name", "oldest_ready_age_ms", "paused", "setting_values", "settings", "waiting_workers"]
     COUNTS_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     OLDEST_READY_AGE_MS_FIELD_NUMBER: _ClassVar[int]
     PAUSED_FIELD_NUMBER: _ClassVar[int]
     SETTINGS_FIELD_NUMBER: _ClassVar[int]
+    SETTING_VALUES_FIELD_NUMBER: _ClassVar[int]
     WAITING_WORKERS_FIELD_NUMBER: _ClassVar[int]
     counts: StateCounts
     name: str
     oldest_ready_age_ms: int
     paused: bool
+    setting_values: _containers.RepeatedCompositeFieldContainer[QueueSettingValue]
     settings: QueueSettings
     waiting_workers: int
-    def __init__(self, name: _Optional[str] = ..., paused: bool = ..., counts: _Optional[_Union[StateCounts, _Mapping]] = ..., oldest_ready_age_ms: _Optional[int] = ..., waiting_workers: _Optional[int] = ..., settings: _Optional[_Union[QueueSettings, _Mapping]] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., paused: bool = ..., counts: _Optional[_Union[StateCounts, _Mapping]] = ..., oldest_ready_age_ms: _Optional[int] = ..., waiting_workers: _Optional[int] = ..., settings: _Optional[_Union[QueueSettings, _Mapping]] = ..., setting_values: _Optional[_Iterable[_Union[QueueSettingValue, _Mapping]]] = ...) -> None: ...
+
+class QueueSettingValue(_message.Message):
+    __slots__ = ["file_value_json", "key", "source", "value_json"]
+    FILE_VALUE_JSON_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    VALUE_JSON_FIELD_NUMBER: _ClassVar[int]
+    file_value_json: str
+    key: str
+    source: SettingSource
+    value_json: str
+    def __init__(self, key: _Optional[str] = ..., value_json: _Optional[str] = ..., source: _Optional[_Union[SettingSource, str]] = ..., file_value_json: _Optional[str] = ...) -> None: ...
 
 class QueueSettings(_message.Message):
     __slots__ = ["allowed_types", "backoff", "cancelled_retention_ms", "completed_retention_ms", "dead_retention_ms", "dedup_window_ms", "default_lease_ms", "expired_action", "max_attempts", "max_depth", "max_lease_ms", "max_payload_bytes"]
@@ -82,4 +101,7 @@ class StateCounts(_message.Message):
     def __init__(self, scheduled: _Optional[int] = ..., ready: _Optional[int] = ..., leased: _Optional[int] = ..., completed: _Optional[int] = ..., dead: _Optional[int] = ..., cancelled: _Optional[int] = ...) -> None: ...
 
 class ExpiredAction(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class SettingSource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

@@ -20,16 +20,18 @@ class QueueServiceStub(object):
   worker    Reserve, Ack, AckBatch, Nack, Extend, Work, and the reads
   admin     everything, including CancelJob, CancelJobs, UpdateJob,
   UpdateJobs, PauseQueue, ResumeQueue, PurgeQueue, DeleteQueue,
-  RequeueDeadLetters, DeleteDeadLetters, Backup,
-  ListAuditEntries and the schedule changes (Create, Update,
-  Pause, Resume, Delete and TriggerSchedule)
+  RequeueDeadLetters, DeleteDeadLetters, SetQueueSettings,
+  ResetQueueSettings, ReloadConfig, Backup, ListAuditEntries and
+  the schedule changes (Create, Update, Pause, Resume, Delete and
+  TriggerSchedule)
   The reads are GetJob, ListQueues, ListDeadLetters, GetServerInfo,
   ListWorkers, GetSchedule and ListSchedules.
 
   Audit: every change an admin call makes is written to the audit log in the
   same transaction as the change, with the key's name as actor (`key:NAME`,
   or `anonymous` without keys); ListAuditEntries reads the log, which also
-  holds the admin UI's changes.
+  holds the admin UI's changes. (ReloadConfig changes no table: its entry is
+  written once the new configuration is in force.)
 
   Status codes (any call may also fail with UNAUTHENTICATED, PERMISSION_DENIED,
   UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and INTERNAL):
@@ -181,6 +183,21 @@ class QueueServiceStub(object):
         request_serializer=sepp_dot_v1_dot_admin__pb2.ListAuditEntriesRequest.SerializeToString,
         response_deserializer=sepp_dot_v1_dot_admin__pb2.ListAuditEntriesResponse.FromString,
         )
+    self.SetQueueSettings = channel.unary_unary(
+        '/sepp.v1.QueueService/SetQueueSettings',
+        request_serializer=sepp_dot_v1_dot_admin__pb2.SetQueueSettingsRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_admin__pb2.SetQueueSettingsResponse.FromString,
+        )
+    self.ResetQueueSettings = channel.unary_unary(
+        '/sepp.v1.QueueService/ResetQueueSettings',
+        request_serializer=sepp_dot_v1_dot_admin__pb2.ResetQueueSettingsRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_admin__pb2.ResetQueueSettingsResponse.FromString,
+        )
+    self.ReloadConfig = channel.unary_unary(
+        '/sepp.v1.QueueService/ReloadConfig',
+        request_serializer=sepp_dot_v1_dot_admin__pb2.ReloadConfigRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_admin__pb2.ReloadConfigResponse.FromString,
+        )
     self.ListWorkers = channel.unary_unary(
         '/sepp.v1.QueueService/ListWorkers',
         request_serializer=sepp_dot_v1_dot_workers__pb2.ListWorkersRequest.SerializeToString,
@@ -255,16 +272,18 @@ class QueueServiceServicer(object):
   worker    Reserve, Ack, AckBatch, Nack, Extend, Work, and the reads
   admin     everything, including CancelJob, CancelJobs, UpdateJob,
   UpdateJobs, PauseQueue, ResumeQueue, PurgeQueue, DeleteQueue,
-  RequeueDeadLetters, DeleteDeadLetters, Backup,
-  ListAuditEntries and the schedule changes (Create, Update,
-  Pause, Resume, Delete and TriggerSchedule)
+  RequeueDeadLetters, DeleteDeadLetters, SetQueueSettings,
+  ResetQueueSettings, ReloadConfig, Backup, ListAuditEntries and
+  the schedule changes (Create, Update, Pause, Resume, Delete and
+  TriggerSchedule)
   The reads are GetJob, ListQueues, ListDeadLetters, GetServerInfo,
   ListWorkers, GetSchedule and ListSchedules.
 
   Audit: every change an admin call makes is written to the audit log in the
   same transaction as the change, with the key's name as actor (`key:NAME`,
   or `anonymous` without keys); ListAuditEntries reads the log, which also
-  holds the admin UI's changes.
+  holds the admin UI's changes. (ReloadConfig changes no table: its entry is
+  written once the new configuration is in force.)
 
   Status codes (any call may also fail with UNAUTHENTICATED, PERMISSION_DENIED,
   UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and INTERNAL):
@@ -513,6 +532,39 @@ class QueueServiceServicer(object):
     context.set_details('Method not implemented!')
     raise NotImplementedError('Method not implemented!')
 
+  def SetQueueSettings(self, request, context):
+    """Overrides settings of one queue while the server runs: they apply from the
+    next lease or enqueue, all at once, survive restarts, and are written to
+    the audit log with their old and new values. Role: admin.
+    Errors: INVALID_ARGUMENT (an unknown setting or a bad value, with the
+    config file's message), NOT_FOUND (no such queue).
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def ResetQueueSettings(self, request, context):
+    """Removes run-time overrides of one queue: the config file's values apply
+    again from the next lease or enqueue. Audited. Role: admin.
+    Errors: INVALID_ARGUMENT (an unknown setting, or neither or both of `keys`
+    and `all`), NOT_FOUND (no such queue).
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def ReloadConfig(self, request, context):
+    """Reads the config file again, as SIGHUP does: API keys, admin users, queue
+    settings, log level and telemetry settings change without a restart; a
+    file with problems is refused as a whole and the running configuration
+    stays. With `dry_run`, only reports. Role: admin.
+    Errors: FAILED_PRECONDITION (this server cannot reload, e.g. it was not
+    started from the command line).
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
   def ListWorkers(self, request, context):
     """Lists the workers connected now: worker id, address, transport, queues,
     when connected and last seen, and the leases each holds. Role: any key
@@ -752,6 +804,21 @@ def add_QueueServiceServicer_to_server(servicer, server):
           servicer.ListAuditEntries,
           request_deserializer=sepp_dot_v1_dot_admin__pb2.ListAuditEntriesRequest.FromString,
           response_serializer=sepp_dot_v1_dot_admin__pb2.ListAuditEntriesResponse.SerializeToString,
+      ),
+      'SetQueueSettings': grpc.unary_unary_rpc_method_handler(
+          servicer.SetQueueSettings,
+          request_deserializer=sepp_dot_v1_dot_admin__pb2.SetQueueSettingsRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_admin__pb2.SetQueueSettingsResponse.SerializeToString,
+      ),
+      'ResetQueueSettings': grpc.unary_unary_rpc_method_handler(
+          servicer.ResetQueueSettings,
+          request_deserializer=sepp_dot_v1_dot_admin__pb2.ResetQueueSettingsRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_admin__pb2.ResetQueueSettingsResponse.SerializeToString,
+      ),
+      'ReloadConfig': grpc.unary_unary_rpc_method_handler(
+          servicer.ReloadConfig,
+          request_deserializer=sepp_dot_v1_dot_admin__pb2.ReloadConfigRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_admin__pb2.ReloadConfigResponse.SerializeToString,
       ),
       'ListWorkers': grpc.unary_unary_rpc_method_handler(
           servicer.ListWorkers,
