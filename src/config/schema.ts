@@ -288,24 +288,61 @@ export interface QueueSettingsFlat {
   readonly deadRetentionMs: number;
   readonly completedRetentionMs: number;
   readonly allowedTypes: readonly string[];
+  readonly maxLeased: number;
+  readonly rateLimitLeases: number;
+  readonly rateLimitPeriodMs: number;
+  readonly rateLimitBurst: number;
+  readonly groupMaxLeased: number;
+  readonly groupRateLimitLeases: number;
+  readonly groupRateLimitPeriodMs: number;
+  readonly groupRateLimitBurst: number;
 }
 
 export function flattenQueueSettings(settings: QueueSettings): QueueSettingsFlat {
-  const { backoff, ...rest } = settings;
+  const { backoff, rateLimit, groupRateLimit, ...rest } = settings;
   return {
     ...rest,
     backoffBaseMs: backoff.baseMs,
     backoffFactor: backoff.factor,
     backoffCapMs: backoff.capMs,
     backoffJitter: backoff.jitter,
+    rateLimitLeases: rateLimit.leases,
+    rateLimitPeriodMs: rateLimit.periodMs,
+    rateLimitBurst: rateLimit.burst,
+    groupRateLimitLeases: groupRateLimit.leases,
+    groupRateLimitPeriodMs: groupRateLimit.periodMs,
+    groupRateLimitBurst: groupRateLimit.burst,
   };
 }
 
 export function nestQueueSettings(flat: QueueSettingsFlat): QueueSettings {
-  const { backoffBaseMs, backoffFactor, backoffCapMs, backoffJitter, ...rest } = flat;
+  const {
+    backoffBaseMs,
+    backoffFactor,
+    backoffCapMs,
+    backoffJitter,
+    rateLimitLeases,
+    rateLimitPeriodMs,
+    rateLimitBurst,
+    groupRateLimitLeases,
+    groupRateLimitPeriodMs,
+    groupRateLimitBurst,
+    ...rest
+  } = flat;
   return {
     ...rest,
     backoff: { baseMs: backoffBaseMs, factor: backoffFactor, capMs: backoffCapMs, jitter: backoffJitter },
+    // A burst of 0 means "one period's worth": the effective settings say how many.
+    rateLimit: {
+      leases: rateLimitLeases,
+      periodMs: rateLimitPeriodMs,
+      burst: rateLimitBurst === 0 ? rateLimitLeases : rateLimitBurst,
+    },
+    groupRateLimit: {
+      leases: groupRateLimitLeases,
+      periodMs: groupRateLimitPeriodMs,
+      burst: groupRateLimitBurst === 0 ? groupRateLimitLeases : groupRateLimitBurst,
+    },
   };
 }
 
@@ -331,6 +368,26 @@ export const queueSpec: SectionSpec<QueueSettingsFlat> = {
     default: engineQueueDefaults.completedRetentionMs,
   },
   allowedTypes: { field: namesField(namePattern, nameHelp), default: engineQueueDefaults.allowedTypes },
+  maxLeased: { field: integerField(r.maxLeased), default: engineQueueDefaults.maxLeased },
+  rateLimitLeases: { field: integerField(r.rateLimitLeases), default: engineQueueDefaults.rateLimitLeases },
+  rateLimitPeriodMs: {
+    field: durationField(r.rateLimitPeriodMs),
+    default: engineQueueDefaults.rateLimitPeriodMs,
+  },
+  rateLimitBurst: { field: integerField(r.rateLimitBurst), default: engineQueueDefaults.rateLimitBurst },
+  groupMaxLeased: { field: integerField(r.groupMaxLeased), default: engineQueueDefaults.groupMaxLeased },
+  groupRateLimitLeases: {
+    field: integerField(r.rateLimitLeases),
+    default: engineQueueDefaults.groupRateLimitLeases,
+  },
+  groupRateLimitPeriodMs: {
+    field: durationField(r.rateLimitPeriodMs),
+    default: engineQueueDefaults.groupRateLimitPeriodMs,
+  },
+  groupRateLimitBurst: {
+    field: integerField(r.rateLimitBurst),
+    default: engineQueueDefaults.groupRateLimitBurst,
+  },
 };
 
 /** Sections in TOML order; `[]` marks an array of tables, `<name>` a table per queue. */

@@ -50,20 +50,28 @@ export class QueueAdmin {
     const nowMs = clock.nowMs();
     return queues.names().map((name) => {
       const queueCounts = counts.get(name) ?? emptyCounts();
+      const flow = this.ctx.flow.stats(name);
       return {
         name,
         paused: queues.isPaused(name),
         counts: queueCounts,
-        oldestReadyAgeMs: queueCounts.ready > 0 ? this.oldestReadyAge(name, nowMs) : null,
+        oldestReadyAgeMs:
+          queueCounts.ready > 0 ? this.oldestReadyAge(name, nowMs, flow.oldestGroupedRunAtMs) : null,
         waitingWorkers: waiters.waitingOn(name),
+        throttledWorkers: flow.throttledWaiters,
+        readyGroups: flow.readyGroups,
+        readyGroupsCapped: flow.readyGroupsCapped,
         settings: queues.settingsFor(name),
       };
     });
   }
 
-  /** The oldest due time among ready jobs: one index probe per priority, never a scan. */
-  private oldestReadyAge(queue: string, nowMs: number): number | null {
-    let oldest: number | null = null;
+  /**
+   * The oldest due time among ready jobs: one index probe per priority for the
+   * jobs without a group, never a scan; `groupedRunAtMs` is the grouped jobs' (flow stats).
+   */
+  private oldestReadyAge(queue: string, nowMs: number, groupedRunAtMs: number | null): number | null {
+    let oldest: number | null = groupedRunAtMs;
     for (let priority = 0; priority <= 9; priority++) {
       const runAtMs = this.ctx.sql.oldestReadyAtPriority.get(queue, priority) ?? null;
       if (runAtMs !== null && (oldest === null || runAtMs < oldest)) oldest = runAtMs;

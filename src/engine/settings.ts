@@ -20,6 +20,19 @@ export interface BackoffSettings {
   jitter: number;
 }
 
+/**
+ * A token bucket: `leases` leases may start per `periodMs`, tokens accruing
+ * evenly over the period; after a quiet spell up to `burst` may start at once.
+ */
+export interface RateLimitSettings {
+  /** Leases per period; 0 = no rate limit. */
+  leases: number;
+  /** The period the `leases` are counted over. */
+  periodMs: number;
+  /** Most tokens the bucket holds (leases that may start back to back); 0 = `leases`. */
+  burst: number;
+}
+
 export interface QueueSettings {
   /** Deliveries before a job is dead-lettered (reason `attempts_exhausted`). */
   maxAttempts: number;
@@ -40,7 +53,22 @@ export interface QueueSettings {
   completedRetentionMs: number;
   /** Job types accepted on this queue; empty = any type. */
   allowedTypes: readonly string[];
+  /** Jobs of the queue leased at once, across every worker and transport; 0 = no limit (docs/flow-control.md). */
+  maxLeased: number;
+  /** How fast leases of the queue may start. */
+  rateLimit: RateLimitSettings;
+  /** Jobs of one group leased at once; 0 = no limit. */
+  groupMaxLeased: number;
+  /** How fast leases of one group may start (a bucket per group). */
+  groupRateLimit: RateLimitSettings;
 }
+
+/** No rate limit. */
+export const noRateLimit: Readonly<RateLimitSettings> = Object.freeze({
+  leases: 0,
+  periodMs: 1000,
+  burst: 0,
+});
 
 export const defaultQueueSettings: Readonly<QueueSettings> = Object.freeze({
   maxAttempts: 5,
@@ -53,6 +81,10 @@ export const defaultQueueSettings: Readonly<QueueSettings> = Object.freeze({
   deadRetentionMs: 14 * DAY_MS,
   completedRetentionMs: 0,
   allowedTypes: Object.freeze([]) as readonly string[],
+  maxLeased: 0,
+  rateLimit: noRateLimit,
+  groupMaxLeased: 0,
+  groupRateLimit: noRateLimit,
 });
 
 /** Ranges that configured queue settings must fall in (config validation uses them). */
@@ -69,6 +101,11 @@ export const queueSettingRanges = {
   backoffFactor: { min: 1, max: 100 },
   backoffCapMs: { min: 0, max: 30 * DAY_MS },
   backoffJitter: { min: 0, max: 1 },
+  maxLeased: { min: 0, max: 1_000_000 },
+  groupMaxLeased: { min: 0, max: 1_000_000 },
+  rateLimitLeases: { min: 0, max: 1_000_000 },
+  rateLimitPeriodMs: { min: 1, max: 1 * DAY_MS },
+  rateLimitBurst: { min: 0, max: 1_000_000 },
 } as const;
 
 export interface EngineLimits {

@@ -10,12 +10,15 @@ export type WaitOutcome = 'woken' | 'timeout' | 'aborted' | 'closed';
 export interface Waiter {
   readonly queues: readonly string[];
   readonly maxJobs: number;
+  /** Queues that had ready jobs a limit held back when this waiter registered (flow control). */
+  readonly throttled?: readonly string[];
   /** Settles the waiter; called at most once by the registry's owner. */
   settle(outcome: WaitOutcome): void;
 }
 
 export class WaiterRegistry {
   private readonly byQueue = new Map<string, Set<Waiter>>();
+  private readonly throttledByQueue = new Map<string, number>();
   private total = 0;
 
   get size(): number {
@@ -26,6 +29,11 @@ export class WaiterRegistry {
     return this.byQueue.get(queue)?.size ?? 0;
   }
 
+  /** Waiters on `queue` that a limit held back from its ready jobs. */
+  throttledOn(queue: string): number {
+    return this.throttledByQueue.size === 0 ? 0 : (this.throttledByQueue.get(queue) ?? 0);
+  }
+
   add(waiter: Waiter): void {
     for (const queue of waiter.queues) {
       let set = this.byQueue.get(queue);
@@ -34,6 +42,9 @@ export class WaiterRegistry {
         this.byQueue.set(queue, set);
       }
       set.add(waiter);
+    }
+    for (const queue of waiter.throttled ?? []) {
+      this.throttledByQueue.set(queue, (this.throttledByQueue.get(queue) ?? 0) + 1);
     }
     this.total++;
   }
@@ -46,8 +57,14 @@ export class WaiterRegistry {
       if (set?.delete(waiter)) found = true;
       if (set !== undefined && set.size === 0) this.byQueue.delete(queue);
     }
-    if (found) this.total--;
-    return found;
+    if (!found) return false;
+    this.total--;
+    for (const queue of waiter.throttled ?? []) {
+      const left = (this.throttledByQueue.get(queue) ?? 1) - 1;
+      if (left > 0) this.throttledByQueue.set(queue, left);
+      else this.throttledByQueue.delete(queue);
+    }
+    return true;
   }
 
   /** Wakes waiters on `queue`, oldest first, until they can take `jobs` jobs between them. */

@@ -50,6 +50,7 @@ export function enqueueRequestFromProto(job: EnqueueJob | undefined): EngineEnqu
   if (Object.keys(job.metadata).length > 0) request.metadata = job.metadata;
   if (job.traceparent !== '') request.traceparent = job.traceparent;
   if (job.tracestate !== '') request.tracestate = job.tracestate;
+  if (job.group !== '') request.group = job.group;
   return request;
 }
 
@@ -103,6 +104,7 @@ export function leasedJobToProto(job: EngineLeasedJob): LeasedJob {
     tracestate: job.tracestate ?? '',
     idempotencyKey: job.idempotencyKey ?? '',
     lastError: job.lastError ?? '',
+    group: job.group ?? '',
   };
 }
 
@@ -157,6 +159,7 @@ export function jobToProto(job: JobInfo, withPayload: boolean): Job {
     deadReason: job.deadReason === null ? DeadReason.UNSPECIFIED : deadReasonToProto[job.deadReason],
     failedAtMs: job.failedAtMs ?? 0,
     completedAtMs: job.completedAtMs ?? 0,
+    group: job.group ?? '',
   };
 }
 
@@ -172,6 +175,10 @@ export function queueSettingsToProto(settings: QueueSettings): ProtoQueueSetting
     deadRetentionMs: settings.deadRetentionMs,
     completedRetentionMs: settings.completedRetentionMs,
     allowedTypes: [...settings.allowedTypes],
+    maxLeased: settings.maxLeased,
+    rateLimit: { ...settings.rateLimit },
+    groupMaxLeased: settings.groupMaxLeased,
+    groupRateLimit: { ...settings.groupRateLimit },
   };
 }
 
@@ -183,6 +190,9 @@ export function queueInfoToProto(queue: EngineQueueInfo): QueueInfo {
     oldestReadyAgeMs: queue.oldestReadyAgeMs ?? 0,
     waitingWorkers: queue.waitingWorkers,
     settings: queueSettingsToProto(queue.settings),
+    throttledWorkers: queue.throttledWorkers,
+    readyGroups: queue.readyGroups,
+    readyGroupsCapped: queue.readyGroupsCapped,
   };
 }
 

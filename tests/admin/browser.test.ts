@@ -45,6 +45,7 @@ async function enqueueJobs(queue: string, count: number, type = 'send_welcome'):
         metadata: { tenant: 'acme', source: 'browser-test' },
         traceparent: '',
         tracestate: '',
+        group: '',
       },
     });
     ids.push(jobId);

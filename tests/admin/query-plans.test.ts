@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { prepareAdminStatements } from '../../src/store/admin-statements.ts';
+import { prepareFlowStatements } from '../../src/store/flow-statements.ts';
 import { type Db, openDataDir } from '../../src/store/open.ts';
 import { prepareStatements } from '../../src/store/statements.ts';
 
@@ -46,11 +47,12 @@ const allowedScans = new Set([
   'countsFromRows',
   'seqsAnyTypeAsc',
   'seqsAnyTypeDesc',
+  'queuesWithGroups',
 ]);
 
 test('every admin and engine statement reads through an index, without sorting', () => {
   withDb((db) => {
-    const all = { ...prepareStatements(db), ...prepareAdminStatements(db) };
+    const all = { ...prepareStatements(db), ...prepareAdminStatements(db), ...prepareFlowStatements(db) };
     const problems: string[] = [];
     for (const [name, statement] of Object.entries(all)) {
       const source = (statement as unknown as Prepared).source;
@@ -82,5 +84,14 @@ test('the hot path keeps its indexes', () => {
     uses(admin.seqsOfTypeAsc, 'jobs_by_state_type');
     uses(admin.jobIdByIdempotencyKey, 'jobs_idempotency');
     uses(admin.auditPageByActor, 'audit_log_actor');
+    const flow = prepareFlowStatements(db);
+    uses(flow.topUngroupedPriority, 'jobs_ready');
+    uses(flow.hasUngroupedAt, 'jobs_ready');
+    uses(flow.leaseUngroupedAt, 'jobs_ready');
+    uses(flow.topGroupedPriority, 'jobs_group_ready');
+    uses(flow.nextGroupAt, 'jobs_group_ready');
+    uses(flow.leaseGroupAt, 'jobs_group_ready');
+    uses(flow.leasedInGroup, 'jobs_group_leased');
+    uses(flow.sweepBuckets, 'flow_buckets_refilled');
   });
 });

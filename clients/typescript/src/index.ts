@@ -45,6 +45,7 @@ export type {
   Payload,
   QueueInfo,
   QueueSettings,
+  RateLimit,
   ReserveOptions,
   ServerInfo,
   ServerLimits,
