@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { SeppClient, type Worker, type WorkerJob } from '../../clients/typescript/src/index.ts';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { until } from '../client/helpers.ts';
+import { sampleValue, scrape } from '../helpers/prometheus.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const toml = `
@@ -136,5 +137,43 @@ describe('flow-control settings over the protocol', () => {
     assert.deepEqual(paced?.settings.groupRateLimit, { leases: 0, periodMs: 1000, burst: 0 });
     assert.equal(queues.find((q) => q.name === 'limited')?.settings.maxLeased, 3);
     assert.equal(paced?.throttledWorkers, 0);
+  });
+
+  test('/metrics: the limit, throttled reserves and groups with work, only for queues that use them', async () => {
+    await client.enqueueBatch(
+      ['x', 'y', 'y'].map((group) => ({ queue: 'tenants', type: 'w', json: {}, group })),
+    );
+    await client.enqueueBatch([1, 2, 3, 4].map((i) => ({ queue: 'limited', type: 'w', json: { i } })));
+    await client.enqueue('plain', 'w', 'no limits here');
+    const held = await client.reserve({ queues: ['limited'], maxJobs: 10 });
+    assert.equal(held.length, 3);
+    const abort = new AbortController();
+    const waiting = client
+      .reserve({ queues: ['limited'], waitMs: 60_000, signal: abort.signal })
+      .catch(() => []);
+    await until(
+      () => t.server.engine.listQueues().find((q) => q.name === 'limited')?.throttledWorkers === 1,
+      'the throttled reserve',
+    );
+    const { samples } = await scrape(t.metricsUrl);
+    const queue = (name: string) => ({ sepp_queue: name });
+    assert.equal(sampleValue(samples, 'sepp_queue_leased_limit', queue('limited')), 3);
+    assert.equal(sampleValue(samples, 'sepp_queue_reserves_throttled', queue('limited')), 1);
+    assert.equal(sampleValue(samples, 'sepp_queue_groups_ready', queue('tenants')), 2);
+    assert.equal(sampleValue(samples, 'sepp_queue_reserves_throttled', queue('tenants')), 0);
+    for (const name of [
+      'sepp_queue_leased_limit',
+      'sepp_queue_reserves_throttled',
+      'sepp_queue_groups_ready',
+    ]) {
+      assert.equal(
+        sampleValue(samples, name, queue('plain')),
+        undefined,
+        `${name} has no series for a queue without limits`,
+      );
+    }
+    abort.abort();
+    await waiting;
+    for (const job of held) await client.ack(job);
   });
 });

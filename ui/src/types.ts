@@ -23,6 +23,11 @@ export interface QueueInfo {
   counts: StateCounts;
   oldestReadyAgeMs: number | null;
   waitingWorkers: number;
+  /** Waiting reserves a limit holds back from ready jobs (docs/flow-control.md). */
+  throttledWorkers: number;
+  /** Groups with ready jobs, counted up to 1,000 (`readyGroupsCapped`: more). */
+  readyGroups: number;
+  readyGroupsCapped: boolean;
   settings: Record<string, unknown>;
 }
 
@@ -81,6 +86,7 @@ export interface JobDetail extends Omit<JobSummary, 'payloadBytes'> {
   metadata: Record<string, string>;
   traceparent: string | null;
   tracestate: string | null;
+  group: string | null;
   leasedAtMs: number | null;
   errors: { attempt: number; atMs: number; error: string }[];
   payload: { view: 'json' | 'text' | 'hex'; text: string; bytes: number; truncated: boolean };

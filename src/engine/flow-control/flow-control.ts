@@ -153,13 +153,29 @@ export class FlowControl {
       this.leaseEnds.set(queue, (this.leaseEnds.get(queue) ?? 0) + jobs);
   }
 
-  /** After each batch: wakes throttled reserves of the queues whose leases ended in it. */
+  /**
+   * After each batch's commit: wakes throttled reserves of the queues whose
+   * leases ended in it, as many as can now lease. Waking one too many is
+   * harmless (it registers again) but costs a lease attempt; one too few would
+   * strand it. So: a queue whose limit is max_leased wakes as many as its free
+   * slots after the batch (a worker that acked and reserved again in the same
+   * batch has already taken its own slot); group limits wake one per ended
+   * lease (which group it freed is not worth finding out); a rate limit alone
+   * gains nothing from an ended lease (its timer wakes them).
+   */
   flushLeaseEnds(): void {
     if (this.leaseEnds.size === 0) return;
     const ended = [...this.leaseEnds];
     this.leaseEnds.clear();
-    // Waking a reserve too many is harmless (it registers again); one too few would strand it.
-    for (const [queue, jobs] of ended) this.waiters.notify(queue, jobs);
+    for (const [queue, jobs] of ended) {
+      const settings = this.settingsFor(queue);
+      let wake = settings.groupMaxLeased > 0 ? jobs : 0;
+      if (settings.maxLeased > 0) {
+        const free = settings.maxLeased - (this.sql.leasedInQueue.get(queue) ?? 0);
+        wake = settings.groupMaxLeased > 0 ? Math.min(wake, free) : Math.min(jobs, free);
+      }
+      if (wake > 0) this.waiters.notify(queue, wake);
+    }
   }
 
   stats(queue: string): FlowStats {

@@ -6,23 +6,78 @@ import { fmtBytes, fmtDuration, fmtNum, humanize } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
 import { Link } from '../router.tsx';
 import { jobStates, type QueueInfo, type Session } from '../types.ts';
-import { PauseButton } from './queues.tsx';
+import { leasedText, PauseButton } from './queues.tsx';
 
 function settingValue(key: string, value: unknown): string {
   if (typeof value === 'number') {
     if (key === 'completedRetentionMs' && value === 0) return 'none (acked jobs are deleted)';
     if (key.endsWith('Ms')) return value === 0 ? '0' : fmtDuration(value);
     if (key.endsWith('Bytes')) return fmtBytes(value);
-    if (key === 'maxDepth' && value === 0) return 'no limit';
+    if ((key === 'maxDepth' || key === 'maxLeased' || key === 'groupMaxLeased') && value === 0)
+      return 'no limit';
     return fmtNum(value);
   }
   if (Array.isArray(value)) return value.length === 0 ? 'any' : value.join(', ');
   if (typeof value === 'object' && value !== null) {
+    if ('leases' in value && 'periodMs' in value && 'burst' in value) {
+      const { leases, periodMs, burst } = value;
+      if (typeof leases !== 'number' || typeof periodMs !== 'number') return String(leases);
+      return leases === 0
+        ? 'no limit'
+        : `${fmtNum(leases)} per ${fmtDuration(periodMs)}, burst ${String(burst)}`;
+    }
     return Object.entries(value)
       .map(([k, v]) => `${humanize(k.replace(/Ms$/, ''))} ${settingValue(k, v)}`)
       .join(' · ');
   }
   return String(value);
+}
+
+/** What flow control holds back (docs/flow-control.md); only for queues that use it. */
+function FlowControl({ queue }: { queue: QueueInfo }) {
+  const s = queue.settings;
+  const rate = (value: unknown) => settingValue('rateLimit', value);
+  const limited =
+    s.maxLeased !== 0 ||
+    rate(s.rateLimit) !== 'no limit' ||
+    s.groupMaxLeased !== 0 ||
+    rate(s.groupRateLimit) !== 'no limit';
+  if (!limited && queue.readyGroups === 0 && queue.throttledWorkers === 0) return null;
+  const rows: [string, string][] = [
+    ['Leased now', leasedText(queue)],
+    ['Rate limit', rate(s.rateLimit)],
+    ['Throttled reserves', fmtNum(queue.throttledWorkers)],
+    ['Groups with ready jobs', `${fmtNum(queue.readyGroups)}${queue.readyGroupsCapped ? '+' : ''}`],
+    ['Per group: leased at once', settingValue('groupMaxLeased', s.groupMaxLeased)],
+    ['Per group: rate limit', rate(s.groupRateLimit)],
+  ];
+  return (
+    <section class="card" aria-labelledby="flow-title">
+      <h2 id="flow-title" class="card-title">
+        Flow control
+      </h2>
+      <div class="table-wrap">
+        <table class="table table-compact">
+          <tbody>
+            {rows.map(([label, value]) => (
+              <tr key={label}>
+                <th scope="row">{label}</th>
+                <td>
+                  <code>{value}</code>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {queue.throttledWorkers > 0 && (
+        <p class="muted">
+          Throttled reserves are workers waiting while ready jobs are held back by a limit: the limit, not the
+          number of workers, sets the pace.
+        </p>
+      )}
+    </section>
+  );
 }
 
 const settingLabel = (key: string) =>
@@ -93,6 +148,7 @@ export function QueueDetail({ name, session }: { name: string; session: Session 
               Workers waiting: {fmtNum(queue.waitingWorkers)}
             </p>
           </section>
+          <FlowControl queue={queue} />
           <section class="card" aria-labelledby="settings-title">
             <h2 id="settings-title" class="card-title">
               Effective settings

@@ -40,6 +40,14 @@ export function PauseButton({
   );
 }
 
+/** Leased jobs, and the queue's max_leased when it has one: "2 / 3". */
+export function leasedText(q: QueueInfo): string {
+  const limit = q.settings.maxLeased;
+  return typeof limit === 'number' && limit > 0
+    ? `${fmtNum(q.counts.leased)} / ${fmtNum(limit)}`
+    : fmtNum(q.counts.leased);
+}
+
 export function Queues({ session }: { session: Session }) {
   const { data, error, reload } = useApi<{ queues: QueueInfo[] }>('/api/v1/queues', { pollMs: 2000 });
   return (
@@ -99,7 +107,7 @@ export function Queues({ session }: { session: Session }) {
                   </td>
                   <td class="num">{fmtNum(q.counts.ready)}</td>
                   <td class="num">{fmtNum(q.counts.scheduled)}</td>
-                  <td class="num">{fmtNum(q.counts.leased)}</td>
+                  <td class="num">{leasedText(q)}</td>
                   <td class="num">{fmtNum(q.counts.dead)}</td>
                   <td class="num">{fmtNum(q.counts.completed)}</td>
                   <td class="num">{q.oldestReadyAgeMs === null ? '—' : fmtDuration(q.oldestReadyAgeMs)}</td>
