@@ -56,6 +56,8 @@ interface Open {
   bucket: BucketState | null;
 }
 
+const byDueThenSeq = (a: LeasedRow, b: LeasedRow) => a.run_at_ms - b.run_at_ms || a.seq - b.seq;
+
 export class GroupTurns {
   /** Per queue, per priority (index 0–9): the member served last; undefined = start of the ring. */
   private readonly cursors = new Map<string, (Member | undefined)[]>();
@@ -196,9 +198,13 @@ export class GroupTurns {
     limit: number,
     params: LeaseParams,
   ): LeasedRow[] {
-    return member === null
-      ? this.sql.leaseUngroupedAt.all({ ...params, queue, priority, limit })
-      : this.sql.leaseGroupAt.all({ ...params, queue, priority, group_key: member, limit });
+    const rows =
+      member === null
+        ? this.sql.leaseUngroupedAt.all({ ...params, queue, priority, limit })
+        : this.sql.leaseGroupAt.all({ ...params, queue, priority, group_key: member, limit });
+    // RETURNING gives no order: a member's jobs go in the queue's order (due time, enqueue order).
+    if (rows.length > 1) rows.sort(byDueThenSeq);
+    return rows;
   }
 
   /** The highest priority ≤ `maxPriority` with any ready job (grouped or not). */
