@@ -644,7 +644,7 @@ class Run {
     saw(`reserve got ${Math.min(got.length, 2)}${got.length >= 2 ? '+' : ''}`);
     saw('reserve of a job with a group', got.filter((j) => j.group !== null).length);
     const readyLeft = [...this.model.jobs.values()].some(
-      (j) => queues.includes(j.queue) && j.state === 'ready',
+      (j) => (queues as readonly string[]).includes(j.queue) && j.state === 'ready',
     );
     if (got.length < maxJobs && readyLeft && !queues.some((q) => this.model.paused.has(q))) {
       saw('reserve held back by a limit');
