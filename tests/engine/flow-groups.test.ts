@@ -224,3 +224,18 @@ test('rate-limit buckets that are full again are forgotten by maintenance; a mis
     assert.deepEqual(groupsOf(await engine.reserve({ queues: ['q'], maxJobs: 10 })), ['A', 'B']);
   });
 });
+
+test("a job's own lease_ms holds through the flow-controlled lease too (grouped, ungrouped, limited)", async () => {
+  const options = withQueues({ q: { maxLeased: 10, defaultLeaseMs: 30_000, maxLeaseMs: 3_600_000 } });
+  await withEngine({ options }, async ({ engine, clock }) => {
+    await fill(engine, 'q', 'A', 1, { leaseMs: 600_000 });
+    await fill(engine, 'q', undefined, 1, { leaseMs: 7_200_000 });
+    await fill(engine, 'q', 'B', 1);
+    const nowMs = clock.nowMs();
+    const leased = await engine.reserve({ queues: ['q'], maxJobs: 3 });
+    const deadlineOf = (group: string | null) => leased.find((j) => j.group === group)?.leaseDeadlineMs;
+    assert.equal(deadlineOf('A'), nowMs + 600_000, "a grouped job's own lease, longer than the reserve's");
+    assert.equal(deadlineOf(null), nowMs + 3_600_000, "an ungrouped job's own lease, capped at max_lease_ms");
+    assert.equal(deadlineOf('B'), nowMs + 30_000, 'a job without one gets the default');
+  });
+});
