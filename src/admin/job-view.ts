@@ -6,18 +6,10 @@
  * failures, not every delivery.
  */
 import type { JobInfo } from '../engine/types.ts';
-import { type PayloadView, viewPayload } from './payload-view.ts';
+import type { JobDetail, TimelineEvent } from './api-types.ts';
+import { viewPayload } from './payload-view.ts';
 
-export interface TimelineEvent {
-  atMs: number;
-  event: 'enqueued' | 'due' | 'attempt_failed' | 'leased' | 'lease_deadline' | 'dead' | 'completed';
-  detail: string;
-}
-
-export interface JobDetail extends Omit<JobInfo, 'payload'> {
-  payload: PayloadView;
-  timeline: TimelineEvent[];
-}
+export type { JobDetail, TimelineEvent };
 
 export function jobDetail(job: JobInfo): JobDetail {
   const { payload, ...rest } = job;

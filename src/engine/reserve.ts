@@ -66,6 +66,7 @@ export class Reserver {
       }
       if (jobs.length > 0 || wait === undefined) return jobs;
       const outcome = await wait;
+      if (typeof outcome === 'object') return outcome.jobs; // leased in the commit that made them ready
       if (outcome !== 'woken') return [];
       if (signal?.aborted) {
         // This call was chosen to take new jobs but is gone: let someone else have them.
@@ -154,11 +155,18 @@ export class Reserver {
         if (limited.throttled) throttled.push(queue);
       }
       if (rows.length === 0) continue;
-      for (const row of rows) jobs.push(leasedJobFromRow(row));
+      let waitMsTotal = 0;
+      let waitMsMax = 0;
+      for (const row of rows) {
+        jobs.push(leasedJobFromRow(row));
+        const waitedMs = Math.max(0, nowMs - row.run_at_ms);
+        waitMsTotal += waitedMs;
+        if (waitedMs > waitMsMax) waitMsMax = waitedMs;
+      }
       this.ctx.count(queue, 'ready', 'leased', rows.length);
       // Jobs with their own lease_ms end at this deadline or later, never earlier.
       this.ctx.wakeAt(tx, leaseDeadlineMs);
-      this.ctx.emit(tx, { kind: 'reserved', queue, count: rows.length });
+      this.ctx.emit(tx, { kind: 'reserved', queue, count: rows.length, waitMsTotal, waitMsMax });
     }
     return jobs;
   }
@@ -185,6 +193,9 @@ export class Reserver {
     const waiter: Waiter = {
       queues: request.queues,
       maxJobs: request.maxJobs,
+      // As the reserve's own operation: a call that is gone takes nothing, and the queues'
+      // limits hold (a waiter they still hold back takes nothing and is woken to wait again).
+      take: (tx) => (signal?.aborted ? [] : this.lease(tx, request, [])),
       settle: finish,
       ...(throttled.length > 0 ? { throttled } : {}),
     };

@@ -110,6 +110,8 @@ export function prepareFlowStatements(db: Db) {
        ON CONFLICT (queue, group_key) DO UPDATE
          SET tokens = excluded.tokens, carry_units = excluded.carry_units, refilled_at_ms = excluded.refilled_at_ms`,
     ),
+    /** Every bucket of a queue (the queue is deleted). */
+    deleteQueueBuckets: db.prepare<[string]>('DELETE FROM flow_buckets WHERE queue = ?'),
     /** Forgets buckets untouched since @before_ms (they are full again, the same as no row). */
     sweepBuckets: db.prepare<[{ queue: string; before_ms: number; limit: number }]>(
       `DELETE FROM flow_buckets WHERE (queue, group_key) IN

@@ -26,11 +26,14 @@ import type { ScheduleEvent } from '../engine/schedules/types.ts';
 import type { CommitStats, JobEvent, QueueInfo } from '../engine/types.ts';
 import { jobStates } from '../engine/types.ts';
 import { attr } from './attributes.ts';
+import { type ConnectionCounts, observeConnections } from './connection-metrics.ts';
 
 /** What the gauges read; the Engine satisfies it. */
 export interface MetricsSource {
   listQueues(): QueueInfo[];
   readonly waitingReserves: number;
+  /** True while the disk is full (enqueues refused, workers draining). */
+  readonly diskIsFull: boolean;
 }
 
 export interface MetricsOptions {
@@ -67,6 +70,7 @@ export class Metrics {
   private readonly ticksEnqueued: Counter;
   private readonly ticksSkipped: Counter;
   private source: MetricsSource | undefined;
+  private connections: (() => ConnectionCounts) | undefined;
 
   constructor(private readonly options: MetricsOptions) {
     // preventServerStart: the exporter is only a MetricReader here; sepp's own HTTP serves the text.
@@ -123,6 +127,12 @@ export class Metrics {
         'Schedule ticks that enqueued nothing, by schedule and reason (misfire, overlap, rejected)',
     });
     this.observeGauges(meter);
+    observeConnections(meter, () => this.connections?.());
+  }
+
+  /** Connection gauges and counters read `read` (the gRPC server, once it exists). */
+  observeConnections(read: () => ConnectionCounts): void {
+    this.connections = read;
   }
 
   /** Gauges read the engine; it is built after the metrics, because it reports into them. */
@@ -226,6 +236,14 @@ export class Metrics {
     const readyGroups = meter.createObservableGauge('sepp.queue.groups.ready', {
       unit: '{group}',
       description: 'Groups with ready jobs in each queue that has groups, counted up to 1,000',
+    });
+    const diskFull = meter.createObservableGauge('sepp.storage.disk_full', {
+      unit: '1',
+      description:
+        '1 while the data directory disk is full: enqueues are refused, workers drain in the freed reserve',
+    });
+    diskFull.addCallback((result) => {
+      if (this.source !== undefined) result.observe(this.source.diskIsFull ? 1 : 0);
     });
     const fileSize = meter.createObservableUpDownCounter('sepp.db.file.size', {
       unit: 'By',

@@ -6,7 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { defaultEngineLimits, type RateLimitSettings } from '../../src/engine/settings.ts';
+import {
+  defaultEngineLimits,
+  defaultQueueSettings,
+  type RateLimitSettings,
+} from '../../src/engine/settings.ts';
 import type { LeasedJob } from '../../src/engine/types.ts';
 import { job, until, withEngine, withQueues } from '../helpers/engine.ts';
 
@@ -237,5 +241,28 @@ test("a job's own lease_ms holds through the flow-controlled lease too (grouped,
     assert.equal(deadlineOf('A'), nowMs + 600_000, "a grouped job's own lease, longer than the reserve's");
     assert.equal(deadlineOf(null), nowMs + 3_600_000, "an ungrouped job's own lease, capped at max_lease_ms");
     assert.equal(deadlineOf('B'), nowMs + 30_000, 'a job without one gets the default');
+  });
+});
+
+test('a deleted queue that had groups, used again with groups, still takes turns after a restart', async () => {
+  const queueDefaults = { ...defaultQueueSettings, rateLimit: rate(1, 60_000, 1) };
+  await withEngine({ options: { queueDefaults } }, async (opened) => {
+    let t = opened;
+    const first = await t.engine.enqueue(job('g', { group: 'acme' }));
+    assert.equal((await t.engine.reserve({ queues: ['g'] })).length, 1, 'the one token, spent');
+    await t.engine.ack({ jobId: first.jobId, attempt: 1 });
+    await t.engine.deleteQueue('g');
+    const buckets = t.db.prepare("SELECT count(*) FROM flow_buckets WHERE queue = 'g'").pluck().get();
+    assert.equal(buckets, 0, 'its rate-limit buckets went with it');
+    await t.engine.enqueue(job('g', { group: 'acme' }));
+    const [again] = await t.engine.reserve({ queues: ['g'] });
+    assert.ok(again, 'a new queue: a full bucket');
+    await t.engine.ack({ jobId: again.id, attempt: again.attempt });
+    await t.engine.enqueue(job('g', { group: 'globex' }));
+    t = t.reopen();
+    t.clock.advance(60_000);
+    const [leased] = await t.engine.reserve({ queues: ['g'] });
+    assert.equal(leased?.group, 'globex', 'the grouped job is leased: the queue is known to have groups');
+    return t;
   });
 });

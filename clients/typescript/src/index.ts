@@ -43,6 +43,7 @@ export type {
   NackOptions,
   NackResult,
   Payload,
+  QueueActionOptions,
   QueueInfo,
   QueueSettings,
   RateLimit,
@@ -51,6 +52,7 @@ export type {
   ServerLimits,
   StateCounts,
   TimeInput,
+  WorkerInfo,
 } from './types.ts';
 export { Worker, type WorkerClient, type WorkerEvents, type WorkerOptions } from './worker.ts';
 export type { WorkerClock, WorkerTimer } from './worker-clock.ts';

@@ -57,9 +57,14 @@ export function decodePayload(job: Job): { encoding: 'json' | 'text' | 'base64';
   return { encoding: 'base64', value: job.payload.toString('base64') };
 }
 
-/** A job as plain JSON for scripts: dates as ISO strings, the payload decoded by content type. */
-export function jobJson(job: Job, withPayload: boolean) {
-  const payload = withPayload ? decodePayload(job) : undefined;
+/**
+ * A job as plain JSON for scripts: dates as ISO strings, the payload decoded by
+ * content type. A listing (`withDetail` false) has neither the payload nor the
+ * error history, because the server leaves them out of pages: the keys are
+ * absent rather than empty, so no one reads "no errors" into them.
+ */
+export function jobJson(job: Job, withDetail: boolean) {
+  const payload = withDetail ? decodePayload(job) : undefined;
   return {
     id: job.id,
     queue: job.queue,
@@ -82,7 +87,7 @@ export function jobJson(job: Job, withPayload: boolean) {
     leaseDeadline: job.leaseDeadline,
     workerId: job.workerId,
     lastError: job.lastError,
-    errors: job.errors,
+    ...(withDetail ? { errors: job.errors } : {}),
     deadReason: job.deadReason,
     failedAt: job.failedAt,
     completedAt: job.completedAt,

@@ -49,7 +49,7 @@ export function registerQueuesCommand(parser: Argv): void {
           'DEAD',
           'COMPLETED',
           'OLDEST READY',
-          'WORKERS',
+          'WAITING',
         ];
         if (flow) header.push('RATE', 'GROUPS', 'THROTTLED');
         print(
@@ -67,7 +67,7 @@ export function registerQueuesCommand(parser: Argv): void {
                   : String(q.counts.leased),
                 String(q.counts.dead),
                 String(q.counts.completed),
-                q.counts.ready === 0 ? '-' : age(q.oldestReadyAgeMs),
+                q.oldestReadyAgeMs === null ? '-' : age(q.oldestReadyAgeMs),
                 String(q.waitingWorkers),
               ];
               if (flow) {

@@ -103,6 +103,18 @@ export class FlowControl {
     this.grouped.add(queue);
   }
 
+  /**
+   * The queue's row is deleted in the write in progress (it holds no job): its buckets
+   * go with it, and it takes turns again only once a job with a group comes, which
+   * marks the new row (the mark was on the deleted one). Done at once, not after the
+   * commit, for an enqueue later in this batch; should the write fail, the queue is
+   * still empty, so the next job with a group marks it again.
+   */
+  queueDeleted(queue: string): void {
+    this.sql.deleteQueueBuckets.run(queue);
+    this.grouped.delete(queue);
+  }
+
   /** Leases up to `want` jobs of `queue` within its limits (the caller checked it is not plain). */
   lease(
     tx: Transaction,

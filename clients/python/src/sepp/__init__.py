@@ -49,6 +49,7 @@ from .models import (
     ServerLimits,
     StateCounts,
     TimeInput,
+    WorkerInfo,
 )
 from .schedules import (
     MisfirePolicy,
@@ -111,6 +112,7 @@ __all__ = [
     "UnavailableError",
     "Worker",
     "WorkerEvent",
+    "WorkerInfo",
     "WorkerJob",
     "__version__",
 ]
