@@ -53,13 +53,13 @@ export const topLevelCommands: readonly string[] = [
 ];
 
 /** Flags and positionals that take a list (everything else keeps its last value). */
-const repeatable: ReadonlySet<string> = new Set(['_', 'meta', 'ids']);
+const repeatable: ReadonlySet<string> = new Set(['_', 'meta', 'ids', 'settings', 'keys']);
 
 /** Commands whose second word is a subcommand, with their subcommands (checked like topLevelCommands). */
 export const commandGroups: Readonly<Record<string, readonly string[]>> = {
-  config: ['example', 'check'],
+  config: ['example', 'check', 'reload'],
   dlq: ['list', 'requeue', 'delete'],
-  queue: ['delete'],
+  queue: ['show', 'set', 'reset', 'delete'],
   schedules: ['list', 'show', 'pause', 'resume', 'trigger', 'delete'],
   admin: ['hash-password', 'new-api-key'],
 };

@@ -11,8 +11,10 @@ import {
   defaultEngineLimits,
   defaultQueueSettings,
   type EngineLimits,
+  flattenQueueSettings,
   namePattern,
-  type QueueSettings,
+  nestQueueSettings,
+  type QueueSettingsFlat,
   queueSettingRanges,
 } from '../engine/settings.ts';
 import {
@@ -282,81 +284,8 @@ export const limitsSpec: SectionSpec<EngineLimits> = {
   maxSchedules: limitField('maxSchedules'),
 };
 
-/**
- * Queue settings as written in TOML: flat, with the backoff fields prefixed
- * (`backoff_base_ms`), so `[queues.NAME]` needs no sub-tables.
- */
-export interface QueueSettingsFlat {
-  readonly maxAttempts: number;
-  readonly backoffBaseMs: number;
-  readonly backoffFactor: number;
-  readonly backoffCapMs: number;
-  readonly backoffJitter: number;
-  readonly defaultLeaseMs: number;
-  readonly maxLeaseMs: number;
-  readonly maxPayloadBytes: number;
-  readonly maxDepth: number;
-  readonly dedupWindowMs: number;
-  readonly deadRetentionMs: number;
-  readonly completedRetentionMs: number;
-  readonly allowedTypes: readonly string[];
-  readonly maxLeased: number;
-  readonly rateLimitLeases: number;
-  readonly rateLimitPeriodMs: number;
-  readonly rateLimitBurst: number;
-  readonly groupMaxLeased: number;
-  readonly groupRateLimitLeases: number;
-  readonly groupRateLimitPeriodMs: number;
-  readonly groupRateLimitBurst: number;
-}
-
-export function flattenQueueSettings(settings: QueueSettings): QueueSettingsFlat {
-  const { backoff, rateLimit, groupRateLimit, ...rest } = settings;
-  return {
-    ...rest,
-    backoffBaseMs: backoff.baseMs,
-    backoffFactor: backoff.factor,
-    backoffCapMs: backoff.capMs,
-    backoffJitter: backoff.jitter,
-    rateLimitLeases: rateLimit.leases,
-    rateLimitPeriodMs: rateLimit.periodMs,
-    rateLimitBurst: rateLimit.burst,
-    groupRateLimitLeases: groupRateLimit.leases,
-    groupRateLimitPeriodMs: groupRateLimit.periodMs,
-    groupRateLimitBurst: groupRateLimit.burst,
-  };
-}
-
-export function nestQueueSettings(flat: QueueSettingsFlat): QueueSettings {
-  const {
-    backoffBaseMs,
-    backoffFactor,
-    backoffCapMs,
-    backoffJitter,
-    rateLimitLeases,
-    rateLimitPeriodMs,
-    rateLimitBurst,
-    groupRateLimitLeases,
-    groupRateLimitPeriodMs,
-    groupRateLimitBurst,
-    ...rest
-  } = flat;
-  return {
-    ...rest,
-    backoff: { baseMs: backoffBaseMs, factor: backoffFactor, capMs: backoffCapMs, jitter: backoffJitter },
-    // A burst of 0 means "one period's worth": the effective settings say how many.
-    rateLimit: {
-      leases: rateLimitLeases,
-      periodMs: rateLimitPeriodMs,
-      burst: rateLimitBurst === 0 ? rateLimitLeases : rateLimitBurst,
-    },
-    groupRateLimit: {
-      leases: groupRateLimitLeases,
-      periodMs: groupRateLimitPeriodMs,
-      burst: groupRateLimitBurst === 0 ? groupRateLimitLeases : groupRateLimitBurst,
-    },
-  };
-}
+/** Queue settings as written in TOML: flat, so `[queues.NAME]` needs no sub-tables (engine/settings.ts). */
+export { flattenQueueSettings, nestQueueSettings, type QueueSettingsFlat };
 
 const r = queueSettingRanges;
 const engineQueueDefaults = flattenQueueSettings(defaultQueueSettings);

@@ -108,6 +108,126 @@ export const queueSettingRanges = {
   rateLimitBurst: { min: 0, max: 1_000_000 },
 } as const;
 
+/**
+ * Queue settings as the config file and the run-time overrides name them:
+ * flat, with the backoff fields prefixed (`backoffBaseMs`), so every setting is
+ * one key (`backoff_base_ms` in TOML). Derived from QueueSettings, so a setting
+ * added there is a key here too.
+ */
+export type QueueSettingsFlat = Readonly<
+  Omit<QueueSettings, 'backoff' | 'rateLimit' | 'groupRateLimit'> & {
+    backoffBaseMs: number;
+    backoffFactor: number;
+    backoffCapMs: number;
+    backoffJitter: number;
+    rateLimitLeases: number;
+    rateLimitPeriodMs: number;
+    rateLimitBurst: number;
+    groupRateLimitLeases: number;
+    groupRateLimitPeriodMs: number;
+    groupRateLimitBurst: number;
+  }
+>;
+
+/** One queue setting, as its camelCase key (`maxAttempts`); its TOML name is the snake_case form. */
+export type QueueSettingKey = keyof QueueSettingsFlat;
+
+export function flattenQueueSettings(settings: QueueSettings): QueueSettingsFlat {
+  const { backoff, maxAttempts, rateLimit, groupRateLimit, maxLeased, groupMaxLeased, ...rest } = settings;
+  // Keys in the order the config file lists them: max_attempts, the backoff,
+  // the rest, then flow control (queue limits, then group limits).
+  return {
+    maxAttempts,
+    backoffBaseMs: backoff.baseMs,
+    backoffFactor: backoff.factor,
+    backoffCapMs: backoff.capMs,
+    backoffJitter: backoff.jitter,
+    ...rest,
+    maxLeased,
+    rateLimitLeases: rateLimit.leases,
+    rateLimitPeriodMs: rateLimit.periodMs,
+    rateLimitBurst: rateLimit.burst,
+    groupMaxLeased,
+    groupRateLimitLeases: groupRateLimit.leases,
+    groupRateLimitPeriodMs: groupRateLimit.periodMs,
+    groupRateLimitBurst: groupRateLimit.burst,
+  };
+}
+
+export function nestQueueSettings(flat: QueueSettingsFlat): QueueSettings {
+  const {
+    backoffBaseMs,
+    backoffFactor,
+    backoffCapMs,
+    backoffJitter,
+    rateLimitLeases,
+    rateLimitPeriodMs,
+    rateLimitBurst,
+    groupRateLimitLeases,
+    groupRateLimitPeriodMs,
+    groupRateLimitBurst,
+    ...rest
+  } = flat;
+  return {
+    ...rest,
+    backoff: { baseMs: backoffBaseMs, factor: backoffFactor, capMs: backoffCapMs, jitter: backoffJitter },
+    // A burst of 0 means "one period's worth": the effective settings say how many.
+    rateLimit: {
+      leases: rateLimitLeases,
+      periodMs: rateLimitPeriodMs,
+      burst: rateLimitBurst === 0 ? rateLimitLeases : rateLimitBurst,
+    },
+    groupRateLimit: {
+      leases: groupRateLimitLeases,
+      periodMs: groupRateLimitPeriodMs,
+      burst: groupRateLimitBurst === 0 ? groupRateLimitLeases : groupRateLimitBurst,
+    },
+  };
+}
+
+/** The keys a partial (nested) QueueSettings sets, flat: `{ backoff: { baseMs } }` sets `backoffBaseMs`. */
+export function flattenPartialQueueSettings(partial: Partial<QueueSettings>): Partial<QueueSettingsFlat> {
+  const { backoff, rateLimit, groupRateLimit, ...rest } = partial;
+  const flat: Record<string, unknown> = { ...rest };
+  const nested: [object | undefined, Record<string, string>][] = [
+    [
+      backoff,
+      { baseMs: 'backoffBaseMs', factor: 'backoffFactor', capMs: 'backoffCapMs', jitter: 'backoffJitter' },
+    ],
+    [rateLimit, { leases: 'rateLimitLeases', periodMs: 'rateLimitPeriodMs', burst: 'rateLimitBurst' }],
+    [
+      groupRateLimit,
+      { leases: 'groupRateLimitLeases', periodMs: 'groupRateLimitPeriodMs', burst: 'groupRateLimitBurst' },
+    ],
+  ];
+  for (const [group, names] of nested) {
+    if (group === undefined) continue;
+    for (const [key, name] of Object.entries(names)) {
+      const value = (group as Record<string, unknown>)[key];
+      if (value !== undefined) flat[name] = value;
+    }
+  }
+  return flat as Partial<QueueSettingsFlat>;
+}
+
+/** Every queue setting key, in the order the docs and the UI list them. */
+export const queueSettingKeys: readonly QueueSettingKey[] = Object.freeze(
+  Object.keys(flattenQueueSettings(defaultQueueSettings)) as QueueSettingKey[],
+);
+
+/** `backoffBaseMs` → `backoff_base_ms`: how the config file, the CLI and the audit log name a setting. */
+export function queueSettingName(key: QueueSettingKey): string {
+  return key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+/**
+ * Where a queue's effective setting comes from, lowest precedence first: the
+ * built-in default, the config file's [queue_defaults], its [queues.NAME], or a
+ * run-time override (SetQueueSettings, `sepp queue set`, the admin UI).
+ */
+export type SettingSource = 'default' | 'queue_defaults' | 'queue' | 'override';
+export const settingSources: readonly SettingSource[] = ['default', 'queue_defaults', 'queue', 'override'];
+
 export interface EngineLimits {
   /** Longest queue name and job type, in characters ([A-Za-z0-9._:-] only). */
   maxNameLength: number;
@@ -161,13 +281,27 @@ export const defaultEngineLimits: Readonly<EngineLimits> = Object.freeze({
 /** The shape names must have: queue names and job types. */
 export const namePattern = /^[A-Za-z0-9._:-]+$/;
 
-export interface EngineOptions {
-  /** Settings every queue starts from. */
+/** What the config file says about queues; a reload replaces it as a whole. */
+export interface QueueFileSettings {
+  /** Settings every queue starts from (the built-in defaults with [queue_defaults] applied). */
   queueDefaults: QueueSettings;
-  /** Per-queue overrides, by queue name (declared queues). */
+  /** Per-queue settings, by queue name (declared queues). */
   queues: Readonly<Record<string, Partial<QueueSettings>>>;
   /** Only declared queues accept jobs. */
   strictQueues: boolean;
+  /**
+   * Which settings the file wrote: in [queue_defaults], and in each [queues.NAME].
+   * Without it, a declared queue's source is `queue` for every key its entry in
+   * `queues` sets, and [queue_defaults] for every default that differs from the
+   * built-in one.
+   */
+  fileKeys?: {
+    readonly queueDefaults: readonly QueueSettingKey[];
+    readonly queues: Readonly<Record<string, readonly QueueSettingKey[]>>;
+  };
+}
+
+export interface EngineOptions extends QueueFileSettings {
   limits: EngineLimits;
   /**
    * The schedules the config declares: reconciled when the engine opens (added,

@@ -14,15 +14,23 @@ import {
   type LeasedJob,
   RejectionReason as ProtoRejectionReason,
 } from '../../clients/typescript/src/gen/sepp/v1/job.js';
-import type {
-  QueueSettings as ProtoQueueSettings,
-  QueueInfo,
+import {
+  type QueueSettings as ProtoQueueSettings,
+  type QueueInfo,
+  type QueueSettingValue,
+  SettingSource,
 } from '../../clients/typescript/src/gen/sepp/v1/queue.js';
 import type { NackRequest } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { type WorkerInfo, WorkerTransport } from '../../clients/typescript/src/gen/sepp/v1/workers.js';
 import type { WorkerInfo as EngineWorkerInfo } from '../engine/admin-types.ts';
 import type { JobRejection, RejectionReason } from '../engine/errors.ts';
-import type { QueueSettings } from '../engine/settings.ts';
+import {
+  type SettingSource as EngineSettingSource,
+  flattenQueueSettings,
+  type QueueSettings,
+  queueSettingKeys,
+  queueSettingName,
+} from '../engine/settings.ts';
 import type {
   EnqueueAccepted as EngineAccepted,
   DeadReason as EngineDeadReason,
@@ -195,7 +203,26 @@ export function queueInfoToProto(queue: EngineQueueInfo): QueueInfo {
     throttledWorkers: queue.throttledWorkers,
     readyGroups: queue.readyGroups,
     readyGroupsCapped: queue.readyGroupsCapped,
+    settingValues: settingValuesToProto(queue),
   };
+}
+
+const settingSourceToProto: Readonly<Record<EngineSettingSource, SettingSource>> = {
+  default: SettingSource.DEFAULT,
+  queue_defaults: SettingSource.QUEUE_DEFAULTS,
+  queue: SettingSource.QUEUE,
+  override: SettingSource.OVERRIDE,
+};
+
+/** Every setting as name, JSON value, source and the file's value (what a reset gives back). */
+function settingValuesToProto(queue: EngineQueueInfo): QueueSettingValue[] {
+  const effective = flattenQueueSettings(queue.settings);
+  return queueSettingKeys.map((key) => ({
+    key: queueSettingName(key),
+    valueJson: JSON.stringify(effective[key]),
+    source: settingSourceToProto[queue.settingSources[key]],
+    fileValueJson: JSON.stringify(queue.fileSettings[key]),
+  }));
 }
 
 export function nackDirectiveFromProto(request: NackRequest): NackDirective {

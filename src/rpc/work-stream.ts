@@ -25,7 +25,7 @@ import { attempt, type BugReporter, type GuardedCall, guardBidi, reportIfBug } f
 import { jobStateToProto, leasedJobToProto, nackDirectiveFromProto } from './convert.ts';
 import { ReadGate } from './flow-control.ts';
 import { metadataTraceContext, type TraceContext, unobserved } from './observer.ts';
-import { admit, MalformedRequest, type RpcContext } from './rpc-context.ts';
+import { admit, MalformedRequest, type OpenStream, type RpcContext } from './rpc-context.ts';
 import { requireAttempt, requireJobId } from './validate-fields.ts';
 import { WorkOutbox } from './work-outbox.ts';
 
@@ -47,7 +47,7 @@ export function createWorkHandler(
   });
 }
 
-class WorkStream {
+class WorkStream implements OpenStream {
   private subscription: WorkRequest_Subscribe | undefined;
   private credit = 0;
   private pumping = false;
@@ -86,6 +86,14 @@ class WorkStream {
 
   endForShutdown(): void {
     this.fail(new SeppError('unavailable', 'sepp is shutting down'));
+  }
+
+  get access() {
+    return { metadata: this.call.metadata, permission: 'work' as const, rpc: 'Work' };
+  }
+
+  endWith(error: SeppError): void {
+    this.fail(error);
   }
 
   private close(): void {

@@ -22,6 +22,12 @@ import type { EnqueueJob, EnqueueResult } from './gen/sepp/v1/job.js';
 import { deadReasonToProto, Job, jobStateName, LeasedJob } from './jobs.ts';
 import { ackBatchCall, ackCall, extendCall, nackCall, reserveCall } from './lease-calls.ts';
 import { Schedules } from './schedules.ts';
+import {
+  reloadConfigCall,
+  resetQueueSettingsCall,
+  type SettingInput,
+  setQueueSettingsCall,
+} from './settings-calls.ts';
 import type {
   AckResult,
   CallOptions,
@@ -37,6 +43,7 @@ import type {
   Payload,
   QueueActionOptions,
   QueueInfo,
+  ReloadReport,
   ReserveOptions,
   ServerInfo,
   WorkerInfo,
@@ -420,6 +427,34 @@ export class SeppClient {
   async getServerInfo(options: CallOptions = {}): Promise<ServerInfo> {
     const response = await this.connection.invoke(this.connection.rpc.getServerInfo, {}, readCall(options));
     return serverInfoFromProto(response);
+  }
+
+  /**
+   * Overrides settings of a queue while the server runs (admin role): by their
+   * config-file names, with values written as in the file (`{ max_attempts: 10,
+   * backoff_base_ms: '2s' }`). They apply from the next lease or enqueue and
+   * survive restarts; resolves with the queue as it is afterwards.
+   */
+  setQueueSettings(
+    queue: string,
+    settings: Readonly<Record<string, SettingInput>>,
+    options: CallOptions = {},
+  ): Promise<QueueInfo> {
+    return setQueueSettingsCall(this.connection, queue, settings, options);
+  }
+
+  /** Removes run-time overrides of a queue (named ones, or `all`): the config file's values apply again. */
+  resetQueueSettings(
+    queue: string,
+    keys: readonly string[] | 'all',
+    options: CallOptions = {},
+  ): Promise<QueueInfo> {
+    return resetQueueSettingsCall(this.connection, queue, keys, options);
+  }
+
+  /** Makes the server read its config file again, as SIGHUP does (admin role); `dryRun` only reports. */
+  reloadConfig(options: CallOptions & { dryRun?: boolean } = {}): Promise<ReloadReport> {
+    return reloadConfigCall(this.connection, options.dryRun ?? false, options);
   }
 
   /**

@@ -26,6 +26,7 @@ export type {
   ScheduleOutcome,
   Schedules,
 } from './schedules.ts';
+export type { SettingInput } from './settings-calls.ts';
 export type {
   AckResult,
   AttemptError,
@@ -46,10 +47,13 @@ export type {
   QueueActionOptions,
   QueueInfo,
   QueueSettings,
+  QueueSettingValue,
   RateLimit,
+  ReloadReport,
   ReserveOptions,
   ServerInfo,
   ServerLimits,
+  SettingSource,
   StateCounts,
   TimeInput,
   WorkerInfo,

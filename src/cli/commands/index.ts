@@ -4,6 +4,7 @@ import { registerDlqCommands } from './dlq.ts';
 import { registerEnqueueCommand } from './enqueue.ts';
 import { registerJobCommand } from './job.ts';
 import { registerPauseResumeCommands } from './pause-resume.ts';
+import { registerQueueCommands } from './queue-settings.ts';
 import { registerQueuesCommand } from './queues.ts';
 import { registerScheduleCommands } from './schedules.ts';
 import { registerWorkersCommand } from './workers.ts';
@@ -15,5 +16,6 @@ export function registerOperatorCommands(parser: Argv): void {
   registerDlqCommands(parser);
   registerPauseResumeCommands(parser);
   registerScheduleCommands(parser);
+  registerQueueCommands(parser);
   registerWorkersCommand(parser);
 }

@@ -91,6 +91,15 @@ export class FlowControl {
     return settings.maxLeased === 0 && settings.rateLimit.leases === 0 && !this.grouped.has(queue);
   }
 
+  /**
+   * The queue's limits may have changed (a run-time override, a config reload):
+   * its throttled reserves try again now under the new ones, instead of waiting
+   * for a lease to end or a token that the old limits promised.
+   */
+  limitsChanged(queue: string): void {
+    if (this.waiters.throttledOn(queue) > 0) this.waiters.notify(queue, Number.POSITIVE_INFINITY);
+  }
+
   hasGroups(queue: string): boolean {
     return this.grouped.has(queue);
   }

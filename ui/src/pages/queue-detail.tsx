@@ -1,55 +1,36 @@
-/** One queue: counts (each a link to its jobs), effective settings, pause/resume, purge and delete. */
+/** One queue: counts (each a link to its jobs), effective settings with their sources, pause/resume, purge and delete. */
 import { api, can, post, seg } from '../api.ts';
 import { Empty, ErrorBanner, LiveStatus, Loading, notify, PageHeader } from '../components/common.tsx';
 import { ConfirmDialog, useConfirm } from '../components/confirm-dialog.tsx';
-import { fmtBytes, fmtDuration, fmtNum, humanize } from '../format.ts';
+import { fmtDuration, fmtNum } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
 import { Link, navigate } from '../router.tsx';
 import { jobStates, type QueueInfo, type Session } from '../types.ts';
+import { SourceBadge } from './queue-settings.tsx';
 import { leasedText, PauseButton } from './queues.tsx';
 
-function settingValue(key: string, value: unknown): string {
-  if (typeof value === 'number') {
-    if (key === 'completedRetentionMs' && value === 0) return 'none (acked jobs are deleted)';
-    if (key.endsWith('Ms')) return value === 0 ? '0' : fmtDuration(value);
-    if (key.endsWith('Bytes')) return fmtBytes(value);
-    if ((key === 'maxDepth' || key === 'maxLeased' || key === 'groupMaxLeased') && value === 0)
-      return 'no limit';
-    return fmtNum(value);
-  }
-  if (Array.isArray(value)) return value.length === 0 ? 'any' : value.join(', ');
-  if (typeof value === 'object' && value !== null) {
-    if ('leases' in value && 'periodMs' in value && 'burst' in value) {
-      const { leases, periodMs, burst } = value;
-      if (typeof leases !== 'number' || typeof periodMs !== 'number') return String(leases);
-      return leases === 0
-        ? 'no limit'
-        : `${fmtNum(leases)} per ${fmtDuration(periodMs)}, burst ${String(burst)}`;
-    }
-    return Object.entries(value)
-      .map(([k, v]) => `${humanize(k.replace(/Ms$/, ''))} ${settingValue(k, v)}`)
-      .join(' · ');
-  }
-  return String(value);
+/** A rate limit as the flow-control card shows it: "100 per 1s, burst 10" or "no limit". */
+function rateText(rate: { leases: number; periodMs: number; burst: number }): string {
+  return rate.leases === 0
+    ? 'no limit'
+    : `${fmtNum(rate.leases)} per ${fmtDuration(rate.periodMs)}, burst ${fmtNum(rate.burst)}`;
 }
+
+const limitText = (value: number) => (value === 0 ? 'no limit' : fmtNum(value));
 
 /** What flow control holds back (docs/flow-control.md); only for queues that use it. */
 function FlowControl({ queue }: { queue: QueueInfo }) {
   const s = queue.settings;
-  const rate = (value: unknown) => settingValue('rateLimit', value);
   const limited =
-    s.maxLeased !== 0 ||
-    rate(s.rateLimit) !== 'no limit' ||
-    s.groupMaxLeased !== 0 ||
-    rate(s.groupRateLimit) !== 'no limit';
+    s.maxLeased !== 0 || s.rateLimit.leases !== 0 || s.groupMaxLeased !== 0 || s.groupRateLimit.leases !== 0;
   if (!limited && queue.readyGroups === 0 && queue.throttledWorkers === 0) return null;
   const rows: [string, string][] = [
     ['Leased now', leasedText(queue)],
-    ['Rate limit', rate(s.rateLimit)],
+    ['Rate limit', rateText(s.rateLimit)],
     ['Throttled reserves', fmtNum(queue.throttledWorkers)],
     ['Groups with ready jobs', `${fmtNum(queue.readyGroups)}${queue.readyGroupsCapped ? '+' : ''}`],
-    ['Per group: leased at once', settingValue('groupMaxLeased', s.groupMaxLeased)],
-    ['Per group: rate limit', rate(s.groupRateLimit)],
+    ['Per group: leased at once', limitText(s.groupMaxLeased)],
+    ['Per group: rate limit', rateText(s.groupRateLimit)],
   ];
   return (
     <section class="card" aria-labelledby="flow-title">
@@ -80,9 +61,6 @@ function FlowControl({ queue }: { queue: QueueInfo }) {
   );
 }
 
-const settingLabel = (key: string) =>
-  humanize(key.replace(/([A-Z])/g, '_$1').toLowerCase()).replace(/ ms$/, '');
-
 export function QueueDetail({ name, session }: { name: string; session: Session }) {
   const loaded = useApi<QueueInfo>(`/api/v1/queues/${seg(name)}`, { pollMs: 2000 });
   const { data: queue, error, reload } = loaded;
@@ -95,7 +73,9 @@ export function QueueDetail({ name, session }: { name: string; session: Session 
   const empty = queue !== null && jobStates.every((state) => queue.counts[state] === 0);
 
   const doDelete = async () => {
-    const result = await action.run(() => api<{ deleted: string }>('DELETE', `/api/v1/queues/${seg(name)}`));
+    const result = await action.run(() =>
+      api<{ deleted: string }>('DELETE', `/api/v1/queues/${seg(name)}`, undefined, { announce: false }),
+    );
     remove.close();
     if (result !== undefined) {
       notify(`Deleted queue ${name}.`);
@@ -181,16 +161,24 @@ export function QueueDetail({ name, session }: { name: string; session: Session 
           <FlowControl queue={queue} />
           <section class="card" aria-labelledby="settings-title">
             <h2 id="settings-title" class="card-title">
-              Effective settings
+              Effective settings{' '}
+              <Link class="btn btn-small" href={`/queues/${seg(name)}/settings`}>
+                {can(session, 'admin') ? 'Edit settings' : 'Details'}
+              </Link>
             </h2>
             <div class="table-wrap">
               <table class="table table-compact">
                 <tbody>
-                  {Object.entries(queue.settings).map(([key, value]) => (
-                    <tr key={key}>
-                      <th scope="row">{settingLabel(key)}</th>
+                  {queue.settingValues.map((setting) => (
+                    <tr key={setting.key}>
+                      <th scope="row">
+                        <code>{setting.key}</code>
+                      </th>
                       <td>
-                        <code>{settingValue(key, value)}</code>
+                        <code>{setting.text}</code>
+                      </td>
+                      <td>
+                        <SourceBadge source={setting.source} queue={name} />
                       </td>
                     </tr>
                   ))}

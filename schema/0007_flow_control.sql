@@ -1,4 +1,4 @@
--- 0006: flow control — groups, per-group limits and rate-limit buckets (docs/flow-control.md).
+-- 0007: flow control — groups, per-group limits and rate-limit buckets (docs/flow-control.md).
 -- Why: a job may carry a `group_key` (a tenant, a customer), and a queue may cap
 -- how many of its jobs are leased at once and how fast leases start, per queue and
 -- per group. Every limit is decided inside the lease's write from what the
