@@ -46,6 +46,7 @@ export function leasedJobFromRow(row: LeasedRow): LeasedJob {
     tracestate: row.tracestate,
     idempotencyKey: row.idempotency_key,
     lastError: row.last_error,
+    group: row.group_key,
   };
 }
 
@@ -75,5 +76,6 @@ export function jobInfoFromRow(row: JobRow): JobInfo {
     deadReason: row.dead_reason as DeadReason | null,
     failedAtMs: row.failed_at_ms,
     completedAtMs: row.completed_at_ms,
+    group: row.group_key,
   };
 }

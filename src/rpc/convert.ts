@@ -60,6 +60,7 @@ export function enqueueRequestFromProto(job: EnqueueJob | undefined): EngineEnqu
   if (Object.keys(job.metadata).length > 0) request.metadata = job.metadata;
   if (job.traceparent !== '') request.traceparent = job.traceparent;
   if (job.tracestate !== '') request.tracestate = job.tracestate;
+  if (job.group !== '') request.group = job.group;
   return request;
 }
 
@@ -113,6 +114,7 @@ export function leasedJobToProto(job: EngineLeasedJob): LeasedJob {
     tracestate: job.tracestate ?? '',
     idempotencyKey: job.idempotencyKey ?? '',
     lastError: job.lastError ?? '',
+    group: job.group ?? '',
   };
 }
 
@@ -167,6 +169,7 @@ export function jobToProto(job: JobInfo, withPayload: boolean): Job {
     deadReason: job.deadReason === null ? DeadReason.UNSPECIFIED : deadReasonToProto[job.deadReason],
     failedAtMs: job.failedAtMs ?? 0,
     completedAtMs: job.completedAtMs ?? 0,
+    group: job.group ?? '',
   };
 }
 
@@ -182,6 +185,10 @@ export function queueSettingsToProto(settings: QueueSettings): ProtoQueueSetting
     deadRetentionMs: settings.deadRetentionMs,
     completedRetentionMs: settings.completedRetentionMs,
     allowedTypes: [...settings.allowedTypes],
+    maxLeased: settings.maxLeased,
+    rateLimit: { ...settings.rateLimit },
+    groupMaxLeased: settings.groupMaxLeased,
+    groupRateLimit: { ...settings.groupRateLimit },
   };
 }
 
@@ -193,6 +200,9 @@ export function queueInfoToProto(queue: EngineQueueInfo): QueueInfo {
     oldestReadyAgeMs: queue.oldestReadyAgeMs ?? 0,
     waitingWorkers: queue.waitingWorkers,
     settings: queueSettingsToProto(queue.settings),
+    throttledWorkers: queue.throttledWorkers,
+    readyGroups: queue.readyGroups,
+    readyGroupsCapped: queue.readyGroupsCapped,
     settingValues: settingValuesToProto(queue),
   };
 }

@@ -48,6 +48,7 @@ export type {
   QueueInfo,
   QueueSettings,
   QueueSettingValue,
+  RateLimit,
   ReloadReport,
   ReserveOptions,
   ServerInfo,

@@ -81,6 +81,8 @@ export class LeasedJob implements LeaseRef {
   readonly idempotencyKey: string | null;
   /** The previous attempt's error, or null. */
   readonly lastError: string | null;
+  /** The group given at enqueue, or null. */
+  readonly group: string | null;
 
   /** Wraps a protocol message; the SDK builds these, applications receive them. */
   constructor(job: ProtoLeasedJob) {
@@ -100,6 +102,7 @@ export class LeasedJob implements LeaseRef {
     this.tracestate = textOrNull(job.tracestate);
     this.idempotencyKey = textOrNull(job.idempotencyKey);
     this.lastError = textOrNull(job.lastError);
+    this.group = textOrNull(job.group);
   }
 
   /** When the lease ends (server clock). */
@@ -178,6 +181,8 @@ export class Job {
   readonly failedAt: Date | null;
   /** When the job was acked; null unless completed. */
   readonly completedAt: Date | null;
+  /** The group given at enqueue, or null. */
+  readonly group: string | null;
 
   /** Wraps a protocol message; the SDK builds these, applications receive them. */
   constructor(job: ProtoJob) {
@@ -205,6 +210,7 @@ export class Job {
     this.deadReason = deadReasonNames[job.deadReason] ?? null;
     this.failedAt = dateOrNull(job.failedAtMs);
     this.completedAt = dateOrNull(job.completedAtMs);
+    this.group = textOrNull(job.group);
   }
 
   /** The payload parsed as JSON (throws a SyntaxError when it is not JSON). */

@@ -9,8 +9,8 @@ import { type QueueInfo, SeppError } from '../../../clients/typescript/src/index
 import { queueSettingText } from '../../config/index.ts';
 import { UsageError } from '../failure.ts';
 import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
-import { queueDeleteCommand } from './pause-resume.ts';
 import { table } from './format.ts';
+import { queueDeleteCommand } from './pause-resume.ts';
 
 /** How each source reads in the table. */
 const sourceLabels: Readonly<Record<string, string>> = {

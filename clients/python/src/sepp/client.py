@@ -161,6 +161,7 @@ class Client:
         metadata: Mapping[str, str] | None = None,
         traceparent: str | None = None,
         tracestate: str | None = None,
+        group: str | None = None,
         deadline_ms: int | None = None,
     ) -> Enqueued:
         """Enqueues one job and returns once it is durable. `payload` is bytes or text; `json=`
@@ -168,7 +169,7 @@ class Client:
         when the server refuses the job. Enqueues made from several threads at once travel
         together in one message."""
         spec = JobSpec(queue, type, payload, json, content_type, priority, run_at, delay_ms, max_attempts,
-                       idempotency_key, metadata, traceparent, tracestate)
+                       idempotency_key, metadata, traceparent, tracestate, group)
         return _enqueued(self._batcher.submit([job_from_spec(spec)], False, deadline_ms),
                          self._conn.timeout_s(deadline_ms))
 

@@ -102,6 +102,8 @@ class LeasedJob(_Payload):
     """The idempotency key given at enqueue, or None."""
     last_error: str | None
     """The previous attempt's error, or None."""
+    group: str | None
+    """The group given at enqueue, or None."""
 
     def __init__(self, job: job_pb2.LeasedJob) -> None:
         self.id = job.job_id
@@ -120,6 +122,7 @@ class LeasedJob(_Payload):
         self.tracestate = _text_or_none(job.tracestate)
         self.idempotency_key = _text_or_none(job.idempotency_key)
         self.last_error = _text_or_none(job.last_error)
+        self.group = _text_or_none(job.group)
 
     @property
     def is_last_attempt(self) -> bool:
@@ -172,6 +175,8 @@ class Job(_Payload):
     """When the job went dead; None unless dead."""
     completed_at_ms: int | None
     """When the job was acked; None unless completed."""
+    group: str | None = None
+    """The group given at enqueue, or None."""
 
     @staticmethod
     def from_proto(job: job_pb2.Job) -> Job:
@@ -201,6 +206,7 @@ class Job(_Payload):
             dead_reason=_DEAD_REASON_NAMES.get(job.dead_reason),
             failed_at_ms=_ms_or_none(job.failed_at_ms),
             completed_at_ms=_ms_or_none(job.completed_at_ms),
+            group=_text_or_none(job.group),
         )
 
     def __repr__(self) -> str:

@@ -179,8 +179,8 @@ export enum RejectionReason {
    */
   PAYLOAD_TOO_LARGE = 2,
   /**
-   * INVALID_NAME - The queue name or job type is empty, longer than `max_name_length`, or uses
-   * characters outside [A-Za-z0-9._:-]. Status INVALID_ARGUMENT.
+   * INVALID_NAME - The queue name, job type or group is empty, longer than `max_name_length`,
+   * or uses characters outside [A-Za-z0-9._:-]. Status INVALID_ARGUMENT.
    */
   INVALID_NAME = 3,
   /**
@@ -342,6 +342,14 @@ export interface EnqueueJob {
   traceparent: string;
   /** W3C `tracestate` that goes with `traceparent`. Empty means none. */
   tracestate: string;
+  /**
+   * The job's group: a tenant, a customer, an account. Leases take turns across
+   * the groups of a queue that have ready jobs (round-robin within a priority),
+   * and the queue's `group_max_leased` and group rate limit apply per group
+   * (docs/flow-control.md). Same rules as a queue name. Empty means no group:
+   * the job is leased as if groups did not exist.
+   */
+  group: string;
 }
 
 export interface EnqueueJob_MetadataEntry {
@@ -464,6 +472,8 @@ export interface LeasedJob {
    * previous attempt left no error.
    */
   lastError: string;
+  /** The group given at enqueue; empty if none. */
+  group: string;
 }
 
 export interface LeasedJob_MetadataEntry {
@@ -533,6 +543,8 @@ export interface Job {
   failedAtMs: number;
   /** When the job was acked, in ms since the Unix epoch; 0 unless COMPLETED. */
   completedAtMs: number;
+  /** The group given at enqueue; empty if none. */
+  group: string;
 }
 
 export interface Job_MetadataEntry {
@@ -553,6 +565,7 @@ function createBaseEnqueueJob(): EnqueueJob {
     metadata: {},
     traceparent: "",
     tracestate: "",
+    group: "",
   };
 }
 
@@ -595,6 +608,9 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
     }
     if (message.tracestate !== "") {
       writer.uint32(98).string(message.tracestate);
+    }
+    if (message.group !== "") {
+      writer.uint32(162).string(message.group);
     }
     return writer;
   },
@@ -711,6 +727,14 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
             message.tracestate = reader.string();
             continue;
           }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.group = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -769,6 +793,7 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
         : {},
       traceparent: isSet(object.traceparent) ? globalThis.String(object.traceparent) : "",
       tracestate: isSet(object.tracestate) ? globalThis.String(object.tracestate) : "",
+      group: isSet(object.group) ? globalThis.String(object.group) : "",
     };
   },
 
@@ -815,6 +840,9 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
     if (message.tracestate !== "") {
       obj.tracestate = message.tracestate;
     }
+    if (message.group !== "") {
+      obj.group = message.group;
+    }
     return obj;
   },
 
@@ -855,6 +883,7 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
     );
     message.traceparent = object.traceparent ?? "";
     message.tracestate = object.tracestate ?? "";
+    message.group = object.group ?? "";
     return message;
   },
 };
@@ -1443,6 +1472,7 @@ function createBaseLeasedJob(): LeasedJob {
     tracestate: "",
     idempotencyKey: "",
     lastError: "",
+    group: "",
   };
 }
 
@@ -1495,6 +1525,9 @@ export const LeasedJob: MessageFns<LeasedJob> = {
     }
     if (message.lastError !== "") {
       writer.uint32(130).string(message.lastError);
+    }
+    if (message.group !== "") {
+      writer.uint32(162).string(message.group);
     }
     return writer;
   },
@@ -1643,6 +1676,14 @@ export const LeasedJob: MessageFns<LeasedJob> = {
             message.lastError = reader.string();
             continue;
           }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.group = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1718,6 +1759,7 @@ export const LeasedJob: MessageFns<LeasedJob> = {
         : isSet(object.last_error)
         ? globalThis.String(object.last_error)
         : "",
+      group: isSet(object.group) ? globalThis.String(object.group) : "",
     };
   },
 
@@ -1777,6 +1819,9 @@ export const LeasedJob: MessageFns<LeasedJob> = {
     if (message.lastError !== "") {
       obj.lastError = message.lastError;
     }
+    if (message.group !== "") {
+      obj.group = message.group;
+    }
     return obj;
   },
 
@@ -1809,6 +1854,7 @@ export const LeasedJob: MessageFns<LeasedJob> = {
     message.tracestate = object.tracestate ?? "";
     message.idempotencyKey = object.idempotencyKey ?? "";
     message.lastError = object.lastError ?? "";
+    message.group = object.group ?? "";
     return message;
   },
 };
@@ -1924,6 +1970,7 @@ function createBaseJob(): Job {
     deadReason: 0,
     failedAtMs: 0,
     completedAtMs: 0,
+    group: "",
   };
 }
 
@@ -2000,6 +2047,9 @@ export const Job: MessageFns<Job> = {
     }
     if (message.completedAtMs !== 0) {
       writer.uint32(192).int64(message.completedAtMs);
+    }
+    if (message.group !== "") {
+      writer.uint32(322).string(message.group);
     }
     return writer;
   },
@@ -2212,6 +2262,14 @@ export const Job: MessageFns<Job> = {
             message.completedAtMs = longToNumber(reader.int64());
             continue;
           }
+          case 40: {
+            if (tag !== 322) {
+              break;
+            }
+
+            message.group = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2321,6 +2379,7 @@ export const Job: MessageFns<Job> = {
         : isSet(object.completed_at_ms)
         ? globalThis.Number(object.completed_at_ms)
         : 0,
+      group: isSet(object.group) ? globalThis.String(object.group) : "",
     };
   },
 
@@ -2404,6 +2463,9 @@ export const Job: MessageFns<Job> = {
     if (message.completedAtMs !== 0) {
       obj.completedAtMs = Math.round(message.completedAtMs);
     }
+    if (message.group !== "") {
+      obj.group = message.group;
+    }
     return obj;
   },
 
@@ -2444,6 +2506,7 @@ export const Job: MessageFns<Job> = {
     message.deadReason = object.deadReason ?? 0;
     message.failedAtMs = object.failedAtMs ?? 0;
     message.completedAtMs = object.completedAtMs ?? 0;
+    message.group = object.group ?? "";
     return message;
   },
 };
