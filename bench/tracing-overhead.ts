@@ -112,6 +112,7 @@ async function clientRound(port: number, send: (m: ToParent) => void): Promise<v
     traceparent: '',
     tracestate: '',
     uniqueWhileActive: false,
+    group: '',
   };
   const reserve = { queues: ['bench'], maxJobs: 1, leaseDurationMs: 60_000, waitTimeoutMs: 0, workerId: '' };
   const loop = async (count: number) => {

@@ -41,6 +41,7 @@ const { jobId } = await unary(client.enqueue, {
     traceparent,
     tracestate: '',
     uniqueWhileActive: false,
+    group: '',
   },
 });
 console.log(`enqueued           job ${jobId}`);

@@ -7,6 +7,7 @@ import { type BatchStats, GroupCommitter, type Transaction } from '../store/grou
 import type { Db } from '../store/open.ts';
 import { prepareStatements, type Statements } from '../store/statements.ts';
 import type { Clock } from './clock.ts';
+import { FlowControl } from './flow-control/flow-control.ts';
 import { QueueRegistry } from './queue-registry.ts';
 import type { EngineLimits, EngineOptions } from './settings.ts';
 import type { JobEvent, JobState } from './types.ts';
@@ -22,6 +23,8 @@ export interface EngineContext {
   readonly queues: QueueRegistry;
   readonly waiters: WaiterRegistry;
   readonly writer: GroupCommitter;
+  /** Concurrency and rate limits, groups (src/engine/flow-control). */
+  readonly flow: FlowControl;
   readonly random: () => number;
   /** Creates the queue row if this is the queue's first use (inside a write). */
   ensureQueue(tx: Transaction, queue: string): void;
@@ -65,10 +68,19 @@ export function createEngineContext(db: Db, options: EngineOptions, deps: Contex
   const control = prepareControlStatements(db);
   const queues = new QueueRegistry(options);
   const waiters = new WaiterRegistry();
+  const flow = new FlowControl(db, sql, deps.clock, waiters, (queue) => queues.settingsFor(queue));
+  const { onBatch } = deps;
   const writer = new GroupCommitter(db, {
     commitFailed: deps.commitFailed,
     closed: deps.closed,
-    ...(deps.onBatch === undefined ? {} : { onBatch: deps.onBatch }),
+    // Reserves held back by a limit are woken by the leases this batch ended.
+    onBatch:
+      onBatch === undefined
+        ? () => flow.flushLeaseEnds()
+        : (stats) => {
+            flow.flushLeaseEnds();
+            onBatch(stats);
+          },
     ...(deps.onHookError === undefined ? {} : { onHookError: deps.onHookError }),
     ...(deps.maxBatchOperations === undefined ? {} : { maxBatchOperations: deps.maxBatchOperations }),
   });
@@ -82,6 +94,7 @@ export function createEngineContext(db: Db, options: EngineOptions, deps: Contex
     queues,
     waiters,
     writer,
+    flow,
     random: deps.random ?? Math.random,
     ensureQueue: (tx, queue) => {
       if (queues.exists(queue)) return;
@@ -96,6 +109,7 @@ export function createEngineContext(db: Db, options: EngineOptions, deps: Contex
     wakeAt: (tx, atMs) => tx.afterCommit(() => deps.wakeAt(atMs)),
     count: (queue, from, to, jobs) => {
       if (jobs === 0) return;
+      if (from === 'leased') flow.leaseEnded(queue, jobs);
       if (from !== null) sql.adjustCount.run({ queue, state: from, delta: -jobs });
       if (to !== null) sql.adjustCount.run({ queue, state: to, delta: jobs });
     },

@@ -572,6 +572,7 @@ export class Engine {
     if (this.closing) return;
     this.closing = true;
     this.maintenance.stop();
+    this.ctx.flow.stop();
     this.ctx.waiters.settleAll('closed');
     this.ctx.writer.close();
     closeDatabase(this.ctx.db);

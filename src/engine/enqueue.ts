@@ -195,7 +195,9 @@ export class Enqueuer {
       enqueued_at_ms: nowMs,
       run_at_ms: job.runAtMs,
       expires_at_ms: job.expiresAtMs,
+      group_key: job.group,
     });
+    if (job.group !== null) this.ctx.flow.groupedJobAdded(job.queue);
     this.keys.record(job, id, nowMs);
     if (job.scheduled) this.ctx.wakeAt(tx, job.runAtMs);
     else this.ctx.jobsReady(tx, job.queue, 1);

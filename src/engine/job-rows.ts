@@ -46,6 +46,7 @@ export function leasedJobFromRow(row: LeasedRow): LeasedJob {
     tracestate: row.tracestate,
     idempotencyKey: row.idempotency_key,
     lastError: row.last_error,
+    group: row.group_key,
   };
 }
 
@@ -78,5 +79,6 @@ export function jobInfoFromRow(row: JobRow): JobInfo {
     expiresAtMs: row.expires_at_ms,
     cancelledAtMs: row.cancelled_at_ms,
     cancelledBy: row.cancelled_by,
+    group: row.group_key,
   };
 }

@@ -3,7 +3,8 @@
  * scheduled jobs whose run-at has come, end leases past their deadline (a
  * job with a cancel request ends cancelled, others are retried or die), sweep
  * what retention says to forget (dead letters, completed and cancelled jobs,
- * idempotency keys), and run the schedules' ticks.
+ * idempotency keys, rate-limit buckets that are full again), and run the
+ * schedules' ticks.
  *
  * One timer, set through the injected clock to the earliest thing due: the
  * next run-at, the next lease deadline, the next expiry, the next sweep, or
@@ -140,8 +141,13 @@ export class Maintenance {
         this.ctx.count(queue, 'dead', null, dead.changes);
         this.ctx.count(queue, 'completed', null, done.changes);
         this.ctx.count(queue, 'cancelled', null, cancelled.changes);
-        swept += dead.changes + done.changes + cancelled.changes;
-        more ||= dead.changes === chunkRows || done.changes === chunkRows || cancelled.changes === chunkRows;
+        const buckets = this.ctx.flow.sweep(queue, nowMs, chunkRows);
+        swept += dead.changes + done.changes + cancelled.changes + buckets;
+        more ||=
+          dead.changes === chunkRows ||
+          done.changes === chunkRows ||
+          cancelled.changes === chunkRows ||
+          buckets === chunkRows;
       }
       const keys = sql.sweepIdempotencyKeys.run({ now_ms: nowMs, limit: chunkRows });
       swept += keys.changes;

@@ -73,6 +73,12 @@ export interface EnqueueRequest {
   /** W3C trace context of the producer. */
   traceparent?: string;
   tracestate?: string;
+  /**
+   * The job's group (a tenant, a customer): leases take turns across the groups of
+   * a queue, and the queue's group limits apply per group. Same rules as a queue
+   * name. Absent: no group, and the job is leased as if groups did not exist.
+   */
+  group?: string;
 }
 
 export interface EnqueueAccepted {
@@ -123,6 +129,8 @@ export interface LeasedJob {
   idempotencyKey: string | null;
   /** The previous attempt's error, if any. */
   lastError: string | null;
+  /** The job's group; null when it has none. */
+  group: string | null;
 }
 
 export interface Settle {
@@ -197,6 +205,8 @@ export interface JobInfo {
   cancelledAtMs: number | null;
   /** Who asked for the cancel. */
   cancelledBy: string | null;
+  /** The job's group; null when it has none. */
+  group: string | null;
 }
 
 export type StateCounts = Record<JobState, number>;
@@ -209,6 +219,12 @@ export interface QueueInfo {
   oldestReadyAgeMs: number | null;
   /** Long-polls waiting on this queue now. */
   waitingWorkers: number;
+  /** Of those, the ones a limit holds back from the queue's ready jobs (max_leased, a rate limit, group limits). */
+  throttledWorkers: number;
+  /** Groups with ready jobs, counted up to 1,000 (see `readyGroupsCapped`). */
+  readyGroups: number;
+  /** True when there are more groups with ready jobs than `readyGroups` says (counting stopped). */
+  readyGroupsCapped: boolean;
   settings: QueueSettings;
   /** Where each setting comes from, by flat key (`backoffBaseMs`). */
   settingSources: Readonly<Record<QueueSettingKey, SettingSource>>;

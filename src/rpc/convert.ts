@@ -65,6 +65,7 @@ export function enqueueRequestFromProto(job: EnqueueJob | undefined): EngineEnqu
   if (job.expiry?.$case === 'expiresAtMs') request.expiresAtMs = job.expiry.value;
   else if (job.expiry?.$case === 'ttlMs') request.ttlMs = job.expiry.value;
   if (job.uniqueWhileActive) request.uniqueWhileActive = true;
+  if (job.group !== '') request.group = job.group;
   return request;
 }
 
@@ -118,6 +119,7 @@ export function leasedJobToProto(job: EngineLeasedJob): LeasedJob {
     tracestate: job.tracestate ?? '',
     idempotencyKey: job.idempotencyKey ?? '',
     lastError: job.lastError ?? '',
+    group: job.group ?? '',
   };
 }
 
@@ -184,6 +186,7 @@ export function jobToProto(job: JobInfo, withPayload: boolean): Job {
     expiresAtMs: job.expiresAtMs ?? 0,
     cancelledAtMs: job.cancelledAtMs ?? 0,
     cancelledBy: job.cancelledBy ?? '',
+    group: job.group ?? '',
   };
 }
 
@@ -206,6 +209,10 @@ export function queueSettingsToProto(settings: QueueSettings): ProtoQueueSetting
     allowedTypes: [...settings.allowedTypes],
     cancelledRetentionMs: settings.cancelledRetentionMs,
     expiredAction: expiredActionToProto[settings.expiredAction],
+    maxLeased: settings.maxLeased,
+    rateLimit: { ...settings.rateLimit },
+    groupMaxLeased: settings.groupMaxLeased,
+    groupRateLimit: { ...settings.groupRateLimit },
   };
 }
 
@@ -217,6 +224,9 @@ export function queueInfoToProto(queue: EngineQueueInfo): QueueInfo {
     oldestReadyAgeMs: queue.oldestReadyAgeMs ?? 0,
     waitingWorkers: queue.waitingWorkers,
     settings: queueSettingsToProto(queue.settings),
+    throttledWorkers: queue.throttledWorkers,
+    readyGroups: queue.readyGroups,
+    readyGroupsCapped: queue.readyGroupsCapped,
     settingValues: settingValuesToProto(queue),
   };
 }

@@ -1,5 +1,5 @@
 /**
- * The statements of job control (schema/0007_job_control.sql): cancelling
+ * The statements of job control (schema/0008_job_control.sql): cancelling
  * jobs and cancel requests for running ones, changing waiting jobs, expiry,
  * and idempotency keys that follow their jobs. None is on the path of a job
  * that uses none of these features, except the one index probe that a keyed

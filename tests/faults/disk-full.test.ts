@@ -48,6 +48,7 @@ test('a full disk fails writes with UNAVAILABLE and the server recovers when spa
       traceparent: '',
       tracestate: '',
       uniqueWhileActive: false,
+      group: '',
     });
     const acknowledged: string[] = [];
     for (let n = 0; n < 10; n++)

@@ -156,6 +156,7 @@ test(`${runs} mutated valid messages: limits hold, rejections are typed, counter
       number.map((value) => ({ $case: 'ttlMs' as const, value: value * 1000 })),
     ),
     uniqueWhileActive: fc.boolean(),
+    group: fc.oneof(text, fc.constant('tenant-1'), fc.constant('g'.repeat(200))),
   });
   const request = fc.oneof(
     fc.array(job, { maxLength: 5 }).map((jobs) => ({ kind: 'batch' as const, jobs })),

@@ -155,6 +155,7 @@ export function testJob(queue: string, fields: Partial<EnqueueJob> = {}): Enqueu
     traceparent: '',
     tracestate: '',
     uniqueWhileActive: false,
+    group: '',
     ...fields,
   };
 }

@@ -32,6 +32,7 @@ test('sepp backup copies a live database that a new server serves as is', async 
       traceparent: '',
       tracestate: '',
       uniqueWhileActive: false,
+      group: '',
     });
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {

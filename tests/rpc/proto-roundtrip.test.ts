@@ -39,6 +39,7 @@ test('an EnqueueRequest with payload, metadata and schedule survives encode and 
       tracestate: '',
       expiry: { $case: 'ttlMs', value: 60_000 },
       uniqueWhileActive: true,
+      group: 'tenant-42',
     },
   };
   const decoded = EnqueueRequest.decode(EnqueueRequest.encode(request).finish());

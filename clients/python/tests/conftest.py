@@ -55,6 +55,11 @@ backoff_jitter = 0
 
 [queues.py-full]
 max_depth = 1
+
+[queues.py-tenants]
+max_leased = 3
+group_max_leased = 1
+rate_limit_leases = 1000
 """
 
 

@@ -55,6 +55,7 @@ export type {
   QueueInfo,
   QueueSettings,
   QueueSettingValue,
+  RateLimit,
   ReloadReport,
   ReserveOptions,
   ServerInfo,

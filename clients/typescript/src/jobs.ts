@@ -88,6 +88,8 @@ export class LeasedJob implements LeaseRef {
   readonly idempotencyKey: string | null;
   /** The previous attempt's error, or null. */
   readonly lastError: string | null;
+  /** The group given at enqueue, or null. */
+  readonly group: string | null;
 
   /** Wraps a protocol message; the SDK builds these, applications receive them. */
   constructor(job: ProtoLeasedJob) {
@@ -107,6 +109,7 @@ export class LeasedJob implements LeaseRef {
     this.tracestate = textOrNull(job.tracestate);
     this.idempotencyKey = textOrNull(job.idempotencyKey);
     this.lastError = textOrNull(job.lastError);
+    this.group = textOrNull(job.group);
   }
 
   /** When the lease ends (server clock). */
@@ -191,6 +194,8 @@ export class Job {
   readonly cancelledAt: Date | null;
   /** Who asked for the cancel (`key:NAME`, an admin UI user or `anonymous`); null if never. */
   readonly cancelledBy: string | null;
+  /** The group given at enqueue, or null. */
+  readonly group: string | null;
 
   /** Wraps a protocol message; the SDK builds these, applications receive them. */
   constructor(job: ProtoJob) {
@@ -221,6 +226,7 @@ export class Job {
     this.expiresAt = dateOrNull(job.expiresAtMs);
     this.cancelledAt = dateOrNull(job.cancelledAtMs);
     this.cancelledBy = textOrNull(job.cancelledBy);
+    this.group = textOrNull(job.group);
   }
 
   /** The payload parsed as JSON (throws a SyntaxError when it is not JSON). */

@@ -165,6 +165,7 @@ class Client(JobControl):
         ttl_ms: int | None = None,
         expires_at: TimeInput | None = None,
         unique_while_active: bool = False,
+        group: str | None = None,
         deadline_ms: int | None = None,
     ) -> Enqueued:
         """Enqueues one job and returns once it is durable. `payload` is bytes or text; `json=`
@@ -172,7 +173,8 @@ class Client(JobControl):
         when the server refuses the job. Enqueues made from several threads at once travel
         together in one message. `ttl_ms` / `expires_at` and `unique_while_active`: see JobSpec."""
         spec = JobSpec(queue, type, payload, json, content_type, priority, run_at, delay_ms, max_attempts,
-                       idempotency_key, metadata, traceparent, tracestate, ttl_ms, expires_at, unique_while_active)
+                       idempotency_key, metadata, traceparent, tracestate, ttl_ms, expires_at, unique_while_active,
+                       group)
         return _enqueued(self._batcher.submit([job_from_spec(spec)], False, deadline_ms),
                          self._conn.timeout_s(deadline_ms))
 

@@ -105,6 +105,8 @@ class LeasedJob(_Payload):
     """The idempotency key given at enqueue, or None."""
     last_error: str | None
     """The previous attempt's error, or None."""
+    group: str | None
+    """The group given at enqueue, or None."""
 
     def __init__(self, job: job_pb2.LeasedJob) -> None:
         self.id = job.job_id
@@ -123,6 +125,7 @@ class LeasedJob(_Payload):
         self.tracestate = _text_or_none(job.tracestate)
         self.idempotency_key = _text_or_none(job.idempotency_key)
         self.last_error = _text_or_none(job.last_error)
+        self.group = _text_or_none(job.group)
 
     @property
     def is_last_attempt(self) -> bool:
@@ -181,6 +184,8 @@ class Job(_Payload):
     """When a cancel was asked for (set on cancelled jobs, and on leased ones being stopped)."""
     cancelled_by: str | None = None
     """Who asked for the cancel: `key:NAME`, an admin UI user, or `anonymous`."""
+    group: str | None = None
+    """The group given at enqueue, or None."""
 
     @staticmethod
     def from_proto(job: job_pb2.Job) -> Job:
@@ -213,6 +218,7 @@ class Job(_Payload):
             expires_at_ms=_ms_or_none(job.expires_at_ms),
             cancelled_at_ms=_ms_or_none(job.cancelled_at_ms),
             cancelled_by=_text_or_none(job.cancelled_by),
+            group=_text_or_none(job.group),
         )
 
     def __repr__(self) -> str:

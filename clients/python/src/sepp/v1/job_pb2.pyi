@@ -46,7 +46,7 @@ class EnqueueAccepted(_message.Message):
     def __init__(self, job_id: _Optional[str] = ..., deduplicated: bool = ...) -> None: ...
 
 class EnqueueJob(_message.Message):
-    __slots__ = ["content_type", "delay_ms", "expires_at_ms", "idempotency_key", "max_attempts", "metadata", "payload", "priority", "queue", "run_at_ms", "traceparent", "tracestate", "ttl_ms", "type", "unique_while_active"]
+    __slots__ = ["content_type", "delay_ms", "expires_at_ms", "group", "idempotency_key", "max_attempts", "metadata", "payload", "priority", "queue", "run_at_ms", "traceparent", "tracestate", "ttl_ms", "type", "unique_while_active"]
     class MetadataEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -57,6 +57,7 @@ class EnqueueJob(_message.Message):
     CONTENT_TYPE_FIELD_NUMBER: _ClassVar[int]
     DELAY_MS_FIELD_NUMBER: _ClassVar[int]
     EXPIRES_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    GROUP_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     MAX_ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
@@ -72,6 +73,7 @@ class EnqueueJob(_message.Message):
     content_type: str
     delay_ms: int
     expires_at_ms: int
+    group: str
     idempotency_key: str
     max_attempts: int
     metadata: _containers.ScalarMap[str, str]
@@ -84,7 +86,7 @@ class EnqueueJob(_message.Message):
     ttl_ms: int
     type: str
     unique_while_active: bool
-    def __init__(self, queue: _Optional[str] = ..., type: _Optional[str] = ..., payload: _Optional[bytes] = ..., content_type: _Optional[str] = ..., priority: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., delay_ms: _Optional[int] = ..., max_attempts: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., expires_at_ms: _Optional[int] = ..., ttl_ms: _Optional[int] = ..., unique_while_active: bool = ...) -> None: ...
+    def __init__(self, queue: _Optional[str] = ..., type: _Optional[str] = ..., payload: _Optional[bytes] = ..., content_type: _Optional[str] = ..., priority: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., delay_ms: _Optional[int] = ..., max_attempts: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., expires_at_ms: _Optional[int] = ..., ttl_ms: _Optional[int] = ..., unique_while_active: bool = ..., group: _Optional[str] = ...) -> None: ...
 
 class EnqueueResult(_message.Message):
     __slots__ = ["accepted", "rejection"]
@@ -105,7 +107,7 @@ class IndexedRejection(_message.Message):
     def __init__(self, index: _Optional[int] = ..., reason: _Optional[_Union[RejectionReason, str]] = ..., message: _Optional[str] = ...) -> None: ...
 
 class Job(_message.Message):
-    __slots__ = ["attempt", "cancelled_at_ms", "cancelled_by", "completed_at_ms", "content_type", "dead_reason", "enqueued_at_ms", "errors", "expires_at_ms", "failed_at_ms", "idempotency_key", "job_id", "last_error", "lease_deadline_ms", "leased_at_ms", "max_attempts", "metadata", "payload", "payload_bytes", "priority", "queue", "run_at_ms", "state", "traceparent", "tracestate", "type", "worker_id"]
+    __slots__ = ["attempt", "cancelled_at_ms", "cancelled_by", "completed_at_ms", "content_type", "dead_reason", "enqueued_at_ms", "errors", "expires_at_ms", "failed_at_ms", "group", "idempotency_key", "job_id", "last_error", "lease_deadline_ms", "leased_at_ms", "max_attempts", "metadata", "payload", "payload_bytes", "priority", "queue", "run_at_ms", "state", "traceparent", "tracestate", "type", "worker_id"]
     class MetadataEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -123,6 +125,7 @@ class Job(_message.Message):
     ERRORS_FIELD_NUMBER: _ClassVar[int]
     EXPIRES_AT_MS_FIELD_NUMBER: _ClassVar[int]
     FAILED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    GROUP_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     LAST_ERROR_FIELD_NUMBER: _ClassVar[int]
@@ -150,6 +153,7 @@ class Job(_message.Message):
     errors: _containers.RepeatedCompositeFieldContainer[AttemptError]
     expires_at_ms: int
     failed_at_ms: int
+    group: str
     idempotency_key: str
     job_id: str
     last_error: str
@@ -167,7 +171,7 @@ class Job(_message.Message):
     tracestate: str
     type: str
     worker_id: str
-    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., state: _Optional[_Union[JobState, str]] = ..., priority: _Optional[int] = ..., payload: _Optional[bytes] = ..., payload_bytes: _Optional[int] = ..., content_type: _Optional[str] = ..., attempt: _Optional[int] = ..., max_attempts: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., enqueued_at_ms: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., leased_at_ms: _Optional[int] = ..., lease_deadline_ms: _Optional[int] = ..., worker_id: _Optional[str] = ..., last_error: _Optional[str] = ..., errors: _Optional[_Iterable[_Union[AttemptError, _Mapping]]] = ..., dead_reason: _Optional[_Union[DeadReason, str]] = ..., failed_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ..., expires_at_ms: _Optional[int] = ..., cancelled_at_ms: _Optional[int] = ..., cancelled_by: _Optional[str] = ...) -> None: ...
+    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., state: _Optional[_Union[JobState, str]] = ..., priority: _Optional[int] = ..., payload: _Optional[bytes] = ..., payload_bytes: _Optional[int] = ..., content_type: _Optional[str] = ..., attempt: _Optional[int] = ..., max_attempts: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., enqueued_at_ms: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., leased_at_ms: _Optional[int] = ..., lease_deadline_ms: _Optional[int] = ..., worker_id: _Optional[str] = ..., last_error: _Optional[str] = ..., errors: _Optional[_Iterable[_Union[AttemptError, _Mapping]]] = ..., dead_reason: _Optional[_Union[DeadReason, str]] = ..., failed_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ..., expires_at_ms: _Optional[int] = ..., cancelled_at_ms: _Optional[int] = ..., cancelled_by: _Optional[str] = ..., group: _Optional[str] = ...) -> None: ...
 
 class JobRejection(_message.Message):
     __slots__ = ["message", "reason"]
@@ -178,7 +182,7 @@ class JobRejection(_message.Message):
     def __init__(self, reason: _Optional[_Union[RejectionReason, str]] = ..., message: _Optional[str] = ...) -> None: ...
 
 class LeasedJob(_message.Message):
-    __slots__ = ["attempt", "content_type", "enqueued_at_ms", "idempotency_key", "job_id", "last_error", "lease_deadline_ms", "max_attempts", "metadata", "payload", "priority", "queue", "run_at_ms", "traceparent", "tracestate", "type"]
+    __slots__ = ["attempt", "content_type", "enqueued_at_ms", "group", "idempotency_key", "job_id", "last_error", "lease_deadline_ms", "max_attempts", "metadata", "payload", "priority", "queue", "run_at_ms", "traceparent", "tracestate", "type"]
     class MetadataEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -189,6 +193,7 @@ class LeasedJob(_message.Message):
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     CONTENT_TYPE_FIELD_NUMBER: _ClassVar[int]
     ENQUEUED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    GROUP_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     LAST_ERROR_FIELD_NUMBER: _ClassVar[int]
@@ -205,6 +210,7 @@ class LeasedJob(_message.Message):
     attempt: int
     content_type: str
     enqueued_at_ms: int
+    group: str
     idempotency_key: str
     job_id: str
     last_error: str
@@ -218,7 +224,7 @@ class LeasedJob(_message.Message):
     traceparent: str
     tracestate: str
     type: str
-    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., payload: _Optional[bytes] = ..., content_type: _Optional[str] = ..., priority: _Optional[int] = ..., attempt: _Optional[int] = ..., max_attempts: _Optional[int] = ..., lease_deadline_ms: _Optional[int] = ..., enqueued_at_ms: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., last_error: _Optional[str] = ...) -> None: ...
+    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., payload: _Optional[bytes] = ..., content_type: _Optional[str] = ..., priority: _Optional[int] = ..., attempt: _Optional[int] = ..., max_attempts: _Optional[int] = ..., lease_deadline_ms: _Optional[int] = ..., enqueued_at_ms: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., last_error: _Optional[str] = ..., group: _Optional[str] = ...) -> None: ...
 
 class JobState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

@@ -208,8 +208,8 @@ export enum RejectionReason {
    */
   PAYLOAD_TOO_LARGE = 2,
   /**
-   * INVALID_NAME - The queue name or job type is empty, longer than `max_name_length`, or uses
-   * characters outside [A-Za-z0-9._:-]. Status INVALID_ARGUMENT.
+   * INVALID_NAME - The queue name, job type or group is empty, longer than `max_name_length`,
+   * or uses characters outside [A-Za-z0-9._:-]. Status INVALID_ARGUMENT.
    */
   INVALID_NAME = 3,
   /**
@@ -398,6 +398,14 @@ export interface EnqueueJob {
    * per key. Needs an `idempotency_key` (INVALID_JOB otherwise).
    */
   uniqueWhileActive: boolean;
+  /**
+   * The job's group: a tenant, a customer, an account. Leases take turns across
+   * the groups of a queue that have ready jobs (round-robin within a priority),
+   * and the queue's `group_max_leased` and group rate limit apply per group
+   * (docs/flow-control.md). Same rules as a queue name. Empty means no group:
+   * the job is leased as if groups did not exist.
+   */
+  group: string;
 }
 
 export interface EnqueueJob_MetadataEntry {
@@ -520,6 +528,8 @@ export interface LeasedJob {
    * previous attempt left no error.
    */
   lastError: string;
+  /** The group given at enqueue; empty if none. */
+  group: string;
 }
 
 export interface LeasedJob_MetadataEntry {
@@ -604,6 +614,8 @@ export interface Job {
    * admin UI user, or `anonymous`; empty if never cancelled.
    */
   cancelledBy: string;
+  /** The group given at enqueue; empty if none. */
+  group: string;
 }
 
 export interface Job_MetadataEntry {
@@ -626,6 +638,7 @@ function createBaseEnqueueJob(): EnqueueJob {
     tracestate: "",
     expiry: undefined,
     uniqueWhileActive: false,
+    group: "",
   };
 }
 
@@ -679,6 +692,9 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
     }
     if (message.uniqueWhileActive !== false) {
       writer.uint32(120).bool(message.uniqueWhileActive);
+    }
+    if (message.group !== "") {
+      writer.uint32(162).string(message.group);
     }
     return writer;
   },
@@ -819,6 +835,14 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
             message.uniqueWhileActive = reader.bool();
             continue;
           }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.group = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -891,6 +915,7 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
         : isSet(object.unique_while_active)
         ? globalThis.Boolean(object.unique_while_active)
         : false,
+      group: isSet(object.group) ? globalThis.String(object.group) : "",
     };
   },
 
@@ -944,6 +969,9 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
     }
     if (message.uniqueWhileActive !== false) {
       obj.uniqueWhileActive = message.uniqueWhileActive;
+    }
+    if (message.group !== "") {
+      obj.group = message.group;
     }
     return obj;
   },
@@ -1000,6 +1028,7 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
       }
     }
     message.uniqueWhileActive = object.uniqueWhileActive ?? false;
+    message.group = object.group ?? "";
     return message;
   },
 };
@@ -1588,6 +1617,7 @@ function createBaseLeasedJob(): LeasedJob {
     tracestate: "",
     idempotencyKey: "",
     lastError: "",
+    group: "",
   };
 }
 
@@ -1640,6 +1670,9 @@ export const LeasedJob: MessageFns<LeasedJob> = {
     }
     if (message.lastError !== "") {
       writer.uint32(130).string(message.lastError);
+    }
+    if (message.group !== "") {
+      writer.uint32(162).string(message.group);
     }
     return writer;
   },
@@ -1788,6 +1821,14 @@ export const LeasedJob: MessageFns<LeasedJob> = {
             message.lastError = reader.string();
             continue;
           }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.group = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1863,6 +1904,7 @@ export const LeasedJob: MessageFns<LeasedJob> = {
         : isSet(object.last_error)
         ? globalThis.String(object.last_error)
         : "",
+      group: isSet(object.group) ? globalThis.String(object.group) : "",
     };
   },
 
@@ -1922,6 +1964,9 @@ export const LeasedJob: MessageFns<LeasedJob> = {
     if (message.lastError !== "") {
       obj.lastError = message.lastError;
     }
+    if (message.group !== "") {
+      obj.group = message.group;
+    }
     return obj;
   },
 
@@ -1954,6 +1999,7 @@ export const LeasedJob: MessageFns<LeasedJob> = {
     message.tracestate = object.tracestate ?? "";
     message.idempotencyKey = object.idempotencyKey ?? "";
     message.lastError = object.lastError ?? "";
+    message.group = object.group ?? "";
     return message;
   },
 };
@@ -2072,6 +2118,7 @@ function createBaseJob(): Job {
     expiresAtMs: 0,
     cancelledAtMs: 0,
     cancelledBy: "",
+    group: "",
   };
 }
 
@@ -2157,6 +2204,9 @@ export const Job: MessageFns<Job> = {
     }
     if (message.cancelledBy !== "") {
       writer.uint32(218).string(message.cancelledBy);
+    }
+    if (message.group !== "") {
+      writer.uint32(322).string(message.group);
     }
     return writer;
   },
@@ -2393,6 +2443,14 @@ export const Job: MessageFns<Job> = {
             message.cancelledBy = reader.string();
             continue;
           }
+          case 40: {
+            if (tag !== 322) {
+              break;
+            }
+
+            message.group = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2517,6 +2575,7 @@ export const Job: MessageFns<Job> = {
         : isSet(object.cancelled_by)
         ? globalThis.String(object.cancelled_by)
         : "",
+      group: isSet(object.group) ? globalThis.String(object.group) : "",
     };
   },
 
@@ -2609,6 +2668,9 @@ export const Job: MessageFns<Job> = {
     if (message.cancelledBy !== "") {
       obj.cancelledBy = message.cancelledBy;
     }
+    if (message.group !== "") {
+      obj.group = message.group;
+    }
     return obj;
   },
 
@@ -2652,6 +2714,7 @@ export const Job: MessageFns<Job> = {
     message.expiresAtMs = object.expiresAtMs ?? 0;
     message.cancelledAtMs = object.cancelledAtMs ?? 0;
     message.cancelledBy = object.cancelledBy ?? "";
+    message.group = object.group ?? "";
     return message;
   },
 };
