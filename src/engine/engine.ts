@@ -391,6 +391,11 @@ export class Engine {
     return this.ctx.events.subscribe(filter, start, sink);
   }
 
+  /** Names this server run's event sequence: a resume must name it (a restart makes a new one). */
+  get eventStreamId(): string {
+    return this.ctx.events.streamId;
+  }
+
   /** The event backlog now: subscribers, events kept and their estimated bytes (diagnostics, tests). */
   get eventBacklog(): { subscribers: number; events: number; bytes: number; recording: boolean } {
     const { events } = this.ctx;

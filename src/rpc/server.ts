@@ -10,6 +10,7 @@ import { QueueServiceService } from '../../clients/typescript/src/gen/sepp/v1/qu
 import type { Engine } from '../engine/engine.ts';
 import { type ApiKey, Authenticator } from './auth.ts';
 import { createBackupHandler } from './backup-stream.ts';
+import { createEventsHandler } from './events-stream.ts';
 import { descriptorSetBase64 } from './gen/descriptor-set.js';
 import type { RpcObserver } from './observer.ts';
 import { createProduceHandler } from './produce-stream.ts';
@@ -85,6 +86,7 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
     produce: createProduceHandler(ctx),
     work: createWorkHandler(ctx),
     backup: createBackupHandler(ctx, options.dataDir),
+    events: createEventsHandler(ctx),
   });
 
   const health = new HealthImplementation({ '': 'SERVING', [serviceName]: 'SERVING' });

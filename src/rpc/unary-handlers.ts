@@ -11,6 +11,7 @@ import { SeppError } from '../engine/errors.ts';
 import type { EnqueueRequest as EngineEnqueueRequest } from '../engine/types.ts';
 import {
   acceptedToProto,
+  ackFromProto,
   deadReasonFromProto,
   enqueueRequestFromProto,
   enqueueResultToProto,
@@ -18,6 +19,8 @@ import {
   jobToProto,
   leasedJobToProto,
   nackDirectiveFromProto,
+  progressReportFromProto,
+  progressToProto,
   queueInfoToProto,
   queueSettingsToProto,
   rejectionReasonToProto,
@@ -36,7 +39,7 @@ import { toServiceError } from './status.ts';
 import type { Unary } from './unary-wrapper.ts';
 import { requireAttempt, requireJobId, requireString } from './validate-fields.ts';
 
-type UnaryHandlers = Omit<QueueServiceServer, 'produce' | 'work' | 'backup'>;
+type UnaryHandlers = Omit<QueueServiceServer, 'produce' | 'work' | 'backup' | 'events'>;
 
 export function createUnaryHandlers(ctx: RpcContext): UnaryHandlers {
   const { engine } = ctx;
@@ -148,16 +151,15 @@ export function createUnaryHandlers(ctx: RpcContext): UnaryHandlers {
 
     ack: unary('Ack', 'work', async (req, _call, _caller, observation) => {
       observation.annotate({ jobId: req.jobId, attempt: req.attempt });
-      await engine.ack({ jobId: requireJobId(req.jobId), attempt: requireAttempt(req.attempt) });
+      await engine.ack(ackFromProto(req, requireJobId(req.jobId), requireAttempt(req.attempt)));
       return {};
     }),
 
     ackBatch: unary('AckBatch', 'work', async (req: AckBatchRequest, _call, _caller, observation) => {
       observation.annotate({ jobs: req.acks.length });
-      const settles = req.acks.map((a, i) => ({
-        jobId: requireJobId(a.jobId, `acks[${i}].job_id`),
-        attempt: requireAttempt(a.attempt),
-      }));
+      const settles = req.acks.map((a, i) =>
+        ackFromProto(a, requireJobId(a.jobId, `acks[${i}].job_id`), requireAttempt(a.attempt)),
+      );
       if (settles.length === 0) throw new SeppError('invalid_argument', 'acks: the batch is empty');
       const outcomes = await engine.ackBatch(settles);
       return {
@@ -190,6 +192,14 @@ export function createUnaryHandlers(ctx: RpcContext): UnaryHandlers {
         attempt: requireAttempt(req.attempt),
         leaseMs: req.leaseDurationMs,
       });
+    }),
+
+    reportProgress: unary('ReportProgress', 'work', async (req, _call, _caller, observation) => {
+      observation.annotate({ jobId: req.jobId, attempt: req.attempt });
+      const progress = await engine.reportProgress(
+        progressReportFromProto(req, requireJobId(req.jobId), requireAttempt(req.attempt)),
+      );
+      return { progress: progressToProto(progress) };
     }),
 
     getJob: unary('GetJob', 'read', (req, _call, _caller, observation) => {
