@@ -38,15 +38,15 @@ export function subscriptionFromProto(request: EventsRequest): { filter: EventFi
     return name;
   });
   let start: EventStart = { kind: 'now' };
-  if (request.afterSequence > 0) {
+  if (request.afterSequence > 0 && request.streamId === '') {
+    throw new SeppError(
+      'invalid_argument',
+      'stream_id: required with after_sequence; send the stream_id of the stream the sequence came from',
+    );
+  }
+  if (request.streamId !== '') {
     if (request.fromOldest) {
-      throw new SeppError('invalid_argument', 'give after_sequence (a resume) or from_oldest, not both');
-    }
-    if (request.streamId === '') {
-      throw new SeppError(
-        'invalid_argument',
-        'stream_id: required with after_sequence; send the stream_id of the stream the sequence came from',
-      );
+      throw new SeppError('invalid_argument', 'give a resume point (stream_id) or from_oldest, not both');
     }
     start = { kind: 'after', sequence: request.afterSequence, streamId: request.streamId };
   } else if (request.fromOldest) {

@@ -26,6 +26,8 @@ export interface TestServer {
   connect(): QueueServiceClient;
   /** Graceful shutdown, then start again on the same data directory (a restart). */
   restart(): Promise<TestServer>;
+  /** Graceful shutdown, then start again on the same data directory and gRPC port (clients keep their address). */
+  restartOnSamePort(): Promise<TestServer>;
   /** Shuts down and removes the data directory. */
   dispose(): Promise<void>;
 }
@@ -39,6 +41,8 @@ export interface TestServerOptions {
   tls?: { certPem: string; caPem: string };
   /** Where the server logs, besides the run's capture file (secret-log.ts); default nowhere else. */
   logger?: Logger;
+  /** The gRPC port to listen on; default any free one. */
+  grpcPort?: number;
   /** The admin UI's files (the API alone without them). */
   uiAssets?: AssetSource;
 }
@@ -49,7 +53,12 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   writeFileSync(configFile, options.toml ?? '');
   registerConfigSecrets(options.toml ?? '');
   const config = loadConfig({
-    flags: { config: configFile, dataDir, grpcListen: '127.0.0.1:0', adminListen: '127.0.0.1:0' },
+    flags: {
+      config: configFile,
+      dataDir,
+      grpcListen: `127.0.0.1:${options.grpcPort ?? 0}`,
+      adminListen: '127.0.0.1:0',
+    },
     env: options.env ?? {},
   });
   const server = await startServer(config, {
@@ -89,6 +98,10 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     async restart() {
       await stop();
       return startTestServer({ ...options, dataDir });
+    },
+    async restartOnSamePort() {
+      await stop();
+      return startTestServer({ ...options, dataDir, grpcPort: server.grpcPort });
     },
     async dispose() {
       if (disposed) return;

@@ -77,6 +77,7 @@ describe('Events stream', () => {
       [{ kinds: [JobEventKind.UNSPECIFIED] }, /kinds\[0\]: 0 is not a job event kind/],
       [{ afterSequence: 5, streamId: '' }, /stream_id: required with after_sequence/],
       [{ afterSequence: 5, streamId: 'x', fromOldest: true }, /not both/],
+      [{ afterSequence: 0, streamId: 'x', fromOldest: true }, /not both/],
       [{ queues: ['bad queue'] }, /queues: queue "bad queue"/],
     ] satisfies [Partial<EventsRequest>, RegExp][]) {
       const error = await subscribe(t.client, request).failed();

@@ -206,19 +206,18 @@ export interface EventsRequest {
   kinds: JobEventKind[];
   /**
    * Resume: the events after this sequence of the stream `stream_id` (both
-   * from an earlier subscription). 0 means no resume: start now, or from the
-   * oldest kept event with `from_oldest`.
+   * from an earlier subscription: the last event's `sequence`, or the
+   * `sequence` of the caught-up message when no event came after it).
    */
   afterSequence: number;
   /**
-   * The `stream_id` of the stream `after_sequence` came from. Required with
-   * `after_sequence`.
+   * The `stream_id` of the stream `after_sequence` came from. Set, the
+   * request is a resume (also with `after_sequence` 0: everything this stream
+   * has published). Empty: no resume, start now (or from the oldest kept event
+   * with `from_oldest`).
    */
   streamId: string;
-  /**
-   * Start from the oldest event still kept instead of now (not with
-   * `after_sequence`).
-   */
+  /** Start from the oldest event still kept instead of now (not with a resume). */
   fromOldest: boolean;
 }
 
