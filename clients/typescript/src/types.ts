@@ -264,6 +264,18 @@ export interface ServerLimits {
   maxReserveQueues: number;
   /** Schedules the server keeps (config and API together). */
   maxSchedules: number;
+  /** Largest result an ack may carry, in bytes. */
+  maxResultBytes: number;
+  /** Largest progress document (JSON) a worker may report, in bytes. */
+  maxProgressBytes: number;
+  /** Events streams open at once (0: events are off). */
+  maxEventSubscribers: number;
+  /** Events the server keeps for subscribers to catch up or resume… */
+  eventBacklogEvents: number;
+  /** …and their bytes at most. */
+  eventBacklogBytes: number;
+  /** How long the backlog keeps recording after the last subscriber left, in ms. */
+  eventResumeWindowMs: number;
 }
 
 /** The server's version, clock, durability and limits. */
