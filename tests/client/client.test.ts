@@ -208,6 +208,8 @@ for (const transport of ['stream', 'unary'] as const) {
       const info = await client.getServerInfo();
       assert.equal(info.durability, 'full');
       assert.equal(info.limits.maxBatchJobs, 1000);
+      assert.equal(info.limits.maxResultBytes, 64 * 1024);
+      assert.equal(info.limits.eventBacklogEvents, 50_000);
       assert.equal(info.serverTime.getTime(), clock.nowMs());
       assert.equal(info.queueDefaults.maxAttempts, 5);
     });
