@@ -156,13 +156,24 @@ export function waitForJob(
       timeoutMs === undefined
         ? undefined
         : setTimeout(() => {
-            const now = lastState === null ? '' : `; it is ${lastState}`;
-            finish(
-              new SeppError(
-                status.DEADLINE_EXCEEDED,
-                `job ${jobId} did not finish within ${timeoutMs} ms${now}`,
-              ),
-            );
+            const fail = () => {
+              const now = lastState === null ? '' : `; it is ${lastState}`;
+              finish(
+                new SeppError(
+                  status.DEADLINE_EXCEEDED,
+                  `job ${jobId} did not finish within ${timeoutMs} ms${now}`,
+                ),
+              );
+            };
+            // Say where the job is, if a quick look can tell.
+            if (lastState !== null) fail();
+            else
+              getJob(jobId)
+                .then((job) => {
+                  lastState = job.state;
+                })
+                .catch(() => {})
+                .finally(fail);
           }, timeoutMs);
     if (options.signal?.aborted) {
       onAbort();

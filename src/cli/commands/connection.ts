@@ -15,6 +15,7 @@ export const exitCodes = {
   unreachable: 3,
   denied: 4,
   notFound: 5,
+  timedOut: 6,
 } as const;
 
 export const exitCodesEpilogue = `Exit codes:
@@ -23,7 +24,8 @@ export const exitCodesEpilogue = `Exit codes:
   2  invalid input (flags, arguments, or a request the server refused as invalid)
   3  cannot reach the server (--server), or it is shutting down
   4  not authenticated, or the API key's role does not allow this (--api-key, SEPP_API_KEY)
-  5  not found (no such job or queue)`;
+  5  not found (no such job or queue)
+  6  timed out waiting (sepp job --wait --timeout-ms)`;
 
 /** A problem with what the user typed: exit 2. */
 export class UsageError extends Error {
@@ -137,6 +139,10 @@ export function describeFailure(error: unknown, server: string): { message: stri
         exitCode: exitCodes.unreachable,
       };
     case 'deadline_exceeded':
+      // A wait that ran out of time (the server answered; the job has not finished).
+      if (/did not finish within/.test(error.message)) {
+        return { message: error.message, exitCode: exitCodes.timedOut };
+      }
       return {
         message: `sepp at ${server} did not answer in time; is it running and reachable? (--server)`,
         exitCode: exitCodes.unreachable,
