@@ -10,18 +10,41 @@ import { type PayloadView, viewPayload } from './payload-view.ts';
 
 export interface TimelineEvent {
   atMs: number;
-  event: 'enqueued' | 'due' | 'attempt_failed' | 'leased' | 'lease_deadline' | 'dead' | 'completed';
+  event:
+    | 'enqueued'
+    | 'due'
+    | 'attempt_failed'
+    | 'leased'
+    | 'progress'
+    | 'lease_deadline'
+    | 'dead'
+    | 'completed';
   detail: string;
 }
 
-export interface JobDetail extends Omit<JobInfo, 'payload'> {
+export interface JobDetail extends Omit<JobInfo, 'payload' | 'result' | 'resultContentType'> {
   payload: PayloadView;
+  /** The completed job's result, shown as the payload is (with its content type); null without one. */
+  result: (PayloadView & { contentType: string }) | null;
   timeline: TimelineEvent[];
 }
 
 export function jobDetail(job: JobInfo): JobDetail {
-  const { payload, ...rest } = job;
-  return { ...rest, payload: viewPayload(payload, job.contentType), timeline: timeline(job) };
+  const { payload, result, resultContentType, ...rest } = job;
+  const contentType = resultContentType ?? 'application/octet-stream';
+  return {
+    ...rest,
+    payload: viewPayload(payload, job.contentType),
+    result: result === null ? null : { ...viewPayload(result, contentType), contentType },
+    timeline: timeline(job),
+  };
+}
+
+/** "40%", "{"step":"upload"}" or both, for the timeline. */
+function describeProgress(progress: NonNullable<JobInfo['progress']>): string {
+  return [progress.percent === null ? '' : `${progress.percent}%`, progress.json ?? '']
+    .filter((part) => part !== '')
+    .join(' ');
 }
 
 function timeline(job: JobInfo): TimelineEvent[] {
@@ -52,6 +75,9 @@ function timeline(job: JobInfo): TimelineEvent[] {
         detail: 'the lease ends unless extended',
       });
     }
+  }
+  if (job.progress !== null) {
+    events.push({ atMs: job.progress.atMs, event: 'progress', detail: describeProgress(job.progress) });
   }
   if ((job.state === 'ready' || job.state === 'scheduled') && job.attempt > 0) {
     events.push({ atMs: job.runAtMs, event: 'due', detail: `attempt ${job.attempt + 1} due` });

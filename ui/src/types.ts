@@ -84,6 +84,14 @@ export interface JobDetail extends Omit<JobSummary, 'payloadBytes'> {
   leasedAtMs: number | null;
   errors: { attempt: number; atMs: number; error: string }[];
   payload: { view: 'json' | 'text' | 'hex'; text: string; bytes: number; truncated: boolean };
+  result: {
+    view: 'json' | 'text' | 'hex';
+    text: string;
+    bytes: number;
+    truncated: boolean;
+    contentType: string;
+  } | null;
+  progress: { percent: number | null; json: string | null; atMs: number } | null;
   timeline: { atMs: number; event: string; detail: string }[];
 }
 
