@@ -128,6 +128,9 @@ describe('operator CLI: results, progress, waiting and events', () => {
         .map((l) => (JSON.parse(l) as { kind: string }).kind),
       ['enqueued', 'leased', 'completed'],
     );
+    const nobody = await sepp(['events', '--server', '127.0.0.1:1'], env);
+    assert.equal(nobody.code, 3, nobody.stderr);
+    assert.match(nobody.stderr, /cannot reach sepp at 127\.0\.0\.1:1/);
     const bad = await sepp(['events', '--kind', 'finished'], env);
     assert.notEqual(bad.code, 0);
     assert.match(bad.stderr, /Invalid values|finished/);

@@ -109,7 +109,11 @@ export interface EventsOptions {
   fromOldest?: boolean;
   /** Resume after this position (from an earlier subscription's `position`). */
   resumeFrom?: EventPosition;
-  /** Subscribe again from the last event seen after a disconnect (default true). */
+  /**
+   * Subscribe again from the last event seen after a disconnect (default
+   * true). Only once connected: a first connection that fails ends the
+   * subscription with UNAVAILABLE.
+   */
   reconnect?: boolean;
   /** Ends the subscription (the iteration finishes). */
   signal?: AbortSignal;
@@ -274,7 +278,14 @@ export class EventSubscription implements AsyncIterable<JobEvent> {
   private onBroken(stream: ClientReadableStream<EventsResponse>, error: SeppError): void {
     if (stream !== this.stream || this.done) return;
     this.stream = undefined;
-    if (error.grpcCode === status.UNAVAILABLE && this.options.reconnect !== false && !this.conn.closed) {
+    // Only a subscription that was up resumes: one that never got through says so (UNAVAILABLE).
+    const wasUp = this.positionNow !== null;
+    if (
+      wasUp &&
+      error.grpcCode === status.UNAVAILABLE &&
+      this.options.reconnect !== false &&
+      !this.conn.closed
+    ) {
       const delayMs = backoffDelayMs(this.reconnects++, 200, 10_000);
       this.reconnectTimer = setTimeout(() => {
         if (!this.done) this.open();
