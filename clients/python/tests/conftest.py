@@ -55,6 +55,12 @@ backoff_jitter = 0
 
 [queues.py-full]
 max_depth = 1
+
+[queues.py-kept-stream]
+completed_retention_ms = "1h"
+
+[queues.py-kept-unary]
+completed_retention_ms = "1h"
 """
 
 

@@ -25,6 +25,8 @@ from .errors import (
     SeppErrorCode,
     UnavailableError,
 )
+from ._wait import JobOutcome
+from .events import EventPosition, EventStream, JobEvent, JobEventKind
 from .handler import DeadLetter, Handler, RetryAfter, WorkerEvent, WorkerJob
 from .jobs import DeadLetterPage, Job, LeasedJob
 from .models import (
@@ -49,6 +51,7 @@ from .models import (
     StateCounts,
     TimeInput,
 )
+from .results import JobProgress, JobResult
 from .schedules import (
     MisfirePolicy,
     OverlapPolicy,
@@ -74,9 +77,16 @@ __all__ = [
     "DeadReason",
     "Enqueued",
     "EnqueueOutcome",
+    "EventPosition",
+    "EventStream",
     "Handler",
     "Job",
+    "JobEvent",
+    "JobEventKind",
+    "JobOutcome",
+    "JobProgress",
     "JobRejectedError",
+    "JobResult",
     "JobRejection",
     "JobSpec",
     "JobState",

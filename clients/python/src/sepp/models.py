@@ -215,6 +215,12 @@ class ServerLimits:
     max_message_bytes: int
     max_reserve_queues: int
     max_schedules: int
+    max_result_bytes: int
+    max_progress_bytes: int
+    max_event_subscribers: int
+    event_backlog_events: int
+    event_backlog_bytes: int
+    event_resume_window_ms: int
 
 
 @dataclass(frozen=True)
