@@ -24,6 +24,8 @@ import { attr } from './attributes.ts';
 export interface MetricsSource {
   listQueues(): QueueInfo[];
   readonly waitingReserves: number;
+  /** The job event backlog (src/engine/events): subscribers, events kept and their bytes. */
+  readonly eventBacklog: { subscribers: number; events: number; bytes: number };
 }
 
 export interface MetricsOptions {
@@ -184,6 +186,20 @@ export class Metrics {
       unit: '{request}',
       description: 'Reserve long-polls and Work streams waiting for a job now',
     });
+    // The event backlog (src/engine/events).
+    const upDown = (name: string, unit: string, description: string) =>
+      meter.createObservableUpDownCounter(name, { unit, description });
+    const subscribers = upDown('sepp.events.subscribers', '{stream}', 'Events streams subscribed now');
+    const backlogEvents = upDown(
+      'sepp.events.backlog',
+      '{event}',
+      'Job events kept in memory for subscribers to catch up or resume (0 while nobody subscribes)',
+    );
+    const backlogBytes = upDown(
+      'sepp.events.backlog.size',
+      'By',
+      'Estimated bytes of the job events kept (limits.event_backlog_bytes bounds it)',
+    );
     const fileSize = meter.createObservableUpDownCounter('sepp.db.file.size', {
       unit: 'By',
       description: 'Size of the SQLite database file and of its write-ahead log',
@@ -209,8 +225,12 @@ export class Metrics {
             result.observe(oldestReady, queue.oldestReadyAgeMs, { [attr.queue]: queue.name });
         }
         result.observe(waiting, source.waitingReserves);
+        const backlog = source.eventBacklog;
+        result.observe(subscribers, backlog.subscribers);
+        result.observe(backlogEvents, backlog.events);
+        result.observe(backlogBytes, backlog.bytes);
       },
-      [depth, oldestReady, waiting],
+      [depth, oldestReady, waiting, subscribers, backlogEvents, backlogBytes],
     );
 
     fileSize.addCallback((result) => {
