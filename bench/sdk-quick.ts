@@ -12,7 +12,11 @@
  *
  *   npx tsx bench/sdk-quick.ts [--jobs 20000] [--producers 50] [--batch 1] [--concurrency 50]
  *                              [--transport stream|unary] [--flush nextTick|setImmediate]
- *                              [--streams N] [--durability full|relaxed] [--profile DIR]
+ *                              [--streams N] [--durability full|relaxed] [--profile DIR] [--events]
+ *
+ * With --events, a second client in this process subscribes to every job event
+ * (Events, no filter) for both phases and counts what it receives: the cost of one
+ * subscriber on all events (its own CPU counts as client CPU).
  */
 import { fork } from 'node:child_process';
 import {
@@ -79,6 +83,7 @@ const { values: args } = parseArgs({
     durability: { type: 'string', default: 'full' },
     streams: { type: 'string' },
     profile: { type: 'string' },
+    events: { type: 'boolean', default: false },
   },
 });
 
@@ -181,6 +186,22 @@ async function main(): Promise<void> {
 
   const client = SeppClient.connect(`127.0.0.1:${first.port}`, { transport, flushOn });
   await client.ready();
+  const subscriber = args.events ? SeppClient.connect(`127.0.0.1:${first.port}`) : undefined;
+  let eventsSeen = 0;
+  let eventsEnded: string | undefined;
+  let allEvents: Promise<void> = Promise.resolve();
+  if (subscriber !== undefined) {
+    const subscription = subscriber.events();
+    await subscription.caughtUp;
+    allEvents = (async () => {
+      for await (const _event of subscription) {
+        // Enqueued, leased and completed for every job.
+        if (++eventsSeen === 3 * jobs) break;
+      }
+    })().catch((error: unknown) => {
+      eventsEnded = error instanceof Error ? error.message : String(error);
+    });
+  }
   const payload = Buffer.alloc(256, 'x');
 
   // Enqueue phase.
@@ -252,6 +273,8 @@ async function main(): Promise<void> {
     clientCpuUsPerJob: ((c1.user + c1.system) / jobs).toFixed(1),
     serverCpuUsPerJob: (((s1.cpuMs - s0.cpuMs) * 1000) / jobs).toFixed(1),
   };
+  await allEvents;
+  await subscriber?.close();
   await client.close();
   child.send('stop');
   await new Promise((r) => child.on('exit', r));
@@ -275,6 +298,12 @@ async function main(): Promise<void> {
     `drain:   ${drain.jobsPerSecond} jobs/s; ${drain.jobsPerCommit.toFixed(1)} jobs per group commit (${drain.opsPerCommit.toFixed(1)} operations, ${drain.commitMsMean.toFixed(2)} ms each); ` +
       `CPU per job: client ${drain.clientCpuUsPerJob} µs, server ${drain.serverCpuUsPerJob} µs`,
   );
+  if (subscriber !== undefined) {
+    console.log(
+      `events:  one subscriber on every event received ${eventsSeen} of ${3 * jobs}` +
+        (eventsEnded === undefined ? '' : `; it ended: ${eventsEnded}`),
+    );
+  }
 }
 
 /** Median fdatasync latency of a 4 KiB write in `dir`: the floor under every group commit. */
