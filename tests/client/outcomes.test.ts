@@ -98,8 +98,12 @@ for (const transport of ['stream', 'unary'] as const) {
       assert.equal(running.state, 'leased');
       assert.equal(running.progress?.percent, 60);
       assert.deepEqual(running.progress?.data, { step: 'upload' });
+      // The queue keeps no completed jobs: hold a subscription (caught up) from before the
+      // job can finish, so its outcome is in the backlog when waitFor looks (docs/protocol.md).
+      const watching = client.events({ jobIds: [id] });
+      await watching.caughtUp;
       gate.resolve();
-      const outcome = await client.waitFor(id, { timeoutMs: 30_000 });
+      const outcome = await client.waitFor(id, { timeoutMs: 30_000 }).finally(() => watching.close());
       assert.equal(outcome.state, 'completed');
       assert.equal(outcome.state === 'completed' && outcome.result, 'finished');
     });

@@ -68,8 +68,12 @@ def test_progress_while_running_then_the_result(client: sepp.Client, queue: str,
         running = eventually(stored, "the reports to be stored")
         assert running.state == "leased"
         assert running.progress is not None and running.progress.data == {"step": "upload"}
-        release.set()
-        outcome = client.wait_for(job_id, timeout_ms=30_000)
+        # The queue keeps no completed jobs: hold a subscription (caught up) from before the
+        # job can finish, so its outcome is in the backlog when wait_for looks (docs/protocol.md).
+        with client.events(job_ids=[job_id]) as watching:
+            assert watching.caught_up.wait(30)
+            release.set()
+            outcome = client.wait_for(job_id, timeout_ms=30_000)
     finally:
         release.set()
         worker.close()
