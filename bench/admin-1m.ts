@@ -20,6 +20,7 @@ import { Engine } from '../src/engine/engine.ts';
 import { defaultEngineOptions, defaultQueueSettings } from '../src/engine/settings.ts';
 import type { EnqueueRequest } from '../src/engine/types.ts';
 import { openDataDir } from '../src/store/open.ts';
+import { measureBrowse } from './admin-1m-browse.ts';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -288,6 +289,13 @@ async function main(): Promise<void> {
   );
   await measure('GET /api/v1/queues/{queue}/dead-letters', 'reason with none', n, () =>
     call('GET', '/api/v1/queues/emails/dead-letters?reason=lease_expired&limit=50'),
+  );
+
+  await measureBrowse(
+    measure,
+    call,
+    n,
+    queues.map((q) => q.name),
   );
 
   // Mutations (each audited in the same transaction).

@@ -35,6 +35,7 @@ export const usage = `Usage: npm run bench -- [options]
   --quick                       small sizes everywhere, to check that everything works
   --concurrency N               W1 producers and workers (default 50)
   --repeat N                    run everything N times, systems interleaved; medians reported
+                                (default 3; --quick 1)
   --w2-rounds N                 W2 rounds (default 5000; --quick 500)
   --w3-concurrency N            W3 producers and workers (default 8)
   --w4-levels 1,8,64,256        W4 concurrency levels
@@ -117,7 +118,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     jobs: positive('jobs', values.jobs, quick ? 5000 : 200_000),
     payloadBytes: 256,
     concurrency: positive('concurrency', values.concurrency, 50),
-    repeat: positive('repeat', values.repeat, 1),
+    repeat: positive('repeat', values.repeat, quick ? 1 : 3),
     w2Rounds: positive('w2-rounds', values['w2-rounds'], quick ? 500 : 5000),
     w3Concurrency: positive('w3-concurrency', values['w3-concurrency'], 8),
     batchSize: 100,

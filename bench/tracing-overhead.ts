@@ -190,11 +190,12 @@ async function serverRound(
       durability: 'relaxed',
       startedAtMs: Date.now(),
       maxMessageBytes: config.grpc.maxMessageBytes,
+      connectionLimits: config.grpc,
       nowMs: () => Date.now(),
     },
     ...(telemetry === undefined ? {} : { observer: telemetry.rpcObserver }),
   });
-  const port = await rpc.listen('127.0.0.1:0');
+  const port = await rpc.listen('127.0.0.1', 0);
   const warm = nextMessage(worker, 'warm');
   const done = nextMessage(worker, 'done');
   worker.send({ kind: 'run', port } satisfies ToChild);

@@ -17,6 +17,7 @@ import {
   createAdminApp,
   mountMetrics,
   RateHistory,
+  type Readiness,
   type ServerInfo,
   serveAdmin,
 } from './admin/index.ts';
@@ -32,6 +33,8 @@ import { type Clock, systemClock } from './engine/clock.ts';
 import { Engine } from './engine/engine.ts';
 import type { ReconcileReport, ScheduleEvent } from './engine/schedules/types.ts';
 import { type ApiKey, createRpcServer, type RpcServer, removeStaleBackups } from './rpc/index.ts';
+import { DataDirError } from './store/data-dir.ts';
+import { DiskReserve } from './store/disk-reserve.ts';
 import { DataDirInUseError, databaseFileName, openDataDir } from './store/open.ts';
 import { type Logger, prometheusContentType, Telemetry } from './telemetry/index.ts';
 
@@ -57,6 +60,8 @@ export interface RunningServer {
   grpcPort: number;
   /** The bound admin port: the UI, /api/v1 and /metrics (useful with port 0). */
   adminPort: number;
+  /** Whether the server can serve now (what `GET /readyz` answers): not once shutdown began. */
+  readiness(): Readiness;
   /** Graceful shutdown; resolves when the database is closed. */
   shutdown(): Promise<void>;
 }
@@ -103,10 +108,17 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       ...(deps.nativeBinding === undefined ? {} : { nativeBinding: deps.nativeBinding }),
     });
   } catch (error) {
-    if (error instanceof DataDirInUseError) throw new StartupError(`${error.message} (server.data_dir)`);
+    if (error instanceof DataDirInUseError || error instanceof DataDirError)
+      throw new StartupError(`${error.message} (--data-dir, server.data_dir)`);
     throw error;
   }
   removeStaleBackups(config.server.dataDir);
+  const diskReserve = new DiskReserve(config.server.dataDir, config.server.diskReserveBytes);
+  if (!diskReserve.take()) {
+    logger.warn('storage.reserve_unavailable', {
+      detail: `no room for the ${config.server.diskReserveBytes} bytes of sepp.reserve: if the disk fills up, workers may not be able to drain the queues (server.disk_reserve_bytes)`,
+    });
+  }
   const telemetry = new Telemetry(config.telemetry, {
     logger,
     databaseFile: join(config.server.dataDir, databaseFileName),
@@ -127,6 +139,11 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     onSchedulesReconciled: (report) => logReconciled(logger, report),
     onMaintenanceError: (error) => logger.warn('maintenance.failed', { error: error.message }),
     onHookError: (error) => logger.error('engine.hook_failed', { error: error.message }),
+    storageSpace: diskReserve,
+    onDiskFull: (full, detail) =>
+      full
+        ? logger.error('storage.disk_full', { detail })
+        : logger.info('storage.disk_space_back', { detail }),
   });
   telemetry.observe(engine);
 
@@ -145,15 +162,19 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       durability: config.server.durability,
       startedAtMs,
       maxMessageBytes: config.grpc.maxMessageBytes,
+      connectionLimits: config.grpc,
       nowMs: () => clock.nowMs(),
     },
     observer: telemetry.rpcObserver,
+    log: logger,
     ...(grpcTls === undefined ? {} : { tls: grpcTls }),
   });
 
+  telemetry.observeConnections(() => rpc.connectionStats());
+
   let grpcPort: number;
   try {
-    grpcPort = await rpc.listen(config.server.grpcListen.address);
+    grpcPort = await rpc.listen(config.server.grpcListen.host, config.server.grpcListen.port);
   } catch (error) {
     await telemetry.shutdown(0);
     engine.close();
@@ -162,6 +183,16 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       `cannot listen for gRPC on ${config.server.grpcListen.address}: ${detail} (server.grpc_listen)`,
     );
   }
+  let stopping: Promise<void> | undefined;
+  const readiness = (): Readiness => {
+    if (stopping !== undefined) return { ready: false, reason: 'shutting down' };
+    try {
+      engine.checkReadable();
+      return { ready: true };
+    } catch (error) {
+      return { ready: false, reason: error instanceof Error ? error.message : String(error) };
+    }
+  };
   let admin: AdminServer;
   try {
     admin = await startAdmin(config, {
@@ -172,6 +203,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       telemetry,
       startedAtMs,
       tls: adminTls,
+      readiness,
     });
   } catch (error) {
     await rpc.shutdown(0);
@@ -194,16 +226,19 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     otlp: config.telemetry.otlpEndpoint === null ? 'off' : new URL(config.telemetry.otlpEndpoint).host,
     data_dir: config.server.dataDir,
     durability: config.server.durability,
-    auth: apiKeys.length > 0 ? 'api_keys' : 'none',
-    tls: grpcTls !== undefined,
+    // Each port's own authentication and TLS: one "auth" field said nothing of the admin port.
+    grpc_auth: apiKeys.length > 0 ? 'api_keys' : 'none',
+    grpc_tls: grpcTls !== undefined,
+    admin_auth: config.admin.users.length > 0 ? 'users' : 'none',
+    admin_tls: adminTls !== undefined,
   });
 
-  let stopping: Promise<void> | undefined;
   return {
     engine,
     telemetry,
     grpcPort,
     adminPort: admin.address.port,
+    readiness,
     shutdown() {
       stopping ??= (async () => {
         logger.info('server.stopping');
@@ -255,6 +290,7 @@ async function startAdmin(
     build: BuildInfo;
     uiAssets?: AssetSource | null;
     tls: TlsPem | undefined;
+    readiness: () => Readiness;
   },
 ): Promise<AdminServer> {
   const { engine, telemetry, logger } = parts;
@@ -282,6 +318,7 @@ async function startAdmin(
     rates: parts.rates,
     effectiveConfig: () => redacted,
     assets: parts.uiAssets ?? null,
+    readiness: parts.readiness,
     log: {
       log: (level, message, fields = {}) =>
         logger[level](

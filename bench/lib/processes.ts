@@ -41,12 +41,31 @@ async function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
   live.delete(child.pid);
 }
 
+/** What a server under benchmark inherits: enough to run, nothing that could change its settings. */
+const inheritedVariables = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TMPDIR', 'TZ'];
+
+/**
+ * The environment of a server the harness starts: the few variables above
+ * and the spec's own. Not the harness's environment: a SEPP_DURABILITY,
+ * GRPC_TRACE, NODE_OPTIONS or REDIS_* variable in the shell that runs the
+ * benchmark would otherwise change what is measured without a trace in the results.
+ */
+export function serverEnvironment(extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of inheritedVariables) {
+    const value = process.env[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return { ...env, ...extra };
+}
+
 /** Starts `spec` with its output in `logDir/<name>.log` and records its PID. */
 export async function spawnTracked(spec: SpawnSpec, logDir: string): Promise<ServerProcess> {
   const logFile = join(logDir, `${spec.name}.log`);
   const fd = openSync(logFile, 'a');
   const child = spawn(spec.command, [...spec.args], {
     cwd: spec.cwd,
+    env: serverEnvironment(spec.env),
     stdio: ['ignore', fd, fd],
   });
   await new Promise<void>((resolve, reject) => {

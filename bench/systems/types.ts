@@ -45,6 +45,8 @@ export interface SpawnSpec {
   readonly command: string;
   readonly args: readonly string[];
   readonly cwd?: string;
+  /** Variables the server needs besides PATH, HOME and the locale (the harness's own are not passed). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export interface ServerProcess {

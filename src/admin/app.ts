@@ -15,17 +15,20 @@ import { bodyLimit } from 'hono/body-limit';
 import { getCookie } from 'hono/cookie';
 import { SeppError } from '../engine/errors.ts';
 import { clientAddressResolver } from './client-address.ts';
+import { mountHealthRoutes } from './health-routes.ts';
 import { errorResponse, toErrorResponse } from './http-errors.ts';
 import { defaultLoginPolicy, LoginGuard } from './login-guard.ts';
 import { buildOpenApi, openApiPath } from './openapi.ts';
 import { verifyPassword } from './password.ts';
 import { type AdminServices, honoPath, type RequestContext, type RouteSpec, roleRank } from './route-spec.ts';
 import { auditConfigRoutes } from './routes/audit-config-routes.ts';
+import { browseRoutes } from './routes/browse-routes.ts';
 import { deadLetterRoutes } from './routes/dead-letter-routes.ts';
 import { jobRoutes } from './routes/job-routes.ts';
 import { queueRoutes } from './routes/queue-routes.ts';
 import { scheduleRoutes } from './routes/schedule-routes.ts';
 import { sessionRoutes } from './routes/session-routes.ts';
+import { workerRoutes } from './routes/worker-routes.ts';
 import { checkSameOrigin, isMutation, loopbackHostOnly, securityHeaders } from './security.ts';
 import { SessionStore } from './sessions.ts';
 import { AssetServer } from './static-assets.ts';
@@ -70,9 +73,11 @@ export function createAdminApp(deps: AdminDeps): AdminApp {
     ...sessionRoutes(services),
     ...queueRoutes(services),
     ...jobRoutes(services),
+    ...browseRoutes(services),
     ...deadLetterRoutes(services),
     ...scheduleRoutes(services),
     ...auditConfigRoutes(services),
+    ...workerRoutes(services),
   ];
 
   const app = new Hono();
@@ -89,6 +94,7 @@ export function createAdminApp(deps: AdminDeps): AdminApp {
   });
   app.notFound((c) => errorResponse(c, 'not_found', `nothing at ${c.req.path.slice(0, 200)}`));
   app.use('*', securityHeaders(deps.tls));
+  mountHealthRoutes(app, deps.readiness ?? (() => ({ ready: true })));
   if (deps.open && deps.openToAnyHost !== true) app.use('*', loopbackHostOnly());
   app.use('/api/*', async (c, next) => {
     await next();

@@ -1,5 +1,6 @@
 /** The admin layer's public face for the composition root. */
 export { type AdminApp, createAdminApp } from './app.ts';
+export type { Readiness } from './health-routes.ts';
 export { mountMetrics } from './metrics-route.ts';
 export { RateHistory } from './rate-history.ts';
 export { type AdminServer, serveAdmin } from './serve.ts';

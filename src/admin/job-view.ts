@@ -6,28 +6,10 @@
  * failures, not every delivery.
  */
 import type { JobInfo } from '../engine/types.ts';
-import { type PayloadView, viewPayload } from './payload-view.ts';
+import type { JobDetail, TimelineEvent } from './api-types.ts';
+import { viewPayload } from './payload-view.ts';
 
-export interface TimelineEvent {
-  atMs: number;
-  event:
-    | 'enqueued'
-    | 'due'
-    | 'attempt_failed'
-    | 'leased'
-    | 'progress'
-    | 'lease_deadline'
-    | 'dead'
-    | 'completed';
-  detail: string;
-}
-
-export interface JobDetail extends Omit<JobInfo, 'payload' | 'result' | 'resultContentType'> {
-  payload: PayloadView;
-  /** The completed job's result, shown as the payload is (with its content type); null without one. */
-  result: (PayloadView & { contentType: string }) | null;
-  timeline: TimelineEvent[];
-}
+export type { JobDetail, TimelineEvent };
 
 export function jobDetail(job: JobInfo): JobDetail {
   const { payload, result, resultContentType, ...rest } = job;

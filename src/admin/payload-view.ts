@@ -5,18 +5,12 @@
  * response.
  */
 
+import type { PayloadView } from './api-types.ts';
+
+export type { PayloadView };
+
 export const maxViewBytes = 64 * 1024;
 const hexRowBytes = 16;
-
-export interface PayloadView {
-  /** How `text` shows the payload. */
-  view: 'json' | 'text' | 'hex';
-  text: string;
-  /** The payload's full size. */
-  bytes: number;
-  /** True when only the first maxViewBytes are shown. */
-  truncated: boolean;
-}
 
 export function isJsonType(contentType: string): boolean {
   const essence = mediaType(contentType);

@@ -1,24 +1,32 @@
 /**
- * Job rates over the last hour for the dashboard's charts: a ring of fixed
- * time buckets (10 s each by default), fed with the engine's JobEvents after
- * each commit. Memory is fixed (buckets × kinds numbers), whatever the load;
- * the history starts empty at every start of the server.
+ * Job rates for the dashboard: how many jobs were enqueued, leased, acked,
+ * failed, dead-lettered and expired, and how long jobs waited between being
+ * due and being leased — for the whole server and for each queue, over the
+ * last 5 minutes, hour or day.
+ *
+ * Two rings of fixed time buckets per scope, fed with the engine's JobEvents
+ * after each commit: 10 s buckets for the last hour, 5 min buckets for the last
+ * day. Memory is fixed whatever the load (per queue about 25 KiB, for at most
+ * `maxQueues` queues; past that a queue counts in the totals only). The bucket
+ * in progress is never drawn as a full one: series end at the last finished
+ * bucket, and the current rates divide by the time actually covered. The
+ * history starts empty at every start of the server.
  */
 import type { Clock } from '../engine/clock.ts';
 import type { JobEvent } from '../engine/types.ts';
+import {
+  type QueueRates,
+  type RateKind,
+  type RateSnapshot,
+  type RateWindow,
+  rateKinds,
+  rateWindows,
+} from './api-types.ts';
 
-export const rateKinds = ['enqueued', 'reserved', 'acked', 'nacked', 'dead', 'expired'] as const;
-export type RateKind = (typeof rateKinds)[number];
+export { type RateKind, type RateSnapshot, type RateWindow, rateKinds, rateWindows };
 
-export interface RateSnapshot {
-  bucketMs: number;
-  /** Start of the first (oldest) bucket, ms since epoch; the last bucket is the current one. */
-  startMs: number;
-  /** Jobs per bucket, oldest first, one array per kind. */
-  series: Record<RateKind, number[]>;
-  /** Jobs since the server started, per kind. */
-  totals: Record<RateKind, number>;
-}
+const zeroKinds = (): Record<RateKind, number> =>
+  Object.fromEntries(rateKinds.map((k) => [k, 0])) as Record<RateKind, number>;
 
 const kindOf: Partial<Record<JobEvent['kind'], RateKind>> = {
   enqueued: 'enqueued',
@@ -29,57 +37,152 @@ const kindOf: Partial<Record<JobEvent['kind'], RateKind>> = {
   expired: 'expired',
 };
 
-export class RateHistory {
-  readonly bucketMs: number;
-  private readonly buckets: number;
-  /** Which absolute bucket (time / bucketMs) each ring slot currently holds. */
+/** One ring of `size` buckets of `bucketMs`. */
+class Ring {
   private readonly slotBucket: Float64Array;
   private readonly counts: Record<RateKind, Float64Array>;
-  private readonly totals: Record<RateKind, number>;
+  private readonly waitSum: Float64Array;
+  private readonly waitMax: Float64Array;
 
   constructor(
-    private readonly clock: Pick<Clock, 'nowMs'>,
-    options: { bucketMs?: number; windowMs?: number } = {},
+    readonly bucketMs: number,
+    readonly size: number,
   ) {
-    this.bucketMs = options.bucketMs ?? 10_000;
-    const windowMs = options.windowMs ?? 60 * 60_000;
-    if (!(this.bucketMs > 0) || windowMs < this.bucketMs)
-      throw new Error('rate history: bad bucket or window');
-    this.buckets = Math.ceil(windowMs / this.bucketMs);
-    this.slotBucket = new Float64Array(this.buckets).fill(-1);
-    this.counts = Object.fromEntries(rateKinds.map((k) => [k, new Float64Array(this.buckets)])) as Record<
+    this.slotBucket = new Float64Array(size).fill(-1);
+    this.counts = Object.fromEntries(rateKinds.map((k) => [k, new Float64Array(size)])) as Record<
       RateKind,
       Float64Array
     >;
-    this.totals = Object.fromEntries(rateKinds.map((k) => [k, 0])) as Record<RateKind, number>;
+    this.waitSum = new Float64Array(size);
+    this.waitMax = new Float64Array(size);
   }
 
-  /** Counts an event; wire it to the engine's `onEvent`. Events the charts do not show are ignored. */
+  private slot(bucket: number, reset: boolean): number | null {
+    const slot = ((bucket % this.size) + this.size) % this.size;
+    if (this.slotBucket[slot] === bucket) return slot;
+    if (!reset) return null;
+    this.slotBucket[slot] = bucket;
+    for (const k of rateKinds) this.counts[k][slot] = 0;
+    this.waitSum[slot] = 0;
+    this.waitMax[slot] = 0;
+    return slot;
+  }
+
+  add(nowMs: number, kind: RateKind, count: number, waitMsTotal: number, waitMsMax: number): void {
+    const slot = this.slot(Math.floor(nowMs / this.bucketMs), true)!;
+    this.counts[kind][slot] = (this.counts[kind][slot] ?? 0) + count;
+    this.waitSum[slot] = (this.waitSum[slot] ?? 0) + waitMsTotal;
+    this.waitMax[slot] = Math.max(this.waitMax[slot] ?? 0, waitMsMax);
+  }
+
+  /** Counts of buckets `first`..`last` (absolute bucket numbers), one array per kind. */
+  series(first: number, last: number): Record<RateKind, number[]> {
+    const out = Object.fromEntries(rateKinds.map((k) => [k, [] as number[]])) as Record<RateKind, number[]>;
+    for (let bucket = first; bucket <= last; bucket++) {
+      const slot = this.slot(bucket, false);
+      for (const k of rateKinds) out[k].push(slot === null ? 0 : (this.counts[k][slot] ?? 0));
+    }
+    return out;
+  }
+
+  /** Sums over buckets `first`..`last`. */
+  sum(first: number, last: number): { counts: Record<RateKind, number>; waitSum: number; waitMax: number } {
+    const counts = zeroKinds();
+    let waitSum = 0;
+    let waitMax = 0;
+    for (let bucket = Math.max(first, last - this.size + 1); bucket <= last; bucket++) {
+      const slot = this.slot(bucket, false);
+      if (slot === null) continue;
+      for (const k of rateKinds) counts[k] += this.counts[k][slot] ?? 0;
+      waitSum += this.waitSum[slot] ?? 0;
+      waitMax = Math.max(waitMax, this.waitMax[slot] ?? 0);
+    }
+    return { counts, waitSum, waitMax };
+  }
+}
+
+interface Scope {
+  fine: Ring;
+  coarse: Ring;
+}
+
+const fineBucketMs = 10_000;
+const coarseBucketMs = 5 * 60_000;
+
+export class RateHistory {
+  private readonly startedAtMs: number;
+  private readonly all: Scope;
+  private readonly byQueue = new Map<string, Scope>();
+  private readonly totals = zeroKinds();
+
+  constructor(
+    private readonly clock: Pick<Clock, 'nowMs'>,
+    private readonly options: { maxQueues: number } = { maxQueues: 200 },
+  ) {
+    this.startedAtMs = clock.nowMs();
+    this.all = RateHistory.scope();
+  }
+
+  private static scope(): Scope {
+    return {
+      fine: new Ring(fineBucketMs, rateWindows['1h'] / fineBucketMs),
+      coarse: new Ring(coarseBucketMs, rateWindows['24h'] / coarseBucketMs),
+    };
+  }
+
+  /** Counts an event; wire it to the engine's `onEvent`. Events the dashboard does not show are ignored. */
   record(event: JobEvent): void {
     const kind = kindOf[event.kind];
     if (kind === undefined || event.count <= 0) return;
-    const bucket = Math.floor(this.clock.nowMs() / this.bucketMs);
-    const slot = bucket % this.buckets;
-    if (this.slotBucket[slot] !== bucket) {
-      this.slotBucket[slot] = bucket;
-      for (const k of rateKinds) this.counts[k][slot] = 0;
+    const nowMs = this.clock.nowMs();
+    const waitTotal = event.kind === 'reserved' ? (event.waitMsTotal ?? 0) : 0;
+    const waitMax = event.kind === 'reserved' ? (event.waitMsMax ?? 0) : 0;
+    let queue = this.byQueue.get(event.queue);
+    if (queue === undefined && this.byQueue.size < this.options.maxQueues) {
+      queue = RateHistory.scope();
+      this.byQueue.set(event.queue, queue);
     }
-    this.counts[kind][slot] = (this.counts[kind][slot] ?? 0) + event.count;
+    for (const scope of queue === undefined ? [this.all] : [this.all, queue]) {
+      scope.fine.add(nowMs, kind, event.count, waitTotal, waitMax);
+      scope.coarse.add(nowMs, kind, event.count, waitTotal, waitMax);
+    }
     this.totals[kind] += event.count;
   }
 
-  snapshot(): RateSnapshot {
-    const current = Math.floor(this.clock.nowMs() / this.bucketMs);
-    const first = current - this.buckets + 1;
-    const series = Object.fromEntries(
-      rateKinds.map((k) => [k, new Array<number>(this.buckets).fill(0)]),
-    ) as Record<RateKind, number[]>;
-    for (let i = 0; i < this.buckets; i++) {
-      const bucket = first + i;
-      const slot = ((bucket % this.buckets) + this.buckets) % this.buckets;
-      if (this.slotBucket[slot] !== bucket) continue;
-      for (const k of rateKinds) series[k][i] = this.counts[k][slot] ?? 0;
-    }
-    return { bucketMs: this.bucketMs, startMs: first * this.bucketMs, series, totals: { ...this.totals } };
+  snapshot(window: RateWindow = '1h'): RateSnapshot {
+    const nowMs = this.clock.nowMs();
+    const windowMs = rateWindows[window];
+    const ring = (scope: Scope) => (window === '24h' ? scope.coarse : scope.fine);
+    const { bucketMs } = ring(this.all);
+    const current = Math.floor(nowMs / bucketMs);
+    const buckets = windowMs / bucketMs;
+    const first = current - buckets;
+    // Rates cover from the window's first bucket (or the server's start) up to now, the bucket in progress included.
+    const coveredFromMs = Math.max((first + 1) * bucketMs, this.startedAtMs);
+    const coveredMs = Math.max(1, nowMs - coveredFromMs);
+    const rates = (scope: Scope): QueueRates => {
+      const { counts, waitSum, waitMax } = ring(scope).sum(first + 1, current);
+      const perSecond = zeroKinds();
+      for (const k of rateKinds) perSecond[k] = (counts[k] * 1000) / coveredMs;
+      const leased = counts.reserved;
+      return {
+        perSecond,
+        waitMsAvg: leased === 0 ? null : waitSum / leased,
+        waitMsMax: leased === 0 ? null : waitMax,
+      };
+    };
+    const queues: Record<string, QueueRates> = {};
+    for (const [name, scope] of this.byQueue) queues[name] = rates(scope);
+    return {
+      window,
+      windowMs,
+      bucketMs,
+      startMs: first * bucketMs,
+      series: ring(this.all).series(first, current - 1),
+      totals: { ...this.totals },
+      coveredMs,
+      current: rates(this.all),
+      queues,
+    };
   }
 }

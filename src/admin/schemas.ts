@@ -198,12 +198,18 @@ export const components = {
       queues: { type: 'array', items: { $ref: '#/components/schemas/Queue' } },
       rates: {
         type: 'object',
-        description: 'jobs per bucket over the last hour, oldest first; the last bucket is the current one',
+        description:
+          'rates over the chosen window: jobs per finished bucket (the bucket in progress is left out), jobs per second over the time covered, and how long leased jobs had waited since due, for the server and per queue',
         properties: {
+          window: { type: 'string', enum: ['5m', '1h', '24h'] },
+          windowMs: int,
           bucketMs: int,
           startMs: int,
           series: { type: 'object', additionalProperties: { type: 'array', items: int } },
           totals: { type: 'object', additionalProperties: int },
+          coveredMs: int,
+          current: { $ref: '#/components/schemas/Rates' },
+          queues: { type: 'object', additionalProperties: { $ref: '#/components/schemas/Rates' } },
         },
       },
     },
@@ -267,6 +273,15 @@ export const components = {
       updatedAtMs: int,
     },
     required: ['name', 'source', 'timezone', 'template', 'paused', 'nextTickMs', 'nextRunsMs', 'lastOutcome'],
+  },
+  Rates: {
+    type: 'object',
+    properties: {
+      perSecond: { type: 'object', additionalProperties: { type: 'number' } },
+      waitMsAvg: { type: ['number', 'null'], description: 'mean time from due to leased, ms' },
+      waitMsMax: { type: ['number', 'null'], description: 'longest time from due to leased, ms' },
+    },
+    required: ['perSecond', 'waitMsAvg', 'waitMsMax'],
   },
   Changed: {
     type: 'object',

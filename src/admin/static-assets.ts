@@ -4,14 +4,15 @@
  * `-`, none starting with a dot — so `..`, encoded dots, backslashes, NUL
  * bytes and absolute paths can never reach a source. Names with a content
  * hash (esbuild's `name-HASH.ext`) are cached for a year; index.html is
- * revalidated every time, so a new build is picked up at once. A path without
- * a file extension is a client-side route and gets index.html.
+ * revalidated every time, so a new build is picked up at once. The UI's own
+ * routes (ui-routes.ts) get index.html; any other path is a file or a 404.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { extname, join, sep } from 'node:path';
 import type { Context } from 'hono';
 import type { Asset, AssetSource } from './types.ts';
+import { isUiRoute } from './ui-routes.ts';
 
 const contentTypes: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',
@@ -61,17 +62,15 @@ export class AssetServer {
 
   /** The response for a GET or HEAD outside /api, or null to fall through (404). */
   serve(c: Context): Response | null {
+    if (isUiRoute(c.req.path)) {
+      // A client-side route (/jobs/0190…, /queues/a:b): the app's shell renders it.
+      const shell = this.source.get('index.html');
+      return shell === undefined ? null : this.respond(c, 'index.html', shell);
+    }
     const path = safeAssetPath(c.req.path);
     if (path === null) return null;
-    let asset = this.source.get(path);
-    let servedPath = path;
-    if (asset === undefined && extname(path) === '') {
-      // A client-side route (/jobs/0190…): the app's shell renders it.
-      asset = this.source.get('index.html');
-      servedPath = 'index.html';
-    }
-    if (asset === undefined) return null;
-    return this.respond(c, servedPath, asset);
+    const asset = this.source.get(path);
+    return asset === undefined ? null : this.respond(c, path, asset);
   }
 
   private respond(c: Context, path: string, asset: Asset): Response {

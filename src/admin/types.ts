@@ -6,11 +6,12 @@
 import type { Hono } from 'hono';
 import type { Clock } from '../engine/clock.ts';
 import type { Engine } from '../engine/engine.ts';
+import type { AdminRole, ServerFacts } from './api-types.ts';
+import type { Readiness } from './health-routes.ts';
 import type { LoginPolicy } from './login-throttle.ts';
 import type { RateHistory } from './rate-history.ts';
 
-/** viewer < operator < admin: each role can do everything the one before it can. */
-export type AdminRole = 'viewer' | 'operator' | 'admin';
+export type { AdminRole };
 export const adminRoles: readonly AdminRole[] = ['viewer', 'operator', 'admin'];
 
 export interface AdminUser {
@@ -27,6 +28,10 @@ export type AdminEngine = Pick<
   | 'listQueues'
   | 'getJob'
   | 'listJobs'
+  | 'browseJobs'
+  | 'searchJobs'
+  | 'listWorkers'
+  | 'releaseLease'
   | 'listDeadLetterSummaries'
   | 'findJobByIdempotencyKey'
   | 'enqueue'
@@ -35,6 +40,7 @@ export type AdminEngine = Pick<
   | 'deadLetterJob'
   | 'pauseQueue'
   | 'resumeQueue'
+  | 'deleteQueue'
   | 'purgeQueue'
   | 'requeueDeadLetters'
   | 'deleteDeadLetters'
@@ -48,18 +54,8 @@ export type AdminEngine = Pick<
   | 'triggerSchedule'
 >;
 
-/** The server facts the dashboard shows; read on every overview request, so keep it cheap (a stat or two). */
-export interface ServerInfo {
-  version: string;
-  /** Git commit of the build, when known. */
-  commit: string | null;
-  /** When the server started (ms since epoch); uptime is measured against the injected clock. */
-  startedAtMs: number;
-  durability: 'full' | 'relaxed';
-  /** Size of the database file and of its WAL, in bytes. */
-  dbBytes: number;
-  walBytes: number;
-}
+/** The server facts the dashboard shows (less the clock's); read on every overview request, so keep it cheap (a stat or two). */
+export type ServerInfo = Omit<ServerFacts, 'uptimeMs' | 'serverTimeMs'>;
 
 /** A file of the built UI, as an asset source hands it out. */
 export interface Asset {
@@ -126,6 +122,8 @@ export interface AdminDeps {
   verifyPassword?: (password: string, stored: string) => Promise<boolean>;
   /** Login throttling and password-check limits. Default: defaultLoginPolicy (login-throttle.ts). */
   loginPolicy?: LoginPolicy;
+  /** Whether sepp can serve now, for `GET /readyz` (health-routes.ts). Default: always ready. */
+  readiness?: () => Readiness;
   /** Adds routes outside /api/v1 before the UI's catch-all (for example `/metrics`). */
   extend?: (app: Hono) => void;
 }

@@ -3,65 +3,41 @@
  * The `sepp` command. Thin: each command parses its flags with yargs and
  * calls into the app (serve) or the config layer; operator commands talk to a
  * running server through the SDK. `sepp` alone means `sepp serve`.
+ *
+ * Whatever goes wrong ends as one line on stderr starting `sepp:` and a
+ * documented exit code (failure.ts), never a stack trace.
  */
-import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { buildInfo } from '../build-info.ts';
-import { runningAsSea, verifySeaAssets } from '../store/sea-assets.ts';
-import { runStoreSelfTest } from '../store/selftest.ts';
-import { registerBackupCommand } from './commands/backup.ts';
-import { exitCodesEpilogue, registerOperatorCommands } from './commands/index.ts';
-import { registerConfigCommands } from './config-commands.ts';
-import { registerServeCommand } from './serve.ts';
+import { reportFailure } from './failure.ts';
+import { buildCli } from './parser.ts';
 
-export function cli(argv: readonly string[]) {
-  const parser = yargs([...argv])
-    .scriptName('sepp')
-    .usage('$0 [command]\n\nA durable, fast job queue in one executable. Without a command, runs the server.')
-    .version(`sepp ${buildInfo.version} (${buildInfo.commit})`)
-    .alias('version', 'V')
-    .help()
-    .alias('help', 'h')
-    .strict()
-    .wrap(Math.min(100, process.stdout.columns || 100))
-    .recommendCommands()
-    .epilogue(exitCodesEpilogue)
-    .fail((message, error) => {
-      if (error) throw error;
-      process.stderr.write(`sepp: ${message}\nRun \`sepp --help\` for usage.\n`);
-      process.exit(2);
-    });
-  registerServeCommand(parser);
-  registerConfigCommands(parser);
-  registerOperatorCommands(parser);
-  registerBackupCommand(parser);
-  parser.command(
-    'selftest',
-    'Check that this build can run SQLite (and, in the single executable, that its assets are intact)',
-    () => {},
-    () => {
-      const result = runStoreSelfTest();
-      console.log(
-        `SQLite ${result.sqliteVersion}, journal_mode=${result.journalMode}, addon ${result.nativeBinding}`,
-      );
-      if (runningAsSea()) {
-        const assets = verifySeaAssets();
-        console.log(`${assets.count} embedded assets, ${assets.sizeBytes} bytes, sha256 verified`);
-      } else {
-        console.log('no embedded assets (not running as the single executable)');
-      }
-      console.log('OK');
-    },
-  );
-  parser.command(
-    'version',
-    'Print the version and git commit',
-    () => {},
-    () => {
-      console.log(`sepp ${buildInfo.version} (${buildInfo.commit})`);
-    },
-  );
-  return parser;
+/**
+ * grpc-js hands Node an IP address as the TLS server name whenever --server is
+ * an IP, and Node warns about it (DEP0123) on the user's terminal. The
+ * warning is about grpc-js, not about anything the user can change.
+ */
+function quietGrpcTlsWarning(): void {
+  const printers = process.listeners('warning');
+  process.removeAllListeners('warning');
+  process.on('warning', (warning: Error & { code?: string }) => {
+    if (warning.code === 'DEP0123') return;
+    for (const print of printers) print(warning);
+  });
 }
 
-void cli(hideBin(process.argv)).parseAsync();
+function installLastResort(): void {
+  const fatal = (error: unknown) => {
+    process.exitCode = reportFailure(error);
+    process.exit();
+  };
+  process.on('uncaughtException', fatal);
+  process.on('unhandledRejection', fatal);
+}
+
+quietGrpcTlsWarning();
+installLastResort();
+buildCli(hideBin(process.argv))
+  .parseAsync()
+  .catch((error: unknown) => {
+    process.exitCode = reportFailure(error);
+  });

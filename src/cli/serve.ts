@@ -1,14 +1,17 @@
-/** `sepp serve` (also plain `sepp`): run the server until SIGTERM or SIGINT. */
-import { existsSync, realpathSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+/**
+ * `sepp serve` (also plain `sepp`): run the server until SIGTERM or SIGINT.
+ *
+ * The server itself (app.ts and everything under it) is loaded only when this
+ * command runs: some of its dependencies touch the disk as they load (the
+ * single executable unpacks files into $TMPDIR), and `sepp --version` or an
+ * operator command must work whatever state TMPDIR is in.
+ */
 import type { Argv } from 'yargs';
-import { type AssetSource, diskAssetSource } from '../admin/index.ts';
-import { StartupError, startServer } from '../app.ts';
-import { buildInfo } from '../build-info.ts';
-import { ConfigError, type ConfigFlags, loadConfig } from '../config/index.ts';
-import { nativeBindingPath } from '../store/native-binding.ts';
-import { readSeaAsset, runningAsSea } from '../store/sea-assets.ts';
-import { createLogger } from '../telemetry/logger.ts';
+import { ConfigError, type ConfigFlags, loadConfig, type SeppConfig } from '../config/index.ts';
+import { privateRunDir } from '../store/private-dir.ts';
+import { runningAsSea } from '../store/sea-assets.ts';
+import { printConfigProblems } from './config-commands.ts';
+import { exitCodes, messageOf, printFailure } from './failure.ts';
 
 export function registerServeCommand(parser: Argv): void {
   parser.command(
@@ -34,7 +37,11 @@ export function registerServeCommand(parser: Argv): void {
         })
         .option('durability', { type: 'string', describe: 'full (fsync every commit, default) or relaxed' })
         .option('log-level', { type: 'string', describe: 'debug, info (default), warn or error' })
-        .option('log-format', { type: 'string', describe: 'text (default) or json' }),
+        .option('log-format', { type: 'string', describe: 'text (default) or json' })
+        .epilogue(
+          'Exit codes: 0 stopped on SIGTERM or SIGINT; 1 could not start (data directory, ports, TMPDIR) or ' +
+            'did not stop cleanly; 2 invalid configuration or flags.',
+        ),
     async (args) => {
       process.exitCode = await serve({
         config: args.config,
@@ -49,99 +56,27 @@ export function registerServeCommand(parser: Argv): void {
   );
 }
 
-/** A second SIGTERM or SIGINT forces the exit, unless it is the same signal within this long of the first. */
-const duplicateSignalWindowMs = 500;
-
 async function serve(flags: ConfigFlags): Promise<number> {
-  let config: ReturnType<typeof loadConfig>;
+  let config: SeppConfig;
   try {
     config = loadConfig({ flags });
   } catch (error) {
     if (error instanceof ConfigError) {
-      process.stderr.write(`sepp: ${error.message}\n`);
-      return 2;
+      printConfigProblems(error.problems, error.configFile);
+      return exitCodes.invalidInput;
     }
     throw error;
   }
-  const logger = createLogger({ level: config.server.logLevel, format: config.server.logFormat });
-  let server: Awaited<ReturnType<typeof startServer>> | undefined;
-  let resolveExit!: (code: number) => void;
-  const exited = new Promise<number>((resolve) => {
-    resolveExit = resolve;
-  });
-  const shutdown = (running: NonNullable<typeof server>) => {
-    running.shutdown().then(
-      () => resolveExit(0),
-      (error: unknown) => {
-        logger.error('server.shutdown_failed', {
-          error: error instanceof Error ? error.message : String(error),
-        });
-        resolveExit(1);
-      },
-    );
-  };
-  // Listening from before the server starts: it announces itself (server.started) before
-  // startServer returns, and a signal sent on seeing that must stop it, not kill it. A
-  // signal during start-up stops the server as soon as it has started.
-  let first: { signal: NodeJS.Signals; atMs: number } | undefined;
-  const stop = (signal: NodeJS.Signals) => {
-    if (first !== undefined) {
-      // Under `npm start`, Ctrl-C reaches the server twice: from the terminal, and
-      // forwarded by npm. The same signal again within a moment is that copy.
-      if (signal === first.signal && performance.now() - first.atMs < duplicateSignalWindowMs) return;
-      logger.warn('server.forced_exit', { signal });
-      process.exit(1);
-    }
-    first = { signal, atMs: performance.now() };
-    logger.info('server.signal', { signal });
-    // The process exits within the configured shutdown time even if something hangs.
-    const hardStop = setTimeout(() => {
-      logger.error('server.shutdown_timeout', { timeout_ms: config.server.shutdownTimeoutMs });
-      process.exit(1);
-    }, config.server.shutdownTimeoutMs);
-    hardStop.unref();
-    if (server !== undefined) shutdown(server);
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  let runServer: typeof import('./run-server.ts').runServer;
   try {
-    const nativeBinding = nativeBindingPath();
-    server = await startServer(config, {
-      logger,
-      build: buildInfo,
-      uiAssets: uiAssets(),
-      ...(nativeBinding === undefined ? {} : { nativeBinding }),
-    });
+    // The single executable unpacks files the server loads into a private directory
+    // in TMPDIR: make it first, so a bad TMPDIR is named rather than a missing file.
+    if (runningAsSea()) privateRunDir();
+    ({ runServer } = await import('./run-server.ts'));
   } catch (error) {
-    process.off('SIGTERM', stop);
-    process.off('SIGINT', stop);
-    if (error instanceof StartupError) {
-      logger.error('server.start_failed', { error: error.message });
-      return 1;
-    }
-    throw error;
+    // Loading the server can fail only on the machine's state (TMPDIR), never on input.
+    printFailure(`cannot start: ${messageOf(error)}`, error);
+    return exitCodes.failed;
   }
-  if (first !== undefined) shutdown(server);
-  return exited;
-}
-
-/**
- * Where the admin UI's files are: inside the single executable, its embedded
- * assets; run from source or from dist/sepp.cjs, the ui/dist folder beside it.
- */
-function uiAssets(): AssetSource | null {
-  if (runningAsSea()) {
-    return {
-      get: (path) => {
-        const body = readSeaAsset(`ui/${path}`);
-        return body === undefined ? undefined : { body };
-      },
-    };
-  }
-  // The real path: `npx sepp` runs bin/sepp.mjs through a link in npm's cache.
-  const here = dirname(realpathSync(resolve(process.argv[1] ?? '.')));
-  const dir = [resolve(here, '../../ui/dist'), resolve(here, '../ui/dist')].find((d) =>
-    existsSync(join(d, 'index.html')),
-  );
-  return dir === undefined ? null : diskAssetSource(dir);
+  return runServer(config);
 }

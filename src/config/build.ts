@@ -457,6 +457,10 @@ export function buildConfig(
       payloads,
       limits,
     ),
+    maxConnections: grpcScalars.maxConnections,
+    maxStreamsPerConnection: grpcScalars.maxStreamsPerConnection,
+    handshakeTimeoutMs: grpcScalars.handshakeTimeoutMs,
+    idleTimeoutMs: grpcScalars.idleTimeoutMs,
   };
 
   checkFailClosed(reader, server, grpc, admin, { grpcTable, adminTable });

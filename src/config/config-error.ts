@@ -23,6 +23,8 @@ export function formatProblem(problem: ConfigProblem): string {
 
 export class ConfigError extends SeppError {
   readonly problems: readonly ConfigProblem[];
+  /** The config file the problems were found with, or null for none. */
+  readonly configFile: string | null;
 
   constructor(problems: readonly ConfigProblem[], configFile: string | null) {
     const where = configFile === null ? 'the configuration' : configFile;
@@ -31,5 +33,6 @@ export class ConfigError extends SeppError {
     super('invalid_argument', `${where} has ${count}:\n${lines}`);
     this.name = 'ConfigError';
     this.problems = Object.freeze([...problems]);
+    this.configFile = configFile;
   }
 }

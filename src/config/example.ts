@@ -65,6 +65,12 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 # Env SEPP_SHUTDOWN_TIMEOUT_MS.
 # shutdown_timeout_ms = "10s"
 
+# Room kept in the data directory as the file sepp.reserve. When the disk
+# fills up, sepp frees it so that workers can still lease, ack and nack and
+# drain the queues, and refuses enqueues until the file system has twice this
+# free again. 0 keeps none. Env SEPP_DISK_RESERVE_BYTES.
+# disk_reserve_bytes = "32MiB"
+
 [grpc]
 # Serve without API keys on a non-loopback address: anyone who can reach the
 # port can enqueue, lease and delete jobs. Only for trusted networks.
@@ -75,6 +81,22 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 # when not set it is 4MiB + 64KiB, or larger if a payload limit needs more.
 # max_message_bytes = 4259840
 
+# Connections open at once (each a client process, usually); one more is
+# closed as it arrives. sepp_grpc_connections_rejected_total counts them.
+# max_connections = 4096
+
+# Calls open at once on one connection (HTTP/2 concurrent streams): each
+# Reserve long-poll, Work or Produce stream and unary call in flight is one.
+# max_streams_per_connection = 1000
+
+# A new connection must finish TLS and open its first call within this, or
+# it is closed: connections that never send anything cannot pile up.
+# handshake_timeout_ms = "10s"
+
+# A connection with no call open for this long is closed (gRPC clients
+# reconnect on their next call). Open streams and long-polls keep it open.
+# idle_timeout_ms = "5m"
+
 # TLS for gRPC: both files in PEM form, or leave [grpc.tls] out.
 # [grpc.tls]
 # cert_file = "/etc/sepp/tls/server.crt"
@@ -84,7 +106,8 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 # no authentication (allowed only on a loopback address). Roles: "producer"
 # (enqueue and read), "worker" (reserve, ack, nack, extend and read), "admin"
 # (everything). Give each key as key_sha256, the hex SHA-256 of the key, so
-# this file holds no secret:
+# this file holds no secret. "sepp admin new-api-key --name NAME --role ROLE"
+# makes a key, prints it once and prints the table to paste here; by hand:
 #     KEY=$(openssl rand -hex 32); printf %s "$KEY" | sha256sum
 # [[grpc.api_keys]]
 # name = "billing-producer"

@@ -25,7 +25,8 @@ export {
   verifyPassword,
 } from './password-hash.ts';
 export { type JsonValue, redactConfig, redacted } from './redact.ts';
-export { configKeys, engineLimitRanges, environmentVariables } from './schema.ts';
+export { configKeys, credentialName, engineLimitRanges, environmentVariables } from './schema.ts';
+export { closestKey } from './suggest.ts';
 export { type TlsFileProblem, tlsFilesProblems, tlsPairProblems } from './tls-files.ts';
 export type * from './types.ts';
 export { adminRoles, apiKeyRoles, durabilities, logFormats, logLevels } from './types.ts';

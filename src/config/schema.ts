@@ -118,12 +118,24 @@ export const serverSpec: SectionSpec<ServerConfig> = {
     default: 10 * SECOND_MS,
     env: 'SEPP_SHUTDOWN_TIMEOUT_MS',
   },
+  diskReserveBytes: {
+    field: sizeField({ min: 0, max: 4096 * MiB }),
+    default: 32 * MiB,
+    env: 'SEPP_DISK_RESERVE_BYTES',
+  },
 };
 
 export type GrpcScalars = Omit<GrpcConfig, 'tls' | 'apiKeys'>;
 export const grpcSpec: SectionSpec<GrpcScalars> = {
   insecureAllowUnauthenticated: { field: booleanField(), default: false },
   maxMessageBytes: { field: sizeField({ min: 64 * KiB, max: 256 * MiB }), default: defaultMaxMessageBytes },
+  maxConnections: { field: integerField({ min: 1, max: 1_000_000 }), default: 4096 },
+  maxStreamsPerConnection: { field: integerField({ min: 1, max: 100_000 }), default: 1000 },
+  handshakeTimeoutMs: {
+    field: durationField({ min: 100, max: 10 * MINUTE_MS }),
+    default: 10 * SECOND_MS,
+  },
+  idleTimeoutMs: { field: durationField({ min: 1 * SECOND_MS, max: 1 * DAY_MS }), default: 5 * MINUTE_MS },
 };
 
 export const tlsSpec: SectionSpec<TlsFiles> = {
@@ -139,7 +151,7 @@ export interface ApiKeyEntry {
   readonly keySha256: string;
 }
 
-const credentialName = {
+export const credentialName = {
   re: /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/,
   help: 'use 1 to 64 letters, digits and . _ @ -, starting with a letter or digit',
 };
@@ -150,7 +162,7 @@ const apiKeyField: Field<string> = {
   kind: 'string',
   parse(raw) {
     // The key is a secret: messages describe it but never repeat it.
-    const fix = 'generate one with `openssl rand -hex 32`';
+    const fix = 'make one with `sepp admin new-api-key`, which gives you key_sha256 for the config';
     if (typeof raw !== 'string') return { ok: false, message: `must be a string in double quotes; ${fix}` };
     if (!/^[\x21-\x7e]*$/.test(raw)) {
       return { ok: false, message: `may contain only visible ASCII characters (no spaces); ${fix}` };

@@ -49,6 +49,8 @@ export interface ServerConfig {
   readonly logFormat: LogFormat;
   /** How long a graceful shutdown may take before the process exits anyway. */
   readonly shutdownTimeoutMs: number;
+  /** Room kept free in the data directory (`sepp.reserve`) so that workers can drain a full disk; 0 keeps none. */
+  readonly diskReserveBytes: number;
 }
 
 export interface ApiKey {
@@ -72,6 +74,14 @@ export interface GrpcConfig {
   readonly insecureAllowUnauthenticated: boolean;
   /** Largest gRPC message accepted or sent; always room for the largest payload. */
   readonly maxMessageBytes: number;
+  /** Connections open at once; one more is closed as it arrives. */
+  readonly maxConnections: number;
+  /** Calls open at once on one connection (HTTP/2 concurrent streams). */
+  readonly maxStreamsPerConnection: number;
+  /** A new connection must finish its TLS handshake and open its first call within this. */
+  readonly handshakeTimeoutMs: number;
+  /** A connection with no call open for this long is closed; clients reconnect when they need to. */
+  readonly idleTimeoutMs: number;
 }
 
 export interface AdminUser {

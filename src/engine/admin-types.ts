@@ -75,3 +75,68 @@ export interface AuditQuery {
   /** Default 50, capped at limits.maxPageSize. */
   pageSize?: number;
 }
+
+/** A state, or `retrying`: scheduled jobs waiting for another attempt. */
+export type BrowseState = JobState | 'retrying';
+
+export interface JobBrowseQuery {
+  /** One queue; absent: every queue. */
+  queue?: string;
+  /** One state; absent: every state. */
+  state?: BrowseState;
+  /** Only types starting with this. */
+  typePrefix?: string;
+  /** Only jobs whose last error contains this (any case). */
+  errorText?: string;
+  /** Only jobs with this metadata value. */
+  metadata?: { key: string; value: string };
+  /** Enqueue order, or due order for scheduled and retrying jobs; default oldest (soonest) first. */
+  order?: ListOrder;
+  cursor?: string;
+  pageSize?: number;
+}
+
+export interface JobBrowsePage {
+  items: JobSummary[];
+  nextCursor: string | null;
+  prevCursor: string | null;
+  orderedBy: 'enqueue' | 'due';
+  /** How many jobs the list has in all, when the counters know it (no filter); else null. */
+  total: number | null;
+  /** Index entries examined for a filter the indexes cannot answer; null without one. */
+  scanned: number | null;
+  /** The search budget ran out before the page filled: `nextCursor` searches on. */
+  scanLimited: boolean;
+}
+
+export type SearchMatch = 'id' | 'id_prefix' | 'id_fragment' | 'idempotency_key';
+
+export interface JobSearchResult {
+  items: (JobSummary & { matchedBy: SearchMatch })[];
+  /** Idempotency keys still remembered whose job is no longer stored (acked, cancelled or swept). */
+  keysWithoutJob: { queue: string; key: string; jobId: string }[];
+  /** For a piece of an id: how many of the newest ids were searched; null otherwise. */
+  idsSearched: number | null;
+  /** Jobs stored now. */
+  storedJobs: number;
+}
+
+export type WorkerTransport = 'work_stream' | 'reserve';
+
+export interface WorkerInfo {
+  /** The worker_id the client gave, or `(none)`. */
+  workerId: string;
+  /** The peer address, as the transport reports it (127.0.0.1:53122). */
+  address: string;
+  transport: WorkerTransport;
+  /** Streams (or Reserve callers) of this worker id from this address: an SDK Worker opens two. */
+  connections: number;
+  queues: string[];
+  /** When this stream (or, for unary callers, the first call) began. */
+  connectedAtMs: number;
+  /** Its last reserve, settlement or credit. */
+  lastSeenAtMs: number;
+  /** Jobs leased to this worker id now, and since when the oldest of them. */
+  jobsHeld: number;
+  oldestLeaseAtMs: number | null;
+}

@@ -28,7 +28,7 @@ export interface EngineContext {
   record(tx: Transaction, event: LifecycleEvent): void;
   /** Creates the queue row if this is the queue's first use (inside a write). */
   ensureQueue(tx: Transaction, queue: string): void;
-  /** Wakes long-polls on `queue` after the commit that made `jobs` jobs ready. */
+  /** Hands `jobs` jobs of `queue` that became ready to waiting long-polls, in the same commit. */
   jobsReady(tx: Transaction, queue: string, jobs: number): void;
   /** Makes sure maintenance runs by `atMs` (after the commit that created the deadline). */
   wakeAt(tx: Transaction, atMs: number): void;
@@ -96,9 +96,7 @@ export function createEngineContext(db: Db, options: EngineOptions, deps: Contex
       });
       tx.afterCommit(() => queues.markExisting(queue, false));
     },
-    jobsReady: (tx, queue, jobs) => {
-      if (jobs > 0) tx.afterCommit(() => waiters.notify(queue, jobs));
-    },
+    jobsReady: (tx, queue, jobs) => waiters.handOff(tx, queue, jobs),
     wakeAt: (tx, atMs) => tx.afterCommit(() => deps.wakeAt(atMs)),
     count: (queue, from, to, jobs) => {
       if (jobs === 0) return;

@@ -17,6 +17,21 @@ import type { DeadLetterQuery, DeadLetterSelection, JobInfo, Page } from './type
 
 const deadPageDefault = 100;
 
+/**
+ * A queue whose dead letters can be asked for: declared in the config, or used
+ * (a job was enqueued to it, or it was paused). Any other name is NOT_FOUND,
+ * as queue_service.proto says: most likely a typo, which an empty answer would hide.
+ */
+function requireQueue(ctx: EngineContext, queue: string): void {
+  checkQueueName(ctx, queue);
+  if (!ctx.queues.exists(queue) && !ctx.queues.isDeclared(queue)) {
+    throw new SeppError(
+      'not_found',
+      `queue ${JSON.stringify(queue)} does not exist: no job was ever enqueued to it and the config does not declare it; check the name`,
+    );
+  }
+}
+
 export class DeadLetters {
   constructor(
     private readonly ctx: EngineContext,
@@ -27,8 +42,8 @@ export class DeadLetters {
   ) {}
 
   list(query: DeadLetterQuery): Page<JobInfo> {
-    // A name no queue can have is a mistake to report, not an empty page.
-    checkQueueName(this.ctx, query.queue);
+    // A name no queue can have, or of a queue that does not exist, is a mistake to report, not an empty page.
+    requireQueue(this.ctx, query.queue);
     const pageSize = Math.min(query.pageSize ?? deadPageDefault, this.ctx.limits.maxPageSize);
     if (!Number.isInteger(pageSize) || pageSize < 1) {
       throw new SeppError(
@@ -63,9 +78,9 @@ export class DeadLetters {
   ): Promise<number> {
     const { sql } = this.ctx;
     const { queue } = selection;
-    // A name no queue can have matches nothing, but it must not reach the audit log
-    // (whose target is bounded) or look like a successful change of nothing.
-    checkQueueName(this.ctx, queue);
+    // A name no queue can have, or of a queue that does not exist, matches nothing, but it must
+    // not reach the audit log (whose target is bounded) or look like a successful change of nothing.
+    requireQueue(this.ctx, queue);
     if ('jobIds' in selection) {
       if (selection.jobIds.length > this.ctx.limits.maxBatchJobs) {
         throw new SeppError(

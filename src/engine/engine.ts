@@ -13,24 +13,37 @@ import { closeDatabase } from '../store/close.ts';
 import { counterMismatches } from '../store/counter-check.ts';
 import type { BatchStats, Transaction } from '../store/group-commit.ts';
 import type { Db } from '../store/open.ts';
-import type { AuditEntry, AuditInput, AuditQuery, JobListQuery, JobSummary } from './admin-types.ts';
+import type {
+  AuditEntry,
+  AuditInput,
+  AuditQuery,
+  JobBrowsePage,
+  JobBrowseQuery,
+  JobListQuery,
+  JobSearchResult,
+  JobSummary,
+  WorkerInfo,
+} from './admin-types.ts';
 import { AuditLog } from './audit.ts';
 import { OnlineBackup } from './backup.ts';
 import type { Clock } from './clock.ts';
 import { createEngineContext, type EngineContext, type Write } from './context.ts';
 import { DeadLetters } from './dead-letters.ts';
+import { DiskFull, type StorageSpace } from './disk-full.ts';
 import { Enqueuer } from './enqueue.ts';
 import { SeppError, toSeppError } from './errors.ts';
 import type { EventSubscription } from './events/event-log.ts';
 import type { EventFilter, EventStart } from './events/lifecycle-event.ts';
 import type { EventSink } from './events/subscription.ts';
+import { JobBrowser } from './job-browse.ts';
 import { JobIdGenerator, type RandomBytes, systemRandomBytes } from './job-id.ts';
 import { type DeadLetterSummaryQuery, JobQueries } from './job-queries.ts';
 import { jobInfoFromRow } from './job-rows.ts';
+import { JobSearch } from './job-search.ts';
 import { Maintenance, type MaintenanceReport } from './maintenance.ts';
 import { OperatorActions } from './operator-actions.ts';
 import { checkProgressReport, ProgressReports } from './progress.ts';
-import { checkQueueName, QueueAdmin } from './queue-admin.ts';
+import { checkQueueExists, checkQueueName, QueueAdmin } from './queue-admin.ts';
 import { Reserver } from './reserve.ts';
 import { checkAckResult } from './results.ts';
 import { type PutMode, Schedules } from './schedules/schedules.ts';
@@ -59,6 +72,8 @@ import type {
   ReserveRequest,
   SettleOutcome,
 } from './types.ts';
+import { WorkerControl } from './worker-control.ts';
+import type { WorkerRegistry } from './worker-registry.ts';
 
 export interface EngineDeps {
   clock: Clock;
@@ -79,6 +94,10 @@ export interface EngineDeps {
   onScheduleEvent?: (event: ScheduleEvent) => void;
   /** Called once the config's schedules are reconciled, as the engine opens. */
   onSchedulesReconciled?: (report: ReconcileReport) => void;
+  /** Room the store keeps for a full disk (store/disk-reserve.ts); without it, none is freed. */
+  storageSpace?: StorageSpace;
+  /** Told when the disk fills up (enqueues refused, the reserve freed) and when there is room again. */
+  onDiskFull?: (full: boolean, detail: string) => void;
 }
 
 export class Engine {
@@ -88,6 +107,9 @@ export class Engine {
   private readonly progress: ProgressReports;
   private readonly maintenance: Maintenance;
   private readonly queries: JobQueries;
+  private readonly browser: JobBrowser;
+  private readonly finder: JobSearch;
+  private readonly workerControl: WorkerControl;
   private readonly audit: AuditLog;
   private readonly actions: OperatorActions;
   private readonly enqueuer: Enqueuer;
@@ -95,6 +117,7 @@ export class Engine {
   private readonly deadLetters: DeadLetters;
   private readonly onlineBackup: OnlineBackup;
   private readonly schedules: Schedules;
+  private readonly diskFull: DiskFull;
   private closing = false;
   /** Set by drainWaiters(): reserves stop waiting, writes still work. */
   private draining = false;
@@ -105,12 +128,18 @@ export class Engine {
     deps: EngineDeps,
   ) {
     let maintenance: Maintenance | undefined;
+    const diskFull = new DiskFull(deps.storageSpace, deps.clock, (full, detail) =>
+      deps.onDiskFull?.(full, detail),
+    );
+    this.diskFull = diskFull;
     this.ctx = createEngineContext(db, options, {
       ...deps,
-      commitFailed: (cause) =>
-        new SeppError('unavailable', `storage unavailable, nothing was written: ${describe(cause)}`, {
+      commitFailed: (cause) => {
+        diskFull.commitFailed(cause);
+        return new SeppError('unavailable', `storage unavailable, nothing was written: ${describe(cause)}`, {
           cause,
-        }),
+        });
+      },
       closed: shuttingDown,
       onHookError: (error) => deps.onHookError?.(toSeppError(error)),
       wakeAt: (atMs) => maintenance?.wakeAt(atMs),
@@ -121,7 +150,10 @@ export class Engine {
     this.settler = new Settler(this.ctx);
     this.progress = new ProgressReports(this.ctx);
     this.queries = new JobQueries(this.ctx);
+    this.browser = new JobBrowser(this.ctx, this.queries.sql);
+    this.finder = new JobSearch(this.ctx, this.browser, this.queries);
     this.audit = new AuditLog(this.ctx, this.queries.sql);
+    this.workerControl = new WorkerControl(this.ctx, this.browser, this.settler, this.audit, write);
     this.actions = new OperatorActions(this.ctx, this.queries.sql, this.audit, write);
     this.enqueuer = new Enqueuer(
       this.ctx,
@@ -138,7 +170,7 @@ export class Engine {
     );
     maintenance = new Maintenance(this.ctx, this.settler, deps.onMaintenanceError, this.schedules);
     this.maintenance = maintenance;
-    this.queueAdmin = new QueueAdmin(this.ctx, this.audit, write);
+    this.queueAdmin = new QueueAdmin(this.ctx, this.queries.sql, this.audit, write);
     this.deadLetters = new DeadLetters(this.ctx, this.queries.sql, this.actions, this.audit, write);
     this.onlineBackup = new OnlineBackup(db);
     this.queueAdmin.load();
@@ -165,7 +197,7 @@ export class Engine {
    * `audit` (operators' enqueues) is written in the same transaction when the job is accepted.
    */
   async enqueue(request: EnqueueRequest, audit?: AuditInput): Promise<EnqueueAccepted> {
-    const [result] = await this.enqueuer.enqueueBatch([request], audit);
+    const [result] = await this.enqueueBatch([request], audit);
     if (result === undefined) throw new SeppError('internal', 'enqueue returned no result');
     if (!result.ok) throw SeppError.rejected(result);
     return result;
@@ -173,12 +205,21 @@ export class Engine {
 
   /** Enqueues each job on its own merits: one result per job, in order. */
   enqueueBatch(requests: readonly EnqueueRequest[], audit?: AuditInput): Promise<EnqueueResult[]> {
+    const refusal = this.diskFull.enqueueRefusal();
+    if (refusal !== null) return Promise.reject(refusal);
     return this.enqueuer.enqueueBatch(requests, audit);
   }
 
   /** Enqueues every job or none: on any rejection, nothing is stored and every failing index is reported. */
   enqueueAtomic(requests: readonly EnqueueRequest[]): Promise<AtomicEnqueueResult> {
+    const refusal = this.diskFull.enqueueRefusal();
+    if (refusal !== null) return Promise.reject(refusal);
     return this.enqueuer.enqueueAtomic(requests);
+  }
+
+  /** True while the disk is full: enqueues are refused, leases and acks go on (disk-full.ts). */
+  get diskIsFull(): boolean {
+    return this.diskFull.isFull;
   }
 
   // ---------------------------------------------------------------- leases
@@ -244,12 +285,23 @@ export class Engine {
     return this.queueAdmin.listQueues();
   }
 
-  pauseQueue(queue: string, audit?: AuditInput): Promise<void> {
-    return this.queueAdmin.setPaused(queue, true, audit);
+  /**
+   * Pauses a queue: it hands out no jobs until resumed. NOT_FOUND for a queue
+   * nobody has used, unless `allowMissing` creates it (paused, so producers can
+   * fill it before any worker starts).
+   */
+  pauseQueue(queue: string, audit?: AuditInput, options: { allowMissing?: boolean } = {}): Promise<void> {
+    return this.queueAdmin.setPaused(queue, true, audit, options.allowMissing === true);
   }
 
-  resumeQueue(queue: string, audit?: AuditInput): Promise<void> {
-    return this.queueAdmin.setPaused(queue, false, audit);
+  /** Resumes a paused queue; NOT_FOUND for a queue nobody has used, unless `allowMissing`. */
+  resumeQueue(queue: string, audit?: AuditInput, options: { allowMissing?: boolean } = {}): Promise<void> {
+    return this.queueAdmin.setPaused(queue, false, audit, options.allowMissing === true);
+  }
+
+  /** Deletes a queue that holds no job; FAILED_PRECONDITION while it holds any, or when the config declares it. */
+  deleteQueue(queue: string, audit?: AuditInput): Promise<void> {
+    return this.queueAdmin.deleteQueue(queue, audit);
   }
 
   // ---------------------------------------------------------------- dead letters
@@ -274,6 +326,18 @@ export class Engine {
   /** One page of a queue's jobs in one state, in enqueue order; `total` is the state's count when no type filter is given. */
   listJobs(query: JobListQuery): Page<JobSummary> & { total: number | null } {
     return this.queries.listJobs(query);
+  }
+
+  /** A page of jobs across queues and states, with filters; paged both ways (job-browse.ts). */
+  browseJobs(query: JobBrowseQuery): JobBrowsePage {
+    this.checkOpen();
+    return this.browser.browse(query);
+  }
+
+  /** Jobs by full id, a piece of an id, or an idempotency key in any queue (job-search.ts). */
+  searchJobs(text: string): JobSearchResult {
+    this.checkOpen();
+    return this.finder.search(text);
   }
 
   /** One page of a queue's dead letters (optionally of one reason), without payloads. */
@@ -305,6 +369,7 @@ export class Engine {
   /** Deletes every ready and scheduled job of a queue, in chunks; leased jobs finish normally. */
   purgeQueue(queue: string, audit?: AuditInput): Promise<{ deleted: number }> {
     checkQueueName(this.ctx, queue);
+    checkQueueExists(this.ctx, queue);
     return this.actions.purgeQueue(queue, audit);
   }
 
@@ -402,6 +467,24 @@ export class Engine {
     return { subscribers: events.subscribers, ...events.backlogSize, recording: events.recording };
   }
 
+  // ---------------------------------------------------------------- workers
+
+  /** Where the rpc layer reports connected workers (worker-registry.ts). */
+  get workers(): WorkerRegistry {
+    return this.workerControl.registry;
+  }
+
+  /** The workers connected now, with the leases each holds. */
+  listWorkers(): WorkerInfo[] {
+    this.checkOpen();
+    return this.workerControl.list();
+  }
+
+  /** Ends a lease now as its expiry would (for a stuck worker); audited. */
+  releaseLease(jobId: string, audit?: AuditInput): Promise<{ previousState: JobState; state: JobState }> {
+    return this.workerControl.releaseLease(jobId, audit);
+  }
+
   /** Long-polls waiting now. */
   get waitingReserves(): number {
     return this.ctx.waiters.size;
@@ -411,6 +494,15 @@ export class Engine {
   counterMismatches(): string[] {
     this.checkOpen();
     return counterMismatches(this.ctx.sql);
+  }
+
+  /**
+   * Throws (unavailable) unless the database answers a read now: for readiness
+   * probes, so one index lookup (of an id no job has), never a scan.
+   */
+  checkReadable(): void {
+    this.checkOpen();
+    this.ctx.sql.attemptById.get('00000000-0000-0000-0000-000000000000');
   }
 
   /** Reads after close() get the same answer as writes, not the driver's "connection is not open". */

@@ -78,3 +78,15 @@ const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 export function isJobId(id: string): boolean {
   return uuidPattern.test(id);
 }
+
+const anyCaseUuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The job id `id` names, or null when it is no UUID. Ids are stored in lower
+ * case; a UUID is case-insensitive (RFC 9562), so an id copied in upper case
+ * (some tools print UUIDs so) names the same job.
+ */
+export function normalizeJobId(id: string): string | null {
+  if (uuidPattern.test(id)) return id;
+  return anyCaseUuidPattern.test(id) ? id.toLowerCase() : null;
+}

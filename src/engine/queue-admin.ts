@@ -1,9 +1,15 @@
 /**
  * Queues as operators see them: counts by state, paused flag, oldest ready
- * age and waiting workers; pausing and resuming; and the check that a queue
- * name named by an operator is one a queue can have.
+ * age and waiting workers; pausing, resuming and deleting; and the checks that
+ * a queue an operator names is one a queue can have, and one that exists.
+ *
+ * A queue comes into being with its first job. An operator's action never
+ * creates one by accident: pausing or resuming a queue nobody has used is
+ * NOT_FOUND unless the caller asks for it (`allowMissing`, e.g. to pause a
+ * queue before its producers start), so a typo leaves no phantom queue.
  */
 
+import type { AdminStatements } from '../store/admin-statements.ts';
 import type { AuditInput } from './admin-types.ts';
 import type { AuditLog } from './audit.ts';
 import type { EngineContext, Write } from './context.ts';
@@ -15,6 +21,7 @@ import { jobStates } from './types.ts';
 export class QueueAdmin {
   constructor(
     private readonly ctx: EngineContext,
+    private readonly sql: AdminStatements,
     private readonly audit: AuditLog,
     private readonly write: Write,
   ) {}
@@ -71,9 +78,17 @@ export class QueueAdmin {
     return oldest === null ? null : Math.max(0, nowMs - oldest);
   }
 
-  async setPaused(queue: string, paused: boolean, audit: AuditInput | undefined): Promise<void> {
+  async setPaused(
+    queue: string,
+    paused: boolean,
+    audit: AuditInput | undefined,
+    allowMissing = false,
+  ): Promise<void> {
     checkQueueName(this.ctx, queue);
+    if (!allowMissing) checkQueueExists(this.ctx, queue);
     return this.write((tx) => {
+      // Deleted meanwhile (earlier in this batch, say): still not created by accident.
+      if (!allowMissing && this.sql.queueExists.get(queue) === undefined) throw notFound(queue);
       this.ctx.ensureQueue(tx, queue);
       if (audit !== undefined) this.audit.write(audit, { wasPaused: this.ctx.queues.isPaused(queue) });
       this.ctx.sql.setQueuePaused.run({ name: queue, paused: paused ? 1 : 0 });
@@ -84,6 +99,65 @@ export class QueueAdmin {
       }
     });
   }
+
+  /**
+   * Deletes a queue that holds no job in any state. Refused (FAILED_PRECONDITION)
+   * while it holds jobs, or when the config declares it (it would be back at the
+   * next start). Its idempotency keys stay until their window ends, so a
+   * producer's retry after the queue is re-created is still recognised.
+   */
+  async deleteQueue(queue: string, audit: AuditInput | undefined): Promise<void> {
+    const { ctx, sql } = this;
+    checkQueueName(ctx, queue);
+    checkQueueExists(ctx, queue);
+    if (ctx.queues.isDeclared(queue)) {
+      throw new SeppError(
+        'failed_precondition',
+        `queue ${queue} is declared in the configuration ([queues.${queue}]); remove it there to delete it`,
+      );
+    }
+    try {
+      await this.write((tx) => {
+        // The truth is on disk: another write in this batch may have changed the queue.
+        if (sql.queueExists.get(queue) === undefined) throw notFound(queue);
+        const held = ctx.sql.queueCounts.all(queue).filter((c) => c.jobs > 0);
+        if (held.length > 0) {
+          const total = held.reduce((sum, c) => sum + c.jobs, 0);
+          const detail = held.map((c) => `${c.state} ${c.jobs}`).join(', ');
+          const has = (state: string) => held.some((c) => c.state === state);
+          const steps = [
+            has('ready') || has('scheduled') ? 'purge its waiting jobs' : '',
+            has('dead') ? 'delete its dead letters' : '',
+            has('leased') ? 'let its leased jobs finish' : '',
+            has('completed') ? 'wait for its completed jobs to pass their retention' : '',
+          ].filter((step) => step !== '');
+          throw new SeppError(
+            'failed_precondition',
+            `queue ${queue} holds ${total} job${total === 1 ? '' : 's'} (${detail}); only an empty queue can ` +
+              `be deleted: ${steps.join(', ')} first`,
+          );
+        }
+        sql.deleteQueueCounts.run(queue);
+        sql.deleteQueue.run(queue);
+        ctx.queues.markDeleting(queue);
+        if (audit !== undefined) this.audit.write(audit, { deleted: true });
+        tx.afterCommit(() => ctx.queues.forget(queue));
+      });
+    } catch (error) {
+      // Rolled back (or refused): the queue is as it was.
+      ctx.queues.undoDeleting(queue);
+      throw error;
+    }
+  }
+}
+
+function notFound(queue: string): SeppError {
+  return new SeppError('not_found', `queue ${queue} does not exist: no job was ever enqueued to it`);
+}
+
+/** NOT_FOUND for a queue nobody has used (no job was ever enqueued to it, and it is not declared). */
+export function checkQueueExists(ctx: EngineContext, queue: string): void {
+  if (!ctx.queues.exists(queue)) throw notFound(queue);
 }
 
 /**

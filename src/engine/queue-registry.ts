@@ -10,6 +10,12 @@ export class QueueRegistry {
   private readonly settingsCache = new Map<string, QueueSettings>();
   /** Queues that exist in the database, with their paused flag. */
   private readonly existing = new Map<string, { paused: boolean }>();
+  /**
+   * Queues deleted by a write whose commit is still to come. Until then they
+   * count as absent, so an enqueue later in the same batch creates the queue
+   * again (INSERT OR IGNORE) instead of trusting the stale in-memory view.
+   */
+  private readonly deleting = new Set<string>();
 
   /** Whether any queue keeps completed jobs (else an ack always deletes). */
   readonly anyKeepsCompleted: boolean;
@@ -45,7 +51,7 @@ export class QueueRegistry {
   }
 
   exists(queue: string): boolean {
-    return this.existing.has(queue);
+    return this.existing.has(queue) && !this.deleting.has(queue);
   }
 
   isPaused(queue: string): boolean {
@@ -54,6 +60,24 @@ export class QueueRegistry {
 
   markExisting(queue: string, paused: boolean): void {
     this.existing.set(queue, { paused });
+    this.deleting.delete(queue);
+  }
+
+  /** The queue's row was deleted in the write in progress (see `deleting`). */
+  markDeleting(queue: string): void {
+    this.deleting.add(queue);
+  }
+
+  /** The write that deleted the queue failed: it is there after all. */
+  undoDeleting(queue: string): void {
+    this.deleting.delete(queue);
+  }
+
+  /** After the commit that deleted the queue. */
+  forget(queue: string): void {
+    this.existing.delete(queue);
+    this.deleting.delete(queue);
+    if (!this.isDeclared(queue)) this.settingsCache.delete(queue);
   }
 
   names(): string[] {

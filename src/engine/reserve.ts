@@ -61,6 +61,7 @@ export class Reserver {
       }
       if (jobs.length > 0 || wait === undefined) return jobs;
       const outcome = await wait;
+      if (typeof outcome === 'object') return outcome.jobs; // leased in the commit that made them ready
       if (outcome !== 'woken') return [];
       if (signal?.aborted) {
         // This call was chosen to take new jobs but is gone: let someone else have them.
@@ -132,7 +133,14 @@ export class Reserver {
       if (rows.length === 0) continue;
       // RETURNING gives no order: restore the queue's order (priority, due time, enqueue order).
       rows.sort((a, b) => b.priority - a.priority || a.run_at_ms - b.run_at_ms || a.seq - b.seq);
-      for (const row of rows) jobs.push(leasedJobFromRow(row));
+      let waitMsTotal = 0;
+      let waitMsMax = 0;
+      for (const row of rows) {
+        jobs.push(leasedJobFromRow(row));
+        const waitedMs = Math.max(0, nowMs - row.run_at_ms);
+        waitMsTotal += waitedMs;
+        if (waitedMs > waitMsMax) waitMsMax = waitedMs;
+      }
       if (this.ctx.events.recording) {
         for (const job of jobs.slice(jobs.length - rows.length)) {
           this.ctx.record(tx, {
@@ -151,7 +159,7 @@ export class Reserver {
       this.ctx.count(queue, 'ready', 'leased', rows.length);
       // Jobs with their own lease_ms end at this deadline or later, never earlier.
       this.ctx.wakeAt(tx, leaseDeadlineMs);
-      this.ctx.emit(tx, { kind: 'reserved', queue, count: rows.length });
+      this.ctx.emit(tx, { kind: 'reserved', queue, count: rows.length, waitMsTotal, waitMsMax });
     }
     return jobs;
   }
@@ -174,7 +182,13 @@ export class Reserver {
       signal?.removeEventListener('abort', onAbort);
       settle(outcome);
     };
-    const waiter: Waiter = { queues: request.queues, maxJobs: request.maxJobs, settle: finish };
+    const waiter: Waiter = {
+      queues: request.queues,
+      maxJobs: request.maxJobs,
+      // As the reserve's own operation: a call that is gone takes nothing.
+      take: (tx) => (signal?.aborted ? [] : this.lease(tx, request)),
+      settle: finish,
+    };
     const onAbort = () => {
       waiters.remove(waiter);
       finish('aborted');

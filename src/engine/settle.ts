@@ -98,16 +98,19 @@ export class Settler {
 
   extend(tx: Transaction, { jobId, attempt, leaseMs }: ExtendRequest): { leaseDeadlineMs: number } {
     const { sql, queues, clock } = this.ctx;
-    if (!Number.isSafeInteger(leaseMs) || leaseMs <= 0) {
+    if (!Number.isSafeInteger(leaseMs) || leaseMs < 0) {
       throw new SeppError(
         'invalid_argument',
-        `lease_duration_ms is ${leaseMs}; it must be a positive integer`,
+        `lease_duration_ms is ${leaseMs}; give a positive integer of ms, or 0 for the queue's default_lease_ms`,
       );
     }
     const row = sql.attemptById.get(jobId);
     const problem = settleProblem(row, jobId, attempt);
     if (problem) throw new SeppError(problem.code, problem.message);
-    const leaseDeadlineMs = clock.nowMs() + Math.min(leaseMs, queues.settingsFor(row!.queue).maxLeaseMs);
+    const settings = queues.settingsFor(row!.queue);
+    // 0 (unset on the wire) means the queue's default lease, as it does for Reserve.
+    const lengthMs = leaseMs === 0 ? settings.defaultLeaseMs : leaseMs;
+    const leaseDeadlineMs = clock.nowMs() + Math.min(lengthMs, settings.maxLeaseMs);
     sql.extendLeased.run({ id: jobId, attempt, lease_deadline_ms: leaseDeadlineMs });
     this.ctx.wakeAt(tx, leaseDeadlineMs);
     return { leaseDeadlineMs };
@@ -185,18 +188,23 @@ export function settleProblem(
       message: `job ${jobId} does not exist (it was acked, cancelled or swept)`,
     };
   }
+  // Not leased at all is NOT_FOUND whatever the attempt (work.proto's SettleOutcome): only a
+  // job leased under another attempt is a lost lease.
+  if (row.state !== 'leased') {
+    return {
+      ok: false,
+      code: 'not_found',
+      message:
+        row.attempt === attempt
+          ? `job ${jobId} is not leased (it is ${row.state}): the lease of attempt ${attempt} ended`
+          : `job ${jobId} is not leased (it is ${row.state}, on attempt ${row.attempt}): attempt ${attempt} holds no lease`,
+    };
+  }
   if (row.attempt !== attempt) {
     return {
       ok: false,
       code: 'lease_lost',
       message: `job ${jobId} attempt ${attempt} no longer holds the lease: the job is on attempt ${row.attempt}`,
-    };
-  }
-  if (row.state !== 'leased') {
-    return {
-      ok: false,
-      code: 'not_found',
-      message: `job ${jobId} is not leased (it is ${row.state}): the lease of attempt ${attempt} ended`,
     };
   }
   return null;

@@ -151,7 +151,7 @@ export interface NackResult {
 }
 
 export interface ExtendRequest extends Settle {
-  /** New lease length from now, clamped to the queue's max. */
+  /** New lease length from now, clamped to the queue's max; 0 means the queue's default lease. */
   leaseMs: number;
 }
 
@@ -246,7 +246,8 @@ export type JobEvent =
   | { kind: 'enqueued'; queue: string; count: number }
   | { kind: 'deduplicated'; queue: string; count: number }
   | { kind: 'rejected'; queue: string; reason: RejectionReason; count: number }
-  | { kind: 'reserved'; queue: string; count: number }
+  /** `waitMsTotal`/`waitMsMax`: how long the leased jobs had been due (enqueue or run-at to lease), summed and longest. */
+  | { kind: 'reserved'; queue: string; count: number; waitMsTotal?: number; waitMsMax?: number }
   | { kind: 'acked'; queue: string; count: number }
   | { kind: 'nacked'; queue: string; count: number }
   | { kind: 'dead_lettered'; queue: string; reason: DeadReason; count: number }

@@ -3,19 +3,29 @@
  * queues inside the same write batch, so a job committed by any later batch
  * wakes it: nothing can slip between "found nothing" and "started waiting".
  * Waking is first-come first-served and wakes only as many waiters as the
- * new jobs can serve.
+ * new jobs can serve. The waiters new jobs can serve lease them in the same
+ * commit that made them ready (`handOff`), so a long-poll costs no commit of
+ * its own.
  */
-export type WaitOutcome = 'woken' | 'timeout' | 'aborted' | 'closed';
+import type { Transaction } from '../store/group-commit.ts';
+import type { LeasedJob } from './types.ts';
+
+/** How a wait ended; `{ jobs }`: jobs were leased for the waiter by a hand-off, and are durable. */
+export type WaitOutcome = 'woken' | 'timeout' | 'aborted' | 'closed' | { jobs: LeasedJob[] };
 
 export interface Waiter {
   readonly queues: readonly string[];
   readonly maxJobs: number;
+  /** Leases what this waiter's reserve would, inside a write operation (a hand-off). */
+  take(tx: Transaction): LeasedJob[];
   /** Settles the waiter; called at most once by the registry's owner. */
   settle(outcome: WaitOutcome): void;
 }
 
 export class WaiterRegistry {
   private readonly byQueue = new Map<string, Set<Waiter>>();
+  /** Hand-offs queued by an operation and not yet run: its jobs per queue, counted as they come. */
+  private readonly pendingHandOffs = new WeakMap<Transaction, Map<string, { jobs: number }>>();
   private total = 0;
 
   get size(): number {
@@ -52,15 +62,69 @@ export class WaiterRegistry {
 
   /** Wakes waiters on `queue`, oldest first, until they can take `jobs` jobs between them. */
   notify(queue: string, jobs: number): void {
+    for (const waiter of this.claim(queue, jobs)) waiter.settle('woken');
+  }
+
+  /** Removes and returns waiters on `queue`, oldest first, until they can take `jobs` jobs between them. */
+  claim(queue: string, jobs: number): Waiter[] {
     const set = this.byQueue.get(queue);
-    if (set === undefined) return;
+    if (set === undefined) return [];
+    const claimed: Waiter[] = [];
     let remaining = jobs;
-    for (const waiter of [...set]) {
+    // Deleting the entry being visited is safe in a Set's iteration: no copy of a long wait list per job.
+    for (const waiter of set) {
       if (remaining <= 0) break;
       this.remove(waiter);
       remaining -= waiter.maxJobs;
-      waiter.settle('woken');
+      claimed.push(waiter);
     }
+    return claimed;
+  }
+
+  /**
+   * `jobs` jobs of `queue` became ready in the operation `tx`: the waiters they can serve
+   * lease them in a follow-up of that operation, in the same commit (one fsync where a
+   * wake-up and a retried reserve took two), and get them once that commit is durable.
+   * One follow-up per operation and queue, however many jobs it adds. A waiter the
+   * follow-up leased nothing for (its queue is paused, or created in this batch; its call
+   * was aborted; earlier waiters took the jobs) is woken to try again, as is every claimed
+   * waiter when the follow-up or the batch fails.
+   */
+  handOff(tx: Transaction, queue: string, jobs: number): void {
+    if (jobs <= 0) return;
+    if (this.waitingOn(queue) === 0) {
+      // A reserve later in this batch may still wait (on a queue this batch creates, say):
+      // wake whoever waits once the commit is durable.
+      tx.afterCommit(() => this.notify(queue, jobs));
+      return;
+    }
+    let perQueue = this.pendingHandOffs.get(tx);
+    const pending = perQueue?.get(queue);
+    if (pending !== undefined) {
+      pending.jobs += jobs;
+      return;
+    }
+    if (perQueue === undefined) {
+      perQueue = new Map();
+      this.pendingHandOffs.set(tx, perQueue);
+    }
+    const ready = { jobs };
+    perQueue.set(queue, ready);
+    let claimed: Waiter[] = [];
+    tx.followUp((inner) => {
+      perQueue.delete(queue);
+      claimed = this.claim(queue, ready.jobs);
+      return claimed.map((waiter) => waiter.take(inner));
+    }).then(
+      (taken) =>
+        claimed.forEach((waiter, i) => {
+          const leased = taken[i] ?? [];
+          waiter.settle(leased.length > 0 ? { jobs: leased } : 'woken');
+        }),
+      () => {
+        for (const waiter of claimed) waiter.settle('woken');
+      },
+    );
   }
 
   /** Settles every waiter (shutdown). */

@@ -33,25 +33,47 @@ const allowed: Record<ApiRole, ReadonlySet<Permission>> = {
   admin: new Set(['read', 'enqueue', 'work', 'admin']),
 };
 
+/** "needs the admin role", "needs the producer or admin role": from the table, so it cannot disagree. */
+export function rolesAllowed(permission: Permission): string {
+  const roles = (Object.keys(allowed) as ApiRole[]).filter((role) => allowed[role].has(permission));
+  return `needs the ${roles.join(' or ')} role`;
+}
+
 export function sha256(text: string): Buffer {
   return createHash('sha256').update(text).digest();
 }
 
 export class Authenticator {
+  /** Callers identified so far, by their call's metadata: the key is checked once per call. */
+  private readonly identified = new WeakMap<Metadata, Caller>();
+
   constructor(private readonly keys: readonly ApiKey[]) {}
 
   get enabled(): boolean {
     return this.keys.length > 0;
   }
 
+  /**
+   * Identifies the caller by its key; throws unauthenticated. The server does
+   * this as soon as a call's headers arrive (admission.ts), before its body.
+   */
+  authenticate(metadata: Metadata): Caller {
+    if (!this.enabled) return { name: 'anonymous', role: 'admin' };
+    const known = this.identified.get(metadata);
+    if (known !== undefined) return known;
+    const caller = this.identify(metadata);
+    this.identified.set(metadata, caller);
+    return caller;
+  }
+
   /** Identifies the caller and checks the permission; throws unauthenticated / permission_denied. */
   authorize(metadata: Metadata, permission: Permission, rpc: string): Caller {
     if (!this.enabled) return { name: 'anonymous', role: 'admin' };
-    const caller = this.identify(metadata);
+    const caller = this.authenticate(metadata);
     if (!allowed[caller.role].has(permission)) {
       throw new SeppError(
         'permission_denied',
-        `API key ${caller.name} has role ${caller.role}, which may not call ${rpc} (needs ${permission === 'work' ? 'worker' : permission === 'enqueue' ? 'producer' : 'admin'} or admin)`,
+        `API key ${caller.name} has role ${caller.role}, which may not call ${rpc} (${rolesAllowed(permission)})`,
       );
     }
     return caller;

@@ -24,6 +24,8 @@ import type {
   NackRequest,
   ReportProgressRequest,
 } from '../../clients/typescript/src/gen/sepp/v1/work.js';
+import { type WorkerInfo, WorkerTransport } from '../../clients/typescript/src/gen/sepp/v1/workers.js';
+import type { WorkerInfo as EngineWorkerInfo } from '../engine/admin-types.ts';
 import type { JobRejection, RejectionReason } from '../engine/errors.ts';
 import type { QueueSettings } from '../engine/settings.ts';
 import type {
@@ -235,4 +237,18 @@ export function nackDirectiveFromProto(request: NackRequest): NackDirective {
     default:
       return { kind: 'backoff' };
   }
+}
+
+export function workerInfoToProto(worker: EngineWorkerInfo): WorkerInfo {
+  return {
+    workerId: worker.workerId,
+    address: worker.address,
+    transport: worker.transport === 'work_stream' ? WorkerTransport.WORK_STREAM : WorkerTransport.RESERVE,
+    queues: worker.queues,
+    connectedAtMs: worker.connectedAtMs,
+    lastSeenAtMs: worker.lastSeenAtMs,
+    jobsHeld: worker.jobsHeld,
+    oldestLeaseAtMs: worker.oldestLeaseAtMs ?? 0,
+    connections: worker.connections,
+  };
 }

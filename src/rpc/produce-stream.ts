@@ -7,9 +7,10 @@
  * Back-pressure: at most `maxPendingMessages` messages are in flight per
  * stream, and answers the client has not read stop the reading too (ReadGate).
  */
-import { type handleBidiStreamingCall, type ServerDuplexStream, status } from '@grpc/grpc-js';
+import { type handleBidiStreamingCall, status } from '@grpc/grpc-js';
 import type { ProduceRequest, ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
-import { SeppError, toSeppError } from '../engine/errors.ts';
+import { SeppError } from '../engine/errors.ts';
+import { attempt, type BugReporter, type GuardedCall, guardBidi, reportIfBug } from './call-guard.ts';
 import {
   acceptedToProto,
   enqueueRequestFromProto,
@@ -24,76 +25,79 @@ import {
   unobserved,
   withTraceContext,
 } from './observer.ts';
-import { MalformedRequest, type RpcContext } from './rpc-context.ts';
-import { grpcStatusOf, toServiceError } from './status.ts';
+import { admit, MalformedRequest, type RpcContext } from './rpc-context.ts';
 
 const maxPendingMessages = 64;
 
 export function createProduceHandler(
   ctx: RpcContext,
+  onBug: BugReporter,
 ): handleBidiStreamingCall<ProduceRequest, ProduceResponse> {
-  return (call: ServerDuplexStream<ProduceRequest, ProduceResponse>) => {
-    let callerName: string;
-    try {
-      if (ctx.draining) throw new SeppError('unavailable', 'sepp is shutting down');
-      callerName = ctx.auth.authorize(call.metadata, 'enqueue', 'Produce').name;
-    } catch (error) {
-      call.emit('error', toServiceError(error));
-      return;
-    }
-    // One trace context per stream (its metadata); each message is its own observed call.
-    const streamContext = metadataTraceContext(call.metadata);
-    let pending: Promise<unknown> = Promise.resolve();
-    let inFlight = 0;
-    let ended = false;
-    const gate = new ReadGate(call);
-    const stream = {
-      endForShutdown: () => {
-        ended = true;
-        call.emit('error', { code: status.UNAVAILABLE, details: 'sepp is shutting down' });
-      },
-    };
-    ctx.streams.add(stream);
-    const finish = () => {
-      ctx.streams.delete(stream);
-    };
-    call.on('cancelled', () => {
-      ended = true;
-      finish();
-    });
-    call.on('error', finish);
-    call.on('end', () => {
-      // The client is done sending: answer what is in flight, then close with OK.
-      void pending.then(() => {
-        finish();
-        if (!ended) call.end();
-        ended = true;
-      });
-    });
+  return guardBidi<ProduceRequest | MalformedRequest, ProduceResponse>('Produce', onBug, (call) => {
+    const callerName = admit(ctx, call.metadata, 'enqueue', 'Produce').name;
+    produce(ctx, call, callerName, onBug);
+  });
+}
 
-    call.on('data', (message: ProduceRequest | MalformedRequest) => {
-      if (ended) return;
-      const sequence = message instanceof MalformedRequest ? 0 : message.sequence;
-      const observation =
-        ctx.observer === undefined
-          ? unobserved
-          : ctx.observer.callStarted({ method: 'Produce', streamMessage: 'batch', parent: streamContext });
-      const answer = enqueueMessage(ctx, message, observation, streamContext);
-      inFlight++;
-      if (inFlight >= maxPendingMessages) gate.setRequestsBlocked(true);
-      // Chain the writes so answers leave in arrival order even when a later message fails faster.
-      pending = pending.then(async () => {
-        const response = await answer.catch((error: unknown): ProduceResponse => {
-          const e = toSeppError(error);
-          return { sequence, code: grpcStatusOf[e.code], message: e.message, results: [] };
-        });
-        inFlight--;
-        if (!ended) gate.write(response);
-        observation.end(response.code, callerName);
-        if (inFlight < maxPendingMessages / 2) gate.setRequestsBlocked(false);
-      });
-    });
+function produce(
+  ctx: RpcContext,
+  call: GuardedCall<ProduceRequest | MalformedRequest, ProduceResponse>,
+  callerName: string,
+  onBug: BugReporter,
+): void {
+  // One trace context per stream (its metadata); each message is its own observed call.
+  const streamContext = metadataTraceContext(call.metadata);
+  /** Settles once every answer so far is written; never rejects (`call.spawn`). */
+  let pending: Promise<unknown> = Promise.resolve();
+  let inFlight = 0;
+  const gate = new ReadGate(call);
+  const stream = {
+    endForShutdown: () => call.fail(new SeppError('unavailable', 'sepp is shutting down')),
   };
+  ctx.streams.add(stream);
+  call.onFinish(() => ctx.streams.delete(stream));
+  call.on('end', () => {
+    // The client is done sending: answer what is in flight, then close with OK.
+    const answered = pending;
+    void call.spawn(async () => {
+      await answered;
+      call.end();
+    });
+  });
+
+  call.on('data', (message) => {
+    if (call.closed) return;
+    const sequence = message instanceof MalformedRequest ? sequenceOf(message) : message.sequence;
+    const observation =
+      ctx.observer === undefined
+        ? unobserved
+        : ctx.observer.callStarted({ method: 'Produce', streamMessage: 'batch', parent: streamContext });
+    // Started now (so the engine sees messages in arrival order); its failure is its answer.
+    const answer = attempt(() => enqueueMessage(ctx, message, observation, streamContext));
+    inFlight++;
+    if (inFlight >= maxPendingMessages) gate.setRequestsBlocked(true);
+    // Answers leave in arrival order even when a later message fails faster.
+    const previous = pending;
+    pending = call.spawn(async () => {
+      await previous;
+      const outcome = await answer;
+      if (!outcome.ok) reportIfBug(outcome.error, 'Produce', onBug);
+      const response: ProduceResponse = outcome.ok
+        ? outcome.value
+        : { sequence, code: outcome.code, message: outcome.error.message, results: [] };
+      inFlight--;
+      gate.write(response);
+      observation.end(response.code, callerName);
+      if (inFlight < maxPendingMessages / 2) gate.setRequestsBlocked(false);
+    });
+  });
+}
+
+/** The sequence of a message refused for its content; 0 when its bytes did not decode at all. */
+function sequenceOf(malformed: MalformedRequest): number {
+  const decoded = malformed.decoded;
+  if (typeof decoded !== 'object' || decoded === null || !('sequence' in decoded)) return 0;
+  return typeof decoded.sequence === 'number' ? decoded.sequence : 0;
 }
 
 async function enqueueMessage(

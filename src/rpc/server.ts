@@ -5,17 +5,22 @@
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
-import { HealthImplementation } from 'grpc-health-check';
+import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
 import { QueueServiceService } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import type { Engine } from '../engine/engine.ts';
+import { admissionInterceptor } from './admission.ts';
 import { type ApiKey, Authenticator } from './auth.ts';
 import { createBackupHandler } from './backup-stream.ts';
+import type { BugReporter } from './call-guard.ts';
+import { type ConnectionStats, Connections } from './connections.ts';
 import { createEventsHandler } from './events-stream.ts';
 import { descriptorSetBase64 } from './gen/descriptor-set.js';
+import { routeGrpcLogs } from './grpc-logging.ts';
 import type { RpcObserver } from './observer.ts';
 import { createProduceHandler } from './produce-stream.ts';
-import { MalformedRequest, type RpcContext, type ServerFacts } from './rpc-context.ts';
+import { MalformedRequest, type RpcContext, type RpcLog, type ServerFacts } from './rpc-context.ts';
 import { createUnaryHandlers } from './unary-handlers.ts';
+import { Utf8Fields } from './utf8-fields.ts';
 import { createWorkHandler } from './work-stream.ts';
 
 export interface RpcServerOptions {
@@ -27,11 +32,15 @@ export interface RpcServerOptions {
   tls?: { certPem: Buffer; keyPem: Buffer };
   /** Metrics, spans and request logs per call (telemetry, wired by app.ts). */
   observer?: RpcObserver;
+  /** Where bugs caught in handlers and grpc-js's own lines are logged; default nowhere (grpc-js: stderr). */
+  log?: RpcLog;
 }
 
 export interface RpcServer {
-  /** Binds `host:port` (port 0 picks a free one); resolves with the bound port. */
-  listen(address: string): Promise<number>;
+  /** Listens on `host:port` (port 0 picks a free one); resolves with the bound port. */
+  listen(host: string, port: number): Promise<number>;
+  /** Connections open, and what the limits refused, for metrics. */
+  connectionStats(): ConnectionStats;
   /**
    * Graceful stop: refuse new calls, end open streams, answer waiting
    * long-polls with no jobs (the engine does that on close), then wait up to
@@ -42,21 +51,34 @@ export interface RpcServer {
 
 const serviceName = 'sepp.v1.QueueService';
 
-/** Wraps each method's request decoder so bytes that do not decode reach the handler as MalformedRequest. */
-function withMalformedRequests<T extends grpc.ServiceDefinition>(definition: T): T {
+/**
+ * Wraps each method's request decoder so that bytes that do not decode, or
+ * whose string fields are not UTF-8, reach the handler as MalformedRequest
+ * (INVALID_ARGUMENT naming the field) instead of grpc-js's INTERNAL or a
+ * string with U+FFFD in it.
+ */
+function withMalformedRequests<T extends grpc.ServiceDefinition>(definition: T, utf8: Utf8Fields): T {
   const wrapped: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
   for (const [name, method] of Object.entries(definition)) {
+    const rpc = method.path.split('/').pop();
     wrapped[name] = {
       ...method,
       requestDeserialize: (bytes: Buffer) => {
+        let request: unknown;
         try {
-          return method.requestDeserialize(bytes);
+          request = method.requestDeserialize(bytes);
         } catch (error) {
           const detail = error instanceof Error ? error.message : String(error);
+          return new MalformedRequest(`the request is not a valid ${rpc} message: ${detail}`);
+        }
+        const field = utf8.firstInvalid(method.path, bytes);
+        if (field !== null) {
           return new MalformedRequest(
-            `the request is not a valid ${method.path.split('/').pop()} message: ${detail}`,
+            `${field}: not valid UTF-8; string fields hold UTF-8 text (send other bytes in a bytes field such as payload)`,
+            request,
           );
         }
+        return request;
       },
     };
   }
@@ -65,37 +87,9 @@ function withMalformedRequests<T extends grpc.ServiceDefinition>(definition: T):
 
 export function createRpcServer(options: RpcServerOptions): RpcServer {
   const { facts } = options;
-  const server = new grpc.Server({
-    'grpc.max_receive_message_length': facts.maxMessageBytes,
-    'grpc.max_send_message_length': facts.maxMessageBytes,
-    'grpc.keepalive_time_ms': 60_000,
-    'grpc.keepalive_permit_without_calls': 1,
-    // Streams per connection: a client cannot hold unbounded server state on one connection.
-    'grpc.max_concurrent_streams': 10_000,
-  });
-  const ctx: RpcContext = {
-    engine: options.engine,
-    auth: new Authenticator(options.apiKeys),
-    facts,
-    observer: options.observer,
-    draining: false,
-    streams: new Set(),
-  };
-  server.addService(withMalformedRequests(QueueServiceService), {
-    ...createUnaryHandlers(ctx),
-    produce: createProduceHandler(ctx),
-    work: createWorkHandler(ctx),
-    backup: createBackupHandler(ctx, options.dataDir),
-    events: createEventsHandler(ctx),
-  });
-
-  const health = new HealthImplementation({ '': 'SERVING', [serviceName]: 'SERVING' });
-  health.addToServer(server);
-  const packageDefinition = protoLoader.loadFileDescriptorSetFromBuffer(
-    Buffer.from(descriptorSetBase64, 'base64'),
-  );
-  new ReflectionService(packageDefinition).addToServer(server);
-
+  const { connectionLimits } = facts;
+  if (options.log !== undefined) routeGrpcLogs(options.log);
+  const auth = new Authenticator(options.apiKeys);
   const credentials = options.tls
     ? grpc.ServerCredentials.createSsl(
         null,
@@ -103,15 +97,64 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
         false,
       )
     : grpc.ServerCredentials.createInsecure();
+  // sepp accepts connections itself (connections.ts) and hands them to grpc-js.
+  let injector: grpc.ConnectionInjector | undefined;
+  const connections = new Connections(connectionLimits, (socket) => injector?.injectConnection(socket));
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': facts.maxMessageBytes,
+    'grpc.max_send_message_length': facts.maxMessageBytes,
+    'grpc.keepalive_time_ms': 60_000,
+    'grpc.keepalive_permit_without_calls': 1,
+    // Calls per connection: a client cannot hold unbounded server state on one connection.
+    'grpc.max_concurrent_streams': connectionLimits.maxStreamsPerConnection,
+    'grpc.max_connection_idle_ms': connectionLimits.idleTimeoutMs,
+    interceptors: [
+      admissionInterceptor({
+        auth,
+        connections,
+        requestTimeoutMs: connectionLimits.handshakeTimeoutMs,
+        observeRefusal: (method, code) =>
+          options.observer?.callStarted({ method, parent: undefined }).end(code, undefined),
+      }),
+    ],
+  });
+  const ctx: RpcContext = {
+    engine: options.engine,
+    auth,
+    facts,
+    observer: options.observer,
+    draining: false,
+    streams: new Set(),
+  };
+  const onBug: BugReporter = (error, rpc) =>
+    options.log?.error('rpc.internal_error', { rpc, error: error.message });
+  const descriptorSet = Buffer.from(descriptorSetBase64, 'base64');
+  const utf8 = new Utf8Fields(descriptorSet, serviceName);
+  server.addService(withMalformedRequests(QueueServiceService, utf8), {
+    ...createUnaryHandlers(ctx, onBug),
+    produce: createProduceHandler(ctx, onBug),
+    work: createWorkHandler(ctx, onBug),
+    backup: createBackupHandler(ctx, options.dataDir, onBug),
+    events: createEventsHandler(ctx, onBug),
+  });
+
+  const health = new HealthImplementation({ '': 'SERVING', [serviceName]: 'SERVING' });
+  health.addToServer(server);
+  // Reflection describes every service this server answers: sepp's and the
+  // health service (so `grpcurl … list` shows both and `grpcurl … grpc.health.v1.Health/Check` works).
+  const packageDefinition = {
+    ...protoLoader.loadSync(healthProtoPath, { keepCase: true }),
+    ...protoLoader.loadFileDescriptorSetFromBuffer(descriptorSet),
+  };
+  new ReflectionService(packageDefinition).addToServer(server);
+  injector = server.createConnectionInjector(credentials);
 
   return {
-    listen(address) {
-      return new Promise((resolve, reject) => {
-        server.bindAsync(address, credentials, (error, port) => (error ? reject(error) : resolve(port)));
-      });
-    },
+    listen: (host, port) => connections.listen(host, port),
+    connectionStats: () => connections.stats(),
     async shutdown(timeoutMs) {
       ctx.draining = true;
+      connections.stopAccepting();
       health.setStatus('', 'NOT_SERVING');
       health.setStatus(serviceName, 'NOT_SERVING');
       for (const stream of [...ctx.streams]) stream.endForShutdown();
@@ -119,6 +162,7 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
           server.forceShutdown();
+          connections.destroyAll();
           resolve();
         }, timeoutMs);
         server.tryShutdown(() => {

@@ -2,13 +2,14 @@
  * The unary RPCs of QueueService: authorize, check the fields the engine does
  * not see, call the engine, convert the result. Semantics live in the engine.
  */
-import { type ServerUnaryCall, status } from '@grpc/grpc-js';
+import type { ServerUnaryCall } from '@grpc/grpc-js';
 import { DurabilityMode } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
 import { DeadReason, type EnqueueJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import { type AckBatchRequest, SettleOutcome } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { SeppError } from '../engine/errors.ts';
 import type { EnqueueRequest as EngineEnqueueRequest } from '../engine/types.ts';
+import { answerUnary, type BugReporter } from './call-guard.ts';
 import {
   acceptedToProto,
   ackFromProto,
@@ -24,6 +25,7 @@ import {
   queueInfoToProto,
   queueSettingsToProto,
   rejectionReasonToProto,
+  workerInfoToProto,
 } from './convert.ts';
 import {
   isTraceparent,
@@ -33,45 +35,40 @@ import {
   unobserved,
   withTraceContext,
 } from './observer.ts';
-import { MalformedRequest, type RpcContext } from './rpc-context.ts';
+import { admit, MalformedRequest, type RpcContext } from './rpc-context.ts';
 import { createScheduleHandlers } from './schedule-handlers.ts';
-import { toServiceError } from './status.ts';
 import type { Unary } from './unary-wrapper.ts';
 import { requireAttempt, requireJobId, requireString } from './validate-fields.ts';
 
 type UnaryHandlers = Omit<QueueServiceServer, 'produce' | 'work' | 'backup' | 'events'>;
 
-export function createUnaryHandlers(ctx: RpcContext): UnaryHandlers {
+export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryHandlers {
   const { engine } = ctx;
 
   /**
    * Every unary RPC goes through here: drain check, authorization, malformed
-   * requests, error mapping — and one observation per call for telemetry.
-   * `parentOf` names a trace context the request itself carries (Enqueue's
-   * job); otherwise the call's `traceparent` metadata is the parent.
+   * requests, the answer (call-guard.ts turns any failure into its status) —
+   * and one observation per call for telemetry. `parentOf` names a trace
+   * context the request itself carries (Enqueue's job); otherwise the call's
+   * `traceparent` metadata is the parent.
    */
   const unary: Unary = (rpc, permission, fn, parentOf) => (call, callback) => {
-    const observation = observe(rpc, call, parentOf);
+    let observation = unobserved;
     let callerName: string | undefined;
-    const fail = (error: unknown) => {
-      const serviceError = toServiceError(error);
-      callback(serviceError);
-      observation.end(serviceError.code ?? status.UNKNOWN, callerName);
-    };
-    try {
-      if (ctx.draining)
-        throw new SeppError('unavailable', 'sepp is shutting down; retry against the restarted server');
-      const caller = ctx.auth.authorize(call.metadata, permission, rpc);
-      callerName = caller.name;
-      const request: unknown = call.request;
-      if (request instanceof MalformedRequest) throw new SeppError('invalid_argument', request.message);
-      Promise.resolve(fn(call.request, call, caller, observation)).then((response) => {
-        callback(null, response);
-        observation.end(status.OK, callerName);
-      }, fail);
-    } catch (error) {
-      fail(error);
-    }
+    void answerUnary(
+      rpc,
+      onBug,
+      callback,
+      () => {
+        observation = observe(rpc, call, parentOf);
+        const caller = admit(ctx, call.metadata, permission, rpc);
+        callerName = caller.name;
+        const request: unknown = call.request;
+        if (request instanceof MalformedRequest) throw new SeppError('invalid_argument', request.message);
+        return fn(call.request, call, caller, observation);
+      },
+      (code) => observation.end(code, callerName),
+    );
   };
 
   function observe<Req, Res>(
@@ -145,6 +142,8 @@ export function createUnaryHandlers(ctx: RpcContext): UnaryHandlers {
         },
         abort.signal,
       );
+      // Listed once the request proved valid (the engine checked the queues and the worker id).
+      engine.workers.touch({ workerId: req.workerId, address: call.getPeer(), queues: req.queues });
       observation.leased(jobs);
       return { jobs: jobs.map(leasedJobToProto) };
     }),
@@ -217,15 +216,36 @@ export function createUnaryHandlers(ctx: RpcContext): UnaryHandlers {
 
     listQueues: unary('ListQueues', 'read', () => ({ queues: engine.listQueues().map(queueInfoToProto) })),
 
+    listWorkers: unary('ListWorkers', 'read', () => ({
+      workers: engine.listWorkers().map(workerInfoToProto),
+      waitingReserves: engine.waitingReserves,
+    })),
+
     pauseQueue: unary('PauseQueue', 'admin', async (req, _call, _caller, observation) => {
       observation.annotate({ queue: req.queue });
-      await engine.pauseQueue(requireString(req.queue, 'queue'));
+      await engine.pauseQueue(requireString(req.queue, 'queue'), undefined, {
+        allowMissing: req.allowMissing,
+      });
       return {};
     }),
 
     resumeQueue: unary('ResumeQueue', 'admin', async (req, _call, _caller, observation) => {
       observation.annotate({ queue: req.queue });
-      await engine.resumeQueue(requireString(req.queue, 'queue'));
+      await engine.resumeQueue(requireString(req.queue, 'queue'), undefined, {
+        allowMissing: req.allowMissing,
+      });
+      return {};
+    }),
+
+    deleteQueue: unary('DeleteQueue', 'admin', async (req, _call, caller, observation) => {
+      const queue = requireString(req.queue, 'queue');
+      observation.annotate({ queue });
+      // Deleting leaves nothing behind to show who did it: the audit log keeps it.
+      await engine.deleteQueue(queue, {
+        actor: `grpc:${caller.name}`,
+        action: 'queue.delete',
+        target: `queue:${queue}`,
+      });
       return {};
     }),
 
@@ -262,7 +282,14 @@ export function createUnaryHandlers(ctx: RpcContext): UnaryHandlers {
         durability: facts.durability === 'full' ? DurabilityMode.FULL : DurabilityMode.RELAXED,
         serverTimeMs: facts.nowMs(),
         startedAtMs: facts.startedAtMs,
-        limits: { ...engine.limits, maxMessageBytes: facts.maxMessageBytes },
+        limits: {
+          ...engine.limits,
+          maxMessageBytes: facts.maxMessageBytes,
+          maxConnections: facts.connectionLimits.maxConnections,
+          maxStreamsPerConnection: facts.connectionLimits.maxStreamsPerConnection,
+          handshakeTimeoutMs: facts.connectionLimits.handshakeTimeoutMs,
+          idleTimeoutMs: facts.connectionLimits.idleTimeoutMs,
+        },
         queueDefaults: queueSettingsToProto(engine.options.queueDefaults),
         strictQueues: engine.options.strictQueues,
       };

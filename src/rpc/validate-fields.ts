@@ -1,15 +1,17 @@
 /** Checks on request fields the engine does not see, with messages that name the field. */
 import { SeppError } from '../engine/errors.ts';
-import { isJobId } from '../engine/job-id.ts';
+import { normalizeJobId } from '../engine/job-id.ts';
 
+/** The job id in `value` (upper-case hex accepted, lower-cased), or INVALID_ARGUMENT naming the field. */
 export function requireJobId(value: string, field = 'job_id'): string {
   if (value === '') throw new SeppError('invalid_argument', `${field}: required`);
-  if (!isJobId(value))
+  const id = normalizeJobId(value);
+  if (id === null)
     throw new SeppError(
       'invalid_argument',
-      `${field}: ${JSON.stringify(value.slice(0, 64))} is not a job id`,
+      `${field}: ${JSON.stringify(value.slice(0, 64))} is not a job id (a UUID such as 01a2365f-985c-7000-b7f9-d57e51622832)`,
     );
-  return value;
+  return id;
 }
 
 export function requireAttempt(value: number): number {

@@ -9,7 +9,7 @@
  * shutdown) aborts the pending long-poll at once; leases already pushed are
  * left to expire or to be settled over unary calls.
  */
-import { type handleBidiStreamingCall, type ServerDuplexStream, status } from '@grpc/grpc-js';
+import { type handleBidiStreamingCall, status } from '@grpc/grpc-js';
 import type {
   AckRequest,
   WorkRequest,
@@ -21,6 +21,8 @@ import type {
 import { SeppError, toSeppError } from '../engine/errors.ts';
 import { checkAckResult } from '../engine/results.ts';
 import type { Ack } from '../engine/types.ts';
+import type { WorkerHandle } from '../engine/worker-registry.ts';
+import { attempt, type BugReporter, type GuardedCall, guardBidi, reportIfBug } from './call-guard.ts';
 import {
   ackFromProto,
   jobStateToProto,
@@ -31,8 +33,7 @@ import {
 } from './convert.ts';
 import { ReadGate } from './flow-control.ts';
 import { metadataTraceContext, type TraceContext, unobserved } from './observer.ts';
-import { MalformedRequest, type RpcContext } from './rpc-context.ts';
-import { grpcStatusOf, toServiceError } from './status.ts';
+import { admit, MalformedRequest, type RpcContext } from './rpc-context.ts';
 import { requireAttempt, requireJobId } from './validate-fields.ts';
 import { WorkOutbox } from './work-outbox.ts';
 
@@ -42,18 +43,16 @@ type Settlement = NonNullable<WorkRequest['kind']> & { $case: 'ack' | 'nack' | '
 /** Settlements being committed per stream; beyond it the stream stops reading. */
 const maxSettlementsInFlight = 1024;
 
-export function createWorkHandler(ctx: RpcContext): handleBidiStreamingCall<WorkRequest, WorkResponse> {
-  return (call: ServerDuplexStream<WorkRequest, WorkResponse>) => {
-    let callerName: string;
-    try {
-      if (ctx.draining) throw new SeppError('unavailable', 'sepp is shutting down');
-      callerName = ctx.auth.authorize(call.metadata, 'work', 'Work').name;
-    } catch (error) {
-      call.emit('error', toServiceError(error));
-      return;
-    }
-    new WorkStream(ctx, call, callerName).start();
-  };
+type WorkCall = GuardedCall<WorkRequest | MalformedRequest, WorkResponse>;
+
+export function createWorkHandler(
+  ctx: RpcContext,
+  onBug: BugReporter,
+): handleBidiStreamingCall<WorkRequest, WorkResponse> {
+  return guardBidi<WorkRequest | MalformedRequest, WorkResponse>('Work', onBug, (call) => {
+    const callerName = admit(ctx, call.metadata, 'work', 'Work').name;
+    new WorkStream(ctx, call, callerName, onBug).start();
+  });
 }
 
 class WorkStream {
@@ -67,14 +66,17 @@ class WorkStream {
   private readonly gate: ReadGate;
   /** Set by subscribe. */
   private outbox: WorkOutbox | undefined;
+  /** This stream in the engine's list of connected workers, from subscribe on. */
+  private listed: WorkerHandle | undefined;
 
   /** The stream's `traceparent` metadata: the parent of each settlement's span. */
   private readonly traceContext: TraceContext | undefined;
 
   constructor(
     private readonly ctx: RpcContext,
-    private readonly call: ServerDuplexStream<WorkRequest, WorkResponse>,
+    private readonly call: WorkCall,
     private readonly callerName: string,
+    private readonly onBug: BugReporter,
   ) {
     this.gate = new ReadGate(call);
     this.traceContext = metadataTraceContext(call.metadata);
@@ -82,9 +84,8 @@ class WorkStream {
 
   start(): void {
     this.ctx.streams.add(this);
-    this.call.on('data', (message: WorkRequest | MalformedRequest) => this.onMessage(message));
-    this.call.on('cancelled', () => this.close());
-    this.call.on('error', () => this.close());
+    this.call.on('data', (message) => this.onMessage(message));
+    this.call.onFinish(() => this.close());
     this.call.on('end', () => {
       this.clientDone = true;
       this.maybeEnd();
@@ -100,6 +101,7 @@ class WorkStream {
     this.closed = true;
     this.abort.abort();
     this.outbox?.discard();
+    this.listed?.close();
     this.ctx.streams.delete(this);
   }
 
@@ -108,7 +110,7 @@ class WorkStream {
     if (this.closed) return;
     this.outbox?.flush();
     this.close();
-    this.call.emit('error', toServiceError(error));
+    this.call.fail(error);
   }
 
   /** After the client half-closed: end with OK once every settlement is answered. */
@@ -140,7 +142,7 @@ class WorkStream {
       if (this.subscription !== undefined) {
         this.fail(
           new SeppError(
-            'failed_precondition',
+            'invalid_argument',
             'subscribe: already subscribed; open a new stream to change queues',
           ),
         );
@@ -151,7 +153,7 @@ class WorkStream {
     }
     if (this.subscription === undefined) {
       this.fail(
-        new SeppError('failed_precondition', 'subscribe first: the first Work message must be a subscribe'),
+        new SeppError('invalid_argument', 'subscribe first: the first Work message must be a subscribe'),
       );
       return;
     }
@@ -230,10 +232,12 @@ class WorkStream {
         }
       }
       if (valid.length === 0) continue;
-      const outcomes = this.ctx.engine.ackBatch(valid.map((v) => v.settle));
+      const outcomes = attempt(() => this.ctx.engine.ackBatch(valid.map((v) => v.settle)));
       valid.forEach(({ requestId, value }, i) => {
         this.settle(requestId, 'ack', value, async () => {
-          const outcome = (await outcomes)[i]!;
+          const batch = await outcomes;
+          if (!batch.ok) throw batch.error;
+          const outcome = batch.value[i]!;
           if (!outcome.ok) throw new SeppError(outcome.code, outcome.message);
           return { $case: 'ack', value: {} };
         });
@@ -247,8 +251,8 @@ class WorkStream {
     if (this.credit > max) {
       this.fail(
         new SeppError(
-          'resource_exhausted',
-          `credit: ${this.credit} unused credit, the limit is ${max} (limits.max_reserve_jobs)`,
+          'invalid_argument',
+          `credit: ${this.credit} unused credit, the limit is ${max} (limits.max_reserve_jobs); grant credit only for free slots`,
         ),
       );
       return;
@@ -311,6 +315,11 @@ class WorkStream {
       return;
     }
     this.subscription = subscription;
+    this.listed = this.ctx.engine.workers.open({
+      workerId: subscription.workerId,
+      address: this.call.getPeer(),
+      queues: subscription.queues,
+    });
     this.outbox = new WorkOutbox(
       {
         writeJob: (message) => this.call.write(message),
@@ -329,6 +338,7 @@ class WorkStream {
     run: () => Promise<WorkResponse_Settled['result']>,
   ): void {
     this.settlementsInFlight++;
+    this.listed?.seen();
     if (this.settlementsInFlight >= maxSettlementsInFlight) this.gate.setRequestsBlocked(true);
     const observer = this.ctx.observer;
     const observation =
@@ -336,17 +346,16 @@ class WorkStream {
         ? unobserved
         : observer.callStarted({ method: 'Work', streamMessage, parent: this.traceContext });
     observation.annotate({ jobId: job.jobId, attempt: job.attempt });
-    run().then(
-      (result) => {
-        this.answer({ requestId, code: status.OK, message: '', result });
-        observation.end(status.OK, this.callerName);
-      },
-      (error: unknown) => {
-        const e = toSeppError(error);
-        this.answer({ requestId, code: grpcStatusOf[e.code], message: e.message, result: undefined });
-        observation.end(grpcStatusOf[e.code], this.callerName);
-      },
-    );
+    this.call.whenSettled(attempt(run), (settled) => {
+      if (!settled.ok) reportIfBug(settled.error, 'Work', this.onBug);
+      const code = settled.ok ? status.OK : settled.code;
+      this.answer(
+        settled.ok
+          ? { requestId, code, message: '', result: settled.value }
+          : { requestId, code, message: settled.error.message, result: undefined },
+      );
+      observation.end(code, this.callerName);
+    });
   }
 
   private answer(settled: WorkResponse_Settled): void {
@@ -360,15 +369,16 @@ class WorkStream {
   private pump(): void {
     if (this.pumping || this.closed || this.credit <= 0 || this.clientDone) return;
     this.pumping = true;
-    void this.pumpLoop()
-      .catch((error: unknown) => {
-        const e = toSeppError(error);
+    void this.call.spawn(async () => {
+      try {
+        await this.pumpLoop();
+      } catch (error) {
         // A full waiter table or a validation problem ends the stream with its status.
-        this.fail(e);
-      })
-      .finally(() => {
+        this.fail(toSeppError(error));
+      } finally {
         this.pumping = false;
-      });
+      }
+    });
   }
 
   private async pumpLoop(): Promise<void> {
@@ -385,6 +395,7 @@ class WorkStream {
         this.abort.signal,
       );
       if (this.closed) return; // Leases taken as the stream died simply expire.
+      this.listed?.seen();
       this.credit -= jobs.length;
       // Jobs are bounded by the credit, so they are written even when the client reads slowly.
       const outbox = this.outbox!;

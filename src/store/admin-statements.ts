@@ -164,6 +164,13 @@ export function prepareAdminStatements(db: Db) {
         WHERE seq = @seq AND state IN ('ready', 'scheduled')`,
     ),
 
+    // ---- queues
+    /** Whether a queue's row exists (the truth inside a write, where memory may lag the batch). */
+    queueExists: db.prepare<[string], 1>('SELECT 1 FROM queues WHERE name = ?').pluck(),
+    /** Removes an empty queue: its counters first, then its row (jobs reference it, so a queue with jobs cannot go). */
+    deleteQueueCounts: db.prepare<[string]>('DELETE FROM queue_counts WHERE queue = ?'),
+    deleteQueue: db.prepare<[string]>('DELETE FROM queues WHERE name = ?'),
+
     // ---- bulk changes, in chunks
     /** Deletes up to @limit jobs of a queue in one state (purge of ready and scheduled); their ids and types, for events. */
     deleteStateChunk: db.prepare<

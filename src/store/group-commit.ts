@@ -11,13 +11,22 @@
  * with setImmediate) → flushing (a transaction is open) → idle or scheduled.
  * better-sqlite3 is synchronous, so a flush runs to completion without any
  * other JavaScript interleaving; submissions made during it (by after-commit
- * hooks) go to the next batch.
+ * hooks) go to the next batch. An operation's follow-ups (`tx.followUp`) are
+ * the exception: they join the batch being written, after their operation
+ * succeeded, so what it made possible (a waiting reserve taking a new job)
+ * shares its commit and its fsync instead of needing one more.
  */
 import type { Db } from './open.ts';
 
 export interface Transaction {
   /** Runs after the batch's commit is durable, before the callers' promises settle, in submission order. */
   afterCommit(hook: () => void): void;
+  /**
+   * Runs `run` as a further operation of this same batch, after this operation (only if
+   * it succeeds; otherwise the promise rejects with its error), in its own savepoint.
+   * The promise settles like submit's: after the commit is durable.
+   */
+  followUp<T>(run: (tx: Transaction) => T): Promise<T>;
 }
 
 export interface BatchStats {
@@ -36,7 +45,7 @@ export interface GroupCommitOptions {
   onHookError?: (error: unknown) => void;
   /** Called after every batch, for telemetry. */
   onBatch?: (stats: BatchStats) => void;
-  /** Most operations in one transaction; the rest wait for the next. */
+  /** Most operations in one transaction; the rest wait for the next (follow-ups join their operation's regardless). */
   maxBatchOperations?: number;
   /** A monotonic clock for measuring batches, in milliseconds. */
   monotonicMs?: () => number;
@@ -131,13 +140,24 @@ export class GroupCommitter {
       for (const op of batch) {
         if (batchError !== undefined) break;
         const opHooks: (() => void)[] = [];
+        let followUps: PendingOp[] | undefined;
         this.savepoint.run();
         try {
-          const value = op.run({ afterCommit: (hook) => opHooks.push(hook) });
+          const value = op.run({
+            afterCommit: (hook) => opHooks.push(hook),
+            followUp: <T>(run: (tx: Transaction) => T) =>
+              new Promise<T>((resolve, reject) => {
+                followUps ??= [];
+                followUps.push({ run, resolve: resolve as (value: unknown) => void, reject });
+              }),
+          });
           this.release.run();
           results.push({ ok: true, value });
           hooks.push(...opHooks);
+          // The loop reaches them after the operations already in the batch.
+          if (followUps !== undefined) batch.push(...followUps);
         } catch (error) {
+          for (const followUp of followUps ?? []) followUp.reject(error);
           if (isStorageFailure(error) || !this.db.inTransaction) {
             batchError = error;
           } else {

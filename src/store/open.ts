@@ -4,9 +4,10 @@
  * WAL mode with normal (shared) locking, so that `sqlite3` and Litestream can
  * read it while the server runs; then the embedded migrations.
  */
-import { closeSync, fchmodSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, fchmodSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { databaseOpenError, ensureDataDir } from './data-dir.ts';
 import { DataDirInUseError, isBusy, lockDataDir, lockFileName } from './data-dir-lock.ts';
 import { migrate } from './migrate.ts';
 
@@ -44,22 +45,32 @@ export interface OpenOptions {
 }
 
 /**
- * Locks the data directory, then opens its database. The lock is released
- * when the returned connection is closed, or by the OS when the process dies.
+ * Locks the data directory (creating it when needed), then opens its
+ * database. The lock is released when the returned connection is closed, or
+ * by the OS when the process dies. A directory or file sepp cannot use is a
+ * DataDirError that says why (data-dir.ts).
  */
 export function openDataDir(dataDir: string, options: OpenOptions): Db {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  // Both files owner-only, like everything sepp writes to the data directory.
-  createOwnerOnly(join(dataDir, lockFileName));
-  const lock = lockDataDir(dataDir, options.nativeBinding);
+  ensureDataDir(dataDir);
+  const lockPath = join(dataDir, lockFileName);
+  const path = join(dataDir, databaseFileName);
+  let lock: ReturnType<typeof lockDataDir>;
+  try {
+    // Both files owner-only, like everything sepp writes to the data directory.
+    createOwnerOnly(lockPath);
+    lock = lockDataDir(dataDir, options.nativeBinding);
+  } catch (error) {
+    if (error instanceof DataDirInUseError) throw error;
+    throw databaseOpenError(lockPath, error) ?? error;
+  }
   let db: Db;
   try {
-    const path = join(dataDir, databaseFileName);
     createOwnerOnly(path);
     db = openDatabase(path, options);
   } catch (error) {
     lock.close();
-    throw error;
+    if (error instanceof DataDirInUseError) throw error;
+    throw databaseOpenError(path, error) ?? error;
   }
   // The lock lives exactly as long as the connection: every caller closes the
   // database with db.close(), so that call releases the lock too.

@@ -19,8 +19,9 @@
  * Never called when run from source: nothing rewrites the modules then.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { privateRunDir } from './private-dir.ts';
+import { PrivateDirError, privateRunDir } from './private-dir.ts';
 import { readSeaAsset, runningAsSea, seaAssets } from './sea-assets.ts';
 
 /** Prefix of the asset keys build.mjs embeds dependencies' data files under. */
@@ -40,7 +41,18 @@ export function packageDir(mirrorDir: string, fromBundleDir: string): string {
       fromBundleDir,
     );
   }
-  mirror ??= extractPackageFiles();
+  if (mirror === undefined) {
+    try {
+      mirror = extractPackageFiles();
+    } catch (error) {
+      if (!(error instanceof PrivateDirError)) throw error;
+      // No private directory (TMPDIR unusable). Most modules only build paths at load
+      // and read the files later, if ever (grpc-js's channelz): give them a path where
+      // nothing is, so `sepp --version` and the operator commands still work. `sepp
+      // serve` needs the files, and checks the private directory first to say why not.
+      return join(tmpdir(), 'sepp-files-unavailable', mirrorDir);
+    }
+  }
   const dir = join(mirror, mirrorDir);
   // Create it even if it holds no files: paths like `${__dirname}/../../proto` only
   // resolve through directories that exist.

@@ -15,10 +15,24 @@ const prefix = 'sepp-native-';
 
 let dir: string | undefined;
 
+/** The private directory cannot be made; the message names TMPDIR and what to do. */
+export class PrivateDirError extends Error {
+  override name = 'PrivateDirError';
+}
+
 export function privateRunDir(): string {
   if (dir === undefined) {
     removeStaleNativeDirs(tmpdir());
-    const created = mkdtempSync(join(tmpdir(), `${prefix}${process.pid}-`));
+    let created: string;
+    try {
+      created = mkdtempSync(join(tmpdir(), `${prefix}${process.pid}-`));
+    } catch (error) {
+      const code = error instanceof Error && 'code' in error ? ` (${String(error.code)})` : '';
+      throw new PrivateDirError(
+        `cannot create a private directory in ${tmpdir()}${code}: this executable unpacks its SQLite ` +
+          'addon there; point TMPDIR at a writable directory',
+      );
+    }
     // mkdtemp already creates 0700; say so explicitly, whatever the umask.
     chmodSync(created, 0o700);
     process.once('exit', () => rmSync(created, { recursive: true, force: true }));

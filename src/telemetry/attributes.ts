@@ -26,6 +26,8 @@ export const attr = {
   dbFile: 'sepp.db.file',
   schedule: 'sepp.schedule',
   skipReason: 'sepp.schedule.skip_reason',
+  /** Why a connection was closed or a call refused by a limit of the gRPC port. */
+  refusalReason: 'sepp.refusal.reason',
 } as const;
 
 export const grpcServiceName = 'sepp.v1.QueueService';

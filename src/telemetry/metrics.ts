@@ -19,6 +19,7 @@ import type { ScheduleEvent } from '../engine/schedules/types.ts';
 import type { CommitStats, JobEvent, QueueInfo } from '../engine/types.ts';
 import { jobStates } from '../engine/types.ts';
 import { attr } from './attributes.ts';
+import { type ConnectionCounts, observeConnections } from './connection-metrics.ts';
 
 /** What the gauges read; the Engine satisfies it. */
 export interface MetricsSource {
@@ -26,6 +27,8 @@ export interface MetricsSource {
   readonly waitingReserves: number;
   /** The job event backlog (src/engine/events): subscribers, events kept and their bytes. */
   readonly eventBacklog: { subscribers: number; events: number; bytes: number };
+  /** True while the disk is full (enqueues refused, workers draining). */
+  readonly diskIsFull: boolean;
 }
 
 export interface MetricsOptions {
@@ -62,6 +65,7 @@ export class Metrics {
   private readonly ticksEnqueued: Counter;
   private readonly ticksSkipped: Counter;
   private source: MetricsSource | undefined;
+  private connections: (() => ConnectionCounts) | undefined;
 
   constructor(private readonly options: MetricsOptions) {
     // preventServerStart: the exporter is only a MetricReader here; sepp's own HTTP serves the text.
@@ -118,6 +122,12 @@ export class Metrics {
         'Schedule ticks that enqueued nothing, by schedule and reason (misfire, overlap, rejected)',
     });
     this.observeGauges(meter);
+    observeConnections(meter, () => this.connections?.());
+  }
+
+  /** Connection gauges and counters read `read` (the gRPC server, once it exists). */
+  observeConnections(read: () => ConnectionCounts): void {
+    this.connections = read;
   }
 
   /** Gauges read the engine; it is built after the metrics, because it reports into them. */
@@ -200,6 +210,14 @@ export class Metrics {
       'By',
       'Estimated bytes of the job events kept (limits.event_backlog_bytes bounds it)',
     );
+    const diskFull = meter.createObservableGauge('sepp.storage.disk_full', {
+      unit: '1',
+      description:
+        '1 while the data directory disk is full: enqueues are refused, workers drain in the freed reserve',
+    });
+    diskFull.addCallback((result) => {
+      if (this.source !== undefined) result.observe(this.source.diskIsFull ? 1 : 0);
+    });
     const fileSize = meter.createObservableUpDownCounter('sepp.db.file.size', {
       unit: 'By',
       description: 'Size of the SQLite database file and of its write-ahead log',

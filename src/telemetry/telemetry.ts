@@ -7,6 +7,7 @@
 import { type DiagLogger, DiagLogLevel, diag } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { TelemetryConfig } from '../config/index.ts';
+import type { ConnectionCounts } from './connection-metrics.ts';
 import type { Logger } from './logger.ts';
 import { Metrics, type MetricsSource } from './metrics.ts';
 import { RpcTelemetry } from './rpc-observer.ts';
@@ -76,6 +77,11 @@ export class Telemetry {
   /** Gives the gauges their source (the engine, once it exists). */
   observe(source: MetricsSource): void {
     this.metrics.observe(source);
+  }
+
+  /** Gives the connection metrics their source (the gRPC server, once it exists). */
+  observeConnections(read: () => ConnectionCounts): void {
+    this.metrics.observeConnections(read);
   }
 
   /** The Prometheus text exposition of every metric, collected now (what `/metrics` serves). */

@@ -33,7 +33,12 @@ test('overview: server facts, totals from the counters, waiting workers and rate
     totals: Record<string, number>;
     queues: QueueInfo[];
     waitingWorkers: number;
-    rates: { bucketMs: number; series: Record<string, number[]>; totals: Record<string, number> };
+    rates: {
+      bucketMs: number;
+      series: Record<string, number[]>;
+      totals: Record<string, number>;
+      current: { perSecond: Record<string, number> };
+    };
   }>('/api/v1/overview');
   assert.equal(status, 200);
   assert.equal(body.server.version, '0.1.0-test');
@@ -49,7 +54,15 @@ test('overview: server facts, totals from the counters, waiting workers and rate
   assert.equal(body.rates.bucketMs, 10_000);
   assert.equal(body.rates.series.enqueued?.length, 360);
   assert.equal(body.rates.totals.enqueued, 4);
-  assert.equal(body.rates.series.enqueued?.at(-1), 4);
+  // The enqueues are in the bucket in progress: counted in the rates, not drawn as a finished bucket.
+  assert.equal(body.rates.series.enqueued?.at(-1), 0);
+  assert.equal(body.rates.current.perSecond.enqueued, 4 / 5);
+  const five = await op.get<{ rates: { window: string; series: Record<string, number[]> } }>(
+    '/api/v1/overview?window=5m',
+  );
+  assert.equal(five.body.rates.window, '5m');
+  assert.equal(five.body.rates.series.enqueued?.length, 30);
+  assert.equal((await op.get('/api/v1/overview?window=2h')).status, 400);
 });
 
 test('queues: list, one, pause and resume (audited), unknown queue is 404', async () => {
@@ -80,6 +93,24 @@ test('purge needs the queue name as confirmation and reports what it deleted', a
   assert.equal(refused.body.error?.code, 'invalid_argument');
   assert.equal((await op.post('/api/v1/queues/emails/purge', { confirm: 'emails' })).body.deleted, 3);
   assert.deepEqual(lastAudit().details, { deleted: 3, done: true });
+});
+
+test('an empty queue can be deleted (audited); one with jobs is 409; an unknown one 404 and no pause creates it', async () => {
+  const { jobId } = await admin.t.engine.enqueue({ queue: 'typo', type: 't', payload: enc('{}') });
+  const busy = await op.request('DELETE', '/api/v1/queues/typo');
+  assert.equal(busy.status, 409);
+  assert.match(busy.body.error?.message ?? '', /queue typo holds 1 job \(ready 1\)/);
+  await admin.t.engine.cancel(jobId);
+  const deleted = await op.request('DELETE', '/api/v1/queues/typo');
+  assert.equal(deleted.status, 200);
+  assert.deepEqual(deleted.body, { deleted: 'typo' });
+  assert.deepEqual(
+    [lastAudit().actor, lastAudit().action, lastAudit().target],
+    ['admin', 'queue.delete', 'queue:typo'],
+  );
+  assert.equal((await op.request('DELETE', '/api/v1/queues/typo')).status, 404);
+  assert.equal((await op.post('/api/v1/queues/typo/pause', {})).status, 404);
+  assert.deepEqual((await op.get<{ queues: QueueInfo[] }>('/api/v1/queues')).body.queues, []);
 });
 
 test('jobs: list by state with cursor and type filter; find by key; detail with decoded payload', async () => {

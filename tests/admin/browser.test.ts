@@ -6,26 +6,29 @@
  * photographed at desktop and phone sizes into tests/artifacts/admin/.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { hashPassword } from '../../src/admin/password.ts';
 import { diskAssetSource } from '../../src/admin/static-assets.ts';
 import type { Engine } from '../../src/engine/engine.ts';
 import { testScrypt } from '../helpers/admin.ts';
+import {
+  buildUi,
+  launchBrowser,
+  phone,
+  root,
+  shot,
+  sidewaysOverflow,
+  watch as watchPage,
+} from '../helpers/browser.ts';
 import { registerSecret } from '../helpers/secret-log.ts';
 import { call, startTestServer, type TestServer } from '../helpers/server.ts';
 
-const root = new URL('../..', import.meta.url).pathname;
-const chromiumPath = '/usr/bin/chromium';
-const artifacts = join(root, 'tests/artifacts/admin');
 const user = { name: 'ops', password: 'browser-test-password' };
 registerSecret('admin password', user.password);
-const desktop = { width: 1280, height: 800 };
-const phone = { width: 375, height: 740 };
 
 /** Enqueues through the gRPC API, as a producer would. */
 async function enqueueJobs(queue: string, count: number, type = 'send_welcome'): Promise<string[]> {
@@ -61,18 +64,8 @@ let context: BrowserContext;
 const problems: string[] = [];
 
 before(async () => {
-  if (!existsSync(chromiumPath)) {
-    throw new Error(
-      `${chromiumPath} is missing: install Debian's chromium (apt-get install -y chromium; .ci/run does it). This test never downloads a browser.`,
-    );
-  }
-  const built = spawnSync(process.execPath, [join(root, 'scripts/build-ui.mjs'), '--if-stale'], {
-    encoding: 'utf8',
-  });
-  assert.equal(built.status, 0, `building the UI failed:\n${built.stdout}${built.stderr}`);
-
+  buildUi();
   dir = mkdtempSync(join(tmpdir(), 'sepp-browser-'));
-  mkdirSync(artifacts, { recursive: true });
   passwordHash = await hashPassword(user.password, testScrypt);
   t = await startTestServer({
     toml:
@@ -83,20 +76,7 @@ before(async () => {
   });
   engine = t.server.engine;
   adminUrl = `http://127.0.0.1:${t.server.adminPort}`;
-  context = await chromium.launchPersistentContext(join(dir, 'chromium-profile'), {
-    executablePath: chromiumPath,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-    viewport: desktop,
-  });
+  context = await launchBrowser(join(dir, 'chromium-profile'));
 });
 
 after(async () => {
@@ -105,17 +85,7 @@ after(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-function watch(page: Page): Page {
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-  });
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  return page;
-}
-
-async function shot(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
-}
+const watch = (page: Page): Page => watchPage(page, problems);
 
 test('an operator logs in, follows the dashboard, fixes jobs and reads the audit log', async () => {
   const page = watch(context.pages()[0] ?? (await context.newPage()));
@@ -177,9 +147,11 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
 
   // Jobs: list, then open one.
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Jobs' }).click();
+  await page.getByLabel('Queue', { exact: true }).selectOption('emails');
+  await page.getByLabel('State', { exact: true }).selectOption('ready');
   await page.getByText('9 ready jobs in emails').waitFor();
   await shot(page, 'jobs-desktop');
-  await page.getByRole('link', { name: `${ids[5]!.slice(0, 8)}…${ids[5]!.slice(-4)}` }).click();
+  await page.getByRole('link', { name: `job ${ids[5]!}` }).click();
   await page.getByRole('heading', { name: /^Payload/ }).waitFor();
   await page.getByText('"user5@example.com"').waitFor();
   await shot(page, 'job-detail-desktop');
@@ -201,7 +173,7 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
 
   // Enqueue a job through the form.
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Enqueue' }).click();
-  await page.getByLabel('Queue').fill('reports');
+  await page.getByLabel('Queue', { exact: true }).selectOption('reports');
   await page.getByLabel('Job type').fill('weekly_report');
   await page.getByLabel('Payload').fill('{"week": 49}');
   await page.getByRole('button', { name: 'Enqueue', exact: true }).click();
@@ -220,7 +192,7 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
   await page.getByRole('row').filter({ hasText: 'session.login' }).waitFor({ state: 'detached' });
 
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Configuration' }).click();
-  await page.locator('pre', { hasText: '"passwordHash": "<redacted>"' }).waitFor();
+  await page.getByRole('row', { name: /passwordHash\s*<redacted>/ }).waitFor();
   await shot(page, 'config-desktop');
 
   // Purge asks for the queue's name before it does anything.
@@ -233,6 +205,21 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
   );
   await shot(page, 'purge-confirm-desktop');
   await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+
+  // A queue with jobs offers no delete; an empty one (here: one paused before any use) does.
+  assert.equal(await page.getByRole('button', { name: 'Delete queue…' }).count(), 0);
+  await engine.pauseQueue('emials', undefined, { allowMissing: true });
+  await page.goto(url('/queues/emials'));
+  await page.getByRole('button', { name: 'Delete queue…' }).click();
+  await page.getByRole('dialog').getByText('emials holds no jobs').waitFor();
+  await shot(page, 'delete-queue-confirm-desktop');
+  await page.getByRole('dialog').getByRole('button', { name: 'Delete queue' }).click();
+  await page.getByRole('heading', { name: 'Queues', exact: true }).waitFor();
+  await page.getByText('Deleted queue emials.').waitFor();
+  assert.equal(
+    engine.listQueues().some((q) => q.name === 'emials'),
+    false,
+  );
 
   // Every page at phone size, with a dead letter to show.
   await engine.nack({
@@ -248,7 +235,7 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
     ['queues', '/queues', 'Queues'],
     ['queue-detail', '/queues/emails', 'Queue emails'],
     ['jobs', '/jobs?queue=emails&state=ready', 'Jobs'],
-    ['job-detail', `/jobs/${leased[1]!.id}`, `Job ${leased[1]!.id.slice(0, 8)}…${leased[1]!.id.slice(-4)}`],
+    ['job-detail', `/jobs/${leased[1]!.id}`, `Job …${leased[1]!.id.slice(-8)}`],
     ['dead-letters', '/dead-letters', 'Dead letters'],
     ['enqueue', '/enqueue', 'Enqueue a job'],
     ['audit', '/audit', 'Audit log'],
@@ -258,10 +245,7 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
     await small.goto(url(path));
     await small.getByRole('heading', { name: heading, exact: true }).waitFor();
     await small.waitForLoadState('networkidle');
-    // A string, not a function: this file is type-checked without the DOM library.
-    const overflow = Number(
-      await small.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'),
-    );
+    const overflow = await sidewaysOverflow(small);
     assert.ok(overflow <= 0, `${name} scrolls sideways by ${overflow}px at phone width`);
     await shot(small, `${name}-phone`);
     const shown = await small.content();

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { prepareAdminStatements } from '../../src/store/admin-statements.ts';
+import { prepareBrowseStatements } from '../../src/store/browse-statements.ts';
 import { type Db, openDataDir } from '../../src/store/open.ts';
 import { prepareStatements } from '../../src/store/statements.ts';
 
@@ -39,18 +40,26 @@ function withDb(fn: (db: Db) => void): void {
   }
 }
 
-/** Reads over whole tiny tables, and the fallback for queues with hundreds of job types (job-queries.ts). */
+/**
+ * Reads over whole tiny tables; the fallback for queues with hundreds of job types
+ * (job-queries.ts); and the bounded reads of browse-statements.ts: the newest ids
+ * (LIMIT @scan of the id index) and the leases held now (the jobs_leased partial
+ * index, grouped by worker: as many rows as there are leases, not jobs).
+ */
 const allowedScans = new Set([
   'allQueues',
   'allCounts',
   'countsFromRows',
   'seqsAnyTypeAsc',
   'seqsAnyTypeDesc',
+  'idsContaining',
+  'leasesByWorker',
+  'storedJobs',
 ]);
 
 test('every admin and engine statement reads through an index, without sorting', () => {
   withDb((db) => {
-    const all = { ...prepareStatements(db), ...prepareAdminStatements(db) };
+    const all = { ...prepareStatements(db), ...prepareAdminStatements(db), ...prepareBrowseStatements(db) };
     const problems: string[] = [];
     for (const [name, statement] of Object.entries(all)) {
       const source = (statement as unknown as Prepared).source;
@@ -82,5 +91,22 @@ test('the hot path keeps its indexes', () => {
     uses(admin.seqsOfTypeAsc, 'jobs_by_state_type');
     uses(admin.jobIdByIdempotencyKey, 'jobs_idempotency');
     uses(admin.auditPageByActor, 'audit_log_actor');
+    const browse = prepareBrowseStatements(db);
+    uses(browse.dueScanAsc, 'jobs_scheduled_due');
+    uses(browse.retryScanDesc, 'jobs_retrying_due');
+    uses(browse.seqScanAsc, 'jobs_by_state_type');
+    assert.ok(
+      plan(db, browse.leasesByWorker).includes('SCAN jobs USING INDEX jobs_leased'),
+      'leases: the leased rows only',
+    );
+    // The newest ids: the id index read backwards, a covering read that stops at @scan.
+    assert.ok(
+      plan(db, browse.idsContaining).some((step) => /COVERING INDEX sqlite_autoindex_jobs_1/.test(step)),
+    );
+    assert.ok(
+      plan(db, browse.idsByPrefix).some((step) =>
+        /SEARCH jobs USING COVERING INDEX sqlite_autoindex_jobs_1 \(id>\? AND id<\?\)/.test(step),
+      ),
+    );
   });
 });

@@ -6,25 +6,20 @@
  * into tests/artifacts/admin/ (schedules-*.png).
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { hashPassword } from '../../src/admin/password.ts';
 import { diskAssetSource } from '../../src/admin/static-assets.ts';
 import { testScrypt } from '../helpers/admin.ts';
+import { buildUi, desktop, launchBrowser, phone, root, shot, watch } from '../helpers/browser.ts';
 import { registerSecret } from '../helpers/secret-log.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
-const root = new URL('../..', import.meta.url).pathname;
-const chromiumPath = '/usr/bin/chromium';
-const artifacts = join(root, 'tests/artifacts/admin');
 const user = { name: 'dana', password: 'schedules-browser-password' };
 registerSecret('admin password', user.password);
-const desktop = { width: 1280, height: 800 };
-const phone = { width: 375, height: 740 };
 
 const schedulesToml = `
 [[schedules]]
@@ -60,34 +55,15 @@ let context: BrowserContext;
 const problems: string[] = [];
 
 before(async () => {
-  assert.ok(
-    existsSync(chromiumPath),
-    `${chromiumPath} is missing: apt-get install -y chromium (.ci/run does it)`,
-  );
-  const built = spawnSync(process.execPath, [join(root, 'scripts/build-ui.mjs'), '--if-stale'], {
-    encoding: 'utf8',
-  });
-  assert.equal(built.status, 0, `building the UI failed:\n${built.stdout}${built.stderr}`);
+  buildUi();
   dir = mkdtempSync(join(tmpdir(), 'sepp-schedules-browser-'));
-  mkdirSync(artifacts, { recursive: true });
   const passwordHash = await hashPassword(user.password, testScrypt);
   t = await startTestServer({
     toml: `[[admin.users]]\nname = "${user.name}"\nrole = "operator"\npassword_hash = "${passwordHash}"\n${schedulesToml}`,
     uiAssets: diskAssetSource(join(root, 'ui/dist')),
   });
   adminUrl = `http://127.0.0.1:${t.server.adminPort}`;
-  context = await chromium.launchPersistentContext(join(dir, 'chromium-profile'), {
-    executablePath: chromiumPath,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--no-first-run',
-    ],
-    viewport: desktop,
-  });
+  context = await launchBrowser(join(dir, 'chromium-profile'));
 });
 
 after(async () => {
@@ -96,19 +72,8 @@ after(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-function watch(page: Page): Page {
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-  });
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  return page;
-}
-
-const shot = (page: Page, name: string) =>
-  page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
-
 test('an operator sees the schedules, pauses, resumes and triggers one, and opens its page', async () => {
-  const page = watch(context.pages()[0] ?? (await context.newPage()));
+  const page = watch(context.pages()[0] ?? (await context.newPage()), problems);
   await page.goto(`${adminUrl}/schedules`);
   await page.getByLabel('User name').fill(user.name);
   await page.getByLabel('Password').fill(user.password);

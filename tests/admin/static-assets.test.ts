@@ -1,11 +1,12 @@
 /** The UI's files: content types, caching, client-side routes, and no way out of the asset set. */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { diskAssetSource, memoryAssetSource, safeAssetPath } from '../../src/admin/static-assets.ts';
 import type { AssetSource } from '../../src/admin/types.ts';
+import { isUiRoute, uiRoutePaths } from '../../src/admin/ui-routes.ts';
 import { openTestAdmin, TestClient } from '../helpers/admin.ts';
 
 const files = {
@@ -122,4 +123,56 @@ test('the API is never answered by the UI fallback', async () => {
     assert.equal(reply.status, 404);
     assert.equal(reply.body.error?.code, 'not_found');
   });
+});
+
+test('the UI routes get index.html; any other path that is no file is a 404, not the UI', async () => {
+  await withAssets(memoryAssetSource(files), async (client) => {
+    for (const path of [
+      '/',
+      '/login',
+      '/queues',
+      '/queues/',
+      '/queues/emails',
+      '/queues/emails.v2',
+      '/queues/billing:eu',
+      '/queues/billing%3Aeu',
+      '/jobs',
+      '/jobs/0190aaaa-0000-7000-8000-000000000000',
+      '/dead-letters',
+      '/schedules',
+      '/schedules/nightly-report',
+      '/enqueue',
+      '/audit',
+      '/config',
+    ]) {
+      const reply = await client.get<unknown>(path);
+      assert.equal(reply.status, 200, path);
+      assert.equal(reply.body, files['index.html'], path);
+    }
+    for (const path of [
+      '/nope',
+      '/healthcheck',
+      '/queues/a/b',
+      '/jobs/x/y',
+      '/schedules/a/b',
+      '/wp-login.php',
+      '/admin',
+      '/status',
+    ]) {
+      const reply = await client.get(path);
+      assert.equal(reply.status, 404, path);
+      assert.equal(reply.body.error?.code, 'not_found', path);
+    }
+  });
+});
+
+test("the server's list of UI routes is the UI's", () => {
+  const main = readFileSync(new URL('../../ui/src/main.tsx', import.meta.url), 'utf8');
+  const inUi = new Set<string>();
+  for (const m of main.matchAll(/path === '([^']+)'/g)) inUi.add(m[1] ?? '');
+  for (const m of main.matchAll(/match\('([^']+)', path\)/g)) inUi.add(m[1] ?? '');
+  assert.deepEqual([...inUi].sort(), [...uiRoutePaths].sort());
+  for (const path of uiRoutePaths) {
+    assert.ok(isUiRoute(path.replace(/:[a-z]+/, 'x')), path);
+  }
 });

@@ -8,7 +8,7 @@ import { SessionStore } from '../../src/admin/sessions.ts';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { testScrypt } from '../helpers/admin.ts';
 
-test('RateHistory counts events into 10 s buckets over the last hour and forgets older ones', () => {
+test('RateHistory: finished buckets over the window, current rates over the time covered, per queue, with waits', () => {
   const clock = new FakeClock(Date.UTC(2026, 0, 1));
   const rates = new RateHistory(clock);
   rates.record({ kind: 'enqueued', queue: 'q', count: 5 });
@@ -16,17 +16,38 @@ test('RateHistory counts events into 10 s buckets over the last hour and forgets
   rates.record({ kind: 'cancelled', queue: 'q', count: 9 });
   clock.advance(10_000);
   rates.record({ kind: 'acked', queue: 'q', count: 2 });
+  rates.record({ kind: 'reserved', queue: 'r', count: 4, waitMsTotal: 2000, waitMsMax: 1500 });
+  clock.advance(5_000);
   let snap = rates.snapshot();
   assert.equal(snap.series.enqueued.length, 360);
-  assert.deepEqual(snap.series.enqueued.slice(-2), [5, 0]);
-  assert.deepEqual(snap.series.acked.slice(-2), [0, 2]);
-  assert.equal(snap.series.dead.at(-2), 1);
-  assert.equal(snap.startMs + 359 * 10_000, Math.floor(clock.nowMs() / 10_000) * 10_000);
-  clock.advance(60 * 60_000 - 10_000);
+  assert.deepEqual(snap.series.enqueued.slice(-2), [0, 5], 'the bucket in progress is not in the series');
+  assert.equal(snap.series.acked.at(-1), 0, 'the ack is in the bucket in progress');
+  assert.equal(snap.series.dead.at(-1), 1);
+  assert.equal(snap.startMs + 360 * 10_000, Math.floor(clock.nowMs() / 10_000) * 10_000);
+  // 15 s since the start: the rates divide by that, not by the hour.
+  assert.equal(snap.coveredMs, 15_000);
+  assert.equal(snap.current.perSecond.enqueued, 5 / 15);
+  assert.equal(snap.queues.q?.perSecond.acked, 2 / 15);
+  assert.equal(snap.queues.r?.waitMsAvg, 500);
+  assert.equal(snap.queues.r?.waitMsMax, 1500);
+  assert.equal(snap.queues.q?.waitMsAvg, null, 'nothing leased from q');
+  const five = rates.snapshot('5m');
+  assert.equal(five.series.enqueued.length, 30);
+  assert.equal(five.bucketMs, 10_000);
+  const day = rates.snapshot('24h');
+  assert.equal(day.series.enqueued.length, 288);
+  assert.equal(day.bucketMs, 5 * 60_000);
+  clock.advance(60 * 60_000);
   snap = rates.snapshot();
-  assert.equal(snap.series.enqueued[0], 0, 'the first bucket has fallen out of the hour');
-  assert.equal(snap.series.acked[0], 2);
+  assert.equal(
+    snap.series.enqueued.reduce((a, b) => a + b, 0),
+    0,
+    'an hour later the first events are out of the hour',
+  );
+  assert.equal(snap.current.perSecond.enqueued, 0);
+  assert.equal(rates.snapshot('24h').current.perSecond.enqueued > 0, true, 'but still in the day');
   rates.record({ kind: 'enqueued', queue: 'q', count: 1 });
+  clock.advance(10_000);
   snap = rates.snapshot();
   assert.equal(snap.series.enqueued.at(-1), 1, 'a reused slot starts from zero');
   assert.equal(snap.totals.enqueued, 6);

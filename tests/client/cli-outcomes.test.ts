@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { SeppClient } from '../../clients/typescript/src/index.ts';
+import { buildCli, DryRunAccepted } from '../../src/cli/parser.ts';
 import { captureOutput } from '../helpers/secret-log.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { until } from './helpers.ts';
@@ -35,6 +36,41 @@ function sepp(args: string[], env: Record<string, string>): Promise<Run> {
     );
   });
 }
+
+/** What the real parser makes of `args`, without running the command. */
+async function parsed(args: string[]): Promise<Readonly<Record<string, unknown>>> {
+  try {
+    await buildCli(args, { dryRun: true }).parseAsync(args);
+  } catch (error) {
+    if (error instanceof DryRunAccepted) return error.argv;
+    throw error;
+  }
+  throw new Error(`${args.join(' ')} ran instead of stopping in the dry run`);
+}
+
+test('sepp events keeps every --queue, --job and --kind given; --count keeps its last, like other flags', async () => {
+  const argv = await parsed([
+    'events',
+    '--queue',
+    'a',
+    '--queue',
+    'b',
+    '--job',
+    '01a2365f-985c-7000-b7f9-d57e51622832',
+    '--kind',
+    'completed',
+    '--kind',
+    'leased',
+    '--count',
+    '1',
+    '--count',
+    '2',
+  ]);
+  assert.deepEqual(
+    [argv.queue, argv.job, argv.kind, argv.count],
+    [['a', 'b'], ['01a2365f-985c-7000-b7f9-d57e51622832'], ['completed', 'leased'], 2],
+  );
+});
 
 describe('operator CLI: results, progress, waiting and events', () => {
   let t: TestServer;

@@ -210,6 +210,12 @@ for (const transport of ['stream', 'unary'] as const) {
       assert.equal(info.limits.maxBatchJobs, 1000);
       assert.equal(info.limits.maxResultBytes, 64 * 1024);
       assert.equal(info.limits.eventBacklogEvents, 50_000);
+      assert.deepEqual(
+        [info.limits.maxConnections, info.limits.maxStreamsPerConnection],
+        [4096, 1000],
+        "the gRPC port's connection limits",
+      );
+      assert.deepEqual([info.limits.handshakeTimeoutMs, info.limits.idleTimeoutMs], [10_000, 300_000]);
       assert.equal(info.serverTime.getTime(), clock.nowMs());
       assert.equal(info.queueDefaults.maxAttempts, 5);
     });

@@ -85,7 +85,7 @@ test('`sepp config check` says OK and warns about a world-readable file with a p
     assert.equal(loose.stdout, `${file}: OK\n`);
     assert.match(
       loose.stderr,
-      /1 warning\(s\)\n {2}grpc\.api_keys\[0\]\.key: .*sepp\.toml is readable by other users \(mode 0644\)/,
+      /^sepp: warning: grpc\.api_keys\[0\]\.key: .*sepp\.toml is readable by other users \(mode 0644\)/,
     );
     chmodSync(file, 0o600);
     const tight = await runSepp(['config', 'check', file]);

@@ -17,12 +17,17 @@ test('with no file, no variables and no flags every setting has its default', ()
     logLevel: 'info',
     logFormat: 'text',
     shutdownTimeoutMs: 10_000,
+    diskReserveBytes: 32 * 1024 * 1024,
   });
   assert.deepEqual(config.grpc, {
     tls: null,
     apiKeys: [],
     insecureAllowUnauthenticated: false,
     maxMessageBytes: 4 * 1024 * 1024 + 64 * 1024,
+    maxConnections: 4096,
+    maxStreamsPerConnection: 1000,
+    handshakeTimeoutMs: 10_000,
+    idleTimeoutMs: 300_000,
   });
   assert.deepEqual(config.admin, {
     tls: null,

@@ -53,6 +53,10 @@ test('redaction replaces every secret and keeps everything else', () => {
     ],
     insecureAllowUnauthenticated: false,
     maxMessageBytes: config.grpc.maxMessageBytes,
+    maxConnections: 4096,
+    maxStreamsPerConnection: 1000,
+    handshakeTimeoutMs: 10_000,
+    idleTimeoutMs: 300_000,
   });
   assert.deepEqual((view.admin as { users: unknown }).users, [
     { name: 'alice', role: 'admin', passwordHash: '<redacted>' },

@@ -94,12 +94,12 @@ test('the loader (and so `config check`) reports a key that is not the certifica
   assert.ok(checkConfigFile(configWith('good', 'admin', one.certFile, one.keyFile)).ok);
 });
 
-test('`sepp config check` exits 1 and names grpc.tls.cert_file for swapped files', async () => {
+test('`sepp config check` exits 2 and names grpc.tls.cert_file for swapped files', async () => {
   const file = configWith('swapped', 'grpc', one.keyFile, one.certFile);
   const out = await runSepp(['config', 'check', file]);
-  assert.equal(out.code, 1, out.stdout);
-  assert.match(out.stderr, /^ {2}grpc\.tls\.cert_file: .* holds no PEM certificate/m);
-  assert.match(out.stderr, /^ {2}grpc\.tls\.key_file: .* holds no PEM private key/m);
+  assert.equal(out.code, 2, out.stdout);
+  assert.match(out.stderr, /^sepp: .*: grpc\.tls\.cert_file: .* holds no PEM certificate/m);
+  assert.match(out.stderr, /^sepp: .*: grpc\.tls\.key_file: .* holds no PEM private key/m);
   assert.doesNotMatch(out.stderr, /grpc_listen|\n\s+at /);
 });
 

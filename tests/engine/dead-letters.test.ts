@@ -105,7 +105,12 @@ test('dead letters are listed oldest failure first, paged with cursors, filtered
         .map((j) => j.lastError),
       ['lease expired', 'lease expired'],
     );
+    // A queue that exists without dead letters has an empty page; one that was never used does not exist.
+    await engine.enqueue(job('empty'));
     assert.deepEqual(engine.listDeadLetters({ queue: 'empty' }), { items: [], nextCursor: null });
+    expectThrowsCode(() => engine.listDeadLetters({ queue: 'emtpy' }), 'not_found');
+    await expectCode(engine.requeueDeadLetters({ queue: 'emtpy', all: true }), 'not_found');
+    await expectCode(engine.deleteDeadLetters({ queue: 'emtpy', jobIds: [ids[0]!] }), 'not_found');
   });
 });
 

@@ -44,6 +44,53 @@ function scratch(maxBatchOperations?: number) {
   };
 }
 
+test("an operation's follow-ups join its batch after the others; a failed operation's are rejected, not run", async () => {
+  const s = scratch();
+  try {
+    const order: string[] = [];
+    let followUpOfFirst: Promise<number> | undefined;
+    let followUpOfFailed: Promise<number> | undefined;
+    const first = s.writer.submit((tx) => {
+      order.push('first');
+      s.insert.run(1);
+      followUpOfFirst = tx.followUp(() => {
+        order.push('follow-up of first');
+        s.insert.run(10);
+        return 10;
+      });
+      return 1;
+    });
+    const failed = s.writer.submit((tx) => {
+      order.push('failed');
+      s.insert.run(2);
+      followUpOfFailed = tx.followUp(() => {
+        order.push('follow-up of failed');
+        return 20;
+      });
+      throw new Error('refused');
+    });
+    const third = s.writer.submit(() => {
+      order.push('third');
+      s.insert.run(3);
+      return 3;
+    });
+    assert.equal(await first, 1);
+    await assert.rejects(failed, /refused/);
+    assert.equal(await third, 3);
+    assert.equal(await followUpOfFirst, 10);
+    await assert.rejects(followUpOfFailed!, /refused/);
+    assert.deepEqual(order, ['first', 'failed', 'third', 'follow-up of first']);
+    assert.deepEqual(
+      s.batches.map((b) => [b.operations, b.ok]),
+      [[4, true]],
+      'one transaction, one commit, the follow-up included',
+    );
+    assert.deepEqual(s.rows(), [1, 3, 10]);
+  } finally {
+    s.dispose();
+  }
+});
+
 test('operations submitted together share one transaction; each resolves after the commit', async () => {
   const s = scratch();
   try {
@@ -223,7 +270,7 @@ test('engine: maxBatchOperations 1 commits every operation on its own', async ()
 
 test('engine: a full disk fails the batch with unavailable, nothing of it is visible, and service resumes', async () => {
   const events: string[] = [];
-  await withEngine({ deps: { onEvent: (e) => events.push(e.kind) } }, async ({ engine, db }) => {
+  await withEngine({ deps: { onEvent: (e) => events.push(e.kind) } }, async ({ engine, db, clock }) => {
     const { jobId: kept } = await engine.enqueue(job('q'));
     await engine.reserve({ queues: ['q'] });
     const waiting = engine.reserve({ queues: ['q'], waitMs: 60_000 });
@@ -256,8 +303,13 @@ test('engine: a full disk fails the batch with unavailable, nothing of it is vis
     assert.deepEqual(events, []);
     assert.equal(engine.waitingReserves, 1);
 
-    // The cause goes away: the same requests succeed.
+    // The cause goes away: the same requests succeed once the engine has looked for room
+    // again, which it does at most once a second (engine/disk-full.ts); until then enqueues
+    // are refused without trying.
     db.pragma('max_page_count = 1073741823');
+    const early = await expectCode(engine.enqueue(job('q', { idempotencyKey: 'small' })), 'unavailable');
+    assert.match(early.message, /disk of the data directory is full/);
+    clock.advance(1000);
     const again = await engine.enqueue(job('q', { idempotencyKey: 'small' }));
     assert.equal(again.deduplicated, false);
     assert.equal((await waiting)[0]?.id, again.jobId);

@@ -33,7 +33,7 @@ import type {
   SettleOutcome,
 } from '../../src/engine/types.ts';
 import type { Db } from '../../src/store/open.ts';
-import { bytes, openTestEngine, type TestEngine, until } from '../helpers/engine.ts';
+import { bytes, expectThrowsCode, openTestEngine, type TestEngine, until } from '../helpers/engine.ts';
 import { mulberry32, seedFromEnv } from '../helpers/prng.ts';
 
 const runs = Number(process.env.SEPP_MODEL_RUNS ?? 1000);
@@ -279,8 +279,9 @@ class Model {
   private fence(jobId: string, attempt: number): Outcome<ModelJob> {
     const j = this.jobs.get(jobId);
     if (j === undefined) return fail('not_found');
-    if (j.attempt !== attempt) return fail('lease_lost');
+    // Not leased is not_found whatever the attempt; leased under another attempt is a lost lease.
     if (j.state !== 'leased') return fail('not_found');
+    if (j.attempt !== attempt) return fail('lease_lost');
     return ok(j);
   }
 
@@ -391,6 +392,25 @@ class Model {
     for (const j of this.jobs.values()) if (j.queue === queue) c[j.state]++;
     return c;
   }
+
+  /** Pause or resume: a queue nobody used is not_found unless created on purpose. */
+  setPaused(queue: string, paused: boolean, allowMissing: boolean): Outcome<void> {
+    if (!this.existing.has(queue) && !allowMissing) return fail('not_found');
+    this.existing.add(queue);
+    if (paused) this.paused.add(queue);
+    else this.paused.delete(queue);
+    return ok(undefined);
+  }
+
+  /** Only an existing, undeclared queue without jobs goes; its idempotency keys stay. */
+  deleteQueue(queue: string): Outcome<void> {
+    if (!this.existing.has(queue)) return fail('not_found');
+    if (Object.hasOwn(queueOverrides, queue)) return fail('failed_precondition');
+    if (Object.values(this.counts(queue)).some((n) => n > 0)) return fail('failed_precondition');
+    this.existing.delete(queue);
+    this.paused.delete(queue);
+    return ok(undefined);
+  }
 }
 
 function backoff(settings: BackoffSettings, failures: number, random: () => number): number {
@@ -486,6 +506,7 @@ class Run {
       [3, () => this.cancel()],
       [states.dead > 0 ? 5 : 0.5, () => this.deadLetters()],
       [2, () => this.pauseOrResume()],
+      [1, () => this.deleteQueue()],
       [2, () => this.longPoll()],
       [1, () => this.restart()],
     ]);
@@ -731,6 +752,14 @@ class Run {
     const d = this.dice;
     const withDead = queueNames.filter((q) => this.model.deadOf(q).length > 0);
     const queue = withDead.length > 0 && d.chance(0.8) ? d.pick(withDead) : d.pick(queueNames);
+    if (!this.model.existing.has(queue)) {
+      // A queue never used and not declared does not exist: NOT_FOUND, not an empty answer.
+      this.log.push(`dead letters of ${queue}, which does not exist`);
+      expectThrowsCode(() => this.engine.listDeadLetters({ queue }), 'not_found');
+      assert.equal((await outcomeOf(this.engine.requeueDeadLetters({ queue, all: true }))).ok, false);
+      saw('dead letters of a queue that does not exist');
+      return;
+    }
     const dead = this.model.deadOf(queue);
     const listed = this.engine.listDeadLetters({ queue, pageSize: 1000 });
     assert.deepEqual(listed.items.map((j) => j.id).sort(), dead.map((j) => j.id).sort());
@@ -738,33 +767,43 @@ class Run {
     const ids = all ? 'all' : dead.filter(() => d.chance(0.6)).map((j) => j.id);
     if (ids !== 'all' && d.chance(0.3)) ids.push(unknownId);
     const selection = ids === 'all' ? { queue, all: true as const } : { queue, jobIds: ids };
-    if (d.chance(0.6)) {
-      this.log.push(`requeue ${queue} ${JSON.stringify(ids)}`);
-      if (ids !== 'all' && ids.length === 0) return;
-      const n = await this.engine.requeueDeadLetters(selection);
-      assert.equal(n, this.model.requeue(queue, ids));
-      saw('requeued dead letters', n);
-    } else {
-      this.log.push(`deleteDead ${queue} ${JSON.stringify(ids)}`);
-      if (ids !== 'all' && ids.length === 0) return;
-      const n = await this.engine.deleteDeadLetters(selection);
-      assert.equal(n, this.model.deleteDead(queue, ids));
-      saw('deleted dead letters', n);
+    const requeue = d.chance(0.6);
+    this.log.push(`${requeue ? 'requeue' : 'deleteDead'} ${queue} ${JSON.stringify(ids)}`);
+    if (ids !== 'all' && ids.length === 0) return;
+    const got = await outcomeOf(
+      requeue ? this.engine.requeueDeadLetters(selection) : this.engine.deleteDeadLetters(selection),
+    );
+    // An action on a queue nobody used is not_found (a typo changes nothing).
+    if (!this.model.existing.has(queue)) {
+      assert.deepEqual(got, fail('not_found'));
+      return saw('dead letters of a queue nobody used');
     }
+    assert.ok(got.ok, `${requeue ? 'requeue' : 'delete'} failed: ${got.ok ? '' : got.code}`);
+    assert.equal(got.value, requeue ? this.model.requeue(queue, ids) : this.model.deleteDead(queue, ids));
+    saw(requeue ? 'requeued dead letters' : 'deleted dead letters', got.value);
   }
 
   private async pauseOrResume(): Promise<void> {
     const queue = this.dice.pick(queueNames);
     const pause = !this.model.paused.has(queue) && this.dice.chance(0.7);
-    this.log.push(`${pause ? 'pause' : 'resume'} ${queue}`);
-    if (pause) {
-      await this.engine.pauseQueue(queue);
-      this.model.paused.add(queue);
-    } else {
-      await this.engine.resumeQueue(queue);
-      this.model.paused.delete(queue);
-    }
-    this.model.existing.add(queue);
+    const allowMissing = this.dice.chance(0.5);
+    this.log.push(`${pause ? 'pause' : 'resume'} ${queue}${allowMissing ? ' allowMissing' : ''}`);
+    const got = await outcomeOf(
+      pause
+        ? this.engine.pauseQueue(queue, undefined, { allowMissing })
+        : this.engine.resumeQueue(queue, undefined, { allowMissing }),
+    );
+    assert.deepEqual(got, this.model.setPaused(queue, pause, allowMissing));
+    saw(`${pause ? 'pause' : 'resume'} ${got.ok ? 'ok' : got.code}`);
+  }
+
+  private async deleteQueue(): Promise<void> {
+    // Mostly q4, the one undeclared queue, which alone can be deleted.
+    const queue = this.dice.chance(0.6) ? 'q4' : this.dice.pick(queueNames);
+    this.log.push(`deleteQueue ${queue}`);
+    const got = await outcomeOf(this.engine.deleteQueue(queue));
+    assert.deepEqual(got, this.model.deleteQueue(queue));
+    saw(`deleteQueue ${got.ok ? 'ok' : got.code}`);
   }
 
   /** A long-poll that finds nothing, then is woken by an enqueue, times out, or is aborted. */

@@ -61,7 +61,7 @@ test('listQueues reads the maintained counters; counterMismatches finds drift', 
 
 test('listQueues: oldest ready age across priorities, null when nothing is ready', async () => {
   await withEngine({}, async ({ engine, clock }) => {
-    await engine.pauseQueue('q');
+    await engine.pauseQueue('q', undefined, { allowMissing: true });
     const age = () => engine.listQueues().find((q) => q.name === 'q')?.oldestReadyAgeMs;
     assert.equal(age(), null);
     const { jobId: old } = await engine.enqueue(job('q', { priority: 0 }));
@@ -138,5 +138,61 @@ test('cancel removes ready, scheduled, dead and completed jobs; leased is failed
     // A cancelled scheduled job is not promoted later.
     await engine.runMaintenance();
     assert.deepEqual(await engine.reserve({ queues: ['q'] }), []);
+  });
+});
+
+test('deleteQueue: an empty queue goes and stays gone; with jobs, declared or unknown it is refused', async () => {
+  await withEngine({ options: withQueues({ declared: {} }) }, async (t) => {
+    const { engine, db } = t;
+    const { jobId } = await engine.enqueue(job('typo', { idempotencyKey: 'k' }));
+    const refused = await expectCode(engine.deleteQueue('typo'), 'failed_precondition');
+    assert.match(refused.message, /^queue typo holds 1 job \(ready 1\); only an empty queue can be deleted/);
+    await engine.cancel(jobId);
+    await engine.deleteQueue('typo', { actor: 'alice', action: 'queue.delete', target: 'queue:typo' });
+    assert.deepEqual(
+      engine.listQueues().map((q) => q.name),
+      ['declared'],
+    );
+    assert.equal(rowCount(db, 'queues'), 1);
+    const counters = db.prepare("SELECT count(*) AS n FROM queue_counts WHERE queue = 'typo'").get() as {
+      n: number;
+    };
+    assert.equal(counters.n, 0);
+    assert.equal(rowCount(db, 'idempotency_keys'), 1, 'its idempotency keys stay for their window');
+    assert.equal(engine.listAudit({}).items[0]?.action, 'queue.delete');
+    await expectCode(engine.deleteQueue('typo'), 'not_found');
+    await expectCode(engine.deleteQueue('never'), 'not_found');
+    await expectCode(engine.deleteQueue('declared'), 'failed_precondition');
+    await expectCode(engine.deleteQueue('bad name'), 'invalid_argument');
+    // A producer's retry is still recognised: the key outlived the queue (and creates nothing).
+    const again = await engine.enqueue(job('typo', { idempotencyKey: 'k' }));
+    assert.deepEqual([again.jobId, again.deduplicated], [jobId, true]);
+    await engine.pauseQueue('emptied', undefined, { allowMissing: true });
+    await engine.deleteQueue('emptied');
+    const reopened = t.reopen();
+    assert.deepEqual(
+      reopened.engine.listQueues().map((q) => q.name),
+      ['declared'],
+    );
+    return reopened;
+  });
+});
+
+test('deleteQueue and an enqueue in the same commit: the queue ends as the later one says', async () => {
+  await withEngine({}, async ({ engine }) => {
+    await engine.pauseQueue('a', undefined, { allowMissing: true });
+    await engine.pauseQueue('b', undefined, { allowMissing: true });
+    // Submitted in one turn, so one batch, in this order.
+    const [, enqueued] = await Promise.all([engine.deleteQueue('a'), engine.enqueue(job('a'))]);
+    const a = engine.listQueues().find((q) => q.name === 'a');
+    assert.equal(a?.paused, false, 'created anew, not the deleted paused queue');
+    assert.equal(a?.counts.ready, 1);
+    assert.equal(engine.getJob(enqueued.jobId).queue, 'a');
+    const [added, deleted] = await Promise.allSettled([engine.enqueue(job('b')), engine.deleteQueue('b')]);
+    assert.equal(added.status, 'fulfilled');
+    assert.equal(deleted.status, 'rejected');
+    assert.equal(engine.listQueues().find((q) => q.name === 'b')?.counts.ready, 1);
+    // Workers are served from the re-created queue.
+    assert.equal((await engine.reserve({ queues: ['a', 'b'], maxJobs: 5 })).length, 1, 'b is still paused');
   });
 });

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { defaultEngineLimits } from '../../src/engine/settings.ts';
 import type { JobEvent, LeasedJob } from '../../src/engine/types.ts';
+import type { BatchStats } from '../../src/store/group-commit.ts';
 import { barrier, expectCode, job, until, withEngine, withQueues } from '../helpers/engine.ts';
 
 /** Guards against a hang when a wake-up is lost: a failure, not a timing assumption. */
@@ -153,9 +154,12 @@ test('paused queues hand out nothing but accept enqueues; resume hands out again
   });
 });
 
-test('pausing a queue that was never used creates it paused', async () => {
+test('pausing a queue nobody used is not_found and creates nothing, unless allowMissing creates it paused', async () => {
   await withEngine({}, async ({ engine }) => {
-    await engine.pauseQueue('later');
+    await expectCode(engine.pauseQueue('later'), 'not_found');
+    await expectCode(engine.resumeQueue('later'), 'not_found');
+    assert.deepEqual(engine.listQueues(), []);
+    await engine.pauseQueue('later', undefined, { allowMissing: true });
     assert.deepEqual(
       engine.listQueues().map((q) => [q.name, q.paused]),
       [['later', true]],
@@ -169,6 +173,7 @@ test('pausing a queue that was never used creates it paused', async () => {
 test('pause on a strict server refuses undeclared queues with not_found', async () => {
   await withEngine({ options: withQueues({ known: {} }, { strictQueues: true }) }, async ({ engine }) => {
     await expectCode(engine.pauseQueue('unknown'), 'not_found');
+    await expectCode(engine.pauseQueue('unknown', undefined, { allowMissing: true }), 'not_found');
     await engine.pauseQueue('known');
   });
 });
@@ -188,6 +193,33 @@ test('long-poll: a waiting reserve is woken by an enqueue committed later', hang
   });
 });
 
+test(
+  'long-poll: a waiting reserve takes the new job in the commit that made it ready, one commit for both',
+  hangGuard,
+  async () => {
+    const batches: BatchStats[] = [];
+    await withEngine({ deps: { onBatch: (stats) => batches.push(stats) } }, async ({ engine }) => {
+      await engine.pauseQueue('q', undefined, { allowMissing: true });
+      await engine.resumeQueue('q');
+      const waiting = engine.reserve({ queues: ['q'], waitMs: 30_000, maxJobs: 2 });
+      await until(engine, () => engine.waitingReserves === 1);
+      batches.length = 0;
+      const enqueued = await engine.enqueueBatch([job('q'), job('q'), job('q')]);
+      assert.deepEqual(
+        idsOf(await waiting),
+        enqueued.slice(0, 2).map((r) => (r.ok ? r.jobId : '')),
+      );
+      // The enqueue and the waiter's lease: two operations, one transaction, one fsync.
+      assert.deepEqual(
+        batches.map((b) => [b.operations, b.ok]),
+        [[2, true]],
+      );
+      assert.equal(engine.listQueues()[0]?.counts.leased, 2);
+      assert.equal(engine.listQueues()[0]?.counts.ready, 1);
+    });
+  },
+);
+
 test('long-poll: a reserve and an enqueue in the same batch, either order, meet', hangGuard, async () => {
   await withEngine({}, async ({ engine }) => {
     // Reserve first, on a queue that does not exist yet.
@@ -206,7 +238,7 @@ test('long-poll: a reserve and an enqueue in the same batch, either order, meet'
 
 test('long-poll: one job wakes one waiter; the others keep waiting', hangGuard, async () => {
   await withEngine({}, async ({ engine }) => {
-    await engine.pauseQueue('q');
+    await engine.pauseQueue('q', undefined, { allowMissing: true });
     await engine.resumeQueue('q');
     const first = track(engine.reserve({ queues: ['q'], waitMs: 30_000, workerId: 'first' }));
     const second = track(engine.reserve({ queues: ['q'], waitMs: 30_000, workerId: 'second' }));
@@ -228,7 +260,7 @@ test(
   async () => {
     await withEngine({}, async ({ engine, clock }) => {
       // Resume, promotion and requeue each report several jobs in one wake-up.
-      await engine.pauseQueue('q');
+      await engine.pauseQueue('q', undefined, { allowMissing: true });
       await engine.enqueueBatch([job('q'), job('q')]);
       await engine.enqueueBatch([job('q', { delayMs: 1000 }), job('q', { delayMs: 1000 })]);
       const wait = (workerId: string) => track(engine.reserve({ queues: ['q'], waitMs: 30_000, workerId }));
@@ -250,7 +282,7 @@ test(
 
 test('long-poll: a waiter with maxJobs takes several jobs of one batch', hangGuard, async () => {
   await withEngine({}, async ({ engine }) => {
-    await engine.pauseQueue('q');
+    await engine.pauseQueue('q', undefined, { allowMissing: true });
     await engine.resumeQueue('q');
     const waiting = engine.reserve({ queues: ['q'], waitMs: 30_000, maxJobs: 3 });
     await until(engine, () => engine.waitingReserves === 1);
@@ -323,26 +355,34 @@ test(
 );
 
 test(
-  'long-poll: a woken waiter that was aborted passes the job on to the next waiter',
+  'long-poll: a waiter aborted after the commit that leased it a job gets []; the lease expires and the next waiter gets the job',
   hangGuard,
   async () => {
     const controller = new AbortController();
-    // Events are reported after the commit's wake-ups: aborting here hits the
-    // moment between `first` being woken and it leasing.
+    // Events are reported after the commit, before its callers hear of it: aborting here
+    // hits the moment between the commit that leased the job for `first` (a hand-off in
+    // the enqueue's commit) and its delivery. A lease taken for a call that is gone expires.
     const onEvent = (event: JobEvent) => {
       if (event.kind === 'enqueued') controller.abort();
     };
-    await withEngine({ deps: { onEvent } }, async ({ engine }) => {
-      await engine.pauseQueue('q');
+    await withEngine({ deps: { onEvent } }, async ({ engine, clock }) => {
+      await engine.pauseQueue('q', undefined, { allowMissing: true });
       await engine.resumeQueue('q');
-      const first = engine.reserve({ queues: ['q'], waitMs: 30_000, workerId: 'first' }, controller.signal);
+      const first = engine.reserve(
+        { queues: ['q'], waitMs: 30_000, workerId: 'first', leaseMs: 10_000 },
+        controller.signal,
+      );
       const second = engine.reserve({ queues: ['q'], waitMs: 30_000, workerId: 'second' });
       await until(engine, () => engine.waitingReserves === 2);
       const { jobId } = await engine.enqueue(job('q'));
       assert.ok(controller.signal.aborted);
       assert.deepEqual(await first, []);
+      assert.equal(engine.getJob(jobId).workerId, 'first');
+      assert.equal(engine.waitingReserves, 1);
+      clock.advance(10_000);
       const [got] = await second;
       assert.equal(got?.id, jobId);
+      assert.equal(got?.attempt, 2);
       assert.equal(engine.getJob(jobId).workerId, 'second');
       assert.equal(engine.waitingReserves, 0);
     });
@@ -374,7 +414,7 @@ test(
   hangGuard,
   async () => {
     await withEngine({}, async ({ engine }) => {
-      await engine.pauseQueue('q');
+      await engine.pauseQueue('q', undefined, { allowMissing: true });
       const waiting = track(engine.reserve({ queues: ['q'], waitMs: 30_000 }));
       await until(engine, () => engine.waitingReserves === 1);
       const { jobId } = await engine.enqueue(job('q'));

@@ -44,8 +44,12 @@ test('fencing: a stale attempt gets lease_lost on ack, nack and extend', async (
 test('fencing: a job that is not leased, or does not exist, is not_found', async () => {
   await withEngine({}, async ({ engine }) => {
     const { jobId } = await engine.enqueue(job('q'));
-    // Never leased: attempt 0.
+    // Never leased: attempt 0, so an attempt it never had is no lease either (work.proto's
+    // SettleOutcome): not_found, not lease_lost. The stream fuzzer found this one.
     await expectCode(engine.ack({ jobId, attempt: 0 }), 'not_found');
+    const never = await expectCode(engine.ack({ jobId, attempt: 1 }), 'not_found');
+    assert.match(never.message, /is not leased \(it is ready, on attempt 0\): attempt 1 holds no lease/);
+    await expectCode(engine.extend({ jobId, attempt: 2, leaseMs: 1000 }), 'not_found');
     const leased = await leaseOne(engine);
     await engine.nack({
       jobId,
@@ -58,6 +62,8 @@ test('fencing: a job that is not leased, or does not exist, is not_found', async
     assert.match(ended.message, /is not leased \(it is ready\)/);
     await expectCode(engine.nack({ jobId, attempt: 1, error: 'again' }), 'not_found');
     await expectCode(engine.extend({ jobId, attempt: 1, leaseMs: 1000 }), 'not_found');
+    // Ready again, and a stale attempt: still no lease to lose.
+    await expectCode(engine.ack({ jobId, attempt: 7 }), 'not_found');
 
     const unknown = '01900000-0000-7000-8000-000000000000';
     await expectCode(engine.ack({ jobId: unknown, attempt: 1 }), 'not_found');
@@ -341,7 +347,9 @@ test('extend pushes the deadline forward, clamped to maxLeaseMs, so the lease do
 
     const clamped = await engine.extend({ jobId, attempt: 1, leaseMs: 3_600_000 });
     assert.equal(clamped.leaseDeadlineMs, clock.nowMs() + 20_000);
-    await expectCode(engine.extend({ jobId, attempt: 1, leaseMs: 0 }), 'invalid_argument');
+    // 0 is the queue's default lease (30 s), here clamped to its max_lease_ms too.
+    const byDefault = await engine.extend({ jobId, attempt: 1, leaseMs: 0 });
+    assert.equal(byDefault.leaseDeadlineMs, clock.nowMs() + 20_000);
     await expectCode(engine.extend({ jobId, attempt: 1, leaseMs: -1 }), 'invalid_argument');
 
     clock.advance(19_999);

@@ -20,7 +20,7 @@
  * real processes lets it).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -173,6 +173,13 @@ test(`crash loop: ${cycles} kill -9s of the server process under load lose nothi
     const drainMs = Math.round(performance.now() - drainStartedMs);
     assert.equal(await server.stop('SIGTERM'), 0, `a clean stop after the drain: ${server.logs()}`);
     server = undefined;
+    // A clean stop leaves the database whole: no WAL, and no WAL index from any start,
+    // kill or inspection before (the crash loop used to leave sepp.db-shm behind).
+    assert.deepEqual(
+      readdirSync(dataDir).filter((name) => name.startsWith('sepp.db-')),
+      [],
+      'a clean stop leaves no sepp.db-wal or sepp.db-shm',
+    );
     const final = inspectDataDir(dataDir);
     check(final, ledger, 'after the drain');
     const lost = ledger.unfinished(final.rows);

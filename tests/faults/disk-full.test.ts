@@ -5,11 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { type ServiceError, status } from '@grpc/grpc-js';
+import { scrape } from '../helpers/prometheus.ts';
 import { call, startTestServer } from '../helpers/server.ts';
 
 const canMount =
@@ -19,10 +20,20 @@ test('a full disk fails writes with UNAVAILABLE and the server recovers when spa
   skip: canMount ? false : 'needs root to mount a small tmpfs (CI runs as root)',
 }, async () => {
   const mountPoint = mkdtempSync(join(tmpdir(), 'sepp-full-'));
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', mountPoint]);
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=6m', 'tmpfs', mountPoint]);
   const dataDir = join(mountPoint, 'data');
   mkdirSync(dataDir);
-  let t = await startTestServer({ dataDir });
+  const env = { SEPP_DISK_RESERVE_BYTES: '1MiB' };
+  const lines: string[] = [];
+  const logger = {
+    debug() {},
+    info: (event: string) => lines.push(event),
+    warn: (event: string) => lines.push(event),
+    error: (event: string) => lines.push(event),
+    enabled: () => true,
+  };
+  let t = await startTestServer({ dataDir, env, logger });
+  assert.equal(statSync(join(dataDir, 'sepp.reserve')).size, 1024 * 1024, 'the reserve is taken at start');
   try {
     const job = (n: number) => ({
       queue: 'full',
@@ -55,24 +66,80 @@ test('a full disk fails writes with UNAVAILABLE and the server recovers when spa
       } catch (error) {
         const e = error as ServiceError;
         assert.equal(e.code, status.UNAVAILABLE, `${status[e.code]}: ${e.details}`);
-        assert.match(e.details, /storage unavailable, nothing was written/);
+        assert.match(
+          e.details,
+          /storage unavailable, nothing was written|the disk of the data directory is full/,
+        );
         failures++;
       }
     }
     assert.ok(failures > 0, 'the disk filled up');
     // The server is up: reads work.
     assert.ok((await call(t.client, t.client.listQueues, {})).queues.length > 0);
+    assert.equal(existsSync(join(dataDir, 'sepp.reserve')), false, 'the reserve was freed');
+    assert.equal(
+      (await scrape(t.metricsUrl)).samples.find((x) => x.name === 'sepp_storage_disk_full')?.value,
+      1,
+    );
 
-    // Free the space: writes work again.
+    // Workers drain the queue although the disk is full: lease and ack, nack, extend.
+    const drained: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const { jobs } = await call(t.client, t.client.reserve, {
+        queues: ['full'],
+        maxJobs: 2,
+        leaseDurationMs: 60_000,
+        waitTimeoutMs: 0,
+        workerId: 'drain',
+      });
+      assert.equal(jobs.length, 2, 'leasing works on a full disk');
+      const [a, b] = jobs;
+      await call(t.client, t.client.extend, { jobId: a!.jobId, attempt: a!.attempt, leaseDurationMs: 0 });
+      await call(t.client, t.client.ack, { jobId: a!.jobId, attempt: a!.attempt });
+      await call(t.client, t.client.nack, {
+        jobId: b!.jobId,
+        attempt: b!.attempt,
+        errorMessage: 'later',
+        directive: { $case: 'retryDelayMs', value: 3_600_000 },
+      });
+      drained.push(a!.jobId);
+    }
+    // Enqueues are refused while the disk is full, saying why, and nothing is stored.
+    const refused = await call(t.client, t.client.enqueue, { job: job(999) }).catch((e: ServiceError) => e);
+    assert.equal((refused as ServiceError).code, status.UNAVAILABLE);
+    assert.match(
+      (refused as ServiceError).details,
+      /the disk of the data directory is full: enqueues are refused/,
+    );
+
+    // Free the space: enqueues work again (the check runs at most once a second), the reserve is back.
     rmSync(filler);
-    const after = await call(t.client, t.client.enqueue, { job: job(1000) });
+    let after: { jobId: string } | undefined;
+    const deadline = Date.now() + 30_000;
+    while (after === undefined) {
+      after = await call(t.client, t.client.enqueue, { job: job(1000) }).catch((e: ServiceError) => {
+        assert.equal(e.code, status.UNAVAILABLE, e.details);
+        if (Date.now() > deadline) assert.fail('enqueues still refused 30 s after space was freed');
+        return new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 100));
+      });
+    }
     acknowledged.push(after.jobId);
+    assert.equal(statSync(join(dataDir, 'sepp.reserve')).size, 1024 * 1024, 'the reserve is back');
+    assert.equal(
+      (await scrape(t.metricsUrl)).samples.find((x) => x.name === 'sepp_storage_disk_full')?.value,
+      0,
+    );
+    const logged = lines.join('\n');
+    assert.match(logged, /storage\.disk_full/);
+    assert.match(logged, /storage\.disk_space_back/);
 
-    // Every acknowledged job is there after a restart, and nothing else.
+    // Every acknowledged job is there after a restart (but the acked ones), and nothing else.
     t = await t.restart();
-    const ready = t.server.engine.listQueues().find((q) => q.name === 'full')?.counts.ready;
-    assert.equal(ready, acknowledged.length);
-    for (const id of acknowledged) assert.equal(t.server.engine.getJob(id).state, 'ready');
+    const kept = acknowledged.filter((id) => !drained.includes(id));
+    const counts = t.server.engine.listQueues().find((q) => q.name === 'full')?.counts;
+    assert.equal((counts?.ready ?? 0) + (counts?.scheduled ?? 0), kept.length);
+    for (const id of kept) assert.ok(['ready', 'scheduled'].includes(t.server.engine.getJob(id).state));
+    for (const id of drained) assert.throws(() => t.server.engine.getJob(id), /does not exist/);
     assert.deepEqual(t.server.engine.counterMismatches(), []);
   } finally {
     await t.dispose();

@@ -385,7 +385,7 @@ test(`${runs} random texts in SEPP_* variables: problems name the variable`, () 
 
 const configCheck = (path: string) => runSepp(['config', 'check', path]);
 
-test('`sepp config check` on broken files: exit 1, every problem on its own line, no stack trace', async () => {
+test('`sepp config check` on broken files: exit 2 like `sepp serve`, every problem one `sepp:` line, no stack trace', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'sepp-configfuzz-'));
   try {
     const broken = join(dir, 'broken.toml');
@@ -393,13 +393,18 @@ test('`sepp config check` on broken files: exit 1, every problem on its own line
     const notText = join(dir, 'binary.toml');
     writeFileSync(notText, Buffer.from([0x5b, 0x73, 0xff, 0xfe, 0x00, 0x0a, 0xc3, 0x28, 0x3d, 0x3d]));
     const [a, b] = await Promise.all([configCheck(broken), configCheck(notText)]);
-    assert.equal(a.code, 1, a.stderr);
-    assert.match(a.stderr, /^ {2}limits\.max_reserve_jobs: 0 is below the minimum 1/m);
-    assert.match(a.stderr, /^ {2}queues\.emails\.max_attempts: -1 is below the minimum 1/m);
-    assert.match(a.stderr, /^ {2}queues\.emails\.bogus: unknown setting/m);
-    assert.equal(b.code, 1, b.stderr);
-    assert.match(b.stderr, /binary\.toml:1:\d+: invalid TOML/);
+    assert.equal(a.code, 2, a.stderr);
+    const at = `^sepp: ${broken.replaceAll('.', '\\.')}: `;
+    assert.match(a.stderr, new RegExp(`${at}limits\\.max_reserve_jobs: 0 is below the minimum 1;`, 'm'));
+    assert.match(
+      a.stderr,
+      new RegExp(`${at}queues\\.emails\\.max_attempts: -1 is below the minimum 1;`, 'm'),
+    );
+    assert.match(a.stderr, new RegExp(`${at}queues\\.emails\\.bogus: unknown setting`, 'm'));
+    assert.equal(b.code, 2, b.stderr);
+    assert.match(b.stderr, /^sepp: .*binary\.toml:1:\d+: invalid TOML/);
     for (const out of [a, b]) {
+      for (const line of out.stderr.trimEnd().split('\n')) assert.match(line, /^sepp: /);
       assert.doesNotMatch(out.stderr, /\n\s+at |Error:/, 'no stack trace');
       assert.equal(out.stdout, '');
     }

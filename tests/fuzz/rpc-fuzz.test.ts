@@ -8,9 +8,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { type ServiceError, status } from '@grpc/grpc-js';
 import fc from 'fast-check';
 import { QueueServiceService } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
+import { rawUnary } from '../helpers/raw-grpc.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const runs = Number(process.env.SEPP_FUZZ_RUNS ?? 1500);
@@ -42,20 +43,7 @@ before(async () => {
 });
 after(() => t.dispose());
 
-function raw(path: string, bytes: Buffer): Promise<{ code: status; details: string }> {
-  return new Promise((resolve) => {
-    t.client.makeUnaryRequest(
-      path,
-      (b: Buffer) => b,
-      (b: Buffer) => b,
-      bytes,
-      new Metadata(),
-      { deadline: Date.now() + 10_000 },
-      (error: ServiceError | null) =>
-        resolve(error ? { code: error.code, details: error.details } : { code: status.OK, details: '' }),
-    );
-  });
-}
+const raw = (path: string, bytes: Buffer) => rawUnary(t.client, path, bytes);
 
 /**
  * Every job stored, whatever its state: leases taken by fuzzed reserves expire on the

@@ -1,30 +1,74 @@
-/** Runs the `sepp` command from source, as a process, the way an operator would. */
-import { execFile } from 'node:child_process';
+/**
+ * Runs the `sepp` command as a user does: a child process, its stdout, stderr
+ * and exit code, with a deadline as a guard against a hang (a run that hits it
+ * is reported as `timedOut`, never waited for). Everything it prints is
+ * captured for the run's secret check (secret-log.ts).
+ */
+import { spawn } from 'node:child_process';
 import { captureOutput } from './secret-log.ts';
 
-const root = new URL('../..', import.meta.url).pathname;
+export const repoRoot = new URL('../..', import.meta.url).pathname;
 
-export interface CliRun {
-  code: number;
-  stdout: string;
-  stderr: string;
+/** `node <entry…>`: the sources under tsx by default, or a bundle from bundleServer(). */
+export function cliEntry(bundle?: string): string[] {
+  return bundle === undefined ? ['--import', 'tsx', 'src/cli/main.ts'] : [bundle];
 }
 
-/** `sepp ARGS...` with no config file from the environment; what it prints is checked for secrets too. */
-export function runSepp(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', ...args],
-      { cwd: root, env: { ...process.env, SEPP_CONFIG: '', ...env }, timeout: 60_000 },
-      (error, stdout, stderr) => {
-        captureOutput('cli')(`${stderr}\n${stdout}\n`);
-        resolve({
-          code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1,
-          stdout,
-          stderr,
-        });
-      },
-    );
+export interface CliRun {
+  /** Exit code; null when killed (by the deadline). */
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+}
+
+export interface CliRunOptions {
+  entry?: string[];
+  /** Added to a copy of the environment without SEPP_SERVER, SEPP_API_KEY and SEPP_CONFIG. */
+  env?: Record<string, string>;
+  cwd?: string;
+  /** Written to stdin, which is then closed; without it stdin is empty (/dev/null). */
+  input?: string;
+  /** Hang guard; generous, since the machine may be busy. Default 60 s. */
+  timeoutMs?: number;
+  /**
+   * Captured for the secret check (default). Off only for commands whose job
+   * is to print a credential (`sepp admin …`): their stdout is the secret.
+   */
+  capture?: boolean;
+}
+
+export function runCli(args: readonly string[], options: CliRunOptions = {}): Promise<CliRun> {
+  const { SEPP_API_KEY: _key, SEPP_SERVER: _server, SEPP_CONFIG: _config, ...inherited } = process.env;
+  const child = spawn(process.execPath, [...(options.entry ?? cliEntry()), ...args], {
+    cwd: options.cwd ?? repoRoot,
+    env: { ...inherited, ...options.env },
+    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  if (options.input !== undefined) child.stdin?.end(options.input);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    child.kill('SIGKILL');
+  }, options.timeoutMs ?? 60_000);
+  return new Promise((resolve) => {
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (options.capture !== false) captureOutput('cli')(`${stderr}\n${stdout}\n`);
+      resolve({ code, stdout, stderr, timedOut });
+    });
+  });
+}
+
+/** `sepp ARGS...` from source with no config file from the environment (what runCli does, with extra variables). */
+export function runSepp(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+  return runCli(args, { env: { SEPP_CONFIG: '', ...env } });
 }

@@ -31,6 +31,8 @@ export interface LaunchedServer {
 export interface ServerProcessOptions {
   /** A bundle from `bundleServer()`, run with plain node; default: the sources under tsx. */
   bundle?: string;
+  /** Added to the server's environment. */
+  env?: Record<string, string>;
 }
 
 /** Starts a server on `dataDir`, ports 0, and resolves once it listens. */
@@ -64,7 +66,11 @@ export function launchServerProcess(
       'json',
       ...extraArgs,
     ],
-    { cwd: root, env: { ...process.env, SEPP_CONFIG: '' }, stdio: ['ignore', 'ignore', 'pipe'] },
+    {
+      cwd: root,
+      env: { ...process.env, SEPP_CONFIG: '', ...options.env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
   );
   let logs = '';
   let ready = false;

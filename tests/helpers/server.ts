@@ -59,7 +59,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       grpcListen: `127.0.0.1:${options.grpcPort ?? 0}`,
       adminListen: '127.0.0.1:0',
     },
-    env: options.env ?? {},
+    // No 32 MiB disk reserve per test server (tests/faults/disk-full.test.ts sets its own).
+    env: { SEPP_DISK_RESERVE_BYTES: '0', ...options.env },
   });
   const server = await startServer(config, {
     logger: captureLogger('server', options.logger),
@@ -151,4 +152,13 @@ export function testJob(queue: string, fields: Partial<EnqueueJob> = {}): Enqueu
     tracestate: '',
     ...fields,
   };
+}
+
+/** `[[grpc.api_keys]]` tables for a test server's TOML, one per key. */
+export function apiKeysToml(
+  keys: readonly { name: string; role: 'producer' | 'worker' | 'admin'; key: string }[],
+): string {
+  return keys
+    .map((k) => `[[grpc.api_keys]]\nname = "${k.name}"\nrole = "${k.role}"\nkey = "${k.key}"\n`)
+    .join('');
 }

@@ -7,7 +7,11 @@
  * Litestream binary, sepp from the sources): the restore does nothing on a
  * first start or when a database exists and restores a missing one; SIGTERM
  * to Litestream alone (KillMode=mixed) stops sepp gracefully, once, and the
- * last sync leaves nothing acknowledged behind.
+ * last sync leaves nothing acknowledged behind. Readiness (Type=notify) still
+ * works with Litestream as the service's main process: it passes NOTIFY_SOCKET
+ * on, sepp's READY=1 reaches systemd (NotifyAccess=all accepts it from a process
+ * that is not the main one) and claims no MAINPID, so systemd keeps signalling
+ * Litestream.
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -37,6 +41,7 @@ import {
   litestreamSkip,
 } from '../helpers/litestream.ts';
 import { waitFor } from '../helpers/steady-load.ts';
+import { notifySkip, standInForSystemd } from '../helpers/systemd-stand-in.ts';
 import { allowedSyscalls, commandExists, tracedSyscalls } from './syscalls.ts';
 import { readUnitDirectives, unitPath } from './unit-file.ts';
 
@@ -65,6 +70,11 @@ test("the drop-in runs sepp.service's own command under litestream replicate -ex
   );
   assert.equal(one(dropIn, 'Environment'), 'SEPP_WAL_CHECKPOINTS=external');
   assert.equal(one(dropIn, 'KillMode'), 'mixed');
+  // Litestream is the main process, so sepp's READY=1 comes from a child of it (and
+  // systemd-notify from a child of sepp): only NotifyAccess=all lets it count.
+  assert.equal(one(unit, 'Type'), 'notify');
+  assert.equal(one(dropIn, 'NotifyAccess') || one(unit, 'NotifyAccess'), 'all');
+  assert.equal(one(dropIn, 'Type'), '', "the drop-in keeps the unit's Type=notify");
 });
 
 const verifySkip = commandExists('systemd-analyze') ? false : 'systemd-analyze is not installed';
@@ -91,8 +101,8 @@ test('systemd-analyze verify accepts the unit with the drop-in', { skip: verifyS
   assert.match(`${debug.stdout}${debug.stderr}`, /DropIn Path: .*sepp\.service\.d\/litestream\.conf/);
 });
 
-test("the drop-in's commands: restore only when needed, SIGTERM stops both cleanly, nothing acknowledged is lost", {
-  skip: litestreamSkip,
+test("the drop-in's commands: restore only when needed, ready once serving, SIGTERM stops both cleanly, nothing acknowledged is lost", {
+  skip: litestreamSkip || notifySkip,
   timeout: 180_000,
 }, async () => {
   const work = mkdtempSync(join(tmpdir(), 'sepp-dropin-'));
@@ -113,13 +123,17 @@ test("the drop-in's commands: restore only when needed, SIGTERM stops both clean
     '[server]\ngrpc_listen = "127.0.0.1:0"\nadmin_listen = "127.0.0.1:0"\nlog_format = "json"\n',
   );
   const [name, value] = one(dropIn, 'Environment').split('=');
-  const env = { ...process.env, SEPP_CONFIG: '', [name ?? '']: value ?? '' };
+  // Type=notify: systemd gives every command of the unit its NOTIFY_SOCKET.
+  const notifySocket = join(work, 'notify.sock');
+  const systemd = standInForSystemd(notifySocket);
+  const env = { ...process.env, SEPP_CONFIG: '', NOTIFY_SOCKET: notifySocket, [name ?? '']: value ?? '' };
   const execStartPre = () => {
     const [command, ...args] = words(moved(one(dropIn, 'ExecStartPre')));
     const run = spawnSync(command ?? '', args, { encoding: 'utf8', env });
     assert.equal(run.status, 0, run.stderr);
   };
   try {
+    await systemd.next(/^LISTENING$/);
     mkdirSync(dataDir, { mode: 0o700 }); // StateDirectory=
     execStartPre(); // first start: no replica yet, nothing to restore
     assert.equal(existsSync(db), false);
@@ -137,6 +151,10 @@ test("the drop-in's commands: restore only when needed, SIGTERM stops both clean
       return port > 0 || main.exitCode !== null;
     }, 'sepp to start under Litestream');
     assert.ok(port > 0, output());
+    // Ready reaches systemd through Litestream, and names no other main process.
+    assert.match(await systemd.next(/READY=1/), /^READY=1\nSTATUS=serving gRPC on 127\.0\.0\.1:\d+$/);
+    assert.doesNotMatch(systemd.messages.join('\n'), /MAINPID=/);
+    assert.doesNotMatch(output(), /systemd\.notify_failed/);
     const client = SeppClient.connect(`127.0.0.1:${port}`);
     const enqueued: string[] = [];
     const acked: string[] = [];
@@ -160,6 +178,14 @@ test("the drop-in's commands: restore only when needed, SIGTERM stops both clean
     assert.equal(output().match(/"server\.signal"/g)?.length, 1, 'sepp got one SIGTERM');
     assert.match(output(), /"server\.stopped"/);
     assert.doesNotMatch(output(), /forced_exit|sync error/);
+    assert.equal(await systemd.next(/STOPPING=1/), 'STOPPING=1');
+    assert.deepEqual(
+      systemd.messages
+        .filter((m) => m !== 'LISTENING' && m !== 'BARRIER=1') // systemd-notify's own wait
+        .map((m) => m.split('\n')[0]),
+      ['READY=1', 'STOPPING=1'],
+      'the restore sends nothing; sepp sends ready once and stopping once',
+    );
     console.log(`litestream replicate -exec: exit code ${main.exitCode} after SIGTERM`);
 
     // Started again with its database in place: the restore leaves it alone.
@@ -180,6 +206,7 @@ test("the drop-in's commands: restore only when needed, SIGTERM stops both clean
       'after a clean stop the replica holds every acknowledged operation',
     );
   } finally {
+    systemd.child.kill();
     rmSync(work, { recursive: true, force: true });
   }
 });

@@ -70,10 +70,42 @@ describe('single executable, copied alone into an empty directory', { timeout: 1
     assert.deepEqual(readdirSync(tmp), [], 'the private native addon directory is removed on exit');
   });
 
-  test('an unknown command fails with usage', () => {
+  test('an unknown command fails with one line that says so', () => {
     const run = sepp('no-such-command');
-    assert.notEqual(run.status, 0);
-    assert.match(run.stderr, /usage/);
+    assert.equal(run.status, 2);
+    assert.equal(run.stderr, 'sepp: unknown command "no-such-command" (sepp --help lists the commands)\n');
+  });
+
+  test('a TMPDIR that does not exist: --version and the operator commands work, serve says why it cannot start', () => {
+    const missing = join(work, 'no-such-tmp');
+    const run = (...args: string[]) =>
+      spawnSync(exe, args, {
+        cwd: join(work, 'home'),
+        env: { PATH: '/usr/bin:/bin', TMPDIR: missing },
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+    const version = run('--version');
+    assert.equal(version.status, 0, version.stderr);
+    assert.equal(version.stderr, '');
+    const queues = run('queues', '--server', '127.0.0.1:1');
+    assert.equal(queues.status, 3, queues.stderr);
+    assert.match(queues.stderr, /^sepp: cannot reach sepp at 127\.0\.0\.1:1: connection refused/);
+    const serve = run(
+      'serve',
+      '--data-dir',
+      join(work, 'never'),
+      '--grpc-listen',
+      '127.0.0.1:0',
+      '--admin-listen',
+      '127.0.0.1:0',
+    );
+    assert.equal(serve.status, 1);
+    assert.equal(
+      serve.stderr,
+      `sepp: cannot start: cannot create a private directory in ${missing} (ENOENT): this executable unpacks ` +
+        'its SQLite addon there; point TMPDIR at a writable directory\n',
+    );
   });
 
   /** Starts `sepp serve` from the copied binary; resolves once it logs its gRPC port. */

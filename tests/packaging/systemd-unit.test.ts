@@ -30,6 +30,9 @@ test('the unit runs sepp from /var/lib/sepp with the hardening settings', () => 
     RestrictAddressFamilies: 'AF_INET AF_INET6 AF_UNIX',
     Restart: 'on-failure',
     TimeoutStopSec: '20',
+    // Readiness through systemd-notify, a child of sepp (tests/packaging/systemd-notify.test.ts).
+    Type: 'notify',
+    NotifyAccess: 'all',
   };
   for (const [key, value] of Object.entries(expected)) assert.equal(one(key), value, key);
   assert.ok(unit.get('DynamicUser')?.at(-1) === 'yes' || one('User') !== undefined, 'DynamicUser or User');

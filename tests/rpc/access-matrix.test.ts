@@ -50,12 +50,14 @@ const expected: Readonly<Record<string, readonly Role[]>> = {
   Work: ['worker', 'admin'],
   GetJob: ['producer', 'worker', 'admin'],
   ListQueues: ['producer', 'worker', 'admin'],
+  ListWorkers: ['producer', 'worker', 'admin'],
   ListDeadLetters: ['producer', 'worker', 'admin'],
   GetServerInfo: ['producer', 'worker', 'admin'],
   Events: ['producer', 'worker', 'admin'],
   CancelJob: ['admin'],
   PauseQueue: ['admin'],
   ResumeQueue: ['admin'],
+  DeleteQueue: ['admin'],
   RequeueDeadLetters: ['admin'],
   DeleteDeadLetters: ['admin'],
   Backup: ['admin'],
@@ -241,8 +243,19 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
     allowedStatus: status.NOT_FOUND,
   },
   ListQueues: { call: (c, md) => unary(call(c, c.listQueues, {}, md)), allowedStatus: status.OK },
-  PauseQueue: { call: (c, md) => unary(call(c, c.pauseQueue, { queue }, md)), allowedStatus: status.OK },
-  ResumeQueue: { call: (c, md) => unary(call(c, c.resumeQueue, { queue }, md)), allowedStatus: status.OK },
+  ListWorkers: { call: (c, md) => unary(call(c, c.listWorkers, {}, md)), allowedStatus: status.OK },
+  PauseQueue: {
+    call: (c, md) => unary(call(c, c.pauseQueue, { queue, allowMissing: true }, md)),
+    allowedStatus: status.OK,
+  },
+  ResumeQueue: {
+    call: (c, md) => unary(call(c, c.resumeQueue, { queue, allowMissing: true }, md)),
+    allowedStatus: status.OK,
+  },
+  DeleteQueue: {
+    call: (c, md) => unary(call(c, c.deleteQueue, { queue: 'never-used' }, md)),
+    allowedStatus: status.NOT_FOUND,
+  },
   ListDeadLetters: {
     call: (c, md) =>
       unary(
@@ -399,7 +412,7 @@ describe('gRPC access matrix', () => {
 
   test('a refusal names the key and its role, never the key itself', async () => {
     const md = metadataFor({ name: 'producer', headers: [`Bearer ${keys.producer}`], role: 'producer' });
-    const error = await call(t.client, t.client.pauseQueue, { queue }, md).then(
+    const error = await call(t.client, t.client.pauseQueue, { queue, allowMissing: true }, md).then(
       () => assert.fail('a producer paused a queue'),
       (e: ServiceError) => e,
     );

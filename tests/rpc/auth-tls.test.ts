@@ -75,7 +75,7 @@ describe('authentication and roles', () => {
     assert.equal(await code(call(c, c.listQueues, {}, bearer(producerKey))), status.OK);
     assert.equal(await code(call(c, c.reserve, reserve, bearer(producerKey))), status.PERMISSION_DENIED);
     assert.equal(
-      await code(call(c, c.pauseQueue, { queue: 'auth' }, bearer(producerKey))),
+      await code(call(c, c.pauseQueue, { queue: 'auth', allowMissing: false }, bearer(producerKey))),
       status.PERMISSION_DENIED,
     );
     // worker: reserve/ack and read, not enqueue or admin
@@ -86,7 +86,10 @@ describe('authentication and roles', () => {
       status.PERMISSION_DENIED,
     );
     // admin (configured as a hash): everything
-    assert.equal(await code(call(c, c.pauseQueue, { queue: 'auth' }, bearer(adminKey))), status.OK);
+    assert.equal(
+      await code(call(c, c.pauseQueue, { queue: 'auth', allowMissing: false }, bearer(adminKey))),
+      status.OK,
+    );
     assert.equal(await code(call(c, c.enqueue, { job }, bearer(adminKey))), status.OK);
     // a hashed producer key works like a plain one
     assert.equal(await code(call(c, c.enqueue, { job }, bearer(hashedKey))), status.OK);

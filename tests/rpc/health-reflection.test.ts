@@ -36,3 +36,20 @@ test('server reflection lists sepp.v1.QueueService and describes its file', asyn
   );
   client.close();
 });
+
+test('server reflection lists grpc.health.v1.Health and describes it, as grpcurl needs to call it', async () => {
+  const client = reflectionClient(t.address);
+  const listed = (await askReflection(client, { list_services: '' })) as {
+    list_services_response: { service: { name: string }[] };
+  };
+  const names = listed.list_services_response.service.map((s) => s.name);
+  assert.ok(names.includes('grpc.health.v1.Health'), `services: ${names.join(', ')}`);
+  const file = (await askReflection(client, { file_containing_symbol: 'grpc.health.v1.Health' })) as {
+    file_descriptor_response?: { file_descriptor_proto: Buffer[] };
+    error_response?: { error_message: string };
+  };
+  assert.equal(file.error_response, undefined, file.error_response?.error_message);
+  const described = file.file_descriptor_response?.file_descriptor_proto ?? [];
+  assert.ok(described.some((b) => b.toString('latin1').includes('HealthCheckRequest')));
+  client.close();
+});

@@ -98,10 +98,12 @@ test('QueueService has exactly the published RPCs: Produce and Work bidirectiona
     'ListQueues',
     'PauseQueue',
     'ResumeQueue',
+    'DeleteQueue',
     'ListDeadLetters',
     'RequeueDeadLetters',
     'DeleteDeadLetters',
     'GetServerInfo',
+    'ListWorkers',
     'Backup',
     'Produce',
     'Work',
@@ -139,7 +141,14 @@ test("the protocol's enums match the engine's states and rejection reasons one t
 });
 
 test('ServerLimits and QueueSettings report every engine limit and queue setting', () => {
-  const extraLimits = ['maxMessageBytes'];
+  // The gRPC port's own limits (grpc.* settings), besides the engine's.
+  const extraLimits = [
+    'maxMessageBytes',
+    'maxConnections',
+    'maxStreamsPerConnection',
+    'handshakeTimeoutMs',
+    'idleTimeoutMs',
+  ];
   assert.deepEqual(
     Object.keys(ServerLimits.create()).sort(),
     [...Object.keys(defaultEngineLimits), ...extraLimits].sort(),

@@ -8,20 +8,9 @@ import type { ProduceRequest, ProduceResponse } from '../../clients/typescript/s
 import type { WorkRequest, WorkResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
+import { collect, creditMessage, streamEnd, subscribeMessage } from '../helpers/streams.ts';
 
 const job = (queue: string, n = 0) => testJob(queue, { payload: Buffer.from(String(n)) });
-
-function collect<Req, T>(stream: ClientDuplexStream<Req, T>, until: (seen: T[]) => boolean): Promise<T[]> {
-  const seen: T[] = [];
-  return new Promise((resolve, reject) => {
-    if (until(seen)) resolve(seen);
-    stream.on('data', (m: T) => {
-      seen.push(m);
-      if (until(seen)) resolve(seen);
-    });
-    stream.on('error', reject);
-  });
-}
 
 async function settle(): Promise<void> {
   for (let i = 0; i < 50; i++) await new Promise((r) => setImmediate(r));
@@ -190,8 +179,34 @@ describe('Produce and Work streams', () => {
     const bad = t.client.work() as ClientDuplexStream<WorkRequest, WorkResponse>;
     bad.write({ requestId: 1, kind: { $case: 'credit', value: { jobs: 1 } } });
     const error = await new Promise<ServiceError>((resolve) => bad.on('error', resolve));
-    assert.equal(error.code, status.FAILED_PRECONDITION);
+    assert.equal(error.code, status.INVALID_ARGUMENT);
     assert.match(error.details, /subscribe first/);
+  });
+
+  test('every Work protocol violation ends the stream with INVALID_ARGUMENT, as work.proto says', async () => {
+    const cases: [string, WorkRequest[], RegExp][] = [
+      ['credit before subscribe', [creditMessage(1)], /subscribe first/],
+      [
+        'a second subscribe',
+        [subscribeMessage(['violations']), subscribeMessage(['violations'])],
+        /already subscribed/,
+      ],
+      [
+        'unused credit over max_reserve_jobs',
+        [subscribeMessage(['violations']), creditMessage(600), creditMessage(401)],
+        /credit: 1001 unused credit, the limit is 1000 \(limits\.max_reserve_jobs\)/,
+      ],
+      ['a subscribe without queues', [subscribeMessage([])], /subscribe\.queues/],
+      ['a message with no kind', [{ requestId: 1, kind: undefined }], /kind/],
+    ];
+    for (const [name, messages, details] of cases) {
+      const w = t.connect().work() as ClientDuplexStream<WorkRequest, WorkResponse>;
+      const ended = streamEnd(w);
+      for (const m of messages) w.write(m);
+      const end = await ended;
+      assert.equal(end.code, status.INVALID_ARGUMENT, `${name}: ${end.details}`);
+      assert.match(end.details, details, name);
+    }
   });
 
   test('a nack on the stream records the error and returns the job', async () => {

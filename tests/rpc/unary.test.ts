@@ -12,6 +12,7 @@ import type { QueueServiceClient } from '../../clients/typescript/src/gen/sepp/v
 import { SettleOutcome } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
+import { collect, openWork, subscribeMessage } from '../helpers/streams.ts';
 
 const payload = Buffer.from('{"to":"a@example.com"}');
 const job = (queue: string, extra: Partial<EnqueueJob> = {}) =>
@@ -166,6 +167,63 @@ max_attempts = 2
     await rejects(call(c, c.enqueueBatch, { jobs: [] }), status.INVALID_ARGUMENT, /empty/);
   });
 
+  test("Extend with lease_duration_ms 0 (unset) sets the queue's default lease, on both transports", async () => {
+    // The built-in default lease is 30 s; max_lease_ms (12 h) still clamps a long one.
+    const { jobId } = await call(c, c.enqueue, { job: job('extend-default') });
+    const [leased] = (
+      await call(c, c.reserve, {
+        queues: ['extend-default'],
+        maxJobs: 1,
+        leaseDurationMs: 1000,
+        waitTimeoutMs: 0,
+        workerId: '',
+      })
+    ).jobs;
+    assert.ok(leased);
+    const unary = await call(c, c.extend, { jobId, attempt: 1, leaseDurationMs: 0 });
+    assert.equal(unary.leaseDeadlineMs, clock.nowMs() + 30_000);
+    await rejects(
+      call(c, c.extend, { jobId, attempt: 1, leaseDurationMs: -1 }),
+      status.INVALID_ARGUMENT,
+      /lease_duration_ms is -1; give a positive integer of ms, or 0 for the queue's default_lease_ms/,
+    );
+    const long = await call(c, c.extend, { jobId, attempt: 1, leaseDurationMs: 365 * 24 * 3600_000 });
+    assert.equal(long.leaseDeadlineMs, clock.nowMs() + 12 * 3600_000, 'clamped to max_lease_ms');
+
+    const w = openWork(t.connect());
+    w.write(subscribeMessage(['extend-default-none']));
+    const got = collect(w, (seen) => seen.length === 1);
+    w.write({ requestId: 4, kind: { $case: 'extend', value: { jobId, attempt: 1, leaseDurationMs: 0 } } });
+    const [answer] = await got;
+    assert.ok(answer?.kind?.$case === 'settled' && answer.kind.value.result?.$case === 'extend');
+    assert.equal(answer.kind.value.code, status.OK);
+    assert.equal(answer.kind.value.result.value.leaseDeadlineMs, clock.nowMs() + 30_000);
+    w.cancel();
+  });
+
+  test('dead-letter RPCs on a queue that was never used: NOT_FOUND; on one that exists: empty', async () => {
+    const list = (queue: string) =>
+      call(c, c.listDeadLetters, { queue, reason: DeadReason.UNSPECIFIED, pageSize: 0, pageToken: '' });
+    const never = 'never-used-queue';
+    await rejects(list(never), status.NOT_FOUND, /"never-used-queue" does not exist.*check the name/);
+    await rejects(call(c, c.requeueDeadLetters, { queue: never, jobIds: [], all: true }), status.NOT_FOUND);
+    await rejects(
+      call(c, c.deleteDeadLetters, {
+        queue: never,
+        jobIds: ['0190a4c2-0000-7000-8000-000000000000'],
+        all: false,
+      }),
+      status.NOT_FOUND,
+    );
+    // Declared in the config (limited), or used once (dlq-used): an empty answer.
+    await call(c, c.enqueue, { job: job('dlq-used') });
+    for (const queue of ['limited', 'dlq-used']) {
+      assert.deepEqual((await list(queue)).jobs, []);
+      assert.equal((await call(c, c.requeueDeadLetters, { queue, jobIds: [], all: true })).requeuedCount, 0);
+      assert.equal((await call(c, c.deleteDeadLetters, { queue, jobIds: [], all: true })).deletedCount, 0);
+    }
+  });
+
   test('fencing: stale attempt FAILED_PRECONDITION, unknown job NOT_FOUND, bad fields INVALID_ARGUMENT', async () => {
     const { jobId } = await call(c, c.enqueue, { job: job('fence') });
     const [leased] = (
@@ -299,7 +357,7 @@ max_attempts = 2
 
   test('PauseQueue stops handing out jobs; ResumeQueue resumes; ListQueues shows it', async () => {
     await call(c, c.enqueue, { job: job('pausable') });
-    await call(c, c.pauseQueue, { queue: 'pausable' });
+    await call(c, c.pauseQueue, { queue: 'pausable', allowMissing: false });
     const q = (await call(c, c.listQueues, {})).queues.find((x) => x.name === 'pausable');
     assert.equal(q?.paused, true);
     assert.equal(q?.counts?.ready, 1);
@@ -311,7 +369,7 @@ max_attempts = 2
       workerId: '',
     });
     assert.equal(none.jobs.length, 0);
-    await call(c, c.resumeQueue, { queue: 'pausable' });
+    await call(c, c.resumeQueue, { queue: 'pausable', allowMissing: false });
     const some = await call(c, c.reserve, {
       queues: ['pausable'],
       maxJobs: 1,
@@ -320,7 +378,53 @@ max_attempts = 2
       workerId: '',
     });
     assert.equal(some.jobs.length, 1);
-    await rejects(call(c, c.pauseQueue, { queue: '' }), status.INVALID_ARGUMENT, /queue: required/);
+    await rejects(
+      call(c, c.pauseQueue, { queue: '', allowMissing: false }),
+      status.INVALID_ARGUMENT,
+      /queue: required/,
+    );
+  });
+
+  test('PauseQueue and ResumeQueue on a queue nobody used: NOT_FOUND and nothing created, unless allow_missing', async () => {
+    const names = async () => (await call(c, c.listQueues, {})).queues.map((q) => q.name);
+    await rejects(
+      call(c, c.pauseQueue, { queue: 'emials', allowMissing: false }),
+      status.NOT_FOUND,
+      /queue emials does not exist: no job was ever enqueued to it/,
+    );
+    await rejects(call(c, c.resumeQueue, { queue: 'emials', allowMissing: false }), status.NOT_FOUND);
+    assert.ok(!(await names()).includes('emials'), 'a typo leaves no phantom queue');
+    // Deliberately: pause a queue before its producers start.
+    await call(c, c.pauseQueue, { queue: 'prepared', allowMissing: true });
+    await call(c, c.enqueue, { job: job('prepared') });
+    const prepared = (await call(c, c.listQueues, {})).queues.find((q) => q.name === 'prepared');
+    assert.equal(prepared?.paused, true);
+    assert.equal(prepared?.counts?.ready, 1);
+  });
+
+  test('DeleteQueue deletes an empty queue, refuses one with jobs, and an enqueue creates it anew', async () => {
+    const names = async () => (await call(c, c.listQueues, {})).queues.map((q) => q.name);
+    await call(c, c.pauseQueue, { queue: 'typo', allowMissing: true });
+    assert.ok((await names()).includes('typo'));
+    await call(c, c.deleteQueue, { queue: 'typo' });
+    assert.ok(!(await names()).includes('typo'));
+    await rejects(call(c, c.deleteQueue, { queue: 'typo' }), status.NOT_FOUND, /does not exist/);
+
+    const { jobId } = await call(c, c.enqueue, { job: job('busy') });
+    await rejects(
+      call(c, c.deleteQueue, { queue: 'busy' }),
+      status.FAILED_PRECONDITION,
+      /queue busy holds 1 job \(ready 1\); only an empty queue can be deleted/,
+    );
+    await call(c, c.cancelJob, { jobId });
+    await call(c, c.deleteQueue, { queue: 'busy' });
+    assert.ok(!(await names()).includes('busy'));
+    // Gone, not broken: the next job creates the queue again, running and counted.
+    await call(c, c.enqueue, { job: job('busy') });
+    const again = (await call(c, c.listQueues, {})).queues.find((q) => q.name === 'busy');
+    assert.equal(again?.paused, false);
+    assert.equal(again?.counts?.ready, 1);
+    await rejects(call(c, c.deleteQueue, { queue: 'bad name' }), status.INVALID_ARGUMENT);
   });
 
   test('GetServerInfo reports version, durability and every limit', async () => {

@@ -28,7 +28,7 @@ test('a second server on a data directory is refused; kill -9 of the first frees
     await assert.rejects(second.ready, /server exited early \(1\)/);
     assert.match(
       second.logs(),
-      /data directory .* is in use by another sepp \(it holds .*sepp\.lock\).*\(server\.data_dir\)/,
+      /^sepp: cannot start: the data directory .* is in use by another sepp \(it holds .*sepp\.lock\).*\(--data-dir, server\.data_dir\)$/m,
     );
     // In this process too (SQLite tracks its own locks within a process).
     assert.throws(() => openDataDir(dataDir, { durability: 'full' }), DataDirInUseError);

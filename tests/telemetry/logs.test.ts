@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Metadata } from '@grpc/grpc-js';
+import { exampleConfig } from '../../src/config/index.ts';
 import { createLogger, scrubSecrets } from '../../src/telemetry/logger.ts';
 import { call, startTestServer, testJob } from '../helpers/server.ts';
 
@@ -95,6 +96,8 @@ describe('the logger', () => {
 describe('server logs', () => {
   test('startup warnings, one debug line per RPC with the caller key name, and no secret anywhere', async () => {
     const key = 'producer-key-0123456789abcdef';
+    // The example config's hash: a valid one, no scrypt run needed.
+    const adminHash = /password_hash = "([^"]+)"/.exec(exampleConfig)?.[1] ?? '';
     const otlpSecret = 's3cret-collector-token';
     const lines: string[] = [];
     const logger = createLogger({ level: 'debug', format: 'json', write: (l) => lines.push(l) });
@@ -107,6 +110,10 @@ durability = "relaxed"
 name = "billing"
 role = "producer"
 key = "${key}"
+[[admin.users]]
+name = "alice"
+role = "admin"
+password_hash = "${adminHash}"
 [telemetry]
 # Nothing listens on port 9: exports fail, and the failure is logged without the credentials.
 otlp_endpoint = "http://sepp:${otlpSecret}@127.0.0.1:9"
@@ -134,6 +141,11 @@ otlp_endpoint = "http://sepp:${otlpSecret}@127.0.0.1:9"
     );
     const [started] = events('server.started');
     assert.equal(started?.otlp, '127.0.0.1:9', 'the collector host only');
+    // Each port says how it authenticates: API keys on gRPC, users on the admin port.
+    assert.deepEqual(
+      [started?.grpc_auth, started?.grpc_tls, started?.admin_auth, started?.admin_tls],
+      ['api_keys', false, 'users', false],
+    );
 
     const calls = events('rpc.call');
     assert.equal(calls.length, 2);

@@ -4,6 +4,7 @@
  * server's message (shown to the user as it is: the server writes them for
  * people).
  */
+import { noteServerDate } from './clock.ts';
 import type { Role, Session } from './types.ts';
 
 export class ApiError extends Error {
@@ -22,6 +23,18 @@ let onUnauthenticated: () => void = () => {};
 
 export function setCsrfToken(token: string | null): void {
   csrfToken = token;
+}
+
+const changeListeners = new Set<() => void>();
+
+/**
+ * Every successful change (a requeue, a pause, a login) tells the pages to
+ * load again, so counts anywhere on screen — the queue selector's dead-letter
+ * counts, the totals — never stay as they were before the action.
+ */
+export function onDataChanged(listener: () => void): () => void {
+  changeListeners.add(listener);
+  return () => changeListeners.delete(listener);
 }
 
 /** Called when the session has ended (401): the app goes back to the login page. */
@@ -44,6 +57,7 @@ export async function api<T>(method: 'GET' | 'POST' | 'DELETE', path: string, bo
   } catch {
     throw new ApiError(0, 'unavailable', 'cannot reach the sepp server; is it running?');
   }
+  noteServerDate(response.headers.get('date'));
   const text = await response.text();
   let parsed: unknown = null;
   try {
@@ -60,6 +74,7 @@ export async function api<T>(method: 'GET' | 'POST' | 'DELETE', path: string, bo
       error?.message ?? `the server answered ${response.status} ${response.statusText}`,
     );
   }
+  if (method !== 'GET') for (const listener of changeListeners) listener();
   return parsed as T;
 }
 

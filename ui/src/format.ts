@@ -1,4 +1,8 @@
-/** How numbers, sizes, times and durations read on screen. */
+/**
+ * How numbers, sizes, times and durations read on screen. One time format
+ * everywhere: ISO-like, 24 h, local time with its UTC offset
+ * (2026-12-03 14:05:09 UTC+1), with a relative time beside it ("12 s ago").
+ */
 
 export const fmtNum = (n: number): string => n.toLocaleString('en-US');
 
@@ -29,11 +33,26 @@ export function fmtDuration(ms: number): string {
 
 const pad = (n: number) => String(n).padStart(2, '0');
 
-/** Local time as 2026-01-01 12:00:03. */
+/** The zone as an offset from UTC: UTC, UTC+1, UTC-3:30. */
+export function fmtZone(date: Date): string {
+  const offsetMin = -date.getTimezoneOffset();
+  if (offsetMin === 0) return 'UTC';
+  const sign = offsetMin > 0 ? '+' : '-';
+  const abs = Math.abs(offsetMin);
+  return `UTC${sign}${Math.floor(abs / 60)}${abs % 60 === 0 ? '' : `:${pad(abs % 60)}`}`;
+}
+
+/** Local time as 2026-01-01 12:00:03 UTC+1 (— for none). */
 export function fmtTime(ms: number | null): string {
   if (ms === null) return '—';
   const d = new Date(ms);
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())} ${fmtZone(d)}`;
+}
+
+/** Local time of day, 24 h: 14:05. */
+export function fmtClock(ms: number): string {
+  const d = new Date(ms);
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 
 /** "12 s ago" or "in 5 min" relative to `nowMs`. */
@@ -43,6 +62,21 @@ export function fmtRelative(ms: number, nowMs: number): string {
   return delta < 0 ? `${fmtDuration(-delta)} ago` : `in ${fmtDuration(delta)}`;
 }
 
-export const shortId = (id: string): string => `${id.slice(0, 8)}…${id.slice(-4)}`;
+/** A rate per second: 0, 0.25, 3.4, 120, 1.2k. */
+export function fmtRate(perSecond: number): string {
+  if (perSecond === 0) return '0';
+  if (perSecond >= 1000) return `${(perSecond / 1000).toFixed(1)}k`;
+  if (perSecond >= 100) return String(Math.round(perSecond));
+  if (perSecond >= 10) return perSecond.toFixed(1);
+  return perSecond < 0.01 ? '<0.01' : perSecond.toFixed(2);
+}
+
+/**
+ * The part of a job id that tells jobs apart. Ids are UUIDv7: the first 13
+ * hex digits are the creation time, so every job of the same minute starts
+ * alike; the last 8 are random. Lists show those with the full id on hover
+ * and copy.
+ */
+export const shortId = (id: string): string => `…${id.slice(-8)}`;
 
 export const humanize = (text: string): string => text.replace(/_/g, ' ');

@@ -1,15 +1,21 @@
 /**
- * Loading data: useApi fetches a path, optionally again every `pollMs` while
- * the tab is visible (live pages stay at most that far behind), and keeps the
- * last good data on screen while showing a failed refresh's error.
+ * Loading data: useApi fetches a path, again every `pollMs` while the tab is
+ * visible (live pages stay at most that far behind) and after every change
+ * made through the UI, and keeps the last good data on screen while saying
+ * since when it is stale (`okAtMs`, `error`).
  */
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, get } from './api.ts';
+import { ApiError, get, onDataChanged } from './api.ts';
+import { serverNowMs } from './clock.ts';
 
 export interface Loaded<T> {
   data: T | null;
   error: ApiError | null;
   loading: boolean;
+  /** When the data on screen was loaded (server time); null before the first answer. */
+  okAtMs: number | null;
+  /** The data on screen is older than the last attempt to load it (that attempt failed). */
+  stale: boolean;
   reload(): void;
 }
 
@@ -17,6 +23,7 @@ export function useApi<T>(path: string | null, options: { pollMs?: number } = {}
   const [data, setData] = useState<T | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const [loading, setLoading] = useState(path !== null);
+  const [okAtMs, setOkAtMs] = useState<number | null>(null);
   const generation = useRef(0);
 
   const load = useCallback(() => {
@@ -28,6 +35,7 @@ export function useApi<T>(path: string | null, options: { pollMs?: number } = {}
         if (mine !== generation.current) return;
         setData(value);
         setError(null);
+        setOkAtMs(serverNowMs());
       })
       .catch((thrown: unknown) => {
         if (mine !== generation.current) return;
@@ -41,15 +49,20 @@ export function useApi<T>(path: string | null, options: { pollMs?: number } = {}
   useEffect(() => {
     setData(null);
     setError(null);
+    setOkAtMs(null);
     load();
-    if (options.pollMs === undefined) return;
+    const unsubscribe = onDataChanged(load);
+    if (options.pollMs === undefined) return unsubscribe;
     const timer = window.setInterval(() => {
       if (document.visibilityState === 'visible') load();
     }, options.pollMs);
-    return () => window.clearInterval(timer);
+    return () => {
+      unsubscribe();
+      window.clearInterval(timer);
+    };
   }, [load, options.pollMs]);
 
-  return { data, error, loading, reload: load };
+  return { data, error, loading, okAtMs, stale: error !== null && data !== null, reload: load };
 }
 
 /** Runs an action with a busy flag and its error, for buttons. */

@@ -20,6 +20,8 @@ import { Jobs } from './pages/jobs.tsx';
 import { QueueDetail } from './pages/queue-detail.tsx';
 import { Queues } from './pages/queues.tsx';
 import { ScheduleDetail, Schedules } from './pages/schedules.tsx';
+import { Search } from './pages/search.tsx';
+import { Workers } from './pages/workers.tsx';
 import { match, navigate, useLocation } from './router.tsx';
 import type { Session } from './types.ts';
 
@@ -29,6 +31,8 @@ const titles: [RegExp, string][] = [
   [/^\/queues$/, 'Queues'],
   [/^\/jobs\/[^/]+$/, 'Job'],
   [/^\/jobs$/, 'Jobs'],
+  [/^\/search$/, 'Search'],
+  [/^\/workers$/, 'Workers'],
   [/^\/dead-letters$/, 'Dead letters'],
   [/^\/schedules\/[^/]+$/, 'Schedule'],
   [/^\/schedules$/, 'Schedules'],
@@ -47,7 +51,9 @@ function Page({ session }: { session: Session }) {
   if (path === '/queues') return <Queues session={session} />;
   const queue = match('/queues/:name', path);
   if (queue) return <QueueDetail name={queue.name ?? ''} session={session} />;
-  if (path === '/jobs') return <Jobs />;
+  if (path === '/jobs') return <Jobs session={session} />;
+  if (path === '/search') return <Search />;
+  if (path === '/workers') return <Workers session={session} />;
   const job = match('/jobs/:id', path);
   if (job) return <JobDetail id={job.id ?? ''} session={session} />;
   if (path === '/dead-letters') return <DeadLetters session={session} />;
@@ -98,6 +104,7 @@ function App() {
     );
   }
   if (!session.authenticated) {
+    document.title = 'Log in · sepp';
     return (
       <Login
         onLogin={(s) => {
@@ -113,6 +120,8 @@ function App() {
     } finally {
       setCsrfToken(null);
       setSession({ ...session, authenticated: false, user: null, role: null, csrfToken: null });
+      // The page logged out of is not where the next user starts.
+      navigate('/login', { replace: true });
     }
   };
   return (

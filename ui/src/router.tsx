@@ -18,10 +18,10 @@ function current(): Location {
   return { path: window.location.pathname, params: new URLSearchParams(window.location.search) };
 }
 
-export function navigate(to: string, options: { replace?: boolean } = {}): void {
+export function navigate(to: string, options: { replace?: boolean; state?: unknown } = {}): void {
   if (to === window.location.pathname + window.location.search) return;
-  if (options.replace) window.history.replaceState(null, '', to);
-  else window.history.pushState(null, '', to);
+  if (options.replace) window.history.replaceState(options.state ?? null, '', to);
+  else window.history.pushState(options.state ?? null, '', to);
   for (const listener of listeners) listener();
   if (!options.replace) window.scrollTo(0, 0);
 }

@@ -151,7 +151,35 @@ def test_queues_and_server_info(client: sepp.Client, queue: str) -> None:
     assert len(client.reserve([queue])) == 1
     server = client.get_server_info()
     assert server.durability == "full" and server.limits.max_batch_jobs == 1000
+    assert (server.limits.max_connections, server.limits.max_streams_per_connection) == (4096, 1000)
+    assert (server.limits.handshake_timeout_ms, server.limits.idle_timeout_ms) == (10_000, 300_000)
     assert server.queue_defaults.max_attempts == 5
+
+
+def test_list_workers(client: sepp.Client, queue: str) -> None:
+    job_id = client.enqueue(queue, "t").id
+    [job] = client.reserve([queue], worker_id=f"py-{queue}")
+    assert job.id == job_id
+    [worker] = [w for w in client.list_workers() if w.worker_id == f"py-{queue}"]
+    assert worker.transport == "reserve" and worker.queues == (queue,)
+    assert worker.jobs_held == 1 and worker.oldest_lease_at_ms is not None
+    assert worker.address != "" and worker.last_seen_at_ms >= worker.connected_at_ms
+
+
+def test_queues_nobody_used(client: sepp.Client, queue: str) -> None:
+    typo = f"{queue}-typo"
+    with pytest.raises(sepp.SeppError) as missing:
+        client.pause_queue(typo)
+    assert missing.value.code == "not_found"
+    assert typo not in [q.name for q in client.list_queues()], "a typo creates no queue"
+    client.pause_queue(typo, allow_missing=True)
+    assert [q.paused for q in client.list_queues() if q.name == typo] == [True]
+    client.delete_queue(typo)
+    assert typo not in [q.name for q in client.list_queues()]
+    client.enqueue(queue, "t")
+    with pytest.raises(sepp.SeppError) as busy:
+        client.delete_queue(queue)
+    assert busy.value.code == "failed_precondition"
 
 
 def test_call_errors(server: ServerProcess, client: sepp.Client) -> None:

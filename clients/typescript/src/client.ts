@@ -7,7 +7,14 @@
 import { status } from '@grpc/grpc-js';
 import { ProduceStreamSender, UnaryBatchSender } from './batch-senders.ts';
 import { Connection, type ConnectOptions } from './connection.ts';
-import { jobFromArgs, jobFromJson, jobFromSpec, queueInfoFromProto, serverInfoFromProto } from './convert.ts';
+import {
+  jobFromArgs,
+  jobFromJson,
+  jobFromSpec,
+  queueInfoFromProto,
+  serverInfoFromProto,
+  workerInfoFromProto,
+} from './convert.ts';
 import { EnqueueBatcher } from './enqueue-batcher.ts';
 import { submitAtomic, submitBatch, submitOne } from './enqueue-calls.ts';
 import { SeppError } from './errors.ts';
@@ -32,9 +39,11 @@ import type {
   NackOptions,
   NackResult,
   Payload,
+  QueueActionOptions,
   QueueInfo,
   ReserveOptions,
   ServerInfo,
+  WorkerInfo,
 } from './types.ts';
 import { enqueueThenWait, type JobOutcome, type WaitOptions, waitForJob } from './wait.ts';
 import { Worker, type WorkerOptions } from './worker.ts';
@@ -318,14 +327,31 @@ export class SeppClient {
     return response.queues.map(queueInfoFromProto);
   }
 
-  /** Pauses a queue: it hands out no jobs until resumed; enqueue still works. */
-  async pauseQueue(queue: string, options: CallOptions = {}): Promise<void> {
-    await this.connection.invoke(this.connection.rpc.pauseQueue, { queue }, readCall(options));
+  /** The workers connected now: id, address, transport, queues, when last seen, leases held. */
+  async listWorkers(options: CallOptions = {}): Promise<WorkerInfo[]> {
+    const response = await this.connection.invoke(this.connection.rpc.listWorkers, {}, readCall(options));
+    return response.workers.map(workerInfoFromProto);
   }
 
-  /** Resumes a paused queue. */
-  async resumeQueue(queue: string, options: CallOptions = {}): Promise<void> {
-    await this.connection.invoke(this.connection.rpc.resumeQueue, { queue }, readCall(options));
+  /**
+   * Pauses a queue: it hands out no jobs until resumed; enqueue still works.
+   * A queue nobody has used yet is NOT_FOUND unless `allowMissing` creates it.
+   */
+  async pauseQueue(queue: string, options: QueueActionOptions = {}): Promise<void> {
+    const allowMissing = options.allowMissing === true;
+    await this.connection.invoke(this.connection.rpc.pauseQueue, { queue, allowMissing }, readCall(options));
+  }
+
+  /** Resumes a paused queue; NOT_FOUND for a queue nobody has used yet, unless `allowMissing`. */
+  async resumeQueue(queue: string, options: QueueActionOptions = {}): Promise<void> {
+    const allowMissing = options.allowMissing === true;
+    await this.connection.invoke(this.connection.rpc.resumeQueue, { queue, allowMissing }, readCall(options));
+  }
+
+  /** Deletes a queue that holds no job in any state (FAILED_PRECONDITION while it holds any). */
+  async deleteQueue(queue: string, options: CallOptions = {}): Promise<void> {
+    // A repeat after an unknown outcome finds nothing (NOT_FOUND) rather than deleting anything else.
+    await this.connection.invoke(this.connection.rpc.deleteQueue, { queue }, readCall(options));
   }
 
   /** One page of a queue's dead letters, oldest first (payloads and error histories left out). */

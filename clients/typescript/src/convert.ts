@@ -16,6 +16,7 @@ import type {
   QueueSettings as ProtoQueueSettings,
 } from './gen/sepp/v1/queue.js';
 import type { NackRequest, NackResponse } from './gen/sepp/v1/work.js';
+import { type WorkerInfo as ProtoWorkerInfo, WorkerTransport } from './gen/sepp/v1/workers.js';
 import { activeTraceHeaders } from './trace.ts';
 import type {
   EnqueueOptions,
@@ -26,6 +27,7 @@ import type {
   QueueSettings,
   ServerInfo,
   TimeInput,
+  WorkerInfo,
 } from './types.ts';
 
 const jsonType = 'application/json';
@@ -179,13 +181,29 @@ function settingsFromProto(settings: ProtoQueueSettings | undefined): QueueSetti
 }
 
 export function queueInfoFromProto(queue: ProtoQueueInfo): QueueInfo {
+  const counts = queue.counts ?? { scheduled: 0, ready: 0, leased: 0, completed: 0, dead: 0 };
   return {
     name: queue.name,
     paused: queue.paused,
-    counts: queue.counts ?? { scheduled: 0, ready: 0, leased: 0, completed: 0, dead: 0 },
-    oldestReadyAgeMs: queue.oldestReadyAgeMs,
+    counts,
+    // The protocol sends 0 when no job is ready; 0 is also the age of a job due this instant.
+    oldestReadyAgeMs: counts.ready > 0 ? queue.oldestReadyAgeMs : null,
     waitingWorkers: queue.waitingWorkers,
     settings: settingsFromProto(queue.settings),
+  };
+}
+
+export function workerInfoFromProto(worker: ProtoWorkerInfo): WorkerInfo {
+  return {
+    workerId: worker.workerId,
+    address: worker.address,
+    transport: worker.transport === WorkerTransport.WORK_STREAM ? 'work_stream' : 'reserve',
+    queues: worker.queues,
+    connectedAtMs: worker.connectedAtMs,
+    lastSeenAtMs: worker.lastSeenAtMs,
+    jobsHeld: worker.jobsHeld,
+    oldestLeaseAtMs: worker.oldestLeaseAtMs === 0 ? null : worker.oldestLeaseAtMs,
+    connections: worker.connections,
   };
 }
 
@@ -219,6 +237,10 @@ export function serverInfoFromProto(info: GetServerInfoResponse): ServerInfo {
       maxMessageBytes: limits?.maxMessageBytes ?? 0,
       maxReserveQueues: limits?.maxReserveQueues ?? 0,
       maxSchedules: limits?.maxSchedules ?? 0,
+      maxConnections: limits?.maxConnections ?? 0,
+      maxStreamsPerConnection: limits?.maxStreamsPerConnection ?? 0,
+      handshakeTimeoutMs: limits?.handshakeTimeoutMs ?? 0,
+      idleTimeoutMs: limits?.idleTimeoutMs ?? 0,
       maxResultBytes: limits?.maxResultBytes ?? 0,
       maxProgressBytes: limits?.maxProgressBytes ?? 0,
       maxEventSubscribers: limits?.maxEventSubscribers ?? 0,

@@ -53,6 +53,7 @@ export type {
   NackOptions,
   NackResult,
   Payload,
+  QueueActionOptions,
   QueueInfo,
   QueueSettings,
   ReserveOptions,
@@ -60,6 +61,7 @@ export type {
   ServerLimits,
   StateCounts,
   TimeInput,
+  WorkerInfo,
 } from './types.ts';
 export type { JobOutcome, WaitOptions } from './wait.ts';
 export { Worker, type WorkerClient, type WorkerEvents, type WorkerOptions } from './worker.ts';

@@ -20,6 +20,12 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+/** Options of pauseQueue and resumeQueue. */
+export interface QueueActionOptions extends CallOptions {
+  /** Create the queue when nobody has used it yet (else NOT_FOUND): to pause a queue before its first job. */
+  allowMissing?: boolean;
+}
+
 /** How to enqueue a job; everything is optional. */
 export interface EnqueueOptions {
   /**
@@ -222,12 +228,38 @@ export interface QueueInfo {
   paused: boolean;
   /** Jobs by state. */
   counts: StateCounts;
-  /** How long the oldest ready job has been due, in ms; 0 when none is ready. */
-  oldestReadyAgeMs: number;
-  /** Reserve calls and Work streams waiting on this queue right now. */
+  /** How long the oldest ready job has been due, in ms; null when none is ready. */
+  oldestReadyAgeMs: number | null;
+  /**
+   * Reserve calls and Work streams waiting on this queue right now (not
+   * workers: an SDK Worker holds two Work streams, and a worker waiting on
+   * several queues counts on each).
+   */
   waitingWorkers: number;
   /** The queue's effective settings. */
   settings: QueueSettings;
+}
+
+/** One connected worker as `listWorkers` reports it. */
+export interface WorkerInfo {
+  /** The worker id it gave, or `(none)`. */
+  workerId: string;
+  /** Its address as the server sees it, e.g. `127.0.0.1:53122`. */
+  address: string;
+  /** Its streams (or Reserve callers) from that address with that worker id, listed as one: an SDK Worker opens two. */
+  connections: number;
+  /** `work_stream`: an open Work stream (the Worker); `reserve`: Reserve calls. */
+  transport: 'work_stream' | 'reserve';
+  /** The queues it takes jobs from. */
+  queues: string[];
+  /** When its stream began (Reserve callers: its first listed call), ms since the epoch. */
+  connectedAtMs: number;
+  /** Its last reserve, settlement or credit, ms since the epoch. */
+  lastSeenAtMs: number;
+  /** Jobs leased under its worker id now. */
+  jobsHeld: number;
+  /** When the oldest of those leases began, ms since the epoch; null when it holds none. */
+  oldestLeaseAtMs: number | null;
 }
 
 /** Every server-wide limit in effect (see admin.proto for each one's meaning). */
@@ -264,6 +296,14 @@ export interface ServerLimits {
   maxReserveQueues: number;
   /** Schedules the server keeps (config and API together). */
   maxSchedules: number;
+  /** Connections the server keeps open at once. */
+  maxConnections: number;
+  /** Calls open at once on one connection. */
+  maxStreamsPerConnection: number;
+  /** A new connection must open its first call within this, in ms. */
+  handshakeTimeoutMs: number;
+  /** A connection with no call open for this long is closed, in ms. */
+  idleTimeoutMs: number;
   /** Largest result an ack may carry, in bytes. */
   maxResultBytes: number;
   /** Largest progress document (JSON) a worker may report, in bytes. */

@@ -4,6 +4,8 @@
  * the one destructive bulk action here and needs the admin role and a
  * confirmation; the rest are an operator's daily work.
  */
+
+import { normalizeJobId } from '../../engine/job-id.ts';
 import type { DeadReason } from '../../engine/types.ts';
 import {
   bad,
@@ -46,7 +48,10 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
     (action: 'requeue' | 'delete') =>
     async (c: Parameters<RouteSpec['handle']>[0], request: RequestContext) => {
       const queue = pathParam(c, 'queue');
-      const jobIds = stringArray(await readJsonObject(c), 'jobIds', maxIds);
+      // A UUID in upper case names the same job; ids that are no UUID match nothing, as before.
+      const jobIds = stringArray(await readJsonObject(c), 'jobIds', maxIds).map(
+        (id) => normalizeJobId(id) ?? id,
+      );
       const audit = request.audit(`dead_letters.${action}`, `queue:${queue}`);
       const changed =
         action === 'requeue'

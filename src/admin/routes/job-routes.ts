@@ -6,7 +6,7 @@
 import type { Context } from 'hono';
 import type { ListOrder } from '../../engine/admin-types.ts';
 import { SeppError } from '../../engine/errors.ts';
-import { isJobId } from '../../engine/job-id.ts';
+import { normalizeJobId } from '../../engine/job-id.ts';
 import type { EnqueueRequest } from '../../engine/types.ts';
 import { jobStates } from '../../engine/types.ts';
 import { jobDetail } from '../job-view.ts';
@@ -43,8 +43,9 @@ const jobParam = { id: 'job id (a UUID)' } as const;
 
 /** The job id in the path, which must look like one. */
 export function jobIdParam(c: Context): string {
-  const id = pathParam(c, 'id');
-  if (!isJobId(id)) throw bad(`${JSON.stringify(id.slice(0, 64))} is not a job id (a lower-case UUID)`);
+  const given = pathParam(c, 'id');
+  const id = normalizeJobId(given);
+  if (id === null) throw bad(`${JSON.stringify(given.slice(0, 64))} is not a job id (a UUID)`);
   return id;
 }
 

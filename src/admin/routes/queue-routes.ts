@@ -1,12 +1,15 @@
 /**
  * The dashboard's overview and the queues: counts (from the maintained
- * counters, never COUNT(*)), settings, pause/resume and purge.
+ * counters, never COUNT(*)), settings, pause/resume, purge and deleting an
+ * empty queue.
  */
 import type { Context } from 'hono';
 import { SeppError } from '../../engine/errors.ts';
 import type { QueueInfo, StateCounts } from '../../engine/types.ts';
 import { jobStates } from '../../engine/types.ts';
-import { bad, pathParam, readJsonObject, requiredString } from '../request-input.ts';
+import type { Overview } from '../api-types.ts';
+import { type RateWindow, rateWindows } from '../rate-history.ts';
+import { bad, pathParam, queryChoice, readJsonObject, requiredString } from '../request-input.ts';
 import type { AdminServices, RouteSpec } from '../route-spec.ts';
 import { ref } from '../schemas.ts';
 
@@ -29,21 +32,29 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
       path: '/api/v1/overview',
       access: 'viewer',
       tag: 'overview',
-      summary: 'Server facts, totals, per-queue counts and the last hour of job rates (the dashboard)',
+      summary: 'Server facts, totals, per-queue counts, job rates and waits (the dashboard)',
+      query: {
+        window: {
+          description: 'the rates over the last 5 minutes, hour (the default) or day',
+          schema: { type: 'string', enum: Object.keys(rateWindows) },
+        },
+      },
       response: ref('Overview'),
       handle(c) {
+        const window = queryChoice(c, 'window', Object.keys(rateWindows) as RateWindow[]) ?? '1h';
         const info = deps.serverInfo();
         const nowMs = deps.clock.nowMs();
         const queues = engine.listQueues();
         const totals = Object.fromEntries(jobStates.map((s) => [s, 0])) as StateCounts;
         for (const q of queues) for (const s of jobStates) totals[s] += q.counts[s];
-        return c.json({
+        const overview: Overview = {
           server: { ...info, uptimeMs: Math.max(0, nowMs - info.startedAtMs), serverTimeMs: nowMs },
           totals,
           waitingWorkers: engine.waitingReserves,
           queues,
-          rates: deps.rates.snapshot(),
-        });
+          rates: deps.rates.snapshot(window),
+        };
+        return c.json(overview);
       },
     },
     {
@@ -122,6 +133,24 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
         }
         const { deleted } = await engine.purgeQueue(name, request.audit('queue.purge', `queue:${name}`));
         return c.json({ deleted });
+      },
+    },
+    {
+      method: 'delete',
+      path: '/api/v1/queues/{queue}',
+      access: 'admin',
+      tag: 'queues',
+      summary: 'Delete an empty queue (no job in any state), such as one a typo created',
+      description:
+        '409 while the queue holds jobs or when the configuration declares it. Its idempotency keys stay until ' +
+        'their window ends; an enqueue creates the queue anew.',
+      pathParams: queueParam,
+      response: { type: 'object', properties: { deleted: { type: 'string' } }, required: ['deleted'] },
+      audits: 'queue.delete',
+      async handle(c, request) {
+        const { name } = existingQueue(c);
+        await engine.deleteQueue(name, request.audit('queue.delete', `queue:${name}`));
+        return c.json({ deleted: name });
       },
     },
   ];

@@ -6,6 +6,7 @@
  */
 import type { Context } from 'hono';
 import type { ScheduleInfo } from '../../engine/schedules/types.ts';
+import type { ScheduleView } from '../api-types.ts';
 import { viewPayload } from '../payload-view.ts';
 import { pathParam } from '../request-input.ts';
 import type { AdminServices, RouteSpec } from '../route-spec.ts';
@@ -16,7 +17,7 @@ const nameParam = { name: 'schedule name' } as const;
 const detailNextRuns = 10;
 
 /** A schedule for the API: the payload as a view (JSON, text or hex) instead of bytes. */
-export function scheduleView(schedule: ScheduleInfo) {
+export function scheduleView(schedule: ScheduleInfo): ScheduleView {
   const { payload, ...template } = schedule.template;
   return {
     ...schedule,

@@ -1,10 +1,22 @@
 /** `sepp backup FILE`: an online, consistent copy of a running server's database. */
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
+import { dirname } from 'node:path';
+import { type ChannelCredentials, credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import type { Argv } from 'yargs';
 import type { BackupChunk } from '../../../clients/typescript/src/gen/sepp/v1/admin.js';
 import { QueueServiceClient } from '../../../clients/typescript/src/gen/sepp/v1/queue_service.js';
+import { SeppError } from '../../../clients/typescript/src/index.ts';
+import { messageOf, printFailure, UsageError } from '../failure.ts';
+import {
+  type ConnectionArgs,
+  describeFailure,
+  parseServer,
+  printJson,
+  readCa,
+  withConnection,
+} from './connection.ts';
+import type { ServerTarget } from './connection-errors.ts';
 
 const mib = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
 
@@ -13,100 +25,131 @@ export function registerBackupCommand(parser: Argv): void {
     'backup <file>',
     "Copy a running server's database to FILE (online and consistent; needs an admin key when keys are on)",
     (y) =>
-      y
-        .positional('file', {
-          type: 'string',
-          demandOption: true,
-          describe: 'Where to write the copy (a SQLite file)',
-        })
-        .option('server', {
-          type: 'string',
-          default: process.env.SEPP_SERVER ?? '127.0.0.1:50051',
-          describe: 'Server address (env SEPP_SERVER)',
-        })
-        .option('api-key', { type: 'string', describe: 'API key with the admin role (env SEPP_API_KEY)' })
-        .option('force', { type: 'boolean', default: false, describe: 'Overwrite FILE if it exists' }),
+      withConnection(
+        y
+          .positional('file', {
+            type: 'string',
+            demandOption: true,
+            describe: 'Where to write the copy (a SQLite file)',
+          })
+          .option('force', { type: 'boolean', default: false, describe: 'Overwrite FILE if it exists' }),
+      ),
     async (args) => {
-      process.exitCode = await backup(
-        args.file,
-        args.server,
-        args['api-key'] ?? process.env.SEPP_API_KEY,
-        args.force,
-      );
+      process.exitCode = await backup(args.file, args);
     },
   );
 }
 
-async function backup(
-  file: string,
-  server: string,
-  apiKey: string | undefined,
-  force: boolean,
-): Promise<number> {
-  if (existsSync(file) && !force) {
-    process.stderr.write(`sepp: ${file} exists; choose another name or pass --force\n`);
-    return 2;
+/** Opens FILE.partial for writing, or says why it cannot in terms of FILE. */
+function openPartial(file: string, partial: string): number {
+  try {
+    return openSync(partial, 'w', 0o600);
+  } catch (error) {
+    const code = error instanceof Error && 'code' in error ? String(error.code) : '';
+    const why =
+      code === 'ENOENT'
+        ? `the directory ${dirname(file)} does not exist`
+        : code === 'EACCES' || code === 'EPERM'
+          ? `permission denied in ${dirname(file)}`
+          : code === 'EISDIR'
+            ? `${partial} is a directory`
+            : messageOf(error);
+    throw new UsageError(`cannot write ${file}: ${why}`);
   }
+}
+
+async function backup(file: string, args: ConnectionArgs & { force: boolean }): Promise<number> {
+  let target: ServerTarget | undefined;
+  let fd: number | undefined;
   const partial = `${file}.partial`;
-  const client = new QueueServiceClient(server, credentials.createInsecure());
-  const metadata = new Metadata();
-  if (apiKey) metadata.set('authorization', `Bearer ${apiKey}`);
-  const fd = openSync(partial, 'w', 0o600);
-  const hash = createHash('sha256');
-  let written = 0;
+  let client: QueueServiceClient | undefined;
   const tty = process.stderr.isTTY;
-  const status = (line: string, final = false) => {
+  const progress = (line: string, final = false) => {
     if (tty) process.stderr.write(`\r\x1b[K${line}${final ? '\n' : ''}`);
     else if (final) process.stderr.write(`${line}\n`);
   };
   try {
-    const done = await new Promise<{ sizeBytes: number; sha256: string }>((resolve, reject) => {
-      const stream = client.backup({}, metadata);
-      let lastPercent = -1;
-      stream.on('data', (chunk: BackupChunk) => {
-        const kind = chunk.kind;
-        if (kind?.$case === 'progress') {
-          const percent = Math.floor((100 * kind.value.pagesDone) / Math.max(1, kind.value.pagesTotal));
-          if (percent !== lastPercent) {
-            lastPercent = percent;
-            status(
-              `copying the database on the server: ${percent}% (${kind.value.pagesDone}/${kind.value.pagesTotal} pages)`,
-            );
-            if (!tty && percent % 25 === 0) process.stderr.write(`copying: ${percent}%\n`);
-          }
-        } else if (kind?.$case === 'data') {
-          writeSync(fd, kind.value);
-          hash.update(kind.value);
-          written += kind.value.length;
-          status(`receiving: ${mib(written)}`);
-        } else if (kind?.$case === 'done') {
-          resolve(kind.value);
-        }
-      });
-      stream.on('error', reject);
-      stream.on('end', () => reject(new Error('the server ended the backup before it was complete')));
-    });
-    closeSync(fd);
-    const sha256 = hash.digest('hex');
-    if (done.sizeBytes !== written || done.sha256 !== sha256) {
-      throw new Error(
-        `the copy does not match what the server sent (${written} of ${done.sizeBytes} bytes, sha256 ${sha256})`,
-      );
+    if (existsSync(file) && !args.force) {
+      throw new UsageError(`${file} exists; choose another name or pass --force`);
     }
+    const ca = readCa(args);
+    target = parseServer(args.server, ca !== undefined);
+    const channel: ChannelCredentials =
+      ca === undefined ? credentials.createInsecure() : credentials.createSsl(ca === true ? null : ca);
+    const metadata = new Metadata();
+    const apiKey = args['api-key'] || process.env.SEPP_API_KEY;
+    if (apiKey) metadata.set('authorization', `Bearer ${apiKey}`);
+    fd = openPartial(file, partial);
+    client = new QueueServiceClient(target.address, channel);
+    const { written, sha256 } = await receive(client, metadata, fd, progress);
+    closeSync(fd);
+    fd = undefined;
     renameSync(partial, file);
-    status(`backup written to ${file} (${mib(written)}, sha256 ${sha256.slice(0, 16)}…)`, true);
+    if (args.output === 'json' || args.json === true) printJson({ file, sizeBytes: written, sha256 });
+    else progress(`backup written to ${file} (${mib(written)}, sha256 ${sha256.slice(0, 16)}…)`, true);
     return 0;
   } catch (error) {
-    try {
-      closeSync(fd);
-    } catch {}
-    rmSync(partial, { force: true });
+    if (fd !== undefined) {
+      try {
+        closeSync(fd);
+      } catch {}
+      rmSync(partial, { force: true });
+    }
+    if (tty) progress('');
     const e = error as Partial<ServiceError>;
-    const message = e.details ?? (error instanceof Error ? error.message : String(error));
-    status('', false);
-    process.stderr.write(`sepp: backup failed: ${message}\n`);
-    return e.code === 14 ? 3 : e.code === 16 || e.code === 7 ? 4 : 1;
+    const failure =
+      typeof e.code === 'number' && e.code !== status.OK
+        ? new SeppError(e.code, e.details ?? messageOf(error))
+        : error;
+    const { message, exitCode } = await describeFailure(failure, target);
+    printFailure(error instanceof UsageError ? message : `backup failed: ${message}`, error);
+    return exitCode;
   } finally {
-    client.close();
+    client?.close();
   }
+}
+
+/** Streams the copy into `fd`; resolves once the server's checksum matches what was written. */
+async function receive(
+  client: QueueServiceClient,
+  metadata: Metadata,
+  fd: number,
+  progress: (line: string, final?: boolean) => void,
+): Promise<{ written: number; sha256: string }> {
+  const hash = createHash('sha256');
+  let written = 0;
+  const tty = process.stderr.isTTY;
+  const done = await new Promise<{ sizeBytes: number; sha256: string }>((resolve, reject) => {
+    const stream = client.backup({}, metadata);
+    let lastPercent = -1;
+    stream.on('data', (chunk: BackupChunk) => {
+      const kind = chunk.kind;
+      if (kind?.$case === 'progress') {
+        const percent = Math.floor((100 * kind.value.pagesDone) / Math.max(1, kind.value.pagesTotal));
+        if (percent !== lastPercent) {
+          lastPercent = percent;
+          progress(
+            `copying the database on the server: ${percent}% (${kind.value.pagesDone}/${kind.value.pagesTotal} pages)`,
+          );
+          if (!tty && percent % 25 === 0) process.stderr.write(`copying: ${percent}%\n`);
+        }
+      } else if (kind?.$case === 'data') {
+        writeSync(fd, kind.value);
+        hash.update(kind.value);
+        written += kind.value.length;
+        progress(`receiving: ${mib(written)}`);
+      } else if (kind?.$case === 'done') {
+        resolve(kind.value);
+      }
+    });
+    stream.on('error', reject);
+    stream.on('end', () => reject(new Error('the server ended the backup before it was complete')));
+  });
+  const sha256 = hash.digest('hex');
+  if (done.sizeBytes !== written || done.sha256 !== sha256) {
+    throw new Error(
+      `the copy does not match what the server sent (${written} of ${done.sizeBytes} bytes, sha256 ${sha256})`,
+    );
+  }
+  return { written, sha256 };
 }

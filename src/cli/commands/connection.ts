@@ -6,36 +6,9 @@
 import { readFileSync } from 'node:fs';
 import type { Argv } from 'yargs';
 import { JobRejectedError, SeppClient, SeppError } from '../../../clients/typescript/src/index.ts';
-
-/** Exit codes of the operator commands (documented in --help and docs/cli.md). */
-export const exitCodes = {
-  ok: 0,
-  failed: 1,
-  invalidInput: 2,
-  unreachable: 3,
-  denied: 4,
-  notFound: 5,
-  timedOut: 6,
-} as const;
-
-export const exitCodesEpilogue = `Exit codes:
-  0  done
-  1  failed (the message says why)
-  2  invalid input (flags, arguments, or a request the server refused as invalid)
-  3  cannot reach the server (--server), or it is shutting down
-  4  not authenticated, or the API key's role does not allow this (--api-key, SEPP_API_KEY)
-  5  not found (no such job or queue)
-  6  timed out waiting (sepp job --wait --timeout-ms)`;
-
-/** A problem with what the user typed: exit 2. */
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
-
-/** A refusal that is neither an error nor a success (e.g. a declined confirmation): exit 1. */
-export class Declined extends Error {
-  override name = 'Declined';
-}
+import { parseListenAddress } from '../../config/index.ts';
+import { CliError, exitCodes, exitCodesEpilogue, messageOf, printFailure, UsageError } from '../failure.ts';
+import { diagnoseUnreachable, type ServerTarget } from './connection-errors.ts';
 
 export interface ConnectionArgs {
   server: string;
@@ -54,16 +27,22 @@ export function withConnection<T>(y: Argv<T>, jsonFlag = true) {
   const base = y
     .option('server', {
       type: 'string',
+      requiresArg: true,
       default: process.env.SEPP_SERVER || defaultServer,
       defaultDescription: `$SEPP_SERVER or ${defaultServer}`,
       describe: 'Address of the sepp server (host:port)',
     })
     .option('api-key', {
       type: 'string',
+      requiresArg: true,
       describe: 'API key (default: $SEPP_API_KEY); prefer the variable, flags show up in `ps`',
     })
     .option('tls', { type: 'boolean', describe: 'Use TLS, trusting the system CAs (or --ca)' })
-    .option('ca', { type: 'string', describe: 'CA certificate file (PEM) to trust; implies --tls' })
+    .option('ca', {
+      type: 'string',
+      requiresArg: true,
+      describe: 'CA certificate file (PEM) to trust; implies --tls',
+    })
     .option('output', {
       alias: 'o',
       choices: ['table', 'json'],
@@ -78,20 +57,55 @@ export function wantsJson(args: ConnectionArgs): boolean {
   return args.output === 'json' || args.json === true;
 }
 
-export function connect(args: ConnectionArgs): SeppClient {
-  const apiKey = args['api-key'] || process.env.SEPP_API_KEY || undefined;
-  let tls: { ca: Buffer } | true | undefined;
+/**
+ * Reads --server: `host:port`, nothing else. A URL or a missing port would
+ * otherwise reach grpc-js, which reads `127.0.0.1` as port 443 and
+ * `http://…` as a host name to resolve.
+ */
+export function parseServer(text: string, tls: boolean): ServerTarget {
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(text.trim());
+  if (scheme !== null) {
+    const rest = text.trim().slice(scheme[0].length).replace(/\/.*$/, '');
+    const secure = /s$/i.test(scheme[1] ?? '') ? ' and --tls' : '';
+    throw new UsageError(
+      `--server ${text}: give host:port without a scheme, e.g. --server ${rest || '127.0.0.1:50051'}${secure}`,
+    );
+  }
+  const parsed = parseListenAddress(text);
+  if (!parsed.ok) {
+    const noPort = /has no port/.test(parsed.message);
+    throw new UsageError(
+      noPort
+        ? `--server ${text} has no port; write host:port, e.g. --server ${text.trim()}:50051 (sepp's default gRPC port)`
+        : `--server ${parsed.message}`,
+    );
+  }
+  if (parsed.value.port === 0) throw new UsageError(`--server ${text}: port 0 is not a server's port`);
+  return { host: parsed.value.host, port: parsed.value.port, address: parsed.value.address, tls };
+}
+
+/** TLS from --ca (that CA's PEM) or --tls (true: the system's CAs); undefined for plaintext. */
+export function readCa(args: ConnectionArgs): Buffer | true | undefined {
   if (args.ca !== undefined) {
     try {
-      tls = { ca: readFileSync(args.ca) };
+      return readFileSync(args.ca);
     } catch (error) {
-      throw new UsageError(`--ca ${args.ca}: ${error instanceof Error ? error.message : String(error)}`);
+      throw new UsageError(`--ca ${args.ca}: ${messageOf(error)}`);
     }
-  } else if (args.tls === true) tls = true;
-  return SeppClient.connect(args.server, {
+  }
+  return args.tls === true ? true : undefined;
+}
+
+export function connect(args: ConnectionArgs): { client: SeppClient; target: ServerTarget } {
+  const apiKey = args['api-key'] || process.env.SEPP_API_KEY || undefined;
+  const ca = readCa(args);
+  const tls = ca === undefined || ca === true ? ca : { ca };
+  const target = parseServer(args.server, tls !== undefined);
+  const client = SeppClient.connect(target.address, {
     ...(apiKey === undefined ? {} : { apiKey }),
     ...(tls === undefined ? {} : { tls }),
   });
+  return { client, target };
 }
 
 /** Prints one line (or block) to stdout. */
@@ -103,15 +117,14 @@ export function printJson(value: unknown): void {
   print(JSON.stringify(value, null, 2));
 }
 
-const unreachableDetail =
-  /No connection established|ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|Failed to connect|Name resolution failed/i;
-
 /** The message and exit code for anything a command failed with. */
-export function describeFailure(error: unknown, server: string): { message: string; exitCode: number } {
-  if (error instanceof UsageError) return { message: error.message, exitCode: exitCodes.invalidInput };
-  if (error instanceof Declined) return { message: error.message, exitCode: exitCodes.failed };
+export async function describeFailure(
+  error: unknown,
+  target: ServerTarget | undefined,
+): Promise<{ message: string; exitCode: number }> {
+  if (error instanceof CliError) return { message: error.message, exitCode: error.exitCode };
   if (!(error instanceof SeppError)) {
-    return { message: error instanceof Error ? error.message : String(error), exitCode: exitCodes.failed };
+    return { message: messageOf(error), exitCode: exitCodes.failed };
   }
   if (error instanceof JobRejectedError) {
     const exitCode =
@@ -122,15 +135,18 @@ export function describeFailure(error: unknown, server: string): { message: stri
           : exitCodes.failed;
     return { message: `job refused (${error.reason}): ${error.message}`, exitCode };
   }
+  const server = target?.address ?? 'the server';
   switch (error.code) {
     case 'unavailable':
-      if (unreachableDetail.test(error.message)) {
-        // grpc-js says "No connection established. Last error: Error: connect ECONNREFUSED …. Resolution note: ";
-        // the socket error is the useful part.
-        const cause =
-          /(?:connect|getaddrinfo) [A-Z_]+[^\s]*(?: [^\s]+)?/.exec(error.message)?.[0] ?? error.message;
+      // "shutting down" and "storage unavailable" come from a server that answered.
+      if (
+        target !== undefined &&
+        /No connection established|Failed to connect|connect E|getaddrinfo|Name resolution|Protocol error|SSL|certificate/i.test(
+          error.message,
+        )
+      ) {
         return {
-          message: `cannot reach sepp at ${server}; is it running? (--server)\n  ${cause.replace(/\.$/, '')}`,
+          message: (await diagnoseUnreachable(target, error.message)).message,
           exitCode: exitCodes.unreachable,
         };
       }
@@ -165,21 +181,21 @@ export function describeFailure(error: unknown, server: string): { message: stri
 
 /**
  * Runs an operator command: connects, runs `body`, closes, and turns a
- * failure into a message on stderr and its exit code.
+ * failure into one line on stderr and its exit code.
  */
 export async function runWithClient(
   args: ConnectionArgs,
   body: (client: SeppClient) => Promise<void>,
 ): Promise<void> {
-  let client: SeppClient | undefined;
+  let connection: ReturnType<typeof connect> | undefined;
   try {
-    client = connect(args);
-    await body(client);
+    connection = connect(args);
+    await body(connection.client);
   } catch (error) {
-    const { message, exitCode } = describeFailure(error, args.server);
-    process.stderr.write(`sepp: ${message}\n`);
+    const { message, exitCode } = await describeFailure(error, connection?.target);
+    printFailure(message, error);
     process.exitCode = exitCode;
   } finally {
-    await client?.close().catch(() => {});
+    await connection?.client.close().catch(() => {});
   }
 }

@@ -2,15 +2,8 @@
 import { createInterface } from 'node:readline/promises';
 import type { Argv } from 'yargs';
 import type { DeadLetterSelection, DeadReason, SeppClient } from '../../../clients/typescript/src/index.ts';
-import {
-  Declined,
-  print,
-  printJson,
-  runWithClient,
-  UsageError,
-  wantsJson,
-  withConnection,
-} from './connection.ts';
+import { Declined, integerFlag, UsageError } from '../failure.ts';
+import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
 import { cell, jobJson, table, time } from './format.ts';
 
 const reasons: readonly DeadReason[] = ['attempts_exhausted', 'lease_expired', 'dead_lettered'];
@@ -61,20 +54,19 @@ export function registerDlqCommands(parser: Argv): void {
           withConnection(
             queuePositional(c)
               .option('reason', { choices: reasons, describe: 'Only dead letters with this reason' })
-              .option('limit', { type: 'number', default: 100, describe: 'Most dead letters to show' }),
+              .option('limit', { type: 'string', default: '100', describe: 'Most dead letters to show' }),
           ),
         (args) =>
           runWithClient(args, async (client) => {
-            if (!Number.isInteger(args.limit) || args.limit < 1)
-              throw new UsageError('--limit must be a positive integer');
+            const limit = integerFlag('limit', args.limit, { min: 1, max: Number.MAX_SAFE_INTEGER });
             const jobs = [];
             const query = {
-              pageSize: Math.min(args.limit, 1000),
+              pageSize: Math.min(limit, 1000),
               ...(args.reason === undefined ? {} : { reason: args.reason }),
             };
             for await (const job of client.deadLetters(args.queue, query)) {
               jobs.push(job);
-              if (jobs.length >= args.limit) break;
+              if (jobs.length >= limit) break;
             }
             if (wantsJson(args)) {
               printJson(jobs.map((j) => jobJson(j, false)));
@@ -97,7 +89,7 @@ export function registerDlqCommands(parser: Argv): void {
                 ]),
               ),
             );
-            if (jobs.length === args.limit) print(`(first ${args.limit}; --limit shows more)`);
+            if (jobs.length === limit) print(`(first ${limit}; --limit shows more)`);
           }),
       )
       .command(

@@ -4,7 +4,8 @@ import { extname } from 'node:path';
 import type { Argv } from 'yargs';
 import type { EnqueueOptions } from '../../../clients/typescript/src/index.ts';
 import { parseDurationMs } from '../../config/index.ts';
-import { print, printJson, runWithClient, UsageError, withConnection } from './connection.ts';
+import { integerFlag, UsageError } from '../failure.ts';
+import { print, printJson, runWithClient, withConnection } from './connection.ts';
 
 const typesByExtension: Record<string, string> = {
   '.json': 'application/json',
@@ -41,6 +42,16 @@ function readPayload(args: { json?: string | undefined; file?: string | undefine
   return { payload: Buffer.alloc(0), contentType: undefined };
 }
 
+const maxInt32 = 2 ** 31 - 1;
+
+/** --delay: "30s" and the like, or a bare integer of milliseconds (as settings ending in _ms take). */
+function delayMs(text: string): number {
+  if (/^\s*\d{1,15}\s*$/.test(text)) return Number(text.trim());
+  const delay = parseDurationMs(text);
+  if (!delay.ok) throw new UsageError(`--delay ${delay.message}`);
+  return delay.value;
+}
+
 function parseMetadata(entries: readonly string[] | undefined): Record<string, string> | undefined {
   if (entries === undefined || entries.length === 0) return undefined;
   const pairs = entries.map((entry) => {
@@ -63,22 +74,50 @@ export function registerEnqueueCommand(parser: Argv): void {
           .positional('type', { type: 'string', demandOption: true, describe: 'Job type' })
           .option('json', {
             type: 'string',
+            requiresArg: true,
             describe: 'Payload as JSON text (content type application/json)',
           })
-          .option('file', { type: 'string', describe: 'Payload from a file ("-" for standard input)' })
-          .option('content-type', { type: 'string', describe: 'Content type of the payload' })
-          .option('priority', { type: 'number', describe: '0 to 9, higher first (default 0)' })
-          .option('delay', { type: 'string', describe: 'Run after this long, e.g. 30s, 5m, 2h' })
+          .option('file', {
+            type: 'string',
+            requiresArg: true,
+            describe: 'Payload from a file ("-" for standard input)',
+          })
+          .option('content-type', {
+            type: 'string',
+            requiresArg: true,
+            describe: 'Content type of the payload',
+          })
+          .option('priority', {
+            type: 'string',
+            requiresArg: true,
+            describe: 'An integer from 0 to 9, higher first (default 0)',
+          })
+          .option('delay', {
+            type: 'string',
+            requiresArg: true,
+            describe: 'Run after this long: 30s, 5m, 2h (units ms, s, m, h, d) or an integer of milliseconds',
+          })
           .option('run-at', {
             type: 'string',
+            requiresArg: true,
             describe: 'Run at this time (ISO 8601, e.g. 2026-05-01T09:00:00Z)',
           })
           .option('key', {
             type: 'string',
+            requiresArg: true,
             describe: 'Idempotency key: a repeat within the dedup window is not stored',
           })
-          .option('max-attempts', { type: 'number', describe: 'Deliveries before the job goes dead' })
-          .option('meta', { type: 'string', array: true, describe: 'Metadata KEY=VALUE (repeatable)' })
+          .option('max-attempts', {
+            type: 'string',
+            requiresArg: true,
+            describe: "Deliveries before the job goes dead (default: the queue's max_attempts)",
+          })
+          .option('meta', {
+            type: 'string',
+            requiresArg: true,
+            array: true,
+            describe: 'Metadata KEY=VALUE (repeatable)',
+          })
           .example('$0 enqueue emails send --json \'{"to":"ada@example.com"}\'', 'a JSON job')
           .example(
             '$0 enqueue reports build --file report.json --delay 10m -o json',
@@ -92,14 +131,13 @@ export function registerEnqueueCommand(parser: Argv): void {
         const options: EnqueueOptions = {};
         const type = args['content-type'] ?? contentType;
         if (type !== undefined) options.contentType = type;
-        if (args.priority !== undefined) options.priority = args.priority;
+        if (args.priority !== undefined)
+          options.priority = integerFlag('priority', args.priority, { min: 0, max: 9 });
         if (args.delay !== undefined && args['run-at'] !== undefined) {
           throw new UsageError('give --delay or --run-at, not both');
         }
         if (args.delay !== undefined) {
-          const delay = parseDurationMs(args.delay);
-          if (!delay.ok) throw new UsageError(`--delay ${delay.message}`);
-          options.delayMs = delay.value;
+          options.delayMs = delayMs(args.delay);
         }
         if (args['run-at'] !== undefined) {
           const runAtMs = Date.parse(args['run-at']);
@@ -111,7 +149,12 @@ export function registerEnqueueCommand(parser: Argv): void {
           options.runAt = runAtMs;
         }
         if (args.key !== undefined) options.idempotencyKey = args.key;
-        if (args['max-attempts'] !== undefined) options.maxAttempts = args['max-attempts'];
+        if (args['max-attempts'] !== undefined) {
+          options.maxAttempts = integerFlag('max-attempts', args['max-attempts'], {
+            min: 1,
+            max: maxInt32,
+          });
+        }
         const metadata = parseMetadata(args.meta);
         if (metadata !== undefined) options.metadata = metadata;
         const result = await client.enqueue(args.queue, args.type, payload, options);

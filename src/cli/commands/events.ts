@@ -4,7 +4,8 @@
  */
 import type { Argv } from 'yargs';
 import type { JobEvent, JobEventKind } from '../../../clients/typescript/src/index.ts';
-import { print, runWithClient, UsageError, wantsJson, withConnection } from './connection.ts';
+import { UsageError } from '../failure.ts';
+import { print, runWithClient, wantsJson, withConnection } from './connection.ts';
 import { cell, resultJson, time } from './format.ts';
 
 const kinds: readonly JobEventKind[] = [

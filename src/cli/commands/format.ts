@@ -80,9 +80,14 @@ export function resultJson(bytes: Buffer | null, contentType: string | null) {
   return { resultContentType: contentType, resultEncoding: encoding, result: value };
 }
 
-/** A job as plain JSON for scripts: dates as ISO strings, the payload decoded by content type. */
-export function jobJson(job: Job, withPayload: boolean) {
-  const payload = withPayload ? decodePayload(job) : undefined;
+/**
+ * A job as plain JSON for scripts: dates as ISO strings, the payload decoded by
+ * content type. A listing (`withDetail` false) has neither the payload nor the
+ * error history, because the server leaves them out of pages: the keys are
+ * absent rather than empty, so no one reads "no errors" into them.
+ */
+export function jobJson(job: Job, withDetail: boolean) {
+  const payload = withDetail ? decodePayload(job) : undefined;
   return {
     id: job.id,
     queue: job.queue,
@@ -104,7 +109,7 @@ export function jobJson(job: Job, withPayload: boolean) {
     leaseDeadline: job.leaseDeadline,
     workerId: job.workerId,
     lastError: job.lastError,
-    errors: job.errors,
+    ...(withDetail ? { errors: job.errors } : {}),
     deadReason: job.deadReason,
     failedAt: job.failedAt,
     completedAt: job.completedAt,

@@ -7,8 +7,7 @@ import { registerJobCommand } from './job.ts';
 import { registerPauseResumeCommands } from './pause-resume.ts';
 import { registerQueuesCommand } from './queues.ts';
 import { registerScheduleCommands } from './schedules.ts';
-
-export { exitCodes, exitCodesEpilogue } from './connection.ts';
+import { registerWorkersCommand } from './workers.ts';
 
 export function registerOperatorCommands(parser: Argv): void {
   registerEnqueueCommand(parser);
@@ -18,4 +17,5 @@ export function registerOperatorCommands(parser: Argv): void {
   registerDlqCommands(parser);
   registerPauseResumeCommands(parser);
   registerScheduleCommands(parser);
+  registerWorkersCommand(parser);
 }

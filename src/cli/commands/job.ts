@@ -1,15 +1,8 @@
 /** `sepp job ID`: everything the server knows about one job; with --wait, how it ended. */
 import type { Argv } from 'yargs';
 import type { Job, JobOutcome } from '../../../clients/typescript/src/index.ts';
-import {
-  exitCodes,
-  print,
-  printJson,
-  runWithClient,
-  UsageError,
-  wantsJson,
-  withConnection,
-} from './connection.ts';
+import { exitCodes, UsageError } from '../failure.ts';
+import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
 import { decodeBytes, decodePayload, jobJson, resultJson, showDecoded, time } from './format.ts';
 
 /** Longest payload shown to people; --output json has all of it. */

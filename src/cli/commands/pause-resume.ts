@@ -1,30 +1,84 @@
-/** `sepp pause QUEUE` and `sepp resume QUEUE`. */
+/** `sepp pause QUEUE`, `sepp resume QUEUE` and `sepp queue delete QUEUE`. */
 import type { Argv } from 'yargs';
+import { type SeppClient, SeppError } from '../../../clients/typescript/src/index.ts';
+import { closestKey } from '../../config/index.ts';
+import { CliError, exitCodes } from '../failure.ts';
 import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
 
-export function registerPauseResumeCommands(parser: Argv): void {
-  parser.command(
-    'pause <queue>',
-    'Pause a queue: it hands out no jobs until resumed (enqueue still works)',
-    (y) =>
-      withConnection(y.positional('queue', { type: 'string', demandOption: true, describe: 'Queue name' })),
-    (args) =>
-      runWithClient(args, async (client) => {
-        await client.pauseQueue(args.queue);
-        if (wantsJson(args)) printJson({ queue: args.queue, paused: true });
-        else print(`paused ${args.queue}: it hands out no jobs until \`sepp resume ${args.queue}\``);
-      }),
+function queuePositional<T>(y: Argv<T>) {
+  return y.positional('queue', { type: 'string', demandOption: true, describe: 'Queue name' });
+}
+
+/**
+ * A queue nobody has used is NOT_FOUND: say which queue was meant, if one is
+ * close, and how to act on a new queue on purpose.
+ */
+async function explainUnknownQueue(client: SeppClient, queue: string, error: unknown, onPurpose: string) {
+  if (!(error instanceof SeppError) || error.code !== 'not_found') return error;
+  const names = await client.listQueues().then(
+    (queues) => queues.map((q) => q.name),
+    () => [],
   );
-  parser.command(
-    'resume <queue>',
-    'Resume a paused queue',
-    (y) =>
-      withConnection(y.positional('queue', { type: 'string', demandOption: true, describe: 'Queue name' })),
-    (args) =>
-      runWithClient(args, async (client) => {
-        await client.resumeQueue(args.queue);
-        if (wantsJson(args)) printJson({ queue: args.queue, paused: false });
-        else print(`resumed ${args.queue}`);
+  const near = closestKey(queue, names);
+  const hint = near === undefined ? '' : `; did you mean ${near}?`;
+  // Under strict_queues the queue is undeclared, and nothing creates it: no --create hint then.
+  const unused = /no job was ever enqueued/.test(error.message);
+  return new CliError(`${error.message}${hint}${unused ? ` (${onPurpose})` : ''}`, exitCodes.notFound);
+}
+
+function pauseOrResume(paused: boolean) {
+  return (y: Argv) =>
+    withConnection(
+      queuePositional(y).option('create', {
+        type: 'boolean',
+        describe: paused
+          ? 'Create the queue, paused, if nobody has used it yet (to fill it before any worker starts)'
+          : 'Create the queue if nobody has used it yet',
       }),
+    );
+}
+
+export function registerPauseResumeCommands(parser: Argv): void {
+  for (const paused of [true, false]) {
+    const verb = paused ? 'pause' : 'resume';
+    parser.command(
+      `${verb} <queue>`,
+      paused
+        ? 'Pause a queue: it hands out no jobs until resumed (enqueue still works)'
+        : 'Resume a paused queue',
+      pauseOrResume(paused),
+      (args) =>
+        runWithClient(args, async (client) => {
+          const options = { allowMissing: args.create === true };
+          try {
+            await (paused ? client.pauseQueue(args.queue, options) : client.resumeQueue(args.queue, options));
+          } catch (error) {
+            throw await explainUnknownQueue(client, args.queue, error, `--create ${verb}s it anyway`);
+          }
+          if (wantsJson(args)) printJson({ queue: args.queue, paused });
+          else if (paused)
+            print(`paused ${args.queue}: it hands out no jobs until \`sepp resume ${args.queue}\``);
+          else print(`resumed ${args.queue}`);
+        }),
+    );
+  }
+  parser.command('queue', 'Manage queues (delete an empty one)', (y) =>
+    y
+      .command(
+        'delete <queue>',
+        'Delete a queue that holds no job in any state (one a typo created, say)',
+        (c) => withConnection(queuePositional(c)),
+        (args) =>
+          runWithClient(args, async (client) => {
+            try {
+              await client.deleteQueue(args.queue);
+            } catch (error) {
+              throw await explainUnknownQueue(client, args.queue, error, '`sepp queues` lists the queues');
+            }
+            if (wantsJson(args)) printJson({ queue: args.queue, deleted: true });
+            else print(`deleted queue ${args.queue}`);
+          }),
+      )
+      .demandCommand(1, 'name a queue subcommand: delete'),
   );
 }

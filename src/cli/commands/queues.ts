@@ -30,7 +30,7 @@ export function registerQueuesCommand(parser: Argv): void {
               'DEAD',
               'COMPLETED',
               'OLDEST READY',
-              'WORKERS',
+              'WAITING',
             ],
             queues.map((q) => [
               q.name,
@@ -40,7 +40,7 @@ export function registerQueuesCommand(parser: Argv): void {
               String(q.counts.leased),
               String(q.counts.dead),
               String(q.counts.completed),
-              q.counts.ready === 0 ? '-' : age(q.oldestReadyAgeMs),
+              q.oldestReadyAgeMs === null ? '-' : age(q.oldestReadyAgeMs),
               String(q.waitingWorkers),
             ]),
           ),

@@ -1,7 +1,8 @@
 /** `sepp schedules [list]|show|pause|resume|trigger|delete`: the server's periodic jobs. */
 import type { Argv } from 'yargs';
 import type { Schedule } from '../../../clients/typescript/src/index.ts';
-import { print, printJson, runWithClient, UsageError, wantsJson, withConnection } from './connection.ts';
+import { integerFlag } from '../failure.ts';
+import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
 import { cell, table, time } from './format.ts';
 
 /** When a schedule ticks, as one cell: its cron expression (and timezone) or interval. */
@@ -108,16 +109,15 @@ export function registerScheduleCommands(parser: Argv): void {
         (c) =>
           withConnection(
             namePositional(c).option('next', {
-              type: 'number',
-              default: 5,
+              type: 'string',
+              default: '5',
               describe: 'How many next runs (1-100)',
             }),
           ),
         (args) =>
           runWithClient(args, async (client) => {
-            if (!Number.isInteger(args.next) || args.next < 1 || args.next > 100)
-              throw new UsageError('--next must be an integer from 1 to 100');
-            const schedule = await client.schedules.get(args.name, { nextRuns: args.next });
+            const nextRuns = integerFlag('next', args.next, { min: 1, max: 100 });
+            const schedule = await client.schedules.get(args.name, { nextRuns });
             if (wantsJson(args)) printJson(scheduleJson(schedule));
             else print(describeSchedule(schedule));
           }),

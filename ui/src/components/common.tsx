@@ -1,8 +1,11 @@
-/** Small building blocks every page uses: errors, empty states, badges, paging, notices. */
+/** Small building blocks every page uses: errors, empty states, badges, times, ids, paging, notices. */
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { ApiError } from '../api.ts';
-import { humanize } from '../format.ts';
+import { useNow } from '../clock.ts';
+import { fmtRelative, fmtTime, humanize, shortId } from '../format.ts';
+import type { Loaded } from '../hooks.ts';
+import { Link, navigate, useLocation } from '../router.tsx';
 import type { JobState } from '../types.ts';
 
 export function ErrorBanner({ error, onDismiss }: { error: ApiError | null; onDismiss?: () => void }) {
@@ -56,33 +59,118 @@ export function PageHeader({ title, children }: { title: string; children?: Comp
   );
 }
 
-/** Cursor paging: forward with the server's cursor, and back to the first page. */
-export function Pager({
-  nextCursor,
-  onNext,
-  onFirst,
-  atFirst,
-}: {
-  nextCursor: string | null;
-  onNext: (cursor: string) => void;
-  onFirst: () => void;
-  atFirst: boolean;
-}) {
-  if (atFirst && nextCursor === null) return null;
+/**
+ * Cursor paging with the cursor in the URL (`?cursor=…`), so a reload or a
+ * shared link shows the same page: first, previous and next page. A list
+ * whose server gives no `prevCursor` goes back to the cursor it came from,
+ * remembered in the browser's history entry (it survives a reload).
+ */
+export function Pager({ prevCursor, nextCursor }: { prevCursor?: string | null; nextCursor: string | null }) {
+  const { path, params } = useLocation();
+  const current = params.get('cursor');
+  if (current === null && nextCursor === null) return null;
+  const remembered = (window.history.state as { pagerPrev?: string | null } | null)?.pagerPrev;
+  const previous = prevCursor !== undefined ? prevCursor : remembered;
+  const to = (cursor: string | null, state?: unknown) => {
+    const next = new URLSearchParams(params);
+    if (cursor === null) next.delete('cursor');
+    else next.set('cursor', cursor);
+    const text = next.toString();
+    navigate(text === '' ? path : `${path}?${text}`, { state });
+  };
   return (
     <nav class="pager" aria-label="Pages">
-      <button type="button" class="btn" disabled={atFirst} onClick={onFirst}>
-        ← First page
+      <button type="button" class="btn" disabled={current === null} onClick={() => to(null)}>
+        « First
+      </button>
+      <button
+        type="button"
+        class="btn"
+        disabled={current === null || previous === undefined}
+        onClick={() => to(previous ?? null)}
+      >
+        ‹ Previous
       </button>
       <button
         type="button"
         class="btn"
         disabled={nextCursor === null}
-        onClick={() => nextCursor && onNext(nextCursor)}
+        onClick={() => to(nextCursor, { pagerPrev: current })}
       >
-        Next page →
+        Next ›
       </button>
     </nav>
+  );
+}
+
+/** A time in the one format, with how long ago (or how soon) beside it. */
+export function Time({ ms, relative = true }: { ms: number | null; relative?: boolean }) {
+  const now = useNow(5000);
+  if (ms === null) return <span class="muted">—</span>;
+  return (
+    <span class="time">
+      <time dateTime={new Date(ms).toISOString()}>{fmtTime(ms)}</time>
+      {relative && <span class="time-rel"> {fmtRelative(ms, now)}</span>}
+    </span>
+  );
+}
+
+/** A job id in a list: its distinctive last digits, the full id on hover, a link to the job. */
+export function JobIdLink({ id }: { id: string }) {
+  return (
+    <Link href={`/jobs/${id}`} class="mono job-id" title={id} aria-label={`job ${id}`}>
+      {shortId(id)}
+    </Link>
+  );
+}
+
+/** A full id with a copy button. */
+export function CopyId({ id }: { id: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <span class="copy-id">
+      <span class="mono">{id}</span>
+      <button
+        type="button"
+        class="btn-link"
+        onClick={() => {
+          void navigator.clipboard?.writeText(id).then(() => setCopied(true));
+        }}
+      >
+        {copied ? 'copied' : 'copy'}
+      </button>
+    </span>
+  );
+}
+
+/**
+ * Whether what the page shows is current: "live" while the last refresh
+ * worked, "stale since …" (and the numbers dimmed by the page) once it fails.
+ */
+export function LiveStatus({ loaded, everyMs }: { loaded: Loaded<unknown>; everyMs: number }) {
+  const now = useNow(1000);
+  if (loaded.okAtMs === null) return null;
+  if (loaded.stale) {
+    return (
+      <span class="live live-stale" role="status" data-testid="live-status">
+        <span class="live-dot" aria-hidden="true" /> stale since {fmtTime(loaded.okAtMs)} (
+        {fmtRelative(loaded.okAtMs, now)})
+      </span>
+    );
+  }
+  return (
+    <span class="live" title={`Refreshed every ${everyMs / 1000} s`} data-testid="live-status">
+      <span class="live-dot" aria-hidden="true" /> live
+    </span>
+  );
+}
+
+/** A Refresh button and, for a list that refreshes itself, when it last did. */
+export function RefreshButton({ loaded }: { loaded: Loaded<unknown> }) {
+  return (
+    <button type="button" class="btn btn-small" onClick={loaded.reload} disabled={loaded.loading}>
+      Refresh
+    </button>
   );
 }
 
@@ -99,7 +187,7 @@ export function notify(text: string): void {
   window.setTimeout(() => {
     notices = notices.filter((n) => n !== notice);
     for (const listener of noticeListeners) listener(notices);
-  }, 5000);
+  }, 4000);
 }
 
 export function Notices() {

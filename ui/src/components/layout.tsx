@@ -1,8 +1,10 @@
-/** The frame around every page: the product name, the navigation and who is logged in. */
+/** The frame around every page: the product name, the search box, the navigation and who is logged in. */
 import type { ComponentChildren } from 'preact';
-import { can } from '../api.ts';
-import { Link, useLocation } from '../router.tsx';
+import { useState } from 'preact/hooks';
+import { can, query } from '../api.ts';
+import { Link, navigate, useLocation } from '../router.tsx';
 import type { Role, Session } from '../types.ts';
+import { Shortcuts } from './shortcuts.tsx';
 
 const nav: { href: string; label: string; role: Role }[] = [
   { href: '/', label: 'Dashboard', role: 'viewer' },
@@ -10,6 +12,7 @@ const nav: { href: string; label: string; role: Role }[] = [
   { href: '/jobs', label: 'Jobs', role: 'viewer' },
   { href: '/dead-letters', label: 'Dead letters', role: 'viewer' },
   { href: '/schedules', label: 'Schedules', role: 'viewer' },
+  { href: '/workers', label: 'Workers', role: 'viewer' },
   { href: '/enqueue', label: 'Enqueue', role: 'operator' },
   { href: '/audit', label: 'Audit log', role: 'operator' },
   { href: '/config', label: 'Configuration', role: 'admin' },
@@ -17,6 +20,38 @@ const nav: { href: string; label: string; role: Role }[] = [
 
 function isCurrent(href: string, path: string): boolean {
   return href === '/' ? path === '/' : path === href || path.startsWith(`${href}/`);
+}
+
+const searchId = 'top-search';
+
+/** Finds a job by full id, the distinctive end of one (as lists show it), a prefix, or an idempotency key. */
+function SearchBox() {
+  const { path, params } = useLocation();
+  const [text, setText] = useState(path === '/search' ? (params.get('q') ?? '') : '');
+  return (
+    <search class="top-search">
+      <form
+        onSubmit={(event) => {
+          event.preventDefault();
+          const q = text.trim();
+          if (q !== '') navigate(`/search${query({ q })}`);
+        }}
+      >
+        <label for={searchId} class="sr-only">
+          Search jobs by id or idempotency key
+        </label>
+        <input
+          id={searchId}
+          type="search"
+          placeholder="Job id or idempotency key  ( / )"
+          value={text}
+          onInput={(e) => setText(e.currentTarget.value)}
+          autocomplete="off"
+          spellcheck={false}
+        />
+      </form>
+    </search>
+  );
 }
 
 export function Layout({
@@ -39,8 +74,9 @@ export function Layout({
           <span class="brand-mark" aria-hidden="true">
             s
           </span>
-          sepp
+          <span class="brand-name">sepp</span>
         </Link>
+        <SearchBox />
         <div class="whoami">
           {session.open ? (
             <span class="muted" title="No admin users are configured; only this machine can reach the UI">
@@ -48,7 +84,7 @@ export function Layout({
             </span>
           ) : (
             <>
-              <span>
+              <span class="whoami-name">
                 {session.user} <span class="role">{session.role}</span>
               </span>
               <button type="button" class="btn btn-small" onClick={onLogout}>
@@ -74,6 +110,7 @@ export function Layout({
       <main id="main" class="content" tabIndex={-1}>
         {children}
       </main>
+      <Shortcuts searchId={searchId} />
     </div>
   );
 }

@@ -1,10 +1,13 @@
 /**
- * A time-series chart of job rates (jobs per second per 10 s bucket) over the
- * last hour, drawn by uPlot on a canvas. The chart is created once and fed new
- * data on every poll; it follows its container's width.
+ * A time-series chart of job rates (jobs per second per finished bucket) over
+ * the chosen window, drawn by uPlot on a canvas. The chart is created once and
+ * fed new data on every poll; it follows its container's width. Its legend is
+ * the current rates as numbers (uPlot's own legend shows values only under
+ * the cursor).
  */
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
+import { fmtClock, fmtRate } from '../format.ts';
 import type { RateSnapshot } from '../types.ts';
 
 export interface Series {
@@ -21,6 +24,19 @@ function toData(snapshot: RateSnapshot, series: readonly Series[]): uPlot.Aligne
   return [xs, ...series.map((s) => snapshot.series[s.key].map((n) => n * perSecond))];
 }
 
+/** Whether the system asks for dark mode, following changes. */
+function useDarkMode(): boolean {
+  const query = '(prefers-color-scheme: dark)';
+  const [dark, setDark] = useState(() => window.matchMedia(query).matches);
+  useEffect(() => {
+    const list = window.matchMedia(query);
+    const onChange = () => setDark(list.matches);
+    list.addEventListener('change', onChange);
+    return () => list.removeEventListener('change', onChange);
+  }, []);
+  return dark;
+}
+
 export function RateChart({
   title,
   snapshot,
@@ -31,23 +47,34 @@ export function RateChart({
   series: readonly Series[];
 }) {
   const holder = useRef<HTMLDivElement>(null);
+  const dark = useDarkMode();
   const plot = useRef<uPlot | null>(null);
 
   useEffect(() => {
     const el = holder.current;
     if (el === null) return;
+    // Axis and grid colours follow the page's theme (light or dark).
+    const css = getComputedStyle(document.documentElement);
+    const muted = css.getPropertyValue('--muted').trim() || '#5b6472';
+    const grid = css.getPropertyValue('--border').trim() || '#eef0f3';
     const options: uPlot.Options = {
       width: Math.max(200, el.clientWidth),
       height,
       cursor: { drag: { x: false, y: false } },
-      legend: { live: true },
+      legend: { show: false },
       scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
       axes: [
-        { stroke: '#5b6472', grid: { stroke: '#eef0f3' }, ticks: { stroke: '#d9dde3' } },
         {
-          stroke: '#5b6472',
-          grid: { stroke: '#eef0f3' },
-          ticks: { stroke: '#d9dde3' },
+          stroke: muted,
+          grid: { stroke: grid },
+          ticks: { stroke: grid },
+          // The UI's one time format: 24 h local time.
+          values: (_u, ticks) => ticks.map((t) => fmtClock(t * 1000)),
+        },
+        {
+          stroke: muted,
+          grid: { stroke: grid },
+          ticks: { stroke: grid },
           size: 48,
           values: (_u, ticks) =>
             ticks.map((t) => (t >= 1000 ? `${(t / 1000).toFixed(1)}k` : String(+t.toFixed(2)))),
@@ -75,22 +102,34 @@ export function RateChart({
       plot.current?.destroy();
       plot.current = null;
     };
-    // Created once; data updates go through setData below.
-  }, []);
+    // Created once per colour scheme; data updates go through setData below.
+  }, [dark]);
 
   useEffect(() => {
     plot.current?.setData(toData(snapshot, series));
   }, [snapshot, series]);
 
   const label = series.map((s) => s.label).join(', ');
+  const windowText = { '5m': 'last 5 minutes', '1h': 'last hour', '24h': 'last day' }[snapshot.window];
   return (
     <figure class="chart card">
-      <figcaption>{title}</figcaption>
+      <figcaption>
+        {title} <span class="muted">per second, {windowText}</span>
+        <span class="chart-legend">
+          {series.map((s) => (
+            <span key={s.key} class="chart-legend-item">
+              <span class="chart-swatch" data-color={s.key} aria-hidden="true" />
+              {s.label}{' '}
+              <strong data-testid={`rate-${s.key}`}>{fmtRate(snapshot.current.perSecond[s.key])}</strong>/s
+            </span>
+          ))}
+        </span>
+      </figcaption>
       <div
         ref={holder}
         class="chart-canvas"
         role="img"
-        aria-label={`${title}: ${label} per second over the last hour`}
+        aria-label={`${title}: ${label} per second over the ${windowText}`}
       />
     </figure>
   );

@@ -1,8 +1,18 @@
 /** The audit log: who changed what and when, filterable by user, action and target. */
 import { useEffect, useState } from 'preact/hooks';
 import { query } from '../api.ts';
-import { Empty, ErrorBanner, Loading, PageHeader, Pager } from '../components/common.tsx';
-import { fmtTime } from '../format.ts';
+import {
+  Empty,
+  ErrorBanner,
+  LiveStatus,
+  Loading,
+  PageHeader,
+  Pager,
+  RefreshButton,
+  Time,
+} from '../components/common.tsx';
+import { type Column, DataTable } from '../components/data-table.tsx';
+import { SelectField } from '../components/select-field.tsx';
 import { useApi } from '../hooks.ts';
 import { Link, navigate, useLocation } from '../router.tsx';
 import type { AuditEntry, Page } from '../types.ts';
@@ -14,6 +24,8 @@ const actions = [
   'queue.pause',
   'queue.resume',
   'queue.purge',
+  'queue.delete',
+  'worker.release_lease',
   'job.enqueue',
   'job.cancel',
   'job.requeue',
@@ -50,27 +62,34 @@ function Details({ details }: { details: Record<string, unknown> }) {
   );
 }
 
+const columns: Column<AuditEntry>[] = [
+  { header: 'Time', className: 'nowrap', cell: (e) => <Time ms={e.atMs} /> },
+  { header: 'User', rowHeader: true, cell: (e) => e.actor },
+  { header: 'Action', cell: (e) => <code>{e.action}</code> },
+  { header: 'Target', cell: (e) => <TargetLink target={e.target} /> },
+  { header: 'Details', cell: (e) => <Details details={e.details} /> },
+];
+
 export function Audit() {
   const { params } = useLocation();
   const actor = params.get('actor') ?? '';
   const action = params.get('action') ?? '';
   const target = params.get('target') ?? '';
+  const cursor = params.get('cursor') ?? '';
   const [form, setForm] = useState({ actor, action, target });
-  const [cursor, setCursor] = useState<string | null>(null);
-  useEffect(() => {
-    setForm({ actor, action, target });
-    setCursor(null);
-  }, [actor, action, target]);
+  useEffect(() => setForm({ actor, action, target }), [actor, action, target]);
   const page = useApi<Page<AuditEntry>>(
     `/api/v1/audit${query({ actor, action, target, cursor, limit: 50 })}`,
+    {
+      pollMs: 10_000,
+    },
   );
 
   return (
     <>
       <PageHeader title="Audit log">
-        <button type="button" class="btn btn-small" onClick={page.reload}>
-          Refresh
-        </button>
+        <LiveStatus loaded={page} everyMs={10_000} />
+        <RefreshButton loaded={page} />
       </PageHeader>
       <form
         class="card filters"
@@ -90,21 +109,14 @@ export function Audit() {
             placeholder="anyone"
           />
         </div>
-        <div class="field">
-          <label for="audit-action">Action</label>
-          <select
-            id="audit-action"
-            value={form.action}
-            onChange={(e) => setForm({ ...form, action: e.currentTarget.value })}
-          >
-            <option value="">any action</option>
-            {actions.map((a) => (
-              <option key={a} value={a}>
-                {a}
-              </option>
-            ))}
-          </select>
-        </div>
+        <SelectField
+          id="audit-action"
+          label="Action"
+          value={form.action}
+          any="any action"
+          choices={actions}
+          onChange={(action) => setForm({ ...form, action })}
+        />
         <div class="field">
           <label for="audit-target">Target</label>
           <input
@@ -118,7 +130,7 @@ export function Audit() {
           Filter
         </button>
       </form>
-      <ErrorBanner error={page.error} />
+      <ErrorBanner error={page.stale ? null : page.error} />
       {page.data === null ? (
         page.error === null && <Loading />
       ) : page.data.items.length === 0 ? (
@@ -126,45 +138,15 @@ export function Audit() {
           <Empty title="No entries">Every change made through this UI or its API is recorded here.</Empty>
         </div>
       ) : (
-        <section class="card" aria-label="audit entries">
-          <div class="table-wrap">
-            <table class="table table-wide table-stack">
-              <thead>
-                <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">User</th>
-                  <th scope="col">Action</th>
-                  <th scope="col">Target</th>
-                  <th scope="col">Details</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.data.items.map((entry) => (
-                  <tr key={entry.id}>
-                    <td data-label="Time" class="nowrap">
-                      {fmtTime(entry.atMs)}
-                    </td>
-                    <td data-label="User">{entry.actor}</td>
-                    <td data-label="Action">
-                      <code>{entry.action}</code>
-                    </td>
-                    <td data-label="Target">
-                      <TargetLink target={entry.target} />
-                    </td>
-                    <td data-label="Details">
-                      <Details details={entry.details} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          <Pager
-            nextCursor={page.data.nextCursor}
-            atFirst={cursor === null}
-            onNext={setCursor}
-            onFirst={() => setCursor(null)}
+        <section class={`card${page.stale ? ' is-stale' : ''}`} aria-label="audit entries">
+          <DataTable
+            label="audit entries"
+            columns={columns}
+            rows={page.data.items}
+            rowKey={(e) => String(e.id)}
+            wide
           />
+          <Pager nextCursor={page.data.nextCursor} />
         </section>
       )}
     </>

@@ -2,8 +2,52 @@
 import { useState } from 'preact/hooks';
 import { post, setCsrfToken } from '../api.ts';
 import { ErrorBanner, Loading, PageHeader } from '../components/common.tsx';
+import { fmtBytes, fmtDuration, fmtNum } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
 import type { Session } from '../types.ts';
+
+/** A configured value in plain units: durations and sizes by their key's unit suffix. */
+function plain(key: string, value: unknown): string {
+  if (typeof value === 'number') {
+    if (/Ms$/.test(key)) return value === 0 ? '0' : fmtDuration(value);
+    if (/Bytes$/.test(key)) return fmtBytes(value);
+    return fmtNum(value);
+  }
+  if (value === null) return '—';
+  if (Array.isArray(value) && value.every((v) => typeof v !== 'object' || v === null))
+    return value.join(', ') || '—';
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+function ConfigRows({ prefix, value }: { prefix: string; value: unknown }) {
+  if (
+    typeof value === 'object' &&
+    value !== null &&
+    !(Array.isArray(value) && value.every((v) => typeof v !== 'object'))
+  ) {
+    return (
+      <>
+        {Object.entries(value).map(([k, v]) => (
+          <ConfigRows key={k} prefix={prefix === '' ? k : `${prefix}.${k}`} value={v} />
+        ))}
+      </>
+    );
+  }
+  const key = prefix.split('.').at(-1) ?? prefix;
+  return (
+    <tr>
+      <th scope="row" class="mono">
+        {prefix}
+      </th>
+      <td class={value === redacted ? 'redacted' : 'mono'}>
+        {value === redacted ? redacted : plain(key, value)}
+      </td>
+    </tr>
+  );
+}
+
+/** How secrets arrive from the server and are shown (docs/admin.md says the same). */
+const redacted = '<redacted>';
 
 export function Config() {
   const { data, error } = useApi<{ config: unknown }>('/api/v1/config');
@@ -11,15 +55,21 @@ export function Config() {
     <>
       <PageHeader title="Configuration" />
       <p class="muted">
-        The settings this server runs with, after the file, environment and flags were merged. Secrets are
-        shown as [redacted].
+        The settings this server runs with, after the file, environment and flags were merged; durations and
+        sizes in plain units. Secrets are shown as <code>{redacted}</code>.
       </p>
       <ErrorBanner error={error} />
       {data === null ? (
         error === null && <Loading />
       ) : (
         <section class="card">
-          <pre class="payload payload-full">{JSON.stringify(data.config, null, 2)}</pre>
+          <div class="table-wrap">
+            <table class="table table-compact config-table" aria-label="effective configuration">
+              <tbody>
+                <ConfigRows prefix="" value={data.config} />
+              </tbody>
+            </table>
+          </div>
         </section>
       )}
     </>

@@ -1,35 +1,113 @@
-/** The dashboard: server facts, totals, live rate charts and every queue's counts (refreshed each second). */
-import { can, seg } from '../api.ts';
-import { Empty, ErrorBanner, Facts, Loading, PageHeader } from '../components/common.tsx';
+/**
+ * The dashboard: server facts, totals, the current rates as numbers and as
+ * charts over a chosen window (5 min, 1 h, 24 h), and every queue's counts,
+ * rates and waits (refreshed each second; "stale since …" when it cannot be).
+ */
+import { can, query, seg } from '../api.ts';
+import { Empty, ErrorBanner, Facts, LiveStatus, Loading, PageHeader } from '../components/common.tsx';
+import { type Column, DataTable } from '../components/data-table.tsx';
 import { RateChart, type Series } from '../components/rate-chart.tsx';
-import { fmtBytes, fmtDuration, fmtNum } from '../format.ts';
+import { fmtBytes, fmtDuration, fmtNum, fmtRate } from '../format.ts';
 import { useApi } from '../hooks.ts';
-import { Link } from '../router.tsx';
-import type { Overview, Session } from '../types.ts';
+import { Link, navigate, useLocation } from '../router.tsx';
+import type { Overview, QueueInfo, QueueRates, RateWindow, Session } from '../types.ts';
 
 const throughput: readonly Series[] = [
   { key: 'enqueued', label: 'enqueued', color: '#3563e9' },
+  { key: 'reserved', label: 'leased', color: '#8e6bd8' },
   { key: 'acked', label: 'acked', color: '#1f9d55' },
 ];
 const failures: readonly Series[] = [
-  { key: 'nacked', label: 'nacked', color: '#d97706' },
+  { key: 'nacked', label: 'failed', color: '#d97706' },
+  { key: 'expired', label: 'expired', color: '#a16207' },
   { key: 'dead', label: 'dead-lettered', color: '#d03030' },
 ];
+const windows: { key: RateWindow; label: string; words: string }[] = [
+  { key: '5m', label: '5 min', words: 'last 5 minutes' },
+  { key: '1h', label: '1 h', words: 'last hour' },
+  { key: '24h', label: '24 h', words: 'last day' },
+];
+
+const wait = (ms: number | null) => (ms === null ? '—' : fmtDuration(ms));
+
+function queueColumns(rates: Record<string, QueueRates>): Column<QueueInfo>[] {
+  const r = (q: QueueInfo) => rates[q.name];
+  return [
+    {
+      header: 'Queue',
+      rowHeader: true,
+      cell: (q) => (
+        <>
+          <Link href={`/queues/${seg(q.name)}`}>{q.name}</Link>
+          {q.paused && <span class="badge badge-paused">paused</span>}
+        </>
+      ),
+    },
+    { header: 'Ready', num: true, cell: (q) => fmtNum(q.counts.ready) },
+    { header: 'Scheduled', num: true, cell: (q) => fmtNum(q.counts.scheduled) },
+    { header: 'Leased', num: true, cell: (q) => fmtNum(q.counts.leased) },
+    {
+      header: 'Dead',
+      num: true,
+      cell: (q) =>
+        q.counts.dead > 0 ? (
+          <Link href={`/dead-letters?queue=${seg(q.name)}`} class="text-danger">
+            {fmtNum(q.counts.dead)}
+          </Link>
+        ) : (
+          '0'
+        ),
+    },
+    { header: 'Enqueued /s', num: true, cell: (q) => fmtRate(r(q)?.perSecond.enqueued ?? 0) },
+    { header: 'Acked /s', num: true, cell: (q) => fmtRate(r(q)?.perSecond.acked ?? 0) },
+    { header: 'Failed /s', num: true, cell: (q) => fmtRate(r(q)?.perSecond.nacked ?? 0) },
+    {
+      header: 'Wait avg / max',
+      num: true,
+      title: () => 'from due (enqueued, or its run-at) to leased, over the jobs leased in the window',
+      cell: (q) => `${wait(r(q)?.waitMsAvg ?? null)} / ${wait(r(q)?.waitMsMax ?? null)}`,
+    },
+    {
+      header: 'Oldest ready',
+      num: true,
+      cell: (q) => (q.oldestReadyAgeMs === null ? '—' : fmtDuration(q.oldestReadyAgeMs)),
+    },
+  ];
+}
 
 export function Dashboard({ session }: { session: Session }) {
-  const { data, error } = useApi<Overview>('/api/v1/overview', { pollMs: 1000 });
+  const { params } = useLocation();
+  const window = (windows.find((w) => w.key === params.get('window'))?.key ?? '1h') as RateWindow;
+  const overview = useApi<Overview>(`/api/v1/overview${query({ window })}`, { pollMs: 1000 });
+  const { data, error } = overview;
+  const unlisted =
+    data === null ? 0 : data.waitingWorkers - data.queues.reduce((n, q) => n + q.waitingWorkers, 0);
   return (
     <>
       <PageHeader title="Dashboard">
-        <span class="live" title="Refreshed every second">
-          <span class="live-dot" aria-hidden="true" /> live
-        </span>
+        <LiveStatus loaded={overview} everyMs={1000} />
+        <fieldset class="segmented">
+          <legend class="sr-only">Rates over</legend>
+          {windows.map((w) => (
+            <button
+              key={w.key}
+              type="button"
+              class={w.key === window ? 'btn btn-small btn-primary' : 'btn btn-small'}
+              aria-pressed={w.key === window}
+              onClick={() =>
+                navigate(`/${query({ window: w.key === '1h' ? '' : w.key })}`, { replace: true })
+              }
+            >
+              {w.label}
+            </button>
+          ))}
+        </fieldset>
       </PageHeader>
-      <ErrorBanner error={error} />
+      <ErrorBanner error={overview.stale ? null : error} />
       {data === null ? (
         error === null && <Loading />
       ) : (
-        <>
+        <div class={overview.stale ? 'is-stale' : undefined}>
           <section class="card" aria-labelledby="server-title">
             <h2 id="server-title" class="card-title">
               Server
@@ -46,7 +124,11 @@ export function Dashboard({ session }: { session: Session }) {
                 ['Durability', data.server.durability],
                 ['Database', fmtBytes(data.server.dbBytes)],
                 ['WAL', fmtBytes(data.server.walBytes)],
-                ['Waiting workers', fmtNum(data.waitingWorkers)],
+                ['Waiting streams', fmtNum(data.waitingWorkers)],
+                [
+                  'Wait avg / max',
+                  `${wait(data.rates.current.waitMsAvg)} / ${wait(data.rates.current.waitMsMax)}`,
+                ],
               ]}
             />
           </section>
@@ -66,7 +148,10 @@ export function Dashboard({ session }: { session: Session }) {
           </div>
           <section class="card" aria-labelledby="queues-title">
             <h2 id="queues-title" class="card-title">
-              Queues
+              Queues{' '}
+              <span class="muted">
+                rates and waits over the {windows.find((w) => w.key === window)?.words}
+              </span>
             </h2>
             {data.queues.length === 0 ? (
               <Empty title="No queues yet">
@@ -74,62 +159,22 @@ export function Dashboard({ session }: { session: Session }) {
                 {can(session, 'operator') && <Link href="/enqueue">Enqueue a job</Link>}
               </Empty>
             ) : (
-              <div class="table-wrap">
-                <table class="table">
-                  <thead>
-                    <tr>
-                      <th scope="col">Queue</th>
-                      <th scope="col" class="num">
-                        Ready
-                      </th>
-                      <th scope="col" class="num">
-                        Scheduled
-                      </th>
-                      <th scope="col" class="num">
-                        Leased
-                      </th>
-                      <th scope="col" class="num">
-                        Dead
-                      </th>
-                      <th scope="col" class="num">
-                        Oldest ready
-                      </th>
-                      <th scope="col" class="num">
-                        Waiting workers
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {data.queues.map((q) => (
-                      <tr key={q.name}>
-                        <th scope="row">
-                          <Link href={`/queues/${seg(q.name)}`}>{q.name}</Link>
-                          {q.paused && <span class="badge badge-paused">paused</span>}
-                        </th>
-                        <td class="num">{fmtNum(q.counts.ready)}</td>
-                        <td class="num">{fmtNum(q.counts.scheduled)}</td>
-                        <td class="num">{fmtNum(q.counts.leased)}</td>
-                        <td class="num">
-                          {q.counts.dead > 0 ? (
-                            <Link href={`/dead-letters?queue=${seg(q.name)}`} class="text-danger">
-                              {fmtNum(q.counts.dead)}
-                            </Link>
-                          ) : (
-                            '0'
-                          )}
-                        </td>
-                        <td class="num">
-                          {q.oldestReadyAgeMs === null ? '—' : fmtDuration(q.oldestReadyAgeMs)}
-                        </td>
-                        <td class="num">{fmtNum(q.waitingWorkers)}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <DataTable
+                label="queues"
+                columns={queueColumns(data.rates.queues)}
+                rows={data.queues}
+                rowKey={(q) => q.name}
+                wide
+              />
+            )}
+            {unlisted > 0 && (
+              <p class="muted">
+                {fmtNum(unlisted)} waiting on queues that have no jobs yet; see{' '}
+                <Link href="/workers">Workers</Link>.
+              </p>
             )}
           </section>
-        </>
+        </div>
       )}
     </>
   );

@@ -1,52 +1,74 @@
-/** Dead letters of a queue by reason: requeue or delete one, the selected ones, or all of them. */
-import { useEffect, useState } from 'preact/hooks';
+/**
+ * Dead letters of a queue by reason: requeue or delete one, the selected ones
+ * (only rows on screen can be selected), or all of them, each confirmation
+ * with its count. Counts everywhere refresh after every action.
+ */
+import { useState } from 'preact/hooks';
 import { can, post, query, seg } from '../api.ts';
 import {
   Empty,
   ErrorBanner,
+  JobIdLink,
+  LiveStatus,
   Loading,
   notify,
   PageHeader,
   Pager,
   ReasonBadge,
+  RefreshButton,
+  Time,
 } from '../components/common.tsx';
 import { ConfirmDialog, useConfirm } from '../components/confirm-dialog.tsx';
-import { fmtNum, fmtTime, humanize, shortId } from '../format.ts';
+import { type Column, DataTable } from '../components/data-table.tsx';
+import { SelectField } from '../components/select-field.tsx';
+import { fmtNum, humanize } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
-import { Link, navigate, useLocation } from '../router.tsx';
-import { deadReasons, type JobSummary, type Page, type QueueInfo, type Session } from '../types.ts';
+import { useQueues } from '../queues-data.ts';
+import { navigate, useLocation } from '../router.tsx';
+import { deadReasons, type JobSummary, type Page, type Session } from '../types.ts';
 
-type Pending = { kind: 'requeue' | 'delete'; ids: string[] } | { kind: 'requeue-all' | 'delete-all' };
+type Pending =
+  | { kind: 'requeue' | 'delete'; ids: string[] }
+  | { kind: 'requeue-all' | 'delete-all'; count: number | null };
+
+const letters = (n: number) => `${fmtNum(n)} dead letter${n === 1 ? '' : 's'}`;
+
+const columns: Column<JobSummary>[] = [
+  { header: 'Job', rowHeader: true, cell: (j) => <JobIdLink id={j.id} /> },
+  { header: 'Type', cell: (j) => j.type },
+  { header: 'Reason', cell: (j) => <ReasonBadge reason={j.deadReason} /> },
+  { header: 'Failed', className: 'nowrap', cell: (j) => <Time ms={j.failedAtMs} /> },
+  { header: 'Attempts', num: true, cell: (j) => j.attempt },
+  {
+    header: 'Last error',
+    className: 'error-cell',
+    title: (j) => j.lastError ?? undefined,
+    cell: (j) => j.lastError,
+  },
+];
 
 export function DeadLetters({ session }: { session: Session }) {
   const { params } = useLocation();
-  const queues = useApi<{ queues: QueueInfo[] }>('/api/v1/queues');
-  const all = queues.data?.queues ?? [];
+  const queues = useQueues();
+  const all = queues.queues;
   const queue = params.get('queue') ?? all.find((q) => q.counts.dead > 0)?.name ?? all[0]?.name ?? '';
   const reason = params.get('reason') ?? '';
-  const [cursor, setCursor] = useState<string | null>(null);
+  const cursor = params.get('cursor') ?? '';
   const [selected, setSelected] = useState<Set<string>>(new Set());
-  useEffect(() => {
-    setCursor(null);
-    setSelected(new Set());
-  }, [queue, reason]);
+  const known = all.find((q) => q.name === queue);
+  const unknownQueue = queue !== '' && queues.data !== null && known === undefined;
 
-  const path =
-    queue === ''
+  const page = useApi<Page<JobSummary>>(
+    queue === '' || unknownQueue
       ? null
-      : `/api/v1/queues/${seg(queue)}/dead-letters${query({ reason, cursor, order: 'newest_first', limit: 50 })}`;
-  const page = useApi<Page<JobSummary>>(path);
+      : `/api/v1/queues/${seg(queue)}/dead-letters${query({ reason, cursor, order: 'newest_first', limit: 50 })}`,
+    { pollMs: 5000 },
+  );
   const confirm = useConfirm<Pending>();
   const action = useAction();
   const operator = can(session, 'operator');
   const items = page.data?.items ?? [];
-
-  const toggle = (id: string) => {
-    const next = new Set(selected);
-    if (next.has(id)) next.delete(id);
-    else next.add(id);
-    setSelected(next);
-  };
+  const total = reason === '' ? (known?.counts.dead ?? null) : (page.data?.total ?? null);
 
   const run = async (pending: Pending) => {
     const base = `/api/v1/queues/${seg(queue)}/dead-letters`;
@@ -61,42 +83,46 @@ export function DeadLetters({ session }: { session: Session }) {
     confirm.close();
     if (result === undefined) return;
     const verb = pending.kind.startsWith('requeue') ? 'Requeued' : 'Deleted';
-    notify(`${verb} ${fmtNum(result.changed)} dead letter${result.changed === 1 ? '' : 's'}.`);
+    if (result.changed === 0) {
+      notify(
+        `${verb} no dead letters: they were already requeued or deleted (by someone else, or the retention sweep).`,
+      );
+    } else {
+      notify(`${verb} ${letters(result.changed)}.`);
+    }
     setSelected(new Set());
-    setCursor(null);
-    page.reload();
+    if (cursor !== '') navigate(`/dead-letters${query({ queue, reason })}`);
   };
 
-  const describe = (
-    pending: Pending | null,
-  ): { title: string; body: string; label: string; danger: boolean } => {
-    if (pending === null) return { title: '', body: '', label: '', danger: false };
-    const which = reason ? `${humanize(reason)} ` : '';
-    switch (pending.kind) {
+  const describe = (p: Pending | null): { title: string; body: string; label: string; danger: boolean } => {
+    if (p === null) return { title: '', body: '', label: '', danger: false };
+    const count = 'ids' in p ? p.ids.length : p.count;
+    const what = `all ${count === null ? '' : `${fmtNum(count)} `}${reason ? `${humanize(reason)} ` : ''}dead letter${count === 1 ? '' : 's'}`;
+    switch (p.kind) {
       case 'requeue':
         return {
-          title: `Requeue ${pending.ids.length} dead letter${pending.ids.length === 1 ? '' : 's'}?`,
+          title: `Requeue ${letters(p.ids.length)}?`,
           body: 'They go back to ready with a fresh attempt budget.',
-          label: 'Requeue',
+          label: `Requeue ${letters(p.ids.length)}`,
           danger: false,
         };
       case 'delete':
         return {
-          title: `Delete ${pending.ids.length} dead letter${pending.ids.length === 1 ? '' : 's'}?`,
+          title: `Delete ${letters(p.ids.length)}?`,
           body: 'They are removed for good.',
-          label: 'Delete',
+          label: `Delete ${letters(p.ids.length)}`,
           danger: true,
         };
       case 'requeue-all':
         return {
-          title: `Requeue all ${which}dead letters of ${queue}?`,
+          title: `Requeue ${what} of ${queue}?`,
           body: 'Every one goes back to ready with a fresh attempt budget.',
           label: 'Requeue all',
           danger: false,
         };
       case 'delete-all':
         return {
-          title: `Delete all ${which}dead letters of ${queue}?`,
+          title: `Delete ${what} of ${queue}?`,
           body: 'Every one is removed for good. This cannot be undone.',
           label: 'Delete all',
           danger: true,
@@ -108,56 +134,53 @@ export function DeadLetters({ session }: { session: Session }) {
   return (
     <>
       <PageHeader title="Dead letters">
+        <LiveStatus loaded={page} everyMs={5000} />
+        <RefreshButton loaded={page} />
         {operator && items.length > 0 && (
-          <button type="button" class="btn btn-small" onClick={() => confirm.ask({ kind: 'requeue-all' })}>
-            Requeue all…
+          <button
+            type="button"
+            class="btn btn-small"
+            onClick={() => confirm.ask({ kind: 'requeue-all', count: total })}
+          >
+            Requeue all{total === null ? '' : ` ${fmtNum(total)}`}…
           </button>
         )}
         {can(session, 'admin') && items.length > 0 && (
           <button
             type="button"
             class="btn btn-small btn-danger"
-            onClick={() => confirm.ask({ kind: 'delete-all' })}
+            onClick={() => confirm.ask({ kind: 'delete-all', count: total })}
           >
-            Delete all…
+            Delete all{total === null ? '' : ` ${fmtNum(total)}`}…
           </button>
         )}
       </PageHeader>
-      <div class="card">
-        <div class="filters">
-          <div class="field">
-            <label for="dl-queue">Queue</label>
-            <select
-              id="dl-queue"
-              value={queue}
-              onChange={(e) => navigate(`/dead-letters${query({ queue: e.currentTarget.value, reason })}`)}
-            >
-              {all.map((q) => (
-                <option key={q.name} value={q.name}>
-                  {q.name} ({fmtNum(q.counts.dead)})
-                </option>
-              ))}
-            </select>
-          </div>
-          <div class="field">
-            <label for="dl-reason">Reason</label>
-            <select
-              id="dl-reason"
-              value={reason}
-              onChange={(e) => navigate(`/dead-letters${query({ queue, reason: e.currentTarget.value })}`)}
-            >
-              <option value="">any reason</option>
-              {deadReasons.map((r) => (
-                <option key={r} value={r}>
-                  {humanize(r)}
-                </option>
-              ))}
-            </select>
-          </div>
-        </div>
+      <div class="card filters">
+        <SelectField
+          id="dl-queue"
+          label="Queue"
+          value={queue}
+          choices={[
+            ...(unknownQueue ? [{ value: queue, label: `${queue} (no such queue)` }] : []),
+            ...all.map((q) => ({ value: q.name, label: `${q.name} (${fmtNum(q.counts.dead)})` })),
+          ]}
+          onChange={(name) => navigate(`/dead-letters${query({ queue: name, reason })}`)}
+        />
+        <SelectField
+          id="dl-reason"
+          label="Reason"
+          value={reason}
+          any="any reason"
+          choices={deadReasons.map((r) => ({ value: r, label: humanize(r) }))}
+          onChange={(r) => navigate(`/dead-letters${query({ queue, reason: r })}`)}
+        />
       </div>
-      <ErrorBanner error={queues.error ?? page.error ?? action.error} />
-      {queue === '' ? (
+      <ErrorBanner error={page.stale ? action.error : (queues.error ?? page.error ?? action.error)} />
+      {unknownQueue ? (
+        <div class="card">
+          <Empty title={`There is no queue ${queue}`}>Choose a queue above.</Empty>
+        </div>
+      ) : queue === '' ? (
         queues.data && (
           <div class="card">
             <Empty title="No queues yet" />
@@ -171,123 +194,67 @@ export function DeadLetters({ session }: { session: Session }) {
             Jobs land here when they run out of attempts, their lease expires on the last attempt, or a worker
             or operator dead-letters them.
           </Empty>
+          <Pager nextCursor={null} />
         </div>
       ) : (
-        <section class="card" aria-label={`dead letters of ${queue}`}>
-          {operator && (
-            <div class="selection-bar">
-              <span aria-live="polite">{selected.size} selected</span>
-              <button
-                type="button"
-                class="btn btn-small"
-                disabled={selected.size === 0}
-                onClick={() => confirm.ask({ kind: 'requeue', ids: [...selected] })}
-              >
-                Requeue selected
-              </button>
-              <button
-                type="button"
-                class="btn btn-small btn-danger"
-                disabled={selected.size === 0}
-                onClick={() => confirm.ask({ kind: 'delete', ids: [...selected] })}
-              >
-                Delete selected
-              </button>
-            </div>
-          )}
-          <div class="table-wrap">
-            <table class="table table-wide table-stack">
-              <thead>
-                <tr>
-                  {operator && (
-                    <th scope="col">
-                      <input
-                        type="checkbox"
-                        aria-label="Select all on this page"
-                        checked={items.length > 0 && items.every((j) => selected.has(j.id))}
-                        onChange={(e) =>
-                          setSelected(e.currentTarget.checked ? new Set(items.map((j) => j.id)) : new Set())
-                        }
-                      />
-                    </th>
-                  )}
-                  <th scope="col">Job</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Reason</th>
-                  <th scope="col">Failed</th>
-                  <th scope="col" class="num">
-                    Attempts
-                  </th>
-                  <th scope="col">Last error</th>
-                  {operator && (
-                    <th scope="col">
-                      <span class="sr-only">Actions</span>
-                    </th>
-                  )}
-                </tr>
-              </thead>
-              <tbody>
-                {items.map((job) => (
-                  <tr key={job.id}>
-                    {operator && (
-                      <td>
-                        <input
-                          type="checkbox"
-                          aria-label={`Select job ${job.id}`}
-                          checked={selected.has(job.id)}
-                          onChange={() => toggle(job.id)}
-                        />
-                      </td>
-                    )}
-                    <th data-label="Job" scope="row">
-                      <Link href={`/jobs/${job.id}`} class="mono" title={job.id}>
-                        {shortId(job.id)}
-                      </Link>
-                    </th>
-                    <td data-label="Type">{job.type}</td>
-                    <td data-label="Reason">
-                      <ReasonBadge reason={job.deadReason} />
-                    </td>
-                    <td data-label="Failed" class="nowrap">
-                      {fmtTime(job.failedAtMs)}
-                    </td>
-                    <td data-label="Attempts" class="num">
-                      {job.attempt}
-                    </td>
-                    <td data-label="Last error" class="error-cell" title={job.lastError ?? ''}>
-                      {job.lastError ?? null}
-                    </td>
-                    {operator && (
-                      <td class="actions">
+        <section class={`card${page.stale ? ' is-stale' : ''}`} aria-label={`dead letters of ${queue}`}>
+          <DataTable
+            label={`dead letters of ${queue}`}
+            columns={columns}
+            rows={items}
+            rowKey={(j) => j.id}
+            wide
+            {...(operator
+              ? {
+                  selection: {
+                    selected,
+                    onChange: setSelected,
+                    rowLabel: (id: string) => `Select job ${id}`,
+                    actions: (
+                      <>
                         <button
                           type="button"
                           class="btn btn-small"
-                          aria-label={`Requeue job ${job.id}`}
-                          onClick={() => confirm.ask({ kind: 'requeue', ids: [job.id] })}
+                          disabled={selected.size === 0}
+                          onClick={() => confirm.ask({ kind: 'requeue', ids: [...selected] })}
                         >
-                          Requeue
+                          Requeue selected
                         </button>
                         <button
                           type="button"
                           class="btn btn-small btn-danger"
-                          aria-label={`Delete job ${job.id}`}
-                          onClick={() => confirm.ask({ kind: 'delete', ids: [job.id] })}
+                          disabled={selected.size === 0}
+                          onClick={() => confirm.ask({ kind: 'delete', ids: [...selected] })}
                         >
-                          Delete
+                          Delete selected
                         </button>
-                      </td>
-                    )}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          <Pager
-            nextCursor={page.data.nextCursor}
-            atFirst={cursor === null}
-            onNext={setCursor}
-            onFirst={() => setCursor(null)}
+                      </>
+                    ),
+                  },
+                  rowActions: (job: JobSummary) => (
+                    <>
+                      <button
+                        type="button"
+                        class="btn btn-small"
+                        aria-label={`Requeue job ${job.id}`}
+                        onClick={() => confirm.ask({ kind: 'requeue', ids: [job.id] })}
+                      >
+                        Requeue
+                      </button>
+                      <button
+                        type="button"
+                        class="btn btn-small btn-danger"
+                        aria-label={`Delete job ${job.id}`}
+                        onClick={() => confirm.ask({ kind: 'delete', ids: [job.id] })}
+                      >
+                        Delete
+                      </button>
+                    </>
+                  ),
+                }
+              : {})}
           />
+          <Pager nextCursor={page.data.nextCursor} />
         </section>
       )}
       <ConfirmDialog

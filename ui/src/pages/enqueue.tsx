@@ -3,13 +3,22 @@ import { useState } from 'preact/hooks';
 import { ApiError, post, seg } from '../api.ts';
 import { ErrorBanner, notify, PageHeader } from '../components/common.tsx';
 import { useAction } from '../hooks.ts';
+import { useQueues } from '../queues-data.ts';
 import { Link, useLocation } from '../router.tsx';
+
+const newQueue = '\u0000new';
 
 const contentTypes = ['application/json', 'text/plain; charset=utf-8'];
 
 export function Enqueue() {
   const { params } = useLocation();
-  const [queue, setQueue] = useState(params.get('queue') ?? '');
+  const queues = useQueues();
+  const [chosen, setChosen] = useState(params.get('queue') ?? '');
+  const [newName, setNewName] = useState('');
+  // With no queue yet, the form starts on a new one.
+  const creating =
+    chosen === newQueue || (chosen === '' && queues.data !== null && queues.names.length === 0);
+  const queue = creating ? newName : chosen || (queues.names[0] ?? '');
   const [type, setType] = useState('');
   const [contentType, setContentType] = useState(contentTypes[0]!);
   const [payload, setPayload] = useState('{\n  \n}');
@@ -69,15 +78,35 @@ export function Enqueue() {
         <div class="form-grid">
           <div class="field">
             <label for="enq-queue">Queue</label>
-            <input
+            <select
               id="enq-queue"
-              required
-              value={queue}
-              onInput={(e) => setQueue(e.currentTarget.value)}
-              placeholder="emails"
-              autocomplete="off"
-            />
+              value={creating ? newQueue : queue}
+              onChange={(e) => setChosen(e.currentTarget.value)}
+            >
+              {queue !== '' && !creating && !queues.names.includes(queue) && (
+                <option value={queue}>{queue} (no such queue yet)</option>
+              )}
+              {queues.names.map((n) => (
+                <option key={n} value={n}>
+                  {n}
+                </option>
+              ))}
+              <option value={newQueue}>New queue…</option>
+            </select>
           </div>
+          {creating && (
+            <div class="field">
+              <label for="enq-new-queue">New queue name</label>
+              <input
+                id="enq-new-queue"
+                required
+                value={newName}
+                onInput={(e) => setNewName(e.currentTarget.value)}
+                placeholder="emails"
+                autocomplete="off"
+              />
+            </div>
+          )}
           <div class="field">
             <label for="enq-type">Job type</label>
             <input

@@ -5,9 +5,11 @@
  * progress and outcome show up live (one small read per second per open
  * page; simpler and cheaper than holding an event stream per page).
  */
+import type { ComponentChildren } from 'preact';
 import { useEffect } from 'preact/hooks';
 import { can, post, query, seg } from '../api.ts';
 import {
+  CopyId,
   Empty,
   ErrorBanner,
   Facts,
@@ -16,20 +18,33 @@ import {
   PageHeader,
   ReasonBadge,
   StateBadge,
+  Time,
 } from '../components/common.tsx';
 import { ConfirmDialog, useConfirm } from '../components/confirm-dialog.tsx';
-import { fmtBytes, fmtTime, humanize, shortId } from '../format.ts';
+import { fmtBytes, humanize, shortId } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
 import { Link, navigate } from '../router.tsx';
 import type { JobDetail as Job, Session } from '../types.ts';
 
-type Action = 'cancel' | 'requeue' | 'dead-letter';
+type Action = 'cancel' | 'delete' | 'requeue' | 'dead-letter' | 'release-lease';
 
 const actionText: Record<Action, { label: string; title: string; body: string; danger: boolean }> = {
   cancel: {
     label: 'Cancel job',
     title: 'Cancel this job?',
     body: 'The job is deleted and will not run. This cannot be undone.',
+    danger: true,
+  },
+  delete: {
+    label: 'Delete',
+    title: 'Delete this job?',
+    body: 'The job is removed for good. This cannot be undone.',
+    danger: true,
+  },
+  'release-lease': {
+    label: 'Release lease',
+    title: 'Release this lease?',
+    body: 'The lease ends now, as its expiry would: the attempt counts, and the job is ready for another worker (or dead, with reason lease expired, if this was its last attempt). The worker is refused when it next extends, acks or nacks.',
     danger: true,
   },
   requeue: {
@@ -53,7 +68,9 @@ function allowedActions(job: Job): Action[] {
       return ['dead-letter', 'cancel'];
     case 'dead':
     case 'completed':
-      return ['requeue', 'cancel'];
+      return ['requeue', 'delete'];
+    case 'leased':
+      return ['release-lease'];
     default:
       return [];
   }
@@ -66,7 +83,10 @@ function ProgressCard({ progress }: { progress: NonNullable<Job['progress']> }) 
   return (
     <section class="card" aria-labelledby="job-progress">
       <h2 id="job-progress" class="card-title">
-        Progress <span class="muted">reported {fmtTime(progress.atMs)}</span>
+        Progress{' '}
+        <span class="muted">
+          reported <Time ms={progress.atMs} />
+        </span>
       </h2>
       {progress.percent !== null && (
         <div class="progress">
@@ -95,8 +115,14 @@ function prettyJson(text: string): string {
   }
 }
 
+/** The timeline shows each error's first line; the attempts table below has all of it. */
+function firstLine(text: string): string {
+  const line = text.split('\n', 1)[0] ?? '';
+  return line.length > 160 ? `${line.slice(0, 160)}…` : line;
+}
+
 export function JobDetail({ id, session }: { id: string; session: Session }) {
-  const { data: job, error, reload } = useApi<Job>(`/api/v1/jobs/${seg(id)}`);
+  const { data: job, error, reload } = useApi<Job>(`/api/v1/jobs/${seg(id)}`, { pollMs: 5000 });
   const confirm = useConfirm<Action>();
   const action = useAction();
   const live = job !== null && job.state !== 'completed' && job.state !== 'dead';
@@ -109,18 +135,29 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
   }, [live, reload]);
 
   const run = async (which: Action) => {
-    const result = await action.run(() => post(`/api/v1/jobs/${seg(id)}/${which}`));
+    // A dead job is deleted as a dead letter; a completed one by the cancel call (it removes any job not leased).
+    const result = await action.run(() =>
+      which === 'delete' && job?.state === 'dead'
+        ? post(`/api/v1/queues/${seg(job.queue)}/dead-letters/delete`, { jobIds: [id] })
+        : post(`/api/v1/jobs/${seg(id)}/${which === 'delete' ? 'cancel' : which}`),
+    );
     confirm.close();
     if (result === undefined) return;
-    if (which === 'cancel') {
-      notify(`Job ${shortId(id)} cancelled.`);
-      navigate(`/jobs${query({ queue: job?.queue, state: job?.state })}`);
-    } else {
-      notify(
-        which === 'requeue'
-          ? `Job ${shortId(id)} requeued.`
-          : `Job ${shortId(id)} moved to the dead letters.`,
+    if (which === 'cancel' || which === 'delete') {
+      notify(`Job ${shortId(id)} ${which === 'cancel' ? 'cancelled' : 'deleted'}.`);
+      // Back to the list the job was in.
+      navigate(
+        job?.state === 'dead'
+          ? `/dead-letters${query({ queue: job.queue })}`
+          : `/jobs${query({ queue: job?.queue, state: job?.state })}`,
       );
+    } else {
+      const done: Record<string, string> = {
+        requeue: 'requeued',
+        'dead-letter': 'moved to the dead letters',
+        'release-lease': 'released from its lease',
+      };
+      notify(`Job ${shortId(id)} ${done[which]}.`);
       reload();
     }
   };
@@ -160,6 +197,7 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
           {job.state === 'leased' && (
             <div class="banner banner-info">
               A worker holds this job's lease; it can be changed once the worker settles it or the lease ends.
+              A stuck worker's lease can be released.
             </div>
           )}
           <section class="card" aria-labelledby="job-facts">
@@ -168,20 +206,22 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
             </h2>
             <Facts
               items={[
-                ['Id', <span class="mono">{job.id}</span>],
+                ['Id', <CopyId id={job.id} />],
                 ['Queue', <Link href={`/queues/${seg(job.queue)}`}>{job.queue}</Link>],
                 ['Type', job.type],
                 ['Priority', String(job.priority)],
                 ['Attempt', `${job.attempt} of ${job.maxAttempts}`],
-                ['Enqueued', fmtTime(job.enqueuedAtMs)],
-                ['Due', fmtTime(job.runAtMs)],
+                ['Enqueued', <Time ms={job.enqueuedAtMs} />],
+                ['Due', <Time ms={job.runAtMs} />],
                 ...(job.leaseDeadlineMs !== null
-                  ? [['Lease ends', fmtTime(job.leaseDeadlineMs)] as [string, string]]
+                  ? [['Lease ends', <Time ms={job.leaseDeadlineMs} />] as [string, ComponentChildren]]
                   : []),
                 ...(job.workerId !== null ? [['Worker', job.workerId] as [string, string]] : []),
-                ...(job.failedAtMs !== null ? [['Failed', fmtTime(job.failedAtMs)] as [string, string]] : []),
+                ...(job.failedAtMs !== null
+                  ? [['Failed', <Time ms={job.failedAtMs} />] as [string, ComponentChildren]]
+                  : []),
                 ...(job.completedAtMs !== null
-                  ? [['Completed', fmtTime(job.completedAtMs)] as [string, string]]
+                  ? [['Completed', <Time ms={job.completedAtMs} />] as [string, ComponentChildren]]
                   : []),
                 ['Idempotency key', job.idempotencyKey ?? '—'],
                 ['Trace', job.traceparent ?? '—'],
@@ -246,9 +286,9 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
               <ol class="timeline">
                 {job.timeline.map((event, i) => (
                   <li key={i} class={`timeline-${event.event}`}>
-                    <time>{fmtTime(event.atMs)}</time>
+                    <Time ms={event.atMs} />
                     <span>
-                      <strong>{humanize(event.event)}</strong> — {event.detail}
+                      <strong>{humanize(event.event)}</strong> — {firstLine(event.detail)}
                     </span>
                   </li>
                 ))}
@@ -280,7 +320,7 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
                           {e.attempt}
                         </td>
                         <td data-label="Failed at" class="nowrap">
-                          {fmtTime(e.atMs)}
+                          <Time ms={e.atMs} />
                         </td>
                         <td data-label="Error">
                           <pre class="error-text">{e.error}</pre>

@@ -1,230 +1,186 @@
-/** Jobs by queue and state, page by page, with a type filter; find a job by id or idempotency key. */
+/**
+ * Jobs across queues and states, with filters (type prefix, error text,
+ * metadata), per-state columns, scheduled jobs and retries by due time, the
+ * page in the URL, and actions on the selected rows.
+ */
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, get, query, seg } from '../api.ts';
-import { Empty, ErrorBanner, Loading, PageHeader, Pager, StateBadge } from '../components/common.tsx';
-import { fmtBytes, fmtTime, shortId } from '../format.ts';
+import { can, query } from '../api.ts';
+import { BulkJobActions } from '../components/bulk-actions.tsx';
+import {
+  Empty,
+  ErrorBanner,
+  LiveStatus,
+  Loading,
+  PageHeader,
+  Pager,
+  RefreshButton,
+} from '../components/common.tsx';
+import { DataTable } from '../components/data-table.tsx';
+import { SelectField } from '../components/select-field.tsx';
+import { fmtNum } from '../format.ts';
 import { useApi } from '../hooks.ts';
-import { Link, navigate, useLocation } from '../router.tsx';
-import { type JobState, type JobSummary, jobStates, type Page, type QueueInfo } from '../types.ts';
+import { useQueues } from '../queues-data.ts';
+import { navigate, useLocation } from '../router.tsx';
+import { type BrowseState, browseStates, type JobBrowsePage, type Session } from '../types.ts';
+import { jobColumns } from './job-columns.tsx';
 
-const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const filterKeys = ['queue', 'state', 'type', 'error', 'meta', 'order'] as const;
+type Filters = Record<(typeof filterKeys)[number], string>;
 
-function FindJob({ queue }: { queue: string }) {
-  const [text, setText] = useState('');
-  const [error, setError] = useState<ApiError | null>(null);
-  const find = async (event: Event) => {
-    event.preventDefault();
-    const value = text.trim();
-    setError(null);
-    if (value === '') return;
-    if (uuid.test(value.toLowerCase())) {
-      navigate(`/jobs/${value.toLowerCase()}`);
-      return;
-    }
-    if (queue === '') {
-      setError(new ApiError(400, 'invalid_argument', 'choose a queue to find a job by idempotency key'));
-      return;
-    }
-    try {
-      const found = await get<{ jobId: string; stored: boolean }>(
-        `/api/v1/queues/${seg(queue)}/idempotency-keys/${seg(value)}`,
-      );
-      if (found.stored) navigate(`/jobs/${found.jobId}`);
-      else
-        setError(
-          new ApiError(
-            404,
-            'not_found',
-            `key ${value} names job ${found.jobId}, which is no longer stored (acked or cancelled)`,
-          ),
-        );
-    } catch (thrown) {
-      setError(thrown instanceof ApiError ? thrown : null);
-    }
-  };
-  return (
-    <search>
-      <form class="find" onSubmit={find}>
-        <label for="find-job">Find by job id or idempotency key</label>
-        <div class="inline">
-          <input
-            id="find-job"
-            placeholder="0190… or a key in the chosen queue"
-            value={text}
-            onInput={(e) => setText(e.currentTarget.value)}
-            autocomplete="off"
-            spellcheck={false}
-          />
-          <button type="submit" class="btn">
-            Find
-          </button>
-        </div>
-        <ErrorBanner error={error} onDismiss={() => setError(null)} />
-      </form>
-    </search>
-  );
+/** What the list holds, as a phrase ("ready jobs in emails"); `count` 1 says "job". */
+function describe(f: Filters, count = 2): string {
+  const noun = count === 1 ? 'job' : 'jobs';
+  const parts = [
+    f.state === '' ? noun : `${f.state} ${noun}`,
+    f.queue === '' ? 'in all queues' : `in ${f.queue}`,
+    f.type ? `of type ${f.type}…` : '',
+    f.error ? `with error “${f.error}”` : '',
+    f.meta ? `with ${f.meta}` : '',
+  ];
+  return parts.filter(Boolean).join(' ');
 }
 
-export function Jobs() {
+export function Jobs({ session }: { session: Session }) {
   const { params } = useLocation();
-  const queues = useApi<{ queues: QueueInfo[] }>('/api/v1/queues');
-  const names = queues.data?.queues.map((q) => q.name) ?? [];
-  const queue = params.get('queue') ?? names[0] ?? '';
-  const state = (params.get('state') ?? 'ready') as JobState;
-  const type = params.get('type') ?? '';
-  const order = params.get('order') ?? 'oldest_first';
-  const [cursor, setCursor] = useState<string | null>(null);
-  const [typeText, setTypeText] = useState(type);
-  useEffect(() => setCursor(null), [queue, state, type, order]);
-  useEffect(() => setTypeText(type), [type]);
+  const queues = useQueues();
+  const filters = Object.fromEntries(filterKeys.map((k) => [k, params.get(k) ?? ''])) as Filters;
+  const cursor = params.get('cursor') ?? '';
+  const [form, setForm] = useState(filters);
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  useEffect(() => setForm(filters), [params.toString()]);
 
-  const path =
-    queue === ''
-      ? null
-      : `/api/v1/queues/${seg(queue)}/jobs${query({ state, type, order: order === 'oldest_first' ? undefined : order, cursor, limit: 50 })}`;
-  const page = useApi<Page<JobSummary>>(path);
-  const set = (changes: Record<string, string>) =>
-    navigate(
-      `/jobs${query({ queue, state, type, order: order === 'oldest_first' ? '' : order, ...changes })}`,
-    );
+  const unknownQueue = filters.queue !== '' && queues.data !== null && !queues.names.includes(filters.queue);
+  const page = useApi<JobBrowsePage>(
+    unknownQueue ? null : `/api/v1/jobs${query({ ...filters, cursor, limit: 50 })}`,
+    { pollMs: 5000 },
+  );
+  const apply = (next: Partial<Filters>) => navigate(`/jobs${query({ ...filters, ...next })}`);
+  const items = page.data?.items ?? [];
+  const listState = (filters.state === '' ? null : filters.state) as BrowseState | null;
+  const operator = can(session, 'operator');
+  const byDue = listState === 'scheduled' || listState === 'retrying';
+  const field = (key: keyof Filters) => ({
+    value: form[key],
+    onInput: (e: { currentTarget: { value: string } }) => setForm({ ...form, [key]: e.currentTarget.value }),
+  });
 
   return (
     <>
-      <PageHeader title="Jobs" />
-      <div class="card">
-        <form
-          class="filters"
-          onSubmit={(e) => {
-            e.preventDefault();
-            set({ type: typeText.trim() });
-          }}
-        >
-          <div class="field">
-            <label for="jobs-queue">Queue</label>
-            <select id="jobs-queue" value={queue} onChange={(e) => set({ queue: e.currentTarget.value })}>
-              {names.length === 0 && <option value="">no queues</option>}
-              {names.map((n) => (
-                <option key={n} value={n}>
-                  {n}
-                </option>
-              ))}
-            </select>
-          </div>
-          <div class="field">
-            <label for="jobs-state">State</label>
-            <select id="jobs-state" value={state} onChange={(e) => set({ state: e.currentTarget.value })}>
-              {jobStates.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          </div>
-          <div class="field">
-            <label for="jobs-type">Job type</label>
-            <input
-              id="jobs-type"
-              placeholder="any"
-              value={typeText}
-              onInput={(e) => setTypeText(e.currentTarget.value)}
-            />
-          </div>
-          <div class="field">
-            <label for="jobs-order">Order</label>
-            <select id="jobs-order" value={order} onChange={(e) => set({ order: e.currentTarget.value })}>
-              <option value="oldest_first">oldest first</option>
-              <option value="newest_first">newest first</option>
-            </select>
-          </div>
-          <button type="submit" class="btn btn-primary">
-            Apply
-          </button>
-        </form>
-        <FindJob queue={queue} />
-      </div>
-      <ErrorBanner error={queues.error ?? page.error} />
-      {queue === '' ? (
-        queues.data && (
-          <div class="card">
-            <Empty title="No queues yet">Jobs appear here once something is enqueued.</Empty>
-          </div>
-        )
-      ) : page.data === null ? (
-        page.error === null && <Loading />
+      <PageHeader title="Jobs">
+        <LiveStatus loaded={page} everyMs={5000} />
+        <RefreshButton loaded={page} />
+      </PageHeader>
+      <form
+        class="card filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          apply({ type: form.type.trim(), error: form.error.trim(), meta: form.meta.trim() });
+        }}
+      >
+        <SelectField
+          id="jobs-queue"
+          label="Queue"
+          value={filters.queue}
+          any="all queues"
+          choices={[
+            ...(unknownQueue ? [{ value: filters.queue, label: `${filters.queue} (no such queue)` }] : []),
+            ...queues.names,
+          ]}
+          onChange={(queue) => apply({ queue })}
+        />
+        <SelectField
+          id="jobs-state"
+          label="State"
+          value={filters.state}
+          any="any state"
+          choices={browseStates}
+          onChange={(state) => apply({ state })}
+        />
+        <div class="field">
+          <label for="jobs-type">Type starts with</label>
+          <input id="jobs-type" placeholder="any type" {...field('type')} />
+        </div>
+        <div class="field">
+          <label for="jobs-error">Error contains</label>
+          <input id="jobs-error" placeholder="any error" {...field('error')} />
+        </div>
+        <div class="field">
+          <label for="jobs-meta">Metadata</label>
+          <input id="jobs-meta" placeholder="key=value" {...field('meta')} />
+        </div>
+        <SelectField
+          id="jobs-order"
+          label="Order"
+          value={filters.order}
+          choices={
+            byDue
+              ? [
+                  { value: '', label: 'soonest due first' },
+                  { value: 'newest_first', label: 'latest due first' },
+                ]
+              : [
+                  { value: '', label: 'oldest first' },
+                  { value: 'newest_first', label: 'newest first' },
+                ]
+          }
+          onChange={(order) => apply({ order })}
+        />
+        <button type="submit" class="btn btn-primary">
+          Apply
+        </button>
+      </form>
+      {unknownQueue ? (
+        <div class="card">
+          <Empty title={`There is no queue ${filters.queue}`}>
+            It may have been deleted, or the link has a typo. Choose a queue above.
+          </Empty>
+        </div>
       ) : (
-        <section class="card" aria-label={`${state} jobs of ${queue}`}>
-          <p class="muted" aria-live="polite">
-            {page.data.total !== null && page.data.total !== undefined
-              ? `${page.data.total.toLocaleString('en-US')} ${state} jobs in ${queue}`
-              : `${state} jobs of type ${type} in ${queue}`}
-          </p>
-          {page.data.items.length === 0 ? (
-            <Empty title={`No ${state} jobs${type ? ` of type ${type}` : ''} in ${queue}`} />
+        <>
+          <ErrorBanner error={page.stale ? null : (queues.error ?? page.error)} />
+          {page.data === null ? (
+            page.error === null ? (
+              <Loading />
+            ) : null
           ) : (
-            <div class="table-wrap">
-              <table class="table table-wide table-stack">
-                <thead>
-                  <tr>
-                    <th scope="col">Job</th>
-                    <th scope="col">Type</th>
-                    <th scope="col">State</th>
-                    <th scope="col" class="num">
-                      Priority
-                    </th>
-                    <th scope="col" class="num">
-                      Attempt
-                    </th>
-                    <th scope="col">Enqueued</th>
-                    <th scope="col">Due</th>
-                    <th scope="col" class="num">
-                      Size
-                    </th>
-                    <th scope="col">Last error</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.data.items.map((job) => (
-                    <tr key={job.id}>
-                      <th data-label="Job" scope="row">
-                        <Link href={`/jobs/${job.id}`} class="mono" title={job.id}>
-                          {shortId(job.id)}
-                        </Link>
-                      </th>
-                      <td data-label="Type">{job.type}</td>
-                      <td data-label="State">
-                        <StateBadge state={job.state} />
-                      </td>
-                      <td data-label="Priority" class="hide-narrow num">
-                        {job.priority}
-                      </td>
-                      <td data-label="Attempt" class="num">
-                        {job.attempt}/{job.maxAttempts}
-                      </td>
-                      <td data-label="Enqueued" class="nowrap">
-                        {fmtTime(job.enqueuedAtMs)}
-                      </td>
-                      <td data-label="Due" class="hide-narrow nowrap">
-                        {fmtTime(job.runAtMs)}
-                      </td>
-                      <td data-label="Size" class="hide-narrow num">
-                        {fmtBytes(job.payloadBytes)}
-                      </td>
-                      <td data-label="Last error" class="error-cell" title={job.lastError ?? ''}>
-                        {job.lastError ?? null}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <section class={`card${page.stale ? ' is-stale' : ''}`} aria-label={describe(filters)}>
+              <p class="muted list-summary" aria-live="polite">
+                {page.data.total !== null
+                  ? `${fmtNum(page.data.total)} ${describe(filters, page.data.total)}`
+                  : `${describe(filters)[0]?.toUpperCase()}${describe(filters).slice(1)}`}
+                {page.data.orderedBy === 'due' ? ', by due time' : ''}
+                {page.data.scanned !== null &&
+                  ` · searched ${fmtNum(page.data.scanned)} jobs for this page${page.data.scanLimited ? '; Next searches further' : ''}`}
+              </p>
+              {items.length === 0 ? (
+                <Empty title={`No ${describe(filters)}`}>
+                  {page.data.scanLimited
+                    ? 'None among the jobs searched so far; Next searches further.'
+                    : null}
+                </Empty>
+              ) : (
+                <DataTable
+                  label={describe(filters)}
+                  columns={jobColumns(listState, filters.queue === '')}
+                  rows={items}
+                  rowKey={(j) => j.id}
+                  wide
+                  {...(operator
+                    ? {
+                        selection: {
+                          selected,
+                          onChange: setSelected,
+                          rowLabel: (id: string) => `Select job ${id}`,
+                          actions: <BulkJobActions selected={items.filter((j) => selected.has(j.id))} />,
+                        },
+                      }
+                    : {})}
+                />
+              )}
+              <Pager prevCursor={page.data.prevCursor} nextCursor={page.data.nextCursor} />
+            </section>
           )}
-          <Pager
-            nextCursor={page.data.nextCursor}
-            atFirst={cursor === null}
-            onNext={setCursor}
-            onFirst={() => setCursor(null)}
-          />
-        </section>
+        </>
       )}
     </>
   );

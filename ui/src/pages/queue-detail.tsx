@@ -1,10 +1,10 @@
-/** One queue: counts (each a link to its jobs), effective settings, pause/resume and purge. */
-import { can, post, seg } from '../api.ts';
-import { ErrorBanner, Loading, notify, PageHeader } from '../components/common.tsx';
+/** One queue: counts (each a link to its jobs), effective settings, pause/resume, purge and delete. */
+import { api, can, post, seg } from '../api.ts';
+import { Empty, ErrorBanner, LiveStatus, Loading, notify, PageHeader } from '../components/common.tsx';
 import { ConfirmDialog, useConfirm } from '../components/confirm-dialog.tsx';
 import { fmtBytes, fmtDuration, fmtNum, humanize } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
-import { Link } from '../router.tsx';
+import { Link, navigate } from '../router.tsx';
 import { jobStates, type QueueInfo, type Session } from '../types.ts';
 import { PauseButton } from './queues.tsx';
 
@@ -29,9 +29,24 @@ const settingLabel = (key: string) =>
   humanize(key.replace(/([A-Z])/g, '_$1').toLowerCase()).replace(/ ms$/, '');
 
 export function QueueDetail({ name, session }: { name: string; session: Session }) {
-  const { data: queue, error, reload } = useApi<QueueInfo>(`/api/v1/queues/${seg(name)}`, { pollMs: 2000 });
+  const loaded = useApi<QueueInfo>(`/api/v1/queues/${seg(name)}`, { pollMs: 2000 });
+  const { data: queue, error, reload } = loaded;
+  // Actions only for a queue that is there: a typo in the address offers nothing to do.
+  const exists = queue !== null;
   const purge = useConfirm<true>();
+  const remove = useConfirm<true>();
   const action = useAction();
+  // Only an empty queue can be deleted (the server checks again).
+  const empty = queue !== null && jobStates.every((state) => queue.counts[state] === 0);
+
+  const doDelete = async () => {
+    const result = await action.run(() => api<{ deleted: string }>('DELETE', `/api/v1/queues/${seg(name)}`));
+    remove.close();
+    if (result !== undefined) {
+      notify(`Deleted queue ${name}.`);
+      navigate('/queues');
+    }
+  };
 
   const doPurge = async () => {
     const result = await action.run(() =>
@@ -47,24 +62,39 @@ export function QueueDetail({ name, session }: { name: string; session: Session 
   return (
     <>
       <PageHeader title={`Queue ${name}`}>
+        <LiveStatus loaded={loaded} everyMs={2000} />
         {queue && <PauseButton queue={queue} session={session} onDone={reload} />}
-        {can(session, 'operator') && (
+        {exists && can(session, 'operator') && (
           <Link class="btn btn-small" href={`/enqueue?queue=${seg(name)}`}>
             Enqueue
           </Link>
         )}
-        {can(session, 'admin') && (
+        {exists && can(session, 'admin') && (
           <button type="button" class="btn btn-small btn-danger" onClick={() => purge.ask(true)}>
             Purge…
+          </button>
+        )}
+        {can(session, 'admin') && empty && (
+          <button type="button" class="btn btn-small btn-danger" onClick={() => remove.ask(true)}>
+            Delete queue…
           </button>
         )}
       </PageHeader>
       <p class="breadcrumbs">
         <Link href="/queues">Queues</Link> / {name}
       </p>
-      <ErrorBanner error={error ?? action.error} />
+      <ErrorBanner error={error?.status === 404 || loaded.stale ? action.error : (error ?? action.error)} />
       {queue === null ? (
-        error === null && <Loading />
+        error?.status === 404 ? (
+          <div class="card">
+            <Empty title={`There is no queue ${name}`}>
+              A queue exists once a job is enqueued to it or the configuration declares it.{' '}
+              <Link href="/queues">All queues</Link>
+            </Empty>
+          </div>
+        ) : (
+          error === null && <Loading />
+        )
       ) : (
         <>
           <section class="card" aria-labelledby="counts-title">
@@ -90,7 +120,7 @@ export function QueueDetail({ name, session }: { name: string; session: Session 
             <p class="muted">
               Oldest ready job:{' '}
               {queue.oldestReadyAgeMs === null ? 'none' : `${fmtDuration(queue.oldestReadyAgeMs)} old`} ·
-              Workers waiting: {fmtNum(queue.waitingWorkers)}
+              Streams waiting: {fmtNum(queue.waitingWorkers)}
             </p>
           </section>
           <section class="card" aria-labelledby="settings-title">
@@ -128,6 +158,20 @@ export function QueueDetail({ name, session }: { name: string; session: Session 
           This deletes every <strong>ready</strong> and <strong>scheduled</strong> job of {name}
           {queue ? ` (${fmtNum(queue.counts.ready + queue.counts.scheduled)} now)` : ''}. Leased jobs finish
           normally; dead letters stay. This cannot be undone.
+        </p>
+      </ConfirmDialog>
+      <ConfirmDialog
+        open={remove.pending !== null}
+        title={`Delete queue ${name}?`}
+        confirmLabel="Delete queue"
+        danger
+        busy={action.busy}
+        onCancel={remove.close}
+        onConfirm={doDelete}
+      >
+        <p>
+          {name} holds no jobs. Deleting it removes it from the list; the next job enqueued to {name} creates
+          it again, running, with its settings from the configuration.
         </p>
       </ConfirmDialog>
     </>

@@ -1,6 +1,7 @@
 /** Every queue: counts by state, paused or not, with pause and resume at hand. */
 import { can, post, seg } from '../api.ts';
-import { Empty, ErrorBanner, Loading, notify, PageHeader } from '../components/common.tsx';
+import { Empty, ErrorBanner, LiveStatus, Loading, notify, PageHeader } from '../components/common.tsx';
+import { type Column, DataTable } from '../components/data-table.tsx';
 import { fmtDuration, fmtNum } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
 import { Link } from '../router.tsx';
@@ -40,12 +41,38 @@ export function PauseButton({
   );
 }
 
+const columns: Column<QueueInfo>[] = [
+  { header: 'Queue', rowHeader: true, cell: (q) => <Link href={`/queues/${seg(q.name)}`}>{q.name}</Link> },
+  {
+    header: 'Status',
+    cell: (q) =>
+      q.paused ? (
+        <span class="badge badge-paused">paused</span>
+      ) : (
+        <span class="badge badge-active">active</span>
+      ),
+  },
+  { header: 'Ready', num: true, cell: (q) => fmtNum(q.counts.ready) },
+  { header: 'Scheduled', num: true, cell: (q) => fmtNum(q.counts.scheduled) },
+  { header: 'Leased', num: true, cell: (q) => fmtNum(q.counts.leased) },
+  { header: 'Dead', num: true, cell: (q) => fmtNum(q.counts.dead) },
+  { header: 'Completed', num: true, hideNarrow: true, cell: (q) => fmtNum(q.counts.completed) },
+  {
+    header: 'Oldest ready',
+    num: true,
+    cell: (q) => (q.oldestReadyAgeMs === null ? '—' : fmtDuration(q.oldestReadyAgeMs)),
+  },
+];
+
 export function Queues({ session }: { session: Session }) {
-  const { data, error, reload } = useApi<{ queues: QueueInfo[] }>('/api/v1/queues', { pollMs: 2000 });
+  const loaded = useApi<{ queues: QueueInfo[] }>('/api/v1/queues', { pollMs: 2000 });
+  const { data, error, reload } = loaded;
   return (
     <>
-      <PageHeader title="Queues" />
-      <ErrorBanner error={error} />
+      <PageHeader title="Queues">
+        <LiveStatus loaded={loaded} everyMs={2000} />
+      </PageHeader>
+      <ErrorBanner error={loaded.stale ? null : error} />
       {data === null ? (
         error === null && <Loading />
       ) : data.queues.length === 0 ? (
@@ -55,62 +82,15 @@ export function Queues({ session }: { session: Session }) {
           </Empty>
         </div>
       ) : (
-        <div class="card table-wrap">
-          <table class="table">
-            <thead>
-              <tr>
-                <th scope="col">Queue</th>
-                <th scope="col">Status</th>
-                <th scope="col" class="num">
-                  Ready
-                </th>
-                <th scope="col" class="num">
-                  Scheduled
-                </th>
-                <th scope="col" class="num">
-                  Leased
-                </th>
-                <th scope="col" class="num">
-                  Dead
-                </th>
-                <th scope="col" class="num">
-                  Completed
-                </th>
-                <th scope="col" class="num">
-                  Oldest ready
-                </th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.queues.map((q) => (
-                <tr key={q.name}>
-                  <th scope="row">
-                    <Link href={`/queues/${seg(q.name)}`}>{q.name}</Link>
-                  </th>
-                  <td>
-                    {q.paused ? (
-                      <span class="badge badge-paused">paused</span>
-                    ) : (
-                      <span class="badge badge-active">active</span>
-                    )}
-                  </td>
-                  <td class="num">{fmtNum(q.counts.ready)}</td>
-                  <td class="num">{fmtNum(q.counts.scheduled)}</td>
-                  <td class="num">{fmtNum(q.counts.leased)}</td>
-                  <td class="num">{fmtNum(q.counts.dead)}</td>
-                  <td class="num">{fmtNum(q.counts.completed)}</td>
-                  <td class="num">{q.oldestReadyAgeMs === null ? '—' : fmtDuration(q.oldestReadyAgeMs)}</td>
-                  <td class="actions">
-                    <PauseButton queue={q} session={session} onDone={reload} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <section class={`card${loaded.stale ? ' is-stale' : ''}`}>
+          <DataTable
+            label="queues"
+            columns={columns}
+            rows={data.queues}
+            rowKey={(q) => q.name}
+            rowActions={(q) => <PauseButton queue={q} session={session} onDone={reload} />}
+          />
+        </section>
       )}
     </>
   );

@@ -6,47 +6,22 @@
  * the config or over the API.
  */
 import { can, post, seg } from '../api.ts';
-import { Empty, ErrorBanner, Facts, Loading, notify, PageHeader } from '../components/common.tsx';
+import { useNow } from '../clock.ts';
+import {
+  Empty,
+  ErrorBanner,
+  Facts,
+  LiveStatus,
+  Loading,
+  notify,
+  PageHeader,
+  RefreshButton,
+} from '../components/common.tsx';
+import { type Column, DataTable } from '../components/data-table.tsx';
 import { fmtBytes, fmtDuration, fmtRelative, fmtTime, humanize, shortId } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
 import { Link } from '../router.tsx';
-import type { Session } from '../types.ts';
-
-/** A schedule as /api/v1/schedules reports it. */
-export interface ScheduleInfo {
-  name: string;
-  source: 'config' | 'api';
-  cron: string | null;
-  intervalMs: number | null;
-  timezone: string;
-  template: {
-    queue: string;
-    type: string;
-    payload: { view: 'json' | 'text' | 'hex'; text: string; bytes: number; truncated: boolean } | null;
-    payloadBytes: number;
-    contentType: string;
-    priority: number;
-    metadata: Record<string, string>;
-    maxAttempts: number | null;
-    leaseMs: number | null;
-  };
-  misfire: 'run_latest' | 'skip' | 'catch_up';
-  catchUpMax: number;
-  overlap: 'allow' | 'skip';
-  jitterMs: number;
-  startAtMs: number | null;
-  endAtMs: number | null;
-  paused: boolean;
-  nextTickMs: number | null;
-  nextRunsMs: number[];
-  lastTickMs: number | null;
-  lastRunAtMs: number | null;
-  lastOutcome: string | null;
-  lastDetail: string | null;
-  lastJobId: string | null;
-  ticksEnqueued: number;
-  ticksSkipped: number;
-}
+import type { ScheduleView as ScheduleInfo, Session } from '../types.ts';
 
 const timing = (s: ScheduleInfo): string =>
   s.cron !== null ? s.cron : `every ${fmtDuration(s.intervalMs ?? 0)}`;
@@ -138,15 +113,38 @@ function ScheduleActions({
   );
 }
 
+const scheduleColumns = (nowMs: number): Column<ScheduleInfo>[] => [
+  {
+    header: 'Schedule',
+    rowHeader: true,
+    cell: (s) => <Link href={`/schedules/${seg(s.name)}`}>{s.name}</Link>,
+  },
+  {
+    header: 'When',
+    cell: (s) => (
+      <span>
+        <code>{timing(s)}</code>
+        {s.cron !== null && s.timezone !== 'UTC' && <span class="muted"> {s.timezone}</span>}
+      </span>
+    ),
+  },
+  { header: 'Job', cell: (s) => `${s.template.queue} / ${s.template.type}` },
+  { header: 'Status', cell: (s) => <StatusBadge schedule={s} /> },
+  { header: 'Next run', cell: (s) => <NextRun schedule={s} nowMs={nowMs} /> },
+  { header: 'Last run', cell: (s) => <LastRun schedule={s} nowMs={nowMs} /> },
+];
+
 export function Schedules({ session }: { session: Session }) {
-  const { data, error, reload } = useApi<{ schedules: ScheduleInfo[] }>('/api/v1/schedules', {
-    pollMs: 2000,
-  });
-  const nowMs = Date.now();
+  const list = useApi<{ schedules: ScheduleInfo[] }>('/api/v1/schedules', { pollMs: 2000 });
+  const { data, error, reload } = list;
+  const nowMs = useNow(1000);
   return (
     <>
-      <PageHeader title="Schedules" />
-      <ErrorBanner error={error} />
+      <PageHeader title="Schedules">
+        <LiveStatus loaded={list} everyMs={2000} />
+        <RefreshButton loaded={list} />
+      </PageHeader>
+      <ErrorBanner error={list.stale ? null : error} />
       {data === null ? (
         error === null && <Loading />
       ) : data.schedules.length === 0 ? (
@@ -156,52 +154,15 @@ export function Schedules({ session }: { session: Session }) {
           </Empty>
         </div>
       ) : (
-        <div class="card table-wrap">
-          <table class="table table-wide table-stack">
-            <thead>
-              <tr>
-                <th scope="col">Schedule</th>
-                <th scope="col">When</th>
-                <th scope="col">Job</th>
-                <th scope="col">Status</th>
-                <th scope="col">Next run</th>
-                <th scope="col">Last run</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.schedules.map((s) => (
-                <tr key={s.name}>
-                  <th data-label="Schedule" scope="row">
-                    <Link href={`/schedules/${seg(s.name)}`}>{s.name}</Link>
-                  </th>
-                  <td data-label="When">
-                    <span>
-                      <code>{timing(s)}</code>
-                      {s.cron !== null && s.timezone !== 'UTC' && <span class="muted"> {s.timezone}</span>}
-                    </span>
-                  </td>
-                  <td data-label="Job">
-                    {s.template.queue} / {s.template.type}
-                  </td>
-                  <td data-label="Status">
-                    <StatusBadge schedule={s} />
-                  </td>
-                  <td data-label="Next run">
-                    <NextRun schedule={s} nowMs={nowMs} />
-                  </td>
-                  <td data-label="Last run">
-                    <LastRun schedule={s} nowMs={nowMs} />
-                  </td>
-                  <td class="actions">
-                    <ScheduleActions schedule={s} session={session} onDone={reload} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+        <div class={`card${list.stale ? ' is-stale' : ''}`}>
+          <DataTable
+            label="Schedules"
+            wide
+            columns={scheduleColumns(nowMs)}
+            rows={data.schedules}
+            rowKey={(s) => s.name}
+            rowActions={(s) => <ScheduleActions schedule={s} session={session} onDone={reload} />}
+          />
         </div>
       )}
     </>
@@ -210,7 +171,7 @@ export function Schedules({ session }: { session: Session }) {
 
 export function ScheduleDetail({ name, session }: { name: string; session: Session }) {
   const { data: s, error, reload } = useApi<ScheduleInfo>(`/api/v1/schedules/${seg(name)}`, { pollMs: 2000 });
-  const nowMs = Date.now();
+  const nowMs = useNow(1000);
   return (
     <>
       <PageHeader title={`Schedule ${name}`}>

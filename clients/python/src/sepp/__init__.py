@@ -50,6 +50,7 @@ from .models import (
     ServerLimits,
     StateCounts,
     TimeInput,
+    WorkerInfo,
 )
 from .results import JobProgress, JobResult
 from .schedules import (
@@ -119,6 +120,7 @@ __all__ = [
     "UnavailableError",
     "Worker",
     "WorkerEvent",
+    "WorkerInfo",
     "WorkerJob",
     "__version__",
 ]

@@ -22,8 +22,9 @@ from .models import (
     ServerLimits,
     StateCounts,
     TimeInput,
+    WorkerInfo,
 )
-from .v1 import admin_pb2, job_pb2, queue_pb2, work_pb2
+from .v1 import admin_pb2, job_pb2, queue_pb2, work_pb2, workers_pb2
 
 JSON_TYPE = "application/json"
 TEXT_TYPE = "text/plain; charset=utf-8"
@@ -174,6 +175,20 @@ def queue_info_from_proto(queue: queue_pb2.QueueInfo) -> QueueInfo:
     )
 
 
+def worker_info_from_proto(worker: workers_pb2.WorkerInfo) -> WorkerInfo:
+    return WorkerInfo(
+        worker_id=worker.worker_id,
+        address=worker.address,
+        connections=worker.connections,
+        transport="work_stream" if worker.transport == workers_pb2.WORKER_TRANSPORT_WORK_STREAM else "reserve",
+        queues=tuple(worker.queues),
+        connected_at_ms=worker.connected_at_ms,
+        last_seen_at_ms=worker.last_seen_at_ms,
+        jobs_held=worker.jobs_held,
+        oldest_lease_at_ms=worker.oldest_lease_at_ms or None,
+    )
+
+
 def server_info_from_proto(info: admin_pb2.GetServerInfoResponse) -> ServerInfo:
     lim = info.limits
     durability = {admin_pb2.DURABILITY_MODE_FULL: "full", admin_pb2.DURABILITY_MODE_RELAXED: "relaxed"}
@@ -187,7 +202,8 @@ def server_info_from_proto(info: admin_pb2.GetServerInfoResponse) -> ServerInfo:
             lim.max_name_length, lim.max_metadata_bytes, lim.max_metadata_entries, lim.max_idempotency_key_bytes,
             lim.max_worker_id_bytes, lim.max_error_bytes, lim.max_error_history, lim.max_batch_jobs,
             lim.max_reserve_jobs, lim.max_schedule_ahead_ms, lim.max_wait_ms, lim.max_waiters, lim.max_page_size,
-            lim.max_message_bytes, lim.max_reserve_queues, lim.max_schedules,
+            lim.max_message_bytes, lim.max_reserve_queues, lim.max_schedules, lim.max_connections,
+            lim.max_streams_per_connection, lim.handshake_timeout_ms, lim.idle_timeout_ms,
             lim.max_result_bytes, lim.max_progress_bytes,
             lim.max_event_subscribers, lim.event_backlog_events, lim.event_backlog_bytes,
             lim.event_resume_window_ms,

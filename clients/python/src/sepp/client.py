@@ -19,6 +19,7 @@ from ._convert import (
     queue_info_from_proto,
     rejection_from_proto,
     server_info_from_proto,
+    worker_info_from_proto,
 )
 from ._enqueue import Answer, EnqueueBatcher, answer_of, enqueued_of
 from ._wait import JobOutcome, enqueue_then_wait, wait_for_job
@@ -41,9 +42,10 @@ from .models import (
     QueueInfo,
     ServerInfo,
     TimeInput,
+    WorkerInfo,
 )
 from .results import JobProgress, encode_result, progress_fields, progress_from_proto
-from .v1 import admin_pb2, job_pb2, work_pb2
+from .v1 import admin_pb2, job_pb2, work_pb2, workers_pb2
 
 if TYPE_CHECKING:
     from .worker import Worker
@@ -350,13 +352,27 @@ class Client:
         response = self._read(self._conn.stub.ListQueues, admin_pb2.ListQueuesRequest(), deadline_ms)
         return [queue_info_from_proto(q) for q in response.queues]
 
-    def pause_queue(self, queue: str, *, deadline_ms: int | None = None) -> None:
-        """Pauses a queue: it hands out no jobs until resumed; enqueue still works."""
-        self._read(self._conn.stub.PauseQueue, admin_pb2.PauseQueueRequest(queue=queue), deadline_ms)
+    def list_workers(self, *, deadline_ms: int | None = None) -> list[WorkerInfo]:
+        """The workers connected now: id, address, transport, queues, when last seen, leases held."""
+        response = self._read(self._conn.stub.ListWorkers, workers_pb2.ListWorkersRequest(), deadline_ms)
+        return [worker_info_from_proto(w) for w in response.workers]
 
-    def resume_queue(self, queue: str, *, deadline_ms: int | None = None) -> None:
-        """Resumes a paused queue."""
-        self._read(self._conn.stub.ResumeQueue, admin_pb2.ResumeQueueRequest(queue=queue), deadline_ms)
+    def pause_queue(self, queue: str, *, allow_missing: bool = False, deadline_ms: int | None = None) -> None:
+        """Pauses a queue: it hands out no jobs until resumed; enqueue still works.
+        A queue nobody has used yet raises SeppError `not_found` unless `allow_missing`
+        creates it (paused, to fill it before any worker starts)."""
+        request = admin_pb2.PauseQueueRequest(queue=queue, allow_missing=allow_missing)
+        self._read(self._conn.stub.PauseQueue, request, deadline_ms)
+
+    def resume_queue(self, queue: str, *, allow_missing: bool = False, deadline_ms: int | None = None) -> None:
+        """Resumes a paused queue; `not_found` for a queue nobody has used, unless `allow_missing`."""
+        request = admin_pb2.ResumeQueueRequest(queue=queue, allow_missing=allow_missing)
+        self._read(self._conn.stub.ResumeQueue, request, deadline_ms)
+
+    def delete_queue(self, queue: str, *, deadline_ms: int | None = None) -> None:
+        """Deletes a queue that holds no job in any state (`failed_precondition` while it holds any)."""
+        # A repeat after an unknown outcome finds nothing (NOT_FOUND) rather than deleting anything else.
+        self._read(self._conn.stub.DeleteQueue, admin_pb2.DeleteQueueRequest(queue=queue), deadline_ms)
 
     def list_dead_letters(
         self,

@@ -196,6 +196,29 @@ class QueueInfo:
 
 
 @dataclass(frozen=True)
+class WorkerInfo:
+    """One connected worker as `list_workers` reports it."""
+
+    worker_id: str
+    """The worker id it gave, or "(none)"."""
+    address: str
+    """Its address as the server sees it, e.g. "127.0.0.1:53122"."""
+    connections: int
+    """Its streams (or Reserve callers) from that address with that worker id: an SDK Worker opens two."""
+    transport: str
+    """"work_stream" (an open Work stream, the Worker) or "reserve" (Reserve calls)."""
+    queues: tuple[str, ...]
+    connected_at_ms: int
+    """When its stream began (Reserve callers: its first listed call), ms since the epoch."""
+    last_seen_at_ms: int
+    """Its last reserve, settlement or credit, ms since the epoch."""
+    jobs_held: int
+    """Jobs leased under its worker id now."""
+    oldest_lease_at_ms: int | None
+    """When the oldest of those leases began, ms since the epoch; None when it holds none."""
+
+
+@dataclass(frozen=True)
 class ServerLimits:
     """Every server-wide limit in effect (see admin.proto for each one's meaning)."""
 
@@ -215,6 +238,10 @@ class ServerLimits:
     max_message_bytes: int
     max_reserve_queues: int
     max_schedules: int
+    max_connections: int
+    max_streams_per_connection: int
+    handshake_timeout_ms: int
+    idle_timeout_ms: int
     max_result_bytes: int
     max_progress_bytes: int
     max_event_subscribers: int

@@ -15,15 +15,15 @@ from sepp.v1 import job_pb2 as sepp_dot_v1_dot_job__pb2
 from sepp.v1 import queue_pb2 as sepp_dot_v1_dot_queue__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13sepp/v1/admin.proto\x12\x07sepp.v1\x1a\x11sepp/v1/job.proto\x1a\x13sepp/v1/queue.proto\"\x1f\n\rGetJobRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\"+\n\x0eGetJobResponse\x12\x19\n\x03job\x18\x01 \x01(\x0b\x32\x0c.sepp.v1.Job\"\"\n\x10\x43\x61ncelJobRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\">\n\x11\x43\x61ncelJobResponse\x12)\n\x0eprevious_state\x18\x01 \x01(\x0e\x32\x11.sepp.v1.JobState\"\x13\n\x11ListQueuesRequest\"8\n\x12ListQueuesResponse\x12\"\n\x06queues\x18\x01 \x03(\x0b\x32\x12.sepp.v1.QueueInfo\"\"\n\x11PauseQueueRequest\x12\r\n\x05queue\x18\x01 \x01(\t\"\x14\n\x12PauseQueueResponse\"#\n\x12ResumeQueueRequest\x12\r\n\x05queue\x18\x01 \x01(\t\"\x15\n\x13ResumeQueueResponse\"s\n\x16ListDeadLettersRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\x12#\n\x06reason\x18\x04 \x01(\x0e\x32\x13.sepp.v1.DeadReason\"N\n\x17ListDeadLettersResponse\x12\x1a\n\x04jobs\x18\x01 \x03(\x0b\x32\x0c.sepp.v1.Job\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"H\n\x19RequeueDeadLettersRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x0f\n\x07job_ids\x18\x02 \x03(\t\x12\x0b\n\x03\x61ll\x18\x03 \x01(\x08\"4\n\x1aRequeueDeadLettersResponse\x12\x16\n\x0erequeued_count\x18\x01 \x01(\x03\"G\n\x18\x44\x65leteDeadLettersRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x0f\n\x07job_ids\x18\x02 \x03(\t\x12\x0b\n\x03\x61ll\x18\x03 \x01(\x08\"2\n\x19\x44\x65leteDeadLettersResponse\x12\x15\n\rdeleted_count\x18\x01 \x01(\x03\"\x16\n\x14GetServerInfoRequest\"\xe5\x04\n\x0cServerLimits\x12\x17\n\x0fmax_name_length\x18\x01 \x01(\x05\x12\x1a\n\x12max_metadata_bytes\x18\x02 \x01(\x03\x12\x1c\n\x14max_metadata_entries\x18\x03 \x01(\x05\x12!\n\x19max_idempotency_key_bytes\x18\x04 \x01(\x05\x12\x1b\n\x13max_worker_id_bytes\x18\x05 \x01(\x05\x12\x17\n\x0fmax_error_bytes\x18\x06 \x01(\x03\x12\x19\n\x11max_error_history\x18\x07 \x01(\x05\x12\x16\n\x0emax_batch_jobs\x18\x08 \x01(\x05\x12\x18\n\x10max_reserve_jobs\x18\t \x01(\x05\x12\x1d\n\x15max_schedule_ahead_ms\x18\n \x01(\x03\x12\x13\n\x0bmax_wait_ms\x18\x0b \x01(\x03\x12\x13\n\x0bmax_waiters\x18\x0c \x01(\x05\x12\x15\n\rmax_page_size\x18\r \x01(\x05\x12\x19\n\x11max_message_bytes\x18\x0e \x01(\x03\x12\x1a\n\x12max_reserve_queues\x18\x0f \x01(\x05\x12\x18\n\x10max_result_bytes\x18\x16 \x01(\x03\x12\x1a\n\x12max_progress_bytes\x18\x17 \x01(\x03\x12\x1d\n\x15max_event_subscribers\x18\x18 \x01(\x05\x12\x1c\n\x14\x65vent_backlog_events\x18\x19 \x01(\x03\x12\x1b\n\x13\x65vent_backlog_bytes\x18\x1a \x01(\x03\x12\x1e\n\x16\x65vent_resume_window_ms\x18\x1b \x01(\x03\x12\x15\n\rmax_schedules\x18\x1e \x01(\x05\"\x86\x02\n\x15GetServerInfoResponse\x12\x0f\n\x07version\x18\x01 \x01(\t\x12\x12\n\ngit_commit\x18\x02 \x01(\t\x12+\n\ndurability\x18\x03 \x01(\x0e\x32\x17.sepp.v1.DurabilityMode\x12\x16\n\x0eserver_time_ms\x18\x04 \x01(\x03\x12\x15\n\rstarted_at_ms\x18\x05 \x01(\x03\x12%\n\x06limits\x18\x06 \x01(\x0b\x32\x15.sepp.v1.ServerLimits\x12.\n\x0equeue_defaults\x18\x07 \x01(\x0b\x32\x16.sepp.v1.QueueSettings\x12\x15\n\rstrict_queues\x18\x08 \x01(\x08\"\x0f\n\rBackupRequest\"w\n\x0b\x42\x61\x63kupChunk\x12+\n\x08progress\x18\x01 \x01(\x0b\x32\x17.sepp.v1.BackupProgressH\x00\x12\x0e\n\x04\x64\x61ta\x18\x02 \x01(\x0cH\x00\x12#\n\x04\x64one\x18\x03 \x01(\x0b\x32\x13.sepp.v1.BackupDoneH\x00\x42\x06\n\x04kind\"9\n\x0e\x42\x61\x63kupProgress\x12\x12\n\npages_done\x18\x01 \x01(\x03\x12\x13\n\x0bpages_total\x18\x02 \x01(\x03\"0\n\nBackupDone\x12\x12\n\nsize_bytes\x18\x01 \x01(\x03\x12\x0e\n\x06sha256\x18\x02 \x01(\t*h\n\x0e\x44urabilityMode\x12\x1f\n\x1b\x44URABILITY_MODE_UNSPECIFIED\x10\x00\x12\x18\n\x14\x44URABILITY_MODE_FULL\x10\x01\x12\x1b\n\x17\x44URABILITY_MODE_RELAXED\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13sepp/v1/admin.proto\x12\x07sepp.v1\x1a\x11sepp/v1/job.proto\x1a\x13sepp/v1/queue.proto\"\x1f\n\rGetJobRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\"+\n\x0eGetJobResponse\x12\x19\n\x03job\x18\x01 \x01(\x0b\x32\x0c.sepp.v1.Job\"\"\n\x10\x43\x61ncelJobRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\">\n\x11\x43\x61ncelJobResponse\x12)\n\x0eprevious_state\x18\x01 \x01(\x0e\x32\x11.sepp.v1.JobState\"\x13\n\x11ListQueuesRequest\"8\n\x12ListQueuesResponse\x12\"\n\x06queues\x18\x01 \x03(\x0b\x32\x12.sepp.v1.QueueInfo\"9\n\x11PauseQueueRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x15\n\rallow_missing\x18\x02 \x01(\x08\"\x14\n\x12PauseQueueResponse\":\n\x12ResumeQueueRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x15\n\rallow_missing\x18\x02 \x01(\x08\"\x15\n\x13ResumeQueueResponse\"#\n\x12\x44\x65leteQueueRequest\x12\r\n\x05queue\x18\x01 \x01(\t\"\x15\n\x13\x44\x65leteQueueResponse\"s\n\x16ListDeadLettersRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\x12#\n\x06reason\x18\x04 \x01(\x0e\x32\x13.sepp.v1.DeadReason\"N\n\x17ListDeadLettersResponse\x12\x1a\n\x04jobs\x18\x01 \x03(\x0b\x32\x0c.sepp.v1.Job\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"H\n\x19RequeueDeadLettersRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x0f\n\x07job_ids\x18\x02 \x03(\t\x12\x0b\n\x03\x61ll\x18\x03 \x01(\x08\"4\n\x1aRequeueDeadLettersResponse\x12\x16\n\x0erequeued_count\x18\x01 \x01(\x03\"G\n\x18\x44\x65leteDeadLettersRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x0f\n\x07job_ids\x18\x02 \x03(\t\x12\x0b\n\x03\x61ll\x18\x03 \x01(\x08\"2\n\x19\x44\x65leteDeadLettersResponse\x12\x15\n\rdeleted_count\x18\x01 \x01(\x03\"\x16\n\x14GetServerInfoRequest\"\xd9\x05\n\x0cServerLimits\x12\x17\n\x0fmax_name_length\x18\x01 \x01(\x05\x12\x1a\n\x12max_metadata_bytes\x18\x02 \x01(\x03\x12\x1c\n\x14max_metadata_entries\x18\x03 \x01(\x05\x12!\n\x19max_idempotency_key_bytes\x18\x04 \x01(\x05\x12\x1b\n\x13max_worker_id_bytes\x18\x05 \x01(\x05\x12\x17\n\x0fmax_error_bytes\x18\x06 \x01(\x03\x12\x19\n\x11max_error_history\x18\x07 \x01(\x05\x12\x16\n\x0emax_batch_jobs\x18\x08 \x01(\x05\x12\x18\n\x10max_reserve_jobs\x18\t \x01(\x05\x12\x1d\n\x15max_schedule_ahead_ms\x18\n \x01(\x03\x12\x13\n\x0bmax_wait_ms\x18\x0b \x01(\x03\x12\x13\n\x0bmax_waiters\x18\x0c \x01(\x05\x12\x15\n\rmax_page_size\x18\r \x01(\x05\x12\x19\n\x11max_message_bytes\x18\x0e \x01(\x03\x12\x1a\n\x12max_reserve_queues\x18\x0f \x01(\x05\x12\x17\n\x0fmax_connections\x18\x10 \x01(\x05\x12\"\n\x1amax_streams_per_connection\x18\x11 \x01(\x05\x12\x1c\n\x14handshake_timeout_ms\x18\x12 \x01(\x03\x12\x17\n\x0fidle_timeout_ms\x18\x13 \x01(\x03\x12\x18\n\x10max_result_bytes\x18\x16 \x01(\x03\x12\x1a\n\x12max_progress_bytes\x18\x17 \x01(\x03\x12\x1d\n\x15max_event_subscribers\x18\x18 \x01(\x05\x12\x1c\n\x14\x65vent_backlog_events\x18\x19 \x01(\x03\x12\x1b\n\x13\x65vent_backlog_bytes\x18\x1a \x01(\x03\x12\x1e\n\x16\x65vent_resume_window_ms\x18\x1b \x01(\x03\x12\x15\n\rmax_schedules\x18\x1e \x01(\x05\"\x86\x02\n\x15GetServerInfoResponse\x12\x0f\n\x07version\x18\x01 \x01(\t\x12\x12\n\ngit_commit\x18\x02 \x01(\t\x12+\n\ndurability\x18\x03 \x01(\x0e\x32\x17.sepp.v1.DurabilityMode\x12\x16\n\x0eserver_time_ms\x18\x04 \x01(\x03\x12\x15\n\rstarted_at_ms\x18\x05 \x01(\x03\x12%\n\x06limits\x18\x06 \x01(\x0b\x32\x15.sepp.v1.ServerLimits\x12.\n\x0equeue_defaults\x18\x07 \x01(\x0b\x32\x16.sepp.v1.QueueSettings\x12\x15\n\rstrict_queues\x18\x08 \x01(\x08\"\x0f\n\rBackupRequest\"w\n\x0b\x42\x61\x63kupChunk\x12+\n\x08progress\x18\x01 \x01(\x0b\x32\x17.sepp.v1.BackupProgressH\x00\x12\x0e\n\x04\x64\x61ta\x18\x02 \x01(\x0cH\x00\x12#\n\x04\x64one\x18\x03 \x01(\x0b\x32\x13.sepp.v1.BackupDoneH\x00\x42\x06\n\x04kind\"9\n\x0e\x42\x61\x63kupProgress\x12\x12\n\npages_done\x18\x01 \x01(\x03\x12\x13\n\x0bpages_total\x18\x02 \x01(\x03\"0\n\nBackupDone\x12\x12\n\nsize_bytes\x18\x01 \x01(\x03\x12\x0e\n\x06sha256\x18\x02 \x01(\t*h\n\x0e\x44urabilityMode\x12\x1f\n\x1b\x44URABILITY_MODE_UNSPECIFIED\x10\x00\x12\x18\n\x14\x44URABILITY_MODE_FULL\x10\x01\x12\x1b\n\x17\x44URABILITY_MODE_RELAXED\x10\x02\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'sepp.v1.admin_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _DURABILITYMODE._serialized_start=2049
-  _DURABILITYMODE._serialized_end=2153
+  _DURABILITYMODE._serialized_start=2271
+  _DURABILITYMODE._serialized_end=2375
   _GETJOBREQUEST._serialized_start=72
   _GETJOBREQUEST._serialized_end=103
   _GETJOBRESPONSE._serialized_start=105
@@ -37,37 +37,41 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _LISTQUEUESRESPONSE._serialized_start=271
   _LISTQUEUESRESPONSE._serialized_end=327
   _PAUSEQUEUEREQUEST._serialized_start=329
-  _PAUSEQUEUEREQUEST._serialized_end=363
-  _PAUSEQUEUERESPONSE._serialized_start=365
-  _PAUSEQUEUERESPONSE._serialized_end=385
-  _RESUMEQUEUEREQUEST._serialized_start=387
-  _RESUMEQUEUEREQUEST._serialized_end=422
-  _RESUMEQUEUERESPONSE._serialized_start=424
-  _RESUMEQUEUERESPONSE._serialized_end=445
-  _LISTDEADLETTERSREQUEST._serialized_start=447
-  _LISTDEADLETTERSREQUEST._serialized_end=562
-  _LISTDEADLETTERSRESPONSE._serialized_start=564
-  _LISTDEADLETTERSRESPONSE._serialized_end=642
-  _REQUEUEDEADLETTERSREQUEST._serialized_start=644
-  _REQUEUEDEADLETTERSREQUEST._serialized_end=716
-  _REQUEUEDEADLETTERSRESPONSE._serialized_start=718
-  _REQUEUEDEADLETTERSRESPONSE._serialized_end=770
-  _DELETEDEADLETTERSREQUEST._serialized_start=772
-  _DELETEDEADLETTERSREQUEST._serialized_end=843
-  _DELETEDEADLETTERSRESPONSE._serialized_start=845
-  _DELETEDEADLETTERSRESPONSE._serialized_end=895
-  _GETSERVERINFOREQUEST._serialized_start=897
-  _GETSERVERINFOREQUEST._serialized_end=919
-  _SERVERLIMITS._serialized_start=922
-  _SERVERLIMITS._serialized_end=1535
-  _GETSERVERINFORESPONSE._serialized_start=1538
-  _GETSERVERINFORESPONSE._serialized_end=1800
-  _BACKUPREQUEST._serialized_start=1802
-  _BACKUPREQUEST._serialized_end=1817
-  _BACKUPCHUNK._serialized_start=1819
-  _BACKUPCHUNK._serialized_end=1938
-  _BACKUPPROGRESS._serialized_start=1940
-  _BACKUPPROGRESS._serialized_end=1997
-  _BACKUPDONE._serialized_start=1999
-  _BACKUPDONE._serialized_end=2047
+  _PAUSEQUEUEREQUEST._serialized_end=386
+  _PAUSEQUEUERESPONSE._serialized_start=388
+  _PAUSEQUEUERESPONSE._serialized_end=408
+  _RESUMEQUEUEREQUEST._serialized_start=410
+  _RESUMEQUEUEREQUEST._serialized_end=468
+  _RESUMEQUEUERESPONSE._serialized_start=470
+  _RESUMEQUEUERESPONSE._serialized_end=491
+  _DELETEQUEUEREQUEST._serialized_start=493
+  _DELETEQUEUEREQUEST._serialized_end=528
+  _DELETEQUEUERESPONSE._serialized_start=530
+  _DELETEQUEUERESPONSE._serialized_end=551
+  _LISTDEADLETTERSREQUEST._serialized_start=553
+  _LISTDEADLETTERSREQUEST._serialized_end=668
+  _LISTDEADLETTERSRESPONSE._serialized_start=670
+  _LISTDEADLETTERSRESPONSE._serialized_end=748
+  _REQUEUEDEADLETTERSREQUEST._serialized_start=750
+  _REQUEUEDEADLETTERSREQUEST._serialized_end=822
+  _REQUEUEDEADLETTERSRESPONSE._serialized_start=824
+  _REQUEUEDEADLETTERSRESPONSE._serialized_end=876
+  _DELETEDEADLETTERSREQUEST._serialized_start=878
+  _DELETEDEADLETTERSREQUEST._serialized_end=949
+  _DELETEDEADLETTERSRESPONSE._serialized_start=951
+  _DELETEDEADLETTERSRESPONSE._serialized_end=1001
+  _GETSERVERINFOREQUEST._serialized_start=1003
+  _GETSERVERINFOREQUEST._serialized_end=1025
+  _SERVERLIMITS._serialized_start=1028
+  _SERVERLIMITS._serialized_end=1757
+  _GETSERVERINFORESPONSE._serialized_start=1760
+  _GETSERVERINFORESPONSE._serialized_end=2022
+  _BACKUPREQUEST._serialized_start=2024
+  _BACKUPREQUEST._serialized_end=2039
+  _BACKUPCHUNK._serialized_start=2041
+  _BACKUPCHUNK._serialized_end=2160
+  _BACKUPPROGRESS._serialized_start=2162
+  _BACKUPPROGRESS._serialized_end=2219
+  _BACKUPDONE._serialized_start=2221
+  _BACKUPDONE._serialized_end=2269
 # @@protoc_insertion_point(module_scope)

@@ -6,6 +6,7 @@ from sepp.v1 import events_pb2 as sepp_dot_v1_dot_events__pb2
 from sepp.v1 import produce_pb2 as sepp_dot_v1_dot_produce__pb2
 from sepp.v1 import schedule_pb2 as sepp_dot_v1_dot_schedule__pb2
 from sepp.v1 import work_pb2 as sepp_dot_v1_dot_work__pb2
+from sepp.v1 import workers_pb2 as sepp_dot_v1_dot_workers__pb2
 
 
 class QueueServiceStub(object):
@@ -20,15 +21,16 @@ class QueueServiceStub(object):
   worker    Reserve, Ack, AckBatch, Nack, Extend, ReportProgress, Work,
   and the reads
   admin     everything, including CancelJob, PauseQueue, ResumeQueue,
-  RequeueDeadLetters, DeleteDeadLetters and the schedule
-  changes (Create, Update, Pause, Resume, Delete and
+  DeleteQueue, RequeueDeadLetters, DeleteDeadLetters and the
+  schedule changes (Create, Update, Pause, Resume, Delete and
   TriggerSchedule)
   The reads are GetJob, ListQueues, ListDeadLetters, GetServerInfo,
   GetSchedule, ListSchedules and Events.
 
   Status codes (any call may also fail with UNAUTHENTICATED, PERMISSION_DENIED,
   UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and INTERNAL):
-  INVALID_ARGUMENT     malformed request; the message names the field
+  INVALID_ARGUMENT     malformed request (a string field that is not valid
+  UTF-8 included); the message names the field
   NOT_FOUND            no such job, queue or lease (the job is not leased)
   FAILED_PRECONDITION  the attempt does not match (the lease was lost), or the
   job is not in a state that allows the call
@@ -132,6 +134,11 @@ class QueueServiceStub(object):
         request_serializer=sepp_dot_v1_dot_admin__pb2.ResumeQueueRequest.SerializeToString,
         response_deserializer=sepp_dot_v1_dot_admin__pb2.ResumeQueueResponse.FromString,
         )
+    self.DeleteQueue = channel.unary_unary(
+        '/sepp.v1.QueueService/DeleteQueue',
+        request_serializer=sepp_dot_v1_dot_admin__pb2.DeleteQueueRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_admin__pb2.DeleteQueueResponse.FromString,
+        )
     self.ListDeadLetters = channel.unary_unary(
         '/sepp.v1.QueueService/ListDeadLetters',
         request_serializer=sepp_dot_v1_dot_admin__pb2.ListDeadLettersRequest.SerializeToString,
@@ -151,6 +158,11 @@ class QueueServiceStub(object):
         '/sepp.v1.QueueService/GetServerInfo',
         request_serializer=sepp_dot_v1_dot_admin__pb2.GetServerInfoRequest.SerializeToString,
         response_deserializer=sepp_dot_v1_dot_admin__pb2.GetServerInfoResponse.FromString,
+        )
+    self.ListWorkers = channel.unary_unary(
+        '/sepp.v1.QueueService/ListWorkers',
+        request_serializer=sepp_dot_v1_dot_workers__pb2.ListWorkersRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_workers__pb2.ListWorkersResponse.FromString,
         )
     self.Backup = channel.unary_stream(
         '/sepp.v1.QueueService/Backup',
@@ -226,15 +238,16 @@ class QueueServiceServicer(object):
   worker    Reserve, Ack, AckBatch, Nack, Extend, ReportProgress, Work,
   and the reads
   admin     everything, including CancelJob, PauseQueue, ResumeQueue,
-  RequeueDeadLetters, DeleteDeadLetters and the schedule
-  changes (Create, Update, Pause, Resume, Delete and
+  DeleteQueue, RequeueDeadLetters, DeleteDeadLetters and the
+  schedule changes (Create, Update, Pause, Resume, Delete and
   TriggerSchedule)
   The reads are GetJob, ListQueues, ListDeadLetters, GetServerInfo,
   GetSchedule, ListSchedules and Events.
 
   Status codes (any call may also fail with UNAUTHENTICATED, PERMISSION_DENIED,
   UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and INTERNAL):
-  INVALID_ARGUMENT     malformed request; the message names the field
+  INVALID_ARGUMENT     malformed request (a string field that is not valid
+  UTF-8 included); the message names the field
   NOT_FOUND            no such job, queue or lease (the job is not leased)
   FAILED_PRECONDITION  the attempt does not match (the lease was lost), or the
   job is not in a state that allows the call
@@ -382,28 +395,43 @@ class QueueServiceServicer(object):
 
   def PauseQueue(self, request, context):
     """Pauses a queue: it hands out no jobs until resumed; enqueue still works and
-    leases already out can still be settled. A queue not used yet is created,
+    leases already out can still be settled. A queue nobody has used yet (no
+    job was ever enqueued to it, and the config does not declare it) is
+    NOT_FOUND, so a typo creates nothing; with `allow_missing` it is created,
     paused (so producers can fill it before any worker starts).
-    Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (an undeclared queue while
-    `strict_queues` is on).
+    Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (no such queue, or an
+    undeclared one while `strict_queues` is on, even with `allow_missing`).
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
     raise NotImplementedError('Method not implemented!')
 
   def ResumeQueue(self, request, context):
-    """Resumes a paused queue; a queue not used yet is created.
-    Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (an undeclared queue while
-    `strict_queues` is on).
+    """Resumes a paused queue. A queue nobody has used yet is NOT_FOUND unless
+    `allow_missing` creates it.
+    Errors: as PauseQueue.
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def DeleteQueue(self, request, context):
+    """Deletes a queue that holds no job in any state (scheduled, ready, leased,
+    completed or dead), for example one a typo created. Its idempotency keys
+    stay until their dedup window ends. A later enqueue creates the queue anew.
+    Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (no such queue),
+    FAILED_PRECONDITION (it holds jobs, or the config declares it).
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
     raise NotImplementedError('Method not implemented!')
 
   def ListDeadLetters(self, request, context):
-    """Lists a queue's dead letters, paged and non-destructive.
+    """Lists a queue's dead letters, paged and non-destructive. A queue exists
+    once a job was enqueued to it or it was paused, or when the config
+    declares it; one that exists without dead letters answers an empty page.
     Errors: INVALID_ARGUMENT (a bad page token or name), NOT_FOUND (no such
-    queue).
+    queue: most likely a typo).
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
@@ -413,7 +441,8 @@ class QueueServiceServicer(object):
     """Makes dead letters READY again with a fresh attempt budget, by id or all of
     a queue's. Returns how many.
     Errors: INVALID_ARGUMENT (neither or both of `job_ids` and `all`),
-    RESOURCE_EXHAUSTED (too many ids), NOT_FOUND (no such queue).
+    RESOURCE_EXHAUSTED (too many ids), NOT_FOUND (no such queue, as for
+    ListDeadLetters).
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
@@ -430,6 +459,15 @@ class QueueServiceServicer(object):
   def GetServerInfo(self, request, context):
     """Describes the server: version, durability mode, clock and every effective
     limit and default.
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def ListWorkers(self, request, context):
+    """Lists the workers connected now: worker id, address, transport, queues,
+    when connected and last seen, and the leases each holds. Role: any key
+    that may read (as ListQueues). `sepp workers` uses it.
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
@@ -637,6 +675,11 @@ def add_QueueServiceServicer_to_server(servicer, server):
           request_deserializer=sepp_dot_v1_dot_admin__pb2.ResumeQueueRequest.FromString,
           response_serializer=sepp_dot_v1_dot_admin__pb2.ResumeQueueResponse.SerializeToString,
       ),
+      'DeleteQueue': grpc.unary_unary_rpc_method_handler(
+          servicer.DeleteQueue,
+          request_deserializer=sepp_dot_v1_dot_admin__pb2.DeleteQueueRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_admin__pb2.DeleteQueueResponse.SerializeToString,
+      ),
       'ListDeadLetters': grpc.unary_unary_rpc_method_handler(
           servicer.ListDeadLetters,
           request_deserializer=sepp_dot_v1_dot_admin__pb2.ListDeadLettersRequest.FromString,
@@ -656,6 +699,11 @@ def add_QueueServiceServicer_to_server(servicer, server):
           servicer.GetServerInfo,
           request_deserializer=sepp_dot_v1_dot_admin__pb2.GetServerInfoRequest.FromString,
           response_serializer=sepp_dot_v1_dot_admin__pb2.GetServerInfoResponse.SerializeToString,
+      ),
+      'ListWorkers': grpc.unary_unary_rpc_method_handler(
+          servicer.ListWorkers,
+          request_deserializer=sepp_dot_v1_dot_workers__pb2.ListWorkersRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_workers__pb2.ListWorkersResponse.SerializeToString,
       ),
       'Backup': grpc.unary_stream_rpc_method_handler(
           servicer.Backup,

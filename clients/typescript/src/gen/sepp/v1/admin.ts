@@ -114,8 +114,10 @@ export interface ListQueuesResponse {
 
 /** Stop a queue handing out jobs. */
 export interface PauseQueueRequest {
-  /** The queue's name. NOT_FOUND when no such queue exists. */
+  /** The queue's name. NOT_FOUND when no such queue exists (nobody has used it). */
   queue: string;
+  /** Create the queue, paused, when nobody has used it yet, instead of NOT_FOUND. */
+  allowMissing: boolean;
 }
 
 /** The queue is paused (pausing a paused queue is not an error). */
@@ -124,12 +126,24 @@ export interface PauseQueueResponse {
 
 /** Let a paused queue hand out jobs again. */
 export interface ResumeQueueRequest {
-  /** The queue's name. NOT_FOUND when no such queue exists. */
+  /** The queue's name. NOT_FOUND when no such queue exists (nobody has used it). */
   queue: string;
+  /** Create the queue when nobody has used it yet, instead of NOT_FOUND. */
+  allowMissing: boolean;
 }
 
 /** The queue is running (resuming a running queue is not an error). */
 export interface ResumeQueueResponse {
+}
+
+/** Delete an empty queue. */
+export interface DeleteQueueRequest {
+  /** The queue's name. */
+  queue: string;
+}
+
+/** The queue is gone. */
+export interface DeleteQueueResponse {
 }
 
 /**
@@ -264,10 +278,25 @@ export interface ServerLimits {
    * Default 64.
    */
   maxReserveQueues: number;
+  /** Connections open at once; one more is closed as it arrives. Default 4096. */
+  maxConnections: number;
   /**
-   * (22-27: results and events; 16-21 are left for the connection limits.)
-   * Largest result an ack may carry, in bytes. Default 65,536.
+   * Calls open at once on one connection (HTTP/2 concurrent streams): unary
+   * calls in flight, long polls and streams together; the client's extra
+   * streams are refused. Default 1000.
    */
+  maxStreamsPerConnection: number;
+  /**
+   * A new connection must finish its TLS handshake and open its first call
+   * within this, in ms, or it is closed. Default 10,000 (10 s).
+   */
+  handshakeTimeoutMs: number;
+  /**
+   * A connection with no call open for this long is closed (HTTP/2 GOAWAY;
+   * clients reconnect on their next call), in ms. Default 300,000 (5 min).
+   */
+  idleTimeoutMs: number;
+  /** Largest result an ack may carry, in bytes. Default 65,536. */
   maxResultBytes: number;
   /**
    * Largest progress document (JSON) a worker may report, in bytes. Default
@@ -765,13 +794,16 @@ export const ListQueuesResponse: MessageFns<ListQueuesResponse> = {
 };
 
 function createBasePauseQueueRequest(): PauseQueueRequest {
-  return { queue: "" };
+  return { queue: "", allowMissing: false };
 }
 
 export const PauseQueueRequest: MessageFns<PauseQueueRequest> = {
   encode(message: PauseQueueRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.queue !== "") {
       writer.uint32(10).string(message.queue);
+    }
+    if (message.allowMissing !== false) {
+      writer.uint32(16).bool(message.allowMissing);
     }
     return writer;
   },
@@ -797,6 +829,14 @@ export const PauseQueueRequest: MessageFns<PauseQueueRequest> = {
             message.queue = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.allowMissing = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -810,13 +850,23 @@ export const PauseQueueRequest: MessageFns<PauseQueueRequest> = {
   },
 
   fromJSON(object: any): PauseQueueRequest {
-    return { queue: isSet(object.queue) ? globalThis.String(object.queue) : "" };
+    return {
+      queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
+      allowMissing: isSet(object.allowMissing)
+        ? globalThis.Boolean(object.allowMissing)
+        : isSet(object.allow_missing)
+        ? globalThis.Boolean(object.allow_missing)
+        : false,
+    };
   },
 
   toJSON(message: PauseQueueRequest): unknown {
     const obj: any = {};
     if (message.queue !== "") {
       obj.queue = message.queue;
+    }
+    if (message.allowMissing !== false) {
+      obj.allowMissing = message.allowMissing;
     }
     return obj;
   },
@@ -827,6 +877,7 @@ export const PauseQueueRequest: MessageFns<PauseQueueRequest> = {
   fromPartial<I extends Exact<DeepPartial<PauseQueueRequest>, I>>(object: I): PauseQueueRequest {
     const message = createBasePauseQueueRequest();
     message.queue = object.queue ?? "";
+    message.allowMissing = object.allowMissing ?? false;
     return message;
   },
 };
@@ -884,13 +935,16 @@ export const PauseQueueResponse: MessageFns<PauseQueueResponse> = {
 };
 
 function createBaseResumeQueueRequest(): ResumeQueueRequest {
-  return { queue: "" };
+  return { queue: "", allowMissing: false };
 }
 
 export const ResumeQueueRequest: MessageFns<ResumeQueueRequest> = {
   encode(message: ResumeQueueRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.queue !== "") {
       writer.uint32(10).string(message.queue);
+    }
+    if (message.allowMissing !== false) {
+      writer.uint32(16).bool(message.allowMissing);
     }
     return writer;
   },
@@ -916,6 +970,14 @@ export const ResumeQueueRequest: MessageFns<ResumeQueueRequest> = {
             message.queue = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.allowMissing = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -929,13 +991,23 @@ export const ResumeQueueRequest: MessageFns<ResumeQueueRequest> = {
   },
 
   fromJSON(object: any): ResumeQueueRequest {
-    return { queue: isSet(object.queue) ? globalThis.String(object.queue) : "" };
+    return {
+      queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
+      allowMissing: isSet(object.allowMissing)
+        ? globalThis.Boolean(object.allowMissing)
+        : isSet(object.allow_missing)
+        ? globalThis.Boolean(object.allow_missing)
+        : false,
+    };
   },
 
   toJSON(message: ResumeQueueRequest): unknown {
     const obj: any = {};
     if (message.queue !== "") {
       obj.queue = message.queue;
+    }
+    if (message.allowMissing !== false) {
+      obj.allowMissing = message.allowMissing;
     }
     return obj;
   },
@@ -946,6 +1018,7 @@ export const ResumeQueueRequest: MessageFns<ResumeQueueRequest> = {
   fromPartial<I extends Exact<DeepPartial<ResumeQueueRequest>, I>>(object: I): ResumeQueueRequest {
     const message = createBaseResumeQueueRequest();
     message.queue = object.queue ?? "";
+    message.allowMissing = object.allowMissing ?? false;
     return message;
   },
 };
@@ -998,6 +1071,125 @@ export const ResumeQueueResponse: MessageFns<ResumeQueueResponse> = {
   },
   fromPartial<I extends Exact<DeepPartial<ResumeQueueResponse>, I>>(_: I): ResumeQueueResponse {
     const message = createBaseResumeQueueResponse();
+    return message;
+  },
+};
+
+function createBaseDeleteQueueRequest(): DeleteQueueRequest {
+  return { queue: "" };
+}
+
+export const DeleteQueueRequest: MessageFns<DeleteQueueRequest> = {
+  encode(message: DeleteQueueRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queue !== "") {
+      writer.uint32(10).string(message.queue);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteQueueRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteQueueRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.queue = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteQueueRequest {
+    return { queue: isSet(object.queue) ? globalThis.String(object.queue) : "" };
+  },
+
+  toJSON(message: DeleteQueueRequest): unknown {
+    const obj: any = {};
+    if (message.queue !== "") {
+      obj.queue = message.queue;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DeleteQueueRequest>, I>>(base?: I): DeleteQueueRequest {
+    return DeleteQueueRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DeleteQueueRequest>, I>>(object: I): DeleteQueueRequest {
+    const message = createBaseDeleteQueueRequest();
+    message.queue = object.queue ?? "";
+    return message;
+  },
+};
+
+function createBaseDeleteQueueResponse(): DeleteQueueResponse {
+  return {};
+}
+
+export const DeleteQueueResponse: MessageFns<DeleteQueueResponse> = {
+  encode(_: DeleteQueueResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteQueueResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteQueueResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): DeleteQueueResponse {
+    return {};
+  },
+
+  toJSON(_: DeleteQueueResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DeleteQueueResponse>, I>>(base?: I): DeleteQueueResponse {
+    return DeleteQueueResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DeleteQueueResponse>, I>>(_: I): DeleteQueueResponse {
+    const message = createBaseDeleteQueueResponse();
     return message;
   },
 };
@@ -1641,6 +1833,10 @@ function createBaseServerLimits(): ServerLimits {
     maxPageSize: 0,
     maxMessageBytes: 0,
     maxReserveQueues: 0,
+    maxConnections: 0,
+    maxStreamsPerConnection: 0,
+    handshakeTimeoutMs: 0,
+    idleTimeoutMs: 0,
     maxResultBytes: 0,
     maxProgressBytes: 0,
     maxEventSubscribers: 0,
@@ -1697,6 +1893,18 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     }
     if (message.maxReserveQueues !== 0) {
       writer.uint32(120).int32(message.maxReserveQueues);
+    }
+    if (message.maxConnections !== 0) {
+      writer.uint32(128).int32(message.maxConnections);
+    }
+    if (message.maxStreamsPerConnection !== 0) {
+      writer.uint32(136).int32(message.maxStreamsPerConnection);
+    }
+    if (message.handshakeTimeoutMs !== 0) {
+      writer.uint32(144).int64(message.handshakeTimeoutMs);
+    }
+    if (message.idleTimeoutMs !== 0) {
+      writer.uint32(152).int64(message.idleTimeoutMs);
     }
     if (message.maxResultBytes !== 0) {
       writer.uint32(176).int64(message.maxResultBytes);
@@ -1855,6 +2063,38 @@ export const ServerLimits: MessageFns<ServerLimits> = {
             message.maxReserveQueues = reader.int32();
             continue;
           }
+          case 16: {
+            if (tag !== 128) {
+              break;
+            }
+
+            message.maxConnections = reader.int32();
+            continue;
+          }
+          case 17: {
+            if (tag !== 136) {
+              break;
+            }
+
+            message.maxStreamsPerConnection = reader.int32();
+            continue;
+          }
+          case 18: {
+            if (tag !== 144) {
+              break;
+            }
+
+            message.handshakeTimeoutMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 19: {
+            if (tag !== 152) {
+              break;
+            }
+
+            message.idleTimeoutMs = longToNumber(reader.int64());
+            continue;
+          }
           case 22: {
             if (tag !== 176) {
               break;
@@ -2000,6 +2240,26 @@ export const ServerLimits: MessageFns<ServerLimits> = {
         : isSet(object.max_reserve_queues)
         ? globalThis.Number(object.max_reserve_queues)
         : 0,
+      maxConnections: isSet(object.maxConnections)
+        ? globalThis.Number(object.maxConnections)
+        : isSet(object.max_connections)
+        ? globalThis.Number(object.max_connections)
+        : 0,
+      maxStreamsPerConnection: isSet(object.maxStreamsPerConnection)
+        ? globalThis.Number(object.maxStreamsPerConnection)
+        : isSet(object.max_streams_per_connection)
+        ? globalThis.Number(object.max_streams_per_connection)
+        : 0,
+      handshakeTimeoutMs: isSet(object.handshakeTimeoutMs)
+        ? globalThis.Number(object.handshakeTimeoutMs)
+        : isSet(object.handshake_timeout_ms)
+        ? globalThis.Number(object.handshake_timeout_ms)
+        : 0,
+      idleTimeoutMs: isSet(object.idleTimeoutMs)
+        ? globalThis.Number(object.idleTimeoutMs)
+        : isSet(object.idle_timeout_ms)
+        ? globalThis.Number(object.idle_timeout_ms)
+        : 0,
       maxResultBytes: isSet(object.maxResultBytes)
         ? globalThis.Number(object.maxResultBytes)
         : isSet(object.max_result_bytes)
@@ -2085,6 +2345,18 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     if (message.maxReserveQueues !== 0) {
       obj.maxReserveQueues = Math.round(message.maxReserveQueues);
     }
+    if (message.maxConnections !== 0) {
+      obj.maxConnections = Math.round(message.maxConnections);
+    }
+    if (message.maxStreamsPerConnection !== 0) {
+      obj.maxStreamsPerConnection = Math.round(message.maxStreamsPerConnection);
+    }
+    if (message.handshakeTimeoutMs !== 0) {
+      obj.handshakeTimeoutMs = Math.round(message.handshakeTimeoutMs);
+    }
+    if (message.idleTimeoutMs !== 0) {
+      obj.idleTimeoutMs = Math.round(message.idleTimeoutMs);
+    }
     if (message.maxResultBytes !== 0) {
       obj.maxResultBytes = Math.round(message.maxResultBytes);
     }
@@ -2129,6 +2401,10 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     message.maxPageSize = object.maxPageSize ?? 0;
     message.maxMessageBytes = object.maxMessageBytes ?? 0;
     message.maxReserveQueues = object.maxReserveQueues ?? 0;
+    message.maxConnections = object.maxConnections ?? 0;
+    message.maxStreamsPerConnection = object.maxStreamsPerConnection ?? 0;
+    message.handshakeTimeoutMs = object.handshakeTimeoutMs ?? 0;
+    message.idleTimeoutMs = object.idleTimeoutMs ?? 0;
     message.maxResultBytes = object.maxResultBytes ?? 0;
     message.maxProgressBytes = object.maxProgressBytes ?? 0;
     message.maxEventSubscribers = object.maxEventSubscribers ?? 0;

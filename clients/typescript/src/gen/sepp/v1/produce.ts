@@ -96,7 +96,10 @@ export interface ProduceRequest {
  * come in the order the requests arrived.
  */
 export interface ProduceResponse {
-  /** The `sequence` of the request this answers. */
+  /**
+   * The `sequence` of the request this answers; 0 when the request's bytes
+   * did not decode at all (its answer still comes in its place in the order).
+   */
   sequence: number;
   /**
    * A gRPC status code (google.rpc.Code numbering): 0 (OK) when the message was

@@ -25,6 +25,8 @@ import {
   CancelJobResponse,
   DeleteDeadLettersRequest,
   DeleteDeadLettersResponse,
+  DeleteQueueRequest,
+  DeleteQueueResponse,
   GetJobRequest,
   GetJobResponse,
   GetServerInfoRequest,
@@ -85,6 +87,7 @@ import {
   WorkRequest,
   WorkResponse,
 } from "./work.js";
+import { ListWorkersRequest, ListWorkersResponse } from "./workers.js";
 
 export const protobufPackage = "sepp.v1";
 
@@ -111,15 +114,16 @@ export const protobufFileName = "sepp/v1/queue_service.proto";
  *   worker    Reserve, Ack, AckBatch, Nack, Extend, ReportProgress, Work,
  *             and the reads
  *   admin     everything, including CancelJob, PauseQueue, ResumeQueue,
- *             RequeueDeadLetters, DeleteDeadLetters and the schedule
- *             changes (Create, Update, Pause, Resume, Delete and
+ *             DeleteQueue, RequeueDeadLetters, DeleteDeadLetters and the
+ *             schedule changes (Create, Update, Pause, Resume, Delete and
  *             TriggerSchedule)
  * The reads are GetJob, ListQueues, ListDeadLetters, GetServerInfo,
  * GetSchedule, ListSchedules and Events.
  *
  * Status codes (any call may also fail with UNAUTHENTICATED, PERMISSION_DENIED,
  * UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and INTERNAL):
- *   INVALID_ARGUMENT     malformed request; the message names the field
+ *   INVALID_ARGUMENT     malformed request (a string field that is not valid
+ *                        UTF-8 included); the message names the field
  *   NOT_FOUND            no such job, queue or lease (the job is not leased)
  *   FAILED_PRECONDITION  the attempt does not match (the lease was lost), or the
  *                        job is not in a state that allows the call
@@ -332,10 +336,12 @@ export const QueueServiceService = {
   },
   /**
    * Pauses a queue: it hands out no jobs until resumed; enqueue still works and
-   * leases already out can still be settled. A queue not used yet is created,
+   * leases already out can still be settled. A queue nobody has used yet (no
+   * job was ever enqueued to it, and the config does not declare it) is
+   * NOT_FOUND, so a typo creates nothing; with `allow_missing` it is created,
    * paused (so producers can fill it before any worker starts).
-   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (an undeclared queue while
-   * `strict_queues` is on).
+   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (no such queue, or an
+   * undeclared one while `strict_queues` is on, even with `allow_missing`).
    */
   pauseQueue: {
     path: "/sepp.v1.QueueService/PauseQueue" as const,
@@ -347,9 +353,9 @@ export const QueueServiceService = {
     responseDeserialize: (value: Buffer): PauseQueueResponse => PauseQueueResponse.decode(value),
   },
   /**
-   * Resumes a paused queue; a queue not used yet is created.
-   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (an undeclared queue while
-   * `strict_queues` is on).
+   * Resumes a paused queue. A queue nobody has used yet is NOT_FOUND unless
+   * `allow_missing` creates it.
+   * Errors: as PauseQueue.
    */
   resumeQueue: {
     path: "/sepp.v1.QueueService/ResumeQueue" as const,
@@ -361,9 +367,27 @@ export const QueueServiceService = {
     responseDeserialize: (value: Buffer): ResumeQueueResponse => ResumeQueueResponse.decode(value),
   },
   /**
-   * Lists a queue's dead letters, paged and non-destructive.
+   * Deletes a queue that holds no job in any state (scheduled, ready, leased,
+   * completed or dead), for example one a typo created. Its idempotency keys
+   * stay until their dedup window ends. A later enqueue creates the queue anew.
+   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (no such queue),
+   * FAILED_PRECONDITION (it holds jobs, or the config declares it).
+   */
+  deleteQueue: {
+    path: "/sepp.v1.QueueService/DeleteQueue" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeleteQueueRequest): Buffer => Buffer.from(DeleteQueueRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeleteQueueRequest => DeleteQueueRequest.decode(value),
+    responseSerialize: (value: DeleteQueueResponse): Buffer => Buffer.from(DeleteQueueResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeleteQueueResponse => DeleteQueueResponse.decode(value),
+  },
+  /**
+   * Lists a queue's dead letters, paged and non-destructive. A queue exists
+   * once a job was enqueued to it or it was paused, or when the config
+   * declares it; one that exists without dead letters answers an empty page.
    * Errors: INVALID_ARGUMENT (a bad page token or name), NOT_FOUND (no such
-   * queue).
+   * queue: most likely a typo).
    */
   listDeadLetters: {
     path: "/sepp.v1.QueueService/ListDeadLetters" as const,
@@ -380,7 +404,8 @@ export const QueueServiceService = {
    * Makes dead letters READY again with a fresh attempt budget, by id or all of
    * a queue's. Returns how many.
    * Errors: INVALID_ARGUMENT (neither or both of `job_ids` and `all`),
-   * RESOURCE_EXHAUSTED (too many ids), NOT_FOUND (no such queue).
+   * RESOURCE_EXHAUSTED (too many ids), NOT_FOUND (no such queue, as for
+   * ListDeadLetters).
    */
   requeueDeadLetters: {
     path: "/sepp.v1.QueueService/RequeueDeadLetters" as const,
@@ -421,6 +446,20 @@ export const QueueServiceService = {
     responseSerialize: (value: GetServerInfoResponse): Buffer =>
       Buffer.from(GetServerInfoResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetServerInfoResponse => GetServerInfoResponse.decode(value),
+  },
+  /**
+   * Lists the workers connected now: worker id, address, transport, queues,
+   * when connected and last seen, and the leases each holds. Role: any key
+   * that may read (as ListQueues). `sepp workers` uses it.
+   */
+  listWorkers: {
+    path: "/sepp.v1.QueueService/ListWorkers" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListWorkersRequest): Buffer => Buffer.from(ListWorkersRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListWorkersRequest => ListWorkersRequest.decode(value),
+    responseSerialize: (value: ListWorkersResponse): Buffer => Buffer.from(ListWorkersResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListWorkersResponse => ListWorkersResponse.decode(value),
   },
   /**
    * Streams an online, consistent copy of the database: a SQLite file that
@@ -710,29 +749,42 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
   listQueues: handleUnaryCall<ListQueuesRequest, ListQueuesResponse>;
   /**
    * Pauses a queue: it hands out no jobs until resumed; enqueue still works and
-   * leases already out can still be settled. A queue not used yet is created,
+   * leases already out can still be settled. A queue nobody has used yet (no
+   * job was ever enqueued to it, and the config does not declare it) is
+   * NOT_FOUND, so a typo creates nothing; with `allow_missing` it is created,
    * paused (so producers can fill it before any worker starts).
-   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (an undeclared queue while
-   * `strict_queues` is on).
+   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (no such queue, or an
+   * undeclared one while `strict_queues` is on, even with `allow_missing`).
    */
   pauseQueue: handleUnaryCall<PauseQueueRequest, PauseQueueResponse>;
   /**
-   * Resumes a paused queue; a queue not used yet is created.
-   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (an undeclared queue while
-   * `strict_queues` is on).
+   * Resumes a paused queue. A queue nobody has used yet is NOT_FOUND unless
+   * `allow_missing` creates it.
+   * Errors: as PauseQueue.
    */
   resumeQueue: handleUnaryCall<ResumeQueueRequest, ResumeQueueResponse>;
   /**
-   * Lists a queue's dead letters, paged and non-destructive.
+   * Deletes a queue that holds no job in any state (scheduled, ready, leased,
+   * completed or dead), for example one a typo created. Its idempotency keys
+   * stay until their dedup window ends. A later enqueue creates the queue anew.
+   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (no such queue),
+   * FAILED_PRECONDITION (it holds jobs, or the config declares it).
+   */
+  deleteQueue: handleUnaryCall<DeleteQueueRequest, DeleteQueueResponse>;
+  /**
+   * Lists a queue's dead letters, paged and non-destructive. A queue exists
+   * once a job was enqueued to it or it was paused, or when the config
+   * declares it; one that exists without dead letters answers an empty page.
    * Errors: INVALID_ARGUMENT (a bad page token or name), NOT_FOUND (no such
-   * queue).
+   * queue: most likely a typo).
    */
   listDeadLetters: handleUnaryCall<ListDeadLettersRequest, ListDeadLettersResponse>;
   /**
    * Makes dead letters READY again with a fresh attempt budget, by id or all of
    * a queue's. Returns how many.
    * Errors: INVALID_ARGUMENT (neither or both of `job_ids` and `all`),
-   * RESOURCE_EXHAUSTED (too many ids), NOT_FOUND (no such queue).
+   * RESOURCE_EXHAUSTED (too many ids), NOT_FOUND (no such queue, as for
+   * ListDeadLetters).
    */
   requeueDeadLetters: handleUnaryCall<RequeueDeadLettersRequest, RequeueDeadLettersResponse>;
   /**
@@ -745,6 +797,12 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    * limit and default.
    */
   getServerInfo: handleUnaryCall<GetServerInfoRequest, GetServerInfoResponse>;
+  /**
+   * Lists the workers connected now: worker id, address, transport, queues,
+   * when connected and last seen, and the leases each holds. Role: any key
+   * that may read (as ListQueues). `sepp workers` uses it.
+   */
+  listWorkers: handleUnaryCall<ListWorkersRequest, ListWorkersResponse>;
   /**
    * Streams an online, consistent copy of the database: a SQLite file that
    * opens with `sqlite3` and that a server started on it serves as is. The
@@ -1087,10 +1145,12 @@ export interface QueueServiceClient extends Client {
   ): ClientUnaryCall;
   /**
    * Pauses a queue: it hands out no jobs until resumed; enqueue still works and
-   * leases already out can still be settled. A queue not used yet is created,
+   * leases already out can still be settled. A queue nobody has used yet (no
+   * job was ever enqueued to it, and the config does not declare it) is
+   * NOT_FOUND, so a typo creates nothing; with `allow_missing` it is created,
    * paused (so producers can fill it before any worker starts).
-   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (an undeclared queue while
-   * `strict_queues` is on).
+   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (no such queue, or an
+   * undeclared one while `strict_queues` is on, even with `allow_missing`).
    */
   pauseQueue(
     request: PauseQueueRequest,
@@ -1108,9 +1168,9 @@ export interface QueueServiceClient extends Client {
     callback: (error: ServiceError | null, response: PauseQueueResponse) => void,
   ): ClientUnaryCall;
   /**
-   * Resumes a paused queue; a queue not used yet is created.
-   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (an undeclared queue while
-   * `strict_queues` is on).
+   * Resumes a paused queue. A queue nobody has used yet is NOT_FOUND unless
+   * `allow_missing` creates it.
+   * Errors: as PauseQueue.
    */
   resumeQueue(
     request: ResumeQueueRequest,
@@ -1128,9 +1188,33 @@ export interface QueueServiceClient extends Client {
     callback: (error: ServiceError | null, response: ResumeQueueResponse) => void,
   ): ClientUnaryCall;
   /**
-   * Lists a queue's dead letters, paged and non-destructive.
+   * Deletes a queue that holds no job in any state (scheduled, ready, leased,
+   * completed or dead), for example one a typo created. Its idempotency keys
+   * stay until their dedup window ends. A later enqueue creates the queue anew.
+   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (no such queue),
+   * FAILED_PRECONDITION (it holds jobs, or the config declares it).
+   */
+  deleteQueue(
+    request: DeleteQueueRequest,
+    callback: (error: ServiceError | null, response: DeleteQueueResponse) => void,
+  ): ClientUnaryCall;
+  deleteQueue(
+    request: DeleteQueueRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DeleteQueueResponse) => void,
+  ): ClientUnaryCall;
+  deleteQueue(
+    request: DeleteQueueRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DeleteQueueResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Lists a queue's dead letters, paged and non-destructive. A queue exists
+   * once a job was enqueued to it or it was paused, or when the config
+   * declares it; one that exists without dead letters answers an empty page.
    * Errors: INVALID_ARGUMENT (a bad page token or name), NOT_FOUND (no such
-   * queue).
+   * queue: most likely a typo).
    */
   listDeadLetters(
     request: ListDeadLettersRequest,
@@ -1151,7 +1235,8 @@ export interface QueueServiceClient extends Client {
    * Makes dead letters READY again with a fresh attempt budget, by id or all of
    * a queue's. Returns how many.
    * Errors: INVALID_ARGUMENT (neither or both of `job_ids` and `all`),
-   * RESOURCE_EXHAUSTED (too many ids), NOT_FOUND (no such queue).
+   * RESOURCE_EXHAUSTED (too many ids), NOT_FOUND (no such queue, as for
+   * ListDeadLetters).
    */
   requeueDeadLetters(
     request: RequeueDeadLettersRequest,
@@ -1205,6 +1290,26 @@ export interface QueueServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetServerInfoResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Lists the workers connected now: worker id, address, transport, queues,
+   * when connected and last seen, and the leases each holds. Role: any key
+   * that may read (as ListQueues). `sepp workers` uses it.
+   */
+  listWorkers(
+    request: ListWorkersRequest,
+    callback: (error: ServiceError | null, response: ListWorkersResponse) => void,
+  ): ClientUnaryCall;
+  listWorkers(
+    request: ListWorkersRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListWorkersResponse) => void,
+  ): ClientUnaryCall;
+  listWorkers(
+    request: ListWorkersRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListWorkersResponse) => void,
   ): ClientUnaryCall;
   /**
    * Streams an online, consistent copy of the database: a SQLite file that

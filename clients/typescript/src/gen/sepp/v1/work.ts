@@ -262,7 +262,11 @@ export interface ExtendResponse {
  * A message from a worker on the Work stream. The first must be `subscribe`;
  * after it any mix of `credit`, `ack`, `nack`, `extend`, `progress` and
  * `batch`. A stream that breaks the rules (no subscribe first, a second
- * subscribe, too much credit) ends with INVALID_ARGUMENT.
+ * subscribe, a subscribe without queues, a message or settlement with no kind
+ * set, a message that does not decode, too much unused credit) ends with
+ * INVALID_ARGUMENT; a `batch` with more than `max_batch_jobs` settlements ends
+ * it with RESOURCE_EXHAUSTED. Errors of one settlement do not end the stream:
+ * they are its answer (Settled.code).
  *
  * Batching: a worker that settles many jobs sends them as one `batch` (its
  * settlements and the credit they free), and a worker that subscribes with
@@ -366,7 +370,10 @@ export interface WorkRequest_Settlement {
  * if each settlement, then the credit, had been a message of its own.
  */
 export interface WorkRequest_Batch {
-  /** At most `max_batch_jobs` (default 1000). */
+  /**
+   * At most `max_batch_jobs` (default 1000); more ends the stream with
+   * RESOURCE_EXHAUSTED.
+   */
   settlements: WorkRequest_Settlement[];
   /** Slots added, as Credit.jobs; 0 adds none. */
   credit: number;

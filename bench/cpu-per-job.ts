@@ -1,0 +1,233 @@
+/**
+ * The CPU-per-job check to run before merging an engine change: what the server spends
+ * per job on the W1 shape (enqueue, drain) and per W2 round, as medians of --runs
+ * fresh servers, printed next to the last committed result
+ * (bench/results/cpu-per-job.json at HEAD) and, with --against, next to other
+ * checkouts measured in the same run, interleaved (the only fair comparison on a shared
+ * machine: the committed figure was measured under another load).
+ *
+ *   npx tsx bench/cpu-per-job.ts [--runs 3] [--jobs 20000] [--rounds 1000]
+ *                                [--against main] [--against /path/to/checkout] [--save] [--profile DIR]
+ *
+ *   W1 enqueue  50 producers, each awaiting one `enqueue` (the SDK coalesces them per turn)
+ *   W1 drain    one Worker, concurrency 50
+ *   W2 round    one caller: enqueue → the Worker is pushed the job → its durable ack
+ *
+ * --against takes a git ref (its tree is exported to a temporary directory that uses this
+ * checkout's node_modules) or a checkout's directory; the client is always this checkout's
+ * SDK, so only the server differs. --save writes this checkout's medians to
+ * bench/results/cpu-per-job.json (commit it with the change that moved them).
+ * --profile DIR writes a CPU profile of this checkout's server per phase (last run).
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { SeppClient } from '../clients/typescript/src/index.ts';
+import { markdownTable, median } from './engine-lib.ts';
+import { drainJobs, enqueueJobs, measured, type PhaseFigures, roundTrips } from './lib/sdk-phases.ts';
+import { BenchServer, probeFsyncMs } from './lib/server-process.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '3' },
+    jobs: { type: 'string', default: '20000' },
+    rounds: { type: 'string', default: '1000' },
+    against: { type: 'string', multiple: true, default: [] },
+    save: { type: 'boolean', default: false },
+    profile: { type: 'string' },
+  },
+});
+const runs = Number(args.runs);
+const jobs = Number(args.jobs);
+const rounds = Number(args.rounds);
+const repoRoot = new URL('..', import.meta.url).pathname;
+const resultPath = join(repoRoot, 'bench/results/cpu-per-job.json');
+
+/** The figures this benchmark keeps: server CPU per unit first (the point), then rates. */
+const figureNames = [
+  'enqueue server µs/job',
+  'drain server µs/job',
+  'W2 server µs/round',
+  'enqueue kernel µs/job',
+  'drain kernel µs/job',
+  'W2 kernel µs/round',
+  'enqueue jobs/s',
+  'drain jobs/s',
+  'W2 rounds/s',
+  'W2 commits/round',
+] as const;
+type FigureName = (typeof figureNames)[number];
+type Figures = Record<FigureName, number>;
+
+interface SavedResult {
+  commit: string;
+  date: string;
+  command: string;
+  machine: string;
+  loadAverage: number[];
+  runs: number;
+  figures: Figures;
+}
+
+interface Tree {
+  label: string;
+  srcDir: string | undefined;
+  samples: Figures[];
+  cleanup?: () => void;
+}
+
+function git(...gitArgs: string[]): string {
+  return execFileSync('git', ['-C', repoRoot, ...gitArgs], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  }).trim();
+}
+
+/** A checkout's directory, or a git ref exported to a temporary directory with this checkout's node_modules. */
+function treeFor(against: string): Tree {
+  if (existsSync(join(against, 'src/app.ts'))) {
+    return { label: against, srcDir: join(resolve(against), 'src'), samples: [] };
+  }
+  const commit = git('rev-parse', '--short', against);
+  const dir = mkdtempSync(join(tmpdir(), `sepp-cpu-${commit}-`));
+  execFileSync('sh', ['-c', `git -C "${repoRoot}" archive "${commit}" | tar -x -C "${dir}"`]);
+  symlinkSync(join(repoRoot, 'node_modules'), join(dir, 'node_modules'));
+  return {
+    label: `${against} (${commit})`,
+    srcDir: join(dir, 'src'),
+    samples: [],
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+async function runOnce(tree: Tree, profileDir: string | undefined): Promise<Figures> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sepp-cpu-'));
+  const server = await BenchServer.start(dataDir, 'full', tree.srcDir);
+  const client = SeppClient.connect(`127.0.0.1:${server.port}`);
+  try {
+    await client.ready();
+    const phase = async (name: string, units: number, work: () => Promise<void>): Promise<PhaseFigures> =>
+      measured(server, units, async () => {
+        if (profileDir !== undefined) await server.profileStart();
+        await work();
+        if (profileDir !== undefined) await server.profileStop(join(profileDir, `server-${name}.cpuprofile`));
+      });
+    const enqueue = await phase('enqueue', jobs, () => enqueueJobs(client, 'w1', jobs, 50));
+    const drain = await phase('drain', jobs, () =>
+      drainJobs(client, 'w1', jobs, { concurrency: 50, transport: 'stream' }),
+    );
+    const w2 = await phase('w2', rounds, () => roundTrips(client, 'w2', rounds));
+    return {
+      'enqueue server µs/job': enqueue.serverCpuUs,
+      'drain server µs/job': drain.serverCpuUs,
+      'W2 server µs/round': w2.serverCpuUs,
+      'enqueue kernel µs/job': enqueue.serverSystemCpuUs,
+      'drain kernel µs/job': drain.serverSystemCpuUs,
+      'W2 kernel µs/round': w2.serverSystemCpuUs,
+      'enqueue jobs/s': enqueue.perSecond,
+      'drain jobs/s': drain.perSecond,
+      'W2 rounds/s': w2.perSecond,
+      'W2 commits/round': 1 / w2.perCommit,
+    };
+  } finally {
+    await client.close();
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function medians(samples: readonly Figures[]): Figures {
+  const out = {} as Figures;
+  for (const name of figureNames) out[name] = median(samples.map((s) => s[name]));
+  return out;
+}
+
+/** The result committed at HEAD, not the working copy: the figure a change is judged against. */
+function lastCommitted(): SavedResult | undefined {
+  try {
+    return JSON.parse(git('show', 'HEAD:bench/results/cpu-per-job.json')) as SavedResult;
+  } catch {
+    return undefined;
+  }
+}
+
+const format = (name: FigureName, value: number) =>
+  name.includes('µs') || name.includes('commits')
+    ? value.toFixed(name.includes('commits') ? 2 : 1)
+    : Math.round(value).toLocaleString('en');
+const change = (now: number, before: number) => {
+  const percent = (now / before - 1) * 100;
+  return `${percent >= 0 ? '+' : ''}${percent.toFixed(1)} %`;
+};
+
+/** A figure and its change, or dashes when the committed result predates the figure. */
+const compared = (name: FigureName, now: number, before: number | undefined) =>
+  before === undefined ? ['–', '–'] : [format(name, before), change(now, before)];
+
+const self: Tree = { label: 'this checkout', srcDir: undefined, samples: [] };
+const trees = [self, ...args.against.map(treeFor)];
+const loadAtStart = loadavg();
+const fsyncMs = probeFsyncMs(tmpdir());
+if (args.profile !== undefined) mkdirSync(args.profile, { recursive: true });
+try {
+  for (let run = 1; run <= runs; run++) {
+    for (const tree of trees) {
+      const profileDir = tree === self && run === runs ? args.profile : undefined;
+      const figures = await runOnce(tree, profileDir);
+      tree.samples.push(figures);
+      console.error(
+        `run ${run}/${runs} ${tree.label}: ${figureNames.map((n) => `${n} ${format(n, figures[n])}`).join(', ')}; load ${loadavg()[0]?.toFixed(2)}`,
+      );
+    }
+  }
+} finally {
+  for (const tree of trees) tree.cleanup?.();
+}
+
+const committed = lastCommitted();
+const ours = medians(self.samples);
+const others = trees.slice(1).map((t) => ({ label: t.label, figures: medians(t.samples) }));
+const header = [
+  'figure',
+  'this checkout',
+  ...others.flatMap((o) => [o.label, 'change']),
+  ...(committed === undefined
+    ? []
+    : [`committed (${committed.commit}, load ${committed.loadAverage[0]})`, 'change']),
+];
+const rows = figureNames.map((name) => [
+  name,
+  format(name, ours[name]),
+  ...others.flatMap((o) => [format(name, o.figures[name]), change(ours[name], o.figures[name])]),
+  ...(committed === undefined ? [] : compared(name, ours[name], committed.figures[name])),
+]);
+const loadAtEnd = loadavg();
+console.log(
+  [
+    `### CPU per job: medians of ${runs} runs${others.length > 0 ? ', checkouts interleaved' : ''} (${jobs.toLocaleString('en')} jobs, ${rounds.toLocaleString('en')} W2 rounds, durability full)`,
+    '',
+    markdownTable(header, rows),
+    '',
+    `- load average (1 min) ${loadAtStart[0]?.toFixed(2)} at the start, ${loadAtEnd[0]?.toFixed(2)} at the end; ${cpus().length} CPUs; fdatasync of 4 KiB ${fsyncMs.toFixed(2)} ms`,
+    committed === undefined
+      ? '- no committed result yet (bench/results/cpu-per-job.json at HEAD): run with --save and commit it'
+      : `- the committed figures were measured on ${committed.date} under another load: for a decision, compare checkouts in one run (--against main)`,
+    '- an engine feature that is not used may cost at most 5 % (BRIEFING): server µs/job above +5 % against the interleaved baseline needs a look',
+  ].join('\n'),
+);
+
+if (args.save) {
+  const saved: SavedResult = {
+    commit: git('rev-parse', '--short', 'HEAD'),
+    date: new Date().toISOString().slice(0, 10),
+    command: `npx tsx bench/cpu-per-job.ts ${process.argv.slice(2).join(' ')}`.trim(),
+    machine: `${cpus().length} × ${cpus()[0]?.model ?? 'unknown'}, Node ${process.version}`,
+    loadAverage: loadAtEnd.map((l) => Number(l.toFixed(2))),
+    runs,
+    figures: Object.fromEntries(figureNames.map((n) => [n, Number(ours[n].toFixed(2))])) as Figures,
+  };
+  writeFileSync(resultPath, `${JSON.stringify(saved, null, 2)}\n`);
+  console.error(`cpu-per-job: wrote ${resultPath}`);
+}

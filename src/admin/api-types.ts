@@ -1,0 +1,155 @@
+/**
+ * The admin API's JSON shapes in one place: the routes answer with these, the
+ * OpenAPI document describes them (schemas.ts), and the UI imports them
+ * (ui/src/types.ts) instead of keeping copies. Types only, built from the
+ * engine's own types, and only from modules the browser's type check can
+ * read (no Node.js APIs): keep it that way, `npm run typecheck` checks the UI
+ * against this file.
+ */
+import type {
+  AuditEntry,
+  BrowseState,
+  JobBrowsePage,
+  JobSearchResult,
+  JobSummary,
+  SearchMatch,
+  WorkerInfo,
+  WorkerTransport,
+} from '../engine/admin-types.ts';
+import type { ScheduleInfo } from '../engine/schedules/types.ts';
+import type { AttemptError, DeadReason, JobInfo, JobState, QueueInfo, StateCounts } from '../engine/types.ts';
+
+export type {
+  AttemptError,
+  AuditEntry,
+  BrowseState,
+  DeadReason,
+  JobBrowsePage,
+  JobSearchResult,
+  JobState,
+  JobSummary,
+  QueueInfo,
+  SearchMatch,
+  StateCounts,
+  WorkerInfo,
+  WorkerTransport,
+};
+
+/** viewer < operator < admin: each role can do everything the one before it can. */
+export type AdminRole = 'viewer' | 'operator' | 'admin';
+
+/** GET /api/v1/session (and the login's answer). */
+export interface SessionInfo {
+  authenticated: boolean;
+  /** Login is off (loopback only): everyone is `anonymous` with the admin role. */
+  open: boolean;
+  user: string | null;
+  role: AdminRole | null;
+  /** Send it back as X-CSRF-Token on every change. */
+  csrfToken: string | null;
+  expiresAtMs: number | null;
+}
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+  /** Jobs in the list, when the counters know it. */
+  total?: number | null;
+}
+
+/** A job's payload shown to a person: JSON pretty-printed, text, or a hex dump (the first 64 KiB). */
+export interface PayloadView {
+  /** How `text` shows the payload. */
+  view: 'json' | 'text' | 'hex';
+  text: string;
+  /** The payload's full size. */
+  bytes: number;
+  /** True when only the first 64 KiB are shown. */
+  truncated: boolean;
+}
+
+export interface TimelineEvent {
+  atMs: number;
+  event:
+    | 'enqueued'
+    | 'due'
+    | 'attempt_failed'
+    | 'leased'
+    | 'progress'
+    | 'lease_deadline'
+    | 'dead'
+    | 'completed';
+  detail: string;
+}
+
+/** GET /api/v1/schedules (payload null) and /api/v1/schedules/{name}: the job's payload as a view. */
+export interface ScheduleView extends Omit<ScheduleInfo, 'template'> {
+  template: Omit<ScheduleInfo['template'], 'payload'> & { payload: PayloadView | null };
+}
+
+/** GET /api/v1/jobs/{id}. */
+export interface JobDetail extends Omit<JobInfo, 'payload' | 'result' | 'resultContentType'> {
+  payload: PayloadView;
+  /** The completed job's result, shown as the payload is (with its content type); null without one. */
+  result: (PayloadView & { contentType: string }) | null;
+  timeline: TimelineEvent[];
+}
+
+export const rateKinds = ['enqueued', 'reserved', 'acked', 'nacked', 'dead', 'expired'] as const;
+export type RateKind = (typeof rateKinds)[number];
+
+export const rateWindows = { '5m': 5 * 60_000, '1h': 60 * 60_000, '24h': 24 * 60 * 60_000 } as const;
+export type RateWindow = keyof typeof rateWindows;
+
+export interface QueueRates {
+  /** Jobs per second over the window, per kind. */
+  perSecond: Record<RateKind, number>;
+  /** From due to leased, over the jobs leased in the window: mean and longest, ms; null when none was leased. */
+  waitMsAvg: number | null;
+  waitMsMax: number | null;
+}
+
+export interface RateSnapshot {
+  window: RateWindow;
+  windowMs: number;
+  bucketMs: number;
+  /** Start of the first bucket of `series`, ms since epoch. */
+  startMs: number;
+  /** Jobs per finished bucket, oldest first, one array per kind (the bucket in progress is left out). */
+  series: Record<RateKind, number[]>;
+  /** Jobs since the server started, per kind. */
+  totals: Record<RateKind, number>;
+  /** How much of the window the rates cover (less than the window while the server is younger). */
+  coveredMs: number;
+  /** The whole server's rates over the window. */
+  current: QueueRates;
+  /** Each queue's rates over the window (queues with no event in the last day are absent). */
+  queues: Record<string, QueueRates>;
+}
+
+/** The server facts the dashboard shows. */
+export interface ServerFacts {
+  version: string;
+  commit: string | null;
+  startedAtMs: number;
+  uptimeMs: number;
+  serverTimeMs: number;
+  durability: 'full' | 'relaxed';
+  dbBytes: number;
+  walBytes: number;
+}
+
+/** GET /api/v1/overview: the dashboard. */
+export interface Overview {
+  server: ServerFacts;
+  totals: StateCounts;
+  waitingWorkers: number;
+  queues: QueueInfo[];
+  rates: RateSnapshot;
+}
+
+/** GET /api/v1/workers. */
+export interface WorkersAnswer {
+  workers: WorkerInfo[];
+  waitingReserves: number;
+}

@@ -1,0 +1,39 @@
+/** `sepp workers`: the workers connected now and the leases each holds. */
+import type { Argv } from 'yargs';
+import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
+import { age, table } from './format.ts';
+
+export function registerWorkersCommand(parser: Argv): void {
+  parser.command(
+    'workers',
+    'List the workers connected now: id, address, transport, queues, jobs held, last seen',
+    (y) => withConnection(y),
+    (args) =>
+      runWithClient(args, async (client) => {
+        const workers = await client.listWorkers();
+        if (wantsJson(args)) {
+          printJson(workers);
+          return;
+        }
+        if (workers.length === 0) {
+          print('no worker is connected (Work streams are listed while open, Reserve callers for 5 minutes)');
+          return;
+        }
+        const nowMs = Date.now();
+        print(
+          table(
+            ['WORKER', 'ADDRESS', 'TRANSPORT', 'QUEUES', 'JOBS', 'HOLDING FOR', 'LAST SEEN'],
+            workers.map((w) => [
+              w.workerId,
+              w.address,
+              w.transport === 'work_stream' ? 'stream' : 'reserve',
+              w.queues.join(','),
+              String(w.jobsHeld),
+              w.oldestLeaseAtMs === null ? '-' : age(Math.max(0, nowMs - w.oldestLeaseAtMs)),
+              `${age(Math.max(0, nowMs - w.lastSeenAtMs))} ago`,
+            ]),
+          ),
+        );
+      }),
+  );
+}

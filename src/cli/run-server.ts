@@ -1,0 +1,115 @@
+/**
+ * Runs the server for `sepp serve` until SIGTERM or SIGINT. Loaded by serve.ts
+ * only when the server is to run (see there why).
+ */
+import { existsSync, realpathSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { type AssetSource, diskAssetSource } from '../admin/index.ts';
+import { StartupError, startServer } from '../app.ts';
+import { buildInfo } from '../build-info.ts';
+import type { SeppConfig } from '../config/index.ts';
+import { nativeBindingPath } from '../store/native-binding.ts';
+import { PrivateDirError } from '../store/private-dir.ts';
+import { readSeaAsset, runningAsSea } from '../store/sea-assets.ts';
+import { createLogger } from '../telemetry/logger.ts';
+import { exitCodes, messageOf, printFailure } from './failure.ts';
+import { notifySystemd } from './systemd-notify.ts';
+
+/** A second SIGTERM or SIGINT forces the exit, unless it is the same signal within this long of the first. */
+const duplicateSignalWindowMs = 500;
+
+export async function runServer(config: SeppConfig): Promise<number> {
+  const logger = createLogger({ level: config.server.logLevel, format: config.server.logFormat });
+  let nativeBinding: string | undefined;
+  try {
+    nativeBinding = nativeBindingPath();
+  } catch (error) {
+    // The single executable could not unpack or load its SQLite addon (TMPDIR missing, noexec).
+    printFailure(`cannot start: ${messageOf(error)}`, error);
+    return exitCodes.failed;
+  }
+  let server: Awaited<ReturnType<typeof startServer>> | undefined;
+  let resolveExit!: (code: number) => void;
+  const exited = new Promise<number>((resolve) => {
+    resolveExit = resolve;
+  });
+  const shutdown = (running: NonNullable<typeof server>) => {
+    running.shutdown().then(
+      () => resolveExit(exitCodes.ok),
+      (error: unknown) => {
+        logger.error('server.shutdown_failed', { error: messageOf(error) });
+        resolveExit(exitCodes.failed);
+      },
+    );
+  };
+  // Listening from before the server starts: it announces itself (server.started) before
+  // startServer returns, and a signal sent on seeing that must stop it, not kill it. A
+  // signal during start-up stops the server as soon as it has started.
+  let first: { signal: NodeJS.Signals; atMs: number } | undefined;
+  const stop = (signal: NodeJS.Signals) => {
+    if (first !== undefined) {
+      // Under `npm start`, Ctrl-C reaches the server twice: from the terminal, and
+      // forwarded by npm. The same signal again within a moment is that copy.
+      if (signal === first.signal && performance.now() - first.atMs < duplicateSignalWindowMs) return;
+      logger.warn('server.forced_exit', { signal });
+      process.exit(exitCodes.failed);
+    }
+    first = { signal, atMs: performance.now() };
+    logger.info('server.signal', { signal });
+    notifySystemd(['STOPPING=1'], logger);
+    // The process exits within the configured shutdown time even if something hangs.
+    const hardStop = setTimeout(() => {
+      logger.error('server.shutdown_timeout', { timeout_ms: config.server.shutdownTimeoutMs });
+      process.exit(exitCodes.failed);
+    }, config.server.shutdownTimeoutMs);
+    hardStop.unref();
+    if (server !== undefined) shutdown(server);
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  try {
+    server = await startServer(config, {
+      logger,
+      build: buildInfo,
+      uiAssets: uiAssets(),
+      ...(nativeBinding === undefined ? {} : { nativeBinding }),
+    });
+  } catch (error) {
+    process.off('SIGTERM', stop);
+    process.off('SIGINT', stop);
+    if (error instanceof StartupError || error instanceof PrivateDirError) {
+      printFailure(`cannot start: ${error.message}`);
+      return exitCodes.failed;
+    }
+    throw error;
+  }
+  if (first !== undefined) shutdown(server);
+  else {
+    notifySystemd(
+      ['READY=1', `STATUS=serving gRPC on ${config.server.grpcListen.host}:${server.grpcPort}`],
+      logger,
+    );
+  }
+  return exited;
+}
+
+/**
+ * Where the admin UI's files are: inside the single executable, its embedded
+ * assets; run from source or from dist/sepp.cjs, the ui/dist folder beside it.
+ */
+function uiAssets(): AssetSource | null {
+  if (runningAsSea()) {
+    return {
+      get: (path) => {
+        const body = readSeaAsset(`ui/${path}`);
+        return body === undefined ? undefined : { body };
+      },
+    };
+  }
+  // The real path: `npx sepp` runs bin/sepp.mjs through a link in npm's cache.
+  const here = dirname(realpathSync(resolve(process.argv[1] ?? '.')));
+  const dir = [resolve(here, '../../ui/dist'), resolve(here, '../ui/dist')].find((d) =>
+    existsSync(join(d, 'index.html')),
+  );
+  return dir === undefined ? null : diskAssetSource(dir);
+}

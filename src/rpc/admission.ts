@@ -1,0 +1,164 @@
+/**
+ * What a call may cost before it has shown a key. grpc-js reads a unary
+ * call's whole request (up to `grpc.max_message_bytes`) before the handler
+ * runs, so a key checked in the handler came too late: 200 calls without a
+ * key, each with a 4 MiB body, took a server from 150 to 1,000 MiB. This
+ * interceptor runs when a call's headers arrive, before grpc-js reads any of
+ * its body:
+ *
+ * - a QueueService call without a valid key is answered UNAUTHENTICATED at
+ *   once; its body is never read (HTTP/2 flow control holds the client to one
+ *   stream window, and what still arrives is discarded);
+ * - calls that may come without a key (health checks, reflection) are
+ *   limited, when they come without one, to `keylessCallsPerConnection` open
+ *   per connection and `keylessCallsPerServer` on the whole server, and must
+ *   send their request within `grpc.handshake_timeout_ms`; one more is
+ *   refused with RESOURCE_EXHAUSTED before its body is read. Their requests
+ *   are a few bytes, so honest clients never meet the limits, and what such
+ *   calls can make the server hold is bounded by
+ *   keylessCallsPerServer × grpc.max_message_bytes.
+ *
+ * It also tells the connection that a call opened (its handshake is done).
+ * The key's role is checked by the handler as before; the identity found here
+ * is remembered, so the key is hashed once per call.
+ */
+import {
+  type Metadata,
+  ServerInterceptingCall,
+  type ServerInterceptingCallInterface,
+  type ServerInterceptor,
+  status,
+} from '@grpc/grpc-js';
+import { SeppError, toSeppError } from '../engine/errors.ts';
+import type { Authenticator } from './auth.ts';
+import type { Connection, Connections } from './connections.ts';
+import { toServiceError } from './status.ts';
+
+export const keylessCallsPerConnection = 4;
+export const keylessCallsPerServer = 8;
+
+const keyedPrefix = '/sepp.v1.QueueService/';
+
+export interface AdmissionOptions {
+  auth: Authenticator;
+  connections: Connections;
+  /** How long a call without a key may take to send its request. */
+  requestTimeoutMs: number;
+  /** Reports a refused QueueService call as a call that ended with `code` (metrics, the request log). */
+  observeRefusal: (rpc: string, code: status) => void;
+}
+
+export function admissionInterceptor(options: AdmissionOptions): ServerInterceptor {
+  const { auth, connections } = options;
+  let keylessOpen = 0;
+  return (method, call) => {
+    const connection = connections.of(call.getPeer());
+    connection?.callOpened();
+    const keyed = method.path.startsWith(keyedPrefix);
+    /** Set while this call counts as an open call without a key. */
+    let holding: { connection: Connection | undefined; timer: NodeJS.Timeout } | undefined;
+    const release = () => {
+      if (holding === undefined) return;
+      clearTimeout(holding.timer);
+      keylessOpen--;
+      if (holding.connection !== undefined) holding.connection.keylessCalls--;
+      holding = undefined;
+    };
+
+    /** Counts a call that came without a key, or says why it may not go on. */
+    const admitKeyless = (): SeppError | null => {
+      const perConnection = connection?.keylessCalls ?? 0;
+      if (perConnection >= keylessCallsPerConnection || keylessOpen >= keylessCallsPerServer) {
+        connections.refusedCalls.keyless_limit++;
+        return new SeppError(
+          'resource_exhausted',
+          perConnection >= keylessCallsPerConnection
+            ? `at most ${keylessCallsPerConnection} calls without an API key may be open on one connection`
+            : `at most ${keylessCallsPerServer} calls without an API key may be open at once; try again shortly`,
+        );
+      }
+      keylessOpen++;
+      if (connection !== undefined) connection.keylessCalls++;
+      const timer = setTimeout(() => {
+        release();
+        refuse(
+          call,
+          new SeppError(
+            'resource_exhausted',
+            `a call without an API key must send its request within ${options.requestTimeoutMs} ms (grpc.handshake_timeout_ms)`,
+          ),
+        );
+      }, options.requestTimeoutMs);
+      timer.unref();
+      holding = { connection, timer };
+      return null;
+    };
+
+    /** Why the call may not go on, or null. */
+    const admit = (metadata: Metadata): SeppError | null => {
+      if (!auth.enabled) return null;
+      if (keyed) {
+        try {
+          auth.authenticate(metadata);
+          return null;
+        } catch (error) {
+          connections.refusedCalls.unauthenticated++;
+          return toSeppError(error);
+        }
+      }
+      // Health and reflection need no key; one that comes with a valid key is not limited.
+      if (metadata.get('authorization').length > 0) {
+        try {
+          auth.authenticate(metadata);
+          return null;
+        } catch {
+          // An invalid key is no key.
+        }
+      }
+      return admitKeyless();
+    };
+
+    return new ServerInterceptingCall(call, {
+      start: (next) =>
+        next({
+          onReceiveMetadata: (metadata: Metadata, forward: (metadata: Metadata) => void) => {
+            // This runs inside grpc-js's own event handlers: nothing may escape it.
+            let refusal: SeppError | null;
+            try {
+              refusal = admit(metadata);
+            } catch (error) {
+              refusal = toSeppError(error);
+            }
+            if (refusal === null) {
+              forward(metadata);
+              return;
+            }
+            const code = refuse(call, refusal);
+            if (!keyed) return;
+            try {
+              options.observeRefusal(method.path.slice(keyedPrefix.length), code);
+            } catch {
+              // Telemetry failing must not fail the server: the call is answered already.
+            }
+          },
+          onReceiveMessage: (message: unknown, forward: (message: unknown) => void) => {
+            // The request arrived: a call without a key no longer needs its deadline.
+            if (holding !== undefined) clearTimeout(holding.timer);
+            forward(message);
+          },
+          onCancel: release,
+        }),
+      sendStatus: (sent, next) => {
+        release();
+        next(sent);
+      },
+    });
+  };
+}
+
+/** Ends a call with the status of `error`, before grpc-js read any of its body; returns the code. */
+function refuse(call: ServerInterceptingCallInterface, error: SeppError): status {
+  const { code = status.INTERNAL, details = '', metadata = null } = toServiceError(error);
+  call.sendStatus({ code, details, metadata });
+  return code;
+}

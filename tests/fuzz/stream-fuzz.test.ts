@@ -1,0 +1,327 @@
+/**
+ * A model-based fuzzer for the two streams (issue 14, item 6): random
+ * sequences of valid and invalid Produce and Work messages (undecodable
+ * bytes, invalid UTF-8, batches over the limit, credit abuse, settlements of
+ * jobs leased elsewhere or never leased), written all at once without waiting
+ * (pipelined), then half-closed or cancelled. After every sequence: the
+ * server is alive, every status and answer code is one the protocol
+ * documents (and the one it promises where that is known), nothing of a
+ * rejected message or job is stored, no more jobs were pushed than credit
+ * granted, jobs are where the answers say, and the counters equal the rows.
+ *
+ * Replayable: the seed is printed; a failure prints the command that replays
+ * its sequence alone. SEPP_FUZZ_RUNS sets how many sequences (60 in npm test,
+ * 100,000 in `npm run test:long`).
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { type ClientDuplexStream, type ServiceError, status } from '@grpc/grpc-js';
+import { ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
+import { WorkResponse, type WorkResponse_Settled } from '../../clients/typescript/src/gen/sepp/v1/work.js';
+import { FakeClock } from '../../src/engine/clock.ts';
+import { SeppError } from '../../src/engine/errors.ts';
+import { mulberry32, seedFromEnv } from '../helpers/prng.ts';
+import { rawBidi } from '../helpers/raw-grpc.ts';
+import { call, startTestServer, type TestServer } from '../helpers/server.ts';
+import {
+  type Draw,
+  draw,
+  type Ending,
+  fuzzToml,
+  type ProduceStep,
+  produceSequence,
+  type WorkStep,
+  workSequence,
+} from './stream-sequences.ts';
+
+const runs = Number(process.env.SEPP_FUZZ_RUNS ?? 60);
+const from = Number(process.env.SEPP_FUZZ_FROM ?? 0);
+const seed = seedFromEnv('SEPP_FUZZ_SEED');
+const endings: Ending[] = ['half-close', 'half-close', 'cancel-at-once', 'cancel-after-first-answer'];
+
+const escaped: unknown[] = [];
+const onEscape = (error: unknown) => escaped.push(error);
+
+let t: TestServer;
+before(async () => {
+  process.on('unhandledRejection', onEscape);
+  process.on('uncaughtException', onEscape);
+  // A fake clock: leases and retries wait until the model says so, never on the machine's speed.
+  t = await startTestServer({ clock: new FakeClock(), toml: fuzzToml });
+});
+after(async () => {
+  process.off('unhandledRejection', onEscape);
+  process.off('uncaughtException', onEscape);
+  await t.dispose();
+});
+
+type End = { code: status; details: string };
+
+/** Writes every message at once, then ends the stream as `ending` says; resolves with its status. */
+async function drive<Res>(
+  stream: ClientDuplexStream<Buffer, Res>,
+  messages: readonly Buffer[],
+  ending: Ending,
+): Promise<End> {
+  const ended = new Promise<End>((resolve) => {
+    stream.on('status', (s: End) => resolve({ code: s.code, details: s.details }));
+    stream.on('error', (e: ServiceError) => resolve({ code: e.code, details: e.details }));
+  });
+  let answered = false;
+  stream.on('data', () => {
+    if (!answered && ending === 'cancel-after-first-answer') stream.cancel();
+    answered = true;
+  });
+  for (const m of messages) stream.write(m);
+  if (ending === 'half-close') stream.end();
+  if (ending === 'cancel-at-once') stream.cancel();
+  if (ending === 'cancel-after-first-answer') {
+    // No answer may come (a violation first, say): then half-close.
+    stream.end();
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const hang = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('the stream did not end within 30 s')), 30_000);
+  });
+  try {
+    return await Promise.race([ended, hang]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Where a job is now, as the fuzzer checks it. */
+function where(jobId: string): string {
+  try {
+    const job = t.server.engine.getJob(jobId);
+    return job.state === 'leased' ? `leased:${job.attempt}` : job.state;
+  } catch {
+    return 'gone';
+  }
+}
+
+async function produceRun(d: Draw, index: number, ending: Ending): Promise<void> {
+  const queue = `fp${index}`;
+  const steps = produceSequence(d, queue, `s${seed}-${index}`);
+  const stream = rawBidi(t.client, '/sepp.v1.QueueService/Produce', (b) => ProduceResponse.decode(b));
+  const answers: ProduceResponse[] = [];
+  stream.on('data', (a: ProduceResponse) => answers.push(a));
+  const end = await drive(
+    stream,
+    steps.map((s) => s.bytes),
+    ending,
+  );
+  const note = `Produce ${ending}: ${steps.map((s) => `${s.kind}${s.atomic ? '(atomic)' : ''}`).join(', ')}`;
+
+  if (ending === 'half-close') {
+    assert.equal(end.code, status.OK, `${note}: ended ${end.details}`);
+    assert.equal(answers.length, steps.length, `${note}: every message answered once`);
+  } else {
+    assert.ok([status.OK, status.CANCELLED].includes(end.code), `${note}: ended ${status[end.code]}`);
+    assert.ok(answers.length <= steps.length, note);
+  }
+  const accepted = new Set<string>();
+  const refused = new Set<string>();
+  answers.forEach((answer, k) => {
+    const step: ProduceStep = steps[k]!;
+    assert.equal(answer.sequence, step.sequence, `${note}: answers in order`);
+    assert.equal(answer.code, step.code, `${note}: #${k} ${step.kind}: ${answer.message}`);
+    if (answer.code !== status.OK) {
+      assert.ok(answer.message.length > 0, `${note}: #${k} says why`);
+      for (const key of step.keys) refused.add(key);
+      return;
+    }
+    if (step.atomic) {
+      const outcome = answer.atomic;
+      assert.equal(outcome?.committed, step.refusedJob < 0, `${note}: #${k} atomic`);
+      if (step.refusedJob >= 0) {
+        assert.deepEqual(
+          outcome?.rejections.map((r) => r.index),
+          [step.refusedJob],
+        );
+      }
+      for (const key of step.keys) (outcome?.committed ? accepted : refused).add(key);
+      return;
+    }
+    assert.equal(answer.results.length, step.keys.length, `${note}: #${k} one result per job`);
+    answer.results.forEach((result, j) => {
+      const ok = result.outcome?.$case === 'accepted';
+      assert.equal(ok, j !== step.refusedJob, `${note}: #${k} job ${j}`);
+      (ok ? accepted : refused).add(step.keys[j]!);
+    });
+  });
+  for (const key of accepted) {
+    assert.equal(t.server.engine.findJobByIdempotencyKey(queue, key)?.stored, true, `${note}: ${key} stored`);
+  }
+  for (const key of refused) {
+    if (accepted.has(key)) continue;
+    assert.equal(
+      t.server.engine.findJobByIdempotencyKey(queue, key),
+      null,
+      `${note}: ${key} refused, not stored`,
+    );
+  }
+  await cleanUp(queue);
+}
+
+/** The answer codes a settlement may get, from what the fuzzer knew when it wrote it. */
+function allowedCodes(target: WorkStep['settlements'][number]['target']): status[] {
+  switch (target.kind) {
+    case 'not-an-id':
+      return [status.INVALID_ARGUMENT];
+    case 'unknown':
+      return [status.NOT_FOUND];
+    case 'foreign':
+      // Another settlement in the sequence may have ended the lease first.
+      return target.stale ? [status.FAILED_PRECONDITION, status.NOT_FOUND] : [status.OK, status.NOT_FOUND];
+    case 'ours':
+      // Leased to this stream by then, or not (yet, or any more).
+      return [status.OK, status.NOT_FOUND];
+  }
+}
+
+async function workRun(d: Draw, index: number, ending: Ending): Promise<void> {
+  const queue = `fw${index}`;
+  const engine = t.server.engine;
+  const enqueued = await engine.enqueueBatch(
+    Array.from({ length: d.int(1, 6) }, () => ({ queue, type: 't', payload: new Uint8Array() })),
+  );
+  const ids = enqueued.map((r) => (r.ok ? r.jobId : assert.fail('setup enqueue refused')));
+  const leased = await engine.reserve({
+    queues: [queue],
+    maxJobs: d.int(0, 2),
+    leaseMs: 60_000,
+    waitMs: 0,
+    workerId: 'other',
+  });
+  const foreign = leased.map((j) => ({ jobId: j.id, attempt: j.attempt }));
+  const ours = ids.filter((id) => !foreign.some((f) => f.jobId === id));
+  const steps = workSequence(d, { queue, ours, foreign });
+  const stream = rawBidi(t.client, '/sepp.v1.QueueService/Work', (b) => WorkResponse.decode(b));
+  const pushed: { jobId: string; attempt: number; queue: string }[] = [];
+  const settled: WorkResponse_Settled[] = [];
+  stream.on('data', (m: WorkResponse) => {
+    if (m.kind?.$case === 'job') pushed.push(m.kind.value);
+    if (m.kind?.$case === 'settled') settled.push(m.kind.value);
+    if (m.kind?.$case === 'batch') {
+      pushed.push(...m.kind.value.jobs);
+      settled.push(...m.kind.value.settled);
+    }
+  });
+  const end = await drive(
+    stream,
+    steps.map((s) => s.bytes),
+    ending,
+  );
+  const note = `Work ${ending}: ${steps.map((s) => s.kind).join(', ')}`;
+
+  const violating = steps.findIndex((s) => s.violation !== undefined);
+  const processed = violating < 0 ? steps : steps.slice(0, violating);
+  const expected = violating < 0 ? status.OK : steps[violating]!.violation!;
+  if (ending === 'half-close') assert.equal(end.code, expected, `${note}: ended ${end.details}`);
+  else
+    assert.ok(
+      [expected, status.CANCELLED].includes(end.code),
+      `${note}: ended ${status[end.code]} ${end.details}`,
+    );
+  if (end.code !== status.OK && end.code !== status.CANCELLED) assert.ok(end.details.length > 0, note);
+
+  // Answers: at most once each, only for settlements the server took, each with an allowed code.
+  const sent = new Map(processed.flatMap((s) => s.settlements).map((s) => [s.requestId, s]));
+  const seen = new Set<number>();
+  for (const answer of settled) {
+    const settlement = sent.get(answer.requestId);
+    assert.ok(settlement !== undefined, `${note}: answer to ${answer.requestId}, never sent or not taken`);
+    assert.ok(!seen.has(answer.requestId), `${note}: ${answer.requestId} answered twice`);
+    seen.add(answer.requestId);
+    const allowed = allowedCodes(settlement.target);
+    assert.ok(
+      allowed.includes(answer.code),
+      `${note}: ${settlement.op} ${settlement.target.kind} got ${status[answer.code]} ${answer.message}`,
+    );
+  }
+  if (end.code === status.OK) assert.equal(seen.size, sent.size, `${note}: every settlement answered`);
+
+  // Credit: never more jobs than granted; only this queue's jobs that nobody else holds, once each.
+  const granted = processed.reduce((n, s) => n + s.credit, 0);
+  assert.ok(pushed.length <= granted, `${note}: ${pushed.length} jobs pushed for ${granted} credit`);
+  for (const job of pushed) {
+    assert.ok(
+      ours.includes(job.jobId) && job.queue === queue && job.attempt === 1,
+      `${note}: pushed ${job.jobId}`,
+    );
+  }
+  assert.equal(new Set(pushed.map((j) => j.jobId)).size, pushed.length, `${note}: a job pushed twice`);
+
+  // Jobs are where the answers say.
+  const named = new Set(processed.flatMap((s) => s.settlements.map((x) => x.target.jobId)));
+  const okAnswers = settled.filter((a) => a.code === status.OK).map((a) => sent.get(a.requestId)!);
+  for (const id of ids) {
+    const state = where(id);
+    const isForeign = foreign.some((f) => f.jobId === id);
+    const ended = okAnswers.filter((s) => s.target.jobId === id && s.op !== 'extend').map((s) => s.op);
+    if (ended.includes('ack')) assert.equal(state, 'gone', `${note}: ${id} acked`);
+    else if (ended.includes('nack')) assert.equal(state, 'scheduled', `${note}: ${id} nacked`);
+    else if (end.code === status.OK || !named.has(id)) {
+      const leasedHere = pushed.some((j) => j.jobId === id);
+      // A stream that did not end cleanly may have leased jobs it never got to send: they stay leased.
+      const wanted =
+        isForeign || leasedHere ? ['leased:1'] : end.code === status.OK ? ['ready'] : ['ready', 'leased:1'];
+      assert.ok(
+        wanted.includes(state),
+        `${note}: ${id} (${isForeign ? 'foreign' : leasedHere ? 'pushed' : 'not pushed'}) is ${state}`,
+      );
+    }
+  }
+  await cleanUp(queue);
+}
+
+/**
+ * Removes a sequence's jobs, so the database stays small however many sequences run.
+ * A cancelled stream's last settlements may still reach the engine meanwhile (the client
+ * sees its own cancel at once): a job they ack or nack first is not this clean-up's to settle.
+ */
+async function cleanUp(queue: string): Promise<void> {
+  const engine = t.server.engine;
+  if (!engine.listQueues().some((q) => q.name === queue)) return;
+  for (;;) {
+    await engine.purgeQueue(queue);
+    const page = engine.listJobs({ queue, state: 'leased', pageSize: 100 });
+    if (page.items.length === 0) break;
+    for (const job of page.items) {
+      await engine.ack({ jobId: job.id, attempt: job.attempt }).catch((error: unknown) => {
+        if (!(error instanceof SeppError && ['not_found', 'failed_precondition'].includes(error.code)))
+          throw error;
+      });
+    }
+  }
+  await engine.deleteDeadLetters({ queue, all: true });
+}
+
+test(`${runs} pipelined Produce and Work sequences (seed ${seed}): documented answers only, nothing stored from a rejection`, async () => {
+  const tally = new Map<string, number>();
+  for (let index = from; index < from + runs; index++) {
+    const d = draw(mulberry32((seed + Math.imul(index, 0x9e3779b1)) >>> 0));
+    const stream = d.chance(0.5) ? 'Produce' : 'Work';
+    const ending = d.pick(endings);
+    try {
+      if (stream === 'Produce') await produceRun(d, index, ending);
+      else await workRun(d, index, ending);
+      assert.deepEqual(escaped, [], 'nothing escaped a handler');
+      assert.deepEqual(t.server.engine.counterMismatches(), [], 'counters = rows');
+      assert.equal((await call(t.client, t.client.getServerInfo, {})).version, '0.0.0-test', 'alive');
+    } catch (error) {
+      const replay = `SEPP_FUZZ_SEED=${seed} SEPP_FUZZ_FROM=${index} SEPP_FUZZ_RUNS=1 node scripts/run-tests.mjs stream-fuzz`;
+      throw new Error(
+        `sequence ${index} failed; replay it alone with:\n  ${replay}\n${error instanceof Error ? error.message : String(error)}`,
+        {
+          cause: error,
+        },
+      );
+    }
+    tally.set(`${stream} ${ending}`, (tally.get(`${stream} ${ending}`) ?? 0) + 1);
+  }
+  console.log(
+    `stream fuzz: seed ${seed}, ${runs} sequences: ${[...tally].map(([k, n]) => `${k}=${n}`).join(', ')}`,
+  );
+});
