@@ -46,7 +46,8 @@ function layerOf(file) {
   if (inside(protocolGen, file)) return 'protocol';
   if (inside(sdkSrc, file)) return 'sdk';
   const top = relative(src, file).split('/')[0];
-  return top === 'app.ts' ? 'app' : top;
+  // The composition root is app.ts and the files beside it named app-*.ts.
+  return top === 'app.ts' || /^app-[a-z-]+\.ts$/.test(top) ? 'app' : top;
 }
 const show = (file) => relative(root, file);
 

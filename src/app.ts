@@ -12,6 +12,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  type AdminApp,
   type AdminServer,
   type AssetSource,
   createAdminApp,
@@ -21,9 +22,14 @@ import {
   type ServerInfo,
   serveAdmin,
 } from './admin/index.ts';
+import { apiKeysOf, createReloader, type ReloadRequest } from './app-reload.ts';
 import {
   configWarnings,
+  describeConfig,
   filePermissionWarnings,
+  formatProblem,
+  overrideConflicts,
+  queueSettingsChecker,
   redactConfig,
   type SeppConfig,
   type TlsFiles,
@@ -32,11 +38,11 @@ import {
 import { type Clock, systemClock } from './engine/clock.ts';
 import { Engine } from './engine/engine.ts';
 import type { ReconcileReport, ScheduleEvent } from './engine/schedules/types.ts';
-import { type ApiKey, createRpcServer, type RpcServer, removeStaleBackups } from './rpc/index.ts';
+import { createRpcServer, type ReloadReport, type RpcServer, removeStaleBackups } from './rpc/index.ts';
 import { DataDirError } from './store/data-dir.ts';
 import { DiskReserve } from './store/disk-reserve.ts';
 import { DataDirInUseError, databaseFileName, openDataDir } from './store/open.ts';
-import { type Logger, prometheusContentType, Telemetry } from './telemetry/index.ts';
+import { type Logger, type LogLevel, prometheusContentType, Telemetry } from './telemetry/index.ts';
 
 export interface BuildInfo {
   version: string;
@@ -51,6 +57,13 @@ export interface AppDeps {
   nativeBinding?: string;
   /** The admin UI's built files (ui/dist, or the single executable's assets); null serves the API only. */
   uiAssets?: AssetSource | null;
+  /**
+   * Reads and validates the config file again, as at start (same file, flags
+   * and environment); throws ConfigError. Without it the server cannot reload.
+   */
+  loadConfig?: () => SeppConfig;
+  /** Changes the logger's level (a reload of server.log_level). */
+  setLogLevel?: (level: LogLevel) => void;
 }
 
 export interface RunningServer {
@@ -62,6 +75,13 @@ export interface RunningServer {
   adminPort: number;
   /** Whether the server can serve now (what `GET /readyz` answers): not once shutdown began. */
   readiness(): Readiness;
+  /** The configuration in force (a reload changes it). */
+  config(): SeppConfig;
+  /**
+   * Reads the config file again and applies what can change without a restart
+   * (SIGHUP and ReloadConfig come here); a file with problems changes nothing.
+   */
+  reload(request?: Partial<ReloadRequest>): Promise<ReloadReport>;
   /** Graceful shutdown; resolves when the database is closed. */
   shutdown(): Promise<void>;
 }
@@ -144,18 +164,23 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       full
         ? logger.error('storage.disk_full', { detail })
         : logger.info('storage.disk_space_back', { detail }),
+    checkQueueSettings: queueSettingsChecker(config),
   });
   telemetry.observe(engine);
 
-  const apiKeys: ApiKey[] = config.grpc.apiKeys.map((k) => ({
-    name: k.name,
-    role: k.role,
-    sha256: Buffer.from(k.keySha256, 'hex'),
-  }));
+  const apiKeys = apiKeysOf(config);
+  // Set once every part exists; a ReloadConfig that arrives before (gRPC listens before
+  // the admin app is up) is told the server is still starting.
+  let reloader: ReturnType<typeof createReloader> | undefined;
   const rpc: RpcServer = createRpcServer({
     engine,
     dataDir: config.server.dataDir,
     apiKeys,
+    ...(deps.loadConfig === undefined
+      ? {}
+      : {
+          reloadConfig: (request) => reloadWith(reloader, request, 'the server is still starting; try again'),
+        }),
     facts: {
       version: deps.build.version,
       gitCommit: deps.build.commit,
@@ -194,8 +219,10 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     }
   };
   let admin: AdminServer;
+  let adminApp: AdminApp;
+  const current = () => reloader?.current() ?? config;
   try {
-    admin = await startAdmin(config, {
+    ({ admin, adminApp } = await startAdmin(current, {
       ...deps,
       engine,
       clock,
@@ -204,7 +231,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       startedAtMs,
       tls: adminTls,
       readiness,
-    });
+    }));
   } catch (error) {
     await rpc.shutdown(0);
     await telemetry.shutdown(0);
@@ -216,6 +243,20 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
   }
   for (const warning of [...configWarnings(config), ...filePermissionWarnings(config)])
     logger.warn('config.risky', { setting: warning.key, detail: warning.message });
+  // The file may have changed, while the server was down, so that a run-time override no longer fits it.
+  for (const conflict of overrideConflicts(config, config, engine.queueSettingOverrides()))
+    logger.warn('config.override_conflict', { problem: formatProblem(conflict) });
+  if (deps.loadConfig !== undefined) {
+    reloader = createReloader(config, {
+      load: deps.loadConfig,
+      engine,
+      rpc,
+      admin: adminApp,
+      telemetry,
+      logger,
+      setLogLevel: deps.setLogLevel,
+    });
+  }
   logger.info('server.started', {
     version: deps.build.version,
     commit: deps.build.commit,
@@ -239,10 +280,17 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     grpcPort,
     adminPort: admin.address.port,
     readiness,
+    config: current,
+    reload: (request = {}) =>
+      reloadWith(
+        reloader,
+        { actor: 'anonymous', ...request },
+        'this server was started without a way to read its config file again',
+      ),
     shutdown() {
       stopping ??= (async () => {
         logger.info('server.stopping');
-        const budgetMs = Math.max(1000, config.server.shutdownTimeoutMs - 2000);
+        const budgetMs = Math.max(1000, current().server.shutdownTimeoutMs - 2000);
         await rpc.shutdown(budgetMs);
         await admin.close();
         await telemetry.shutdown(telemetryFlushMs);
@@ -277,9 +325,27 @@ function logScheduleEvent(logger: Logger, event: ScheduleEvent): void {
   else logger.info('schedule.ticks_skipped', fields);
 }
 
+/** Reloads with `reloader`, or reports `why` a reload cannot happen (yet). */
+function reloadWith(
+  reloader: ReturnType<typeof createReloader> | undefined,
+  request: ReloadRequest,
+  why: string,
+): Promise<ReloadReport> {
+  if (reloader === undefined) {
+    return Promise.resolve({
+      applied: false,
+      changed: [],
+      restartRequired: [],
+      problems: [{ key: 'reload', message: why }],
+      configFile: null,
+    });
+  }
+  return reloader.reload(request);
+}
+
 /** The admin UI and JSON API, with /metrics, on the admin address. */
 async function startAdmin(
-  config: SeppConfig,
+  current: () => SeppConfig,
   parts: {
     engine: Engine;
     clock: Clock;
@@ -292,7 +358,8 @@ async function startAdmin(
     tls: TlsPem | undefined;
     readiness: () => Readiness;
   },
-): Promise<AdminServer> {
+): Promise<{ admin: AdminServer; adminApp: AdminApp }> {
+  const config = current();
   const { engine, telemetry, logger } = parts;
   const databaseFile = join(config.server.dataDir, databaseFileName);
   const fileBytes = (path: string) => statSync(path, { throwIfNoEntry: false })?.size ?? 0;
@@ -304,8 +371,7 @@ async function startAdmin(
     dbBytes: fileBytes(databaseFile),
     walBytes: fileBytes(`${databaseFile}-wal`),
   });
-  const redacted = redactConfig(config);
-  const { app } = createAdminApp({
+  const adminApp = createAdminApp({
     engine,
     clock: parts.clock,
     users: config.admin.users,
@@ -316,7 +382,8 @@ async function startAdmin(
     tls: config.admin.tls !== null,
     serverInfo,
     rates: parts.rates,
-    effectiveConfig: () => redacted,
+    effectiveConfig: () => redactConfig(current()),
+    configView: () => ({ configFile: current().configFile, entries: describeConfig(current()) }),
     assets: parts.uiAssets ?? null,
     readiness: parts.readiness,
     log: {
@@ -336,15 +403,16 @@ async function startAdmin(
     // Prometheus scrapes without a session (with the bearer token, when one is set).
     extend: (hono) =>
       mountMetrics(hono, {
-        tokenSha256: config.telemetry.metricsTokenSha256,
+        tokenSha256: () => current().telemetry.metricsTokenSha256,
         contentType: prometheusContentType,
         render: () => telemetry.metricsText(),
       }),
   });
   const { tls } = parts;
-  return serveAdmin(app, {
+  const admin = await serveAdmin(adminApp.app, {
     host: config.server.adminListen.host,
     port: config.server.adminListen.port,
     ...(tls === undefined ? {} : { tls: { cert: tls.certPem, key: tls.keyPem } }),
   });
+  return { admin, adminApp };
 }

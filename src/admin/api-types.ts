@@ -6,6 +6,8 @@
  * read (no Node.js APIs): keep it that way, `npm run typecheck` checks the UI
  * against this file.
  */
+
+import type { ConfigEntry } from '../config/config-entry.ts';
 import type {
   AuditEntry,
   BrowseState,
@@ -17,12 +19,14 @@ import type {
   WorkerTransport,
 } from '../engine/admin-types.ts';
 import type { ScheduleInfo } from '../engine/schedules/types.ts';
+import type { SettingSource } from '../engine/settings.ts';
 import type { AttemptError, DeadReason, JobInfo, JobState, QueueInfo, StateCounts } from '../engine/types.ts';
 
 export type {
   AttemptError,
   AuditEntry,
   BrowseState,
+  ConfigEntry,
   DeadReason,
   JobBrowsePage,
   JobSearchResult,
@@ -30,10 +34,26 @@ export type {
   JobSummary,
   QueueInfo,
   SearchMatch,
+  SettingSource,
   StateCounts,
   WorkerInfo,
   WorkerTransport,
 };
+
+/** One setting of a queue, by its config-file name (`max_attempts`); queue-view.ts builds it. */
+export interface SettingValueView {
+  key: string;
+  value: unknown;
+  /** As one would type it (`30s`, `1MiB`, `["send"]`): what the edit form starts from. */
+  text: string;
+  source: SettingSource;
+  /** The config file's value, which a reset gives back. */
+  fileValue: unknown;
+  fileText: string;
+}
+
+/** A queue as the admin API shows it (GET /api/v1/queues, the overview): with every setting's value and source. */
+export type QueueView = QueueInfo & { settingValues: SettingValueView[] };
 
 /** viewer < operator < admin: each role can do everything the one before it can. */
 export type AdminRole = 'viewer' | 'operator' | 'admin';
@@ -144,7 +164,7 @@ export interface Overview {
   server: ServerFacts;
   totals: StateCounts;
   waitingWorkers: number;
-  queues: QueueInfo[];
+  queues: QueueView[];
   rates: RateSnapshot;
 }
 

@@ -45,22 +45,51 @@ export interface AdminApp {
   sessions: SessionStore;
   /** Login throttling and password checks (for tests and diagnostics). */
   loginGuard: LoginGuard;
+  /**
+   * Takes new users and session and proxy settings (a config reload). The
+   * sessions of users no longer configured end at once; resolves with their
+   * names once that is on disk.
+   */
+  reconfigure(settings: AdminReloadable): Promise<string[]>;
 }
 
-export function createAdminApp(deps: AdminDeps): AdminApp {
+/** The admin settings a config reload can change without a restart. */
+export type AdminReloadable = Required<
+  Pick<AdminDeps, 'users' | 'sessionTtlMs' | 'maxSessionsPerUser' | 'trustedProxies'>
+>;
+
+export function createAdminApp(given: AdminDeps): AdminApp {
+  // A copy: reconfigure() changes it, and every part reads its settings from it.
+  const deps: AdminDeps = { ...given };
   const nowMs = () => deps.clock.nowMs();
-  const resolveClient = clientAddressResolver({
-    trustedProxies: deps.trustedProxies ?? [],
-    onUntrustedForward: (peer) =>
-      deps.log?.log('warn', 'admin.forwarded_for_ignored', {
-        peer,
-        detail:
-          'a request carries X-Forwarded-For from an address that admin.trusted_proxies does not list, so the header is ignored (told once); if sepp is behind a proxy there, list it, or every client behind it counts as one for login throttling',
-      }),
-  });
+  const clientResolver = () =>
+    clientAddressResolver({
+      trustedProxies: deps.trustedProxies ?? [],
+      onUntrustedForward: (peer) =>
+        deps.log?.log('warn', 'admin.forwarded_for_ignored', {
+          peer,
+          detail:
+            'a request carries X-Forwarded-For from an address that admin.trusted_proxies does not list, so the header is ignored (told once); if sepp is behind a proxy there, list it, or every client behind it counts as one for login throttling',
+        }),
+    });
+  let resolveClient = clientResolver();
+  const sessions = new SessionStore(
+    deps.sessionTtlMs,
+    nowMs,
+    deps.maxSessionsPerUser,
+    deps.open ? undefined : deps.engine.adminSessions,
+  );
+  const endRemovedUsers = (): { ended: string[]; saved: Promise<void> } =>
+    deps.open
+      ? { ended: [], saved: Promise.resolve() }
+      : sessions.retainUsers(new Set(deps.users.map((u) => u.name)));
+  // Users removed from the config while the server was down: their stored sessions end now.
+  endRemovedUsers().saved.catch((error: unknown) =>
+    deps.log?.log('warn', 'admin.session_end_failed', { error: String(error) }),
+  );
   const services: AdminServices = {
     deps,
-    sessions: new SessionStore(deps.sessionTtlMs, nowMs, deps.maxSessionsPerUser),
+    sessions,
     loginGuard: new LoginGuard(
       { nowMs, users: () => deps.users, verify: deps.verifyPassword ?? verifyPassword },
       deps.loginPolicy ?? defaultLoginPolicy,
@@ -132,7 +161,20 @@ export function createAdminApp(deps: AdminDeps): AdminApp {
     app.get('*', (c) => assets.serve(c) ?? errorResponse(c, 'not_found', 'no such page or file'));
   }
 
-  return { app, routes, sessions: services.sessions, loginGuard: services.loginGuard };
+  return {
+    app,
+    routes,
+    sessions: services.sessions,
+    loginGuard: services.loginGuard,
+    async reconfigure(settings) {
+      Object.assign(deps, settings);
+      sessions.configure(settings.sessionTtlMs, settings.maxSessionsPerUser);
+      resolveClient = clientResolver();
+      const { ended, saved } = endRemovedUsers();
+      await saved;
+      return ended;
+    },
+  };
 }
 
 /** Establishes who is calling and whether they may call this route; throws when not. */
@@ -151,7 +193,11 @@ function authorize(c: Context, route: RouteSpec, services: AdminServices): Reque
       // The config is the truth: a user removed or demoted since login loses access now.
       const user = deps.users.find((u) => u.name === session?.user);
       if (user === undefined) {
-        sessions.delete(sessionId);
+        sessions
+          .delete(sessionId)
+          .catch((error: unknown) =>
+            deps.log?.log('warn', 'admin.session_end_failed', { error: String(error) }),
+          );
         session = null;
       } else {
         role = user.role;

@@ -10,16 +10,17 @@ import type { Hono } from 'hono';
 import { errorResponse } from './http-errors.ts';
 
 export interface MetricsRouteOptions {
-  /** Hex SHA-256 of the token required; null requires none. */
-  tokenSha256: string | null;
+  /** Hex SHA-256 of the token required; null requires none. Read on every scrape (a reload may change it). */
+  tokenSha256: () => string | null;
   contentType: string;
   /** The Prometheus text exposition. */
   render(): Promise<string>;
 }
 
 export function mountMetrics(app: Hono, options: MetricsRouteOptions): void {
-  const expected = options.tokenSha256 === null ? null : Buffer.from(options.tokenSha256, 'hex');
   app.get('/metrics', async (c) => {
+    const tokenSha256 = options.tokenSha256();
+    const expected = tokenSha256 === null ? null : Buffer.from(tokenSha256, 'hex');
     if (expected !== null && !bearerMatches(c.req.header('authorization'), expected)) {
       c.header('WWW-Authenticate', 'Bearer realm="sepp metrics"');
       return errorResponse(

@@ -2,6 +2,7 @@
  * JSON Schemas of the API's bodies, for the OpenAPI document. Route
  * declarations refer to them with ref('Name').
  */
+import { settingSources } from '../engine/settings.ts';
 import { jobStates } from '../engine/types.ts';
 import type { JsonSchema } from './route-spec.ts';
 import { adminRoles } from './types.ts';
@@ -83,9 +84,47 @@ export const components = {
       counts: stateCounts,
       oldestReadyAgeMs: { type: ['integer', 'null'] },
       waitingWorkers: int,
-      settings: { type: 'object', description: 'the effective settings (defaults merged with the config)' },
+      settings: {
+        type: 'object',
+        description: 'the effective settings (defaults, the config file, then run-time overrides)',
+      },
+      settingSources: {
+        type: 'object',
+        description: 'where each setting (flat camelCase key) comes from',
+        additionalProperties: { type: 'string', enum: [...settingSources] },
+      },
+      fileSettings: {
+        type: 'object',
+        description: 'the settings without run-time overrides (flat camelCase keys): what a reset gives back',
+      },
+      settingValues: {
+        type: 'array',
+        description: 'every setting by its config-file name, with its value, source and the file value',
+        items: {
+          type: 'object',
+          properties: {
+            key: { ...str, description: 'as in the config file, e.g. max_attempts' },
+            value: { description: 'the effective value, in the unit the name says' },
+            text: { ...str, description: 'the value as one would type it, e.g. 30s' },
+            source: { type: 'string', enum: [...settingSources] },
+            fileValue: { description: 'the value without a run-time override' },
+            fileText: str,
+          },
+          required: ['key', 'value', 'text', 'source', 'fileValue', 'fileText'],
+        },
+      },
     },
-    required: ['name', 'paused', 'counts', 'oldestReadyAgeMs', 'waitingWorkers', 'settings'],
+    required: [
+      'name',
+      'paused',
+      'counts',
+      'oldestReadyAgeMs',
+      'waitingWorkers',
+      'settings',
+      'settingSources',
+      'fileSettings',
+      'settingValues',
+    ],
   },
   JobSummary: {
     type: 'object',

@@ -1,9 +1,12 @@
 /**
- * Server-side sessions, in memory: a restart logs everyone out, which is the
- * safe direction. The cookie carries only a random id; the store keeps its
- * SHA-256, so the map's lookups leak nothing useful by timing and a memory
- * dump holds no usable cookie. Each session has its own CSRF token, which the
- * UI reads from GET /api/v1/session and sends back in a header.
+ * Server-side sessions: kept in memory, where every request looks them up, and
+ * (with a store: the engine's admin_sessions table) on disk, so a restart or a
+ * reload logs nobody out. The cookie carries only a random id; memory and disk
+ * keep its SHA-256, so the map's lookups leak nothing useful by timing and
+ * neither a memory dump nor a copy of the database holds a usable cookie. Each
+ * session has its own CSRF token, which the UI reads from GET /api/v1/session
+ * and sends back in a header. A change is on disk before the answer that
+ * hands out or ends the cookie (the caller awaits `saved`/the returned promise).
  *
  * A session ends `ttlMs` after login (not after last use: a stolen cookie stays
  * useful for a bounded time), on logout, or when its user logs in once more
@@ -12,10 +15,12 @@
  * number of users is bounded by the config, so memory is too. Without login
  * (`anonymous`), every cookie-less visit starts a session, so that one name
  * gets a larger cap: a script polling without a cookie should not log the
- * browser out at once.
+ * browser out at once. Anonymous sessions are not stored: without login a new
+ * one is handed out for the asking.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { AdminRole } from './types.ts';
+import type { SessionRecord } from '../engine/admin-sessions.ts';
+import { type AdminRole, adminRoles } from './types.ts';
 
 export interface Session {
   /** The user name, or `anonymous` when login is off. */
@@ -25,6 +30,18 @@ export interface Session {
   readonly createdAtMs: number;
   readonly expiresAtMs: number;
 }
+
+/** Where sessions are kept across restarts (the engine's adminSessions satisfies it). */
+export interface SessionPersistence {
+  /** Sessions not expired, oldest first. */
+  live(): readonly StoredSession[];
+  /** Stores a session and ends `ended` (by id hash) in one transaction. */
+  save(session: StoredSession, ended: readonly string[]): Promise<void>;
+  end(ended: readonly string[]): Promise<void>;
+}
+
+/** A session as stored: the engine's record (the SHA-256 of its id, never the id). */
+export type StoredSession = SessionRecord;
 
 export const defaultMaxSessionsPerUser = 10;
 /** The cap for `anonymous`, the one name of every session when login is off. */
@@ -36,24 +53,42 @@ export class SessionStore {
   private readonly byUser = new Map<string, Set<string>>();
 
   constructor(
-    private readonly ttlMs: number,
+    private ttlMs: number,
     private readonly nowMs: () => number,
-    private readonly maxPerUser: number = defaultMaxSessionsPerUser,
+    private maxPerUser: number = defaultMaxSessionsPerUser,
+    private readonly store?: SessionPersistence,
   ) {
+    this.configure(ttlMs, maxPerUser);
+    for (const stored of store?.live() ?? []) {
+      if (!isRole(stored.role) || stored.user === anonymous) continue;
+      const { idSha256, user, role, csrfToken, createdAtMs, expiresAtMs } = stored;
+      this.add(idSha256, { user, role, csrfToken, createdAtMs, expiresAtMs });
+    }
+  }
+
+  /** New limits (a reload): the TTL applies to sessions started from now on, the cap at the next login. */
+  configure(ttlMs: number, maxPerUser: number): void {
     if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0)
       throw new Error(`session TTL must be positive, not ${ttlMs}`);
     if (!Number.isSafeInteger(maxPerUser) || maxPerUser <= 0)
       throw new Error(`sessions per user must be positive, not ${maxPerUser}`);
+    this.ttlMs = ttlMs;
+    this.maxPerUser = maxPerUser;
   }
 
-  /** Starts a session, ending the user's oldest if they are at the cap; returns the id for the cookie (shown nowhere else). */
-  create(user: string, role: AdminRole): { id: string; session: Session } {
-    this.sweep();
-    const cap = user === 'anonymous' ? Math.max(this.maxPerUser, maxAnonymousSessions) : this.maxPerUser;
+  /**
+   * Starts a session, ending the user's oldest if they are at the cap; returns
+   * the id for the cookie (shown nowhere else) and `saved`, which settles once
+   * the session is on disk.
+   */
+  create(user: string, role: AdminRole): { id: string; session: Session; saved: Promise<void> } {
+    const ended = this.sweep();
+    const cap = user === anonymous ? Math.max(this.maxPerUser, maxAnonymousSessions) : this.maxPerUser;
     const mine = this.byUser.get(user) ?? new Set<string>();
     for (const oldest of mine) {
       if (mine.size < cap) break;
       this.remove(oldest);
+      ended.push(oldest);
     }
     const id = randomBytes(32).toString('base64url');
     const now = this.nowMs();
@@ -65,10 +100,19 @@ export class SessionStore {
       expiresAtMs: now + this.ttlMs,
     };
     const key = digest(id);
+    this.add(key, session);
+    const saved =
+      this.store === undefined || user === anonymous
+        ? Promise.resolve()
+        : this.store.save({ idSha256: key, ...session }, ended);
+    return { id, session, saved };
+  }
+
+  private add(key: string, session: Session): void {
     this.byHash.set(key, session);
+    const mine = this.byUser.get(session.user) ?? new Set<string>();
     mine.add(key);
-    this.byUser.set(user, mine);
-    return { id, session };
+    this.byUser.set(session.user, mine);
   }
 
   /** The live session with this id, if any; an expired one is removed. */
@@ -84,13 +128,33 @@ export class SessionStore {
     return session;
   }
 
-  delete(id: string | undefined): void {
-    if (id !== undefined) this.remove(digest(id));
+  /** Ends a session (logout); settles once that is on disk. */
+  delete(id: string | undefined): Promise<void> {
+    if (id === undefined) return Promise.resolve();
+    const key = digest(id);
+    const session = this.byHash.get(key);
+    if (session === undefined) return Promise.resolve();
+    this.remove(key);
+    return session.user === anonymous ? Promise.resolve() : this.persistEnd([key]);
   }
 
   /** Ends every session of a user (they were removed from the config, say). */
-  deleteUser(user: string): void {
-    for (const key of this.byUser.get(user) ?? []) this.remove(key);
+  deleteUser(user: string): Promise<void> {
+    const keys = [...(this.byUser.get(user) ?? [])];
+    for (const key of keys) this.remove(key);
+    return this.persistEnd(keys);
+  }
+
+  /** Ends the sessions of every user not in `users` (a reload removed them); returns whose. */
+  retainUsers(users: ReadonlySet<string>): { ended: string[]; saved: Promise<void> } {
+    const gone = [...this.byUser.keys()].filter((user) => user !== anonymous && !users.has(user));
+    const keys = gone.flatMap((user) => [...(this.byUser.get(user) ?? [])]);
+    for (const key of keys) this.remove(key);
+    return { ended: gone, saved: this.persistEnd(keys) };
+  }
+
+  private persistEnd(keys: readonly string[]): Promise<void> {
+    return this.store === undefined || keys.length === 0 ? Promise.resolve() : this.store.end(keys);
   }
 
   get size(): number {
@@ -111,14 +175,28 @@ export class SessionStore {
     if (mine?.size === 0) this.byUser.delete(session.user);
   }
 
-  /** Drops expired sessions from the front: insertion order is expiry order, as the TTL is fixed. */
-  private sweep(): void {
+  /**
+   * Drops expired sessions, returning their id hashes. Every session is looked
+   * at: a reload may have changed the TTL, so insertion order need not be
+   * expiry order. Memory is bounded (users × cap, plus the anonymous cap), so
+   * this stays cheap; it runs once per login.
+   */
+  private sweep(): string[] {
     const now = this.nowMs();
+    const expired: string[] = [];
     for (const [key, session] of this.byHash) {
-      if (session.expiresAtMs > now) break;
+      if (session.expiresAtMs > now) continue;
       this.remove(key);
+      expired.push(key);
     }
+    return expired;
   }
+}
+
+const anonymous = 'anonymous';
+
+function isRole(role: string): role is AdminRole {
+  return (adminRoles as readonly string[]).includes(role);
 }
 
 function digest(id: string): string {

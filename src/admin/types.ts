@@ -4,6 +4,7 @@
  * src/admin reads configuration, opens sockets or reads the clock on its own.
  */
 import type { Hono } from 'hono';
+import type { ConfigEntry } from '../config/index.ts';
 import type { Clock } from '../engine/clock.ts';
 import type { Engine } from '../engine/engine.ts';
 import type { AdminRole, ServerFacts } from './api-types.ts';
@@ -52,6 +53,8 @@ export type AdminEngine = Pick<
   | 'pauseSchedule'
   | 'resumeSchedule'
   | 'triggerSchedule'
+  | 'adminSessions'
+  | 'changeQueueSettings'
 >;
 
 /** The server facts the dashboard shows (less the clock's); read on every overview request, so keep it cheap (a stat or two). */
@@ -106,6 +109,8 @@ export interface AdminDeps {
   rates: RateHistory;
   /** The effective configuration, secrets already redacted, as shown on the configuration page. */
   effectiveConfig(): unknown;
+  /** The configuration setting by setting (values in plain units, secrets redacted, sources named). */
+  configView?(): { configFile: string | null; entries: readonly ConfigEntry[] };
   /** The built UI; null serves the API only. */
   assets: AssetSource | null;
   log?: AdminLogger;

@@ -12,6 +12,7 @@ export const uiRoutePaths: readonly string[] = [
   '/login',
   '/queues',
   '/queues/:name',
+  '/queues/:name/settings',
   '/jobs',
   '/search',
   '/workers',

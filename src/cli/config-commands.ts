@@ -1,4 +1,4 @@
-/** `sepp config example` and `sepp config check FILE`. */
+/** `sepp config example`, `sepp config check FILE|--against-running` and `sepp config reload`. */
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import {
@@ -8,6 +8,8 @@ import {
   filePermissionWarnings,
   formatProblem,
 } from '../config/index.ts';
+import { withConnection } from './commands/connection.ts';
+import { runReload } from './commands/reload.ts';
 import { exitCodes, printFailure } from './failure.ts';
 
 /**
@@ -29,16 +31,38 @@ export function printConfigProblems(problems: readonly ConfigProblem[], file: st
 }
 
 export function registerConfigCommands(parser: Argv): void {
-  parser.command('config', 'Print an example config or check a config file', (y) =>
+  parser.command('config', 'Print an example config, check a config file, or reload the running one', (y) =>
     y
       .command('example', 'Print a complete, commented sepp.toml', {}, () => {
         process.stdout.write(exampleConfig);
       })
       .command(
-        'check <file>',
+        'check [file]',
         'Validate a config file; lists every problem with the setting that causes it (exit 2 when any)',
-        (c) => c.positional('file', { type: 'string', demandOption: true }),
-        (args) => {
+        (c) =>
+          withConnection(c.positional('file', { type: 'string', describe: 'The config file to check' }))
+            .option('against-running', {
+              type: 'boolean',
+              describe:
+                'Ask the running server (--server, admin key) to check its own config file as a reload would: problems, what would change at once, what needs a restart. Changes nothing',
+            })
+            .example('$0 config check /etc/sepp/sepp.toml', '')
+            .example('$0 config check --against-running', ''),
+        async (args) => {
+          if (args['against-running'] === true) {
+            if (args.file !== undefined) {
+              printFailure('--against-running checks the file the server reads; give no FILE with it');
+              process.exitCode = exitCodes.invalidInput;
+              return;
+            }
+            await runReload(args, true);
+            return;
+          }
+          if (args.file === undefined) {
+            printFailure('name the config file to check, or give --against-running');
+            process.exitCode = exitCodes.invalidInput;
+            return;
+          }
           const result = checkConfigFile(args.file);
           if (result.ok) {
             console.log(`${args.file}: OK`);
@@ -53,6 +77,12 @@ export function registerConfigCommands(parser: Argv): void {
           process.exitCode = exitCodes.invalidInput;
         },
       )
-      .demandCommand(1, 'name a config subcommand: example or check'),
+      .command(
+        'reload',
+        'Make the running server read its config file again, as SIGHUP does (admin key)',
+        (c) => withConnection(c),
+        (args) => runReload(args, false),
+      )
+      .demandCommand(1, 'name a config subcommand: example, check or reload'),
   );
 }

@@ -54,7 +54,7 @@ export const topLevelCommands: readonly string[] = [
 ];
 
 /** Flags and positionals that take a list (everything else keeps its last value). */
-const repeatable: ReadonlySet<string> = new Set(['_', 'meta', 'ids']);
+const repeatable: ReadonlySet<string> = new Set(['_', 'meta', 'ids', 'settings', 'keys']);
 /** Flags that take a list in one command only (`--queue` is a single queue elsewhere). */
 const repeatableIn: Readonly<Record<string, ReadonlySet<string>>> = {
   events: new Set(['queue', 'job', 'kind']),
@@ -62,9 +62,9 @@ const repeatableIn: Readonly<Record<string, ReadonlySet<string>>> = {
 
 /** Commands whose second word is a subcommand, with their subcommands (checked like topLevelCommands). */
 export const commandGroups: Readonly<Record<string, readonly string[]>> = {
-  config: ['example', 'check'],
+  config: ['example', 'check', 'reload'],
   dlq: ['list', 'requeue', 'delete'],
-  queue: ['delete'],
+  queue: ['show', 'set', 'reset', 'delete'],
   schedules: ['list', 'show', 'pause', 'resume', 'trigger', 'delete'],
   admin: ['hash-password', 'new-api-key'],
 };

@@ -1,5 +1,6 @@
 /**
- * Runs the server for `sepp serve` until SIGTERM or SIGINT. Loaded by serve.ts
+ * Runs the server for `sepp serve` until SIGTERM or SIGINT; SIGHUP reloads the
+ * config file (app-reload.ts). Loaded by serve.ts
  * only when the server is to run (see there why).
  */
 import { existsSync, realpathSync } from 'node:fs';
@@ -18,7 +19,7 @@ import { notifySystemd } from './systemd-notify.ts';
 /** A second SIGTERM or SIGINT forces the exit, unless it is the same signal within this long of the first. */
 const duplicateSignalWindowMs = 500;
 
-export async function runServer(config: SeppConfig): Promise<number> {
+export async function runServer(config: SeppConfig, loadConfig: () => SeppConfig): Promise<number> {
   const logger = createLogger({ level: config.server.logLevel, format: config.server.logFormat });
   let nativeBinding: string | undefined;
   try {
@@ -58,25 +59,42 @@ export async function runServer(config: SeppConfig): Promise<number> {
     logger.info('server.signal', { signal });
     notifySystemd(['STOPPING=1'], logger);
     // The process exits within the configured shutdown time even if something hangs.
+    const timeoutMs = server?.config().server.shutdownTimeoutMs ?? config.server.shutdownTimeoutMs;
     const hardStop = setTimeout(() => {
-      logger.error('server.shutdown_timeout', { timeout_ms: config.server.shutdownTimeoutMs });
+      logger.error('server.shutdown_timeout', { timeout_ms: timeoutMs });
       process.exit(exitCodes.failed);
-    }, config.server.shutdownTimeoutMs);
+    }, timeoutMs);
     hardStop.unref();
     if (server !== undefined) shutdown(server);
   };
+  // SIGHUP's default would end the process: it is ours from before the start.
+  const hangUp = () => {
+    if (server === undefined || first !== undefined) {
+      logger.warn('config.reload_skipped', {
+        detail: 'SIGHUP while starting or stopping; send it again once running',
+      });
+      return;
+    }
+    server.reload({ actor: 'signal:SIGHUP' }).catch((error: unknown) => {
+      logger.error('config.reload_failed', { error: messageOf(error) });
+    });
+  };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  process.on('SIGHUP', hangUp);
   try {
     server = await startServer(config, {
       logger,
       build: buildInfo,
       uiAssets: uiAssets(),
+      loadConfig,
+      setLogLevel: (level) => logger.setLevel(level),
       ...(nativeBinding === undefined ? {} : { nativeBinding }),
     });
   } catch (error) {
     process.off('SIGTERM', stop);
     process.off('SIGINT', stop);
+    process.off('SIGHUP', hangUp);
     if (error instanceof StartupError || error instanceof PrivateDirError) {
       printFailure(`cannot start: ${error.message}`);
       return exitCodes.failed;

@@ -1,5 +1,6 @@
 /**
- * `sepp serve` (also plain `sepp`): run the server until SIGTERM or SIGINT.
+ * `sepp serve` (also plain `sepp`): run the server until SIGTERM or SIGINT;
+ * SIGHUP reads the config file again (app-reload.ts).
  *
  * The server itself (app.ts and everything under it) is loaded only when this
  * command runs: some of its dependencies touch the disk as they load (the
@@ -57,9 +58,12 @@ export function registerServeCommand(parser: Argv): void {
 }
 
 async function serve(flags: ConfigFlags): Promise<number> {
+  // A reload reads the same file with the same flags and environment as the start.
+  const env = { ...process.env };
+  const load = (): SeppConfig => loadConfig({ flags, env });
   let config: SeppConfig;
   try {
-    config = loadConfig({ flags });
+    config = load();
   } catch (error) {
     if (error instanceof ConfigError) {
       printConfigProblems(error.problems, error.configFile);
@@ -78,5 +82,5 @@ async function serve(flags: ConfigFlags): Promise<number> {
     printFailure(`cannot start: ${messageOf(error)}`, error);
     return exitCodes.failed;
   }
-  return runServer(config);
+  return runServer(config, load);
 }

@@ -5,9 +5,15 @@
  * credentials, and the fail-closed rules of SPEC §6.
  */
 import { createHash } from 'node:crypto';
-import { type EngineLimits, namePattern, type QueueSettings } from '../engine/settings.ts';
+import {
+  type EngineLimits,
+  namePattern,
+  type QueueSettingKey,
+  type QueueSettings,
+} from '../engine/settings.ts';
 import { describeRaw } from './fields.ts';
 import { parsePasswordHash } from './password-hash.ts';
+import { checkQueue } from './queue-checks.ts';
 import { asTable, type ConfigReader, type Table, tomlKey } from './reader.ts';
 import { readSchedules } from './schedules.ts';
 import {
@@ -39,10 +45,7 @@ import type {
   TelemetryConfig,
   TlsFiles,
 } from './types.ts';
-import { formatDurationMs, formatSizeBytes } from './units.ts';
-
-/** A duration for a message: exact milliseconds and the readable form. */
-const ms = (value: number) => `${value} (${formatDurationMs(value)})`;
+import { formatSizeBytes } from './units.ts';
 
 export interface BuildIo {
   /** When given, TLS files are checked to exist. */
@@ -222,51 +225,10 @@ function readTelemetry(reader: ConfigReader, value: unknown, plaintext: string[]
   return { ...rest, metricsTokenSha256: sha256 };
 }
 
-/**
- * Checks of one queue's merged settings that no single field can make. Only
- * pairs the section itself sets are checked: a bad pair inherited from
- * [queue_defaults] is reported there, once, not again for every queue.
- */
-function checkQueue(
-  reader: ConfigReader,
-  path: string,
-  flat: QueueSettingsFlat,
-  given: Partial<QueueSettingsFlat>,
-  limits: EngineLimits,
-): void {
-  const valid = (key: string) => !reader.failed.has(`${path}.${key}`);
-  const leaseGiven = given.defaultLeaseMs !== undefined || given.maxLeaseMs !== undefined;
-  if (
-    leaseGiven &&
-    flat.defaultLeaseMs > flat.maxLeaseMs &&
-    valid('default_lease_ms') &&
-    valid('max_lease_ms')
-  ) {
-    reader.problem(
-      `${path}.default_lease_ms`,
-      `${ms(flat.defaultLeaseMs)} is longer than max_lease_ms (${ms(flat.maxLeaseMs)}); lower it or raise max_lease_ms`,
-    );
-  }
-  const backoffGiven = given.backoffBaseMs !== undefined || given.backoffCapMs !== undefined;
-  if (
-    backoffGiven &&
-    flat.backoffCapMs < flat.backoffBaseMs &&
-    valid('backoff_cap_ms') &&
-    valid('backoff_base_ms')
-  ) {
-    reader.problem(
-      `${path}.backoff_cap_ms`,
-      `${ms(flat.backoffCapMs)} is below backoff_base_ms (${ms(flat.backoffBaseMs)}); the cap must be at least the first delay`,
-    );
-  }
-  for (const type of given.allowedTypes ?? []) {
-    if (type.length > limits.maxNameLength) {
-      reader.problem(
-        `${path}.allowed_types`,
-        `"${type}" is longer than limits.max_name_length (${limits.maxNameLength} characters)`,
-      );
-    }
-  }
+interface DeclaredQueues {
+  readonly queues: Record<string, QueueSettings>;
+  /** The keys each [queues.NAME] wrote. */
+  readonly given: Record<string, QueueSettingKey[]>;
 }
 
 function readQueues(
@@ -274,14 +236,16 @@ function readQueues(
   value: unknown,
   defaults: QueueSettingsFlat,
   limits: EngineLimits,
-): Record<string, QueueSettings> {
+): DeclaredQueues {
   // No prototype: a queue named "constructor" must not find Object's.
   const queues: Record<string, QueueSettings> = Object.create(null);
-  if (value === undefined) return queues;
+  const givenKeys: Record<string, QueueSettingKey[]> = Object.create(null);
+  const declared = { queues, given: givenKeys };
+  if (value === undefined) return declared;
   const table = asTable(value);
   if (table === undefined) {
     reader.problem('queues', 'must be a table of queues: write each as [queues.NAME]');
-    return queues;
+    return declared;
   }
   for (const [name, settings] of Object.entries(table)) {
     const path = `queues.${tomlKey(name)}`;
@@ -307,8 +271,9 @@ function readQueues(
     const flat = { ...defaults, ...given };
     checkQueue(reader, path, flat, given, limits);
     queues[name] = nestQueueSettings(flat);
+    givenKeys[name] = Object.keys(given) as QueueSettingKey[];
   }
-  return queues;
+  return declared;
 }
 
 /**
@@ -424,7 +389,8 @@ export function buildConfig(
   const queueDefaultsGiven = reader.section('queue_defaults', queueSpec, root.queue_defaults);
   const queueDefaultsFlat = complete(reader, queueSpec, queueDefaultsGiven);
   checkQueue(reader, 'queue_defaults', queueDefaultsFlat, queueDefaultsGiven, limits);
-  const queues = readQueues(reader, root.queues, queueDefaultsFlat, limits);
+  const declared = readQueues(reader, root.queues, queueDefaultsFlat, limits);
+  const { queues } = declared;
 
   if (
     engineScalars.strictQueues &&
@@ -470,10 +436,23 @@ export function buildConfig(
     limits,
     queueDefaults: nestQueueSettings(queueDefaultsFlat),
     queues,
+    fileKeys: {
+      queueDefaults: Object.keys(queueDefaultsGiven) as QueueSettingKey[],
+      queues: declared.given,
+    },
   };
   const engine: EngineConfig = {
     ...engineOptions,
     schedules: readSchedules(reader, root.schedules, engineOptions, Date.now()),
   };
-  return { configFile, plaintextSecrets, server, grpc, admin, telemetry, engine };
+  return {
+    configFile,
+    plaintextSecrets,
+    sources: Object.fromEntries(reader.sources),
+    server,
+    grpc,
+    admin,
+    telemetry,
+    engine,
+  };
 }

@@ -3,6 +3,7 @@
  * See docs/configuration.md for every setting.
  */
 export { ConfigError, type ConfigProblem, formatProblem } from './config-error.ts';
+export { type ConfigEntry, describeConfig } from './config-view.ts';
 export { exampleConfig } from './example.ts';
 export { type FileMode, filePermissionWarnings, type StatMode, statMode } from './file-permissions.ts';
 export { isLoopbackHost, type ListenAddress, parseListenAddress } from './listen-address.ts';
@@ -24,7 +25,17 @@ export {
   type ScryptParams,
   verifyPassword,
 } from './password-hash.ts';
+export {
+  overrideConflicts,
+  parseQueueSettingKeys,
+  parseQueueSettingValues,
+  queueSettingNames,
+  queueSettingsChecker,
+  queueSettingText,
+} from './queue-settings-input.ts';
+export { tomlKey } from './reader.ts';
 export { type JsonValue, redactConfig, redacted } from './redact.ts';
+export { planReload, type ReloadPlan } from './reload-plan.ts';
 export { configKeys, credentialName, engineLimitRanges, environmentVariables } from './schema.ts';
 export { closestKey } from './suggest.ts';
 export { type TlsFileProblem, tlsFilesProblems, tlsPairProblems } from './tls-files.ts';

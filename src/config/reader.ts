@@ -47,6 +47,11 @@ export class ConfigReader {
   readonly problems: ConfigProblem[] = [];
   /** Full keys whose value was present but invalid: cross-setting checks skip them. */
   readonly failed = new Set<string>();
+  /**
+   * Where each value that is not a default came from, by full key: `file`, or
+   * the environment variable or flag that set it (`SEPP_DATA_DIR`, `--data-dir`).
+   */
+  readonly sources = new Map<string, string>();
 
   constructor(
     private readonly overrides: ReadonlyMap<string, Override>,
@@ -91,6 +96,7 @@ export class ConfigReader {
       const parsed = fieldSpec.field.parse(raw, at);
       if (parsed.ok) {
         (result as Record<string, unknown>)[camel] = parsed.value;
+        this.sources.set(fullKey, override?.source ?? 'file');
       } else {
         this.failed.add(fullKey);
         this.problem(fullKey, parsed.message, override?.source);

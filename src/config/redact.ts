@@ -25,7 +25,7 @@ const secretFields = new Set([
  * Credentials in a URL (`https://user:token@collector`, `?api_key=…`) are
  * secrets too; the scheme, host and path stay visible.
  */
-function redactUrl(text: string): string {
+export function redactUrl(text: string): string {
   let url: URL;
   try {
     url = new URL(text);
@@ -37,9 +37,14 @@ function redactUrl(text: string): string {
   return `${url.protocol}//${userinfo}${url.host}${url.pathname}${query}`;
 }
 
+/** Whether a field (camelCase, as in SeppConfig) holds a secret or a hash of one. */
+export function isSecretField(name: string): boolean {
+  return secretFields.has(name);
+}
+
 export function redactConfig(config: SeppConfig): { [key: string]: JsonValue } {
   const text = JSON.stringify(config, (key, value: unknown) => {
-    if (secretFields.has(key)) return redacted;
+    if (isSecretField(key)) return redacted;
     if (key === 'otlpEndpoint' && typeof value === 'string') return redactUrl(value);
     return value;
   });

@@ -11,8 +11,10 @@ import {
   defaultEngineLimits,
   defaultQueueSettings,
   type EngineLimits,
+  flattenQueueSettings,
   namePattern,
-  type QueueSettings,
+  nestQueueSettings,
+  type QueueSettingsFlat,
   queueSettingRanges,
 } from '../engine/settings.ts';
 import {
@@ -294,44 +296,8 @@ export const limitsSpec: SectionSpec<EngineLimits> = {
   eventResumeWindowMs: limitField('eventResumeWindowMs'),
 };
 
-/**
- * Queue settings as written in TOML: flat, with the backoff fields prefixed
- * (`backoff_base_ms`), so `[queues.NAME]` needs no sub-tables.
- */
-export interface QueueSettingsFlat {
-  readonly maxAttempts: number;
-  readonly backoffBaseMs: number;
-  readonly backoffFactor: number;
-  readonly backoffCapMs: number;
-  readonly backoffJitter: number;
-  readonly defaultLeaseMs: number;
-  readonly maxLeaseMs: number;
-  readonly maxPayloadBytes: number;
-  readonly maxDepth: number;
-  readonly dedupWindowMs: number;
-  readonly deadRetentionMs: number;
-  readonly completedRetentionMs: number;
-  readonly allowedTypes: readonly string[];
-}
-
-export function flattenQueueSettings(settings: QueueSettings): QueueSettingsFlat {
-  const { backoff, ...rest } = settings;
-  return {
-    ...rest,
-    backoffBaseMs: backoff.baseMs,
-    backoffFactor: backoff.factor,
-    backoffCapMs: backoff.capMs,
-    backoffJitter: backoff.jitter,
-  };
-}
-
-export function nestQueueSettings(flat: QueueSettingsFlat): QueueSettings {
-  const { backoffBaseMs, backoffFactor, backoffCapMs, backoffJitter, ...rest } = flat;
-  return {
-    ...rest,
-    backoff: { baseMs: backoffBaseMs, factor: backoffFactor, capMs: backoffCapMs, jitter: backoffJitter },
-  };
-}
+/** Queue settings as written in TOML: flat, so `[queues.NAME]` needs no sub-tables (engine/settings.ts). */
+export { flattenQueueSettings, nestQueueSettings, type QueueSettingsFlat };
 
 const r = queueSettingRanges;
 const engineQueueDefaults = flattenQueueSettings(defaultQueueSettings);

@@ -13,6 +13,8 @@ import type { ListenAddress } from './listen-address.ts';
 export type Durability = 'full' | 'relaxed';
 /** Who checkpoints the WAL: `auto` sepp itself; `external` a replicator such as Litestream. */
 export type WalCheckpoints = 'auto' | 'external';
+/** `file`, or the environment variable (`SEPP_DATA_DIR`) or flag (`--data-dir`) that set a value. */
+export type ConfigSource = string;
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogFormat = 'text' | 'json';
 /** `producer`: enqueue and read; `worker`: reserve, ack, nack, extend and read; `admin`: everything. */
@@ -141,6 +143,13 @@ export interface SeppConfig {
    * readable by others (file-permissions.ts warns).
    */
   readonly plaintextSecrets: readonly string[];
+  /**
+   * Where each setting that is not at its default came from, by TOML key
+   * (`server.data_dir`, `grpc.api_keys[0].name`, `queues.emails.max_attempts`):
+   * `file`, or the environment variable or flag that set it. A key that is
+   * absent has its default.
+   */
+  readonly sources: Readonly<Record<string, ConfigSource>>;
   readonly server: ServerConfig;
   readonly grpc: GrpcConfig;
   readonly admin: AdminConfig;

@@ -13,6 +13,8 @@ import { closeDatabase } from '../store/close.ts';
 import { counterMismatches } from '../store/counter-check.ts';
 import type { BatchStats, Transaction } from '../store/group-commit.ts';
 import type { Db } from '../store/open.ts';
+import { prepareRuntimeStatements } from '../store/runtime-statements.ts';
+import { AdminSessions } from './admin-sessions.ts';
 import type {
   AuditEntry,
   AuditInput,
@@ -46,9 +48,10 @@ import { checkProgressReport, ProgressReports } from './progress.ts';
 import { checkQueueExists, checkQueueName, QueueAdmin } from './queue-admin.ts';
 import { Reserver } from './reserve.ts';
 import { checkAckResult } from './results.ts';
+import { type QueueSettingsChange, type QueueSettingsCheck, RuntimeSettings } from './runtime-settings.ts';
 import { type PutMode, Schedules } from './schedules/schedules.ts';
 import type { ReconcileReport, ScheduleEvent, ScheduleInfo, ScheduleSpec } from './schedules/types.ts';
-import type { EngineLimits, EngineOptions } from './settings.ts';
+import type { EngineLimits, EngineOptions, QueueFileSettings, QueueSettingsFlat } from './settings.ts';
 import { Settler } from './settle.ts';
 import type {
   Ack,
@@ -98,6 +101,12 @@ export interface EngineDeps {
   storageSpace?: StorageSpace;
   /** Told when the disk fills up (enqueues refused, the reserve freed) and when there is room again. */
   onDiskFull?: (full: boolean, detail: string) => void;
+  /**
+   * Checks across a queue's settings when an operator changes them at run time
+   * (app.ts passes the config file's checks); without it only each value's own
+   * validity, which the caller checked, holds.
+   */
+  checkQueueSettings?: QueueSettingsCheck;
 }
 
 export class Engine {
@@ -118,15 +127,14 @@ export class Engine {
   private readonly onlineBackup: OnlineBackup;
   private readonly schedules: Schedules;
   private readonly diskFull: DiskFull;
+  private readonly runtimeSettings: RuntimeSettings;
+  /** The admin UI's sessions on disk (src/admin/sessions.ts decides what they are). */
+  readonly adminSessions: AdminSessions;
   private closing = false;
   /** Set by drainWaiters(): reserves stop waiting, writes still work. */
   private draining = false;
 
-  constructor(
-    db: Db,
-    readonly options: EngineOptions,
-    deps: EngineDeps,
-  ) {
+  constructor(db: Db, options: EngineOptions, deps: EngineDeps) {
     let maintenance: Maintenance | undefined;
     const diskFull = new DiskFull(deps.storageSpace, deps.clock, (full, detail) =>
       deps.onDiskFull?.(full, detail),
@@ -173,14 +181,32 @@ export class Engine {
     this.queueAdmin = new QueueAdmin(this.ctx, this.queries.sql, this.audit, write);
     this.deadLetters = new DeadLetters(this.ctx, this.queries.sql, this.actions, this.audit, write);
     this.onlineBackup = new OnlineBackup(db);
+    const runtimeSql = prepareRuntimeStatements(db);
+    this.runtimeSettings = new RuntimeSettings(
+      this.ctx,
+      runtimeSql,
+      this.audit,
+      write,
+      deps.checkQueueSettings,
+    );
+    this.adminSessions = new AdminSessions(this.ctx, runtimeSql, this.audit, write);
     this.queueAdmin.load();
+    // The config's schedules are checked against the config's queue settings, as `sepp config
+    // check` checks them, so a run-time override cannot keep the server from starting (it refuses
+    // the schedule's jobs instead, which the schedule's outcome shows): reconcile, then the overrides.
     const reconciled = this.schedules.reconcile(options.schedules ?? []);
     deps.onSchedulesReconciled?.(reconciled);
+    this.runtimeSettings.load();
     this.maintenance.start();
   }
 
   get limits(): EngineLimits {
-    return this.options.limits;
+    return this.ctx.limits;
+  }
+
+  /** The options in force: the limits given at start and the queue settings of the config file now (reloads replace them). */
+  get options(): EngineOptions {
+    return { ...this.ctx.queues.fileSettings, limits: this.ctx.limits };
   }
 
   private write<T>(op: (tx: Transaction) => T): Promise<T> {
@@ -302,6 +328,30 @@ export class Engine {
   /** Deletes a queue that holds no job; FAILED_PRECONDITION while it holds any, or when the config declares it. */
   deleteQueue(queue: string, audit?: AuditInput): Promise<void> {
     return this.queueAdmin.deleteQueue(queue, audit);
+  }
+
+  /**
+   * Sets and resets run-time overrides of a queue's settings (they win over the
+   * config file and survive restarts); audited with every old and new value.
+   * Returns the queue as it is afterwards.
+   */
+  async changeQueueSettings(
+    queue: string,
+    change: QueueSettingsChange,
+    audit: AuditInput,
+  ): Promise<QueueInfo> {
+    await this.runtimeSettings.change(queue, change, audit);
+    return this.queueAdmin.queueInfo(queue);
+  }
+
+  /** Every queue's run-time overrides (a reload checks the new file against them). */
+  queueSettingOverrides(): ReadonlyMap<string, Readonly<Partial<QueueSettingsFlat>>> {
+    return this.ctx.queues.allOverrides();
+  }
+
+  /** Replaces the config file's queue settings (a reload); run-time overrides stay on top. */
+  reconfigureQueues(file: QueueFileSettings): Promise<void> {
+    return this.runtimeSettings.reconfigure(file);
   }
 
   // ---------------------------------------------------------------- dead letters

@@ -44,7 +44,7 @@ export class QueueAdmin {
   }
 
   listQueues(): QueueInfo[] {
-    const { sql, queues, waiters, clock } = this.ctx;
+    const { sql, queues, clock } = this.ctx;
     const counts = new Map<string, StateCounts>();
     for (const row of sql.allCounts.all()) {
       let c = counts.get(row.queue);
@@ -55,17 +55,29 @@ export class QueueAdmin {
       c[row.state as JobState] = row.jobs;
     }
     const nowMs = clock.nowMs();
-    return queues.names().map((name) => {
-      const queueCounts = counts.get(name) ?? emptyCounts();
-      return {
-        name,
-        paused: queues.isPaused(name),
-        counts: queueCounts,
-        oldestReadyAgeMs: queueCounts.ready > 0 ? this.oldestReadyAge(name, nowMs) : null,
-        waitingWorkers: waiters.waitingOn(name),
-        settings: queues.settingsFor(name),
-      };
-    });
+    return queues.names().map((name) => this.describe(name, counts.get(name) ?? emptyCounts(), nowMs));
+  }
+
+  /** One queue that exists, as listQueues shows it. */
+  queueInfo(queue: string): QueueInfo {
+    const counts = emptyCounts();
+    for (const row of this.ctx.sql.queueCounts.all(queue)) counts[row.state as JobState] = row.jobs;
+    return this.describe(queue, counts, this.ctx.clock.nowMs());
+  }
+
+  private describe(name: string, counts: StateCounts, nowMs: number): QueueInfo {
+    const { queues, waiters } = this.ctx;
+    const view = queues.viewOf(name);
+    return {
+      name,
+      paused: queues.isPaused(name),
+      counts,
+      oldestReadyAgeMs: counts.ready > 0 ? this.oldestReadyAge(name, nowMs) : null,
+      waitingWorkers: waiters.waitingOn(name),
+      settings: view.settings,
+      settingSources: view.sources,
+      fileSettings: view.fileSettings,
+    };
   }
 
   /** The oldest due time among ready jobs: one index probe per priority, never a scan. */

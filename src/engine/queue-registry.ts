@@ -1,13 +1,43 @@
 /**
  * What the engine knows about queues without asking the database: effective
- * settings (defaults merged with the configured overrides), which queues exist
- * on disk, and which are paused. The in-memory view changes only after the
- * commit that changed the database (see the after-commit hooks in engine.ts).
+ * settings, which queues exist on disk, and which are paused.
+ *
+ * A queue's effective settings are layered, lowest precedence first: the
+ * built-in defaults, the config file's [queue_defaults], its [queues.NAME], and
+ * the run-time overrides (queue-overrides.ts). The file layer is replaced as a
+ * whole on reload, an override per queue when an operator changes it; either
+ * way the cached settings of that queue and the values derived from all queues
+ * (anyKeepsCompleted) are recomputed at once, so the next lease or enqueue
+ * sees the change whole. The in-memory view changes only after the commit that
+ * changed the database (see the after-commit hooks in context.ts).
  */
-import type { EngineOptions, QueueSettings } from './settings.ts';
+import {
+  defaultQueueSettings,
+  type EngineOptions,
+  flattenPartialQueueSettings,
+  flattenQueueSettings,
+  nestQueueSettings,
+  type QueueFileSettings,
+  type QueueSettingKey,
+  type QueueSettings,
+  type QueueSettingsFlat,
+  queueSettingKeys,
+  type SettingSource,
+} from './settings.ts';
+
+/** A queue's settings with where each comes from. */
+export interface QueueSettingsView {
+  /** What the queue runs with now. */
+  readonly settings: QueueSettings;
+  /** What it would run with without run-time overrides (the config file's value, or the default). */
+  readonly fileSettings: QueueSettingsFlat;
+  readonly sources: Readonly<Record<QueueSettingKey, SettingSource>>;
+  /** The run-time overrides in force (a subset of the keys). */
+  readonly overrides: Readonly<Partial<QueueSettingsFlat>>;
+}
 
 export class QueueRegistry {
-  private readonly settingsCache = new Map<string, QueueSettings>();
+  private readonly viewCache = new Map<string, QueueSettingsView>();
   /** Queues that exist in the database, with their paused flag. */
   private readonly existing = new Map<string, { paused: boolean }>();
   /**
@@ -16,38 +46,71 @@ export class QueueRegistry {
    * again (INSERT OR IGNORE) instead of trusting the stale in-memory view.
    */
   private readonly deleting = new Set<string>();
+  private readonly overrides = new Map<string, Readonly<Partial<QueueSettingsFlat>>>();
+  private file: QueueFileSettings;
+  private keepsCompleted = false;
 
-  /** Whether any queue keeps completed jobs (else an ack always deletes). */
-  readonly anyKeepsCompleted: boolean;
+  constructor(options: EngineOptions) {
+    this.file = fileLayerOf(options);
+    this.recompute();
+  }
 
-  constructor(private readonly options: EngineOptions) {
-    this.anyKeepsCompleted = [options.queueDefaults, ...Object.values(options.queues)].some(
-      (settings) => (settings.completedRetentionMs ?? 0) > 0,
-    );
+  /** Whether any queue keeps completed jobs (else an ack always deletes); follows every change. */
+  get anyKeepsCompleted(): boolean {
+    return this.keepsCompleted;
   }
 
   settingsFor(queue: string): QueueSettings {
-    let settings = this.settingsCache.get(queue);
-    if (settings === undefined) {
-      const override = this.options.queues[queue] ?? {};
-      settings = Object.freeze({
-        ...this.options.queueDefaults,
-        ...override,
-        backoff: Object.freeze({ ...this.options.queueDefaults.backoff, ...override.backoff }),
-      });
+    return this.viewOf(queue).settings;
+  }
+
+  /** The queue's effective settings, the file's values under them and the source of each. */
+  viewOf(queue: string): QueueSettingsView {
+    let view = this.viewCache.get(queue);
+    if (view === undefined) {
+      view = resolveQueueView(this.file, this.overrides.get(queue) ?? {}, queue);
       // Only declared queues and queues that exist are cached, so a flood of bad names cannot grow memory.
-      if (this.isDeclared(queue) || this.existing.has(queue)) this.settingsCache.set(queue, settings);
+      if (this.isDeclared(queue) || this.existing.has(queue)) this.viewCache.set(queue, view);
     }
-    return settings;
+    return view;
+  }
+
+  /** Replaces what the config file says (a reload); the overrides stay. */
+  setFileSettings(file: QueueFileSettings): void {
+    this.file = fileLayerOf(file);
+    this.viewCache.clear();
+    this.recompute();
+  }
+
+  /** The file layer now in force. */
+  get fileSettings(): QueueFileSettings {
+    return this.file;
+  }
+
+  /** Sets (or, with an empty object, removes) a queue's run-time overrides. */
+  setOverrides(queue: string, overrides: Readonly<Partial<QueueSettingsFlat>>): void {
+    if (Object.keys(overrides).length === 0) this.overrides.delete(queue);
+    else this.overrides.set(queue, Object.freeze({ ...overrides }));
+    this.viewCache.delete(queue);
+    this.recompute();
+  }
+
+  overridesOf(queue: string): Readonly<Partial<QueueSettingsFlat>> {
+    return this.overrides.get(queue) ?? {};
+  }
+
+  /** Every queue with run-time overrides, with them. */
+  allOverrides(): ReadonlyMap<string, Readonly<Partial<QueueSettingsFlat>>> {
+    return this.overrides;
   }
 
   isDeclared(queue: string): boolean {
-    return Object.hasOwn(this.options.queues, queue);
+    return Object.hasOwn(this.file.queues, queue);
   }
 
   /** Whether jobs may be enqueued to `queue` at all. */
   accepts(queue: string): boolean {
-    return !this.options.strictQueues || this.isDeclared(queue);
+    return !this.file.strictQueues || this.isDeclared(queue);
   }
 
   exists(queue: string): boolean {
@@ -77,7 +140,7 @@ export class QueueRegistry {
   forget(queue: string): void {
     this.existing.delete(queue);
     this.deleting.delete(queue);
-    if (!this.isDeclared(queue)) this.settingsCache.delete(queue);
+    if (!this.isDeclared(queue)) this.viewCache.delete(queue);
   }
 
   names(): string[] {
@@ -85,6 +148,66 @@ export class QueueRegistry {
   }
 
   declaredNames(): string[] {
-    return Object.keys(this.options.queues).sort();
+    return Object.keys(this.file.queues).sort();
   }
+
+  private recompute(): void {
+    const candidates: Partial<QueueSettingsFlat>[] = [
+      flattenQueueSettings(this.file.queueDefaults),
+      ...Object.values(this.file.queues).map(flattenPartialQueueSettings),
+      ...this.overrides.values(),
+    ];
+    this.keepsCompleted = candidates.some((settings) => (settings.completedRetentionMs ?? 0) > 0);
+  }
+}
+
+/**
+ * A queue's settings from a file layer and its overrides: pure, so a change can
+ * compute what it will make before its commit, and the registry after it.
+ */
+export function resolveQueueView(
+  file: QueueFileSettings,
+  overrides: Readonly<Partial<QueueSettingsFlat>>,
+  queue: string,
+): QueueSettingsView {
+  const defaults = flattenQueueSettings(file.queueDefaults);
+  const declared = Object.hasOwn(file.queues, queue) ? file.queues[queue] : undefined;
+  const queueFlat = declared === undefined ? {} : flattenPartialQueueSettings(declared);
+  const fileSettings = Object.freeze({ ...defaults, ...queueFlat });
+  const keys = file.fileKeys;
+  const queueKeys = new Set<QueueSettingKey>(
+    keys === undefined ? (Object.keys(queueFlat) as QueueSettingKey[]) : (keys.queues[queue] ?? []),
+  );
+  const defaultKeys = new Set<QueueSettingKey>(keys?.queueDefaults ?? changedDefaults(defaults));
+  const sources = {} as Record<QueueSettingKey, SettingSource>;
+  for (const key of queueSettingKeys) {
+    sources[key] = Object.hasOwn(overrides, key)
+      ? 'override'
+      : queueKeys.has(key)
+        ? 'queue'
+        : defaultKeys.has(key)
+          ? 'queue_defaults'
+          : 'default';
+  }
+  const settings = nestQueueSettings({ ...fileSettings, ...overrides });
+  return Object.freeze({
+    settings: Object.freeze({ ...settings, backoff: Object.freeze(settings.backoff) }),
+    fileSettings,
+    sources: Object.freeze(sources),
+    overrides: Object.freeze({ ...overrides }),
+  });
+}
+
+/** The file layer of the options, without anything else the options carry. */
+function fileLayerOf(options: QueueFileSettings): QueueFileSettings {
+  const { queueDefaults, queues, strictQueues, fileKeys } = options;
+  return fileKeys === undefined
+    ? { queueDefaults, queues, strictQueues }
+    : { queueDefaults, queues, strictQueues, fileKeys };
+}
+
+/** The [queue_defaults] keys whose value is not the built-in one (when the file's own keys are unknown). */
+function changedDefaults(defaults: QueueSettingsFlat): QueueSettingKey[] {
+  const builtIn = flattenQueueSettings(defaultQueueSettings);
+  return queueSettingKeys.filter((key) => JSON.stringify(defaults[key]) !== JSON.stringify(builtIn[key]));
 }

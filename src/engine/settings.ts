@@ -71,6 +71,82 @@ export const queueSettingRanges = {
   backoffJitter: { min: 0, max: 1 },
 } as const;
 
+/**
+ * Queue settings as the config file and the run-time overrides name them:
+ * flat, with the backoff fields prefixed (`backoffBaseMs`), so every setting is
+ * one key (`backoff_base_ms` in TOML). Derived from QueueSettings, so a setting
+ * added there is a key here too.
+ */
+export type QueueSettingsFlat = Readonly<
+  Omit<QueueSettings, 'backoff'> & {
+    backoffBaseMs: number;
+    backoffFactor: number;
+    backoffCapMs: number;
+    backoffJitter: number;
+  }
+>;
+
+/** One queue setting, as its camelCase key (`maxAttempts`); its TOML name is the snake_case form. */
+export type QueueSettingKey = keyof QueueSettingsFlat;
+
+export function flattenQueueSettings(settings: QueueSettings): QueueSettingsFlat {
+  const { backoff, maxAttempts, ...rest } = settings;
+  // Keys in the order the config file lists them: max_attempts, the backoff, then the rest.
+  return {
+    maxAttempts,
+    backoffBaseMs: backoff.baseMs,
+    backoffFactor: backoff.factor,
+    backoffCapMs: backoff.capMs,
+    backoffJitter: backoff.jitter,
+    ...rest,
+  };
+}
+
+export function nestQueueSettings(flat: QueueSettingsFlat): QueueSettings {
+  const { backoffBaseMs, backoffFactor, backoffCapMs, backoffJitter, ...rest } = flat;
+  return {
+    ...rest,
+    backoff: { baseMs: backoffBaseMs, factor: backoffFactor, capMs: backoffCapMs, jitter: backoffJitter },
+  };
+}
+
+/** The keys a partial (nested) QueueSettings sets, flat: `{ backoff: { baseMs } }` sets `backoffBaseMs`. */
+export function flattenPartialQueueSettings(partial: Partial<QueueSettings>): Partial<QueueSettingsFlat> {
+  const { backoff, ...rest } = partial;
+  const flat: Record<string, unknown> = { ...rest };
+  if (backoff !== undefined) {
+    const names = {
+      baseMs: 'backoffBaseMs',
+      factor: 'backoffFactor',
+      capMs: 'backoffCapMs',
+      jitter: 'backoffJitter',
+    };
+    for (const [key, name] of Object.entries(names)) {
+      const value = backoff[key as keyof BackoffSettings];
+      if (value !== undefined) flat[name] = value;
+    }
+  }
+  return flat as Partial<QueueSettingsFlat>;
+}
+
+/** Every queue setting key, in the order the docs and the UI list them. */
+export const queueSettingKeys: readonly QueueSettingKey[] = Object.freeze(
+  Object.keys(flattenQueueSettings(defaultQueueSettings)) as QueueSettingKey[],
+);
+
+/** `backoffBaseMs` → `backoff_base_ms`: how the config file, the CLI and the audit log name a setting. */
+export function queueSettingName(key: QueueSettingKey): string {
+  return key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+/**
+ * Where a queue's effective setting comes from, lowest precedence first: the
+ * built-in default, the config file's [queue_defaults], its [queues.NAME], or a
+ * run-time override (SetQueueSettings, `sepp queue set`, the admin UI).
+ */
+export type SettingSource = 'default' | 'queue_defaults' | 'queue' | 'override';
+export const settingSources: readonly SettingSource[] = ['default', 'queue_defaults', 'queue', 'override'];
+
 export interface EngineLimits {
   /** Longest queue name and job type, in characters ([A-Za-z0-9._:-] only). */
   maxNameLength: number;
@@ -142,13 +218,27 @@ export const defaultEngineLimits: Readonly<EngineLimits> = Object.freeze({
 /** The shape names must have: queue names and job types. */
 export const namePattern = /^[A-Za-z0-9._:-]+$/;
 
-export interface EngineOptions {
-  /** Settings every queue starts from. */
+/** What the config file says about queues; a reload replaces it as a whole. */
+export interface QueueFileSettings {
+  /** Settings every queue starts from (the built-in defaults with [queue_defaults] applied). */
   queueDefaults: QueueSettings;
-  /** Per-queue overrides, by queue name (declared queues). */
+  /** Per-queue settings, by queue name (declared queues). */
   queues: Readonly<Record<string, Partial<QueueSettings>>>;
   /** Only declared queues accept jobs. */
   strictQueues: boolean;
+  /**
+   * Which settings the file wrote: in [queue_defaults], and in each [queues.NAME].
+   * Without it, a declared queue's source is `queue` for every key its entry in
+   * `queues` sets, and [queue_defaults] for every default that differs from the
+   * built-in one.
+   */
+  fileKeys?: {
+    readonly queueDefaults: readonly QueueSettingKey[];
+    readonly queues: Readonly<Record<string, readonly QueueSettingKey[]>>;
+  };
+}
+
+export interface EngineOptions extends QueueFileSettings {
   limits: EngineLimits;
   /**
    * The schedules the config declares: reconciled when the engine opens (added,

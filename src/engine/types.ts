@@ -3,7 +3,7 @@
  * milliseconds since the Unix epoch (`_Ms` suffix), durations are milliseconds.
  */
 import type { JobRejection, RejectionReason } from './errors.ts';
-import type { QueueSettings } from './settings.ts';
+import type { QueueSettingKey, QueueSettings, QueueSettingsFlat, SettingSource } from './settings.ts';
 
 /**
  * Job states. A job moves:
@@ -207,6 +207,10 @@ export interface QueueInfo {
   /** Long-polls waiting on this queue now. */
   waitingWorkers: number;
   settings: QueueSettings;
+  /** Where each setting comes from, by flat key (`backoffBaseMs`). */
+  settingSources: Readonly<Record<QueueSettingKey, SettingSource>>;
+  /** The settings without run-time overrides (flat): what resetting an override gives back. */
+  fileSettings: QueueSettingsFlat;
 }
 
 export interface DeadLetterQuery {

@@ -44,10 +44,16 @@ export function sha256(text: string): Buffer {
 }
 
 export class Authenticator {
-  /** Callers identified so far, by their call's metadata: the key is checked once per call. */
-  private readonly identified = new WeakMap<Metadata, Caller>();
+  /** Callers identified so far, by their call's metadata: the key is checked once per call (until the keys change). */
+  private identified = new WeakMap<Metadata, Caller>();
 
-  constructor(private readonly keys: readonly ApiKey[]) {}
+  constructor(private keys: readonly ApiKey[]) {}
+
+  /** Replaces the keys (a config reload): from the next call on, only these are valid; open calls are identified again. */
+  replaceKeys(keys: readonly ApiKey[]): void {
+    this.keys = keys;
+    this.identified = new WeakMap();
+  }
 
   get enabled(): boolean {
     return this.keys.length > 0;

@@ -15,9 +15,11 @@ import {
   type LeasedJob,
   RejectionReason as ProtoRejectionReason,
 } from '../../clients/typescript/src/gen/sepp/v1/job.js';
-import type {
-  QueueSettings as ProtoQueueSettings,
-  QueueInfo,
+import {
+  type QueueSettings as ProtoQueueSettings,
+  type QueueInfo,
+  type QueueSettingValue,
+  SettingSource,
 } from '../../clients/typescript/src/gen/sepp/v1/queue.js';
 import type {
   AckRequest,
@@ -27,7 +29,13 @@ import type {
 import { type WorkerInfo, WorkerTransport } from '../../clients/typescript/src/gen/sepp/v1/workers.js';
 import type { WorkerInfo as EngineWorkerInfo } from '../engine/admin-types.ts';
 import type { JobRejection, RejectionReason } from '../engine/errors.ts';
-import type { QueueSettings } from '../engine/settings.ts';
+import {
+  type SettingSource as EngineSettingSource,
+  flattenQueueSettings,
+  type QueueSettings,
+  queueSettingKeys,
+  queueSettingName,
+} from '../engine/settings.ts';
 import type {
   Ack,
   EnqueueAccepted as EngineAccepted,
@@ -225,7 +233,26 @@ export function queueInfoToProto(queue: EngineQueueInfo): QueueInfo {
     oldestReadyAgeMs: queue.oldestReadyAgeMs ?? 0,
     waitingWorkers: queue.waitingWorkers,
     settings: queueSettingsToProto(queue.settings),
+    settingValues: settingValuesToProto(queue),
   };
+}
+
+const settingSourceToProto: Readonly<Record<EngineSettingSource, SettingSource>> = {
+  default: SettingSource.DEFAULT,
+  queue_defaults: SettingSource.QUEUE_DEFAULTS,
+  queue: SettingSource.QUEUE,
+  override: SettingSource.OVERRIDE,
+};
+
+/** Every setting as name, JSON value, source and the file's value (what a reset gives back). */
+function settingValuesToProto(queue: EngineQueueInfo): QueueSettingValue[] {
+  const effective = flattenQueueSettings(queue.settings);
+  return queueSettingKeys.map((key) => ({
+    key: queueSettingName(key),
+    valueJson: JSON.stringify(effective[key]),
+    source: settingSourceToProto[queue.settingSources[key]],
+    fileValueJson: JSON.stringify(queue.fileSettings[key]),
+  }));
 }
 
 export function nackDirectiveFromProto(request: NackRequest): NackDirective {

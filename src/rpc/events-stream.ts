@@ -16,7 +16,7 @@ import type { EventsRequest, EventsResponse } from '../../clients/typescript/src
 import { SeppError } from '../engine/errors.ts';
 import { type BugReporter, guardServerStream } from './call-guard.ts';
 import { eventToProto, subscriptionFromProto } from './events-convert.ts';
-import { admit, MalformedRequest, type RpcContext } from './rpc-context.ts';
+import { admit, MalformedRequest, type OpenStream, type RpcContext } from './rpc-context.ts';
 
 export function createEventsHandler(
   ctx: RpcContext,
@@ -41,11 +41,14 @@ export function createEventsHandler(
     }
     open++;
     call.onStreamClosed(() => open--);
-    const stream = {
+    const stream: OpenStream = {
       endForShutdown: () =>
         call.fail(
           new SeppError('unavailable', 'sepp is shutting down; subscribe again to the restarted server'),
         ),
+      access: { metadata: call.metadata, permission: 'read', rpc: 'Events' },
+      // A reload that revokes the key ends the subscription (call.onFinish closes it).
+      endWith: (error) => call.fail(error),
     };
     const streamId = ctx.engine.eventStreamId;
     const subscription = ctx.engine.subscribeEvents(filter, start, {

@@ -10,4 +10,5 @@ export type {
   RpcObserver,
   TraceContext,
 } from './observer.ts';
+export type { ReloadReport } from './rpc-context.ts';
 export { createRpcServer, type RpcServer, type RpcServerOptions } from './server.ts';

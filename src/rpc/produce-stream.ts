@@ -25,7 +25,7 @@ import {
   unobserved,
   withTraceContext,
 } from './observer.ts';
-import { admit, MalformedRequest, type RpcContext } from './rpc-context.ts';
+import { admit, MalformedRequest, type OpenStream, type RpcContext } from './rpc-context.ts';
 
 const maxPendingMessages = 64;
 
@@ -51,8 +51,10 @@ function produce(
   let pending: Promise<unknown> = Promise.resolve();
   let inFlight = 0;
   const gate = new ReadGate(call);
-  const stream = {
+  const stream: OpenStream = {
     endForShutdown: () => call.fail(new SeppError('unavailable', 'sepp is shutting down')),
+    access: { metadata: call.metadata, permission: 'enqueue', rpc: 'Produce' },
+    endWith: (error) => call.fail(error),
   };
   ctx.streams.add(stream);
   call.onFinish(() => ctx.streams.delete(stream));

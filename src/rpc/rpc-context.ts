@@ -39,8 +39,28 @@ export interface RpcContext {
   readonly observer: RpcObserver | undefined;
   /** True once shutdown began: new calls get UNAVAILABLE. */
   draining: boolean;
-  /** Open Work and Produce streams, so shutdown can end them. */
-  readonly streams: Set<{ endForShutdown(): void }>;
+  /** Open Work and Produce streams, so shutdown can end them and a change of API keys can check them again. */
+  readonly streams: Set<OpenStream>;
+  /** Rereads the config file (ReloadConfig); undefined when the server cannot. */
+  readonly reloadConfig: ((request: { dryRun: boolean; actor: string }) => Promise<ReloadReport>) | undefined;
+}
+
+/** A Work or Produce stream while it is open. */
+export interface OpenStream {
+  endForShutdown(): void;
+  /** What the stream was let in with; checked again when the API keys change (a revoked key ends it). */
+  readonly access: { readonly metadata: Metadata; readonly permission: Permission; readonly rpc: string };
+  /** Ends the stream with this error's status, after what is already answered. */
+  endWith(error: SeppError): void;
+}
+
+/** What a reload did or, on a dry run, would do (app.ts makes it; config/reload-plan.ts decides it). */
+export interface ReloadReport {
+  applied: boolean;
+  changed: string[];
+  restartRequired: string[];
+  problems: { key: string; message: string }[];
+  configFile: string | null;
 }
 
 /** A request whose bytes did not decode: handlers answer INVALID_ARGUMENT instead of grpc-js's INTERNAL. */

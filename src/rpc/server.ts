@@ -8,6 +8,7 @@ import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
 import { QueueServiceService } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import type { Engine } from '../engine/engine.ts';
+import { toSeppError } from '../engine/errors.ts';
 import { admissionInterceptor } from './admission.ts';
 import { type ApiKey, Authenticator } from './auth.ts';
 import { createBackupHandler } from './backup-stream.ts';
@@ -34,6 +35,8 @@ export interface RpcServerOptions {
   observer?: RpcObserver;
   /** Where bugs caught in handlers and grpc-js's own lines are logged; default nowhere (grpc-js: stderr). */
   log?: RpcLog;
+  /** Rereads the config file for ReloadConfig (app.ts); without it, ReloadConfig is FAILED_PRECONDITION. */
+  reloadConfig?: RpcContext['reloadConfig'];
 }
 
 export interface RpcServer {
@@ -47,6 +50,12 @@ export interface RpcServer {
    * `timeoutMs` for calls in flight before forcing the rest.
    */
   shutdown(timeoutMs: number): Promise<void>;
+  /**
+   * Replaces the API keys (a reload): every later call is checked against
+   * them, and each open stream at once, so a stream of a revoked key ends
+   * with UNAUTHENTICATED (and one whose key lost the role, PERMISSION_DENIED).
+   */
+  replaceApiKeys(keys: readonly ApiKey[]): void;
 }
 
 const serviceName = 'sepp.v1.QueueService';
@@ -125,6 +134,7 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
     observer: options.observer,
     draining: false,
     streams: new Set(),
+    reloadConfig: options.reloadConfig,
   };
   const onBug: BugReporter = (error, rpc) =>
     options.log?.error('rpc.internal_error', { rpc, error: error.message });
@@ -152,6 +162,17 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
   return {
     listen: (host, port) => connections.listen(host, port),
     connectionStats: () => connections.stats(),
+    replaceApiKeys(keys) {
+      ctx.auth.replaceKeys(keys);
+      for (const stream of [...ctx.streams]) {
+        const { metadata, permission, rpc } = stream.access;
+        try {
+          ctx.auth.authorize(metadata, permission, rpc);
+        } catch (error) {
+          stream.endWith(toSeppError(error));
+        }
+      }
+    },
     async shutdown(timeoutMs) {
       ctx.draining = true;
       connections.stopAccepting();

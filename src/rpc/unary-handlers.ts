@@ -7,8 +7,10 @@ import { DurabilityMode } from '../../clients/typescript/src/gen/sepp/v1/admin.j
 import { DeadReason, type EnqueueJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import { type AckBatchRequest, SettleOutcome } from '../../clients/typescript/src/gen/sepp/v1/work.js';
+import { formatProblem, parseQueueSettingKeys, parseQueueSettingValues } from '../config/index.ts';
 import { SeppError } from '../engine/errors.ts';
 import type { EnqueueRequest as EngineEnqueueRequest } from '../engine/types.ts';
+import type { Caller } from './auth.ts';
 import { answerUnary, type BugReporter } from './call-guard.ts';
 import {
   acceptedToProto,
@@ -294,7 +296,61 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
         strictQueues: engine.options.strictQueues,
       };
     }),
+
+    setQueueSettings: unary('SetQueueSettings', 'admin', async (req, _call, caller, observation) => {
+      observation.annotate({ queue: req.queue });
+      const queue = requireString(req.queue, 'queue');
+      if (Object.keys(req.settings).length === 0) {
+        throw new SeppError(
+          'invalid_argument',
+          'settings: name at least one setting, e.g. max_attempts = "10"',
+        );
+      }
+      const parsed = parseQueueSettingValues(queue, req.settings);
+      if (!parsed.ok) throw new SeppError('invalid_argument', parsed.problems.map(formatProblem).join('; '));
+      const info = await engine.changeQueueSettings(
+        queue,
+        { set: parsed.value },
+        auditOf(caller, 'queue.settings.set', queue, { settings: req.settings }),
+      );
+      return { queue: queueInfoToProto(info) };
+    }),
+
+    resetQueueSettings: unary('ResetQueueSettings', 'admin', async (req, _call, caller, observation) => {
+      observation.annotate({ queue: req.queue });
+      const queue = requireString(req.queue, 'queue');
+      if (req.all === req.keys.length > 0) {
+        throw new SeppError(
+          'invalid_argument',
+          'give keys (the settings to reset) or all, not both or neither',
+        );
+      }
+      const keys = parseQueueSettingKeys(queue, req.keys);
+      if (!keys.ok) throw new SeppError('invalid_argument', keys.problems.map(formatProblem).join('; '));
+      const info = await engine.changeQueueSettings(
+        queue,
+        { reset: req.all ? 'all' : keys.value },
+        auditOf(caller, 'queue.settings.reset', queue, req.all ? { all: true } : { keys: req.keys }),
+      );
+      return { queue: queueInfoToProto(info) };
+    }),
+
+    reloadConfig: unary('ReloadConfig', 'admin', async (req, _call, caller) => {
+      if (ctx.reloadConfig === undefined) {
+        throw new SeppError(
+          'failed_precondition',
+          'this server cannot reload its configuration (it was not started by `sepp serve`)',
+        );
+      }
+      const report = await ctx.reloadConfig({ dryRun: req.dryRun, actor: `grpc:${caller.name}` });
+      return { ...report, configFile: report.configFile ?? '' };
+    }),
   };
+}
+
+/** The audit entry of an admin call over gRPC: the actor is the API key's name (`anonymous` without keys). */
+function auditOf(caller: Caller, action: string, queue: string, details: Record<string, unknown>) {
+  return { actor: `grpc:${caller.name}`, action, target: `queue:${queue}`, details };
 }
 
 /** A batch's jobs, each carrying its own trace context or, failing that, the call's. */

@@ -33,7 +33,7 @@ import {
 } from './convert.ts';
 import { ReadGate } from './flow-control.ts';
 import { metadataTraceContext, type TraceContext, unobserved } from './observer.ts';
-import { admit, MalformedRequest, type RpcContext } from './rpc-context.ts';
+import { admit, MalformedRequest, type OpenStream, type RpcContext } from './rpc-context.ts';
 import { requireAttempt, requireJobId } from './validate-fields.ts';
 import { WorkOutbox } from './work-outbox.ts';
 
@@ -55,7 +55,7 @@ export function createWorkHandler(
   });
 }
 
-class WorkStream {
+class WorkStream implements OpenStream {
   private subscription: WorkRequest_Subscribe | undefined;
   private credit = 0;
   private pumping = false;
@@ -94,6 +94,14 @@ class WorkStream {
 
   endForShutdown(): void {
     this.fail(new SeppError('unavailable', 'sepp is shutting down'));
+  }
+
+  get access() {
+    return { metadata: this.call.metadata, permission: 'work' as const, rpc: 'Work' };
+  }
+
+  endWith(error: SeppError): void {
+    this.fail(error);
   }
 
   private close(): void {

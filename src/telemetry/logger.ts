@@ -68,10 +68,15 @@ function cleanFields(fields: LogFields): [string, string | number | boolean | nu
   return out;
 }
 
-export function createLogger(options: LoggerOptions): Logger {
+/** A logger whose level can change while it runs (a config reload). */
+export interface AdjustableLogger extends Logger {
+  setLevel(level: LogLevel): void;
+}
+
+export function createLogger(options: LoggerOptions): AdjustableLogger {
   const write = options.write ?? ((line: string) => process.stderr.write(`${line}\n`));
   const nowMs = options.nowMs ?? Date.now;
-  const threshold = levelRank[options.level];
+  let threshold = levelRank[options.level];
   const log = (level: LogLevel, event: string, fields: LogFields = {}) => {
     if (levelRank[level] < threshold) return;
     const time = new Date(nowMs()).toISOString();
@@ -89,6 +94,9 @@ export function createLogger(options: LoggerOptions): Logger {
     warn: (event, fields) => log('warn', event, fields),
     error: (event, fields) => log('error', event, fields),
     enabled: (level) => levelRank[level] >= threshold,
+    setLevel: (level) => {
+      threshold = levelRank[level];
+    },
   };
 }
 

@@ -53,10 +53,16 @@ export class RpcTelemetry {
   private readonly attributeCache = new Map<string, Attributes>();
 
   constructor(
-    private readonly metrics: Metrics,
-    private readonly tracing: Tracing | undefined,
+    private metrics: Metrics,
+    private tracing: Tracing | undefined,
     private readonly logger: Logger,
   ) {}
+
+  /** New exporters (a reload changed the OTLP settings): calls from now on report to them. */
+  use(metrics: Metrics, tracing: Tracing | undefined): void {
+    this.metrics = metrics;
+    this.tracing = tracing;
+  }
 
   callStarted(start: CallStart): CallObservation {
     const span =

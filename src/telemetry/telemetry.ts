@@ -1,12 +1,14 @@
 /**
  * Telemetry as the composition root sees it: built from the config before
  * the engine (which reports into it), then given the engine to read gauges
- * from, then shut down — flushing the last OTLP exports — after the gRPC
- * server has stopped.
+ * from, rebuilt when a config reload changes the exporters, then shut down —
+ * flushing the last OTLP exports — after the gRPC server has stopped.
  */
 import { type DiagLogger, DiagLogLevel, diag } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { TelemetryConfig } from '../config/index.ts';
+import type { ScheduleEvent } from '../engine/schedules/types.ts';
+import type { CommitStats, JobEvent } from '../engine/types.ts';
 import type { ConnectionCounts } from './connection-metrics.ts';
 import type { Logger } from './logger.ts';
 import { Metrics, type MetricsSource } from './metrics.ts';
@@ -22,29 +24,52 @@ export interface TelemetryDeps {
 }
 
 export class Telemetry {
-  readonly metrics: Metrics;
+  private currentMetrics: Metrics;
   /** Undefined when no OTLP endpoint is configured: then no span is ever created. */
-  readonly tracing: Tracing | undefined;
+  private currentTracing: Tracing | undefined;
   /** Pass to the rpc server as its observer. */
   readonly rpcObserver: RpcTelemetry;
   private stopped: Promise<void> | undefined;
   private readonly logger: Logger;
+  private source: MetricsSource | undefined;
+  private connections: (() => ConnectionCounts) | undefined;
+  /** The settings the exporters were built with. */
+  private config: TelemetryConfig;
 
-  constructor(config: TelemetryConfig, deps: TelemetryDeps) {
-    const { logger } = deps;
-    this.logger = logger;
+  constructor(
+    config: TelemetryConfig,
+    private readonly deps: TelemetryDeps,
+  ) {
+    this.logger = deps.logger;
+    this.config = config;
+    const built = this.build(config);
+    this.currentMetrics = built.metrics;
+    this.currentTracing = built.tracing;
+    this.rpcObserver = new RpcTelemetry(this.currentMetrics, this.currentTracing, deps.logger);
+  }
+
+  get metrics(): Metrics {
+    return this.currentMetrics;
+  }
+
+  get tracing(): Tracing | undefined {
+    return this.currentTracing;
+  }
+
+  private build(config: TelemetryConfig): { metrics: Metrics; tracing: Tracing | undefined } {
+    const { logger } = this.deps;
     const resource = resourceFromAttributes({
       'service.name': config.serviceName,
-      'service.version': deps.version,
+      'service.version': this.deps.version,
     });
     const base = config.otlpEndpoint?.replace(/\/+$/, '') ?? null;
     if (base !== null) routeOtelDiagnostics(logger);
     const reported = new Set<string>();
-    this.metrics = new Metrics({
+    const metrics = new Metrics({
       resource,
       otlpMetricsUrl: base === null ? null : `${base}/v1/metrics`,
       exportIntervalMs: config.metricsExportIntervalMs,
-      databaseFile: deps.databaseFile,
+      databaseFile: this.deps.databaseFile,
       onCollectError: (what, error) => {
         const message = error instanceof Error ? error.message : String(error);
         // Once per distinct problem: a broken gauge would otherwise log on every scrape.
@@ -54,7 +79,9 @@ export class Telemetry {
         logger.warn('metrics.collect_failed', { metric: what, error: message });
       },
     });
-    this.tracing =
+    if (this.source !== undefined) metrics.observe(this.source);
+    if (this.connections !== undefined) metrics.observeConnections(this.connections);
+    const tracing =
       base === null
         ? undefined
         : new Tracing({
@@ -62,26 +89,59 @@ export class Telemetry {
             otlpTracesUrl: `${base}/v1/traces`,
             sampleRatio: config.tracesSampleRatio,
           });
-    this.rpcObserver = new RpcTelemetry(this.metrics, this.tracing, logger);
+    return { metrics, tracing };
+  }
+
+  /**
+   * New telemetry settings (a config reload). When the exporters' settings
+   * changed (OTLP endpoint, service name, sample ratio, push interval), new
+   * exporters take over at once and the old ones send what they hold and stop;
+   * the metrics start from zero then, as after a restart (Prometheus's rate()
+   * and OTLP's start times handle that). Returns whether anything was rebuilt.
+   */
+  reconfigure(config: TelemetryConfig): boolean {
+    const exporterKeys = [
+      'otlpEndpoint',
+      'serviceName',
+      'tracesSampleRatio',
+      'metricsExportIntervalMs',
+    ] as const;
+    const same = exporterKeys.every((key) => this.config[key] === config[key]);
+    this.config = config;
+    if (same || this.stopped !== undefined) return false;
+    const old = { metrics: this.currentMetrics, tracing: this.currentTracing };
+    const built = this.build(config);
+    this.currentMetrics = built.metrics;
+    this.currentTracing = built.tracing;
+    this.rpcObserver.use(built.metrics, built.tracing);
+    Promise.all([old.metrics.shutdown(), old.tracing?.shutdown()]).catch((error: unknown) => {
+      this.logger.warn('telemetry.flush_failed', {
+        error: error instanceof Error ? error.message : String(error),
+      });
+    });
+    return true;
   }
 
   /** The engine hooks: counters from job events, histograms from group commits. */
   get engineHooks() {
+    // Through `this`: a reload may replace the metrics after the engine took the hooks.
     return {
-      onEvent: this.metrics.onEvent,
-      onBatch: this.metrics.onBatch,
-      onScheduleEvent: this.metrics.onScheduleEvent,
+      onEvent: (event: JobEvent) => this.currentMetrics.onEvent(event),
+      onBatch: (stats: CommitStats) => this.currentMetrics.onBatch(stats),
+      onScheduleEvent: (event: ScheduleEvent) => this.currentMetrics.onScheduleEvent(event),
     };
   }
 
   /** Gives the gauges their source (the engine, once it exists). */
   observe(source: MetricsSource): void {
-    this.metrics.observe(source);
+    this.source = source;
+    this.currentMetrics.observe(source);
   }
 
   /** Gives the connection metrics their source (the gRPC server, once it exists). */
   observeConnections(read: () => ConnectionCounts): void {
-    this.metrics.observeConnections(read);
+    this.connections = read;
+    this.currentMetrics.observeConnections(read);
   }
 
   /** The Prometheus text exposition of every metric, collected now (what `/metrics` serves). */

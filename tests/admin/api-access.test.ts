@@ -51,6 +51,7 @@ const expectedAccess: Readonly<Record<string, Access>> = {
   'POST /api/v1/queues/{queue}/resume': 'operator',
   'POST /api/v1/queues/{queue}/purge': 'admin',
   'DELETE /api/v1/queues/{queue}': 'admin',
+  'POST /api/v1/queues/{queue}/settings': 'admin',
   'GET /api/v1/queues/{queue}/jobs': 'viewer',
   'POST /api/v1/queues/{queue}/jobs': 'operator',
   'GET /api/v1/queues/{queue}/idempotency-keys/{key}': 'viewer',

@@ -340,9 +340,10 @@ test('configuration in plain units with secrets shown as the docs say; shortcuts
   await page.keyboard.press('g');
   await page.keyboard.press('c');
   await page.getByRole('heading', { name: 'Configuration' }).waitFor();
-  await page.getByRole('row', { name: /admin\.sessionTtlMs\s+12 h/ }).waitFor();
-  await page.getByRole('row', { name: /grpc\.maxMessageBytes\s+[\d.]+ MiB/ }).waitFor();
-  await page.getByRole('row', { name: /passwordHash\s+<redacted>/ }).waitFor();
+  // Each setting under its TOML key, valued as the config file would write it (issue 24's page).
+  await page.getByRole('row', { name: /admin\.session_ttl_ms\s+12h/ }).waitFor();
+  await page.getByRole('row', { name: /grpc\.max_message_bytes\s+[\d.]+\s?[KMG]iB/ }).waitFor();
+  await page.getByRole('row', { name: /admin\.users\[0\]\.password_hash\s+<redacted>/ }).waitFor();
   const docs = (await import('node:fs')).readFileSync(join(root, 'docs/admin.md'), 'utf8');
   assert.match(docs, /secrets shown\s+as `<redacted>`/, 'docs/admin.md says what the page shows');
   await page.keyboard.press('?');

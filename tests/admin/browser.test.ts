@@ -192,7 +192,18 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
   await page.getByRole('row').filter({ hasText: 'session.login' }).waitFor({ state: 'detached' });
 
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Configuration' }).click();
-  await page.getByRole('row', { name: /passwordHash\s*<redacted>/ }).waitFor();
+  const userRow = page.getByRole('row').filter({ hasText: 'admin.users[0].password_hash' });
+  await userRow.filter({ hasText: '<redacted>' }).waitFor();
+  await page
+    .getByRole('row')
+    .filter({ hasText: 'admin.session_ttl_ms' })
+    .filter({ hasText: '12h' })
+    .waitFor();
+  await page
+    .getByRole('row')
+    .filter({ hasText: 'server.data_dir' })
+    .filter({ hasText: '--data-dir' })
+    .waitFor();
   await shot(page, 'config-desktop');
 
   // Purge asks for the queue's name before it does anything.
@@ -234,6 +245,7 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
     ['dashboard', '/', 'Dashboard'],
     ['queues', '/queues', 'Queues'],
     ['queue-detail', '/queues/emails', 'Queue emails'],
+    ['queue-settings', '/queues/emails/settings', 'Settings of emails'],
     ['jobs', '/jobs?queue=emails&state=ready', 'Jobs'],
     ['job-detail', `/jobs/${leased[1]!.id}`, `Job …${leased[1]!.id.slice(-8)}`],
     ['dead-letters', '/dead-letters', 'Dead letters'],
@@ -260,6 +272,71 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
   // The one console error allowed is the 401 of the wrong password above.
   const unexpected = problems.filter((p) => !/401 \(Unauthorized\)/.test(p));
   assert.deepEqual(unexpected, []);
+});
+
+test("an admin changes a queue's settings in the edit form: the file's message for a bad value, then saved and audited", async () => {
+  const page = watch(await context.newPage());
+  const url = (path: string) => `${adminUrl}${path}`;
+  await page.goto(url('/'));
+  await page.getByLabel('User name').fill(user.name);
+  await page.getByLabel('Password').fill(user.password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+  for (const cookie of await context.cookies()) registerSecret('session cookie', cookie.value);
+
+  // From the configuration page's links to the form.
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Configuration' }).click();
+  await page.getByRole('region', { name: 'Queue settings' }).getByRole('link', { name: 'emails' }).click();
+  await page.getByRole('heading', { name: 'Settings of emails' }).waitFor();
+  const input = page.getByLabel('max_attempts', { exact: true });
+  assert.equal(await input.inputValue(), '5');
+
+  // A bad value: the config file's own message, and nothing changes.
+  await input.fill('0');
+  await page.getByLabel('backoff_base_ms', { exact: true }).fill('2s');
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  await page
+    .getByRole('alert')
+    .filter({
+      hasText: 'queues.emails.max_attempts: 0 is below the minimum 1; set a number between 1 and 1000',
+    })
+    .waitFor();
+  await shot(page, 'queue-settings-invalid-desktop');
+  assert.equal(engine.listQueues().find((q) => q.name === 'emails')?.settings.backoff.baseMs, 1000);
+
+  // A good value: saved, shown as a run-time override with the file's value beside it.
+  await input.fill('12');
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  await page.getByText('Saved max_attempts, backoff_base_ms on emails.').waitFor();
+  const row = page.getByRole('row').filter({ has: page.getByLabel('max_attempts', { exact: true }) });
+  await row.getByText('run-time override').waitFor();
+  await shot(page, 'queue-settings-saved-desktop');
+  const emails = engine.listQueues().find((q) => q.name === 'emails');
+  assert.equal(emails?.settings.maxAttempts, 12);
+  assert.equal(emails?.settings.backoff.baseMs, 2000);
+
+  // The audit log has it, with the old and the new value.
+  await page.goto(url('/audit?action=queue.settings.set'));
+  const entry = page
+    .getByRole('row')
+    .filter({ hasText: 'queue.settings.set' })
+    .filter({ hasText: 'queue:emails' });
+  await entry.filter({ hasText: 'max_attempts 5 → 12' }).filter({ hasText: 'default → override' }).waitFor();
+  await entry.filter({ hasText: user.name }).waitFor();
+  await shot(page, 'audit-settings-desktop');
+
+  // Reset gives the file's value back.
+  await page.goto(url('/queues/emails/settings'));
+  await page.getByRole('checkbox', { name: 'reset max_attempts to 5' }).check();
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  await page.getByText('Saved max_attempts on emails.').waitFor();
+  await row.getByText('built-in default').waitFor();
+  assert.equal(engine.listQueues().find((q) => q.name === 'emails')?.settings.maxAttempts, 5);
+  await page.close();
+  assert.deepEqual(
+    problems.filter((p) => !/401 \(Unauthorized\)|400 \(Bad Request\)/.test(p)),
+    [],
+  );
 });
 
 test('the job page follows a running job’s progress live, then shows its result', async () => {

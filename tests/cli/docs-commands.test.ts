@@ -187,6 +187,7 @@ const byName: Readonly<Record<string, string>> = {
   'KEY=VALUE': 'tenant=acme',
   'HOST:PORT': '127.0.0.1:50051',
   KEY: 'key-0123456789abcdef',
+  KEYS: 'max_attempts',
 };
 
 /** The arguments after `sepp`, with the syntax of usage lines ([…], (…|…), PLACEHOLDERS) made concrete. */

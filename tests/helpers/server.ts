@@ -12,7 +12,7 @@ import type { AssetSource } from '../../src/admin/index.ts';
 import { type RunningServer, startServer } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import type { Clock } from '../../src/engine/clock.ts';
-import type { Logger } from '../../src/telemetry/logger.ts';
+import type { Logger, LogLevel } from '../../src/telemetry/logger.ts';
 import { captureLogger, flushCaptured, registerConfigSecrets } from './secret-log.ts';
 
 export interface TestServer {
@@ -24,7 +24,11 @@ export interface TestServer {
   metricsUrl: string;
   /** A new client connection (a second producer or worker). */
   connect(): QueueServiceClient;
-  /** Graceful shutdown, then start again on the same data directory (a restart). */
+  /** The config file the server read (and reads again on reload). */
+  configFile: string;
+  /** Replaces the config file's text (the server reads it on its next reload). */
+  writeConfig(toml: string): void;
+  /** Graceful shutdown, then start again on the same data directory (a restart) with the file as it is now. */
   restart(): Promise<TestServer>;
   /** Graceful shutdown, then start again on the same data directory and gRPC port (clients keep their address). */
   restartOnSamePort(): Promise<TestServer>;
@@ -45,26 +49,37 @@ export interface TestServerOptions {
   grpcPort?: number;
   /** The admin UI's files (the API alone without them). */
   uiAssets?: AssetSource;
+  /** Receives the log level a reload sets. */
+  setLogLevel?: (level: LogLevel) => void;
+  /** Start with the config file as it is (a restart), not with `toml`. */
+  keepConfig?: boolean;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'sepp-srv-'));
   const configFile = join(dataDir, '..', `${dataDir.split('/').pop()}.toml`);
-  writeFileSync(configFile, options.toml ?? '');
-  registerConfigSecrets(options.toml ?? '');
-  const config = loadConfig({
-    flags: {
-      config: configFile,
-      dataDir,
-      grpcListen: `127.0.0.1:${options.grpcPort ?? 0}`,
-      adminListen: '127.0.0.1:0',
-    },
-    // No 32 MiB disk reserve per test server (tests/faults/disk-full.test.ts sets its own).
-    env: { SEPP_DISK_RESERVE_BYTES: '0', ...options.env },
-  });
+  const writeConfig = (toml: string) => {
+    registerConfigSecrets(toml);
+    writeFileSync(configFile, toml);
+  };
+  if (!options.keepConfig) writeConfig(options.toml ?? '');
+  const load = () =>
+    loadConfig({
+      flags: {
+        config: configFile,
+        dataDir,
+        grpcListen: `127.0.0.1:${options.grpcPort ?? 0}`,
+        adminListen: '127.0.0.1:0',
+      },
+      // No 32 MiB disk reserve per test server (tests/faults/disk-full.test.ts sets its own).
+      env: { SEPP_DISK_RESERVE_BYTES: '0', ...options.env },
+    });
+  const config = load();
   const server = await startServer(config, {
     logger: captureLogger('server', options.logger),
     build: { version: '0.0.0-test', commit: 'test' },
+    loadConfig: load,
+    ...(options.setLogLevel === undefined ? {} : { setLogLevel: options.setLogLevel }),
     ...(options.uiAssets === undefined ? {} : { uiAssets: options.uiAssets }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
   });
@@ -96,13 +111,15 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     client,
     metricsUrl: `http://127.0.0.1:${server.adminPort}/metrics`,
     connect,
+    configFile,
+    writeConfig,
     async restart() {
       await stop();
-      return startTestServer({ ...options, dataDir });
+      return startTestServer({ ...options, dataDir, keepConfig: true });
     },
     async restartOnSamePort() {
       await stop();
-      return startTestServer({ ...options, dataDir, grpcPort: server.grpcPort });
+      return startTestServer({ ...options, dataDir, keepConfig: true, grpcPort: server.grpcPort });
     },
     async dispose() {
       if (disposed) return;

@@ -19,6 +19,8 @@ test('the unit runs sepp from /var/lib/sepp with the hardening settings', () => 
   const unit = readUnitDirectives();
   const one = (key: string): string | undefined => unit.get(key)?.at(-1);
   assert.equal(one('ExecStart'), execStart);
+  // `systemctl reload sepp` sends SIGHUP, which rereads the config file.
+  assert.equal(one('ExecReload'), '/bin/kill -HUP $MAINPID');
   const expected: Record<string, string> = {
     StateDirectory: 'sepp',
     WorkingDirectory: '/var/lib/sepp',

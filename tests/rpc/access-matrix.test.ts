@@ -60,6 +60,9 @@ const expected: Readonly<Record<string, readonly Role[]>> = {
   DeleteQueue: ['admin'],
   RequeueDeadLetters: ['admin'],
   DeleteDeadLetters: ['admin'],
+  SetQueueSettings: ['admin'],
+  ResetQueueSettings: ['admin'],
+  ReloadConfig: ['admin'],
   Backup: ['admin'],
   GetSchedule: ['producer', 'worker', 'admin'],
   ListSchedules: ['producer', 'worker', 'admin'],
@@ -272,6 +275,19 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
     allowedStatus: status.OK,
   },
   GetServerInfo: { call: (c, md) => unary(call(c, c.getServerInfo, {}, md)), allowedStatus: status.OK },
+  // The queue exists: the first server's enqueue (before) created it.
+  SetQueueSettings: {
+    call: (c, md) => unary(call(c, c.setQueueSettings, { queue, settings: { max_attempts: '5' } }, md)),
+    allowedStatus: status.OK,
+  },
+  ResetQueueSettings: {
+    call: (c, md) => unary(call(c, c.resetQueueSettings, { queue, keys: [], all: true }, md)),
+    allowedStatus: status.OK,
+  },
+  ReloadConfig: {
+    call: (c, md) => unary(call(c, c.reloadConfig, { dryRun: true }, md)),
+    allowedStatus: status.OK,
+  },
   Produce: {
     call: (c, md) => {
       const stream = c.produce(md) as grpc.ClientDuplexStream<ProduceRequest, ProduceResponse>;

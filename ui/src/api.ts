@@ -42,7 +42,17 @@ export function setUnauthenticatedHandler(handler: () => void): void {
   onUnauthenticated = handler;
 }
 
-export async function api<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
+/**
+ * One call to the admin API. A change tells every loaded page to load again,
+ * unless `announce` is false: a page that deletes what it shows leaves instead
+ * (it would only ask for what is gone), and the page it goes to loads anyway.
+ */
+export async function api<T>(
+  method: 'GET' | 'POST' | 'DELETE',
+  path: string,
+  body?: unknown,
+  options: { announce?: boolean } = {},
+): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET' && csrfToken !== null) headers['x-csrf-token'] = csrfToken;
@@ -74,7 +84,7 @@ export async function api<T>(method: 'GET' | 'POST' | 'DELETE', path: string, bo
       error?.message ?? `the server answered ${response.status} ${response.statusText}`,
     );
   }
-  if (method !== 'GET') for (const listener of changeListeners) listener();
+  if (method !== 'GET' && options.announce !== false) for (const listener of changeListeners) listener();
   return parsed as T;
 }
 

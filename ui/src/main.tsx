@@ -18,6 +18,7 @@ import { Enqueue } from './pages/enqueue.tsx';
 import { JobDetail } from './pages/job-detail.tsx';
 import { Jobs } from './pages/jobs.tsx';
 import { QueueDetail } from './pages/queue-detail.tsx';
+import { QueueSettings } from './pages/queue-settings.tsx';
 import { Queues } from './pages/queues.tsx';
 import { ScheduleDetail, Schedules } from './pages/schedules.tsx';
 import { Search } from './pages/search.tsx';
@@ -27,6 +28,7 @@ import type { Session } from './types.ts';
 
 const titles: [RegExp, string][] = [
   [/^\/$/, 'Dashboard'],
+  [/^\/queues\/[^/]+\/settings$/, 'Queue settings'],
   [/^\/queues\/[^/]+$/, 'Queue'],
   [/^\/queues$/, 'Queues'],
   [/^\/jobs\/[^/]+$/, 'Job'],
@@ -49,6 +51,8 @@ function Page({ session }: { session: Session }) {
   }, [path]);
   if (path === '/') return <Dashboard session={session} />;
   if (path === '/queues') return <Queues session={session} />;
+  const settings = match('/queues/:name/settings', path);
+  if (settings) return <QueueSettings name={settings.name ?? ''} session={session} />;
   const queue = match('/queues/:name', path);
   if (queue) return <QueueDetail name={queue.name ?? ''} session={session} />;
   if (path === '/jobs') return <Jobs session={session} />;

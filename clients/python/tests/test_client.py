@@ -156,6 +156,28 @@ def test_queues_and_server_info(client: sepp.Client, queue: str) -> None:
     assert server.queue_defaults.max_attempts == 5
 
 
+def test_queue_settings_at_run_time_and_reload(client: sepp.Client, queue: str) -> None:
+    client.enqueue(queue, "t")
+    info = client.set_queue_settings(queue, {"max_attempts": 3, "backoff_base_ms": "2s", "allowed_types": ["t"]})
+    values = {s.key: s for s in info.setting_values}
+    assert values["max_attempts"] == sepp.SettingValue("max_attempts", 3, "override", 5)
+    assert values["backoff_base_ms"] == sepp.SettingValue("backoff_base_ms", 2000, "override", 200)
+    assert values["backoff_jitter"].source == "queue_defaults"
+    assert info.settings.max_attempts == 3 and info.settings.allowed_types == ("t",)
+    assert client.get_job(client.enqueue(queue, "t").id).max_attempts == 3, "the next job has it"
+    with pytest.raises(sepp.SeppError) as bad:
+        client.set_queue_settings(queue, {"max_attempts": 0})
+    assert bad.value.code == "invalid_argument"
+    assert f"queues.{queue}.max_attempts: 0 is below the minimum 1" in str(bad.value)
+    info = client.reset_queue_settings(queue, ["max_attempts"])
+    assert {s.key: s.source for s in info.setting_values}["max_attempts"] == "default"
+    info = client.reset_queue_settings(queue, "all")
+    assert all(s.source != "override" for s in info.setting_values)
+    report = client.reload_config(dry_run=True)
+    assert report.applied is False and report.problems == () and report.changed == ()
+    assert report.config_file is not None and report.config_file.endswith(".toml")
+
+
 def test_list_workers(client: sepp.Client, queue: str) -> None:
     job_id = client.enqueue(queue, "t").id
     [job] = client.reserve([queue], worker_id=f"py-{queue}")

@@ -24,6 +24,12 @@ import { deadReasonToProto, Job, jobStateName, LeasedJob } from './jobs.ts';
 import { ackBatchCall, ackCall, extendCall, nackCall, progressCall, reserveCall } from './lease-calls.ts';
 import { encodeResult, type JobProgress, progressFields } from './results.ts';
 import { Schedules } from './schedules.ts';
+import {
+  reloadConfigCall,
+  resetQueueSettingsCall,
+  type SettingInput,
+  setQueueSettingsCall,
+} from './settings-calls.ts';
 import type {
   AckOptions,
   AckResult,
@@ -41,6 +47,7 @@ import type {
   Payload,
   QueueActionOptions,
   QueueInfo,
+  ReloadReport,
   ReserveOptions,
   ServerInfo,
   WorkerInfo,
@@ -421,6 +428,34 @@ export class SeppClient {
   async getServerInfo(options: CallOptions = {}): Promise<ServerInfo> {
     const response = await this.connection.invoke(this.connection.rpc.getServerInfo, {}, readCall(options));
     return serverInfoFromProto(response);
+  }
+
+  /**
+   * Overrides settings of a queue while the server runs (admin role): by their
+   * config-file names, with values written as in the file (`{ max_attempts: 10,
+   * backoff_base_ms: '2s' }`). They apply from the next lease or enqueue and
+   * survive restarts; resolves with the queue as it is afterwards.
+   */
+  setQueueSettings(
+    queue: string,
+    settings: Readonly<Record<string, SettingInput>>,
+    options: CallOptions = {},
+  ): Promise<QueueInfo> {
+    return setQueueSettingsCall(this.connection, queue, settings, options);
+  }
+
+  /** Removes run-time overrides of a queue (named ones, or `all`): the config file's values apply again. */
+  resetQueueSettings(
+    queue: string,
+    keys: readonly string[] | 'all',
+    options: CallOptions = {},
+  ): Promise<QueueInfo> {
+    return resetQueueSettingsCall(this.connection, queue, keys, options);
+  }
+
+  /** Makes the server read its config file again, as SIGHUP does (admin role); `dryRun` only reports. */
+  reloadConfig(options: CallOptions & { dryRun?: boolean } = {}): Promise<ReloadReport> {
+    return reloadConfigCall(this.connection, options.dryRun ?? false, options);
   }
 
   /**

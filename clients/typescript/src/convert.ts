@@ -11,9 +11,10 @@ import {
   JobState as ProtoJobState,
   RejectionReason as ProtoRejectionReason,
 } from './gen/sepp/v1/job.js';
-import type {
-  QueueInfo as ProtoQueueInfo,
-  QueueSettings as ProtoQueueSettings,
+import {
+  type QueueInfo as ProtoQueueInfo,
+  type QueueSettings as ProtoQueueSettings,
+  SettingSource as ProtoSettingSource,
 } from './gen/sepp/v1/queue.js';
 import type { NackRequest, NackResponse } from './gen/sepp/v1/work.js';
 import { type WorkerInfo as ProtoWorkerInfo, WorkerTransport } from './gen/sepp/v1/workers.js';
@@ -26,6 +27,7 @@ import type {
   QueueInfo,
   QueueSettings,
   ServerInfo,
+  SettingSource,
   TimeInput,
   WorkerInfo,
 } from './types.ts';
@@ -190,7 +192,29 @@ export function queueInfoFromProto(queue: ProtoQueueInfo): QueueInfo {
     oldestReadyAgeMs: counts.ready > 0 ? queue.oldestReadyAgeMs : null,
     waitingWorkers: queue.waitingWorkers,
     settings: settingsFromProto(queue.settings),
+    settingValues: queue.settingValues.map((setting) => ({
+      key: setting.key,
+      value: parseJson(setting.valueJson),
+      source: settingSources[setting.source] ?? 'default',
+      fileValue: parseJson(setting.fileValueJson),
+    })),
   };
+}
+
+const settingSources: Partial<Record<ProtoSettingSource, SettingSource>> = {
+  [ProtoSettingSource.DEFAULT]: 'default',
+  [ProtoSettingSource.QUEUE_DEFAULTS]: 'queue_defaults',
+  [ProtoSettingSource.QUEUE]: 'queue',
+  [ProtoSettingSource.OVERRIDE]: 'override',
+};
+
+/** A setting value the server sent as JSON; text that is not JSON is kept as it is. */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
 }
 
 export function workerInfoFromProto(worker: ProtoWorkerInfo): WorkerInfo {

@@ -34,6 +34,7 @@ export type {
   ScheduleOutcome,
   Schedules,
 } from './schedules.ts';
+export type { SettingInput } from './settings-calls.ts';
 export type {
   AckOptions,
   AckResult,
@@ -56,9 +57,12 @@ export type {
   QueueActionOptions,
   QueueInfo,
   QueueSettings,
+  QueueSettingValue,
+  ReloadReport,
   ReserveOptions,
   ServerInfo,
   ServerLimits,
+  SettingSource,
   StateCounts,
   TimeInput,
   WorkerInfo,

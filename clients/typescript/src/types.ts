@@ -238,6 +238,40 @@ export interface QueueInfo {
   waitingWorkers: number;
   /** The queue's effective settings. */
   settings: QueueSettings;
+  /** Every setting by its config-file name, with its value and where the value comes from. */
+  settingValues: QueueSettingValue[];
+}
+
+/**
+ * Where a queue's setting comes from, lowest precedence first: sepp's built-in
+ * default, the config file's [queue_defaults], its [queues.NAME], or a
+ * run-time override (`setQueueSettings`).
+ */
+export type SettingSource = 'default' | 'queue_defaults' | 'queue' | 'override';
+
+/** One setting of a queue. */
+export interface QueueSettingValue {
+  /** As in the config file: `max_attempts`, `backoff_base_ms`. */
+  key: string;
+  /** The effective value, in the unit the name says (ms, bytes). */
+  value: unknown;
+  source: SettingSource;
+  /** The value without the run-time override: what `resetQueueSettings` gives back. */
+  fileValue: unknown;
+}
+
+/** What a config reload did or, as a dry run, would do. */
+export interface ReloadReport {
+  /** True when the new settings are in force (never for a dry run or a refused file). */
+  applied: boolean;
+  /** Settings that change without a restart, e.g. `server.log_level`, `grpc.api_keys (added deploy)`. */
+  changed: string[];
+  /** Settings that differ in the file but keep their running values until a restart. */
+  restartRequired: string[];
+  /** Why the file was refused (then nothing changed). */
+  problems: { key: string; message: string }[];
+  /** The file the server read; null when it runs without one. */
+  configFile: string | null;
 }
 
 /** One connected worker as `listWorkers` reports it. */

@@ -3,6 +3,9 @@
  * is for operators; the configuration, though redacted, describes the
  * deployment (addresses, file paths, users) and is for admins.
  */
+import { type ConfigEntry, tomlKey } from '../../config/index.ts';
+import type { QueueInfo } from '../../engine/types.ts';
+import { queueView } from '../queue-view.ts';
 import { queryInteger, queryString } from '../request-input.ts';
 import type { AdminServices, RouteSpec } from '../route-spec.ts';
 import { ref } from '../schemas.ts';
@@ -43,13 +46,67 @@ export function auditConfigRoutes({ deps }: AdminServices): RouteSpec[] {
       path: '/api/v1/config',
       access: 'admin',
       tag: 'config',
-      summary: 'The effective configuration, secrets redacted',
+      summary: 'The effective configuration, secrets redacted, with the source of each value',
+      description:
+        '`config` is the loaded configuration as JSON; `entries` lists every setting by its TOML key with its value in plain units, where it comes from (default, file, an environment variable or flag, or for a queue a run-time override) and whether changing it takes a restart.',
       response: {
         type: 'object',
-        properties: { config: { type: 'object' } },
-        required: ['config'],
+        properties: {
+          config: { type: 'object' },
+          configFile: { type: ['string', 'null'] },
+          entries: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: {
+                key: { type: 'string' },
+                value: { type: 'string' },
+                source: { type: 'string' },
+                restartRequired: { type: 'boolean' },
+              },
+              required: ['key', 'value', 'source', 'restartRequired'],
+            },
+          },
+        },
+        required: ['config', 'configFile', 'entries'],
       },
-      handle: (c) => c.json({ config: deps.effectiveConfig() }),
+      handle(c) {
+        const view = deps.configView?.() ?? { configFile: null, entries: [] };
+        return c.json({
+          config: deps.effectiveConfig(),
+          configFile: view.configFile,
+          entries: withOverrides(view.entries, deps.engine.listQueues()),
+        });
+      },
     },
   ];
+}
+
+/**
+ * The file's queue settings with the run-time overrides in force put over
+ * them, and the overrides of queues the file does not declare, so the page
+ * shows what each queue runs with.
+ */
+function withOverrides(entries: readonly ConfigEntry[], queues: readonly QueueInfo[]): ConfigEntry[] {
+  const overrides = new Map<string, Map<string, string>>();
+  for (const queue of queues) {
+    const found = new Map<string, string>();
+    for (const setting of queueView(queue).settingValues) {
+      if (setting.source === 'override') found.set(setting.key, setting.text);
+    }
+    if (found.size > 0) overrides.set(queue.name, found);
+  }
+  const result = entries.map((entry) => {
+    const text = entry.queue && overrides.get(entry.queue.name)?.get(entry.queue.setting);
+    if (entry.queue === undefined || text === undefined) return entry;
+    overrides.get(entry.queue.name)?.delete(entry.queue.setting);
+    return { ...entry, value: text, source: 'override' };
+  });
+  for (const [name, found] of overrides) {
+    for (const [setting, text] of found) {
+      const key = `queues.${tomlKey(name)}.${setting}`;
+      result.push({ key, value: text, source: 'override', restartRequired: false, queue: { name, setting } });
+    }
+  }
+  return result;
 }

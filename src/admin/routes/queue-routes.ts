@@ -5,13 +5,15 @@
  */
 import type { Context } from 'hono';
 import { SeppError } from '../../engine/errors.ts';
-import type { QueueInfo, StateCounts } from '../../engine/types.ts';
+import type { StateCounts } from '../../engine/types.ts';
 import { jobStates } from '../../engine/types.ts';
 import type { Overview } from '../api-types.ts';
+import { type QueueView, queueView } from '../queue-view.ts';
 import { type RateWindow, rateWindows } from '../rate-history.ts';
 import { bad, pathParam, queryChoice, readJsonObject, requiredString } from '../request-input.ts';
 import type { AdminServices, RouteSpec } from '../route-spec.ts';
 import { ref } from '../schemas.ts';
+import { readSettingsChange, settingsChangeBody } from '../settings-change.ts';
 
 const queueParam = { queue: 'queue name' } as const;
 
@@ -19,11 +21,11 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
   const { engine } = deps;
 
   /** The queue, which must exist: operators act on queues that are there, a typo creates nothing. */
-  const existingQueue = (c: Context): QueueInfo => {
+  const existingQueue = (c: Context): QueueView => {
     const name = pathParam(c, 'queue');
     const queue = engine.listQueues().find((q) => q.name === name);
     if (queue === undefined) throw new SeppError('not_found', `queue ${name} does not exist`);
-    return queue;
+    return queueView(queue);
   };
 
   return [
@@ -51,7 +53,7 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
           server: { ...info, uptimeMs: Math.max(0, nowMs - info.startedAtMs), serverTimeMs: nowMs },
           totals,
           waitingWorkers: engine.waitingReserves,
-          queues,
+          queues: queues.map(queueView),
           rates: deps.rates.snapshot(window),
         };
         return c.json(overview);
@@ -68,7 +70,7 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
         properties: { queues: { type: 'array', items: ref('Queue') } },
         required: ['queues'],
       },
-      handle: (c) => c.json({ queues: engine.listQueues() }),
+      handle: (c) => c.json({ queues: engine.listQueues().map(queueView) }),
     },
     {
       method: 'get',
@@ -108,6 +110,30 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
         const { name } = existingQueue(c);
         await engine.resumeQueue(name, request.audit('queue.resume', `queue:${name}`));
         return c.json(existingQueue(c));
+      },
+    },
+    {
+      method: 'post',
+      path: '/api/v1/queues/{queue}/settings',
+      access: 'admin',
+      tag: 'queues',
+      summary: "Change a queue's settings at run time (overrides of the config file) or reset them",
+      description:
+        'Values are written as in the config file or an environment variable ("10", "30s", "4MiB", ["send"]) and checked as the config file checks them; every change applies in one transaction from the next lease or enqueue on, survives restarts, and is audited with the old and new values. `reset` gives settings back to the config file.',
+      pathParams: queueParam,
+      body: settingsChangeBody,
+      response: ref('Queue'),
+      audits: 'queue.settings.set',
+      async handle(c, request) {
+        const { name } = existingQueue(c);
+        const change = readSettingsChange(name, await readJsonObject(c));
+        const action = change.set === undefined ? 'queue.settings.reset' : 'queue.settings.set';
+        const info = await engine.changeQueueSettings(
+          name,
+          change,
+          request.audit(action, `queue:${name}`, change.typed),
+        );
+        return c.json(queueView(info));
       },
     },
     {

@@ -33,8 +33,10 @@ export function sessionRoutes(services: AdminServices): RouteSpec[] {
     expiresAtMs: session?.expiresAtMs ?? null,
   });
 
-  const startSession = (c: Context, user: string, role: Session['role']): Session => {
-    const { id, session } = sessions.create(user, role);
+  /** Starts a session and sets its cookie once the session is on disk. */
+  const startSession = async (c: Context, user: string, role: Session['role']): Promise<Session> => {
+    const { id, session, saved } = sessions.create(user, role);
+    await saved;
     setCookie(c, services.cookieName, id, {
       httpOnly: true,
       sameSite: 'Strict',
@@ -77,9 +79,9 @@ export function sessionRoutes(services: AdminServices): RouteSpec[] {
       description:
         'When login is off (loopback address, no users), this starts an anonymous session so that the UI gets a CSRF token.',
       response: ref('Session'),
-      handle(c, request) {
+      async handle(c, request) {
         if (request.session === null && deps.open) {
-          return c.json(describe(startSession(c, 'anonymous', 'admin')));
+          return c.json(describe(await startSession(c, 'anonymous', 'admin')));
         }
         return c.json(describe(request.session));
       },
@@ -131,7 +133,7 @@ export function sessionRoutes(services: AdminServices): RouteSpec[] {
           details: { client, role: account.role },
         });
         deps.log?.log('info', 'admin.login', { user: account.name, client });
-        return c.json(describe(startSession(c, account.name, account.role)));
+        return c.json(describe(await startSession(c, account.name, account.role)));
       },
     },
     {
@@ -143,7 +145,7 @@ export function sessionRoutes(services: AdminServices): RouteSpec[] {
       response: ref('Session'),
       audits: 'session.logout',
       async handle(c, request) {
-        sessions.delete(request.sessionId);
+        await sessions.delete(request.sessionId);
         deleteCookie(c, services.cookieName, { path: '/', secure: deps.tls });
         if (request.session !== null && !deps.open) {
           await deps.engine.recordAudit(request.audit('session.logout', `user:${request.actor}`));

@@ -5,6 +5,7 @@ import { registerEnqueueCommand } from './enqueue.ts';
 import { registerEventsCommand } from './events.ts';
 import { registerJobCommand } from './job.ts';
 import { registerPauseResumeCommands } from './pause-resume.ts';
+import { registerQueueCommands } from './queue-settings.ts';
 import { registerQueuesCommand } from './queues.ts';
 import { registerScheduleCommands } from './schedules.ts';
 import { registerWorkersCommand } from './workers.ts';
@@ -17,5 +18,6 @@ export function registerOperatorCommands(parser: Argv): void {
   registerDlqCommands(parser);
   registerPauseResumeCommands(parser);
   registerScheduleCommands(parser);
+  registerQueueCommands(parser);
   registerWorkersCommand(parser);
 }

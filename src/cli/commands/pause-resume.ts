@@ -62,23 +62,23 @@ export function registerPauseResumeCommands(parser: Argv): void {
         }),
     );
   }
-  parser.command('queue', 'Manage queues (delete an empty one)', (y) =>
-    y
-      .command(
-        'delete <queue>',
-        'Delete a queue that holds no job in any state (one a typo created, say)',
-        (c) => withConnection(queuePositional(c)),
-        (args) =>
-          runWithClient(args, async (client) => {
-            try {
-              await client.deleteQueue(args.queue);
-            } catch (error) {
-              throw await explainUnknownQueue(client, args.queue, error, '`sepp queues` lists the queues');
-            }
-            if (wantsJson(args)) printJson({ queue: args.queue, deleted: true });
-            else print(`deleted queue ${args.queue}`);
-          }),
-      )
-      .demandCommand(1, 'name a queue subcommand: delete'),
+}
+
+/** `sepp queue delete QUEUE`, one of the `sepp queue` subcommands (queue-settings.ts registers the group). */
+export function queueDeleteCommand<T>(y: Argv<T>): Argv<T> {
+  return y.command(
+    'delete <queue>',
+    'Delete a queue that holds no job in any state (one a typo created, say)',
+    (c) => withConnection(queuePositional(c)),
+    (args) =>
+      runWithClient(args, async (client) => {
+        try {
+          await client.deleteQueue(args.queue);
+        } catch (error) {
+          throw await explainUnknownQueue(client, args.queue, error, '`sepp queues` lists the queues');
+        }
+        if (wantsJson(args)) printJson({ queue: args.queue, deleted: true });
+        else print(`deleted queue ${args.queue}`);
+      }),
   );
 }

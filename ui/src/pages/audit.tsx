@@ -25,6 +25,9 @@ const actions = [
   'queue.resume',
   'queue.purge',
   'queue.delete',
+  'queue.settings.set',
+  'queue.settings.reset',
+  'config.reload',
   'worker.release_lease',
   'job.enqueue',
   'job.cancel',
@@ -48,16 +51,40 @@ function TargetLink({ target }: { target: string }) {
   return <span>{target}</span>;
 }
 
+/** A setting change as the engine records it: old and new value, each with its source. */
+interface SettingChange {
+  from: unknown;
+  to: unknown;
+  fromSource: string;
+  toSource: string;
+}
+
+const isSettingChanges = (value: unknown): value is Record<string, SettingChange> =>
+  typeof value === 'object' &&
+  value !== null &&
+  Object.values(value).every((c) => typeof c === 'object' && c !== null && 'from' in c && 'to' in c);
+
 function Details({ details }: { details: Record<string, unknown> }) {
   const entries = Object.entries(details);
   if (entries.length === 0) return <span class="muted">—</span>;
   return (
     <span class="details">
-      {entries.map(([k, v]) => (
-        <span key={k} class="detail">
-          <span class="muted">{k}</span> {typeof v === 'string' ? v : JSON.stringify(v)}
-        </span>
-      ))}
+      {entries.map(([k, v]) =>
+        k === 'changes' && isSettingChanges(v) ? (
+          Object.entries(v).map(([setting, c]) => (
+            <span key={setting} class="detail">
+              <span class="muted">{setting}</span> {JSON.stringify(c.from)} → {JSON.stringify(c.to)}{' '}
+              <span class="muted">
+                ({c.fromSource} → {c.toSource})
+              </span>
+            </span>
+          ))
+        ) : (
+          <span key={k} class="detail">
+            <span class="muted">{k}</span> {typeof v === 'string' ? v : JSON.stringify(v)}
+          </span>
+        ),
+      )}
     </span>
   );
 }

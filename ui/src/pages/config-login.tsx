@@ -1,77 +1,121 @@
-/** The effective configuration (secrets arrive redacted) and the login page. */
+/**
+ * The effective configuration, setting by setting in plain units with the
+ * source of each value (secrets arrive redacted), with links to the queues'
+ * settings forms; and the login page.
+ */
 import { useState } from 'preact/hooks';
-import { post, setCsrfToken } from '../api.ts';
+import { post, seg, setCsrfToken } from '../api.ts';
 import { ErrorBanner, Loading, PageHeader } from '../components/common.tsx';
-import { fmtBytes, fmtDuration, fmtNum } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
-import type { Session } from '../types.ts';
+import { Link } from '../router.tsx';
+import type { ConfigEntry, QueueInfo, Session } from '../types.ts';
 
-/** A configured value in plain units: durations and sizes by their key's unit suffix. */
-function plain(key: string, value: unknown): string {
-  if (typeof value === 'number') {
-    if (/Ms$/.test(key)) return value === 0 ? '0' : fmtDuration(value);
-    if (/Bytes$/.test(key)) return fmtBytes(value);
-    return fmtNum(value);
-  }
-  if (value === null) return '—';
-  if (Array.isArray(value) && value.every((v) => typeof v !== 'object' || v === null))
-    return value.join(', ') || '—';
-  return typeof value === 'string' ? value : JSON.stringify(value);
+interface ConfigView {
+  configFile: string | null;
+  entries: ConfigEntry[];
 }
 
-function ConfigRows({ prefix, value }: { prefix: string; value: unknown }) {
-  if (
-    typeof value === 'object' &&
-    value !== null &&
-    !(Array.isArray(value) && value.every((v) => typeof v !== 'object'))
-  ) {
-    return (
-      <>
-        {Object.entries(value).map(([k, v]) => (
-          <ConfigRows key={k} prefix={prefix === '' ? k : `${prefix}.${k}`} value={v} />
-        ))}
-      </>
-    );
-  }
-  const key = prefix.split('.').at(-1) ?? prefix;
-  return (
-    <tr>
-      <th scope="row" class="mono">
-        {prefix}
-      </th>
-      <td class={value === redacted ? 'redacted' : 'mono'}>
-        {value === redacted ? redacted : plain(key, value)}
-      </td>
-    </tr>
-  );
+/** `grpc.api_keys[0].role` → `grpc.api_keys`; `queues.emails.max_attempts` → `queues.emails`. */
+function sectionOf(entry: ConfigEntry): string {
+  if (entry.queue !== undefined) return `queues.${entry.queue.name}`;
+  const key = entry.key.replace(/\[\d+\]/g, '');
+  return key.slice(0, key.lastIndexOf('.'));
 }
 
-/** How secrets arrive from the server and are shown (docs/admin.md says the same). */
-const redacted = '<redacted>';
+const sourceText = (source: string) =>
+  source === 'file'
+    ? 'config file'
+    : source === 'default'
+      ? 'default'
+      : source === 'queue_defaults'
+        ? 'file: [queue_defaults]'
+        : source === 'override'
+          ? 'run-time override'
+          : source;
 
 export function Config() {
-  const { data, error } = useApi<{ config: unknown }>('/api/v1/config');
+  const { data, error } = useApi<ConfigView>('/api/v1/config');
+  const queues = useApi<{ queues: QueueInfo[] }>('/api/v1/queues');
+  const sections = new Map<string, ConfigEntry[]>();
+  for (const entry of data?.entries ?? []) {
+    const section = sectionOf(entry);
+    sections.set(section, [...(sections.get(section) ?? []), entry]);
+  }
   return (
     <>
       <PageHeader title="Configuration" />
       <p class="muted">
-        The settings this server runs with, after the file, environment and flags were merged; durations and
-        sizes in plain units. Secrets are shown as <code>{redacted}</code>.
+        The settings this server runs with{data?.configFile ? ` (from ${data.configFile})` : ''}, after the
+        file, environment variables, flags and run-time overrides were applied; each with where its value
+        comes from. Secrets are shown as &lt;redacted&gt;. Edit the file and run{' '}
+        <code>systemctl reload sepp</code> (or send SIGHUP) to apply it; settings marked{' '}
+        <span class="badge badge-restart">restart</span> keep their running value until a restart.
       </p>
-      <ErrorBanner error={error} />
-      {data === null ? (
-        error === null && <Loading />
-      ) : (
-        <section class="card">
-          <div class="table-wrap">
-            <table class="table table-compact config-table" aria-label="effective configuration">
-              <tbody>
-                <ConfigRows prefix="" value={data.config} />
-              </tbody>
-            </table>
-          </div>
+      <ErrorBanner error={error ?? queues.error} />
+      {queues.data !== null && queues.data.queues.length > 0 && (
+        <section class="card" aria-labelledby="queue-settings-title">
+          <h2 id="queue-settings-title" class="card-title">
+            Queue settings
+          </h2>
+          <p>
+            Change a queue's settings while the server runs:{' '}
+            {queues.data.queues.map((q, i) => (
+              <span key={q.name}>
+                {i > 0 && ', '}
+                <Link href={`/queues/${seg(q.name)}/settings`}>{q.name}</Link>
+                {q.settingValues.some((s) => s.source === 'override') && (
+                  <span class="muted">
+                    {' '}
+                    ({q.settingValues.filter((s) => s.source === 'override').length} overridden)
+                  </span>
+                )}
+              </span>
+            ))}
+          </p>
         </section>
       )}
+      {data === null
+        ? error === null && <Loading />
+        : [...sections].map(([section, entries]) => (
+            <section class="card" key={section} aria-label={section}>
+              <h2 class="card-title">
+                <code>[{section}]</code>
+                {entries[0]?.queue !== undefined && (
+                  <>
+                    {' '}
+                    <Link class="btn btn-small" href={`/queues/${seg(entries[0].queue.name)}/settings`}>
+                      Edit settings
+                    </Link>
+                  </>
+                )}
+              </h2>
+              <div class="table-wrap">
+                <table class="table table-compact">
+                  <thead>
+                    <tr>
+                      <th scope="col">Setting</th>
+                      <th scope="col">Value</th>
+                      <th scope="col">Source</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {entries.map((entry) => (
+                      <tr key={entry.key}>
+                        <th scope="row">
+                          <code>{entry.key}</code>
+                        </th>
+                        <td>
+                          <code>{entry.value}</code>
+                          {entry.restartRequired && <span class="badge badge-restart">restart</span>}
+                        </td>
+                        <td>{sourceText(entry.source)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            </section>
+          ))}
     </>
   );
 }

@@ -1,32 +1,13 @@
-/** One queue: counts (each a link to its jobs), effective settings, pause/resume, purge and delete. */
+/** One queue: counts (each a link to its jobs), effective settings with their sources, pause/resume, purge and delete. */
 import { api, can, post, seg } from '../api.ts';
 import { Empty, ErrorBanner, LiveStatus, Loading, notify, PageHeader } from '../components/common.tsx';
 import { ConfirmDialog, useConfirm } from '../components/confirm-dialog.tsx';
-import { fmtBytes, fmtDuration, fmtNum, humanize } from '../format.ts';
+import { fmtDuration, fmtNum } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
 import { Link, navigate } from '../router.tsx';
 import { jobStates, type QueueInfo, type Session } from '../types.ts';
+import { SourceBadge } from './queue-settings.tsx';
 import { PauseButton } from './queues.tsx';
-
-function settingValue(key: string, value: unknown): string {
-  if (typeof value === 'number') {
-    if (key === 'completedRetentionMs' && value === 0) return 'none (acked jobs are deleted)';
-    if (key.endsWith('Ms')) return value === 0 ? '0' : fmtDuration(value);
-    if (key.endsWith('Bytes')) return fmtBytes(value);
-    if (key === 'maxDepth' && value === 0) return 'no limit';
-    return fmtNum(value);
-  }
-  if (Array.isArray(value)) return value.length === 0 ? 'any' : value.join(', ');
-  if (typeof value === 'object' && value !== null) {
-    return Object.entries(value)
-      .map(([k, v]) => `${humanize(k.replace(/Ms$/, ''))} ${settingValue(k, v)}`)
-      .join(' · ');
-  }
-  return String(value);
-}
-
-const settingLabel = (key: string) =>
-  humanize(key.replace(/([A-Z])/g, '_$1').toLowerCase()).replace(/ ms$/, '');
 
 export function QueueDetail({ name, session }: { name: string; session: Session }) {
   const loaded = useApi<QueueInfo>(`/api/v1/queues/${seg(name)}`, { pollMs: 2000 });
@@ -40,7 +21,9 @@ export function QueueDetail({ name, session }: { name: string; session: Session 
   const empty = queue !== null && jobStates.every((state) => queue.counts[state] === 0);
 
   const doDelete = async () => {
-    const result = await action.run(() => api<{ deleted: string }>('DELETE', `/api/v1/queues/${seg(name)}`));
+    const result = await action.run(() =>
+      api<{ deleted: string }>('DELETE', `/api/v1/queues/${seg(name)}`, undefined, { announce: false }),
+    );
     remove.close();
     if (result !== undefined) {
       notify(`Deleted queue ${name}.`);
@@ -125,16 +108,24 @@ export function QueueDetail({ name, session }: { name: string; session: Session 
           </section>
           <section class="card" aria-labelledby="settings-title">
             <h2 id="settings-title" class="card-title">
-              Effective settings
+              Effective settings{' '}
+              <Link class="btn btn-small" href={`/queues/${seg(name)}/settings`}>
+                {can(session, 'admin') ? 'Edit settings' : 'Details'}
+              </Link>
             </h2>
             <div class="table-wrap">
               <table class="table table-compact">
                 <tbody>
-                  {Object.entries(queue.settings).map(([key, value]) => (
-                    <tr key={key}>
-                      <th scope="row">{settingLabel(key)}</th>
+                  {queue.settingValues.map((setting) => (
+                    <tr key={setting.key}>
+                      <th scope="row">
+                        <code>{setting.key}</code>
+                      </th>
                       <td>
-                        <code>{settingValue(key, value)}</code>
+                        <code>{setting.text}</code>
+                      </td>
+                      <td>
+                        <SourceBadge source={setting.source} queue={name} />
                       </td>
                     </tr>
                   ))}

@@ -4,7 +4,7 @@ from __future__ import annotations
 import datetime
 import json as _json
 import math
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 import grpc
 
@@ -18,7 +18,9 @@ from .models import (
     Payload,
     QueueInfo,
     QueueSettings,
+    ReloadReport,
     ServerInfo,
+    SettingValue,
     ServerLimits,
     StateCounts,
     TimeInput,
@@ -172,6 +174,44 @@ def queue_info_from_proto(queue: queue_pb2.QueueInfo) -> QueueInfo:
         oldest_ready_age_ms=queue.oldest_ready_age_ms,
         waiting_workers=queue.waiting_workers,
         settings=_settings(queue.settings),
+        setting_values=tuple(
+            SettingValue(s.key, _json_value(s.value_json), _SETTING_SOURCES.get(s.source, "default"),
+                         _json_value(s.file_value_json))
+            for s in queue.setting_values
+        ),
+    )
+
+
+_SETTING_SOURCES: dict[int, Any] = {
+    queue_pb2.SETTING_SOURCE_DEFAULT: "default",
+    queue_pb2.SETTING_SOURCE_QUEUE_DEFAULTS: "queue_defaults",
+    queue_pb2.SETTING_SOURCE_QUEUE: "queue",
+    queue_pb2.SETTING_SOURCE_OVERRIDE: "override",
+}
+
+
+def _json_value(text: str) -> Any:
+    """A setting value the server sent as JSON; text that is not JSON is kept as it is."""
+    try:
+        return _json.loads(text)
+    except ValueError:
+        return text
+
+
+def setting_texts(settings: Mapping[str, str | int | float | Sequence[str]]) -> dict[str, str]:
+    """Settings to send: text stays as typed ("30s"); numbers and lists go as JSON, which the
+    server reads as TOML values."""
+    return {k: v if isinstance(v, str) else _json.dumps(v if not isinstance(v, tuple) else list(v))
+            for k, v in settings.items()}
+
+
+def reload_report_from_proto(response: admin_pb2.ReloadConfigResponse) -> ReloadReport:
+    return ReloadReport(
+        applied=response.applied,
+        changed=tuple(response.changed),
+        restart_required=tuple(response.restart_required),
+        problems=tuple((p.key, p.message) for p in response.problems),
+        config_file=response.config_file or None,
     )
 
 

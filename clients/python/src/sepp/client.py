@@ -18,7 +18,9 @@ from ._convert import (
     outcome_from_proto,
     queue_info_from_proto,
     rejection_from_proto,
+    reload_report_from_proto,
     server_info_from_proto,
+    setting_texts,
     worker_info_from_proto,
 )
 from ._enqueue import Answer, EnqueueBatcher, answer_of, enqueued_of
@@ -40,6 +42,7 @@ from .models import (
     NackResult,
     Payload,
     QueueInfo,
+    ReloadReport,
     ServerInfo,
     TimeInput,
     WorkerInfo,
@@ -419,6 +422,28 @@ class Client:
         """The server's version, durability mode, clock and every effective limit."""
         response = self._read(self._conn.stub.GetServerInfo, admin_pb2.GetServerInfoRequest(), deadline_ms)
         return server_info_from_proto(response)
+
+    def set_queue_settings(self, queue: str, settings: Mapping[str, str | int | float | Sequence[str]], *,
+                           deadline_ms: int | None = None) -> QueueInfo:
+        """Overrides settings of a queue while the server runs (admin key), by their config-file
+        names with values as in the file: `{"max_attempts": 10, "backoff_base_ms": "2s"}`. They
+        apply from the next lease or enqueue and survive restarts; returns the queue afterwards."""
+        request = admin_pb2.SetQueueSettingsRequest(queue=queue, settings=setting_texts(settings))
+        return queue_info_from_proto(self._read(self._conn.stub.SetQueueSettings, request, deadline_ms).queue)
+
+    def reset_queue_settings(self, queue: str, keys: Sequence[str] | Literal["all"], *,
+                             deadline_ms: int | None = None) -> QueueInfo:
+        """Removes run-time overrides of a queue (these settings, or "all"): the config file's
+        values apply again. Returns the queue afterwards."""
+        request = admin_pb2.ResetQueueSettingsRequest(
+            queue=queue, keys=[] if keys == "all" else list(keys), all=keys == "all")
+        return queue_info_from_proto(self._read(self._conn.stub.ResetQueueSettings, request, deadline_ms).queue)
+
+    def reload_config(self, *, dry_run: bool = False, deadline_ms: int | None = None) -> ReloadReport:
+        """Makes the server read its config file again, as SIGHUP does (admin key); with
+        `dry_run`, only reports what would change."""
+        request = admin_pb2.ReloadConfigRequest(dry_run=dry_run)
+        return reload_report_from_proto(self._read(self._conn.stub.ReloadConfig, request, deadline_ms))
 
     def close(self, *, timeout_ms: int | None = None) -> None:
         """Closes the Workers started with `worker()` (waiting for their jobs), sends enqueues

@@ -181,6 +181,24 @@ class StateCounts:
     dead: int
 
 
+SettingSource = Literal["default", "queue_defaults", "queue", "override"]
+"""Where a queue's setting comes from, lowest precedence first: sepp's built-in default,
+the config file's [queue_defaults], its [queues.NAME], or a run-time override
+(`set_queue_settings`)."""
+
+
+@dataclass(frozen=True)
+class SettingValue:
+    """One setting of a queue, by its config-file name (`max_attempts`, `backoff_base_ms`)."""
+
+    key: str
+    value: Any
+    """The effective value, in the unit the name says (ms, bytes)."""
+    source: SettingSource
+    file_value: Any
+    """The value without the run-time override: what `reset_queue_settings` gives back."""
+
+
 @dataclass(frozen=True)
 class QueueInfo:
     """One queue as `list_queues` reports it."""
@@ -193,6 +211,23 @@ class QueueInfo:
     waiting_workers: int
     """Reserve calls and Work streams waiting on this queue right now."""
     settings: QueueSettings
+    setting_values: tuple[SettingValue, ...] = ()
+    """Every setting with its value and where the value comes from."""
+
+
+@dataclass(frozen=True)
+class ReloadReport:
+    """What a config reload did or, as a dry run, would do."""
+
+    applied: bool
+    """True when the new settings are in force (never for a dry run or a refused file)."""
+    changed: tuple[str, ...]
+    """Settings that change without a restart, e.g. `server.log_level`."""
+    restart_required: tuple[str, ...]
+    """Settings that differ in the file but keep their running values until a restart."""
+    problems: tuple[tuple[str, str], ...]
+    """Why the file was refused, as (setting, message) pairs; then nothing changed."""
+    config_file: str | None
 
 
 @dataclass(frozen=True)

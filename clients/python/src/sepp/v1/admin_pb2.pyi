@@ -53,6 +53,14 @@ class CancelJobResponse(_message.Message):
     previous_state: _job_pb2.JobState
     def __init__(self, previous_state: _Optional[_Union[_job_pb2.JobState, str]] = ...) -> None: ...
 
+class ConfigProblem(_message.Message):
+    __slots__ = ["key", "message"]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    message: str
+    def __init__(self, key: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
+
 class DeleteDeadLettersRequest(_message.Message):
     __slots__ = ["all", "job_ids", "queue"]
     ALL_FIELD_NUMBER: _ClassVar[int]
@@ -157,6 +165,26 @@ class PauseQueueResponse(_message.Message):
     __slots__ = []
     def __init__(self) -> None: ...
 
+class ReloadConfigRequest(_message.Message):
+    __slots__ = ["dry_run"]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    dry_run: bool
+    def __init__(self, dry_run: bool = ...) -> None: ...
+
+class ReloadConfigResponse(_message.Message):
+    __slots__ = ["applied", "changed", "config_file", "problems", "restart_required"]
+    APPLIED_FIELD_NUMBER: _ClassVar[int]
+    CHANGED_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_FILE_FIELD_NUMBER: _ClassVar[int]
+    PROBLEMS_FIELD_NUMBER: _ClassVar[int]
+    RESTART_REQUIRED_FIELD_NUMBER: _ClassVar[int]
+    applied: bool
+    changed: _containers.RepeatedScalarFieldContainer[str]
+    config_file: str
+    problems: _containers.RepeatedCompositeFieldContainer[ConfigProblem]
+    restart_required: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, applied: bool = ..., changed: _Optional[_Iterable[str]] = ..., restart_required: _Optional[_Iterable[str]] = ..., problems: _Optional[_Iterable[_Union[ConfigProblem, _Mapping]]] = ..., config_file: _Optional[str] = ...) -> None: ...
+
 class RequeueDeadLettersRequest(_message.Message):
     __slots__ = ["all", "job_ids", "queue"]
     ALL_FIELD_NUMBER: _ClassVar[int]
@@ -172,6 +200,22 @@ class RequeueDeadLettersResponse(_message.Message):
     REQUEUED_COUNT_FIELD_NUMBER: _ClassVar[int]
     requeued_count: int
     def __init__(self, requeued_count: _Optional[int] = ...) -> None: ...
+
+class ResetQueueSettingsRequest(_message.Message):
+    __slots__ = ["all", "keys", "queue"]
+    ALL_FIELD_NUMBER: _ClassVar[int]
+    KEYS_FIELD_NUMBER: _ClassVar[int]
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    all: bool
+    keys: _containers.RepeatedScalarFieldContainer[str]
+    queue: str
+    def __init__(self, queue: _Optional[str] = ..., keys: _Optional[_Iterable[str]] = ..., all: bool = ...) -> None: ...
+
+class ResetQueueSettingsResponse(_message.Message):
+    __slots__ = ["queue"]
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    queue: _queue_pb2.QueueInfo
+    def __init__(self, queue: _Optional[_Union[_queue_pb2.QueueInfo, _Mapping]] = ...) -> None: ...
 
 class ResumeQueueRequest(_message.Message):
     __slots__ = ["allow_missing", "queue"]
@@ -240,6 +284,27 @@ class ServerLimits(_message.Message):
     max_waiters: int
     max_worker_id_bytes: int
     def __init__(self, max_name_length: _Optional[int] = ..., max_metadata_bytes: _Optional[int] = ..., max_metadata_entries: _Optional[int] = ..., max_idempotency_key_bytes: _Optional[int] = ..., max_worker_id_bytes: _Optional[int] = ..., max_error_bytes: _Optional[int] = ..., max_error_history: _Optional[int] = ..., max_batch_jobs: _Optional[int] = ..., max_reserve_jobs: _Optional[int] = ..., max_schedule_ahead_ms: _Optional[int] = ..., max_wait_ms: _Optional[int] = ..., max_waiters: _Optional[int] = ..., max_page_size: _Optional[int] = ..., max_message_bytes: _Optional[int] = ..., max_reserve_queues: _Optional[int] = ..., max_connections: _Optional[int] = ..., max_streams_per_connection: _Optional[int] = ..., handshake_timeout_ms: _Optional[int] = ..., idle_timeout_ms: _Optional[int] = ..., max_result_bytes: _Optional[int] = ..., max_progress_bytes: _Optional[int] = ..., max_event_subscribers: _Optional[int] = ..., event_backlog_events: _Optional[int] = ..., event_backlog_bytes: _Optional[int] = ..., event_resume_window_ms: _Optional[int] = ..., max_schedules: _Optional[int] = ...) -> None: ...
+
+class SetQueueSettingsRequest(_message.Message):
+    __slots__ = ["queue", "settings"]
+    class SettingsEntry(_message.Message):
+        __slots__ = ["key", "value"]
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    SETTINGS_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    settings: _containers.ScalarMap[str, str]
+    def __init__(self, queue: _Optional[str] = ..., settings: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class SetQueueSettingsResponse(_message.Message):
+    __slots__ = ["queue"]
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    queue: _queue_pb2.QueueInfo
+    def __init__(self, queue: _Optional[_Union[_queue_pb2.QueueInfo, _Mapping]] = ...) -> None: ...
 
 class DurabilityMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

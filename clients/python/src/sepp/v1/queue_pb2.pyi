@@ -1,9 +1,15 @@
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+SETTING_SOURCE_DEFAULT: SettingSource
+SETTING_SOURCE_OVERRIDE: SettingSource
+SETTING_SOURCE_QUEUE: SettingSource
+SETTING_SOURCE_QUEUE_DEFAULTS: SettingSource
+SETTING_SOURCE_UNSPECIFIED: SettingSource
 
 class BackoffSettings(_message.Message):
     __slots__ = ["base_ms", "cap_ms", "factor", "jitter"]
@@ -18,20 +24,34 @@ class BackoffSettings(_message.Message):
     def __init__(self, base_ms: _Optional[int] = ..., factor: _Optional[float] = ..., cap_ms: _Optional[int] = ..., jitter: _Optional[float] = ...) -> None: ...
 
 class QueueInfo(_message.Message):
-    __slots__ = ["counts", "name", "oldest_ready_age_ms", "paused", "settings", "waiting_workers"]
+    __slots__ = ["counts", "name", "oldest_ready_age_ms", "paused", "setting_values", "settings", "waiting_workers"]
     COUNTS_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     OLDEST_READY_AGE_MS_FIELD_NUMBER: _ClassVar[int]
     PAUSED_FIELD_NUMBER: _ClassVar[int]
     SETTINGS_FIELD_NUMBER: _ClassVar[int]
+    SETTING_VALUES_FIELD_NUMBER: _ClassVar[int]
     WAITING_WORKERS_FIELD_NUMBER: _ClassVar[int]
     counts: StateCounts
     name: str
     oldest_ready_age_ms: int
     paused: bool
+    setting_values: _containers.RepeatedCompositeFieldContainer[QueueSettingValue]
     settings: QueueSettings
     waiting_workers: int
-    def __init__(self, name: _Optional[str] = ..., paused: bool = ..., counts: _Optional[_Union[StateCounts, _Mapping]] = ..., oldest_ready_age_ms: _Optional[int] = ..., waiting_workers: _Optional[int] = ..., settings: _Optional[_Union[QueueSettings, _Mapping]] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., paused: bool = ..., counts: _Optional[_Union[StateCounts, _Mapping]] = ..., oldest_ready_age_ms: _Optional[int] = ..., waiting_workers: _Optional[int] = ..., settings: _Optional[_Union[QueueSettings, _Mapping]] = ..., setting_values: _Optional[_Iterable[_Union[QueueSettingValue, _Mapping]]] = ...) -> None: ...
+
+class QueueSettingValue(_message.Message):
+    __slots__ = ["file_value_json", "key", "source", "value_json"]
+    FILE_VALUE_JSON_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    VALUE_JSON_FIELD_NUMBER: _ClassVar[int]
+    file_value_json: str
+    key: str
+    source: SettingSource
+    value_json: str
+    def __init__(self, key: _Optional[str] = ..., value_json: _Optional[str] = ..., source: _Optional[_Union[SettingSource, str]] = ..., file_value_json: _Optional[str] = ...) -> None: ...
 
 class QueueSettings(_message.Message):
     __slots__ = ["allowed_types", "backoff", "completed_retention_ms", "dead_retention_ms", "dedup_window_ms", "default_lease_ms", "max_attempts", "max_depth", "max_lease_ms", "max_payload_bytes"]
@@ -70,3 +90,6 @@ class StateCounts(_message.Message):
     ready: int
     scheduled: int
     def __init__(self, scheduled: _Optional[int] = ..., ready: _Optional[int] = ..., leased: _Optional[int] = ..., completed: _Optional[int] = ..., dead: _Optional[int] = ...) -> None: ...
+
+class SettingSource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []

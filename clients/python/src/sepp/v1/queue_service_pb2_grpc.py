@@ -21,11 +21,12 @@ class QueueServiceStub(object):
   worker    Reserve, Ack, AckBatch, Nack, Extend, ReportProgress, Work,
   and the reads
   admin     everything, including CancelJob, PauseQueue, ResumeQueue,
-  DeleteQueue, RequeueDeadLetters, DeleteDeadLetters and the
+  DeleteQueue, RequeueDeadLetters, DeleteDeadLetters,
+  SetQueueSettings, ResetQueueSettings, ReloadConfig and the
   schedule changes (Create, Update, Pause, Resume, Delete and
   TriggerSchedule)
   The reads are GetJob, ListQueues, ListDeadLetters, GetServerInfo,
-  GetSchedule, ListSchedules and Events.
+  GetSchedule, ListSchedules, ListWorkers and Events.
 
   Status codes (any call may also fail with UNAUTHENTICATED, PERMISSION_DENIED,
   UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and INTERNAL):
@@ -159,6 +160,21 @@ class QueueServiceStub(object):
         request_serializer=sepp_dot_v1_dot_admin__pb2.GetServerInfoRequest.SerializeToString,
         response_deserializer=sepp_dot_v1_dot_admin__pb2.GetServerInfoResponse.FromString,
         )
+    self.SetQueueSettings = channel.unary_unary(
+        '/sepp.v1.QueueService/SetQueueSettings',
+        request_serializer=sepp_dot_v1_dot_admin__pb2.SetQueueSettingsRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_admin__pb2.SetQueueSettingsResponse.FromString,
+        )
+    self.ResetQueueSettings = channel.unary_unary(
+        '/sepp.v1.QueueService/ResetQueueSettings',
+        request_serializer=sepp_dot_v1_dot_admin__pb2.ResetQueueSettingsRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_admin__pb2.ResetQueueSettingsResponse.FromString,
+        )
+    self.ReloadConfig = channel.unary_unary(
+        '/sepp.v1.QueueService/ReloadConfig',
+        request_serializer=sepp_dot_v1_dot_admin__pb2.ReloadConfigRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_admin__pb2.ReloadConfigResponse.FromString,
+        )
     self.ListWorkers = channel.unary_unary(
         '/sepp.v1.QueueService/ListWorkers',
         request_serializer=sepp_dot_v1_dot_workers__pb2.ListWorkersRequest.SerializeToString,
@@ -238,11 +254,12 @@ class QueueServiceServicer(object):
   worker    Reserve, Ack, AckBatch, Nack, Extend, ReportProgress, Work,
   and the reads
   admin     everything, including CancelJob, PauseQueue, ResumeQueue,
-  DeleteQueue, RequeueDeadLetters, DeleteDeadLetters and the
+  DeleteQueue, RequeueDeadLetters, DeleteDeadLetters,
+  SetQueueSettings, ResetQueueSettings, ReloadConfig and the
   schedule changes (Create, Update, Pause, Resume, Delete and
   TriggerSchedule)
   The reads are GetJob, ListQueues, ListDeadLetters, GetServerInfo,
-  GetSchedule, ListSchedules and Events.
+  GetSchedule, ListSchedules, ListWorkers and Events.
 
   Status codes (any call may also fail with UNAUTHENTICATED, PERMISSION_DENIED,
   UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and INTERNAL):
@@ -459,6 +476,39 @@ class QueueServiceServicer(object):
   def GetServerInfo(self, request, context):
     """Describes the server: version, durability mode, clock and every effective
     limit and default.
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def SetQueueSettings(self, request, context):
+    """Overrides settings of one queue while the server runs: they apply from the
+    next lease or enqueue, all at once, survive restarts, and are written to
+    the audit log with their old and new values. Role: admin.
+    Errors: INVALID_ARGUMENT (an unknown setting or a bad value, with the
+    config file's message), NOT_FOUND (no such queue).
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def ResetQueueSettings(self, request, context):
+    """Removes run-time overrides of one queue: the config file's values apply
+    again from the next lease or enqueue. Audited. Role: admin.
+    Errors: INVALID_ARGUMENT (an unknown setting, or neither or both of `keys`
+    and `all`), NOT_FOUND (no such queue).
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def ReloadConfig(self, request, context):
+    """Reads the config file again, as SIGHUP does: API keys, admin users, queue
+    settings, log level and telemetry settings change without a restart; a
+    file with problems is refused as a whole and the running configuration
+    stays. With `dry_run`, only reports. Role: admin.
+    Errors: FAILED_PRECONDITION (this server cannot reload, e.g. it was not
+    started from the command line).
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
@@ -699,6 +749,21 @@ def add_QueueServiceServicer_to_server(servicer, server):
           servicer.GetServerInfo,
           request_deserializer=sepp_dot_v1_dot_admin__pb2.GetServerInfoRequest.FromString,
           response_serializer=sepp_dot_v1_dot_admin__pb2.GetServerInfoResponse.SerializeToString,
+      ),
+      'SetQueueSettings': grpc.unary_unary_rpc_method_handler(
+          servicer.SetQueueSettings,
+          request_deserializer=sepp_dot_v1_dot_admin__pb2.SetQueueSettingsRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_admin__pb2.SetQueueSettingsResponse.SerializeToString,
+      ),
+      'ResetQueueSettings': grpc.unary_unary_rpc_method_handler(
+          servicer.ResetQueueSettings,
+          request_deserializer=sepp_dot_v1_dot_admin__pb2.ResetQueueSettingsRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_admin__pb2.ResetQueueSettingsResponse.SerializeToString,
+      ),
+      'ReloadConfig': grpc.unary_unary_rpc_method_handler(
+          servicer.ReloadConfig,
+          request_deserializer=sepp_dot_v1_dot_admin__pb2.ReloadConfigRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_admin__pb2.ReloadConfigResponse.SerializeToString,
       ),
       'ListWorkers': grpc.unary_unary_rpc_method_handler(
           servicer.ListWorkers,

@@ -386,6 +386,96 @@ export interface BackupDone {
   sha256: string;
 }
 
+/**
+ * Change settings of one queue while the server runs. Each value overrides the
+ * config file until reset, and survives restarts.
+ */
+export interface SetQueueSettingsRequest {
+  /** The queue's name. NOT_FOUND when no such queue exists. */
+  queue: string;
+  /**
+   * Setting name (as in the config file's [queues.NAME], e.g. "max_attempts",
+   * "backoff_base_ms") → value, written as in the config file or as an
+   * environment variable: "10", "30s", "4MiB", "0.5", "[\"send\"]". At least
+   * one. Every value is checked as the config file would check it; all apply
+   * in one transaction, or none (INVALID_ARGUMENT naming each problem).
+   */
+  settings: { [key: string]: string };
+}
+
+export interface SetQueueSettingsRequest_SettingsEntry {
+  key: string;
+  value: string;
+}
+
+/** The queue after the change. */
+export interface SetQueueSettingsResponse {
+  /** Its settings now, with their sources. */
+  queue?: QueueInfo | undefined;
+}
+
+/**
+ * Remove run-time overrides of one queue, so the config file's values apply
+ * again.
+ */
+export interface ResetQueueSettingsRequest {
+  /** The queue's name. NOT_FOUND when no such queue exists. */
+  queue: string;
+  /**
+   * Setting names, e.g. "max_attempts". A setting without an override is left
+   * as it is. Exactly one of `keys` and `all` must be given.
+   */
+  keys: string[];
+  /** True: every override of the queue. */
+  all: boolean;
+}
+
+/** The queue after the reset. */
+export interface ResetQueueSettingsResponse {
+  /** Its settings now, with their sources. */
+  queue?: QueueInfo | undefined;
+}
+
+/**
+ * Make the server read its config file again, as SIGHUP does, or (dry run)
+ * only say what that would do.
+ */
+export interface ReloadConfigRequest {
+  /** True: check the file and report, change nothing. */
+  dryRun: boolean;
+}
+
+/** A problem with a setting, as `sepp config check` reports it. */
+export interface ConfigProblem {
+  /** The setting, as written in TOML, e.g. "queues.emails.max_attempts". */
+  key: string;
+  /** What is wrong and how to fix it. */
+  message: string;
+}
+
+/** What the reload did (or, dry run, would do). */
+export interface ReloadConfigResponse {
+  /**
+   * True when the new settings are in force. False on a dry run, or when the
+   * file has problems (then nothing changed).
+   */
+  applied: boolean;
+  /**
+   * The settings that changed (or would change) without a restart, e.g.
+   * "server.log_level", "grpc.api_keys (added deploy)".
+   */
+  changed: string[];
+  /**
+   * The settings that differ from the file but keep their running values until
+   * the server restarts, e.g. "server.grpc_listen".
+   */
+  restartRequired: string[];
+  /** Why the file was refused: every problem, with the messages of a start. */
+  problems: ConfigProblem[];
+  /** The config file read, or empty when the server runs without one. */
+  configFile: string;
+}
+
 function createBaseGetJobRequest(): GetJobRequest {
   return { jobId: "" };
 }
@@ -2986,6 +3076,750 @@ export const BackupDone: MessageFns<BackupDone> = {
   },
 };
 
+function createBaseSetQueueSettingsRequest(): SetQueueSettingsRequest {
+  return { queue: "", settings: {} };
+}
+
+export const SetQueueSettingsRequest: MessageFns<SetQueueSettingsRequest> = {
+  encode(message: SetQueueSettingsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queue !== "") {
+      writer.uint32(10).string(message.queue);
+    }
+    globalThis.Object.entries(message.settings).forEach(([key, value]: [string, string]) => {
+      SetQueueSettingsRequest_SettingsEntry.encode({ key: key as any, value }, writer.uint32(18).fork()).join();
+    });
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetQueueSettingsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetQueueSettingsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.queue = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            const entry2 = SetQueueSettingsRequest_SettingsEntry.decode(reader, reader.uint32());
+            if (entry2.value !== undefined) {
+              message.settings[entry2.key] = entry2.value;
+            }
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetQueueSettingsRequest {
+    return {
+      queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
+      settings: isObject(object.settings)
+        ? (globalThis.Object.entries(object.settings) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+    };
+  },
+
+  toJSON(message: SetQueueSettingsRequest): unknown {
+    const obj: any = {};
+    if (message.queue !== "") {
+      obj.queue = message.queue;
+    }
+    if (message.settings) {
+      const entries = globalThis.Object.entries(message.settings) as [string, string][];
+      if (entries.length > 0) {
+        obj.settings = {};
+        entries.forEach(([k, v]) => {
+          obj.settings[k] = v;
+        });
+      }
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SetQueueSettingsRequest>, I>>(base?: I): SetQueueSettingsRequest {
+    return SetQueueSettingsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SetQueueSettingsRequest>, I>>(object: I): SetQueueSettingsRequest {
+    const message = createBaseSetQueueSettingsRequest();
+    message.queue = object.queue ?? "";
+    message.settings = (globalThis.Object.entries(object.settings ?? {}) as [string, string][]).reduce(
+      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
+        if (value !== undefined) {
+          acc[key] = globalThis.String(value);
+        }
+        return acc;
+      },
+      {},
+    );
+    return message;
+  },
+};
+
+function createBaseSetQueueSettingsRequest_SettingsEntry(): SetQueueSettingsRequest_SettingsEntry {
+  return { key: "", value: "" };
+}
+
+export const SetQueueSettingsRequest_SettingsEntry: MessageFns<SetQueueSettingsRequest_SettingsEntry> = {
+  encode(message: SetQueueSettingsRequest_SettingsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetQueueSettingsRequest_SettingsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetQueueSettingsRequest_SettingsEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetQueueSettingsRequest_SettingsEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: SetQueueSettingsRequest_SettingsEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SetQueueSettingsRequest_SettingsEntry>, I>>(
+    base?: I,
+  ): SetQueueSettingsRequest_SettingsEntry {
+    return SetQueueSettingsRequest_SettingsEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SetQueueSettingsRequest_SettingsEntry>, I>>(
+    object: I,
+  ): SetQueueSettingsRequest_SettingsEntry {
+    const message = createBaseSetQueueSettingsRequest_SettingsEntry();
+    message.key = object.key ?? "";
+    message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseSetQueueSettingsResponse(): SetQueueSettingsResponse {
+  return { queue: undefined };
+}
+
+export const SetQueueSettingsResponse: MessageFns<SetQueueSettingsResponse> = {
+  encode(message: SetQueueSettingsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queue !== undefined) {
+      QueueInfo.encode(message.queue, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetQueueSettingsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetQueueSettingsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.queue = QueueInfo.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetQueueSettingsResponse {
+    return { queue: isSet(object.queue) ? QueueInfo.fromJSON(object.queue) : undefined };
+  },
+
+  toJSON(message: SetQueueSettingsResponse): unknown {
+    const obj: any = {};
+    if (message.queue !== undefined) {
+      obj.queue = QueueInfo.toJSON(message.queue);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SetQueueSettingsResponse>, I>>(base?: I): SetQueueSettingsResponse {
+    return SetQueueSettingsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SetQueueSettingsResponse>, I>>(object: I): SetQueueSettingsResponse {
+    const message = createBaseSetQueueSettingsResponse();
+    message.queue = (object.queue !== undefined && object.queue !== null)
+      ? QueueInfo.fromPartial(object.queue)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseResetQueueSettingsRequest(): ResetQueueSettingsRequest {
+  return { queue: "", keys: [], all: false };
+}
+
+export const ResetQueueSettingsRequest: MessageFns<ResetQueueSettingsRequest> = {
+  encode(message: ResetQueueSettingsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queue !== "") {
+      writer.uint32(10).string(message.queue);
+    }
+    for (const v of message.keys) {
+      writer.uint32(18).string(v!);
+    }
+    if (message.all !== false) {
+      writer.uint32(24).bool(message.all);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ResetQueueSettingsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseResetQueueSettingsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.queue = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.keys.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.all = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ResetQueueSettingsRequest {
+    return {
+      queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
+      keys: globalThis.Array.isArray(object?.keys) ? object.keys.map((e: any) => globalThis.String(e)) : [],
+      all: isSet(object.all) ? globalThis.Boolean(object.all) : false,
+    };
+  },
+
+  toJSON(message: ResetQueueSettingsRequest): unknown {
+    const obj: any = {};
+    if (message.queue !== "") {
+      obj.queue = message.queue;
+    }
+    if (message.keys?.length) {
+      obj.keys = message.keys;
+    }
+    if (message.all !== false) {
+      obj.all = message.all;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ResetQueueSettingsRequest>, I>>(base?: I): ResetQueueSettingsRequest {
+    return ResetQueueSettingsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ResetQueueSettingsRequest>, I>>(object: I): ResetQueueSettingsRequest {
+    const message = createBaseResetQueueSettingsRequest();
+    message.queue = object.queue ?? "";
+    message.keys = object.keys?.map((e) => e) || [];
+    message.all = object.all ?? false;
+    return message;
+  },
+};
+
+function createBaseResetQueueSettingsResponse(): ResetQueueSettingsResponse {
+  return { queue: undefined };
+}
+
+export const ResetQueueSettingsResponse: MessageFns<ResetQueueSettingsResponse> = {
+  encode(message: ResetQueueSettingsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queue !== undefined) {
+      QueueInfo.encode(message.queue, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ResetQueueSettingsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseResetQueueSettingsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.queue = QueueInfo.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ResetQueueSettingsResponse {
+    return { queue: isSet(object.queue) ? QueueInfo.fromJSON(object.queue) : undefined };
+  },
+
+  toJSON(message: ResetQueueSettingsResponse): unknown {
+    const obj: any = {};
+    if (message.queue !== undefined) {
+      obj.queue = QueueInfo.toJSON(message.queue);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ResetQueueSettingsResponse>, I>>(base?: I): ResetQueueSettingsResponse {
+    return ResetQueueSettingsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ResetQueueSettingsResponse>, I>>(object: I): ResetQueueSettingsResponse {
+    const message = createBaseResetQueueSettingsResponse();
+    message.queue = (object.queue !== undefined && object.queue !== null)
+      ? QueueInfo.fromPartial(object.queue)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseReloadConfigRequest(): ReloadConfigRequest {
+  return { dryRun: false };
+}
+
+export const ReloadConfigRequest: MessageFns<ReloadConfigRequest> = {
+  encode(message: ReloadConfigRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.dryRun !== false) {
+      writer.uint32(8).bool(message.dryRun);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReloadConfigRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReloadConfigRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.dryRun = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReloadConfigRequest {
+    return {
+      dryRun: isSet(object.dryRun)
+        ? globalThis.Boolean(object.dryRun)
+        : isSet(object.dry_run)
+        ? globalThis.Boolean(object.dry_run)
+        : false,
+    };
+  },
+
+  toJSON(message: ReloadConfigRequest): unknown {
+    const obj: any = {};
+    if (message.dryRun !== false) {
+      obj.dryRun = message.dryRun;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ReloadConfigRequest>, I>>(base?: I): ReloadConfigRequest {
+    return ReloadConfigRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ReloadConfigRequest>, I>>(object: I): ReloadConfigRequest {
+    const message = createBaseReloadConfigRequest();
+    message.dryRun = object.dryRun ?? false;
+    return message;
+  },
+};
+
+function createBaseConfigProblem(): ConfigProblem {
+  return { key: "", message: "" };
+}
+
+export const ConfigProblem: MessageFns<ConfigProblem> = {
+  encode(message: ConfigProblem, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.message !== "") {
+      writer.uint32(18).string(message.message);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConfigProblem {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConfigProblem();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.message = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ConfigProblem {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      message: isSet(object.message) ? globalThis.String(object.message) : "",
+    };
+  },
+
+  toJSON(message: ConfigProblem): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.message !== "") {
+      obj.message = message.message;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ConfigProblem>, I>>(base?: I): ConfigProblem {
+    return ConfigProblem.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ConfigProblem>, I>>(object: I): ConfigProblem {
+    const message = createBaseConfigProblem();
+    message.key = object.key ?? "";
+    message.message = object.message ?? "";
+    return message;
+  },
+};
+
+function createBaseReloadConfigResponse(): ReloadConfigResponse {
+  return { applied: false, changed: [], restartRequired: [], problems: [], configFile: "" };
+}
+
+export const ReloadConfigResponse: MessageFns<ReloadConfigResponse> = {
+  encode(message: ReloadConfigResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.applied !== false) {
+      writer.uint32(8).bool(message.applied);
+    }
+    for (const v of message.changed) {
+      writer.uint32(18).string(v!);
+    }
+    for (const v of message.restartRequired) {
+      writer.uint32(26).string(v!);
+    }
+    for (const v of message.problems) {
+      ConfigProblem.encode(v!, writer.uint32(34).fork()).join();
+    }
+    if (message.configFile !== "") {
+      writer.uint32(42).string(message.configFile);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReloadConfigResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReloadConfigResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.applied = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.changed.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.restartRequired.push(reader.string());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.problems.push(ConfigProblem.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.configFile = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReloadConfigResponse {
+    return {
+      applied: isSet(object.applied) ? globalThis.Boolean(object.applied) : false,
+      changed: globalThis.Array.isArray(object?.changed) ? object.changed.map((e: any) => globalThis.String(e)) : [],
+      restartRequired: globalThis.Array.isArray(object?.restartRequired)
+        ? object.restartRequired.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.restart_required)
+        ? object.restart_required.map((e: any) => globalThis.String(e))
+        : [],
+      problems: globalThis.Array.isArray(object?.problems)
+        ? object.problems.map((e: any) => ConfigProblem.fromJSON(e))
+        : [],
+      configFile: isSet(object.configFile)
+        ? globalThis.String(object.configFile)
+        : isSet(object.config_file)
+        ? globalThis.String(object.config_file)
+        : "",
+    };
+  },
+
+  toJSON(message: ReloadConfigResponse): unknown {
+    const obj: any = {};
+    if (message.applied !== false) {
+      obj.applied = message.applied;
+    }
+    if (message.changed?.length) {
+      obj.changed = message.changed;
+    }
+    if (message.restartRequired?.length) {
+      obj.restartRequired = message.restartRequired;
+    }
+    if (message.problems?.length) {
+      obj.problems = message.problems.map((e) => ConfigProblem.toJSON(e));
+    }
+    if (message.configFile !== "") {
+      obj.configFile = message.configFile;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ReloadConfigResponse>, I>>(base?: I): ReloadConfigResponse {
+    return ReloadConfigResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ReloadConfigResponse>, I>>(object: I): ReloadConfigResponse {
+    const message = createBaseReloadConfigResponse();
+    message.applied = object.applied ?? false;
+    message.changed = object.changed?.map((e) => e) || [];
+    message.restartRequired = object.restartRequired?.map((e) => e) || [];
+    message.problems = object.problems?.map((e) => ConfigProblem.fromPartial(e)) || [];
+    message.configFile = object.configFile ?? "";
+    return message;
+  },
+};
+
 function bytesFromBase64(b64: string): Uint8Array {
   return Uint8Array.from(globalThis.Buffer.from(b64, "base64"));
 }
@@ -3016,6 +3850,10 @@ function longToNumber(int64: { toString(): string }): number {
     throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
   }
   return num;
+}
+
+function isObject(value: any): boolean {
+  return typeof value === "object" && value !== null;
 }
 
 function isSet(value: any): boolean {

@@ -10,9 +10,67 @@ export const protobufFileName = "sepp/v1/queue.proto";
 
 /**
  * Queues as the server reports them: their effective settings and live counts.
- * Settings come from the server's configuration (defaults, then per-queue
- * overrides); they cannot be changed over this protocol.
+ * A queue's settings come from, lowest precedence first: the built-in
+ * defaults, the config file's [queue_defaults], its [queues.NAME], and run-time
+ * overrides (SetQueueSettings, which ResetQueueSettings removes).
  */
+
+/** Where a queue's setting comes from. Each source overrides those before it. */
+export enum SettingSource {
+  /** UNSPECIFIED - Never sent by the server. */
+  UNSPECIFIED = 0,
+  /** DEFAULT - sepp's built-in default. */
+  DEFAULT = 1,
+  /** QUEUE_DEFAULTS - The config file's [queue_defaults]. */
+  QUEUE_DEFAULTS = 2,
+  /** QUEUE - The config file's [queues.NAME]. */
+  QUEUE = 3,
+  /** OVERRIDE - A run-time override (SetQueueSettings); it survives restarts until reset. */
+  OVERRIDE = 4,
+  UNRECOGNIZED = -1,
+}
+
+export function settingSourceFromJSON(object: any): SettingSource {
+  switch (object) {
+    case 0:
+    case "SETTING_SOURCE_UNSPECIFIED":
+      return SettingSource.UNSPECIFIED;
+    case 1:
+    case "SETTING_SOURCE_DEFAULT":
+      return SettingSource.DEFAULT;
+    case 2:
+    case "SETTING_SOURCE_QUEUE_DEFAULTS":
+      return SettingSource.QUEUE_DEFAULTS;
+    case 3:
+    case "SETTING_SOURCE_QUEUE":
+      return SettingSource.QUEUE;
+    case 4:
+    case "SETTING_SOURCE_OVERRIDE":
+      return SettingSource.OVERRIDE;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return SettingSource.UNRECOGNIZED;
+  }
+}
+
+export function settingSourceToJSON(object: SettingSource): string {
+  switch (object) {
+    case SettingSource.UNSPECIFIED:
+      return "SETTING_SOURCE_UNSPECIFIED";
+    case SettingSource.DEFAULT:
+      return "SETTING_SOURCE_DEFAULT";
+    case SettingSource.QUEUE_DEFAULTS:
+      return "SETTING_SOURCE_QUEUE_DEFAULTS";
+    case SettingSource.QUEUE:
+      return "SETTING_SOURCE_QUEUE";
+    case SettingSource.OVERRIDE:
+      return "SETTING_SOURCE_OVERRIDE";
+    case SettingSource.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
 
 /**
  * How long a nacked job waits before its next attempt when the nack does not
@@ -109,7 +167,35 @@ export interface QueueInfo {
   /** Reserve calls and Work streams waiting on this queue right now. */
   waitingWorkers: number;
   /** The queue's effective settings. */
-  settings?: QueueSettings | undefined;
+  settings?:
+    | QueueSettings
+    | undefined;
+  /**
+   * Every setting with its value and where the value comes from, in the order
+   * of the config file's [queue_defaults].
+   */
+  settingValues: QueueSettingValue[];
+}
+
+/** One setting of a queue: its value and its source. */
+export interface QueueSettingValue {
+  /**
+   * The setting's name as in the config file, e.g. "max_attempts",
+   * "backoff_base_ms".
+   */
+  key: string;
+  /**
+   * The effective value as JSON, in the unit the name says: "10", "30000",
+   * "0.2", "[\"send\"]".
+   */
+  valueJson: string;
+  /** Where the value comes from. */
+  source: SettingSource;
+  /**
+   * The value without the run-time override, as JSON: what ResetQueueSettings
+   * gives back. Equal to `value_json` unless `source` is OVERRIDE.
+   */
+  fileValueJson: string;
 }
 
 function createBaseBackoffSettings(): BackoffSettings {
@@ -633,7 +719,15 @@ export const StateCounts: MessageFns<StateCounts> = {
 };
 
 function createBaseQueueInfo(): QueueInfo {
-  return { name: "", paused: false, counts: undefined, oldestReadyAgeMs: 0, waitingWorkers: 0, settings: undefined };
+  return {
+    name: "",
+    paused: false,
+    counts: undefined,
+    oldestReadyAgeMs: 0,
+    waitingWorkers: 0,
+    settings: undefined,
+    settingValues: [],
+  };
 }
 
 export const QueueInfo: MessageFns<QueueInfo> = {
@@ -655,6 +749,9 @@ export const QueueInfo: MessageFns<QueueInfo> = {
     }
     if (message.settings !== undefined) {
       QueueSettings.encode(message.settings, writer.uint32(50).fork()).join();
+    }
+    for (const v of message.settingValues) {
+      QueueSettingValue.encode(v!, writer.uint32(58).fork()).join();
     }
     return writer;
   },
@@ -720,6 +817,14 @@ export const QueueInfo: MessageFns<QueueInfo> = {
             message.settings = QueueSettings.decode(reader, reader.uint32());
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.settingValues.push(QueueSettingValue.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -748,6 +853,11 @@ export const QueueInfo: MessageFns<QueueInfo> = {
         ? globalThis.Number(object.waiting_workers)
         : 0,
       settings: isSet(object.settings) ? QueueSettings.fromJSON(object.settings) : undefined,
+      settingValues: globalThis.Array.isArray(object?.settingValues)
+        ? object.settingValues.map((e: any) => QueueSettingValue.fromJSON(e))
+        : globalThis.Array.isArray(object?.setting_values)
+        ? object.setting_values.map((e: any) => QueueSettingValue.fromJSON(e))
+        : [],
     };
   },
 
@@ -771,6 +881,9 @@ export const QueueInfo: MessageFns<QueueInfo> = {
     if (message.settings !== undefined) {
       obj.settings = QueueSettings.toJSON(message.settings);
     }
+    if (message.settingValues?.length) {
+      obj.settingValues = message.settingValues.map((e) => QueueSettingValue.toJSON(e));
+    }
     return obj;
   },
 
@@ -789,6 +902,132 @@ export const QueueInfo: MessageFns<QueueInfo> = {
     message.settings = (object.settings !== undefined && object.settings !== null)
       ? QueueSettings.fromPartial(object.settings)
       : undefined;
+    message.settingValues = object.settingValues?.map((e) => QueueSettingValue.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseQueueSettingValue(): QueueSettingValue {
+  return { key: "", valueJson: "", source: 0, fileValueJson: "" };
+}
+
+export const QueueSettingValue: MessageFns<QueueSettingValue> = {
+  encode(message: QueueSettingValue, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.valueJson !== "") {
+      writer.uint32(18).string(message.valueJson);
+    }
+    if (message.source !== 0) {
+      writer.uint32(24).int32(message.source);
+    }
+    if (message.fileValueJson !== "") {
+      writer.uint32(34).string(message.fileValueJson);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): QueueSettingValue {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseQueueSettingValue();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.valueJson = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.source = reader.int32() as any;
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.fileValueJson = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): QueueSettingValue {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      valueJson: isSet(object.valueJson)
+        ? globalThis.String(object.valueJson)
+        : isSet(object.value_json)
+        ? globalThis.String(object.value_json)
+        : "",
+      source: isSet(object.source) ? settingSourceFromJSON(object.source) : 0,
+      fileValueJson: isSet(object.fileValueJson)
+        ? globalThis.String(object.fileValueJson)
+        : isSet(object.file_value_json)
+        ? globalThis.String(object.file_value_json)
+        : "",
+    };
+  },
+
+  toJSON(message: QueueSettingValue): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.valueJson !== "") {
+      obj.valueJson = message.valueJson;
+    }
+    if (message.source !== 0) {
+      obj.source = settingSourceToJSON(message.source);
+    }
+    if (message.fileValueJson !== "") {
+      obj.fileValueJson = message.fileValueJson;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<QueueSettingValue>, I>>(base?: I): QueueSettingValue {
+    return QueueSettingValue.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<QueueSettingValue>, I>>(object: I): QueueSettingValue {
+    const message = createBaseQueueSettingValue();
+    message.key = object.key ?? "";
+    message.valueJson = object.valueJson ?? "";
+    message.source = object.source ?? 0;
+    message.fileValueJson = object.fileValueJson ?? "";
     return message;
   },
 };

@@ -37,10 +37,16 @@ import {
   ListQueuesResponse,
   PauseQueueRequest,
   PauseQueueResponse,
+  ReloadConfigRequest,
+  ReloadConfigResponse,
   RequeueDeadLettersRequest,
   RequeueDeadLettersResponse,
+  ResetQueueSettingsRequest,
+  ResetQueueSettingsResponse,
   ResumeQueueRequest,
   ResumeQueueResponse,
+  SetQueueSettingsRequest,
+  SetQueueSettingsResponse,
 } from "./admin.js";
 import { EventsRequest, EventsResponse } from "./events.js";
 import {
@@ -114,11 +120,12 @@ export const protobufFileName = "sepp/v1/queue_service.proto";
  *   worker    Reserve, Ack, AckBatch, Nack, Extend, ReportProgress, Work,
  *             and the reads
  *   admin     everything, including CancelJob, PauseQueue, ResumeQueue,
- *             DeleteQueue, RequeueDeadLetters, DeleteDeadLetters and the
+ *             DeleteQueue, RequeueDeadLetters, DeleteDeadLetters,
+ *             SetQueueSettings, ResetQueueSettings, ReloadConfig and the
  *             schedule changes (Create, Update, Pause, Resume, Delete and
  *             TriggerSchedule)
  * The reads are GetJob, ListQueues, ListDeadLetters, GetServerInfo,
- * GetSchedule, ListSchedules and Events.
+ * GetSchedule, ListSchedules, ListWorkers and Events.
  *
  * Status codes (any call may also fail with UNAUTHENTICATED, PERMISSION_DENIED,
  * UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and INTERNAL):
@@ -446,6 +453,59 @@ export const QueueServiceService = {
     responseSerialize: (value: GetServerInfoResponse): Buffer =>
       Buffer.from(GetServerInfoResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetServerInfoResponse => GetServerInfoResponse.decode(value),
+  },
+  /**
+   * Overrides settings of one queue while the server runs: they apply from the
+   * next lease or enqueue, all at once, survive restarts, and are written to
+   * the audit log with their old and new values. Role: admin.
+   * Errors: INVALID_ARGUMENT (an unknown setting or a bad value, with the
+   * config file's message), NOT_FOUND (no such queue).
+   */
+  setQueueSettings: {
+    path: "/sepp.v1.QueueService/SetQueueSettings" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SetQueueSettingsRequest): Buffer =>
+      Buffer.from(SetQueueSettingsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SetQueueSettingsRequest => SetQueueSettingsRequest.decode(value),
+    responseSerialize: (value: SetQueueSettingsResponse): Buffer =>
+      Buffer.from(SetQueueSettingsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SetQueueSettingsResponse => SetQueueSettingsResponse.decode(value),
+  },
+  /**
+   * Removes run-time overrides of one queue: the config file's values apply
+   * again from the next lease or enqueue. Audited. Role: admin.
+   * Errors: INVALID_ARGUMENT (an unknown setting, or neither or both of `keys`
+   * and `all`), NOT_FOUND (no such queue).
+   */
+  resetQueueSettings: {
+    path: "/sepp.v1.QueueService/ResetQueueSettings" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ResetQueueSettingsRequest): Buffer =>
+      Buffer.from(ResetQueueSettingsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ResetQueueSettingsRequest => ResetQueueSettingsRequest.decode(value),
+    responseSerialize: (value: ResetQueueSettingsResponse): Buffer =>
+      Buffer.from(ResetQueueSettingsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ResetQueueSettingsResponse => ResetQueueSettingsResponse.decode(value),
+  },
+  /**
+   * Reads the config file again, as SIGHUP does: API keys, admin users, queue
+   * settings, log level and telemetry settings change without a restart; a
+   * file with problems is refused as a whole and the running configuration
+   * stays. With `dry_run`, only reports. Role: admin.
+   * Errors: FAILED_PRECONDITION (this server cannot reload, e.g. it was not
+   * started from the command line).
+   */
+  reloadConfig: {
+    path: "/sepp.v1.QueueService/ReloadConfig" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ReloadConfigRequest): Buffer => Buffer.from(ReloadConfigRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ReloadConfigRequest => ReloadConfigRequest.decode(value),
+    responseSerialize: (value: ReloadConfigResponse): Buffer =>
+      Buffer.from(ReloadConfigResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ReloadConfigResponse => ReloadConfigResponse.decode(value),
   },
   /**
    * Lists the workers connected now: worker id, address, transport, queues,
@@ -797,6 +857,30 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    * limit and default.
    */
   getServerInfo: handleUnaryCall<GetServerInfoRequest, GetServerInfoResponse>;
+  /**
+   * Overrides settings of one queue while the server runs: they apply from the
+   * next lease or enqueue, all at once, survive restarts, and are written to
+   * the audit log with their old and new values. Role: admin.
+   * Errors: INVALID_ARGUMENT (an unknown setting or a bad value, with the
+   * config file's message), NOT_FOUND (no such queue).
+   */
+  setQueueSettings: handleUnaryCall<SetQueueSettingsRequest, SetQueueSettingsResponse>;
+  /**
+   * Removes run-time overrides of one queue: the config file's values apply
+   * again from the next lease or enqueue. Audited. Role: admin.
+   * Errors: INVALID_ARGUMENT (an unknown setting, or neither or both of `keys`
+   * and `all`), NOT_FOUND (no such queue).
+   */
+  resetQueueSettings: handleUnaryCall<ResetQueueSettingsRequest, ResetQueueSettingsResponse>;
+  /**
+   * Reads the config file again, as SIGHUP does: API keys, admin users, queue
+   * settings, log level and telemetry settings change without a restart; a
+   * file with problems is refused as a whole and the running configuration
+   * stays. With `dry_run`, only reports. Role: admin.
+   * Errors: FAILED_PRECONDITION (this server cannot reload, e.g. it was not
+   * started from the command line).
+   */
+  reloadConfig: handleUnaryCall<ReloadConfigRequest, ReloadConfigResponse>;
   /**
    * Lists the workers connected now: worker id, address, transport, queues,
    * when connected and last seen, and the leases each holds. Role: any key
@@ -1290,6 +1374,72 @@ export interface QueueServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetServerInfoResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Overrides settings of one queue while the server runs: they apply from the
+   * next lease or enqueue, all at once, survive restarts, and are written to
+   * the audit log with their old and new values. Role: admin.
+   * Errors: INVALID_ARGUMENT (an unknown setting or a bad value, with the
+   * config file's message), NOT_FOUND (no such queue).
+   */
+  setQueueSettings(
+    request: SetQueueSettingsRequest,
+    callback: (error: ServiceError | null, response: SetQueueSettingsResponse) => void,
+  ): ClientUnaryCall;
+  setQueueSettings(
+    request: SetQueueSettingsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SetQueueSettingsResponse) => void,
+  ): ClientUnaryCall;
+  setQueueSettings(
+    request: SetQueueSettingsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SetQueueSettingsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Removes run-time overrides of one queue: the config file's values apply
+   * again from the next lease or enqueue. Audited. Role: admin.
+   * Errors: INVALID_ARGUMENT (an unknown setting, or neither or both of `keys`
+   * and `all`), NOT_FOUND (no such queue).
+   */
+  resetQueueSettings(
+    request: ResetQueueSettingsRequest,
+    callback: (error: ServiceError | null, response: ResetQueueSettingsResponse) => void,
+  ): ClientUnaryCall;
+  resetQueueSettings(
+    request: ResetQueueSettingsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ResetQueueSettingsResponse) => void,
+  ): ClientUnaryCall;
+  resetQueueSettings(
+    request: ResetQueueSettingsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ResetQueueSettingsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Reads the config file again, as SIGHUP does: API keys, admin users, queue
+   * settings, log level and telemetry settings change without a restart; a
+   * file with problems is refused as a whole and the running configuration
+   * stays. With `dry_run`, only reports. Role: admin.
+   * Errors: FAILED_PRECONDITION (this server cannot reload, e.g. it was not
+   * started from the command line).
+   */
+  reloadConfig(
+    request: ReloadConfigRequest,
+    callback: (error: ServiceError | null, response: ReloadConfigResponse) => void,
+  ): ClientUnaryCall;
+  reloadConfig(
+    request: ReloadConfigRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ReloadConfigResponse) => void,
+  ): ClientUnaryCall;
+  reloadConfig(
+    request: ReloadConfigRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ReloadConfigResponse) => void,
   ): ClientUnaryCall;
   /**
    * Lists the workers connected now: worker id, address, transport, queues,

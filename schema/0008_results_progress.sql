@@ -1,4 +1,4 @@
--- 0006: job results and progress.
+-- 0008: job results and progress.
 -- Why: an ack may carry the job's result (bytes with a content type, like the
 -- payload), kept with the job while its queue retains completed jobs
 -- (completed_retention_ms), so GetJob, `sepp job` and the admin UI can show

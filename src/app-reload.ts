@@ -1,0 +1,142 @@
+/**
+ * Config reload (SIGHUP, `systemctl reload sepp`, the ReloadConfig RPC): read
+ * the config file again, exactly as at start, and apply what can change while
+ * the server runs: API keys (open streams of a revoked key end), admin users
+ * (a removed user's sessions end) and session settings, queue settings from
+ * the file, the log level and the telemetry settings. A file with any problem
+ * is refused as a whole, with the messages a start would give, and the
+ * running configuration stays. What needs a restart (listen addresses, data
+ * directory, TLS, durability, limits) keeps its running value and is named in
+ * the log line and the report. Reloads run one at a time.
+ */
+import type { AdminApp } from './admin/index.ts';
+import {
+  ConfigError,
+  type ConfigProblem,
+  formatProblem,
+  overrideConflicts,
+  planReload,
+  type SeppConfig,
+} from './config/index.ts';
+import type { Engine } from './engine/engine.ts';
+import type { ApiKey, ReloadReport, RpcServer } from './rpc/index.ts';
+import type { Logger, LogLevel, Telemetry } from './telemetry/index.ts';
+
+export interface ReloadParts {
+  /** Reads and validates the config file as at start; throws ConfigError. */
+  load: () => SeppConfig;
+  engine: Engine;
+  rpc: RpcServer;
+  admin: Pick<AdminApp, 'reconfigure'>;
+  telemetry: Pick<Telemetry, 'reconfigure'>;
+  logger: Logger;
+  setLogLevel: ((level: LogLevel) => void) | undefined;
+}
+
+export interface ReloadRequest {
+  /** Only report what would change. */
+  dryRun?: boolean;
+  /** Who asked, for the audit log: `signal:SIGHUP`, `grpc:<key name>`. */
+  actor: string;
+}
+
+export function apiKeysOf(config: SeppConfig): ApiKey[] {
+  return config.grpc.apiKeys.map((k) => ({
+    name: k.name,
+    role: k.role,
+    sha256: Buffer.from(k.keySha256, 'hex'),
+  }));
+}
+
+/** Makes the reload function; `current()` is the configuration in force (it starts as `initial`). */
+export function createReloader(initial: SeppConfig, parts: ReloadParts) {
+  let current = initial;
+  let queue: Promise<unknown> = Promise.resolve();
+
+  const refuse = (problems: readonly ConfigProblem[], request: ReloadRequest): ReloadReport => {
+    const file = current.configFile ?? '(no config file)';
+    if (request.dryRun !== true) {
+      parts.logger.error('config.reload_refused', {
+        file,
+        by: request.actor,
+        problems: problems.map(formatProblem).join('; '),
+        detail:
+          'the file has problems, so nothing changed: the server keeps running on its previous configuration',
+      });
+    }
+    return {
+      applied: false,
+      changed: [],
+      restartRequired: [],
+      problems: problems.map(({ key, message }) => ({ key, message })),
+      configFile: current.configFile,
+    };
+  };
+
+  const reload = async (request: ReloadRequest): Promise<ReloadReport> => {
+    let next: SeppConfig;
+    try {
+      next = parts.load();
+    } catch (error) {
+      if (error instanceof ConfigError) return refuse(error.problems, request);
+      throw error;
+    }
+    const conflicts = overrideConflicts(next, current, parts.engine.queueSettingOverrides());
+    if (conflicts.length > 0) return refuse(conflicts, request);
+    const plan = planReload(current, next);
+    const report: ReloadReport = {
+      applied: request.dryRun !== true,
+      changed: [...plan.changed],
+      restartRequired: [...plan.restartRequired],
+      problems: [],
+      configFile: next.configFile,
+    };
+    if (request.dryRun === true) return report;
+    const config = plan.config;
+    // The one step that writes the database goes first: if it fails, nothing has changed.
+    await parts.engine.reconfigureQueues(config.engine);
+    parts.rpc.replaceApiKeys(apiKeysOf(config));
+    const endedUsers = await parts.admin.reconfigure({
+      users: config.admin.users,
+      sessionTtlMs: config.admin.sessionTtlMs,
+      maxSessionsPerUser: config.admin.maxSessionsPerUser,
+      trustedProxies: config.admin.trustedProxies,
+    });
+    parts.setLogLevel?.(config.server.logLevel);
+    parts.telemetry.reconfigure(config.telemetry);
+    current = config;
+    await parts.engine.recordAudit({
+      actor: request.actor,
+      action: 'config.reload',
+      target: `config:${config.configFile ?? '(none)'}`,
+      details: {
+        changed: report.changed,
+        restartRequired: report.restartRequired,
+        endedSessionsOf: endedUsers,
+      },
+    });
+    parts.logger.info('config.reloaded', {
+      file: config.configFile ?? '(no config file)',
+      by: request.actor,
+      changed: report.changed.length === 0 ? 'nothing' : report.changed.join('; '),
+      ...(endedUsers.length === 0 ? {} : { sessions_ended_for: endedUsers.join(', ') }),
+    });
+    if (report.restartRequired.length > 0) {
+      parts.logger.warn('config.restart_required', {
+        settings: report.restartRequired.join('; '),
+        detail: 'these settings changed in the file but keep their running values until sepp restarts',
+      });
+    }
+    return report;
+  };
+
+  return {
+    current: () => current,
+    /** Reloads (or, dry run, reports), after any reload already running. */
+    reload(request: ReloadRequest): Promise<ReloadReport> {
+      const result = queue.then(() => reload(request));
+      queue = result.catch(() => {});
+      return result;
+    },
+  };
+}

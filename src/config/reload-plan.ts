@@ -1,0 +1,136 @@
+/**
+ * What a config reload changes. The new file was loaded and validated as a
+ * whole, exactly as at start (a file with any problem is refused before this
+ * runs); this compares it with the running configuration and decides, setting
+ * by setting, what takes effect now and what keeps its running value until a
+ * restart (config-view.ts names those). The result is the configuration to run
+ * with from now on: the new file's, except the settings that need a restart.
+ */
+import { type ConfigLeaf, configLeaves, needsRestart } from './config-view.ts';
+import type { SeppConfig } from './types.ts';
+
+export interface ReloadPlan {
+  /** What to run with: `next`, with every setting that needs a restart at its running value. */
+  readonly config: SeppConfig;
+  /** What changes now, e.g. `server.log_level`, `grpc.api_keys (added deploy; removed ci)`. */
+  readonly changed: readonly string[];
+  /** Settings whose new value waits for a restart, e.g. `server.grpc_listen`. */
+  readonly restartRequired: readonly string[];
+}
+
+export function planReload(running: SeppConfig, next: SeppConfig): ReloadPlan {
+  // Turning login on or off changes how every request is checked: that takes a restart.
+  const loginFlips = (running.admin.users.length === 0) !== (next.admin.users.length === 0);
+  const changed: string[] = [];
+  const restartRequired: string[] = [];
+  const before = byKey(configLeaves(running));
+  const after = byKey(configLeaves(next));
+  const lists = [
+    { path: 'grpc.api_keys', restart: false },
+    { path: 'admin.users', restart: loginFlips },
+    // The engine reconciles [[schedules]] as it opens, not while it runs.
+    { path: 'schedules', restart: true },
+  ];
+  const declared = (leaves: ReadonlyMap<string, ConfigLeaf>) =>
+    new Set([...leaves.values()].flatMap((leaf) => (leaf.queue === undefined ? [] : [leaf.queue.name])));
+  const [declaredBefore, declaredAfter] = [declared(before), declared(after)];
+  const reported = new Set<string>();
+  for (const key of new Set([...before.keys(), ...after.keys()])) {
+    if (lists.some((list) => key.startsWith(`${list.path}[`))) continue;
+    if (JSON.stringify(before.get(key)?.raw) === JSON.stringify(after.get(key)?.raw)) continue;
+    // A queue declared or no longer declared is one change, not one per setting.
+    const queue = (after.get(key) ?? before.get(key))?.queue?.name;
+    if (queue !== undefined && declaredBefore.has(queue) !== declaredAfter.has(queue)) {
+      if (reported.has(queue)) continue;
+      reported.add(queue);
+      const path = key.slice(0, key.lastIndexOf('.'));
+      changed.push(declaredAfter.has(queue) ? `${path} (declared)` : `${path} (no longer declared)`);
+      continue;
+    }
+    (needsRestart(key) ? restartRequired : changed).push(key);
+  }
+  for (const list of lists) {
+    const summary = listChanges(before, after, list.path);
+    if (summary !== undefined) (list.restart ? restartRequired : changed).push(summary);
+  }
+  return { config: merge(running, next, loginFlips), changed, restartRequired };
+}
+
+function byKey(leaves: readonly ConfigLeaf[]): Map<string, ConfigLeaf> {
+  return new Map(leaves.map((leaf) => [leaf.key, leaf]));
+}
+
+/** `grpc.api_keys (added deploy; removed ci; changed billing)`, compared by name; undefined when equal. */
+function listChanges(
+  before: ReadonlyMap<string, ConfigLeaf>,
+  after: ReadonlyMap<string, ConfigLeaf>,
+  path: string,
+): string | undefined {
+  const entries = (leaves: ReadonlyMap<string, ConfigLeaf>) => {
+    const found = new Map<string, string>();
+    for (const [key, leaf] of leaves) {
+      const match = /^(.+)\[(\d+)\]\.name$/.exec(key);
+      if (match?.[1] !== path) continue;
+      const prefix = `${path}[${match[2]}].`;
+      const fields = [...leaves]
+        .filter(([k]) => k.startsWith(prefix))
+        .map(([k, l]) => [k.slice(prefix.length), l.raw]);
+      found.set(String(leaf.raw), JSON.stringify(fields));
+    }
+    return found;
+  };
+  const old = entries(before);
+  const now = entries(after);
+  const added = [...now.keys()].filter((name) => !old.has(name));
+  const removed = [...old.keys()].filter((name) => !now.has(name));
+  const altered = [...now.keys()].filter((name) => old.has(name) && old.get(name) !== now.get(name));
+  const parts = [
+    added.length > 0 ? `added ${added.join(', ')}` : '',
+    removed.length > 0 ? `removed ${removed.join(', ')}` : '',
+    altered.length > 0 ? `changed ${altered.join(', ')}` : '',
+  ].filter((part) => part !== '');
+  return parts.length === 0 ? undefined : `${path} (${parts.join('; ')})`;
+}
+
+/**
+ * `running`, with what a reload may change taken from `next` (the same list as
+ * needsRestart's): a setting nobody wired for reload keeps its running value.
+ */
+function merge(running: SeppConfig, next: SeppConfig, loginFlips: boolean): SeppConfig {
+  const keep = (key: string) => needsRestart(key) || (loginFlips && key.startsWith('admin.users['));
+  const sources: Record<string, string> = {};
+  for (const [key, source] of Object.entries(next.sources)) if (!keep(key)) sources[key] = source;
+  for (const [key, source] of Object.entries(running.sources)) if (keep(key)) sources[key] = source;
+  const { queueDefaults, queues, strictQueues, fileKeys } = next.engine;
+  return Object.freeze({
+    ...running,
+    configFile: next.configFile,
+    plaintextSecrets: next.plaintextSecrets,
+    sources: Object.freeze(sources),
+    server: Object.freeze({
+      ...running.server,
+      logLevel: next.server.logLevel,
+      shutdownTimeoutMs: next.server.shutdownTimeoutMs,
+    }),
+    grpc: Object.freeze({
+      ...running.grpc,
+      apiKeys: next.grpc.apiKeys,
+      insecureAllowUnauthenticated: next.grpc.insecureAllowUnauthenticated,
+    }),
+    admin: Object.freeze({
+      ...running.admin,
+      users: loginFlips ? running.admin.users : next.admin.users,
+      sessionTtlMs: next.admin.sessionTtlMs,
+      maxSessionsPerUser: next.admin.maxSessionsPerUser,
+      trustedProxies: next.admin.trustedProxies,
+    }),
+    telemetry: next.telemetry,
+    engine: Object.freeze({
+      ...running.engine,
+      queueDefaults,
+      queues,
+      strictQueues,
+      ...(fileKeys === undefined ? {} : { fileKeys }),
+    }),
+  });
+}

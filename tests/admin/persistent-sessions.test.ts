@@ -1,0 +1,95 @@
+/**
+ * Admin sessions live in the database (hashed, with their expiry): they
+ * survive a restart and a reload, so a rolling restart logs nobody out; a
+ * user removed from the config by a reload loses their sessions at once (in
+ * memory and on disk); a logout is on disk before it is answered; the
+ * database never holds a usable cookie.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { hashPassword } from '../../src/admin/password.ts';
+import { password, testScrypt } from '../helpers/admin.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+const user = (name: string, role: string, hash: string) =>
+  `[[admin.users]]\nname = "${name}"\nrole = "${role}"\npassword_hash = "${hash}"\n`;
+
+/** Logs in over HTTP as a script would; returns the Cookie header to send. */
+async function logIn(t: TestServer, name: string): Promise<string> {
+  const response = await fetch(`${adminUrl(t)}/api/v1/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ user: name, password }),
+  });
+  assert.equal(response.status, 200, await response.clone().text());
+  const cookie = response.headers.get('set-cookie')?.split(';')[0] ?? '';
+  assert.ok(cookie.startsWith('sepp_session='));
+  return cookie;
+}
+
+const adminUrl = (t: TestServer) => `http://127.0.0.1:${t.server.adminPort}`;
+const statusWith = async (t: TestServer, cookie: string) =>
+  (await fetch(`${adminUrl(t)}/api/v1/queues`, { headers: { cookie } })).status;
+
+describe('admin sessions on disk', () => {
+  let t: TestServer;
+  let hash: string;
+  before(async () => {
+    hash = await hashPassword(password, testScrypt);
+    t = await startTestServer({ toml: user('alice', 'admin', hash) + user('bob', 'viewer', hash) });
+  });
+  after(() => t.dispose());
+
+  test('a session survives a restart and a reload; the database holds only its hash', async () => {
+    const alice = await logIn(t, 'alice');
+    const id = alice.slice('sepp_session='.length);
+    t = await t.restart();
+    assert.equal(await statusWith(t, alice), 200, 'still logged in after a restart');
+    const report = await t.server.reload({ actor: 'test' });
+    assert.deepEqual(report.problems, []);
+    assert.equal(await statusWith(t, alice), 200, 'still logged in after a reload');
+
+    const rows = t.server.engine.adminSessions.live();
+    assert.ok(rows.some((r) => r.user === 'alice'));
+    assert.ok(rows.every((r) => r.idSha256 !== id));
+    const files = ['sepp.db', 'sepp.db-wal'].map((f) => {
+      try {
+        return readFileSync(join(t.dataDir, f)).toString('latin1');
+      } catch {
+        return '';
+      }
+    });
+    assert.ok(!files.some((text) => text.includes(id)), 'the cookie is nowhere in the database files');
+  });
+
+  test('a user removed by a reload loses their sessions at once, and the others keep theirs', async () => {
+    const alice = await logIn(t, 'alice');
+    const bob = await logIn(t, 'bob');
+    t.writeConfig(user('alice', 'admin', hash));
+    const report = await t.server.reload({ actor: 'test' });
+    assert.ok(report.changed.includes('admin.users (removed bob)'), report.changed.join());
+    assert.equal(await statusWith(t, bob), 401, "bob's session ended");
+    assert.equal(await statusWith(t, alice), 200);
+    assert.ok(!t.server.engine.adminSessions.live().some((r) => r.user === 'bob'), 'and is gone from disk');
+    t.writeConfig(user('alice', 'admin', hash) + user('bob', 'viewer', hash));
+    await t.server.reload({ actor: 'test' });
+    assert.equal(await statusWith(t, bob), 401, 'adding the user back does not revive the session');
+    assert.equal(await statusWith(t, await logIn(t, 'bob')), 200, 'a new user logs in after a reload');
+  });
+
+  test('a logout is on disk, so a restart does not bring the session back', async () => {
+    const alice = await logIn(t, 'alice');
+    const session = await (
+      await fetch(`${adminUrl(t)}/api/v1/session`, { headers: { cookie: alice } })
+    ).json();
+    const out = await fetch(`${adminUrl(t)}/api/v1/session`, {
+      method: 'DELETE',
+      headers: { cookie: alice, 'x-csrf-token': (session as { csrfToken: string }).csrfToken },
+    });
+    assert.equal(out.status, 200);
+    t = await t.restart();
+    assert.equal(await statusWith(t, alice), 401);
+  });
+});

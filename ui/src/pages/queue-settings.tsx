@@ -1,0 +1,183 @@
+/**
+ * A queue's settings, each with where its value comes from, and (for admins)
+ * the form that overrides them while the server runs. Values are typed as in
+ * the config file ("30s", "4MiB", ["send"]); the server checks them with the
+ * config file's rules and answers with the file's messages, which are shown
+ * as they come. Overrides survive restarts until reset.
+ */
+import { useEffect, useState } from 'preact/hooks';
+import { can, post, seg } from '../api.ts';
+import { ErrorBanner, Loading, notify, PageHeader } from '../components/common.tsx';
+import { useAction, useApi } from '../hooks.ts';
+import { Link } from '../router.tsx';
+import type { QueueInfo, Session, SettingSource } from '../types.ts';
+
+/** How each source reads; the order is the precedence, lowest first. */
+export function sourceLabel(source: SettingSource, queue: string): string {
+  switch (source) {
+    case 'default':
+      return 'built-in default';
+    case 'queue_defaults':
+      return 'file: [queue_defaults]';
+    case 'queue':
+      return `file: [queues.${queue}]`;
+    case 'override':
+      return 'run-time override';
+  }
+}
+
+export function SourceBadge({ source, queue }: { source: SettingSource; queue: string }) {
+  return <span class={`badge badge-source badge-source-${source}`}>{sourceLabel(source, queue)}</span>;
+}
+
+export function QueueSettings({ name, session }: { name: string; session: Session }) {
+  const { data: queue, error, reload } = useApi<QueueInfo>(`/api/v1/queues/${seg(name)}`);
+  const [edits, setEdits] = useState<Record<string, string>>({});
+  const [resets, setResets] = useState<Set<string>>(new Set());
+  const action = useAction();
+  const editable = can(session, 'admin');
+
+  // A fresh copy of the queue starts the form from its values again.
+  useEffect(() => {
+    setEdits({});
+    setResets(new Set());
+  }, [queue]);
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    if (queue === null) return;
+    const set = Object.fromEntries(
+      Object.entries(edits).filter(
+        ([key, text]) => text !== queue.settingValues.find((s) => s.key === key)?.text,
+      ),
+    );
+    const reset = [...resets].filter((key) => !(key in set));
+    if (Object.keys(set).length === 0 && reset.length === 0) {
+      notify('Nothing to save: no setting was changed.');
+      return;
+    }
+    const result = await action.run(() =>
+      post<QueueInfo>(`/api/v1/queues/${seg(name)}/settings`, {
+        ...(Object.keys(set).length === 0 ? {} : { set }),
+        ...(reset.length === 0 ? {} : { reset }),
+      }),
+    );
+    if (result !== undefined) {
+      notify(`Saved ${[...Object.keys(set), ...reset].join(', ')} on ${name}.`);
+      reload();
+    }
+  };
+
+  return (
+    <>
+      <PageHeader title={`Settings of ${name}`} />
+      <p class="breadcrumbs">
+        <Link href="/queues">Queues</Link> / <Link href={`/queues/${seg(name)}`}>{name}</Link> / settings
+      </p>
+      <p class="muted">
+        Each setting comes from, lowest precedence first: the built-in default, the config file's{' '}
+        <code>[queue_defaults]</code>, its <code>[queues.{name}]</code>, and a run-time override set here (or
+        with <code>sepp queue set</code>). Overrides apply from the next lease or enqueue, survive restarts,
+        and are written to the audit log; reset one to go back to the file's value.
+      </p>
+      <ErrorBanner error={error ?? action.error} />
+      {queue === null ? (
+        error === null && <Loading />
+      ) : (
+        <form class="card" onSubmit={submit} aria-labelledby="settings-form-title">
+          <h2 id="settings-form-title" class="card-title">
+            Settings
+          </h2>
+          <div class="table-wrap">
+            <table class="table table-compact table-stack table-settings">
+              <thead>
+                <tr>
+                  <th scope="col">Setting</th>
+                  <th scope="col">Value</th>
+                  <th scope="col">Source</th>
+                  <th scope="col">File value</th>
+                  {editable && <th scope="col">Reset</th>}
+                </tr>
+              </thead>
+              <tbody>
+                {queue.settingValues.map((setting) => (
+                  <tr key={setting.key}>
+                    <th scope="row">
+                      <label for={`setting-${setting.key}`}>
+                        <code>{setting.key}</code>
+                      </label>
+                    </th>
+                    <td data-label="Value">
+                      {editable ? (
+                        <input
+                          id={`setting-${setting.key}`}
+                          name={setting.key}
+                          class={
+                            edits[setting.key] !== undefined && edits[setting.key] !== setting.text
+                              ? 'mono edited'
+                              : 'mono'
+                          }
+                          aria-describedby={`source-${setting.key}`}
+                          value={edits[setting.key] ?? setting.text}
+                          disabled={resets.has(setting.key)}
+                          onInput={(e) => setEdits({ ...edits, [setting.key]: e.currentTarget.value })}
+                        />
+                      ) : (
+                        <code>{setting.text}</code>
+                      )}
+                    </td>
+                    <td id={`source-${setting.key}`} data-label="Source">
+                      <SourceBadge source={setting.source} queue={name} />
+                    </td>
+                    <td data-label="File value" class={setting.source === 'override' ? '' : 'hide-narrow'}>
+                      {setting.source === 'override' ? <code>{setting.fileText}</code> : ''}
+                    </td>
+                    {editable && (
+                      <td data-label="Reset" class={setting.source === 'override' ? '' : 'hide-narrow'}>
+                        {setting.source === 'override' && (
+                          <label>
+                            <input
+                              type="checkbox"
+                              checked={resets.has(setting.key)}
+                              onChange={(e) => {
+                                const next = new Set(resets);
+                                if (e.currentTarget.checked) next.add(setting.key);
+                                else next.delete(setting.key);
+                                setResets(next);
+                              }}
+                            />{' '}
+                            <span class="sr-only">reset {setting.key} to</span> {setting.fileText}
+                          </label>
+                        )}
+                      </td>
+                    )}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          {editable ? (
+            <div class="form-actions">
+              <button type="submit" class="btn btn-primary" disabled={action.busy}>
+                {action.busy ? 'Saving…' : 'Save changes'}
+              </button>
+              <button
+                type="button"
+                class="btn"
+                onClick={() => {
+                  setEdits({});
+                  setResets(new Set());
+                  action.clear();
+                }}
+              >
+                Undo edits
+              </button>
+            </div>
+          ) : (
+            <p class="muted">Only an admin can change settings.</p>
+          )}
+        </form>
+      )}
+    </>
+  );
+}
