@@ -342,6 +342,8 @@ test("an admin changes a queue's settings in the edit form: the file's message f
 test('the job page follows a running job’s progress live, then shows its result', async () => {
   // Only what this page logs: the test before leaves its own problems in the shared list.
   const seenBefore = problems.length;
+  // The test before stays logged in; this one starts from the login form.
+  await context.clearCookies();
   const page = watch(await context.newPage());
   await page.goto(`${adminUrl}/`);
   await page.getByLabel('User name').fill(user.name);
