@@ -13,14 +13,11 @@ export function renderMigrations() {
   const files = readdirSync(schemaDir)
     .filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f))
     .sort();
-  // Versions only go up and are unique. A gap is allowed while a number is reserved for a
-  // branch that has not landed yet (0007, flow control); close it when that lands.
   files.forEach((f, i) => {
     const version = Number(f.slice(0, 4));
-    const previous = i === 0 ? 0 : Number(files[i - 1].slice(0, 4));
-    if (version <= previous)
+    if (version !== i + 1)
       throw new Error(
-        `schema/${f}: version ${version} is taken by schema/${files[i - 1]}; give it the next free number`,
+        `schema/${f}: expected version ${i + 1}; migrations are numbered 0001, 0002, … with no gaps`,
       );
   });
   const entries = files.map((f) => {

@@ -40,6 +40,7 @@ const { jobId } = await unary(client.enqueue, {
     metadata: {},
     traceparent,
     tracestate: '',
+    group: '',
   },
 });
 console.log(`enqueued           job ${jobId}`);

@@ -84,6 +84,13 @@ export const components = {
       counts: stateCounts,
       oldestReadyAgeMs: { type: ['integer', 'null'] },
       waitingWorkers: int,
+      throttledWorkers: {
+        type: 'integer',
+        description:
+          'waiting reserves a limit (max_leased, a rate limit, group limits) holds back from ready jobs',
+      },
+      readyGroups: { type: 'integer', description: 'groups with ready jobs, counted up to 1,000' },
+      readyGroupsCapped: { type: 'boolean', description: 'true when there are more groups than readyGroups' },
       settings: {
         type: 'object',
         description: 'the effective settings (defaults, the config file, then run-time overrides)',
@@ -120,6 +127,9 @@ export const components = {
       'counts',
       'oldestReadyAgeMs',
       'waitingWorkers',
+      'throttledWorkers',
+      'readyGroups',
+      'readyGroupsCapped',
       'settings',
       'settingSources',
       'fileSettings',
@@ -138,6 +148,7 @@ export const components = {
       metadata: { type: 'object', additionalProperties: str },
       traceparent: strOrNull,
       tracestate: strOrNull,
+      group: { type: ['string', 'null'], description: "the job's group; null when it has none" },
       leasedAtMs: msOrNull,
       errors: {
         type: 'array',
@@ -189,7 +200,16 @@ export const components = {
         },
       },
     },
-    required: [...Object.keys(jobCommon), 'metadata', 'errors', 'payload', 'result', 'progress', 'timeline'],
+    required: [
+      ...Object.keys(jobCommon),
+      'metadata',
+      'group',
+      'errors',
+      'payload',
+      'result',
+      'progress',
+      'timeline',
+    ],
   },
   JobPage: {
     type: 'object',
@@ -356,6 +376,7 @@ export const enqueueBody: JsonSchema = {
     maxAttempts: int,
     idempotencyKey: str,
     metadata: { type: 'object', additionalProperties: str },
+    group: { type: 'string', description: "the job's group (docs/flow-control.md); empty or absent: none" },
   },
   required: ['type', 'payload'],
 };

@@ -275,12 +275,32 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 # Job types this queue accepts; empty accepts any.
 # allowed_types = []
 
+# Flow control (docs/flow-control.md). Jobs of the queue leased at once,
+# across every worker; a reserve beyond it waits. 0 means no limit.
+# max_leased = 0
+
+# Rate limit: at most rate_limit_leases leases start per rate_limit_period_ms,
+# spread evenly, with up to rate_limit_burst at once after a quiet spell
+# (0 = rate_limit_leases). rate_limit_leases = 0 means no rate limit.
+# rate_limit_leases = 0
+# rate_limit_period_ms = "1s"
+# rate_limit_burst = 0
+
+# The same two limits per group, for jobs enqueued with a group (a tenant, a
+# customer); groups take turns either way. 0 means no limit.
+# group_max_leased = 0
+# group_rate_limit_leases = 0
+# group_rate_limit_period_ms = "1s"
+# group_rate_limit_burst = 0
+
 # One table per queue that differs from [queue_defaults]. Quote names that
 # contain . or : as in [queues."emails.v2"].
 # [queues.emails]
 # max_attempts = 10
 # max_payload_bytes = "256KiB"
 # allowed_types = ["send", "send-digest"]
+# rate_limit_leases = 100
+# group_max_leased = 2
 
 # Schedules: jobs the server enqueues itself, on a cron expression (5 fields,
 # or 6 with seconds first, read in an IANA timezone) or every interval_ms.

@@ -1,6 +1,6 @@
 /**
  * Checks across one queue's settings that no single field can make: lease and
- * backoff ordering, job type names against the name limit. The config file
+ * backoff ordering, a rate limit's burst without a rate, job type names against the name limit. The config file
  * runs them on [queue_defaults] and each [queues.NAME]; a run-time change of a
  * queue's settings runs the same checks (through queue-settings-input.ts), so
  * both say the same thing.
@@ -49,6 +49,16 @@ export function checkQueue(
       `${path}.backoff_cap_ms`,
       `${ms(flat.backoffCapMs)} is below backoff_base_ms (${ms(flat.backoffBaseMs)}); the cap must be at least the first delay`,
     );
+  }
+  for (const prefix of ['rate_limit', 'group_rate_limit'] as const) {
+    const leases = prefix === 'rate_limit' ? flat.rateLimitLeases : flat.groupRateLimitLeases;
+    const burst = prefix === 'rate_limit' ? given.rateLimitBurst : given.groupRateLimitBurst;
+    if ((burst ?? 0) > 0 && leases === 0 && valid(`${prefix}_leases`) && valid(`${prefix}_burst`)) {
+      reader.problem(
+        `${path}.${prefix}_burst`,
+        `is ${burst} but ${prefix}_leases is 0 (no rate limit); set ${prefix}_leases to the leases allowed per ${prefix}_period_ms, or remove ${prefix}_burst`,
+      );
+    }
   }
   for (const type of given.allowedTypes ?? []) {
     if (type.length > limits.maxNameLength) {

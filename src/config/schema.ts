@@ -321,6 +321,26 @@ export const queueSpec: SectionSpec<QueueSettingsFlat> = {
     default: engineQueueDefaults.completedRetentionMs,
   },
   allowedTypes: { field: namesField(namePattern, nameHelp), default: engineQueueDefaults.allowedTypes },
+  maxLeased: { field: integerField(r.maxLeased), default: engineQueueDefaults.maxLeased },
+  rateLimitLeases: { field: integerField(r.rateLimitLeases), default: engineQueueDefaults.rateLimitLeases },
+  rateLimitPeriodMs: {
+    field: durationField(r.rateLimitPeriodMs),
+    default: engineQueueDefaults.rateLimitPeriodMs,
+  },
+  rateLimitBurst: { field: integerField(r.rateLimitBurst), default: engineQueueDefaults.rateLimitBurst },
+  groupMaxLeased: { field: integerField(r.groupMaxLeased), default: engineQueueDefaults.groupMaxLeased },
+  groupRateLimitLeases: {
+    field: integerField(r.rateLimitLeases),
+    default: engineQueueDefaults.groupRateLimitLeases,
+  },
+  groupRateLimitPeriodMs: {
+    field: durationField(r.rateLimitPeriodMs),
+    default: engineQueueDefaults.groupRateLimitPeriodMs,
+  },
+  groupRateLimitBurst: {
+    field: integerField(r.rateLimitBurst),
+    default: engineQueueDefaults.groupRateLimitBurst,
+  },
 };
 
 /** Sections in TOML order; `[]` marks an array of tables, `<name>` a table per queue. */

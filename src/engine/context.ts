@@ -8,6 +8,7 @@ import { prepareStatements, type Statements } from '../store/statements.ts';
 import type { Clock } from './clock.ts';
 import { EventLog } from './events/event-log.ts';
 import type { LifecycleEvent } from './events/lifecycle-event.ts';
+import { FlowControl } from './flow-control/flow-control.ts';
 import { QueueRegistry } from './queue-registry.ts';
 import type { EngineLimits, EngineOptions } from './settings.ts';
 import type { JobEvent, JobState } from './types.ts';
@@ -21,6 +22,8 @@ export interface EngineContext {
   readonly queues: QueueRegistry;
   readonly waiters: WaiterRegistry;
   readonly writer: GroupCommitter;
+  /** Concurrency and rate limits, groups (src/engine/flow-control). */
+  readonly flow: FlowControl;
   readonly random: () => number;
   /** Job lifecycle events for subscribers; build them only while `events.recording`. */
   readonly events: EventLog;
@@ -67,10 +70,19 @@ export function createEngineContext(db: Db, options: EngineOptions, deps: Contex
   const sql = prepareStatements(db);
   const queues = new QueueRegistry(options);
   const waiters = new WaiterRegistry();
+  const flow = new FlowControl(db, sql, deps.clock, waiters, (queue) => queues.settingsFor(queue));
+  const { onBatch } = deps;
   const writer = new GroupCommitter(db, {
     commitFailed: deps.commitFailed,
     closed: deps.closed,
-    ...(deps.onBatch === undefined ? {} : { onBatch: deps.onBatch }),
+    // Reserves held back by a limit are woken by the leases this batch ended.
+    onBatch:
+      onBatch === undefined
+        ? () => flow.flushLeaseEnds()
+        : (stats) => {
+            flow.flushLeaseEnds();
+            onBatch(stats);
+          },
     ...(deps.onHookError === undefined ? {} : { onHookError: deps.onHookError }),
     ...(deps.maxBatchOperations === undefined ? {} : { maxBatchOperations: deps.maxBatchOperations }),
   });
@@ -84,6 +96,7 @@ export function createEngineContext(db: Db, options: EngineOptions, deps: Contex
     queues,
     waiters,
     writer,
+    flow,
     random: deps.random ?? Math.random,
     events,
     record: (tx, event) => tx.afterCommit(() => events.append(event)),
@@ -100,6 +113,7 @@ export function createEngineContext(db: Db, options: EngineOptions, deps: Contex
     wakeAt: (tx, atMs) => tx.afterCommit(() => deps.wakeAt(atMs)),
     count: (queue, from, to, jobs) => {
       if (jobs === 0) return;
+      if (from === 'leased') flow.leaseEnded(queue, jobs);
       if (from !== null) sql.adjustCount.run({ queue, state: from, delta: -jobs });
       if (to !== null) sql.adjustCount.run({ queue, state: to, delta: jobs });
     },

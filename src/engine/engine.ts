@@ -578,6 +578,7 @@ export class Engine {
     if (this.closing) return;
     this.closing = true;
     this.maintenance.stop();
+    this.ctx.flow.stop();
     this.ctx.waiters.settleAll('closed');
     this.ctx.events.endAll(shuttingDown());
     this.ctx.writer.close();

@@ -23,6 +23,7 @@ export interface ValidJob {
   metadataJson: string | null;
   traceparent: string | null;
   tracestate: string | null;
+  group: string | null;
   settings: QueueSettings;
 }
 
@@ -41,7 +42,11 @@ export function formatBytes(bytes: number): string {
   return `${bytes} bytes`;
 }
 
-export function checkName(what: 'queue' | 'type', name: unknown, limits: EngineLimits): JobRejection | null {
+export function checkName(
+  what: 'queue' | 'type' | 'group',
+  name: unknown,
+  limits: EngineLimits,
+): JobRejection | null {
   if (typeof name !== 'string' || name.length === 0) return reject('invalid_name', `${what} is empty`);
   if (name.length > limits.maxNameLength) {
     return reject(
@@ -75,7 +80,10 @@ export function validateJob(
   queues: QueueRegistry,
   limits: EngineLimits,
 ): ValidJob | JobRejection {
-  const nameProblem = checkName('queue', job.queue, limits) ?? checkName('type', job.type, limits);
+  const nameProblem =
+    checkName('queue', job.queue, limits) ??
+    checkName('type', job.type, limits) ??
+    (job.group === undefined ? null : checkName('group', job.group, limits));
   if (nameProblem) return nameProblem;
   if (!queues.accepts(job.queue)) {
     return reject(
@@ -210,6 +218,7 @@ export function validateJob(
     metadataJson,
     traceparent,
     tracestate,
+    group: job.group ?? null,
     settings,
   };
 }

@@ -191,7 +191,9 @@ export class Enqueuer {
       lease_ms: job.leaseMs,
       enqueued_at_ms: nowMs,
       run_at_ms: job.runAtMs,
+      group_key: job.group,
     });
+    if (job.group !== null) this.ctx.flow.groupedJobAdded(job.queue);
     if (job.idempotencyKey !== null && job.settings.dedupWindowMs > 0) {
       sql.putIdempotencyKey.run({
         queue: job.queue,

@@ -46,6 +46,7 @@ export function leasedJobFromRow(row: LeasedRow): LeasedJob {
     tracestate: row.tracestate,
     idempotencyKey: row.idempotency_key,
     lastError: row.last_error,
+    group: row.group_key,
   };
 }
 
@@ -81,5 +82,6 @@ export function jobInfoFromRow(row: JobRow): JobInfo {
       row.progress_at_ms === null
         ? null
         : { percent: row.progress_percent, json: row.progress_json, atMs: row.progress_at_ms },
+    group: row.group_key,
   };
 }

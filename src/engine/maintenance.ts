@@ -1,7 +1,8 @@
 /**
  * Time-driven work: promote scheduled jobs whose run-at has come, expire
  * leases past their deadline, sweep what retention says to forget (dead
- * letters, completed jobs, idempotency keys), and run the schedules' ticks.
+ * letters, completed jobs, idempotency keys, rate-limit buckets that are full
+ * again), and run the schedules' ticks.
  *
  * One timer, set through the injected clock to the earliest thing due: the
  * next run-at, the next lease deadline, the next sweep, or the next tick.
@@ -118,8 +119,9 @@ export class Maintenance {
         });
         this.ctx.count(queue, 'dead', null, dead.changes);
         this.ctx.count(queue, 'completed', null, done.changes);
-        swept += dead.changes + done.changes;
-        more ||= dead.changes === chunkRows || done.changes === chunkRows;
+        const buckets = this.ctx.flow.sweep(queue, nowMs, chunkRows);
+        swept += dead.changes + done.changes + buckets;
+        more ||= dead.changes === chunkRows || done.changes === chunkRows || buckets === chunkRows;
       }
       const keys = sql.sweepIdempotencyKeys.run({ now_ms: nowMs, limit: chunkRows });
       swept += keys.changes;

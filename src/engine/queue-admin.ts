@@ -68,21 +68,28 @@ export class QueueAdmin {
   private describe(name: string, counts: StateCounts, nowMs: number): QueueInfo {
     const { queues, waiters } = this.ctx;
     const view = queues.viewOf(name);
+    const flow = this.ctx.flow.stats(name);
     return {
       name,
       paused: queues.isPaused(name),
       counts,
-      oldestReadyAgeMs: counts.ready > 0 ? this.oldestReadyAge(name, nowMs) : null,
+      oldestReadyAgeMs: counts.ready > 0 ? this.oldestReadyAge(name, nowMs, flow.oldestGroupedRunAtMs) : null,
       waitingWorkers: waiters.waitingOn(name),
+      throttledWorkers: flow.throttledWaiters,
+      readyGroups: flow.readyGroups,
+      readyGroupsCapped: flow.readyGroupsCapped,
       settings: view.settings,
       settingSources: view.sources,
       fileSettings: view.fileSettings,
     };
   }
 
-  /** The oldest due time among ready jobs: one index probe per priority, never a scan. */
-  private oldestReadyAge(queue: string, nowMs: number): number | null {
-    let oldest: number | null = null;
+  /**
+   * The oldest due time among ready jobs: one index probe per priority for the
+   * jobs without a group, never a scan; `groupedRunAtMs` is the grouped jobs' (flow stats).
+   */
+  private oldestReadyAge(queue: string, nowMs: number, groupedRunAtMs: number | null): number | null {
+    let oldest: number | null = groupedRunAtMs;
     for (let priority = 0; priority <= 9; priority++) {
       const runAtMs = this.ctx.sql.oldestReadyAtPriority.get(queue, priority) ?? null;
       if (runAtMs !== null && (oldest === null || runAtMs < oldest)) oldest = runAtMs;
@@ -151,6 +158,7 @@ export class QueueAdmin {
         }
         sql.deleteQueueCounts.run(queue);
         sql.deleteQueue.run(queue);
+        ctx.flow.queueDeleted(queue);
         ctx.queues.markDeleting(queue);
         if (audit !== undefined) this.audit.write(audit, { deleted: true });
         tx.afterCommit(() => ctx.queues.forget(queue));

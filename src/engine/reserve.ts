@@ -4,14 +4,18 @@
  *
  * The lease and, when nothing was found, the waiter's registration happen in
  * one write operation, so a job committed by any later batch wakes the waiter.
+ * A queue's limits (src/engine/flow-control) decide how many of its ready jobs
+ * may be leased; a reserve they hold back waits as a throttled waiter.
  * A call whose signal has aborted by the time its operation runs leases
  * nothing: no job is handed to a dead call. If it aborts after the lease was
  * taken, the lease simply expires.
  */
 import type { Transaction } from '../store/group-commit.ts';
+import type { LeasedRow } from '../store/statements.ts';
 import type { EngineContext } from './context.ts';
 import { checkQueueList } from './enqueue-validation.ts';
 import { SeppError, toSeppError } from './errors.ts';
+import { queueOrder } from './flow-control/flow-control.ts';
 import { leasedJobFromRow } from './job-rows.ts';
 import type { LeasedJob, ReserveRequest } from './types.ts';
 import type { Waiter, WaitOutcome } from './waiters.ts';
@@ -43,7 +47,8 @@ export class Reserver {
       try {
         jobs = await this.ctx.writer.submit((tx) => {
           if (signal?.aborted) return [];
-          const leased = this.lease(tx, valid);
+          const throttled: string[] = [];
+          const leased = this.lease(tx, valid, throttled);
           if (leased.length === 0 && remainingMs > 0 && !closing()) {
             if (this.ctx.waiters.size >= this.ctx.limits.maxWaiters) {
               throw new SeppError(
@@ -51,7 +56,7 @@ export class Reserver {
                 `too many long-polls are waiting (${this.ctx.limits.maxWaiters}, limits.max_waiters); retry with backoff`,
               );
             }
-            ({ waiter, wait } = this.register(valid, remainingMs, signal));
+            ({ waiter, wait } = this.register(valid, remainingMs, signal, throttled));
           }
           return leased;
         });
@@ -111,28 +116,36 @@ export class Reserver {
     };
   }
 
-  private lease(tx: Transaction, request: ValidReserve): LeasedJob[] {
-    const { sql, queues, clock } = this.ctx;
+  /** Leases what the request may have now; `throttled` collects the queues whose limits held ready jobs back. */
+  private lease(tx: Transaction, request: ValidReserve, throttled: string[]): LeasedJob[] {
+    const { sql, queues, clock, flow } = this.ctx;
     const nowMs = clock.nowMs();
     const jobs: LeasedJob[] = [];
     for (const queue of request.queues) {
       const remaining = request.maxJobs - jobs.length;
       if (remaining === 0) break;
       if (!queues.exists(queue) || queues.isPaused(queue)) continue;
+      // Read per lease, not cached: a changed setting applies to the next lease.
       const settings = queues.settingsFor(queue);
       const leaseMs = Math.min(request.leaseMs ?? settings.defaultLeaseMs, settings.maxLeaseMs);
       const leaseDeadlineMs = nowMs + leaseMs;
-      const rows = sql.leaseReady.all({
-        queue,
-        limit: remaining,
+      const params = {
         now_ms: nowMs,
         lease_deadline_ms: leaseDeadlineMs,
         max_lease_deadline_ms: nowMs + settings.maxLeaseMs,
         worker_id: request.workerId,
-      });
+      };
+      let rows: LeasedRow[];
+      if (flow.isPlain(queue, settings)) {
+        rows = sql.leaseReady.all({ ...params, queue, limit: remaining });
+        // RETURNING gives no order: restore the queue's order (priority, due time, enqueue order).
+        rows.sort(queueOrder);
+      } else {
+        const limited = flow.lease(tx, queue, settings, remaining, params);
+        rows = limited.rows;
+        if (limited.throttled) throttled.push(queue);
+      }
       if (rows.length === 0) continue;
-      // RETURNING gives no order: restore the queue's order (priority, due time, enqueue order).
-      rows.sort((a, b) => b.priority - a.priority || a.run_at_ms - b.run_at_ms || a.seq - b.seq);
       let waitMsTotal = 0;
       let waitMsMax = 0;
       for (const row of rows) {
@@ -168,6 +181,7 @@ export class Reserver {
     request: ValidReserve,
     waitMs: number,
     signal: AbortSignal | undefined,
+    throttled: readonly string[],
   ): { waiter: Waiter; wait: Promise<WaitOutcome> } {
     const { waiters, clock } = this.ctx;
     let settle!: (outcome: WaitOutcome) => void;
@@ -185,9 +199,11 @@ export class Reserver {
     const waiter: Waiter = {
       queues: request.queues,
       maxJobs: request.maxJobs,
-      // As the reserve's own operation: a call that is gone takes nothing.
-      take: (tx) => (signal?.aborted ? [] : this.lease(tx, request)),
+      // As the reserve's own operation: a call that is gone takes nothing, and the queues'
+      // limits hold (a waiter they still hold back takes nothing and is woken to wait again).
+      take: (tx) => (signal?.aborted ? [] : this.lease(tx, request, [])),
       settle: finish,
+      ...(throttled.length > 0 ? { throttled } : {}),
     };
     const onAbort = () => {
       waiters.remove(waiter);

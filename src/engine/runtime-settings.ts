@@ -157,7 +157,10 @@ export class RuntimeSettings {
       }
       this.audit.write(audit, { changes });
       sql.updateQueueSettings.run({ name: queue, settings_json: JSON.stringify(after.settings) });
-      tx.afterCommit(() => queues.setOverrides(queue, overrides));
+      tx.afterCommit(() => {
+        queues.setOverrides(queue, overrides);
+        this.ctx.flow.limitsChanged(queue);
+      });
     });
   }
 
@@ -203,6 +206,7 @@ export class RuntimeSettings {
     tx.afterCommit(() => {
       for (const name of created) queues.markExisting(name, false);
       queues.setFileSettings(file);
+      for (const name of queues.names()) this.ctx.flow.limitsChanged(name);
     });
   }
 }

@@ -20,6 +20,19 @@ export interface BackoffSettings {
   jitter: number;
 }
 
+/**
+ * A token bucket: `leases` leases may start per `periodMs`, tokens accruing
+ * evenly over the period; after a quiet spell up to `burst` may start at once.
+ */
+export interface RateLimitSettings {
+  /** Leases per period; 0 = no rate limit. */
+  leases: number;
+  /** The period the `leases` are counted over. */
+  periodMs: number;
+  /** Most tokens the bucket holds (leases that may start back to back); 0 = `leases`. */
+  burst: number;
+}
+
 export interface QueueSettings {
   /** Deliveries before a job is dead-lettered (reason `attempts_exhausted`). */
   maxAttempts: number;
@@ -40,7 +53,22 @@ export interface QueueSettings {
   completedRetentionMs: number;
   /** Job types accepted on this queue; empty = any type. */
   allowedTypes: readonly string[];
+  /** Jobs of the queue leased at once, across every worker and transport; 0 = no limit (docs/flow-control.md). */
+  maxLeased: number;
+  /** How fast leases of the queue may start. */
+  rateLimit: RateLimitSettings;
+  /** Jobs of one group leased at once; 0 = no limit. */
+  groupMaxLeased: number;
+  /** How fast leases of one group may start (a bucket per group). */
+  groupRateLimit: RateLimitSettings;
 }
+
+/** No rate limit. */
+export const noRateLimit: Readonly<RateLimitSettings> = Object.freeze({
+  leases: 0,
+  periodMs: 1000,
+  burst: 0,
+});
 
 export const defaultQueueSettings: Readonly<QueueSettings> = Object.freeze({
   maxAttempts: 5,
@@ -53,6 +81,10 @@ export const defaultQueueSettings: Readonly<QueueSettings> = Object.freeze({
   deadRetentionMs: 14 * DAY_MS,
   completedRetentionMs: 0,
   allowedTypes: Object.freeze([]) as readonly string[],
+  maxLeased: 0,
+  rateLimit: noRateLimit,
+  groupMaxLeased: 0,
+  groupRateLimit: noRateLimit,
 });
 
 /** Ranges that configured queue settings must fall in (config validation uses them). */
@@ -69,6 +101,11 @@ export const queueSettingRanges = {
   backoffFactor: { min: 1, max: 100 },
   backoffCapMs: { min: 0, max: 30 * DAY_MS },
   backoffJitter: { min: 0, max: 1 },
+  maxLeased: { min: 0, max: 1_000_000 },
+  groupMaxLeased: { min: 0, max: 1_000_000 },
+  rateLimitLeases: { min: 0, max: 1_000_000 },
+  rateLimitPeriodMs: { min: 1, max: 1 * DAY_MS },
+  rateLimitBurst: { min: 0, max: 1_000_000 },
 } as const;
 
 /**
@@ -78,11 +115,17 @@ export const queueSettingRanges = {
  * added there is a key here too.
  */
 export type QueueSettingsFlat = Readonly<
-  Omit<QueueSettings, 'backoff'> & {
+  Omit<QueueSettings, 'backoff' | 'rateLimit' | 'groupRateLimit'> & {
     backoffBaseMs: number;
     backoffFactor: number;
     backoffCapMs: number;
     backoffJitter: number;
+    rateLimitLeases: number;
+    rateLimitPeriodMs: number;
+    rateLimitBurst: number;
+    groupRateLimitLeases: number;
+    groupRateLimitPeriodMs: number;
+    groupRateLimitBurst: number;
   }
 >;
 
@@ -90,8 +133,9 @@ export type QueueSettingsFlat = Readonly<
 export type QueueSettingKey = keyof QueueSettingsFlat;
 
 export function flattenQueueSettings(settings: QueueSettings): QueueSettingsFlat {
-  const { backoff, maxAttempts, ...rest } = settings;
-  // Keys in the order the config file lists them: max_attempts, the backoff, then the rest.
+  const { backoff, maxAttempts, rateLimit, groupRateLimit, maxLeased, groupMaxLeased, ...rest } = settings;
+  // Keys in the order the config file lists them: max_attempts, the backoff,
+  // the rest, then flow control (queue limits, then group limits).
   return {
     maxAttempts,
     backoffBaseMs: backoff.baseMs,
@@ -99,30 +143,67 @@ export function flattenQueueSettings(settings: QueueSettings): QueueSettingsFlat
     backoffCapMs: backoff.capMs,
     backoffJitter: backoff.jitter,
     ...rest,
+    maxLeased,
+    rateLimitLeases: rateLimit.leases,
+    rateLimitPeriodMs: rateLimit.periodMs,
+    rateLimitBurst: rateLimit.burst,
+    groupMaxLeased,
+    groupRateLimitLeases: groupRateLimit.leases,
+    groupRateLimitPeriodMs: groupRateLimit.periodMs,
+    groupRateLimitBurst: groupRateLimit.burst,
   };
 }
 
 export function nestQueueSettings(flat: QueueSettingsFlat): QueueSettings {
-  const { backoffBaseMs, backoffFactor, backoffCapMs, backoffJitter, ...rest } = flat;
+  const {
+    backoffBaseMs,
+    backoffFactor,
+    backoffCapMs,
+    backoffJitter,
+    rateLimitLeases,
+    rateLimitPeriodMs,
+    rateLimitBurst,
+    groupRateLimitLeases,
+    groupRateLimitPeriodMs,
+    groupRateLimitBurst,
+    ...rest
+  } = flat;
   return {
     ...rest,
     backoff: { baseMs: backoffBaseMs, factor: backoffFactor, capMs: backoffCapMs, jitter: backoffJitter },
+    // A burst of 0 means "one period's worth": the effective settings say how many.
+    rateLimit: {
+      leases: rateLimitLeases,
+      periodMs: rateLimitPeriodMs,
+      burst: rateLimitBurst === 0 ? rateLimitLeases : rateLimitBurst,
+    },
+    groupRateLimit: {
+      leases: groupRateLimitLeases,
+      periodMs: groupRateLimitPeriodMs,
+      burst: groupRateLimitBurst === 0 ? groupRateLimitLeases : groupRateLimitBurst,
+    },
   };
 }
 
 /** The keys a partial (nested) QueueSettings sets, flat: `{ backoff: { baseMs } }` sets `backoffBaseMs`. */
 export function flattenPartialQueueSettings(partial: Partial<QueueSettings>): Partial<QueueSettingsFlat> {
-  const { backoff, ...rest } = partial;
+  const { backoff, rateLimit, groupRateLimit, ...rest } = partial;
   const flat: Record<string, unknown> = { ...rest };
-  if (backoff !== undefined) {
-    const names = {
-      baseMs: 'backoffBaseMs',
-      factor: 'backoffFactor',
-      capMs: 'backoffCapMs',
-      jitter: 'backoffJitter',
-    };
+  const nested: [object | undefined, Record<string, string>][] = [
+    [
+      backoff,
+      { baseMs: 'backoffBaseMs', factor: 'backoffFactor', capMs: 'backoffCapMs', jitter: 'backoffJitter' },
+    ],
+    [rateLimit, { leases: 'rateLimitLeases', periodMs: 'rateLimitPeriodMs', burst: 'rateLimitBurst' }],
+    [
+      groupRateLimit,
+      { leases: 'groupRateLimitLeases', periodMs: 'groupRateLimitPeriodMs', burst: 'groupRateLimitBurst' },
+    ],
+  ];
+  for (const [group, names] of nested) {
+    if (group === undefined) continue;
     for (const [key, name] of Object.entries(names)) {
-      const value = backoff[key as keyof BackoffSettings];
+      const value = (group as Record<string, unknown>)[key];
       if (value !== undefined) flat[name] = value;
     }
   }

@@ -46,6 +46,12 @@ export interface EnqueueRequest {
   /** W3C trace context of the producer. */
   traceparent?: string;
   tracestate?: string;
+  /**
+   * The job's group (a tenant, a customer): leases take turns across the groups of
+   * a queue, and the queue's group limits apply per group. Same rules as a queue
+   * name. Absent: no group, and the job is leased as if groups did not exist.
+   */
+  group?: string;
 }
 
 export interface EnqueueAccepted {
@@ -96,6 +102,8 @@ export interface LeasedJob {
   idempotencyKey: string | null;
   /** The previous attempt's error, if any. */
   lastError: string | null;
+  /** The job's group; null when it has none. */
+  group: string | null;
 }
 
 export interface Settle {
@@ -194,6 +202,8 @@ export interface JobInfo {
   resultContentType: string | null;
   /** The latest progress report of the current (or last) attempt; null when none. */
   progress: JobProgress | null;
+  /** The job's group; null when it has none. */
+  group: string | null;
 }
 
 export type StateCounts = Record<JobState, number>;
@@ -206,6 +216,12 @@ export interface QueueInfo {
   oldestReadyAgeMs: number | null;
   /** Long-polls waiting on this queue now. */
   waitingWorkers: number;
+  /** Of those, the ones a limit holds back from the queue's ready jobs (max_leased, a rate limit, group limits). */
+  throttledWorkers: number;
+  /** Groups with ready jobs, counted up to 1,000 (see `readyGroupsCapped`). */
+  readyGroups: number;
+  /** True when there are more groups with ready jobs than `readyGroups` says (counting stopped). */
+  readyGroupsCapped: boolean;
   settings: QueueSettings;
   /** Where each setting comes from, by flat key (`backoffBaseMs`). */
   settingSources: Readonly<Record<QueueSettingKey, SettingSource>>;

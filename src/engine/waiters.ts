@@ -16,7 +16,9 @@ export type WaitOutcome = 'woken' | 'timeout' | 'aborted' | 'closed' | { jobs: L
 export interface Waiter {
   readonly queues: readonly string[];
   readonly maxJobs: number;
-  /** Leases what this waiter's reserve would, inside a write operation (a hand-off). */
+  /** Queues that had ready jobs a limit held back when this waiter registered (flow control). */
+  readonly throttled?: readonly string[];
+  /** Leases what this waiter's reserve would, within its queues' limits, inside a write operation (a hand-off). */
   take(tx: Transaction): LeasedJob[];
   /** Settles the waiter; called at most once by the registry's owner. */
   settle(outcome: WaitOutcome): void;
@@ -24,6 +26,7 @@ export interface Waiter {
 
 export class WaiterRegistry {
   private readonly byQueue = new Map<string, Set<Waiter>>();
+  private readonly throttledByQueue = new Map<string, number>();
   /** Hand-offs queued by an operation and not yet run: its jobs per queue, counted as they come. */
   private readonly pendingHandOffs = new WeakMap<Transaction, Map<string, { jobs: number }>>();
   private total = 0;
@@ -36,6 +39,11 @@ export class WaiterRegistry {
     return this.byQueue.get(queue)?.size ?? 0;
   }
 
+  /** Waiters on `queue` that a limit held back from its ready jobs. */
+  throttledOn(queue: string): number {
+    return this.throttledByQueue.size === 0 ? 0 : (this.throttledByQueue.get(queue) ?? 0);
+  }
+
   add(waiter: Waiter): void {
     for (const queue of waiter.queues) {
       let set = this.byQueue.get(queue);
@@ -44,6 +52,9 @@ export class WaiterRegistry {
         this.byQueue.set(queue, set);
       }
       set.add(waiter);
+    }
+    for (const queue of waiter.throttled ?? []) {
+      this.throttledByQueue.set(queue, (this.throttledByQueue.get(queue) ?? 0) + 1);
     }
     this.total++;
   }
@@ -56,8 +67,14 @@ export class WaiterRegistry {
       if (set?.delete(waiter)) found = true;
       if (set !== undefined && set.size === 0) this.byQueue.delete(queue);
     }
-    if (found) this.total--;
-    return found;
+    if (!found) return false;
+    this.total--;
+    for (const queue of waiter.throttled ?? []) {
+      const left = (this.throttledByQueue.get(queue) ?? 1) - 1;
+      if (left > 0) this.throttledByQueue.set(queue, left);
+      else this.throttledByQueue.delete(queue);
+    }
+    return true;
   }
 
   /** Wakes waiters on `queue`, oldest first, until they can take `jobs` jobs between them. */

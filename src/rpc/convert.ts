@@ -68,6 +68,7 @@ export function enqueueRequestFromProto(job: EnqueueJob | undefined): EngineEnqu
   if (Object.keys(job.metadata).length > 0) request.metadata = job.metadata;
   if (job.traceparent !== '') request.traceparent = job.traceparent;
   if (job.tracestate !== '') request.tracestate = job.tracestate;
+  if (job.group !== '') request.group = job.group;
   return request;
 }
 
@@ -121,6 +122,7 @@ export function leasedJobToProto(job: EngineLeasedJob): LeasedJob {
     tracestate: job.tracestate ?? '',
     idempotencyKey: job.idempotencyKey ?? '',
     lastError: job.lastError ?? '',
+    group: job.group ?? '',
   };
 }
 
@@ -181,6 +183,7 @@ export function jobToProto(job: JobInfo, withPayload: boolean): Job {
         : { data: withPayload ? job.result : Buffer.alloc(0), contentType: job.resultContentType ?? '' },
     resultBytes: job.result?.byteLength ?? 0,
     progress: job.progress === null ? undefined : progressToProto(job.progress),
+    group: job.group ?? '',
   };
 }
 
@@ -222,6 +225,10 @@ export function queueSettingsToProto(settings: QueueSettings): ProtoQueueSetting
     deadRetentionMs: settings.deadRetentionMs,
     completedRetentionMs: settings.completedRetentionMs,
     allowedTypes: [...settings.allowedTypes],
+    maxLeased: settings.maxLeased,
+    rateLimit: { ...settings.rateLimit },
+    groupMaxLeased: settings.groupMaxLeased,
+    groupRateLimit: { ...settings.groupRateLimit },
   };
 }
 
@@ -233,6 +240,9 @@ export function queueInfoToProto(queue: EngineQueueInfo): QueueInfo {
     oldestReadyAgeMs: queue.oldestReadyAgeMs ?? 0,
     waitingWorkers: queue.waitingWorkers,
     settings: queueSettingsToProto(queue.settings),
+    throttledWorkers: queue.throttledWorkers,
+    readyGroups: queue.readyGroups,
+    readyGroupsCapped: queue.readyGroupsCapped,
     settingValues: settingValuesToProto(queue),
   };
 }

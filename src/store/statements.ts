@@ -38,6 +38,8 @@ export interface JobRow {
   progress_percent: number | null;
   progress_json: string | null;
   progress_at_ms: number | null;
+  /** The job's group (docs/flow-control.md); NULL when it has none. */
+  group_key: string | null;
 }
 
 /** What a lease returns: the job as the worker needs it. */
@@ -61,6 +63,7 @@ export type LeasedRow = Pick<
   | 'tracestate'
   | 'idempotency_key'
   | 'last_error'
+  | 'group_key'
 >;
 
 /** The columns a failure (nack, expiry) needs to decide what happens next. */
@@ -88,10 +91,21 @@ export interface InsertJobParams {
   lease_ms: number | null;
   enqueued_at_ms: number;
   run_at_ms: number;
+  group_key: string | null;
 }
 
-const leasedColumns =
-  'seq, id, queue, type, payload, content_type, priority, attempt, max_attempts, attempt_base, lease_deadline_ms, enqueued_at_ms, run_at_ms, metadata_json, traceparent, tracestate, idempotency_key, last_error';
+/** The columns of a LeasedRow, for every statement that leases (here and in flow-statements.ts). */
+export const leasedColumns =
+  'seq, id, queue, type, payload, content_type, priority, attempt, max_attempts, attempt_base, lease_deadline_ms, enqueued_at_ms, run_at_ms, metadata_json, traceparent, tracestate, idempotency_key, last_error, group_key';
+
+/**
+ * What a lease sets, for every statement that leases (here and in flow-statements.ts).
+ * A job with its own lease_ms gets at least that long, up to @max_lease_deadline_ms.
+ */
+export const leaseSet = `SET state = 'leased', attempt = attempt + 1, leased_at_ms = @now_ms,
+              lease_deadline_ms = CASE WHEN lease_ms IS NULL THEN @lease_deadline_ms
+                                  ELSE max(@lease_deadline_ms, min(@now_ms + lease_ms, @max_lease_deadline_ms)) END,
+              worker_id = @worker_id`;
 
 export function prepareStatements(db: Db) {
   return {
@@ -121,10 +135,10 @@ export function prepareStatements(db: Db) {
         "SELECT coalesce(sum(jobs), 0) FROM queue_counts WHERE queue = ? AND state IN ('scheduled', 'ready', 'leased')",
       )
       .pluck(),
-    /** Earliest due time among the ready jobs of one priority: one index probe. */
+    /** Earliest due time among the ready jobs without a group of one priority: one index probe. */
     oldestReadyAtPriority: db
       .prepare<[string, number], number | null>(
-        "SELECT min(run_at_ms) FROM jobs WHERE queue = ? AND state = 'ready' AND priority = ?",
+        "SELECT min(run_at_ms) FROM jobs WHERE queue = ? AND state = 'ready' AND group_key IS NULL AND priority = ?",
       )
       .pluck(),
 
@@ -136,9 +150,9 @@ export function prepareStatements(db: Db) {
     // ---- enqueue
     insertJob: db.prepare<[InsertJobParams]>(
       `INSERT INTO jobs (id, queue, type, state, priority, payload, content_type, metadata_json, traceparent, tracestate,
-                         idempotency_key, max_attempts, lease_ms, enqueued_at_ms, run_at_ms)
+                         idempotency_key, max_attempts, lease_ms, enqueued_at_ms, run_at_ms, group_key)
        VALUES (@id, @queue, @type, @state, @priority, @payload, @content_type, @metadata_json, @traceparent, @tracestate,
-               @idempotency_key, @max_attempts, @lease_ms, @enqueued_at_ms, @run_at_ms)`,
+               @idempotency_key, @max_attempts, @lease_ms, @enqueued_at_ms, @run_at_ms, @group_key)`,
     ),
     findIdempotencyKey: db.prepare<[string, string], { job_id: string; expires_at_ms: number }>(
       'SELECT job_id, expires_at_ms FROM idempotency_keys WHERE queue = ? AND key = ?',
@@ -151,6 +165,8 @@ export function prepareStatements(db: Db) {
     // ---- lease
     /**
      * Leases up to @limit ready jobs of one queue in order: one UPDATE … RETURNING.
+     * Only jobs without a group: a queue that has grouped jobs leases through
+     * src/engine/flow-control (its turns across groups) instead.
      * The limit is CAST, not a bare parameter: SQLite lets a bare bound LIMIT shape
      * the plan, so every execution with a new binding re-prepares the statement
      * (10-40 µs measured, several times the cost of leasing one job); an
@@ -170,12 +186,8 @@ export function prepareStatements(db: Db) {
       ],
       LeasedRow
     >(
-      `UPDATE jobs
-          SET state = 'leased', attempt = attempt + 1, leased_at_ms = @now_ms,
-              lease_deadline_ms = CASE WHEN lease_ms IS NULL THEN @lease_deadline_ms
-                                  ELSE max(@lease_deadline_ms, min(@now_ms + lease_ms, @max_lease_deadline_ms)) END,
-              worker_id = @worker_id
-        WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'ready'
+      `UPDATE jobs ${leaseSet}
+        WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'ready' AND group_key IS NULL
                       ORDER BY priority DESC, run_at_ms, seq LIMIT CAST(@limit AS INTEGER))
         RETURNING ${leasedColumns}`,
     ),

@@ -10,7 +10,14 @@
  * someone collects. docs/observability.md lists every instrument.
  */
 import { statSync } from 'node:fs';
-import type { Attributes, Counter, Histogram, Meter } from '@opentelemetry/api';
+import type {
+  Attributes,
+  BatchObservableResult,
+  Counter,
+  Histogram,
+  Meter,
+  Observable,
+} from '@opentelemetry/api';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
 import type { Resource } from '@opentelemetry/resources';
@@ -183,6 +190,28 @@ export class Metrics {
     return this.provider.shutdown();
   }
 
+  /** Flow control (docs/flow-control.md): series only for queues that use it, so others add none. */
+  private observeFlow(
+    result: BatchObservableResult,
+    queue: QueueInfo,
+    gauges: { leasedLimit: Observable; throttled: Observable; readyGroups: Observable },
+  ): void {
+    const attributes = { [attr.queue]: queue.name };
+    const { settings } = queue;
+    if (settings.maxLeased > 0) result.observe(gauges.leasedLimit, settings.maxLeased, attributes);
+    const limited =
+      settings.maxLeased > 0 ||
+      settings.rateLimit.leases > 0 ||
+      settings.groupMaxLeased > 0 ||
+      settings.groupRateLimit.leases > 0;
+    if (limited || queue.throttledWorkers > 0) {
+      result.observe(gauges.throttled, queue.throttledWorkers, attributes);
+    }
+    if (queue.readyGroups > 0 || settings.groupMaxLeased > 0 || settings.groupRateLimit.leases > 0) {
+      result.observe(gauges.readyGroups, queue.readyGroups, attributes);
+    }
+  }
+
   private observeGauges(meter: Meter): void {
     const depth = meter.createObservableUpDownCounter('sepp.queue.depth', {
       unit: '{job}',
@@ -210,6 +239,20 @@ export class Metrics {
       'By',
       'Estimated bytes of the job events kept (limits.event_backlog_bytes bounds it)',
     );
+    const leasedLimit = meter.createObservableGauge('sepp.queue.leased.limit', {
+      unit: '{job}',
+      description:
+        "Each queue's max_leased (absent when it has none); compare with sepp.queue.depth{state=leased}",
+    });
+    const throttled = meter.createObservableUpDownCounter('sepp.queue.reserves.throttled', {
+      unit: '{request}',
+      description:
+        'Waiting reserves a limit holds back from ready jobs, per queue (max_leased, rate, group limits)',
+    });
+    const readyGroups = meter.createObservableGauge('sepp.queue.groups.ready', {
+      unit: '{group}',
+      description: 'Groups with ready jobs in each queue that has groups, counted up to 1,000',
+    });
     const diskFull = meter.createObservableGauge('sepp.storage.disk_full', {
       unit: '1',
       description:
@@ -241,6 +284,7 @@ export class Metrics {
           }
           if (queue.oldestReadyAgeMs !== null)
             result.observe(oldestReady, queue.oldestReadyAgeMs, { [attr.queue]: queue.name });
+          this.observeFlow(result, queue, { leasedLimit, throttled, readyGroups });
         }
         result.observe(waiting, source.waitingReserves);
         const backlog = source.eventBacklog;
@@ -248,7 +292,17 @@ export class Metrics {
         result.observe(backlogEvents, backlog.events);
         result.observe(backlogBytes, backlog.bytes);
       },
-      [depth, oldestReady, waiting, subscribers, backlogEvents, backlogBytes],
+      [
+        depth,
+        oldestReady,
+        waiting,
+        leasedLimit,
+        throttled,
+        readyGroups,
+        subscribers,
+        backlogEvents,
+        backlogBytes,
+      ],
     );
 
     fileSize.addCallback((result) => {

@@ -48,6 +48,7 @@ async function enqueueJobs(queue: string, count: number, type = 'send_welcome'):
         metadata: { tenant: 'acme', source: 'browser-test' },
         traceparent: '',
         tracestate: '',
+        group: '',
       },
     });
     ids.push(jobId);
@@ -270,6 +271,63 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
   await shot(small, 'login-phone');
 
   // The one console error allowed is the 401 of the wrong password above.
+  const unexpected = problems.filter((p) => !/401 \(Unauthorized\)/.test(p));
+  assert.deepEqual(unexpected, []);
+});
+
+test('flow control: a limited queue shows its limit, throttled reserves and groups; a job shows its group', async () => {
+  const flow = await startTestServer({
+    toml: `[[admin.users]]\nname = "${user.name}"\nrole = "admin"\npassword_hash = "${passwordHash}"\n
+[queues.tenants]\nmax_leased = 2\ngroup_max_leased = 1\nrate_limit_leases = 50\n`,
+    uiAssets: diskAssetSource(join(root, 'ui/dist')),
+  });
+  const waiting = new AbortController();
+  try {
+    const flowEngine = flow.server.engine;
+    const job = (group: string) => ({ queue: 'tenants', type: 'sync', payload: Buffer.from('{}'), group });
+    const [first] = await flowEngine.enqueueBatch(['acme', 'acme', 'globex', 'initech'].map(job));
+    assert.equal(
+      (await flowEngine.reserve({ queues: ['tenants'], maxJobs: 10 })).length,
+      2,
+      'max_leased = 2',
+    );
+    const throttled = flowEngine.reserve({ queues: ['tenants'], waitMs: 60_000 }, waiting.signal);
+    const url = (path: string) => `http://127.0.0.1:${flow.server.adminPort}${path}`;
+    const page = watch(await context.newPage());
+    await page.goto(url('/queues/tenants'));
+    await page.getByLabel('User name').fill(user.name);
+    await page.getByLabel('Password').fill(user.password);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('heading', { name: 'Flow control' }).waitFor();
+    // A row's accessible name is its cells' text, space-separated.
+    const row = (label: string, value: string) =>
+      page.getByRole('row', { name: `${label} ${value}`, exact: true });
+    await row('Leased now', '2 / 2').waitFor();
+    await row('Throttled reserves', '1').waitFor({ timeout: 5000 });
+    await row('Groups with ready jobs', '2').waitFor();
+    await row('Per group: leased at once', '1').waitFor();
+    await shot(page, 'queue-detail-flow-desktop');
+
+    await page.goto(url('/queues'));
+    await page.getByRole('row').filter({ hasText: 'tenants' }).filter({ hasText: '2 / 2' }).waitFor();
+
+    await page.goto(url(`/jobs/${first?.ok ? first.jobId : ''}`));
+    await page.locator('dl.facts dd', { hasText: /^acme$/ }).waitFor();
+    await shot(page, 'job-detail-group-desktop');
+
+    await page.goto(url('/enqueue?queue=tenants'));
+    await page.getByLabel('Job type').fill('sync');
+    await page.getByLabel('Group').fill('umbrella');
+    await page.getByRole('button', { name: 'Enqueue', exact: true }).click();
+    await page.getByText('Enqueued job').waitFor();
+    assert.equal(flowEngine.listQueues().find((q) => q.name === 'tenants')?.readyGroups, 3);
+    await page.close();
+    waiting.abort();
+    await throttled;
+  } finally {
+    waiting.abort();
+    await flow.dispose();
+  }
   const unexpected = problems.filter((p) => !/401 \(Unauthorized\)/.test(p));
   assert.deepEqual(unexpected, []);
 });

@@ -35,6 +35,7 @@ import type {
 import type { Db } from '../../src/store/open.ts';
 import { bytes, expectThrowsCode, openTestEngine, type TestEngine, until } from '../helpers/engine.ts';
 import { mulberry32, seedFromEnv } from '../helpers/prng.ts';
+import { type Cursors, pickForLease, readyGroups, wouldLeaseAny } from './model-flow.ts';
 
 const runs = Number(process.env.SEPP_MODEL_RUNS ?? 1000);
 const stepsPerRun = Number(process.env.SEPP_MODEL_STEPS ?? 20);
@@ -73,6 +74,8 @@ const queueOverrides: Record<string, Partial<QueueSettings>> = {
     backoff: { baseMs: 1000, factor: 2, capMs: 8000, jitter: 0 },
     defaultLeaseMs: 5000,
     maxLeaseMs: 20_000,
+    // Flow control (model-flow.ts): jobs of q0 and q4 may have groups.
+    groupMaxLeased: 1,
   },
   q1: {
     maxAttempts: 2,
@@ -81,8 +84,10 @@ const queueOverrides: Record<string, Partial<QueueSettings>> = {
     dedupWindowMs: 20_000,
   },
   q2: { maxAttempts: 1, deadRetentionMs: 25_000, maxLeaseMs: 8000, defaultLeaseMs: 3000 },
-  q3: { maxDepth: 4, dedupWindowMs: 0 },
+  q3: { maxDepth: 4, dedupWindowMs: 0, maxLeased: 2 },
 };
+/** Queues whose jobs the model gives a group now and then (q4 has no group limits: turns only). */
+const groupedQueueNames = new Set(['q0', 'q4']);
 /** q4 is not declared: it is created on first use, with the defaults. */
 const queueNames = ['q0', 'q1', 'q2', 'q3', 'q4'] as const;
 const limits = { ...defaultEngineLimits, maxErrorHistory: 3, maxErrorBytes: 64 };
@@ -125,6 +130,7 @@ interface ModelJob {
   completedAtMs: number | null;
   lastError: string | null;
   errors: { attempt: number; atMs: number; error: string }[];
+  group: string | null;
 }
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; code: string };
@@ -139,6 +145,10 @@ class Model {
   readonly existing = new Set<string>(Object.keys(queueOverrides));
   /** Every lease handed out, for stale settlements. */
   readonly handles: { jobId: string; attempt: number }[] = [];
+  /** Queues that have had a job with a group: their leases take turns (kept across restarts). */
+  readonly grouped = new Set<string>();
+  /** Where each grouped queue's turns stand (in memory: a restart forgets it). */
+  cursors: Cursors = new Map();
   private order = 0;
   nextSweepMs = 0;
 
@@ -191,8 +201,10 @@ class Model {
       completedAtMs: null,
       lastError: null,
       errors: [],
+      group: request.group ?? null,
     });
     this.existing.add(request.queue);
+    if (request.group !== undefined) this.grouped.add(request.queue);
     if (request.idempotencyKey !== undefined && settings.dedupWindowMs > 0) {
       this.keys.set(`${request.queue}\0${request.idempotencyKey}`, {
         jobId: id,
@@ -255,11 +267,16 @@ class Model {
       if (leased.length === maxJobs) break;
       if (!this.existing.has(queue) || this.paused.has(queue)) continue;
       const settings = settingsOf(queue);
-      const ready = [...this.jobs.values()]
-        .filter((j) => j.queue === queue && j.state === 'ready')
-        .sort((a, b) => b.priority - a.priority || a.runAtMs - b.runAtMs || a.order - b.order)
-        .slice(0, maxJobs - leased.length);
-      for (const j of ready) {
+      const picked = pickForLease(
+        [...this.jobs.values()],
+        queue,
+        maxJobs - leased.length,
+        settings,
+        this.grouped.has(queue),
+        this.cursors,
+      );
+      for (const { id } of picked) {
+        const j = this.jobs.get(id)!;
         j.state = 'leased';
         j.attempt++;
         j.leaseDeadlineMs = now + Math.min(leaseMs ?? settings.defaultLeaseMs, settings.maxLeaseMs);
@@ -271,9 +288,18 @@ class Model {
   }
 
   wouldLease(queues: readonly string[]): boolean {
-    return [...this.jobs.values()].some(
-      (j) => queues.includes(j.queue) && j.state === 'ready' && !this.paused.has(j.queue),
+    return queues.some(
+      (q) =>
+        this.existing.has(q) &&
+        !this.paused.has(q) &&
+        wouldLeaseAny([...this.jobs.values()], q, settingsOf(q), this.grouped.has(q)),
     );
+  }
+
+  /** Whether a new job without a group on `queue` would be leased at once (no limit holds it back). */
+  leasableNow(queue: string): boolean {
+    const limit = settingsOf(queue).maxLeased;
+    return limit === 0 || this.counts(queue).leased < limit;
   }
 
   private fence(jobId: string, attempt: number): Outcome<ModelJob> {
@@ -453,6 +479,7 @@ interface StoredRow {
   completed_at_ms: number | null;
   last_error: string | null;
   errors_json: string | null;
+  group_key: string | null;
 }
 
 /** How often each interesting thing happened, across all runs: printed, so a model that stops reaching states shows. */
@@ -542,6 +569,7 @@ class Run {
     if (when === 'future') request.runAtMs = now + d.int(1, 20_000);
     if (d.chance(0.3)) request.idempotencyKey = d.pick(['a', 'b', 'c']);
     if (d.chance(0.25)) request.maxAttempts = d.chance(0.1) ? 0 : d.int(1, 3);
+    if (groupedQueueNames.has(request.queue) && d.chance(0.6)) request.group = d.pick(['g1', 'g2', 'g3']);
     return request;
   }
 
@@ -635,6 +663,13 @@ class Run {
     const got = await this.engine.reserve({ queues, maxJobs, ...(leaseMs === undefined ? {} : { leaseMs }) });
     this.checkLeased(got, this.model.reserve(queues, maxJobs, leaseMs));
     saw(`reserve got ${Math.min(got.length, 2)}${got.length >= 2 ? '+' : ''}`);
+    saw('reserve of a job with a group', got.filter((j) => j.group !== null).length);
+    const readyLeft = [...this.model.jobs.values()].some(
+      (j) => (queues as readonly string[]).includes(j.queue) && j.state === 'ready',
+    );
+    if (got.length < maxJobs && readyLeft && !queues.some((q) => this.model.paused.has(q))) {
+      saw('reserve held back by a limit');
+    }
     saw('reserve retry delivery', got.filter((j) => j.attempt > 1).length);
   }
 
@@ -814,7 +849,8 @@ class Run {
     const target = queues.find(
       (q) =>
         !this.model.paused.has(q) &&
-        (settingsOf(q).maxDepth === 0 || this.model.depth(q) < settingsOf(q).maxDepth),
+        (settingsOf(q).maxDepth === 0 || this.model.depth(q) < settingsOf(q).maxDepth) &&
+        this.model.leasableNow(q),
     );
     const ending = d.weighted<'enqueue' | 'timeout' | 'abort'>([
       [target === undefined ? 0 : 3, 'enqueue'],
@@ -858,8 +894,9 @@ class Run {
     this.log.push('restart');
     saw('restart');
     this.t = this.t.reopen();
-    // A new engine's maintenance sweeps on its first pass.
+    // A new engine's maintenance sweeps on its first pass, and its turns across groups start afresh.
     this.model.nextSweepMs = 0;
+    this.model.cursors = new Map();
   }
 
   check(): void {
@@ -868,7 +905,7 @@ class Run {
         db: this.t.db,
         statement: this.t.db.prepare<[], StoredRow>(
           `SELECT id, queue, state, priority, attempt, attempt_base, max_attempts, run_at_ms, lease_deadline_ms,
-                  dead_reason, failed_at_ms, completed_at_ms, last_error, errors_json FROM jobs`,
+                  dead_reason, failed_at_ms, completed_at_ms, last_error, errors_json, group_key FROM jobs`,
         ),
       };
     }
@@ -896,6 +933,7 @@ class Run {
                 atMs: e.at_ms,
                 error: e.error,
               })),
+        group: r.group_key,
       }))
       .sort(byId);
     // The same keys in the same order as `stored`, so that the JSON comparison below is exact.
@@ -915,6 +953,7 @@ class Run {
         completedAtMs: j.completedAtMs,
         lastError: j.lastError,
         errors: j.errors.map((e) => ({ attempt: e.attempt, atMs: e.atMs, error: e.error })),
+        group: j.group,
       }))
       .sort(byId);
     // Comparing the JSON first is much cheaper; the deep comparison gives a readable diff.
@@ -931,6 +970,12 @@ class Run {
       assert.deepEqual(q.counts, this.model.counts(q.name), `counts of ${q.name}`);
       assert.equal(q.paused, this.model.paused.has(q.name), `paused flag of ${q.name}`);
       assert.equal(q.waitingWorkers, 0);
+      assert.equal(q.throttledWorkers, 0);
+      assert.equal(
+        q.readyGroups,
+        readyGroups([...this.model.jobs.values()], q.name),
+        `ready groups of ${q.name}`,
+      );
       const readyRunAts = [...this.model.jobs.values()]
         .filter((j) => j.queue === q.name && j.state === 'ready')
         .map((j) => j.runAtMs);

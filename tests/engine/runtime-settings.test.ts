@@ -12,7 +12,7 @@ import { queueSettingsChecker } from '../../src/config/index.ts';
 import type { EngineDeps } from '../../src/engine/engine.ts';
 import { defaultQueueSettings } from '../../src/engine/settings.ts';
 import { loadToml } from '../config/helpers.ts';
-import { expectCode, job, withEngine } from '../helpers/engine.ts';
+import { expectCode, job, until, withEngine } from '../helpers/engine.ts';
 
 const audit = { actor: 'alice', action: 'queue.settings.set', target: 'queue:q' };
 const deps: Partial<EngineDeps> = { checkQueueSettings: queueSettingsChecker(loadToml('')) };
@@ -111,5 +111,36 @@ test('overrides are read back at start; whether acks keep jobs follows every cha
     await reopened.engine.changeQueueSettings('q', { reset: ['completedRetentionMs'] }, audit);
     assert.equal(await ackOne(reopened.engine), 2, 'a reset deletes on ack again');
     return reopened;
+  });
+});
+
+test('flow-control limits are settings like any other: overridden, checked like the file, and a raised limit frees throttled reserves at once', async () => {
+  await withEngine({ deps, options: { queues: { q: { maxLeased: 1 } } } }, async ({ engine }) => {
+    await engine.enqueueBatch([job('q'), job('q'), job('q')]);
+    assert.equal(
+      (await engine.reserve({ queues: ['q'], maxJobs: 3 })).length,
+      1,
+      'max_leased = 1 from the file',
+    );
+    const waiting = engine.reserve({ queues: ['q'], maxJobs: 2, waitMs: 3_600_000 });
+    await until(engine, () => engine.listQueues()[0]?.throttledWorkers === 1);
+
+    const info = await engine.changeQueueSettings('q', { set: { maxLeased: 3, rateLimitLeases: 50 } }, audit);
+    assert.equal(info.settingSources.maxLeased, 'override');
+    assert.equal(info.fileSettings.maxLeased, 1);
+    assert.deepEqual(info.settings.rateLimit, { leases: 50, periodMs: 1000, burst: 50 });
+    assert.equal(
+      (await waiting).length,
+      2,
+      'the throttled reserve is woken by the change, not by a lease ending',
+    );
+
+    const burst = await expectCode(
+      engine.changeQueueSettings('q', { set: { rateLimitLeases: 0, rateLimitBurst: 5 } }, audit),
+      'invalid_argument',
+    );
+    assert.match(burst.message, /queues\.q\.rate_limit_burst: is 5 but rate_limit_leases is 0/);
+    await engine.changeQueueSettings('q', { reset: ['maxLeased'] }, audit);
+    assert.equal(engine.listQueues()[0]?.settings.maxLeased, 1);
   });
 });

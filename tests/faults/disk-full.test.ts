@@ -47,6 +47,7 @@ test('a full disk fails writes with UNAVAILABLE and the server recovers when spa
       metadata: {},
       traceparent: '',
       tracestate: '',
+      group: '',
     });
     const acknowledged: string[] = [];
     for (let n = 0; n < 10; n++)

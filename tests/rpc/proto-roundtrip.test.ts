@@ -37,6 +37,7 @@ test('an EnqueueRequest with payload, metadata and schedule survives encode and 
       metadata: { tenant: 'acme', source: 'signup' },
       traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
       tracestate: '',
+      group: 'tenant-42',
     },
   };
   const decoded = EnqueueRequest.decode(EnqueueRequest.encode(request).finish());

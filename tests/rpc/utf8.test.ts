@@ -214,7 +214,15 @@ describe('invalid UTF-8 in a string field', () => {
 
 test('the check finds exactly the bad field in random batches, and nothing in valid ones', () => {
   const utf8 = new Utf8Fields(Buffer.from(descriptorSetBase64, 'base64'), 'sepp.v1.QueueService');
-  const fields = ['queue', 'type', 'contentType', 'idempotencyKey', 'traceparent', 'tracestate'] as const;
+  const fields = [
+    'queue',
+    'type',
+    'contentType',
+    'idempotencyKey',
+    'traceparent',
+    'tracestate',
+    'group',
+  ] as const;
   const snake = { contentType: 'content_type', idempotencyKey: 'idempotency_key' } as Record<string, string>;
   const text = fc.string({ maxLength: 20, unit: 'grapheme' }).filter((s) => !s.includes(placeholder));
   const job = fc.record({
@@ -224,6 +232,7 @@ test('the check finds exactly the bad field in random batches, and nothing in va
     idempotencyKey: text,
     traceparent: text,
     tracestate: text,
+    group: text,
     // Payload bytes that look like tags and lengths must be skipped, not read.
     payload: fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b)),
     priority: fc.integer({ min: -5, max: 20 }),

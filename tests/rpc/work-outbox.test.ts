@@ -23,6 +23,7 @@ function leased(n: number, payloadBytes = 16): LeasedJob {
     tracestate: '',
     idempotencyKey: '',
     lastError: '',
+    group: '',
   };
 }
 

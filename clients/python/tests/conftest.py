@@ -61,6 +61,10 @@ completed_retention_ms = "1h"
 
 [queues.py-kept-unary]
 completed_retention_ms = "1h"
+[queues.py-tenants]
+max_leased = 3
+group_max_leased = 1
+rate_limit_leases = 1000
 """
 
 

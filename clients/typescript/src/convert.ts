@@ -87,6 +87,7 @@ export function toEnqueueJob(
     metadata: options.metadata === undefined ? {} : { ...options.metadata },
     traceparent: trace.traceparent,
     tracestate: trace.tracestate,
+    group: options.group ?? '',
   };
 }
 
@@ -124,7 +125,7 @@ export function jobFromSpec(spec: JobSpec): EnqueueJob {
 /** A rough upper bound of a job's encoded size, to keep Produce messages under the server's limit. */
 export function approxEncodedBytes(job: EnqueueJob): number {
   let bytes = job.payload.length + job.queue.length + job.type.length + job.contentType.length + 64;
-  bytes += job.idempotencyKey.length + job.traceparent.length + job.tracestate.length;
+  bytes += job.idempotencyKey.length + job.traceparent.length + job.tracestate.length + job.group.length;
   for (const key in job.metadata) bytes += key.length + (job.metadata[key]?.length ?? 0) + 8;
   return bytes;
 }
@@ -179,6 +180,10 @@ function settingsFromProto(settings: ProtoQueueSettings | undefined): QueueSetti
     deadRetentionMs: settings?.deadRetentionMs ?? 0,
     completedRetentionMs: settings?.completedRetentionMs ?? 0,
     allowedTypes: settings?.allowedTypes ?? [],
+    maxLeased: settings?.maxLeased ?? 0,
+    rateLimit: settings?.rateLimit ?? { leases: 0, periodMs: 0, burst: 0 },
+    groupMaxLeased: settings?.groupMaxLeased ?? 0,
+    groupRateLimit: settings?.groupRateLimit ?? { leases: 0, periodMs: 0, burst: 0 },
   };
 }
 
@@ -191,6 +196,9 @@ export function queueInfoFromProto(queue: ProtoQueueInfo): QueueInfo {
     // The protocol sends 0 when no job is ready; 0 is also the age of a job due this instant.
     oldestReadyAgeMs: counts.ready > 0 ? queue.oldestReadyAgeMs : null,
     waitingWorkers: queue.waitingWorkers,
+    throttledWorkers: queue.throttledWorkers,
+    readyGroups: queue.readyGroups,
+    readyGroupsCapped: queue.readyGroupsCapped,
     settings: settingsFromProto(queue.settings),
     settingValues: queue.settingValues.map((setting) => ({
       key: setting.key,

@@ -58,6 +58,7 @@ export type {
   QueueInfo,
   QueueSettings,
   QueueSettingValue,
+  RateLimit,
   ReloadReport,
   ReserveOptions,
   ServerInfo,

@@ -80,6 +80,8 @@ export class LeasedJob implements LeaseRef {
   readonly idempotencyKey: string | null;
   /** The previous attempt's error, or null. */
   readonly lastError: string | null;
+  /** The group given at enqueue, or null. */
+  readonly group: string | null;
 
   /** Wraps a protocol message; the SDK builds these, applications receive them. */
   constructor(job: ProtoLeasedJob) {
@@ -99,6 +101,7 @@ export class LeasedJob implements LeaseRef {
     this.tracestate = textOrNull(job.tracestate);
     this.idempotencyKey = textOrNull(job.idempotencyKey);
     this.lastError = textOrNull(job.lastError);
+    this.group = textOrNull(job.group);
   }
 
   /** When the lease ends (server clock). */
@@ -191,6 +194,8 @@ export class Job {
   readonly resultContentType: string | null;
   /** How far along the job is, as its worker last reported; null when it never did. */
   readonly progress: JobProgress | null;
+  /** The group given at enqueue, or null. */
+  readonly group: string | null;
 
   /** Wraps a protocol message; the SDK builds these, applications receive them. */
   constructor(job: ProtoJob) {
@@ -224,6 +229,7 @@ export class Job {
     this.resultContentType = result === undefined ? null : result.contentType || 'application/octet-stream';
     this.result = result === undefined ? null : decodeResult(result.data, this.resultContentType!);
     this.progress = progressFromProto(job.progress);
+    this.group = textOrNull(job.group);
   }
 
   /** The payload parsed as JSON (throws a SyntaxError when it is not JSON). */

@@ -57,6 +57,13 @@ export interface EnqueueOptions {
   traceparent?: string;
   /** W3C `tracestate` that goes with `traceparent`. */
   tracestate?: string;
+  /**
+   * The job's group: a tenant, a customer, an account. Leases take turns
+   * across the groups of a queue, and the queue's group limits
+   * (`group_max_leased`, a group rate limit) apply per group. Letters, digits
+   * and `. _ : -`, at most 128 characters. Default: no group.
+   */
+  group?: string;
   /** Give up waiting for the answer after this long, in ms (the job may still be stored). */
   deadlineMs?: number;
 }
@@ -204,6 +211,24 @@ export interface QueueSettings {
   completedRetentionMs: number;
   /** Job types this queue accepts; empty means any. */
   allowedTypes: string[];
+  /** Jobs of the queue leased at once, across every worker; 0 = no limit. */
+  maxLeased: number;
+  /** How fast leases of the queue may start; `leases` 0 = no rate limit. */
+  rateLimit: RateLimit;
+  /** Jobs of one group leased at once; 0 = no limit. */
+  groupMaxLeased: number;
+  /** How fast leases of one group may start. */
+  groupRateLimit: RateLimit;
+}
+
+/** A rate limit: `leases` leases per `periodMs`, evenly spread, up to `burst` back to back. */
+export interface RateLimit {
+  /** Leases per period; 0 = no rate limit. */
+  leases: number;
+  /** The period, in ms. */
+  periodMs: number;
+  /** Most leases that may start back to back. */
+  burst: number;
 }
 
 /** Jobs on a queue by state. */
@@ -236,6 +261,12 @@ export interface QueueInfo {
    * several queues counts on each).
    */
   waitingWorkers: number;
+  /** Of those, the ones a limit (max_leased, a rate limit, group limits) holds back from ready jobs. */
+  throttledWorkers: number;
+  /** Groups with ready jobs, counted up to 1,000 (`readyGroupsCapped`: there are more). */
+  readyGroups: number;
+  /** True when there are more groups with ready jobs than `readyGroups`. */
+  readyGroupsCapped: boolean;
   /** The queue's effective settings. */
   settings: QueueSettings;
   /** Every setting by its config-file name, with its value and where the value comes from. */

@@ -211,5 +211,7 @@ function enqueueRequest(queue: string, body: Record<string, unknown>): EnqueueRe
   if (key !== undefined && key !== '') request.idempotencyKey = key;
   const metadata = stringMap(body, 'metadata');
   if (metadata !== undefined) request.metadata = metadata;
+  const group = optionalString(body, 'group', 1024);
+  if (group !== undefined && group !== '') request.group = group;
   return request;
 }

@@ -118,6 +118,11 @@ export function registerEnqueueCommand(parser: Argv): void {
             array: true,
             describe: 'Metadata KEY=VALUE (repeatable)',
           })
+          .option('group', {
+            type: 'string',
+            requiresArg: true,
+            describe: "The job's group (a tenant, a customer): groups take turns and have their own limits",
+          })
           .example('$0 enqueue emails send --json \'{"to":"ada@example.com"}\'', 'a JSON job')
           .example(
             '$0 enqueue reports build --file report.json --delay 10m -o json',
@@ -157,6 +162,7 @@ export function registerEnqueueCommand(parser: Argv): void {
         }
         const metadata = parseMetadata(args.meta);
         if (metadata !== undefined) options.metadata = metadata;
+        if (args.group !== undefined) options.group = args.group;
         const result = await client.enqueue(args.queue, args.type, payload, options);
         // Here --json is the payload, so only --output json selects output for scripts.
         if (args.output === 'json') printJson(result);

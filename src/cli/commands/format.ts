@@ -100,6 +100,7 @@ export function jobJson(job: Job, withDetail: boolean) {
     payloadBytes: job.payloadBytes,
     ...(payload === undefined ? {} : { payloadEncoding: payload.encoding, payload: payload.value }),
     idempotencyKey: job.idempotencyKey,
+    group: job.group,
     metadata: job.metadata,
     traceparent: job.traceparent,
     tracestate: job.tracestate,

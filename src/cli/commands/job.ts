@@ -15,6 +15,7 @@ function describeJob(job: Job): string {
     ['type', job.type],
     ['state', job.deadReason === null ? job.state : `${job.state} (${job.deadReason})`],
     ['priority', String(job.priority)],
+    ...(job.group === null ? [] : [['group', job.group] as [string, string]]),
     ['attempt', `${job.attempt} of ${job.maxAttempts}`],
     ['enqueued at', time(job.enqueuedAt)],
     ['run at', time(job.runAt)],

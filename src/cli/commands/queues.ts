@@ -1,7 +1,26 @@
-/** `sepp queues`: every queue with its counts by state. */
+/** `sepp queues`: every queue with its counts by state, and its flow control when any queue uses it. */
 import type { Argv } from 'yargs';
+import type { QueueInfo, RateLimit } from '../../../clients/typescript/src/index.ts';
 import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
 import { age, table } from './format.ts';
+
+/** Whether a queue has limits or groups worth a column (docs/flow-control.md). */
+function usesFlowControl(q: QueueInfo): boolean {
+  const s = q.settings;
+  return (
+    s.maxLeased > 0 ||
+    s.rateLimit.leases > 0 ||
+    s.groupMaxLeased > 0 ||
+    s.groupRateLimit.leases > 0 ||
+    q.readyGroups > 0 ||
+    q.throttledWorkers > 0
+  );
+}
+
+/** "100/1s" for a rate limit, "-" for none. */
+export function rateText(rate: RateLimit): string {
+  return rate.leases === 0 ? '-' : `${rate.leases}/${age(rate.periodMs)}`;
+}
 
 export function registerQueuesCommand(parser: Argv): void {
   parser.command(
@@ -19,30 +38,47 @@ export function registerQueuesCommand(parser: Argv): void {
           print('no queues yet (a queue appears with its first job)');
           return;
         }
+        // The flow-control columns appear only when some queue has limits or groups.
+        const flow = queues.some(usesFlowControl);
+        const header = [
+          'QUEUE',
+          'PAUSED',
+          'SCHEDULED',
+          'READY',
+          'LEASED',
+          'DEAD',
+          'COMPLETED',
+          'OLDEST READY',
+          'WAITING',
+        ];
+        if (flow) header.push('RATE', 'GROUPS', 'THROTTLED');
         print(
           table(
-            [
-              'QUEUE',
-              'PAUSED',
-              'SCHEDULED',
-              'READY',
-              'LEASED',
-              'DEAD',
-              'COMPLETED',
-              'OLDEST READY',
-              'WAITING',
-            ],
-            queues.map((q) => [
-              q.name,
-              q.paused ? 'yes' : 'no',
-              String(q.counts.scheduled),
-              String(q.counts.ready),
-              String(q.counts.leased),
-              String(q.counts.dead),
-              String(q.counts.completed),
-              q.oldestReadyAgeMs === null ? '-' : age(q.oldestReadyAgeMs),
-              String(q.waitingWorkers),
-            ]),
+            header,
+            queues.map((q) => {
+              const row = [
+                q.name,
+                q.paused ? 'yes' : 'no',
+                String(q.counts.scheduled),
+                String(q.counts.ready),
+                // In use out of the limit, when there is one.
+                q.settings.maxLeased > 0
+                  ? `${q.counts.leased}/${q.settings.maxLeased}`
+                  : String(q.counts.leased),
+                String(q.counts.dead),
+                String(q.counts.completed),
+                q.oldestReadyAgeMs === null ? '-' : age(q.oldestReadyAgeMs),
+                String(q.waitingWorkers),
+              ];
+              if (flow) {
+                row.push(
+                  rateText(q.settings.rateLimit),
+                  q.readyGroupsCapped ? `${q.readyGroups}+` : String(q.readyGroups),
+                  String(q.throttledWorkers),
+                );
+              }
+              return row;
+            }),
           ),
         );
       }),

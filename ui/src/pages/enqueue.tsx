@@ -26,6 +26,7 @@ export function Enqueue() {
   const [delaySeconds, setDelaySeconds] = useState('');
   const [maxAttempts, setMaxAttempts] = useState('');
   const [idempotencyKey, setIdempotencyKey] = useState('');
+  const [group, setGroup] = useState('');
   const [metadata, setMetadata] = useState('');
   const [created, setCreated] = useState<{ jobId: string; deduplicated: boolean } | null>(null);
   const action = useAction();
@@ -62,6 +63,7 @@ export function Enqueue() {
         ...(delay === undefined ? {} : { delayMs: Math.round(delay * 1000) }),
         maxAttempts: number(maxAttempts),
         ...(idempotencyKey.trim() === '' ? {} : { idempotencyKey: idempotencyKey.trim() }),
+        ...(group.trim() === '' ? {} : { group: group.trim() }),
         ...(Object.keys(meta).length === 0 ? {} : { metadata: meta }),
       });
     });
@@ -173,6 +175,16 @@ export function Enqueue() {
               value={idempotencyKey}
               onInput={(e) => setIdempotencyKey(e.currentTarget.value)}
               placeholder="optional"
+              autocomplete="off"
+            />
+          </div>
+          <div class="field field-wide">
+            <label for="enq-group">Group</label>
+            <input
+              id="enq-group"
+              value={group}
+              onInput={(e) => setGroup(e.currentTarget.value)}
+              placeholder="optional: a tenant or customer; groups take turns"
               autocomplete="off"
             />
           </div>

@@ -210,6 +210,7 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
                 ['Queue', <Link href={`/queues/${seg(job.queue)}`}>{job.queue}</Link>],
                 ['Type', job.type],
                 ['Priority', String(job.priority)],
+                ...(job.group !== null ? [['Group', job.group] as [string, string]] : []),
                 ['Attempt', `${job.attempt} of ${job.maxAttempts}`],
                 ['Enqueued', <Time ms={job.enqueuedAtMs} />],
                 ['Due', <Time ms={job.runAtMs} />],

@@ -7,7 +7,59 @@ import { useAction, useApi } from '../hooks.ts';
 import { Link, navigate } from '../router.tsx';
 import { jobStates, type QueueInfo, type Session } from '../types.ts';
 import { SourceBadge } from './queue-settings.tsx';
-import { PauseButton } from './queues.tsx';
+import { leasedText, PauseButton } from './queues.tsx';
+
+/** A rate limit as the flow-control card shows it: "100 per 1s, burst 10" or "no limit". */
+function rateText(rate: { leases: number; periodMs: number; burst: number }): string {
+  return rate.leases === 0
+    ? 'no limit'
+    : `${fmtNum(rate.leases)} per ${fmtDuration(rate.periodMs)}, burst ${fmtNum(rate.burst)}`;
+}
+
+const limitText = (value: number) => (value === 0 ? 'no limit' : fmtNum(value));
+
+/** What flow control holds back (docs/flow-control.md); only for queues that use it. */
+function FlowControl({ queue }: { queue: QueueInfo }) {
+  const s = queue.settings;
+  const limited =
+    s.maxLeased !== 0 || s.rateLimit.leases !== 0 || s.groupMaxLeased !== 0 || s.groupRateLimit.leases !== 0;
+  if (!limited && queue.readyGroups === 0 && queue.throttledWorkers === 0) return null;
+  const rows: [string, string][] = [
+    ['Leased now', leasedText(queue)],
+    ['Rate limit', rateText(s.rateLimit)],
+    ['Throttled reserves', fmtNum(queue.throttledWorkers)],
+    ['Groups with ready jobs', `${fmtNum(queue.readyGroups)}${queue.readyGroupsCapped ? '+' : ''}`],
+    ['Per group: leased at once', limitText(s.groupMaxLeased)],
+    ['Per group: rate limit', rateText(s.groupRateLimit)],
+  ];
+  return (
+    <section class="card" aria-labelledby="flow-title">
+      <h2 id="flow-title" class="card-title">
+        Flow control
+      </h2>
+      <div class="table-wrap">
+        <table class="table table-compact">
+          <tbody>
+            {rows.map(([label, value]) => (
+              <tr key={label}>
+                <th scope="row">{label}</th>
+                <td>
+                  <code>{value}</code>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {queue.throttledWorkers > 0 && (
+        <p class="muted">
+          Throttled reserves are workers waiting while ready jobs are held back by a limit: the limit, not the
+          number of workers, sets the pace.
+        </p>
+      )}
+    </section>
+  );
+}
 
 export function QueueDetail({ name, session }: { name: string; session: Session }) {
   const loaded = useApi<QueueInfo>(`/api/v1/queues/${seg(name)}`, { pollMs: 2000 });
@@ -106,6 +158,7 @@ export function QueueDetail({ name, session }: { name: string; session: Session 
               Streams waiting: {fmtNum(queue.waitingWorkers)}
             </p>
           </section>
+          <FlowControl queue={queue} />
           <section class="card" aria-labelledby="settings-title">
             <h2 id="settings-title" class="card-title">
               Effective settings{' '}

@@ -41,6 +41,14 @@ export function PauseButton({
   );
 }
 
+/** Leased jobs, and the queue's max_leased when it has one: "2 / 3". */
+export function leasedText(q: QueueInfo): string {
+  const limit = q.settings.maxLeased;
+  return typeof limit === 'number' && limit > 0
+    ? `${fmtNum(q.counts.leased)} / ${fmtNum(limit)}`
+    : fmtNum(q.counts.leased);
+}
+
 const columns: Column<QueueInfo>[] = [
   { header: 'Queue', rowHeader: true, cell: (q) => <Link href={`/queues/${seg(q.name)}`}>{q.name}</Link> },
   {
@@ -54,7 +62,7 @@ const columns: Column<QueueInfo>[] = [
   },
   { header: 'Ready', num: true, cell: (q) => fmtNum(q.counts.ready) },
   { header: 'Scheduled', num: true, cell: (q) => fmtNum(q.counts.scheduled) },
-  { header: 'Leased', num: true, cell: (q) => fmtNum(q.counts.leased) },
+  { header: 'Leased', num: true, cell: (q) => leasedText(q) },
   { header: 'Dead', num: true, cell: (q) => fmtNum(q.counts.dead) },
   { header: 'Completed', num: true, hideNarrow: true, cell: (q) => fmtNum(q.counts.completed) },
   {

@@ -18,6 +18,7 @@ from .models import (
     Payload,
     QueueInfo,
     QueueSettings,
+    RateLimit,
     ReloadReport,
     ServerInfo,
     SettingValue,
@@ -91,6 +92,7 @@ def job_from_spec(spec: JobSpec) -> job_pb2.EnqueueJob:
         metadata=dict(spec.metadata or {}),
         traceparent=spec.traceparent or "",
         tracestate=spec.tracestate or "",
+        group=spec.group or "",
     )
     if spec.run_at is not None:
         job.run_at_ms = time_ms(spec.run_at, "run_at")
@@ -102,7 +104,7 @@ def job_from_spec(spec: JobSpec) -> job_pb2.EnqueueJob:
 def approx_encoded_bytes(job: job_pb2.EnqueueJob) -> int:
     """A rough upper bound of a job's encoded size, to keep Produce messages under the server's limit."""
     size = len(job.payload) + len(job.queue) + len(job.type) + len(job.content_type) + 64
-    size += len(job.idempotency_key) + len(job.traceparent) + len(job.tracestate)
+    size += len(job.idempotency_key) + len(job.traceparent) + len(job.tracestate) + len(job.group)
     for key, value in job.metadata.items():
         size += len(key) + len(value) + 8
     return size
@@ -162,7 +164,15 @@ def _settings(settings: queue_pb2.QueueSettings) -> QueueSettings:
         dead_retention_ms=settings.dead_retention_ms,
         completed_retention_ms=settings.completed_retention_ms,
         allowed_types=tuple(settings.allowed_types),
+        max_leased=settings.max_leased,
+        rate_limit=_rate(settings.rate_limit),
+        group_max_leased=settings.group_max_leased,
+        group_rate_limit=_rate(settings.group_rate_limit),
     )
+
+
+def _rate(rate: queue_pb2.RateLimit) -> RateLimit | None:
+    return RateLimit(rate.leases, rate.period_ms, rate.burst) if rate.leases > 0 else None
 
 
 def queue_info_from_proto(queue: queue_pb2.QueueInfo) -> QueueInfo:
@@ -174,6 +184,9 @@ def queue_info_from_proto(queue: queue_pb2.QueueInfo) -> QueueInfo:
         oldest_ready_age_ms=queue.oldest_ready_age_ms,
         waiting_workers=queue.waiting_workers,
         settings=_settings(queue.settings),
+        throttled_workers=queue.throttled_workers,
+        ready_groups=queue.ready_groups,
+        ready_groups_capped=queue.ready_groups_capped,
         setting_values=tuple(
             SettingValue(s.key, _json_value(s.value_json), _SETTING_SOURCES.get(s.source, "default"),
                          _json_value(s.file_value_json))

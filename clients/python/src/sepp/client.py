@@ -146,6 +146,7 @@ class Client:
         metadata: Mapping[str, str] | None = None,
         traceparent: str | None = None,
         tracestate: str | None = None,
+        group: str | None = None,
         deadline_ms: int | None = None,
     ) -> Enqueued:
         """Enqueues one job and returns once it is durable. `payload` is bytes or text; `json=`
@@ -153,7 +154,7 @@ class Client:
         when the server refuses the job. Enqueues made from several threads at once travel
         together in one message."""
         spec = JobSpec(queue, type, payload, json, content_type, priority, run_at, delay_ms, max_attempts,
-                       idempotency_key, metadata, traceparent, tracestate)
+                       idempotency_key, metadata, traceparent, tracestate, group)
         return enqueued_of(self._batcher.submit([job_from_spec(spec)], False, deadline_ms),
                          self._conn.timeout_s(deadline_ms))
 

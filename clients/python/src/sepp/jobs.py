@@ -94,6 +94,8 @@ class LeasedJob(_Payload):
     """The idempotency key given at enqueue, or None."""
     last_error: str | None
     """The previous attempt's error, or None."""
+    group: str | None
+    """The group given at enqueue, or None."""
 
     def __init__(self, job: job_pb2.LeasedJob) -> None:
         self.id = job.job_id
@@ -112,6 +114,7 @@ class LeasedJob(_Payload):
         self.tracestate = _text_or_none(job.tracestate)
         self.idempotency_key = _text_or_none(job.idempotency_key)
         self.last_error = _text_or_none(job.last_error)
+        self.group = _text_or_none(job.group)
 
     @property
     def is_last_attempt(self) -> bool:
@@ -188,6 +191,8 @@ class Job(_Payload):
     """The result's MIME type, or None without a result."""
     progress: JobProgress | None
     """How far along the job is, as its worker last reported; None when it never did."""
+    group: str | None = None
+    """The group given at enqueue, or None."""
 
     @staticmethod
     def from_proto(job: job_pb2.Job) -> Job:
@@ -219,6 +224,7 @@ class Job(_Payload):
             completed_at_ms=_ms_or_none(job.completed_at_ms),
             **_result_fields(job),
             progress=progress_from_proto(job.progress, job.HasField("progress")),
+            group=_text_or_none(job.group),
         )
 
     def __repr__(self) -> str:

@@ -87,6 +87,9 @@ class JobSpec:
     """W3C trace context to store with the job."""
     tracestate: str | None = None
     """W3C `tracestate` that goes with `traceparent`."""
+    group: str | None = None
+    """The job's group (a tenant, a customer): leases take turns across the groups of a queue, and
+    the queue's group limits apply per group. Letters, digits and . _ : -; default no group."""
 
 
 @dataclass(frozen=True)
@@ -155,6 +158,15 @@ class BackoffSettings:
 
 
 @dataclass(frozen=True)
+class RateLimit:
+    """A rate limit: `leases` leases per `period_ms`, evenly spread, up to `burst` back to back."""
+
+    leases: int
+    period_ms: int
+    burst: int
+
+
+@dataclass(frozen=True)
 class QueueSettings:
     """A queue's effective settings (see queue.proto for each one's meaning)."""
 
@@ -168,6 +180,14 @@ class QueueSettings:
     dead_retention_ms: int
     completed_retention_ms: int
     allowed_types: tuple[str, ...]
+    max_leased: int = 0
+    """Jobs of the queue leased at once, across every worker; 0 = no limit."""
+    rate_limit: RateLimit | None = None
+    """How fast leases of the queue may start; None = no rate limit."""
+    group_max_leased: int = 0
+    """Jobs of one group leased at once; 0 = no limit."""
+    group_rate_limit: RateLimit | None = None
+    """How fast leases of one group may start; None = no rate limit."""
 
 
 @dataclass(frozen=True)
@@ -211,6 +231,11 @@ class QueueInfo:
     waiting_workers: int
     """Reserve calls and Work streams waiting on this queue right now."""
     settings: QueueSettings
+    throttled_workers: int = 0
+    """Of those, the ones a limit (max_leased, a rate limit, group limits) holds back from ready jobs."""
+    ready_groups: int = 0
+    """Groups with ready jobs, counted up to 1,000 (`ready_groups_capped`: there are more)."""
+    ready_groups_capped: bool = False
     setting_values: tuple[SettingValue, ...] = ()
     """Every setting with its value and where the value comes from."""
 

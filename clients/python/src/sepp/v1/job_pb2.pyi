@@ -44,7 +44,7 @@ class EnqueueAccepted(_message.Message):
     def __init__(self, job_id: _Optional[str] = ..., deduplicated: bool = ...) -> None: ...
 
 class EnqueueJob(_message.Message):
-    __slots__ = ["content_type", "delay_ms", "idempotency_key", "max_attempts", "metadata", "payload", "priority", "queue", "run_at_ms", "traceparent", "tracestate", "type"]
+    __slots__ = ["content_type", "delay_ms", "group", "idempotency_key", "max_attempts", "metadata", "payload", "priority", "queue", "run_at_ms", "traceparent", "tracestate", "type"]
     class MetadataEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -54,6 +54,7 @@ class EnqueueJob(_message.Message):
         def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     CONTENT_TYPE_FIELD_NUMBER: _ClassVar[int]
     DELAY_MS_FIELD_NUMBER: _ClassVar[int]
+    GROUP_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     MAX_ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
@@ -66,6 +67,7 @@ class EnqueueJob(_message.Message):
     TYPE_FIELD_NUMBER: _ClassVar[int]
     content_type: str
     delay_ms: int
+    group: str
     idempotency_key: str
     max_attempts: int
     metadata: _containers.ScalarMap[str, str]
@@ -76,7 +78,7 @@ class EnqueueJob(_message.Message):
     traceparent: str
     tracestate: str
     type: str
-    def __init__(self, queue: _Optional[str] = ..., type: _Optional[str] = ..., payload: _Optional[bytes] = ..., content_type: _Optional[str] = ..., priority: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., delay_ms: _Optional[int] = ..., max_attempts: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ...) -> None: ...
+    def __init__(self, queue: _Optional[str] = ..., type: _Optional[str] = ..., payload: _Optional[bytes] = ..., content_type: _Optional[str] = ..., priority: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., delay_ms: _Optional[int] = ..., max_attempts: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., group: _Optional[str] = ...) -> None: ...
 
 class EnqueueResult(_message.Message):
     __slots__ = ["accepted", "rejection"]
@@ -97,7 +99,7 @@ class IndexedRejection(_message.Message):
     def __init__(self, index: _Optional[int] = ..., reason: _Optional[_Union[RejectionReason, str]] = ..., message: _Optional[str] = ...) -> None: ...
 
 class Job(_message.Message):
-    __slots__ = ["attempt", "completed_at_ms", "content_type", "dead_reason", "enqueued_at_ms", "errors", "failed_at_ms", "idempotency_key", "job_id", "last_error", "lease_deadline_ms", "leased_at_ms", "max_attempts", "metadata", "payload", "payload_bytes", "priority", "progress", "queue", "result", "result_bytes", "run_at_ms", "state", "traceparent", "tracestate", "type", "worker_id"]
+    __slots__ = ["attempt", "completed_at_ms", "content_type", "dead_reason", "enqueued_at_ms", "errors", "failed_at_ms", "group", "idempotency_key", "job_id", "last_error", "lease_deadline_ms", "leased_at_ms", "max_attempts", "metadata", "payload", "payload_bytes", "priority", "progress", "queue", "result", "result_bytes", "run_at_ms", "state", "traceparent", "tracestate", "type", "worker_id"]
     class MetadataEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -112,6 +114,7 @@ class Job(_message.Message):
     ENQUEUED_AT_MS_FIELD_NUMBER: _ClassVar[int]
     ERRORS_FIELD_NUMBER: _ClassVar[int]
     FAILED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    GROUP_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     LAST_ERROR_FIELD_NUMBER: _ClassVar[int]
@@ -139,6 +142,7 @@ class Job(_message.Message):
     enqueued_at_ms: int
     errors: _containers.RepeatedCompositeFieldContainer[AttemptError]
     failed_at_ms: int
+    group: str
     idempotency_key: str
     job_id: str
     last_error: str
@@ -159,7 +163,7 @@ class Job(_message.Message):
     tracestate: str
     type: str
     worker_id: str
-    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., state: _Optional[_Union[JobState, str]] = ..., priority: _Optional[int] = ..., payload: _Optional[bytes] = ..., payload_bytes: _Optional[int] = ..., content_type: _Optional[str] = ..., attempt: _Optional[int] = ..., max_attempts: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., enqueued_at_ms: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., leased_at_ms: _Optional[int] = ..., lease_deadline_ms: _Optional[int] = ..., worker_id: _Optional[str] = ..., last_error: _Optional[str] = ..., errors: _Optional[_Iterable[_Union[AttemptError, _Mapping]]] = ..., dead_reason: _Optional[_Union[DeadReason, str]] = ..., failed_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ..., result: _Optional[_Union[JobResult, _Mapping]] = ..., result_bytes: _Optional[int] = ..., progress: _Optional[_Union[JobProgress, _Mapping]] = ...) -> None: ...
+    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., state: _Optional[_Union[JobState, str]] = ..., priority: _Optional[int] = ..., payload: _Optional[bytes] = ..., payload_bytes: _Optional[int] = ..., content_type: _Optional[str] = ..., attempt: _Optional[int] = ..., max_attempts: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., enqueued_at_ms: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., leased_at_ms: _Optional[int] = ..., lease_deadline_ms: _Optional[int] = ..., worker_id: _Optional[str] = ..., last_error: _Optional[str] = ..., errors: _Optional[_Iterable[_Union[AttemptError, _Mapping]]] = ..., dead_reason: _Optional[_Union[DeadReason, str]] = ..., failed_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ..., result: _Optional[_Union[JobResult, _Mapping]] = ..., result_bytes: _Optional[int] = ..., progress: _Optional[_Union[JobProgress, _Mapping]] = ..., group: _Optional[str] = ...) -> None: ...
 
 class JobProgress(_message.Message):
     __slots__ = ["has_percent", "json", "percent", "reported_at_ms"]
@@ -190,7 +194,7 @@ class JobResult(_message.Message):
     def __init__(self, data: _Optional[bytes] = ..., content_type: _Optional[str] = ...) -> None: ...
 
 class LeasedJob(_message.Message):
-    __slots__ = ["attempt", "content_type", "enqueued_at_ms", "idempotency_key", "job_id", "last_error", "lease_deadline_ms", "max_attempts", "metadata", "payload", "priority", "queue", "run_at_ms", "traceparent", "tracestate", "type"]
+    __slots__ = ["attempt", "content_type", "enqueued_at_ms", "group", "idempotency_key", "job_id", "last_error", "lease_deadline_ms", "max_attempts", "metadata", "payload", "priority", "queue", "run_at_ms", "traceparent", "tracestate", "type"]
     class MetadataEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -201,6 +205,7 @@ class LeasedJob(_message.Message):
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     CONTENT_TYPE_FIELD_NUMBER: _ClassVar[int]
     ENQUEUED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    GROUP_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     LAST_ERROR_FIELD_NUMBER: _ClassVar[int]
@@ -217,6 +222,7 @@ class LeasedJob(_message.Message):
     attempt: int
     content_type: str
     enqueued_at_ms: int
+    group: str
     idempotency_key: str
     job_id: str
     last_error: str
@@ -230,7 +236,7 @@ class LeasedJob(_message.Message):
     traceparent: str
     tracestate: str
     type: str
-    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., payload: _Optional[bytes] = ..., content_type: _Optional[str] = ..., priority: _Optional[int] = ..., attempt: _Optional[int] = ..., max_attempts: _Optional[int] = ..., lease_deadline_ms: _Optional[int] = ..., enqueued_at_ms: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., last_error: _Optional[str] = ...) -> None: ...
+    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., payload: _Optional[bytes] = ..., content_type: _Optional[str] = ..., priority: _Optional[int] = ..., attempt: _Optional[int] = ..., max_attempts: _Optional[int] = ..., lease_deadline_ms: _Optional[int] = ..., enqueued_at_ms: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., last_error: _Optional[str] = ..., group: _Optional[str] = ...) -> None: ...
 
 class JobState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

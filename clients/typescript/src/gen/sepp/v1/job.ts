@@ -179,8 +179,8 @@ export enum RejectionReason {
    */
   PAYLOAD_TOO_LARGE = 2,
   /**
-   * INVALID_NAME - The queue name or job type is empty, longer than `max_name_length`, or uses
-   * characters outside [A-Za-z0-9._:-]. Status INVALID_ARGUMENT.
+   * INVALID_NAME - The queue name, job type or group is empty, longer than `max_name_length`,
+   * or uses characters outside [A-Za-z0-9._:-]. Status INVALID_ARGUMENT.
    */
   INVALID_NAME = 3,
   /**
@@ -342,6 +342,14 @@ export interface EnqueueJob {
   traceparent: string;
   /** W3C `tracestate` that goes with `traceparent`. Empty means none. */
   tracestate: string;
+  /**
+   * The job's group: a tenant, a customer, an account. Leases take turns across
+   * the groups of a queue that have ready jobs (round-robin within a priority),
+   * and the queue's `group_max_leased` and group rate limit apply per group
+   * (docs/flow-control.md). Same rules as a queue name. Empty means no group:
+   * the job is leased as if groups did not exist.
+   */
+  group: string;
 }
 
 export interface EnqueueJob_MetadataEntry {
@@ -464,6 +472,8 @@ export interface LeasedJob {
    * previous attempt left no error.
    */
   lastError: string;
+  /** The group given at enqueue; empty if none. */
+  group: string;
 }
 
 export interface LeasedJob_MetadataEntry {
@@ -549,7 +559,11 @@ export interface Job {
    * none was made. A retry starts without progress; COMPLETED and DEAD jobs
    * keep their last report.
    */
-  progress?: JobProgress | undefined;
+  progress?:
+    | JobProgress
+    | undefined;
+  /** The group given at enqueue; empty if none. */
+  group: string;
 }
 
 export interface Job_MetadataEntry {
@@ -600,6 +614,7 @@ function createBaseEnqueueJob(): EnqueueJob {
     metadata: {},
     traceparent: "",
     tracestate: "",
+    group: "",
   };
 }
 
@@ -642,6 +657,9 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
     }
     if (message.tracestate !== "") {
       writer.uint32(98).string(message.tracestate);
+    }
+    if (message.group !== "") {
+      writer.uint32(162).string(message.group);
     }
     return writer;
   },
@@ -758,6 +776,14 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
             message.tracestate = reader.string();
             continue;
           }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.group = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -816,6 +842,7 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
         : {},
       traceparent: isSet(object.traceparent) ? globalThis.String(object.traceparent) : "",
       tracestate: isSet(object.tracestate) ? globalThis.String(object.tracestate) : "",
+      group: isSet(object.group) ? globalThis.String(object.group) : "",
     };
   },
 
@@ -862,6 +889,9 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
     if (message.tracestate !== "") {
       obj.tracestate = message.tracestate;
     }
+    if (message.group !== "") {
+      obj.group = message.group;
+    }
     return obj;
   },
 
@@ -902,6 +932,7 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
     );
     message.traceparent = object.traceparent ?? "";
     message.tracestate = object.tracestate ?? "";
+    message.group = object.group ?? "";
     return message;
   },
 };
@@ -1490,6 +1521,7 @@ function createBaseLeasedJob(): LeasedJob {
     tracestate: "",
     idempotencyKey: "",
     lastError: "",
+    group: "",
   };
 }
 
@@ -1542,6 +1574,9 @@ export const LeasedJob: MessageFns<LeasedJob> = {
     }
     if (message.lastError !== "") {
       writer.uint32(130).string(message.lastError);
+    }
+    if (message.group !== "") {
+      writer.uint32(162).string(message.group);
     }
     return writer;
   },
@@ -1690,6 +1725,14 @@ export const LeasedJob: MessageFns<LeasedJob> = {
             message.lastError = reader.string();
             continue;
           }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.group = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1765,6 +1808,7 @@ export const LeasedJob: MessageFns<LeasedJob> = {
         : isSet(object.last_error)
         ? globalThis.String(object.last_error)
         : "",
+      group: isSet(object.group) ? globalThis.String(object.group) : "",
     };
   },
 
@@ -1824,6 +1868,9 @@ export const LeasedJob: MessageFns<LeasedJob> = {
     if (message.lastError !== "") {
       obj.lastError = message.lastError;
     }
+    if (message.group !== "") {
+      obj.group = message.group;
+    }
     return obj;
   },
 
@@ -1856,6 +1903,7 @@ export const LeasedJob: MessageFns<LeasedJob> = {
     message.tracestate = object.tracestate ?? "";
     message.idempotencyKey = object.idempotencyKey ?? "";
     message.lastError = object.lastError ?? "";
+    message.group = object.group ?? "";
     return message;
   },
 };
@@ -1974,6 +2022,7 @@ function createBaseJob(): Job {
     result: undefined,
     resultBytes: 0,
     progress: undefined,
+    group: "",
   };
 }
 
@@ -2059,6 +2108,9 @@ export const Job: MessageFns<Job> = {
     }
     if (message.progress !== undefined) {
       JobProgress.encode(message.progress, writer.uint32(242).fork()).join();
+    }
+    if (message.group !== "") {
+      writer.uint32(322).string(message.group);
     }
     return writer;
   },
@@ -2295,6 +2347,14 @@ export const Job: MessageFns<Job> = {
             message.progress = JobProgress.decode(reader, reader.uint32());
             continue;
           }
+          case 40: {
+            if (tag !== 322) {
+              break;
+            }
+
+            message.group = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2411,6 +2471,7 @@ export const Job: MessageFns<Job> = {
         ? globalThis.Number(object.result_bytes)
         : 0,
       progress: isSet(object.progress) ? JobProgress.fromJSON(object.progress) : undefined,
+      group: isSet(object.group) ? globalThis.String(object.group) : "",
     };
   },
 
@@ -2503,6 +2564,9 @@ export const Job: MessageFns<Job> = {
     if (message.progress !== undefined) {
       obj.progress = JobProgress.toJSON(message.progress);
     }
+    if (message.group !== "") {
+      obj.group = message.group;
+    }
     return obj;
   },
 
@@ -2550,6 +2614,7 @@ export const Job: MessageFns<Job> = {
     message.progress = (object.progress !== undefined && object.progress !== null)
       ? JobProgress.fromPartial(object.progress)
       : undefined;
+    message.group = object.group ?? "";
     return message;
   },
 };

@@ -88,6 +88,22 @@ export interface BackoffSettings {
   jitter: number;
 }
 
+/**
+ * A rate limit: a token bucket that lets `leases` leases start per `period_ms`,
+ * evenly spread, and up to `burst` back to back after a quiet spell.
+ */
+export interface RateLimit {
+  /** Leases per period; 0 means no rate limit. */
+  leases: number;
+  /** The period, in ms. Default 1,000 (1 s). */
+  periodMs: number;
+  /**
+   * The most leases that may start back to back (the bucket's size); the
+   * effective value, `leases` unless set otherwise.
+   */
+  burst: number;
+}
+
 /** A queue's effective settings (server defaults with the queue's overrides). */
 export interface QueueSettings {
   /**
@@ -133,6 +149,19 @@ export interface QueueSettings {
   completedRetentionMs: number;
   /** Job types this queue accepts; empty means any type. */
   allowedTypes: string[];
+  /**
+   * Flow control (docs/flow-control.md). Jobs of the queue leased at once,
+   * across every worker; a reserve beyond it waits. 0 means no limit.
+   */
+  maxLeased: number;
+  /** How fast leases of the queue may start; a reserve with no token waits. */
+  rateLimit?:
+    | RateLimit
+    | undefined;
+  /** Jobs of one group leased at once; 0 means no limit. */
+  groupMaxLeased: number;
+  /** How fast leases of one group may start (a bucket per group). */
+  groupRateLimit?: RateLimit | undefined;
 }
 
 /** Jobs on a queue by state. Maintained as jobs change, so reading them is cheap. */
@@ -175,6 +204,18 @@ export interface QueueInfo {
    * of the config file's [queue_defaults].
    */
   settingValues: QueueSettingValue[];
+  /**
+   * Of `waiting_workers`, those waiting because a limit (max_leased, a rate
+   * limit, group limits) holds the queue's ready jobs back.
+   */
+  throttledWorkers: number;
+  /**
+   * Groups with ready jobs, counted up to 1,000: when `ready_groups_capped` is
+   * true there are more.
+   */
+  readyGroups: number;
+  /** True when counting stopped at 1,000 groups. */
+  readyGroupsCapped: boolean;
 }
 
 /** One setting of a queue: its value and its source. */
@@ -323,6 +364,111 @@ export const BackoffSettings: MessageFns<BackoffSettings> = {
   },
 };
 
+function createBaseRateLimit(): RateLimit {
+  return { leases: 0, periodMs: 0, burst: 0 };
+}
+
+export const RateLimit: MessageFns<RateLimit> = {
+  encode(message: RateLimit, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.leases !== 0) {
+      writer.uint32(8).int64(message.leases);
+    }
+    if (message.periodMs !== 0) {
+      writer.uint32(16).int64(message.periodMs);
+    }
+    if (message.burst !== 0) {
+      writer.uint32(24).int64(message.burst);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RateLimit {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRateLimit();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.leases = longToNumber(reader.int64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.periodMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.burst = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RateLimit {
+    return {
+      leases: isSet(object.leases) ? globalThis.Number(object.leases) : 0,
+      periodMs: isSet(object.periodMs)
+        ? globalThis.Number(object.periodMs)
+        : isSet(object.period_ms)
+        ? globalThis.Number(object.period_ms)
+        : 0,
+      burst: isSet(object.burst) ? globalThis.Number(object.burst) : 0,
+    };
+  },
+
+  toJSON(message: RateLimit): unknown {
+    const obj: any = {};
+    if (message.leases !== 0) {
+      obj.leases = Math.round(message.leases);
+    }
+    if (message.periodMs !== 0) {
+      obj.periodMs = Math.round(message.periodMs);
+    }
+    if (message.burst !== 0) {
+      obj.burst = Math.round(message.burst);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RateLimit>, I>>(base?: I): RateLimit {
+    return RateLimit.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RateLimit>, I>>(object: I): RateLimit {
+    const message = createBaseRateLimit();
+    message.leases = object.leases ?? 0;
+    message.periodMs = object.periodMs ?? 0;
+    message.burst = object.burst ?? 0;
+    return message;
+  },
+};
+
 function createBaseQueueSettings(): QueueSettings {
   return {
     maxAttempts: 0,
@@ -335,6 +481,10 @@ function createBaseQueueSettings(): QueueSettings {
     deadRetentionMs: 0,
     completedRetentionMs: 0,
     allowedTypes: [],
+    maxLeased: 0,
+    rateLimit: undefined,
+    groupMaxLeased: 0,
+    groupRateLimit: undefined,
   };
 }
 
@@ -369,6 +519,18 @@ export const QueueSettings: MessageFns<QueueSettings> = {
     }
     for (const v of message.allowedTypes) {
       writer.uint32(82).string(v!);
+    }
+    if (message.maxLeased !== 0) {
+      writer.uint32(160).int64(message.maxLeased);
+    }
+    if (message.rateLimit !== undefined) {
+      RateLimit.encode(message.rateLimit, writer.uint32(170).fork()).join();
+    }
+    if (message.groupMaxLeased !== 0) {
+      writer.uint32(176).int64(message.groupMaxLeased);
+    }
+    if (message.groupRateLimit !== undefined) {
+      RateLimit.encode(message.groupRateLimit, writer.uint32(186).fork()).join();
     }
     return writer;
   },
@@ -466,6 +628,38 @@ export const QueueSettings: MessageFns<QueueSettings> = {
             message.allowedTypes.push(reader.string());
             continue;
           }
+          case 20: {
+            if (tag !== 160) {
+              break;
+            }
+
+            message.maxLeased = longToNumber(reader.int64());
+            continue;
+          }
+          case 21: {
+            if (tag !== 170) {
+              break;
+            }
+
+            message.rateLimit = RateLimit.decode(reader, reader.uint32());
+            continue;
+          }
+          case 22: {
+            if (tag !== 176) {
+              break;
+            }
+
+            message.groupMaxLeased = longToNumber(reader.int64());
+            continue;
+          }
+          case 23: {
+            if (tag !== 186) {
+              break;
+            }
+
+            message.groupRateLimit = RateLimit.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -526,6 +720,26 @@ export const QueueSettings: MessageFns<QueueSettings> = {
         : globalThis.Array.isArray(object?.allowed_types)
         ? object.allowed_types.map((e: any) => globalThis.String(e))
         : [],
+      maxLeased: isSet(object.maxLeased)
+        ? globalThis.Number(object.maxLeased)
+        : isSet(object.max_leased)
+        ? globalThis.Number(object.max_leased)
+        : 0,
+      rateLimit: isSet(object.rateLimit)
+        ? RateLimit.fromJSON(object.rateLimit)
+        : isSet(object.rate_limit)
+        ? RateLimit.fromJSON(object.rate_limit)
+        : undefined,
+      groupMaxLeased: isSet(object.groupMaxLeased)
+        ? globalThis.Number(object.groupMaxLeased)
+        : isSet(object.group_max_leased)
+        ? globalThis.Number(object.group_max_leased)
+        : 0,
+      groupRateLimit: isSet(object.groupRateLimit)
+        ? RateLimit.fromJSON(object.groupRateLimit)
+        : isSet(object.group_rate_limit)
+        ? RateLimit.fromJSON(object.group_rate_limit)
+        : undefined,
     };
   },
 
@@ -561,6 +775,18 @@ export const QueueSettings: MessageFns<QueueSettings> = {
     if (message.allowedTypes?.length) {
       obj.allowedTypes = message.allowedTypes;
     }
+    if (message.maxLeased !== 0) {
+      obj.maxLeased = Math.round(message.maxLeased);
+    }
+    if (message.rateLimit !== undefined) {
+      obj.rateLimit = RateLimit.toJSON(message.rateLimit);
+    }
+    if (message.groupMaxLeased !== 0) {
+      obj.groupMaxLeased = Math.round(message.groupMaxLeased);
+    }
+    if (message.groupRateLimit !== undefined) {
+      obj.groupRateLimit = RateLimit.toJSON(message.groupRateLimit);
+    }
     return obj;
   },
 
@@ -581,6 +807,14 @@ export const QueueSettings: MessageFns<QueueSettings> = {
     message.deadRetentionMs = object.deadRetentionMs ?? 0;
     message.completedRetentionMs = object.completedRetentionMs ?? 0;
     message.allowedTypes = object.allowedTypes?.map((e) => e) || [];
+    message.maxLeased = object.maxLeased ?? 0;
+    message.rateLimit = (object.rateLimit !== undefined && object.rateLimit !== null)
+      ? RateLimit.fromPartial(object.rateLimit)
+      : undefined;
+    message.groupMaxLeased = object.groupMaxLeased ?? 0;
+    message.groupRateLimit = (object.groupRateLimit !== undefined && object.groupRateLimit !== null)
+      ? RateLimit.fromPartial(object.groupRateLimit)
+      : undefined;
     return message;
   },
 };
@@ -727,6 +961,9 @@ function createBaseQueueInfo(): QueueInfo {
     waitingWorkers: 0,
     settings: undefined,
     settingValues: [],
+    throttledWorkers: 0,
+    readyGroups: 0,
+    readyGroupsCapped: false,
   };
 }
 
@@ -752,6 +989,15 @@ export const QueueInfo: MessageFns<QueueInfo> = {
     }
     for (const v of message.settingValues) {
       QueueSettingValue.encode(v!, writer.uint32(58).fork()).join();
+    }
+    if (message.throttledWorkers !== 0) {
+      writer.uint32(160).int32(message.throttledWorkers);
+    }
+    if (message.readyGroups !== 0) {
+      writer.uint32(168).int64(message.readyGroups);
+    }
+    if (message.readyGroupsCapped !== false) {
+      writer.uint32(176).bool(message.readyGroupsCapped);
     }
     return writer;
   },
@@ -825,6 +1071,30 @@ export const QueueInfo: MessageFns<QueueInfo> = {
             message.settingValues.push(QueueSettingValue.decode(reader, reader.uint32()));
             continue;
           }
+          case 20: {
+            if (tag !== 160) {
+              break;
+            }
+
+            message.throttledWorkers = reader.int32();
+            continue;
+          }
+          case 21: {
+            if (tag !== 168) {
+              break;
+            }
+
+            message.readyGroups = longToNumber(reader.int64());
+            continue;
+          }
+          case 22: {
+            if (tag !== 176) {
+              break;
+            }
+
+            message.readyGroupsCapped = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -858,6 +1128,21 @@ export const QueueInfo: MessageFns<QueueInfo> = {
         : globalThis.Array.isArray(object?.setting_values)
         ? object.setting_values.map((e: any) => QueueSettingValue.fromJSON(e))
         : [],
+      throttledWorkers: isSet(object.throttledWorkers)
+        ? globalThis.Number(object.throttledWorkers)
+        : isSet(object.throttled_workers)
+        ? globalThis.Number(object.throttled_workers)
+        : 0,
+      readyGroups: isSet(object.readyGroups)
+        ? globalThis.Number(object.readyGroups)
+        : isSet(object.ready_groups)
+        ? globalThis.Number(object.ready_groups)
+        : 0,
+      readyGroupsCapped: isSet(object.readyGroupsCapped)
+        ? globalThis.Boolean(object.readyGroupsCapped)
+        : isSet(object.ready_groups_capped)
+        ? globalThis.Boolean(object.ready_groups_capped)
+        : false,
     };
   },
 
@@ -884,6 +1169,15 @@ export const QueueInfo: MessageFns<QueueInfo> = {
     if (message.settingValues?.length) {
       obj.settingValues = message.settingValues.map((e) => QueueSettingValue.toJSON(e));
     }
+    if (message.throttledWorkers !== 0) {
+      obj.throttledWorkers = Math.round(message.throttledWorkers);
+    }
+    if (message.readyGroups !== 0) {
+      obj.readyGroups = Math.round(message.readyGroups);
+    }
+    if (message.readyGroupsCapped !== false) {
+      obj.readyGroupsCapped = message.readyGroupsCapped;
+    }
     return obj;
   },
 
@@ -903,6 +1197,9 @@ export const QueueInfo: MessageFns<QueueInfo> = {
       ? QueueSettings.fromPartial(object.settings)
       : undefined;
     message.settingValues = object.settingValues?.map((e) => QueueSettingValue.fromPartial(e)) || [];
+    message.throttledWorkers = object.throttledWorkers ?? 0;
+    message.readyGroups = object.readyGroups ?? 0;
+    message.readyGroupsCapped = object.readyGroupsCapped ?? false;
     return message;
   },
 };

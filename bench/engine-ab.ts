@@ -1,0 +1,101 @@
+/**
+ * A/B of two source trees' engines on the W1 operations, in one process, finely
+ * interleaved: what a change costs a queue that does not use it. Both engines
+ * run side by side (each on its own data directory, durability full, no limits,
+ * no groups, a backlog of 40,000 jobs); each step is one batch of `--batch`
+ * concurrent calls (one commit) on A and then on B, the order alternating, and
+ * the CPU time (process.cpuUsage) of each is added to its tree. Leases are 1 h
+ * long, so none expires before its ack on a slow machine. A shared,
+ * loaded machine slows both sides alike within a step, which separate runs
+ * minutes apart do not; run it with B = A too, to see the harness's own spread.
+ *
+ *   npx tsx bench/engine-ab.ts --a /tmp/main-tree --b . [--batches 60] [--batch 500]
+ *
+ * TREE is a checkout (or `git archive` copy) with node_modules reachable from
+ * it. Prints CPU µs per job for enqueue, reserve(1) and ack, and B / A.
+ * Not part of `npm test`.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from './engine-lib.ts';
+
+type EngineModule = typeof import('../src/engine/engine.ts');
+type ClockModule = typeof import('../src/engine/clock.ts');
+type SettingsModule = typeof import('../src/engine/settings.ts');
+type OpenModule = typeof import('../src/store/open.ts');
+type Engine = InstanceType<EngineModule['Engine']>;
+
+const args = parseArgs(process.argv.slice(2));
+const trees = [resolve(args.get('a') ?? '.'), resolve(args.get('b') ?? '.')];
+const batches = Number(args.get('batches') ?? 60);
+const batch = Number(args.get('batch') ?? 500);
+const payload = Buffer.alloc(256, 'x');
+const ops = ['enqueue', 'reserve', 'ack'] as const;
+type Op = (typeof ops)[number];
+
+interface Side {
+  dir: string;
+  engine: Engine;
+  leased: { id: string; attempt: number }[];
+  cpuUs: Record<Op, number>;
+}
+
+async function open(root: string): Promise<Side> {
+  const { Engine } = (await import(join(root, 'src/engine/engine.ts'))) as EngineModule;
+  const { systemClock } = (await import(join(root, 'src/engine/clock.ts'))) as ClockModule;
+  const { defaultEngineOptions } = (await import(join(root, 'src/engine/settings.ts'))) as SettingsModule;
+  const { openDataDir } = (await import(join(root, 'src/store/open.ts'))) as OpenModule;
+  const dir = mkdtempSync(join(tmpdir(), 'sepp-bench-ab-'));
+  const engine = new Engine(openDataDir(dir, { durability: 'full' }), defaultEngineOptions(), {
+    clock: systemClock,
+  });
+  for (let i = 0; i < 40; i++) {
+    await engine.enqueueBatch(Array.from({ length: 1000 }, () => ({ queue: 'w1', type: 't', payload })));
+  }
+  return { dir, engine, leased: [], cpuUs: { enqueue: 0, reserve: 0, ack: 0 } };
+}
+
+async function step(side: Side, op: Op, b: number): Promise<void> {
+  const { engine } = side;
+  if (op === 'enqueue') {
+    await Promise.all(
+      Array.from({ length: batch }, () => engine.enqueue({ queue: 'w1', type: 't', payload })),
+    );
+  } else if (op === 'reserve') {
+    const got = await Promise.all(
+      Array.from({ length: batch }, () => engine.reserve({ queues: ['w1'], leaseMs: 3_600_000 })),
+    );
+    side.leased.push(...got.flat());
+  } else {
+    const settle = side.leased.slice(b * batch, (b + 1) * batch);
+    await Promise.all(settle.map((job) => engine.ack({ jobId: job.id, attempt: job.attempt })));
+  }
+}
+
+const sides: Side[] = [];
+for (const root of trees) sides.push(await open(root));
+const [a, b] = sides as [Side, Side];
+for (const op of ops) {
+  for (let i = 0; i < batches; i++) {
+    for (const side of i % 2 === 0 ? [a, b] : [b, a]) {
+      const before = process.cpuUsage();
+      await step(side, op, i);
+      const spent = process.cpuUsage(before);
+      side.cpuUs[op] += spent.user + spent.system;
+    }
+  }
+}
+const jobs = batch * batches;
+console.log(`A = ${trees[0]}\nB = ${trees[1]}\n${batches} steps of ${batch} calls per operation`);
+for (const op of ops) {
+  const [usA, usB] = [a.cpuUs[op] / jobs, b.cpuUs[op] / jobs];
+  console.log(
+    `${op}: A ${usA.toFixed(1)} µs, B ${usB.toFixed(1)} µs CPU per job, B/A ${(usB / usA).toFixed(3)}`,
+  );
+}
+console.log(`load average at the end: ${loadavg()[0]?.toFixed(1)}`);
+for (const side of sides) {
+  side.engine.close();
+  rmSync(side.dir, { recursive: true, force: true });
+}
