@@ -90,7 +90,15 @@ export interface PayloadView {
 
 export interface TimelineEvent {
   atMs: number;
-  event: 'enqueued' | 'due' | 'attempt_failed' | 'leased' | 'lease_deadline' | 'dead' | 'completed';
+  event:
+    | 'enqueued'
+    | 'due'
+    | 'attempt_failed'
+    | 'leased'
+    | 'progress'
+    | 'lease_deadline'
+    | 'dead'
+    | 'completed';
   detail: string;
 }
 
@@ -100,8 +108,10 @@ export interface ScheduleView extends Omit<ScheduleInfo, 'template'> {
 }
 
 /** GET /api/v1/jobs/{id}. */
-export interface JobDetail extends Omit<JobInfo, 'payload'> {
+export interface JobDetail extends Omit<JobInfo, 'payload' | 'result' | 'resultContentType'> {
   payload: PayloadView;
+  /** The completed job's result, shown as the payload is (with its content type); null without one. */
+  result: (PayloadView & { contentType: string }) | null;
   timeline: TimelineEvent[];
 }
 

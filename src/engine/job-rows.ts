@@ -76,6 +76,12 @@ export function jobInfoFromRow(row: JobRow): JobInfo {
     deadReason: row.dead_reason as DeadReason | null,
     failedAtMs: row.failed_at_ms,
     completedAtMs: row.completed_at_ms,
+    result: row.result,
+    resultContentType: row.result === null ? null : row.result_content_type,
+    progress:
+      row.progress_at_ms === null
+        ? null
+        : { percent: row.progress_percent, json: row.progress_json, atMs: row.progress_at_ms },
     group: row.group_key,
   };
 }

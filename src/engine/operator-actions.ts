@@ -39,6 +39,7 @@ export class OperatorActions {
       this.ctx.sql.deleteJob.run(row.seq);
       this.ctx.count(row.queue, row.state, null, 1);
       this.ctx.emit(tx, { kind: 'cancelled', queue: row.queue, count: 1 });
+      if (this.ctx.events.recording) this.recordCancelled(tx, row, row.state);
       if (audit !== undefined) this.audit.write(audit, { previousState: row.state });
       return { state: row.state };
     });
@@ -75,9 +76,18 @@ export class OperatorActions {
             : 'only ready or scheduled jobs can be dead-lettered';
         throw new SeppError('failed_precondition', `job ${jobId} is ${row.state}: ${why}`);
       }
-      const { changes } = this.sql.deadLetterJob.run({ seq: row.seq, now_ms: this.ctx.clock.nowMs() });
+      const nowMs = this.ctx.clock.nowMs();
+      const { changes } = this.sql.deadLetterJob.run({ seq: row.seq, now_ms: nowMs });
       this.ctx.count(row.queue, row.state, 'dead', changes);
       this.ctx.emit(tx, { kind: 'dead_lettered', queue: row.queue, reason: 'dead_lettered', count: 1 });
+      if (this.ctx.events.recording) {
+        this.ctx.record(tx, {
+          ...eventAbout(row, nowMs),
+          kind: 'dead_lettered',
+          reason: 'dead_lettered',
+          error: null,
+        });
+      }
       const outcome = { previousState: row.state };
       if (audit) this.audit.write(audit, outcome);
       return outcome;
@@ -93,9 +103,13 @@ export class OperatorActions {
         tracked,
         deleted,
         (tx) => {
-          const n = this.sql.deleteStateChunk.run({ queue, state, limit: chunkRows }).changes;
+          const deleted = this.sql.deleteStateChunk.all({ queue, state, limit: chunkRows });
+          const n = deleted.length;
           this.ctx.count(queue, state, null, n);
           this.ctx.emit(tx, { kind: 'cancelled', queue, count: n });
+          if (this.ctx.events.recording) {
+            for (const job of deleted) this.recordCancelled(tx, { ...job, queue }, state);
+          }
           return n;
         },
         (total, done) => ({ deleted: total, done: done && state === 'scheduled' }),
@@ -132,11 +146,24 @@ export class OperatorActions {
     }
   }
 
+  private recordCancelled(
+    tx: Transaction,
+    job: { id: string; queue: string; type: string; attempt: number },
+    previousState: JobState,
+  ): void {
+    this.ctx.record(tx, { ...eventAbout(job, this.ctx.clock.nowMs()), kind: 'cancelled', previousState });
+  }
+
   private find(jobId: string) {
     const row = this.ctx.sql.attemptById.get(jobId);
     if (row === undefined) throw new SeppError('not_found', `job ${jobId} does not exist`);
     return { ...row, state: row.state as JobState };
   }
+}
+
+/** The fields every lifecycle event of `job` shares. */
+function eventAbout(job: { id: string; queue: string; type: string; attempt: number }, atMs: number) {
+  return { sequence: 0, atMs, jobId: job.id, queue: job.queue, type: job.type, attempt: job.attempt };
 }
 
 /** An audit entry that follows a change made in chunks: written with the first, updated with the rest. */

@@ -154,7 +154,8 @@ export function prepareAdminStatements(db: Db) {
     requeueJob: db.prepare<[{ seq: number; now_ms: number }]>(
       `UPDATE jobs SET state = 'ready', attempt_base = attempt, run_at_ms = @now_ms, dead_reason = NULL,
                        failed_at_ms = NULL, completed_at_ms = NULL, leased_at_ms = NULL, lease_deadline_ms = NULL,
-                       worker_id = NULL
+                       worker_id = NULL, result = NULL, result_content_type = NULL,
+                       progress_percent = NULL, progress_json = NULL, progress_at_ms = NULL
         WHERE seq = @seq AND state IN ('dead', 'completed')`,
     ),
     /** Ready or scheduled → dead (reason dead_lettered), keeping its error history. */
@@ -171,9 +172,13 @@ export function prepareAdminStatements(db: Db) {
     deleteQueue: db.prepare<[string]>('DELETE FROM queues WHERE name = ?'),
 
     // ---- bulk changes, in chunks
-    /** Deletes up to @limit jobs of a queue in one state (purge of ready and scheduled). */
-    deleteStateChunk: db.prepare<[{ queue: string; state: string; limit: number }]>(
-      `DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = @state LIMIT @limit)`,
+    /** Deletes up to @limit jobs of a queue in one state (purge of ready and scheduled); their ids and types, for events. */
+    deleteStateChunk: db.prepare<
+      [{ queue: string; state: string; limit: number }],
+      { id: string; type: string; attempt: number }
+    >(
+      `DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = @state LIMIT @limit)
+        RETURNING id, type, attempt`,
     ),
     requeueDeadChunkByReason: db.prepare<[{ queue: string; reason: string; now_ms: number; limit: number }]>(
       `UPDATE jobs SET state = 'ready', attempt_base = attempt, run_at_ms = @now_ms, dead_reason = NULL, failed_at_ms = NULL,

@@ -33,6 +33,11 @@ export interface JobRow {
   dead_reason: string | null;
   failed_at_ms: number | null;
   completed_at_ms: number | null;
+  result: Buffer | null;
+  result_content_type: string | null;
+  progress_percent: number | null;
+  progress_json: string | null;
+  progress_at_ms: number | null;
   /** The job's group (docs/flow-control.md); NULL when it has none. */
   group_key: string | null;
 }
@@ -64,8 +69,10 @@ export type LeasedRow = Pick<
 /** The columns a failure (nack, expiry) needs to decide what happens next. */
 export type AttemptRow = Pick<
   JobRow,
-  'seq' | 'id' | 'queue' | 'state' | 'attempt' | 'max_attempts' | 'attempt_base' | 'errors_json'
+  'seq' | 'id' | 'queue' | 'type' | 'state' | 'attempt' | 'max_attempts' | 'attempt_base' | 'errors_json'
 >;
+
+const attemptColumns = 'seq, id, queue, type, state, attempt, max_attempts, attempt_base, errors_json';
 
 export interface InsertJobParams {
   id: string;
@@ -186,23 +193,42 @@ export function prepareStatements(db: Db) {
     ),
 
     // ---- settle
-    /** Ack when completed jobs are not kept: the job's queue, or nothing when it was not leased at that attempt. */
-    deleteLeased: db.prepare<[string, number], { queue: string }>(
-      "DELETE FROM jobs WHERE id = ? AND state = 'leased' AND attempt = ? RETURNING queue",
+    /** Ack when completed jobs are not kept: the job's queue and type, or nothing when it was not leased at that attempt. */
+    deleteLeased: db.prepare<[string, number], { queue: string; type: string }>(
+      "DELETE FROM jobs WHERE id = ? AND state = 'leased' AND attempt = ? RETURNING queue, type",
     ),
-    /** Ack when the queue keeps completed jobs. */
-    completeLeased: db.prepare<[{ id: string; attempt: number; now_ms: number }]>(
-      `UPDATE jobs SET state = 'completed', completed_at_ms = @now_ms, lease_deadline_ms = NULL
+    /** Ack when the queue keeps completed jobs: kept with its result (NULL when the ack carried none). */
+    completeLeased: db.prepare<
+      [
+        {
+          id: string;
+          attempt: number;
+          now_ms: number;
+          result: Uint8Array | null;
+          result_content_type: string | null;
+        },
+      ]
+    >(
+      `UPDATE jobs SET state = 'completed', completed_at_ms = @now_ms, lease_deadline_ms = NULL,
+                       result = @result, result_content_type = @result_content_type
         WHERE id = @id AND state = 'leased' AND attempt = @attempt`,
+    ),
+    /** A progress report of the lease @attempt: NULL leaves that part as it was. */
+    reportProgress: db.prepare<
+      [{ id: string; attempt: number; percent: number | null; json: string | null; now_ms: number }],
+      { progress_percent: number | null; progress_json: string | null }
+    >(
+      `UPDATE jobs SET progress_percent = coalesce(@percent, progress_percent),
+                       progress_json = coalesce(@json, progress_json), progress_at_ms = @now_ms
+        WHERE id = @id AND state = 'leased' AND attempt = @attempt
+        RETURNING progress_percent, progress_json`,
     ),
     extendLeased: db.prepare<[{ id: string; attempt: number; lease_deadline_ms: number }]>(
       `UPDATE jobs SET lease_deadline_ms = @lease_deadline_ms
         WHERE id = @id AND state = 'leased' AND attempt = @attempt`,
     ),
-    attemptById: db.prepare<[string], AttemptRow>(
-      'SELECT seq, id, queue, state, attempt, max_attempts, attempt_base, errors_json FROM jobs WHERE id = ?',
-    ),
-    /** A failed attempt with attempts left: back to ready or scheduled. */
+    attemptById: db.prepare<[string], AttemptRow>(`SELECT ${attemptColumns} FROM jobs WHERE id = ?`),
+    /** A failed attempt with attempts left: back to ready or scheduled; the next attempt reports its own progress. */
     retryJob: db.prepare<
       [
         {
@@ -215,7 +241,8 @@ export function prepareStatements(db: Db) {
       ]
     >(
       `UPDATE jobs SET state = @state, run_at_ms = @run_at_ms, lease_deadline_ms = NULL,
-                       last_error = @last_error, errors_json = @errors_json
+                       last_error = @last_error, errors_json = @errors_json,
+                       progress_percent = NULL, progress_json = NULL, progress_at_ms = NULL
         WHERE seq = @seq`,
     ),
     deadLetterJob: db.prepare<
@@ -238,7 +265,7 @@ export function prepareStatements(db: Db) {
         RETURNING queue`,
     ),
     expiredLeases: db.prepare<[{ now_ms: number; limit: number }], AttemptRow>(
-      `SELECT seq, id, queue, state, attempt, max_attempts, attempt_base, errors_json FROM jobs
+      `SELECT ${attemptColumns} FROM jobs
         WHERE state = 'leased' AND lease_deadline_ms <= @now_ms ORDER BY lease_deadline_ms LIMIT @limit`,
     ),
     nextRunAt: db

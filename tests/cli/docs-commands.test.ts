@@ -165,6 +165,10 @@ const afterFlag: Readonly<Record<string, string>> = {
   '--limit': '5',
   '--priority': '5',
   '--output': 'json',
+  '--timeout-ms': '5000',
+  '--queue': 'emails',
+  '--job': '01a2365f-985c-7000-b7f9-d57e51622832',
+  '--kind': 'completed',
 };
 const byName: Readonly<Record<string, string>> = {
   QUEUE: 'emails',

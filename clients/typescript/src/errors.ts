@@ -17,6 +17,7 @@ export type SeppErrorCode =
   | 'failed_precondition'
   | 'already_exists'
   | 'resource_exhausted'
+  | 'out_of_range'
   | 'unauthenticated'
   | 'permission_denied'
   | 'unavailable'
@@ -52,6 +53,7 @@ const codeOfStatus: Partial<Record<status, SeppErrorCode>> = {
   [status.FAILED_PRECONDITION]: 'failed_precondition',
   [status.ALREADY_EXISTS]: 'already_exists',
   [status.RESOURCE_EXHAUSTED]: 'resource_exhausted',
+  [status.OUT_OF_RANGE]: 'out_of_range',
   [status.UNAUTHENTICATED]: 'unauthenticated',
   [status.PERMISSION_DENIED]: 'permission_denied',
   [status.UNAVAILABLE]: 'unavailable',
@@ -67,6 +69,7 @@ const knownCodes: ReadonlySet<string> = new Set<SeppErrorCode>([
   'failed_precondition',
   'already_exists',
   'resource_exhausted',
+  'out_of_range',
   'unauthenticated',
   'permission_denied',
   'unavailable',

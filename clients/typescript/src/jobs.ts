@@ -9,14 +9,8 @@ import {
   JobState as ProtoJobState,
   type LeasedJob as ProtoLeasedJob,
 } from './gen/sepp/v1/job.js';
+import { decodeResult, type JobProgress, progressFromProto } from './results.ts';
 import type { AttemptError, DeadReason, JobState, LeaseRef } from './types.ts';
-
-const jsonContentType = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
-
-/** True for `application/json` and `application/*+json`, with or without parameters. */
-export function isJsonContentType(contentType: string): boolean {
-  return jsonContentType.test(contentType);
-}
 
 const stateNames: Partial<Record<ProtoJobState, JobState>> = {
   [ProtoJobState.SCHEDULED]: 'scheduled',
@@ -37,6 +31,11 @@ const deadReasonNames: Partial<Record<ProtoDeadReason, DeadReason>> = {
   [ProtoDeadReason.LEASE_EXPIRED]: 'lease_expired',
   [ProtoDeadReason.DEAD_LETTERED]: 'dead_lettered',
 };
+
+/** The SDK's name of a protocol dead reason; null for none (or one this SDK does not know). */
+export function deadReasonName(reason: ProtoDeadReason): DeadReason | null {
+  return deadReasonNames[reason] ?? null;
+}
 
 export const deadReasonToProto: Record<DeadReason, ProtoDeadReason> = {
   attempts_exhausted: ProtoDeadReason.ATTEMPTS_EXHAUSTED,
@@ -181,6 +180,20 @@ export class Job {
   readonly failedAt: Date | null;
   /** When the job was acked; null unless completed. */
   readonly completedAt: Date | null;
+  /**
+   * What the job returned (a completed job's ack result), decoded by its
+   * content type: JSON parsed, `text/*` as a string, anything else a Buffer;
+   * null when it has none. Kept while the queue retains completed jobs.
+   */
+  readonly result: unknown;
+  /** The result's bytes, or null (empty in listings; see `resultSize`). */
+  readonly resultBytes: Buffer | null;
+  /** The result's size in bytes (also in listings); 0 without a result. */
+  readonly resultSize: number;
+  /** The result's MIME type, or null without a result. */
+  readonly resultContentType: string | null;
+  /** How far along the job is, as its worker last reported; null when it never did. */
+  readonly progress: JobProgress | null;
   /** The group given at enqueue, or null. */
   readonly group: string | null;
 
@@ -210,6 +223,12 @@ export class Job {
     this.deadReason = deadReasonNames[job.deadReason] ?? null;
     this.failedAt = dateOrNull(job.failedAtMs);
     this.completedAt = dateOrNull(job.completedAtMs);
+    const result = job.result;
+    this.resultBytes = result?.data ?? null;
+    this.resultSize = job.resultBytes;
+    this.resultContentType = result === undefined ? null : result.contentType || 'application/octet-stream';
+    this.result = result === undefined ? null : decodeResult(result.data, this.resultContentType!);
+    this.progress = progressFromProto(job.progress);
     this.group = textOrNull(job.group);
   }
 

@@ -5,7 +5,7 @@
  */
 
 import type { SeppError } from './errors.ts';
-import type { LeasedJob as ProtoLeasedJob } from './gen/sepp/v1/job.js';
+import type { JobResult as ProtoJobResult, LeasedJob as ProtoLeasedJob } from './gen/sepp/v1/job.js';
 import type { LeaseRef, NackOptions, NackResult } from './types.ts';
 import type { WorkerClock } from './worker-clock.ts';
 
@@ -17,6 +17,13 @@ export interface TransportHost {
   deliver(job: ProtoLeasedJob): void;
   /** A connection-level problem (the transport retries by itself). */
   report(error: SeppError): void;
+}
+
+/** A progress report as the protocol carries it (see results.ts `progressFields`). */
+export interface ProgressFields {
+  percent: number;
+  hasPercent: boolean;
+  json: string;
 }
 
 export interface TransportConfig {
@@ -42,9 +49,12 @@ export interface WorkTransport {
   start(): void;
   /** Slots were freed: ask for as many more jobs as `freeSlots()` allows. */
   release(): void;
-  ack(lease: LeaseRef): Promise<void>;
+  /** Acks with an already encoded result (or none). */
+  ack(lease: LeaseRef, result: ProtoJobResult | undefined): Promise<void>;
   nack(lease: LeaseRef, options: NackOptions): Promise<NackResult>;
   extend(lease: LeaseRef, leaseMs: number): Promise<Date>;
+  /** Reports progress (fenced like extend). */
+  progress(lease: LeaseRef, fields: ProgressFields): Promise<void>;
   /** Asks for no more jobs (shutdown); settlements still work. */
   stopTaking(): void;
   /** Ends gracefully once everything is settled. */

@@ -2,6 +2,7 @@
 import type { Argv } from 'yargs';
 import { registerDlqCommands } from './dlq.ts';
 import { registerEnqueueCommand } from './enqueue.ts';
+import { registerEventsCommand } from './events.ts';
 import { registerJobCommand } from './job.ts';
 import { registerPauseResumeCommands } from './pause-resume.ts';
 import { registerQueueCommands } from './queue-settings.ts';
@@ -13,6 +14,7 @@ export function registerOperatorCommands(parser: Argv): void {
   registerEnqueueCommand(parser);
   registerQueuesCommand(parser);
   registerJobCommand(parser);
+  registerEventsCommand(parser);
   registerDlqCommands(parser);
   registerPauseResumeCommands(parser);
   registerScheduleCommands(parser);

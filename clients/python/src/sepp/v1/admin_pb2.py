@@ -15,7 +15,7 @@ from sepp.v1 import job_pb2 as sepp_dot_v1_dot_job__pb2
 from sepp.v1 import queue_pb2 as sepp_dot_v1_dot_queue__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13sepp/v1/admin.proto\x12\x07sepp.v1\x1a\x11sepp/v1/job.proto\x1a\x13sepp/v1/queue.proto\"\x1f\n\rGetJobRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\"+\n\x0eGetJobResponse\x12\x19\n\x03job\x18\x01 \x01(\x0b\x32\x0c.sepp.v1.Job\"\"\n\x10\x43\x61ncelJobRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\">\n\x11\x43\x61ncelJobResponse\x12)\n\x0eprevious_state\x18\x01 \x01(\x0e\x32\x11.sepp.v1.JobState\"\x13\n\x11ListQueuesRequest\"8\n\x12ListQueuesResponse\x12\"\n\x06queues\x18\x01 \x03(\x0b\x32\x12.sepp.v1.QueueInfo\"9\n\x11PauseQueueRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x15\n\rallow_missing\x18\x02 \x01(\x08\"\x14\n\x12PauseQueueResponse\":\n\x12ResumeQueueRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x15\n\rallow_missing\x18\x02 \x01(\x08\"\x15\n\x13ResumeQueueResponse\"#\n\x12\x44\x65leteQueueRequest\x12\r\n\x05queue\x18\x01 \x01(\t\"\x15\n\x13\x44\x65leteQueueResponse\"s\n\x16ListDeadLettersRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\x12#\n\x06reason\x18\x04 \x01(\x0e\x32\x13.sepp.v1.DeadReason\"N\n\x17ListDeadLettersResponse\x12\x1a\n\x04jobs\x18\x01 \x03(\x0b\x32\x0c.sepp.v1.Job\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"H\n\x19RequeueDeadLettersRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x0f\n\x07job_ids\x18\x02 \x03(\t\x12\x0b\n\x03\x61ll\x18\x03 \x01(\x08\"4\n\x1aRequeueDeadLettersResponse\x12\x16\n\x0erequeued_count\x18\x01 \x01(\x03\"G\n\x18\x44\x65leteDeadLettersRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x0f\n\x07job_ids\x18\x02 \x03(\t\x12\x0b\n\x03\x61ll\x18\x03 \x01(\x08\"2\n\x19\x44\x65leteDeadLettersResponse\x12\x15\n\rdeleted_count\x18\x01 \x01(\x03\"\x16\n\x14GetServerInfoRequest\"\xa9\x04\n\x0cServerLimits\x12\x17\n\x0fmax_name_length\x18\x01 \x01(\x05\x12\x1a\n\x12max_metadata_bytes\x18\x02 \x01(\x03\x12\x1c\n\x14max_metadata_entries\x18\x03 \x01(\x05\x12!\n\x19max_idempotency_key_bytes\x18\x04 \x01(\x05\x12\x1b\n\x13max_worker_id_bytes\x18\x05 \x01(\x05\x12\x17\n\x0fmax_error_bytes\x18\x06 \x01(\x03\x12\x19\n\x11max_error_history\x18\x07 \x01(\x05\x12\x16\n\x0emax_batch_jobs\x18\x08 \x01(\x05\x12\x18\n\x10max_reserve_jobs\x18\t \x01(\x05\x12\x1d\n\x15max_schedule_ahead_ms\x18\n \x01(\x03\x12\x13\n\x0bmax_wait_ms\x18\x0b \x01(\x03\x12\x13\n\x0bmax_waiters\x18\x0c \x01(\x05\x12\x15\n\rmax_page_size\x18\r \x01(\x05\x12\x19\n\x11max_message_bytes\x18\x0e \x01(\x03\x12\x1a\n\x12max_reserve_queues\x18\x0f \x01(\x05\x12\x17\n\x0fmax_connections\x18\x10 \x01(\x05\x12\"\n\x1amax_streams_per_connection\x18\x11 \x01(\x05\x12\x1c\n\x14handshake_timeout_ms\x18\x12 \x01(\x03\x12\x17\n\x0fidle_timeout_ms\x18\x13 \x01(\x03\x12\x15\n\rmax_schedules\x18\x1e \x01(\x05\"\x86\x02\n\x15GetServerInfoResponse\x12\x0f\n\x07version\x18\x01 \x01(\t\x12\x12\n\ngit_commit\x18\x02 \x01(\t\x12+\n\ndurability\x18\x03 \x01(\x0e\x32\x17.sepp.v1.DurabilityMode\x12\x16\n\x0eserver_time_ms\x18\x04 \x01(\x03\x12\x15\n\rstarted_at_ms\x18\x05 \x01(\x03\x12%\n\x06limits\x18\x06 \x01(\x0b\x32\x15.sepp.v1.ServerLimits\x12.\n\x0equeue_defaults\x18\x07 \x01(\x0b\x32\x16.sepp.v1.QueueSettings\x12\x15\n\rstrict_queues\x18\x08 \x01(\x08\"\x0f\n\rBackupRequest\"w\n\x0b\x42\x61\x63kupChunk\x12+\n\x08progress\x18\x01 \x01(\x0b\x32\x17.sepp.v1.BackupProgressH\x00\x12\x0e\n\x04\x64\x61ta\x18\x02 \x01(\x0cH\x00\x12#\n\x04\x64one\x18\x03 \x01(\x0b\x32\x13.sepp.v1.BackupDoneH\x00\x42\x06\n\x04kind\"9\n\x0e\x42\x61\x63kupProgress\x12\x12\n\npages_done\x18\x01 \x01(\x03\x12\x13\n\x0bpages_total\x18\x02 \x01(\x03\"0\n\nBackupDone\x12\x12\n\nsize_bytes\x18\x01 \x01(\x03\x12\x0e\n\x06sha256\x18\x02 \x01(\t\"\x9b\x01\n\x17SetQueueSettingsRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12@\n\x08settings\x18\x02 \x03(\x0b\x32..sepp.v1.SetQueueSettingsRequest.SettingsEntry\x1a/\n\rSettingsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"=\n\x18SetQueueSettingsResponse\x12!\n\x05queue\x18\x01 \x01(\x0b\x32\x12.sepp.v1.QueueInfo\"E\n\x19ResetQueueSettingsRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x0c\n\x04keys\x18\x02 \x03(\t\x12\x0b\n\x03\x61ll\x18\x03 \x01(\x08\"?\n\x1aResetQueueSettingsResponse\x12!\n\x05queue\x18\x01 \x01(\x0b\x32\x12.sepp.v1.QueueInfo\"&\n\x13ReloadConfigRequest\x12\x0f\n\x07\x64ry_run\x18\x01 \x01(\x08\"-\n\rConfigProblem\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\"\x91\x01\n\x14ReloadConfigResponse\x12\x0f\n\x07\x61pplied\x18\x01 \x01(\x08\x12\x0f\n\x07\x63hanged\x18\x02 \x03(\t\x12\x18\n\x10restart_required\x18\x03 \x03(\t\x12(\n\x08problems\x18\x04 \x03(\x0b\x32\x16.sepp.v1.ConfigProblem\x12\x13\n\x0b\x63onfig_file\x18\x05 \x01(\t*h\n\x0e\x44urabilityMode\x12\x1f\n\x1b\x44URABILITY_MODE_UNSPECIFIED\x10\x00\x12\x18\n\x14\x44URABILITY_MODE_FULL\x10\x01\x12\x1b\n\x17\x44URABILITY_MODE_RELAXED\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13sepp/v1/admin.proto\x12\x07sepp.v1\x1a\x11sepp/v1/job.proto\x1a\x13sepp/v1/queue.proto\"\x1f\n\rGetJobRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\"+\n\x0eGetJobResponse\x12\x19\n\x03job\x18\x01 \x01(\x0b\x32\x0c.sepp.v1.Job\"\"\n\x10\x43\x61ncelJobRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\">\n\x11\x43\x61ncelJobResponse\x12)\n\x0eprevious_state\x18\x01 \x01(\x0e\x32\x11.sepp.v1.JobState\"\x13\n\x11ListQueuesRequest\"8\n\x12ListQueuesResponse\x12\"\n\x06queues\x18\x01 \x03(\x0b\x32\x12.sepp.v1.QueueInfo\"9\n\x11PauseQueueRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x15\n\rallow_missing\x18\x02 \x01(\x08\"\x14\n\x12PauseQueueResponse\":\n\x12ResumeQueueRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x15\n\rallow_missing\x18\x02 \x01(\x08\"\x15\n\x13ResumeQueueResponse\"#\n\x12\x44\x65leteQueueRequest\x12\r\n\x05queue\x18\x01 \x01(\t\"\x15\n\x13\x44\x65leteQueueResponse\"s\n\x16ListDeadLettersRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\x12#\n\x06reason\x18\x04 \x01(\x0e\x32\x13.sepp.v1.DeadReason\"N\n\x17ListDeadLettersResponse\x12\x1a\n\x04jobs\x18\x01 \x03(\x0b\x32\x0c.sepp.v1.Job\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"H\n\x19RequeueDeadLettersRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x0f\n\x07job_ids\x18\x02 \x03(\t\x12\x0b\n\x03\x61ll\x18\x03 \x01(\x08\"4\n\x1aRequeueDeadLettersResponse\x12\x16\n\x0erequeued_count\x18\x01 \x01(\x03\"G\n\x18\x44\x65leteDeadLettersRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x0f\n\x07job_ids\x18\x02 \x03(\t\x12\x0b\n\x03\x61ll\x18\x03 \x01(\x08\"2\n\x19\x44\x65leteDeadLettersResponse\x12\x15\n\rdeleted_count\x18\x01 \x01(\x03\"\x16\n\x14GetServerInfoRequest\"\xd9\x05\n\x0cServerLimits\x12\x17\n\x0fmax_name_length\x18\x01 \x01(\x05\x12\x1a\n\x12max_metadata_bytes\x18\x02 \x01(\x03\x12\x1c\n\x14max_metadata_entries\x18\x03 \x01(\x05\x12!\n\x19max_idempotency_key_bytes\x18\x04 \x01(\x05\x12\x1b\n\x13max_worker_id_bytes\x18\x05 \x01(\x05\x12\x17\n\x0fmax_error_bytes\x18\x06 \x01(\x03\x12\x19\n\x11max_error_history\x18\x07 \x01(\x05\x12\x16\n\x0emax_batch_jobs\x18\x08 \x01(\x05\x12\x18\n\x10max_reserve_jobs\x18\t \x01(\x05\x12\x1d\n\x15max_schedule_ahead_ms\x18\n \x01(\x03\x12\x13\n\x0bmax_wait_ms\x18\x0b \x01(\x03\x12\x13\n\x0bmax_waiters\x18\x0c \x01(\x05\x12\x15\n\rmax_page_size\x18\r \x01(\x05\x12\x19\n\x11max_message_bytes\x18\x0e \x01(\x03\x12\x1a\n\x12max_reserve_queues\x18\x0f \x01(\x05\x12\x17\n\x0fmax_connections\x18\x10 \x01(\x05\x12\"\n\x1amax_streams_per_connection\x18\x11 \x01(\x05\x12\x1c\n\x14handshake_timeout_ms\x18\x12 \x01(\x03\x12\x17\n\x0fidle_timeout_ms\x18\x13 \x01(\x03\x12\x18\n\x10max_result_bytes\x18\x16 \x01(\x03\x12\x1a\n\x12max_progress_bytes\x18\x17 \x01(\x03\x12\x1d\n\x15max_event_subscribers\x18\x18 \x01(\x05\x12\x1c\n\x14\x65vent_backlog_events\x18\x19 \x01(\x03\x12\x1b\n\x13\x65vent_backlog_bytes\x18\x1a \x01(\x03\x12\x1e\n\x16\x65vent_resume_window_ms\x18\x1b \x01(\x03\x12\x15\n\rmax_schedules\x18\x1e \x01(\x05\"\x86\x02\n\x15GetServerInfoResponse\x12\x0f\n\x07version\x18\x01 \x01(\t\x12\x12\n\ngit_commit\x18\x02 \x01(\t\x12+\n\ndurability\x18\x03 \x01(\x0e\x32\x17.sepp.v1.DurabilityMode\x12\x16\n\x0eserver_time_ms\x18\x04 \x01(\x03\x12\x15\n\rstarted_at_ms\x18\x05 \x01(\x03\x12%\n\x06limits\x18\x06 \x01(\x0b\x32\x15.sepp.v1.ServerLimits\x12.\n\x0equeue_defaults\x18\x07 \x01(\x0b\x32\x16.sepp.v1.QueueSettings\x12\x15\n\rstrict_queues\x18\x08 \x01(\x08\"\x0f\n\rBackupRequest\"w\n\x0b\x42\x61\x63kupChunk\x12+\n\x08progress\x18\x01 \x01(\x0b\x32\x17.sepp.v1.BackupProgressH\x00\x12\x0e\n\x04\x64\x61ta\x18\x02 \x01(\x0cH\x00\x12#\n\x04\x64one\x18\x03 \x01(\x0b\x32\x13.sepp.v1.BackupDoneH\x00\x42\x06\n\x04kind\"9\n\x0e\x42\x61\x63kupProgress\x12\x12\n\npages_done\x18\x01 \x01(\x03\x12\x13\n\x0bpages_total\x18\x02 \x01(\x03\"0\n\nBackupDone\x12\x12\n\nsize_bytes\x18\x01 \x01(\x03\x12\x0e\n\x06sha256\x18\x02 \x01(\t\"\x9b\x01\n\x17SetQueueSettingsRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12@\n\x08settings\x18\x02 \x03(\x0b\x32..sepp.v1.SetQueueSettingsRequest.SettingsEntry\x1a/\n\rSettingsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"=\n\x18SetQueueSettingsResponse\x12!\n\x05queue\x18\x01 \x01(\x0b\x32\x12.sepp.v1.QueueInfo\"E\n\x19ResetQueueSettingsRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x0c\n\x04keys\x18\x02 \x03(\t\x12\x0b\n\x03\x61ll\x18\x03 \x01(\x08\"?\n\x1aResetQueueSettingsResponse\x12!\n\x05queue\x18\x01 \x01(\x0b\x32\x12.sepp.v1.QueueInfo\"&\n\x13ReloadConfigRequest\x12\x0f\n\x07\x64ry_run\x18\x01 \x01(\x08\"-\n\rConfigProblem\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\"\x91\x01\n\x14ReloadConfigResponse\x12\x0f\n\x07\x61pplied\x18\x01 \x01(\x08\x12\x0f\n\x07\x63hanged\x18\x02 \x03(\t\x12\x18\n\x10restart_required\x18\x03 \x03(\t\x12(\n\x08problems\x18\x04 \x03(\x0b\x32\x16.sepp.v1.ConfigProblem\x12\x13\n\x0b\x63onfig_file\x18\x05 \x01(\t*h\n\x0e\x44urabilityMode\x12\x1f\n\x1b\x44URABILITY_MODE_UNSPECIFIED\x10\x00\x12\x18\n\x14\x44URABILITY_MODE_FULL\x10\x01\x12\x1b\n\x17\x44URABILITY_MODE_RELAXED\x10\x02\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'sepp.v1.admin_pb2', globals())
@@ -24,8 +24,8 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   DESCRIPTOR._options = None
   _SETQUEUESETTINGSREQUEST_SETTINGSENTRY._options = None
   _SETQUEUESETTINGSREQUEST_SETTINGSENTRY._serialized_options = b'8\001'
-  _DURABILITYMODE._serialized_start=2687
-  _DURABILITYMODE._serialized_end=2791
+  _DURABILITYMODE._serialized_start=2863
+  _DURABILITYMODE._serialized_end=2967
   _GETJOBREQUEST._serialized_start=72
   _GETJOBREQUEST._serialized_end=103
   _GETJOBRESPONSE._serialized_start=105
@@ -65,31 +65,31 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _GETSERVERINFOREQUEST._serialized_start=1003
   _GETSERVERINFOREQUEST._serialized_end=1025
   _SERVERLIMITS._serialized_start=1028
-  _SERVERLIMITS._serialized_end=1581
-  _GETSERVERINFORESPONSE._serialized_start=1584
-  _GETSERVERINFORESPONSE._serialized_end=1846
-  _BACKUPREQUEST._serialized_start=1848
-  _BACKUPREQUEST._serialized_end=1863
-  _BACKUPCHUNK._serialized_start=1865
-  _BACKUPCHUNK._serialized_end=1984
-  _BACKUPPROGRESS._serialized_start=1986
-  _BACKUPPROGRESS._serialized_end=2043
-  _BACKUPDONE._serialized_start=2045
-  _BACKUPDONE._serialized_end=2093
-  _SETQUEUESETTINGSREQUEST._serialized_start=2096
-  _SETQUEUESETTINGSREQUEST._serialized_end=2251
-  _SETQUEUESETTINGSREQUEST_SETTINGSENTRY._serialized_start=2204
-  _SETQUEUESETTINGSREQUEST_SETTINGSENTRY._serialized_end=2251
-  _SETQUEUESETTINGSRESPONSE._serialized_start=2253
-  _SETQUEUESETTINGSRESPONSE._serialized_end=2314
-  _RESETQUEUESETTINGSREQUEST._serialized_start=2316
-  _RESETQUEUESETTINGSREQUEST._serialized_end=2385
-  _RESETQUEUESETTINGSRESPONSE._serialized_start=2387
-  _RESETQUEUESETTINGSRESPONSE._serialized_end=2450
-  _RELOADCONFIGREQUEST._serialized_start=2452
-  _RELOADCONFIGREQUEST._serialized_end=2490
-  _CONFIGPROBLEM._serialized_start=2492
-  _CONFIGPROBLEM._serialized_end=2537
-  _RELOADCONFIGRESPONSE._serialized_start=2540
-  _RELOADCONFIGRESPONSE._serialized_end=2685
+  _SERVERLIMITS._serialized_end=1757
+  _GETSERVERINFORESPONSE._serialized_start=1760
+  _GETSERVERINFORESPONSE._serialized_end=2022
+  _BACKUPREQUEST._serialized_start=2024
+  _BACKUPREQUEST._serialized_end=2039
+  _BACKUPCHUNK._serialized_start=2041
+  _BACKUPCHUNK._serialized_end=2160
+  _BACKUPPROGRESS._serialized_start=2162
+  _BACKUPPROGRESS._serialized_end=2219
+  _BACKUPDONE._serialized_start=2221
+  _BACKUPDONE._serialized_end=2269
+  _SETQUEUESETTINGSREQUEST._serialized_start=2272
+  _SETQUEUESETTINGSREQUEST._serialized_end=2427
+  _SETQUEUESETTINGSREQUEST_SETTINGSENTRY._serialized_start=2380
+  _SETQUEUESETTINGSREQUEST_SETTINGSENTRY._serialized_end=2427
+  _SETQUEUESETTINGSRESPONSE._serialized_start=2429
+  _SETQUEUESETTINGSRESPONSE._serialized_end=2490
+  _RESETQUEUESETTINGSREQUEST._serialized_start=2492
+  _RESETQUEUESETTINGSREQUEST._serialized_end=2561
+  _RESETQUEUESETTINGSRESPONSE._serialized_start=2563
+  _RESETQUEUESETTINGSRESPONSE._serialized_end=2626
+  _RELOADCONFIGREQUEST._serialized_start=2628
+  _RELOADCONFIGREQUEST._serialized_end=2666
+  _CONFIGPROBLEM._serialized_start=2668
+  _CONFIGPROBLEM._serialized_end=2713
+  _RELOADCONFIGRESPONSE._serialized_start=2716
+  _RELOADCONFIGRESPONSE._serialized_end=2861
 # @@protoc_insertion_point(module_scope)

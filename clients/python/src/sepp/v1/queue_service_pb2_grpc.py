@@ -2,6 +2,7 @@
 import grpc
 
 from sepp.v1 import admin_pb2 as sepp_dot_v1_dot_admin__pb2
+from sepp.v1 import events_pb2 as sepp_dot_v1_dot_events__pb2
 from sepp.v1 import produce_pb2 as sepp_dot_v1_dot_produce__pb2
 from sepp.v1 import schedule_pb2 as sepp_dot_v1_dot_schedule__pb2
 from sepp.v1 import work_pb2 as sepp_dot_v1_dot_work__pb2
@@ -17,14 +18,15 @@ class QueueServiceStub(object):
   Authentication: when the server has API keys, every call carries gRPC
   metadata `authorization: Bearer <key>`. A key has one role:
   producer  Enqueue, EnqueueBatch, EnqueueAtomic, Produce, and the reads
-  worker    Reserve, Ack, AckBatch, Nack, Extend, Work, and the reads
+  worker    Reserve, Ack, AckBatch, Nack, Extend, ReportProgress, Work,
+  and the reads
   admin     everything, including CancelJob, PauseQueue, ResumeQueue,
   DeleteQueue, RequeueDeadLetters, DeleteDeadLetters,
   SetQueueSettings, ResetQueueSettings, ReloadConfig and the
   schedule changes (Create, Update, Pause, Resume, Delete and
   TriggerSchedule)
   The reads are GetJob, ListQueues, ListDeadLetters, GetServerInfo,
-  GetSchedule, ListSchedules and ListWorkers.
+  GetSchedule, ListSchedules, ListWorkers and Events.
 
   Status codes (any call may also fail with UNAUTHENTICATED, PERMISSION_DENIED,
   UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and INTERNAL):
@@ -34,7 +36,9 @@ class QueueServiceStub(object):
   FAILED_PRECONDITION  the attempt does not match (the lease was lost), or the
   job is not in a state that allows the call
   RESOURCE_EXHAUSTED   queue full, batch or message too large, too many
-  waiting long polls
+  waiting long polls or event subscribers, an event
+  subscriber that fell behind
+  OUT_OF_RANGE         an Events resume whose events are no longer kept
   UNAUTHENTICATED      missing or unknown API key
   PERMISSION_DENIED    the key's role does not allow the call
   UNAVAILABLE          shutting down or storage unavailable; nothing was
@@ -100,6 +104,11 @@ class QueueServiceStub(object):
         '/sepp.v1.QueueService/Extend',
         request_serializer=sepp_dot_v1_dot_work__pb2.ExtendRequest.SerializeToString,
         response_deserializer=sepp_dot_v1_dot_work__pb2.ExtendResponse.FromString,
+        )
+    self.ReportProgress = channel.unary_unary(
+        '/sepp.v1.QueueService/ReportProgress',
+        request_serializer=sepp_dot_v1_dot_work__pb2.ReportProgressRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_work__pb2.ReportProgressResponse.FromString,
         )
     self.GetJob = channel.unary_unary(
         '/sepp.v1.QueueService/GetJob',
@@ -176,6 +185,11 @@ class QueueServiceStub(object):
         request_serializer=sepp_dot_v1_dot_admin__pb2.BackupRequest.SerializeToString,
         response_deserializer=sepp_dot_v1_dot_admin__pb2.BackupChunk.FromString,
         )
+    self.Events = channel.unary_stream(
+        '/sepp.v1.QueueService/Events',
+        request_serializer=sepp_dot_v1_dot_events__pb2.EventsRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_events__pb2.EventsResponse.FromString,
+        )
     self.Produce = channel.stream_stream(
         '/sepp.v1.QueueService/Produce',
         request_serializer=sepp_dot_v1_dot_produce__pb2.ProduceRequest.SerializeToString,
@@ -237,14 +251,15 @@ class QueueServiceServicer(object):
   Authentication: when the server has API keys, every call carries gRPC
   metadata `authorization: Bearer <key>`. A key has one role:
   producer  Enqueue, EnqueueBatch, EnqueueAtomic, Produce, and the reads
-  worker    Reserve, Ack, AckBatch, Nack, Extend, Work, and the reads
+  worker    Reserve, Ack, AckBatch, Nack, Extend, ReportProgress, Work,
+  and the reads
   admin     everything, including CancelJob, PauseQueue, ResumeQueue,
   DeleteQueue, RequeueDeadLetters, DeleteDeadLetters,
   SetQueueSettings, ResetQueueSettings, ReloadConfig and the
   schedule changes (Create, Update, Pause, Resume, Delete and
   TriggerSchedule)
   The reads are GetJob, ListQueues, ListDeadLetters, GetServerInfo,
-  GetSchedule, ListSchedules and ListWorkers.
+  GetSchedule, ListSchedules, ListWorkers and Events.
 
   Status codes (any call may also fail with UNAUTHENTICATED, PERMISSION_DENIED,
   UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and INTERNAL):
@@ -254,7 +269,9 @@ class QueueServiceServicer(object):
   FAILED_PRECONDITION  the attempt does not match (the lease was lost), or the
   job is not in a state that allows the call
   RESOURCE_EXHAUSTED   queue full, batch or message too large, too many
-  waiting long polls
+  waiting long polls or event subscribers, an event
+  subscriber that fell behind
+  OUT_OF_RANGE         an Events resume whose events are no longer kept
   UNAUTHENTICATED      missing or unknown API key
   PERMISSION_DENIED    the key's role does not allow the call
   UNAVAILABLE          shutting down or storage unavailable; nothing was
@@ -316,9 +333,11 @@ class QueueServiceServicer(object):
     raise NotImplementedError('Method not implemented!')
 
   def Ack(self, request, context):
-    """Completes a leased job.
+    """Completes a leased job, optionally with its result (kept while the queue
+    retains completed jobs, and sent in the COMPLETED event).
     Errors: NOT_FOUND (no such job, or not leased), FAILED_PRECONDITION (the
-    attempt does not match: the lease was lost).
+    attempt does not match: the lease was lost), INVALID_ARGUMENT (a result
+    over `max_result_bytes`; the lease stays).
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
@@ -326,7 +345,8 @@ class QueueServiceServicer(object):
 
   def AckBatch(self, request, context):
     """Completes many leased jobs; one result per ack, in order.
-    Errors: RESOURCE_EXHAUSTED (too many acks). Per-ack failures are results.
+    Errors: RESOURCE_EXHAUSTED (too many acks), INVALID_ARGUMENT (a result
+    over `max_result_bytes`: nothing is acked). Per-ack failures are results.
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
@@ -350,10 +370,25 @@ class QueueServiceServicer(object):
     context.set_details('Method not implemented!')
     raise NotImplementedError('Method not implemented!')
 
+  def ReportProgress(self, request, context):
+    """Reports how far along a leased job is: a percentage, a small JSON
+    document, or both. Stored with the job (GetJob) and sent as a PROGRESS
+    event. Does not extend the lease.
+    Errors: NOT_FOUND, FAILED_PRECONDITION (as Ack), INVALID_ARGUMENT (a
+    percentage outside 0–100, a document that is not JSON or is over
+    `max_progress_bytes`, or neither given).
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
   def GetJob(self, request, context):
-    """Reads a job: state, attempts, timestamps, last error and error history.
-    Errors: NOT_FOUND (no such job; acked jobs are gone unless the queue
-    retains completed jobs).
+    """Reads a job: state, attempts, timestamps, last error and error history,
+    progress, and the result of a completed job.
+    Errors: NOT_FOUND (no such job). Jobs are deleted when they end unless
+    kept: completed jobs for the queue's `completed_retention_ms` (default 0:
+    deleted on ack), dead letters for its `dead_retention_ms` (default 14
+    days); after that GetJob answers NOT_FOUND.
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
@@ -496,6 +531,22 @@ class QueueServiceServicer(object):
     sends the copy as `data` chunks, then one `done` with its size and
     SHA-256. Role: admin. `sepp backup FILE` uses it.
     Errors: UNAVAILABLE (storage), RESOURCE_EXHAUSTED (a backup is already running).
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def Events(self, request, context):
+    """Streams job events (see events.proto): enqueued, leased, progress,
+    completed (with the result), retry scheduled, dead-lettered and
+    cancelled, filtered by queues, job ids and kinds, in commit order, each
+    sent after its commit is durable. The first message (or the one after a
+    replay) says `caught_up`. Resumable after a disconnect from the last
+    sequence seen while the server still keeps it.
+    Errors: INVALID_ARGUMENT (a bad filter), RESOURCE_EXHAUSTED (too many
+    subscribers; or later, the subscriber fell behind the backlog),
+    OUT_OF_RANGE (a resume the backlog cannot serve), UNAVAILABLE (shutting
+    down).
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
@@ -644,6 +695,11 @@ def add_QueueServiceServicer_to_server(servicer, server):
           request_deserializer=sepp_dot_v1_dot_work__pb2.ExtendRequest.FromString,
           response_serializer=sepp_dot_v1_dot_work__pb2.ExtendResponse.SerializeToString,
       ),
+      'ReportProgress': grpc.unary_unary_rpc_method_handler(
+          servicer.ReportProgress,
+          request_deserializer=sepp_dot_v1_dot_work__pb2.ReportProgressRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_work__pb2.ReportProgressResponse.SerializeToString,
+      ),
       'GetJob': grpc.unary_unary_rpc_method_handler(
           servicer.GetJob,
           request_deserializer=sepp_dot_v1_dot_admin__pb2.GetJobRequest.FromString,
@@ -718,6 +774,11 @@ def add_QueueServiceServicer_to_server(servicer, server):
           servicer.Backup,
           request_deserializer=sepp_dot_v1_dot_admin__pb2.BackupRequest.FromString,
           response_serializer=sepp_dot_v1_dot_admin__pb2.BackupChunk.SerializeToString,
+      ),
+      'Events': grpc.unary_stream_rpc_method_handler(
+          servicer.Events,
+          request_deserializer=sepp_dot_v1_dot_events__pb2.EventsRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_events__pb2.EventsResponse.SerializeToString,
       ),
       'Produce': grpc.stream_stream_rpc_method_handler(
           servicer.Produce,
