@@ -12,7 +12,11 @@
  *
  *   npx tsx bench/sdk-quick.ts [--jobs 20000] [--producers 50] [--batch 1] [--concurrency 50]
  *                              [--transport stream|unary] [--flush nextTick|setImmediate]
- *                              [--streams N] [--durability full|relaxed] [--profile DIR]
+ *                              [--streams N] [--durability full|relaxed] [--profile DIR] [--events]
+ *
+ * With --events, a second client in this process subscribes to every job event
+ * (Events, no filter) for both phases and counts what it receives: the cost of one
+ * subscriber on all events (its own CPU counts as client CPU).
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -34,6 +38,7 @@ const { values: args } = parseArgs({
     durability: { type: 'string', default: 'full' },
     streams: { type: 'string' },
     profile: { type: 'string' },
+    events: { type: 'boolean', default: false },
   },
 });
 
@@ -59,6 +64,22 @@ const profiled = async (phase: string, run: () => Promise<void>): Promise<PhaseF
 
 const client = SeppClient.connect(`127.0.0.1:${server.port}`, { transport, flushOn });
 await client.ready();
+const subscriber = args.events ? SeppClient.connect(`127.0.0.1:${server.port}`) : undefined;
+let eventsSeen = 0;
+let eventsEnded: string | undefined;
+let allEvents: Promise<void> = Promise.resolve();
+if (subscriber !== undefined) {
+  const subscription = subscriber.events();
+  await subscription.caughtUp;
+  allEvents = (async () => {
+    for await (const _event of subscription) {
+      // Enqueued, leased and completed for every job.
+      if (++eventsSeen === 3 * jobs) break;
+    }
+  })().catch((error: unknown) => {
+    eventsEnded = error instanceof Error ? error.message : String(error);
+  });
+}
 const enqueue = await profiled('enqueue', () =>
   enqueueJobs(client, 'bench', jobs, Number(args.producers), Number(args.batch)),
 );
@@ -70,6 +91,8 @@ const drain = await profiled('drain', () =>
     ...(args.streams === undefined ? {} : { streams: Number(args.streams) }),
   }),
 );
+await allEvents;
+await subscriber?.close();
 await client.close();
 await server.stop();
 rmSync(dataDir, { recursive: true, force: true });
@@ -93,3 +116,9 @@ console.log(
   `drain:   ${Math.round(drain.perSecond)} jobs/s; ${drain.perCommit.toFixed(1)} jobs per group commit (${drain.operationsPerCommit.toFixed(1)} operations, ${drain.commitMsMean.toFixed(2)} ms each); ` +
     cpuText(drain),
 );
+if (subscriber !== undefined) {
+  console.log(
+    `events:  one subscriber on every event received ${eventsSeen} of ${3 * jobs}` +
+      (eventsEnded === undefined ? '' : `; it ended: ${eventsEnded}`),
+  );
+}

@@ -14,7 +14,19 @@ async function send(job: WorkerJob<Email>): Promise<void> {
   console.log(`sending to ${job.data.to} (attempt ${job.attempt})`); // Return to complete the job; throw to retry it later.
 }
 
+interface Report {
+  week: number;
+}
+
+// What a handler returns is the job's result (here JSON): `sepp job ID`, the admin UI and
+// a producer's `client.waitFor(id)` show it. `job.progress()` says how far along it is.
+async function build(job: WorkerJob<Report>): Promise<{ url: string }> {
+  await job.progress(50, { step: 'render' });
+  return { url: `https://files.example.com/report-${job.data.week}.pdf` };
+}
+
 const client = SeppClient.connect(process.env.SEPP_SERVER ?? '127.0.0.1:50051');
 client.worker({ queues: ['emails'], concurrency: 10, handlers: { send } });
+client.worker({ queues: ['reports'], handlers: { build } });
 process.once('SIGINT', () => void client.close()); // Ctrl-C: lets running jobs finish, then exits.
 process.once('SIGTERM', () => void client.close());

@@ -95,6 +95,7 @@ export interface TimelineEvent {
     | 'due'
     | 'attempt_failed'
     | 'leased'
+    | 'progress'
     | 'lease_deadline'
     | 'dead'
     | 'completed'
@@ -110,8 +111,10 @@ export interface ScheduleView extends Omit<ScheduleInfo, 'template'> {
 }
 
 /** GET /api/v1/jobs/{id}. */
-export interface JobDetail extends Omit<JobInfo, 'payload'> {
+export interface JobDetail extends Omit<JobInfo, 'payload' | 'result' | 'resultContentType'> {
   payload: PayloadView;
+  /** The completed job's result, shown as the payload is (with its content type); null without one. */
+  result: (PayloadView & { contentType: string }) | null;
   timeline: TimelineEvent[];
 }
 

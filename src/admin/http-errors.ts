@@ -28,6 +28,7 @@ export const httpStatusOf: Readonly<Record<AdminErrorCode, ContentfulStatusCode>
   failed_precondition: 409,
   already_exists: 409,
   payload_too_large: 413,
+  out_of_range: 416,
   resource_exhausted: 429,
   headers_too_large: 431,
   internal: 500,

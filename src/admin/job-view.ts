@@ -12,8 +12,21 @@ import { viewPayload } from './payload-view.ts';
 export type { JobDetail, TimelineEvent };
 
 export function jobDetail(job: JobInfo): JobDetail {
-  const { payload, ...rest } = job;
-  return { ...rest, payload: viewPayload(payload, job.contentType), timeline: timeline(job) };
+  const { payload, result, resultContentType, ...rest } = job;
+  const contentType = resultContentType ?? 'application/octet-stream';
+  return {
+    ...rest,
+    payload: viewPayload(payload, job.contentType),
+    result: result === null ? null : { ...viewPayload(result, contentType), contentType },
+    timeline: timeline(job),
+  };
+}
+
+/** "40%", "{"step":"upload"}" or both, for the timeline. */
+function describeProgress(progress: NonNullable<JobInfo['progress']>): string {
+  return [progress.percent === null ? '' : `${progress.percent}%`, progress.json ?? '']
+    .filter((part) => part !== '')
+    .join(' ');
 }
 
 function timeline(job: JobInfo): TimelineEvent[] {
@@ -44,6 +57,9 @@ function timeline(job: JobInfo): TimelineEvent[] {
         detail: 'the lease ends unless extended',
       });
     }
+  }
+  if (job.progress !== null) {
+    events.push({ atMs: job.progress.atMs, event: 'progress', detail: describeProgress(job.progress) });
   }
   if ((job.state === 'ready' || job.state === 'scheduled') && job.attempt > 0) {
     events.push({ atMs: job.runAtMs, event: 'due', detail: `attempt ${job.attempt + 1} due` });

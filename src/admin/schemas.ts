@@ -174,6 +174,29 @@ export const components = {
         },
         required: ['view', 'text', 'bytes', 'truncated'],
       },
+      result: {
+        type: ['object', 'null'],
+        description:
+          "a completed job's result (kept while its queue retains completed jobs), shown as the payload is",
+        properties: {
+          view: { type: 'string', enum: ['json', 'text', 'hex'] },
+          text: str,
+          bytes: int,
+          truncated: { type: 'boolean' },
+          contentType: str,
+        },
+        required: ['view', 'text', 'bytes', 'truncated', 'contentType'],
+      },
+      progress: {
+        type: ['object', 'null'],
+        description: 'what the worker last reported while holding the lease; null when it never did',
+        properties: {
+          percent: { type: ['number', 'null'] },
+          json: { type: ['string', 'null'], description: 'a JSON document, as text' },
+          atMs: int,
+        },
+        required: ['percent', 'json', 'atMs'],
+      },
       timeline: {
         type: 'array',
         items: {
@@ -183,7 +206,16 @@ export const components = {
         },
       },
     },
-    required: [...Object.keys(jobCommon), 'metadata', 'group', 'errors', 'payload', 'timeline'],
+    required: [
+      ...Object.keys(jobCommon),
+      'metadata',
+      'group',
+      'errors',
+      'payload',
+      'result',
+      'progress',
+      'timeline',
+    ],
   },
   JobPage: {
     type: 'object',

@@ -13,6 +13,8 @@ export const exitCodes = {
   unreachable: 3,
   denied: 4,
   notFound: 5,
+  /** A wait ran out of time (sepp job --wait --timeout-ms). */
+  timedOut: 6,
   /** The user pressed Ctrl-C at a prompt (128 + SIGINT, as shells report it). */
   interrupted: 130,
 } as const;
@@ -23,7 +25,8 @@ export const exitCodesEpilogue = `Exit codes:
   2  invalid input (flags, arguments, configuration, or a request the server refused as invalid)
   3  cannot reach the server (--server), or it is shutting down
   4  not authenticated, or the API key's role does not allow this (--api-key, SEPP_API_KEY)
-  5  not found (no such job or queue)`;
+  5  not found (no such job or queue)
+  6  timed out waiting (sepp job --wait --timeout-ms)`;
 
 /** A failure with its message and exit code, for anything the CLI itself refuses. */
 export class CliError extends Error {

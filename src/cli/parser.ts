@@ -40,6 +40,7 @@ export const topLevelCommands: readonly string[] = [
   'enqueue',
   'queues',
   'job',
+  'events',
   'dlq',
   'pause',
   'resume',
@@ -58,6 +59,10 @@ export const topLevelCommands: readonly string[] = [
 
 /** Flags and positionals that take a list (everything else keeps its last value). */
 const repeatable: ReadonlySet<string> = new Set(['_', 'meta', 'ids', 'state', 'settings', 'keys']);
+/** Flags that take a list in one command only (`--queue` is a single queue elsewhere). */
+const repeatableIn: Readonly<Record<string, ReadonlySet<string>>> = {
+  events: new Set(['queue', 'job', 'kind']),
+};
 
 /** Commands whose second word is a subcommand, with their subcommands (checked like topLevelCommands). */
 export const commandGroups: Readonly<Record<string, readonly string[]>> = {
@@ -159,8 +164,9 @@ export function buildCli(args: readonly string[], options: CliOptions = {}): Arg
   // A flag given twice is set to the last value, as in most commands (yargs would make
   // a list of them, which no single-valued flag expects); the repeatable ones keep all.
   parser.middleware((argv) => {
+    const lists = repeatableIn[String(argv._[0])];
     for (const [key, value] of Object.entries(argv)) {
-      if (Array.isArray(value) && !repeatable.has(key)) argv[key] = value.at(-1);
+      if (Array.isArray(value) && !repeatable.has(key) && lists?.has(key) !== true) argv[key] = value.at(-1);
     }
   }, true);
   if (options.dryRun === true) {

@@ -409,6 +409,8 @@ export function buildConfig(
       key: `queues.${tomlKey(name)}.max_payload_bytes`,
       bytes: q.maxPayloadBytes,
     })),
+    // An ack's result travels in one message too (and in the Events stream's).
+    { key: 'limits.max_result_bytes', bytes: limits.maxResultBytes },
   ];
   const grpc: GrpcConfig = {
     tls: grpcTls,

@@ -220,6 +220,23 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 # Schedules the server keeps, from [[schedules]] and the API together.
 # max_schedules = 1000
 
+# Largest result an ack may carry (kept with completed jobs, sent in events),
+# and largest progress document (JSON) a worker may report.
+# max_result_bytes = "64KiB"
+# max_progress_bytes = "4KiB"
+
+# Events streams open at once, across all clients; more are refused.
+# max_event_subscribers = 1000
+
+# The event backlog: the newest events kept in memory (never on disk) so a
+# subscriber can catch up or resume after a disconnect. It holds at most this
+# many events and bytes; a subscriber that falls further behind is cut off.
+# It records only while someone subscribes, and for
+# event_resume_window_ms after the last one leaves. Not kept across restarts.
+# event_backlog_events = 50000
+# event_backlog_bytes = "32MiB"
+# event_resume_window_ms = "5m"
+
 [queue_defaults]
 # Settings every queue starts from. Each can be changed for one queue in a
 # [queues.NAME] table, which takes the same keys.

@@ -255,6 +255,12 @@ export const engineLimitRanges: { readonly [K in keyof EngineLimits]: { min: num
   maxWaiters: { min: 1, max: 1_000_000 },
   maxPageSize: { min: 1, max: 100_000 },
   maxSchedules: { min: 0, max: 100_000 },
+  maxResultBytes: { min: 0, max: 64 * MiB },
+  maxProgressBytes: { min: 0, max: 1 * MiB },
+  maxEventSubscribers: { min: 0, max: 100_000 },
+  eventBacklogEvents: { min: 100, max: 10_000_000 },
+  eventBacklogBytes: { min: 1 * MiB, max: 16 * 1024 * MiB },
+  eventResumeWindowMs: { min: 0, max: 1 * DAY_MS },
 };
 
 function limitField(name: keyof EngineLimits): FieldSpec<number> {
@@ -283,6 +289,12 @@ export const limitsSpec: SectionSpec<EngineLimits> = {
   maxWaiters: limitField('maxWaiters'),
   maxPageSize: limitField('maxPageSize'),
   maxSchedules: limitField('maxSchedules'),
+  maxResultBytes: limitField('maxResultBytes'),
+  maxProgressBytes: limitField('maxProgressBytes'),
+  maxEventSubscribers: limitField('maxEventSubscribers'),
+  eventBacklogEvents: limitField('eventBacklogEvents'),
+  eventBacklogBytes: limitField('eventBacklogBytes'),
+  eventResumeWindowMs: limitField('eventResumeWindowMs'),
 };
 
 /** Queue settings as written in TOML: flat, so `[queues.NAME]` needs no sub-tables (engine/settings.ts). */

@@ -29,6 +29,7 @@ import {
   type JobFilter,
 } from './control-types.ts';
 import { SeppError } from './errors.ts';
+import { eventAbout } from './events/lifecycle-event.ts';
 import { checkFilter, filterDetails, type ValidFilter } from './job-filter.ts';
 import { appendError } from './job-rows.ts';
 import { chunkRows, type OperatorActions } from './operator-actions.ts';
@@ -68,6 +69,9 @@ export class Canceller {
           this.ctx.count(row.queue, previousState, 'cancelled', 1);
           this.ctx.releaseKey(row.queue, row.idempotency_key, row.id);
           this.ctx.emit(tx, { kind: 'cancelled', queue: row.queue, count: 1 });
+          if (this.ctx.events.recording) {
+            this.ctx.record(tx, { ...eventAbout(row, nowMs), kind: 'cancelled', previousState });
+          }
           state = 'cancelled';
           break;
         case 'leased': {
@@ -170,6 +174,16 @@ export class Canceller {
     this.ctx.count(filter.queue, state, 'cancelled', rows.length);
     for (const row of rows) this.ctx.releaseKey(filter.queue, row.idempotency_key, row.id);
     this.ctx.emit(tx, { kind: 'cancelled', queue: filter.queue, count: rows.length });
+    if (this.ctx.events.recording) {
+      const nowMs = this.ctx.clock.nowMs();
+      for (const row of rows) {
+        this.ctx.record(tx, {
+          ...eventAbout({ ...row, queue: filter.queue }, nowMs),
+          kind: 'cancelled',
+          previousState: state,
+        });
+      }
+    }
     return rows.length;
   }
 
@@ -227,6 +241,9 @@ export function finishCancelled(
   ctx.control.finishCancelled.run({ seq: row.seq, last_error: error, errors_json: errorsJson });
   ctx.count(row.queue, 'leased', 'cancelled', 1);
   ctx.emit(tx, { kind: 'cancelled', queue: row.queue, count: 1 });
+  if (ctx.events.recording) {
+    ctx.record(tx, { ...eventAbout(row, ctx.clock.nowMs()), kind: 'cancelled', previousState: 'leased' });
+  }
 }
 
 /** What a settlement of a cancelled job's lease is told. */

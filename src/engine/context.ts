@@ -7,6 +7,8 @@ import { type BatchStats, GroupCommitter, type Transaction } from '../store/grou
 import type { Db } from '../store/open.ts';
 import { prepareStatements, type Statements } from '../store/statements.ts';
 import type { Clock } from './clock.ts';
+import { EventLog } from './events/event-log.ts';
+import type { LifecycleEvent } from './events/lifecycle-event.ts';
 import { FlowControl } from './flow-control/flow-control.ts';
 import { QueueRegistry } from './queue-registry.ts';
 import type { EngineLimits, EngineOptions } from './settings.ts';
@@ -26,6 +28,10 @@ export interface EngineContext {
   /** Concurrency and rate limits, groups (src/engine/flow-control). */
   readonly flow: FlowControl;
   readonly random: () => number;
+  /** Job lifecycle events for subscribers; build them only while `events.recording`. */
+  readonly events: EventLog;
+  /** Publishes a lifecycle event after the commit that made it (call only while `events.recording`). */
+  record(tx: Transaction, event: LifecycleEvent): void;
   /** Creates the queue row if this is the queue's first use (inside a write). */
   ensureQueue(tx: Transaction, queue: string): void;
   /** Hands `jobs` jobs of `queue` that became ready to waiting long-polls, in the same commit. */
@@ -60,6 +66,8 @@ export interface ContextDeps {
   closed: () => Error;
   /** Pulls the maintenance timer forward to `atMs` (after a commit that created that deadline). */
   wakeAt: (atMs: number) => void;
+  /** Names this run's event stream (random, so a resume against a restarted server is recognised). */
+  eventStreamId: string;
 }
 
 /** Prepares the statements, the registries and the one writer, and the hooks every engine part uses. */
@@ -85,6 +93,7 @@ export function createEngineContext(db: Db, options: EngineOptions, deps: Contex
     ...(deps.maxBatchOperations === undefined ? {} : { maxBatchOperations: deps.maxBatchOperations }),
   });
   const { clock, onEvent } = deps;
+  const events = new EventLog(options.limits, clock, deps.eventStreamId);
   return {
     db,
     sql,
@@ -96,6 +105,8 @@ export function createEngineContext(db: Db, options: EngineOptions, deps: Contex
     writer,
     flow,
     random: deps.random ?? Math.random,
+    events,
+    record: (tx, event) => tx.afterCommit(() => events.append(event)),
     ensureQueue: (tx, queue) => {
       if (queues.exists(queue)) return;
       sql.insertQueue.run({

@@ -36,6 +36,9 @@ import { DeadLetters } from './dead-letters.ts';
 import { DiskFull, type StorageSpace } from './disk-full.ts';
 import { Enqueuer } from './enqueue.ts';
 import { SeppError, toSeppError } from './errors.ts';
+import type { EventSubscription } from './events/event-log.ts';
+import type { EventFilter, EventStart } from './events/lifecycle-event.ts';
+import type { EventSink } from './events/subscription.ts';
 import { Expiry } from './expiry.ts';
 import { JobBrowser } from './job-browse.ts';
 import { JobIdGenerator, type RandomBytes, systemRandomBytes } from './job-id.ts';
@@ -45,14 +48,17 @@ import { JobSearch } from './job-search.ts';
 import { JobUpdater } from './job-update.ts';
 import { Maintenance, type MaintenanceReport } from './maintenance.ts';
 import { OperatorActions } from './operator-actions.ts';
+import { checkProgressReport, ProgressReports } from './progress.ts';
 import { checkQueueExists, checkQueueName, QueueAdmin } from './queue-admin.ts';
 import { Reserver } from './reserve.ts';
+import { checkAckResult } from './results.ts';
 import { type QueueSettingsChange, type QueueSettingsCheck, RuntimeSettings } from './runtime-settings.ts';
 import { type PutMode, Schedules } from './schedules/schedules.ts';
 import type { ReconcileReport, ScheduleEvent, ScheduleInfo, ScheduleSpec } from './schedules/types.ts';
 import type { EngineLimits, EngineOptions, QueueFileSettings, QueueSettingsFlat } from './settings.ts';
 import { Settler } from './settle.ts';
 import type {
+  Ack,
   AtomicEnqueueResult,
   DeadLetterQuery,
   DeadLetterSelection,
@@ -62,14 +68,15 @@ import type {
   ExtendRequest,
   JobEvent,
   JobInfo,
+  JobProgress,
   JobState,
   LeasedJob,
   NackRequest,
   NackResult,
   Page,
+  ProgressReport,
   QueueInfo,
   ReserveRequest,
-  Settle,
   SettleOutcome,
 } from './types.ts';
 import { WorkerControl } from './worker-control.ts';
@@ -110,6 +117,7 @@ export class Engine {
   private readonly ctx: EngineContext;
   private readonly reserver: Reserver;
   private readonly settler: Settler;
+  private readonly progress: ProgressReports;
   private readonly maintenance: Maintenance;
   private readonly queries: JobQueries;
   private readonly browser: JobBrowser;
@@ -149,11 +157,13 @@ export class Engine {
       closed: shuttingDown,
       onHookError: (error) => deps.onHookError?.(toSeppError(error)),
       wakeAt: (atMs) => maintenance?.wakeAt(atMs),
+      eventStreamId: randomHex(deps.randomBytes ?? systemRandomBytes, 8),
     });
     const write: Write = (op) => this.write(op);
     const expiry = new Expiry(this.ctx);
     this.reserver = new Reserver(this.ctx, expiry);
     this.settler = new Settler(this.ctx);
+    this.progress = new ProgressReports(this.ctx);
     this.queries = new JobQueries(this.ctx);
     this.browser = new JobBrowser(this.ctx, this.queries.sql);
     this.finder = new JobSearch(this.ctx, this.browser, this.queries);
@@ -255,13 +265,19 @@ export class Engine {
     return this.reserver.reserve(request, signal, () => this.closing || this.draining);
   }
 
-  /** A job with a cancel request ends cancelled, and its ack fails with `job_cancelled` once that is durable. */
-  ack(settle: Settle): Promise<void> {
-    return this.write((tx) => this.settler.ack(tx, settle)).then(throwIfFailed);
+  /**
+   * Completes a leased job, keeping `result` with it when its queue retains completed jobs.
+   * A job with a cancel request ends cancelled instead, and its ack fails with
+   * `job_cancelled` once that is durable.
+   */
+  async ack(ack: Ack): Promise<void> {
+    checkAckResult(ack, this.ctx.limits);
+    return this.write((tx) => this.settler.ack(tx, ack)).then(throwIfFailed);
   }
 
-  /** Acks each job on its own: one outcome per job, in order. */
-  async ackBatch(settles: readonly Settle[]): Promise<SettleOutcome[]> {
+  /** Acks each job on its own: one outcome per job, in order. A result too large fails the whole call. */
+  async ackBatch(settles: readonly Ack[]): Promise<SettleOutcome[]> {
+    for (const ack of settles) checkAckResult(ack, this.ctx.limits);
     if (settles.length > this.ctx.limits.maxReserveJobs) {
       throw new SeppError(
         'resource_exhausted',
@@ -277,6 +293,12 @@ export class Engine {
 
   extend(request: ExtendRequest): Promise<{ leaseDeadlineMs: number }> {
     return this.write((tx) => this.settler.extend(tx, request));
+  }
+
+  /** Records how far along a leased job is (fenced like extend); resolves with the job's progress after it. */
+  async reportProgress(report: ProgressReport): Promise<JobProgress> {
+    checkProgressReport(report, this.ctx.limits);
+    return this.write((tx) => this.progress.report(tx, report));
   }
 
   // ---------------------------------------------------------------- jobs and queues
@@ -513,6 +535,31 @@ export class Engine {
     return this.onlineBackup.copyTo(destinationPath, onProgress);
   }
 
+  // ---------------------------------------------------------------- events
+
+  /**
+   * Subscribes to job lifecycle events matching `filter`, from `start`: `sink`
+   * gets them in commit order once each commit is durable (see events/event-log.ts
+   * for the backlog, its bounds and what a subscriber that falls behind is told).
+   */
+  subscribeEvents(filter: EventFilter, start: EventStart, sink: EventSink): EventSubscription {
+    this.checkOpen();
+    return this.ctx.events.subscribe(filter, start, sink);
+  }
+
+  /** Names this server run's event sequence: a resume must name it (a restart makes a new one). */
+  get eventStreamId(): string {
+    return this.ctx.events.streamId;
+  }
+
+  /** The event backlog now: subscribers, events kept and their estimated bytes (diagnostics, tests). */
+  get eventBacklog(): { subscribers: number; events: number; bytes: number; recording: boolean } {
+    const { events } = this.ctx;
+    return { subscribers: events.subscribers, ...events.backlogSize, recording: events.recording };
+  }
+
+  // ---------------------------------------------------------------- workers
+
   /** Where the rpc layer reports connected workers (worker-registry.ts). */
   get workers(): WorkerRegistry {
     return this.workerControl.registry;
@@ -574,6 +621,7 @@ export class Engine {
     this.maintenance.stop();
     this.ctx.flow.stop();
     this.ctx.waiters.settleAll('closed');
+    this.ctx.events.endAll(shuttingDown());
     this.ctx.writer.close();
     closeDatabase(this.ctx.db);
   }
@@ -585,6 +633,12 @@ function throwIfFailed(outcome: SettleOutcome): void {
 
 function shuttingDown(): SeppError {
   return new SeppError('unavailable', 'sepp is shutting down');
+}
+
+function randomHex(randomBytes: RandomBytes, bytes: number): string {
+  const buffer = new Uint8Array(bytes);
+  randomBytes(buffer);
+  return Buffer.from(buffer).toString('hex');
 }
 
 function describe(cause: unknown): string {

@@ -202,6 +202,20 @@ export class Enqueuer {
     if (job.scheduled) this.ctx.wakeAt(tx, job.runAtMs);
     else this.ctx.jobsReady(tx, job.queue, 1);
     if (job.expiresAtMs !== null) this.ctx.wakeAt(tx, job.expiresAtMs);
+    if (this.ctx.events.recording) {
+      this.ctx.record(tx, {
+        kind: 'enqueued',
+        sequence: 0,
+        atMs: nowMs,
+        jobId: id,
+        queue: job.queue,
+        type: job.type,
+        attempt: 0,
+        state,
+        runAtMs: job.runAtMs,
+        priority: job.priority,
+      });
+    }
     return { ok: true, jobId: id, deduplicated: false };
   }
 }

@@ -13,6 +13,7 @@ export type SeppErrorCode =
   /** The thing to create exists already (gRPC ALREADY_EXISTS). */
   | 'already_exists'
   | 'resource_exhausted'
+  | 'out_of_range'
   | 'unauthenticated'
   | 'permission_denied'
   | 'unavailable'

@@ -16,9 +16,13 @@ import type { ExpiredRow } from '../store/control-statements.ts';
 import type { Transaction } from '../store/group-commit.ts';
 import type { LeasedRow } from '../store/statements.ts';
 import type { EngineContext } from './context.ts';
+import { eventAbout } from './events/lifecycle-event.ts';
 import type { JobState } from './types.ts';
 
-type ExpiringRow = Pick<ExpiredRow, 'seq' | 'id' | 'queue' | 'idempotency_key' | 'expires_at_ms'>;
+type ExpiringRow = Pick<
+  ExpiredRow,
+  'seq' | 'id' | 'queue' | 'type' | 'attempt' | 'idempotency_key' | 'expires_at_ms'
+>;
 
 export class Expiry {
   constructor(private readonly ctx: EngineContext) {}
@@ -56,6 +60,7 @@ export class Expiry {
 
   private expire(tx: Transaction, row: ExpiringRow, from: JobState, nowMs: number, undoLease: boolean): void {
     const { queue } = row;
+    const error = `expired: not started before ${new Date(row.expires_at_ms).toISOString()} (expires_at_ms)`;
     if (this.ctx.queues.settingsFor(queue).expiredAction === 'delete') {
       this.ctx.sql.deleteJob.run(row.seq);
       this.ctx.count(queue, from, null, 1);
@@ -64,11 +69,22 @@ export class Expiry {
       this.ctx.control.deadLetterExpired.run({
         seq: row.seq,
         now_ms: nowMs,
-        error: `expired: not started before ${new Date(row.expires_at_ms).toISOString()} (expires_at_ms)`,
+        error,
         undo_lease: undoLease ? 1 : 0,
       });
       this.ctx.count(queue, from, 'dead', 1);
       this.ctx.emit(tx, { kind: 'dead_lettered', queue, reason: 'expired', count: 1 });
+    }
+    if (this.ctx.events.recording) {
+      // Subscribers (and waits for the job) learn it ended, whether kept as a dead letter
+      // or deleted (expired_action = delete); a lease taken back reports the attempt it had.
+      const attempt = undoLease ? row.attempt - 1 : row.attempt;
+      this.ctx.record(tx, {
+        ...eventAbout({ ...row, attempt }, nowMs),
+        kind: 'dead_lettered',
+        reason: 'expired',
+        error,
+      });
     }
     this.ctx.emit(tx, { kind: 'ttl_expired', queue, count: 1 });
   }

@@ -79,6 +79,12 @@ export function jobInfoFromRow(row: JobRow): JobInfo {
     expiresAtMs: row.expires_at_ms,
     cancelledAtMs: row.cancelled_at_ms,
     cancelledBy: row.cancelled_by,
+    result: row.result,
+    resultContentType: row.result === null ? null : row.result_content_type,
+    progress:
+      row.progress_at_ms === null
+        ? null
+        : { percent: row.progress_percent, json: row.progress_json, atMs: row.progress_at_ms },
     group: row.group_key,
   };
 }

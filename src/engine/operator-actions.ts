@@ -14,6 +14,7 @@ import type { AuditInput } from './admin-types.ts';
 import type { AuditLog } from './audit.ts';
 import type { EngineContext, Write } from './context.ts';
 import { SeppError } from './errors.ts';
+import { eventAbout } from './events/lifecycle-event.ts';
 import type { JobState } from './types.ts';
 
 /** Rows changed per transaction by chunked changes. */
@@ -58,9 +59,18 @@ export class OperatorActions {
             : 'only ready or scheduled jobs can be dead-lettered';
         throw new SeppError('failed_precondition', `job ${jobId} is ${row.state}: ${why}`);
       }
-      const { changes } = this.sql.deadLetterJob.run({ seq: row.seq, now_ms: this.ctx.clock.nowMs() });
+      const nowMs = this.ctx.clock.nowMs();
+      const { changes } = this.sql.deadLetterJob.run({ seq: row.seq, now_ms: nowMs });
       this.ctx.count(row.queue, row.state, 'dead', changes);
       this.ctx.emit(tx, { kind: 'dead_lettered', queue: row.queue, reason: 'dead_lettered', count: 1 });
+      if (this.ctx.events.recording) {
+        this.ctx.record(tx, {
+          ...eventAbout(row, nowMs),
+          kind: 'dead_lettered',
+          reason: 'dead_lettered',
+          error: null,
+        });
+      }
       const outcome = { previousState: row.state };
       if (audit) this.audit.write(audit, outcome);
       return outcome;
@@ -80,6 +90,9 @@ export class OperatorActions {
           for (const row of rows) this.ctx.releaseKey(queue, row.idempotency_key, row.id);
           this.ctx.count(queue, state, null, rows.length);
           this.ctx.emit(tx, { kind: 'purged', queue, count: rows.length });
+          if (this.ctx.events.recording) {
+            for (const job of rows) this.recordCancelled(tx, { ...job, queue }, state);
+          }
           return rows.length;
         },
         (total, done) => ({ deleted: total, done: done && state === 'scheduled' }),
@@ -114,6 +127,14 @@ export class OperatorActions {
       total += changed;
       if (changed < chunkRows) return total;
     }
+  }
+
+  private recordCancelled(
+    tx: Transaction,
+    job: { id: string; queue: string; type: string; attempt: number },
+    previousState: JobState,
+  ): void {
+    this.ctx.record(tx, { ...eventAbout(job, this.ctx.clock.nowMs()), kind: 'cancelled', previousState });
   }
 
   private find(jobId: string) {

@@ -13,7 +13,7 @@
 import type { Transaction } from '../store/group-commit.ts';
 import type { LeasedRow } from '../store/statements.ts';
 import type { EngineContext } from './context.ts';
-import { checkName } from './enqueue-validation.ts';
+import { checkQueueList } from './enqueue-validation.ts';
 import { SeppError, toSeppError } from './errors.ts';
 import type { Expiry } from './expiry.ts';
 import { queueOrder } from './flow-control/flow-control.ts';
@@ -85,16 +85,7 @@ export class Reserver {
     if (!Array.isArray(request.queues) || request.queues.length === 0) {
       throw new SeppError('invalid_argument', 'queues: name at least one queue');
     }
-    if (request.queues.length > limits.maxReserveQueues) {
-      throw new SeppError(
-        'invalid_argument',
-        `queues: ${request.queues.length} queues named, the limit is ${limits.maxReserveQueues} (limits.max_reserve_queues)`,
-      );
-    }
-    for (const queue of request.queues) {
-      const problem = checkName('queue', queue, limits);
-      if (problem) throw new SeppError('invalid_argument', `queues: ${problem.message}`);
-    }
+    checkQueueList(request.queues, limits);
     const maxJobs = request.maxJobs === undefined || request.maxJobs === 0 ? 1 : request.maxJobs;
     if (!Number.isInteger(maxJobs) || maxJobs < 1 || maxJobs > limits.maxReserveJobs) {
       throw new SeppError(
@@ -180,6 +171,21 @@ export class Reserver {
         if (live.length === rows.length || wanted === 0) break;
       }
       if (leased === 0) continue;
+      if (this.ctx.events.recording) {
+        for (const job of jobs.slice(jobs.length - leased)) {
+          this.ctx.record(tx, {
+            kind: 'leased',
+            sequence: 0,
+            atMs: nowMs,
+            jobId: job.id,
+            queue,
+            type: job.type,
+            attempt: job.attempt,
+            leaseDeadlineMs,
+            workerId: request.workerId,
+          });
+        }
+      }
       // Jobs with their own lease_ms end at this deadline or later, never earlier.
       this.ctx.wakeAt(tx, leaseDeadlineMs);
       this.ctx.emit(tx, { kind: 'reserved', queue, count: leased, waitMsTotal, waitMsMax });

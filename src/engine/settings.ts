@@ -268,6 +268,18 @@ export interface EngineLimits {
   maxPageSize: number;
   /** Schedules the server keeps (from the config and the API together). */
   maxSchedules: number;
+  /** Largest job result an ack may carry, in bytes. */
+  maxResultBytes: number;
+  /** Largest progress document (JSON) a worker may report, in bytes. */
+  maxProgressBytes: number;
+  /** Event subscriptions (Events streams) open at once, across all callers. */
+  maxEventSubscribers: number;
+  /** Events kept for subscribers to catch up or resume from: at most this many… */
+  eventBacklogEvents: number;
+  /** …and at most this many bytes (estimated: results, errors and progress documents included). */
+  eventBacklogBytes: number;
+  /** How long the backlog keeps recording after the last subscriber left, so it can resume. */
+  eventResumeWindowMs: number;
 }
 
 export const defaultEngineLimits: Readonly<EngineLimits> = Object.freeze({
@@ -286,6 +298,12 @@ export const defaultEngineLimits: Readonly<EngineLimits> = Object.freeze({
   maxWaiters: 10_000,
   maxPageSize: 1000,
   maxSchedules: 1000,
+  maxResultBytes: 64 * 1024,
+  maxProgressBytes: 4 * 1024,
+  maxEventSubscribers: 1000,
+  eventBacklogEvents: 50_000,
+  eventBacklogBytes: 32 * 1024 * 1024,
+  eventResumeWindowMs: 5 * MINUTE_MS,
 });
 
 /** The shape names must have: queue names and job types. */

@@ -13,14 +13,15 @@ import { cancelledMessage, finishCancelled } from './cancel.ts';
 import type { EngineContext } from './context.ts';
 import { SeppError } from './errors.ts';
 import { appendError } from './job-rows.ts';
+import { resultContentTypeOf } from './results.ts';
 import type {
+  Ack,
   DeadReason,
   ExtendRequest,
   JobState,
   NackDirective,
   NackRequest,
   NackResult,
-  Settle,
   SettleOutcome,
 } from './types.ts';
 
@@ -31,20 +32,23 @@ export class Settler {
    * Throws when the ack changed nothing; returns the `job_cancelled` outcome,
    * whose change (the job is now cancelled) must commit before it is answered.
    */
-  ack(tx: Transaction, settle: Settle): SettleOutcome {
-    const outcome = this.tryAck(tx, settle);
+  ack(tx: Transaction, ack: Ack): SettleOutcome {
+    const outcome = this.tryAck(tx, ack);
     if (!outcome.ok && outcome.code !== 'job_cancelled') throw new SeppError(outcome.code, outcome.message);
     return outcome;
   }
 
-  tryAck(tx: Transaction, { jobId, attempt }: Settle): SettleOutcome {
+  /** Acks one job; the caller has checked its result (checkAckResult). */
+  tryAck(tx: Transaction, ack: Ack): SettleOutcome {
     const { sql, queues, clock } = this.ctx;
+    const { jobId, attempt } = ack;
     if (!queues.anyKeepsCompleted) {
       // The common case in one statement; only a refused ack reads the row to say why.
       const deleted = sql.deleteLeased.get(jobId, attempt);
       if (deleted !== undefined) {
         this.ctx.count(deleted.queue, 'leased', null, 1);
         this.ctx.emit(tx, { kind: 'acked', queue: deleted.queue, count: 1 });
+        if (this.ctx.events.recording) this.recordCompleted(tx, ack, deleted, false);
         return { ok: true };
       }
     }
@@ -52,18 +56,48 @@ export class Settler {
     const problem = settleProblem(row, jobId, attempt);
     if (problem) return problem;
     if (row!.cancelled_at_ms !== null) {
+      // Asked to stop: the attempt ends cancelled, and a result it carried is not kept.
       finishCancelled(this.ctx, tx, row!, null);
       return { ok: false, code: 'job_cancelled', message: cancelledMessage(row!) };
     }
-    if (queues.settingsFor(row!.queue).completedRetentionMs > 0) {
-      sql.completeLeased.run({ id: jobId, attempt, now_ms: clock.nowMs() });
+    const retained = queues.settingsFor(row!.queue).completedRetentionMs > 0;
+    if (retained) {
+      sql.completeLeased.run({
+        id: jobId,
+        attempt,
+        now_ms: clock.nowMs(),
+        result: ack.result ?? null,
+        result_content_type: resultContentTypeOf(ack),
+      });
       this.ctx.count(row!.queue, 'leased', 'completed', 1);
     } else {
       sql.deleteLeased.run(jobId, attempt);
       this.ctx.count(row!.queue, 'leased', null, 1);
     }
     this.ctx.emit(tx, { kind: 'acked', queue: row!.queue, count: 1 });
+    if (this.ctx.events.recording) this.recordCompleted(tx, ack, row!, retained);
     return { ok: true };
+  }
+
+  private recordCompleted(
+    tx: Transaction,
+    ack: Ack,
+    job: { queue: string; type: string },
+    retained: boolean,
+  ) {
+    this.ctx.record(tx, {
+      kind: 'completed',
+      sequence: 0,
+      atMs: this.ctx.clock.nowMs(),
+      jobId: ack.jobId,
+      queue: job.queue,
+      type: job.type,
+      attempt: ack.attempt,
+      // A copy: the request's bytes may be a view of a whole received message.
+      result: ack.result === undefined ? null : new Uint8Array(ack.result),
+      resultContentType: resultContentTypeOf(ack),
+      retained,
+    });
   }
 
   nack(tx: Transaction, request: NackRequest): NackResult {
@@ -122,10 +156,20 @@ export class Settler {
     );
     const attemptsUsed = row.attempt - row.attempt_base;
     const exhausted = attemptsUsed >= row.max_attempts;
+    const { recording } = this.ctx.events;
+    const about = {
+      sequence: 0,
+      atMs: nowMs,
+      jobId: row.id,
+      queue: row.queue,
+      type: row.type,
+      attempt: row.attempt,
+    };
     if (directive.kind === 'dead_letter' || exhausted) {
       const deadReason: DeadReason =
         directive.kind === 'dead_letter' ? 'dead_lettered' : (reason ?? 'attempts_exhausted');
       this.ctx.emit(tx, { kind: 'dead_lettered', queue: row.queue, reason: deadReason, count: 1 });
+      if (recording) this.ctx.record(tx, { ...about, kind: 'dead_lettered', reason: deadReason, error });
       sql.deadLetterJob.run({
         seq: row.seq,
         dead_reason: deadReason,
@@ -146,11 +190,13 @@ export class Settler {
     this.ctx.count(row.queue, row.state as JobState, state, 1);
     if (state === 'ready') this.ctx.jobsReady(tx, row.queue, 1);
     else this.ctx.wakeAt(tx, runAtMs);
+    if (recording) this.ctx.record(tx, { ...about, kind: 'retry_scheduled', state, runAtMs, error });
     return { state, runAtMs };
   }
 }
 
-function settleProblem(
+/** Why a settlement of `attempt` cannot apply to the job as stored; null when it can. */
+export function settleProblem(
   row: AttemptRow | undefined,
   jobId: string,
   attempt: number,

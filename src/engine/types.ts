@@ -138,6 +138,34 @@ export interface Settle {
   attempt: number;
 }
 
+/** An ack, optionally with the job's result. */
+export interface Ack extends Settle {
+  /**
+   * What the job produced, at most limits.maxResultBytes. Kept with the job
+   * while its queue retains completed jobs, and sent in the `completed` event.
+   */
+  result?: Uint8Array;
+  /** MIME type of the result; default `application/octet-stream`. Ignored without a result. */
+  resultContentType?: string;
+}
+
+/** How far along a job is, as its worker last reported. */
+export interface JobProgress {
+  /** 0 to 100; null when the worker never reported a percentage. */
+  percent: number | null;
+  /** A JSON document (text); null when the worker never reported one. */
+  json: string | null;
+  atMs: number;
+}
+
+/** A progress report of the lease `attempt`: a percentage, a JSON document, or both. */
+export interface ProgressReport extends Settle {
+  /** 0 to 100. */
+  percent?: number;
+  /** A JSON document, at most limits.maxProgressBytes. */
+  json?: string;
+}
+
 export type NackDirective =
   /** The queue's exponential backoff. */
   | { kind: 'backoff' }
@@ -205,6 +233,11 @@ export interface JobInfo {
   cancelledAtMs: number | null;
   /** Who asked for the cancel. */
   cancelledBy: string | null;
+  /** What the ack carried; null when it carried none (or the job is not completed). */
+  result: Buffer | null;
+  resultContentType: string | null;
+  /** The latest progress report of the current (or last) attempt; null when none. */
+  progress: JobProgress | null;
   /** The job's group; null when it has none. */
   group: string | null;
 }

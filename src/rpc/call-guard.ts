@@ -162,9 +162,22 @@ export class GuardedCall<Req, Res> {
     }
   }
 
-  write(message: Res): boolean {
+  /** Writes `message`; `onWritten` runs once grpc-js has handed it to HTTP/2 (never if the call is over). */
+  write(message: Res, onWritten?: () => void): boolean {
     if (this.closed) return true;
-    return this.call.write(message);
+    if (onWritten === undefined) return this.call.write(message);
+    return this.call.write(message, () => this.guard(onWritten));
+  }
+
+  /**
+   * Runs `listener` once the call's HTTP/2 stream is gone (grpc-js reports it
+   * as `cancelled`, also after a status was sent). Unlike `onFinish`, which
+   * runs when the call is ended, this waits while messages are still buffered
+   * for a client that does not read them (at once if the stream is gone).
+   */
+  onStreamClosed(listener: () => void): void {
+    if (this.call.cancelled) this.guard(listener);
+    else this.call.once('cancelled', () => this.guard(listener));
   }
 
   pause(): void {

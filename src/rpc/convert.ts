@@ -10,6 +10,7 @@ import {
   type EnqueueJob,
   type EnqueueResult,
   type Job,
+  type JobProgress,
   JobState,
   type LeasedJob,
   RejectionReason as ProtoRejectionReason,
@@ -21,7 +22,11 @@ import {
   type QueueSettingValue,
   SettingSource,
 } from '../../clients/typescript/src/gen/sepp/v1/queue.js';
-import type { NackRequest } from '../../clients/typescript/src/gen/sepp/v1/work.js';
+import type {
+  AckRequest,
+  NackRequest,
+  ReportProgressRequest,
+} from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { type WorkerInfo, WorkerTransport } from '../../clients/typescript/src/gen/sepp/v1/workers.js';
 import type { WorkerInfo as EngineWorkerInfo } from '../engine/admin-types.ts';
 import type { JobRejection, RejectionReason } from '../engine/errors.ts';
@@ -34,15 +39,18 @@ import {
   queueSettingName,
 } from '../engine/settings.ts';
 import type {
+  Ack,
   EnqueueAccepted as EngineAccepted,
   DeadReason as EngineDeadReason,
   EnqueueRequest as EngineEnqueueRequest,
   EnqueueResult as EngineEnqueueResult,
+  JobProgress as EngineJobProgress,
   JobState as EngineJobState,
   LeasedJob as EngineLeasedJob,
   QueueInfo as EngineQueueInfo,
   JobInfo,
   NackDirective,
+  ProgressReport,
 } from '../engine/types.ts';
 
 export function enqueueRequestFromProto(job: EnqueueJob | undefined): EngineEnqueueRequest {
@@ -143,7 +151,7 @@ export function jobStateFromProto(state: JobState): EngineJobState | undefined {
   return undefined;
 }
 
-const deadReasonToProto: Record<EngineDeadReason, DeadReason> = {
+export const deadReasonToProto: Record<EngineDeadReason, DeadReason> = {
   attempts_exhausted: DeadReason.ATTEMPTS_EXHAUSTED,
   lease_expired: DeadReason.LEASE_EXPIRED,
   dead_lettered: DeadReason.DEAD_LETTERED,
@@ -186,6 +194,12 @@ export function jobToProto(job: JobInfo, withPayload: boolean): Job {
     expiresAtMs: job.expiresAtMs ?? 0,
     cancelledAtMs: job.cancelledAtMs ?? 0,
     cancelledBy: job.cancelledBy ?? '',
+    result:
+      job.result === null
+        ? undefined
+        : { data: withPayload ? job.result : Buffer.alloc(0), contentType: job.resultContentType ?? '' },
+    resultBytes: job.result?.byteLength ?? 0,
+    progress: job.progress === null ? undefined : progressToProto(job.progress),
     group: job.group ?? '',
   };
 }
@@ -194,6 +208,31 @@ const expiredActionToProto: Record<EngineExpiredAction, ExpiredAction> = {
   dead_letter: ExpiredAction.DEAD_LETTER,
   delete: ExpiredAction.DELETE,
 };
+export function progressToProto(progress: EngineJobProgress): JobProgress {
+  return {
+    percent: progress.percent ?? 0,
+    hasPercent: progress.percent !== null,
+    json: progress.json ?? '',
+    reportedAtMs: progress.atMs,
+  };
+}
+
+/** An ack as the engine takes it: the result only when the request carries one. */
+export function ackFromProto(request: AckRequest, jobId: string, attempt: number): Ack {
+  if (request.result === undefined) return { jobId, attempt };
+  return { jobId, attempt, result: request.result.data, resultContentType: request.result.contentType };
+}
+
+export function progressReportFromProto(
+  request: ReportProgressRequest,
+  jobId: string,
+  attempt: number,
+): ProgressReport {
+  const report: ProgressReport = { jobId, attempt };
+  if (request.hasPercent) report.percent = request.percent;
+  if (request.json !== '') report.json = request.json;
+  return report;
+}
 
 export function queueSettingsToProto(settings: QueueSettings): ProtoQueueSettings {
   return {

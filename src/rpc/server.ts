@@ -14,6 +14,7 @@ import { type ApiKey, Authenticator } from './auth.ts';
 import { createBackupHandler } from './backup-stream.ts';
 import type { BugReporter } from './call-guard.ts';
 import { type ConnectionStats, Connections } from './connections.ts';
+import { createEventsHandler } from './events-stream.ts';
 import { descriptorSetBase64 } from './gen/descriptor-set.js';
 import { routeGrpcLogs } from './grpc-logging.ts';
 import type { RpcObserver } from './observer.ts';
@@ -144,6 +145,7 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
     produce: createProduceHandler(ctx, onBug),
     work: createWorkHandler(ctx, onBug),
     backup: createBackupHandler(ctx, options.dataDir, onBug),
+    events: createEventsHandler(ctx, onBug),
   });
 
   const health = new HealthImplementation({ '': 'SERVING', [serviceName]: 'SERVING' });

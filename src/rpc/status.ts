@@ -13,6 +13,7 @@ export const grpcStatusOf: Record<SeppErrorCode, status> = {
   failed_precondition: status.FAILED_PRECONDITION,
   already_exists: status.ALREADY_EXISTS,
   resource_exhausted: status.RESOURCE_EXHAUSTED,
+  out_of_range: status.OUT_OF_RANGE,
   unauthenticated: status.UNAUTHENTICATED,
   permission_denied: status.PERMISSION_DENIED,
   unavailable: status.UNAVAILABLE,

@@ -15,6 +15,7 @@ import { answerUnary, type BugReporter } from './call-guard.ts';
 import { createControlHandlers } from './control-handlers.ts';
 import {
   acceptedToProto,
+  ackFromProto,
   deadReasonFromProto,
   enqueueRequestFromProto,
   enqueueResultToProto,
@@ -22,6 +23,8 @@ import {
   jobToProto,
   leasedJobToProto,
   nackDirectiveFromProto,
+  progressReportFromProto,
+  progressToProto,
   queueInfoToProto,
   queueSettingsToProto,
   rejectionReasonToProto,
@@ -40,7 +43,7 @@ import { createScheduleHandlers } from './schedule-handlers.ts';
 import type { Unary } from './unary-wrapper.ts';
 import { requireAttempt, requireJobId, requireString } from './validate-fields.ts';
 
-type UnaryHandlers = Omit<QueueServiceServer, 'produce' | 'work' | 'backup'>;
+type UnaryHandlers = Omit<QueueServiceServer, 'produce' | 'work' | 'backup' | 'events'>;
 
 const settleOutcomeToProto = {
   not_found: SettleOutcome.NOT_FOUND,
@@ -158,16 +161,15 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
 
     ack: unary('Ack', 'work', async (req, _call, _caller, observation) => {
       observation.annotate({ jobId: req.jobId, attempt: req.attempt });
-      await engine.ack({ jobId: requireJobId(req.jobId), attempt: requireAttempt(req.attempt) });
+      await engine.ack(ackFromProto(req, requireJobId(req.jobId), requireAttempt(req.attempt)));
       return {};
     }),
 
     ackBatch: unary('AckBatch', 'work', async (req: AckBatchRequest, _call, _caller, observation) => {
       observation.annotate({ jobs: req.acks.length });
-      const settles = req.acks.map((a, i) => ({
-        jobId: requireJobId(a.jobId, `acks[${i}].job_id`),
-        attempt: requireAttempt(a.attempt),
-      }));
+      const settles = req.acks.map((a, i) =>
+        ackFromProto(a, requireJobId(a.jobId, `acks[${i}].job_id`), requireAttempt(a.attempt)),
+      );
       if (settles.length === 0) throw new SeppError('invalid_argument', 'acks: the batch is empty');
       const outcomes = await engine.ackBatch(settles);
       return {
@@ -197,6 +199,14 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
         attempt: requireAttempt(req.attempt),
         leaseMs: req.leaseDurationMs,
       });
+    }),
+
+    reportProgress: unary('ReportProgress', 'work', async (req, _call, _caller, observation) => {
+      observation.annotate({ jobId: req.jobId, attempt: req.attempt });
+      const progress = await engine.reportProgress(
+        progressReportFromProto(req, requireJobId(req.jobId), requireAttempt(req.attempt)),
+      );
+      return { progress: progressToProto(progress) };
     }),
 
     getJob: unary('GetJob', 'read', (req, _call, _caller, observation) => {

@@ -24,18 +24,26 @@ import type {
 } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import type { CancelNotice } from '../engine/control-types.ts';
 import { SeppError, toSeppError } from '../engine/errors.ts';
-import type { Settle } from '../engine/types.ts';
+import { checkAckResult } from '../engine/results.ts';
+import type { Ack } from '../engine/types.ts';
 import type { WorkerHandle } from '../engine/worker-registry.ts';
 import { attempt, type BugReporter, type GuardedCall, guardBidi, reportIfBug } from './call-guard.ts';
-import { jobStateToProto, leasedJobToProto, nackDirectiveFromProto } from './convert.ts';
+import {
+  ackFromProto,
+  jobStateToProto,
+  leasedJobToProto,
+  nackDirectiveFromProto,
+  progressReportFromProto,
+  progressToProto,
+} from './convert.ts';
 import { ReadGate } from './flow-control.ts';
 import { metadataTraceContext, type TraceContext, unobserved } from './observer.ts';
 import { admit, MalformedRequest, type OpenStream, type RpcContext } from './rpc-context.ts';
 import { requireAttempt, requireJobId } from './validate-fields.ts';
 import { WorkOutbox } from './work-outbox.ts';
 
-/** An ack, nack or extend, from its own message or from a batch. */
-type Settlement = NonNullable<WorkRequest['kind']> & { $case: 'ack' | 'nack' | 'extend' };
+/** An ack, nack, extend or progress report, from its own message or from a batch. */
+type Settlement = NonNullable<WorkRequest['kind']> & { $case: 'ack' | 'nack' | 'extend' | 'progress' };
 
 /** Settlements being committed per stream; beyond it the stream stops reading. */
 const maxSettlementsInFlight = 1024;
@@ -141,7 +149,7 @@ class WorkStream implements OpenStream {
       this.fail(
         new SeppError(
           'invalid_argument',
-          'kind: every Work message is a subscribe, credit, ack, nack or extend',
+          'kind: every Work message is a subscribe, credit, ack, nack, extend, progress or batch',
         ),
       );
       return;
@@ -196,7 +204,7 @@ class WorkStream implements OpenStream {
         this.fail(
           new SeppError(
             'invalid_argument',
-            `batch.settlements[${index}].kind: every settlement is an ack, nack or extend`,
+            `batch.settlements[${index}].kind: every settlement is an ack, nack, extend or progress`,
           ),
         );
         return;
@@ -228,14 +236,13 @@ class WorkStream implements OpenStream {
         this.onSettlement(chunk[0]!.requestId, { $case: 'ack', value: chunk[0]!.value });
         continue;
       }
-      const valid: { requestId: number; value: AckRequest; settle: Settle }[] = [];
+      const valid: { requestId: number; value: AckRequest; settle: Ack }[] = [];
       for (const { requestId, value } of chunk) {
         try {
-          valid.push({
-            requestId,
-            value,
-            settle: { jobId: requireJobId(value.jobId), attempt: requireAttempt(value.attempt) },
-          });
+          const ack = ackFromProto(value, requireJobId(value.jobId), requireAttempt(value.attempt));
+          // A bad result is this ack's own failure, not its batch's.
+          checkAckResult(ack, this.ctx.engine.limits);
+          valid.push({ requestId, value, settle: ack });
         } catch (error) {
           this.settle(requestId, 'ack', value, () => Promise.reject(error));
         }
@@ -273,11 +280,22 @@ class WorkStream implements OpenStream {
     switch (kind.$case) {
       case 'ack':
         this.settle(requestId, 'ack', kind.value, async () => {
-          await this.ctx.engine.ack({
-            jobId: requireJobId(kind.value.jobId),
-            attempt: requireAttempt(kind.value.attempt),
-          });
+          await this.ctx.engine.ack(
+            ackFromProto(kind.value, requireJobId(kind.value.jobId), requireAttempt(kind.value.attempt)),
+          );
           return { $case: 'ack', value: {} };
+        });
+        return;
+      case 'progress':
+        this.settle(requestId, 'progress', kind.value, async () => {
+          const progress = await this.ctx.engine.reportProgress(
+            progressReportFromProto(
+              kind.value,
+              requireJobId(kind.value.jobId),
+              requireAttempt(kind.value.attempt),
+            ),
+          );
+          return { $case: 'progress', value: { progress: progressToProto(progress) } };
         });
         return;
       case 'nack':

@@ -159,7 +159,9 @@ export function prepareAdminStatements(db: Db) {
     requeueJob: db.prepare<[{ seq: number; now_ms: number }]>(
       `UPDATE jobs SET state = 'ready', attempt_base = attempt, run_at_ms = @now_ms, dead_reason = NULL,
                        failed_at_ms = NULL, completed_at_ms = NULL, leased_at_ms = NULL, lease_deadline_ms = NULL,
-                       worker_id = NULL, expires_at_ms = NULL, cancelled_at_ms = NULL, cancelled_by = NULL
+                       worker_id = NULL, expires_at_ms = NULL, cancelled_at_ms = NULL, cancelled_by = NULL,
+                       result = NULL, result_content_type = NULL,
+                       progress_percent = NULL, progress_json = NULL, progress_at_ms = NULL
         WHERE seq = @seq AND state IN ('dead', 'completed', 'cancelled')`,
     ),
     /** Ready or scheduled → dead (reason dead_lettered), keeping its error history. */
@@ -176,10 +178,16 @@ export function prepareAdminStatements(db: Db) {
     deleteQueue: db.prepare<[string]>('DELETE FROM queues WHERE name = ?'),
 
     // ---- bulk changes, in chunks
-    /** Deletes up to @limit jobs of a queue in one state (purge of ready and scheduled). */
-    deleteStateChunk: db.prepare<[{ queue: string; state: string; limit: number }], DeletedRow>(
+    /**
+     * Deletes up to @limit jobs of a queue in one state (purge of ready and scheduled):
+     * their keys, to release them, and their types and attempts, for events.
+     */
+    deleteStateChunk: db.prepare<
+      [{ queue: string; state: string; limit: number }],
+      DeletedRow & { type: string; attempt: number }
+    >(
       `DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = @state LIMIT @limit)
-        RETURNING id, idempotency_key`,
+        RETURNING id, idempotency_key, type, attempt`,
     ),
     requeueDeadChunkByReason: db.prepare<[{ queue: string; reason: string; now_ms: number; limit: number }]>(
       `UPDATE jobs SET state = 'ready', attempt_base = attempt, run_at_ms = @now_ms, dead_reason = NULL, failed_at_ms = NULL,

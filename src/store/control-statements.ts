@@ -1,5 +1,5 @@
 /**
- * The statements of job control (schema/0008_job_control.sql): cancelling
+ * The statements of job control (schema/0009_job_control.sql): cancelling
  * jobs and cancel requests for running ones, changing waiting jobs, expiry,
  * and idempotency keys that follow their jobs. None is on the path of a job
  * that uses none of these features, except the one index probe that a keyed
@@ -13,6 +13,7 @@ export interface ControlRow {
   seq: number;
   id: string;
   queue: string;
+  type: string;
   state: string;
   priority: number;
   attempt: number;
@@ -30,6 +31,8 @@ export interface ExpiredRow {
   seq: number;
   id: string;
   queue: string;
+  type: string;
+  attempt: number;
   state: string;
   idempotency_key: string | null;
   expires_at_ms: number;
@@ -48,7 +51,7 @@ const typeFilter = '(@type IS NULL OR type = @type)';
 export function prepareControlStatements(db: Db) {
   return {
     controlRowById: db.prepare<[string], ControlRow>(
-      `SELECT seq, id, queue, state, priority, attempt, run_at_ms, expires_at_ms, worker_id, idempotency_key,
+      `SELECT seq, id, queue, type, state, priority, attempt, run_at_ms, expires_at_ms, worker_id, idempotency_key,
               cancelled_at_ms, cancelled_by, completed_at_ms
          FROM jobs WHERE id = ?`,
     ),
@@ -73,11 +76,11 @@ export function prepareControlStatements(db: Db) {
     /** Up to @limit scheduled or ready jobs of a queue (and type) → cancelled. */
     cancelWaitingChunk: db.prepare<
       [ChunkParams & { now_ms: number; by: string | null }],
-      { id: string; idempotency_key: string | null }
+      { id: string; idempotency_key: string | null; type: string; attempt: number }
     >(
       `UPDATE jobs SET state = 'cancelled', cancelled_at_ms = @now_ms, cancelled_by = @by
         WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = @state AND ${typeFilter} LIMIT @limit)
-        RETURNING id, idempotency_key`,
+        RETURNING id, idempotency_key, type, attempt`,
     ),
     /** Cancel requests on up to @limit leased jobs of a queue (and type) that have none yet. */
     requestCancelChunk: db.prepare<
@@ -123,7 +126,7 @@ export function prepareControlStatements(db: Db) {
 
     // ---- expiry (index jobs_expiry; the WHERE repeats the index's so the planner may use it)
     expiredWaiting: db.prepare<[{ now_ms: number; limit: number }], ExpiredRow>(
-      `SELECT seq, id, queue, state, idempotency_key, expires_at_ms FROM jobs
+      `SELECT seq, id, queue, type, attempt, state, idempotency_key, expires_at_ms FROM jobs
         WHERE expires_at_ms IS NOT NULL AND state IN ('scheduled', 'ready') AND expires_at_ms <= @now_ms
         ORDER BY expires_at_ms LIMIT @limit`,
     ),

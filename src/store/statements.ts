@@ -36,6 +36,11 @@ export interface JobRow {
   expires_at_ms: number | null;
   cancelled_at_ms: number | null;
   cancelled_by: string | null;
+  result: Buffer | null;
+  result_content_type: string | null;
+  progress_percent: number | null;
+  progress_json: string | null;
+  progress_at_ms: number | null;
   /** The job's group (docs/flow-control.md); NULL when it has none. */
   group_key: string | null;
 }
@@ -74,6 +79,7 @@ export type AttemptRow = Pick<
   | 'seq'
   | 'id'
   | 'queue'
+  | 'type'
   | 'state'
   | 'attempt'
   | 'max_attempts'
@@ -114,7 +120,7 @@ export interface DeletedRow {
 export const leasedColumns =
   'seq, id, queue, type, payload, content_type, priority, attempt, max_attempts, attempt_base, lease_deadline_ms, enqueued_at_ms, run_at_ms, metadata_json, traceparent, tracestate, idempotency_key, last_error, expires_at_ms, group_key';
 const attemptColumns =
-  'seq, id, queue, state, attempt, max_attempts, attempt_base, errors_json, cancelled_at_ms, cancelled_by';
+  'seq, id, queue, type, state, attempt, max_attempts, attempt_base, errors_json, cancelled_at_ms, cancelled_by';
 
 /**
  * What a lease sets, for every statement that leases (here and in flow-statements.ts).
@@ -212,23 +218,44 @@ export function prepareStatements(db: Db) {
 
     // ---- settle
     /**
-     * Ack when completed jobs are not kept: the job's queue, or nothing when it was not
+     * Ack when completed jobs are not kept: the job's queue and type, or nothing when it was not
      * leased at that attempt or a cancel was asked for (the ack then reads the row to say why).
      */
-    deleteLeased: db.prepare<[string, number], { queue: string }>(
-      "DELETE FROM jobs WHERE id = ? AND state = 'leased' AND attempt = ? AND cancelled_at_ms IS NULL RETURNING queue",
+    deleteLeased: db.prepare<[string, number], { queue: string; type: string }>(
+      "DELETE FROM jobs WHERE id = ? AND state = 'leased' AND attempt = ? AND cancelled_at_ms IS NULL RETURNING queue, type",
     ),
-    /** Ack when the queue keeps completed jobs. */
-    completeLeased: db.prepare<[{ id: string; attempt: number; now_ms: number }]>(
-      `UPDATE jobs SET state = 'completed', completed_at_ms = @now_ms, lease_deadline_ms = NULL
+    /** Ack when the queue keeps completed jobs: kept with its result (NULL when the ack carried none). */
+    completeLeased: db.prepare<
+      [
+        {
+          id: string;
+          attempt: number;
+          now_ms: number;
+          result: Uint8Array | null;
+          result_content_type: string | null;
+        },
+      ]
+    >(
+      `UPDATE jobs SET state = 'completed', completed_at_ms = @now_ms, lease_deadline_ms = NULL,
+                       result = @result, result_content_type = @result_content_type
         WHERE id = @id AND state = 'leased' AND attempt = @attempt AND cancelled_at_ms IS NULL`,
+    ),
+    /** A progress report of the lease @attempt: NULL leaves that part as it was. */
+    reportProgress: db.prepare<
+      [{ id: string; attempt: number; percent: number | null; json: string | null; now_ms: number }],
+      { progress_percent: number | null; progress_json: string | null }
+    >(
+      `UPDATE jobs SET progress_percent = coalesce(@percent, progress_percent),
+                       progress_json = coalesce(@json, progress_json), progress_at_ms = @now_ms
+        WHERE id = @id AND state = 'leased' AND attempt = @attempt
+        RETURNING progress_percent, progress_json`,
     ),
     extendLeased: db.prepare<[{ id: string; attempt: number; lease_deadline_ms: number }]>(
       `UPDATE jobs SET lease_deadline_ms = @lease_deadline_ms
         WHERE id = @id AND state = 'leased' AND attempt = @attempt`,
     ),
     attemptById: db.prepare<[string], AttemptRow>(`SELECT ${attemptColumns} FROM jobs WHERE id = ?`),
-    /** A failed attempt with attempts left: back to ready or scheduled. */
+    /** A failed attempt with attempts left: back to ready or scheduled; the next attempt reports its own progress. */
     retryJob: db.prepare<
       [
         {
@@ -241,7 +268,8 @@ export function prepareStatements(db: Db) {
       ]
     >(
       `UPDATE jobs SET state = @state, run_at_ms = @run_at_ms, lease_deadline_ms = NULL,
-                       last_error = @last_error, errors_json = @errors_json
+                       last_error = @last_error, errors_json = @errors_json,
+                       progress_percent = NULL, progress_json = NULL, progress_at_ms = NULL
         WHERE seq = @seq`,
     ),
     deadLetterJob: db.prepare<

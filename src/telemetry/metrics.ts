@@ -32,6 +32,8 @@ import { type ConnectionCounts, observeConnections } from './connection-metrics.
 export interface MetricsSource {
   listQueues(): QueueInfo[];
   readonly waitingReserves: number;
+  /** The job event backlog (src/engine/events): subscribers, events kept and their bytes. */
+  readonly eventBacklog: { subscribers: number; events: number; bytes: number };
   /** True while the disk is full (enqueues refused, workers draining). */
   readonly diskIsFull: boolean;
 }
@@ -225,6 +227,20 @@ export class Metrics {
       unit: '{request}',
       description: 'Reserve long-polls and Work streams waiting for a job now',
     });
+    // The event backlog (src/engine/events).
+    const upDown = (name: string, unit: string, description: string) =>
+      meter.createObservableUpDownCounter(name, { unit, description });
+    const subscribers = upDown('sepp.events.subscribers', '{stream}', 'Events streams subscribed now');
+    const backlogEvents = upDown(
+      'sepp.events.backlog',
+      '{event}',
+      'Job events kept in memory for subscribers to catch up or resume (0 while nobody subscribes)',
+    );
+    const backlogBytes = upDown(
+      'sepp.events.backlog.size',
+      'By',
+      'Estimated bytes of the job events kept (limits.event_backlog_bytes bounds it)',
+    );
     const leasedLimit = meter.createObservableGauge('sepp.queue.leased.limit', {
       unit: '{job}',
       description:
@@ -273,8 +289,22 @@ export class Metrics {
           this.observeFlow(result, queue, { leasedLimit, throttled, readyGroups });
         }
         result.observe(waiting, source.waitingReserves);
+        const backlog = source.eventBacklog;
+        result.observe(subscribers, backlog.subscribers);
+        result.observe(backlogEvents, backlog.events);
+        result.observe(backlogBytes, backlog.bytes);
       },
-      [depth, oldestReady, waiting, leasedLimit, throttled, readyGroups],
+      [
+        depth,
+        oldestReady,
+        waiting,
+        leasedLimit,
+        throttled,
+        readyGroups,
+        subscribers,
+        backlogEvents,
+        backlogBytes,
+      ],
     );
 
     fileSize.addCallback((result) => {

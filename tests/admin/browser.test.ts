@@ -70,7 +70,10 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sepp-browser-'));
   passwordHash = await hashPassword(user.password, testScrypt);
   t = await startTestServer({
-    toml: `[[admin.users]]\nname = "${user.name}"\nrole = "admin"\npassword_hash = "${passwordHash}"\n`,
+    toml:
+      `[[admin.users]]\nname = "${user.name}"\nrole = "admin"\npassword_hash = "${passwordHash}"\n` +
+      // Completed jobs are kept, so a job page can show a result.
+      '[queue_defaults]\ncompleted_retention_ms = "1h"\n',
     uiAssets: diskAssetSource(join(root, 'ui/dist')),
   });
   engine = t.server.engine;
@@ -463,4 +466,49 @@ test("an admin changes a queue's settings in the edit form: the file's message f
     problems.filter((p) => !/401 \(Unauthorized\)|400 \(Bad Request\)/.test(p)),
     [],
   );
+});
+
+test('the job page follows a running job’s progress live, then shows its result', async () => {
+  // Only what this page logs: the test before leaves its own problems in the shared list.
+  const seenBefore = problems.length;
+  // The test before stays logged in; this one starts from the login form.
+  await context.clearCookies();
+  const page = watch(await context.newPage());
+  await page.goto(`${adminUrl}/`);
+  await page.getByLabel('User name').fill(user.name);
+  await page.getByLabel('Password').fill(user.password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+  for (const cookie of await context.cookies()) registerSecret('session cookie', cookie.value);
+
+  const [id] = await enqueueJobs('kept', 1, 'render_report');
+  const [lease] = await engine.reserve({ queues: ['kept'], workerId: 'render-1' });
+  assert.equal(lease?.id, id);
+  const jobId = id!;
+  await engine.reportProgress({ jobId, attempt: 1, percent: 25, json: '{"step":"fetch"}' });
+  await page.goto(`${adminUrl}/jobs/${jobId}`);
+  const bar = page.getByRole('progressbar');
+  await bar.waitFor();
+  assert.equal(await bar.getAttribute('aria-valuenow'), '25');
+
+  // The page reads an unfinished job again every second: a new report shows up without a reload.
+  await engine.reportProgress({ jobId, attempt: 1, percent: 80, json: '{"step":"render","pages":12}' });
+  await page.locator('[role=progressbar][aria-valuenow="80"]').waitFor({ timeout: 5000 });
+  await page.getByText('"pages": 12').waitFor();
+  await page.waitForTimeout(500); // the bar's width transition
+  await shot(page, 'job-detail-progress-desktop');
+
+  await engine.ack({
+    jobId,
+    attempt: 1,
+    result: Buffer.from(JSON.stringify({ url: 'https://files.example.com/report-49.pdf', pages: 12 })),
+    resultContentType: 'application/json',
+  });
+  await page.getByRole('heading', { name: /^Result/ }).waitFor({ timeout: 5000 });
+  await page.getByText('"https://files.example.com/report-49.pdf"').waitFor();
+  await page.getByText('Completed').first().waitFor();
+  await shot(page, 'job-detail-result-desktop');
+  await page.close();
+  const unexpected = problems.slice(seenBefore).filter((p) => !/401 \(Unauthorized\)/.test(p));
+  assert.deepEqual(unexpected, []);
 });

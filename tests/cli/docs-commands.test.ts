@@ -173,6 +173,9 @@ const afterFlag: Readonly<Record<string, string>> = {
   '--target': 'queue:emails',
   '--run-at': '2026-05-01T09:00:00Z',
   '--delay': '30s',
+  '--timeout-ms': '5000',
+  '--job': '01a2365f-985c-7000-b7f9-d57e51622832',
+  '--kind': 'completed',
 };
 const byName: Readonly<Record<string, string>> = {
   QUEUE: 'emails',

@@ -212,6 +212,8 @@ for (const transport of ['stream', 'unary'] as const) {
       const info = await client.getServerInfo();
       assert.equal(info.durability, 'full');
       assert.equal(info.limits.maxBatchJobs, 1000);
+      assert.equal(info.limits.maxResultBytes, 64 * 1024);
+      assert.equal(info.limits.eventBacklogEvents, 50_000);
       assert.deepEqual(
         [info.limits.maxConnections, info.limits.maxStreamsPerConnection],
         [4096, 1000],

@@ -14,7 +14,10 @@
  * not give that: when it is full, Node queues stdout writes in the process,
  * and a kill loses them.) Stdout only says `ready` once the engine is open.
  *
- * Usage: crash-child.ts DATA_DIR LEDGER_FILE SEED
+ * Every ack carries the result `result:<jobId>`; with KEEP=1 the queue keeps
+ * completed jobs (and their results) for an hour, else it deletes them on ack.
+ *
+ * Usage: crash-child.ts DATA_DIR LEDGER_FILE SEED [KEEP]
  */
 import { openSync, writeSync } from 'node:fs';
 import { systemClock } from '../../src/engine/clock.ts';
@@ -25,7 +28,7 @@ import type { EnqueueRequest, LeasedJob } from '../../src/engine/types.ts';
 import { openDataDir } from '../../src/store/open.ts';
 import { intsFrom, mulberry32 } from '../helpers/prng.ts';
 
-const [dataDir, ledgerFile, seedArg] = process.argv.slice(2);
+const [dataDir, ledgerFile, seedArg, keepArg] = process.argv.slice(2);
 if (dataDir === undefined || ledgerFile === undefined) {
   throw new Error('usage: crash-child.ts DATA_DIR LEDGER_FILE SEED');
 }
@@ -33,7 +36,14 @@ const ledger = openSync(ledgerFile, 'a');
 const seed = Number(seedArg ?? 1);
 
 /** Leases are short so that leases of killed children expire, and are redelivered, in later cycles. */
-const crashQueueSettings = { maxAttempts: 1000, defaultLeaseMs: 1500 };
+const crashQueueSettings = {
+  maxAttempts: 1000,
+  defaultLeaseMs: 1500,
+  completedRetentionMs: keepArg === '1' ? 3_600_000 : 0,
+};
+
+/** What every ack of `jobId` carries, so a check can tell each result belongs to its job. */
+const resultOf = (jobId: string) => Buffer.from(`result:${jobId}`);
 
 const int = intsFrom(mulberry32(seed));
 
@@ -94,7 +104,9 @@ async function settle(job: LeasedJob): Promise<void> {
   const roll = int(0, 99);
   if (roll < 80) {
     report(`a ${job.id} ${job.attempt}`);
-    if (await tolerateLostLease(engine.ack({ jobId: job.id, attempt: job.attempt }))) {
+    if (
+      await tolerateLostLease(engine.ack({ jobId: job.id, attempt: job.attempt, result: resultOf(job.id) }))
+    ) {
       report(`A ${job.id} ${job.attempt}`);
     }
   } else if (roll < 90) {
@@ -115,7 +127,9 @@ async function worker(): Promise<void> {
     for (const job of jobs) report(`R ${job.id} ${job.attempt}`);
     if (jobs.length > 1 && int(0, 3) === 0) {
       for (const job of jobs) report(`a ${job.id} ${job.attempt}`);
-      const outcomes = await engine.ackBatch(jobs.map((j) => ({ jobId: j.id, attempt: j.attempt })));
+      const outcomes = await engine.ackBatch(
+        jobs.map((j) => ({ jobId: j.id, attempt: j.attempt, result: resultOf(j.id) })),
+      );
       outcomes.forEach((o, i) => {
         if (o.ok) report(`A ${jobs[i]!.id} ${jobs[i]!.attempt}`);
       });

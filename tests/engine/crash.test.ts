@@ -5,8 +5,10 @@
  * with SIGKILL at random moments, many times, on the same data directory.
  * After each kill: no acknowledged enqueue is lost, no acknowledged ack is
  * undone, no acked job was delivered again, attempts only grow, the counters
- * match the rows and SQLite's integrity check passes. At the end every job
- * that was never acked is still delivered.
+ * match the rows and SQLite's integrity check passes. In every other cycle the
+ * queue keeps completed jobs: then every job whose ack (with its result) was
+ * acknowledged before the kill is there, completed, with that result. At the
+ * end every job that was never acked is still delivered.
  *
  * Real time here (processes are killed), bounded: SEPP_CRASH_CYCLES (default
  * 10) cycles, each killed within a second of the child being ready.
@@ -49,7 +51,7 @@ function runChild(
   return new Promise((resolve, reject) => {
     const child: ChildProcess = spawn(
       process.execPath,
-      ['--import', 'tsx', childScript, dataDir, ledgerFile, String(seed + cycle)],
+      ['--import', 'tsx', childScript, dataDir, ledgerFile, String(seed + cycle), keeps(cycle) ? '1' : '0'],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let stdout = '';
@@ -96,20 +98,39 @@ function runChild(
   });
 }
 
-/** Reads a killed child's ledger; a cut last line was never a complete report. */
-function readLedger(ledgerFile: string, ledger: CrashLedger): void {
-  if (!existsSync(ledgerFile)) return;
+/** Whether the child of `cycle` runs its queue keeping completed jobs (and their results). */
+const keeps = (cycle: number) => cycle % 2 === 0;
+
+/** Reads a killed child's ledger (a cut last line was never a complete report); returns the jobs it acked. */
+function readLedger(ledgerFile: string, ledger: CrashLedger): string[] {
+  if (!existsSync(ledgerFile)) return [];
   const lines = readFileSync(ledgerFile, 'utf8').split('\n');
   lines.pop();
   for (const line of lines) ledger.record(line);
+  return lines.filter((line) => line.startsWith('A ')).map((line) => line.split(' ')[1]!);
 }
 
-/** Checks the killed child's database, read-only, against the ledger. */
-function verify(dataDir: string, ledger: CrashLedger): { rows: number; states: Record<string, number> } {
+/**
+ * Checks the killed child's database, read-only, against the ledger; `keptAcks`
+ * are jobs acked (with a result) by a child whose queue keeps completed jobs.
+ */
+function verify(
+  dataDir: string,
+  ledger: CrashLedger,
+  keptAcks: readonly string[],
+): { rows: number; states: Record<string, number> } {
   const snapshot = inspectDataDir(dataDir);
   assert.equal(snapshot.integrity, 'ok');
   assert.deepEqual(snapshot.counterMismatches, []);
   const problems = ledger.rowProblems(snapshot.rows);
+  for (const jobId of keptAcks) {
+    const row = snapshot.rows.get(jobId);
+    if (row?.state !== 'completed' || row.result?.toString() !== `result:${jobId}`) {
+      problems.push(
+        `acked job ${jobId} is ${row?.state ?? 'gone'} with result ${row?.result?.toString() ?? 'none'}`,
+      );
+    }
+  }
   assert.deepEqual(problems.slice(0, 20), [], `${problems.length} problems`);
   return { rows: snapshot.rows.size, states: snapshot.states };
 }
@@ -159,6 +180,7 @@ test(`crash: ${cycles} SIGKILLs under load lose no acknowledged operation`, {
   const int = intsFrom(mulberry32(seed));
   const log: string[] = [`crash test: seed ${seed} (SEPP_CRASH_SEED), data dir ${dataDir}`];
   let lockChecked = false;
+  let keptResults = 0;
   try {
     for (let cycle = 0; cycle < cycles; cycle++) {
       // Most kills hit the running load; every fourth may hit the start-up (open, migrations).
@@ -171,8 +193,9 @@ test(`crash: ${cycles} SIGKILLs under load lose no acknowledged operation`, {
         assert.throws(() => openDataDir(dataDir, { durability: 'full' }), DataDirInUseError);
         lockChecked = true;
       });
-      readLedger(ledgerFile, ledger);
-      const { rows, states } = verify(dataDir, ledger);
+      const acked = readLedger(ledgerFile, ledger);
+      const { rows, states } = verify(dataDir, ledger, keeps(cycle) ? acked : []);
+      if (keeps(cycle)) keptResults += acked.length;
       log.push(
         `cycle ${cycle}: killed ${result.killedAfterMs} ms after spawn ` +
           `(${result.readyAfterMs === null ? 'before ready' : `ready after ${result.readyAfterMs} ms`}); ` +
@@ -184,6 +207,8 @@ test(`crash: ${cycles} SIGKILLs under load lose no acknowledged operation`, {
     const drained = await drain(dataDir, ledger);
     log.push(`after the last crash: ${drained} jobs never acked were delivered and acked`);
     assert.ok(ledger.enqueued.size > 0 && ledger.acked.size > 0, 'the children did work');
+    log.push(`${keptResults} acked jobs checked for their result after a kill`);
+    assert.ok(keptResults > 0, 'some child kept completed jobs with results before it was killed');
   } finally {
     console.log(log.join('\n'));
     rmSync(dataDir, { recursive: true, force: true });

@@ -15,6 +15,8 @@
 export interface JobRowSummary {
   state: string;
   payload: Buffer;
+  /** The ack's result, kept while the queue retains completed jobs. */
+  result: Buffer | null;
 }
 
 export class CrashLedger {

@@ -33,11 +33,14 @@ export function inspectDataDir(dataDir: string): DataDirSnapshot {
     // Killed before the first migration committed: no tables yet.
     if (db.pragma('user_version', { simple: true }) === 0)
       return { integrity, counterMismatches: [], rows: new Map(), states: {} };
+    // SELECT *: a server killed during its first start may have stopped before the migration adding `result`.
     const rows = new Map(
       db
-        .prepare<[], { id: string; state: string; payload: Buffer }>('SELECT id, state, payload FROM jobs')
+        .prepare<[], { id: string; state: string; payload: Buffer; result?: Buffer | null }>(
+          'SELECT * FROM jobs',
+        )
         .all()
-        .map((r) => [r.id, { state: r.state, payload: r.payload }]),
+        .map((r) => [r.id, { state: r.state, payload: r.payload, result: r.result ?? null }]),
     );
     const states: Record<string, number> = {};
     for (const r of rows.values()) states[r.state] = (states[r.state] ?? 0) + 1;

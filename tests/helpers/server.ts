@@ -30,6 +30,8 @@ export interface TestServer {
   writeConfig(toml: string): void;
   /** Graceful shutdown, then start again on the same data directory (a restart) with the file as it is now. */
   restart(): Promise<TestServer>;
+  /** Graceful shutdown, then start again on the same data directory and gRPC port (clients keep their address). */
+  restartOnSamePort(): Promise<TestServer>;
   /** Shuts down and removes the data directory. */
   dispose(): Promise<void>;
 }
@@ -43,6 +45,8 @@ export interface TestServerOptions {
   tls?: { certPem: string; caPem: string };
   /** Where the server logs, besides the run's capture file (secret-log.ts); default nowhere else. */
   logger?: Logger;
+  /** The gRPC port to listen on; default any free one. */
+  grpcPort?: number;
   /** The admin UI's files (the API alone without them). */
   uiAssets?: AssetSource;
   /** Receives the log level a reload sets. */
@@ -61,7 +65,12 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   if (!options.keepConfig) writeConfig(options.toml ?? '');
   const load = () =>
     loadConfig({
-      flags: { config: configFile, dataDir, grpcListen: '127.0.0.1:0', adminListen: '127.0.0.1:0' },
+      flags: {
+        config: configFile,
+        dataDir,
+        grpcListen: `127.0.0.1:${options.grpcPort ?? 0}`,
+        adminListen: '127.0.0.1:0',
+      },
       // No 32 MiB disk reserve per test server (tests/faults/disk-full.test.ts sets its own).
       env: { SEPP_DISK_RESERVE_BYTES: '0', ...options.env },
     });
@@ -107,6 +116,10 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     async restart() {
       await stop();
       return startTestServer({ ...options, dataDir, keepConfig: true });
+    },
+    async restartOnSamePort() {
+      await stop();
+      return startTestServer({ ...options, dataDir, keepConfig: true, grpcPort: server.grpcPort });
     },
     async dispose() {
       if (disposed) return;

@@ -20,6 +20,7 @@ import { after, before, describe, test } from 'node:test';
 import type * as grpc from '@grpc/grpc-js';
 import { type Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import type { BackupChunk } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
+import type { EventsResponse } from '../../clients/typescript/src/gen/sepp/v1/events.js';
 import { DeadReason } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import type { ProduceRequest, ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
 import {
@@ -112,6 +113,18 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
   },
   Extend: {
     call: (c, md) => unary(call(c, c.extend, { jobId: missingJobId, attempt: 1, leaseDurationMs: 1000 }, md)),
+    allowedStatus: status.NOT_FOUND,
+  },
+  ReportProgress: {
+    call: (c, md) =>
+      unary(
+        call(
+          c,
+          c.reportProgress,
+          { jobId: missingJobId, attempt: 1, percent: 5, hasPercent: true, json: '' },
+          md,
+        ),
+      ),
     allowedStatus: status.NOT_FOUND,
   },
   GetJob: {
@@ -266,6 +279,17 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
   TriggerSchedule: {
     call: (c, md) => unary(call(c, c.triggerSchedule, { name: 'no-such-schedule' }, md)),
     allowedStatus: status.NOT_FOUND,
+  },
+  // Its first message (caught up) answers a subscription that starts now.
+  Events: {
+    call: (c, md) =>
+      firstAnswer(
+        c.events(
+          { queues: [], jobIds: [], kinds: [], afterSequence: 0, streamId: '', fromOldest: false },
+          md,
+        ) as grpc.ClientReadableStream<EventsResponse>,
+      ),
+    allowedStatus: status.OK,
   },
 };
 

@@ -85,7 +85,7 @@ test('stream messages carry their oneofs and correlation ids across the wire', (
   assert.deepEqual(ProduceResponse.decode(ProduceResponse.encode(failed).finish()), failed);
 });
 
-test('QueueService has exactly the published RPCs: Produce and Work bidirectional, Backup streams its answer', () => {
+test('QueueService has exactly the published RPCs: Produce and Work bidirectional, Backup and Events stream their answers', () => {
   const published = [
     'Enqueue',
     'EnqueueBatch',
@@ -95,6 +95,7 @@ test('QueueService has exactly the published RPCs: Produce and Work bidirectiona
     'AckBatch',
     'Nack',
     'Extend',
+    'ReportProgress',
     'GetJob',
     'CancelJob',
     'ListQueues',
@@ -112,6 +113,7 @@ test('QueueService has exactly the published RPCs: Produce and Work bidirectiona
     'Backup',
     'Produce',
     'Work',
+    'Events',
     'CreateSchedule',
     'UpdateSchedule',
     'GetSchedule',
@@ -135,6 +137,7 @@ test('QueueService has exactly the published RPCs: Produce and Work bidirectiona
   const streaming = methods.filter((m) => m.requestStream || m.responseStream);
   assert.deepEqual(streaming.map((m) => [m.path, m.requestStream, m.responseStream]).sort(), [
     ['/sepp.v1.QueueService/Backup', false, true],
+    ['/sepp.v1.QueueService/Events', false, true],
     ['/sepp.v1.QueueService/Produce', true, true],
     ['/sepp.v1.QueueService/Work', true, true],
   ]);

@@ -1,5 +1,5 @@
 /**
- * Migration 0008 widens the CHECK constraints of jobs.state and
+ * Migration 0009 widens the CHECK constraints of jobs.state and
  * jobs.dead_reason in place (writable_schema, as SQLite documents) on a
  * database that already holds jobs, keeps every row and counter, and a
  * migration whose edited definition does not parse is rolled back whole.
@@ -44,7 +44,7 @@ function fillBefore(db: Database.Database): void {
   });
 }
 
-test('0008 on a database with jobs: new states and columns, every row and counter kept', () => {
+test('0009 on a database with jobs: new states and columns, every row and counter kept', () => {
   withDatabase((db) => {
     fillBefore(db);
     const latest = migrate(db);

@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type ClientDuplexStream, type ServiceError, status } from '@grpc/grpc-js';
+import { type ClientDuplexStream, type ClientReadableStream, type ServiceError, status } from '@grpc/grpc-js';
+import type { EventsResponse } from '../../clients/typescript/src/gen/sepp/v1/events.js';
 import type { EnqueueJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import type { ProduceRequest, ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
 import type { WorkRequest, WorkResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
@@ -23,7 +24,7 @@ const rpc = (method: string, code: status, extra: Record<string, string> = {}) =
   ...extra,
 });
 
-function nextMessage<Req, T>(stream: ClientDuplexStream<Req, T>): Promise<T> {
+function nextMessage<Req, T>(stream: ClientDuplexStream<Req, T> | ClientReadableStream<T>): Promise<T> {
   return new Promise((resolve, reject) => {
     stream.once('data', resolve);
     stream.once('error', reject);
@@ -195,6 +196,34 @@ max_attempts = 1
     const database = sampleValue(samples, 'sepp_db_file_size', { sepp_db_file: 'database' });
     assert.ok(database !== undefined && database >= 4096, `database ${database}`);
     assert.notEqual(sampleValue(samples, 'sepp_db_file_size', { sepp_db_file: 'wal' }), undefined);
+  });
+
+  test('event subscribers and the backlog they keep: none before, one stream and its event while subscribed', async () => {
+    assert.equal(sampleValue(samples, 'sepp_events_subscribers'), 0);
+    assert.equal(sampleValue(samples, 'sepp_events_backlog'), 0, 'nothing is kept while nobody subscribes');
+    assert.equal(sampleValue(samples, 'sepp_events_backlog_size'), 0);
+    const c = t.client;
+    const stream = c.events({
+      queues: ['ev'],
+      jobIds: [],
+      kinds: [],
+      afterSequence: 0,
+      streamId: '',
+      fromOldest: false,
+    }) as ClientReadableStream<EventsResponse>;
+    try {
+      assert.equal((await nextMessage(stream)).caughtUp, true);
+      const delivered = nextMessage(stream);
+      await call(c, c.enqueue, { job: job('ev') });
+      assert.equal((await delivered).events.length, 1);
+      const now = (await scrape(t.metricsUrl)).samples;
+      assert.equal(sampleValue(now, 'sepp_events_subscribers'), 1);
+      assert.equal(sampleValue(now, 'sepp_events_backlog'), 1);
+      const bytes = sampleValue(now, 'sepp_events_backlog_size');
+      assert.ok(bytes !== undefined && bytes > 0, `backlog bytes ${bytes}`);
+    } finally {
+      stream.cancel();
+    }
   });
 
   test('/metrics shares the admin address with the admin API', async () => {

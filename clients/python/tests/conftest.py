@@ -56,6 +56,11 @@ backoff_jitter = 0
 [queues.py-full]
 max_depth = 1
 
+[queues.py-kept-stream]
+completed_retention_ms = "1h"
+
+[queues.py-kept-unary]
+completed_retention_ms = "1h"
 [queues.py-tenants]
 max_leased = 3
 group_max_leased = 1

@@ -18,21 +18,21 @@ import {
 import { ProduceStreamSender, UnaryBatchSender } from './batch-senders.ts';
 import { Connection, type ConnectOptions } from './connection.ts';
 import {
-  enqueueOutcomeOf,
-  enqueueRejectionOf,
   jobFromArgs,
   jobFromJson,
   jobFromSpec,
   queueInfoFromProto,
-  rejectionName,
   serverInfoFromProto,
   workerInfoFromProto,
 } from './convert.ts';
 import { EnqueueBatcher } from './enqueue-batcher.ts';
-import { JobRejectedError, SeppError, statusOfRejection } from './errors.ts';
+import { submitAtomic, submitBatch, submitOne } from './enqueue-calls.ts';
+import { SeppError } from './errors.ts';
+import { EventSubscription, type EventsOptions } from './events.ts';
 import type { EnqueueJob } from './gen/sepp/v1/job.js';
 import { Job, LeasedJob } from './jobs.ts';
-import { ackBatchCall, ackCall, extendCall, nackCall, reserveCall } from './lease-calls.ts';
+import { ackBatchCall, ackCall, extendCall, nackCall, progressCall, reserveCall } from './lease-calls.ts';
+import { encodeResult, type JobProgress, progressFields } from './results.ts';
 import { Schedules } from './schedules.ts';
 import {
   reloadConfigCall,
@@ -41,7 +41,9 @@ import {
   setQueueSettingsCall,
 } from './settings-calls.ts';
 import type {
+  AckOptions,
   AckResult,
+  AckSpec,
   AuditEntry,
   AuditQuery,
   CallOptions,
@@ -66,6 +68,7 @@ import type {
   ServerInfo,
   WorkerInfo,
 } from './types.ts';
+import { enqueueThenWait, type JobOutcome, type WaitOptions, waitForJob } from './wait.ts';
 import { Worker, type WorkerOptions } from './worker.ts';
 
 /** Counters of the enqueue path, for tuning and tests. */
@@ -151,7 +154,7 @@ export class SeppClient {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.enqueueOne(job, options.deadlineMs);
+    return submitOne(this.batcher, job, options.deadlineMs);
   }
 
   /** Enqueues one job whose payload is `value` as JSON (content type `application/json`). */
@@ -162,30 +165,7 @@ export class SeppClient {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.enqueueOne(job, options.deadlineMs);
-  }
-
-  private enqueueOne(job: EnqueueJob, deadlineMs: number | undefined): Promise<Enqueued> {
-    return new Promise<Enqueued>((resolve, reject) => {
-      this.batcher.submit([job], false, deadlineMs, (error, answer, offset) => {
-        if (error !== undefined) {
-          reject(error);
-          return;
-        }
-        const result = answer?.atomic === undefined ? answer?.results[offset] : undefined;
-        const outcome = result?.outcome;
-        if (outcome?.$case === 'accepted') {
-          resolve({ id: outcome.value.jobId, deduplicated: outcome.value.deduplicated });
-          return;
-        }
-        const rejection = enqueueRejectionOf(result, 0) ?? {
-          index: 0,
-          reason: 'invalid_job',
-          message: 'the server sent no result for this job',
-        };
-        reject(new JobRejectedError(statusOfRejection[rejection.reason], [rejection]));
-      });
-    });
+    return submitOne(this.batcher, job, options.deadlineMs);
   }
 
   /**
@@ -193,22 +173,12 @@ export class SeppClient {
    * job does not stop the others. Batches above the server's limit are split.
    */
   async enqueueBatch(jobs: readonly JobSpec[], options: CallOptions = {}): Promise<EnqueueOutcome[]> {
-    const protoJobs = jobs.map(jobFromSpec);
-    const max = this.connection.options.maxBatchJobs;
-    const chunks: Promise<EnqueueOutcome[]>[] = [];
-    for (let start = 0; start < protoJobs.length; start += max) {
-      const chunk = protoJobs.slice(start, start + max);
-      chunks.push(
-        new Promise((resolve, reject) => {
-          this.batcher.submit(chunk, false, options.deadlineMs, (error, answer, offset) => {
-            if (error !== undefined) reject(error);
-            else if (answer === undefined || answer.atomic !== undefined) reject(new Error('unreachable'));
-            else resolve(chunk.map((_, i) => enqueueOutcomeOf(answer.results[offset + i])));
-          });
-        }),
-      );
-    }
-    return (await Promise.all(chunks)).flat();
+    return submitBatch(
+      this.batcher,
+      this.connection.options.maxBatchJobs,
+      jobs.map(jobFromSpec),
+      options.deadlineMs,
+    );
   }
 
   /**
@@ -223,34 +193,7 @@ export class SeppClient {
     } catch (error) {
       return Promise.reject(error);
     }
-    return new Promise((resolve, reject) => {
-      this.batcher.submit(protoJobs, true, options.deadlineMs, (error, answer) => {
-        if (error !== undefined) {
-          reject(error);
-          return;
-        }
-        const atomic = answer?.atomic;
-        if (atomic === undefined) {
-          reject(new SeppError(status.INTERNAL, 'the server sent no atomic outcome'));
-          return;
-        }
-        if (atomic.committed) {
-          resolve(atomic.results.map((r) => ({ id: r.jobId, deduplicated: r.deduplicated })));
-          return;
-        }
-        const rejections = atomic.rejections.map((r) => ({
-          index: r.index,
-          reason: rejectionName(r.reason),
-          message: r.message,
-        }));
-        const first = rejections[0];
-        if (first === undefined) {
-          reject(new SeppError(status.INTERNAL, 'the server refused the batch without saying why'));
-          return;
-        }
-        reject(new JobRejectedError(statusOfRejection[first.reason], rejections));
-      });
-    });
+    return submitAtomic(this.batcher, protoJobs, options.deadlineMs);
   }
 
   // ------------------------------------------------------------------ leases
@@ -265,14 +208,37 @@ export class SeppClient {
     return (await reserveCall(this.connection, options)).map((job) => new LeasedJob(job));
   }
 
-  /** Completes a leased job. Throws LeaseLostError when the lease is no longer this one. */
-  ack(lease: LeaseRef, options: CallOptions = {}): Promise<void> {
-    return ackCall(this.connection, lease, options);
+  /**
+   * Completes a leased job, with `result` as its result (encoded as a
+   * handler's return value is: see `JobResult`). Throws LeaseLostError when
+   * the lease is no longer this one.
+   */
+  async ack(lease: LeaseRef, options: AckOptions = {}): Promise<void> {
+    return ackCall(this.connection, lease, encodeResult(options.result), options);
   }
 
-  /** Completes many leased jobs, each on its own: one result per lease, in order. */
-  ackBatch(leases: readonly LeaseRef[], options: CallOptions = {}): Promise<AckResult[]> {
-    return ackBatchCall(this.connection, leases, options);
+  /** Completes many leased jobs, each on its own (and with its `result`, if any): one outcome per lease, in order. */
+  async ackBatch(acks: readonly AckSpec[], options: CallOptions = {}): Promise<AckResult[]> {
+    const encoded = acks.map((lease) => ({ lease, result: encodeResult(lease.result) }));
+    return ackBatchCall(this.connection, encoded, options);
+  }
+
+  /**
+   * Reports how far along a leased job is: `percent` (0 to 100), a JSON
+   * document `data`, or both (a Worker's handler uses `job.progress()`).
+   * Resolves with the job's progress after it; LeaseLostError when the
+   * lease is gone.
+   */
+  async reportProgress(
+    lease: LeaseRef,
+    progress: { percent?: number; data?: unknown },
+    options: CallOptions = {},
+  ): Promise<JobProgress | null> {
+    const fields =
+      progress.percent === undefined
+        ? progressFields(progress.data)
+        : progressFields(progress.percent, progress.data);
+    return progressCall(this.connection, lease, fields, options);
   }
 
   /**
@@ -315,6 +281,56 @@ export class SeppClient {
     );
     if (response.job === undefined) throw new SeppError(status.INTERNAL, 'the server sent no job');
     return new Job(response.job);
+  }
+
+  /**
+   * Waits for a job to finish and resolves with how it ended: `completed`
+   * (with its result), `dead` (with the dead letter's error) or `cancelled`
+   * — also when it ended before the wait began, as long as the server still
+   * keeps the job or its outcome event. Rejects with NOT_FOUND when it knows
+   * neither, with DEADLINE_EXCEEDED after `timeoutMs`, CANCELLED when
+   * `signal` aborts. Survives reconnects and server restarts.
+   */
+  waitFor(id: string, options: WaitOptions = {}): Promise<JobOutcome> {
+    return waitForJob(this.connection, (jobId) => this.getJob(jobId), id, options);
+  }
+
+  /**
+   * Enqueues a job (as `enqueue`) and waits for its outcome (as `waitFor`; a
+   * duplicate waits for the original). The outcome is found even when the job
+   * finishes at once on a queue that keeps no completed jobs.
+   */
+  async enqueueAndWait(
+    queue: string,
+    type: string,
+    payload?: Payload,
+    options: EnqueueOptions & WaitOptions = {},
+  ): Promise<JobOutcome> {
+    return this.thenWait(() => this.enqueue(queue, type, payload, options), options);
+  }
+
+  /** `enqueueAndWait` with a JSON payload (as `enqueueJson`). */
+  async enqueueJsonAndWait(
+    queue: string,
+    type: string,
+    value: unknown,
+    options: EnqueueOptions & WaitOptions = {},
+  ): Promise<JobOutcome> {
+    return this.thenWait(() => this.enqueueJson(queue, type, value, options), options);
+  }
+
+  private thenWait(enqueue: () => Promise<Enqueued>, options: WaitOptions): Promise<JobOutcome> {
+    return enqueueThenWait(this.connection, (id) => this.getJob(id), enqueue, options);
+  }
+
+  /**
+   * Subscribes to job events (enqueued, leased, progress, completed with the
+   * result, retry scheduled, dead-lettered, cancelled), in commit order:
+   * `for await (const event of client.events({ queues: ['emails'] })) …`.
+   * Resumes by itself after a disconnect; see EventSubscription.
+   */
+  events(options: EventsOptions = {}): EventSubscription {
+    return new EventSubscription(this.connection, options);
   }
 
   /**

@@ -18,6 +18,7 @@ export type SeppErrorCode =
   | 'failed_precondition'
   | 'already_exists'
   | 'resource_exhausted'
+  | 'out_of_range'
   | 'unauthenticated'
   | 'permission_denied'
   | 'unavailable'
@@ -53,6 +54,7 @@ const codeOfStatus: Partial<Record<status, SeppErrorCode>> = {
   [status.FAILED_PRECONDITION]: 'failed_precondition',
   [status.ALREADY_EXISTS]: 'already_exists',
   [status.RESOURCE_EXHAUSTED]: 'resource_exhausted',
+  [status.OUT_OF_RANGE]: 'out_of_range',
   [status.UNAUTHENTICATED]: 'unauthenticated',
   [status.PERMISSION_DENIED]: 'permission_denied',
   [status.UNAVAILABLE]: 'unavailable',
@@ -69,6 +71,7 @@ const knownCodes: ReadonlySet<string> = new Set<SeppErrorCode>([
   'failed_precondition',
   'already_exists',
   'resource_exhausted',
+  'out_of_range',
   'unauthenticated',
   'permission_denied',
   'unavailable',

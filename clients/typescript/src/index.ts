@@ -17,7 +17,15 @@ export {
   SeppError,
   type SeppErrorCode,
 } from './errors.ts';
+export {
+  type EventPosition,
+  EventSubscription,
+  type EventsOptions,
+  type JobEvent,
+  type JobEventKind,
+} from './events.ts';
 export { Job, LeasedJob } from './jobs.ts';
+export { type JobProgress, JobResult } from './results.ts';
 export type {
   MisfirePolicy,
   OverlapPolicy,
@@ -29,7 +37,9 @@ export type {
 } from './schedules.ts';
 export type { SettingInput } from './settings-calls.ts';
 export type {
+  AckOptions,
   AckResult,
+  AckSpec,
   AttemptError,
   AuditEntry,
   AuditQuery,
@@ -65,6 +75,7 @@ export type {
   TimeInput,
   WorkerInfo,
 } from './types.ts';
+export type { JobOutcome, WaitOptions } from './wait.ts';
 export { Worker, type WorkerClient, type WorkerEvents, type WorkerOptions } from './worker.ts';
 export type { WorkerClock, WorkerTimer } from './worker-clock.ts';
 export { DeadLetter, type JobHandler, RetryAfter, WorkerJob } from './worker-job.ts';

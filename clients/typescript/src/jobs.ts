@@ -9,6 +9,7 @@ import {
   JobState as ProtoJobState,
   type LeasedJob as ProtoLeasedJob,
 } from './gen/sepp/v1/job.js';
+import { decodeResult, type JobProgress, progressFromProto } from './results.ts';
 import type { AttemptError, DeadReason, JobState, LeaseRef } from './types.ts';
 
 const jsonContentType = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -50,6 +51,11 @@ export const deadReasonToProto: Record<DeadReason, ProtoDeadReason> = {
 };
 
 const deadReasonNames = invert(deadReasonToProto);
+
+/** The SDK's name of a protocol dead reason; null for none (or one this SDK does not know). */
+export function deadReasonName(reason: ProtoDeadReason): DeadReason | null {
+  return deadReasonNames[reason] ?? null;
+}
 
 const dateOrNull = (ms: number): Date | null => (ms === 0 ? null : new Date(ms));
 const textOrNull = (text: string): string | null => (text === '' ? null : text);
@@ -194,6 +200,20 @@ export class Job {
   readonly cancelledAt: Date | null;
   /** Who asked for the cancel (`key:NAME`, an admin UI user or `anonymous`); null if never. */
   readonly cancelledBy: string | null;
+  /**
+   * What the job returned (a completed job's ack result), decoded by its
+   * content type: JSON parsed, `text/*` as a string, anything else a Buffer;
+   * null when it has none. Kept while the queue retains completed jobs.
+   */
+  readonly result: unknown;
+  /** The result's bytes, or null (empty in listings; see `resultSize`). */
+  readonly resultBytes: Buffer | null;
+  /** The result's size in bytes (also in listings); 0 without a result. */
+  readonly resultSize: number;
+  /** The result's MIME type, or null without a result. */
+  readonly resultContentType: string | null;
+  /** How far along the job is, as its worker last reported; null when it never did. */
+  readonly progress: JobProgress | null;
   /** The group given at enqueue, or null. */
   readonly group: string | null;
 
@@ -226,6 +246,12 @@ export class Job {
     this.expiresAt = dateOrNull(job.expiresAtMs);
     this.cancelledAt = dateOrNull(job.cancelledAtMs);
     this.cancelledBy = textOrNull(job.cancelledBy);
+    const result = job.result;
+    this.resultBytes = result?.data ?? null;
+    this.resultSize = job.resultBytes;
+    this.resultContentType = result === undefined ? null : result.contentType || 'application/octet-stream';
+    this.result = result === undefined ? null : decodeResult(result.data, this.resultContentType!);
+    this.progress = progressFromProto(job.progress);
     this.group = textOrNull(job.group);
   }
 

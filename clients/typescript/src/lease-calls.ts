@@ -1,5 +1,5 @@
 /**
- * The unary lease calls (Reserve, Ack, AckBatch, Nack, Extend), shared by
+ * The unary lease calls (Reserve, Ack, AckBatch, Nack, Extend, ReportProgress), shared by
  * SeppClient's methods and the Worker's unary transport.
  *
  * Retrying them after UNAVAILABLE is safe: a lost Reserve answer leaves
@@ -10,8 +10,9 @@
 
 import type { Connection } from './connection.ts';
 import { nackDirective, nackResultFromProto } from './convert.ts';
-import type { LeasedJob as ProtoLeasedJob } from './gen/sepp/v1/job.js';
+import type { JobResult as ProtoJobResult, LeasedJob as ProtoLeasedJob } from './gen/sepp/v1/job.js';
 import { SettleOutcome } from './gen/sepp/v1/work.js';
+import { type JobProgress, progressFromProto } from './results.ts';
 import type { AckResult, CallOptions, LeaseRef, NackOptions, NackResult, ReserveOptions } from './types.ts';
 
 /** Extra time a long poll's deadline allows beyond its wait, in ms. */
@@ -33,22 +34,29 @@ export async function reserveCall(conn: Connection, options: ReserveOptions): Pr
   return response.jobs;
 }
 
-export async function ackCall(conn: Connection, lease: LeaseRef, options: CallOptions = {}): Promise<void> {
+/** Acks a lease with an already encoded result (see results.ts). */
+export async function ackCall(
+  conn: Connection,
+  lease: LeaseRef,
+  result: ProtoJobResult | undefined,
+  options: CallOptions = {},
+): Promise<void> {
   await conn.invoke(
     conn.rpc.ack,
-    { jobId: lease.id, attempt: lease.attempt },
+    { jobId: lease.id, attempt: lease.attempt, result },
     { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: true, leaseCall: true },
   );
 }
 
+/** Acks many leases, each with its already encoded result (or none). */
 export async function ackBatchCall(
   conn: Connection,
-  leases: readonly LeaseRef[],
+  acks: readonly { lease: LeaseRef; result: ProtoJobResult | undefined }[],
   options: CallOptions = {},
 ): Promise<AckResult[]> {
   const response = await conn.invoke(
     conn.rpc.ackBatch,
-    { acks: leases.map((l) => ({ jobId: l.id, attempt: l.attempt })) },
+    { acks: acks.map(({ lease, result }) => ({ jobId: lease.id, attempt: lease.attempt, result })) },
     { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: true },
   );
   return response.results.map((r) => ({
@@ -81,6 +89,22 @@ export async function nackCall(
     { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: true, leaseCall: true },
   );
   return nackResultFromProto(response);
+}
+
+/** Reports progress of a lease: fenced like extend, so LeaseLostError when the lease is gone. */
+export async function progressCall(
+  conn: Connection,
+  lease: LeaseRef,
+  fields: { percent: number; hasPercent: boolean; json: string },
+  options: CallOptions = {},
+): Promise<JobProgress | null> {
+  const response = await conn.invoke(
+    conn.rpc.reportProgress,
+    { jobId: lease.id, attempt: lease.attempt, ...fields },
+    // Reporting the same progress twice stores the same thing.
+    { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: true, leaseCall: true },
+  );
+  return progressFromProto(response.progress);
 }
 
 export async function extendCall(

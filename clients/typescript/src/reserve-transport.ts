@@ -12,13 +12,15 @@ import { status } from '@grpc/grpc-js';
 import { backoffDelayMs } from './backoff.ts';
 import type { Connection } from './connection.ts';
 import { JobCancelledError, LeaseLostError, type SeppError, toSeppError } from './errors.ts';
-import { ackBatchCall, ackCall, extendCall, nackCall, reserveCall } from './lease-calls.ts';
+import type { JobResult as ProtoJobResult } from './gen/sepp/v1/job.js';
+import { ackBatchCall, ackCall, extendCall, nackCall, progressCall, reserveCall } from './lease-calls.ts';
 import type { LeaseRef, NackOptions, NackResult } from './types.ts';
-import type { TransportConfig, TransportHost, WorkTransport } from './work-transport.ts';
+import type { ProgressFields, TransportConfig, TransportHost, WorkTransport } from './work-transport.ts';
 import { clockSleep } from './worker-clock.ts';
 
 interface QueuedAck {
   lease: LeaseRef;
+  result: ProtoJobResult | undefined;
   resolve(): void;
   reject(error: SeppError): void;
 }
@@ -90,9 +92,9 @@ export class ReserveTransport implements WorkTransport {
     }
   }
 
-  ack(lease: LeaseRef): Promise<void> {
+  ack(lease: LeaseRef, result: ProtoJobResult | undefined): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.acks.push({ lease, resolve, reject });
+      this.acks.push({ lease, result, resolve, reject });
       if (this.acks.length === 1) process.nextTick(() => this.flushAcks());
     });
   }
@@ -104,16 +106,10 @@ export class ReserveTransport implements WorkTransport {
     for (let start = 0; start < acks.length; start += this.maxAcksPerCall) {
       const chunk = acks.slice(start, start + this.maxAcksPerCall);
       if (chunk.length === 1) {
-        const only = chunk[0]!;
-        ackCall(this.conn, only.lease).then(only.resolve, (error: unknown) =>
-          only.reject(toSeppError(error)),
-        );
+        this.ackAlone(chunk[0]!);
         continue;
       }
-      ackBatchCall(
-        this.conn,
-        chunk.map((a) => a.lease),
-      ).then(
+      ackBatchCall(this.conn, chunk).then(
         (results) =>
           chunk.forEach((a, i) => {
             const result = results[i];
@@ -131,10 +127,23 @@ export class ReserveTransport implements WorkTransport {
             }
           }),
         (error: unknown) => {
-          for (const a of chunk) a.reject(toSeppError(error));
+          const e = toSeppError(error);
+          // One result over the server's limit refuses the whole batch: ack each on its own instead.
+          if (e.grpcCode === status.INVALID_ARGUMENT) for (const a of chunk) this.ackAlone(a);
+          else for (const a of chunk) a.reject(e);
         },
       );
     }
+  }
+
+  private ackAlone(ack: QueuedAck): void {
+    ackCall(this.conn, ack.lease, ack.result).then(ack.resolve, (error: unknown) =>
+      ack.reject(toSeppError(error)),
+    );
+  }
+
+  async progress(lease: LeaseRef, fields: ProgressFields): Promise<void> {
+    await progressCall(this.conn, lease, fields);
   }
 
   nack(lease: LeaseRef, options: NackOptions): Promise<NackResult> {

@@ -123,6 +123,17 @@ export type JobState = 'scheduled' | 'ready' | 'leased' | 'completed' | 'dead' |
 /** Why a job is dead. */
 export type DeadReason = 'attempts_exhausted' | 'lease_expired' | 'dead_lettered' | 'expired';
 
+/** How to ack with `SeppClient.ack`. */
+export interface AckOptions extends CallOptions {
+  /**
+   * The job's result, encoded as a handler's return value is: a `JobResult`
+   * as given, bytes as `application/octet-stream`, a string as text, anything
+   * else as JSON; `undefined` means none. At most the server's
+   * `max_result_bytes` (default 64 KiB).
+   */
+  result?: unknown;
+}
+
 /** What identifies a lease: the job and the attempt it was given (the fencing token). A LeasedJob is one. */
 export interface LeaseRef {
   /** The job's id. */
@@ -130,6 +141,9 @@ export interface LeaseRef {
   /** The lease's attempt number. */
   readonly attempt: number;
 }
+
+/** One ack of `ackBatch`: a lease, optionally with its result (as `AckOptions.result`). */
+export type AckSpec = LeaseRef & { readonly result?: unknown };
 
 /** What to lease with `reserve`. */
 export interface ReserveOptions extends CallOptions {
@@ -383,6 +397,18 @@ export interface ServerLimits {
   handshakeTimeoutMs: number;
   /** A connection with no call open for this long is closed, in ms. */
   idleTimeoutMs: number;
+  /** Largest result an ack may carry, in bytes. */
+  maxResultBytes: number;
+  /** Largest progress document (JSON) a worker may report, in bytes. */
+  maxProgressBytes: number;
+  /** Events streams open at once (0: events are off). */
+  maxEventSubscribers: number;
+  /** Events the server keeps for subscribers to catch up or resume… */
+  eventBacklogEvents: number;
+  /** …and their bytes at most. */
+  eventBacklogBytes: number;
+  /** How long the backlog keeps recording after the last subscriber left, in ms. */
+  eventResumeWindowMs: number;
 }
 
 /** The server's version, clock, durability and limits. */

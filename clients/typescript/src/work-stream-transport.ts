@@ -32,6 +32,7 @@ import {
   SeppError,
   toSeppError,
 } from './errors.ts';
+import type { JobResult as ProtoJobResult } from './gen/sepp/v1/job.js';
 import type {
   WorkRequest,
   WorkRequest_Settlement,
@@ -39,9 +40,9 @@ import type {
   WorkResponse_CancelNotice,
   WorkResponse_Settled,
 } from './gen/sepp/v1/work.js';
-import { ackCall, extendCall, nackCall } from './lease-calls.ts';
+import { ackCall, extendCall, nackCall, progressCall } from './lease-calls.ts';
 import type { LeaseRef, NackOptions, NackResult } from './types.ts';
-import type { TransportConfig, TransportHost, WorkTransport } from './work-transport.ts';
+import type { ProgressFields, TransportConfig, TransportHost, WorkTransport } from './work-transport.ts';
 import type { WorkerTimer } from './worker-clock.ts';
 
 type WorkStream = ClientDuplexStream<WorkRequest, WorkResponse>;
@@ -66,6 +67,26 @@ interface Pending {
   reject(error: SeppError): void;
   /** `Date.now()` after which the answer is no longer waited for. */
   deadlineAtMs: number;
+}
+
+/** A generous estimate of a settlement's encoded size, in bytes. */
+function settlementBytes(settlement: WorkRequest_Settlement): number {
+  const kind = settlement.kind;
+  switch (kind?.$case) {
+    case 'ack':
+      return (
+        64 +
+        (kind.value.result === undefined
+          ? 0
+          : kind.value.result.data.length + kind.value.result.contentType.length)
+      );
+    case 'nack':
+      return 64 + 3 * kind.value.errorMessage.length;
+    case 'progress':
+      return 64 + 3 * kind.value.json.length;
+    default:
+      return 64;
+  }
 }
 
 export class WorkStreamTransport implements WorkTransport {
@@ -224,15 +245,28 @@ export class WorkStreamTransport implements WorkTransport {
     this.outstanding += grant;
     const unsent = this.unsent;
     this.unsent = [];
-    // A batch's settlements count against the server's `max_batch_jobs`, as an enqueue batch does.
+    // A batch's settlements count against the server's `max_batch_jobs`, as an enqueue batch does,
+    // and results and progress documents against its message size.
     const perMessage = this.conn.options.maxBatchJobs;
-    for (let start = 0; start < unsent.length; start += perMessage) {
-      const settlements = unsent.slice(start, start + perMessage);
-      const last = start + perMessage >= unsent.length;
+    const maxBytes = this.conn.options.maxMessageBytes / 2;
+    let start = 0;
+    while (start < unsent.length) {
+      let end = start;
+      let bytes = 0;
+      while (end < unsent.length && end - start < perMessage) {
+        const size = settlementBytes(unsent[end]!);
+        if (end > start && bytes + size > maxBytes) break;
+        bytes += size;
+        end++;
+      }
       stream.write({
         requestId: 0,
-        kind: { $case: 'batch', value: { settlements, credit: last ? grant : 0 } },
+        kind: {
+          $case: 'batch',
+          value: { settlements: unsent.slice(start, end), credit: end === unsent.length ? grant : 0 },
+        },
       });
+      start = end;
     }
     if (unsent.length === 0 && grant > 0) {
       stream.write({ requestId: 0, kind: { $case: 'credit', value: { jobs: grant } } });
@@ -284,11 +318,11 @@ export class WorkStreamTransport implements WorkTransport {
     this.deadlineTimer = undefined;
   }
 
-  async ack(lease: LeaseRef): Promise<void> {
+  async ack(lease: LeaseRef, result: ProtoJobResult | undefined): Promise<void> {
     let ambiguous = false;
     try {
       if (this.writable() !== undefined) {
-        await this.settle({ $case: 'ack', value: { jobId: lease.id, attempt: lease.attempt } });
+        await this.settle({ $case: 'ack', value: { jobId: lease.id, attempt: lease.attempt, result } });
         return;
       }
     } catch (error) {
@@ -297,7 +331,7 @@ export class WorkStreamTransport implements WorkTransport {
     }
     // No stream, or it broke before answering: leases can be settled over unary calls too.
     try {
-      await ackCall(this.conn, lease);
+      await ackCall(this.conn, lease, result);
     } catch (error) {
       // After a lost answer, "not leased" most likely means our own ack went through.
       if (ambiguous && error instanceof LeaseLostError && error.code === 'not_found') return;
@@ -341,6 +375,22 @@ export class WorkStreamTransport implements WorkTransport {
     }
     // Extending twice is harmless: the lease simply ends `leaseMs` from the later one.
     return extendCall(this.conn, lease, leaseMs);
+  }
+
+  async progress(lease: LeaseRef, fields: ProgressFields): Promise<void> {
+    if (this.writable() !== undefined) {
+      try {
+        await this.settle({
+          $case: 'progress',
+          value: { jobId: lease.id, attempt: lease.attempt, ...fields },
+        });
+        return;
+      } catch (error) {
+        if (!(error instanceof AnswerLost)) throw error;
+      }
+    }
+    // Reporting the same progress twice stores the same thing.
+    await progressCall(this.conn, lease, fields);
   }
 
   stopTaking(): void {

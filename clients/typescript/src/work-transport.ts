@@ -5,7 +5,7 @@
  */
 
 import type { JobCancelledError, SeppError } from './errors.ts';
-import type { LeasedJob as ProtoLeasedJob } from './gen/sepp/v1/job.js';
+import type { JobResult as ProtoJobResult, LeasedJob as ProtoLeasedJob } from './gen/sepp/v1/job.js';
 import type { LeaseRef, NackOptions, NackResult } from './types.ts';
 import type { WorkerClock } from './worker-clock.ts';
 
@@ -19,6 +19,13 @@ export interface TransportHost {
   report(error: SeppError): void;
   /** The server says a lease may be cancelled: stop that job if this worker runs it (else ignore). */
   cancel(jobId: string, attempt: number, error: JobCancelledError): void;
+}
+
+/** A progress report as the protocol carries it (see results.ts `progressFields`). */
+export interface ProgressFields {
+  percent: number;
+  hasPercent: boolean;
+  json: string;
 }
 
 export interface TransportConfig {
@@ -44,9 +51,12 @@ export interface WorkTransport {
   start(): void;
   /** Slots were freed: ask for as many more jobs as `freeSlots()` allows. */
   release(): void;
-  ack(lease: LeaseRef): Promise<void>;
+  /** Acks with an already encoded result (or none). */
+  ack(lease: LeaseRef, result: ProtoJobResult | undefined): Promise<void>;
   nack(lease: LeaseRef, options: NackOptions): Promise<NackResult>;
   extend(lease: LeaseRef, leaseMs: number): Promise<Date>;
+  /** Reports progress (fenced like extend). */
+  progress(lease: LeaseRef, fields: ProgressFields): Promise<void>;
   /** Asks for no more jobs (shutdown); settlements still work. */
   stopTaking(): void;
   /** Ends gracefully once everything is settled. */

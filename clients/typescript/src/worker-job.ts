@@ -4,12 +4,22 @@
  */
 import type { LeasedJob as ProtoLeasedJob } from './gen/sepp/v1/job.js';
 import { LeasedJob } from './jobs.ts';
+import { progressFields } from './results.ts';
+import type { ProgressFields } from './work-transport.ts';
 
 let abortJob!: (job: WorkerJob, reason: unknown) => void;
+/** Sends a job's progress; `owner` is what the Worker attached to the job (its bookkeeping). */
+export type ProgressSink = (owner: unknown, fields: ProgressFields) => Promise<void>;
+let setReporter!: (job: WorkerJob, report: ProgressSink, owner: unknown) => void;
 
 /** Aborts a job's signal (made already aborted if nobody read it yet); for the Worker, not exported from the package. */
 export function abortWorkerJob(job: WorkerJob, reason: unknown): void {
   abortJob(job, reason);
+}
+
+/** Where a job's `progress()` reports go; for the Worker, not exported from the package. */
+export function reportProgressTo(job: WorkerJob, report: ProgressSink, owner: unknown): void {
+  setReporter(job, report, owner);
 }
 
 /** A job running in a Worker. */
@@ -25,6 +35,10 @@ export class WorkerJob<T = unknown> extends LeasedJob {
   #controller: AbortController | undefined;
   /** A signal given to the constructor, used instead of a controller of our own. */
   readonly #givenSignal: AbortSignal | undefined;
+  // Set by the Worker (one shared function, and the Worker's record of this
+  // job): a job built elsewhere, such as in a handler test, reports nowhere.
+  #report: ProgressSink | undefined;
+  #reportOwner: unknown;
 
   /** Built by the Worker. A `signal` given here is used as is (for handler tests). */
   constructor(job: ProtoLeasedJob, data: T, signal?: AbortSignal) {
@@ -50,18 +64,45 @@ export class WorkerJob<T = unknown> extends LeasedJob {
     return this.#controller;
   }
 
+  /**
+   * Reports how far along the job is: a percentage (0 to 100), a small JSON
+   * document (at most the server's `max_progress_bytes`, default 4 KiB), or
+   * both — `job.progress(40)`, `job.progress({ step: 'upload' })`,
+   * `job.progress(40, { step: 'upload' })`. Each replaces what it carries
+   * and leaves the rest as reported before. Shown by `getJob`, the admin UI
+   * and `sepp job`, and sent as a `progress` event.
+   *
+   * Call it as often as you like: reports made while one is on its way are
+   * merged into the next. The promise resolves once the report is stored
+   * (or dropped because the job ended) and never rejects: a lost lease
+   * aborts `signal` as usual, other failures go to the Worker's `error`
+   * event. A percentage outside 0–100, or a document with no JSON form,
+   * throws a TypeError at once.
+   */
+  progress(percent: number, data?: unknown): Promise<void>;
+  progress(data: unknown): Promise<void>;
+  progress(percentOrData: unknown, data?: unknown): Promise<void> {
+    const fields = progressFields(percentOrData, data);
+    return this.#report?.(this.#reportOwner, fields) ?? Promise.resolve();
+  }
+
   static {
     abortJob = (job, reason) => {
       // A signal given to the constructor belongs to whoever gave it.
       if (job.#givenSignal === undefined) job.#ownController().abort(reason);
     };
+    setReporter = (job, report, owner) => {
+      job.#report = report;
+      job.#reportOwner = owner;
+    };
   }
 }
 
 /**
- * Runs one job. Resolve to ack it; throw (or reject) to nack it with the
- * error's message — `RetryAfter` and `DeadLetter` choose what happens next.
- * `signal` is `job.signal`.
+ * Runs one job. Resolve to ack it — the resolved value becomes the job's
+ * result (see `JobResult`; `undefined` means none) — or throw (or reject)
+ * to nack it with the error's message: `RetryAfter` and `DeadLetter` choose
+ * what happens next. `signal` is `job.signal`.
  */
 // The method form makes the parameter bivariant, so a handler may declare the
 // data type it expects (`(job: WorkerJob<Email>) => …`) in a map of handlers.

@@ -21,14 +21,15 @@ import { status } from '@grpc/grpc-js';
 import { backoffDelayMs } from './backoff.ts';
 import type { Connection } from './connection.ts';
 import { JobCancelledError, LeaseLostError, SeppError, toSeppError } from './errors.ts';
-import type { LeasedJob as ProtoLeasedJob } from './gen/sepp/v1/job.js';
-import { isJsonContentType } from './jobs.ts';
+import type { JobResult as ProtoJobResult, LeasedJob as ProtoLeasedJob } from './gen/sepp/v1/job.js';
 import { LeaseKeeper } from './lease-keeper.ts';
+import { ProgressReporter } from './progress-reporter.ts';
 import { ReserveTransport } from './reserve-transport.ts';
+import { encodeResult, isJsonContentType } from './results.ts';
 import { endJobSpan, runInContext, startJobSpan } from './trace.ts';
-import type { NackOptions, NackResult } from './types.ts';
+import type { NackOptions } from './types.ts';
 import { WorkStreamTransport } from './work-stream-transport.ts';
-import type { TransportHost, WorkTransport } from './work-transport.ts';
+import type { ProgressFields, TransportHost, WorkTransport } from './work-transport.ts';
 import { clockSleep, systemWorkerClock, type WorkerClock, type WorkerTimer } from './worker-clock.ts';
 import {
   abortWorkerJob,
@@ -36,67 +37,12 @@ import {
   handlerTakesSignal,
   type JobHandler,
   RetryAfter,
+  reportProgressTo,
   WorkerJob,
 } from './worker-job.ts';
+import type { WorkerEvents, WorkerOptions } from './worker-options.ts';
 
-/** How a Worker runs. Only `queues` and a handler are required. */
-export interface WorkerOptions {
-  /** Queues to take jobs from, in order of preference. */
-  queues: readonly string[];
-  /** Jobs run at once (and leases held at once). Default 1; at most 1000. */
-  concurrency?: number;
-  /** Lease length asked for, in ms; leases are extended every third of it while a job runs. Default 30,000. */
-  leaseMs?: number;
-  /** Handlers by job type. */
-  handlers?: Readonly<Record<string, JobHandler>>;
-  /** Handler for job types without their own. Without it such jobs are nacked (retried with backoff). */
-  fallback?: JobHandler;
-  /** Names this worker in GetJob and the admin UI. Default `hostname:pid`. */
-  workerId?: string;
-  /** How long `close()` waits for running jobs before aborting their signals, in ms. Default 30,000. */
-  shutdownTimeoutMs?: number;
-  /** `stream` (the Work stream) or `unary` (Reserve long polls). Default: the client's transport. */
-  transport?: 'stream' | 'unary';
-  /**
-   * How many Work streams (or, with the unary transport, Reserve pollers) the
-   * slots are spread over. Each stream carries everything one turn of the
-   * event loop settles as one batch message, and asks the server for jobs on
-   * its own: many small reserves cost the server more than a few larger ones,
-   * while two streams let one lease while the other's commit is under way.
-   * Default: min(concurrency, 2) streams (measured against 4 and 16 with
-   * bench/sdk-quick.ts: the most jobs/s and the least CPU per job); 1 poller
-   * for `unary`.
-   */
-  streams?: number;
-  /** Longest Reserve long poll with the unary transport, in ms. Default 30,000. */
-  pollWaitMs?: number;
-  /** Backoff between reconnects after connection errors. Defaults 200 ms doubling to 10 s, with jitter. */
-  reconnect?: { baseDelayMs?: number; maxDelayMs?: number };
-  /** Start on the next tick (default true). With false, call `start()`. */
-  autostart?: boolean;
-  /** The clock for lease extension, timeouts and backoff (tests pass a fake one). */
-  clock?: WorkerClock;
-}
-
-/** The Worker's events and their arguments. */
-export interface WorkerEvents {
-  /** A job was delivered and its handler starts. */
-  started: [job: WorkerJob];
-  /** A job's handler succeeded and its ack is durable. */
-  completed: [job: WorkerJob];
-  /** A job's handler threw and its nack is durable; `result` says where the job went. */
-  failed: [job: WorkerJob, error: Error, result: NackResult];
-  /** A job's lease was lost; its signal aborted and it will not be settled here. */
-  leaseLost: [job: WorkerJob, error: LeaseLostError];
-  /** A running job was cancelled by an operator; its signal aborted and it ends `cancelled` (no retry). */
-  cancelled: [job: WorkerJob, error: JobCancelledError];
-  /** A job's lease was extended to `leaseDeadline` (server clock). */
-  extended: [job: WorkerJob, leaseDeadline: Date];
-  /** A connection or settlement problem; the worker keeps going (it reconnects with backoff). */
-  error: [error: SeppError];
-  /** `close()` finished. */
-  closed: [];
-}
+export type { WorkerEvents, WorkerOptions } from './worker-options.ts';
 
 /** The parts of a SeppClient a Worker uses. */
 export interface WorkerClient {
@@ -135,6 +81,10 @@ interface Active {
   abandoned: boolean;
   slotFreed: boolean;
   decodeError: DeadLetter | undefined;
+  /** Made on the job's first progress report. */
+  progress: ProgressReporter | undefined;
+  /** The handler has returned or thrown: progress reports are no longer sent. */
+  handlerDone: boolean;
 }
 
 const abortGraceMs = 1000;
@@ -282,7 +232,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
       abandoned: false,
       slotFreed: false,
       decodeError,
+      progress: undefined,
+      handlerDone: false,
     };
+    reportProgressTo(job, this.progressBound, active);
     this.busy++;
     lane.busy++;
     this.active.add(active);
@@ -296,6 +249,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const traced = startJobSpan(job);
     let failure: unknown;
     let ok = false;
+    let value: unknown;
     try {
       if (active.decodeError !== undefined) throw active.decodeError;
       // Own properties only: a job type such as "toString" must not find Object.prototype's.
@@ -306,12 +260,24 @@ export class Worker extends EventEmitter<WorkerEvents> {
           `no handler for job type "${job.type}" on worker ${this.workerId} (handlers: ${known})`,
         );
       }
-      await (traced === undefined
+      value = await (traced === undefined
         ? callHandler(handler, job)
         : runInContext(traced.context, () => callHandler(handler, job)));
       ok = true;
     } catch (error) {
       failure = error;
+    }
+    active.handlerDone = true;
+    active.progress?.close();
+    let result: ProtoJobResult | undefined;
+    if (ok) {
+      try {
+        result = encodeResult(value);
+      } catch (error) {
+        // A return value with no JSON form is the handler's bug: fail the attempt and say so.
+        ok = false;
+        failure = error;
+      }
     }
     if (traced !== undefined) endJobSpan(traced.span, ok ? undefined : failure);
     if (active.lost || active.abandoned) {
@@ -326,15 +292,19 @@ export class Worker extends EventEmitter<WorkerEvents> {
       return;
     }
     try {
-      if (ok) {
-        await this.settleWithRetry(active, () => transport.ack(job));
-        this.emit('completed', job);
-      } else {
-        const error = normalise(failure);
-        const result = await this.settleWithRetry(active, () =>
-          transport.nack(job, nackOptions(active, error)),
-        );
-        this.emit('failed', job, error, result);
+      if (!ok) await this.fail(active, normalise(failure));
+      else {
+        // Inline, not a method of its own: one promise less per job on the hot path.
+        try {
+          await this.settleWithRetry(active, () => transport.ack(job, result));
+        } catch (error) {
+          const e = toSeppError(error);
+          // The server refused the result (larger than its max_result_bytes): the attempt fails, saying why.
+          if (result === undefined || e.grpcCode !== status.INVALID_ARGUMENT) throw e;
+          await this.fail(active, e);
+          return this.finishJob(active);
+        }
+        this.emit('completed', job, value);
       }
     } catch (error) {
       const e = toSeppError(error);
@@ -379,6 +349,31 @@ export class Worker extends EventEmitter<WorkerEvents> {
     abortWorkerJob(active.job, error);
     this.emit('cancelled', active.job, error);
   }
+
+  private async fail(active: Active, error: Error): Promise<void> {
+    const outcome = await this.settleWithRetry(active, () =>
+      active.lane.transport.nack(active.job, nackOptions(active, error)),
+    );
+    this.emit('failed', active.job, error, outcome);
+  }
+
+  /** A handler's `job.progress(…)`: through the job's reporter, on its lane's transport. */
+  private readonly progressBound = (owner: unknown, fields: ProgressFields): Promise<void> => {
+    const active = owner as Active;
+    if (active.handlerDone || active.lost || active.abandoned || active.cancelled !== undefined) {
+      return Promise.resolve();
+    }
+    active.progress ??= new ProgressReporter(
+      (report) => active.lane.transport.progress(active.job, report),
+      (error) => {
+        const e = toSeppError(error, true);
+        if (e instanceof LeaseLostError) this.lose(active, e);
+        else if (e instanceof JobCancelledError) this.markCancelled(active, e);
+        else this.report(e);
+      },
+    );
+    return active.progress.report(fields);
+  };
 
   /** Settlements that fail with UNAVAILABLE are retried while the lease may still be ours. */
   private async settleWithRetry<T>(active: Active, settle: () => Promise<T>): Promise<T> {

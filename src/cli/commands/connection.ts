@@ -158,6 +158,10 @@ export async function describeFailure(
         exitCode: exitCodes.unreachable,
       };
     case 'deadline_exceeded':
+      // A wait that ran out of time (the server answered; the job has not finished).
+      if (/did not finish within/.test(error.message)) {
+        return { message: error.message, exitCode: exitCodes.timedOut };
+      }
       return {
         message: `sepp at ${server} did not answer in time; is it running and reachable? (--server)`,
         exitCode: exitCodes.unreachable,

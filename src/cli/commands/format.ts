@@ -44,17 +44,40 @@ export function cell(text: string | null, max = 60): string {
 const jsonType = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 const textType = /^text\//i;
 
-/** The payload decoded by its content type: JSON value, text, or base64 bytes. */
-export function decodePayload(job: Job): { encoding: 'json' | 'text' | 'base64'; value: unknown } {
-  if (jsonType.test(job.contentType)) {
+export interface Decoded {
+  encoding: 'json' | 'text' | 'base64';
+  value: unknown;
+}
+
+/** Bytes decoded by their content type: JSON value, text, or base64. */
+export function decodeBytes(bytes: Buffer, contentType: string): Decoded {
+  if (jsonType.test(contentType)) {
     try {
-      return { encoding: 'json', value: job.json() };
+      return { encoding: 'json', value: JSON.parse(bytes.toString('utf8')) };
     } catch {
       // Not valid JSON after all: show the bytes.
     }
   }
-  if (textType.test(job.contentType)) return { encoding: 'text', value: job.text() };
-  return { encoding: 'base64', value: job.payload.toString('base64') };
+  if (textType.test(contentType)) return { encoding: 'text', value: bytes.toString('utf8') };
+  return { encoding: 'base64', value: bytes.toString('base64') };
+}
+
+/** The payload decoded by its content type: JSON value, text, or base64 bytes. */
+export function decodePayload(job: Job): Decoded {
+  return decodeBytes(job.payload, job.contentType);
+}
+
+/** Decoded bytes for people: JSON pretty-printed, at most `maxChars` characters. */
+export function showDecoded({ encoding, value }: Decoded, maxChars: number): string {
+  const shown = encoding === 'json' ? JSON.stringify(value, null, 2) : String(value);
+  return shown.length > maxChars ? `${shown.slice(0, maxChars)}… (--output json shows all)` : shown;
+}
+
+/** A job's result as plain JSON fields for scripts (decoded by content type), or none. */
+export function resultJson(bytes: Buffer | null, contentType: string | null) {
+  if (bytes === null || contentType === null) return { result: null };
+  const { encoding, value } = decodeBytes(bytes, contentType);
+  return { resultContentType: contentType, resultEncoding: encoding, result: value };
 }
 
 /**
@@ -94,5 +117,8 @@ export function jobJson(job: Job, withDetail: boolean) {
     expiresAt: job.expiresAt,
     cancelledAt: job.cancelledAt,
     cancelledBy: job.cancelledBy,
+    ...resultJson(job.resultBytes, job.resultContentType),
+    resultBytes: job.resultSize,
+    progress: job.progress,
   };
 }

@@ -2,6 +2,7 @@
 import type { Argv } from 'yargs';
 import { registerDlqCommands } from './dlq.ts';
 import { registerEnqueueCommand } from './enqueue.ts';
+import { registerEventsCommand } from './events.ts';
 import { registerJobCommand } from './job.ts';
 import { registerJobControlCommands } from './job-control.ts';
 import { registerPauseResumeCommands } from './pause-resume.ts';
@@ -15,6 +16,7 @@ export function registerOperatorCommands(parser: Argv): void {
   registerEnqueueCommand(parser);
   registerQueuesCommand(parser);
   registerJobCommand(parser);
+  registerEventsCommand(parser);
   registerDlqCommands(parser);
   registerPauseResumeCommands(parser);
   registerScheduleCommands(parser);

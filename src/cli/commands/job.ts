@@ -1,8 +1,9 @@
-/** `sepp job ID`: everything the server knows about one job. */
+/** `sepp job ID`: everything the server knows about one job; with --wait, how it ended. */
 import type { Argv } from 'yargs';
-import type { Job } from '../../../clients/typescript/src/index.ts';
+import type { Job, JobOutcome } from '../../../clients/typescript/src/index.ts';
+import { exitCodes, UsageError } from '../failure.ts';
 import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
-import { decodePayload, jobJson, time } from './format.ts';
+import { decodeBytes, decodePayload, jobJson, resultJson, showDecoded, time } from './format.ts';
 
 /** Longest payload shown to people; --output json has all of it. */
 const payloadShownBytes = 4096;
@@ -35,15 +36,15 @@ function describeJob(job: Job): string {
   if (metadata.length > 0) rows.push(['metadata', metadata.map(([k, v]) => `${k}=${v}`).join(', ')]);
   if (job.traceparent !== null) rows.push(['traceparent', job.traceparent]);
   if (job.lastError !== null) rows.push(['last error', job.lastError]);
+  if (job.progress !== null) rows.push(['progress', describeProgress(job.progress)]);
   rows.push(['payload', `${job.payloadBytes} bytes, ${job.contentType}`]);
   const width = Math.max(...rows.map(([k]) => k.length));
   const lines = rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`);
-  if (job.payloadBytes > 0) {
-    const { encoding, value } = decodePayload(job);
-    let shown = encoding === 'json' ? JSON.stringify(value, null, 2) : String(value);
-    if (shown.length > payloadShownBytes)
-      shown = `${shown.slice(0, payloadShownBytes)}… (--output json shows all)`;
-    lines.push(...shown.split('\n').map((l) => `  ${l}`));
+  if (job.payloadBytes > 0) lines.push(...indent(showDecoded(decodePayload(job), payloadShownBytes)));
+  if (job.resultBytes !== null && job.resultContentType !== null) {
+    lines.push(`${'result'.padEnd(width)}  ${job.resultSize} bytes, ${job.resultContentType}`);
+    const shown = showDecoded(decodeBytes(job.resultBytes, job.resultContentType), payloadShownBytes);
+    if (job.resultSize > 0) lines.push(...indent(shown));
   }
   if (job.errors.length > 0) {
     lines.push('errors');
@@ -52,16 +53,88 @@ function describeJob(job: Job): string {
   return lines.join('\n');
 }
 
+function indent(text: string): string[] {
+  return text.split('\n').map((l) => `  ${l}`);
+}
+
+function describeProgress(progress: NonNullable<Job['progress']>): string {
+  const parts = progress.percent === null ? [] : [`${progress.percent}%`];
+  if (progress.data !== null) parts.push(JSON.stringify(progress.data));
+  return `${parts.join(' ')} (at ${time(progress.reportedAt)})`;
+}
+
+function outcomeJson(outcome: JobOutcome) {
+  switch (outcome.state) {
+    case 'completed':
+      return {
+        id: outcome.jobId,
+        state: outcome.state,
+        at: outcome.at,
+        ...resultJson(outcome.resultBytes, outcome.resultContentType),
+      };
+    case 'dead':
+      return {
+        id: outcome.jobId,
+        state: outcome.state,
+        at: outcome.at,
+        reason: outcome.reason,
+        error: outcome.error,
+      };
+    case 'cancelled':
+      return { id: outcome.jobId, state: outcome.state, at: outcome.at };
+  }
+}
+
+function describeOutcome(outcome: JobOutcome): string {
+  switch (outcome.state) {
+    case 'completed': {
+      const { resultBytes, resultContentType } = outcome;
+      const head = `job ${outcome.jobId} completed at ${time(outcome.at)}`;
+      if (resultBytes === null || resultContentType === null) return `${head}, without a result`;
+      const shown = showDecoded(decodeBytes(resultBytes, resultContentType), payloadShownBytes);
+      return [`${head}; result (${resultBytes.length} bytes, ${resultContentType}):`, ...indent(shown)].join(
+        '\n',
+      );
+    }
+    case 'dead':
+      return `job ${outcome.jobId} is dead (${outcome.reason ?? 'unknown reason'}) since ${time(outcome.at)}: ${outcome.error ?? 'no error recorded'}`;
+    case 'cancelled':
+      return `job ${outcome.jobId} was cancelled${outcome.at === null ? '' : ` at ${time(outcome.at)}`}`;
+  }
+}
+
 export function registerJobCommand(parser: Argv): void {
   parser.command(
     'job <id>',
-    'Show a job: state, attempts, times, payload and error history',
-    (y) => withConnection(y.positional('id', { type: 'string', demandOption: true, describe: 'Job id' })),
+    'Show a job: state, attempts, times, progress, payload, result and error history; --wait waits for it to finish',
+    (y) =>
+      withConnection(y.positional('id', { type: 'string', demandOption: true, describe: 'Job id' }))
+        .option('wait', {
+          type: 'boolean',
+          describe:
+            'Wait until the job has finished and show how it ended; exit 0 when completed, 1 when dead or cancelled',
+        })
+        .option('timeout-ms', {
+          type: 'number',
+          describe: 'With --wait: give up after this many ms (exit 6); default: wait as long as it takes',
+        }),
     (args) =>
       runWithClient(args, async (client) => {
-        const job = await client.getJob(args.id);
-        if (wantsJson(args)) printJson(jobJson(job, true));
-        else print(describeJob(job));
+        if (args.wait !== true) {
+          if (args['timeout-ms'] !== undefined) throw new UsageError('--timeout-ms goes with --wait');
+          const job = await client.getJob(args.id);
+          if (wantsJson(args)) printJson(jobJson(job, true));
+          else print(describeJob(job));
+          return;
+        }
+        const timeoutMs = args['timeout-ms'];
+        if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0)) {
+          throw new UsageError('--timeout-ms must be a positive whole number of milliseconds');
+        }
+        const outcome = await client.waitFor(args.id, timeoutMs === undefined ? {} : { timeoutMs });
+        if (wantsJson(args)) printJson(outcomeJson(outcome));
+        else print(describeOutcome(outcome));
+        if (outcome.state !== 'completed') process.exitCode = exitCodes.failed;
       }),
   );
 }

@@ -1,6 +1,12 @@
-/** One job: its fields, decoded payload, metadata, attempts with errors, timeline, and what an operator can do to it. */
+/**
+ * One job: its fields, progress, decoded payload and result, metadata,
+ * attempts with errors, timeline, and what an operator can do to it. While
+ * the job has not finished the page reads it again every second, so its
+ * progress and outcome show up live (one small read per second per open
+ * page; simpler and cheaper than holding an event stream per page).
+ */
 import type { ComponentChildren } from 'preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { can, post, query, seg } from '../api.ts';
 import {
   CopyId,
@@ -113,6 +119,45 @@ const done: Record<Action, (id: string) => string> = {
   'release-lease': (id) => `Job ${id} released from its lease.`,
 };
 
+/** How often an unfinished job is read again, in ms. */
+const livePollMs = 1000;
+
+function ProgressCard({ progress }: { progress: NonNullable<Job['progress']> }) {
+  return (
+    <section class="card" aria-labelledby="job-progress">
+      <h2 id="job-progress" class="card-title">
+        Progress{' '}
+        <span class="muted">
+          reported <Time ms={progress.atMs} />
+        </span>
+      </h2>
+      {progress.percent !== null && (
+        <div class="progress">
+          <div
+            class="progress-bar"
+            role="progressbar"
+            aria-valuemin={0}
+            aria-valuemax={100}
+            aria-valuenow={progress.percent}
+          >
+            <span style={{ width: `${progress.percent}%` }} />
+          </div>
+          <strong>{Math.round(progress.percent * 10) / 10}%</strong>
+        </div>
+      )}
+      {progress.json !== null && <pre class="payload">{prettyJson(progress.json)}</pre>}
+    </section>
+  );
+}
+
+function prettyJson(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
 /** The timeline shows each error's first line; the attempts table below has all of it. */
 function firstLine(text: string): string {
   const line = text.split('\n', 1)[0] ?? '';
@@ -123,6 +168,14 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
   const { data: job, error, reload } = useApi<Job>(`/api/v1/jobs/${seg(id)}`, { pollMs: 5000 });
   const confirm = useConfirm<Action>();
   const action = useAction();
+  const live = job !== null && job.state !== 'completed' && job.state !== 'dead' && job.state !== 'cancelled';
+  useEffect(() => {
+    if (!live) return;
+    const timer = window.setInterval(() => {
+      if (document.visibilityState === 'visible') reload();
+    }, livePollMs);
+    return () => window.clearInterval(timer);
+  }, [live, reload]);
 
   const [priority, setPriority] = useState(0);
 
@@ -227,6 +280,23 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
               ]}
             />
           </section>
+          {job.result !== null && (
+            <section class="card" aria-labelledby="job-result">
+              <h2 id="job-result" class="card-title">
+                Result{' '}
+                <span class="muted">
+                  {job.result.contentType} · {fmtBytes(job.result.bytes)} · shown as {job.result.view}
+                </span>
+              </h2>
+              {job.result.truncated && <p class="muted">Only the first 64 KiB are shown.</p>}
+              {job.result.bytes === 0 ? (
+                <Empty title="Empty result" />
+              ) : (
+                <pre class="payload">{job.result.text}</pre>
+              )}
+            </section>
+          )}
+          {job.progress !== null && <ProgressCard progress={job.progress} />}
           <section class="card" aria-labelledby="job-payload">
             <h2 id="job-payload" class="card-title">
               Payload{' '}

@@ -27,6 +27,8 @@ from .errors import (
     SeppErrorCode,
     UnavailableError,
 )
+from ._wait import JobOutcome
+from .events import EventPosition, EventStream, JobEvent, JobEventKind
 from .handler import DeadLetter, Handler, RetryAfter, WorkerEvent, WorkerJob
 from .jobs import DeadLetterPage, Job, LeasedJob
 from .models import (
@@ -56,6 +58,7 @@ from .models import (
     TimeInput,
     WorkerInfo,
 )
+from .results import JobProgress, JobResult
 from .schedules import (
     MisfirePolicy,
     OverlapPolicy,
@@ -85,10 +88,17 @@ __all__ = [
     "DeadReason",
     "Enqueued",
     "EnqueueOutcome",
+    "EventPosition",
+    "EventStream",
     "Handler",
     "Job",
     "JobCancelledError",
+    "JobEvent",
+    "JobEventKind",
+    "JobOutcome",
+    "JobProgress",
     "JobRejectedError",
+    "JobResult",
     "JobRejection",
     "JobSpec",
     "JobState",

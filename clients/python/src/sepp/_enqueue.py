@@ -32,9 +32,9 @@ from typing import Iterator, Sequence
 import grpc
 
 from ._connection import Connection, backoff_delay_ms
-from ._convert import approx_encoded_bytes
-from .errors import SeppError, closed_error, from_status, status_from_number, to_sepp_error
-from .models import ClientStats
+from ._convert import approx_encoded_bytes, rejection_from_proto
+from .errors import JobRejection, SeppError, closed_error, from_status, rejected, status_from_number, to_sepp_error
+from .models import ClientStats, Enqueued
 from .v1 import job_pb2, produce_pb2
 
 log = logging.getLogger("sepp.client")
@@ -313,3 +313,21 @@ class EnqueueBatcher:
             stream.reader.join(max(0.0, deadline - time.monotonic()))
             if stream.reader.is_alive() and stream.call is not None:
                 stream.call.cancel()
+
+
+def enqueued_of(future: Future[tuple[Answer, int]], timeout_s: float) -> Enqueued:
+    answer, offset = answer_of(future, timeout_s)
+    result = answer.results[offset] if answer.atomic is None else None
+    if result is not None and result.WhichOneof("outcome") == "accepted":
+        return Enqueued(result.accepted.job_id, result.accepted.deduplicated)
+    if result is not None and result.WhichOneof("outcome") == "rejection":
+        raise rejected([rejection_from_proto(0, result.rejection.reason, result.rejection.message)])
+    raise rejected([JobRejection(0, "invalid_job", "the server sent no result for this job")])
+
+
+def answer_of(future: Future[tuple[Answer, int]], timeout_s: float) -> tuple[Answer, int]:
+    try:
+        return future.result(timeout_s)
+    except TimeoutError:
+        # Like a unary deadline: the job may still be stored; its answer is no longer waited for.
+        raise SeppError(grpc.StatusCode.DEADLINE_EXCEEDED, "no answer from sepp before the deadline") from None

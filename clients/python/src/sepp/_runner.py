@@ -7,17 +7,18 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Mapping, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Mapping, TypeVar
 
 import grpc
 
 from ._connection import backoff_delay_ms
 from ._convert import error_text, nack_request
+from ._progress import ProgressReporter
 from ._scheduler import Scheduler, Timer
 from ._work_transport import WorkTransport
 from .errors import JobCancelledError, LeaseLostError, SeppError, to_sepp_error
 from .handler import DeadLetter, Handler, RetryAfter, WorkerEvent, WorkerJob
-from .jobs import is_json_content_type
+from .results import encode_result, is_json_content_type
 from .v1 import job_pb2, work_pb2
 
 if TYPE_CHECKING:
@@ -45,6 +46,8 @@ class Active:
     abandoned: bool = False
     """Given up at shutdown: whatever the handler does later is not settled."""
     slot_freed: bool = False
+    progress: ProgressReporter | None = None
+    """Made on the job's first progress report."""
 
 
 class JobRunner:
@@ -78,7 +81,9 @@ class JobRunner:
                 # Retrying cannot make a payload valid JSON.
                 decode_error = DeadLetter(f"payload is not valid JSON ({error})")
         job = WorkerJob(proto, data)
-        return Active(job, decode_error, time.monotonic() + self._worker.lease_ms / 1000)
+        active = Active(job, decode_error, time.monotonic() + self._worker.lease_ms / 1000)
+        self.attach_progress(active)
+        return active
 
     # ------------------------------------------------------------------ lease keeping
 
@@ -163,6 +168,16 @@ class JobRunner:
             job.result = handler(job)
         except BaseException as error:  # noqa: BLE001 - whatever a handler raises fails the attempt
             failure = error
+        if active.progress is not None:
+            active.progress.close()
+        job._report = None
+        result: job_pb2.JobResult | None = None
+        if failure is None:
+            try:
+                result = encode_result(job.result)
+            except SeppError as error:
+                # A return value with no JSON form is the handler's bug: fail the attempt and say so.
+                failure = error
         if active.lost or active.abandoned:
             worker.finish_job(active)
             return
@@ -175,14 +190,16 @@ class JobRunner:
             return
         try:
             if failure is None:
-                self._settle(active, lambda: self._transport.ack(job, job.result, freed))
-                worker.log.debug("sepp worker %s: job %s (%s) done", worker.worker_id, job.id, job.type)
-                worker.emit(WorkerEvent("completed", job))
-            else:
+                # The server may refuse the result (larger than its max_result_bytes): the attempt fails.
+                failure = self._ack(active, result, freed)
+                if failure is None:
+                    worker.log.debug("sepp worker %s: job %s (%s) done", worker.worker_id, job.id, job.type)
+                    worker.emit(WorkerEvent("completed", job))
+            if failure is not None:
                 request = self._nack_request(active, failure)
-                result = self._settle(active, lambda: self._transport.nack(job, request, freed))
-                self._log_failure(job, failure, result.state, result.run_at_ms)
-                worker.emit(WorkerEvent("failed", job, failure, nack=result))
+                nacked = self._settle(active, lambda: self._transport.nack(job, request, freed))
+                self._log_failure(job, failure, nacked.state, nacked.run_at_ms)
+                worker.emit(WorkerEvent("failed", job, failure, nack=nacked))
         except LeaseLostError as error:
             self.lose(active, error)
         except JobCancelledError as error:
@@ -207,6 +224,43 @@ class JobRunner:
             self._worker.log.error("sepp worker %s: settling cancelled job %s failed: %s", self._worker.worker_id,
                                    job.id, failure.message)
             self._worker.emit(WorkerEvent("error", job, failure))
+
+    def _ack(self, active: Active, result: job_pb2.JobResult | None, freed: Callable[[], None]) -> SeppError | None:
+        """Acks; returns the server's refusal of the result (INVALID_ARGUMENT), if it refused it."""
+        try:
+            self._settle(active, lambda: self._transport.ack(active.job, result, freed))
+        except SeppError as error:
+            if result is None or error.grpc_code != grpc.StatusCode.INVALID_ARGUMENT:
+                raise
+            return error
+        return None
+
+    def attach_progress(self, active: Active) -> None:
+        """Lets the job's handler report progress, through one reporter made on first use."""
+
+        def report(fields: dict[str, Any]) -> None:
+            if active.lost or active.abandoned or active.cancelled is not None:
+                return
+            if active.progress is None:
+                active.progress = ProgressReporter(
+                    lambda f: self._transport.progress(active.job, f),
+                    lambda error: self._progress_failed(active, error),
+                )
+            active.progress.report(fields)
+
+        active.job._report = report
+
+    def _progress_failed(self, active: Active, error: BaseException) -> None:
+        e = to_sepp_error(error, lease_call=True)
+        if isinstance(e, LeaseLostError):
+            self.lose(active, e)
+            return
+        if isinstance(e, JobCancelledError):
+            self.mark_cancelled(active, e)
+            return
+        self._worker.log.warning("sepp worker %s: reporting progress of job %s failed: %s",
+                                 self._worker.worker_id, active.job.id, e.message)
+        self._worker.emit(WorkerEvent("error", active.job, e))
 
     def _nack_request(self, active: Active, error: BaseException) -> work_pb2.NackRequest:
         job = active.job

@@ -27,7 +27,7 @@ import logging
 import threading
 import time
 from concurrent.futures import Future
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 import grpc
 
@@ -45,7 +45,9 @@ from .errors import (
     to_sepp_error,
 )
 from .models import LeaseRef, NackResult
-from .v1 import work_pb2
+from .v1 import job_pb2, work_pb2
+
+T = TypeVar("T")
 
 Settled = work_pb2.WorkResponse.Settled
 
@@ -53,6 +55,15 @@ log = logging.getLogger("sepp.worker")
 
 HEALTHY_AFTER_S = 1.0
 """A stream open this long without failing reached the server: the outage (if any) is over."""
+
+
+def _forward(source: Future[T], target: Future[T]) -> None:
+    """Settles `target` as `source` settled."""
+    error = source.exception()
+    if error is not None:
+        target.set_exception(error)
+    else:
+        target.set_result(source.result())
 
 
 class _AnswerLost(SeppError):
@@ -165,6 +176,7 @@ class WorkStreamTransport:
             batch_responses=True,
         ))
         per_message = self._conn.max_batch_jobs
+        max_bytes = self._conn.max_message_bytes // 2
         while True:
             with self._lock:
                 while True:
@@ -178,9 +190,17 @@ class WorkStreamTransport:
                     if stream.half_close:
                         return  # Everything is written: half-close, the server answers and ends.
                     self._lock.wait()
-                # A batch's settlements count against the server's `max_batch_jobs`.
-                settlements = stream.unsent[:per_message]
-                del stream.unsent[:per_message]
+                # A batch's settlements count against the server's `max_batch_jobs`, and
+                # results and progress documents against its message size.
+                count = 0
+                size = 0
+                while count < min(per_message, len(stream.unsent)):
+                    size += stream.unsent[count].ByteSize()
+                    if count > 0 and size > max_bytes:
+                        break
+                    count += 1
+                settlements = stream.unsent[:count]
+                del stream.unsent[:count]
                 credit = 0 if stream.unsent else grant
                 self._outstanding += credit
             if settlements:
@@ -269,17 +289,17 @@ class WorkStreamTransport:
             raise _settle_error(settled)
         return settled
 
-    def ack(self, lease: LeaseRef, result: Any, freed: Callable[[], None]) -> None:
-        # `result` goes nowhere yet: the protocol has no job results (issue 18 adds them to AckRequest).
+    def ack(self, lease: LeaseRef, result: job_pb2.JobResult | None, freed: Callable[[], None]) -> None:
         ambiguous = False
         try:
-            self._answer(self._settle(freed, ack=work_pb2.AckRequest(job_id=lease.id, attempt=lease.attempt)))
+            request = work_pb2.AckRequest(job_id=lease.id, attempt=lease.attempt, result=result)
+            self._answer(self._settle(freed, ack=request))
             return
         except _AnswerLost as lost:
             ambiguous = lost.sent
         # No stream, or it broke before answering: leases can be settled over unary calls too.
         try:
-            self._calls.ack(lease)
+            self._calls.ack(lease, result)
         except LeaseLostError as error:
             # After a lost answer, "not leased" most likely means our own ack went through.
             if not (ambiguous and error.code == "not_found"):
@@ -306,23 +326,39 @@ class WorkStreamTransport:
             return self._calls.extend(lease, lease_ms)
         out: Future[int] = Future()
 
-        def copy(done: Future[int]) -> None:
-            error = done.exception()
-            if error is not None:
-                out.set_exception(error)
-            else:
-                out.set_result(done.result())
-
         def answered(done: Future[Settled]) -> None:
             error = done.exception()
             if isinstance(error, _AnswerLost):
-                self._calls.extend(lease, lease_ms).add_done_callback(copy)
+                self._calls.extend(lease, lease_ms).add_done_callback(lambda retried: _forward(retried, out))
             elif error is not None:
                 out.set_exception(error)
             elif done.result().code != 0:
                 out.set_exception(_settle_error(done.result()))
             else:
                 out.set_result(int(done.result().extend.lease_deadline_ms))
+
+        answer.add_done_callback(answered)
+        return out
+
+    def progress(self, lease: LeaseRef, fields: dict[str, Any]) -> Future[None]:
+        request = work_pb2.ReportProgressRequest(job_id=lease.id, attempt=lease.attempt, **fields)
+        try:
+            _, answer = self._settle(progress=request)
+        except _AnswerLost:
+            return self._calls.progress(lease, fields)
+        out: Future[None] = Future()
+
+        def answered(done: Future[Settled]) -> None:
+            error = done.exception()
+            if isinstance(error, _AnswerLost):
+                self._calls.progress(lease, fields).add_done_callback(lambda done: _forward(done, out))
+            elif error is not None:
+                out.set_exception(error)
+            elif done.result().code != 0:
+                settled = done.result()
+                out.set_exception(from_status(status_from_number(settled.code), settled.message, lease_call=True))
+            else:
+                out.set_result(None)
 
         answer.add_done_callback(answered)
         return out

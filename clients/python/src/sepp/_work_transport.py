@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, TypeVar
 
 import grpc
 
@@ -20,6 +20,8 @@ from ._convert import nack_result_from_proto
 from .v1 import job_pb2, work_pb2
 
 LONG_POLL_MARGIN_S = 5.0
+
+T = TypeVar("T")
 
 
 class TransportHost(Protocol):
@@ -76,13 +78,15 @@ class WorkTransport(Protocol):
     def release(self) -> None:
         """Slots were freed: ask for as many more jobs as `free_slots()` allows."""
 
-    def ack(self, lease: LeaseRef, result: Any, freed: Callable[[], None]) -> None:
-        """Completes a job. `result` is the handler's return value, ignored until the server
-        stores job results."""
+    def ack(self, lease: LeaseRef, result: job_pb2.JobResult | None, freed: Callable[[], None]) -> None:
+        """Completes a job with its (encoded) result, if any."""
 
     def nack(self, lease: LeaseRef, request: work_pb2.NackRequest, freed: Callable[[], None]) -> NackResult: ...
 
     def extend(self, lease: LeaseRef, lease_ms: int) -> Future[int]: ...
+
+    def progress(self, lease: LeaseRef, fields: dict[str, Any]) -> Future[None]:
+        """Reports progress (fenced like extend) without blocking."""
 
     def stop_taking(self) -> None:
         """Asks for no more jobs (shutdown); settlements still work."""
@@ -98,9 +102,18 @@ class UnaryCalls:
         self.conn = conn
         self._extends = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sepp-extend")
 
-    def ack(self, lease: LeaseRef) -> None:
-        self.conn.invoke(self.conn.stub.Ack, work_pb2.AckRequest(job_id=lease.id, attempt=lease.attempt),
-                         retry_safe=True, lease_call=True)
+    def ack(self, lease: LeaseRef, result: job_pb2.JobResult | None) -> None:
+        request = work_pb2.AckRequest(job_id=lease.id, attempt=lease.attempt, result=result)
+        self.conn.invoke(self.conn.stub.Ack, request, retry_safe=True, lease_call=True)
+
+    def progress(self, lease: LeaseRef, fields: dict[str, Any]) -> Future[None]:
+        request = work_pb2.ReportProgressRequest(job_id=lease.id, attempt=lease.attempt, **fields)
+
+        def call() -> None:
+            # Reporting the same progress twice stores the same thing.
+            self.conn.invoke(self.conn.stub.ReportProgress, request, retry_safe=True, lease_call=True)
+
+        return self._submit(call)
 
     def nack(self, request: work_pb2.NackRequest) -> NackResult:
         response = self.conn.invoke(self.conn.stub.Nack, request, retry_safe=True, lease_call=True)
@@ -114,10 +127,13 @@ class UnaryCalls:
             response = self.conn.invoke(self.conn.stub.Extend, request, retry_safe=True, lease_call=True)
             return int(response.lease_deadline_ms)
 
+        return self._submit(call)
+
+    def _submit(self, call: Callable[[], T]) -> Future[T]:
         try:
             return self._extends.submit(call)
         except RuntimeError:  # shut down
-            failed: Future[int] = Future()
+            failed: Future[T] = Future()
             failed.set_exception(SeppError(grpc.StatusCode.CANCELLED, "the worker is closed"))
             return failed
 
@@ -190,11 +206,14 @@ class ReserveTransport:
             for job in jobs:
                 self._host.deliver(job)
 
-    def ack(self, lease: LeaseRef, result: Any, freed: Callable[[], None]) -> None:
+    def ack(self, lease: LeaseRef, result: job_pb2.JobResult | None, freed: Callable[[], None]) -> None:
         try:
-            self._calls.ack(lease)
+            self._calls.ack(lease, result)
         finally:
             freed()
+
+    def progress(self, lease: LeaseRef, fields: dict[str, Any]) -> Future[None]:
+        return self._calls.progress(lease, fields)
 
     def nack(self, lease: LeaseRef, request: work_pb2.NackRequest, freed: Callable[[], None]) -> NackResult:
         try:

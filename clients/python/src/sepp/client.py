@@ -23,10 +23,12 @@ from ._convert import (
     setting_texts,
     worker_info_from_proto,
 )
-from ._enqueue import Answer, EnqueueBatcher
+from ._enqueue import Answer, EnqueueBatcher, answer_of, enqueued_of
 from ._job_control import JobControl
+from ._wait import JobOutcome, enqueue_then_wait, wait_for_job
 from .errors import JobRejection, SeppError, rejected
-from .jobs import DEAD_REASON_TO_PROTO, DeadLetterPage, Job, LeasedJob
+from .events import EventPosition, EventStream, JobEventKind
+from .jobs import DEAD_REASON_TO_PROTO, DeadLetterPage, Job, LeasedJob, job_state_name
 from .schedules import Schedules
 from .models import (
     UNSET,
@@ -45,6 +47,7 @@ from .models import (
     TimeInput,
     WorkerInfo,
 )
+from .results import JobProgress, encode_result, progress_fields, progress_from_proto
 from .v1 import admin_pb2, job_pb2, work_pb2, workers_pb2
 
 if TYPE_CHECKING:
@@ -58,24 +61,6 @@ _SETTLE_OUTCOMES: dict[int, Literal["ok", "not_found", "lease_lost", "cancelled"
     work_pb2.SETTLE_OUTCOME_LEASE_LOST: "lease_lost",
     work_pb2.SETTLE_OUTCOME_CANCELLED: "cancelled",
 }
-
-
-def _enqueued(future: Future[tuple[Answer, int]], timeout_s: float) -> Enqueued:
-    answer, offset = _result(future, timeout_s)
-    result = answer.results[offset] if answer.atomic is None else None
-    if result is not None and result.WhichOneof("outcome") == "accepted":
-        return Enqueued(result.accepted.job_id, result.accepted.deduplicated)
-    if result is not None and result.WhichOneof("outcome") == "rejection":
-        raise rejected([rejection_from_proto(0, result.rejection.reason, result.rejection.message)])
-    raise rejected([JobRejection(0, "invalid_job", "the server sent no result for this job")])
-
-
-def _result(future: Future[tuple[Answer, int]], timeout_s: float) -> tuple[Answer, int]:
-    try:
-        return future.result(timeout_s)
-    except TimeoutError:
-        # Like a unary deadline: the job may still be stored; its answer is no longer waited for.
-        raise SeppError(grpc.StatusCode.DEADLINE_EXCEEDED, "no answer from sepp before the deadline") from None
 
 
 def _selection(queue: str, selection: Sequence[str] | Literal["all"]) -> dict[str, Any]:
@@ -175,7 +160,7 @@ class Client(JobControl):
         spec = JobSpec(queue, type, payload, json, content_type, priority, run_at, delay_ms, max_attempts,
                        idempotency_key, metadata, traceparent, tracestate, ttl_ms, expires_at, unique_while_active,
                        group)
-        return _enqueued(self._batcher.submit([job_from_spec(spec)], False, deadline_ms),
+        return enqueued_of(self._batcher.submit([job_from_spec(spec)], False, deadline_ms),
                          self._conn.timeout_s(deadline_ms))
 
     def enqueue_future(self, job: JobSpec, *, deadline_ms: int | None = None) -> Future[Enqueued]:
@@ -190,7 +175,7 @@ class Client(JobControl):
 
         def settle(done: Future[tuple[Answer, int]]) -> None:
             try:
-                outer.set_result(_enqueued(done, 0))
+                outer.set_result(enqueued_of(done, 0))
             except SeppError as error:
                 outer.set_exception(error)
 
@@ -206,7 +191,7 @@ class Client(JobControl):
         futures = [(chunk, self._batcher.submit(chunk, False, deadline_ms)) for chunk in chunks]
         outcomes: list[EnqueueOutcome] = []
         for chunk, future in futures:
-            answer, offset = _result(future, self._conn.timeout_s(deadline_ms))
+            answer, offset = answer_of(future, self._conn.timeout_s(deadline_ms))
             outcomes.extend(outcome_from_proto(answer.results[offset + i]) for i in range(len(chunk)))
         return outcomes
 
@@ -214,7 +199,7 @@ class Client(JobControl):
         """Enqueues every job or none (at most `max_batch_jobs`). Returns each job's id in order;
         raises JobRejectedError listing every refused job, by index, when nothing was stored."""
         protos = [job_from_spec(spec) for spec in jobs]
-        answer, _ = _result(self._batcher.submit(protos, True, deadline_ms), self._conn.timeout_s(deadline_ms))
+        answer, _ = answer_of(self._batcher.submit(protos, True, deadline_ms), self._conn.timeout_s(deadline_ms))
         atomic = answer.atomic
         if atomic is None:
             raise SeppError(grpc.StatusCode.INTERNAL, "the server sent no atomic outcome")
@@ -254,14 +239,23 @@ class Client(JobControl):
         )
         return [LeasedJob(job) for job in response.jobs]
 
-    def ack(self, lease: LeaseRef, *, deadline_ms: int | None = None) -> None:
-        """Completes a leased job. Raises LeaseLostError when the lease is no longer this one."""
-        self._conn.invoke(self._conn.stub.Ack, work_pb2.AckRequest(job_id=lease.id, attempt=lease.attempt),
-                          deadline_ms=deadline_ms, retry_safe=True, lease_call=True)
+    def ack(self, lease: LeaseRef, *, result: Any = None, deadline_ms: int | None = None) -> None:
+        """Completes a leased job, with `result` as its result (encoded as a handler's return value
+        is: a JobResult as given, bytes, a str as text, anything else as JSON; None means none).
+        Raises LeaseLostError when the lease is no longer this one."""
+        request = work_pb2.AckRequest(job_id=lease.id, attempt=lease.attempt, result=encode_result(result))
+        self._conn.invoke(self._conn.stub.Ack, request, deadline_ms=deadline_ms, retry_safe=True, lease_call=True)
 
-    def ack_batch(self, leases: Sequence[LeaseRef], *, deadline_ms: int | None = None) -> list[AckResult]:
-        """Completes many leased jobs, each on its own: one result per lease, in order."""
-        request = work_pb2.AckBatchRequest(acks=[work_pb2.AckRequest(job_id=l.id, attempt=l.attempt) for l in leases])
+    def ack_batch(self, leases: Sequence[LeaseRef], *, results: Sequence[Any] | None = None,
+                  deadline_ms: int | None = None) -> list[AckResult]:
+        """Completes many leased jobs, each on its own (with `results[i]` as the result of
+        `leases[i]`, when given): one outcome per lease, in order."""
+        if results is not None and len(results) != len(leases):
+            raise ValueError("results: give one per lease")
+        encoded = [encode_result(r) for r in results] if results is not None else [None] * len(leases)
+        request = work_pb2.AckBatchRequest(acks=[
+            work_pb2.AckRequest(job_id=l.id, attempt=l.attempt, result=r) for l, r in zip(leases, encoded)
+        ])
         response = self._conn.invoke(self._conn.stub.AckBatch, request, deadline_ms=deadline_ms, retry_safe=True)
         return [AckResult(_SETTLE_OUTCOMES.get(r.outcome, "not_found"), r.message) for r in response.results]
 
@@ -290,6 +284,46 @@ class Client(JobControl):
         response = self._conn.invoke(self._conn.stub.Extend, request, deadline_ms=deadline_ms, retry_safe=True,
                                      lease_call=True)
         return int(response.lease_deadline_ms)
+
+    def report_progress(self, lease: LeaseRef, percent: float | None = None, data: Any = UNSET, *,
+                        deadline_ms: int | None = None) -> JobProgress | None:
+        """Reports how far along a leased job is: `percent` (0 to 100), a JSON document `data`,
+        or both (a Worker's handler uses `job.progress()`). Returns the job's progress after it;
+        raises LeaseLostError when the lease is gone."""
+        fields = progress_fields(percent, data, data is not UNSET)
+        request = work_pb2.ReportProgressRequest(job_id=lease.id, attempt=lease.attempt, **fields)
+        # Reporting the same progress twice stores the same thing.
+        response = self._conn.invoke(self._conn.stub.ReportProgress, request, deadline_ms=deadline_ms,
+                                     retry_safe=True, lease_call=True)
+        return progress_from_proto(response.progress, response.HasField("progress"))
+
+    # ------------------------------------------------------------------ outcomes
+
+    def wait_for(self, id: str, *, timeout_ms: int | None = None) -> JobOutcome:
+        """Waits for a job to finish and returns how it ended: `completed` (with its result),
+        `dead` (with the dead letter's error) or `cancelled` — also when it ended before the
+        call, as long as the server still keeps the job or its outcome event. Raises SeppError
+        `not_found` when it knows neither, `deadline_exceeded` after `timeout_ms` (default: no
+        limit). Survives reconnects and server restarts."""
+        return wait_for_job(self._conn, self.get_job, id, timeout_ms)
+
+    def enqueue_and_wait(self, queue: str, type: str, payload: Payload | None = None, *,
+                         timeout_ms: int | None = None, **options: Any) -> JobOutcome:
+        """Enqueues a job (as `enqueue`, with the same keyword options, e.g. `json=`) and waits
+        for its outcome (as `wait_for`; a duplicate waits for the original). The outcome is found
+        even when the job finishes at once on a queue that keeps no completed jobs."""
+        return enqueue_then_wait(self._conn, self.get_job,
+                                 lambda: self.enqueue(queue, type, payload, **options).id, timeout_ms)
+
+    def events(self, *, queues: Sequence[str] = (), job_ids: Sequence[str] = (),
+               kinds: Sequence[JobEventKind] = (), from_oldest: bool = False,
+               resume_from: EventPosition | None = None) -> EventStream:
+        """Subscribes to job events (enqueued, leased, progress, completed with the result,
+        retry_scheduled, dead_lettered, cancelled) in commit order, filtered by queues, job ids and
+        kinds: `for event in client.events(queues=["emails"]): ...`. Resumes by itself after a
+        disconnect; `close()` it when done."""
+        return EventStream(self._conn, queues=queues, job_ids=job_ids, kinds=kinds, from_oldest=from_oldest,
+                           resume_from=resume_from)
 
     def worker(self, queues: Sequence[str], **options: Any) -> Worker:
         """A Worker on this client (see `Worker` for the options); `close()` closes it too."""

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
 from .jobs import LeasedJob
-from .models import NackResult
+from .models import UNSET, NackResult
+from .results import progress_fields
 from .v1 import job_pb2
 
 
@@ -27,7 +28,7 @@ class WorkerJob(LeasedJob):
     """Why `cancelled` is set: a LeaseLostError, a JobCancelledError (an operator's cancel), or
     a SeppError with code `cancelled` at shutdown; None while it is not set."""
     result: Any
-    """What the handler returned (kept for when the server stores job results)."""
+    """What the handler returned: the job's result (see `JobResult`)."""
 
     def __init__(self, job: job_pb2.LeasedJob, data: Any) -> None:
         super().__init__(job)
@@ -35,6 +36,22 @@ class WorkerJob(LeasedJob):
         self.cancelled = threading.Event()
         self.cancel_reason = None
         self.result = None
+        self._report: Callable[[dict[str, Any]], None] | None = None
+
+    def progress(self, percent: float | None = None, data: Any = UNSET) -> None:
+        """Reports how far along the job is: a percentage (0 to 100), a small JSON document
+        (`data`, at most the server's `max_progress_bytes`, default 4 KiB), or both —
+        `job.progress(40)`, `job.progress(data={"step": "upload"})`. Each replaces what it
+        carries and leaves the rest as reported before. Shown by `get_job`, the admin UI and
+        `sepp job`, and sent as a `progress` event.
+
+        It does not wait: reports made while one is on its way are merged into the next, so
+        call it as often as you like. A lost lease sets `cancelled` as usual; other failures
+        are logged and reported as `error` events. Raises ValueError at once for a percentage
+        outside 0–100 or a document with no JSON form."""
+        fields = progress_fields(percent, data, data is not UNSET)
+        if self._report is not None:
+            self._report(fields)
 
     def raise_if_cancelled(self) -> None:
         """Raises `cancel_reason` when the job was cancelled; a handler calls it between steps."""
@@ -50,8 +67,9 @@ class WorkerJob(LeasedJob):
 
 
 Handler = Callable[[WorkerJob], Any]
-"""Runs one job. Return to ack it (the return value is kept as `job.result`); raise to nack
-it with the exception's message — RetryAfter and DeadLetter choose what happens next."""
+"""Runs one job. Return to ack it — the return value is the job's result (a `JobResult`, bytes,
+a str, or any JSON value; None means none) — or raise to nack it with the exception's message:
+RetryAfter and DeadLetter choose what happens next."""
 
 
 class RetryAfter(Exception):

@@ -4,20 +4,12 @@ the payload as bytes and decode it on request."""
 from __future__ import annotations
 
 import json as _json
-import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from .models import AttemptError, DeadReason, JobState
+from .results import JobProgress, decode_result, is_json_content_type, progress_from_proto
 from .v1 import job_pb2
-
-_JSON_CONTENT_TYPE = re.compile(r"^application/(?:[\w.+-]+\+)?json\s*(?:;|$)", re.IGNORECASE)
-
-
-def is_json_content_type(content_type: str) -> bool:
-    """True for `application/json` and `application/*+json`, with or without parameters."""
-    return _JSON_CONTENT_TYPE.match(content_type) is not None
-
 
 _STATE_NAMES: dict[int, JobState] = {
     job_pb2.JOB_STATE_SCHEDULED: "scheduled",
@@ -136,6 +128,18 @@ class LeasedJob(_Payload):
         return f"<{type(self).__name__} {self.id} {self.queue}/{self.type} attempt {self.attempt}/{self.max_attempts}>"
 
 
+def _result_fields(job: job_pb2.Job) -> dict[str, Any]:
+    if not job.HasField("result"):
+        return {"result": None, "result_data": None, "result_bytes": 0, "result_content_type": None}
+    content_type = job.result.content_type or "application/octet-stream"
+    return {
+        "result": decode_result(job.result.data, content_type),
+        "result_data": job.result.data,
+        "result_bytes": job.result_bytes,
+        "result_content_type": content_type,
+    }
+
+
 @dataclass(frozen=True, repr=False)
 class Job(_Payload):
     """Everything the server knows about a job."""
@@ -178,6 +182,18 @@ class Job(_Payload):
     """When the job went dead; None unless dead."""
     completed_at_ms: int | None
     """When the job was acked; None unless completed."""
+    result: Any
+    """What the job returned (a completed job's ack result) decoded by its content type: JSON
+    parsed, `text/*` a str, anything else bytes; None without one. Kept while the queue retains
+    completed jobs."""
+    result_data: bytes | None
+    """The result's bytes, or None (empty in listings; see `result_bytes`)."""
+    result_bytes: int
+    """The result's size in bytes (also in listings); 0 without a result."""
+    result_content_type: str | None
+    """The result's MIME type, or None without a result."""
+    progress: JobProgress | None
+    """How far along the job is, as its worker last reported; None when it never did."""
     expires_at_ms: int | None = None
     """When the job stops being handed out (its TTL); None when it never expires."""
     cancelled_at_ms: int | None = None
@@ -215,6 +231,8 @@ class Job(_Payload):
             dead_reason=_DEAD_REASON_NAMES.get(job.dead_reason),
             failed_at_ms=_ms_or_none(job.failed_at_ms),
             completed_at_ms=_ms_or_none(job.completed_at_ms),
+            **_result_fields(job),
+            progress=progress_from_proto(job.progress, job.HasField("progress")),
             expires_at_ms=_ms_or_none(job.expires_at_ms),
             cancelled_at_ms=_ms_or_none(job.cancelled_at_ms),
             cancelled_by=_text_or_none(job.cancelled_by),

@@ -318,6 +318,12 @@ class ServerLimits:
     max_streams_per_connection: int
     handshake_timeout_ms: int
     idle_timeout_ms: int
+    max_result_bytes: int
+    max_progress_bytes: int
+    max_event_subscribers: int
+    event_backlog_events: int
+    event_backlog_bytes: int
+    event_resume_window_ms: int
 
 
 @dataclass(frozen=True)

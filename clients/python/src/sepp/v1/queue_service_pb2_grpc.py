@@ -2,6 +2,7 @@
 import grpc
 
 from sepp.v1 import admin_pb2 as sepp_dot_v1_dot_admin__pb2
+from sepp.v1 import events_pb2 as sepp_dot_v1_dot_events__pb2
 from sepp.v1 import produce_pb2 as sepp_dot_v1_dot_produce__pb2
 from sepp.v1 import schedule_pb2 as sepp_dot_v1_dot_schedule__pb2
 from sepp.v1 import work_pb2 as sepp_dot_v1_dot_work__pb2
@@ -17,7 +18,8 @@ class QueueServiceStub(object):
   Authentication: when the server has API keys, every call carries gRPC
   metadata `authorization: Bearer <key>`. A key has one role:
   producer  Enqueue, EnqueueBatch, EnqueueAtomic, Produce, and the reads
-  worker    Reserve, Ack, AckBatch, Nack, Extend, Work, and the reads
+  worker    Reserve, Ack, AckBatch, Nack, Extend, ReportProgress, Work,
+  and the reads
   admin     everything, including CancelJob, CancelJobs, UpdateJob,
   UpdateJobs, PauseQueue, ResumeQueue, PurgeQueue, DeleteQueue,
   RequeueDeadLetters, DeleteDeadLetters, SetQueueSettings,
@@ -25,7 +27,7 @@ class QueueServiceStub(object):
   the schedule changes (Create, Update, Pause, Resume, Delete and
   TriggerSchedule)
   The reads are GetJob, ListQueues, ListDeadLetters, GetServerInfo,
-  ListWorkers, GetSchedule and ListSchedules.
+  ListWorkers, GetSchedule, ListSchedules and Events.
 
   Audit: every change an admin call makes is written to the audit log in the
   same transaction as the change, with the key's name as actor (`key:NAME`,
@@ -41,7 +43,9 @@ class QueueServiceStub(object):
   FAILED_PRECONDITION  the attempt does not match (the lease was lost), or the
   job is not in a state that allows the call
   RESOURCE_EXHAUSTED   queue full, batch or message too large, too many
-  waiting long polls
+  waiting long polls or event subscribers, an event
+  subscriber that fell behind
+  OUT_OF_RANGE         an Events resume whose events are no longer kept
   UNAUTHENTICATED      missing or unknown API key
   PERMISSION_DENIED    the key's role does not allow the call
   UNAVAILABLE          shutting down or storage unavailable; nothing was
@@ -107,6 +111,11 @@ class QueueServiceStub(object):
         '/sepp.v1.QueueService/Extend',
         request_serializer=sepp_dot_v1_dot_work__pb2.ExtendRequest.SerializeToString,
         response_deserializer=sepp_dot_v1_dot_work__pb2.ExtendResponse.FromString,
+        )
+    self.ReportProgress = channel.unary_unary(
+        '/sepp.v1.QueueService/ReportProgress',
+        request_serializer=sepp_dot_v1_dot_work__pb2.ReportProgressRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_work__pb2.ReportProgressResponse.FromString,
         )
     self.GetJob = channel.unary_unary(
         '/sepp.v1.QueueService/GetJob',
@@ -208,6 +217,11 @@ class QueueServiceStub(object):
         request_serializer=sepp_dot_v1_dot_admin__pb2.BackupRequest.SerializeToString,
         response_deserializer=sepp_dot_v1_dot_admin__pb2.BackupChunk.FromString,
         )
+    self.Events = channel.unary_stream(
+        '/sepp.v1.QueueService/Events',
+        request_serializer=sepp_dot_v1_dot_events__pb2.EventsRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_events__pb2.EventsResponse.FromString,
+        )
     self.Produce = channel.stream_stream(
         '/sepp.v1.QueueService/Produce',
         request_serializer=sepp_dot_v1_dot_produce__pb2.ProduceRequest.SerializeToString,
@@ -269,7 +283,8 @@ class QueueServiceServicer(object):
   Authentication: when the server has API keys, every call carries gRPC
   metadata `authorization: Bearer <key>`. A key has one role:
   producer  Enqueue, EnqueueBatch, EnqueueAtomic, Produce, and the reads
-  worker    Reserve, Ack, AckBatch, Nack, Extend, Work, and the reads
+  worker    Reserve, Ack, AckBatch, Nack, Extend, ReportProgress, Work,
+  and the reads
   admin     everything, including CancelJob, CancelJobs, UpdateJob,
   UpdateJobs, PauseQueue, ResumeQueue, PurgeQueue, DeleteQueue,
   RequeueDeadLetters, DeleteDeadLetters, SetQueueSettings,
@@ -277,7 +292,7 @@ class QueueServiceServicer(object):
   the schedule changes (Create, Update, Pause, Resume, Delete and
   TriggerSchedule)
   The reads are GetJob, ListQueues, ListDeadLetters, GetServerInfo,
-  ListWorkers, GetSchedule and ListSchedules.
+  ListWorkers, GetSchedule, ListSchedules and Events.
 
   Audit: every change an admin call makes is written to the audit log in the
   same transaction as the change, with the key's name as actor (`key:NAME`,
@@ -293,7 +308,9 @@ class QueueServiceServicer(object):
   FAILED_PRECONDITION  the attempt does not match (the lease was lost), or the
   job is not in a state that allows the call
   RESOURCE_EXHAUSTED   queue full, batch or message too large, too many
-  waiting long polls
+  waiting long polls or event subscribers, an event
+  subscriber that fell behind
+  OUT_OF_RANGE         an Events resume whose events are no longer kept
   UNAUTHENTICATED      missing or unknown API key
   PERMISSION_DENIED    the key's role does not allow the call
   UNAVAILABLE          shutting down or storage unavailable; nothing was
@@ -355,9 +372,11 @@ class QueueServiceServicer(object):
     raise NotImplementedError('Method not implemented!')
 
   def Ack(self, request, context):
-    """Completes a leased job.
+    """Completes a leased job, optionally with its result (kept while the queue
+    retains completed jobs, and sent in the COMPLETED event).
     Errors: NOT_FOUND (no such job, or not leased), FAILED_PRECONDITION (the
-    attempt does not match: the lease was lost).
+    attempt does not match: the lease was lost), INVALID_ARGUMENT (a result
+    over `max_result_bytes`; the lease stays).
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
@@ -365,7 +384,8 @@ class QueueServiceServicer(object):
 
   def AckBatch(self, request, context):
     """Completes many leased jobs; one result per ack, in order.
-    Errors: RESOURCE_EXHAUSTED (too many acks). Per-ack failures are results.
+    Errors: RESOURCE_EXHAUSTED (too many acks), INVALID_ARGUMENT (a result
+    over `max_result_bytes`: nothing is acked). Per-ack failures are results.
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
@@ -389,10 +409,25 @@ class QueueServiceServicer(object):
     context.set_details('Method not implemented!')
     raise NotImplementedError('Method not implemented!')
 
+  def ReportProgress(self, request, context):
+    """Reports how far along a leased job is: a percentage, a small JSON
+    document, or both. Stored with the job (GetJob) and sent as a PROGRESS
+    event. Does not extend the lease.
+    Errors: NOT_FOUND, FAILED_PRECONDITION (as Ack), INVALID_ARGUMENT (a
+    percentage outside 0–100, a document that is not JSON or is over
+    `max_progress_bytes`, or neither given).
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
   def GetJob(self, request, context):
-    """Reads a job: state, attempts, timestamps, last error and error history.
-    Errors: NOT_FOUND (no such job; acked jobs are gone unless the queue
-    retains completed jobs).
+    """Reads a job: state, attempts, timestamps, last error and error history,
+    progress, and the result of a completed job.
+    Errors: NOT_FOUND (no such job). Jobs are deleted when they end unless
+    kept: completed jobs for the queue's `completed_retention_ms` (default 0:
+    deleted on ack), dead letters for its `dead_retention_ms` (default 14
+    days); after that GetJob answers NOT_FOUND.
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
@@ -587,6 +622,22 @@ class QueueServiceServicer(object):
     context.set_details('Method not implemented!')
     raise NotImplementedError('Method not implemented!')
 
+  def Events(self, request, context):
+    """Streams job events (see events.proto): enqueued, leased, progress,
+    completed (with the result), retry scheduled, dead-lettered and
+    cancelled, filtered by queues, job ids and kinds, in commit order, each
+    sent after its commit is durable. The first message (or the one after a
+    replay) says `caught_up`. Resumable after a disconnect from the last
+    sequence seen while the server still keeps it.
+    Errors: INVALID_ARGUMENT (a bad filter), RESOURCE_EXHAUSTED (too many
+    subscribers; or later, the subscriber fell behind the backlog),
+    OUT_OF_RANGE (a resume the backlog cannot serve), UNAVAILABLE (shutting
+    down).
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
   def Produce(self, request_iterator, context):
     """The producer's fast path. The client sends batches of jobs tagged with its
     own sequence numbers; the server answers each, in arrival order, once its
@@ -730,6 +781,11 @@ def add_QueueServiceServicer_to_server(servicer, server):
           request_deserializer=sepp_dot_v1_dot_work__pb2.ExtendRequest.FromString,
           response_serializer=sepp_dot_v1_dot_work__pb2.ExtendResponse.SerializeToString,
       ),
+      'ReportProgress': grpc.unary_unary_rpc_method_handler(
+          servicer.ReportProgress,
+          request_deserializer=sepp_dot_v1_dot_work__pb2.ReportProgressRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_work__pb2.ReportProgressResponse.SerializeToString,
+      ),
       'GetJob': grpc.unary_unary_rpc_method_handler(
           servicer.GetJob,
           request_deserializer=sepp_dot_v1_dot_admin__pb2.GetJobRequest.FromString,
@@ -829,6 +885,11 @@ def add_QueueServiceServicer_to_server(servicer, server):
           servicer.Backup,
           request_deserializer=sepp_dot_v1_dot_admin__pb2.BackupRequest.FromString,
           response_serializer=sepp_dot_v1_dot_admin__pb2.BackupChunk.SerializeToString,
+      ),
+      'Events': grpc.unary_stream_rpc_method_handler(
+          servicer.Events,
+          request_deserializer=sepp_dot_v1_dot_events__pb2.EventsRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_events__pb2.EventsResponse.SerializeToString,
       ),
       'Produce': grpc.stream_stream_rpc_method_handler(
           servicer.Produce,

@@ -14,53 +14,57 @@ _sym_db = _symbol_database.Default()
 from sepp.v1 import job_pb2 as sepp_dot_v1_dot_job__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12sepp/v1/work.proto\x12\x07sepp.v1\x1a\x11sepp/v1/job.proto\"y\n\x0eReserveRequest\x12\x0e\n\x06queues\x18\x01 \x03(\t\x12\x10\n\x08max_jobs\x18\x02 \x01(\x05\x12\x19\n\x11lease_duration_ms\x18\x03 \x01(\x03\x12\x17\n\x0fwait_timeout_ms\x18\x04 \x01(\x03\x12\x11\n\tworker_id\x18\x05 \x01(\t\"3\n\x0fReserveResponse\x12 \n\x04jobs\x18\x01 \x03(\x0b\x32\x12.sepp.v1.LeasedJob\"-\n\nAckRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\"\r\n\x0b\x41\x63kResponse\"4\n\x0f\x41\x63kBatchRequest\x12!\n\x04\x61\x63ks\x18\x01 \x03(\x0b\x32\x13.sepp.v1.AckRequest\"E\n\tAckResult\x12\'\n\x07outcome\x18\x01 \x01(\x0e\x32\x16.sepp.v1.SettleOutcome\x12\x0f\n\x07message\x18\x02 \x01(\t\"7\n\x10\x41\x63kBatchResponse\x12#\n\x07results\x18\x01 \x03(\x0b\x32\x12.sepp.v1.AckResult\"\x96\x01\n\x0bNackRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\x15\n\rerror_message\x18\x03 \x01(\t\x12\x11\n\x07\x62\x61\x63koff\x18\x04 \x01(\x08H\x00\x12\x18\n\x0eretry_delay_ms\x18\x05 \x01(\x03H\x00\x12\x15\n\x0b\x64\x65\x61\x64_letter\x18\x06 \x01(\x08H\x00\x42\x0b\n\tdirective\"C\n\x0cNackResponse\x12 \n\x05state\x18\x01 \x01(\x0e\x32\x11.sepp.v1.JobState\x12\x11\n\trun_at_ms\x18\x02 \x01(\x03\"K\n\rExtendRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\x19\n\x11lease_duration_ms\x18\x03 \x01(\x03\"+\n\x0e\x45xtendResponse\x12\x19\n\x11lease_deadline_ms\x18\x01 \x01(\x03\"\x98\x05\n\x0bWorkRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x33\n\tsubscribe\x18\x02 \x01(\x0b\x32\x1e.sepp.v1.WorkRequest.SubscribeH\x00\x12-\n\x06\x63redit\x18\x03 \x01(\x0b\x32\x1b.sepp.v1.WorkRequest.CreditH\x00\x12\"\n\x03\x61\x63k\x18\x04 \x01(\x0b\x32\x13.sepp.v1.AckRequestH\x00\x12$\n\x04nack\x18\x05 \x01(\x0b\x32\x14.sepp.v1.NackRequestH\x00\x12(\n\x06\x65xtend\x18\x06 \x01(\x0b\x32\x16.sepp.v1.ExtendRequestH\x00\x12+\n\x05\x62\x61tch\x18\x07 \x01(\x0b\x32\x1a.sepp.v1.WorkRequest.BatchH\x00\x1a\x62\n\tSubscribe\x12\x0e\n\x06queues\x18\x01 \x03(\t\x12\x19\n\x11lease_duration_ms\x18\x02 \x01(\x03\x12\x11\n\tworker_id\x18\x03 \x01(\t\x12\x17\n\x0f\x62\x61tch_responses\x18\x04 \x01(\x08\x1a\x16\n\x06\x43redit\x12\x0c\n\x04jobs\x18\x01 \x01(\r\x1a\x9c\x01\n\nSettlement\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\"\n\x03\x61\x63k\x18\x02 \x01(\x0b\x32\x13.sepp.v1.AckRequestH\x00\x12$\n\x04nack\x18\x03 \x01(\x0b\x32\x14.sepp.v1.NackRequestH\x00\x12(\n\x06\x65xtend\x18\x04 \x01(\x0b\x32\x16.sepp.v1.ExtendRequestH\x00\x42\x06\n\x04kind\x1aM\n\x05\x42\x61tch\x12\x34\n\x0bsettlements\x18\x01 \x03(\x0b\x32\x1f.sepp.v1.WorkRequest.Settlement\x12\x0e\n\x06\x63redit\x18\x02 \x01(\rB\x06\n\x04kind\"\x94\x05\n\x0cWorkResponse\x12!\n\x03job\x18\x01 \x01(\x0b\x32\x12.sepp.v1.LeasedJobH\x00\x12\x30\n\x07settled\x18\x02 \x01(\x0b\x32\x1d.sepp.v1.WorkResponse.SettledH\x00\x12,\n\x05\x62\x61tch\x18\x03 \x01(\x0b\x32\x1b.sepp.v1.WorkResponse.BatchH\x00\x12\x34\n\x06\x63\x61ncel\x18\x04 \x01(\x0b\x32\".sepp.v1.WorkResponse.CancelNoticeH\x00\x1a\xd1\x01\n\x07Settled\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x0c\n\x04\x63ode\x18\x02 \x01(\x05\x12\x0f\n\x07message\x18\x03 \x01(\t\x12#\n\x03\x61\x63k\x18\x04 \x01(\x0b\x32\x14.sepp.v1.AckResponseH\x00\x12%\n\x04nack\x18\x05 \x01(\x0b\x32\x15.sepp.v1.NackResponseH\x00\x12)\n\x06\x65xtend\x18\x06 \x01(\x0b\x32\x17.sepp.v1.ExtendResponseH\x00\x12\x12\n\nerror_code\x18\x07 \x01(\tB\x08\n\x06result\x1a^\n\x0c\x43\x61ncelNotice\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\x14\n\x0c\x63\x61ncelled_by\x18\x03 \x01(\t\x12\x17\n\x0f\x63\x61ncelled_at_ms\x18\x04 \x01(\x03\x1a\x8e\x01\n\x05\x42\x61tch\x12.\n\x07settled\x18\x01 \x03(\x0b\x32\x1d.sepp.v1.WorkResponse.Settled\x12 \n\x04jobs\x18\x02 \x03(\x0b\x32\x12.sepp.v1.LeasedJob\x12\x33\n\x07\x63\x61ncels\x18\x03 \x03(\x0b\x32\".sepp.v1.WorkResponse.CancelNoticeB\x06\n\x04kind*\xa1\x01\n\rSettleOutcome\x12\x1e\n\x1aSETTLE_OUTCOME_UNSPECIFIED\x10\x00\x12\x15\n\x11SETTLE_OUTCOME_OK\x10\x01\x12\x1c\n\x18SETTLE_OUTCOME_NOT_FOUND\x10\x02\x12\x1d\n\x19SETTLE_OUTCOME_LEASE_LOST\x10\x03\x12\x1c\n\x18SETTLE_OUTCOME_CANCELLED\x10\x04\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12sepp/v1/work.proto\x12\x07sepp.v1\x1a\x11sepp/v1/job.proto\"y\n\x0eReserveRequest\x12\x0e\n\x06queues\x18\x01 \x03(\t\x12\x10\n\x08max_jobs\x18\x02 \x01(\x05\x12\x19\n\x11lease_duration_ms\x18\x03 \x01(\x03\x12\x17\n\x0fwait_timeout_ms\x18\x04 \x01(\x03\x12\x11\n\tworker_id\x18\x05 \x01(\t\"3\n\x0fReserveResponse\x12 \n\x04jobs\x18\x01 \x03(\x0b\x32\x12.sepp.v1.LeasedJob\"Q\n\nAckRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\"\n\x06result\x18\x03 \x01(\x0b\x32\x12.sepp.v1.JobResult\"\r\n\x0b\x41\x63kResponse\"l\n\x15ReportProgressRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\x0f\n\x07percent\x18\x03 \x01(\x01\x12\x13\n\x0bhas_percent\x18\x04 \x01(\x08\x12\x0c\n\x04json\x18\x05 \x01(\t\"@\n\x16ReportProgressResponse\x12&\n\x08progress\x18\x01 \x01(\x0b\x32\x14.sepp.v1.JobProgress\"4\n\x0f\x41\x63kBatchRequest\x12!\n\x04\x61\x63ks\x18\x01 \x03(\x0b\x32\x13.sepp.v1.AckRequest\"E\n\tAckResult\x12\'\n\x07outcome\x18\x01 \x01(\x0e\x32\x16.sepp.v1.SettleOutcome\x12\x0f\n\x07message\x18\x02 \x01(\t\"7\n\x10\x41\x63kBatchResponse\x12#\n\x07results\x18\x01 \x03(\x0b\x32\x12.sepp.v1.AckResult\"\x96\x01\n\x0bNackRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\x15\n\rerror_message\x18\x03 \x01(\t\x12\x11\n\x07\x62\x61\x63koff\x18\x04 \x01(\x08H\x00\x12\x18\n\x0eretry_delay_ms\x18\x05 \x01(\x03H\x00\x12\x15\n\x0b\x64\x65\x61\x64_letter\x18\x06 \x01(\x08H\x00\x42\x0b\n\tdirective\"C\n\x0cNackResponse\x12 \n\x05state\x18\x01 \x01(\x0e\x32\x11.sepp.v1.JobState\x12\x11\n\trun_at_ms\x18\x02 \x01(\x03\"K\n\rExtendRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\x19\n\x11lease_duration_ms\x18\x03 \x01(\x03\"+\n\x0e\x45xtendResponse\x12\x19\n\x11lease_deadline_ms\x18\x01 \x01(\x03\"\x80\x06\n\x0bWorkRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x33\n\tsubscribe\x18\x02 \x01(\x0b\x32\x1e.sepp.v1.WorkRequest.SubscribeH\x00\x12-\n\x06\x63redit\x18\x03 \x01(\x0b\x32\x1b.sepp.v1.WorkRequest.CreditH\x00\x12\"\n\x03\x61\x63k\x18\x04 \x01(\x0b\x32\x13.sepp.v1.AckRequestH\x00\x12$\n\x04nack\x18\x05 \x01(\x0b\x32\x14.sepp.v1.NackRequestH\x00\x12(\n\x06\x65xtend\x18\x06 \x01(\x0b\x32\x16.sepp.v1.ExtendRequestH\x00\x12+\n\x05\x62\x61tch\x18\x07 \x01(\x0b\x32\x1a.sepp.v1.WorkRequest.BatchH\x00\x12\x32\n\x08progress\x18\x08 \x01(\x0b\x32\x1e.sepp.v1.ReportProgressRequestH\x00\x1a\x62\n\tSubscribe\x12\x0e\n\x06queues\x18\x01 \x03(\t\x12\x19\n\x11lease_duration_ms\x18\x02 \x01(\x03\x12\x11\n\tworker_id\x18\x03 \x01(\t\x12\x17\n\x0f\x62\x61tch_responses\x18\x04 \x01(\x08\x1a\x16\n\x06\x43redit\x12\x0c\n\x04jobs\x18\x01 \x01(\r\x1a\xd0\x01\n\nSettlement\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\"\n\x03\x61\x63k\x18\x02 \x01(\x0b\x32\x13.sepp.v1.AckRequestH\x00\x12$\n\x04nack\x18\x03 \x01(\x0b\x32\x14.sepp.v1.NackRequestH\x00\x12(\n\x06\x65xtend\x18\x04 \x01(\x0b\x32\x16.sepp.v1.ExtendRequestH\x00\x12\x32\n\x08progress\x18\x05 \x01(\x0b\x32\x1e.sepp.v1.ReportProgressRequestH\x00\x42\x06\n\x04kind\x1aM\n\x05\x42\x61tch\x12\x34\n\x0bsettlements\x18\x01 \x03(\x0b\x32\x1f.sepp.v1.WorkRequest.Settlement\x12\x0e\n\x06\x63redit\x18\x02 \x01(\rB\x06\n\x04kind\"\xc9\x05\n\x0cWorkResponse\x12!\n\x03job\x18\x01 \x01(\x0b\x32\x12.sepp.v1.LeasedJobH\x00\x12\x30\n\x07settled\x18\x02 \x01(\x0b\x32\x1d.sepp.v1.WorkResponse.SettledH\x00\x12,\n\x05\x62\x61tch\x18\x03 \x01(\x0b\x32\x1b.sepp.v1.WorkResponse.BatchH\x00\x12\x34\n\x06\x63\x61ncel\x18\x04 \x01(\x0b\x32\".sepp.v1.WorkResponse.CancelNoticeH\x00\x1a\x86\x02\n\x07Settled\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x0c\n\x04\x63ode\x18\x02 \x01(\x05\x12\x0f\n\x07message\x18\x03 \x01(\t\x12#\n\x03\x61\x63k\x18\x04 \x01(\x0b\x32\x14.sepp.v1.AckResponseH\x00\x12%\n\x04nack\x18\x05 \x01(\x0b\x32\x15.sepp.v1.NackResponseH\x00\x12)\n\x06\x65xtend\x18\x06 \x01(\x0b\x32\x17.sepp.v1.ExtendResponseH\x00\x12\x33\n\x08progress\x18\x08 \x01(\x0b\x32\x1f.sepp.v1.ReportProgressResponseH\x00\x12\x12\n\nerror_code\x18\x07 \x01(\tB\x08\n\x06result\x1a^\n\x0c\x43\x61ncelNotice\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\x14\n\x0c\x63\x61ncelled_by\x18\x03 \x01(\t\x12\x17\n\x0f\x63\x61ncelled_at_ms\x18\x04 \x01(\x03\x1a\x8e\x01\n\x05\x42\x61tch\x12.\n\x07settled\x18\x01 \x03(\x0b\x32\x1d.sepp.v1.WorkResponse.Settled\x12 \n\x04jobs\x18\x02 \x03(\x0b\x32\x12.sepp.v1.LeasedJob\x12\x33\n\x07\x63\x61ncels\x18\x03 \x03(\x0b\x32\".sepp.v1.WorkResponse.CancelNoticeB\x06\n\x04kind*\xa1\x01\n\rSettleOutcome\x12\x1e\n\x1aSETTLE_OUTCOME_UNSPECIFIED\x10\x00\x12\x15\n\x11SETTLE_OUTCOME_OK\x10\x01\x12\x1c\n\x18SETTLE_OUTCOME_NOT_FOUND\x10\x02\x12\x1d\n\x19SETTLE_OUTCOME_LEASE_LOST\x10\x03\x12\x1c\n\x18SETTLE_OUTCOME_CANCELLED\x10\x04\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'sepp.v1.work_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _SETTLEOUTCOME._serialized_start=2145
-  _SETTLEOUTCOME._serialized_end=2306
+  _SETTLEOUTCOME._serialized_start=2514
+  _SETTLEOUTCOME._serialized_end=2675
   _RESERVEREQUEST._serialized_start=50
   _RESERVEREQUEST._serialized_end=171
   _RESERVERESPONSE._serialized_start=173
   _RESERVERESPONSE._serialized_end=224
   _ACKREQUEST._serialized_start=226
-  _ACKREQUEST._serialized_end=271
-  _ACKRESPONSE._serialized_start=273
-  _ACKRESPONSE._serialized_end=286
-  _ACKBATCHREQUEST._serialized_start=288
-  _ACKBATCHREQUEST._serialized_end=340
-  _ACKRESULT._serialized_start=342
-  _ACKRESULT._serialized_end=411
-  _ACKBATCHRESPONSE._serialized_start=413
-  _ACKBATCHRESPONSE._serialized_end=468
-  _NACKREQUEST._serialized_start=471
-  _NACKREQUEST._serialized_end=621
-  _NACKRESPONSE._serialized_start=623
-  _NACKRESPONSE._serialized_end=690
-  _EXTENDREQUEST._serialized_start=692
-  _EXTENDREQUEST._serialized_end=767
-  _EXTENDRESPONSE._serialized_start=769
-  _EXTENDRESPONSE._serialized_end=812
-  _WORKREQUEST._serialized_start=815
-  _WORKREQUEST._serialized_end=1479
-  _WORKREQUEST_SUBSCRIBE._serialized_start=1111
-  _WORKREQUEST_SUBSCRIBE._serialized_end=1209
-  _WORKREQUEST_CREDIT._serialized_start=1211
-  _WORKREQUEST_CREDIT._serialized_end=1233
-  _WORKREQUEST_SETTLEMENT._serialized_start=1236
-  _WORKREQUEST_SETTLEMENT._serialized_end=1392
-  _WORKREQUEST_BATCH._serialized_start=1394
-  _WORKREQUEST_BATCH._serialized_end=1471
-  _WORKRESPONSE._serialized_start=1482
-  _WORKRESPONSE._serialized_end=2142
-  _WORKRESPONSE_SETTLED._serialized_start=1684
-  _WORKRESPONSE_SETTLED._serialized_end=1893
-  _WORKRESPONSE_CANCELNOTICE._serialized_start=1895
-  _WORKRESPONSE_CANCELNOTICE._serialized_end=1989
-  _WORKRESPONSE_BATCH._serialized_start=1992
-  _WORKRESPONSE_BATCH._serialized_end=2134
+  _ACKREQUEST._serialized_end=307
+  _ACKRESPONSE._serialized_start=309
+  _ACKRESPONSE._serialized_end=322
+  _REPORTPROGRESSREQUEST._serialized_start=324
+  _REPORTPROGRESSREQUEST._serialized_end=432
+  _REPORTPROGRESSRESPONSE._serialized_start=434
+  _REPORTPROGRESSRESPONSE._serialized_end=498
+  _ACKBATCHREQUEST._serialized_start=500
+  _ACKBATCHREQUEST._serialized_end=552
+  _ACKRESULT._serialized_start=554
+  _ACKRESULT._serialized_end=623
+  _ACKBATCHRESPONSE._serialized_start=625
+  _ACKBATCHRESPONSE._serialized_end=680
+  _NACKREQUEST._serialized_start=683
+  _NACKREQUEST._serialized_end=833
+  _NACKRESPONSE._serialized_start=835
+  _NACKRESPONSE._serialized_end=902
+  _EXTENDREQUEST._serialized_start=904
+  _EXTENDREQUEST._serialized_end=979
+  _EXTENDRESPONSE._serialized_start=981
+  _EXTENDRESPONSE._serialized_end=1024
+  _WORKREQUEST._serialized_start=1027
+  _WORKREQUEST._serialized_end=1795
+  _WORKREQUEST_SUBSCRIBE._serialized_start=1375
+  _WORKREQUEST_SUBSCRIBE._serialized_end=1473
+  _WORKREQUEST_CREDIT._serialized_start=1475
+  _WORKREQUEST_CREDIT._serialized_end=1497
+  _WORKREQUEST_SETTLEMENT._serialized_start=1500
+  _WORKREQUEST_SETTLEMENT._serialized_end=1708
+  _WORKREQUEST_BATCH._serialized_start=1710
+  _WORKREQUEST_BATCH._serialized_end=1787
+  _WORKRESPONSE._serialized_start=1798
+  _WORKRESPONSE._serialized_end=2511
+  _WORKRESPONSE_SETTLED._serialized_start=2000
+  _WORKRESPONSE_SETTLED._serialized_end=2262
+  _WORKRESPONSE_CANCELNOTICE._serialized_start=2264
+  _WORKRESPONSE_CANCELNOTICE._serialized_end=2358
+  _WORKRESPONSE_BATCH._serialized_start=2361
+  _WORKRESPONSE_BATCH._serialized_end=2503
 # @@protoc_insertion_point(module_scope)

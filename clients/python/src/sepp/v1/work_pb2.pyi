@@ -25,12 +25,14 @@ class AckBatchResponse(_message.Message):
     def __init__(self, results: _Optional[_Iterable[_Union[AckResult, _Mapping]]] = ...) -> None: ...
 
 class AckRequest(_message.Message):
-    __slots__ = ["attempt", "job_id"]
+    __slots__ = ["attempt", "job_id", "result"]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
     attempt: int
     job_id: str
-    def __init__(self, job_id: _Optional[str] = ..., attempt: _Optional[int] = ...) -> None: ...
+    result: _job_pb2.JobResult
+    def __init__(self, job_id: _Optional[str] = ..., attempt: _Optional[int] = ..., result: _Optional[_Union[_job_pb2.JobResult, _Mapping]] = ...) -> None: ...
 
 class AckResponse(_message.Message):
     __slots__ = []
@@ -84,6 +86,26 @@ class NackResponse(_message.Message):
     state: _job_pb2.JobState
     def __init__(self, state: _Optional[_Union[_job_pb2.JobState, str]] = ..., run_at_ms: _Optional[int] = ...) -> None: ...
 
+class ReportProgressRequest(_message.Message):
+    __slots__ = ["attempt", "has_percent", "job_id", "json", "percent"]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    HAS_PERCENT_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    JSON_FIELD_NUMBER: _ClassVar[int]
+    PERCENT_FIELD_NUMBER: _ClassVar[int]
+    attempt: int
+    has_percent: bool
+    job_id: str
+    json: str
+    percent: float
+    def __init__(self, job_id: _Optional[str] = ..., attempt: _Optional[int] = ..., percent: _Optional[float] = ..., has_percent: bool = ..., json: _Optional[str] = ...) -> None: ...
+
+class ReportProgressResponse(_message.Message):
+    __slots__ = ["progress"]
+    PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    progress: _job_pb2.JobProgress
+    def __init__(self, progress: _Optional[_Union[_job_pb2.JobProgress, _Mapping]] = ...) -> None: ...
+
 class ReserveRequest(_message.Message):
     __slots__ = ["lease_duration_ms", "max_jobs", "queues", "wait_timeout_ms", "worker_id"]
     LEASE_DURATION_MS_FIELD_NUMBER: _ClassVar[int]
@@ -105,7 +127,7 @@ class ReserveResponse(_message.Message):
     def __init__(self, jobs: _Optional[_Iterable[_Union[_job_pb2.LeasedJob, _Mapping]]] = ...) -> None: ...
 
 class WorkRequest(_message.Message):
-    __slots__ = ["ack", "batch", "credit", "extend", "nack", "request_id", "subscribe"]
+    __slots__ = ["ack", "batch", "credit", "extend", "nack", "progress", "request_id", "subscribe"]
     class Batch(_message.Message):
         __slots__ = ["credit", "settlements"]
         CREDIT_FIELD_NUMBER: _ClassVar[int]
@@ -119,16 +141,18 @@ class WorkRequest(_message.Message):
         jobs: int
         def __init__(self, jobs: _Optional[int] = ...) -> None: ...
     class Settlement(_message.Message):
-        __slots__ = ["ack", "extend", "nack", "request_id"]
+        __slots__ = ["ack", "extend", "nack", "progress", "request_id"]
         ACK_FIELD_NUMBER: _ClassVar[int]
         EXTEND_FIELD_NUMBER: _ClassVar[int]
         NACK_FIELD_NUMBER: _ClassVar[int]
+        PROGRESS_FIELD_NUMBER: _ClassVar[int]
         REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
         ack: AckRequest
         extend: ExtendRequest
         nack: NackRequest
+        progress: ReportProgressRequest
         request_id: int
-        def __init__(self, request_id: _Optional[int] = ..., ack: _Optional[_Union[AckRequest, _Mapping]] = ..., nack: _Optional[_Union[NackRequest, _Mapping]] = ..., extend: _Optional[_Union[ExtendRequest, _Mapping]] = ...) -> None: ...
+        def __init__(self, request_id: _Optional[int] = ..., ack: _Optional[_Union[AckRequest, _Mapping]] = ..., nack: _Optional[_Union[NackRequest, _Mapping]] = ..., extend: _Optional[_Union[ExtendRequest, _Mapping]] = ..., progress: _Optional[_Union[ReportProgressRequest, _Mapping]] = ...) -> None: ...
     class Subscribe(_message.Message):
         __slots__ = ["batch_responses", "lease_duration_ms", "queues", "worker_id"]
         BATCH_RESPONSES_FIELD_NUMBER: _ClassVar[int]
@@ -145,6 +169,7 @@ class WorkRequest(_message.Message):
     CREDIT_FIELD_NUMBER: _ClassVar[int]
     EXTEND_FIELD_NUMBER: _ClassVar[int]
     NACK_FIELD_NUMBER: _ClassVar[int]
+    PROGRESS_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     SUBSCRIBE_FIELD_NUMBER: _ClassVar[int]
     ack: AckRequest
@@ -152,9 +177,10 @@ class WorkRequest(_message.Message):
     credit: WorkRequest.Credit
     extend: ExtendRequest
     nack: NackRequest
+    progress: ReportProgressRequest
     request_id: int
     subscribe: WorkRequest.Subscribe
-    def __init__(self, request_id: _Optional[int] = ..., subscribe: _Optional[_Union[WorkRequest.Subscribe, _Mapping]] = ..., credit: _Optional[_Union[WorkRequest.Credit, _Mapping]] = ..., ack: _Optional[_Union[AckRequest, _Mapping]] = ..., nack: _Optional[_Union[NackRequest, _Mapping]] = ..., extend: _Optional[_Union[ExtendRequest, _Mapping]] = ..., batch: _Optional[_Union[WorkRequest.Batch, _Mapping]] = ...) -> None: ...
+    def __init__(self, request_id: _Optional[int] = ..., subscribe: _Optional[_Union[WorkRequest.Subscribe, _Mapping]] = ..., credit: _Optional[_Union[WorkRequest.Credit, _Mapping]] = ..., ack: _Optional[_Union[AckRequest, _Mapping]] = ..., nack: _Optional[_Union[NackRequest, _Mapping]] = ..., extend: _Optional[_Union[ExtendRequest, _Mapping]] = ..., batch: _Optional[_Union[WorkRequest.Batch, _Mapping]] = ..., progress: _Optional[_Union[ReportProgressRequest, _Mapping]] = ...) -> None: ...
 
 class WorkResponse(_message.Message):
     __slots__ = ["batch", "cancel", "job", "settled"]
@@ -179,13 +205,14 @@ class WorkResponse(_message.Message):
         job_id: str
         def __init__(self, job_id: _Optional[str] = ..., attempt: _Optional[int] = ..., cancelled_by: _Optional[str] = ..., cancelled_at_ms: _Optional[int] = ...) -> None: ...
     class Settled(_message.Message):
-        __slots__ = ["ack", "code", "error_code", "extend", "message", "nack", "request_id"]
+        __slots__ = ["ack", "code", "error_code", "extend", "message", "nack", "progress", "request_id"]
         ACK_FIELD_NUMBER: _ClassVar[int]
         CODE_FIELD_NUMBER: _ClassVar[int]
         ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
         EXTEND_FIELD_NUMBER: _ClassVar[int]
         MESSAGE_FIELD_NUMBER: _ClassVar[int]
         NACK_FIELD_NUMBER: _ClassVar[int]
+        PROGRESS_FIELD_NUMBER: _ClassVar[int]
         REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
         ack: AckResponse
         code: int
@@ -193,8 +220,9 @@ class WorkResponse(_message.Message):
         extend: ExtendResponse
         message: str
         nack: NackResponse
+        progress: ReportProgressResponse
         request_id: int
-        def __init__(self, request_id: _Optional[int] = ..., code: _Optional[int] = ..., message: _Optional[str] = ..., ack: _Optional[_Union[AckResponse, _Mapping]] = ..., nack: _Optional[_Union[NackResponse, _Mapping]] = ..., extend: _Optional[_Union[ExtendResponse, _Mapping]] = ..., error_code: _Optional[str] = ...) -> None: ...
+        def __init__(self, request_id: _Optional[int] = ..., code: _Optional[int] = ..., message: _Optional[str] = ..., ack: _Optional[_Union[AckResponse, _Mapping]] = ..., nack: _Optional[_Union[NackResponse, _Mapping]] = ..., extend: _Optional[_Union[ExtendResponse, _Mapping]] = ..., progress: _Optional[_Union[ReportProgressResponse, _Mapping]] = ..., error_code: _Optional[str] = ...) -> None: ...
     BATCH_FIELD_NUMBER: _ClassVar[int]
     CANCEL_FIELD_NUMBER: _ClassVar[int]
     JOB_FIELD_NUMBER: _ClassVar[int]

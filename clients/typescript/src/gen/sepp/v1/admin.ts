@@ -448,7 +448,10 @@ export interface ServerLimits {
    * requests fail with RESOURCE_EXHAUSTED.
    */
   maxMessageBytes: number;
-  /** Queues one Reserve (or Work subscription) may name. Default 64. */
+  /**
+   * Queues one Reserve (or Work subscription, or Events filter) may name.
+   * Default 64.
+   */
   maxReserveQueues: number;
   /** Connections open at once; one more is closed as it arrives. Default 4096. */
   maxConnections: number;
@@ -468,6 +471,30 @@ export interface ServerLimits {
    * clients reconnect on their next call), in ms. Default 300,000 (5 min).
    */
   idleTimeoutMs: number;
+  /** Largest result an ack may carry, in bytes. Default 65,536. */
+  maxResultBytes: number;
+  /**
+   * Largest progress document (JSON) a worker may report, in bytes. Default
+   * 4,096.
+   */
+  maxProgressBytes: number;
+  /**
+   * Events streams open at once, across all callers; 0 turns events off.
+   * Default 1000.
+   */
+  maxEventSubscribers: number;
+  /**
+   * Events the server keeps for subscribers to catch up or resume. Default
+   * 50,000.
+   */
+  eventBacklogEvents: number;
+  /** Bytes of events kept (estimated, results included). Default 33,554,432. */
+  eventBacklogBytes: number;
+  /**
+   * How long the backlog keeps recording after the last subscriber left, in
+   * ms. Default 300,000 (5 minutes).
+   */
+  eventResumeWindowMs: number;
   /**
    * Schedules the server keeps, from its config and the API together.
    * Default 1000. (Field 30: numbers below are kept for other limits.)
@@ -3412,6 +3439,12 @@ function createBaseServerLimits(): ServerLimits {
     maxStreamsPerConnection: 0,
     handshakeTimeoutMs: 0,
     idleTimeoutMs: 0,
+    maxResultBytes: 0,
+    maxProgressBytes: 0,
+    maxEventSubscribers: 0,
+    eventBacklogEvents: 0,
+    eventBacklogBytes: 0,
+    eventResumeWindowMs: 0,
     maxSchedules: 0,
   };
 }
@@ -3474,6 +3507,24 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     }
     if (message.idleTimeoutMs !== 0) {
       writer.uint32(152).int64(message.idleTimeoutMs);
+    }
+    if (message.maxResultBytes !== 0) {
+      writer.uint32(176).int64(message.maxResultBytes);
+    }
+    if (message.maxProgressBytes !== 0) {
+      writer.uint32(184).int64(message.maxProgressBytes);
+    }
+    if (message.maxEventSubscribers !== 0) {
+      writer.uint32(192).int32(message.maxEventSubscribers);
+    }
+    if (message.eventBacklogEvents !== 0) {
+      writer.uint32(200).int64(message.eventBacklogEvents);
+    }
+    if (message.eventBacklogBytes !== 0) {
+      writer.uint32(208).int64(message.eventBacklogBytes);
+    }
+    if (message.eventResumeWindowMs !== 0) {
+      writer.uint32(216).int64(message.eventResumeWindowMs);
     }
     if (message.maxSchedules !== 0) {
       writer.uint32(240).int32(message.maxSchedules);
@@ -3646,6 +3697,54 @@ export const ServerLimits: MessageFns<ServerLimits> = {
             message.idleTimeoutMs = longToNumber(reader.int64());
             continue;
           }
+          case 22: {
+            if (tag !== 176) {
+              break;
+            }
+
+            message.maxResultBytes = longToNumber(reader.int64());
+            continue;
+          }
+          case 23: {
+            if (tag !== 184) {
+              break;
+            }
+
+            message.maxProgressBytes = longToNumber(reader.int64());
+            continue;
+          }
+          case 24: {
+            if (tag !== 192) {
+              break;
+            }
+
+            message.maxEventSubscribers = reader.int32();
+            continue;
+          }
+          case 25: {
+            if (tag !== 200) {
+              break;
+            }
+
+            message.eventBacklogEvents = longToNumber(reader.int64());
+            continue;
+          }
+          case 26: {
+            if (tag !== 208) {
+              break;
+            }
+
+            message.eventBacklogBytes = longToNumber(reader.int64());
+            continue;
+          }
+          case 27: {
+            if (tag !== 216) {
+              break;
+            }
+
+            message.eventResumeWindowMs = longToNumber(reader.int64());
+            continue;
+          }
           case 30: {
             if (tag !== 240) {
               break;
@@ -3763,6 +3862,36 @@ export const ServerLimits: MessageFns<ServerLimits> = {
         : isSet(object.idle_timeout_ms)
         ? globalThis.Number(object.idle_timeout_ms)
         : 0,
+      maxResultBytes: isSet(object.maxResultBytes)
+        ? globalThis.Number(object.maxResultBytes)
+        : isSet(object.max_result_bytes)
+        ? globalThis.Number(object.max_result_bytes)
+        : 0,
+      maxProgressBytes: isSet(object.maxProgressBytes)
+        ? globalThis.Number(object.maxProgressBytes)
+        : isSet(object.max_progress_bytes)
+        ? globalThis.Number(object.max_progress_bytes)
+        : 0,
+      maxEventSubscribers: isSet(object.maxEventSubscribers)
+        ? globalThis.Number(object.maxEventSubscribers)
+        : isSet(object.max_event_subscribers)
+        ? globalThis.Number(object.max_event_subscribers)
+        : 0,
+      eventBacklogEvents: isSet(object.eventBacklogEvents)
+        ? globalThis.Number(object.eventBacklogEvents)
+        : isSet(object.event_backlog_events)
+        ? globalThis.Number(object.event_backlog_events)
+        : 0,
+      eventBacklogBytes: isSet(object.eventBacklogBytes)
+        ? globalThis.Number(object.eventBacklogBytes)
+        : isSet(object.event_backlog_bytes)
+        ? globalThis.Number(object.event_backlog_bytes)
+        : 0,
+      eventResumeWindowMs: isSet(object.eventResumeWindowMs)
+        ? globalThis.Number(object.eventResumeWindowMs)
+        : isSet(object.event_resume_window_ms)
+        ? globalThis.Number(object.event_resume_window_ms)
+        : 0,
       maxSchedules: isSet(object.maxSchedules)
         ? globalThis.Number(object.maxSchedules)
         : isSet(object.max_schedules)
@@ -3830,6 +3959,24 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     if (message.idleTimeoutMs !== 0) {
       obj.idleTimeoutMs = Math.round(message.idleTimeoutMs);
     }
+    if (message.maxResultBytes !== 0) {
+      obj.maxResultBytes = Math.round(message.maxResultBytes);
+    }
+    if (message.maxProgressBytes !== 0) {
+      obj.maxProgressBytes = Math.round(message.maxProgressBytes);
+    }
+    if (message.maxEventSubscribers !== 0) {
+      obj.maxEventSubscribers = Math.round(message.maxEventSubscribers);
+    }
+    if (message.eventBacklogEvents !== 0) {
+      obj.eventBacklogEvents = Math.round(message.eventBacklogEvents);
+    }
+    if (message.eventBacklogBytes !== 0) {
+      obj.eventBacklogBytes = Math.round(message.eventBacklogBytes);
+    }
+    if (message.eventResumeWindowMs !== 0) {
+      obj.eventResumeWindowMs = Math.round(message.eventResumeWindowMs);
+    }
     if (message.maxSchedules !== 0) {
       obj.maxSchedules = Math.round(message.maxSchedules);
     }
@@ -3860,6 +4007,12 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     message.maxStreamsPerConnection = object.maxStreamsPerConnection ?? 0;
     message.handshakeTimeoutMs = object.handshakeTimeoutMs ?? 0;
     message.idleTimeoutMs = object.idleTimeoutMs ?? 0;
+    message.maxResultBytes = object.maxResultBytes ?? 0;
+    message.maxProgressBytes = object.maxProgressBytes ?? 0;
+    message.maxEventSubscribers = object.maxEventSubscribers ?? 0;
+    message.eventBacklogEvents = object.eventBacklogEvents ?? 0;
+    message.eventBacklogBytes = object.eventBacklogBytes ?? 0;
+    message.eventResumeWindowMs = object.eventResumeWindowMs ?? 0;
     message.maxSchedules = object.maxSchedules ?? 0;
     return message;
   },

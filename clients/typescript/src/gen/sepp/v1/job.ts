@@ -614,6 +614,25 @@ export interface Job {
    * admin UI user, or `anonymous`; empty if never cancelled.
    */
   cancelledBy: string;
+  /**
+   * What the ack carried (AckRequest.result), kept while the job is retained
+   * as COMPLETED; unset when the job has none (acked without one, or not
+   * completed). In listings its `data` is left empty; `result_bytes` still
+   * gives the size.
+   */
+  result?:
+    | JobResult
+    | undefined;
+  /** Size of the result's data in bytes, also in listings; 0 without a result. */
+  resultBytes: number;
+  /**
+   * The latest progress report of the current (or last) attempt; unset when
+   * none was made. A retry starts without progress; COMPLETED and DEAD jobs
+   * keep their last report.
+   */
+  progress?:
+    | JobProgress
+    | undefined;
   /** The group given at enqueue; empty if none. */
   group: string;
 }
@@ -621,6 +640,36 @@ export interface Job {
 export interface Job_MetadataEntry {
   key: string;
   value: string;
+}
+
+/** What a job produced: bytes with a content type, like a payload. */
+export interface JobResult {
+  /** The result, opaque to sepp. May be empty (an empty result is still one). */
+  data: Buffer;
+  /**
+   * MIME type of `data`, as `EnqueueJob.content_type`; empty means
+   * `application/octet-stream`.
+   */
+  contentType: string;
+}
+
+/**
+ * How far along a job is, as its worker reported (ReportProgress). Each report
+ * replaces the parts it carries and leaves the others as they were.
+ */
+export interface JobProgress {
+  /** How far along, from 0 to 100. Meaningful only when `has_percent`. */
+  percent: number;
+  /** True when the worker has reported a percentage (0 is a valid one). */
+  hasPercent: boolean;
+  /**
+   * A small JSON document of the worker's choosing (a step name, counts, …),
+   * at most `max_progress_bytes` (default 4 KiB); empty when none was
+   * reported.
+   */
+  json: string;
+  /** When the worker last reported, in ms since the Unix epoch. */
+  reportedAtMs: number;
 }
 
 function createBaseEnqueueJob(): EnqueueJob {
@@ -2118,6 +2167,9 @@ function createBaseJob(): Job {
     expiresAtMs: 0,
     cancelledAtMs: 0,
     cancelledBy: "",
+    result: undefined,
+    resultBytes: 0,
+    progress: undefined,
     group: "",
   };
 }
@@ -2204,6 +2256,15 @@ export const Job: MessageFns<Job> = {
     }
     if (message.cancelledBy !== "") {
       writer.uint32(218).string(message.cancelledBy);
+    }
+    if (message.result !== undefined) {
+      JobResult.encode(message.result, writer.uint32(226).fork()).join();
+    }
+    if (message.resultBytes !== 0) {
+      writer.uint32(232).int64(message.resultBytes);
+    }
+    if (message.progress !== undefined) {
+      JobProgress.encode(message.progress, writer.uint32(242).fork()).join();
     }
     if (message.group !== "") {
       writer.uint32(322).string(message.group);
@@ -2443,6 +2504,30 @@ export const Job: MessageFns<Job> = {
             message.cancelledBy = reader.string();
             continue;
           }
+          case 28: {
+            if (tag !== 226) {
+              break;
+            }
+
+            message.result = JobResult.decode(reader, reader.uint32());
+            continue;
+          }
+          case 29: {
+            if (tag !== 232) {
+              break;
+            }
+
+            message.resultBytes = longToNumber(reader.int64());
+            continue;
+          }
+          case 30: {
+            if (tag !== 242) {
+              break;
+            }
+
+            message.progress = JobProgress.decode(reader, reader.uint32());
+            continue;
+          }
           case 40: {
             if (tag !== 322) {
               break;
@@ -2575,6 +2660,13 @@ export const Job: MessageFns<Job> = {
         : isSet(object.cancelled_by)
         ? globalThis.String(object.cancelled_by)
         : "",
+      result: isSet(object.result) ? JobResult.fromJSON(object.result) : undefined,
+      resultBytes: isSet(object.resultBytes)
+        ? globalThis.Number(object.resultBytes)
+        : isSet(object.result_bytes)
+        ? globalThis.Number(object.result_bytes)
+        : 0,
+      progress: isSet(object.progress) ? JobProgress.fromJSON(object.progress) : undefined,
       group: isSet(object.group) ? globalThis.String(object.group) : "",
     };
   },
@@ -2668,6 +2760,15 @@ export const Job: MessageFns<Job> = {
     if (message.cancelledBy !== "") {
       obj.cancelledBy = message.cancelledBy;
     }
+    if (message.result !== undefined) {
+      obj.result = JobResult.toJSON(message.result);
+    }
+    if (message.resultBytes !== 0) {
+      obj.resultBytes = Math.round(message.resultBytes);
+    }
+    if (message.progress !== undefined) {
+      obj.progress = JobProgress.toJSON(message.progress);
+    }
     if (message.group !== "") {
       obj.group = message.group;
     }
@@ -2714,6 +2815,13 @@ export const Job: MessageFns<Job> = {
     message.expiresAtMs = object.expiresAtMs ?? 0;
     message.cancelledAtMs = object.cancelledAtMs ?? 0;
     message.cancelledBy = object.cancelledBy ?? "";
+    message.result = (object.result !== undefined && object.result !== null)
+      ? JobResult.fromPartial(object.result)
+      : undefined;
+    message.resultBytes = object.resultBytes ?? 0;
+    message.progress = (object.progress !== undefined && object.progress !== null)
+      ? JobProgress.fromPartial(object.progress)
+      : undefined;
     message.group = object.group ?? "";
     return message;
   },
@@ -2804,12 +2912,230 @@ export const Job_MetadataEntry: MessageFns<Job_MetadataEntry> = {
   },
 };
 
+function createBaseJobResult(): JobResult {
+  return { data: Buffer.alloc(0), contentType: "" };
+}
+
+export const JobResult: MessageFns<JobResult> = {
+  encode(message: JobResult, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.data.length !== 0) {
+      writer.uint32(10).bytes(message.data);
+    }
+    if (message.contentType !== "") {
+      writer.uint32(18).string(message.contentType);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): JobResult {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseJobResult();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.data = Buffer.from(reader.bytes());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.contentType = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): JobResult {
+    return {
+      data: isSet(object.data) ? Buffer.from(bytesFromBase64(object.data)) : Buffer.alloc(0),
+      contentType: isSet(object.contentType)
+        ? globalThis.String(object.contentType)
+        : isSet(object.content_type)
+        ? globalThis.String(object.content_type)
+        : "",
+    };
+  },
+
+  toJSON(message: JobResult): unknown {
+    const obj: any = {};
+    if (message.data.length !== 0) {
+      obj.data = base64FromBytes(message.data);
+    }
+    if (message.contentType !== "") {
+      obj.contentType = message.contentType;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<JobResult>, I>>(base?: I): JobResult {
+    return JobResult.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<JobResult>, I>>(object: I): JobResult {
+    const message = createBaseJobResult();
+    message.data = object.data ?? Buffer.alloc(0);
+    message.contentType = object.contentType ?? "";
+    return message;
+  },
+};
+
+function createBaseJobProgress(): JobProgress {
+  return { percent: 0, hasPercent: false, json: "", reportedAtMs: 0 };
+}
+
+export const JobProgress: MessageFns<JobProgress> = {
+  encode(message: JobProgress, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.percent !== 0) {
+      writer.uint32(9).double(message.percent);
+    }
+    if (message.hasPercent !== false) {
+      writer.uint32(16).bool(message.hasPercent);
+    }
+    if (message.json !== "") {
+      writer.uint32(26).string(message.json);
+    }
+    if (message.reportedAtMs !== 0) {
+      writer.uint32(32).int64(message.reportedAtMs);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): JobProgress {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseJobProgress();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 9) {
+              break;
+            }
+
+            message.percent = reader.double();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.hasPercent = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.json = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.reportedAtMs = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): JobProgress {
+    return {
+      percent: isSet(object.percent) ? globalThis.Number(object.percent) : 0,
+      hasPercent: isSet(object.hasPercent)
+        ? globalThis.Boolean(object.hasPercent)
+        : isSet(object.has_percent)
+        ? globalThis.Boolean(object.has_percent)
+        : false,
+      json: isSet(object.json) ? globalThis.String(object.json) : "",
+      reportedAtMs: isSet(object.reportedAtMs)
+        ? globalThis.Number(object.reportedAtMs)
+        : isSet(object.reported_at_ms)
+        ? globalThis.Number(object.reported_at_ms)
+        : 0,
+    };
+  },
+
+  toJSON(message: JobProgress): unknown {
+    const obj: any = {};
+    if (message.percent !== 0) {
+      obj.percent = floatToJson(message.percent);
+    }
+    if (message.hasPercent !== false) {
+      obj.hasPercent = message.hasPercent;
+    }
+    if (message.json !== "") {
+      obj.json = message.json;
+    }
+    if (message.reportedAtMs !== 0) {
+      obj.reportedAtMs = Math.round(message.reportedAtMs);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<JobProgress>, I>>(base?: I): JobProgress {
+    return JobProgress.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<JobProgress>, I>>(object: I): JobProgress {
+    const message = createBaseJobProgress();
+    message.percent = object.percent ?? 0;
+    message.hasPercent = object.hasPercent ?? false;
+    message.json = object.json ?? "";
+    message.reportedAtMs = object.reportedAtMs ?? 0;
+    return message;
+  },
+};
+
 function bytesFromBase64(b64: string): Uint8Array {
   return Uint8Array.from(globalThis.Buffer.from(b64, "base64"));
 }
 
 function base64FromBytes(arr: Uint8Array): string {
   return globalThis.Buffer.from(arr).toString("base64");
+}
+
+function floatToJson(value: number | null | undefined): number | string | null | undefined {
+  return typeof value === "number" && !globalThis.Number.isFinite(value) ? globalThis.String(value) : value;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;

@@ -58,6 +58,7 @@ import {
   UpdateJobsRequest,
   UpdateJobsResponse,
 } from "./admin.js";
+import { EventsRequest, EventsResponse } from "./events.js";
 import {
   EnqueueAtomicRequest,
   EnqueueAtomicResponse,
@@ -95,6 +96,8 @@ import {
   ExtendResponse,
   NackRequest,
   NackResponse,
+  ReportProgressRequest,
+  ReportProgressResponse,
   ReserveRequest,
   ReserveResponse,
   WorkRequest,
@@ -124,7 +127,8 @@ export const protobufFileName = "sepp/v1/queue_service.proto";
  * Authentication: when the server has API keys, every call carries gRPC
  * metadata `authorization: Bearer <key>`. A key has one role:
  *   producer  Enqueue, EnqueueBatch, EnqueueAtomic, Produce, and the reads
- *   worker    Reserve, Ack, AckBatch, Nack, Extend, Work, and the reads
+ *   worker    Reserve, Ack, AckBatch, Nack, Extend, ReportProgress, Work,
+ *             and the reads
  *   admin     everything, including CancelJob, CancelJobs, UpdateJob,
  *             UpdateJobs, PauseQueue, ResumeQueue, PurgeQueue, DeleteQueue,
  *             RequeueDeadLetters, DeleteDeadLetters, SetQueueSettings,
@@ -132,7 +136,7 @@ export const protobufFileName = "sepp/v1/queue_service.proto";
  *             the schedule changes (Create, Update, Pause, Resume, Delete and
  *             TriggerSchedule)
  * The reads are GetJob, ListQueues, ListDeadLetters, GetServerInfo,
- * ListWorkers, GetSchedule and ListSchedules.
+ * ListWorkers, GetSchedule, ListSchedules and Events.
  *
  * Audit: every change an admin call makes is written to the audit log in the
  * same transaction as the change, with the key's name as actor (`key:NAME`,
@@ -148,7 +152,9 @@ export const protobufFileName = "sepp/v1/queue_service.proto";
  *   FAILED_PRECONDITION  the attempt does not match (the lease was lost), or the
  *                        job is not in a state that allows the call
  *   RESOURCE_EXHAUSTED   queue full, batch or message too large, too many
- *                        waiting long polls
+ *                        waiting long polls or event subscribers, an event
+ *                        subscriber that fell behind
+ *   OUT_OF_RANGE         an Events resume whose events are no longer kept
  *   UNAUTHENTICATED      missing or unknown API key
  *   PERMISSION_DENIED    the key's role does not allow the call
  *   UNAVAILABLE          shutting down or storage unavailable; nothing was
@@ -233,9 +239,11 @@ export const QueueServiceService = {
     responseDeserialize: (value: Buffer): ReserveResponse => ReserveResponse.decode(value),
   },
   /**
-   * Completes a leased job.
+   * Completes a leased job, optionally with its result (kept while the queue
+   * retains completed jobs, and sent in the COMPLETED event).
    * Errors: NOT_FOUND (no such job, or not leased), FAILED_PRECONDITION (the
-   * attempt does not match: the lease was lost).
+   * attempt does not match: the lease was lost), INVALID_ARGUMENT (a result
+   * over `max_result_bytes`; the lease stays).
    */
   ack: {
     path: "/sepp.v1.QueueService/Ack" as const,
@@ -248,7 +256,8 @@ export const QueueServiceService = {
   },
   /**
    * Completes many leased jobs; one result per ack, in order.
-   * Errors: RESOURCE_EXHAUSTED (too many acks). Per-ack failures are results.
+   * Errors: RESOURCE_EXHAUSTED (too many acks), INVALID_ARGUMENT (a result
+   * over `max_result_bytes`: nothing is acked). Per-ack failures are results.
    */
   ackBatch: {
     path: "/sepp.v1.QueueService/AckBatch" as const,
@@ -288,9 +297,31 @@ export const QueueServiceService = {
     responseDeserialize: (value: Buffer): ExtendResponse => ExtendResponse.decode(value),
   },
   /**
-   * Reads a job: state, attempts, timestamps, last error and error history.
-   * Errors: NOT_FOUND (no such job; acked jobs are gone unless the queue
-   * retains completed jobs).
+   * Reports how far along a leased job is: a percentage, a small JSON
+   * document, or both. Stored with the job (GetJob) and sent as a PROGRESS
+   * event. Does not extend the lease.
+   * Errors: NOT_FOUND, FAILED_PRECONDITION (as Ack), INVALID_ARGUMENT (a
+   * percentage outside 0–100, a document that is not JSON or is over
+   * `max_progress_bytes`, or neither given).
+   */
+  reportProgress: {
+    path: "/sepp.v1.QueueService/ReportProgress" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ReportProgressRequest): Buffer =>
+      Buffer.from(ReportProgressRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ReportProgressRequest => ReportProgressRequest.decode(value),
+    responseSerialize: (value: ReportProgressResponse): Buffer =>
+      Buffer.from(ReportProgressResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ReportProgressResponse => ReportProgressResponse.decode(value),
+  },
+  /**
+   * Reads a job: state, attempts, timestamps, last error and error history,
+   * progress, and the result of a completed job.
+   * Errors: NOT_FOUND (no such job). Jobs are deleted when they end unless
+   * kept: completed jobs for the queue's `completed_retention_ms` (default 0:
+   * deleted on ack), dead letters for its `dead_retention_ms` (default 14
+   * days); after that GetJob answers NOT_FOUND.
    */
   getJob: {
     path: "/sepp.v1.QueueService/GetJob" as const,
@@ -600,6 +631,27 @@ export const QueueServiceService = {
     responseDeserialize: (value: Buffer): BackupChunk => BackupChunk.decode(value),
   },
   /**
+   * Streams job events (see events.proto): enqueued, leased, progress,
+   * completed (with the result), retry scheduled, dead-lettered and
+   * cancelled, filtered by queues, job ids and kinds, in commit order, each
+   * sent after its commit is durable. The first message (or the one after a
+   * replay) says `caught_up`. Resumable after a disconnect from the last
+   * sequence seen while the server still keeps it.
+   * Errors: INVALID_ARGUMENT (a bad filter), RESOURCE_EXHAUSTED (too many
+   * subscribers; or later, the subscriber fell behind the backlog),
+   * OUT_OF_RANGE (a resume the backlog cannot serve), UNAVAILABLE (shutting
+   * down).
+   */
+  events: {
+    path: "/sepp.v1.QueueService/Events" as const,
+    requestStream: false as const,
+    responseStream: true as const,
+    requestSerialize: (value: EventsRequest): Buffer => Buffer.from(EventsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): EventsRequest => EventsRequest.decode(value),
+    responseSerialize: (value: EventsResponse): Buffer => Buffer.from(EventsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): EventsResponse => EventsResponse.decode(value),
+  },
+  /**
    * The producer's fast path. The client sends batches of jobs tagged with its
    * own sequence numbers; the server answers each, in arrival order, once its
    * jobs are durable, with the per-job results of EnqueueBatch (or, for an
@@ -793,14 +845,17 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    */
   reserve: handleUnaryCall<ReserveRequest, ReserveResponse>;
   /**
-   * Completes a leased job.
+   * Completes a leased job, optionally with its result (kept while the queue
+   * retains completed jobs, and sent in the COMPLETED event).
    * Errors: NOT_FOUND (no such job, or not leased), FAILED_PRECONDITION (the
-   * attempt does not match: the lease was lost).
+   * attempt does not match: the lease was lost), INVALID_ARGUMENT (a result
+   * over `max_result_bytes`; the lease stays).
    */
   ack: handleUnaryCall<AckRequest, AckResponse>;
   /**
    * Completes many leased jobs; one result per ack, in order.
-   * Errors: RESOURCE_EXHAUSTED (too many acks). Per-ack failures are results.
+   * Errors: RESOURCE_EXHAUSTED (too many acks), INVALID_ARGUMENT (a result
+   * over `max_result_bytes`: nothing is acked). Per-ack failures are results.
    */
   ackBatch: handleUnaryCall<AckBatchRequest, AckBatchResponse>;
   /**
@@ -816,9 +871,21 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    */
   extend: handleUnaryCall<ExtendRequest, ExtendResponse>;
   /**
-   * Reads a job: state, attempts, timestamps, last error and error history.
-   * Errors: NOT_FOUND (no such job; acked jobs are gone unless the queue
-   * retains completed jobs).
+   * Reports how far along a leased job is: a percentage, a small JSON
+   * document, or both. Stored with the job (GetJob) and sent as a PROGRESS
+   * event. Does not extend the lease.
+   * Errors: NOT_FOUND, FAILED_PRECONDITION (as Ack), INVALID_ARGUMENT (a
+   * percentage outside 0–100, a document that is not JSON or is over
+   * `max_progress_bytes`, or neither given).
+   */
+  reportProgress: handleUnaryCall<ReportProgressRequest, ReportProgressResponse>;
+  /**
+   * Reads a job: state, attempts, timestamps, last error and error history,
+   * progress, and the result of a completed job.
+   * Errors: NOT_FOUND (no such job). Jobs are deleted when they end unless
+   * kept: completed jobs for the queue's `completed_retention_ms` (default 0:
+   * deleted on ack), dead letters for its `dead_retention_ms` (default 14
+   * days); after that GetJob answers NOT_FOUND.
    */
   getJob: handleUnaryCall<GetJobRequest, GetJobResponse>;
   /**
@@ -953,6 +1020,19 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    * Errors: UNAVAILABLE (storage), RESOURCE_EXHAUSTED (a backup is already running).
    */
   backup: handleServerStreamingCall<BackupRequest, BackupChunk>;
+  /**
+   * Streams job events (see events.proto): enqueued, leased, progress,
+   * completed (with the result), retry scheduled, dead-lettered and
+   * cancelled, filtered by queues, job ids and kinds, in commit order, each
+   * sent after its commit is durable. The first message (or the one after a
+   * replay) says `caught_up`. Resumable after a disconnect from the last
+   * sequence seen while the server still keeps it.
+   * Errors: INVALID_ARGUMENT (a bad filter), RESOURCE_EXHAUSTED (too many
+   * subscribers; or later, the subscriber fell behind the backlog),
+   * OUT_OF_RANGE (a resume the backlog cannot serve), UNAVAILABLE (shutting
+   * down).
+   */
+  events: handleServerStreamingCall<EventsRequest, EventsResponse>;
   /**
    * The producer's fast path. The client sends batches of jobs tagged with its
    * own sequence numbers; the server answers each, in arrival order, once its
@@ -1111,9 +1191,11 @@ export interface QueueServiceClient extends Client {
     callback: (error: ServiceError | null, response: ReserveResponse) => void,
   ): ClientUnaryCall;
   /**
-   * Completes a leased job.
+   * Completes a leased job, optionally with its result (kept while the queue
+   * retains completed jobs, and sent in the COMPLETED event).
    * Errors: NOT_FOUND (no such job, or not leased), FAILED_PRECONDITION (the
-   * attempt does not match: the lease was lost).
+   * attempt does not match: the lease was lost), INVALID_ARGUMENT (a result
+   * over `max_result_bytes`; the lease stays).
    */
   ack(request: AckRequest, callback: (error: ServiceError | null, response: AckResponse) => void): ClientUnaryCall;
   ack(
@@ -1129,7 +1211,8 @@ export interface QueueServiceClient extends Client {
   ): ClientUnaryCall;
   /**
    * Completes many leased jobs; one result per ack, in order.
-   * Errors: RESOURCE_EXHAUSTED (too many acks). Per-ack failures are results.
+   * Errors: RESOURCE_EXHAUSTED (too many acks), INVALID_ARGUMENT (a result
+   * over `max_result_bytes`: nothing is acked). Per-ack failures are results.
    */
   ackBatch(
     request: AckBatchRequest,
@@ -1184,9 +1267,35 @@ export interface QueueServiceClient extends Client {
     callback: (error: ServiceError | null, response: ExtendResponse) => void,
   ): ClientUnaryCall;
   /**
-   * Reads a job: state, attempts, timestamps, last error and error history.
-   * Errors: NOT_FOUND (no such job; acked jobs are gone unless the queue
-   * retains completed jobs).
+   * Reports how far along a leased job is: a percentage, a small JSON
+   * document, or both. Stored with the job (GetJob) and sent as a PROGRESS
+   * event. Does not extend the lease.
+   * Errors: NOT_FOUND, FAILED_PRECONDITION (as Ack), INVALID_ARGUMENT (a
+   * percentage outside 0–100, a document that is not JSON or is over
+   * `max_progress_bytes`, or neither given).
+   */
+  reportProgress(
+    request: ReportProgressRequest,
+    callback: (error: ServiceError | null, response: ReportProgressResponse) => void,
+  ): ClientUnaryCall;
+  reportProgress(
+    request: ReportProgressRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ReportProgressResponse) => void,
+  ): ClientUnaryCall;
+  reportProgress(
+    request: ReportProgressRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ReportProgressResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Reads a job: state, attempts, timestamps, last error and error history,
+   * progress, and the result of a completed job.
+   * Errors: NOT_FOUND (no such job). Jobs are deleted when they end unless
+   * kept: completed jobs for the queue's `completed_retention_ms` (default 0:
+   * deleted on ack), dead letters for its `dead_retention_ms` (default 14
+   * days); after that GetJob answers NOT_FOUND.
    */
   getJob(
     request: GetJobRequest,
@@ -1592,6 +1701,24 @@ export interface QueueServiceClient extends Client {
     metadata?: Metadata,
     options?: Partial<CallOptions>,
   ): ClientReadableStream<BackupChunk>;
+  /**
+   * Streams job events (see events.proto): enqueued, leased, progress,
+   * completed (with the result), retry scheduled, dead-lettered and
+   * cancelled, filtered by queues, job ids and kinds, in commit order, each
+   * sent after its commit is durable. The first message (or the one after a
+   * replay) says `caught_up`. Resumable after a disconnect from the last
+   * sequence seen while the server still keeps it.
+   * Errors: INVALID_ARGUMENT (a bad filter), RESOURCE_EXHAUSTED (too many
+   * subscribers; or later, the subscriber fell behind the backlog),
+   * OUT_OF_RANGE (a resume the backlog cannot serve), UNAVAILABLE (shutting
+   * down).
+   */
+  events(request: EventsRequest, options?: Partial<CallOptions>): ClientReadableStream<EventsResponse>;
+  events(
+    request: EventsRequest,
+    metadata?: Metadata,
+    options?: Partial<CallOptions>,
+  ): ClientReadableStream<EventsResponse>;
   /**
    * The producer's fast path. The client sends batches of jobs tagged with its
    * own sequence numbers; the server answers each, in arrival order, once its

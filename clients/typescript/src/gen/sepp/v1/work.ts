@@ -3,7 +3,7 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import { JobState, jobStateFromJSON, jobStateToJSON, LeasedJob } from "./job.js";
+import { JobProgress, JobResult, JobState, jobStateFromJSON, jobStateToJSON, LeasedJob } from "./job.js";
 
 export const protobufPackage = "sepp.v1";
 
@@ -137,21 +137,57 @@ export interface ReserveResponse {
   jobs: LeasedJob[];
 }
 
-/** Complete a leased job. */
+/** Complete a leased job, optionally with its result. */
 export interface AckRequest {
   /** The job's id, from LeasedJob. */
   jobId: string;
   /** The lease's attempt, from LeasedJob (the fencing token). */
   attempt: number;
+  /**
+   * What the job produced; unset means no result. At most
+   * `max_result_bytes` (default 64 KiB; more fails the ack with
+   * INVALID_ARGUMENT and the lease stays). Kept with the job while its queue
+   * retains completed jobs (`completed_retention_ms`), so GetJob returns it,
+   * and sent in the job's COMPLETED event either way.
+   */
+  result?: JobResult | undefined;
 }
 
 /**
- * The job is completed: deleted, or kept as COMPLETED when the queue retains
- * completed jobs. An ack of a job whose cancel was asked for fails with
- * FAILED_PRECONDITION (`sepp-error-code: job_cancelled`): the job is CANCELLED,
- * not completed.
+ * The job is completed: deleted, or kept as COMPLETED (with its result) when
+ * the queue retains completed jobs. An ack of a job whose cancel was asked for
+ * fails with FAILED_PRECONDITION (`sepp-error-code: job_cancelled`): the job is
+ * CANCELLED, not completed, and its result is not kept.
  */
 export interface AckResponse {
+}
+
+/**
+ * Tell the server how far along a leased job is. Fenced by the attempt like
+ * Extend; it does not extend the lease. Each report replaces the parts it
+ * carries (the percentage when `has_percent`, the document when `json` is not
+ * empty); at least one is required.
+ */
+export interface ReportProgressRequest {
+  /** The job's id, from LeasedJob. */
+  jobId: string;
+  /** The lease's attempt, from LeasedJob (the fencing token). */
+  attempt: number;
+  /** How far along, from 0 to 100. Sent only when `has_percent` is true. */
+  percent: number;
+  /** True to report `percent` (so 0 % can be reported). */
+  hasPercent: boolean;
+  /**
+   * A small JSON document (a step name, counts, …), at most
+   * `max_progress_bytes` (default 4 KiB); empty leaves the stored one as it
+   * was. Must be valid JSON.
+   */
+  json: string;
+}
+
+/** The job's progress after the report. */
+export interface ReportProgressResponse {
+  progress?: JobProgress | undefined;
 }
 
 /** Complete many leased jobs, each on its own. */
@@ -252,13 +288,13 @@ export interface ExtendResponse {
 
 /**
  * A message from a worker on the Work stream. The first must be `subscribe`;
- * after it any mix of `credit`, `ack`, `nack`, `extend` and `batch`. A stream
- * that breaks the rules (no subscribe first, a second subscribe, a subscribe
- * without queues, a message or settlement with no kind set, a message that
- * does not decode, too much unused credit) ends with INVALID_ARGUMENT; a
- * `batch` with more than `max_batch_jobs` settlements ends it with
- * RESOURCE_EXHAUSTED. Errors of one settlement do not end the stream: they
- * are its answer (Settled.code).
+ * after it any mix of `credit`, `ack`, `nack`, `extend`, `progress` and
+ * `batch`. A stream that breaks the rules (no subscribe first, a second
+ * subscribe, a subscribe without queues, a message or settlement with no kind
+ * set, a message that does not decode, too much unused credit) ends with
+ * INVALID_ARGUMENT; a `batch` with more than `max_batch_jobs` settlements ends
+ * it with RESOURCE_EXHAUSTED. Errors of one settlement do not end the stream:
+ * they are its answer (Settled.code).
  *
  * Batching: a worker that settles many jobs sends them as one `batch` (its
  * settlements and the credit they free), and a worker that subscribes with
@@ -297,6 +333,9 @@ export interface WorkRequest {
     | //
     /** Several settlements and credit at once. */
     { $case: "batch"; value: WorkRequest_Batch }
+    | //
+    /** A progress report, exactly as the unary ReportProgress. */
+    { $case: "progress"; value: ReportProgressRequest }
     | undefined;
 }
 
@@ -348,6 +387,9 @@ export interface WorkRequest_Settlement {
     | //
     /** Extend a lease, as the unary Extend. */
     { $case: "extend"; value: ExtendRequest }
+    | //
+    /** Report progress, as the unary ReportProgress. */
+    { $case: "progress"; value: ReportProgressRequest }
     | undefined;
 }
 
@@ -419,6 +461,9 @@ export interface WorkResponse_Settled {
     | //
     /** Answer to an extend: the new deadline. */
     { $case: "extend"; value: ExtendResponse }
+    | //
+    /** Answer to a progress report. */
+    { $case: "progress"; value: ReportProgressResponse }
     | undefined;
   /**
    * sepp's error code, as the unary call's `sepp-error-code` trailer would
@@ -678,7 +723,7 @@ export const ReserveResponse: MessageFns<ReserveResponse> = {
 };
 
 function createBaseAckRequest(): AckRequest {
-  return { jobId: "", attempt: 0 };
+  return { jobId: "", attempt: 0, result: undefined };
 }
 
 export const AckRequest: MessageFns<AckRequest> = {
@@ -688,6 +733,9 @@ export const AckRequest: MessageFns<AckRequest> = {
     }
     if (message.attempt !== 0) {
       writer.uint32(16).int32(message.attempt);
+    }
+    if (message.result !== undefined) {
+      JobResult.encode(message.result, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -721,6 +769,14 @@ export const AckRequest: MessageFns<AckRequest> = {
             message.attempt = reader.int32();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.result = JobResult.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -741,6 +797,7 @@ export const AckRequest: MessageFns<AckRequest> = {
         ? globalThis.String(object.job_id)
         : "",
       attempt: isSet(object.attempt) ? globalThis.Number(object.attempt) : 0,
+      result: isSet(object.result) ? JobResult.fromJSON(object.result) : undefined,
     };
   },
 
@@ -752,6 +809,9 @@ export const AckRequest: MessageFns<AckRequest> = {
     if (message.attempt !== 0) {
       obj.attempt = Math.round(message.attempt);
     }
+    if (message.result !== undefined) {
+      obj.result = JobResult.toJSON(message.result);
+    }
     return obj;
   },
 
@@ -762,6 +822,9 @@ export const AckRequest: MessageFns<AckRequest> = {
     const message = createBaseAckRequest();
     message.jobId = object.jobId ?? "";
     message.attempt = object.attempt ?? 0;
+    message.result = (object.result !== undefined && object.result !== null)
+      ? JobResult.fromPartial(object.result)
+      : undefined;
     return message;
   },
 };
@@ -814,6 +877,216 @@ export const AckResponse: MessageFns<AckResponse> = {
   },
   fromPartial<I extends Exact<DeepPartial<AckResponse>, I>>(_: I): AckResponse {
     const message = createBaseAckResponse();
+    return message;
+  },
+};
+
+function createBaseReportProgressRequest(): ReportProgressRequest {
+  return { jobId: "", attempt: 0, percent: 0, hasPercent: false, json: "" };
+}
+
+export const ReportProgressRequest: MessageFns<ReportProgressRequest> = {
+  encode(message: ReportProgressRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.jobId !== "") {
+      writer.uint32(10).string(message.jobId);
+    }
+    if (message.attempt !== 0) {
+      writer.uint32(16).int32(message.attempt);
+    }
+    if (message.percent !== 0) {
+      writer.uint32(25).double(message.percent);
+    }
+    if (message.hasPercent !== false) {
+      writer.uint32(32).bool(message.hasPercent);
+    }
+    if (message.json !== "") {
+      writer.uint32(42).string(message.json);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReportProgressRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReportProgressRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.jobId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.attempt = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.percent = reader.double();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.hasPercent = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.json = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReportProgressRequest {
+    return {
+      jobId: isSet(object.jobId)
+        ? globalThis.String(object.jobId)
+        : isSet(object.job_id)
+        ? globalThis.String(object.job_id)
+        : "",
+      attempt: isSet(object.attempt) ? globalThis.Number(object.attempt) : 0,
+      percent: isSet(object.percent) ? globalThis.Number(object.percent) : 0,
+      hasPercent: isSet(object.hasPercent)
+        ? globalThis.Boolean(object.hasPercent)
+        : isSet(object.has_percent)
+        ? globalThis.Boolean(object.has_percent)
+        : false,
+      json: isSet(object.json) ? globalThis.String(object.json) : "",
+    };
+  },
+
+  toJSON(message: ReportProgressRequest): unknown {
+    const obj: any = {};
+    if (message.jobId !== "") {
+      obj.jobId = message.jobId;
+    }
+    if (message.attempt !== 0) {
+      obj.attempt = Math.round(message.attempt);
+    }
+    if (message.percent !== 0) {
+      obj.percent = floatToJson(message.percent);
+    }
+    if (message.hasPercent !== false) {
+      obj.hasPercent = message.hasPercent;
+    }
+    if (message.json !== "") {
+      obj.json = message.json;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ReportProgressRequest>, I>>(base?: I): ReportProgressRequest {
+    return ReportProgressRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ReportProgressRequest>, I>>(object: I): ReportProgressRequest {
+    const message = createBaseReportProgressRequest();
+    message.jobId = object.jobId ?? "";
+    message.attempt = object.attempt ?? 0;
+    message.percent = object.percent ?? 0;
+    message.hasPercent = object.hasPercent ?? false;
+    message.json = object.json ?? "";
+    return message;
+  },
+};
+
+function createBaseReportProgressResponse(): ReportProgressResponse {
+  return { progress: undefined };
+}
+
+export const ReportProgressResponse: MessageFns<ReportProgressResponse> = {
+  encode(message: ReportProgressResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.progress !== undefined) {
+      JobProgress.encode(message.progress, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReportProgressResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReportProgressResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.progress = JobProgress.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReportProgressResponse {
+    return { progress: isSet(object.progress) ? JobProgress.fromJSON(object.progress) : undefined };
+  },
+
+  toJSON(message: ReportProgressResponse): unknown {
+    const obj: any = {};
+    if (message.progress !== undefined) {
+      obj.progress = JobProgress.toJSON(message.progress);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ReportProgressResponse>, I>>(base?: I): ReportProgressResponse {
+    return ReportProgressResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ReportProgressResponse>, I>>(object: I): ReportProgressResponse {
+    const message = createBaseReportProgressResponse();
+    message.progress = (object.progress !== undefined && object.progress !== null)
+      ? JobProgress.fromPartial(object.progress)
+      : undefined;
     return message;
   },
 };
@@ -1520,6 +1793,9 @@ export const WorkRequest: MessageFns<WorkRequest> = {
       case "batch":
         WorkRequest_Batch.encode(message.kind.value, writer.uint32(58).fork()).join();
         break;
+      case "progress":
+        ReportProgressRequest.encode(message.kind.value, writer.uint32(66).fork()).join();
+        break;
     }
     return writer;
   },
@@ -1593,6 +1869,14 @@ export const WorkRequest: MessageFns<WorkRequest> = {
             message.kind = { $case: "batch", value: WorkRequest_Batch.decode(reader, reader.uint32()) };
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.kind = { $case: "progress", value: ReportProgressRequest.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1624,6 +1908,8 @@ export const WorkRequest: MessageFns<WorkRequest> = {
         ? { $case: "extend", value: ExtendRequest.fromJSON(object.extend) }
         : isSet(object.batch)
         ? { $case: "batch", value: WorkRequest_Batch.fromJSON(object.batch) }
+        : isSet(object.progress)
+        ? { $case: "progress", value: ReportProgressRequest.fromJSON(object.progress) }
         : undefined,
     };
   },
@@ -1645,6 +1931,8 @@ export const WorkRequest: MessageFns<WorkRequest> = {
       obj.extend = ExtendRequest.toJSON(message.kind.value);
     } else if (message.kind?.$case === "batch") {
       obj.batch = WorkRequest_Batch.toJSON(message.kind.value);
+    } else if (message.kind?.$case === "progress") {
+      obj.progress = ReportProgressRequest.toJSON(message.kind.value);
     }
     return obj;
   },
@@ -1689,6 +1977,12 @@ export const WorkRequest: MessageFns<WorkRequest> = {
       case "batch": {
         if (object.kind?.value !== undefined && object.kind?.value !== null) {
           message.kind = { $case: "batch", value: WorkRequest_Batch.fromPartial(object.kind.value) };
+        }
+        break;
+      }
+      case "progress": {
+        if (object.kind?.value !== undefined && object.kind?.value !== null) {
+          message.kind = { $case: "progress", value: ReportProgressRequest.fromPartial(object.kind.value) };
         }
         break;
       }
@@ -1912,6 +2206,9 @@ export const WorkRequest_Settlement: MessageFns<WorkRequest_Settlement> = {
       case "extend":
         ExtendRequest.encode(message.kind.value, writer.uint32(34).fork()).join();
         break;
+      case "progress":
+        ReportProgressRequest.encode(message.kind.value, writer.uint32(42).fork()).join();
+        break;
     }
     return writer;
   },
@@ -1961,6 +2258,14 @@ export const WorkRequest_Settlement: MessageFns<WorkRequest_Settlement> = {
             message.kind = { $case: "extend", value: ExtendRequest.decode(reader, reader.uint32()) };
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.kind = { $case: "progress", value: ReportProgressRequest.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1986,6 +2291,8 @@ export const WorkRequest_Settlement: MessageFns<WorkRequest_Settlement> = {
         ? { $case: "nack", value: NackRequest.fromJSON(object.nack) }
         : isSet(object.extend)
         ? { $case: "extend", value: ExtendRequest.fromJSON(object.extend) }
+        : isSet(object.progress)
+        ? { $case: "progress", value: ReportProgressRequest.fromJSON(object.progress) }
         : undefined,
     };
   },
@@ -2001,6 +2308,8 @@ export const WorkRequest_Settlement: MessageFns<WorkRequest_Settlement> = {
       obj.nack = NackRequest.toJSON(message.kind.value);
     } else if (message.kind?.$case === "extend") {
       obj.extend = ExtendRequest.toJSON(message.kind.value);
+    } else if (message.kind?.$case === "progress") {
+      obj.progress = ReportProgressRequest.toJSON(message.kind.value);
     }
     return obj;
   },
@@ -2027,6 +2336,12 @@ export const WorkRequest_Settlement: MessageFns<WorkRequest_Settlement> = {
       case "extend": {
         if (object.kind?.value !== undefined && object.kind?.value !== null) {
           message.kind = { $case: "extend", value: ExtendRequest.fromPartial(object.kind.value) };
+        }
+        break;
+      }
+      case "progress": {
+        if (object.kind?.value !== undefined && object.kind?.value !== null) {
+          message.kind = { $case: "progress", value: ReportProgressRequest.fromPartial(object.kind.value) };
         }
         break;
       }
@@ -2290,6 +2605,9 @@ export const WorkResponse_Settled: MessageFns<WorkResponse_Settled> = {
       case "extend":
         ExtendResponse.encode(message.result.value, writer.uint32(50).fork()).join();
         break;
+      case "progress":
+        ReportProgressResponse.encode(message.result.value, writer.uint32(66).fork()).join();
+        break;
     }
     if (message.errorCode !== "") {
       writer.uint32(58).string(message.errorCode);
@@ -2358,6 +2676,14 @@ export const WorkResponse_Settled: MessageFns<WorkResponse_Settled> = {
             message.result = { $case: "extend", value: ExtendResponse.decode(reader, reader.uint32()) };
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.result = { $case: "progress", value: ReportProgressResponse.decode(reader, reader.uint32()) };
+            continue;
+          }
           case 7: {
             if (tag !== 58) {
               break;
@@ -2393,6 +2719,8 @@ export const WorkResponse_Settled: MessageFns<WorkResponse_Settled> = {
         ? { $case: "nack", value: NackResponse.fromJSON(object.nack) }
         : isSet(object.extend)
         ? { $case: "extend", value: ExtendResponse.fromJSON(object.extend) }
+        : isSet(object.progress)
+        ? { $case: "progress", value: ReportProgressResponse.fromJSON(object.progress) }
         : undefined,
       errorCode: isSet(object.errorCode)
         ? globalThis.String(object.errorCode)
@@ -2419,6 +2747,8 @@ export const WorkResponse_Settled: MessageFns<WorkResponse_Settled> = {
       obj.nack = NackResponse.toJSON(message.result.value);
     } else if (message.result?.$case === "extend") {
       obj.extend = ExtendResponse.toJSON(message.result.value);
+    } else if (message.result?.$case === "progress") {
+      obj.progress = ReportProgressResponse.toJSON(message.result.value);
     }
     if (message.errorCode !== "") {
       obj.errorCode = message.errorCode;
@@ -2450,6 +2780,12 @@ export const WorkResponse_Settled: MessageFns<WorkResponse_Settled> = {
       case "extend": {
         if (object.result?.value !== undefined && object.result?.value !== null) {
           message.result = { $case: "extend", value: ExtendResponse.fromPartial(object.result.value) };
+        }
+        break;
+      }
+      case "progress": {
+        if (object.result?.value !== undefined && object.result?.value !== null) {
+          message.result = { $case: "progress", value: ReportProgressResponse.fromPartial(object.result.value) };
         }
         break;
       }
@@ -2692,6 +3028,10 @@ export const WorkResponse_Batch: MessageFns<WorkResponse_Batch> = {
     return message;
   },
 };
+
+function floatToJson(value: number | null | undefined): number | string | null | undefined {
+  return typeof value === "number" && !globalThis.Number.isFinite(value) ? globalThis.String(value) : value;
+}
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
 

@@ -1,4 +1,4 @@
--- 0008: job control — a `cancelled` state, cancel requests for running jobs, expiry (TTL).
+-- 0009: job control — a `cancelled` state, cancel requests for running jobs, expiry (TTL).
 -- Why: operators cancel jobs that are waiting or running, and want to see afterwards who
 -- cancelled what and when (so a cancelled job is kept, not deleted); producers give jobs a
 -- deadline after which they must not start (`expires_at_ms`); a job that expired goes to
@@ -47,8 +47,8 @@ UPDATE sqlite_schema
  WHERE type = 'table' AND name = 'jobs';
 PRAGMA writable_schema = OFF;
 -- An assertion: fails (CHECK constraint failed) unless both constraints were found and widened.
-CREATE TEMP TABLE migration_0008_check (widened INTEGER NOT NULL CHECK (widened = 1));
-INSERT INTO migration_0008_check
+CREATE TEMP TABLE migration_0009_check (widened INTEGER NOT NULL CHECK (widened = 1));
+INSERT INTO migration_0009_check
   SELECT instr(sql, '''cancelled''') > 0 AND instr(sql, '''expired''') > 0
     FROM sqlite_schema WHERE type = 'table' AND name = 'jobs';
-DROP TABLE migration_0008_check;
+DROP TABLE migration_0009_check;

@@ -1,0 +1,199 @@
+"""Outcomes against a real server, on both transports: a handler's return value is the
+job's result, job.progress() reaches the server, wait_for answers for a job that
+completes, dead-letters, is cancelled or times out, enqueue_and_wait finds a result on
+a queue that keeps no completed jobs, and events() streams, resumes and survives a
+restart."""
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+from conftest import ADMIN_KEY, ServerProcess, eventually
+from test_worker import TRANSPORTS, start
+
+import sepp
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_handler_return_values_are_results(client: sepp.Client, transport: str) -> None:
+    queue = f"py-kept-{transport}"
+    values: dict[str, Any] = {
+        "json": {"sent": 3, "to": ["a", "b"]},
+        "text": "all done",
+        "bytes": b"\x01\x02",
+        "custom": sepp.JobResult("<p>hi</p>", "text/html"),
+        "none": None,
+    }
+    ids = {kind: client.enqueue(queue, kind).id for kind in values}
+    worker, events = start(client, queue, transport, concurrency=5,
+                           handlers={kind: (lambda v: lambda job: v)(v) for kind, v in values.items()})
+    try:
+        events.wait("completed", len(values))
+    finally:
+        worker.close()
+    jobs = {kind: client.get_job(job_id) for kind, job_id in ids.items()}
+    assert jobs["json"].result == {"sent": 3, "to": ["a", "b"]}
+    assert jobs["json"].result_content_type == "application/json"
+    assert jobs["text"].result == "all done"
+    assert jobs["bytes"].result == b"\x01\x02"
+    assert jobs["bytes"].result_content_type == "application/octet-stream"
+    assert (jobs["custom"].result, jobs["custom"].result_content_type) == ("<p>hi</p>", "text/html")
+    assert (jobs["none"].result, jobs["none"].result_bytes) == (None, 0)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_progress_while_running_then_the_result(client: sepp.Client, queue: str, transport: str) -> None:
+    reported = threading.Event()
+    release = threading.Event()
+
+    def long(job: sepp.WorkerJob) -> str:
+        job.progress(10)
+        job.progress(data={"step": "upload"})
+        job.progress(60)
+        with pytest.raises(ValueError, match="from 0 to 100"):
+            job.progress(101)
+        reported.set()
+        release.wait(30)
+        return "finished"
+
+    job_id = client.enqueue(queue, "long").id
+    worker, _ = start(client, queue, transport, handlers={"long": long})
+    try:
+        assert reported.wait(30)
+        def stored() -> sepp.Job | None:
+            job = client.get_job(job_id)
+            return job if job.progress is not None and job.progress.percent == 60 else None
+
+        running = eventually(stored, "the reports to be stored")
+        assert running.state == "leased"
+        assert running.progress is not None and running.progress.data == {"step": "upload"}
+        # The queue keeps no completed jobs: hold a subscription (caught up) from before the
+        # job can finish, so its outcome is in the backlog when wait_for looks (docs/protocol.md).
+        with client.events(job_ids=[job_id]) as watching:
+            assert watching.caught_up.wait(30)
+            release.set()
+            outcome = client.wait_for(job_id, timeout_ms=30_000)
+    finally:
+        release.set()
+        worker.close()
+    assert (outcome.state, outcome.result) == ("completed", "finished")
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_result_over_the_limit_fails_the_attempt(client: sepp.Client, queue: str, transport: str) -> None:
+    client.enqueue(queue, "big", max_attempts=1)
+    worker, events = start(client, queue, transport, handlers={"big": lambda job: "x" * (65 * 1024)})
+    try:
+        failed = events.wait("failed")
+    finally:
+        worker.close()
+    assert "the limit is 64 KiB (limits.max_result_bytes)" in str(failed[0].error)
+    assert failed[0].nack is not None and failed[0].nack.state == "dead"
+
+
+def test_wait_for_completed_dead_cancelled_timed_out_and_unknown(client: sepp.Client, queue: str) -> None:
+    release = threading.Event()
+
+    def bad(job: sepp.WorkerJob) -> None:
+        raise sepp.DeadLetter("cannot parse the input")
+
+    worker, _ = start(client, queue, "stream", concurrency=4, handlers={
+        "ok": lambda job: (release.wait(30), {"echo": job.data})[1], "bad": bad,
+    })
+    try:
+        ok = client.enqueue(queue, "ok", json={"n": 1}).id
+        waiting: dict[str, sepp.JobOutcome] = {}
+        waiter = threading.Thread(target=lambda: waiting.setdefault("o", client.wait_for(ok, timeout_ms=30_000)))
+        waiter.start()
+        release.set()
+        waiter.join(60)
+        assert (waiting["o"].state, waiting["o"].result) == ("completed", {"echo": {"n": 1}})
+
+        dead = client.wait_for(client.enqueue(queue, "bad").id, timeout_ms=30_000)
+        assert (dead.state, dead.error, dead.dead_reason) == ("dead", "cannot parse the input", "dead_lettered")
+
+        later = client.enqueue(queue, "ok", delay_ms=3_600_000).id
+        cancelled: dict[str, sepp.JobOutcome] = {}
+        canceller = threading.Thread(target=lambda: cancelled.setdefault("o", client.wait_for(later, timeout_ms=30_000)))
+        canceller.start()
+        # The wait subscribes, then the cancel's event reaches it.
+        eventually(lambda: client.get_job(later) and canceller.is_alive(), "the wait to start")
+        threading.Event().wait(0.5)
+        client.cancel_job(later)
+        canceller.join(60)
+        assert cancelled["o"].state == "cancelled"
+
+        slow = client.enqueue(queue, "ok", delay_ms=3_600_000).id
+        with pytest.raises(sepp.SeppError) as timed_out:
+            client.wait_for(slow, timeout_ms=300)
+        assert timed_out.value.code == "deadline_exceeded"
+        assert "did not finish within 300 ms; it is scheduled" in str(timed_out.value)
+
+        with pytest.raises(sepp.SeppError) as unknown:
+            client.wait_for("01890f6e-7c3a-7000-8000-000000000000", timeout_ms=30_000)
+        assert unknown.value.code == "not_found"
+        assert "completed_retention_ms" in str(unknown.value)
+    finally:
+        release.set()
+        worker.close()
+
+
+def test_enqueue_and_wait_on_a_queue_keeping_no_completed_jobs(client: sepp.Client, queue: str) -> None:
+    worker, _ = start(client, queue, "stream", concurrency=4, handlers={"add": lambda job: sum(job.data)})
+    try:
+        outcomes = [client.enqueue_and_wait(queue, "add", json=[i, 1], timeout_ms=30_000) for i in range(10)]
+    finally:
+        worker.close()
+    assert [(o.state, o.result) for o in outcomes] == [("completed", i + 1) for i in range(10)]
+    with pytest.raises(sepp.SeppError) as gone:
+        client.get_job(outcomes[0].job_id)
+    assert gone.value.code == "not_found"
+
+
+def test_events_in_order_and_resume_from_a_position(client: sepp.Client, queue: str) -> None:
+    with client.events(queues=[queue]) as stream:
+        eventually(lambda: stream.caught_up.is_set(), "the subscription")
+        job_id = client.enqueue(queue, "t").id
+        [leased] = client.reserve([queue])
+        client.report_progress(leased, 30, {"step": 1})
+        client.ack(leased, result={"ok": True})
+        seen: list[sepp.JobEvent] = []
+        for event in stream:
+            seen.append(event)
+            if len(seen) == 4:
+                break
+        position = stream.position
+    assert [(e.kind, e.job_id) for e in seen] == [(k, job_id) for k in ("enqueued", "leased", "progress", "completed")]
+    assert seen[2].progress is not None and (seen[2].progress.percent, seen[2].progress.data) == (30, {"step": 1})
+    assert (seen[3].result, seen[3].retained) == ({"ok": True}, False)
+    assert position is not None and position.sequence == seen[3].sequence
+
+    missed = [client.enqueue(queue, "t").id for _ in range(2)]
+    with client.events(queues=[queue], resume_from=position) as resumed:
+        got = [next(iter(resumed)).job_id, next(iter(resumed)).job_id]
+    assert got == missed
+
+
+def test_wait_for_survives_a_server_restart(fresh_server: ServerProcess) -> None:
+    with sepp.Client(fresh_server.address, api_key=ADMIN_KEY) as client:
+        job_id = client.enqueue("py-kept-stream", "t").id
+        outcome: dict[str, sepp.JobOutcome] = {}
+        waiter = threading.Thread(target=lambda: outcome.setdefault("o", client.wait_for(job_id, timeout_ms=120_000)))
+        waiter.start()
+        threading.Event().wait(1.0)
+        fresh_server.restart()
+        # The restarted server has a new event stream: the wait's resume is refused, and it starts
+        # over (from the backlog and GetJob; the queue keeps completed jobs, so however late it
+        # subscribes again, it finds the outcome).
+        def reserve() -> list[sepp.LeasedJob] | None:
+            try:
+                return client.reserve(["py-kept-stream"])
+            except sepp.UnavailableError:
+                return None  # still starting
+
+        [leased] = eventually(reserve, "the job after the restart", 60)
+        threading.Event().wait(1.0)
+        client.ack(leased, result="after the restart")
+        waiter.join(120)
+    assert (outcome["o"].state, outcome["o"].result) == ("completed", "after the restart")

@@ -1,0 +1,115 @@
+/**
+ * Enqueues through the batcher (enqueue-batcher.ts), turned into the SDK's
+ * answers: one job, a best-effort batch split by the server's
+ * `max_batch_jobs`, or an all-or-nothing batch.
+ */
+import { status } from '@grpc/grpc-js';
+import { rejectionName } from './convert.ts';
+import type { EnqueueBatcher } from './enqueue-batcher.ts';
+import { JobRejectedError, type JobRejection, SeppError, statusOfRejection } from './errors.ts';
+import type { EnqueueJob, EnqueueResult } from './gen/sepp/v1/job.js';
+import type { Enqueued, EnqueueOutcome } from './types.ts';
+
+function rejectionOf(result: EnqueueResult | undefined, index: number): JobRejection | undefined {
+  const outcome = result?.outcome;
+  if (outcome?.$case !== 'rejection') return undefined;
+  return { index, reason: rejectionName(outcome.value.reason), message: outcome.value.message };
+}
+
+function outcomeOf(result: EnqueueResult | undefined): EnqueueOutcome {
+  const outcome = result?.outcome;
+  if (outcome?.$case === 'accepted') {
+    return { ok: true, id: outcome.value.jobId, deduplicated: outcome.value.deduplicated };
+  }
+  if (outcome?.$case === 'rejection') {
+    return { ok: false, reason: rejectionName(outcome.value.reason), message: outcome.value.message };
+  }
+  return { ok: false, reason: 'invalid_job', message: 'the server sent no result for this job' };
+}
+
+/** One job; JobRejectedError when refused. */
+export function submitOne(
+  batcher: EnqueueBatcher,
+  job: EnqueueJob,
+  deadlineMs: number | undefined,
+): Promise<Enqueued> {
+  return new Promise<Enqueued>((resolve, reject) => {
+    batcher.submit([job], false, deadlineMs, (error, answer, offset) => {
+      if (error !== undefined) {
+        reject(error);
+        return;
+      }
+      const result = answer?.atomic === undefined ? answer?.results[offset] : undefined;
+      const outcome = result?.outcome;
+      if (outcome?.$case === 'accepted') {
+        resolve({ id: outcome.value.jobId, deduplicated: outcome.value.deduplicated });
+        return;
+      }
+      const rejection = rejectionOf(result, 0) ?? {
+        index: 0,
+        reason: 'invalid_job',
+        message: 'the server sent no result for this job',
+      };
+      reject(new JobRejectedError(statusOfRejection[rejection.reason], [rejection]));
+    });
+  });
+}
+
+/** Jobs best effort, in messages of at most `maxBatchJobs`: one outcome per job, in order. */
+export async function submitBatch(
+  batcher: EnqueueBatcher,
+  maxBatchJobs: number,
+  protoJobs: EnqueueJob[],
+  deadlineMs: number | undefined,
+): Promise<EnqueueOutcome[]> {
+  const chunks: Promise<EnqueueOutcome[]>[] = [];
+  for (let start = 0; start < protoJobs.length; start += maxBatchJobs) {
+    const chunk = protoJobs.slice(start, start + maxBatchJobs);
+    chunks.push(
+      new Promise((resolve, reject) => {
+        batcher.submit(chunk, false, deadlineMs, (error, answer, offset) => {
+          if (error !== undefined) reject(error);
+          else if (answer === undefined || answer.atomic !== undefined) reject(new Error('unreachable'));
+          else resolve(chunk.map((_, i) => outcomeOf(answer.results[offset + i])));
+        });
+      }),
+    );
+  }
+  return (await Promise.all(chunks)).flat();
+}
+
+/** Jobs all or nothing: their ids, or JobRejectedError listing every refused job. */
+export function submitAtomic(
+  batcher: EnqueueBatcher,
+  protoJobs: EnqueueJob[],
+  deadlineMs: number | undefined,
+): Promise<Enqueued[]> {
+  return new Promise((resolve, reject) => {
+    batcher.submit(protoJobs, true, deadlineMs, (error, answer) => {
+      if (error !== undefined) {
+        reject(error);
+        return;
+      }
+      const atomic = answer?.atomic;
+      if (atomic === undefined) {
+        reject(new SeppError(status.INTERNAL, 'the server sent no atomic outcome'));
+        return;
+      }
+      if (atomic.committed) {
+        resolve(atomic.results.map((r) => ({ id: r.jobId, deduplicated: r.deduplicated })));
+        return;
+      }
+      const rejections = atomic.rejections.map((r) => ({
+        index: r.index,
+        reason: rejectionName(r.reason),
+        message: r.message,
+      }));
+      const first = rejections[0];
+      if (first === undefined) {
+        reject(new SeppError(status.INTERNAL, 'the server refused the batch without saying why'));
+        return;
+      }
+      reject(new JobRejectedError(statusOfRejection[first.reason], rejections));
+    });
+  });
+}

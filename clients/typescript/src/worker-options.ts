@@ -1,0 +1,64 @@
+/** What a Worker can be told (WorkerOptions) and what it tells (WorkerEvents). */
+import type { JobCancelledError, LeaseLostError, SeppError } from './errors.ts';
+import type { NackResult } from './types.ts';
+import type { WorkerClock } from './worker-clock.ts';
+import type { JobHandler, WorkerJob } from './worker-job.ts';
+
+/** How a Worker runs. Only `queues` and a handler are required. */
+export interface WorkerOptions {
+  /** Queues to take jobs from, in order of preference. */
+  queues: readonly string[];
+  /** Jobs run at once (and leases held at once). Default 1; at most 1000. */
+  concurrency?: number;
+  /** Lease length asked for, in ms; leases are extended every third of it while a job runs. Default 30,000. */
+  leaseMs?: number;
+  /** Handlers by job type. */
+  handlers?: Readonly<Record<string, JobHandler>>;
+  /** Handler for job types without their own. Without it such jobs are nacked (retried with backoff). */
+  fallback?: JobHandler;
+  /** Names this worker in GetJob and the admin UI. Default `hostname:pid`. */
+  workerId?: string;
+  /** How long `close()` waits for running jobs before aborting their signals, in ms. Default 30,000. */
+  shutdownTimeoutMs?: number;
+  /** `stream` (the Work stream) or `unary` (Reserve long polls). Default: the client's transport. */
+  transport?: 'stream' | 'unary';
+  /**
+   * How many Work streams (or, with the unary transport, Reserve pollers) the
+   * slots are spread over. Each stream carries everything one turn of the
+   * event loop settles as one batch message, and asks the server for jobs on
+   * its own: many small reserves cost the server more than a few larger ones,
+   * while two streams let one lease while the other's commit is under way.
+   * Default: min(concurrency, 2) streams (measured against 4 and 16 with
+   * bench/sdk-quick.ts: the most jobs/s and the least CPU per job); 1 poller
+   * for `unary`.
+   */
+  streams?: number;
+  /** Longest Reserve long poll with the unary transport, in ms. Default 30,000. */
+  pollWaitMs?: number;
+  /** Backoff between reconnects after connection errors. Defaults 200 ms doubling to 10 s, with jitter. */
+  reconnect?: { baseDelayMs?: number; maxDelayMs?: number };
+  /** Start on the next tick (default true). With false, call `start()`. */
+  autostart?: boolean;
+  /** The clock for lease extension, timeouts and backoff (tests pass a fake one). */
+  clock?: WorkerClock;
+}
+
+/** The Worker's events and their arguments. */
+export interface WorkerEvents {
+  /** A job was delivered and its handler starts. */
+  started: [job: WorkerJob];
+  /** A job's handler succeeded and its ack (with the handler's return value as result) is durable. */
+  completed: [job: WorkerJob, result: unknown];
+  /** A job's handler threw and its nack is durable; `result` says where the job went. */
+  failed: [job: WorkerJob, error: Error, result: NackResult];
+  /** A job's lease was lost; its signal aborted and it will not be settled here. */
+  leaseLost: [job: WorkerJob, error: LeaseLostError];
+  /** A running job was cancelled by an operator; its signal aborted and it ends `cancelled` (no retry). */
+  cancelled: [job: WorkerJob, error: JobCancelledError];
+  /** A job's lease was extended to `leaseDeadline` (server clock). */
+  extended: [job: WorkerJob, leaseDeadline: Date];
+  /** A connection or settlement problem; the worker keeps going (it reconnects with backoff). */
+  error: [error: SeppError];
+  /** `close()` finished. */
+  closed: [];
+}

@@ -1,0 +1,115 @@
+/**
+ * `sepp events`: job events as they are committed, one line each (for people)
+ * or one JSON object per line (for scripts), until interrupted or --count.
+ */
+import type { Argv } from 'yargs';
+import type { JobEvent, JobEventKind } from '../../../clients/typescript/src/index.ts';
+import { UsageError } from '../failure.ts';
+import { print, runWithClient, wantsJson, withConnection } from './connection.ts';
+import { cell, resultJson, time } from './format.ts';
+
+const kinds: readonly JobEventKind[] = [
+  'enqueued',
+  'leased',
+  'progress',
+  'completed',
+  'retry_scheduled',
+  'dead_lettered',
+  'cancelled',
+];
+
+/** What a line says after the job, by kind. */
+function detail(event: JobEvent): string {
+  switch (event.kind) {
+    case 'enqueued':
+      return event.state === 'scheduled' ? `scheduled for ${time(event.runAt)}` : 'ready';
+    case 'leased':
+      return `attempt ${event.attempt}${event.workerId === null ? '' : ` by ${event.workerId}`}`;
+    case 'progress': {
+      const p = event.progress;
+      if (p === null) return '';
+      return [p.percent === null ? '' : `${p.percent}%`, p.data === null ? '' : cell(JSON.stringify(p.data))]
+        .filter((s) => s !== '')
+        .join(' ');
+    }
+    case 'completed': {
+      if (event.resultBytes === null) return `attempt ${event.attempt}`;
+      const shown = resultJson(event.resultBytes, event.resultContentType);
+      const text = typeof shown.result === 'string' ? shown.result : JSON.stringify(shown.result);
+      return `attempt ${event.attempt}, result ${cell(text)}`;
+    }
+    case 'retry_scheduled':
+      return `attempt ${event.attempt} failed, again at ${time(event.runAt)}: ${cell(event.error)}`;
+    case 'dead_lettered':
+      return `${event.deadReason ?? ''}: ${cell(event.error)}`;
+    case 'cancelled':
+      return `was ${event.previousState ?? '?'}`;
+  }
+}
+
+function eventJson(event: JobEvent) {
+  const { result: _decoded, resultBytes, resultContentType, ...rest } = event;
+  return { ...rest, ...(event.kind === 'completed' ? resultJson(resultBytes, resultContentType) : {}) };
+}
+
+const asList = (value: unknown): string[] =>
+  value === undefined ? [] : (Array.isArray(value) ? value : [value]).map(String);
+
+export function registerEventsCommand(parser: Argv): void {
+  parser.command(
+    'events',
+    'Stream job events (enqueued, leased, progress, completed, retry_scheduled, dead_lettered, cancelled) as they are committed',
+    (y) =>
+      withConnection(y)
+        .option('queue', { type: 'string', array: true, describe: 'Only this queue (repeat for more)' })
+        .option('job', { type: 'string', array: true, describe: 'Only this job id (repeat for more)' })
+        .option('kind', {
+          type: 'string',
+          array: true,
+          choices: kinds,
+          describe: 'Only this kind (repeat for more)',
+        })
+        .option('from-oldest', {
+          type: 'boolean',
+          describe: 'Start with the oldest event the server still keeps instead of now',
+        })
+        .option('count', {
+          type: 'number',
+          describe: 'Stop after this many events (default: run until interrupted)',
+        }),
+    (args) =>
+      runWithClient(args, async (client) => {
+        const count = args.count;
+        if (count !== undefined && !(Number.isInteger(count) && count > 0)) {
+          throw new UsageError('--count must be a positive whole number');
+        }
+        const stop = new AbortController();
+        const onSignal = () => stop.abort();
+        process.once('SIGINT', onSignal);
+        process.once('SIGTERM', onSignal);
+        const subscription = client.events({
+          queues: asList(args.queue),
+          jobIds: asList(args.job),
+          kinds: asList(args.kind) as JobEventKind[],
+          fromOldest: args['from-oldest'] === true,
+          signal: stop.signal,
+        });
+        let seen = 0;
+        try {
+          for await (const event of subscription) {
+            if (wantsJson(args)) process.stdout.write(`${JSON.stringify(eventJson(event))}\n`);
+            else {
+              const where = `${event.queue}/${event.type}`;
+              print(
+                `${time(event.at)}  ${event.kind.padEnd(15)}  ${where}  ${event.jobId}  ${detail(event)}`,
+              );
+            }
+            if (count !== undefined && ++seen >= count) break;
+          }
+        } finally {
+          process.off('SIGINT', onSignal);
+          process.off('SIGTERM', onSignal);
+        }
+      }),
+  );
+}

@@ -1,0 +1,297 @@
+/**
+ * The event log: job lifecycle events in commit order, a bounded backlog of
+ * the newest ones in memory, and the subscriptions reading it.
+ *
+ * Recording is on only while someone subscribes, and for
+ * limits.eventResumeWindowMs after the last subscriber left (so it can
+ * resume); otherwise the engine's operations build no events at all
+ * (`recording` is false), and events cost nothing. When recording stops the
+ * backlog is emptied and one sequence number is skipped, so a later resume
+ * from before the gap is refused instead of silently missing events.
+ *
+ * Events are appended by after-commit hooks (in commit order, only for
+ * committed operations) and published to subscribers once per batch, in a
+ * microtask after the commit's hooks have run and before the callers'
+ * answers are processed.
+ *
+ * Bounds: the backlog holds at most eventBacklogEvents events and
+ * eventBacklogBytes (estimated) bytes, evicting the oldest; each subscriber
+ * has at most maxUnwrittenBytes handed to its sink and not yet written. A
+ * subscriber whose unread events are evicted is ended (resource_exhausted).
+ * The backlog is memory only: a restart starts a new stream (a new id).
+ */
+import type { Clock, TimerHandle } from '../clock.ts';
+import { checkQueueList } from '../enqueue-validation.ts';
+import { SeppError } from '../errors.ts';
+import type { EngineLimits } from '../settings.ts';
+import {
+  type EventFilter,
+  type EventStart,
+  eventBytes,
+  type LifecycleEvent,
+  lifecycleEventKinds,
+} from './lifecycle-event.ts';
+import { type Backlog, type EventSink, Subscription } from './subscription.ts';
+
+/** What a subscriber holds: the stream id to resume with, and a way to leave. */
+export interface EventSubscription {
+  /** Identifies this server run's sequence; a resume must name it. */
+  readonly streamId: string;
+  /** Stops delivery and frees the slot. Idempotent. */
+  close(): void;
+}
+
+export class EventLog implements Backlog {
+  /** True while events are built and kept: someone subscribes, or did within the resume window. */
+  recording = false;
+  private events: LifecycleEvent[] = [];
+  private sizes: number[] = [];
+  /** Index in `events` of the oldest kept event (the array is compacted now and then). */
+  private head = 0;
+  private bytes = 0;
+  private first = 1;
+  private next = 1;
+  private published = 0;
+  private publishScheduled = false;
+  private readonly all = new Set<Subscription>();
+  private readonly byJob = new Map<string, Set<Subscription>>();
+  private readonly lagging = new Set<Subscription>();
+  private stopTimer: TimerHandle | undefined;
+
+  constructor(
+    private readonly limits: EngineLimits,
+    private readonly clock: Clock,
+    readonly streamId: string,
+  ) {}
+
+  get firstSequence(): number {
+    return this.first;
+  }
+
+  get publishedSequence(): number {
+    return this.published;
+  }
+
+  /** Subscriptions open now. */
+  get subscribers(): number {
+    return this.all.size;
+  }
+
+  /** Events kept in the backlog, and their estimated bytes. */
+  get backlogSize(): { events: number; bytes: number } {
+    return { events: this.next - this.first, bytes: this.bytes };
+  }
+
+  at(sequence: number): LifecycleEvent {
+    return this.events[this.head + sequence - this.first]!;
+  }
+
+  bytesOf(sequence: number): number {
+    return this.sizes[this.head + sequence - this.first]!;
+  }
+
+  describe(): string {
+    return (
+      `the backlog keeps the newest ${this.limits.eventBacklogEvents} events and ` +
+      `${Math.round(this.limits.eventBacklogBytes / (1024 * 1024))} MiB (limits.event_backlog_events, limits.event_backlog_bytes)`
+    );
+  }
+
+  /** Appends one committed event (an after-commit hook). */
+  append(event: LifecycleEvent): void {
+    if (!this.recording) return;
+    event.sequence = this.next++;
+    const size = eventBytes(event);
+    this.events.push(event);
+    this.sizes.push(size);
+    this.bytes += size;
+    const { eventBacklogEvents, eventBacklogBytes } = this.limits;
+    while (
+      this.next - this.first > eventBacklogEvents ||
+      (this.bytes > eventBacklogBytes && this.next - this.first > 1)
+    ) {
+      this.bytes -= this.sizes[this.head]!;
+      this.head++;
+      this.first++;
+    }
+    if (this.head > 4096 && this.head * 2 > this.events.length) {
+      this.events = this.events.slice(this.head);
+      this.sizes = this.sizes.slice(this.head);
+      this.head = 0;
+    }
+    if (!this.publishScheduled) {
+      this.publishScheduled = true;
+      queueMicrotask(() => this.publish());
+    }
+  }
+
+  subscribe(filter: EventFilter, start: EventStart, sink: EventSink): EventSubscription {
+    this.checkFilter(filter);
+    const max = this.limits.maxEventSubscribers;
+    if (this.all.size >= max) {
+      throw new SeppError(
+        'resource_exhausted',
+        max === 0
+          ? 'events are turned off on this server (limits.max_event_subscribers = 0)'
+          : `${this.all.size} event subscribers are open, the limit is ${max} (limits.max_event_subscribers); retry later`,
+      );
+    }
+    const startAfter = this.startingPoint(start);
+    this.stopTimer?.cancel();
+    this.stopTimer = undefined;
+    this.recording = true;
+    const subscription = new Subscription(filter, startAfter, this, sink, (s, lagging) => {
+      if (lagging) this.lagging.add(s);
+      else this.lagging.delete(s);
+    });
+    this.all.add(subscription);
+    if (subscription.jobIds !== null) {
+      for (const id of subscription.jobIds) {
+        let set = this.byJob.get(id);
+        if (set === undefined) {
+          set = new Set();
+          this.byJob.set(id, set);
+        }
+        set.add(subscription);
+      }
+    }
+    subscription.pump();
+    return { streamId: this.streamId, close: () => this.remove(subscription) };
+  }
+
+  /** Ends every subscription (shutdown). */
+  endAll(error: SeppError): void {
+    for (const s of [...this.all]) {
+      s.end(error);
+      this.remove(s);
+    }
+  }
+
+  private remove(subscription: Subscription): void {
+    if (!this.all.delete(subscription)) return;
+    subscription.close();
+    this.lagging.delete(subscription);
+    for (const id of subscription.jobIds ?? []) {
+      const set = this.byJob.get(id);
+      set?.delete(subscription);
+      if (set?.size === 0) this.byJob.delete(id);
+    }
+    if (this.all.size === 0) {
+      const windowMs = this.limits.eventResumeWindowMs;
+      if (windowMs === 0) this.stopRecording();
+      else this.stopTimer = this.clock.setTimer(windowMs, () => this.stopRecording());
+    }
+  }
+
+  private stopRecording(): void {
+    this.stopTimer = undefined;
+    if (this.all.size > 0 || !this.recording) return;
+    this.recording = false;
+    // Events published from here on (none are built) would be missing from any
+    // resume: skip a number so a resume from before now is refused, not silently short.
+    this.next++;
+    this.first = this.next;
+    this.published = this.next - 1;
+    this.events = [];
+    this.sizes = [];
+    this.head = 0;
+    this.bytes = 0;
+  }
+
+  private publish(): void {
+    this.publishScheduled = false;
+    const from = this.published + 1;
+    const last = this.next - 1;
+    this.published = last;
+    let matchedByJob: Map<Subscription, LifecycleEvent[]> | undefined;
+    if (this.byJob.size > 0) {
+      matchedByJob = new Map();
+      for (let sequence = Math.max(from, this.first); sequence <= last; sequence++) {
+        const event = this.at(sequence);
+        const subscribers = this.byJob.get(event.jobId);
+        if (subscribers === undefined) continue;
+        for (const s of subscribers) {
+          if (!s.caughtUpNow || !s.matches(event)) continue;
+          let list = matchedByJob.get(s);
+          if (list === undefined) {
+            list = [];
+            matchedByJob.set(s, list);
+          }
+          list.push(event);
+        }
+      }
+    }
+    for (const s of [...this.all]) {
+      if (s.fellBehind) {
+        // Only possible for one whose unread events were evicted (a slow one, or one
+        // publication larger than the whole backlog).
+        s.pump();
+        this.remove(s);
+      } else if (!s.caughtUpNow) {
+        // Reads the backlog as its sink writes.
+      } else if (s.jobIds !== null) {
+        s.feed(matchedByJob?.get(s) ?? [], last);
+      } else {
+        s.pump();
+      }
+    }
+  }
+
+  private startingPoint(start: EventStart): number {
+    // Events appended but not yet published reach a new subscriber with their publication.
+    const newest = this.published;
+    switch (start.kind) {
+      case 'now':
+        return newest;
+      case 'oldest':
+        return this.first - 1;
+      case 'after': {
+        const { sequence, streamId } = start;
+        if (streamId !== this.streamId) {
+          throw new SeppError(
+            'out_of_range',
+            `stream_id ${JSON.stringify(streamId)} is not this server's event stream (${this.streamId}): ` +
+              'the server restarted since, and events are not kept across restarts. Read the state you need ' +
+              'with GetJob or ListQueues and subscribe again without after_sequence',
+          );
+        }
+        if (!Number.isSafeInteger(sequence) || sequence < 0 || sequence > newest) {
+          throw new SeppError(
+            'out_of_range',
+            `after_sequence is ${sequence}, but the newest event is ${newest}; resume from a sequence this stream sent`,
+          );
+        }
+        if (sequence < this.first - 1) {
+          throw new SeppError(
+            'out_of_range',
+            `the events after ${sequence} are no longer kept: the oldest kept is ${this.first} (${this.describe()}; ` +
+              'nothing is kept while nobody subscribes beyond limits.event_resume_window_ms). Read the state you ' +
+              'need with GetJob or ListQueues and subscribe again without after_sequence',
+          );
+        }
+        return sequence;
+      }
+    }
+  }
+
+  private checkFilter(filter: EventFilter): void {
+    const { limits } = this;
+    checkQueueList(filter.queues, limits);
+    if (filter.jobIds.length > limits.maxBatchJobs) {
+      throw new SeppError(
+        'invalid_argument',
+        `job_ids: ${filter.jobIds.length} ids, the limit is ${limits.maxBatchJobs} (limits.max_batch_jobs)`,
+      );
+    }
+    for (const [i, id] of filter.jobIds.entries()) {
+      if (typeof id !== 'string' || id.length === 0 || id.length > 64) {
+        throw new SeppError('invalid_argument', `job_ids[${i}]: not a job id`);
+      }
+    }
+    for (const kind of filter.kinds) {
+      if (!lifecycleEventKinds.includes(kind)) {
+        throw new SeppError('invalid_argument', `kinds: ${String(kind)} is not an event kind`);
+      }
+    }
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * Events: a server stream of job lifecycle events. The engine's subscription
+ * decides what to send and when (in commit order, after each commit is
+ * durable, at most 256 KiB ahead of what the network has taken); this
+ * handler turns its batches into EventsResponse messages and reports each
+ * one written when grpc-js has handed it to HTTP/2. It runs inside
+ * call-guard.ts's guard: whatever it throws ends the call with its status.
+ *
+ * Streams are counted from the call's start until its HTTP/2 stream closes
+ * (`onStreamClosed`), including a stream the engine has already ended that
+ * still holds unread messages, so the number of subscribers and the memory
+ * they hold stay within limits.max_event_subscribers.
+ */
+import type { handleServerStreamingCall } from '@grpc/grpc-js';
+import type { EventsRequest, EventsResponse } from '../../clients/typescript/src/gen/sepp/v1/events.js';
+import { SeppError } from '../engine/errors.ts';
+import { type BugReporter, guardServerStream } from './call-guard.ts';
+import { eventToProto, subscriptionFromProto } from './events-convert.ts';
+import { admit, MalformedRequest, type OpenStream, type RpcContext } from './rpc-context.ts';
+
+export function createEventsHandler(
+  ctx: RpcContext,
+  onBug: BugReporter,
+): handleServerStreamingCall<EventsRequest, EventsResponse> {
+  let open = 0;
+  return guardServerStream<EventsRequest, EventsResponse>('Events', onBug, (call, request) => {
+    // A call cancelled before it got here has nothing to send to.
+    if (call.closed) return;
+    admit(ctx, call.metadata, 'read', 'Events');
+    const raw: unknown = request;
+    if (raw instanceof MalformedRequest) throw new SeppError('invalid_argument', raw.message);
+    const { filter, start } = subscriptionFromProto(request);
+    const max = ctx.engine.limits.maxEventSubscribers;
+    if (open >= max) {
+      throw new SeppError(
+        'resource_exhausted',
+        max === 0
+          ? 'events are turned off on this server (limits.max_event_subscribers = 0)'
+          : `${open} Events streams are open, the limit is ${max} (limits.max_event_subscribers); retry later`,
+      );
+    }
+    open++;
+    call.onStreamClosed(() => open--);
+    const stream: OpenStream = {
+      endForShutdown: () =>
+        call.fail(
+          new SeppError('unavailable', 'sepp is shutting down; subscribe again to the restarted server'),
+        ),
+      access: { metadata: call.metadata, permission: 'read', rpc: 'Events' },
+      // A reload that revokes the key ends the subscription (call.onFinish closes it).
+      endWith: (error) => call.fail(error),
+    };
+    const streamId = ctx.engine.eventStreamId;
+    const subscription = ctx.engine.subscribeEvents(filter, start, {
+      send: (events, written) => {
+        call.write({ streamId, events: events.map(eventToProto), caughtUp: false, sequence: 0 }, written);
+      },
+      caughtUp: (sequence) => {
+        call.write({ streamId, events: [], caughtUp: true, sequence });
+      },
+      end: (error) => call.fail(error),
+    });
+    ctx.streams.add(stream);
+    // Runs at once if the subscription already ended the call.
+    call.onFinish(() => {
+      subscription.close();
+      ctx.streams.delete(stream);
+    });
+  });
+}

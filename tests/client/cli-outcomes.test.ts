@@ -1,0 +1,174 @@
+/**
+ * The outcome commands as a user runs them, in a child process against a real
+ * server: `sepp job ID` with progress and result, `sepp job ID --wait`
+ * (completed, dead, timed out) and `sepp events` (lines and --json).
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { SeppClient } from '../../clients/typescript/src/index.ts';
+import { buildCli, DryRunAccepted } from '../../src/cli/parser.ts';
+import { captureOutput } from '../helpers/secret-log.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { until } from './helpers.ts';
+
+const root = join(import.meta.dirname, '..', '..');
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function sepp(args: string[], env: Record<string, string>): Promise<Run> {
+  const { SEPP_API_KEY: _key, SEPP_SERVER: _server, ...inherited } = process.env;
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/main.ts', ...args],
+      { cwd: root, env: { ...inherited, ...env } },
+      (error, stdout, stderr) => {
+        captureOutput('cli')(`${stderr}\n${stdout}\n`);
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** What the real parser makes of `args`, without running the command. */
+async function parsed(args: string[]): Promise<Readonly<Record<string, unknown>>> {
+  try {
+    await buildCli(args, { dryRun: true }).parseAsync(args);
+  } catch (error) {
+    if (error instanceof DryRunAccepted) return error.argv;
+    throw error;
+  }
+  throw new Error(`${args.join(' ')} ran instead of stopping in the dry run`);
+}
+
+test('sepp events keeps every --queue, --job and --kind given; --count keeps its last, like other flags', async () => {
+  const argv = await parsed([
+    'events',
+    '--queue',
+    'a',
+    '--queue',
+    'b',
+    '--job',
+    '01a2365f-985c-7000-b7f9-d57e51622832',
+    '--kind',
+    'completed',
+    '--kind',
+    'leased',
+    '--count',
+    '1',
+    '--count',
+    '2',
+  ]);
+  assert.deepEqual(
+    [argv.queue, argv.job, argv.kind, argv.count],
+    [['a', 'b'], ['01a2365f-985c-7000-b7f9-d57e51622832'], ['completed', 'leased'], 2],
+  );
+});
+
+describe('operator CLI: results, progress, waiting and events', () => {
+  let t: TestServer;
+  let client: SeppClient;
+  let env: Record<string, string>;
+
+  before(async () => {
+    t = await startTestServer({ toml: '[queues.kept]\ncompleted_retention_ms = "1h"\n' });
+    client = SeppClient.connect(t.address);
+    env = { SEPP_SERVER: t.address };
+  });
+  after(async () => {
+    await client.close();
+    await t.dispose();
+  });
+
+  test('sepp job shows progress while leased and the result once completed', async () => {
+    const { id } = await client.enqueue('kept', 'report');
+    const [leased] = await client.reserve({ queues: ['kept'] });
+    assert.ok(leased);
+    await client.reportProgress(leased, { percent: 40, data: { step: 'render' } });
+    const running = await sepp(['job', id], env);
+    assert.equal(running.code, 0, running.stderr);
+    assert.match(running.stdout, /^progress +40% \{"step":"render"\} \(at \d{4}-/m);
+    await client.ack(leased, { result: { pages: 12 } });
+    const done = await sepp(['job', id], env);
+    assert.match(done.stdout, /^result +12 bytes, application\/json\n {2}\{\n {4}"pages": 12\n {2}\}/m);
+    const scripted = JSON.parse((await sepp(['job', id, '--json'], env)).stdout) as Record<string, unknown>;
+    assert.deepEqual(
+      [scripted.state, scripted.result, scripted.resultEncoding, scripted.resultBytes],
+      ['completed', { pages: 12 }, 'json', 12],
+    );
+  });
+
+  test('sepp job --wait: completed (exit 0), dead (exit 1), timed out (exit 6)', async () => {
+    const { id } = await client.enqueue('waited', 'w');
+    const waiting = sepp(['job', id, '--wait', '--json'], env);
+    await until(() => t.server.engine.eventBacklog.subscribers > 0, 'the CLI to subscribe', 2_000_000);
+    const [leased] = await client.reserve({ queues: ['waited'] });
+    await client.ack(leased!, { result: 'done and dusted' });
+    const run = await waiting;
+    assert.equal(run.code, 0, run.stderr);
+    const outcome = JSON.parse(run.stdout) as Record<string, unknown>;
+    assert.deepEqual([outcome.id, outcome.state, outcome.result], [id, 'completed', 'done and dusted']);
+
+    const failing = await client.enqueue('kept', 'w', '', { maxAttempts: 1 });
+    const [lease] = await client.reserve({ queues: ['kept'] });
+    await client.nack(lease!, { error: 'the printer is on fire' });
+    const dead = await sepp(['job', failing.id, '--wait'], env);
+    assert.equal(dead.code, 1);
+    assert.match(dead.stdout, /is dead \(attempts_exhausted\) since .*: the printer is on fire/);
+
+    const slow = await client.enqueue('kept', 'w', '', { delayMs: 3_600_000 });
+    const timedOut = await sepp(['job', slow.id, '--wait', '--timeout-ms', '300'], env);
+    assert.equal(timedOut.code, 6, timedOut.stderr);
+    assert.match(timedOut.stderr, /did not finish within 300 ms; it is scheduled/);
+    const misuse = await sepp(['job', slow.id, '--timeout-ms', '300'], env);
+    assert.equal(misuse.code, 2);
+    assert.match(misuse.stderr, /--timeout-ms goes with --wait/);
+  });
+
+  test('sepp events: one line per event as it is committed; --json one object per line', async () => {
+    const lines = sepp(['events', '--queue', 'watched', '--count', '3'], env);
+    const json = sepp(['events', '--queue', 'watched', '--kind', 'completed', '--json', '--count', '1'], env);
+    await until(() => t.server.engine.eventBacklog.subscribers >= 2, 'both to subscribe', 2_000_000);
+    const { id } = await client.enqueue('watched', 'mail');
+    await client.enqueue('elsewhere', 'mail');
+    const [leased] = await client.reserve({ queues: ['watched'] });
+    await client.ack(leased!, { result: { sent: true } });
+    const human = await lines;
+    assert.equal(human.code, 0, human.stderr);
+    const rows = human.stdout.trim().split('\n');
+    assert.equal(rows.length, 3);
+    assert.match(rows[0]!, new RegExp(`^\\d{4}-\\S+ +enqueued +watched/mail +${id} +ready$`));
+    assert.match(rows[1]!, new RegExp(`leased +watched/mail +${id} +attempt 1`));
+    assert.match(rows[2]!, /completed +watched\/mail .* attempt 1, result \{"sent":true\}$/);
+    const scripted = await json;
+    assert.equal(scripted.code, 0, scripted.stderr);
+    const event = JSON.parse(scripted.stdout.trim()) as Record<string, unknown>;
+    assert.deepEqual([event.kind, event.jobId, event.result], ['completed', id, { sent: true }]);
+
+    // From the oldest kept event: the same three, replayed.
+    const replay = await sepp(
+      ['events', '--queue', 'watched', '--from-oldest', '--count', '3', '-o', 'json'],
+      env,
+    );
+    assert.deepEqual(
+      replay.stdout
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { kind: string }).kind),
+      ['enqueued', 'leased', 'completed'],
+    );
+    const nobody = await sepp(['events', '--server', '127.0.0.1:1'], env);
+    assert.equal(nobody.code, 3, nobody.stderr);
+    assert.match(nobody.stderr, /cannot reach sepp at 127\.0\.0\.1:1/);
+    const bad = await sepp(['events', '--kind', 'finished'], env);
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stderr, /Invalid values|finished/);
+  });
+});
