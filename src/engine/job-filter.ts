@@ -1,6 +1,6 @@
 /**
  * Checks a bulk action's filter (which jobs of which queue) at the boundary:
- * a queue name a queue can have, an optional job type, and states the
+ * a queue that exists, an optional job type, and states the
  * action applies to. The checked filter is what the statements take and what
  * the audit entry records.
  */
@@ -9,7 +9,7 @@ import type { EngineContext } from './context.ts';
 import type { JobFilter } from './control-types.ts';
 import { checkName } from './enqueue-validation.ts';
 import { SeppError } from './errors.ts';
-import { checkQueueName } from './queue-admin.ts';
+import { checkQueueExists, checkQueueName } from './queue-admin.ts';
 import type { JobState } from './types.ts';
 
 export interface ValidFilter<S extends JobState> {
@@ -28,6 +28,8 @@ export function checkFilter<S extends JobState>(
   what: string,
 ): ValidFilter<S> {
   checkQueueName(ctx, filter.queue);
+  // A queue nobody has used is most likely a typo: NOT_FOUND, as PurgeQueue answers, not "0 changed".
+  checkQueueExists(ctx, filter.queue);
   let type: string | null = null;
   if (filter.type !== undefined && filter.type !== '') {
     const problem = checkName('type', filter.type, ctx.limits);

@@ -189,6 +189,8 @@ test('bulk cancel: by queue, type and state, in chunks, with one audit entry car
 
 test('bulk cancel refuses a filter it cannot apply, naming the field', async () => {
   await withEngine({}, async ({ engine }) => {
+    await expectCode(engine.cancelJobs({ queue: 'q' }), 'not_found');
+    await engine.enqueue({ queue: 'q', type: 't', payload: Buffer.from('{}') });
     const dead = await expectCode(engine.cancelJobs({ queue: 'q', states: ['dead'] }), 'invalid_argument');
     assert.match(dead.message, /states: dead jobs cannot be cancelled; give any of scheduled, ready, leased/);
     await expectCode(engine.cancelJobs({ queue: 'bad queue' }), 'invalid_argument');

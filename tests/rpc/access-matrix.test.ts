@@ -146,6 +146,7 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
     allowedStatus: status.NOT_FOUND,
   },
   UpdateJobs: {
+    // A queue nobody has used is NOT_FOUND, as for PurgeQueue below.
     call: (c, md) =>
       unary(
         call(
@@ -158,7 +159,7 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
           md,
         ),
       ),
-    allowedStatus: status.OK,
+    allowedStatus: status.NOT_FOUND,
   },
   PurgeQueue: {
     // A queue nobody has used is NOT_FOUND, as for every admin call that names a queue.

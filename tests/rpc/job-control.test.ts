@@ -263,6 +263,30 @@ describe('job control over gRPC', () => {
     assert.equal(bad.code, status.INVALID_ARGUMENT);
   });
 
+  test('bulk calls on a queue nobody has used answer NOT_FOUND, as PurgeQueue does, and audit nothing', async () => {
+    const queue = 'never-used';
+    const filter = { queue, type: '', states: [] };
+    const runNow = { scheduleChange: { $case: 'runNow' as const, value: true } };
+    const answers = [
+      await failure(call(t.client, t.client.purgeQueue, { queue })),
+      await failure(call(t.client, t.client.cancelJobs, { filter, dryRun: false })),
+      await failure(call(t.client, t.client.cancelJobs, { filter, dryRun: true })),
+      await failure(call(t.client, t.client.updateJobs, { filter, changes: runNow })),
+    ];
+    for (const answer of answers) {
+      assert.equal(answer.code, status.NOT_FOUND);
+      assert.match(answer.details, /queue never-used does not exist/);
+    }
+    const { entries } = await call(t.client, t.client.listAuditEntries, {
+      actor: '',
+      action: '',
+      target: `queue:${queue}`,
+      pageSize: 10,
+      pageToken: '',
+    });
+    assert.deepEqual(entries, []);
+  });
+
   test('the sepp command names itself in its user agent: its entries say via cli, others via grpc', async () => {
     const cli = new QueueServiceClient(t.address, credentials.createInsecure(), {
       'grpc.primary_user_agent': 'sepp-cli/0.0.0',

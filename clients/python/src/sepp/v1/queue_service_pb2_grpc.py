@@ -447,7 +447,8 @@ class QueueServiceServicer(object):
     """Cancels every job a filter matches (as CancelJob does one), in chunks of a
     few thousand per transaction; `dry_run` only counts them.
     Errors: INVALID_ARGUMENT (a bad name or a state that cannot be
-    cancelled), NOT_FOUND (an undeclared queue under `strict_queues`).
+    cancelled), NOT_FOUND (a queue nobody has used, as PurgeQueue; an
+    undeclared queue under `strict_queues`).
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')

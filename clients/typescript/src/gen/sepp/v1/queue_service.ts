@@ -351,7 +351,8 @@ export const QueueServiceService = {
    * Cancels every job a filter matches (as CancelJob does one), in chunks of a
    * few thousand per transaction; `dry_run` only counts them.
    * Errors: INVALID_ARGUMENT (a bad name or a state that cannot be
-   * cancelled), NOT_FOUND (an undeclared queue under `strict_queues`).
+   * cancelled), NOT_FOUND (a queue nobody has used, as PurgeQueue; an
+   * undeclared queue under `strict_queues`).
    */
   cancelJobs: {
     path: "/sepp.v1.QueueService/CancelJobs" as const,
@@ -899,7 +900,8 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    * Cancels every job a filter matches (as CancelJob does one), in chunks of a
    * few thousand per transaction; `dry_run` only counts them.
    * Errors: INVALID_ARGUMENT (a bad name or a state that cannot be
-   * cancelled), NOT_FOUND (an undeclared queue under `strict_queues`).
+   * cancelled), NOT_FOUND (a queue nobody has used, as PurgeQueue; an
+   * undeclared queue under `strict_queues`).
    */
   cancelJobs: handleUnaryCall<CancelJobsRequest, CancelJobsResponse>;
   /**
@@ -1337,7 +1339,8 @@ export interface QueueServiceClient extends Client {
    * Cancels every job a filter matches (as CancelJob does one), in chunks of a
    * few thousand per transaction; `dry_run` only counts them.
    * Errors: INVALID_ARGUMENT (a bad name or a state that cannot be
-   * cancelled), NOT_FOUND (an undeclared queue under `strict_queues`).
+   * cancelled), NOT_FOUND (a queue nobody has used, as PurgeQueue; an
+   * undeclared queue under `strict_queues`).
    */
   cancelJobs(
     request: CancelJobsRequest,
