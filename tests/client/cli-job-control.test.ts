@@ -157,4 +157,23 @@ describe('job control from the CLI', () => {
     const producer = await sepp(['audit'], { ...env, SEPP_API_KEY: producerKey });
     assert.equal(producer.code, 4);
   });
+
+  test("the SDK's auditEntries() walks every page, newest first, as listAuditEntries pages them", async () => {
+    for (let i = 0; i < 3; i++) {
+      await client.pauseQueue('audit-pages', { allowMissing: true });
+      await client.resumeQueue('audit-pages');
+    }
+    const seen = [];
+    for await (const entry of client.auditEntries({ target: 'queue:audit-pages', pageSize: 2 }))
+      seen.push(entry);
+    assert.deepEqual(
+      seen.map((e) => e.action),
+      ['queue.resume', 'queue.pause', 'queue.resume', 'queue.pause', 'queue.resume', 'queue.pause'],
+    );
+    const all = await client.listAuditEntries({ target: 'queue:audit-pages', pageSize: 100 });
+    assert.deepEqual(
+      seen.map((e) => e.id),
+      all.entries.map((e) => e.id),
+    );
+  });
 });

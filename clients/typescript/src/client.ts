@@ -380,6 +380,21 @@ export class SeppClient {
     return listAuditCall(this.connection, query);
   }
 
+  /**
+   * Every matching entry of the audit log, newest first, fetched page by page
+   * as the loop goes (admin key): `for await (const entry of client.auditEntries({ target: 'queue:emails' }))`.
+   */
+  async *auditEntries(
+    query: Omit<AuditQuery, 'pageToken'> = {},
+  ): AsyncGenerator<AuditEntry, void, undefined> {
+    let pageToken: string | null = null;
+    do {
+      const page = await this.listAuditEntries(pageToken === null ? query : { ...query, pageToken });
+      yield* page.entries;
+      pageToken = page.nextPageToken;
+    } while (pageToken !== null);
+  }
+
   /** Every queue with its counts by state, paused flag, oldest ready age and settings. */
   async listQueues(options: CallOptions = {}): Promise<QueueInfo[]> {
     const response = await this.connection.invoke(this.connection.rpc.listQueues, {}, readCall(options));
