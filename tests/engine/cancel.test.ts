@@ -9,7 +9,8 @@ import { test } from 'node:test';
 import type { CancelNotice } from '../../src/engine/control-types.ts';
 import type { Engine } from '../../src/engine/engine.ts';
 import type { JobEvent, LeasedJob } from '../../src/engine/types.ts';
-import { bytes, expectCode, job, rowCount, withEngine, withQueues } from '../helpers/engine.ts';
+import { bytes, expectCode, job, rowCount, until, withEngine, withQueues } from '../helpers/engine.ts';
+import { collect } from '../helpers/events.ts';
 
 const ops = { actor: 'key:ops', action: 'job.cancel', target: 'job:x' };
 
@@ -209,5 +210,45 @@ test('cancel of a job never leased before: no attempt was used, the payload is k
     const info = engine.getJob(jobId);
     assert.equal(info.attempt, 0);
     assert.equal(info.payload.toString(), 'keep me');
+  });
+});
+
+test('a cancelled running job frees its max_leased and group slots at once and is a cancelled event; an expired one is dead_lettered', async () => {
+  const options = withQueues({ q: { maxLeased: 1, groupMaxLeased: 1 }, ttl: {} });
+  await withEngine({ options }, async ({ engine, clock }) => {
+    const events = collect(engine);
+    await engine.enqueueBatch([job('q', { group: 'g' }), job('q', { group: 'g' })]);
+    const [running] = await engine.reserve({ queues: ['q'], maxJobs: 2 });
+    assert.ok(running);
+    // The limits hold the second job back: a reserve waits, throttled.
+    const waiting = engine.reserve({ queues: ['q'], waitMs: 60_000 });
+    await until(engine, () => engine.waitingReserves === 1);
+    await engine.cancel(running.id);
+    // The worker answers the cancel with a nack: the job ends cancelled, and its slots are free.
+    await engine.nack({
+      jobId: running.id,
+      attempt: 1,
+      error: 'stopped',
+      directive: { kind: 'delay', delayMs: 0 },
+    });
+    assert.equal(engine.getJob(running.id).state, 'cancelled');
+    const [next] = await waiting;
+    assert.ok(next, 'the waiting reserve got the group’s next job');
+    assert.notEqual(next.id, running.id);
+
+    const expiring = await engine.enqueue(job('ttl', { ttlMs: 1000 }));
+    clock.advance(2000);
+    assert.deepEqual(await engine.reserve({ queues: ['ttl'] }), []);
+    const mine = events.events.filter((e) => e.jobId === running.id || e.jobId === expiring.jobId);
+    assert.deepEqual(
+      mine.map((e) => [e.kind, 'previousState' in e ? e.previousState : 'reason' in e ? e.reason : '']),
+      [
+        ['enqueued', ''],
+        ['leased', ''],
+        ['cancelled', 'leased'],
+        ['enqueued', ''],
+        ['dead_lettered', 'expired'],
+      ],
+    );
   });
 });
