@@ -1,0 +1,207 @@
+/**
+ * The two writers bench/writer-thread.ts compares, behind one interface: `submit`
+ * resolves once the operation's batch is durable (its COMMIT, with synchronous=FULL,
+ * returned), in both.
+ *
+ * - `same`: the server's design today. The group committer (src/store/group-commit.ts)
+ *   runs on the main thread: batches form on setImmediate, and the SQL, the WAL write
+ *   and the fsync block the main thread.
+ * - `thread`: the main thread forms batches the same way (on setImmediate) and posts
+ *   them to the writer thread (lib/writer-thread-worker.ts), which runs the same
+ *   committer; at most `maxInFlight` batches are posted and not yet answered (the next
+ *   one fills meanwhile), and the writer runs them one after the other.
+ */
+import { Worker } from 'node:worker_threads';
+import { GroupCommitter } from '../../src/store/group-commit.ts';
+import { openDataDir } from '../../src/store/open.ts';
+import { prepareStatements } from '../../src/store/statements.ts';
+import {
+  createQueue,
+  type FromWriter,
+  type Op,
+  type OpResult,
+  runOp,
+  type ToWriter,
+  type WriterStats,
+} from './writer-ops.ts';
+
+export type WriterMode = 'same' | 'thread';
+
+export interface Writer {
+  submit(op: Op): Promise<OpResult>;
+  stats(): Promise<WriterStats>;
+  close(): Promise<void>;
+}
+
+export async function openWriter(mode: WriterMode, dataDir: string, maxInFlight: number): Promise<Writer> {
+  return mode === 'same' ? new SameThreadWriter(dataDir) : ThreadWriter.start(dataDir, maxInFlight);
+}
+
+class SameThreadWriter implements Writer {
+  private readonly db;
+  private readonly sql;
+  private readonly committer;
+  private commits = 0;
+  private operations = 0;
+  private batchMs = 0;
+
+  constructor(dataDir: string) {
+    this.db = openDataDir(dataDir, { durability: 'full' });
+    this.sql = prepareStatements(this.db);
+    createQueue(this.sql, Date.now());
+    this.committer = new GroupCommitter(this.db, {
+      commitFailed: (cause) => new Error(`commit failed: ${String(cause)}`, { cause }),
+      closed: () => new Error('the writer is closed'),
+      onBatch: (stats) => {
+        this.commits++;
+        this.operations += stats.operations;
+        this.batchMs += stats.durationMs;
+      },
+    });
+  }
+
+  submit(op: Op): Promise<OpResult> {
+    return this.committer.submit(() => runOp(this.sql, op));
+  }
+
+  async stats(): Promise<WriterStats> {
+    // No thread of its own: the SQL's CPU is the main thread's (measured by the caller).
+    return {
+      commits: this.commits,
+      operations: this.operations,
+      batchMs: this.batchMs,
+      writerUserUs: 0,
+      writerSystemUs: 0,
+    };
+  }
+
+  async close(): Promise<void> {
+    this.committer.close();
+    this.db.close();
+  }
+}
+
+interface Pending {
+  op: Op;
+  resolve: (result: OpResult) => void;
+  reject: (error: Error) => void;
+}
+
+class ThreadWriter implements Writer {
+  private queue: Pending[] = [];
+  private readonly inFlight = new Map<number, Pending[]>();
+  private nextId = 1;
+  private scheduled = false;
+  private statsWaiter: ((stats: WriterStats) => void) | undefined;
+  private closeWaiter: (() => void) | undefined;
+
+  private constructor(
+    private readonly worker: Worker,
+    private readonly maxInFlight: number,
+  ) {
+    worker.on('message', (message: FromWriter) => this.onMessage(message));
+  }
+
+  static async start(dataDir: string, maxInFlight: number): Promise<ThreadWriter> {
+    // Node 20 does not apply tsx's loader (the parent's --import) to a worker thread:
+    // the worker registers it itself, then loads the TypeScript entry point.
+    const entry = new URL('./writer-thread-worker.ts', import.meta.url).href;
+    const boot = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); })`;
+    const worker = new Worker(boot, { eval: true, workerData: { dataDir } });
+    await new Promise<void>((resolve, reject) => {
+      worker.once('error', reject);
+      worker.once('message', (message: FromWriter) => {
+        worker.off('error', reject);
+        if (message.type === 'ready') resolve();
+        else reject(new Error(`the writer thread said ${message.type} before ready`));
+      });
+    });
+    worker.on('error', (error) => {
+      console.error('writer thread failed:', error);
+      process.exitCode = 1;
+    });
+    return new ThreadWriter(worker, maxInFlight);
+  }
+
+  submit(op: Op): Promise<OpResult> {
+    return new Promise<OpResult>((resolve, reject) => {
+      this.queue.push({ op, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  stats(): Promise<WriterStats> {
+    return new Promise((resolve) => {
+      this.statsWaiter = resolve;
+      this.post({ type: 'stats' });
+    });
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      this.closeWaiter = resolve;
+      this.post({ type: 'close' });
+    });
+    await this.worker.terminate();
+  }
+
+  private post(message: ToWriter): void {
+    this.worker.postMessage(message);
+  }
+
+  /** Like the group committer: what arrived by the next turn of the event loop is one batch. */
+  private schedule(): void {
+    if (this.scheduled || this.inFlight.size >= this.maxInFlight || this.queue.length === 0) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.send();
+    });
+  }
+
+  private send(): void {
+    if (this.inFlight.size >= this.maxInFlight || this.queue.length === 0) return;
+    const batch = this.queue;
+    this.queue = [];
+    const id = this.nextId++;
+    this.inFlight.set(id, batch);
+    this.post({ type: 'batch', id, ops: batch.map((p) => p.op) });
+  }
+
+  private onMessage(message: FromWriter): void {
+    switch (message.type) {
+      case 'done': {
+        const batch = this.take(message.id);
+        message.results.forEach((result, i) => {
+          const pending = batch[i]!;
+          if (result.ok) pending.resolve(result.value);
+          else pending.reject(new Error(result.message));
+        });
+        this.schedule();
+        return;
+      }
+      case 'failed': {
+        for (const pending of this.take(message.id)) pending.reject(new Error(message.message));
+        this.schedule();
+        return;
+      }
+      case 'stats':
+        this.statsWaiter?.(message.stats);
+        this.statsWaiter = undefined;
+        return;
+      case 'closed':
+        this.closeWaiter?.();
+        return;
+      case 'ready':
+        return;
+    }
+  }
+
+  private take(id: number): Pending[] {
+    const batch = this.inFlight.get(id);
+    if (batch === undefined)
+      throw new Error(`the writer thread answered batch ${id}, which is not in flight`);
+    this.inFlight.delete(id);
+    return batch;
+  }
+}
