@@ -18,7 +18,7 @@
  * modes alternate (same, thread, same, thread, …) and the table shows medians.
  *
  *   npx tsx bench/writer-thread.ts [--runs 3] [--jobs 20000] [--rounds 1000]
- *                                  [--producers 50] [--work-us 0] [--in-flight 2]
+ *                                  [--producers 50] [--work-us 0] [--in-flight 2] [--max-batch-ops 10000]
  *                                  [--out bench/results/writer-thread-DATE.md]
  *
  * Not part of `npm test`; not the server: see docs/performance.md for what it says.
@@ -41,6 +41,7 @@ const { values: args } = parseArgs({
     'payload-bytes': { type: 'string', default: '256' },
     'work-us': { type: 'string', default: '0' },
     'in-flight': { type: 'string', default: '2' },
+    'max-batch-ops': { type: 'string', default: '10000' },
     out: { type: 'string' },
     child: { type: 'string' },
   },
@@ -60,7 +61,10 @@ interface RunRecord {
 async function child(mode: WriterMode): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sepp-writer-thread-'));
   try {
-    const writer = await openWriter(mode, dataDir, Number(args['in-flight']));
+    const writer = await openWriter(mode, dataDir, {
+      maxInFlight: Number(args['in-flight']),
+      maxBatchOps: Number(args['max-batch-ops']),
+    });
     const options: WorkloadOptions = {
       jobs: Number(args.jobs),
       producers: Number(args.producers),
@@ -85,7 +89,16 @@ function uptime(): string {
 }
 
 function spawnChild(mode: WriterMode): Promise<Record<Phase, PhaseResult>> {
-  const forwarded = ['runs', 'jobs', 'rounds', 'producers', 'payload-bytes', 'work-us', 'in-flight'] as const;
+  const forwarded = [
+    'runs',
+    'jobs',
+    'rounds',
+    'producers',
+    'payload-bytes',
+    'work-us',
+    'in-flight',
+    'max-batch-ops',
+  ] as const;
   const childArgs = forwarded.flatMap((name) => [`--${name}`, String(args[name])]);
   return new Promise((resolve, reject) => {
     const proc = spawn(
@@ -140,7 +153,8 @@ function render(records: readonly RunRecord[], runs: number, loadAtEnd: string):
     '# Writer thread vs same-thread group commit (bench/writer-thread.ts)',
     '',
     `Command: \`npx tsx bench/writer-thread.ts --runs ${runs} --jobs ${args.jobs} --rounds ${args.rounds}` +
-      ` --producers ${args.producers} --work-us ${args['work-us']} --in-flight ${args['in-flight']}\``,
+      ` --producers ${args.producers} --work-us ${args['work-us']} --in-flight ${args['in-flight']}` +
+      ` --max-batch-ops ${args['max-batch-ops']}\``,
     '',
     `Medians of ${runs} runs per mode, modes interleaved (${modes.join(', ')}, …), each run a fresh` +
       ' process and data directory; durability `full` (synchronous=FULL) in both modes. A unit is a' +

@@ -33,8 +33,15 @@ export interface Writer {
   close(): Promise<void>;
 }
 
-export async function openWriter(mode: WriterMode, dataDir: string, maxInFlight: number): Promise<Writer> {
-  return mode === 'same' ? new SameThreadWriter(dataDir) : ThreadWriter.start(dataDir, maxInFlight);
+export interface WriterOptions {
+  /** Most operations in one batch (both modes); the rest wait for the next. */
+  maxBatchOps: number;
+  /** `thread`: most batches posted to the writer and not yet answered. */
+  maxInFlight: number;
+}
+
+export async function openWriter(mode: WriterMode, dataDir: string, options: WriterOptions): Promise<Writer> {
+  return mode === 'same' ? new SameThreadWriter(dataDir, options) : ThreadWriter.start(dataDir, options);
 }
 
 class SameThreadWriter implements Writer {
@@ -45,13 +52,14 @@ class SameThreadWriter implements Writer {
   private operations = 0;
   private batchMs = 0;
 
-  constructor(dataDir: string) {
+  constructor(dataDir: string, options: WriterOptions) {
     this.db = openDataDir(dataDir, { durability: 'full' });
     this.sql = prepareStatements(this.db);
     createQueue(this.sql, Date.now());
     this.committer = new GroupCommitter(this.db, {
       commitFailed: (cause) => new Error(`commit failed: ${String(cause)}`, { cause }),
       closed: () => new Error('the writer is closed'),
+      maxBatchOperations: options.maxBatchOps,
       onBatch: (stats) => {
         this.commits++;
         this.operations += stats.operations;
@@ -97,12 +105,12 @@ class ThreadWriter implements Writer {
 
   private constructor(
     private readonly worker: Worker,
-    private readonly maxInFlight: number,
+    private readonly options: WriterOptions,
   ) {
     worker.on('message', (message: FromWriter) => this.onMessage(message));
   }
 
-  static async start(dataDir: string, maxInFlight: number): Promise<ThreadWriter> {
+  static async start(dataDir: string, options: WriterOptions): Promise<ThreadWriter> {
     // Node 20 does not apply tsx's loader (the parent's --import) to a worker thread:
     // the worker registers it itself, then loads the TypeScript entry point.
     const entry = new URL('./writer-thread-worker.ts', import.meta.url).href;
@@ -120,7 +128,7 @@ class ThreadWriter implements Writer {
       console.error('writer thread failed:', error);
       process.exitCode = 1;
     });
-    return new ThreadWriter(worker, maxInFlight);
+    return new ThreadWriter(worker, options);
   }
 
   submit(op: Op): Promise<OpResult> {
@@ -151,7 +159,7 @@ class ThreadWriter implements Writer {
 
   /** Like the group committer: what arrived by the next turn of the event loop is one batch. */
   private schedule(): void {
-    if (this.scheduled || this.inFlight.size >= this.maxInFlight || this.queue.length === 0) return;
+    if (this.scheduled || this.inFlight.size >= this.options.maxInFlight || this.queue.length === 0) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
@@ -160,12 +168,12 @@ class ThreadWriter implements Writer {
   }
 
   private send(): void {
-    if (this.inFlight.size >= this.maxInFlight || this.queue.length === 0) return;
-    const batch = this.queue;
-    this.queue = [];
+    if (this.inFlight.size >= this.options.maxInFlight || this.queue.length === 0) return;
+    const batch = this.queue.splice(0, this.options.maxBatchOps);
     const id = this.nextId++;
     this.inFlight.set(id, batch);
     this.post({ type: 'batch', id, ops: batch.map((p) => p.op) });
+    this.schedule();
   }
 
   private onMessage(message: FromWriter): void {
