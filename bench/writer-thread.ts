@@ -19,6 +19,7 @@
  *
  *   npx tsx bench/writer-thread.ts [--runs 3] [--jobs 20000] [--rounds 1000]
  *                                  [--producers 50] [--work-us 0] [--in-flight 2] [--max-batch-ops 10000]
+ *                                  [--modes same,thread,packed]
  *                                  [--out FILE.md]   (also writes FILE.json: every run's figures)
  *
  * Not part of `npm test`; not the server: see docs/performance.md for what it says.
@@ -42,12 +43,19 @@ const { values: args } = parseArgs({
     'work-us': { type: 'string', default: '0' },
     'in-flight': { type: 'string', default: '2' },
     'max-batch-ops': { type: 'string', default: '10000' },
+    modes: { type: 'string', default: 'same,thread' },
     out: { type: 'string' },
     child: { type: 'string' },
   },
 });
 
-const modes: readonly WriterMode[] = ['same', 'thread'];
+const allModes: readonly WriterMode[] = ['same', 'thread', 'packed'];
+const modes = args.modes.split(',').map((name) => {
+  const mode = allModes.find((m) => m === name);
+  if (mode === undefined) throw new Error(`--modes: ${name} is not one of ${allModes.join(', ')}`);
+  return mode;
+});
+if (modes[0] !== 'same') throw new Error('--modes: the first mode must be same (the baseline of the ratios)');
 const phases: readonly Phase[] = ['w1-enqueue', 'w1-drain', 'w2-round'];
 
 interface RunRecord {
@@ -98,6 +106,7 @@ function spawnChild(mode: WriterMode): Promise<Record<Phase, PhaseResult>> {
     'work-us',
     'in-flight',
     'max-batch-ops',
+    'modes',
   ] as const;
   const childArgs = forwarded.flatMap((name) => [`--${name}`, String(args[name])]);
   return new Promise((resolve, reject) => {
@@ -163,23 +172,32 @@ function render(records: readonly RunRecord[], runs: number, loadAtEnd: string):
     '',
     `Command: \`npx tsx bench/writer-thread.ts --runs ${runs} --jobs ${args.jobs} --rounds ${args.rounds}` +
       ` --producers ${args.producers} --work-us ${args['work-us']} --in-flight ${args['in-flight']}` +
-      ` --max-batch-ops ${args['max-batch-ops']}\``,
+      ` --max-batch-ops ${args['max-batch-ops']} --modes ${modes.join(',')}\``,
     '',
     `Medians of ${runs} runs per mode, modes interleaved (${modes.join(', ')}, …), each run a fresh` +
       ' process and data directory; durability `full` (synchronous=FULL) in both modes. A unit is a' +
-      ' job (W1) or a round (W2: enqueue → lease → ack). `thread/same` is the ratio of the medians.',
+      ' job (W1) or a round (W2: enqueue → lease → ack). `X/same` is the ratio of the medians.',
     '',
   ];
   for (const phase of phases) {
-    const header = ['figure', ...modes, 'thread/same'];
+    const others = modes.slice(1);
+    const header = ['figure', ...modes, ...others.map((mode) => `${mode}/same`)];
     const rows = figures.map((figure) => {
       const medians = modes.map((mode) =>
         median(records.filter((r) => r.mode === mode).map((r) => figure.of(r.phases[phase]))),
       );
-      const [same, thread] = medians as [number, number];
-      if (figure.threadOnly) return [figure.name, '— (main)', thread.toFixed(figure.digits), '—'];
-      const ratio = same === 0 ? '—' : `${(thread / same).toFixed(2)}×`;
-      return [figure.name, ...medians.map((m) => m.toFixed(figure.digits)), ratio];
+      const same = medians[0]!;
+      const rest = medians.slice(1);
+      if (figure.threadOnly) {
+        return [
+          figure.name,
+          '— (main)',
+          ...rest.map((m) => m.toFixed(figure.digits)),
+          ...rest.map(() => '—'),
+        ];
+      }
+      const ratios = rest.map((m) => (same === 0 ? '—' : `${(m / same).toFixed(2)}×`));
+      return [figure.name, ...medians.map((m) => m.toFixed(figure.digits)), ...ratios];
     });
     lines.push(`## ${phase}`, '', markdownTable(header, rows), '');
   }

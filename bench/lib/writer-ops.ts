@@ -43,12 +43,18 @@ export interface WriterStats {
 }
 
 /** Messages from the main thread to the writer thread. */
-export type ToWriter = { type: 'batch'; id: number; ops: Op[] } | { type: 'stats' } | { type: 'close' };
+export type ToWriter =
+  | { type: 'batch'; id: number; ops: Op[] }
+  /** The batch in writer-codec.ts's binary form, its buffer transferred. */
+  | { type: 'packed'; id: number; buffer: ArrayBuffer }
+  | { type: 'stats' }
+  | { type: 'close' };
 
 /** Messages from the writer thread to the main thread. */
 export type FromWriter =
   | { type: 'ready' }
   | { type: 'done'; id: number; results: SettledResult[] }
+  | { type: 'packed-done'; id: number; buffer: ArrayBuffer }
   | { type: 'failed'; id: number; message: string }
   | { type: 'stats'; stats: WriterStats }
   | { type: 'closed' };

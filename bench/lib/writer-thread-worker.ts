@@ -12,9 +12,11 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { GroupCommitter } from '../../src/store/group-commit.ts';
 import { openDataDir } from '../../src/store/open.ts';
 import { prepareStatements } from '../../src/store/statements.ts';
+import { packResults, unpackOps } from './writer-codec.ts';
 import {
   createQueue,
   type FromWriter,
+  type Op,
   type OpResult,
   runOp,
   type SettledResult,
@@ -22,8 +24,8 @@ import {
   threadCpuUs,
 } from './writer-ops.ts';
 
+if (parentPort === null) throw new Error('writer-thread-worker.ts runs as a worker thread only');
 const port = parentPort;
-if (port === null) throw new Error('writer-thread-worker.ts runs as a worker thread only');
 const { dataDir } = workerData as { dataDir: string };
 
 const db = openDataDir(dataDir, { durability: 'full' });
@@ -44,7 +46,7 @@ createQueue(sql, Date.now());
 
 const post = (message: FromWriter) => port.postMessage(message);
 
-async function runBatch(id: number, ops: ToWriterBatch['ops']): Promise<void> {
+async function runBatch(id: number, ops: Op[], packed: boolean): Promise<void> {
   const pending = ops.map((op) => committer.submit((): OpResult => runOp(sql, op)));
   // The batch is written now, synchronously: BEGIN, the operations, COMMIT (fsync).
   committer.flush();
@@ -54,17 +56,27 @@ async function runBatch(id: number, ops: ToWriterBatch['ops']): Promise<void> {
     if (outcome.status === 'fulfilled') results.push({ ok: true, value: outcome.value });
     else results.push({ ok: false, message: String(outcome.reason) });
   }
-  post({ type: 'done', id, results });
+  if (packed) {
+    const buffer = packResults(results);
+    port.postMessage({ type: 'packed-done', id, buffer } satisfies FromWriter, [buffer]);
+  } else {
+    post({ type: 'done', id, results });
+  }
 }
 
-type ToWriterBatch = Extract<ToWriter, { type: 'batch' }>;
+function runOrFail(id: number, ops: () => Op[], packed: boolean): void {
+  runBatch(id, ops(), packed).catch((error: unknown) => {
+    post({ type: 'failed', id, message: String(error) });
+  });
+}
 
 port.on('message', (message: ToWriter) => {
   switch (message.type) {
     case 'batch':
-      runBatch(message.id, message.ops).catch((error: unknown) => {
-        post({ type: 'failed', id: message.id, message: String(error) });
-      });
+      runOrFail(message.id, () => message.ops, false);
+      return;
+    case 'packed':
+      runOrFail(message.id, () => unpackOps(message.buffer), true);
       return;
     case 'stats': {
       const cpu = threadCpuUs();

@@ -15,6 +15,7 @@ import { Worker } from 'node:worker_threads';
 import { GroupCommitter } from '../../src/store/group-commit.ts';
 import { openDataDir } from '../../src/store/open.ts';
 import { prepareStatements } from '../../src/store/statements.ts';
+import { packOps, unpackResults } from './writer-codec.ts';
 import {
   createQueue,
   type FromWriter,
@@ -25,7 +26,8 @@ import {
   type WriterStats,
 } from './writer-ops.ts';
 
-export type WriterMode = 'same' | 'thread';
+/** `packed`: as `thread`, batches and answers in writer-codec.ts's binary form, transferred. */
+export type WriterMode = 'same' | 'thread' | 'packed';
 
 export interface Writer {
   submit(op: Op): Promise<OpResult>;
@@ -41,7 +43,9 @@ export interface WriterOptions {
 }
 
 export async function openWriter(mode: WriterMode, dataDir: string, options: WriterOptions): Promise<Writer> {
-  return mode === 'same' ? new SameThreadWriter(dataDir, options) : ThreadWriter.start(dataDir, options);
+  return mode === 'same'
+    ? new SameThreadWriter(dataDir, options)
+    : ThreadWriter.start(dataDir, options, mode === 'packed');
 }
 
 class SameThreadWriter implements Writer {
@@ -106,11 +110,12 @@ class ThreadWriter implements Writer {
   private constructor(
     private readonly worker: Worker,
     private readonly options: WriterOptions,
+    private readonly packed: boolean,
   ) {
     worker.on('message', (message: FromWriter) => this.onMessage(message));
   }
 
-  static async start(dataDir: string, options: WriterOptions): Promise<ThreadWriter> {
+  static async start(dataDir: string, options: WriterOptions, packed: boolean): Promise<ThreadWriter> {
     // Node 20 does not apply tsx's loader (the parent's --import) to a worker thread:
     // the worker registers it itself, then loads the TypeScript entry point.
     const entry = new URL('./writer-thread-worker.ts', import.meta.url).href;
@@ -128,7 +133,7 @@ class ThreadWriter implements Writer {
       console.error('writer thread failed:', error);
       process.exitCode = 1;
     });
-    return new ThreadWriter(worker, options);
+    return new ThreadWriter(worker, options, packed);
   }
 
   submit(op: Op): Promise<OpResult> {
@@ -172,15 +177,23 @@ class ThreadWriter implements Writer {
     const batch = this.queue.splice(0, this.options.maxBatchOps);
     const id = this.nextId++;
     this.inFlight.set(id, batch);
-    this.post({ type: 'batch', id, ops: batch.map((p) => p.op) });
+    const ops = batch.map((p) => p.op);
+    if (this.packed) {
+      const buffer = packOps(ops);
+      this.worker.postMessage({ type: 'packed', id, buffer } satisfies ToWriter, [buffer]);
+    } else {
+      this.post({ type: 'batch', id, ops });
+    }
     this.schedule();
   }
 
   private onMessage(message: FromWriter): void {
     switch (message.type) {
-      case 'done': {
+      case 'done':
+      case 'packed-done': {
         const batch = this.take(message.id);
-        message.results.forEach((result, i) => {
+        const results = message.type === 'done' ? message.results : unpackResults(message.buffer);
+        results.forEach((result, i) => {
           const pending = batch[i]!;
           if (result.ok) pending.resolve(result.value);
           else pending.reject(new Error(result.message));
