@@ -153,6 +153,7 @@ const figures: readonly {
   threadOnly?: true;
 }[] = [
   { name: 'units/s', of: (p) => p.units / (p.elapsedMs / 1000), digits: 0 },
+  { name: 'W2 round p50 ms', of: (p) => p.roundP50Ms ?? Number.NaN, digits: 3 },
   { name: 'process CPU µs/unit', of: (p) => (p.userUs + p.systemUs) / p.units, digits: 1 },
   { name: '… user', of: (p) => p.userUs / p.units, digits: 1 },
   { name: '… system', of: (p) => p.systemUs / p.units, digits: 1 },
@@ -182,23 +183,25 @@ function render(records: readonly RunRecord[], runs: number, loadAtEnd: string):
   for (const phase of phases) {
     const others = modes.slice(1);
     const header = ['figure', ...modes, ...others.map((mode) => `${mode}/same`)];
-    const rows = figures.map((figure) => {
-      const medians = modes.map((mode) =>
-        median(records.filter((r) => r.mode === mode).map((r) => figure.of(r.phases[phase]))),
-      );
-      const same = medians[0]!;
-      const rest = medians.slice(1);
-      if (figure.threadOnly) {
-        return [
-          figure.name,
-          '— (main)',
-          ...rest.map((m) => m.toFixed(figure.digits)),
-          ...rest.map(() => '—'),
-        ];
-      }
-      const ratios = rest.map((m) => (same === 0 ? '—' : `${(m / same).toFixed(2)}×`));
-      return [figure.name, ...medians.map((m) => m.toFixed(figure.digits)), ...ratios];
-    });
+    const rows = figures
+      .filter((figure) => !Number.isNaN(figure.of(records[0]!.phases[phase])))
+      .map((figure) => {
+        const medians = modes.map((mode) =>
+          median(records.filter((r) => r.mode === mode).map((r) => figure.of(r.phases[phase]))),
+        );
+        const same = medians[0]!;
+        const rest = medians.slice(1);
+        if (figure.threadOnly) {
+          return [
+            figure.name,
+            '— (main)',
+            ...rest.map((m) => m.toFixed(figure.digits)),
+            ...rest.map(() => '—'),
+          ];
+        }
+        const ratios = rest.map((m) => (same === 0 ? '—' : `${(m / same).toFixed(2)}×`));
+        return [figure.name, ...medians.map((m) => m.toFixed(figure.digits)), ...ratios];
+      });
     lines.push(`## ${phase}`, '', markdownTable(header, rows), '');
   }
   lines.push('## Each run (units/s: W1 enqueue, W1 drain, W2 rounds)', '');

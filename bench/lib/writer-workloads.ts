@@ -35,6 +35,8 @@ export interface PhaseResult {
   writerThreadUs: number;
   /** Share of the phase the main thread's event loop was busy (perf_hooks eventLoopUtilization). */
   mainBusy: number;
+  /** W2: the median time of one round (less moved by other load than the rate); W1: absent. */
+  roundP50Ms?: number;
   commits: number;
   operations: number;
   batchMs: number;
@@ -173,10 +175,12 @@ export async function runWorkloads(
   });
   if (drained !== options.jobs) throw new Error(`drained ${drained} jobs of ${options.jobs}`);
 
+  const roundMs: number[] = [];
   phases['w2-round'] = await measure(writer, options.rounds, async () => {
     // One client: enqueue, then a waiting worker takes the job in the same commit (the
     // server's hand-off), then the ack in a commit of its own: two commits per round.
     for (let round = 0; round < options.rounds; round++) {
+      const startMs = performance.now();
       const { op, jobId } = enqueueOp();
       const [, lease] = await Promise.all([writer.submit(op), writer.submit(leaseOp())]);
       answerEnqueue(jobId);
@@ -186,8 +190,11 @@ export async function runWorkloads(
       const ack = await writer.submit(ackOp(row));
       if (ack.kind !== 'acked' || !ack.ok) throw new Error('W2: the ack was refused');
       AckResponse.encode({}).finish();
+      roundMs.push(performance.now() - startMs);
     }
   });
+  roundMs.sort((a, b) => a - b);
+  phases['w2-round'].roundP50Ms = roundMs[Math.floor(roundMs.length / 2)];
   return phases;
 }
 
