@@ -9,20 +9,11 @@
 import type { QueueSettingKey } from '../engine/settings.ts';
 import { readAdminUsers, readApiKeys, readTelemetry } from './credentials.ts';
 import { checkFailClosed, resolveMaxMessageBytes } from './cross-section-checks.ts';
-import { readQueues } from './declared-queues.ts';
+import { asWritten, readQueues } from './declared-queues.ts';
 import { checkQueue } from './queue-checks.ts';
 import { asTable, type ConfigReader, tomlKey } from './reader.ts';
 import { readSchedules } from './schedules.ts';
-import {
-  adminSpec,
-  engineSpec,
-  grpcSpec,
-  limitsSpec,
-  nestQueueSettings,
-  queueSpec,
-  rootKeys,
-  serverSpec,
-} from './schema.ts';
+import { adminSpec, engineSpec, grpcSpec, limitsSpec, queueSpec, rootKeys, serverSpec } from './schema.ts';
 import { complete, withDefaults } from './section-defaults.ts';
 import { readTls, type TlsCheckIo } from './tls-section.ts';
 import type { AdminConfig, EngineConfig, GrpcConfig, SeppConfig } from './types.ts';
@@ -111,7 +102,7 @@ export function buildConfig(
   const engineOptions = {
     strictQueues: engineScalars.strictQueues,
     limits,
-    queueDefaults: nestQueueSettings(queueDefaultsFlat),
+    queueDefaults: asWritten(queueDefaultsFlat),
     queues,
     fileKeys: {
       queueDefaults: Object.keys(queueDefaultsGiven) as QueueSettingKey[],

@@ -60,8 +60,24 @@ export function readQueues(
     const given = reader.section(path, queueSpec, settings, { schemaPath: 'queues.<name>' });
     const flat = { ...defaults, ...given };
     checkQueue(reader, path, flat, given, limits);
-    queues[name] = nestQueueSettings(flat);
+    queues[name] = asWritten(flat);
     givenKeys[name] = Object.keys(given) as QueueSettingKey[];
   }
   return declared;
+}
+
+/**
+ * A queue's settings nested as the file wrote them: a rate limit's burst of 0
+ * stays 0 instead of taking the rate's leases now (nestQueueSettings). The
+ * engine derives it when it lays overrides over the file, so a burst the file
+ * does not set follows a rate changed at run time, and the admin UI can tell
+ * a derived burst from one that was set.
+ */
+export function asWritten(flat: QueueSettingsFlat): QueueSettings {
+  const nested = nestQueueSettings(flat);
+  return {
+    ...nested,
+    rateLimit: { ...nested.rateLimit, burst: flat.rateLimitBurst },
+    groupRateLimit: { ...nested.groupRateLimit, burst: flat.groupRateLimitBurst },
+  };
 }
