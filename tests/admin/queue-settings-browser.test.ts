@@ -3,7 +3,8 @@
  * /usr/bin/chromium via playwright-core) against a real server: each value
  * says what it does where the number does not — a 0 that means "no limit" or
  * "not kept", a rate limit's burst that is derived from the rate (not a
- * built-in default), durations in human units beside the exact milliseconds.
+ * built-in default), durations in human units beside the exact milliseconds;
+ * and the notice a save raises stays on its page, not on the next one.
  * Photographed into tests/artifacts/admin/ (queue-settings-meaning-*.png).
  */
 import assert from 'node:assert/strict';
@@ -15,7 +16,16 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { hashPassword } from '../../src/admin/password.ts';
 import { diskAssetSource } from '../../src/admin/static-assets.ts';
 import { testScrypt } from '../helpers/admin.ts';
-import { buildUi, launchBrowser, phone, root, shot, sidewaysOverflow, watch } from '../helpers/browser.ts';
+import {
+  buildUi,
+  desktop,
+  launchBrowser,
+  phone,
+  root,
+  shot,
+  sidewaysOverflow,
+  watch,
+} from '../helpers/browser.ts';
 import { registerSecret } from '../helpers/secret-log.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -83,5 +93,25 @@ test('the settings page says what each value does: no limit, not kept, derived f
   await page.setViewportSize(phone);
   assert.equal(await sidewaysOverflow(page), 0, 'the settings page fits a phone');
   await shot(page, 'queue-settings-meaning-phone');
+  assert.deepEqual(problems, []);
+});
+
+test('the notice of a save belongs to its page: going to another page clears it', async () => {
+  const page = watch(context.pages()[0] ?? (await context.newPage()), problems);
+  await page.setViewportSize(desktop);
+  await page.goto(`${adminUrl}/queues/limited/settings`);
+  await page.getByLabel('max_attempts', { exact: true }).fill('6');
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  const notice = page.getByRole('status').getByText('Saved max_attempts on limited.');
+  await notice.waitFor();
+
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Jobs' }).click();
+  await page.getByRole('heading', { name: 'Jobs', exact: true }).waitFor();
+  // Checked at once: the notice would otherwise stay for its 4 s.
+  assert.equal(await notice.count(), 0, "the settings page's notice is not shown on the jobs page");
+  await page.goBack();
+  await page.getByRole('heading', { name: 'Settings of limited' }).waitFor();
+  assert.equal(await notice.count(), 0, 'nor back on its page');
+  assert.equal(t.server.engine.listQueues().find((q) => q.name === 'limited')?.settings.maxAttempts, 6);
   assert.deepEqual(problems, []);
 });
