@@ -8,68 +8,32 @@
  * Photographed into tests/artifacts/admin/ (queue-settings-meaning-*.png).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import type { BrowserContext, Page } from 'playwright-core';
-import { hashPassword } from '../../src/admin/password.ts';
-import { diskAssetSource } from '../../src/admin/static-assets.ts';
-import { testScrypt } from '../helpers/admin.ts';
 import {
-  buildUi,
   desktop,
-  launchBrowser,
+  logIn,
   phone,
-  root,
   shot,
   sidewaysOverflow,
+  startUiServer,
+  type UiServer,
   watch,
 } from '../helpers/browser.ts';
-import { registerSecret } from '../helpers/secret-log.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
 
-const user = { name: 'rita', password: 'queue-settings-browser-password' };
-registerSecret('admin password', user.password);
+const user = { name: 'rita', password: 'queue-settings-browser-password', role: 'admin' } as const;
 
-let dir: string;
-let t: TestServer;
-let adminUrl: string;
-let context: BrowserContext;
+let ui: UiServer;
 const problems: string[] = [];
 
 before(async () => {
-  buildUi();
-  dir = mkdtempSync(join(tmpdir(), 'sepp-queue-settings-browser-'));
-  const passwordHash = await hashPassword(user.password, testScrypt);
-  t = await startTestServer({
-    toml:
-      `[[admin.users]]\nname = "${user.name}"\nrole = "admin"\npassword_hash = "${passwordHash}"\n` +
-      // A rate and no burst: the burst is the rate's leases.
-      '[queues.limited]\nrate_limit_leases = 10\ndedup_window_ms = 90000\n',
-    uiAssets: diskAssetSource(join(root, 'ui/dist')),
-  });
-  adminUrl = `http://127.0.0.1:${t.server.adminPort}`;
-  context = await launchBrowser(join(dir, 'chromium-profile'));
+  // A rate and no burst: the burst is the rate's leases.
+  ui = await startUiServer(user, '[queues.limited]\nrate_limit_leases = 10\ndedup_window_ms = 90000\n');
 });
-
-after(async () => {
-  await context?.close();
-  await t?.dispose();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
-
-async function logIn(page: Page, path: string): Promise<void> {
-  await page.goto(`${adminUrl}${path}`);
-  await page.getByLabel('User name').fill(user.name);
-  await page.getByLabel('Password').fill(user.password);
-  await page.getByRole('button', { name: 'Log in' }).click();
-  for (const cookie of await context.cookies()) registerSecret('session cookie', cookie.value);
-}
+after(() => ui?.dispose());
 
 test('the settings page says what each value does: no limit, not kept, derived from the rate, durations in human units', async () => {
-  const page = watch(context.pages()[0] ?? (await context.newPage()), problems);
-  await logIn(page, '/queues/limited/settings');
+  const page = watch(ui.context.pages()[0] ?? (await ui.context.newPage()), problems);
+  await logIn(page, `${ui.adminUrl}/queues/limited/settings`, user);
   await page.getByRole('heading', { name: 'Settings of limited' }).waitFor();
   const row = (key: string) => page.getByRole('row').filter({ has: page.getByLabel(key, { exact: true }) });
   const text = async (key: string) => ((await row(key).textContent()) ?? '').replace(/\s+/g, ' ');
@@ -97,9 +61,9 @@ test('the settings page says what each value does: no limit, not kept, derived f
 });
 
 test('the notice of a save belongs to its page: going to another page clears it', async () => {
-  const page = watch(context.pages()[0] ?? (await context.newPage()), problems);
+  const page = watch(ui.context.pages()[0] ?? (await ui.context.newPage()), problems);
   await page.setViewportSize(desktop);
-  await page.goto(`${adminUrl}/queues/limited/settings`);
+  await page.goto(`${ui.adminUrl}/queues/limited/settings`);
   await page.getByLabel('max_attempts', { exact: true }).fill('6');
   await page.getByRole('button', { name: 'Save changes' }).click();
   const notice = page.getByRole('status').getByText('Saved max_attempts on limited.');
@@ -112,6 +76,6 @@ test('the notice of a save belongs to its page: going to another page clears it'
   await page.goBack();
   await page.getByRole('heading', { name: 'Settings of limited' }).waitFor();
   assert.equal(await notice.count(), 0, 'nor back on its page');
-  assert.equal(t.server.engine.listQueues().find((q) => q.name === 'limited')?.settings.maxAttempts, 6);
+  assert.equal(ui.t.server.engine.listQueues().find((q) => q.name === 'limited')?.settings.maxAttempts, 6);
   assert.deepEqual(problems, []);
 });
