@@ -992,6 +992,13 @@ class Run {
       ['scheduled'],
     ]);
     this.log.push(`cancelJobs ${queue} ${states.join(',')}`);
+    if (!this.model.existing.has(queue)) {
+      // A queue nobody has used: NOT_FOUND (as PurgeQueue), not "0 cancelled".
+      assert.throws(() => this.engine.countCancellable({ queue, states }), { code: 'not_found' });
+      assert.deepEqual(await outcomeOf(this.engine.cancelJobs({ queue, states })), fail('not_found'));
+      saw('cancelJobs not_found');
+      return;
+    }
     const counted = this.engine.countCancellable({ queue, states });
     const got = await this.engine.cancelJobs({ queue, states });
     const expected = this.model.cancelJobs(queue, states);
@@ -1027,6 +1034,14 @@ class Run {
   private async runNow(): Promise<void> {
     const queue = this.dice.pick(queueNames);
     this.log.push(`runNow ${queue}`);
+    if (!this.model.existing.has(queue)) {
+      assert.deepEqual(
+        await outcomeOf(this.engine.updateJobs({ queue }, { runNow: true })),
+        fail('not_found'),
+      );
+      saw('run now (bulk) not_found');
+      return;
+    }
     const n = await this.engine.updateJobs({ queue }, { runNow: true });
     assert.equal(n, this.model.runNow(queue));
     saw('run now (bulk)', n);
