@@ -10,6 +10,7 @@ import type { AuditLog } from './audit.ts';
 import type { EngineContext, Write } from './context.ts';
 import { isRejection, type ValidJob, validateJob } from './enqueue-validation.ts';
 import { type JobRejection, SeppError } from './errors.ts';
+import { IdempotencyKeys } from './idempotency.ts';
 import type { JobIdGenerator } from './job-id.ts';
 import type {
   AtomicEnqueueResult,
@@ -20,12 +21,16 @@ import type {
 } from './types.ts';
 
 export class Enqueuer {
+  private readonly keys: IdempotencyKeys;
+
   constructor(
     private readonly ctx: EngineContext,
     private readonly ids: JobIdGenerator,
     private readonly audit: AuditLog,
     private readonly write: Write,
-  ) {}
+  ) {
+    this.keys = new IdempotencyKeys(ctx);
+  }
 
   /** Enqueues each job on its own merits: one result per job, in order. */
   async enqueueBatch(requests: readonly EnqueueRequest[], audit?: AuditInput): Promise<EnqueueResult[]> {
@@ -83,7 +88,7 @@ export class Enqueuer {
           return;
         }
         let adds = this.findDuplicate(job, nowMs) === null;
-        if (adds && job.idempotencyKey !== null && job.settings.dedupWindowMs > 0) {
+        if (adds && IdempotencyKeys.dedupsWithinBatch(job)) {
           const key = `${job.queue}\0${job.idempotencyKey}`;
           adds = !keysInBatch.has(key);
           keysInBatch.add(key);
@@ -160,12 +165,10 @@ export class Enqueuer {
     };
   }
 
-  /** The original job when `job`'s idempotency key was used within the queue's window. */
+  /** The original job when `job`'s idempotency key is taken (see idempotency.ts). */
   private findDuplicate(job: ValidJob, nowMs: number): EnqueueAccepted | null {
-    if (job.idempotencyKey === null) return null;
-    const seen = this.ctx.sql.findIdempotencyKey.get(job.queue, job.idempotencyKey);
-    if (seen === undefined || seen.expires_at_ms <= nowMs) return null;
-    return { ok: true, jobId: seen.job_id, deduplicated: true };
+    const original = this.keys.duplicateOf(job, nowMs);
+    return original === null ? null : { ok: true, jobId: original, deduplicated: true };
   }
 
   /** Stores a new job; the caller has checked it is not a duplicate, and counts `added` once done. */
@@ -191,19 +194,14 @@ export class Enqueuer {
       lease_ms: job.leaseMs,
       enqueued_at_ms: nowMs,
       run_at_ms: job.runAtMs,
+      expires_at_ms: job.expiresAtMs,
       group_key: job.group,
     });
     if (job.group !== null) this.ctx.flow.groupedJobAdded(job.queue);
-    if (job.idempotencyKey !== null && job.settings.dedupWindowMs > 0) {
-      sql.putIdempotencyKey.run({
-        queue: job.queue,
-        key: job.idempotencyKey,
-        job_id: id,
-        expires_at_ms: nowMs + job.settings.dedupWindowMs,
-      });
-    }
+    this.keys.record(job, id, nowMs);
     if (job.scheduled) this.ctx.wakeAt(tx, job.runAtMs);
     else this.ctx.jobsReady(tx, job.queue, 1);
+    if (job.expiresAtMs !== null) this.ctx.wakeAt(tx, job.expiresAtMs);
     if (this.ctx.events.recording) {
       this.ctx.record(tx, {
         kind: 'enqueued',
