@@ -271,7 +271,7 @@ export class Engine {
         `acks: ${settles.length} in one batch, the limit is ${this.ctx.limits.maxReserveJobs} (limits.max_reserve_jobs)`,
       );
     }
-    return this.write((tx) => settles.map((settle) => this.settler.tryAck(tx, settle)));
+    return this.write((tx) => this.settler.ackEach(tx, settles));
   }
 
   nack(request: NackRequest): Promise<NackResult> {
