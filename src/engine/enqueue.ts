@@ -5,6 +5,8 @@
  */
 
 import type { Transaction } from '../store/group-commit.ts';
+import { JobInserts } from '../store/job-inserts.ts';
+import type { InsertJobParams } from '../store/statements.ts';
 import type { AuditInput } from './admin-types.ts';
 import type { AuditLog } from './audit.ts';
 import type { EngineContext, Write } from './context.ts';
@@ -20,12 +22,16 @@ import type {
 } from './types.ts';
 
 export class Enqueuer {
+  private readonly inserts: JobInserts;
+
   constructor(
     private readonly ctx: EngineContext,
     private readonly ids: JobIdGenerator,
     private readonly audit: AuditLog,
     private readonly write: Write,
-  ) {}
+  ) {
+    this.inserts = new JobInserts(ctx.db);
+  }
 
   /** Enqueues each job on its own merits: one result per job, in order. */
   async enqueueBatch(requests: readonly EnqueueRequest[], audit?: AuditInput): Promise<EnqueueResult[]> {
@@ -50,7 +56,7 @@ export class Enqueuer {
       if (depthProblem) return { ok: false, ...depthProblem };
       return this.insert(tx, job, nowMs, added);
     });
-    added.count(this.ctx);
+    added.store(tx, this.ctx, this.inserts);
     this.emitEnqueueEvents(tx, requests, results);
     if (audit !== undefined) this.auditEnqueue(audit, results);
     return results;
@@ -111,7 +117,7 @@ export class Enqueuer {
       const results = valid.map(
         ({ job }) => this.findDuplicate(job, nowMs) ?? this.insert(tx, job, nowMs, added),
       );
-      added.count(this.ctx);
+      added.store(tx, this.ctx, this.inserts);
       this.emitEnqueueEvents(tx, requests, results);
       return { committed: true, results };
     });
@@ -168,14 +174,13 @@ export class Enqueuer {
     return { ok: true, jobId: seen.job_id, deduplicated: true };
   }
 
-  /** Stores a new job; the caller has checked it is not a duplicate, and counts `added` once done. */
+  /** Adds a new job to `added`; the caller has checked it is not a duplicate, and stores `added` once done. */
   private insert(tx: Transaction, job: ValidJob, nowMs: number, added: AddedJobs): EnqueueAccepted {
     const { sql } = this.ctx;
     this.ctx.ensureQueue(tx, job.queue);
     const id = this.ids.next(nowMs);
     const state = job.scheduled ? 'scheduled' : 'ready';
-    added.add(job.queue, state);
-    sql.insertJob.run({
+    added.add({
       id,
       queue: job.queue,
       type: job.type,
@@ -203,7 +208,6 @@ export class Enqueuer {
       });
     }
     if (job.scheduled) this.ctx.wakeAt(tx, job.runAtMs);
-    else this.ctx.jobsReady(tx, job.queue, 1);
     if (this.ctx.events.recording) {
       this.ctx.record(tx, {
         kind: 'enqueued',
@@ -222,17 +226,19 @@ export class Enqueuer {
   }
 }
 
-/** New jobs of one operation, per queue and state: counted once at its end. */
+/** New jobs of one operation: inserted, counted per queue and state, and handed to waiters once at its end. */
 class AddedJobs {
+  private readonly rows: InsertJobParams[] = [];
   private readonly jobs = new Map<string, { ready: number; scheduled: number }>();
 
-  add(queue: string, state: 'ready' | 'scheduled'): void {
-    let perState = this.jobs.get(queue);
+  add(row: InsertJobParams): void {
+    this.rows.push(row);
+    let perState = this.jobs.get(row.queue);
     if (perState === undefined) {
       perState = { ready: 0, scheduled: 0 };
-      this.jobs.set(queue, perState);
+      this.jobs.set(row.queue, perState);
     }
-    perState[state]++;
+    perState[row.state]++;
   }
 
   /** Jobs added to `queue` so far (not yet in its counts). */
@@ -241,10 +247,12 @@ class AddedJobs {
     return perState === undefined ? 0 : perState.ready + perState.scheduled;
   }
 
-  count(ctx: EngineContext): void {
+  store(tx: Transaction, ctx: EngineContext, inserts: JobInserts): void {
+    inserts.insert(this.rows);
     for (const [queue, perState] of this.jobs) {
       ctx.count(queue, null, 'ready', perState.ready);
       ctx.count(queue, null, 'scheduled', perState.scheduled);
+      ctx.jobsReady(tx, queue, perState.ready);
     }
   }
 }

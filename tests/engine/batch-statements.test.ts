@@ -1,0 +1,116 @@
+/**
+ * The per-batch statements of the hot path: a batch enqueue is stored with
+ * multi-row INSERTs (50, 10, then 1 row per statement) and an AckBatch counts
+ * its acks once per queue. Both must store and count exactly what one job at a
+ * time did (docs/performance.md, "Levers, each measured").
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { EnqueueRequest, JobEvent } from '../../src/engine/types.ts';
+import { bytes, job, withEngine } from '../helpers/engine.ts';
+
+/** A job with every column the insert writes set to something other than its default. */
+const fullJob = (queue: string, n: number): EnqueueRequest => ({
+  queue,
+  type: `type-${n % 3}`,
+  payload: bytes(`payload ${n}`),
+  contentType: 'application/json',
+  priority: 4,
+  delayMs: 60_000,
+  maxAttempts: 7,
+  leaseMs: 120_000,
+  idempotencyKey: `key-${n}`,
+  metadata: { tenant: `t${n}` },
+  traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+  tracestate: 'vendor=x',
+  group: `g${n % 2}`,
+});
+
+test('a batch of 67 jobs is stored in order through the 50-, 10- and 1-row inserts, every column as one by one', async () => {
+  await withEngine({}, async ({ engine, db }) => {
+    const requests: EnqueueRequest[] = [];
+    for (let n = 0; n < 70; n++) {
+      if (n === 20)
+        requests.push(job('a', { priority: 42 })); // rejected: nothing stored for it
+      else if (n === 30) requests.push(job('a', { idempotencyKey: 'twice' }));
+      else if (n === 31)
+        requests.push(job('a', { idempotencyKey: 'twice' })); // a duplicate of n = 30
+      else if (n === 55) requests.push(fullJob('b', n));
+      else requests.push(job(n % 2 === 0 ? 'a' : 'b', { payload: bytes(`job ${n}`) }));
+    }
+    const results = await engine.enqueueBatch(requests);
+    assert.equal(results.length, 70);
+    assert.equal(results[20]?.ok, false);
+    const [first, second] = [results[30], results[31]];
+    assert.ok(first?.ok && second?.ok && second.deduplicated);
+    assert.equal(second.jobId, first.jobId);
+    const stored = results.flatMap((r, n) => (r.ok && !r.deduplicated ? [{ n, id: r.jobId }] : []));
+    assert.equal(stored.length, 68, '67 stored by the batch: 70 less one rejection and one duplicate');
+
+    // seq follows the batch's order, so leasing (same priority, all due) returns it.
+    const ready = stored.filter(({ n }) => n !== 55);
+    for (const queue of ['a', 'b']) {
+      const expected = ready.filter(({ n }) => requests[n]?.queue === queue).map(({ id }) => id);
+      const leased = await engine.reserve({ queues: [queue], maxJobs: 100 });
+      assert.deepEqual(
+        leased.map((j) => j.id),
+        expected,
+      );
+      for (const j of leased) {
+        const n = stored.find(({ id }) => id === j.id)?.n ?? -1;
+        assert.deepEqual(Buffer.from(j.payload), Buffer.from(requests[n]!.payload));
+      }
+    }
+
+    // The job with every column set is stored exactly as a single enqueue stores the same request.
+    const single = await engine.enqueue(fullJob('b', 55));
+    const row = (id: string) => {
+      const {
+        seq: _seq,
+        id: _id,
+        idempotency_key: _key,
+        ...rest
+      } = db.prepare<[string], Record<string, unknown>>('SELECT * FROM jobs WHERE id = ?').get(id)!;
+      return rest;
+    };
+    const batched = results[55];
+    assert.ok(batched?.ok && !batched.deduplicated);
+    assert.ok(single.deduplicated, 'the same idempotency key: the batch stored it');
+    await engine.enqueue({ ...fullJob('b', 55), idempotencyKey: 'other' });
+    const otherId = db
+      .prepare<[], string>("SELECT id FROM jobs WHERE idempotency_key = 'other'")
+      .pluck()
+      .get()!;
+    assert.deepEqual(row(otherId), row(batched.jobId));
+    assert.equal(row(batched.jobId).lease_ms, 120_000);
+    assert.equal(row(batched.jobId).group_key, 'g1');
+  });
+});
+
+test('an AckBatch counts its acks once per queue: exact counters, one acked event per queue', async () => {
+  const events: JobEvent[] = [];
+  await withEngine({ deps: { onEvent: (event) => events.push(event) } }, async ({ engine }) => {
+    await engine.enqueueBatch([
+      ...Array.from({ length: 5 }, () => job('a')),
+      ...Array.from({ length: 3 }, () => job('b')),
+    ]);
+    const leased = await engine.reserve({ queues: ['a', 'b'], maxJobs: 8 });
+    assert.equal(leased.length, 8);
+    events.length = 0;
+    const settles = leased.map((j) => ({ jobId: j.id, attempt: j.attempt }));
+    const stale = settles[0]!;
+    const outcomes = await engine.ackBatch([...settles, stale]);
+    assert.deepEqual(
+      outcomes.map((o) => o.ok),
+      [...settles.map(() => true), false],
+    );
+    assert.deepEqual(
+      events.filter((e) => e.kind === 'acked').map((e) => `${e.queue}:${e.count}`),
+      ['a:5', 'b:3'],
+    );
+    for (const info of engine.listQueues()) {
+      assert.equal(info.counts.leased, 0, `${info.name} has nothing leased`);
+      assert.equal(info.counts.ready, 0);
+    }
+  });
+});
