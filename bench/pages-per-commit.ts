@@ -9,6 +9,7 @@
  * every commit's frames are where the previous commit's ended.
  *
  *   npx tsx bench/pages-per-commit.ts [--backlog 5000] [--repeat 20] [--out FILE.md] [--experiment SQL]
+ *                                   [--payload-bytes 256]
  *
  * The queue starts with --backlog ready jobs of 256 bytes (the W1 shape), so the b-trees
  * have their realistic depth; each operation then runs --repeat times, one commit each.
@@ -34,7 +35,8 @@ const outPath = args.get('out');
 const experiment = args.get('experiment');
 
 const queue = 'w1';
-const payload = Buffer.alloc(256, 'x');
+const payloadBytes = Number(args.get('payload-bytes') ?? 256);
+const payload = Buffer.alloc(payloadBytes, 'x');
 const job = (): EnqueueRequest => ({ queue, type: 'bench', payload });
 
 /** Reads the frames SQLite appends to a WAL file, grouped by commit. */
@@ -176,9 +178,9 @@ function report(results: readonly Measured[]): void {
   const text = [
     `# Pages written per commit, by b-tree`,
     '',
-    `\`npx tsx bench/pages-per-commit.ts --backlog ${backlog} --repeat ${repeat}${experiment === undefined ? '' : ` --experiment '${experiment}'`}\` — ${new Date().toISOString()}`,
+    `\`npx tsx bench/pages-per-commit.ts --backlog ${backlog} --repeat ${repeat}${payloadBytes === 256 ? '' : ` --payload-bytes ${payloadBytes}`}${experiment === undefined ? '' : ` --experiment '${experiment}'`}\` — ${new Date().toISOString()}`,
     '',
-    `A queue holding ${backlog} ready jobs of 256 bytes; each operation ran ${repeat} times, one commit each`,
+    `A queue holding ${backlog} ready jobs of ${payloadBytes} bytes; each operation ran ${repeat} times, one commit each`,
     "(the last column: one reserve of 50 and one AckBatch of 50 in one batch, the W1 drain's commit).",
     'Cells: pages written per commit (mean); `·`: never. Page types from `dbstat`.',
     '',
