@@ -4,8 +4,9 @@
  * one write operation; its results are answered after the commit is durable.
  */
 
+import { prepareJobInserts } from '../store/batch-statements.ts';
 import type { Transaction } from '../store/group-commit.ts';
-import { JobInserts } from '../store/job-inserts.ts';
+import type { MultiRowStatement } from '../store/multi-row.ts';
 import type { InsertJobParams } from '../store/statements.ts';
 import type { AuditInput } from './admin-types.ts';
 import type { AuditLog } from './audit.ts';
@@ -22,7 +23,7 @@ import type {
 } from './types.ts';
 
 export class Enqueuer {
-  private readonly inserts: JobInserts;
+  private readonly inserts: MultiRowStatement<InsertJobParams, never>;
 
   constructor(
     private readonly ctx: EngineContext,
@@ -30,7 +31,7 @@ export class Enqueuer {
     private readonly audit: AuditLog,
     private readonly write: Write,
   ) {
-    this.inserts = new JobInserts(ctx.db);
+    this.inserts = prepareJobInserts(ctx.db);
   }
 
   /** Enqueues each job on its own merits: one result per job, in order. */
@@ -247,8 +248,8 @@ class AddedJobs {
     return perState === undefined ? 0 : perState.ready + perState.scheduled;
   }
 
-  store(tx: Transaction, ctx: EngineContext, inserts: JobInserts): void {
-    inserts.insert(this.rows);
+  store(tx: Transaction, ctx: EngineContext, inserts: MultiRowStatement<InsertJobParams, never>): void {
+    inserts.run(this.rows);
     for (const [queue, perState] of this.jobs) {
       ctx.count(queue, null, 'ready', perState.ready);
       ctx.count(queue, null, 'scheduled', perState.scheduled);

@@ -22,32 +22,7 @@ import type {
 } from './types.ts';
 
 export class Settler {
-  /** While ackEach runs: jobs acked per queue, counted once at its end. */
-  private ackedByQueue: Map<string, number> | undefined;
-
   constructor(private readonly ctx: EngineContext) {}
-
-  /**
-   * Acks each job on its own (one outcome per job, in order), in one write operation:
-   * the acked jobs are counted once per queue at the end, not once per job.
-   */
-  ackEach(tx: Transaction, acks: readonly Ack[]): SettleOutcome[] {
-    const acked = new Map<string, number>();
-    this.ackedByQueue = acked;
-    let outcomes: SettleOutcome[];
-    try {
-      outcomes = acks.map((ack) => this.tryAck(tx, ack));
-    } finally {
-      this.ackedByQueue = undefined;
-    }
-    for (const [queue, jobs] of acked) this.countAcked(tx, queue, jobs);
-    return outcomes;
-  }
-
-  private countAcked(tx: Transaction, queue: string, jobs: number): void {
-    this.ctx.count(queue, 'leased', null, jobs);
-    this.ctx.emit(tx, { kind: 'acked', queue, count: jobs });
-  }
 
   ack(tx: Transaction, ack: Ack): void {
     const outcome = this.tryAck(tx, ack);
@@ -62,9 +37,8 @@ export class Settler {
       // The common case in one statement; only a refused ack reads the row to say why.
       const deleted = sql.deleteLeased.get(jobId, attempt);
       if (deleted !== undefined) {
-        const acked = this.ackedByQueue;
-        if (acked === undefined) this.countAcked(tx, deleted.queue, 1);
-        else acked.set(deleted.queue, (acked.get(deleted.queue) ?? 0) + 1);
+        this.ctx.count(deleted.queue, 'leased', null, 1);
+        this.ctx.emit(tx, { kind: 'acked', queue: deleted.queue, count: 1 });
         if (this.ctx.events.recording) this.recordCompleted(tx, ack, deleted, false);
         return { ok: true };
       }
@@ -91,12 +65,7 @@ export class Settler {
     return { ok: true };
   }
 
-  private recordCompleted(
-    tx: Transaction,
-    ack: Ack,
-    job: { queue: string; type: string },
-    retained: boolean,
-  ) {
+  recordCompleted(tx: Transaction, ack: Ack, job: { queue: string; type: string }, retained: boolean) {
     this.ctx.record(tx, {
       kind: 'completed',
       sequence: 0,

@@ -107,6 +107,13 @@ export const leaseSet = `SET state = 'leased', attempt = attempt + 1, leased_at_
                                   ELSE max(@lease_deadline_ms, min(@now_ms + lease_ms, @max_lease_deadline_ms)) END,
               worker_id = @worker_id`;
 
+/**
+ * The rows an ack deletes without reading them first: leased (at the ack's attempt, which
+ * each statement adds). Shared by deleteLeased and the AckBatch's multi-row delete
+ * (batch-statements.ts): a condition added here holds for both.
+ */
+export const ackableLeased = "state = 'leased'";
+
 export function prepareStatements(db: Db) {
   return {
     // ---- queues
@@ -195,7 +202,7 @@ export function prepareStatements(db: Db) {
     // ---- settle
     /** Ack when completed jobs are not kept: the job's queue and type, or nothing when it was not leased at that attempt. */
     deleteLeased: db.prepare<[string, number], { queue: string; type: string }>(
-      "DELETE FROM jobs WHERE id = ? AND state = 'leased' AND attempt = ? RETURNING queue, type",
+      `DELETE FROM jobs WHERE id = ? AND ${ackableLeased} AND attempt = ? RETURNING queue, type`,
     ),
     /** Ack when the queue keeps completed jobs: kept with its result (NULL when the ack carried none). */
     completeLeased: db.prepare<

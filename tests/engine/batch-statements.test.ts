@@ -114,3 +114,66 @@ test('an AckBatch counts its acks once per queue: exact counters, one acked even
     }
   });
 });
+
+test('an AckBatch answers each ack as one at a time would: ok, lease_lost, not_found, a job named twice', async () => {
+  await withEngine({}, async ({ engine, db }) => {
+    await engine.enqueueBatch(Array.from({ length: 4 }, () => job('q')));
+    const [j1, j2, j3] = await engine.reserve({ queues: ['q'], maxJobs: 3 });
+    assert.ok(j1 && j2 && j3);
+    const ready = db.prepare<[], string>("SELECT id FROM jobs WHERE state = 'ready'").pluck().get()!;
+    const outcomes = await engine.ackBatch([
+      { jobId: j1.id, attempt: j1.attempt },
+      { jobId: j2.id, attempt: j2.attempt + 1 },
+      { jobId: ready, attempt: 1 },
+      { jobId: '0190aaaa-0000-7000-8000-000000000000', attempt: 1 },
+      { jobId: j3.id, attempt: j3.attempt },
+    ]);
+    assert.deepEqual(
+      outcomes.map((o) => (o.ok ? 'ok' : o.code)),
+      ['ok', 'lease_lost', 'not_found', 'not_found', 'ok'],
+    );
+    assert.equal(engine.getJob(j2.id).state, 'leased', 'a stale ack changes nothing');
+    const twice = await engine.ackBatch([
+      { jobId: j2.id, attempt: j2.attempt },
+      { jobId: j2.id, attempt: j2.attempt },
+    ]);
+    assert.deepEqual(
+      twice.map((o) => (o.ok ? 'ok' : o.code)),
+      ['ok', 'not_found'],
+    );
+  });
+});
+
+test('the AckBatch delete finds each job through the id index, never by scanning jobs', async () => {
+  await withEngine({}, async ({ db }) => {
+    const tuples = Array.from({ length: 50 }, () => '(?, ?)').join(', ');
+    const plan = db
+      .prepare<unknown[], { detail: string }>(
+        `EXPLAIN QUERY PLAN DELETE FROM jobs WHERE state = 'leased' AND (id, attempt) IN (VALUES ${tuples}) RETURNING id`,
+      )
+      .all(...Array.from({ length: 100 }, () => null))
+      .map((row) => row.detail);
+    assert.ok(
+      plan.some((d) => d.includes('SEARCH jobs USING INDEX sqlite_autoindex_jobs_1 (id=?)')),
+      plan.join('\n'),
+    );
+    assert.ok(!plan.some((d) => /SCAN jobs\b/.test(d)), plan.join('\n'));
+  });
+});
+
+test('an AckBatch naming a job first with a stale attempt, then the right one: lease_lost, then ok', async () => {
+  await withEngine({}, async ({ engine }) => {
+    await engine.enqueueBatch([job('q'), job('q')]);
+    const [j1, j2] = await engine.reserve({ queues: ['q'], maxJobs: 2 });
+    assert.ok(j1 && j2);
+    const outcomes = await engine.ackBatch([
+      { jobId: j1.id, attempt: j1.attempt + 1 },
+      { jobId: j2.id, attempt: j2.attempt },
+      { jobId: j1.id, attempt: j1.attempt },
+    ]);
+    assert.deepEqual(
+      outcomes.map((o) => (o.ok ? 'ok' : o.code)),
+      ['lease_lost', 'ok', 'ok'],
+    );
+  });
+});
