@@ -9,15 +9,10 @@
  *
  * Run it with B = A too, to see its own spread. Not part of `npm test`.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { parseArgs } from './engine-lib.ts';
-
-type EngineModule = typeof import('../src/engine/engine.ts');
-type ClockModule = typeof import('../src/engine/clock.ts');
-type SettingsModule = typeof import('../src/engine/settings.ts');
-type OpenModule = typeof import('../src/store/open.ts');
+import { rmSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { resolve } from 'node:path';
+import { openTreeEngine, parseArgs, type TreeEngine } from './engine-lib.ts';
 
 const args = parseArgs(process.argv.slice(2));
 const trees = [resolve(args.get('a') ?? '.'), resolve(args.get('b') ?? '.')];
@@ -27,20 +22,12 @@ const payload = Buffer.alloc(256, 'x');
 
 interface Side {
   dir: string;
-  engine: InstanceType<EngineModule['Engine']>;
+  engine: TreeEngine;
   cpuUs: number;
 }
 
 async function open(root: string): Promise<Side> {
-  const { Engine } = (await import(join(root, 'src/engine/engine.ts'))) as EngineModule;
-  const { systemClock } = (await import(join(root, 'src/engine/clock.ts'))) as ClockModule;
-  const { defaultEngineOptions } = (await import(join(root, 'src/engine/settings.ts'))) as SettingsModule;
-  const { openDataDir } = (await import(join(root, 'src/store/open.ts'))) as OpenModule;
-  const dir = mkdtempSync(join(tmpdir(), 'sepp-bench-ab-w2-'));
-  const engine = new Engine(openDataDir(dir, { durability: 'relaxed' }), defaultEngineOptions(), {
-    clock: systemClock,
-  });
-  return { dir, engine, cpuUs: 0 };
+  return { ...(await openTreeEngine(root, 'relaxed')), cpuUs: 0 };
 }
 
 async function round({ engine }: Side): Promise<void> {

@@ -20,16 +20,10 @@
  * it. Prints CPU µs per job for enqueue, reserve(1) and ack, and B / A.
  * Not part of `npm test`.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { parseArgs } from './engine-lib.ts';
-
-type EngineModule = typeof import('../src/engine/engine.ts');
-type ClockModule = typeof import('../src/engine/clock.ts');
-type SettingsModule = typeof import('../src/engine/settings.ts');
-type OpenModule = typeof import('../src/store/open.ts');
-type Engine = InstanceType<EngineModule['Engine']>;
+import { rmSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { resolve } from 'node:path';
+import { type TreeEngine as Engine, openTreeEngine, parseArgs } from './engine-lib.ts';
 
 const args = parseArgs(process.argv.slice(2));
 const trees = [resolve(args.get('a') ?? '.'), resolve(args.get('b') ?? '.')];
@@ -49,14 +43,7 @@ interface Side {
 }
 
 async function open(root: string): Promise<Side> {
-  const { Engine } = (await import(join(root, 'src/engine/engine.ts'))) as EngineModule;
-  const { systemClock } = (await import(join(root, 'src/engine/clock.ts'))) as ClockModule;
-  const { defaultEngineOptions } = (await import(join(root, 'src/engine/settings.ts'))) as SettingsModule;
-  const { openDataDir } = (await import(join(root, 'src/store/open.ts'))) as OpenModule;
-  const dir = mkdtempSync(join(tmpdir(), 'sepp-bench-ab-'));
-  const engine = new Engine(openDataDir(dir, { durability: 'full' }), defaultEngineOptions(), {
-    clock: systemClock,
-  });
+  const { dir, engine } = await openTreeEngine(root, 'full');
   for (let i = 0; i < 40; i++) {
     await engine.enqueueBatch(Array.from({ length: 1000 }, () => ({ queue: 'w1', type: 't', payload })));
   }
