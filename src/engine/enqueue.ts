@@ -51,7 +51,7 @@ export class Enqueuer {
       const job = validateJob(request, nowMs, this.ctx.queues, this.ctx.limits);
       if (isRejection(job)) return { ok: false, ...job };
       // A duplicate adds nothing, so a full queue still answers it with the original job.
-      const duplicate = this.findDuplicate(job, nowMs);
+      const duplicate = this.findDuplicate(job, nowMs, added);
       if (duplicate) return duplicate;
       const depthProblem = this.checkDepth(job, 1 + added.inQueue(job.queue));
       if (depthProblem) return { ok: false, ...depthProblem };
@@ -116,7 +116,7 @@ export class Enqueuer {
       }
       const added = new AddedJobs();
       const results = valid.map(
-        ({ job }) => this.findDuplicate(job, nowMs) ?? this.insert(tx, job, nowMs, added),
+        ({ job }) => this.findDuplicate(job, nowMs, added) ?? this.insert(tx, job, nowMs, added),
       );
       added.store(tx, this.ctx, this.inserts);
       this.emitEnqueueEvents(tx, requests, results);
@@ -168,8 +168,10 @@ export class Enqueuer {
   }
 
   /** The original job when `job`'s idempotency key was used within the queue's window. */
-  private findDuplicate(job: ValidJob, nowMs: number): EnqueueAccepted | null {
+  private findDuplicate(job: ValidJob, nowMs: number, added?: AddedJobs): EnqueueAccepted | null {
     if (job.idempotencyKey === null) return null;
+    // What a lookup reads must include this batch's earlier jobs: store them first.
+    added?.insertPending(this.inserts);
     const seen = this.ctx.sql.findIdempotencyKey.get(job.queue, job.idempotencyKey);
     if (seen === undefined || seen.expires_at_ms <= nowMs) return null;
     return { ok: true, jobId: seen.job_id, deduplicated: true };
@@ -229,6 +231,7 @@ export class Enqueuer {
 
 /** New jobs of one operation: inserted, counted per queue and state, and handed to waiters once at its end. */
 class AddedJobs {
+  /** Added but not inserted yet. */
   private readonly rows: InsertJobParams[] = [];
   private readonly jobs = new Map<string, { ready: number; scheduled: number }>();
 
@@ -248,8 +251,15 @@ class AddedJobs {
     return perState === undefined ? 0 : perState.ready + perState.scheduled;
   }
 
-  store(tx: Transaction, ctx: EngineContext, inserts: MultiRowStatement<InsertJobParams, never>): void {
+  /** Inserts the jobs added so far (in order) and forgets them. */
+  insertPending(inserts: MultiRowStatement<InsertJobParams, never>): void {
+    if (this.rows.length === 0) return;
     inserts.run(this.rows);
+    this.rows.length = 0;
+  }
+
+  store(tx: Transaction, ctx: EngineContext, inserts: MultiRowStatement<InsertJobParams, never>): void {
+    this.insertPending(inserts);
     for (const [queue, perState] of this.jobs) {
       ctx.count(queue, null, 'ready', perState.ready);
       ctx.count(queue, null, 'scheduled', perState.scheduled);
