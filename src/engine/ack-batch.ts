@@ -7,7 +7,9 @@
  * is answered by the Settler afterwards, in order, which reads the job to say why.
  * Only the first ack of each job takes part in the delete; a job named again is
  * answered by the Settler too (not_found once the first deleted it, as one at a time).
- * A single ack, or any ack while a queue keeps completed jobs, goes through the Settler.
+ * Batches under 10 acks, and any ack while a queue keeps completed jobs, go through
+ * the Settler one by one: below the 10-row statement the multi-row path cost more than
+ * it saved (measured: +7 to +11 % per ack in pairs).
  */
 import { type AckKey, prepareAckDeletes } from '../store/batch-statements.ts';
 import type { Transaction } from '../store/group-commit.ts';
@@ -15,6 +17,9 @@ import type { MultiRowStatement } from '../store/multi-row.ts';
 import type { EngineContext } from './context.ts';
 import type { Settler } from './settle.ts';
 import type { Ack, SettleOutcome } from './types.ts';
+
+/** The smallest batch the multi-row delete serves (its 10-row statement). */
+const minBatchAcks = 10;
 
 export class AckBatches {
   private readonly deletes: MultiRowStatement<AckKey, { id: string; queue: string; type: string }>;
@@ -27,7 +32,7 @@ export class AckBatches {
   }
 
   ackEach(tx: Transaction, acks: readonly Ack[]): SettleOutcome[] {
-    if (acks.length < 2 || this.ctx.queues.anyKeepsCompleted) {
+    if (acks.length < minBatchAcks || this.ctx.queues.anyKeepsCompleted) {
       return acks.map((ack) => this.settler.tryAck(tx, ack));
     }
     // By position: a caller may pass the same object twice.

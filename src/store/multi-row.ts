@@ -17,20 +17,21 @@ export class MultiRowStatement<Row, Result> {
   private readonly statements: { rows: number; statement: Database.Statement<[SqlValue[]], Result> }[];
 
   /**
-   * @param sqlFor the statement for `tuples`, a list of `(?, …)` of `valuesPerRow` each
+   * @param sqlFor the statement for `rows` rows: `tuples` is a list of `rows` `(?, …)` of
+   *   `valuesPerRow` each (a statement may take its row's values another way when `rows` is 1)
    * @param bind writes one row's values at `offset`, in the order of a tuple's `?`
    */
   constructor(
     db: Db,
     private readonly valuesPerRow: number,
-    sqlFor: (tuples: string) => string,
+    sqlFor: (tuples: string, rows: number) => string,
     private readonly bind: (values: SqlValue[], offset: number, row: Row) => void,
   ) {
     const tuple = `(${Array.from({ length: valuesPerRow }, () => '?').join(', ')})`;
     this.statements = rowsPerStatement.map((rows) => ({
       rows,
       statement: db.prepare<[SqlValue[]], Result>(
-        sqlFor(Array.from({ length: rows }, () => tuple).join(', ')),
+        sqlFor(Array.from({ length: rows }, () => tuple).join(', '), rows),
       ),
     }));
   }

@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { EnqueueRequest, JobEvent } from '../../src/engine/types.ts';
+import type { Engine } from '../../src/engine/engine.ts';
+import type { Ack, EnqueueRequest, JobEvent } from '../../src/engine/types.ts';
 import { bytes, job, withEngine } from '../helpers/engine.ts';
 
 /** A job with every column the insert writes set to something other than its default. */
@@ -25,6 +26,14 @@ const fullJob = (queue: string, n: number): EnqueueRequest => ({
   tracestate: 'vendor=x',
   group: `g${n % 2}`,
 });
+
+/** Acks of `n` freshly leased jobs of queue `pad`: they bring an AckBatch to the size the multi-row delete serves (10). */
+async function padding(engine: Engine, n: number): Promise<Ack[]> {
+  await engine.enqueueBatch(Array.from({ length: n }, () => job('pad')));
+  const leased = await engine.reserve({ queues: ['pad'], maxJobs: n });
+  assert.equal(leased.length, n);
+  return leased.map((j) => ({ jobId: j.id, attempt: j.attempt }));
+}
 
 test('a batch of 67 jobs is stored in order through the 50-, 10- and 1-row inserts, every column as one by one', async () => {
   await withEngine({}, async ({ engine, db }) => {
@@ -87,15 +96,15 @@ test('a batch of 67 jobs is stored in order through the 50-, 10- and 1-row inser
   });
 });
 
-test('an AckBatch counts its acks once per queue: exact counters, one acked event per queue', async () => {
+test('an AckBatch of 10 or more counts its acks once per queue: exact counters, one acked event per queue', async () => {
   const events: JobEvent[] = [];
   await withEngine({ deps: { onEvent: (event) => events.push(event) } }, async ({ engine }) => {
     await engine.enqueueBatch([
-      ...Array.from({ length: 5 }, () => job('a')),
-      ...Array.from({ length: 3 }, () => job('b')),
+      ...Array.from({ length: 7 }, () => job('a')),
+      ...Array.from({ length: 5 }, () => job('b')),
     ]);
-    const leased = await engine.reserve({ queues: ['a', 'b'], maxJobs: 8 });
-    assert.equal(leased.length, 8);
+    const leased = await engine.reserve({ queues: ['a', 'b'], maxJobs: 12 });
+    assert.equal(leased.length, 12);
     events.length = 0;
     const settles = leased.map((j) => ({ jobId: j.id, attempt: j.attempt }));
     const stale = settles[0]!;
@@ -106,7 +115,7 @@ test('an AckBatch counts its acks once per queue: exact counters, one acked even
     );
     assert.deepEqual(
       events.filter((e) => e.kind === 'acked').map((e) => `${e.queue}:${e.count}`),
-      ['a:5', 'b:3'],
+      ['a:7', 'b:5'],
     );
     for (const info of engine.listQueues()) {
       assert.equal(info.counts.leased, 0, `${info.name} has nothing leased`);
@@ -115,7 +124,7 @@ test('an AckBatch counts its acks once per queue: exact counters, one acked even
   });
 });
 
-test('an AckBatch answers each ack as one at a time would: ok, lease_lost, not_found, a job named twice', async () => {
+test('an AckBatch (of 10 or more) answers each ack as one at a time would: ok, lease_lost, not_found, a job named twice', async () => {
   await withEngine({}, async ({ engine, db }) => {
     await engine.enqueueBatch(Array.from({ length: 4 }, () => job('q')));
     const [j1, j2, j3] = await engine.reserve({ queues: ['q'], maxJobs: 3 });
@@ -127,20 +136,19 @@ test('an AckBatch answers each ack as one at a time would: ok, lease_lost, not_f
       { jobId: ready, attempt: 1 },
       { jobId: '0190aaaa-0000-7000-8000-000000000000', attempt: 1 },
       { jobId: j3.id, attempt: j3.attempt },
+      ...(await padding(engine, 8)),
     ]);
     assert.deepEqual(
       outcomes.map((o) => (o.ok ? 'ok' : o.code)),
-      ['ok', 'lease_lost', 'not_found', 'not_found', 'ok'],
+      ['ok', 'lease_lost', 'not_found', 'not_found', 'ok', ...Array.from({ length: 8 }, () => 'ok')],
     );
     assert.equal(engine.getJob(j2.id).state, 'leased', 'a stale ack changes nothing');
     const twice = await engine.ackBatch([
       { jobId: j2.id, attempt: j2.attempt },
       { jobId: j2.id, attempt: j2.attempt },
+      ...(await padding(engine, 8)),
     ]);
-    assert.deepEqual(
-      twice.map((o) => (o.ok ? 'ok' : o.code)),
-      ['ok', 'not_found'],
-    );
+    assert.deepEqual(twice.map((o) => (o.ok ? 'ok' : o.code)).slice(0, 2), ['ok', 'not_found']);
   });
 });
 
@@ -170,10 +178,8 @@ test('an AckBatch naming a job first with a stale attempt, then the right one: l
       { jobId: j1.id, attempt: j1.attempt + 1 },
       { jobId: j2.id, attempt: j2.attempt },
       { jobId: j1.id, attempt: j1.attempt },
+      ...(await padding(engine, 8)),
     ]);
-    assert.deepEqual(
-      outcomes.map((o) => (o.ok ? 'ok' : o.code)),
-      ['lease_lost', 'ok', 'ok'],
-    );
+    assert.deepEqual(outcomes.map((o) => (o.ok ? 'ok' : o.code)).slice(0, 3), ['lease_lost', 'ok', 'ok']);
   });
 });
