@@ -3,7 +3,8 @@
  * the config file again, exactly as at start, and apply what can change while
  * the server runs: API keys (open streams of a revoked key end), admin users
  * (a removed user's sessions end) and session settings, queue settings from
- * the file, the log level and the telemetry settings. A file with any problem
+ * the file, [[schedules]] (added, changed, removed), the log level and the
+ * telemetry settings. A file with any problem
  * is refused as a whole, with the messages a start would give, and the
  * running configuration stays. What needs a restart (listen addresses, data
  * directory, TLS, durability, limits) keeps its running value and is named in
@@ -19,6 +20,7 @@ import {
   type SeppConfig,
 } from './config/index.ts';
 import type { Engine } from './engine/engine.ts';
+import type { ReconcileReport } from './engine/schedules/types.ts';
 import type { ApiKey, ReloadReport, RpcServer } from './rpc/index.ts';
 import type { Logger, LogLevel, Telemetry } from './telemetry/index.ts';
 
@@ -46,6 +48,19 @@ export function apiKeysOf(config: SeppConfig): ApiKey[] {
     role: k.role,
     sha256: Buffer.from(k.keySha256, 'hex'),
   }));
+}
+
+/** One line per schedule the config added, changed, took over or removed, at start and on a reload. */
+export function logReconciled(logger: Logger, report: ReconcileReport): void {
+  for (const schedule of report.added) logger.info('schedule.added', { schedule, source: 'config' });
+  for (const schedule of report.updated) logger.info('schedule.updated', { schedule, source: 'config' });
+  for (const schedule of report.adopted) {
+    logger.warn('schedule.adopted', {
+      schedule,
+      detail: 'a schedule created over the API is now declared in the config, which owns it from now on',
+    });
+  }
+  for (const schedule of report.removed) logger.info('schedule.removed', { schedule, source: 'config' });
 }
 
 /** Makes the reload function; `current()` is the configuration in force (it starts as `initial`). */
@@ -93,8 +108,11 @@ export function createReloader(initial: SeppConfig, parts: ReloadParts) {
     };
     if (request.dryRun === true) return report;
     const config = plan.config;
-    // The one step that writes the database goes first: if it fails, nothing has changed.
+    // The steps that write the database go first: if the first fails, nothing has changed.
     await parts.engine.reconfigureQueues(config.engine);
+    // After the queues, so a schedule is checked against the file's queue settings of now.
+    // Schedules created over the API that the file does not name stay (docs/schedules.md).
+    logReconciled(parts.logger, await parts.engine.reconcileSchedules(config.engine.schedules));
     parts.rpc.replaceApiKeys(apiKeysOf(config));
     const endedUsers = await parts.admin.reconfigure({
       users: config.admin.users,

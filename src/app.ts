@@ -22,7 +22,7 @@ import {
   type ServerInfo,
   serveAdmin,
 } from './admin/index.ts';
-import { apiKeysOf, createReloader, type ReloadRequest } from './app-reload.ts';
+import { apiKeysOf, createReloader, logReconciled, type ReloadRequest } from './app-reload.ts';
 import {
   configWarnings,
   describeConfig,
@@ -37,7 +37,7 @@ import {
 } from './config/index.ts';
 import { type Clock, systemClock } from './engine/clock.ts';
 import { Engine } from './engine/engine.ts';
-import type { ReconcileReport, ScheduleEvent } from './engine/schedules/types.ts';
+import type { ScheduleEvent } from './engine/schedules/types.ts';
 import { createRpcServer, type ReloadReport, type RpcServer, removeStaleBackups } from './rpc/index.ts';
 import { DataDirError } from './store/data-dir.ts';
 import { DiskReserve } from './store/disk-reserve.ts';
@@ -300,19 +300,6 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       return stopping;
     },
   };
-}
-
-/** One line per schedule the config added, changed, took over or removed at start. */
-function logReconciled(logger: Logger, report: ReconcileReport): void {
-  for (const schedule of report.added) logger.info('schedule.added', { schedule, source: 'config' });
-  for (const schedule of report.updated) logger.info('schedule.updated', { schedule, source: 'config' });
-  for (const schedule of report.adopted) {
-    logger.warn('schedule.adopted', {
-      schedule,
-      detail: 'a schedule created over the API is now declared in the config, which owns it from now on',
-    });
-  }
-  for (const schedule of report.removed) logger.info('schedule.removed', { schedule, source: 'config' });
 }
 
 /** Ticks that enqueued nothing are worth a line; enqueued ones are counted in the metrics. */

@@ -50,6 +50,10 @@ export interface SettingValueView {
   /** The config file's value, which a reset gives back. */
   fileValue: unknown;
   fileText: string;
+  /** What the value does where the number alone does not say it (`no limit`, `not kept: deleted on ack`); else null. */
+  meaning: string | null;
+  /** The setting this one takes its value from because it is not set itself (`rate_limit_leases`); else null. */
+  derivedFrom: string | null;
 }
 
 /** A queue as the admin API shows it (GET /api/v1/queues, the overview): with every setting's value and source. */

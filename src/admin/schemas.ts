@@ -116,8 +116,17 @@ export const components = {
             source: { type: 'string', enum: [...settingSources] },
             fileValue: { description: 'the value without a run-time override' },
             fileText: str,
+            meaning: {
+              type: ['string', 'null'],
+              description: 'what the value does where the number alone does not say it, e.g. no limit',
+            },
+            derivedFrom: {
+              type: ['string', 'null'],
+              description:
+                'the setting this one takes its value from because it is not set, e.g. rate_limit_leases',
+            },
           },
-          required: ['key', 'value', 'text', 'source', 'fileValue', 'fileText'],
+          required: ['key', 'value', 'text', 'source', 'fileValue', 'fileText', 'meaning', 'derivedFrom'],
         },
       },
     },

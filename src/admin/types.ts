@@ -55,6 +55,7 @@ export type AdminEngine = Pick<
   | 'triggerSchedule'
   | 'adminSessions'
   | 'changeQueueSettings'
+  | 'queueSettingOverrides'
 >;
 
 /** The server facts the dashboard shows (less the clock's); read on every overview request, so keep it cheap (a stat or two). */

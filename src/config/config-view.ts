@@ -28,12 +28,11 @@ export interface ConfigLeaf {
 
 /**
  * What a reload can change while the server runs: API keys, admin users and
- * session settings, queue settings, the log level, the shutdown time and the
- * telemetry settings. Everything else — the sockets and their TLS, the
- * database and how it is written, the log format, the message size the gRPC
- * server was built with, the server-wide limits, `[[schedules]]` (the engine
- * reconciles them as it opens), and any setting added later
- * until its reload is wired (app-reload.ts) — needs a restart.
+ * session settings, queue settings, `[[schedules]]`, the log level, the
+ * shutdown time and the telemetry settings. Everything else — the sockets and
+ * their TLS, the database and how it is written, the log format, the message
+ * size the gRPC server was built with, the server-wide limits, and any
+ * setting added later until its reload is wired (app-reload.ts) — needs a restart.
  */
 const reloadablePatterns: readonly RegExp[] = [
   /^server\.(log_level|shutdown_timeout_ms)$/,
@@ -43,6 +42,7 @@ const reloadablePatterns: readonly RegExp[] = [
   /^engine\.strict_queues$/,
   /^queue_defaults\./,
   /^queues\./,
+  /^schedules\[/,
 ];
 
 export function needsRestart(key: string): boolean {

@@ -305,8 +305,9 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 # Schedules: jobs the server enqueues itself, on a cron expression (5 fields,
 # or 6 with seconds first, read in an IANA timezone) or every interval_ms.
 # Each tick's job is enqueued exactly once, even across crashes. Schedules
-# are reconciled at every start: new ones added, changed ones updated, ones
-# no longer listed removed. docs/schedules.md explains every setting.
+# are reconciled at every start and reload: new ones added, changed ones
+# updated, ones no longer listed removed (schedules made over the API stay).
+# docs/schedules.md explains every setting.
 # [[schedules]]
 # name = "nightly-report"
 # cron = "30 2 * * *"

@@ -25,6 +25,7 @@ export {
   type ScryptParams,
   verifyPassword,
 } from './password-hash.ts';
+export { queueSettingMeaning, type SettingMeaning } from './queue-setting-meaning.ts';
 export {
   overrideConflicts,
   parseQueueSettingKeys,

@@ -28,8 +28,8 @@ export function planReload(running: SeppConfig, next: SeppConfig): ReloadPlan {
   const lists = [
     { path: 'grpc.api_keys', restart: false },
     { path: 'admin.users', restart: loginFlips },
-    // The engine reconciles [[schedules]] as it opens, not while it runs.
-    { path: 'schedules', restart: true },
+    // The engine reconciles [[schedules]] again (app-reload.ts), as it does when it opens.
+    { path: 'schedules', restart: false },
   ];
   const declared = (leaves: ReadonlyMap<string, ConfigLeaf>) =>
     new Set([...leaves.values()].flatMap((leaf) => (leaf.queue === undefined ? [] : [leaf.queue.name])));
@@ -101,7 +101,7 @@ function merge(running: SeppConfig, next: SeppConfig, loginFlips: boolean): Sepp
   const sources: Record<string, string> = {};
   for (const [key, source] of Object.entries(next.sources)) if (!keep(key)) sources[key] = source;
   for (const [key, source] of Object.entries(running.sources)) if (keep(key)) sources[key] = source;
-  const { queueDefaults, queues, strictQueues, fileKeys } = next.engine;
+  const { queueDefaults, queues, strictQueues, fileKeys, schedules } = next.engine;
   return Object.freeze({
     ...running,
     configFile: next.configFile,
@@ -130,6 +130,7 @@ function merge(running: SeppConfig, next: SeppConfig, loginFlips: boolean): Sepp
       queueDefaults,
       queues,
       strictQueues,
+      schedules,
       ...(fileKeys === undefined ? {} : { fileKeys }),
     }),
   });

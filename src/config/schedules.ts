@@ -4,8 +4,8 @@
  * checks a schedule created over the API (cron expression, timezone, the job
  * template against the queues' settings), so `sepp config check` finds a bad
  * schedule before the server starts. The engine reconciles the list when it
- * opens: schedules added, changed or no longer listed are added, updated or
- * removed.
+ * opens and on a reload: schedules added, changed or no longer listed are
+ * added, updated or removed.
  */
 import { QueueRegistry } from '../engine/queue-registry.ts';
 import type { ScheduleSpec } from '../engine/schedules/types.ts';

@@ -130,7 +130,7 @@ export interface TelemetryConfig {
 /** EngineOptions with every declared queue's settings fully resolved. */
 export interface EngineConfig extends EngineOptions {
   readonly queues: Readonly<Record<string, QueueSettings>>;
-  /** `[[schedules]]`, checked; the engine reconciles them when it opens. */
+  /** `[[schedules]]`, checked; the engine reconciles them when it opens and on a reload. */
   readonly schedules: readonly ScheduleSpec[];
 }
 

@@ -477,6 +477,11 @@ export class Engine {
     return this.schedules.trigger(name, audit);
   }
 
+  /** Applies the config's [[schedules]] again (a reload), as at open; API schedules it does not name stay. */
+  reconcileSchedules(specs: readonly ScheduleSpec[]): Promise<ReconcileReport> {
+    return this.schedules.reconcileNow(specs);
+  }
+
   // ---------------------------------------------------------------- housekeeping
 
   /** Promotes due scheduled jobs, expires leases and sweeps retention now. */

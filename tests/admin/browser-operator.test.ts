@@ -8,32 +8,27 @@
  * Each "bug" below is one the issue lists; the test fails on the UI before it.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
-import { hashPassword } from '../../src/admin/password.ts';
-import { diskAssetSource } from '../../src/admin/static-assets.ts';
 import type { Engine } from '../../src/engine/engine.ts';
-import { enc, testScrypt } from '../helpers/admin.ts';
+import { enc } from '../helpers/admin.ts';
 import {
-  buildUi,
   desktop,
-  launchBrowser,
+  logIn,
   phone,
   root,
   shot,
   sidewaysOverflow,
+  startUiServer,
+  type UiServer,
   watch,
 } from '../helpers/browser.ts';
-import { registerSecret } from '../helpers/secret-log.ts';
-import { call, startTestServer, type TestServer } from '../helpers/server.ts';
+import { call, type TestServer } from '../helpers/server.ts';
 
-const user = { name: 'ops', password: 'operator-browser-password' };
-registerSecret('admin password', user.password);
+const user = { name: 'ops', password: 'operator-browser-password', role: 'admin' } as const;
 
-let dir: string;
+let ui: UiServer;
 let t: TestServer;
 let engine: Engine;
 let context: BrowserContext;
@@ -61,36 +56,22 @@ async function deadLetters(
 }
 
 async function login(p: Page): Promise<void> {
-  await p.goto(url('/'));
-  await p.getByLabel('User name').fill(user.name);
-  await p.getByLabel('Password').fill(user.password);
-  await p.getByRole('button', { name: 'Log in' }).click();
+  await logIn(p, url('/'), user);
   await p.getByRole('heading', { name: 'Dashboard' }).waitFor();
 }
 
 const selector = (p: Page, id: string) => p.locator(`#${id}`);
 
 before(async () => {
-  buildUi();
-  dir = mkdtempSync(join(tmpdir(), 'sepp-browser-ops-'));
-  const passwordHash = await hashPassword(user.password, testScrypt);
-  t = await startTestServer({
-    toml: `[[admin.users]]\nname = "${user.name}"\nrole = "admin"\npassword_hash = "${passwordHash}"\n`,
-    uiAssets: diskAssetSource(join(root, 'ui/dist')),
-  });
+  ui = await startUiServer(user);
+  ({ t, context } = ui);
   engine = t.server.engine;
-  url = (path) => `http://127.0.0.1:${t.server.adminPort}${path}`;
-  context = await launchBrowser(join(dir, 'chromium-profile'));
+  url = (path) => `${ui.adminUrl}${path}`;
   page = watch(context.pages()[0] ?? (await context.newPage()), problems);
-  for (const cookie of await context.cookies()) registerSecret('session cookie', cookie.value);
   await login(page);
 });
 
-after(async () => {
-  await context?.close();
-  await t?.dispose();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+after(() => ui?.dispose());
 
 test('bug: Select all, then Next page, selects nothing on the new page; bulk actions reach only rows on screen', async () => {
   const ids = await deadLetters('mail', 60);

@@ -3,7 +3,9 @@
  * from the UI. Each bad value gets exactly the message the config file would
  * get for it (same key, same words); a request with any bad value changes
  * nothing; a good one shows the new value with its source and the file's
- * value, and is in the audit log with the old and new values.
+ * value, and is in the audit log with the old and new values. Each value
+ * says what it does where the number does not (a 0 that means "no limit", a
+ * burst derived from the rate).
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -30,6 +32,8 @@ interface SettingValue {
   source: string;
   fileValue: unknown;
   fileText: string;
+  meaning: string | null;
+  derivedFrom: string | null;
 }
 type QueueBody = Loose & { settingValues: SettingValue[] };
 
@@ -77,6 +81,8 @@ test('a good change shows value, source and file value, and is audited with old 
     source: 'override',
     fileValue: 7,
     fileText: '7',
+    meaning: null,
+    derivedFrom: null,
   });
   assert.equal(setting('backoff_base_ms')?.text, '2s');
   assert.equal(setting('allowed_types')?.text, '["welcome"]');
@@ -117,4 +123,47 @@ test('malformed bodies and unknown queues are refused with a message that says w
     assert.equal(reply.status, status, JSON.stringify(body));
     assert.match(reply.body.error?.message ?? '', message);
   }
+});
+
+test('each value says what it does where the number does not: what 0 means, a burst derived from the rate', async () => {
+  const client = await loggedIn(admin, 'admin');
+  const settings = async () => {
+    const reply = await client.get<QueueBody>('/api/v1/queues/emails');
+    assert.equal(reply.status, 200, JSON.stringify(reply.body));
+    return new Map(reply.body.settingValues.map((s) => [s.key, s]));
+  };
+  const pick = (s: SettingValue | undefined) => [s?.text, s?.meaning, s?.derivedFrom, s?.source];
+  // The test before left allowed_types = ["welcome"] as an override.
+  let reply = await client.post('/api/v1/queues/emails/settings', { reset: ['allowed_types'] });
+  assert.equal(reply.status, 200, JSON.stringify(reply.body));
+  let now = await settings();
+  assert.deepEqual(pick(now.get('max_depth')), ['0', 'no limit', null, 'default']);
+  assert.deepEqual(pick(now.get('completed_retention_ms')), [
+    '0ms',
+    'not kept: deleted on ack',
+    null,
+    'default',
+  ]);
+  assert.equal(now.get('allowed_types')?.meaning, 'any type');
+  assert.equal(now.get('rate_limit_burst')?.meaning, 'unused: no rate limit');
+  assert.deepEqual(pick(now.get('dead_retention_ms')), ['14d', null, null, 'default']);
+
+  // With a rate and no burst of its own, the burst is the rate's leases: derived, not a default.
+  reply = await client.post('/api/v1/queues/emails/settings', { set: { rate_limit_leases: '10' } });
+  assert.equal(reply.status, 200, JSON.stringify(reply.body));
+  now = await settings();
+  const derived = ['10', '= rate_limit_leases (derived)', 'rate_limit_leases'];
+  assert.deepEqual(pick(now.get('rate_limit_burst')), [...derived, 'default']);
+  assert.equal(now.get('rate_limit_period_ms')?.meaning, null);
+  // A burst of 0 set as an override is derived too; a burst of its own is not.
+  reply = await client.post('/api/v1/queues/emails/settings', { set: { rate_limit_burst: '0' } });
+  assert.equal(reply.status, 200, JSON.stringify(reply.body));
+  assert.deepEqual(pick((await settings()).get('rate_limit_burst')), [...derived, 'override']);
+  reply = await client.post('/api/v1/queues/emails/settings', { set: { rate_limit_burst: '4' } });
+  assert.equal(reply.status, 200, JSON.stringify(reply.body));
+  assert.deepEqual(pick((await settings()).get('rate_limit_burst')), ['4', null, null, 'override']);
+  reply = await client.post('/api/v1/queues/emails/settings', {
+    reset: ['rate_limit_leases', 'rate_limit_burst'],
+  });
+  assert.equal(reply.status, 200, JSON.stringify(reply.body));
 });

@@ -6,20 +6,10 @@
  * into tests/artifacts/admin/ (schedules-*.png).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import type { BrowserContext } from 'playwright-core';
-import { hashPassword } from '../../src/admin/password.ts';
-import { diskAssetSource } from '../../src/admin/static-assets.ts';
-import { testScrypt } from '../helpers/admin.ts';
-import { buildUi, desktop, launchBrowser, phone, root, shot, watch } from '../helpers/browser.ts';
-import { registerSecret } from '../helpers/secret-log.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { desktop, logIn, phone, shot, startUiServer, type UiServer, watch } from '../helpers/browser.ts';
 
-const user = { name: 'dana', password: 'schedules-browser-password' };
-registerSecret('admin password', user.password);
+const user = { name: 'dana', password: 'schedules-browser-password', role: 'operator' } as const;
 
 const schedulesToml = `
 [[schedules]]
@@ -48,37 +38,17 @@ type = "pull"
 jitter_ms = "30s"
 `;
 
-let dir: string;
-let t: TestServer;
-let adminUrl: string;
-let context: BrowserContext;
+let ui: UiServer;
 const problems: string[] = [];
 
 before(async () => {
-  buildUi();
-  dir = mkdtempSync(join(tmpdir(), 'sepp-schedules-browser-'));
-  const passwordHash = await hashPassword(user.password, testScrypt);
-  t = await startTestServer({
-    toml: `[[admin.users]]\nname = "${user.name}"\nrole = "operator"\npassword_hash = "${passwordHash}"\n${schedulesToml}`,
-    uiAssets: diskAssetSource(join(root, 'ui/dist')),
-  });
-  adminUrl = `http://127.0.0.1:${t.server.adminPort}`;
-  context = await launchBrowser(join(dir, 'chromium-profile'));
+  ui = await startUiServer(user, schedulesToml);
 });
-
-after(async () => {
-  await context?.close();
-  await t?.dispose();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+after(() => ui?.dispose());
 
 test('an operator sees the schedules, pauses, resumes and triggers one, and opens its page', async () => {
-  const page = watch(context.pages()[0] ?? (await context.newPage()), problems);
-  await page.goto(`${adminUrl}/schedules`);
-  await page.getByLabel('User name').fill(user.name);
-  await page.getByLabel('Password').fill(user.password);
-  await page.getByRole('button', { name: 'Log in' }).click();
-  for (const cookie of await context.cookies()) registerSecret('session cookie', cookie.value);
+  const page = watch(ui.context.pages()[0] ?? (await ui.context.newPage()), problems);
+  await logIn(page, `${ui.adminUrl}/schedules`, user);
   await page.getByRole('heading', { name: 'Schedules' }).waitFor();
 
   const row = (name: string) => page.getByRole('row').filter({ has: page.getByRole('link', { name }) });
@@ -113,7 +83,7 @@ test('an operator sees the schedules, pauses, resumes and triggers one, and open
   await page.setViewportSize(phone);
   await shot(page, 'schedule-detail-phone');
 
-  const audit = t.server.engine
+  const audit = ui.t.server.engine
     .listAudit({ actor: user.name })
     .items.filter((e) => e.action.startsWith('schedule.'))
     .map((e) => `${e.action} ${e.target}`)

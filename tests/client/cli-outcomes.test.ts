@@ -4,38 +4,12 @@
  * (completed, dead, timed out) and `sepp events` (lines and --json).
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { SeppClient } from '../../clients/typescript/src/index.ts';
 import { buildCli, DryRunAccepted } from '../../src/cli/parser.ts';
-import { captureOutput } from '../helpers/secret-log.ts';
+import { runSepp as sepp } from '../helpers/cli.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { until } from './helpers.ts';
-
-const root = join(import.meta.dirname, '..', '..');
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function sepp(args: string[], env: Record<string, string>): Promise<Run> {
-  const { SEPP_API_KEY: _key, SEPP_SERVER: _server, ...inherited } = process.env;
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', ...args],
-      { cwd: root, env: { ...inherited, ...env } },
-      (error, stdout, stderr) => {
-        captureOutput('cli')(`${stderr}\n${stdout}\n`);
-        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
 
 /** What the real parser makes of `args`, without running the command. */
 async function parsed(args: string[]): Promise<Readonly<Record<string, unknown>>> {

@@ -4,39 +4,14 @@
  * the exit codes.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { SeppClient } from '../../clients/typescript/src/index.ts';
-import { captureOutput, registerSecret } from '../helpers/secret-log.ts';
+import { type CliRun as Run, runSepp as sepp } from '../helpers/cli.ts';
+import { registerSecret } from '../helpers/secret-log.ts';
 import { apiKeysToml, startTestServer, type TestServer } from '../helpers/server.ts';
-
-const root = join(import.meta.dirname, '..', '..');
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function sepp(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const { SEPP_API_KEY: _key, SEPP_SERVER: _server, ...inherited } = process.env;
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', ...args],
-      { cwd: root, env: { ...inherited, ...env } },
-      (error, stdout, stderr) => {
-        // What the CLI prints is what lands in an operator's terminal and CI logs: checked for secrets too.
-        captureOutput('cli')(`${stderr}\n${stdout}\n`);
-        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
 
 const json = <T = unknown>(run: Run): T => {
   assert.equal(run.code, 0, run.stderr);

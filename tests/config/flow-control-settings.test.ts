@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { resolveQueueView } from '../../src/engine/queue-registry.ts';
 import { assertProblem, loadToml, problemsOf } from './helpers.ts';
 
 test('flow-control settings reach the engine, per queue over the defaults; burst 0 is one period’s worth', () => {
@@ -30,10 +31,39 @@ group_rate_limit_leases = 3
   const emails = queues.emails!;
   assert.equal(emails.maxLeased, 5);
   assert.equal(emails.groupMaxLeased, 2, 'inherited from [queue_defaults]');
-  assert.deepEqual(emails.rateLimit, { leases: 100, periodMs: 1000, burst: 100 });
+  // The file layer keeps the burst as written; the engine derives it when it lays the layers together.
+  assert.deepEqual(emails.rateLimit, { leases: 100, periodMs: 1000, burst: 0 });
+  assert.deepEqual(resolveQueueView(config.engine, {}, 'emails').settings.rateLimit, {
+    leases: 100,
+    periodMs: 1000,
+    burst: 100,
+  });
   const reports = queues.reports!;
   assert.deepEqual(reports.rateLimit, { leases: 30, periodMs: 60_000, burst: 1 });
-  assert.deepEqual(reports.groupRateLimit, { leases: 3, periodMs: 1000, burst: 3 });
+  assert.deepEqual(resolveQueueView(config.engine, {}, 'reports').settings.groupRateLimit, {
+    leases: 3,
+    periodMs: 1000,
+    burst: 3,
+  });
+});
+
+test('a burst the file does not set follows a rate changed at run time; one it sets stays', () => {
+  const config = loadToml(`
+[queue_defaults]
+group_rate_limit_leases = 4
+
+[queues.emails]
+rate_limit_leases = 10
+
+[queues.reports]
+rate_limit_leases = 10
+rate_limit_burst = 2
+`);
+  const raised = { rateLimitLeases: 100, groupRateLimitLeases: 40 };
+  const emails = resolveQueueView(config.engine, raised, 'emails').settings;
+  assert.equal(emails.rateLimit.burst, 100, 'burst 0 = the rate in force, not the file rate');
+  assert.equal(emails.groupRateLimit.burst, 40, 'the same for a group rate from [queue_defaults]');
+  assert.equal(resolveQueueView(config.engine, raised, 'reports').settings.rateLimit.burst, 2);
 });
 
 test('each flow-control mistake is reported under its own key, with what to write instead', () => {

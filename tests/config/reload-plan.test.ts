@@ -154,7 +154,7 @@ test('an unchanged file changes nothing', () => {
   assert.deepEqual([plan.changed, plan.restartRequired], [[], []]);
 });
 
-test('[[schedules]] and limits.max_schedules take a restart: a reload names them and keeps the running ones', () => {
+test('[[schedules]] apply on a reload; limits.max_schedules takes a restart', () => {
   const schedule = (name: string, cron: string) =>
     `[[schedules]]\nname = "${name}"\ncron = "${cron}"\nqueue = "reports"\ntype = "build"\npayload = "{}"\nmetadata = { team = "billing" }\nstart_at = "2026-04-01T00:00:00Z"\n`;
   const before = loadToml(
@@ -164,14 +164,11 @@ test('[[schedules]] and limits.max_schedules take a restart: a reload names them
     `[limits]\nmax_schedules = 50\n${schedule('nightly', '45 2 * * *')}${schedule('weekly', '0 3 * * 1')}`,
   );
   const plan = planReload(before, after);
-  assert.deepEqual(plan.changed, []);
-  assert.deepEqual(plan.restartRequired, [
-    'limits.max_schedules',
-    'schedules (added weekly; removed hourly; changed nightly)',
-  ]);
-  assert.deepEqual(plan.config.engine.schedules, before.engine.schedules);
+  assert.deepEqual(plan.changed, ['schedules (added weekly; removed hourly; changed nightly)']);
+  assert.deepEqual(plan.restartRequired, ['limits.max_schedules']);
+  assert.deepEqual(plan.config.engine.schedules, after.engine.schedules);
   assert.equal(plan.config.engine.limits.maxSchedules, 100);
-  // The Configuration page lists them, marked as needing a restart, in plain units.
+  // The Configuration page lists them, in plain units, as settings a reload applies.
   const entries = new Map(describeConfig(before).map((e) => [e.key, e]));
   const shown = (k: string) => `${entries.get(k)?.value} (${entries.get(k)?.source})`;
   assert.equal(shown('schedules[0].name'), 'nightly (file)');
@@ -179,6 +176,7 @@ test('[[schedules]] and limits.max_schedules take a restart: a reload names them
   assert.equal(shown('schedules[0].payload'), '{} (file)');
   assert.equal(shown('schedules[0].metadata'), '{"team":"billing"} (file)');
   assert.equal(shown('schedules[0].start_at'), '2026-04-01T00:00:00.000Z (file)');
-  assert.equal(entries.get('schedules[1].name')?.restartRequired, true);
+  assert.equal(entries.get('schedules[1].name')?.restartRequired, false);
+  assert.equal(entries.get('limits.max_schedules')?.restartRequired, true);
   assert.deepEqual(planReload(before, before).restartRequired, []);
 });

@@ -4,6 +4,7 @@
  * the CSRF token and a same-origin Origin header on mutations.
  */
 import type { Hono } from 'hono';
+import type { SessionInfo } from '../../src/admin/api-types.ts';
 import { type AdminApp, createAdminApp } from '../../src/admin/app.ts';
 import { hashPassword } from '../../src/admin/password.ts';
 import { RateHistory } from '../../src/admin/rate-history.ts';
@@ -93,14 +94,8 @@ export interface Reply<T = Loose> {
 /** A JSON object read without a declared shape, plus the error shape every failure has. */
 export type Loose = Record<string, unknown> & { error?: { code: string; message: string } };
 
-export interface SessionBody extends Loose {
-  authenticated: boolean;
-  open: boolean;
-  user: string | null;
-  role: AdminRole | null;
-  csrfToken: string | null;
-  expiresAtMs: number | null;
-}
+/** GET /api/v1/session as the API declares it (api-types.ts). */
+export type SessionBody = Loose & SessionInfo;
 
 export interface PageBody<T> extends Loose {
   items: T[];

@@ -1,14 +1,21 @@
 /**
  * Headless Chromium for the admin UI's tests: Debian's /usr/bin/chromium
  * driven by playwright-core (never a downloaded browser), the UI built from
- * source if stale, screenshots into tests/artifacts/admin/, and console errors
- * collected so a test can assert there were none.
+ * source if stale, screenshots into tests/artifacts/admin/, console errors
+ * collected so a test can assert there were none; a server with a UI user to
+ * start from, and logging in.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { hashPassword } from '../../src/admin/password.ts';
+import { diskAssetSource } from '../../src/admin/static-assets.ts';
+import { testScrypt } from './admin.ts';
+import { registerSecret } from './secret-log.ts';
+import { startTestServer, type TestServer } from './server.ts';
 
 export const root = new URL('../..', import.meta.url).pathname;
 export const chromiumPath = '/usr/bin/chromium';
@@ -65,4 +72,61 @@ export async function sidewaysOverflow(page: Page): Promise<number> {
   return Number(
     await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'),
   );
+}
+
+/** A user of the admin UI, as a test logs in with it. */
+export interface UiUser {
+  readonly name: string;
+  readonly password: string;
+  readonly role: 'viewer' | 'operator' | 'admin';
+}
+
+export interface UiServer {
+  readonly t: TestServer;
+  /** `http://127.0.0.1:PORT` of the admin UI. */
+  readonly adminUrl: string;
+  readonly context: BrowserContext;
+  /** Closes the browser, stops the server and removes the profile. */
+  dispose(): Promise<void>;
+}
+
+/**
+ * A real server with `user` configured and the UI built from source served
+ * from disk, and a headless Chromium with a profile of its own: what every
+ * browser test starts from. `toml` is added to the config file.
+ */
+export async function startUiServer(user: UiUser, toml = ''): Promise<UiServer> {
+  buildUi();
+  registerSecret('admin password', user.password);
+  const dir = mkdtempSync(join(tmpdir(), 'sepp-ui-'));
+  const passwordHash = await hashPassword(user.password, testScrypt);
+  const t = await startTestServer({
+    toml: `[[admin.users]]\nname = "${user.name}"\nrole = "${user.role}"\npassword_hash = "${passwordHash}"\n${toml}`,
+    uiAssets: diskAssetSource(join(root, 'ui/dist')),
+  });
+  const context = await launchBrowser(join(dir, 'chromium-profile'));
+  return {
+    t,
+    adminUrl: `http://127.0.0.1:${t.server.adminPort}`,
+    context,
+    async dispose() {
+      await context.close();
+      await t.dispose();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Opens `url` (any page of the UI shows the login form until one logs in),
+ * logs in as `user`, waits for the form to go, and registers the session
+ * cookie for the run's secret check.
+ */
+export async function logIn(page: Page, url: string, user: Pick<UiUser, 'name' | 'password'>): Promise<void> {
+  await page.goto(url);
+  await page.getByLabel('User name').fill(user.name);
+  await page.getByLabel('Password').fill(user.password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByLabel('Password').waitFor({ state: 'detached' });
+  for (const cookie of await page.context().cookies()) registerSecret('session cookie', cookie.value);
 }

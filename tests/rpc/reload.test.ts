@@ -4,8 +4,8 @@
  * revoked API keys (an open Work stream of a revoked key ends with
  * UNAUTHENTICATED), queue settings from the file under the run-time
  * overrides, the log level, the /metrics token; a bad file is refused whole
- * with the messages of a start and the server keeps its configuration; what
- * needs a restart ([[schedules]] among them) is named and keeps its running value.
+ * with the messages of a start and the server keeps its configuration;
+ * [[schedules]] added; what needs a restart is named and keeps its running value.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -215,18 +215,20 @@ describe('config reload', () => {
     }
   });
 
-  test('[[schedules]] take a restart: a reload names them and the running schedules stay', async () => {
+  test("[[schedules]] apply: a reload adds the file's schedules, names them as changed and logs each", async () => {
     t.writeConfig(
       `${key('ops', 'admin', keys.ops)}[server]\nlog_level = "debug"\n[[schedules]]\nname = "nightly"\ncron = "30 2 * * *"\nqueue = "r"\ntype = "build"\n`,
     );
     const report = await t.server.reload({ actor: 'test' });
     assert.deepEqual(report.problems, []);
     assert.equal(report.applied, true);
-    assert.deepEqual(report.restartRequired, ['schedules (added nightly)']);
-    assert.deepEqual(t.server.engine.listSchedules(), [], 'the engine reconciles schedules at start only');
-    assert.ok(
-      lines.some((l) => l.includes('"config.restart_required"') && l.includes('schedules (added nightly)')),
+    assert.deepEqual(report.restartRequired, []);
+    assert.ok(report.changed.includes('schedules (added nightly)'), report.changed.join());
+    assert.deepEqual(
+      t.server.engine.listSchedules().map((s) => [s.name, s.source]),
+      [['nightly', 'config']],
     );
+    assert.ok(lines.some((l) => l.includes('"schedule.added"') && l.includes('"nightly"')));
   });
 
   test('a dry run reports and changes nothing', async () => {

@@ -30,6 +30,14 @@ window.addEventListener('popstate', () => {
   for (const listener of listeners) listener();
 });
 
+/**
+ * Calls `listener` right as the URL changes (a navigate, back or forward),
+ * before any page renders: for module-level state that belongs to a page.
+ */
+export function onLocationChange(listener: () => void): void {
+  listeners.add(listener);
+}
+
 export function useLocation(): Location {
   const [location, setLocation] = useState(current);
   useEffect(() => {

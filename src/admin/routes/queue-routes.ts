@@ -5,7 +5,7 @@
  */
 import type { Context } from 'hono';
 import { SeppError } from '../../engine/errors.ts';
-import type { StateCounts } from '../../engine/types.ts';
+import type { QueueInfo, StateCounts } from '../../engine/types.ts';
 import { jobStates } from '../../engine/types.ts';
 import type { Overview } from '../api-types.ts';
 import { type QueueView, queueView } from '../queue-view.ts';
@@ -20,12 +20,16 @@ const queueParam = { queue: 'queue name' } as const;
 export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
   const { engine } = deps;
 
+  /** A queue with its run-time overrides as given, which tell a derived value from a set one. */
+  const view = (queue: QueueInfo): QueueView =>
+    queueView(queue, engine.queueSettingOverrides().get(queue.name));
+
   /** The queue, which must exist: operators act on queues that are there, a typo creates nothing. */
   const existingQueue = (c: Context): QueueView => {
     const name = pathParam(c, 'queue');
     const queue = engine.listQueues().find((q) => q.name === name);
     if (queue === undefined) throw new SeppError('not_found', `queue ${name} does not exist`);
-    return queueView(queue);
+    return view(queue);
   };
 
   return [
@@ -53,7 +57,7 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
           server: { ...info, uptimeMs: Math.max(0, nowMs - info.startedAtMs), serverTimeMs: nowMs },
           totals,
           waitingWorkers: engine.waitingReserves,
-          queues: queues.map(queueView),
+          queues: queues.map(view),
           rates: deps.rates.snapshot(window),
         };
         return c.json(overview);
@@ -70,7 +74,7 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
         properties: { queues: { type: 'array', items: ref('Queue') } },
         required: ['queues'],
       },
-      handle: (c) => c.json({ queues: engine.listQueues().map(queueView) }),
+      handle: (c) => c.json({ queues: engine.listQueues().map(view) }),
     },
     {
       method: 'get',
@@ -133,7 +137,7 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
           change,
           request.audit(action, `queue:${name}`, change.typed),
         );
-        return c.json(queueView(info));
+        return c.json(view(info));
       },
     },
     {

@@ -1,6 +1,6 @@
 /**
  * Schedules: periodic jobs kept by the server (see types.ts). Definitions come
- * from the config (reconciled when the engine opens) or the API; the
+ * from the config (reconciled when the engine opens and on a config reload) or the API; the
  * maintenance loop produces the ticks (ticks.ts). Every change is one write
  * operation with its audit entry in the same transaction.
  *
@@ -20,6 +20,7 @@ import type { AuditInput } from '../admin-types.ts';
 import type { AuditLog } from '../audit.ts';
 import type { EngineContext, Write } from '../context.ts';
 import { SeppError } from '../errors.ts';
+import { QueueRegistry } from '../queue-registry.ts';
 import type { EnqueueAccepted, EnqueueRequest, EnqueueResult } from '../types.ts';
 import { auditDetails, definitionParams, sameDefinition, sameTiming, scheduleInfoFromRow } from './rows.ts';
 import { runDueTicks, type TickDeps, tickRequest } from './ticks.ts';
@@ -66,42 +67,61 @@ export class Schedules {
    * Reconciles the config's schedules when the engine opens: adds new ones,
    * updates changed ones (a changed timing restarts the cursor from now),
    * takes over API schedules the config now names, and removes config
-   * schedules no longer listed. Each change is audited (actor `config`).
+   * schedules no longer listed. Schedules created over the API that the
+   * config does not name are left alone. Each change is audited (actor `config`).
    */
   reconcile(specs: readonly ScheduleSpec[]): ReconcileReport {
-    const report: ReconcileReport = { added: [], updated: [], removed: [], adopted: [] };
-    const { db, clock } = this.ctx;
-    const nowMs = clock.nowMs();
-    db.transaction(() => {
-      const named = new Set<string>();
-      for (const spec of specs) {
-        named.add(spec.name);
-        const existing = this.sql.scheduleByName.get(spec.name);
-        // An end that has passed is accepted here: the schedule's time is over, the server still starts.
-        const valid = this.check(spec, existing, nowMs, `schedule ${spec.name}: `, 'accept');
-        const params = definitionParams(valid, 'config', null);
-        const actor = { actor: 'config', target: `schedule:${spec.name}` };
-        if (existing === undefined) {
-          // The config's schedules are stored whatever the limit (the config check holds them
-          // to it); schedules made over the API then find no room until some are gone.
-          this.store(undefined, params, nowMs, false);
-          this.audit.write({ ...actor, action: 'schedule.create', details: auditDetails(params) });
-          report.added.push(spec.name);
-        } else if (!sameDefinition(existing, params)) {
-          this.store(existing, params, nowMs);
-          this.audit.write({ ...actor, action: 'schedule.update', details: auditDetails(params) });
-          (existing.source === 'api' ? report.adopted : report.updated).push(spec.name);
-        }
-      }
-      for (const row of this.sql.allSchedules.all()) {
-        if (row.source !== 'config' || named.has(row.name)) continue;
-        this.sql.deleteSchedule.run(row.name);
-        this.timings.delete(row.name);
-        this.audit.write({ actor: 'config', action: 'schedule.delete', target: `schedule:${row.name}` });
-        report.removed.push(row.name);
-      }
-    })();
+    // As the engine opens, no run-time override is loaded yet: the queues are the file's.
+    const report = this.ctx.db.transaction(() => this.reconcileIn(specs, this.ctx.queues))();
     this.nextDueMs = this.sql.nextScheduleTick.get() ?? Number.POSITIVE_INFINITY;
+    return report;
+  }
+
+  /**
+   * The same while the engine runs (a config reload): one write, durable when
+   * it resolves. The schedules are checked against the file's queue settings,
+   * as at open, so a run-time override refuses a tick's job instead of the reload.
+   */
+  reconcileNow(specs: readonly ScheduleSpec[]): Promise<ReconcileReport> {
+    const fileQueues = new QueueRegistry({ ...this.ctx.queues.fileSettings, limits: this.ctx.limits });
+    return this.write((tx) => {
+      const report = this.reconcileIn(specs, fileQueues);
+      this.refreshDue(tx);
+      return report;
+    });
+  }
+
+  private reconcileIn(specs: readonly ScheduleSpec[], queues: QueueRegistry): ReconcileReport {
+    const report: ReconcileReport = { added: [], updated: [], removed: [], adopted: [] };
+    const nowMs = this.ctx.clock.nowMs();
+    const named = new Set<string>();
+    for (const spec of specs) {
+      named.add(spec.name);
+      const existing = this.sql.scheduleByName.get(spec.name);
+      // An end that has passed is accepted here: the schedule's time is over, the server still starts.
+      const valid = this.check(spec, existing, nowMs, `schedule ${spec.name}: `, 'accept', queues);
+      const params = definitionParams(valid, 'config', null);
+      const actor = { actor: 'config', target: `schedule:${spec.name}` };
+      if (existing === undefined) {
+        // The config's schedules are stored whatever the limit (the config check holds them
+        // to it); schedules made over the API then find no room until some are gone.
+        this.store(undefined, params, nowMs, false);
+        this.audit.write({ ...actor, action: 'schedule.create', details: auditDetails(params) });
+        report.added.push(spec.name);
+      } else if (!sameDefinition(existing, params)) {
+        this.store(existing, params, nowMs);
+        this.audit.write({ ...actor, action: 'schedule.update', details: auditDetails(params) });
+        (existing.source === 'api' ? report.adopted : report.updated).push(spec.name);
+      }
+    }
+    for (const row of this.sql.allSchedules.all()) {
+      if (row.source !== 'config' || named.has(row.name)) continue;
+      this.sql.deleteSchedule.run(row.name);
+      // A cache of compiled timings: dropping an entry early (before a commit that may fail) is harmless.
+      this.timings.delete(row.name);
+      this.audit.write({ actor: 'config', action: 'schedule.delete', target: `schedule:${row.name}` });
+      report.removed.push(row.name);
+    }
     return report;
   }
 
@@ -236,9 +256,10 @@ export class Schedules {
     nowMs: number,
     prefix = '',
     ended: 'refuse' | 'accept' = 'refuse',
+    queues: QueueRegistry = this.ctx.queues,
   ): ValidSchedule {
     const anchorMs = existing?.anchor_ms ?? nowMs;
-    const check = checkSchedule(spec, this.ctx.queues, this.ctx.limits, nowMs, anchorMs, ended);
+    const check = checkSchedule(spec, queues, this.ctx.limits, nowMs, anchorMs, ended);
     if (!check.ok) throw new SeppError('invalid_argument', `${prefix}${check.field}: ${check.message}`);
     return check.value;
   }
@@ -258,7 +279,7 @@ export class Schedules {
     if (row.source !== 'config') return;
     throw new SeppError(
       'failed_precondition',
-      `schedule ${row.name} is declared in the config file ([[schedules]] in sepp.toml), so it cannot be ${what === 'change' ? 'changed' : 'deleted'} over the API; ${what} it there and restart sepp (pause, resume and trigger work on it)`,
+      `schedule ${row.name} is declared in the config file ([[schedules]] in sepp.toml), so it cannot be ${what === 'change' ? 'changed' : 'deleted'} over the API; ${what} it there and reload the config (sepp config reload or SIGHUP; pause, resume and trigger work on it)`,
     );
   }
 

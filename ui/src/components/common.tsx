@@ -5,7 +5,7 @@ import type { ApiError } from '../api.ts';
 import { useNow } from '../clock.ts';
 import { fmtRelative, fmtTime, humanize, shortId } from '../format.ts';
 import type { Loaded } from '../hooks.ts';
-import { Link, navigate, useLocation } from '../router.tsx';
+import { Link, navigate, onLocationChange, useLocation } from '../router.tsx';
 import type { JobState } from '../types.ts';
 
 export function ErrorBanner({ error, onDismiss }: { error: ApiError | null; onDismiss?: () => void }) {
@@ -175,20 +175,36 @@ export function RefreshButton({ loaded }: { loaded: Loaded<unknown> }) {
 }
 
 // Notices: short confirmations of what an action did, announced to screen readers.
-type Notice = { id: number; text: string };
+// A notice belongs to the page it was raised on: going to another page clears it,
+// except a notice raised by the action that navigates (notify() and then navigate()
+// in one go, as "Deleted queue x." before the queue list), which that page shows.
+// A change of the query alone (filters, paging) stays on the page and keeps them.
+type Notice = { id: number; text: string; carried: boolean };
 let notices: Notice[] = [];
 let nextNotice = 0;
 const noticeListeners = new Set<(list: Notice[]) => void>();
 
-export function notify(text: string): void {
-  const notice = { id: nextNotice++, text };
-  notices = [...notices, notice];
+function setNotices(next: Notice[]): void {
+  notices = next;
   for (const listener of noticeListeners) listener(notices);
-  window.setTimeout(() => {
-    notices = notices.filter((n) => n !== notice);
-    for (const listener of noticeListeners) listener(notices);
-  }, 4000);
 }
+
+export function notify(text: string): void {
+  const notice = { id: nextNotice++, text, carried: true };
+  setNotices([...notices, notice]);
+  // Only a navigation in the same task carries it: after that it stays on its page.
+  queueMicrotask(() => {
+    notice.carried = false;
+  });
+  window.setTimeout(() => setNotices(notices.filter((n) => n !== notice)), 4000);
+}
+
+let noticesPath = window.location.pathname;
+onLocationChange(() => {
+  if (window.location.pathname === noticesPath) return;
+  noticesPath = window.location.pathname;
+  if (notices.some((n) => !n.carried)) setNotices(notices.filter((n) => n.carried));
+});
 
 export function Notices() {
   const [list, setList] = useState<Notice[]>(notices);

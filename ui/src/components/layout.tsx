@@ -4,19 +4,23 @@ import { useState } from 'preact/hooks';
 import { can, query } from '../api.ts';
 import { Link, navigate, useLocation } from '../router.tsx';
 import type { Role, Session } from '../types.ts';
-import { Shortcuts } from './shortcuts.tsx';
+import { type GoKey, Shortcuts } from './shortcuts.tsx';
 
-const nav: { href: string; label: string; role: Role }[] = [
-  { href: '/', label: 'Dashboard', role: 'viewer' },
-  { href: '/queues', label: 'Queues', role: 'viewer' },
-  { href: '/jobs', label: 'Jobs', role: 'viewer' },
-  { href: '/dead-letters', label: 'Dead letters', role: 'viewer' },
+/** The pages in the navigation; `key` is the letter that goes there after `g` (shortcuts.tsx). */
+const nav: { href: string; label: string; role: Role; key?: string }[] = [
+  { href: '/', label: 'Dashboard', role: 'viewer', key: 'd' },
+  { href: '/queues', label: 'Queues', role: 'viewer', key: 'q' },
+  { href: '/jobs', label: 'Jobs', role: 'viewer', key: 'j' },
+  { href: '/dead-letters', label: 'Dead letters', role: 'viewer', key: 'l' },
   { href: '/schedules', label: 'Schedules', role: 'viewer' },
-  { href: '/workers', label: 'Workers', role: 'viewer' },
+  { href: '/workers', label: 'Workers', role: 'viewer', key: 'w' },
   { href: '/enqueue', label: 'Enqueue', role: 'operator' },
-  { href: '/audit', label: 'Audit log', role: 'operator' },
-  { href: '/config', label: 'Configuration', role: 'admin' },
+  { href: '/audit', label: 'Audit log', role: 'operator', key: 'a' },
+  { href: '/config', label: 'Configuration', role: 'admin', key: 'c' },
 ];
+const goKeys: readonly GoKey[] = nav.flatMap(({ key, href, label }) =>
+  key === undefined ? [] : [{ key, href, label }],
+);
 
 function isCurrent(href: string, path: string): boolean {
   return href === '/' ? path === '/' : path === href || path.startsWith(`${href}/`);
@@ -110,7 +114,7 @@ export function Layout({
       <main id="main" class="content" tabIndex={-1}>
         {children}
       </main>
-      <Shortcuts searchId={searchId} />
+      <Shortcuts searchId={searchId} goKeys={goKeys} />
     </div>
   );
 }

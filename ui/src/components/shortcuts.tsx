@@ -7,22 +7,19 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { navigate } from '../router.tsx';
 
-export const goKeys: readonly { key: string; href: string; label: string }[] = [
-  { key: 'd', href: '/', label: 'Dashboard' },
-  { key: 'q', href: '/queues', label: 'Queues' },
-  { key: 'j', href: '/jobs', label: 'Jobs' },
-  { key: 'l', href: '/dead-letters', label: 'Dead letters' },
-  { key: 'w', href: '/workers', label: 'Workers' },
-  { key: 'a', href: '/audit', label: 'Audit log' },
-  { key: 'c', href: '/config', label: 'Configuration' },
-];
+/** A page the `g` shortcut goes to (layout.tsx lists them with its navigation). */
+export interface GoKey {
+  readonly key: string;
+  readonly href: string;
+  readonly label: string;
+}
 
 function typing(target: EventTarget | null): boolean {
   if (!(target instanceof HTMLElement)) return false;
   return target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName);
 }
 
-export function Shortcuts({ searchId }: { searchId: string }) {
+export function Shortcuts({ searchId, goKeys }: { searchId: string; goKeys: readonly GoKey[] }) {
   const [help, setHelp] = useState(false);
   const dialog = useRef<HTMLDialogElement>(null);
   useEffect(() => {
@@ -48,7 +45,7 @@ export function Shortcuts({ searchId }: { searchId: string }) {
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, [searchId]);
+  }, [searchId, goKeys]);
   useEffect(() => {
     const el = dialog.current;
     if (el === null) return;

@@ -6,7 +6,7 @@ import { fmtDuration, fmtNum } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
 import { Link, navigate } from '../router.tsx';
 import { jobStates, type QueueInfo, type Session } from '../types.ts';
-import { SourceBadge } from './queue-settings.tsx';
+import { SettingSourceCell, settingNote } from './queue-settings.tsx';
 import { leasedText, PauseButton } from './queues.tsx';
 
 /** A rate limit as the flow-control card shows it: "100 per 1s, burst 10" or "no limit". */
@@ -176,9 +176,12 @@ export function QueueDetail({ name, session }: { name: string; session: Session 
                       </th>
                       <td>
                         <code>{setting.text}</code>
+                        {settingNote(setting) !== null && (
+                          <small class="muted"> {settingNote(setting)}</small>
+                        )}
                       </td>
                       <td>
-                        <SourceBadge source={setting.source} queue={name} />
+                        <SettingSourceCell setting={setting} queue={name} />
                       </td>
                     </tr>
                   ))}

@@ -8,9 +8,10 @@
 import { useEffect, useState } from 'preact/hooks';
 import { can, post, seg } from '../api.ts';
 import { ErrorBanner, Loading, notify, PageHeader } from '../components/common.tsx';
+import { fmtDuration, fmtNum } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
 import { Link } from '../router.tsx';
-import type { QueueInfo, Session, SettingSource } from '../types.ts';
+import type { QueueInfo, Session, SettingSource, SettingValue } from '../types.ts';
 
 /** How each source reads; the order is the precedence, lowest first. */
 export function sourceLabel(source: SettingSource, queue: string): string {
@@ -28,6 +29,30 @@ export function sourceLabel(source: SettingSource, queue: string): string {
 
 export function SourceBadge({ source, queue }: { source: SettingSource; queue: string }) {
   return <span class={`badge badge-source badge-source-${source}`}>{sourceLabel(source, queue)}</span>;
+}
+
+/**
+ * What a value does where the text alone does not say it: the server's
+ * meaning (`no limit`, `not kept: deleted on ack`), else a duration in human
+ * units beside its exact milliseconds.
+ */
+export function settingNote(setting: SettingValue): string | null {
+  if (setting.meaning !== null) return setting.meaning;
+  if (setting.key.endsWith('_ms') && typeof setting.value === 'number') {
+    return `${fmtDuration(setting.value)} = ${fmtNum(setting.value)} ms`;
+  }
+  return null;
+}
+
+/** Where the value comes from; a value derived from another setting says so, with where its own 0 comes from. */
+export function SettingSourceCell({ setting, queue }: { setting: SettingValue; queue: string }) {
+  if (setting.derivedFrom === null) return <SourceBadge source={setting.source} queue={queue} />;
+  return (
+    <span>
+      <span class="badge badge-source badge-source-derived">derived from {setting.derivedFrom}</span>{' '}
+      <small class="muted">(0 from {sourceLabel(setting.source, queue)})</small>
+    </span>
+  );
 }
 
 export function QueueSettings({ name, session }: { name: string; session: Session }) {
@@ -100,59 +125,70 @@ export function QueueSettings({ name, session }: { name: string; session: Sessio
                 </tr>
               </thead>
               <tbody>
-                {queue.settingValues.map((setting) => (
-                  <tr key={setting.key}>
-                    <th scope="row">
-                      <label for={`setting-${setting.key}`}>
-                        <code>{setting.key}</code>
-                      </label>
-                    </th>
-                    <td data-label="Value">
-                      {editable ? (
-                        <input
-                          id={`setting-${setting.key}`}
-                          name={setting.key}
-                          class={
-                            edits[setting.key] !== undefined && edits[setting.key] !== setting.text
-                              ? 'mono edited'
-                              : 'mono'
-                          }
-                          aria-describedby={`source-${setting.key}`}
-                          value={edits[setting.key] ?? setting.text}
-                          disabled={resets.has(setting.key)}
-                          onInput={(e) => setEdits({ ...edits, [setting.key]: e.currentTarget.value })}
-                        />
-                      ) : (
-                        <code>{setting.text}</code>
-                      )}
-                    </td>
-                    <td id={`source-${setting.key}`} data-label="Source">
-                      <SourceBadge source={setting.source} queue={name} />
-                    </td>
-                    <td data-label="File value" class={setting.source === 'override' ? '' : 'hide-narrow'}>
-                      {setting.source === 'override' ? <code>{setting.fileText}</code> : ''}
-                    </td>
-                    {editable && (
-                      <td data-label="Reset" class={setting.source === 'override' ? '' : 'hide-narrow'}>
-                        {setting.source === 'override' && (
-                          <label>
+                {queue.settingValues.map((setting) => {
+                  const note = settingNote(setting);
+                  return (
+                    <tr key={setting.key}>
+                      <th scope="row">
+                        <label for={`setting-${setting.key}`}>
+                          <code>{setting.key}</code>
+                        </label>
+                      </th>
+                      <td data-label="Value">
+                        {/* One box, so a phone's stacked row keeps the note under the value. */}
+                        <div>
+                          {editable ? (
                             <input
-                              type="checkbox"
-                              checked={resets.has(setting.key)}
-                              onChange={(e) => {
-                                const next = new Set(resets);
-                                if (e.currentTarget.checked) next.add(setting.key);
-                                else next.delete(setting.key);
-                                setResets(next);
-                              }}
-                            />{' '}
-                            <span class="sr-only">reset {setting.key} to</span> {setting.fileText}
-                          </label>
-                        )}
+                              id={`setting-${setting.key}`}
+                              name={setting.key}
+                              class={
+                                edits[setting.key] !== undefined && edits[setting.key] !== setting.text
+                                  ? 'mono edited'
+                                  : 'mono'
+                              }
+                              aria-describedby={`${note === null ? '' : `note-${setting.key} `}source-${setting.key}`}
+                              value={edits[setting.key] ?? setting.text}
+                              disabled={resets.has(setting.key)}
+                              onInput={(e) => setEdits({ ...edits, [setting.key]: e.currentTarget.value })}
+                            />
+                          ) : (
+                            <code>{setting.text}</code>
+                          )}
+                          {note !== null && (
+                            <div class="muted setting-note" id={`note-${setting.key}`}>
+                              <small>{note}</small>
+                            </div>
+                          )}
+                        </div>
                       </td>
-                    )}
-                  </tr>
-                ))}
+                      <td id={`source-${setting.key}`} data-label="Source">
+                        <SettingSourceCell setting={setting} queue={name} />
+                      </td>
+                      <td data-label="File value" class={setting.source === 'override' ? '' : 'hide-narrow'}>
+                        {setting.source === 'override' ? <code>{setting.fileText}</code> : ''}
+                      </td>
+                      {editable && (
+                        <td data-label="Reset" class={setting.source === 'override' ? '' : 'hide-narrow'}>
+                          {setting.source === 'override' && (
+                            <label>
+                              <input
+                                type="checkbox"
+                                checked={resets.has(setting.key)}
+                                onChange={(e) => {
+                                  const next = new Set(resets);
+                                  if (e.currentTarget.checked) next.add(setting.key);
+                                  else next.delete(setting.key);
+                                  setResets(next);
+                                }}
+                              />{' '}
+                              <span class="sr-only">reset {setting.key} to</span> {setting.fileText}
+                            </label>
+                          )}
+                        </td>
+                      )}
+                    </tr>
+                  );
+                })}
               </tbody>
             </table>
           </div>
