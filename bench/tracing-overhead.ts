@@ -111,6 +111,7 @@ async function clientRound(port: number, send: (m: ToParent) => void): Promise<v
     metadata: {},
     traceparent: '',
     tracestate: '',
+    uniqueWhileActive: false,
     group: '',
   };
   const reserve = { queues: ['bench'], maxJobs: 1, leaseDurationMs: 60_000, waitTimeoutMs: 0, workerId: '' };

@@ -40,6 +40,7 @@ const { jobId } = await unary(client.enqueue, {
     metadata: {},
     traceparent,
     tracestate: '',
+    uniqueWhileActive: false,
     group: '',
   },
 });

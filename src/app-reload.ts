@@ -38,8 +38,10 @@ export interface ReloadParts {
 export interface ReloadRequest {
   /** Only report what would change. */
   dryRun?: boolean;
-  /** Who asked, for the audit log: `signal:SIGHUP`, `grpc:<key name>`. */
+  /** Who asked, for the audit log: `signal:SIGHUP`, `key:<key name>` (over gRPC or the CLI). */
   actor: string;
+  /** The door it came through (`grpc`, `cli`), kept in the audit entry's details. */
+  via?: string;
 }
 
 export function apiKeysOf(config: SeppConfig): ApiKey[] {
@@ -128,6 +130,7 @@ export function createReloader(initial: SeppConfig, parts: ReloadParts) {
       action: 'config.reload',
       target: `config:${config.configFile ?? '(none)'}`,
       details: {
+        ...(request.via === undefined ? {} : { via: request.via }),
         changed: report.changed,
         restartRequired: report.restartRequired,
         endedSessionsOf: endedUsers,

@@ -182,6 +182,7 @@ export function unpackOps(buffer: ArrayBuffer): Op[] {
           enqueued_at_ms,
           run_at_ms,
           group_key: null,
+          expires_at_ms: null,
         },
       });
     } else if (tag === 2) {
@@ -264,6 +265,7 @@ function packRow(out: Out, row: LeasedRow): void {
   ]) {
     out.str(text);
   }
+  out.numOrNull(row.expires_at_ms);
 }
 
 function unpackRow(input: In): LeasedRow {
@@ -300,5 +302,6 @@ function unpackRow(input: In): LeasedRow {
     idempotency_key: input.str(),
     last_error: input.str(),
     group_key: input.str(),
+    expires_at_ms: input.numOrNull(),
   };
 }

@@ -94,6 +94,7 @@ export async function runWorkloads(
       enqueued_at_ms: nowMs,
       run_at_ms: nowMs,
       group_key: null,
+      expires_at_ms: null,
     };
     return { op: { kind: 'enqueue', job: insert }, jobId };
   };

@@ -102,7 +102,10 @@ export interface TimelineEvent {
     | 'progress'
     | 'lease_deadline'
     | 'dead'
-    | 'completed';
+    | 'completed'
+    | 'expires'
+    | 'cancel_requested'
+    | 'cancelled';
   detail: string;
 }
 

@@ -24,6 +24,7 @@ import { type AdminServices, honoPath, type RequestContext, type RouteSpec, role
 import { auditConfigRoutes } from './routes/audit-config-routes.ts';
 import { browseRoutes } from './routes/browse-routes.ts';
 import { deadLetterRoutes } from './routes/dead-letter-routes.ts';
+import { jobControlRoutes } from './routes/job-control-routes.ts';
 import { jobRoutes } from './routes/job-routes.ts';
 import { queueRoutes } from './routes/queue-routes.ts';
 import { scheduleRoutes } from './routes/schedule-routes.ts';
@@ -102,6 +103,7 @@ export function createAdminApp(given: AdminDeps): AdminApp {
     ...sessionRoutes(services),
     ...queueRoutes(services),
     ...jobRoutes(services),
+    ...jobControlRoutes(services),
     ...browseRoutes(services),
     ...deadLetterRoutes(services),
     ...scheduleRoutes(services),
@@ -238,7 +240,8 @@ function authorize(c: Context, route: RouteSpec, services: AdminServices): Reque
     role: role ?? 'viewer',
     session,
     sessionId,
-    audit: (action, target, details) => ({ actor, action, target, ...(details ? { details } : {}) }),
+    // `via` names the door, as the gRPC side's entries do (rpc/audit-input.ts).
+    audit: (action, target, details) => ({ actor, action, target, details: { ...details, via: 'admin' } }),
   };
 }
 

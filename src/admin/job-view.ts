@@ -74,6 +74,21 @@ function timeline(job: JobInfo): TimelineEvent[] {
   if (job.completedAtMs !== null) {
     events.push({ atMs: job.completedAtMs, event: 'completed', detail: `acked on attempt ${job.attempt}` });
   }
+  if (job.expiresAtMs !== null && (job.state === 'ready' || job.state === 'scheduled')) {
+    events.push({ atMs: job.expiresAtMs, event: 'expires', detail: 'not handed out after this time' });
+  }
+  if (job.cancelledAtMs !== null) {
+    const by = job.cancelledBy === null ? '' : ` by ${job.cancelledBy}`;
+    events.push(
+      job.state === 'leased'
+        ? {
+            atMs: job.cancelledAtMs,
+            event: 'cancel_requested',
+            detail: `cancel asked for${by}; the worker was told to stop`,
+          }
+        : { atMs: job.cancelledAtMs, event: 'cancelled', detail: `cancelled${by}` },
+    );
+  }
   // Stable sort: events at the same time keep the order above (cause before effect).
   return events.sort((a, b) => a.atMs - b.atMs);
 }

@@ -3,7 +3,7 @@
  * declarations refer to them with ref('Name').
  */
 import { settingSources } from '../engine/settings.ts';
-import { jobStates } from '../engine/types.ts';
+import { deadReasons, jobStates } from '../engine/types.ts';
 import type { JsonSchema } from './route-spec.ts';
 import { adminRoles } from './types.ts';
 
@@ -15,7 +15,7 @@ const msOrNull: JsonSchema = { type: ['integer', 'null'], description: 'ms since
 const strOrNull: JsonSchema = { type: ['string', 'null'] };
 const deadReason: JsonSchema = {
   type: ['string', 'null'],
-  enum: ['attempts_exhausted', 'lease_expired', 'dead_lettered', null],
+  enum: [...deadReasons, null],
 };
 
 export const stateCounts: JsonSchema = {
@@ -43,6 +43,12 @@ const jobCommon: Record<string, JsonSchema> = {
   deadReason,
   failedAtMs: msOrNull,
   completedAtMs: msOrNull,
+  expiresAtMs: msOrNull,
+  cancelledAtMs: {
+    ...msOrNull,
+    description: 'when a cancel was asked for (a leased job may not have stopped yet)',
+  },
+  cancelledBy: strOrNull,
 };
 
 export const components = {
@@ -360,6 +366,18 @@ export const components = {
     type: 'object',
     properties: { previousState: { type: 'string', enum: [...jobStates] } },
     required: ['previousState'],
+  },
+  CancelResult: {
+    type: 'object',
+    properties: {
+      previousState: { type: 'string', enum: [...jobStates] },
+      state: {
+        type: 'string',
+        enum: ['cancelled', 'leased'],
+        description: 'leased: the worker was told to stop, and the job becomes cancelled when it does',
+      },
+    },
+    required: ['previousState', 'state'],
   },
 } satisfies Record<string, JsonSchema>;
 

@@ -47,6 +47,10 @@ export const topLevelCommands: readonly string[] = [
   'queue',
   'schedules',
   'workers',
+  'cancel',
+  'update',
+  'purge',
+  'audit',
   'backup',
   'admin',
   'selftest',
@@ -54,7 +58,7 @@ export const topLevelCommands: readonly string[] = [
 ];
 
 /** Flags and positionals that take a list (everything else keeps its last value). */
-const repeatable: ReadonlySet<string> = new Set(['_', 'meta', 'ids', 'settings', 'keys']);
+const repeatable: ReadonlySet<string> = new Set(['_', 'meta', 'ids', 'state', 'settings', 'keys']);
 /** Flags that take a list in one command only (`--queue` is a single queue elsewhere). */
 const repeatableIn: Readonly<Record<string, ReadonlySet<string>>> = {
   events: new Set(['queue', 'job', 'kind']),

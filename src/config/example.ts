@@ -272,6 +272,13 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 # How long acknowledged jobs are kept as "completed"; 0 deletes them on ack.
 # completed_retention_ms = 0
 
+# How long cancelled jobs are kept (with who cancelled them and when).
+# cancelled_retention_ms = "14d"
+
+# What happens to a job that carries an expiry (ttl_ms or expires_at_ms) and
+# has not started by then: "dead_letter" (reason expired) or "delete".
+# expired_action = "dead_letter"
+
 # Job types this queue accepts; empty accepts any.
 # allowed_types = []
 

@@ -25,6 +25,9 @@ export interface JobSummary {
   deadReason: DeadReason | null;
   failedAtMs: number | null;
   completedAtMs: number | null;
+  expiresAtMs: number | null;
+  cancelledAtMs: number | null;
+  cancelledBy: string | null;
 }
 
 export type ListOrder = 'oldest_first' | 'newest_first';

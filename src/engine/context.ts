@@ -2,6 +2,7 @@
  * What the engine's parts share: the one place they reach the store, the
  * clock, the queue registry, the waiters and each other's after-commit effects.
  */
+import { type ControlStatements, prepareControlStatements } from '../store/control-statements.ts';
 import { type BatchStats, GroupCommitter, type Transaction } from '../store/group-commit.ts';
 import type { Db } from '../store/open.ts';
 import { prepareStatements, type Statements } from '../store/statements.ts';
@@ -17,6 +18,8 @@ import { WaiterRegistry } from './waiters.ts';
 export interface EngineContext {
   readonly db: Db;
   readonly sql: Statements;
+  /** Job control: cancel, update, expiry, keys (store/control-statements.ts). */
+  readonly control: ControlStatements;
   readonly clock: Clock;
   readonly limits: EngineLimits;
   readonly queues: QueueRegistry;
@@ -43,6 +46,8 @@ export interface EngineContext {
    * removes or moves jobs is followed by this, in the same write operation.
    */
   count(queue: string, from: JobState | null, to: JobState | null, jobs: number): void;
+  /** Forgets `key` of `queue` if it still names `jobId`: a cancelled or deleted job frees its key. */
+  releaseKey(queue: string, key: string | null, jobId: string): void;
 }
 
 /** Submits a write operation to the group committer; resolves after its commit is durable. */
@@ -68,6 +73,7 @@ export interface ContextDeps {
 /** Prepares the statements, the registries and the one writer, and the hooks every engine part uses. */
 export function createEngineContext(db: Db, options: EngineOptions, deps: ContextDeps): EngineContext {
   const sql = prepareStatements(db);
+  const control = prepareControlStatements(db);
   const queues = new QueueRegistry(options);
   const waiters = new WaiterRegistry();
   const flow = new FlowControl(db, sql, deps.clock, waiters, (queue) => queues.settingsFor(queue));
@@ -91,6 +97,7 @@ export function createEngineContext(db: Db, options: EngineOptions, deps: Contex
   return {
     db,
     sql,
+    control,
     clock,
     limits: options.limits,
     queues,
@@ -116,6 +123,9 @@ export function createEngineContext(db: Db, options: EngineOptions, deps: Contex
       if (from === 'leased') flow.leaseEnded(queue, jobs);
       if (from !== null) sql.adjustCount.run({ queue, state: from, delta: -jobs });
       if (to !== null) sql.adjustCount.run({ queue, state: to, delta: jobs });
+    },
+    releaseKey: (queue, key, jobId) => {
+      if (key !== null) control.releaseKey.run({ queue, key, job_id: jobId });
     },
     emit: (tx, event) => {
       if (onEvent !== undefined && event.count > 0) tx.afterCommit(() => onEvent(event));

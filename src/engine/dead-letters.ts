@@ -92,10 +92,15 @@ export class DeadLetters {
         let changed = 0;
         const nowMs = this.ctx.clock.nowMs();
         for (const id of selection.jobIds) {
-          changed +=
-            action === 'requeue'
-              ? sql.requeueDeadById.run({ queue, id, now_ms: nowMs }).changes
-              : sql.deleteDeadById.run({ queue, id }).changes;
+          if (action === 'requeue') {
+            changed += sql.requeueDeadById.run({ queue, id, now_ms: nowMs }).changes;
+            continue;
+          }
+          // A deleted dead letter releases its idempotency key: the same work may be enqueued again.
+          const deleted = sql.deleteDeadById.get({ queue, id });
+          if (deleted === undefined) continue;
+          this.ctx.releaseKey(queue, deleted.idempotency_key, deleted.id);
+          changed++;
         }
         this.ctx.count(queue, 'dead', action === 'requeue' ? 'ready' : null, changed);
         if (action === 'requeue') {
@@ -123,11 +128,12 @@ export class DeadLetters {
           this.ctx.jobsReady(tx, queue, n);
           this.ctx.emit(tx, { kind: 'requeued', queue, count: n });
         } else {
-          n = (
+          const rows =
             reason === undefined
-              ? sql.deleteDeadChunk.run({ queue, limit: chunkRows })
-              : this.adminSql.deleteDeadChunkByReason.run({ queue, reason, limit: chunkRows })
-          ).changes;
+              ? sql.deleteDeadChunk.all({ queue, limit: chunkRows })
+              : this.adminSql.deleteDeadChunkByReason.all({ queue, reason, limit: chunkRows });
+          for (const row of rows) this.ctx.releaseKey(queue, row.idempotency_key, row.id);
+          n = rows.length;
           this.ctx.count(queue, 'dead', null, n);
         }
         return n;

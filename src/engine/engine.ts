@@ -29,8 +29,10 @@ import type {
 } from './admin-types.ts';
 import { AuditLog } from './audit.ts';
 import { OnlineBackup } from './backup.ts';
+import { type CancelListener, Canceller } from './cancel.ts';
 import type { Clock } from './clock.ts';
 import { createEngineContext, type EngineContext, type Write } from './context.ts';
+import type { BulkCancelResult, CancelResult, JobChanges, JobFilter } from './control-types.ts';
 import { DeadLetters } from './dead-letters.ts';
 import { DiskFull, type StorageSpace } from './disk-full.ts';
 import { Enqueuer } from './enqueue.ts';
@@ -38,11 +40,13 @@ import { SeppError, toSeppError } from './errors.ts';
 import type { EventSubscription } from './events/event-log.ts';
 import type { EventFilter, EventStart } from './events/lifecycle-event.ts';
 import type { EventSink } from './events/subscription.ts';
+import { Expiry } from './expiry.ts';
 import { JobBrowser } from './job-browse.ts';
 import { JobIdGenerator, type RandomBytes, systemRandomBytes } from './job-id.ts';
 import { type DeadLetterSummaryQuery, JobQueries } from './job-queries.ts';
 import { jobInfoFromRow } from './job-rows.ts';
 import { JobSearch } from './job-search.ts';
+import { JobUpdater } from './job-update.ts';
 import { Maintenance, type MaintenanceReport } from './maintenance.ts';
 import { OperatorActions } from './operator-actions.ts';
 import { checkProgressReport, ProgressReports } from './progress.ts';
@@ -128,6 +132,8 @@ export class Engine {
   private readonly deadLetters: DeadLetters;
   private readonly onlineBackup: OnlineBackup;
   private readonly schedules: Schedules;
+  private readonly canceller: Canceller;
+  private readonly updater: JobUpdater;
   private readonly diskFull: DiskFull;
   private readonly runtimeSettings: RuntimeSettings;
   /** The admin UI's sessions on disk (src/admin/sessions.ts decides what they are). */
@@ -156,7 +162,8 @@ export class Engine {
       eventStreamId: randomHex(deps.randomBytes ?? systemRandomBytes, 8),
     });
     const write: Write = (op) => this.write(op);
-    this.reserver = new Reserver(this.ctx);
+    const expiry = new Expiry(this.ctx);
+    this.reserver = new Reserver(this.ctx, expiry);
     this.settler = new Settler(this.ctx);
     this.acks = new AckBatches(this.ctx, this.settler);
     this.progress = new ProgressReports(this.ctx);
@@ -179,10 +186,12 @@ export class Engine {
       write,
       deps.onScheduleEvent,
     );
-    maintenance = new Maintenance(this.ctx, this.settler, deps.onMaintenanceError, this.schedules);
+    maintenance = new Maintenance(this.ctx, this.settler, expiry, deps.onMaintenanceError, this.schedules);
     this.maintenance = maintenance;
     this.queueAdmin = new QueueAdmin(this.ctx, this.queries.sql, this.audit, write);
     this.deadLetters = new DeadLetters(this.ctx, this.queries.sql, this.actions, this.audit, write);
+    this.canceller = new Canceller(this.ctx, this.actions, this.audit, write);
+    this.updater = new JobUpdater(this.ctx, this.actions, this.audit, write);
     this.onlineBackup = new OnlineBackup(db);
     const runtimeSql = prepareRuntimeStatements(db);
     this.runtimeSettings = new RuntimeSettings(
@@ -259,10 +268,14 @@ export class Engine {
     return this.reserver.reserve(request, signal, () => this.closing || this.draining);
   }
 
-  /** Completes a leased job, keeping `result` with it when its queue retains completed jobs. */
+  /**
+   * Completes a leased job, keeping `result` with it when its queue retains completed jobs.
+   * A job with a cancel request ends cancelled instead, and its ack fails with
+   * `job_cancelled` once that is durable.
+   */
   async ack(ack: Ack): Promise<void> {
     checkAckResult(ack, this.ctx.limits);
-    return this.write((tx) => this.settler.ack(tx, ack));
+    return this.write((tx) => this.settler.ack(tx, ack)).then(throwIfFailed);
   }
 
   /** Acks each job on its own: one outcome per job, in order. A result too large fails the whole call. */
@@ -304,9 +317,37 @@ export class Engine {
     return jobInfoFromRow(row);
   }
 
-  /** Removes a job that is not leased. */
-  cancel(jobId: string, audit?: AuditInput): Promise<{ state: JobState }> {
-    return this.actions.cancelJob(jobId, audit);
+  // ---------------------------------------------------------------- job control (cancel.ts, job-update.ts)
+
+  /** Cancels a waiting job, or asks the worker of a leased one to stop (it ends cancelled). */
+  cancel(jobId: string, audit?: AuditInput): Promise<CancelResult> {
+    return this.canceller.cancelJob(jobId, audit);
+  }
+
+  /** Cancels every job the filter matches, in chunks. */
+  cancelJobs(filter: JobFilter, audit?: AuditInput): Promise<BulkCancelResult> {
+    return this.canceller.cancelJobs(filter, audit);
+  }
+
+  /** How many jobs cancelJobs(filter) would change now. */
+  countCancellable(filter: JobFilter): number {
+    this.checkOpen();
+    return this.canceller.countCancellable(filter);
+  }
+
+  /** Calls `listener` with the leases told to stop, after each commit that asked for it; returns the unsubscribe. */
+  onCancelRequested(listener: CancelListener): () => void {
+    return this.canceller.onCancelRequested(listener);
+  }
+
+  /** Changes a scheduled or ready job's priority or run time; returns it as it is now. */
+  updateJob(jobId: string, changes: JobChanges, audit?: AuditInput): Promise<JobInfo> {
+    return this.updater.updateJob(jobId, changes, audit);
+  }
+
+  /** Runs now, or reprioritises, every waiting job the filter matches; returns how many changed. */
+  updateJobs(filter: JobFilter, changes: JobChanges, audit?: AuditInput): Promise<number> {
+    return this.updater.updateJobs(filter, changes, audit);
   }
 
   listQueues(): QueueInfo[] {
@@ -409,7 +450,7 @@ export class Engine {
     return remembered === null ? null : { jobId: remembered, stored: false };
   }
 
-  /** A dead or completed job back to ready now, with a fresh attempt budget. */
+  /** A dead, completed or cancelled job back to ready now, with a fresh attempt budget. */
   requeueJob(jobId: string, audit?: AuditInput): Promise<{ previousState: JobState }> {
     return this.actions.requeueJob(jobId, audit);
   }
@@ -592,6 +633,10 @@ export class Engine {
     this.ctx.writer.close();
     closeDatabase(this.ctx.db);
   }
+}
+
+function throwIfFailed(outcome: SettleOutcome): void {
+  if (!outcome.ok) throw new SeppError(outcome.code, outcome.message);
 }
 
 function shuttingDown(): SeppError {

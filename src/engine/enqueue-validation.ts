@@ -20,6 +20,10 @@ export interface ValidJob {
   maxAttempts: number;
   leaseMs: number | null;
   idempotencyKey: string | null;
+  /** The key is a duplicate only while a job holding it is unfinished. */
+  uniqueWhileActive: boolean;
+  /** Not handed out at or after this time; null: never expires. */
+  expiresAtMs: number | null;
   metadataJson: string | null;
   traceparent: string | null;
   tracestate: string | null;
@@ -170,6 +174,15 @@ export function validateJob(
     }
     idempotencyKey = job.idempotencyKey;
   }
+  const uniqueWhileActive = job.uniqueWhileActive === true;
+  if (uniqueWhileActive && idempotencyKey === null) {
+    return reject(
+      'invalid_job',
+      'unique_while_active needs an idempotency_key: the key is what stays unique while the job is unfinished',
+    );
+  }
+  const expiry = checkExpiry(job, nowMs, runAtMs, limits);
+  if (typeof expiry !== 'number' && expiry !== null) return expiry;
 
   let metadataJson: string | null = null;
   if (job.metadata !== undefined) {
@@ -215,12 +228,54 @@ export function validateJob(
     maxAttempts,
     leaseMs,
     idempotencyKey,
+    uniqueWhileActive,
+    expiresAtMs: expiry,
     metadataJson,
     traceparent,
     tracestate,
     group: job.group ?? null,
     settings,
   };
+}
+
+/** The job's expiry from `expiresAtMs` or `ttlMs` (null: none), or why it is refused. */
+function checkExpiry(
+  job: EnqueueRequest,
+  nowMs: number,
+  runAtMs: number,
+  limits: EngineLimits,
+): number | null | JobRejection {
+  if (job.expiresAtMs !== undefined && job.ttlMs !== undefined) {
+    return reject('invalid_job', 'give expires_at_ms or ttl_ms, not both');
+  }
+  let expiresAtMs: number;
+  if (job.expiresAtMs !== undefined) {
+    if (!Number.isSafeInteger(job.expiresAtMs)) {
+      return reject('invalid_job', 'expires_at_ms must be an integer (ms since epoch)');
+    }
+    expiresAtMs = job.expiresAtMs;
+  } else if (job.ttlMs !== undefined) {
+    if (!Number.isSafeInteger(job.ttlMs) || job.ttlMs <= 0) {
+      return reject('invalid_job', `ttl_ms is ${job.ttlMs}; it must be a positive integer`);
+    }
+    expiresAtMs = nowMs + job.ttlMs;
+  } else {
+    return null;
+  }
+  if (expiresAtMs <= runAtMs) {
+    return reject(
+      'invalid_job',
+      `the job would expire (at ${new Date(expiresAtMs).toISOString()}) before it is due (at ${new Date(runAtMs).toISOString()}), so it could never run; give a later expires_at_ms or a longer ttl_ms`,
+    );
+  }
+  if (expiresAtMs - nowMs > limits.maxScheduleAheadMs) {
+    const days = Math.round(limits.maxScheduleAheadMs / 86_400_000);
+    return reject(
+      'invalid_job',
+      `the job expires ${Math.ceil((expiresAtMs - nowMs) / 86_400_000)} days ahead, the limit is ${days} days (limits.max_schedule_ahead_ms)`,
+    );
+  }
+  return expiresAtMs;
 }
 
 export function isRejection(value: ValidJob | JobRejection): value is JobRejection {

@@ -13,6 +13,7 @@ import type { AuditLog } from './audit.ts';
 import type { EngineContext, Write } from './context.ts';
 import { isRejection, type ValidJob, validateJob } from './enqueue-validation.ts';
 import { type JobRejection, SeppError } from './errors.ts';
+import { IdempotencyKeys } from './idempotency.ts';
 import type { JobIdGenerator } from './job-id.ts';
 import type {
   AtomicEnqueueResult,
@@ -24,6 +25,7 @@ import type {
 
 export class Enqueuer {
   private readonly inserts: MultiRowStatement<InsertJobParams, never>;
+  private readonly keys: IdempotencyKeys;
 
   constructor(
     private readonly ctx: EngineContext,
@@ -32,6 +34,7 @@ export class Enqueuer {
     private readonly write: Write,
   ) {
     this.inserts = prepareJobInserts(ctx.db);
+    this.keys = new IdempotencyKeys(ctx);
   }
 
   /** Enqueues each job on its own merits: one result per job, in order. */
@@ -90,7 +93,7 @@ export class Enqueuer {
           return;
         }
         let adds = this.findDuplicate(job, nowMs) === null;
-        if (adds && job.idempotencyKey !== null && job.settings.dedupWindowMs > 0) {
+        if (adds && IdempotencyKeys.dedupsWithinBatch(job)) {
           const key = `${job.queue}\0${job.idempotencyKey}`;
           adds = !keysInBatch.has(key);
           keysInBatch.add(key);
@@ -167,14 +170,13 @@ export class Enqueuer {
     };
   }
 
-  /** The original job when `job`'s idempotency key was used within the queue's window. */
+  /** The original job when `job`'s idempotency key is taken (see idempotency.ts). */
   private findDuplicate(job: ValidJob, nowMs: number, added?: AddedJobs): EnqueueAccepted | null {
     if (job.idempotencyKey === null) return null;
-    // What a lookup reads must include this batch's earlier jobs: store them first.
+    // The lookup (unique-while-active keys read the jobs table) must see this batch's earlier jobs: store them first.
     added?.insertPending(this.inserts);
-    const seen = this.ctx.sql.findIdempotencyKey.get(job.queue, job.idempotencyKey);
-    if (seen === undefined || seen.expires_at_ms <= nowMs) return null;
-    return { ok: true, jobId: seen.job_id, deduplicated: true };
+    const original = this.keys.duplicateOf(job, nowMs);
+    return original === null ? null : { ok: true, jobId: original, deduplicated: true };
   }
 
   /** Adds a new job to `added`; the caller has checked it is not a duplicate, and stores `added` once done. */
@@ -199,18 +201,13 @@ export class Enqueuer {
       lease_ms: job.leaseMs,
       enqueued_at_ms: nowMs,
       run_at_ms: job.runAtMs,
+      expires_at_ms: job.expiresAtMs,
       group_key: job.group,
     });
     if (job.group !== null) this.ctx.flow.groupedJobAdded(job.queue);
-    if (job.idempotencyKey !== null && job.settings.dedupWindowMs > 0) {
-      sql.putIdempotencyKey.run({
-        queue: job.queue,
-        key: job.idempotencyKey,
-        job_id: id,
-        expires_at_ms: nowMs + job.settings.dedupWindowMs,
-      });
-    }
+    this.keys.record(job, id, nowMs);
     if (job.scheduled) this.ctx.wakeAt(tx, job.runAtMs);
+    if (job.expiresAtMs !== null) this.ctx.wakeAt(tx, job.expiresAtMs);
     if (this.ctx.events.recording) {
       this.ctx.record(tx, {
         kind: 'enqueued',

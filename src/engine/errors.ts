@@ -7,6 +7,8 @@ export type SeppErrorCode =
   | 'invalid_argument'
   | 'not_found'
   | 'lease_lost'
+  /** The job was cancelled while this lease was running: stop working on it (gRPC FAILED_PRECONDITION). */
+  | 'job_cancelled'
   | 'failed_precondition'
   /** The thing to create exists already (gRPC ALREADY_EXISTS). */
   | 'already_exists'

@@ -19,11 +19,10 @@ import type { EngineContext } from './context.ts';
 import { checkName } from './enqueue-validation.ts';
 import { SeppError } from './errors.ts';
 import type { DeadReason, JobState, Page } from './types.ts';
-import { jobStates } from './types.ts';
+import { deadReasons, jobStates } from './types.ts';
 
 const pageSizeDefault = 50;
 const mergeTypeLimit = 256;
-const deadReasons: readonly DeadReason[] = ['attempts_exhausted', 'lease_expired', 'dead_lettered'];
 
 export interface DeadLetterSummaryQuery {
   queue: string;
@@ -182,6 +181,9 @@ export function summaryFromRow(row: JobSummaryRow): JobSummary {
     deadReason: row.dead_reason as DeadReason | null,
     failedAtMs: row.failed_at_ms,
     completedAtMs: row.completed_at_ms,
+    expiresAtMs: row.expires_at_ms,
+    cancelledAtMs: row.cancelled_at_ms,
+    cancelledBy: row.cancelled_by,
   };
 }
 

@@ -76,6 +76,9 @@ export function jobInfoFromRow(row: JobRow): JobInfo {
     deadReason: row.dead_reason as DeadReason | null,
     failedAtMs: row.failed_at_ms,
     completedAtMs: row.completed_at_ms,
+    expiresAtMs: row.expires_at_ms,
+    cancelledAtMs: row.cancelled_at_ms,
+    cancelledBy: row.cancelled_by,
     result: row.result,
     resultContentType: row.result === null ? null : row.result_content_type,
     progress:

@@ -1,6 +1,7 @@
 /**
  * What an operator can do to jobs beyond the protocol's calls: requeue one
- * job, dead-letter one job, purge a queue's waiting jobs. Each is a write
+ * job, dead-letter one job, purge a queue's waiting jobs (which releases
+ * their idempotency keys, as any deletion does). Each is a write
  * operation (group commit) and may carry an audit entry written in the same
  * transaction. Changes that can touch very many jobs run in chunks, each its
  * own transaction, so one purge never becomes one huge transaction that
@@ -13,6 +14,7 @@ import type { AuditInput } from './admin-types.ts';
 import type { AuditLog } from './audit.ts';
 import type { EngineContext, Write } from './context.ts';
 import { SeppError } from './errors.ts';
+import { eventAbout } from './events/lifecycle-event.ts';
 import type { JobState } from './types.ts';
 
 /** Rows changed per transaction by chunked changes. */
@@ -26,33 +28,14 @@ export class OperatorActions {
     private readonly write: Write,
   ) {}
 
-  /** Removes a job that is not leased. */
-  cancelJob(jobId: string, audit?: AuditInput): Promise<{ state: JobState }> {
-    return this.write((tx) => {
-      const row = this.find(jobId);
-      if (row.state === 'leased') {
-        throw new SeppError(
-          'failed_precondition',
-          `job ${jobId} is leased by a worker; it can be cancelled once the worker nacks it or its lease expires`,
-        );
-      }
-      this.ctx.sql.deleteJob.run(row.seq);
-      this.ctx.count(row.queue, row.state, null, 1);
-      this.ctx.emit(tx, { kind: 'cancelled', queue: row.queue, count: 1 });
-      if (this.ctx.events.recording) this.recordCancelled(tx, row, row.state);
-      if (audit !== undefined) this.audit.write(audit, { previousState: row.state });
-      return { state: row.state };
-    });
-  }
-
-  /** A dead or completed job back to ready now, with a fresh attempt budget. */
+  /** A dead, completed or cancelled job back to ready now, with a fresh attempt budget. */
   requeueJob(jobId: string, audit?: AuditInput): Promise<{ previousState: JobState }> {
     return this.write((tx) => {
       const row = this.find(jobId);
-      if (row.state !== 'dead' && row.state !== 'completed') {
+      if (row.state !== 'dead' && row.state !== 'completed' && row.state !== 'cancelled') {
         throw new SeppError(
           'failed_precondition',
-          `job ${jobId} is ${row.state}; only dead or completed jobs can be requeued`,
+          `job ${jobId} is ${row.state}; only dead, completed or cancelled jobs can be requeued`,
         );
       }
       const { changes } = this.sql.requeueJob.run({ seq: row.seq, now_ms: this.ctx.clock.nowMs() });
@@ -103,14 +86,14 @@ export class OperatorActions {
         tracked,
         deleted,
         (tx) => {
-          const deleted = this.sql.deleteStateChunk.all({ queue, state, limit: chunkRows });
-          const n = deleted.length;
-          this.ctx.count(queue, state, null, n);
-          this.ctx.emit(tx, { kind: 'cancelled', queue, count: n });
+          const rows = this.sql.deleteStateChunk.all({ queue, state, limit: chunkRows });
+          for (const row of rows) this.ctx.releaseKey(queue, row.idempotency_key, row.id);
+          this.ctx.count(queue, state, null, rows.length);
+          this.ctx.emit(tx, { kind: 'purged', queue, count: rows.length });
           if (this.ctx.events.recording) {
-            for (const job of deleted) this.recordCancelled(tx, { ...job, queue }, state);
+            for (const job of rows) this.recordCancelled(tx, { ...job, queue }, state);
           }
-          return n;
+          return rows.length;
         },
         (total, done) => ({ deleted: total, done: done && state === 'scheduled' }),
       );
@@ -159,11 +142,6 @@ export class OperatorActions {
     if (row === undefined) throw new SeppError('not_found', `job ${jobId} does not exist`);
     return { ...row, state: row.state as JobState };
   }
-}
-
-/** The fields every lifecycle event of `job` shares. */
-function eventAbout(job: { id: string; queue: string; type: string; attempt: number }, atMs: number) {
-  return { sequence: 0, atMs, jobId: job.id, queue: job.queue, type: job.type, attempt: job.attempt };
 }
 
 /** An audit entry that follows a change made in chunks: written with the first, updated with the rest. */

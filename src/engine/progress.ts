@@ -6,6 +6,7 @@
  * progress; a completed or dead job keeps its last report.
  */
 import type { Transaction } from '../store/group-commit.ts';
+import { cancelledMessage } from './cancel.ts';
 import type { EngineContext } from './context.ts';
 import { formatBytes } from './enqueue-validation.ts';
 import { SeppError } from './errors.ts';
@@ -48,6 +49,8 @@ export class ProgressReports {
     const row = sql.attemptById.get(report.jobId);
     const problem = settleProblem(row, report.jobId, report.attempt);
     if (problem) throw new SeppError(problem.code, problem.message);
+    // Asked to stop (cancel.ts): refused like an extend, so the worker learns it here too.
+    if (row!.cancelled_at_ms !== null) throw new SeppError('job_cancelled', cancelledMessage(row!));
     const nowMs = clock.nowMs();
     const stored = sql.reportProgress.get({
       id: report.jobId,

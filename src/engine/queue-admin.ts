@@ -149,6 +149,7 @@ export class QueueAdmin {
             has('dead') ? 'delete its dead letters' : '',
             has('leased') ? 'let its leased jobs finish' : '',
             has('completed') ? 'wait for its completed jobs to pass their retention' : '',
+            has('cancelled') ? 'wait for its cancelled jobs to pass their retention' : '',
           ].filter((step) => step !== '');
           throw new SeppError(
             'failed_precondition',

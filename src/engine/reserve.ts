@@ -15,6 +15,7 @@ import type { LeasedRow } from '../store/statements.ts';
 import type { EngineContext } from './context.ts';
 import { checkQueueList } from './enqueue-validation.ts';
 import { SeppError, toSeppError } from './errors.ts';
+import type { Expiry } from './expiry.ts';
 import { queueOrder } from './flow-control/flow-control.ts';
 import { leasedJobFromRow } from './job-rows.ts';
 import type { LeasedJob, ReserveRequest } from './types.ts';
@@ -29,7 +30,10 @@ interface ValidReserve {
 }
 
 export class Reserver {
-  constructor(private readonly ctx: EngineContext) {}
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly expiry: Expiry,
+  ) {}
 
   async reserve(
     request: ReserveRequest,
@@ -135,27 +139,40 @@ export class Reserver {
         max_lease_deadline_ms: nowMs + settings.maxLeaseMs,
         worker_id: request.workerId,
       };
-      let rows: LeasedRow[];
-      if (flow.isPlain(queue, settings)) {
-        rows = sql.leaseReady.all({ ...params, queue, limit: remaining });
-        // RETURNING gives no order: restore the queue's order (priority, due time, enqueue order).
-        rows.sort(queueOrder);
-      } else {
-        const limited = flow.lease(tx, queue, settings, remaining, params);
-        rows = limited.rows;
-        if (limited.throttled) throttled.push(queue);
-      }
-      if (rows.length === 0) continue;
+      let wanted = remaining;
+      let leased = 0;
       let waitMsTotal = 0;
       let waitMsMax = 0;
-      for (const row of rows) {
-        jobs.push(leasedJobFromRow(row));
-        const waitedMs = Math.max(0, nowMs - row.run_at_ms);
-        waitMsTotal += waitedMs;
-        if (waitedMs > waitMsMax) waitMsMax = waitedMs;
+      for (;;) {
+        let rows: LeasedRow[];
+        if (flow.isPlain(queue, settings)) {
+          rows = sql.leaseReady.all({ ...params, queue, limit: wanted });
+          // RETURNING gives no order: restore the queue's order (priority, due time, enqueue order).
+          rows.sort(queueOrder);
+        } else {
+          const limited = flow.lease(tx, queue, settings, wanted, params);
+          rows = limited.rows;
+          if (limited.throttled && !throttled.includes(queue)) throttled.push(queue);
+        }
+        if (rows.length === 0) break;
+        this.ctx.count(queue, 'ready', 'leased', rows.length);
+        // Jobs whose expiry passed since maintenance last ran are not handed out (expiry.ts);
+        // their lease ends at once, which gives their max_leased and group slots back.
+        const live = this.expiry.dropExpired(tx, rows, nowMs);
+        for (const row of live) {
+          jobs.push(leasedJobFromRow(row));
+          const waitedMs = Math.max(0, nowMs - row.run_at_ms);
+          waitMsTotal += waitedMs;
+          if (waitedMs > waitMsMax) waitMsMax = waitedMs;
+        }
+        leased += live.length;
+        wanted -= live.length;
+        // Expired rows leave a gap: lease again for it (each pass takes expired jobs out for good).
+        if (live.length === rows.length || wanted === 0) break;
       }
+      if (leased === 0) continue;
       if (this.ctx.events.recording) {
-        for (const job of jobs.slice(jobs.length - rows.length)) {
+        for (const job of jobs.slice(jobs.length - leased)) {
           this.ctx.record(tx, {
             kind: 'leased',
             sequence: 0,
@@ -169,10 +186,9 @@ export class Reserver {
           });
         }
       }
-      this.ctx.count(queue, 'ready', 'leased', rows.length);
       // Jobs with their own lease_ms end at this deadline or later, never earlier.
       this.ctx.wakeAt(tx, leaseDeadlineMs);
-      this.ctx.emit(tx, { kind: 'reserved', queue, count: rows.length, waitMsTotal, waitMsMax });
+      this.ctx.emit(tx, { kind: 'reserved', queue, count: leased, waitMsTotal, waitMsMax });
     }
     return jobs;
   }

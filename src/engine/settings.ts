@@ -51,6 +51,10 @@ export interface QueueSettings {
   deadRetentionMs: number;
   /** How long acked jobs are kept in state `completed`; 0 deletes them on ack. */
   completedRetentionMs: number;
+  /** How long cancelled jobs are kept (with who cancelled them and when) before they are deleted. */
+  cancelledRetentionMs: number;
+  /** What happens to a job whose expiry passes before it started: dead-lettered (reason `expired`) or deleted. */
+  expiredAction: ExpiredAction;
   /** Job types accepted on this queue; empty = any type. */
   allowedTypes: readonly string[];
   /** Jobs of the queue leased at once, across every worker and transport; 0 = no limit (docs/flow-control.md). */
@@ -62,6 +66,9 @@ export interface QueueSettings {
   /** How fast leases of one group may start (a bucket per group). */
   groupRateLimit: RateLimitSettings;
 }
+
+export const expiredActions = ['dead_letter', 'delete'] as const;
+export type ExpiredAction = (typeof expiredActions)[number];
 
 /** No rate limit. */
 export const noRateLimit: Readonly<RateLimitSettings> = Object.freeze({
@@ -80,6 +87,8 @@ export const defaultQueueSettings: Readonly<QueueSettings> = Object.freeze({
   dedupWindowMs: 1 * DAY_MS,
   deadRetentionMs: 14 * DAY_MS,
   completedRetentionMs: 0,
+  cancelledRetentionMs: 14 * DAY_MS,
+  expiredAction: 'dead_letter',
   allowedTypes: Object.freeze([]) as readonly string[],
   maxLeased: 0,
   rateLimit: noRateLimit,
@@ -97,6 +106,7 @@ export const queueSettingRanges = {
   dedupWindowMs: { min: 0, max: 30 * DAY_MS },
   deadRetentionMs: { min: 0, max: 3650 * DAY_MS },
   completedRetentionMs: { min: 0, max: 3650 * DAY_MS },
+  cancelledRetentionMs: { min: 0, max: 3650 * DAY_MS },
   backoffBaseMs: { min: 0, max: 7 * DAY_MS },
   backoffFactor: { min: 1, max: 100 },
   backoffCapMs: { min: 0, max: 30 * DAY_MS },

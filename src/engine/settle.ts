@@ -1,11 +1,15 @@
 /**
  * Ack, nack and extend: the settlements of a lease, all fenced by the attempt
  * the lease was given. A stale attempt means another delivery has begun since
- * (lease lost); a job that is no longer leased cannot be settled.
+ * (lease lost); a job that is no longer leased cannot be settled. A lease
+ * whose job has a cancel request (cancel.ts) ends the job `cancelled` on ack
+ * or nack (an ack is answered `job_cancelled`: the job did not complete), and
+ * an extend is refused with `job_cancelled`.
  */
 import type { Transaction } from '../store/group-commit.ts';
 import type { AttemptRow } from '../store/statements.ts';
 import { backoffDelayMs } from './backoff.ts';
+import { cancelledMessage, finishCancelled } from './cancel.ts';
 import type { EngineContext } from './context.ts';
 import { SeppError } from './errors.ts';
 import { appendError } from './job-rows.ts';
@@ -24,9 +28,14 @@ import type {
 export class Settler {
   constructor(private readonly ctx: EngineContext) {}
 
-  ack(tx: Transaction, ack: Ack): void {
+  /**
+   * Throws when the ack changed nothing; returns the `job_cancelled` outcome,
+   * whose change (the job is now cancelled) must commit before it is answered.
+   */
+  ack(tx: Transaction, ack: Ack): SettleOutcome {
     const outcome = this.tryAck(tx, ack);
-    if (!outcome.ok) throw new SeppError(outcome.code, outcome.message);
+    if (!outcome.ok && outcome.code !== 'job_cancelled') throw new SeppError(outcome.code, outcome.message);
+    return outcome;
   }
 
   /** Acks one job; the caller has checked its result (checkAckResult). */
@@ -46,6 +55,11 @@ export class Settler {
     const row = sql.attemptById.get(jobId);
     const problem = settleProblem(row, jobId, attempt);
     if (problem) return problem;
+    if (row!.cancelled_at_ms !== null) {
+      // Asked to stop: the attempt ends cancelled, and a result it carried is not kept.
+      finishCancelled(this.ctx, tx, row!, null);
+      return { ok: false, code: 'job_cancelled', message: cancelledMessage(row!) };
+    }
     const retained = queues.settingsFor(row!.queue).completedRetentionMs > 0;
     if (retained) {
       sql.completeLeased.run({
@@ -87,8 +101,13 @@ export class Settler {
     if (problem) throw new SeppError(problem.code, problem.message);
     const directive = request.directive ?? { kind: 'backoff' };
     checkDirective(directive, this.ctx.limits.maxScheduleAheadMs);
+    const error = truncate(request.error, this.ctx.limits.maxErrorBytes);
+    if (row!.cancelled_at_ms !== null) {
+      finishCancelled(this.ctx, tx, row!, error);
+      return { state: 'cancelled', runAtMs: null };
+    }
     this.ctx.emit(tx, { kind: 'nacked', queue: row!.queue, count: 1 });
-    return this.failAttempt(tx, row!, truncate(request.error, this.ctx.limits.maxErrorBytes), directive);
+    return this.failAttempt(tx, row!, error, directive);
   }
 
   extend(tx: Transaction, { jobId, attempt, leaseMs }: ExtendRequest): { leaseDeadlineMs: number } {
@@ -102,6 +121,7 @@ export class Settler {
     const row = sql.attemptById.get(jobId);
     const problem = settleProblem(row, jobId, attempt);
     if (problem) throw new SeppError(problem.code, problem.message);
+    if (row!.cancelled_at_ms !== null) throw new SeppError('job_cancelled', cancelledMessage(row!));
     const settings = queues.settingsFor(row!.queue);
     // 0 (unset on the wire) means the queue's default lease, as it does for Reserve.
     const lengthMs = leaseMs === 0 ? settings.defaultLeaseMs : leaseMs;

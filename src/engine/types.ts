@@ -13,13 +13,31 @@ import type { QueueSettingKey, QueueSettings, QueueSettingsFlat, SettingSource }
  *   leased    → ready/scheduled  on nack or lease expiry with attempts left
  *   leased    → dead         on nack/expiry with no attempts left, or explicit dead-letter
  *   dead      → ready        on requeue (fresh attempt budget)
- *   any but leased → (deleted) on cancel
+ *   scheduled/ready → cancelled  on cancel
+ *   leased    → cancelled    on cancel: the request is recorded (`cancelledAtMs`) and the
+ *                            worker told; the job moves when the worker settles it or the
+ *                            lease ends, never back to ready
+ *   scheduled/ready → dead (reason expired) or (deleted)  when its expiry passes unstarted
+ *   cancelled → (deleted)    after the queue's cancelled_retention_ms
  */
-export type JobState = 'scheduled' | 'ready' | 'leased' | 'completed' | 'dead';
-export const jobStates: readonly JobState[] = ['scheduled', 'ready', 'leased', 'completed', 'dead'];
+export type JobState = 'scheduled' | 'ready' | 'leased' | 'completed' | 'dead' | 'cancelled';
+export const jobStates: readonly JobState[] = [
+  'scheduled',
+  'ready',
+  'leased',
+  'completed',
+  'dead',
+  'cancelled',
+];
 
 /** Why a job is dead. */
-export type DeadReason = 'attempts_exhausted' | 'lease_expired' | 'dead_lettered';
+export type DeadReason = 'attempts_exhausted' | 'lease_expired' | 'dead_lettered' | 'expired';
+export const deadReasons: readonly DeadReason[] = [
+  'attempts_exhausted',
+  'lease_expired',
+  'dead_lettered',
+  'expired',
+];
 
 export interface EnqueueRequest {
   queue: string;
@@ -42,6 +60,15 @@ export interface EnqueueRequest {
    */
   leaseMs?: number;
   idempotencyKey?: string;
+  /**
+   * The key is a duplicate only while a job with it is scheduled, ready or
+   * leased (whatever the dedup window), and free again once that job finished.
+   */
+  uniqueWhileActive?: boolean;
+  /** Not handed out at or after this time (ms since the epoch). Exclusive with `ttlMs`. */
+  expiresAtMs?: number;
+  /** Not handed out once this long has passed since the enqueue. Exclusive with `expiresAtMs`. */
+  ttlMs?: number;
   metadata?: Readonly<Record<string, string>>;
   /** W3C trace context of the producer. */
   traceparent?: string;
@@ -153,7 +180,8 @@ export interface NackRequest extends Settle {
 }
 
 export interface NackResult {
-  state: 'ready' | 'scheduled' | 'dead';
+  /** `cancelled` when a cancel had been asked for: the attempt ends the job. */
+  state: 'ready' | 'scheduled' | 'dead' | 'cancelled';
   /** When the job runs again (absent when dead). */
   runAtMs: number | null;
 }
@@ -164,7 +192,9 @@ export interface ExtendRequest extends Settle {
 }
 
 /** Outcome of one settlement in a batch. */
-export type SettleOutcome = { ok: true } | { ok: false; code: 'not_found' | 'lease_lost'; message: string };
+export type SettleOutcome =
+  | { ok: true }
+  | { ok: false; code: 'not_found' | 'lease_lost' | 'job_cancelled'; message: string };
 
 export interface AttemptError {
   attempt: number;
@@ -197,6 +227,12 @@ export interface JobInfo {
   deadReason: DeadReason | null;
   failedAtMs: number | null;
   completedAtMs: number | null;
+  /** When the job stops being handed out (TTL); null: never. */
+  expiresAtMs: number | null;
+  /** When a cancel was asked for (the job may still be leased until its worker stops). */
+  cancelledAtMs: number | null;
+  /** Who asked for the cancel. */
+  cancelledBy: string | null;
   /** What the ack carried; null when it carried none (or the job is not completed). */
   result: Buffer | null;
   resultContentType: string | null;
@@ -272,5 +308,10 @@ export type JobEvent =
   | { kind: 'nacked'; queue: string; count: number }
   | { kind: 'dead_lettered'; queue: string; reason: DeadReason; count: number }
   | { kind: 'expired'; queue: string; count: number }
+  /** Jobs whose expiry (TTL) passed before they started: dead-lettered or deleted per `expiredAction`. */
+  | { kind: 'ttl_expired'; queue: string; count: number }
   | { kind: 'requeued'; queue: string; count: number }
-  | { kind: 'cancelled'; queue: string; count: number };
+  /** Jobs that became `cancelled`. */
+  | { kind: 'cancelled'; queue: string; count: number }
+  /** Waiting jobs deleted by a purge. */
+  | { kind: 'purged'; queue: string; count: number };

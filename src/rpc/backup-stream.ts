@@ -2,7 +2,8 @@
  * Backup: an online copy of the database streamed to the caller. The engine
  * copies the live database into a temporary file in the data directory
  * (progress messages go out meanwhile), then the file is sent in chunks,
- * honouring the client's flow control, then removed.
+ * honouring the client's flow control, then removed. Each backup is written to
+ * the audit log before the copy starts.
  *
  * However the call ends — done, failed, or cancelled by the client at any
  * point — the copy stops, its file descriptor is closed and the temporary
@@ -16,6 +17,7 @@ import { join } from 'node:path';
 import type { handleServerStreamingCall } from '@grpc/grpc-js';
 import type { BackupChunk, BackupRequest } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
 import { SeppError } from '../engine/errors.ts';
+import { rpcAudit } from './audit-input.ts';
 import { type BugReporter, type GuardedCall, guardServerStream } from './call-guard.ts';
 import { admit, type RpcContext } from './rpc-context.ts';
 
@@ -28,12 +30,14 @@ export function createBackupHandler(
   onBug: BugReporter,
 ): handleServerStreamingCall<BackupRequest, BackupChunk> {
   return guardServerStream<BackupRequest, BackupChunk>('Backup', onBug, (call) => {
-    admit(ctx, call.metadata, 'admin', 'Backup');
+    const caller = admit(ctx, call.metadata, 'admin', 'Backup');
     const tempPath = join(dataDir, `backup-${process.pid}-${++backupsStarted}.db.tmp`);
     const over = new AbortController();
     call.onFinish(() => over.abort());
     void call.spawn(async () => {
       try {
+        // Durable before the copy starts: a backup that is refused the audit entry does not run.
+        await ctx.engine.recordAudit(rpcAudit(ctx, caller, call.metadata, 'server.backup', 'server'));
         await sendBackup(ctx, call, tempPath, over.signal);
       } finally {
         await rm(tempPath, { force: true });

@@ -16,6 +16,7 @@ import {
   RejectionReason as ProtoRejectionReason,
 } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import {
+  ExpiredAction,
   type QueueSettings as ProtoQueueSettings,
   type QueueInfo,
   type QueueSettingValue,
@@ -30,6 +31,7 @@ import { type WorkerInfo, WorkerTransport } from '../../clients/typescript/src/g
 import type { WorkerInfo as EngineWorkerInfo } from '../engine/admin-types.ts';
 import type { JobRejection, RejectionReason } from '../engine/errors.ts';
 import {
+  type ExpiredAction as EngineExpiredAction,
   type SettingSource as EngineSettingSource,
   flattenQueueSettings,
   type QueueSettings,
@@ -68,6 +70,9 @@ export function enqueueRequestFromProto(job: EnqueueJob | undefined): EngineEnqu
   if (Object.keys(job.metadata).length > 0) request.metadata = job.metadata;
   if (job.traceparent !== '') request.traceparent = job.traceparent;
   if (job.tracestate !== '') request.tracestate = job.tracestate;
+  if (job.expiry?.$case === 'expiresAtMs') request.expiresAtMs = job.expiry.value;
+  else if (job.expiry?.$case === 'ttlMs') request.ttlMs = job.expiry.value;
+  if (job.uniqueWhileActive) request.uniqueWhileActive = true;
   if (job.group !== '') request.group = job.group;
   return request;
 }
@@ -132,16 +137,25 @@ const stateToProto: Record<EngineJobState, JobState> = {
   leased: JobState.LEASED,
   completed: JobState.COMPLETED,
   dead: JobState.DEAD,
+  cancelled: JobState.CANCELLED,
 };
 
 export function jobStateToProto(state: EngineJobState): JobState {
   return stateToProto[state];
 }
 
+/** An engine state from the protocol's; undefined for UNSPECIFIED or a value this server does not know. */
+export function jobStateFromProto(state: JobState): EngineJobState | undefined {
+  for (const [name, value] of Object.entries(stateToProto))
+    if (value === state) return name as EngineJobState;
+  return undefined;
+}
+
 export const deadReasonToProto: Record<EngineDeadReason, DeadReason> = {
   attempts_exhausted: DeadReason.ATTEMPTS_EXHAUSTED,
   lease_expired: DeadReason.LEASE_EXPIRED,
   dead_lettered: DeadReason.DEAD_LETTERED,
+  expired: DeadReason.EXPIRED,
 };
 
 export function deadReasonFromProto(reason: DeadReason): EngineDeadReason | undefined {
@@ -177,6 +191,9 @@ export function jobToProto(job: JobInfo, withPayload: boolean): Job {
     deadReason: job.deadReason === null ? DeadReason.UNSPECIFIED : deadReasonToProto[job.deadReason],
     failedAtMs: job.failedAtMs ?? 0,
     completedAtMs: job.completedAtMs ?? 0,
+    expiresAtMs: job.expiresAtMs ?? 0,
+    cancelledAtMs: job.cancelledAtMs ?? 0,
+    cancelledBy: job.cancelledBy ?? '',
     result:
       job.result === null
         ? undefined
@@ -187,6 +204,10 @@ export function jobToProto(job: JobInfo, withPayload: boolean): Job {
   };
 }
 
+const expiredActionToProto: Record<EngineExpiredAction, ExpiredAction> = {
+  dead_letter: ExpiredAction.DEAD_LETTER,
+  delete: ExpiredAction.DELETE,
+};
 export function progressToProto(progress: EngineJobProgress): JobProgress {
   return {
     percent: progress.percent ?? 0,
@@ -225,6 +246,8 @@ export function queueSettingsToProto(settings: QueueSettings): ProtoQueueSetting
     deadRetentionMs: settings.deadRetentionMs,
     completedRetentionMs: settings.completedRetentionMs,
     allowedTypes: [...settings.allowedTypes],
+    cancelledRetentionMs: settings.cancelledRetentionMs,
+    expiredAction: expiredActionToProto[settings.expiredAction],
     maxLeased: settings.maxLeased,
     rateLimit: { ...settings.rateLimit },
     groupMaxLeased: settings.groupMaxLeased,

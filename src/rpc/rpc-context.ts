@@ -42,7 +42,9 @@ export interface RpcContext {
   /** Open Work and Produce streams, so shutdown can end them and a change of API keys can check them again. */
   readonly streams: Set<OpenStream>;
   /** Rereads the config file (ReloadConfig); undefined when the server cannot. */
-  readonly reloadConfig: ((request: { dryRun: boolean; actor: string }) => Promise<ReloadReport>) | undefined;
+  readonly reloadConfig:
+    | ((request: { dryRun: boolean; actor: string; via?: string }) => Promise<ReloadReport>)
+    | undefined;
 }
 
 /** A Work or Produce stream while it is open. */

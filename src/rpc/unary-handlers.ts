@@ -10,8 +10,9 @@ import { type AckBatchRequest, SettleOutcome } from '../../clients/typescript/sr
 import { formatProblem, parseQueueSettingKeys, parseQueueSettingValues } from '../config/index.ts';
 import { SeppError } from '../engine/errors.ts';
 import type { EnqueueRequest as EngineEnqueueRequest } from '../engine/types.ts';
-import type { Caller } from './auth.ts';
+import { rpcAudit } from './audit-input.ts';
 import { answerUnary, type BugReporter } from './call-guard.ts';
+import { createControlHandlers } from './control-handlers.ts';
 import {
   acceptedToProto,
   ackFromProto,
@@ -43,6 +44,12 @@ import type { Unary } from './unary-wrapper.ts';
 import { requireAttempt, requireJobId, requireString } from './validate-fields.ts';
 
 type UnaryHandlers = Omit<QueueServiceServer, 'produce' | 'work' | 'backup' | 'events'>;
+
+const settleOutcomeToProto = {
+  not_found: SettleOutcome.NOT_FOUND,
+  lease_lost: SettleOutcome.LEASE_LOST,
+  job_cancelled: SettleOutcome.CANCELLED,
+} as const;
 
 export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryHandlers {
   const { engine } = ctx;
@@ -88,6 +95,8 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
 
   return {
     ...createScheduleHandlers(ctx, unary),
+    ...createControlHandlers(ctx, unary),
+
     enqueue: unary(
       'Enqueue',
       'enqueue',
@@ -167,10 +176,7 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
         results: outcomes.map((o) =>
           o.ok
             ? { outcome: SettleOutcome.OK, message: '' }
-            : {
-                outcome: o.code === 'lease_lost' ? SettleOutcome.LEASE_LOST : SettleOutcome.NOT_FOUND,
-                message: o.message,
-              },
+            : { outcome: settleOutcomeToProto[o.code], message: o.message },
         ),
       };
     }),
@@ -210,12 +216,6 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
       return { job: jobToProto(job, true) };
     }),
 
-    cancelJob: unary('CancelJob', 'admin', async (req, _call, _caller, observation) => {
-      observation.annotate({ jobId: req.jobId });
-      const { state } = await engine.cancel(requireJobId(req.jobId));
-      return { previousState: jobStateToProto(state) };
-    }),
-
     listQueues: unary('ListQueues', 'read', () => ({ queues: engine.listQueues().map(queueInfoToProto) })),
 
     listWorkers: unary('ListWorkers', 'read', () => ({
@@ -223,31 +223,33 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
       waitingReserves: engine.waitingReserves,
     })),
 
-    pauseQueue: unary('PauseQueue', 'admin', async (req, _call, _caller, observation) => {
+    pauseQueue: unary('PauseQueue', 'admin', async (req, call, caller, observation) => {
       observation.annotate({ queue: req.queue });
-      await engine.pauseQueue(requireString(req.queue, 'queue'), undefined, {
+      const queue = requireString(req.queue, 'queue');
+      await engine.pauseQueue(queue, rpcAudit(ctx, caller, call.metadata, 'queue.pause', `queue:${queue}`), {
         allowMissing: req.allowMissing,
       });
       return {};
     }),
 
-    resumeQueue: unary('ResumeQueue', 'admin', async (req, _call, _caller, observation) => {
+    resumeQueue: unary('ResumeQueue', 'admin', async (req, call, caller, observation) => {
       observation.annotate({ queue: req.queue });
-      await engine.resumeQueue(requireString(req.queue, 'queue'), undefined, {
-        allowMissing: req.allowMissing,
-      });
+      const queue = requireString(req.queue, 'queue');
+      await engine.resumeQueue(
+        queue,
+        rpcAudit(ctx, caller, call.metadata, 'queue.resume', `queue:${queue}`),
+        {
+          allowMissing: req.allowMissing,
+        },
+      );
       return {};
     }),
 
-    deleteQueue: unary('DeleteQueue', 'admin', async (req, _call, caller, observation) => {
+    deleteQueue: unary('DeleteQueue', 'admin', async (req, call, caller, observation) => {
       const queue = requireString(req.queue, 'queue');
       observation.annotate({ queue });
       // Deleting leaves nothing behind to show who did it: the audit log keeps it.
-      await engine.deleteQueue(queue, {
-        actor: `grpc:${caller.name}`,
-        action: 'queue.delete',
-        target: `queue:${queue}`,
-      });
+      await engine.deleteQueue(queue, rpcAudit(ctx, caller, call.metadata, 'queue.delete', `queue:${queue}`));
       return {};
     }),
 
@@ -266,14 +268,20 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
       return { jobs: page.items.map((j) => jobToProto(j, false)), nextPageToken: page.nextCursor ?? '' };
     }),
 
-    requeueDeadLetters: unary('RequeueDeadLetters', 'admin', async (req, _call, _caller, observation) => {
+    requeueDeadLetters: unary('RequeueDeadLetters', 'admin', async (req, call, caller, observation) => {
       observation.annotate({ queue: req.queue });
-      return { requeuedCount: await engine.requeueDeadLetters(deadLetterSelection(req)) };
+      const selection = deadLetterSelection(req);
+      const action = 'all' in selection ? 'dead_letters.requeue_all' : 'dead_letters.requeue';
+      const audit = rpcAudit(ctx, caller, call.metadata, action, `queue:${selection.queue}`);
+      return { requeuedCount: await engine.requeueDeadLetters(selection, audit) };
     }),
 
-    deleteDeadLetters: unary('DeleteDeadLetters', 'admin', async (req, _call, _caller, observation) => {
+    deleteDeadLetters: unary('DeleteDeadLetters', 'admin', async (req, call, caller, observation) => {
       observation.annotate({ queue: req.queue });
-      return { deletedCount: await engine.deleteDeadLetters(deadLetterSelection(req)) };
+      const selection = deadLetterSelection(req);
+      const action = 'all' in selection ? 'dead_letters.delete_all' : 'dead_letters.delete';
+      const audit = rpcAudit(ctx, caller, call.metadata, action, `queue:${selection.queue}`);
+      return { deletedCount: await engine.deleteDeadLetters(selection, audit) };
     }),
 
     getServerInfo: unary('GetServerInfo', 'read', () => {
@@ -297,7 +305,7 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
       };
     }),
 
-    setQueueSettings: unary('SetQueueSettings', 'admin', async (req, _call, caller, observation) => {
+    setQueueSettings: unary('SetQueueSettings', 'admin', async (req, call, caller, observation) => {
       observation.annotate({ queue: req.queue });
       const queue = requireString(req.queue, 'queue');
       if (Object.keys(req.settings).length === 0) {
@@ -311,12 +319,14 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
       const info = await engine.changeQueueSettings(
         queue,
         { set: parsed.value },
-        auditOf(caller, 'queue.settings.set', queue, { settings: req.settings }),
+        rpcAudit(ctx, caller, call.metadata, 'queue.settings.set', `queue:${queue}`, {
+          settings: req.settings,
+        }),
       );
       return { queue: queueInfoToProto(info) };
     }),
 
-    resetQueueSettings: unary('ResetQueueSettings', 'admin', async (req, _call, caller, observation) => {
+    resetQueueSettings: unary('ResetQueueSettings', 'admin', async (req, call, caller, observation) => {
       observation.annotate({ queue: req.queue });
       const queue = requireString(req.queue, 'queue');
       if (req.all === req.keys.length > 0) {
@@ -330,27 +340,35 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
       const info = await engine.changeQueueSettings(
         queue,
         { reset: req.all ? 'all' : keys.value },
-        auditOf(caller, 'queue.settings.reset', queue, req.all ? { all: true } : { keys: req.keys }),
+        rpcAudit(
+          ctx,
+          caller,
+          call.metadata,
+          'queue.settings.reset',
+          `queue:${queue}`,
+          req.all ? { all: true } : { keys: req.keys },
+        ),
       );
       return { queue: queueInfoToProto(info) };
     }),
 
-    reloadConfig: unary('ReloadConfig', 'admin', async (req, _call, caller) => {
+    reloadConfig: unary('ReloadConfig', 'admin', async (req, call, caller) => {
       if (ctx.reloadConfig === undefined) {
         throw new SeppError(
           'failed_precondition',
           'this server cannot reload its configuration (it was not started by `sepp serve`)',
         );
       }
-      const report = await ctx.reloadConfig({ dryRun: req.dryRun, actor: `grpc:${caller.name}` });
+      const { actor, details } = rpcAudit(ctx, caller, call.metadata, 'config.reload', 'config');
+      const via = typeof details?.via === 'string' ? details.via : undefined;
+      const report = await ctx.reloadConfig({
+        dryRun: req.dryRun,
+        actor,
+        ...(via === undefined ? {} : { via }),
+      });
       return { ...report, configFile: report.configFile ?? '' };
     }),
   };
-}
-
-/** The audit entry of an admin call over gRPC: the actor is the API key's name (`anonymous` without keys). */
-function auditOf(caller: Caller, action: string, queue: string, details: Record<string, unknown>) {
-  return { actor: `grpc:${caller.name}`, action, target: `queue:${queue}`, details };
 }
 
 /** A batch's jobs, each carrying its own trace context or, failing that, the call's. */

@@ -11,7 +11,11 @@
  * being read); jobs are bounded by the credit the client granted.
  */
 import type { LeasedJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
-import type { WorkResponse, WorkResponse_Settled } from '../../clients/typescript/src/gen/sepp/v1/work.js';
+import type {
+  WorkResponse,
+  WorkResponse_CancelNotice,
+  WorkResponse_Settled,
+} from '../../clients/typescript/src/gen/sepp/v1/work.js';
 
 /** The parts of the stream the outbox writes to. */
 export interface OutboxSink {
@@ -30,6 +34,7 @@ const jobOverheadBytes = 128;
 export class WorkOutbox {
   private settled: WorkResponse_Settled[] = [];
   private jobs: LeasedJob[] = [];
+  private cancels: WorkResponse_CancelNotice[] = [];
   private bytes = 0;
   private scheduled = false;
   private readonly budgetBytes: number;
@@ -67,17 +72,28 @@ export class WorkOutbox {
     this.schedule();
   }
 
+  /** A job to stop: answers-like (through the gate), as many as the cancels an operator makes. */
+  cancel(notice: WorkResponse_CancelNotice): void {
+    if (!this.batching) {
+      this.sink.writeAnswer({ kind: { $case: 'cancel', value: notice } });
+      return;
+    }
+    const bytes = jobOverheadBytes + 3 * (notice.jobId.length + notice.cancelledBy.length);
+    if (this.bytes + bytes > this.budgetBytes) this.flush();
+    this.cancels.push(notice);
+    this.bytes += bytes;
+    this.schedule();
+  }
+
   /** Writes what is held now (before the stream ends). */
   flush(): void {
     this.scheduled = false;
-    if (this.settled.length === 0 && this.jobs.length === 0) return;
+    if (this.settled.length === 0 && this.jobs.length === 0 && this.cancels.length === 0) return;
     const message: WorkResponse = {
-      kind: { $case: 'batch', value: { settled: this.settled, jobs: this.jobs } },
+      kind: { $case: 'batch', value: { settled: this.settled, jobs: this.jobs, cancels: this.cancels } },
     };
-    const withAnswers = this.settled.length > 0;
-    this.settled = [];
-    this.jobs = [];
-    this.bytes = 0;
+    const withAnswers = this.settled.length > 0 || this.cancels.length > 0;
+    this.discard();
     if (withAnswers) this.sink.writeAnswer(message);
     else this.sink.writeJob(message);
   }
@@ -86,6 +102,7 @@ export class WorkOutbox {
   discard(): void {
     this.settled = [];
     this.jobs = [];
+    this.cancels = [];
     this.bytes = 0;
   }
 

@@ -8,6 +8,10 @@
  * when there is none to lease) → closed. Closing (client cancel, error,
  * shutdown) aborts the pending long-poll at once; leases already pushed are
  * left to expire or to be settled over unary calls.
+ *
+ * While subscribed, the stream hears of every cancel of a leased job on its
+ * queues taken under its worker id (engine.onCancelRequested) and passes it
+ * on as a CancelNotice; the worker ignores notices for leases it does not hold.
  */
 import { type handleBidiStreamingCall, status } from '@grpc/grpc-js';
 import type {
@@ -18,6 +22,7 @@ import type {
   WorkResponse,
   WorkResponse_Settled,
 } from '../../clients/typescript/src/gen/sepp/v1/work.js';
+import type { CancelNotice } from '../engine/control-types.ts';
 import { SeppError, toSeppError } from '../engine/errors.ts';
 import { checkAckResult } from '../engine/results.ts';
 import type { Ack } from '../engine/types.ts';
@@ -66,6 +71,8 @@ class WorkStream implements OpenStream {
   private readonly gate: ReadGate;
   /** Set by subscribe. */
   private outbox: WorkOutbox | undefined;
+  /** Stops hearing of cancels (set by subscribe). */
+  private stopCancelNotices: (() => void) | undefined;
   /** This stream in the engine's list of connected workers, from subscribe on. */
   private listed: WorkerHandle | undefined;
 
@@ -108,6 +115,7 @@ class WorkStream implements OpenStream {
     if (this.closed) return;
     this.closed = true;
     this.abort.abort();
+    this.stopCancelNotices?.();
     this.outbox?.discard();
     this.listed?.close();
     this.ctx.streams.delete(this);
@@ -336,7 +344,24 @@ class WorkStream implements OpenStream {
       subscription.batchResponses,
       this.ctx.facts.maxMessageBytes,
     );
+    this.stopCancelNotices = this.ctx.engine.onCancelRequested((notices) => this.onCancels(notices));
     this.pump();
+  }
+
+  /** Passes on the cancels of leases this stream may hold: its queues, its worker id. */
+  private onCancels(notices: readonly CancelNotice[]): void {
+    const subscription = this.subscription;
+    if (this.closed || subscription === undefined) return;
+    for (const notice of notices) {
+      if ((notice.workerId ?? '') !== subscription.workerId) continue;
+      if (!subscription.queues.includes(notice.queue)) continue;
+      this.outbox?.cancel({
+        jobId: notice.jobId,
+        attempt: notice.attempt,
+        cancelledBy: notice.cancelledBy ?? '',
+        cancelledAtMs: notice.cancelledAtMs,
+      });
+    }
   }
 
   private settle(
@@ -359,8 +384,14 @@ class WorkStream implements OpenStream {
       const code = settled.ok ? status.OK : settled.code;
       this.answer(
         settled.ok
-          ? { requestId, code, message: '', result: settled.value }
-          : { requestId, code, message: settled.error.message, result: undefined },
+          ? { requestId, code, message: '', result: settled.value, errorCode: '' }
+          : {
+              requestId,
+              code,
+              message: settled.error.message,
+              result: undefined,
+              errorCode: settled.error.code,
+            },
       );
       observation.end(code, this.callerName);
     });

@@ -6,6 +6,7 @@
  * index range read (tests/admin/query-plans.test.ts checks the plans).
  */
 import type { Db } from './open.ts';
+import type { DeletedRow } from './statements.ts';
 
 /** A job as a list shows it: everything but the payload, whose size is given instead. */
 export interface JobSummaryRow {
@@ -30,6 +31,9 @@ export interface JobSummaryRow {
   dead_reason: string | null;
   failed_at_ms: number | null;
   completed_at_ms: number | null;
+  expires_at_ms: number | null;
+  cancelled_at_ms: number | null;
+  cancelled_by: string | null;
 }
 
 export interface AuditRow {
@@ -69,7 +73,8 @@ interface DeadRangeParams {
 
 const summaryColumns = `seq, id, queue, type, state, priority, content_type, length(payload) AS payload_bytes, attempt,
   max_attempts, attempt_base, idempotency_key, enqueued_at_ms, run_at_ms, lease_deadline_ms, worker_id,
-  substr(last_error, 1, 200) AS last_error, dead_reason, failed_at_ms, completed_at_ms`;
+  substr(last_error, 1, 200) AS last_error, dead_reason, failed_at_ms, completed_at_ms, expires_at_ms,
+  cancelled_at_ms, cancelled_by`;
 
 const auditFilters = `(@actor IS NULL OR actor = @actor) AND (@action IS NULL OR action = @action)
   AND (@target IS NULL OR target = @target) AND id < @before_id`;
@@ -150,13 +155,14 @@ export function prepareAdminStatements(db: Db) {
     ),
 
     // ---- one-job operator actions
-    /** Dead or completed → ready now, with a fresh attempt budget. */
+    /** Dead, completed or cancelled → ready now, with a fresh attempt budget (and no expiry or cancel). */
     requeueJob: db.prepare<[{ seq: number; now_ms: number }]>(
       `UPDATE jobs SET state = 'ready', attempt_base = attempt, run_at_ms = @now_ms, dead_reason = NULL,
                        failed_at_ms = NULL, completed_at_ms = NULL, leased_at_ms = NULL, lease_deadline_ms = NULL,
-                       worker_id = NULL, result = NULL, result_content_type = NULL,
+                       worker_id = NULL, expires_at_ms = NULL, cancelled_at_ms = NULL, cancelled_by = NULL,
+                       result = NULL, result_content_type = NULL,
                        progress_percent = NULL, progress_json = NULL, progress_at_ms = NULL
-        WHERE seq = @seq AND state IN ('dead', 'completed')`,
+        WHERE seq = @seq AND state IN ('dead', 'completed', 'cancelled')`,
     ),
     /** Ready or scheduled → dead (reason dead_lettered), keeping its error history. */
     deadLetterJob: db.prepare<[{ seq: number; now_ms: number }]>(
@@ -172,23 +178,27 @@ export function prepareAdminStatements(db: Db) {
     deleteQueue: db.prepare<[string]>('DELETE FROM queues WHERE name = ?'),
 
     // ---- bulk changes, in chunks
-    /** Deletes up to @limit jobs of a queue in one state (purge of ready and scheduled); their ids and types, for events. */
+    /**
+     * Deletes up to @limit jobs of a queue in one state (purge of ready and scheduled):
+     * their keys, to release them, and their types and attempts, for events.
+     */
     deleteStateChunk: db.prepare<
       [{ queue: string; state: string; limit: number }],
-      { id: string; type: string; attempt: number }
+      DeletedRow & { type: string; attempt: number }
     >(
       `DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = @state LIMIT @limit)
-        RETURNING id, type, attempt`,
+        RETURNING id, idempotency_key, type, attempt`,
     ),
     requeueDeadChunkByReason: db.prepare<[{ queue: string; reason: string; now_ms: number; limit: number }]>(
       `UPDATE jobs SET state = 'ready', attempt_base = attempt, run_at_ms = @now_ms, dead_reason = NULL, failed_at_ms = NULL,
-                       leased_at_ms = NULL, worker_id = NULL
+                       leased_at_ms = NULL, worker_id = NULL, expires_at_ms = NULL
         WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'dead' AND dead_reason = @reason
                       ORDER BY failed_at_ms LIMIT @limit)`,
     ),
-    deleteDeadChunkByReason: db.prepare<[{ queue: string; reason: string; limit: number }]>(
+    deleteDeadChunkByReason: db.prepare<[{ queue: string; reason: string; limit: number }], DeletedRow>(
       `DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'dead'
-                                       AND dead_reason = @reason ORDER BY failed_at_ms LIMIT @limit)`,
+                                       AND dead_reason = @reason ORDER BY failed_at_ms LIMIT @limit)
+        RETURNING id, idempotency_key`,
     ),
 
     // ---- audit log

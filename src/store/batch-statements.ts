@@ -26,6 +26,7 @@ const columns = [
   'lease_ms',
   'enqueued_at_ms',
   'run_at_ms',
+  'expires_at_ms',
   'group_key',
 ] as const satisfies readonly (keyof InsertJobParams)[];
 // A field added to InsertJobParams but not to `columns` fails the typecheck here, rather than being dropped.

@@ -34,6 +34,9 @@ export interface JobRow {
   dead_reason: string | null;
   failed_at_ms: number | null;
   completed_at_ms: number | null;
+  expires_at_ms: number | null;
+  cancelled_at_ms: number | null;
+  cancelled_by: string | null;
   result: Buffer | null;
   result_content_type: string | null;
   progress_percent: number | null;
@@ -64,16 +67,28 @@ export type LeasedRow = Pick<
   | 'tracestate'
   | 'idempotency_key'
   | 'last_error'
+  | 'expires_at_ms'
   | 'group_key'
 >;
 
-/** The columns a failure (nack, expiry) needs to decide what happens next. */
+/**
+ * The columns a settlement or a failure (nack, expiry) needs to decide what
+ * happens next; `cancelled_at_ms` is set when a cancel was asked for.
+ */
 export type AttemptRow = Pick<
   JobRow,
-  'seq' | 'id' | 'queue' | 'type' | 'state' | 'attempt' | 'max_attempts' | 'attempt_base' | 'errors_json'
+  | 'seq'
+  | 'id'
+  | 'queue'
+  | 'type'
+  | 'state'
+  | 'attempt'
+  | 'max_attempts'
+  | 'attempt_base'
+  | 'errors_json'
+  | 'cancelled_at_ms'
+  | 'cancelled_by'
 >;
-
-const attemptColumns = 'seq, id, queue, type, state, attempt, max_attempts, attempt_base, errors_json';
 
 export interface InsertJobParams {
   id: string;
@@ -92,12 +107,21 @@ export interface InsertJobParams {
   lease_ms: number | null;
   enqueued_at_ms: number;
   run_at_ms: number;
+  expires_at_ms: number | null;
   group_key: string | null;
+}
+
+/** A deleted job, as far as releasing its idempotency key needs it. */
+export interface DeletedRow {
+  id: string;
+  idempotency_key: string | null;
 }
 
 /** The columns of a LeasedRow, for every statement that leases (here and in flow-statements.ts). */
 export const leasedColumns =
-  'seq, id, queue, type, payload, content_type, priority, attempt, max_attempts, attempt_base, lease_deadline_ms, enqueued_at_ms, run_at_ms, metadata_json, traceparent, tracestate, idempotency_key, last_error, group_key';
+  'seq, id, queue, type, payload, content_type, priority, attempt, max_attempts, attempt_base, lease_deadline_ms, enqueued_at_ms, run_at_ms, metadata_json, traceparent, tracestate, idempotency_key, last_error, expires_at_ms, group_key';
+const attemptColumns =
+  'seq, id, queue, type, state, attempt, max_attempts, attempt_base, errors_json, cancelled_at_ms, cancelled_by';
 
 const leasedColumnNames = leasedColumns.split(', ') as (keyof LeasedRow)[];
 
@@ -134,10 +158,11 @@ export const leaseSet = `SET state = 'leased', attempt = attempt + 1, leased_at_
 
 /**
  * The rows an ack deletes without reading them first: leased (at the ack's attempt, which
- * each statement adds). Shared by deleteLeased and the AckBatch's multi-row delete
+ * each statement adds) and not asked to stop (a cancel request makes the ack answer
+ * `job_cancelled` instead, after reading the row). Shared by deleteLeased and the AckBatch's multi-row delete
  * (batch-statements.ts): a condition added here holds for both.
  */
-export const ackableLeased = "state = 'leased'";
+export const ackableLeased = "state = 'leased' AND cancelled_at_ms IS NULL";
 
 export function prepareStatements(db: Db) {
   return {
@@ -182,9 +207,9 @@ export function prepareStatements(db: Db) {
     // ---- enqueue
     insertJob: db.prepare<[InsertJobParams]>(
       `INSERT INTO jobs (id, queue, type, state, priority, payload, content_type, metadata_json, traceparent, tracestate,
-                         idempotency_key, max_attempts, lease_ms, enqueued_at_ms, run_at_ms, group_key)
+                         idempotency_key, max_attempts, lease_ms, enqueued_at_ms, run_at_ms, expires_at_ms, group_key)
        VALUES (@id, @queue, @type, @state, @priority, @payload, @content_type, @metadata_json, @traceparent, @tracestate,
-               @idempotency_key, @max_attempts, @lease_ms, @enqueued_at_ms, @run_at_ms, @group_key)`,
+               @idempotency_key, @max_attempts, @lease_ms, @enqueued_at_ms, @run_at_ms, @expires_at_ms, @group_key)`,
     ),
     findIdempotencyKey: db.prepare<[string, string], { job_id: string; expires_at_ms: number }>(
       'SELECT job_id, expires_at_ms FROM idempotency_keys WHERE queue = ? AND key = ?',
@@ -227,7 +252,10 @@ export function prepareStatements(db: Db) {
     ),
 
     // ---- settle
-    /** Ack when completed jobs are not kept: the job's queue and type, or nothing when it was not leased at that attempt. */
+    /**
+     * Ack when completed jobs are not kept: the job's queue and type, or nothing when it was not
+     * leased at that attempt or a cancel was asked for (the ack then reads the row to say why).
+     */
     deleteLeased: db.prepare<[string, number], { queue: string; type: string }>(
       `DELETE FROM jobs WHERE id = ? AND ${ackableLeased} AND attempt = ? RETURNING queue, type`,
     ),
@@ -245,7 +273,7 @@ export function prepareStatements(db: Db) {
     >(
       `UPDATE jobs SET state = 'completed', completed_at_ms = @now_ms, lease_deadline_ms = NULL,
                        result = @result, result_content_type = @result_content_type
-        WHERE id = @id AND state = 'leased' AND attempt = @attempt`,
+        WHERE id = @id AND state = 'leased' AND attempt = @attempt AND cancelled_at_ms IS NULL`,
     ),
     /** A progress report of the lease @attempt: NULL leaves that part as it was. */
     reportProgress: db.prepare<
@@ -340,20 +368,22 @@ export function prepareStatements(db: Db) {
     ),
     requeueDeadById: db.prepare<[{ queue: string; id: string; now_ms: number }]>(
       `UPDATE jobs SET state = 'ready', attempt_base = attempt, run_at_ms = @now_ms, dead_reason = NULL, failed_at_ms = NULL,
-                       leased_at_ms = NULL, worker_id = NULL
+                       leased_at_ms = NULL, worker_id = NULL, expires_at_ms = NULL
         WHERE id = @id AND queue = @queue AND state = 'dead'`,
     ),
     requeueDeadChunk: db.prepare<[{ queue: string; now_ms: number; limit: number }]>(
       `UPDATE jobs SET state = 'ready', attempt_base = attempt, run_at_ms = @now_ms, dead_reason = NULL, failed_at_ms = NULL,
-                       leased_at_ms = NULL, worker_id = NULL
+                       leased_at_ms = NULL, worker_id = NULL, expires_at_ms = NULL
         WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'dead' ORDER BY failed_at_ms LIMIT @limit)`,
     ),
-    deleteDeadById: db.prepare<[{ queue: string; id: string }]>(
-      "DELETE FROM jobs WHERE id = @id AND queue = @queue AND state = 'dead'",
+    /** Deletes one dead letter; its key comes back so it can be released. */
+    deleteDeadById: db.prepare<[{ queue: string; id: string }], DeletedRow>(
+      "DELETE FROM jobs WHERE id = @id AND queue = @queue AND state = 'dead' RETURNING id, idempotency_key",
     ),
-    deleteDeadChunk: db.prepare<[{ queue: string; limit: number }]>(
+    deleteDeadChunk: db.prepare<[{ queue: string; limit: number }], DeletedRow>(
       `DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'dead'
-                                       ORDER BY failed_at_ms LIMIT @limit)`,
+                                       ORDER BY failed_at_ms LIMIT @limit)
+        RETURNING id, idempotency_key`,
     ),
 
     // ---- integrity (tests and `sepp doctor`)

@@ -101,8 +101,10 @@ export class Metrics {
       nacked: jobs('nacked', 'Failed attempts reported by a nack (retried or dead-lettered)'),
       dead_lettered: jobs('dead_lettered', 'Jobs that became dead letters, by reason'),
       expired: jobs('expired', 'Leases that ran out before an ack or nack'),
+      ttl_expired: jobs('ttl_expired', 'Jobs whose expiry (TTL) passed before they started'),
       requeued: jobs('requeued', 'Dead letters put back to ready'),
-      cancelled: jobs('cancelled', 'Jobs removed by CancelJob'),
+      cancelled: jobs('cancelled', 'Jobs that became cancelled (CancelJob, CancelJobs, the admin UI)'),
+      purged: jobs('purged', 'Waiting jobs deleted by a purge'),
     };
     this.rpcDuration = meter.createHistogram('rpc.server.duration', {
       unit: 'ms',

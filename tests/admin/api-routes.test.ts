@@ -44,7 +44,7 @@ test('overview: server facts, totals from the counters, waiting workers and rate
   assert.equal(body.server.version, '0.1.0-test');
   assert.equal(body.server.uptimeMs, 5000);
   assert.equal(body.server.durability, 'full');
-  assert.deepEqual(body.totals, { scheduled: 1, ready: 3, leased: 0, completed: 0, dead: 0 });
+  assert.deepEqual(body.totals, { scheduled: 1, ready: 3, leased: 0, completed: 0, dead: 0, cancelled: 0 });
   assert.deepEqual(
     body.queues.map((q) => q.name),
     ['emails', 'reports'],
@@ -92,15 +92,16 @@ test('purge needs the queue name as confirmation and reports what it deleted', a
   assert.equal(refused.status, 400);
   assert.equal(refused.body.error?.code, 'invalid_argument');
   assert.equal((await op.post('/api/v1/queues/emails/purge', { confirm: 'emails' })).body.deleted, 3);
-  assert.deepEqual(lastAudit().details, { deleted: 3, done: true });
+  assert.deepEqual(lastAudit().details, { deleted: 3, done: true, via: 'admin' });
 });
 
 test('an empty queue can be deleted (audited); one with jobs is 409; an unknown one 404 and no pause creates it', async () => {
-  const { jobId } = await admin.t.engine.enqueue({ queue: 'typo', type: 't', payload: enc('{}') });
+  await admin.t.engine.enqueue({ queue: 'typo', type: 't', payload: enc('{}') });
   const busy = await op.request('DELETE', '/api/v1/queues/typo');
   assert.equal(busy.status, 409);
   assert.match(busy.body.error?.message ?? '', /queue typo holds 1 job \(ready 1\)/);
-  await admin.t.engine.cancel(jobId);
+  // A cancelled job is kept for the queue's retention; a purge removes the waiting one.
+  await admin.t.engine.purgeQueue('typo');
   const deleted = await op.request('DELETE', '/api/v1/queues/typo');
   assert.equal(deleted.status, 200);
   assert.deepEqual(deleted.body, { deleted: 'typo' });
@@ -225,11 +226,34 @@ test('job actions: requeue a dead job, dead-letter and cancel ready ones; refuse
   assert.deepEqual((await op.post(`/api/v1/jobs/${jobId}/requeue`)).body, { previousState: 'dead' });
   const [leased] = await admin.t.engine.reserve({ queues: ['emails'] });
   assert.equal(leased?.id, jobId);
-  assert.equal((await op.post(`/api/v1/jobs/${jobId}/cancel`)).status, 409);
-  await admin.t.engine.nack({ jobId, attempt: 1, error: 'e', directive: { kind: 'delay', delayMs: 0 } });
-  assert.deepEqual((await op.post(`/api/v1/jobs/${jobId}/cancel`)).body, { previousState: 'ready' });
+  // A leased job: the cancel is a request; the worker's nack ends it cancelled.
+  assert.deepEqual((await op.post(`/api/v1/jobs/${jobId}/cancel`)).body, {
+    previousState: 'leased',
+    state: 'leased',
+  });
   assert.equal(lastAudit().action, 'job.cancel');
-  assert.equal((await op.post(`/api/v1/jobs/${jobId}/cancel`)).status, 404);
+  assert.equal(lastAudit().details.via, 'admin');
+  const nacked = await admin.t.engine.nack({
+    jobId,
+    attempt: 1,
+    error: 'e',
+    directive: { kind: 'delay', delayMs: 0 },
+  });
+  assert.equal(nacked.state, 'cancelled');
+  const detail = await op.get(`/api/v1/jobs/${jobId}`);
+  assert.equal(detail.body.state, 'cancelled');
+  assert.equal(detail.body.cancelledBy, lastAudit().actor);
+  // Cancelled jobs can be requeued (an operator's mistake undone); finished ones cannot be cancelled.
+  assert.deepEqual((await op.post(`/api/v1/jobs/${jobId}/requeue`)).body, { previousState: 'cancelled' });
+  const [again] = await admin.t.engine.reserve({ queues: ['emails'] });
+  await admin.t.engine.nack({
+    jobId,
+    attempt: again?.attempt ?? 0,
+    error: 'e',
+    directive: { kind: 'dead_letter' },
+  });
+  assert.equal((await op.post(`/api/v1/jobs/${jobId}/cancel`)).status, 409);
+  assert.equal((await op.post('/api/v1/jobs/01900000-0000-7000-8000-000000000000/cancel')).status, 404);
 });
 
 test('enqueue: text and base64 payloads, options, rejections with the engine message; audited without payload', async () => {
@@ -252,6 +276,7 @@ test('enqueue: text and base64 payloads, options, rejections with the engine mes
     type: 'welcome',
     contentType: 'application/json',
     payloadBytes: 22,
+    via: 'admin',
     jobId,
     deduplicated: false,
   });
@@ -370,7 +395,13 @@ test('dead letters: list by reason, requeue and delete selected, requeue all, de
     ).body,
     { changed: 2 },
   );
-  assert.deepEqual(lastAudit().details, { all: true, reason: 'dead_lettered', changed: 2, done: true });
+  assert.deepEqual(lastAudit().details, {
+    all: true,
+    reason: 'dead_lettered',
+    changed: 2,
+    done: true,
+    via: 'admin',
+  });
   assert.deepEqual(admin.t.engine.counterMismatches(), []);
 });
 

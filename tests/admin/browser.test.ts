@@ -48,6 +48,7 @@ async function enqueueJobs(queue: string, count: number, type = 'send_welcome'):
         metadata: { tenant: 'acme', source: 'browser-test' },
         traceparent: '',
         tracestate: '',
+        uniqueWhileActive: false,
         group: '',
       },
     });
@@ -271,6 +272,76 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
   await shot(small, 'login-phone');
 
   // The one console error allowed is the 401 of the wrong password above.
+  const unexpected = problems.filter((p) => !/401 \(Unauthorized\)/.test(p));
+  assert.deepEqual(unexpected, []);
+});
+
+test('job control: cancel all matching with the count in the confirmation, cancel a running job, run all now', async () => {
+  const page = watch(await context.newPage());
+  const url = (path: string) => `${adminUrl}${path}`;
+  await page.goto(url('/'));
+  await page.getByLabel('User name').fill(user.name);
+  await page.getByLabel('Password').fill(user.password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+  for (const cookie of await context.cookies()) registerSecret('session cookie', cookie.value);
+
+  await enqueueJobs('newsletters', 5, 'digest');
+  await enqueueJobs('newsletters', 2, 'welcome');
+  const [running] = await engine.reserve({ queues: ['newsletters'], workerId: 'worker-9', leaseMs: 600_000 });
+  assert.equal(running?.type, 'digest');
+
+  // The filtered list offers to cancel everything it matches; the confirmation asks the server for the count.
+  await page.goto(url('/jobs?queue=newsletters&state=ready&type=digest'));
+  await page.getByText(/^ready jobs in newsletters of type digest/i).waitFor();
+  await page.getByRole('button', { name: 'Cancel all matching' }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByRole('heading', { name: 'Cancel 4 ready jobs of type digest in newsletters?' }).waitFor();
+  await shot(page, 'jobs-cancel-all-confirm-desktop');
+  await dialog.getByRole('button', { name: 'Cancel 4 jobs' }).click();
+  await page.getByText('Cancelled 4 ready jobs of type digest in newsletters.').waitFor();
+  const counts = () => engine.listQueues().find((q) => q.name === 'newsletters')?.counts;
+  assert.equal(counts()?.cancelled, 4);
+  assert.equal(counts()?.ready, 2, 'the welcome jobs are left');
+
+  // A running job: the cancel tells its worker, and the page says so.
+  await page.goto(url(`/jobs/${running!.id}`));
+  await page.getByRole('button', { name: 'Cancel job' }).click();
+  await dialog.getByText('The worker running it is told to stop at once.').waitFor();
+  await dialog.getByRole('button', { name: 'Cancel job' }).click();
+  await page.getByText(`Cancel asked by ${user.name}`).waitFor();
+  await shot(page, 'job-detail-cancel-requested-desktop');
+  assert.equal(engine.getJob(running!.id).cancelledBy, user.name);
+
+  // Scheduled jobs can all be run now.
+  const later = await engine.enqueue({
+    queue: 'newsletters',
+    type: 'digest',
+    payload: Buffer.from('{}'),
+    delayMs: 3_600_000,
+  });
+  await page.goto(url('/jobs?queue=newsletters&state=scheduled'));
+  await page.getByRole('button', { name: 'Run all now' }).click();
+  await dialog.getByRole('button', { name: 'Run now' }).click();
+  await page.getByText('1 scheduled jobs in newsletters run now.').waitFor();
+  assert.equal(engine.getJob(later.jobId).state, 'ready');
+
+  await page.goto(url('/audit'));
+  await page
+    .getByRole('row')
+    .filter({ hasText: 'jobs.cancel' })
+    .filter({ hasText: 'queue:newsletters' })
+    .waitFor();
+  await page
+    .getByRole('row')
+    .filter({ hasText: 'job.cancel' })
+    .filter({ hasText: `job:${running!.id}` })
+    .waitFor();
+  await shot(page, 'audit-job-control-desktop');
+  // Log out, so the next test starts from the login form.
+  await page.getByRole('button', { name: 'Log out' }).click();
+  await page.getByLabel('User name').waitFor();
+  await page.close();
   const unexpected = problems.filter((p) => !/401 \(Unauthorized\)/.test(p));
   assert.deepEqual(unexpected, []);
 });

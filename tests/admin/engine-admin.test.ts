@@ -154,7 +154,7 @@ test('purgeQueue deletes ready and scheduled jobs in chunks, leaves leased and d
     const { deleted } = await t.engine.purgeQueue('q', { ...who, action: 'queue.purge' });
     assert.equal(deleted, 6000 - 3 + 1);
     const [q] = t.engine.listQueues();
-    assert.deepEqual(q?.counts, { scheduled: 0, ready: 0, leased: 2, completed: 0, dead: 1 });
+    assert.deepEqual(q?.counts, { scheduled: 0, ready: 0, leased: 2, completed: 0, dead: 1, cancelled: 0 });
     assert.equal(leased.length, 2);
     const entries = t.engine.listAudit({ action: 'queue.purge' }).items;
     assert.equal(entries.length, 1);
@@ -209,12 +209,13 @@ test('an audit entry is written with cancel, pause and enqueue, not when they fa
     );
     await t.engine.pauseQueue('q', { ...who, action: 'queue.pause' });
     await t.engine.cancel(jobId, { ...who, action: 'job.cancel' });
-    await assert.rejects(t.engine.cancel(jobId, { ...who, action: 'job.cancel' }), { code: 'not_found' });
+    const missing = '01900000-0000-7000-8000-000000000000';
+    await assert.rejects(t.engine.cancel(missing, { ...who, action: 'job.cancel' }), { code: 'not_found' });
     const entries = t.engine.listAudit({}).items;
     assert.deepEqual(
       entries.map((e) => [e.action, e.details]),
       [
-        ['job.cancel', { previousState: 'ready' }],
+        ['job.cancel', { jobId, queue: 'q', previousState: 'ready', state: 'cancelled' }],
         ['queue.pause', { wasPaused: false }],
         ['job.enqueue', { jobId, deduplicated: false }],
       ],

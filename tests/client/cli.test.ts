@@ -9,14 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { SeppClient } from '../../clients/typescript/src/index.ts';
-import { type CliRun as Run, runSepp as sepp } from '../helpers/cli.ts';
+import { cliJson, sepp } from '../helpers/cli.ts';
 import { registerSecret } from '../helpers/secret-log.ts';
 import { apiKeysToml, startTestServer, type TestServer } from '../helpers/server.ts';
 
-const json = <T = unknown>(run: Run): T => {
-  assert.equal(run.code, 0, run.stderr);
-  return JSON.parse(run.stdout) as T;
-};
+const json = cliJson;
 
 describe('operator CLI', () => {
   let t: TestServer;
@@ -114,10 +111,10 @@ describe('operator CLI', () => {
     const [header, ...rows] = table.stdout.trim().split('\n');
     assert.match(
       header ?? '',
-      /^QUEUE\s+PAUSED\s+SCHEDULED\s+READY\s+LEASED\s+DEAD\s+COMPLETED\s+OLDEST READY\s+WAITING$/,
+      /^QUEUE\s+PAUSED\s+SCHEDULED\s+READY\s+LEASED\s+DEAD\s+COMPLETED\s+CANCELLED\s+OLDEST READY\s+WAITING$/,
     );
     assert.ok(
-      rows.some((r) => /^listed\s+no\s+0\s+2\s+0\s+0\s+0\s+\S+\s+0$/.test(r)),
+      rows.some((r) => /^listed\s+no\s+0\s+2\s+0\s+0\s+0\s+0\s+\S+\s+0$/.test(r)),
       table.stdout,
     );
     await client.enqueue('later', 't', '', { delayMs: 3_600_000 });

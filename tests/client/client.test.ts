@@ -199,7 +199,11 @@ for (const transport of ['stream', 'unary'] as const) {
       assert.equal(page.nextPageToken, null);
       assert.equal(await client.requeueDeadLetters('ops', [id]), 1);
       assert.equal((await client.getJob(id)).state, 'ready');
-      assert.equal(await client.cancelJob(id), 'ready');
+      assert.deepEqual(await client.cancelJob(id), { previousState: 'ready', state: 'cancelled' });
+      const cancelled = await client.getJob(id);
+      assert.equal(cancelled.state, 'cancelled');
+      assert.equal(cancelled.cancelledBy, 'anonymous');
+      assert.ok(cancelled.cancelledAt instanceof Date);
       await assert.rejects(
         client.getJob('0190a4c2-0000-7000-8000-000000000000'),
         (e) => e instanceof SeppError && e.code === 'not_found' && e.grpcCode === 5,

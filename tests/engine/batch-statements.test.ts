@@ -20,6 +20,7 @@ const fullJob = (queue: string, n: number): EnqueueRequest => ({
   delayMs: 60_000,
   maxAttempts: 7,
   leaseMs: 120_000,
+  ttlMs: 3_600_000,
   idempotencyKey: `key-${n}`,
   metadata: { tenant: `t${n}` },
   traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
@@ -93,6 +94,7 @@ test('a batch of 67 jobs is stored in order through the 50-, 10- and 1-row inser
     assert.deepEqual(row(otherId), row(batched.jobId));
     assert.equal(row(batched.jobId).lease_ms, 120_000);
     assert.equal(row(batched.jobId).group_key, 'g1');
+    assert.equal(typeof row(batched.jobId).expires_at_ms, 'number');
   });
 });
 
@@ -181,5 +183,23 @@ test('an AckBatch naming a job first with a stale attempt, then the right one: l
       ...(await padding(engine, 8)),
     ]);
     assert.deepEqual(outcomes.map((o) => (o.ok ? 'ok' : o.code)).slice(0, 3), ['lease_lost', 'ok', 'ok']);
+  });
+});
+
+test('an AckBatch of 10 or more: a lease whose job has a cancel request is answered job_cancelled, not deleted as done', async () => {
+  await withEngine({}, async ({ engine }) => {
+    const { jobId } = await engine.enqueue(job('q'));
+    const [leased] = await engine.reserve({ queues: ['q'] });
+    assert.ok(leased);
+    await engine.cancel(jobId);
+    const outcomes = await engine.ackBatch([
+      { jobId, attempt: leased.attempt },
+      ...(await padding(engine, 9)),
+    ]);
+    assert.deepEqual(
+      outcomes.map((o) => (o.ok ? 'ok' : o.code)),
+      ['job_cancelled', ...Array.from({ length: 9 }, () => 'ok')],
+    );
+    assert.equal(engine.getJob(jobId).state, 'cancelled');
   });
 });

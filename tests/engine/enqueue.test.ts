@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { Engine } from '../../src/engine/engine.ts';
 import type { RejectionReason, SeppErrorCode } from '../../src/engine/errors.ts';
 import { defaultEngineLimits } from '../../src/engine/settings.ts';
 import type { EnqueueRequest, EnqueueResult } from '../../src/engine/types.ts';
@@ -303,9 +304,17 @@ test('idempotency: a duplicate returns the original id, also after the job was a
   });
 });
 
-test('idempotency: the default window is 24 h; after it the key makes a new job', async () => {
+/** Leases and acks every ready job of `queue`: their keys then live by the window alone. */
+async function finishAll(engine: Engine, queue: string): Promise<void> {
+  for (const leased of await engine.reserve({ queues: [queue], maxJobs: 100 })) {
+    await engine.ack({ jobId: leased.id, attempt: leased.attempt });
+  }
+}
+
+test('idempotency: the default window is 24 h; after it the key of a finished job makes a new job', async () => {
   await withEngine({}, async ({ engine, clock }) => {
     const first = await engine.enqueue(job('q', { idempotencyKey: 'k' }));
+    await finishAll(engine, 'q');
     clock.advance(DAY_MS - 1);
     assert.equal((await engine.enqueue(job('q', { idempotencyKey: 'k' }))).jobId, first.jobId);
     clock.advance(1);
@@ -323,6 +332,8 @@ test('idempotency: the window is per queue, and 0 turns deduplication off', asyn
   await withEngine({ options }, async ({ engine, clock, db }) => {
     const short = await engine.enqueue(job('short', { idempotencyKey: 'k' }));
     const long = await engine.enqueue(job('long', { idempotencyKey: 'k' }));
+    await finishAll(engine, 'short');
+    await finishAll(engine, 'long');
     clock.advance(999);
     assert.equal((await engine.enqueue(job('short', { idempotencyKey: 'k' }))).jobId, short.jobId);
     clock.advance(1);

@@ -298,6 +298,7 @@ test('engine: a full disk fails the batch with unavailable, nothing of it is vis
       leased: 1,
       completed: 0,
       dead: 0,
+      cancelled: 0,
     });
     assert.deepEqual(engine.counterMismatches(), []);
     assert.deepEqual(events, []);

@@ -2,7 +2,9 @@
  * Model-based test: random sequences of operations run against the real
  * engine (a real SQLite file, the fake clock) and against a plain in-memory
  * model of what a queue must do; after every step the answers, every stored
- * job and the per-queue counts must agree.
+ * job and the per-queue counts must agree. Job control is in it too: cancels
+ * (of waiting jobs, and requests on leased ones that end them cancelled),
+ * expiry, updates of waiting jobs, and what idempotency keys mean.
  *
  * Each run has its own seed (base seed + run index). On failure the seed, the
  * step and the run's log are printed; reproduce with
@@ -82,8 +84,15 @@ const queueOverrides: Record<string, Partial<QueueSettings>> = {
     backoff: { baseMs: 500, factor: 3, capMs: 10_000, jitter: 0.5 },
     completedRetentionMs: 15_000,
     dedupWindowMs: 20_000,
+    expiredAction: 'delete',
   },
-  q2: { maxAttempts: 1, deadRetentionMs: 25_000, maxLeaseMs: 8000, defaultLeaseMs: 3000 },
+  q2: {
+    maxAttempts: 1,
+    deadRetentionMs: 25_000,
+    maxLeaseMs: 8000,
+    defaultLeaseMs: 3000,
+    cancelledRetentionMs: 30_000,
+  },
   q3: { maxDepth: 4, dedupWindowMs: 0, maxLeased: 2 },
 };
 /** Queues whose jobs the model gives a group now and then (q4 has no group limits: turns only). */
@@ -130,8 +139,13 @@ interface ModelJob {
   completedAtMs: number | null;
   lastError: string | null;
   errors: { attempt: number; atMs: number; error: string }[];
+  key: string | null;
+  expiresAtMs: number | null;
+  cancelledAtMs: number | null;
   group: string | null;
 }
+
+const unfinished: readonly JobState[] = ['scheduled', 'ready', 'leased'];
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; code: string };
 const ok = <T>(value: T): Outcome<T> => ({ ok: true, value });
@@ -165,25 +179,64 @@ class Model {
     return n;
   }
 
+  private runAtOf(request: EnqueueRequest): number {
+    const now = this.nowMs();
+    if (request.runAtMs !== undefined) return Math.max(now, request.runAtMs);
+    if (request.delayMs !== undefined) return now + request.delayMs;
+    return now;
+  }
+
+  private expiresAtOf(request: EnqueueRequest): number | null {
+    if (request.expiresAtMs !== undefined) return request.expiresAtMs;
+    if (request.ttlMs !== undefined) return this.nowMs() + request.ttlMs;
+    return null;
+  }
+
   private invalid(request: EnqueueRequest): boolean {
     const p = request.priority ?? 0;
     const a = request.maxAttempts ?? 1;
-    return p < 0 || p > 9 || a < 1;
+    const expiresAtMs = this.expiresAtOf(request);
+    return (
+      p < 0 ||
+      p > 9 ||
+      a < 1 ||
+      (expiresAtMs !== null && expiresAtMs <= this.runAtOf(request)) ||
+      (request.uniqueWhileActive === true && request.idempotencyKey === undefined)
+    );
   }
 
+  /** idempotency.ts, plainly: the window's record, else the newest unfinished job with the key. */
   private duplicateOf(request: EnqueueRequest): string | null {
-    if (request.idempotencyKey === undefined) return null;
-    const seen = this.keys.get(`${request.queue}\0${request.idempotencyKey}`);
-    return seen !== undefined && seen.expiresAtMs > this.nowMs() ? seen.jobId : null;
+    const key = request.idempotencyKey;
+    if (key === undefined) return null;
+    if (request.uniqueWhileActive !== true) {
+      if (settingsOf(request.queue).dedupWindowMs <= 0) return null;
+      const seen = this.keys.get(`${request.queue}\0${key}`);
+      if (seen !== undefined && seen.expiresAtMs > this.nowMs()) return seen.jobId;
+    }
+    const active = [...this.jobs.values()]
+      .filter(
+        (j) =>
+          j.queue === request.queue &&
+          j.key === key &&
+          unfinished.includes(j.state) &&
+          j.cancelledAtMs === null,
+      )
+      .sort((a, b) => b.order - a.order);
+    return active[0]?.id ?? null;
+  }
+
+  /** A cancelled or deleted job frees its key. */
+  private releaseKey(j: ModelJob): void {
+    const record = `${j.queue}\0${j.key}`;
+    if (j.key !== null && this.keys.get(record)?.jobId === j.id) this.keys.delete(record);
   }
 
   /** Stores a new job under the id the engine chose. */
   insert(request: EnqueueRequest, id: string): void {
     const now = this.nowMs();
     const settings = settingsOf(request.queue);
-    let runAtMs = now;
-    if (request.runAtMs !== undefined) runAtMs = Math.max(now, request.runAtMs);
-    if (request.delayMs !== undefined) runAtMs = now + request.delayMs;
+    const runAtMs = this.runAtOf(request);
     assert.ok(!this.jobs.has(id), `the engine reused job id ${id}`);
     this.jobs.set(id, {
       id,
@@ -201,11 +254,18 @@ class Model {
       completedAtMs: null,
       lastError: null,
       errors: [],
+      key: request.idempotencyKey ?? null,
+      expiresAtMs: this.expiresAtOf(request),
+      cancelledAtMs: null,
       group: request.group ?? null,
     });
     this.existing.add(request.queue);
     if (request.group !== undefined) this.grouped.add(request.queue);
-    if (request.idempotencyKey !== undefined && settings.dedupWindowMs > 0) {
+    if (
+      request.idempotencyKey !== undefined &&
+      request.uniqueWhileActive !== true &&
+      settings.dedupWindowMs > 0
+    ) {
       this.keys.set(`${request.queue}\0${request.idempotencyKey}`, {
         jobId: id,
         expiresAtMs: now + settings.dedupWindowMs,
@@ -240,7 +300,8 @@ class Model {
         return;
       }
       let adds = this.duplicateOf(request) === null;
-      if (adds && request.idempotencyKey !== undefined && settingsOf(request.queue).dedupWindowMs > 0) {
+      const keyed = request.uniqueWhileActive === true || settingsOf(request.queue).dedupWindowMs > 0;
+      if (adds && request.idempotencyKey !== undefined && keyed) {
         const key = `${request.queue}\0${request.idempotencyKey}`;
         adds = !keysInBatch.has(key);
         keysInBatch.add(key);
@@ -267,21 +328,35 @@ class Model {
       if (leased.length === maxJobs) break;
       if (!this.existing.has(queue) || this.paused.has(queue)) continue;
       const settings = settingsOf(queue);
-      const picked = pickForLease(
-        [...this.jobs.values()],
-        queue,
-        maxJobs - leased.length,
-        settings,
-        this.grouped.has(queue),
-        this.cursors,
-      );
-      for (const { id } of picked) {
-        const j = this.jobs.get(id)!;
-        j.state = 'leased';
-        j.attempt++;
-        j.leaseDeadlineMs = now + Math.min(leaseMs ?? settings.defaultLeaseMs, settings.maxLeaseMs);
-        this.handles.push({ jobId: j.id, attempt: j.attempt });
-        leased.push(j);
+      // As the engine (reserve.ts): lease under the limits; jobs whose expiry passed since
+      // the last maintenance are taken back out (expiry.ts), and the gap is leased again.
+      let want = maxJobs - leased.length;
+      for (;;) {
+        const picked = pickForLease(
+          [...this.jobs.values()],
+          queue,
+          want,
+          settings,
+          this.grouped.has(queue),
+          this.cursors,
+        );
+        if (picked.length === 0) break;
+        let live = 0;
+        for (const { id } of picked) {
+          const j = this.jobs.get(id)!;
+          if (j.expiresAtMs !== null && j.expiresAtMs <= now) {
+            this.expire(j);
+            continue;
+          }
+          j.state = 'leased';
+          j.attempt++;
+          j.leaseDeadlineMs = now + Math.min(leaseMs ?? settings.defaultLeaseMs, settings.maxLeaseMs);
+          this.handles.push({ jobId: j.id, attempt: j.attempt });
+          leased.push(j);
+          live++;
+        }
+        want -= live;
+        if (live === picked.length || want === 0) break;
       }
     }
     return leased;
@@ -311,10 +386,39 @@ class Model {
     return ok(j);
   }
 
+  private expire(j: ModelJob): void {
+    saw(`expired ${j.state} (${settingsOf(j.queue).expiredAction})`);
+    if (settingsOf(j.queue).expiredAction === 'delete') {
+      this.jobs.delete(j.id);
+      this.releaseKey(j);
+      return;
+    }
+    j.state = 'dead';
+    j.deadReason = 'expired';
+    j.failedAtMs = this.nowMs();
+    j.lastError = `expired: not started before ${new Date(j.expiresAtMs ?? 0).toISOString()} (expires_at_ms)`;
+  }
+
+  /** A leased job whose cancel was asked for ends its attempt: cancelled, never retried. */
+  private finishCancelled(j: ModelJob, error: string | null): void {
+    j.state = 'cancelled';
+    j.leaseDeadlineMs = null;
+    if (error !== null) {
+      j.errors = [...j.errors, { attempt: j.attempt, atMs: this.nowMs(), error }].slice(
+        -limits.maxErrorHistory,
+      );
+      j.lastError = error;
+    }
+  }
+
   ack(jobId: string, attempt: number): Outcome<null> {
     const fenced = this.fence(jobId, attempt);
     if (!fenced.ok) return fenced;
     const j = fenced.value;
+    if (j.cancelledAtMs !== null) {
+      this.finishCancelled(j, null);
+      return fail('job_cancelled');
+    }
     if (settingsOf(j.queue).completedRetentionMs > 0) {
       j.state = 'completed';
       j.completedAtMs = this.nowMs();
@@ -328,6 +432,10 @@ class Model {
   nack(jobId: string, attempt: number, error: string, directive: NackDirective): Outcome<NackResult> {
     const fenced = this.fence(jobId, attempt);
     if (!fenced.ok) return fenced;
+    if (fenced.value.cancelledAtMs !== null) {
+      this.finishCancelled(fenced.value, truncate(error));
+      return ok({ state: 'cancelled', runAtMs: null });
+    }
     return ok(this.failAttempt(fenced.value, truncate(error), directive, 'attempts_exhausted'));
   }
 
@@ -356,16 +464,77 @@ class Model {
     const fenced = this.fence(jobId, attempt);
     if (!fenced.ok) return fenced;
     const j = fenced.value;
+    if (j.cancelledAtMs !== null) return fail('job_cancelled');
     j.leaseDeadlineMs = this.nowMs() + Math.min(leaseMs, settingsOf(j.queue).maxLeaseMs);
     return ok(j.leaseDeadlineMs);
   }
 
-  cancel(jobId: string): Outcome<JobState> {
+  cancel(jobId: string): Outcome<{ previousState: JobState; state: JobState }> {
     const j = this.jobs.get(jobId);
     if (j === undefined) return fail('not_found');
-    if (j.state === 'leased') return fail('failed_precondition');
-    this.jobs.delete(jobId);
-    return ok(j.state);
+    const previousState = j.state;
+    if (previousState === 'dead' || previousState === 'completed') return fail('failed_precondition');
+    this.cancelOne(j);
+    return ok({ previousState, state: j.state });
+  }
+
+  private cancelOne(j: ModelJob): void {
+    if (j.state === 'scheduled' || j.state === 'ready') {
+      j.state = 'cancelled';
+      j.cancelledAtMs = this.nowMs();
+      this.releaseKey(j);
+    } else if (j.state === 'leased' && j.cancelledAtMs === null) {
+      j.cancelledAtMs = this.nowMs();
+      this.releaseKey(j);
+    }
+  }
+
+  /** Bulk cancel: every job of the queue (and type) in `states`. */
+  cancelJobs(queue: string, states: readonly JobState[]): { cancelled: number; cancelRequested: number } {
+    let cancelled = 0;
+    let cancelRequested = 0;
+    for (const j of this.jobs.values()) {
+      if (j.queue !== queue || !states.includes(j.state)) continue;
+      if (j.state === 'leased') {
+        if (j.cancelledAtMs !== null) continue;
+        cancelRequested++;
+      } else cancelled++;
+      this.cancelOne(j);
+    }
+    return { cancelled, cancelRequested };
+  }
+
+  updateJob(
+    jobId: string,
+    priority: number | undefined,
+    runNow: boolean,
+    delayMs: number | undefined,
+  ): Outcome<null> {
+    const j = this.jobs.get(jobId);
+    if (j === undefined) return fail('not_found');
+    if (j.state !== 'scheduled' && j.state !== 'ready') return fail('failed_precondition');
+    const now = this.nowMs();
+    const runAtMs = runNow ? now : delayMs !== undefined ? now + delayMs : j.runAtMs;
+    const rescheduled = runNow || delayMs !== undefined;
+    if (rescheduled && j.expiresAtMs !== null && runAtMs >= j.expiresAtMs) return fail('invalid_argument');
+    if (priority !== undefined) j.priority = priority;
+    if (rescheduled) {
+      j.runAtMs = runAtMs;
+      j.state = runAtMs > now ? 'scheduled' : 'ready';
+    }
+    return ok(null);
+  }
+
+  /** Bulk: run now the scheduled jobs of a queue. */
+  runNow(queue: string): number {
+    let n = 0;
+    for (const j of this.jobs.values()) {
+      if (j.queue !== queue || j.state !== 'scheduled') continue;
+      j.state = 'ready';
+      j.runAtMs = this.nowMs();
+      n++;
+    }
+    return n;
   }
 
   deadOf(queue: string): ModelJob[] {
@@ -380,26 +549,35 @@ class Model {
       j.runAtMs = this.nowMs();
       j.deadReason = null;
       j.failedAtMs = null;
+      j.expiresAtMs = null;
     }
     return targets.length;
   }
 
   deleteDead(queue: string, ids: readonly string[] | 'all'): number {
     const targets = ids === 'all' ? this.deadOf(queue) : this.deadOf(queue).filter((j) => ids.includes(j.id));
-    for (const j of targets) this.jobs.delete(j.id);
+    for (const j of targets) {
+      this.jobs.delete(j.id);
+      this.releaseKey(j);
+    }
     return targets.length;
   }
 
-  /** One maintenance pass at the current time: promote, expire, and sweep when a sweep is due. */
+  /** One maintenance pass at the current time: end leases, expire, promote, and sweep when a sweep is due. */
   maintain(): void {
     const now = this.nowMs();
     for (const j of this.jobs.values()) {
-      if (j.state === 'scheduled' && j.runAtMs <= now) j.state = 'ready';
+      if (j.state === 'leased' && (j.leaseDeadlineMs ?? 0) <= now) {
+        if (j.cancelledAtMs !== null) this.finishCancelled(j, 'lease expired after a cancel');
+        else this.failAttempt(j, 'lease expired', { kind: 'delay', delayMs: 0 }, 'lease_expired');
+      }
+    }
+    for (const j of [...this.jobs.values()]) {
+      const waiting = j.state === 'scheduled' || j.state === 'ready';
+      if (waiting && j.expiresAtMs !== null && j.expiresAtMs <= now) this.expire(j);
     }
     for (const j of this.jobs.values()) {
-      if (j.state === 'leased' && (j.leaseDeadlineMs ?? 0) <= now) {
-        this.failAttempt(j, 'lease expired', { kind: 'delay', delayMs: 0 }, 'lease_expired');
-      }
+      if (j.state === 'scheduled' && j.runAtMs <= now) j.state = 'ready';
     }
     if (now >= this.nextSweepMs) {
       for (const j of [...this.jobs.values()]) {
@@ -408,13 +586,16 @@ class Model {
         if (j.state === 'completed' && (j.completedAtMs ?? 0) < now - s.completedRetentionMs) {
           this.jobs.delete(j.id);
         }
+        if (j.state === 'cancelled' && (j.cancelledAtMs ?? 0) < now - s.cancelledRetentionMs) {
+          this.jobs.delete(j.id);
+        }
       }
       this.nextSweepMs = now + sweepIntervalMs;
     }
   }
 
   counts(queue: string): Record<JobState, number> {
-    const c = { scheduled: 0, ready: 0, leased: 0, completed: 0, dead: 0 };
+    const c = { scheduled: 0, ready: 0, leased: 0, completed: 0, dead: 0, cancelled: 0 };
     for (const j of this.jobs.values()) if (j.queue === queue) c[j.state]++;
     return c;
   }
@@ -479,6 +660,8 @@ interface StoredRow {
   completed_at_ms: number | null;
   last_error: string | null;
   errors_json: string | null;
+  expires_at_ms: number | null;
+  cancelled_at_ms: number | null;
   group_key: string | null;
 }
 
@@ -517,7 +700,7 @@ class Run {
     // Weights follow the state, so that most steps do something: settle when
     // there are leases, reserve when jobs are ready, manage dead letters when
     // there are some; now and then a step that is bound to be refused.
-    const states = { scheduled: 0, ready: 0, leased: 0, completed: 0, dead: 0 };
+    const states = { scheduled: 0, ready: 0, leased: 0, completed: 0, dead: 0, cancelled: 0 };
     for (const j of this.model.jobs.values()) states[j.state]++;
     const settle = states.leased > 0 ? 10 : 0.5;
     const op = d.weighted<() => Promise<void>>([
@@ -531,6 +714,9 @@ class Run {
       [settle * 0.4, () => this.extend()],
       [10, () => this.advance()],
       [3, () => this.cancel()],
+      [1, () => this.cancelJobs()],
+      [states.ready + states.scheduled > 0 ? 3 : 0.5, () => this.updateJob()],
+      [states.scheduled > 0 ? 1 : 0.2, () => this.runNow()],
       [states.dead > 0 ? 5 : 0.5, () => this.deadLetters()],
       [2, () => this.pauseOrResume()],
       [1, () => this.deleteQueue()],
@@ -568,7 +754,16 @@ class Run {
     if (when === 'past') request.runAtMs = now - d.int(1, 100_000);
     if (when === 'future') request.runAtMs = now + d.int(1, 20_000);
     if (d.chance(0.3)) request.idempotencyKey = d.pick(['a', 'b', 'c']);
+    if (d.chance(request.idempotencyKey === undefined ? 0.01 : 0.3)) request.uniqueWhileActive = true;
     if (d.chance(0.25)) request.maxAttempts = d.chance(0.1) ? 0 : d.int(1, 3);
+    const expiry = d.weighted([
+      [8, 'none'],
+      [2, 'ttl'],
+      [1, 'at'],
+    ]);
+    // Sometimes before the job is due: refused.
+    if (expiry === 'ttl') request.ttlMs = d.int(1, 30_000);
+    if (expiry === 'at') request.expiresAtMs = now + d.int(-1000, 30_000);
     if (groupedQueueNames.has(request.queue) && d.chance(0.6)) request.group = d.pick(['g1', 'g2', 'g3']);
     return request;
   }
@@ -748,7 +943,8 @@ class Run {
     this.model.maintain();
     for (const [id, state] of before) {
       const now = this.model.jobs.get(id)?.state ?? 'swept';
-      if (now !== state) saw(`maintenance ${state} → ${now}${now === 'dead' ? ' (lease_expired)' : ''}`);
+      const reason = this.model.jobs.get(id)?.deadReason;
+      if (now !== state) saw(`maintenance ${state} → ${now}${now === 'dead' ? ` (${reason})` : ''}`);
     }
   }
 
@@ -756,7 +952,10 @@ class Run {
     const now = this.t.clock.nowMs();
     // The next due time (run-at, lease deadline, end of a dedup window), to land on it or one millisecond before.
     const due = [...this.model.jobs.values()]
-      .map((j) => (j.state === 'scheduled' ? j.runAtMs : j.state === 'leased' ? (j.leaseDeadlineMs ?? 0) : 0))
+      .flatMap((j) => [
+        j.state === 'scheduled' ? j.runAtMs : j.state === 'leased' ? (j.leaseDeadlineMs ?? 0) : 0,
+        j.state === 'scheduled' || j.state === 'ready' ? (j.expiresAtMs ?? 0) : 0,
+      ])
       .concat([...this.model.keys.values()].map((k) => k.expiresAtMs))
       .filter((at) => at > now);
     const nextDueMs = due.length > 0 ? Math.min(...due) - now : 0;
@@ -779,8 +978,73 @@ class Run {
     const jobId = ids.length > 0 && d.chance(0.9) ? d.pick(ids) : unknownId;
     this.log.push(`cancel ${jobId}`);
     const got = await outcomeOf(this.engine.cancel(jobId));
-    saw(`cancel ${got.ok ? got.value.state : got.code}`);
-    assert.deepEqual(got.ok ? ok(got.value.state) : got, this.model.cancel(jobId));
+    saw(`cancel ${got.ok ? `${got.value.previousState} → ${got.value.state}` : got.code}`);
+    assert.deepEqual(got, this.model.cancel(jobId));
+  }
+
+  private async cancelJobs(): Promise<void> {
+    const d = this.dice;
+    const queue = d.pick(queueNames);
+    const states = d.pick<JobState[]>([
+      ['scheduled', 'ready', 'leased'],
+      ['ready'],
+      ['leased'],
+      ['scheduled'],
+    ]);
+    this.log.push(`cancelJobs ${queue} ${states.join(',')}`);
+    if (!this.model.existing.has(queue)) {
+      // A queue nobody has used: NOT_FOUND (as PurgeQueue), not "0 cancelled".
+      assert.throws(() => this.engine.countCancellable({ queue, states }), { code: 'not_found' });
+      assert.deepEqual(await outcomeOf(this.engine.cancelJobs({ queue, states })), fail('not_found'));
+      saw('cancelJobs not_found');
+      return;
+    }
+    const counted = this.engine.countCancellable({ queue, states });
+    const got = await this.engine.cancelJobs({ queue, states });
+    const expected = this.model.cancelJobs(queue, states);
+    assert.deepEqual(got, expected);
+    assert.equal(counted, expected.cancelled + expected.cancelRequested);
+    saw('cancelJobs cancelled', got.cancelled);
+    saw('cancelJobs requested', got.cancelRequested);
+  }
+
+  private async updateJob(): Promise<void> {
+    const d = this.dice;
+    const ids = [...this.model.jobs.keys()];
+    const jobId = ids.length > 0 && d.chance(0.95) ? d.pick(ids) : unknownId;
+    const priority = d.chance(0.6) ? d.int(0, 9) : undefined;
+    const schedule = d.weighted([
+      [priority === undefined ? 0 : 2, 'none'],
+      [2, 'now'],
+      [1, 'delay'],
+    ]);
+    const delayMs = schedule === 'delay' ? d.int(0, 20_000) : undefined;
+    this.log.push(`updateJob ${jobId} ${JSON.stringify({ priority, schedule, delayMs })}`);
+    const changes = {
+      ...(priority === undefined ? {} : { priority }),
+      ...(schedule === 'now' ? { runNow: true } : {}),
+      ...(delayMs === undefined ? {} : { delayMs }),
+    };
+    const got = await outcomeOf(this.engine.updateJob(jobId, changes));
+    saw(`updateJob ${got.ok ? 'ok' : got.code}`);
+    const expected = this.model.updateJob(jobId, priority, schedule === 'now', delayMs);
+    assert.deepEqual(got.ok ? ok(null) : got, expected);
+  }
+
+  private async runNow(): Promise<void> {
+    const queue = this.dice.pick(queueNames);
+    this.log.push(`runNow ${queue}`);
+    if (!this.model.existing.has(queue)) {
+      assert.deepEqual(
+        await outcomeOf(this.engine.updateJobs({ queue }, { runNow: true })),
+        fail('not_found'),
+      );
+      saw('run now (bulk) not_found');
+      return;
+    }
+    const n = await this.engine.updateJobs({ queue }, { runNow: true });
+    assert.equal(n, this.model.runNow(queue));
+    saw('run now (bulk)', n);
   }
 
   private async deadLetters(): Promise<void> {
@@ -905,7 +1169,8 @@ class Run {
         db: this.t.db,
         statement: this.t.db.prepare<[], StoredRow>(
           `SELECT id, queue, state, priority, attempt, attempt_base, max_attempts, run_at_ms, lease_deadline_ms,
-                  dead_reason, failed_at_ms, completed_at_ms, last_error, errors_json, group_key FROM jobs`,
+                  dead_reason, failed_at_ms, completed_at_ms, last_error, errors_json, expires_at_ms,
+                  cancelled_at_ms, group_key FROM jobs`,
         ),
       };
     }
@@ -933,6 +1198,8 @@ class Run {
                 atMs: e.at_ms,
                 error: e.error,
               })),
+        expiresAtMs: r.expires_at_ms,
+        cancelledAtMs: r.cancelled_at_ms,
         group: r.group_key,
       }))
       .sort(byId);
@@ -953,6 +1220,8 @@ class Run {
         completedAtMs: j.completedAtMs,
         lastError: j.lastError,
         errors: j.errors.map((e) => ({ attempt: e.attempt, atMs: e.atMs, error: e.error })),
+        expiresAtMs: j.expiresAtMs,
+        cancelledAtMs: j.cancelledAtMs,
         group: j.group,
       }))
       .sort(byId);

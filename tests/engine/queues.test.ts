@@ -38,9 +38,30 @@ test('listQueues: counts per state, from the counters, for every queue', async (
       ['declared', 'keep', 'plain'],
       'sorted by name; declared queues are listed before first use',
     );
-    assert.deepEqual(queues[1]?.counts, { scheduled: 1, ready: 1, leased: 1, completed: 1, dead: 1 });
-    assert.deepEqual(queues[2]?.counts, { scheduled: 0, ready: 1, leased: 0, completed: 0, dead: 0 });
-    assert.deepEqual(queues[0]?.counts, { scheduled: 0, ready: 0, leased: 0, completed: 0, dead: 0 });
+    assert.deepEqual(queues[1]?.counts, {
+      scheduled: 1,
+      ready: 1,
+      leased: 1,
+      completed: 1,
+      dead: 1,
+      cancelled: 0,
+    });
+    assert.deepEqual(queues[2]?.counts, {
+      scheduled: 0,
+      ready: 1,
+      leased: 0,
+      completed: 0,
+      dead: 0,
+      cancelled: 0,
+    });
+    assert.deepEqual(queues[0]?.counts, {
+      scheduled: 0,
+      ready: 0,
+      leased: 0,
+      completed: 0,
+      dead: 0,
+      cancelled: 0,
+    });
     assert.equal(queues[1]?.settings.completedRetentionMs, 60_000);
     assert.equal(queues[2]?.settings.completedRetentionMs, 0);
     assert.equal(queues[1]?.paused, false);
@@ -103,9 +124,9 @@ test('getJob of an unknown id is not_found', async () => {
   });
 });
 
-test('cancel removes ready, scheduled, dead and completed jobs; leased is failed_precondition', async () => {
+test('cancel: waiting jobs become cancelled at once, a leased one on request; dead and completed are refused', async () => {
   const options = withQueues({ keep: { completedRetentionMs: 60_000 } });
-  await withEngine({ options }, async ({ engine, db }) => {
+  await withEngine({ options }, async ({ engine, clock }) => {
     const { jobId: ready } = await engine.enqueue(job('q'));
     const { jobId: scheduled } = await engine.enqueue(job('q', { delayMs: 5000 }));
     const { jobId: dead } = await engine.enqueue(job('d'));
@@ -122,22 +143,32 @@ test('cancel removes ready, scheduled, dead and completed jobs; leased is failed
     const { jobId: leased } = await engine.enqueue(job('l'));
     await engine.reserve({ queues: ['l'] });
 
-    const leasedError = await expectCode(engine.cancel(leased), 'failed_precondition');
-    assert.match(leasedError.message, /leased/);
-    assert.equal(engine.getJob(leased).state, 'leased');
-
-    assert.deepEqual(await engine.cancel(ready), { state: 'ready' });
-    assert.deepEqual(await engine.cancel(scheduled), { state: 'scheduled' });
-    assert.deepEqual(await engine.cancel(dead), { state: 'dead' });
-    assert.deepEqual(await engine.cancel(completed), { state: 'completed' });
-    for (const id of [ready, scheduled, dead, completed]) {
-      expectThrowsCode(() => engine.getJob(id), 'not_found');
-      await expectCode(engine.cancel(id), 'not_found');
+    const by = { actor: 'ops', action: 'job.cancel', target: 'job:x' };
+    assert.deepEqual(await engine.cancel(ready, by), { previousState: 'ready', state: 'cancelled' });
+    assert.deepEqual(await engine.cancel(scheduled, by), { previousState: 'scheduled', state: 'cancelled' });
+    assert.deepEqual(await engine.cancel(leased, by), { previousState: 'leased', state: 'leased' });
+    for (const id of [ready, scheduled]) {
+      const info = engine.getJob(id);
+      assert.equal(info.state, 'cancelled');
+      assert.equal(info.cancelledBy, 'ops');
+      assert.equal(info.cancelledAtMs, clock.nowMs());
     }
-    assert.equal(rowCount(db, 'jobs'), 1);
-    // A cancelled scheduled job is not promoted later.
+    const requested = engine.getJob(leased);
+    assert.equal(requested.state, 'leased', 'a leased job stays leased until its worker stops');
+    assert.equal(requested.cancelledBy, 'ops');
+
+    const deadError = await expectCode(engine.cancel(dead), 'failed_precondition');
+    assert.match(deadError.message, /dead letter.*DeleteDeadLetters/);
+    assert.match((await expectCode(engine.cancel(completed), 'failed_precondition')).message, /completed/);
+    // Cancelling again changes nothing, and is no error.
+    assert.deepEqual(await engine.cancel(ready), { previousState: 'cancelled', state: 'cancelled' });
+    assert.equal(engine.getJob(ready).cancelledBy, 'ops');
+    await expectCode(engine.cancel('01900000-0000-7000-8000-000000000000'), 'not_found');
+    // A cancelled scheduled job is not promoted later, and counts as cancelled.
+    clock.advance(10_000);
     await engine.runMaintenance();
     assert.deepEqual(await engine.reserve({ queues: ['q'] }), []);
+    assert.equal(engine.listQueues().find((q) => q.name === 'q')?.counts.cancelled, 2);
   });
 });
 
@@ -147,7 +178,10 @@ test('deleteQueue: an empty queue goes and stays gone; with jobs, declared or un
     const { jobId } = await engine.enqueue(job('typo', { idempotencyKey: 'k' }));
     const refused = await expectCode(engine.deleteQueue('typo'), 'failed_precondition');
     assert.match(refused.message, /^queue typo holds 1 job \(ready 1\); only an empty queue can be deleted/);
-    await engine.cancel(jobId);
+    // Done with it: completed without retention, the job goes; its key stays for the dedup window.
+    // (A cancel would keep the job as cancelled, and a cancel or purge would release the key.)
+    const [leased] = await engine.reserve({ queues: ['typo'] });
+    await engine.ack({ jobId, attempt: leased!.attempt });
     await engine.deleteQueue('typo', { actor: 'alice', action: 'queue.delete', target: 'queue:typo' });
     assert.deepEqual(
       engine.listQueues().map((q) => q.name),

@@ -47,6 +47,7 @@ test('a full disk fails writes with UNAVAILABLE and the server recovers when spa
       metadata: {},
       traceparent: '',
       tracestate: '',
+      uniqueWhileActive: false,
       group: '',
     });
     const acknowledged: string[] = [];

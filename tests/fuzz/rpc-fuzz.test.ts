@@ -150,6 +150,12 @@ test(`${runs} mutated valid messages: limits hold, rejections are typed, counter
     metadata: fc.dictionary(fc.string({ maxLength: 8 }), fc.string({ maxLength: 600 }), { maxKeys: 70 }),
     traceparent: fc.oneof(text, fc.constant('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01')),
     tracestate: text,
+    expiry: fc.oneof(
+      fc.constant(undefined),
+      number.map((value) => ({ $case: 'expiresAtMs' as const, value })),
+      number.map((value) => ({ $case: 'ttlMs' as const, value: value * 1000 })),
+    ),
+    uniqueWhileActive: fc.boolean(),
     group: fc.oneof(text, fc.constant('tenant-1'), fc.constant('g'.repeat(200))),
   });
   const request = fc.oneof(

@@ -4,6 +4,7 @@
  * is reported as `timedOut`, never waited for). Everything it prints is
  * captured for the run's secret check (secret-log.ts).
  */
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { captureOutput } from './secret-log.ts';
 
@@ -71,4 +72,15 @@ export function runCli(args: readonly string[], options: CliRunOptions = {}): Pr
 /** `sepp ARGS...` from source with no config file from the environment (what runCli does, with extra variables). */
 export function runSepp(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
   return runCli(args, { env: { SEPP_CONFIG: '', ...env } });
+}
+
+/** An operator command (`sepp enqueue`, `sepp cancel`, …): only `env` says which server and key it uses. */
+export function sepp(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+  return runSepp(args, env);
+}
+
+/** The run's stdout as JSON, after checking it succeeded. */
+export function cliJson<T = unknown>(run: CliRun): T {
+  assert.equal(run.code, 0, run.stderr);
+  return JSON.parse(run.stdout) as T;
 }

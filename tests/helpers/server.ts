@@ -167,6 +167,7 @@ export function testJob(queue: string, fields: Partial<EnqueueJob> = {}): Enqueu
     metadata: {},
     traceparent: '',
     tracestate: '',
+    uniqueWhileActive: false,
     group: '',
     ...fields,
   };

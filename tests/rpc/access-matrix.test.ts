@@ -2,22 +2,23 @@
  * Who may call what over gRPC: every QueueService RPC × every kind of
  * credential, with the exact outcome — UNAUTHENTICATED, PERMISSION_DENIED, or
  * allowed (the call reached its handler and got the status its minimal valid
- * request gets). The expected table is written out here from the product's
- * roles (SECURITY.md, config/types.ts): producer = enqueue + read, worker =
- * work + read, admin = everything. It is not derived from src/rpc/auth.ts.
+ * request gets). The expected table (tests/helpers/access-table.ts) is
+ * written out from the product's roles (SECURITY.md, config/types.ts):
+ * producer = enqueue + read, worker = work + read, admin = everything. It is
+ * not derived from src/rpc/auth.ts. Every admin RPC's audit entry:
+ * audit-rpcs.test.ts.
  *
  * Health and reflection need no key at all (SECURITY.md: they reveal the
  * service's shape, not data): the last tests check they answer with no key,
  * a malformed header and an unknown key alike.
  */
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type * as grpc from '@grpc/grpc-js';
-import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { type Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import type { BackupChunk } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
 import type { EventsResponse } from '../../clients/typescript/src/gen/sepp/v1/events.js';
 import { DeadReason } from '../../clients/typescript/src/gen/sepp/v1/job.js';
@@ -26,136 +27,25 @@ import {
   type QueueServiceClient,
   QueueServiceService,
 } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
-import type { ScheduleSpec } from '../../clients/typescript/src/gen/sepp/v1/schedule.js';
 import type { WorkRequest, WorkResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
+import {
+  apiKeyToml,
+  credentials,
+  expected,
+  keys,
+  keysToml,
+  metadataFor,
+  missingJobId,
+  protoScheduleSpec,
+} from '../helpers/access-table.ts';
 import { askReflection, checkHealth, healthClient, reflectionClient } from '../helpers/generic-clients.ts';
-import { registerSecret } from '../helpers/secret-log.ts';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
 import { selfSignedCertificate } from '../helpers/tls.ts';
 
-type Role = 'producer' | 'worker' | 'admin';
-
-/** The expected table: one row per RPC, the roles that may call it. */
-const expected: Readonly<Record<string, readonly Role[]>> = {
-  Enqueue: ['producer', 'admin'],
-  EnqueueBatch: ['producer', 'admin'],
-  EnqueueAtomic: ['producer', 'admin'],
-  Produce: ['producer', 'admin'],
-  Reserve: ['worker', 'admin'],
-  Ack: ['worker', 'admin'],
-  AckBatch: ['worker', 'admin'],
-  Nack: ['worker', 'admin'],
-  Extend: ['worker', 'admin'],
-  ReportProgress: ['worker', 'admin'],
-  Work: ['worker', 'admin'],
-  GetJob: ['producer', 'worker', 'admin'],
-  ListQueues: ['producer', 'worker', 'admin'],
-  ListWorkers: ['producer', 'worker', 'admin'],
-  ListDeadLetters: ['producer', 'worker', 'admin'],
-  GetServerInfo: ['producer', 'worker', 'admin'],
-  Events: ['producer', 'worker', 'admin'],
-  CancelJob: ['admin'],
-  PauseQueue: ['admin'],
-  ResumeQueue: ['admin'],
-  DeleteQueue: ['admin'],
-  RequeueDeadLetters: ['admin'],
-  DeleteDeadLetters: ['admin'],
-  SetQueueSettings: ['admin'],
-  ResetQueueSettings: ['admin'],
-  ReloadConfig: ['admin'],
-  Backup: ['admin'],
-  GetSchedule: ['producer', 'worker', 'admin'],
-  ListSchedules: ['producer', 'worker', 'admin'],
-  CreateSchedule: ['admin'],
-  UpdateSchedule: ['admin'],
-  PauseSchedule: ['admin'],
-  ResumeSchedule: ['admin'],
-  DeleteSchedule: ['admin'],
-  TriggerSchedule: ['admin'],
-};
-
-// Every key carries a marker, so a leak is easy to spot in a log by eye as well.
-const keys = {
-  producer: 'sepp-secret-matrix-producer-0123456789',
-  worker: 'sepp-secret-matrix-worker-0123456789',
-  admin: 'sepp-secret-matrix-admin-0123456789',
-  hashedAdmin: 'sepp-secret-matrix-hashed-admin-0123456789',
-  retired: 'sepp-secret-matrix-retired-0123456789',
-  unknown: 'sepp-secret-matrix-unknown-0123456789',
-};
-registerSecret('API key (never configured)', keys.unknown);
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
-
-const apiKeyToml = (name: string, role: Role, key: string) =>
-  `[[grpc.api_keys]]\nname = "${name}"\nrole = "${role}"\nkey = "${key}"\n`;
-const keysToml = [
-  apiKeyToml('billing', 'producer', keys.producer),
-  apiKeyToml('mailer', 'worker', keys.worker),
-  apiKeyToml('ops', 'admin', keys.admin),
-  `[[grpc.api_keys]]\nname = "ops-hashed"\nrole = "admin"\nkey_sha256 = "${sha256(keys.hashedAdmin)}"\n`,
-].join('');
-
-/** How a credential is sent: the authorization header values (none = no header). */
-interface Credential {
-  name: string;
-  headers: readonly string[];
-  /** The role it authenticates as, or null when it must be UNAUTHENTICATED. */
-  role: Role | null;
-}
-
-const credentials: readonly Credential[] = [
-  { name: 'no key', headers: [], role: null },
-  { name: 'key without scheme', headers: [keys.admin], role: null },
-  {
-    name: 'Basic scheme',
-    headers: [`Basic ${Buffer.from(`ops:${keys.admin}`).toString('base64')}`],
-    role: null,
-  },
-  { name: 'lower-case scheme', headers: [`bearer ${keys.admin}`], role: null },
-  { name: 'empty bearer', headers: ['Bearer '], role: null },
-  // (Two authorization values cannot be sent: grpc-js refuses them on the client with INTERNAL.)
-  { name: 'key and a trailing word', headers: [`Bearer ${keys.admin} admin`], role: null },
-  { name: 'oversized key', headers: [`Bearer ${'k'.repeat(600)}`], role: null },
-  { name: 'unknown key', headers: [`Bearer ${keys.unknown}`], role: null },
-  { name: 'removed key', headers: [`Bearer ${keys.retired}`], role: null },
-  { name: 'producer key', headers: [`Bearer ${keys.producer}`], role: 'producer' },
-  { name: 'worker key', headers: [`Bearer ${keys.worker}`], role: 'worker' },
-  { name: 'admin key', headers: [`Bearer ${keys.admin}`], role: 'admin' },
-  { name: 'admin key (configured as sha256)', headers: [`Bearer ${keys.hashedAdmin}`], role: 'admin' },
-];
-
-function metadataFor(credential: Credential): Metadata {
-  const metadata = new Metadata();
-  for (const value of credential.headers) metadata.add('authorization', value);
-  return metadata;
-}
-
 const queue = 'matrix';
-/** A well-formed job id that names no job. */
-const missingJobId = '01890f6e-7c3a-7000-8000-000000000000';
+const priority = (value: number) => ({ $case: 'priority' as const, value });
 const job = testJob(queue);
-const scheduleSpec = (cron: string): ScheduleSpec => ({
-  name: 'no-such-schedule',
-  timing: { $case: 'cron', value: cron },
-  timezone: '',
-  template: {
-    queue,
-    type: 't',
-    payload: Buffer.alloc(0),
-    contentType: '',
-    priority: 0,
-    metadata: {},
-    maxAttempts: 0,
-    leaseMs: 0,
-    payloadBytes: 0,
-  },
-  misfire: 0,
-  catchUpMax: 0,
-  overlap: 0,
-  jitterMs: 0,
-  startAtMs: 0,
-  endAtMs: 0,
-});
+const scheduleSpec = (cron: string) => protoScheduleSpec('no-such-schedule', queue, cron);
 
 /** The status a call ended with (OK for a stream that answered). */
 type Call = (client: QueueServiceClient, metadata: Metadata) => Promise<status>;
@@ -244,6 +134,44 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
   CancelJob: {
     call: (c, md) => unary(call(c, c.cancelJob, { jobId: missingJobId }, md)),
     allowedStatus: status.NOT_FOUND,
+  },
+  CancelJobs: {
+    call: (c, md) =>
+      unary(call(c, c.cancelJobs, { filter: { queue, type: '', states: [] }, dryRun: true }, md)),
+    allowedStatus: status.OK,
+  },
+  UpdateJob: {
+    call: (c, md) =>
+      unary(call(c, c.updateJob, { jobId: missingJobId, changes: { priorityChange: priority(1) } }, md)),
+    allowedStatus: status.NOT_FOUND,
+  },
+  UpdateJobs: {
+    // A queue nobody has used is NOT_FOUND, as for PurgeQueue below.
+    call: (c, md) =>
+      unary(
+        call(
+          c,
+          c.updateJobs,
+          {
+            filter: { queue: 'matrix-none', type: '', states: [] },
+            changes: { priorityChange: priority(1) },
+          },
+          md,
+        ),
+      ),
+    allowedStatus: status.NOT_FOUND,
+  },
+  PurgeQueue: {
+    // A queue nobody has used is NOT_FOUND, as for every admin call that names a queue.
+    call: (c, md) => unary(call(c, c.purgeQueue, { queue: 'matrix-none' }, md)),
+    allowedStatus: status.NOT_FOUND,
+  },
+  ListAuditEntries: {
+    call: (c, md) =>
+      unary(
+        call(c, c.listAuditEntries, { actor: '', action: '', target: '', pageSize: 0, pageToken: '' }, md),
+      ),
+    allowedStatus: status.OK,
   },
   ListQueues: { call: (c, md) => unary(call(c, c.listQueues, {}, md)), allowedStatus: status.OK },
   ListWorkers: { call: (c, md) => unary(call(c, c.listWorkers, {}, md)), allowedStatus: status.OK },

@@ -31,6 +31,7 @@ test('sepp backup copies a live database that a new server serves as is', async 
       metadata: {},
       traceparent: '',
       tracestate: '',
+      uniqueWhileActive: false,
       group: '',
     });
     const ids: string[] = [];

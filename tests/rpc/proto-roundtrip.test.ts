@@ -13,7 +13,7 @@ import { WorkRequest, WorkResponse } from '../../clients/typescript/src/gen/sepp
 import { rejectionCode } from '../../src/engine/errors.ts';
 import { misfirePolicies, overlapPolicies } from '../../src/engine/schedules/types.ts';
 import { defaultEngineLimits, defaultQueueSettings } from '../../src/engine/settings.ts';
-import { jobStates } from '../../src/engine/types.ts';
+import { deadReasons, jobStates } from '../../src/engine/types.ts';
 
 /** Names of a generated numeric enum's members, lower-cased, without the zero and unrecognised values. */
 function memberNames(enumObject: Record<string, string | number>): string[] {
@@ -37,6 +37,8 @@ test('an EnqueueRequest with payload, metadata and schedule survives encode and 
       metadata: { tenant: 'acme', source: 'signup' },
       traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
       tracestate: '',
+      expiry: { $case: 'ttlMs', value: 60_000 },
+      uniqueWhileActive: true,
       group: 'tenant-42',
     },
   };
@@ -120,6 +122,12 @@ test('QueueService has exactly the published RPCs: Produce and Work bidirectiona
     'ResumeSchedule',
     'DeleteSchedule',
     'TriggerSchedule',
+    // Job control (issue 17).
+    'CancelJobs',
+    'UpdateJob',
+    'UpdateJobs',
+    'PurgeQueue',
+    'ListAuditEntries',
   ];
   const methods = Object.values(QueueServiceService);
   assert.deepEqual(
@@ -138,8 +146,7 @@ test('QueueService has exactly the published RPCs: Produce and Work bidirectiona
 test("the protocol's enums match the engine's states and rejection reasons one to one", () => {
   assert.deepEqual(memberNames(JobState), [...jobStates].sort());
   assert.deepEqual(memberNames(RejectionReason), Object.keys(rejectionCode).sort());
-  // The engine's DeadReason is a type only; this list must follow it.
-  assert.deepEqual(memberNames(DeadReason), ['attempts_exhausted', 'dead_lettered', 'lease_expired']);
+  assert.deepEqual(memberNames(DeadReason), [...deadReasons].sort());
   assert.deepEqual(memberNames(MisfirePolicy), [...misfirePolicies].sort());
   assert.deepEqual(memberNames(OverlapPolicy), [...overlapPolicies].sort());
 });

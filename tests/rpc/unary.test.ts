@@ -339,11 +339,14 @@ max_attempts = 2
     );
   });
 
-  test('CancelJob removes a waiting job and refuses a leased one', async () => {
+  test('CancelJob cancels a waiting job at once and a leased one once its worker stops', async () => {
     const { jobId } = await call(c, c.enqueue, {
       job: job('cancel', { schedule: { $case: 'delayMs', value: 60_000 } }),
     });
-    assert.equal((await call(c, c.cancelJob, { jobId })).previousState, JobState.SCHEDULED);
+    assert.deepEqual(await call(c, c.cancelJob, { jobId }), {
+      previousState: JobState.SCHEDULED,
+      state: JobState.CANCELLED,
+    });
     const second = await call(c, c.enqueue, { job: job('cancel') });
     await call(c, c.reserve, {
       queues: ['cancel'],
@@ -352,7 +355,10 @@ max_attempts = 2
       waitTimeoutMs: 0,
       workerId: '',
     });
-    await rejects(call(c, c.cancelJob, { jobId: second.jobId }), status.FAILED_PRECONDITION, /leased/);
+    assert.deepEqual(await call(c, c.cancelJob, { jobId: second.jobId }), {
+      previousState: JobState.LEASED,
+      state: JobState.LEASED,
+    });
   });
 
   test('PauseQueue stops handing out jobs; ResumeQueue resumes; ListQueues shows it', async () => {
@@ -410,13 +416,14 @@ max_attempts = 2
     assert.ok(!(await names()).includes('typo'));
     await rejects(call(c, c.deleteQueue, { queue: 'typo' }), status.NOT_FOUND, /does not exist/);
 
-    const { jobId } = await call(c, c.enqueue, { job: job('busy') });
+    await call(c, c.enqueue, { job: job('busy') });
     await rejects(
       call(c, c.deleteQueue, { queue: 'busy' }),
       status.FAILED_PRECONDITION,
       /queue busy holds 1 job \(ready 1\); only an empty queue can be deleted/,
     );
-    await call(c, c.cancelJob, { jobId });
+    // A cancelled job is kept for the queue's retention; a purge removes the waiting one.
+    await call(c, c.purgeQueue, { queue: 'busy' });
     await call(c, c.deleteQueue, { queue: 'busy' });
     assert.ok(!(await names()).includes('busy'));
     // Gone, not broken: the next job creates the queue again, running and counted.

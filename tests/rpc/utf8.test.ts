@@ -245,7 +245,7 @@ test('the check finds exactly the bad field in random batches, and nothing in va
       fc.nat(),
       fc.constantFrom(...fields),
       (jobs, pick, field) => {
-        const request = { jobs: jobs.map((j) => ({ ...j, schedule: undefined })) };
+        const request = { jobs: jobs.map((j) => ({ ...j, schedule: undefined, uniqueWhileActive: false })) };
         const valid = EnqueueBatchRequest.encode(request).finish();
         assert.equal(utf8.firstInvalid(path('EnqueueBatch'), valid), null);
         const index = pick % jobs.length;

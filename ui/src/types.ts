@@ -33,7 +33,14 @@ export type {
 export type Role = AdminRole;
 
 /** The states in the order the UI offers them. */
-export const jobStates: readonly JobState[] = ['ready', 'scheduled', 'leased', 'dead', 'completed'];
+export const jobStates: readonly JobState[] = [
+  'ready',
+  'scheduled',
+  'leased',
+  'dead',
+  'completed',
+  'cancelled',
+];
 export const browseStates: readonly BrowseState[] = [
   'ready',
   'scheduled',
@@ -41,5 +48,13 @@ export const browseStates: readonly BrowseState[] = [
   'leased',
   'dead',
   'completed',
+  'cancelled',
 ];
-export const deadReasons: readonly DeadReason[] = ['attempts_exhausted', 'lease_expired', 'dead_lettered'];
+/** States a cancel applies to (the jobs page offers "Cancel all matching" for them). */
+export const cancellableStates: readonly JobState[] = ['scheduled', 'ready', 'leased'];
+export const deadReasons: readonly DeadReason[] = [
+  'attempts_exhausted',
+  'lease_expired',
+  'dead_lettered',
+  'expired',
+];

@@ -33,7 +33,7 @@ def test_enqueue_options_reach_the_worker(server: ServerProcess, queue: str, tra
         assert jobs["json"].json() == {"n": 1, "s": "ü"} and jobs["json"].idempotency_key == "k1"
         assert jobs["raw"].payload == b"\x00\xff" and jobs["raw"].content_type == "application/x-thing"
         assert admin.get_job(later.id).state == "scheduled"
-        assert admin.cancel_job(later.id) == "scheduled"
+        assert admin.cancel_job(later.id) == sepp.CancelResult("scheduled", "cancelled")
         results = admin.ack_batch([jobs["text"], jobs["json"]])
         assert [r.outcome for r in results] == ["ok", "ok"]
         admin.ack(jobs["raw"])

@@ -5,6 +5,16 @@
  * with a deadline.
  */
 import { status } from '@grpc/grpc-js';
+import {
+  cancelJobCall,
+  cancelJobsCall,
+  changeDeadLettersCall,
+  listAuditCall,
+  listDeadLettersCall,
+  purgeQueueCall,
+  updateJobCall,
+  updateJobsCall,
+} from './admin-calls.ts';
 import { ProduceStreamSender, UnaryBatchSender } from './batch-senders.ts';
 import { Connection, type ConnectOptions } from './connection.ts';
 import {
@@ -20,7 +30,7 @@ import { submitAtomic, submitBatch, submitOne } from './enqueue-calls.ts';
 import { SeppError } from './errors.ts';
 import { EventSubscription, type EventsOptions } from './events.ts';
 import type { EnqueueJob } from './gen/sepp/v1/job.js';
-import { deadReasonToProto, Job, jobStateName, LeasedJob } from './jobs.ts';
+import { Job, LeasedJob } from './jobs.ts';
 import { ackBatchCall, ackCall, extendCall, nackCall, progressCall, reserveCall } from './lease-calls.ts';
 import { encodeResult, type JobProgress, progressFields } from './results.ts';
 import { Schedules } from './schedules.ts';
@@ -34,12 +44,18 @@ import type {
   AckOptions,
   AckResult,
   AckSpec,
+  AuditEntry,
+  AuditQuery,
   CallOptions,
+  CancelJobsResult,
+  CancelResult,
   DeadLetterQuery,
   DeadLetterSelection,
   Enqueued,
   EnqueueOptions,
   EnqueueOutcome,
+  JobChanges,
+  JobFilter,
   JobSpec,
   LeaseRef,
   NackOptions,
@@ -317,15 +333,66 @@ export class SeppClient {
     return new EventSubscription(this.connection, options);
   }
 
-  /** Removes a job that is not leased; resolves with the state it was in. */
-  async cancelJob(id: string, options: CallOptions = {}): Promise<Job['state']> {
-    const response = await this.connection.invoke(
-      this.connection.rpc.cancelJob,
-      { jobId: id },
-      // A repeated cancel finds nothing (NOT_FOUND) rather than removing anything else.
-      readCall(options),
-    );
-    return jobStateName(response.previousState);
+  /**
+   * Cancels a job that has not finished (admin key). A scheduled or ready job
+   * is `cancelled` at once; for a leased one the worker is told to stop
+   * (`state` stays `leased` until it does, or its lease ends) and the job ends
+   * `cancelled`, never retried. Throws FAILED_PRECONDITION for a dead or
+   * completed job. Repeating it is harmless.
+   */
+  cancelJob(id: string, options: CallOptions = {}): Promise<CancelResult> {
+    return cancelJobCall(this.connection, id, options);
+  }
+
+  /**
+   * Cancels every job of a queue that `filter` matches (default states:
+   * scheduled, ready and leased), as `cancelJob` does one (admin key). With
+   * `dryRun` nothing changes and `matched` counts the jobs it would change.
+   */
+  cancelJobs(filter: JobFilter, options: CallOptions & { dryRun?: boolean } = {}): Promise<CancelJobsResult> {
+    return cancelJobsCall(this.connection, filter, options);
+  }
+
+  /**
+   * Changes a scheduled or ready job: its priority, when it runs, or run it
+   * now (admin key). Resolves with the job as it is now; a leased job is
+   * refused with FAILED_PRECONDITION.
+   */
+  updateJob(id: string, changes: JobChanges, options: CallOptions = {}): Promise<Job> {
+    return updateJobCall(this.connection, id, changes, options);
+  }
+
+  /**
+   * Runs now (`runNow`) or sets the priority of every waiting job `filter`
+   * matches (admin key); resolves with how many changed.
+   */
+  updateJobs(filter: JobFilter, changes: JobChanges, options: CallOptions = {}): Promise<number> {
+    return updateJobsCall(this.connection, filter, changes, options);
+  }
+
+  /** Deletes every ready and scheduled job of a queue (admin key); resolves with how many. */
+  purgeQueue(queue: string, options: CallOptions = {}): Promise<number> {
+    return purgeQueueCall(this.connection, queue, options);
+  }
+
+  /** One page of the audit log, newest first (admin key). */
+  listAuditEntries(query: AuditQuery = {}): Promise<{ entries: AuditEntry[]; nextPageToken: string | null }> {
+    return listAuditCall(this.connection, query);
+  }
+
+  /**
+   * Every matching entry of the audit log, newest first, fetched page by page
+   * as the loop goes (admin key): `for await (const entry of client.auditEntries({ target: 'queue:emails' }))`.
+   */
+  async *auditEntries(
+    query: Omit<AuditQuery, 'pageToken'> = {},
+  ): AsyncGenerator<AuditEntry, void, undefined> {
+    let pageToken: string | null = null;
+    do {
+      const page = await this.listAuditEntries(pageToken === null ? query : { ...query, pageToken });
+      yield* page.entries;
+      pageToken = page.nextPageToken;
+    } while (pageToken !== null);
   }
 
   /** Every queue with its counts by state, paused flag, oldest ready age and settings. */
@@ -362,24 +429,11 @@ export class SeppClient {
   }
 
   /** One page of a queue's dead letters, oldest first (payloads and error histories left out). */
-  async listDeadLetters(
+  listDeadLetters(
     queue: string,
     query: DeadLetterQuery = {},
   ): Promise<{ jobs: Job[]; nextPageToken: string | null }> {
-    const response = await this.connection.invoke(
-      this.connection.rpc.listDeadLetters,
-      {
-        queue,
-        pageSize: query.pageSize ?? 0,
-        pageToken: query.pageToken ?? '',
-        reason: query.reason === undefined ? 0 : deadReasonToProto[query.reason],
-      },
-      readCall(query),
-    );
-    return {
-      jobs: response.jobs.map((j) => new Job(j)),
-      nextPageToken: response.nextPageToken === '' ? null : response.nextPageToken,
-    };
+    return listDeadLettersCall(this.connection, queue, query);
   }
 
   /** Every dead letter of a queue, page by page. */
@@ -396,32 +450,21 @@ export class SeppClient {
   }
 
   /** Makes dead letters ready again with a fresh attempt budget; resolves with how many. */
-  async requeueDeadLetters(
+  requeueDeadLetters(
     queue: string,
     selection: DeadLetterSelection,
     options: CallOptions = {},
   ): Promise<number> {
-    const response = await this.connection.invoke(
-      this.connection.rpc.requeueDeadLetters,
-      selectionRequest(queue, selection),
-      // Requeued jobs are no longer dead letters, so a repeat requeues nothing more.
-      readCall(options),
-    );
-    return response.requeuedCount;
+    return changeDeadLettersCall(this.connection, 'requeue', queue, selection, options);
   }
 
-  /** Deletes dead letters for good; resolves with how many. */
-  async deleteDeadLetters(
+  /** Deletes dead letters for good (which frees their idempotency keys); resolves with how many. */
+  deleteDeadLetters(
     queue: string,
     selection: DeadLetterSelection,
     options: CallOptions = {},
   ): Promise<number> {
-    const response = await this.connection.invoke(
-      this.connection.rpc.deleteDeadLetters,
-      selectionRequest(queue, selection),
-      readCall(options),
-    );
-    return response.deletedCount;
+    return changeDeadLettersCall(this.connection, 'delete', queue, selection, options);
   }
 
   /** The server's version, durability mode, clock and every effective limit. */
@@ -473,10 +516,4 @@ export class SeppClient {
 /** Calls that change nothing, or whose repeat has no further effect: safe to retry after UNAVAILABLE. */
 function readCall(options: CallOptions) {
   return { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: true };
-}
-
-function selectionRequest(queue: string, selection: DeadLetterSelection) {
-  return selection === 'all'
-    ? { queue, jobIds: [], all: true }
-    : { queue, jobIds: [...selection], all: false };
 }

@@ -70,6 +70,8 @@ export interface ConnectOptions {
   flushOn?: 'nextTick' | 'setImmediate';
   /** An idle Produce stream is closed after this long, in ms, so it does not keep the process alive. Default 1000. */
   streamIdleMs?: number;
+  /** Names the application in the gRPC user agent (e.g. `billing/2.1`), ahead of grpc-js's own. */
+  userAgent?: string;
 }
 
 export interface ResolvedOptions {
@@ -141,6 +143,7 @@ export class Connection {
       // Jobs may be as large as a queue allows (up to 64 MiB); the server enforces its own limit.
       'grpc.max_receive_message_length': -1,
       'grpc.max_send_message_length': -1,
+      ...(options.userAgent === undefined ? {} : { 'grpc.primary_user_agent': options.userAgent }),
       ...(typeof tls === 'object' && tls.serverName !== undefined
         ? { 'grpc.ssl_target_name_override': tls.serverName, 'grpc.default_authority': tls.serverName }
         : {}),

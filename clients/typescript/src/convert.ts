@@ -3,15 +3,17 @@
  * generated messages. Proto3 zero values stand for "not set" both ways.
  */
 import { status } from '@grpc/grpc-js';
-import { type RejectionReason, SeppError } from './errors.ts';
+import { type JobRejection, type RejectionReason, SeppError } from './errors.ts';
 import type { GetServerInfoResponse } from './gen/sepp/v1/admin.js';
 import { DurabilityMode } from './gen/sepp/v1/admin.js';
 import {
   type EnqueueJob,
+  type EnqueueResult,
   JobState as ProtoJobState,
   RejectionReason as ProtoRejectionReason,
 } from './gen/sepp/v1/job.js';
 import {
+  ExpiredAction,
   type QueueInfo as ProtoQueueInfo,
   type QueueSettings as ProtoQueueSettings,
   SettingSource as ProtoSettingSource,
@@ -21,6 +23,7 @@ import { type WorkerInfo as ProtoWorkerInfo, WorkerTransport } from './gen/sepp/
 import { activeTraceHeaders } from './trace.ts';
 import type {
   EnqueueOptions,
+  EnqueueOutcome,
   JobSpec,
   NackResult,
   Payload,
@@ -71,6 +74,16 @@ export function toEnqueueJob(
     if (!Number.isFinite(options.delayMs)) throw invalid('delayMs: not a number');
     schedule = { $case: 'delayMs', value: Math.round(options.delayMs) };
   }
+  if (options.ttlMs !== undefined && options.expiresAt !== undefined) {
+    throw invalid('give ttlMs or expiresAt, not both');
+  }
+  let expiry: EnqueueJob['expiry'];
+  if (options.expiresAt !== undefined) {
+    expiry = { $case: 'expiresAtMs', value: timeMs(options.expiresAt, 'expiresAt') };
+  } else if (options.ttlMs !== undefined) {
+    if (!Number.isFinite(options.ttlMs)) throw invalid('ttlMs: not a number');
+    expiry = { $case: 'ttlMs', value: Math.round(options.ttlMs) };
+  }
   const trace =
     options.traceparent === undefined
       ? activeTraceHeaders()
@@ -87,6 +100,8 @@ export function toEnqueueJob(
     metadata: options.metadata === undefined ? {} : { ...options.metadata },
     traceparent: trace.traceparent,
     tracestate: trace.tracestate,
+    expiry,
+    uniqueWhileActive: options.uniqueWhileActive === true,
     group: options.group ?? '',
   };
 }
@@ -162,10 +177,13 @@ export function nackResultFromProto(response: NackResponse): NackResult {
   const state =
     response.state === ProtoJobState.DEAD
       ? 'dead'
-      : response.state === ProtoJobState.SCHEDULED
-        ? 'scheduled'
-        : 'ready';
-  return { state, runAt: state === 'dead' || response.runAtMs === 0 ? null : new Date(response.runAtMs) };
+      : response.state === ProtoJobState.CANCELLED
+        ? 'cancelled'
+        : response.state === ProtoJobState.SCHEDULED
+          ? 'scheduled'
+          : 'ready';
+  const ends = state === 'dead' || state === 'cancelled';
+  return { state, runAt: ends || response.runAtMs === 0 ? null : new Date(response.runAtMs) };
 }
 
 function settingsFromProto(settings: ProtoQueueSettings | undefined): QueueSettings {
@@ -180,6 +198,8 @@ function settingsFromProto(settings: ProtoQueueSettings | undefined): QueueSetti
     deadRetentionMs: settings?.deadRetentionMs ?? 0,
     completedRetentionMs: settings?.completedRetentionMs ?? 0,
     allowedTypes: settings?.allowedTypes ?? [],
+    cancelledRetentionMs: settings?.cancelledRetentionMs ?? 0,
+    expiredAction: settings?.expiredAction === ExpiredAction.DELETE ? 'delete' : 'dead_letter',
     maxLeased: settings?.maxLeased ?? 0,
     rateLimit: settings?.rateLimit ?? { leases: 0, periodMs: 0, burst: 0 },
     groupMaxLeased: settings?.groupMaxLeased ?? 0,
@@ -188,7 +208,7 @@ function settingsFromProto(settings: ProtoQueueSettings | undefined): QueueSetti
 }
 
 export function queueInfoFromProto(queue: ProtoQueueInfo): QueueInfo {
-  const counts = queue.counts ?? { scheduled: 0, ready: 0, leased: 0, completed: 0, dead: 0 };
+  const counts = queue.counts ?? { scheduled: 0, ready: 0, leased: 0, completed: 0, dead: 0, cancelled: 0 };
   return {
     name: queue.name,
     paused: queue.paused,
@@ -283,4 +303,26 @@ export function serverInfoFromProto(info: GetServerInfoResponse): ServerInfo {
     queueDefaults: settingsFromProto(info.queueDefaults),
     strictQueues: info.strictQueues,
   };
+}
+
+/** The rejection of one job of an enqueue answer, if it was refused. */
+export function enqueueRejectionOf(
+  result: EnqueueResult | undefined,
+  index: number,
+): JobRejection | undefined {
+  const outcome = result?.outcome;
+  if (outcome?.$case !== 'rejection') return undefined;
+  return { index, reason: rejectionName(outcome.value.reason), message: outcome.value.message };
+}
+
+/** One job's outcome of an enqueue answer. */
+export function enqueueOutcomeOf(result: EnqueueResult | undefined): EnqueueOutcome {
+  const outcome = result?.outcome;
+  if (outcome?.$case === 'accepted') {
+    return { ok: true, id: outcome.value.jobId, deduplicated: outcome.value.deduplicated };
+  }
+  if (outcome?.$case === 'rejection') {
+    return { ok: false, reason: rejectionName(outcome.value.reason), message: outcome.value.message };
+  }
+  return { ok: false, reason: 'invalid_job', message: 'the server sent no result for this job' };
 }

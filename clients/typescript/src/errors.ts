@@ -14,6 +14,7 @@ export type SeppErrorCode =
   | 'invalid_argument'
   | 'not_found'
   | 'lease_lost'
+  | 'job_cancelled'
   | 'failed_precondition'
   | 'already_exists'
   | 'resource_exhausted'
@@ -66,6 +67,7 @@ const knownCodes: ReadonlySet<string> = new Set<SeppErrorCode>([
   'invalid_argument',
   'not_found',
   'lease_lost',
+  'job_cancelled',
   'failed_precondition',
   'already_exists',
   'resource_exhausted',
@@ -132,6 +134,27 @@ export class LeaseLostError extends SeppError {
   override name = 'LeaseLostError';
 }
 
+/**
+ * The job was cancelled (CancelJob, CancelJobs, the admin UI) while this
+ * lease ran: stop working on it. A Worker aborts the handler's `signal` with
+ * this error and the job ends `cancelled` — it is not retried, whatever the
+ * handler does next. It is also what an ack or extend of that lease fails with
+ * (the job is cancelled, not completed).
+ */
+export class JobCancelledError extends SeppError {
+  override name = 'JobCancelledError';
+
+  /** Builds the error from a gRPC status (FAILED_PRECONDITION) and the server's message. */
+  constructor(grpcCode: number, message: string, options: { cause?: unknown } = {}) {
+    super(grpcCode, message, { ...options, code: 'job_cancelled' });
+  }
+}
+
+/** sepp's code from its wire form (a trailer or `Settled.error_code`); undefined when unknown or empty. */
+export function errorCodeOf(text: string | undefined): SeppErrorCode | undefined {
+  return text !== undefined && knownCodes.has(text) ? (text as SeppErrorCode) : undefined;
+}
+
 /** The status a rejection reason fails a single Enqueue with (job.proto). */
 export const statusOfRejection: Record<RejectionReason, status> = {
   unknown_queue: status.NOT_FOUND,
@@ -174,9 +197,7 @@ export function toSeppError(error: unknown, leaseCall = false): SeppError {
     const message = error instanceof Error ? error.message : String(error);
     return new SeppError(status.INTERNAL, `sepp client: ${message}`, { code: 'internal', cause: error });
   }
-  const trailerCode = firstValue(error.metadata, errorCodeKey);
-  const code =
-    trailerCode !== undefined && knownCodes.has(trailerCode) ? (trailerCode as SeppErrorCode) : undefined;
+  const code = errorCodeOf(firstValue(error.metadata, errorCodeKey));
   const message = error.details || error.message;
   const reason = firstValue(error.metadata, rejectionReasonKey);
   if (reason !== undefined && isRejectionReason(reason)) {
@@ -194,6 +215,8 @@ export function fromStatus(
   cause?: unknown,
 ): SeppError {
   const options = { ...(code === undefined ? {} : { code }), ...(cause === undefined ? {} : { cause }) };
+  if (code === 'job_cancelled')
+    return new JobCancelledError(grpcCode, message, cause === undefined ? {} : { cause });
   if (leaseCall && (grpcCode === status.NOT_FOUND || grpcCode === status.FAILED_PRECONDITION)) {
     return new LeaseLostError(grpcCode, message, {
       code: code ?? (grpcCode === status.FAILED_PRECONDITION ? 'lease_lost' : 'not_found'),

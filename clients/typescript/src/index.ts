@@ -9,6 +9,7 @@
 export { type ClientStats, SeppClient } from './client.ts';
 export type { ConnectOptions, RetryOptions, TlsOptions } from './connection.ts';
 export {
+  JobCancelledError,
   JobRejectedError,
   type JobRejection,
   LeaseLostError,
@@ -40,14 +41,20 @@ export type {
   AckResult,
   AckSpec,
   AttemptError,
+  AuditEntry,
+  AuditQuery,
   BackoffSettings,
   CallOptions,
+  CancelJobsResult,
+  CancelResult,
   DeadLetterQuery,
   DeadLetterSelection,
   DeadReason,
   Enqueued,
   EnqueueOptions,
   EnqueueOutcome,
+  JobChanges,
+  JobFilter,
   JobSpec,
   JobState,
   LeaseRef,

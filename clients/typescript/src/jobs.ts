@@ -12,13 +12,30 @@ import {
 import { decodeResult, type JobProgress, progressFromProto } from './results.ts';
 import type { AttemptError, DeadReason, JobState, LeaseRef } from './types.ts';
 
-const stateNames: Partial<Record<ProtoJobState, JobState>> = {
-  [ProtoJobState.SCHEDULED]: 'scheduled',
-  [ProtoJobState.READY]: 'ready',
-  [ProtoJobState.LEASED]: 'leased',
-  [ProtoJobState.COMPLETED]: 'completed',
-  [ProtoJobState.DEAD]: 'dead',
+const jsonContentType = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+/** True for `application/json` and `application/*+json`, with or without parameters. */
+export function isJsonContentType(contentType: string): boolean {
+  return jsonContentType.test(contentType);
+}
+
+export const jobStateToProto: Record<JobState, ProtoJobState> = {
+  scheduled: ProtoJobState.SCHEDULED,
+  ready: ProtoJobState.READY,
+  leased: ProtoJobState.LEASED,
+  completed: ProtoJobState.COMPLETED,
+  dead: ProtoJobState.DEAD,
+  cancelled: ProtoJobState.CANCELLED,
 };
+
+/** name → protocol value, turned around. */
+function invert<N extends string, V extends number>(toProto: Record<N, V>): Partial<Record<V, N>> {
+  return Object.fromEntries(Object.entries(toProto).map(([name, value]) => [value, name])) as Partial<
+    Record<V, N>
+  >;
+}
+
+const stateNames = invert(jobStateToProto);
 
 export function jobStateName(state: ProtoJobState): JobState {
   const name = stateNames[state];
@@ -26,22 +43,19 @@ export function jobStateName(state: ProtoJobState): JobState {
   return name;
 }
 
-const deadReasonNames: Partial<Record<ProtoDeadReason, DeadReason>> = {
-  [ProtoDeadReason.ATTEMPTS_EXHAUSTED]: 'attempts_exhausted',
-  [ProtoDeadReason.LEASE_EXPIRED]: 'lease_expired',
-  [ProtoDeadReason.DEAD_LETTERED]: 'dead_lettered',
+export const deadReasonToProto: Record<DeadReason, ProtoDeadReason> = {
+  attempts_exhausted: ProtoDeadReason.ATTEMPTS_EXHAUSTED,
+  lease_expired: ProtoDeadReason.LEASE_EXPIRED,
+  dead_lettered: ProtoDeadReason.DEAD_LETTERED,
+  expired: ProtoDeadReason.EXPIRED,
 };
+
+const deadReasonNames = invert(deadReasonToProto);
 
 /** The SDK's name of a protocol dead reason; null for none (or one this SDK does not know). */
 export function deadReasonName(reason: ProtoDeadReason): DeadReason | null {
   return deadReasonNames[reason] ?? null;
 }
-
-export const deadReasonToProto: Record<DeadReason, ProtoDeadReason> = {
-  attempts_exhausted: ProtoDeadReason.ATTEMPTS_EXHAUSTED,
-  lease_expired: ProtoDeadReason.LEASE_EXPIRED,
-  dead_lettered: ProtoDeadReason.DEAD_LETTERED,
-};
 
 const dateOrNull = (ms: number): Date | null => (ms === 0 ? null : new Date(ms));
 const textOrNull = (text: string): string | null => (text === '' ? null : text);
@@ -180,6 +194,12 @@ export class Job {
   readonly failedAt: Date | null;
   /** When the job was acked; null unless completed. */
   readonly completedAt: Date | null;
+  /** When the job stops being handed out (its TTL); null when it never expires. */
+  readonly expiresAt: Date | null;
+  /** When a cancel was asked for; null if never (set on cancelled jobs and on leased ones being stopped). */
+  readonly cancelledAt: Date | null;
+  /** Who asked for the cancel (`key:NAME`, an admin UI user or `anonymous`); null if never. */
+  readonly cancelledBy: string | null;
   /**
    * What the job returned (a completed job's ack result), decoded by its
    * content type: JSON parsed, `text/*` as a string, anything else a Buffer;
@@ -223,6 +243,9 @@ export class Job {
     this.deadReason = deadReasonNames[job.deadReason] ?? null;
     this.failedAt = dateOrNull(job.failedAtMs);
     this.completedAt = dateOrNull(job.completedAtMs);
+    this.expiresAt = dateOrNull(job.expiresAtMs);
+    this.cancelledAt = dateOrNull(job.cancelledAtMs);
+    this.cancelledBy = textOrNull(job.cancelledBy);
     const result = job.result;
     this.resultBytes = result?.data ?? null;
     this.resultSize = job.resultBytes;

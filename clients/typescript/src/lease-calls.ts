@@ -65,7 +65,9 @@ export async function ackBatchCall(
         ? 'ok'
         : r.outcome === SettleOutcome.LEASE_LOST
           ? 'lease_lost'
-          : 'not_found',
+          : r.outcome === SettleOutcome.CANCELLED
+            ? 'cancelled'
+            : 'not_found',
     message: r.message,
   }));
 }

@@ -11,7 +11,7 @@
 import { status } from '@grpc/grpc-js';
 import { backoffDelayMs } from './backoff.ts';
 import type { Connection } from './connection.ts';
-import { LeaseLostError, type SeppError, toSeppError } from './errors.ts';
+import { JobCancelledError, LeaseLostError, type SeppError, toSeppError } from './errors.ts';
 import type { JobResult as ProtoJobResult } from './gen/sepp/v1/job.js';
 import { ackBatchCall, ackCall, extendCall, nackCall, progressCall, reserveCall } from './lease-calls.ts';
 import type { LeaseRef, NackOptions, NackResult } from './types.ts';
@@ -114,7 +114,9 @@ export class ReserveTransport implements WorkTransport {
           chunk.forEach((a, i) => {
             const result = results[i];
             if (result?.outcome === 'ok') a.resolve();
-            else {
+            else if (result?.outcome === 'cancelled') {
+              a.reject(new JobCancelledError(status.FAILED_PRECONDITION, result.message));
+            } else {
               const grpcCode =
                 result?.outcome === 'lease_lost' ? status.FAILED_PRECONDITION : status.NOT_FOUND;
               a.reject(

@@ -43,11 +43,29 @@ export interface EnqueueOptions {
   /** Deliveries before the job goes dead; default the queue's (5 unless configured). */
   maxAttempts?: number;
   /**
-   * Deduplication key: a second job with the same key on the same queue within
-   * the queue's dedup window is not stored and the first job's id comes back
-   * with `deduplicated: true`. Also what makes an enqueue safe to retry.
+   * Deduplication key: a second job with the same key on the same queue is not
+   * stored while the key is taken, and the first job's id comes back with
+   * `deduplicated: true`. A key is taken for the queue's dedup window (also
+   * after its job completed) and beyond it while the job is unfinished;
+   * cancelling the job or deleting its dead letter frees it. Also what makes
+   * an enqueue safe to retry.
    */
   idempotencyKey?: string;
+  /**
+   * With `idempotencyKey`: the key is a duplicate exactly while a job holding
+   * it is scheduled, ready or leased (whatever the dedup window), and free
+   * again once that job finished: at most one unfinished job per key.
+   */
+  uniqueWhileActive?: boolean;
+  /**
+   * Do not start the job after this long from the enqueue, in ms (a TTL). A
+   * job not handed out in time goes to the dead letters with reason
+   * `expired` (or is deleted, per the queue's `expiredAction`). Give this or
+   * `expiresAt`, not both.
+   */
+  ttlMs?: number;
+  /** Do not start the job at or after this time. Give this or `ttlMs`, not both. */
+  expiresAt?: TimeInput;
   /** String pairs stored with the job and handed to the worker. */
   metadata?: Readonly<Record<string, string>>;
   /**
@@ -100,10 +118,10 @@ export type EnqueueOutcome =
     };
 
 /** Where a job is in its lifecycle. */
-export type JobState = 'scheduled' | 'ready' | 'leased' | 'completed' | 'dead';
+export type JobState = 'scheduled' | 'ready' | 'leased' | 'completed' | 'dead' | 'cancelled';
 
 /** Why a job is dead. */
-export type DeadReason = 'attempts_exhausted' | 'lease_expired' | 'dead_lettered';
+export type DeadReason = 'attempts_exhausted' | 'lease_expired' | 'dead_lettered' | 'expired';
 
 /** How to ack with `SeppClient.ack`. */
 export interface AckOptions extends CallOptions {
@@ -153,16 +171,20 @@ export interface NackOptions extends CallOptions {
 
 /** Where a nacked job went. */
 export interface NackResult {
-  /** `ready` (retry at once), `scheduled` (retry at `runAt`) or `dead`. */
-  state: 'ready' | 'scheduled' | 'dead';
+  /** `ready` (retry at once), `scheduled` (retry at `runAt`), `dead`, or `cancelled` (a cancel was asked for). */
+  state: 'ready' | 'scheduled' | 'dead' | 'cancelled';
   /** When the job runs again; null when dead. */
   runAt: Date | null;
 }
 
 /** The outcome of one ack of `ackBatch`. */
 export interface AckResult {
-  /** `ok`, or why the ack failed: the job is not leased (`not_found`) or leased again (`lease_lost`). */
-  outcome: 'ok' | 'not_found' | 'lease_lost';
+  /**
+   * `ok`, or why the ack failed: the job is not leased (`not_found`), leased
+   * again (`lease_lost`), or was cancelled while it ran (`cancelled`: it is
+   * cancelled now, not completed).
+   */
+  outcome: 'ok' | 'not_found' | 'lease_lost' | 'cancelled';
   /** Why it failed, for people; empty when ok. */
   message: string;
 }
@@ -209,6 +231,10 @@ export interface QueueSettings {
   deadRetentionMs: number;
   /** How long acked jobs are kept as `completed`, in ms; 0 deletes them on ack. */
   completedRetentionMs: number;
+  /** How long cancelled jobs are kept, in ms. */
+  cancelledRetentionMs: number;
+  /** What happens to a job whose expiry passes before it started: dead-lettered (reason `expired`) or deleted. */
+  expiredAction: 'dead_letter' | 'delete';
   /** Job types this queue accepts; empty means any. */
   allowedTypes: string[];
   /** Jobs of the queue leased at once, across every worker; 0 = no limit. */
@@ -243,6 +269,8 @@ export interface StateCounts {
   completed: number;
   /** Dead letters. */
   dead: number;
+  /** Cancelled and kept for the queue's cancelled retention. */
+  cancelled: number;
 }
 
 /** One queue as `listQueues` reports it. */
@@ -415,3 +443,76 @@ export interface DeadLetterQuery extends CallOptions {
 
 /** Which dead letters to requeue or delete: these ids, or every one of the queue. */
 export type DeadLetterSelection = readonly string[] | 'all';
+
+/**
+ * Which jobs of one queue a bulk call applies to: every job in `states`
+ * (default: every state the call applies to), optionally only of one `type`.
+ */
+export interface JobFilter {
+  /** The queue. */
+  queue: string;
+  /** Only jobs of this type. */
+  type?: string;
+  /** Only jobs in these states (cancel: scheduled, ready, leased; update: scheduled, ready). */
+  states?: readonly JobState[];
+}
+
+/** What a cancel of one job did. */
+export interface CancelResult {
+  /** The state the job was in. */
+  previousState: JobState;
+  /** `cancelled`, or `leased` while the worker holding it has not stopped yet (it has been told). */
+  state: JobState;
+}
+
+/** What a bulk cancel did (or, with `dryRun`, would do). */
+export interface CancelJobsResult {
+  /** Scheduled and ready jobs now cancelled. */
+  cancelled: number;
+  /** Leased jobs whose workers were told to stop (each ends cancelled). */
+  cancelRequested: number;
+  /** With `dryRun`: the jobs a cancel would change now; 0 otherwise. */
+  matched: number;
+}
+
+/** Changes to a waiting job; at least one. `runAt`, `delayMs` and `runNow` exclude each other. */
+export interface JobChanges {
+  /** 0 to 9, 9 first. */
+  priority?: number;
+  /** Due at this time (one job only). */
+  runAt?: TimeInput;
+  /** Due this many ms from now (one job only). */
+  delayMs?: number;
+  /** Due now: a scheduled or retrying job becomes ready. */
+  runNow?: boolean;
+}
+
+/** One change an operator made, from the audit log. */
+export interface AuditEntry {
+  /** Increases with every entry. */
+  id: number;
+  /** When. */
+  at: Date;
+  /** Who: `key:NAME` for an API key, an admin UI user, or `anonymous`. */
+  actor: string;
+  /** What, e.g. `job.cancel`, `queue.purge`. */
+  action: string;
+  /** On what, e.g. `job:<id>`, `queue:emails`. */
+  target: string;
+  /** Parameters and outcome (counts, previous state, `via`: admin, grpc or cli). */
+  details: Record<string, unknown>;
+}
+
+/** Which audit entries to list. */
+export interface AuditQuery extends CallOptions {
+  /** Only this actor. */
+  actor?: string;
+  /** Only this action. */
+  action?: string;
+  /** Only this target. */
+  target?: string;
+  /** Most entries per page (default 50). */
+  pageSize?: number;
+  /** `nextPageToken` of the previous page. */
+  pageToken?: string;
+}

@@ -99,6 +99,9 @@ function outcomeOfJob(job: Job): JobOutcome | null {
         reason: job.deadReason,
         at: job.failedAt ?? new Date(0),
       };
+    // Kept for the queue's cancelled_retention_ms; a leased job with a cancel request is not over yet.
+    case 'cancelled':
+      return { state: 'cancelled', jobId: job.id, at: job.cancelledAt };
     default:
       return null;
   }

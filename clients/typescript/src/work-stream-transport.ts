@@ -24,12 +24,20 @@ import { type ClientDuplexStream, type ServiceError, status } from '@grpc/grpc-j
 import { backoffDelayMs } from './backoff.ts';
 import type { Connection } from './connection.ts';
 import { nackDirective, nackResultFromProto } from './convert.ts';
-import { fromStatus, LeaseLostError, SeppError, toSeppError } from './errors.ts';
+import {
+  errorCodeOf,
+  fromStatus,
+  JobCancelledError,
+  LeaseLostError,
+  SeppError,
+  toSeppError,
+} from './errors.ts';
 import type { JobResult as ProtoJobResult } from './gen/sepp/v1/job.js';
 import type {
   WorkRequest,
   WorkRequest_Settlement,
   WorkResponse,
+  WorkResponse_CancelNotice,
   WorkResponse_Settled,
 } from './gen/sepp/v1/work.js';
 import { ackCall, extendCall, nackCall, progressCall } from './lease-calls.ts';
@@ -159,7 +167,20 @@ export class WorkStreamTransport implements WorkTransport {
         this.outstanding--;
         this.host.deliver(job);
       }
+      for (const notice of kind.value.cancels) this.onCancel(notice);
+    } else if (kind?.$case === 'cancel') {
+      this.onCancel(kind.value);
     }
+  }
+
+  private onCancel(notice: WorkResponse_CancelNotice): void {
+    const by = notice.cancelledBy === '' ? '' : ` by ${notice.cancelledBy}`;
+    const at = notice.cancelledAtMs === 0 ? '' : ` at ${new Date(notice.cancelledAtMs).toISOString()}`;
+    const error = new JobCancelledError(
+      status.FAILED_PRECONDITION,
+      `job ${notice.jobId} was cancelled${by}${at}: stop working on it; it will not be retried`,
+    );
+    this.host.cancel(notice.jobId, notice.attempt, error);
   }
 
   private onSettled(settled: WorkResponse_Settled): void {
@@ -168,7 +189,7 @@ export class WorkStreamTransport implements WorkTransport {
     this.pending.delete(settled.requestId);
     if (this.pending.size === 0) this.stopDeadlineTimer();
     if (settled.code === status.OK) pending.resolve(settled);
-    else pending.reject(fromStatus(settled.code, settled.message, true));
+    else pending.reject(fromStatus(settled.code, settled.message, true, errorCodeOf(settled.errorCode)));
   }
 
   private onBroken(stream: WorkStream, error: SeppError): void {

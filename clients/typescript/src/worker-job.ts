@@ -50,8 +50,10 @@ export class WorkerJob<T = unknown> extends LeasedJob {
   /**
    * Aborts when the job must stop: its lease was lost (the reason is a
    * LeaseLostError; the job may already run elsewhere and no ack will be
-   * sent), or the worker's shutdown timeout passed. Read after that, it is
-   * already aborted with the same reason.
+   * sent), an operator cancelled the job (a JobCancelledError; the job ends
+   * `cancelled` and is not retried, whatever the handler returns), or the
+   * worker's shutdown timeout passed. Read after that, it is already aborted
+   * with the same reason.
    */
   get signal(): AbortSignal {
     return this.#givenSignal ?? this.#ownController().signal;

@@ -1,5 +1,5 @@
 /** What a Worker can be told (WorkerOptions) and what it tells (WorkerEvents). */
-import type { LeaseLostError, SeppError } from './errors.ts';
+import type { JobCancelledError, LeaseLostError, SeppError } from './errors.ts';
 import type { NackResult } from './types.ts';
 import type { WorkerClock } from './worker-clock.ts';
 import type { JobHandler, WorkerJob } from './worker-job.ts';
@@ -53,6 +53,8 @@ export interface WorkerEvents {
   failed: [job: WorkerJob, error: Error, result: NackResult];
   /** A job's lease was lost; its signal aborted and it will not be settled here. */
   leaseLost: [job: WorkerJob, error: LeaseLostError];
+  /** A running job was cancelled by an operator; its signal aborted and it ends `cancelled` (no retry). */
+  cancelled: [job: WorkerJob, error: JobCancelledError];
   /** A job's lease was extended to `leaseDeadline` (server clock). */
   extended: [job: WorkerJob, leaseDeadline: Date];
   /** A connection or settlement problem; the worker keeps going (it reconnects with backoff). */

@@ -10,13 +10,17 @@
  * lease → ack on success, nack on throw (RetryAfter / DeadLetter choose the
  * directive) → the slot frees. A lease found lost (an extend or settlement
  * says so) aborts the signal, and the job is never settled by this worker.
+ * A job cancelled while it runs (the Work stream says so at once; an extend
+ * or ack answers `job_cancelled` otherwise) aborts the signal with a
+ * JobCancelledError; when the handler returns, however it ends, the job is
+ * nacked, which the server turns into `cancelled` — never an ack or a retry.
  */
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { status } from '@grpc/grpc-js';
 import { backoffDelayMs } from './backoff.ts';
 import type { Connection } from './connection.ts';
-import { LeaseLostError, SeppError, toSeppError } from './errors.ts';
+import { JobCancelledError, LeaseLostError, SeppError, toSeppError } from './errors.ts';
 import type { JobResult as ProtoJobResult, LeasedJob as ProtoLeasedJob } from './gen/sepp/v1/job.js';
 import { LeaseKeeper } from './lease-keeper.ts';
 import { ProgressReporter } from './progress-reporter.ts';
@@ -70,6 +74,8 @@ interface Active {
   leaseEndsAtMs: number;
   extending: boolean;
   lost: boolean;
+  /** Set once the server said the job was cancelled. */
+  cancelled: JobCancelledError | undefined;
   stoppedForShutdown: boolean;
   /** Given up at shutdown: whatever the handler does later is not settled. */
   abandoned: boolean;
@@ -170,6 +176,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
             freeSlots: () => (this.stateName === 'running' ? lane.capacity - lane.busy : 0),
             deliver: (job) => this.deliver(lane, job),
             report: (error) => this.report(error),
+            cancel: (jobId, attempt, error) => this.cancelRunning(jobId, attempt, error),
           };
           return transport === 'unary'
             ? new ReserveTransport(this.connection, config, host)
@@ -220,6 +227,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       leaseEndsAtMs: this.clock.nowMs() + this.leaseMs,
       extending: false,
       lost: false,
+      cancelled: undefined,
       stoppedForShutdown: false,
       abandoned: false,
       slotFreed: false,
@@ -278,6 +286,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
     const { transport } = active.lane;
     if (!transport.freesSlotOnSettle) this.freeSlot(active);
+    if (active.cancelled !== undefined) {
+      await this.settleCancelled(active, active.cancelled);
+      this.finishJob(active);
+      return;
+    }
     try {
       if (!ok) await this.fail(active, normalise(failure));
       else {
@@ -296,9 +309,45 @@ export class Worker extends EventEmitter<WorkerEvents> {
     } catch (error) {
       const e = toSeppError(error);
       if (e instanceof LeaseLostError) this.lose(active, e);
+      else if (e instanceof JobCancelledError) this.markCancelled(active, e);
       else this.report(e);
     }
     this.finishJob(active);
+  }
+
+  /**
+   * Ends a cancelled job's attempt with a nack, which the server answers with
+   * state `cancelled`. A lease that already ended needs nothing more: the
+   * server made the job cancelled then.
+   */
+  private async settleCancelled(active: Active, error: JobCancelledError): Promise<void> {
+    try {
+      await this.settleWithRetry(active, () =>
+        active.lane.transport.nack(active.job, { error: error.message, retryAfterMs: 0 }),
+      );
+    } catch (thrown) {
+      const e = toSeppError(thrown);
+      if (!(e instanceof LeaseLostError) && !(e instanceof JobCancelledError)) this.report(e);
+    }
+  }
+
+  /** The server says a lease was cancelled: stop that job if it runs here (a notice for another lease is ignored). */
+  private cancelRunning(jobId: string, attempt: number, error: JobCancelledError): void {
+    for (const active of this.active) {
+      if (active.job.id === jobId && active.job.attempt === attempt) {
+        this.markCancelled(active, error);
+        return;
+      }
+    }
+  }
+
+  private markCancelled(active: Active, error: JobCancelledError): void {
+    if (active.cancelled !== undefined || active.lost || !this.active.has(active)) return;
+    active.cancelled = error;
+    // Its lease is not extended any more: the server refuses, and the job ends cancelled when it runs out.
+    this.keeper.remove(active);
+    abortWorkerJob(active.job, error);
+    this.emit('cancelled', active.job, error);
   }
 
   private async fail(active: Active, error: Error): Promise<void> {
@@ -311,12 +360,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** A handler's `job.progress(…)`: through the job's reporter, on its lane's transport. */
   private readonly progressBound = (owner: unknown, fields: ProgressFields): Promise<void> => {
     const active = owner as Active;
-    if (active.handlerDone || active.lost || active.abandoned) return Promise.resolve();
+    if (active.handlerDone || active.lost || active.abandoned || active.cancelled !== undefined) {
+      return Promise.resolve();
+    }
     active.progress ??= new ProgressReporter(
       (report) => active.lane.transport.progress(active.job, report),
       (error) => {
         const e = toSeppError(error, true);
         if (e instanceof LeaseLostError) this.lose(active, e);
+        else if (e instanceof JobCancelledError) this.markCancelled(active, e);
         else this.report(e);
       },
     );
@@ -356,7 +408,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   private extendLease(active: Active): void {
-    if (active.extending || active.lost || active.abandoned) return;
+    if (active.extending || active.lost || active.abandoned || active.cancelled !== undefined) return;
     active.extending = true;
     active.lane.transport.extend(active.job, this.leaseMs).then(
       (deadline) => {
@@ -369,6 +421,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         const e = toSeppError(error, true);
         // Anything else is retried at the next period: a lease gets two tries before it ends.
         if (e instanceof LeaseLostError) this.lose(active, e);
+        else if (e instanceof JobCancelledError) this.markCancelled(active, e);
         else this.report(e);
       },
     );

@@ -118,14 +118,15 @@ export function jobRoutes({ deps }: AdminServices): RouteSpec[] {
       path: '/api/v1/jobs/{id}/cancel',
       access: 'operator',
       tag: 'jobs',
-      summary: 'Delete a job that is not leased',
+      summary: 'Cancel a job that has not finished',
+      description:
+        'A scheduled or ready job is cancelled at once; for a leased one the worker is told to stop (`state` stays leased until it does, or its lease ends), and it ends cancelled. A dead or completed job is 409.',
       pathParams: jobParam,
-      response: ref('PreviousState'),
+      response: ref('CancelResult'),
       audits: 'job.cancel',
       async handle(c, request) {
         const id = jobIdParam(c);
-        const { state } = await engine.cancel(id, request.audit('job.cancel', `job:${id}`));
-        return c.json({ previousState: state });
+        return c.json(await engine.cancel(id, request.audit('job.cancel', `job:${id}`)));
       },
     },
     {
@@ -133,7 +134,7 @@ export function jobRoutes({ deps }: AdminServices): RouteSpec[] {
       path: '/api/v1/jobs/{id}/requeue',
       access: 'operator',
       tag: 'jobs',
-      summary: 'Put a dead or completed job back to ready, with a fresh attempt budget',
+      summary: 'Put a dead, completed or cancelled job back to ready, with a fresh attempt budget',
       pathParams: jobParam,
       response: ref('PreviousState'),
       audits: 'job.requeue',

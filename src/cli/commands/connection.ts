@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import type { Argv } from 'yargs';
 import { JobRejectedError, SeppClient, SeppError } from '../../../clients/typescript/src/index.ts';
+import { buildInfo } from '../../build-info.ts';
 import { parseListenAddress } from '../../config/index.ts';
 import { CliError, exitCodes, exitCodesEpilogue, messageOf, printFailure, UsageError } from '../failure.ts';
 import { diagnoseUnreachable, type ServerTarget } from './connection-errors.ts';
@@ -102,6 +103,8 @@ export function connect(args: ConnectionArgs): { client: SeppClient; target: Ser
   const tls = ca === undefined || ca === true ? ca : { ca };
   const target = parseServer(args.server, tls !== undefined);
   const client = SeppClient.connect(target.address, {
+    // The server's audit log records the CLI's changes as `via: cli` (src/rpc/audit-input.ts).
+    userAgent: `sepp-cli/${buildInfo.version}`,
     ...(apiKey === undefined ? {} : { apiKey }),
     ...(tls === undefined ? {} : { tls }),
   });

@@ -1,8 +1,8 @@
 /** `sepp dlq list|requeue|delete QUEUE`: inspect and act on a queue's dead letters. */
-import { createInterface } from 'node:readline/promises';
 import type { Argv } from 'yargs';
 import type { DeadLetterSelection, DeadReason, SeppClient } from '../../../clients/typescript/src/index.ts';
-import { Declined, integerFlag, UsageError } from '../failure.ts';
+import { integerFlag, UsageError } from '../failure.ts';
+import { confirmOrRefuse } from './confirm.ts';
 import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
 import { cell, jobJson, table, time } from './format.ts';
 
@@ -23,21 +23,12 @@ async function deadCount(client: SeppClient, queue: string): Promise<number | un
 /** Deleting every dead letter cannot be undone: ask on a terminal, insist on --yes elsewhere. */
 async function confirmDeleteAll(client: SeppClient, queue: string, yes: boolean | undefined): Promise<void> {
   if (yes === true) return;
-  if (!process.stdin.isTTY) {
-    throw new UsageError(
-      `refusing to delete every dead letter of ${queue} without --yes (no terminal to ask)`,
-    );
-  }
-  const count = await deadCount(client, queue);
-  const prompt = createInterface({ input: process.stdin, output: process.stderr });
-  try {
-    const answer = await prompt.question(
-      `Delete all ${count ?? 'the'} dead letters of queue ${queue}? This cannot be undone. [y/N] `,
-    );
-    if (!/^y(es)?$/i.test(answer.trim())) throw new Declined('nothing deleted');
-  } finally {
-    prompt.close();
-  }
+  const count = process.stdin.isTTY ? await deadCount(client, queue) : undefined;
+  await confirmOrRefuse(
+    yes,
+    `delete every dead letter of ${queue}`,
+    `Delete all ${count ?? 'the'} dead letters of queue ${queue}? This cannot be undone.`,
+  );
 }
 
 function queuePositional<T>(y: Argv<T>) {

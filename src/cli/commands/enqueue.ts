@@ -6,6 +6,7 @@ import type { EnqueueOptions } from '../../../clients/typescript/src/index.ts';
 import { parseDurationMs } from '../../config/index.ts';
 import { integerFlag, UsageError } from '../failure.ts';
 import { print, printJson, runWithClient, withConnection } from './connection.ts';
+import { durationFlag, oneOf, timeFlag } from './flag-values.ts';
 
 const typesByExtension: Record<string, string> = {
   '.json': 'application/json',
@@ -105,7 +106,22 @@ export function registerEnqueueCommand(parser: Argv): void {
           .option('key', {
             type: 'string',
             requiresArg: true,
-            describe: 'Idempotency key: a repeat within the dedup window is not stored',
+            describe:
+              'Idempotency key: a repeat is not stored while the key is taken (dedup window, or job unfinished)',
+          })
+          .option('unique-while-active', {
+            type: 'boolean',
+            describe: 'With --key: a repeat is a duplicate exactly while a job with the key is unfinished',
+          })
+          .option('ttl', {
+            type: 'string',
+            requiresArg: true,
+            describe: 'Do not start the job after this long, e.g. 10m (expiry)',
+          })
+          .option('expires-at', {
+            type: 'string',
+            requiresArg: true,
+            describe: 'Do not start the job at or after this time (ISO 8601)',
           })
           .option('max-attempts', {
             type: 'string',
@@ -127,6 +143,10 @@ export function registerEnqueueCommand(parser: Argv): void {
           .example(
             '$0 enqueue reports build --file report.json --delay 10m -o json',
             'later, output for scripts',
+          )
+          .example(
+            '$0 enqueue alerts page --json \'{"id":7}\' --ttl 5m',
+            'worthless if not started in 5 minutes',
           ),
         false,
       ),
@@ -138,22 +158,17 @@ export function registerEnqueueCommand(parser: Argv): void {
         if (type !== undefined) options.contentType = type;
         if (args.priority !== undefined)
           options.priority = integerFlag('priority', args.priority, { min: 0, max: 9 });
-        if (args.delay !== undefined && args['run-at'] !== undefined) {
-          throw new UsageError('give --delay or --run-at, not both');
-        }
-        if (args.delay !== undefined) {
-          options.delayMs = delayMs(args.delay);
-        }
-        if (args['run-at'] !== undefined) {
-          const runAtMs = Date.parse(args['run-at']);
-          if (Number.isNaN(runAtMs)) {
-            throw new UsageError(
-              `--run-at "${args['run-at']}" is not a time; write ISO 8601, e.g. 2026-05-01T09:00:00Z`,
-            );
-          }
-          options.runAt = runAtMs;
-        }
+        oneOf({ delay: args.delay, 'run-at': args['run-at'] });
+        if (args.delay !== undefined) options.delayMs = delayMs(args.delay);
+        if (args['run-at'] !== undefined) options.runAt = timeFlag('run-at', args['run-at']);
         if (args.key !== undefined) options.idempotencyKey = args.key;
+        if (args['unique-while-active'] === true) {
+          if (args.key === undefined) throw new UsageError('--unique-while-active needs --key');
+          options.uniqueWhileActive = true;
+        }
+        oneOf({ ttl: args.ttl, 'expires-at': args['expires-at'] });
+        if (args.ttl !== undefined) options.ttlMs = durationFlag('ttl', args.ttl);
+        if (args['expires-at'] !== undefined) options.expiresAt = timeFlag('expires-at', args['expires-at']);
         if (args['max-attempts'] !== undefined) {
           options.maxAttempts = integerFlag('max-attempts', args['max-attempts'], {
             min: 1,

@@ -4,7 +4,9 @@ import { registerDlqCommands } from './dlq.ts';
 import { registerEnqueueCommand } from './enqueue.ts';
 import { registerEventsCommand } from './events.ts';
 import { registerJobCommand } from './job.ts';
+import { registerJobControlCommands } from './job-control.ts';
 import { registerPauseResumeCommands } from './pause-resume.ts';
+import { registerPurgeAuditCommands } from './purge-audit.ts';
 import { registerQueueCommands } from './queue-settings.ts';
 import { registerQueuesCommand } from './queues.ts';
 import { registerScheduleCommands } from './schedules.ts';
@@ -18,6 +20,8 @@ export function registerOperatorCommands(parser: Argv): void {
   registerDlqCommands(parser);
   registerPauseResumeCommands(parser);
   registerScheduleCommands(parser);
+  registerJobControlCommands(parser);
+  registerPurgeAuditCommands(parser);
   registerQueueCommands(parser);
   registerWorkersCommand(parser);
 }

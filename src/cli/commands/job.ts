@@ -26,6 +26,11 @@ function describeJob(job: Job): string {
   }
   if (job.failedAt !== null) rows.push(['failed at', time(job.failedAt)]);
   if (job.completedAt !== null) rows.push(['completed at', time(job.completedAt)]);
+  if (job.expiresAt !== null) rows.push(['expires at', time(job.expiresAt)]);
+  if (job.cancelledAt !== null) {
+    const pending = job.state === 'leased' ? ' (its worker was told to stop)' : '';
+    rows.push(['cancelled', `${time(job.cancelledAt)} by ${job.cancelledBy ?? '-'}${pending}`]);
+  }
   if (job.idempotencyKey !== null) rows.push(['idempotency key', job.idempotencyKey]);
   const metadata = Object.entries(job.metadata);
   if (metadata.length > 0) rows.push(['metadata', metadata.map(([k, v]) => `${k}=${v}`).join(', ')]);

@@ -48,6 +48,7 @@ export function registerQueuesCommand(parser: Argv): void {
           'LEASED',
           'DEAD',
           'COMPLETED',
+          'CANCELLED',
           'OLDEST READY',
           'WAITING',
         ];
@@ -67,6 +68,7 @@ export function registerQueuesCommand(parser: Argv): void {
                   : String(q.counts.leased),
                 String(q.counts.dead),
                 String(q.counts.completed),
+                String(q.counts.cancelled),
                 q.oldestReadyAgeMs === null ? '-' : age(q.oldestReadyAgeMs),
                 String(q.waitingWorkers),
               ];

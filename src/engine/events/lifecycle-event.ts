@@ -58,8 +58,13 @@ export type LifecycleEvent =
   /** A failed attempt (nack or lease expiry) with attempts left: the job runs again at `runAtMs`. */
   | (EventBase & { kind: 'retry_scheduled'; state: 'ready' | 'scheduled'; runAtMs: number; error: string })
   | (EventBase & { kind: 'dead_lettered'; reason: DeadReason; error: string | null })
-  /** Removed before it finished (a cancel or a purge); `previousState` is where it was. */
+  /** Ended before it finished: cancelled (kept), or purged (deleted); `previousState` is where it was. */
   | (EventBase & { kind: 'cancelled'; previousState: JobState });
+
+/** The fields every lifecycle event of `job` shares (its sequence is assigned when published). */
+export function eventAbout(job: { id: string; queue: string; type: string; attempt: number }, atMs: number) {
+  return { sequence: 0, atMs, jobId: job.id, queue: job.queue, type: job.type, attempt: job.attempt };
+}
 
 /** The events a subscriber wants; an empty list means any. An event must pass all three. */
 export interface EventFilter {

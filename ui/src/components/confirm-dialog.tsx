@@ -11,6 +11,8 @@ export interface ConfirmProps {
   title: string;
   children: ComponentChildren;
   confirmLabel: string;
+  /** The button that backs out; default "Cancel" (which reads wrongly when the action itself is a cancel). */
+  dismissLabel?: string;
   /** The user must type this to confirm. */
   typeToConfirm?: string;
   danger?: boolean;
@@ -70,7 +72,7 @@ export function ConfirmDialog(props: ConfirmProps) {
         )}
         <div class="dialog-actions">
           <button type="button" class="btn" onClick={props.onCancel}>
-            Cancel
+            {props.dismissLabel ?? 'Cancel'}
           </button>
           <button
             type="submit"

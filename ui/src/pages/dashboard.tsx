@@ -10,7 +10,14 @@ import { RateChart, type Series } from '../components/rate-chart.tsx';
 import { fmtBytes, fmtDuration, fmtNum, fmtRate } from '../format.ts';
 import { useApi } from '../hooks.ts';
 import { Link, navigate, useLocation } from '../router.tsx';
-import type { Overview, QueueInfo, QueueRates, RateWindow, Session } from '../types.ts';
+import {
+  jobStates,
+  type Overview,
+  type QueueInfo,
+  type QueueRates,
+  type RateWindow,
+  type Session,
+} from '../types.ts';
 
 const throughput: readonly Series[] = [
   { key: 'enqueued', label: 'enqueued', color: '#3563e9' },
@@ -133,7 +140,7 @@ export function Dashboard({ session }: { session: Session }) {
             />
           </section>
           <section class="totals" aria-label="Jobs by state, all queues">
-            {(['ready', 'scheduled', 'leased', 'dead', 'completed'] as const).map((state) => (
+            {jobStates.map((state) => (
               <div key={state} class={`total total-${state}`}>
                 <span class="total-value" data-testid={`total-${state}`}>
                   {fmtNum(data.totals[state])}

@@ -6,7 +6,7 @@
  * page; simpler and cheaper than holding an event stream per page).
  */
 import type { ComponentChildren } from 'preact';
-import { useEffect } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { can, post, query, seg } from '../api.ts';
 import {
   CopyId,
@@ -21,24 +21,18 @@ import {
   Time,
 } from '../components/common.tsx';
 import { ConfirmDialog, useConfirm } from '../components/confirm-dialog.tsx';
-import { fmtBytes, humanize, shortId } from '../format.ts';
+import { fmtBytes, fmtTime, humanize, shortId } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
 import { Link, navigate } from '../router.tsx';
 import type { JobDetail as Job, Session } from '../types.ts';
 
-type Action = 'cancel' | 'delete' | 'requeue' | 'dead-letter' | 'release-lease';
+type Action = 'cancel' | 'requeue' | 'dead-letter' | 'run-now' | 'priority' | 'delete' | 'release-lease';
 
 const actionText: Record<Action, { label: string; title: string; body: string; danger: boolean }> = {
   cancel: {
     label: 'Cancel job',
     title: 'Cancel this job?',
-    body: 'The job is deleted and will not run. This cannot be undone.',
-    danger: true,
-  },
-  delete: {
-    label: 'Delete',
-    title: 'Delete this job?',
-    body: 'The job is removed for good. This cannot be undone.',
+    body: "The job will not run. It is kept as cancelled (with your name) for the queue's retention, and can be requeued.",
     danger: true,
   },
   'release-lease': {
@@ -59,22 +53,71 @@ const actionText: Record<Action, { label: string; title: string; body: string; d
     body: 'The job stops being delivered and waits in the dead letters (reason: dead_lettered) until requeued or deleted.',
     danger: true,
   },
+  'run-now': {
+    label: 'Run now',
+    title: 'Run this job now?',
+    body: 'The job becomes ready at once, ahead of its run time (or of its retry backoff).',
+    danger: false,
+  },
+  priority: {
+    label: 'Change priority',
+    title: 'Change the priority',
+    body: 'Jobs with a higher priority are handed out first (9 first).',
+    danger: false,
+  },
+  delete: {
+    label: 'Delete',
+    title: 'Delete this dead letter?',
+    body: 'It is removed for good, and its idempotency key can be used again. This cannot be undone.',
+    danger: true,
+  },
 };
+
+/** What a running job's cancel says instead: the worker has to stop first. */
+const cancelLeased =
+  'The worker running it is told to stop at once. The job ends cancelled when the worker stops or its lease ends; it is not retried.';
 
 function allowedActions(job: Job): Action[] {
   switch (job.state) {
     case 'ready':
+      return ['priority', 'dead-letter', 'cancel'];
     case 'scheduled':
-      return ['dead-letter', 'cancel'];
-    case 'dead':
-    case 'completed':
-      return ['requeue', 'delete'];
+      return ['run-now', 'priority', 'dead-letter', 'cancel'];
     case 'leased':
-      return ['release-lease'];
+      return job.cancelledAtMs === null ? ['cancel', 'release-lease'] : ['release-lease'];
+    case 'dead':
+      return ['requeue', 'delete'];
+    case 'completed':
+    case 'cancelled':
+      return ['requeue'];
     default:
       return [];
   }
 }
+
+function request(job: Job, which: Action, priority: number): [string, unknown] {
+  const path = `/api/v1/jobs/${seg(job.id)}`;
+  switch (which) {
+    case 'run-now':
+      return [`${path}/update`, { runNow: true }];
+    case 'priority':
+      return [`${path}/update`, { priority }];
+    case 'delete':
+      return [`/api/v1/queues/${seg(job.queue)}/dead-letters/delete`, { jobIds: [job.id] }];
+    default:
+      return [`${path}/${which}`, {}];
+  }
+}
+
+const done: Record<Action, (id: string) => string> = {
+  cancel: (id) => `Job ${id} cancelled.`,
+  requeue: (id) => `Job ${id} requeued.`,
+  'dead-letter': (id) => `Job ${id} moved to the dead letters.`,
+  'run-now': (id) => `Job ${id} is ready now.`,
+  priority: (id) => `Job ${id}'s priority changed.`,
+  delete: (id) => `Dead letter ${id} deleted.`,
+  'release-lease': (id) => `Job ${id} released from its lease.`,
+};
 
 /** How often an unfinished job is read again, in ms. */
 const livePollMs = 1000;
@@ -125,7 +168,7 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
   const { data: job, error, reload } = useApi<Job>(`/api/v1/jobs/${seg(id)}`, { pollMs: 5000 });
   const confirm = useConfirm<Action>();
   const action = useAction();
-  const live = job !== null && job.state !== 'completed' && job.state !== 'dead';
+  const live = job !== null && job.state !== 'completed' && job.state !== 'dead' && job.state !== 'cancelled';
   useEffect(() => {
     if (!live) return;
     const timer = window.setInterval(() => {
@@ -134,32 +177,25 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
     return () => window.clearInterval(timer);
   }, [live, reload]);
 
+  const [priority, setPriority] = useState(0);
+
   const run = async (which: Action) => {
-    // A dead job is deleted as a dead letter; a completed one by the cancel call (it removes any job not leased).
-    const result = await action.run(() =>
-      which === 'delete' && job?.state === 'dead'
-        ? post(`/api/v1/queues/${seg(job.queue)}/dead-letters/delete`, { jobIds: [id] })
-        : post(`/api/v1/jobs/${seg(id)}/${which === 'delete' ? 'cancel' : which}`),
-    );
+    if (job === null) return;
+    const [path, body] = request(job, which, priority);
+    const result = await action.run(() => post(path, body));
     confirm.close();
     if (result === undefined) return;
-    if (which === 'cancel' || which === 'delete') {
-      notify(`Job ${shortId(id)} ${which === 'cancel' ? 'cancelled' : 'deleted'}.`);
-      // Back to the list the job was in.
-      navigate(
-        job?.state === 'dead'
-          ? `/dead-letters${query({ queue: job.queue })}`
-          : `/jobs${query({ queue: job?.queue, state: job?.state })}`,
-      );
-    } else {
-      const done: Record<string, string> = {
-        requeue: 'requeued',
-        'dead-letter': 'moved to the dead letters',
-        'release-lease': 'released from its lease',
-      };
-      notify(`Job ${shortId(id)} ${done[which]}.`);
-      reload();
+    if (which === 'delete') {
+      notify(done.delete(shortId(id)));
+      navigate(`/dead-letters${query({ queue: job.queue })}`);
+      return;
     }
+    notify(
+      which === 'cancel' && job.state === 'leased'
+        ? `Cancel of job ${shortId(id)} asked: its worker was told to stop.`
+        : done[which](shortId(id)),
+    );
+    reload();
   };
 
   const pending = confirm.pending === null ? null : actionText[confirm.pending];
@@ -173,7 +209,10 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
               key={a}
               type="button"
               class={actionText[a].danger ? 'btn btn-small btn-danger' : 'btn btn-small btn-primary'}
-              onClick={() => confirm.ask(a)}
+              onClick={() => {
+                setPriority(job.priority);
+                confirm.ask(a);
+              }}
             >
               {actionText[a].label}
             </button>
@@ -196,8 +235,9 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
         <>
           {job.state === 'leased' && (
             <div class="banner banner-info">
-              A worker holds this job's lease; it can be changed once the worker settles it or the lease ends.
-              A stuck worker's lease can be released.
+              {job.cancelledAtMs === null
+                ? "A worker holds this job's lease; it can be changed once the worker settles it or the lease ends. Cancelling it tells the worker to stop; a stuck worker's lease can be released."
+                : `Cancel asked ${job.cancelledBy === null ? '' : `by ${job.cancelledBy} `}at ${fmtTime(job.cancelledAtMs)}: the worker was told to stop. The job ends cancelled when it does, or when its lease ends.`}
             </div>
           )}
           <section class="card" aria-labelledby="job-facts">
@@ -223,6 +263,17 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
                   : []),
                 ...(job.completedAtMs !== null
                   ? [['Completed', <Time ms={job.completedAtMs} />] as [string, ComponentChildren]]
+                  : []),
+                ...(job.expiresAtMs !== null
+                  ? [['Expires', <Time ms={job.expiresAtMs} />] as [string, ComponentChildren]]
+                  : []),
+                ...(job.cancelledAtMs !== null
+                  ? [
+                      [
+                        'Cancelled',
+                        `${fmtTime(job.cancelledAtMs)}${job.cancelledBy === null ? '' : ` by ${job.cancelledBy}`}`,
+                      ] as [string, string],
+                    ]
                   : []),
                 ['Idempotency key', job.idempotencyKey ?? '—'],
                 ['Trace', job.traceparent ?? '—'],
@@ -340,11 +391,28 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
         title={pending?.title ?? ''}
         confirmLabel={pending?.label ?? ''}
         danger={pending?.danger ?? false}
+        dismissLabel={confirm.pending === 'cancel' ? 'Keep it' : 'Cancel'}
         busy={action.busy}
         onCancel={confirm.close}
         onConfirm={() => confirm.pending && run(confirm.pending)}
       >
-        <p>{pending?.body}</p>
+        <p>{confirm.pending === 'cancel' && job?.state === 'leased' ? cancelLeased : pending?.body}</p>
+        {confirm.pending === 'priority' && (
+          <div class="field">
+            <label for="job-priority">Priority</label>
+            <select
+              id="job-priority"
+              value={String(priority)}
+              onChange={(e) => setPriority(Number(e.currentTarget.value))}
+            >
+              {[9, 8, 7, 6, 5, 4, 3, 2, 1, 0].map((p) => (
+                <option key={p} value={String(p)}>
+                  {p}
+                </option>
+              ))}
+            </select>
+          </div>
+        )}
       </ConfirmDialog>
     </>
   );

@@ -16,12 +16,20 @@ import {
   RefreshButton,
 } from '../components/common.tsx';
 import { DataTable } from '../components/data-table.tsx';
+import { FilterActions } from '../components/filter-actions.tsx';
 import { SelectField } from '../components/select-field.tsx';
 import { fmtNum } from '../format.ts';
 import { useApi } from '../hooks.ts';
 import { useQueues } from '../queues-data.ts';
 import { navigate, useLocation } from '../router.tsx';
-import { type BrowseState, browseStates, type JobBrowsePage, type Session } from '../types.ts';
+import {
+  type BrowseState,
+  browseStates,
+  type JobBrowsePage,
+  type JobState,
+  jobStates,
+  type Session,
+} from '../types.ts';
 import { jobColumns } from './job-columns.tsx';
 
 const filterKeys = ['queue', 'state', 'type', 'error', 'meta', 'order'] as const;
@@ -59,6 +67,11 @@ export function Jobs({ session }: { session: Session }) {
   const listState = (filters.state === '' ? null : filters.state) as BrowseState | null;
   const operator = can(session, 'operator');
   const byDue = listState === 'scheduled' || listState === 'retrying';
+  // "Cancel all matching" and "Run all now" act on one queue's jobs of one state and, if given,
+  // one exact type: offered when the list shows exactly those (no error or metadata filter).
+  const filterState = jobStates.find((s) => s === listState) as JobState | undefined;
+  const wholeFilter =
+    filters.queue !== '' && filterState !== undefined && filters.error === '' && filters.meta === '';
   const field = (key: keyof Filters) => ({
     value: form[key],
     onInput: (e: { currentTarget: { value: string } }) => setForm({ ...form, [key]: e.currentTarget.value }),
@@ -144,14 +157,23 @@ export function Jobs({ session }: { session: Session }) {
             ) : null
           ) : (
             <section class={`card${page.stale ? ' is-stale' : ''}`} aria-label={describe(filters)}>
-              <p class="muted list-summary" aria-live="polite">
-                {page.data.total !== null
-                  ? `${fmtNum(page.data.total)} ${describe(filters, page.data.total)}`
-                  : `${describe(filters)[0]?.toUpperCase()}${describe(filters).slice(1)}`}
-                {page.data.orderedBy === 'due' ? ', by due time' : ''}
-                {page.data.scanned !== null &&
-                  ` · searched ${fmtNum(page.data.scanned)} jobs for this page${page.data.scanLimited ? '; Next searches further' : ''}`}
-              </p>
+              <div class="list-header">
+                <p class="muted list-summary" aria-live="polite">
+                  {page.data.total !== null
+                    ? `${fmtNum(page.data.total)} ${describe(filters, page.data.total)}`
+                    : `${describe(filters)[0]?.toUpperCase()}${describe(filters).slice(1)}`}
+                  {page.data.orderedBy === 'due' ? ', by due time' : ''}
+                  {page.data.scanned !== null &&
+                    ` · searched ${fmtNum(page.data.scanned)} jobs for this page${page.data.scanLimited ? '; Next searches further' : ''}`}
+                </p>
+                {wholeFilter && items.length > 0 && (
+                  <FilterActions
+                    session={session}
+                    filter={{ queue: filters.queue, state: filterState, type: filters.type }}
+                    onDone={page.reload}
+                  />
+                )}
+              </div>
               {items.length === 0 ? (
                 <Empty title={`No ${describe(filters)}`}>
                   {page.data.scanLimited

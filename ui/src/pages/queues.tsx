@@ -65,6 +65,7 @@ const columns: Column<QueueInfo>[] = [
   { header: 'Leased', num: true, cell: (q) => leasedText(q) },
   { header: 'Dead', num: true, cell: (q) => fmtNum(q.counts.dead) },
   { header: 'Completed', num: true, hideNarrow: true, cell: (q) => fmtNum(q.counts.completed) },
+  { header: 'Cancelled', num: true, hideNarrow: true, cell: (q) => fmtNum(q.counts.cancelled) },
   {
     header: 'Oldest ready',
     num: true,

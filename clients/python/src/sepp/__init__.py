@@ -14,8 +14,10 @@ coalesced onto one Produce stream, and a Worker on the Work stream.
 See docs/python.md in the sepp repository for every option.
 """
 from ._connection import RetryOptions, TlsOptions
+from ._job_control import AuditEntry, AuditPage, CancelJobsResult, CancelResult
 from .client import Client
 from .errors import (
+    JobCancelledError,
     JobRejectedError,
     JobRejection,
     LeaseLostError,
@@ -74,7 +76,11 @@ __all__ = [
     "UNSET",
     "AckResult",
     "AttemptError",
+    "AuditEntry",
+    "AuditPage",
     "BackoffSettings",
+    "CancelJobsResult",
+    "CancelResult",
     "Client",
     "ClientStats",
     "DeadLetter",
@@ -86,6 +92,7 @@ __all__ = [
     "EventStream",
     "Handler",
     "Job",
+    "JobCancelledError",
     "JobEvent",
     "JobEventKind",
     "JobOutcome",

@@ -98,6 +98,14 @@ def job_from_spec(spec: JobSpec) -> job_pb2.EnqueueJob:
         job.run_at_ms = time_ms(spec.run_at, "run_at")
     elif spec.delay_ms is not None:
         job.delay_ms = _whole_ms(spec.delay_ms, "delay_ms")
+    if spec.ttl_ms is not None and spec.expires_at is not None:
+        raise invalid("give ttl_ms or expires_at, not both")
+    if spec.expires_at is not None:
+        job.expires_at_ms = time_ms(spec.expires_at, "expires_at")
+    elif spec.ttl_ms is not None:
+        job.ttl_ms = _whole_ms(spec.ttl_ms, "ttl_ms")
+    if spec.unique_while_active:
+        job.unique_while_active = True
     return job
 
 
@@ -146,6 +154,8 @@ def error_text(error: BaseException) -> str:
 def nack_result_from_proto(response: work_pb2.NackResponse) -> NackResult:
     if response.state == job_pb2.JOB_STATE_DEAD:
         return NackResult("dead", None)
+    if response.state == job_pb2.JOB_STATE_CANCELLED:
+        return NackResult("cancelled", None)
     if response.state == job_pb2.JOB_STATE_SCHEDULED:
         return NackResult("scheduled", response.run_at_ms or None)
     return NackResult("ready", response.run_at_ms or None)
@@ -164,6 +174,8 @@ def _settings(settings: queue_pb2.QueueSettings) -> QueueSettings:
         dead_retention_ms=settings.dead_retention_ms,
         completed_retention_ms=settings.completed_retention_ms,
         allowed_types=tuple(settings.allowed_types),
+        cancelled_retention_ms=settings.cancelled_retention_ms,
+        expired_action="delete" if settings.expired_action == queue_pb2.EXPIRED_ACTION_DELETE else "dead_letter",
         max_leased=settings.max_leased,
         rate_limit=_rate(settings.rate_limit),
         group_max_leased=settings.group_max_leased,
@@ -180,7 +192,7 @@ def queue_info_from_proto(queue: queue_pb2.QueueInfo) -> QueueInfo:
     return QueueInfo(
         name=queue.name,
         paused=queue.paused,
-        counts=StateCounts(c.scheduled, c.ready, c.leased, c.completed, c.dead),
+        counts=StateCounts(c.scheduled, c.ready, c.leased, c.completed, c.dead, c.cancelled),
         oldest_ready_age_ms=queue.oldest_ready_age_ms,
         waiting_workers=queue.waiting_workers,
         settings=_settings(queue.settings),

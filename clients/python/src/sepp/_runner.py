@@ -16,7 +16,7 @@ from ._convert import error_text, nack_request
 from ._progress import ProgressReporter
 from ._scheduler import Scheduler, Timer
 from ._work_transport import WorkTransport
-from .errors import LeaseLostError, SeppError, to_sepp_error
+from .errors import JobCancelledError, LeaseLostError, SeppError, to_sepp_error
 from .handler import DeadLetter, Handler, RetryAfter, WorkerEvent, WorkerJob
 from .results import encode_result, is_json_content_type
 from .v1 import job_pb2, work_pb2
@@ -40,6 +40,8 @@ class Active:
     timer: Timer | None = None
     extending_since: float | None = None
     lost: bool = False
+    cancelled: JobCancelledError | None = None
+    """Set once the server said the job was cancelled."""
     stopped_for_shutdown: bool = False
     abandoned: bool = False
     """Given up at shutdown: whatever the handler does later is not settled."""
@@ -93,7 +95,7 @@ class JobRunner:
             active.timer.cancel()
 
     def _extend(self, active: Active) -> None:
-        if active.lost or active.abandoned or not self._worker.is_active(active):
+        if active.lost or active.abandoned or active.cancelled is not None or not self._worker.is_active(active):
             return
         self.keep(active)
         now = time.monotonic()
@@ -116,6 +118,8 @@ class JobRunner:
             # Anything else is retried at the next period: a lease gets two tries before it ends.
             if isinstance(e, LeaseLostError):
                 self.lose(active, e)
+            elif isinstance(e, JobCancelledError):
+                self.mark_cancelled(active, e)
             else:
                 self._worker.log.warning("sepp worker %s: extending the lease of job %s failed: %s",
                                          self._worker.worker_id, active.job.id, e.message)
@@ -133,6 +137,18 @@ class JobRunner:
                                  self._worker.worker_id, active.job.id, active.job.type, active.job.attempt,
                                  error.message)
         self._worker.emit(WorkerEvent("lease_lost", active.job, error))
+
+    def mark_cancelled(self, active: Active, error: JobCancelledError) -> None:
+        """The server says the job was cancelled: stop it. Its lease is not extended any more
+        (the server refuses), and the job ends cancelled when it is nacked or the lease ends."""
+        if active.cancelled is not None or active.lost or not self._worker.is_active(active):
+            return
+        active.cancelled = error
+        self.unkeep(active)
+        active.job._cancel(error)
+        self._worker.log.info("sepp worker %s: job %s (%s, attempt %d) was cancelled: %s", self._worker.worker_id,
+                              active.job.id, active.job.type, active.job.attempt, error.message)
+        self._worker.emit(WorkerEvent("cancelled", active.job, error))
 
     # ------------------------------------------------------------------ running
 
@@ -168,6 +184,10 @@ class JobRunner:
         def freed() -> None:
             worker.free_slot(active)
 
+        if active.cancelled is not None:
+            self._settle_cancelled(active, active.cancelled, freed)
+            worker.finish_job(active)
+            return
         try:
             if failure is None:
                 # The server may refuse the result (larger than its max_result_bytes): the attempt fails.
@@ -182,10 +202,28 @@ class JobRunner:
                 worker.emit(WorkerEvent("failed", job, failure, nack=nacked))
         except LeaseLostError as error:
             self.lose(active, error)
+        except JobCancelledError as error:
+            # Cancelled while it ran, learnt from the ack or nack: the job is cancelled, not completed.
+            self.mark_cancelled(active, error)
         except SeppError as error:
             worker.log.error("sepp worker %s: settling job %s failed: %s", worker.worker_id, job.id, error.message)
             worker.emit(WorkerEvent("error", job, error))
         worker.finish_job(active)
+
+    def _settle_cancelled(self, active: Active, error: JobCancelledError, freed: Callable[[], None]) -> None:
+        """Ends a cancelled job's attempt with a nack, which the server answers with state
+        `cancelled` (never a retry). A lease that already ended needs nothing more: the server
+        made the job cancelled then."""
+        job = active.job
+        request = nack_request(job.id, job.attempt, error.message, 0, False)
+        try:
+            self._settle(active, lambda: self._transport.nack(job, request, freed))
+        except (LeaseLostError, JobCancelledError):
+            pass
+        except SeppError as failure:
+            self._worker.log.error("sepp worker %s: settling cancelled job %s failed: %s", self._worker.worker_id,
+                                   job.id, failure.message)
+            self._worker.emit(WorkerEvent("error", job, failure))
 
     def _ack(self, active: Active, result: job_pb2.JobResult | None, freed: Callable[[], None]) -> SeppError | None:
         """Acks; returns the server's refusal of the result (INVALID_ARGUMENT), if it refused it."""
@@ -201,7 +239,7 @@ class JobRunner:
         """Lets the job's handler report progress, through one reporter made on first use."""
 
         def report(fields: dict[str, Any]) -> None:
-            if active.lost or active.abandoned:
+            if active.lost or active.abandoned or active.cancelled is not None:
                 return
             if active.progress is None:
                 active.progress = ProgressReporter(
@@ -216,6 +254,9 @@ class JobRunner:
         e = to_sepp_error(error, lease_call=True)
         if isinstance(e, LeaseLostError):
             self.lose(active, e)
+            return
+        if isinstance(e, JobCancelledError):
+            self.mark_cancelled(active, e)
             return
         self._worker.log.warning("sepp worker %s: reporting progress of job %s failed: %s",
                                  self._worker.worker_id, active.job.id, e.message)

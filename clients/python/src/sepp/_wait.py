@@ -62,6 +62,9 @@ def _of_job(job: Job) -> JobOutcome | None:
                           job.result_content_type)
     if job.state == "dead":
         return JobOutcome(job.id, "dead", job.failed_at_ms, error=job.last_error, dead_reason=job.dead_reason)
+    if job.state == "cancelled":
+        # Kept for the queue's cancelled_retention_ms; a leased job with a cancel request is not over yet.
+        return JobOutcome(job.id, "cancelled", job.cancelled_at_ms)
     return None
 
 

@@ -35,7 +35,15 @@ from ._connection import Connection, backoff_delay_ms
 from ._convert import nack_result_from_proto
 from ._scheduler import Scheduler
 from ._work_transport import FATAL_CODES, TransportConfig, TransportHost, UnaryCalls
-from .errors import LeaseLostError, SeppError, from_status, status_from_number, to_sepp_error
+from .errors import (
+    JobCancelledError,
+    LeaseLostError,
+    SeppError,
+    error_code_of,
+    from_status,
+    status_from_number,
+    to_sepp_error,
+)
 from .models import LeaseRef, NackResult
 from .v1 import job_pb2, work_pb2
 
@@ -65,6 +73,20 @@ class _AnswerLost(SeppError):
     def __init__(self, sent: bool, message: str) -> None:
         super().__init__(grpc.StatusCode.UNAVAILABLE, message)
         self.sent = sent
+
+
+def _settle_error(settled: Settled) -> SeppError:
+    return from_status(status_from_number(settled.code), settled.message, lease_call=True,
+                       code=error_code_of(settled.error_code))
+
+
+def _cancelled(notice: work_pb2.WorkResponse.CancelNotice) -> JobCancelledError:
+    by = f" by {notice.cancelled_by}" if notice.cancelled_by else ""
+    at = ""
+    if notice.cancelled_at_ms:
+        at = " at " + time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(notice.cancelled_at_ms / 1000))
+    return JobCancelledError(grpc.StatusCode.FAILED_PRECONDITION,
+                             f"job {notice.job_id} was cancelled{by}{at}: stop working on it; it will not be retried")
 
 
 class _Stream:
@@ -188,12 +210,16 @@ class WorkStreamTransport:
 
     def _on_message(self, stream: _Stream, message: work_pb2.WorkResponse) -> None:
         kind = message.WhichOneof("kind")
+        cancels: list[work_pb2.WorkResponse.CancelNotice] = []
         if kind == "batch":
             settled, jobs = list(message.batch.settled), list(message.batch.jobs)
+            cancels = list(message.batch.cancels)
         elif kind == "settled":
             settled, jobs = [message.settled], []
         elif kind == "job":
             settled, jobs = [], [message.job]
+        elif kind == "cancel":
+            settled, jobs, cancels = [], [], [message.cancel]
         else:
             return
         if not stream.healthy:
@@ -209,6 +235,8 @@ class WorkStreamTransport:
                 for job in jobs:
                     self._outstanding -= 1
                     self._host.deliver(job)
+        for notice in cancels:
+            self._host.cancel(notice.job_id, notice.attempt, _cancelled(notice))
 
     def _on_broken(self, stream: _Stream, error: SeppError) -> None:
         with self._lock:
@@ -258,7 +286,7 @@ class WorkStreamTransport:
             raise SeppError(grpc.StatusCode.DEADLINE_EXCEEDED,
                             "no answer from sepp on the Work stream before the deadline") from None
         if settled.code != 0:
-            raise from_status(status_from_number(settled.code), settled.message, lease_call=True)
+            raise _settle_error(settled)
         return settled
 
     def ack(self, lease: LeaseRef, result: job_pb2.JobResult | None, freed: Callable[[], None]) -> None:
@@ -305,8 +333,7 @@ class WorkStreamTransport:
             elif error is not None:
                 out.set_exception(error)
             elif done.result().code != 0:
-                settled = done.result()
-                out.set_exception(from_status(status_from_number(settled.code), settled.message, lease_call=True))
+                out.set_exception(_settle_error(done.result()))
             else:
                 out.set_result(int(done.result().extend.lease_deadline_ms))
 

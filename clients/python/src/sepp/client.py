@@ -24,6 +24,7 @@ from ._convert import (
     worker_info_from_proto,
 )
 from ._enqueue import Answer, EnqueueBatcher, answer_of, enqueued_of
+from ._job_control import JobControl
 from ._wait import JobOutcome, enqueue_then_wait, wait_for_job
 from .errors import JobRejection, SeppError, rejected
 from .events import EventPosition, EventStream, JobEventKind
@@ -37,7 +38,6 @@ from .models import (
     Enqueued,
     EnqueueOutcome,
     JobSpec,
-    JobState,
     LeaseRef,
     NackResult,
     Payload,
@@ -56,9 +56,10 @@ if TYPE_CHECKING:
 LONG_POLL_MARGIN_MS = 5000
 """Extra time a long poll's deadline allows beyond its wait, in ms."""
 
-_SETTLE_OUTCOMES: dict[int, Literal["ok", "not_found", "lease_lost"]] = {
+_SETTLE_OUTCOMES: dict[int, Literal["ok", "not_found", "lease_lost", "cancelled"]] = {
     work_pb2.SETTLE_OUTCOME_OK: "ok",
     work_pb2.SETTLE_OUTCOME_LEASE_LOST: "lease_lost",
+    work_pb2.SETTLE_OUTCOME_CANCELLED: "cancelled",
 }
 
 
@@ -70,7 +71,7 @@ def _selection(queue: str, selection: Sequence[str] | Literal["all"]) -> dict[st
     return {"queue": queue, "job_ids": list(selection)}
 
 
-class Client:
+class Client(JobControl):
     """A connection to a sepp server.
 
     `address` is `host:port`. The connection is made lazily by the first call
@@ -146,15 +147,19 @@ class Client:
         metadata: Mapping[str, str] | None = None,
         traceparent: str | None = None,
         tracestate: str | None = None,
+        ttl_ms: int | None = None,
+        expires_at: TimeInput | None = None,
+        unique_while_active: bool = False,
         group: str | None = None,
         deadline_ms: int | None = None,
     ) -> Enqueued:
         """Enqueues one job and returns once it is durable. `payload` is bytes or text; `json=`
         sends a value as JSON instead. Raises JobRejectedError (QueueFullError for a full queue)
         when the server refuses the job. Enqueues made from several threads at once travel
-        together in one message."""
+        together in one message. `ttl_ms` / `expires_at` and `unique_while_active`: see JobSpec."""
         spec = JobSpec(queue, type, payload, json, content_type, priority, run_at, delay_ms, max_attempts,
-                       idempotency_key, metadata, traceparent, tracestate, group)
+                       idempotency_key, metadata, traceparent, tracestate, ttl_ms, expires_at, unique_while_active,
+                       group)
         return enqueued_of(self._batcher.submit([job_from_spec(spec)], False, deadline_ms),
                          self._conn.timeout_s(deadline_ms))
 
@@ -344,12 +349,6 @@ class Client:
         Raises SeppError with code `not_found` for an unknown (or acked and deleted) job."""
         response = self._read(self._conn.stub.GetJob, admin_pb2.GetJobRequest(job_id=id), deadline_ms)
         return Job.from_proto(response.job)
-
-    def cancel_job(self, id: str, *, deadline_ms: int | None = None) -> JobState:
-        """Removes a job that is not leased; returns the state it was in."""
-        # A repeated cancel finds nothing (NOT_FOUND) rather than removing anything else.
-        response = self._read(self._conn.stub.CancelJob, admin_pb2.CancelJobRequest(job_id=id), deadline_ms)
-        return job_state_name(response.previous_state)
 
     def list_queues(self, *, deadline_ms: int | None = None) -> list[QueueInfo]:
         """Every queue with its counts by state, paused flag, oldest ready age and settings."""

@@ -17,6 +17,7 @@ SeppErrorCode = Literal[
     "invalid_argument",
     "not_found",
     "lease_lost",
+    "job_cancelled",
     "failed_precondition",
     "already_exists",
     "resource_exhausted",
@@ -129,6 +130,16 @@ class LeaseLostError(SeppError):
     all. The job may be running elsewhere; stop working on it."""
 
 
+class JobCancelledError(SeppError):
+    """The job was cancelled (`cancel_job`, `cancel_jobs`, the admin UI) while this lease ran:
+    stop working on it. A Worker sets `job.cancelled` with this error as `job.cancel_reason`,
+    and the job ends `cancelled`, never retried, whatever the handler does next. It is also
+    what an ack or extend of that lease fails with (code `job_cancelled`)."""
+
+    def __init__(self, grpc_code: grpc.StatusCode, message: str) -> None:
+        super().__init__(grpc_code, message, "job_cancelled")
+
+
 class JobRejectedError(SeppError):
     """The server refused to enqueue a job (for an atomic enqueue, one or more jobs: nothing
     was stored)."""
@@ -168,7 +179,9 @@ def from_status(
     grpc_code: grpc.StatusCode, message: str, lease_call: bool = False, code: SeppErrorCode | None = None
 ) -> SeppError:
     """The SeppError subclass for a status. `lease_call` marks an ack, nack or extend, where
-    NOT_FOUND and FAILED_PRECONDITION mean the lease is lost."""
+    NOT_FOUND and FAILED_PRECONDITION mean the lease is lost (unless the job was cancelled)."""
+    if code == "job_cancelled":
+        return JobCancelledError(grpc_code, message)
     if lease_call and grpc_code in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.FAILED_PRECONDITION):
         if code is None:
             code = "lease_lost" if grpc_code == grpc.StatusCode.FAILED_PRECONDITION else "not_found"
@@ -200,9 +213,12 @@ def to_sepp_error(error: BaseException, lease_call: bool = False) -> SeppError:
     reason = _trailer(error, "sepp-rejection-reason")
     if reason is not None and reason in _REASONS:
         return rejected([JobRejection(0, rejection_reason(reason), message)])
-    trailer_code = _trailer(error, "sepp-error-code")
-    code = cast(SeppErrorCode, trailer_code) if trailer_code in _CODES else None
-    return from_status(grpc_code, message, lease_call, code)
+    return from_status(grpc_code, message, lease_call, error_code_of(_trailer(error, "sepp-error-code")))
+
+
+def error_code_of(text: str | None) -> SeppErrorCode | None:
+    """sepp's code from its wire form (a trailer or `Settled.error_code`); None when unknown or empty."""
+    return cast(SeppErrorCode, text) if text in _CODES else None
 
 
 def closed_error(what: str) -> SeppError:

@@ -47,6 +47,7 @@ _DEAD_REASONS: dict[int, DeadReason] = {
     job_pb2.DEAD_REASON_ATTEMPTS_EXHAUSTED: "attempts_exhausted",
     job_pb2.DEAD_REASON_LEASE_EXPIRED: "lease_expired",
     job_pb2.DEAD_REASON_DEAD_LETTERED: "dead_lettered",
+    job_pb2.DEAD_REASON_EXPIRED: "expired",
 }
 
 MAX_BUFFERED_MESSAGES = 256

@@ -20,12 +20,13 @@ class WorkerJob(LeasedJob):
     (or `application/*+json`); otherwise the raw bytes."""
     cancelled: threading.Event
     """Set when the job must stop: its lease was lost (another worker may be running it and
-    this worker will not settle it), or the worker's shutdown timeout passed. A long handler
+    this worker will not settle it), an operator cancelled it (it ends `cancelled` and is not
+    retried, whatever the handler returns), or the worker's shutdown timeout passed. A long handler
     checks it between steps (`job.raise_if_cancelled()`), or waits on it instead of sleeping
     (`if job.cancelled.wait(5): return`)."""
     cancel_reason: BaseException | None
-    """Why `cancelled` is set: a LeaseLostError, or a SeppError with code `cancelled` at
-    shutdown; None while it is not set."""
+    """Why `cancelled` is set: a LeaseLostError, a JobCancelledError (an operator's cancel), or
+    a SeppError with code `cancelled` at shutdown; None while it is not set."""
     result: Any
     """What the handler returned: the job's result (see `JobResult`)."""
 
@@ -88,7 +89,9 @@ class DeadLetter(Exception):
         super().__init__(reason)
 
 
-WorkerEventKind = Literal["started", "completed", "failed", "lease_lost", "extended", "error", "closed"]
+WorkerEventKind = Literal[
+    "started", "completed", "failed", "lease_lost", "cancelled", "extended", "error", "closed"
+]
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,8 @@ class WorkerEvent:
     - `failed`: the handler raised and the nack is durable (`job`, `error`, `nack`: where the job went).
     - `lease_lost`: the lease was lost; `job.cancelled` is set and the job will not be settled
       here (`job`, `error`: a LeaseLostError).
+    - `cancelled`: an operator cancelled the running job; `job.cancelled` is set and the job
+      ends `cancelled`, not retried (`job`, `error`: a JobCancelledError).
     - `extended`: a lease was extended (`job`, `lease_deadline_ms` on the server's clock).
     - `error`: a connection or settlement problem; the worker keeps going (`error`).
     - `closed`: `close()` finished.

@@ -17,18 +17,21 @@ _STATE_NAMES: dict[int, JobState] = {
     job_pb2.JOB_STATE_LEASED: "leased",
     job_pb2.JOB_STATE_COMPLETED: "completed",
     job_pb2.JOB_STATE_DEAD: "dead",
+    job_pb2.JOB_STATE_CANCELLED: "cancelled",
 }
 
 _DEAD_REASON_NAMES: dict[int, DeadReason] = {
     job_pb2.DEAD_REASON_ATTEMPTS_EXHAUSTED: "attempts_exhausted",
     job_pb2.DEAD_REASON_LEASE_EXPIRED: "lease_expired",
     job_pb2.DEAD_REASON_DEAD_LETTERED: "dead_lettered",
+    job_pb2.DEAD_REASON_EXPIRED: "expired",
 }
 
 DEAD_REASON_TO_PROTO: dict[DeadReason, job_pb2.DeadReason] = {
     "attempts_exhausted": job_pb2.DEAD_REASON_ATTEMPTS_EXHAUSTED,
     "lease_expired": job_pb2.DEAD_REASON_LEASE_EXPIRED,
     "dead_lettered": job_pb2.DEAD_REASON_DEAD_LETTERED,
+    "expired": job_pb2.DEAD_REASON_EXPIRED,
 }
 
 
@@ -191,6 +194,12 @@ class Job(_Payload):
     """The result's MIME type, or None without a result."""
     progress: JobProgress | None
     """How far along the job is, as its worker last reported; None when it never did."""
+    expires_at_ms: int | None = None
+    """When the job stops being handed out (its TTL); None when it never expires."""
+    cancelled_at_ms: int | None = None
+    """When a cancel was asked for (set on cancelled jobs, and on leased ones being stopped)."""
+    cancelled_by: str | None = None
+    """Who asked for the cancel: `key:NAME`, an admin UI user, or `anonymous`."""
     group: str | None = None
     """The group given at enqueue, or None."""
 
@@ -224,6 +233,9 @@ class Job(_Payload):
             completed_at_ms=_ms_or_none(job.completed_at_ms),
             **_result_fields(job),
             progress=progress_from_proto(job.progress, job.HasField("progress")),
+            expires_at_ms=_ms_or_none(job.expires_at_ms),
+            cancelled_at_ms=_ms_or_none(job.cancelled_at_ms),
+            cancelled_by=_text_or_none(job.cancelled_by),
             group=_text_or_none(job.group),
         )
 

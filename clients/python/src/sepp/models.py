@@ -13,10 +13,10 @@ from typing import Any, Literal, Mapping, Protocol, Sequence
 
 from .errors import RejectionReason
 
-JobState = Literal["scheduled", "ready", "leased", "completed", "dead"]
+JobState = Literal["scheduled", "ready", "leased", "completed", "dead", "cancelled"]
 """Where a job is in its lifecycle."""
 
-DeadReason = Literal["attempts_exhausted", "lease_expired", "dead_lettered"]
+DeadReason = Literal["attempts_exhausted", "lease_expired", "dead_lettered", "expired"]
 """Why a job is dead."""
 
 Payload = bytes | bytearray | memoryview | str
@@ -87,6 +87,16 @@ class JobSpec:
     """W3C trace context to store with the job."""
     tracestate: str | None = None
     """W3C `tracestate` that goes with `traceparent`."""
+    ttl_ms: int | None = None
+    """Do not start the job later than this many ms after the server accepts it (its TTL); a job
+    not started by then is dead-lettered with reason `expired` (or deleted, per the queue's
+    `expired_action`). Give this or `expires_at`, not both."""
+    expires_at: TimeInput | None = None
+    """Do not start the job at or after this time."""
+    unique_while_active: bool = False
+    """With `idempotency_key`: the key is a duplicate exactly while a job holding it is scheduled,
+    ready or leased (whatever the dedup window), and free again once that job has completed,
+    died or been cancelled."""
     group: str | None = None
     """The job's group (a tenant, a customer): leases take turns across the groups of a queue, and
     the queue's group limits apply per group. Letters, digits and . _ : -; default no group."""
@@ -122,8 +132,8 @@ class EnqueueOutcome:
 class NackResult:
     """Where a nacked job went."""
 
-    state: Literal["ready", "scheduled", "dead"]
-    """`ready` (retry at once), `scheduled` (retry at `run_at_ms`) or `dead`."""
+    state: Literal["ready", "scheduled", "dead", "cancelled"]
+    """`ready` (retry at once), `scheduled` (retry at `run_at_ms`), `dead`, or `cancelled` (a cancel was asked for)."""
     run_at_ms: int | None
     """When the job runs again; None when dead."""
 
@@ -132,8 +142,9 @@ class NackResult:
 class AckResult:
     """The outcome of one ack of `ack_batch`."""
 
-    outcome: Literal["ok", "not_found", "lease_lost"]
-    """`ok`, or why the ack failed: the job is not leased (`not_found`) or leased again (`lease_lost`)."""
+    outcome: Literal["ok", "not_found", "lease_lost", "cancelled"]
+    """`ok`, or why the ack failed: the job is not leased (`not_found`), leased again (`lease_lost`),
+    or was cancelled while it ran (`cancelled`: it is cancelled now, not completed)."""
     message: str
     """Why it failed, for people; empty when ok."""
 
@@ -180,6 +191,10 @@ class QueueSettings:
     dead_retention_ms: int
     completed_retention_ms: int
     allowed_types: tuple[str, ...]
+    cancelled_retention_ms: int = 0
+    """How long cancelled jobs are kept, with who cancelled them and when."""
+    expired_action: Literal["dead_letter", "delete"] = "dead_letter"
+    """What happens to a job whose expiry passed before it started."""
     max_leased: int = 0
     """Jobs of the queue leased at once, across every worker; 0 = no limit."""
     rate_limit: RateLimit | None = None
@@ -199,6 +214,7 @@ class StateCounts:
     leased: int
     completed: int
     dead: int
+    cancelled: int = 0
 
 
 SettingSource = Literal["default", "queue_defaults", "queue", "override"]

@@ -9,7 +9,11 @@ worker's `concurrency` threads while the timer thread extends its lease every
 third of the lease → ack on return, nack on exception (RetryAfter and
 DeadLetter choose the directive) → the slot frees. A lease found lost (an
 extend or a settlement says so) sets `job.cancelled`, and the job is never
-settled by this worker.
+settled by this worker. A job cancelled by an operator while it runs (the Work
+stream says so at once; an extend or ack answers `job_cancelled` otherwise)
+sets `job.cancelled` with a JobCancelledError; when the handler returns, however
+it ends, the job is nacked, which the server turns into `cancelled` — never an
+ack or a retry.
 """
 from __future__ import annotations
 
@@ -28,7 +32,7 @@ from ._runner import Active, JobRunner
 from ._scheduler import Scheduler
 from ._work_stream import WorkStreamTransport
 from ._work_transport import ReserveTransport, TransportConfig, WorkTransport
-from .errors import SeppError, UnavailableError
+from .errors import JobCancelledError, SeppError, UnavailableError
 from .handler import Handler, WorkerEvent
 from .v1 import job_pb2
 
@@ -219,6 +223,13 @@ class Worker:
         self._stop.set()
         # A worker started with start() has no run() to close it.
         threading.Thread(target=self.close, name="sepp-worker-close", daemon=True).start()
+
+    def cancel(self, job_id: str, attempt: int, error: JobCancelledError) -> None:
+        with self._lock:
+            found = next((a for a in self._active if a.job.id == job_id and a.job.attempt == attempt), None)
+        # A notice about a lease this worker does not hold (any more) is ignored.
+        if found is not None:
+            self._runner.mark_cancelled(found, error)
 
     def emit(self, event: WorkerEvent) -> None:
         if self._on_event is None:

@@ -11,6 +11,22 @@ DURABILITY_MODE_FULL: DurabilityMode
 DURABILITY_MODE_RELAXED: DurabilityMode
 DURABILITY_MODE_UNSPECIFIED: DurabilityMode
 
+class AuditEntry(_message.Message):
+    __slots__ = ["action", "actor", "at_ms", "details_json", "id", "target"]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    ACTOR_FIELD_NUMBER: _ClassVar[int]
+    AT_MS_FIELD_NUMBER: _ClassVar[int]
+    DETAILS_JSON_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TARGET_FIELD_NUMBER: _ClassVar[int]
+    action: str
+    actor: str
+    at_ms: int
+    details_json: str
+    id: int
+    target: str
+    def __init__(self, id: _Optional[int] = ..., at_ms: _Optional[int] = ..., actor: _Optional[str] = ..., action: _Optional[str] = ..., target: _Optional[str] = ..., details_json: _Optional[str] = ...) -> None: ...
+
 class BackupChunk(_message.Message):
     __slots__ = ["data", "done", "progress"]
     DATA_FIELD_NUMBER: _ClassVar[int]
@@ -48,10 +64,30 @@ class CancelJobRequest(_message.Message):
     def __init__(self, job_id: _Optional[str] = ...) -> None: ...
 
 class CancelJobResponse(_message.Message):
-    __slots__ = ["previous_state"]
+    __slots__ = ["previous_state", "state"]
     PREVIOUS_STATE_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
     previous_state: _job_pb2.JobState
-    def __init__(self, previous_state: _Optional[_Union[_job_pb2.JobState, str]] = ...) -> None: ...
+    state: _job_pb2.JobState
+    def __init__(self, previous_state: _Optional[_Union[_job_pb2.JobState, str]] = ..., state: _Optional[_Union[_job_pb2.JobState, str]] = ...) -> None: ...
+
+class CancelJobsRequest(_message.Message):
+    __slots__ = ["dry_run", "filter"]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    FILTER_FIELD_NUMBER: _ClassVar[int]
+    dry_run: bool
+    filter: JobFilter
+    def __init__(self, filter: _Optional[_Union[JobFilter, _Mapping]] = ..., dry_run: bool = ...) -> None: ...
+
+class CancelJobsResponse(_message.Message):
+    __slots__ = ["cancel_requested_count", "cancelled_count", "matched_count"]
+    CANCELLED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    CANCEL_REQUESTED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    MATCHED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    cancel_requested_count: int
+    cancelled_count: int
+    matched_count: int
+    def __init__(self, cancelled_count: _Optional[int] = ..., cancel_requested_count: _Optional[int] = ..., matched_count: _Optional[int] = ...) -> None: ...
 
 class ConfigProblem(_message.Message):
     __slots__ = ["key", "message"]
@@ -123,6 +159,50 @@ class GetServerInfoResponse(_message.Message):
     version: str
     def __init__(self, version: _Optional[str] = ..., git_commit: _Optional[str] = ..., durability: _Optional[_Union[DurabilityMode, str]] = ..., server_time_ms: _Optional[int] = ..., started_at_ms: _Optional[int] = ..., limits: _Optional[_Union[ServerLimits, _Mapping]] = ..., queue_defaults: _Optional[_Union[_queue_pb2.QueueSettings, _Mapping]] = ..., strict_queues: bool = ...) -> None: ...
 
+class JobChanges(_message.Message):
+    __slots__ = ["delay_ms", "priority", "run_at_ms", "run_now"]
+    DELAY_MS_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    RUN_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    RUN_NOW_FIELD_NUMBER: _ClassVar[int]
+    delay_ms: int
+    priority: int
+    run_at_ms: int
+    run_now: bool
+    def __init__(self, priority: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., delay_ms: _Optional[int] = ..., run_now: bool = ...) -> None: ...
+
+class JobFilter(_message.Message):
+    __slots__ = ["queue", "states", "type"]
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    STATES_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    states: _containers.RepeatedScalarFieldContainer[_job_pb2.JobState]
+    type: str
+    def __init__(self, queue: _Optional[str] = ..., type: _Optional[str] = ..., states: _Optional[_Iterable[_Union[_job_pb2.JobState, str]]] = ...) -> None: ...
+
+class ListAuditEntriesRequest(_message.Message):
+    __slots__ = ["action", "actor", "page_size", "page_token", "target"]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    ACTOR_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    TARGET_FIELD_NUMBER: _ClassVar[int]
+    action: str
+    actor: str
+    page_size: int
+    page_token: str
+    target: str
+    def __init__(self, actor: _Optional[str] = ..., action: _Optional[str] = ..., target: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListAuditEntriesResponse(_message.Message):
+    __slots__ = ["entries", "next_page_token"]
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    entries: _containers.RepeatedCompositeFieldContainer[AuditEntry]
+    next_page_token: str
+    def __init__(self, entries: _Optional[_Iterable[_Union[AuditEntry, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
 class ListDeadLettersRequest(_message.Message):
     __slots__ = ["page_size", "page_token", "queue", "reason"]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
@@ -164,6 +244,18 @@ class PauseQueueRequest(_message.Message):
 class PauseQueueResponse(_message.Message):
     __slots__ = []
     def __init__(self) -> None: ...
+
+class PurgeQueueRequest(_message.Message):
+    __slots__ = ["queue"]
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    def __init__(self, queue: _Optional[str] = ...) -> None: ...
+
+class PurgeQueueResponse(_message.Message):
+    __slots__ = ["deleted_count"]
+    DELETED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    deleted_count: int
+    def __init__(self, deleted_count: _Optional[int] = ...) -> None: ...
 
 class ReloadConfigRequest(_message.Message):
     __slots__ = ["dry_run"]
@@ -305,6 +397,34 @@ class SetQueueSettingsResponse(_message.Message):
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     queue: _queue_pb2.QueueInfo
     def __init__(self, queue: _Optional[_Union[_queue_pb2.QueueInfo, _Mapping]] = ...) -> None: ...
+
+class UpdateJobRequest(_message.Message):
+    __slots__ = ["changes", "job_id"]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    changes: JobChanges
+    job_id: str
+    def __init__(self, job_id: _Optional[str] = ..., changes: _Optional[_Union[JobChanges, _Mapping]] = ...) -> None: ...
+
+class UpdateJobResponse(_message.Message):
+    __slots__ = ["job"]
+    JOB_FIELD_NUMBER: _ClassVar[int]
+    job: _job_pb2.Job
+    def __init__(self, job: _Optional[_Union[_job_pb2.Job, _Mapping]] = ...) -> None: ...
+
+class UpdateJobsRequest(_message.Message):
+    __slots__ = ["changes", "filter"]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    FILTER_FIELD_NUMBER: _ClassVar[int]
+    changes: JobChanges
+    filter: JobFilter
+    def __init__(self, filter: _Optional[_Union[JobFilter, _Mapping]] = ..., changes: _Optional[_Union[JobChanges, _Mapping]] = ...) -> None: ...
+
+class UpdateJobsResponse(_message.Message):
+    __slots__ = ["updated_count"]
+    UPDATED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    updated_count: int
+    def __init__(self, updated_count: _Optional[int] = ...) -> None: ...
 
 class DurabilityMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

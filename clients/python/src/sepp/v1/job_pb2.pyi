@@ -6,9 +6,11 @@ from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Map
 
 DEAD_REASON_ATTEMPTS_EXHAUSTED: DeadReason
 DEAD_REASON_DEAD_LETTERED: DeadReason
+DEAD_REASON_EXPIRED: DeadReason
 DEAD_REASON_LEASE_EXPIRED: DeadReason
 DEAD_REASON_UNSPECIFIED: DeadReason
 DESCRIPTOR: _descriptor.FileDescriptor
+JOB_STATE_CANCELLED: JobState
 JOB_STATE_COMPLETED: JobState
 JOB_STATE_DEAD: JobState
 JOB_STATE_LEASED: JobState
@@ -44,7 +46,7 @@ class EnqueueAccepted(_message.Message):
     def __init__(self, job_id: _Optional[str] = ..., deduplicated: bool = ...) -> None: ...
 
 class EnqueueJob(_message.Message):
-    __slots__ = ["content_type", "delay_ms", "group", "idempotency_key", "max_attempts", "metadata", "payload", "priority", "queue", "run_at_ms", "traceparent", "tracestate", "type"]
+    __slots__ = ["content_type", "delay_ms", "expires_at_ms", "group", "idempotency_key", "max_attempts", "metadata", "payload", "priority", "queue", "run_at_ms", "traceparent", "tracestate", "ttl_ms", "type", "unique_while_active"]
     class MetadataEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -54,6 +56,7 @@ class EnqueueJob(_message.Message):
         def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     CONTENT_TYPE_FIELD_NUMBER: _ClassVar[int]
     DELAY_MS_FIELD_NUMBER: _ClassVar[int]
+    EXPIRES_AT_MS_FIELD_NUMBER: _ClassVar[int]
     GROUP_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     MAX_ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
@@ -64,9 +67,12 @@ class EnqueueJob(_message.Message):
     RUN_AT_MS_FIELD_NUMBER: _ClassVar[int]
     TRACEPARENT_FIELD_NUMBER: _ClassVar[int]
     TRACESTATE_FIELD_NUMBER: _ClassVar[int]
+    TTL_MS_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
+    UNIQUE_WHILE_ACTIVE_FIELD_NUMBER: _ClassVar[int]
     content_type: str
     delay_ms: int
+    expires_at_ms: int
     group: str
     idempotency_key: str
     max_attempts: int
@@ -77,8 +83,10 @@ class EnqueueJob(_message.Message):
     run_at_ms: int
     traceparent: str
     tracestate: str
+    ttl_ms: int
     type: str
-    def __init__(self, queue: _Optional[str] = ..., type: _Optional[str] = ..., payload: _Optional[bytes] = ..., content_type: _Optional[str] = ..., priority: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., delay_ms: _Optional[int] = ..., max_attempts: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., group: _Optional[str] = ...) -> None: ...
+    unique_while_active: bool
+    def __init__(self, queue: _Optional[str] = ..., type: _Optional[str] = ..., payload: _Optional[bytes] = ..., content_type: _Optional[str] = ..., priority: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., delay_ms: _Optional[int] = ..., max_attempts: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., expires_at_ms: _Optional[int] = ..., ttl_ms: _Optional[int] = ..., unique_while_active: bool = ..., group: _Optional[str] = ...) -> None: ...
 
 class EnqueueResult(_message.Message):
     __slots__ = ["accepted", "rejection"]
@@ -99,7 +107,7 @@ class IndexedRejection(_message.Message):
     def __init__(self, index: _Optional[int] = ..., reason: _Optional[_Union[RejectionReason, str]] = ..., message: _Optional[str] = ...) -> None: ...
 
 class Job(_message.Message):
-    __slots__ = ["attempt", "completed_at_ms", "content_type", "dead_reason", "enqueued_at_ms", "errors", "failed_at_ms", "group", "idempotency_key", "job_id", "last_error", "lease_deadline_ms", "leased_at_ms", "max_attempts", "metadata", "payload", "payload_bytes", "priority", "progress", "queue", "result", "result_bytes", "run_at_ms", "state", "traceparent", "tracestate", "type", "worker_id"]
+    __slots__ = ["attempt", "cancelled_at_ms", "cancelled_by", "completed_at_ms", "content_type", "dead_reason", "enqueued_at_ms", "errors", "expires_at_ms", "failed_at_ms", "group", "idempotency_key", "job_id", "last_error", "lease_deadline_ms", "leased_at_ms", "max_attempts", "metadata", "payload", "payload_bytes", "priority", "progress", "queue", "result", "result_bytes", "run_at_ms", "state", "traceparent", "tracestate", "type", "worker_id"]
     class MetadataEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -108,11 +116,14 @@ class Job(_message.Message):
         value: str
         def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    CANCELLED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    CANCELLED_BY_FIELD_NUMBER: _ClassVar[int]
     COMPLETED_AT_MS_FIELD_NUMBER: _ClassVar[int]
     CONTENT_TYPE_FIELD_NUMBER: _ClassVar[int]
     DEAD_REASON_FIELD_NUMBER: _ClassVar[int]
     ENQUEUED_AT_MS_FIELD_NUMBER: _ClassVar[int]
     ERRORS_FIELD_NUMBER: _ClassVar[int]
+    EXPIRES_AT_MS_FIELD_NUMBER: _ClassVar[int]
     FAILED_AT_MS_FIELD_NUMBER: _ClassVar[int]
     GROUP_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
@@ -136,11 +147,14 @@ class Job(_message.Message):
     TYPE_FIELD_NUMBER: _ClassVar[int]
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
     attempt: int
+    cancelled_at_ms: int
+    cancelled_by: str
     completed_at_ms: int
     content_type: str
     dead_reason: DeadReason
     enqueued_at_ms: int
     errors: _containers.RepeatedCompositeFieldContainer[AttemptError]
+    expires_at_ms: int
     failed_at_ms: int
     group: str
     idempotency_key: str
@@ -163,7 +177,7 @@ class Job(_message.Message):
     tracestate: str
     type: str
     worker_id: str
-    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., state: _Optional[_Union[JobState, str]] = ..., priority: _Optional[int] = ..., payload: _Optional[bytes] = ..., payload_bytes: _Optional[int] = ..., content_type: _Optional[str] = ..., attempt: _Optional[int] = ..., max_attempts: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., enqueued_at_ms: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., leased_at_ms: _Optional[int] = ..., lease_deadline_ms: _Optional[int] = ..., worker_id: _Optional[str] = ..., last_error: _Optional[str] = ..., errors: _Optional[_Iterable[_Union[AttemptError, _Mapping]]] = ..., dead_reason: _Optional[_Union[DeadReason, str]] = ..., failed_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ..., result: _Optional[_Union[JobResult, _Mapping]] = ..., result_bytes: _Optional[int] = ..., progress: _Optional[_Union[JobProgress, _Mapping]] = ..., group: _Optional[str] = ...) -> None: ...
+    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., state: _Optional[_Union[JobState, str]] = ..., priority: _Optional[int] = ..., payload: _Optional[bytes] = ..., payload_bytes: _Optional[int] = ..., content_type: _Optional[str] = ..., attempt: _Optional[int] = ..., max_attempts: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., enqueued_at_ms: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., leased_at_ms: _Optional[int] = ..., lease_deadline_ms: _Optional[int] = ..., worker_id: _Optional[str] = ..., last_error: _Optional[str] = ..., errors: _Optional[_Iterable[_Union[AttemptError, _Mapping]]] = ..., dead_reason: _Optional[_Union[DeadReason, str]] = ..., failed_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ..., expires_at_ms: _Optional[int] = ..., cancelled_at_ms: _Optional[int] = ..., cancelled_by: _Optional[str] = ..., result: _Optional[_Union[JobResult, _Mapping]] = ..., result_bytes: _Optional[int] = ..., progress: _Optional[_Union[JobProgress, _Mapping]] = ..., group: _Optional[str] = ...) -> None: ...
 
 class JobProgress(_message.Message):
     __slots__ = ["has_percent", "json", "percent", "reported_at_ms"]

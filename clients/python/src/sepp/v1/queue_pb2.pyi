@@ -5,6 +5,9 @@ from google.protobuf import message as _message
 from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+EXPIRED_ACTION_DEAD_LETTER: ExpiredAction
+EXPIRED_ACTION_DELETE: ExpiredAction
+EXPIRED_ACTION_UNSPECIFIED: ExpiredAction
 SETTING_SOURCE_DEFAULT: SettingSource
 SETTING_SOURCE_OVERRIDE: SettingSource
 SETTING_SOURCE_QUEUE: SettingSource
@@ -60,13 +63,15 @@ class QueueSettingValue(_message.Message):
     def __init__(self, key: _Optional[str] = ..., value_json: _Optional[str] = ..., source: _Optional[_Union[SettingSource, str]] = ..., file_value_json: _Optional[str] = ...) -> None: ...
 
 class QueueSettings(_message.Message):
-    __slots__ = ["allowed_types", "backoff", "completed_retention_ms", "dead_retention_ms", "dedup_window_ms", "default_lease_ms", "group_max_leased", "group_rate_limit", "max_attempts", "max_depth", "max_lease_ms", "max_leased", "max_payload_bytes", "rate_limit"]
+    __slots__ = ["allowed_types", "backoff", "cancelled_retention_ms", "completed_retention_ms", "dead_retention_ms", "dedup_window_ms", "default_lease_ms", "expired_action", "group_max_leased", "group_rate_limit", "max_attempts", "max_depth", "max_lease_ms", "max_leased", "max_payload_bytes", "rate_limit"]
     ALLOWED_TYPES_FIELD_NUMBER: _ClassVar[int]
     BACKOFF_FIELD_NUMBER: _ClassVar[int]
+    CANCELLED_RETENTION_MS_FIELD_NUMBER: _ClassVar[int]
     COMPLETED_RETENTION_MS_FIELD_NUMBER: _ClassVar[int]
     DEAD_RETENTION_MS_FIELD_NUMBER: _ClassVar[int]
     DEDUP_WINDOW_MS_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_LEASE_MS_FIELD_NUMBER: _ClassVar[int]
+    EXPIRED_ACTION_FIELD_NUMBER: _ClassVar[int]
     GROUP_MAX_LEASED_FIELD_NUMBER: _ClassVar[int]
     GROUP_RATE_LIMIT_FIELD_NUMBER: _ClassVar[int]
     MAX_ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
@@ -77,10 +82,12 @@ class QueueSettings(_message.Message):
     RATE_LIMIT_FIELD_NUMBER: _ClassVar[int]
     allowed_types: _containers.RepeatedScalarFieldContainer[str]
     backoff: BackoffSettings
+    cancelled_retention_ms: int
     completed_retention_ms: int
     dead_retention_ms: int
     dedup_window_ms: int
     default_lease_ms: int
+    expired_action: ExpiredAction
     group_max_leased: int
     group_rate_limit: RateLimit
     max_attempts: int
@@ -89,7 +96,7 @@ class QueueSettings(_message.Message):
     max_leased: int
     max_payload_bytes: int
     rate_limit: RateLimit
-    def __init__(self, max_attempts: _Optional[int] = ..., backoff: _Optional[_Union[BackoffSettings, _Mapping]] = ..., default_lease_ms: _Optional[int] = ..., max_lease_ms: _Optional[int] = ..., max_payload_bytes: _Optional[int] = ..., max_depth: _Optional[int] = ..., dedup_window_ms: _Optional[int] = ..., dead_retention_ms: _Optional[int] = ..., completed_retention_ms: _Optional[int] = ..., allowed_types: _Optional[_Iterable[str]] = ..., max_leased: _Optional[int] = ..., rate_limit: _Optional[_Union[RateLimit, _Mapping]] = ..., group_max_leased: _Optional[int] = ..., group_rate_limit: _Optional[_Union[RateLimit, _Mapping]] = ...) -> None: ...
+    def __init__(self, max_attempts: _Optional[int] = ..., backoff: _Optional[_Union[BackoffSettings, _Mapping]] = ..., default_lease_ms: _Optional[int] = ..., max_lease_ms: _Optional[int] = ..., max_payload_bytes: _Optional[int] = ..., max_depth: _Optional[int] = ..., dedup_window_ms: _Optional[int] = ..., dead_retention_ms: _Optional[int] = ..., completed_retention_ms: _Optional[int] = ..., allowed_types: _Optional[_Iterable[str]] = ..., cancelled_retention_ms: _Optional[int] = ..., expired_action: _Optional[_Union[ExpiredAction, str]] = ..., max_leased: _Optional[int] = ..., rate_limit: _Optional[_Union[RateLimit, _Mapping]] = ..., group_max_leased: _Optional[int] = ..., group_rate_limit: _Optional[_Union[RateLimit, _Mapping]] = ...) -> None: ...
 
 class RateLimit(_message.Message):
     __slots__ = ["burst", "leases", "period_ms"]
@@ -102,18 +109,23 @@ class RateLimit(_message.Message):
     def __init__(self, leases: _Optional[int] = ..., period_ms: _Optional[int] = ..., burst: _Optional[int] = ...) -> None: ...
 
 class StateCounts(_message.Message):
-    __slots__ = ["completed", "dead", "leased", "ready", "scheduled"]
+    __slots__ = ["cancelled", "completed", "dead", "leased", "ready", "scheduled"]
+    CANCELLED_FIELD_NUMBER: _ClassVar[int]
     COMPLETED_FIELD_NUMBER: _ClassVar[int]
     DEAD_FIELD_NUMBER: _ClassVar[int]
     LEASED_FIELD_NUMBER: _ClassVar[int]
     READY_FIELD_NUMBER: _ClassVar[int]
     SCHEDULED_FIELD_NUMBER: _ClassVar[int]
+    cancelled: int
     completed: int
     dead: int
     leased: int
     ready: int
     scheduled: int
-    def __init__(self, scheduled: _Optional[int] = ..., ready: _Optional[int] = ..., leased: _Optional[int] = ..., completed: _Optional[int] = ..., dead: _Optional[int] = ...) -> None: ...
+    def __init__(self, scheduled: _Optional[int] = ..., ready: _Optional[int] = ..., leased: _Optional[int] = ..., completed: _Optional[int] = ..., dead: _Optional[int] = ..., cancelled: _Optional[int] = ...) -> None: ...
+
+class ExpiredAction(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
 
 class SettingSource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

@@ -20,13 +20,20 @@ class QueueServiceStub(object):
   producer  Enqueue, EnqueueBatch, EnqueueAtomic, Produce, and the reads
   worker    Reserve, Ack, AckBatch, Nack, Extend, ReportProgress, Work,
   and the reads
-  admin     everything, including CancelJob, PauseQueue, ResumeQueue,
-  DeleteQueue, RequeueDeadLetters, DeleteDeadLetters,
-  SetQueueSettings, ResetQueueSettings, ReloadConfig and the
-  schedule changes (Create, Update, Pause, Resume, Delete and
+  admin     everything, including CancelJob, CancelJobs, UpdateJob,
+  UpdateJobs, PauseQueue, ResumeQueue, PurgeQueue, DeleteQueue,
+  RequeueDeadLetters, DeleteDeadLetters, SetQueueSettings,
+  ResetQueueSettings, ReloadConfig, Backup, ListAuditEntries and
+  the schedule changes (Create, Update, Pause, Resume, Delete and
   TriggerSchedule)
   The reads are GetJob, ListQueues, ListDeadLetters, GetServerInfo,
-  GetSchedule, ListSchedules, ListWorkers and Events.
+  ListWorkers, GetSchedule, ListSchedules and Events.
+
+  Audit: every change an admin call makes is written to the audit log in the
+  same transaction as the change, with the key's name as actor (`key:NAME`,
+  or `anonymous` without keys); ListAuditEntries reads the log, which also
+  holds the admin UI's changes. (ReloadConfig changes no table: its entry is
+  written once the new configuration is in force.)
 
   Status codes (any call may also fail with UNAUTHENTICATED, PERMISSION_DENIED,
   UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and INTERNAL):
@@ -120,6 +127,21 @@ class QueueServiceStub(object):
         request_serializer=sepp_dot_v1_dot_admin__pb2.CancelJobRequest.SerializeToString,
         response_deserializer=sepp_dot_v1_dot_admin__pb2.CancelJobResponse.FromString,
         )
+    self.CancelJobs = channel.unary_unary(
+        '/sepp.v1.QueueService/CancelJobs',
+        request_serializer=sepp_dot_v1_dot_admin__pb2.CancelJobsRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_admin__pb2.CancelJobsResponse.FromString,
+        )
+    self.UpdateJob = channel.unary_unary(
+        '/sepp.v1.QueueService/UpdateJob',
+        request_serializer=sepp_dot_v1_dot_admin__pb2.UpdateJobRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_admin__pb2.UpdateJobResponse.FromString,
+        )
+    self.UpdateJobs = channel.unary_unary(
+        '/sepp.v1.QueueService/UpdateJobs',
+        request_serializer=sepp_dot_v1_dot_admin__pb2.UpdateJobsRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_admin__pb2.UpdateJobsResponse.FromString,
+        )
     self.ListQueues = channel.unary_unary(
         '/sepp.v1.QueueService/ListQueues',
         request_serializer=sepp_dot_v1_dot_admin__pb2.ListQueuesRequest.SerializeToString,
@@ -134,6 +156,11 @@ class QueueServiceStub(object):
         '/sepp.v1.QueueService/ResumeQueue',
         request_serializer=sepp_dot_v1_dot_admin__pb2.ResumeQueueRequest.SerializeToString,
         response_deserializer=sepp_dot_v1_dot_admin__pb2.ResumeQueueResponse.FromString,
+        )
+    self.PurgeQueue = channel.unary_unary(
+        '/sepp.v1.QueueService/PurgeQueue',
+        request_serializer=sepp_dot_v1_dot_admin__pb2.PurgeQueueRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_admin__pb2.PurgeQueueResponse.FromString,
         )
     self.DeleteQueue = channel.unary_unary(
         '/sepp.v1.QueueService/DeleteQueue',
@@ -159,6 +186,11 @@ class QueueServiceStub(object):
         '/sepp.v1.QueueService/GetServerInfo',
         request_serializer=sepp_dot_v1_dot_admin__pb2.GetServerInfoRequest.SerializeToString,
         response_deserializer=sepp_dot_v1_dot_admin__pb2.GetServerInfoResponse.FromString,
+        )
+    self.ListAuditEntries = channel.unary_unary(
+        '/sepp.v1.QueueService/ListAuditEntries',
+        request_serializer=sepp_dot_v1_dot_admin__pb2.ListAuditEntriesRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_admin__pb2.ListAuditEntriesResponse.FromString,
         )
     self.SetQueueSettings = channel.unary_unary(
         '/sepp.v1.QueueService/SetQueueSettings',
@@ -253,13 +285,20 @@ class QueueServiceServicer(object):
   producer  Enqueue, EnqueueBatch, EnqueueAtomic, Produce, and the reads
   worker    Reserve, Ack, AckBatch, Nack, Extend, ReportProgress, Work,
   and the reads
-  admin     everything, including CancelJob, PauseQueue, ResumeQueue,
-  DeleteQueue, RequeueDeadLetters, DeleteDeadLetters,
-  SetQueueSettings, ResetQueueSettings, ReloadConfig and the
-  schedule changes (Create, Update, Pause, Resume, Delete and
+  admin     everything, including CancelJob, CancelJobs, UpdateJob,
+  UpdateJobs, PauseQueue, ResumeQueue, PurgeQueue, DeleteQueue,
+  RequeueDeadLetters, DeleteDeadLetters, SetQueueSettings,
+  ResetQueueSettings, ReloadConfig, Backup, ListAuditEntries and
+  the schedule changes (Create, Update, Pause, Resume, Delete and
   TriggerSchedule)
   The reads are GetJob, ListQueues, ListDeadLetters, GetServerInfo,
-  GetSchedule, ListSchedules, ListWorkers and Events.
+  ListWorkers, GetSchedule, ListSchedules and Events.
+
+  Audit: every change an admin call makes is written to the audit log in the
+  same transaction as the change, with the key's name as actor (`key:NAME`,
+  or `anonymous` without keys); ListAuditEntries reads the log, which also
+  holds the admin UI's changes. (ReloadConfig changes no table: its entry is
+  written once the new configuration is in force.)
 
   Status codes (any call may also fail with UNAUTHENTICATED, PERMISSION_DENIED,
   UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and INTERNAL):
@@ -395,8 +434,38 @@ class QueueServiceServicer(object):
     raise NotImplementedError('Method not implemented!')
 
   def CancelJob(self, request, context):
-    """Removes a job that is not leased.
-    Errors: NOT_FOUND (no such job), FAILED_PRECONDITION (the job is leased).
+    """Cancels a job that has not finished: a waiting one at once, a leased one
+    once its worker stops (the worker is told). See CancelJobRequest.
+    Errors: NOT_FOUND (no such job), FAILED_PRECONDITION (the job is dead or
+    completed).
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def CancelJobs(self, request, context):
+    """Cancels every job a filter matches (as CancelJob does one), in chunks of a
+    few thousand per transaction; `dry_run` only counts them.
+    Errors: INVALID_ARGUMENT (a bad name or a state that cannot be
+    cancelled), NOT_FOUND (a queue nobody has used, as PurgeQueue; an
+    undeclared queue under `strict_queues`).
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def UpdateJob(self, request, context):
+    """Changes a waiting job: priority, run time, or run now. Returns the job.
+    Errors: NOT_FOUND (no such job), FAILED_PRECONDITION (the job is leased,
+    or not waiting), INVALID_ARGUMENT (no change, or a bad value).
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def UpdateJobs(self, request, context):
+    """Runs now, or sets the priority of, every waiting job a filter matches.
+    Errors: INVALID_ARGUMENT, NOT_FOUND (as CancelJobs).
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
@@ -427,6 +496,16 @@ class QueueServiceServicer(object):
     """Resumes a paused queue. A queue nobody has used yet is NOT_FOUND unless
     `allow_missing` creates it.
     Errors: as PauseQueue.
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def PurgeQueue(self, request, context):
+    """Deletes every READY and SCHEDULED job of a queue, in chunks. Returns how
+    many.
+    Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (no such queue: nobody
+    has used it, or an undeclared one under `strict_queues`).
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
@@ -476,6 +555,14 @@ class QueueServiceServicer(object):
   def GetServerInfo(self, request, context):
     """Describes the server: version, durability mode, clock and every effective
     limit and default.
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def ListAuditEntries(self, request, context):
+    """Lists the audit log, newest first, paged. Role: admin.
+    Errors: INVALID_ARGUMENT (a bad page token or size).
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
@@ -710,6 +797,21 @@ def add_QueueServiceServicer_to_server(servicer, server):
           request_deserializer=sepp_dot_v1_dot_admin__pb2.CancelJobRequest.FromString,
           response_serializer=sepp_dot_v1_dot_admin__pb2.CancelJobResponse.SerializeToString,
       ),
+      'CancelJobs': grpc.unary_unary_rpc_method_handler(
+          servicer.CancelJobs,
+          request_deserializer=sepp_dot_v1_dot_admin__pb2.CancelJobsRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_admin__pb2.CancelJobsResponse.SerializeToString,
+      ),
+      'UpdateJob': grpc.unary_unary_rpc_method_handler(
+          servicer.UpdateJob,
+          request_deserializer=sepp_dot_v1_dot_admin__pb2.UpdateJobRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_admin__pb2.UpdateJobResponse.SerializeToString,
+      ),
+      'UpdateJobs': grpc.unary_unary_rpc_method_handler(
+          servicer.UpdateJobs,
+          request_deserializer=sepp_dot_v1_dot_admin__pb2.UpdateJobsRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_admin__pb2.UpdateJobsResponse.SerializeToString,
+      ),
       'ListQueues': grpc.unary_unary_rpc_method_handler(
           servicer.ListQueues,
           request_deserializer=sepp_dot_v1_dot_admin__pb2.ListQueuesRequest.FromString,
@@ -724,6 +826,11 @@ def add_QueueServiceServicer_to_server(servicer, server):
           servicer.ResumeQueue,
           request_deserializer=sepp_dot_v1_dot_admin__pb2.ResumeQueueRequest.FromString,
           response_serializer=sepp_dot_v1_dot_admin__pb2.ResumeQueueResponse.SerializeToString,
+      ),
+      'PurgeQueue': grpc.unary_unary_rpc_method_handler(
+          servicer.PurgeQueue,
+          request_deserializer=sepp_dot_v1_dot_admin__pb2.PurgeQueueRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_admin__pb2.PurgeQueueResponse.SerializeToString,
       ),
       'DeleteQueue': grpc.unary_unary_rpc_method_handler(
           servicer.DeleteQueue,
@@ -749,6 +856,11 @@ def add_QueueServiceServicer_to_server(servicer, server):
           servicer.GetServerInfo,
           request_deserializer=sepp_dot_v1_dot_admin__pb2.GetServerInfoRequest.FromString,
           response_serializer=sepp_dot_v1_dot_admin__pb2.GetServerInfoResponse.SerializeToString,
+      ),
+      'ListAuditEntries': grpc.unary_unary_rpc_method_handler(
+          servicer.ListAuditEntries,
+          request_deserializer=sepp_dot_v1_dot_admin__pb2.ListAuditEntriesRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_admin__pb2.ListAuditEntriesResponse.SerializeToString,
       ),
       'SetQueueSettings': grpc.unary_unary_rpc_method_handler(
           servicer.SetQueueSettings,

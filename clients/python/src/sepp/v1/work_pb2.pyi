@@ -6,6 +6,7 @@ from google.protobuf import message as _message
 from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+SETTLE_OUTCOME_CANCELLED: SettleOutcome
 SETTLE_OUTCOME_LEASE_LOST: SettleOutcome
 SETTLE_OUTCOME_NOT_FOUND: SettleOutcome
 SETTLE_OUTCOME_OK: SettleOutcome
@@ -182,18 +183,32 @@ class WorkRequest(_message.Message):
     def __init__(self, request_id: _Optional[int] = ..., subscribe: _Optional[_Union[WorkRequest.Subscribe, _Mapping]] = ..., credit: _Optional[_Union[WorkRequest.Credit, _Mapping]] = ..., ack: _Optional[_Union[AckRequest, _Mapping]] = ..., nack: _Optional[_Union[NackRequest, _Mapping]] = ..., extend: _Optional[_Union[ExtendRequest, _Mapping]] = ..., batch: _Optional[_Union[WorkRequest.Batch, _Mapping]] = ..., progress: _Optional[_Union[ReportProgressRequest, _Mapping]] = ...) -> None: ...
 
 class WorkResponse(_message.Message):
-    __slots__ = ["batch", "job", "settled"]
+    __slots__ = ["batch", "cancel", "job", "settled"]
     class Batch(_message.Message):
-        __slots__ = ["jobs", "settled"]
+        __slots__ = ["cancels", "jobs", "settled"]
+        CANCELS_FIELD_NUMBER: _ClassVar[int]
         JOBS_FIELD_NUMBER: _ClassVar[int]
         SETTLED_FIELD_NUMBER: _ClassVar[int]
+        cancels: _containers.RepeatedCompositeFieldContainer[WorkResponse.CancelNotice]
         jobs: _containers.RepeatedCompositeFieldContainer[_job_pb2.LeasedJob]
         settled: _containers.RepeatedCompositeFieldContainer[WorkResponse.Settled]
-        def __init__(self, settled: _Optional[_Iterable[_Union[WorkResponse.Settled, _Mapping]]] = ..., jobs: _Optional[_Iterable[_Union[_job_pb2.LeasedJob, _Mapping]]] = ...) -> None: ...
+        def __init__(self, settled: _Optional[_Iterable[_Union[WorkResponse.Settled, _Mapping]]] = ..., jobs: _Optional[_Iterable[_Union[_job_pb2.LeasedJob, _Mapping]]] = ..., cancels: _Optional[_Iterable[_Union[WorkResponse.CancelNotice, _Mapping]]] = ...) -> None: ...
+    class CancelNotice(_message.Message):
+        __slots__ = ["attempt", "cancelled_at_ms", "cancelled_by", "job_id"]
+        ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+        CANCELLED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+        CANCELLED_BY_FIELD_NUMBER: _ClassVar[int]
+        JOB_ID_FIELD_NUMBER: _ClassVar[int]
+        attempt: int
+        cancelled_at_ms: int
+        cancelled_by: str
+        job_id: str
+        def __init__(self, job_id: _Optional[str] = ..., attempt: _Optional[int] = ..., cancelled_by: _Optional[str] = ..., cancelled_at_ms: _Optional[int] = ...) -> None: ...
     class Settled(_message.Message):
-        __slots__ = ["ack", "code", "extend", "message", "nack", "progress", "request_id"]
+        __slots__ = ["ack", "code", "error_code", "extend", "message", "nack", "progress", "request_id"]
         ACK_FIELD_NUMBER: _ClassVar[int]
         CODE_FIELD_NUMBER: _ClassVar[int]
+        ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
         EXTEND_FIELD_NUMBER: _ClassVar[int]
         MESSAGE_FIELD_NUMBER: _ClassVar[int]
         NACK_FIELD_NUMBER: _ClassVar[int]
@@ -201,19 +216,22 @@ class WorkResponse(_message.Message):
         REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
         ack: AckResponse
         code: int
+        error_code: str
         extend: ExtendResponse
         message: str
         nack: NackResponse
         progress: ReportProgressResponse
         request_id: int
-        def __init__(self, request_id: _Optional[int] = ..., code: _Optional[int] = ..., message: _Optional[str] = ..., ack: _Optional[_Union[AckResponse, _Mapping]] = ..., nack: _Optional[_Union[NackResponse, _Mapping]] = ..., extend: _Optional[_Union[ExtendResponse, _Mapping]] = ..., progress: _Optional[_Union[ReportProgressResponse, _Mapping]] = ...) -> None: ...
+        def __init__(self, request_id: _Optional[int] = ..., code: _Optional[int] = ..., message: _Optional[str] = ..., ack: _Optional[_Union[AckResponse, _Mapping]] = ..., nack: _Optional[_Union[NackResponse, _Mapping]] = ..., extend: _Optional[_Union[ExtendResponse, _Mapping]] = ..., progress: _Optional[_Union[ReportProgressResponse, _Mapping]] = ..., error_code: _Optional[str] = ...) -> None: ...
     BATCH_FIELD_NUMBER: _ClassVar[int]
+    CANCEL_FIELD_NUMBER: _ClassVar[int]
     JOB_FIELD_NUMBER: _ClassVar[int]
     SETTLED_FIELD_NUMBER: _ClassVar[int]
     batch: WorkResponse.Batch
+    cancel: WorkResponse.CancelNotice
     job: _job_pb2.LeasedJob
     settled: WorkResponse.Settled
-    def __init__(self, job: _Optional[_Union[_job_pb2.LeasedJob, _Mapping]] = ..., settled: _Optional[_Union[WorkResponse.Settled, _Mapping]] = ..., batch: _Optional[_Union[WorkResponse.Batch, _Mapping]] = ...) -> None: ...
+    def __init__(self, job: _Optional[_Union[_job_pb2.LeasedJob, _Mapping]] = ..., settled: _Optional[_Union[WorkResponse.Settled, _Mapping]] = ..., batch: _Optional[_Union[WorkResponse.Batch, _Mapping]] = ..., cancel: _Optional[_Union[WorkResponse.CancelNotice, _Mapping]] = ...) -> None: ...
 
 class SettleOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

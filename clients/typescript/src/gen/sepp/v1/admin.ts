@@ -84,19 +84,194 @@ export interface GetJobResponse {
   job?: Job | undefined;
 }
 
-/** Remove a job that is not leased. */
+/** Cancel one job that has not finished. */
 export interface CancelJobRequest {
   /**
-   * The job's id. A leased job cannot be cancelled (FAILED_PRECONDITION): let
-   * its worker settle it, or wait for the lease to expire.
+   * The job's id. A SCHEDULED or READY job becomes CANCELLED at once. For a
+   * LEASED job the cancel is recorded and the worker holding it is told (on
+   * its Work stream at once, or in the answer to its next Extend or Ack); the
+   * job becomes CANCELLED when the worker settles it or the lease ends, and is
+   * never retried. Cancelling a CANCELLED job again changes nothing (for a
+   * LEASED one it tells the worker again). A DEAD or COMPLETED job has
+   * finished: FAILED_PRECONDITION.
    */
   jobId: string;
 }
 
-/** The job is deleted. */
+/** What the cancel did. */
 export interface CancelJobResponse {
-  /** The state the job was in when it was removed. */
+  /** The state the job was in when the cancel was asked for. */
   previousState: JobState;
+  /** CANCELLED, or LEASED while the worker holding the job has not stopped yet. */
+  state: JobState;
+}
+
+/** Which jobs of one queue a bulk call applies to. */
+export interface JobFilter {
+  /** The queue's name; required. */
+  queue: string;
+  /** Only jobs of this type; empty means every type. */
+  type: string;
+  /**
+   * Only jobs in these states; empty means every state the call applies to
+   * (CancelJobs: SCHEDULED, READY and LEASED; UpdateJobs: SCHEDULED and READY).
+   * A state the call does not apply to is INVALID_ARGUMENT.
+   */
+  states: JobState[];
+}
+
+/** Cancel every job a filter matches. */
+export interface CancelJobsRequest {
+  /** Which jobs. */
+  filter?:
+    | JobFilter
+    | undefined;
+  /**
+   * True: change nothing, only count the jobs a cancel would change now
+   * (`matched_count`), e.g. for a confirmation.
+   */
+  dryRun: boolean;
+}
+
+/** What the bulk cancel did. */
+export interface CancelJobsResponse {
+  /** SCHEDULED and READY jobs that are CANCELLED now. */
+  cancelledCount: number;
+  /**
+   * LEASED jobs whose workers were told to stop; each becomes CANCELLED when
+   * its worker settles it or its lease ends.
+   */
+  cancelRequestedCount: number;
+  /** With `dry_run`: the jobs a cancel would change now (0 otherwise). */
+  matchedCount: number;
+}
+
+/**
+ * Changes to a waiting job. Fields left unset keep their value; at least one
+ * must be set.
+ */
+export interface JobChanges {
+  priorityChange?:
+    | //
+    /** The new priority, 0 to 9 (9 first). */
+    { $case: "priority"; value: number }
+    | undefined;
+  scheduleChange?:
+    | //
+    /**
+     * Due at this time, in ms since the Unix epoch (past times mean now); at
+     * most `max_schedule_ahead_ms` ahead and before the job's expiry.
+     * UpdateJob only.
+     */
+    { $case: "runAtMs"; value: number }
+    | //
+    /** Due this long from now, in ms. UpdateJob only. */
+    { $case: "delayMs"; value: number }
+    | //
+    /**
+     * True: due now; a SCHEDULED job (waiting for its run-at or for a retry's
+     * backoff) becomes READY.
+     */
+    { $case: "runNow"; value: boolean }
+    | undefined;
+}
+
+/** Change one waiting job. */
+export interface UpdateJobRequest {
+  /**
+   * The job's id. Only a SCHEDULED or READY job can change; a LEASED one is
+   * running (FAILED_PRECONDITION): wait for it, or cancel it.
+   */
+  jobId: string;
+  /** What to change. */
+  changes?: JobChanges | undefined;
+}
+
+/** The job as it is now. */
+export interface UpdateJobResponse {
+  /** Everything the server knows about the job, after the change. */
+  job?: Job | undefined;
+}
+
+/**
+ * Change every waiting job a filter matches: run them now, or set their
+ * priority.
+ */
+export interface UpdateJobsRequest {
+  /** Which jobs (states: SCHEDULED and READY only). */
+  filter?:
+    | JobFilter
+    | undefined;
+  /** `run_now` and `priority` only: a run time is one job's (UpdateJob). */
+  changes?: JobChanges | undefined;
+}
+
+/** How many changed. */
+export interface UpdateJobsResponse {
+  /** Jobs that changed. */
+  updatedCount: number;
+}
+
+/** Delete every READY and SCHEDULED job of a queue. */
+export interface PurgeQueueRequest {
+  /**
+   * The queue's name. Leased jobs finish normally; dead letters, completed
+   * and cancelled jobs stay. The deleted jobs release their idempotency keys.
+   */
+  queue: string;
+}
+
+/** How many were deleted. */
+export interface PurgeQueueResponse {
+  /** Jobs deleted. */
+  deletedCount: number;
+}
+
+/**
+ * List the audit log: every change an operator made, through any door (gRPC,
+ * the CLI, the admin UI), newest first.
+ */
+export interface ListAuditEntriesRequest {
+  /** Only entries of this actor, e.g. `key:ops` or an admin UI user; empty: any. */
+  actor: string;
+  /** Only entries of this action, e.g. `job.cancel`; empty: any. */
+  action: string;
+  /** Only entries about this target, e.g. `queue:emails` or `job:<id>`; empty: any. */
+  target: string;
+  /** Most entries per page. 0 means 50; at most `max_page_size`. */
+  pageSize: number;
+  /** `next_page_token` of the previous page; empty for the first page. */
+  pageToken: string;
+}
+
+/** One change an operator made. */
+export interface AuditEntry {
+  /** Increases with every entry. */
+  id: number;
+  /** When, in ms since the Unix epoch. */
+  atMs: number;
+  /**
+   * Who: `key:NAME` for an API key (gRPC and the CLI), an admin UI user's
+   * name, or `anonymous` when that door has no authentication.
+   */
+  actor: string;
+  /** What, as `noun.verb`: `job.cancel`, `jobs.cancel`, `queue.purge`, … */
+  action: string;
+  /** On what: `job:<id>`, `queue:<name>`, `server`, … */
+  target: string;
+  /**
+   * The action's parameters and outcome (counts, previous state, the door it
+   * came through as `via`), as a JSON object.
+   */
+  detailsJson: string;
+}
+
+/** One page of the audit log. */
+export interface ListAuditEntriesResponse {
+  /** Newest first. */
+  entries: AuditEntry[];
+  /** Pass as `page_token` for the next page; empty on the last page. */
+  nextPageToken: string;
 }
 
 /** List every queue. */
@@ -690,13 +865,16 @@ export const CancelJobRequest: MessageFns<CancelJobRequest> = {
 };
 
 function createBaseCancelJobResponse(): CancelJobResponse {
-  return { previousState: 0 };
+  return { previousState: 0, state: 0 };
 }
 
 export const CancelJobResponse: MessageFns<CancelJobResponse> = {
   encode(message: CancelJobResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.previousState !== 0) {
       writer.uint32(8).int32(message.previousState);
+    }
+    if (message.state !== 0) {
+      writer.uint32(16).int32(message.state);
     }
     return writer;
   },
@@ -722,6 +900,14 @@ export const CancelJobResponse: MessageFns<CancelJobResponse> = {
             message.previousState = reader.int32() as any;
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.state = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -741,6 +927,7 @@ export const CancelJobResponse: MessageFns<CancelJobResponse> = {
         : isSet(object.previous_state)
         ? jobStateFromJSON(object.previous_state)
         : 0,
+      state: isSet(object.state) ? jobStateFromJSON(object.state) : 0,
     };
   },
 
@@ -748,6 +935,9 @@ export const CancelJobResponse: MessageFns<CancelJobResponse> = {
     const obj: any = {};
     if (message.previousState !== 0) {
       obj.previousState = jobStateToJSON(message.previousState);
+    }
+    if (message.state !== 0) {
+      obj.state = jobStateToJSON(message.state);
     }
     return obj;
   },
@@ -758,6 +948,1328 @@ export const CancelJobResponse: MessageFns<CancelJobResponse> = {
   fromPartial<I extends Exact<DeepPartial<CancelJobResponse>, I>>(object: I): CancelJobResponse {
     const message = createBaseCancelJobResponse();
     message.previousState = object.previousState ?? 0;
+    message.state = object.state ?? 0;
+    return message;
+  },
+};
+
+function createBaseJobFilter(): JobFilter {
+  return { queue: "", type: "", states: [] };
+}
+
+export const JobFilter: MessageFns<JobFilter> = {
+  encode(message: JobFilter, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queue !== "") {
+      writer.uint32(10).string(message.queue);
+    }
+    if (message.type !== "") {
+      writer.uint32(18).string(message.type);
+    }
+    if (message.states.length !== 0) {
+      writer.uint32(26).fork();
+      for (const v of message.states) {
+        writer.int32(v);
+      }
+      writer.join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): JobFilter {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseJobFilter();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.queue = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.type = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag === 24) {
+              message.states.push(reader.int32() as any);
+
+              continue;
+            }
+
+            if (tag === 26) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.states.push(reader.int32() as any);
+              }
+
+              continue;
+            }
+
+            break;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): JobFilter {
+    return {
+      queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
+      type: isSet(object.type) ? globalThis.String(object.type) : "",
+      states: globalThis.Array.isArray(object?.states) ? object.states.map((e: any) => jobStateFromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: JobFilter): unknown {
+    const obj: any = {};
+    if (message.queue !== "") {
+      obj.queue = message.queue;
+    }
+    if (message.type !== "") {
+      obj.type = message.type;
+    }
+    if (message.states?.length) {
+      obj.states = message.states.map((e) => jobStateToJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<JobFilter>, I>>(base?: I): JobFilter {
+    return JobFilter.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<JobFilter>, I>>(object: I): JobFilter {
+    const message = createBaseJobFilter();
+    message.queue = object.queue ?? "";
+    message.type = object.type ?? "";
+    message.states = object.states?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseCancelJobsRequest(): CancelJobsRequest {
+  return { filter: undefined, dryRun: false };
+}
+
+export const CancelJobsRequest: MessageFns<CancelJobsRequest> = {
+  encode(message: CancelJobsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.filter !== undefined) {
+      JobFilter.encode(message.filter, writer.uint32(10).fork()).join();
+    }
+    if (message.dryRun !== false) {
+      writer.uint32(16).bool(message.dryRun);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CancelJobsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCancelJobsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.filter = JobFilter.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.dryRun = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CancelJobsRequest {
+    return {
+      filter: isSet(object.filter) ? JobFilter.fromJSON(object.filter) : undefined,
+      dryRun: isSet(object.dryRun)
+        ? globalThis.Boolean(object.dryRun)
+        : isSet(object.dry_run)
+        ? globalThis.Boolean(object.dry_run)
+        : false,
+    };
+  },
+
+  toJSON(message: CancelJobsRequest): unknown {
+    const obj: any = {};
+    if (message.filter !== undefined) {
+      obj.filter = JobFilter.toJSON(message.filter);
+    }
+    if (message.dryRun !== false) {
+      obj.dryRun = message.dryRun;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CancelJobsRequest>, I>>(base?: I): CancelJobsRequest {
+    return CancelJobsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CancelJobsRequest>, I>>(object: I): CancelJobsRequest {
+    const message = createBaseCancelJobsRequest();
+    message.filter = (object.filter !== undefined && object.filter !== null)
+      ? JobFilter.fromPartial(object.filter)
+      : undefined;
+    message.dryRun = object.dryRun ?? false;
+    return message;
+  },
+};
+
+function createBaseCancelJobsResponse(): CancelJobsResponse {
+  return { cancelledCount: 0, cancelRequestedCount: 0, matchedCount: 0 };
+}
+
+export const CancelJobsResponse: MessageFns<CancelJobsResponse> = {
+  encode(message: CancelJobsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.cancelledCount !== 0) {
+      writer.uint32(8).int64(message.cancelledCount);
+    }
+    if (message.cancelRequestedCount !== 0) {
+      writer.uint32(16).int64(message.cancelRequestedCount);
+    }
+    if (message.matchedCount !== 0) {
+      writer.uint32(24).int64(message.matchedCount);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CancelJobsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCancelJobsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.cancelledCount = longToNumber(reader.int64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.cancelRequestedCount = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.matchedCount = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CancelJobsResponse {
+    return {
+      cancelledCount: isSet(object.cancelledCount)
+        ? globalThis.Number(object.cancelledCount)
+        : isSet(object.cancelled_count)
+        ? globalThis.Number(object.cancelled_count)
+        : 0,
+      cancelRequestedCount: isSet(object.cancelRequestedCount)
+        ? globalThis.Number(object.cancelRequestedCount)
+        : isSet(object.cancel_requested_count)
+        ? globalThis.Number(object.cancel_requested_count)
+        : 0,
+      matchedCount: isSet(object.matchedCount)
+        ? globalThis.Number(object.matchedCount)
+        : isSet(object.matched_count)
+        ? globalThis.Number(object.matched_count)
+        : 0,
+    };
+  },
+
+  toJSON(message: CancelJobsResponse): unknown {
+    const obj: any = {};
+    if (message.cancelledCount !== 0) {
+      obj.cancelledCount = Math.round(message.cancelledCount);
+    }
+    if (message.cancelRequestedCount !== 0) {
+      obj.cancelRequestedCount = Math.round(message.cancelRequestedCount);
+    }
+    if (message.matchedCount !== 0) {
+      obj.matchedCount = Math.round(message.matchedCount);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CancelJobsResponse>, I>>(base?: I): CancelJobsResponse {
+    return CancelJobsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CancelJobsResponse>, I>>(object: I): CancelJobsResponse {
+    const message = createBaseCancelJobsResponse();
+    message.cancelledCount = object.cancelledCount ?? 0;
+    message.cancelRequestedCount = object.cancelRequestedCount ?? 0;
+    message.matchedCount = object.matchedCount ?? 0;
+    return message;
+  },
+};
+
+function createBaseJobChanges(): JobChanges {
+  return { priorityChange: undefined, scheduleChange: undefined };
+}
+
+export const JobChanges: MessageFns<JobChanges> = {
+  encode(message: JobChanges, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    switch (message.priorityChange?.$case) {
+      case "priority":
+        writer.uint32(8).int32(message.priorityChange.value);
+        break;
+    }
+    switch (message.scheduleChange?.$case) {
+      case "runAtMs":
+        writer.uint32(16).int64(message.scheduleChange.value);
+        break;
+      case "delayMs":
+        writer.uint32(24).int64(message.scheduleChange.value);
+        break;
+      case "runNow":
+        writer.uint32(32).bool(message.scheduleChange.value);
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): JobChanges {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseJobChanges();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.priorityChange = { $case: "priority", value: reader.int32() };
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.scheduleChange = { $case: "runAtMs", value: longToNumber(reader.int64()) };
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.scheduleChange = { $case: "delayMs", value: longToNumber(reader.int64()) };
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.scheduleChange = { $case: "runNow", value: reader.bool() };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): JobChanges {
+    return {
+      priorityChange: isSet(object.priority)
+        ? { $case: "priority", value: globalThis.Number(object.priority) }
+        : undefined,
+      scheduleChange: isSet(object.runAtMs)
+        ? { $case: "runAtMs", value: globalThis.Number(object.runAtMs) }
+        : isSet(object.run_at_ms)
+        ? { $case: "runAtMs", value: globalThis.Number(object.run_at_ms) }
+        : isSet(object.delayMs)
+        ? { $case: "delayMs", value: globalThis.Number(object.delayMs) }
+        : isSet(object.delay_ms)
+        ? { $case: "delayMs", value: globalThis.Number(object.delay_ms) }
+        : isSet(object.runNow)
+        ? { $case: "runNow", value: globalThis.Boolean(object.runNow) }
+        : isSet(object.run_now)
+        ? { $case: "runNow", value: globalThis.Boolean(object.run_now) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: JobChanges): unknown {
+    const obj: any = {};
+    if (message.priorityChange?.$case === "priority") {
+      obj.priority = Math.round(message.priorityChange.value);
+    }
+    if (message.scheduleChange?.$case === "runAtMs") {
+      obj.runAtMs = Math.round(message.scheduleChange.value);
+    } else if (message.scheduleChange?.$case === "delayMs") {
+      obj.delayMs = Math.round(message.scheduleChange.value);
+    } else if (message.scheduleChange?.$case === "runNow") {
+      obj.runNow = message.scheduleChange.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<JobChanges>, I>>(base?: I): JobChanges {
+    return JobChanges.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<JobChanges>, I>>(object: I): JobChanges {
+    const message = createBaseJobChanges();
+    switch (object.priorityChange?.$case) {
+      case "priority": {
+        if (object.priorityChange?.value !== undefined && object.priorityChange?.value !== null) {
+          message.priorityChange = { $case: "priority", value: object.priorityChange.value };
+        }
+        break;
+      }
+    }
+    switch (object.scheduleChange?.$case) {
+      case "runAtMs": {
+        if (object.scheduleChange?.value !== undefined && object.scheduleChange?.value !== null) {
+          message.scheduleChange = { $case: "runAtMs", value: object.scheduleChange.value };
+        }
+        break;
+      }
+      case "delayMs": {
+        if (object.scheduleChange?.value !== undefined && object.scheduleChange?.value !== null) {
+          message.scheduleChange = { $case: "delayMs", value: object.scheduleChange.value };
+        }
+        break;
+      }
+      case "runNow": {
+        if (object.scheduleChange?.value !== undefined && object.scheduleChange?.value !== null) {
+          message.scheduleChange = { $case: "runNow", value: object.scheduleChange.value };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseUpdateJobRequest(): UpdateJobRequest {
+  return { jobId: "", changes: undefined };
+}
+
+export const UpdateJobRequest: MessageFns<UpdateJobRequest> = {
+  encode(message: UpdateJobRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.jobId !== "") {
+      writer.uint32(10).string(message.jobId);
+    }
+    if (message.changes !== undefined) {
+      JobChanges.encode(message.changes, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateJobRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateJobRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.jobId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.changes = JobChanges.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateJobRequest {
+    return {
+      jobId: isSet(object.jobId)
+        ? globalThis.String(object.jobId)
+        : isSet(object.job_id)
+        ? globalThis.String(object.job_id)
+        : "",
+      changes: isSet(object.changes) ? JobChanges.fromJSON(object.changes) : undefined,
+    };
+  },
+
+  toJSON(message: UpdateJobRequest): unknown {
+    const obj: any = {};
+    if (message.jobId !== "") {
+      obj.jobId = message.jobId;
+    }
+    if (message.changes !== undefined) {
+      obj.changes = JobChanges.toJSON(message.changes);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<UpdateJobRequest>, I>>(base?: I): UpdateJobRequest {
+    return UpdateJobRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<UpdateJobRequest>, I>>(object: I): UpdateJobRequest {
+    const message = createBaseUpdateJobRequest();
+    message.jobId = object.jobId ?? "";
+    message.changes = (object.changes !== undefined && object.changes !== null)
+      ? JobChanges.fromPartial(object.changes)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseUpdateJobResponse(): UpdateJobResponse {
+  return { job: undefined };
+}
+
+export const UpdateJobResponse: MessageFns<UpdateJobResponse> = {
+  encode(message: UpdateJobResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.job !== undefined) {
+      Job.encode(message.job, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateJobResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateJobResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.job = Job.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateJobResponse {
+    return { job: isSet(object.job) ? Job.fromJSON(object.job) : undefined };
+  },
+
+  toJSON(message: UpdateJobResponse): unknown {
+    const obj: any = {};
+    if (message.job !== undefined) {
+      obj.job = Job.toJSON(message.job);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<UpdateJobResponse>, I>>(base?: I): UpdateJobResponse {
+    return UpdateJobResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<UpdateJobResponse>, I>>(object: I): UpdateJobResponse {
+    const message = createBaseUpdateJobResponse();
+    message.job = (object.job !== undefined && object.job !== null) ? Job.fromPartial(object.job) : undefined;
+    return message;
+  },
+};
+
+function createBaseUpdateJobsRequest(): UpdateJobsRequest {
+  return { filter: undefined, changes: undefined };
+}
+
+export const UpdateJobsRequest: MessageFns<UpdateJobsRequest> = {
+  encode(message: UpdateJobsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.filter !== undefined) {
+      JobFilter.encode(message.filter, writer.uint32(10).fork()).join();
+    }
+    if (message.changes !== undefined) {
+      JobChanges.encode(message.changes, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateJobsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateJobsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.filter = JobFilter.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.changes = JobChanges.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateJobsRequest {
+    return {
+      filter: isSet(object.filter) ? JobFilter.fromJSON(object.filter) : undefined,
+      changes: isSet(object.changes) ? JobChanges.fromJSON(object.changes) : undefined,
+    };
+  },
+
+  toJSON(message: UpdateJobsRequest): unknown {
+    const obj: any = {};
+    if (message.filter !== undefined) {
+      obj.filter = JobFilter.toJSON(message.filter);
+    }
+    if (message.changes !== undefined) {
+      obj.changes = JobChanges.toJSON(message.changes);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<UpdateJobsRequest>, I>>(base?: I): UpdateJobsRequest {
+    return UpdateJobsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<UpdateJobsRequest>, I>>(object: I): UpdateJobsRequest {
+    const message = createBaseUpdateJobsRequest();
+    message.filter = (object.filter !== undefined && object.filter !== null)
+      ? JobFilter.fromPartial(object.filter)
+      : undefined;
+    message.changes = (object.changes !== undefined && object.changes !== null)
+      ? JobChanges.fromPartial(object.changes)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseUpdateJobsResponse(): UpdateJobsResponse {
+  return { updatedCount: 0 };
+}
+
+export const UpdateJobsResponse: MessageFns<UpdateJobsResponse> = {
+  encode(message: UpdateJobsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.updatedCount !== 0) {
+      writer.uint32(8).int64(message.updatedCount);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateJobsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateJobsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.updatedCount = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateJobsResponse {
+    return {
+      updatedCount: isSet(object.updatedCount)
+        ? globalThis.Number(object.updatedCount)
+        : isSet(object.updated_count)
+        ? globalThis.Number(object.updated_count)
+        : 0,
+    };
+  },
+
+  toJSON(message: UpdateJobsResponse): unknown {
+    const obj: any = {};
+    if (message.updatedCount !== 0) {
+      obj.updatedCount = Math.round(message.updatedCount);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<UpdateJobsResponse>, I>>(base?: I): UpdateJobsResponse {
+    return UpdateJobsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<UpdateJobsResponse>, I>>(object: I): UpdateJobsResponse {
+    const message = createBaseUpdateJobsResponse();
+    message.updatedCount = object.updatedCount ?? 0;
+    return message;
+  },
+};
+
+function createBasePurgeQueueRequest(): PurgeQueueRequest {
+  return { queue: "" };
+}
+
+export const PurgeQueueRequest: MessageFns<PurgeQueueRequest> = {
+  encode(message: PurgeQueueRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queue !== "") {
+      writer.uint32(10).string(message.queue);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PurgeQueueRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePurgeQueueRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.queue = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PurgeQueueRequest {
+    return { queue: isSet(object.queue) ? globalThis.String(object.queue) : "" };
+  },
+
+  toJSON(message: PurgeQueueRequest): unknown {
+    const obj: any = {};
+    if (message.queue !== "") {
+      obj.queue = message.queue;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<PurgeQueueRequest>, I>>(base?: I): PurgeQueueRequest {
+    return PurgeQueueRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<PurgeQueueRequest>, I>>(object: I): PurgeQueueRequest {
+    const message = createBasePurgeQueueRequest();
+    message.queue = object.queue ?? "";
+    return message;
+  },
+};
+
+function createBasePurgeQueueResponse(): PurgeQueueResponse {
+  return { deletedCount: 0 };
+}
+
+export const PurgeQueueResponse: MessageFns<PurgeQueueResponse> = {
+  encode(message: PurgeQueueResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.deletedCount !== 0) {
+      writer.uint32(8).int64(message.deletedCount);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PurgeQueueResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePurgeQueueResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.deletedCount = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PurgeQueueResponse {
+    return {
+      deletedCount: isSet(object.deletedCount)
+        ? globalThis.Number(object.deletedCount)
+        : isSet(object.deleted_count)
+        ? globalThis.Number(object.deleted_count)
+        : 0,
+    };
+  },
+
+  toJSON(message: PurgeQueueResponse): unknown {
+    const obj: any = {};
+    if (message.deletedCount !== 0) {
+      obj.deletedCount = Math.round(message.deletedCount);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<PurgeQueueResponse>, I>>(base?: I): PurgeQueueResponse {
+    return PurgeQueueResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<PurgeQueueResponse>, I>>(object: I): PurgeQueueResponse {
+    const message = createBasePurgeQueueResponse();
+    message.deletedCount = object.deletedCount ?? 0;
+    return message;
+  },
+};
+
+function createBaseListAuditEntriesRequest(): ListAuditEntriesRequest {
+  return { actor: "", action: "", target: "", pageSize: 0, pageToken: "" };
+}
+
+export const ListAuditEntriesRequest: MessageFns<ListAuditEntriesRequest> = {
+  encode(message: ListAuditEntriesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.actor !== "") {
+      writer.uint32(10).string(message.actor);
+    }
+    if (message.action !== "") {
+      writer.uint32(18).string(message.action);
+    }
+    if (message.target !== "") {
+      writer.uint32(26).string(message.target);
+    }
+    if (message.pageSize !== 0) {
+      writer.uint32(32).int32(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      writer.uint32(42).string(message.pageToken);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListAuditEntriesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListAuditEntriesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.action = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.target = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListAuditEntriesRequest {
+    return {
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : "",
+      action: isSet(object.action) ? globalThis.String(object.action) : "",
+      target: isSet(object.target) ? globalThis.String(object.target) : "",
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : 0,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : "",
+    };
+  },
+
+  toJSON(message: ListAuditEntriesRequest): unknown {
+    const obj: any = {};
+    if (message.actor !== "") {
+      obj.actor = message.actor;
+    }
+    if (message.action !== "") {
+      obj.action = message.action;
+    }
+    if (message.target !== "") {
+      obj.target = message.target;
+    }
+    if (message.pageSize !== 0) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      obj.pageToken = message.pageToken;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListAuditEntriesRequest>, I>>(base?: I): ListAuditEntriesRequest {
+    return ListAuditEntriesRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListAuditEntriesRequest>, I>>(object: I): ListAuditEntriesRequest {
+    const message = createBaseListAuditEntriesRequest();
+    message.actor = object.actor ?? "";
+    message.action = object.action ?? "";
+    message.target = object.target ?? "";
+    message.pageSize = object.pageSize ?? 0;
+    message.pageToken = object.pageToken ?? "";
+    return message;
+  },
+};
+
+function createBaseAuditEntry(): AuditEntry {
+  return { id: 0, atMs: 0, actor: "", action: "", target: "", detailsJson: "" };
+}
+
+export const AuditEntry: MessageFns<AuditEntry> = {
+  encode(message: AuditEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== 0) {
+      writer.uint32(8).int64(message.id);
+    }
+    if (message.atMs !== 0) {
+      writer.uint32(16).int64(message.atMs);
+    }
+    if (message.actor !== "") {
+      writer.uint32(26).string(message.actor);
+    }
+    if (message.action !== "") {
+      writer.uint32(34).string(message.action);
+    }
+    if (message.target !== "") {
+      writer.uint32(42).string(message.target);
+    }
+    if (message.detailsJson !== "") {
+      writer.uint32(50).string(message.detailsJson);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AuditEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAuditEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.id = longToNumber(reader.int64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.atMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.action = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.target = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.detailsJson = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AuditEntry {
+    return {
+      id: isSet(object.id) ? globalThis.Number(object.id) : 0,
+      atMs: isSet(object.atMs)
+        ? globalThis.Number(object.atMs)
+        : isSet(object.at_ms)
+        ? globalThis.Number(object.at_ms)
+        : 0,
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : "",
+      action: isSet(object.action) ? globalThis.String(object.action) : "",
+      target: isSet(object.target) ? globalThis.String(object.target) : "",
+      detailsJson: isSet(object.detailsJson)
+        ? globalThis.String(object.detailsJson)
+        : isSet(object.details_json)
+        ? globalThis.String(object.details_json)
+        : "",
+    };
+  },
+
+  toJSON(message: AuditEntry): unknown {
+    const obj: any = {};
+    if (message.id !== 0) {
+      obj.id = Math.round(message.id);
+    }
+    if (message.atMs !== 0) {
+      obj.atMs = Math.round(message.atMs);
+    }
+    if (message.actor !== "") {
+      obj.actor = message.actor;
+    }
+    if (message.action !== "") {
+      obj.action = message.action;
+    }
+    if (message.target !== "") {
+      obj.target = message.target;
+    }
+    if (message.detailsJson !== "") {
+      obj.detailsJson = message.detailsJson;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AuditEntry>, I>>(base?: I): AuditEntry {
+    return AuditEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AuditEntry>, I>>(object: I): AuditEntry {
+    const message = createBaseAuditEntry();
+    message.id = object.id ?? 0;
+    message.atMs = object.atMs ?? 0;
+    message.actor = object.actor ?? "";
+    message.action = object.action ?? "";
+    message.target = object.target ?? "";
+    message.detailsJson = object.detailsJson ?? "";
+    return message;
+  },
+};
+
+function createBaseListAuditEntriesResponse(): ListAuditEntriesResponse {
+  return { entries: [], nextPageToken: "" };
+}
+
+export const ListAuditEntriesResponse: MessageFns<ListAuditEntriesResponse> = {
+  encode(message: ListAuditEntriesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.entries) {
+      AuditEntry.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListAuditEntriesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListAuditEntriesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.entries.push(AuditEntry.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListAuditEntriesResponse {
+    return {
+      entries: globalThis.Array.isArray(object?.entries) ? object.entries.map((e: any) => AuditEntry.fromJSON(e)) : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
+    };
+  },
+
+  toJSON(message: ListAuditEntriesResponse): unknown {
+    const obj: any = {};
+    if (message.entries?.length) {
+      obj.entries = message.entries.map((e) => AuditEntry.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListAuditEntriesResponse>, I>>(base?: I): ListAuditEntriesResponse {
+    return ListAuditEntriesResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListAuditEntriesResponse>, I>>(object: I): ListAuditEntriesResponse {
+    const message = createBaseListAuditEntriesResponse();
+    message.entries = object.entries?.map((e) => AuditEntry.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
     return message;
   },
 };

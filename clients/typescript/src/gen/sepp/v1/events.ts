@@ -69,13 +69,15 @@ export enum JobEventKind {
   RETRY_SCHEDULED = 5,
   /**
    * DEAD_LETTERED - The job became a dead letter (`dead_reason`, `error`): attempts
-   * exhausted, its last lease expired, or dead-lettered by a worker or an
-   * operator.
+   * exhausted, its last lease expired, dead-lettered by a worker or an
+   * operator, or EXPIRED (not started before its expiry; with the queue's
+   * `expired_action` DELETE the job is deleted rather than kept).
    */
   DEAD_LETTERED = 6,
   /**
-   * CANCELLED - The job was removed before it finished: cancelled, or purged with its
-   * queue's waiting jobs (`previous_state`).
+   * CANCELLED - The job ended before it finished (`previous_state`): cancelled (kept as
+   * CANCELLED; a leased job once its worker stops or its lease ends), or
+   * purged with its queue's waiting jobs (deleted).
    */
   CANCELLED = 7,
   UNRECOGNIZED = -1,

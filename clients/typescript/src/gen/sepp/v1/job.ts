@@ -35,7 +35,12 @@ export const protobufFileName = "sepp/v1/job.proto";
  *   LEASED    → DEAD         on nack or lease expiry with no attempts left, or an
  *                            explicit dead-letter
  *   DEAD      → READY        on requeue (with a fresh attempt budget)
- *   any state but LEASED → (deleted) on cancel
+ *   SCHEDULED/READY → CANCELLED  on cancel
+ *   LEASED    → CANCELLED    on cancel: the worker is told to stop, and the job
+ *                            becomes CANCELLED when it settles or its lease ends
+ *                            (never a retry)
+ *   SCHEDULED/READY → DEAD (EXPIRED) or (deleted)  when its expiry passes
+ *                            before it started (the queue's `expired_action`)
  */
 export enum JobState {
   /** UNSPECIFIED - Never sent by the server; as a filter it means "any state". */
@@ -59,6 +64,12 @@ export enum JobState {
    * (default 14 days); can be requeued or deleted.
    */
   DEAD = 5,
+  /**
+   * CANCELLED - finished; `cancelled_by` and `cancelled_at_ms` say who and when. Never
+   * runs again unless requeued from the admin UI. Kept for the queue's
+   * `cancelled_retention_ms` (default 14 days).
+   */
+  CANCELLED = 6,
   UNRECOGNIZED = -1,
 }
 
@@ -82,6 +93,9 @@ export function jobStateFromJSON(object: any): JobState {
     case 5:
     case "JOB_STATE_DEAD":
       return JobState.DEAD;
+    case 6:
+    case "JOB_STATE_CANCELLED":
+      return JobState.CANCELLED;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -103,6 +117,8 @@ export function jobStateToJSON(object: JobState): string {
       return "JOB_STATE_COMPLETED";
     case JobState.DEAD:
       return "JOB_STATE_DEAD";
+    case JobState.CANCELLED:
+      return "JOB_STATE_CANCELLED";
     case JobState.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -117,8 +133,16 @@ export enum DeadReason {
   ATTEMPTS_EXHAUSTED = 1,
   /** LEASE_EXPIRED - Its lease expired on its last allowed attempt. */
   LEASE_EXPIRED = 2,
-  /** DEAD_LETTERED - A worker nacked it with `dead_letter = true`, whatever attempts were left. */
+  /**
+   * DEAD_LETTERED - A worker nacked it with `dead_letter = true`, whatever attempts were left
+   * (or an operator dead-lettered it).
+   */
   DEAD_LETTERED = 3,
+  /**
+   * EXPIRED - Its expiry (`expires_at_ms`, `ttl_ms`) passed before it started; only when
+   * the queue's `expired_action` is DEAD_LETTER (the default).
+   */
+  EXPIRED = 4,
   UNRECOGNIZED = -1,
 }
 
@@ -136,6 +160,9 @@ export function deadReasonFromJSON(object: any): DeadReason {
     case 3:
     case "DEAD_REASON_DEAD_LETTERED":
       return DeadReason.DEAD_LETTERED;
+    case 4:
+    case "DEAD_REASON_EXPIRED":
+      return DeadReason.EXPIRED;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -153,6 +180,8 @@ export function deadReasonToJSON(object: DeadReason): string {
       return "DEAD_REASON_LEASE_EXPIRED";
     case DeadReason.DEAD_LETTERED:
       return "DEAD_REASON_DEAD_LETTERED";
+    case DeadReason.EXPIRED:
+      return "DEAD_REASON_EXPIRED";
     case DeadReason.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -205,7 +234,8 @@ export enum RejectionReason {
   JOB_TYPE_NOT_ALLOWED = 7,
   /**
    * INVALID_JOB - Any other invalid field, such as a priority outside 0–9, max_attempts
-   * above 1000, or an idempotency key longer than `max_idempotency_key_bytes`.
+   * above 1000, an idempotency key longer than `max_idempotency_key_bytes`,
+   * an expiry before the job is due, or `unique_while_active` without a key.
    * The message names the field. Status INVALID_ARGUMENT.
    */
   INVALID_JOB = 8,
@@ -322,10 +352,13 @@ export interface EnqueueJob {
   maxAttempts: number;
   /**
    * Deduplication key, at most `max_idempotency_key_bytes` (default 256) bytes;
-   * empty means none. A second job with the same key on the same queue within
-   * the queue's `dedup_window_ms` (default 24 h) is not stored: the original
-   * job's id comes back with `deduplicated = true`, even if that job has
-   * completed meanwhile.
+   * empty means none. A second job with the same key on the same queue is not
+   * stored while the key is taken: the original job's id comes back with
+   * `deduplicated = true`. A key is taken for the queue's `dedup_window_ms`
+   * (default 24 h) after its job was enqueued — also once that job completed —
+   * and beyond the window for as long as the job is unfinished (scheduled,
+   * ready or leased). Cancelling the job, or deleting it as a dead letter,
+   * frees the key at once. See `unique_while_active`.
    */
   idempotencyKey: string;
   /**
@@ -342,6 +375,29 @@ export interface EnqueueJob {
   traceparent: string;
   /** W3C `tracestate` that goes with `traceparent`. Empty means none. */
   tracestate: string;
+  /**
+   * When the job stops being worth running (a TTL). A job not handed out by
+   * then never is: it goes to the dead letters with reason EXPIRED, or is
+   * deleted when the queue's `expired_action` is DELETE. Applies to every
+   * delivery, retries included; a job already running is not stopped. Must be
+   * after the job is due, at most `max_schedule_ahead_ms` ahead. Unset: never
+   * expires.
+   */
+  expiry?:
+    | //
+    /** Absolute time, in ms since the Unix epoch. */
+    { $case: "expiresAtMs"; value: number }
+    | //
+    /** Duration from the moment the server accepts the job, in ms; above 0. */
+    { $case: "ttlMs"; value: number }
+    | undefined;
+  /**
+   * True: the idempotency key is a duplicate exactly while a job holding it is
+   * scheduled, ready or leased (whatever the dedup window), and free again
+   * once that job completed, died or was cancelled: at most one unfinished job
+   * per key. Needs an `idempotency_key` (INVALID_JOB otherwise).
+   */
+  uniqueWhileActive: boolean;
   /**
    * The job's group: a tenant, a customer, an account. Leases take turns across
    * the groups of a queue that have ready jobs (round-robin within a priority),
@@ -544,6 +600,21 @@ export interface Job {
   /** When the job was acked, in ms since the Unix epoch; 0 unless COMPLETED. */
   completedAtMs: number;
   /**
+   * When the job stops being handed out, in ms since the Unix epoch; 0 when it
+   * never expires.
+   */
+  expiresAtMs: number;
+  /**
+   * When a cancel was asked for, in ms since the Unix epoch; 0 if never. Set
+   * on a CANCELLED job, and on a LEASED one whose worker was told to stop.
+   */
+  cancelledAtMs: number;
+  /**
+   * Who asked for the cancel: `key:NAME` (an API key over gRPC or the CLI), an
+   * admin UI user, or `anonymous`; empty if never cancelled.
+   */
+  cancelledBy: string;
+  /**
    * What the ack carried (AckRequest.result), kept while the job is retained
    * as COMPLETED; unset when the job has none (acked without one, or not
    * completed). In listings its `data` is left empty; `result_bytes` still
@@ -614,6 +685,8 @@ function createBaseEnqueueJob(): EnqueueJob {
     metadata: {},
     traceparent: "",
     tracestate: "",
+    expiry: undefined,
+    uniqueWhileActive: false,
     group: "",
   };
 }
@@ -657,6 +730,17 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
     }
     if (message.tracestate !== "") {
       writer.uint32(98).string(message.tracestate);
+    }
+    switch (message.expiry?.$case) {
+      case "expiresAtMs":
+        writer.uint32(104).int64(message.expiry.value);
+        break;
+      case "ttlMs":
+        writer.uint32(112).int64(message.expiry.value);
+        break;
+    }
+    if (message.uniqueWhileActive !== false) {
+      writer.uint32(120).bool(message.uniqueWhileActive);
     }
     if (message.group !== "") {
       writer.uint32(162).string(message.group);
@@ -776,6 +860,30 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
             message.tracestate = reader.string();
             continue;
           }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.expiry = { $case: "expiresAtMs", value: longToNumber(reader.int64()) };
+            continue;
+          }
+          case 14: {
+            if (tag !== 112) {
+              break;
+            }
+
+            message.expiry = { $case: "ttlMs", value: longToNumber(reader.int64()) };
+            continue;
+          }
+          case 15: {
+            if (tag !== 120) {
+              break;
+            }
+
+            message.uniqueWhileActive = reader.bool();
+            continue;
+          }
           case 20: {
             if (tag !== 162) {
               break;
@@ -842,6 +950,20 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
         : {},
       traceparent: isSet(object.traceparent) ? globalThis.String(object.traceparent) : "",
       tracestate: isSet(object.tracestate) ? globalThis.String(object.tracestate) : "",
+      expiry: isSet(object.expiresAtMs)
+        ? { $case: "expiresAtMs", value: globalThis.Number(object.expiresAtMs) }
+        : isSet(object.expires_at_ms)
+        ? { $case: "expiresAtMs", value: globalThis.Number(object.expires_at_ms) }
+        : isSet(object.ttlMs)
+        ? { $case: "ttlMs", value: globalThis.Number(object.ttlMs) }
+        : isSet(object.ttl_ms)
+        ? { $case: "ttlMs", value: globalThis.Number(object.ttl_ms) }
+        : undefined,
+      uniqueWhileActive: isSet(object.uniqueWhileActive)
+        ? globalThis.Boolean(object.uniqueWhileActive)
+        : isSet(object.unique_while_active)
+        ? globalThis.Boolean(object.unique_while_active)
+        : false,
       group: isSet(object.group) ? globalThis.String(object.group) : "",
     };
   },
@@ -889,6 +1011,14 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
     if (message.tracestate !== "") {
       obj.tracestate = message.tracestate;
     }
+    if (message.expiry?.$case === "expiresAtMs") {
+      obj.expiresAtMs = Math.round(message.expiry.value);
+    } else if (message.expiry?.$case === "ttlMs") {
+      obj.ttlMs = Math.round(message.expiry.value);
+    }
+    if (message.uniqueWhileActive !== false) {
+      obj.uniqueWhileActive = message.uniqueWhileActive;
+    }
     if (message.group !== "") {
       obj.group = message.group;
     }
@@ -932,6 +1062,21 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
     );
     message.traceparent = object.traceparent ?? "";
     message.tracestate = object.tracestate ?? "";
+    switch (object.expiry?.$case) {
+      case "expiresAtMs": {
+        if (object.expiry?.value !== undefined && object.expiry?.value !== null) {
+          message.expiry = { $case: "expiresAtMs", value: object.expiry.value };
+        }
+        break;
+      }
+      case "ttlMs": {
+        if (object.expiry?.value !== undefined && object.expiry?.value !== null) {
+          message.expiry = { $case: "ttlMs", value: object.expiry.value };
+        }
+        break;
+      }
+    }
+    message.uniqueWhileActive = object.uniqueWhileActive ?? false;
     message.group = object.group ?? "";
     return message;
   },
@@ -2019,6 +2164,9 @@ function createBaseJob(): Job {
     deadReason: 0,
     failedAtMs: 0,
     completedAtMs: 0,
+    expiresAtMs: 0,
+    cancelledAtMs: 0,
+    cancelledBy: "",
     result: undefined,
     resultBytes: 0,
     progress: undefined,
@@ -2099,6 +2247,15 @@ export const Job: MessageFns<Job> = {
     }
     if (message.completedAtMs !== 0) {
       writer.uint32(192).int64(message.completedAtMs);
+    }
+    if (message.expiresAtMs !== 0) {
+      writer.uint32(200).int64(message.expiresAtMs);
+    }
+    if (message.cancelledAtMs !== 0) {
+      writer.uint32(208).int64(message.cancelledAtMs);
+    }
+    if (message.cancelledBy !== "") {
+      writer.uint32(218).string(message.cancelledBy);
     }
     if (message.result !== undefined) {
       JobResult.encode(message.result, writer.uint32(226).fork()).join();
@@ -2323,6 +2480,30 @@ export const Job: MessageFns<Job> = {
             message.completedAtMs = longToNumber(reader.int64());
             continue;
           }
+          case 25: {
+            if (tag !== 200) {
+              break;
+            }
+
+            message.expiresAtMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 26: {
+            if (tag !== 208) {
+              break;
+            }
+
+            message.cancelledAtMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 27: {
+            if (tag !== 218) {
+              break;
+            }
+
+            message.cancelledBy = reader.string();
+            continue;
+          }
           case 28: {
             if (tag !== 226) {
               break;
@@ -2464,6 +2645,21 @@ export const Job: MessageFns<Job> = {
         : isSet(object.completed_at_ms)
         ? globalThis.Number(object.completed_at_ms)
         : 0,
+      expiresAtMs: isSet(object.expiresAtMs)
+        ? globalThis.Number(object.expiresAtMs)
+        : isSet(object.expires_at_ms)
+        ? globalThis.Number(object.expires_at_ms)
+        : 0,
+      cancelledAtMs: isSet(object.cancelledAtMs)
+        ? globalThis.Number(object.cancelledAtMs)
+        : isSet(object.cancelled_at_ms)
+        ? globalThis.Number(object.cancelled_at_ms)
+        : 0,
+      cancelledBy: isSet(object.cancelledBy)
+        ? globalThis.String(object.cancelledBy)
+        : isSet(object.cancelled_by)
+        ? globalThis.String(object.cancelled_by)
+        : "",
       result: isSet(object.result) ? JobResult.fromJSON(object.result) : undefined,
       resultBytes: isSet(object.resultBytes)
         ? globalThis.Number(object.resultBytes)
@@ -2555,6 +2751,15 @@ export const Job: MessageFns<Job> = {
     if (message.completedAtMs !== 0) {
       obj.completedAtMs = Math.round(message.completedAtMs);
     }
+    if (message.expiresAtMs !== 0) {
+      obj.expiresAtMs = Math.round(message.expiresAtMs);
+    }
+    if (message.cancelledAtMs !== 0) {
+      obj.cancelledAtMs = Math.round(message.cancelledAtMs);
+    }
+    if (message.cancelledBy !== "") {
+      obj.cancelledBy = message.cancelledBy;
+    }
     if (message.result !== undefined) {
       obj.result = JobResult.toJSON(message.result);
     }
@@ -2607,6 +2812,9 @@ export const Job: MessageFns<Job> = {
     message.deadReason = object.deadReason ?? 0;
     message.failedAtMs = object.failedAtMs ?? 0;
     message.completedAtMs = object.completedAtMs ?? 0;
+    message.expiresAtMs = object.expiresAtMs ?? 0;
+    message.cancelledAtMs = object.cancelledAtMs ?? 0;
+    message.cancelledBy = object.cancelledBy ?? "";
     message.result = (object.result !== undefined && object.result !== null)
       ? JobResult.fromPartial(object.result)
       : undefined;

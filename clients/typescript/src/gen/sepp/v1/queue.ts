@@ -15,6 +15,49 @@ export const protobufFileName = "sepp/v1/queue.proto";
  * overrides (SetQueueSettings, which ResetQueueSettings removes).
  */
 
+/** What happens to a job whose expiry passes before it started. */
+export enum ExpiredAction {
+  /** UNSPECIFIED - Never sent by the server. */
+  UNSPECIFIED = 0,
+  /** DEAD_LETTER - It goes to the dead letters with reason EXPIRED (the default). */
+  DEAD_LETTER = 1,
+  /** DELETE - It is deleted. */
+  DELETE = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function expiredActionFromJSON(object: any): ExpiredAction {
+  switch (object) {
+    case 0:
+    case "EXPIRED_ACTION_UNSPECIFIED":
+      return ExpiredAction.UNSPECIFIED;
+    case 1:
+    case "EXPIRED_ACTION_DEAD_LETTER":
+      return ExpiredAction.DEAD_LETTER;
+    case 2:
+    case "EXPIRED_ACTION_DELETE":
+      return ExpiredAction.DELETE;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return ExpiredAction.UNRECOGNIZED;
+  }
+}
+
+export function expiredActionToJSON(object: ExpiredAction): string {
+  switch (object) {
+    case ExpiredAction.UNSPECIFIED:
+      return "EXPIRED_ACTION_UNSPECIFIED";
+    case ExpiredAction.DEAD_LETTER:
+      return "EXPIRED_ACTION_DEAD_LETTER";
+    case ExpiredAction.DELETE:
+      return "EXPIRED_ACTION_DELETE";
+    case ExpiredAction.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 /** Where a queue's setting comes from. Each source overrides those before it. */
 export enum SettingSource {
   /** UNSPECIFIED - Never sent by the server. */
@@ -149,6 +192,10 @@ export interface QueueSettings {
   completedRetentionMs: number;
   /** Job types this queue accepts; empty means any type. */
   allowedTypes: string[];
+  /** How long cancelled jobs are kept, in ms. Default 1,209,600,000 (14 days). */
+  cancelledRetentionMs: number;
+  /** What happens to a job whose expiry passes before it started. */
+  expiredAction: ExpiredAction;
   /**
    * Flow control (docs/flow-control.md). Jobs of the queue leased at once,
    * across every worker; a reserve beyond it waits. 0 means no limit.
@@ -176,6 +223,8 @@ export interface StateCounts {
   completed: number;
   /** Jobs in state DEAD (dead letters). */
   dead: number;
+  /** Jobs in state CANCELLED. */
+  cancelled: number;
 }
 
 /** One queue as ListQueues reports it. */
@@ -481,6 +530,8 @@ function createBaseQueueSettings(): QueueSettings {
     deadRetentionMs: 0,
     completedRetentionMs: 0,
     allowedTypes: [],
+    cancelledRetentionMs: 0,
+    expiredAction: 0,
     maxLeased: 0,
     rateLimit: undefined,
     groupMaxLeased: 0,
@@ -519,6 +570,12 @@ export const QueueSettings: MessageFns<QueueSettings> = {
     }
     for (const v of message.allowedTypes) {
       writer.uint32(82).string(v!);
+    }
+    if (message.cancelledRetentionMs !== 0) {
+      writer.uint32(88).int64(message.cancelledRetentionMs);
+    }
+    if (message.expiredAction !== 0) {
+      writer.uint32(96).int32(message.expiredAction);
     }
     if (message.maxLeased !== 0) {
       writer.uint32(160).int64(message.maxLeased);
@@ -628,6 +685,22 @@ export const QueueSettings: MessageFns<QueueSettings> = {
             message.allowedTypes.push(reader.string());
             continue;
           }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.cancelledRetentionMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.expiredAction = reader.int32() as any;
+            continue;
+          }
           case 20: {
             if (tag !== 160) {
               break;
@@ -720,6 +793,16 @@ export const QueueSettings: MessageFns<QueueSettings> = {
         : globalThis.Array.isArray(object?.allowed_types)
         ? object.allowed_types.map((e: any) => globalThis.String(e))
         : [],
+      cancelledRetentionMs: isSet(object.cancelledRetentionMs)
+        ? globalThis.Number(object.cancelledRetentionMs)
+        : isSet(object.cancelled_retention_ms)
+        ? globalThis.Number(object.cancelled_retention_ms)
+        : 0,
+      expiredAction: isSet(object.expiredAction)
+        ? expiredActionFromJSON(object.expiredAction)
+        : isSet(object.expired_action)
+        ? expiredActionFromJSON(object.expired_action)
+        : 0,
       maxLeased: isSet(object.maxLeased)
         ? globalThis.Number(object.maxLeased)
         : isSet(object.max_leased)
@@ -775,6 +858,12 @@ export const QueueSettings: MessageFns<QueueSettings> = {
     if (message.allowedTypes?.length) {
       obj.allowedTypes = message.allowedTypes;
     }
+    if (message.cancelledRetentionMs !== 0) {
+      obj.cancelledRetentionMs = Math.round(message.cancelledRetentionMs);
+    }
+    if (message.expiredAction !== 0) {
+      obj.expiredAction = expiredActionToJSON(message.expiredAction);
+    }
     if (message.maxLeased !== 0) {
       obj.maxLeased = Math.round(message.maxLeased);
     }
@@ -807,6 +896,8 @@ export const QueueSettings: MessageFns<QueueSettings> = {
     message.deadRetentionMs = object.deadRetentionMs ?? 0;
     message.completedRetentionMs = object.completedRetentionMs ?? 0;
     message.allowedTypes = object.allowedTypes?.map((e) => e) || [];
+    message.cancelledRetentionMs = object.cancelledRetentionMs ?? 0;
+    message.expiredAction = object.expiredAction ?? 0;
     message.maxLeased = object.maxLeased ?? 0;
     message.rateLimit = (object.rateLimit !== undefined && object.rateLimit !== null)
       ? RateLimit.fromPartial(object.rateLimit)
@@ -820,7 +911,7 @@ export const QueueSettings: MessageFns<QueueSettings> = {
 };
 
 function createBaseStateCounts(): StateCounts {
-  return { scheduled: 0, ready: 0, leased: 0, completed: 0, dead: 0 };
+  return { scheduled: 0, ready: 0, leased: 0, completed: 0, dead: 0, cancelled: 0 };
 }
 
 export const StateCounts: MessageFns<StateCounts> = {
@@ -839,6 +930,9 @@ export const StateCounts: MessageFns<StateCounts> = {
     }
     if (message.dead !== 0) {
       writer.uint32(40).int64(message.dead);
+    }
+    if (message.cancelled !== 0) {
+      writer.uint32(48).int64(message.cancelled);
     }
     return writer;
   },
@@ -896,6 +990,14 @@ export const StateCounts: MessageFns<StateCounts> = {
             message.dead = longToNumber(reader.int64());
             continue;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.cancelled = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -915,6 +1017,7 @@ export const StateCounts: MessageFns<StateCounts> = {
       leased: isSet(object.leased) ? globalThis.Number(object.leased) : 0,
       completed: isSet(object.completed) ? globalThis.Number(object.completed) : 0,
       dead: isSet(object.dead) ? globalThis.Number(object.dead) : 0,
+      cancelled: isSet(object.cancelled) ? globalThis.Number(object.cancelled) : 0,
     };
   },
 
@@ -935,6 +1038,9 @@ export const StateCounts: MessageFns<StateCounts> = {
     if (message.dead !== 0) {
       obj.dead = Math.round(message.dead);
     }
+    if (message.cancelled !== 0) {
+      obj.cancelled = Math.round(message.cancelled);
+    }
     return obj;
   },
 
@@ -948,6 +1054,7 @@ export const StateCounts: MessageFns<StateCounts> = {
     message.leased = object.leased ?? 0;
     message.completed = object.completed ?? 0;
     message.dead = object.dead ?? 0;
+    message.cancelled = object.cancelled ?? 0;
     return message;
   },
 };

@@ -23,6 +23,8 @@ import {
   BackupRequest,
   CancelJobRequest,
   CancelJobResponse,
+  CancelJobsRequest,
+  CancelJobsResponse,
   DeleteDeadLettersRequest,
   DeleteDeadLettersResponse,
   DeleteQueueRequest,
@@ -31,12 +33,16 @@ import {
   GetJobResponse,
   GetServerInfoRequest,
   GetServerInfoResponse,
+  ListAuditEntriesRequest,
+  ListAuditEntriesResponse,
   ListDeadLettersRequest,
   ListDeadLettersResponse,
   ListQueuesRequest,
   ListQueuesResponse,
   PauseQueueRequest,
   PauseQueueResponse,
+  PurgeQueueRequest,
+  PurgeQueueResponse,
   ReloadConfigRequest,
   ReloadConfigResponse,
   RequeueDeadLettersRequest,
@@ -47,6 +53,10 @@ import {
   ResumeQueueResponse,
   SetQueueSettingsRequest,
   SetQueueSettingsResponse,
+  UpdateJobRequest,
+  UpdateJobResponse,
+  UpdateJobsRequest,
+  UpdateJobsResponse,
 } from "./admin.js";
 import { EventsRequest, EventsResponse } from "./events.js";
 import {
@@ -119,13 +129,20 @@ export const protobufFileName = "sepp/v1/queue_service.proto";
  *   producer  Enqueue, EnqueueBatch, EnqueueAtomic, Produce, and the reads
  *   worker    Reserve, Ack, AckBatch, Nack, Extend, ReportProgress, Work,
  *             and the reads
- *   admin     everything, including CancelJob, PauseQueue, ResumeQueue,
- *             DeleteQueue, RequeueDeadLetters, DeleteDeadLetters,
- *             SetQueueSettings, ResetQueueSettings, ReloadConfig and the
- *             schedule changes (Create, Update, Pause, Resume, Delete and
+ *   admin     everything, including CancelJob, CancelJobs, UpdateJob,
+ *             UpdateJobs, PauseQueue, ResumeQueue, PurgeQueue, DeleteQueue,
+ *             RequeueDeadLetters, DeleteDeadLetters, SetQueueSettings,
+ *             ResetQueueSettings, ReloadConfig, Backup, ListAuditEntries and
+ *             the schedule changes (Create, Update, Pause, Resume, Delete and
  *             TriggerSchedule)
  * The reads are GetJob, ListQueues, ListDeadLetters, GetServerInfo,
- * GetSchedule, ListSchedules, ListWorkers and Events.
+ * ListWorkers, GetSchedule, ListSchedules and Events.
+ *
+ * Audit: every change an admin call makes is written to the audit log in the
+ * same transaction as the change, with the key's name as actor (`key:NAME`,
+ * or `anonymous` without keys); ListAuditEntries reads the log, which also
+ * holds the admin UI's changes. (ReloadConfig changes no table: its entry is
+ * written once the new configuration is in force.)
  *
  * Status codes (any call may also fail with UNAUTHENTICATED, PERMISSION_DENIED,
  * UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED and INTERNAL):
@@ -316,8 +333,10 @@ export const QueueServiceService = {
     responseDeserialize: (value: Buffer): GetJobResponse => GetJobResponse.decode(value),
   },
   /**
-   * Removes a job that is not leased.
-   * Errors: NOT_FOUND (no such job), FAILED_PRECONDITION (the job is leased).
+   * Cancels a job that has not finished: a waiting one at once, a leased one
+   * once its worker stops (the worker is told). See CancelJobRequest.
+   * Errors: NOT_FOUND (no such job), FAILED_PRECONDITION (the job is dead or
+   * completed).
    */
   cancelJob: {
     path: "/sepp.v1.QueueService/CancelJob" as const,
@@ -327,6 +346,49 @@ export const QueueServiceService = {
     requestDeserialize: (value: Buffer): CancelJobRequest => CancelJobRequest.decode(value),
     responseSerialize: (value: CancelJobResponse): Buffer => Buffer.from(CancelJobResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): CancelJobResponse => CancelJobResponse.decode(value),
+  },
+  /**
+   * Cancels every job a filter matches (as CancelJob does one), in chunks of a
+   * few thousand per transaction; `dry_run` only counts them.
+   * Errors: INVALID_ARGUMENT (a bad name or a state that cannot be
+   * cancelled), NOT_FOUND (a queue nobody has used, as PurgeQueue; an
+   * undeclared queue under `strict_queues`).
+   */
+  cancelJobs: {
+    path: "/sepp.v1.QueueService/CancelJobs" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CancelJobsRequest): Buffer => Buffer.from(CancelJobsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CancelJobsRequest => CancelJobsRequest.decode(value),
+    responseSerialize: (value: CancelJobsResponse): Buffer => Buffer.from(CancelJobsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CancelJobsResponse => CancelJobsResponse.decode(value),
+  },
+  /**
+   * Changes a waiting job: priority, run time, or run now. Returns the job.
+   * Errors: NOT_FOUND (no such job), FAILED_PRECONDITION (the job is leased,
+   * or not waiting), INVALID_ARGUMENT (no change, or a bad value).
+   */
+  updateJob: {
+    path: "/sepp.v1.QueueService/UpdateJob" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: UpdateJobRequest): Buffer => Buffer.from(UpdateJobRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UpdateJobRequest => UpdateJobRequest.decode(value),
+    responseSerialize: (value: UpdateJobResponse): Buffer => Buffer.from(UpdateJobResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): UpdateJobResponse => UpdateJobResponse.decode(value),
+  },
+  /**
+   * Runs now, or sets the priority of, every waiting job a filter matches.
+   * Errors: INVALID_ARGUMENT, NOT_FOUND (as CancelJobs).
+   */
+  updateJobs: {
+    path: "/sepp.v1.QueueService/UpdateJobs" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: UpdateJobsRequest): Buffer => Buffer.from(UpdateJobsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UpdateJobsRequest => UpdateJobsRequest.decode(value),
+    responseSerialize: (value: UpdateJobsResponse): Buffer => Buffer.from(UpdateJobsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): UpdateJobsResponse => UpdateJobsResponse.decode(value),
   },
   /**
    * Lists every queue with its counts by state, paused flag, oldest ready age,
@@ -372,6 +434,21 @@ export const QueueServiceService = {
     requestDeserialize: (value: Buffer): ResumeQueueRequest => ResumeQueueRequest.decode(value),
     responseSerialize: (value: ResumeQueueResponse): Buffer => Buffer.from(ResumeQueueResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ResumeQueueResponse => ResumeQueueResponse.decode(value),
+  },
+  /**
+   * Deletes every READY and SCHEDULED job of a queue, in chunks. Returns how
+   * many.
+   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (no such queue: nobody
+   * has used it, or an undeclared one under `strict_queues`).
+   */
+  purgeQueue: {
+    path: "/sepp.v1.QueueService/PurgeQueue" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: PurgeQueueRequest): Buffer => Buffer.from(PurgeQueueRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): PurgeQueueRequest => PurgeQueueRequest.decode(value),
+    responseSerialize: (value: PurgeQueueResponse): Buffer => Buffer.from(PurgeQueueResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): PurgeQueueResponse => PurgeQueueResponse.decode(value),
   },
   /**
    * Deletes a queue that holds no job in any state (scheduled, ready, leased,
@@ -453,6 +530,21 @@ export const QueueServiceService = {
     responseSerialize: (value: GetServerInfoResponse): Buffer =>
       Buffer.from(GetServerInfoResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetServerInfoResponse => GetServerInfoResponse.decode(value),
+  },
+  /**
+   * Lists the audit log, newest first, paged. Role: admin.
+   * Errors: INVALID_ARGUMENT (a bad page token or size).
+   */
+  listAuditEntries: {
+    path: "/sepp.v1.QueueService/ListAuditEntries" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListAuditEntriesRequest): Buffer =>
+      Buffer.from(ListAuditEntriesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListAuditEntriesRequest => ListAuditEntriesRequest.decode(value),
+    responseSerialize: (value: ListAuditEntriesResponse): Buffer =>
+      Buffer.from(ListAuditEntriesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListAuditEntriesResponse => ListAuditEntriesResponse.decode(value),
   },
   /**
    * Overrides settings of one queue while the server runs: they apply from the
@@ -798,10 +890,31 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    */
   getJob: handleUnaryCall<GetJobRequest, GetJobResponse>;
   /**
-   * Removes a job that is not leased.
-   * Errors: NOT_FOUND (no such job), FAILED_PRECONDITION (the job is leased).
+   * Cancels a job that has not finished: a waiting one at once, a leased one
+   * once its worker stops (the worker is told). See CancelJobRequest.
+   * Errors: NOT_FOUND (no such job), FAILED_PRECONDITION (the job is dead or
+   * completed).
    */
   cancelJob: handleUnaryCall<CancelJobRequest, CancelJobResponse>;
+  /**
+   * Cancels every job a filter matches (as CancelJob does one), in chunks of a
+   * few thousand per transaction; `dry_run` only counts them.
+   * Errors: INVALID_ARGUMENT (a bad name or a state that cannot be
+   * cancelled), NOT_FOUND (a queue nobody has used, as PurgeQueue; an
+   * undeclared queue under `strict_queues`).
+   */
+  cancelJobs: handleUnaryCall<CancelJobsRequest, CancelJobsResponse>;
+  /**
+   * Changes a waiting job: priority, run time, or run now. Returns the job.
+   * Errors: NOT_FOUND (no such job), FAILED_PRECONDITION (the job is leased,
+   * or not waiting), INVALID_ARGUMENT (no change, or a bad value).
+   */
+  updateJob: handleUnaryCall<UpdateJobRequest, UpdateJobResponse>;
+  /**
+   * Runs now, or sets the priority of, every waiting job a filter matches.
+   * Errors: INVALID_ARGUMENT, NOT_FOUND (as CancelJobs).
+   */
+  updateJobs: handleUnaryCall<UpdateJobsRequest, UpdateJobsResponse>;
   /**
    * Lists every queue with its counts by state, paused flag, oldest ready age,
    * waiting workers and effective settings.
@@ -823,6 +936,13 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    * Errors: as PauseQueue.
    */
   resumeQueue: handleUnaryCall<ResumeQueueRequest, ResumeQueueResponse>;
+  /**
+   * Deletes every READY and SCHEDULED job of a queue, in chunks. Returns how
+   * many.
+   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (no such queue: nobody
+   * has used it, or an undeclared one under `strict_queues`).
+   */
+  purgeQueue: handleUnaryCall<PurgeQueueRequest, PurgeQueueResponse>;
   /**
    * Deletes a queue that holds no job in any state (scheduled, ready, leased,
    * completed or dead), for example one a typo created. Its idempotency keys
@@ -857,6 +977,11 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    * limit and default.
    */
   getServerInfo: handleUnaryCall<GetServerInfoRequest, GetServerInfoResponse>;
+  /**
+   * Lists the audit log, newest first, paged. Role: admin.
+   * Errors: INVALID_ARGUMENT (a bad page token or size).
+   */
+  listAuditEntries: handleUnaryCall<ListAuditEntriesRequest, ListAuditEntriesResponse>;
   /**
    * Overrides settings of one queue while the server runs: they apply from the
    * next lease or enqueue, all at once, survive restarts, and are written to
@@ -1190,8 +1315,10 @@ export interface QueueServiceClient extends Client {
     callback: (error: ServiceError | null, response: GetJobResponse) => void,
   ): ClientUnaryCall;
   /**
-   * Removes a job that is not leased.
-   * Errors: NOT_FOUND (no such job), FAILED_PRECONDITION (the job is leased).
+   * Cancels a job that has not finished: a waiting one at once, a leased one
+   * once its worker stops (the worker is told). See CancelJobRequest.
+   * Errors: NOT_FOUND (no such job), FAILED_PRECONDITION (the job is dead or
+   * completed).
    */
   cancelJob(
     request: CancelJobRequest,
@@ -1207,6 +1334,67 @@ export interface QueueServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CancelJobResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Cancels every job a filter matches (as CancelJob does one), in chunks of a
+   * few thousand per transaction; `dry_run` only counts them.
+   * Errors: INVALID_ARGUMENT (a bad name or a state that cannot be
+   * cancelled), NOT_FOUND (a queue nobody has used, as PurgeQueue; an
+   * undeclared queue under `strict_queues`).
+   */
+  cancelJobs(
+    request: CancelJobsRequest,
+    callback: (error: ServiceError | null, response: CancelJobsResponse) => void,
+  ): ClientUnaryCall;
+  cancelJobs(
+    request: CancelJobsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CancelJobsResponse) => void,
+  ): ClientUnaryCall;
+  cancelJobs(
+    request: CancelJobsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CancelJobsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Changes a waiting job: priority, run time, or run now. Returns the job.
+   * Errors: NOT_FOUND (no such job), FAILED_PRECONDITION (the job is leased,
+   * or not waiting), INVALID_ARGUMENT (no change, or a bad value).
+   */
+  updateJob(
+    request: UpdateJobRequest,
+    callback: (error: ServiceError | null, response: UpdateJobResponse) => void,
+  ): ClientUnaryCall;
+  updateJob(
+    request: UpdateJobRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: UpdateJobResponse) => void,
+  ): ClientUnaryCall;
+  updateJob(
+    request: UpdateJobRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: UpdateJobResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Runs now, or sets the priority of, every waiting job a filter matches.
+   * Errors: INVALID_ARGUMENT, NOT_FOUND (as CancelJobs).
+   */
+  updateJobs(
+    request: UpdateJobsRequest,
+    callback: (error: ServiceError | null, response: UpdateJobsResponse) => void,
+  ): ClientUnaryCall;
+  updateJobs(
+    request: UpdateJobsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: UpdateJobsResponse) => void,
+  ): ClientUnaryCall;
+  updateJobs(
+    request: UpdateJobsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: UpdateJobsResponse) => void,
   ): ClientUnaryCall;
   /**
    * Lists every queue with its counts by state, paused flag, oldest ready age,
@@ -1270,6 +1458,27 @@ export interface QueueServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ResumeQueueResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Deletes every READY and SCHEDULED job of a queue, in chunks. Returns how
+   * many.
+   * Errors: INVALID_ARGUMENT (a bad name), NOT_FOUND (no such queue: nobody
+   * has used it, or an undeclared one under `strict_queues`).
+   */
+  purgeQueue(
+    request: PurgeQueueRequest,
+    callback: (error: ServiceError | null, response: PurgeQueueResponse) => void,
+  ): ClientUnaryCall;
+  purgeQueue(
+    request: PurgeQueueRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: PurgeQueueResponse) => void,
+  ): ClientUnaryCall;
+  purgeQueue(
+    request: PurgeQueueRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: PurgeQueueResponse) => void,
   ): ClientUnaryCall;
   /**
    * Deletes a queue that holds no job in any state (scheduled, ready, leased,
@@ -1374,6 +1583,25 @@ export interface QueueServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetServerInfoResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Lists the audit log, newest first, paged. Role: admin.
+   * Errors: INVALID_ARGUMENT (a bad page token or size).
+   */
+  listAuditEntries(
+    request: ListAuditEntriesRequest,
+    callback: (error: ServiceError | null, response: ListAuditEntriesResponse) => void,
+  ): ClientUnaryCall;
+  listAuditEntries(
+    request: ListAuditEntriesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListAuditEntriesResponse) => void,
+  ): ClientUnaryCall;
+  listAuditEntries(
+    request: ListAuditEntriesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListAuditEntriesResponse) => void,
   ): ClientUnaryCall;
   /**
    * Overrides settings of one queue while the server runs: they apply from the

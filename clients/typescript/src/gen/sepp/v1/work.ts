@@ -18,6 +18,14 @@ export const protobufFileName = "sepp/v1/work.proto";
  * job was handed out again, the attempt no longer matches and the call fails
  * with FAILED_PRECONDITION, so a slow worker can never settle a job that is
  * running elsewhere.
+ *
+ * Cancel: an operator may cancel a job while a worker runs it (CancelJob). The
+ * worker is told at once on its Work stream (`WorkResponse.cancel`, or
+ * `Batch.cancels`), and in the answer to its next Extend or Ack of that lease:
+ * FAILED_PRECONDITION with trailing metadata `sepp-error-code: job_cancelled`
+ * (on the Work stream: `Settled.error_code`). It should stop the job and nack
+ * it (the nack answers state CANCELLED) or simply drop it: either way the job
+ * ends CANCELLED and is never retried, also when the lease runs out first.
  */
 
 /** The outcome of one settlement in a batch. */
@@ -36,6 +44,12 @@ export enum SettleOutcome {
    * job was handed out again. A unary Ack fails with FAILED_PRECONDITION.
    */
   LEASE_LOST = 3,
+  /**
+   * CANCELLED - The job was cancelled while this lease ran: it is CANCELLED now, not
+   * completed. A unary Ack fails with FAILED_PRECONDITION
+   * (`sepp-error-code: job_cancelled`).
+   */
+  CANCELLED = 4,
   UNRECOGNIZED = -1,
 }
 
@@ -53,6 +67,9 @@ export function settleOutcomeFromJSON(object: any): SettleOutcome {
     case 3:
     case "SETTLE_OUTCOME_LEASE_LOST":
       return SettleOutcome.LEASE_LOST;
+    case 4:
+    case "SETTLE_OUTCOME_CANCELLED":
+      return SettleOutcome.CANCELLED;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -70,6 +87,8 @@ export function settleOutcomeToJSON(object: SettleOutcome): string {
       return "SETTLE_OUTCOME_NOT_FOUND";
     case SettleOutcome.LEASE_LOST:
       return "SETTLE_OUTCOME_LEASE_LOST";
+    case SettleOutcome.CANCELLED:
+      return "SETTLE_OUTCOME_CANCELLED";
     case SettleOutcome.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -136,7 +155,9 @@ export interface AckRequest {
 
 /**
  * The job is completed: deleted, or kept as COMPLETED (with its result) when
- * the queue retains completed jobs.
+ * the queue retains completed jobs. An ack of a job whose cancel was asked for
+ * fails with FAILED_PRECONDITION (`sepp-error-code: job_cancelled`): the job is
+ * CANCELLED, not completed, and its result is not kept.
  */
 export interface AckResponse {
 }
@@ -232,13 +253,20 @@ export interface NackRequest {
 
 /** Where the nacked job went. */
 export interface NackResponse {
-  /** READY (retry at once), SCHEDULED (retry at `run_at_ms`) or DEAD. */
+  /**
+   * READY (retry at once), SCHEDULED (retry at `run_at_ms`), DEAD, or
+   * CANCELLED when a cancel of the job was asked for while it ran.
+   */
   state: JobState;
   /** When the job runs again, in ms since the Unix epoch; 0 when DEAD. */
   runAtMs: number;
 }
 
-/** Push a lease's deadline forward (a heartbeat for long jobs). */
+/**
+ * Push a lease's deadline forward (a heartbeat for long jobs). When the job's
+ * cancel was asked for, the lease is not extended: FAILED_PRECONDITION with
+ * `sepp-error-code: job_cancelled` tells the worker to stop.
+ */
 export interface ExtendRequest {
   /** The job's id, from LeasedJob. */
   jobId: string;
@@ -395,6 +423,12 @@ export interface WorkResponse {
     | //
     /** Several answers and jobs (only with `Subscribe.batch_responses`). */
     { $case: "batch"; value: WorkResponse_Batch }
+    | //
+    /**
+     * A job to stop (to a worker that did not subscribe with
+     * `batch_responses`; others get it in `batch.cancels`).
+     */
+    { $case: "cancel"; value: WorkResponse_CancelNotice }
     | undefined;
 }
 
@@ -431,6 +465,31 @@ export interface WorkResponse_Settled {
     /** Answer to a progress report. */
     { $case: "progress"; value: ReportProgressResponse }
     | undefined;
+  /**
+   * sepp's error code, as the unary call's `sepp-error-code` trailer would
+   * carry it (`not_found`, `lease_lost`, `job_cancelled`, …); empty when
+   * `code` is 0.
+   */
+  errorCode: string;
+}
+
+/**
+ * A job this worker may be running was cancelled: stop it. Sent once the
+ * cancel request is durable, to the Work streams subscribed to the job's
+ * queue under the lease's `worker_id` (to all of them when the lease has
+ * none); a stream not holding that lease ignores it. The job becomes
+ * CANCELLED when the worker nacks it or its lease ends; an ack or extend of
+ * that lease fails with `job_cancelled`.
+ */
+export interface WorkResponse_CancelNotice {
+  /** The job to stop. */
+  jobId: string;
+  /** The lease's attempt: the notice is about this lease only. */
+  attempt: number;
+  /** Who cancelled it (as the audit log names actors). */
+  cancelledBy: string;
+  /** When the cancel was asked for, in ms since the Unix epoch. */
+  cancelledAtMs: number;
 }
 
 /**
@@ -443,6 +502,8 @@ export interface WorkResponse_Batch {
   settled: WorkResponse_Settled[];
   /** Jobs leased to this worker; each uses up one slot of credit. */
   jobs: LeasedJob[];
+  /** Jobs to stop (after the answers and jobs of this message). */
+  cancels: WorkResponse_CancelNotice[];
 }
 
 function createBaseReserveRequest(): ReserveRequest {
@@ -2392,6 +2453,9 @@ export const WorkResponse: MessageFns<WorkResponse> = {
       case "batch":
         WorkResponse_Batch.encode(message.kind.value, writer.uint32(26).fork()).join();
         break;
+      case "cancel":
+        WorkResponse_CancelNotice.encode(message.kind.value, writer.uint32(34).fork()).join();
+        break;
     }
     return writer;
   },
@@ -2433,6 +2497,14 @@ export const WorkResponse: MessageFns<WorkResponse> = {
             message.kind = { $case: "batch", value: WorkResponse_Batch.decode(reader, reader.uint32()) };
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.kind = { $case: "cancel", value: WorkResponse_CancelNotice.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2453,6 +2525,8 @@ export const WorkResponse: MessageFns<WorkResponse> = {
         ? { $case: "settled", value: WorkResponse_Settled.fromJSON(object.settled) }
         : isSet(object.batch)
         ? { $case: "batch", value: WorkResponse_Batch.fromJSON(object.batch) }
+        : isSet(object.cancel)
+        ? { $case: "cancel", value: WorkResponse_CancelNotice.fromJSON(object.cancel) }
         : undefined,
     };
   },
@@ -2465,6 +2539,8 @@ export const WorkResponse: MessageFns<WorkResponse> = {
       obj.settled = WorkResponse_Settled.toJSON(message.kind.value);
     } else if (message.kind?.$case === "batch") {
       obj.batch = WorkResponse_Batch.toJSON(message.kind.value);
+    } else if (message.kind?.$case === "cancel") {
+      obj.cancel = WorkResponse_CancelNotice.toJSON(message.kind.value);
     }
     return obj;
   },
@@ -2493,13 +2569,19 @@ export const WorkResponse: MessageFns<WorkResponse> = {
         }
         break;
       }
+      case "cancel": {
+        if (object.kind?.value !== undefined && object.kind?.value !== null) {
+          message.kind = { $case: "cancel", value: WorkResponse_CancelNotice.fromPartial(object.kind.value) };
+        }
+        break;
+      }
     }
     return message;
   },
 };
 
 function createBaseWorkResponse_Settled(): WorkResponse_Settled {
-  return { requestId: 0, code: 0, message: "", result: undefined };
+  return { requestId: 0, code: 0, message: "", result: undefined, errorCode: "" };
 }
 
 export const WorkResponse_Settled: MessageFns<WorkResponse_Settled> = {
@@ -2526,6 +2608,9 @@ export const WorkResponse_Settled: MessageFns<WorkResponse_Settled> = {
       case "progress":
         ReportProgressResponse.encode(message.result.value, writer.uint32(66).fork()).join();
         break;
+    }
+    if (message.errorCode !== "") {
+      writer.uint32(58).string(message.errorCode);
     }
     return writer;
   },
@@ -2599,6 +2684,14 @@ export const WorkResponse_Settled: MessageFns<WorkResponse_Settled> = {
             message.result = { $case: "progress", value: ReportProgressResponse.decode(reader, reader.uint32()) };
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.errorCode = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2629,6 +2722,11 @@ export const WorkResponse_Settled: MessageFns<WorkResponse_Settled> = {
         : isSet(object.progress)
         ? { $case: "progress", value: ReportProgressResponse.fromJSON(object.progress) }
         : undefined,
+      errorCode: isSet(object.errorCode)
+        ? globalThis.String(object.errorCode)
+        : isSet(object.error_code)
+        ? globalThis.String(object.error_code)
+        : "",
     };
   },
 
@@ -2651,6 +2749,9 @@ export const WorkResponse_Settled: MessageFns<WorkResponse_Settled> = {
       obj.extend = ExtendResponse.toJSON(message.result.value);
     } else if (message.result?.$case === "progress") {
       obj.progress = ReportProgressResponse.toJSON(message.result.value);
+    }
+    if (message.errorCode !== "") {
+      obj.errorCode = message.errorCode;
     }
     return obj;
   },
@@ -2689,12 +2790,142 @@ export const WorkResponse_Settled: MessageFns<WorkResponse_Settled> = {
         break;
       }
     }
+    message.errorCode = object.errorCode ?? "";
+    return message;
+  },
+};
+
+function createBaseWorkResponse_CancelNotice(): WorkResponse_CancelNotice {
+  return { jobId: "", attempt: 0, cancelledBy: "", cancelledAtMs: 0 };
+}
+
+export const WorkResponse_CancelNotice: MessageFns<WorkResponse_CancelNotice> = {
+  encode(message: WorkResponse_CancelNotice, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.jobId !== "") {
+      writer.uint32(10).string(message.jobId);
+    }
+    if (message.attempt !== 0) {
+      writer.uint32(16).int32(message.attempt);
+    }
+    if (message.cancelledBy !== "") {
+      writer.uint32(26).string(message.cancelledBy);
+    }
+    if (message.cancelledAtMs !== 0) {
+      writer.uint32(32).int64(message.cancelledAtMs);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WorkResponse_CancelNotice {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWorkResponse_CancelNotice();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.jobId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.attempt = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.cancelledBy = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.cancelledAtMs = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WorkResponse_CancelNotice {
+    return {
+      jobId: isSet(object.jobId)
+        ? globalThis.String(object.jobId)
+        : isSet(object.job_id)
+        ? globalThis.String(object.job_id)
+        : "",
+      attempt: isSet(object.attempt) ? globalThis.Number(object.attempt) : 0,
+      cancelledBy: isSet(object.cancelledBy)
+        ? globalThis.String(object.cancelledBy)
+        : isSet(object.cancelled_by)
+        ? globalThis.String(object.cancelled_by)
+        : "",
+      cancelledAtMs: isSet(object.cancelledAtMs)
+        ? globalThis.Number(object.cancelledAtMs)
+        : isSet(object.cancelled_at_ms)
+        ? globalThis.Number(object.cancelled_at_ms)
+        : 0,
+    };
+  },
+
+  toJSON(message: WorkResponse_CancelNotice): unknown {
+    const obj: any = {};
+    if (message.jobId !== "") {
+      obj.jobId = message.jobId;
+    }
+    if (message.attempt !== 0) {
+      obj.attempt = Math.round(message.attempt);
+    }
+    if (message.cancelledBy !== "") {
+      obj.cancelledBy = message.cancelledBy;
+    }
+    if (message.cancelledAtMs !== 0) {
+      obj.cancelledAtMs = Math.round(message.cancelledAtMs);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<WorkResponse_CancelNotice>, I>>(base?: I): WorkResponse_CancelNotice {
+    return WorkResponse_CancelNotice.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<WorkResponse_CancelNotice>, I>>(object: I): WorkResponse_CancelNotice {
+    const message = createBaseWorkResponse_CancelNotice();
+    message.jobId = object.jobId ?? "";
+    message.attempt = object.attempt ?? 0;
+    message.cancelledBy = object.cancelledBy ?? "";
+    message.cancelledAtMs = object.cancelledAtMs ?? 0;
     return message;
   },
 };
 
 function createBaseWorkResponse_Batch(): WorkResponse_Batch {
-  return { settled: [], jobs: [] };
+  return { settled: [], jobs: [], cancels: [] };
 }
 
 export const WorkResponse_Batch: MessageFns<WorkResponse_Batch> = {
@@ -2704,6 +2935,9 @@ export const WorkResponse_Batch: MessageFns<WorkResponse_Batch> = {
     }
     for (const v of message.jobs) {
       LeasedJob.encode(v!, writer.uint32(18).fork()).join();
+    }
+    for (const v of message.cancels) {
+      WorkResponse_CancelNotice.encode(v!, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -2737,6 +2971,14 @@ export const WorkResponse_Batch: MessageFns<WorkResponse_Batch> = {
             message.jobs.push(LeasedJob.decode(reader, reader.uint32()));
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.cancels.push(WorkResponse_CancelNotice.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2755,6 +2997,9 @@ export const WorkResponse_Batch: MessageFns<WorkResponse_Batch> = {
         ? object.settled.map((e: any) => WorkResponse_Settled.fromJSON(e))
         : [],
       jobs: globalThis.Array.isArray(object?.jobs) ? object.jobs.map((e: any) => LeasedJob.fromJSON(e)) : [],
+      cancels: globalThis.Array.isArray(object?.cancels)
+        ? object.cancels.map((e: any) => WorkResponse_CancelNotice.fromJSON(e))
+        : [],
     };
   },
 
@@ -2766,6 +3011,9 @@ export const WorkResponse_Batch: MessageFns<WorkResponse_Batch> = {
     if (message.jobs?.length) {
       obj.jobs = message.jobs.map((e) => LeasedJob.toJSON(e));
     }
+    if (message.cancels?.length) {
+      obj.cancels = message.cancels.map((e) => WorkResponse_CancelNotice.toJSON(e));
+    }
     return obj;
   },
 
@@ -2776,6 +3024,7 @@ export const WorkResponse_Batch: MessageFns<WorkResponse_Batch> = {
     const message = createBaseWorkResponse_Batch();
     message.settled = object.settled?.map((e) => WorkResponse_Settled.fromPartial(e)) || [];
     message.jobs = object.jobs?.map((e) => LeasedJob.fromPartial(e)) || [];
+    message.cancels = object.cancels?.map((e) => WorkResponse_CancelNotice.fromPartial(e)) || [];
     return message;
   },
 };

@@ -1,0 +1,195 @@
+"""Job control: cancel jobs (waiting or running), change waiting ones, purge a
+queue, and read the audit log. Client's methods of the same names come from
+here (Client inherits JobControl); all need an admin API key, and each change
+is written to the audit log with the key's name in the same transaction."""
+from __future__ import annotations
+
+import json as _json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
+
+import grpc
+
+from ._convert import time_ms
+from .errors import SeppError
+from .jobs import Job, job_state_name
+from .models import JobState, TimeInput
+from .v1 import admin_pb2, job_pb2
+
+if TYPE_CHECKING:
+    from ._connection import Connection
+
+_STATE_TO_PROTO: dict[str, job_pb2.JobState] = {
+    "scheduled": job_pb2.JOB_STATE_SCHEDULED,
+    "ready": job_pb2.JOB_STATE_READY,
+    "leased": job_pb2.JOB_STATE_LEASED,
+    "completed": job_pb2.JOB_STATE_COMPLETED,
+    "dead": job_pb2.JOB_STATE_DEAD,
+    "cancelled": job_pb2.JOB_STATE_CANCELLED,
+}
+
+
+@dataclass(frozen=True)
+class CancelResult:
+    """What a cancel of one job did."""
+
+    previous_state: JobState
+    """The state the job was in."""
+    state: JobState
+    """`cancelled`, or `leased` while the worker holding it has not stopped yet (it has been told)."""
+
+
+@dataclass(frozen=True)
+class CancelJobsResult:
+    """What a bulk cancel did (or, with `dry_run`, would do)."""
+
+    cancelled: int
+    """Scheduled and ready jobs now cancelled."""
+    cancel_requested: int
+    """Leased jobs whose workers were told to stop (each ends cancelled)."""
+    matched: int
+    """With `dry_run`: the jobs a cancel would change now; 0 otherwise."""
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """One change an operator made, from the audit log."""
+
+    id: int
+    """Increases with every entry."""
+    at_ms: int
+    """When, in ms since the Unix epoch."""
+    actor: str
+    """Who: `key:NAME` for an API key, an admin UI user, or `anonymous`."""
+    action: str
+    """What, e.g. `job.cancel`, `queue.purge`."""
+    target: str
+    """On what, e.g. `job:<id>`, `queue:emails`."""
+    details: dict[str, Any]
+    """Parameters and outcome (counts, previous state, `via`: admin, grpc or cli)."""
+
+
+@dataclass(frozen=True)
+class AuditPage:
+    """One page of the audit log, newest first."""
+
+    entries: list[AuditEntry]
+    next_page_token: str | None
+    """Pass as `page_token` for the next page; None on the last page."""
+
+
+def _filter(queue: str, type: str | None, states: Sequence[JobState] | None) -> admin_pb2.JobFilter:
+    if isinstance(states, str):
+        raise SeppError(grpc.StatusCode.INVALID_ARGUMENT, "states: give a list of states, not one string")
+    unknown = [s for s in states or () if s not in _STATE_TO_PROTO]
+    if unknown:
+        raise SeppError(grpc.StatusCode.INVALID_ARGUMENT,
+                        f"states: unknown state {unknown[0]!r} (use {', '.join(_STATE_TO_PROTO)})")
+    return admin_pb2.JobFilter(queue=queue, type=type or "", states=[_STATE_TO_PROTO[s] for s in states or ()])
+
+
+def _changes(priority: int | None, run_at: TimeInput | None, delay_ms: int | None,
+             run_now: bool) -> admin_pb2.JobChanges:
+    if sum((run_at is not None, delay_ms is not None, run_now)) > 1:
+        raise SeppError(grpc.StatusCode.INVALID_ARGUMENT, "give one of run_at, delay_ms and run_now")
+    changes = admin_pb2.JobChanges()
+    if priority is not None:
+        changes.priority = priority
+    if run_now:
+        changes.run_now = True
+    elif run_at is not None:
+        changes.run_at_ms = time_ms(run_at, "run_at")
+    elif delay_ms is not None:
+        changes.delay_ms = round(delay_ms)
+    return changes
+
+
+def _details(text: str) -> dict[str, Any]:
+    try:
+        value = _json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+class JobControl:
+    """The job control calls of Client (see the module's docstring)."""
+
+    _conn: Connection
+
+    def cancel_job(self, id: str, *, deadline_ms: int | None = None) -> CancelResult:
+        """Cancels a job that has not finished (admin key). A scheduled or ready job is
+        `cancelled` at once; for a leased one the worker is told to stop (`state` stays
+        `leased` until it does, or its lease ends) and the job ends `cancelled`, never retried.
+        Raises SeppError `failed_precondition` for a dead or completed job. Repeating it is
+        harmless."""
+        response = self._conn.invoke(self._conn.stub.CancelJob, admin_pb2.CancelJobRequest(job_id=id),
+                                     deadline_ms=deadline_ms, retry_safe=True)
+        return CancelResult(job_state_name(response.previous_state), job_state_name(response.state))
+
+    def cancel_jobs(self, queue: str, *, type: str | None = None, states: Sequence[JobState] | None = None,
+                    dry_run: bool = False, deadline_ms: int | None = None) -> CancelJobsResult:
+        """Cancels every job of `queue` that matches (of this `type`, in these `states`; default
+        scheduled, ready and leased), as `cancel_job` does one (admin key). With `dry_run`
+        nothing changes and `matched` counts the jobs it would change."""
+        request = admin_pb2.CancelJobsRequest(filter=_filter(queue, type, states), dry_run=dry_run)
+        # A repeat would also cancel jobs enqueued in between: only a dry run is retried.
+        response = self._conn.invoke(self._conn.stub.CancelJobs, request, deadline_ms=deadline_ms,
+                                     retry_safe=dry_run)
+        return CancelJobsResult(int(response.cancelled_count), int(response.cancel_requested_count),
+                                int(response.matched_count))
+
+    def update_job(self, id: str, *, priority: int | None = None, run_at: TimeInput | None = None,
+                   delay_ms: int | None = None, run_now: bool = False, deadline_ms: int | None = None) -> Job:
+        """Changes a scheduled or ready job (admin key): its `priority` (0 to 9), when it runs
+        (`run_at`, `delay_ms`), or `run_now` (a scheduled or retrying job becomes ready); give
+        at least one change. Returns the job as it is now. A leased job is refused with SeppError
+        `failed_precondition`; a finished one too."""
+        request = admin_pb2.UpdateJobRequest(job_id=id, changes=_changes(priority, run_at, delay_ms, run_now))
+        # A delay counts from the call, so a repeat could move the job again: not retried.
+        response = self._conn.invoke(self._conn.stub.UpdateJob, request, deadline_ms=deadline_ms,
+                                     retry_safe=delay_ms is None)
+        return Job.from_proto(response.job)
+
+    def update_jobs(self, queue: str, *, type: str | None = None, states: Sequence[JobState] | None = None,
+                    priority: int | None = None, run_now: bool = False, deadline_ms: int | None = None) -> int:
+        """Runs now (`run_now`) or sets the `priority` of every waiting job of `queue` that
+        matches (of this `type`, in these `states`: scheduled, ready) (admin key); returns how
+        many changed."""
+        request = admin_pb2.UpdateJobsRequest(filter=_filter(queue, type, states),
+                                              changes=_changes(priority, None, None, run_now))
+        response = self._conn.invoke(self._conn.stub.UpdateJobs, request, deadline_ms=deadline_ms, retry_safe=True)
+        return int(response.updated_count)
+
+    def purge_queue(self, queue: str, *, deadline_ms: int | None = None) -> int:
+        """Deletes every ready and scheduled job of a queue (admin key); returns how many.
+        Leased jobs finish; dead letters stay."""
+        # A repeat deletes what was enqueued in between: not retried.
+        response = self._conn.invoke(self._conn.stub.PurgeQueue, admin_pb2.PurgeQueueRequest(queue=queue),
+                                     deadline_ms=deadline_ms, retry_safe=False)
+        return int(response.deleted_count)
+
+    def list_audit_entries(self, *, actor: str | None = None, action: str | None = None, target: str | None = None,
+                           page_size: int | None = None, page_token: str | None = None,
+                           deadline_ms: int | None = None) -> AuditPage:
+        """One page of the audit log, newest first (admin key): every change made over gRPC, the
+        CLI or the admin UI, optionally only this `actor`, `action` or `target`."""
+        request = admin_pb2.ListAuditEntriesRequest(actor=actor or "", action=action or "", target=target or "",
+                                                    page_size=page_size or 0, page_token=page_token or "")
+        response = self._conn.invoke(self._conn.stub.ListAuditEntries, request, deadline_ms=deadline_ms,
+                                     retry_safe=True)
+        entries = [AuditEntry(int(e.id), int(e.at_ms), e.actor, e.action, e.target, _details(e.details_json))
+                   for e in response.entries]
+        return AuditPage(entries, response.next_page_token or None)
+
+    def audit_entries(self, *, actor: str | None = None, action: str | None = None, target: str | None = None,
+                      page_size: int | None = None) -> Iterator[AuditEntry]:
+        """Every matching entry of the audit log, newest first, page by page."""
+        token: str | None = None
+        while True:
+            page = self.list_audit_entries(actor=actor, action=action, target=target, page_size=page_size,
+                                           page_token=token)
+            yield from page.entries
+            token = page.next_page_token
+            if token is None:
+                return

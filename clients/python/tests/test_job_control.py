@@ -1,0 +1,151 @@
+"""Job control against a real server: cancelling a running job through the real
+Worker (on both transports), what a cancelled lease's ack, nack and extend
+answer, bulk cancel, updates of waiting jobs, purge, expiry, unique-while-active
+keys, and the audit log of every change."""
+from __future__ import annotations
+
+import pathlib
+import threading
+import time
+
+import pytest
+from conftest import PRODUCER_KEY, ServerProcess, eventually
+from test_worker import TRANSPORTS, start
+
+import sepp
+
+
+def in_state(client: sepp.Client, id: str, state: sepp.JobState) -> sepp.Job | None:
+    job = client.get_job(id)
+    return job if job.state == state else None
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_running_job_is_cancelled_through_the_worker(client: sepp.Client, queue: str, transport: str) -> None:
+    """The handler sees `job.cancelled` with a JobCancelledError and returns normally; the
+    worker sends no ack and no retry follows: the job ends `cancelled`. On the stream the
+    worker is told at once (its lease would not be extended within the wait); over unary calls
+    it learns at its next extend."""
+    running = threading.Event()
+    reasons: list[BaseException | None] = []
+
+    def long(job: sepp.WorkerJob) -> str:
+        running.set()
+        job.cancelled.wait(60)
+        reasons.append(job.cancel_reason)
+        return "ignored the cancel"
+
+    enqueued = client.enqueue(queue, "long")
+    lease_ms = 120_000 if transport == "stream" else 600
+    worker, events = start(client, queue, transport, lease_ms=lease_ms, handlers={"long": long})
+    try:
+        assert running.wait(30)
+        result = client.cancel_job(enqueued.id)
+        assert result == sepp.CancelResult("leased", "leased"), "a leased job stays leased until its worker stops"
+        [cancelled] = events.wait("cancelled")
+        eventually(lambda: reasons, "the handler to stop")
+        job = eventually(lambda: in_state(client, enqueued.id, "cancelled"), "the job cancelled")
+    finally:
+        worker.close()
+    assert isinstance(cancelled.error, sepp.JobCancelledError) and cancelled.error.code == "job_cancelled"
+    assert isinstance(reasons[0], sepp.JobCancelledError)
+    assert not events.of("completed") and not events.of("failed") and not events.of("lease_lost")
+    assert job.attempt == 1 and job.cancelled_by == "key:admin" and job.cancelled_at_ms is not None
+    assert client.cancel_job(enqueued.id) == sepp.CancelResult("cancelled", "cancelled"), "a repeat changes nothing"
+
+
+def test_a_cancelled_lease_cannot_be_acked_or_extended(client: sepp.Client, queue: str) -> None:
+    first, second, third = (client.enqueue(queue, "t", json=i) for i in range(3))
+    leases = {j.id: j for j in client.reserve([queue], max_jobs=3, lease_ms=60_000)}
+    for enqueued in (first, second, third):
+        assert client.cancel_job(enqueued.id).previous_state == "leased"
+
+    with pytest.raises(sepp.JobCancelledError):
+        client.extend(leases[first.id], 60_000)
+    with pytest.raises(sepp.JobCancelledError) as acked:
+        client.ack(leases[first.id])
+    assert acked.value.code == "job_cancelled"
+    with pytest.raises(sepp.LeaseLostError):
+        client.extend(leases[first.id], 60_000)  # The refused ack ended the lease: the job is cancelled.
+    [outcome] = client.ack_batch([leases[second.id]])
+    assert outcome.outcome == "cancelled"
+    assert client.nack(leases[third.id], error="stopped").state == "cancelled"
+    for enqueued in (first, second, third):
+        assert client.get_job(enqueued.id).state == "cancelled"
+
+
+def test_bulk_cancel_updates_purge_and_their_audit_entries(server: ServerProcess, client: sepp.Client,
+                                                           queue: str) -> None:
+    later = [client.enqueue(queue, "report", delay_ms=3_600_000) for _ in range(3)]
+    ready = [client.enqueue(queue, "email") for _ in range(2)]
+    [leased] = client.reserve([queue], max_jobs=1, lease_ms=60_000)
+    assert leased.id == ready[0].id
+
+    with pytest.raises(sepp.SeppError) as refused:
+        client.update_job(leased.id, priority=9)
+    assert refused.value.code == "failed_precondition"
+    moved = client.update_job(later[0].id, priority=8, run_now=True)
+    assert (moved.state, moved.priority) == ("ready", 8)
+    with pytest.raises(sepp.SeppError) as both:
+        client.update_job(later[1].id, run_now=True, delay_ms=5)
+    assert both.value.code == "invalid_argument"
+    assert client.update_jobs(queue, type="report", run_now=True) == 2
+    assert client.get_job(later[2].id).state == "ready"
+
+    dry = client.cancel_jobs(queue, type="report", dry_run=True)
+    assert dry == sepp.CancelJobsResult(0, 0, 3), "a dry run changes nothing"
+    assert client.cancel_jobs(queue, type="report") == sepp.CancelJobsResult(3, 0, 0)
+    assert client.cancel_jobs(queue, states=["leased"]) == sepp.CancelJobsResult(0, 1, 0)
+    with pytest.raises(sepp.SeppError) as bad_state:
+        client.cancel_jobs(queue, states=["waiting"])  # type: ignore[list-item]
+    assert bad_state.value.code == "invalid_argument"
+
+    client.enqueue(queue, "email", delay_ms=3_600_000)
+    assert client.purge_queue(queue) == 2, "the ready email and the scheduled one"
+    with sepp.Client(server.address, api_key=PRODUCER_KEY) as producer:
+        with pytest.raises(sepp.SeppError) as denied:
+            producer.purge_queue(queue)
+        assert denied.value.code == "permission_denied"
+
+    actions = [e.action for e in client.audit_entries(target=f"queue:{queue}", page_size=2)]
+    assert actions == ["queue.purge", "jobs.cancel", "jobs.cancel", "jobs.update"], actions
+    [purge] = client.list_audit_entries(action="queue.purge", target=f"queue:{queue}").entries
+    assert purge.actor == "key:admin" and purge.details["via"] == "grpc" and purge.details["deleted"] == 2
+    [update] = client.list_audit_entries(target=f"job:{later[0].id}").entries
+    assert update.action == "job.update"
+
+
+def test_expiry_and_unique_while_active(client: sepp.Client, queue: str) -> None:
+    with pytest.raises(sepp.SeppError) as both:
+        client.enqueue(queue, "t", ttl_ms=1000, expires_at=time.time() * 1000 + 10_000)
+    assert both.value.code == "invalid_argument"
+    short = client.enqueue(queue, "t", ttl_ms=50)
+    expired = eventually(lambda: in_state(client, short.id, "dead"), "the job to expire")
+    assert expired.dead_reason == "expired" and expired.attempt == 0
+    assert client.reserve([queue], wait_ms=0) == [], "an expired job is not handed out"
+    kept = client.enqueue(queue, "t", expires_at=time.time() * 1000 + 3_600_000)
+    assert client.get_job(kept.id).expires_at_ms is not None
+    client.cancel_job(kept.id)
+
+    first = client.enqueue(queue, "once", idempotency_key="k", unique_while_active=True)
+    assert client.enqueue(queue, "once", idempotency_key="k", unique_while_active=True) == sepp.Enqueued(first.id, True)
+    client.cancel_job(first.id)
+    second = client.enqueue(queue, "once", idempotency_key="k", unique_while_active=True)
+    assert not second.deduplicated, "a cancel releases the key"
+    [lease] = client.reserve([queue])
+    client.ack(lease)
+    third = client.enqueue(queue, "once", idempotency_key="k", unique_while_active=True)
+    assert not third.deduplicated and third.id != second.id, "a finished job no longer holds the key"
+
+
+def test_the_job_control_example_in_the_docs_runs(client: sepp.Client, capsys: pytest.CaptureFixture[str]) -> None:
+    docs = (pathlib.Path(__file__).resolve().parents[3] / "docs" / "python.md").read_text()
+    section = docs.split("### Job control", 1)[1]
+    example = section.split("```python\n", 1)[1].split("```", 1)[0]
+    client.enqueue("emails", "newsletter")
+    reset = client.enqueue("emails", "password-reset", delay_ms=3_600_000)
+    exec(example, {"client": client})  # noqa: S102 - the documented example, as written
+    printed = capsys.readouterr().out
+    assert printed.startswith("would cancel 1 newsletter jobs\n"), printed
+    assert "key:admin jobs.update" in printed
+    assert client.get_job(reset.id).state == "ready"

@@ -1,0 +1,191 @@
+/**
+ * The calls that manage queues and jobs — dead letters, job control and the
+ * audit log — behind SeppClient's methods of the same names. All but the
+ * dead-letter listing need an admin API key.
+ */
+import { status } from '@grpc/grpc-js';
+import type { Connection } from './connection.ts';
+import { timeMs } from './convert.ts';
+import { SeppError } from './errors.ts';
+import type { JobChanges as ProtoJobChanges, JobFilter as ProtoJobFilter } from './gen/sepp/v1/admin.js';
+import { deadReasonToProto, Job, jobStateName, jobStateToProto } from './jobs.ts';
+import type {
+  AuditEntry,
+  AuditQuery,
+  CallOptions,
+  CancelJobsResult,
+  CancelResult,
+  DeadLetterQuery,
+  DeadLetterSelection,
+  JobChanges,
+  JobFilter,
+} from './types.ts';
+
+/** Calls whose repeat has no further effect (a cancelled job stays cancelled): safe to retry after UNAVAILABLE. */
+function repeatable(options: CallOptions) {
+  return { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: true };
+}
+
+/** Changes whose repeat could differ (a delay counts from the repeat): not retried. */
+function once(options: CallOptions) {
+  return { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: false };
+}
+
+export async function listDeadLettersCall(
+  conn: Connection,
+  queue: string,
+  query: DeadLetterQuery,
+): Promise<{ jobs: Job[]; nextPageToken: string | null }> {
+  const response = await conn.invoke(
+    conn.rpc.listDeadLetters,
+    {
+      queue,
+      pageSize: query.pageSize ?? 0,
+      pageToken: query.pageToken ?? '',
+      reason: query.reason === undefined ? 0 : deadReasonToProto[query.reason],
+    },
+    repeatable(query),
+  );
+  return {
+    jobs: response.jobs.map((j) => new Job(j)),
+    nextPageToken: response.nextPageToken === '' ? null : response.nextPageToken,
+  };
+}
+
+/** Requeues or deletes dead letters. Either leaves them no longer dead letters, so a repeat changes nothing more. */
+export async function changeDeadLettersCall(
+  conn: Connection,
+  action: 'requeue' | 'delete',
+  queue: string,
+  selection: DeadLetterSelection,
+  options: CallOptions,
+): Promise<number> {
+  const request =
+    selection === 'all' ? { queue, jobIds: [], all: true } : { queue, jobIds: [...selection], all: false };
+  if (action === 'requeue') {
+    return (await conn.invoke(conn.rpc.requeueDeadLetters, request, repeatable(options))).requeuedCount;
+  }
+  return (await conn.invoke(conn.rpc.deleteDeadLetters, request, repeatable(options))).deletedCount;
+}
+
+function filterToProto(filter: JobFilter): ProtoJobFilter {
+  return {
+    queue: filter.queue,
+    type: filter.type ?? '',
+    states: (filter.states ?? []).map((state) => jobStateToProto[state]),
+  };
+}
+
+function changesToProto(changes: JobChanges): ProtoJobChanges {
+  let scheduleChange: ProtoJobChanges['scheduleChange'];
+  if (changes.runNow === true) scheduleChange = { $case: 'runNow', value: true };
+  else if (changes.runAt !== undefined)
+    scheduleChange = { $case: 'runAtMs', value: timeMs(changes.runAt, 'runAt') };
+  else if (changes.delayMs !== undefined)
+    scheduleChange = { $case: 'delayMs', value: Math.round(changes.delayMs) };
+  return {
+    priorityChange:
+      changes.priority === undefined ? undefined : { $case: 'priority', value: changes.priority },
+    scheduleChange,
+  };
+}
+
+export async function cancelJobCall(
+  conn: Connection,
+  id: string,
+  options: CallOptions,
+): Promise<CancelResult> {
+  const response = await conn.invoke(conn.rpc.cancelJob, { jobId: id }, repeatable(options));
+  return { previousState: jobStateName(response.previousState), state: jobStateName(response.state) };
+}
+
+export async function cancelJobsCall(
+  conn: Connection,
+  filter: JobFilter,
+  options: CallOptions & { dryRun?: boolean },
+): Promise<CancelJobsResult> {
+  const response = await conn.invoke(
+    conn.rpc.cancelJobs,
+    { filter: filterToProto(filter), dryRun: options.dryRun === true },
+    // A repeat would also cancel jobs enqueued in between: only a dry run is retried.
+    options.dryRun === true ? repeatable(options) : once(options),
+  );
+  return {
+    cancelled: response.cancelledCount,
+    cancelRequested: response.cancelRequestedCount,
+    matched: response.matchedCount,
+  };
+}
+
+export async function updateJobCall(
+  conn: Connection,
+  id: string,
+  changes: JobChanges,
+  options: CallOptions,
+): Promise<Job> {
+  const call = changes.delayMs === undefined ? repeatable(options) : once(options);
+  const response = await conn.invoke(
+    conn.rpc.updateJob,
+    { jobId: id, changes: changesToProto(changes) },
+    call,
+  );
+  if (response.job === undefined) throw new SeppError(status.INTERNAL, 'the server sent no job');
+  return new Job(response.job);
+}
+
+export async function updateJobsCall(
+  conn: Connection,
+  filter: JobFilter,
+  changes: JobChanges,
+  options: CallOptions,
+): Promise<number> {
+  const response = await conn.invoke(
+    conn.rpc.updateJobs,
+    { filter: filterToProto(filter), changes: changesToProto(changes) },
+    repeatable(options),
+  );
+  return response.updatedCount;
+}
+
+export async function purgeQueueCall(conn: Connection, queue: string, options: CallOptions): Promise<number> {
+  // A repeat deletes what was enqueued in between: not retried.
+  const response = await conn.invoke(conn.rpc.purgeQueue, { queue }, once(options));
+  return response.deletedCount;
+}
+
+export async function listAuditCall(
+  conn: Connection,
+  query: AuditQuery,
+): Promise<{ entries: AuditEntry[]; nextPageToken: string | null }> {
+  const response = await conn.invoke(
+    conn.rpc.listAuditEntries,
+    {
+      actor: query.actor ?? '',
+      action: query.action ?? '',
+      target: query.target ?? '',
+      pageSize: query.pageSize ?? 0,
+      pageToken: query.pageToken ?? '',
+    },
+    repeatable(query),
+  );
+  return {
+    entries: response.entries.map((e) => ({
+      id: e.id,
+      at: new Date(e.atMs),
+      actor: e.actor,
+      action: e.action,
+      target: e.target,
+      details: parseDetails(e.detailsJson),
+    })),
+    nextPageToken: response.nextPageToken === '' ? null : response.nextPageToken,
+  };
+}
+
+function parseDetails(json: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(json);
+    return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}

@@ -1,0 +1,138 @@
+/**
+ * Job control from the admin UI: change one waiting job (priority, run time,
+ * run now), and cancel or change every job of a queue that a filter matches
+ * (the jobs page's "Cancel all matching" and "Run all now"). Each change is
+ * audited in the same transaction, as over gRPC.
+ */
+import type { Context } from 'hono';
+import {
+  type CancellableState,
+  cancellableStates,
+  type JobChanges,
+  type JobFilter,
+} from '../../engine/control-types.ts';
+import type { JobState } from '../../engine/types.ts';
+import { jobDetail } from '../job-view.ts';
+import {
+  bad,
+  type JsonObject,
+  optionalBoolean,
+  optionalInteger,
+  optionalString,
+  pathParam,
+  readJsonObject,
+  stringArray,
+} from '../request-input.ts';
+import type { AdminServices, RouteSpec } from '../route-spec.ts';
+import { ref } from '../schemas.ts';
+import { jobIdParam } from './job-routes.ts';
+
+const int = { type: 'integer' } as const;
+
+const changesBody = {
+  priority: { type: 'integer', minimum: 0, maximum: 9 },
+  runNow: { type: 'boolean', description: 'due now: a scheduled (or retrying) job becomes ready' },
+  runAtMs: { type: 'integer', description: 'due at this time (one job only)' },
+  delayMs: { type: 'integer', description: 'due this long from now (one job only)' },
+} as const;
+
+const filterBody = {
+  type: { type: 'string', description: 'only jobs of this type' },
+  states: { type: 'array', items: { type: 'string', enum: [...cancellableStates] } },
+} as const;
+
+function changesOf(body: JsonObject): JobChanges {
+  const changes: JobChanges = {};
+  for (const field of ['priority', 'runAtMs', 'delayMs'] as const) {
+    const value = optionalInteger(body, field);
+    if (value !== undefined) changes[field] = value;
+  }
+  if (optionalBoolean(body, 'runNow') === true) changes.runNow = true;
+  return changes;
+}
+
+function filterOf(c: Context, body: JsonObject): JobFilter {
+  const type = optionalString(body, 'type', 256);
+  const given = body.states === undefined || body.states === null ? [] : stringArray(body, 'states', 3);
+  const states = given.map((state) => {
+    if (!(cancellableStates as readonly string[]).includes(state)) {
+      throw bad(`states: ${state} is not one of ${cancellableStates.join(', ')}`);
+    }
+    return state as CancellableState;
+  });
+  return {
+    queue: pathParam(c, 'queue'),
+    ...(type === undefined || type === '' ? {} : { type }),
+    states: states as JobState[],
+  };
+}
+
+export function jobControlRoutes({ deps }: AdminServices): RouteSpec[] {
+  const { engine } = deps;
+  return [
+    {
+      method: 'post',
+      path: '/api/v1/jobs/{id}/update',
+      access: 'operator',
+      tag: 'jobs',
+      summary: 'Change a scheduled or ready job: priority, run time, or run it now',
+      description: 'A leased job is refused with 409: it is running.',
+      pathParams: { id: 'job id (a UUID)' },
+      body: { type: 'object', properties: changesBody },
+      response: ref('JobDetail'),
+      audits: 'job.update',
+      async handle(c, request) {
+        const id = jobIdParam(c);
+        const changes = changesOf(await readJsonObject(c));
+        const job = await engine.updateJob(id, changes, request.audit('job.update', `job:${id}`));
+        return c.json(jobDetail(job));
+      },
+    },
+    {
+      method: 'post',
+      path: '/api/v1/queues/{queue}/jobs/cancel',
+      access: 'operator',
+      tag: 'jobs',
+      summary: 'Cancel every job of a queue that the filter matches (default: scheduled, ready and leased)',
+      description:
+        'Waiting jobs are cancelled at once; the workers of leased ones are told to stop, and those end cancelled. With `dryRun` nothing changes and `matched` counts the jobs a cancel would change now (for the confirmation).',
+      pathParams: { queue: 'queue name' },
+      body: { type: 'object', properties: { ...filterBody, dryRun: { type: 'boolean' } } },
+      response: {
+        type: 'object',
+        properties: { cancelled: int, cancelRequested: int, matched: int },
+        required: ['cancelled', 'cancelRequested', 'matched'],
+      },
+      audits: 'jobs.cancel',
+      async handle(c, request) {
+        const body = await readJsonObject(c);
+        const filter = filterOf(c, body);
+        if (optionalBoolean(body, 'dryRun') === true) {
+          return c.json({ cancelled: 0, cancelRequested: 0, matched: engine.countCancellable(filter) });
+        }
+        const result = await engine.cancelJobs(filter, request.audit('jobs.cancel', `queue:${filter.queue}`));
+        return c.json({ ...result, matched: 0 });
+      },
+    },
+    {
+      method: 'post',
+      path: '/api/v1/queues/{queue}/jobs/update',
+      access: 'operator',
+      tag: 'jobs',
+      summary: 'Run now, or set the priority of, every waiting job of a queue that the filter matches',
+      pathParams: { queue: 'queue name' },
+      body: {
+        type: 'object',
+        properties: { ...filterBody, priority: changesBody.priority, runNow: changesBody.runNow },
+      },
+      response: { type: 'object', properties: { updated: int }, required: ['updated'] },
+      audits: 'jobs.update',
+      async handle(c, request) {
+        const body = await readJsonObject(c);
+        const filter = filterOf(c, body);
+        const audit = request.audit('jobs.update', `queue:${filter.queue}`);
+        return c.json({ updated: await engine.updateJobs(filter, changesOf(body), audit) });
+      },
+    },
+  ];
+}

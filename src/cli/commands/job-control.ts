@@ -1,0 +1,190 @@
+/**
+ * `sepp cancel` and `sepp update`: stop jobs, or change waiting ones — one or
+ * more by id, or every job of a queue that --queue, --type and --state match
+ * (which asks first, showing the count, or needs --yes off a terminal).
+ */
+import type { Argv } from 'yargs';
+import type { JobChanges, JobFilter, JobState, SeppClient } from '../../../clients/typescript/src/index.ts';
+import { UsageError } from '../failure.ts';
+import { confirmOrRefuse } from './confirm.ts';
+import {
+  type ConnectionArgs,
+  print,
+  printJson,
+  runWithClient,
+  wantsJson,
+  withConnection,
+} from './connection.ts';
+import { durationFlag, oneOf, timeFlag } from './flag-values.ts';
+
+const cancellable: readonly JobState[] = ['scheduled', 'ready', 'leased'];
+const updatable: readonly JobState[] = ['scheduled', 'ready'];
+
+interface SelectionArgs extends ConnectionArgs {
+  ids?: string[] | undefined;
+  queue?: string | undefined;
+  type?: string | undefined;
+  state?: string[] | undefined;
+  yes?: boolean | undefined;
+  'dry-run'?: boolean | undefined;
+}
+
+function withSelection<T>(y: Argv<T>, states: readonly JobState[]) {
+  return y
+    .positional('ids', { type: 'string', array: true, describe: 'Job ids' })
+    .option('queue', { type: 'string', describe: 'Every matching job of this queue instead of ids' })
+    .option('type', { type: 'string', describe: 'With --queue: only jobs of this type' })
+    .option('state', {
+      type: 'string',
+      array: true,
+      choices: states,
+      describe: `With --queue: only jobs in these states (default: ${states.join(', ')})`,
+    })
+    .option('dry-run', { type: 'boolean', describe: 'With --queue: only count the jobs it would change' })
+    .option('yes', {
+      alias: 'y',
+      type: 'boolean',
+      describe: 'With --queue: do not ask (required off a terminal)',
+    });
+}
+
+/** The ids, or the filter; never both, never neither. */
+function selectionOf(args: SelectionArgs): { ids: string[] } | { filter: JobFilter } {
+  const ids = args.ids ?? [];
+  if (args.queue === undefined) {
+    if (args.type !== undefined || args.state !== undefined || args['dry-run'] === true) {
+      throw new UsageError('--type, --state and --dry-run go with --queue');
+    }
+    if (ids.length === 0) throw new UsageError('name the jobs by id, or give --queue (with --type, --state)');
+    return { ids };
+  }
+  if (ids.length > 0) throw new UsageError('give job ids or --queue, not both');
+  return {
+    filter: {
+      queue: args.queue,
+      ...(args.type === undefined ? {} : { type: args.type }),
+      ...(args.state === undefined ? {} : { states: args.state as JobState[] }),
+    },
+  };
+}
+
+function describeFilter(filter: JobFilter, states: readonly JobState[]): string {
+  const type = filter.type === undefined ? '' : ` of type ${filter.type}`;
+  return `${(filter.states ?? states).join(', ')} jobs${type} in queue ${filter.queue}`;
+}
+
+async function cancelMatching(client: SeppClient, args: SelectionArgs, filter: JobFilter): Promise<void> {
+  const { matched } = await client.cancelJobs(filter, { dryRun: true });
+  const what = describeFilter(filter, cancellable);
+  if (args['dry-run'] === true) {
+    if (wantsJson(args)) printJson({ ...filter, matched });
+    else print(`${matched} ${what} would be cancelled`);
+    return;
+  }
+  await confirmOrRefuse(
+    args.yes,
+    `cancel every matching job of ${filter.queue}`,
+    `Cancel ${matched} ${what}?`,
+  );
+  const result = await client.cancelJobs(filter);
+  if (wantsJson(args)) printJson({ ...filter, ...result });
+  else {
+    const running =
+      result.cancelRequested === 0
+        ? ''
+        : `; ${result.cancelRequested} running, their workers were told to stop`;
+    print(`cancelled ${result.cancelled} ${what}${running}`);
+  }
+}
+
+function changesOf(args: {
+  priority?: number | undefined;
+  'run-now'?: boolean | undefined;
+  'run-at'?: string | undefined;
+  delay?: string | undefined;
+}): JobChanges {
+  const changes: JobChanges = {};
+  if (args.priority !== undefined) changes.priority = args.priority;
+  oneOf({ 'run-now': args['run-now'], 'run-at': args['run-at'], delay: args.delay });
+  if (args['run-now'] === true) changes.runNow = true;
+  if (args['run-at'] !== undefined) changes.runAt = timeFlag('run-at', args['run-at']);
+  if (args.delay !== undefined) changes.delayMs = durationFlag('delay', args.delay);
+  if (Object.keys(changes).length === 0)
+    throw new UsageError('give --priority, --run-now, --run-at or --delay');
+  return changes;
+}
+
+export function registerJobControlCommands(parser: Argv): void {
+  parser.command(
+    'cancel [ids..]',
+    'Cancel jobs that have not finished: waiting ones at once, running ones once their worker stops',
+    (y) =>
+      withConnection(withSelection(y, cancellable))
+        .example('$0 cancel 0190a4c2-…', 'one job')
+        .example('$0 cancel --queue emails --type digest --dry-run', 'count first')
+        .example('$0 cancel --queue emails --type digest --yes', 'every waiting or running digest job'),
+    (args) =>
+      runWithClient(args, async (client) => {
+        const selection = selectionOf(args);
+        if ('filter' in selection) return cancelMatching(client, args, selection.filter);
+        const results = [];
+        for (const id of selection.ids) results.push({ id, ...(await client.cancelJob(id)) });
+        if (wantsJson(args)) {
+          printJson(results);
+          return;
+        }
+        for (const r of results) {
+          if (r.state === 'leased')
+            print(`cancel of ${r.id} asked: its worker was told to stop; it ends cancelled`);
+          else if (r.previousState === 'cancelled') print(`${r.id} was already cancelled`);
+          else print(`cancelled ${r.id} (it was ${r.previousState})`);
+        }
+      }),
+  );
+  parser.command(
+    'update [ids..]',
+    'Change waiting jobs: priority, run time, or run them now',
+    (y) =>
+      withConnection(
+        withSelection(y, updatable)
+          .option('priority', { type: 'number', describe: '0 to 9, higher first' })
+          .option('run-now', {
+            type: 'boolean',
+            describe: 'Due now: a scheduled or retrying job becomes ready',
+          })
+          .option('run-at', { type: 'string', describe: 'Due at this time (ISO 8601); ids only' })
+          .option('delay', { type: 'string', describe: 'Due after this long, e.g. 30s, 5m; ids only' })
+          .example('$0 update 0190a4c2-… --priority 9 --run-now', 'one job, first in line now')
+          .example(
+            '$0 update --queue reports --type monthly --run-now --yes',
+            'run every scheduled monthly report now',
+          ),
+      ),
+    (args) =>
+      runWithClient(args, async (client) => {
+        const selection = selectionOf(args);
+        const changes = changesOf(args);
+        if ('ids' in selection) {
+          const jobs = [];
+          for (const id of selection.ids) jobs.push(await client.updateJob(id, changes));
+          if (wantsJson(args))
+            printJson(jobs.map((j) => ({ id: j.id, state: j.state, priority: j.priority, runAt: j.runAt })));
+          else
+            for (const j of jobs)
+              print(`updated ${j.id}: ${j.state}, priority ${j.priority}, due ${j.runAt.toISOString()}`);
+          return;
+        }
+        const what = describeFilter(selection.filter, updatable);
+        if (args['dry-run'] === true)
+          throw new UsageError('--dry-run counts cancels only (sepp cancel --dry-run)');
+        await confirmOrRefuse(
+          args.yes,
+          `change every matching job of ${selection.filter.queue}`,
+          `Change all ${what}?`,
+        );
+        const updated = await client.updateJobs(selection.filter, changes);
+        if (wantsJson(args)) printJson({ ...selection.filter, updated });
+        else print(`updated ${updated} ${what}`);
+      }),
+  );
+}

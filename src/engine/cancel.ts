@@ -1,0 +1,254 @@
+/**
+ * Cancel: stop a job that has not finished, one by id or every job a filter
+ * matches.
+ *
+ * A scheduled or ready job becomes `cancelled` at once. A leased job is
+ * running on a worker, so a cancel records a request (`cancelled_at_ms`,
+ * `cancelled_by`) and tells the worker after the commit (the listeners: the
+ * rpc layer's Work streams); the job stays `leased` until the attempt ends —
+ * the worker's nack or ack, or the lease running out — and that end makes it
+ * `cancelled`, never a retry (finishCancelled, called by settle.ts and
+ * maintenance.ts). The request is durable before anyone is told, so a crash
+ * in between still ends the job cancelled.
+ *
+ * Cancelled jobs are kept for the queue's cancelled_retention_ms with who and
+ * when, and release their idempotency key at once (idempotency.ts). Dead and
+ * completed jobs have finished: there is nothing to cancel.
+ */
+import type { Transaction } from '../store/group-commit.ts';
+import type { AttemptRow } from '../store/statements.ts';
+import type { AuditInput } from './admin-types.ts';
+import type { AuditLog } from './audit.ts';
+import type { EngineContext, Write } from './context.ts';
+import {
+  type BulkCancelResult,
+  type CancellableState,
+  type CancelNotice,
+  type CancelResult,
+  cancellableStates,
+  type JobFilter,
+} from './control-types.ts';
+import { SeppError } from './errors.ts';
+import { eventAbout } from './events/lifecycle-event.ts';
+import { checkFilter, filterDetails, type ValidFilter } from './job-filter.ts';
+import { appendError } from './job-rows.ts';
+import { chunkRows, type OperatorActions } from './operator-actions.ts';
+import type { JobState } from './types.ts';
+
+export type CancelListener = (notices: readonly CancelNotice[]) => void;
+
+export class Canceller {
+  private readonly listeners = new Set<CancelListener>();
+
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly actions: OperatorActions,
+    private readonly audit: AuditLog,
+    private readonly write: Write,
+  ) {}
+
+  /** Calls `listener` after each commit that asked for cancels of leased jobs; returns the unsubscribe. */
+  onCancelRequested(listener: CancelListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  cancelJob(jobId: string, audit?: AuditInput): Promise<CancelResult> {
+    return this.write((tx) => {
+      const { control, clock } = this.ctx;
+      const row = control.controlRowById.get(jobId);
+      if (row === undefined) throw new SeppError('not_found', `job ${jobId} does not exist`);
+      const previousState = row.state as JobState;
+      const nowMs = clock.nowMs();
+      const by = audit?.actor ?? null;
+      let state: JobState = previousState;
+      switch (previousState) {
+        case 'scheduled':
+        case 'ready':
+          control.cancelWaiting.run({ seq: row.seq, now_ms: nowMs, by });
+          this.ctx.count(row.queue, previousState, 'cancelled', 1);
+          this.ctx.releaseKey(row.queue, row.idempotency_key, row.id);
+          this.ctx.emit(tx, { kind: 'cancelled', queue: row.queue, count: 1 });
+          if (this.ctx.events.recording) {
+            this.ctx.record(tx, { ...eventAbout(row, nowMs), kind: 'cancelled', previousState });
+          }
+          state = 'cancelled';
+          break;
+        case 'leased': {
+          // A repeated cancel tells the worker again (it may have missed the first notice) but keeps who and when.
+          if (row.cancelled_at_ms === null) {
+            control.requestCancel.run({ seq: row.seq, now_ms: nowMs, by });
+            this.ctx.releaseKey(row.queue, row.idempotency_key, row.id);
+          }
+          this.notify(tx, [
+            {
+              jobId: row.id,
+              queue: row.queue,
+              attempt: row.attempt,
+              workerId: row.worker_id,
+              cancelledBy: row.cancelled_at_ms === null ? by : row.cancelled_by,
+              cancelledAtMs: row.cancelled_at_ms ?? nowMs,
+            },
+          ]);
+          break;
+        }
+        case 'cancelled':
+          break;
+        case 'dead':
+          throw new SeppError(
+            'failed_precondition',
+            `job ${jobId} is a dead letter, it is not running or waiting: delete it (DeleteDeadLetters, sepp dlq delete) or requeue it`,
+          );
+        case 'completed':
+          throw new SeppError(
+            'failed_precondition',
+            `job ${jobId} already completed${row.completed_at_ms === null ? '' : ` at ${new Date(row.completed_at_ms).toISOString()}`}; there is nothing to cancel`,
+          );
+      }
+      const result = { previousState, state };
+      if (audit !== undefined) this.audit.write(audit, { jobId, queue: row.queue, ...result });
+      return result;
+    });
+  }
+
+  /**
+   * Cancels every job the filter matches (default: scheduled, ready and
+   * leased), in chunks of chunkRows per transaction; leased ones get cancel
+   * requests. The audit entry is written with the first chunk and carries the
+   * running totals.
+   */
+  async cancelJobs(filter: JobFilter, audit?: AuditInput): Promise<BulkCancelResult> {
+    const valid = checkFilter(this.ctx, filter, cancellableStates, 'cancelled');
+    const tracked = audit === undefined ? undefined : { input: audit, id: undefined };
+    const by = audit?.actor ?? null;
+    const totals: BulkCancelResult = { cancelled: 0, cancelRequested: 0 };
+    const last = valid.states.at(-1);
+    for (const state of valid.states) {
+      await this.actions.inChunks(
+        tracked,
+        0,
+        (tx) => {
+          const n =
+            state === 'leased' ? this.requestChunk(tx, valid, by) : this.cancelChunk(tx, valid, state, by);
+          if (state === 'leased') totals.cancelRequested += n;
+          else totals.cancelled += n;
+          return n;
+        },
+        (_total, done) => ({ ...filterDetails(valid), ...totals, done: done && state === last }),
+      );
+    }
+    return totals;
+  }
+
+  /** How many jobs `cancelJobs(filter)` would change now (for a confirmation). */
+  countCancellable(filter: JobFilter): number {
+    const valid = checkFilter(this.ctx, filter, cancellableStates, 'cancelled');
+    const { control, sql } = this.ctx;
+    let total = 0;
+    for (const state of valid.states) {
+      if (state === 'leased') {
+        total += control.countLeasedNotCancelled.get({ queue: valid.queue, type: valid.type }) ?? 0;
+      } else if (valid.type !== null) {
+        total += control.countOfType.get({ queue: valid.queue, state, type: valid.type }) ?? 0;
+      } else {
+        total += sql.queueCounts.all(valid.queue).find((c) => c.state === state)?.jobs ?? 0;
+      }
+    }
+    return total;
+  }
+
+  private cancelChunk(
+    tx: Transaction,
+    filter: ValidFilter<CancellableState>,
+    state: 'scheduled' | 'ready',
+    by: string | null,
+  ): number {
+    const rows = this.ctx.control.cancelWaitingChunk.all({
+      queue: filter.queue,
+      state,
+      type: filter.type,
+      limit: chunkRows,
+      now_ms: this.ctx.clock.nowMs(),
+      by,
+    });
+    this.ctx.count(filter.queue, state, 'cancelled', rows.length);
+    for (const row of rows) this.ctx.releaseKey(filter.queue, row.idempotency_key, row.id);
+    this.ctx.emit(tx, { kind: 'cancelled', queue: filter.queue, count: rows.length });
+    if (this.ctx.events.recording) {
+      const nowMs = this.ctx.clock.nowMs();
+      for (const row of rows) {
+        this.ctx.record(tx, {
+          ...eventAbout({ ...row, queue: filter.queue }, nowMs),
+          kind: 'cancelled',
+          previousState: state,
+        });
+      }
+    }
+    return rows.length;
+  }
+
+  private requestChunk(tx: Transaction, filter: ValidFilter<CancellableState>, by: string | null): number {
+    const nowMs = this.ctx.clock.nowMs();
+    const rows = this.ctx.control.requestCancelChunk.all({
+      queue: filter.queue,
+      type: filter.type,
+      limit: chunkRows,
+      now_ms: nowMs,
+      by,
+    });
+    for (const row of rows) this.ctx.releaseKey(filter.queue, row.idempotency_key, row.id);
+    this.notify(
+      tx,
+      rows.map((row) => ({
+        jobId: row.id,
+        queue: filter.queue,
+        attempt: row.attempt,
+        workerId: row.worker_id,
+        cancelledBy: by,
+        cancelledAtMs: nowMs,
+      })),
+    );
+    return rows.length;
+  }
+
+  private notify(tx: Transaction, notices: readonly CancelNotice[]): void {
+    if (notices.length === 0 || this.listeners.size === 0) return;
+    tx.afterCommit(() => {
+      for (const listener of this.listeners) listener(notices);
+    });
+  }
+}
+
+/**
+ * Ends the attempt of a leased job that has a cancel request: the job becomes
+ * `cancelled` (never a retry). `error` (a nack's message, or why the lease
+ * ended) joins the job's error history when given. Inside a write.
+ */
+export function finishCancelled(
+  ctx: EngineContext,
+  tx: Transaction,
+  row: AttemptRow,
+  error: string | null,
+): void {
+  const errorsJson =
+    error === null
+      ? null
+      : appendError(
+          row.errors_json,
+          { attempt: row.attempt, at_ms: ctx.clock.nowMs(), error },
+          ctx.limits.maxErrorHistory,
+        );
+  ctx.control.finishCancelled.run({ seq: row.seq, last_error: error, errors_json: errorsJson });
+  ctx.count(row.queue, 'leased', 'cancelled', 1);
+  ctx.emit(tx, { kind: 'cancelled', queue: row.queue, count: 1 });
+  if (ctx.events.recording) {
+    ctx.record(tx, { ...eventAbout(row, ctx.clock.nowMs()), kind: 'cancelled', previousState: 'leased' });
+  }
+}
+
+/** What a settlement of a cancelled job's lease is told. */
+export function cancelledMessage(row: AttemptRow): string {
+  const by = row.cancelled_by === null ? '' : ` by ${row.cancelled_by}`;
+  const at = row.cancelled_at_ms === null ? '' : ` at ${new Date(row.cancelled_at_ms).toISOString()}`;
+  return `job ${row.id} was cancelled${by}${at}: stop working on it; it will not be retried`;
+}

@@ -1,0 +1,153 @@
+/**
+ * Changing a waiting job: its priority and when it runs — "run now" makes a
+ * scheduled (or retrying) job ready at once. Only jobs that wait (scheduled
+ * or ready) change; a leased job is running on a worker and is refused with
+ * failed_precondition. In bulk (every waiting job a filter matches), priority
+ * and run-now only, in chunks of chunkRows per transaction.
+ */
+import type { AuditInput } from './admin-types.ts';
+import type { AuditLog } from './audit.ts';
+import type { EngineContext, Write } from './context.ts';
+import { type JobChanges, type JobFilter, updatableStates } from './control-types.ts';
+import { SeppError } from './errors.ts';
+import { checkFilter, filterDetails } from './job-filter.ts';
+import { jobInfoFromRow } from './job-rows.ts';
+import { chunkRows, type OperatorActions } from './operator-actions.ts';
+import type { JobInfo, JobState } from './types.ts';
+
+export class JobUpdater {
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly actions: OperatorActions,
+    private readonly audit: AuditLog,
+    private readonly write: Write,
+  ) {}
+
+  /** Changes one waiting job; returns it as it is now. */
+  async updateJob(jobId: string, changes: JobChanges, audit?: AuditInput): Promise<JobInfo> {
+    this.checkChanges(changes, false);
+    return this.write((tx) => {
+      const { control, clock, limits } = this.ctx;
+      const row = control.controlRowById.get(jobId);
+      if (row === undefined) throw new SeppError('not_found', `job ${jobId} does not exist`);
+      const from = row.state as JobState;
+      if (from === 'leased') {
+        throw new SeppError(
+          'failed_precondition',
+          `job ${jobId} is leased${row.worker_id === null ? '' : ` by worker ${row.worker_id}`}: a running job cannot be changed; wait until it is settled or its lease ends, or cancel it`,
+        );
+      }
+      if (from !== 'scheduled' && from !== 'ready') {
+        throw new SeppError(
+          'failed_precondition',
+          `job ${jobId} is ${from}; only scheduled or ready jobs can be changed`,
+        );
+      }
+      const nowMs = clock.nowMs();
+      const priority = changes.priority ?? row.priority;
+      let runAtMs = row.run_at_ms;
+      if (changes.runNow === true) runAtMs = nowMs;
+      else if (changes.runAtMs !== undefined) runAtMs = Math.max(nowMs, changes.runAtMs);
+      else if (changes.delayMs !== undefined) runAtMs = nowMs + changes.delayMs;
+      if (runAtMs - nowMs > limits.maxScheduleAheadMs) {
+        throw new SeppError(
+          'invalid_argument',
+          `run_at_ms is ${Math.ceil((runAtMs - nowMs) / 86_400_000)} days ahead, the limit is ${Math.round(limits.maxScheduleAheadMs / 86_400_000)} days (limits.max_schedule_ahead_ms)`,
+        );
+      }
+      const rescheduled =
+        changes.runNow === true || changes.runAtMs !== undefined || changes.delayMs !== undefined;
+      if (rescheduled && row.expires_at_ms !== null && runAtMs >= row.expires_at_ms) {
+        throw new SeppError(
+          'invalid_argument',
+          `run_at_ms is not before the job's expiry (${new Date(row.expires_at_ms).toISOString()}): it could never run`,
+        );
+      }
+      // A change of priority alone leaves the state as it is.
+      const state = !rescheduled ? from : runAtMs > nowMs ? 'scheduled' : 'ready';
+      control.updateWaiting.run({ seq: row.seq, state, priority, run_at_ms: runAtMs });
+      if (state !== from) this.ctx.count(row.queue, from, state, 1);
+      if (state === 'ready' && from === 'scheduled') this.ctx.jobsReady(tx, row.queue, 1);
+      if (state === 'scheduled') this.ctx.wakeAt(tx, runAtMs);
+      if (audit !== undefined) {
+        this.audit.write(audit, { jobId, queue: row.queue, ...changes, previousState: from, state });
+      }
+      return jobInfoFromRow(this.ctx.sql.jobById.get(jobId)!);
+    });
+  }
+
+  /**
+   * Changes every waiting job the filter matches (default: scheduled and
+   * ready): `runNow` makes the scheduled ones ready now, `priority` sets the
+   * priority. Returns how many jobs changed.
+   */
+  async updateJobs(filter: JobFilter, changes: JobChanges, audit?: AuditInput): Promise<number> {
+    this.checkChanges(changes, true);
+    const valid = checkFilter(this.ctx, filter, updatableStates, 'changed');
+    const { control, clock } = this.ctx;
+    const tracked = audit === undefined ? undefined : { input: audit, id: undefined };
+    const details = { ...filterDetails(valid), ...changes };
+    const base = { queue: valid.queue, type: valid.type, limit: chunkRows };
+    let updated = 0;
+    if (changes.runNow === true && valid.states.includes('scheduled')) {
+      updated = await this.actions.inChunks(
+        tracked,
+        updated,
+        (tx) => {
+          const n = control.runNowChunk.run({
+            ...base,
+            now_ms: clock.nowMs(),
+            priority: changes.priority ?? null,
+          }).changes;
+          this.ctx.count(valid.queue, 'scheduled', 'ready', n);
+          this.ctx.jobsReady(tx, valid.queue, n);
+          return n;
+        },
+        (total, done) => ({ ...details, updated: total, done: done && changes.priority === undefined }),
+      );
+    }
+    const priority = changes.priority;
+    if (priority !== undefined) {
+      const last = valid.states.at(-1);
+      for (const state of valid.states) {
+        updated = await this.actions.inChunks(
+          tracked,
+          updated,
+          () => control.setPriorityChunk.run({ ...base, state, priority }).changes,
+          (total, done) => ({ ...details, updated: total, done: done && state === last }),
+        );
+      }
+    }
+    return updated;
+  }
+
+  private checkChanges(changes: JobChanges, bulk: boolean): void {
+    const { priority, runAtMs, delayMs, runNow } = changes;
+    const schedules = [runAtMs !== undefined, delayMs !== undefined, runNow === true].filter(Boolean).length;
+    if (priority === undefined && schedules === 0) {
+      throw new SeppError(
+        'invalid_argument',
+        'changes: give a priority, a run time (run_at_ms, delay_ms) or run_now',
+      );
+    }
+    if (schedules > 1) throw new SeppError('invalid_argument', 'give one of run_at_ms, delay_ms and run_now');
+    if (priority !== undefined && (!Number.isInteger(priority) || priority < 0 || priority > 9)) {
+      throw new SeppError(
+        'invalid_argument',
+        `priority is ${priority}; it must be an integer from 0 to 9 (9 runs first)`,
+      );
+    }
+    if (bulk && (runAtMs !== undefined || delayMs !== undefined)) {
+      throw new SeppError(
+        'invalid_argument',
+        'run_at_ms and delay_ms change one job at a time (UpdateJob); in bulk give run_now or a priority',
+      );
+    }
+    if (runAtMs !== undefined && !Number.isSafeInteger(runAtMs)) {
+      throw new SeppError('invalid_argument', 'run_at_ms must be an integer (ms since epoch)');
+    }
+    if (delayMs !== undefined && (!Number.isSafeInteger(delayMs) || delayMs < 0)) {
+      throw new SeppError('invalid_argument', `delay_ms is ${delayMs}; it must be a non-negative integer`);
+    }
+  }
+}

@@ -1,0 +1,87 @@
+/** The admin API's job control: change a waiting job, cancel or run now every job a filter matches; all audited. */
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, test } from 'node:test';
+import type { AuditEntry } from '../../src/engine/admin-types.ts';
+import { enc, loggedIn, openTestAdmin, type TestAdmin, type TestClient } from '../helpers/admin.ts';
+
+let admin: TestAdmin;
+let op: TestClient;
+
+beforeEach(async () => {
+  admin = await openTestAdmin();
+  op = await loggedIn(admin, 'operator');
+});
+afterEach(() => admin.dispose());
+
+const lastAudit = (): AuditEntry => admin.t.engine.listAudit({ pageSize: 1 }).items[0]!;
+
+test('update one job: priority and run now; a leased job is 409, a bad value 400', async () => {
+  const { jobId } = await admin.t.engine.enqueue({
+    queue: 'q',
+    type: 't',
+    payload: enc('x'),
+    delayMs: 60_000,
+  });
+  const reply = await op.post(`/api/v1/jobs/${jobId}/update`, { priority: 6, runNow: true });
+  assert.equal(reply.status, 200);
+  assert.equal(reply.body.state, 'ready');
+  assert.equal(reply.body.priority, 6);
+  assert.deepEqual([lastAudit().action, lastAudit().target], ['job.update', `job:${jobId}`]);
+  assert.equal(lastAudit().details.via, 'admin');
+  assert.equal((await op.post(`/api/v1/jobs/${jobId}/update`, { priority: 12 })).status, 400);
+  assert.equal((await op.post(`/api/v1/jobs/${jobId}/update`, {})).status, 400);
+  await admin.t.engine.reserve({ queues: ['q'] });
+  const leased = await op.post(`/api/v1/jobs/${jobId}/update`, { priority: 1 });
+  assert.equal(leased.status, 409);
+  assert.match(leased.body.error?.message ?? '', /running job cannot be changed/);
+});
+
+test('cancel all matching: a dry run counts, the cancel reports what it did, one audit entry', async () => {
+  const engine = admin.t.engine;
+  for (let i = 0; i < 5; i++)
+    await engine.enqueue({ queue: 'q', type: i < 3 ? 'report' : 'email', payload: enc('x') });
+  await engine.reserve({ queues: ['q'], maxJobs: 1 }); // a report job is running
+  const auditsBefore = engine.listAudit({}).items.length;
+  const dry = await op.post('/api/v1/queues/q/jobs/cancel', { type: 'report', dryRun: true });
+  assert.deepEqual(dry.body, { cancelled: 0, cancelRequested: 0, matched: 3 });
+  assert.equal(
+    engine.listAudit({}).items.length,
+    auditsBefore,
+    'a dry run changes nothing and is not audited',
+  );
+  const done = await op.post('/api/v1/queues/q/jobs/cancel', { type: 'report', states: ['ready', 'leased'] });
+  assert.deepEqual(done.body, { cancelled: 2, cancelRequested: 1, matched: 0 });
+  assert.equal(lastAudit().action, 'jobs.cancel');
+  assert.equal(lastAudit().target, 'queue:q');
+  assert.equal(lastAudit().details.cancelled, 2);
+  assert.equal(lastAudit().details.cancelRequested, 1);
+  const q = engine.listQueues()[0];
+  assert.equal(q?.counts.cancelled, 2);
+  assert.equal(q?.counts.ready, 2);
+  assert.equal((await op.post('/api/v1/queues/q/jobs/cancel', { states: ['dead'] })).status, 400);
+  assert.equal((await op.post('/api/v1/queues/bad%20name/jobs/cancel', {})).status, 400);
+});
+
+test('run all now: every scheduled job of a type becomes ready', async () => {
+  const engine = admin.t.engine;
+  for (let i = 0; i < 3; i++) {
+    await engine.enqueue({
+      queue: 'q',
+      type: i < 2 ? 'report' : 'email',
+      payload: enc('x'),
+      delayMs: 3_600_000,
+    });
+  }
+  const reply = await op.post('/api/v1/queues/q/jobs/update', { type: 'report', runNow: true });
+  assert.deepEqual(reply.body, { updated: 2 });
+  assert.equal(lastAudit().action, 'jobs.update');
+  assert.equal(engine.listQueues()[0]?.counts.ready, 2);
+  assert.equal((await op.post('/api/v1/queues/q/jobs/update', { delayMs: 5 })).status, 400);
+});
+
+test('a viewer may not change jobs', async () => {
+  const viewer = await loggedIn(admin, 'viewer');
+  const { jobId } = await admin.t.engine.enqueue({ queue: 'q', type: 't', payload: enc('x') });
+  assert.equal((await viewer.post(`/api/v1/jobs/${jobId}/update`, { priority: 1 })).status, 403);
+  assert.equal((await viewer.post('/api/v1/queues/q/jobs/cancel', { dryRun: true })).status, 403);
+});

@@ -1,0 +1,111 @@
+/**
+ * The jobs page's actions on every job the filter shows: "Cancel all matching"
+ * (scheduled, ready or leased jobs; the confirmation names the count, asked
+ * of the server at that moment) and "Run all now" (scheduled jobs). Operators
+ * and admins only; the server checks again.
+ */
+import { useState } from 'preact/hooks';
+import { can, post, seg } from '../api.ts';
+import { useAction } from '../hooks.ts';
+import { cancellableStates, type JobState, type Session } from '../types.ts';
+import { ErrorBanner, notify } from './common.tsx';
+import { ConfirmDialog } from './confirm-dialog.tsx';
+
+interface Filter {
+  queue: string;
+  state: JobState;
+  type: string;
+}
+
+type Pending = { action: 'cancel'; matched: number } | { action: 'run-now' };
+
+export function FilterActions({
+  session,
+  filter,
+  onDone,
+}: {
+  session: Session;
+  filter: Filter;
+  onDone(): void;
+}) {
+  const [pending, setPending] = useState<Pending | null>(null);
+  const action = useAction();
+  if (!can(session, 'operator') || filter.queue === '') return null;
+  const body = { states: [filter.state], ...(filter.type === '' ? {} : { type: filter.type }) };
+  const base = `/api/v1/queues/${seg(filter.queue)}/jobs`;
+  const what = `${filter.state} jobs${filter.type === '' ? '' : ` of type ${filter.type}`} in ${filter.queue}`;
+
+  const askCancel = async () => {
+    const counted = await action.run(() =>
+      post<{ matched: number }>(`${base}/cancel`, { ...body, dryRun: true }),
+    );
+    if (counted !== undefined) setPending({ action: 'cancel', matched: counted.matched });
+  };
+  const confirm = async () => {
+    if (pending === null) return;
+    if (pending.action === 'cancel') {
+      const done = await action.run(() =>
+        post<{ cancelled: number; cancelRequested: number }>(`${base}/cancel`, body),
+      );
+      if (done !== undefined) {
+        const running =
+          done.cancelRequested > 0
+            ? `; ${done.cancelRequested} running, their workers were told to stop`
+            : '';
+        notify(`Cancelled ${done.cancelled} ${what}${running}.`);
+      }
+    } else {
+      const done = await action.run(() =>
+        post<{ updated: number }>(`${base}/update`, { ...body, runNow: true }),
+      );
+      if (done !== undefined) notify(`${done.updated} ${what} run now.`);
+    }
+    setPending(null);
+    onDone();
+  };
+
+  return (
+    <div class="filter-actions">
+      {filter.state === 'scheduled' && (
+        <button type="button" class="btn btn-small" onClick={() => setPending({ action: 'run-now' })}>
+          Run all now
+        </button>
+      )}
+      {cancellableStates.includes(filter.state) && (
+        <button type="button" class="btn btn-small btn-danger" disabled={action.busy} onClick={askCancel}>
+          Cancel all matching
+        </button>
+      )}
+      <ErrorBanner error={pending === null ? action.error : null} onDismiss={action.clear} />
+      <ConfirmDialog
+        open={pending !== null}
+        title={
+          pending?.action === 'cancel'
+            ? `Cancel ${pending.matched.toLocaleString('en-US')} ${what}?`
+            : `Run all ${what} now?`
+        }
+        confirmLabel={
+          pending?.action === 'cancel' ? `Cancel ${pending.matched.toLocaleString('en-US')} jobs` : 'Run now'
+        }
+        danger={pending?.action === 'cancel'}
+        dismissLabel={pending?.action === 'cancel' ? 'Keep them' : 'Cancel'}
+        busy={action.busy}
+        onCancel={() => setPending(null)}
+        onConfirm={confirm}
+      >
+        {pending?.action === 'cancel' ? (
+          <p>
+            They will not run. Leased ones are running: their workers are told to stop, and they end
+            cancelled. Cancelled jobs are kept for the queue's retention and can be requeued one by one.
+          </p>
+        ) : (
+          <p>
+            Every scheduled job that matches becomes ready at once, including retries waiting for their
+            backoff.
+          </p>
+        )}
+        <ErrorBanner error={pending === null ? null : action.error} onDismiss={action.clear} />
+      </ConfirmDialog>
+    </div>
+  );
+}
