@@ -181,7 +181,6 @@ export class Enqueuer {
 
   /** Adds a new job to `added`; the caller has checked it is not a duplicate, and stores `added` once done. */
   private insert(tx: Transaction, job: ValidJob, nowMs: number, added: AddedJobs): EnqueueAccepted {
-    const { sql } = this.ctx;
     this.ctx.ensureQueue(tx, job.queue);
     const id = this.ids.next(nowMs);
     const state = job.scheduled ? 'scheduled' : 'ready';
