@@ -14,6 +14,7 @@ import { counterMismatches } from '../store/counter-check.ts';
 import type { BatchStats, Transaction } from '../store/group-commit.ts';
 import type { Db } from '../store/open.ts';
 import { prepareRuntimeStatements } from '../store/runtime-statements.ts';
+import { AckBatches } from './ack-batch.ts';
 import { AdminSessions } from './admin-sessions.ts';
 import type {
   AuditEntry,
@@ -117,6 +118,7 @@ export class Engine {
   private readonly ctx: EngineContext;
   private readonly reserver: Reserver;
   private readonly settler: Settler;
+  private readonly acks: AckBatches;
   private readonly progress: ProgressReports;
   private readonly maintenance: Maintenance;
   private readonly queries: JobQueries;
@@ -163,6 +165,7 @@ export class Engine {
     const expiry = new Expiry(this.ctx);
     this.reserver = new Reserver(this.ctx, expiry);
     this.settler = new Settler(this.ctx);
+    this.acks = new AckBatches(this.ctx, this.settler);
     this.progress = new ProgressReports(this.ctx);
     this.queries = new JobQueries(this.ctx);
     this.browser = new JobBrowser(this.ctx, this.queries.sql);
@@ -284,7 +287,7 @@ export class Engine {
         `acks: ${settles.length} in one batch, the limit is ${this.ctx.limits.maxReserveJobs} (limits.max_reserve_jobs)`,
       );
     }
-    return this.write((tx) => settles.map((settle) => this.settler.tryAck(tx, settle)));
+    return this.write((tx) => this.acks.ackEach(tx, settles));
   }
 
   nack(request: NackRequest): Promise<NackResult> {
