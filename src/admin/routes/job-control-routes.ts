@@ -46,7 +46,8 @@ const filterBody = {
   states: { type: 'array', items: { type: 'string', enum: [...cancellableStates] } },
 } as const;
 
-function changesOf(body: JsonObject): JobChanges {
+/** In a bulk body `group` is the filter's (filterOf), so `groupIsChange` is false there. */
+function changesOf(body: JsonObject, groupIsChange: boolean): JobChanges {
   const changes: JobChanges = {};
   for (const field of ['priority', 'runAtMs', 'delayMs'] as const) {
     const value = optionalInteger(body, field);
@@ -54,7 +55,7 @@ function changesOf(body: JsonObject): JobChanges {
   }
   if (optionalBoolean(body, 'runNow') === true) changes.runNow = true;
   // Present (even null): a change; as on enqueue, an empty group is no group.
-  if ('group' in body) changes.group = optionalString(body, 'group', 256) || null;
+  if (groupIsChange && 'group' in body) changes.group = optionalString(body, 'group', 256) || null;
   return changes;
 }
 
@@ -92,7 +93,7 @@ export function jobControlRoutes({ deps }: AdminServices): RouteSpec[] {
       audits: 'job.update',
       async handle(c, request) {
         const id = jobIdParam(c);
-        const changes = changesOf(await readJsonObject(c));
+        const changes = changesOf(await readJsonObject(c), true);
         const job = await engine.updateJob(id, changes, request.audit('job.update', `job:${id}`));
         return c.json(jobDetail(job));
       },
@@ -140,7 +141,7 @@ export function jobControlRoutes({ deps }: AdminServices): RouteSpec[] {
         const body = await readJsonObject(c);
         const filter = filterOf(c, body);
         const audit = request.audit('jobs.update', `queue:${filter.queue}`);
-        return c.json({ updated: await engine.updateJobs(filter, changesOf(body), audit) });
+        return c.json({ updated: await engine.updateJobs(filter, changesOf(body, false), audit) });
       },
     },
   ];
