@@ -3,7 +3,7 @@
  * per job on the W1 shape (enqueue, drain) and per W2 round, as medians of --runs
  * fresh servers, printed next to the last committed result
  * (bench/results/cpu-per-job.json at HEAD) and, with --against, next to other
- * checkouts measured in the same run, interleaved (the only fair comparison on a shared
+ * checkouts measured in the same run, interleaved, the order alternating (the only fair comparison on a shared
  * machine: the committed figure was measured under another load).
  *
  *   npx tsx bench/cpu-per-job.ts [--runs 3] [--jobs 20000] [--rounds 1000]
@@ -173,7 +173,9 @@ const fsyncMs = probeFsyncMs(tmpdir());
 if (args.profile !== undefined) mkdirSync(args.profile, { recursive: true });
 try {
   for (let run = 1; run <= runs; run++) {
-    for (const tree of trees) {
+    // The order alternates: whichever server runs first in a pair was measured to pay
+    // 10-16 % more (docs/performance.md), so a fixed order biases the comparison.
+    for (const tree of run % 2 === 1 ? trees : [...trees].reverse()) {
       const profileDir = tree === self && run === runs ? args.profile : undefined;
       const figures = await runOnce(tree, profileDir);
       tree.samples.push(figures);

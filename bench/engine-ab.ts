@@ -9,27 +9,28 @@
  * loaded machine slows both sides alike within a step, which separate runs
  * minutes apart do not; run it with B = A too, to see the harness's own spread.
  *
- *   npx tsx bench/engine-ab.ts --a /tmp/main-tree --b . [--batches 60] [--batch 500]
+ *   npx tsx bench/engine-ab.ts --a /tmp/main-tree --b . [--batches 60] [--batch 500] [--per-call 1]
+ *
+ * --per-call N makes each call carry N jobs, as the server's calls do in W1 (the SDK
+ * coalesces enqueues into EnqueueBatch, a Worker reserves up to its credit and acks a
+ * Work message's acks with one AckBatch): enqueueBatch of N, reserve of up to N, ackBatch
+ * of N.
  *
  * TREE is a checkout (or `git archive` copy) with node_modules reachable from
  * it. Prints CPU µs per job for enqueue, reserve(1) and ack, and B / A.
  * Not part of `npm test`.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { parseArgs } from './engine-lib.ts';
-
-type EngineModule = typeof import('../src/engine/engine.ts');
-type ClockModule = typeof import('../src/engine/clock.ts');
-type SettingsModule = typeof import('../src/engine/settings.ts');
-type OpenModule = typeof import('../src/store/open.ts');
-type Engine = InstanceType<EngineModule['Engine']>;
+import { rmSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { resolve } from 'node:path';
+import { type TreeEngine as Engine, openTreeEngine, parseArgs } from './engine-lib.ts';
 
 const args = parseArgs(process.argv.slice(2));
 const trees = [resolve(args.get('a') ?? '.'), resolve(args.get('b') ?? '.')];
 const batches = Number(args.get('batches') ?? 60);
 const batch = Number(args.get('batch') ?? 500);
+const perCall = Number(args.get('per-call') ?? 1);
+const calls = Math.ceil(batch / perCall);
 const payload = Buffer.alloc(256, 'x');
 const ops = ['enqueue', 'reserve', 'ack'] as const;
 type Op = (typeof ops)[number];
@@ -42,14 +43,7 @@ interface Side {
 }
 
 async function open(root: string): Promise<Side> {
-  const { Engine } = (await import(join(root, 'src/engine/engine.ts'))) as EngineModule;
-  const { systemClock } = (await import(join(root, 'src/engine/clock.ts'))) as ClockModule;
-  const { defaultEngineOptions } = (await import(join(root, 'src/engine/settings.ts'))) as SettingsModule;
-  const { openDataDir } = (await import(join(root, 'src/store/open.ts'))) as OpenModule;
-  const dir = mkdtempSync(join(tmpdir(), 'sepp-bench-ab-'));
-  const engine = new Engine(openDataDir(dir, { durability: 'full' }), defaultEngineOptions(), {
-    clock: systemClock,
-  });
+  const { dir, engine } = await openTreeEngine(root, 'full');
   for (let i = 0; i < 40; i++) {
     await engine.enqueueBatch(Array.from({ length: 1000 }, () => ({ queue: 'w1', type: 't', payload })));
   }
@@ -57,6 +51,32 @@ async function open(root: string): Promise<Side> {
 }
 
 async function step(side: Side, op: Op, b: number): Promise<void> {
+  const { engine } = side;
+  if (perCall === 1) {
+    await stepSingle(side, op, b);
+  } else if (op === 'enqueue') {
+    const jobs = () => Array.from({ length: perCall }, () => ({ queue: 'w1', type: 't', payload }));
+    await Promise.all(Array.from({ length: calls }, () => engine.enqueueBatch(jobs())));
+  } else if (op === 'reserve') {
+    const got = await Promise.all(
+      Array.from({ length: calls }, () =>
+        engine.reserve({ queues: ['w1'], maxJobs: perCall, leaseMs: 3_600_000 }),
+      ),
+    );
+    side.leased.push(...got.flat());
+  } else {
+    const settle = side.leased.slice(b * batch, (b + 1) * batch).map((job) => ({
+      jobId: job.id,
+      attempt: job.attempt,
+    }));
+    await Promise.all(
+      Array.from({ length: calls }, (_, i) => engine.ackBatch(settle.slice(i * perCall, (i + 1) * perCall))),
+    );
+  }
+}
+
+/** One job per call, through the single-job calls. */
+async function stepSingle(side: Side, op: Op, b: number): Promise<void> {
   const { engine } = side;
   if (op === 'enqueue') {
     await Promise.all(
@@ -86,8 +106,10 @@ for (const op of ops) {
     }
   }
 }
-const jobs = batch * batches;
-console.log(`A = ${trees[0]}\nB = ${trees[1]}\n${batches} steps of ${batch} calls per operation`);
+const jobs = calls * perCall * batches;
+console.log(
+  `A = ${trees[0]}\nB = ${trees[1]}\n${batches} steps of ${calls} calls of ${perCall} job(s) per operation`,
+);
 for (const op of ops) {
   const [usA, usB] = [a.cpuUs[op] / jobs, b.cpuUs[op] / jobs];
   console.log(

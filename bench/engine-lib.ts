@@ -1,7 +1,8 @@
 /** Small helpers shared by the engine benchmarks: the machine description, tables, arguments. */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 
 /** What the numbers were measured on, as benchmark results must say. */
@@ -73,3 +74,27 @@ export function bytesReadSoFar(): number {
 }
 
 export const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+
+type EngineModule = typeof import('../src/engine/engine.ts');
+type ClockModule = typeof import('../src/engine/clock.ts');
+type SettingsModule = typeof import('../src/engine/settings.ts');
+type OpenModule = typeof import('../src/store/open.ts');
+export type TreeEngine = InstanceType<EngineModule['Engine']>;
+
+/**
+ * The engine of a source tree (a checkout or `git archive` copy with node_modules
+ * reachable), default options and the system clock, on a fresh temporary data directory:
+ * for A/B runs of two trees in one process.
+ */
+export async function openTreeEngine(
+  root: string,
+  durability: 'full' | 'relaxed',
+): Promise<{ dir: string; engine: TreeEngine }> {
+  const { Engine } = (await import(join(root, 'src/engine/engine.ts'))) as EngineModule;
+  const { systemClock } = (await import(join(root, 'src/engine/clock.ts'))) as ClockModule;
+  const { defaultEngineOptions } = (await import(join(root, 'src/engine/settings.ts'))) as SettingsModule;
+  const { openDataDir } = (await import(join(root, 'src/store/open.ts'))) as OpenModule;
+  const dir = mkdtempSync(join(tmpdir(), 'sepp-bench-ab-'));
+  const engine = new Engine(openDataDir(dir, { durability }), defaultEngineOptions(), { clock: systemClock });
+  return { dir, engine };
+}

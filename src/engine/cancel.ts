@@ -30,7 +30,7 @@ import {
 } from './control-types.ts';
 import { SeppError } from './errors.ts';
 import { eventAbout } from './events/lifecycle-event.ts';
-import { checkFilter, filterDetails, type ValidFilter } from './job-filter.ts';
+import { checkFilter, filterDetails, filterParams, type ValidFilter } from './job-filter.ts';
 import { appendError } from './job-rows.ts';
 import { chunkRows, type OperatorActions } from './operator-actions.ts';
 import type { JobState } from './types.ts';
@@ -147,7 +147,9 @@ export class Canceller {
     let total = 0;
     for (const state of valid.states) {
       if (state === 'leased') {
-        total += control.countLeasedNotCancelled.get({ queue: valid.queue, type: valid.type }) ?? 0;
+        total += control.countLeasedNotCancelled.get(filterParams(valid)) ?? 0;
+      } else if (valid.group !== null) {
+        total += control.countOfGroup.get({ ...filterParams(valid), state, group: valid.group }) ?? 0;
       } else if (valid.type !== null) {
         total += control.countOfType.get({ queue: valid.queue, state, type: valid.type }) ?? 0;
       } else {
@@ -164,9 +166,8 @@ export class Canceller {
     by: string | null,
   ): number {
     const rows = this.ctx.control.cancelWaitingChunk.all({
-      queue: filter.queue,
+      ...filterParams(filter),
       state,
-      type: filter.type,
       limit: chunkRows,
       now_ms: this.ctx.clock.nowMs(),
       by,
@@ -190,8 +191,7 @@ export class Canceller {
   private requestChunk(tx: Transaction, filter: ValidFilter<CancellableState>, by: string | null): number {
     const nowMs = this.ctx.clock.nowMs();
     const rows = this.ctx.control.requestCancelChunk.all({
-      queue: filter.queue,
-      type: filter.type,
+      ...filterParams(filter),
       limit: chunkRows,
       now_ms: nowMs,
       by,

@@ -15,8 +15,7 @@ export type UpdatableState = (typeof updatableStates)[number];
 
 /**
  * Which jobs a bulk action applies to: every job of `queue` in one of
- * `states`, optionally only of one `type`. (Job groups, when they come, are
- * one more optional field here.)
+ * `states`, optionally only of one `type` and of one `group`.
  */
 export interface JobFilter<S extends JobState = JobState> {
   queue: string;
@@ -24,6 +23,8 @@ export interface JobFilter<S extends JobState = JobState> {
   type?: string;
   /** Only jobs in these states; empty or absent means every state the action applies to. */
   states?: readonly S[];
+  /** Only jobs of this group; absent means every job, with a group or without. */
+  group?: string;
 }
 
 /** What a cancel did to one job. */
@@ -55,6 +56,8 @@ export interface JobChanges {
   delayMs?: number;
   /** Due now: a scheduled (or retrying) job becomes ready. */
   runNow?: boolean;
+  /** The job's new group; null takes it out of its group. One job only. */
+  group?: string | null;
 }
 
 /** Told to the worker holding a job when a cancel is asked for, after the request is durable. */

@@ -6,6 +6,7 @@
 import type { BatchStats } from '../store/group-commit.ts';
 import type { Db } from '../store/open.ts';
 import { prepareRuntimeStatements } from '../store/runtime-statements.ts';
+import { AckBatches } from './ack-batch.ts';
 import { AdminSessions } from './admin-sessions.ts';
 import { AuditLog } from './audit.ts';
 import { OnlineBackup } from './backup.ts';
@@ -117,6 +118,7 @@ export function openEngineParts(db: Db, options: EngineOptions, deps: EngineDeps
   const expiry = new Expiry(ctx);
   const reserver = new Reserver(ctx, expiry);
   const settler = new Settler(ctx);
+  const acks = new AckBatches(ctx, settler);
   const progress = new ProgressReports(ctx);
   const queries = new JobQueries(ctx);
   const browser = new JobBrowser(ctx, queries.sql);
@@ -150,7 +152,7 @@ export function openEngineParts(db: Db, options: EngineOptions, deps: EngineDeps
   deps.onSchedulesReconciled?.(reconciled);
   runtimeSettings.load();
   maintenance.start();
-  const leases = new Leases(ctx, lifecycle, reserver, settler, progress, write);
+  const leases = new Leases(ctx, lifecycle, reserver, settler, acks, progress, write);
   return {
     ctx,
     lifecycle,

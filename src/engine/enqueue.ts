@@ -4,7 +4,10 @@
  * one write operation; its results are answered after the commit is durable.
  */
 
+import { prepareJobInserts } from '../store/batch-statements.ts';
 import type { Transaction } from '../store/group-commit.ts';
+import type { MultiRowStatement } from '../store/multi-row.ts';
+import type { InsertJobParams } from '../store/statements.ts';
 import type { AuditInput } from './admin-types.ts';
 import type { AuditLog } from './audit.ts';
 import type { EngineContext, Write } from './context.ts';
@@ -22,6 +25,7 @@ import type {
 } from './types.ts';
 
 export class Enqueuer {
+  private readonly inserts: MultiRowStatement<InsertJobParams, never>;
   private readonly keys: IdempotencyKeys;
 
   constructor(
@@ -32,6 +36,7 @@ export class Enqueuer {
     /** Refuses enqueues while the disk is full (a schedule's ticks are not refused: enqueueWithin). */
     private readonly diskFull: DiskFull,
   ) {
+    this.inserts = prepareJobInserts(ctx.db);
     this.keys = new IdempotencyKeys(ctx);
   }
 
@@ -61,13 +66,13 @@ export class Enqueuer {
       const job = validateJob(request, nowMs, this.ctx.queues, this.ctx.limits);
       if (isRejection(job)) return { ok: false, ...job };
       // A duplicate adds nothing, so a full queue still answers it with the original job.
-      const duplicate = this.findDuplicate(job, nowMs);
+      const duplicate = this.findDuplicate(job, nowMs, added);
       if (duplicate) return duplicate;
       const depthProblem = this.checkDepth(job, 1 + added.inQueue(job.queue));
       if (depthProblem) return { ok: false, ...depthProblem };
       return this.insert(tx, job, nowMs, added);
     });
-    added.count(this.ctx);
+    added.store(tx, this.ctx, this.inserts);
     this.emitEnqueueEvents(tx, requests, results);
     if (audit !== undefined) this.auditEnqueue(audit, results);
     return results;
@@ -127,9 +132,9 @@ export class Enqueuer {
       }
       const added = new AddedJobs();
       const results = valid.map(
-        ({ job }) => this.findDuplicate(job, nowMs) ?? this.insert(tx, job, nowMs, added),
+        ({ job }) => this.findDuplicate(job, nowMs, added) ?? this.insert(tx, job, nowMs, added),
       );
-      added.count(this.ctx);
+      added.store(tx, this.ctx, this.inserts);
       this.emitEnqueueEvents(tx, requests, results);
       return { committed: true, results };
     });
@@ -185,19 +190,20 @@ export class Enqueuer {
   }
 
   /** The original job when `job`'s idempotency key is taken (see idempotency.ts). */
-  private findDuplicate(job: ValidJob, nowMs: number): EnqueueAccepted | null {
+  private findDuplicate(job: ValidJob, nowMs: number, added?: AddedJobs): EnqueueAccepted | null {
+    if (job.idempotencyKey === null) return null;
+    // The lookup (unique-while-active keys read the jobs table) must see this batch's earlier jobs: store them first.
+    added?.insertPending(this.inserts);
     const original = this.keys.duplicateOf(job, nowMs);
     return original === null ? null : { ok: true, jobId: original, deduplicated: true };
   }
 
-  /** Stores a new job; the caller has checked it is not a duplicate, and counts `added` once done. */
+  /** Adds a new job to `added`; the caller has checked it is not a duplicate, and stores `added` once done. */
   private insert(tx: Transaction, job: ValidJob, nowMs: number, added: AddedJobs): EnqueueAccepted {
-    const { sql } = this.ctx;
     this.ctx.ensureQueue(tx, job.queue);
     const id = this.ids.next(nowMs);
     const state = job.scheduled ? 'scheduled' : 'ready';
-    added.add(job.queue, state);
-    sql.insertJob.run({
+    added.add({
       id,
       queue: job.queue,
       type: job.type,
@@ -219,7 +225,6 @@ export class Enqueuer {
     if (job.group !== null) this.ctx.flow.groupedJobAdded(job.queue);
     this.keys.record(job, id, nowMs);
     if (job.scheduled) this.ctx.wakeAt(tx, job.runAtMs);
-    else this.ctx.jobsReady(tx, job.queue, 1);
     if (job.expiresAtMs !== null) this.ctx.wakeAt(tx, job.expiresAtMs);
     if (this.ctx.events.recording) {
       this.ctx.record(tx, {
@@ -239,17 +244,20 @@ export class Enqueuer {
   }
 }
 
-/** New jobs of one operation, per queue and state: counted once at its end. */
+/** New jobs of one operation: inserted, counted per queue and state, and handed to waiters once at its end. */
 class AddedJobs {
+  /** Added but not inserted yet. */
+  private readonly rows: InsertJobParams[] = [];
   private readonly jobs = new Map<string, { ready: number; scheduled: number }>();
 
-  add(queue: string, state: 'ready' | 'scheduled'): void {
-    let perState = this.jobs.get(queue);
+  add(row: InsertJobParams): void {
+    this.rows.push(row);
+    let perState = this.jobs.get(row.queue);
     if (perState === undefined) {
       perState = { ready: 0, scheduled: 0 };
-      this.jobs.set(queue, perState);
+      this.jobs.set(row.queue, perState);
     }
-    perState[state]++;
+    perState[row.state]++;
   }
 
   /** Jobs added to `queue` so far (not yet in its counts). */
@@ -258,10 +266,19 @@ class AddedJobs {
     return perState === undefined ? 0 : perState.ready + perState.scheduled;
   }
 
-  count(ctx: EngineContext): void {
+  /** Inserts the jobs added so far (in order) and forgets them. */
+  insertPending(inserts: MultiRowStatement<InsertJobParams, never>): void {
+    if (this.rows.length === 0) return;
+    inserts.run(this.rows);
+    this.rows.length = 0;
+  }
+
+  store(tx: Transaction, ctx: EngineContext, inserts: MultiRowStatement<InsertJobParams, never>): void {
+    this.insertPending(inserts);
     for (const [queue, perState] of this.jobs) {
       ctx.count(queue, null, 'ready', perState.ready);
       ctx.count(queue, null, 'scheduled', perState.scheduled);
+      ctx.jobsReady(tx, queue, perState.ready);
     }
   }
 }

@@ -1,16 +1,23 @@
 /**
- * Changing a waiting job: its priority and when it runs — "run now" makes a
- * scheduled (or retrying) job ready at once. Only jobs that wait (scheduled
- * or ready) change; a leased job is running on a worker and is refused with
- * failed_precondition. In bulk (every waiting job a filter matches), priority
- * and run-now only, in chunks of chunkRows per transaction.
+ * Changing a waiting job: its priority, its group and when it runs — "run
+ * now" makes a scheduled (or retrying) job ready at once. Only jobs that wait
+ * (scheduled or ready) change; a leased job is running on a worker and is
+ * refused with failed_precondition. In bulk (every waiting job a filter
+ * matches), priority and run-now only, in chunks of chunkRows per transaction.
+ *
+ * A new group needs nothing more from flow control: its turns and per-group
+ * counts are read from the jobs table inside each lease (jobs_group_ready,
+ * jobs_group_leased), so the job is served under its new group from the
+ * change's commit on. Only the queue's "has groups" mark is set, in the same
+ * transaction, when the job brings the queue its first group.
  */
 import type { AuditInput } from './admin-types.ts';
 import type { AuditLog } from './audit.ts';
 import type { EngineContext, Write } from './context.ts';
 import { type JobChanges, type JobFilter, updatableStates } from './control-types.ts';
+import { checkName } from './enqueue-validation.ts';
 import { SeppError } from './errors.ts';
-import { checkFilter, filterDetails } from './job-filter.ts';
+import { checkFilter, filterDetails, filterParams } from './job-filter.ts';
 import { jobInfoFromRow } from './job-rows.ts';
 import { chunkRows, type OperatorActions } from './operator-actions.ts';
 import type { JobInfo, JobState } from './types.ts';
@@ -45,6 +52,7 @@ export class JobUpdater {
       }
       const nowMs = clock.nowMs();
       const priority = changes.priority ?? row.priority;
+      const group = changes.group === undefined ? row.group_key : changes.group;
       let runAtMs = row.run_at_ms;
       if (changes.runNow === true) runAtMs = nowMs;
       else if (changes.runAtMs !== undefined) runAtMs = Math.max(nowMs, changes.runAtMs);
@@ -65,12 +73,23 @@ export class JobUpdater {
       }
       // A change of priority alone leaves the state as it is.
       const state = !rescheduled ? from : runAtMs > nowMs ? 'scheduled' : 'ready';
-      control.updateWaiting.run({ seq: row.seq, state, priority, run_at_ms: runAtMs });
+      control.updateWaiting.run({ seq: row.seq, state, priority, run_at_ms: runAtMs, group_key: group });
+      if (group !== null) this.ctx.flow.groupedJobAdded(row.queue);
       if (state !== from) this.ctx.count(row.queue, from, state, 1);
-      if (state === 'ready' && from === 'scheduled') this.ctx.jobsReady(tx, row.queue, 1);
+      // A ready job in a new group may be leased where its old group's limit held it back: wake a reserve.
+      const regrouped = group !== row.group_key;
+      if (state === 'ready' && (from === 'scheduled' || regrouped)) this.ctx.jobsReady(tx, row.queue, 1);
       if (state === 'scheduled') this.ctx.wakeAt(tx, runAtMs);
       if (audit !== undefined) {
-        this.audit.write(audit, { jobId, queue: row.queue, ...changes, previousState: from, state });
+        const groups = changes.group === undefined ? {} : { previousGroup: row.group_key };
+        this.audit.write(audit, {
+          jobId,
+          queue: row.queue,
+          ...changes,
+          ...groups,
+          previousState: from,
+          state,
+        });
       }
       return jobInfoFromRow(this.ctx.sql.jobById.get(jobId)!);
     });
@@ -87,7 +106,7 @@ export class JobUpdater {
     const { control, clock } = this.ctx;
     const tracked = audit === undefined ? undefined : { input: audit, id: undefined };
     const details = { ...filterDetails(valid), ...changes };
-    const base = { queue: valid.queue, type: valid.type, limit: chunkRows };
+    const base = { ...filterParams(valid), limit: chunkRows };
     let updated = 0;
     if (changes.runNow === true && valid.states.includes('scheduled')) {
       updated = await this.actions.inChunks(
@@ -122,13 +141,22 @@ export class JobUpdater {
   }
 
   private checkChanges(changes: JobChanges, bulk: boolean): void {
-    const { priority, runAtMs, delayMs, runNow } = changes;
+    const { priority, runAtMs, delayMs, runNow, group } = changes;
     const schedules = [runAtMs !== undefined, delayMs !== undefined, runNow === true].filter(Boolean).length;
-    if (priority === undefined && schedules === 0) {
+    if (priority === undefined && schedules === 0 && group === undefined) {
       throw new SeppError(
         'invalid_argument',
-        'changes: give a priority, a run time (run_at_ms, delay_ms) or run_now',
+        bulk
+          ? 'changes: give a priority or run_now'
+          : 'changes: give a priority, a run time (run_at_ms, delay_ms), run_now or a group',
       );
+    }
+    if (group !== undefined && bulk) {
+      throw new SeppError('invalid_argument', 'group changes one job at a time (UpdateJob)');
+    }
+    if (group !== undefined && group !== null) {
+      const problem = checkName('group', group, this.ctx.limits);
+      if (problem) throw new SeppError('invalid_argument', problem.message);
     }
     if (schedules > 1) throw new SeppError('invalid_argument', 'give one of run_at_ms, delay_ms and run_now');
     if (priority !== undefined && (!Number.isInteger(priority) || priority < 0 || priority > 9)) {

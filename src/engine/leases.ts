@@ -3,6 +3,7 @@
  * progress. Each settle is one write operation over settle.ts, answered once
  * its commit is durable; the checks that need no transaction run before it.
  */
+import type { AckBatches } from './ack-batch.ts';
 import type { EngineContext, Write } from './context.ts';
 import { SeppError } from './errors.ts';
 import { type EngineLifecycle, shuttingDown } from './lifecycle.ts';
@@ -30,6 +31,7 @@ export class Leases {
     private readonly lifecycle: EngineLifecycle,
     private readonly reserver: Reserver,
     private readonly settler: Settler,
+    private readonly acks: AckBatches,
     private readonly progress: ProgressReports,
     private readonly write: Write,
   ) {}
@@ -52,7 +54,7 @@ export class Leases {
         `acks: ${settles.length} in one batch, the limit is ${this.ctx.limits.maxReserveJobs} (limits.max_reserve_jobs)`,
       );
     }
-    return this.write((tx) => settles.map((settle) => this.settler.tryAck(tx, settle)));
+    return this.write((tx) => this.acks.ackEach(tx, settles));
   }
 
   nack(request: NackRequest): Promise<NackResult> {

@@ -79,12 +79,7 @@ export class Settler {
     return { ok: true };
   }
 
-  private recordCompleted(
-    tx: Transaction,
-    ack: Ack,
-    job: { queue: string; type: string },
-    retained: boolean,
-  ) {
+  recordCompleted(tx: Transaction, ack: Ack, job: { queue: string; type: string }, retained: boolean) {
     this.ctx.record(tx, {
       kind: 'completed',
       sequence: 0,

@@ -107,6 +107,7 @@ function filterFromProto(filter: ProtoJobFilter | undefined): JobFilter {
   return {
     queue: requireString(filter.queue, 'filter.queue'),
     ...(filter.type === '' ? {} : { type: filter.type }),
+    ...(filter.group === '' ? {} : { group: filter.group }),
     states,
   };
 }
@@ -118,5 +119,7 @@ function changesFromProto(changes: ProtoJobChanges | undefined): JobChanges {
   if (schedule?.$case === 'runAtMs') result.runAtMs = schedule.value;
   else if (schedule?.$case === 'delayMs') result.delayMs = schedule.value;
   else if (schedule?.$case === 'runNow' && schedule.value) result.runNow = true;
+  // As on enqueue, an empty group is no group: "" takes the job out of its group.
+  if (changes?.groupChange?.$case === 'group') result.group = changes.groupChange.value || null;
   return result;
 }

@@ -21,6 +21,7 @@ export interface ControlRow {
   expires_at_ms: number | null;
   worker_id: string | null;
   idempotency_key: string | null;
+  group_key: string | null;
   cancelled_at_ms: number | null;
   cancelled_by: string | null;
   completed_at_ms: number | null;
@@ -38,21 +39,22 @@ export interface ExpiredRow {
   expires_at_ms: number;
 }
 
-/** Bulk filters: a queue and one state, optionally one type (NULL: any). */
+/** Bulk filters: a queue and one state, optionally one type and one group (NULL: any). */
 interface ChunkParams {
   queue: string;
   state: string;
   type: string | null;
+  group: string | null;
   limit: number;
 }
 
-const typeFilter = '(@type IS NULL OR type = @type)';
+const filterMatch = '(@type IS NULL OR type = @type) AND (@group IS NULL OR group_key = @group)';
 
 export function prepareControlStatements(db: Db) {
   return {
     controlRowById: db.prepare<[string], ControlRow>(
       `SELECT seq, id, queue, type, state, priority, attempt, run_at_ms, expires_at_ms, worker_id, idempotency_key,
-              cancelled_at_ms, cancelled_by, completed_at_ms
+              group_key, cancelled_at_ms, cancelled_by, completed_at_ms
          FROM jobs WHERE id = ?`,
     ),
 
@@ -73,22 +75,22 @@ export function prepareControlStatements(db: Db) {
                        last_error = coalesce(@last_error, last_error), errors_json = coalesce(@errors_json, errors_json)
         WHERE seq = @seq AND state = 'leased'`,
     ),
-    /** Up to @limit scheduled or ready jobs of a queue (and type) → cancelled. */
+    /** Up to @limit scheduled or ready jobs of a queue (and type, group) → cancelled. */
     cancelWaitingChunk: db.prepare<
       [ChunkParams & { now_ms: number; by: string | null }],
       { id: string; idempotency_key: string | null; type: string; attempt: number }
     >(
       `UPDATE jobs SET state = 'cancelled', cancelled_at_ms = @now_ms, cancelled_by = @by
-        WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = @state AND ${typeFilter} LIMIT @limit)
+        WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = @state AND ${filterMatch} LIMIT @limit)
         RETURNING id, idempotency_key, type, attempt`,
     ),
-    /** Cancel requests on up to @limit leased jobs of a queue (and type) that have none yet. */
+    /** Cancel requests on up to @limit leased jobs of a queue (and type, group) that have none yet. */
     requestCancelChunk: db.prepare<
       [Omit<ChunkParams, 'state'> & { now_ms: number; by: string | null }],
       { id: string; attempt: number; worker_id: string | null; idempotency_key: string | null }
     >(
       `UPDATE jobs SET cancelled_at_ms = @now_ms, cancelled_by = @by
-        WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'leased' AND ${typeFilter}
+        WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'leased' AND ${filterMatch}
                         AND cancelled_at_ms IS NULL LIMIT @limit)
         RETURNING id, attempt, worker_id, idempotency_key`,
     ),
@@ -98,29 +100,37 @@ export function prepareControlStatements(db: Db) {
         'SELECT count(*) FROM jobs WHERE queue = @queue AND state = @state AND type = @type',
       )
       .pluck(),
-    /** Leased jobs of a queue (and type) with no cancel request yet. */
+    /** Jobs of a queue, state and group (and type): the queue's range of jobs_by_state_type, each row read. */
+    countOfGroup: db
+      .prepare<[{ queue: string; state: string; type: string | null; group: string }], number>(
+        `SELECT count(*) FROM jobs WHERE queue = @queue AND state = @state AND ${filterMatch}`,
+      )
+      .pluck(),
+    /** Leased jobs of a queue (and type, group) with no cancel request yet. */
     countLeasedNotCancelled: db
-      .prepare<[{ queue: string; type: string | null }], number>(
-        `SELECT count(*) FROM jobs WHERE queue = @queue AND state = 'leased' AND ${typeFilter}
+      .prepare<[{ queue: string; type: string | null; group: string | null }], number>(
+        `SELECT count(*) FROM jobs WHERE queue = @queue AND state = 'leased' AND ${filterMatch}
             AND cancelled_at_ms IS NULL`,
       )
       .pluck(),
 
     // ---- update waiting jobs
-    updateWaiting: db.prepare<[{ seq: number; state: string; priority: number; run_at_ms: number }]>(
-      `UPDATE jobs SET state = @state, priority = @priority, run_at_ms = @run_at_ms
+    updateWaiting: db.prepare<
+      [{ seq: number; state: string; priority: number; run_at_ms: number; group_key: string | null }]
+    >(
+      `UPDATE jobs SET state = @state, priority = @priority, run_at_ms = @run_at_ms, group_key = @group_key
         WHERE seq = @seq AND state IN ('scheduled', 'ready')`,
     ),
-    /** Up to @limit scheduled jobs of a queue (and type) → ready now, optionally with a new priority. */
+    /** Up to @limit scheduled jobs of a queue (and type, group) → ready now, optionally with a new priority. */
     runNowChunk: db.prepare<[Omit<ChunkParams, 'state'> & { now_ms: number; priority: number | null }]>(
       `UPDATE jobs SET state = 'ready', run_at_ms = @now_ms, priority = coalesce(@priority, priority)
-        WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'scheduled' AND ${typeFilter}
+        WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'scheduled' AND ${filterMatch}
                       LIMIT @limit)`,
     ),
-    /** Up to @limit jobs of a queue, state (and type) whose priority is not @priority yet → @priority. */
+    /** Up to @limit jobs of a queue, state (and type, group) whose priority is not @priority yet → @priority. */
     setPriorityChunk: db.prepare<[ChunkParams & { priority: number }]>(
       `UPDATE jobs SET priority = @priority
-        WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = @state AND ${typeFilter}
+        WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = @state AND ${filterMatch}
                         AND priority <> @priority LIMIT @limit)`,
     ),
 

@@ -5,7 +5,7 @@
  * checks every plan); none scans the groups or the ready jobs of a queue.
  */
 import type { Db } from './open.ts';
-import { type LeasedRow, leasedColumns, leaseSet } from './statements.ts';
+import { type LeasedRow, leasedColumns, leaseSet, leaseStatement } from './statements.ts';
 
 export interface LeaseParams {
   now_ms: number;
@@ -60,24 +60,25 @@ export function prepareFlowStatements(db: Db) {
 
     // ---- leases
     /** Up to @limit ready jobs without a group at @priority, oldest due first. */
-    leaseUngroupedAt: db.prepare<
-      [LeaseParams & { queue: string; priority: number; limit: number }],
-      LeasedRow
-    >(
-      `UPDATE jobs ${leaseSet}
+    leaseUngroupedAt: leaseStatement(
+      db.prepare<[LeaseParams & { queue: string; priority: number; limit: number }], LeasedRow>(
+        `UPDATE jobs ${leaseSet}
         WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'ready' AND group_key IS NULL
                         AND priority = @priority ORDER BY run_at_ms, seq LIMIT CAST(@limit AS INTEGER))
         RETURNING ${leasedColumns}`,
+      ),
     ),
     /** Up to @limit ready jobs of one group at @priority, oldest due first. */
-    leaseGroupAt: db.prepare<
-      [LeaseParams & { queue: string; priority: number; group_key: string; limit: number }],
-      LeasedRow
-    >(
-      `UPDATE jobs ${leaseSet}
+    leaseGroupAt: leaseStatement(
+      db.prepare<
+        [LeaseParams & { queue: string; priority: number; group_key: string; limit: number }],
+        LeasedRow
+      >(
+        `UPDATE jobs ${leaseSet}
         WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'ready' AND group_key = @group_key
                         AND priority = @priority ORDER BY run_at_ms, seq LIMIT CAST(@limit AS INTEGER))
         RETURNING ${leasedColumns}`,
+      ),
     ),
 
     // ---- what the limits read

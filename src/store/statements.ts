@@ -4,6 +4,7 @@
  * SQLite's 'now'. The queue semantics that decide *which* statement to run
  * live in src/engine.
  */
+import type Database from 'better-sqlite3';
 import type { Db } from './open.ts';
 
 /** A row of `jobs` as stored (column names as in schema/0001_initial.sql). */
@@ -122,6 +123,30 @@ export const leasedColumns =
 const attemptColumns =
   'seq, id, queue, type, state, attempt, max_attempts, attempt_base, errors_json, cancelled_at_ms, cancelled_by';
 
+const leasedColumnNames = leasedColumns.split(', ') as (keyof LeasedRow)[];
+
+/**
+ * A statement that leases, reading its rows as arrays and building each LeasedRow here:
+ * the driver's own row objects (one native property definition per column) cost about a
+ * quarter of the lease statement's CPU (docs/performance.md). `all` answers as the
+ * statement's own would. For every statement that leases (here and in flow-statements.ts).
+ */
+export function leaseStatement<P>(statement: Database.Statement<[P], unknown>): {
+  all(params: P): LeasedRow[];
+  readonly source: string;
+} {
+  const raw = statement.raw(true);
+  return {
+    source: statement.source,
+    all: (params) =>
+      (raw.all(params) as unknown[][]).map((values) => {
+        const row: Record<string, unknown> = {};
+        for (let i = 0; i < leasedColumnNames.length; i++) row[leasedColumnNames[i]!] = values[i];
+        return row as unknown as LeasedRow;
+      }),
+  };
+}
+
 /**
  * What a lease sets, for every statement that leases (here and in flow-statements.ts).
  * A job with its own lease_ms gets at least that long, up to @max_lease_deadline_ms.
@@ -130,6 +155,14 @@ export const leaseSet = `SET state = 'leased', attempt = attempt + 1, leased_at_
               lease_deadline_ms = CASE WHEN lease_ms IS NULL THEN @lease_deadline_ms
                                   ELSE max(@lease_deadline_ms, min(@now_ms + lease_ms, @max_lease_deadline_ms)) END,
               worker_id = @worker_id`;
+
+/**
+ * The rows an ack deletes without reading them first: leased (at the ack's attempt, which
+ * each statement adds) and not asked to stop (a cancel request makes the ack answer
+ * `job_cancelled` instead, after reading the row). Shared by deleteLeased and the AckBatch's multi-row delete
+ * (batch-statements.ts): a condition added here holds for both.
+ */
+export const ackableLeased = "state = 'leased' AND cancelled_at_ms IS NULL";
 
 export function prepareStatements(db: Db) {
   return {
@@ -197,23 +230,25 @@ export function prepareStatements(db: Db) {
      * expression does not. A job with its own lease_ms gets at least that long,
      * up to @max_lease_deadline_ms (now + the queue's max_lease_ms).
      */
-    leaseReady: db.prepare<
-      [
-        {
-          queue: string;
-          limit: number;
-          now_ms: number;
-          lease_deadline_ms: number;
-          max_lease_deadline_ms: number;
-          worker_id: string | null;
-        },
-      ],
-      LeasedRow
-    >(
-      `UPDATE jobs ${leaseSet}
+    leaseReady: leaseStatement(
+      db.prepare<
+        [
+          {
+            queue: string;
+            limit: number;
+            now_ms: number;
+            lease_deadline_ms: number;
+            max_lease_deadline_ms: number;
+            worker_id: string | null;
+          },
+        ],
+        LeasedRow
+      >(
+        `UPDATE jobs ${leaseSet}
         WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'ready' AND group_key IS NULL
                       ORDER BY priority DESC, run_at_ms, seq LIMIT CAST(@limit AS INTEGER))
         RETURNING ${leasedColumns}`,
+      ),
     ),
 
     // ---- settle
@@ -222,7 +257,7 @@ export function prepareStatements(db: Db) {
      * leased at that attempt or a cancel was asked for (the ack then reads the row to say why).
      */
     deleteLeased: db.prepare<[string, number], { queue: string; type: string }>(
-      "DELETE FROM jobs WHERE id = ? AND state = 'leased' AND attempt = ? AND cancelled_at_ms IS NULL RETURNING queue, type",
+      `DELETE FROM jobs WHERE id = ? AND ${ackableLeased} AND attempt = ? RETURNING queue, type`,
     ),
     /** Ack when the queue keeps completed jobs: kept with its result (NULL when the ack carried none). */
     completeLeased: db.prepare<

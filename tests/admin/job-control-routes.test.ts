@@ -85,3 +85,28 @@ test('a viewer may not change jobs', async () => {
   assert.equal((await viewer.post(`/api/v1/jobs/${jobId}/update`, { priority: 1 })).status, 403);
   assert.equal((await viewer.post('/api/v1/queues/q/jobs/cancel', { dryRun: true })).status, 403);
 });
+
+test('groups: a waiting job changes group ("" or null: none); bulk cancel and run now take a group filter', async () => {
+  const engine = admin.t.engine;
+  const job = (group: string | undefined, delayMs = 0) =>
+    engine.enqueue({ queue: 'q', type: 't', payload: enc('x'), delayMs, ...(group ? { group } : {}) });
+  const { jobId } = await job('acme');
+  const moved = await op.post(`/api/v1/jobs/${jobId}/update`, { group: 'globex' });
+  assert.equal(moved.status, 200);
+  assert.equal(moved.body.group, 'globex');
+  assert.deepEqual([lastAudit().details.group, lastAudit().details.previousGroup], ['globex', 'acme']);
+  assert.equal((await op.post(`/api/v1/jobs/${jobId}/update`, { group: null })).body.group, null);
+  assert.equal((await op.post(`/api/v1/jobs/${jobId}/update`, { group: 'a b' })).status, 400);
+
+  for (const group of ['acme', 'acme', 'globex']) await job(group, 3_600_000);
+  const ran = await op.post('/api/v1/queues/q/jobs/update', { group: 'acme', runNow: true });
+  assert.deepEqual(ran.body, { updated: 2 });
+  assert.equal(lastAudit().details.group, 'acme');
+  const dry = await op.post('/api/v1/queues/q/jobs/cancel', { group: 'globex', dryRun: true });
+  assert.equal(dry.body.matched, 1);
+  const cancelled = await op.post('/api/v1/queues/q/jobs/cancel', { group: 'globex' });
+  assert.deepEqual(cancelled.body, { cancelled: 1, cancelRequested: 0, matched: 0 });
+  assert.equal(lastAudit().details.group, 'globex');
+  const counts = engine.listQueues()[0]?.counts;
+  assert.deepEqual([counts?.ready, counts?.scheduled, counts?.cancelled], [3, 0, 1]);
+});

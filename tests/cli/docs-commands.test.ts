@@ -168,6 +168,8 @@ const afterFlag: Readonly<Record<string, string>> = {
   '--queue': 'emails',
   '--type': 'send',
   '--state': 'ready',
+  '--group': 'acme',
+  '--new-group': 'acme',
   '--actor': 'key:ops',
   '--action': 'queue.pause',
   '--target': 'queue:emails',

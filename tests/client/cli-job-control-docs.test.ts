@@ -74,4 +74,5 @@ test('every command of the job control session runs and prints what the docs sho
   }
   assert.equal((await client.getJob(stand[0]!)).state, 'cancelled');
   assert.equal((await client.getJob(stand[1]!)).priority, 7);
+  assert.equal((await client.getJob(stand[1]!)).group, 'acme');
 });

@@ -131,7 +131,17 @@ describe('job control from the CLI', () => {
     assert.equal(bulk.updated, 2);
     const nothing = await sepp(['update', id], env);
     assert.equal(nothing.code, 2);
-    assert.match(nothing.stderr, /give --priority, --run-now, --run-at or --delay/);
+    assert.match(nothing.stderr, /give --priority, --run-now, --run-at, --delay or --new-group/);
+    const grouped = await sepp(['update', id, '--new-group', 'acme'], env);
+    assert.equal(grouped.code, 0, grouped.stderr);
+    assert.match(grouped.stdout, /, group acme, /);
+    const ungrouped = cliJson<{ group: string | null }[]>(
+      await sepp(['update', id, '--new-group', '', '--json'], env),
+    );
+    assert.equal(ungrouped[0]?.group, null, "--new-group '' takes the job out of its group");
+    const stray = await sepp(['cancel', id, '--group', 'acme'], env);
+    assert.equal(stray.code, 2);
+    assert.match(stray.stderr, /--group and --dry-run go with --queue/);
     const [leased] = await client.reserve({ queues: ['updates'], leaseMs: 600_000 });
     const running = await sepp(['update', leased!.id, '--priority', '1'], env);
     assert.equal(running.code, 1);

@@ -137,7 +137,7 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
   },
   CancelJobs: {
     call: (c, md) =>
-      unary(call(c, c.cancelJobs, { filter: { queue, type: '', states: [] }, dryRun: true }, md)),
+      unary(call(c, c.cancelJobs, { filter: { queue, type: '', states: [], group: '' }, dryRun: true }, md)),
     allowedStatus: status.OK,
   },
   UpdateJob: {
@@ -153,7 +153,7 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
           c,
           c.updateJobs,
           {
-            filter: { queue: 'matrix-none', type: '', states: [] },
+            filter: { queue: 'matrix-none', type: '', states: [], group: '' },
             changes: { priorityChange: priority(1) },
           },
           md,

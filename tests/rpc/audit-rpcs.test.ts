@@ -52,12 +52,13 @@ async function enqueueTo(
   auditQueue: string,
   jobs: number,
   delayMs = 0,
+  group = '',
 ): Promise<string[]> {
   const schedule = delayMs > 0 ? { $case: 'delayMs' as const, value: delayMs } : undefined;
   const { results } = await call(
     c,
     c.enqueueBatch,
-    { jobs: Array.from({ length: jobs }, () => testJob(auditQueue, { schedule })) },
+    { jobs: Array.from({ length: jobs }, () => testJob(auditQueue, { schedule, group })) },
     md,
   );
   return results.map((r) => (r.outcome?.$case === 'accepted' ? r.outcome.value.jobId : ''));
@@ -104,31 +105,36 @@ const auditRows: Readonly<Record<string, AuditRow>> = {
   },
   CancelJobs: {
     async run(c, md, auditQueue) {
-      await enqueueTo(c, md, auditQueue, 3);
-      await call(c, c.cancelJobs, { filter: { queue: auditQueue, type: '', states: [] }, dryRun: false }, md);
+      await enqueueTo(c, md, auditQueue, 3, 0, 'g1');
+      await enqueueTo(c, md, auditQueue, 1, 0, 'other');
+      const filter = { queue: auditQueue, type: '', states: [], group: 'g1' };
+      await call(c, c.cancelJobs, { filter, dryRun: false }, md);
       return { target: `queue:${auditQueue}` };
     },
     action: 'jobs.cancel',
-    details: { cancelled: 3, cancelRequested: 0 },
+    details: { group: 'g1', cancelled: 3, cancelRequested: 0 },
   },
   UpdateJob: {
     async run(c, md, auditQueue) {
       const [jobId] = await enqueueTo(c, md, auditQueue, 1);
-      await call(c, c.updateJob, { jobId: jobId!, changes: { priorityChange: priority(5) } }, md);
+      const changes = { priorityChange: priority(5), groupChange: { $case: 'group' as const, value: 'g2' } };
+      await call(c, c.updateJob, { jobId: jobId!, changes }, md);
       return { target: `job:${jobId}` };
     },
     action: 'job.update',
-    details: { priority: 5, previousState: 'ready', state: 'ready' },
+    details: { priority: 5, group: 'g2', previousGroup: null, previousState: 'ready', state: 'ready' },
   },
   UpdateJobs: {
     async run(c, md, auditQueue) {
-      await enqueueTo(c, md, auditQueue, 2, 60_000);
+      await enqueueTo(c, md, auditQueue, 2, 60_000, 'g1');
       const changes = { scheduleChange: { $case: 'runNow' as const, value: true } };
-      await call(c, c.updateJobs, { filter: { queue: auditQueue, type: '', states: [] }, changes }, md);
+      await enqueueTo(c, md, auditQueue, 1, 60_000, 'other');
+      const filter = { queue: auditQueue, type: '', states: [], group: 'g1' };
+      await call(c, c.updateJobs, { filter, changes }, md);
       return { target: `queue:${auditQueue}` };
     },
     action: 'jobs.update',
-    details: { runNow: true, updated: 2 },
+    details: { group: 'g1', runNow: true, updated: 2 },
   },
   PauseQueue: {
     async run(c, md, auditQueue) {

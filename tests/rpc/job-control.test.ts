@@ -129,7 +129,7 @@ describe('job control over gRPC', () => {
     });
     const [a, b, c] = jobs;
     assert.ok(a && b && c);
-    const filter = { queue, type: '', states: [JobState.LEASED] };
+    const filter = { queue, type: '', states: [JobState.LEASED], group: '' };
     assert.equal((await call(t.client, t.client.cancelJobs, { filter, dryRun: true })).matchedCount, 3);
     assert.deepEqual(await call(t.client, t.client.cancelJobs, { filter, dryRun: false }), {
       cancelledCount: 0,
@@ -223,7 +223,10 @@ describe('job control over gRPC', () => {
     assert.equal(noChange.code, status.INVALID_ARGUMENT);
     const runNow = { scheduleChange: { $case: 'runNow' as const, value: true } };
     assert.deepEqual(
-      await call(t.client, t.client.updateJobs, { filter: { queue, type: '', states: [] }, changes: runNow }),
+      await call(t.client, t.client.updateJobs, {
+        filter: { queue, type: '', states: [], group: '' },
+        changes: runNow,
+      }),
       { updatedCount: 2 },
     );
     assert.deepEqual(await call(t.client, t.client.purgeQueue, { queue }), { deletedCount: 3 });
@@ -265,7 +268,7 @@ describe('job control over gRPC', () => {
 
   test('bulk calls on a queue nobody has used answer NOT_FOUND, as PurgeQueue does, and audit nothing', async () => {
     const queue = 'never-used';
-    const filter = { queue, type: '', states: [] };
+    const filter = { queue, type: '', states: [], group: '' };
     const runNow = { scheduleChange: { $case: 'runNow' as const, value: true } };
     const answers = [
       await failure(call(t.client, t.client.purgeQueue, { queue })),

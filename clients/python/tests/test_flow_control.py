@@ -77,3 +77,34 @@ def test_worker_holds_one_lease_per_group(server: ServerProcess, client: sepp.Cl
             release.set()
             worker.close()
     assert worst == 1
+
+
+def test_a_waiting_job_changes_group_and_bulk_actions_take_a_group(client: sepp.Client) -> None:
+    """update_job(group=…) moves a waiting job to another group and group_max_leased follows
+    it at once; a leased job's group cannot change; cancel_jobs and update_jobs with `group`
+    touch only that group's jobs (docs/flow-control.md, "Changing a job's group")."""
+    drain(client)
+    first = client.enqueue(QUEUE, "t", group="py-acme")
+    second = client.enqueue(QUEUE, "t", group="py-acme")
+    [leased] = client.reserve([QUEUE], max_jobs=10)
+    assert leased.id == first.id, "py-acme is at its limit (group_max_leased = 1)"
+    assert client.reserve([QUEUE], max_jobs=10) == []
+    moved = client.update_job(second.id, group="py-globex")
+    assert (moved.group, moved.state) == ("py-globex", "ready")
+    [next_one] = client.reserve([QUEUE], max_jobs=10)
+    assert (next_one.id, next_one.group) == (second.id, "py-globex")
+    with pytest.raises(sepp.SeppError) as refused:
+        client.update_job(first.id, group="py-globex")
+    assert refused.value.code == "failed_precondition"
+    client.ack_batch([leased, next_one])
+    assert client.update_job(client.enqueue(QUEUE, "t", group="g").id, group="").group is None
+
+    later = [client.enqueue(QUEUE, "t", group=g, delay_ms=3_600_000) for g in ("py-a", "py-a", "py-b")]
+    assert client.update_jobs(QUEUE, group="py-a", run_now=True) == 2
+    assert [client.get_job(j.id).state for j in later] == ["ready", "ready", "scheduled"]
+    assert client.cancel_jobs(QUEUE, group="py-b", dry_run=True).matched == 1
+    assert client.cancel_jobs(QUEUE, group="py-b") == sepp.CancelJobsResult(1, 0, 0)
+    assert [client.get_job(j.id).state for j in later] == ["ready", "ready", "cancelled"]
+    [entry] = client.list_audit_entries(action="jobs.cancel", target=f"queue:{QUEUE}", page_size=1).entries
+    assert entry.details["group"] == "py-b"
+    drain(client)

@@ -73,6 +73,7 @@ function filterToProto(filter: JobFilter): ProtoJobFilter {
     queue: filter.queue,
     type: filter.type ?? '',
     states: (filter.states ?? []).map((state) => jobStateToProto[state]),
+    group: filter.group ?? '',
   };
 }
 
@@ -87,6 +88,7 @@ function changesToProto(changes: JobChanges): ProtoJobChanges {
     priorityChange:
       changes.priority === undefined ? undefined : { $case: 'priority', value: changes.priority },
     scheduleChange,
+    groupChange: changes.group === undefined ? undefined : { $case: 'group', value: changes.group ?? '' },
   };
 }
 

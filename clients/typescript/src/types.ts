@@ -455,6 +455,8 @@ export interface JobFilter {
   type?: string;
   /** Only jobs in these states (cancel: scheduled, ready, leased; update: scheduled, ready). */
   states?: readonly JobState[];
+  /** Only jobs of this group (absent: with a group or without). */
+  group?: string;
 }
 
 /** What a cancel of one job did. */
@@ -485,6 +487,8 @@ export interface JobChanges {
   delayMs?: number;
   /** Due now: a scheduled or retrying job becomes ready. */
   runNow?: boolean;
+  /** The job's new group; null (or '') takes it out of its group (one job only). */
+  group?: string | null;
 }
 
 /** One change an operator made, from the audit log. */

@@ -1,6 +1,6 @@
 /**
  * Job control from the admin UI: change one waiting job (priority, run time,
- * run now), and cancel or change every job of a queue that a filter matches
+ * run now, group), and cancel or change every job of a queue that a filter matches
  * (the jobs page's "Cancel all matching" and "Run all now"). Each change is
  * audited in the same transaction, as over gRPC.
  */
@@ -34,25 +34,34 @@ const changesBody = {
   runNow: { type: 'boolean', description: 'due now: a scheduled (or retrying) job becomes ready' },
   runAtMs: { type: 'integer', description: 'due at this time (one job only)' },
   delayMs: { type: 'integer', description: 'due this long from now (one job only)' },
+  group: {
+    type: ['string', 'null'],
+    description: 'the new group; "" or null takes the job out of its group (one job only)',
+  },
 } as const;
 
 const filterBody = {
   type: { type: 'string', description: 'only jobs of this type' },
+  group: { type: 'string', description: 'only jobs of this group' },
   states: { type: 'array', items: { type: 'string', enum: [...cancellableStates] } },
 } as const;
 
-function changesOf(body: JsonObject): JobChanges {
+/** In a bulk body `group` is the filter's (filterOf), so `groupIsChange` is false there. */
+function changesOf(body: JsonObject, groupIsChange: boolean): JobChanges {
   const changes: JobChanges = {};
   for (const field of ['priority', 'runAtMs', 'delayMs'] as const) {
     const value = optionalInteger(body, field);
     if (value !== undefined) changes[field] = value;
   }
   if (optionalBoolean(body, 'runNow') === true) changes.runNow = true;
+  // Present (even null): a change; as on enqueue, an empty group is no group.
+  if (groupIsChange && 'group' in body) changes.group = optionalString(body, 'group', 256) || null;
   return changes;
 }
 
 function filterOf(c: Context, body: JsonObject): JobFilter {
   const type = optionalString(body, 'type', 256);
+  const group = optionalString(body, 'group', 256);
   const given = body.states === undefined || body.states === null ? [] : stringArray(body, 'states', 3);
   const states = given.map((state) => {
     if (!(cancellableStates as readonly string[]).includes(state)) {
@@ -63,6 +72,7 @@ function filterOf(c: Context, body: JsonObject): JobFilter {
   return {
     queue: pathParam(c, 'queue'),
     ...(type === undefined || type === '' ? {} : { type }),
+    ...(group === undefined || group === '' ? {} : { group }),
     states: states as JobState[],
   };
 }
@@ -75,7 +85,7 @@ export function jobControlRoutes({ deps }: AdminServices): RouteSpec[] {
       path: '/api/v1/jobs/{id}/update',
       access: 'operator',
       tag: 'jobs',
-      summary: 'Change a scheduled or ready job: priority, run time, or run it now',
+      summary: 'Change a scheduled or ready job: priority, run time, group, or run it now',
       description: 'A leased job is refused with 409: it is running.',
       pathParams: { id: 'job id (a UUID)' },
       body: { type: 'object', properties: changesBody },
@@ -83,7 +93,7 @@ export function jobControlRoutes({ deps }: AdminServices): RouteSpec[] {
       audits: 'job.update',
       async handle(c, request) {
         const id = jobIdParam(c);
-        const changes = changesOf(await readJsonObject(c));
+        const changes = changesOf(await readJsonObject(c), true);
         const job = await engine.updateJob(id, changes, request.audit('job.update', `job:${id}`));
         return c.json(jobDetail(job));
       },
@@ -131,7 +141,7 @@ export function jobControlRoutes({ deps }: AdminServices): RouteSpec[] {
         const body = await readJsonObject(c);
         const filter = filterOf(c, body);
         const audit = request.audit('jobs.update', `queue:${filter.queue}`);
-        return c.json({ updated: await engine.updateJobs(filter, changesOf(body), audit) });
+        return c.json({ updated: await engine.updateJobs(filter, changesOf(body, false), audit) });
       },
     },
   ];

@@ -1,6 +1,6 @@
 /**
  * `sepp cancel` and `sepp update`: stop jobs, or change waiting ones — one or
- * more by id, or every job of a queue that --queue, --type and --state match
+ * more by id, or every job of a queue that --queue, --type, --state and --group match
  * (which asks first, showing the count, or needs --yes off a terminal).
  */
 import type { Argv } from 'yargs';
@@ -25,6 +25,7 @@ interface SelectionArgs extends ConnectionArgs {
   queue?: string | undefined;
   type?: string | undefined;
   state?: string[] | undefined;
+  group?: string | undefined;
   yes?: boolean | undefined;
   'dry-run'?: boolean | undefined;
 }
@@ -34,6 +35,7 @@ function withSelection<T>(y: Argv<T>, states: readonly JobState[]) {
     .positional('ids', { type: 'string', array: true, describe: 'Job ids' })
     .option('queue', { type: 'string', describe: 'Every matching job of this queue instead of ids' })
     .option('type', { type: 'string', describe: 'With --queue: only jobs of this type' })
+    .option('group', { type: 'string', describe: 'With --queue: only jobs of this group' })
     .option('state', {
       type: 'string',
       array: true,
@@ -52,10 +54,16 @@ function withSelection<T>(y: Argv<T>, states: readonly JobState[]) {
 function selectionOf(args: SelectionArgs): { ids: string[] } | { filter: JobFilter } {
   const ids = args.ids ?? [];
   if (args.queue === undefined) {
-    if (args.type !== undefined || args.state !== undefined || args['dry-run'] === true) {
-      throw new UsageError('--type, --state and --dry-run go with --queue');
+    if (
+      args.type !== undefined ||
+      args.state !== undefined ||
+      args.group !== undefined ||
+      args['dry-run'] === true
+    ) {
+      throw new UsageError('--type, --state, --group and --dry-run go with --queue');
     }
-    if (ids.length === 0) throw new UsageError('name the jobs by id, or give --queue (with --type, --state)');
+    if (ids.length === 0)
+      throw new UsageError('name the jobs by id, or give --queue (with --type, --state, --group)');
     return { ids };
   }
   if (ids.length > 0) throw new UsageError('give job ids or --queue, not both');
@@ -64,13 +72,15 @@ function selectionOf(args: SelectionArgs): { ids: string[] } | { filter: JobFilt
       queue: args.queue,
       ...(args.type === undefined ? {} : { type: args.type }),
       ...(args.state === undefined ? {} : { states: args.state as JobState[] }),
+      ...(args.group === undefined ? {} : { group: args.group }),
     },
   };
 }
 
 function describeFilter(filter: JobFilter, states: readonly JobState[]): string {
   const type = filter.type === undefined ? '' : ` of type ${filter.type}`;
-  return `${(filter.states ?? states).join(', ')} jobs${type} in queue ${filter.queue}`;
+  const group = filter.group === undefined ? '' : ` in group ${filter.group}`;
+  return `${(filter.states ?? states).join(', ')} jobs${type}${group} in queue ${filter.queue}`;
 }
 
 async function cancelMatching(client: SeppClient, args: SelectionArgs, filter: JobFilter): Promise<void> {
@@ -102,6 +112,7 @@ function changesOf(args: {
   'run-now'?: boolean | undefined;
   'run-at'?: string | undefined;
   delay?: string | undefined;
+  'new-group'?: string | undefined;
 }): JobChanges {
   const changes: JobChanges = {};
   if (args.priority !== undefined) changes.priority = args.priority;
@@ -109,8 +120,9 @@ function changesOf(args: {
   if (args['run-now'] === true) changes.runNow = true;
   if (args['run-at'] !== undefined) changes.runAt = timeFlag('run-at', args['run-at']);
   if (args.delay !== undefined) changes.delayMs = durationFlag('delay', args.delay);
+  if (args['new-group'] !== undefined) changes.group = args['new-group'] === '' ? null : args['new-group'];
   if (Object.keys(changes).length === 0)
-    throw new UsageError('give --priority, --run-now, --run-at or --delay');
+    throw new UsageError('give --priority, --run-now, --run-at, --delay or --new-group');
   return changes;
 }
 
@@ -143,7 +155,7 @@ export function registerJobControlCommands(parser: Argv): void {
   );
   parser.command(
     'update [ids..]',
-    'Change waiting jobs: priority, run time, or run them now',
+    'Change waiting jobs: priority, run time, group, or run them now',
     (y) =>
       withConnection(
         withSelection(y, updatable)
@@ -154,7 +166,12 @@ export function registerJobControlCommands(parser: Argv): void {
           })
           .option('run-at', { type: 'string', describe: 'Due at this time (ISO 8601); ids only' })
           .option('delay', { type: 'string', describe: 'Due after this long, e.g. 30s, 5m; ids only' })
+          .option('new-group', {
+            type: 'string',
+            describe: 'Move the job to this group ("" takes it out of its group); ids only',
+          })
           .example('$0 update 0190a4c2-… --priority 9 --run-now', 'one job, first in line now')
+          .example('$0 update 0190a4c2-… --new-group tenant-7', 'one job, now in group tenant-7')
           .example(
             '$0 update --queue reports --type monthly --run-now --yes',
             'run every scheduled monthly report now',
@@ -168,10 +185,22 @@ export function registerJobControlCommands(parser: Argv): void {
           const jobs = [];
           for (const id of selection.ids) jobs.push(await client.updateJob(id, changes));
           if (wantsJson(args))
-            printJson(jobs.map((j) => ({ id: j.id, state: j.state, priority: j.priority, runAt: j.runAt })));
+            printJson(
+              jobs.map((j) => ({
+                id: j.id,
+                state: j.state,
+                priority: j.priority,
+                runAt: j.runAt,
+                group: j.group,
+              })),
+            );
           else
-            for (const j of jobs)
-              print(`updated ${j.id}: ${j.state}, priority ${j.priority}, due ${j.runAt.toISOString()}`);
+            for (const j of jobs) {
+              const group = j.group === null ? '' : `, group ${j.group}`;
+              print(
+                `updated ${j.id}: ${j.state}, priority ${j.priority}${group}, due ${j.runAt.toISOString()}`,
+              );
+            }
           return;
         }
         const what = describeFilter(selection.filter, updatable);

@@ -78,18 +78,20 @@ class AuditPage:
     """Pass as `page_token` for the next page; None on the last page."""
 
 
-def _filter(queue: str, type: str | None, states: Sequence[JobState] | None) -> admin_pb2.JobFilter:
+def _filter(queue: str, type: str | None, states: Sequence[JobState] | None,
+            group: str | None) -> admin_pb2.JobFilter:
     if isinstance(states, str):
         raise SeppError(grpc.StatusCode.INVALID_ARGUMENT, "states: give a list of states, not one string")
     unknown = [s for s in states or () if s not in _STATE_TO_PROTO]
     if unknown:
         raise SeppError(grpc.StatusCode.INVALID_ARGUMENT,
                         f"states: unknown state {unknown[0]!r} (use {', '.join(_STATE_TO_PROTO)})")
-    return admin_pb2.JobFilter(queue=queue, type=type or "", states=[_STATE_TO_PROTO[s] for s in states or ()])
+    return admin_pb2.JobFilter(queue=queue, type=type or "", states=[_STATE_TO_PROTO[s] for s in states or ()],
+                               group=group or "")
 
 
 def _changes(priority: int | None, run_at: TimeInput | None, delay_ms: int | None,
-             run_now: bool) -> admin_pb2.JobChanges:
+             run_now: bool, group: str | None = None) -> admin_pb2.JobChanges:
     if sum((run_at is not None, delay_ms is not None, run_now)) > 1:
         raise SeppError(grpc.StatusCode.INVALID_ARGUMENT, "give one of run_at, delay_ms and run_now")
     changes = admin_pb2.JobChanges()
@@ -101,6 +103,8 @@ def _changes(priority: int | None, run_at: TimeInput | None, delay_ms: int | Non
         changes.run_at_ms = time_ms(run_at, "run_at")
     elif delay_ms is not None:
         changes.delay_ms = round(delay_ms)
+    if group is not None:
+        changes.group = group  # "" takes the job out of its group
     return changes
 
 
@@ -128,11 +132,12 @@ class JobControl:
         return CancelResult(job_state_name(response.previous_state), job_state_name(response.state))
 
     def cancel_jobs(self, queue: str, *, type: str | None = None, states: Sequence[JobState] | None = None,
-                    dry_run: bool = False, deadline_ms: int | None = None) -> CancelJobsResult:
+                    group: str | None = None, dry_run: bool = False,
+                    deadline_ms: int | None = None) -> CancelJobsResult:
         """Cancels every job of `queue` that matches (of this `type`, in these `states`; default
-        scheduled, ready and leased), as `cancel_job` does one (admin key). With `dry_run`
-        nothing changes and `matched` counts the jobs it would change."""
-        request = admin_pb2.CancelJobsRequest(filter=_filter(queue, type, states), dry_run=dry_run)
+        scheduled, ready and leased; of this `group`), as `cancel_job` does one (admin key). With
+        `dry_run` nothing changes and `matched` counts the jobs it would change."""
+        request = admin_pb2.CancelJobsRequest(filter=_filter(queue, type, states, group), dry_run=dry_run)
         # A repeat would also cancel jobs enqueued in between: only a dry run is retried.
         response = self._conn.invoke(self._conn.stub.CancelJobs, request, deadline_ms=deadline_ms,
                                      retry_safe=dry_run)
@@ -140,23 +145,27 @@ class JobControl:
                                 int(response.matched_count))
 
     def update_job(self, id: str, *, priority: int | None = None, run_at: TimeInput | None = None,
-                   delay_ms: int | None = None, run_now: bool = False, deadline_ms: int | None = None) -> Job:
+                   delay_ms: int | None = None, run_now: bool = False, group: str | None = None,
+                   deadline_ms: int | None = None) -> Job:
         """Changes a scheduled or ready job (admin key): its `priority` (0 to 9), when it runs
-        (`run_at`, `delay_ms`), or `run_now` (a scheduled or retrying job becomes ready); give
-        at least one change. Returns the job as it is now. A leased job is refused with SeppError
-        `failed_precondition`; a finished one too."""
-        request = admin_pb2.UpdateJobRequest(job_id=id, changes=_changes(priority, run_at, delay_ms, run_now))
+        (`run_at`, `delay_ms`), `run_now` (a scheduled or retrying job becomes ready), or its
+        `group` (flow control counts it there from now on; `""` takes it out of its group,
+        None leaves it); give at least one change. Returns the job as it is now. A leased job is
+        refused with SeppError `failed_precondition`; a finished one too."""
+        changes = _changes(priority, run_at, delay_ms, run_now, group)
+        request = admin_pb2.UpdateJobRequest(job_id=id, changes=changes)
         # A delay counts from the call, so a repeat could move the job again: not retried.
         response = self._conn.invoke(self._conn.stub.UpdateJob, request, deadline_ms=deadline_ms,
                                      retry_safe=delay_ms is None)
         return Job.from_proto(response.job)
 
     def update_jobs(self, queue: str, *, type: str | None = None, states: Sequence[JobState] | None = None,
-                    priority: int | None = None, run_now: bool = False, deadline_ms: int | None = None) -> int:
+                    group: str | None = None, priority: int | None = None, run_now: bool = False,
+                    deadline_ms: int | None = None) -> int:
         """Runs now (`run_now`) or sets the `priority` of every waiting job of `queue` that
-        matches (of this `type`, in these `states`: scheduled, ready) (admin key); returns how
-        many changed."""
-        request = admin_pb2.UpdateJobsRequest(filter=_filter(queue, type, states),
+        matches (of this `type`, in these `states`: scheduled, ready; of this `group`) (admin
+        key); returns how many changed."""
+        request = admin_pb2.UpdateJobsRequest(filter=_filter(queue, type, states, group),
                                               changes=_changes(priority, None, None, run_now))
         response = self._conn.invoke(self._conn.stub.UpdateJobs, request, deadline_ms=deadline_ms, retry_safe=True)
         return int(response.updated_count)

@@ -160,26 +160,30 @@ class GetServerInfoResponse(_message.Message):
     def __init__(self, version: _Optional[str] = ..., git_commit: _Optional[str] = ..., durability: _Optional[_Union[DurabilityMode, str]] = ..., server_time_ms: _Optional[int] = ..., started_at_ms: _Optional[int] = ..., limits: _Optional[_Union[ServerLimits, _Mapping]] = ..., queue_defaults: _Optional[_Union[_queue_pb2.QueueSettings, _Mapping]] = ..., strict_queues: bool = ...) -> None: ...
 
 class JobChanges(_message.Message):
-    __slots__ = ["delay_ms", "priority", "run_at_ms", "run_now"]
+    __slots__ = ["delay_ms", "group", "priority", "run_at_ms", "run_now"]
     DELAY_MS_FIELD_NUMBER: _ClassVar[int]
+    GROUP_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_FIELD_NUMBER: _ClassVar[int]
     RUN_AT_MS_FIELD_NUMBER: _ClassVar[int]
     RUN_NOW_FIELD_NUMBER: _ClassVar[int]
     delay_ms: int
+    group: str
     priority: int
     run_at_ms: int
     run_now: bool
-    def __init__(self, priority: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., delay_ms: _Optional[int] = ..., run_now: bool = ...) -> None: ...
+    def __init__(self, priority: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., delay_ms: _Optional[int] = ..., run_now: bool = ..., group: _Optional[str] = ...) -> None: ...
 
 class JobFilter(_message.Message):
-    __slots__ = ["queue", "states", "type"]
+    __slots__ = ["group", "queue", "states", "type"]
+    GROUP_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     STATES_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
+    group: str
     queue: str
     states: _containers.RepeatedScalarFieldContainer[_job_pb2.JobState]
     type: str
-    def __init__(self, queue: _Optional[str] = ..., type: _Optional[str] = ..., states: _Optional[_Iterable[_Union[_job_pb2.JobState, str]]] = ...) -> None: ...
+    def __init__(self, queue: _Optional[str] = ..., type: _Optional[str] = ..., states: _Optional[_Iterable[_Union[_job_pb2.JobState, str]]] = ..., group: _Optional[str] = ...) -> None: ...
 
 class ListAuditEntriesRequest(_message.Message):
     __slots__ = ["action", "actor", "page_size", "page_token", "target"]

@@ -118,6 +118,11 @@ export interface JobFilter {
    * A state the call does not apply to is INVALID_ARGUMENT.
    */
   states: JobState[];
+  /**
+   * Only jobs of this group (`Job.group`); empty means every job, with a group
+   * or without.
+   */
+  group: string;
 }
 
 /** Cancel every job a filter matches. */
@@ -173,6 +178,16 @@ export interface JobChanges {
      * backoff) becomes READY.
      */
     { $case: "runNow"; value: boolean }
+    | undefined;
+  groupChange?:
+    | //
+    /**
+     * The job's new group (same rules as `EnqueueRequest.group`); the empty
+     * string takes the job out of its group, as an enqueue without a group.
+     * Flow control counts the job under its new group from this change on.
+     * UpdateJob only.
+     */
+    { $case: "group"; value: string }
     | undefined;
 }
 
@@ -954,7 +969,7 @@ export const CancelJobResponse: MessageFns<CancelJobResponse> = {
 };
 
 function createBaseJobFilter(): JobFilter {
-  return { queue: "", type: "", states: [] };
+  return { queue: "", type: "", states: [], group: "" };
 }
 
 export const JobFilter: MessageFns<JobFilter> = {
@@ -971,6 +986,9 @@ export const JobFilter: MessageFns<JobFilter> = {
         writer.int32(v);
       }
       writer.join();
+    }
+    if (message.group !== "") {
+      writer.uint32(34).string(message.group);
     }
     return writer;
   },
@@ -1022,6 +1040,14 @@ export const JobFilter: MessageFns<JobFilter> = {
 
             break;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.group = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1039,6 +1065,7 @@ export const JobFilter: MessageFns<JobFilter> = {
       queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
       type: isSet(object.type) ? globalThis.String(object.type) : "",
       states: globalThis.Array.isArray(object?.states) ? object.states.map((e: any) => jobStateFromJSON(e)) : [],
+      group: isSet(object.group) ? globalThis.String(object.group) : "",
     };
   },
 
@@ -1053,6 +1080,9 @@ export const JobFilter: MessageFns<JobFilter> = {
     if (message.states?.length) {
       obj.states = message.states.map((e) => jobStateToJSON(e));
     }
+    if (message.group !== "") {
+      obj.group = message.group;
+    }
     return obj;
   },
 
@@ -1064,6 +1094,7 @@ export const JobFilter: MessageFns<JobFilter> = {
     message.queue = object.queue ?? "";
     message.type = object.type ?? "";
     message.states = object.states?.map((e) => e) || [];
+    message.group = object.group ?? "";
     return message;
   },
 };
@@ -1273,7 +1304,7 @@ export const CancelJobsResponse: MessageFns<CancelJobsResponse> = {
 };
 
 function createBaseJobChanges(): JobChanges {
-  return { priorityChange: undefined, scheduleChange: undefined };
+  return { priorityChange: undefined, scheduleChange: undefined, groupChange: undefined };
 }
 
 export const JobChanges: MessageFns<JobChanges> = {
@@ -1292,6 +1323,11 @@ export const JobChanges: MessageFns<JobChanges> = {
         break;
       case "runNow":
         writer.uint32(32).bool(message.scheduleChange.value);
+        break;
+    }
+    switch (message.groupChange?.$case) {
+      case "group":
+        writer.uint32(42).string(message.groupChange.value);
         break;
     }
     return writer;
@@ -1342,6 +1378,14 @@ export const JobChanges: MessageFns<JobChanges> = {
             message.scheduleChange = { $case: "runNow", value: reader.bool() };
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.groupChange = { $case: "group", value: reader.string() };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1372,6 +1416,7 @@ export const JobChanges: MessageFns<JobChanges> = {
         : isSet(object.run_now)
         ? { $case: "runNow", value: globalThis.Boolean(object.run_now) }
         : undefined,
+      groupChange: isSet(object.group) ? { $case: "group", value: globalThis.String(object.group) } : undefined,
     };
   },
 
@@ -1386,6 +1431,9 @@ export const JobChanges: MessageFns<JobChanges> = {
       obj.delayMs = Math.round(message.scheduleChange.value);
     } else if (message.scheduleChange?.$case === "runNow") {
       obj.runNow = message.scheduleChange.value;
+    }
+    if (message.groupChange?.$case === "group") {
+      obj.group = message.groupChange.value;
     }
     return obj;
   },
@@ -1419,6 +1467,14 @@ export const JobChanges: MessageFns<JobChanges> = {
       case "runNow": {
         if (object.scheduleChange?.value !== undefined && object.scheduleChange?.value !== null) {
           message.scheduleChange = { $case: "runNow", value: object.scheduleChange.value };
+        }
+        break;
+      }
+    }
+    switch (object.groupChange?.$case) {
+      case "group": {
+        if (object.groupChange?.value !== undefined && object.groupChange?.value !== null) {
+          message.groupChange = { $case: "group", value: object.groupChange.value };
         }
         break;
       }

@@ -1,0 +1,205 @@
+/**
+ * The per-batch statements of the hot path: a batch enqueue is stored with
+ * multi-row INSERTs (50, 10, then 1 row per statement) and an AckBatch counts
+ * its acks once per queue. Both must store and count exactly what one job at a
+ * time did (docs/performance.md, "Levers, each measured").
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Engine } from '../../src/engine/engine.ts';
+import type { Ack, EnqueueRequest, JobEvent } from '../../src/engine/types.ts';
+import { bytes, job, withEngine } from '../helpers/engine.ts';
+
+/** A job with every column the insert writes set to something other than its default. */
+const fullJob = (queue: string, n: number): EnqueueRequest => ({
+  queue,
+  type: `type-${n % 3}`,
+  payload: bytes(`payload ${n}`),
+  contentType: 'application/json',
+  priority: 4,
+  delayMs: 60_000,
+  maxAttempts: 7,
+  leaseMs: 120_000,
+  ttlMs: 3_600_000,
+  idempotencyKey: `key-${n}`,
+  metadata: { tenant: `t${n}` },
+  traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+  tracestate: 'vendor=x',
+  group: `g${n % 2}`,
+});
+
+/** Acks of `n` freshly leased jobs of queue `pad`: they bring an AckBatch to the size the multi-row delete serves (10). */
+async function padding(engine: Engine, n: number): Promise<Ack[]> {
+  await engine.enqueueBatch(Array.from({ length: n }, () => job('pad')));
+  const leased = await engine.reserve({ queues: ['pad'], maxJobs: n });
+  assert.equal(leased.length, n);
+  return leased.map((j) => ({ jobId: j.id, attempt: j.attempt }));
+}
+
+test('a batch of 67 jobs is stored in order through the 50-, 10- and 1-row inserts, every column as one by one', async () => {
+  await withEngine({}, async ({ engine, db }) => {
+    const requests: EnqueueRequest[] = [];
+    for (let n = 0; n < 70; n++) {
+      if (n === 20)
+        requests.push(job('a', { priority: 42 })); // rejected: nothing stored for it
+      else if (n === 30) requests.push(job('a', { idempotencyKey: 'twice' }));
+      else if (n === 31)
+        requests.push(job('a', { idempotencyKey: 'twice' })); // a duplicate of n = 30
+      else if (n === 55) requests.push(fullJob('b', n));
+      else requests.push(job(n % 2 === 0 ? 'a' : 'b', { payload: bytes(`job ${n}`) }));
+    }
+    const results = await engine.enqueueBatch(requests);
+    assert.equal(results.length, 70);
+    assert.equal(results[20]?.ok, false);
+    const [first, second] = [results[30], results[31]];
+    assert.ok(first?.ok && second?.ok && second.deduplicated);
+    assert.equal(second.jobId, first.jobId);
+    const stored = results.flatMap((r, n) => (r.ok && !r.deduplicated ? [{ n, id: r.jobId }] : []));
+    assert.equal(stored.length, 68, '67 stored by the batch: 70 less one rejection and one duplicate');
+
+    // seq follows the batch's order, so leasing (same priority, all due) returns it.
+    const ready = stored.filter(({ n }) => n !== 55);
+    for (const queue of ['a', 'b']) {
+      const expected = ready.filter(({ n }) => requests[n]?.queue === queue).map(({ id }) => id);
+      const leased = await engine.reserve({ queues: [queue], maxJobs: 100 });
+      assert.deepEqual(
+        leased.map((j) => j.id),
+        expected,
+      );
+      for (const j of leased) {
+        const n = stored.find(({ id }) => id === j.id)?.n ?? -1;
+        assert.deepEqual(Buffer.from(j.payload), Buffer.from(requests[n]!.payload));
+      }
+    }
+
+    // The job with every column set is stored exactly as a single enqueue stores the same request.
+    const single = await engine.enqueue(fullJob('b', 55));
+    const row = (id: string) => {
+      const {
+        seq: _seq,
+        id: _id,
+        idempotency_key: _key,
+        ...rest
+      } = db.prepare<[string], Record<string, unknown>>('SELECT * FROM jobs WHERE id = ?').get(id)!;
+      return rest;
+    };
+    const batched = results[55];
+    assert.ok(batched?.ok && !batched.deduplicated);
+    assert.ok(single.deduplicated, 'the same idempotency key: the batch stored it');
+    await engine.enqueue({ ...fullJob('b', 55), idempotencyKey: 'other' });
+    const otherId = db
+      .prepare<[], string>("SELECT id FROM jobs WHERE idempotency_key = 'other'")
+      .pluck()
+      .get()!;
+    assert.deepEqual(row(otherId), row(batched.jobId));
+    assert.equal(row(batched.jobId).lease_ms, 120_000);
+    assert.equal(row(batched.jobId).group_key, 'g1');
+    assert.equal(typeof row(batched.jobId).expires_at_ms, 'number');
+  });
+});
+
+test('an AckBatch of 10 or more counts its acks once per queue: exact counters, one acked event per queue', async () => {
+  const events: JobEvent[] = [];
+  await withEngine({ deps: { onEvent: (event) => events.push(event) } }, async ({ engine }) => {
+    await engine.enqueueBatch([
+      ...Array.from({ length: 7 }, () => job('a')),
+      ...Array.from({ length: 5 }, () => job('b')),
+    ]);
+    const leased = await engine.reserve({ queues: ['a', 'b'], maxJobs: 12 });
+    assert.equal(leased.length, 12);
+    events.length = 0;
+    const settles = leased.map((j) => ({ jobId: j.id, attempt: j.attempt }));
+    const stale = settles[0]!;
+    const outcomes = await engine.ackBatch([...settles, stale]);
+    assert.deepEqual(
+      outcomes.map((o) => o.ok),
+      [...settles.map(() => true), false],
+    );
+    assert.deepEqual(
+      events.filter((e) => e.kind === 'acked').map((e) => `${e.queue}:${e.count}`),
+      ['a:7', 'b:5'],
+    );
+    for (const info of engine.listQueues()) {
+      assert.equal(info.counts.leased, 0, `${info.name} has nothing leased`);
+      assert.equal(info.counts.ready, 0);
+    }
+  });
+});
+
+test('an AckBatch (of 10 or more) answers each ack as one at a time would: ok, lease_lost, not_found, a job named twice', async () => {
+  await withEngine({}, async ({ engine, db }) => {
+    await engine.enqueueBatch(Array.from({ length: 4 }, () => job('q')));
+    const [j1, j2, j3] = await engine.reserve({ queues: ['q'], maxJobs: 3 });
+    assert.ok(j1 && j2 && j3);
+    const ready = db.prepare<[], string>("SELECT id FROM jobs WHERE state = 'ready'").pluck().get()!;
+    const outcomes = await engine.ackBatch([
+      { jobId: j1.id, attempt: j1.attempt },
+      { jobId: j2.id, attempt: j2.attempt + 1 },
+      { jobId: ready, attempt: 1 },
+      { jobId: '0190aaaa-0000-7000-8000-000000000000', attempt: 1 },
+      { jobId: j3.id, attempt: j3.attempt },
+      ...(await padding(engine, 8)),
+    ]);
+    assert.deepEqual(
+      outcomes.map((o) => (o.ok ? 'ok' : o.code)),
+      ['ok', 'lease_lost', 'not_found', 'not_found', 'ok', ...Array.from({ length: 8 }, () => 'ok')],
+    );
+    assert.equal(engine.getJob(j2.id).state, 'leased', 'a stale ack changes nothing');
+    const twice = await engine.ackBatch([
+      { jobId: j2.id, attempt: j2.attempt },
+      { jobId: j2.id, attempt: j2.attempt },
+      ...(await padding(engine, 8)),
+    ]);
+    assert.deepEqual(twice.map((o) => (o.ok ? 'ok' : o.code)).slice(0, 2), ['ok', 'not_found']);
+  });
+});
+
+test('the AckBatch delete finds each job through the id index, never by scanning jobs', async () => {
+  await withEngine({}, async ({ db }) => {
+    const tuples = Array.from({ length: 50 }, () => '(?, ?)').join(', ');
+    const plan = db
+      .prepare<unknown[], { detail: string }>(
+        `EXPLAIN QUERY PLAN DELETE FROM jobs WHERE state = 'leased' AND (id, attempt) IN (VALUES ${tuples}) RETURNING id`,
+      )
+      .all(...Array.from({ length: 100 }, () => null))
+      .map((row) => row.detail);
+    assert.ok(
+      plan.some((d) => d.includes('SEARCH jobs USING INDEX sqlite_autoindex_jobs_1 (id=?)')),
+      plan.join('\n'),
+    );
+    assert.ok(!plan.some((d) => /SCAN jobs\b/.test(d)), plan.join('\n'));
+  });
+});
+
+test('an AckBatch naming a job first with a stale attempt, then the right one: lease_lost, then ok', async () => {
+  await withEngine({}, async ({ engine }) => {
+    await engine.enqueueBatch([job('q'), job('q')]);
+    const [j1, j2] = await engine.reserve({ queues: ['q'], maxJobs: 2 });
+    assert.ok(j1 && j2);
+    const outcomes = await engine.ackBatch([
+      { jobId: j1.id, attempt: j1.attempt + 1 },
+      { jobId: j2.id, attempt: j2.attempt },
+      { jobId: j1.id, attempt: j1.attempt },
+      ...(await padding(engine, 8)),
+    ]);
+    assert.deepEqual(outcomes.map((o) => (o.ok ? 'ok' : o.code)).slice(0, 3), ['lease_lost', 'ok', 'ok']);
+  });
+});
+
+test('an AckBatch of 10 or more: a lease whose job has a cancel request is answered job_cancelled, not deleted as done', async () => {
+  await withEngine({}, async ({ engine }) => {
+    const { jobId } = await engine.enqueue(job('q'));
+    const [leased] = await engine.reserve({ queues: ['q'] });
+    assert.ok(leased);
+    await engine.cancel(jobId);
+    const outcomes = await engine.ackBatch([
+      { jobId, attempt: leased.attempt },
+      ...(await padding(engine, 9)),
+    ]);
+    assert.deepEqual(
+      outcomes.map((o) => (o.ok ? 'ok' : o.code)),
+      ['job_cancelled', ...Array.from({ length: 9 }, () => 'ok')],
+    );
+    assert.equal(engine.getJob(jobId).state, 'cancelled');
+  });
+});
