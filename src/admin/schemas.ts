@@ -153,7 +153,7 @@ export const components = {
   },
   JobSummary: {
     type: 'object',
-    properties: { ...jobCommon, payloadBytes: int },
+    properties: { ...jobCommon, payloadBytes: int, group: { type: ['string', 'null'] } },
     required: Object.keys(jobCommon),
   },
   JobDetail: {
