@@ -32,7 +32,7 @@ const jobCommon: Record<string, JsonSchema> = {
 
 export const jobSummary: JsonSchema = {
   type: 'object',
-  properties: { ...jobCommon, payloadBytes: int },
+  properties: { ...jobCommon, payloadBytes: int, group: { type: ['string', 'null'] } },
   required: Object.keys(jobCommon),
 };
 

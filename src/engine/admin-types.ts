@@ -28,6 +28,8 @@ export interface JobSummary {
   expiresAtMs: number | null;
   cancelledAtMs: number | null;
   cancelledBy: string | null;
+  /** The job's group; null when it has none. */
+  group: string | null;
 }
 
 export type ListOrder = 'oldest_first' | 'newest_first';
@@ -93,6 +95,8 @@ export interface JobBrowseQuery {
   errorText?: string;
   /** Only jobs with this metadata value. */
   metadata?: { key: string; value: string };
+  /** Only jobs of this group (a residual filter, like the error text). */
+  group?: string;
   /** Enqueue order, or due order for scheduled and retrying jobs; default oldest (soonest) first. */
   order?: ListOrder;
   cursor?: string;

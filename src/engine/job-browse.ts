@@ -6,7 +6,7 @@
  * order (index jobs_by_state_type), or one per queue in due order for
  * scheduled jobs and retries (jobs_scheduled_due, jobs_retrying_due). A type
  * prefix picks the types by a loose index scan (one seek per type). Filters
- * the indexes cannot answer — error text, a metadata value — are checked row
+ * the indexes cannot answer — error text, a metadata value, a group — are checked row
  * by row on at most `scanBudget` index entries per page: a page that runs out
  * of budget says how far it searched (`scanned`, `scanLimited`) and its
  * `nextCursor` continues from there, so nothing is skipped and no request
@@ -27,6 +27,13 @@ import { jobStates } from './types.ts';
 
 type Key = readonly [number, number];
 type Kind = 'seq' | 'due' | 'retry';
+/** Filters the indexes cannot answer, checked row by row within the scan budget. */
+interface Residual {
+  errorText: string | null;
+  meta: { key: string; value: string } | undefined;
+  group: string | null;
+  typePrefix: string | undefined;
+}
 interface Range {
   kind: Kind;
   queue: string;
@@ -57,6 +64,7 @@ export class JobBrowser {
     for (const [field, value] of [
       ['queue', query.queue],
       ['type', query.typePrefix],
+      ['group', query.group],
     ] as const) {
       if (value === undefined || value === '') continue;
       const problem = checkName(field, value, limits);
@@ -85,7 +93,9 @@ export class JobBrowser {
     const cursor = decodeCursor(query.cursor, due ? 'd' : 'e');
     const ranges = this.ranges(query.queue, state, due ? undefined : prefix);
     const errorText = query.errorText === undefined || query.errorText === '' ? null : query.errorText;
-    const residual = errorText !== null || meta !== undefined || (due && prefix !== undefined);
+    const group = query.group === undefined || query.group === '' ? null : query.group;
+    const residual =
+      errorText !== null || meta !== undefined || group !== null || (due && prefix !== undefined);
     const ascending = query.order !== 'newest_first';
     const forward = cursor?.dir !== 'b';
     const up = ascending === forward; // the direction the ranges are read in
@@ -110,7 +120,8 @@ export class JobBrowser {
       const f = frontier;
       candidates = candidates.filter((k) => !before(f, k, up));
     }
-    if (residual) candidates = this.filter(candidates, errorText, meta, due ? prefix : undefined);
+    if (residual)
+      candidates = this.filter(candidates, { errorText, meta, group, typePrefix: due ? prefix : undefined });
     const more = candidates.length > pageSize || frontier !== null;
     const page = candidates.slice(0, pageSize);
     const scanLimited = candidates.length <= pageSize && frontier !== null;
@@ -230,13 +241,9 @@ export class JobBrowser {
       .map((row) => [row.run_at_ms, row.seq] as const);
   }
 
-  private filter(
-    keys: Key[],
-    errorText: string | null,
-    meta: { key: string; value: string } | undefined,
-    typePrefix: string | undefined,
-  ): Key[] {
+  private filter(keys: Key[], residual: Residual): Key[] {
     if (keys.length === 0) return keys;
+    const { errorText, meta, group, typePrefix } = residual;
     const passing = new Set(
       this.sql.residual.all({
         seqs_json: JSON.stringify(keys.map((k) => k[1])),
@@ -245,6 +252,7 @@ export class JobBrowser {
         meta_value: meta === undefined ? null : meta.value,
         type_lo: typePrefix ?? null,
         type_hi: typePrefix === undefined ? null : `${typePrefix}\u{10ffff}`,
+        group_key: group,
       }),
     );
     return keys.filter((k) => passing.has(k[1]));

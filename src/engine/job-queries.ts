@@ -207,6 +207,7 @@ export function summaryFromRow(row: JobSummaryRow): JobSummary {
     expiresAtMs: row.expires_at_ms,
     cancelledAtMs: row.cancelled_at_ms,
     cancelledBy: row.cancelled_by,
+    group: row.group_key,
   };
 }
 

@@ -34,6 +34,7 @@ export interface JobSummaryRow {
   expires_at_ms: number | null;
   cancelled_at_ms: number | null;
   cancelled_by: string | null;
+  group_key: string | null;
 }
 
 export interface AuditRow {
@@ -74,7 +75,7 @@ interface DeadRangeParams {
 const summaryColumns = `seq, id, queue, type, state, priority, content_type, length(payload) AS payload_bytes, attempt,
   max_attempts, attempt_base, idempotency_key, enqueued_at_ms, run_at_ms, lease_deadline_ms, worker_id,
   substr(last_error, 1, 200) AS last_error, dead_reason, failed_at_ms, completed_at_ms, expires_at_ms,
-  cancelled_at_ms, cancelled_by`;
+  cancelled_at_ms, cancelled_by, group_key`;
 
 const auditFilters = `(@actor IS NULL OR actor = @actor) AND (@action IS NULL OR action = @action)
   AND (@target IS NULL OR target = @target) AND id < @before_id`;

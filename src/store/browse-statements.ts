@@ -40,6 +40,8 @@ export interface ResidualFilter {
   /** Type range [type_lo, type_hi) for a type prefix; null: any. */
   type_lo: string | null;
   type_hi: string | null;
+  /** The group the job must be in; null: any (with a group or without). */
+  group_key: string | null;
 }
 
 export function prepareBrowseStatements(db: Db) {
@@ -82,7 +84,8 @@ export function prepareBrowseStatements(db: Db) {
         `SELECT seq FROM jobs WHERE seq IN (SELECT value FROM json_each(@seqs_json))
           AND (@error_text IS NULL OR instr(lower(last_error), lower(@error_text)) > 0)
           AND (@meta_path IS NULL OR json_extract(metadata_json, @meta_path) = @meta_value)
-          AND (@type_lo IS NULL OR (type >= @type_lo AND type < @type_hi))`,
+          AND (@type_lo IS NULL OR (type >= @type_lo AND type < @type_hi))
+          AND (@group_key IS NULL OR group_key = @group_key)`,
       )
       .pluck(),
     /** Ids starting with @lo (up to @hi, exclusive), newest first: a range of the id index. */

@@ -24,7 +24,7 @@ export function browseRoutes({ deps }: AdminServices): RouteSpec[] {
       tag: 'jobs',
       summary: 'A page of jobs across queues and states, with filters',
       description:
-        'Without `queue` every queue, without `state` every state. `scheduled` and `retrying` (scheduled after a failed attempt) are ordered by due time, the rest by enqueue order. `error` and `meta` are checked on at most 20,000 jobs per page: when `scanLimited` is true the page holds what was found so far and `nextCursor` searches on. `prevCursor` pages back.',
+        'Without `queue` every queue, without `state` every state. `scheduled` and `retrying` (scheduled after a failed attempt) are ordered by due time, the rest by enqueue order. `error`, `meta` and `group` are checked on at most 20,000 jobs per page: when `scanLimited` is true the page holds what was found so far and `nextCursor` searches on. `prevCursor` pages back.',
       query: {
         queue: { description: 'only this queue', schema: { type: 'string' } },
         state: { description: 'only this state', schema: { type: 'string', enum: [...browseStates] } },
@@ -34,6 +34,7 @@ export function browseRoutes({ deps }: AdminServices): RouteSpec[] {
           schema: { type: 'string' },
         },
         meta: { description: 'only jobs with this metadata value, as key=value', schema: { type: 'string' } },
+        group: { description: 'only jobs of this group (exact name)', schema: { type: 'string' } },
         order: {
           description: 'oldest (or soonest due) first, the default, or newest first',
           schema: { type: 'string', enum: [...listOrders] },
@@ -64,6 +65,7 @@ export function browseRoutes({ deps }: AdminServices): RouteSpec[] {
           typePrefix: queryString(c, 'type', 256),
           errorText: queryString(c, 'error', 256),
           metadata: metaFilter(queryString(c, 'meta', 1024)),
+          group: queryString(c, 'group', 256),
           order: queryChoice(c, 'order', listOrders),
           cursor: queryString(c, 'cursor'),
           pageSize: queryInteger(c, 'limit'),

@@ -4,7 +4,7 @@
  * type a word — the queue's name — before the button works.
  */
 import type { ComponentChildren } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useId, useRef, useState } from 'preact/hooks';
 
 export interface ConfirmProps {
   open: boolean;
@@ -24,6 +24,8 @@ export interface ConfirmProps {
 export function ConfirmDialog(props: ConfirmProps) {
   const dialog = useRef<HTMLDialogElement>(null);
   const [typed, setTyped] = useState('');
+  // One id per dialog: a page may hold several (closed ones stay in the DOM).
+  const titleId = `confirm-title-${useId()}`;
 
   useEffect(() => {
     const el = dialog.current;
@@ -41,7 +43,7 @@ export function ConfirmDialog(props: ConfirmProps) {
     <dialog
       ref={dialog}
       class="dialog"
-      aria-labelledby="confirm-title"
+      aria-labelledby={titleId}
       onCancel={(event) => {
         event.preventDefault();
         props.onCancel();
@@ -54,7 +56,7 @@ export function ConfirmDialog(props: ConfirmProps) {
           if (ready && !props.busy) props.onConfirm();
         }}
       >
-        <h2 id="confirm-title">{props.title}</h2>
+        <h2 id={titleId}>{props.title}</h2>
         <div class="dialog-body">{props.children}</div>
         {props.typeToConfirm !== undefined && (
           <div class="field">

@@ -15,6 +15,8 @@ interface Filter {
   queue: string;
   state: JobState;
   type: string;
+  /** '' : any group. */
+  group: string;
 }
 
 type Pending = { action: 'cancel'; matched: number } | { action: 'run-now' };
@@ -31,9 +33,13 @@ export function FilterActions({
   const [pending, setPending] = useState<Pending | null>(null);
   const action = useAction();
   if (!can(session, 'operator') || filter.queue === '') return null;
-  const body = { states: [filter.state], ...(filter.type === '' ? {} : { type: filter.type }) };
+  const body = {
+    states: [filter.state],
+    ...(filter.type === '' ? {} : { type: filter.type }),
+    ...(filter.group === '' ? {} : { group: filter.group }),
+  };
   const base = `/api/v1/queues/${seg(filter.queue)}/jobs`;
-  const what = `${filter.state} jobs${filter.type === '' ? '' : ` of type ${filter.type}`} in ${filter.queue}`;
+  const what = `${filter.state} jobs${filter.type === '' ? '' : ` of type ${filter.type}`}${filter.group === '' ? '' : ` of group ${filter.group}`} in ${filter.queue}`;
 
   const askCancel = async () => {
     const counted = await action.run(() =>

@@ -11,7 +11,8 @@ type C = Column<JobSummary>;
 
 const id: C = { header: 'Job', rowHeader: true, cell: (j) => <JobIdLink id={j.id} /> };
 const queue: C = { header: 'Queue', cell: (j) => <Link href={`/queues/${seg(j.queue)}`}>{j.queue}</Link> };
-const type: C = { header: 'Type', cell: (j) => j.type };
+const typeColumn: C = { header: 'Type', cell: (j) => j.type };
+const group: C = { header: 'Group', cell: (j) => j.group ?? <span class="muted">—</span> };
 const state: C = { header: 'State', cell: (j) => <StateBadge state={j.state} /> };
 const priority: C = { header: 'Priority', num: true, hideNarrow: true, cell: (j) => j.priority };
 const attempt: C = { header: 'Attempt', num: true, cell: (j) => `${j.attempt}/${j.maxAttempts}` };
@@ -38,22 +39,24 @@ const reason: C = { header: 'Reason', cell: (j) => <ReasonBadge reason={j.deadRe
 const failed: C = { header: 'Failed', className: 'nowrap', cell: (j) => <Time ms={j.failedAtMs} /> };
 const completed: C = { header: 'Completed', className: 'nowrap', cell: (j) => <Time ms={j.completedAtMs} /> };
 
-export function jobColumns(listState: BrowseState | null, allQueues: boolean): C[] {
+/** `groups`: show the job's group after its type (when some job on the page has one). */
+export function jobColumns(listState: BrowseState | null, allQueues: boolean, groups = false): C[] {
   const where = allQueues ? [queue] : [];
+  const type = groups ? [typeColumn, group] : [typeColumn];
   switch (listState) {
     case 'ready':
-      return [id, ...where, type, priority, attempt, enqueued, size];
+      return [id, ...where, ...type, priority, attempt, enqueued, size];
     case 'scheduled':
-      return [id, ...where, type, due, attempt, priority, enqueued];
+      return [id, ...where, ...type, due, attempt, priority, enqueued];
     case 'retrying':
-      return [id, ...where, type, due, attempt, lastError];
+      return [id, ...where, ...type, due, attempt, lastError];
     case 'leased':
-      return [id, ...where, type, worker, leaseEnds, attempt];
+      return [id, ...where, ...type, worker, leaseEnds, attempt];
     case 'dead':
-      return [id, ...where, type, reason, failed, attempt, lastError];
+      return [id, ...where, ...type, reason, failed, attempt, lastError];
     case 'completed':
-      return [id, ...where, type, completed, attempt];
+      return [id, ...where, ...type, completed, attempt];
     default:
-      return [id, ...where, type, state, attempt, due, lastError];
+      return [id, ...where, ...type, state, attempt, due, lastError];
   }
 }

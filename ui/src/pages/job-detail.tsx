@@ -8,6 +8,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { can, post, query, seg } from '../api.ts';
+import { ChangeGroup } from '../components/change-group.tsx';
 import {
   CopyId,
   Empty,
@@ -25,6 +26,7 @@ import { fmtBytes, fmtTime, humanize, shortId } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
 import { Link, navigate } from '../router.tsx';
 import type { JobDetail as Job, Session } from '../types.ts';
+import { AttemptErrors, ProgressCard } from './job-sections.tsx';
 
 type Action = 'cancel' | 'requeue' | 'dead-letter' | 'run-now' | 'priority' | 'delete' | 'release-lease';
 
@@ -122,42 +124,6 @@ const done: Record<Action, (id: string) => string> = {
 /** How often an unfinished job is read again, in ms. */
 const livePollMs = 1000;
 
-function ProgressCard({ progress }: { progress: NonNullable<Job['progress']> }) {
-  return (
-    <section class="card" aria-labelledby="job-progress">
-      <h2 id="job-progress" class="card-title">
-        Progress{' '}
-        <span class="muted">
-          reported <Time ms={progress.atMs} />
-        </span>
-      </h2>
-      {progress.percent !== null && (
-        <div class="progress">
-          <div
-            class="progress-bar"
-            role="progressbar"
-            aria-valuemin={0}
-            aria-valuemax={100}
-            aria-valuenow={progress.percent}
-          >
-            <span style={{ width: `${progress.percent}%` }} />
-          </div>
-          <strong>{Math.round(progress.percent * 10) / 10}%</strong>
-        </div>
-      )}
-      {progress.json !== null && <pre class="payload">{prettyJson(progress.json)}</pre>}
-    </section>
-  );
-}
-
-function prettyJson(text: string): string {
-  try {
-    return JSON.stringify(JSON.parse(text), null, 2);
-  } catch {
-    return text;
-  }
-}
-
 /** The timeline shows each error's first line; the attempts table below has all of it. */
 function firstLine(text: string): string {
   const line = text.split('\n', 1)[0] ?? '';
@@ -202,6 +168,7 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
   return (
     <>
       <PageHeader title={`Job ${shortId(id)}`}>
+        {job && can(session, 'operator') && <ChangeGroup job={job} action={action} onChanged={reload} />}
         {job &&
           can(session, 'operator') &&
           allowedActions(job).map((a) => (
@@ -347,43 +314,7 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
               </ol>
             </section>
           </div>
-          <section class="card" aria-labelledby="job-errors">
-            <h2 id="job-errors" class="card-title">
-              Attempts with errors
-            </h2>
-            {job.errors.length === 0 ? (
-              <Empty title="No failed attempts" />
-            ) : (
-              <div class="table-wrap">
-                <table class="table table-stack">
-                  <thead>
-                    <tr>
-                      <th scope="col" class="num">
-                        Attempt
-                      </th>
-                      <th scope="col">Failed at</th>
-                      <th scope="col">Error</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {job.errors.map((e) => (
-                      <tr key={e.attempt}>
-                        <td data-label="Attempt" class="num">
-                          {e.attempt}
-                        </td>
-                        <td data-label="Failed at" class="nowrap">
-                          <Time ms={e.atMs} />
-                        </td>
-                        <td data-label="Error">
-                          <pre class="error-text">{e.error}</pre>
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )}
-          </section>
+          <AttemptErrors errors={job.errors} />
         </>
       )}
       <ConfirmDialog

@@ -1,5 +1,5 @@
 /**
- * Jobs across queues and states, with filters (type prefix, error text,
+ * Jobs across queues and states, with filters (type prefix, group, error text,
  * metadata), per-state columns, scheduled jobs and retries by due time, the
  * page in the URL, and actions on the selected rows.
  */
@@ -32,7 +32,7 @@ import {
 } from '../types.ts';
 import { jobColumns } from './job-columns.tsx';
 
-const filterKeys = ['queue', 'state', 'type', 'error', 'meta', 'order'] as const;
+const filterKeys = ['queue', 'state', 'type', 'group', 'error', 'meta', 'order'] as const;
 type Filters = Record<(typeof filterKeys)[number], string>;
 
 /** What the list holds, as a phrase ("ready jobs in emails"); `count` 1 says "job". */
@@ -42,6 +42,7 @@ function describe(f: Filters, count = 2): string {
     f.state === '' ? noun : `${f.state} ${noun}`,
     f.queue === '' ? 'in all queues' : `in ${f.queue}`,
     f.type ? `of type ${f.type}…` : '',
+    f.group ? `in group ${f.group}` : '',
     f.error ? `with error “${f.error}”` : '',
     f.meta ? `with ${f.meta}` : '',
   ];
@@ -68,7 +69,7 @@ export function Jobs({ session }: { session: Session }) {
   const operator = can(session, 'operator');
   const byDue = listState === 'scheduled' || listState === 'retrying';
   // "Cancel all matching" and "Run all now" act on one queue's jobs of one state and, if given,
-  // one exact type: offered when the list shows exactly those (no error or metadata filter).
+  // one exact type and one group: offered when the list shows exactly those (no error or metadata filter).
   const filterState = jobStates.find((s) => s === listState) as JobState | undefined;
   const wholeFilter =
     filters.queue !== '' && filterState !== undefined && filters.error === '' && filters.meta === '';
@@ -87,7 +88,12 @@ export function Jobs({ session }: { session: Session }) {
         class="card filters"
         onSubmit={(e) => {
           e.preventDefault();
-          apply({ type: form.type.trim(), error: form.error.trim(), meta: form.meta.trim() });
+          apply({
+            type: form.type.trim(),
+            group: form.group.trim(),
+            error: form.error.trim(),
+            meta: form.meta.trim(),
+          });
         }}
       >
         <SelectField
@@ -112,6 +118,10 @@ export function Jobs({ session }: { session: Session }) {
         <div class="field">
           <label for="jobs-type">Type starts with</label>
           <input id="jobs-type" placeholder="any type" {...field('type')} />
+        </div>
+        <div class="field">
+          <label for="jobs-group">Group</label>
+          <input id="jobs-group" placeholder="any group" {...field('group')} />
         </div>
         <div class="field">
           <label for="jobs-error">Error contains</label>
@@ -169,7 +179,12 @@ export function Jobs({ session }: { session: Session }) {
                 {wholeFilter && items.length > 0 && (
                   <FilterActions
                     session={session}
-                    filter={{ queue: filters.queue, state: filterState, type: filters.type }}
+                    filter={{
+                      queue: filters.queue,
+                      state: filterState,
+                      type: filters.type,
+                      group: filters.group,
+                    }}
                     onDone={page.reload}
                   />
                 )}
@@ -183,7 +198,11 @@ export function Jobs({ session }: { session: Session }) {
               ) : (
                 <DataTable
                   label={describe(filters)}
-                  columns={jobColumns(listState, filters.queue === '')}
+                  columns={jobColumns(
+                    listState,
+                    filters.queue === '',
+                    items.some((j) => j.group !== null),
+                  )}
                   rows={items}
                   rowKey={(j) => j.id}
                   wide

@@ -1,0 +1,135 @@
+/**
+ * Job groups in the admin UI (issue 17), in Debian's headless Chromium against
+ * a real server: the jobs page filters by group and shows each job's group;
+ * "Cancel all matching" and "Run all now" touch only the filtered group; a
+ * waiting job's page moves it to another group or out of its group, a leased
+ * job's page does not offer it, and a refusal shows in the page's banner.
+ * Screenshots in tests/artifacts/admin/ (jobs-group-*, job-group-*).
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { Page } from 'playwright-core';
+import type { Engine } from '../../src/engine/engine.ts';
+import { enc } from '../helpers/admin.ts';
+import { logIn, shot, sidewaysOverflow, startUiServer, type UiServer, watch } from '../helpers/browser.ts';
+
+const user = { name: 'ops', password: 'groups-browser-password', role: 'operator' } as const;
+
+let ui: UiServer;
+let engine: Engine;
+let page: Page;
+let url: (path: string) => string;
+const problems: string[] = [];
+
+/** `n` jobs of `group` (none: no group) in queue `tenants`; `delayMs` makes them scheduled. */
+async function jobs(group: string | undefined, n: number, delayMs = 0): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const { jobId } = await engine.enqueue({
+      queue: 'tenants',
+      type: 'sync',
+      payload: enc(`{"n":${i}}`),
+      delayMs,
+      ...(group === undefined ? {} : { group }),
+    });
+    ids.push(jobId);
+  }
+  return ids;
+}
+
+const states = (ids: string[]) => ids.map((id) => engine.getJob(id).state);
+
+before(async () => {
+  ui = await startUiServer(user);
+  engine = ui.t.server.engine;
+  url = (path) => `${ui.adminUrl}${path}`;
+  page = watch(ui.context.pages()[0] ?? (await ui.context.newPage()), problems);
+  await logIn(page, url('/'), user);
+  await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+});
+
+after(() => ui?.dispose());
+
+test('the jobs page filters by group; cancel all matching and run all now touch only that group', async () => {
+  const acme = await jobs('acme', 3);
+  const globex = await jobs('globex', 2);
+  const loose = await jobs(undefined, 1);
+
+  await page.goto(url('/jobs?queue=tenants&state=ready'));
+  await page.getByRole('columnheader', { name: 'Group' }).waitFor();
+  await page.getByLabel('Group', { exact: true }).fill('acme');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await page.getByText('ready jobs in tenants in group acme', { exact: false }).first().waitFor();
+  assert.match(page.url(), /[?&]group=acme/, 'the filter is in the address');
+  const rows = page.locator('section.card table tbody tr');
+  await rows.nth(3).waitFor({ state: 'detached' }); // 6 rows before the filter, 3 after
+  assert.equal(await rows.count(), 3);
+  assert.deepEqual(
+    (await rows.allInnerTexts()).filter((r) => !r.includes('acme')),
+    [],
+  );
+  assert.equal(await sidewaysOverflow(page), 0);
+  await shot(page, 'jobs-group-filter-desktop');
+
+  await page.getByRole('button', { name: 'Cancel all matching' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Cancel 3 ready jobs of group acme in tenants?' });
+  await dialog.waitFor();
+  await shot(page, 'jobs-group-cancel-confirm-desktop');
+  await dialog.getByRole('button', { name: 'Cancel 3 jobs' }).click();
+  await page.getByText('Cancelled 3 ready jobs of group acme in tenants.').waitFor();
+  assert.deepEqual(states(acme), ['cancelled', 'cancelled', 'cancelled']);
+  assert.deepEqual(states([...globex, ...loose]), ['ready', 'ready', 'ready'], 'other groups are untouched');
+
+  const laterAcme = await jobs('acme', 2, 3_600_000);
+  const laterGlobex = await jobs('globex', 1, 3_600_000);
+  await page.goto(url('/jobs?queue=tenants&state=scheduled&group=globex'));
+  await page.getByRole('button', { name: 'Run all now' }).click();
+  await page
+    .getByRole('dialog', { name: 'Run all scheduled jobs of group globex in tenants now?' })
+    .getByRole('button', { name: 'Run now' })
+    .click();
+  await page.getByText('1 scheduled jobs of group globex in tenants run now.').waitFor();
+  assert.deepEqual(states(laterGlobex), ['ready']);
+  assert.deepEqual(states(laterAcme), ['scheduled', 'scheduled'], "acme's scheduled jobs still wait");
+});
+
+test("a waiting job's page changes its group or takes it out; a leased job's page does not offer it", async () => {
+  const [waiting, other] = await jobs('globex', 2, 60_000);
+  await page.goto(url(`/jobs/${waiting}`));
+  await page.getByRole('button', { name: 'Change group' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Change the group' });
+  const field = dialog.getByLabel('Group');
+  assert.equal(await field.inputValue(), 'globex', 'the field starts with the current group');
+  await field.fill('initech');
+  await shot(page, 'job-group-change-dialog-desktop');
+  await dialog.getByRole('button', { name: 'Change group' }).click();
+  await page.getByText(/moved to group initech/).waitFor();
+  assert.equal(engine.getJob(waiting!).group, 'initech');
+  assert.equal(engine.getJob(other!).group, 'globex');
+  await page.locator('.facts').getByText('initech').waitFor();
+  await shot(page, 'job-group-changed-desktop');
+
+  await page.getByRole('button', { name: 'Change group' }).click();
+  await dialog.getByLabel('Group').fill('');
+  await dialog.getByRole('button', { name: 'Change group' }).click();
+  await page.getByText(/has no group now/).waitFor();
+  assert.equal(engine.getJob(waiting!).group, null);
+
+  // A name the server refuses: its message shows in the page's banner.
+  await page.getByRole('button', { name: 'Change group' }).click();
+  await dialog.getByLabel('Group').fill('no spaces allowed');
+  await dialog.getByRole('button', { name: 'Change group' }).click();
+  await page.locator('.banner-error').getByText(/group/).waitFor();
+  await shot(page, 'job-group-refused-desktop');
+  assert.equal(engine.getJob(waiting!).group, null);
+
+  // Leased: no Change group.
+  const [leased] = await engine.reserve({ queues: ['tenants'], workerId: 'w-1', leaseMs: 600_000 });
+  assert.ok(leased);
+  await page.goto(url(`/jobs/${leased.id}`));
+  await page.getByRole('button', { name: 'Cancel job' }).waitFor();
+  assert.equal(await page.getByRole('button', { name: 'Change group' }).count(), 0);
+
+  const unexpected = problems.filter((p) => !/400 \(Bad Request\)/.test(p));
+  assert.deepEqual(unexpected, []);
+});
