@@ -3,34 +3,31 @@
  * puts them on the network (gRPC, and /metrics until the admin app plugs in
  * here), and owns the shutdown order.
  *
+ * The admin server is built in app-admin.ts.
+ *
  * Shutdown order: stop accepting calls and end streams → answer waiting
  * long-polls with no jobs → let calls in flight finish (bounded) → stop
  * serving /metrics → flush telemetry (last OTLP export, pending spans;
  * bounded) while the engine can still be read → write what is queued,
  * checkpoint the WAL, close the database.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   type AdminApp,
   type AdminServer,
   type AssetSource,
-  createAdminApp,
-  mountMetrics,
   RateHistory,
   type Readiness,
-  type ServerInfo,
-  serveAdmin,
 } from './admin/index.ts';
+import { startAdmin, type TlsPem } from './app-admin.ts';
 import { apiKeysOf, createReloader, logReconciled, type ReloadRequest } from './app-reload.ts';
 import {
   configWarnings,
-  describeConfig,
   filePermissionWarnings,
   formatProblem,
   overrideConflicts,
   queueSettingsChecker,
-  redactConfig,
   type SeppConfig,
   type TlsFiles,
   tlsFilesProblems,
@@ -42,7 +39,7 @@ import { createRpcServer, type ReloadReport, type RpcServer, removeStaleBackups 
 import { DataDirError } from './store/data-dir.ts';
 import { DiskReserve } from './store/disk-reserve.ts';
 import { DataDirInUseError, databaseFileName, openDataDir } from './store/open.ts';
-import { type Logger, type LogLevel, prometheusContentType, Telemetry } from './telemetry/index.ts';
+import { type Logger, type LogLevel, Telemetry } from './telemetry/index.ts';
 
 export interface BuildInfo {
   version: string;
@@ -91,11 +88,6 @@ const telemetryFlushMs = 1500;
 
 export class StartupError extends Error {
   override name = 'StartupError';
-}
-
-interface TlsPem {
-  certPem: Buffer;
-  keyPem: Buffer;
 }
 
 /**
@@ -328,78 +320,4 @@ function reloadWith(
     });
   }
   return reloader.reload(request);
-}
-
-/** The admin UI and JSON API, with /metrics, on the admin address. */
-async function startAdmin(
-  current: () => SeppConfig,
-  parts: {
-    engine: Engine;
-    clock: Clock;
-    rates: RateHistory;
-    telemetry: Telemetry;
-    logger: Logger;
-    startedAtMs: number;
-    build: BuildInfo;
-    uiAssets?: AssetSource | null;
-    tls: TlsPem | undefined;
-    readiness: () => Readiness;
-  },
-): Promise<{ admin: AdminServer; adminApp: AdminApp }> {
-  const config = current();
-  const { engine, telemetry, logger } = parts;
-  const databaseFile = join(config.server.dataDir, databaseFileName);
-  const fileBytes = (path: string) => statSync(path, { throwIfNoEntry: false })?.size ?? 0;
-  const serverInfo = (): ServerInfo => ({
-    version: parts.build.version,
-    commit: parts.build.commit,
-    startedAtMs: parts.startedAtMs,
-    durability: config.server.durability,
-    dbBytes: fileBytes(databaseFile),
-    walBytes: fileBytes(`${databaseFile}-wal`),
-  });
-  const adminApp = createAdminApp({
-    engine,
-    clock: parts.clock,
-    users: config.admin.users,
-    // Login is off only with no users, and only on loopback unless the config insists (fail closed).
-    open: config.admin.users.length === 0,
-    openToAnyHost: config.admin.insecureAllowUnauthenticated,
-    sessionTtlMs: config.admin.sessionTtlMs,
-    tls: config.admin.tls !== null,
-    serverInfo,
-    rates: parts.rates,
-    effectiveConfig: () => redactConfig(current()),
-    configView: () => ({ configFile: current().configFile, entries: describeConfig(current()) }),
-    assets: parts.uiAssets ?? null,
-    readiness: parts.readiness,
-    log: {
-      log: (level, message, fields = {}) =>
-        logger[level](
-          message,
-          Object.fromEntries(
-            Object.entries(fields).map(([k, v]) => [
-              k,
-              v === null || typeof v !== 'object' ? (v as string) : JSON.stringify(v),
-            ]),
-          ),
-        ),
-    },
-    trustedProxies: config.admin.trustedProxies,
-    maxSessionsPerUser: config.admin.maxSessionsPerUser,
-    // Prometheus scrapes without a session (with the bearer token, when one is set).
-    extend: (hono) =>
-      mountMetrics(hono, {
-        tokenSha256: () => current().telemetry.metricsTokenSha256,
-        contentType: prometheusContentType,
-        render: () => telemetry.metricsText(),
-      }),
-  });
-  const { tls } = parts;
-  const admin = await serveAdmin(adminApp.app, {
-    host: config.server.adminListen.host,
-    port: config.server.adminListen.port,
-    ...(tls === undefined ? {} : { tls: { cert: tls.certPem, key: tls.keyPem } }),
-  });
-  return { admin, adminApp };
 }

@@ -11,6 +11,7 @@ import type { InsertJobParams } from '../store/statements.ts';
 import type { AuditInput } from './admin-types.ts';
 import type { AuditLog } from './audit.ts';
 import type { EngineContext, Write } from './context.ts';
+import type { DiskFull } from './disk-full.ts';
 import { isRejection, type ValidJob, validateJob } from './enqueue-validation.ts';
 import { type JobRejection, SeppError } from './errors.ts';
 import { IdempotencyKeys } from './idempotency.ts';
@@ -32,13 +33,24 @@ export class Enqueuer {
     private readonly ids: JobIdGenerator,
     private readonly audit: AuditLog,
     private readonly write: Write,
+    /** Refuses enqueues while the disk is full (a schedule's ticks are not refused: enqueueWithin). */
+    private readonly diskFull: DiskFull,
   ) {
     this.inserts = prepareJobInserts(ctx.db);
     this.keys = new IdempotencyKeys(ctx);
   }
 
+  /** Enqueues one job; a rejection is thrown as a SeppError carrying it. */
+  async enqueue(request: EnqueueRequest, audit?: AuditInput): Promise<EnqueueAccepted> {
+    const [result] = await this.enqueueBatch([request], audit);
+    if (result === undefined) throw new SeppError('internal', 'enqueue returned no result');
+    if (!result.ok) throw SeppError.rejected(result);
+    return result;
+  }
+
   /** Enqueues each job on its own merits: one result per job, in order. */
   async enqueueBatch(requests: readonly EnqueueRequest[], audit?: AuditInput): Promise<EnqueueResult[]> {
+    this.checkRoom();
     this.checkBatchSize(requests.length);
     return this.write((tx) => this.enqueueWithin(tx, requests, audit));
   }
@@ -78,6 +90,7 @@ export class Enqueuer {
 
   /** Enqueues every job or none: on any rejection, nothing is stored and every failing index is reported. */
   async enqueueAtomic(requests: readonly EnqueueRequest[]): Promise<AtomicEnqueueResult> {
+    this.checkRoom();
     this.checkBatchSize(requests.length);
     return this.write((tx): AtomicEnqueueResult => {
       const nowMs = this.ctx.clock.nowMs();
@@ -145,6 +158,12 @@ export class Enqueuer {
       tally.set(key, seen);
     });
     for (const event of tally.values()) this.ctx.emit(tx, event);
+  }
+
+  /** While the disk is full, enqueues are refused (disk-full.ts); leases and acks go on. */
+  private checkRoom(): void {
+    const refusal = this.diskFull.enqueueRefusal();
+    if (refusal !== null) throw refusal;
   }
 
   private checkBatchSize(jobs: number): void {

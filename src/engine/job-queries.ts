@@ -18,7 +18,8 @@ import type { JobListQuery, JobSummary, ListOrder } from './admin-types.ts';
 import type { EngineContext } from './context.ts';
 import { checkName } from './enqueue-validation.ts';
 import { SeppError } from './errors.ts';
-import type { DeadReason, JobState, Page } from './types.ts';
+import { jobInfoFromRow } from './job-rows.ts';
+import type { DeadReason, JobInfo, JobState, Page } from './types.ts';
 import { deadReasons, jobStates } from './types.ts';
 
 const pageSizeDefault = 50;
@@ -106,6 +107,28 @@ export class JobQueries {
   }
 
   /** The id of the newest stored job with this idempotency key, or null. */
+  /** One stored job; NOT_FOUND once it is gone. */
+  getJob(jobId: string): JobInfo {
+    const row = this.ctx.sql.jobById.get(jobId);
+    if (row === undefined)
+      throw new SeppError(
+        'not_found',
+        `job ${jobId} does not exist (it may have been acked, cancelled or swept)`,
+      );
+    return jobInfoFromRow(row);
+  }
+
+  /**
+   * The job an idempotency key names: the newest stored job with that key, else
+   * the job the dedup window remembers (which may have been acked since).
+   */
+  findJobByIdempotencyKey(queue: string, key: string): { jobId: string; stored: boolean } | null {
+    const stored = this.jobIdByIdempotencyKey(queue, key);
+    if (stored !== null) return { jobId: stored, stored: true };
+    const remembered = this.rememberedJobId(queue, key);
+    return remembered === null ? null : { jobId: remembered, stored: false };
+  }
+
   jobIdByIdempotencyKey(queue: string, key: string): string | null {
     this.checkQueue(queue);
     if (key === '') throw new SeppError('invalid_argument', 'idempotency key is empty');

@@ -15,6 +15,7 @@ import type { AuditLog } from './audit.ts';
 import type { EngineContext, Write } from './context.ts';
 import { SeppError } from './errors.ts';
 import { eventAbout } from './events/lifecycle-event.ts';
+import { checkQueueExists, checkQueueName } from './queue-admin.ts';
 import type { JobState } from './types.ts';
 
 /** Rows changed per transaction by chunked changes. */
@@ -77,8 +78,17 @@ export class OperatorActions {
     });
   }
 
-  /** Deletes every ready and scheduled job of a queue (leased jobs finish normally); returns how many. */
-  async purgeQueue(queue: string, audit?: AuditInput): Promise<{ deleted: number }> {
+  /**
+   * Deletes every ready and scheduled job of a queue (leased jobs finish normally); returns how many.
+   * A bad or unknown queue name throws at once, before anything is written.
+   */
+  purgeQueue(queue: string, audit?: AuditInput): Promise<{ deleted: number }> {
+    checkQueueName(this.ctx, queue);
+    checkQueueExists(this.ctx, queue);
+    return this.purgeChunks(queue, audit);
+  }
+
+  private async purgeChunks(queue: string, audit?: AuditInput): Promise<{ deleted: number }> {
     const tracked = audit === undefined ? undefined : { input: audit, id: undefined };
     let deleted = 0;
     for (const state of ['ready', 'scheduled'] as const) {

@@ -77,6 +77,11 @@ export class EventLog implements Backlog {
     return this.all.size;
   }
 
+  /** The backlog now: subscribers, events kept and their estimated bytes (diagnostics, tests). */
+  get backlog(): { subscribers: number; events: number; bytes: number; recording: boolean } {
+    return { subscribers: this.subscribers, ...this.backlogSize, recording: this.recording };
+  }
+
   /** Events kept in the backlog, and their estimated bytes. */
   get backlogSize(): { events: number; bytes: number } {
     return { events: this.next - this.first, bytes: this.bytes };

@@ -1,0 +1,123 @@
+/** JSON Schemas of queues in the API, and of the overview page with its rates. */
+import { settingSources } from '../engine/settings.ts';
+import type { JsonSchema } from './route-spec.ts';
+import { int, stateCounts, str, strOrNull } from './schema-primitives.ts';
+
+export const queue: JsonSchema = {
+  type: 'object',
+  properties: {
+    name: str,
+    paused: { type: 'boolean' },
+    counts: stateCounts,
+    oldestReadyAgeMs: { type: ['integer', 'null'] },
+    waitingWorkers: int,
+    throttledWorkers: {
+      type: 'integer',
+      description:
+        'waiting reserves a limit (max_leased, a rate limit, group limits) holds back from ready jobs',
+    },
+    readyGroups: { type: 'integer', description: 'groups with ready jobs, counted up to 1,000' },
+    readyGroupsCapped: { type: 'boolean', description: 'true when there are more groups than readyGroups' },
+    settings: {
+      type: 'object',
+      description: 'the effective settings (defaults, the config file, then run-time overrides)',
+    },
+    settingSources: {
+      type: 'object',
+      description: 'where each setting (flat camelCase key) comes from',
+      additionalProperties: { type: 'string', enum: [...settingSources] },
+    },
+    fileSettings: {
+      type: 'object',
+      description: 'the settings without run-time overrides (flat camelCase keys): what a reset gives back',
+    },
+    settingValues: {
+      type: 'array',
+      description: 'every setting by its config-file name, with its value, source and the file value',
+      items: {
+        type: 'object',
+        properties: {
+          key: { ...str, description: 'as in the config file, e.g. max_attempts' },
+          value: { description: 'the effective value, in the unit the name says' },
+          text: { ...str, description: 'the value as one would type it, e.g. 30s' },
+          source: { type: 'string', enum: [...settingSources] },
+          fileValue: { description: 'the value without a run-time override' },
+          fileText: str,
+          meaning: {
+            type: ['string', 'null'],
+            description: 'what the value does where the number alone does not say it, e.g. no limit',
+          },
+          derivedFrom: {
+            type: ['string', 'null'],
+            description:
+              'the setting this one takes its value from because it is not set, e.g. rate_limit_leases',
+          },
+        },
+        required: ['key', 'value', 'text', 'source', 'fileValue', 'fileText', 'meaning', 'derivedFrom'],
+      },
+    },
+  },
+  required: [
+    'name',
+    'paused',
+    'counts',
+    'oldestReadyAgeMs',
+    'waitingWorkers',
+    'throttledWorkers',
+    'readyGroups',
+    'readyGroupsCapped',
+    'settings',
+    'settingSources',
+    'fileSettings',
+    'settingValues',
+  ],
+};
+
+export const overview: JsonSchema = {
+  type: 'object',
+  properties: {
+    server: {
+      type: 'object',
+      properties: {
+        version: str,
+        commit: strOrNull,
+        startedAtMs: int,
+        uptimeMs: int,
+        serverTimeMs: int,
+        durability: { type: 'string', enum: ['full', 'relaxed'] },
+        dbBytes: int,
+        walBytes: int,
+      },
+    },
+    totals: stateCounts,
+    waitingWorkers: int,
+    queues: { type: 'array', items: { $ref: '#/components/schemas/Queue' } },
+    rates: {
+      type: 'object',
+      description:
+        'rates over the chosen window: jobs per finished bucket (the bucket in progress is left out), jobs per second over the time covered, and how long leased jobs had waited since due, for the server and per queue',
+      properties: {
+        window: { type: 'string', enum: ['5m', '1h', '24h'] },
+        windowMs: int,
+        bucketMs: int,
+        startMs: int,
+        series: { type: 'object', additionalProperties: { type: 'array', items: int } },
+        totals: { type: 'object', additionalProperties: int },
+        coveredMs: int,
+        current: { $ref: '#/components/schemas/Rates' },
+        queues: { type: 'object', additionalProperties: { $ref: '#/components/schemas/Rates' } },
+      },
+    },
+  },
+  required: ['server', 'totals', 'waitingWorkers', 'queues', 'rates'],
+};
+
+export const rates: JsonSchema = {
+  type: 'object',
+  properties: {
+    perSecond: { type: 'object', additionalProperties: { type: 'number' } },
+    waitMsAvg: { type: ['number', 'null'], description: 'mean time from due to leased, ms' },
+    waitMsMax: { type: ['number', 'null'], description: 'longest time from due to leased, ms' },
+  },
+  required: ['perSecond', 'waitMsAvg', 'waitMsMax'],
+};

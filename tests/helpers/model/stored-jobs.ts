@@ -1,0 +1,124 @@
+/**
+ * The model test's check after every step: every stored job, column by
+ * column, and every queue's counts, flags and ages must agree with the model.
+ */
+import assert from 'node:assert/strict';
+import type { Statement } from 'better-sqlite3';
+import type { Db } from '../../../src/store/open.ts';
+import type { TestEngine } from '../engine.ts';
+import { readyGroups } from './flow.ts';
+import type { Model } from './model.ts';
+
+const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+interface StoredRow {
+  id: string;
+  queue: string;
+  state: string;
+  priority: number;
+  attempt: number;
+  attempt_base: number;
+  max_attempts: number;
+  run_at_ms: number;
+  lease_deadline_ms: number | null;
+  dead_reason: string | null;
+  failed_at_ms: number | null;
+  completed_at_ms: number | null;
+  last_error: string | null;
+  errors_json: string | null;
+  expires_at_ms: number | null;
+  cancelled_at_ms: number | null;
+  group_key: string | null;
+}
+
+/** Reads the jobs table of the engine a run has open now (a restart opens another). */
+export class StoredJobs {
+  private rowsOf: { db: Db; statement: Statement<[], StoredRow> } | undefined;
+
+  check(t: TestEngine, model: Model): void {
+    if (this.rowsOf?.db !== t.db) {
+      this.rowsOf = {
+        db: t.db,
+        statement: t.db.prepare<[], StoredRow>(
+          `SELECT id, queue, state, priority, attempt, attempt_base, max_attempts, run_at_ms, lease_deadline_ms,
+                  dead_reason, failed_at_ms, completed_at_ms, last_error, errors_json, expires_at_ms,
+                  cancelled_at_ms, group_key FROM jobs`,
+        ),
+      };
+    }
+    const rows = this.rowsOf.statement.all();
+    const stored = rows
+      .map((r) => ({
+        id: r.id,
+        queue: r.queue,
+        state: r.state,
+        priority: r.priority,
+        attempt: r.attempt,
+        base: r.attempt_base,
+        maxAttempts: r.max_attempts,
+        runAtMs: r.run_at_ms,
+        leaseDeadlineMs: r.lease_deadline_ms,
+        deadReason: r.dead_reason,
+        failedAtMs: r.failed_at_ms,
+        completedAtMs: r.completed_at_ms,
+        lastError: r.last_error,
+        errors:
+          r.errors_json === null
+            ? []
+            : (JSON.parse(r.errors_json) as { attempt: number; at_ms: number; error: string }[]).map((e) => ({
+                attempt: e.attempt,
+                atMs: e.at_ms,
+                error: e.error,
+              })),
+        expiresAtMs: r.expires_at_ms,
+        cancelledAtMs: r.cancelled_at_ms,
+        group: r.group_key,
+      }))
+      .sort(byId);
+    // The same keys in the same order as `stored`, so that the JSON comparison below is exact.
+    const expected = [...model.jobs.values()]
+      .map((j) => ({
+        id: j.id,
+        queue: j.queue,
+        state: j.state as string,
+        priority: j.priority,
+        attempt: j.attempt,
+        base: j.base,
+        maxAttempts: j.maxAttempts,
+        runAtMs: j.runAtMs,
+        leaseDeadlineMs: j.leaseDeadlineMs,
+        deadReason: j.deadReason as string | null,
+        failedAtMs: j.failedAtMs,
+        completedAtMs: j.completedAtMs,
+        lastError: j.lastError,
+        errors: j.errors.map((e) => ({ attempt: e.attempt, atMs: e.atMs, error: e.error })),
+        expiresAtMs: j.expiresAtMs,
+        cancelledAtMs: j.cancelledAtMs,
+        group: j.group,
+      }))
+      .sort(byId);
+    // Comparing the JSON first is much cheaper; the deep comparison gives a readable diff.
+    if (JSON.stringify(stored) !== JSON.stringify(expected)) {
+      assert.deepEqual(stored, expected, 'stored jobs match the model');
+    }
+
+    const queues = t.engine.listQueues();
+    assert.deepEqual(
+      queues.map((q) => q.name),
+      [...model.existing].sort(),
+    );
+    for (const q of queues) {
+      assert.deepEqual(q.counts, model.counts(q.name), `counts of ${q.name}`);
+      assert.equal(q.paused, model.paused.has(q.name), `paused flag of ${q.name}`);
+      assert.equal(q.waitingWorkers, 0);
+      assert.equal(q.throttledWorkers, 0);
+      assert.equal(q.readyGroups, readyGroups([...model.jobs.values()], q.name), `ready groups of ${q.name}`);
+      const readyRunAts = [...model.jobs.values()]
+        .filter((j) => j.queue === q.name && j.state === 'ready')
+        .map((j) => j.runAtMs);
+      const oldest = readyRunAts.length === 0 ? null : t.clock.nowMs() - Math.min(...readyRunAts);
+      assert.equal(q.oldestReadyAgeMs, oldest, `oldest ready age of ${q.name}`);
+    }
+    assert.deepEqual(t.engine.counterMismatches(), []);
+  }
+}
