@@ -7,12 +7,13 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { type ClientDuplexStream, credentials } from '@grpc/grpc-js';
+import { credentials } from '@grpc/grpc-js';
 import { QueueServiceClient } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
-import type { WorkRequest, WorkResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
+import { WorkRequest } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { type ServerProcess, startServerProcess } from '../helpers/process-server.ts';
 import { call, testJob } from '../helpers/server.ts';
 
@@ -33,31 +34,47 @@ const job = testJob('others');
 
 test('a client that never reads its answers is pushed back, and others are still served', async () => {
   const address = `127.0.0.1:${server.port}`;
-  const greedy = new QueueServiceClient(address, credentials.createInsecure());
   const other = new QueueServiceClient(address, credentials.createInsecure());
   await call(other, other.enqueue, { job });
   const baselineRss = server.rssBytes();
-  const stream = greedy.work() as ClientDuplexStream<WorkRequest, WorkResponse>;
-  stream.pause(); // never read
-  stream.on('error', () => {}); // the cancel at the end
-  stream.write({
-    requestId: 0,
-    kind: {
-      $case: 'subscribe',
-      value: { queues: ['nothing'], leaseDurationMs: 0, workerId: '', batchResponses: false },
-    },
+  // A raw HTTP/2 client, so that "never reads" means what it says: a gRPC library may
+  // keep reading into its own buffers while its stream object is paused.
+  const session = connect(`http://${address}`);
+  session.on('error', () => {});
+  const greedy = session.request({
+    ':method': 'POST',
+    ':path': '/sepp.v1.QueueService/Work',
+    'content-type': 'application/grpc',
+    te: 'trailers',
   });
+  greedy.on('error', () => {}); // the close at the end
+  greedy.pause(); // never read
+  const frame = (message: WorkRequest) => {
+    const body = WorkRequest.encode(message).finish();
+    const bytes = Buffer.alloc(5 + body.length);
+    bytes.writeUInt32BE(body.length, 1);
+    bytes.set(body, 5);
+    return bytes;
+  };
+  greedy.write(
+    frame({
+      requestId: 0,
+      kind: {
+        $case: 'subscribe',
+        value: { queues: ['nothing'], leaseDurationMs: 0, workerId: '', batchResponses: false },
+      },
+    }),
+  );
   let written = 0;
   // Send settlements until the client's own buffer says the server stopped reading, or 200,000.
   while (written < 200_000) {
-    const ok = stream.write({
-      requestId: written,
-      kind: { $case: 'ack', value: { jobId: randomUUID(), attempt: 1 } },
-    });
+    const ok = greedy.write(
+      frame({ requestId: written, kind: { $case: 'ack', value: { jobId: randomUUID(), attempt: 1 } } }),
+    );
     written++;
     if (!ok) {
       const drained = await Promise.race([
-        new Promise((r) => stream.once('drain', () => r(true))),
+        new Promise((r) => greedy.once('drain', () => r(true))),
         new Promise((r) => setTimeout(() => r(false), 2000)),
       ]);
       if (!drained) break;
@@ -78,8 +95,8 @@ test('a client that never reads its answers is pushed back, and others are still
     workerId: '',
   });
   assert.equal(jobs.length, 1);
-  stream.cancel();
   greedy.close();
+  session.destroy();
   other.close();
 });
 
