@@ -1,5 +1,6 @@
 /**
- * What an idempotency key means (docs/protocol.md, "Idempotency keys").
+ * What an idempotency key means (docs/protocol.md, "Producing"; docs/cli.md,
+ * "Job control").
  *
  * By default a key is a duplicate for the queue's dedup window after its job
  * was enqueued — and, beyond the window, for as long as that job is still

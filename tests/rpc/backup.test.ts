@@ -52,6 +52,18 @@ test('sepp backup copies a live database that a new server serves as is', async 
       t.address,
     ]);
     assert.match(stderr, /backup written to .*copy\.db/);
+    // Audited like every admin change, naming the door: the sepp command (src/rpc/audit-input.ts).
+    const { entries } = await call(t.client, t.client.listAuditEntries, {
+      actor: '',
+      action: 'server.backup',
+      target: '',
+      pageSize: 10,
+      pageToken: '',
+    });
+    assert.deepEqual(
+      entries.map((e) => [e.actor, e.target, JSON.parse(e.detailsJson).via]),
+      [['anonymous', 'server', 'cli']],
+    );
 
     // It is a plain SQLite database with every job in it.
     const copy = new Database(file, { readonly: true });

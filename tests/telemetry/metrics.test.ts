@@ -90,8 +90,15 @@ max_attempts = 1
       workerId: 'w2',
     });
     assert.equal(leased.jobs.length, 1);
+    // Queue e: a job whose expiry (ttl) passes before a worker takes it, one cancelled, one purged.
+    const { results: e } = await call(c, c.enqueueBatch, {
+      jobs: [job('e', { expiry: { $case: 'ttlMs', value: 1000 } }), job('e'), job('e')],
+    });
+    const cancelled = e[1]?.outcome?.$case === 'accepted' ? e[1].outcome.value.jobId : '';
+    await call(c, c.cancelJob, { jobId: cancelled });
     clock.advance(5000);
     await t.server.engine.runMaintenance();
+    assert.deepEqual(await call(c, c.purgeQueue, { queue: 'e' }), { deletedCount: 1 });
 
     // Streams: one Produce message of 2 jobs to queue p; a Work stream acks one of them.
     const produce = c.produce() as ClientDuplexStream<ProduceRequest, ProduceResponse>;
@@ -143,6 +150,13 @@ max_attempts = 1
     assert.equal(jobs('reserved', { sepp_queue: 'b' }), 1);
     assert.equal(jobs('expired', { sepp_queue: 'b' }), 1);
     assert.equal(jobs('dead_lettered', { sepp_queue: 'b', sepp_dead_reason: 'lease_expired' }), 1);
+
+    assert.equal(jobs('enqueued', { sepp_queue: 'e' }), 3);
+    assert.equal(jobs('ttl_expired', { sepp_queue: 'e' }), 1);
+    assert.equal(jobs('dead_lettered', { sepp_queue: 'e', sepp_dead_reason: 'expired' }), 1);
+    assert.equal(jobs('cancelled', { sepp_queue: 'e' }), 1);
+    assert.equal(jobs('purged', { sepp_queue: 'e' }), 1);
+    assert.equal(jobs('ttl_expired', { sepp_queue: 'a' }), undefined);
 
     assert.equal(jobs('enqueued', { sepp_queue: 'p' }), 2);
     assert.equal(jobs('reserved', { sepp_queue: 'p' }), 1);

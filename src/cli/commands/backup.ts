@@ -10,6 +10,7 @@ import { SeppError } from '../../../clients/typescript/src/index.ts';
 import { messageOf, printFailure, UsageError } from '../failure.ts';
 import {
   type ConnectionArgs,
+  cliUserAgent,
   describeFailure,
   parseServer,
   printJson,
@@ -80,7 +81,8 @@ async function backup(file: string, args: ConnectionArgs & { force: boolean }): 
     const apiKey = args['api-key'] || process.env.SEPP_API_KEY;
     if (apiKey) metadata.set('authorization', `Bearer ${apiKey}`);
     fd = openPartial(file, partial);
-    client = new QueueServiceClient(target.address, channel);
+    // Its own client (the SDK has no Backup call), so it names the command itself, as connect() does.
+    client = new QueueServiceClient(target.address, channel, { 'grpc.primary_user_agent': cliUserAgent });
     const { written, sha256 } = await receive(client, metadata, fd, progress);
     closeSync(fd);
     fd = undefined;

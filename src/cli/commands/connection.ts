@@ -23,6 +23,12 @@ export interface ConnectionArgs {
 
 const defaultServer = '127.0.0.1:50051';
 
+/**
+ * The user agent of every connection the command makes: the server's audit
+ * log records its changes as `via: cli` (src/rpc/audit-input.ts).
+ */
+export const cliUserAgent = `sepp-cli/${buildInfo.version}`;
+
 /** Adds the connection and output flags to a command. `jsonFlag` is false for `enqueue`, where --json is the payload. */
 export function withConnection<T>(y: Argv<T>, jsonFlag = true) {
   const base = y
@@ -103,8 +109,7 @@ export function connect(args: ConnectionArgs): { client: SeppClient; target: Ser
   const tls = ca === undefined || ca === true ? ca : { ca };
   const target = parseServer(args.server, tls !== undefined);
   const client = SeppClient.connect(target.address, {
-    // The server's audit log records the CLI's changes as `via: cli` (src/rpc/audit-input.ts).
-    userAgent: `sepp-cli/${buildInfo.version}`,
+    userAgent: cliUserAgent,
     ...(apiKey === undefined ? {} : { apiKey }),
     ...(tls === undefined ? {} : { tls }),
   });
