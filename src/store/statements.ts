@@ -126,6 +126,17 @@ const attemptColumns =
 const leasedColumnNames = leasedColumns.split(', ') as (keyof LeasedRow)[];
 
 /**
+ * Builds a LeasedRow from a row read as an array: one object literal with every
+ * column in `leasedColumns` order, made from that list once, so every row has
+ * the same shape from its creation (assigning the properties one by one by
+ * computed name measured ~2 % of the server's CPU per drained job).
+ */
+const leasedRowFromValues = new Function(
+  'values',
+  `return { ${leasedColumnNames.map((name, i) => `${name}: values[${i}]`).join(', ')} };`,
+) as (values: unknown[]) => LeasedRow;
+
+/**
  * A statement that leases, reading its rows as arrays and building each LeasedRow here:
  * the driver's own row objects (one native property definition per column) cost about a
  * quarter of the lease statement's CPU (docs/performance.md). `all` answers as the
@@ -138,12 +149,7 @@ export function leaseStatement<P>(statement: Database.Statement<[P], unknown>): 
   const raw = statement.raw(true);
   return {
     source: statement.source,
-    all: (params) =>
-      (raw.all(params) as unknown[][]).map((values) => {
-        const row: Record<string, unknown> = {};
-        for (let i = 0; i < leasedColumnNames.length; i++) row[leasedColumnNames[i]!] = values[i];
-        return row as unknown as LeasedRow;
-      }),
+    all: (params) => (raw.all(params) as unknown[][]).map(leasedRowFromValues),
   };
 }
 
