@@ -6,8 +6,9 @@ import type { Metadata } from '@grpc/grpc-js';
  * rpc defines the interface; the composition root passes an implementation.
  *
  * A "call" is one unary RPC or one message of a stream that asks for work
- * (a Produce batch; a Work ack, nack or extend), so stream traffic shows up
- * per message rather than as one hours-long call.
+ * (a Produce batch; a Work ack, nack or extend; the acks of one Work batch
+ * message together), so stream traffic shows up per message rather than as one
+ * hours-long call.
  */
 
 /** W3C trace context as carried on the wire and stored with a job. */

@@ -26,7 +26,11 @@ import {
 import type { ReadGate } from './flow-control.ts';
 import { type TraceContext, unobserved } from './observer.ts';
 import type { MalformedRequest, RpcContext } from './rpc-context.ts';
+import { grpcStatusOf } from './status.ts';
 import { requireAttempt, requireJobId } from './validate-fields.ts';
+
+/** The answer of every ack that succeeded: one object, never changed. */
+const ackedResult: WorkResponse_Settled['result'] = { $case: 'ack', value: {} };
 
 /** An ack, nack, extend or progress report, from its own message or from a batch. */
 export type Settlement = NonNullable<WorkRequest['kind']> & { $case: 'ack' | 'nack' | 'extend' | 'progress' };
@@ -113,29 +117,62 @@ export class WorkSettlements {
         this.apply(chunk[0]!.requestId, { $case: 'ack', value: chunk[0]!.value });
         continue;
       }
-      const valid: { requestId: number; value: AckRequest; settle: Ack }[] = [];
+      const valid: { requestId: number; settle: Ack }[] = [];
       for (const { requestId, value } of chunk) {
         try {
           const ack = ackFromProto(value, requireJobId(value.jobId), requireAttempt(value.attempt));
           // A bad result is this ack's own failure, not its batch's.
           checkAckResult(ack, this.ctx.engine.limits);
-          valid.push({ requestId, value, settle: ack });
+          valid.push({ requestId, settle: ack });
         } catch (error) {
           this.settle(requestId, 'ack', value, () => Promise.reject(error));
         }
       }
-      if (valid.length === 0) continue;
-      const outcomes = attempt(() => this.ctx.engine.ackBatch(valid.map((v) => v.settle)));
-      valid.forEach(({ requestId, value }, i) => {
-        this.settle(requestId, 'ack', value, async () => {
-          const batch = await outcomes;
-          if (!batch.ok) throw batch.error;
-          const outcome = batch.value[i]!;
-          if (!outcome.ok) throw new SeppError(outcome.code, outcome.message);
-          return { $case: 'ack', value: {} };
-        });
-      });
+      if (valid.length > 0) this.settleAcks(valid);
     }
+  }
+
+  /**
+   * One engine operation for a run of valid acks, answered each on its own once
+   * it is durable: one promise and one observation for the run (the per-ack
+   * promise, span and histogram record cost ~10 % of the server's CPU per drained job).
+   */
+  private settleAcks(valid: readonly { requestId: number; settle: Ack }[]): void {
+    const count = valid.length;
+    this.inFlight += count;
+    this.hooks.seen();
+    if (this.inFlight >= maxSettlementsInFlight) this.gate.setRequestsBlocked(true);
+    const observer = this.ctx.observer;
+    const observation =
+      observer === undefined
+        ? unobserved
+        : observer.callStarted({ method: 'Work', streamMessage: 'ack', parent: this.traceContext });
+    observation.annotate({ jobs: count });
+    const outcomes = attempt(() => this.ctx.engine.ackBatch(valid.map((v) => v.settle)));
+    this.call.whenSettled(outcomes, (batch) => {
+      // The whole run failed (its commit, say): every ack gets that error.
+      const runError = batch.ok ? undefined : batch.error;
+      if (runError !== undefined) reportIfBug(runError, 'Work', this.onBug);
+      let worst: number = status.OK;
+      for (let i = 0; i < count; i++) {
+        const { requestId } = valid[i]!;
+        const outcome = batch.ok ? batch.value[i]! : undefined;
+        if (outcome?.ok === true) {
+          this.answer({ requestId, code: status.OK, message: '', result: ackedResult, errorCode: '' });
+          continue;
+        }
+        let error = runError;
+        if (outcome !== undefined && !outcome.ok) {
+          error = new SeppError(outcome.code, outcome.message);
+          reportIfBug(error, 'Work', this.onBug);
+        }
+        const { code: errorCode, message } = error!;
+        const code = grpcStatusOf[errorCode];
+        if (worst === status.OK) worst = code;
+        this.answer({ requestId, code, message, result: undefined, errorCode });
+      }
+      observation.end(worst, this.callerName);
+    });
   }
 
   /** Runs one settlement against the engine; its answer follows once it is durable. */

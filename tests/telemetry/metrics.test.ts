@@ -125,6 +125,45 @@ max_attempts = 1
     });
     assert.equal((await settled).kind?.$case, 'settled');
     work.cancel();
+    // A Work batch of three acks: one measurement for the three (they share one engine operation).
+    await call(c, c.enqueueBatch, { jobs: [job('r'), job('r'), job('r')] });
+    const batchWork = c.work() as ClientDuplexStream<WorkRequest, WorkResponse>;
+    const batchPushed = nextMessage(batchWork);
+    batchWork.write({
+      requestId: 0,
+      kind: {
+        $case: 'subscribe',
+        value: { queues: ['r'], leaseDurationMs: 60_000, workerId: 'w4', batchResponses: true },
+      },
+    });
+    batchWork.write({ requestId: 0, kind: { $case: 'credit', value: { jobs: 3 } } });
+    const pushedBatch = (await batchPushed).kind;
+    assert.ok(pushedBatch?.$case === 'batch' && pushedBatch.value.jobs.length === 3);
+    const answers = nextMessage(batchWork);
+    batchWork.write({
+      requestId: 0,
+      kind: {
+        $case: 'batch',
+        value: {
+          settlements: pushedBatch.value.jobs.map((j, i) => ({
+            requestId: 10 + i,
+            kind: { $case: 'ack' as const, value: { jobId: j.jobId, attempt: j.attempt } },
+          })),
+          credit: 0,
+        },
+      },
+    });
+    const answered = (await answers).kind;
+    assert.ok(answered?.$case === 'batch');
+    assert.deepEqual(
+      answered.value.settled.map((a) => [a.requestId, a.code]),
+      [
+        [10, status.OK],
+        [11, status.OK],
+        [12, status.OK],
+      ],
+    );
+    batchWork.cancel();
 
     ({ samples, contentType } = await scrape(t.metricsUrl));
   });
@@ -175,7 +214,7 @@ max_attempts = 1
     assert.equal(sampleValue(samples, 'sepp_reserves_waiting'), 0);
   });
 
-  test('RPC durations are counted per method and status code, stream requests per message', () => {
+  test('RPC durations are counted per method and status code, stream requests per message (a batch of acks once)', () => {
     const count = (method: string, code: status, extra: Record<string, string> = {}) =>
       sampleValue(samples, 'rpc_server_duration_count', rpc(method, code, extra));
     assert.equal(count('Enqueue', status.OK), 5);
@@ -185,7 +224,8 @@ max_attempts = 1
     assert.equal(count('Ack', status.NOT_FOUND), 1);
     assert.equal(count('Nack', status.OK), 1);
     assert.equal(count('Produce', status.OK, { sepp_stream_message: 'batch' }), 1);
-    assert.equal(count('Work', status.OK, { sepp_stream_message: 'ack' }), 1);
+    // One ack alone and one batch message of three acks: two measurements.
+    assert.equal(count('Work', status.OK, { sepp_stream_message: 'ack' }), 2);
     // Every histogram's +Inf bucket equals its count.
     const inf = sampleValue(samples, 'rpc_server_duration_bucket', {
       ...rpc('Enqueue', status.OK),
