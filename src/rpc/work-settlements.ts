@@ -24,7 +24,7 @@ import {
   progressToProto,
 } from './convert.ts';
 import type { ReadGate } from './flow-control.ts';
-import { type TraceContext, unobserved } from './observer.ts';
+import { type RpcCallObservation, type TraceContext, unobserved } from './observer.ts';
 import type { MalformedRequest, RpcContext } from './rpc-context.ts';
 import { grpcStatusOf } from './status.ts';
 import { requireAttempt, requireJobId } from './validate-fields.ts';
@@ -139,14 +139,7 @@ export class WorkSettlements {
    */
   private settleAcks(valid: readonly { requestId: number; settle: Ack }[]): void {
     const count = valid.length;
-    this.inFlight += count;
-    this.hooks.seen();
-    if (this.inFlight >= maxSettlementsInFlight) this.gate.setRequestsBlocked(true);
-    const observer = this.ctx.observer;
-    const observation =
-      observer === undefined
-        ? unobserved
-        : observer.callStarted({ method: 'Work', streamMessage: 'ack', parent: this.traceContext });
+    const observation = this.begin(count, 'ack');
     observation.annotate({ jobs: count });
     const outcomes = attempt(() => this.ctx.engine.ackBatch(valid.map((v) => v.settle)));
     this.call.whenSettled(outcomes, (batch) => {
@@ -231,14 +224,7 @@ export class WorkSettlements {
     job: { jobId: string; attempt: number },
     run: () => Promise<WorkResponse_Settled['result']>,
   ): void {
-    this.inFlight++;
-    this.hooks.seen();
-    if (this.inFlight >= maxSettlementsInFlight) this.gate.setRequestsBlocked(true);
-    const observer = this.ctx.observer;
-    const observation =
-      observer === undefined
-        ? unobserved
-        : observer.callStarted({ method: 'Work', streamMessage, parent: this.traceContext });
+    const observation = this.begin(1, streamMessage);
     observation.annotate({ jobId: job.jobId, attempt: job.attempt });
     this.call.whenSettled(attempt(run), (settled) => {
       if (!settled.ok) reportIfBug(settled.error, 'Work', this.onBug);
@@ -256,6 +242,17 @@ export class WorkSettlements {
       );
       observation.end(code, this.callerName);
     });
+  }
+
+  /** Counts `count` settlements in flight (reading stops past the limit) and starts their observation. */
+  private begin(count: number, streamMessage: string): RpcCallObservation {
+    this.inFlight += count;
+    this.hooks.seen();
+    if (this.inFlight >= maxSettlementsInFlight) this.gate.setRequestsBlocked(true);
+    const observer = this.ctx.observer;
+    return observer === undefined
+      ? unobserved
+      : observer.callStarted({ method: 'Work', streamMessage, parent: this.traceContext });
   }
 
   private answer(settled: WorkResponse_Settled): void {
