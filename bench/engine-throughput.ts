@@ -5,6 +5,10 @@
  * Each cell runs for a fixed time on a fresh data directory.
  *
  *   npx tsx bench/engine-throughput.ts [--seconds 3] [--rounds 3] [--concurrency 1,8,64] [--ready-jobs 60000] [--dir DIR]
+ *                                      [--batch N]
+ *
+ * --batch N makes every call carry N jobs, the W3 shape without gRPC: enqueueBatch of N,
+ * reserve of up to N, then one ackBatch of what it got (SPEC's "engine alone in batches").
  *
  * Not part of `npm test`.
  */
@@ -22,6 +26,7 @@ import { machineDescription, markdownTable, median, parseArgs, percentile } from
 const args = parseArgs(process.argv.slice(2));
 const seconds = Number(args.get('seconds') ?? 3);
 const concurrencies = (args.get('concurrency') ?? '1,8,64').split(',').map(Number);
+const batch = Number(args.get('batch') ?? 1);
 const root = args.get('dir') ?? tmpdir();
 
 type Workload = 'enqueue' | 'reserve+ack';
@@ -82,18 +87,21 @@ async function runCell(workload: Workload, mode: Mode, concurrency: number, temp
       while (!stop) {
         const t = performance.now();
         if (workload === 'enqueue') {
-          await engine.enqueue(request());
+          if (batch === 1) await engine.enqueue(request());
+          else await engine.enqueueBatch(Array.from({ length: batch }, request));
+          jobs += batch;
         } else {
-          const [job] = await engine.reserve({ queues: ['bench'] });
-          if (job === undefined) {
+          const leased = await engine.reserve({ queues: ['bench'], maxJobs: batch });
+          if (leased.length === 0) {
             ranDry = true;
             stop = true;
             break;
           }
-          await engine.ack({ jobId: job.id, attempt: job.attempt });
+          if (batch === 1) await engine.ack({ jobId: leased[0]!.id, attempt: leased[0]!.attempt });
+          else await engine.ackBatch(leased.map((job) => ({ jobId: job.id, attempt: job.attempt })));
+          jobs += leased.length;
         }
         latencies.push(performance.now() - t);
-        jobs++;
       }
     };
     counting = true;
@@ -192,9 +200,9 @@ for (const workload of ['enqueue', 'reserve+ack'] as const) {
 rmSync(template, { recursive: true, force: true });
 console.log(
   [
-    `### Engine throughput: group commit vs one transaction per operation (durability full, ${seconds} s per cell, medians of ${rounds} rounds)`,
+    `### Engine throughput: group commit vs one transaction per operation (durability full, ${seconds} s per cell, medians of ${rounds} rounds${batch === 1 ? '' : `, ${batch} jobs per call`})`,
     '',
-    'Jobs/s counts jobs enqueued, or jobs reserved and acked (two writes each). Latency is per call (enqueue) or per reserve + ack pair, in ms. Commits: commits/s × operations per commit.',
+    `Jobs/s counts jobs enqueued, or jobs reserved and acked (two writes each). Latency is per call (enqueue${batch === 1 ? '' : 'Batch'}) or per reserve + ack${batch === 1 ? '' : 'Batch'} pair, in ms. Commits: commits/s × operations per commit.`,
     '',
     markdownTable(
       [
