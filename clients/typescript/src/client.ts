@@ -2,29 +2,16 @@
  * SeppClient: every RPC of sepp.v1.QueueService as an async method with
  * friendly types. Enqueues are coalesced per event-loop turn and go over one
  * Produce stream (see enqueue-batcher.ts); everything else is a unary call
- * with a deadline.
+ * with a deadline. Producing, leasing, settling, reading and waiting for jobs
+ * are here; queue and server management come from QueueAdminCalls
+ * (client-queue-admin.ts) and job control from JobControlCalls
+ * (client-job-control.ts), which it inherits.
  */
 import { status } from '@grpc/grpc-js';
-import {
-  cancelJobCall,
-  cancelJobsCall,
-  changeDeadLettersCall,
-  listAuditCall,
-  listDeadLettersCall,
-  purgeQueueCall,
-  updateJobCall,
-  updateJobsCall,
-} from './admin-calls.ts';
 import { ProduceStreamSender, UnaryBatchSender } from './batch-senders.ts';
+import { QueueAdminCalls, readCall } from './client-queue-admin.ts';
 import { Connection, type ConnectOptions } from './connection.ts';
-import {
-  jobFromArgs,
-  jobFromJson,
-  jobFromSpec,
-  queueInfoFromProto,
-  serverInfoFromProto,
-  workerInfoFromProto,
-} from './convert.ts';
+import { jobFromArgs, jobFromJson, jobFromSpec } from './convert.ts';
 import { EnqueueBatcher } from './enqueue-batcher.ts';
 import { submitAtomic, submitBatch, submitOne } from './enqueue-calls.ts';
 import { SeppError } from './errors.ts';
@@ -34,39 +21,20 @@ import { Job, LeasedJob } from './jobs.ts';
 import { ackBatchCall, ackCall, extendCall, nackCall, progressCall, reserveCall } from './lease-calls.ts';
 import { encodeResult, type JobProgress, progressFields } from './results.ts';
 import { Schedules } from './schedules.ts';
-import {
-  reloadConfigCall,
-  resetQueueSettingsCall,
-  type SettingInput,
-  setQueueSettingsCall,
-} from './settings-calls.ts';
 import type {
   AckOptions,
   AckResult,
   AckSpec,
-  AuditEntry,
-  AuditQuery,
   CallOptions,
-  CancelJobsResult,
-  CancelResult,
-  DeadLetterQuery,
-  DeadLetterSelection,
   Enqueued,
   EnqueueOptions,
   EnqueueOutcome,
-  JobChanges,
-  JobFilter,
   JobSpec,
   LeaseRef,
   NackOptions,
   NackResult,
   Payload,
-  QueueActionOptions,
-  QueueInfo,
-  ReloadReport,
   ReserveOptions,
-  ServerInfo,
-  WorkerInfo,
 } from './types.ts';
 import { enqueueThenWait, type JobOutcome, type WaitOptions, waitForJob } from './wait.ts';
 import { Worker, type WorkerOptions } from './worker.ts';
@@ -82,9 +50,7 @@ export interface ClientStats {
 }
 
 /** A connection to a sepp server. Create one per process and share it; `close()` it on shutdown. */
-export class SeppClient {
-  /** @internal The connection; Workers use it to open Work streams. */
-  readonly connection: Connection;
+export class SeppClient extends QueueAdminCalls {
   private readonly batcher: EnqueueBatcher;
   private readonly streamSender: ProduceStreamSender | undefined;
   private readonly workers = new Set<Worker>();
@@ -92,7 +58,7 @@ export class SeppClient {
   readonly schedules: Schedules;
 
   private constructor(address: string, options: ConnectOptions) {
-    this.connection = new Connection(address, options);
+    super(new Connection(address, options));
     this.schedules = new Schedules(this.connection);
     const unary = new UnaryBatchSender(this.connection);
     this.streamSender =
@@ -334,174 +300,6 @@ export class SeppClient {
   }
 
   /**
-   * Cancels a job that has not finished (admin key). A scheduled or ready job
-   * is `cancelled` at once; for a leased one the worker is told to stop
-   * (`state` stays `leased` until it does, or its lease ends) and the job ends
-   * `cancelled`, never retried. Throws FAILED_PRECONDITION for a dead or
-   * completed job. Repeating it is harmless.
-   */
-  cancelJob(id: string, options: CallOptions = {}): Promise<CancelResult> {
-    return cancelJobCall(this.connection, id, options);
-  }
-
-  /**
-   * Cancels every job of a queue that `filter` matches (default states:
-   * scheduled, ready and leased), as `cancelJob` does one (admin key). With
-   * `dryRun` nothing changes and `matched` counts the jobs it would change.
-   */
-  cancelJobs(filter: JobFilter, options: CallOptions & { dryRun?: boolean } = {}): Promise<CancelJobsResult> {
-    return cancelJobsCall(this.connection, filter, options);
-  }
-
-  /**
-   * Changes a scheduled or ready job: its priority, when it runs, or run it
-   * now (admin key). Resolves with the job as it is now; a leased job is
-   * refused with FAILED_PRECONDITION.
-   */
-  updateJob(id: string, changes: JobChanges, options: CallOptions = {}): Promise<Job> {
-    return updateJobCall(this.connection, id, changes, options);
-  }
-
-  /**
-   * Runs now (`runNow`) or sets the priority of every waiting job `filter`
-   * matches (admin key); resolves with how many changed.
-   */
-  updateJobs(filter: JobFilter, changes: JobChanges, options: CallOptions = {}): Promise<number> {
-    return updateJobsCall(this.connection, filter, changes, options);
-  }
-
-  /** Deletes every ready and scheduled job of a queue (admin key); resolves with how many. */
-  purgeQueue(queue: string, options: CallOptions = {}): Promise<number> {
-    return purgeQueueCall(this.connection, queue, options);
-  }
-
-  /** One page of the audit log, newest first (admin key). */
-  listAuditEntries(query: AuditQuery = {}): Promise<{ entries: AuditEntry[]; nextPageToken: string | null }> {
-    return listAuditCall(this.connection, query);
-  }
-
-  /**
-   * Every matching entry of the audit log, newest first, fetched page by page
-   * as the loop goes (admin key): `for await (const entry of client.auditEntries({ target: 'queue:emails' }))`.
-   */
-  async *auditEntries(
-    query: Omit<AuditQuery, 'pageToken'> = {},
-  ): AsyncGenerator<AuditEntry, void, undefined> {
-    let pageToken: string | null = null;
-    do {
-      const page = await this.listAuditEntries(pageToken === null ? query : { ...query, pageToken });
-      yield* page.entries;
-      pageToken = page.nextPageToken;
-    } while (pageToken !== null);
-  }
-
-  /** Every queue with its counts by state, paused flag, oldest ready age and settings. */
-  async listQueues(options: CallOptions = {}): Promise<QueueInfo[]> {
-    const response = await this.connection.invoke(this.connection.rpc.listQueues, {}, readCall(options));
-    return response.queues.map(queueInfoFromProto);
-  }
-
-  /** The workers connected now: id, address, transport, queues, when last seen, leases held. */
-  async listWorkers(options: CallOptions = {}): Promise<WorkerInfo[]> {
-    const response = await this.connection.invoke(this.connection.rpc.listWorkers, {}, readCall(options));
-    return response.workers.map(workerInfoFromProto);
-  }
-
-  /**
-   * Pauses a queue: it hands out no jobs until resumed; enqueue still works.
-   * A queue nobody has used yet is NOT_FOUND unless `allowMissing` creates it.
-   */
-  async pauseQueue(queue: string, options: QueueActionOptions = {}): Promise<void> {
-    const allowMissing = options.allowMissing === true;
-    await this.connection.invoke(this.connection.rpc.pauseQueue, { queue, allowMissing }, readCall(options));
-  }
-
-  /** Resumes a paused queue; NOT_FOUND for a queue nobody has used yet, unless `allowMissing`. */
-  async resumeQueue(queue: string, options: QueueActionOptions = {}): Promise<void> {
-    const allowMissing = options.allowMissing === true;
-    await this.connection.invoke(this.connection.rpc.resumeQueue, { queue, allowMissing }, readCall(options));
-  }
-
-  /** Deletes a queue that holds no job in any state (FAILED_PRECONDITION while it holds any). */
-  async deleteQueue(queue: string, options: CallOptions = {}): Promise<void> {
-    // A repeat after an unknown outcome finds nothing (NOT_FOUND) rather than deleting anything else.
-    await this.connection.invoke(this.connection.rpc.deleteQueue, { queue }, readCall(options));
-  }
-
-  /** One page of a queue's dead letters, oldest first (payloads and error histories left out). */
-  listDeadLetters(
-    queue: string,
-    query: DeadLetterQuery = {},
-  ): Promise<{ jobs: Job[]; nextPageToken: string | null }> {
-    return listDeadLettersCall(this.connection, queue, query);
-  }
-
-  /** Every dead letter of a queue, page by page. */
-  async *deadLetters(queue: string, query: Omit<DeadLetterQuery, 'pageToken'> = {}): AsyncGenerator<Job> {
-    let pageToken: string | null = null;
-    do {
-      const page: { jobs: Job[]; nextPageToken: string | null } = await this.listDeadLetters(queue, {
-        ...query,
-        ...(pageToken === null ? {} : { pageToken }),
-      });
-      yield* page.jobs;
-      pageToken = page.nextPageToken;
-    } while (pageToken !== null);
-  }
-
-  /** Makes dead letters ready again with a fresh attempt budget; resolves with how many. */
-  requeueDeadLetters(
-    queue: string,
-    selection: DeadLetterSelection,
-    options: CallOptions = {},
-  ): Promise<number> {
-    return changeDeadLettersCall(this.connection, 'requeue', queue, selection, options);
-  }
-
-  /** Deletes dead letters for good (which frees their idempotency keys); resolves with how many. */
-  deleteDeadLetters(
-    queue: string,
-    selection: DeadLetterSelection,
-    options: CallOptions = {},
-  ): Promise<number> {
-    return changeDeadLettersCall(this.connection, 'delete', queue, selection, options);
-  }
-
-  /** The server's version, durability mode, clock and every effective limit. */
-  async getServerInfo(options: CallOptions = {}): Promise<ServerInfo> {
-    const response = await this.connection.invoke(this.connection.rpc.getServerInfo, {}, readCall(options));
-    return serverInfoFromProto(response);
-  }
-
-  /**
-   * Overrides settings of a queue while the server runs (admin role): by their
-   * config-file names, with values written as in the file (`{ max_attempts: 10,
-   * backoff_base_ms: '2s' }`). They apply from the next lease or enqueue and
-   * survive restarts; resolves with the queue as it is afterwards.
-   */
-  setQueueSettings(
-    queue: string,
-    settings: Readonly<Record<string, SettingInput>>,
-    options: CallOptions = {},
-  ): Promise<QueueInfo> {
-    return setQueueSettingsCall(this.connection, queue, settings, options);
-  }
-
-  /** Removes run-time overrides of a queue (named ones, or `all`): the config file's values apply again. */
-  resetQueueSettings(
-    queue: string,
-    keys: readonly string[] | 'all',
-    options: CallOptions = {},
-  ): Promise<QueueInfo> {
-    return resetQueueSettingsCall(this.connection, queue, keys, options);
-  }
-
-  /** Makes the server read its config file again, as SIGHUP does (admin role); `dryRun` only reports. */
-  reloadConfig(options: CallOptions & { dryRun?: boolean } = {}): Promise<ReloadReport> {
-    return reloadConfigCall(this.connection, options.dryRun ?? false, options);
-  }
-
-  /**
    * Closes Workers started with `worker()` (waiting for their jobs), sends
    * enqueues still queued and waits for their answers, then closes the
    * connection. Calls made afterwards fail.
@@ -511,9 +309,4 @@ export class SeppClient {
     await this.batcher.close();
     this.connection.close();
   }
-}
-
-/** Calls that change nothing, or whose repeat has no further effect: safe to retry after UNAVAILABLE. */
-function readCall(options: CallOptions) {
-  return { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: true };
 }

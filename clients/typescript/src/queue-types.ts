@@ -1,0 +1,250 @@
+/**
+ * What the SDK says about queues and the server: settings with their sources,
+ * counts, connected workers, limits, dead-letter pages, reload reports.
+ */
+import type { CallOptions, DeadReason } from './job-types.ts';
+
+/** Retry delays for nacks without their own delay: baseMs × factor^(attempt − 1), capped, ± jitter. */
+export interface BackoffSettings {
+  /** Delay before the second attempt, in ms. */
+  baseMs: number;
+  /** Each further attempt waits this many times longer. */
+  factor: number;
+  /** Longest retry delay, in ms. */
+  capMs: number;
+  /** Random spread as a fraction of the delay (0.2 = ± 20 %). */
+  jitter: number;
+}
+
+/** A queue's effective settings. */
+export interface QueueSettings {
+  /** Deliveries before a job goes dead. */
+  maxAttempts: number;
+  /** Retry delays for nacks without their own delay. */
+  backoff: BackoffSettings;
+  /** Lease length when a reserve asks for none, in ms. */
+  defaultLeaseMs: number;
+  /** Longest lease, in ms. */
+  maxLeaseMs: number;
+  /** Largest payload accepted, in bytes. */
+  maxPayloadBytes: number;
+  /** Unfinished jobs above which enqueue is refused (`queue_full`); 0 = no limit. */
+  maxDepth: number;
+  /** How long an idempotency key is remembered, in ms. */
+  dedupWindowMs: number;
+  /** How long dead letters are kept, in ms. */
+  deadRetentionMs: number;
+  /** How long acked jobs are kept as `completed`, in ms; 0 deletes them on ack. */
+  completedRetentionMs: number;
+  /** How long cancelled jobs are kept, in ms. */
+  cancelledRetentionMs: number;
+  /** What happens to a job whose expiry passes before it started: dead-lettered (reason `expired`) or deleted. */
+  expiredAction: 'dead_letter' | 'delete';
+  /** Job types this queue accepts; empty means any. */
+  allowedTypes: string[];
+  /** Jobs of the queue leased at once, across every worker; 0 = no limit. */
+  maxLeased: number;
+  /** How fast leases of the queue may start; `leases` 0 = no rate limit. */
+  rateLimit: RateLimit;
+  /** Jobs of one group leased at once; 0 = no limit. */
+  groupMaxLeased: number;
+  /** How fast leases of one group may start. */
+  groupRateLimit: RateLimit;
+}
+
+/** A rate limit: `leases` leases per `periodMs`, evenly spread, up to `burst` back to back. */
+export interface RateLimit {
+  /** Leases per period; 0 = no rate limit. */
+  leases: number;
+  /** The period, in ms. */
+  periodMs: number;
+  /** Most leases that may start back to back. */
+  burst: number;
+}
+
+/** Jobs on a queue by state. */
+export interface StateCounts {
+  /** Waiting for their run-at time. */
+  scheduled: number;
+  /** Due and waiting for a worker. */
+  ready: number;
+  /** Held by workers. */
+  leased: number;
+  /** Acked and retained (only queues that retain completed jobs). */
+  completed: number;
+  /** Dead letters. */
+  dead: number;
+  /** Cancelled and kept for the queue's cancelled retention. */
+  cancelled: number;
+}
+
+/** One queue as `listQueues` reports it. */
+export interface QueueInfo {
+  /** The queue's name. */
+  name: string;
+  /** True while paused: it hands out no jobs, enqueue still works. */
+  paused: boolean;
+  /** Jobs by state. */
+  counts: StateCounts;
+  /** How long the oldest ready job has been due, in ms; null when none is ready. */
+  oldestReadyAgeMs: number | null;
+  /**
+   * Reserve calls and Work streams waiting on this queue right now (not
+   * workers: an SDK Worker holds two Work streams, and a worker waiting on
+   * several queues counts on each).
+   */
+  waitingWorkers: number;
+  /** Of those, the ones a limit (max_leased, a rate limit, group limits) holds back from ready jobs. */
+  throttledWorkers: number;
+  /** Groups with ready jobs, counted up to 1,000 (`readyGroupsCapped`: there are more). */
+  readyGroups: number;
+  /** True when there are more groups with ready jobs than `readyGroups`. */
+  readyGroupsCapped: boolean;
+  /** The queue's effective settings. */
+  settings: QueueSettings;
+  /** Every setting by its config-file name, with its value and where the value comes from. */
+  settingValues: QueueSettingValue[];
+}
+
+/**
+ * Where a queue's setting comes from, lowest precedence first: sepp's built-in
+ * default, the config file's [queue_defaults], its [queues.NAME], or a
+ * run-time override (`setQueueSettings`).
+ */
+export type SettingSource = 'default' | 'queue_defaults' | 'queue' | 'override';
+
+/** One setting of a queue. */
+export interface QueueSettingValue {
+  /** As in the config file: `max_attempts`, `backoff_base_ms`. */
+  key: string;
+  /** The effective value, in the unit the name says (ms, bytes). */
+  value: unknown;
+  source: SettingSource;
+  /** The value without the run-time override: what `resetQueueSettings` gives back. */
+  fileValue: unknown;
+}
+
+/** What a config reload did or, as a dry run, would do. */
+export interface ReloadReport {
+  /** True when the new settings are in force (never for a dry run or a refused file). */
+  applied: boolean;
+  /** Settings that change without a restart, e.g. `server.log_level`, `grpc.api_keys (added deploy)`. */
+  changed: string[];
+  /** Settings that differ in the file but keep their running values until a restart. */
+  restartRequired: string[];
+  /** Why the file was refused (then nothing changed). */
+  problems: { key: string; message: string }[];
+  /** The file the server read; null when it runs without one. */
+  configFile: string | null;
+}
+
+/** One connected worker as `listWorkers` reports it. */
+export interface WorkerInfo {
+  /** The worker id it gave, or `(none)`. */
+  workerId: string;
+  /** Its address as the server sees it, e.g. `127.0.0.1:53122`. */
+  address: string;
+  /** Its streams (or Reserve callers) from that address with that worker id, listed as one: an SDK Worker opens two. */
+  connections: number;
+  /** `work_stream`: an open Work stream (the Worker); `reserve`: Reserve calls. */
+  transport: 'work_stream' | 'reserve';
+  /** The queues it takes jobs from. */
+  queues: string[];
+  /** When its stream began (Reserve callers: its first listed call), ms since the epoch. */
+  connectedAtMs: number;
+  /** Its last reserve, settlement or credit, ms since the epoch. */
+  lastSeenAtMs: number;
+  /** Jobs leased under its worker id now. */
+  jobsHeld: number;
+  /** When the oldest of those leases began, ms since the epoch; null when it holds none. */
+  oldestLeaseAtMs: number | null;
+}
+
+/** Every server-wide limit in effect (see admin.proto for each one's meaning). */
+export interface ServerLimits {
+  /** Longest queue name and job type, in characters. */
+  maxNameLength: number;
+  /** Largest metadata map (keys and values), in bytes. */
+  maxMetadataBytes: number;
+  /** Most metadata entries per job. */
+  maxMetadataEntries: number;
+  /** Longest idempotency key, in bytes. */
+  maxIdempotencyKeyBytes: number;
+  /** Longest worker id, in bytes. */
+  maxWorkerIdBytes: number;
+  /** Error messages longer than this are truncated, in bytes. */
+  maxErrorBytes: number;
+  /** Errors kept per job. */
+  maxErrorHistory: number;
+  /** Jobs per enqueue batch or Produce message, and ids per dead-letter requeue or delete. */
+  maxBatchJobs: number;
+  /** Jobs per reserve, acks per AckBatch, unused credit per Work stream. */
+  maxReserveJobs: number;
+  /** How far ahead a job may be scheduled, in ms. */
+  maxScheduleAheadMs: number;
+  /** Longest reserve wait, in ms. */
+  maxWaitMs: number;
+  /** Long polls waiting at once. */
+  maxWaiters: number;
+  /** Largest page of a listing. */
+  maxPageSize: number;
+  /** Largest gRPC message, in bytes. */
+  maxMessageBytes: number;
+  /** Queues one reserve or Work subscription may name. */
+  maxReserveQueues: number;
+  /** Schedules the server keeps (config and API together). */
+  maxSchedules: number;
+  /** Connections the server keeps open at once. */
+  maxConnections: number;
+  /** Calls open at once on one connection. */
+  maxStreamsPerConnection: number;
+  /** A new connection must open its first call within this, in ms. */
+  handshakeTimeoutMs: number;
+  /** A connection with no call open for this long is closed, in ms. */
+  idleTimeoutMs: number;
+  /** Largest result an ack may carry, in bytes. */
+  maxResultBytes: number;
+  /** Largest progress document (JSON) a worker may report, in bytes. */
+  maxProgressBytes: number;
+  /** Events streams open at once (0: events are off). */
+  maxEventSubscribers: number;
+  /** Events the server keeps for subscribers to catch up or resume… */
+  eventBacklogEvents: number;
+  /** …and their bytes at most. */
+  eventBacklogBytes: number;
+  /** How long the backlog keeps recording after the last subscriber left, in ms. */
+  eventResumeWindowMs: number;
+}
+
+/** The server's version, clock, durability and limits. */
+export interface ServerInfo {
+  /** sepp's version. */
+  version: string;
+  /** The git commit the server was built from; empty if unknown. */
+  gitCommit: string;
+  /** `full`: every commit fsync'd before any reply; `relaxed`: survives a process crash, not a power cut. */
+  durability: 'full' | 'relaxed' | 'unknown';
+  /** The server's clock when it answered. */
+  serverTime: Date;
+  /** When the server started. */
+  startedAt: Date;
+  /** Every server-wide limit. */
+  limits: ServerLimits;
+  /** The settings a queue gets unless configured otherwise. */
+  queueDefaults: QueueSettings;
+  /** True when only declared queues accept jobs. */
+  strictQueues: boolean;
+}
+
+/** Which dead letters to list. */
+export interface DeadLetterQuery extends CallOptions {
+  /** Only dead letters with this reason. */
+  reason?: DeadReason;
+  /** Most jobs per page (default 100). */
+  pageSize?: number;
+  /** `nextPageToken` of the previous page. */
+  pageToken?: string;
+}
+
+/** Which dead letters to requeue or delete: these ids, or every one of the queue. */
+export type DeadLetterSelection = readonly string[] | 'all';
