@@ -1,4 +1,4 @@
-/** What a Worker can be told (WorkerOptions) and what it tells (WorkerEvents). */
+/** What a Worker can be told (WorkerOptions, checked by checkWorkerOptions) and what it tells (WorkerEvents). */
 import type { JobCancelledError, LeaseLostError, SeppError } from './errors.ts';
 import type { NackResult } from './types.ts';
 import type { WorkerClock } from './worker-clock.ts';
@@ -61,4 +61,20 @@ export interface WorkerEvents {
   error: [error: SeppError];
   /** `close()` finished. */
   closed: [];
+}
+
+/** Checks what the constructor cannot do without (TypeError otherwise) and resolves the defaults it needs first. */
+export function checkWorkerOptions(options: WorkerOptions): { concurrency: number; leaseMs: number } {
+  if (options.queues.length === 0) throw new TypeError('Worker: name at least one queue');
+  const concurrency = options.concurrency ?? 1;
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) {
+    throw new TypeError('Worker: concurrency must be an integer from 1 to 1000');
+  }
+  const leaseMs = options.leaseMs ?? 30_000;
+  if (!Number.isInteger(leaseMs) || leaseMs < 3)
+    throw new TypeError('Worker: leaseMs must be an integer ≥ 3');
+  if (options.handlers === undefined && options.fallback === undefined) {
+    throw new TypeError('Worker: give handlers by job type, a fallback handler, or both');
+  }
+  return { concurrency, leaseMs };
 }

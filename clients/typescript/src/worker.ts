@@ -27,20 +27,21 @@ import { ProgressReporter } from './progress-reporter.ts';
 import { ReserveTransport } from './reserve-transport.ts';
 import { encodeResult, isJsonContentType } from './results.ts';
 import { endJobSpan, runInContext, startJobSpan } from './trace.ts';
-import type { NackOptions } from './types.ts';
 import { WorkStreamTransport } from './work-stream-transport.ts';
-import type { ProgressFields, TransportHost, WorkTransport } from './work-transport.ts';
-import { clockSleep, systemWorkerClock, type WorkerClock, type WorkerTimer } from './worker-clock.ts';
+import type { ProgressFields, TransportHost } from './work-transport.ts';
 import {
-  abortWorkerJob,
-  DeadLetter,
-  handlerTakesSignal,
-  type JobHandler,
-  RetryAfter,
-  reportProgressTo,
-  WorkerJob,
-} from './worker-job.ts';
-import type { WorkerEvents, WorkerOptions } from './worker-options.ts';
+  type Active,
+  abortGraceMs,
+  callHandler,
+  type Lane,
+  makeLanes,
+  nackOptions,
+  normalise,
+  settledWithin,
+} from './worker-active.ts';
+import { clockSleep, systemWorkerClock, type WorkerClock, type WorkerTimer } from './worker-clock.ts';
+import { abortWorkerJob, DeadLetter, type JobHandler, reportProgressTo, WorkerJob } from './worker-job.ts';
+import { checkWorkerOptions, type WorkerEvents, type WorkerOptions } from './worker-options.ts';
 
 export type { WorkerEvents, WorkerOptions } from './worker-options.ts';
 
@@ -52,64 +53,11 @@ export interface WorkerClient {
   track(worker: Worker, running: boolean): void;
 }
 
-/** A share of the slots with its own transport (one Work stream or one poller). */
-class Lane {
-  busy = 0;
-  readonly transport: WorkTransport;
-
-  constructor(
-    readonly capacity: number,
-    makeTransport: (lane: Lane) => WorkTransport,
-  ) {
-    this.transport = makeTransport(this);
-  }
-}
-
-interface Active {
-  job: WorkerJob;
-  lane: Lane;
-  /** The lease keeper's next extension time. */
-  dueAtMs: number;
-  /** Local estimate of the lease's end, for retrying settlements. */
-  leaseEndsAtMs: number;
-  extending: boolean;
-  lost: boolean;
-  /** Set once the server said the job was cancelled. */
-  cancelled: JobCancelledError | undefined;
-  stoppedForShutdown: boolean;
-  /** Given up at shutdown: whatever the handler does later is not settled. */
-  abandoned: boolean;
-  slotFreed: boolean;
-  decodeError: DeadLetter | undefined;
-  /** Made on the job's first progress report. */
-  progress: ProgressReporter | undefined;
-  /** The handler has returned or thrown: progress reports are no longer sent. */
-  handlerDone: boolean;
-}
-
-const abortGraceMs = 1000;
-
-/** A handler `handlerTakesSignal` found blind to its second argument. */
-type BlindHandler = (job: WorkerJob) => unknown;
-
-/**
- * A handler that cannot see a second argument is not given one, so its job's
- * signal is made only if it reads `job.signal`.
- */
-function callHandler(handler: JobHandler, job: WorkerJob): unknown {
-  return handlerTakesSignal(handler) ? handler(job, job.signal) : (handler as BlindHandler)(job);
-}
-
-function normalise(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
-}
-
 /** Runs handlers for jobs from sepp queues. */
 export class Worker extends EventEmitter<WorkerEvents> {
   private readonly connection: Connection;
   private readonly client: WorkerClient;
   private readonly queues: readonly string[];
-  private readonly concurrency: number;
   private readonly leaseMs: number;
   private readonly handlers: Readonly<Record<string, JobHandler>>;
   private readonly fallback: JobHandler | undefined;
@@ -131,21 +79,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** Creates a worker on `client` (a SeppClient); it starts on the next tick unless `autostart` is false. */
   constructor(client: WorkerClient, options: WorkerOptions) {
     super();
-    if (options.queues.length === 0) throw new TypeError('Worker: name at least one queue');
-    const concurrency = options.concurrency ?? 1;
-    if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) {
-      throw new TypeError('Worker: concurrency must be an integer from 1 to 1000');
-    }
-    const leaseMs = options.leaseMs ?? 30_000;
-    if (!Number.isInteger(leaseMs) || leaseMs < 3)
-      throw new TypeError('Worker: leaseMs must be an integer ≥ 3');
-    if (options.handlers === undefined && options.fallback === undefined) {
-      throw new TypeError('Worker: give handlers by job type, a fallback handler, or both');
-    }
+    const { concurrency, leaseMs } = checkWorkerOptions(options);
     this.client = client;
     this.connection = client.connection;
     this.queues = [...options.queues];
-    this.concurrency = concurrency;
+
     this.leaseMs = leaseMs;
     this.handlers = options.handlers ?? {};
     this.fallback = options.fallback;
@@ -165,24 +103,17 @@ export class Worker extends EventEmitter<WorkerEvents> {
     };
     const transport = options.transport ?? this.connection.options.transport;
     const laneCount = Math.min(concurrency, options.streams ?? (transport === 'unary' ? 1 : 2));
-    if (!Number.isInteger(laneCount) || laneCount < 1)
-      throw new TypeError('Worker: streams must be a positive integer');
-    this.lanes = Array.from(
-      { length: laneCount },
-      // Slots split as evenly as they go: the first `concurrency % lanes` lanes get one more.
-      (_, i) =>
-        new Lane(Math.floor(concurrency / laneCount) + (i < concurrency % laneCount ? 1 : 0), (lane) => {
-          const host: TransportHost = {
-            freeSlots: () => (this.stateName === 'running' ? lane.capacity - lane.busy : 0),
-            deliver: (job) => this.deliver(lane, job),
-            report: (error) => this.report(error),
-            cancel: (jobId, attempt, error) => this.cancelRunning(jobId, attempt, error),
-          };
-          return transport === 'unary'
-            ? new ReserveTransport(this.connection, config, host)
-            : new WorkStreamTransport(this.connection, config, host);
-        }),
-    );
+    this.lanes = makeLanes(concurrency, laneCount, (lane) => {
+      const host: TransportHost = {
+        freeSlots: () => (this.stateName === 'running' ? lane.capacity - lane.busy : 0),
+        deliver: (job) => this.deliver(lane, job),
+        report: (error) => this.report(error),
+        cancel: (jobId, attempt, error) => this.cancelRunning(jobId, attempt, error),
+      };
+      return transport === 'unary'
+        ? new ReserveTransport(this.connection, config, host)
+        : new WorkStreamTransport(this.connection, config, host);
+    });
     this.keeper = new LeaseKeeper<Active>(this.clock, Math.max(1, Math.floor(leaseMs / 3)), (a) =>
       this.extendLease(a),
     );
@@ -502,25 +433,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** Resolves true once no job is active, false after `timeoutMs`. */
   private async waitDrained(timeoutMs: number): Promise<boolean> {
     if (this.active.size === 0) return true;
-    let timer: WorkerTimer | undefined;
-    const drained = await Promise.race([
-      new Promise<boolean>((resolve) => {
-        this.drained = () => resolve(true);
-      }),
-      new Promise<boolean>((resolve) => {
-        timer = this.clock.setTimer(timeoutMs, () => resolve(false));
-      }),
-    ]);
-    timer?.cancel();
+    const drained = await settledWithin(this.clock, timeoutMs, (done) => {
+      this.drained = done;
+    });
     this.drained = undefined;
     return drained;
   }
-}
-
-function nackOptions(active: Active, error: Error): NackOptions {
-  if (error instanceof DeadLetter) return { error: error.message, deadLetter: true };
-  if (error instanceof RetryAfter) return { error: error.message, retryAfterMs: error.delayMs };
-  // Stopped by our own shutdown: let another worker have it at once.
-  if (active.stoppedForShutdown) return { error: error.message, retryAfterMs: 0 };
-  return { error: error.message };
 }

@@ -1,0 +1,108 @@
+/**
+ * A Worker's record of each job it runs (Active), its shares of the slots
+ * (Lane), and the small rules around a handler: how it is called, what a
+ * failure becomes, which nack ends a failed attempt. For worker.ts.
+ */
+import type { JobCancelledError } from './errors.ts';
+import type { ProgressReporter } from './progress-reporter.ts';
+import type { NackOptions } from './types.ts';
+import type { WorkTransport } from './work-transport.ts';
+import type { WorkerClock, WorkerTimer } from './worker-clock.ts';
+import { DeadLetter, handlerTakesSignal, type JobHandler, RetryAfter, type WorkerJob } from './worker-job.ts';
+
+/** A share of the slots with its own transport (one Work stream or one poller). */
+export class Lane {
+  busy = 0;
+  readonly transport: WorkTransport;
+
+  constructor(
+    readonly capacity: number,
+    makeTransport: (lane: Lane) => WorkTransport,
+  ) {
+    this.transport = makeTransport(this);
+  }
+}
+
+export interface Active {
+  job: WorkerJob;
+  lane: Lane;
+  /** The lease keeper's next extension time. */
+  dueAtMs: number;
+  /** Local estimate of the lease's end, for retrying settlements. */
+  leaseEndsAtMs: number;
+  extending: boolean;
+  lost: boolean;
+  /** Set once the server said the job was cancelled. */
+  cancelled: JobCancelledError | undefined;
+  stoppedForShutdown: boolean;
+  /** Given up at shutdown: whatever the handler does later is not settled. */
+  abandoned: boolean;
+  slotFreed: boolean;
+  decodeError: DeadLetter | undefined;
+  /** Made on the job's first progress report. */
+  progress: ProgressReporter | undefined;
+  /** The handler has returned or thrown: progress reports are no longer sent. */
+  handlerDone: boolean;
+}
+
+/** How long shutdown waits for handlers whose signals it aborted, and for the streams to end. */
+export const abortGraceMs = 1000;
+
+/** A handler `handlerTakesSignal` found blind to its second argument. */
+type BlindHandler = (job: WorkerJob) => unknown;
+
+/**
+ * A handler that cannot see a second argument is not given one, so its job's
+ * signal is made only if it reads `job.signal`.
+ */
+export function callHandler(handler: JobHandler, job: WorkerJob): unknown {
+  return handlerTakesSignal(handler) ? handler(job, job.signal) : (handler as BlindHandler)(job);
+}
+
+export function normalise(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+/** The nack of a failed attempt: the handler's choice (DeadLetter, RetryAfter), else the queue's backoff. */
+export function nackOptions(active: Active, error: Error): NackOptions {
+  if (error instanceof DeadLetter) return { error: error.message, deadLetter: true };
+  if (error instanceof RetryAfter) return { error: error.message, retryAfterMs: error.delayMs };
+  // Stopped by our own shutdown: let another worker have it at once.
+  if (active.stoppedForShutdown) return { error: error.message, retryAfterMs: 0 };
+  return { error: error.message };
+}
+
+/**
+ * `concurrency` slots over `laneCount` lanes, split as evenly as they go: the
+ * first `concurrency % laneCount` lanes get one more.
+ */
+export function makeLanes(
+  concurrency: number,
+  laneCount: number,
+  makeTransport: (lane: Lane) => WorkTransport,
+): Lane[] {
+  if (!Number.isInteger(laneCount) || laneCount < 1)
+    throw new TypeError('Worker: streams must be a positive integer');
+  return Array.from(
+    { length: laneCount },
+    (_, i) =>
+      new Lane(Math.floor(concurrency / laneCount) + (i < concurrency % laneCount ? 1 : 0), makeTransport),
+  );
+}
+
+/** Resolves true once `register`'s callback is called, false after `timeoutMs` on `clock`. */
+export async function settledWithin(
+  clock: WorkerClock,
+  timeoutMs: number,
+  register: (done: () => void) => void,
+): Promise<boolean> {
+  let timer: WorkerTimer | undefined;
+  const settled = await Promise.race([
+    new Promise<boolean>((resolve) => register(() => resolve(true))),
+    new Promise<boolean>((resolve) => {
+      timer = clock.setTimer(timeoutMs, () => resolve(false));
+    }),
+  ]);
+  timer?.cancel();
+  return settled;
+}
