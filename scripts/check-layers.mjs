@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Checks the layering of src/ and the SDK package (ARCHITECTURE.md):
-// - in src/, imports point down cli → app → rpc / admin / telemetry → config → engine → store;
+// - in src/, imports point down cli → app → rpc / admin / telemetry → config → engine → store → platform;
 // - the SDK (clients/typescript/src) imports only itself and its generated protocol code
 //   (clients/typescript/src/gen), and of packages only node: built-ins and what its
 //   package.json declares as dependencies or peer dependencies: never the server;
@@ -22,14 +22,15 @@ const protocolGen = join(sdkSrc, 'gen');
 const sdkIndex = join(sdkSrc, 'index.ts');
 const rank = {
   'build-info.ts': -1,
-  store: 0,
-  engine: 1,
-  config: 2,
-  telemetry: 3,
-  rpc: 3,
-  admin: 3,
-  app: 4,
-  cli: 5,
+  platform: 0,
+  store: 1,
+  engine: 2,
+  config: 3,
+  telemetry: 4,
+  rpc: 4,
+  admin: 4,
+  app: 5,
+  cli: 6,
 };
 const importRe =
   /^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm;

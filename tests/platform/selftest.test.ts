@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { runStoreSelfTest } from '../../src/store/selftest.ts';
+import { runStoreSelfTest } from '../../src/platform/selftest.ts';
 
 test('the store self-test opens SQLite in WAL mode and reads back a row', () => {
   const result = runStoreSelfTest();

@@ -4,9 +4,9 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { nativeBindingPath } from '../../src/store/native-binding.ts';
-import { removeStaleNativeDirs } from '../../src/store/private-dir.ts';
-import { readSeaAsset, runningAsSea, seaAssets, verifySeaAssets } from '../../src/store/sea-assets.ts';
+import { nativeBindingPath } from '../../src/platform/native-binding.ts';
+import { removeStaleNativeDirs } from '../../src/platform/private-dir.ts';
+import { readSeaAsset, runningAsSea, seaAssets, verifySeaAssets } from '../../src/platform/sea-assets.ts';
 
 test('from source there is no single executable: default addon, no embedded assets', () => {
   assert.equal(runningAsSea(), false);

@@ -1,9 +1,8 @@
 /**
  * Read-only access to the files build.mjs embeds in the single executable (SEA assets).
  *
- * It lives in store/, the lowest layer, because both the store (the native SQLite addon)
- * and admin/ (the UI files) need it and imports may only point down; it knows nothing
- * about either use.
+ * It lives in platform/, the bottom floor (packaging, not storage): the native SQLite
+ * addon and the UI files are both read through it, and it knows nothing about either use.
  *
  * Node 20 can fetch an asset by key but cannot list keys (`sea.getAssetKeys()` arrived in
  * Node 22), so the build also embeds a manifest under `manifestAssetKey` listing every
