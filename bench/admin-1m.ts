@@ -19,7 +19,7 @@ import { systemClock } from '../src/engine/clock.ts';
 import { Engine } from '../src/engine/engine.ts';
 import { defaultEngineOptions, defaultQueueSettings } from '../src/engine/settings.ts';
 import type { EnqueueRequest } from '../src/engine/types.ts';
-import { openDataDir } from '../src/store/open.ts';
+import { openDataDir } from '../src/store/sqlite/open.ts';
 import { measureBrowse } from './admin-1m-browse.ts';
 
 const args = process.argv.slice(2);

@@ -78,7 +78,7 @@ export const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} M
 type EngineModule = typeof import('../src/engine/engine.ts');
 type ClockModule = typeof import('../src/engine/clock.ts');
 type SettingsModule = typeof import('../src/engine/settings.ts');
-type OpenModule = typeof import('../src/store/open.ts');
+type OpenModule = typeof import('../src/store/sqlite/open.ts');
 export type TreeEngine = InstanceType<EngineModule['Engine']>;
 
 /**
@@ -93,7 +93,7 @@ export async function openTreeEngine(
   const { Engine } = (await import(join(root, 'src/engine/engine.ts'))) as EngineModule;
   const { systemClock } = (await import(join(root, 'src/engine/clock.ts'))) as ClockModule;
   const { defaultEngineOptions } = (await import(join(root, 'src/engine/settings.ts'))) as SettingsModule;
-  const { openDataDir } = (await import(join(root, 'src/store/open.ts'))) as OpenModule;
+  const { openDataDir } = (await import(join(root, 'src/store/sqlite/open.ts'))) as OpenModule;
   const dir = mkdtempSync(join(tmpdir(), 'sepp-bench-ab-'));
   const engine = new Engine(openDataDir(dir, { durability }), defaultEngineOptions(), { clock: systemClock });
   return { dir, engine };

@@ -16,7 +16,7 @@ import { systemClock } from '../src/engine/clock.ts';
 import { Engine } from '../src/engine/engine.ts';
 import { defaultEngineOptions } from '../src/engine/settings.ts';
 import type { EnqueueRequest } from '../src/engine/types.ts';
-import { databaseFileName, openDataDir } from '../src/store/open.ts';
+import { databaseFileName, openDataDir } from '../src/store/sqlite/open.ts';
 import { bytesReadSoFar, machineDescription, markdownTable, median, mib, parseArgs } from './engine-lib.ts';
 
 const args = parseArgs(process.argv.slice(2));

@@ -19,8 +19,8 @@ import { systemClock } from '../src/engine/clock.ts';
 import { Engine } from '../src/engine/engine.ts';
 import { defaultEngineOptions } from '../src/engine/settings.ts';
 import type { EnqueueRequest } from '../src/engine/types.ts';
-import type { BatchStats } from '../src/store/group-commit.ts';
-import { databaseFileName, openDataDir } from '../src/store/open.ts';
+import type { BatchStats } from '../src/store/sqlite/group-commit.ts';
+import { databaseFileName, openDataDir } from '../src/store/sqlite/open.ts';
 import { machineDescription, markdownTable, median, parseArgs, percentile } from './engine-lib.ts';
 
 const args = parseArgs(process.argv.slice(2));

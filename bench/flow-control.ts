@@ -31,7 +31,7 @@ import { systemClock } from '../src/engine/clock.ts';
 import { Engine } from '../src/engine/engine.ts';
 import { defaultEngineOptions, type QueueSettings } from '../src/engine/settings.ts';
 import type { EnqueueRequest } from '../src/engine/types.ts';
-import { type Durability, databaseFileName, openDataDir } from '../src/store/open.ts';
+import { type Durability, databaseFileName, openDataDir } from '../src/store/sqlite/open.ts';
 import { machineDescription, markdownTable, median, parseArgs } from './engine-lib.ts';
 
 const args = parseArgs(process.argv.slice(2));

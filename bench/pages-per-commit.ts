@@ -25,7 +25,7 @@ import { FakeClock } from '../src/engine/clock.ts';
 import { Engine } from '../src/engine/engine.ts';
 import { defaultEngineOptions } from '../src/engine/settings.ts';
 import type { EnqueueRequest, LeasedJob } from '../src/engine/types.ts';
-import { type Db, databaseFileName, openDataDir } from '../src/store/open.ts';
+import { type Db, databaseFileName, openDataDir } from '../src/store/sqlite/open.ts';
 import { machineDescription, markdownTable, parseArgs } from './engine-lib.ts';
 
 const args = parseArgs(process.argv.slice(2));

@@ -34,7 +34,7 @@ import { loadConfig, type TelemetryConfig } from '../src/config/index.ts';
 import { systemClock } from '../src/engine/clock.ts';
 import { Engine } from '../src/engine/engine.ts';
 import { createRpcServer } from '../src/rpc/index.ts';
-import { databaseFileName, openDataDir } from '../src/store/open.ts';
+import { databaseFileName, openDataDir } from '../src/store/sqlite/open.ts';
 import { silentLogger, Telemetry } from '../src/telemetry/index.ts';
 
 type Mode = 'bare' | 'off' | 'sampled' | 'on';

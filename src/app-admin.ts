@@ -18,7 +18,7 @@ import {
 import { describeConfig, redactConfig, type SeppConfig } from './config/index.ts';
 import type { Clock } from './engine/clock.ts';
 import type { Engine } from './engine/engine.ts';
-import { databaseFileName } from './store/open.ts';
+import { databaseFileName } from './store/sqlite/open.ts';
 import { type Logger, prometheusContentType, type Telemetry } from './telemetry/index.ts';
 
 /** A TLS certificate and key, read and checked at start. */

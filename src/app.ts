@@ -36,9 +36,9 @@ import { type Clock, systemClock } from './engine/clock.ts';
 import { Engine } from './engine/engine.ts';
 import type { ScheduleEvent } from './engine/schedules/types.ts';
 import { createRpcServer, type ReloadReport, type RpcServer, removeStaleBackups } from './rpc/index.ts';
-import { DataDirError } from './store/data-dir.ts';
-import { DiskReserve } from './store/disk-reserve.ts';
-import { DataDirInUseError, databaseFileName, openDataDir } from './store/open.ts';
+import { DataDirError } from './store/sqlite/data-dir.ts';
+import { DiskReserve } from './store/sqlite/disk-reserve.ts';
+import { DataDirInUseError, databaseFileName, openDataDir } from './store/sqlite/open.ts';
 import { type Logger, type LogLevel, Telemetry } from './telemetry/index.ts';
 
 export interface BuildInfo {

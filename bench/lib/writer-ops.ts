@@ -4,14 +4,14 @@
  *
  * An operation is plain data, so that it can cross to a worker thread by structured
  * clone. `runOp` runs it with the server's own prepared statements
- * (src/store/statements.ts, `prepareStatements`): the SQL is the server's, not a copy.
+ * (src/store/sqlite/statements.ts, `prepareStatements`): the SQL is the server's, not a copy.
  * What it does not run is the engine's JavaScript around them (validation, events,
  * waiters, flow control): per operation it issues the statements the engine issues
  * for a plain queue — enqueue: `insertJob` + `adjustCount`; lease: `leaseReady` +
  * two `adjustCount`; ack: `deleteLeased` + `adjustCount`.
  */
 import { readFileSync } from 'node:fs';
-import type { InsertJobParams, LeasedRow, Statements } from '../../src/store/statements.ts';
+import type { InsertJobParams, LeasedRow, Statements } from '../../src/store/sqlite/statements.ts';
 
 export type Op =
   | { kind: 'enqueue'; job: InsertJobParams }

@@ -3,15 +3,15 @@
  * that writes. It opens the data directory with the server's own functions
  * (durability `full`: synchronous=FULL, so every COMMIT returns after its fsync),
  * and runs each batch the main thread posts through the server's group committer
- * (src/store/group-commit.ts) — one transaction, a savepoint per operation, one
+ * (src/store/sqlite/group-commit.ts) — one transaction, a savepoint per operation, one
  * COMMIT — in the order the batches arrive. It answers a batch only after its
  * COMMIT returned, so the main thread acknowledges nothing that is not durable,
  * exactly as the server does today.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { GroupCommitter } from '../../src/store/group-commit.ts';
-import { openDataDir } from '../../src/store/open.ts';
-import { prepareStatements } from '../../src/store/statements.ts';
+import { GroupCommitter } from '../../src/store/sqlite/group-commit.ts';
+import { openDataDir } from '../../src/store/sqlite/open.ts';
+import { prepareStatements } from '../../src/store/sqlite/statements.ts';
 import { packResults, unpackOps } from './writer-codec.ts';
 import {
   createQueue,

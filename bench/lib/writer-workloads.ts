@@ -13,7 +13,7 @@ import { EnqueueJob, LeasedJob } from '../../clients/typescript/src/gen/sepp/v1/
 import { EnqueueRequest, EnqueueResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
 import { AckRequest, AckResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { JobIdGenerator } from '../../src/engine/job-id.ts';
-import type { InsertJobParams, LeasedRow } from '../../src/store/statements.ts';
+import type { InsertJobParams, LeasedRow } from '../../src/store/sqlite/statements.ts';
 import { benchQueue, type Op, type OpResult, threadCpuUs } from './writer-ops.ts';
 import type { Writer } from './writers.ts';
 

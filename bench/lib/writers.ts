@@ -3,7 +3,7 @@
  * resolves once the operation's batch is durable (its COMMIT, with synchronous=FULL,
  * returned), in both.
  *
- * - `same`: the server's design today. The group committer (src/store/group-commit.ts)
+ * - `same`: the server's design today. The group committer (src/store/sqlite/group-commit.ts)
  *   runs on the main thread: batches form on setImmediate, and the SQL, the WAL write
  *   and the fsync block the main thread.
  * - `thread`: the main thread forms batches the same way (on setImmediate) and posts
@@ -12,9 +12,9 @@
  *   one fills meanwhile), and the writer runs them one after the other.
  */
 import { Worker } from 'node:worker_threads';
-import { GroupCommitter } from '../../src/store/group-commit.ts';
-import { openDataDir } from '../../src/store/open.ts';
-import { prepareStatements } from '../../src/store/statements.ts';
+import { GroupCommitter } from '../../src/store/sqlite/group-commit.ts';
+import { openDataDir } from '../../src/store/sqlite/open.ts';
+import { prepareStatements } from '../../src/store/sqlite/statements.ts';
 import { packOps, unpackResults } from './writer-codec.ts';
 import {
   createQueue,

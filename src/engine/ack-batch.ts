@@ -2,7 +2,7 @@
  * AckBatch: a Work message's acks (or an AckBatch call's) in one write operation,
  * one outcome per ack, in order. When no queue keeps completed jobs (the common
  * case) the leased jobs are deleted with one statement per 50 acks
- * (store/batch-statements.ts) and counted once per queue at the end, in the same
+ * (store/sqlite/batch-statements.ts) and counted once per queue at the end, in the same
  * savepoint; an ack the delete did not match (not leased at that attempt, or gone)
  * is answered by the Settler afterwards, in order, which reads the job to say why.
  * Only the first ack of each job takes part in the delete; a job named again is
@@ -11,9 +11,9 @@
  * the Settler one by one: below the 10-row statement the multi-row path cost more than
  * it saved (measured: +7 to +11 % per ack in pairs).
  */
-import { type AckKey, prepareAckDeletes } from '../store/batch-statements.ts';
-import type { Transaction } from '../store/group-commit.ts';
-import type { MultiRowStatement } from '../store/multi-row.ts';
+import { type AckKey, prepareAckDeletes } from '../store/sqlite/batch-statements.ts';
+import type { Transaction } from '../store/sqlite/group-commit.ts';
+import type { MultiRowStatement } from '../store/sqlite/multi-row.ts';
 import type { EngineContext } from './context.ts';
 import type { Settler } from './settle.ts';
 import type { Ack, SettleOutcome } from './types.ts';

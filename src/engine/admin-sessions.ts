@@ -5,7 +5,7 @@
  * durably, before the answer that hands out or ends a cookie. Only the SHA-256
  * of a session's id is stored.
  */
-import type { RuntimeStatements } from '../store/runtime-statements.ts';
+import type { RuntimeStatements } from '../store/sqlite/runtime-statements.ts';
 import type { AuditInput } from './admin-types.ts';
 import type { AuditLog } from './audit.ts';
 import type { EngineContext, Write } from './context.ts';

@@ -5,7 +5,7 @@
  * that a change made in several transactions (a purge in chunks) updates its
  * own entry's running totals.
  */
-import type { AdminStatements, AuditRow } from '../store/admin-statements.ts';
+import type { AdminStatements, AuditRow } from '../store/sqlite/admin-statements.ts';
 import type { AuditEntry, AuditInput, AuditQuery } from './admin-types.ts';
 import type { EngineContext } from './context.ts';
 import { SeppError } from './errors.ts';

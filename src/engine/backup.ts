@@ -4,8 +4,8 @@
  * copy are included. One backup at a time.
  */
 
-import { isStorageFailure } from '../store/group-commit.ts';
-import type { Db } from '../store/open.ts';
+import { isStorageFailure } from '../store/sqlite/group-commit.ts';
+import type { Db } from '../store/sqlite/open.ts';
 import { SeppError, toSeppError } from './errors.ts';
 
 /** Pages copied per backup step: small enough that each step is a short pause for everything else. */

@@ -15,8 +15,8 @@
  * when, and release their idempotency key at once (idempotency.ts). Dead and
  * completed jobs have finished: there is nothing to cancel.
  */
-import type { Transaction } from '../store/group-commit.ts';
-import type { AttemptRow } from '../store/statements.ts';
+import type { Transaction } from '../store/sqlite/group-commit.ts';
+import type { AttemptRow } from '../store/sqlite/statements.ts';
 import type { AuditInput } from './admin-types.ts';
 import type { AuditLog } from './audit.ts';
 import type { EngineContext, Write } from './context.ts';

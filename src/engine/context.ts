@@ -2,10 +2,10 @@
  * What the engine's parts share: the one place they reach the store, the
  * clock, the queue registry, the waiters and each other's after-commit effects.
  */
-import { type ControlStatements, prepareControlStatements } from '../store/control-statements.ts';
-import { type BatchStats, GroupCommitter, type Transaction } from '../store/group-commit.ts';
-import type { Db } from '../store/open.ts';
-import { prepareStatements, type Statements } from '../store/statements.ts';
+import { type ControlStatements, prepareControlStatements } from '../store/sqlite/control-statements.ts';
+import { type BatchStats, GroupCommitter, type Transaction } from '../store/sqlite/group-commit.ts';
+import type { Db } from '../store/sqlite/open.ts';
+import { prepareStatements, type Statements } from '../store/sqlite/statements.ts';
 import type { Clock } from './clock.ts';
 import { EventLog } from './events/event-log.ts';
 import type { LifecycleEvent } from './events/lifecycle-event.ts';
@@ -18,7 +18,7 @@ import { WaiterRegistry } from './waiters.ts';
 export interface EngineContext {
   readonly db: Db;
   readonly sql: Statements;
-  /** Job control: cancel, update, expiry, keys (store/control-statements.ts). */
+  /** Job control: cancel, update, expiry, keys (store/sqlite/control-statements.ts). */
   readonly control: ControlStatements;
   readonly clock: Clock;
   readonly limits: EngineLimits;

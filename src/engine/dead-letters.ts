@@ -5,7 +5,7 @@
  * never becomes one huge transaction.
  */
 
-import type { AdminStatements } from '../store/admin-statements.ts';
+import type { AdminStatements } from '../store/sqlite/admin-statements.ts';
 import type { AuditInput } from './admin-types.ts';
 import type { AuditLog } from './audit.ts';
 import type { EngineContext, Write } from './context.ts';

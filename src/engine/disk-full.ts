@@ -11,7 +11,7 @@
 import type { Clock } from './clock.ts';
 import { SeppError } from './errors.ts';
 
-/** The room the store keeps for this (store/disk-reserve.ts), as the engine uses it. */
+/** The room the store keeps for this (store/sqlite/disk-reserve.ts), as the engine uses it. */
 export interface StorageSpace {
   /** The size of the reserve, in bytes (0: none is kept). */
   readonly bytes: number;

@@ -3,9 +3,9 @@
  * each other; engine.ts is the facade that delegates to them. Opening order:
  * queues, the config's schedules, run-time overrides, then maintenance.
  */
-import type { BatchStats } from '../store/group-commit.ts';
-import type { Db } from '../store/open.ts';
-import { prepareRuntimeStatements } from '../store/runtime-statements.ts';
+import type { BatchStats } from '../store/sqlite/group-commit.ts';
+import type { Db } from '../store/sqlite/open.ts';
+import { prepareRuntimeStatements } from '../store/sqlite/runtime-statements.ts';
 import { AckBatches } from './ack-batch.ts';
 import { AdminSessions } from './admin-sessions.ts';
 import { AuditLog } from './audit.ts';
@@ -57,7 +57,7 @@ export interface EngineDeps {
   onScheduleEvent?: (event: ScheduleEvent) => void;
   /** Called once the config's schedules are reconciled, as the engine opens. */
   onSchedulesReconciled?: (report: ReconcileReport) => void;
-  /** Room the store keeps for a full disk (store/disk-reserve.ts); without it, none is freed. */
+  /** Room the store keeps for a full disk (store/sqlite/disk-reserve.ts); without it, none is freed. */
   storageSpace?: StorageSpace;
   /** Told when the disk fills up (enqueues refused, the reserve freed) and when there is room again. */
   onDiskFull?: (full: boolean, detail: string) => void;

@@ -6,8 +6,8 @@
  * In-memory state changes only in after-commit hooks, so a failed commit leaves memory and disk agreeing.
  */
 
-import { counterMismatches } from '../store/counter-check.ts';
-import type { Db } from '../store/open.ts';
+import { counterMismatches } from '../store/sqlite/counter-check.ts';
+import type { Db } from '../store/sqlite/open.ts';
 import type { AdminSessions } from './admin-sessions.ts';
 import type {
   AuditEntry,

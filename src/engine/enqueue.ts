@@ -4,10 +4,10 @@
  * one write operation; its results are answered after the commit is durable.
  */
 
-import { prepareJobInserts } from '../store/batch-statements.ts';
-import type { Transaction } from '../store/group-commit.ts';
-import type { MultiRowStatement } from '../store/multi-row.ts';
-import type { InsertJobParams } from '../store/statements.ts';
+import { prepareJobInserts } from '../store/sqlite/batch-statements.ts';
+import type { Transaction } from '../store/sqlite/group-commit.ts';
+import type { MultiRowStatement } from '../store/sqlite/multi-row.ts';
+import type { InsertJobParams } from '../store/sqlite/statements.ts';
 import type { AuditInput } from './admin-types.ts';
 import type { AuditLog } from './audit.ts';
 import type { EngineContext, Write } from './context.ts';

@@ -12,9 +12,9 @@
  * comparison per job — for those that expired since the last pass, and takes
  * them back out of its answer.
  */
-import type { ExpiredRow } from '../store/control-statements.ts';
-import type { Transaction } from '../store/group-commit.ts';
-import type { LeasedRow } from '../store/statements.ts';
+import type { ExpiredRow } from '../store/sqlite/control-statements.ts';
+import type { Transaction } from '../store/sqlite/group-commit.ts';
+import type { LeasedRow } from '../store/sqlite/statements.ts';
 import type { EngineContext } from './context.ts';
 import { eventAbout } from './events/lifecycle-event.ts';
 import type { JobState } from './types.ts';

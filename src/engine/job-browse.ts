@@ -16,8 +16,8 @@
  * paged forwards and backwards and a cursor can live in a URL.
  */
 
-import type { AdminStatements } from '../store/admin-statements.ts';
-import { type BrowseStatements, prepareBrowseStatements } from '../store/browse-statements.ts';
+import type { AdminStatements } from '../store/sqlite/admin-statements.ts';
+import { type BrowseStatements, prepareBrowseStatements } from '../store/sqlite/browse-statements.ts';
 import type { BrowseState, JobBrowsePage, JobBrowseQuery, JobSummary } from './admin-types.ts';
 import type { EngineContext } from './context.ts';
 import { checkName } from './enqueue-validation.ts';

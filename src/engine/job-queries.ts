@@ -13,7 +13,7 @@ import {
   type AdminStatements,
   type JobSummaryRow,
   prepareAdminStatements,
-} from '../store/admin-statements.ts';
+} from '../store/sqlite/admin-statements.ts';
 import type { JobListQuery, JobSummary, ListOrder } from './admin-types.ts';
 import type { EngineContext } from './context.ts';
 import { checkName } from './enqueue-validation.ts';

@@ -3,8 +3,8 @@
  * (refused once closing), the check reads make after close, readiness, and
  * the shutdown order of the engine's parts.
  */
-import { closeDatabase } from '../store/close.ts';
-import type { Transaction } from '../store/group-commit.ts';
+import { closeDatabase } from '../store/sqlite/close.ts';
+import type { Transaction } from '../store/sqlite/group-commit.ts';
 import type { EngineContext } from './context.ts';
 import { SeppError, toSeppError } from './errors.ts';
 

@@ -11,7 +11,7 @@
  * the next tick. Operations that create an earlier deadline pull the timer
  * forward after their commit.
  */
-import type { Transaction } from '../store/group-commit.ts';
+import type { Transaction } from '../store/sqlite/group-commit.ts';
 import { finishCancelled } from './cancel.ts';
 import type { TimerHandle } from './clock.ts';
 import type { EngineContext } from './context.ts';

@@ -8,8 +8,8 @@
  * stalls every producer and worker behind it.
  */
 
-import type { AdminStatements } from '../store/admin-statements.ts';
-import type { Transaction } from '../store/group-commit.ts';
+import type { AdminStatements } from '../store/sqlite/admin-statements.ts';
+import type { Transaction } from '../store/sqlite/group-commit.ts';
 import type { AuditInput } from './admin-types.ts';
 import type { AuditLog } from './audit.ts';
 import type { EngineContext, Write } from './context.ts';

@@ -5,7 +5,7 @@
  * stored one and a part it leaves out stays as it was. A retry starts with no
  * progress; a completed or dead job keeps its last report.
  */
-import type { Transaction } from '../store/group-commit.ts';
+import type { Transaction } from '../store/sqlite/group-commit.ts';
 import { cancelledMessage } from './cancel.ts';
 import type { EngineContext } from './context.ts';
 import { formatBytes } from './enqueue-validation.ts';

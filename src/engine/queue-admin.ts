@@ -9,7 +9,7 @@
  * queue before its producers start), so a typo leaves no phantom queue.
  */
 
-import type { AdminStatements } from '../store/admin-statements.ts';
+import type { AdminStatements } from '../store/sqlite/admin-statements.ts';
 import type { AuditInput } from './admin-types.ts';
 import type { AuditLog } from './audit.ts';
 import type { EngineContext, Write } from './context.ts';

@@ -10,8 +10,8 @@
  * nothing: no job is handed to a dead call. If it aborts after the lease was
  * taken, the lease simply expires.
  */
-import type { Transaction } from '../store/group-commit.ts';
-import type { LeasedRow } from '../store/statements.ts';
+import type { Transaction } from '../store/sqlite/group-commit.ts';
+import type { LeasedRow } from '../store/sqlite/statements.ts';
 import type { EngineContext } from './context.ts';
 import { checkQueueList } from './enqueue-validation.ts';
 import { SeppError, toSeppError } from './errors.ts';

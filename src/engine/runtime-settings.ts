@@ -12,8 +12,8 @@
  * inside the operation, against the settings of that moment, so two changes
  * made at once cannot together make a combination neither was checked against.
  */
-import type { Transaction } from '../store/group-commit.ts';
-import type { RuntimeStatements } from '../store/runtime-statements.ts';
+import type { Transaction } from '../store/sqlite/group-commit.ts';
+import type { RuntimeStatements } from '../store/sqlite/runtime-statements.ts';
 import type { AuditInput } from './admin-types.ts';
 import type { AuditLog } from './audit.ts';
 import type { EngineContext, Write } from './context.ts';

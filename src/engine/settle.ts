@@ -6,8 +6,8 @@
  * or nack (an ack is answered `job_cancelled`: the job did not complete), and
  * an extend is refused with `job_cancelled`.
  */
-import type { Transaction } from '../store/group-commit.ts';
-import type { AttemptRow } from '../store/statements.ts';
+import type { Transaction } from '../store/sqlite/group-commit.ts';
+import type { AttemptRow } from '../store/sqlite/statements.ts';
 import { backoffDelayMs } from './backoff.ts';
 import { cancelledMessage, finishCancelled } from './cancel.ts';
 import type { EngineContext } from './context.ts';

@@ -7,7 +7,7 @@
  * commit that made them ready (`handOff`), so a long-poll costs no commit of
  * its own.
  */
-import type { Transaction } from '../store/group-commit.ts';
+import type { Transaction } from '../store/sqlite/group-commit.ts';
 import type { LeasedJob } from './types.ts';
 
 /** How a wait ended; `{ jobs }`: jobs were leased for the waiter by a hand-off, and are durable. */

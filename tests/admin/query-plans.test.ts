@@ -9,11 +9,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { prepareAdminStatements } from '../../src/store/admin-statements.ts';
-import { prepareBrowseStatements } from '../../src/store/browse-statements.ts';
-import { prepareFlowStatements } from '../../src/store/flow-statements.ts';
-import { type Db, openDataDir } from '../../src/store/open.ts';
-import { prepareStatements } from '../../src/store/statements.ts';
+import { prepareAdminStatements } from '../../src/store/sqlite/admin-statements.ts';
+import { prepareBrowseStatements } from '../../src/store/sqlite/browse-statements.ts';
+import { prepareFlowStatements } from '../../src/store/sqlite/flow-statements.ts';
+import { type Db, openDataDir } from '../../src/store/sqlite/open.ts';
+import { prepareStatements } from '../../src/store/sqlite/statements.ts';
 
 interface Prepared {
   source: string;

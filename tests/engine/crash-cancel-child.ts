@@ -16,7 +16,7 @@ import { openSync, writeSync } from 'node:fs';
 import { systemClock } from '../../src/engine/clock.ts';
 import { Engine } from '../../src/engine/engine.ts';
 import { defaultEngineOptions } from '../../src/engine/settings.ts';
-import { openDataDir } from '../../src/store/open.ts';
+import { openDataDir } from '../../src/store/sqlite/open.ts';
 import { intsFrom, mulberry32 } from '../helpers/prng.ts';
 
 const [dataDir, ledgerFile, seedArg] = process.argv.slice(2);

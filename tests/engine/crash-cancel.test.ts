@@ -19,7 +19,7 @@ import Database from 'better-sqlite3';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { Engine } from '../../src/engine/engine.ts';
 import { defaultEngineOptions } from '../../src/engine/settings.ts';
-import { databaseFileName, openDataDir } from '../../src/store/open.ts';
+import { databaseFileName, openDataDir } from '../../src/store/sqlite/open.ts';
 import { inspectDataDir } from '../helpers/inspect-data-dir.ts';
 import { intsFrom, mulberry32, seedFromEnv } from '../helpers/prng.ts';
 

@@ -25,7 +25,7 @@ import { Engine } from '../../src/engine/engine.ts';
 import { SeppError } from '../../src/engine/errors.ts';
 import { defaultEngineOptions } from '../../src/engine/settings.ts';
 import type { EnqueueRequest, LeasedJob } from '../../src/engine/types.ts';
-import { openDataDir } from '../../src/store/open.ts';
+import { openDataDir } from '../../src/store/sqlite/open.ts';
 import { intsFrom, mulberry32 } from '../helpers/prng.ts';
 
 const [dataDir, ledgerFile, seedArg, keepArg] = process.argv.slice(2);

@@ -23,7 +23,7 @@ import { test } from 'node:test';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { Engine } from '../../src/engine/engine.ts';
 import { defaultEngineOptions } from '../../src/engine/settings.ts';
-import { DataDirInUseError, openDataDir } from '../../src/store/open.ts';
+import { DataDirInUseError, openDataDir } from '../../src/store/sqlite/open.ts';
 import { CrashLedger } from '../helpers/crash-ledger.ts';
 import { inspectDataDir } from '../helpers/inspect-data-dir.ts';
 import { intsFrom, mulberry32, seedFromEnv } from '../helpers/prng.ts';

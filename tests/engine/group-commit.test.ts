@@ -9,8 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { type BatchStats, GroupCommitter } from '../../src/store/group-commit.ts';
-import { type Db, openDatabase } from '../../src/store/open.ts';
+import { type BatchStats, GroupCommitter } from '../../src/store/sqlite/group-commit.ts';
+import { type Db, openDatabase } from '../../src/store/sqlite/open.ts';
 import { bytes, expectCode, job, openTestEngine, rowCount, until, withEngine } from '../helpers/engine.ts';
 
 class StorageFull extends Error {

@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import type { JobEvent, QueueInfo } from '../../src/engine/types.ts';
-import { closeDatabase } from '../../src/store/close.ts';
-import { DataDirInUseError, databaseFileName, openDataDir } from '../../src/store/open.ts';
+import { closeDatabase } from '../../src/store/sqlite/close.ts';
+import { DataDirInUseError, databaseFileName, openDataDir } from '../../src/store/sqlite/open.ts';
 import {
   expectCode,
   expectThrowsCode,

@@ -8,7 +8,7 @@ import { Engine, type EngineDeps } from '../../src/engine/engine.ts';
 import { SeppError, type SeppErrorCode } from '../../src/engine/errors.ts';
 import { defaultEngineOptions, type EngineOptions, type QueueSettings } from '../../src/engine/settings.ts';
 import type { EnqueueRequest } from '../../src/engine/types.ts';
-import { type Db, type Durability, openDataDir } from '../../src/store/open.ts';
+import { type Db, type Durability, openDataDir } from '../../src/store/sqlite/open.ts';
 
 export interface TestEngine {
   engine: Engine;

@@ -8,9 +8,9 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { counterMismatches } from '../../src/store/counter-check.ts';
-import { databaseFileName } from '../../src/store/open.ts';
-import { prepareStatements } from '../../src/store/statements.ts';
+import { counterMismatches } from '../../src/store/sqlite/counter-check.ts';
+import { databaseFileName } from '../../src/store/sqlite/open.ts';
+import { prepareStatements } from '../../src/store/sqlite/statements.ts';
 import type { JobRowSummary } from './crash-ledger.ts';
 
 export interface DataDirSnapshot {

@@ -10,10 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { counterMismatches } from '../../src/store/counter-check.ts';
-import { migrations } from '../../src/store/gen/migrations.ts';
-import { migrate, schemaVersion } from '../../src/store/migrate.ts';
-import { prepareStatements } from '../../src/store/statements.ts';
+import { counterMismatches } from '../../src/store/sqlite/counter-check.ts';
+import { migrations } from '../../src/store/sqlite/gen/migrations.ts';
+import { migrate, schemaVersion } from '../../src/store/sqlite/migrate.ts';
+import { prepareStatements } from '../../src/store/sqlite/statements.ts';
 
 const jobControl = migrations.findIndex((m) => m.name.endsWith('_job_control.sql'));
 

@@ -11,7 +11,7 @@ import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { databaseFileName, openDataDir } from '../../src/store/open.ts';
+import { databaseFileName, openDataDir } from '../../src/store/sqlite/open.ts';
 import { job, withEngine } from '../helpers/engine.ts';
 
 const hasSqlite = spawnSync('sqlite3', ['-version'], { stdio: 'ignore' }).status === 0;

@@ -4,7 +4,7 @@
  * it paid for (a restart neither refills it nor loses a token). A bucket with
  * no row is full.
  */
-import type { FlowStatements } from '../../store/flow-statements.ts';
+import type { FlowStatements } from '../../store/sqlite/flow-statements.ts';
 import type { RateLimitSettings } from '../settings.ts';
 import { type BucketState, capacityOf, fullBucket, nextTokenAtMs, refill } from './token-bucket.ts';
 

@@ -18,10 +18,14 @@
  * A woken reserve that finds the limit still holding registers again.
  */
 
-import { type FlowStatements, type LeaseParams, prepareFlowStatements } from '../../store/flow-statements.ts';
-import type { Transaction } from '../../store/group-commit.ts';
-import type { Db } from '../../store/open.ts';
-import type { LeasedRow, Statements } from '../../store/statements.ts';
+import {
+  type FlowStatements,
+  type LeaseParams,
+  prepareFlowStatements,
+} from '../../store/sqlite/flow-statements.ts';
+import type { Transaction } from '../../store/sqlite/group-commit.ts';
+import type { Db } from '../../store/sqlite/open.ts';
+import type { LeasedRow, Statements } from '../../store/sqlite/statements.ts';
 import type { Clock, TimerHandle } from '../clock.ts';
 import type { QueueSettings } from '../settings.ts';
 import type { WaiterRegistry } from '../waiters.ts';

@@ -23,8 +23,8 @@
  * are members to serve) shares the rest evenly among the members that took a
  * job and have more to give, instead of walking the ring again.
  */
-import type { FlowStatements, LeaseParams } from '../../store/flow-statements.ts';
-import type { LeasedRow } from '../../store/statements.ts';
+import type { FlowStatements, LeaseParams } from '../../store/sqlite/flow-statements.ts';
+import type { LeasedRow } from '../../store/sqlite/statements.ts';
 import type { QueueSettings } from '../settings.ts';
 import type { Buckets } from './buckets.ts';
 import type { BucketState } from './token-bucket.ts';

@@ -3,7 +3,7 @@ import type {
   ScheduleDefinitionParams,
   ScheduleListRow,
   ScheduleRow,
-} from '../../store/schedule-statements.ts';
+} from '../../store/sqlite/schedule-statements.ts';
 import { parseMetadata } from '../job-rows.ts';
 import type { ScheduleTiming } from './timing.ts';
 import type { ScheduleInfo, ScheduleOutcome, ScheduleSource } from './types.ts';

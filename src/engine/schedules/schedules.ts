@@ -9,13 +9,13 @@
  * maintenance timer wakes for the next tick instead of polling. It changes
  * only after the commit that changed the schedules.
  */
-import type { Transaction } from '../../store/group-commit.ts';
+import type { Transaction } from '../../store/sqlite/group-commit.ts';
 import {
   prepareScheduleStatements,
   type ScheduleDefinitionParams,
   type ScheduleRow,
   type ScheduleStatements,
-} from '../../store/schedule-statements.ts';
+} from '../../store/sqlite/schedule-statements.ts';
 import type { AuditInput } from '../admin-types.ts';
 import type { AuditLog } from '../audit.ts';
 import type { EngineContext, Write } from '../context.ts';

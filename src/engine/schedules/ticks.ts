@@ -7,8 +7,8 @@
  * the cursor moves past the latest due tick — all in the one transaction, so
  * after a crash either all of it happened or none, and the next pass does it.
  */
-import type { Transaction } from '../../store/group-commit.ts';
-import type { ScheduleRow, ScheduleStatements } from '../../store/schedule-statements.ts';
+import type { Transaction } from '../../store/sqlite/group-commit.ts';
+import type { ScheduleRow, ScheduleStatements } from '../../store/sqlite/schedule-statements.ts';
 import type { EngineContext } from '../context.ts';
 import type { EnqueueRequest, EnqueueResult } from '../types.ts';
 import type { ScheduleTiming } from './timing.ts';

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import type { Statement } from 'better-sqlite3';
-import type { Db } from '../../../src/store/open.ts';
+import type { Db } from '../../../src/store/sqlite/open.ts';
 import type { TestEngine } from '../engine.ts';
 import { readyGroups } from './flow.ts';
 import type { Model } from './model.ts';
