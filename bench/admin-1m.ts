@@ -120,7 +120,7 @@ async function fill(engine: Engine): Promise<string> {
       if (jobs.length === 0) break;
     }
   }
-  const counts = engine.listQueues();
+  const counts = await engine.listQueues();
   const sum = (state: 'ready' | 'scheduled' | 'leased' | 'completed' | 'dead') =>
     counts.reduce((n, q) => n + q.counts[state], 0);
   const states = ['ready', 'scheduled', 'leased', 'completed', 'dead'] as const;
@@ -151,7 +151,7 @@ async function main(): Promise<void> {
   // reports keeps acked jobs as `completed` for a day, so that state has rows too.
   options.queues = { reports: { ...defaultQueueSettings, completedRetentionMs: 86_400_000 } };
   const rates = new RateHistory(systemClock);
-  const engine = new Engine(openDataDir(dataDir, { durability: 'relaxed' }), options, {
+  const engine = await Engine.open(openDataDir(dataDir, { durability: 'relaxed' }), options, {
     clock: systemClock,
     onEvent: (e) => rates.record(e),
   });

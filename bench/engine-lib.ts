@@ -79,7 +79,7 @@ type EngineModule = typeof import('../src/engine/engine.ts');
 type ClockModule = typeof import('../src/engine/clock.ts');
 type SettingsModule = typeof import('../src/engine/settings.ts');
 type OpenModule = typeof import('../src/store/sqlite/open.ts');
-export type TreeEngine = InstanceType<EngineModule['Engine']>;
+export type TreeEngine = import('../src/engine/engine.ts').Engine;
 
 /**
  * The engine of a source tree (a checkout or `git archive` copy with node_modules
@@ -95,6 +95,8 @@ export async function openTreeEngine(
   const { defaultEngineOptions } = (await import(join(root, 'src/engine/settings.ts'))) as SettingsModule;
   const { openDataDir } = (await import(join(root, 'src/store/sqlite/open.ts'))) as OpenModule;
   const dir = mkdtempSync(join(tmpdir(), 'sepp-bench-ab-'));
-  const engine = new Engine(openDataDir(dir, { durability }), defaultEngineOptions(), { clock: systemClock });
+  const engine = await Engine.open(openDataDir(dir, { durability }), defaultEngineOptions(), {
+    clock: systemClock,
+  });
   return { dir, engine };
 }

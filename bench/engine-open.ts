@@ -42,13 +42,13 @@ async function child(dataDir: string): Promise<void> {
   const readBefore = bytesReadSoFar();
   let t = performance.now();
   const db = openDataDir(dataDir, { durability: 'full' });
-  const engine = new Engine(db, defaultEngineOptions(), { clock: systemClock });
+  const engine = await Engine.open(db, defaultEngineOptions(), { clock: systemClock });
   const openMs = performance.now() - t;
   const bytesReadByOpen = bytesReadSoFar() - readBefore;
   const rssAfterOpenBytes = process.memoryUsage().rss;
 
   t = performance.now();
-  const listed = engine.listQueues();
+  const listed = await engine.listQueues();
   const listQueuesMs = performance.now() - t;
   t = performance.now();
   await engine.runMaintenance();
@@ -81,7 +81,7 @@ async function child(dataDir: string): Promise<void> {
 async function fill(dataDir: string, total: number): Promise<{ seconds: number; batches: number }> {
   const db = openDataDir(dataDir, { durability: 'full' });
   let batches = 0;
-  const engine = new Engine(db, defaultEngineOptions(), {
+  const engine = await Engine.open(db, defaultEngineOptions(), {
     clock: systemClock,
     onBatch: () => {
       batches++;

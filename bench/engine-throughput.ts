@@ -52,7 +52,7 @@ const request = (): EnqueueRequest => ({ queue: 'bench', type: 'work', payload }
 /** One data directory holding `jobs` ready jobs, copied for every reserve + ack cell (filling is not measured). */
 async function readyTemplate(jobs: number): Promise<string> {
   const dataDir = mkdtempSync(join(root, 'sepp-bench-template-'));
-  const engine = new Engine(openDataDir(dataDir, { durability: 'full' }), defaultEngineOptions(), {
+  const engine = await Engine.open(openDataDir(dataDir, { durability: 'full' }), defaultEngineOptions(), {
     clock: systemClock,
   });
   for (let made = 0; made < jobs; made += 10_000) {
@@ -71,7 +71,7 @@ async function runCell(workload: Workload, mode: Mode, concurrency: number, temp
   const db = openDataDir(dataDir, { durability: 'full' });
   const batches: BatchStats[] = [];
   let counting = false;
-  const engine = new Engine(db, defaultEngineOptions(), {
+  const engine = await Engine.open(db, defaultEngineOptions(), {
     clock: systemClock,
     onBatch: (stats) => {
       if (counting) batches.push(stats);

@@ -83,7 +83,7 @@ const payload = Buffer.alloc(256, 'x');
 /** A database holding `jobs` ready jobs spread round-robin over `groups` groups (0: none). */
 async function template(groups: number): Promise<string> {
   const dataDir = mkdtempSync(join(root, 'sepp-bench-flow-template-'));
-  const engine = new Engine(openDataDir(dataDir, { durability: 'relaxed' }), defaultEngineOptions(), {
+  const engine = await Engine.open(openDataDir(dataDir, { durability: 'relaxed' }), defaultEngineOptions(), {
     clock: systemClock,
   });
   for (let made = 0; made < jobs; made += 1000) {
@@ -110,7 +110,7 @@ async function withCopy<T>(
 ): Promise<T> {
   const dataDir = mkdtempSync(join(root, 'sepp-bench-flow-'));
   copyFileSync(join(templateDir, databaseFileName), join(dataDir, databaseFileName));
-  const engine = new Engine(
+  const engine = await Engine.open(
     openDataDir(dataDir, { durability }),
     { ...defaultEngineOptions(), queues: { bench: config.settings } },
     { clock: systemClock },
@@ -159,7 +159,7 @@ async function throughput(
   const started = performance.now();
   const running = Array.from({ length: callers }, caller);
   await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
-  const throttled = engine.listQueues()[0]?.throttledWorkers ?? 0;
+  const throttled = (await engine.listQueues())[0]?.throttledWorkers ?? 0;
   // Waiting reserves return at once; calls in flight finish and count.
   stop.abort();
   await Promise.all(running);

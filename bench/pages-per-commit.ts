@@ -104,7 +104,7 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sepp-pages-'));
   const db = openDataDir(dataDir, { durability: 'full', walCheckpoints: 'external' });
   const clock = new FakeClock();
-  const engine = new Engine(db, defaultEngineOptions(), { clock, random: () => 0.5 });
+  const engine = await Engine.open(db, defaultEngineOptions(), { clock, random: () => 0.5 });
   // After the engine prepared its statements: the hot path's re-prepare themselves, the others are not used here.
   if (experiment !== undefined) db.exec(experiment);
   const results: Measured[] = [];

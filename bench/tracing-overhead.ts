@@ -180,7 +180,7 @@ async function serverRound(
           version: 'bench',
         });
   const db = openDataDir(dataDir, { durability: 'relaxed' });
-  const engine = new Engine(db, config.engine, { clock: systemClock, ...telemetry?.engineHooks });
+  const engine = await Engine.open(db, config.engine, { clock: systemClock, ...telemetry?.engineHooks });
   telemetry?.observe(engine);
   const rpc = createRpcServer({
     engine,

@@ -38,7 +38,7 @@ export interface AdminParts {
   build: { version: string; commit: string };
   uiAssets?: AssetSource | null;
   tls: TlsPem | undefined;
-  readiness: () => Readiness;
+  readiness: () => Promise<Readiness>;
 }
 
 /** The admin UI and JSON API, with /metrics, on the admin address. */

@@ -71,7 +71,7 @@ export interface RunningServer {
   /** The bound admin port: the UI, /api/v1 and /metrics (useful with port 0). */
   adminPort: number;
   /** Whether the server can serve now (what `GET /readyz` answers): not once shutdown began. */
-  readiness(): Readiness;
+  readiness(): Promise<Readiness>;
   /** The configuration in force (a reload changes it). */
   config(): SeppConfig;
   /**
@@ -137,7 +137,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     version: deps.build.version,
   });
   const rates = new RateHistory(clock);
-  const engine = new Engine(db, config.engine, {
+  const engine = await Engine.open(db, config.engine, {
     clock,
     ...telemetry.engineHooks,
     onEvent: (event) => {
@@ -194,17 +194,17 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     grpcPort = await rpc.listen(config.server.grpcListen.host, config.server.grpcListen.port);
   } catch (error) {
     await telemetry.shutdown(0);
-    engine.close();
+    await engine.close();
     const detail = error instanceof Error ? error.message : String(error);
     throw new StartupError(
       `cannot listen for gRPC on ${config.server.grpcListen.address}: ${detail} (server.grpc_listen)`,
     );
   }
   let stopping: Promise<void> | undefined;
-  const readiness = (): Readiness => {
+  const readiness = async (): Promise<Readiness> => {
     if (stopping !== undefined) return { ready: false, reason: 'shutting down' };
     try {
-      engine.checkReadable();
+      await engine.checkReadable();
       return { ready: true };
     } catch (error) {
       return { ready: false, reason: error instanceof Error ? error.message : String(error) };
@@ -227,7 +227,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
   } catch (error) {
     await rpc.shutdown(0);
     await telemetry.shutdown(0);
-    engine.close();
+    await engine.close();
     const detail = error instanceof Error ? error.message : String(error);
     throw new StartupError(
       `cannot listen for HTTP on ${config.server.adminListen.address}: ${detail} (server.admin_listen)`,
@@ -286,7 +286,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
         await rpc.shutdown(budgetMs);
         await admin.close();
         await telemetry.shutdown(telemetryFlushMs);
-        engine.close();
+        await engine.close();
         logger.info('server.stopped');
       })();
       return stopping;

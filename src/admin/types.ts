@@ -133,7 +133,7 @@ export interface AdminDeps {
   /** Login throttling and password-check limits. Default: defaultLoginPolicy (login-throttle.ts). */
   loginPolicy?: LoginPolicy;
   /** Whether sepp can serve now, for `GET /readyz` (health-routes.ts). Default: always ready. */
-  readiness?: () => Readiness;
+  readiness?: () => Readiness | Promise<Readiness>;
   /** Adds routes outside /api/v1 before the UI's catch-all (for example `/metrics`). */
   extend?: (app: Hono) => void;
 }

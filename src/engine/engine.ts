@@ -62,9 +62,14 @@ export class Engine {
   /** The admin UI's sessions on disk (src/admin/sessions.ts decides what they are). */
   readonly adminSessions: AdminSessions;
 
-  constructor(db: Db, options: EngineOptions, deps: EngineDeps) {
-    this.parts = openEngineParts(db, options, deps);
+  private constructor(parts: EngineParts) {
+    this.parts = parts;
     this.adminSessions = this.parts.adminSessions;
+  }
+
+  /** Opens the engine over the store: loads the queues, reconciles the config's schedules, starts maintenance. */
+  static async open(db: Db, options: EngineOptions, deps: EngineDeps): Promise<Engine> {
+    return new Engine(openEngineParts(db, options, deps));
   }
 
   get limits(): EngineLimits {
@@ -130,7 +135,7 @@ export class Engine {
 
   // ---------------------------------------------------------------- job control (cancel.ts, job-update.ts)
 
-  getJob(jobId: string): JobInfo {
+  getJob(jobId: string): Promise<JobInfo> {
     return this.parts.lifecycle.read(() => this.parts.queries.getJob(jobId));
   }
 
@@ -145,7 +150,7 @@ export class Engine {
   }
 
   /** How many jobs cancelJobs(filter) would change now. */
-  countCancellable(filter: JobFilter): number {
+  countCancellable(filter: JobFilter): Promise<number> {
     return this.parts.lifecycle.read(() => this.parts.canceller.countCancellable(filter));
   }
 
@@ -166,7 +171,7 @@ export class Engine {
 
   // ---------------------------------------------------------------- queues (queue-admin.ts, runtime-settings.ts)
 
-  listQueues(): QueueInfo[] {
+  listQueues(): Promise<QueueInfo[]> {
     return this.parts.lifecycle.read(() => this.parts.queueAdmin.listQueues());
   }
 
@@ -207,7 +212,7 @@ export class Engine {
 
   // ---------------------------------------------------------------- dead letters (dead-letters.ts)
 
-  listDeadLetters(query: DeadLetterQuery): Page<JobInfo> {
+  listDeadLetters(query: DeadLetterQuery): Promise<Page<JobInfo>> {
     return this.parts.lifecycle.read(() => this.parts.deadLetters.list(query));
   }
 
@@ -224,28 +229,28 @@ export class Engine {
   // ---------------------------------------------------------------- operators (job-queries.ts, job-browse.ts, operator-actions.ts)
 
   /** One page of a queue's jobs in one state, in enqueue order; `total` is the state's count when no type filter is given. */
-  listJobs(query: JobListQuery): Page<JobSummary> & { total: number | null } {
-    return this.parts.queries.listJobs(query);
+  listJobs(query: JobListQuery): Promise<Page<JobSummary> & { total: number | null }> {
+    return this.parts.lifecycle.read(() => this.parts.queries.listJobs(query));
   }
 
   /** A page of jobs across queues and states, with filters; paged both ways (job-browse.ts). */
-  browseJobs(query: JobBrowseQuery): JobBrowsePage {
+  browseJobs(query: JobBrowseQuery): Promise<JobBrowsePage> {
     return this.parts.lifecycle.read(() => this.parts.browser.browse(query));
   }
 
   /** Jobs by full id, a piece of an id, or an idempotency key in any queue (job-search.ts). */
-  searchJobs(text: string): JobSearchResult {
+  searchJobs(text: string): Promise<JobSearchResult> {
     return this.parts.lifecycle.read(() => this.parts.finder.search(text));
   }
 
   /** One page of a queue's dead letters (optionally of one reason), without payloads. */
-  listDeadLetterSummaries(query: DeadLetterSummaryQuery): Page<JobSummary> {
-    return this.parts.queries.listDeadLetters(query);
+  listDeadLetterSummaries(query: DeadLetterSummaryQuery): Promise<Page<JobSummary>> {
+    return this.parts.lifecycle.read(() => this.parts.queries.listDeadLetters(query));
   }
 
   /** The job an idempotency key names: the newest stored one, else the one the dedup window remembers. */
-  findJobByIdempotencyKey(queue: string, key: string): { jobId: string; stored: boolean } | null {
-    return this.parts.queries.findJobByIdempotencyKey(queue, key);
+  findJobByIdempotencyKey(queue: string, key: string): Promise<{ jobId: string; stored: boolean } | null> {
+    return this.parts.lifecycle.read(() => this.parts.queries.findJobByIdempotencyKey(queue, key));
   }
 
   /** A dead, completed or cancelled job back to ready now, with a fresh attempt budget. */
@@ -269,19 +274,19 @@ export class Engine {
   }
 
   /** Audit entries, newest first. */
-  listAudit(query: AuditQuery): Page<AuditEntry> {
-    return this.parts.audit.list(query);
+  listAudit(query: AuditQuery): Promise<Page<AuditEntry>> {
+    return this.parts.lifecycle.read(() => this.parts.audit.list(query));
   }
 
   // ---------------------------------------------------------------- schedules (schedules/)
 
   /** Every schedule by name, each with its next `nextRuns` run times (0–10; default 1). */
-  listSchedules(nextRuns?: number): ScheduleInfo[] {
+  listSchedules(nextRuns?: number): Promise<ScheduleInfo[]> {
     return this.parts.lifecycle.read(() => this.parts.schedules.list(nextRuns));
   }
 
   /** One schedule with its template's payload and its next `nextRuns` run times (0–100; default 10). */
-  getSchedule(name: string, nextRuns?: number): ScheduleInfo {
+  getSchedule(name: string, nextRuns?: number): Promise<ScheduleInfo> {
     return this.parts.lifecycle.read(() => this.parts.schedules.get(name, nextRuns));
   }
 
@@ -337,7 +342,8 @@ export class Engine {
 
   /** Subscribes to job lifecycle events matching `filter` from `start`, in commit order (events/event-log.ts). */
   subscribeEvents(filter: EventFilter, start: EventStart, sink: EventSink): EventSubscription {
-    return this.parts.lifecycle.read(() => this.parts.ctx.events.subscribe(filter, start, sink));
+    this.parts.lifecycle.checkOpen();
+    return this.parts.ctx.events.subscribe(filter, start, sink);
   }
 
   /** Names this server run's event sequence: a resume must name it (a restart makes a new one). */
@@ -358,7 +364,7 @@ export class Engine {
   }
 
   /** The workers connected now, with the leases each holds. */
-  listWorkers(): WorkerInfo[] {
+  listWorkers(): Promise<WorkerInfo[]> {
     return this.parts.lifecycle.read(() => this.parts.workerControl.list());
   }
 
@@ -375,13 +381,13 @@ export class Engine {
   // ---------------------------------------------------------------- health and shutdown (lifecycle.ts)
 
   /** Per-queue counters that disagree with the rows (empty when healthy): for tests and diagnostics. */
-  counterMismatches(): string[] {
+  counterMismatches(): Promise<string[]> {
     return this.parts.lifecycle.read(() => counterMismatches(this.parts.ctx.sql));
   }
 
   /** Throws (unavailable) unless the database answers a read now (readiness probes: one index lookup). */
-  checkReadable(): void {
-    this.parts.lifecycle.checkReadable();
+  checkReadable(): Promise<void> {
+    return this.parts.lifecycle.read(() => this.parts.lifecycle.checkReadable());
   }
 
   /** First step of a graceful shutdown: long-polls answer with no jobs now; writes in flight still complete. */
@@ -390,7 +396,8 @@ export class Engine {
   }
 
   /** Shuts down: refuses new work, writes what is queued, checkpoints the WAL and closes the database. */
-  close(): void {
+  close(): Promise<void> {
     this.parts.lifecycle.close();
+    return Promise.resolve();
   }
 }

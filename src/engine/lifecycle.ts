@@ -41,10 +41,14 @@ export class EngineLifecycle {
     if (this.closing) throw shuttingDown();
   }
 
-  /** `read()`, unless the engine is closed. */
-  read<T>(read: () => T): T {
-    this.checkOpen();
-    return read();
+  /** `read()`, unless the engine is closed; a failure rejects, as an asynchronous store's would. */
+  read<T>(read: () => T): Promise<T> {
+    try {
+      this.checkOpen();
+      return Promise.resolve(read());
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /**

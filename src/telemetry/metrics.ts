@@ -30,7 +30,8 @@ import { type ConnectionCounts, observeConnections } from './connection-metrics.
 
 /** What the gauges read; the Engine satisfies it. */
 export interface MetricsSource {
-  listQueues(): QueueInfo[];
+  /** Read from the store at each collection (an asynchronous callback: a store may answer over the network). */
+  listQueues(): Promise<QueueInfo[]>;
   readonly waitingReserves: number;
   /** The job event backlog (src/engine/events): subscribers, events kept and their bytes. */
   readonly eventBacklog: { subscribers: number; events: number; bytes: number };
@@ -269,12 +270,12 @@ export class Metrics {
     });
 
     meter.addBatchObservableCallback(
-      (result) => {
+      async (result) => {
         const source = this.source;
         if (source === undefined) return;
         let queues: QueueInfo[];
         try {
-          queues = source.listQueues();
+          queues = await source.listQueues();
         } catch (error) {
           // A closed database during shutdown must not fail the final export.
           this.options.onCollectError('sepp.queue.depth', error);

@@ -29,7 +29,7 @@ const report = (line: string) => writeSync(ledger, `${line}\n`);
 
 const db = openDataDir(dataDir, { durability: 'full' });
 // Leases outlive the child: only the cancel (or its answer) can end them.
-const engine = new Engine(
+const engine = await Engine.open(
   db,
   { ...defaultEngineOptions(), queues: { cc: { maxAttempts: 5, defaultLeaseMs: 600_000 } } },
   { clock: systemClock },

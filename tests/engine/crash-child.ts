@@ -52,7 +52,7 @@ function report(line: string): void {
 }
 
 const db = openDataDir(dataDir, { durability: 'full' });
-const engine = new Engine(
+const engine = await Engine.open(
   db,
   { ...defaultEngineOptions(), queues: { crash: crashQueueSettings } },
   { clock: systemClock },

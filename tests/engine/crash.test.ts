@@ -139,9 +139,9 @@ function verify(
 async function drain(dataDir: string, ledger: CrashLedger): Promise<number> {
   const db = openDataDir(dataDir, { durability: 'full' });
   const clock = new FakeClock(Date.now() + 3_600_000);
-  const engine = new Engine(db, defaultEngineOptions(), { clock });
+  const engine = await Engine.open(db, defaultEngineOptions(), { clock });
   try {
-    for (let i = 0; i < 100 && (engine.listQueues()[0]?.counts.leased ?? 0) > 0; i++) {
+    for (let i = 0; i < 100 && ((await engine.listQueues())[0]?.counts.leased ?? 0) > 0; i++) {
       await engine.runMaintenance();
     }
     const drained = new Set<string>();
@@ -155,7 +155,7 @@ async function drain(dataDir: string, ledger: CrashLedger): Promise<number> {
       const outcomes = await engine.ackBatch(jobs.map((j) => ({ jobId: j.id, attempt: j.attempt })));
       assert.ok(outcomes.every((o) => o.ok));
     }
-    const counts = engine.listQueues()[0]?.counts;
+    const counts = (await engine.listQueues())[0]?.counts;
     assert.equal(counts?.leased, 0);
     assert.equal(counts?.ready, 0);
     assert.equal(counts?.scheduled, 0);
@@ -164,7 +164,7 @@ async function drain(dataDir: string, ledger: CrashLedger): Promise<number> {
       (id) => !ledger.ackSent.has(id) && !drained.has(id) && !deadIds.has(id),
     );
     assert.deepEqual(missing.slice(0, 20), [], `${missing.length} jobs never acked were not delivered`);
-    assert.deepEqual(engine.counterMismatches(), []);
+    assert.deepEqual(await engine.counterMismatches(), []);
     return drained.size;
   } finally {
     engine.close();

@@ -240,12 +240,12 @@ test('engine: many concurrent enqueues commit in fewer batches than operations',
     const problems: string[] = [];
     const operations = 200;
     const calls = Array.from({ length: operations }, (_, i) =>
-      engine.enqueue(job(`q${i % 3}`)).then(({ jobId }) => {
+      engine.enqueue(job(`q${i % 3}`)).then(async ({ jobId }) => {
         resolved++;
         if (db.inTransaction) problems.push(`${jobId} resolved inside a transaction`);
         if (committed() < resolved) problems.push(`${resolved} resolved, ${committed()} committed`);
         // Visible to a reader: committed, not merely written.
-        if (engine.getJob(jobId).state !== 'ready') problems.push(`${jobId} not stored`);
+        if ((await engine.getJob(jobId)).state !== 'ready') problems.push(`${jobId} not stored`);
       }),
     );
     await Promise.all(calls);
@@ -291,8 +291,8 @@ test('engine: a full disk fails the batch with unavailable, nothing of it is vis
     // Nothing of the batch: no new job, no key, the ack undone, no event, no waiter woken.
     assert.equal(rowCount(db, 'jobs'), 1);
     assert.equal(rowCount(db, 'idempotency_keys'), 0);
-    assert.equal(engine.getJob(kept).state, 'leased');
-    assert.deepEqual(engine.listQueues()[0]?.counts, {
+    assert.equal((await engine.getJob(kept)).state, 'leased');
+    assert.deepEqual((await engine.listQueues())[0]?.counts, {
       scheduled: 0,
       ready: 0,
       leased: 1,
@@ -300,7 +300,7 @@ test('engine: a full disk fails the batch with unavailable, nothing of it is vis
       dead: 0,
       cancelled: 0,
     });
-    assert.deepEqual(engine.counterMismatches(), []);
+    assert.deepEqual(await engine.counterMismatches(), []);
     assert.deepEqual(events, []);
     assert.equal(engine.waitingReserves, 1);
 
@@ -321,7 +321,7 @@ test('engine: a full disk fails the batch with unavailable, nothing of it is vis
 
 test('a throwing after-commit observer does not keep callers from their answers', async () => {
   const hookErrors: string[] = [];
-  const t = openTestEngine({
+  const t = await openTestEngine({
     deps: {
       onEvent: () => {
         throw new Error('observer bug');
@@ -331,7 +331,7 @@ test('a throwing after-commit observer does not keep callers from their answers'
   });
   try {
     const { jobId } = await t.engine.enqueue({ queue: 'q', type: 't', payload: bytes('x') });
-    assert.equal(t.engine.getJob(jobId).state, 'ready');
+    assert.equal((await t.engine.getJob(jobId)).state, 'ready');
     assert.ok(hookErrors.some((m) => m.includes('observer bug')));
   } finally {
     t.dispose();

@@ -14,6 +14,7 @@
 import { test } from 'node:test';
 import { coverage, saw } from '../helpers/model/coverage.ts';
 import { OperatorSteps } from '../helpers/model/operator-steps.ts';
+import { openRunEngine } from '../helpers/model/run-state.ts';
 import { StoredJobs } from '../helpers/model/stored-jobs.ts';
 import { seedFromEnv } from '../helpers/prng.ts';
 
@@ -57,18 +58,18 @@ class Run extends OperatorSteps {
       [1, () => this.restart()],
     ]);
     await op();
-    this.check();
+    await this.check();
   }
   private async restart(): Promise<void> {
     this.log.push('restart');
     saw('restart');
-    this.t = this.t.reopen();
+    this.t = await this.t.reopen();
     // A new engine's maintenance sweeps on its first pass, and its turns across groups start afresh.
     this.model.nextSweepMs = 0;
     this.model.cursors = new Map();
   }
-  check(): void {
-    this.stored.check(this.t, this.model);
+  async check(): Promise<void> {
+    await this.stored.check(this.t, this.model);
   }
 }
 
@@ -78,7 +79,7 @@ test(`model: ${runs} random runs of ${stepsPerRun} steps agree with the in-memor
   let steps = 0;
   for (let i = 0; i < runs; i++) {
     const seed = (baseSeed + i) >>> 0;
-    const run = new Run(seed);
+    const run = new Run(seed, await openRunEngine(seed));
     try {
       for (let s = 0; s < stepsPerRun; s++) {
         await run.step();

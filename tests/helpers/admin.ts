@@ -49,7 +49,7 @@ export interface TestAdminOptions {
 
 export async function openTestAdmin(options: TestAdminOptions = {}): Promise<TestAdmin> {
   let rates: RateHistory | undefined;
-  const t = openTestEngine({
+  const t = await openTestEngine({
     ...options.engine,
     deps: { ...options.engine?.deps, onEvent: (event: JobEvent) => rates?.record(event) },
   });

@@ -17,7 +17,7 @@ export interface TestEngine {
   /** The engine's connection, for checks the public API does not offer (raw rows, pragmas). */
   db: Db;
   /** Closes the engine and opens the same data directory again (a restart). */
-  reopen(): TestEngine;
+  reopen(): Promise<TestEngine>;
   /** Closes the engine (if open) and removes the data directory. */
   dispose(): void;
 }
@@ -39,12 +39,12 @@ export function helperRandom(): () => number {
   };
 }
 
-export function openTestEngine(opts: TestEngineOptions = {}): TestEngine {
+export async function openTestEngine(opts: TestEngineOptions = {}): Promise<TestEngine> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'sepp-test-'));
   const clock = opts.clock ?? new FakeClock();
   const db = openDataDir(dataDir, { durability: opts.durability ?? 'full' });
   const options = { ...defaultEngineOptions(), ...opts.options };
-  const engine = new Engine(db, options, {
+  const engine = await Engine.open(db, options, {
     clock,
     // Deterministic jitter: a fixed sequence in [0, 1).
     random: helperRandom(),
@@ -60,7 +60,7 @@ export function openTestEngine(opts: TestEngineOptions = {}): TestEngine {
     clock,
     dataDir,
     db,
-    reopen() {
+    async reopen() {
       close();
       return openTestEngine({ ...opts, dataDir, clock });
     },
@@ -80,12 +80,12 @@ export async function withEngine(
   opts: TestEngineOptions,
   body: (t: TestEngine) => Promise<TestEngine | undefined> | Promise<void>,
 ): Promise<void> {
-  let t = openTestEngine(opts);
+  let t = await openTestEngine(opts);
   try {
     const replaced = await body(t);
     if (replaced) t = replaced;
-    if (!t.db.open) t = t.reopen();
-    assert.deepEqual(t.engine.counterMismatches(), [], 'per-queue counters must match the rows');
+    if (!t.db.open) t = await t.reopen();
+    assert.deepEqual(await t.engine.counterMismatches(), [], 'per-queue counters must match the rows');
   } finally {
     t.dispose();
   }
@@ -123,7 +123,7 @@ export async function expectCode(promise: Promise<unknown>, code: SeppErrorCode)
   return checkSeppError(thrown, code);
 }
 
-/** Asserts that `run` throws a SeppError of `code` (synchronous calls such as getJob). */
+/** Asserts that `run` throws a SeppError of `code` (synchronous calls such as subscribeEvents). */
 export function expectThrowsCode(run: () => unknown, code: SeppErrorCode): SeppError {
   let thrown: unknown;
   try {
@@ -157,10 +157,14 @@ export function rowCount(db: Db, table: 'jobs' | 'idempotency_keys' | 'queues'):
  * barriers): for effects that follow a commit by a few promise hops, such as
  * a woken reserve registering again. Fails instead of hanging.
  */
-export async function until(engine: Engine, condition: () => boolean, maxBarriers = 20): Promise<void> {
+export async function until(
+  engine: Engine,
+  condition: () => boolean | Promise<boolean>,
+  maxBarriers = 20,
+): Promise<void> {
   for (let i = 0; i < maxBarriers; i++) {
-    if (condition()) return;
+    if (await condition()) return;
     await barrier(engine);
   }
-  assert.ok(condition(), `condition not reached after ${maxBarriers} write barriers`);
+  assert.ok(await condition(), `condition not reached after ${maxBarriers} write barriers`);
 }

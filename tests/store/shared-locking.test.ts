@@ -32,7 +32,7 @@ test('a commit waits for another process that holds the write lock for a moment,
     const { jobId } = await engine.enqueue(job('q'));
     assert.ok(jobId);
     assert.equal(await exited, 0);
-    assert.equal(engine.listQueues()[0]?.counts.ready, 2);
+    assert.equal((await engine.listQueues())[0]?.counts.ready, 2);
   });
 });
 

@@ -14,6 +14,21 @@ import { saw } from './coverage.ts';
 import { Model } from './model.ts';
 import { fail, type ModelJob, type Outcome, ok } from './model-queues.ts';
 
+/** The seed of the backoff jitter, the same sequence for the engine and the model. */
+function jitterSeedOf(seed: number): number {
+  return (seed ^ 0x9e3779b9) >>> 0;
+}
+
+/** Opens the engine of a run with `seed` (the engine's jitter follows the seed, as the model's does). */
+export function openRunEngine(seed: number): Promise<TestEngine> {
+  return openTestEngine({
+    dataDir: mkdtempSync(join(scratchDir, 'sepp-model-')),
+    options: engineOptions,
+    durability: 'relaxed',
+    deps: { random: mulberry32(jitterSeedOf(seed)) },
+  });
+}
+
 export async function outcomeOf<T>(call: Promise<T>): Promise<Outcome<T>> {
   try {
     return ok(await call);
@@ -29,17 +44,15 @@ export class RunState {
   readonly dice: Dice;
   readonly log: string[] = [];
 
-  constructor(readonly seed: number) {
+  /** `t` is the run's engine, opened by openRunEngine(seed). */
+  constructor(
+    readonly seed: number,
+    t: TestEngine,
+  ) {
     this.dice = new Dice(mulberry32(seed));
-    const jitterSeed = (seed ^ 0x9e3779b9) >>> 0;
-    this.t = openTestEngine({
-      dataDir: mkdtempSync(join(scratchDir, 'sepp-model-')),
-      options: engineOptions,
-      durability: 'relaxed',
-      deps: { random: mulberry32(jitterSeed) },
-    });
+    this.t = t;
     const clock = this.t.clock;
-    this.model = new Model(() => clock.nowMs(), mulberry32(jitterSeed));
+    this.model = new Model(() => clock.nowMs(), mulberry32(jitterSeedOf(seed)));
   }
 
   get engine() {

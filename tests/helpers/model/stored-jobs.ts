@@ -35,7 +35,7 @@ interface StoredRow {
 export class StoredJobs {
   private rowsOf: { db: Db; statement: Statement<[], StoredRow> } | undefined;
 
-  check(t: TestEngine, model: Model): void {
+  async check(t: TestEngine, model: Model): Promise<void> {
     if (this.rowsOf?.db !== t.db) {
       this.rowsOf = {
         db: t.db,
@@ -102,7 +102,7 @@ export class StoredJobs {
       assert.deepEqual(stored, expected, 'stored jobs match the model');
     }
 
-    const queues = t.engine.listQueues();
+    const queues = await t.engine.listQueues();
     assert.deepEqual(
       queues.map((q) => q.name),
       [...model.existing].sort(),
@@ -119,6 +119,6 @@ export class StoredJobs {
       const oldest = readyRunAts.length === 0 ? null : t.clock.nowMs() - Math.min(...readyRunAts);
       assert.equal(q.oldestReadyAgeMs, oldest, `oldest ready age of ${q.name}`);
     }
-    assert.deepEqual(t.engine.counterMismatches(), []);
+    assert.deepEqual(await t.engine.counterMismatches(), []);
   }
 }
