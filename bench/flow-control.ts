@@ -31,7 +31,8 @@ import { systemClock } from '../src/engine/clock.ts';
 import { Engine } from '../src/engine/engine.ts';
 import { defaultEngineOptions, type QueueSettings } from '../src/engine/settings.ts';
 import type { EnqueueRequest } from '../src/engine/types.ts';
-import { type Durability, databaseFileName, openDataDir } from '../src/store/sqlite/open.ts';
+import { type Durability, databaseFileName } from '../src/store/sqlite/open.ts';
+import { openSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { machineDescription, markdownTable, median, parseArgs } from './engine-lib.ts';
 
 const args = parseArgs(process.argv.slice(2));
@@ -83,9 +84,13 @@ const payload = Buffer.alloc(256, 'x');
 /** A database holding `jobs` ready jobs spread round-robin over `groups` groups (0: none). */
 async function template(groups: number): Promise<string> {
   const dataDir = mkdtempSync(join(root, 'sepp-bench-flow-template-'));
-  const engine = await Engine.open(openDataDir(dataDir, { durability: 'relaxed' }), defaultEngineOptions(), {
-    clock: systemClock,
-  });
+  const engine = await Engine.open(
+    openSqliteStore(dataDir, { durability: 'relaxed' }),
+    defaultEngineOptions(),
+    {
+      clock: systemClock,
+    },
+  );
   for (let made = 0; made < jobs; made += 1000) {
     const requests = Array.from(
       { length: Math.min(1000, jobs - made) },
@@ -111,7 +116,7 @@ async function withCopy<T>(
   const dataDir = mkdtempSync(join(root, 'sepp-bench-flow-'));
   copyFileSync(join(templateDir, databaseFileName), join(dataDir, databaseFileName));
   const engine = await Engine.open(
-    openDataDir(dataDir, { durability }),
+    openSqliteStore(dataDir, { durability }),
     { ...defaultEngineOptions(), queues: { bench: config.settings } },
     { clock: systemClock },
   );

@@ -12,7 +12,6 @@
  * checkpoint the WAL, close the database.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import {
   type AdminApp,
   type AdminServer,
@@ -37,8 +36,8 @@ import { Engine } from './engine/engine.ts';
 import type { ScheduleEvent } from './engine/schedules/types.ts';
 import { createRpcServer, type ReloadReport, type RpcServer, removeStaleBackups } from './rpc/index.ts';
 import { DataDirError } from './store/sqlite/data-dir.ts';
-import { DiskReserve } from './store/sqlite/disk-reserve.ts';
-import { DataDirInUseError, databaseFileName, openDataDir } from './store/sqlite/open.ts';
+import { DataDirInUseError } from './store/sqlite/open.ts';
+import { openSqliteStore, type SqliteStore } from './store/sqlite/sqlite-store.ts';
 import { type Logger, type LogLevel, Telemetry } from './telemetry/index.ts';
 
 export interface BuildInfo {
@@ -112,11 +111,13 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
   const startedAtMs = clock.nowMs();
   const grpcTls = readTls('grpc', config.grpc.tls);
   const adminTls = readTls('admin', config.admin.tls);
-  let db: ReturnType<typeof openDataDir>;
+  // The composition root picks the backend: the SQLite store of the data directory.
+  let store: SqliteStore;
   try {
-    db = openDataDir(config.server.dataDir, {
+    store = openSqliteStore(config.server.dataDir, {
       durability: config.server.durability,
       walCheckpoints: config.server.walCheckpoints,
+      diskReserveBytes: config.server.diskReserveBytes,
       ...(deps.nativeBinding === undefined ? {} : { nativeBinding: deps.nativeBinding }),
     });
   } catch (error) {
@@ -125,19 +126,18 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     throw error;
   }
   removeStaleBackups(config.server.dataDir);
-  const diskReserve = new DiskReserve(config.server.dataDir, config.server.diskReserveBytes);
-  if (!diskReserve.take()) {
+  if (store.diskReserve !== undefined && !store.diskReserve.take()) {
     logger.warn('storage.reserve_unavailable', {
       detail: `no room for the ${config.server.diskReserveBytes} bytes of sepp.reserve: if the disk fills up, workers may not be able to drain the queues (server.disk_reserve_bytes)`,
     });
   }
   const telemetry = new Telemetry(config.telemetry, {
     logger,
-    databaseFile: join(config.server.dataDir, databaseFileName),
+    storeFiles: store.files,
     version: deps.build.version,
   });
   const rates = new RateHistory(clock);
-  const engine = await Engine.open(db, config.engine, {
+  const engine = await Engine.open(store, config.engine, {
     clock,
     ...telemetry.engineHooks,
     onEvent: (event) => {
@@ -151,7 +151,6 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     onSchedulesReconciled: (report) => logReconciled(logger, report),
     onMaintenanceError: (error) => logger.warn('maintenance.failed', { error: error.message }),
     onHookError: (error) => logger.error('engine.hook_failed', { error: error.message }),
-    storageSpace: diskReserve,
     onDiskFull: (full, detail) =>
       full
         ? logger.error('storage.disk_full', { detail })

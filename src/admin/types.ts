@@ -57,7 +57,7 @@ export type AdminEngine = Pick<
   | 'pauseSchedule'
   | 'resumeSchedule'
   | 'triggerSchedule'
-  | 'adminSessions'
+  | 'store'
   | 'changeQueueSettings'
   | 'queueSettingOverrides'
 >;

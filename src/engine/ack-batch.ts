@@ -1,8 +1,8 @@
 /**
  * AckBatch: a Work message's acks (or an AckBatch call's) in one write operation,
  * one outcome per ack, in order. When no queue keeps completed jobs (the common
- * case) the leased jobs are deleted with one statement per 50 acks
- * (store/sqlite/batch-statements.ts) and counted once per queue at the end, in the same
+ * case) the leased jobs are deleted with one store call (SQLite: a statement per
+ * 50 acks, store/sqlite/leases.ts) and counted once per queue at the end, in the same
  * savepoint; an ack the delete did not match (not leased at that attempt, or gone)
  * is answered by the Settler afterwards, in order, which reads the job to say why.
  * Only the first ack of each job takes part in the delete; a job named again is
@@ -11,9 +11,8 @@
  * the Settler one by one: below the 10-row statement the multi-row path cost more than
  * it saved (measured: +7 to +11 % per ack in pairs).
  */
-import { type AckKey, prepareAckDeletes } from '../store/sqlite/batch-statements.ts';
-import type { Transaction } from '../store/sqlite/group-commit.ts';
-import type { MultiRowStatement } from '../store/sqlite/multi-row.ts';
+import type { Op } from '../store/op.ts';
+import type { StoreTx } from '../store/store.ts';
 import type { EngineContext } from './context.ts';
 import type { Settler } from './settle.ts';
 import type { Ack, SettleOutcome } from './types.ts';
@@ -22,18 +21,16 @@ import type { Ack, SettleOutcome } from './types.ts';
 const minBatchAcks = 10;
 
 export class AckBatches {
-  private readonly deletes: MultiRowStatement<AckKey, { id: string; queue: string; type: string }>;
-
   constructor(
     private readonly ctx: EngineContext,
     private readonly settler: Settler,
-  ) {
-    this.deletes = prepareAckDeletes(ctx.db);
-  }
+  ) {}
 
-  ackEach(tx: Transaction, acks: readonly Ack[]): SettleOutcome[] {
+  *ackEach(tx: StoreTx, acks: readonly Ack[]): Op<SettleOutcome[]> {
     if (acks.length < minBatchAcks || this.ctx.queues.anyKeepsCompleted) {
-      return acks.map((ack) => this.settler.tryAck(tx, ack));
+      const outcomes: SettleOutcome[] = [];
+      for (const ack of acks) outcomes.push(yield* this.settler.tryAck(tx, ack));
+      return outcomes;
     }
     // By position: a caller may pass the same object twice.
     const firstPerJob = new Map<string, number>();
@@ -41,19 +38,24 @@ export class AckBatches {
       if (!firstPerJob.has(ack.jobId)) firstPerJob.set(ack.jobId, i);
     });
     const deleted = new Map<string, { queue: string; type: string }>();
-    for (const row of this.deletes.all([...firstPerJob.values()].map((i) => acks[i]!)))
+    for (const row of yield* tx.leases.ackMany([...firstPerJob.values()].map((i) => acks[i]!)))
       deleted.set(row.id, row);
     const ackedPerQueue = new Map<string, number>();
     const { recording } = this.ctx.events;
-    const outcomes = acks.map((ack, i): SettleOutcome => {
+    const outcomes: SettleOutcome[] = [];
+    for (let i = 0; i < acks.length; i++) {
+      const ack = acks[i]!;
       const job = firstPerJob.get(ack.jobId) === i ? deleted.get(ack.jobId) : undefined;
-      if (job === undefined) return this.settler.tryAck(tx, ack);
+      if (job === undefined) {
+        outcomes.push(yield* this.settler.tryAck(tx, ack));
+        continue;
+      }
       ackedPerQueue.set(job.queue, (ackedPerQueue.get(job.queue) ?? 0) + 1);
       if (recording) this.settler.recordCompleted(tx, ack, job, false);
-      return { ok: true };
-    });
+      outcomes.push({ ok: true });
+    }
     for (const [queue, jobs] of ackedPerQueue) {
-      this.ctx.count(queue, 'leased', null, jobs);
+      yield* this.ctx.count(tx, queue, 'leased', null, jobs);
       this.ctx.emit(tx, { kind: 'acked', queue, count: jobs });
     }
     return outcomes;

@@ -5,9 +5,11 @@
  * that a change made in several transactions (a purge in chunks) updates its
  * own entry's running totals.
  */
-import type { AdminStatements, AuditRow } from '../store/sqlite/admin-statements.ts';
+import type { Op } from '../store/op.ts';
+import type { AuditRow } from '../store/rows.ts';
+import type { StoreTx, StoreView } from '../store/store.ts';
 import type { AuditEntry, AuditInput, AuditQuery } from './admin-types.ts';
-import type { EngineContext } from './context.ts';
+import type { Clock } from './clock.ts';
 import { SeppError } from './errors.ts';
 import type { Page } from './types.ts';
 
@@ -20,29 +22,29 @@ const pageSizeDefault = 50;
 
 export class AuditLog {
   constructor(
-    private readonly ctx: EngineContext,
-    private readonly sql: AdminStatements,
+    private readonly clock: Clock,
+    private readonly maxPageSize: number,
   ) {}
 
-  /** Writes an entry; call inside a write operation. Returns its id. */
-  write(input: AuditInput, outcome: Readonly<Record<string, unknown>> = {}): number {
+  /** Writes an entry in the unit `tx`. Returns its id. */
+  *write(tx: StoreTx, input: AuditInput, outcome: Readonly<Record<string, unknown>> = {}): Op<number> {
     checkInput(input);
-    return this.sql.insertAudit.get({
-      at_ms: this.ctx.clock.nowMs(),
+    return yield* tx.audit.insert({
+      atMs: this.clock.nowMs(),
       actor: input.actor,
       action: input.action,
       target: input.target,
-      details_json: boundedJson({ ...input.details, ...outcome }),
-    })!;
+      detailsJson: boundedJson({ ...input.details, ...outcome }),
+    });
   }
 
-  /** Replaces an entry's outcome (running totals of a change made in chunks); call inside a write operation. */
-  update(id: number, input: AuditInput, outcome: Readonly<Record<string, unknown>>): void {
-    this.sql.updateAuditDetails.run({ id, details_json: boundedJson({ ...input.details, ...outcome }) });
+  /** Replaces an entry's outcome (running totals of a change made in chunks) in the unit `tx`. */
+  update(tx: StoreTx, id: number, input: AuditInput, outcome: Readonly<Record<string, unknown>>): Op<void> {
+    return tx.audit.updateDetails({ id, detailsJson: boundedJson({ ...input.details, ...outcome }) });
   }
 
-  list(query: AuditQuery): Page<AuditEntry> {
-    const max = this.ctx.limits.maxPageSize;
+  *list(view: StoreView, query: AuditQuery): Op<Page<AuditEntry>> {
+    const max = this.maxPageSize;
     const pageSize = query.pageSize ?? pageSizeDefault;
     if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > max) {
       throw new SeppError(
@@ -50,23 +52,13 @@ export class AuditLog {
         `page_size is ${pageSize}; it must be an integer from 1 to ${max} (limits.max_page_size)`,
       );
     }
-    const params = {
+    const rows = yield* view.audit.page({
       actor: nonEmpty(query.actor),
       action: nonEmpty(query.action),
       target: nonEmpty(query.target),
-      before_id: decodeAuditCursor(query.cursor),
+      beforeId: decodeAuditCursor(query.cursor),
       limit: pageSize + 1,
-    };
-    // Drive the read by the most selective filter's index; the others narrow it.
-    const statement =
-      params.target !== null
-        ? this.sql.auditPageByTarget
-        : params.actor !== null
-          ? this.sql.auditPageByActor
-          : params.action !== null
-            ? this.sql.auditPageByAction
-            : this.sql.auditPage;
-    const rows = statement.all(params);
+    });
     const items = rows.slice(0, pageSize).map(entryFromRow);
     const last = items.at(-1);
     return {

@@ -15,11 +15,12 @@
  * when, and release their idempotency key at once (idempotency.ts). Dead and
  * completed jobs have finished: there is nothing to cancel.
  */
-import type { Transaction } from '../store/sqlite/group-commit.ts';
-import type { AttemptRow } from '../store/sqlite/statements.ts';
+import type { Op } from '../store/op.ts';
+import type { AttemptRow } from '../store/rows.ts';
+import type { StoreTx, StoreView } from '../store/store.ts';
 import type { AuditInput } from './admin-types.ts';
 import type { AuditLog } from './audit.ts';
-import type { EngineContext, Write } from './context.ts';
+import type { EngineContext } from './context.ts';
 import {
   type BulkCancelResult,
   type CancellableState,
@@ -44,7 +45,6 @@ export class Canceller {
     private readonly ctx: EngineContext,
     private readonly actions: OperatorActions,
     private readonly audit: AuditLog,
-    private readonly write: Write,
   ) {}
 
   /** Calls `listener` after each commit that asked for cancels of leased jobs; returns the unsubscribe. */
@@ -54,61 +54,63 @@ export class Canceller {
   }
 
   cancelJob(jobId: string, audit?: AuditInput): Promise<CancelResult> {
-    return this.write((tx) => {
-      const { control, clock } = this.ctx;
-      const row = control.controlRowById.get(jobId);
-      if (row === undefined) throw new SeppError('not_found', `job ${jobId} does not exist`);
-      const previousState = row.state as JobState;
-      const nowMs = clock.nowMs();
-      const by = audit?.actor ?? null;
-      let state: JobState = previousState;
-      switch (previousState) {
-        case 'scheduled':
-        case 'ready':
-          control.cancelWaiting.run({ seq: row.seq, now_ms: nowMs, by });
-          this.ctx.count(row.queue, previousState, 'cancelled', 1);
-          this.ctx.releaseKey(row.queue, row.idempotency_key, row.id);
-          this.ctx.emit(tx, { kind: 'cancelled', queue: row.queue, count: 1 });
-          if (this.ctx.events.recording) {
-            this.ctx.record(tx, { ...eventAbout(row, nowMs), kind: 'cancelled', previousState });
-          }
-          state = 'cancelled';
-          break;
-        case 'leased': {
-          // A repeated cancel tells the worker again (it may have missed the first notice) but keeps who and when.
-          if (row.cancelled_at_ms === null) {
-            control.requestCancel.run({ seq: row.seq, now_ms: nowMs, by });
-            this.ctx.releaseKey(row.queue, row.idempotency_key, row.id);
-          }
-          this.notify(tx, [
-            {
-              jobId: row.id,
-              queue: row.queue,
-              attempt: row.attempt,
-              workerId: row.worker_id,
-              cancelledBy: row.cancelled_at_ms === null ? by : row.cancelled_by,
-              cancelledAtMs: row.cancelled_at_ms ?? nowMs,
-            },
-          ]);
-          break;
+    return this.ctx.write((tx) => this.cancelOne(tx, jobId, audit));
+  }
+
+  private *cancelOne(tx: StoreTx, jobId: string, audit: AuditInput | undefined): Op<CancelResult> {
+    const { clock } = this.ctx;
+    const row = yield* tx.jobs.control(jobId);
+    if (row === undefined) throw new SeppError('not_found', `job ${jobId} does not exist`);
+    const previousState = row.state as JobState;
+    const nowMs = clock.nowMs();
+    const by = audit?.actor ?? null;
+    let state: JobState = previousState;
+    switch (previousState) {
+      case 'scheduled':
+      case 'ready':
+        yield* tx.control.cancelWaiting({ seq: row.seq, nowMs, by });
+        yield* this.ctx.count(tx, row.queue, previousState, 'cancelled', 1);
+        yield* this.ctx.releaseKey(tx, row.queue, row.idempotency_key, row.id);
+        this.ctx.emit(tx, { kind: 'cancelled', queue: row.queue, count: 1 });
+        if (this.ctx.events.recording) {
+          this.ctx.record(tx, { ...eventAbout(row, nowMs), kind: 'cancelled', previousState });
         }
-        case 'cancelled':
-          break;
-        case 'dead':
-          throw new SeppError(
-            'failed_precondition',
-            `job ${jobId} is a dead letter, it is not running or waiting: delete it (DeleteDeadLetters, sepp dlq delete) or requeue it`,
-          );
-        case 'completed':
-          throw new SeppError(
-            'failed_precondition',
-            `job ${jobId} already completed${row.completed_at_ms === null ? '' : ` at ${new Date(row.completed_at_ms).toISOString()}`}; there is nothing to cancel`,
-          );
+        state = 'cancelled';
+        break;
+      case 'leased': {
+        // A repeated cancel tells the worker again (it may have missed the first notice) but keeps who and when.
+        if (row.cancelled_at_ms === null) {
+          yield* tx.control.requestCancel({ seq: row.seq, nowMs, by });
+          yield* this.ctx.releaseKey(tx, row.queue, row.idempotency_key, row.id);
+        }
+        this.notify(tx, [
+          {
+            jobId: row.id,
+            queue: row.queue,
+            attempt: row.attempt,
+            workerId: row.worker_id,
+            cancelledBy: row.cancelled_at_ms === null ? by : row.cancelled_by,
+            cancelledAtMs: row.cancelled_at_ms ?? nowMs,
+          },
+        ]);
+        break;
       }
-      const result = { previousState, state };
-      if (audit !== undefined) this.audit.write(audit, { jobId, queue: row.queue, ...result });
-      return result;
-    });
+      case 'cancelled':
+        break;
+      case 'dead':
+        throw new SeppError(
+          'failed_precondition',
+          `job ${jobId} is a dead letter, it is not running or waiting: delete it (DeleteDeadLetters, sepp dlq delete) or requeue it`,
+        );
+      case 'completed':
+        throw new SeppError(
+          'failed_precondition',
+          `job ${jobId} already completed${row.completed_at_ms === null ? '' : ` at ${new Date(row.completed_at_ms).toISOString()}`}; there is nothing to cancel`,
+        );
+    }
+    const result = { previousState, state };
+    if (audit !== undefined) yield* this.audit.write(tx, audit, { jobId, queue: row.queue, ...result });
+    return result;
   }
 
   /**
@@ -127,53 +129,62 @@ export class Canceller {
       await this.actions.inChunks(
         tracked,
         0,
-        (tx) => {
-          const n =
-            state === 'leased' ? this.requestChunk(tx, valid, by) : this.cancelChunk(tx, valid, state, by);
-          if (state === 'leased') totals.cancelRequested += n;
-          else totals.cancelled += n;
-          return n;
-        },
+        (tx) => this.chunkOf(tx, valid, state, by, totals),
         (_total, done) => ({ ...filterDetails(valid), ...totals, done: done && state === last }),
       );
     }
     return totals;
   }
 
+  /** One chunk of a bulk cancel of `state` jobs, added to `totals`. */
+  private *chunkOf(
+    tx: StoreTx,
+    valid: ValidFilter<CancellableState>,
+    state: CancellableState,
+    by: string | null,
+    totals: BulkCancelResult,
+  ): Op<number> {
+    if (state === 'leased') {
+      const n = yield* this.requestChunk(tx, valid, by);
+      totals.cancelRequested += n;
+      return n;
+    }
+    const n = yield* this.cancelChunk(tx, valid, state, by);
+    totals.cancelled += n;
+    return n;
+  }
+
   /** How many jobs `cancelJobs(filter)` would change now (for a confirmation). */
-  countCancellable(filter: JobFilter): number {
+  *countCancellable(view: StoreView, filter: JobFilter): Op<number> {
     const valid = checkFilter(this.ctx, filter, cancellableStates, 'cancelled');
-    const { control, sql } = this.ctx;
     let total = 0;
     for (const state of valid.states) {
       if (state === 'leased') {
-        total += control.countLeasedNotCancelled.get(filterParams(valid)) ?? 0;
-      } else if (valid.group !== null) {
-        total += control.countOfGroup.get({ ...filterParams(valid), state, group: valid.group }) ?? 0;
-      } else if (valid.type !== null) {
-        total += control.countOfType.get({ queue: valid.queue, state, type: valid.type }) ?? 0;
+        total += yield* view.control.countLeasedNotCancelled(filterParams(valid));
+      } else if (valid.group !== null || valid.type !== null) {
+        total += yield* view.control.countMatching({ ...filterParams(valid), state });
       } else {
-        total += sql.queueCounts.all(valid.queue).find((c) => c.state === state)?.jobs ?? 0;
+        total += yield* view.counts.inState({ queue: valid.queue, state });
       }
     }
     return total;
   }
 
-  private cancelChunk(
-    tx: Transaction,
+  private *cancelChunk(
+    tx: StoreTx,
     filter: ValidFilter<CancellableState>,
     state: 'scheduled' | 'ready',
     by: string | null,
-  ): number {
-    const rows = this.ctx.control.cancelWaitingChunk.all({
+  ): Op<number> {
+    const rows = yield* tx.control.cancelWaitingMany({
       ...filterParams(filter),
       state,
       limit: chunkRows,
-      now_ms: this.ctx.clock.nowMs(),
+      nowMs: this.ctx.clock.nowMs(),
       by,
     });
-    this.ctx.count(filter.queue, state, 'cancelled', rows.length);
-    for (const row of rows) this.ctx.releaseKey(filter.queue, row.idempotency_key, row.id);
+    yield* this.ctx.count(tx, filter.queue, state, 'cancelled', rows.length);
+    for (const row of rows) yield* this.ctx.releaseKey(tx, filter.queue, row.idempotency_key, row.id);
     this.ctx.emit(tx, { kind: 'cancelled', queue: filter.queue, count: rows.length });
     if (this.ctx.events.recording) {
       const nowMs = this.ctx.clock.nowMs();
@@ -188,15 +199,15 @@ export class Canceller {
     return rows.length;
   }
 
-  private requestChunk(tx: Transaction, filter: ValidFilter<CancellableState>, by: string | null): number {
+  private *requestChunk(tx: StoreTx, filter: ValidFilter<CancellableState>, by: string | null): Op<number> {
     const nowMs = this.ctx.clock.nowMs();
-    const rows = this.ctx.control.requestCancelChunk.all({
+    const rows = yield* tx.control.requestCancelMany({
       ...filterParams(filter),
       limit: chunkRows,
-      now_ms: nowMs,
+      nowMs,
       by,
     });
-    for (const row of rows) this.ctx.releaseKey(filter.queue, row.idempotency_key, row.id);
+    for (const row of rows) yield* this.ctx.releaseKey(tx, filter.queue, row.idempotency_key, row.id);
     this.notify(
       tx,
       rows.map((row) => ({
@@ -211,7 +222,7 @@ export class Canceller {
     return rows.length;
   }
 
-  private notify(tx: Transaction, notices: readonly CancelNotice[]): void {
+  private notify(tx: StoreTx, notices: readonly CancelNotice[]): void {
     if (notices.length === 0 || this.listeners.size === 0) return;
     tx.afterCommit(() => {
       for (const listener of this.listeners) listener(notices);
@@ -224,12 +235,12 @@ export class Canceller {
  * `cancelled` (never a retry). `error` (a nack's message, or why the lease
  * ended) joins the job's error history when given. Inside a write.
  */
-export function finishCancelled(
+export function* finishCancelled(
   ctx: EngineContext,
-  tx: Transaction,
+  tx: StoreTx,
   row: AttemptRow,
   error: string | null,
-): void {
+): Op<void> {
   const errorsJson =
     error === null
       ? null
@@ -238,8 +249,8 @@ export function finishCancelled(
           { attempt: row.attempt, at_ms: ctx.clock.nowMs(), error },
           ctx.limits.maxErrorHistory,
         );
-  ctx.control.finishCancelled.run({ seq: row.seq, last_error: error, errors_json: errorsJson });
-  ctx.count(row.queue, 'leased', 'cancelled', 1);
+  yield* tx.leases.finishCancelled({ seq: row.seq, lastError: error, errorsJson });
+  yield* ctx.count(tx, row.queue, 'leased', 'cancelled', 1);
   ctx.emit(tx, { kind: 'cancelled', queue: row.queue, count: 1 });
   if (ctx.events.recording) {
     ctx.record(tx, { ...eventAbout(row, ctx.clock.nowMs()), kind: 'cancelled', previousState: 'leased' });

@@ -5,10 +5,11 @@
  * never becomes one huge transaction.
  */
 
-import type { AdminStatements } from '../store/sqlite/admin-statements.ts';
+import type { Op } from '../store/op.ts';
+import type { StoreTx, StoreView } from '../store/store.ts';
 import type { AuditInput } from './admin-types.ts';
 import type { AuditLog } from './audit.ts';
-import type { EngineContext, Write } from './context.ts';
+import type { EngineContext } from './context.ts';
 import { SeppError } from './errors.ts';
 import { jobInfoFromRow } from './job-rows.ts';
 import { chunkRows, type OperatorActions } from './operator-actions.ts';
@@ -35,13 +36,11 @@ function requireQueue(ctx: EngineContext, queue: string): void {
 export class DeadLetters {
   constructor(
     private readonly ctx: EngineContext,
-    private readonly adminSql: AdminStatements,
     private readonly actions: OperatorActions,
     private readonly audit: AuditLog,
-    private readonly write: Write,
   ) {}
 
-  list(query: DeadLetterQuery): Page<JobInfo> {
+  *list(view: StoreView, query: DeadLetterQuery): Op<Page<JobInfo>> {
     // A name no queue can have, or of a queue that does not exist, is a mistake to report, not an empty page.
     requireQueue(this.ctx, query.queue);
     const pageSize = Math.min(query.pageSize ?? deadPageDefault, this.ctx.limits.maxPageSize);
@@ -52,16 +51,12 @@ export class DeadLetters {
       );
     }
     const after = decodeCursor(query.cursor);
-    const params = {
+    const rows = yield* view.deadLetters.page({
       queue: query.queue,
-      after_failed_at_ms: after.failedAtMs,
-      after_seq: after.seq,
+      reason: query.reason ?? null,
+      after,
       limit: pageSize + 1,
-    };
-    const rows =
-      query.reason === undefined
-        ? this.ctx.sql.deadPage.all(params)
-        : this.ctx.sql.deadPageByReason.all({ ...params, reason: query.reason });
+    });
     const items = rows.slice(0, pageSize).map(jobInfoFromRow);
     const last = items.at(-1);
     return {
@@ -76,7 +71,6 @@ export class DeadLetters {
     action: 'requeue' | 'delete',
     audit: AuditInput | undefined,
   ): Promise<number> {
-    const { sql } = this.ctx;
     const { queue } = selection;
     // A name no queue can have, or of a queue that does not exist, matches nothing, but it must
     // not reach the audit log (whose target is bounded) or look like a successful change of nothing.
@@ -88,58 +82,71 @@ export class DeadLetters {
           `job_ids: at most ${this.ctx.limits.maxBatchJobs} per call`,
         );
       }
-      return this.write((tx) => {
-        let changed = 0;
-        const nowMs = this.ctx.clock.nowMs();
-        for (const id of selection.jobIds) {
-          if (action === 'requeue') {
-            changed += sql.requeueDeadById.run({ queue, id, now_ms: nowMs }).changes;
-            continue;
-          }
-          // A deleted dead letter releases its idempotency key: the same work may be enqueued again.
-          const deleted = sql.deleteDeadById.get({ queue, id });
-          if (deleted === undefined) continue;
-          this.ctx.releaseKey(queue, deleted.idempotency_key, deleted.id);
-          changed++;
-        }
-        this.ctx.count(queue, 'dead', action === 'requeue' ? 'ready' : null, changed);
-        if (action === 'requeue') {
-          this.ctx.jobsReady(tx, queue, changed);
-          this.ctx.emit(tx, { kind: 'requeued', queue, count: changed });
-        }
-        if (audit !== undefined) this.audit.write(audit, { jobIds: selection.jobIds, changed });
-        return changed;
-      });
+      const { jobIds } = selection;
+      return this.ctx.write((tx) => this.changeSome(tx, queue, jobIds, action, audit));
     }
     const { reason } = selection;
     return this.actions.inChunks(
       audit === undefined ? undefined : { input: audit, id: undefined },
       0,
-      (tx) => {
-        const nowMs = this.ctx.clock.nowMs();
-        let n: number;
-        if (action === 'requeue') {
-          n = (
-            reason === undefined
-              ? sql.requeueDeadChunk.run({ queue, now_ms: nowMs, limit: chunkRows })
-              : this.adminSql.requeueDeadChunkByReason.run({ queue, reason, now_ms: nowMs, limit: chunkRows })
-          ).changes;
-          this.ctx.count(queue, 'dead', 'ready', n);
-          this.ctx.jobsReady(tx, queue, n);
-          this.ctx.emit(tx, { kind: 'requeued', queue, count: n });
-        } else {
-          const rows =
-            reason === undefined
-              ? sql.deleteDeadChunk.all({ queue, limit: chunkRows })
-              : this.adminSql.deleteDeadChunkByReason.all({ queue, reason, limit: chunkRows });
-          for (const row of rows) this.ctx.releaseKey(queue, row.idempotency_key, row.id);
-          n = rows.length;
-          this.ctx.count(queue, 'dead', null, n);
-        }
-        return n;
-      },
+      (tx) => this.changeChunk(tx, queue, reason ?? null, action),
       (changed, done) => ({ all: true, ...(reason === undefined ? {} : { reason }), changed, done }),
     );
+  }
+
+  /** Requeues or deletes the chosen dead letters of a queue (ids that are not one change nothing). */
+  private *changeSome(
+    tx: StoreTx,
+    queue: string,
+    jobIds: readonly string[],
+    action: 'requeue' | 'delete',
+    audit: AuditInput | undefined,
+  ): Op<number> {
+    let changed = 0;
+    const nowMs = this.ctx.clock.nowMs();
+    for (const id of jobIds) {
+      if (action === 'requeue') {
+        if (yield* tx.deadLetters.requeue({ queue, id, nowMs })) changed++;
+        continue;
+      }
+      // A deleted dead letter releases its idempotency key: the same work may be enqueued again.
+      const deleted = yield* tx.deadLetters.delete({ queue, id });
+      if (deleted === undefined) continue;
+      yield* this.ctx.releaseKey(tx, queue, deleted.idempotency_key, deleted.id);
+      changed++;
+    }
+    yield* this.ctx.count(tx, queue, 'dead', action === 'requeue' ? 'ready' : null, changed);
+    if (action === 'requeue') {
+      this.ctx.jobsReady(tx, queue, changed);
+      this.ctx.emit(tx, { kind: 'requeued', queue, count: changed });
+    }
+    if (audit !== undefined) yield* this.audit.write(tx, audit, { jobIds, changed });
+    return changed;
+  }
+
+  /** One chunk of a change of all of a queue's dead letters (of one reason unless null). */
+  private *changeChunk(
+    tx: StoreTx,
+    queue: string,
+    reason: string | null,
+    action: 'requeue' | 'delete',
+  ): Op<number> {
+    if (action === 'requeue') {
+      const n = yield* tx.deadLetters.requeueMany({
+        queue,
+        reason,
+        nowMs: this.ctx.clock.nowMs(),
+        limit: chunkRows,
+      });
+      yield* this.ctx.count(tx, queue, 'dead', 'ready', n);
+      this.ctx.jobsReady(tx, queue, n);
+      this.ctx.emit(tx, { kind: 'requeued', queue, count: n });
+      return n;
+    }
+    const rows = yield* tx.deadLetters.deleteMany({ queue, reason, limit: chunkRows });
+    for (const row of rows) yield* this.ctx.releaseKey(tx, queue, row.idempotency_key, row.id);
+    yield* this.ctx.count(tx, queue, 'dead', null, rows.length);
+    return rows.length;
   }
 }
 

@@ -8,20 +8,9 @@
  * back. The check for room runs when an enqueue is refused, at most once a
  * second of the engine's clock, so a full server costs one statfs a second.
  */
+import type { DiskReserve, StorageFailure } from '../store/store.ts';
 import type { Clock } from './clock.ts';
 import { SeppError } from './errors.ts';
-
-/** The room the store keeps for this (store/sqlite/disk-reserve.ts), as the engine uses it. */
-export interface StorageSpace {
-  /** The size of the reserve, in bytes (0: none is kept). */
-  readonly bytes: number;
-  /** Gives the reserve back to the file system. */
-  release(): boolean;
-  /** Free bytes on the data directory's file system. */
-  freeBytes(): number;
-  /** Takes the reserve again; false when there is no room for it. */
-  take(): boolean;
-}
 
 const recheckEveryMs = 1000;
 const minimumFreeBytes = 1024 * 1024;
@@ -31,7 +20,8 @@ export class DiskFull {
   private lastCheckMs = Number.NEGATIVE_INFINITY;
 
   constructor(
-    private readonly space: StorageSpace | undefined,
+    /** The room the store keeps for this (its `diskReserve` capability); none: nothing to free. */
+    private readonly space: DiskReserve | undefined,
     private readonly clock: Clock,
     /** Told when the state changes, for the log and metrics. */
     private readonly onChange: (full: boolean, detail: string) => void,
@@ -41,9 +31,9 @@ export class DiskFull {
     return this.full;
   }
 
-  /** Called with the cause of every failed commit. */
-  commitFailed(cause: unknown): void {
-    if (this.full || !isDiskFull(cause)) return;
+  /** Called with every failed commit. */
+  commitFailed(failure: StorageFailure): void {
+    if (this.full || !failure.diskFull) return;
     this.full = true;
     this.lastCheckMs = this.clock.nowMs();
     const released = this.space?.release() ?? false;
@@ -85,9 +75,4 @@ export class DiskFull {
     this.onChange(false, `there is room on the disk again (${free} bytes free): enqueues are accepted`);
     return true;
   }
-}
-
-/** SQLite's "database or disk is full". */
-function isDiskFull(cause: unknown): boolean {
-  return cause instanceof Error && 'code' in cause && String(cause.code).startsWith('SQLITE_FULL');
 }

@@ -1,14 +1,13 @@
 /**
- * The queue engine: the semantics of SPEC §4 over the store. A facade: engine-parts.ts builds the
- * capability modules and each method delegates to one. Every write is an operation handed to the
- * group committer, answered after the batch's commit is durable; reads go straight to the
- * connection (better-sqlite3 is synchronous, so a read never sees a transaction half-way).
- * In-memory state changes only in after-commit hooks, so a failed commit leaves memory and disk agreeing.
+ * The queue engine: the semantics of SPEC §4 over a Store (src/store/store.ts). A facade:
+ * engine-parts.ts builds the capability modules and each method delegates to one. Every write is
+ * a unit of store operations handed to the store, answered after the commit that holds it is
+ * durable; every read is a unit the store runs against a consistent view, answered as a promise
+ * (a store may answer over the network). In-memory state changes only in after-commit hooks, so
+ * a failed commit leaves memory and storage agreeing.
  */
 
-import { counterMismatches } from '../store/sqlite/counter-check.ts';
-import type { Db } from '../store/sqlite/open.ts';
-import type { AdminSessions } from './admin-sessions.ts';
+import type { Store } from '../store/store.ts';
 import type {
   AuditEntry,
   AuditInput,
@@ -58,18 +57,19 @@ import type { WorkerRegistry } from './worker-registry.ts';
 export type { EngineDeps } from './engine-parts.ts';
 
 export class Engine {
-  private readonly parts: EngineParts;
-  /** The admin UI's sessions on disk (src/admin/sessions.ts decides what they are). */
-  readonly adminSessions: AdminSessions;
+  private constructor(private readonly parts: EngineParts) {}
 
-  private constructor(parts: EngineParts) {
-    this.parts = parts;
-    this.adminSessions = this.parts.adminSessions;
+  /**
+   * Opens the engine over `store`, which it owns from now on (close() closes it): loads the
+   * queues, reconciles the config's schedules, reads the run-time overrides, starts maintenance.
+   */
+  static async open(store: Store, options: EngineOptions, deps: EngineDeps): Promise<Engine> {
+    return new Engine(await openEngineParts(store, options, deps));
   }
 
-  /** Opens the engine over the store: loads the queues, reconciles the config's schedules, starts maintenance. */
-  static async open(db: Db, options: EngineOptions, deps: EngineDeps): Promise<Engine> {
-    return new Engine(openEngineParts(db, options, deps));
+  /** The store the engine works on (the admin UI keeps its sessions there). */
+  get store(): Store {
+    return this.parts.ctx.store;
   }
 
   get limits(): EngineLimits {
@@ -136,7 +136,7 @@ export class Engine {
   // ---------------------------------------------------------------- job control (cancel.ts, job-update.ts)
 
   getJob(jobId: string): Promise<JobInfo> {
-    return this.parts.lifecycle.read(() => this.parts.queries.getJob(jobId));
+    return this.parts.ctx.read((view) => this.parts.queries.getJob(view, jobId));
   }
 
   /** Cancels a waiting job, or asks the worker of a leased one to stop (it ends cancelled). */
@@ -151,7 +151,7 @@ export class Engine {
 
   /** How many jobs cancelJobs(filter) would change now. */
   countCancellable(filter: JobFilter): Promise<number> {
-    return this.parts.lifecycle.read(() => this.parts.canceller.countCancellable(filter));
+    return this.parts.ctx.read((view) => this.parts.canceller.countCancellable(view, filter));
   }
 
   /** Calls `listener` with the leases told to stop, after each commit that asked for it; returns the unsubscribe. */
@@ -172,7 +172,7 @@ export class Engine {
   // ---------------------------------------------------------------- queues (queue-admin.ts, runtime-settings.ts)
 
   listQueues(): Promise<QueueInfo[]> {
-    return this.parts.lifecycle.read(() => this.parts.queueAdmin.listQueues());
+    return this.parts.ctx.read((view) => this.parts.queueAdmin.listQueues(view));
   }
 
   /** Pauses a queue; NOT_FOUND for a queue nobody has used, unless `allowMissing` creates it (paused). */
@@ -197,7 +197,7 @@ export class Engine {
     audit: AuditInput,
   ): Promise<QueueInfo> {
     await this.parts.runtimeSettings.change(queue, change, audit);
-    return this.parts.queueAdmin.queueInfo(queue);
+    return this.parts.ctx.read((view) => this.parts.queueAdmin.queueInfo(view, queue));
   }
 
   /** Every queue's run-time overrides (a reload checks the new file against them). */
@@ -213,7 +213,7 @@ export class Engine {
   // ---------------------------------------------------------------- dead letters (dead-letters.ts)
 
   listDeadLetters(query: DeadLetterQuery): Promise<Page<JobInfo>> {
-    return this.parts.lifecycle.read(() => this.parts.deadLetters.list(query));
+    return this.parts.ctx.read((view) => this.parts.deadLetters.list(view, query));
   }
 
   /** Puts dead letters back to ready with a fresh attempt budget; returns how many. */
@@ -230,27 +230,27 @@ export class Engine {
 
   /** One page of a queue's jobs in one state, in enqueue order; `total` is the state's count when no type filter is given. */
   listJobs(query: JobListQuery): Promise<Page<JobSummary> & { total: number | null }> {
-    return this.parts.lifecycle.read(() => this.parts.queries.listJobs(query));
+    return this.parts.ctx.read((view) => this.parts.queries.listJobs(view, query));
   }
 
   /** A page of jobs across queues and states, with filters; paged both ways (job-browse.ts). */
   browseJobs(query: JobBrowseQuery): Promise<JobBrowsePage> {
-    return this.parts.lifecycle.read(() => this.parts.browser.browse(query));
+    return this.parts.ctx.read((view) => this.parts.browser.browse(view, query));
   }
 
   /** Jobs by full id, a piece of an id, or an idempotency key in any queue (job-search.ts). */
   searchJobs(text: string): Promise<JobSearchResult> {
-    return this.parts.lifecycle.read(() => this.parts.finder.search(text));
+    return this.parts.ctx.read((view) => this.parts.finder.search(view, text));
   }
 
   /** One page of a queue's dead letters (optionally of one reason), without payloads. */
   listDeadLetterSummaries(query: DeadLetterSummaryQuery): Promise<Page<JobSummary>> {
-    return this.parts.lifecycle.read(() => this.parts.queries.listDeadLetters(query));
+    return this.parts.ctx.read((view) => this.parts.queries.listDeadLetters(view, query));
   }
 
   /** The job an idempotency key names: the newest stored one, else the one the dedup window remembers. */
   findJobByIdempotencyKey(queue: string, key: string): Promise<{ jobId: string; stored: boolean } | null> {
-    return this.parts.lifecycle.read(() => this.parts.queries.findJobByIdempotencyKey(queue, key));
+    return this.parts.ctx.read((view) => this.parts.queries.findJobByIdempotencyKey(view, queue, key));
   }
 
   /** A dead, completed or cancelled job back to ready now, with a fresh attempt budget. */
@@ -270,24 +270,24 @@ export class Engine {
 
   /** Records an action that changes nothing in the engine (a login, say); resolves once durable. */
   recordAudit(entry: AuditInput): Promise<number> {
-    return this.parts.write(() => this.parts.audit.write(entry));
+    return this.parts.ctx.write((tx) => this.parts.audit.write(tx, entry));
   }
 
   /** Audit entries, newest first. */
   listAudit(query: AuditQuery): Promise<Page<AuditEntry>> {
-    return this.parts.lifecycle.read(() => this.parts.audit.list(query));
+    return this.parts.ctx.read((view) => this.parts.audit.list(view, query));
   }
 
   // ---------------------------------------------------------------- schedules (schedules/)
 
   /** Every schedule by name, each with its next `nextRuns` run times (0–10; default 1). */
   listSchedules(nextRuns?: number): Promise<ScheduleInfo[]> {
-    return this.parts.lifecycle.read(() => this.parts.schedules.list(nextRuns));
+    return this.parts.ctx.read((view) => this.parts.schedules.list(view, nextRuns));
   }
 
   /** One schedule with its template's payload and its next `nextRuns` run times (0–100; default 10). */
   getSchedule(name: string, nextRuns?: number): Promise<ScheduleInfo> {
-    return this.parts.lifecycle.read(() => this.parts.schedules.get(name, nextRuns));
+    return this.parts.ctx.read((view) => this.parts.schedules.get(view, name, nextRuns));
   }
 
   /** Creates (`create`), changes (`update`) or either (`upsert`) a schedule defined over the API. */
@@ -326,10 +326,13 @@ export class Engine {
 
   /** Promotes due scheduled jobs, expires leases and sweeps retention now. */
   runMaintenance(): Promise<MaintenanceReport> {
-    return this.parts.write((tx) => this.parts.maintenance.run(tx));
+    return this.parts.ctx.write((tx) => this.parts.maintenance.run(tx));
   }
 
-  /** Copies the live database to `destinationPath` while other work goes on (backup.ts); one at a time. */
+  /**
+   * Copies the live store to `destinationPath` while other work goes on (backup.ts), one at
+   * a time; FAILED_PRECONDITION when the store makes no backups.
+   */
   async backup(
     destinationPath: string,
     onProgress?: (pagesDone: number, pagesTotal: number) => void,
@@ -365,7 +368,7 @@ export class Engine {
 
   /** The workers connected now, with the leases each holds. */
   listWorkers(): Promise<WorkerInfo[]> {
-    return this.parts.lifecycle.read(() => this.parts.workerControl.list());
+    return this.parts.ctx.read((view) => this.parts.workerControl.list(view));
   }
 
   /** Ends a lease now as its expiry would (for a stuck worker); audited. */
@@ -382,12 +385,12 @@ export class Engine {
 
   /** Per-queue counters that disagree with the rows (empty when healthy): for tests and diagnostics. */
   counterMismatches(): Promise<string[]> {
-    return this.parts.lifecycle.read(() => counterMismatches(this.parts.ctx.sql));
+    return this.parts.ctx.read((view) => view.counts.mismatches());
   }
 
-  /** Throws (unavailable) unless the database answers a read now (readiness probes: one index lookup). */
+  /** Rejects (unavailable) unless the store answers a read now (readiness probes: one index lookup). */
   checkReadable(): Promise<void> {
-    return this.parts.lifecycle.read(() => this.parts.lifecycle.checkReadable());
+    return this.parts.lifecycle.checkReadable();
   }
 
   /** First step of a graceful shutdown: long-polls answer with no jobs now; writes in flight still complete. */
@@ -395,9 +398,8 @@ export class Engine {
     this.parts.lifecycle.drainWaiters();
   }
 
-  /** Shuts down: refuses new work, writes what is queued, checkpoints the WAL and closes the database. */
+  /** Shuts down: refuses new work, writes what is queued and closes the store (SQLite: checkpoints the WAL). */
   close(): Promise<void> {
-    this.parts.lifecycle.close();
-    return Promise.resolve();
+    return this.parts.lifecycle.close();
   }
 }

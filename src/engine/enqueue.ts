@@ -4,16 +4,16 @@
  * one write operation; its results are answered after the commit is durable.
  */
 
-import { prepareJobInserts } from '../store/sqlite/batch-statements.ts';
-import type { Transaction } from '../store/sqlite/group-commit.ts';
-import type { MultiRowStatement } from '../store/sqlite/multi-row.ts';
-import type { InsertJobParams } from '../store/sqlite/statements.ts';
+import type { Op } from '../store/op.ts';
+import type { NewJobRow } from '../store/rows.ts';
+import type { StoreTx } from '../store/store.ts';
 import type { AuditInput } from './admin-types.ts';
 import type { AuditLog } from './audit.ts';
-import type { EngineContext, Write } from './context.ts';
+import type { EngineContext } from './context.ts';
 import type { DiskFull } from './disk-full.ts';
 import { isRejection, type ValidJob, validateJob } from './enqueue-validation.ts';
 import { type JobRejection, SeppError } from './errors.ts';
+import type { FlowControl } from './flow-control/flow-control.ts';
 import { IdempotencyKeys } from './idempotency.ts';
 import type { JobIdGenerator } from './job-id.ts';
 import type {
@@ -25,19 +25,16 @@ import type {
 } from './types.ts';
 
 export class Enqueuer {
-  private readonly inserts: MultiRowStatement<InsertJobParams, never>;
   private readonly keys: IdempotencyKeys;
 
   constructor(
     private readonly ctx: EngineContext,
     private readonly ids: JobIdGenerator,
     private readonly audit: AuditLog,
-    private readonly write: Write,
     /** Refuses enqueues while the disk is full (a schedule's ticks are not refused: enqueueWithin). */
     private readonly diskFull: DiskFull,
   ) {
-    this.inserts = prepareJobInserts(ctx.db);
-    this.keys = new IdempotencyKeys(ctx);
+    this.keys = new IdempotencyKeys();
   }
 
   /** Enqueues one job; a rejection is thrown as a SeppError carrying it. */
@@ -52,39 +49,55 @@ export class Enqueuer {
   async enqueueBatch(requests: readonly EnqueueRequest[], audit?: AuditInput): Promise<EnqueueResult[]> {
     this.checkRoom();
     this.checkBatchSize(requests.length);
-    return this.write((tx) => this.enqueueWithin(tx, requests, audit));
+    return this.ctx.write((tx) => this.enqueueWithin(tx, requests, audit));
   }
 
   /**
    * enqueueBatch inside a write operation that is already running: a schedule's
    * tick enqueues its job in the same transaction as the advance of its cursor.
    */
-  enqueueWithin(tx: Transaction, requests: readonly EnqueueRequest[], audit?: AuditInput): EnqueueResult[] {
+  *enqueueWithin(tx: StoreTx, requests: readonly EnqueueRequest[], audit?: AuditInput): Op<EnqueueResult[]> {
     const nowMs = this.ctx.clock.nowMs();
-    const added = new AddedJobs();
-    const results = requests.map((request): EnqueueResult => {
+    const added = new AddedJobs(this.ctx.flow);
+    const results: EnqueueResult[] = [];
+    // One loop, no generator per job: a job without a key or a max_depth makes no store call here.
+    for (const request of requests) {
       const job = validateJob(request, nowMs, this.ctx.queues, this.ctx.limits);
-      if (isRejection(job)) return { ok: false, ...job };
+      if (isRejection(job)) {
+        results.push({ ok: false, ...job });
+        continue;
+      }
       // A duplicate adds nothing, so a full queue still answers it with the original job.
-      const duplicate = this.findDuplicate(job, nowMs, added);
-      if (duplicate) return duplicate;
-      const depthProblem = this.checkDepth(job, 1 + added.inQueue(job.queue));
-      if (depthProblem) return { ok: false, ...depthProblem };
-      return this.insert(tx, job, nowMs, added);
-    });
-    added.store(tx, this.ctx, this.inserts);
+      if (job.idempotencyKey !== null) {
+        const duplicate = yield* this.findDuplicate(tx, job, nowMs, added);
+        if (duplicate !== null) {
+          results.push(duplicate);
+          continue;
+        }
+      }
+      if (job.settings.maxDepth > 0) {
+        const depthProblem = yield* this.checkDepth(tx, job, 1 + added.inQueue(job.queue));
+        if (depthProblem !== null) {
+          results.push({ ok: false, ...depthProblem });
+          continue;
+        }
+      }
+      if (!this.ctx.queues.exists(job.queue)) yield* this.ctx.ensureQueue(tx, job.queue);
+      results.push(this.insert(tx, job, nowMs, added));
+    }
+    yield* added.store(tx, this.ctx);
     this.emitEnqueueEvents(tx, requests, results);
-    if (audit !== undefined) this.auditEnqueue(audit, results);
+    if (audit !== undefined) yield* this.auditEnqueue(tx, audit, results);
     return results;
   }
 
-  private auditEnqueue(audit: AuditInput, results: readonly EnqueueResult[]): void {
+  private *auditEnqueue(tx: StoreTx, audit: AuditInput, results: readonly EnqueueResult[]): Op<void> {
     const [only] = results;
     if (results.length === 1 && only?.ok) {
-      this.audit.write(audit, { jobId: only.jobId, deduplicated: only.deduplicated });
+      yield* this.audit.write(tx, audit, { jobId: only.jobId, deduplicated: only.deduplicated });
     } else if (results.some((r) => r.ok)) {
       const accepted = results.filter((r) => r.ok).length;
-      this.audit.write(audit, { accepted, rejected: results.length - accepted });
+      yield* this.audit.write(tx, audit, { accepted, rejected: results.length - accepted });
     }
   }
 
@@ -92,57 +105,69 @@ export class Enqueuer {
   async enqueueAtomic(requests: readonly EnqueueRequest[]): Promise<AtomicEnqueueResult> {
     this.checkRoom();
     this.checkBatchSize(requests.length);
-    return this.write((tx): AtomicEnqueueResult => {
-      const nowMs = this.ctx.clock.nowMs();
-      const rejections: (JobRejection & { index: number })[] = [];
-      const valid: { index: number; job: ValidJob; adds: boolean }[] = [];
-      // Jobs that add a row, per queue: duplicates (of stored jobs or of earlier jobs in this batch) add none.
-      const perQueue = new Map<string, number>();
-      const keysInBatch = new Set<string>();
-      requests.forEach((request, index) => {
-        const job = validateJob(request, nowMs, this.ctx.queues, this.ctx.limits);
-        if (isRejection(job)) {
-          rejections.push({ index, ...job });
-          return;
-        }
-        let adds = this.findDuplicate(job, nowMs) === null;
-        if (adds && IdempotencyKeys.dedupsWithinBatch(job)) {
-          const key = `${job.queue}\0${job.idempotencyKey}`;
-          adds = !keysInBatch.has(key);
-          keysInBatch.add(key);
-        }
-        if (adds) perQueue.set(job.queue, (perQueue.get(job.queue) ?? 0) + 1);
-        valid.push({ index, job, adds });
-      });
-      for (const { index, job, adds } of valid) {
-        const depthProblem = adds ? this.checkDepth(job, perQueue.get(job.queue) ?? 1) : null;
-        if (depthProblem) rejections.push({ index, ...depthProblem });
+    return this.ctx.write((tx) => this.enqueueAllOrNone(tx, requests));
+  }
+
+  private *enqueueAllOrNone(tx: StoreTx, requests: readonly EnqueueRequest[]): Op<AtomicEnqueueResult> {
+    const nowMs = this.ctx.clock.nowMs();
+    const rejections: (JobRejection & { index: number })[] = [];
+    const valid: { index: number; job: ValidJob; adds: boolean }[] = [];
+    // Jobs that add a row, per queue: duplicates (of stored jobs or of earlier jobs in this batch) add none.
+    const perQueue = new Map<string, number>();
+    const keysInBatch = new Set<string>();
+    for (const [index, request] of requests.entries()) {
+      const job = validateJob(request, nowMs, this.ctx.queues, this.ctx.limits);
+      if (isRejection(job)) {
+        rejections.push({ index, ...job });
+        continue;
       }
-      if (rejections.length > 0) {
-        rejections.sort((a, b) => a.index - b.index);
-        for (const r of rejections) {
-          this.ctx.emit(tx, {
-            kind: 'rejected',
-            queue: String(requests[r.index]?.queue),
-            reason: r.reason,
-            count: 1,
-          });
-        }
-        return { committed: false, rejections };
+      let adds = job.idempotencyKey === null || (yield* this.findDuplicate(tx, job, nowMs)) === null;
+      if (adds && IdempotencyKeys.dedupsWithinBatch(job)) {
+        const key = `${job.queue}\0${job.idempotencyKey}`;
+        adds = !keysInBatch.has(key);
+        keysInBatch.add(key);
       }
-      const added = new AddedJobs();
-      const results = valid.map(
-        ({ job }) => this.findDuplicate(job, nowMs, added) ?? this.insert(tx, job, nowMs, added),
-      );
-      added.store(tx, this.ctx, this.inserts);
-      this.emitEnqueueEvents(tx, requests, results);
-      return { committed: true, results };
-    });
+      if (adds) perQueue.set(job.queue, (perQueue.get(job.queue) ?? 0) + 1);
+      valid.push({ index, job, adds });
+    }
+    for (const { index, job, adds } of valid) {
+      const depthProblem =
+        adds && job.settings.maxDepth > 0
+          ? yield* this.checkDepth(tx, job, perQueue.get(job.queue) ?? 1)
+          : null;
+      if (depthProblem) rejections.push({ index, ...depthProblem });
+    }
+    if (rejections.length > 0) {
+      rejections.sort((a, b) => a.index - b.index);
+      for (const r of rejections) {
+        this.ctx.emit(tx, {
+          kind: 'rejected',
+          queue: String(requests[r.index]?.queue),
+          reason: r.reason,
+          count: 1,
+        });
+      }
+      return { committed: false, rejections };
+    }
+    const added = new AddedJobs(this.ctx.flow);
+    const results: EnqueueAccepted[] = [];
+    for (const { job } of valid) {
+      const duplicate = job.idempotencyKey === null ? null : yield* this.findDuplicate(tx, job, nowMs, added);
+      if (duplicate !== null) {
+        results.push(duplicate);
+        continue;
+      }
+      if (!this.ctx.queues.exists(job.queue)) yield* this.ctx.ensureQueue(tx, job.queue);
+      results.push(this.insert(tx, job, nowMs, added));
+    }
+    yield* added.store(tx, this.ctx);
+    this.emitEnqueueEvents(tx, requests, results);
+    return { committed: true, results };
   }
 
   /** One event per queue and outcome, not per job: batches stay cheap to report. */
   private emitEnqueueEvents(
-    tx: Transaction,
+    tx: StoreTx,
     requests: readonly EnqueueRequest[],
     results: readonly EnqueueResult[],
   ): void {
@@ -177,11 +202,11 @@ export class Enqueuer {
     }
   }
 
-  /** max_depth back-pressure: counts come from the maintained counters, including this batch's inserts. */
-  private checkDepth(job: ValidJob, adding: number): JobRejection | null {
+  /** max_depth back-pressure (a queue with a max_depth): the maintained counts, including this batch's inserts. */
+  private *checkDepth(tx: StoreTx, job: ValidJob, adding: number): Op<JobRejection | null> {
     const maxDepth = job.settings.maxDepth;
     if (maxDepth <= 0) return null;
-    const depth = this.ctx.sql.queueDepth.get(job.queue) ?? 0;
+    const depth = yield* tx.counts.unfinished(job.queue);
     if (depth + adding <= maxDepth) return null;
     return {
       reason: 'queue_full',
@@ -189,18 +214,24 @@ export class Enqueuer {
     };
   }
 
-  /** The original job when `job`'s idempotency key is taken (see idempotency.ts). */
-  private findDuplicate(job: ValidJob, nowMs: number, added?: AddedJobs): EnqueueAccepted | null {
-    if (job.idempotencyKey === null) return null;
+  /** The original job when `job`'s idempotency key (it has one) is taken (see idempotency.ts). */
+  private *findDuplicate(
+    tx: StoreTx,
+    job: ValidJob,
+    nowMs: number,
+    added?: AddedJobs,
+  ): Op<EnqueueAccepted | null> {
     // The lookup (unique-while-active keys read the jobs table) must see this batch's earlier jobs: store them first.
-    added?.insertPending(this.inserts);
-    const original = this.keys.duplicateOf(job, nowMs);
+    if (added !== undefined) yield* added.insertPending(tx);
+    const original = yield* this.keys.duplicateOf(tx, job, nowMs);
     return original === null ? null : { ok: true, jobId: original, deduplicated: true };
   }
 
-  /** Adds a new job to `added`; the caller has checked it is not a duplicate, and stores `added` once done. */
-  private insert(tx: Transaction, job: ValidJob, nowMs: number, added: AddedJobs): EnqueueAccepted {
-    this.ctx.ensureQueue(tx, job.queue);
+  /**
+   * Adds a new job to `added` (its queue exists in this transaction); the caller has checked
+   * it is not a duplicate, and stores `added` once done. Keys are remembered with the rows.
+   */
+  private insert(tx: StoreTx, job: ValidJob, nowMs: number, added: AddedJobs): EnqueueAccepted {
     const id = this.ids.next(nowMs);
     const state = job.scheduled ? 'scheduled' : 'ready';
     added.add({
@@ -222,8 +253,8 @@ export class Enqueuer {
       expires_at_ms: job.expiresAtMs,
       group_key: job.group,
     });
-    if (job.group !== null) this.ctx.flow.groupedJobAdded(job.queue);
-    this.keys.record(job, id, nowMs);
+    if (job.group !== null) added.grouped(job.queue);
+    if (IdempotencyKeys.remembers(job)) added.remember(job, id, nowMs);
     if (job.scheduled) this.ctx.wakeAt(tx, job.runAtMs);
     if (job.expiresAtMs !== null) this.ctx.wakeAt(tx, job.expiresAtMs);
     if (this.ctx.events.recording) {
@@ -244,13 +275,22 @@ export class Enqueuer {
   }
 }
 
-/** New jobs of one operation: inserted, counted per queue and state, and handed to waiters once at its end. */
+/**
+ * New jobs of one operation: stored, counted per queue and state, and handed to
+ * waiters once at its end. What goes with them (their idempotency keys, the mark
+ * of a queue's first group) is stored with them, so a job costs no store call of
+ * its own: the rows go in statements of many (jobs.insert).
+ */
 class AddedJobs {
-  /** Added but not inserted yet. */
-  private readonly rows: InsertJobParams[] = [];
+  /** Added but not stored yet. */
+  private rows: NewJobRow[] = [];
+  private keys: { queue: string; key: string; jobId: string; expiresAtMs: number }[] | undefined;
+  private groupedQueues: Set<string> | undefined;
   private readonly jobs = new Map<string, { ready: number; scheduled: number }>();
 
-  add(row: InsertJobParams): void {
+  constructor(private readonly flow: FlowControl) {}
+
+  add(row: NewJobRow): void {
     this.rows.push(row);
     let perState = this.jobs.get(row.queue);
     if (perState === undefined) {
@@ -260,24 +300,54 @@ class AddedJobs {
     perState[row.state]++;
   }
 
+  /** Remembers a new job's key for the queue's dedup window, with the job. */
+  remember(job: ValidJob, jobId: string, nowMs: number): void {
+    this.keys ??= [];
+    this.keys.push({
+      queue: job.queue,
+      key: job.idempotencyKey!,
+      jobId,
+      expiresAtMs: nowMs + job.settings.dedupWindowMs,
+    });
+  }
+
+  /** A job with a group was added to `queue`: its leases take turns from now on. */
+  grouped(queue: string): void {
+    if (this.flow.hasGroups(queue)) return;
+    this.groupedQueues ??= new Set();
+    this.groupedQueues.add(queue);
+  }
+
   /** Jobs added to `queue` so far (not yet in its counts). */
   inQueue(queue: string): number {
     const perState = this.jobs.get(queue);
     return perState === undefined ? 0 : perState.ready + perState.scheduled;
   }
 
-  /** Inserts the jobs added so far (in order) and forgets them. */
-  insertPending(inserts: MultiRowStatement<InsertJobParams, never>): void {
-    if (this.rows.length === 0) return;
-    inserts.run(this.rows);
-    this.rows.length = 0;
+  /** Stores the jobs added so far (in order), with their keys and group marks, and forgets them. */
+  *insertPending(tx: StoreTx): Op<void> {
+    if (this.rows.length > 0) {
+      const rows = this.rows;
+      this.rows = [];
+      yield* tx.jobs.insert(rows);
+    }
+    if (this.keys !== undefined) {
+      const keys = this.keys;
+      this.keys = undefined;
+      for (const key of keys) yield* tx.keys.remember(key);
+    }
+    if (this.groupedQueues !== undefined) {
+      const queues = this.groupedQueues;
+      this.groupedQueues = undefined;
+      for (const queue of queues) yield* this.flow.groupedJobAdded(tx, queue);
+    }
   }
 
-  store(tx: Transaction, ctx: EngineContext, inserts: MultiRowStatement<InsertJobParams, never>): void {
-    this.insertPending(inserts);
+  *store(tx: StoreTx, ctx: EngineContext): Op<void> {
+    yield* this.insertPending(tx);
     for (const [queue, perState] of this.jobs) {
-      ctx.count(queue, null, 'ready', perState.ready);
-      ctx.count(queue, null, 'scheduled', perState.scheduled);
+      yield* ctx.count(tx, queue, null, 'ready', perState.ready);
+      yield* ctx.count(tx, queue, null, 'scheduled', perState.scheduled);
       ctx.jobsReady(tx, queue, perState.ready);
     }
   }

@@ -12,9 +12,9 @@
  * comparison per job — for those that expired since the last pass, and takes
  * them back out of its answer.
  */
-import type { ExpiredRow } from '../store/sqlite/control-statements.ts';
-import type { Transaction } from '../store/sqlite/group-commit.ts';
-import type { LeasedRow } from '../store/sqlite/statements.ts';
+import type { Op } from '../store/op.ts';
+import type { ExpiredRow, LeasedRow } from '../store/rows.ts';
+import type { StoreTx, StoreView } from '../store/store.ts';
 import type { EngineContext } from './context.ts';
 import { eventAbout } from './events/lifecycle-event.ts';
 import type { JobState } from './types.ts';
@@ -28,51 +28,53 @@ export class Expiry {
   constructor(private readonly ctx: EngineContext) {}
 
   /** Maintenance: up to `limit` waiting jobs whose expiry has passed. Returns how many. */
-  expireWaiting(tx: Transaction, nowMs: number, limit: number): number {
-    const rows = this.ctx.control.expiredWaiting.all({ now_ms: nowMs, limit });
-    for (const row of rows) this.expire(tx, row, row.state as JobState, nowMs, false);
+  *expireWaiting(tx: StoreTx, nowMs: number, limit: number): Op<number> {
+    const rows = yield* tx.control.expiredWaiting({ nowMs, limit });
+    for (const row of rows) yield* this.expire(tx, row, row.state as JobState, nowMs, false);
     return rows.length;
   }
 
   /**
    * Lease time: `rows` were just leased; those whose expiry has passed are
    * dead-lettered or deleted (the lease's attempt given back) and left out of
-   * the answer. Returns `rows` itself when none had expired.
+   * the answer. Call only when `hasExpired(rows, nowMs)`.
    */
-  dropExpired(tx: Transaction, rows: LeasedRow[], nowMs: number): LeasedRow[] {
-    let expired: Set<LeasedRow> | undefined;
+  *dropExpired(tx: StoreTx, rows: LeasedRow[], nowMs: number): Op<LeasedRow[]> {
+    const live: LeasedRow[] = [];
     for (const row of rows) {
-      if (row.expires_at_ms === null || row.expires_at_ms > nowMs) continue;
-      expired ??= new Set();
-      expired.add(row);
+      if (row.expires_at_ms === null || row.expires_at_ms > nowMs) live.push(row);
+      else yield* this.expire(tx, { ...row, expires_at_ms: row.expires_at_ms }, 'leased', nowMs, true);
     }
-    if (expired === undefined) return rows;
-    for (const row of expired) {
-      this.expire(tx, { ...row, expires_at_ms: row.expires_at_ms ?? nowMs }, 'leased', nowMs, true);
-    }
-    return rows.filter((row) => !expired.has(row));
+    return live;
+  }
+
+  /** Whether any of `rows`, just leased, expired by `nowMs`: one comparison per row, no store call. */
+  static hasExpired(rows: readonly LeasedRow[], nowMs: number): boolean {
+    for (const row of rows) if (row.expires_at_ms !== null && row.expires_at_ms <= nowMs) return true;
+    return false;
   }
 
   /** The earliest expiry among waiting jobs (an index probe), or +Infinity. */
-  nextExpiryMs(): number {
-    return this.ctx.control.nextExpiry.get() ?? Number.POSITIVE_INFINITY;
+  *nextExpiryMs(view: StoreView): Op<number> {
+    return (yield* view.control.nextExpiryMs()) ?? Number.POSITIVE_INFINITY;
   }
 
-  private expire(tx: Transaction, row: ExpiringRow, from: JobState, nowMs: number, undoLease: boolean): void {
+  private *expire(
+    tx: StoreTx,
+    row: ExpiringRow,
+    from: JobState,
+    nowMs: number,
+    undoLease: boolean,
+  ): Op<void> {
     const { queue } = row;
     const error = `expired: not started before ${new Date(row.expires_at_ms).toISOString()} (expires_at_ms)`;
     if (this.ctx.queues.settingsFor(queue).expiredAction === 'delete') {
-      this.ctx.sql.deleteJob.run(row.seq);
-      this.ctx.count(queue, from, null, 1);
-      this.ctx.releaseKey(queue, row.idempotency_key, row.id);
+      yield* tx.jobs.delete(row.seq);
+      yield* this.ctx.count(tx, queue, from, null, 1);
+      yield* this.ctx.releaseKey(tx, queue, row.idempotency_key, row.id);
     } else {
-      this.ctx.control.deadLetterExpired.run({
-        seq: row.seq,
-        now_ms: nowMs,
-        error,
-        undo_lease: undoLease ? 1 : 0,
-      });
-      this.ctx.count(queue, from, 'dead', 1);
+      yield* tx.control.expire({ seq: row.seq, nowMs, error, undoLease });
+      yield* this.ctx.count(tx, queue, from, 'dead', 1);
       this.ctx.emit(tx, { kind: 'dead_lettered', queue, reason: 'expired', count: 1 });
     }
     if (this.ctx.events.recording) {

@@ -17,23 +17,22 @@
  * Both answer with the original job's id. A keyed enqueue costs one or two
  * primary-key or index probes; an enqueue without a key costs nothing here.
  */
-import type { EngineContext } from './context.ts';
+import type { Op } from '../store/op.ts';
+import type { StoreView } from '../store/store.ts';
 import type { ValidJob } from './enqueue-validation.ts';
 
 export class IdempotencyKeys {
-  constructor(private readonly ctx: EngineContext) {}
-
-  /** The id of the job that makes `job` a duplicate, or null when it is new. */
-  duplicateOf(job: ValidJob, nowMs: number): string | null {
+  /** The id of the job that makes `job` (which has a key) a duplicate, or null when it is new. */
+  *duplicateOf(tx: StoreView, job: ValidJob, nowMs: number): Op<string | null> {
     const key = job.idempotencyKey;
     if (key === null) return null;
     if (!job.uniqueWhileActive) {
       // A queue with no dedup window remembers no keys at all.
       if (job.settings.dedupWindowMs <= 0) return null;
-      const seen = this.ctx.sql.findIdempotencyKey.get(job.queue, key);
+      const seen = yield* tx.keys.remembered({ queue: job.queue, key });
       if (seen !== undefined && seen.expires_at_ms > nowMs) return seen.job_id;
     }
-    return this.ctx.control.activeJobByKey.get({ queue: job.queue, key }) ?? null;
+    return (yield* tx.keys.activeJob({ queue: job.queue, key })) ?? null;
   }
 
   /** Whether a second job with the same key in one batch is a duplicate of the first. */
@@ -41,14 +40,8 @@ export class IdempotencyKeys {
     return job.idempotencyKey !== null && (job.uniqueWhileActive || job.settings.dedupWindowMs > 0);
   }
 
-  /** Remembers a new job's key for the queue's window (keys that are unique while active need no record). */
-  record(job: ValidJob, jobId: string, nowMs: number): void {
-    if (job.idempotencyKey === null || job.uniqueWhileActive || job.settings.dedupWindowMs <= 0) return;
-    this.ctx.sql.putIdempotencyKey.run({
-      queue: job.queue,
-      key: job.idempotencyKey,
-      job_id: jobId,
-      expires_at_ms: nowMs + job.settings.dedupWindowMs,
-    });
+  /** Whether a new job's key is remembered for the queue's window (keys unique while active need no record). */
+  static remembers(job: ValidJob): boolean {
+    return job.idempotencyKey !== null && !job.uniqueWhileActive && job.settings.dedupWindowMs > 0;
   }
 }

@@ -16,13 +16,13 @@
  * paged forwards and backwards and a cursor can live in a URL.
  */
 
-import type { AdminStatements } from '../store/sqlite/admin-statements.ts';
-import { type BrowseStatements, prepareBrowseStatements } from '../store/sqlite/browse-statements.ts';
+import type { Op } from '../store/op.ts';
+import type { StoreView } from '../store/store.ts';
 import type { BrowseState, JobBrowsePage, JobBrowseQuery, JobSummary } from './admin-types.ts';
 import type { EngineContext } from './context.ts';
 import { checkName } from './enqueue-validation.ts';
 import { SeppError } from './errors.ts';
-import { summaryFromRow } from './job-queries.ts';
+import { summariesInOrder } from './job-queries.ts';
 import { jobStates } from './types.ts';
 
 type Key = readonly [number, number];
@@ -50,16 +50,9 @@ export const scanBudget = 20_000;
 export const idFragmentScan = 200_000;
 
 export class JobBrowser {
-  private readonly sql: BrowseStatements;
+  constructor(private readonly ctx: EngineContext) {}
 
-  constructor(
-    private readonly ctx: EngineContext,
-    private readonly admin: AdminStatements,
-  ) {
-    this.sql = prepareBrowseStatements(ctx.db);
-  }
-
-  browse(query: JobBrowseQuery): JobBrowsePage {
+  *browse(view: StoreView, query: JobBrowseQuery): Op<JobBrowsePage> {
     const { limits } = this.ctx;
     for (const [field, value] of [
       ['queue', query.queue],
@@ -91,7 +84,7 @@ export class JobBrowser {
     const due = state === 'scheduled' || state === 'retrying';
     const prefix = query.typePrefix === '' ? undefined : query.typePrefix;
     const cursor = decodeCursor(query.cursor, due ? 'd' : 'e');
-    const ranges = this.ranges(query.queue, state, due ? undefined : prefix);
+    const ranges = yield* this.ranges(view, query.queue, state, due ? undefined : prefix);
     const errorText = query.errorText === undefined || query.errorText === '' ? null : query.errorText;
     const group = query.group === undefined || query.group === '' ? null : query.group;
     const residual =
@@ -107,7 +100,7 @@ export class JobBrowser {
     let frontier: Key | null = null;
     let scanned = 0;
     for (const range of ranges) {
-      const keys = this.read(range, from, up, scan);
+      const keys = yield* this.read(view, range, from, up, scan);
       scanned += keys.length;
       candidates.push(...keys);
       const last = keys.at(-1);
@@ -120,8 +113,14 @@ export class JobBrowser {
       const f = frontier;
       candidates = candidates.filter((k) => !before(f, k, up));
     }
-    if (residual)
-      candidates = this.filter(candidates, { errorText, meta, group, typePrefix: due ? prefix : undefined });
+    if (residual) {
+      candidates = yield* this.filter(view, candidates, {
+        errorText,
+        meta,
+        group,
+        typePrefix: due ? prefix : undefined,
+      });
+    }
     const more = candidates.length > pageSize || frontier !== null;
     const page = candidates.slice(0, pageSize);
     const scanLimited = candidates.length <= pageSize && frontier !== null;
@@ -141,49 +140,47 @@ export class JobBrowser {
       nextCursor = last === undefined ? null : encodeCursor('a', tag, last);
     }
     return {
-      items: this.summaries(page.map((k) => k[1])),
+      items: yield* summariesInOrder(
+        view,
+        page.map((k) => k[1]),
+      ),
       nextCursor,
       prevCursor,
       orderedBy: due ? 'due' : 'enqueue',
-      total: residual || prefix !== undefined ? null : this.total(query.queue, state),
+      total: residual || prefix !== undefined ? null : yield* this.total(view, query.queue, state),
       scanned: residual ? scanned : null,
       scanLimited,
     };
   }
 
   /** Jobs whose id starts with `prefix` (lower-case hex and dashes), newest first. */
-  idsByPrefix(prefix: string, limit: number): string[] {
-    return this.sql.idsByPrefix.all({ lo: prefix, hi: `${prefix}~`, limit });
+  idsByPrefix(view: StoreView, prefix: string, limit: number): Op<string[]> {
+    return view.browse.idsBetween({ lo: prefix, hi: `${prefix}~`, limit });
   }
 
   /** Jobs whose id contains `fragment`, among the newest idFragmentScan; with how many were searched. */
-  idsContaining(fragment: string, limit: number): { ids: string[]; searched: number } {
-    const stored = this.storedJobs();
-    const ids = this.sql.idsContaining.all({ fragment, scan: idFragmentScan, limit });
+  *idsContaining(view: StoreView, fragment: string, limit: number): Op<{ ids: string[]; searched: number }> {
+    const stored = yield* view.counts.total();
+    const ids = yield* view.browse.idsContaining({ fragment, scan: idFragmentScan, limit });
     return { ids, searched: Math.min(stored, idFragmentScan) };
   }
 
-  leasesByWorker(): { worker_id: string | null; jobs: number; since_ms: number }[] {
-    return this.sql.leasesByWorker.all();
+  /** Summaries of the jobs with these ids, in that order (ids of no job are left out). */
+  *summariesByIds(view: StoreView, ids: readonly string[]): Op<JobSummary[]> {
+    const seqs: number[] = [];
+    for (const id of ids) {
+      const row = yield* view.jobs.get(id);
+      if (row !== undefined) seqs.push(row.seq);
+    }
+    return yield* summariesInOrder(view, seqs);
   }
 
-  storedJobs(): number {
-    return this.sql.storedJobs.get() ?? 0;
-  }
-
-  summariesByIds(ids: readonly string[]): JobSummary[] {
-    const seqs = ids.flatMap((id) => {
-      const row = this.ctx.sql.jobById.get(id);
-      return row === undefined ? [] : [row.seq];
-    });
-    return this.summaries(seqs);
-  }
-
-  private ranges(
+  private *ranges(
+    view: StoreView,
     queue: string | undefined,
     state: BrowseState | undefined,
     prefix: string | undefined,
-  ): Range[] {
+  ): Op<Range[]> {
     const queues = queue === undefined || queue === '' ? this.ctx.queues.names() : [queue];
     if (state === 'scheduled' || state === 'retrying') {
       const kind: Kind = state === 'scheduled' ? 'due' : 'retry';
@@ -193,7 +190,7 @@ export class JobBrowser {
     const ranges: Range[] = [];
     for (const q of queues) {
       for (const s of states) {
-        for (const type of this.types(q, s, prefix ?? '')) {
+        for (const type of yield* this.types(view, q, s, prefix ?? '')) {
           ranges.push({ kind: 'seq', queue: q, state: s, type });
           if (ranges.length > maxRanges) {
             throw new SeppError(
@@ -208,76 +205,70 @@ export class JobBrowser {
   }
 
   /** The job types present in a queue and state that start with `prefix`: one index seek each. */
-  private types(queue: string, state: string, prefix: string): string[] {
+  private *types(view: StoreView, queue: string, state: string, prefix: string): Op<string[]> {
     const below = `${prefix}\u{10ffff}`;
     const types: string[] = [];
     let from = prefix;
     for (;;) {
-      const type = this.sql.typeAtOrAfter.get({ queue, state, from_type: from, below_type: below });
+      const type = yield* view.browse.typeFrom({ queue, state, fromType: from, belowType: below });
       if (type === undefined || types.length > maxRanges) return types;
       types.push(type);
       from = `${type}\u0000`;
     }
   }
 
-  private read(range: Range, from: Key, up: boolean, scan: number): Key[] {
-    const { sql } = this;
+  private *read(view: StoreView, range: Range, from: Key, up: boolean, scan: number): Op<Key[]> {
     if (range.kind === 'seq') {
-      const stmt = up ? sql.seqScanAsc : sql.seqScanDesc;
-      return stmt
-        .all({ queue: range.queue, state: range.state, type: range.type, from_seq: from[1], scan })
-        .map((seq) => [seq, seq] as const);
+      const seqs = yield* view.browse.scanSeqs({
+        queue: range.queue,
+        state: range.state,
+        type: range.type,
+        fromSeq: from[1],
+        descending: !up,
+        scan,
+      });
+      return seqs.map((seq) => [seq, seq] as const);
     }
-    const stmt =
-      range.kind === 'due'
-        ? up
-          ? sql.dueScanAsc
-          : sql.dueScanDesc
-        : up
-          ? sql.retryScanAsc
-          : sql.retryScanDesc;
-    return stmt
-      .all({ queue: range.queue, from_due_ms: from[0], from_seq: from[1], scan })
-      .map((row) => [row.run_at_ms, row.seq] as const);
+    const rows = yield* view.browse.scanDue({
+      queue: range.queue,
+      retries: range.kind === 'retry',
+      fromDueMs: from[0],
+      fromSeq: from[1],
+      descending: !up,
+      scan,
+    });
+    return rows.map((row) => [row.run_at_ms, row.seq] as const);
   }
 
-  private filter(keys: Key[], residual: Residual): Key[] {
+  private *filter(view: StoreView, keys: Key[], residual: Residual): Op<Key[]> {
     if (keys.length === 0) return keys;
     const { errorText, meta, group, typePrefix } = residual;
     const passing = new Set(
-      this.sql.residual.all({
-        seqs_json: JSON.stringify(keys.map((k) => k[1])),
-        error_text: errorText,
-        meta_path: meta === undefined ? null : `$."${meta.key}"`,
-        meta_value: meta === undefined ? null : meta.value,
-        type_lo: typePrefix ?? null,
-        type_hi: typePrefix === undefined ? null : `${typePrefix}\u{10ffff}`,
-        group_key: group,
+      yield* view.browse.filter({
+        seqs: keys.map((k) => k[1]),
+        errorText,
+        metadata: meta ?? null,
+        typePrefix: typePrefix ?? null,
+        groupKey: group,
       }),
     );
     return keys.filter((k) => passing.has(k[1]));
   }
 
-  private total(queue: string | undefined, state: BrowseState | undefined): number | null {
+  private *total(
+    view: StoreView,
+    queue: string | undefined,
+    state: BrowseState | undefined,
+  ): Op<number | null> {
     if (state === 'retrying') return null;
     const queues = queue === undefined || queue === '' ? this.ctx.queues.names() : [queue];
     let total = 0;
     for (const q of queues) {
-      for (const row of this.ctx.sql.queueCounts.all(q)) {
+      for (const row of yield* view.counts.ofQueue(q)) {
         if (state === undefined || row.state === state) total += row.jobs;
       }
     }
     return total;
-  }
-
-  private summaries(seqs: readonly number[]): JobSummary[] {
-    if (seqs.length === 0) return [];
-    const rows = this.admin.summariesBySeqs.all({ seqs_json: JSON.stringify(seqs) });
-    const bySeq = new Map(rows.map((row) => [row.seq, row]));
-    return seqs.flatMap((seq) => {
-      const row = bySeq.get(seq);
-      return row === undefined ? [] : [summaryFromRow(row)];
-    });
   }
 }
 

@@ -9,11 +9,9 @@
  * loose index scan (one seek per type). Queues have a handful of types; past
  * `mergeTypeLimit` the query falls back to sorting the state's rows.
  */
-import {
-  type AdminStatements,
-  type JobSummaryRow,
-  prepareAdminStatements,
-} from '../store/sqlite/admin-statements.ts';
+import type { Op } from '../store/op.ts';
+import type { JobSummaryRow } from '../store/rows.ts';
+import type { StoreView } from '../store/store.ts';
 import type { JobListQuery, JobSummary, ListOrder } from './admin-types.ts';
 import type { EngineContext } from './context.ts';
 import { checkName } from './enqueue-validation.ts';
@@ -34,13 +32,9 @@ export interface DeadLetterSummaryQuery {
 }
 
 export class JobQueries {
-  readonly sql: AdminStatements;
+  constructor(private readonly ctx: EngineContext) {}
 
-  constructor(private readonly ctx: EngineContext) {
-    this.sql = prepareAdminStatements(ctx.db);
-  }
-
-  listJobs(query: JobListQuery): Page<JobSummary> & { total: number | null } {
+  *listJobs(view: StoreView, query: JobListQuery): Op<Page<JobSummary> & { total: number | null }> {
     this.checkQueue(query.queue);
     if (!jobStates.includes(query.state)) {
       throw new SeppError('invalid_argument', `state must be one of ${jobStates.join(', ')}`);
@@ -53,29 +47,30 @@ export class JobQueries {
     const descending = query.order === 'newest_first';
     const fromSeq = decodeSeqCursor(query.cursor, descending);
     const want = pageSize + 1;
-    const base = { queue: query.queue, state: query.state, from_seq: fromSeq, limit: want };
-    const types = query.type === undefined ? this.typesIn(query.queue, query.state) : [query.type];
+    const base = { queue: query.queue, state: query.state, fromSeq, descending, limit: want };
+    const types =
+      query.type === undefined ? yield* this.typesIn(view, query.queue, query.state) : [query.type];
     let seqs: number[];
     if (types === null) {
-      seqs = (descending ? this.sql.seqsAnyTypeDesc : this.sql.seqsAnyTypeAsc).all(base);
+      seqs = yield* view.browse.seqsAnyType(base);
     } else {
-      const byType = descending ? this.sql.seqsOfTypeDesc : this.sql.seqsOfTypeAsc;
-      seqs = types.flatMap((type) => byType.all({ ...base, type }));
+      seqs = [];
+      for (const type of types) seqs.push(...(yield* view.browse.seqs({ ...base, type })));
       seqs.sort(descending ? (a, b) => b - a : (a, b) => a - b);
       seqs.length = Math.min(seqs.length, want);
     }
     const more = seqs.length > pageSize;
     seqs.length = Math.min(seqs.length, pageSize);
-    const items = this.summaries(seqs);
+    const items = yield* summariesInOrder(view, seqs);
     const last = seqs.at(-1);
     const total =
       query.type === undefined
-        ? (this.ctx.sql.queueCounts.all(query.queue).find((c) => c.state === query.state)?.jobs ?? 0)
+        ? yield* view.counts.inState({ queue: query.queue, state: query.state })
         : null;
     return { items, nextCursor: more && last !== undefined ? encodeCursor(`s${last}`) : null, total };
   }
 
-  listDeadLetters(query: DeadLetterSummaryQuery): Page<JobSummary> {
+  *listDeadLetters(view: StoreView, query: DeadLetterSummaryQuery): Op<Page<JobSummary>> {
     this.checkQueue(query.queue);
     if (query.reason !== undefined && !deadReasons.includes(query.reason)) {
       throw new SeppError('invalid_argument', `reason must be one of ${deadReasons.join(', ')}`);
@@ -83,20 +78,13 @@ export class JobQueries {
     const pageSize = this.pageSize(query.pageSize);
     const descending = query.order === 'newest_first';
     const from = decodeDeadCursor(query.cursor, descending);
-    const params = {
+    const rows = yield* view.deadLetters.summaries({
       queue: query.queue,
-      from_failed_at_ms: from.failedAtMs,
-      from_seq: from.seq,
+      reason: query.reason ?? null,
+      from,
+      descending,
       limit: pageSize + 1,
-    };
-    const { sql } = this;
-    const rows =
-      query.reason === undefined
-        ? (descending ? sql.deadSummariesDesc : sql.deadSummariesAsc).all(params)
-        : (descending ? sql.deadSummariesByReasonDesc : sql.deadSummariesByReasonAsc).all({
-            ...params,
-            reason: query.reason,
-          });
+    });
     const items = rows.slice(0, pageSize).map(summaryFromRow);
     const last = items.at(-1);
     return {
@@ -106,10 +94,9 @@ export class JobQueries {
     };
   }
 
-  /** The id of the newest stored job with this idempotency key, or null. */
   /** One stored job; NOT_FOUND once it is gone. */
-  getJob(jobId: string): JobInfo {
-    const row = this.ctx.sql.jobById.get(jobId);
+  *getJob(view: StoreView, jobId: string): Op<JobInfo> {
+    const row = yield* view.jobs.get(jobId);
     if (row === undefined)
       throw new SeppError(
         'not_found',
@@ -122,47 +109,41 @@ export class JobQueries {
    * The job an idempotency key names: the newest stored job with that key, else
    * the job the dedup window remembers (which may have been acked since).
    */
-  findJobByIdempotencyKey(queue: string, key: string): { jobId: string; stored: boolean } | null {
-    const stored = this.jobIdByIdempotencyKey(queue, key);
+  *findJobByIdempotencyKey(
+    view: StoreView,
+    queue: string,
+    key: string,
+  ): Op<{ jobId: string; stored: boolean } | null> {
+    const stored = yield* this.jobIdByIdempotencyKey(view, queue, key);
     if (stored !== null) return { jobId: stored, stored: true };
-    const remembered = this.rememberedJobId(queue, key);
+    const remembered = yield* this.rememberedJobId(view, queue, key);
     return remembered === null ? null : { jobId: remembered, stored: false };
   }
 
-  jobIdByIdempotencyKey(queue: string, key: string): string | null {
+  /** The id of the newest stored job with this idempotency key, or null. */
+  *jobIdByIdempotencyKey(view: StoreView, queue: string, key: string): Op<string | null> {
     this.checkQueue(queue);
     if (key === '') throw new SeppError('invalid_argument', 'idempotency key is empty');
-    return this.sql.jobIdByIdempotencyKey.get({ queue, key }) ?? null;
+    return (yield* view.keys.newestJob({ queue, key })) ?? null;
   }
 
   /** The job an idempotency key still points to in the dedup window (the job may be gone). */
-  rememberedJobId(queue: string, key: string): string | null {
-    const seen = this.ctx.sql.findIdempotencyKey.get(queue, key);
+  *rememberedJobId(view: StoreView, queue: string, key: string): Op<string | null> {
+    const seen = yield* view.keys.remembered({ queue, key });
     return seen !== undefined && seen.expires_at_ms > this.ctx.clock.nowMs() ? seen.job_id : null;
   }
 
   /** The job types present in a queue and state, or null when there are too many to merge. */
-  private typesIn(queue: string, state: JobState): string[] | null {
+  private *typesIn(view: StoreView, queue: string, state: JobState): Op<string[] | null> {
     const types: string[] = [];
     let after = '';
     for (;;) {
-      const next = this.sql.nextTypeInState.get({ queue, state, after_type: after });
+      const next = yield* view.browse.typeAfter({ queue, state, afterType: after });
       if (next === undefined) return types;
       if (types.length === mergeTypeLimit) return null;
       types.push(next);
       after = next;
     }
-  }
-
-  private summaries(seqs: readonly number[]): JobSummary[] {
-    if (seqs.length === 0) return [];
-    const bySeq = new Map(
-      this.sql.summariesBySeqs.all({ seqs_json: JSON.stringify(seqs) }).map((row) => [row.seq, row]),
-    );
-    return seqs.flatMap((seq) => {
-      const row = bySeq.get(seq);
-      return row === undefined ? [] : [summaryFromRow(row)];
-    });
   }
 
   private pageSize(requested: number | undefined): number {
@@ -181,6 +162,16 @@ export class JobQueries {
     const problem = checkName('queue', queue, this.ctx.limits);
     if (problem) throw new SeppError('invalid_argument', problem.message);
   }
+}
+
+/** Summaries of the jobs `seqs` names, in that order (a job gone meanwhile is left out). */
+export function* summariesInOrder(view: StoreView, seqs: readonly number[]): Op<JobSummary[]> {
+  if (seqs.length === 0) return [];
+  const bySeq = new Map((yield* view.jobs.summaries(seqs)).map((row) => [row.seq, row]));
+  return seqs.flatMap((seq) => {
+    const row = bySeq.get(seq);
+    return row === undefined ? [] : [summaryFromRow(row)];
+  });
 }
 
 export function summaryFromRow(row: JobSummaryRow): JobSummary {

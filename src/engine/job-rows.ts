@@ -1,5 +1,5 @@
 /** Turns stored rows into the engine's public shapes. */
-import type { JobRow, LeasedRow } from '../store/sqlite/statements.ts';
+import type { JobRow, LeasedRow } from '../store/rows.ts';
 import type { AttemptError, DeadReason, JobInfo, JobState, LeasedJob } from './types.ts';
 
 export function parseMetadata(json: string | null): Record<string, string> {

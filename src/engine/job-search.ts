@@ -6,6 +6,8 @@
  * index alone, newest first, for at most idFragmentScan ids (and only when no
  * id starts with it), and the answer says how many it searched.
  */
+import type { Op } from '../store/op.ts';
+import type { StoreView } from '../store/store.ts';
 import type { JobSearchResult, SearchMatch } from './admin-types.ts';
 import type { EngineContext } from './context.ts';
 import type { JobBrowser } from './job-browse.ts';
@@ -21,7 +23,7 @@ export class JobSearch {
     private readonly queries: JobQueries,
   ) {}
 
-  search(text: string): JobSearchResult {
+  *search(view: StoreView, text: string): Op<JobSearchResult> {
     const raw = text.trim().slice(0, maxQueryLength);
     const found = new Map<string, SearchMatch>();
     const add = (ids: readonly string[], how: SearchMatch) => {
@@ -31,13 +33,13 @@ export class JobSearch {
     const hex = raw.replace(/^(…|\.\.\.)/, '').toLowerCase();
     if (/^[0-9a-f-]{4,36}$/.test(hex) && /[0-9a-f]{4}/.test(hex)) {
       if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(hex)) {
-        add(this.ctx.sql.jobById.get(hex) === undefined ? [] : [hex], 'id');
+        add((yield* view.jobs.get(hex)) === undefined ? [] : [hex], 'id');
       } else {
-        const byPrefix = this.browser.idsByPrefix(hex, maxResults);
+        const byPrefix = yield* this.browser.idsByPrefix(view, hex, maxResults);
         add(byPrefix, 'id_prefix');
         // The bounded scan only when the start of an id matched nothing (a piece from its end).
         if (byPrefix.length === 0) {
-          const { ids, searched } = this.browser.idsContaining(hex, maxResults);
+          const { ids, searched } = yield* this.browser.idsContaining(view, hex, maxResults);
           add(ids, 'id_fragment');
           idsSearched = searched;
         }
@@ -46,20 +48,22 @@ export class JobSearch {
     const keysWithoutJob: JobSearchResult['keysWithoutJob'] = [];
     if (raw !== '') {
       for (const queue of this.ctx.queues.names()) {
-        const stored = this.queries.jobIdByIdempotencyKey(queue, raw);
+        const stored = yield* this.queries.jobIdByIdempotencyKey(view, queue, raw);
         if (stored !== null) {
           add([stored], 'idempotency_key');
           continue;
         }
-        const remembered = this.queries.rememberedJobId(queue, raw);
+        const remembered = yield* this.queries.rememberedJobId(view, queue, raw);
         if (remembered !== null) keysWithoutJob.push({ queue, key: raw, jobId: remembered });
       }
     }
-    const summaries = new Map(this.browser.summariesByIds([...found.keys()]).map((s) => [s.id, s]));
+    const summaries = new Map(
+      (yield* this.browser.summariesByIds(view, [...found.keys()])).map((s) => [s.id, s]),
+    );
     const items = [...found].flatMap(([id, matchedBy]) => {
       const summary = summaries.get(id);
       return summary === undefined ? [] : [{ ...summary, matchedBy }];
     });
-    return { items, keysWithoutJob, idsSearched, storedJobs: this.browser.storedJobs() };
+    return { items, keysWithoutJob, idsSearched, storedJobs: yield* view.counts.total() };
   }
 }

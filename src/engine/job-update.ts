@@ -11,9 +11,11 @@
  * change's commit on. Only the queue's "has groups" mark is set, in the same
  * transaction, when the job brings the queue its first group.
  */
+import type { Op } from '../store/op.ts';
+import type { JobMatch, StoreTx } from '../store/store.ts';
 import type { AuditInput } from './admin-types.ts';
 import type { AuditLog } from './audit.ts';
-import type { EngineContext, Write } from './context.ts';
+import type { EngineContext } from './context.ts';
 import { type JobChanges, type JobFilter, updatableStates } from './control-types.ts';
 import { checkName } from './enqueue-validation.ts';
 import { SeppError } from './errors.ts';
@@ -27,72 +29,78 @@ export class JobUpdater {
     private readonly ctx: EngineContext,
     private readonly actions: OperatorActions,
     private readonly audit: AuditLog,
-    private readonly write: Write,
   ) {}
 
   /** Changes one waiting job; returns it as it is now. */
   async updateJob(jobId: string, changes: JobChanges, audit?: AuditInput): Promise<JobInfo> {
     this.checkChanges(changes, false);
-    return this.write((tx) => {
-      const { control, clock, limits } = this.ctx;
-      const row = control.controlRowById.get(jobId);
-      if (row === undefined) throw new SeppError('not_found', `job ${jobId} does not exist`);
-      const from = row.state as JobState;
-      if (from === 'leased') {
-        throw new SeppError(
-          'failed_precondition',
-          `job ${jobId} is leased${row.worker_id === null ? '' : ` by worker ${row.worker_id}`}: a running job cannot be changed; wait until it is settled or its lease ends, or cancel it`,
-        );
-      }
-      if (from !== 'scheduled' && from !== 'ready') {
-        throw new SeppError(
-          'failed_precondition',
-          `job ${jobId} is ${from}; only scheduled or ready jobs can be changed`,
-        );
-      }
-      const nowMs = clock.nowMs();
-      const priority = changes.priority ?? row.priority;
-      const group = changes.group === undefined ? row.group_key : changes.group;
-      let runAtMs = row.run_at_ms;
-      if (changes.runNow === true) runAtMs = nowMs;
-      else if (changes.runAtMs !== undefined) runAtMs = Math.max(nowMs, changes.runAtMs);
-      else if (changes.delayMs !== undefined) runAtMs = nowMs + changes.delayMs;
-      if (runAtMs - nowMs > limits.maxScheduleAheadMs) {
-        throw new SeppError(
-          'invalid_argument',
-          `run_at_ms is ${Math.ceil((runAtMs - nowMs) / 86_400_000)} days ahead, the limit is ${Math.round(limits.maxScheduleAheadMs / 86_400_000)} days (limits.max_schedule_ahead_ms)`,
-        );
-      }
-      const rescheduled =
-        changes.runNow === true || changes.runAtMs !== undefined || changes.delayMs !== undefined;
-      if (rescheduled && row.expires_at_ms !== null && runAtMs >= row.expires_at_ms) {
-        throw new SeppError(
-          'invalid_argument',
-          `run_at_ms is not before the job's expiry (${new Date(row.expires_at_ms).toISOString()}): it could never run`,
-        );
-      }
-      // A change of priority alone leaves the state as it is.
-      const state = !rescheduled ? from : runAtMs > nowMs ? 'scheduled' : 'ready';
-      control.updateWaiting.run({ seq: row.seq, state, priority, run_at_ms: runAtMs, group_key: group });
-      if (group !== null) this.ctx.flow.groupedJobAdded(row.queue);
-      if (state !== from) this.ctx.count(row.queue, from, state, 1);
-      // A ready job in a new group may be leased where its old group's limit held it back: wake a reserve.
-      const regrouped = group !== row.group_key;
-      if (state === 'ready' && (from === 'scheduled' || regrouped)) this.ctx.jobsReady(tx, row.queue, 1);
-      if (state === 'scheduled') this.ctx.wakeAt(tx, runAtMs);
-      if (audit !== undefined) {
-        const groups = changes.group === undefined ? {} : { previousGroup: row.group_key };
-        this.audit.write(audit, {
-          jobId,
-          queue: row.queue,
-          ...changes,
-          ...groups,
-          previousState: from,
-          state,
-        });
-      }
-      return jobInfoFromRow(this.ctx.sql.jobById.get(jobId)!);
-    });
+    return this.ctx.write((tx) => this.updateOne(tx, jobId, changes, audit));
+  }
+
+  private *updateOne(
+    tx: StoreTx,
+    jobId: string,
+    changes: JobChanges,
+    audit: AuditInput | undefined,
+  ): Op<JobInfo> {
+    const { clock, limits } = this.ctx;
+    const row = yield* tx.jobs.control(jobId);
+    if (row === undefined) throw new SeppError('not_found', `job ${jobId} does not exist`);
+    const from = row.state as JobState;
+    if (from === 'leased') {
+      throw new SeppError(
+        'failed_precondition',
+        `job ${jobId} is leased${row.worker_id === null ? '' : ` by worker ${row.worker_id}`}: a running job cannot be changed; wait until it is settled or its lease ends, or cancel it`,
+      );
+    }
+    if (from !== 'scheduled' && from !== 'ready') {
+      throw new SeppError(
+        'failed_precondition',
+        `job ${jobId} is ${from}; only scheduled or ready jobs can be changed`,
+      );
+    }
+    const nowMs = clock.nowMs();
+    const priority = changes.priority ?? row.priority;
+    const group = changes.group === undefined ? row.group_key : changes.group;
+    let runAtMs = row.run_at_ms;
+    if (changes.runNow === true) runAtMs = nowMs;
+    else if (changes.runAtMs !== undefined) runAtMs = Math.max(nowMs, changes.runAtMs);
+    else if (changes.delayMs !== undefined) runAtMs = nowMs + changes.delayMs;
+    if (runAtMs - nowMs > limits.maxScheduleAheadMs) {
+      throw new SeppError(
+        'invalid_argument',
+        `run_at_ms is ${Math.ceil((runAtMs - nowMs) / 86_400_000)} days ahead, the limit is ${Math.round(limits.maxScheduleAheadMs / 86_400_000)} days (limits.max_schedule_ahead_ms)`,
+      );
+    }
+    const rescheduled =
+      changes.runNow === true || changes.runAtMs !== undefined || changes.delayMs !== undefined;
+    if (rescheduled && row.expires_at_ms !== null && runAtMs >= row.expires_at_ms) {
+      throw new SeppError(
+        'invalid_argument',
+        `run_at_ms is not before the job's expiry (${new Date(row.expires_at_ms).toISOString()}): it could never run`,
+      );
+    }
+    // A change of priority alone leaves the state as it is.
+    const state = !rescheduled ? from : runAtMs > nowMs ? 'scheduled' : 'ready';
+    yield* tx.control.updateWaiting({ seq: row.seq, state, priority, runAtMs, groupKey: group });
+    if (group !== null) yield* this.ctx.flow.groupedJobAdded(tx, row.queue);
+    if (state !== from) yield* this.ctx.count(tx, row.queue, from, state, 1);
+    // A ready job in a new group may be leased where its old group's limit held it back: wake a reserve.
+    const regrouped = group !== row.group_key;
+    if (state === 'ready' && (from === 'scheduled' || regrouped)) this.ctx.jobsReady(tx, row.queue, 1);
+    if (state === 'scheduled') this.ctx.wakeAt(tx, runAtMs);
+    if (audit !== undefined) {
+      const groups = changes.group === undefined ? {} : { previousGroup: row.group_key };
+      yield* this.audit.write(tx, audit, {
+        jobId,
+        queue: row.queue,
+        ...changes,
+        ...groups,
+        previousState: from,
+        state,
+      });
+    }
+    return jobInfoFromRow((yield* tx.jobs.get(jobId))!);
   }
 
   /**
@@ -103,7 +111,7 @@ export class JobUpdater {
   async updateJobs(filter: JobFilter, changes: JobChanges, audit?: AuditInput): Promise<number> {
     this.checkChanges(changes, true);
     const valid = checkFilter(this.ctx, filter, updatableStates, 'changed');
-    const { control, clock } = this.ctx;
+    const { clock } = this.ctx;
     const tracked = audit === undefined ? undefined : { input: audit, id: undefined };
     const details = { ...filterDetails(valid), ...changes };
     const base = { ...filterParams(valid), limit: chunkRows };
@@ -112,16 +120,7 @@ export class JobUpdater {
       updated = await this.actions.inChunks(
         tracked,
         updated,
-        (tx) => {
-          const n = control.runNowChunk.run({
-            ...base,
-            now_ms: clock.nowMs(),
-            priority: changes.priority ?? null,
-          }).changes;
-          this.ctx.count(valid.queue, 'scheduled', 'ready', n);
-          this.ctx.jobsReady(tx, valid.queue, n);
-          return n;
-        },
+        (tx) => this.runNowChunk(tx, base, clock.nowMs(), changes.priority ?? null),
         (total, done) => ({ ...details, updated: total, done: done && changes.priority === undefined }),
       );
     }
@@ -132,12 +131,25 @@ export class JobUpdater {
         updated = await this.actions.inChunks(
           tracked,
           updated,
-          () => control.setPriorityChunk.run({ ...base, state, priority }).changes,
+          (tx) => tx.control.setPriorityMany({ ...base, state, priority }),
           (total, done) => ({ ...details, updated: total, done: done && state === last }),
         );
       }
     }
     return updated;
+  }
+
+  /** Up to chunkRows matching scheduled jobs → ready now (with a new priority unless null). */
+  private *runNowChunk(
+    tx: StoreTx,
+    base: JobMatch & { limit: number },
+    nowMs: number,
+    priority: number | null,
+  ): Op<number> {
+    const n = yield* tx.control.runNowMany({ ...base, nowMs, priority });
+    yield* this.ctx.count(tx, base.queue, 'scheduled', 'ready', n);
+    this.ctx.jobsReady(tx, base.queue, n);
+    return n;
   }
 
   private checkChanges(changes: JobChanges, bulk: boolean): void {

@@ -4,7 +4,7 @@
  * its commit is durable; the checks that need no transaction run before it.
  */
 import type { AckBatches } from './ack-batch.ts';
-import type { EngineContext, Write } from './context.ts';
+import type { EngineContext } from './context.ts';
 import { SeppError } from './errors.ts';
 import { type EngineLifecycle, shuttingDown } from './lifecycle.ts';
 import { checkProgressReport, type ProgressReports } from './progress.ts';
@@ -33,17 +33,16 @@ export class Leases {
     private readonly settler: Settler,
     private readonly acks: AckBatches,
     private readonly progress: ProgressReports,
-    private readonly write: Write,
   ) {}
 
   reserve(request: ReserveRequest, signal?: AbortSignal): Promise<LeasedJob[]> {
-    if (this.lifecycle.closed) return Promise.reject(shuttingDown());
+    if (this.lifecycle.isClosed) return Promise.reject(shuttingDown());
     return this.reserver.reserve(request, signal, this.stopsWaiting);
   }
 
   async ack(ack: Ack): Promise<void> {
     checkAckResult(ack, this.ctx.limits);
-    return this.write((tx) => this.settler.ack(tx, ack)).then(throwIfFailed);
+    return this.ctx.write((tx) => this.settler.ack(tx, ack)).then(throwIfFailed);
   }
 
   async ackBatch(settles: readonly Ack[]): Promise<SettleOutcome[]> {
@@ -54,20 +53,20 @@ export class Leases {
         `acks: ${settles.length} in one batch, the limit is ${this.ctx.limits.maxReserveJobs} (limits.max_reserve_jobs)`,
       );
     }
-    return this.write((tx) => this.acks.ackEach(tx, settles));
+    return this.ctx.write((tx) => this.acks.ackEach(tx, settles));
   }
 
   nack(request: NackRequest): Promise<NackResult> {
-    return this.write((tx) => this.settler.nack(tx, request));
+    return this.ctx.write((tx) => this.settler.nack(tx, request));
   }
 
   extend(request: ExtendRequest): Promise<{ leaseDeadlineMs: number }> {
-    return this.write((tx) => this.settler.extend(tx, request));
+    return this.ctx.write((tx) => this.settler.extend(tx, request));
   }
 
   async reportProgress(report: ProgressReport): Promise<JobProgress> {
     checkProgressReport(report, this.ctx.limits);
-    return this.write((tx) => this.progress.report(tx, report));
+    return this.ctx.write((tx) => this.progress.report(tx, report));
   }
 }
 

@@ -8,11 +8,12 @@
  * stalls every producer and worker behind it.
  */
 
-import type { AdminStatements } from '../store/sqlite/admin-statements.ts';
-import type { Transaction } from '../store/sqlite/group-commit.ts';
+import type { Op } from '../store/op.ts';
+import type { AttemptRow } from '../store/rows.ts';
+import type { StoreTx, WriteUnit } from '../store/store.ts';
 import type { AuditInput } from './admin-types.ts';
 import type { AuditLog } from './audit.ts';
-import type { EngineContext, Write } from './context.ts';
+import type { EngineContext } from './context.ts';
 import { SeppError } from './errors.ts';
 import { eventAbout } from './events/lifecycle-event.ts';
 import { checkQueueExists, checkQueueName } from './queue-admin.ts';
@@ -24,58 +25,68 @@ export const chunkRows = 5000;
 export class OperatorActions {
   constructor(
     private readonly ctx: EngineContext,
-    private readonly sql: AdminStatements,
     private readonly audit: AuditLog,
-    private readonly write: Write,
   ) {}
 
   /** A dead, completed or cancelled job back to ready now, with a fresh attempt budget. */
   requeueJob(jobId: string, audit?: AuditInput): Promise<{ previousState: JobState }> {
-    return this.write((tx) => {
-      const row = this.find(jobId);
-      if (row.state !== 'dead' && row.state !== 'completed' && row.state !== 'cancelled') {
-        throw new SeppError(
-          'failed_precondition',
-          `job ${jobId} is ${row.state}; only dead, completed or cancelled jobs can be requeued`,
-        );
-      }
-      const { changes } = this.sql.requeueJob.run({ seq: row.seq, now_ms: this.ctx.clock.nowMs() });
-      this.ctx.count(row.queue, row.state, 'ready', changes);
-      this.ctx.jobsReady(tx, row.queue, 1);
-      this.ctx.emit(tx, { kind: 'requeued', queue: row.queue, count: 1 });
-      const outcome = { previousState: row.state };
-      if (audit) this.audit.write(audit, outcome);
-      return outcome;
-    });
+    return this.ctx.write((tx) => this.requeueOne(tx, jobId, audit));
+  }
+
+  private *requeueOne(
+    tx: StoreTx,
+    jobId: string,
+    audit: AuditInput | undefined,
+  ): Op<{ previousState: JobState }> {
+    const row = yield* this.find(tx, jobId);
+    if (row.state !== 'dead' && row.state !== 'completed' && row.state !== 'cancelled') {
+      throw new SeppError(
+        'failed_precondition',
+        `job ${jobId} is ${row.state}; only dead, completed or cancelled jobs can be requeued`,
+      );
+    }
+    const changed = yield* tx.control.requeue({ seq: row.seq, nowMs: this.ctx.clock.nowMs() });
+    yield* this.ctx.count(tx, row.queue, row.state, 'ready', changed ? 1 : 0);
+    this.ctx.jobsReady(tx, row.queue, 1);
+    this.ctx.emit(tx, { kind: 'requeued', queue: row.queue, count: 1 });
+    const outcome = { previousState: row.state };
+    if (audit) yield* this.audit.write(tx, audit, outcome);
+    return outcome;
   }
 
   /** A ready or scheduled job to the dead letters now (reason dead_lettered). */
   deadLetterJob(jobId: string, audit?: AuditInput): Promise<{ previousState: JobState }> {
-    return this.write((tx) => {
-      const row = this.find(jobId);
-      if (row.state !== 'ready' && row.state !== 'scheduled') {
-        const why =
-          row.state === 'leased'
-            ? 'a worker holds its lease; the worker can nack it with dead-letter, or wait for the lease to end'
-            : 'only ready or scheduled jobs can be dead-lettered';
-        throw new SeppError('failed_precondition', `job ${jobId} is ${row.state}: ${why}`);
-      }
-      const nowMs = this.ctx.clock.nowMs();
-      const { changes } = this.sql.deadLetterJob.run({ seq: row.seq, now_ms: nowMs });
-      this.ctx.count(row.queue, row.state, 'dead', changes);
-      this.ctx.emit(tx, { kind: 'dead_lettered', queue: row.queue, reason: 'dead_lettered', count: 1 });
-      if (this.ctx.events.recording) {
-        this.ctx.record(tx, {
-          ...eventAbout(row, nowMs),
-          kind: 'dead_lettered',
-          reason: 'dead_lettered',
-          error: null,
-        });
-      }
-      const outcome = { previousState: row.state };
-      if (audit) this.audit.write(audit, outcome);
-      return outcome;
-    });
+    return this.ctx.write((tx) => this.deadLetterOne(tx, jobId, audit));
+  }
+
+  private *deadLetterOne(
+    tx: StoreTx,
+    jobId: string,
+    audit: AuditInput | undefined,
+  ): Op<{ previousState: JobState }> {
+    const row = yield* this.find(tx, jobId);
+    if (row.state !== 'ready' && row.state !== 'scheduled') {
+      const why =
+        row.state === 'leased'
+          ? 'a worker holds its lease; the worker can nack it with dead-letter, or wait for the lease to end'
+          : 'only ready or scheduled jobs can be dead-lettered';
+      throw new SeppError('failed_precondition', `job ${jobId} is ${row.state}: ${why}`);
+    }
+    const nowMs = this.ctx.clock.nowMs();
+    const changed = yield* tx.control.deadLetter({ seq: row.seq, nowMs });
+    yield* this.ctx.count(tx, row.queue, row.state, 'dead', changed ? 1 : 0);
+    this.ctx.emit(tx, { kind: 'dead_lettered', queue: row.queue, reason: 'dead_lettered', count: 1 });
+    if (this.ctx.events.recording) {
+      this.ctx.record(tx, {
+        ...eventAbout(row, nowMs),
+        kind: 'dead_lettered',
+        reason: 'dead_lettered',
+        error: null,
+      });
+    }
+    const outcome = { previousState: row.state };
+    if (audit) yield* this.audit.write(tx, audit, outcome);
+    return outcome;
   }
 
   /**
@@ -95,16 +106,7 @@ export class OperatorActions {
       deleted = await this.inChunks(
         tracked,
         deleted,
-        (tx) => {
-          const rows = this.sql.deleteStateChunk.all({ queue, state, limit: chunkRows });
-          for (const row of rows) this.ctx.releaseKey(queue, row.idempotency_key, row.id);
-          this.ctx.count(queue, state, null, rows.length);
-          this.ctx.emit(tx, { kind: 'purged', queue, count: rows.length });
-          if (this.ctx.events.recording) {
-            for (const job of rows) this.recordCancelled(tx, { ...job, queue }, state);
-          }
-          return rows.length;
-        },
+        (tx) => this.purgeChunk(tx, queue, state),
         (total, done) => ({ deleted: total, done: done && state === 'scheduled' }),
       );
     }
@@ -120,35 +122,55 @@ export class OperatorActions {
   async inChunks(
     audit: ChunkedAudit | undefined,
     startTotal: number,
-    chunk: (tx: Transaction) => number,
+    chunk: WriteUnit<number>,
     outcome: (total: number, done: boolean) => Record<string, unknown>,
   ): Promise<number> {
     let total = startTotal;
     for (;;) {
-      const changed = await this.write((tx) => {
-        const n = chunk(tx);
-        if (audit !== undefined) {
-          const details = outcome(total + n, n < chunkRows);
-          if (audit.id === undefined) audit.id = this.audit.write(audit.input, details);
-          else this.audit.update(audit.id, audit.input, details);
-        }
-        return n;
-      });
+      const changed = await this.ctx.write((tx) => this.chunkWithAudit(tx, chunk, audit, total, outcome));
       total += changed;
       if (changed < chunkRows) return total;
     }
   }
 
+  /** One chunk, with its audit entry written (the first chunk) or updated (the others). */
+  private *chunkWithAudit(
+    tx: StoreTx,
+    chunk: WriteUnit<number>,
+    audit: ChunkedAudit | undefined,
+    totalBefore: number,
+    outcome: (total: number, done: boolean) => Record<string, unknown>,
+  ): Op<number> {
+    const n = yield* chunk(tx);
+    if (audit !== undefined) {
+      const details = outcome(totalBefore + n, n < chunkRows);
+      if (audit.id === undefined) audit.id = yield* this.audit.write(tx, audit.input, details);
+      else yield* this.audit.update(tx, audit.id, audit.input, details);
+    }
+    return n;
+  }
+
+  private *purgeChunk(tx: StoreTx, queue: string, state: 'ready' | 'scheduled'): Op<number> {
+    const rows = yield* tx.control.deleteWaitingMany({ queue, state, limit: chunkRows });
+    for (const row of rows) yield* this.ctx.releaseKey(tx, queue, row.idempotency_key, row.id);
+    yield* this.ctx.count(tx, queue, state, null, rows.length);
+    this.ctx.emit(tx, { kind: 'purged', queue, count: rows.length });
+    if (this.ctx.events.recording) {
+      for (const job of rows) this.recordCancelled(tx, { ...job, queue }, state);
+    }
+    return rows.length;
+  }
+
   private recordCancelled(
-    tx: Transaction,
+    tx: StoreTx,
     job: { id: string; queue: string; type: string; attempt: number },
     previousState: JobState,
   ): void {
     this.ctx.record(tx, { ...eventAbout(job, this.ctx.clock.nowMs()), kind: 'cancelled', previousState });
   }
 
-  private find(jobId: string) {
-    const row = this.ctx.sql.attemptById.get(jobId);
+  private *find(tx: StoreTx, jobId: string): Op<AttemptRow & { state: JobState }> {
+    const row = yield* tx.jobs.attempt(jobId);
     if (row === undefined) throw new SeppError('not_found', `job ${jobId} does not exist`);
     return { ...row, state: row.state as JobState };
   }

@@ -5,7 +5,8 @@
  * stored one and a part it leaves out stays as it was. A retry starts with no
  * progress; a completed or dead job keeps its last report.
  */
-import type { Transaction } from '../store/sqlite/group-commit.ts';
+import type { Op } from '../store/op.ts';
+import type { StoreTx } from '../store/store.ts';
 import { cancelledMessage } from './cancel.ts';
 import type { EngineContext } from './context.ts';
 import { formatBytes } from './enqueue-validation.ts';
@@ -44,20 +45,20 @@ export class ProgressReports {
   constructor(private readonly ctx: EngineContext) {}
 
   /** Stores a checked report of the lease `attempt`; returns the job's progress after it. */
-  report(tx: Transaction, report: ProgressReport): JobProgress {
-    const { sql, clock } = this.ctx;
-    const row = sql.attemptById.get(report.jobId);
+  *report(tx: StoreTx, report: ProgressReport): Op<JobProgress> {
+    const { clock } = this.ctx;
+    const row = yield* tx.jobs.attempt(report.jobId);
     const problem = settleProblem(row, report.jobId, report.attempt);
     if (problem) throw new SeppError(problem.code, problem.message);
     // Asked to stop (cancel.ts): refused like an extend, so the worker learns it here too.
     if (row!.cancelled_at_ms !== null) throw new SeppError('job_cancelled', cancelledMessage(row!));
     const nowMs = clock.nowMs();
-    const stored = sql.reportProgress.get({
-      id: report.jobId,
+    const stored = yield* tx.leases.reportProgress({
+      jobId: report.jobId,
       attempt: report.attempt,
       percent: report.percent ?? null,
       json: report.json ?? null,
-      now_ms: nowMs,
+      nowMs,
     });
     if (stored === undefined)
       throw new SeppError('internal', `job ${report.jobId} changed while reporting progress`);

@@ -9,10 +9,11 @@
  * queue before its producers start), so a typo leaves no phantom queue.
  */
 
-import type { AdminStatements } from '../store/sqlite/admin-statements.ts';
+import type { Op } from '../store/op.ts';
+import type { StoreTx, StoreView } from '../store/store.ts';
 import type { AuditInput } from './admin-types.ts';
 import type { AuditLog } from './audit.ts';
-import type { EngineContext, Write } from './context.ts';
+import type { EngineContext } from './context.ts';
 import { isRejection, validateJob } from './enqueue-validation.ts';
 import { SeppError } from './errors.ts';
 import type { JobState, QueueInfo, StateCounts } from './types.ts';
@@ -21,32 +22,35 @@ import { jobStates } from './types.ts';
 export class QueueAdmin {
   constructor(
     private readonly ctx: EngineContext,
-    private readonly sql: AdminStatements,
     private readonly audit: AuditLog,
-    private readonly write: Write,
   ) {}
 
-  /** Reads queue flags into memory, creates declared queues, records effective settings for forensics. */
-  load(): void {
-    const { sql, queues, clock, db } = this.ctx;
-    db.transaction(() => {
-      for (const name of queues.declaredNames()) {
-        sql.insertQueue.run({ name, created_at_ms: clock.nowMs(), settings_json: '{}' });
-      }
-      for (const row of sql.allQueues.all()) {
-        queues.markExisting(row.name, row.paused === 1);
-        sql.updateQueueSettings.run({
-          name: row.name,
-          settings_json: JSON.stringify(queues.settingsFor(row.name)),
-        });
-      }
-    })();
+  /**
+   * As the engine opens (a write unit): creates declared queues, records every queue's
+   * effective settings for forensics, and reads the queues and their paused flags
+   * into memory once that commit is durable.
+   */
+  *load(tx: StoreTx): Op<void> {
+    const { queues, clock } = this.ctx;
+    for (const name of queues.declaredNames()) {
+      yield* tx.queues.create({ name, createdAtMs: clock.nowMs(), settingsJson: '{}' });
+    }
+    const all = yield* tx.queues.all();
+    for (const row of all) {
+      yield* tx.queues.recordSettings({
+        name: row.name,
+        settingsJson: JSON.stringify(queues.settingsFor(row.name)),
+      });
+    }
+    tx.afterCommit(() => {
+      for (const row of all) queues.markExisting(row.name, row.paused);
+    });
   }
 
-  listQueues(): QueueInfo[] {
-    const { sql, queues, clock } = this.ctx;
+  *listQueues(view: StoreView): Op<QueueInfo[]> {
+    const { queues, clock } = this.ctx;
     const counts = new Map<string, StateCounts>();
-    for (const row of sql.allCounts.all()) {
+    for (const row of yield* view.counts.all()) {
       let c = counts.get(row.queue);
       if (c === undefined) {
         c = emptyCounts();
@@ -55,32 +59,37 @@ export class QueueAdmin {
       c[row.state as JobState] = row.jobs;
     }
     const nowMs = clock.nowMs();
-    return queues.names().map((name) => this.describe(name, counts.get(name) ?? emptyCounts(), nowMs));
+    const infos: QueueInfo[] = [];
+    for (const name of queues.names()) {
+      infos.push(yield* this.describe(view, name, counts.get(name) ?? emptyCounts(), nowMs));
+    }
+    return infos;
   }
 
   /** One queue that exists, as listQueues shows it. */
-  queueInfo(queue: string): QueueInfo {
+  *queueInfo(view: StoreView, queue: string): Op<QueueInfo> {
     const counts = emptyCounts();
-    for (const row of this.ctx.sql.queueCounts.all(queue)) counts[row.state as JobState] = row.jobs;
-    return this.describe(queue, counts, this.ctx.clock.nowMs());
+    for (const row of yield* view.counts.ofQueue(queue)) counts[row.state as JobState] = row.jobs;
+    return yield* this.describe(view, queue, counts, this.ctx.clock.nowMs());
   }
 
-  private describe(name: string, counts: StateCounts, nowMs: number): QueueInfo {
+  private *describe(view: StoreView, name: string, counts: StateCounts, nowMs: number): Op<QueueInfo> {
     const { queues, waiters } = this.ctx;
-    const view = queues.viewOf(name);
-    const flow = this.ctx.flow.stats(name);
+    const settings = queues.viewOf(name);
+    const flow = yield* this.ctx.flow.stats(view, name);
     return {
       name,
       paused: queues.isPaused(name),
       counts,
-      oldestReadyAgeMs: counts.ready > 0 ? this.oldestReadyAge(name, nowMs, flow.oldestGroupedRunAtMs) : null,
+      oldestReadyAgeMs:
+        counts.ready > 0 ? yield* this.oldestReadyAge(view, name, nowMs, flow.oldestGroupedRunAtMs) : null,
       waitingWorkers: waiters.waitingOn(name),
       throttledWorkers: flow.throttledWaiters,
       readyGroups: flow.readyGroups,
       readyGroupsCapped: flow.readyGroupsCapped,
-      settings: view.settings,
-      settingSources: view.sources,
-      fileSettings: view.fileSettings,
+      settings: settings.settings,
+      settingSources: settings.sources,
+      fileSettings: settings.fileSettings,
     };
   }
 
@@ -88,12 +97,15 @@ export class QueueAdmin {
    * The oldest due time among ready jobs: one index probe per priority for the
    * jobs without a group, never a scan; `groupedRunAtMs` is the grouped jobs' (flow stats).
    */
-  private oldestReadyAge(queue: string, nowMs: number, groupedRunAtMs: number | null): number | null {
-    let oldest: number | null = groupedRunAtMs;
-    for (let priority = 0; priority <= 9; priority++) {
-      const runAtMs = this.ctx.sql.oldestReadyAtPriority.get(queue, priority) ?? null;
-      if (runAtMs !== null && (oldest === null || runAtMs < oldest)) oldest = runAtMs;
-    }
+  private *oldestReadyAge(
+    view: StoreView,
+    queue: string,
+    nowMs: number,
+    groupedRunAtMs: number | null,
+  ): Op<number | null> {
+    const ungrouped = yield* view.queues.oldestUngroupedReadyMs(queue);
+    let oldest = groupedRunAtMs;
+    if (ungrouped !== null && (oldest === null || ungrouped < oldest)) oldest = ungrouped;
     return oldest === null ? null : Math.max(0, nowMs - oldest);
   }
 
@@ -105,18 +117,27 @@ export class QueueAdmin {
   ): Promise<void> {
     checkQueueName(this.ctx, queue);
     if (!allowMissing) checkQueueExists(this.ctx, queue);
-    return this.write((tx) => {
-      // Deleted meanwhile (earlier in this batch, say): still not created by accident.
-      if (!allowMissing && this.sql.queueExists.get(queue) === undefined) throw notFound(queue);
-      this.ctx.ensureQueue(tx, queue);
-      if (audit !== undefined) this.audit.write(audit, { wasPaused: this.ctx.queues.isPaused(queue) });
-      this.ctx.sql.setQueuePaused.run({ name: queue, paused: paused ? 1 : 0 });
-      tx.afterCommit(() => this.ctx.queues.markExisting(queue, paused));
-      if (!paused) {
-        const ready = this.ctx.sql.queueCounts.all(queue).find((c) => c.state === 'ready')?.jobs ?? 0;
-        this.ctx.jobsReady(tx, queue, ready);
-      }
-    });
+    return this.ctx.write((tx) => this.pauseOrResume(tx, queue, paused, audit, allowMissing));
+  }
+
+  private *pauseOrResume(
+    tx: StoreTx,
+    queue: string,
+    paused: boolean,
+    audit: AuditInput | undefined,
+    allowMissing: boolean,
+  ): Op<void> {
+    // Deleted meanwhile (earlier in this batch, say): still not created by accident.
+    if (!allowMissing && !(yield* tx.queues.exists(queue))) throw notFound(queue);
+    yield* this.ctx.ensureQueue(tx, queue);
+    if (audit !== undefined)
+      yield* this.audit.write(tx, audit, { wasPaused: this.ctx.queues.isPaused(queue) });
+    yield* tx.queues.setPaused({ name: queue, paused });
+    tx.afterCommit(() => this.ctx.queues.markExisting(queue, paused));
+    if (!paused) {
+      const ready = yield* tx.counts.inState({ queue, state: 'ready' });
+      this.ctx.jobsReady(tx, queue, ready);
+    }
   }
 
   /**
@@ -126,7 +147,7 @@ export class QueueAdmin {
    * producer's retry after the queue is re-created is still recognised.
    */
   async deleteQueue(queue: string, audit: AuditInput | undefined): Promise<void> {
-    const { ctx, sql } = this;
+    const { ctx } = this;
     checkQueueName(ctx, queue);
     checkQueueExists(ctx, queue);
     if (ctx.queues.isDeclared(queue)) {
@@ -136,39 +157,41 @@ export class QueueAdmin {
       );
     }
     try {
-      await this.write((tx) => {
-        // The truth is on disk: another write in this batch may have changed the queue.
-        if (sql.queueExists.get(queue) === undefined) throw notFound(queue);
-        const held = ctx.sql.queueCounts.all(queue).filter((c) => c.jobs > 0);
-        if (held.length > 0) {
-          const total = held.reduce((sum, c) => sum + c.jobs, 0);
-          const detail = held.map((c) => `${c.state} ${c.jobs}`).join(', ');
-          const has = (state: string) => held.some((c) => c.state === state);
-          const steps = [
-            has('ready') || has('scheduled') ? 'purge its waiting jobs' : '',
-            has('dead') ? 'delete its dead letters' : '',
-            has('leased') ? 'let its leased jobs finish' : '',
-            has('completed') ? 'wait for its completed jobs to pass their retention' : '',
-            has('cancelled') ? 'wait for its cancelled jobs to pass their retention' : '',
-          ].filter((step) => step !== '');
-          throw new SeppError(
-            'failed_precondition',
-            `queue ${queue} holds ${total} job${total === 1 ? '' : 's'} (${detail}); only an empty queue can ` +
-              `be deleted: ${steps.join(', ')} first`,
-          );
-        }
-        sql.deleteQueueCounts.run(queue);
-        sql.deleteQueue.run(queue);
-        ctx.flow.queueDeleted(queue);
-        ctx.queues.markDeleting(queue);
-        if (audit !== undefined) this.audit.write(audit, { deleted: true });
-        tx.afterCommit(() => ctx.queues.forget(queue));
-      });
+      await ctx.write((tx) => this.deleteEmpty(tx, queue, audit));
     } catch (error) {
       // Rolled back (or refused): the queue is as it was.
       ctx.queues.undoDeleting(queue);
       throw error;
     }
+  }
+
+  private *deleteEmpty(tx: StoreTx, queue: string, audit: AuditInput | undefined): Op<void> {
+    const { ctx } = this;
+    // The truth is on disk: another write in this batch may have changed the queue.
+    if (!(yield* tx.queues.exists(queue))) throw notFound(queue);
+    const held = (yield* tx.counts.ofQueue(queue)).filter((c) => c.jobs > 0);
+    if (held.length > 0) {
+      const total = held.reduce((sum, c) => sum + c.jobs, 0);
+      const detail = held.map((c) => `${c.state} ${c.jobs}`).join(', ');
+      const has = (state: string) => held.some((c) => c.state === state);
+      const steps = [
+        has('ready') || has('scheduled') ? 'purge its waiting jobs' : '',
+        has('dead') ? 'delete its dead letters' : '',
+        has('leased') ? 'let its leased jobs finish' : '',
+        has('completed') ? 'wait for its completed jobs to pass their retention' : '',
+        has('cancelled') ? 'wait for its cancelled jobs to pass their retention' : '',
+      ].filter((step) => step !== '');
+      throw new SeppError(
+        'failed_precondition',
+        `queue ${queue} holds ${total} job${total === 1 ? '' : 's'} (${detail}); only an empty queue can ` +
+          `be deleted: ${steps.join(', ')} first`,
+      );
+    }
+    yield* tx.queues.delete(queue);
+    ctx.flow.queueDeleted(queue);
+    ctx.queues.markDeleting(queue);
+    if (audit !== undefined) yield* this.audit.write(tx, audit, { deleted: true });
+    tx.afterCommit(() => ctx.queues.forget(queue));
   }
 }
 

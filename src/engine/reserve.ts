@@ -10,16 +10,27 @@
  * nothing: no job is handed to a dead call. If it aborts after the lease was
  * taken, the lease simply expires.
  */
-import type { Transaction } from '../store/sqlite/group-commit.ts';
-import type { LeasedRow } from '../store/sqlite/statements.ts';
+import { just, type Op } from '../store/op.ts';
+import type { LeasedRow } from '../store/rows.ts';
+import type { LeaseParams, StoreTx } from '../store/store.ts';
 import type { EngineContext } from './context.ts';
 import { checkQueueList } from './enqueue-validation.ts';
-import { SeppError, toSeppError } from './errors.ts';
-import type { Expiry } from './expiry.ts';
+import { SeppError } from './errors.ts';
+import { Expiry } from './expiry.ts';
 import { queueOrder } from './flow-control/flow-control.ts';
 import { leasedJobFromRow } from './job-rows.ts';
 import type { LeasedJob, ReserveRequest } from './types.ts';
 import type { Waiter, WaitOutcome } from './waiters.ts';
+
+/** One try of a reserve: what it asks, and the waiter it registered when it found nothing. */
+interface Attempt {
+  readonly request: ValidReserve;
+  readonly remainingMs: number;
+  readonly signal: AbortSignal | undefined;
+  readonly closing: () => boolean;
+  waiter?: Waiter;
+  wait?: Promise<WaitOutcome>;
+}
 
 interface ValidReserve {
   queues: string[];
@@ -44,32 +55,21 @@ export class Reserver {
     const deadlineMs = this.ctx.clock.nowMs() + valid.waitMs;
     for (;;) {
       if (signal?.aborted || closing()) return [];
-      const remainingMs = deadlineMs - this.ctx.clock.nowMs();
-      let wait: Promise<WaitOutcome> | undefined;
-      let waiter: Waiter | undefined;
+      const attempt: Attempt = {
+        request: valid,
+        remainingMs: deadlineMs - this.ctx.clock.nowMs(),
+        signal,
+        closing,
+      };
       let jobs: LeasedJob[];
       try {
-        jobs = await this.ctx.writer.submit((tx) => {
-          if (signal?.aborted) return [];
-          const throttled: string[] = [];
-          const leased = this.lease(tx, valid, throttled);
-          if (leased.length === 0 && remainingMs > 0 && !closing()) {
-            if (this.ctx.waiters.size >= this.ctx.limits.maxWaiters) {
-              throw new SeppError(
-                'resource_exhausted',
-                `too many long-polls are waiting (${this.ctx.limits.maxWaiters}, limits.max_waiters); retry with backoff`,
-              );
-            }
-            ({ waiter, wait } = this.register(valid, remainingMs, signal, throttled));
-          }
-          return leased;
-        });
+        jobs = await this.ctx.write((tx) => this.leaseOrWait(tx, attempt));
       } catch (error) {
-        if (waiter !== undefined) this.ctx.waiters.remove(waiter);
-        throw toSeppError(error);
+        if (attempt.waiter !== undefined) this.ctx.waiters.remove(attempt.waiter);
+        throw error;
       }
-      if (jobs.length > 0 || wait === undefined) return jobs;
-      const outcome = await wait;
+      if (jobs.length > 0 || attempt.wait === undefined) return jobs;
+      const outcome = await attempt.wait;
       if (typeof outcome === 'object') return outcome.jobs; // leased in the commit that made them ready
       if (outcome !== 'woken') return [];
       if (signal?.aborted) {
@@ -78,6 +78,26 @@ export class Reserver {
         return [];
       }
     }
+  }
+
+  /** One try of a reserve, in its write unit: lease what it may, or register the waiter. */
+  private *leaseOrWait(tx: StoreTx, attempt: Attempt): Op<LeasedJob[]> {
+    const { request, remainingMs, signal } = attempt;
+    if (signal?.aborted) return [];
+    const throttled: string[] = [];
+    const leased = yield* this.lease(tx, request, throttled);
+    if (leased.length === 0 && remainingMs > 0 && !attempt.closing()) {
+      if (this.ctx.waiters.size >= this.ctx.limits.maxWaiters) {
+        throw new SeppError(
+          'resource_exhausted',
+          `too many long-polls are waiting (${this.ctx.limits.maxWaiters}, limits.max_waiters); retry with backoff`,
+        );
+      }
+      const registered = this.register(request, remainingMs, signal, throttled);
+      attempt.waiter = registered.waiter;
+      attempt.wait = registered.wait;
+    }
+    return leased;
   }
 
   private validate(request: ReserveRequest): ValidReserve {
@@ -121,8 +141,8 @@ export class Reserver {
   }
 
   /** Leases what the request may have now; `throttled` collects the queues whose limits held ready jobs back. */
-  private lease(tx: Transaction, request: ValidReserve, throttled: string[]): LeasedJob[] {
-    const { sql, queues, clock, flow } = this.ctx;
+  private *lease(tx: StoreTx, request: ValidReserve, throttled: string[]): Op<LeasedJob[]> {
+    const { queues, clock, flow } = this.ctx;
     const nowMs = clock.nowMs();
     const jobs: LeasedJob[] = [];
     for (const queue of request.queues) {
@@ -133,11 +153,11 @@ export class Reserver {
       const settings = queues.settingsFor(queue);
       const leaseMs = Math.min(request.leaseMs ?? settings.defaultLeaseMs, settings.maxLeaseMs);
       const leaseDeadlineMs = nowMs + leaseMs;
-      const params = {
-        now_ms: nowMs,
-        lease_deadline_ms: leaseDeadlineMs,
-        max_lease_deadline_ms: nowMs + settings.maxLeaseMs,
-        worker_id: request.workerId,
+      const params: LeaseParams = {
+        nowMs,
+        leaseDeadlineMs,
+        maxLeaseDeadlineMs: nowMs + settings.maxLeaseMs,
+        workerId: request.workerId,
       };
       let wanted = remaining;
       let leased = 0;
@@ -146,19 +166,19 @@ export class Reserver {
       for (;;) {
         let rows: LeasedRow[];
         if (flow.isPlain(queue, settings)) {
-          rows = sql.leaseReady.all({ ...params, queue, limit: wanted });
+          rows = yield* tx.leases.leaseReady({ ...params, queue, limit: wanted });
           // RETURNING gives no order: restore the queue's order (priority, due time, enqueue order).
           rows.sort(queueOrder);
         } else {
-          const limited = flow.lease(tx, queue, settings, wanted, params);
+          const limited = yield* flow.lease(tx, queue, settings, wanted, params);
           rows = limited.rows;
           if (limited.throttled && !throttled.includes(queue)) throttled.push(queue);
         }
         if (rows.length === 0) break;
-        this.ctx.count(queue, 'ready', 'leased', rows.length);
+        yield* this.ctx.count(tx, queue, 'ready', 'leased', rows.length);
         // Jobs whose expiry passed since maintenance last ran are not handed out (expiry.ts);
         // their lease ends at once, which gives their max_leased and group slots back.
-        const live = this.expiry.dropExpired(tx, rows, nowMs);
+        const live = Expiry.hasExpired(rows, nowMs) ? yield* this.expiry.dropExpired(tx, rows, nowMs) : rows;
         for (const row of live) {
           jobs.push(leasedJobFromRow(row));
           const waitedMs = Math.max(0, nowMs - row.run_at_ms);
@@ -217,7 +237,7 @@ export class Reserver {
       maxJobs: request.maxJobs,
       // As the reserve's own operation: a call that is gone takes nothing, and the queues'
       // limits hold (a waiter they still hold back takes nothing and is woken to wait again).
-      take: (tx) => (signal?.aborted ? [] : this.lease(tx, request, [])),
+      take: (tx) => (signal?.aborted ? just([]) : this.lease(tx, request, [])),
       settle: finish,
       ...(throttled.length > 0 ? { throttled } : {}),
     };

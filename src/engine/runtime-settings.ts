@@ -12,11 +12,11 @@
  * inside the operation, against the settings of that moment, so two changes
  * made at once cannot together make a combination neither was checked against.
  */
-import type { Transaction } from '../store/sqlite/group-commit.ts';
-import type { RuntimeStatements } from '../store/sqlite/runtime-statements.ts';
+import type { Op } from '../store/op.ts';
+import type { StoreTx, StoreView } from '../store/store.ts';
 import type { AuditInput } from './admin-types.ts';
 import type { AuditLog } from './audit.ts';
-import type { EngineContext, Write } from './context.ts';
+import type { EngineContext } from './context.ts';
 import { SeppError } from './errors.ts';
 import { resolveQueueView } from './queue-registry.ts';
 import {
@@ -60,9 +60,7 @@ const keyByName = new Map(queueSettingKeys.map((key) => [queueSettingName(key), 
 export class RuntimeSettings {
   constructor(
     private readonly ctx: EngineContext,
-    private readonly sql: RuntimeStatements,
     private readonly audit: AuditLog,
-    private readonly write: Write,
     private readonly check: QueueSettingsCheck | undefined,
   ) {}
 
@@ -74,9 +72,9 @@ export class RuntimeSettings {
    * version does not know (a setting removed since) is left in the table,
    * unused.
    */
-  load(): void {
-    const queues = new Set(this.sql.allOverrides.all().map((row) => row.queue));
-    for (const queue of queues) this.ctx.queues.setOverrides(queue, this.storedOverrides(queue));
+  *load(view: StoreView): Op<void> {
+    const queues = new Set((yield* view.settings.all()).map((row) => row.queue));
+    for (const queue of queues) this.ctx.queues.setOverrides(queue, yield* this.storedOverrides(view, queue));
   }
 
   /**
@@ -84,9 +82,9 @@ export class RuntimeSettings {
    * change in the same batch is there, though memory takes it only after the
    * commit.
    */
-  private storedOverrides(queue: string): Partial<QueueSettingsFlat> {
+  private *storedOverrides(view: StoreView, queue: string): Op<Partial<QueueSettingsFlat>> {
     const found: Record<string, unknown> = {};
-    for (const row of this.sql.overridesOfQueue.all(queue)) {
+    for (const row of yield* view.settings.ofQueue(queue)) {
       const key = keyByName.get(row.key);
       if (key !== undefined) found[key] = JSON.parse(row.value_json);
     }
@@ -107,60 +105,68 @@ export class RuntimeSettings {
     if (Object.keys(set).length === 0 && (change.reset === undefined || change.reset.length === 0)) {
       throw new SeppError('invalid_argument', 'name at least one setting to set or to reset');
     }
-    await this.write((tx) => {
-      const { queues, sql, clock } = this.ctx;
-      if (!queues.exists(queue)) {
-        throw new SeppError(
-          'not_found',
-          `queue ${queue} does not exist; settings can be changed for a queue once it exists (after its first job, or declared as [queues.${queue}] in the config file)`,
-        );
+    await this.ctx.write((tx) => this.changeIn(tx, queue, change, set, audit));
+  }
+
+  private *changeIn(
+    tx: StoreTx,
+    queue: string,
+    change: QueueSettingsChange,
+    set: Readonly<Partial<QueueSettingsFlat>>,
+    audit: AuditInput,
+  ): Op<void> {
+    const { queues, clock } = this.ctx;
+    if (!queues.exists(queue)) {
+      throw new SeppError(
+        'not_found',
+        `queue ${queue} does not exist; settings can be changed for a queue once it exists (after its first job, or declared as [queues.${queue}] in the config file)`,
+      );
+    }
+    const before = resolveQueueView(this.fileLayer(), yield* this.storedOverrides(tx, queue), queue);
+    const next: Record<string, unknown> = { ...before.overrides, ...set };
+    const reset =
+      change.reset === 'all' ? (Object.keys(before.overrides) as QueueSettingKey[]) : (change.reset ?? []);
+    for (const key of reset) {
+      if (!Object.hasOwn(set, key)) delete next[key];
+    }
+    const overrides = next as Partial<QueueSettingsFlat>;
+    const after = resolveQueueView(this.fileLayer(), overrides, queue);
+    const changed = [...new Set<QueueSettingKey>([...(Object.keys(set) as QueueSettingKey[]), ...reset])];
+    const effective = { ...after.fileSettings, ...overrides };
+    const problems = this.check?.(queue, effective, changed) ?? [];
+    if (problems.length > 0) {
+      throw new SeppError('invalid_argument', problems.map((p) => `${p.key}: ${p.message}`).join('; '));
+    }
+    const nowMs = clock.nowMs();
+    for (const key of changed) {
+      const name = queueSettingName(key);
+      if (Object.hasOwn(overrides, key)) {
+        yield* tx.settings.put({
+          queue,
+          key: name,
+          valueJson: JSON.stringify(overrides[key]),
+          setAtMs: nowMs,
+          setBy: audit.actor,
+        });
+      } else {
+        yield* tx.settings.delete({ queue, key: name });
       }
-      const before = resolveQueueView(this.fileLayer(), this.storedOverrides(queue), queue);
-      const next: Record<string, unknown> = { ...before.overrides, ...set };
-      const reset =
-        change.reset === 'all' ? (Object.keys(before.overrides) as QueueSettingKey[]) : (change.reset ?? []);
-      for (const key of reset) {
-        if (!Object.hasOwn(set, key)) delete next[key];
-      }
-      const overrides = next as Partial<QueueSettingsFlat>;
-      const after = resolveQueueView(this.fileLayer(), overrides, queue);
-      const changed = [...new Set<QueueSettingKey>([...(Object.keys(set) as QueueSettingKey[]), ...reset])];
-      const effective = { ...after.fileSettings, ...overrides };
-      const problems = this.check?.(queue, effective, changed) ?? [];
-      if (problems.length > 0) {
-        throw new SeppError('invalid_argument', problems.map((p) => `${p.key}: ${p.message}`).join('; '));
-      }
-      const nowMs = clock.nowMs();
-      for (const key of changed) {
-        const name = queueSettingName(key);
-        if (Object.hasOwn(overrides, key)) {
-          this.sql.upsertOverride.run({
-            queue,
-            key: name,
-            value_json: JSON.stringify(overrides[key]),
-            set_at_ms: nowMs,
-            set_by: audit.actor,
-          });
-        } else {
-          this.sql.deleteOverride.run({ queue, key: name });
-        }
-      }
-      const flatBefore = { ...before.fileSettings, ...before.overrides };
-      const changes: Record<string, unknown> = {};
-      for (const key of changed) {
-        changes[queueSettingName(key)] = {
-          from: flatBefore[key],
-          fromSource: before.sources[key],
-          to: effective[key],
-          toSource: after.sources[key],
-        };
-      }
-      this.audit.write(audit, { changes });
-      sql.updateQueueSettings.run({ name: queue, settings_json: JSON.stringify(after.settings) });
-      tx.afterCommit(() => {
-        queues.setOverrides(queue, overrides);
-        this.ctx.flow.limitsChanged(queue);
-      });
+    }
+    const flatBefore = { ...before.fileSettings, ...before.overrides };
+    const changes: Record<string, unknown> = {};
+    for (const key of changed) {
+      changes[queueSettingName(key)] = {
+        from: flatBefore[key],
+        fromSource: before.sources[key],
+        to: effective[key],
+        toSource: after.sources[key],
+      };
+    }
+    yield* this.audit.write(tx, audit, { changes });
+    yield* tx.queues.recordSettings({ name: queue, settingsJson: JSON.stringify(after.settings) });
+    tx.afterCommit(() => {
+      queues.setOverrides(queue, overrides);
+      this.ctx.flow.limitsChanged(queue);
     });
   }
 
@@ -171,18 +177,18 @@ export class RuntimeSettings {
    */
   async reconfigure(file: QueueFileSettings): Promise<void> {
     try {
-      await this.write((tx) => this.reconfigureIn(tx, file));
+      await this.ctx.write((tx) => this.reconfigureIn(tx, file));
     } finally {
       // Applied to the registry after the commit, or rolled back with it.
       if (this.pendingFile === file) this.pendingFile = undefined;
     }
   }
 
-  private reconfigureIn(tx: Transaction, file: QueueFileSettings): void {
-    const { queues, sql, clock } = this.ctx;
+  private *reconfigureIn(tx: StoreTx, file: QueueFileSettings): Op<void> {
+    const { queues, clock } = this.ctx;
     // The caller checked the file against the overrides; this holds it against any that changed since.
-    for (const queue of new Set(this.sql.allOverrides.all().map((row) => row.queue))) {
-      const overrides = this.storedOverrides(queue);
+    for (const queue of new Set((yield* tx.settings.all()).map((row) => row.queue))) {
+      const overrides = yield* this.storedOverrides(tx, queue);
       const effective = { ...resolveQueueView(file, overrides, queue).fileSettings, ...overrides };
       const problems = this.check?.(queue, effective, Object.keys(overrides) as QueueSettingKey[]) ?? [];
       if (problems.length > 0) {
@@ -195,12 +201,12 @@ export class RuntimeSettings {
     const created: string[] = [];
     for (const name of Object.keys(file.queues)) {
       if (queues.exists(name)) continue;
-      sql.insertQueue.run({ name, created_at_ms: clock.nowMs(), settings_json: '{}' });
+      yield* tx.queues.create({ name, createdAtMs: clock.nowMs(), settingsJson: '{}' });
       created.push(name);
     }
     for (const name of [...queues.names(), ...created]) {
-      const view = resolveQueueView(file, this.storedOverrides(name), name);
-      sql.updateQueueSettings.run({ name, settings_json: JSON.stringify(view.settings) });
+      const view = resolveQueueView(file, yield* this.storedOverrides(tx, name), name);
+      yield* tx.queues.recordSettings({ name, settingsJson: JSON.stringify(view.settings) });
     }
     this.pendingFile = file;
     tx.afterCommit(() => {

@@ -6,8 +6,9 @@
  * or nack (an ack is answered `job_cancelled`: the job did not complete), and
  * an extend is refused with `job_cancelled`.
  */
-import type { Transaction } from '../store/sqlite/group-commit.ts';
-import type { AttemptRow } from '../store/sqlite/statements.ts';
+import type { Op } from '../store/op.ts';
+import type { AttemptRow } from '../store/rows.ts';
+import type { StoreTx } from '../store/store.ts';
 import { backoffDelayMs } from './backoff.ts';
 import { cancelledMessage, finishCancelled } from './cancel.ts';
 import type { EngineContext } from './context.ts';
@@ -32,54 +33,54 @@ export class Settler {
    * Throws when the ack changed nothing; returns the `job_cancelled` outcome,
    * whose change (the job is now cancelled) must commit before it is answered.
    */
-  ack(tx: Transaction, ack: Ack): SettleOutcome {
-    const outcome = this.tryAck(tx, ack);
+  *ack(tx: StoreTx, ack: Ack): Op<SettleOutcome> {
+    const outcome = yield* this.tryAck(tx, ack);
     if (!outcome.ok && outcome.code !== 'job_cancelled') throw new SeppError(outcome.code, outcome.message);
     return outcome;
   }
 
   /** Acks one job; the caller has checked its result (checkAckResult). */
-  tryAck(tx: Transaction, ack: Ack): SettleOutcome {
-    const { sql, queues, clock } = this.ctx;
+  *tryAck(tx: StoreTx, ack: Ack): Op<SettleOutcome> {
+    const { queues, clock } = this.ctx;
     const { jobId, attempt } = ack;
     if (!queues.anyKeepsCompleted) {
       // The common case in one statement; only a refused ack reads the row to say why.
-      const deleted = sql.deleteLeased.get(jobId, attempt);
+      const deleted = yield* tx.leases.ack(ack);
       if (deleted !== undefined) {
-        this.ctx.count(deleted.queue, 'leased', null, 1);
+        yield* this.ctx.count(tx, deleted.queue, 'leased', null, 1);
         this.ctx.emit(tx, { kind: 'acked', queue: deleted.queue, count: 1 });
         if (this.ctx.events.recording) this.recordCompleted(tx, ack, deleted, false);
         return { ok: true };
       }
     }
-    const row = sql.attemptById.get(jobId);
+    const row = yield* tx.jobs.attempt(jobId);
     const problem = settleProblem(row, jobId, attempt);
     if (problem) return problem;
     if (row!.cancelled_at_ms !== null) {
       // Asked to stop: the attempt ends cancelled, and a result it carried is not kept.
-      finishCancelled(this.ctx, tx, row!, null);
+      yield* finishCancelled(this.ctx, tx, row!, null);
       return { ok: false, code: 'job_cancelled', message: cancelledMessage(row!) };
     }
     const retained = queues.settingsFor(row!.queue).completedRetentionMs > 0;
     if (retained) {
-      sql.completeLeased.run({
-        id: jobId,
+      yield* tx.leases.complete({
+        jobId,
         attempt,
-        now_ms: clock.nowMs(),
+        nowMs: clock.nowMs(),
         result: ack.result ?? null,
-        result_content_type: resultContentTypeOf(ack),
+        resultContentType: resultContentTypeOf(ack),
       });
-      this.ctx.count(row!.queue, 'leased', 'completed', 1);
+      yield* this.ctx.count(tx, row!.queue, 'leased', 'completed', 1);
     } else {
-      sql.deleteLeased.run(jobId, attempt);
-      this.ctx.count(row!.queue, 'leased', null, 1);
+      yield* tx.leases.ack(ack);
+      yield* this.ctx.count(tx, row!.queue, 'leased', null, 1);
     }
     this.ctx.emit(tx, { kind: 'acked', queue: row!.queue, count: 1 });
     if (this.ctx.events.recording) this.recordCompleted(tx, ack, row!, retained);
     return { ok: true };
   }
 
-  recordCompleted(tx: Transaction, ack: Ack, job: { queue: string; type: string }, retained: boolean) {
+  recordCompleted(tx: StoreTx, ack: Ack, job: { queue: string; type: string }, retained: boolean) {
     this.ctx.record(tx, {
       kind: 'completed',
       sequence: 0,
@@ -95,30 +96,30 @@ export class Settler {
     });
   }
 
-  nack(tx: Transaction, request: NackRequest): NackResult {
-    const row = this.ctx.sql.attemptById.get(request.jobId);
+  *nack(tx: StoreTx, request: NackRequest): Op<NackResult> {
+    const row = yield* tx.jobs.attempt(request.jobId);
     const problem = settleProblem(row, request.jobId, request.attempt);
     if (problem) throw new SeppError(problem.code, problem.message);
     const directive = request.directive ?? { kind: 'backoff' };
     checkDirective(directive, this.ctx.limits.maxScheduleAheadMs);
     const error = truncate(request.error, this.ctx.limits.maxErrorBytes);
     if (row!.cancelled_at_ms !== null) {
-      finishCancelled(this.ctx, tx, row!, error);
+      yield* finishCancelled(this.ctx, tx, row!, error);
       return { state: 'cancelled', runAtMs: null };
     }
     this.ctx.emit(tx, { kind: 'nacked', queue: row!.queue, count: 1 });
-    return this.failAttempt(tx, row!, error, directive);
+    return yield* this.failAttempt(tx, row!, error, directive);
   }
 
-  extend(tx: Transaction, { jobId, attempt, leaseMs }: ExtendRequest): { leaseDeadlineMs: number } {
-    const { sql, queues, clock } = this.ctx;
+  *extend(tx: StoreTx, { jobId, attempt, leaseMs }: ExtendRequest): Op<{ leaseDeadlineMs: number }> {
+    const { queues, clock } = this.ctx;
     if (!Number.isSafeInteger(leaseMs) || leaseMs < 0) {
       throw new SeppError(
         'invalid_argument',
         `lease_duration_ms is ${leaseMs}; give a positive integer of ms, or 0 for the queue's default_lease_ms`,
       );
     }
-    const row = sql.attemptById.get(jobId);
+    const row = yield* tx.jobs.attempt(jobId);
     const problem = settleProblem(row, jobId, attempt);
     if (problem) throw new SeppError(problem.code, problem.message);
     if (row!.cancelled_at_ms !== null) throw new SeppError('job_cancelled', cancelledMessage(row!));
@@ -126,7 +127,7 @@ export class Settler {
     // 0 (unset on the wire) means the queue's default lease, as it does for Reserve.
     const lengthMs = leaseMs === 0 ? settings.defaultLeaseMs : leaseMs;
     const leaseDeadlineMs = clock.nowMs() + Math.min(lengthMs, settings.maxLeaseMs);
-    sql.extendLeased.run({ id: jobId, attempt, lease_deadline_ms: leaseDeadlineMs });
+    yield* tx.leases.extend({ jobId, attempt, leaseDeadlineMs });
     this.ctx.wakeAt(tx, leaseDeadlineMs);
     return { leaseDeadlineMs };
   }
@@ -135,14 +136,14 @@ export class Settler {
    * Ends a failed attempt (nack or lease expiry): dead-letter when asked or when
    * the budget is spent, otherwise back to ready or scheduled per the directive.
    */
-  failAttempt(
-    tx: Transaction,
+  *failAttempt(
+    tx: StoreTx,
     row: AttemptRow,
     error: string,
     directive: NackDirective,
     reason?: DeadReason,
-  ): NackResult {
-    const { sql, clock, queues, limits } = this.ctx;
+  ): Op<NackResult> {
+    const { clock, queues, limits } = this.ctx;
     const nowMs = clock.nowMs();
     const errorsJson = appendError(
       row.errors_json,
@@ -165,14 +166,14 @@ export class Settler {
         directive.kind === 'dead_letter' ? 'dead_lettered' : (reason ?? 'attempts_exhausted');
       this.ctx.emit(tx, { kind: 'dead_lettered', queue: row.queue, reason: deadReason, count: 1 });
       if (recording) this.ctx.record(tx, { ...about, kind: 'dead_lettered', reason: deadReason, error });
-      sql.deadLetterJob.run({
+      yield* tx.leases.fail({
         seq: row.seq,
-        dead_reason: deadReason,
-        now_ms: nowMs,
-        last_error: error,
-        errors_json: errorsJson,
+        deadReason,
+        nowMs,
+        lastError: error,
+        errorsJson,
       });
-      this.ctx.count(row.queue, row.state as JobState, 'dead', 1);
+      yield* this.ctx.count(tx, row.queue, row.state as JobState, 'dead', 1);
       return { state: 'dead', runAtMs: null };
     }
     const delayMs =
@@ -181,8 +182,8 @@ export class Settler {
         : backoffDelayMs(queues.settingsFor(row.queue).backoff, attemptsUsed, this.ctx.random);
     const runAtMs = nowMs + delayMs;
     const state = delayMs > 0 ? 'scheduled' : 'ready';
-    sql.retryJob.run({ seq: row.seq, state, run_at_ms: runAtMs, last_error: error, errors_json: errorsJson });
-    this.ctx.count(row.queue, row.state as JobState, state, 1);
+    yield* tx.leases.retry({ seq: row.seq, state, runAtMs, lastError: error, errorsJson });
+    yield* this.ctx.count(tx, row.queue, row.state as JobState, state, 1);
     if (state === 'ready') this.ctx.jobsReady(tx, row.queue, 1);
     else this.ctx.wakeAt(tx, runAtMs);
     if (recording) this.ctx.record(tx, { ...about, kind: 'retry_scheduled', state, runAtMs, error });

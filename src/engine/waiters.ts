@@ -7,7 +7,8 @@
  * commit that made them ready (`handOff`), so a long-poll costs no commit of
  * its own.
  */
-import type { Transaction } from '../store/sqlite/group-commit.ts';
+import type { Op } from '../store/op.ts';
+import type { StoreTx } from '../store/store.ts';
 import type { LeasedJob } from './types.ts';
 
 /** How a wait ended; `{ jobs }`: jobs were leased for the waiter by a hand-off, and are durable. */
@@ -18,17 +19,25 @@ export interface Waiter {
   readonly maxJobs: number;
   /** Queues that had ready jobs a limit held back when this waiter registered (flow control). */
   readonly throttled?: readonly string[];
-  /** Leases what this waiter's reserve would, within its queues' limits, inside a write operation (a hand-off). */
-  take(tx: Transaction): LeasedJob[];
+  /** Leases what this waiter's reserve would, within its queues' limits, inside a write unit (a hand-off). */
+  take(tx: StoreTx): Op<LeasedJob[]>;
   /** Settles the waiter; called at most once by the registry's owner. */
   settle(outcome: WaitOutcome): void;
+}
+
+/** New ready jobs of one unit and queue, handed to the waiters its follow-up claims. */
+interface HandOff {
+  readonly queue: string;
+  /** Counted as the unit adds them. */
+  jobs: number;
+  claimed: Waiter[];
 }
 
 export class WaiterRegistry {
   private readonly byQueue = new Map<string, Set<Waiter>>();
   private readonly throttledByQueue = new Map<string, number>();
   /** Hand-offs queued by an operation and not yet run: its jobs per queue, counted as they come. */
-  private readonly pendingHandOffs = new WeakMap<Transaction, Map<string, { jobs: number }>>();
+  private readonly pendingHandOffs = new WeakMap<StoreTx, Map<string, HandOff>>();
   private total = 0;
 
   get size(): number {
@@ -107,7 +116,7 @@ export class WaiterRegistry {
    * was aborted; earlier waiters took the jobs) is woken to try again, as is every claimed
    * waiter when the follow-up or the batch fails.
    */
-  handOff(tx: Transaction, queue: string, jobs: number): void {
+  handOff(tx: StoreTx, queue: string, jobs: number): void {
     if (jobs <= 0) return;
     if (this.waitingOn(queue) === 0) {
       // A reserve later in this batch may still wait (on a queue this batch creates, say):
@@ -116,32 +125,37 @@ export class WaiterRegistry {
       return;
     }
     let perQueue = this.pendingHandOffs.get(tx);
-    const pending = perQueue?.get(queue);
-    if (pending !== undefined) {
-      pending.jobs += jobs;
+    const queued = perQueue?.get(queue);
+    if (queued !== undefined) {
+      queued.jobs += jobs;
       return;
     }
     if (perQueue === undefined) {
       perQueue = new Map();
       this.pendingHandOffs.set(tx, perQueue);
     }
-    const ready = { jobs };
-    perQueue.set(queue, ready);
-    let claimed: Waiter[] = [];
-    tx.followUp((inner) => {
-      perQueue.delete(queue);
-      claimed = this.claim(queue, ready.jobs);
-      return claimed.map((waiter) => waiter.take(inner));
-    }).then(
+    const handOff: HandOff = { queue, jobs, claimed: [] };
+    perQueue.set(queue, handOff);
+    const pending = perQueue;
+    tx.followUp((inner) => this.take(inner, pending, handOff)).then(
       (taken) =>
-        claimed.forEach((waiter, i) => {
+        handOff.claimed.forEach((waiter, i) => {
           const leased = taken[i] ?? [];
           waiter.settle(leased.length > 0 ? { jobs: leased } : 'woken');
         }),
       () => {
-        for (const waiter of claimed) waiter.settle('woken');
+        for (const waiter of handOff.claimed) waiter.settle('woken');
       },
     );
+  }
+
+  /** The follow-up of a hand-off: claims the waiters its jobs can serve and leases for each, in order. */
+  private *take(tx: StoreTx, pending: Map<string, HandOff>, handOff: HandOff): Op<LeasedJob[][]> {
+    pending.delete(handOff.queue);
+    handOff.claimed = this.claim(handOff.queue, handOff.jobs);
+    const taken: LeasedJob[][] = [];
+    for (const waiter of handOff.claimed) taken.push(yield* waiter.take(tx));
+    return taken;
   }
 
   /** Settles every waiter (shutdown). */

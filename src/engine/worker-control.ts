@@ -6,11 +6,12 @@
  * attempt), audited in the same transaction. The worker finds out when its
  * next extend, ack or nack is refused as a lost lease.
  */
+import type { Op } from '../store/op.ts';
+import type { StoreTx, StoreView } from '../store/store.ts';
 import type { AuditInput, WorkerInfo } from './admin-types.ts';
 import type { AuditLog } from './audit.ts';
-import type { EngineContext, Write } from './context.ts';
+import type { EngineContext } from './context.ts';
 import { SeppError } from './errors.ts';
-import type { JobBrowser } from './job-browse.ts';
 import type { Settler } from './settle.ts';
 import type { JobState } from './types.ts';
 import { noWorkerId, WorkerRegistry } from './worker-registry.ts';
@@ -20,46 +21,51 @@ export class WorkerControl {
 
   constructor(
     private readonly ctx: EngineContext,
-    private readonly browser: JobBrowser,
     private readonly settler: Settler,
     private readonly audit: AuditLog,
-    private readonly write: Write,
   ) {
     this.registry = new WorkerRegistry(ctx.clock);
   }
 
-  list(): WorkerInfo[] {
+  *list(view: StoreView): Op<WorkerInfo[]> {
     const held = new Map(
-      this.browser
-        .leasesByWorker()
-        .map((row) => [row.worker_id ?? noWorkerId, { jobs: row.jobs, sinceMs: row.since_ms }]),
+      (yield* view.leases.holders()).map((row) => [
+        row.worker_id ?? noWorkerId,
+        { jobs: row.jobs, sinceMs: row.since_ms },
+      ]),
     );
     return this.registry.list(held);
   }
 
   releaseLease(jobId: string, audit?: AuditInput): Promise<{ previousState: JobState; state: JobState }> {
-    return this.write((tx) => {
-      const row = this.ctx.sql.attemptById.get(jobId);
-      if (row === undefined) throw new SeppError('not_found', `job ${jobId} does not exist`);
-      if (row.state !== 'leased') {
-        throw new SeppError(
-          'failed_precondition',
-          `job ${jobId} is ${row.state}, not leased: there is no lease to release`,
-        );
-      }
-      const by = audit === undefined ? 'an operator' : audit.actor;
-      this.ctx.emit(tx, { kind: 'expired', queue: row.queue, count: 1 });
-      const result = this.settler.failAttempt(
-        tx,
-        row,
-        `lease released by ${by}`,
-        { kind: 'delay', delayMs: 0 },
-        'lease_expired',
+    return this.ctx.write((tx) => this.release(tx, jobId, audit));
+  }
+
+  private *release(
+    tx: StoreTx,
+    jobId: string,
+    audit: AuditInput | undefined,
+  ): Op<{ previousState: JobState; state: JobState }> {
+    const row = yield* tx.jobs.attempt(jobId);
+    if (row === undefined) throw new SeppError('not_found', `job ${jobId} does not exist`);
+    if (row.state !== 'leased') {
+      throw new SeppError(
+        'failed_precondition',
+        `job ${jobId} is ${row.state}, not leased: there is no lease to release`,
       );
-      const outcome = { previousState: 'leased' as JobState, state: result.state as JobState };
-      if (audit !== undefined)
-        this.audit.write(audit, { jobId, queue: row.queue, attempt: row.attempt, ...outcome });
-      return outcome;
-    });
+    }
+    const by = audit === undefined ? 'an operator' : audit.actor;
+    this.ctx.emit(tx, { kind: 'expired', queue: row.queue, count: 1 });
+    const result = yield* this.settler.failAttempt(
+      tx,
+      row,
+      `lease released by ${by}`,
+      { kind: 'delay', delayMs: 0 },
+      'lease_expired',
+    );
+    const outcome = { previousState: 'leased' as JobState, state: result.state as JobState };
+    if (audit !== undefined)
+      yield* this.audit.write(tx, audit, { jobId, queue: row.queue, attempt: row.attempt, ...outcome });
+    return outcome;
   }
 }

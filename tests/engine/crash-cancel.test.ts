@@ -19,7 +19,8 @@ import Database from 'better-sqlite3';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { Engine } from '../../src/engine/engine.ts';
 import { defaultEngineOptions } from '../../src/engine/settings.ts';
-import { databaseFileName, openDataDir } from '../../src/store/sqlite/open.ts';
+import { databaseFileName } from '../../src/store/sqlite/open.ts';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { inspectDataDir } from '../helpers/inspect-data-dir.ts';
 import { intsFrom, mulberry32, seedFromEnv } from '../helpers/prng.ts';
 
@@ -124,9 +125,13 @@ test(`crash: ${cycles} SIGKILLs between cancels and the workers' answers leave e
     assert.ok(unanswered.length > 0, 'some cancels were left unanswered by a killed worker');
 
     // Later, with the dead workers' leases over: maintenance ends them cancelled, nothing is retried.
-    const engine = await Engine.open(openDataDir(dataDir, { durability: 'full' }), defaultEngineOptions(), {
-      clock: new FakeClock(Date.now() + 3_600_000),
-    });
+    const engine = await Engine.open(
+      openSqliteStore(dataDir, { durability: 'full' }),
+      defaultEngineOptions(),
+      {
+        clock: new FakeClock(Date.now() + 3_600_000),
+      },
+    );
     try {
       // A pass ends at most 1,000 leases.
       for (let i = 0; i < 100 && ((await engine.listQueues())[0]?.counts.leased ?? 0) > 0; i++) {

@@ -24,6 +24,7 @@ import { FakeClock } from '../../src/engine/clock.ts';
 import { Engine } from '../../src/engine/engine.ts';
 import { defaultEngineOptions } from '../../src/engine/settings.ts';
 import { DataDirInUseError, openDataDir } from '../../src/store/sqlite/open.ts';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { CrashLedger } from '../helpers/crash-ledger.ts';
 import { inspectDataDir } from '../helpers/inspect-data-dir.ts';
 import { intsFrom, mulberry32, seedFromEnv } from '../helpers/prng.ts';
@@ -137,9 +138,9 @@ function verify(
 
 /** After the last crash: every job never acked is still delivered (leases of the dead children expire). */
 async function drain(dataDir: string, ledger: CrashLedger): Promise<number> {
-  const db = openDataDir(dataDir, { durability: 'full' });
+  const store = openSqliteStore(dataDir, { durability: 'full' });
   const clock = new FakeClock(Date.now() + 3_600_000);
-  const engine = await Engine.open(db, defaultEngineOptions(), { clock });
+  const engine = await Engine.open(store, defaultEngineOptions(), { clock });
   try {
     for (let i = 0; i < 100 && ((await engine.listQueues())[0]?.counts.leased ?? 0) > 0; i++) {
       await engine.runMaintenance();
@@ -159,7 +160,9 @@ async function drain(dataDir: string, ledger: CrashLedger): Promise<number> {
     assert.equal(counts?.leased, 0);
     assert.equal(counts?.ready, 0);
     assert.equal(counts?.scheduled, 0);
-    const deadIds = new Set(db.prepare<[], string>("SELECT id FROM jobs WHERE state = 'dead'").pluck().all());
+    const deadIds = new Set(
+      store.db.prepare<[], string>("SELECT id FROM jobs WHERE state = 'dead'").pluck().all(),
+    );
     const missing = [...ledger.enqueued.keys()].filter(
       (id) => !ledger.ackSent.has(id) && !drained.has(id) && !deadIds.has(id),
     );

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { defaultEngineLimits } from '../../src/engine/settings.ts';
 import type { JobEvent, LeasedJob } from '../../src/engine/types.ts';
-import type { BatchStats } from '../../src/store/sqlite/group-commit.ts';
+import type { CommitStats as BatchStats } from '../../src/store/store.ts';
 import { barrier, expectCode, job, until, withEngine, withQueues } from '../helpers/engine.ts';
 
 /** Guards against a hang when a wake-up is lost: a failure, not a timing assumption. */

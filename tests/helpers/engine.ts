@@ -1,4 +1,4 @@
-/** Opens a real engine on a real temporary SQLite file, with a fake clock. */
+/** Opens a real engine on a real temporary SQLite store, with a fake clock. */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,13 +8,17 @@ import { Engine, type EngineDeps } from '../../src/engine/engine.ts';
 import { SeppError, type SeppErrorCode } from '../../src/engine/errors.ts';
 import { defaultEngineOptions, type EngineOptions, type QueueSettings } from '../../src/engine/settings.ts';
 import type { EnqueueRequest } from '../../src/engine/types.ts';
-import { type Db, type Durability, openDataDir } from '../../src/store/sqlite/open.ts';
+import type { GroupCommitOptions } from '../../src/store/sqlite/group-commit.ts';
+import type { Db, Durability } from '../../src/store/sqlite/open.ts';
+import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 
 export interface TestEngine {
   engine: Engine;
   clock: FakeClock;
   dataDir: string;
-  /** The engine's connection, for checks the public API does not offer (raw rows, pragmas). */
+  /** The engine's store (the SQLite store of `dataDir`). */
+  store: SqliteStore;
+  /** The store's connection, for checks the public API does not offer (raw rows, pragmas). */
   db: Db;
   /** Closes the engine and opens the same data directory again (a restart). */
   reopen(): Promise<TestEngine>;
@@ -26,6 +30,8 @@ export interface TestEngineOptions {
   options?: Partial<EngineOptions>;
   deps?: Partial<EngineDeps>;
   durability?: Durability;
+  /** Options of the store's group committer (maxBatchOperations: 1 for one transaction per write). */
+  store?: GroupCommitOptions;
   dataDir?: string;
   clock?: FakeClock;
 }
@@ -42,9 +48,9 @@ export function helperRandom(): () => number {
 export async function openTestEngine(opts: TestEngineOptions = {}): Promise<TestEngine> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'sepp-test-'));
   const clock = opts.clock ?? new FakeClock();
-  const db = openDataDir(dataDir, { durability: opts.durability ?? 'full' });
+  const store = openSqliteStore(dataDir, { durability: opts.durability ?? 'full', ...opts.store });
   const options = { ...defaultEngineOptions(), ...opts.options };
-  const engine = await Engine.open(db, options, {
+  const engine = await Engine.open(store, options, {
     clock,
     // Deterministic jitter: a fixed sequence in [0, 1).
     random: helperRandom(),
@@ -59,7 +65,8 @@ export async function openTestEngine(opts: TestEngineOptions = {}): Promise<Test
     engine,
     clock,
     dataDir,
-    db,
+    store,
+    db: store.db,
     async reopen() {
       close();
       return openTestEngine({ ...opts, dataDir, clock });

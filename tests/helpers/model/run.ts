@@ -1,22 +1,24 @@
 /**
  * Model-based test: random sequences of operations run against the real
- * engine (a real SQLite file, the fake clock) and against a plain in-memory
- * model of what a queue must do; after every step the answers, every stored
- * job and the per-queue counts must agree. Job control is in it too: cancels
- * (of waiting jobs, and requests on leased ones that end them cancelled),
- * expiry, updates of waiting jobs, and what idempotency keys mean.
+ * engine (on a store of the backend under test, with the fake clock) and
+ * against a plain in-memory model of what a queue must do; after every step
+ * the answers, every stored job and the per-queue counts must agree. Job
+ * control is in it too: cancels (of waiting jobs, and requests on leased ones
+ * that end them cancelled), expiry, updates of waiting jobs, and what
+ * idempotency keys mean. It is a case of the store conformance suite
+ * (tests/store/conformance/cases/model.ts), run against every backend.
  *
  * Each run has its own seed (base seed + run index). On failure the seed, the
  * step and the run's log are printed; reproduce with
- *   SEPP_MODEL_SEED=<seed> SEPP_MODEL_RUNS=1 npm run test:files -- model
+ *   SEPP_MODEL_SEED=<seed> SEPP_MODEL_RUNS=1 npm run test:files -- conformance
  * Bigger: SEPP_MODEL_RUNS (default 1000) and SEPP_MODEL_STEPS (default 20).
  */
-import { test } from 'node:test';
-import { coverage, saw } from '../helpers/model/coverage.ts';
-import { OperatorSteps } from '../helpers/model/operator-steps.ts';
-import { openRunEngine } from '../helpers/model/run-state.ts';
-import { StoredJobs } from '../helpers/model/stored-jobs.ts';
-import { seedFromEnv } from '../helpers/prng.ts';
+import type { StoreBackend } from '../../store/conformance/backend.ts';
+import { seedFromEnv } from '../prng.ts';
+import { coverage, saw } from './coverage.ts';
+import { OperatorSteps } from './operator-steps.ts';
+import { openRunEngine } from './run-state.ts';
+import { StoredJobs } from './stored-jobs.ts';
 
 const runs = Number(process.env.SEPP_MODEL_RUNS ?? 1000);
 const stepsPerRun = Number(process.env.SEPP_MODEL_STEPS ?? 20);
@@ -73,13 +75,12 @@ class Run extends OperatorSteps {
   }
 }
 
-test(`model: ${runs} random runs of ${stepsPerRun} steps agree with the in-memory model`, {
-  timeout: 10 * 60_000,
-}, async () => {
+/** The model test against `backend`: `runs` runs of `stepsPerRun` steps, each checked. */
+export async function runModel(backend: StoreBackend): Promise<void> {
   let steps = 0;
   for (let i = 0; i < runs; i++) {
     const seed = (baseSeed + i) >>> 0;
-    const run = new Run(seed, await openRunEngine(seed));
+    const run = new Run(seed, await openRunEngine(seed, backend));
     try {
       for (let s = 0; s < stepsPerRun; s++) {
         await run.step();
@@ -91,22 +92,25 @@ test(`model: ${runs} random runs of ${stepsPerRun} steps agree with the in-memor
         .map((line, k) => `  ${run.log.length - Math.min(25, run.log.length) + k}: ${line}`);
       console.error(
         [
-          `model test failed in run ${i} with seed ${seed} at step ${run.log.length - 1}`,
-          `reproduce: SEPP_MODEL_SEED=${seed} SEPP_MODEL_RUNS=1 SEPP_MODEL_STEPS=${stepsPerRun} npm run test:files -- model`,
+          `model test failed on ${backend.name} in run ${i} with seed ${seed} at step ${run.log.length - 1}`,
+          `reproduce: SEPP_MODEL_SEED=${seed} SEPP_MODEL_RUNS=1 SEPP_MODEL_STEPS=${stepsPerRun} npm run test:files -- conformance`,
           'last steps:',
           ...tail,
         ].join('\n'),
       );
       throw error;
     } finally {
-      run.t.dispose();
+      await run.t.dispose();
     }
   }
-  console.log(`model: base seed ${baseSeed}, ${runs} runs, ${steps} steps`);
+  console.log(`model (${backend.name}): base seed ${baseSeed}, ${runs} runs, ${steps} steps`);
   console.log(
     [...coverage]
       .sort()
       .map(([what, n]) => `  ${what}: ${n}`)
       .join('\n'),
   );
-});
+}
+
+/** Runs and steps of the model case (SEPP_MODEL_RUNS, SEPP_MODEL_STEPS). */
+export const modelSize = { runs, stepsPerRun };

@@ -1,0 +1,48 @@
+/**
+ * The store conformance suite: every case against a backend, written against
+ * the Store interface (and the engine opened on it, where a case needs the
+ * engine's semantics), never against a backend's internals. A backend is done
+ * when the whole suite passes. Each backend has a test file that calls
+ * exerciseStore with its factory (sqlite.test.ts), the shape of hono's
+ * common.case.test.ts and River's riverdrivertest.
+ */
+import { describe, test } from 'node:test';
+import type { StoreBackend } from './backend.ts';
+import { browseCases } from './cases/browse.ts';
+import { controlCases } from './cases/control.ts';
+import { eventCases } from './cases/events.ts';
+import { flowCases } from './cases/flow.ts';
+import { jobCases } from './cases/jobs.ts';
+import { leaseCases } from './cases/leases.ts';
+import { modelCase } from './cases/model.ts';
+import { scheduleCases } from './cases/schedules.ts';
+import { unitCases } from './cases/units.ts';
+import { Harness, type StoreCase } from './harness.ts';
+
+export function exerciseStore(backend: StoreBackend): void {
+  const cases: StoreCase[] = [
+    ...unitCases,
+    ...jobCases,
+    ...leaseCases,
+    ...flowCases,
+    ...controlCases,
+    ...scheduleCases,
+    ...eventCases,
+    ...browseCases,
+    modelCase(backend),
+  ];
+  describe(`store conformance: ${backend.name}`, () => {
+    for (const c of cases) {
+      test(c.name, { timeout: c.timeoutMs ?? 120_000 }, async () => {
+        const h = new Harness(backend);
+        try {
+          await c.run(h);
+          // After every case, whatever it did: the counts agree with the rows.
+          await h.checkCounts();
+        } finally {
+          await h.dispose();
+        }
+      });
+    }
+  });
+}
