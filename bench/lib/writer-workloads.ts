@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { EnqueueJob, LeasedJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import { EnqueueRequest, EnqueueResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
 import { AckRequest, AckResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
-import { JobIdGenerator } from '../../src/engine/job-id.ts';
+import { JobIdGenerator } from '../../src/engine/jobs/job-id.ts';
 import type { LeasedRow, NewJobRow } from '../../src/store/rows.ts';
 import { benchQueue, type Op, type OpResult, threadCpuUs } from './writer-ops.ts';
 import type { Writer } from './writers.ts';

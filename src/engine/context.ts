@@ -8,10 +8,10 @@ import type { Clock } from './clock.ts';
 import type { EventLog } from './events/event-log.ts';
 import type { LifecycleEvent } from './events/lifecycle-event.ts';
 import type { FlowControl } from './flow-control/flow-control.ts';
+import type { WaiterRegistry } from './leases/waiters.ts';
 import type { QueueRegistry } from './queue-registry.ts';
 import type { EngineLimits } from './settings.ts';
 import type { JobEvent, JobState } from './types.ts';
-import type { WaiterRegistry } from './waiters.ts';
 
 export interface EngineContext {
   readonly store: Store;

@@ -19,15 +19,16 @@ import type {
   JobSummary,
   WorkerInfo,
 } from './admin-types.ts';
-import type { CancelListener } from './cancel.ts';
+import type { CancelListener } from './control/cancel.ts';
 import type { BulkCancelResult, CancelResult, JobChanges, JobFilter } from './control-types.ts';
 import { type EngineDeps, type EngineParts, openEngineParts } from './engine-parts.ts';
 import type { EventSubscription } from './events/event-log.ts';
 import type { EventFilter, EventStart } from './events/lifecycle-event.ts';
 import type { EventSink } from './events/subscription.ts';
-import type { DeadLetterSummaryQuery } from './job-queries.ts';
+import type { DeadLetterSummaryQuery } from './jobs/job-queries.ts';
 import type { MaintenanceReport } from './maintenance.ts';
-import type { QueueSettingsChange } from './runtime-settings.ts';
+import type { WorkerRegistry } from './operators/worker-registry.ts';
+import type { QueueSettingsChange } from './queues/runtime-settings.ts';
 import type { PutMode } from './schedules/schedules.ts';
 import type { ReconcileReport, ScheduleInfo, ScheduleSpec } from './schedules/types.ts';
 import type { EngineLimits, EngineOptions, QueueFileSettings, QueueSettingsFlat } from './settings.ts';
@@ -52,7 +53,6 @@ import type {
   ReserveRequest,
   SettleOutcome,
 } from './types.ts';
-import type { WorkerRegistry } from './worker-registry.ts';
 
 export type { EngineDeps } from './engine-parts.ts';
 

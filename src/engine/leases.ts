@@ -3,14 +3,15 @@
  * progress. Each settle is one write operation over settle.ts, answered once
  * its commit is durable; the checks that need no transaction run before it.
  */
-import type { AckBatches } from './ack-batch.ts';
+
 import type { EngineContext } from './context.ts';
 import { SeppError } from './errors.ts';
+import type { AckBatches } from './leases/ack-batch.ts';
+import { checkProgressReport, type ProgressReports } from './leases/progress.ts';
+import type { Reserver } from './leases/reserve.ts';
+import { checkAckResult } from './leases/results.ts';
+import type { Settler } from './leases/settle.ts';
 import { type EngineLifecycle, shuttingDown } from './lifecycle.ts';
-import { checkProgressReport, type ProgressReports } from './progress.ts';
-import type { Reserver } from './reserve.ts';
-import { checkAckResult } from './results.ts';
-import type { Settler } from './settle.ts';
 import type {
   Ack,
   ExtendRequest,

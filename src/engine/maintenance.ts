@@ -13,12 +13,12 @@
  */
 import type { Op } from '../store/op.ts';
 import type { StoreTx } from '../store/store.ts';
-import { finishCancelled } from './cancel.ts';
 import type { TimerHandle } from './clock.ts';
 import type { EngineContext } from './context.ts';
+import { finishCancelled } from './control/cancel.ts';
 import { type SeppError, toSeppError } from './errors.ts';
-import type { Expiry } from './expiry.ts';
-import type { Settler } from './settle.ts';
+import type { Expiry } from './leases/expiry.ts';
+import type { Settler } from './leases/settle.ts';
 
 /** More time-driven work a pass runs (the schedules' ticks), cheap to ask about when nothing is due. */
 export interface TimedWork {

@@ -21,8 +21,8 @@
  * The backlog is memory only: a restart starts a new stream (a new id).
  */
 import type { Clock, TimerHandle } from '../clock.ts';
-import { checkQueueList } from '../enqueue-validation.ts';
 import { SeppError } from '../errors.ts';
+import { checkQueueList } from '../jobs/enqueue-validation.ts';
 import type { EngineLimits } from '../settings.ts';
 import {
   type EventFilter,

@@ -13,7 +13,7 @@ import type { Op } from '../../store/op.ts';
 import type { ScheduleDefinitionRow, ScheduleRow } from '../../store/rows.ts';
 import type { StoreTx, StoreView } from '../../store/store.ts';
 import type { AuditInput } from '../admin-types.ts';
-import type { AuditLog } from '../audit.ts';
+import type { AuditLog } from '../audit/audit-log.ts';
 import type { EngineContext } from '../context.ts';
 import { SeppError } from '../errors.ts';
 import { QueueRegistry } from '../queue-registry.ts';

@@ -4,10 +4,11 @@
  * the job's queue retains completed jobs (completed_retention_ms > 0) and is
  * sent in the job's `completed` event either way.
  */
-import { contentTypePattern, formatBytes } from './enqueue-validation.ts';
-import { SeppError } from './errors.ts';
-import type { EngineLimits } from './settings.ts';
-import type { Ack } from './types.ts';
+
+import { SeppError } from '../errors.ts';
+import { contentTypePattern, formatBytes } from '../jobs/enqueue-validation.ts';
+import type { EngineLimits } from '../settings.ts';
+import type { Ack } from '../types.ts';
 
 export const defaultResultContentType = 'application/octet-stream';
 

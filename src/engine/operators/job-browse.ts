@@ -16,14 +16,14 @@
  * paged forwards and backwards and a cursor can live in a URL.
  */
 
-import type { Op } from '../store/op.ts';
-import type { StoreView } from '../store/store.ts';
-import type { BrowseState, JobBrowsePage, JobBrowseQuery, JobSummary } from './admin-types.ts';
-import type { EngineContext } from './context.ts';
-import { checkName } from './enqueue-validation.ts';
-import { SeppError } from './errors.ts';
-import { summariesInOrder } from './job-queries.ts';
-import { jobStates } from './types.ts';
+import type { Op } from '../../store/op.ts';
+import type { StoreView } from '../../store/store.ts';
+import type { BrowseState, JobBrowsePage, JobBrowseQuery, JobSummary } from '../admin-types.ts';
+import type { EngineContext } from '../context.ts';
+import { SeppError } from '../errors.ts';
+import { checkName } from '../jobs/enqueue-validation.ts';
+import { summariesInOrder } from '../jobs/job-queries.ts';
+import { jobStates } from '../types.ts';
 
 type Key = readonly [number, number];
 type Kind = 'seq' | 'due' | 'retry';

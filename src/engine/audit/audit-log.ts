@@ -5,13 +5,13 @@
  * that a change made in several transactions (a purge in chunks) updates its
  * own entry's running totals.
  */
-import type { Op } from '../store/op.ts';
-import type { AuditRow } from '../store/rows.ts';
-import type { StoreTx, StoreView } from '../store/store.ts';
-import type { AuditEntry, AuditInput, AuditQuery } from './admin-types.ts';
-import type { Clock } from './clock.ts';
-import { SeppError } from './errors.ts';
-import type { Page } from './types.ts';
+import type { Op } from '../../store/op.ts';
+import type { AuditRow } from '../../store/rows.ts';
+import type { StoreTx, StoreView } from '../../store/store.ts';
+import type { AuditEntry, AuditInput, AuditQuery } from '../admin-types.ts';
+import type { Clock } from '../clock.ts';
+import { SeppError } from '../errors.ts';
+import type { Page } from '../types.ts';
 
 /** Details longer than this are shortened: an audit entry records an action, not its data. */
 const maxDetailsBytes = 8 * 1024;

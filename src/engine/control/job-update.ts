@@ -11,18 +11,18 @@
  * change's commit on. Only the queue's "has groups" mark is set, in the same
  * transaction, when the job brings the queue its first group.
  */
-import type { Op } from '../store/op.ts';
-import type { JobMatch, StoreTx } from '../store/store.ts';
-import type { AuditInput } from './admin-types.ts';
-import type { AuditLog } from './audit.ts';
-import type { EngineContext } from './context.ts';
-import { type JobChanges, type JobFilter, updatableStates } from './control-types.ts';
-import { checkName } from './enqueue-validation.ts';
-import { SeppError } from './errors.ts';
+import type { Op } from '../../store/op.ts';
+import type { JobMatch, StoreTx } from '../../store/store.ts';
+import type { AuditInput } from '../admin-types.ts';
+import type { AuditLog } from '../audit/audit-log.ts';
+import type { EngineContext } from '../context.ts';
+import { type JobChanges, type JobFilter, updatableStates } from '../control-types.ts';
+import { SeppError } from '../errors.ts';
+import { checkName } from '../jobs/enqueue-validation.ts';
+import { jobInfoFromRow } from '../jobs/job-rows.ts';
+import type { JobInfo, JobState } from '../types.ts';
 import { checkFilter, filterDetails, filterParams } from './job-filter.ts';
-import { jobInfoFromRow } from './job-rows.ts';
 import { chunkRows, type OperatorActions } from './operator-actions.ts';
-import type { JobInfo, JobState } from './types.ts';
 
 export class JobUpdater {
   constructor(

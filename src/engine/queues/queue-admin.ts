@@ -9,15 +9,15 @@
  * queue before its producers start), so a typo leaves no phantom queue.
  */
 
-import type { Op } from '../store/op.ts';
-import type { StoreTx, StoreView } from '../store/store.ts';
-import type { AuditInput } from './admin-types.ts';
-import type { AuditLog } from './audit.ts';
-import type { EngineContext } from './context.ts';
-import { isRejection, validateJob } from './enqueue-validation.ts';
-import { SeppError } from './errors.ts';
-import type { JobState, QueueInfo, StateCounts } from './types.ts';
-import { jobStates } from './types.ts';
+import type { Op } from '../../store/op.ts';
+import type { StoreTx, StoreView } from '../../store/store.ts';
+import type { AuditInput } from '../admin-types.ts';
+import type { AuditLog } from '../audit/audit-log.ts';
+import type { EngineContext } from '../context.ts';
+import { SeppError } from '../errors.ts';
+import { isRejection, validateJob } from '../jobs/enqueue-validation.ts';
+import type { JobState, QueueInfo, StateCounts } from '../types.ts';
+import { jobStates } from '../types.ts';
 
 export class QueueAdmin {
   constructor(

@@ -4,25 +4,25 @@
  * one write operation; its results are answered after the commit is durable.
  */
 
-import type { Op } from '../store/op.ts';
-import type { NewJobRow } from '../store/rows.ts';
-import type { StoreTx } from '../store/store.ts';
-import type { AuditInput } from './admin-types.ts';
-import type { AuditLog } from './audit.ts';
-import type { EngineContext } from './context.ts';
-import type { DiskFull } from './disk-full.ts';
-import { isRejection, type ValidJob, validateJob } from './enqueue-validation.ts';
-import { type JobRejection, SeppError } from './errors.ts';
-import type { FlowControl } from './flow-control/flow-control.ts';
-import { IdempotencyKeys } from './idempotency.ts';
-import type { JobIdGenerator } from './job-id.ts';
+import type { Op } from '../../store/op.ts';
+import type { NewJobRow } from '../../store/rows.ts';
+import type { StoreTx } from '../../store/store.ts';
+import type { AuditInput } from '../admin-types.ts';
+import type { AuditLog } from '../audit/audit-log.ts';
+import type { EngineContext } from '../context.ts';
+import { type JobRejection, SeppError } from '../errors.ts';
+import type { FlowControl } from '../flow-control/flow-control.ts';
 import type {
   AtomicEnqueueResult,
   EnqueueAccepted,
   EnqueueRequest,
   EnqueueResult,
   JobEvent,
-} from './types.ts';
+} from '../types.ts';
+import type { DiskFull } from './disk-full.ts';
+import { isRejection, type ValidJob, validateJob } from './enqueue-validation.ts';
+import { IdempotencyKeys } from './idempotency.ts';
+import type { JobIdGenerator } from './job-id.ts';
 
 export class Enqueuer {
   private readonly keys: IdempotencyKeys;

@@ -9,16 +9,16 @@
  * loose index scan (one seek per type). Queues have a handful of types; past
  * `mergeTypeLimit` the query falls back to sorting the state's rows.
  */
-import type { Op } from '../store/op.ts';
-import type { JobSummaryRow } from '../store/rows.ts';
-import type { StoreView } from '../store/store.ts';
-import type { JobListQuery, JobSummary, ListOrder } from './admin-types.ts';
-import type { EngineContext } from './context.ts';
+import type { Op } from '../../store/op.ts';
+import type { JobSummaryRow } from '../../store/rows.ts';
+import type { StoreView } from '../../store/store.ts';
+import type { JobListQuery, JobSummary, ListOrder } from '../admin-types.ts';
+import type { EngineContext } from '../context.ts';
+import { SeppError } from '../errors.ts';
+import type { DeadReason, JobInfo, JobState, Page } from '../types.ts';
+import { deadReasons, jobStates } from '../types.ts';
 import { checkName } from './enqueue-validation.ts';
-import { SeppError } from './errors.ts';
 import { jobInfoFromRow } from './job-rows.ts';
-import type { DeadReason, JobInfo, JobState, Page } from './types.ts';
-import { deadReasons, jobStates } from './types.ts';
 
 const pageSizeDefault = 50;
 const mergeTypeLimit = 256;

@@ -11,11 +11,11 @@
  * the Settler one by one: below the 10-row statement the multi-row path cost more than
  * it saved (measured: +7 to +11 % per ack in pairs).
  */
-import type { Op } from '../store/op.ts';
-import type { StoreTx } from '../store/store.ts';
-import type { EngineContext } from './context.ts';
+import type { Op } from '../../store/op.ts';
+import type { StoreTx } from '../../store/store.ts';
+import type { EngineContext } from '../context.ts';
+import type { Ack, SettleOutcome } from '../types.ts';
 import type { Settler } from './settle.ts';
-import type { Ack, SettleOutcome } from './types.ts';
 
 /** The smallest batch the multi-row delete serves (its 10-row statement). */
 const minBatchAcks = 10;

@@ -12,20 +12,20 @@
  * inside the operation, against the settings of that moment, so two changes
  * made at once cannot together make a combination neither was checked against.
  */
-import type { Op } from '../store/op.ts';
-import type { StoreTx, StoreView } from '../store/store.ts';
-import type { AuditInput } from './admin-types.ts';
-import type { AuditLog } from './audit.ts';
-import type { EngineContext } from './context.ts';
-import { SeppError } from './errors.ts';
-import { resolveQueueView } from './queue-registry.ts';
+import type { Op } from '../../store/op.ts';
+import type { StoreTx, StoreView } from '../../store/store.ts';
+import type { AuditInput } from '../admin-types.ts';
+import type { AuditLog } from '../audit/audit-log.ts';
+import type { EngineContext } from '../context.ts';
+import { SeppError } from '../errors.ts';
+import { resolveQueueView } from '../queue-registry.ts';
 import {
   type QueueFileSettings,
   type QueueSettingKey,
   type QueueSettingsFlat,
   queueSettingKeys,
   queueSettingName,
-} from './settings.ts';
+} from '../settings.ts';
 
 /** A change to one queue's run-time overrides. */
 export interface QueueSettingsChange {

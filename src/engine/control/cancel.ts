@@ -15,12 +15,12 @@
  * when, and release their idempotency key at once (idempotency.ts). Dead and
  * completed jobs have finished: there is nothing to cancel.
  */
-import type { Op } from '../store/op.ts';
-import type { AttemptRow } from '../store/rows.ts';
-import type { StoreTx, StoreView } from '../store/store.ts';
-import type { AuditInput } from './admin-types.ts';
-import type { AuditLog } from './audit.ts';
-import type { EngineContext } from './context.ts';
+import type { Op } from '../../store/op.ts';
+import type { AttemptRow } from '../../store/rows.ts';
+import type { StoreTx, StoreView } from '../../store/store.ts';
+import type { AuditInput } from '../admin-types.ts';
+import type { AuditLog } from '../audit/audit-log.ts';
+import type { EngineContext } from '../context.ts';
 import {
   type BulkCancelResult,
   type CancellableState,
@@ -28,13 +28,13 @@ import {
   type CancelResult,
   cancellableStates,
   type JobFilter,
-} from './control-types.ts';
-import { SeppError } from './errors.ts';
-import { eventAbout } from './events/lifecycle-event.ts';
+} from '../control-types.ts';
+import { SeppError } from '../errors.ts';
+import { eventAbout } from '../events/lifecycle-event.ts';
+import { appendError } from '../jobs/job-rows.ts';
+import type { JobState } from '../types.ts';
 import { checkFilter, filterDetails, filterParams, type ValidFilter } from './job-filter.ts';
-import { appendError } from './job-rows.ts';
 import { chunkRows, type OperatorActions } from './operator-actions.ts';
-import type { JobState } from './types.ts';
 
 export type CancelListener = (notices: readonly CancelNotice[]) => void;
 

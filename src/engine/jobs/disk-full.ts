@@ -8,9 +8,9 @@
  * back. The check for room runs when an enqueue is refused, at most once a
  * second of the engine's clock, so a full server costs one statfs a second.
  */
-import type { DiskReserve, StorageFailure } from '../store/store.ts';
-import type { Clock } from './clock.ts';
-import { SeppError } from './errors.ts';
+import type { DiskReserve, StorageFailure } from '../../store/store.ts';
+import type { Clock } from '../clock.ts';
+import { SeppError } from '../errors.ts';
 
 const recheckEveryMs = 1000;
 const minimumFreeBytes = 1024 * 1024;

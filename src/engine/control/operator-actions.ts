@@ -8,16 +8,16 @@
  * stalls every producer and worker behind it.
  */
 
-import type { Op } from '../store/op.ts';
-import type { AttemptRow } from '../store/rows.ts';
-import type { StoreTx, WriteUnit } from '../store/store.ts';
-import type { AuditInput } from './admin-types.ts';
-import type { AuditLog } from './audit.ts';
-import type { EngineContext } from './context.ts';
-import { SeppError } from './errors.ts';
-import { eventAbout } from './events/lifecycle-event.ts';
-import { checkQueueExists, checkQueueName } from './queue-admin.ts';
-import type { JobState } from './types.ts';
+import type { Op } from '../../store/op.ts';
+import type { AttemptRow } from '../../store/rows.ts';
+import type { StoreTx, WriteUnit } from '../../store/store.ts';
+import type { AuditInput } from '../admin-types.ts';
+import type { AuditLog } from '../audit/audit-log.ts';
+import type { EngineContext } from '../context.ts';
+import { SeppError } from '../errors.ts';
+import { eventAbout } from '../events/lifecycle-event.ts';
+import { checkQueueExists, checkQueueName } from '../queues/queue-admin.ts';
+import type { JobState } from '../types.ts';
 
 /** Rows changed per transaction by chunked changes. */
 export const chunkRows = 5000;

@@ -1,4 +1,4 @@
-import type { BackoffSettings } from './settings.ts';
+import type { BackoffSettings } from '../settings.ts';
 
 /**
  * Delay before the next attempt after `failedAttempts` failures in the current

@@ -1,6 +1,6 @@
 /** Turns stored rows into the engine's public shapes. */
-import type { JobRow, LeasedRow } from '../store/rows.ts';
-import type { AttemptError, DeadReason, JobInfo, JobState, LeasedJob } from './types.ts';
+import type { JobRow, LeasedRow } from '../../store/rows.ts';
+import type { AttemptError, DeadReason, JobInfo, JobState, LeasedJob } from '../types.ts';
 
 export function parseMetadata(json: string | null): Record<string, string> {
   return json === null ? {} : (JSON.parse(json) as Record<string, string>);

@@ -7,9 +7,9 @@
  * commit that made them ready (`handOff`), so a long-poll costs no commit of
  * its own.
  */
-import type { Op } from '../store/op.ts';
-import type { StoreTx } from '../store/store.ts';
-import type { LeasedJob } from './types.ts';
+import type { Op } from '../../store/op.ts';
+import type { StoreTx } from '../../store/store.ts';
+import type { LeasedJob } from '../types.ts';
 
 /** How a wait ended; `{ jobs }`: jobs were leased for the waiter by a hand-off, and are durable. */
 export type WaitOutcome = 'woken' | 'timeout' | 'aborted' | 'closed' | { jobs: LeasedJob[] };

@@ -3,10 +3,10 @@
  * before anything is written. A problem becomes a typed rejection whose
  * message names the field, the limit and the setting that governs it.
  */
-import { type JobRejection, type RejectionReason, SeppError } from './errors.ts';
-import type { QueueRegistry } from './queue-registry.ts';
-import { type EngineLimits, namePattern, type QueueSettings, queueSettingRanges } from './settings.ts';
-import type { EnqueueRequest } from './types.ts';
+import { type JobRejection, type RejectionReason, SeppError } from '../errors.ts';
+import type { QueueRegistry } from '../queue-registry.ts';
+import { type EngineLimits, namePattern, type QueueSettings, queueSettingRanges } from '../settings.ts';
+import type { EnqueueRequest } from '../types.ts';
 
 /** A job that passed validation, ready to insert. */
 export interface ValidJob {

@@ -6,15 +6,13 @@
  * or nack (an ack is answered `job_cancelled`: the job did not complete), and
  * an extend is refused with `job_cancelled`.
  */
-import type { Op } from '../store/op.ts';
-import type { AttemptRow } from '../store/rows.ts';
-import type { StoreTx } from '../store/store.ts';
-import { backoffDelayMs } from './backoff.ts';
-import { cancelledMessage, finishCancelled } from './cancel.ts';
-import type { EngineContext } from './context.ts';
-import { SeppError } from './errors.ts';
-import { appendError } from './job-rows.ts';
-import { resultContentTypeOf } from './results.ts';
+import type { Op } from '../../store/op.ts';
+import type { AttemptRow } from '../../store/rows.ts';
+import type { StoreTx } from '../../store/store.ts';
+import type { EngineContext } from '../context.ts';
+import { cancelledMessage, finishCancelled } from '../control/cancel.ts';
+import { SeppError } from '../errors.ts';
+import { appendError } from '../jobs/job-rows.ts';
 import type {
   Ack,
   DeadReason,
@@ -24,7 +22,9 @@ import type {
   NackRequest,
   NackResult,
   SettleOutcome,
-} from './types.ts';
+} from '../types.ts';
+import { backoffDelayMs } from './backoff.ts';
+import { resultContentTypeOf } from './results.ts';
 
 export class Settler {
   constructor(private readonly ctx: EngineContext) {}

@@ -17,8 +17,8 @@
  * Both answer with the original job's id. A keyed enqueue costs one or two
  * primary-key or index probes; an enqueue without a key costs nothing here.
  */
-import type { Op } from '../store/op.ts';
-import type { StoreView } from '../store/store.ts';
+import type { Op } from '../../store/op.ts';
+import type { StoreView } from '../../store/store.ts';
 import type { ValidJob } from './enqueue-validation.ts';
 
 export class IdempotencyKeys {

@@ -8,8 +8,8 @@
  * Memory is bounded: at most `maxWorkers` entries; a unary caller that has
  * not called for `forgetAfterMs` is dropped (it has no connection to end).
  */
-import type { WorkerInfo, WorkerTransport } from './admin-types.ts';
-import type { Clock } from './clock.ts';
+import type { WorkerInfo, WorkerTransport } from '../admin-types.ts';
+import type { Clock } from '../clock.ts';
 
 export interface WorkerHandle {
   /** The worker did something (a reserve, a settlement): it is alive. */

@@ -5,16 +5,16 @@
  * never becomes one huge transaction.
  */
 
-import type { Op } from '../store/op.ts';
-import type { StoreTx, StoreView } from '../store/store.ts';
-import type { AuditInput } from './admin-types.ts';
-import type { AuditLog } from './audit.ts';
-import type { EngineContext } from './context.ts';
-import { SeppError } from './errors.ts';
-import { jobInfoFromRow } from './job-rows.ts';
+import type { Op } from '../../store/op.ts';
+import type { StoreTx, StoreView } from '../../store/store.ts';
+import type { AuditInput } from '../admin-types.ts';
+import type { AuditLog } from '../audit/audit-log.ts';
+import type { EngineContext } from '../context.ts';
+import { SeppError } from '../errors.ts';
+import { jobInfoFromRow } from '../jobs/job-rows.ts';
+import { checkQueueName } from '../queues/queue-admin.ts';
+import type { DeadLetterQuery, DeadLetterSelection, JobInfo, Page } from '../types.ts';
 import { chunkRows, type OperatorActions } from './operator-actions.ts';
-import { checkQueueName } from './queue-admin.ts';
-import type { DeadLetterQuery, DeadLetterSelection, JobInfo, Page } from './types.ts';
 
 const deadPageDefault = 100;
 

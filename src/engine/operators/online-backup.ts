@@ -3,8 +3,8 @@
  * if the store can make one (the SQLite store: SQLite's backup API, a few
  * hundred pages per step). One backup at a time.
  */
-import { StorageFailure, type Store } from '../store/store.ts';
-import { SeppError, toSeppError } from './errors.ts';
+import { StorageFailure, type Store } from '../../store/store.ts';
+import { SeppError, toSeppError } from '../errors.ts';
 
 export class OnlineBackup {
   private running = false;

@@ -5,12 +5,12 @@
  * the audit entry records.
  */
 
-import type { EngineContext } from './context.ts';
-import type { JobFilter } from './control-types.ts';
-import { checkName } from './enqueue-validation.ts';
-import { SeppError } from './errors.ts';
-import { checkQueueExists, checkQueueName } from './queue-admin.ts';
-import type { JobState } from './types.ts';
+import type { EngineContext } from '../context.ts';
+import type { JobFilter } from '../control-types.ts';
+import { SeppError } from '../errors.ts';
+import { checkName } from '../jobs/enqueue-validation.ts';
+import { checkQueueExists, checkQueueName } from '../queues/queue-admin.ts';
+import type { JobState } from '../types.ts';
 
 export interface ValidFilter<S extends JobState> {
   queue: string;

@@ -5,15 +5,15 @@
  * stored one and a part it leaves out stays as it was. A retry starts with no
  * progress; a completed or dead job keeps its last report.
  */
-import type { Op } from '../store/op.ts';
-import type { StoreTx } from '../store/store.ts';
-import { cancelledMessage } from './cancel.ts';
-import type { EngineContext } from './context.ts';
-import { formatBytes } from './enqueue-validation.ts';
-import { SeppError } from './errors.ts';
-import type { EngineLimits } from './settings.ts';
+import type { Op } from '../../store/op.ts';
+import type { StoreTx } from '../../store/store.ts';
+import type { EngineContext } from '../context.ts';
+import { cancelledMessage } from '../control/cancel.ts';
+import { SeppError } from '../errors.ts';
+import { formatBytes } from '../jobs/enqueue-validation.ts';
+import type { EngineLimits } from '../settings.ts';
+import type { JobProgress, ProgressReport } from '../types.ts';
 import { settleProblem } from './settle.ts';
-import type { JobProgress, ProgressReport } from './types.ts';
 
 /** Refuses a malformed report (invalid_argument) before anything is written. */
 export function checkProgressReport(report: ProgressReport, limits: EngineLimits): void {

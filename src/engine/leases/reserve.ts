@@ -10,16 +10,16 @@
  * nothing: no job is handed to a dead call. If it aborts after the lease was
  * taken, the lease simply expires.
  */
-import { just, type Op } from '../store/op.ts';
-import type { LeasedRow } from '../store/rows.ts';
-import type { LeaseParams, StoreTx } from '../store/store.ts';
-import type { EngineContext } from './context.ts';
-import { checkQueueList } from './enqueue-validation.ts';
-import { SeppError } from './errors.ts';
+import { just, type Op } from '../../store/op.ts';
+import type { LeasedRow } from '../../store/rows.ts';
+import type { LeaseParams, StoreTx } from '../../store/store.ts';
+import type { EngineContext } from '../context.ts';
+import { SeppError } from '../errors.ts';
+import { queueOrder } from '../flow-control/flow-control.ts';
+import { checkQueueList } from '../jobs/enqueue-validation.ts';
+import { leasedJobFromRow } from '../jobs/job-rows.ts';
+import type { LeasedJob, ReserveRequest } from '../types.ts';
 import { Expiry } from './expiry.ts';
-import { queueOrder } from './flow-control/flow-control.ts';
-import { leasedJobFromRow } from './job-rows.ts';
-import type { LeasedJob, ReserveRequest } from './types.ts';
 import type { Waiter, WaitOutcome } from './waiters.ts';
 
 /** One try of a reserve: what it asks, and the waiter it registered when it found nothing. */
