@@ -1,14 +1,13 @@
 /**
- * What the engine's parts share: the store and the one way to write to it,
- * the clock, the queue registry, the waiters and each other's after-commit effects.
+ * What the engine's parts share: the store and the one way to write to and
+ * read from it, the clock, the queue registry, the event log, and the effects
+ * a unit registers for after its commit. The rooms' own objects (flow
+ * control, the waiters) are handed to the rooms that use them, not kept here.
  */
 import { nothing, type Op } from '../store/op.ts';
 import type { ReadUnit, Store, StoreTx, WriteUnit } from '../store/store.ts';
 import type { Clock } from './clock.ts';
-import type { EventLog } from './events/event-log.ts';
-import type { LifecycleEvent } from './events/lifecycle-event.ts';
-import type { FlowControl } from './flow-control/flow-control.ts';
-import type { WaiterRegistry } from './leases/waiters.ts';
+import type { EventLog, LifecycleEvent } from './events/index.ts';
 import type { QueueRegistry } from './queue-registry.ts';
 import type { EngineLimits } from './settings.ts';
 import type { JobEvent, JobState } from './types.ts';
@@ -26,9 +25,6 @@ export interface EngineContext {
   readonly clock: Clock;
   readonly limits: EngineLimits;
   readonly queues: QueueRegistry;
-  readonly waiters: WaiterRegistry;
-  /** Concurrency and rate limits, groups (src/engine/flow-control). */
-  readonly flow: FlowControl;
   readonly random: () => number;
   /** Job lifecycle events for subscribers; build them only while `events.recording`. */
   readonly events: EventLog;
@@ -59,18 +55,20 @@ export interface ContextParts {
   clock: Clock;
   limits: EngineLimits;
   queues: QueueRegistry;
-  waiters: WaiterRegistry;
-  flow: FlowControl;
   events: EventLog;
   random?: () => number;
   onEvent?: (event: JobEvent) => void;
   /** Pulls the maintenance timer forward to `atMs` (after a commit that created that deadline). */
   wakeAt: (atMs: number) => void;
+  /** Hands jobs that became ready in a unit to waiting long-polls (the waiters' hand-off). */
+  jobsReady: EngineContext['jobsReady'];
+  /** Jobs of a queue left `leased` in a unit (flow control wakes throttled reserves after the commit). */
+  leaseEnded: (queue: string, jobs: number) => void;
 }
 
 /** The hooks every engine part uses, over the parts the engine's opening built. */
 export function createEngineContext(parts: ContextParts): EngineContext {
-  const { queues, clock, flow, waiters, events, onEvent } = parts;
+  const { queues, clock, events, onEvent, leaseEnded } = parts;
   return {
     store: parts.store,
     write: parts.write,
@@ -78,8 +76,6 @@ export function createEngineContext(parts: ContextParts): EngineContext {
     clock,
     limits: parts.limits,
     queues,
-    waiters,
-    flow,
     random: parts.random ?? Math.random,
     events,
     record: (tx, event) => tx.afterCommit(() => events.append(event)),
@@ -92,11 +88,11 @@ export function createEngineContext(parts: ContextParts): EngineContext {
       });
       tx.afterCommit(() => queues.markExisting(queue, false));
     },
-    jobsReady: (tx, queue, jobs) => waiters.handOff(tx, queue, jobs),
+    jobsReady: parts.jobsReady,
     wakeAt: (tx, atMs) => tx.afterCommit(() => parts.wakeAt(atMs)),
     count: (tx, queue, from, to, jobs) => {
       if (jobs === 0) return nothing;
-      if (from === 'leased') flow.leaseEnded(queue, jobs);
+      if (from === 'leased') leaseEnded(queue, jobs);
       return tx.counts.adjust({ queue, from, to, jobs });
     },
     *releaseKey(tx, queue, key, jobId) {

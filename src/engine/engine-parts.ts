@@ -4,39 +4,30 @@
  * Opening order, each through the one write path: the queues, the config's
  * schedules, the run-time overrides, then maintenance.
  */
+
 import type { Store } from '../store/store.ts';
-import { AuditLog } from './audit/audit-log.ts';
+import { AuditLog } from './audit/index.ts';
 import type { Clock } from './clock.ts';
 import { createEngineContext, type EngineContext } from './context.ts';
-import { Canceller } from './control/cancel.ts';
-import { DeadLetters } from './control/dead-letters.ts';
-import { JobUpdater } from './control/job-update.ts';
-import { OperatorActions } from './control/operator-actions.ts';
+import { Canceller, DeadLetters, JobUpdater, OperatorActions } from './control/index.ts';
 import { SeppError, toSeppError } from './errors.ts';
-import { EventLog } from './events/event-log.ts';
-import { FlowControl } from './flow-control/flow-control.ts';
-import { DiskFull } from './jobs/disk-full.ts';
-import { Enqueuer } from './jobs/enqueue.ts';
-import { JobIdGenerator, type RandomBytes, systemRandomBytes } from './jobs/job-id.ts';
-import { JobQueries } from './jobs/job-queries.ts';
-import { AckBatches } from './leases/ack-batch.ts';
-import { Expiry } from './leases/expiry.ts';
-import { ProgressReports } from './leases/progress.ts';
-import { Reserver } from './leases/reserve.ts';
-import { Settler } from './leases/settle.ts';
-import { WaiterRegistry } from './leases/waiters.ts';
-import { Leases } from './leases.ts';
+import { EventLog } from './events/index.ts';
+import { FlowControl } from './flow-control/index.ts';
+import {
+  DiskFull,
+  Enqueuer,
+  JobIdGenerator,
+  JobQueries,
+  type RandomBytes,
+  systemRandomBytes,
+} from './jobs/index.ts';
+import { AckBatches, Expiry, ProgressReports, Reserver, Settler, WaiterRegistry } from './leases/index.ts';
 import { EngineLifecycle, shuttingDown } from './lifecycle.ts';
 import { Maintenance } from './maintenance.ts';
-import { JobBrowser } from './operators/job-browse.ts';
-import { JobSearch } from './operators/job-search.ts';
-import { OnlineBackup } from './operators/online-backup.ts';
-import { WorkerControl } from './operators/worker-control.ts';
+import { JobBrowser, JobSearch, OnlineBackup, WorkerControl } from './operators/index.ts';
 import { QueueRegistry } from './queue-registry.ts';
-import { QueueAdmin } from './queues/queue-admin.ts';
-import { type QueueSettingsCheck, RuntimeSettings } from './queues/runtime-settings.ts';
-import { Schedules } from './schedules/schedules.ts';
-import type { ReconcileReport, ScheduleEvent } from './schedules/types.ts';
+import { QueueAdmin, type QueueSettingsCheck, RuntimeSettings } from './queues/index.ts';
+import { type ReconcileReport, type ScheduleEvent, Schedules } from './schedules/index.ts';
 import type { EngineOptions } from './settings.ts';
 import type { CommitStats, JobEvent } from './types.ts';
 
@@ -67,13 +58,23 @@ export interface EngineDeps {
   checkQueueSettings?: QueueSettingsCheck;
 }
 
-/** The engine's capability modules, each over the same context. */
+/**
+ * The engine's capability objects, each over the same context: what the facade
+ * (engine.ts) holds and calls directly, one object per capability.
+ */
 export interface EngineParts {
   readonly ctx: EngineContext;
   readonly lifecycle: EngineLifecycle;
+  readonly events: EventLog;
+  readonly queues: QueueRegistry;
+  readonly waiters: WaiterRegistry;
+  readonly flow: FlowControl;
   readonly diskFull: DiskFull;
   readonly enqueuer: Enqueuer;
-  readonly leases: Leases;
+  readonly reserver: Reserver;
+  readonly settler: Settler;
+  readonly acks: AckBatches;
+  readonly progress: ProgressReports;
   readonly maintenance: Maintenance;
   readonly queries: JobQueries;
   readonly browser: JobBrowser;
@@ -103,7 +104,7 @@ export async function openEngineParts(
   const parts = buildParts(store, options, deps);
   try {
     const { ctx } = parts;
-    await ctx.read((view) => ctx.flow.load(view));
+    await ctx.read((view) => parts.flow.load(view));
     await ctx.write((tx) => parts.queueAdmin.load(tx));
     // The config's schedules are checked against the config's queue settings, as `sepp config
     // check` checks them, so a run-time override cannot keep the server from starting (it refuses
@@ -137,6 +138,73 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     },
     () => waiters.settleAll('closed'),
   );
+  attachToStore(store, flow, diskFull, deps);
+  const ctx = createEngineContext({
+    store,
+    write: (unit) => lifecycle.write(unit),
+    read: (unit) => lifecycle.read(unit),
+    clock,
+    limits: options.limits,
+    queues,
+    events,
+    ...(deps.random === undefined ? {} : { random: deps.random }),
+    ...(deps.onEvent === undefined ? {} : { onEvent: deps.onEvent }),
+    wakeAt: (atMs) => maintenance?.wakeAt(atMs),
+    jobsReady: (tx, queue, jobs) => waiters.handOff(tx, queue, jobs),
+    leaseEnded: (queue, jobs) => flow.leaseEnded(queue, jobs),
+  });
+  const expiry = new Expiry(ctx);
+  const settler = new Settler(ctx);
+  const audit = new AuditLog(clock, options.limits.maxPageSize);
+  const queries = new JobQueries(ctx);
+  const browser = new JobBrowser(ctx);
+  const actions = new OperatorActions(ctx, audit);
+  const enqueuer = new Enqueuer(
+    ctx,
+    flow,
+    new JobIdGenerator(deps.randomBytes ?? systemRandomBytes),
+    audit,
+    diskFull,
+  );
+  const schedules = new Schedules(
+    ctx,
+    audit,
+    (tx, requests) => enqueuer.enqueueWithin(tx, requests),
+    deps.onScheduleEvent,
+  );
+  maintenance = new Maintenance(ctx, settler, expiry, flow, deps.onMaintenanceError, schedules);
+  return {
+    ctx,
+    lifecycle,
+    events,
+    queues,
+    waiters,
+    flow,
+    diskFull,
+    enqueuer,
+    reserver: new Reserver(ctx, lifecycle, flow, waiters, expiry),
+    settler,
+    acks: new AckBatches(ctx, settler),
+    progress: new ProgressReports(ctx),
+    maintenance,
+    queries,
+    browser,
+    finder: new JobSearch(ctx, browser, queries),
+    workerControl: new WorkerControl(ctx, settler, audit),
+    audit,
+    actions,
+    queueAdmin: new QueueAdmin(ctx, flow, waiters, audit),
+    deadLetters: new DeadLetters(ctx, actions, audit),
+    onlineBackup: new OnlineBackup(store),
+    schedules,
+    canceller: new Canceller(ctx, actions, audit),
+    updater: new JobUpdater(ctx, flow, actions, audit),
+    runtimeSettings: new RuntimeSettings(ctx, flow, audit, deps.checkQueueSettings),
+  };
+}
+
+/** The engine's part in every write of the store: its errors, the disk reserve, the batch observers. */
+function attachToStore(store: Store, flow: FlowControl, diskFull: DiskFull, deps: EngineDeps): void {
   const { onBatch, onHookError } = deps;
   store.attach({
     commitFailed: (failure) => {
@@ -157,68 +225,6 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
           },
     ...(onHookError === undefined ? {} : { hookFailed: (error: unknown) => onHookError(toSeppError(error)) }),
   });
-  const ctx = createEngineContext({
-    store,
-    write: (unit) => lifecycle.write(unit),
-    read: (unit) => lifecycle.read(unit),
-    clock,
-    limits: options.limits,
-    queues,
-    waiters,
-    flow,
-    events,
-    ...(deps.random === undefined ? {} : { random: deps.random }),
-    ...(deps.onEvent === undefined ? {} : { onEvent: deps.onEvent }),
-    wakeAt: (atMs) => maintenance?.wakeAt(atMs),
-  });
-  const expiry = new Expiry(ctx);
-  const reserver = new Reserver(ctx, expiry);
-  const settler = new Settler(ctx);
-  const acks = new AckBatches(ctx, settler);
-  const progress = new ProgressReports(ctx);
-  const queries = new JobQueries(ctx);
-  const browser = new JobBrowser(ctx);
-  const finder = new JobSearch(ctx, browser, queries);
-  const audit = new AuditLog(clock, options.limits.maxPageSize);
-  const workerControl = new WorkerControl(ctx, settler, audit);
-  const actions = new OperatorActions(ctx, audit);
-  const ids = new JobIdGenerator(deps.randomBytes ?? systemRandomBytes);
-  const enqueuer = new Enqueuer(ctx, ids, audit, diskFull);
-  const schedules = new Schedules(
-    ctx,
-    audit,
-    (tx, requests) => enqueuer.enqueueWithin(tx, requests),
-    deps.onScheduleEvent,
-  );
-  maintenance = new Maintenance(ctx, settler, expiry, deps.onMaintenanceError, schedules);
-  const queueAdmin = new QueueAdmin(ctx, audit);
-  const deadLetters = new DeadLetters(ctx, actions, audit);
-  const canceller = new Canceller(ctx, actions, audit);
-  const updater = new JobUpdater(ctx, actions, audit);
-  const onlineBackup = new OnlineBackup(store);
-  const runtimeSettings = new RuntimeSettings(ctx, audit, deps.checkQueueSettings);
-  const leases = new Leases(ctx, lifecycle, reserver, settler, acks, progress);
-  return {
-    ctx,
-    lifecycle,
-    diskFull,
-    enqueuer,
-    leases,
-    maintenance,
-    queries,
-    browser,
-    finder,
-    workerControl,
-    audit,
-    actions,
-    queueAdmin,
-    deadLetters,
-    onlineBackup,
-    schedules,
-    canceller,
-    updater,
-    runtimeSettings,
-  };
 }
 
 function randomHex(randomBytes: RandomBytes, bytes: number): string {

@@ -11,14 +11,14 @@
  * the next tick. Operations that create an earlier deadline pull the timer
  * forward after their commit.
  */
+
 import type { Op } from '../store/op.ts';
 import type { StoreTx } from '../store/store.ts';
 import type { TimerHandle } from './clock.ts';
 import type { EngineContext } from './context.ts';
-import { finishCancelled } from './control/cancel.ts';
 import { type SeppError, toSeppError } from './errors.ts';
-import type { Expiry } from './leases/expiry.ts';
-import type { Settler } from './leases/settle.ts';
+import type { FlowControl } from './flow-control/index.ts';
+import { type Expiry, finishCancelled, type Settler } from './leases/index.ts';
 
 /** More time-driven work a pass runs (the schedules' ticks), cheap to ask about when nothing is due. */
 export interface TimedWork {
@@ -57,6 +57,8 @@ export class Maintenance {
     private readonly ctx: EngineContext,
     private readonly settler: Settler,
     private readonly expiry: Expiry,
+    /** Sweeps the rate-limit buckets that are full again. */
+    private readonly flow: FlowControl,
     private readonly onError: ((error: SeppError) => void) | undefined,
     private readonly timed: TimedWork | undefined = undefined,
   ) {}
@@ -152,7 +154,7 @@ export class Maintenance {
         yield* this.ctx.count(tx, queue, 'dead', null, dead);
         yield* this.ctx.count(tx, queue, 'completed', null, done);
         yield* this.ctx.count(tx, queue, 'cancelled', null, cancelled);
-        const buckets = yield* this.ctx.flow.sweep(tx, queue, nowMs, chunkRows);
+        const buckets = yield* this.flow.sweep(tx, queue, nowMs, chunkRows);
         swept += dead + done + cancelled + buckets;
         more ||= dead === chunkRows || done === chunkRows || cancelled === chunkRows || buckets === chunkRows;
       }

@@ -5,7 +5,7 @@
  * confirmation; the rest are an operator's daily work.
  */
 
-import { normalizeJobId } from '../../engine/jobs/job-id.ts';
+import { normalizeJobId } from '../../engine/jobs/index.ts';
 import type { DeadReason } from '../../engine/types.ts';
 import {
   bad,

@@ -6,7 +6,7 @@
 import type { Context } from 'hono';
 import type { ListOrder } from '../../engine/admin-types.ts';
 import { SeppError } from '../../engine/errors.ts';
-import { normalizeJobId } from '../../engine/jobs/job-id.ts';
+import { normalizeJobId } from '../../engine/jobs/index.ts';
 import type { EnqueueRequest } from '../../engine/types.ts';
 import { jobStates } from '../../engine/types.ts';
 import { jobDetail } from '../job-view.ts';

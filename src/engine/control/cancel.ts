@@ -15,11 +15,11 @@
  * when, and release their idempotency key at once (idempotency.ts). Dead and
  * completed jobs have finished: there is nothing to cancel.
  */
+
 import type { Op } from '../../store/op.ts';
-import type { AttemptRow } from '../../store/rows.ts';
 import type { StoreTx, StoreView } from '../../store/store.ts';
 import type { AuditInput } from '../admin-types.ts';
-import type { AuditLog } from '../audit/audit-log.ts';
+import type { AuditLog } from '../audit/index.ts';
 import type { EngineContext } from '../context.ts';
 import {
   type BulkCancelResult,
@@ -30,8 +30,7 @@ import {
   type JobFilter,
 } from '../control-types.ts';
 import { SeppError } from '../errors.ts';
-import { eventAbout } from '../events/lifecycle-event.ts';
-import { appendError } from '../jobs/job-rows.ts';
+import { eventAbout } from '../events/index.ts';
 import type { JobState } from '../types.ts';
 import { checkFilter, filterDetails, filterParams, type ValidFilter } from './job-filter.ts';
 import { chunkRows, type OperatorActions } from './operator-actions.ts';
@@ -228,38 +227,4 @@ export class Canceller {
       for (const listener of this.listeners) listener(notices);
     });
   }
-}
-
-/**
- * Ends the attempt of a leased job that has a cancel request: the job becomes
- * `cancelled` (never a retry). `error` (a nack's message, or why the lease
- * ended) joins the job's error history when given. Inside a write.
- */
-export function* finishCancelled(
-  ctx: EngineContext,
-  tx: StoreTx,
-  row: AttemptRow,
-  error: string | null,
-): Op<void> {
-  const errorsJson =
-    error === null
-      ? null
-      : appendError(
-          row.errors_json,
-          { attempt: row.attempt, at_ms: ctx.clock.nowMs(), error },
-          ctx.limits.maxErrorHistory,
-        );
-  yield* tx.leases.finishCancelled({ seq: row.seq, lastError: error, errorsJson });
-  yield* ctx.count(tx, row.queue, 'leased', 'cancelled', 1);
-  ctx.emit(tx, { kind: 'cancelled', queue: row.queue, count: 1 });
-  if (ctx.events.recording) {
-    ctx.record(tx, { ...eventAbout(row, ctx.clock.nowMs()), kind: 'cancelled', previousState: 'leased' });
-  }
-}
-
-/** What a settlement of a cancelled job's lease is told. */
-export function cancelledMessage(row: AttemptRow): string {
-  const by = row.cancelled_by === null ? '' : ` by ${row.cancelled_by}`;
-  const at = row.cancelled_at_ms === null ? '' : ` at ${new Date(row.cancelled_at_ms).toISOString()}`;
-  return `job ${row.id} was cancelled${by}${at}: stop working on it; it will not be retried`;
 }

@@ -8,11 +8,11 @@
 import type { Op } from '../../store/op.ts';
 import type { StoreTx, StoreView } from '../../store/store.ts';
 import type { AuditInput } from '../admin-types.ts';
-import type { AuditLog } from '../audit/audit-log.ts';
+import type { AuditLog } from '../audit/index.ts';
 import type { EngineContext } from '../context.ts';
 import { SeppError } from '../errors.ts';
-import { jobInfoFromRow } from '../jobs/job-rows.ts';
-import { checkQueueName } from '../queues/queue-admin.ts';
+import { jobInfoFromRow } from '../jobs/index.ts';
+import { checkQueueName } from '../queues/index.ts';
 import type { DeadLetterQuery, DeadLetterSelection, JobInfo, Page } from '../types.ts';
 import { chunkRows, type OperatorActions } from './operator-actions.ts';
 

@@ -5,11 +5,11 @@
  * the audit entry records.
  */
 
+import { checkName } from '../checks.ts';
 import type { EngineContext } from '../context.ts';
 import type { JobFilter } from '../control-types.ts';
 import { SeppError } from '../errors.ts';
-import { checkName } from '../jobs/enqueue-validation.ts';
-import { checkQueueExists, checkQueueName } from '../queues/queue-admin.ts';
+import { checkQueueExists, checkQueueName } from '../queues/index.ts';
 import type { JobState } from '../types.ts';
 
 export interface ValidFilter<S extends JobState> {

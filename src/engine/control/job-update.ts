@@ -11,15 +11,17 @@
  * change's commit on. Only the queue's "has groups" mark is set, in the same
  * transaction, when the job brings the queue its first group.
  */
+
 import type { Op } from '../../store/op.ts';
 import type { JobMatch, StoreTx } from '../../store/store.ts';
 import type { AuditInput } from '../admin-types.ts';
-import type { AuditLog } from '../audit/audit-log.ts';
+import type { AuditLog } from '../audit/index.ts';
+import { checkName } from '../checks.ts';
 import type { EngineContext } from '../context.ts';
 import { type JobChanges, type JobFilter, updatableStates } from '../control-types.ts';
 import { SeppError } from '../errors.ts';
-import { checkName } from '../jobs/enqueue-validation.ts';
-import { jobInfoFromRow } from '../jobs/job-rows.ts';
+import type { FlowControl } from '../flow-control/index.ts';
+import { jobInfoFromRow } from '../jobs/index.ts';
 import type { JobInfo, JobState } from '../types.ts';
 import { checkFilter, filterDetails, filterParams } from './job-filter.ts';
 import { chunkRows, type OperatorActions } from './operator-actions.ts';
@@ -27,6 +29,7 @@ import { chunkRows, type OperatorActions } from './operator-actions.ts';
 export class JobUpdater {
   constructor(
     private readonly ctx: EngineContext,
+    private readonly flow: FlowControl,
     private readonly actions: OperatorActions,
     private readonly audit: AuditLog,
   ) {}
@@ -83,7 +86,7 @@ export class JobUpdater {
     // A change of priority alone leaves the state as it is.
     const state = !rescheduled ? from : runAtMs > nowMs ? 'scheduled' : 'ready';
     yield* tx.control.updateWaiting({ seq: row.seq, state, priority, runAtMs, groupKey: group });
-    if (group !== null) yield* this.ctx.flow.groupedJobAdded(tx, row.queue);
+    if (group !== null) yield* this.flow.groupedJobAdded(tx, row.queue);
     if (state !== from) yield* this.ctx.count(tx, row.queue, from, state, 1);
     // A ready job in a new group may be leased where its old group's limit held it back: wake a reserve.
     const regrouped = group !== row.group_key;

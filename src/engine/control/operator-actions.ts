@@ -12,11 +12,11 @@ import type { Op } from '../../store/op.ts';
 import type { AttemptRow } from '../../store/rows.ts';
 import type { StoreTx, WriteUnit } from '../../store/store.ts';
 import type { AuditInput } from '../admin-types.ts';
-import type { AuditLog } from '../audit/audit-log.ts';
+import type { AuditLog } from '../audit/index.ts';
 import type { EngineContext } from '../context.ts';
 import { SeppError } from '../errors.ts';
-import { eventAbout } from '../events/lifecycle-event.ts';
-import { checkQueueExists, checkQueueName } from '../queues/queue-admin.ts';
+import { eventAbout } from '../events/index.ts';
+import { checkQueueExists, checkQueueName } from '../queues/index.ts';
 import type { JobState } from '../types.ts';
 
 /** Rows changed per transaction by chunked changes. */

@@ -22,11 +22,19 @@ import type { Op } from '../../store/op.ts';
 import type { LeasedRow } from '../../store/rows.ts';
 import type { LeaseParams, Store, StoreTx, StoreView } from '../../store/store.ts';
 import type { Clock, TimerHandle } from '../clock.ts';
-import type { WaiterRegistry } from '../leases/waiters.ts';
 import type { QueueSettings } from '../settings.ts';
 import { Buckets, queueBucketKey } from './buckets.ts';
 import { GroupTurns } from './group-turns.ts';
 import type { BucketState } from './token-bucket.ts';
+
+/**
+ * The long-polls flow control wakes (the leases room's waiters): how many a limit holds
+ * back on a queue, and waking as many as can lease.
+ */
+export interface ThrottledWaiters {
+  throttledOn(queue: string): number;
+  notify(queue: string, jobs: number): void;
+}
 
 export interface FlowLease {
   /** Leased rows, in the order they were chosen. */
@@ -74,7 +82,7 @@ export class FlowControl {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-    private readonly waiters: WaiterRegistry,
+    private readonly waiters: ThrottledWaiters,
     private readonly settingsFor: (queue: string) => QueueSettings,
   ) {
     this.turns = new GroupTurns(this.buckets);

@@ -3,9 +3,10 @@
  * before anything is written. A problem becomes a typed rejection whose
  * message names the field, the limit and the setting that governs it.
  */
-import { type JobRejection, type RejectionReason, SeppError } from '../errors.ts';
+import { checkName, contentTypePattern, formatBytes } from '../checks.ts';
+import type { JobRejection, RejectionReason } from '../errors.ts';
 import type { QueueRegistry } from '../queue-registry.ts';
-import { type EngineLimits, namePattern, type QueueSettings, queueSettingRanges } from '../settings.ts';
+import { type EngineLimits, type QueueSettings, queueSettingRanges } from '../settings.ts';
 import type { EnqueueRequest } from '../types.ts';
 
 /** A job that passed validation, ready to insert. */
@@ -32,50 +33,10 @@ export interface ValidJob {
 }
 
 const traceparentPattern = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
-export const contentTypePattern = /^[\x21-\x7e][\x20-\x7e]{0,254}$/;
 const maxTracestateLength = 512;
 
 function reject(reason: RejectionReason, message: string): JobRejection {
   return { reason, message };
-}
-
-export function formatBytes(bytes: number): string {
-  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
-  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
-  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
-  return `${bytes} bytes`;
-}
-
-export function checkName(
-  what: 'queue' | 'type' | 'group',
-  name: unknown,
-  limits: EngineLimits,
-): JobRejection | null {
-  if (typeof name !== 'string' || name.length === 0) return reject('invalid_name', `${what} is empty`);
-  if (name.length > limits.maxNameLength) {
-    return reject(
-      'invalid_name',
-      `${what} is ${name.length} characters long, the limit is ${limits.maxNameLength} (limits.max_name_length)`,
-    );
-  }
-  if (!namePattern.test(name)) {
-    return reject('invalid_name', `${what} ${JSON.stringify(name)} may use only letters, digits and . _ : -`);
-  }
-  return null;
-}
-
-/** Checks a list of queue names a call reads from (reserve, events): each valid, at most max_reserve_queues. */
-export function checkQueueList(queues: readonly string[], limits: EngineLimits): void {
-  if (queues.length > limits.maxReserveQueues) {
-    throw new SeppError(
-      'invalid_argument',
-      `queues: ${queues.length} queues named, the limit is ${limits.maxReserveQueues} (limits.max_reserve_queues)`,
-    );
-  }
-  for (const queue of queues) {
-    const problem = checkName('queue', queue, limits);
-    if (problem) throw new SeppError('invalid_argument', `queues: ${problem.message}`);
-  }
 }
 
 export function validateJob(

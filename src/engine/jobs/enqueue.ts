@@ -8,10 +8,10 @@ import type { Op } from '../../store/op.ts';
 import type { NewJobRow } from '../../store/rows.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { AuditInput } from '../admin-types.ts';
-import type { AuditLog } from '../audit/audit-log.ts';
+import type { AuditLog } from '../audit/index.ts';
 import type { EngineContext } from '../context.ts';
 import { type JobRejection, SeppError } from '../errors.ts';
-import type { FlowControl } from '../flow-control/flow-control.ts';
+import type { FlowControl } from '../flow-control/index.ts';
 import type {
   AtomicEnqueueResult,
   EnqueueAccepted,
@@ -29,6 +29,8 @@ export class Enqueuer {
 
   constructor(
     private readonly ctx: EngineContext,
+    /** Marks a queue's first group (its leases take turns from then on). */
+    private readonly flow: FlowControl,
     private readonly ids: JobIdGenerator,
     private readonly audit: AuditLog,
     /** Refuses enqueues while the disk is full (a schedule's ticks are not refused: enqueueWithin). */
@@ -58,7 +60,7 @@ export class Enqueuer {
    */
   *enqueueWithin(tx: StoreTx, requests: readonly EnqueueRequest[], audit?: AuditInput): Op<EnqueueResult[]> {
     const nowMs = this.ctx.clock.nowMs();
-    const added = new AddedJobs(this.ctx.flow);
+    const added = new AddedJobs(this.flow);
     const results: EnqueueResult[] = [];
     // One loop, no generator per job: a job without a key or a max_depth makes no store call here.
     for (const request of requests) {
@@ -149,7 +151,7 @@ export class Enqueuer {
       }
       return { committed: false, rejections };
     }
-    const added = new AddedJobs(this.ctx.flow);
+    const added = new AddedJobs(this.flow);
     const results: EnqueueAccepted[] = [];
     for (const { job } of valid) {
       const duplicate = job.idempotencyKey === null ? null : yield* this.findDuplicate(tx, job, nowMs, added);

@@ -13,11 +13,11 @@ import type { Op } from '../../store/op.ts';
 import type { JobSummaryRow } from '../../store/rows.ts';
 import type { StoreView } from '../../store/store.ts';
 import type { JobListQuery, JobSummary, ListOrder } from '../admin-types.ts';
+import { checkName } from '../checks.ts';
 import type { EngineContext } from '../context.ts';
 import { SeppError } from '../errors.ts';
 import type { DeadReason, JobInfo, JobState, Page } from '../types.ts';
 import { deadReasons, jobStates } from '../types.ts';
-import { checkName } from './enqueue-validation.ts';
 import { jobInfoFromRow } from './job-rows.ts';
 
 const pageSizeDefault = 50;

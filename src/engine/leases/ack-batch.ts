@@ -14,7 +14,9 @@
 import type { Op } from '../../store/op.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
+import { SeppError } from '../errors.ts';
 import type { Ack, SettleOutcome } from '../types.ts';
+import { checkAckResult } from './results.ts';
 import type { Settler } from './settle.ts';
 
 /** The smallest batch the multi-row delete serves (its 10-row statement). */
@@ -26,7 +28,20 @@ export class AckBatches {
     private readonly settler: Settler,
   ) {}
 
-  *ackEach(tx: StoreTx, acks: readonly Ack[]): Op<SettleOutcome[]> {
+  /** Acks each job on its own: one outcome per job, in order. A result too large fails the whole call. */
+  async ackBatch(acks: readonly Ack[]): Promise<SettleOutcome[]> {
+    const { limits } = this.ctx;
+    for (const ack of acks) checkAckResult(ack, limits);
+    if (acks.length > limits.maxReserveJobs) {
+      throw new SeppError(
+        'resource_exhausted',
+        `acks: ${acks.length} in one batch, the limit is ${limits.maxReserveJobs} (limits.max_reserve_jobs)`,
+      );
+    }
+    return this.ctx.write((tx) => this.ackEach(tx, acks));
+  }
+
+  private *ackEach(tx: StoreTx, acks: readonly Ack[]): Op<SettleOutcome[]> {
     if (acks.length < minBatchAcks || this.ctx.queues.anyKeepsCompleted) {
       const outcomes: SettleOutcome[] = [];
       for (const ack of acks) outcomes.push(yield* this.settler.tryAck(tx, ack));

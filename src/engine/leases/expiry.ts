@@ -12,11 +12,12 @@
  * comparison per job — for those that expired since the last pass, and takes
  * them back out of its answer.
  */
+
 import type { Op } from '../../store/op.ts';
 import type { ExpiredRow, LeasedRow } from '../../store/rows.ts';
 import type { StoreTx, StoreView } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
-import { eventAbout } from '../events/lifecycle-event.ts';
+import { eventAbout } from '../events/index.ts';
 import type { JobState } from '../types.ts';
 
 type ExpiringRow = Pick<

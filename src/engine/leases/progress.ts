@@ -5,14 +5,15 @@
  * stored one and a part it leaves out stays as it was. A retry starts with no
  * progress; a completed or dead job keeps its last report.
  */
+
 import type { Op } from '../../store/op.ts';
 import type { StoreTx } from '../../store/store.ts';
+import { formatBytes } from '../checks.ts';
 import type { EngineContext } from '../context.ts';
-import { cancelledMessage } from '../control/cancel.ts';
 import { SeppError } from '../errors.ts';
-import { formatBytes } from '../jobs/enqueue-validation.ts';
 import type { EngineLimits } from '../settings.ts';
 import type { JobProgress, ProgressReport } from '../types.ts';
+import { cancelledMessage } from './cancelled-lease.ts';
 import { settleProblem } from './settle.ts';
 
 /** Refuses a malformed report (invalid_argument) before anything is written. */
@@ -44,8 +45,18 @@ export function checkProgressReport(report: ProgressReport, limits: EngineLimits
 export class ProgressReports {
   constructor(private readonly ctx: EngineContext) {}
 
+  /** Records how far along a leased job is (fenced like extend); resolves with the job's progress after it. */
+  report(report: ProgressReport): Promise<JobProgress> {
+    try {
+      checkProgressReport(report, this.ctx.limits);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.ctx.write((tx) => this.reportIn(tx, report));
+  }
+
   /** Stores a checked report of the lease `attempt`; returns the job's progress after it. */
-  *report(tx: StoreTx, report: ProgressReport): Op<JobProgress> {
+  private *reportIn(tx: StoreTx, report: ProgressReport): Op<JobProgress> {
     const { clock } = this.ctx;
     const row = yield* tx.jobs.attempt(report.jobId);
     const problem = settleProblem(row, report.jobId, report.attempt);

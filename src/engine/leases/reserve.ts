@@ -10,24 +10,25 @@
  * nothing: no job is handed to a dead call. If it aborts after the lease was
  * taken, the lease simply expires.
  */
+
 import { just, type Op } from '../../store/op.ts';
 import type { LeasedRow } from '../../store/rows.ts';
 import type { LeaseParams, StoreTx } from '../../store/store.ts';
+import { checkQueueList } from '../checks.ts';
 import type { EngineContext } from '../context.ts';
 import { SeppError } from '../errors.ts';
-import { queueOrder } from '../flow-control/flow-control.ts';
-import { checkQueueList } from '../jobs/enqueue-validation.ts';
-import { leasedJobFromRow } from '../jobs/job-rows.ts';
+import { type FlowControl, queueOrder } from '../flow-control/index.ts';
+import { leasedJobFromRow } from '../jobs/index.ts';
+import { shuttingDown } from '../lifecycle.ts';
 import type { LeasedJob, ReserveRequest } from '../types.ts';
 import { Expiry } from './expiry.ts';
-import type { Waiter, WaitOutcome } from './waiters.ts';
+import type { Waiter, WaiterRegistry, WaitOutcome } from './waiters.ts';
 
 /** One try of a reserve: what it asks, and the waiter it registered when it found nothing. */
 interface Attempt {
   readonly request: ValidReserve;
   readonly remainingMs: number;
   readonly signal: AbortSignal | undefined;
-  readonly closing: () => boolean;
   waiter?: Waiter;
   wait?: Promise<WaitOutcome>;
 }
@@ -40,32 +41,38 @@ interface ValidReserve {
   workerId: string | null;
 }
 
+/** Whether reserves may still wait (the engine's lifecycle): not once draining or closed. */
+export interface ReserveGate {
+  readonly isClosed: boolean;
+  readonly stopsWaiting: boolean;
+}
+
 export class Reserver {
   constructor(
     private readonly ctx: EngineContext,
+    private readonly gate: ReserveGate,
+    private readonly flow: FlowControl,
+    private readonly waiters: WaiterRegistry,
     private readonly expiry: Expiry,
   ) {}
 
-  async reserve(
-    request: ReserveRequest,
-    signal: AbortSignal | undefined,
-    closing: () => boolean,
-  ): Promise<LeasedJob[]> {
+  /** Leases up to `maxJobs` jobs, waiting up to `waitMs` for one; `signal` ends the wait early. */
+  async reserve(request: ReserveRequest, signal?: AbortSignal): Promise<LeasedJob[]> {
+    if (this.gate.isClosed) throw shuttingDown();
     const valid = this.validate(request);
     const deadlineMs = this.ctx.clock.nowMs() + valid.waitMs;
     for (;;) {
-      if (signal?.aborted || closing()) return [];
+      if (signal?.aborted || this.gate.stopsWaiting) return [];
       const attempt: Attempt = {
         request: valid,
         remainingMs: deadlineMs - this.ctx.clock.nowMs(),
         signal,
-        closing,
       };
       let jobs: LeasedJob[];
       try {
         jobs = await this.ctx.write((tx) => this.leaseOrWait(tx, attempt));
       } catch (error) {
-        if (attempt.waiter !== undefined) this.ctx.waiters.remove(attempt.waiter);
+        if (attempt.waiter !== undefined) this.waiters.remove(attempt.waiter);
         throw error;
       }
       if (jobs.length > 0 || attempt.wait === undefined) return jobs;
@@ -74,7 +81,7 @@ export class Reserver {
       if (outcome !== 'woken') return [];
       if (signal?.aborted) {
         // This call was chosen to take new jobs but is gone: let someone else have them.
-        for (const queue of valid.queues) this.ctx.waiters.notify(queue, valid.maxJobs);
+        for (const queue of valid.queues) this.waiters.notify(queue, valid.maxJobs);
         return [];
       }
     }
@@ -86,8 +93,8 @@ export class Reserver {
     if (signal?.aborted) return [];
     const throttled: string[] = [];
     const leased = yield* this.lease(tx, request, throttled);
-    if (leased.length === 0 && remainingMs > 0 && !attempt.closing()) {
-      if (this.ctx.waiters.size >= this.ctx.limits.maxWaiters) {
+    if (leased.length === 0 && remainingMs > 0 && !this.gate.stopsWaiting) {
+      if (this.waiters.size >= this.ctx.limits.maxWaiters) {
         throw new SeppError(
           'resource_exhausted',
           `too many long-polls are waiting (${this.ctx.limits.maxWaiters}, limits.max_waiters); retry with backoff`,
@@ -142,7 +149,8 @@ export class Reserver {
 
   /** Leases what the request may have now; `throttled` collects the queues whose limits held ready jobs back. */
   private *lease(tx: StoreTx, request: ValidReserve, throttled: string[]): Op<LeasedJob[]> {
-    const { queues, clock, flow } = this.ctx;
+    const { queues, clock } = this.ctx;
+    const { flow } = this;
     const nowMs = clock.nowMs();
     const jobs: LeasedJob[] = [];
     for (const queue of request.queues) {
@@ -219,7 +227,8 @@ export class Reserver {
     signal: AbortSignal | undefined,
     throttled: readonly string[],
   ): { waiter: Waiter; wait: Promise<WaitOutcome> } {
-    const { waiters, clock } = this.ctx;
+    const { clock } = this.ctx;
+    const { waiters } = this;
     let settle!: (outcome: WaitOutcome) => void;
     const wait = new Promise<WaitOutcome>((resolve) => {
       settle = resolve;

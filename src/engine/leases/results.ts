@@ -5,8 +5,8 @@
  * sent in the job's `completed` event either way.
  */
 
+import { contentTypePattern, formatBytes } from '../checks.ts';
 import { SeppError } from '../errors.ts';
-import { contentTypePattern, formatBytes } from '../jobs/enqueue-validation.ts';
 import type { EngineLimits } from '../settings.ts';
 import type { Ack } from '../types.ts';
 

@@ -6,13 +6,13 @@
  * or nack (an ack is answered `job_cancelled`: the job did not complete), and
  * an extend is refused with `job_cancelled`.
  */
+
 import type { Op } from '../../store/op.ts';
 import type { AttemptRow } from '../../store/rows.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
-import { cancelledMessage, finishCancelled } from '../control/cancel.ts';
 import { SeppError } from '../errors.ts';
-import { appendError } from '../jobs/job-rows.ts';
+import { appendError } from '../jobs/index.ts';
 import type {
   Ack,
   DeadReason,
@@ -24,16 +24,32 @@ import type {
   SettleOutcome,
 } from '../types.ts';
 import { backoffDelayMs } from './backoff.ts';
-import { resultContentTypeOf } from './results.ts';
+import { cancelledMessage, finishCancelled } from './cancelled-lease.ts';
+import { checkAckResult, resultContentTypeOf } from './results.ts';
 
 export class Settler {
   constructor(private readonly ctx: EngineContext) {}
+
+  /** Completes a leased job, keeping `result` if its queue retains completed jobs (job_cancelled if cancelled). */
+  async ack(ack: Ack): Promise<void> {
+    checkAckResult(ack, this.ctx.limits);
+    const outcome = await this.ctx.write((tx) => this.ackIn(tx, ack));
+    if (!outcome.ok) throw new SeppError(outcome.code, outcome.message);
+  }
+
+  nack(request: NackRequest): Promise<NackResult> {
+    return this.ctx.write((tx) => this.nackIn(tx, request));
+  }
+
+  extend(request: ExtendRequest): Promise<{ leaseDeadlineMs: number }> {
+    return this.ctx.write((tx) => this.extendIn(tx, request));
+  }
 
   /**
    * Throws when the ack changed nothing; returns the `job_cancelled` outcome,
    * whose change (the job is now cancelled) must commit before it is answered.
    */
-  *ack(tx: StoreTx, ack: Ack): Op<SettleOutcome> {
+  private *ackIn(tx: StoreTx, ack: Ack): Op<SettleOutcome> {
     const outcome = yield* this.tryAck(tx, ack);
     if (!outcome.ok && outcome.code !== 'job_cancelled') throw new SeppError(outcome.code, outcome.message);
     return outcome;
@@ -96,7 +112,7 @@ export class Settler {
     });
   }
 
-  *nack(tx: StoreTx, request: NackRequest): Op<NackResult> {
+  private *nackIn(tx: StoreTx, request: NackRequest): Op<NackResult> {
     const row = yield* tx.jobs.attempt(request.jobId);
     const problem = settleProblem(row, request.jobId, request.attempt);
     if (problem) throw new SeppError(problem.code, problem.message);
@@ -111,7 +127,10 @@ export class Settler {
     return yield* this.failAttempt(tx, row!, error, directive);
   }
 
-  *extend(tx: StoreTx, { jobId, attempt, leaseMs }: ExtendRequest): Op<{ leaseDeadlineMs: number }> {
+  private *extendIn(
+    tx: StoreTx,
+    { jobId, attempt, leaseMs }: ExtendRequest,
+  ): Op<{ leaseDeadlineMs: number }> {
     const { queues, clock } = this.ctx;
     if (!Number.isSafeInteger(leaseMs) || leaseMs < 0) {
       throw new SeppError(

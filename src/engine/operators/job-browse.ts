@@ -19,10 +19,10 @@
 import type { Op } from '../../store/op.ts';
 import type { StoreView } from '../../store/store.ts';
 import type { BrowseState, JobBrowsePage, JobBrowseQuery, JobSummary } from '../admin-types.ts';
+import { checkName } from '../checks.ts';
 import type { EngineContext } from '../context.ts';
 import { SeppError } from '../errors.ts';
-import { checkName } from '../jobs/enqueue-validation.ts';
-import { summariesInOrder } from '../jobs/job-queries.ts';
+import { summariesInOrder } from '../jobs/index.ts';
 import { jobStates } from '../types.ts';
 
 type Key = readonly [number, number];

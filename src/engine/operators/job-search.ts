@@ -6,11 +6,12 @@
  * index alone, newest first, for at most idFragmentScan ids (and only when no
  * id starts with it), and the answer says how many it searched.
  */
+
 import type { Op } from '../../store/op.ts';
 import type { StoreView } from '../../store/store.ts';
 import type { JobSearchResult, SearchMatch } from '../admin-types.ts';
 import type { EngineContext } from '../context.ts';
-import type { JobQueries } from '../jobs/job-queries.ts';
+import type { JobQueries } from '../jobs/index.ts';
 import type { JobBrowser } from './job-browse.ts';
 
 const maxResults = 20;

@@ -6,13 +6,14 @@
  * attempt), audited in the same transaction. The worker finds out when its
  * next extend, ack or nack is refused as a lost lease.
  */
+
 import type { Op } from '../../store/op.ts';
 import type { StoreTx, StoreView } from '../../store/store.ts';
 import type { AuditInput, WorkerInfo } from '../admin-types.ts';
-import type { AuditLog } from '../audit/audit-log.ts';
+import type { AuditLog } from '../audit/index.ts';
 import type { EngineContext } from '../context.ts';
 import { SeppError } from '../errors.ts';
-import type { Settler } from '../leases/settle.ts';
+import type { Settler } from '../leases/index.ts';
 import type { JobState } from '../types.ts';
 import { noWorkerId, WorkerRegistry } from './worker-registry.ts';
 

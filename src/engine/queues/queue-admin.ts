@@ -12,16 +12,20 @@
 import type { Op } from '../../store/op.ts';
 import type { StoreTx, StoreView } from '../../store/store.ts';
 import type { AuditInput } from '../admin-types.ts';
-import type { AuditLog } from '../audit/audit-log.ts';
+import type { AuditLog } from '../audit/index.ts';
 import type { EngineContext } from '../context.ts';
 import { SeppError } from '../errors.ts';
-import { isRejection, validateJob } from '../jobs/enqueue-validation.ts';
+import type { FlowControl } from '../flow-control/index.ts';
+import { isRejection, validateJob } from '../jobs/index.ts';
 import type { JobState, QueueInfo, StateCounts } from '../types.ts';
 import { jobStates } from '../types.ts';
 
 export class QueueAdmin {
   constructor(
     private readonly ctx: EngineContext,
+    private readonly flow: FlowControl,
+    /** The long-polls waiting on each queue (the leases room's waiters). */
+    private readonly waiters: { waitingOn(queue: string): number },
     private readonly audit: AuditLog,
   ) {}
 
@@ -74,16 +78,16 @@ export class QueueAdmin {
   }
 
   private *describe(view: StoreView, name: string, counts: StateCounts, nowMs: number): Op<QueueInfo> {
-    const { queues, waiters } = this.ctx;
+    const { queues } = this.ctx;
     const settings = queues.viewOf(name);
-    const flow = yield* this.ctx.flow.stats(view, name);
+    const flow = yield* this.flow.stats(view, name);
     return {
       name,
       paused: queues.isPaused(name),
       counts,
       oldestReadyAgeMs:
         counts.ready > 0 ? yield* this.oldestReadyAge(view, name, nowMs, flow.oldestGroupedRunAtMs) : null,
-      waitingWorkers: waiters.waitingOn(name),
+      waitingWorkers: this.waiters.waitingOn(name),
       throttledWorkers: flow.throttledWaiters,
       readyGroups: flow.readyGroups,
       readyGroupsCapped: flow.readyGroupsCapped,
@@ -188,7 +192,7 @@ export class QueueAdmin {
       );
     }
     yield* tx.queues.delete(queue);
-    ctx.flow.queueDeleted(queue);
+    this.flow.queueDeleted(queue);
     ctx.queues.markDeleting(queue);
     if (audit !== undefined) yield* this.audit.write(tx, audit, { deleted: true });
     tx.afterCommit(() => ctx.queues.forget(queue));

@@ -12,12 +12,14 @@
  * inside the operation, against the settings of that moment, so two changes
  * made at once cannot together make a combination neither was checked against.
  */
+
 import type { Op } from '../../store/op.ts';
 import type { StoreTx, StoreView } from '../../store/store.ts';
 import type { AuditInput } from '../admin-types.ts';
-import type { AuditLog } from '../audit/audit-log.ts';
+import type { AuditLog } from '../audit/index.ts';
 import type { EngineContext } from '../context.ts';
 import { SeppError } from '../errors.ts';
+import type { FlowControl } from '../flow-control/index.ts';
 import { resolveQueueView } from '../queue-registry.ts';
 import {
   type QueueFileSettings,
@@ -60,6 +62,8 @@ const keyByName = new Map(queueSettingKeys.map((key) => [queueSettingName(key), 
 export class RuntimeSettings {
   constructor(
     private readonly ctx: EngineContext,
+    /** Told when a queue's limits change: its throttled reserves try again under the new ones. */
+    private readonly flow: FlowControl,
     private readonly audit: AuditLog,
     private readonly check: QueueSettingsCheck | undefined,
   ) {}
@@ -166,7 +170,7 @@ export class RuntimeSettings {
     yield* tx.queues.recordSettings({ name: queue, settingsJson: JSON.stringify(after.settings) });
     tx.afterCommit(() => {
       queues.setOverrides(queue, overrides);
-      this.ctx.flow.limitsChanged(queue);
+      this.flow.limitsChanged(queue);
     });
   }
 
@@ -212,7 +216,7 @@ export class RuntimeSettings {
     tx.afterCommit(() => {
       for (const name of created) queues.markExisting(name, false);
       queues.setFileSettings(file);
-      for (const name of queues.names()) this.ctx.flow.limitsChanged(name);
+      for (const name of queues.names()) this.flow.limitsChanged(name);
     });
   }
 }

@@ -1,6 +1,7 @@
 /** Between stored schedule rows and the engine's shapes: definitions to store, infos to report. */
+
 import type { ScheduleDefinitionRow, ScheduleListRow, ScheduleRow } from '../../store/rows.ts';
-import { parseMetadata } from '../jobs/job-rows.ts';
+import { parseMetadata } from '../jobs/index.ts';
 import type { ScheduleTiming } from './timing.ts';
 import type { ScheduleInfo, ScheduleOutcome, ScheduleSource } from './types.ts';
 import type { ValidSchedule } from './validate.ts';

@@ -9,11 +9,12 @@
  * maintenance timer wakes for the next tick instead of polling. It changes
  * only after the commit that changed the schedules.
  */
+
 import type { Op } from '../../store/op.ts';
 import type { ScheduleDefinitionRow, ScheduleRow } from '../../store/rows.ts';
 import type { StoreTx, StoreView } from '../../store/store.ts';
 import type { AuditInput } from '../admin-types.ts';
-import type { AuditLog } from '../audit/audit-log.ts';
+import type { AuditLog } from '../audit/index.ts';
 import type { EngineContext } from '../context.ts';
 import { SeppError } from '../errors.ts';
 import { QueueRegistry } from '../queue-registry.ts';

@@ -1,0 +1,12 @@
+/** Job lifecycle events: the log the engine appends to after each commit, and its subscriptions. */
+export { EventLog, type EventSubscription } from './event-log.ts';
+export {
+  type EventFilter,
+  type EventStart,
+  eventAbout,
+  eventBytes,
+  type LifecycleEvent,
+  type LifecycleEventKind,
+  lifecycleEventKinds,
+} from './lifecycle-event.ts';
+export { type EventSink, maxUnwrittenBytes } from './subscription.ts';
