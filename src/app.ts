@@ -38,7 +38,7 @@ import type { ScheduleEvent } from './engine/schedules/types.ts';
 import { createRpcServer, type ReloadReport, type RpcServer, removeStaleBackups } from './rpc/index.ts';
 import { DataDirError } from './store/data-dir.ts';
 import { DiskReserve } from './store/disk-reserve.ts';
-import { DataDirInUseError, databaseFileName, openDataDir } from './store/open.ts';
+import { DataDirInUseError, databaseFileName, openDataDir, SchemaTooNewError } from './store/open.ts';
 import { type Logger, type LogLevel, Telemetry } from './telemetry/index.ts';
 
 export interface BuildInfo {
@@ -118,9 +118,17 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       durability: config.server.durability,
       walCheckpoints: config.server.walCheckpoints,
       ...(deps.nativeBinding === undefined ? {} : { nativeBinding: deps.nativeBinding }),
+      // An upgrade's schema changes, one line each (docs/upgrading.md).
+      onMigrated: (applied) => {
+        for (const step of applied) logger.info('store.migrated', { ...step });
+      },
     });
   } catch (error) {
-    if (error instanceof DataDirInUseError || error instanceof DataDirError)
+    if (
+      error instanceof DataDirInUseError ||
+      error instanceof DataDirError ||
+      error instanceof SchemaTooNewError
+    )
       throw new StartupError(`${error.message} (--data-dir, server.data_dir)`);
     throw error;
   }

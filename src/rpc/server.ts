@@ -3,9 +3,7 @@
  * reflection, on one address, with TLS when configured.
  */
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
-import { ReflectionService } from '@grpc/reflection';
-import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
+import { HealthImplementation } from 'grpc-health-check';
 import { QueueServiceService } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import type { Engine } from '../engine/engine.ts';
 import { toSeppError } from '../engine/errors.ts';
@@ -19,6 +17,7 @@ import { descriptorSetBase64 } from './gen/descriptor-set.js';
 import { routeGrpcLogs } from './grpc-logging.ts';
 import type { RpcObserver } from './observer.ts';
 import { createProduceHandler } from './produce-stream.ts';
+import { addReflection } from './reflection.ts';
 import { MalformedRequest, type RpcContext, type RpcLog, type ServerFacts } from './rpc-context.ts';
 import { createUnaryHandlers } from './unary-handlers.ts';
 import { Utf8Fields } from './utf8-fields.ts';
@@ -150,13 +149,9 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
 
   const health = new HealthImplementation({ '': 'SERVING', [serviceName]: 'SERVING' });
   health.addToServer(server);
-  // Reflection describes every service this server answers: sepp's and the
-  // health service (so `grpcurl … list` shows both and `grpcurl … grpc.health.v1.Health/Check` works).
-  const packageDefinition = {
-    ...protoLoader.loadSync(healthProtoPath, { keepCase: true }),
-    ...protoLoader.loadFileDescriptorSetFromBuffer(descriptorSet),
-  };
-  new ReflectionService(packageDefinition).addToServer(server);
+  // Reflection describes every service this server answers (sepp's, health, reflection)
+  // from the descriptor set protoc wrote, file by file (reflection.ts).
+  addReflection(server, descriptorSet);
   injector = server.createConnectionInjector(credentials);
 
   return {
