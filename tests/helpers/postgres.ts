@@ -90,6 +90,8 @@ export interface PostgresCluster {
   readonly dataDir: string;
   /** The server's own version string, e.g. `PostgreSQL 15.14 (Debian 15.14-0+deb12u1) …`. */
   readonly version: string;
+  /** `server_version`, e.g. `15.14 (Debian 15.14-0+deb12u1)`. */
+  readonly serverVersion: string;
   /** The operating-system user the server runs as. */
   readonly osUser: string;
   /** The postmaster's PID while it runs, else undefined. */
@@ -428,7 +430,11 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
     };
 
     await launch();
-    const version = (await query<{ version: string }>('SELECT version()')).rows[0]?.version ?? binaryVersion;
+    const versions = await query<{ version: string; server_version: string }>(
+      "SELECT version(), current_setting('server_version') AS server_version",
+    );
+    const version = versions.rows[0]?.version ?? binaryVersion;
+    const serverVersion = versions.rows[0]?.server_version ?? binaryVersion;
     let databases = 0;
     const url = (database = 'postgres', withPassword = true) =>
       `postgres://${postgresRole}${withPassword ? `:${password}` : ''}@127.0.0.1:${port}/${database}`;
@@ -441,6 +447,7 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
       passwordFile,
       dataDir,
       version,
+      serverVersion,
       osUser: user.name,
       pid: () => (running() ? child?.pid : undefined),
       processes: () => (running() && child?.pid !== undefined ? processTree(child.pid) : []),
