@@ -93,11 +93,14 @@ class GraphileClient implements QueueClient {
   }
 }
 
-export function graphileDriver(settings: DriverSettings): SystemDriver {
+/** `postgres` is injectable so a test can reach the peer's database. */
+export function graphileDriver(
+  settings: DriverSettings,
+  postgres: PostgresPeerServer = new PostgresPeerServer(),
+): SystemDriver {
   const poolMax = Number(choice(settings, 'graphile.pool', ['10', '20', '50'], '10'));
   const localQueue = choice(settings, 'graphile.localqueue', ['500', '50', 'off'], '500');
   const pools = new Map<string, GraphileWorkerPool>();
-  const postgres = new PostgresPeerServer();
   let graphile: GraphileModule | undefined;
   let utils: WorkerUtils | undefined;
   let logger: Logger | undefined;

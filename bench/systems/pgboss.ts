@@ -110,10 +110,13 @@ class PgBossClient implements QueueClient {
   }
 }
 
-export function pgbossDriver(settings: DriverSettings): SystemDriver {
+/** `postgres` is injectable so a test can reach the peer's database. */
+export function pgbossDriver(
+  settings: DriverSettings,
+  postgres: PostgresPeerServer = new PostgresPeerServer(),
+): SystemDriver {
   const poolMax = Number(choice(settings, 'pgboss.pool', ['10', '20', '50'], '10'));
   const pollMs = Number(choice(settings, 'pgboss.pollms', ['25', '5', '100'], '25'));
-  const postgres = new PostgresPeerServer();
   let boss: PgBoss | undefined;
   let log: (message: string) => void = () => {};
 
