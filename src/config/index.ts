@@ -2,6 +2,8 @@
  * The configuration layer's public API: the layers above import from here.
  * See docs/configuration.md for every setting.
  */
+
+export { type AdminAction, adminRolesComment, adminRoleTable, roleFor } from './admin-roles.ts';
 export { ConfigError, type ConfigProblem, formatProblem } from './config-error.ts';
 export { type ConfigEntry, describeConfig } from './config-view.ts';
 export { exampleConfig } from './example.ts';
