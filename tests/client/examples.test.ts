@@ -28,6 +28,7 @@ import {
   mkdtempSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -154,6 +155,9 @@ describe('the quickstart, followed in a fresh directory outside the repository',
       child.on('exit', (code) => reject(new Error(`sepp serve exited with ${code}:\n${logs}`)));
     });
     assert.ok(existsSync(join(serverDir, 'sepp-data')), 'the data is in ./sepp-data');
+    // The quickstart says what the 32 MiB beside the database is.
+    const reserveMiB = statSync(join(serverDir, 'sepp-data', 'sepp.reserve')).size / 1024 / 1024;
+    assert.match(quickstart, new RegExp(`\`sepp.reserve\`, a ${reserveMiB} MiB file`));
   });
 
   test('the SDK installs from its npm pack tarball, with its dependencies only', async () => {

@@ -1,6 +1,7 @@
 /** `sepp schedules [list]|show|pause|resume|trigger|delete`: the server's periodic jobs. */
 import type { Argv } from 'yargs';
 import type { Schedule } from '../../../clients/typescript/src/index.ts';
+import { formatDurationMs } from '../../config/index.ts';
 import { integerFlag } from '../failure.ts';
 import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
 import { cell, table, time } from './format.ts';
@@ -8,7 +9,8 @@ import { cell, table, time } from './format.ts';
 /** When a schedule ticks, as one cell: its cron expression (and timezone) or interval. */
 function timing(s: Schedule): string {
   if (s.cron !== null) return s.timezone === 'UTC' ? s.cron : `${s.cron} (${s.timezone})`;
-  return `every ${s.intervalMs} ms`;
+  // As the config file writes it: `interval_ms = "15m"` shows as `every 15m`.
+  return s.intervalMs === null ? '-' : `every ${formatDurationMs(s.intervalMs)}`;
 }
 
 function status(s: Schedule): string {

@@ -48,7 +48,8 @@ class CancelJobsResult:
     cancel_requested: int
     """Leased jobs whose workers were told to stop (each ends cancelled)."""
     matched: int
-    """With `dry_run`: the jobs a cancel would change now; 0 otherwise."""
+    """The jobs the filter matched: those it changed (`cancelled + cancel_requested`), or
+    with `dry_run` those it would change now."""
 
 
 @dataclass(frozen=True)
@@ -141,8 +142,10 @@ class JobControl:
         # A repeat would also cancel jobs enqueued in between: only a dry run is retried.
         response = self._conn.invoke(self._conn.stub.CancelJobs, request, deadline_ms=deadline_ms,
                                      retry_safe=dry_run)
-        return CancelJobsResult(int(response.cancelled_count), int(response.cancel_requested_count),
-                                int(response.matched_count))
+        cancelled, requested = int(response.cancelled_count), int(response.cancel_requested_count)
+        # The protocol counts `matched` for a dry run only; a cancel matched what it changed.
+        return CancelJobsResult(cancelled, requested,
+                                int(response.matched_count) if dry_run else cancelled + requested)
 
     def update_job(self, id: str, *, priority: int | None = None, run_at: TimeInput | None = None,
                    delay_ms: int | None = None, run_now: bool = False, group: str | None = None,
