@@ -39,6 +39,9 @@ import type {
 import { enqueueThenWait, type JobOutcome, type WaitOptions, waitForJob } from './wait.ts';
 import { Worker, type WorkerOptions } from './worker.ts';
 
+/** Where `SeppClient.connect()` goes without an address or SEPP_SERVER: the server's default. */
+const defaultAddress = '127.0.0.1:50051';
+
 /** Counters of the enqueue path, for tuning and tests. */
 export interface ClientStats {
   /** Jobs sent (each retry counts again). */
@@ -69,11 +72,13 @@ export class SeppClient extends QueueAdminCalls {
   }
 
   /**
-   * Creates a client for `address` (`host:port`). The connection is made
-   * lazily by the first call; `ready()` waits for it explicitly.
+   * Creates a client for `address` (`host:port`; default: the environment
+   * variable `SEPP_SERVER`, else `127.0.0.1:50051`). The API key is
+   * `options.apiKey`, else `SEPP_API_KEY`. The connection is made lazily by the
+   * first call; `ready()` waits for it explicitly.
    */
-  static connect(address: string, options: ConnectOptions = {}): SeppClient {
-    return new SeppClient(address, options);
+  static connect(address?: string, options: ConnectOptions = {}): SeppClient {
+    return new SeppClient(address ?? (process.env.SEPP_SERVER || defaultAddress), options);
   }
 
   /** The server address this client talks to. */

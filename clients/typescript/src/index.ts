@@ -76,6 +76,12 @@ export type {
   WorkerInfo,
 } from './types.ts';
 export type { JobOutcome, WaitOptions } from './wait.ts';
-export { Worker, type WorkerClient, type WorkerEvents, type WorkerOptions } from './worker.ts';
+export {
+  Worker,
+  type WorkerClient,
+  type WorkerEvents,
+  type WorkerLogger,
+  type WorkerOptions,
+} from './worker.ts';
 export type { WorkerClock, WorkerTimer } from './worker-clock.ts';
 export { DeadLetter, type JobHandler, RetryAfter, WorkerJob } from './worker-job.ts';

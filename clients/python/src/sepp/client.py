@@ -4,6 +4,7 @@ types. Enqueues from all threads are coalesced and go over one Produce stream
 is thread-safe: create one per process and share it."""
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping, Sequence
@@ -44,6 +45,9 @@ from .v1 import work_pb2
 if TYPE_CHECKING:
     from .worker import Worker
 
+DEFAULT_ADDRESS = "127.0.0.1:50051"
+"""Where a Client goes without an address or SEPP_SERVER: the server's default."""
+
 LONG_POLL_MARGIN_MS = 5000
 """Extra time a long poll's deadline allows beyond its wait, in ms."""
 
@@ -57,7 +61,8 @@ _SETTLE_OUTCOMES: dict[int, Literal["ok", "not_found", "lease_lost", "cancelled"
 class Client(JobControl, QueueAdmin):
     """A connection to a sepp server.
 
-    `address` is `host:port`. The connection is made lazily by the first call
+    `address` is `host:port` (default: the environment variable SEPP_SERVER, else
+    127.0.0.1:50051); `api_key` defaults to SEPP_API_KEY when that is set. The connection is made lazily by the first call
     (`ready()` waits for it). Use it as a context manager, or call `close()`
     on shutdown: it closes the client's Workers, sends what is still queued
     and waits for the answers.
@@ -65,7 +70,7 @@ class Client(JobControl, QueueAdmin):
 
     def __init__(
         self,
-        address: str = "127.0.0.1:50051",
+        address: str | None = None,
         *,
         api_key: str | None = None,
         tls: bool | TlsOptions = False,
@@ -76,6 +81,10 @@ class Client(JobControl, QueueAdmin):
         max_message_bytes: int = 4 * 1024 * 1024,
         stream_idle_ms: int = 1000,
     ) -> None:
+        # What `sepp admin new-api-key` tells users: the client reads SEPP_SERVER and SEPP_API_KEY.
+        address = address or os.environ.get("SEPP_SERVER") or DEFAULT_ADDRESS
+        if api_key is None:
+            api_key = os.environ.get("SEPP_API_KEY") or None
         self._conn = Connection(
             address, api_key=api_key, tls=tls, default_deadline_ms=default_deadline_ms, retry=retry,
             transport=transport, max_batch_jobs=max_batch_jobs, max_message_bytes=max_message_bytes,
