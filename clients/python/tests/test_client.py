@@ -252,3 +252,19 @@ def test_the_server_and_key_come_from_the_environment(server: ServerProcess,
     with sepp.Client() as from_env:
         assert from_env.address == server.address
         assert from_env.enqueue("from-env", "t").id
+
+
+def test_calls_grouped_by_what_they_act_on(client: sepp.Client) -> None:
+    """client.jobs, .queues, .dlq and .audit, and the flat methods that are their aliases."""
+    queue = "grouped"
+    job = client.enqueue(queue, "t")
+    assert client.jobs.get(job.id).id == client.get_job(job.id).id == job.id
+    client.queues.pause(queue)
+    assert [q.paused for q in client.queues.list() if q.name == queue] == [True]
+    client.resume_queue(queue)
+    assert [q.paused for q in client.list_queues() if q.name == queue] == [False]
+    assert client.jobs.cancel_matching(queue, dry_run=True).matched == 1
+    assert client.jobs.cancel(job.id).state == "cancelled"
+    assert client.dlq.list(queue).jobs == [] and list(client.dlq.all(queue)) == []
+    assert [e.action for e in client.audit.entries(target=f"job:{job.id}")] == ["job.cancel"]
+    assert client.audit.list(target=f"queue:{queue}").entries[0].action == "queue.resume"

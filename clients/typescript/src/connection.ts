@@ -98,6 +98,14 @@ export interface InvokeOptions {
   leaseCall?: boolean;
 }
 
+/** A call that changes nothing, or whose repeat has no further effect: safe to retry after UNAVAILABLE. */
+export function retrySafe(options: {
+  deadlineMs?: number | undefined;
+  signal?: AbortSignal | undefined;
+}): InvokeOptions {
+  return { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: true };
+}
+
 type UnaryMethod<Req, Res> = (
   request: Req,
   metadata: Metadata,

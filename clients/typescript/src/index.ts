@@ -7,6 +7,10 @@
  *   client.worker({ queues: ['emails'], handlers: { send: async (job) => … } });
  */
 export { type ClientStats, SeppClient } from './client.ts';
+export type { AuditLog } from './client-audit.ts';
+export type { DeadLetters } from './client-dead-letters.ts';
+export type { Jobs } from './client-jobs.ts';
+export type { Queues } from './client-queues.ts';
 export type { ConnectOptions, RetryOptions, TlsOptions } from './connection.ts';
 export {
   JobCancelledError,
