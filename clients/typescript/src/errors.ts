@@ -8,24 +8,29 @@ import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 
 /**
  * sepp's error codes: the server's (sent in the `sepp-error-code` trailer) plus
- * those a call can end with before reaching the server.
+ * those a call can end with before reaching the server. The list is checked
+ * against the server's and the Python client's by tests/interop/error-codes.test.ts.
  */
-export type SeppErrorCode =
-  | 'invalid_argument'
-  | 'not_found'
-  | 'lease_lost'
-  | 'job_cancelled'
-  | 'failed_precondition'
-  | 'already_exists'
-  | 'resource_exhausted'
-  | 'out_of_range'
-  | 'unauthenticated'
-  | 'permission_denied'
-  | 'unavailable'
-  | 'internal'
-  | 'deadline_exceeded'
-  | 'cancelled'
-  | 'unknown';
+export const seppErrorCodes = [
+  'invalid_argument',
+  'not_found',
+  'lease_lost',
+  'job_cancelled',
+  'failed_precondition',
+  'already_exists',
+  'resource_exhausted',
+  'out_of_range',
+  'unauthenticated',
+  'permission_denied',
+  'unavailable',
+  'internal',
+  'deadline_exceeded',
+  'cancelled',
+  'unknown',
+] as const;
+
+/** One of `seppErrorCodes`. */
+export type SeppErrorCode = (typeof seppErrorCodes)[number];
 
 /** Why the server refused to enqueue a job (the protocol's stable strings). */
 export type RejectionReason =
@@ -63,23 +68,7 @@ const codeOfStatus: Partial<Record<status, SeppErrorCode>> = {
   [status.CANCELLED]: 'cancelled',
 };
 
-const knownCodes: ReadonlySet<string> = new Set<SeppErrorCode>([
-  'invalid_argument',
-  'not_found',
-  'lease_lost',
-  'job_cancelled',
-  'failed_precondition',
-  'already_exists',
-  'resource_exhausted',
-  'out_of_range',
-  'unauthenticated',
-  'permission_denied',
-  'unavailable',
-  'internal',
-  'deadline_exceeded',
-  'cancelled',
-  'unknown',
-]);
+const knownCodes: ReadonlySet<string> = new Set<string>(seppErrorCodes);
 
 /** The protocol's trailer keys (see proto/sepp/v1/queue_service.proto). */
 const errorCodeKey = 'sepp-error-code';

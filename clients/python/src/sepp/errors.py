@@ -30,7 +30,8 @@ SeppErrorCode = Literal[
     "cancelled",
     "unknown",
 ]
-"""sepp's error codes: the server's (its `sepp-error-code` trailer) plus those a call can end with before reaching it."""
+"""sepp's error codes: the server's (its `sepp-error-code` trailer) plus those a call can end with before reaching it
+(tests/interop/error-codes.test.ts checks them against the server's and the TypeScript SDK's)."""
 
 RejectionReason = Literal[
     "unknown_queue",
