@@ -61,7 +61,9 @@ function methodsOf(file: string, name: string): string[] {
   const body = new RegExp(`export class ${name}\\b[^{]*\\{([\\s\\S]*?)\\n\\}`).exec(text)?.[1] ?? '';
   assert.ok(body !== '', `${file} declares ${name}`);
   return [
-    ...body.matchAll(/(\/\*\*[^]*?\*\/\n)?^ {2}(?:static |async |get )?(?:\*)?([a-zA-Z]\w*)(?:<[^>]*>)?\(/gm),
+    ...body.matchAll(
+      /(\/\*\*[\s\S]*?\*\/\n)?^ {2}(?:static |async |get )?(?:\*)?([a-zA-Z]\w*)(?:<[^>]*>)?\(/gm,
+    ),
   ]
     .filter((m) => !(m[1] ?? '').includes('@internal'))
     .map((m) => m[2] ?? '')
