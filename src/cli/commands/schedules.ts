@@ -49,9 +49,9 @@ function describeSchedule(s: Schedule): string {
     ['misfire', s.misfire === 'catch_up' ? `catch_up (up to ${s.catchUpMax})` : s.misfire],
     ['overlap', s.overlap],
   ];
-  if (s.jitterMs > 0) rows.push(['jitter', `${s.jitterMs} ms`]);
+  if (s.jitterMs > 0) rows.push(['jitter', formatDurationMs(s.jitterMs)]);
   if (s.job.maxAttempts !== null) rows.push(['max attempts', String(s.job.maxAttempts)]);
-  if (s.job.leaseMs !== null) rows.push(['lease', `${s.job.leaseMs} ms`]);
+  if (s.job.leaseMs !== null) rows.push(['lease', formatDurationMs(s.job.leaseMs)]);
   const metadata = Object.entries(s.job.metadata);
   if (metadata.length > 0) rows.push(['metadata', metadata.map(([k, v]) => `${k}=${v}`).join(', ')]);
   if (s.startAt !== null) rows.push(['starts', time(s.startAt)]);
