@@ -52,7 +52,7 @@ export function checkFailClosed(
       credentials: Array.isArray(grpcTable?.api_keys) ? grpcTable.api_keys.length : grpc.apiKeys.length,
       credentialsKey: 'grpc.api_keys',
       what: 'API keys',
-      add: 'add a key as a [[grpc.api_keys]] table',
+      add: 'add a key as a [[grpc.api_keys]] table (`sepp admin new-api-key --name NAME --role ROLE` prints one)',
       insecure: grpc.insecureAllowUnauthenticated,
     },
     {

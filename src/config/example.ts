@@ -12,6 +12,8 @@
  * shown only indented in prose, never as a setting, because a key printed in
  * an example is a key everyone knows.
  */
+import { adminRolesComment } from './admin-roles.ts';
+
 export const exampleConfig = `# sepp.toml — configuration for sepp, the durable job queue.
 #
 # sepp reads ./sepp.toml, or the file named by --config or $SEPP_CONFIG.
@@ -142,9 +144,9 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 # key_file = "/etc/sepp/tls/server.key"
 
 # Admin users. With none, the UI needs no login (allowed only on a loopback
-# address). Roles: "viewer" (read), "operator" (also pause, requeue, cancel,
-# enqueue, purge), "admin" (everything). password_hash is the output of
-# "sepp admin hash-password"; the password itself is never stored.
+# address). password_hash is the output of "sepp admin hash-password"; the
+# password itself is never stored.
+${adminRolesComment()}
 # [[admin.users]]
 # name = "alice"
 # role = "admin"

@@ -225,7 +225,7 @@ describe('CLI and start-up errors: one line, the documented exit code, no hang',
       name: 'a missing argument',
       args: () => ['enqueue', 'q'],
       code: 2,
-      stderr: /^sepp: missing arguments \(1 given, 2 needed\) \(see sepp enqueue --help\)$/,
+      stderr: /^sepp: missing TYPE: sepp enqueue QUEUE TYPE \(see sepp enqueue --help\)$/,
     },
     {
       name: 'a flag without its value',

@@ -5,6 +5,7 @@
  * confirmation; the rest are an operator's daily work.
  */
 
+import { roleFor } from '../../config/index.ts';
 import { normalizeJobId } from '../../engine/job-id.ts';
 import type { DeadReason } from '../../engine/types.ts';
 import {
@@ -94,7 +95,7 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
     {
       method: 'post',
       path: '/api/v1/queues/{queue}/dead-letters/requeue',
-      access: 'operator',
+      access: roleFor('dead_letters.requeue'),
       tag: 'dead letters',
       summary: 'Requeue selected dead letters with a fresh attempt budget',
       pathParams: { queue: 'queue name' },
@@ -106,7 +107,7 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
     {
       method: 'post',
       path: '/api/v1/queues/{queue}/dead-letters/delete',
-      access: 'operator',
+      access: roleFor('dead_letters.delete'),
       tag: 'dead letters',
       summary: 'Delete selected dead letters',
       pathParams: { queue: 'queue name' },
@@ -118,7 +119,7 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
     {
       method: 'post',
       path: '/api/v1/queues/{queue}/dead-letters/requeue-all',
-      access: 'operator',
+      access: roleFor('dead_letters.requeue_all'),
       tag: 'dead letters',
       summary: "Requeue all of a queue's dead letters (optionally of one reason), in chunks",
       pathParams: { queue: 'queue name' },
@@ -138,7 +139,7 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
     {
       method: 'post',
       path: '/api/v1/queues/{queue}/dead-letters/delete-all',
-      access: 'admin',
+      access: roleFor('dead_letters.delete_all'),
       tag: 'dead letters',
       summary: "Delete all of a queue's dead letters (optionally of one reason), in chunks",
       description: '`confirm` must repeat the queue name.',
