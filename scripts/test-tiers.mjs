@@ -63,6 +63,7 @@ export const systemTier = {
   'tests/rpc/grpc-logs.test.ts': 'bundle: a server process',
   'tests/rpc/sigterm.test.ts': 'bundle: a server process',
   'tests/runner/run-tests.test.ts': 'the test runner on fixture files',
+  'tests/runner/test-deps.test.ts': 'scripts/test-deps.sh in a shell, as nobody too',
   'tests/store/data-dir-lock.test.ts': 'bundle: server processes',
   'tests/store/shared-locking.test.ts': 'sqlite3 and node processes',
 };
