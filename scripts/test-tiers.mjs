@@ -49,7 +49,7 @@ export const systemTier = {
   'tests/fuzz/config-fuzz.test.ts': 'bundle: sepp config check',
   'tests/fuzz/rpc-fuzz.test.ts': 'a fuzz loop over every RPC (SEPP_FUZZ_RUNS)',
   'tests/fuzz/stream-fuzz.test.ts': 'a fuzz loop of stream sequences (SEPP_FUZZ_RUNS)',
-  'tests/interop/python-client.test.ts': 'python3: a venv, pytest and mypy',
+  'tests/interop/python-client.test.ts': 'bundle: python3 — a venv, pytest against sepp servers, mypy',
   'tests/packaging/checkout-commands.test.ts': 'npm start and npx sepp from the sources',
   'tests/packaging/esbuild-package-files.test.ts': 'an esbuild bundle run by node',
   'tests/packaging/litestream-drop-in.test.ts': 'bundle: sepp and Litestream under a systemd stand-in',
