@@ -142,6 +142,8 @@ describe('docs/python.md', () => {
       });
       writeFileSync(join(user, 'producer.py'), block('examples/python/producer.py#quickstart'));
       writeFileSync(join(user, 'worker.py'), block('examples/python/worker.py#quickstart'));
+      // The README's first job runs the example itself, from the checkout's layout.
+      cpSync(join(root, 'examples', 'python'), join(user, 'examples', 'python'), { recursive: true });
       env = { SEPP_SERVER: t.address, PATH: process.env.PATH };
       for (const command of lines(block('python.md#install'))) {
         await run('bash', ['-c', command], { cwd: user, env, timeoutMs: 300_000 });
@@ -231,6 +233,34 @@ describe('docs/python.md', () => {
       assert.equal(await exited, 0, `the worker exits 0 after Ctrl-C; its stderr:\n${err}`);
       assert.doesNotMatch(err, /Traceback/);
       assert.equal(lines(out).length, 3, out);
+    });
+
+    test("the README's Python worker line runs a job, and exits 0 on Ctrl-C", async () => {
+      const readmeLine = read('README.md')
+        .split('\n')
+        .find((line) => /^ {4}\.venv\/bin\/python /.test(line))
+        ?.trim();
+      assert.equal(readmeLine, '.venv/bin/python examples/python/worker.py');
+      const worker: ChildProcess = spawn('bash', ['-c', `exec ${readmeLine}`], { cwd: user, env });
+      let out = '';
+      let err = '';
+      const printed = new Promise<void>((resolve) => {
+        worker.stdout?.on('data', (chunk: Buffer) => {
+          out += chunk.toString();
+          if (out.includes('sending to readme@example.com\n')) resolve();
+        });
+      });
+      worker.stderr?.on('data', (chunk: Buffer) => {
+        err += chunk.toString();
+      });
+      const exited = new Promise<number | null>((resolve) => worker.on('exit', resolve));
+      try {
+        await ts.enqueueJson('emails', 'send', { to: 'readme@example.com' });
+        await printed;
+      } finally {
+        worker.kill('SIGINT');
+      }
+      assert.equal(await exited, 0, `the worker exits 0 after Ctrl-C; its stderr:\n${err}`);
     });
   });
 });
