@@ -7,7 +7,7 @@
 // #region readme
 import { SeppClient, type WorkerJob } from '@sepp-queue/client';
 
-const client = SeppClient.connect(process.env.SEPP_SERVER ?? '127.0.0.1:50051');
+const client = SeppClient.connect(); // SEPP_SERVER, else 127.0.0.1:50051; a key from SEPP_API_KEY
 client.worker({
   queues: ['emails'],
   handlers: {
