@@ -258,7 +258,8 @@ describe('every sepp command in the docs is one the CLI accepts', () => {
   test('the docs show the commands this test is about', () => {
     const texts = found.map((f) => f.text.split('\u0000').join(' '));
     for (const expected of [
-      'sepp queues --json', // README: npm start --silent -- queues --json
+      'sepp queues --json', // docs/development.md: npm start --silent -- queues --json
+      'sepp enqueue emails send --json {"to":"ada@example.com"}', // README: npx sepp enqueue …
       'sepp serve --data-dir /tmp/walk/data --log-level debug', // observability.md: VAR=… npm start -- …
       'sepp admin hash-password',
       'sepp config example',

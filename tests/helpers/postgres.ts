@@ -39,6 +39,7 @@ import pg from 'pg';
 import { freePort } from '../../bench/lib/net.ts';
 import { descendants, readStat } from '../../bench/lib/proc-stats.ts';
 import { captureOutput, registerSecret } from './secret-log.ts';
+import { startsProcess } from './test-run.ts';
 
 /** Where Debian's `postgresql-15` package puts the server binaries. */
 export const postgresBinDir = '/usr/lib/postgresql/15/bin';
@@ -258,6 +259,7 @@ function isRetryableConnectError(err: unknown): boolean {
 
 /** Starts a fresh cluster and resolves once it accepts connections. */
 export async function startPostgres(options: PostgresOptions = {}): Promise<PostgresCluster> {
+  startsProcess('a PostgreSQL cluster');
   const binDir = options.binDir ?? postgresBinDir;
   requireBinaries(binDir);
   const user = serverUser();
