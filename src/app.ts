@@ -23,6 +23,7 @@ import {
 import { startAdmin, type TlsPem } from './app-admin.ts';
 import { apiKeysOf, createReloader, logReconciled, type ReloadRequest } from './app-reload.ts';
 import {
+  boundAddress,
   configWarnings,
   filePermissionWarnings,
   formatProblem,
@@ -247,6 +248,10 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       telemetry,
       logger,
       setLogLevel: deps.setLogLevel,
+      listening: {
+        grpc: boundAddress(config.server.grpcListen, grpcPort),
+        admin: boundAddress(config.server.adminListen, admin.address.port),
+      },
     });
   }
   logger.info('server.started', {

@@ -6,7 +6,7 @@ export { ConfigError, type ConfigProblem, formatProblem } from './config-error.t
 export { type ConfigEntry, describeConfig } from './config-view.ts';
 export { exampleConfig } from './example.ts';
 export { type FileMode, filePermissionWarnings, type StatMode, statMode } from './file-permissions.ts';
-export { isLoopbackHost, type ListenAddress, parseListenAddress } from './listen-address.ts';
+export { boundAddress, isLoopbackHost, type ListenAddress, parseListenAddress } from './listen-address.ts';
 export {
   type ConfigIo,
   type ConfigResult,
@@ -37,6 +37,7 @@ export {
 export { tomlKey } from './reader.ts';
 export { type JsonValue, redactConfig, redacted } from './redact.ts';
 export { planReload, type ReloadPlan } from './reload-plan.ts';
+export { checkReloadSafety, type ReloadSafety } from './reload-safety.ts';
 export { configKeys, credentialName, engineLimitRanges, environmentVariables } from './schema.ts';
 export { closestKey } from './suggest.ts';
 export { type TlsFileProblem, tlsFilesProblems, tlsPairProblems } from './tls-files.ts';

@@ -43,7 +43,12 @@ export interface RpcContext {
   readonly streams: Set<OpenStream>;
   /** Rereads the config file (ReloadConfig); undefined when the server cannot. */
   readonly reloadConfig:
-    | ((request: { dryRun: boolean; actor: string; via?: string }) => Promise<ReloadReport>)
+    | ((request: {
+        dryRun: boolean;
+        actor: string;
+        via?: string;
+        allowSecurityDowngrade: boolean;
+      }) => Promise<ReloadReport>)
     | undefined;
 }
 

@@ -363,6 +363,7 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
       const via = typeof details?.via === 'string' ? details.via : undefined;
       const report = await ctx.reloadConfig({
         dryRun: req.dryRun,
+        allowSecurityDowngrade: req.allowSecurityDowngrade,
         actor,
         ...(via === undefined ? {} : { via }),
       });

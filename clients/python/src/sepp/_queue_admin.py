@@ -133,8 +133,18 @@ class QueueAdmin:
             queue=queue, keys=[] if keys == "all" else list(keys), all=keys == "all")
         return queue_info_from_proto(self._read(self._conn.stub.ResetQueueSettings, request, deadline_ms).queue)
 
-    def reload_config(self, *, dry_run: bool = False, deadline_ms: int | None = None) -> ReloadReport:
+    def reload_config(
+        self,
+        *,
+        dry_run: bool = False,
+        allow_security_downgrade: bool = False,
+        deadline_ms: int | None = None,
+    ) -> ReloadReport:
         """Makes the server read its config file again, as SIGHUP does (admin key); with
-        `dry_run`, only reports what would change."""
-        request = admin_pb2.ReloadConfigRequest(dry_run=dry_run)
+        `dry_run`, only reports what would change. A file that lowers security (no API
+        keys, admin users, TLS or /metrics token where the running configuration has
+        them) is refused unless `allow_security_downgrade` is set."""
+        request = admin_pb2.ReloadConfigRequest(
+            dry_run=dry_run, allow_security_downgrade=allow_security_downgrade
+        )
         return reload_report_from_proto(self._read(self._conn.stub.ReloadConfig, request, deadline_ms))

@@ -262,10 +262,12 @@ class PurgeQueueResponse(_message.Message):
     def __init__(self, deleted_count: _Optional[int] = ...) -> None: ...
 
 class ReloadConfigRequest(_message.Message):
-    __slots__ = ["dry_run"]
+    __slots__ = ["allow_security_downgrade", "dry_run"]
+    ALLOW_SECURITY_DOWNGRADE_FIELD_NUMBER: _ClassVar[int]
     DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    allow_security_downgrade: bool
     dry_run: bool
-    def __init__(self, dry_run: bool = ...) -> None: ...
+    def __init__(self, dry_run: bool = ..., allow_security_downgrade: bool = ...) -> None: ...
 
 class ReloadConfigResponse(_message.Message):
     __slots__ = ["applied", "changed", "config_file", "problems", "restart_required"]

@@ -593,7 +593,9 @@ class QueueServiceServicer(object):
     """Reads the config file again, as SIGHUP does: API keys, admin users, queue
     settings, log level and telemetry settings change without a restart; a
     file with problems is refused as a whole and the running configuration
-    stays. With `dry_run`, only reports. Role: admin.
+    stays, and so is one that lowers security unless
+    `allow_security_downgrade` is set. With `dry_run`, only reports. Every
+    result is audited. Role: admin.
     Errors: FAILED_PRECONDITION (this server cannot reload, e.g. it was not
     started from the command line).
     """

@@ -633,6 +633,15 @@ export interface ResetQueueSettingsResponse {
 export interface ReloadConfigRequest {
   /** True: check the file and report, change nothing. */
   dryRun: boolean;
+  /**
+   * True: let through a change that lowers security (every API key removed,
+   * every admin user removed, TLS removed from a port, the /metrics token
+   * removed). Without it such a file is refused with a problem naming the
+   * setting. Even with it, a change the start-up rule refuses for the address
+   * the server listens on (no keys or no users on a non-loopback address
+   * without `insecure_allow_unauthenticated`) is refused. SIGHUP never sets it.
+   */
+  allowSecurityDowngrade: boolean;
 }
 
 /** A problem with a setting, as `sepp config check` reports it. */
@@ -647,7 +656,7 @@ export interface ConfigProblem {
 export interface ReloadConfigResponse {
   /**
    * True when the new settings are in force. False on a dry run, or when the
-   * file has problems (then nothing changed).
+   * file has problems or would lower security (then nothing changed).
    */
   applied: boolean;
   /**
@@ -5088,13 +5097,16 @@ export const ResetQueueSettingsResponse: MessageFns<ResetQueueSettingsResponse> 
 };
 
 function createBaseReloadConfigRequest(): ReloadConfigRequest {
-  return { dryRun: false };
+  return { dryRun: false, allowSecurityDowngrade: false };
 }
 
 export const ReloadConfigRequest: MessageFns<ReloadConfigRequest> = {
   encode(message: ReloadConfigRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.dryRun !== false) {
       writer.uint32(8).bool(message.dryRun);
+    }
+    if (message.allowSecurityDowngrade !== false) {
+      writer.uint32(16).bool(message.allowSecurityDowngrade);
     }
     return writer;
   },
@@ -5120,6 +5132,14 @@ export const ReloadConfigRequest: MessageFns<ReloadConfigRequest> = {
             message.dryRun = reader.bool();
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.allowSecurityDowngrade = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5139,6 +5159,11 @@ export const ReloadConfigRequest: MessageFns<ReloadConfigRequest> = {
         : isSet(object.dry_run)
         ? globalThis.Boolean(object.dry_run)
         : false,
+      allowSecurityDowngrade: isSet(object.allowSecurityDowngrade)
+        ? globalThis.Boolean(object.allowSecurityDowngrade)
+        : isSet(object.allow_security_downgrade)
+        ? globalThis.Boolean(object.allow_security_downgrade)
+        : false,
     };
   },
 
@@ -5146,6 +5171,9 @@ export const ReloadConfigRequest: MessageFns<ReloadConfigRequest> = {
     const obj: any = {};
     if (message.dryRun !== false) {
       obj.dryRun = message.dryRun;
+    }
+    if (message.allowSecurityDowngrade !== false) {
+      obj.allowSecurityDowngrade = message.allowSecurityDowngrade;
     }
     return obj;
   },
@@ -5156,6 +5184,7 @@ export const ReloadConfigRequest: MessageFns<ReloadConfigRequest> = {
   fromPartial<I extends Exact<DeepPartial<ReloadConfigRequest>, I>>(object: I): ReloadConfigRequest {
     const message = createBaseReloadConfigRequest();
     message.dryRun = object.dryRun ?? false;
+    message.allowSecurityDowngrade = object.allowSecurityDowngrade ?? false;
     return message;
   },
 };
