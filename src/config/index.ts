@@ -2,7 +2,8 @@
  * The configuration layer's public API: the layers above import from here.
  * See docs/configuration.md for every setting.
  */
-export { ConfigError, type ConfigProblem, formatProblem } from './config-error.ts';
+export { boundMessage, listedItemsMax, messageBytesMax, summarizeList } from './bounded-message.ts';
+export { ConfigError, type ConfigProblem, formatProblem, formatProblems } from './config-error.ts';
 export { type ConfigEntry, describeConfig } from './config-view.ts';
 export { exampleConfig } from './example.ts';
 export { type FileMode, filePermissionWarnings, type StatMode, statMode } from './file-permissions.ts';

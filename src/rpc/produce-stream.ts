@@ -13,9 +13,9 @@ import { SeppError } from '../engine/errors.ts';
 import { attempt, type BugReporter, type GuardedCall, guardBidi, reportIfBug } from './call-guard.ts';
 import {
   acceptedToProto,
+  atomicRejectionToProto,
   enqueueRequestFromProto,
   enqueueResultToProto,
-  rejectionReasonToProto,
 } from './convert.ts';
 import { ReadGate } from './flow-control.ts';
 import {
@@ -26,6 +26,7 @@ import {
   withTraceContext,
 } from './observer.ts';
 import { admit, MalformedRequest, type OpenStream, type RpcContext } from './rpc-context.ts';
+import { wireMessage } from './status.ts';
 
 const maxPendingMessages = 64;
 
@@ -86,7 +87,7 @@ function produce(
       if (!outcome.ok) reportIfBug(outcome.error, 'Produce', onBug);
       const response: ProduceResponse = outcome.ok
         ? outcome.value
-        : { sequence, code: outcome.code, message: outcome.error.message, results: [] };
+        : { sequence, code: outcome.code, message: wireMessage(outcome.error), results: [] };
       inFlight--;
       gate.write(response);
       observation.end(response.code, callerName);
@@ -125,11 +126,7 @@ async function enqueueMessage(
         : {
             committed: false,
             results: [],
-            rejections: result.rejections.map((r) => ({
-              index: r.index,
-              reason: rejectionReasonToProto(r.reason),
-              message: r.message,
-            })),
+            rejections: result.rejections.map(atomicRejectionToProto),
           },
     };
   }
