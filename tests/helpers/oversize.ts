@@ -39,10 +39,15 @@ export interface OversizeCase {
 export interface OversizeOptions {
   /** Length of a long string (characters, ASCII). */
   stringLength: number;
-  /** Entries of a long list or map. */
+  /** Entries of a long list or map; 0 for none. */
   listItems: number;
   /** The queue that exists (so a request gets past "no such queue"). */
   queue: string;
+  /**
+   * The values to put in each string field (a list gets one of them, a map
+   * one as a key and one as a value), instead of a long name and a long odd one.
+   */
+  strings?: readonly { label: string; value: string }[];
 }
 
 const registry = createFileRegistry(
@@ -101,10 +106,16 @@ function variantsOf(
   prefix: string,
 ): Variant[] {
   if (depth > 3) return [];
-  const long = 'a'.repeat(options.stringLength);
-  const odd = 'not a name! '.repeat(Math.ceil(options.stringLength / 12)).slice(0, options.stringLength);
+  const strings = options.strings ?? [
+    { label: 'long', value: 'a'.repeat(options.stringLength) },
+    {
+      label: 'long, odd',
+      value: 'not a name! '.repeat(Math.ceil(options.stringLength / 12)).slice(0, options.stringLength),
+    },
+  ];
   const many = (tag: string) =>
     Array.from({ length: options.listItems }, (_, i) => `${tag} ${i} ${'x'.repeat(48)}`);
+  const lists = options.listItems > 0;
   const variants: Variant[] = [];
   for (const field of message.fields) {
     const path = `${prefix}${field.name}`;
@@ -113,27 +124,30 @@ function variantsOf(
       else init[field.localName] = value;
     };
     if (field.fieldKind === 'scalar' && field.scalar === ScalarType.STRING) {
-      variants.push(
-        { what: `${path} (long)`, apply: set(long) },
-        { what: `${path} (long, odd)`, apply: set(odd) },
-      );
+      for (const { label, value } of strings)
+        variants.push({ what: `${path} (${label})`, apply: set(value) });
     } else if (
       field.fieldKind === 'list' &&
       field.listKind === 'scalar' &&
       field.scalar === ScalarType.STRING
     ) {
-      variants.push(
-        { what: `${path} (${options.listItems} entries)`, apply: set(many('not a name!')) },
-        { what: `${path} (one long entry)`, apply: set([long]) },
-      );
+      if (lists)
+        variants.push({ what: `${path} (${options.listItems} entries)`, apply: set(many('not a name!')) });
+      for (const { label, value } of strings)
+        variants.push({ what: `${path} (one entry, ${label})`, apply: set([value]) });
     } else if (field.fieldKind === 'map') {
-      const entries = (value: (i: number) => unknown) =>
-        Object.fromEntries(many('key').map((k, i) => [k, value(i)]));
-      if (field.mapKind === 'scalar' && field.scalar === ScalarType.STRING)
-        variants.push(
-          { what: `${path} (${options.listItems} entries)`, apply: set(entries(() => 'not a value!')) },
-          { what: `${path} (a long value)`, apply: set({ k: long }) },
-        );
+      if (field.mapKind === 'scalar' && field.scalar === ScalarType.STRING) {
+        if (lists) {
+          const entries = Object.fromEntries(many('key').map((k) => [k, 'not a value!']));
+          variants.push({ what: `${path} (${options.listItems} entries)`, apply: set(entries) });
+        }
+        for (const { label, value } of strings) {
+          variants.push(
+            { what: `${path} (a value, ${label})`, apply: set({ k: value }) },
+            { what: `${path} (a key, ${label})`, apply: set({ [value]: 'v' }) },
+          );
+        }
+      }
     } else if (field.fieldKind === 'message' && !field.message.typeName.startsWith('google.')) {
       for (const inner of variantsOf(field.message, options, depth + 1, `${path}.`)) {
         variants.push({
