@@ -180,7 +180,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       durability: config.server.durability,
       startedAtMs,
       maxMessageBytes: config.grpc.maxMessageBytes,
-      connectionLimits: config.grpc,
+      grpcLimits: config.grpc,
       nowMs: () => clock.nowMs(),
     },
     observer: telemetry.rpcObserver,

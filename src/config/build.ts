@@ -95,6 +95,7 @@ export function buildConfig(
     maxStreamsPerConnection: grpcScalars.maxStreamsPerConnection,
     handshakeTimeoutMs: grpcScalars.handshakeTimeoutMs,
     idleTimeoutMs: grpcScalars.idleTimeoutMs,
+    maxEventSubscribersPerKey: grpcScalars.maxEventSubscribersPerKey,
   };
 
   checkFailClosed(reader, server, grpc, admin, { grpcTable, adminTable });

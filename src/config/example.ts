@@ -97,6 +97,11 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 # reconnect on their next call). Open streams and long-polls keep it open.
 # idle_timeout_ms = "5m"
 
+# Events streams one API key may hold at once, of limits.max_event_subscribers:
+# one key cannot take every slot. Each waitFor / wait_for of the SDKs holds
+# one while it waits. Not applied without API keys.
+# max_event_subscribers_per_key = 250
+
 # TLS for gRPC: both files in PEM form, or leave [grpc.tls] out.
 # [grpc.tls]
 # cert_file = "/etc/sepp/tls/server.crt"

@@ -139,6 +139,7 @@ export const grpcSpec: SectionSpec<GrpcScalars> = {
     default: 10 * SECOND_MS,
   },
   idleTimeoutMs: { field: durationField({ min: 1 * SECOND_MS, max: 1 * DAY_MS }), default: 5 * MINUTE_MS },
+  maxEventSubscribersPerKey: { field: integerField({ min: 1, max: 100_000 }), default: 250 },
 };
 
 export const tlsSpec: SectionSpec<TlsFiles> = {

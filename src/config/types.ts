@@ -84,6 +84,12 @@ export interface GrpcConfig {
   readonly handshakeTimeoutMs: number;
   /** A connection with no call open for this long is closed; clients reconnect when they need to. */
   readonly idleTimeoutMs: number;
+  /**
+   * Events streams one API key may hold at once (a share of
+   * limits.max_event_subscribers), so one key cannot take every slot.
+   * Without keys there is no one to tell apart, and it does not apply.
+   */
+  readonly maxEventSubscribersPerKey: number;
 }
 
 export interface AdminUser {

@@ -12,11 +12,13 @@ export interface ServerFacts {
   startedAtMs: number;
   maxMessageBytes: number;
   /** Connections and calls per connection, and how long a connection may take or idle. */
-  connectionLimits: {
+  /** The [grpc] limits: connections, and what one key may hold. */
+  grpcLimits: {
     maxConnections: number;
     maxStreamsPerConnection: number;
     handshakeTimeoutMs: number;
     idleTimeoutMs: number;
+    maxEventSubscribersPerKey: number;
   };
   /** Wall clock for server_time_ms (the engine's clock). */
   nowMs: () => number;

@@ -96,7 +96,7 @@ function withMalformedRequests<T extends grpc.ServiceDefinition>(definition: T, 
 
 export function createRpcServer(options: RpcServerOptions): RpcServer {
   const { facts } = options;
-  const { connectionLimits } = facts;
+  const { grpcLimits } = facts;
   if (options.log !== undefined) routeGrpcLogs(options.log);
   const auth = new Authenticator(options.apiKeys);
   const credentials = options.tls
@@ -108,20 +108,20 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
     : grpc.ServerCredentials.createInsecure();
   // sepp accepts connections itself (connections.ts) and hands them to grpc-js.
   let injector: grpc.ConnectionInjector | undefined;
-  const connections = new Connections(connectionLimits, (socket) => injector?.injectConnection(socket));
+  const connections = new Connections(grpcLimits, (socket) => injector?.injectConnection(socket));
   const server = new grpc.Server({
     'grpc.max_receive_message_length': facts.maxMessageBytes,
     'grpc.max_send_message_length': facts.maxMessageBytes,
     'grpc.keepalive_time_ms': 60_000,
     'grpc.keepalive_permit_without_calls': 1,
     // Calls per connection: a client cannot hold unbounded server state on one connection.
-    'grpc.max_concurrent_streams': connectionLimits.maxStreamsPerConnection,
-    'grpc.max_connection_idle_ms': connectionLimits.idleTimeoutMs,
+    'grpc.max_concurrent_streams': grpcLimits.maxStreamsPerConnection,
+    'grpc.max_connection_idle_ms': grpcLimits.idleTimeoutMs,
     interceptors: [
       admissionInterceptor({
         auth,
         connections,
-        requestTimeoutMs: connectionLimits.handshakeTimeoutMs,
+        requestTimeoutMs: grpcLimits.handshakeTimeoutMs,
         observeRefusal: (method, code) =>
           options.observer?.callStarted({ method, parent: undefined }).end(code, undefined),
       }),

@@ -28,6 +28,7 @@ test('with no file, no variables and no flags every setting has its default', ()
     maxStreamsPerConnection: 1000,
     handshakeTimeoutMs: 10_000,
     idleTimeoutMs: 300_000,
+    maxEventSubscribersPerKey: 250,
   });
   assert.deepEqual(config.admin, {
     tls: null,

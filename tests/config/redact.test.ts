@@ -57,6 +57,7 @@ test('redaction replaces every secret and keeps everything else', () => {
     maxStreamsPerConnection: 1000,
     handshakeTimeoutMs: 10_000,
     idleTimeoutMs: 300_000,
+    maxEventSubscribersPerKey: 250,
   });
   assert.deepEqual((view.admin as { users: unknown }).users, [
     { name: 'alice', role: 'admin', passwordHash: '<redacted>' },

@@ -296,6 +296,7 @@ export function serverInfoFromProto(info: GetServerInfoResponse): ServerInfo {
       maxResultBytes: limits?.maxResultBytes ?? 0,
       maxProgressBytes: limits?.maxProgressBytes ?? 0,
       maxEventSubscribers: limits?.maxEventSubscribers ?? 0,
+      maxEventSubscribersPerKey: limits?.maxEventSubscribersPerKey ?? 0,
       eventBacklogEvents: limits?.eventBacklogEvents ?? 0,
       eventBacklogBytes: limits?.eventBacklogBytes ?? 0,
       eventResumeWindowMs: limits?.eventResumeWindowMs ?? 0,

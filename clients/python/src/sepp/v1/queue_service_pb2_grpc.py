@@ -633,7 +633,8 @@ class QueueServiceServicer(object):
     replay) says `caught_up`. Resumable after a disconnect from the last
     sequence seen while the server still keeps it.
     Errors: INVALID_ARGUMENT (a bad filter), RESOURCE_EXHAUSTED (too many
-    subscribers; or later, the subscriber fell behind the backlog),
+    subscribers, on the server or with this API key; or later, the
+    subscriber fell behind the backlog),
     OUT_OF_RANGE (a resume the backlog cannot serve), UNAVAILABLE (shutting
     down).
     """

@@ -515,6 +515,13 @@ export interface ServerLimits {
    * Default 1000. (Field 30: numbers below are kept for other limits.)
    */
   maxSchedules: number;
+  /**
+   * Events streams one API key may hold at once, a share of
+   * `max_event_subscribers` (grpc.max_event_subscribers_per_key); beyond it
+   * Events fails with RESOURCE_EXHAUSTED. Not applied when the server has no
+   * API keys. Default 250.
+   */
+  maxEventSubscribersPerKey: number;
 }
 
 /** The server's version, clock, durability and limits. */
@@ -3511,6 +3518,7 @@ function createBaseServerLimits(): ServerLimits {
     eventBacklogBytes: 0,
     eventResumeWindowMs: 0,
     maxSchedules: 0,
+    maxEventSubscribersPerKey: 0,
   };
 }
 
@@ -3593,6 +3601,9 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     }
     if (message.maxSchedules !== 0) {
       writer.uint32(240).int32(message.maxSchedules);
+    }
+    if (message.maxEventSubscribersPerKey !== 0) {
+      writer.uint32(248).int32(message.maxEventSubscribersPerKey);
     }
     return writer;
   },
@@ -3818,6 +3829,14 @@ export const ServerLimits: MessageFns<ServerLimits> = {
             message.maxSchedules = reader.int32();
             continue;
           }
+          case 31: {
+            if (tag !== 248) {
+              break;
+            }
+
+            message.maxEventSubscribersPerKey = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3962,6 +3981,11 @@ export const ServerLimits: MessageFns<ServerLimits> = {
         : isSet(object.max_schedules)
         ? globalThis.Number(object.max_schedules)
         : 0,
+      maxEventSubscribersPerKey: isSet(object.maxEventSubscribersPerKey)
+        ? globalThis.Number(object.maxEventSubscribersPerKey)
+        : isSet(object.max_event_subscribers_per_key)
+        ? globalThis.Number(object.max_event_subscribers_per_key)
+        : 0,
     };
   },
 
@@ -4045,6 +4069,9 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     if (message.maxSchedules !== 0) {
       obj.maxSchedules = Math.round(message.maxSchedules);
     }
+    if (message.maxEventSubscribersPerKey !== 0) {
+      obj.maxEventSubscribersPerKey = Math.round(message.maxEventSubscribersPerKey);
+    }
     return obj;
   },
 
@@ -4079,6 +4106,7 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     message.eventBacklogBytes = object.eventBacklogBytes ?? 0;
     message.eventResumeWindowMs = object.eventResumeWindowMs ?? 0;
     message.maxSchedules = object.maxSchedules ?? 0;
+    message.maxEventSubscribersPerKey = object.maxEventSubscribersPerKey ?? 0;
     return message;
   },
 };

@@ -641,7 +641,8 @@ export const QueueServiceService = {
    * replay) says `caught_up`. Resumable after a disconnect from the last
    * sequence seen while the server still keeps it.
    * Errors: INVALID_ARGUMENT (a bad filter), RESOURCE_EXHAUSTED (too many
-   * subscribers; or later, the subscriber fell behind the backlog),
+   * subscribers, on the server or with this API key; or later, the
+   * subscriber fell behind the backlog),
    * OUT_OF_RANGE (a resume the backlog cannot serve), UNAVAILABLE (shutting
    * down).
    */
@@ -1034,7 +1035,8 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    * replay) says `caught_up`. Resumable after a disconnect from the last
    * sequence seen while the server still keeps it.
    * Errors: INVALID_ARGUMENT (a bad filter), RESOURCE_EXHAUSTED (too many
-   * subscribers; or later, the subscriber fell behind the backlog),
+   * subscribers, on the server or with this API key; or later, the
+   * subscriber fell behind the backlog),
    * OUT_OF_RANGE (a resume the backlog cannot serve), UNAVAILABLE (shutting
    * down).
    */
@@ -1718,7 +1720,8 @@ export interface QueueServiceClient extends Client {
    * replay) says `caught_up`. Resumable after a disconnect from the last
    * sequence seen while the server still keeps it.
    * Errors: INVALID_ARGUMENT (a bad filter), RESOURCE_EXHAUSTED (too many
-   * subscribers; or later, the subscriber fell behind the backlog),
+   * subscribers, on the server or with this API key; or later, the
+   * subscriber fell behind the backlog),
    * OUT_OF_RANGE (a resume the backlog cannot serve), UNAVAILABLE (shutting
    * down).
    */
