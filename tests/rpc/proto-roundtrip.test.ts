@@ -159,6 +159,7 @@ test('ServerLimits and QueueSettings report every engine limit and queue setting
     'maxStreamsPerConnection',
     'handshakeTimeoutMs',
     'idleTimeoutMs',
+    'maxEventSubscribersPerKey',
   ];
   assert.deepEqual(
     Object.keys(ServerLimits.create()).sort(),
