@@ -36,7 +36,13 @@ import {
 import { type Clock, systemClock } from './engine/clock.ts';
 import { Engine } from './engine/engine.ts';
 import type { ScheduleEvent } from './engine/schedules/types.ts';
-import { createRpcServer, type ReloadReport, type RpcServer, removeStaleBackups } from './rpc/index.ts';
+import {
+  type BytesInFlightStats,
+  createRpcServer,
+  type ReloadReport,
+  type RpcServer,
+  removeStaleBackups,
+} from './rpc/index.ts';
 import { DataDirError } from './store/data-dir.ts';
 import { DiskReserve } from './store/disk-reserve.ts';
 import { DataDirInUseError, databaseFileName, openDataDir } from './store/open.ts';
@@ -73,6 +79,8 @@ export interface RunningServer {
   adminPort: number;
   /** Whether the server can serve now (what `GET /readyz` answers): not once shutdown began. */
   readiness(): Readiness;
+  /** Request bytes in flight per API key and per connection, and how often a call waited for room. */
+  bytesInFlight(): BytesInFlightStats;
   /** The configuration in force (a reload changes it). */
   config(): SeppConfig;
   /**
@@ -277,6 +285,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     grpcPort,
     adminPort: admin.address.port,
     readiness,
+    bytesInFlight: () => rpc.bytesInFlightStats(),
     config: current,
     reload: (request = {}) =>
       reloadWith(

@@ -36,6 +36,29 @@ export function resolveMaxMessageBytes(
   return configured;
 }
 
+/**
+ * A budget of request bytes in flight must hold one message of the largest
+ * size the server accepts, or such a message could never be read; when not
+ * set, it grows to fit.
+ */
+export function resolveBytesInFlight(
+  reader: ConfigReader,
+  key: string,
+  configured: number | undefined,
+  fallback: number,
+  maxMessageBytes: number,
+): number {
+  if (configured === undefined) return Math.max(fallback, maxMessageBytes);
+  if (configured < maxMessageBytes && !reader.failed.has(key)) {
+    reader.problem(
+      key,
+      `${configured} is smaller than grpc.max_message_bytes (${maxMessageBytes}), so a message of that size ` +
+        `could never be read; set it to at least ${maxMessageBytes}`,
+    );
+  }
+  return configured;
+}
+
 /** One port's side of the fail-closed rule: where it listens and what authenticates callers there. */
 export interface CredentialRule {
   readonly section: 'grpc' | 'admin';

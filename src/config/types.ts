@@ -90,6 +90,14 @@ export interface GrpcConfig {
    * Without keys there is no one to tell apart, and it does not apply.
    */
   readonly maxEventSubscribersPerKey: number;
+  /**
+   * Request bytes one connection may have in flight (read and not yet
+   * done with); a message is read on only once its bytes fit. At least
+   * maxMessageBytes.
+   */
+  readonly maxBytesInFlightPerConnection: number;
+  /** The same for all connections of one API key (of all callers, on a server without keys). */
+  readonly maxBytesInFlightPerKey: number;
 }
 
 export interface AdminUser {

@@ -19,6 +19,8 @@ export interface ServerFacts {
     handshakeTimeoutMs: number;
     idleTimeoutMs: number;
     maxEventSubscribersPerKey: number;
+    maxBytesInFlightPerConnection: number;
+    maxBytesInFlightPerKey: number;
   };
   /** Wall clock for server_time_ms (the engine's clock). */
   nowMs: () => number;

@@ -12,6 +12,7 @@ import { toSeppError } from '../engine/errors.ts';
 import { admissionInterceptor } from './admission.ts';
 import { type ApiKey, Authenticator } from './auth.ts';
 import { createBackupHandler } from './backup-stream.ts';
+import { BytesInFlight, type BytesInFlightStats } from './bytes-in-flight.ts';
 import type { BugReporter } from './call-guard.ts';
 import { type ConnectionStats, Connections } from './connections.ts';
 import { createEventsHandler } from './events-stream.ts';
@@ -44,6 +45,8 @@ export interface RpcServer {
   listen(host: string, port: number): Promise<number>;
   /** Connections open, and what the limits refused, for metrics. */
   connectionStats(): ConnectionStats;
+  /** Request bytes in flight per API key and per connection (grpc.max_bytes_in_flight_*). */
+  bytesInFlightStats(): BytesInFlightStats;
   /**
    * Graceful stop: refuse new calls, end open streams, answer waiting
    * long-polls with no jobs (the engine does that on close), then wait up to
@@ -109,6 +112,7 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
   // sepp accepts connections itself (connections.ts) and hands them to grpc-js.
   let injector: grpc.ConnectionInjector | undefined;
   const connections = new Connections(grpcLimits, (socket) => injector?.injectConnection(socket));
+  const bytesInFlight = new BytesInFlight(grpcLimits);
   const server = new grpc.Server({
     'grpc.max_receive_message_length': facts.maxMessageBytes,
     'grpc.max_send_message_length': facts.maxMessageBytes,
@@ -122,6 +126,7 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
         auth,
         connections,
         requestTimeoutMs: grpcLimits.handshakeTimeoutMs,
+        bytesInFlight,
         observeRefusal: (method, code) =>
           options.observer?.callStarted({ method, parent: undefined }).end(code, undefined),
       }),
@@ -162,6 +167,7 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
   return {
     listen: (host, port) => connections.listen(host, port),
     connectionStats: () => connections.stats(),
+    bytesInFlightStats: () => bytesInFlight.stats(),
     replaceApiKeys(keys) {
       ctx.auth.replaceKeys(keys);
       for (const stream of [...ctx.streams]) {

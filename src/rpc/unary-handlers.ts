@@ -296,6 +296,8 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
           handshakeTimeoutMs: facts.grpcLimits.handshakeTimeoutMs,
           idleTimeoutMs: facts.grpcLimits.idleTimeoutMs,
           maxEventSubscribersPerKey: facts.grpcLimits.maxEventSubscribersPerKey,
+          maxBytesInFlightPerConnection: facts.grpcLimits.maxBytesInFlightPerConnection,
+          maxBytesInFlightPerKey: facts.grpcLimits.maxBytesInFlightPerKey,
         },
         queueDefaults: queueSettingsToProto(engine.options.queueDefaults),
         strictQueues: engine.options.strictQueues,

@@ -160,6 +160,8 @@ test('ServerLimits and QueueSettings report every engine limit and queue setting
     'handshakeTimeoutMs',
     'idleTimeoutMs',
     'maxEventSubscribersPerKey',
+    'maxBytesInFlightPerConnection',
+    'maxBytesInFlightPerKey',
   ];
   assert.deepEqual(
     Object.keys(ServerLimits.create()).sort(),

@@ -297,6 +297,8 @@ export function serverInfoFromProto(info: GetServerInfoResponse): ServerInfo {
       maxProgressBytes: limits?.maxProgressBytes ?? 0,
       maxEventSubscribers: limits?.maxEventSubscribers ?? 0,
       maxEventSubscribersPerKey: limits?.maxEventSubscribersPerKey ?? 0,
+      maxBytesInFlightPerConnection: limits?.maxBytesInFlightPerConnection ?? 0,
+      maxBytesInFlightPerKey: limits?.maxBytesInFlightPerKey ?? 0,
       eventBacklogEvents: limits?.eventBacklogEvents ?? 0,
       eventBacklogBytes: limits?.eventBacklogBytes ?? 0,
       eventResumeWindowMs: limits?.eventResumeWindowMs ?? 0,

@@ -522,6 +522,20 @@ export interface ServerLimits {
    * API keys. Default 250.
    */
   maxEventSubscribersPerKey: number;
+  /**
+   * Request bytes one connection may have in flight: a message is read only
+   * once the bytes its 5-byte prefix declares fit, else reading that call
+   * waits (HTTP/2 flow control holds the client) until they do
+   * (grpc.max_bytes_in_flight_per_connection). A unary call holds its
+   * request's bytes until it is answered, a stream each message's until the
+   * server has taken it. At least `max_message_bytes`. Default 16 MiB.
+   */
+  maxBytesInFlightPerConnection: number;
+  /**
+   * The same for all connections of one API key, or of all callers on a
+   * server without keys (grpc.max_bytes_in_flight_per_key). Default 64 MiB.
+   */
+  maxBytesInFlightPerKey: number;
 }
 
 /** The server's version, clock, durability and limits. */
@@ -3519,6 +3533,8 @@ function createBaseServerLimits(): ServerLimits {
     eventResumeWindowMs: 0,
     maxSchedules: 0,
     maxEventSubscribersPerKey: 0,
+    maxBytesInFlightPerConnection: 0,
+    maxBytesInFlightPerKey: 0,
   };
 }
 
@@ -3604,6 +3620,12 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     }
     if (message.maxEventSubscribersPerKey !== 0) {
       writer.uint32(248).int32(message.maxEventSubscribersPerKey);
+    }
+    if (message.maxBytesInFlightPerConnection !== 0) {
+      writer.uint32(256).int64(message.maxBytesInFlightPerConnection);
+    }
+    if (message.maxBytesInFlightPerKey !== 0) {
+      writer.uint32(264).int64(message.maxBytesInFlightPerKey);
     }
     return writer;
   },
@@ -3837,6 +3859,22 @@ export const ServerLimits: MessageFns<ServerLimits> = {
             message.maxEventSubscribersPerKey = reader.int32();
             continue;
           }
+          case 32: {
+            if (tag !== 256) {
+              break;
+            }
+
+            message.maxBytesInFlightPerConnection = longToNumber(reader.int64());
+            continue;
+          }
+          case 33: {
+            if (tag !== 264) {
+              break;
+            }
+
+            message.maxBytesInFlightPerKey = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3986,6 +4024,16 @@ export const ServerLimits: MessageFns<ServerLimits> = {
         : isSet(object.max_event_subscribers_per_key)
         ? globalThis.Number(object.max_event_subscribers_per_key)
         : 0,
+      maxBytesInFlightPerConnection: isSet(object.maxBytesInFlightPerConnection)
+        ? globalThis.Number(object.maxBytesInFlightPerConnection)
+        : isSet(object.max_bytes_in_flight_per_connection)
+        ? globalThis.Number(object.max_bytes_in_flight_per_connection)
+        : 0,
+      maxBytesInFlightPerKey: isSet(object.maxBytesInFlightPerKey)
+        ? globalThis.Number(object.maxBytesInFlightPerKey)
+        : isSet(object.max_bytes_in_flight_per_key)
+        ? globalThis.Number(object.max_bytes_in_flight_per_key)
+        : 0,
     };
   },
 
@@ -4072,6 +4120,12 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     if (message.maxEventSubscribersPerKey !== 0) {
       obj.maxEventSubscribersPerKey = Math.round(message.maxEventSubscribersPerKey);
     }
+    if (message.maxBytesInFlightPerConnection !== 0) {
+      obj.maxBytesInFlightPerConnection = Math.round(message.maxBytesInFlightPerConnection);
+    }
+    if (message.maxBytesInFlightPerKey !== 0) {
+      obj.maxBytesInFlightPerKey = Math.round(message.maxBytesInFlightPerKey);
+    }
     return obj;
   },
 
@@ -4107,6 +4161,8 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     message.eventResumeWindowMs = object.eventResumeWindowMs ?? 0;
     message.maxSchedules = object.maxSchedules ?? 0;
     message.maxEventSubscribersPerKey = object.maxEventSubscribersPerKey ?? 0;
+    message.maxBytesInFlightPerConnection = object.maxBytesInFlightPerConnection ?? 0;
+    message.maxBytesInFlightPerKey = object.maxBytesInFlightPerKey ?? 0;
     return message;
   },
 };
