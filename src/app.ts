@@ -23,6 +23,7 @@ import {
 import { startAdmin, type TlsPem } from './app-admin.ts';
 import { apiKeysOf, createReloader, logReconciled, type ReloadRequest } from './app-reload.ts';
 import {
+  boundAddress,
   configWarnings,
   filePermissionWarnings,
   formatProblem,
@@ -35,7 +36,13 @@ import {
 import { type Clock, systemClock } from './engine/clock.ts';
 import { Engine } from './engine/engine.ts';
 import type { ScheduleEvent } from './engine/schedules/types.ts';
-import { createRpcServer, type ReloadReport, type RpcServer, removeStaleBackups } from './rpc/index.ts';
+import {
+  type BytesInFlightStats,
+  createRpcServer,
+  type ReloadReport,
+  type RpcServer,
+  removeStaleBackups,
+} from './rpc/index.ts';
 import { DataDirError } from './store/data-dir.ts';
 import { DiskReserve } from './store/disk-reserve.ts';
 import { DataDirInUseError, databaseFileName, openDataDir, SchemaTooNewError } from './store/open.ts';
@@ -72,6 +79,8 @@ export interface RunningServer {
   adminPort: number;
   /** Whether the server can serve now (what `GET /readyz` answers): not once shutdown began. */
   readiness(): Readiness;
+  /** Request bytes in flight per API key and per connection, and how often a call waited for room. */
+  bytesInFlight(): BytesInFlightStats;
   /** The configuration in force (a reload changes it). */
   config(): SeppConfig;
   /**
@@ -187,7 +196,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       durability: config.server.durability,
       startedAtMs,
       maxMessageBytes: config.grpc.maxMessageBytes,
-      connectionLimits: config.grpc,
+      grpcLimits: config.grpc,
       nowMs: () => clock.nowMs(),
     },
     observer: telemetry.rpcObserver,
@@ -255,6 +264,10 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       telemetry,
       logger,
       setLogLevel: deps.setLogLevel,
+      listening: {
+        grpc: boundAddress(config.server.grpcListen, grpcPort),
+        admin: boundAddress(config.server.adminListen, admin.address.port),
+      },
     });
   }
   logger.info('server.started', {
@@ -280,6 +293,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     grpcPort,
     adminPort: admin.address.port,
     readiness,
+    bytesInFlight: () => rpc.bytesInFlightStats(),
     config: current,
     reload: (request = {}) =>
       reloadWith(

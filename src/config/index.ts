@@ -4,11 +4,12 @@
  */
 
 export { roleFor } from './admin-roles.ts';
-export { ConfigError, type ConfigProblem, formatProblem } from './config-error.ts';
+export { boundMessage, messageBytesMax, summarizeList } from './bounded-message.ts';
+export { ConfigError, type ConfigProblem, formatProblem, formatProblems } from './config-error.ts';
 export { type ConfigEntry, describeConfig } from './config-view.ts';
 export { exampleConfig } from './example.ts';
 export { filePermissionWarnings } from './file-permissions.ts';
-export { parseListenAddress } from './listen-address.ts';
+export { boundAddress, type ListenAddress, parseListenAddress } from './listen-address.ts';
 export {
   checkConfigFile,
   loadConfig,
@@ -26,6 +27,7 @@ export {
 export { tomlKey } from './reader.ts';
 export { redactConfig } from './redact.ts';
 export { planReload } from './reload-plan.ts';
+export { checkReloadSafety } from './reload-safety.ts';
 export { credentialName } from './schema.ts';
 export { closestKey } from './suggest.ts';
 export { tlsFilesProblems } from './tls-files.ts';

@@ -175,6 +175,8 @@ def test_queue_settings_at_run_time_and_reload(client: sepp.Client, queue: str) 
     assert all(s.source != "override" for s in info.setting_values)
     report = client.reload_config(dry_run=True)
     assert report.applied is False and report.problems == () and report.changed == ()
+    allowed = client.reload_config(dry_run=True, allow_security_downgrade=True)
+    assert allowed.applied is False and allowed.problems == ()
     assert report.config_file is not None and report.config_file.endswith(".toml")
 
 

@@ -346,9 +346,20 @@ export class SeppClient {
     return serverInfoFromProto(response);
   }
 
-  /** Makes the server read its config file again, as SIGHUP does (admin key); `dryRun` only reports. */
-  reloadConfig(options: CallOptions & { dryRun?: boolean } = {}): Promise<ReloadReport> {
-    return reloadConfigCall(this.connection, options.dryRun ?? false, options);
+  /**
+   * Makes the server read its config file again, as SIGHUP does (admin key); `dryRun` only reports.
+   * A file that lowers security (no API keys, admin users, TLS or /metrics token where the running
+   * configuration has them) is refused unless `allowSecurityDowngrade` is set, and even then where
+   * the server listens on a non-loopback address without the matching `insecure_allow_unauthenticated`.
+   */
+  reloadConfig(
+    options: CallOptions & { dryRun?: boolean; allowSecurityDowngrade?: boolean } = {},
+  ): Promise<ReloadReport> {
+    return reloadConfigCall(
+      this.connection,
+      { dryRun: options.dryRun ?? false, allowSecurityDowngrade: options.allowSecurityDowngrade ?? false },
+      options,
+    );
   }
 
   // ------------------------------------------------------------------ flat aliases

@@ -360,10 +360,20 @@ class Client:
         response = read_call(self._conn, self._conn.stub.GetServerInfo, admin_pb2.GetServerInfoRequest(), deadline_ms)
         return server_info_from_proto(response)
 
-    def reload_config(self, *, dry_run: bool = False, deadline_ms: int | None = None) -> ReloadReport:
+    def reload_config(
+        self,
+        *,
+        dry_run: bool = False,
+        allow_security_downgrade: bool = False,
+        deadline_ms: int | None = None,
+    ) -> ReloadReport:
         """Makes the server read its config file again, as SIGHUP does (admin key); with
-        `dry_run`, only reports what would change."""
-        request = admin_pb2.ReloadConfigRequest(dry_run=dry_run)
+        `dry_run`, only reports what would change. A file that lowers security (no API
+        keys, admin users, TLS or /metrics token where the running configuration has
+        them) is refused unless `allow_security_downgrade` is set."""
+        request = admin_pb2.ReloadConfigRequest(
+            dry_run=dry_run, allow_security_downgrade=allow_security_downgrade
+        )
         return reload_report_from_proto(read_call(self._conn, self._conn.stub.ReloadConfig, request, deadline_ms))
 
     # ------------------------------------------------------------------ flat aliases
