@@ -192,7 +192,7 @@ async function serverRound(
       durability: 'relaxed',
       startedAtMs: Date.now(),
       maxMessageBytes: config.grpc.maxMessageBytes,
-      connectionLimits: config.grpc,
+      grpcLimits: config.grpc,
       nowMs: () => Date.now(),
     },
     ...(telemetry === undefined ? {} : { observer: telemetry.rpcObserver }),

@@ -17,21 +17,13 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from './engine-lib.ts';
 import { flood } from './lib/flood.ts';
-import { freePort, waitForPort } from './lib/net.ts';
-import { spawnTracked } from './lib/processes.ts';
+import { rssMib, startSeppServe } from './lib/sepp-serve.ts';
 
 const args = parseArgs(process.argv.slice(2));
 const calls = Number(args.get('calls') ?? 200);
 const connections = Number(args.get('connections') ?? 10);
 const messageBytes = Number(args.get('message-mib') ?? 4) * 1024 * 1024;
 const root = new URL('..', import.meta.url).pathname;
-
-function rssMib(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
-    .split('\n')
-    .find((l) => l.startsWith('VmRSS:'));
-  return Number(line?.replace(/\D+/g, '') ?? 0) / 1024;
-}
 
 async function measure(path: string): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'sepp-flood-'));
@@ -43,32 +35,9 @@ async function measure(path: string): Promise<void> {
       mode: 0o600,
     },
   );
-  const grpcPort = await freePort();
-  const adminPort = await freePort();
-  const server = await spawnTracked(
-    {
-      name: 'sepp',
-      command: process.execPath,
-      args: [
-        '--import',
-        'tsx',
-        join(root, 'src/cli/main.ts'),
-        'serve',
-        '--config',
-        config,
-        '--data-dir',
-        join(dir, 'data'),
-        '--grpc-listen',
-        `127.0.0.1:${grpcPort}`,
-        '--admin-listen',
-        `127.0.0.1:${adminPort}`,
-      ],
-      cwd: root,
-    },
-    dir,
-  );
+  const server = await startSeppServe({ srcDir: root, config, dir });
+  const grpcPort = server.grpcPort;
   try {
-    await waitForPort(grpcPort, 30_000);
     await sleep(1000);
     const before = rssMib(server.pid);
     let peak = before;

@@ -8,5 +8,12 @@
 // The single executable (`npm run build` → dist/sepp) needs none of this.
 import { register } from 'tsx/esm/api';
 
+// `npm start` runs the server: alone, or with flags (`npm start -- --data-dir d`), it means
+// `sepp serve`; with a command (`npm start -- queues --json`), that command. `sepp` alone
+// prints the help instead.
+const [first] = process.argv.slice(2);
+if (process.env.npm_lifecycle_event === 'start' && (first === undefined || first.startsWith('-'))) {
+  process.argv.splice(2, 0, 'serve');
+}
 register();
 await import('../src/cli/main.ts');

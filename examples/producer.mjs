@@ -2,14 +2,16 @@
  * A producer: enqueues two jobs and exits. An ES module (.mjs); in a CommonJS file,
  * `const { SeppClient } = require('@sepp-queue/client');` instead of the import.
  *
- *   SEPP_SERVER=127.0.0.1:50051 node producer.mjs
+ *   SEPP_SERVER=127.0.0.1:50051 SEPP_API_KEY=sepp_… node producer.mjs
  *
  * The marked region is the quickstart in docs/quickstart.md (a test keeps them equal).
  */
 // #region quickstart
 import { SeppClient } from '@sepp-queue/client';
 
-const client = SeppClient.connect(process.env.SEPP_SERVER ?? '127.0.0.1:50051');
+// The server (default 127.0.0.1:50051) and the API key (none: a server on 127.0.0.1 without
+// keys needs none), from where `sepp admin new-api-key` says to put them.
+const client = SeppClient.connect(process.env.SEPP_SERVER, { apiKey: process.env.SEPP_API_KEY });
 
 async function main() {
   for (const to of ['ada@example.com', 'grace@example.com']) {
@@ -20,7 +22,7 @@ async function main() {
 
 main()
   .catch((error) => {
-    console.error(error);
+    console.error(`producer: ${error.message}`); // One line, e.g. that the server needs an API key.
     process.exitCode = 1;
   })
   .finally(() => client.close());

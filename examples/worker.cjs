@@ -3,15 +3,16 @@
  * Ctrl-C (or SIGTERM), then lets running jobs finish and exits. CommonJS (.cjs);
  * in an ES module, `import { SeppClient } from '@sepp-queue/client';` instead.
  *
- *   SEPP_SERVER=127.0.0.1:50051 node worker.cjs
+ *   SEPP_SERVER=127.0.0.1:50051 SEPP_API_KEY=sepp_… node worker.cjs
  *
  * The marked region is the quickstart in docs/quickstart.md (a test keeps them equal).
  */
 // #region quickstart
 const { SeppClient } = require('@sepp-queue/client');
 
-const client = SeppClient.connect(process.env.SEPP_SERVER ?? '127.0.0.1:50051');
-client.worker({
+// The server and the API key, as in producer.mjs.
+const client = SeppClient.connect(process.env.SEPP_SERVER, { apiKey: process.env.SEPP_API_KEY });
+const worker = client.worker({
   queues: ['emails'],
   concurrency: 10,
   handlers: {
@@ -23,4 +24,9 @@ client.worker({
 });
 process.once('SIGINT', () => client.close()); // Ctrl-C: lets running jobs finish, then exits.
 process.once('SIGTERM', () => client.close());
+// A refused API key stops the worker: say so in one line and exit 1.
+worker.wait().catch((error) => {
+  console.error(`worker: ${error.message}`);
+  process.exitCode = 1;
+});
 // #endregion quickstart

@@ -25,7 +25,8 @@ async function build(job: WorkerJob<Report>): Promise<{ url: string }> {
   return { url: `https://files.example.com/report-${job.data.week}.pdf` };
 }
 
-const client = SeppClient.connect(process.env.SEPP_SERVER ?? '127.0.0.1:50051');
+// The server and the API key from where `sepp admin new-api-key` says to put them.
+const client = SeppClient.connect(process.env.SEPP_SERVER, { apiKey: process.env.SEPP_API_KEY });
 client.worker({ queues: ['emails'], concurrency: 10, handlers: { send } });
 client.worker({ queues: ['reports'], handlers: { build } });
 process.once('SIGINT', () => void client.close()); // Ctrl-C: lets running jobs finish, then exits.

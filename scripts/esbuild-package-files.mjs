@@ -1,7 +1,7 @@
 // esbuild plugin for build.mjs: keeps dependencies that read their own files by
 // `__dirname` working in the bundle and in the single executable.
 //
-// grpc-health-check and @grpc/reflection (and parts of @grpc/grpc-js) load `.proto` files
+// grpc-health-check (and parts of @grpc/grpc-js) load `.proto` files
 // from `${__dirname}/../../proto` at run time. Bundled, `__dirname` is the bundle's
 // directory and the files are not there. This plugin starts every such module in
 // node_modules with `var __dirname = …packageDir(…)` (src/platform/package-files.ts decides

@@ -1,20 +1,58 @@
 #!/usr/bin/env node
-// Runs every tests/**/*.test.ts through node:test with tsx as the loader.
-// Node 20's `--test` does not expand globs, so the file list is built here.
-// Usage: node scripts/run-tests.mjs [substring filter...]
+// Runs tests/**/*.test.ts, each file in its own node process with tsx as the loader
+// and node:test's spec reporter, two at a time (SEPP_TEST_CONCURRENCY), and ends with
+// a summary: the slowest files, the counts, and every file that failed, was cancelled
+// or could not run with the first line of why. The exit code is 0 exactly when that
+// summary says "passed".
 //
-// Every server the tests start logs into a fresh directory (SEPP_TEST_LOG_DIR),
-// where the tests also register every secret they use; after the run, no
-// captured line may hold one (scripts/secret-grep.mjs), and a full run must
-// have captured lines, servers and secrets at all.
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+// Usage: node scripts/run-tests.mjs [--tier fast|system] [--checks] [substring filter...]
+//   --tier    only the files of one tier (scripts/test-tiers.mjs says which and why)
+//   --checks  also the type check and the lint (`npm run typecheck`, `npm run lint`),
+//             run beside the files and summed up with them
+//   filters   only the files whose path contains one of them
+//
+// - A file's output is printed whole when it ends, so two files never interleave.
+// - Files start longest first, by the durations of earlier runs on this machine
+//   (node_modules/.cache/sepp-tests/durations.json), so the longest does not start last.
+// - When a selected file starts `sepp` processes, the server and CLI are bundled once
+//   (build.mjs --bundle-only) and every test uses that bundle (SEPP_TEST_BUNDLE,
+//   tests/helpers/test-run.ts) instead of compiling the sources under tsx each time.
+// - Each file's process gets its tier in SEPP_TEST_TIER: the helpers that start a
+//   process or a browser refuse in a fast-tier file.
+// - Every server the tests start logs into a fresh directory (SEPP_TEST_LOG_DIR), where
+//   the tests also register every secret they use; after the run, no captured line may
+//   hold one (scripts/secret-grep.mjs), and a whole tier must have captured lines,
+//   servers and secrets at all.
+import { spawn, spawnSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
+import { parseArgs } from 'node:util';
 import { checkCapturedLogs } from './secret-grep.mjs';
+import { checkResult, fileResult, summary } from './test-report.mjs';
+import { needsBundle, tierOf, tiers } from './test-tiers.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
-const filters = process.argv.slice(2);
+const { values: flags, positionals: filters } = parseArgs({
+  allowPositionals: true,
+  options: { tier: { type: 'string' }, checks: { type: 'boolean', default: false } },
+});
+if (flags.tier !== undefined && !tiers.includes(flags.tier)) {
+  console.error(`--tier ${flags.tier}: the tiers are ${tiers.join(' and ')}`);
+  process.exit(2);
+}
+// The tests to run; SEPP_TEST_DIR lets tests/runner/run-tests.test.ts run this on fixtures.
+const fixtures = process.env.SEPP_TEST_DIR !== undefined;
+const testsDir = process.env.SEPP_TEST_DIR ?? join(root, 'tests');
 
 function collect(dir) {
   const found = [];
@@ -27,24 +65,156 @@ function collect(dir) {
   return found;
 }
 
-const files = collect(join(root, 'tests'))
+const files = collect(testsDir)
   .map((f) => relative(root, f))
+  .filter((f) => flags.tier === undefined || tierOf(f) === flags.tier)
   .filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)))
   .sort();
 if (files.length === 0) {
-  console.error(`no test files match ${filters.join(' ')}`);
+  const asked = [flags.tier && `--tier ${flags.tier}`, ...filters].filter(Boolean).join(' ');
+  console.error(`no test files match ${asked}`);
   process.exit(1);
 }
-const concurrency = process.env.SEPP_TEST_CONCURRENCY ?? '2';
-const logDir = mkdtempSync(join(tmpdir(), 'sepp-test-logs-'));
-const result = spawnSync(
-  process.execPath,
-  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...files],
-  { cwd: root, stdio: 'inherit', env: { ...process.env, SEPP_TEST_LOG_DIR: logDir } },
+
+const label = flags.tier === undefined ? 'tests' : `the ${flags.tier} tier`;
+const concurrency = Math.max(1, Number(process.env.SEPP_TEST_CONCURRENCY ?? '2') || 2);
+const started = performance.now();
+const work = mkdtempSync(join(tmpdir(), 'sepp-test-run-'));
+const logDir = join(work, 'logs');
+mkdirSync(logDir);
+
+/** Durations (ms) of earlier runs, to start the longest files first. */
+const durationsFile = join(root, 'node_modules', '.cache', 'sepp-tests', 'durations.json');
+const known = existsSync(durationsFile) ? JSON.parse(readFileSync(durationsFile, 'utf8')) : {};
+/** Without a duration on record, system-tier files (processes, builds) go first. */
+const estimate = (f) => known[f] ?? (tierOf(f) === 'system' ? 60_000 : 5_000);
+
+/** The type check and the lint, when asked for: multi-threaded, so they start first. */
+const checks = flags.checks
+  ? ['typecheck', 'lint'].map((script) => ({ check: `npm run ${script}`, script }))
+  : [];
+const queue = [...checks, ...[...files].sort((a, b) => estimate(b) - estimate(a)).map((file) => ({ file }))];
+
+let bundleDir;
+const env = { ...process.env, SEPP_TEST_LOG_DIR: logDir };
+if (files.some(needsBundle) && process.env.SEPP_TEST_BUNDLE === undefined) {
+  bundleDir = join(root, 'dist', `test-bundle-run-${process.pid}`);
+  const build = spawnSync(
+    process.execPath,
+    [join(root, 'build.mjs'), '--bundle-only', '--out-dir', bundleDir],
+    {
+      cwd: root,
+      encoding: 'utf8',
+    },
+  );
+  if (build.status !== 0) {
+    rmSync(bundleDir, { recursive: true, force: true });
+    console.error(
+      `${build.stdout}${build.stderr}\nbundling the server for the tests failed (node build.mjs --bundle-only)`,
+    );
+    process.exit(1);
+  }
+  env.SEPP_TEST_BUNDLE = join(bundleDir, 'sepp.cjs');
+}
+const cleanUp = () => {
+  if (bundleDir !== undefined) rmSync(bundleDir, { recursive: true, force: true });
+};
+process.on('SIGINT', () => {
+  cleanUp();
+  process.exit(130);
+});
+
+/** Runs a command with its output collected; resolves once it has exited. */
+function run(command, args, childEnv) {
+  const child = spawn(command, args, { cwd: root, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => {
+    output += chunk;
+  });
+  child.stderr.on('data', (chunk) => {
+    output += chunk;
+    stderr += chunk;
+  });
+  const startedMs = performance.now();
+  return new Promise((resolve) => {
+    child.on('close', (code, signal) =>
+      resolve({ code, signal, output, stderr, durationMs: performance.now() - startedMs }),
+    );
+  });
+}
+
+/** Runs one test file in its own process. */
+async function runFile(file, index) {
+  const eventsFile = join(work, `events-${index}.jsonl`);
+  const reporter = join(root, 'scripts', 'test-events-reporter.mjs');
+  const ran = await run(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      `--test-reporter=${reporter}`,
+      `--test-reporter-destination=${eventsFile}`,
+      file,
+    ],
+    { ...env, SEPP_TEST_TIER: tierOf(file) },
+  );
+  const lines = existsSync(eventsFile)
+    ? readFileSync(eventsFile, 'utf8')
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line))
+    : [];
+  const events = lines.filter((e) => e.cpuMs === undefined);
+  const cpuMs = lines.find((e) => e.cpuMs !== undefined)?.cpuMs;
+  return { output: ran.output, result: fileResult({ ...ran, file, cpuMs, events }) };
+}
+
+/** Runs `npm run SCRIPT` (the type check, the lint). */
+async function runCheck(check, script) {
+  const ran = await run('npm', ['run', '--silent', script], env);
+  return { output: ran.output, result: checkResult({ ...ran, file: check }) };
+}
+
+const results = [];
+let startedJobs = 0;
+await Promise.all(
+  Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
+    for (let job = queue.shift(); job !== undefined; job = queue.shift()) {
+      const index = startedJobs++;
+      const { output, result } =
+        job.file !== undefined ? await runFile(job.file, index) : await runCheck(job.check, job.script);
+      const verdict = result.ok ? 'ok' : `FAILED (${result.problems.join(', ')})`;
+      process.stdout.write(
+        `\n── ${result.file}: ${verdict}, ${(result.durationMs / 1000).toFixed(1)} s\n${output}`,
+      );
+      results.push(result);
+    }
+  }),
 );
-const secrets = checkCapturedLogs(logDir, { requireEvidence: filters.length === 0 });
-console.log(secrets.summary);
-for (const problem of secrets.problems) console.error(`secret check: ${problem}`);
-if (secrets.ok) rmSync(logDir, { recursive: true, force: true });
-else console.error(`secret check: the captured logs are kept in ${logDir}`);
-process.exit(secrets.ok ? (result.status ?? 1) : 1);
+cleanUp();
+
+if (!fixtures) {
+  for (const r of results) if (r.events !== undefined) known[r.file] = Math.round(r.durationMs);
+  mkdirSync(dirname(durationsFile), { recursive: true });
+  writeFileSync(durationsFile, `${JSON.stringify(known, null, 1)}\n`);
+}
+
+// A whole tier (no filter) must have captured something for the secret check to mean anything.
+const secrets = checkCapturedLogs(logDir, { requireEvidence: filters.length === 0 && !fixtures });
+if (secrets.ok) rmSync(work, { recursive: true, force: true });
+const report = summary(results, {
+  wallMs: performance.now() - started,
+  label,
+  extra: [secrets.summary],
+  extraProblems: secrets.ok
+    ? []
+    : [
+        ...secrets.problems.map((p) => `secret check: ${p}`),
+        `secret check: the captured logs are kept in ${logDir}`,
+      ],
+});
+console.log(`\n${report.lines.join('\n')}`);
+process.exit(report.ok ? 0 : 1);

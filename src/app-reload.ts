@@ -8,13 +8,20 @@
  * is refused as a whole, with the messages a start would give, and the
  * running configuration stays. What needs a restart (listen addresses, data
  * directory, TLS, durability, limits) keeps its running value and is named in
- * the log line and the report. Reloads run one at a time.
+ * the log line and the report. A file that would lower security (no keys, no
+ * users, no TLS, no /metrics token) is refused unless the request allows it
+ * explicitly, and never where the start-up rule refuses it for the address
+ * the server listens on (config/reload-safety.ts); SIGHUP never allows it.
+ * Every result, applied, refused or a dry run, is in the audit log with the
+ * names of what changed, never a secret. Reloads run one at a time.
  */
 import type { AdminApp } from './admin/index.ts';
 import {
   ConfigError,
   type ConfigProblem,
+  checkReloadSafety,
   formatProblem,
+  type ListenAddress,
   overrideConflicts,
   planReload,
   type SeppConfig,
@@ -33,6 +40,8 @@ export interface ReloadParts {
   telemetry: Pick<Telemetry, 'reconfigure'>;
   logger: Logger;
   setLogLevel: ((level: LogLevel) => void) | undefined;
+  /** The addresses the servers listen on, with the ports they bound: a new address waits for a restart. */
+  listening: { grpc: ListenAddress; admin: ListenAddress };
 }
 
 export interface ReloadRequest {
@@ -42,6 +51,12 @@ export interface ReloadRequest {
   actor: string;
   /** The door it came through (`grpc`, `cli`), kept in the audit entry's details. */
   via?: string;
+  /**
+   * Let a change that lowers security through (no keys, users, TLS or /metrics
+   * token) where the start-up rule allows it. Only an explicit request sets
+   * it (`sepp config reload --allow-security-downgrade`); SIGHUP never does.
+   */
+  allowSecurityDowngrade?: boolean;
 }
 
 export function apiKeysOf(config: SeppConfig): ApiKey[] {
@@ -70,17 +85,54 @@ export function createReloader(initial: SeppConfig, parts: ReloadParts) {
   let current = initial;
   let queue: Promise<unknown> = Promise.resolve();
 
-  const refuse = (problems: readonly ConfigProblem[], request: ReloadRequest): ReloadReport => {
+  /** Writes the reload's audit entry; a refusal or a dry run is reported even when the entry cannot be written. */
+  const audit = async (request: ReloadRequest, file: string | null, details: Record<string, unknown>) => {
+    const entry: Parameters<Engine['recordAudit']>[0] = {
+      actor: request.actor,
+      action: 'config.reload',
+      target: `config:${file ?? '(none)'}`,
+      details: {
+        ...(request.via === undefined ? {} : { via: request.via }),
+        ...(request.allowSecurityDowngrade === true ? { allowSecurityDowngrade: true } : {}),
+        ...details,
+      },
+    };
+    if (details.result === 'applied') {
+      await parts.engine.recordAudit(entry);
+      return;
+    }
+    try {
+      await parts.engine.recordAudit(entry);
+    } catch (error) {
+      parts.logger.warn('config.reload_audit_failed', {
+        result: String(details.result),
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
+  };
+
+  const refuse = async (
+    problems: readonly ConfigProblem[],
+    request: ReloadRequest,
+    downgrades: readonly string[] = [],
+  ): Promise<ReloadReport> => {
     const file = current.configFile ?? '(no config file)';
     if (request.dryRun !== true) {
       parts.logger.error('config.reload_refused', {
         file,
         by: request.actor,
         problems: problems.map(formatProblem).join('; '),
+        ...(downgrades.length === 0 ? {} : { security_downgrade: downgrades.join(', ') }),
         detail:
           'the file has problems, so nothing changed: the server keeps running on its previous configuration',
       });
     }
+    // Setting names only: a problem's message may quote the file, secrets included.
+    await audit(request, current.configFile, {
+      result: request.dryRun === true ? 'dry_run' : 'refused',
+      problems: problems.map((p) => p.key),
+      ...(downgrades.length === 0 ? {} : { securityDowngrades: downgrades }),
+    });
     return {
       applied: false,
       changed: [],
@@ -98,6 +150,13 @@ export function createReloader(initial: SeppConfig, parts: ReloadParts) {
       if (error instanceof ConfigError) return refuse(error.problems, request);
       throw error;
     }
+    const safety = checkReloadSafety({
+      running: current,
+      next,
+      listening: parts.listening,
+      allowSecurityDowngrade: request.allowSecurityDowngrade === true,
+    });
+    if (safety.problems.length > 0) return refuse(safety.problems, request, safety.downgrades);
     const conflicts = overrideConflicts(next, current, parts.engine.queueSettingOverrides());
     if (conflicts.length > 0) return refuse(conflicts, request);
     const plan = planReload(current, next);
@@ -108,7 +167,15 @@ export function createReloader(initial: SeppConfig, parts: ReloadParts) {
       problems: [],
       configFile: next.configFile,
     };
-    if (request.dryRun === true) return report;
+    const outcome = {
+      changed: report.changed,
+      restartRequired: report.restartRequired,
+      ...(safety.downgrades.length === 0 ? {} : { securityDowngrades: safety.downgrades }),
+    };
+    if (request.dryRun === true) {
+      await audit(request, next.configFile, { result: 'dry_run', ...outcome });
+      return report;
+    }
     const config = plan.config;
     // The steps that write the database go first: if the first fails, nothing has changed.
     await parts.engine.reconfigureQueues(config.engine);
@@ -125,23 +192,21 @@ export function createReloader(initial: SeppConfig, parts: ReloadParts) {
     parts.setLogLevel?.(config.server.logLevel);
     parts.telemetry.reconfigure(config.telemetry);
     current = config;
-    await parts.engine.recordAudit({
-      actor: request.actor,
-      action: 'config.reload',
-      target: `config:${config.configFile ?? '(none)'}`,
-      details: {
-        ...(request.via === undefined ? {} : { via: request.via }),
-        changed: report.changed,
-        restartRequired: report.restartRequired,
-        endedSessionsOf: endedUsers,
-      },
-    });
+    await audit(request, config.configFile, { result: 'applied', ...outcome, endedSessionsOf: endedUsers });
     parts.logger.info('config.reloaded', {
       file: config.configFile ?? '(no config file)',
       by: request.actor,
       changed: report.changed.length === 0 ? 'nothing' : report.changed.join('; '),
       ...(endedUsers.length === 0 ? {} : { sessions_ended_for: endedUsers.join(', ') }),
     });
+    if (safety.downgrades.length > 0) {
+      parts.logger.warn('config.security_downgraded', {
+        settings: safety.downgrades.join(', '),
+        by: request.actor,
+        detail:
+          'allowed by the request (allow_security_downgrade): security is lower than before this reload',
+      });
+    }
     if (report.restartRequired.length > 0) {
       parts.logger.warn('config.restart_required', {
         settings: report.restartRequired.join('; '),

@@ -22,6 +22,7 @@ import {
 import { startAdmin, type TlsPem } from './app-admin.ts';
 import { apiKeysOf, createReloader, logReconciled, type ReloadRequest } from './app-reload.ts';
 import {
+  boundAddress,
   configWarnings,
   filePermissionWarnings,
   formatProblem,
@@ -34,9 +35,15 @@ import {
 import { type Clock, systemClock } from './engine/clock.ts';
 import { Engine } from './engine/engine.ts';
 import type { ScheduleEvent } from './engine/schedules/types.ts';
-import { createRpcServer, type ReloadReport, type RpcServer, removeStaleBackups } from './rpc/index.ts';
+import {
+  type BytesInFlightStats,
+  createRpcServer,
+  type ReloadReport,
+  type RpcServer,
+  removeStaleBackups,
+} from './rpc/index.ts';
 import { DataDirError } from './store/sqlite/data-dir.ts';
-import { DataDirInUseError } from './store/sqlite/open.ts';
+import { DataDirInUseError, SchemaTooNewError } from './store/sqlite/open.ts';
 import { openSqliteStore, type SqliteStore } from './store/sqlite/sqlite-store.ts';
 import { type Logger, type LogLevel, Telemetry } from './telemetry/index.ts';
 
@@ -71,6 +78,8 @@ export interface RunningServer {
   adminPort: number;
   /** Whether the server can serve now (what `GET /readyz` answers): not once shutdown began. */
   readiness(): Promise<Readiness>;
+  /** Request bytes in flight per API key and per connection, and how often a call waited for room. */
+  bytesInFlight(): BytesInFlightStats;
   /** The configuration in force (a reload changes it). */
   config(): SeppConfig;
   /**
@@ -119,9 +128,17 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       walCheckpoints: config.server.walCheckpoints,
       diskReserveBytes: config.server.diskReserveBytes,
       ...(deps.nativeBinding === undefined ? {} : { nativeBinding: deps.nativeBinding }),
+      // An upgrade's schema changes, one line each (docs/upgrading.md).
+      onMigrated: (applied) => {
+        for (const step of applied) logger.info('store.migrated', { ...step });
+      },
     });
   } catch (error) {
-    if (error instanceof DataDirInUseError || error instanceof DataDirError)
+    if (
+      error instanceof DataDirInUseError ||
+      error instanceof DataDirError ||
+      error instanceof SchemaTooNewError
+    )
       throw new StartupError(`${error.message} (--data-dir, server.data_dir)`);
     throw error;
   }
@@ -178,7 +195,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       durability: config.server.durability,
       startedAtMs,
       maxMessageBytes: config.grpc.maxMessageBytes,
-      connectionLimits: config.grpc,
+      grpcLimits: config.grpc,
       nowMs: () => clock.nowMs(),
     },
     observer: telemetry.rpcObserver,
@@ -246,6 +263,10 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       telemetry,
       logger,
       setLogLevel: deps.setLogLevel,
+      listening: {
+        grpc: boundAddress(config.server.grpcListen, grpcPort),
+        admin: boundAddress(config.server.adminListen, admin.address.port),
+      },
     });
   }
   logger.info('server.started', {
@@ -271,6 +292,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     grpcPort,
     adminPort: admin.address.port,
     readiness,
+    bytesInFlight: () => rpc.bytesInFlightStats(),
     config: current,
     reload: (request = {}) =>
       reloadWith(

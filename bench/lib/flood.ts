@@ -1,7 +1,8 @@
 /**
- * Calls without an API key, many at once, each with a large body: what an
- * attacker who can reach the gRPC port but holds no key can make the server
- * buffer. Used by bench/unauthenticated-flood.ts and its test.
+ * Calls without an API key (or with one), many at once, each with a large
+ * body: what an attacker who can reach the gRPC port (and holds a key) can
+ * make the server buffer. Used by bench/unauthenticated-flood.ts,
+ * bench/keyed-flood.ts and their tests.
  */
 import { type ClientHttp2Session, connect } from 'node:http2';
 import { grpcFrame, http2Call } from './http2-call.ts';
@@ -16,11 +17,15 @@ export interface FloodOptions {
   connections: number;
   /** Bytes of each call's one message (a complete message of this length is sent). */
   messageBytes: number;
+  /** The message to send instead of `messageBytes` bytes of `a` (a real request). */
+  message?: Uint8Array;
+  /** Headers each call sends (an `authorization` with a key). */
+  headers?: Record<string, string>;
 }
 
 /** Runs the calls at once; resolves with how many ended with each grpc-status (`none`: no status). */
 export async function flood(options: FloodOptions): Promise<Record<string, number>> {
-  const message = grpcFrame(Buffer.alloc(options.messageBytes, 0x61));
+  const message = grpcFrame(options.message ?? Buffer.alloc(options.messageBytes, 0x61));
   const sessions: ClientHttp2Session[] = [];
   for (let i = 0; i < options.connections; i++) {
     // The client queues what the server does not read: without room for it (Node's default is
@@ -33,7 +38,10 @@ export async function flood(options: FloodOptions): Promise<Record<string, numbe
   try {
     await Promise.all(
       Array.from({ length: options.calls }, (_, i) =>
-        http2Call(sessions[i % sessions.length]!, options.path, { body: message }).then((code) => {
+        http2Call(sessions[i % sessions.length]!, options.path, {
+          body: message,
+          ...(options.headers === undefined ? {} : { headers: options.headers }),
+        }).then((code) => {
           codes[code] = (codes[code] ?? 0) + 1;
         }),
       ),

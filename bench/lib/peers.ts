@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { postgresBinDir } from '../../tests/helpers/postgres.ts';
 import { natsServerPath } from '../systems/nats.ts';
 
 /** The binaries each peer needs; sepp's drivers will need none from outside. */
@@ -9,6 +10,8 @@ const needs: Readonly<Record<string, readonly string[]>> = {
   beanstalkd: ['/usr/bin/beanstalkd'],
   nats210: [natsServerPath('2.10')],
   nats29: [natsServerPath('2.9')],
+  pgboss: [`${postgresBinDir}/postgres`],
+  graphile: [`${postgresBinDir}/postgres`],
 };
 
 /**

@@ -9,7 +9,9 @@ import { availableParallelism } from 'node:os';
 /** Kernel clock ticks per second for /proc/PID/stat times; 100 on every Linux we run on. */
 const ticksPerSecond = 100;
 
-interface StatFields {
+export interface StatFields {
+  /** R, S, D, Z (exited, not yet reaped by its parent)… */
+  readonly state: string;
   readonly ppid: number;
   /** utime + stime, in ticks. */
   readonly ownTicks: number;
@@ -17,7 +19,7 @@ interface StatFields {
   readonly reapedChildTicks: number;
 }
 
-function readStat(pid: number): StatFields | undefined {
+export function readStat(pid: number): StatFields | undefined {
   let text: string;
   try {
     text = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -27,11 +29,16 @@ function readStat(pid: number): StatFields | undefined {
   // The command name (field 2) may contain spaces and parentheses: parse after the last ')'.
   const rest = text.slice(text.lastIndexOf(')') + 2).split(' ');
   const field = (n: number) => Number(rest[n - 3]);
-  return { ppid: field(4), ownTicks: field(14) + field(15), reapedChildTicks: field(16) + field(17) };
+  return {
+    state: rest[0] ?? '',
+    ppid: field(4),
+    ownTicks: field(14) + field(15),
+    reapedChildTicks: field(16) + field(17),
+  };
 }
 
 /** Every live descendant of `roots` (children, grandchildren...). */
-function descendants(roots: readonly number[]): number[] {
+export function descendants(roots: readonly number[]): number[] {
   const childrenOf = new Map<number, number[]>();
   for (const name of readdirSync('/proc')) {
     const pid = Number(name);

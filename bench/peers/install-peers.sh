@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the peers that bench/run.ts compares sepp against, idempotently:
-#   - redis-server, beanstalkd, nats-server (2.9, Debian 12's) and strace from the
+#   - redis-server, beanstalkd, nats-server (2.9, Debian 12's), postgresql-15 and strace from the
 #     machine's own Debian sources;
 #   - nats-server 2.10 from Debian 13 (trixie), because 2.9 cannot fsync every
 #     message (`sync_interval: always` arrived in 2.10). It is fetched with
@@ -19,6 +19,8 @@ command -v redis-server >/dev/null || need+=(redis-server)
 command -v beanstalkd >/dev/null || need+=(beanstalkd)
 [ -x /usr/sbin/nats-server ] || [ -x /usr/bin/nats-server ] || need+=(nats-server)
 command -v strace >/dev/null || need+=(strace)
+# pg-boss and graphile-worker run on PostgreSQL 15 (tests/helpers/postgres.ts starts it).
+[ -x /usr/lib/postgresql/15/bin/postgres ] || need+=(postgresql-15)
 if [ ${#need[@]} -gt 0 ]; then
   echo "install-peers: apt-get install ${need[*]}"
   apt-get update -qq

@@ -1,4 +1,5 @@
 import { type ConnectionOptions, type Job, Worker } from 'bullmq';
+import { Handoff } from './handoff.ts';
 import type { Lease } from './types.ts';
 
 /**
@@ -20,8 +21,7 @@ interface Delivery {
 }
 
 export class WorkerPool {
-  private readonly ready: Delivery[] = [];
-  private readonly waiting: ((d: Delivery | null) => void)[] = [];
+  private readonly deliveries = new Handoff<Delivery>();
   private readonly completed = new Map<string, () => void>();
   private readonly worker: Worker<JobData, null>;
   private clients = 0;
@@ -32,10 +32,7 @@ export class WorkerPool {
       queue,
       (job) =>
         new Promise<null>((resolve) => {
-          const delivery = { job, finish: () => resolve(null) };
-          const waiter = this.waiting.shift();
-          if (waiter === undefined) this.ready.push(delivery);
-          else waiter(delivery);
+          this.deliveries.offer({ job, finish: () => resolve(null) });
         }),
       { connection, autorun: false, drainDelay: 1, removeOnComplete: { count: 0 } },
     );
@@ -67,20 +64,7 @@ export class WorkerPool {
       // run() resolves only when the Worker closes.
       void this.worker.run();
     }
-    const delivery =
-      this.ready.shift() ??
-      (await new Promise<Delivery | null>((resolve) => {
-        const timer = setTimeout(() => {
-          const i = this.waiting.indexOf(take);
-          if (i >= 0) this.waiting.splice(i, 1);
-          resolve(null);
-        }, waitMs);
-        const take = (d: Delivery | null) => {
-          clearTimeout(timer);
-          resolve(d);
-        };
-        this.waiting.push(take);
-      }));
+    const delivery = await this.deliveries.take(waitMs);
     if (delivery === null) return null;
     return {
       ack: async () => {

@@ -2,6 +2,7 @@ import { type Job, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { commandOutput, packageVersion } from '../lib/versions.ts';
 import { WorkerPool } from './bullmq-worker-pool.ts';
+import { PayloadText } from './payload-text.ts';
 import { choice } from './settings.ts';
 import type {
   ClientRole,
@@ -58,7 +59,7 @@ let tokenSeq = 0;
 
 class BullmqClient implements QueueClient {
   private prefetched: Job<JobData, null> | undefined;
-  private payloadCache: { buffer: Buffer; text: string } | undefined;
+  private readonly payloadText = new PayloadText();
   private readonly token = `bench-${process.pid}-${++tokenSeq}`;
 
   constructor(
@@ -72,9 +73,7 @@ class BullmqClient implements QueueClient {
 
   /** BullMQ jobs carry JSON; the 256-byte payload travels as a 256-character string. */
   private text(payload: Buffer): string {
-    if (this.payloadCache?.buffer !== payload)
-      this.payloadCache = { buffer: payload, text: payload.toString('latin1') };
-    return this.payloadCache.text;
+    return this.payloadText.of(payload);
   }
 
   private need<T>(what: T | undefined, role: string): T {

@@ -1,6 +1,8 @@
 import { beanstalkdDriver } from './beanstalkd.ts';
 import { bullmqDriver } from './bullmq.ts';
+import { graphileDriver } from './graphile-worker.ts';
 import { natsDriver } from './nats.ts';
+import { pgbossDriver } from './pgboss.ts';
 import { seppDriver } from './sepp.ts';
 import type { DriverFactory } from './types.ts';
 
@@ -9,6 +11,8 @@ import type { DriverFactory } from './types.ts';
  * first because the ratios of the report are against it. sepp is three entries of one
  * driver module (issue 8): `sepp` (the SDK's default, streaming path), `sepp-unary` (the
  * SDK over unary calls only) and `sepp-relaxed` (the default path, durability relaxed).
+ * pg-boss and graphile-worker each run on a fresh PostgreSQL 15 with the same settings
+ * (issue 37: the baselines of sepp's PostgreSQL store).
  */
 export const systems: ReadonlyMap<string, DriverFactory> = new Map<string, DriverFactory>([
   ['bullmq', bullmqDriver],
@@ -18,6 +22,8 @@ export const systems: ReadonlyMap<string, DriverFactory> = new Map<string, Drive
   ['beanstalkd', beanstalkdDriver],
   ['nats210', (settings) => natsDriver('2.10', settings)],
   ['nats29', (settings) => natsDriver('2.9', settings)],
+  ['pgboss', pgbossDriver],
+  ['graphile', graphileDriver],
 ]);
 
 /** The system the report's ratios are computed against. */

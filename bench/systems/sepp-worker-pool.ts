@@ -4,6 +4,7 @@ import {
   type Worker,
   type WorkerJob,
 } from '../../clients/typescript/src/index.ts';
+import { Handoff } from './handoff.ts';
 import type { Lease } from './types.ts';
 
 /**
@@ -34,8 +35,7 @@ interface PendingAck {
 }
 
 export class SeppWorkerPool {
-  private readonly ready: Delivery[] = [];
-  private readonly waiting: ((d: Delivery | null) => void)[] = [];
+  private readonly deliveries = new Handoff<Delivery>();
   private readonly acks = new Map<WorkerJob, PendingAck>();
   private worker: Worker | undefined;
   private members = 0;
@@ -69,10 +69,8 @@ export class SeppWorkerPool {
             job,
             finish: (error) => (error === undefined ? resolve() : reject(error)),
           };
-          const waiter = this.waiting.shift();
           if (this.closing) delivery.finish(phaseEnded());
-          else if (waiter === undefined) this.ready.push(delivery);
-          else waiter(delivery);
+          else this.deliveries.offer(delivery);
         }),
     });
     worker.on('completed', (job) => this.settled(job));
@@ -92,20 +90,7 @@ export class SeppWorkerPool {
 
   async reserve(waitMs: number): Promise<Lease | null> {
     this.worker ??= this.start();
-    const delivery =
-      this.ready.shift() ??
-      (await new Promise<Delivery | null>((resolve) => {
-        const take = (d: Delivery | null) => {
-          clearTimeout(timer);
-          resolve(d);
-        };
-        const timer = setTimeout(() => {
-          const i = this.waiting.indexOf(take);
-          if (i >= 0) this.waiting.splice(i, 1);
-          resolve(null);
-        }, waitMs);
-        this.waiting.push(take);
-      }));
+    const delivery = await this.deliveries.take(waitMs);
     if (delivery === null) return null;
     return {
       ack: () => {
@@ -125,8 +110,7 @@ export class SeppWorkerPool {
     // instead of holding the close until their leases end.
     this.closing = true;
     const stop = worker.close({ timeoutMs: 5000 });
-    for (const d of this.ready.splice(0)) d.finish(phaseEnded());
-    for (const waiter of this.waiting.splice(0)) waiter(null);
+    for (const d of this.deliveries.drain()) d.finish(phaseEnded());
     await stop;
     for (const pending of this.acks.values()) {
       pending.reject(new Error('the sepp worker closed before the ack was confirmed'));

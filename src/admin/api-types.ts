@@ -14,16 +14,13 @@ import type {
   JobBrowsePage,
   JobSearchResult,
   JobSummary,
-  SearchMatch,
   WorkerInfo,
-  WorkerTransport,
 } from '../engine/admin-types.ts';
 import type { ScheduleInfo } from '../engine/schedules/types.ts';
 import type { SettingSource } from '../engine/settings.ts';
-import type { AttemptError, DeadReason, JobInfo, JobState, QueueInfo, StateCounts } from '../engine/types.ts';
+import type { DeadReason, JobInfo, JobState, QueueInfo, StateCounts } from '../engine/types.ts';
 
 export type {
-  AttemptError,
   AuditEntry,
   BrowseState,
   ConfigEntry,
@@ -33,11 +30,9 @@ export type {
   JobState,
   JobSummary,
   QueueInfo,
-  SearchMatch,
   SettingSource,
   StateCounts,
   WorkerInfo,
-  WorkerTransport,
 };
 
 /** One setting of a queue, by its config-file name (`max_attempts`); queue-view.ts builds it. */

@@ -2,10 +2,12 @@
  * Errors over HTTP: every error response is `{"error": {"code", "message"}}`
  * with the status from one table. Engine errors keep their SeppError code;
  * the few failures only HTTP has (a body too large, a wrong method, a request
- * too malformed to reach the app) get codes of their own.
+ * too malformed to reach the app) get codes of their own. Every message is at
+ * most 1 KiB (config/bounded-message.ts).
  */
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { boundMessage } from '../config/index.ts';
 import { SeppError, type SeppErrorCode, toSeppError } from '../engine/errors.ts';
 
 export type AdminErrorCode =
@@ -51,9 +53,14 @@ export interface ErrorBody {
   error: { code: AdminErrorCode; message: string };
 }
 
+/** The error JSON; its message is cut to messageBytesMax (1 KiB), whatever the request quoted into it. */
+export function errorBody(code: AdminErrorCode, message: string): ErrorBody {
+  return { error: { code, message: boundMessage(message) } };
+}
+
 export function errorResponse(c: Context, code: AdminErrorCode, message: string): Response {
   c.header('Cache-Control', 'no-store');
-  return c.json({ error: { code, message } } satisfies ErrorBody, httpStatusOf[code]);
+  return c.json(errorBody(code, message), httpStatusOf[code]);
 }
 
 /**

@@ -5,4 +5,4 @@ export { mountMetrics } from './metrics-route.ts';
 export { RateHistory } from './rate-history.ts';
 export { type AdminServer, serveAdmin } from './serve.ts';
 export { diskAssetSource } from './static-assets.ts';
-export type { AdminDeps, AdminLogger, AssetSource, ServerInfo } from './types.ts';
+export type { AssetSource, ServerInfo } from './types.ts';

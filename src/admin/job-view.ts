@@ -9,7 +9,7 @@ import type { JobInfo } from '../engine/types.ts';
 import type { JobDetail, TimelineEvent } from './api-types.ts';
 import { viewPayload } from './payload-view.ts';
 
-export type { JobDetail, TimelineEvent };
+export type { JobDetail };
 
 export function jobDetail(job: JobInfo): JobDetail {
   const { payload, result, resultContentType, ...rest } = job;

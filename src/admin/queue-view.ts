@@ -14,9 +14,9 @@ import {
   queueSettingName,
 } from '../engine/settings.ts';
 import type { QueueInfo } from '../engine/types.ts';
-import type { QueueView, SettingValueView } from './api-types.ts';
+import type { QueueView } from './api-types.ts';
 
-export type { QueueView, SettingValueView };
+export type { QueueView };
 
 /** `overrides`: the queue's run-time overrides as given (a burst of 0 stays 0), to tell what is derived. */
 export function queueView(queue: QueueInfo, overrides: Readonly<Partial<QueueSettingsFlat>> = {}): QueueView {

@@ -11,7 +11,6 @@ import { int, msOrNull, stateCounts, str, strOrNull } from './schema-primitives.
 import { adminRoles } from './types.ts';
 
 export { enqueueBody, jobIdsBody } from './job-schemas.ts';
-export { stateCounts } from './schema-primitives.ts';
 
 export const ref = (name: keyof typeof components): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
 

@@ -27,7 +27,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { getRequestListener, RequestError } from '@hono/node-server';
 import type { Hono } from 'hono';
-import { type AdminErrorCode, type ErrorBody, httpStatusOf } from './http-errors.ts';
+import { type AdminErrorCode, errorBody, httpStatusOf } from './http-errors.ts';
 import { securityHeaderEntries } from './security.ts';
 
 export interface ServeAdminOptions {
@@ -122,7 +122,7 @@ export function serveAdmin(app: Hono, options: ServeAdminOptions): Promise<Admin
 type ClientError = Error & { code?: string; reason?: string; rawPacket?: Buffer };
 
 function errorJson(code: AdminErrorCode, message: string): string {
-  return JSON.stringify({ error: { code, message } } satisfies ErrorBody);
+  return JSON.stringify(errorBody(code, message));
 }
 
 function outsideAppHeaders(tls: boolean): [string, string][] {

@@ -5,7 +5,7 @@
  */
 
 import type { ConfigProblem } from '../config/index.ts';
-import { formatProblem, parseQueueSettingKeys, parseQueueSettingValues } from '../config/index.ts';
+import { formatProblems, parseQueueSettingKeys, parseQueueSettingValues } from '../config/index.ts';
 import type { QueueSettingsChange } from '../engine/queues/index.ts';
 import { bad, type JsonObject } from './request-input.ts';
 import type { JsonSchema } from './route-spec.ts';
@@ -55,7 +55,7 @@ export function readSettingsChange(
   if (!values.ok) problems.push(...values.problems);
   const keys = parseQueueSettingKeys(queue, resetNames);
   if (!keys.ok) problems.push(...keys.problems);
-  if (!values.ok || !keys.ok) throw bad(problems.map(formatProblem).join('; '));
+  if (!values.ok || !keys.ok) throw bad(formatProblems(problems));
   return {
     ...(Object.keys(setEntries).length === 0 ? {} : { set: values.value }),
     ...(reset === undefined ? {} : { reset: reset === 'all' ? 'all' : keys.value }),

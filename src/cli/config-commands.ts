@@ -46,6 +46,10 @@ export function registerConfigCommands(parser: Argv): void {
               describe:
                 'Ask the running server (--server, admin key) to check its own config file as a reload would: problems, what would change at once, what needs a restart. Changes nothing',
             })
+            .option('allow-security-downgrade', {
+              type: 'boolean',
+              describe: 'With --against-running: check as `config reload --allow-security-downgrade` would',
+            })
             .example('$0 config check /etc/sepp/sepp.toml', '')
             .example('$0 config check --against-running', ''),
         async (args) => {
@@ -80,7 +84,13 @@ export function registerConfigCommands(parser: Argv): void {
       .command(
         'reload',
         'Make the running server read its config file again, as SIGHUP does (admin key)',
-        (c) => withConnection(c),
+        (c) =>
+          withConnection(c).option('allow-security-downgrade', {
+            type: 'boolean',
+            describe:
+              'Apply a file that lowers security (removes every API key or admin user, TLS or the /metrics token); ' +
+              'never where the start-up rule would refuse it for the address the server listens on',
+          }),
         (args) => runReload(args, false),
       )
       .demandCommand(1, 'name a config subcommand: example, check or reload'),

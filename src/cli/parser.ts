@@ -73,15 +73,61 @@ export const commandGroups: Readonly<Record<string, readonly string[]>> = {
   admin: ['hash-password', 'new-api-key'],
 };
 
+/** The flags of `sepp serve`: given without a command, they were meant for it. */
+const serveFlags: readonly string[] = [
+  'config',
+  'data-dir',
+  'grpc-listen',
+  'admin-listen',
+  'durability',
+  'log-level',
+  'log-format',
+];
+
+/**
+ * The positionals a command line lacks, by name: `missing TYPE` rather than
+ * yargs' count. `registered` holds every command string registered so far
+ * (`enqueue <queue> <type>`); the failing command's builder ran last, so the
+ * latest string starting with its word is its own (`show <queue>` of `queue`,
+ * not `show <name>` of `schedules`, whose builder never ran).
+ */
+function missingPositionals(
+  given: number,
+  commandWords: readonly string[],
+  registered: readonly string[],
+): string | undefined {
+  const word = commandWords.at(-1);
+  const declared = registered.findLast((c) => c.split(' ')[0] === word);
+  if (declared === undefined) return undefined;
+  const required = [...declared.matchAll(/<([a-z-]+)(\.\.)?>/g)].map(
+    (m) => `${(m[1] ?? '').toUpperCase()}${m[2] === undefined ? '' : '…'}`,
+  );
+  const missing = required.slice(given);
+  if (missing.length === 0) return undefined;
+  const usage = ['sepp', ...commandWords, ...required].join(' ');
+  return `missing ${missing.join(' and ')}: ${usage}`;
+}
+
 /**
  * yargs' own messages, as one line that says what to do. `words` are the
  * command words the user typed, for the `--help` hint.
  */
-function usageMessage(message: string, args: readonly string[], known: readonly string[]): string {
+function usageMessage(
+  message: string,
+  args: readonly string[],
+  known: readonly string[],
+  registered: readonly string[],
+): string {
   const words = args.filter((a) => !a.startsWith('-'));
   const [first, second] = words;
   const unknown = /^Unknown arguments?: (.*)$/s.exec(message);
   const unknownWords = (unknown?.[1] ?? '').split(', ');
+  if (unknown !== null && !words.some((w) => known.includes(w))) {
+    const meantForServe = args.find((a) => serveFlags.some((f) => a === `--${f}` || a.startsWith(`--${f}=`)));
+    if (meantForServe !== undefined) {
+      return `${meantForServe.split('=')[0]} is a flag of sepp serve: to run the server, sepp serve ${args.join(' ')}`;
+    }
+  }
   if (unknown !== null && first !== undefined && !known.includes(first) && unknownWords[0] === first) {
     const suggestion = closestKey(first, known);
     const hint = suggestion === undefined ? '' : `; did you mean ${suggestion}?`;
@@ -110,6 +156,12 @@ function usageMessage(message: string, args: readonly string[], known: readonly 
       : subcommands !== undefined && second !== undefined && subcommands.includes(second)
         ? `sepp ${first} ${second}`
         : `sepp ${first}`;
+  const notEnough = /^Not enough non-option arguments: got (\d+)/.exec(message);
+  if (notEnough !== null && first !== undefined) {
+    const commandWords = command.split(' ').slice(1);
+    const missing = missingPositionals(Number(notEnough[1]), commandWords, registered);
+    if (missing !== undefined) return `${missing} (see ${command} --help)`;
+  }
   const text = message
     .replace(/^Invalid values:\s*Argument: (\S+), Given: (.*?), Choices: (.*)$/s, '--$1 $2 is not one of $3')
     .replace(
@@ -146,9 +198,13 @@ function joinDashValues(args: readonly string[]): string[] {
 }
 
 export function buildCli(args: readonly string[], options: CliOptions = {}): Argv {
+  const registered: string[] = [];
   const parser = yargs(joinDashValues(args))
     .scriptName('sepp')
-    .usage('$0 [command]\n\nA durable, fast job queue in one executable. Without a command, runs the server.')
+    .usage(
+      '$0 <command>\n\nA durable, fast job queue in one executable. `sepp serve` runs the server ' +
+        '(sepp serve --help lists its flags); the other commands talk to a running one.',
+    )
     .version(`sepp ${buildInfo.version} (${buildInfo.commit})`)
     .alias('version', 'V')
     .help()
@@ -159,8 +215,17 @@ export function buildCli(args: readonly string[], options: CliOptions = {}): Arg
     .fail((message, error) => {
       // yargs' own parse errors (YError, e.g. a flag missing its value) are usage errors too.
       if (error && error.name !== 'YError') throw error;
-      throw new UsageError(usageMessage(message ?? error?.message ?? '', args, topLevelCommands));
+      throw new UsageError(usageMessage(message ?? error?.message ?? '', args, topLevelCommands, registered));
     });
+  // yargs keeps one instance for every command's builder: this sees nested commands too.
+  const command = parser.command.bind(parser) as (...commandArgs: unknown[]) => Argv;
+  parser.command = ((...commandArgs: unknown[]) => {
+    const [declared] = commandArgs;
+    for (const form of Array.isArray(declared) ? declared : [declared]) {
+      if (typeof form === 'string') registered.push(form);
+    }
+    return command(...commandArgs);
+  }) as Argv['command'];
   // A flag given twice is set to the last value, as in most commands (yargs would make
   // a list of them, which no single-valued flag expects); the repeatable ones keep all.
   parser.middleware((argv) => {
@@ -175,6 +240,16 @@ export function buildCli(args: readonly string[], options: CliOptions = {}): Arg
       if (argv.help !== true) throw new DryRunAccepted(argv);
     }, false);
   }
+  // `sepp` alone prints the help: a server starts only when asked (`sepp serve`), so a
+  // mistyped command line never makes a data directory where it was typed.
+  parser.command(
+    '$0',
+    false,
+    () => {},
+    () => {
+      parser.showHelp('log');
+    },
+  );
   registerServeCommand(parser);
   registerConfigCommands(parser);
   registerOperatorCommands(parser);

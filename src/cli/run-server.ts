@@ -3,7 +3,7 @@
  * config file (app-reload.ts). Loaded by serve.ts
  * only when the server is to run (see there why).
  */
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, realpathSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { type AssetSource, diskAssetSource } from '../admin/index.ts';
 import { StartupError, startServer } from '../app.ts';
@@ -82,6 +82,8 @@ export async function runServer(config: SeppConfig, loadConfig: () => SeppConfig
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
   process.on('SIGHUP', hangUp);
+  // A start that fails (a port in use, say) leaves no data directory it made behind.
+  const madeByThisStart = firstMissing(resolve(config.server.dataDir));
   try {
     server = await startServer(config, {
       logger,
@@ -95,6 +97,7 @@ export async function runServer(config: SeppConfig, loadConfig: () => SeppConfig
     process.off('SIGTERM', stop);
     process.off('SIGINT', stop);
     process.off('SIGHUP', hangUp);
+    if (madeByThisStart !== undefined) rmSync(madeByThisStart, { recursive: true, force: true });
     if (error instanceof StartupError || error instanceof PrivateDirError) {
       printFailure(`cannot start: ${error.message}`);
       return exitCodes.failed;
@@ -109,6 +112,25 @@ export async function runServer(config: SeppConfig, loadConfig: () => SeppConfig
     );
   }
   return exited;
+}
+
+/**
+ * The outermost of `path` and its parents that does not exist yet (what a start
+ * would create), or undefined when `path` exists. A dangling symbolic link exists.
+ */
+function firstMissing(path: string): string | undefined {
+  let missing: string | undefined;
+  for (let p = path; ; p = dirname(p)) {
+    try {
+      lstatSync(p);
+      return missing;
+    } catch (error) {
+      // Only what is known not to be there: anything else (no permission to look) is left alone.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return undefined;
+      missing = p;
+    }
+    if (dirname(p) === p) return missing;
+  }
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * `sepp serve` (also plain `sepp`): run the server until SIGTERM or SIGINT;
+ * `sepp serve`: run the server until SIGTERM or SIGINT;
  * SIGHUP reads the config file again (app-reload.ts).
  *
  * The server itself (app.ts and everything under it) is loaded only when this
@@ -16,7 +16,7 @@ import { exitCodes, messageOf, printFailure } from './failure.ts';
 
 export function registerServeCommand(parser: Argv): void {
   parser.command(
-    ['serve', '$0'],
+    'serve',
     'Run the server (gRPC and admin UI) until SIGTERM or SIGINT',
     (y) =>
       y

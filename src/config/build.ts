@@ -8,7 +8,7 @@
  */
 import type { QueueSettingKey } from '../engine/settings.ts';
 import { readAdminUsers, readApiKeys, readTelemetry } from './credentials.ts';
-import { checkFailClosed, resolveMaxMessageBytes } from './cross-section-checks.ts';
+import { checkFailClosed, resolveBytesInFlight, resolveMaxMessageBytes } from './cross-section-checks.ts';
 import { asWritten, readQueues } from './declared-queues.ts';
 import { checkQueue } from './queue-checks.ts';
 import { asTable, type ConfigReader, tomlKey } from './reader.ts';
@@ -80,21 +80,37 @@ export function buildConfig(
     // An ack's result travels in one message too (and in the Events stream's).
     { key: 'limits.max_result_bytes', bytes: limits.maxResultBytes },
   ];
+  const maxMessageBytes = resolveMaxMessageBytes(
+    reader,
+    grpcGiven.maxMessageBytes,
+    grpcScalars.maxMessageBytes,
+    payloads,
+    limits,
+  );
   const grpc: GrpcConfig = {
     tls: grpcTls,
     apiKeys,
     insecureAllowUnauthenticated: grpcScalars.insecureAllowUnauthenticated,
-    maxMessageBytes: resolveMaxMessageBytes(
-      reader,
-      grpcGiven.maxMessageBytes,
-      grpcScalars.maxMessageBytes,
-      payloads,
-      limits,
-    ),
+    maxMessageBytes,
     maxConnections: grpcScalars.maxConnections,
     maxStreamsPerConnection: grpcScalars.maxStreamsPerConnection,
     handshakeTimeoutMs: grpcScalars.handshakeTimeoutMs,
     idleTimeoutMs: grpcScalars.idleTimeoutMs,
+    maxEventSubscribersPerKey: grpcScalars.maxEventSubscribersPerKey,
+    maxBytesInFlightPerConnection: resolveBytesInFlight(
+      reader,
+      'grpc.max_bytes_in_flight_per_connection',
+      grpcGiven.maxBytesInFlightPerConnection,
+      grpcScalars.maxBytesInFlightPerConnection,
+      maxMessageBytes,
+    ),
+    maxBytesInFlightPerKey: resolveBytesInFlight(
+      reader,
+      'grpc.max_bytes_in_flight_per_key',
+      grpcGiven.maxBytesInFlightPerKey,
+      grpcScalars.maxBytesInFlightPerKey,
+      maxMessageBytes,
+    ),
   };
 
   checkFailClosed(reader, server, grpc, admin, { grpcTable, adminTable });

@@ -3,6 +3,7 @@
  * fixes one setting should not have to restart to learn about the next.
  */
 import { SeppError } from '../engine/errors.ts';
+import { listedItemsMax, summarizeList } from './bounded-message.ts';
 
 export interface ConfigProblem {
   /**
@@ -19,6 +20,11 @@ export interface ConfigProblem {
 export function formatProblem(problem: ConfigProblem): string {
   const from = problem.source === undefined ? '' : ` (from ${problem.source})`;
   return `${problem.key}${from}: ${problem.message}`;
+}
+
+/** Problems in one line for an error message: the first few, then how many more (`… and 995 more`). */
+export function formatProblems(problems: readonly ConfigProblem[]): string {
+  return summarizeList(problems.map(formatProblem), listedItemsMax, '; ');
 }
 
 export class ConfigError extends SeppError {

@@ -4,6 +4,8 @@
  * an address other machines can reach).
  */
 import type { EngineLimits } from '../engine/settings.ts';
+import type { ConfigProblem } from './config-error.ts';
+import type { ListenAddress } from './listen-address.ts';
 import type { ConfigReader, Table } from './reader.ts';
 import { grpcEnvelopeAllowanceBytes } from './schema.ts';
 import type { AdminConfig, GrpcConfig, ServerConfig } from './types.ts';
@@ -34,25 +36,62 @@ export function resolveMaxMessageBytes(
   return configured;
 }
 
-/** SPEC §6: a non-loopback address with no credentials refuses to start unless explicitly insecure. */
-export function checkFailClosed(
+/**
+ * A budget of request bytes in flight must hold one message of the largest
+ * size the server accepts, or such a message could never be read; when not
+ * set, it grows to fit.
+ */
+export function resolveBytesInFlight(
   reader: ConfigReader,
-  server: ServerConfig,
-  grpc: GrpcConfig,
-  admin: AdminConfig,
-  written: { grpcTable: Table | undefined; adminTable: Table | undefined },
-): void {
+  key: string,
+  configured: number | undefined,
+  fallback: number,
+  maxMessageBytes: number,
+): number {
+  if (configured === undefined) return Math.max(fallback, maxMessageBytes);
+  if (configured < maxMessageBytes && !reader.failed.has(key)) {
+    reader.problem(
+      key,
+      `${configured} is smaller than grpc.max_message_bytes (${maxMessageBytes}), so a message of that size ` +
+        `could never be read; set it to at least ${maxMessageBytes}`,
+    );
+  }
+  return configured;
+}
+
+/** One port's side of the fail-closed rule: where it listens and what authenticates callers there. */
+export interface CredentialRule {
+  readonly section: 'grpc' | 'admin';
+  readonly listen: ListenAddress;
+  readonly listenKey: string;
+  /** Credentials configured (entries written but invalid count too: their own problems say what to fix). */
+  readonly credentials: number;
+  readonly credentialsKey: string;
+  readonly what: string;
+  readonly add: string;
+  readonly insecure: boolean;
+}
+
+/** The fail-closed rule's two sides, for `server`'s addresses and the credentials of `grpc` and `admin`. */
+export function credentialRules(
+  server: Pick<ServerConfig, 'grpcListen' | 'adminListen'>,
+  grpc: Pick<GrpcConfig, 'apiKeys' | 'insecureAllowUnauthenticated'>,
+  admin: Pick<AdminConfig, 'users' | 'insecureAllowUnauthenticated'>,
+  written: { grpcTable: Table | undefined; adminTable: Table | undefined } = {
+    grpcTable: undefined,
+    adminTable: undefined,
+  },
+): CredentialRule[] {
   const { grpcTable, adminTable } = written;
-  const rules = [
+  return [
     {
       section: 'grpc',
       listen: server.grpcListen,
       listenKey: 'server.grpc_listen',
-      // Entries written but invalid count too: their own problems say what to fix.
       credentials: Array.isArray(grpcTable?.api_keys) ? grpcTable.api_keys.length : grpc.apiKeys.length,
       credentialsKey: 'grpc.api_keys',
       what: 'API keys',
-      add: 'add a key as a [[grpc.api_keys]] table',
+      add: 'add a key as a [[grpc.api_keys]] table (`sepp admin new-api-key --name NAME --role ROLE` prints one)',
       insecure: grpc.insecureAllowUnauthenticated,
     },
     {
@@ -66,7 +105,39 @@ export function checkFailClosed(
       insecure: admin.insecureAllowUnauthenticated,
     },
   ];
-  for (const rule of rules) {
+}
+
+/**
+ * SPEC §6: no credentials on an address other machines can reach, unless
+ * explicitly insecure. `listening` words it for a running server (a reload),
+ * whose address is the one it bound, not the one a new file names.
+ */
+export function unauthenticatedNetworkProblem(
+  rule: CredentialRule,
+  listening = false,
+): ConfigProblem | undefined {
+  if (rule.listen.loopback || rule.credentials > 0 || rule.insecure) return undefined;
+  const insecureKey = `${rule.section}.insecure_allow_unauthenticated`;
+  const where = listening
+    ? `the server listens on ${rule.listen.address} (${rule.listenKey}; a new address takes a restart), which is reachable from other machines`
+    : `${rule.listenKey} (${rule.listen.address}) is reachable from other machines`;
+  return {
+    key: rule.credentialsKey,
+    message:
+      `none configured, and ${where}, so anyone could connect without authentication; ${rule.add}, ` +
+      `listen on a loopback address such as 127.0.0.1, or set ${insecureKey} = true to serve without authentication`,
+  };
+}
+
+/** SPEC §6: a non-loopback address with no credentials refuses to start unless explicitly insecure. */
+export function checkFailClosed(
+  reader: ConfigReader,
+  server: ServerConfig,
+  grpc: GrpcConfig,
+  admin: AdminConfig,
+  written: { grpcTable: Table | undefined; adminTable: Table | undefined },
+): void {
+  for (const rule of credentialRules(server, grpc, admin, written)) {
     const insecureKey = `${rule.section}.insecure_allow_unauthenticated`;
     if (rule.credentials > 0 && rule.insecure) {
       reader.problem(
@@ -75,13 +146,7 @@ export function checkFailClosed(
           `remove ${rule.section}.insecure_allow_unauthenticated or the ${rule.what}`,
       );
     }
-    if (!rule.listen.loopback && rule.credentials === 0 && !rule.insecure) {
-      reader.problem(
-        rule.credentialsKey,
-        `none configured, and ${rule.listenKey} (${rule.listen.address}) is reachable from other machines, ` +
-          `so anyone could connect without authentication; ${rule.add}, listen on a loopback address ` +
-          `such as 127.0.0.1, or set ${insecureKey} = true to serve without authentication`,
-      );
-    }
+    const problem = unauthenticatedNetworkProblem(rule);
+    if (problem !== undefined) reader.problem(problem.key, problem.message);
   }
 }

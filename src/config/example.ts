@@ -12,6 +12,8 @@
  * shown only indented in prose, never as a setting, because a key printed in
  * an example is a key everyone knows.
  */
+import { adminRolesComment } from './admin-roles.ts';
+
 export const exampleConfig = `# sepp.toml — configuration for sepp, the durable job queue.
 #
 # sepp reads ./sepp.toml, or the file named by --config or $SEPP_CONFIG.
@@ -97,6 +99,18 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 # reconnect on their next call). Open streams and long-polls keep it open.
 # idle_timeout_ms = "5m"
 
+# Events streams one API key may hold at once, of limits.max_event_subscribers:
+# one key cannot take every slot. Each waitFor / wait_for of the SDKs holds
+# one while it waits. Not applied without API keys.
+# max_event_subscribers_per_key = 250
+
+# Request bytes one connection, and all connections of one API key (of all
+# callers, without keys), may have in flight. A message is read only once
+# the bytes its prefix declares fit; until then the call waits, and HTTP/2
+# flow control holds the client back. At least max_message_bytes.
+# max_bytes_in_flight_per_connection = "16MiB"
+# max_bytes_in_flight_per_key = "64MiB"
+
 # TLS for gRPC: both files in PEM form, or leave [grpc.tls] out.
 # [grpc.tls]
 # cert_file = "/etc/sepp/tls/server.crt"
@@ -142,9 +156,9 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 # key_file = "/etc/sepp/tls/server.key"
 
 # Admin users. With none, the UI needs no login (allowed only on a loopback
-# address). Roles: "viewer" (read), "operator" (also pause, requeue, cancel,
-# enqueue, purge), "admin" (everything). password_hash is the output of
-# "sepp admin hash-password"; the password itself is never stored.
+# address). password_hash is the output of "sepp admin hash-password"; the
+# password itself is never stored.
+${adminRolesComment()}
 # [[admin.users]]
 # name = "alice"
 # role = "admin"

@@ -80,3 +80,9 @@ export function parseListenAddress(text: string): ListenParse {
   const address = isIPv6(host) ? `[${host}]:${port}` : `${host}:${port}`;
   return { ok: true, value: { host, port, address, loopback: isLoopbackHost(host) } };
 }
+
+/** `listen` with the port the server bound (port 0 asks the system for one): the address it actually listens on. */
+export function boundAddress(listen: ListenAddress, port: number): ListenAddress {
+  const address = isIPv6(listen.host) ? `[${listen.host}]:${port}` : `${listen.host}:${port}`;
+  return { ...listen, port, address };
+}

@@ -107,6 +107,25 @@ interface Source {
   readonly text: string;
 }
 
+/**
+ * TOML keys whose values are secrets (or hashes of them, or URLs that may carry
+ * credentials), followed by the value as far as the line shows it.
+ */
+const secretAssignmentRe =
+  /\b(key|key_sha256|password|password_hash|secret|token|metrics_token|metrics_token_sha256|otlp_endpoint)(\s*=\s*)(?:"""[\s\S]*|'''[\s\S]*|"(?:[^"\\\n]|\\.)*"?|'[^'\n]*'?|[^\s,}]+)/g;
+
+/**
+ * A syntax error quotes the lines around it, and a file cut short (or a
+ * missing quote) puts a secret there: its value is replaced before the
+ * message reaches a log line or the terminal.
+ */
+export function redactSecretAssignments(excerpt: string): string {
+  return excerpt.replace(
+    secretAssignmentRe,
+    (_match, name: string, equals: string) => `${name}${equals}<redacted>`,
+  );
+}
+
 /** Parses TOML, turning a syntax error into a problem that points at the line and column. */
 function parseToml(
   text: string,
@@ -117,7 +136,7 @@ function parseToml(
   } catch (error) {
     if (error instanceof TomlError) {
       const reason = (error.message.split('\n')[0] ?? '').replace(/^Invalid TOML document: /, '');
-      const excerpt = error.codeblock.trimEnd();
+      const excerpt = redactSecretAssignments(error.codeblock.trimEnd());
       return {
         ok: false,
         problem: {

@@ -13,6 +13,7 @@
 import { parse } from 'smol-toml';
 import { resolveQueueView } from '../engine/queue-registry.ts';
 import type { QueueSettingKey, QueueSettingsFlat } from '../engine/settings.ts';
+import { summarizeList } from './bounded-message.ts';
 import type { ConfigProblem } from './config-error.ts';
 import { checkQueue } from './queue-checks.ts';
 import { ConfigReader, tomlKey } from './reader.ts';
@@ -32,16 +33,33 @@ export type InputResult<T> = { ok: true; value: T } | { ok: false; problems: Con
 
 const queuePath = (queue: string) => `queues.${tomlKey(queue)}`;
 
-/** The key a name stands for (the TOML name, or its camelCase form), or a problem naming the likeliest one. */
-function lookUp(queue: string, name: string): { key: QueueSettingKey } | { problem: ConfigProblem } {
-  const key = keyByName.get(snakeCase(name));
-  if (key !== undefined) return { key };
-  const near = closestKey(snakeCase(name), queueSettingNames);
-  const message =
-    near === undefined
-      ? `unknown setting; the settings of a queue are ${queueSettingNames.join(', ')}`
-      : `unknown setting; did you mean ${near}?`;
-  return { problem: { key: `${queuePath(queue)}.${name.slice(0, 100)}`, message } };
+/** A name as a message shows it: at most 100 characters. */
+const shownName = (name: string) => (name.length > 100 ? `${name.slice(0, 100)}…` : name);
+
+/** The key a name stands for (the TOML name, or its camelCase form), or undefined. */
+function lookUp(name: string): QueueSettingKey | undefined {
+  return keyByName.get(snakeCase(name));
+}
+
+/**
+ * The problem of the unknown names: one, named with the likeliest setting;
+ * several, listed once (the first few and how many more) with the settings there are.
+ */
+function unknownNames(queue: string, names: readonly string[]): ConfigProblem[] {
+  const [first] = names;
+  if (first === undefined) return [];
+  const all = `the settings of a queue are ${queueSettingNames.join(', ')}`;
+  if (names.length === 1) {
+    const near = closestKey(snakeCase(first), queueSettingNames);
+    const message = near === undefined ? `unknown setting; ${all}` : `unknown setting; did you mean ${near}?`;
+    return [{ key: `${queuePath(queue)}.${shownName(first)}`, message }];
+  }
+  return [
+    {
+      key: queuePath(queue),
+      message: `${names.length} unknown settings: ${summarizeList(names.map(shownName))}; ${all}`,
+    },
+  ];
 }
 
 /**
@@ -70,19 +88,21 @@ export function parseQueueSettingValues(
   input: Readonly<Record<string, unknown>>,
 ): InputResult<Partial<QueueSettingsFlat>> {
   const problems: ConfigProblem[] = [];
+  const unknown: string[] = [];
   const values: Record<string, unknown> = {};
   for (const [name, given] of Object.entries(input)) {
-    const found = lookUp(queue, name);
-    if ('problem' in found) {
-      problems.push(found.problem);
+    const key = lookUp(name);
+    if (key === undefined) {
+      unknown.push(name);
       continue;
     }
     const raw = typeof given === 'string' ? fromText(given) : given;
-    const parsed = spec[found.key]?.field.parse(raw, { fromText: true, baseDir: '/' });
-    if (parsed === undefined) throw new Error(`bug: no field for ${found.key}`);
-    if (parsed.ok) values[found.key] = parsed.value;
-    else problems.push({ key: `${queuePath(queue)}.${snakeCase(found.key)}`, message: parsed.message });
+    const parsed = spec[key]?.field.parse(raw, { fromText: true, baseDir: '/' });
+    if (parsed === undefined) throw new Error(`bug: no field for ${key}`);
+    if (parsed.ok) values[key] = parsed.value;
+    else problems.push({ key: `${queuePath(queue)}.${snakeCase(key)}`, message: parsed.message });
   }
+  problems.unshift(...unknownNames(queue, unknown));
   return problems.length > 0 ? { ok: false, problems } : { ok: true, value: values };
 }
 
@@ -91,13 +111,14 @@ export function parseQueueSettingKeys(
   queue: string,
   names: readonly string[],
 ): InputResult<QueueSettingKey[]> {
-  const problems: ConfigProblem[] = [];
+  const unknown: string[] = [];
   const keys: QueueSettingKey[] = [];
   for (const name of names) {
-    const found = lookUp(queue, name);
-    if ('problem' in found) problems.push(found.problem);
-    else keys.push(found.key);
+    const key = lookUp(name);
+    if (key === undefined) unknown.push(name);
+    else keys.push(key);
   }
+  const problems = unknownNames(queue, unknown);
   return problems.length > 0 ? { ok: false, problems } : { ok: true, value: keys };
 }
 

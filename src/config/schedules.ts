@@ -51,17 +51,15 @@ export function readSchedules(
         'is missing: give a cron expression (cron = "0 3 * * *") or an interval (interval_ms = "15m")',
       );
     }
-    const failed = Object.keys(table).some((key) => reader.failed.has(`${path}.${key}`));
     if (
       missing.length > 0 ||
-      untimed ||
-      failed ||
       entry.name === undefined ||
       entry.queue === undefined ||
       entry.type === undefined
     ) {
       continue;
     }
+    const failed = Object.keys(table).some((key) => reader.failed.has(`${path}.${key}`));
     const first = firstByName.get(entry.name);
     if (first !== undefined) {
       reader.problem(
@@ -72,12 +70,15 @@ export function readSchedules(
     }
     firstByName.set(entry.name, path);
     const spec = toSpec(entry.name, entry.queue, entry.type, entry);
-    // An end that has passed is no mistake here: the schedule's time is over, and the server must still start.
-    const check = checkSchedule(spec, queues, engine.limits, nowMs, nowMs, 'accept');
-    if (!check.ok) {
-      reader.problem(`${path}.${configKeyOf(check.field, check.message)}`, check.message);
-      continue;
+    // Every problem the engine's check finds, not only its first (problemsOf), on what the
+    // table's own checks passed: a key they refused is reported once, by them.
+    let ok = !failed && !untimed;
+    for (const problem of problemsOf(spec, queues, engine.limits, nowMs)) {
+      ok = false;
+      const key = `${path}.${configKeyOf(problem.field, problem.message)}`;
+      if (!reader.failed.has(key)) reader.problem(key, problem.message);
     }
+    if (!ok) continue;
     specs.push(spec);
   }
   if (value.length > engine.limits.maxSchedules && !reader.failed.has('limits.max_schedules')) {
@@ -87,6 +88,84 @@ export function readSchedules(
     );
   }
   return specs;
+}
+
+/**
+ * Every problem checkSchedule finds in `spec`: it stops at the first, so each
+ * field it names is set to a value it accepts and the check runs again, until
+ * it passes, names a field again, or names one that has no neutral value
+ * (the queue, the job type). A few rounds at most: one per field.
+ */
+function problemsOf(
+  spec: ScheduleSpec,
+  queues: QueueRegistry,
+  limits: EngineConfig['limits'],
+  nowMs: number,
+): { field: string; message: string }[] {
+  const problems: { field: string; message: string }[] = [];
+  // A schedule whose timing the table's checks refused is checked with a stand-in.
+  let next: ScheduleSpec | undefined =
+    spec.cron === undefined && spec.intervalMs === undefined ? { ...spec, intervalMs: 60_000 } : spec;
+  const seen = new Set<string>();
+  while (next !== undefined) {
+    // An end that has passed is no mistake here: the schedule's time is over, and the server must still start.
+    const check = checkSchedule(next, queues, limits, nowMs, nowMs, 'accept');
+    if (check.ok || seen.has(check.field)) break;
+    seen.add(check.field);
+    problems.push({ field: check.field, message: check.message });
+    next = withoutField(next, check.field);
+  }
+  return problems;
+}
+
+/** `spec` with `field` set to a value the check accepts, or undefined when it has none. */
+function withoutField(spec: ScheduleSpec, field: string): ScheduleSpec | undefined {
+  const { cron: _cron, intervalMs: _interval, ...untimed } = spec;
+  const t = spec.template;
+  switch (field) {
+    case 'name':
+      return { ...spec, name: 'schedule' };
+    case 'cron':
+    case 'interval_ms':
+      return { ...untimed, intervalMs: 60_000 };
+    case 'timezone':
+      return { ...spec, timezone: 'UTC' };
+    case 'start_at_ms':
+    case 'end_at_ms': {
+      const { startAtMs: _start, endAtMs: _end, ...rest } = spec;
+      return rest;
+    }
+    case 'misfire':
+      return { ...spec, misfire: 'run_latest' };
+    case 'catch_up_max': {
+      const { catchUpMax: _catchUp, ...rest } = spec;
+      return rest;
+    }
+    case 'overlap':
+      return { ...spec, overlap: 'allow' };
+    case 'jitter_ms':
+      return { ...spec, jitterMs: 0 };
+    case 'template.payload':
+      return { ...spec, template: { ...t, payload: new Uint8Array() } };
+    case 'template.priority':
+      return { ...spec, template: { ...t, priority: 0 } };
+    case 'template.content_type':
+      return { ...spec, template: { ...t, contentType: 'application/octet-stream' } };
+    case 'template.metadata': {
+      const { metadata: _metadata, ...rest } = t;
+      return { ...spec, template: rest };
+    }
+    case 'template.max_attempts': {
+      const { maxAttempts: _maxAttempts, ...rest } = t;
+      return { ...spec, template: rest };
+    }
+    case 'template.lease_ms': {
+      const { leaseMs: _leaseMs, ...rest } = t;
+      return { ...spec, template: rest };
+    }
+    default:
+      return undefined;
+  }
 }
 
 function toSpec(name: string, queue: string, type: string, given: Partial<ScheduleEntry>): ScheduleSpec {

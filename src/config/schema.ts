@@ -139,6 +139,13 @@ export const grpcSpec: SectionSpec<GrpcScalars> = {
     default: 10 * SECOND_MS,
   },
   idleTimeoutMs: { field: durationField({ min: 1 * SECOND_MS, max: 1 * DAY_MS }), default: 5 * MINUTE_MS },
+  maxEventSubscribersPerKey: { field: integerField({ min: 1, max: 100_000 }), default: 250 },
+  // At least grpc.max_message_bytes (build.ts): a default below it grows to it.
+  maxBytesInFlightPerConnection: {
+    field: sizeField({ min: 64 * KiB, max: 64 * 1024 * MiB }),
+    default: 16 * MiB,
+  },
+  maxBytesInFlightPerKey: { field: sizeField({ min: 64 * KiB, max: 64 * 1024 * MiB }), default: 64 * MiB },
 };
 
 export const tlsSpec: SectionSpec<TlsFiles> = {

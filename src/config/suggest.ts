@@ -20,6 +20,10 @@ function editDistance(a: string, b: string): number {
  */
 export function closestKey(unknown: string, known: readonly string[]): string | undefined {
   const needle = unknown.toLowerCase();
+  // The distance is at least the difference in length, so a name more than half again as long as
+  // every key is never close enough; and comparing a 1 MiB name letter by letter would take seconds.
+  const longest = Math.max(0, ...known.map((k) => k.length));
+  if (needle.length > 2 * longest + 2) return undefined;
   let best: string | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;
   for (const candidate of known) {

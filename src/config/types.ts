@@ -84,6 +84,20 @@ export interface GrpcConfig {
   readonly handshakeTimeoutMs: number;
   /** A connection with no call open for this long is closed; clients reconnect when they need to. */
   readonly idleTimeoutMs: number;
+  /**
+   * Events streams one API key may hold at once (a share of
+   * limits.max_event_subscribers), so one key cannot take every slot.
+   * Without keys there is no one to tell apart, and it does not apply.
+   */
+  readonly maxEventSubscribersPerKey: number;
+  /**
+   * Request bytes one connection may have in flight (read and not yet
+   * done with); a message is read on only once its bytes fit. At least
+   * maxMessageBytes.
+   */
+  readonly maxBytesInFlightPerConnection: number;
+  /** The same for all connections of one API key (of all callers, on a server without keys). */
+  readonly maxBytesInFlightPerKey: number;
 }
 
 export interface AdminUser {

@@ -2,7 +2,7 @@
  * `__dirname` for bundled dependencies that read their own files at run time.
  *
  * Some dependencies load data files by a path built from `__dirname` — grpc-health-check
- * and @grpc/reflection read their `.proto` files as they load. In the bundle `__dirname`
+ * reads its `.proto` file as it loads. In the bundle `__dirname`
  * would be dist/ (or, in the single executable, the executable's directory) and the
  * files are not there. So build.mjs starts each such module with
  *

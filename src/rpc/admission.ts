@@ -18,9 +18,12 @@
  *   calls can make the server hold is bounded by
  *   keylessCallsPerServer × grpc.max_message_bytes.
  *
- * It also tells the connection that a call opened (its handshake is done).
- * The key's role is checked by the handler as before; the identity found here
- * is remembered, so the key is hashed once per call.
+ * It also tells the connection that a call opened (its handshake is done),
+ * and holds every admitted call's request bytes to the budgets of its
+ * connection and its caller (byte-budget.ts): a message is read on only once
+ * the bytes its prefix declares are reserved. The key's role is checked by
+ * the handler as before; the identity found here is remembered, so the key
+ * is hashed once per call.
  */
 import {
   type Metadata,
@@ -31,6 +34,7 @@ import {
 } from '@grpc/grpc-js';
 import { SeppError, toSeppError } from '../engine/errors.ts';
 import type { Authenticator } from './auth.ts';
+import type { BytesInFlight } from './bytes-in-flight.ts';
 import type { Connection, Connections } from './connections.ts';
 import { toServiceError } from './status.ts';
 
@@ -46,6 +50,8 @@ export interface AdmissionOptions {
   requestTimeoutMs: number;
   /** Reports a refused QueueService call as a call that ended with `code` (metrics, the request log). */
   observeRefusal: (rpc: string, code: status) => void;
+  /** The budgets of request bytes in flight, per connection and per caller. */
+  bytesInFlight: BytesInFlight;
 }
 
 export function admissionInterceptor(options: AdmissionOptions): ServerInterceptor {
@@ -94,12 +100,14 @@ export function admissionInterceptor(options: AdmissionOptions): ServerIntercept
       return null;
     };
 
+    /** Whose budget the call's bytes count in: its key, `anonymous` without keys, `(no key)` for keyless calls. */
+    let callerName = 'anonymous';
     /** Why the call may not go on, or null. */
     const admit = (metadata: Metadata): SeppError | null => {
       if (!auth.enabled) return null;
       if (keyed) {
         try {
-          auth.authenticate(metadata);
+          callerName = auth.authenticate(metadata).name;
           return null;
         } catch (error) {
           connections.refusedCalls.unauthenticated++;
@@ -109,14 +117,17 @@ export function admissionInterceptor(options: AdmissionOptions): ServerIntercept
       // Health and reflection need no key; one that comes with a valid key is not limited.
       if (metadata.get('authorization').length > 0) {
         try {
-          auth.authenticate(metadata);
+          callerName = auth.authenticate(metadata).name;
           return null;
         } catch {
           // An invalid key is no key.
         }
       }
+      callerName = '(no key)';
       return admitKeyless();
     };
+    /** The call's request bytes, once admitted. */
+    let budgeted: ReturnType<BytesInFlight['follow']> | undefined;
 
     return new ServerInterceptingCall(call, {
       start: (next) =>
@@ -130,6 +141,7 @@ export function admissionInterceptor(options: AdmissionOptions): ServerIntercept
               refusal = toSeppError(error);
             }
             if (refusal === null) {
+              budgeted = options.bytesInFlight.follow(call, connection, callerName, method.requestStream);
               forward(metadata);
               return;
             }
@@ -144,12 +156,17 @@ export function admissionInterceptor(options: AdmissionOptions): ServerIntercept
           onReceiveMessage: (message: unknown, forward: (message: unknown) => void) => {
             // The request arrived: a call without a key no longer needs its deadline.
             if (holding !== undefined) clearTimeout(holding.timer);
+            budgeted?.delivered();
             forward(message);
           },
-          onCancel: release,
+          onCancel: () => {
+            release();
+            budgeted?.finished();
+          },
         }),
       sendStatus: (sent, next) => {
         release();
+        budgeted?.finished();
         next(sent);
       },
     });

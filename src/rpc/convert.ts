@@ -52,6 +52,7 @@ import type {
   NackDirective,
   ProgressReport,
 } from '../engine/types.ts';
+import { wireMessage } from './status.ts';
 
 /**
  * Bytes of the engine (a Uint8Array: what the store hands out) as the generated
@@ -98,15 +99,16 @@ const rejectionToProto: Record<RejectionReason, ProtoRejectionReason> = {
   invalid_job: ProtoRejectionReason.INVALID_JOB,
 };
 
-export function rejectionReasonToProto(reason: RejectionReason): ProtoRejectionReason {
-  return rejectionToProto[reason];
-}
-
 export function rejectionToProtoMessage(rejection: JobRejection): {
   reason: ProtoRejectionReason;
   message: string;
 } {
-  return { reason: rejectionToProto[rejection.reason], message: rejection.message };
+  return { reason: rejectionToProto[rejection.reason], message: wireMessage(rejection) };
+}
+
+/** A refused job of an atomic batch, with its index. */
+export function atomicRejectionToProto(rejection: JobRejection & { index: number }) {
+  return { index: rejection.index, ...rejectionToProtoMessage(rejection) };
 }
 
 export function acceptedToProto(accepted: EngineAccepted): EnqueueAccepted {

@@ -23,6 +23,9 @@ const kindFromProto = new Map<number, LifecycleEventKind>(
   Object.entries(kindToProto).map(([name, value]) => [value, name as LifecycleEventKind]),
 );
 
+/** Longer than any stream id a server sends (a UUID, 36 characters). */
+const streamIdLengthMax = 64;
+
 /** The filter and starting point of an EventsRequest; malformed requests are invalid_argument. */
 export function subscriptionFromProto(request: EventsRequest): { filter: EventFilter; start: EventStart } {
   const kinds = request.kinds.map((kind, i) => {
@@ -40,6 +43,14 @@ export function subscriptionFromProto(request: EventsRequest): { filter: EventFi
     );
   }
   if (request.streamId !== '') {
+    // A stream id is a UUID: a longer one is none of this server's, and is not quoted back whole.
+    if (request.streamId.length > streamIdLengthMax) {
+      throw new SeppError(
+        'out_of_range',
+        `stream_id is ${request.streamId.length} characters long, so it is not this server's event stream ` +
+          '(a UUID): subscribe again without after_sequence',
+      );
+    }
     if (request.fromOldest) {
       throw new SeppError('invalid_argument', 'give a resume point (stream_id) or from_oldest, not both');
     }

@@ -9,7 +9,9 @@
  * Streams are counted from the call's start until its HTTP/2 stream closes
  * (`onStreamClosed`), including a stream the engine has already ended that
  * still holds unread messages, so the number of subscribers and the memory
- * they hold stay within limits.max_event_subscribers.
+ * they hold stay within limits.max_event_subscribers; and, when the server
+ * has API keys, per key within grpc.max_event_subscribers_per_key, so one
+ * key (a producer's, say) cannot take every slot.
  */
 import type { handleServerStreamingCall } from '@grpc/grpc-js';
 import type { EventsRequest, EventsResponse } from '../../clients/typescript/src/gen/sepp/v1/events.js';
@@ -23,10 +25,12 @@ export function createEventsHandler(
   onBug: BugReporter,
 ): handleServerStreamingCall<EventsRequest, EventsResponse> {
   let open = 0;
+  /** Streams open per key name (only while the server has keys). */
+  const openByKey = new Map<string, number>();
   return guardServerStream<EventsRequest, EventsResponse>('Events', onBug, (call, request) => {
     // A call cancelled before it got here has nothing to send to.
     if (call.closed) return;
-    admit(ctx, call.metadata, 'read', 'Events');
+    const caller = admit(ctx, call.metadata, 'read', 'Events');
     const raw: unknown = request;
     if (raw instanceof MalformedRequest) throw new SeppError('invalid_argument', raw.message);
     const { filter, start } = subscriptionFromProto(request);
@@ -39,8 +43,25 @@ export function createEventsHandler(
           : `${open} Events streams are open, the limit is ${max} (limits.max_event_subscribers); retry later`,
       );
     }
+    const perKey = ctx.facts.grpcLimits.maxEventSubscribersPerKey;
+    const key = ctx.auth.enabled ? caller.name : undefined;
+    const mine = key === undefined ? 0 : (openByKey.get(key) ?? 0);
+    if (key !== undefined && mine >= perKey) {
+      throw new SeppError(
+        'resource_exhausted',
+        `key ${key} holds ${mine} Events streams, the limit per key is ${perKey} ` +
+          '(grpc.max_event_subscribers_per_key); close one, or give this client a key of its own',
+      );
+    }
     open++;
-    call.onStreamClosed(() => open--);
+    if (key !== undefined) openByKey.set(key, mine + 1);
+    call.onStreamClosed(() => {
+      open--;
+      if (key === undefined) return;
+      const left = (openByKey.get(key) ?? 1) - 1;
+      if (left > 0) openByKey.set(key, left);
+      else openByKey.delete(key);
+    });
     const stream: OpenStream = {
       endForShutdown: () =>
         call.fail(

@@ -1,6 +1,7 @@
 /** The rpc layer's public face for the composition root. */
 export type { ApiKey, ApiRole } from './auth.ts';
 export { removeStaleBackups } from './backup-stream.ts';
+export type { BytesInFlightStats } from './bytes-in-flight.ts';
 export type { CallRefusal, ConnectionRejection, ConnectionStats } from './connections.ts';
 export type {
   RpcCallObservation,

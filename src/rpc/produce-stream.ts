@@ -13,9 +13,9 @@ import { SeppError } from '../engine/errors.ts';
 import { attempt, type BugReporter, type GuardedCall, guardBidi, reportIfBug } from './call-guard.ts';
 import {
   acceptedToProto,
+  atomicRejectionToProto,
   enqueueRequestFromProto,
   enqueueResultToProto,
-  rejectionReasonToProto,
 } from './convert.ts';
 import { ReadGate } from './flow-control.ts';
 import {
@@ -26,6 +26,7 @@ import {
   withTraceContext,
 } from './observer.ts';
 import { admit, MalformedRequest, type OpenStream, type RpcContext } from './rpc-context.ts';
+import { wireMessage } from './status.ts';
 
 const maxPendingMessages = 64;
 
@@ -50,6 +51,13 @@ function produce(
   /** Settles once every answer so far is written; never rejects (`call.spawn`). */
   let pending: Promise<unknown> = Promise.resolve();
   let inFlight = 0;
+  /**
+   * Payload bytes of the messages read and not yet answered. The bytes in flight
+   * of the connection (admission) count a message until grpc-js hands it over;
+   * from then on this stream stops reading while it holds more than that much.
+   */
+  let inFlightBytes = 0;
+  const maxInFlightBytes = ctx.facts.grpcLimits.maxBytesInFlightPerConnection;
   const gate = new ReadGate(call);
   const stream: OpenStream = {
     endForShutdown: () => call.fail(new SeppError('unavailable', 'sepp is shutting down')),
@@ -76,8 +84,10 @@ function produce(
         : ctx.observer.callStarted({ method: 'Produce', streamMessage: 'batch', parent: streamContext });
     // Started now (so the engine sees messages in arrival order); its failure is its answer.
     const answer = attempt(() => enqueueMessage(ctx, message, observation, streamContext));
+    const bytes = message instanceof MalformedRequest ? 0 : payloadBytes(message);
     inFlight++;
-    if (inFlight >= maxPendingMessages) gate.setRequestsBlocked(true);
+    inFlightBytes += bytes;
+    if (inFlight >= maxPendingMessages || inFlightBytes >= maxInFlightBytes) gate.setRequestsBlocked(true);
     // Answers leave in arrival order even when a later message fails faster.
     const previous = pending;
     pending = call.spawn(async () => {
@@ -86,13 +96,20 @@ function produce(
       if (!outcome.ok) reportIfBug(outcome.error, 'Produce', onBug);
       const response: ProduceResponse = outcome.ok
         ? outcome.value
-        : { sequence, code: outcome.code, message: outcome.error.message, results: [] };
+        : { sequence, code: outcome.code, message: wireMessage(outcome.error), results: [] };
       inFlight--;
+      inFlightBytes -= bytes;
       gate.write(response);
       observation.end(response.code, callerName);
-      if (inFlight < maxPendingMessages / 2) gate.setRequestsBlocked(false);
+      if (inFlight < maxPendingMessages / 2 && inFlightBytes < maxInFlightBytes / 2)
+        gate.setRequestsBlocked(false);
     });
   });
+}
+
+/** The payloads a message carries, which is what makes one large. */
+function payloadBytes(message: ProduceRequest): number {
+  return message.jobs.reduce((sum, job) => sum + job.payload.length, 0);
 }
 
 /** The sequence of a message refused for its content; 0 when its bytes did not decode at all. */
@@ -125,11 +142,7 @@ async function enqueueMessage(
         : {
             committed: false,
             results: [],
-            rejections: result.rejections.map((r) => ({
-              index: r.index,
-              reason: rejectionReasonToProto(r.reason),
-              message: r.message,
-            })),
+            rejections: result.rejections.map(atomicRejectionToProto),
           },
     };
   }

@@ -12,11 +12,15 @@ export interface ServerFacts {
   startedAtMs: number;
   maxMessageBytes: number;
   /** Connections and calls per connection, and how long a connection may take or idle. */
-  connectionLimits: {
+  /** The [grpc] limits: connections, and what one key may hold. */
+  grpcLimits: {
     maxConnections: number;
     maxStreamsPerConnection: number;
     handshakeTimeoutMs: number;
     idleTimeoutMs: number;
+    maxEventSubscribersPerKey: number;
+    maxBytesInFlightPerConnection: number;
+    maxBytesInFlightPerKey: number;
   };
   /** Wall clock for server_time_ms (the engine's clock). */
   nowMs: () => number;
@@ -43,7 +47,12 @@ export interface RpcContext {
   readonly streams: Set<OpenStream>;
   /** Rereads the config file (ReloadConfig); undefined when the server cannot. */
   readonly reloadConfig:
-    | ((request: { dryRun: boolean; actor: string; via?: string }) => Promise<ReloadReport>)
+    | ((request: {
+        dryRun: boolean;
+        actor: string;
+        via?: string;
+        allowSecurityDowngrade: boolean;
+      }) => Promise<ReloadReport>)
     | undefined;
 }
 

@@ -8,7 +8,7 @@ import { rpcAudit } from './audit-input.ts';
 import type { RpcContext } from './rpc-context.ts';
 import { scheduleSpecFromProto, scheduleToProto } from './schedule-convert.ts';
 import type { Unary } from './unary-wrapper.ts';
-import { requireString } from './validate-fields.ts';
+import { requireName } from './validate-fields.ts';
 
 type ScheduleHandlers = Pick<
   QueueServiceServer,
@@ -25,9 +25,11 @@ type ScheduleHandlers = Pick<
 export function createScheduleHandlers(ctx: RpcContext, unary: Unary): ScheduleHandlers {
   const { engine } = ctx;
   const target = (name: string) => `schedule:${name}`;
+  const nameOf = (name: string) => requireName(name, 'name', engine.limits.maxNameLength);
   return {
     createSchedule: unary('CreateSchedule', 'admin', async (req, call, caller) => {
       const spec = scheduleSpecFromProto(req.schedule);
+      nameOf(spec.name);
       const audit = rpcAudit(ctx, caller, call.metadata, 'schedule.create', target(spec.name));
       const { schedule } = await engine.putSchedule(spec, 'create', audit);
       return { schedule: scheduleToProto(schedule) };
@@ -35,6 +37,7 @@ export function createScheduleHandlers(ctx: RpcContext, unary: Unary): ScheduleH
 
     updateSchedule: unary('UpdateSchedule', 'admin', async (req, call, caller) => {
       const spec = scheduleSpecFromProto(req.schedule);
+      nameOf(spec.name);
       const audit = rpcAudit(ctx, caller, call.metadata, 'schedule.update', target(spec.name));
       const { schedule, created } = await engine.putSchedule(
         spec,
@@ -45,9 +48,7 @@ export function createScheduleHandlers(ctx: RpcContext, unary: Unary): ScheduleH
     }),
 
     getSchedule: unary('GetSchedule', 'read', async (req) => ({
-      schedule: scheduleToProto(
-        await engine.getSchedule(requireString(req.name, 'name'), req.nextRuns || 10),
-      ),
+      schedule: scheduleToProto(await engine.getSchedule(nameOf(req.name), req.nextRuns || 10)),
     })),
 
     listSchedules: unary('ListSchedules', 'read', async (req) => ({
@@ -55,19 +56,19 @@ export function createScheduleHandlers(ctx: RpcContext, unary: Unary): ScheduleH
     })),
 
     pauseSchedule: unary('PauseSchedule', 'admin', async (req, call, caller) => {
-      const name = requireString(req.name, 'name');
+      const name = nameOf(req.name);
       const audit = rpcAudit(ctx, caller, call.metadata, 'schedule.pause', target(name));
       return { schedule: scheduleToProto(await engine.pauseSchedule(name, audit)) };
     }),
 
     resumeSchedule: unary('ResumeSchedule', 'admin', async (req, call, caller) => {
-      const name = requireString(req.name, 'name');
+      const name = nameOf(req.name);
       const audit = rpcAudit(ctx, caller, call.metadata, 'schedule.resume', target(name));
       return { schedule: scheduleToProto(await engine.resumeSchedule(name, audit)) };
     }),
 
     deleteSchedule: unary('DeleteSchedule', 'admin', async (req, call, caller) => {
-      const name = requireString(req.name, 'name');
+      const name = nameOf(req.name);
       await engine.deleteSchedule(
         name,
         rpcAudit(ctx, caller, call.metadata, 'schedule.delete', target(name)),
@@ -76,7 +77,7 @@ export function createScheduleHandlers(ctx: RpcContext, unary: Unary): ScheduleH
     }),
 
     triggerSchedule: unary('TriggerSchedule', 'admin', async (req, call, caller) => {
-      const name = requireString(req.name, 'name');
+      const name = nameOf(req.name);
       const audit = rpcAudit(ctx, caller, call.metadata, 'schedule.trigger', target(name));
       const accepted = await engine.triggerSchedule(name, audit);
       return { jobId: accepted.jobId, deduplicated: accepted.deduplicated };

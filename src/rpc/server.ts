@@ -3,15 +3,14 @@
  * reflection, on one address, with TLS when configured.
  */
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
-import { ReflectionService } from '@grpc/reflection';
-import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
+import { HealthImplementation } from 'grpc-health-check';
 import { QueueServiceService } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import type { Engine } from '../engine/engine.ts';
 import { toSeppError } from '../engine/errors.ts';
 import { admissionInterceptor } from './admission.ts';
 import { type ApiKey, Authenticator } from './auth.ts';
 import { createBackupHandler } from './backup-stream.ts';
+import { BytesInFlight, type BytesInFlightStats } from './bytes-in-flight.ts';
 import type { BugReporter } from './call-guard.ts';
 import { type ConnectionStats, Connections } from './connections.ts';
 import { createEventsHandler } from './events-stream.ts';
@@ -19,6 +18,7 @@ import { descriptorSetBase64 } from './gen/descriptor-set.js';
 import { routeGrpcLogs } from './grpc-logging.ts';
 import type { RpcObserver } from './observer.ts';
 import { createProduceHandler } from './produce-stream.ts';
+import { addReflection } from './reflection.ts';
 import { MalformedRequest, type RpcContext, type RpcLog, type ServerFacts } from './rpc-context.ts';
 import { createUnaryHandlers } from './unary-handlers.ts';
 import { Utf8Fields } from './utf8-fields.ts';
@@ -44,6 +44,8 @@ export interface RpcServer {
   listen(host: string, port: number): Promise<number>;
   /** Connections open, and what the limits refused, for metrics. */
   connectionStats(): ConnectionStats;
+  /** Request bytes in flight per API key and per connection (grpc.max_bytes_in_flight_*). */
+  bytesInFlightStats(): BytesInFlightStats;
   /**
    * Graceful stop: refuse new calls, end open streams, answer waiting
    * long-polls with no jobs (the engine does that on close), then wait up to
@@ -96,7 +98,7 @@ function withMalformedRequests<T extends grpc.ServiceDefinition>(definition: T, 
 
 export function createRpcServer(options: RpcServerOptions): RpcServer {
   const { facts } = options;
-  const { connectionLimits } = facts;
+  const { grpcLimits } = facts;
   if (options.log !== undefined) routeGrpcLogs(options.log);
   const auth = new Authenticator(options.apiKeys);
   const credentials = options.tls
@@ -108,20 +110,22 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
     : grpc.ServerCredentials.createInsecure();
   // sepp accepts connections itself (connections.ts) and hands them to grpc-js.
   let injector: grpc.ConnectionInjector | undefined;
-  const connections = new Connections(connectionLimits, (socket) => injector?.injectConnection(socket));
+  const connections = new Connections(grpcLimits, (socket) => injector?.injectConnection(socket));
+  const bytesInFlight = new BytesInFlight(grpcLimits);
   const server = new grpc.Server({
     'grpc.max_receive_message_length': facts.maxMessageBytes,
     'grpc.max_send_message_length': facts.maxMessageBytes,
     'grpc.keepalive_time_ms': 60_000,
     'grpc.keepalive_permit_without_calls': 1,
     // Calls per connection: a client cannot hold unbounded server state on one connection.
-    'grpc.max_concurrent_streams': connectionLimits.maxStreamsPerConnection,
-    'grpc.max_connection_idle_ms': connectionLimits.idleTimeoutMs,
+    'grpc.max_concurrent_streams': grpcLimits.maxStreamsPerConnection,
+    'grpc.max_connection_idle_ms': grpcLimits.idleTimeoutMs,
     interceptors: [
       admissionInterceptor({
         auth,
         connections,
-        requestTimeoutMs: connectionLimits.handshakeTimeoutMs,
+        requestTimeoutMs: grpcLimits.handshakeTimeoutMs,
+        bytesInFlight,
         observeRefusal: (method, code) =>
           options.observer?.callStarted({ method, parent: undefined }).end(code, undefined),
       }),
@@ -150,18 +154,15 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
 
   const health = new HealthImplementation({ '': 'SERVING', [serviceName]: 'SERVING' });
   health.addToServer(server);
-  // Reflection describes every service this server answers: sepp's and the
-  // health service (so `grpcurl … list` shows both and `grpcurl … grpc.health.v1.Health/Check` works).
-  const packageDefinition = {
-    ...protoLoader.loadSync(healthProtoPath, { keepCase: true }),
-    ...protoLoader.loadFileDescriptorSetFromBuffer(descriptorSet),
-  };
-  new ReflectionService(packageDefinition).addToServer(server);
+  // Reflection describes every service this server answers (sepp's, health, reflection)
+  // from the descriptor set protoc wrote, file by file (reflection.ts).
+  addReflection(server, descriptorSet);
   injector = server.createConnectionInjector(credentials);
 
   return {
     listen: (host, port) => connections.listen(host, port),
     connectionStats: () => connections.stats(),
+    bytesInFlightStats: () => bytesInFlight.stats(),
     replaceApiKeys(keys) {
       ctx.auth.replaceKeys(keys);
       for (const stream of [...ctx.streams]) {

@@ -1,8 +1,12 @@
 /**
  * The one table from engine error codes to gRPC status codes (SPEC §3), and
- * the conversion of anything thrown into a ServiceError for grpc-js.
+ * the conversion of anything thrown into a ServiceError for grpc-js. Every
+ * message sepp answers with, as a status or inside a response (a Produce or
+ * Work answer, a job's rejection), goes through `wireMessage`: at most
+ * messageBytesMax (1 KiB), whatever the request quoted into it.
  */
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { boundMessage } from '../config/index.ts';
 import { type SeppErrorCode, toSeppError } from '../engine/errors.ts';
 
 export const grpcStatusOf: Record<SeppErrorCode, status> = {
@@ -25,10 +29,15 @@ export const rejectionReasonKey = 'sepp-rejection-reason';
 /** Trailing metadata key carrying the engine error code, so clients can tell lease_lost from other preconditions. */
 export const errorCodeKey = 'sepp-error-code';
 
+/** An error's message as it goes on the wire: cut to messageBytesMax bytes (config/bounded-message.ts). */
+export function wireMessage(error: { readonly message: string }): string {
+  return boundMessage(error.message);
+}
+
 export function toServiceError(thrown: unknown): Partial<ServiceError> {
   const error = toSeppError(thrown);
   const metadata = new Metadata();
   metadata.set(errorCodeKey, error.code);
   if (error.rejection) metadata.set(rejectionReasonKey, error.rejection.reason);
-  return { code: grpcStatusOf[error.code], details: error.message, metadata };
+  return { code: grpcStatusOf[error.code], details: wireMessage(error), metadata };
 }

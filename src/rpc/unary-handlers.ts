@@ -7,7 +7,7 @@ import { DurabilityMode } from '../../clients/typescript/src/gen/sepp/v1/admin.j
 import { DeadReason, type EnqueueJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import { type AckBatchRequest, SettleOutcome } from '../../clients/typescript/src/gen/sepp/v1/work.js';
-import { formatProblem, parseQueueSettingKeys, parseQueueSettingValues } from '../config/index.ts';
+import { formatProblems, parseQueueSettingKeys, parseQueueSettingValues } from '../config/index.ts';
 import { SeppError } from '../engine/errors.ts';
 import type { EnqueueRequest as EngineEnqueueRequest } from '../engine/types.ts';
 import { rpcAudit } from './audit-input.ts';
@@ -16,6 +16,7 @@ import { createControlHandlers } from './control-handlers.ts';
 import {
   acceptedToProto,
   ackFromProto,
+  atomicRejectionToProto,
   deadReasonFromProto,
   enqueueRequestFromProto,
   enqueueResultToProto,
@@ -27,7 +28,6 @@ import {
   progressToProto,
   queueInfoToProto,
   queueSettingsToProto,
-  rejectionReasonToProto,
   workerInfoToProto,
 } from './convert.ts';
 import {
@@ -130,11 +130,7 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
         : {
             committed: false,
             results: [],
-            rejections: result.rejections.map((r) => ({
-              index: r.index,
-              reason: rejectionReasonToProto(r.reason),
-              message: r.message,
-            })),
+            rejections: result.rejections.map(atomicRejectionToProto),
           };
     }),
 
@@ -297,10 +293,13 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
         limits: {
           ...engine.limits,
           maxMessageBytes: facts.maxMessageBytes,
-          maxConnections: facts.connectionLimits.maxConnections,
-          maxStreamsPerConnection: facts.connectionLimits.maxStreamsPerConnection,
-          handshakeTimeoutMs: facts.connectionLimits.handshakeTimeoutMs,
-          idleTimeoutMs: facts.connectionLimits.idleTimeoutMs,
+          maxConnections: facts.grpcLimits.maxConnections,
+          maxStreamsPerConnection: facts.grpcLimits.maxStreamsPerConnection,
+          handshakeTimeoutMs: facts.grpcLimits.handshakeTimeoutMs,
+          idleTimeoutMs: facts.grpcLimits.idleTimeoutMs,
+          maxEventSubscribersPerKey: facts.grpcLimits.maxEventSubscribersPerKey,
+          maxBytesInFlightPerConnection: facts.grpcLimits.maxBytesInFlightPerConnection,
+          maxBytesInFlightPerKey: facts.grpcLimits.maxBytesInFlightPerKey,
         },
         queueDefaults: queueSettingsToProto(engine.options.queueDefaults),
         strictQueues: engine.options.strictQueues,
@@ -317,7 +316,7 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
         );
       }
       const parsed = parseQueueSettingValues(queue, req.settings);
-      if (!parsed.ok) throw new SeppError('invalid_argument', parsed.problems.map(formatProblem).join('; '));
+      if (!parsed.ok) throw new SeppError('invalid_argument', formatProblems(parsed.problems));
       const info = await engine.changeQueueSettings(
         queue,
         { set: parsed.value },
@@ -338,7 +337,7 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
         );
       }
       const keys = parseQueueSettingKeys(queue, req.keys);
-      if (!keys.ok) throw new SeppError('invalid_argument', keys.problems.map(formatProblem).join('; '));
+      if (!keys.ok) throw new SeppError('invalid_argument', formatProblems(keys.problems));
       const info = await engine.changeQueueSettings(
         queue,
         { reset: req.all ? 'all' : keys.value },
@@ -365,6 +364,7 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
       const via = typeof details?.via === 'string' ? details.via : undefined;
       const report = await ctx.reloadConfig({
         dryRun: req.dryRun,
+        allowSecurityDowngrade: req.allowSecurityDowngrade,
         actor,
         ...(via === undefined ? {} : { via }),
       });

@@ -28,3 +28,19 @@ export function requireString(value: string, field: string): string {
   if (value === '') throw new SeppError('invalid_argument', `${field}: required`);
   return value;
 }
+
+/**
+ * A name no longer than `maxLength` (limits.max_name_length): nothing longer
+ * can exist, so a longer one is INVALID_ARGUMENT here, before a lookup
+ * would quote all of it in a NOT_FOUND message.
+ */
+export function requireName(value: string, field: string, maxLength: number): string {
+  requireString(value, field);
+  if (value.length > maxLength) {
+    throw new SeppError(
+      'invalid_argument',
+      `${field}: is ${value.length} characters long, the limit is ${maxLength} (limits.max_name_length)`,
+    );
+  }
+  return value;
+}

@@ -26,7 +26,7 @@ import {
 import type { ReadGate } from './flow-control.ts';
 import { type RpcCallObservation, type TraceContext, unobserved } from './observer.ts';
 import type { MalformedRequest, RpcContext } from './rpc-context.ts';
-import { grpcStatusOf } from './status.ts';
+import { grpcStatusOf, wireMessage } from './status.ts';
 import { requireAttempt, requireJobId } from './validate-fields.ts';
 
 /** The answer of every ack that succeeded: one object, never changed. */
@@ -235,7 +235,7 @@ export class WorkSettlements {
           : {
               requestId,
               code,
-              message: settled.error.message,
+              message: wireMessage(settled.error),
               result: undefined,
               errorCode: settled.error.code,
             },

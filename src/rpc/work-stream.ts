@@ -11,8 +11,9 @@
  * left to expire or to be settled over unary calls.
  *
  * While subscribed, the stream hears of every cancel of a leased job on its
- * queues taken under its worker id (engine.onCancelRequested) and passes it
- * on as a CancelNotice; the worker ignores notices for leases it does not hold.
+ * queues taken under its worker id, or under none (engine.onCancelRequested),
+ * and passes it on as a CancelNotice; the worker ignores notices for leases
+ * it does not hold.
  */
 import type { handleBidiStreamingCall } from '@grpc/grpc-js';
 import type {
@@ -219,12 +220,21 @@ class WorkStream implements OpenStream {
     this.pump();
   }
 
-  /** Passes on the cancels of leases this stream may hold: its queues, its worker id. */
+  /**
+   * Passes on the cancels of leases this stream may hold: on its queues, taken
+   * under its worker id — or under none, as work.proto promises. A lease taken
+   * without a worker id names no holder: a unary Reserve (which any client may
+   * make, say a worker that leases over unary calls and keeps a Work stream
+   * open for notices) leaves no trace of who holds it, so every stream of the
+   * queue is told and the ones not holding it ignore the notice. Cancels of
+   * running jobs are rare; telling too many is cheap, telling nobody is not.
+   */
   private onCancels(notices: readonly CancelNotice[]): void {
     const subscription = this.subscription;
     if (this.closed || subscription === undefined) return;
     for (const notice of notices) {
-      if ((notice.workerId ?? '') !== subscription.workerId) continue;
+      const leaseWorkerId = notice.workerId ?? '';
+      if (leaseWorkerId !== '' && leaseWorkerId !== subscription.workerId) continue;
       if (!subscription.queues.includes(notice.queue)) continue;
       this.outbox?.cancel({
         jobId: notice.jobId,

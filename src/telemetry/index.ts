@@ -1,4 +1,4 @@
 /** The telemetry layer's public face for the composition root. */
-export { createLogger, type Logger, type LogLevel, silentLogger } from './logger.ts';
-export { type MetricsSource, prometheusContentType } from './metrics.ts';
-export { Telemetry, type TelemetryDeps } from './telemetry.ts';
+export { type Logger, type LogLevel, silentLogger } from './logger.ts';
+export { prometheusContentType } from './metrics.ts';
+export { Telemetry } from './telemetry.ts';

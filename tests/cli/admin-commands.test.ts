@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { after, describe, test } from 'node:test';
 import { SeppClient, type SeppError } from '../../clients/typescript/src/index.ts';
-import { runCli } from '../helpers/cli.ts';
+import { cliEntry, runCli } from '../helpers/cli.ts';
 import { captureOutput, registerSecret } from '../helpers/secret-log.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -58,16 +58,12 @@ while True:
     seen += chunk
 print(json.dumps({'terminal': seen.decode(errors='replace'), 'stdout': out.decode(), 'code': code}))
 `;
-  const run = spawnSync(
-    python,
-    ['-c', driver, process.execPath, '--import', 'tsx', 'src/cli/main.ts', 'admin', 'hash-password'],
-    {
-      cwd: new URL('../..', import.meta.url).pathname,
-      env: { ...process.env, ANSWERS: JSON.stringify(answers) },
-      encoding: 'utf8',
-      timeout: 120_000,
-    },
-  );
+  const run = spawnSync(python, ['-c', driver, process.execPath, ...cliEntry(), 'admin', 'hash-password'], {
+    cwd: new URL('../..', import.meta.url).pathname,
+    env: { ...process.env, ANSWERS: JSON.stringify(answers) },
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   assert.equal(run.status, 0, run.stderr);
   const result = JSON.parse(run.stdout) as { terminal: string; stdout: string; code: number };
   // The terminal must never show the password: checked by the run's secret search. (stdout is the hash.)

@@ -11,7 +11,10 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import Database from 'better-sqlite3';
 import { SeppClient } from '../../clients/typescript/src/index.ts';
+import { buildInfo } from '../../src/build-info.ts';
+import { migrations } from '../../src/store/sqlite/gen/migrations.ts';
 import { type CliRun, cliEntry, runCli } from '../helpers/cli.ts';
 import { bundleServer } from '../helpers/process-server.ts';
 import { apiKeysToml, startTestServer, type TestServer } from '../helpers/server.ts';
@@ -77,6 +80,11 @@ describe('CLI and start-up errors: one line, the documented exit code, no hang',
     mkdirSync(join(work, 'not-a-db'));
     writeFileSync(join(work, 'not-a-db', 'sepp.db'), 'this is not SQLite'.repeat(100));
     writeFileSync(join(work, 'bad.toml'), '[server]\ndurability = "nope"\n');
+    // A data directory a newer sepp wrote: its schema version is past what this one knows.
+    mkdirSync(join(work, 'from-the-future'));
+    const future = new Database(join(work, 'from-the-future', 'sepp.db'));
+    future.pragma(`user_version = ${migrations.at(-1)!.version + 1}`);
+    future.close();
     // A sepp.toml in the working directory: a bad flag must not be blamed on it.
     mkdirSync(join(work, 'cwd'));
     writeFileSync(join(work, 'cwd', 'sepp.toml'), '[server]\ndurability = "full"\n');
@@ -155,6 +163,14 @@ describe('CLI and start-up errors: one line, the documented exit code, no hang',
       stderr: /^sepp: cannot start: .*not-a-db\/sepp\.db is not a SQLite database/,
     },
     {
+      name: 'a database a newer sepp wrote is refused, naming both versions',
+      args: () => serveArgs('--data-dir', join(work, 'from-the-future')),
+      code: 1,
+      stderr: new RegExp(
+        `^sepp: cannot start: the database has schema version ${migrations.at(-1)!.version + 1}, written by a newer sepp; this sepp ${buildInfo.version.replaceAll('.', '\\.')} knows schema versions up to ${migrations.at(-1)!.version}: .*docs/upgrading\\.md`,
+      ),
+    },
+    {
       // (A gRPC port in use fails the same way, but grpc-js also prints its own
       // "E No address added" line until its logging goes through sepp's logger.)
       name: 'an admin port in use',
@@ -209,7 +225,7 @@ describe('CLI and start-up errors: one line, the documented exit code, no hang',
       name: 'a missing argument',
       args: () => ['enqueue', 'q'],
       code: 2,
-      stderr: /^sepp: missing arguments \(1 given, 2 needed\) \(see sepp enqueue --help\)$/,
+      stderr: /^sepp: missing TYPE: sepp enqueue QUEUE TYPE \(see sepp enqueue --help\)$/,
     },
     {
       name: 'a flag without its value',

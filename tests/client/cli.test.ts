@@ -100,7 +100,7 @@ describe('operator CLI', () => {
     assert.match(tooBig.stderr, /payload_too_large/);
     const missing = await sepp(['enqueue', 'q'], env);
     assert.equal(missing.code, 2);
-    assert.equal(missing.stderr, 'sepp: missing arguments (1 given, 2 needed) (see sepp enqueue --help)\n');
+    assert.equal(missing.stderr, 'sepp: missing TYPE: sepp enqueue QUEUE TYPE (see sepp enqueue --help)\n');
   });
 
   test('queues: a table for people, JSON for scripts', async () => {

@@ -28,6 +28,7 @@ import {
   mkdtempSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -72,6 +73,7 @@ const serve = 'dist/sepp serve';
 const installSdk = [
   'mkdir my-app && cd my-app',
   'npm init -y',
+  'npm pkg set allowScripts.protobufjs=false --json',
   'npm pack "$SEPP/clients/typescript"',
   `npm install ./${sdkTarballName}`,
 ];
@@ -154,17 +156,22 @@ describe('the quickstart, followed in a fresh directory outside the repository',
       child.on('exit', (code) => reject(new Error(`sepp serve exited with ${code}:\n${logs}`)));
     });
     assert.ok(existsSync(join(serverDir, 'sepp-data')), 'the data is in ./sepp-data');
+    // The quickstart says what the 32 MiB beside the database is.
+    const reserveMiB = statSync(join(serverDir, 'sepp-data', 'sepp.reserve')).size / 1024 / 1024;
+    assert.match(quickstart, new RegExp(`\`sepp.reserve\`, a ${reserveMiB} MiB file`));
   });
 
   test('the SDK installs from its npm pack tarball, with its dependencies only', async () => {
     // The block up to `npm install`, as one shell script (its `cd` holds for what follows).
-    const upToPack = await run('sh', ['-e', '-c', installSdk.slice(0, 3).join('\n')], work, env());
+    const upToPack = await run('sh', ['-e', '-c', installSdk.slice(0, 4).join('\n')], work, env());
     assert.equal(upToPack.code, 0, `${upToPack.stdout}${upToPack.stderr}`);
     app = join(work, 'my-app');
     assert.ok(existsSync(join(app, sdkTarballName)), `npm pack wrote ${sdkTarballName}`);
     seedLockfile(app);
-    const install = await run('sh', ['-e', '-c', installSdk[3]!], app, env());
+    const install = await run('sh', ['-e', '-c', installSdk[4]!], app, env());
     assert.equal(install.code, 0, `${install.stdout}${install.stderr}`);
+    // The quickstart's allowScripts line leaves npm nothing to warn about.
+    assert.doesNotMatch(`${install.stdout}${install.stderr}`, /npm warn/i);
 
     const pkg = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as Record<string, unknown>;
     assert.deepEqual(Object.keys(pkg.dependencies as object), [sdkPackage.name]);

@@ -124,6 +124,31 @@ describe('changing a running sepp from the command line', () => {
     );
   });
 
+  test('SIGHUP never lowers security; sepp config reload --allow-security-downgrade does, on loopback', async () => {
+    writeFileSync(configFile, '[queues.jobs]\nmax_attempts = 7\n');
+    const refused = nextLog(server, 'config.reload_refused');
+    server.child.kill('SIGHUP');
+    const line = await refused;
+    assert.equal(line.level, 'error');
+    assert.match(
+      String(line.problems),
+      /grpc\.api_keys: the file has no API key.*--allow-security-downgrade/,
+    );
+    assert.equal((await sepp(['queues'], '')).code, 4, 'a call without a key is still refused');
+
+    const plain = await sepp(['config', 'reload'], keyB);
+    assert.equal(plain.code, 1);
+    assert.match(plain.stderr, /grpc\.api_keys: the file has no API key/);
+    const allowed = await sepp(['config', 'reload', '--allow-security-downgrade'], keyB);
+    assert.equal(allowed.code, 0, allowed.stderr);
+    assert.match(allowed.stdout, /changed:\n {2}grpc\.api_keys \(removed b\)/);
+    assert.equal((await sepp(['queues'], '')).code, 0, 'no key needed now, as asked');
+
+    writeFileSync(configFile, `${apiKey('b', keyB)}[queues.jobs]\nmax_attempts = 7\n`);
+    assert.equal((await sepp(['config', 'reload'], '')).code, 0, 'adding a key back needs no flag');
+    assert.equal((await sepp(['queues'], '')).code, 4);
+  });
+
   test('sepp config reload applies the file, as SIGHUP does', async () => {
     writeFileSync(configFile, `${apiKey('b', keyB)}[queues.jobs]\nmax_attempts = 9\n`);
     const run = await sepp(['config', 'reload'], keyB);

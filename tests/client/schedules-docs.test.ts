@@ -132,7 +132,8 @@ describe('docs/schedules.md', () => {
     assert.equal(badNext.code, 2, badNext.stderr);
     const shown = await runSepp(['schedules', 'show', 'sync'], env);
     assert.equal(shown.code, 0, shown.stderr);
-    assert.match(shown.stdout, /^schedule {2,}every 900000 ms$/m);
+    assert.match(shown.stdout, /^schedule {2,}every 15m$/m);
+    assert.match(shown.stdout, /^jitter {2,}30s$/m, 'durations read as the config writes them');
     assert.match(shown.stdout, /^source {2,}config \(change it in sepp\.toml\)$/m);
     assert.match(shown.stdout, /^next runs\n( {2}\d{4}-\d\d-\d\dT.*Z\n){5}/m);
   });

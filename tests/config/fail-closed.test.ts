@@ -24,6 +24,8 @@ test('gRPC on a network address without API keys refuses, naming grpc.api_keys a
       /none configured/,
       new RegExp(`server\\.grpc_listen \\(${address.replace(/[[\].]/g, '\\$&')}\\)`),
       /\[\[grpc\.api_keys\]\]/,
+      // The command that makes a key, as `sepp admin new-api-key` is what a user needs next.
+      /`sepp admin new-api-key --name NAME --role ROLE` prints one/,
       /grpc\.insecure_allow_unauthenticated = true/,
     );
     assert.equal(problems.length, 1);

@@ -28,6 +28,9 @@ test('with no file, no variables and no flags every setting has its default', ()
     maxStreamsPerConnection: 1000,
     handshakeTimeoutMs: 10_000,
     idleTimeoutMs: 300_000,
+    maxEventSubscribersPerKey: 250,
+    maxBytesInFlightPerConnection: 16 * 1024 * 1024,
+    maxBytesInFlightPerKey: 64 * 1024 * 1024,
   });
   assert.deepEqual(config.admin, {
     tls: null,
@@ -234,4 +237,26 @@ test('checkConfigFile reports the file alone, ignoring the environment', () => {
   const missing = checkConfigFile('/etc/none.toml', { readFile, cwd });
   assert.ok(!missing.ok);
   assertProblem(missing.problems, '/etc/none.toml', /\/etc\/none\.toml does not exist/);
+});
+
+test('malformed TOML never shows a secret of the lines it quotes', () => {
+  const secrets = {
+    key: 'sepp-secret-cut-short-0123456789',
+    digest: 'ab'.repeat(32),
+    token: 'sepp-secret-metrics-0123456789',
+  };
+  const cases = [
+    // Cut before the closing quote, as a truncated file is.
+    `[[grpc.api_keys]]\nname = "ci"\nrole = "admin"\nkey = "${secrets.key}`,
+    `[[grpc.api_keys]]\nname = "ci"\nkey_sha256 = '${secrets.digest}'\nrole = = "admin"\n`,
+    `[telemetry]\nmetrics_token = "${secrets.token}"\nservice_name = = "x"\n`,
+    `[[grpc.api_keys]]\nname = "ci"\nkey = """${secrets.key}\n`,
+  ];
+  for (const text of cases) {
+    const [problem] = problemsOf(text);
+    assert.match(problem?.message ?? '', /^invalid TOML: /, text);
+    assert.match(problem?.message ?? '', /= <redacted>/, text);
+    for (const secret of Object.values(secrets))
+      assert.ok(!problem?.message.includes(secret.slice(0, 12)), `${text}\n${problem?.message}`);
+  }
 });

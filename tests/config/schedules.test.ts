@@ -167,3 +167,24 @@ test('a schedule whose end has passed is valid: its time is over, the server mus
     .schedules;
   assert.equal(ended?.endAtMs, Date.UTC(2020, 0, 1));
 });
+
+test('every problem of one schedule, not only the first: its own keys and what the engine checks', () => {
+  const problems = problemsOf(`
+[[schedules]]
+name = "nightly"
+queue = "reports"
+type = "build"
+cron = "61 * * * *"
+timezone = "Mars/Olympus"
+jitter_ms = "2d"
+priority = 12
+`);
+  assert.deepEqual(problems.map((p) => p.key).sort(), [
+    'schedules[0].cron',
+    'schedules[0].jitter_ms',
+    'schedules[0].priority',
+    'schedules[0].timezone',
+  ]);
+  assertProblem(problems, 'schedules[0].cron', /"61 \* \* \* \*" is not a cron expression/);
+  assertProblem(problems, 'schedules[0].timezone', /"Mars\/Olympus" is not an IANA timezone/);
+});

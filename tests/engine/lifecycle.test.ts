@@ -10,6 +10,8 @@ import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import type { JobEvent, QueueInfo } from '../../src/engine/types.ts';
 import { closeDatabase } from '../../src/store/sqlite/close.ts';
+import { migrations } from '../../src/store/sqlite/gen/migrations.ts';
+import { migrate } from '../../src/store/sqlite/migrate.ts';
 import { DataDirInUseError, databaseFileName, openDataDir } from '../../src/store/sqlite/open.ts';
 import { expectCode, job, openTestEngine, until, withEngine, withQueues } from '../helpers/engine.ts';
 
@@ -211,6 +213,31 @@ test('the data directory can be opened again once the engine has closed', async 
   }
 });
 
+test('opening an older database reports each migration it applied, in order; a new or current one reports none', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sepp-test-'));
+  try {
+    const seen: number[][] = [];
+    const onMigrated = (applied: readonly { version: number; durationMs: number }[]) => {
+      assert.ok(applied.every((step) => Number.isInteger(step.durationMs) && step.durationMs >= 0));
+      seen.push(applied.map((step) => step.version));
+    };
+    // A database an older sepp wrote: every migration but the last two.
+    const older = new Database(join(dataDir, databaseFileName));
+    older.pragma('journal_mode = WAL');
+    migrate(older, migrations.slice(0, -2));
+    older.close();
+    openDataDir(dataDir, { durability: 'full', onMigrated }).close();
+    openDataDir(dataDir, { durability: 'full', onMigrated }).close();
+    assert.deepEqual(seen, [migrations.slice(-2).map((m) => m.version)]);
+    const fresh = mkdtempSync(join(tmpdir(), 'sepp-test-'));
+    openDataDir(fresh, { durability: 'full', onMigrated }).close();
+    rmSync(fresh, { recursive: true, force: true });
+    assert.equal(seen.length, 1);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
 test('a database with a newer schema than this code is refused, and left as it was', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'sepp-test-'));
   try {
@@ -218,7 +245,10 @@ test('a database with a newer schema than this code is refused, and left as it w
     const raw = new Database(join(dataDir, databaseFileName));
     raw.pragma('user_version = 99');
     raw.close();
-    assert.throws(() => openDataDir(dataDir, { durability: 'full' }), /schema version 99.*run a newer sepp/);
+    assert.throws(
+      () => openDataDir(dataDir, { durability: 'full' }),
+      /schema version 99, written by a newer sepp.*knows schema versions up to/,
+    );
     const check = new Database(join(dataDir, databaseFileName));
     assert.equal(check.pragma('user_version', { simple: true }), 99);
     check.close();

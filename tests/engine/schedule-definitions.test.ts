@@ -71,6 +71,13 @@ test('a definition is checked when created, each problem naming its field; nothi
           /^template\.metadata: metadata keys must not be empty/,
         ],
         [{ name: 'n'.repeat(129) }, /^name: is 129 characters long, the limit is 128/],
+        // Past what a date can hold (8.64e15 ms), or past year 9999: refused, never shown as NaN.
+        [
+          { startAtMs: 9_000_000_000_000_000 },
+          /^start_at_ms: is 9000000000000000, after 9999-12-31T23:59:59\.999Z, the latest time a schedule may name/,
+        ],
+        [{ startAtMs: 253_402_300_800_000 }, /^start_at_ms: is 253402300800000, after 9999-12-31/],
+        [{ endAtMs: Number.MAX_SAFE_INTEGER }, /^end_at_ms: is 9007199254740991, after 9999-12-31/],
       ];
       for (const [extra, message] of cases) {
         const refused = await engine.putSchedule(spec('s', extra), 'create').then(

@@ -85,6 +85,9 @@ test('a client that never reads its answers is pushed back, and others are still
     `never-reading client: wrote ${written} acks before the server stopped reading; server RSS grew ${grownMiB} MiB`,
   );
   assert.ok(written < 200_000, 'flow control stopped the client before it could send everything');
+  // A sanity bound, not what catches a missing push-back (the count of acks written above
+  // does): RSS also counts garbage the collector has not freed yet, more of it on a loaded
+  // machine, so it is far above what was measured (+5 MiB in the long run of 2026-12-02).
   assert.ok(grownMiB < 100, `server RSS grew ${grownMiB} MiB`);
   // Another client on another connection is served normally.
   const { jobs } = await call(other, other.reserve, {
@@ -121,6 +124,8 @@ test('streams that never send hold little memory each and do not block others', 
   assert.equal(jobs.length, 1);
   const grownMiB = mib(server.rssBytes() - baselineRss);
   console.log(`500 silent streams: server RSS grew ${grownMiB} MiB`);
+  // Far above what was measured (+2 MiB, 2026-12-02), for the same reason as above: RSS also
+  // counts garbage not yet collected.
   assert.ok(grownMiB < 100, `server RSS grew ${grownMiB} MiB for 500 silent streams`);
   for (const s of streams) s.cancel();
   idle.close();

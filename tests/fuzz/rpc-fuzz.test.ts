@@ -1,9 +1,11 @@
 /**
  * Fuzzes every unary RPC with random bytes and with mutated valid messages
  * (huge and negative numbers, empty and over-long strings, invalid UTF-8,
- * deep maps). Promises: no crash, no hang (every call answers within its
- * deadline), every answer a documented status with a message, and nothing
- * stored from a rejected request. SEPP_FUZZ_RUNS sets the number of cases
+ * deep maps), and every string, list and map field of every request made
+ * oversize in turn (a 256 KiB name, a thousand entries). Promises: no crash,
+ * no hang (every call answers within its deadline), every answer a
+ * documented status with a message of at most 1 KiB, and nothing stored from
+ * a rejected request. SEPP_FUZZ_RUNS sets the number of cases
  * (default 1,500 in CI; `npm run test:long` uses 100,000).
  */
 import assert from 'node:assert/strict';
@@ -39,7 +41,11 @@ const enqueuePaths = new Set([
 
 let t: TestServer;
 before(async () => {
-  t = await startTestServer({ toml: '[limits]\nmax_wait_ms = 0\n' });
+  // `typed` refuses every type but its own thousand: its refusal must not list them all.
+  const types = Array.from({ length: 1000 }, (_, i) => `"type-${i}-${'x'.repeat(40)}"`).join(', ');
+  t = await startTestServer({
+    toml: `[limits]\nmax_wait_ms = 0\n[queues.typed]\nallowed_types = [${types}]\n`,
+  });
 });
 after(() => t.dispose());
 
@@ -220,6 +226,21 @@ test(`${runs} mutated valid messages: limits hold, rejections are typed, counter
       if (req.kind === 'batch' && outcome.code !== status.OK) assert.equal(await totalJobs(), before);
     }),
     { numRuns: runs, includeErrorInReport: true, ...replay },
+  );
+  assert.deepEqual(await t.server.engine.counterMismatches(), []);
+});
+
+test('every string, list and map field of every unary request, oversize: each call answers, every message at most 1 KiB', async () => {
+  const { checkOversizeAnswers, oversizeCases } = await import('../helpers/oversize.ts');
+  const cases = ['q', 'typed'].flatMap((queue) =>
+    oversizeCases({ stringLength: 256 * 1024, listItems: 1000, queue }).filter(
+      (c) => !c.requestStream && c.method !== 'Events',
+    ),
+  );
+  assert.ok(cases.length > 100, `${cases.length} cases`);
+  const longest = await checkOversizeAnswers(t.client, cases);
+  console.log(
+    `oversize: ${cases.length} unary cases, the longest message ${longest.bytes} bytes (${longest.what})`,
   );
   assert.deepEqual(await t.server.engine.counterMismatches(), []);
 });

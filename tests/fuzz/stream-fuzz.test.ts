@@ -1,11 +1,14 @@
 /**
  * A model-based fuzzer for the two streams (issue 14, item 6): random
  * sequences of valid and invalid Produce and Work messages (undecodable
- * bytes, invalid UTF-8, batches over the limit, credit abuse, settlements of
- * jobs leased elsewhere or never leased), written all at once without waiting
+ * bytes, invalid UTF-8, batches over the limit, jobs with oversize names,
+ * keys, metadata or a type outside a long allowed_types, credit abuse,
+ * settlements of jobs leased elsewhere, never leased or named by an oversize
+ * id), written all at once without waiting
  * (pipelined), then half-closed or cancelled. After every sequence: the
  * server is alive, every status and answer code is one the protocol
- * documents (and the one it promises where that is known), nothing of a
+ * documents (and the one it promises where that is known), every message in
+ * a status or an answer is at most 1 KiB (issue 29, item 6), nothing of a
  * rejected message or job is stored, no more jobs were pushed than credit
  * granted, jobs are where the answers say, and the counters equal the rows.
  *
@@ -18,8 +21,10 @@ import { after, before, test } from 'node:test';
 import { type ClientDuplexStream, type ServiceError, status } from '@grpc/grpc-js';
 import { ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
 import { WorkResponse, type WorkResponse_Settled } from '../../clients/typescript/src/gen/sepp/v1/work.js';
+import { messageBytesMax } from '../../src/config/index.ts';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { SeppError } from '../../src/engine/errors.ts';
+import { checkOversizeAnswers, oversizeCases } from '../helpers/oversize.ts';
 import { mulberry32, seedFromEnv } from '../helpers/prng.ts';
 import { rawBidi } from '../helpers/raw-grpc.ts';
 import { call, startTestServer, type TestServer } from '../helpers/server.ts';
@@ -56,6 +61,12 @@ after(async () => {
 });
 
 type End = { code: status; details: string };
+
+/** Every message sepp answers with is at most messageBytesMax bytes (issue 29, item 6). */
+function assertShort(message: string, what: string): void {
+  const bytes = Buffer.byteLength(message);
+  assert.ok(bytes <= messageBytesMax, `${what}: a message of ${bytes} bytes: ${message.slice(0, 200)}…`);
+}
 
 /** Writes every message at once, then ends the stream as `ending` says; resolves with its status. */
 async function drive<Res>(
@@ -119,6 +130,15 @@ async function produceRun(d: Draw, index: number, ending: Ending): Promise<void>
   } else {
     assert.ok([status.OK, status.CANCELLED].includes(end.code), `${note}: ended ${status[end.code]}`);
     assert.ok(answers.length <= steps.length, note);
+  }
+  assertShort(end.details, `${note}: the status`);
+  for (const [k, answer] of answers.entries()) {
+    assertShort(answer.message, `${note}: #${k}`);
+    for (const r of answer.results)
+      if (r.outcome?.$case === 'rejection')
+        assertShort(r.outcome.value.message, `${note}: #${k} a job's rejection`);
+    for (const r of answer.atomic?.rejections ?? [])
+      assertShort(r.message, `${note}: #${k} an atomic rejection`);
   }
   const accepted = new Set<string>();
   const refused = new Set<string>();
@@ -229,6 +249,8 @@ async function workRun(d: Draw, index: number, ending: Ending): Promise<void> {
       `${note}: ended ${status[end.code]} ${end.details}`,
     );
   if (end.code !== status.OK && end.code !== status.CANCELLED) assert.ok(end.details.length > 0, note);
+  assertShort(end.details, `${note}: the status`);
+  for (const answer of settled) assertShort(answer.message, `${note}: the answer to ${answer.requestId}`);
 
   // Answers: at most once each, only for settlements the server took, each with an allowed code.
   const sent = new Map(processed.flatMap((s) => s.settlements).map((s) => [s.requestId, s]));
@@ -328,4 +350,17 @@ test(`${runs} pipelined Produce and Work sequences (seed ${seed}): documented an
   console.log(
     `stream fuzz: seed ${seed}, ${runs} sequences: ${[...tally].map(([k, n]) => `${k}=${n}`).join(', ')}`,
   );
+});
+
+test('every string, list and map field of Produce, Work and Events requests, oversize: each stream ends, every message at most 1 KiB', async () => {
+  const cases = oversizeCases({ stringLength: 256 * 1024, listItems: 1000, queue: 'oversize' }).filter(
+    (c) => c.requestStream || c.method === 'Events',
+  );
+  assert.ok(cases.length > 30, `${cases.length} cases`);
+  const longest = await checkOversizeAnswers(t.client, cases);
+  console.log(
+    `oversize: ${cases.length} stream cases, the longest message ${longest.bytes} bytes (${longest.what})`,
+  );
+  assert.deepEqual(escaped, [], 'nothing escaped a handler');
+  assert.deepEqual(await t.server.engine.counterMismatches(), []);
 });

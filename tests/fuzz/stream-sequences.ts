@@ -14,6 +14,11 @@ import { testJob } from '../helpers/server.ts';
 
 /** The limits the fuzzer's server runs with (small, so that crossing them is cheap). */
 export const fuzzLimits = { maxBatchJobs: 8, maxReserveJobs: 8, maxPayloadBytes: 1024 };
+/**
+ * A long allowed_types list (the fuzzer's jobs are of type `t`): a job of
+ * another type is refused with a message that must not list all of them.
+ */
+const allowedTypes = ['t', ...Array.from({ length: 1000 }, (_, i) => `type-${i}-${'x'.repeat(40)}`)];
 export const fuzzToml = `
 # The fuzzer tests answers, not fsync: without one per commit it runs several times faster.
 [server]
@@ -24,7 +29,31 @@ max_reserve_jobs = ${fuzzLimits.maxReserveJobs}
 max_wait_ms = "1s"
 [queue_defaults]
 max_payload_bytes = ${fuzzLimits.maxPayloadBytes}
+allowed_types = [${allowedTypes.map((type) => `"${type}"`).join(', ')}]
 `;
+
+/** How long an oversize string is: far past every limit and the message cap, short enough to send often. */
+export const oversizeLength = 64 * 1024;
+const oversize = (unit: string) =>
+  unit.repeat(Math.ceil(oversizeLength / unit.length)).slice(0, oversizeLength);
+
+/**
+ * Jobs every server must refuse, each for one field: a bad or oversize name,
+ * an oversize idempotency key or content type, too many metadata entries, a
+ * type outside a long allowed_types. Their messages must stay short.
+ */
+const badJobFields: ((d: Draw) => Partial<EnqueueJob>)[] = [
+  () => ({ queue: 'not a name!' }),
+  (d) => ({ queue: oversize(d.pick(['a', 'not a name! '])) }),
+  (d) => ({ type: oversize(d.pick(['a', 'not a name! '])) }),
+  (d) => ({ group: oversize(d.pick(['a', 'not a name! '])) }),
+  () => ({ idempotencyKey: oversize('k') }),
+  () => ({ contentType: oversize('c') }),
+  () => ({
+    metadata: Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`key ${i}`, 'not a value!'])),
+  }),
+  () => ({ type: 'not-allowed' }),
+];
 
 export type Ending = 'half-close' | 'cancel-at-once' | 'cancel-after-first-answer';
 
@@ -131,7 +160,7 @@ export function produceSequence(d: Draw, queue: string, tag: string): ProduceSte
         const at = d.int(0, jobs.length);
         const bad =
           kind === 'bad-job'
-            ? job({ queue: 'not a queue name!' })
+            ? job(d.pick(badJobFields)(d))
             : job({ payload: Buffer.alloc(fuzzLimits.maxPayloadBytes + 1) });
         jobs.splice(at, 0, bad);
         steps.push(step(jobs, status.OK, at));
@@ -210,7 +239,7 @@ export function workSequence(d: Draw, setup: WorkSetup): WorkStep[] {
       return { kind: 'foreign', jobId: f.jobId, attempt: stale ? f.attempt + 1 : f.attempt, stale };
     }
     if (choice < 9) return { kind: 'unknown', jobId: '0190a4c2-0000-7000-8000-00000000f022' };
-    return { kind: 'not-an-id', jobId: 'not-a-job-id' };
+    return { kind: 'not-an-id', jobId: d.chance(0.5) ? 'not-a-job-id' : oversize('not a job id ') };
   };
   const settlement = () => {
     const t = target();
@@ -225,7 +254,7 @@ export function workSequence(d: Draw, setup: WorkSetup): WorkStep[] {
               value: {
                 jobId: t.jobId,
                 attempt,
-                errorMessage: 'fuzz',
+                errorMessage: d.chance(0.8) ? 'fuzz' : oversize('a long error '),
                 directive: { $case: 'retryDelayMs', value: 60_000 },
               },
             }

@@ -16,6 +16,7 @@ import { diskAssetSource } from '../../src/admin/static-assets.ts';
 import { testScrypt } from './admin.ts';
 import { registerSecret } from './secret-log.ts';
 import { startTestServer, type TestServer } from './server.ts';
+import { startsProcess } from './test-run.ts';
 
 export const root = new URL('../..', import.meta.url).pathname;
 export const chromiumPath = '/usr/bin/chromium';
@@ -32,6 +33,7 @@ export function buildUi(): void {
 }
 
 export async function launchBrowser(profileDir: string): Promise<BrowserContext> {
+  startsProcess('Chromium');
   if (!existsSync(chromiumPath)) {
     throw new Error(
       `${chromiumPath} is missing: install Debian's chromium (apt-get install -y chromium; .ci/run does it). This test never downloads a browser.`,

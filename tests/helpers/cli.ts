@@ -7,11 +7,15 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { captureOutput } from './secret-log.ts';
+import { runBundle, startsProcess } from './test-run.ts';
 
 export const repoRoot = new URL('../..', import.meta.url).pathname;
 
-/** `node <entry…>`: the sources under tsx by default, or a bundle from bundleServer(). */
-export function cliEntry(bundle?: string): string[] {
+/**
+ * `node <entry…>`: the given bundle, else the run's bundle (test-run.ts), else the
+ * sources under tsx (a file run on its own).
+ */
+export function cliEntry(bundle: string | undefined = runBundle): string[] {
   return bundle === undefined ? ['--import', 'tsx', 'src/cli/main.ts'] : [bundle];
 }
 
@@ -40,6 +44,7 @@ export interface CliRunOptions {
 }
 
 export function runCli(args: readonly string[], options: CliRunOptions = {}): Promise<CliRun> {
+  startsProcess('`sepp`');
   const { SEPP_API_KEY: _key, SEPP_SERVER: _server, SEPP_CONFIG: _config, ...inherited } = process.env;
   const child = spawn(process.execPath, [...(options.entry ?? cliEntry()), ...args], {
     cwd: options.cwd ?? repoRoot,

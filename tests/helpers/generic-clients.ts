@@ -42,24 +42,45 @@ export interface ReflectionClient extends grpc.Client {
   ): grpc.ClientDuplexStream<ReflectionMessage, ReflectionMessage>;
 }
 
-export function reflectionClient(address: string): ReflectionClient {
+/** A ServerReflection client of `version` (v1 by default; v1alpha is what older tools ask). */
+export function reflectionClient(address: string, version: 'v1' | 'v1alpha' = 'v1'): ReflectionClient {
   const require = createRequire(join(process.cwd(), 'package.json'));
   const protoPath = join(
     dirname(require.resolve('@grpc/reflection/package.json')),
-    'build/proto/grpc/reflection/v1/reflection.proto',
+    `build/proto/grpc/reflection/${version}/reflection.proto`,
   );
   const definition = grpc.loadPackageDefinition(
     protoLoader.loadSync(protoPath, { keepCase: true, oneofs: true }),
   );
   const reflection = definition.grpc as unknown as {
-    reflection: {
-      v1: { ServerReflection: new (address: string, creds: grpc.ChannelCredentials) => grpc.Client };
-    };
+    reflection: Record<
+      string,
+      { ServerReflection: new (address: string, creds: grpc.ChannelCredentials) => grpc.Client }
+    >;
   };
-  return new reflection.reflection.v1.ServerReflection(
-    address,
-    grpc.credentials.createInsecure(),
-  ) as ReflectionClient;
+  const ServerReflection = reflection.reflection[version]!.ServerReflection;
+  return new ServerReflection(address, grpc.credentials.createInsecure()) as ReflectionClient;
+}
+
+/** Sends `requests` in order on one stream and resolves with the answers, in order. */
+export function askReflectionMany(
+  client: ReflectionClient,
+  requests: readonly ReflectionMessage[],
+  metadata = new grpc.Metadata(),
+): Promise<ReflectionMessage[]> {
+  return new Promise((resolve, reject) => {
+    const stream = client.ServerReflectionInfo(metadata);
+    const answers: ReflectionMessage[] = [];
+    stream.on('data', (reply: ReflectionMessage) => {
+      answers.push(reply);
+      if (answers.length === requests.length) {
+        stream.end();
+        resolve(answers);
+      }
+    });
+    stream.on('error', reject);
+    for (const request of requests) stream.write(request);
+  });
 }
 
 /** Sends one reflection request on a new stream and resolves with the first answer. */

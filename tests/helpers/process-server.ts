@@ -2,7 +2,9 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { cliEntry } from './cli.ts';
 import { captureOutput } from './secret-log.ts';
+import { runBundle, startsProcess } from './test-run.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
 
@@ -29,7 +31,7 @@ export interface LaunchedServer {
 }
 
 export interface ServerProcessOptions {
-  /** A bundle from `bundleServer()`, run with plain node; default: the sources under tsx. */
+  /** A bundle from `bundleServer()`, run with plain node; default: the run's bundle, else the sources under tsx. */
   bundle?: string;
   /** Added to the server's environment. */
   env?: Record<string, string>;
@@ -50,7 +52,8 @@ export function launchServerProcess(
   extraArgs: string[] = [],
   options: ServerProcessOptions = {},
 ): LaunchedServer {
-  const entry = options.bundle === undefined ? ['--import', 'tsx', 'src/cli/main.ts'] : [options.bundle];
+  startsProcess('a server process');
+  const entry = cliEntry(options.bundle);
   const child = spawn(
     process.execPath,
     [
@@ -111,13 +114,15 @@ export function launchServerProcess(
 }
 
 /**
- * Bundles the server (`node build.mjs --bundle-only`) into a fresh directory
- * under the repository's dist/ (inside the repository, the bundle finds
- * better-sqlite3 in node_modules; git and Biome ignore dist/). It starts
- * several times faster than the sources under tsx, which matters to tests
- * that start a server many times.
+ * The run's bundle (test-run.ts), or, for a file run on its own, a bundle of the
+ * server (`node build.mjs --bundle-only`) in a fresh directory under the
+ * repository's dist/ (inside the repository, the bundle finds better-sqlite3 in
+ * node_modules; git and Biome ignore dist/). It starts several times faster than
+ * the sources under tsx, which matters to tests that start a server many times.
  */
 export function bundleServer(): { bundle: string; dispose(): void } {
+  startsProcess('a bundle of the server');
+  if (runBundle !== undefined) return { bundle: runBundle, dispose: () => {} };
   mkdirSync(join(root, 'dist'), { recursive: true });
   const outDir = mkdtempSync(join(root, 'dist', 'test-bundle-'));
   const build = spawnSync(process.execPath, [join(root, 'build.mjs'), '--bundle-only', '--out-dir', outDir], {

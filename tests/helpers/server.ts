@@ -53,6 +53,11 @@ export interface TestServerOptions {
   setLogLevel?: (level: LogLevel) => void;
   /** Start with the config file as it is (a restart), not with `toml`. */
   keepConfig?: boolean;
+  /**
+   * The file names `server.grpc_listen` and `server.admin_listen` (no listen
+   * flags); default: both on 127.0.0.1, port 0, from flags.
+   */
+  listenFromFile?: boolean;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -68,8 +73,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       flags: {
         config: configFile,
         dataDir,
-        grpcListen: `127.0.0.1:${options.grpcPort ?? 0}`,
-        adminListen: '127.0.0.1:0',
+        ...(options.listenFromFile
+          ? {}
+          : { grpcListen: `127.0.0.1:${options.grpcPort ?? 0}`, adminListen: '127.0.0.1:0' }),
       },
       // No 32 MiB disk reserve per test server (tests/faults/disk-full.test.ts sets its own).
       env: { SEPP_DISK_RESERVE_BYTES: '0', ...options.env },

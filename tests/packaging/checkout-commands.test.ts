@@ -1,5 +1,5 @@
 /**
- * `sepp` from a checkout, as README.md shows it: `npm start` (the server, or any command
+ * `sepp` from a checkout, as docs/development.md shows it: `npm start` (the server, or any command
  * after `--`) and `npx sepp …`. npm itself is run, as a user runs it:
  * - `npm start --silent -- queues --json` prints only the command's JSON on stdout;
  * - `kill -TERM` of `npm start` stops the server (npm forwards the signal; the server must

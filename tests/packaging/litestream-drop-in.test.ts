@@ -32,6 +32,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { SeppClient } from '../../clients/typescript/src/index.ts';
 import { openDataDir } from '../../src/store/sqlite/open.ts';
+import { cliEntry } from '../helpers/cli.ts';
 import { inspectDataDir } from '../helpers/inspect-data-dir.ts';
 import {
   collectOutput,
@@ -110,7 +111,7 @@ test("the drop-in's commands: restore only when needed, ready once serving, SIGT
   const db = join(dataDir, 'sepp.db');
   const files: Record<string, string> = {
     '/usr/local/bin/litestream': litestreamBinary ?? '',
-    '/usr/local/bin/sepp': `${process.execPath} --import tsx ${join(root, 'src/cli/main.ts')}`,
+    '/usr/local/bin/sepp': [process.execPath, ...cliEntry()].join(' '),
     '/etc/sepp/litestream.yml': join(work, 'litestream.yml'),
     '/etc/sepp/sepp.toml': join(work, 'sepp.toml'),
     '/var/lib/sepp': dataDir,

@@ -213,7 +213,7 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
     allowedStatus: status.OK,
   },
   ReloadConfig: {
-    call: (c, md) => unary(call(c, c.reloadConfig, { dryRun: true }, md)),
+    call: (c, md) => unary(call(c, c.reloadConfig, { dryRun: true, allowSecurityDowngrade: false }, md)),
     allowedStatus: status.OK,
   },
   Produce: {

@@ -211,13 +211,18 @@ const auditRows: Readonly<Record<string, AuditRow>> = {
   },
   ReloadConfig: {
     async run(c, md) {
-      // A dry run only reports; the applied reload is the audited change.
-      await call(c, c.reloadConfig, { dryRun: true }, md);
-      const { configFile } = await call(c, c.reloadConfig, { dryRun: false }, md);
+      // A dry run and a refused reload are audited too, each as its own entry
+      // with its result (tests/rpc/reload-security.test.ts).
+      const { configFile } = await call(
+        c,
+        c.reloadConfig,
+        { dryRun: false, allowSecurityDowngrade: false },
+        md,
+      );
       return { target: `config:${configFile}` };
     },
     action: 'config.reload',
-    details: { changed: [] },
+    details: { changed: [], result: 'applied' },
   },
   Backup: {
     async run(c, md) {

@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import type { BackupChunk } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
 import { SeppError } from '../../src/engine/errors.ts';
+import { cliEntry } from '../helpers/cli.ts';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
 
 const run = promisify(execFile);
@@ -42,15 +43,7 @@ test('sepp backup copies a live database that a new server serves as is', async 
       for (const r of results) if (r.outcome?.$case === 'accepted') ids.push(r.outcome.value.jobId);
     }
     const file = join(dir, 'copy.db');
-    const { stderr } = await run(process.execPath, [
-      '--import',
-      'tsx',
-      'src/cli/main.ts',
-      'backup',
-      file,
-      '--server',
-      t.address,
-    ]);
+    const { stderr } = await run(process.execPath, [...cliEntry(), 'backup', file, '--server', t.address]);
     assert.match(stderr, /backup written to .*copy\.db/);
     // Audited like every admin change, naming the door: the sepp command (src/rpc/audit-input.ts).
     const { entries } = await call(t.client, t.client.listAuditEntries, {
@@ -73,15 +66,9 @@ test('sepp backup copies a live database that a new server serves as is', async 
     copy.close();
 
     // Refuses to overwrite without --force.
-    const again = await run(process.execPath, [
-      '--import',
-      'tsx',
-      'src/cli/main.ts',
-      'backup',
-      file,
-      '--server',
-      t.address,
-    ]).catch((e: { code: number; stderr: string }) => e);
+    const again = await run(process.execPath, [...cliEntry(), 'backup', file, '--server', t.address]).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
     assert.equal((again as { code: number }).code, 2);
 
     // A server started on the copy serves the same jobs, deduplication included.

@@ -2,11 +2,11 @@
  * The Events stream over a real socket: caught-up first, events in commit
  * order with the fields of each kind, filters, resume after a disconnect
  * (exactly once), the refusals (bad requests, a resume out of range, too
- * many subscribers) and the end at shutdown.
+ * many subscribers on the server or with one API key) and the end at shutdown.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type ClientReadableStream, type ServiceError, status } from '@grpc/grpc-js';
+import { type ClientReadableStream, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import {
   type EventsRequest,
   type EventsResponse,
@@ -14,7 +14,7 @@ import {
   JobEventKind,
 } from '../../clients/typescript/src/gen/sepp/v1/events.js';
 import type { QueueServiceClient } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
-import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
+import { apiKeysToml, call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
 
 /** A subscription whose messages are read as they come. */
 function subscribe(client: QueueServiceClient, request: Partial<EventsRequest> = {}) {
@@ -204,5 +204,66 @@ describe('Events stream', () => {
     await t.server.shutdown();
     const error = await done;
     assert.equal(error.code, status.UNAVAILABLE);
+  });
+});
+
+describe('Events streams per API key', () => {
+  const keyA = 'sepp-secret-events-key-a-0123456789';
+  const keyB = 'sepp-secret-events-key-b-0123456789';
+  let t: TestServer;
+  const withKey = (key: string) => {
+    const metadata = new Metadata();
+    metadata.set('authorization', `Bearer ${key}`);
+    return metadata;
+  };
+  /** A subscription made with `key`; resolves `ok` once caught up, or the refusal. */
+  const open = (key: string) => {
+    const stream = t.client.events(
+      { queues: [], jobIds: [], kinds: [], afterSequence: 0, streamId: '', fromOldest: false },
+      withKey(key),
+    );
+    const outcome = new Promise<'ok' | ServiceError>((resolve) => {
+      stream.on('data', () => resolve('ok'));
+      stream.on('error', (e: ServiceError) => resolve(e));
+    });
+    return { stream, outcome };
+  };
+
+  before(async () => {
+    t = await startTestServer({
+      toml: `${apiKeysToml([
+        { name: 'a', role: 'producer', key: keyA },
+        { name: 'b', role: 'producer', key: keyB },
+      ])}[grpc]\nmax_event_subscribers_per_key = 2\n[limits]\nmax_event_subscribers = 10\n`,
+    });
+  });
+  after(() => t.dispose());
+
+  test('one key holds at most its share; another key still gets in; a closed stream frees its place', async () => {
+    const info = await call(t.client, t.client.getServerInfo, {}, withKey(keyA));
+    assert.equal(info.limits?.maxEventSubscribersPerKey, 2);
+    const a = [open(keyA), open(keyA)];
+    for (const s of a) assert.equal(await s.outcome, 'ok');
+    const refused = await open(keyA).outcome;
+    assert.ok(refused !== 'ok');
+    assert.equal(refused.code, status.RESOURCE_EXHAUSTED);
+    assert.match(
+      refused.details,
+      /key a holds 2 Events streams, the limit per key is 2 \(grpc\.max_event_subscribers_per_key\)/,
+    );
+    const b = open(keyB);
+    assert.equal(await b.outcome, 'ok', 'another key is not held back');
+    a[0]?.stream.cancel();
+    // The place is free once grpc-js reports the HTTP/2 stream closed.
+    for (let i = 0; i < 100; i++) {
+      const again = open(keyA);
+      const outcome = await again.outcome;
+      if (outcome === 'ok') {
+        for (const s of [a[1], b, again]) s?.stream.cancel();
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.fail('the cancelled stream did not free its place');
   });
 });

@@ -117,6 +117,56 @@ describe('job control over gRPC', () => {
     });
   }
 
+  test('who is told of a cancel: lease with or without worker_id × streams with none, the same or another', async () => {
+    // work.proto: the streams subscribed to the job's queue under the lease's worker_id,
+    // or all of them when the lease has none (a stream not holding the lease ignores it).
+    const queue = 'notice-matrix';
+    const streams = {
+      none: openWork(t, queue, '', true),
+      same: openWork(t, queue, 'wa', false),
+      other: openWork(t, queue, 'wb', true),
+    };
+    const elsewhere = openWork(t, 'notice-matrix-other-queue', '', true);
+    const leaseAndCancel = async (workerId: string) => {
+      const { jobId } = await call(t.client, t.client.enqueue, { job: testJob(queue) });
+      const reserve = { queues: [queue], maxJobs: 1, leaseDurationMs: 60_000, waitTimeoutMs: 0, workerId };
+      const [leased] = (await call(t.client, t.client.reserve, reserve)).jobs;
+      assert.equal(leased?.jobId, jobId);
+      await call(t.client, t.client.cancelJob, { jobId });
+      return jobId;
+    };
+    /** Resolves once `stream` was told of `jobId`; a generous guard turns a notice that never comes into a failure. */
+    const told = (stream: ReturnType<typeof openWork>, jobId: string, who: string) =>
+      Promise.race([
+        stream.wait((seen) => seen.flatMap(cancelsOf).some((n) => n.jobId === jobId)),
+        new Promise<never>((_, reject) =>
+          setTimeout(() => reject(new Error(`${who} was never told of ${jobId}`)), 10_000).unref(),
+        ),
+      ]);
+    const expected = {
+      '': { none: true, same: true, other: true },
+      wa: { none: false, same: true, other: false },
+    } as const;
+    for (const [leaseWorkerId, reaches] of Object.entries(expected)) {
+      const jobId = await leaseAndCancel(leaseWorkerId);
+      // A marker every stream on the queue is told of: notices reach a stream in commit order,
+      // so what a stream was told before the marker is all it will ever be told of jobId.
+      const marker = await leaseAndCancel('');
+      for (const [name, stream] of Object.entries(streams)) {
+        await told(stream, marker, `the stream with worker_id "${name}"`);
+        const before = stream.seen.flatMap(cancelsOf).map((n) => n.jobId);
+        const toldOfJob = before.indexOf(jobId) >= 0 && before.indexOf(jobId) < before.indexOf(marker);
+        assert.equal(
+          toldOfJob,
+          reaches[name as keyof typeof reaches],
+          `lease worker_id "${leaseWorkerId}", stream "${name}": ${before.join(', ')}`,
+        );
+      }
+    }
+    assert.deepEqual(elsewhere.seen.flatMap(cancelsOf), [], 'a stream on another queue is told nothing');
+    for (const stream of [...Object.values(streams), elsewhere]) stream.stream.cancel();
+  });
+
   test('on unary calls: Extend and Ack answer FAILED_PRECONDITION with sepp-error-code job_cancelled', async () => {
     const queue = 'unary-cancel';
     await call(t.client, t.client.enqueueBatch, { jobs: [testJob(queue), testJob(queue), testJob(queue)] });

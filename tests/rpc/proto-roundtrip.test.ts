@@ -159,6 +159,9 @@ test('ServerLimits and QueueSettings report every engine limit and queue setting
     'maxStreamsPerConnection',
     'handshakeTimeoutMs',
     'idleTimeoutMs',
+    'maxEventSubscribersPerKey',
+    'maxBytesInFlightPerConnection',
+    'maxBytesInFlightPerKey',
   ];
   assert.deepEqual(
     Object.keys(ServerLimits.create()).sort(),

@@ -194,6 +194,18 @@ describe('config reload', () => {
     const scraped = await fetch(t.metricsUrl, { headers: { authorization: `Bearer ${keys.metrics}` } });
     assert.equal(scraped.status, 200);
     assert.ok(lines.some((l) => l.includes('"config.restart_required"') && l.includes('server.durability')));
+
+    // Taking the token away lowers security: refused unless asked for (reload-security.test.ts has the rest).
+    t.writeConfig(`${key('ops', 'admin', keys.ops)}[server]\nlog_level = "debug"\n`);
+    const refused = await t.server.reload({ actor: 'test' });
+    assert.deepEqual(
+      refused.problems.map((p) => p.key),
+      ['telemetry.metrics_token'],
+    );
+    assert.equal((await fetch(t.metricsUrl)).status, 401, 'the token still holds');
+    const allowed = await t.server.reload({ actor: 'test', allowSecurityDowngrade: true });
+    assert.deepEqual(allowed.problems, []);
+    assert.equal((await fetch(t.metricsUrl)).status, 200);
   });
 
   test('telemetry settings apply: a new OTLP endpoint and service name get the next spans', async () => {

@@ -42,16 +42,30 @@ export function fmtZone(date: Date): string {
   return `UTC${sign}${Math.floor(abs / 60)}${abs % 60 === 0 ? '' : `:${pad(abs % 60)}`}`;
 }
 
+/**
+ * The date `ms` names, or null when no date can hold it (a Date holds at
+ * most ±8.64e15 ms): formatting one would print NaN, and toISOString throws.
+ */
+export function dateOf(ms: number): Date | null {
+  const d = new Date(ms);
+  return Number.isNaN(d.getTime()) ? null : d;
+}
+
+/** What a time no date can hold reads as. */
+const outOfRange = (ms: number) => `out of range (${Number.isFinite(ms) ? `${ms} ms` : 'not a number'})`;
+
 /** Local time as 2026-01-01 12:00:03 UTC+1 (— for none). */
 export function fmtTime(ms: number | null): string {
   if (ms === null) return '—';
-  const d = new Date(ms);
+  const d = dateOf(ms);
+  if (d === null) return outOfRange(ms);
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())} ${fmtZone(d)}`;
 }
 
 /** Local time of day, 24 h: 14:05. */
 export function fmtClock(ms: number): string {
-  const d = new Date(ms);
+  const d = dateOf(ms);
+  if (d === null) return outOfRange(ms);
   return `${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 

@@ -19,14 +19,12 @@ export type {
   Page,
   QueueRates,
   QueueView as QueueInfo,
-  RateKind,
   RateSnapshot,
   RateWindow,
   ScheduleView,
   SessionInfo as Session,
   SettingSource,
   SettingValueView as SettingValue,
-  StateCounts,
   WorkerInfo,
 } from '../../src/admin/api-types.ts';
 

@@ -175,6 +175,8 @@ def test_queue_settings_at_run_time_and_reload(client: sepp.Client, queue: str) 
     assert all(s.source != "override" for s in info.setting_values)
     report = client.reload_config(dry_run=True)
     assert report.applied is False and report.problems == () and report.changed == ()
+    allowed = client.reload_config(dry_run=True, allow_security_downgrade=True)
+    assert allowed.applied is False and allowed.problems == ()
     assert report.config_file is not None and report.config_file.endswith(".toml")
 
 
@@ -216,6 +218,14 @@ def test_call_errors(server: ServerProcess, client: sepp.Client) -> None:
         with pytest.raises(sepp.SeppError) as unknown:
             stranger.enqueue("x", "t")
         assert unknown.value.code == "unauthenticated"
+        # The client's option and variable, not the gRPC metadata the server asks for.
+        assert "check api_key= of sepp.Client(), or SEPP_API_KEY" in str(unknown.value)
+    with sepp.Client(server.address) as keyless:
+        with pytest.raises(sepp.SeppError) as none:
+            keyless.list_queues()
+        assert none.value.code == "unauthenticated"
+        assert str(none.value).startswith("the server needs an API key: pass api_key= to sepp.Client()")
+        assert "authorization" not in str(none.value)
     closed = sepp.Client(server.address)
     closed.close()
     with pytest.raises(sepp.SeppError, match="closed"):
@@ -234,3 +244,29 @@ def test_an_unreachable_server_is_unavailable() -> None:
             nowhere.list_queues()
         with pytest.raises(sepp.UnavailableError):
             nowhere.ready(200)
+
+
+def test_the_server_and_key_come_from_the_environment(server: ServerProcess,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """What `sepp admin new-api-key` tells users: the client reads SEPP_SERVER and SEPP_API_KEY."""
+    monkeypatch.setenv("SEPP_SERVER", server.address)
+    monkeypatch.setenv("SEPP_API_KEY", PRODUCER_KEY)
+    with sepp.Client() as from_env:
+        assert from_env.address == server.address
+        assert from_env.enqueue("from-env", "t").id
+
+
+def test_calls_grouped_by_what_they_act_on(client: sepp.Client) -> None:
+    """client.jobs, .queues, .dlq and .audit, and the flat methods that are their aliases."""
+    queue = "grouped"
+    job = client.enqueue(queue, "t")
+    assert client.jobs.get(job.id).id == client.get_job(job.id).id == job.id
+    client.queues.pause(queue)
+    assert [q.paused for q in client.queues.list() if q.name == queue] == [True]
+    client.resume_queue(queue)
+    assert [q.paused for q in client.list_queues() if q.name == queue] == [False]
+    assert client.jobs.cancel_matching(queue, dry_run=True).matched == 1
+    assert client.jobs.cancel(job.id).state == "cancelled"
+    assert client.dlq.list(queue).jobs == [] and list(client.dlq.all(queue)) == []
+    assert [e.action for e in client.audit.entries(target=f"job:{job.id}")] == ["job.cancel"]
+    assert client.audit.list(target=f"queue:{queue}").entries[0].action == "queue.resume"

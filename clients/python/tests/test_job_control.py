@@ -94,8 +94,8 @@ def test_bulk_cancel_updates_purge_and_their_audit_entries(server: ServerProcess
 
     dry = client.cancel_jobs(queue, type="report", dry_run=True)
     assert dry == sepp.CancelJobsResult(0, 0, 3), "a dry run changes nothing"
-    assert client.cancel_jobs(queue, type="report") == sepp.CancelJobsResult(3, 0, 0)
-    assert client.cancel_jobs(queue, states=["leased"]) == sepp.CancelJobsResult(0, 1, 0)
+    assert client.cancel_jobs(queue, type="report") == sepp.CancelJobsResult(3, 0, 3)
+    assert client.cancel_jobs(queue, states=["leased"]) == sepp.CancelJobsResult(0, 1, 1)
     with pytest.raises(sepp.SeppError) as bad_state:
         client.cancel_jobs(queue, states=["waiting"])  # type: ignore[list-item]
     assert bad_state.value.code == "invalid_argument"

@@ -112,10 +112,12 @@ export async function cancelJobsCall(
     // A repeat would also cancel jobs enqueued in between: only a dry run is retried.
     options.dryRun === true ? repeatable(options) : once(options),
   );
+  // The protocol counts `matched` for a dry run only; a cancel matched what it changed.
+  const changed = response.cancelledCount + response.cancelRequestedCount;
   return {
     cancelled: response.cancelledCount,
     cancelRequested: response.cancelRequestedCount,
-    matched: response.matchedCount,
+    matched: options.dryRun === true ? response.matchedCount : changed,
   };
 }
 

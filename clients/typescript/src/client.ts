@@ -2,42 +2,70 @@
  * SeppClient: every RPC of sepp.v1.QueueService as an async method with
  * friendly types. Enqueues are coalesced per event-loop turn and go over one
  * Produce stream (see enqueue-batcher.ts); everything else is a unary call
- * with a deadline. Producing, leasing, settling, reading and waiting for jobs
- * are here; queue and server management come from QueueAdminCalls
- * (client-queue-admin.ts) and job control from JobControlCalls
- * (client-job-control.ts), which it inherits.
+ * with a deadline. Producing, leasing, settling and waiting for jobs are
+ * methods here; the rest is grouped by what it acts on, each group an object
+ * of its own on the client: `client.jobs` (client-jobs.ts), `client.queues`
+ * (client-queues.ts), `client.dlq`, `client.audit`, `client.schedules`.
+ * The flat methods of earlier versions (`client.pauseQueue(…)`, …) stay as
+ * aliases of those.
  */
 import { status } from '@grpc/grpc-js';
 import { ProduceStreamSender, UnaryBatchSender } from './batch-senders.ts';
-import { QueueAdminCalls, readCall } from './client-queue-admin.ts';
-import { Connection, type ConnectOptions } from './connection.ts';
-import { jobFromArgs, jobFromJson, jobFromSpec } from './convert.ts';
+import { AuditLog } from './client-audit.ts';
+import { DeadLetters } from './client-dead-letters.ts';
+import { Jobs } from './client-jobs.ts';
+import { Queues } from './client-queues.ts';
+import { Connection, type ConnectOptions, retrySafe } from './connection.ts';
+import {
+  jobFromArgs,
+  jobFromJson,
+  jobFromSpec,
+  serverInfoFromProto,
+  workerInfoFromProto,
+} from './convert.ts';
 import { EnqueueBatcher } from './enqueue-batcher.ts';
 import { submitAtomic, submitBatch, submitOne } from './enqueue-calls.ts';
 import { SeppError } from './errors.ts';
 import { EventSubscription, type EventsOptions } from './events.ts';
 import type { EnqueueJob } from './gen/sepp/v1/job.js';
-import { Job, LeasedJob } from './jobs.ts';
+import { type Job, LeasedJob } from './jobs.ts';
 import { ackBatchCall, ackCall, extendCall, nackCall, progressCall, reserveCall } from './lease-calls.ts';
 import { encodeResult, type JobProgress, progressFields } from './results.ts';
 import { Schedules } from './schedules.ts';
+import { reloadConfigCall, type SettingInput } from './settings-calls.ts';
 import type {
   AckOptions,
   AckResult,
   AckSpec,
+  AuditEntry,
+  AuditQuery,
   CallOptions,
+  CancelJobsResult,
+  CancelResult,
+  DeadLetterQuery,
+  DeadLetterSelection,
   Enqueued,
   EnqueueOptions,
   EnqueueOutcome,
+  JobChanges,
+  JobFilter,
   JobSpec,
   LeaseRef,
   NackOptions,
   NackResult,
   Payload,
+  QueueActionOptions,
+  QueueInfo,
+  ReloadReport,
   ReserveOptions,
+  ServerInfo,
+  WorkerInfo,
 } from './types.ts';
 import { enqueueThenWait, type JobOutcome, type WaitOptions, waitForJob } from './wait.ts';
 import { Worker, type WorkerOptions } from './worker.ts';
+
+/** Where `SeppClient.connect()` goes without an address or SEPP_SERVER: the server's default. */
+const defaultAddress = '127.0.0.1:50051';
 
 /** Counters of the enqueue path, for tuning and tests. */
 export interface ClientStats {
@@ -50,15 +78,29 @@ export interface ClientStats {
 }
 
 /** A connection to a sepp server. Create one per process and share it; `close()` it on shutdown. */
-export class SeppClient extends QueueAdminCalls {
+export class SeppClient {
+  /** @internal The connection; Workers use it to open Work streams. */
+  readonly connection: Connection;
   private readonly batcher: EnqueueBatcher;
   private readonly streamSender: ProduceStreamSender | undefined;
   private readonly workers = new Set<Worker>();
+  /** Jobs already enqueued: read one (`get`), cancel or change one or every match (admin key). */
+  readonly jobs: Jobs;
+  /** Queues: list with counts, pause, resume, purge, delete, run-time settings. */
+  readonly queues: Queues;
+  /** Dead letters: page through, requeue, delete (named as `sepp dlq`; `deadLetters(queue)` is the page-by-page walk of earlier versions). */
+  readonly dlq: DeadLetters;
+  /** The audit log (admin key): who changed what, newest first. */
+  readonly audit: AuditLog;
   /** Schedules: periodic jobs the server enqueues itself (create, list, pause, trigger…). */
   readonly schedules: Schedules;
 
   private constructor(address: string, options: ConnectOptions) {
-    super(new Connection(address, options));
+    this.connection = new Connection(address, options);
+    this.jobs = new Jobs(this.connection);
+    this.queues = new Queues(this.connection);
+    this.dlq = new DeadLetters(this.connection);
+    this.audit = new AuditLog(this.connection);
     this.schedules = new Schedules(this.connection);
     const unary = new UnaryBatchSender(this.connection);
     this.streamSender =
@@ -69,11 +111,13 @@ export class SeppClient extends QueueAdminCalls {
   }
 
   /**
-   * Creates a client for `address` (`host:port`). The connection is made
-   * lazily by the first call; `ready()` waits for it explicitly.
+   * Creates a client for `address` (`host:port`; default: the environment
+   * variable `SEPP_SERVER`, else `127.0.0.1:50051`). The API key is
+   * `options.apiKey`, else `SEPP_API_KEY`. The connection is made lazily by the
+   * first call; `ready()` waits for it explicitly.
    */
-  static connect(address: string, options: ConnectOptions = {}): SeppClient {
-    return new SeppClient(address, options);
+  static connect(address?: string, options: ConnectOptions = {}): SeppClient {
+    return new SeppClient(address ?? (process.env.SEPP_SERVER || defaultAddress), options);
   }
 
   /** The server address this client talks to. */
@@ -236,18 +280,7 @@ export class SeppClient extends QueueAdminCalls {
     else this.workers.delete(worker);
   }
 
-  // ------------------------------------------------------------------ inspection and management
-
-  /** Reads a job: state, attempts, timestamps, payload, last error and error history. Throws NOT_FOUND. */
-  async getJob(id: string, options: CallOptions = {}): Promise<Job> {
-    const response = await this.connection.invoke(
-      this.connection.rpc.getJob,
-      { jobId: id },
-      readCall(options),
-    );
-    if (response.job === undefined) throw new SeppError(status.INTERNAL, 'the server sent no job');
-    return new Job(response.job);
-  }
+  // ------------------------------------------------------------------ outcomes
 
   /**
    * Waits for a job to finish and resolves with how it ended: `completed`
@@ -258,7 +291,7 @@ export class SeppClient extends QueueAdminCalls {
    * `signal` aborts. Survives reconnects and server restarts.
    */
   waitFor(id: string, options: WaitOptions = {}): Promise<JobOutcome> {
-    return waitForJob(this.connection, (jobId) => this.getJob(jobId), id, options);
+    return waitForJob(this.connection, (jobId) => this.jobs.get(jobId), id, options);
   }
 
   /**
@@ -286,7 +319,7 @@ export class SeppClient extends QueueAdminCalls {
   }
 
   private thenWait(enqueue: () => Promise<Enqueued>, options: WaitOptions): Promise<JobOutcome> {
-    return enqueueThenWait(this.connection, (id) => this.getJob(id), enqueue, options);
+    return enqueueThenWait(this.connection, (id) => this.jobs.get(id), enqueue, options);
   }
 
   /**
@@ -298,6 +331,150 @@ export class SeppClient extends QueueAdminCalls {
   events(options: EventsOptions = {}): EventSubscription {
     return new EventSubscription(this.connection, options);
   }
+
+  // ------------------------------------------------------------------ the server
+
+  /** The workers connected now: id, address, transport, queues, when last seen, leases held. */
+  async listWorkers(options: CallOptions = {}): Promise<WorkerInfo[]> {
+    const response = await this.connection.invoke(this.connection.rpc.listWorkers, {}, retrySafe(options));
+    return response.workers.map(workerInfoFromProto);
+  }
+
+  /** The server's version, durability mode, clock and every effective limit. */
+  async getServerInfo(options: CallOptions = {}): Promise<ServerInfo> {
+    const response = await this.connection.invoke(this.connection.rpc.getServerInfo, {}, retrySafe(options));
+    return serverInfoFromProto(response);
+  }
+
+  /**
+   * Makes the server read its config file again, as SIGHUP does (admin key); `dryRun` only reports.
+   * A file that lowers security (no API keys, admin users, TLS or /metrics token where the running
+   * configuration has them) is refused unless `allowSecurityDowngrade` is set, and even then where
+   * the server listens on a non-loopback address without the matching `insecure_allow_unauthenticated`.
+   */
+  reloadConfig(
+    options: CallOptions & { dryRun?: boolean; allowSecurityDowngrade?: boolean } = {},
+  ): Promise<ReloadReport> {
+    return reloadConfigCall(
+      this.connection,
+      { dryRun: options.dryRun ?? false, allowSecurityDowngrade: options.allowSecurityDowngrade ?? false },
+      options,
+    );
+  }
+
+  // ------------------------------------------------------------------ flat aliases
+  // The methods of earlier versions, each the same call as its group's.
+
+  /** Same as `client.jobs.get(id)`. */
+  getJob(id: string, options: CallOptions = {}): Promise<Job> {
+    return this.jobs.get(id, options);
+  }
+
+  /** Same as `client.jobs.cancel(id)`. */
+  cancelJob(id: string, options: CallOptions = {}): Promise<CancelResult> {
+    return this.jobs.cancel(id, options);
+  }
+
+  /** Same as `client.jobs.cancelMatching(filter)`. */
+  cancelJobs(filter: JobFilter, options: CallOptions & { dryRun?: boolean } = {}): Promise<CancelJobsResult> {
+    return this.jobs.cancelMatching(filter, options);
+  }
+
+  /** Same as `client.jobs.update(id, changes)`. */
+  updateJob(id: string, changes: JobChanges, options: CallOptions = {}): Promise<Job> {
+    return this.jobs.update(id, changes, options);
+  }
+
+  /** Same as `client.jobs.updateMatching(filter, changes)`. */
+  updateJobs(filter: JobFilter, changes: JobChanges, options: CallOptions = {}): Promise<number> {
+    return this.jobs.updateMatching(filter, changes, options);
+  }
+
+  /** Same as `client.queues.list()`. */
+  listQueues(options: CallOptions = {}): Promise<QueueInfo[]> {
+    return this.queues.list(options);
+  }
+
+  /** Same as `client.queues.pause(queue)`. */
+  pauseQueue(queue: string, options: QueueActionOptions = {}): Promise<void> {
+    return this.queues.pause(queue, options);
+  }
+
+  /** Same as `client.queues.resume(queue)`. */
+  resumeQueue(queue: string, options: QueueActionOptions = {}): Promise<void> {
+    return this.queues.resume(queue, options);
+  }
+
+  /** Same as `client.queues.delete(queue)`. */
+  deleteQueue(queue: string, options: CallOptions = {}): Promise<void> {
+    return this.queues.delete(queue, options);
+  }
+
+  /** Same as `client.queues.purge(queue)`. */
+  purgeQueue(queue: string, options: CallOptions = {}): Promise<number> {
+    return this.queues.purge(queue, options);
+  }
+
+  /** Same as `client.queues.setSettings(queue, settings)`. */
+  setQueueSettings(
+    queue: string,
+    settings: Readonly<Record<string, SettingInput>>,
+    options: CallOptions = {},
+  ): Promise<QueueInfo> {
+    return this.queues.setSettings(queue, settings, options);
+  }
+
+  /** Same as `client.queues.resetSettings(queue, keys)`. */
+  resetQueueSettings(
+    queue: string,
+    keys: readonly string[] | 'all',
+    options: CallOptions = {},
+  ): Promise<QueueInfo> {
+    return this.queues.resetSettings(queue, keys, options);
+  }
+
+  /** Same as `client.dlq.list(queue, query)`. */
+  listDeadLetters(
+    queue: string,
+    query: DeadLetterQuery = {},
+  ): Promise<{ jobs: Job[]; nextPageToken: string | null }> {
+    return this.dlq.list(queue, query);
+  }
+
+  /** Same as `client.dlq.all(queue, query)`. */
+  deadLetters(queue: string, query: Omit<DeadLetterQuery, 'pageToken'> = {}): AsyncGenerator<Job> {
+    return this.dlq.all(queue, query);
+  }
+
+  /** Same as `client.dlq.requeue(queue, selection)`. */
+  requeueDeadLetters(
+    queue: string,
+    selection: DeadLetterSelection,
+    options: CallOptions = {},
+  ): Promise<number> {
+    return this.dlq.requeue(queue, selection, options);
+  }
+
+  /** Same as `client.dlq.delete(queue, selection)`. */
+  deleteDeadLetters(
+    queue: string,
+    selection: DeadLetterSelection,
+    options: CallOptions = {},
+  ): Promise<number> {
+    return this.dlq.delete(queue, selection, options);
+  }
+
+  /** Same as `client.audit.list(query)`. */
+  listAuditEntries(query: AuditQuery = {}): Promise<{ entries: AuditEntry[]; nextPageToken: string | null }> {
+    return this.audit.list(query);
+  }
+
+  /** Same as `client.audit.entries(query)`. */
+  auditEntries(query: Omit<AuditQuery, 'pageToken'> = {}): AsyncGenerator<AuditEntry, void, undefined> {
+    return this.audit.entries(query);
+  }
+
+  // ------------------------------------------------------------------ closing
 
   /**
    * Closes Workers started with `worker()` (waiting for their jobs), sends

@@ -42,7 +42,11 @@ export interface RetryOptions {
 
 /** How `SeppClient.connect` talks to the server. */
 export interface ConnectOptions {
-  /** API key, sent as `authorization: Bearer <key>` on every call. */
+  /**
+   * API key, sent as `authorization: Bearer <key>` on every call. Default: the
+   * environment variable `SEPP_API_KEY`, when set (what `sepp admin new-api-key`
+   * tells you to give the client); none otherwise.
+   */
   apiKey?: string;
   /** TLS: `true` for the system's CAs, or explicit certificates. Default: plaintext. */
   tls?: true | TlsOptions;
@@ -92,6 +96,14 @@ export interface InvokeOptions {
   retrySafe: boolean;
   /** An ack, nack or extend: NOT_FOUND and FAILED_PRECONDITION become LeaseLostError. */
   leaseCall?: boolean;
+}
+
+/** A call that changes nothing, or whose repeat has no further effect: safe to retry after UNAVAILABLE. */
+export function retrySafe(options: {
+  deadlineMs?: number | undefined;
+  signal?: AbortSignal | undefined;
+}): InvokeOptions {
+  return { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: true };
 }
 
 type UnaryMethod<Req, Res> = (
@@ -149,7 +161,8 @@ export class Connection {
         : {}),
     });
     this.baseMetadata = new Metadata();
-    if (options.apiKey !== undefined) this.baseMetadata.set('authorization', `Bearer ${options.apiKey}`);
+    const apiKey = options.apiKey ?? (process.env.SEPP_API_KEY || undefined);
+    if (apiKey !== undefined) this.baseMetadata.set('authorization', `Bearer ${apiKey}`);
   }
 
   get closed(): boolean {

@@ -33,7 +33,7 @@ export interface CancelJobsResult {
   cancelled: number;
   /** Leased jobs whose workers were told to stop (each ends cancelled). */
   cancelRequested: number;
-  /** With `dryRun`: the jobs a cancel would change now; 0 otherwise. */
+  /** The jobs the filter matched: those it changed (`cancelled + cancelRequested`), or with `dryRun` those it would change now. */
   matched: number;
 }
 

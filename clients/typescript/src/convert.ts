@@ -3,12 +3,11 @@
  * generated messages. Proto3 zero values stand for "not set" both ways.
  */
 import { status } from '@grpc/grpc-js';
-import { type JobRejection, type RejectionReason, SeppError } from './errors.ts';
+import { type RejectionReason, SeppError } from './errors.ts';
 import type { GetServerInfoResponse } from './gen/sepp/v1/admin.js';
 import { DurabilityMode } from './gen/sepp/v1/admin.js';
 import {
   type EnqueueJob,
-  type EnqueueResult,
   JobState as ProtoJobState,
   RejectionReason as ProtoRejectionReason,
 } from './gen/sepp/v1/job.js';
@@ -23,7 +22,6 @@ import { type WorkerInfo as ProtoWorkerInfo, WorkerTransport } from './gen/sepp/
 import { activeTraceHeaders } from './trace.ts';
 import type {
   EnqueueOptions,
-  EnqueueOutcome,
   JobSpec,
   NackResult,
   Payload,
@@ -296,6 +294,9 @@ export function serverInfoFromProto(info: GetServerInfoResponse): ServerInfo {
       maxResultBytes: limits?.maxResultBytes ?? 0,
       maxProgressBytes: limits?.maxProgressBytes ?? 0,
       maxEventSubscribers: limits?.maxEventSubscribers ?? 0,
+      maxEventSubscribersPerKey: limits?.maxEventSubscribersPerKey ?? 0,
+      maxBytesInFlightPerConnection: limits?.maxBytesInFlightPerConnection ?? 0,
+      maxBytesInFlightPerKey: limits?.maxBytesInFlightPerKey ?? 0,
       eventBacklogEvents: limits?.eventBacklogEvents ?? 0,
       eventBacklogBytes: limits?.eventBacklogBytes ?? 0,
       eventResumeWindowMs: limits?.eventResumeWindowMs ?? 0,
@@ -303,26 +304,4 @@ export function serverInfoFromProto(info: GetServerInfoResponse): ServerInfo {
     queueDefaults: settingsFromProto(info.queueDefaults),
     strictQueues: info.strictQueues,
   };
-}
-
-/** The rejection of one job of an enqueue answer, if it was refused. */
-export function enqueueRejectionOf(
-  result: EnqueueResult | undefined,
-  index: number,
-): JobRejection | undefined {
-  const outcome = result?.outcome;
-  if (outcome?.$case !== 'rejection') return undefined;
-  return { index, reason: rejectionName(outcome.value.reason), message: outcome.value.message };
-}
-
-/** One job's outcome of an enqueue answer. */
-export function enqueueOutcomeOf(result: EnqueueResult | undefined): EnqueueOutcome {
-  const outcome = result?.outcome;
-  if (outcome?.$case === 'accepted') {
-    return { ok: true, id: outcome.value.jobId, deduplicated: outcome.value.deduplicated };
-  }
-  if (outcome?.$case === 'rejection') {
-    return { ok: false, reason: rejectionName(outcome.value.reason), message: outcome.value.message };
-  }
-  return { ok: false, reason: 'invalid_job', message: 'the server sent no result for this job' };
 }

@@ -18,7 +18,7 @@ import type { BatchAnswer, BatchSender } from './batch-senders.ts';
 import type { Connection } from './connection.ts';
 import { approxEncodedBytes } from './convert.ts';
 import { closedError, SeppError } from './errors.ts';
-import type { EnqueueJob, EnqueueResult } from './gen/sepp/v1/job.js';
+import type { EnqueueJob } from './gen/sepp/v1/job.js';
 
 /** How an entry learns its outcome: an error, or the batch answer and where its jobs start in it. */
 type Done = (error: SeppError | undefined, answer: BatchAnswer | undefined, offset: number) => void;
@@ -194,9 +194,4 @@ export class EnqueueBatcher {
     }
     await this.sender.close();
   }
-}
-
-/** The result of the job at `index` of a best-effort batch answer. */
-export function resultAt(answer: BatchAnswer | undefined, index: number): EnqueueResult | undefined {
-  return answer === undefined || answer.atomic !== undefined ? undefined : answer.results[index];
 }

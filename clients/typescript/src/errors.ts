@@ -8,24 +8,29 @@ import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 
 /**
  * sepp's error codes: the server's (sent in the `sepp-error-code` trailer) plus
- * those a call can end with before reaching the server.
+ * those a call can end with before reaching the server. The list is checked
+ * against the server's and the Python client's by tests/interop/error-codes.test.ts.
  */
-export type SeppErrorCode =
-  | 'invalid_argument'
-  | 'not_found'
-  | 'lease_lost'
-  | 'job_cancelled'
-  | 'failed_precondition'
-  | 'already_exists'
-  | 'resource_exhausted'
-  | 'out_of_range'
-  | 'unauthenticated'
-  | 'permission_denied'
-  | 'unavailable'
-  | 'internal'
-  | 'deadline_exceeded'
-  | 'cancelled'
-  | 'unknown';
+export const seppErrorCodes = [
+  'invalid_argument',
+  'not_found',
+  'lease_lost',
+  'job_cancelled',
+  'failed_precondition',
+  'already_exists',
+  'resource_exhausted',
+  'out_of_range',
+  'unauthenticated',
+  'permission_denied',
+  'unavailable',
+  'internal',
+  'deadline_exceeded',
+  'cancelled',
+  'unknown',
+] as const;
+
+/** One of `seppErrorCodes`. */
+export type SeppErrorCode = (typeof seppErrorCodes)[number];
 
 /** Why the server refused to enqueue a job (the protocol's stable strings). */
 export type RejectionReason =
@@ -63,23 +68,7 @@ const codeOfStatus: Partial<Record<status, SeppErrorCode>> = {
   [status.CANCELLED]: 'cancelled',
 };
 
-const knownCodes: ReadonlySet<string> = new Set<SeppErrorCode>([
-  'invalid_argument',
-  'not_found',
-  'lease_lost',
-  'job_cancelled',
-  'failed_precondition',
-  'already_exists',
-  'resource_exhausted',
-  'out_of_range',
-  'unauthenticated',
-  'permission_denied',
-  'unavailable',
-  'internal',
-  'deadline_exceeded',
-  'cancelled',
-  'unknown',
-]);
+const knownCodes: ReadonlySet<string> = new Set<string>(seppErrorCodes);
 
 /** The protocol's trailer keys (see proto/sepp/v1/queue_service.proto). */
 const errorCodeKey = 'sepp-error-code';
@@ -198,12 +187,33 @@ export function toSeppError(error: unknown, leaseCall = false): SeppError {
     return new SeppError(status.INTERNAL, `sepp client: ${message}`, { code: 'internal', cause: error });
   }
   const code = errorCodeOf(firstValue(error.metadata, errorCodeKey));
-  const message = error.details || error.message;
+  const message = sdkMessage(error.code, error.details || error.message);
   const reason = firstValue(error.metadata, rejectionReasonKey);
   if (reason !== undefined && isRejectionReason(reason)) {
     return new JobRejectedError(error.code, [{ index: 0, reason, message }], { cause: error });
   }
   return fromStatus(error.code, message, leaseCall, code, error);
+}
+
+/**
+ * The server's or grpc-js's words for a status, as an SDK user needs them:
+ * UNAUTHENTICATED names the option that sends a key (not the gRPC metadata the
+ * server asks for), and grpc-js's connection failure loses its timestamp and
+ * its empty "Resolution note:".
+ */
+export function sdkMessage(grpcCode: number, message: string): string {
+  if (grpcCode === status.UNAUTHENTICATED) {
+    if (/authorization: Bearer/.test(message)) {
+      return (
+        'the server needs an API key: pass apiKey to SeppClient.connect(), or set SEPP_API_KEY ' +
+        '(`sepp admin new-api-key` makes one)'
+      );
+    }
+    return `the server refused the API key (${message}): check apiKey of SeppClient.connect(), or SEPP_API_KEY`;
+  }
+  return message
+    .replace(/(?: \(\d{4}-\d\d-\d\dT[^)]*\))?\.?\s*Resolution note:\s*$/s, '')
+    .replace('Last error: Error: ', 'Last error: ');
 }
 
 /** A SeppError (or LeaseLostError) from a status code and message, e.g. from a stream answer. */

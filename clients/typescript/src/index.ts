@@ -7,6 +7,10 @@
  *   client.worker({ queues: ['emails'], handlers: { send: async (job) => … } });
  */
 export { type ClientStats, SeppClient } from './client.ts';
+export type { AuditLog } from './client-audit.ts';
+export type { DeadLetters } from './client-dead-letters.ts';
+export type { Jobs } from './client-jobs.ts';
+export type { Queues } from './client-queues.ts';
 export type { ConnectOptions, RetryOptions, TlsOptions } from './connection.ts';
 export {
   JobCancelledError,
@@ -76,6 +80,12 @@ export type {
   WorkerInfo,
 } from './types.ts';
 export type { JobOutcome, WaitOptions } from './wait.ts';
-export { Worker, type WorkerClient, type WorkerEvents, type WorkerOptions } from './worker.ts';
+export {
+  Worker,
+  type WorkerClient,
+  type WorkerEvents,
+  type WorkerLogger,
+  type WorkerOptions,
+} from './worker.ts';
 export type { WorkerClock, WorkerTimer } from './worker-clock.ts';
 export { DeadLetter, type JobHandler, RetryAfter, WorkerJob } from './worker-job.ts';

@@ -12,13 +12,6 @@ import {
 import { decodeResult, type JobProgress, progressFromProto } from './results.ts';
 import type { AttemptError, DeadReason, JobState, LeaseRef } from './types.ts';
 
-const jsonContentType = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
-
-/** True for `application/json` and `application/*+json`, with or without parameters. */
-export function isJsonContentType(contentType: string): boolean {
-  return jsonContentType.test(contentType);
-}
-
 export const jobStateToProto: Record<JobState, ProtoJobState> = {
   scheduled: ProtoJobState.SCHEDULED,
   ready: ProtoJobState.READY,

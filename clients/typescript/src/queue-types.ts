@@ -208,6 +208,12 @@ export interface ServerLimits {
   maxProgressBytes: number;
   /** Events streams open at once (0: events are off). */
   maxEventSubscribers: number;
+  /** Events streams one API key may hold at once (not applied without keys). */
+  maxEventSubscribersPerKey: number;
+  /** Request bytes one connection may have in flight; more waits until they fit. */
+  maxBytesInFlightPerConnection: number;
+  /** Request bytes all connections of one API key may have in flight. */
+  maxBytesInFlightPerKey: number;
   /** Events the server keeps for subscribers to catch up or resume… */
   eventBacklogEvents: number;
   /** …and their bytes at most. */

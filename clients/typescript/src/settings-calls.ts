@@ -54,10 +54,10 @@ export async function resetQueueSettingsCall(
 
 export async function reloadConfigCall(
   conn: Connection,
-  dryRun: boolean,
+  request: { dryRun: boolean; allowSecurityDowngrade: boolean },
   options: CallOptions,
 ): Promise<ReloadReport> {
-  const response = await conn.invoke(conn.rpc.reloadConfig, { dryRun }, callOptions(options));
+  const response = await conn.invoke(conn.rpc.reloadConfig, request, callOptions(options));
   return {
     applied: response.applied,
     changed: response.changed,

@@ -41,6 +41,23 @@ export interface WorkerOptions {
   autostart?: boolean;
   /** The clock for lease extension, timeouts and backoff (tests pass a fake one). */
   clock?: WorkerClock;
+  /**
+   * Where the worker says what happens: a handler that failed (once per failure, with
+   * the job id and the error), a lost lease, a connection problem, and the error that
+   * stopped it. Default: the console. `console`-like: each method takes a message
+   * and, for a failure, the error.
+   */
+  logger?: WorkerLogger;
+}
+
+/** What a Worker logs through (`console` is one). */
+export interface WorkerLogger {
+  /** A handler's RetryAfter or DeadLetter: the job went where the handler asked. */
+  info(message: string, ...details: unknown[]): void;
+  /** A handler that threw (with the error), a lost lease, a connection problem. */
+  warn(message: string, ...details: unknown[]): void;
+  /** The error that stopped the worker (a refused API key, a key without the worker role). */
+  error(message: string, ...details: unknown[]): void;
 }
 
 /** The Worker's events and their arguments. */
@@ -57,7 +74,11 @@ export interface WorkerEvents {
   cancelled: [job: WorkerJob, error: JobCancelledError];
   /** A job's lease was extended to `leaseDeadline` (server clock). */
   extended: [job: WorkerJob, leaseDeadline: Date];
-  /** A connection or settlement problem; the worker keeps going (it reconnects with backoff). */
+  /**
+   * A connection or settlement problem; the worker keeps going (it reconnects with
+   * backoff), unless the server refused its API key or the key's role (`unauthenticated`,
+   * `permission_denied`): then it closes, and `wait()` rejects with this error.
+   */
   error: [error: SeppError];
   /** `close()` finished. */
   closed: [];

@@ -27,6 +27,7 @@ import { ProgressReporter } from './progress-reporter.ts';
 import { ReserveTransport } from './reserve-transport.ts';
 import { encodeResult, isJsonContentType } from './results.ts';
 import { endJobSpan, runInContext, startJobSpan } from './trace.ts';
+import type { NackResult } from './types.ts';
 import { WorkStreamTransport } from './work-stream-transport.ts';
 import type { ProgressFields, TransportHost } from './work-transport.ts';
 import {
@@ -40,10 +41,25 @@ import {
   settledWithin,
 } from './worker-active.ts';
 import { clockSleep, systemWorkerClock, type WorkerClock, type WorkerTimer } from './worker-clock.ts';
-import { abortWorkerJob, DeadLetter, type JobHandler, reportProgressTo, WorkerJob } from './worker-job.ts';
-import { checkWorkerOptions, type WorkerEvents, type WorkerOptions } from './worker-options.ts';
+import {
+  abortWorkerJob,
+  DeadLetter,
+  type JobHandler,
+  RetryAfter,
+  reportProgressTo,
+  WorkerJob,
+} from './worker-job.ts';
+import {
+  checkWorkerOptions,
+  type WorkerEvents,
+  type WorkerLogger,
+  type WorkerOptions,
+} from './worker-options.ts';
 
-export type { WorkerEvents, WorkerOptions } from './worker-options.ts';
+export type { WorkerEvents, WorkerLogger, WorkerOptions } from './worker-options.ts';
+
+/** Errors no retry can fix: the worker stops on them rather than asking again forever. */
+const fatalCodes: ReadonlySet<string> = new Set(['unauthenticated', 'permission_denied']);
 
 /** The parts of a SeppClient a Worker uses. */
 export interface WorkerClient {
@@ -73,6 +89,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private closing: Promise<void> | undefined;
   private drained: (() => void) | undefined;
   private lastWarning = '';
+  private readonly logger: WorkerLogger;
+  /** The error that stopped the worker, if one did. */
+  private stoppedBy: SeppError | undefined;
+  private readonly closedOnce: Promise<void>;
   /** This worker's id, as the server records it. */
   readonly workerId: string;
 
@@ -92,6 +112,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.reconnectBaseDelayMs = options.reconnect?.baseDelayMs ?? 200;
     this.reconnectMaxDelayMs = options.reconnect?.maxDelayMs ?? 10_000;
     this.workerId = options.workerId ?? `${hostname()}:${process.pid}`;
+    this.logger = options.logger ?? console;
+    this.closedOnce = new Promise((resolve) => this.once('closed', resolve));
     const config = {
       queues: this.queues,
       leaseMs,
@@ -282,10 +304,35 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   private async fail(active: Active, error: Error): Promise<void> {
-    const outcome = await this.settleWithRetry(active, () =>
-      active.lane.transport.nack(active.job, nackOptions(active, error)),
-    );
+    let outcome: NackResult;
+    try {
+      outcome = await this.settleWithRetry(active, () =>
+        active.lane.transport.nack(active.job, nackOptions(active, error)),
+      );
+    } catch (thrown) {
+      this.logFailure(active.job, error, undefined);
+      throw thrown;
+    }
+    this.logFailure(active.job, error, outcome);
     this.emit('failed', active.job, error, outcome);
+  }
+
+  /** One line per failed attempt: the job, the error, where the job went (and the error's stack, for a throw). */
+  private logFailure(job: WorkerJob, error: Error, outcome: NackResult | undefined): void {
+    const where =
+      outcome === undefined
+        ? 'its nack failed, so it runs again once its lease ends'
+        : outcome.state === 'dead'
+          ? 'dead-lettered'
+          : outcome.state === 'cancelled'
+            ? 'cancelled'
+            : `retried ${outcome.runAt === null ? 'now' : `at ${outcome.runAt.toISOString()}`}`;
+    const line =
+      `sepp worker ${this.workerId}: job ${job.id} (${job.queue}/${job.type}, attempt ${job.attempt} ` +
+      `of ${job.maxAttempts}) failed: ${error.message}; ${where}`;
+    // RetryAfter and DeadLetter are the handler's own choice, not a surprise.
+    if (error instanceof RetryAfter || error instanceof DeadLetter) this.logger.info(line);
+    else this.logger.warn(line, error);
   }
 
   /** A handler's `job.progress(…)`: through the job's reporter, on its lane's transport. */
@@ -363,18 +410,46 @@ export class Worker extends EventEmitter<WorkerEvents> {
     active.lost = true;
     this.keeper.remove(active);
     abortWorkerJob(active.job, error);
+    this.logger.warn(`sepp worker ${this.workerId}: job ${active.job.id} lost its lease: ${error.message}`);
     this.emit('leaseLost', active.job, error);
   }
 
   private report(error: SeppError): void {
+    if (fatalCodes.has(error.code)) {
+      this.stop(error);
+      return;
+    }
     if (this.listenerCount('error') > 0) {
       this.emit('error', error);
       return;
     }
-    // An unhandled 'error' event would crash the process over a passing outage; warn once per kind instead.
+    // An unhandled 'error' event would crash the process over a passing outage; log once per kind instead.
     if (error.message === this.lastWarning) return;
     this.lastWarning = error.message;
-    process.emitWarning(`sepp worker ${this.workerId}: ${error.message}`, 'SeppWorkerWarning');
+    this.logger.warn(`sepp worker ${this.workerId}: ${error.message}`);
+  }
+
+  /**
+   * The server refused the worker's key or its role: asking again cannot help, so
+   * the worker says why once and closes; `wait()` rejects with the error.
+   */
+  private stop(error: SeppError): void {
+    if (this.stoppedBy !== undefined) return;
+    this.stoppedBy = error;
+    this.logger.error(`sepp worker ${this.workerId} stopped: ${error.message}`);
+    if (this.listenerCount('error') > 0) this.emit('error', error);
+    process.nextTick(() => void this.close());
+  }
+
+  /**
+   * Resolves once the worker has closed (`close()`, or its client's); rejects with
+   * the error that stopped it when the server refused its API key or the key's role.
+   * A program whose only work is the worker ends with it:
+   * `worker.wait().catch((e) => { console.error(e.message); process.exitCode = 1; })`.
+   */
+  async wait(): Promise<void> {
+    await this.closedOnce;
+    if (this.stoppedBy !== undefined) throw this.stoppedBy;
   }
 
   /**

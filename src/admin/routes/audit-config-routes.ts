@@ -3,7 +3,7 @@
  * is for operators; the configuration, though redacted, describes the
  * deployment (addresses, file paths, users) and is for admins.
  */
-import { type ConfigEntry, tomlKey } from '../../config/index.ts';
+import { type ConfigEntry, roleFor, tomlKey } from '../../config/index.ts';
 import type { QueueInfo } from '../../engine/types.ts';
 import { queueView } from '../queue-view.ts';
 import { queryInteger, queryString } from '../request-input.ts';
@@ -15,7 +15,7 @@ export function auditConfigRoutes({ deps }: AdminServices): RouteSpec[] {
     {
       method: 'get',
       path: '/api/v1/audit',
-      access: 'operator',
+      access: roleFor('audit.read'),
       tag: 'audit',
       summary: 'Audit entries, newest first',
       query: {
@@ -44,7 +44,7 @@ export function auditConfigRoutes({ deps }: AdminServices): RouteSpec[] {
     {
       method: 'get',
       path: '/api/v1/config',
-      access: 'admin',
+      access: roleFor('config.read'),
       tag: 'config',
       summary: 'The effective configuration, secrets redacted, with the source of each value',
       description:

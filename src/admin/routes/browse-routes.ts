@@ -105,9 +105,23 @@ export function browseRoutes({ deps }: AdminServices): RouteSpec[] {
   ];
 }
 
+/**
+ * `meta=key=value`. The key becomes a JSON path in SQLite (json_extract), where
+ * a NUL or another control character is an error, not a miss: refused here,
+ * naming the parameter. The value is compared as given (a NUL in it matches nothing).
+ */
 function metaFilter(text: string | undefined): { key: string; value: string } | undefined {
   if (text === undefined || text === '') return undefined;
   const at = text.indexOf('=');
   if (at <= 0) throw bad('meta must be key=value, for example tenant=acme');
-  return { key: text.slice(0, at).trim(), value: text.slice(at + 1).trim() };
+  const key = text.slice(0, at).trim();
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
+  const control = /[\u0000-\u001f\u007f]/.exec(key);
+  if (control !== null) {
+    const code = control[0].charCodeAt(0).toString(16).padStart(4, '0');
+    throw bad(
+      `meta: the key has a control character (U+${code.toUpperCase()}); metadata keys are printable text`,
+    );
+  }
+  return { key, value: text.slice(at + 1).trim() };
 }

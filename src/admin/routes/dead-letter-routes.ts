@@ -5,6 +5,7 @@
  * confirmation; the rest are an operator's daily work.
  */
 
+import { roleFor } from '../../config/index.ts';
 import { normalizeJobId } from '../../engine/jobs/index.ts';
 import type { DeadReason } from '../../engine/types.ts';
 import {
@@ -96,7 +97,7 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
     {
       method: 'post',
       path: '/api/v1/queues/{queue}/dead-letters/requeue',
-      access: 'operator',
+      access: roleFor('dead_letters.requeue'),
       tag: 'dead letters',
       summary: 'Requeue selected dead letters with a fresh attempt budget',
       pathParams: { queue: 'queue name' },
@@ -108,7 +109,7 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
     {
       method: 'post',
       path: '/api/v1/queues/{queue}/dead-letters/delete',
-      access: 'operator',
+      access: roleFor('dead_letters.delete'),
       tag: 'dead letters',
       summary: 'Delete selected dead letters',
       pathParams: { queue: 'queue name' },
@@ -120,7 +121,7 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
     {
       method: 'post',
       path: '/api/v1/queues/{queue}/dead-letters/requeue-all',
-      access: 'operator',
+      access: roleFor('dead_letters.requeue_all'),
       tag: 'dead letters',
       summary: "Requeue all of a queue's dead letters (optionally of one reason), in chunks",
       pathParams: { queue: 'queue name' },
@@ -140,7 +141,7 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
     {
       method: 'post',
       path: '/api/v1/queues/{queue}/dead-letters/delete-all',
-      access: 'admin',
+      access: roleFor('dead_letters.delete_all'),
       tag: 'dead letters',
       summary: "Delete all of a queue's dead letters (optionally of one reason), in chunks",
       description: '`confirm` must repeat the queue name.',

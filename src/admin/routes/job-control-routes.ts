@@ -4,7 +4,9 @@
  * (the jobs page's "Cancel all matching" and "Run all now"). Each change is
  * audited in the same transaction, as over gRPC.
  */
+
 import type { Context } from 'hono';
+import { roleFor } from '../../config/index.ts';
 import {
   type CancellableState,
   cancellableStates,
@@ -83,7 +85,7 @@ export function jobControlRoutes({ deps }: AdminServices): RouteSpec[] {
     {
       method: 'post',
       path: '/api/v1/jobs/{id}/update',
-      access: 'operator',
+      access: roleFor('job.update'),
       tag: 'jobs',
       summary: 'Change a scheduled or ready job: priority, run time, group, or run it now',
       description: 'A leased job is refused with 409: it is running.',
@@ -101,7 +103,7 @@ export function jobControlRoutes({ deps }: AdminServices): RouteSpec[] {
     {
       method: 'post',
       path: '/api/v1/queues/{queue}/jobs/cancel',
-      access: 'operator',
+      access: roleFor('jobs.cancel'),
       tag: 'jobs',
       summary: 'Cancel every job of a queue that the filter matches (default: scheduled, ready and leased)',
       description:
@@ -127,7 +129,7 @@ export function jobControlRoutes({ deps }: AdminServices): RouteSpec[] {
     {
       method: 'post',
       path: '/api/v1/queues/{queue}/jobs/update',
-      access: 'operator',
+      access: roleFor('jobs.update'),
       tag: 'jobs',
       summary: 'Run now, or set the priority of, every waiting job of a queue that the filter matches',
       pathParams: { queue: 'queue name' },

@@ -3,7 +3,9 @@
  * one, and the operator's actions on it (cancel, requeue, dead-letter), plus
  * enqueueing a job by hand.
  */
+
 import type { Context } from 'hono';
+import { roleFor } from '../../config/index.ts';
 import type { ListOrder } from '../../engine/admin-types.ts';
 import { SeppError } from '../../engine/errors.ts';
 import { normalizeJobId } from '../../engine/jobs/index.ts';
@@ -116,7 +118,7 @@ export function jobRoutes({ deps }: AdminServices): RouteSpec[] {
     {
       method: 'post',
       path: '/api/v1/jobs/{id}/cancel',
-      access: 'operator',
+      access: roleFor('job.cancel'),
       tag: 'jobs',
       summary: 'Cancel a job that has not finished',
       description:
@@ -132,7 +134,7 @@ export function jobRoutes({ deps }: AdminServices): RouteSpec[] {
     {
       method: 'post',
       path: '/api/v1/jobs/{id}/requeue',
-      access: 'operator',
+      access: roleFor('job.requeue'),
       tag: 'jobs',
       summary: 'Put a dead, completed or cancelled job back to ready, with a fresh attempt budget',
       pathParams: jobParam,
@@ -146,7 +148,7 @@ export function jobRoutes({ deps }: AdminServices): RouteSpec[] {
     {
       method: 'post',
       path: '/api/v1/jobs/{id}/dead-letter',
-      access: 'operator',
+      access: roleFor('job.dead_letter'),
       tag: 'jobs',
       summary: 'Move a ready or scheduled job to the dead letters (reason dead_lettered)',
       pathParams: jobParam,
@@ -160,7 +162,7 @@ export function jobRoutes({ deps }: AdminServices): RouteSpec[] {
     {
       method: 'post',
       path: '/api/v1/queues/{queue}/jobs',
-      access: 'operator',
+      access: roleFor('job.enqueue'),
       tag: 'jobs',
       summary: 'Enqueue one job',
       description: 'The audit entry records the type, size and content type, never the payload.',

@@ -3,7 +3,9 @@
  * counters, never COUNT(*)), settings, pause/resume, purge and deleting an
  * empty queue.
  */
+
 import type { Context } from 'hono';
+import { roleFor } from '../../config/index.ts';
 import { SeppError } from '../../engine/errors.ts';
 import type { QueueInfo, StateCounts } from '../../engine/types.ts';
 import { jobStates } from '../../engine/types.ts';
@@ -89,7 +91,7 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
     {
       method: 'post',
       path: '/api/v1/queues/{queue}/pause',
-      access: 'operator',
+      access: roleFor('queue.pause'),
       tag: 'queues',
       summary: 'Pause a queue: it hands out no jobs; enqueue still works',
       pathParams: queueParam,
@@ -104,7 +106,7 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
     {
       method: 'post',
       path: '/api/v1/queues/{queue}/resume',
-      access: 'operator',
+      access: roleFor('queue.resume'),
       tag: 'queues',
       summary: 'Resume a paused queue',
       pathParams: queueParam,
@@ -119,7 +121,7 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
     {
       method: 'post',
       path: '/api/v1/queues/{queue}/settings',
-      access: 'admin',
+      access: roleFor('queue.settings.set'),
       tag: 'queues',
       summary: "Change a queue's settings at run time (overrides of the config file) or reset them",
       description:
@@ -143,7 +145,7 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
     {
       method: 'post',
       path: '/api/v1/queues/{queue}/purge',
-      access: 'admin',
+      access: roleFor('queue.purge'),
       tag: 'queues',
       summary: 'Delete every ready and scheduled job of a queue (leased jobs finish; dead letters stay)',
       description: 'Runs in chunks of 5,000 jobs; `confirm` must repeat the queue name.',
@@ -168,7 +170,7 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
     {
       method: 'delete',
       path: '/api/v1/queues/{queue}',
-      access: 'admin',
+      access: roleFor('queue.delete'),
       tag: 'queues',
       summary: 'Delete an empty queue (no job in any state), such as one a typo created',
       description:

@@ -4,7 +4,9 @@
  * actions (pause, resume, trigger), each audited in the engine's transaction.
  * Creating and changing schedules is for the config and the gRPC API.
  */
+
 import type { Context } from 'hono';
+import { roleFor } from '../../config/index.ts';
 import type { ScheduleInfo } from '../../engine/schedules/types.ts';
 import type { ScheduleView } from '../api-types.ts';
 import { viewPayload } from '../payload-view.ts';
@@ -60,7 +62,7 @@ export function scheduleRoutes({ deps }: AdminServices): RouteSpec[] {
     {
       method: 'post',
       path: '/api/v1/schedules/{name}/pause',
-      access: 'operator',
+      access: roleFor('schedule.pause'),
       tag: 'schedules',
       summary: 'Pause a schedule: no ticks until it is resumed',
       pathParams: nameParam,
@@ -78,7 +80,7 @@ export function scheduleRoutes({ deps }: AdminServices): RouteSpec[] {
     {
       method: 'post',
       path: '/api/v1/schedules/{name}/resume',
-      access: 'operator',
+      access: roleFor('schedule.resume'),
       tag: 'schedules',
       summary: 'Resume a paused schedule; ticks it missed follow its misfire policy',
       pathParams: nameParam,
@@ -96,7 +98,7 @@ export function scheduleRoutes({ deps }: AdminServices): RouteSpec[] {
     {
       method: 'post',
       path: '/api/v1/schedules/{name}/trigger',
-      access: 'operator',
+      access: roleFor('schedule.trigger'),
       tag: 'schedules',
       summary: "Enqueue the schedule's job now, outside its ticks",
       pathParams: nameParam,

@@ -2,6 +2,7 @@
  * Workers for operators: every connected worker with the leases it holds, and
  * releasing a stuck lease (audited).
  */
+import { roleFor } from '../../config/index.ts';
 import type { WorkersAnswer } from '../api-types.ts';
 import type { AdminServices, RouteSpec } from '../route-spec.ts';
 import { ref } from '../schemas.ts';
@@ -55,7 +56,7 @@ export function workerRoutes({ deps }: AdminServices): RouteSpec[] {
     {
       method: 'post',
       path: '/api/v1/jobs/{id}/release-lease',
-      access: 'operator',
+      access: roleFor('worker.release_lease'),
       tag: 'workers',
       summary: "End a leased job's lease now, as its expiry would (for a stuck worker)",
       description:

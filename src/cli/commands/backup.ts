@@ -64,7 +64,10 @@ async function backup(file: string, args: ConnectionArgs & { force: boolean }): 
   let fd: number | undefined;
   const partial = `${file}.partial`;
   let client: QueueServiceClient | undefined;
-  const tty = process.stderr.isTTY;
+  const json = args.output === 'json' || args.json === true;
+  // Progress is for a person at a terminal: off one (a script, a log) and with --json
+  // only the outcome is written.
+  const tty = process.stderr.isTTY === true && !json;
   const progress = (line: string, final = false) => {
     if (tty) process.stderr.write(`\r\x1b[K${line}${final ? '\n' : ''}`);
     else if (final) process.stderr.write(`${line}\n`);
@@ -87,7 +90,7 @@ async function backup(file: string, args: ConnectionArgs & { force: boolean }): 
     closeSync(fd);
     fd = undefined;
     renameSync(partial, file);
-    if (args.output === 'json' || args.json === true) printJson({ file, sizeBytes: written, sha256 });
+    if (json) printJson({ file, sizeBytes: written, sha256 });
     else progress(`backup written to ${file} (${mib(written)}, sha256 ${sha256.slice(0, 16)}…)`, true);
     return 0;
   } catch (error) {
@@ -120,7 +123,6 @@ async function receive(
 ): Promise<{ written: number; sha256: string }> {
   const hash = createHash('sha256');
   let written = 0;
-  const tty = process.stderr.isTTY;
   const done = await new Promise<{ sizeBytes: number; sha256: string }>((resolve, reject) => {
     const stream = client.backup({}, metadata);
     let lastPercent = -1;
@@ -133,7 +135,6 @@ async function receive(
           progress(
             `copying the database on the server: ${percent}% (${kind.value.pagesDone}/${kind.value.pagesTotal} pages)`,
           );
-          if (!tty && percent % 25 === 0) process.stderr.write(`copying: ${percent}%\n`);
         }
       } else if (kind?.$case === 'data') {
         writeSync(fd, kind.value);

@@ -172,8 +172,12 @@ export async function describeFailure(
         exitCode: exitCodes.unreachable,
       };
     case 'unauthenticated':
+      // In the command's words: its flag and variable, not the SDK's option or gRPC metadata.
       return {
-        message: `not authenticated: ${error.message} (give a valid key with --api-key or SEPP_API_KEY)`,
+        message: /needs an API key|authorization: Bearer/.test(error.message)
+          ? 'not authenticated: the server needs an API key; give it with --api-key or SEPP_API_KEY ' +
+            '(`sepp admin new-api-key` makes one)'
+          : 'not authenticated: the server refused the API key; give a valid key with --api-key or SEPP_API_KEY',
         exitCode: exitCodes.denied,
       };
     case 'permission_denied':

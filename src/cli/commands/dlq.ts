@@ -5,6 +5,7 @@ import { integerFlag, UsageError } from '../failure.ts';
 import { confirmOrRefuse } from './confirm.ts';
 import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
 import { cell, jobJson, table, time } from './format.ts';
+import { explainUnknownQueue } from './unknown-queue.ts';
 
 const reasons: readonly DeadReason[] = ['attempts_exhausted', 'lease_expired', 'dead_lettered'];
 
@@ -55,9 +56,13 @@ export function registerDlqCommands(parser: Argv): void {
               pageSize: Math.min(limit, 1000),
               ...(args.reason === undefined ? {} : { reason: args.reason }),
             };
-            for await (const job of client.deadLetters(args.queue, query)) {
-              jobs.push(job);
-              if (jobs.length >= limit) break;
+            try {
+              for await (const job of client.deadLetters(args.queue, query)) {
+                jobs.push(job);
+                if (jobs.length >= limit) break;
+              }
+            } catch (error) {
+              throw await explainUnknownQueue(client, args.queue, error);
             }
             if (wantsJson(args)) {
               printJson(jobs.map((j) => jobJson(j, false)));

@@ -77,24 +77,26 @@ function selectionOf(args: SelectionArgs): { ids: string[] } | { filter: JobFilt
   };
 }
 
-function describeFilter(filter: JobFilter, states: readonly JobState[]): string {
+/** `3 jobs of type digest in queue bulk (scheduled, ready or leased)`. */
+function describeFilter(count: number, filter: JobFilter, states: readonly JobState[]): string {
   const type = filter.type === undefined ? '' : ` of type ${filter.type}`;
   const group = filter.group === undefined ? '' : ` in group ${filter.group}`;
-  return `${(filter.states ?? states).join(', ')} jobs${type}${group} in queue ${filter.queue}`;
+  const named = filter.states ?? states;
+  const which = named.length === 1 ? named.join('') : `${named.slice(0, -1).join(', ')} or ${named.at(-1)}`;
+  return `${count} ${count === 1 ? 'job' : 'jobs'}${type}${group} in queue ${filter.queue} (${which})`;
 }
 
 async function cancelMatching(client: SeppClient, args: SelectionArgs, filter: JobFilter): Promise<void> {
   const { matched } = await client.cancelJobs(filter, { dryRun: true });
-  const what = describeFilter(filter, cancellable);
   if (args['dry-run'] === true) {
     if (wantsJson(args)) printJson({ ...filter, matched });
-    else print(`${matched} ${what} would be cancelled`);
+    else print(`${describeFilter(matched, filter, cancellable)} would be cancelled`);
     return;
   }
   await confirmOrRefuse(
     args.yes,
     `cancel every matching job of ${filter.queue}`,
-    `Cancel ${matched} ${what}?`,
+    `Cancel ${describeFilter(matched, filter, cancellable)}?`,
   );
   const result = await client.cancelJobs(filter);
   if (wantsJson(args)) printJson({ ...filter, ...result });
@@ -103,7 +105,7 @@ async function cancelMatching(client: SeppClient, args: SelectionArgs, filter: J
       result.cancelRequested === 0
         ? ''
         : `; ${result.cancelRequested} running, their workers were told to stop`;
-    print(`cancelled ${result.cancelled} ${what}${running}`);
+    print(`cancelled ${describeFilter(result.cancelled, filter, cancellable)}${running}`);
   }
 }
 
@@ -203,17 +205,17 @@ export function registerJobControlCommands(parser: Argv): void {
             }
           return;
         }
-        const what = describeFilter(selection.filter, updatable);
         if (args['dry-run'] === true)
           throw new UsageError('--dry-run counts cancels only (sepp cancel --dry-run)');
+        const states = selection.filter.states ?? updatable;
         await confirmOrRefuse(
           args.yes,
           `change every matching job of ${selection.filter.queue}`,
-          `Change all ${what}?`,
+          `Change every matching job of queue ${selection.filter.queue} (${states.join(', ')})?`,
         );
         const updated = await client.updateJobs(selection.filter, changes);
         if (wantsJson(args)) printJson({ ...selection.filter, updated });
-        else print(`updated ${updated} ${what}`);
+        else print(`updated ${describeFilter(updated, selection.filter, updatable)}`);
       }),
   );
 }

@@ -1,29 +1,10 @@
 /** `sepp pause QUEUE`, `sepp resume QUEUE` and `sepp queue delete QUEUE`. */
 import type { Argv } from 'yargs';
-import { type SeppClient, SeppError } from '../../../clients/typescript/src/index.ts';
-import { closestKey } from '../../config/index.ts';
-import { CliError, exitCodes } from '../failure.ts';
 import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
+import { explainUnknownQueue } from './unknown-queue.ts';
 
 function queuePositional<T>(y: Argv<T>) {
   return y.positional('queue', { type: 'string', demandOption: true, describe: 'Queue name' });
-}
-
-/**
- * A queue nobody has used is NOT_FOUND: say which queue was meant, if one is
- * close, and how to act on a new queue on purpose.
- */
-async function explainUnknownQueue(client: SeppClient, queue: string, error: unknown, onPurpose: string) {
-  if (!(error instanceof SeppError) || error.code !== 'not_found') return error;
-  const names = await client.listQueues().then(
-    (queues) => queues.map((q) => q.name),
-    () => [],
-  );
-  const near = closestKey(queue, names);
-  const hint = near === undefined ? '' : `; did you mean ${near}?`;
-  // Under strict_queues the queue is undeclared, and nothing creates it: no --create hint then.
-  const unused = /no job was ever enqueued/.test(error.message);
-  return new CliError(`${error.message}${hint}${unused ? ` (${onPurpose})` : ''}`, exitCodes.notFound);
 }
 
 function pauseOrResume(paused: boolean) {

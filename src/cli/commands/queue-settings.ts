@@ -5,12 +5,13 @@
  * config file's rules and keeps across restarts.
  */
 import type { Argv } from 'yargs';
-import { type QueueInfo, SeppError } from '../../../clients/typescript/src/index.ts';
+import type { QueueInfo } from '../../../clients/typescript/src/index.ts';
 import { queueSettingText } from '../../config/index.ts';
 import { UsageError } from '../failure.ts';
 import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
 import { table } from './format.ts';
 import { queueDeleteCommand } from './pause-resume.ts';
+import { unknownQueue } from './unknown-queue.ts';
 
 /** How each source reads in the table. */
 const sourceLabels: Readonly<Record<string, string>> = {
@@ -72,9 +73,13 @@ export function queueSettingsCommands<T>(y: Argv<T>): Argv<T> {
       (c) => withConnection(queueArg(c)),
       (args) =>
         runWithClient(args, async (client) => {
-          const queue = (await client.listQueues()).find((q) => q.name === args.queue);
-          // NOT_FOUND (grpc status 5), as the server says it for the other commands: exit 5.
-          if (queue === undefined) throw new SeppError(5, `queue ${args.queue} does not exist`);
+          const queues = await client.listQueues();
+          const queue = queues.find((q) => q.name === args.queue);
+          if (queue === undefined)
+            throw unknownQueue(
+              args.queue,
+              queues.map((q) => q.name),
+            );
           printQueue(queue, wantsJson(args));
         }),
     )

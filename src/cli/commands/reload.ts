@@ -30,9 +30,15 @@ function printReport(report: ReloadReport, dryRun: boolean): void {
 }
 
 /** Runs the reload (or its dry run) against the server and prints the report; problems exit 1. */
-export function runReload(args: ConnectionArgs, dryRun: boolean): Promise<void> {
+export function runReload(
+  args: ConnectionArgs & { 'allow-security-downgrade'?: boolean | undefined },
+  dryRun: boolean,
+): Promise<void> {
   return runWithClient(args, async (client) => {
-    const report = await client.reloadConfig({ dryRun });
+    const report = await client.reloadConfig({
+      dryRun,
+      allowSecurityDowngrade: args['allow-security-downgrade'] === true,
+    });
     if (wantsJson(args)) printJson(report);
     else printReport(report, dryRun);
     if (report.problems.length > 0) process.exitCode = 1;

@@ -1,6 +1,7 @@
 /** `sepp schedules [list]|show|pause|resume|trigger|delete`: the server's periodic jobs. */
 import type { Argv } from 'yargs';
 import type { Schedule } from '../../../clients/typescript/src/index.ts';
+import { formatDurationMs } from '../../config/index.ts';
 import { integerFlag } from '../failure.ts';
 import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
 import { cell, table, time } from './format.ts';
@@ -8,7 +9,8 @@ import { cell, table, time } from './format.ts';
 /** When a schedule ticks, as one cell: its cron expression (and timezone) or interval. */
 function timing(s: Schedule): string {
   if (s.cron !== null) return s.timezone === 'UTC' ? s.cron : `${s.cron} (${s.timezone})`;
-  return `every ${s.intervalMs} ms`;
+  // As the config file writes it: `interval_ms = "15m"` shows as `every 15m`.
+  return s.intervalMs === null ? '-' : `every ${formatDurationMs(s.intervalMs)}`;
 }
 
 function status(s: Schedule): string {
@@ -47,9 +49,9 @@ function describeSchedule(s: Schedule): string {
     ['misfire', s.misfire === 'catch_up' ? `catch_up (up to ${s.catchUpMax})` : s.misfire],
     ['overlap', s.overlap],
   ];
-  if (s.jitterMs > 0) rows.push(['jitter', `${s.jitterMs} ms`]);
+  if (s.jitterMs > 0) rows.push(['jitter', formatDurationMs(s.jitterMs)]);
   if (s.job.maxAttempts !== null) rows.push(['max attempts', String(s.job.maxAttempts)]);
-  if (s.job.leaseMs !== null) rows.push(['lease', `${s.job.leaseMs} ms`]);
+  if (s.job.leaseMs !== null) rows.push(['lease', formatDurationMs(s.job.leaseMs)]);
   const metadata = Object.entries(s.job.metadata);
   if (metadata.length > 0) rows.push(['metadata', metadata.map(([k, v]) => `${k}=${v}`).join(', ')]);
   if (s.startAt !== null) rows.push(['starts', time(s.startAt)]);

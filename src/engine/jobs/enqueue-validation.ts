@@ -60,7 +60,7 @@ export function validateJob(
   if (settings.allowedTypes.length > 0 && !settings.allowedTypes.includes(job.type)) {
     return reject(
       'job_type_not_allowed',
-      `job type ${job.type} is not allowed on queue ${job.queue} (allowed_types: ${settings.allowedTypes.join(', ')})`,
+      `job type ${job.type} is not allowed on queue ${job.queue} (allowed_types: ${listed(settings.allowedTypes)})`,
     );
   }
   if (!(job.payload instanceof Uint8Array)) return reject('invalid_job', 'payload must be bytes');
@@ -241,4 +241,10 @@ function checkExpiry(
 
 export function isRejection(value: ValidJob | JobRejection): value is JobRejection {
   return 'reason' in value;
+}
+
+/** The first few of a list and how many more: a message must not grow with a long allowed_types. */
+function listed(items: readonly string[], shown = 5): string {
+  const first = items.slice(0, shown).join(', ');
+  return items.length > shown ? `${first} … and ${items.length - shown} more` : first;
 }

@@ -18,6 +18,8 @@ export const jitterMaxMs = DAY_MS;
 export const catchUpRange = { min: 1, max: 1000 } as const;
 export const catchUpDefault = 10;
 const cronMaxLength = 256;
+/** 9999-12-31T23:59:59.999Z. */
+const latestTimeMs = 253_402_300_799_999;
 const timezoneMaxLength = 64;
 
 /** A definition that passed every check, in the shape it is stored in. */
@@ -112,6 +114,13 @@ export function checkSchedule(
       return fail(
         field === 'startAtMs' ? 'start_at_ms' : 'end_at_ms',
         `is ${value}; give ms since the epoch`,
+      );
+    }
+    // A date holds at most 8.64e15 ms, and ISO 8601 (tick keys, the UI, RFC 3339 in the config) four-digit years.
+    if (value !== undefined && value > latestTimeMs) {
+      return fail(
+        field === 'startAtMs' ? 'start_at_ms' : 'end_at_ms',
+        `is ${value}, after ${new Date(latestTimeMs).toISOString()}, the latest time a schedule may name`,
       );
     }
   }

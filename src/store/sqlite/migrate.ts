@@ -15,22 +15,41 @@
  * from the parsed definition, which only the bump refreshes.
  */
 import type Database from 'better-sqlite3';
+import { buildInfo } from '../../build-info.ts';
 import { type Migration, migrations } from './gen/migrations.ts';
+
+/** The database was written by a newer sepp: this one refuses to guess at its schema. */
+export class SchemaTooNewError extends Error {
+  override name = 'SchemaTooNewError';
+}
+
+/** One migration applied while opening, for the start-up log. */
+export interface AppliedMigration {
+  version: number;
+  name: string;
+  durationMs: number;
+}
 
 export function schemaVersion(db: Database.Database): number {
   return Number(db.pragma('user_version', { simple: true }));
 }
 
-export function migrate(db: Database.Database, available: readonly Migration[] = migrations): number {
+/** Applies the migrations the database lacks, oldest first; returns what it applied. */
+export function migrate(
+  db: Database.Database,
+  available: readonly Migration[] = migrations,
+): AppliedMigration[] {
   const current = schemaVersion(db);
   const latest = available.at(-1)?.version ?? 0;
   if (current > latest) {
-    throw new Error(
-      `the database has schema version ${current} but this sepp knows only up to ${latest}: run a newer sepp, or restore a backup made by this version`,
+    throw new SchemaTooNewError(
+      `the database has schema version ${current}, written by a newer sepp; this sepp ${buildInfo.version} knows schema versions up to ${latest}: run the newer sepp again, or restore a backup made before the upgrade (docs/upgrading.md)`,
     );
   }
+  const applied: AppliedMigration[] = [];
   for (const migration of available) {
     if (migration.version <= current) continue;
+    const startedMs = performance.now();
     const editsSchema = /\bPRAGMA\s+writable_schema\s*=\s*ON\b/i.test(migration.sql);
     if (editsSchema) db.unsafeMode(true);
     try {
@@ -47,6 +66,11 @@ export function migrate(db: Database.Database, available: readonly Migration[] =
     } finally {
       if (editsSchema) db.unsafeMode(false);
     }
+    applied.push({
+      version: migration.version,
+      name: migration.name,
+      durationMs: Math.round(performance.now() - startedMs),
+    });
   }
-  return schemaVersion(db);
+  return applied;
 }

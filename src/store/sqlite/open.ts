@@ -9,9 +9,10 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { databaseOpenError, ensureDataDir } from './data-dir.ts';
 import { DataDirInUseError, isBusy, lockDataDir, lockFileName } from './data-dir-lock.ts';
-import { migrate } from './migrate.ts';
+import { type AppliedMigration, migrate, schemaVersion } from './migrate.ts';
 
 export { DataDirInUseError, lockFileName } from './data-dir-lock.ts';
+export { type AppliedMigration, SchemaTooNewError } from './migrate.ts';
 
 export type Durability = 'full' | 'relaxed';
 export type Db = Database.Database;
@@ -42,6 +43,8 @@ export interface OpenOptions {
   nativeBinding?: string;
   /** Page cache per connection, in KiB. */
   cacheKiB?: number;
+  /** Told which migrations opening applied to an existing database (an upgrade), after they committed; not called for a new one. */
+  onMigrated?: (applied: readonly AppliedMigration[]) => void;
 }
 
 /**
@@ -128,7 +131,10 @@ export function openDatabase(path: string, options: OpenOptions): Db {
     db.pragma(`wal_autocheckpoint = ${options.walCheckpoints === 'external' ? 0 : autoCheckpointPages}`);
     // Keep the WAL from growing without bound after a burst.
     db.pragma('journal_size_limit = 67108864');
-    migrate(db);
+    // A new database is created at the current schema without a word; an upgrade is reported.
+    const upgrading = schemaVersion(db) > 0;
+    const applied = migrate(db);
+    if (upgrading && applied.length > 0) options.onMigrated?.(applied);
     return db;
   } catch (error) {
     db.close();

@@ -3,7 +3,7 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { ApiError } from '../api.ts';
 import { useNow } from '../clock.ts';
-import { fmtRelative, fmtTime, humanize, shortId } from '../format.ts';
+import { dateOf, fmtRelative, fmtTime, humanize, shortId } from '../format.ts';
 import type { Loaded } from '../hooks.ts';
 import { Link, navigate, onLocationChange, useLocation } from '../router.tsx';
 import type { JobState } from '../types.ts';
@@ -107,9 +107,11 @@ export function Pager({ prevCursor, nextCursor }: { prevCursor?: string | null; 
 export function Time({ ms, relative = true }: { ms: number | null; relative?: boolean }) {
   const now = useNow(5000);
   if (ms === null) return <span class="muted">—</span>;
+  const date = dateOf(ms);
+  if (date === null) return <span class="time">{fmtTime(ms)}</span>;
   return (
     <span class="time">
-      <time dateTime={new Date(ms).toISOString()}>{fmtTime(ms)}</time>
+      <time dateTime={date.toISOString()}>{fmtTime(ms)}</time>
       {relative && <span class="time-rel"> {fmtRelative(ms, now)}</span>}
     </span>
   );

@@ -14,7 +14,8 @@ coalesced onto one Produce stream, and a Worker on the Work stream.
 See docs/python.md in the sepp repository for every option.
 """
 from ._connection import RetryOptions, TlsOptions
-from ._job_control import AuditEntry, AuditPage, CancelJobsResult, CancelResult
+from ._job_control import AuditEntry, AuditLog, AuditPage, CancelJobsResult, CancelResult, Jobs
+from ._queue_admin import DeadLetters, Queues
 from .client import Client
 from .errors import (
     JobCancelledError,
@@ -77,6 +78,7 @@ __all__ = [
     "AckResult",
     "AttemptError",
     "AuditEntry",
+    "AuditLog",
     "AuditPage",
     "BackoffSettings",
     "CancelJobsResult",
@@ -84,6 +86,7 @@ __all__ = [
     "Client",
     "ClientStats",
     "DeadLetter",
+    "DeadLetters",
     "DeadLetterPage",
     "DeadReason",
     "Enqueued",
@@ -101,6 +104,7 @@ __all__ = [
     "JobResult",
     "JobRejection",
     "JobSpec",
+    "Jobs",
     "JobState",
     "Lease",
     "LeaseLostError",
@@ -112,6 +116,7 @@ __all__ = [
     "Payload",
     "QueueFullError",
     "QueueInfo",
+    "Queues",
     "QueueSettings",
     "RateLimit",
     "RejectionReason",

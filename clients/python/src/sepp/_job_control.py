@@ -1,6 +1,6 @@
 """Job control: cancel jobs (waiting or running), change waiting ones, purge a
-queue, and read the audit log. Client's methods of the same names come from
-here (Client inherits JobControl); all need an admin API key, and each change
+queue, and read the audit log. Client holds them as `client.jobs` and
+`client.audit` (composition, as `client.schedules`); all changes need an admin API key, and each change
 is written to the audit log with the key's name in the same transaction."""
 from __future__ import annotations
 
@@ -48,7 +48,8 @@ class CancelJobsResult:
     cancel_requested: int
     """Leased jobs whose workers were told to stop (each ends cancelled)."""
     matched: int
-    """With `dry_run`: the jobs a cancel would change now; 0 otherwise."""
+    """The jobs the filter matched: those it changed (`cancelled + cancel_requested`), or
+    with `dry_run` those it would change now."""
 
 
 @dataclass(frozen=True)
@@ -116,12 +117,21 @@ def _details(text: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-class JobControl:
-    """The job control calls of Client (see the module's docstring)."""
+class Jobs:
+    """The calls on jobs already enqueued (`client.jobs`): read one; cancel or change (admin
+    key) one, or every job of a queue that a filter matches."""
 
-    _conn: Connection
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
 
-    def cancel_job(self, id: str, *, deadline_ms: int | None = None) -> CancelResult:
+    def get(self, id: str, *, deadline_ms: int | None = None) -> Job:
+        """Reads a job: state, attempts, times, payload, last error and error history.
+        Raises SeppError with code `not_found` for an unknown (or acked and deleted) job."""
+        response = self._conn.invoke(self._conn.stub.GetJob, admin_pb2.GetJobRequest(job_id=id),
+                                     deadline_ms=deadline_ms, retry_safe=True)
+        return Job.from_proto(response.job)
+
+    def cancel(self, id: str, *, deadline_ms: int | None = None) -> CancelResult:
         """Cancels a job that has not finished (admin key). A scheduled or ready job is
         `cancelled` at once; for a leased one the worker is told to stop (`state` stays
         `leased` until it does, or its lease ends) and the job ends `cancelled`, never retried.
@@ -131,20 +141,22 @@ class JobControl:
                                      deadline_ms=deadline_ms, retry_safe=True)
         return CancelResult(job_state_name(response.previous_state), job_state_name(response.state))
 
-    def cancel_jobs(self, queue: str, *, type: str | None = None, states: Sequence[JobState] | None = None,
+    def cancel_matching(self, queue: str, *, type: str | None = None, states: Sequence[JobState] | None = None,
                     group: str | None = None, dry_run: bool = False,
                     deadline_ms: int | None = None) -> CancelJobsResult:
         """Cancels every job of `queue` that matches (of this `type`, in these `states`; default
-        scheduled, ready and leased; of this `group`), as `cancel_job` does one (admin key). With
+        scheduled, ready and leased; of this `group`), as `cancel` does one (admin key). With
         `dry_run` nothing changes and `matched` counts the jobs it would change."""
         request = admin_pb2.CancelJobsRequest(filter=_filter(queue, type, states, group), dry_run=dry_run)
         # A repeat would also cancel jobs enqueued in between: only a dry run is retried.
         response = self._conn.invoke(self._conn.stub.CancelJobs, request, deadline_ms=deadline_ms,
                                      retry_safe=dry_run)
-        return CancelJobsResult(int(response.cancelled_count), int(response.cancel_requested_count),
-                                int(response.matched_count))
+        cancelled, requested = int(response.cancelled_count), int(response.cancel_requested_count)
+        # The protocol counts `matched` for a dry run only; a cancel matched what it changed.
+        return CancelJobsResult(cancelled, requested,
+                                int(response.matched_count) if dry_run else cancelled + requested)
 
-    def update_job(self, id: str, *, priority: int | None = None, run_at: TimeInput | None = None,
+    def update(self, id: str, *, priority: int | None = None, run_at: TimeInput | None = None,
                    delay_ms: int | None = None, run_now: bool = False, group: str | None = None,
                    deadline_ms: int | None = None) -> Job:
         """Changes a scheduled or ready job (admin key): its `priority` (0 to 9), when it runs
@@ -159,7 +171,7 @@ class JobControl:
                                      retry_safe=delay_ms is None)
         return Job.from_proto(response.job)
 
-    def update_jobs(self, queue: str, *, type: str | None = None, states: Sequence[JobState] | None = None,
+    def update_matching(self, queue: str, *, type: str | None = None, states: Sequence[JobState] | None = None,
                     group: str | None = None, priority: int | None = None, run_now: bool = False,
                     deadline_ms: int | None = None) -> int:
         """Runs now (`run_now`) or sets the `priority` of every waiting job of `queue` that
@@ -170,15 +182,15 @@ class JobControl:
         response = self._conn.invoke(self._conn.stub.UpdateJobs, request, deadline_ms=deadline_ms, retry_safe=True)
         return int(response.updated_count)
 
-    def purge_queue(self, queue: str, *, deadline_ms: int | None = None) -> int:
-        """Deletes every ready and scheduled job of a queue (admin key); returns how many.
-        Leased jobs finish; dead letters stay."""
-        # A repeat deletes what was enqueued in between: not retried.
-        response = self._conn.invoke(self._conn.stub.PurgeQueue, admin_pb2.PurgeQueueRequest(queue=queue),
-                                     deadline_ms=deadline_ms, retry_safe=False)
-        return int(response.deleted_count)
 
-    def list_audit_entries(self, *, actor: str | None = None, action: str | None = None, target: str | None = None,
+class AuditLog:
+    """The audit log (`client.audit`, admin key): every change made over gRPC, the CLI or the
+    admin UI, newest first."""
+
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+
+    def list(self, *, actor: str | None = None, action: str | None = None, target: str | None = None,
                            page_size: int | None = None, page_token: str | None = None,
                            deadline_ms: int | None = None) -> AuditPage:
         """One page of the audit log, newest first (admin key): every change made over gRPC, the
@@ -191,12 +203,12 @@ class JobControl:
                    for e in response.entries]
         return AuditPage(entries, response.next_page_token or None)
 
-    def audit_entries(self, *, actor: str | None = None, action: str | None = None, target: str | None = None,
+    def entries(self, *, actor: str | None = None, action: str | None = None, target: str | None = None,
                       page_size: int | None = None) -> Iterator[AuditEntry]:
         """Every matching entry of the audit log, newest first, page by page."""
         token: str | None = None
         while True:
-            page = self.list_audit_entries(actor=actor, action=action, target=target, page_size=page_size,
+            page = self.list(actor=actor, action=action, target=target, page_size=page_size,
                                            page_token=token)
             yield from page.entries
             token = page.next_page_token

@@ -4,9 +4,10 @@ types. Enqueues from all threads are coalesced and go over one Produce stream
 is thread-safe: create one per process and share it."""
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal, Mapping, Sequence
 
 import grpc
 
@@ -19,30 +20,40 @@ from ._convert import (
     rejection_from_proto,
 )
 from ._enqueue import Answer, EnqueueBatcher, answer_of, enqueued_of
-from ._job_control import JobControl
-from ._queue_admin import QueueAdmin
+from ._convert import reload_report_from_proto, server_info_from_proto, worker_info_from_proto
+from ._job_control import AuditEntry, AuditLog, AuditPage, CancelJobsResult, CancelResult, Jobs
+from ._queue_admin import DeadLetters, Queues, read_call
 from ._wait import JobOutcome, enqueue_then_wait, wait_for_job
 from .errors import JobRejection, SeppError, rejected
 from .events import EventPosition, EventStream, JobEventKind
-from .jobs import LeasedJob, job_state_name
+from .jobs import DeadLetterPage, Job, LeasedJob, job_state_name
 from .schedules import Schedules
 from .models import (
     UNSET,
     AckResult,
     ClientStats,
+    DeadReason,
     Enqueued,
     EnqueueOutcome,
     JobSpec,
+    JobState,
     LeaseRef,
     NackResult,
     Payload,
+    QueueInfo,
+    ReloadReport,
+    ServerInfo,
     TimeInput,
+    WorkerInfo,
 )
 from .results import JobProgress, encode_result, progress_fields, progress_from_proto
-from .v1 import work_pb2
+from .v1 import admin_pb2, work_pb2, workers_pb2
 
 if TYPE_CHECKING:
     from .worker import Worker
+
+DEFAULT_ADDRESS = "127.0.0.1:50051"
+"""Where a Client goes without an address or SEPP_SERVER: the server's default."""
 
 LONG_POLL_MARGIN_MS = 5000
 """Extra time a long poll's deadline allows beyond its wait, in ms."""
@@ -54,10 +65,14 @@ _SETTLE_OUTCOMES: dict[int, Literal["ok", "not_found", "lease_lost", "cancelled"
 }
 
 
-class Client(JobControl, QueueAdmin):
-    """A connection to a sepp server.
+class Client:
+    """A connection to a sepp server. Enqueueing, leasing, settling and waiting are its
+    methods; the rest is grouped by what it acts on: `client.jobs`, `client.queues`,
+    `client.dlq`, `client.audit` and `client.schedules`. The flat methods of earlier
+    versions (`client.pause_queue(...)`, ...) stay as aliases of those.
 
-    `address` is `host:port`. The connection is made lazily by the first call
+    `address` is `host:port` (default: the environment variable SEPP_SERVER, else
+    127.0.0.1:50051); `api_key` defaults to SEPP_API_KEY when that is set. The connection is made lazily by the first call
     (`ready()` waits for it). Use it as a context manager, or call `close()`
     on shutdown: it closes the client's Workers, sends what is still queued
     and waits for the answers.
@@ -65,7 +80,7 @@ class Client(JobControl, QueueAdmin):
 
     def __init__(
         self,
-        address: str = "127.0.0.1:50051",
+        address: str | None = None,
         *,
         api_key: str | None = None,
         tls: bool | TlsOptions = False,
@@ -76,6 +91,10 @@ class Client(JobControl, QueueAdmin):
         max_message_bytes: int = 4 * 1024 * 1024,
         stream_idle_ms: int = 1000,
     ) -> None:
+        # What `sepp admin new-api-key` tells users: the client reads SEPP_SERVER and SEPP_API_KEY.
+        address = address or os.environ.get("SEPP_SERVER") or DEFAULT_ADDRESS
+        if api_key is None:
+            api_key = os.environ.get("SEPP_API_KEY") or None
         self._conn = Connection(
             address, api_key=api_key, tls=tls, default_deadline_ms=default_deadline_ms, retry=retry,
             transport=transport, max_batch_jobs=max_batch_jobs, max_message_bytes=max_message_bytes,
@@ -84,6 +103,14 @@ class Client(JobControl, QueueAdmin):
         self._batcher = EnqueueBatcher(self._conn, self._stats, stream_idle_ms)
         self._workers: set[Worker] = set()
         self._lock = threading.Lock()
+        self.jobs = Jobs(self._conn)
+        """Jobs already enqueued: read one (`get`), cancel or change one or every match (admin key)."""
+        self.queues = Queues(self._conn)
+        """Queues: list with counts, pause, resume, purge, delete, run-time settings."""
+        self.dlq = DeadLetters(self._conn)
+        """Dead letters: page through, requeue, delete (named as `sepp dlq`)."""
+        self.audit = AuditLog(self._conn)
+        """The audit log (admin key): who changed what, newest first."""
         self.schedules = Schedules(self._conn)
         """Schedules: periodic jobs the server enqueues itself (create, list, pause, trigger...)."""
 
@@ -288,14 +315,14 @@ class Client(JobControl, QueueAdmin):
         call, as long as the server still keeps the job or its outcome event. Raises SeppError
         `not_found` when it knows neither, `deadline_exceeded` after `timeout_ms` (default: no
         limit). Survives reconnects and server restarts."""
-        return wait_for_job(self._conn, self.get_job, id, timeout_ms)
+        return wait_for_job(self._conn, self.jobs.get, id, timeout_ms)
 
     def enqueue_and_wait(self, queue: str, type: str, payload: Payload | None = None, *,
                          timeout_ms: int | None = None, **options: Any) -> JobOutcome:
         """Enqueues a job (as `enqueue`, with the same keyword options, e.g. `json=`) and waits
         for its outcome (as `wait_for`; a duplicate waits for the original). The outcome is found
         even when the job finishes at once on a queue that keeps no completed jobs."""
-        return enqueue_then_wait(self._conn, self.get_job,
+        return enqueue_then_wait(self._conn, self.jobs.get,
                                  lambda: self.enqueue(queue, type, payload, **options).id, timeout_ms)
 
     def events(self, *, queues: Sequence[str] = (), job_ids: Sequence[str] = (),
@@ -320,6 +347,129 @@ class Client(JobControl, QueueAdmin):
                 self._workers.add(worker)
             else:
                 self._workers.discard(worker)
+
+    # ------------------------------------------------------------------ the server
+
+    def list_workers(self, *, deadline_ms: int | None = None) -> list[WorkerInfo]:
+        """The workers connected now: id, address, transport, queues, when last seen, leases held."""
+        response = read_call(self._conn, self._conn.stub.ListWorkers, workers_pb2.ListWorkersRequest(), deadline_ms)
+        return [worker_info_from_proto(w) for w in response.workers]
+
+    def get_server_info(self, *, deadline_ms: int | None = None) -> ServerInfo:
+        """The server's version, durability mode, clock and every effective limit."""
+        response = read_call(self._conn, self._conn.stub.GetServerInfo, admin_pb2.GetServerInfoRequest(), deadline_ms)
+        return server_info_from_proto(response)
+
+    def reload_config(
+        self,
+        *,
+        dry_run: bool = False,
+        allow_security_downgrade: bool = False,
+        deadline_ms: int | None = None,
+    ) -> ReloadReport:
+        """Makes the server read its config file again, as SIGHUP does (admin key); with
+        `dry_run`, only reports what would change. A file that lowers security (no API
+        keys, admin users, TLS or /metrics token where the running configuration has
+        them) is refused unless `allow_security_downgrade` is set."""
+        request = admin_pb2.ReloadConfigRequest(
+            dry_run=dry_run, allow_security_downgrade=allow_security_downgrade
+        )
+        return reload_report_from_proto(read_call(self._conn, self._conn.stub.ReloadConfig, request, deadline_ms))
+
+    # ------------------------------------------------------------------ flat aliases
+    # The methods of earlier versions, each the same call as its group's.
+
+    def get_job(self, id: str, *, deadline_ms: int | None = None) -> Job:
+        """Same as `client.jobs.get(id)`."""
+        return self.jobs.get(id, deadline_ms=deadline_ms)
+
+    def cancel_job(self, id: str, *, deadline_ms: int | None = None) -> CancelResult:
+        """Same as `client.jobs.cancel(id)`."""
+        return self.jobs.cancel(id, deadline_ms=deadline_ms)
+
+    def cancel_jobs(self, queue: str, *, type: str | None = None, states: Sequence[JobState] | None = None,
+                    group: str | None = None, dry_run: bool = False,
+                    deadline_ms: int | None = None) -> CancelJobsResult:
+        """Same as `client.jobs.cancel_matching(queue, ...)`."""
+        return self.jobs.cancel_matching(queue, type=type, states=states, group=group, dry_run=dry_run,
+                                         deadline_ms=deadline_ms)
+
+    def update_job(self, id: str, *, priority: int | None = None, run_at: TimeInput | None = None,
+                   delay_ms: int | None = None, run_now: bool = False, group: str | None = None,
+                   deadline_ms: int | None = None) -> Job:
+        """Same as `client.jobs.update(id, ...)`."""
+        return self.jobs.update(id, priority=priority, run_at=run_at, delay_ms=delay_ms, run_now=run_now,
+                                group=group, deadline_ms=deadline_ms)
+
+    def update_jobs(self, queue: str, *, type: str | None = None, states: Sequence[JobState] | None = None,
+                    group: str | None = None, priority: int | None = None, run_now: bool = False,
+                    deadline_ms: int | None = None) -> int:
+        """Same as `client.jobs.update_matching(queue, ...)`."""
+        return self.jobs.update_matching(queue, type=type, states=states, group=group, priority=priority,
+                                         run_now=run_now, deadline_ms=deadline_ms)
+
+    def list_queues(self, *, deadline_ms: int | None = None) -> list[QueueInfo]:
+        """Same as `client.queues.list()`."""
+        return self.queues.list(deadline_ms=deadline_ms)
+
+    def pause_queue(self, queue: str, *, allow_missing: bool = False, deadline_ms: int | None = None) -> None:
+        """Same as `client.queues.pause(queue)`."""
+        self.queues.pause(queue, allow_missing=allow_missing, deadline_ms=deadline_ms)
+
+    def resume_queue(self, queue: str, *, allow_missing: bool = False, deadline_ms: int | None = None) -> None:
+        """Same as `client.queues.resume(queue)`."""
+        self.queues.resume(queue, allow_missing=allow_missing, deadline_ms=deadline_ms)
+
+    def delete_queue(self, queue: str, *, deadline_ms: int | None = None) -> None:
+        """Same as `client.queues.delete(queue)`."""
+        self.queues.delete(queue, deadline_ms=deadline_ms)
+
+    def purge_queue(self, queue: str, *, deadline_ms: int | None = None) -> int:
+        """Same as `client.queues.purge(queue)`."""
+        return self.queues.purge(queue, deadline_ms=deadline_ms)
+
+    def set_queue_settings(self, queue: str, settings: Mapping[str, str | int | float | Sequence[str]], *,
+                           deadline_ms: int | None = None) -> QueueInfo:
+        """Same as `client.queues.set_settings(queue, settings)`."""
+        return self.queues.set_settings(queue, settings, deadline_ms=deadline_ms)
+
+    def reset_queue_settings(self, queue: str, keys: Sequence[str] | Literal["all"], *,
+                             deadline_ms: int | None = None) -> QueueInfo:
+        """Same as `client.queues.reset_settings(queue, keys)`."""
+        return self.queues.reset_settings(queue, keys, deadline_ms=deadline_ms)
+
+    def list_dead_letters(self, queue: str, *, reason: DeadReason | None = None, page_size: int | None = None,
+                          page_token: str | None = None, deadline_ms: int | None = None) -> DeadLetterPage:
+        """Same as `client.dlq.list(queue, ...)`."""
+        return self.dlq.list(queue, reason=reason, page_size=page_size, page_token=page_token,
+                             deadline_ms=deadline_ms)
+
+    def dead_letters(self, queue: str, *, reason: DeadReason | None = None,
+                     page_size: int | None = None) -> Iterator[Job]:
+        """Same as `client.dlq.all(queue, ...)`."""
+        return self.dlq.all(queue, reason=reason, page_size=page_size)
+
+    def requeue_dead_letters(self, queue: str, selection: Sequence[str] | Literal["all"], *,
+                             deadline_ms: int | None = None) -> int:
+        """Same as `client.dlq.requeue(queue, selection)`."""
+        return self.dlq.requeue(queue, selection, deadline_ms=deadline_ms)
+
+    def delete_dead_letters(self, queue: str, selection: Sequence[str] | Literal["all"], *,
+                            deadline_ms: int | None = None) -> int:
+        """Same as `client.dlq.delete(queue, selection)`."""
+        return self.dlq.delete(queue, selection, deadline_ms=deadline_ms)
+
+    def list_audit_entries(self, *, actor: str | None = None, action: str | None = None,
+                           target: str | None = None, page_size: int | None = None,
+                           page_token: str | None = None, deadline_ms: int | None = None) -> AuditPage:
+        """Same as `client.audit.list(...)`."""
+        return self.audit.list(actor=actor, action=action, target=target, page_size=page_size,
+                               page_token=page_token, deadline_ms=deadline_ms)
+
+    def audit_entries(self, *, actor: str | None = None, action: str | None = None, target: str | None = None,
+                      page_size: int | None = None) -> Iterator[AuditEntry]:
+        """Same as `client.audit.entries(...)`."""
+        return self.audit.entries(actor=actor, action=action, target=target, page_size=page_size)
 
     def close(self, *, timeout_ms: int | None = None) -> None:
         """Closes the Workers started with `worker()` (waiting for their jobs), sends enqueues

@@ -30,7 +30,8 @@ SeppErrorCode = Literal[
     "cancelled",
     "unknown",
 ]
-"""sepp's error codes: the server's (its `sepp-error-code` trailer) plus those a call can end with before reaching it."""
+"""sepp's error codes: the server's (its `sepp-error-code` trailer) plus those a call can end with before reaching it
+(tests/interop/error-codes.test.ts checks them against the server's and the TypeScript SDK's)."""
 
 RejectionReason = Literal[
     "unknown_queue",
@@ -188,7 +189,18 @@ def from_status(
         return LeaseLostError(grpc_code, message, code)
     if grpc_code == grpc.StatusCode.UNAVAILABLE:
         return UnavailableError(grpc_code, message, code)
+    if grpc_code == grpc.StatusCode.UNAUTHENTICATED:
+        return SeppError(grpc_code, _unauthenticated_message(message), code)
     return SeppError(grpc_code, message, code)
+
+
+def _unauthenticated_message(message: str) -> str:
+    """UNAUTHENTICATED in the client's words: the option that sends a key, not the gRPC
+    metadata the server asks for."""
+    if "authorization: Bearer" in message:
+        return ("the server needs an API key: pass api_key= to sepp.Client(), or set SEPP_API_KEY "
+                "(`sepp admin new-api-key` makes one)")
+    return f"the server refused the API key ({message}): check api_key= of sepp.Client(), or SEPP_API_KEY"
 
 
 def _trailer(error: grpc.Call, key: str) -> str | None:

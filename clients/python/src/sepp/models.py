@@ -324,6 +324,9 @@ class ServerLimits:
     event_backlog_events: int
     event_backlog_bytes: int
     event_resume_window_ms: int
+    max_event_subscribers_per_key: int
+    max_bytes_in_flight_per_connection: int
+    max_bytes_in_flight_per_key: int
 
 
 @dataclass(frozen=True)

@@ -593,7 +593,9 @@ class QueueServiceServicer(object):
     """Reads the config file again, as SIGHUP does: API keys, admin users, queue
     settings, log level and telemetry settings change without a restart; a
     file with problems is refused as a whole and the running configuration
-    stays. With `dry_run`, only reports. Role: admin.
+    stays, and so is one that lowers security unless
+    `allow_security_downgrade` is set. With `dry_run`, only reports. Every
+    result is audited. Role: admin.
     Errors: FAILED_PRECONDITION (this server cannot reload, e.g. it was not
     started from the command line).
     """
@@ -631,7 +633,8 @@ class QueueServiceServicer(object):
     replay) says `caught_up`. Resumable after a disconnect from the last
     sequence seen while the server still keeps it.
     Errors: INVALID_ARGUMENT (a bad filter), RESOURCE_EXHAUSTED (too many
-    subscribers; or later, the subscriber fell behind the backlog),
+    subscribers, on the server or with this API key; or later, the
+    subscriber fell behind the backlog),
     OUT_OF_RANGE (a resume the backlog cannot serve), UNAVAILABLE (shutting
     down).
     """

@@ -515,6 +515,27 @@ export interface ServerLimits {
    * Default 1000. (Field 30: numbers below are kept for other limits.)
    */
   maxSchedules: number;
+  /**
+   * Events streams one API key may hold at once, a share of
+   * `max_event_subscribers` (grpc.max_event_subscribers_per_key); beyond it
+   * Events fails with RESOURCE_EXHAUSTED. Not applied when the server has no
+   * API keys. Default 250.
+   */
+  maxEventSubscribersPerKey: number;
+  /**
+   * Request bytes one connection may have in flight: a message is read only
+   * once the bytes its 5-byte prefix declares fit, else reading that call
+   * waits (HTTP/2 flow control holds the client) until they do
+   * (grpc.max_bytes_in_flight_per_connection). A unary call holds its
+   * request's bytes until it is answered, a stream each message's until the
+   * server has taken it. At least `max_message_bytes`. Default 16 MiB.
+   */
+  maxBytesInFlightPerConnection: number;
+  /**
+   * The same for all connections of one API key, or of all callers on a
+   * server without keys (grpc.max_bytes_in_flight_per_key). Default 64 MiB.
+   */
+  maxBytesInFlightPerKey: number;
 }
 
 /** The server's version, clock, durability and limits. */
@@ -633,6 +654,15 @@ export interface ResetQueueSettingsResponse {
 export interface ReloadConfigRequest {
   /** True: check the file and report, change nothing. */
   dryRun: boolean;
+  /**
+   * True: let through a change that lowers security (every API key removed,
+   * every admin user removed, TLS removed from a port, the /metrics token
+   * removed). Without it such a file is refused with a problem naming the
+   * setting. Even with it, a change the start-up rule refuses for the address
+   * the server listens on (no keys or no users on a non-loopback address
+   * without `insecure_allow_unauthenticated`) is refused. SIGHUP never sets it.
+   */
+  allowSecurityDowngrade: boolean;
 }
 
 /** A problem with a setting, as `sepp config check` reports it. */
@@ -647,7 +677,7 @@ export interface ConfigProblem {
 export interface ReloadConfigResponse {
   /**
    * True when the new settings are in force. False on a dry run, or when the
-   * file has problems (then nothing changed).
+   * file has problems or would lower security (then nothing changed).
    */
   applied: boolean;
   /**
@@ -3502,6 +3532,9 @@ function createBaseServerLimits(): ServerLimits {
     eventBacklogBytes: 0,
     eventResumeWindowMs: 0,
     maxSchedules: 0,
+    maxEventSubscribersPerKey: 0,
+    maxBytesInFlightPerConnection: 0,
+    maxBytesInFlightPerKey: 0,
   };
 }
 
@@ -3584,6 +3617,15 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     }
     if (message.maxSchedules !== 0) {
       writer.uint32(240).int32(message.maxSchedules);
+    }
+    if (message.maxEventSubscribersPerKey !== 0) {
+      writer.uint32(248).int32(message.maxEventSubscribersPerKey);
+    }
+    if (message.maxBytesInFlightPerConnection !== 0) {
+      writer.uint32(256).int64(message.maxBytesInFlightPerConnection);
+    }
+    if (message.maxBytesInFlightPerKey !== 0) {
+      writer.uint32(264).int64(message.maxBytesInFlightPerKey);
     }
     return writer;
   },
@@ -3809,6 +3851,30 @@ export const ServerLimits: MessageFns<ServerLimits> = {
             message.maxSchedules = reader.int32();
             continue;
           }
+          case 31: {
+            if (tag !== 248) {
+              break;
+            }
+
+            message.maxEventSubscribersPerKey = reader.int32();
+            continue;
+          }
+          case 32: {
+            if (tag !== 256) {
+              break;
+            }
+
+            message.maxBytesInFlightPerConnection = longToNumber(reader.int64());
+            continue;
+          }
+          case 33: {
+            if (tag !== 264) {
+              break;
+            }
+
+            message.maxBytesInFlightPerKey = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3953,6 +4019,21 @@ export const ServerLimits: MessageFns<ServerLimits> = {
         : isSet(object.max_schedules)
         ? globalThis.Number(object.max_schedules)
         : 0,
+      maxEventSubscribersPerKey: isSet(object.maxEventSubscribersPerKey)
+        ? globalThis.Number(object.maxEventSubscribersPerKey)
+        : isSet(object.max_event_subscribers_per_key)
+        ? globalThis.Number(object.max_event_subscribers_per_key)
+        : 0,
+      maxBytesInFlightPerConnection: isSet(object.maxBytesInFlightPerConnection)
+        ? globalThis.Number(object.maxBytesInFlightPerConnection)
+        : isSet(object.max_bytes_in_flight_per_connection)
+        ? globalThis.Number(object.max_bytes_in_flight_per_connection)
+        : 0,
+      maxBytesInFlightPerKey: isSet(object.maxBytesInFlightPerKey)
+        ? globalThis.Number(object.maxBytesInFlightPerKey)
+        : isSet(object.max_bytes_in_flight_per_key)
+        ? globalThis.Number(object.max_bytes_in_flight_per_key)
+        : 0,
     };
   },
 
@@ -4036,6 +4117,15 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     if (message.maxSchedules !== 0) {
       obj.maxSchedules = Math.round(message.maxSchedules);
     }
+    if (message.maxEventSubscribersPerKey !== 0) {
+      obj.maxEventSubscribersPerKey = Math.round(message.maxEventSubscribersPerKey);
+    }
+    if (message.maxBytesInFlightPerConnection !== 0) {
+      obj.maxBytesInFlightPerConnection = Math.round(message.maxBytesInFlightPerConnection);
+    }
+    if (message.maxBytesInFlightPerKey !== 0) {
+      obj.maxBytesInFlightPerKey = Math.round(message.maxBytesInFlightPerKey);
+    }
     return obj;
   },
 
@@ -4070,6 +4160,9 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     message.eventBacklogBytes = object.eventBacklogBytes ?? 0;
     message.eventResumeWindowMs = object.eventResumeWindowMs ?? 0;
     message.maxSchedules = object.maxSchedules ?? 0;
+    message.maxEventSubscribersPerKey = object.maxEventSubscribersPerKey ?? 0;
+    message.maxBytesInFlightPerConnection = object.maxBytesInFlightPerConnection ?? 0;
+    message.maxBytesInFlightPerKey = object.maxBytesInFlightPerKey ?? 0;
     return message;
   },
 };
@@ -5088,13 +5181,16 @@ export const ResetQueueSettingsResponse: MessageFns<ResetQueueSettingsResponse> 
 };
 
 function createBaseReloadConfigRequest(): ReloadConfigRequest {
-  return { dryRun: false };
+  return { dryRun: false, allowSecurityDowngrade: false };
 }
 
 export const ReloadConfigRequest: MessageFns<ReloadConfigRequest> = {
   encode(message: ReloadConfigRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.dryRun !== false) {
       writer.uint32(8).bool(message.dryRun);
+    }
+    if (message.allowSecurityDowngrade !== false) {
+      writer.uint32(16).bool(message.allowSecurityDowngrade);
     }
     return writer;
   },
@@ -5120,6 +5216,14 @@ export const ReloadConfigRequest: MessageFns<ReloadConfigRequest> = {
             message.dryRun = reader.bool();
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.allowSecurityDowngrade = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5139,6 +5243,11 @@ export const ReloadConfigRequest: MessageFns<ReloadConfigRequest> = {
         : isSet(object.dry_run)
         ? globalThis.Boolean(object.dry_run)
         : false,
+      allowSecurityDowngrade: isSet(object.allowSecurityDowngrade)
+        ? globalThis.Boolean(object.allowSecurityDowngrade)
+        : isSet(object.allow_security_downgrade)
+        ? globalThis.Boolean(object.allow_security_downgrade)
+        : false,
     };
   },
 
@@ -5146,6 +5255,9 @@ export const ReloadConfigRequest: MessageFns<ReloadConfigRequest> = {
     const obj: any = {};
     if (message.dryRun !== false) {
       obj.dryRun = message.dryRun;
+    }
+    if (message.allowSecurityDowngrade !== false) {
+      obj.allowSecurityDowngrade = message.allowSecurityDowngrade;
     }
     return obj;
   },
@@ -5156,6 +5268,7 @@ export const ReloadConfigRequest: MessageFns<ReloadConfigRequest> = {
   fromPartial<I extends Exact<DeepPartial<ReloadConfigRequest>, I>>(object: I): ReloadConfigRequest {
     const message = createBaseReloadConfigRequest();
     message.dryRun = object.dryRun ?? false;
+    message.allowSecurityDowngrade = object.allowSecurityDowngrade ?? false;
     return message;
   },
 };

@@ -476,8 +476,10 @@ export interface WorkResponse_Settled {
 /**
  * A job this worker may be running was cancelled: stop it. Sent once the
  * cancel request is durable, to the Work streams subscribed to the job's
- * queue under the lease's `worker_id` (to all of them when the lease has
- * none); a stream not holding that lease ignores it. The job becomes
+ * queue under the lease's `worker_id`, and to every Work stream on the
+ * job's queue, whatever its `worker_id`, when the lease was taken without
+ * one (a unary Reserve leaves no trace of who holds it); a stream not
+ * holding that lease ignores it. The job becomes
  * CANCELLED when the worker nacks it or its lease ends; an ack or extend of
  * that lease fails with `job_cancelled`.
  */

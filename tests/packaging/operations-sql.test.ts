@@ -1,5 +1,5 @@
 /**
- * The sqlite3 queries in the README's "Inspecting the database" answer, both
+ * The sqlite3 queries in docs/operations.md's "Inspecting the database" answer, both
  * on a copy made by `sepp backup` and on the live database while the server
  * serves under load (read-only, without blocking it).
  */
@@ -13,22 +13,23 @@ import { promisify } from 'node:util';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { databaseFileName } from '../../src/store/sqlite/open.ts';
 import { createLogger } from '../../src/telemetry/logger.ts';
+import { cliEntry } from '../helpers/cli.ts';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
 import { SteadyLoad, waitFor } from '../helpers/steady-load.ts';
 
 const hasSqlite = spawnSync('sqlite3', ['-version'], { stdio: 'ignore' }).status === 0;
 
 function readmeQueries(): string[] {
-  const readme = readFileSync('README.md', 'utf8');
-  const section = readme.split('## Inspecting the database')[1]?.split('\n## ')[0] ?? '';
+  const doc = readFileSync('docs/operations.md', 'utf8');
+  const section = doc.split('## Inspecting the database')[1]?.split('\n## ')[0] ?? '';
   return [...section.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!);
 }
 
-test('README sqlite3 queries run on a copy made by sepp backup', {
+test('the documented sqlite3 queries run on a copy made by sepp backup', {
   skip: hasSqlite ? false : 'sqlite3 is not installed (apt-get install sqlite3)',
 }, async () => {
   const queries = readmeQueries();
-  assert.ok(queries.length >= 5, 'the README section has its queries');
+  assert.ok(queries.length >= 5, 'the section has its queries');
   const clock = new FakeClock(Date.now());
   const t = await startTestServer({ clock, toml: '[queues.emails]\nmax_attempts = 2\n' });
   const dir = mkdtempSync(join(tmpdir(), 'sepp-readme-'));
@@ -36,15 +37,7 @@ test('README sqlite3 queries run on a copy made by sepp backup', {
     await makeFixture(t);
     const file = join(dir, 'copy.db');
     // Asynchronously: the server runs in this process and must keep answering.
-    await promisify(execFile)(process.execPath, [
-      '--import',
-      'tsx',
-      'src/cli/main.ts',
-      'backup',
-      file,
-      '--server',
-      t.address,
-    ]);
+    await promisify(execFile)(process.execPath, [...cliEntry(), 'backup', file, '--server', t.address]);
     const outputs = queries.map((sql) =>
       execFileSync('sqlite3', ['-readonly', file], { input: sql, encoding: 'utf8' }),
     );
@@ -55,7 +48,7 @@ test('README sqlite3 queries run on a copy made by sepp backup', {
   }
 });
 
-test('README sqlite3 queries run on the live database while the server serves under load', {
+test('the documented sqlite3 queries run on the live database while the server serves under load', {
   skip: hasSqlite ? false : 'sqlite3 is not installed (apt-get install sqlite3)',
   timeout: 120_000,
 }, async () => {
@@ -137,7 +130,7 @@ test('README sqlite3 queries run on the live database while the server serves un
     assert.deepEqual(load.errors, [], 'no call failed while sqlite3 read the live database');
     assert.deepEqual(problems, [], 'the server logged no warning or error (no SQLITE_BUSY)');
     console.log(
-      `live sqlite3: ${rounds} rounds of ${queries.length} README queries and one long read transaction ` +
+      `live sqlite3: ${rounds} rounds of ${queries.length} documented queries and one long read transaction ` +
         `while the server acknowledged ${load.enqueues.length} enqueues and ${load.acks.length} acks`,
     );
   } finally {
@@ -211,7 +204,7 @@ async function makeFixture(t: TestServer): Promise<void> {
   });
 }
 
-/** What the README's queries answer about makeFixture's jobs, in their order. */
+/** What the documented queries answer about makeFixture's jobs, in their order. */
 function checkAnswers(outputs: string[]): void {
   const [counts, stuck, died, errors, oldest] = outputs;
   assert.match(counts ?? '', /emails\|dead\|1/);

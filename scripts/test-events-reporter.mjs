@@ -1,0 +1,51 @@
+// A node:test reporter that writes one JSON line per finished test or suite, for
+// scripts/run-tests.mjs: it counts them and, when a file fails, names the first
+// reason in the run's closing summary; and, once the file's tests are done, a last
+// line with the CPU time its process and the processes it waited for used. The
+// person reading the run sees the spec reporter; this one goes to a file
+// (--test-reporter-destination).
+import { readFileSync } from 'node:fs';
+
+/** The first line of what went wrong: a hook's or test's own error, not node:test's wrapper. */
+function firstLine(error) {
+  if (error === undefined || error === null) return '';
+  const inner = error.code === 'ERR_TEST_FAILURE' && error.cause !== undefined ? error.cause : error;
+  const text = inner instanceof Error ? `${inner.message}` : String(inner);
+  return text.split('\n').find((line) => line.trim() !== '') ?? text;
+}
+
+/**
+ * CPU milliseconds of this process and of its waited-for children (utime, stime,
+ * cutime, cstime of /proc/self/stat, in Linux's 100 ticks a second); undefined
+ * elsewhere.
+ */
+function cpuMs() {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14-17 of stat(5); `fields` starts at field 3.
+    return fields.slice(11, 15).reduce((sum, ticks) => sum + Number(ticks), 0) * 10;
+  } catch {
+    return undefined;
+  }
+}
+
+export default async function* eventsReporter(source) {
+  for await (const event of source) {
+    if (event.type !== 'test:pass' && event.type !== 'test:fail') continue;
+    const { data } = event;
+    const error = data.details?.error;
+    yield `${JSON.stringify({
+      passed: event.type === 'test:pass',
+      name: data.name,
+      nesting: data.nesting,
+      suite: data.details?.type === 'suite',
+      skip: data.skip === undefined ? undefined : data.skip === true ? '' : String(data.skip),
+      todo: data.todo === undefined ? undefined : data.todo === true ? '' : String(data.todo),
+      durationMs: data.details?.duration_ms,
+      failureType: error?.failureType,
+      why: error === undefined ? undefined : firstLine(error),
+    })}\n`;
+  }
+  yield `${JSON.stringify({ cpuMs: cpuMs() })}\n`;
+}

@@ -1,0 +1,57 @@
+// Types for test-report.mjs, so tests can import it under strict TypeScript.
+export interface Counts {
+  tests: number;
+  passed: number;
+  failed: number;
+  cancelled: number;
+  skipped: number;
+  todo: number;
+}
+
+/** One line of scripts/test-events-reporter.mjs: a finished test or suite. */
+export interface TestEvent {
+  passed: boolean;
+  name: string;
+  nesting: number;
+  suite: boolean;
+  skip?: string;
+  todo?: string;
+  durationMs?: number;
+  failureType?: string;
+  why?: string;
+}
+
+export interface Result {
+  file: string;
+  durationMs: number;
+  cpuMs: number | undefined;
+  events?: TestEvent[];
+  counts: Counts;
+  skips: string[];
+  ok: boolean;
+  problems: string[];
+  why: string;
+}
+
+export function fileResult(run: {
+  file: string;
+  code: number | null;
+  signal: string | null;
+  durationMs: number;
+  cpuMs: number | undefined;
+  events: TestEvent[];
+  stderr: string;
+}): Result;
+
+export function checkResult(run: {
+  file: string;
+  code: number | null;
+  signal: string | null;
+  durationMs: number;
+  output: string;
+}): Result;
+
+export function summary(
+  results: Result[],
+  run: { wallMs: number; label: string; slowest?: number; extra?: string[]; extraProblems?: string[] },
+): { ok: boolean; lines: string[] };

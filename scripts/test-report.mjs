@@ -1,0 +1,127 @@
+// What one test file's run amounts to, and the closing summary of a run
+// (scripts/run-tests.mjs): counts, the slowest files, and — last, where whoever
+// ran it looks — every file that failed, was cancelled or could not run, with
+// the first line of why.
+
+/**
+ * One file's verdict from its process's exit and the events of
+ * scripts/test-events-reporter.mjs.
+ * @param {{ file: string, code: number | null, signal: string | null, durationMs: number,
+ *   cpuMs: number | undefined, events: Array<Record<string, unknown>>, stderr: string }} run
+ */
+export function fileResult(run) {
+  const tests = run.events.filter((e) => !e.suite);
+  const count = (predicate) => tests.filter(predicate).length;
+  const cancelled = (e) => !e.passed && e.failureType === 'cancelledByParent';
+  const counts = {
+    tests: tests.length,
+    passed: count((e) => e.passed && e.skip === undefined && e.todo === undefined),
+    failed: count((e) => !e.passed && !cancelled(e) && e.todo === undefined),
+    cancelled: count(cancelled),
+    skipped: count((e) => e.passed && e.skip !== undefined),
+    todo: count((e) => e.todo !== undefined),
+  };
+  const skips = tests
+    .filter((e) => e.passed && e.skip !== undefined)
+    .map((e) => `${e.name}${e.skip === '' ? '' : `: ${e.skip}`}`);
+  const problems = [];
+  if (counts.failed > 0) problems.push(`${counts.failed} failed`);
+  if (counts.cancelled > 0) problems.push(`${counts.cancelled} cancelled`);
+  if (run.signal !== null) problems.push(`killed by ${run.signal}`);
+  else if (run.code !== 0) problems.push(`exit code ${run.code}`);
+  if (problems.length === 0 && counts.tests === 0) problems.push('ran no test');
+  return {
+    ...run,
+    counts,
+    skips,
+    ok: problems.length === 0,
+    problems,
+    why: problems.length > 0 ? why(run) : '',
+  };
+}
+
+const noCounts = { tests: 0, passed: 0, failed: 0, cancelled: 0, skipped: 0, todo: 0 };
+
+/**
+ * A check's verdict (the type check, the lint): its exit code, and as why the first
+ * line of its output that names an error.
+ * @param {{ file: string, code: number | null, signal: string | null, durationMs: number, output: string }} run
+ */
+export function checkResult(run) {
+  const ok = run.code === 0 && run.signal === null;
+  const lines = run.output
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
+  const why = lines.find((l) => /\berror\b|✖|×/i.test(l)) ?? lines.at(-1) ?? 'no output';
+  return {
+    file: run.file,
+    durationMs: run.durationMs,
+    cpuMs: undefined,
+    counts: noCounts,
+    skips: [],
+    ok,
+    problems: ok ? [] : [run.signal !== null ? `killed by ${run.signal}` : `exit code ${run.code}`],
+    why: ok ? '' : why,
+  };
+}
+
+/**
+ * The first reason: a failure of the file's own (a test, a hook, a suite) before a
+ * cancellation, which usually only follows from one; without any, what the process
+ * printed when it could not run.
+ */
+function why(run) {
+  const failures = run.events.filter((e) => !e.passed && e.todo === undefined);
+  const own = failures.find((e) => e.failureType !== 'cancelledByParent') ?? failures[0];
+  if (own !== undefined) return `${own.name}: ${own.why || own.failureType || 'failed'}`;
+  const lines = run.stderr.split('\n').map((l) => l.trim());
+  const error = lines.find((l) => /^([A-Z]\w*)?Error\b|^\w+Error:/.test(l));
+  const ended = run.signal !== null ? `killed by ${run.signal}` : `exit code ${run.code}`;
+  return (
+    error ??
+    lines.filter((l) => l !== '').at(-1) ??
+    `the process ended (${ended}) before reporting a test, and printed nothing on stderr`
+  );
+}
+
+const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
+const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/**
+ * The closing lines of a run, the verdict last.
+ * @param {ReturnType<typeof fileResult>[]} results
+ * @param {{ wallMs: number, label: string, slowest?: number, extra?: string[], extraProblems?: string[] }} run
+ */
+export function summary(results, { wallMs, label, slowest = 15, extra = [], extraProblems = [] }) {
+  const total = { ...noCounts };
+  for (const r of results) for (const key of Object.keys(total)) total[key] += r.counts[key];
+  const testFiles = results.filter((r) => r.events !== undefined).length;
+  const cpuMs = results.reduce((sum, r) => sum + (r.cpuMs ?? 0), 0);
+  const lines = [];
+  const byDuration = [...results].sort((a, b) => b.durationMs - a.durationMs).slice(0, slowest);
+  lines.push(`slowest ${byDuration.length} of ${plural(results.length, 'file')} (wall time, CPU time):`);
+  for (const r of byDuration) {
+    const cpu = r.cpuMs === undefined ? '' : seconds(r.cpuMs);
+    lines.push(`  ${seconds(r.durationMs).padStart(8)} ${cpu.padStart(8)}  ${r.file}`);
+  }
+  const skips = results.flatMap((r) => r.skips.map((s) => `  ${r.file} › ${s}`));
+  if (skips.length > 0) lines.push(`skipped (a skipped test checks nothing):`, ...skips);
+  lines.push(...extra);
+  lines.push(
+    `${label}: ${plural(total.tests, 'test')} in ${plural(testFiles, 'file')}, ${seconds(wallMs)} ` +
+      `(their processes' CPU ${seconds(cpuMs)}): ` +
+      `${total.passed} passed, ${total.failed} failed, ${total.cancelled} cancelled, ` +
+      `${total.skipped} skipped, ${total.todo} todo`,
+  );
+  const failed = results.filter((r) => !r.ok);
+  const ok = failed.length === 0 && extraProblems.length === 0;
+  if (!ok) {
+    lines.push(
+      `FAILED: ${plural(failed.length, 'file')} of ${results.length}${extraProblems.length > 0 ? ', and' : ''}`,
+    );
+    for (const r of failed) lines.push(`  ${r.file} (${r.problems.join(', ')}): ${r.why}`);
+    for (const p of extraProblems) lines.push(`  ${p}`);
+  } else lines.push(`passed: every file of ${label}`);
+  return { ok, lines };
+}

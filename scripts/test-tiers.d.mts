@@ -1,0 +1,7 @@
+// Types for test-tiers.mjs, so tests can import it under strict TypeScript.
+export type Tier = 'fast' | 'system';
+export const tiers: readonly Tier[];
+/** What each system-tier file starts, by its path relative to the repository. */
+export const systemTier: Readonly<Record<string, string>>;
+export function tierOf(file: string): Tier;
+export function needsBundle(file: string): boolean;

@@ -1,0 +1,87 @@
+// The two tiers of tests (STYLE.md, "Tests"): the fast tier runs in-process —
+// engine, store, config, rpc, admin and SDK tests against servers in the test's own
+// process — and is the inner loop (`npm run test:fast`); the system tier starts
+// something (`npm run test:system`): `sepp` or other processes, a browser, a build —
+// or runs a long loop: crash loops, fuzzers, the engine's model-based test. `npm test`
+// runs both.
+//
+// A file is in the system tier because of what it starts or loops through, written
+// next to it below; every other file is in the fast tier. In a fast-tier file the
+// helpers that start `sepp`, a server process or a browser refuse
+// (tests/helpers/test-run.ts), so a file that starts to need one says so at once:
+// list it here.
+
+export const tiers = ['fast', 'system'];
+
+/** What each system-tier file starts; `bundle` when it runs `sepp` (the run's one bundle). */
+export const systemTier = {
+  'tests/admin/browser-groups.test.ts': 'Chromium',
+  'tests/admin/browser-operator.test.ts': 'Chromium',
+  'tests/admin/browser.test.ts': 'Chromium',
+  'tests/admin/queue-settings-browser.test.ts': 'Chromium',
+  'tests/admin/schedules-browser.test.ts': 'Chromium',
+  'tests/bench/pages-per-commit.test.ts': 'a benchmark process under tsx',
+  'tests/bench/pg-peers.test.ts': 'PostgreSQL clusters for pg-boss and graphile-worker',
+  'tests/bench/processes.test.ts': 'a node process through the benchmark harness',
+  'tests/cli/admin-commands.test.ts': 'bundle: sepp in a pseudo-terminal (python3)',
+  'tests/cli/errors.test.ts': 'bundle: sepp commands and servers',
+  'tests/cli/first-run.test.ts': 'bundle: sepp commands on a first run',
+  'tests/client/cli-job-control-docs.test.ts': 'bundle: sepp commands',
+  'tests/client/cli-job-control.test.ts': 'bundle: sepp commands',
+  'tests/client/cli-outcomes.test.ts': 'bundle: sepp commands',
+  'tests/client/cli.test.ts': 'bundle: sepp commands',
+  'tests/client/examples.test.ts': 'the single executable, npm pack and npm install, node',
+  'tests/client/flow-control-docs.test.ts': 'bundle: sepp commands',
+  'tests/client/reference-docs.test.ts': 'tsc, the reference as a program under tsx, npm pack',
+  'tests/client/reload-cli.test.ts': 'bundle: sepp commands and server processes',
+  'tests/client/schedules-docs.test.ts': 'bundle: sepp commands, node and python3 examples',
+  'tests/config/file-permissions.test.ts': 'bundle: sepp config check',
+  'tests/config/tls-files.test.ts': 'bundle: sepp config check, openssl',
+  'tests/engine/crash-cancel.test.ts': 'a crash loop of engine child processes',
+  'tests/engine/crash.test.ts': 'a crash loop of engine child processes',
+  'tests/engine/model.test.ts': 'a model-based loop: 1,000 random runs of 20 steps (SEPP_MODEL_RUNS)',
+  'tests/faults/crash-loop.test.ts': 'bundle: a crash loop of server processes',
+  'tests/faults/disk-full.test.ts': 'a tmpfs mount (as root)',
+  'tests/faults/load.test.ts': 'bundle: a server process under load',
+  'tests/faults/schedule-crash.test.ts': 'bundle: a crash loop of server processes',
+  'tests/faults/slow-clients.test.ts': 'bundle: a server process',
+  'tests/faults/slow-subscriber.test.ts': 'bundle: a server process',
+  'tests/faults/unauthenticated-flood.test.ts': 'bundle: a server process',
+  'tests/faults/worker-death.test.ts': 'bundle: a server process and worker processes',
+  'tests/fuzz/admin-http-fuzz.test.ts': 'a fuzz loop over every admin route (SEPP_FUZZ_RUNS)',
+  'tests/fuzz/config-fuzz.test.ts': 'bundle: sepp config check',
+  'tests/fuzz/rpc-fuzz.test.ts': 'a fuzz loop over every RPC (SEPP_FUZZ_RUNS)',
+  'tests/fuzz/stream-fuzz.test.ts': 'a fuzz loop of stream sequences (SEPP_FUZZ_RUNS)',
+  'tests/interop/error-codes.test.ts': "python3, reading the Python client's codes",
+  'tests/interop/python-client.test.ts': 'bundle: python3 — a venv, pytest against sepp servers, mypy',
+  'tests/packaging/checkout-commands.test.ts': 'npm start and npx sepp from the sources',
+  'tests/packaging/esbuild-package-files.test.ts': 'an esbuild bundle run by node',
+  'tests/packaging/litestream-drop-in.test.ts': 'bundle: sepp and Litestream under a systemd stand-in',
+  'tests/packaging/operations-sql.test.ts': 'bundle: sepp backup, sqlite3',
+  'tests/packaging/readme-first-job.test.ts': 'npm start, npx sepp and npx tsx from the sources',
+  'tests/packaging/sea-smoke.test.ts': 'the single-executable build',
+  'tests/packaging/systemd-notify.test.ts': 'bundle: a server process, systemd-notify',
+  'tests/packaging/systemd-unit.test.ts': 'systemd-analyze',
+  'tests/replication/litestream-version.test.ts': 'the Litestream binary',
+  'tests/replication/litestream.test.ts': 'bundle: Litestream and server processes',
+  'tests/rpc/backup.test.ts': 'bundle: sepp backup',
+  'tests/rpc/buf-curl.test.ts': 'buf curl (npm @bufbuild/buf)',
+  'tests/rpc/gen-fresh.test.ts': 'protoc and the code generators',
+  'tests/rpc/grpc-logs.test.ts': 'bundle: a server process',
+  'tests/rpc/sigterm.test.ts': 'bundle: a server process',
+  'tests/runner/run-tests.test.ts': 'the test runner on fixture files',
+  'tests/runner/test-deps.test.ts': 'scripts/test-deps.sh in a shell, as nobody too',
+  'tests/store/data-dir-lock.test.ts': 'bundle: server processes',
+  'tests/store/postgres-helper.test.ts': 'PostgreSQL clusters (postgresql-15)',
+  'tests/store/shared-locking.test.ts': 'sqlite3 and node processes',
+};
+
+/** `fast` or `system`, for a path relative to the repository. */
+export function tierOf(file) {
+  return Object.hasOwn(systemTier, file) ? 'system' : 'fast';
+}
+
+/** True when the file runs `sepp` itself, so the run bundles it once. */
+export function needsBundle(file) {
+  return systemTier[file]?.startsWith('bundle:') ?? false;
+}

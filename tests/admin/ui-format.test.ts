@@ -1,0 +1,26 @@
+/**
+ * The admin UI's time formatting never prints NaN (issue 29, item 11): a time
+ * no date can hold (a schedule's start before the engine refused such times,
+ * or any other field) reads as out of range, and the rest as before.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { dateOf, fmtClock, fmtTime } from '../../ui/src/format.ts';
+
+test('a time no date can hold reads "out of range", never NaN', () => {
+  for (const ms of [9_000_000_000_000_000, Number.MAX_SAFE_INTEGER, -9_000_000_000_000_000, Number.NaN]) {
+    assert.equal(dateOf(ms), null);
+    for (const text of [fmtTime(ms), fmtClock(ms)]) {
+      assert.doesNotMatch(text, /NaN/, `${ms}: ${text}`);
+      assert.match(text, /^out of range \(/);
+    }
+  }
+});
+
+test('times a date can hold read as before', () => {
+  const ms = Date.UTC(2026, 11, 3, 14, 5, 9);
+  assert.match(fmtTime(ms), /^2026-12-0[34] \d\d:\d\d:09 UTC/);
+  assert.match(fmtClock(ms), /^\d\d:\d\d$/);
+  assert.equal(fmtTime(null), '—');
+  assert.equal(dateOf(ms)?.getTime(), ms);
+});

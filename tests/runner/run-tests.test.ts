@@ -1,0 +1,154 @@
+/**
+ * scripts/run-tests.mjs, run on fixture test files: whatever went wrong in a file
+ * (a failed assertion, a `before` hook that cancels its suite, a module that cannot
+ * load, a process that exits midway) is named in the last lines of the output with
+ * the first line of why, the exit code agrees with those lines, the slowest files
+ * are listed, a skipped test is listed with its reason, and a tier holds only its
+ * own files.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { systemTier, tierOf } from '../../scripts/test-tiers.mjs';
+import { repoRoot } from '../helpers/cli.ts';
+
+const fixtures: Record<string, string> = {
+  'pass.test.ts': [
+    "import { test } from 'node:test';",
+    'test("waits a little", async () => { await new Promise((r) => setTimeout(r, 100)); });',
+  ].join('\n'),
+  'fail.test.ts': [
+    "import assert from 'node:assert/strict';",
+    "import { test } from 'node:test';",
+    'test("adds", () => { assert.equal(1 + 1, 3, "one and one make three"); });',
+  ].join('\n'),
+  'hook.test.ts': [
+    "import { before, describe, test } from 'node:test';",
+    'describe("clients/python", () => {',
+    '  before(() => { throw new Error("python3 lacks pytest (apt-get install python3-pytest)\\nmore"); });',
+    '  test("one", () => {});',
+    '  test("two", () => {});',
+    '});',
+  ].join('\n'),
+  'broken.test.ts': "import { missing } from './no-such-module.ts';\nmissing();",
+  'exits.test.ts': "import { test } from 'node:test';\ntest('exits midway', () => { process.exit(3); });",
+  'skip.test.ts': [
+    "import { test } from 'node:test';",
+    'test("needs sqlite3", { skip: "sqlite3 is not installed" }, () => {});',
+    'test("runs", () => {});',
+  ].join('\n'),
+};
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  lastLines: string[];
+}
+
+function runner(dir: string, args: string[] = []): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['scripts/run-tests.mjs', ...args],
+      { cwd: repoRoot, env: { ...process.env, SEPP_TEST_DIR: dir }, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
+        resolve({ code, stdout, stderr, lastLines: stdout.trimEnd().split('\n').slice(-6) });
+      },
+    );
+  });
+}
+
+describe('scripts/run-tests.mjs', { timeout: 180_000 }, () => {
+  let dir = '';
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'sepp-runner-'));
+    for (const [name, text] of Object.entries(fixtures)) writeFileSync(join(dir, name), `${text}\n`);
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('every file that failed, was cancelled or could not run is in the last lines, and the exit code is 1', async () => {
+    const run = await runner(dir);
+    assert.equal(run.code, 1, run.stdout);
+    const [verdict, ...failed] = run.lastLines.slice(-5);
+    assert.equal(verdict, 'FAILED: 4 files of 6', run.stdout);
+    const line = (name: string) => failed.find((l) => l.includes(`/${name} (`)) ?? `no line for ${name}`;
+    assert.match(line('fail.test.ts'), /\(1 failed, exit code 1\): adds: one and one make three$/);
+    assert.match(
+      line('hook.test.ts'),
+      /\(2 cancelled, exit code 1\): clients\/python: python3 lacks pytest \(apt-get install python3-pytest\)$/,
+    );
+    assert.match(
+      line('broken.test.ts'),
+      /\(exit code 1\): Error: Cannot find module '\.\/no-such-module\.ts'/,
+    );
+    assert.match(
+      line('exits.test.ts'),
+      /\(exit code 3\): the process ended \(exit code 3\) before reporting a test/,
+    );
+    assert.match(
+      run.stdout,
+      /\ntests: 6 tests in 6 files, [\d.]+ s \(their processes' CPU [\d.]+ s\): 2 passed, 1 failed, 2 cancelled, 1 skipped, 0 todo\n/,
+    );
+    assert.match(
+      run.stdout,
+      /\nskipped \(a skipped test checks nothing\):\n {2}\S+\/skip\.test\.ts › needs sqlite3: sqlite3 is not installed\n/,
+    );
+    // The files by duration, slowest first; each file's output is printed whole, under its name.
+    const slowest =
+      run.stdout.split('\nslowest 6 of 6 files (wall time, CPU time):\n')[1]?.split('\n').slice(0, 6) ?? [];
+    // Wall time, then CPU time (none for a file whose process ended before its reporter did).
+    const seconds = slowest.map((l) => Number(/^ +([\d.]+) s +(?:[\d.]+ s)? {2}\S+\.test\.ts$/.exec(l)?.[1]));
+    assert.deepEqual(
+      slowest.map((l) => l.replace(/.*\//, '')).sort(),
+      Object.keys(fixtures).sort(),
+      run.stdout,
+    );
+    assert.deepEqual(
+      seconds,
+      [...seconds].sort((a, b) => b - a),
+    );
+    assert.match(run.stdout, /\n── \S+\/fail\.test\.ts: FAILED \(1 failed, exit code 1\), [\d.]+ s\n/);
+  });
+
+  test('a run where every file passes says so last and exits 0', async () => {
+    const run = await runner(dir, ['pass.test', 'skip.test']);
+    assert.equal(run.code, 0, run.stdout);
+    assert.equal(run.lastLines.at(-1), 'passed: every file of tests');
+    assert.match(
+      run.lastLines.at(-2) ?? '',
+      /^tests: 3 tests in 2 files, [\d.]+ s \(their processes' CPU [\d.]+ s\): 2 passed, 0 failed, 0 cancelled, 1 skipped/,
+    );
+  });
+
+  test('an unknown tier is refused with the tiers there are', async () => {
+    const run = await runner(dir, ['--tier', 'quick']);
+    assert.equal(run.code, 2);
+    assert.equal(run.stderr, '--tier quick: the tiers are fast and system\n');
+  });
+
+  test('the system tier lists only test files that exist, and the rest is the fast tier', () => {
+    const all: string[] = [];
+    const walk = (at: string) => {
+      for (const name of readdirSync(join(repoRoot, at))) {
+        const path = `${at}/${name}`;
+        if (name === 'artifacts') continue;
+        if (statSync(join(repoRoot, path)).isDirectory()) walk(path);
+        else if (name.endsWith('.test.ts')) all.push(path);
+      }
+    };
+    walk('tests');
+    const listed = Object.keys(systemTier);
+    assert.deepEqual(
+      listed.filter((f) => !all.includes(f)),
+      [],
+      'scripts/test-tiers.mjs names files that do not exist',
+    );
+    assert.ok(all.some((f) => tierOf(f) === 'fast') && all.some((f) => tierOf(f) === 'system'));
+    assert.equal(tierOf('tests/runner/run-tests.test.ts'), 'system', 'this file starts processes');
+  });
+});

@@ -1,0 +1,68 @@
+/**
+ * scripts/test-report.mjs, in-process: a check that fails (the type check, the lint)
+ * is named in the summary with the first line of its output that names an error; a
+ * file whose exit code says it failed fails even when every test it reported passed;
+ * a file that ran no test fails; the slowest list is cut at its length.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { checkResult, fileResult, summary, type TestEvent } from '../../scripts/test-report.mjs';
+
+const passed = (name: string): TestEvent => ({ passed: true, name, nesting: 0, suite: false });
+const file = (name: string, durationMs: number, events: TestEvent[], code = 0) =>
+  fileResult({ file: name, code, signal: null, durationMs, cpuMs: durationMs / 2, events, stderr: '' });
+
+test('a failed check is named last, with the first line that names an error', () => {
+  const typecheck = checkResult({
+    file: 'npm run typecheck',
+    code: 2,
+    signal: null,
+    durationMs: 9000,
+    output:
+      'Checking...\nsrc/engine/x.ts(3,7): error TS2322: Type "string" is not assignable to type "number".\n',
+  });
+  const lint = checkResult({
+    file: 'npm run lint',
+    code: 0,
+    signal: null,
+    durationMs: 4000,
+    output: 'Checked 5 files\n',
+  });
+  const report = summary([typecheck, lint, file('tests/a.test.ts', 100, [passed('a')])], {
+    wallMs: 9500,
+    label: 'the fast tier',
+  });
+  assert.equal(report.ok, false);
+  assert.deepEqual(report.lines.slice(-2), [
+    'FAILED: 1 file of 3',
+    '  npm run typecheck (exit code 2): src/engine/x.ts(3,7): error TS2322: Type "string" is not assignable to type "number".',
+  ]);
+  // The checks count no tests and no test files.
+  assert.match(
+    report.lines.at(-3) ?? '',
+    /^the fast tier: 1 test in 1 file, 9\.5 s \(their processes' CPU 0\.1 s\): 1 passed/,
+  );
+});
+
+test('an exit code that says failed fails the file, whatever its tests reported', () => {
+  const r = file('tests/b.test.ts', 100, [passed('b')], 1);
+  assert.equal(r.ok, false);
+  assert.deepEqual(r.problems, ['exit code 1']);
+});
+
+test('a file that ran no test fails', () => {
+  const r = file('tests/c.test.ts', 100, []);
+  assert.equal(r.ok, false);
+  assert.deepEqual(r.problems, ['ran no test']);
+});
+
+test('the slowest list is the longest files, longest first, cut at its length', () => {
+  const results = [10, 30, 20].map((s) => file(`tests/${s}.test.ts`, s * 1000, [passed('x')]));
+  const report = summary(results, { wallMs: 60_000, label: 'tests', slowest: 2 });
+  assert.deepEqual(report.lines.slice(0, 3), [
+    'slowest 2 of 3 files (wall time, CPU time):',
+    '    30.0 s   15.0 s  tests/30.test.ts',
+    '    20.0 s   10.0 s  tests/20.test.ts',
+  ]);
+  assert.equal(report.lines.at(-1), 'passed: every file of tests');
+});

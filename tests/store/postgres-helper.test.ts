@@ -1,0 +1,145 @@
+/**
+ * The throwaway PostgreSQL cluster of tests/helpers/postgres.ts, which the PostgreSQL
+ * store's tests and the benchmark's PostgreSQL peers run on (issue 37): it runs as an
+ * unprivileged user with password authentication and fsync on, keeps committed rows
+ * across a kill -9 of the whole server, and leaves no process and no file behind.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { after, before, test } from 'node:test';
+import pg from 'pg';
+import {
+  livingProcesses,
+  type PostgresCluster,
+  postgresSettings,
+  startPostgres,
+} from '../helpers/postgres.ts';
+
+let cluster: PostgresCluster;
+
+before(async () => {
+  cluster = await startPostgres();
+});
+
+after(async () => {
+  await cluster?.close();
+});
+
+/** The effective user id of a running process, from /proc. */
+function processUid(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('Uid:'));
+  return Number(line?.split(/\s+/)[2]);
+}
+
+test('the server runs as an unprivileged user, on 127.0.0.1 only, with the settings of postgresSettings', async () => {
+  const pid = cluster.pid();
+  assert.ok(pid !== undefined);
+  const uid = processUid(pid);
+  assert.notEqual(uid, 0, 'postgres runs as root');
+  if (process.getuid?.() === 0) assert.equal(cluster.osUser, 'postgres');
+  else assert.equal(uid, process.getuid?.());
+  for (const [name, value] of Object.entries(postgresSettings)) {
+    const { rows } = await cluster.query<{ value: string }>('SELECT current_setting($1) AS value', [name]);
+    assert.equal(rows[0]?.value, value, name);
+  }
+  const { rows } = await cluster.query<{ value: string }>(
+    "SELECT current_setting('listen_addresses') AS value",
+  );
+  assert.equal(rows[0]?.value, '127.0.0.1');
+});
+
+test('clients authenticate with the generated password, which the password file holds; nothing is trusted', async () => {
+  assert.equal(readFileSync(cluster.passwordFile, 'utf8'), cluster.password);
+  assert.equal(statSync(cluster.passwordFile).mode & 0o777, 0o600);
+  assert.ok(!cluster.urlWithoutPassword().includes(cluster.password));
+  const byUrl = new pg.Client({ connectionString: cluster.url() });
+  await byUrl.connect();
+  await byUrl.end();
+  const wrong = new pg.Client({ ...cluster.connection(), password: 'not-the-password' });
+  wrong.on('error', () => {});
+  await assert.rejects(
+    wrong.connect(),
+    (err: unknown) => err instanceof Error && 'code' in err && err.code === '28P01',
+  );
+  const { rows } = await cluster.query<{ methods: string[] }>(
+    'SELECT array_agg(DISTINCT auth_method) AS methods FROM pg_hba_file_rules',
+  );
+  assert.deepEqual(rows[0]?.methods, ['scram-sha-256']);
+});
+
+test('databases created for tests side by side are separate', async () => {
+  const a = await cluster.createDatabase('side');
+  const b = await cluster.createDatabase('side');
+  assert.notEqual(a, b);
+  await cluster.query('CREATE TABLE only_here (id int)', [], a);
+  const { rows } = await cluster.query<{ n: string }>(
+    "SELECT count(*) AS n FROM pg_tables WHERE tablename = 'only_here'",
+    [],
+    b,
+  );
+  assert.equal(rows[0]?.n, '0');
+  await assert.rejects(cluster.createDatabase('Bad-Name'), /lower-case/);
+});
+
+test('kill -9 of the whole server, then restart: committed rows are there, uncommitted ones are not', async () => {
+  const db = await cluster.createDatabase('crash');
+  await cluster.query('CREATE TABLE jobs (id int PRIMARY KEY)', [], db);
+  await cluster.query('INSERT INTO jobs SELECT generate_series(1, 1000)', [], db);
+  const open = new pg.Client(cluster.connection(db));
+  open.on('error', () => {});
+  await open.connect();
+  await open.query('BEGIN');
+  await open.query('INSERT INTO jobs VALUES (5000)');
+  const portBefore = cluster.port;
+  const processes = cluster.processes();
+  // The postmaster, its background processes and the open client's backend.
+  assert.ok(processes.length > 3, `only ${processes.length} server processes`);
+  await cluster.kill9();
+  assert.equal(cluster.pid(), undefined);
+  assert.deepEqual(livingProcesses(processes), [], 'a server process outlived kill -9');
+  await open.end().catch(() => {});
+  await cluster.restart();
+  assert.equal(cluster.port, portBefore);
+  const { rows } = await cluster.query<{ n: string; max: number }>(
+    'SELECT count(*) AS n, max(id) AS max FROM jobs',
+    [],
+    db,
+  );
+  assert.deepEqual(rows[0], { n: '1000', max: 1000 });
+  assert.match(cluster.logs(), /database system was interrupted|not properly shut down/);
+});
+
+test('stop is a fast shutdown that leaves no process; restart comes back on the same data', async () => {
+  const db = await cluster.createDatabase('stop');
+  await cluster.query('CREATE TABLE kept (id int)', [], db);
+  const idle = new pg.Client(cluster.connection(db));
+  idle.on('error', () => {});
+  await idle.connect();
+  const processes = cluster.processes();
+  assert.ok(processes.length > 3);
+  // A connected client does not hold a fast shutdown back.
+  await cluster.stop();
+  assert.deepEqual(livingProcesses(processes), []);
+  assert.match(cluster.logs(), /received fast shutdown request/);
+  await idle.end().catch(() => {});
+  await cluster.restart();
+  await cluster.query('SELECT * FROM kept', [], db);
+});
+
+test('close removes every file; a missing postgresql-15 is one line naming the package', async () => {
+  const other = await startPostgres();
+  const processes = other.processes();
+  assert.ok(processes.length > 1);
+  await other.close();
+  assert.deepEqual(livingProcesses(processes), []);
+  assert.equal(existsSync(other.dataDir), false);
+  assert.equal(existsSync(other.passwordFile), false);
+  await assert.rejects(startPostgres({ binDir: '/nonexistent/postgresql/15/bin' }), (err: unknown) => {
+    assert.ok(err instanceof Error);
+    assert.match(err.message, /^PostgreSQL 15 is not installed .*apt-get install postgresql-15$/);
+    assert.ok(!err.message.includes('\n'));
+    return true;
+  });
+});
