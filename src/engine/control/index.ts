@@ -6,4 +6,4 @@
 export { type CancelListener, Canceller } from './cancel.ts';
 export { DeadLetters } from './dead-letters.ts';
 export { JobUpdater } from './job-update.ts';
-export { chunkRows, OperatorActions } from './operator-actions.ts';
+export { OperatorActions } from './operator-actions.ts';

@@ -4,9 +4,7 @@ export {
   type EventFilter,
   type EventStart,
   eventAbout,
-  eventBytes,
   type LifecycleEvent,
   type LifecycleEventKind,
-  lifecycleEventKinds,
 } from './lifecycle-event.ts';
-export { type EventSink, maxUnwrittenBytes } from './subscription.ts';
+export type { EventSink } from './subscription.ts';

@@ -5,7 +5,7 @@
  */
 export { DiskFull } from './disk-full.ts';
 export { Enqueuer } from './enqueue.ts';
-export { isRejection, type ValidJob, validateJob } from './enqueue-validation.ts';
+export { isRejection, validateJob } from './enqueue-validation.ts';
 export { JobIdGenerator, normalizeJobId, type RandomBytes, systemRandomBytes } from './job-id.ts';
-export { type DeadLetterSummaryQuery, JobQueries, summariesInOrder, summaryFromRow } from './job-queries.ts';
-export { appendError, jobInfoFromRow, leasedJobFromRow, parseErrors, parseMetadata } from './job-rows.ts';
+export { type DeadLetterSummaryQuery, JobQueries, summariesInOrder } from './job-queries.ts';
+export { appendError, jobInfoFromRow, leasedJobFromRow, parseMetadata } from './job-rows.ts';

@@ -74,11 +74,6 @@ export class JobIdGenerator {
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** True when `id` has the shape of a job id (any UUID in lower-case hex). */
-export function isJobId(id: string): boolean {
-  return uuidPattern.test(id);
-}
-
 const anyCaseUuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**

@@ -3,8 +3,8 @@
  * across queues and states, search, the workers connected now and the release
  * of a stuck lease, and the online backup.
  */
-export { idFragmentScan, JobBrowser, scanBudget } from './job-browse.ts';
+export { JobBrowser } from './job-browse.ts';
 export { JobSearch } from './job-search.ts';
 export { OnlineBackup } from './online-backup.ts';
 export { WorkerControl } from './worker-control.ts';
-export { noWorkerId, type WorkerHandle, WorkerRegistry } from './worker-registry.ts';
+export { type WorkerHandle, WorkerRegistry } from './worker-registry.ts';
