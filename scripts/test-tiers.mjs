@@ -39,7 +39,6 @@ export const systemTier = {
   'tests/config/tls-files.test.ts': 'bundle: sepp config check, openssl',
   'tests/engine/crash-cancel.test.ts': 'a crash loop of engine child processes',
   'tests/engine/crash.test.ts': 'a crash loop of engine child processes',
-  'tests/engine/model.test.ts': 'a model-based loop: 1,000 random runs of 20 steps (SEPP_MODEL_RUNS)',
   'tests/faults/crash-loop.test.ts': 'bundle: a crash loop of server processes',
   'tests/faults/disk-full.test.ts': 'a tmpfs mount (as root)',
   'tests/faults/load.test.ts': 'bundle: a server process under load',
@@ -71,6 +70,8 @@ export const systemTier = {
   'tests/rpc/sigterm.test.ts': 'bundle: a server process',
   'tests/runner/run-tests.test.ts': 'the test runner on fixture files',
   'tests/runner/test-deps.test.ts': 'scripts/test-deps.sh in a shell, as nobody too',
+  'tests/store/conformance/sqlite-model.test.ts':
+    'a model-based loop: 1,000 random runs of 20 steps (SEPP_MODEL_RUNS)',
   'tests/store/data-dir-lock.test.ts': 'bundle: server processes',
   'tests/store/postgres-helper.test.ts': 'PostgreSQL clusters (postgresql-15)',
   'tests/store/shared-locking.test.ts': 'sqlite3 and node processes',

@@ -10,7 +10,7 @@
  *
  * Each run has its own seed (base seed + run index). On failure the seed, the
  * step and the run's log are printed; reproduce with
- *   SEPP_MODEL_SEED=<seed> SEPP_MODEL_RUNS=1 npm run test:files -- conformance
+ *   SEPP_MODEL_SEED=<seed> SEPP_MODEL_RUNS=1 npm run test:files -- conformance/sqlite-model
  * Bigger: SEPP_MODEL_RUNS (default 1000) and SEPP_MODEL_STEPS (default 20).
  */
 import type { StoreBackend } from '../../store/conformance/backend.ts';
@@ -93,7 +93,7 @@ export async function runModel(backend: StoreBackend): Promise<void> {
       console.error(
         [
           `model test failed on ${backend.name} in run ${i} with seed ${seed} at step ${run.log.length - 1}`,
-          `reproduce: SEPP_MODEL_SEED=${seed} SEPP_MODEL_RUNS=1 SEPP_MODEL_STEPS=${stepsPerRun} npm run test:files -- conformance`,
+          `reproduce: SEPP_MODEL_SEED=${seed} SEPP_MODEL_RUNS=1 SEPP_MODEL_STEPS=${stepsPerRun} npm run test:files -- conformance/sqlite-model`,
           'last steps:',
           ...tail,
         ].join('\n'),

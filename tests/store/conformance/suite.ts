@@ -2,9 +2,11 @@
  * The store conformance suite: every case against a backend, written against
  * the Store interface (and the engine opened on it, where a case needs the
  * engine's semantics), never against a backend's internals. A backend is done
- * when the whole suite passes. Each backend has a test file that calls
- * exerciseStore with its factory (sqlite.test.ts), the shape of hono's
- * common.case.test.ts and River's riverdrivertest.
+ * when the whole suite passes. Each backend has two test files that give it
+ * their factory: one calls exerciseStore (sqlite.test.ts, the fast tier), the
+ * other exerciseStoreModel, the model-based loop (sqlite-model.test.ts, the
+ * system tier for its length) — the shape of hono's common.case.test.ts and
+ * River's riverdrivertest.
  */
 import { describe, test } from 'node:test';
 import type { StoreBackend } from './backend.ts';
@@ -19,8 +21,9 @@ import { scheduleCases } from './cases/schedules.ts';
 import { unitCases } from './cases/units.ts';
 import { Harness, type StoreCase } from './harness.ts';
 
+/** Every case but the model-based loop, against `backend`. */
 export function exerciseStore(backend: StoreBackend): void {
-  const cases: StoreCase[] = [
+  runCases(backend, [
     ...unitCases,
     ...jobCases,
     ...leaseCases,
@@ -29,8 +32,15 @@ export function exerciseStore(backend: StoreBackend): void {
     ...scheduleCases,
     ...eventCases,
     ...browseCases,
-    modelCase(backend),
-  ];
+  ]);
+}
+
+/** The model-based test against `backend`: the engine on it, step by step against a plain model. */
+export function exerciseStoreModel(backend: StoreBackend): void {
+  runCases(backend, [modelCase(backend)]);
+}
+
+function runCases(backend: StoreBackend, cases: readonly StoreCase[]): void {
   describe(`store conformance: ${backend.name}`, () => {
     for (const c of cases) {
       test(c.name, { timeout: c.timeoutMs ?? 120_000 }, async () => {
