@@ -6,7 +6,7 @@
 import type { EngineLimits } from '../engine/settings.ts';
 import type { ConfigReader, Table } from './reader.ts';
 import { grpcEnvelopeAllowanceBytes } from './schema.ts';
-import type { AdminConfig, GrpcConfig, ServerConfig } from './types.ts';
+import type { AdminConfig, GrpcConfig, HttpConfig, ServerConfig } from './types.ts';
 import { formatSizeBytes } from './units.ts';
 
 /**
@@ -34,22 +34,56 @@ export function resolveMaxMessageBytes(
   return configured;
 }
 
+/** What an HTTP request may need beyond a base64 payload: JSON names, escaped metadata, framing. */
+export const httpEnvelopeAllowanceBytes = 64 * 1024;
+/** The HTTP API's default largest request, when the payloads do not need more. */
+export const defaultMaxRequestBytes = 6 * 1024 * 1024;
+
+/**
+ * The HTTP API's request size must fit one job with the largest payload sent
+ * as base64 (4 bytes for every 3), its metadata escaped as JSON (up to 6
+ * bytes per byte for control characters; 2 is honest for text) and the JSON
+ * around it; when not set, it grows to fit.
+ */
+export function resolveMaxRequestBytes(
+  reader: ConfigReader,
+  configured: number | null,
+  payloads: { key: string; bytes: number }[],
+  limits: EngineLimits,
+): number {
+  const largest = payloads.reduce((a, b) => (b.bytes > a.bytes ? b : a));
+  const neededBytes =
+    Math.ceil(largest.bytes / 3) * 4 + 2 * limits.maxMetadataBytes + httpEnvelopeAllowanceBytes;
+  if (configured === null) return Math.max(defaultMaxRequestBytes, neededBytes);
+  if (configured < neededBytes && !reader.failed.has('http.max_request_bytes')) {
+    reader.problem(
+      'http.max_request_bytes',
+      `${configured} is too small for the largest payload (${largest.key} = ${largest.bytes}) sent as base64 ` +
+        `(${Math.ceil(largest.bytes / 3) * 4}) plus twice limits.max_metadata_bytes (${limits.maxMetadataBytes}) and ` +
+        `${formatSizeBytes(httpEnvelopeAllowanceBytes)} of JSON; set it to at least ${neededBytes} or lower that payload limit`,
+    );
+  }
+  return configured;
+}
+
 /** SPEC §6: a non-loopback address with no credentials refuses to start unless explicitly insecure. */
 export function checkFailClosed(
   reader: ConfigReader,
   server: ServerConfig,
   grpc: GrpcConfig,
   admin: AdminConfig,
+  http: HttpConfig,
   written: { grpcTable: Table | undefined; adminTable: Table | undefined },
 ): void {
   const { grpcTable, adminTable } = written;
+  const apiKeys = Array.isArray(grpcTable?.api_keys) ? grpcTable.api_keys.length : grpc.apiKeys.length;
   const rules = [
     {
       section: 'grpc',
       listen: server.grpcListen,
       listenKey: 'server.grpc_listen',
       // Entries written but invalid count too: their own problems say what to fix.
-      credentials: Array.isArray(grpcTable?.api_keys) ? grpcTable.api_keys.length : grpc.apiKeys.length,
+      credentials: apiKeys,
       credentialsKey: 'grpc.api_keys',
       what: 'API keys',
       add: 'add a key as a [[grpc.api_keys]] table',
@@ -65,6 +99,21 @@ export function checkFailClosed(
       add: 'add a user as an [[admin.users]] table (hash from `sepp admin hash-password`)',
       insecure: admin.insecureAllowUnauthenticated,
     },
+    // The HTTP API takes the same API keys as gRPC; its own switch allows it to run without them.
+    ...(server.httpListen === null
+      ? []
+      : [
+          {
+            section: 'http',
+            listen: server.httpListen,
+            listenKey: 'server.http_listen',
+            credentials: apiKeys,
+            credentialsKey: 'grpc.api_keys',
+            what: 'API keys',
+            add: 'add a key as a [[grpc.api_keys]] table (the HTTP API uses the same keys as gRPC)',
+            insecure: http.insecureAllowUnauthenticated,
+          },
+        ]),
   ];
   for (const rule of rules) {
     const insecureKey = `${rule.section}.insecure_allow_unauthenticated`;
