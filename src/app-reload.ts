@@ -21,6 +21,7 @@ import {
 } from './config/index.ts';
 import type { Engine } from './engine/engine.ts';
 import type { ReconcileReport } from './engine/schedules/types.ts';
+import type { HttpApi } from './http/index.ts';
 import type { ApiKey, ReloadReport, RpcServer } from './rpc/index.ts';
 import type { Logger, LogLevel, Telemetry } from './telemetry/index.ts';
 
@@ -29,6 +30,8 @@ export interface ReloadParts {
   load: () => SeppConfig;
   engine: Engine;
   rpc: RpcServer;
+  /** The HTTP API, when it runs: it takes the same API keys. */
+  http: Pick<HttpApi, 'replaceApiKeys'> | undefined;
   admin: Pick<AdminApp, 'reconfigure'>;
   telemetry: Pick<Telemetry, 'reconfigure'>;
   logger: Logger;
@@ -116,6 +119,7 @@ export function createReloader(initial: SeppConfig, parts: ReloadParts) {
     // Schedules created over the API that the file does not name stay (docs/schedules.md).
     logReconciled(parts.logger, await parts.engine.reconcileSchedules(config.engine.schedules));
     parts.rpc.replaceApiKeys(apiKeysOf(config));
+    parts.http?.replaceApiKeys(config.grpc.apiKeys);
     const endedUsers = await parts.admin.reconfigure({
       users: config.admin.users,
       sessionTtlMs: config.admin.sessionTtlMs,

@@ -5,7 +5,7 @@
  *
  * The admin server is built in app-admin.ts.
  *
- * Shutdown order: stop accepting calls and end streams → answer waiting
+ * Shutdown order: stop accepting calls (gRPC and HTTP) and end streams → answer waiting
  * long-polls with no jobs → let calls in flight finish (bounded) → stop
  * serving /metrics → flush telemetry (last OTLP export, pending spans;
  * bounded) while the engine can still be read → write what is queued,
@@ -35,6 +35,7 @@ import {
 import { type Clock, systemClock } from './engine/clock.ts';
 import { Engine } from './engine/engine.ts';
 import type { ScheduleEvent } from './engine/schedules/types.ts';
+import { createHttpApi, type HttpApi } from './http/index.ts';
 import { createRpcServer, type ReloadReport, type RpcServer, removeStaleBackups } from './rpc/index.ts';
 import { DataDirError } from './store/data-dir.ts';
 import { DiskReserve } from './store/disk-reserve.ts';
@@ -70,6 +71,8 @@ export interface RunningServer {
   grpcPort: number;
   /** The bound admin port: the UI, /api/v1 and /metrics (useful with port 0). */
   adminPort: number;
+  /** The bound port of the HTTP/JSON API; null when it is off (server.http_listen not set). */
+  httpPort: number | null;
   /** Whether the server can serve now (what `GET /readyz` answers): not once shutdown began. */
   readiness(): Readiness;
   /** The configuration in force (a reload changes it). */
@@ -94,7 +97,7 @@ export class StartupError extends Error {
  * Reads a [grpc.tls] or [admin.tls] pair and checks it can serve TLS, so a bad file is
  * reported as that setting (not as a failure to listen) before anything is opened.
  */
-function readTls(section: 'grpc' | 'admin', files: TlsFiles | null): TlsPem | undefined {
+function readTls(section: 'grpc' | 'admin' | 'http', files: TlsFiles | null): TlsPem | undefined {
   if (files === null) return undefined;
   const problems = tlsFilesProblems(files, (path) => readFileSync(path, 'utf8'));
   if (problems.length > 0) {
@@ -112,6 +115,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
   const startedAtMs = clock.nowMs();
   const grpcTls = readTls('grpc', config.grpc.tls);
   const adminTls = readTls('admin', config.admin.tls);
+  const httpTls = readTls('http', config.http.tls);
   let db: ReturnType<typeof openDataDir>;
   try {
     db = openDataDir(config.server.dataDir, {
@@ -200,6 +204,31 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       `cannot listen for gRPC on ${config.server.grpcListen.address}: ${detail} (server.grpc_listen)`,
     );
   }
+  let http: HttpApi | undefined;
+  let httpPort: number | null = null;
+  const httpListen = config.server.httpListen;
+  if (httpListen !== null) {
+    http = createHttpApi({
+      engine,
+      clock,
+      apiKeys: config.grpc.apiKeys,
+      limits: config.http,
+      version: deps.build.version,
+      log: logger,
+      ...(httpTls === undefined ? {} : { tls: httpTls }),
+    });
+    try {
+      httpPort = await http.listen(httpListen.host, httpListen.port);
+    } catch (error) {
+      await rpc.shutdown(0);
+      await telemetry.shutdown(0);
+      engine.close();
+      const detail = error instanceof Error ? error.message : String(error);
+      throw new StartupError(
+        `cannot listen for HTTP on ${httpListen.address}: ${detail} (server.http_listen)`,
+      );
+    }
+  }
   let stopping: Promise<void> | undefined;
   const readiness = (): Readiness => {
     if (stopping !== undefined) return { ready: false, reason: 'shutting down' };
@@ -226,6 +255,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     }));
   } catch (error) {
     await rpc.shutdown(0);
+    await http?.shutdown(0);
     await telemetry.shutdown(0);
     engine.close();
     const detail = error instanceof Error ? error.message : String(error);
@@ -243,6 +273,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       load: deps.loadConfig,
       engine,
       rpc,
+      http,
       admin: adminApp,
       telemetry,
       logger,
@@ -254,6 +285,10 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     commit: deps.build.commit,
     grpc: `${config.server.grpcListen.host}:${grpcPort}`,
     admin: admin.url,
+    http:
+      httpListen === null
+        ? 'off'
+        : `${httpTls === undefined ? 'http' : 'https'}://${httpListen.address.replace(/:\d+$/, '')}:${httpPort}`,
     metrics: `${admin.url.replace(/^https?:\/\//, '')}/metrics`,
     // The collector's host only: its URL may carry credentials.
     otlp: config.telemetry.otlpEndpoint === null ? 'off' : new URL(config.telemetry.otlpEndpoint).host,
@@ -262,6 +297,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     // Each port's own authentication and TLS: one "auth" field said nothing of the admin port.
     grpc_auth: apiKeys.length > 0 ? 'api_keys' : 'none',
     grpc_tls: grpcTls !== undefined,
+    http_tls: httpTls !== undefined,
     admin_auth: config.admin.users.length > 0 ? 'users' : 'none',
     admin_tls: adminTls !== undefined,
   });
@@ -271,6 +307,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     telemetry,
     grpcPort,
     adminPort: admin.address.port,
+    httpPort,
     readiness,
     config: current,
     reload: (request = {}) =>
@@ -283,7 +320,8 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       stopping ??= (async () => {
         logger.info('server.stopping');
         const budgetMs = Math.max(1000, current().server.shutdownTimeoutMs - 2000);
-        await rpc.shutdown(budgetMs);
+        // Both transports stop taking calls at once; waiting long-polls of either are answered.
+        await Promise.all([rpc.shutdown(budgetMs), http?.shutdown(budgetMs)]);
         await admin.close();
         await telemetry.shutdown(telemetryFlushMs);
         engine.close();

@@ -22,6 +22,8 @@ export interface TestServer {
   client: QueueServiceClient;
   /** `http://127.0.0.1:PORT/metrics` on the admin address. */
   metricsUrl: string;
+  /** `http://127.0.0.1:PORT` of the HTTP/JSON API, when started with `http: true`. */
+  httpUrl: string;
   /** A new client connection (a second producer or worker). */
   connect(): QueueServiceClient;
   /** The config file the server read (and reads again on reload). */
@@ -53,6 +55,8 @@ export interface TestServerOptions {
   setLogLevel?: (level: LogLevel) => void;
   /** Start with the config file as it is (a restart), not with `toml`. */
   keepConfig?: boolean;
+  /** Also serve the HTTP/JSON API (server.http_listen on a free loopback port). */
+  http?: boolean;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -70,6 +74,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
         dataDir,
         grpcListen: `127.0.0.1:${options.grpcPort ?? 0}`,
         adminListen: '127.0.0.1:0',
+        ...(options.http ? { httpListen: '127.0.0.1:0' } : {}),
       },
       // No 32 MiB disk reserve per test server (tests/faults/disk-full.test.ts sets its own).
       env: { SEPP_DISK_RESERVE_BYTES: '0', ...options.env },
@@ -110,6 +115,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     dataDir,
     client,
     metricsUrl: `http://127.0.0.1:${server.adminPort}/metrics`,
+    httpUrl: `http://127.0.0.1:${server.httpPort ?? 0}`,
     connect,
     configFile,
     writeConfig,
