@@ -8,7 +8,12 @@
  */
 import type { QueueSettingKey } from '../engine/settings.ts';
 import { readAdminUsers, readApiKeys, readTelemetry } from './credentials.ts';
-import { checkFailClosed, resolveMaxMessageBytes, resolveMaxRequestBytes } from './cross-section-checks.ts';
+import {
+  checkFailClosed,
+  checkHttpBounds,
+  resolveMaxMessageBytes,
+  resolveMaxRequestBytes,
+} from './cross-section-checks.ts';
 import { asWritten, readQueues } from './declared-queues.ts';
 import { readPushTargets, type SecretIo } from './push-targets.ts';
 import { checkQueue } from './queue-checks.ts';
@@ -117,6 +122,7 @@ export function buildConfig(
     ...httpRest,
     maxRequestBytes: resolveMaxRequestBytes(reader, maxRequestBytes, payloads, limits),
   };
+  checkHttpBounds(reader, http);
   const push = readPushTargets(reader, root.queues, io.secrets);
   for (const [name, target] of Object.entries(push)) {
     // Credentials in the URL (user:password@, a token in the query) make the file hold a secret.

@@ -66,6 +66,31 @@ export function resolveMaxRequestBytes(
   return configured;
 }
 
+/** The HTTP API's bounds must admit a request of the largest size, and the per-key share fit the whole. */
+export function checkHttpBounds(reader: ConfigReader, http: HttpConfig): void {
+  const failed = (key: string) => reader.failed.has(`http.${key}`);
+  if (failed('max_in_flight_bytes_per_key') || failed('max_request_bytes') || failed('max_in_flight_bytes'))
+    return;
+  if (http.maxInFlightBytesPerKey < http.maxRequestBytes) {
+    reader.problem(
+      'http.max_in_flight_bytes_per_key',
+      `${http.maxInFlightBytesPerKey} is below http.max_request_bytes (${http.maxRequestBytes}), so a request of the ` +
+        'largest size could never be admitted; raise it or lower max_request_bytes',
+    );
+  } else if (http.maxInFlightBytes < http.maxInFlightBytesPerKey) {
+    reader.problem(
+      'http.max_in_flight_bytes',
+      `${http.maxInFlightBytes} is below http.max_in_flight_bytes_per_key (${http.maxInFlightBytesPerKey}); raise it or lower the per-key share`,
+    );
+  }
+  if (http.headersTimeoutMs > http.requestTimeoutMs) {
+    reader.problem(
+      'http.headers_timeout_ms',
+      `${http.headersTimeoutMs} is longer than http.request_timeout_ms (${http.requestTimeoutMs}), which already bounds the headers; lower it`,
+    );
+  }
+}
+
 /** SPEC §6: a non-loopback address with no credentials refuses to start unless explicitly insecure. */
 export function checkFailClosed(
   reader: ConfigReader,

@@ -61,6 +61,24 @@ test('http.max_request_bytes grows to fit the largest payload as base64, and a s
   );
 });
 
+test('the in-flight bounds must admit the largest request, and headers come within the request deadline', () => {
+  assertProblem(
+    problemsOf('[http]\nmax_in_flight_bytes_per_key = "1MiB"\n'),
+    'http.max_in_flight_bytes_per_key',
+    /below http\.max_request_bytes/,
+  );
+  assertProblem(
+    problemsOf('[http]\nmax_in_flight_bytes = "32MiB"\n'),
+    'http.max_in_flight_bytes',
+    /below http\.max_in_flight_bytes_per_key/,
+  );
+  assertProblem(
+    problemsOf('[http]\nheaders_timeout_ms = "1m"\n'),
+    'http.headers_timeout_ms',
+    /longer than http\.request_timeout_ms/,
+  );
+});
+
 test('a push target: URL, secret from a file (its trailing newline dropped) or a variable, defaults', () => {
   const config = loadToml(pushToml(), { readSecretFile });
   const target = config.push.hooks;
