@@ -22,6 +22,7 @@ import {
 import type { Engine } from './engine/engine.ts';
 import type { ReconcileReport } from './engine/schedules/types.ts';
 import type { HttpApi } from './http/index.ts';
+import type { PushService } from './push/index.ts';
 import type { ApiKey, ReloadReport, RpcServer } from './rpc/index.ts';
 import type { Logger, LogLevel, Telemetry } from './telemetry/index.ts';
 
@@ -32,6 +33,8 @@ export interface ReloadParts {
   rpc: RpcServer;
   /** The HTTP API, when it runs: it takes the same API keys. */
   http: Pick<HttpApi, 'replaceApiKeys'> | undefined;
+  /** The pushers: a reload starts, stops and changes them as the push tables say. */
+  push: Pick<PushService, 'reconfigure'>;
   admin: Pick<AdminApp, 'reconfigure'>;
   telemetry: Pick<Telemetry, 'reconfigure'>;
   logger: Logger;
@@ -120,6 +123,7 @@ export function createReloader(initial: SeppConfig, parts: ReloadParts) {
     logReconciled(parts.logger, await parts.engine.reconcileSchedules(config.engine.schedules));
     parts.rpc.replaceApiKeys(apiKeysOf(config));
     parts.http?.replaceApiKeys(config.grpc.apiKeys);
+    parts.push.reconfigure(config.push);
     const endedUsers = await parts.admin.reconfigure({
       users: config.admin.users,
       sessionTtlMs: config.admin.sessionTtlMs,

@@ -36,6 +36,7 @@ import { type Clock, systemClock } from './engine/clock.ts';
 import { Engine } from './engine/engine.ts';
 import type { ScheduleEvent } from './engine/schedules/types.ts';
 import { createHttpApi, type HttpApi } from './http/index.ts';
+import { PushService } from './push/index.ts';
 import { createRpcServer, type ReloadReport, type RpcServer, removeStaleBackups } from './rpc/index.ts';
 import { DataDirError } from './store/data-dir.ts';
 import { DiskReserve } from './store/disk-reserve.ts';
@@ -229,6 +230,15 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       );
     }
   }
+  // The server's own workers for queues with [queues.NAME.push]; they lease like any worker.
+  const push = new PushService(config.push, {
+    engine,
+    version: deps.build.version,
+    observer: telemetry.pushObserver,
+    log: logger,
+    // Signatures carry wall-clock time (the receiver compares it with its own), and latency is real time.
+    nowMs: () => Date.now(),
+  });
   let stopping: Promise<void> | undefined;
   const readiness = (): Readiness => {
     if (stopping !== undefined) return { ready: false, reason: 'shutting down' };
@@ -252,8 +262,10 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       startedAtMs,
       tls: adminTls,
       readiness,
+      pushStatus: (queue) => push.status(queue),
     }));
   } catch (error) {
+    await push.stop(0);
     await rpc.shutdown(0);
     await http?.shutdown(0);
     await telemetry.shutdown(0);
@@ -274,6 +286,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       engine,
       rpc,
       http,
+      push,
       admin: adminApp,
       telemetry,
       logger,
@@ -320,8 +333,10 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       stopping ??= (async () => {
         logger.info('server.stopping');
         const budgetMs = Math.max(1000, current().server.shutdownTimeoutMs - 2000);
-        // Both transports stop taking calls at once; waiting long-polls of either are answered.
-        await Promise.all([rpc.shutdown(budgetMs), http?.shutdown(budgetMs)]);
+        // The pushers stop leasing first (before long-polls are drained, which would answer their
+        // reserves at once); then both transports stop taking calls, and their long-polls are answered.
+        const pushStopped = push.stop(budgetMs);
+        await Promise.all([pushStopped, rpc.shutdown(budgetMs), http?.shutdown(budgetMs)]);
         await admin.close();
         await telemetry.shutdown(telemetryFlushMs);
         engine.close();
