@@ -31,7 +31,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { ApiKey, HttpConfig } from '../config/index.ts';
-import type { Clock } from '../engine/clock.ts';
+import { type Clock, systemClock } from '../engine/clock.ts';
 import type { Engine } from '../engine/engine.ts';
 import { SeppError } from '../engine/errors.ts';
 import { anonymous, type Caller, KeyTable } from './auth.ts';
@@ -111,9 +111,17 @@ export function openApiRoute(document: () => JsonSchema): JsonRoute {
   };
 }
 
-/** The OpenAPI document of this API (what the server serves at /v1/openapi.json). */
-export function openApiDocument(ctx: ApiContext, version: string): JsonSchema {
-  const routes = apiRoutes(ctx);
+/** The OpenAPI document of this API as the server serves it at /v1/openapi.json, without a server (docs/http-openapi.json). */
+export function openApiDocument(version: string): JsonSchema {
+  const inert: ApiContext = {
+    get engine(): Engine {
+      throw new Error('bug: a route handler ran while only the document was being built');
+    },
+    clock: systemClock,
+    draining: () => false,
+    onDrain: () => () => {},
+  };
+  const routes = apiRoutes(inert);
   let document: JsonSchema = {};
   routes.push(openApiRoute(() => document));
   document = buildOpenApi(routes, version);

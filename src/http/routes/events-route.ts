@@ -41,7 +41,8 @@ function startOf(request: ApiRequest): EventStart {
 }
 
 export function eventsRoute(ctx: ApiContext): RouteSpec {
-  const { engine } = ctx;
+  // Read at each call, not here: the OpenAPI document is built from these routes without an engine.
+  const engine = () => ctx.engine;
   return {
     kind: 'sse',
     method: 'GET',
@@ -77,15 +78,15 @@ export function eventsRoute(ctx: ApiContext): RouteSpec {
     event: ref('JobEvent'),
     errors: ['out_of_range'],
     open(request, stream) {
-      const limits = engine.limits;
+      const limits = engine().limits;
       const filter = {
         queues: queryList(request, 'queues', limits.maxReserveQueues),
         jobIds: queryList(request, 'jobIds', limits.maxBatchJobs),
         kinds: queryList(request, 'kinds', lifecycleEventKinds.length) as LifecycleEventKind[],
       };
       const start = startOf(request);
-      const streamId = engine.eventStreamId;
-      const subscription = engine.subscribeEvents(filter, start, {
+      const streamId = engine().eventStreamId;
+      const subscription = engine().subscribeEvents(filter, start, {
         send: (events, written) => {
           stream.send(
             events.map((event) => ({

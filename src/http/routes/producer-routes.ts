@@ -27,7 +27,8 @@ import { body, queryInteger } from './request-parts.ts';
 const jobIdParam = { jobId: 'the job id (a UUID)' } as const;
 
 export function producerRoutes(ctx: ApiContext): RouteSpec[] {
-  const { engine } = ctx;
+  // Read at each call, not here: the OpenAPI document is built from these routes without an engine.
+  const engine = () => ctx.engine;
   const jobsOf = (request: ApiRequest) => body(request).objects('jobs').map(enqueueRequestFromJson);
 
   return [
@@ -45,7 +46,8 @@ export function producerRoutes(ctx: ApiContext): RouteSpec[] {
       body: ref('EnqueueJob'),
       response: ref('EnqueueAccepted'),
       errors: ['not_found', 'failed_precondition'],
-      handle: async (request) => acceptedToJson(await engine.enqueue(enqueueRequestFromJson(body(request)))),
+      handle: async (request) =>
+        acceptedToJson(await engine().enqueue(enqueueRequestFromJson(body(request)))),
     },
     {
       kind: 'json',
@@ -60,7 +62,7 @@ export function producerRoutes(ctx: ApiContext): RouteSpec[] {
       response: enqueueBatchResponse,
       handle: async (request) => {
         body(request).only(['jobs']);
-        const results = await engine.enqueueBatch(jobsOf(request));
+        const results = await engine().enqueueBatch(jobsOf(request));
         return { results: results.map(enqueueResultToJson) };
       },
     },
@@ -79,7 +81,7 @@ export function producerRoutes(ctx: ApiContext): RouteSpec[] {
       response: enqueueAtomicResponse,
       handle: async (request) => {
         body(request).only(['jobs']);
-        const result = await engine.enqueueAtomic(jobsOf(request));
+        const result = await engine().enqueueAtomic(jobsOf(request));
         return result.committed
           ? { committed: true, results: result.results.map(acceptedToJson), rejections: [] }
           : {
@@ -105,7 +107,7 @@ export function producerRoutes(ctx: ApiContext): RouteSpec[] {
       response: getJobResponse,
       errors: ['not_found'],
       handle: async (request) => ({
-        job: jobToJson(await engine.getJob(jobIdFrom(request.params.jobId ?? '', 'jobId'))),
+        job: jobToJson(await engine().getJob(jobIdFrom(request.params.jobId ?? '', 'jobId'))),
       }),
     },
     {
@@ -155,7 +157,7 @@ export function producerRoutes(ctx: ApiContext): RouteSpec[] {
       errors: ['not_found', 'failed_precondition'],
       handle: async (request) => {
         const jobId = jobIdFrom(request.params.jobId ?? '', 'jobId');
-        const result = await engine.cancel(jobId, {
+        const result = await engine().cancel(jobId, {
           actor: request.caller === anonymous ? 'anonymous' : `key:${request.caller.name}`,
           action: 'job.cancel',
           target: `job:${jobId}`,

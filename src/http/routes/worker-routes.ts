@@ -37,7 +37,8 @@ const jobIdParam = { jobId: 'the job id (a UUID)' } as const;
 const leaseErrors = ['not_found', 'lease_lost', 'job_cancelled'] as const;
 
 export function workerRoutes(ctx: ApiContext): RouteSpec[] {
-  const { engine } = ctx;
+  // Read at each call, not here: the OpenAPI document is built from these routes without an engine.
+  const engine = () => ctx.engine;
   const jobIdOf = (request: ApiRequest) => jobIdFrom(request.params.jobId ?? '', 'jobId');
 
   return [
@@ -59,7 +60,7 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
         const input = body(request).only(fieldsOf(reserveRequest));
         const queues = input.strings('queues', Number.POSITIVE_INFINITY, { required: true });
         const workerId = input.string('workerId') ?? '';
-        const jobs = await engine.reserve(
+        const jobs = await engine().reserve(
           {
             queues,
             maxJobs: input.integer('maxJobs') ?? 0,
@@ -70,7 +71,7 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
           request.signal,
         );
         // Listed once the request proved valid (the engine checked the queues and the worker id).
-        engine.workers.touch({ workerId, address: `http:${request.peer}`, queues });
+        engine().workers.touch({ workerId, address: `http:${request.peer}`, queues });
         return { jobs: jobs.map(leasedJobToJson) };
       },
     },
@@ -91,7 +92,7 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
       response: empty,
       errors: leaseErrors,
       handle: async (request) => {
-        await engine.ack(ackFromJson(body(request), jobIdOf(request)));
+        await engine().ack(ackFromJson(body(request), jobIdOf(request)));
         return {};
       },
     },
@@ -113,7 +114,7 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
           .map((item) =>
             ackFromJson(item, jobIdFrom(item.requiredString('jobId', 64), item.name('jobId')), ['jobId']),
           );
-        const outcomes = await engine.ackBatch(acks);
+        const outcomes = await engine().ackBatch(acks);
         return {
           results: outcomes.map((o) =>
             o.ok ? { outcome: 'ok', message: '' } : { outcome: o.code, message: o.message },
@@ -138,7 +139,7 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
       errors: leaseErrors,
       handle: async (request) => {
         const input = body(request).only(fieldsOf(nackRequest));
-        const result = await engine.nack({
+        const result = await engine().nack({
           jobId: jobIdOf(request),
           attempt: attemptFrom(input),
           error: input.string('errorMessage') ?? '',
@@ -161,7 +162,7 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
       errors: leaseErrors,
       handle: async (request) => {
         const input = body(request).only(fieldsOf(extendRequest));
-        return engine.extend({
+        return engine().extend({
           jobId: jobIdOf(request),
           attempt: attemptFrom(input),
           leaseMs: input.integer('leaseDurationMs') ?? 0,
@@ -183,7 +184,7 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
       errors: leaseErrors,
       handle: async (request) => ({
         progress: progressToJson(
-          await engine.reportProgress(progressFromJson(body(request), jobIdOf(request))),
+          await engine().reportProgress(progressFromJson(body(request), jobIdOf(request))),
         ),
       }),
     },
