@@ -129,6 +129,25 @@ export function openApiDocument(version: string): JsonSchema {
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
+/** The query of a request without one (handlers only read it). */
+const noQuery = new URLSearchParams();
+
+/**
+ * The request's Authorization header; unauthenticated when it came more than
+ * once (Node keeps only the first in `headers`, so the raw list is looked at).
+ */
+function authorizationOf(req: IncomingMessage): string | undefined {
+  const header = req.headers.authorization;
+  if (header === undefined) return undefined;
+  let seen = 0;
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] ?? '';
+    if (name.length === 13 && name.toLowerCase() === 'authorization') seen++;
+  }
+  if (seen > 1) throw new SeppError('unauthenticated', 'send one Authorization header, not several');
+  return header;
+}
 
 const jsonHeaders = {
   'Content-Type': 'application/json',
@@ -226,14 +245,33 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     };
     if (declared !== null) take(declared);
     if (expectContinue) res.writeContinue();
+    // Listeners, not an async iterator: one request's body is usually one chunk, and the
+    // iterator's machinery cost more than the rest of reading it.
     const chunks: Buffer[] = [];
     let received = 0;
-    for await (const chunk of req as AsyncIterable<Buffer>) {
-      received += chunk.length;
-      if (received > max) throw tooLarge(`more than ${max}`);
-      if (declared === null) take(chunk.length);
-      chunks.push(chunk);
-    }
+    await new Promise<void>((resolve, reject) => {
+      const fail = (error: unknown) => {
+        req.off('data', onData);
+        req.pause();
+        reject(error);
+      };
+      const onData = (chunk: Buffer) => {
+        received += chunk.length;
+        try {
+          if (received > max) throw tooLarge(`more than ${max}`);
+          if (declared === null) take(chunk.length);
+        } catch (error) {
+          fail(error);
+          return;
+        }
+        chunks.push(chunk);
+      };
+      req.on('data', onData);
+      req.once('end', resolve);
+      req.once('error', fail);
+      // A client that goes away mid-body: nothing to answer.
+      req.once('aborted', () => fail(new SeppError('unavailable', 'the client went away')));
+    });
     if (received === 0) throw invalid('the request body is empty; send a JSON object');
     let text: string;
     try {
@@ -252,11 +290,14 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
   };
 
   const serve = async (req: IncomingMessage, res: ServerResponse, expectContinue: boolean): Promise<void> => {
-    const abort = new AbortController();
+    // Made when a handler asks for it (a long-poll, a stream): most requests never do.
+    let abort: AbortController | undefined;
     let release = () => {};
-    res.on('close', () => {
-      abort.abort();
+    res.once('close', () => {
+      abort?.abort();
       release();
+      active--;
+      if (active === 0) onIdle?.();
     });
     let operation = `${req.method ?? ''} ${req.url ?? ''}`.slice(0, 200);
     try {
@@ -270,11 +311,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
         throw new SeppError('unavailable', 'sepp is shutting down; retry against the restarted server');
       let caller = anonymous;
       if (route.permission !== 'public') {
-        const header = req.headersDistinct.authorization;
-        if ((header?.length ?? 0) > 1) {
-          throw new SeppError('unauthenticated', 'send one Authorization header, not several');
-        }
-        caller = keys.identify(header?.[0]);
+        caller = keys.identify(authorizationOf(req));
         KeyTable.authorize(caller, route.permission, `${operation} (${route.operationId})`);
       }
       const body = await readBody(req, res, route, caller, expectContinue, (r) => {
@@ -283,11 +320,15 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       const request: ApiRequest = {
         caller,
         params,
-        query: new URLSearchParams(q < 0 ? '' : target.slice(q + 1)),
+        query: q < 0 ? noQuery : new URLSearchParams(target.slice(q + 1)),
         body,
         headers: req.headers,
         peer: `${req.socket.remoteAddress ?? ''}:${req.socket.remotePort ?? ''}`,
-        signal: abort.signal,
+        get signal() {
+          abort ??= new AbortController();
+          if (res.closed) abort.abort();
+          return abort.signal;
+        },
       };
       if (route.kind === 'json') {
         const value = await route.handle(request);
@@ -322,10 +363,6 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
 
   const handler = (req: IncomingMessage, res: ServerResponse, expectContinue = false) => {
     active++;
-    res.on('close', () => {
-      active--;
-      if (active === 0) onIdle?.();
-    });
     serve(req, res, expectContinue).catch((error: unknown) => {
       // serve() answers its own errors; reaching here is a bug, and the request cannot be answered.
       options.log?.error('http.internal_error', {
