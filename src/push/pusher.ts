@@ -85,7 +85,9 @@ export class Pusher {
   /** A reload changed the target: deliveries from now on use it (open ones finish with the old). */
   update(target: PushTarget): void {
     if (target.url !== this.target.url || target.maxInFlight !== this.target.maxInFlight) {
-      this.agent.destroy();
+      // Open deliveries still use the old agent: it is closed once they have had their time.
+      const old = this.agent;
+      setTimeout(() => old.destroy(), this.target.timeoutMs + leaseMarginMs).unref();
       this.agent = agentFor(target);
     }
     this.target = target;
