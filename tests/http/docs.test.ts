@@ -53,11 +53,10 @@ describe('docs/http.md', () => {
     dir = mkdtempSync(join(tmpdir(), 'sepp-http-docs-'));
     t = await startTestServer({
       http: true,
-      toml:
-        apiKeysToml([
-          { name: 'billing', role: 'producer', key: producerKey },
-          { name: 'mailer', role: 'worker', key: workerKey },
-        ]) + '[queues.emails]\ncompleted_retention_ms = "1h"\nbackoff_base_ms = "1h"\n',
+      toml: `${apiKeysToml([
+        { name: 'billing', role: 'producer', key: producerKey },
+        { name: 'mailer', role: 'worker', key: workerKey },
+      ])}[queues.emails]\ncompleted_retention_ms = "1h"\nbackoff_base_ms = "1h"\n`,
     });
     url = t.httpUrl;
   });
