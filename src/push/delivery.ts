@@ -69,6 +69,8 @@ export function retryAfterMs(value: string | undefined, nowMs: number): number |
   const text = value.trim();
   let ms: number;
   if (/^\d{1,10}$/.test(text)) ms = Number(text) * 1000;
+  // An HTTP date names its day and month in letters; "-5" or "3.5" is neither form.
+  else if (!/^[A-Za-z]{3}, /.test(text)) return null;
   else {
     const at = Date.parse(text);
     if (!Number.isFinite(at)) return null;
