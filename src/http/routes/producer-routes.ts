@@ -5,6 +5,7 @@
  * engine's, the same for every transport.
  */
 import { anonymous } from '../auth.ts';
+import { EnqueueCoalescer } from '../enqueue-coalescer.ts';
 import {
   acceptedToJson,
   enqueueRequestFromJson,
@@ -29,6 +30,10 @@ const jobIdParam = { jobId: 'the job id (a UUID)' } as const;
 export function producerRoutes(ctx: ApiContext): RouteSpec[] {
   // Read at each call, not here: the OpenAPI document is built from these routes without an engine.
   const engine = () => ctx.engine;
+  const coalescer = new EnqueueCoalescer(
+    (requests) => engine().enqueueBatch(requests),
+    () => engine().limits.maxBatchJobs,
+  );
   const jobsOf = (request: ApiRequest) => body(request).objects('jobs').map(enqueueRequestFromJson);
 
   return [
@@ -47,7 +52,7 @@ export function producerRoutes(ctx: ApiContext): RouteSpec[] {
       response: ref('EnqueueAccepted'),
       errors: ['not_found', 'failed_precondition'],
       handle: async (request) =>
-        acceptedToJson(await engine().enqueue(enqueueRequestFromJson(body(request)))),
+        acceptedToJson(await coalescer.enqueue(enqueueRequestFromJson(body(request)))),
     },
     {
       kind: 'json',
