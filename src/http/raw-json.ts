@@ -46,9 +46,11 @@ export function isJsonContentType(contentType: string): boolean {
  */
 export function stringifyWithRaw(value: unknown): string {
   const raws: string[] = [];
-  const marker = `\u0000raw:${Math.random().toString(36).slice(2)}:`;
+  // Made when the first RawJson is met: most answers (an enqueue's) have none.
+  let marker = '';
   const text = JSON.stringify(value, (_key, v: unknown) => {
     if (v instanceof RawJson) {
+      if (marker === '') marker = `\u0000raw:${Math.random().toString(36).slice(2)}:`;
       raws.push(v.text);
       return `${marker}${raws.length - 1}`;
     }
