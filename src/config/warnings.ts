@@ -3,6 +3,7 @@
  * warning (SPEC §8); none of them stops it.
  */
 import { isLoopbackHost } from './listen-address.ts';
+import { tomlKey } from './reader.ts';
 import type { SeppConfig } from './types.ts';
 
 export interface ConfigWarning {
@@ -89,7 +90,7 @@ export function configWarnings(config: SeppConfig): ConfigWarning[] {
     const url = new URL(target.url);
     if (url.protocol === 'http:' && !isLoopbackHost(url.hostname.replace(/^\[(.*)\]$/, '$1'))) {
       warn(
-        `queues.${queue}.push.url`,
+        `queues.${tomlKey(queue)}.push.url`,
         `is http://: the jobs of ${queue} cross the network in clear text (the signature proves who sent them, it does not hide them); use https://`,
       );
     }

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { inspect } from 'node:util';
-import { describeConfig, planReload, redactConfig } from '../../src/config/index.ts';
+import { configWarnings, describeConfig, planReload, redactConfig } from '../../src/config/index.ts';
 import { assertProblem, cwd, load, loadToml, problemsOf } from './helpers.ts';
 
 const secret = 'push-secret-0123456789abcdef';
@@ -197,4 +197,25 @@ test('a reload applies changed push targets (a changed secret too); the HTTP soc
   assert.equal(plan.config.push.hooks?.secret.reveal().toString(), 'another-secret-0123456789');
   assert.equal(plan.config.server.httpListen, null);
   assert.equal(cwd, '/srv/sepp');
+});
+
+test('risky settings are warned about: an HTTP API without keys or TLS, a push target in clear text', () => {
+  const keyless = configWarnings(loadToml('[server]\nhttp_listen = "127.0.0.1:8080"\n'));
+  assert.ok(
+    keyless.some((w) => w.key === 'grpc.api_keys' && /the HTTP API at 127\.0\.0\.1:8080/.test(w.message)),
+  );
+  const clear = configWarnings(
+    loadToml(
+      '[server]\nhttp_listen = "0.0.0.0:8080"\n[[grpc.api_keys]]\nname = "a"\nrole = "admin"\nkey = "0123456789abcdef0123"\n' +
+        '[queues."a.b".push]\nurl = "http://hooks.example.com/x"\nsecret_env = "S"\n' +
+        '[queues.local.push]\nurl = "http://127.0.0.1:9/x"\nsecret_env = "S"\n',
+      { env: { S: secret } },
+    ),
+  );
+  assert.ok(clear.some((w) => w.key === 'http.tls'));
+  assert.deepEqual(
+    clear.filter((w) => w.key.endsWith('.push.url')).map((w) => w.key),
+    ['queues."a.b".push.url'],
+    'a loopback target is not warned about',
+  );
 });
