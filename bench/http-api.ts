@@ -6,6 +6,8 @@
  *   gRPC W1 (SDK)     50 producers, each awaiting one `enqueue` (the SDK coalesces them per turn)
  *   gRPC unary        50 callers, each awaiting one unary Enqueue (a hand-written gRPC client)
  *   HTTP keep-alive   50 clients on HTTP/1.1 keep-alive, each awaiting one POST /v1/jobs
+ *   HTTP batches      the same, each POST /v1/jobs/batch carrying 50 jobs (what a client that
+ *                     gathers its jobs gets, as the SDK gathers them for gRPC)
  *   push              --push-jobs jobs of a paused queue with max_leased 50, resumed: pushed
  *                     to a local receiver that answers 200 at once, until all are acked
  *
@@ -66,12 +68,17 @@ async function startReceiver(): Promise<{ url: string; received: () => number; c
   };
 }
 
-/** `clients` callers, each awaiting one HTTP POST /v1/jobs at a time, over keep-alive connections. */
-async function httpEnqueue(port: number, total: number, clients: number): Promise<void> {
+/**
+ * `clients` callers, each awaiting one HTTP POST at a time over keep-alive connections:
+ * one job per request to /v1/jobs, or `batch` jobs per request to /v1/jobs/batch.
+ */
+async function httpEnqueue(port: number, total: number, clients: number, batch = 1): Promise<void> {
   const agent = new Agent({ keepAlive: true, maxSockets: clients });
+  const job = { queue: 'http', type: 'noop', payloadBase64: payload.toString('base64') };
   const body = Buffer.from(
-    JSON.stringify({ queue: 'http', type: 'noop', payloadBase64: payload.toString('base64') }),
+    JSON.stringify(batch === 1 ? job : { jobs: Array.from({ length: batch }, () => job) }),
   );
+  const path = batch === 1 ? '/v1/jobs' : '/v1/jobs/batch';
   const post = () =>
     new Promise<void>((resolve, reject) => {
       const req = request(
@@ -79,7 +86,7 @@ async function httpEnqueue(port: number, total: number, clients: number): Promis
           host: '127.0.0.1',
           port,
           method: 'POST',
-          path: '/v1/jobs',
+          path,
           agent,
           headers: { 'content-type': 'application/json', 'content-length': String(body.length) },
         },
@@ -97,7 +104,7 @@ async function httpEnqueue(port: number, total: number, clients: number): Promis
   await Promise.all(
     Array.from({ length: clients }, async () => {
       while (claimed < total) {
-        claimed++;
+        claimed += batch;
         await post();
       }
     }),
@@ -137,8 +144,19 @@ async function unaryEnqueue(port: number, total: number, callers: number): Promi
   client.close();
 }
 
-type Path = 'gRPC W1 (SDK)' | 'gRPC unary' | 'HTTP keep-alive' | 'push (max_leased 50)';
-const paths: readonly Path[] = ['gRPC W1 (SDK)', 'gRPC unary', 'HTTP keep-alive', 'push (max_leased 50)'];
+type Path =
+  | 'gRPC W1 (SDK)'
+  | 'gRPC unary'
+  | 'HTTP keep-alive'
+  | 'HTTP batches of 50'
+  | 'push (max_leased 50)';
+const paths: readonly Path[] = [
+  'gRPC W1 (SDK)',
+  'gRPC unary',
+  'HTTP keep-alive',
+  'HTTP batches of 50',
+  'push (max_leased 50)',
+];
 
 async function runOnce(
   path: Path,
@@ -166,6 +184,8 @@ async function runOnce(
         return await measured(server, jobs, () => unaryEnqueue(server.port, jobs, concurrency));
       case 'HTTP keep-alive':
         return await measured(server, jobs, () => httpEnqueue(server.httpPort ?? 0, jobs, concurrency));
+      case 'HTTP batches of 50':
+        return await measured(server, jobs, () => httpEnqueue(server.httpPort ?? 0, jobs, concurrency, 50));
       case 'push (max_leased 50)': {
         await client.pauseQueue('push');
         for (let i = 0; i < pushJobs; i += 1000) {
