@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Checks the layering of src/ and the SDK package (ARCHITECTURE.md):
-// - in src/, imports point down cli → app → rpc / admin / telemetry → config → engine → store;
+// - in src/, imports point down cli → app → push → rpc / admin / http / telemetry → config → engine → store
+//   (push, the server's own HTTP worker, writes jobs in the HTTP API's JSON);
 // - the SDK (clients/typescript/src) imports only itself and its generated protocol code
 //   (clients/typescript/src/gen), and of packages only node: built-ins and what its
 //   package.json declares as dependencies or peer dependencies: never the server;
@@ -28,8 +29,10 @@ const rank = {
   telemetry: 3,
   rpc: 3,
   admin: 3,
-  app: 4,
-  cli: 5,
+  http: 3,
+  push: 4,
+  app: 5,
+  cli: 6,
 };
 const importRe =
   /^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm;
