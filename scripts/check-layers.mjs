@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Checks the layering of src/ and the SDK package (ARCHITECTURE.md):
-// - in src/, imports point down cli → app → rpc / admin / telemetry → config → engine → store → platform;
+// - in src/, imports point down cli → app → push → rpc / admin / http / telemetry → config → engine →
+//   store → platform (push, the server's own HTTP worker, writes jobs in the HTTP API's JSON);
 // - the SDK (clients/typescript/src) imports only itself and its generated protocol code
 //   (clients/typescript/src/gen), and of packages only node: built-ins and what its
 //   package.json declares as dependencies or peer dependencies: never the server;
@@ -36,8 +37,10 @@ const rank = {
   telemetry: 4,
   rpc: 4,
   admin: 4,
-  app: 5,
-  cli: 6,
+  http: 4,
+  push: 5,
+  app: 6,
+  cli: 7,
 };
 const importRe =
   /^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm;

@@ -14,6 +14,9 @@ want() { need="$need $1"; }
 command -v protoc >/dev/null 2>&1 || want protobuf-compiler # tests/rpc/gen-fresh: the generated code is current
 command -v sqlite3 >/dev/null 2>&1 || want sqlite3           # the README's queries, shared locking
 command -v openssl >/dev/null 2>&1 || want openssl           # TLS certificates for the tests
+# docs/http.md's curl lines and its shell worker (tests/http/docs.test.ts).
+command -v curl >/dev/null 2>&1 || want curl
+command -v jq >/dev/null 2>&1 || want jq
 # The packaging tests trace the executable against the systemd unit's syscall filter,
 # verify the unit, and check readiness under Type=notify through systemd-notify.
 command -v strace >/dev/null 2>&1 || want strace

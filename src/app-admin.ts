@@ -8,6 +8,7 @@ import {
   type AssetSource,
   createAdminApp,
   mountMetrics,
+  type PushStatusView,
   type RateHistory,
   type Readiness,
   type ServerInfo,
@@ -36,6 +37,8 @@ export interface AdminParts {
   uiAssets?: AssetSource | null;
   tls: TlsPem | undefined;
   readiness: () => Promise<Readiness>;
+  /** A push queue's delivery status (src/push), for the queue page; null for a queue that does not push. */
+  pushStatus: (queue: string) => PushStatusView | null;
 }
 
 /** The admin UI and JSON API, with /metrics, on the admin address. */
@@ -71,6 +74,7 @@ export async function startAdmin(
     configView: () => ({ configFile: current().configFile, entries: describeConfig(current()) }),
     assets: parts.uiAssets ?? null,
     readiness: parts.readiness,
+    pushStatus: parts.pushStatus,
     log: {
       log: (level, message, fields = {}) =>
         logger[level](

@@ -28,6 +28,8 @@ import {
 } from './config/index.ts';
 import type { Engine } from './engine/engine.ts';
 import type { ReconcileReport } from './engine/schedules/types.ts';
+import type { HttpApi } from './http/index.ts';
+import type { PushService } from './push/index.ts';
 import type { ApiKey, ReloadReport, RpcServer } from './rpc/index.ts';
 import type { Logger, LogLevel, Telemetry } from './telemetry/index.ts';
 
@@ -36,12 +38,16 @@ export interface ReloadParts {
   load: () => SeppConfig;
   engine: Engine;
   rpc: RpcServer;
+  /** The HTTP API, when it runs: it takes the same API keys. */
+  http: Pick<HttpApi, 'replaceApiKeys'> | undefined;
+  /** The pushers: a reload starts, stops and changes them as the push tables say. */
+  push: Pick<PushService, 'reconfigure'>;
   admin: Pick<AdminApp, 'reconfigure'>;
   telemetry: Pick<Telemetry, 'reconfigure'>;
   logger: Logger;
   setLogLevel: ((level: LogLevel) => void) | undefined;
   /** The addresses the servers listen on, with the ports they bound: a new address waits for a restart. */
-  listening: { grpc: ListenAddress; admin: ListenAddress };
+  listening: { grpc: ListenAddress; admin: ListenAddress; http: ListenAddress | null };
 }
 
 export interface ReloadRequest {
@@ -183,6 +189,8 @@ export function createReloader(initial: SeppConfig, parts: ReloadParts) {
     // Schedules created over the API that the file does not name stay (docs/schedules.md).
     logReconciled(parts.logger, await parts.engine.reconcileSchedules(config.engine.schedules));
     parts.rpc.replaceApiKeys(apiKeysOf(config));
+    parts.http?.replaceApiKeys(config.grpc.apiKeys);
+    parts.push.reconfigure(config.push);
     const endedUsers = await parts.admin.reconfigure({
       users: config.admin.users,
       sessionTtlMs: config.admin.sessionTtlMs,

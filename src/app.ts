@@ -5,7 +5,7 @@
  *
  * The admin server is built in app-admin.ts.
  *
- * Shutdown order: stop accepting calls and end streams → answer waiting
+ * Shutdown order: stop accepting calls (gRPC and HTTP) and end streams → answer waiting
  * long-polls with no jobs → let calls in flight finish (bounded) → stop
  * serving /metrics → flush telemetry (last OTLP export, pending spans;
  * bounded) while the engine can still be read → write what is queued,
@@ -35,6 +35,8 @@ import {
 import { type Clock, systemClock } from './engine/clock.ts';
 import { Engine } from './engine/engine.ts';
 import type { ScheduleEvent } from './engine/schedules/types.ts';
+import { createHttpApi, type HttpApi } from './http/index.ts';
+import { PushService } from './push/index.ts';
 import {
   type BytesInFlightStats,
   createRpcServer,
@@ -76,6 +78,8 @@ export interface RunningServer {
   grpcPort: number;
   /** The bound admin port: the UI, /api/v1 and /metrics (useful with port 0). */
   adminPort: number;
+  /** The bound port of the HTTP/JSON API; null when it is off (server.http_listen not set). */
+  httpPort: number | null;
   /** Whether the server can serve now (what `GET /readyz` answers): not once shutdown began. */
   readiness(): Promise<Readiness>;
   /** Request bytes in flight per API key and per connection, and how often a call waited for room. */
@@ -102,7 +106,7 @@ export class StartupError extends Error {
  * Reads a [grpc.tls] or [admin.tls] pair and checks it can serve TLS, so a bad file is
  * reported as that setting (not as a failure to listen) before anything is opened.
  */
-function readTls(section: 'grpc' | 'admin', files: TlsFiles | null): TlsPem | undefined {
+function readTls(section: 'grpc' | 'admin' | 'http', files: TlsFiles | null): TlsPem | undefined {
   if (files === null) return undefined;
   const problems = tlsFilesProblems(files, (path) => readFileSync(path, 'utf8'));
   if (problems.length > 0) {
@@ -120,6 +124,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
   const startedAtMs = clock.nowMs();
   const grpcTls = readTls('grpc', config.grpc.tls);
   const adminTls = readTls('admin', config.admin.tls);
+  const httpTls = readTls('http', config.http.tls);
   // The composition root picks the backend: the SQLite store of the data directory.
   let store: SqliteStore;
   try {
@@ -216,6 +221,40 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       `cannot listen for gRPC on ${config.server.grpcListen.address}: ${detail} (server.grpc_listen)`,
     );
   }
+  let http: HttpApi | undefined;
+  let httpPort: number | null = null;
+  const httpListen = config.server.httpListen;
+  if (httpListen !== null) {
+    http = createHttpApi({
+      engine,
+      clock,
+      apiKeys: config.grpc.apiKeys,
+      limits: config.http,
+      version: deps.build.version,
+      log: logger,
+      ...(httpTls === undefined ? {} : { tls: httpTls }),
+    });
+    try {
+      httpPort = await http.listen(httpListen.host, httpListen.port);
+    } catch (error) {
+      await rpc.shutdown(0);
+      await telemetry.shutdown(0);
+      await engine.close();
+      const detail = error instanceof Error ? error.message : String(error);
+      throw new StartupError(
+        `cannot listen for HTTP on ${httpListen.address}: ${detail} (server.http_listen)`,
+      );
+    }
+  }
+  // The server's own workers for queues with [queues.NAME.push]; they lease like any worker.
+  const push = new PushService(config.push, {
+    engine,
+    version: deps.build.version,
+    observer: telemetry.pushObserver,
+    log: logger,
+    // Signatures carry wall-clock time (the receiver compares it with its own), and latency is real time.
+    nowMs: () => Date.now(),
+  });
   let stopping: Promise<void> | undefined;
   const readiness = async (): Promise<Readiness> => {
     if (stopping !== undefined) return { ready: false, reason: 'shutting down' };
@@ -239,9 +278,12 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       startedAtMs,
       tls: adminTls,
       readiness,
+      pushStatus: (queue) => push.status(queue),
     }));
   } catch (error) {
+    await push.stop(0);
     await rpc.shutdown(0);
+    await http?.shutdown(0);
     await telemetry.shutdown(0);
     await engine.close();
     const detail = error instanceof Error ? error.message : String(error);
@@ -259,6 +301,8 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       load: deps.loadConfig,
       engine,
       rpc,
+      http,
+      push,
       admin: adminApp,
       telemetry,
       logger,
@@ -266,6 +310,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       listening: {
         grpc: boundAddress(config.server.grpcListen, grpcPort),
         admin: boundAddress(config.server.adminListen, admin.address.port),
+        http: httpListen === null || httpPort === null ? null : boundAddress(httpListen, httpPort),
       },
     });
   }
@@ -274,6 +319,10 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     commit: deps.build.commit,
     grpc: `${config.server.grpcListen.host}:${grpcPort}`,
     admin: admin.url,
+    http:
+      httpListen === null
+        ? 'off'
+        : `${httpTls === undefined ? 'http' : 'https'}://${httpListen.address.replace(/:\d+$/, '')}:${httpPort}`,
     metrics: `${admin.url.replace(/^https?:\/\//, '')}/metrics`,
     // The collector's host only: its URL may carry credentials.
     otlp: config.telemetry.otlpEndpoint === null ? 'off' : new URL(config.telemetry.otlpEndpoint).host,
@@ -282,6 +331,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     // Each port's own authentication and TLS: one "auth" field said nothing of the admin port.
     grpc_auth: apiKeys.length > 0 ? 'api_keys' : 'none',
     grpc_tls: grpcTls !== undefined,
+    http_tls: httpTls !== undefined,
     admin_auth: config.admin.users.length > 0 ? 'users' : 'none',
     admin_tls: adminTls !== undefined,
   });
@@ -291,6 +341,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     telemetry,
     grpcPort,
     adminPort: admin.address.port,
+    httpPort,
     readiness,
     bytesInFlight: () => rpc.bytesInFlightStats(),
     config: current,
@@ -304,7 +355,10 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       stopping ??= (async () => {
         logger.info('server.stopping');
         const budgetMs = Math.max(1000, current().server.shutdownTimeoutMs - 2000);
-        await rpc.shutdown(budgetMs);
+        // The pushers stop leasing first (before long-polls are drained, which would answer their
+        // reserves at once); then both transports stop taking calls, and their long-polls are answered.
+        const pushStopped = push.stop(budgetMs);
+        await Promise.all([pushStopped, rpc.shutdown(budgetMs), http?.shutdown(budgetMs)]);
         await admin.close();
         await telemetry.shutdown(telemetryFlushMs);
         await engine.close();

@@ -17,6 +17,7 @@ import type { ServerMessage } from './server-process.ts';
 
 interface StartedServer {
   grpcPort: number;
+  httpPort?: number | null;
   telemetry: { metricsText(): Promise<string> };
   shutdown(): Promise<void>;
 }
@@ -33,14 +34,17 @@ const { loadConfig } = (await import(from('config/index.ts'))) as {
 };
 const { silentLogger } = (await import(from('telemetry/index.ts'))) as { silentLogger: unknown };
 
+// bench/http-api.ts adds a config file (the HTTP API on, a push queue) and its push secret.
+const benchConfig = process.env.SEPP_BENCH_CONFIG;
 const config = loadConfig({
   flags: {
     dataDir,
     durability: durability === 'relaxed' ? 'relaxed' : 'full',
     grpcListen: '127.0.0.1:0',
     adminListen: '127.0.0.1:0',
+    ...(benchConfig === undefined ? {} : { config: benchConfig, httpListen: '127.0.0.1:0' }),
   },
-  env: {},
+  env: benchConfig === undefined ? {} : { SEPP_BENCH_PUSH_SECRET: process.env.SEPP_BENCH_PUSH_SECRET },
   cwd: dataDir,
 });
 const server = await startServer(config, {
@@ -73,4 +77,4 @@ process.on('message', async (message: string) => {
     process.exit(0);
   }
 });
-send({ kind: 'listening', port: server.grpcPort });
+send({ kind: 'listening', port: server.grpcPort, httpPort: server.httpPort ?? null });

@@ -14,7 +14,7 @@ export interface ServerStats {
 }
 
 export type ServerMessage =
-  | { kind: 'listening'; port: number }
+  | { kind: 'listening'; port: number; httpPort?: number | null }
   | ({ kind: 'stats' } & ServerStats)
   | { kind: 'ok' };
 
@@ -25,6 +25,8 @@ export class BenchServer {
     private readonly child: ChildProcess,
     /** The server's gRPC port on 127.0.0.1. */
     public port = 0,
+    /** Its HTTP API's port, when bench/http-api.ts turned it on. */
+    public httpPort: number | null = null,
   ) {
     child.on('message', (m: ServerMessage) => {
       this.messages.push(m);
@@ -42,6 +44,7 @@ export class BenchServer {
     const first = await server.next();
     if (first.kind !== 'listening') throw new Error('expected the server to listen');
     server.port = first.port;
+    server.httpPort = first.httpPort ?? null;
     return server;
   }
 

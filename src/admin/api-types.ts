@@ -175,3 +175,23 @@ export interface WorkersAnswer {
   workers: WorkerInfo[];
   waitingReserves: number;
 }
+
+/**
+ * A push queue's delivery status (docs/http.md#push-delivery), on its queue
+ * page: the target, open deliveries, counts, the latest failures and the
+ * delivery latency. `GET /api/v1/queues/{queue}/push`; null when the queue
+ * does not push. src/push makes it (app.ts hands it over).
+ */
+export interface PushStatusView {
+  /** The target URL without credentials or query. */
+  url: string;
+  running: boolean;
+  inFlight: number;
+  maxInFlight: number;
+  delivered: number;
+  failed: number;
+  resultsDropped: number;
+  lastSuccessAtMs: number | null;
+  lastErrors: { atMs: number; jobId: string; attempt: number; error: string }[];
+  latency: { samples: number; p50Ms: number; p95Ms: number; maxMs: number } | null;
+}

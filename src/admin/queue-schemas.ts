@@ -121,3 +121,43 @@ export const rates: JsonSchema = {
   },
   required: ['perSecond', 'waitMsAvg', 'waitMsMax'],
 };
+
+/** A push queue's delivery status (PushStatusView in api-types.ts), or null when the queue does not push. */
+export const pushStatus: JsonSchema = {
+  type: ['object', 'null'],
+  properties: {
+    url: { type: 'string', description: 'the target, without credentials or query' },
+    running: { type: 'boolean' },
+    inFlight: { type: 'integer' },
+    maxInFlight: { type: 'integer' },
+    delivered: { type: 'integer' },
+    failed: { type: 'integer' },
+    resultsDropped: {
+      type: 'integer',
+      description: 'answers larger than limits.max_result_bytes, acked without a result',
+    },
+    lastSuccessAtMs: { type: ['integer', 'null'] },
+    lastErrors: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          atMs: { type: 'integer' },
+          jobId: { type: 'string' },
+          attempt: { type: 'integer' },
+          error: { type: 'string' },
+        },
+        required: ['atMs', 'jobId', 'attempt', 'error'],
+      },
+    },
+    latency: {
+      type: ['object', 'null'],
+      properties: {
+        samples: { type: 'integer' },
+        p50Ms: { type: 'number' },
+        p95Ms: { type: 'number' },
+        maxMs: { type: 'number' },
+      },
+    },
+  },
+};

@@ -4,7 +4,7 @@
  * their own files (job-schemas.ts, queue-schemas.ts, schedule-schemas.ts).
  */
 import { cancelResult, jobDetail, jobPage, jobSummary, previousState } from './job-schemas.ts';
-import { overview, queue, rates } from './queue-schemas.ts';
+import { overview, pushStatus, queue, rates } from './queue-schemas.ts';
 import type { JsonSchema } from './route-spec.ts';
 import { schedule } from './schedule-schemas.ts';
 import { int, msOrNull, stateCounts, str, strOrNull } from './schema-primitives.ts';
@@ -46,6 +46,7 @@ export const components = {
   },
   StateCounts: stateCounts,
   Queue: queue,
+  PushStatus: pushStatus,
   JobSummary: jobSummary,
   JobDetail: jobDetail,
   JobPage: jobPage,

@@ -36,6 +36,10 @@ export function registerServeCommand(parser: Argv): void {
           type: 'string',
           describe: 'Admin UI address (default 127.0.0.1:9465; env SEPP_ADMIN_LISTEN)',
         })
+        .option('http-listen', {
+          type: 'string',
+          describe: 'HTTP/JSON API address (default: off; env SEPP_HTTP_LISTEN)',
+        })
         .option('durability', { type: 'string', describe: 'full (fsync every commit, default) or relaxed' })
         .option('log-level', { type: 'string', describe: 'debug, info (default), warn or error' })
         .option('log-format', { type: 'string', describe: 'text (default) or json' })
@@ -49,6 +53,7 @@ export function registerServeCommand(parser: Argv): void {
         dataDir: args['data-dir'],
         grpcListen: args['grpc-listen'],
         adminListen: args['admin-listen'],
+        httpListen: args['http-listen'],
         durability: args.durability,
         logLevel: args['log-level'],
         logFormat: args['log-format'],

@@ -8,18 +8,34 @@
  */
 import type { QueueSettingKey } from '../engine/settings.ts';
 import { readAdminUsers, readApiKeys, readTelemetry } from './credentials.ts';
-import { checkFailClosed, resolveBytesInFlight, resolveMaxMessageBytes } from './cross-section-checks.ts';
+import {
+  checkFailClosed,
+  checkHttpBounds,
+  resolveBytesInFlight,
+  resolveMaxMessageBytes,
+  resolveMaxRequestBytes,
+} from './cross-section-checks.ts';
 import { asWritten, readQueues } from './declared-queues.ts';
+import { readPushTargets, type SecretIo } from './push-targets.ts';
 import { checkQueue } from './queue-checks.ts';
 import { asTable, type ConfigReader, tomlKey } from './reader.ts';
 import { readSchedules } from './schedules.ts';
-import { adminSpec, engineSpec, grpcSpec, limitsSpec, queueSpec, rootKeys, serverSpec } from './schema.ts';
+import {
+  adminSpec,
+  engineSpec,
+  grpcSpec,
+  httpSpec,
+  limitsSpec,
+  queueSpec,
+  rootKeys,
+  serverSpec,
+} from './schema.ts';
 import { complete, withDefaults } from './section-defaults.ts';
 import { readTls, type TlsCheckIo } from './tls-section.ts';
-import type { AdminConfig, EngineConfig, GrpcConfig, SeppConfig } from './types.ts';
+import type { AdminConfig, EngineConfig, GrpcConfig, HttpConfig, SeppConfig } from './types.ts';
 
-/** What the build may read from the file system: only the TLS files. */
-export type BuildIo = TlsCheckIo;
+/** What the build may read: the TLS files and, when given, push signing secrets (files and variables). */
+export type BuildIo = TlsCheckIo & { readonly secrets?: SecretIo | undefined };
 
 /** Builds the configuration; problems go to the reader, and the result is only meaningful when there are none. */
 export function buildConfig(
@@ -50,6 +66,10 @@ export function buildConfig(
     users: readAdminUsers(reader, adminTable?.users),
     ...adminScalars,
   };
+
+  const httpTable = asTable(root.http);
+  const httpScalars = withDefaults(reader, 'http', httpSpec, root.http, ['tls']);
+  const httpTls = readTls(reader, 'http.tls', httpTable?.tls, io);
 
   const telemetry = readTelemetry(reader, root.telemetry, plaintextSecrets);
   const engineScalars = withDefaults(reader, 'engine', engineSpec, root.engine);
@@ -113,7 +133,23 @@ export function buildConfig(
     ),
   };
 
-  checkFailClosed(reader, server, grpc, admin, { grpcTable, adminTable });
+  const { maxRequestBytes, ...httpRest } = httpScalars;
+  const http: HttpConfig = {
+    tls: httpTls,
+    ...httpRest,
+    maxRequestBytes: resolveMaxRequestBytes(reader, maxRequestBytes, payloads, limits),
+  };
+  checkHttpBounds(reader, http);
+  const push = readPushTargets(reader, root.queues, io.secrets);
+  for (const [name, target] of Object.entries(push)) {
+    // Credentials in the URL (user:password@, a token in the query) make the file hold a secret.
+    const url = new URL(target.url);
+    if (url.username !== '' || url.password !== '' || url.search !== '') {
+      plaintextSecrets.push(`queues.${tomlKey(name)}.push.url`);
+    }
+  }
+
+  checkFailClosed(reader, server, grpc, admin, http, { grpcTable, adminTable });
 
   const engineOptions = {
     strictQueues: engineScalars.strictQueues,
@@ -136,7 +172,9 @@ export function buildConfig(
     server,
     grpc,
     admin,
+    http,
     telemetry,
+    push,
     engine,
   };
 }

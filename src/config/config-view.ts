@@ -77,7 +77,7 @@ export function configLeaves(config: SeppConfig): ConfigLeaf[] {
     if (files === null) add(path, null);
     else section(path, files);
   };
-  const { server, grpc, admin, telemetry, engine } = config;
+  const { server, grpc, admin, http, telemetry, engine } = config;
   section('server', server);
   section('grpc', grpc, ['tls', 'apiKeys']);
   tls('grpc.tls', grpc.tls);
@@ -95,6 +95,8 @@ export function configLeaves(config: SeppConfig): ConfigLeaf[] {
   admin.users.forEach((user, i) => {
     section(`admin.users[${i}]`, user);
   });
+  section('http', http, ['tls']);
+  tls('http.tls', http.tls);
   section('telemetry', telemetry, ['metricsTokenSha256']);
   add('telemetry.metrics_token_sha256', telemetry.metricsTokenSha256, {
     secret: true,
@@ -115,6 +117,18 @@ export function configLeaves(config: SeppConfig): ConfigLeaf[] {
         queue: { name, setting: key },
       });
     }
+  }
+  for (const name of Object.keys(config.push).sort()) {
+    const path = `queues.${tomlKey(name)}.push`;
+    const target = config.push[name];
+    if (target === undefined) continue;
+    const { secret, ...settings } = target;
+    section(path, settings);
+    // The secret's digest, so that a reload sees a changed secret; shown redacted.
+    add(`${path}.secret_sha256`, secret.sha256, {
+      secret: true,
+      source: sourceOf(`${path}.secret_file`, `${path}.secret_env`),
+    });
   }
   engine.schedules.forEach((schedule, i) => {
     for (const [key, raw] of scheduleFields(schedule)) add(`schedules[${i}].${key}`, raw);
@@ -155,7 +169,8 @@ export function describeConfig(config: SeppConfig): ConfigEntry[] {
 function formatValue({ key, raw, secret }: ConfigLeaf): string {
   if (raw === null || raw === undefined) return 'not set';
   if (secret) return redacted;
-  if (key === 'telemetry.otlp_endpoint' && typeof raw === 'string') return redactUrl(raw);
+  if ((key === 'telemetry.otlp_endpoint' || /^queues\..+\.push\.url$/.test(key)) && typeof raw === 'string')
+    return redactUrl(raw);
   if (typeof raw === 'number') {
     if (key.endsWith('_ms')) return formatDurationMs(raw);
     if (key.endsWith('_bytes')) return formatSizeBytes(raw);

@@ -8,7 +8,7 @@ import type { ConfigProblem } from './config-error.ts';
 import type { ListenAddress } from './listen-address.ts';
 import type { ConfigReader, Table } from './reader.ts';
 import { grpcEnvelopeAllowanceBytes } from './schema.ts';
-import type { AdminConfig, GrpcConfig, ServerConfig } from './types.ts';
+import type { AdminConfig, GrpcConfig, HttpConfig, ServerConfig } from './types.ts';
 import { formatSizeBytes } from './units.ts';
 
 /**
@@ -59,9 +59,66 @@ export function resolveBytesInFlight(
   return configured;
 }
 
+/** What an HTTP request may need beyond a base64 payload: JSON names, escaped metadata, framing. */
+export const httpEnvelopeAllowanceBytes = 64 * 1024;
+/** The HTTP API's default largest request, when the payloads do not need more. */
+export const defaultMaxRequestBytes = 6 * 1024 * 1024;
+
+/**
+ * The HTTP API's request size must fit one job with the largest payload sent
+ * as base64 (4 bytes for every 3), its metadata escaped as JSON (up to 6
+ * bytes per byte for control characters; 2 is honest for text) and the JSON
+ * around it; when not set, it grows to fit.
+ */
+export function resolveMaxRequestBytes(
+  reader: ConfigReader,
+  configured: number | null,
+  payloads: { key: string; bytes: number }[],
+  limits: EngineLimits,
+): number {
+  const largest = payloads.reduce((a, b) => (b.bytes > a.bytes ? b : a));
+  const neededBytes =
+    Math.ceil(largest.bytes / 3) * 4 + 2 * limits.maxMetadataBytes + httpEnvelopeAllowanceBytes;
+  if (configured === null) return Math.max(defaultMaxRequestBytes, neededBytes);
+  if (configured < neededBytes && !reader.failed.has('http.max_request_bytes')) {
+    reader.problem(
+      'http.max_request_bytes',
+      `${configured} is too small for the largest payload (${largest.key} = ${largest.bytes}) sent as base64 ` +
+        `(${Math.ceil(largest.bytes / 3) * 4}) plus twice limits.max_metadata_bytes (${limits.maxMetadataBytes}) and ` +
+        `${formatSizeBytes(httpEnvelopeAllowanceBytes)} of JSON; set it to at least ${neededBytes} or lower that payload limit`,
+    );
+  }
+  return configured;
+}
+
+/** The HTTP API's bounds must admit a request of the largest size, and the per-key share fit the whole. */
+export function checkHttpBounds(reader: ConfigReader, http: HttpConfig): void {
+  const failed = (key: string) => reader.failed.has(`http.${key}`);
+  if (failed('max_in_flight_bytes_per_key') || failed('max_request_bytes') || failed('max_in_flight_bytes'))
+    return;
+  if (http.maxInFlightBytesPerKey < http.maxRequestBytes) {
+    reader.problem(
+      'http.max_in_flight_bytes_per_key',
+      `${http.maxInFlightBytesPerKey} is below http.max_request_bytes (${http.maxRequestBytes}), so a request of the ` +
+        'largest size could never be admitted; raise it or lower max_request_bytes',
+    );
+  } else if (http.maxInFlightBytes < http.maxInFlightBytesPerKey) {
+    reader.problem(
+      'http.max_in_flight_bytes',
+      `${http.maxInFlightBytes} is below http.max_in_flight_bytes_per_key (${http.maxInFlightBytesPerKey}); raise it or lower the per-key share`,
+    );
+  }
+  if (http.headersTimeoutMs > http.requestTimeoutMs) {
+    reader.problem(
+      'http.headers_timeout_ms',
+      `${http.headersTimeoutMs} is longer than http.request_timeout_ms (${http.requestTimeoutMs}), which already bounds the headers; lower it`,
+    );
+  }
+}
+
 /** One port's side of the fail-closed rule: where it listens and what authenticates callers there. */
 export interface CredentialRule {
-  readonly section: 'grpc' | 'admin';
+  readonly section: 'grpc' | 'admin' | 'http';
   readonly listen: ListenAddress;
   readonly listenKey: string;
   /** Credentials configured (entries written but invalid count too: their own problems say what to fix). */
@@ -72,23 +129,28 @@ export interface CredentialRule {
   readonly insecure: boolean;
 }
 
-/** The fail-closed rule's two sides, for `server`'s addresses and the credentials of `grpc` and `admin`. */
+/**
+ * The fail-closed rule's sides, for `server`'s addresses and the credentials of
+ * `grpc` and `admin`; and of the HTTP API when it listens (it takes gRPC's keys).
+ */
 export function credentialRules(
-  server: Pick<ServerConfig, 'grpcListen' | 'adminListen'>,
+  server: Pick<ServerConfig, 'grpcListen' | 'adminListen' | 'httpListen'>,
   grpc: Pick<GrpcConfig, 'apiKeys' | 'insecureAllowUnauthenticated'>,
   admin: Pick<AdminConfig, 'users' | 'insecureAllowUnauthenticated'>,
+  http: Pick<HttpConfig, 'insecureAllowUnauthenticated'>,
   written: { grpcTable: Table | undefined; adminTable: Table | undefined } = {
     grpcTable: undefined,
     adminTable: undefined,
   },
 ): CredentialRule[] {
   const { grpcTable, adminTable } = written;
+  const apiKeys = Array.isArray(grpcTable?.api_keys) ? grpcTable.api_keys.length : grpc.apiKeys.length;
   return [
     {
       section: 'grpc',
       listen: server.grpcListen,
       listenKey: 'server.grpc_listen',
-      credentials: Array.isArray(grpcTable?.api_keys) ? grpcTable.api_keys.length : grpc.apiKeys.length,
+      credentials: apiKeys,
       credentialsKey: 'grpc.api_keys',
       what: 'API keys',
       add: 'add a key as a [[grpc.api_keys]] table (`sepp admin new-api-key --name NAME --role ROLE` prints one)',
@@ -104,6 +166,21 @@ export function credentialRules(
       add: 'add a user as an [[admin.users]] table (hash from `sepp admin hash-password`)',
       insecure: admin.insecureAllowUnauthenticated,
     },
+    // The HTTP API takes the same API keys as gRPC; its own switch allows it to run without them.
+    ...(server.httpListen === null
+      ? []
+      : [
+          {
+            section: 'http' as const,
+            listen: server.httpListen,
+            listenKey: 'server.http_listen',
+            credentials: apiKeys,
+            credentialsKey: 'grpc.api_keys',
+            what: 'API keys',
+            add: 'add a key as a [[grpc.api_keys]] table (the HTTP API uses the same keys as gRPC)',
+            insecure: http.insecureAllowUnauthenticated,
+          },
+        ]),
   ];
 }
 
@@ -135,9 +212,10 @@ export function checkFailClosed(
   server: ServerConfig,
   grpc: GrpcConfig,
   admin: AdminConfig,
+  http: HttpConfig,
   written: { grpcTable: Table | undefined; adminTable: Table | undefined },
 ): void {
-  for (const rule of credentialRules(server, grpc, admin, written)) {
+  for (const rule of credentialRules(server, grpc, admin, http, written)) {
     const insecureKey = `${rule.section}.insecure_allow_unauthenticated`;
     if (rule.credentials > 0 && rule.insecure) {
       reader.problem(

@@ -57,7 +57,11 @@ export function readQueues(
       );
       continue;
     }
-    const given = reader.section(path, queueSpec, settings, { schemaPath: 'queues.<name>' });
+    // [queues.NAME.push] is read by push-targets.ts.
+    const given = reader.section(path, queueSpec, settings, {
+      schemaPath: 'queues.<name>',
+      nested: ['push'],
+    });
     const flat = { ...defaults, ...given };
     checkQueue(reader, path, flat, given, limits);
     queues[name] = asWritten(flat);

@@ -44,6 +44,13 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 # Env SEPP_ADMIN_LISTEN, flag --admin-listen.
 # admin_listen = "127.0.0.1:9465"
 
+# Where the HTTP/JSON API for applications listens (docs/http.md): the same
+# API keys and roles as gRPC, as "Authorization: Bearer <key>". Off unless
+# set. A non-loopback address needs API keys (or
+# http.insecure_allow_unauthenticated = true).
+# Env SEPP_HTTP_LISTEN, flag --http-listen.
+# http_listen = "127.0.0.1:8080"
+
 # "full": every commit is fsync'd before it is acknowledged; nothing
 # acknowledged is lost, even on power loss. "relaxed": no fsync per commit;
 # survives a process crash but not a power cut or kernel crash.
@@ -163,6 +170,38 @@ ${adminRolesComment()}
 # name = "alice"
 # role = "admin"
 # password_hash = "$scrypt$ln=15,r=8,p=1$P3NVlUQOFwHxCn7kOj/oKg$gJV+Dq+u5sCSPd1UIn5tW+xqeN7CTeMVMu+bsCpy60yAnP1x+qIyU7URf4PIcYgT2f+PhwQx7aw2uYiDaKwgPA"
+
+[http]
+# The HTTP/JSON API (server.http_listen). Serve it without API keys on a
+# non-loopback address: anyone who can reach the port can enqueue and take
+# jobs. Only for trusted networks.
+# insecure_allow_unauthenticated = false
+
+# Largest request body; larger ones are refused (413) before they are read.
+# Not set: 6 MiB, or more when a queue's max_payload_bytes needs it as base64.
+# max_request_bytes = "6MiB"
+
+# Request bytes held at once (bodies being read and handled), over all
+# callers and per API key (all callers without a key count as one). A request
+# beyond either waits for nothing: it is refused with 429 and Retry-After.
+# max_in_flight_bytes = "256MiB"
+# max_in_flight_bytes_per_key = "64MiB"
+
+# Connections open at once; one more is closed as it arrives.
+# max_connections = 4096
+
+# A client must send a request's headers within headers_timeout_ms and the
+# whole request within request_timeout_ms (long-polls and event streams wait
+# after that, on the server's side); an idle keep-alive connection is closed
+# after idle_timeout_ms.
+# headers_timeout_ms = "10s"
+# request_timeout_ms = "30s"
+# idle_timeout_ms = "1m"
+
+# TLS for the HTTP API: both files in PEM form, or leave [http.tls] out.
+# [http.tls]
+# cert_file = "/etc/sepp/tls/server.crt"
+# key_file = "/etc/sepp/tls/server.key"
 
 [telemetry]
 # Metrics are always served in Prometheus format at /metrics on admin_listen.
@@ -322,6 +361,24 @@ ${adminRolesComment()}
 # allowed_types = ["send", "send-digest"]
 # rate_limit_leases = 100
 # group_max_leased = 2
+
+# Push delivery (docs/http.md): the server POSTs each job of the queue to
+# this URL instead of waiting for workers; a 2xx answer acks the job, any
+# other answer, a timeout or a connection error is a failed attempt, retried
+# with the queue's backoff (Retry-After honoured). Every request is signed
+# with HMAC-SHA256 (header Sepp-Signature) under a secret read from
+# secret_file, or from the environment variable named by secret_env.
+# Deliveries run max_in_flight at once at most; max_leased and the rate
+# limits above may allow fewer. Targets on loopback, private, link-local and
+# other non-public addresses are refused unless allow_private_targets = true.
+# [queues.emails.push]
+# url = "https://mailer.example.com/sepp/jobs"
+# secret_file = "/etc/sepp/push-secret"
+# ...or the name of an environment variable holding it, instead:
+#     secret_env = "SEPP_PUSH_SECRET"
+# timeout_ms = "30s"
+# max_in_flight = 64
+# allow_private_targets = false
 
 # Schedules: jobs the server enqueues itself, on a cron expression (5 fields,
 # or 6 with seconds first, read in an IANA timezone) or every interval_ms.

@@ -32,6 +32,8 @@ export interface ConfigIo {
    * with a file system of its own), in which case the contents are not checked.
    */
   readonly readPem?: (path: string) => string;
+  /** Reads a push signing secret (`secret_file`). Default: the real file system. */
+  readonly readSecretFile?: (path: string) => Buffer;
 }
 
 export interface LoadConfigOptions extends ConfigIo {
@@ -202,14 +204,20 @@ export function loadConfig(options: LoadConfigOptions = {}): SeppConfig {
   const fromEnv = env.SEPP_CONFIG ? { path: env.SEPP_CONFIG, key: 'SEPP_CONFIG' } : undefined;
   const located = locate(named ?? fromEnv, cwd, readFile);
   if (!located.ok) throw new ConfigError([located.problem], null);
-  const result = evaluate(located.source, collectOverrides(env, flags), { cwd, ...buildIo(options) });
+  const secrets = { readFile: options.readSecretFile ?? ((path: string) => readFileSync(path)), env };
+  const result = evaluate(located.source, collectOverrides(env, flags), {
+    cwd,
+    ...buildIo(options),
+    secrets,
+  });
   if (!result.ok) throw new ConfigError(result.problems, located.source.file);
   return result.config;
 }
 
 /**
  * For `sepp config check FILE`: validates one file on its own (defaults fill
- * what it leaves out; environment variables and flags play no part).
+ * what it leaves out; environment variables and flags play no part, and push
+ * signing secrets are not read: `sepp serve` reads and checks them).
  */
 export function checkConfigFile(path: string, io: ConfigIo = {}): ConfigResult {
   const cwd = io.cwd ?? process.cwd();

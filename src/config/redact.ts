@@ -46,6 +46,8 @@ export function redactConfig(config: SeppConfig): { [key: string]: JsonValue } {
   const text = JSON.stringify(config, (key, value: unknown) => {
     if (isSecretField(key)) return redacted;
     if (key === 'otlpEndpoint' && typeof value === 'string') return redactUrl(value);
+    // A push target's URL may carry credentials too (config.push.NAME.url).
+    if (key === 'url' && typeof value === 'string') return redactUrl(value);
     return value;
   });
   return JSON.parse(text);

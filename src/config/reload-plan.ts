@@ -125,6 +125,8 @@ function merge(running: SeppConfig, next: SeppConfig, loginFlips: boolean): Sepp
       trustedProxies: next.admin.trustedProxies,
     }),
     telemetry: next.telemetry,
+    // Push targets are applied by the pushers (app-reload.ts); the HTTP API's socket and limits need a restart.
+    push: next.push,
     engine: Object.freeze({
       ...running.engine,
       queueDefaults,

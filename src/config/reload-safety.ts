@@ -13,7 +13,7 @@
  *   names loopback (or names none, which defaults to loopback) does not make
  *   a server on 0.0.0.0 safe without credentials.
  * - a security downgrade — every API key removed, every admin user removed,
- *   TLS removed from either port, the /metrics token removed — unless the
+ *   TLS removed from any port, the /metrics token removed — unless the
  *   request explicitly allows it (`sepp config reload
  *   --allow-security-downgrade`, ReloadConfig's `allow_security_downgrade`).
  *   SIGHUP never does: a signal cannot say "I mean it", and a file cut short
@@ -29,7 +29,12 @@ export interface ReloadSafetyInput {
   readonly running: SeppConfig;
   readonly next: SeppConfig;
   /** The addresses the server listens on (with the ports it bound). */
-  readonly listening: { readonly grpc: ListenAddress; readonly admin: ListenAddress };
+  readonly listening: {
+    readonly grpc: ListenAddress;
+    readonly admin: ListenAddress;
+    /** The HTTP API's address; null when it is off (turning it on takes a restart). */
+    readonly http: ListenAddress | null;
+  };
   /** The request asked, explicitly, to let a downgrade through. */
   readonly allowSecurityDowngrade: boolean;
 }
@@ -51,9 +56,10 @@ export function checkReloadSafety(input: ReloadSafetyInput): ReloadSafety {
   if (incomplete !== undefined) return { problems: [incomplete], downgrades: [] };
   const problems: ConfigProblem[] = [];
   const rules = credentialRules(
-    { grpcListen: listening.grpc, adminListen: listening.admin },
+    { grpcListen: listening.grpc, adminListen: listening.admin, httpListen: listening.http },
     next.grpc,
     next.admin,
+    next.http,
   );
   for (const rule of rules) {
     const problem = unauthenticatedNetworkProblem(rule, true);
@@ -79,6 +85,11 @@ export function checkReloadSafety(input: ReloadSafetyInput): ReloadSafety {
       key: 'admin.tls',
       is: running.admin.tls !== null && next.admin.tls === null,
       what: 'the file has no [admin.tls]: from the next restart passwords and session cookies would cross the network in clear text',
+    },
+    {
+      key: 'http.tls',
+      is: running.http.tls !== null && next.http.tls === null,
+      what: 'the file has no [http.tls]: from the next restart API keys and jobs would cross the network in clear text',
     },
     {
       key: 'telemetry.metrics_token',

@@ -43,6 +43,7 @@ import {
   type ConfigFlags,
   durabilities,
   type GrpcConfig,
+  type HttpConfig,
   logFormats,
   logLevels,
   type ServerConfig,
@@ -107,6 +108,7 @@ export const serverSpec: SectionSpec<ServerConfig> = {
     env: 'SEPP_ADMIN_LISTEN',
     flag: 'adminListen',
   },
+  httpListen: { field: listenField(), default: null, env: 'SEPP_HTTP_LISTEN', flag: 'httpListen' },
   durability: {
     field: choiceField(durabilities),
     default: 'full',
@@ -200,6 +202,51 @@ export const apiKeySpec: SectionSpec<ApiKeyEntry> = {
   role: { field: choiceField(apiKeyRoles) },
   key: { field: apiKeyField },
   keySha256: { field: tokenSha256Field },
+};
+
+/** [http] as written: the request size is derived from the largest payload when not set. */
+export type HttpEntry = Omit<HttpConfig, 'tls' | 'maxRequestBytes'> & {
+  readonly maxRequestBytes: number | null;
+};
+export const httpSpec: SectionSpec<HttpEntry> = {
+  insecureAllowUnauthenticated: { field: booleanField(), default: false },
+  maxRequestBytes: { field: sizeField({ min: 64 * KiB, max: 256 * MiB }), default: null },
+  maxInFlightBytes: { field: sizeField({ min: 64 * KiB, max: 16 * 1024 * MiB }), default: 256 * MiB },
+  maxInFlightBytesPerKey: { field: sizeField({ min: 64 * KiB, max: 16 * 1024 * MiB }), default: 64 * MiB },
+  maxConnections: { field: integerField({ min: 1, max: 1_000_000 }), default: 4096 },
+  headersTimeoutMs: { field: durationField({ min: 100, max: 10 * MINUTE_MS }), default: 10 * SECOND_MS },
+  requestTimeoutMs: {
+    field: durationField({ min: 1 * SECOND_MS, max: 1 * HOUR_MS }),
+    default: 30 * SECOND_MS,
+  },
+  idleTimeoutMs: { field: durationField({ min: 1 * SECOND_MS, max: 1 * DAY_MS }), default: 1 * MINUTE_MS },
+};
+
+/** `[queues.NAME.push]` as written: the secret as exactly one of `secret_file` and `secret_env`. */
+export interface PushEntry {
+  readonly url: string;
+  readonly secretFile: string | null;
+  readonly secretEnv: string | null;
+  readonly timeoutMs: number;
+  readonly maxInFlight: number;
+  readonly allowPrivateTargets: boolean;
+}
+export const pushSpec: SectionSpec<PushEntry> = {
+  url: { field: urlField(['http:', 'https:']) },
+  secretFile: { field: pathField(), default: null },
+  secretEnv: {
+    field: stringField({
+      maxLength: 128,
+      pattern: {
+        re: /^[A-Za-z_][A-Za-z0-9_]*$/,
+        help: 'the name of an environment variable, e.g. "SEPP_PUSH_SECRET"',
+      },
+    }),
+    default: null,
+  },
+  timeoutMs: { field: durationField({ min: 100, max: 1 * HOUR_MS }), default: 30 * SECOND_MS },
+  maxInFlight: { field: integerField({ min: 1, max: 10_000 }), default: 64 },
+  allowPrivateTargets: { field: booleanField(), default: false },
 };
 
 export type AdminScalars = Omit<AdminConfig, 'tls' | 'users'>;
@@ -365,11 +412,14 @@ export const sections: readonly { readonly path: string; readonly spec: AnySecti
   { path: 'admin', spec: adminSpec },
   { path: 'admin.tls', spec: tlsSpec },
   { path: 'admin.users[]', spec: adminUserSpec },
+  { path: 'http', spec: httpSpec },
+  { path: 'http.tls', spec: tlsSpec },
   { path: 'telemetry', spec: telemetrySpec },
   { path: 'engine', spec: engineSpec },
   { path: 'limits', spec: limitsSpec },
   { path: 'queue_defaults', spec: queueSpec },
   { path: 'queues.<name>', spec: queueSpec },
+  { path: 'queues.<name>.push', spec: pushSpec },
   { path: 'schedules[]', spec: scheduleSpec },
 ];
 
@@ -378,6 +428,7 @@ export const rootKeys: readonly string[] = [
   'server',
   'grpc',
   'admin',
+  'http',
   'telemetry',
   'engine',
   'limits',

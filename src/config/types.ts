@@ -43,6 +43,8 @@ export interface ServerConfig {
   readonly dataDir: string;
   readonly grpcListen: ListenAddress;
   readonly adminListen: ListenAddress;
+  /** Where the HTTP/JSON API for applications listens (src/http/); null: it is off. */
+  readonly httpListen: ListenAddress | null;
   /** `full`: fsync every commit; `relaxed`: survives a process crash, not a power cut. */
   readonly durability: Durability;
   /** `auto`: sepp checkpoints the WAL; `external`: never (Litestream does, docs/replication.md). */
@@ -98,6 +100,60 @@ export interface GrpcConfig {
   readonly maxBytesInFlightPerConnection: number;
   /** The same for all connections of one API key (of all callers, on a server without keys). */
   readonly maxBytesInFlightPerKey: number;
+}
+
+/**
+ * The HTTP/JSON API for applications (docs/http.md). It uses the API keys of
+ * `[[grpc.api_keys]]` and their roles; these are its own socket's limits.
+ */
+export interface HttpConfig {
+  readonly tls: TlsFiles | null;
+  /** Serve without API keys on a non-loopback address (only when no API keys are configured). */
+  readonly insecureAllowUnauthenticated: boolean;
+  /** Largest request body; a larger one is refused (413) before it is read. */
+  readonly maxRequestBytes: number;
+  /** Request bytes the server holds at once (bodies being read and handled), over all callers. */
+  readonly maxInFlightBytes: number;
+  /** Of those, what the callers of one API key (or all keyless callers together) may hold. */
+  readonly maxInFlightBytesPerKey: number;
+  /** Connections open at once; one more is closed as it arrives. */
+  readonly maxConnections: number;
+  /** A client must send a request's headers within this. */
+  readonly headersTimeoutMs: number;
+  /** A client must send a whole request, body included, within this. */
+  readonly requestTimeoutMs: number;
+  /** A keep-alive connection with no request for this long is closed. */
+  readonly idleTimeoutMs: number;
+}
+
+/**
+ * A push target's signing secret. Its value is read from a file or an
+ * environment variable when the config is loaded and is never part of any
+ * rendering of the config: JSON and `util.inspect` show `<redacted>`.
+ */
+export interface PushSecret {
+  /** The secret's bytes, for HMAC-SHA256; empty only when the loader could not read secrets (`sepp config check`). */
+  reveal(): Buffer;
+  /** SHA-256 of the secret (hex), so a reload can tell a changed secret without keeping a second copy in view. */
+  readonly sha256: string;
+  toJSON(): string;
+}
+
+/** `[queues.NAME.push]`: deliver the queue's jobs to an HTTP endpoint (src/push/, docs/http.md). */
+export interface PushTarget {
+  /** http:// or https:// URL the jobs are POSTed to. */
+  readonly url: string;
+  /** Where the signing secret was read from: a file (absolute path)… */
+  readonly secretFile: string | null;
+  /** …or an environment variable. */
+  readonly secretEnv: string | null;
+  readonly secret: PushSecret;
+  /** A delivery that has not answered within this is a failed attempt. */
+  readonly timeoutMs: number;
+  /** Deliveries open at once for this queue, at most; the queue's max_leased and rate limits may allow fewer. */
+  readonly maxInFlight: number;
+  /** Allow targets on loopback, private, link-local and other non-public addresses (refused by default: SSRF). */
+  readonly allowPrivateTargets: boolean;
 }
 
 export interface AdminUser {
@@ -167,7 +223,10 @@ export interface SeppConfig {
   readonly server: ServerConfig;
   readonly grpc: GrpcConfig;
   readonly admin: AdminConfig;
+  readonly http: HttpConfig;
   readonly telemetry: TelemetryConfig;
+  /** Queues whose jobs are pushed to an HTTP endpoint, by queue name (`[queues.NAME.push]`). */
+  readonly push: Readonly<Record<string, PushTarget>>;
   /** Ready to hand to the engine. */
   readonly engine: Readonly<EngineConfig>;
 }
@@ -182,6 +241,7 @@ export interface ConfigFlags {
   readonly dataDir?: string | undefined;
   readonly grpcListen?: string | undefined;
   readonly adminListen?: string | undefined;
+  readonly httpListen?: string | undefined;
   readonly durability?: string | undefined;
   readonly logLevel?: string | undefined;
   readonly logFormat?: string | undefined;

@@ -2,6 +2,8 @@
  * Settings that are allowed but risky. The server logs each at startup as a
  * warning (SPEC §8); none of them stops it.
  */
+import { isLoopbackHost } from './listen-address.ts';
+import { tomlKey } from './reader.ts';
 import type { SeppConfig } from './types.ts';
 
 export interface ConfigWarning {
@@ -11,7 +13,7 @@ export interface ConfigWarning {
 }
 
 export function configWarnings(config: SeppConfig): ConfigWarning[] {
-  const { server, grpc, admin, telemetry } = config;
+  const { server, grpc, admin, http, telemetry } = config;
   const warnings: ConfigWarning[] = [];
   const warn = (key: string, message: string) => warnings.push({ key, message });
 
@@ -50,6 +52,20 @@ export function configWarnings(config: SeppConfig): ConfigWarning[] {
       tls: admin.tls,
       tlsKey: 'admin.tls',
     },
+    ...(server.httpListen === null
+      ? []
+      : [
+          {
+            name: 'the HTTP API',
+            listen: server.httpListen,
+            listenKey: 'server.http_listen',
+            credentials: grpc.apiKeys.length,
+            credentialsKey: 'grpc.api_keys',
+            secrets: 'API keys',
+            tls: http.tls,
+            tlsKey: 'http.tls',
+          },
+        ]),
   ];
   for (const s of surfaces) {
     if (s.credentials === 0 && s.listen.loopback) {
@@ -66,6 +82,16 @@ export function configWarnings(config: SeppConfig): ConfigWarning[] {
       warn(
         s.tlsKey,
         `not set: ${s.name} at ${s.listen.address} is reachable from other machines and ${s.secrets} cross the network in clear text; configure [${s.tlsKey}]`,
+      );
+    }
+  }
+
+  for (const [queue, target] of Object.entries(config.push)) {
+    const url = new URL(target.url);
+    if (url.protocol === 'http:' && !isLoopbackHost(url.hostname.replace(/^\[(.*)\]$/, '$1'))) {
+      warn(
+        `queues.${tomlKey(queue)}.push.url`,
+        `is http://: the jobs of ${queue} cross the network in clear text (the signature proves who sent them, it does not hide them); use https://`,
       );
     }
   }

@@ -26,6 +26,8 @@ export const attr = {
   dbFile: 'sepp.db.file',
   schedule: 'sepp.schedule',
   skipReason: 'sepp.schedule.skip_reason',
+  /** How a push delivery ended: ok, http_status, rate_limited, timeout, connection_error, refused_target, aborted. */
+  pushOutcome: 'sepp.push.outcome',
   /** Why a connection was closed or a call refused by a limit of the gRPC port. */
   refusalReason: 'sepp.refusal.reason',
 } as const;

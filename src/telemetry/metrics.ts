@@ -75,6 +75,8 @@ export class Metrics {
   private readonly commitBatchSize: Histogram;
   private readonly ticksEnqueued: Counter;
   private readonly ticksSkipped: Counter;
+  private readonly pushDeliveries: Counter;
+  private readonly pushDuration: Histogram;
   private source: MetricsSource | undefined;
   private connections: (() => ConnectionCounts) | undefined;
 
@@ -134,6 +136,16 @@ export class Metrics {
       description:
         'Schedule ticks that enqueued nothing, by schedule and reason (misfire, overlap, rejected)',
     });
+    this.pushDeliveries = meter.createCounter('sepp.push.deliveries', {
+      unit: '{delivery}',
+      description:
+        'Push deliveries (attempts) by queue and outcome (ok, http_status, rate_limited, timeout, …)',
+    });
+    this.pushDuration = meter.createHistogram('sepp.push.duration', {
+      unit: 'ms',
+      description: 'Time from the start of a push delivery to its answer (or failure), by queue and outcome',
+      advice: { explicitBucketBoundaries: rpcDurationBucketsMs },
+    });
     this.observeGauges(meter);
     observeConnections(meter, () => this.connections?.());
   }
@@ -174,6 +186,13 @@ export class Metrics {
     this.commitDuration.record(stats.durationMs, attributes);
     this.commitBatchSize.record(stats.operations, attributes);
   };
+
+  /** A push delivery ended (src/push reports it through the observer app.ts connects). */
+  recordPush(queue: string, outcome: string, durationMs: number): void {
+    const attributes = { [attr.queue]: queue, [attr.pushOutcome]: outcome };
+    this.pushDeliveries.add(1, attributes);
+    this.pushDuration.record(durationMs, attributes);
+  }
 
   recordRpc(durationMs: number, attributes: Attributes): void {
     this.rpcDuration.record(durationMs, attributes);

@@ -133,6 +133,16 @@ export class Telemetry {
     };
   }
 
+  /**
+   * What src/push reports each delivery to (its PushObserver; the shape is
+   * repeated, not imported: telemetry and push may not import each other).
+   */
+  get pushObserver(): { delivered(queue: string, outcome: string, durationMs: number): void } {
+    return {
+      delivered: (queue, outcome, durationMs) => this.currentMetrics.recordPush(queue, outcome, durationMs),
+    };
+  }
+
   /** Gives the gauges their source (the engine, once it exists). */
   observe(source: MetricsSource): void {
     this.source = source;

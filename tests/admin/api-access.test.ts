@@ -47,6 +47,7 @@ const expectedAccess: Readonly<Record<string, Access>> = {
   'GET /api/v1/overview': 'viewer',
   'GET /api/v1/queues': 'viewer',
   'GET /api/v1/queues/{queue}': 'viewer',
+  'GET /api/v1/queues/{queue}/push': 'viewer',
   'POST /api/v1/queues/{queue}/pause': 'operator',
   'POST /api/v1/queues/{queue}/resume': 'operator',
   'POST /api/v1/queues/{queue}/purge': 'admin',

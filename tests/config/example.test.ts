@@ -24,7 +24,11 @@ function mentionedKeys(text: string): Set<string> {
     const header = /^#? ?\[(\[?)([a-z0-9_.]+)\]?\]$/.exec(line.trim());
     if (header !== null) {
       const [, array, name = ''] = header;
-      table = name.startsWith('queues.') ? 'queues.<name>' : `${name}${array === '[' ? '[]' : ''}`;
+      table = /^queues\.[^.]+\.push$/.test(name)
+        ? 'queues.<name>.push'
+        : name.startsWith('queues.')
+          ? 'queues.<name>'
+          : `${name}${array === '[' ? '[]' : ''}`;
       continue;
     }
     const setting = /^#?\s*([a-z0-9_]+) = /.exec(line);
@@ -34,7 +38,7 @@ function mentionedKeys(text: string): Set<string> {
 }
 
 /** `queues.<name>` takes the same keys as `[queue_defaults]`, which the example and the docs list once. */
-const queueKeysListedOnce = (key: string) => key.replace(/^queues\.<name>\./, 'queue_defaults.');
+const queueKeysListedOnce = (key: string) => key.replace(/^queues\.<name>\.(?!push\.)/, 'queue_defaults.');
 
 test('the example is valid as printed, and as printed it is exactly the defaults', () => {
   const config = validText(exampleConfig);
@@ -45,9 +49,13 @@ test('the example is valid as printed, and as printed it is exactly the defaults
 test('the example is valid with every commented-out setting switched on, and shows the true defaults', () => {
   const config = validText(uncommented(exampleConfig));
   const defaults = load();
-  assert.deepEqual(config.server, defaults.server);
+  // The HTTP API is off by default; the example shows an address to turn it on with.
+  assert.deepEqual({ ...config.server, httpListen: null }, defaults.server);
   assert.deepEqual({ ...config.grpc, tls: null, apiKeys: [] }, defaults.grpc);
   assert.deepEqual({ ...config.admin, tls: null, users: [] }, defaults.admin);
+  assert.deepEqual({ ...config.http, tls: null }, defaults.http);
+  assert.notEqual(config.http.tls, null);
+  assert.deepEqual(Object.keys(config.push), ['emails']);
   assert.deepEqual({ ...config.telemetry, otlpEndpoint: null, metricsTokenSha256: null }, defaults.telemetry);
   assert.deepEqual(config.engine.limits, defaults.engine.limits);
   assert.deepEqual(config.engine.queueDefaults, defaults.engine.queueDefaults);

@@ -12,6 +12,7 @@ test('with no file, no variables and no flags every setting has its default', ()
     dataDir: `${cwd}/sepp-data`,
     grpcListen: { host: '127.0.0.1', port: 50051, address: '127.0.0.1:50051', loopback: true },
     adminListen: { host: '127.0.0.1', port: 9465, address: '127.0.0.1:9465', loopback: true },
+    httpListen: null,
     durability: 'full',
     walCheckpoints: 'auto',
     logLevel: 'info',
@@ -47,6 +48,18 @@ test('with no file, no variables and no flags every setting has its default', ()
     metricsExportIntervalMs: 60_000,
     metricsTokenSha256: null,
   });
+  assert.deepEqual(config.http, {
+    tls: null,
+    insecureAllowUnauthenticated: false,
+    maxRequestBytes: 6 * 1024 * 1024,
+    maxInFlightBytes: 256 * 1024 * 1024,
+    maxInFlightBytesPerKey: 64 * 1024 * 1024,
+    maxConnections: 4096,
+    headersTimeoutMs: 10_000,
+    requestTimeoutMs: 30_000,
+    idleTimeoutMs: 60_000,
+  });
+  assert.deepEqual(Object.keys(config.push), []);
   assert.deepEqual(config.plaintextSecrets, []);
   assert.equal(config.engine.strictQueues, false);
   assert.deepEqual(config.engine.limits, defaultEngineLimits);

@@ -138,3 +138,35 @@ export const protoScheduleSpec = (name: string, queue: string, cron: string, typ
   startAtMs: 0,
   endAtMs: 0,
 });
+
+/**
+ * The HTTP API's operations (their OpenAPI operationId) and the gRPC method
+ * each one mirrors: an operation needs exactly the roles of its method in
+ * `expected`, so both transports are held to one table. `public` needs no key.
+ */
+export const httpOperations: Readonly<Record<string, string>> = {
+  enqueue: 'Enqueue',
+  enqueueBatch: 'EnqueueBatch',
+  enqueueAtomic: 'EnqueueAtomic',
+  getJob: 'GetJob',
+  waitJob: 'GetJob',
+  cancelJob: 'CancelJob',
+  reserve: 'Reserve',
+  ack: 'Ack',
+  ackBatch: 'AckBatch',
+  nack: 'Nack',
+  extend: 'Extend',
+  reportProgress: 'ReportProgress',
+  events: 'Events',
+  getOpenApi: 'public',
+};
+
+/** The roles that may call an HTTP operation; null for a public one. */
+export function httpRoles(operationId: string): readonly Role[] | null {
+  const method = httpOperations[operationId];
+  if (method === undefined) throw new Error(`no row for the HTTP operation ${operationId}`);
+  if (method === 'public') return null;
+  const roles = expected[method];
+  if (roles === undefined) throw new Error(`no gRPC row ${method}`);
+  return roles;
+}

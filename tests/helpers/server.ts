@@ -22,6 +22,8 @@ export interface TestServer {
   client: QueueServiceClient;
   /** `http://127.0.0.1:PORT/metrics` on the admin address. */
   metricsUrl: string;
+  /** `http://127.0.0.1:PORT` of the HTTP/JSON API, when started with `http: true`. */
+  httpUrl: string;
   /** A new client connection (a second producer or worker). */
   connect(): QueueServiceClient;
   /** The config file the server read (and reads again on reload). */
@@ -58,6 +60,8 @@ export interface TestServerOptions {
    * flags); default: both on 127.0.0.1, port 0, from flags.
    */
   listenFromFile?: boolean;
+  /** Also serve the HTTP/JSON API (server.http_listen on a free loopback port). */
+  http?: boolean;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -76,6 +80,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
         ...(options.listenFromFile
           ? {}
           : { grpcListen: `127.0.0.1:${options.grpcPort ?? 0}`, adminListen: '127.0.0.1:0' }),
+        ...(options.http ? { httpListen: '127.0.0.1:0' } : {}),
       },
       // No 32 MiB disk reserve per test server (tests/faults/disk-full.test.ts sets its own).
       env: { SEPP_DISK_RESERVE_BYTES: '0', ...options.env },
@@ -116,6 +121,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     dataDir,
     client,
     metricsUrl: `http://127.0.0.1:${server.adminPort}/metrics`,
+    httpUrl: `http://127.0.0.1:${server.httpPort ?? 0}`,
     connect,
     configFile,
     writeConfig,

@@ -14,7 +14,7 @@ import { repoRoot } from '../helpers/cli.ts';
 
 const script = join(repoRoot, 'scripts', 'test-deps.sh');
 /** Packages of the tools the script finds through PATH (the rest it finds by absolute path). */
-const onPath = 'protobuf-compiler sqlite3 openssl strace systemd';
+const onPath = 'protobuf-compiler sqlite3 openssl curl jq strace systemd';
 
 function deps(env: NodeJS.ProcessEnv, args: string[] = [], asNobody = false) {
   const command = asNobody && process.getuid?.() === 0 ? '/usr/bin/setpriv' : '/bin/sh';
@@ -28,7 +28,7 @@ function deps(env: NodeJS.ProcessEnv, args: string[] = [], asNobody = false) {
 describe('scripts/test-deps.sh', () => {
   let bin = '';
   before(() => {
-    // A PATH with a shell and `id` only: protoc, sqlite3, openssl, strace and systemd's tools are "missing".
+    // A PATH with a shell and `id` only: protoc, sqlite3, openssl, curl, jq, strace and systemd's tools are "missing".
     bin = mkdtempSync(join(tmpdir(), 'sepp-deps-'));
     chmodSync(bin, 0o755); // nobody runs from it too
     for (const tool of ['sh', 'id']) symlinkSync(`/usr/bin/${tool}`, join(bin, tool));

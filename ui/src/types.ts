@@ -17,6 +17,7 @@ export type {
   JobSummary,
   Overview,
   Page,
+  PushStatusView as PushStatus,
   QueueRates,
   QueueView as QueueInfo,
   RateSnapshot,

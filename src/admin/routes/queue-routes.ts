@@ -89,6 +89,18 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
       handle: async (c) => c.json(await existingQueue(c)),
     },
     {
+      method: 'get',
+      path: '/api/v1/queues/{queue}/push',
+      access: 'viewer',
+      tag: 'queues',
+      summary:
+        "A push queue's deliveries: its endpoint, open deliveries, the latest failures and the latency",
+      description: 'null when the queue does not push ([queues.NAME.push] in the config file; docs/http.md).',
+      pathParams: queueParam,
+      response: ref('PushStatus'),
+      handle: async (c) => c.json(deps.pushStatus?.((await existingQueue(c)).name) ?? null),
+    },
+    {
       method: 'post',
       path: '/api/v1/queues/{queue}/pause',
       access: roleFor('queue.pause'),

@@ -2,10 +2,10 @@
 import { api, can, post, seg } from '../api.ts';
 import { Empty, ErrorBanner, LiveStatus, Loading, notify, PageHeader } from '../components/common.tsx';
 import { ConfirmDialog, useConfirm } from '../components/confirm-dialog.tsx';
-import { fmtDuration, fmtNum } from '../format.ts';
+import { fmtDuration, fmtNum, fmtTime } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
 import { Link, navigate } from '../router.tsx';
-import { jobStates, type QueueInfo, type Session } from '../types.ts';
+import { jobStates, type PushStatus, type QueueInfo, type Session } from '../types.ts';
 import { SettingSourceCell, settingNote } from './queue-settings.tsx';
 import { leasedText, PauseButton } from './queues.tsx';
 
@@ -56,6 +56,61 @@ function FlowControl({ queue }: { queue: QueueInfo }) {
           Throttled reserves are workers waiting while ready jobs are held back by a limit: the limit, not the
           number of workers, sets the pace.
         </p>
+      )}
+    </section>
+  );
+}
+
+/** Where a push queue delivers and how it goes (docs/http.md#push-delivery); only for queues that push. */
+function PushDelivery({ name }: { name: string }) {
+  const { data: push } = useApi<PushStatus | null>(`/api/v1/queues/${seg(name)}/push`, { pollMs: 2000 });
+  if (push === null || push === undefined) return null;
+  const latency =
+    push.latency === null
+      ? 'no delivery yet'
+      : `p50 ${fmtDuration(push.latency.p50Ms)}, p95 ${fmtDuration(push.latency.p95Ms)}, max ${fmtDuration(push.latency.maxMs)} (last ${fmtNum(push.latency.samples)})`;
+  const rows: [string, string][] = [
+    ['Endpoint', push.url],
+    ['Deliveries open', `${fmtNum(push.inFlight)} of at most ${fmtNum(push.maxInFlight)}`],
+    ['Delivered', fmtNum(push.delivered)],
+    ['Failed attempts', fmtNum(push.failed)],
+    ['Last success', push.lastSuccessAtMs === null ? 'never' : fmtTime(push.lastSuccessAtMs)],
+    ['Latency', latency],
+  ];
+  return (
+    <section class="card" aria-labelledby="push-title">
+      <h2 id="push-title" class="card-title">
+        Push delivery {!push.running && <span class="badge badge-paused">stopped</span>}
+      </h2>
+      <div class="table-wrap">
+        <table class="table table-compact">
+          <tbody>
+            {rows.map(([label, value]) => (
+              <tr key={label}>
+                <th scope="row">{label}</th>
+                <td>
+                  <code>{value}</code>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {push.lastErrors.length > 0 && (
+        <>
+          <h3>Last errors</h3>
+          <ul>
+            {push.lastErrors.map((e) => (
+              <li key={`${e.jobId}:${e.attempt}:${e.atMs}`}>
+                <small class="muted">{fmtTime(e.atMs)}</small>{' '}
+                <Link href={`/jobs/${seg(e.jobId)}`} class="mono">
+                  {e.jobId}
+                </Link>{' '}
+                (attempt {e.attempt}): {e.error}
+              </li>
+            ))}
+          </ul>
+        </>
       )}
     </section>
   );
@@ -159,6 +214,7 @@ export function QueueDetail({ name, session }: { name: string; session: Session 
             </p>
           </section>
           <FlowControl queue={queue} />
+          <PushDelivery name={name} />
           <section class="card" aria-labelledby="settings-title">
             <h2 id="settings-title" class="card-title">
               Effective settings{' '}

@@ -1,0 +1,104 @@
+/**
+ * Errors of the HTTP API: every error is `{"error": {"code", "message"}}`,
+ * the code one of the SeppError codes gRPC carries in its `sepp-error-code`
+ * trailer, or one of the few failures only HTTP has (a body too large, a
+ * wrong method or content type, a request that took too long). The status
+ * comes from the one table below; docs/http.md prints it.
+ */
+import { type JobRejection, SeppError, type SeppErrorCode, toSeppError } from '../engine/errors.ts';
+
+export type HttpErrorCode =
+  | SeppErrorCode
+  | 'payload_too_large'
+  | 'method_not_allowed'
+  | 'unsupported_media_type'
+  | 'request_timeout'
+  | 'headers_too_large';
+
+/** The one table from error code to HTTP status (the same statuses as the admin API's for the codes both have). */
+export const httpStatusOf: Readonly<Record<HttpErrorCode, number>> = {
+  invalid_argument: 400,
+  unauthenticated: 401,
+  permission_denied: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  request_timeout: 408,
+  lease_lost: 409,
+  job_cancelled: 409,
+  failed_precondition: 409,
+  already_exists: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  out_of_range: 416,
+  resource_exhausted: 429,
+  headers_too_large: 431,
+  internal: 500,
+  unavailable: 503,
+};
+
+/** An error only HTTP has, or one with headers of its own (Allow, Retry-After). */
+export class HttpError extends Error {
+  constructor(
+    readonly code: HttpErrorCode,
+    message: string,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
+
+export interface ErrorBody {
+  error: {
+    code: HttpErrorCode;
+    message: string;
+    /** A single job's rejection reason (`queue_full`, …), as gRPC's `sepp-rejection-reason` trailer. */
+    rejectionReason?: JobRejection['reason'];
+  };
+}
+
+/** What an error answers: status, headers and body. Internal errors keep their details for the log, not the client. */
+export interface ErrorAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: ErrorBody;
+  /** Set for a bug (anything not a SeppError or HttpError): the server logs it. */
+  bug: SeppError | null;
+}
+
+/** How long a client told to retry (429, 503) should wait, in seconds. */
+export const retryAfterSeconds = 1;
+
+export function errorAnswer(thrown: unknown): ErrorAnswer {
+  if (thrown instanceof HttpError) {
+    return {
+      status: httpStatusOf[thrown.code],
+      headers: withRetryAfter(thrown.code, { ...thrown.headers }),
+      body: { error: { code: thrown.code, message: thrown.message } },
+      bug: null,
+    };
+  }
+  const error = thrown instanceof SeppError ? thrown : toSeppError(thrown);
+  if (error.code === 'internal') {
+    return {
+      status: 500,
+      headers: {},
+      body: { error: { code: 'internal', message: 'internal error; the server log has the details' } },
+      bug: error,
+    };
+  }
+  const body: ErrorBody = { error: { code: error.code, message: error.message } };
+  if (error.rejection !== undefined) body.error.rejectionReason = error.rejection.reason;
+  return { status: httpStatusOf[error.code], headers: withRetryAfter(error.code, {}), body, bug: null };
+}
+
+function withRetryAfter(code: HttpErrorCode, headers: Record<string, string>): Record<string, string> {
+  if ((code === 'resource_exhausted' || code === 'unavailable') && headers['Retry-After'] === undefined) {
+    headers['Retry-After'] = String(retryAfterSeconds);
+  }
+  return headers;
+}
+
+export function invalid(message: string): SeppError {
+  return new SeppError('invalid_argument', message);
+}

@@ -1,0 +1,140 @@
+/**
+ * The OpenAPI 3.1 document of the HTTP API, served at /v1/openapi.json and
+ * committed as docs/http-openapi.json, generated from the same route
+ * declarations the server dispatches to (tests/http/openapi.test.ts checks
+ * that the committed file is this document and calls every operation in it).
+ * Each operation names the permission it needs (`x-sepp-permission`) and the
+ * roles that hold it.
+ */
+import { rolesWith } from './auth.ts';
+import { type HttpErrorCode, httpStatusOf } from './errors.ts';
+import type { RouteSpec } from './route-spec.ts';
+import { components, type JsonSchema, ref } from './schemas.ts';
+
+export const openApiPath = '/v1/openapi.json';
+
+const errorWords: Readonly<Record<HttpErrorCode, string>> = {
+  invalid_argument: 'invalid input; the message names the field',
+  unauthenticated: 'no API key, or not a valid one',
+  permission_denied: "the key's role may not call this operation",
+  not_found: 'no such job or queue (or the job is not leased)',
+  method_not_allowed: 'the path exists for another method (see Allow)',
+  request_timeout: 'the request took longer than http.request_timeout_ms to arrive',
+  lease_lost: 'the attempt does not match: the lease expired and the job was handed out again',
+  job_cancelled: 'the job was cancelled while leased: stop working on it',
+  failed_precondition: 'the job or queue is not in a state that allows this',
+  already_exists: 'it exists already',
+  payload_too_large: 'the body is larger than http.max_request_bytes',
+  unsupported_media_type: 'the body is not Content-Type: application/json',
+  out_of_range: 'the resume point is not kept (the server restarted, or the events were dropped)',
+  resource_exhausted:
+    'a limit was reached (queue full, batch too large, bytes in flight, subscribers); retry after Retry-After',
+  headers_too_large: 'the request headers are too large',
+  internal: 'a bug; the server log has details',
+  unavailable: 'storage unavailable or shutting down; safe to retry after Retry-After',
+};
+
+/** Errors every operation may answer: bad input, limits, shutdown, bugs. */
+const common: readonly HttpErrorCode[] = [
+  'invalid_argument',
+  'payload_too_large',
+  'unsupported_media_type',
+  'resource_exhausted',
+  'internal',
+  'unavailable',
+];
+
+function responsesOf(route: RouteSpec): Record<string, JsonSchema> {
+  const responses: Record<string, JsonSchema> = {
+    '200':
+      route.kind === 'json'
+        ? { description: 'OK', content: { 'application/json': { schema: route.response } } }
+        : {
+            description: 'A stream of Server-Sent Events; each `data` is one of these',
+            content: { 'text/event-stream': { schema: route.event } },
+          },
+  };
+  const codes = new Set<HttpErrorCode>([
+    ...common,
+    ...(route.permission === 'public' ? [] : (['unauthenticated', 'permission_denied'] as const)),
+    ...(route.errors ?? []),
+  ]);
+  const byStatus = new Map<number, HttpErrorCode[]>();
+  for (const code of codes) {
+    const status = httpStatusOf[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
+    responses[String(status)] = {
+      description: list.map((code) => `\`${code}\`: ${errorWords[code]}`).join('; '),
+      content: { 'application/json': { schema: ref('Error') } },
+    };
+  }
+  return responses;
+}
+
+export function buildOpenApi(routes: readonly RouteSpec[], version: string): JsonSchema {
+  const paths: Record<string, Record<string, JsonSchema>> = {};
+  for (const route of routes) {
+    const parameters = [
+      ...Object.entries(route.pathParams ?? {}).map(([name, description]) => ({
+        name,
+        in: 'path',
+        required: true,
+        description,
+        schema: { type: 'string' },
+      })),
+      ...Object.entries(route.query ?? {}).map(([name, doc]) => ({
+        name,
+        in: 'query',
+        required: false,
+        description: doc.description,
+        schema: doc.schema,
+      })),
+    ];
+    const who =
+      route.permission === 'public'
+        ? 'No API key needed.'
+        : `Needs ${rolesWith(route.permission)} (an API key with it, unless the server has no keys).`;
+    const operation: JsonSchema = {
+      tags: [route.tag],
+      summary: route.summary,
+      description: [route.description, who].filter(Boolean).join('\n\n'),
+      operationId: route.operationId,
+      'x-sepp-permission': route.permission,
+      parameters,
+      responses: responsesOf(route),
+      ...(route.permission === 'public' ? { security: [] } : {}),
+    };
+    if (route.body !== undefined) {
+      operation.requestBody = { required: true, content: { 'application/json': { schema: route.body } } };
+    }
+    paths[route.path] ??= {};
+    paths[route.path]![route.method.toLowerCase()] = operation;
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'sepp HTTP API',
+      version,
+      description: [
+        'The HTTP/JSON API for applications (docs/http.md): enqueue, reserve, ack, nack, extend, progress,',
+        'outcomes and events, with the API keys and roles of gRPC as `Authorization: Bearer <key>`.',
+        "Field names are the protocol's JSON names; JSON payloads and results travel as JSON values, other",
+        'bytes as base64; integers are accepted as numbers or strings of digits.',
+        `Errors are {"error": {"code", "message"}}; codes map to statuses as: ${Object.entries(httpStatusOf)
+          .map(([code, status]) => `${code} ${status}`)
+          .join(', ')}.`,
+      ].join(' '),
+    },
+    servers: [{ url: '/' }],
+    components: {
+      schemas: components,
+      securitySchemes: {
+        apiKey: { type: 'http', scheme: 'bearer', description: 'an API key of [[grpc.api_keys]]' },
+      },
+    },
+    security: [{ apiKey: [] }],
+    paths,
+  };
+}

@@ -1,0 +1,84 @@
+/**
+ * Every operation of the HTTP API is declared once, as data: method, path,
+ * the permission it needs, its documentation, its request and answer
+ * schemas, and its handler. The server routes requests from these
+ * declarations and the OpenAPI document is generated from the same list
+ * (openapi.ts), as the admin app does (src/admin/route-spec.ts); the request
+ * readers accept exactly the fields the request schema lists.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Clock } from '../engine/clock.ts';
+import type { Engine } from '../engine/engine.ts';
+import type { Caller, Permission } from './auth.ts';
+import type { HttpErrorCode } from './errors.ts';
+import type { JsonInput } from './json-input.ts';
+import type { JsonSchema } from './schemas.ts';
+import type { EventStreamResponse } from './sse.ts';
+
+/** What the handlers share. */
+export interface ApiContext {
+  readonly engine: Engine;
+  /** Long-poll timers (the engine's clock, so tests can drive them). */
+  readonly clock: Clock;
+  /** True once shutdown began: new requests get 503, waits answer at once. */
+  readonly draining: () => boolean;
+  /** Called when shutdown begins; returns the unsubscribe. */
+  readonly onDrain: (listener: () => void) => () => void;
+}
+
+/** One request as a handler sees it, after authentication and the body's checks. */
+export interface ApiRequest {
+  readonly caller: Caller;
+  /** Path parameters by name, as written (not decoded). */
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: URLSearchParams;
+  /** The JSON body; null for operations without one. */
+  readonly body: JsonInput | null;
+  readonly headers: IncomingHttpHeaders;
+  /** The client's address (ip:port), as the Workers list shows it. */
+  readonly peer: string;
+  /** Aborted when the client goes away (or the response is done). */
+  readonly signal: AbortSignal;
+}
+
+export interface QueryParam {
+  description: string;
+  schema: JsonSchema;
+}
+
+interface RouteBase {
+  method: 'GET' | 'POST';
+  /** OpenAPI form: /v1/jobs/{jobId}/ack. */
+  path: string;
+  /** The OpenAPI operationId; the gRPC method it mirrors has the same name, capitalised. */
+  operationId: string;
+  permission: Permission;
+  tag: 'producers' | 'workers' | 'events' | 'meta';
+  summary: string;
+  description?: string;
+  pathParams?: Readonly<Record<string, string>>;
+  query?: Readonly<Record<string, QueryParam>>;
+  /** Schema of the JSON body; absent: the operation takes none (a body is refused). */
+  body?: JsonSchema;
+  /** Error codes this operation answers besides the ones every operation may (400, 401, 413, 429, 503…). */
+  errors?: readonly HttpErrorCode[];
+}
+
+/** An operation answered with one JSON document (status 200). */
+export interface JsonRoute extends RouteBase {
+  kind: 'json';
+  response: JsonSchema;
+  /** The answer (RawJson values inside are written as they are); a throw becomes the error answer. */
+  handle(request: ApiRequest): unknown;
+}
+
+/** An operation answered with a stream of Server-Sent Events. */
+export interface StreamRoute extends RouteBase {
+  kind: 'sse';
+  /** Schema of each event's `data`. */
+  event: JsonSchema;
+  /** Starts the stream; a throw before anything was written becomes the error answer. */
+  open(request: ApiRequest, stream: EventStreamResponse): void;
+}
+
+export type RouteSpec = JsonRoute | StreamRoute;

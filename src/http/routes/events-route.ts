@@ -1,0 +1,136 @@
+/**
+ * Job lifecycle events as Server-Sent Events: the gRPC Events stream over
+ * HTTP, with the same engine subscription and so the same backlog rules (in
+ * commit order after each commit is durable; at most 256 KiB handed to the
+ * socket and not yet written; a reader that falls out of the backlog is
+ * ended; limits.max_event_subscribers streams at once).
+ *
+ * Every event's SSE id is `<streamId>:<sequence>`, and so is the id of the
+ * `caught_up` event that marks the end of the backlog, so a client that
+ * reconnects with `Last-Event-ID` (EventSource does it by itself) resumes
+ * exactly after the last event it got: none twice, none missed. A resume the
+ * server cannot serve (it restarted, or the events are no longer kept)
+ * answers 416 `out_of_range`; read the state you need and subscribe again.
+ */
+import { SeppError } from '../../engine/errors.ts';
+import type { EventStart, LifecycleEventKind } from '../../engine/events/lifecycle-event.ts';
+import { lifecycleEventKinds } from '../../engine/events/lifecycle-event.ts';
+import { eventToJson } from '../job-json.ts';
+import { stringifyWithRaw } from '../raw-json.ts';
+import type { ApiContext, ApiRequest, RouteSpec } from '../route-spec.ts';
+import { ref } from '../schemas.ts';
+import { queryBoolean, queryList, queryString } from './request-parts.ts';
+
+/** Where a subscription starts: after `Last-Event-ID` (header, or `lastEventId`), else oldest or now. */
+function startOf(request: ApiRequest): EventStart {
+  const header = request.headers['last-event-id'];
+  const fromQuery = queryString(request, 'lastEventId', 128);
+  const resume = typeof header === 'string' && header !== '' ? header : fromQuery;
+  if (resume !== undefined && resume !== '') {
+    const match = /^([0-9a-f]{1,64}):(\d{1,16})$/.exec(resume);
+    if (match === null) {
+      throw new SeppError(
+        'invalid_argument',
+        `Last-Event-ID: ${JSON.stringify(resume.slice(0, 80))} is not an event id of this API (<streamId>:<sequence>)`,
+      );
+    }
+    // A resume point wins over fromOldest: EventSource reconnects with the same URL and the header.
+    return { kind: 'after', streamId: match[1] ?? '', sequence: Number(match[2]) };
+  }
+  return queryBoolean(request, 'fromOldest') === true ? { kind: 'oldest' } : { kind: 'now' };
+}
+
+export function eventsRoute(ctx: ApiContext): RouteSpec {
+  // Read at each call, not here: the OpenAPI document is built from these routes without an engine.
+  const engine = () => ctx.engine;
+  return {
+    kind: 'sse',
+    method: 'GET',
+    path: '/v1/events',
+    operationId: 'events',
+    permission: 'read',
+    tag: 'events',
+    summary: 'Job lifecycle events as Server-Sent Events, resumable with Last-Event-ID',
+    description:
+      'Each event is `id: <streamId>:<sequence>` and `data: <JobEvent JSON>`. An event named `caught_up` ' +
+      '(data: `{"streamId", "sequence"}`, with an id too) says the backlog has been read and what follows is ' +
+      'live; one named `end` (data: an error object) says why the server ended the stream (it fell behind ' +
+      'the backlog, or the server is shutting down). Comment lines keep a quiet stream alive every 15 s.',
+    query: {
+      queues: {
+        description: 'only these queues (repeat, or separate with commas)',
+        schema: { type: 'string' },
+      },
+      jobIds: { description: 'only these jobs', schema: { type: 'string' } },
+      kinds: {
+        description: `only these kinds: ${lifecycleEventKinds.join(', ')}`,
+        schema: { type: 'string' },
+      },
+      fromOldest: {
+        description: 'start from the oldest event kept instead of now',
+        schema: { type: 'boolean' },
+      },
+      lastEventId: {
+        description: 'resume after this event id, for clients that cannot send the Last-Event-ID header',
+        schema: { type: 'string' },
+      },
+    },
+    event: ref('JobEvent'),
+    errors: ['out_of_range'],
+    open(request, stream) {
+      const limits = engine().limits;
+      const filter = {
+        queues: queryList(request, 'queues', limits.maxReserveQueues),
+        jobIds: queryList(request, 'jobIds', limits.maxBatchJobs),
+        kinds: queryList(request, 'kinds', lifecycleEventKinds.length) as LifecycleEventKind[],
+      };
+      const start = startOf(request);
+      const streamId = engine().eventStreamId;
+      const subscription = engine().subscribeEvents(filter, start, {
+        send: (events, written) => {
+          stream.send(
+            events.map((event) => ({
+              id: `${streamId}:${event.sequence}`,
+              data: stringifyWithRaw(eventToJson(event)),
+            })),
+            written,
+          );
+        },
+        caughtUp: (sequence) => {
+          stream.send([
+            {
+              id: `${streamId}:${sequence}`,
+              event: 'caught_up',
+              data: JSON.stringify({ streamId, sequence }),
+            },
+          ]);
+        },
+        end: (error) => {
+          stream.send([
+            { event: 'end', data: JSON.stringify({ error: { code: error.code, message: error.message } }) },
+          ]);
+          stream.end();
+        },
+      });
+      // The subscription may have ended the stream already (it fell behind at once).
+      stream.onClose(() => subscription.close());
+      const stopDrain = ctx.onDrain(() => {
+        stream.send([
+          {
+            event: 'end',
+            data: JSON.stringify({
+              error: {
+                code: 'unavailable',
+                message: 'sepp is shutting down; resume against the restarted server',
+              },
+            }),
+          },
+        ]);
+        stream.end();
+      });
+      stream.onClose(stopDrain);
+      // A subscription from now that has nothing to catch up on still tells the client it is live.
+      stream.start();
+    },
+  };
+}

@@ -1,0 +1,192 @@
+/**
+ * What workers call: reserve jobs (a long-poll), then ack (with a result),
+ * nack (with a delay, or to the dead letters), extend and report progress —
+ * each with the lease's attempt, the fencing token. A stale attempt answers
+ * 409 `lease_lost`, a job not leased (settled, or its lease expired and nobody
+ * holds it) 404 `not_found`, a job cancelled while leased 409 `job_cancelled`:
+ * the codes gRPC carries in `sepp-error-code`.
+ */
+import {
+  ackFromJson,
+  attemptFrom,
+  jobIdFrom,
+  leasedJobToJson,
+  nackDirectiveFromJson,
+  progressFromJson,
+  progressToJson,
+} from '../job-json.ts';
+import type { ApiContext, ApiRequest, RouteSpec } from '../route-spec.ts';
+import {
+  ackBatchRequest,
+  ackBatchResponse,
+  ackRequest,
+  empty,
+  extendRequest,
+  extendResponse,
+  fieldsOf,
+  nackRequest,
+  nackResponse,
+  progressRequest,
+  progressResponse,
+  reserveRequest,
+  reserveResponse,
+} from '../schemas.ts';
+import { body } from './request-parts.ts';
+
+const jobIdParam = { jobId: 'the job id (a UUID)' } as const;
+const leaseErrors = ['not_found', 'lease_lost', 'job_cancelled'] as const;
+
+export function workerRoutes(ctx: ApiContext): RouteSpec[] {
+  // Read at each call, not here: the OpenAPI document is built from these routes without an engine.
+  const engine = () => ctx.engine;
+  const jobIdOf = (request: ApiRequest) => jobIdFrom(request.params.jobId ?? '', 'jobId');
+
+  return [
+    {
+      kind: 'json',
+      method: 'POST',
+      path: '/v1/reserve',
+      operationId: 'reserve',
+      permission: 'work',
+      tag: 'workers',
+      summary: 'Lease up to maxJobs jobs, waiting up to waitTimeoutMs for one (long-poll)',
+      description:
+        'Jobs come from the first listed queue that has any ready, and so on down the list; an empty list ' +
+        'when the wait ended without one (or the server is shutting down). A client that goes away stops ' +
+        'waiting at once and is leased nothing.',
+      body: reserveRequest,
+      response: reserveResponse,
+      handle: async (request) => {
+        const input = body(request).only(fieldsOf(reserveRequest));
+        const queues = input.strings('queues', Number.POSITIVE_INFINITY, { required: true });
+        const workerId = input.string('workerId') ?? '';
+        const jobs = await engine().reserve(
+          {
+            queues,
+            maxJobs: input.integer('maxJobs') ?? 0,
+            leaseMs: input.integer('leaseDurationMs') ?? 0,
+            waitMs: input.integer('waitTimeoutMs') ?? 0,
+            workerId,
+          },
+          request.signal,
+        );
+        // Listed once the request proved valid (the engine checked the queues and the worker id).
+        engine().workers.touch({ workerId, address: `http:${request.peer}`, queues });
+        return { jobs: jobs.map(leasedJobToJson) };
+      },
+    },
+    {
+      kind: 'json',
+      method: 'POST',
+      path: '/v1/jobs/{jobId}/ack',
+      operationId: 'ack',
+      permission: 'work',
+      tag: 'workers',
+      summary: 'Complete a leased job, optionally with its result',
+      description:
+        'The result is a JSON value in `result`, or bytes as base64 in `resultBase64`, at most ' +
+        'limits.max_result_bytes; it is kept while the queue retains completed jobs and sent in the ' +
+        '`completed` event.',
+      pathParams: jobIdParam,
+      body: ackRequest,
+      response: empty,
+      errors: leaseErrors,
+      handle: async (request) => {
+        await engine().ack(ackFromJson(body(request), jobIdOf(request)));
+        return {};
+      },
+    },
+    {
+      kind: 'json',
+      method: 'POST',
+      path: '/v1/acks',
+      operationId: 'ackBatch',
+      permission: 'work',
+      tag: 'workers',
+      summary: 'Complete many leased jobs, each on its own',
+      description: 'One result per ack, in order; at most limits.max_reserve_jobs acks.',
+      body: ackBatchRequest,
+      response: ackBatchResponse,
+      handle: async (request) => {
+        const acks = body(request)
+          .only(['acks'])
+          .objects('acks')
+          .map((item) =>
+            ackFromJson(item, jobIdFrom(item.requiredString('jobId', 64), item.name('jobId')), ['jobId']),
+          );
+        const outcomes = await engine().ackBatch(acks);
+        return {
+          results: outcomes.map((o) =>
+            o.ok ? { outcome: 'ok', message: '' } : { outcome: o.code, message: o.message },
+          ),
+        };
+      },
+    },
+    {
+      kind: 'json',
+      method: 'POST',
+      path: '/v1/jobs/{jobId}/nack',
+      operationId: 'nack',
+      permission: 'work',
+      tag: 'workers',
+      summary: "Fail an attempt: retry after the queue's backoff, after a delay, or dead-letter now",
+      description:
+        'A job on its last attempt goes dead (attempts_exhausted) unless dead-lettered; a job whose cancel ' +
+        'was asked for ends cancelled.',
+      pathParams: jobIdParam,
+      body: nackRequest,
+      response: nackResponse,
+      errors: leaseErrors,
+      handle: async (request) => {
+        const input = body(request).only(fieldsOf(nackRequest));
+        const result = await engine().nack({
+          jobId: jobIdOf(request),
+          attempt: attemptFrom(input),
+          error: input.string('errorMessage') ?? '',
+          directive: nackDirectiveFromJson(input),
+        });
+        return { state: result.state, runAtMs: result.runAtMs };
+      },
+    },
+    {
+      kind: 'json',
+      method: 'POST',
+      path: '/v1/jobs/{jobId}/extend',
+      operationId: 'extend',
+      permission: 'work',
+      tag: 'workers',
+      summary: "Push a lease's deadline forward (a heartbeat)",
+      pathParams: jobIdParam,
+      body: extendRequest,
+      response: extendResponse,
+      errors: leaseErrors,
+      handle: async (request) => {
+        const input = body(request).only(fieldsOf(extendRequest));
+        return engine().extend({
+          jobId: jobIdOf(request),
+          attempt: attemptFrom(input),
+          leaseMs: input.integer('leaseDurationMs') ?? 0,
+        });
+      },
+    },
+    {
+      kind: 'json',
+      method: 'POST',
+      path: '/v1/jobs/{jobId}/progress',
+      operationId: 'reportProgress',
+      permission: 'work',
+      tag: 'workers',
+      summary: 'Report how far along a leased job is (a percentage, a JSON document, or both)',
+      description: 'Fenced by the attempt like extend; it does not extend the lease.',
+      pathParams: jobIdParam,
+      body: progressRequest,
+      response: progressResponse,
+      errors: leaseErrors,
+      handle: async (request) => ({
+        progress: progressToJson(
+          await engine().reportProgress(progressFromJson(body(request), jobIdOf(request))),
+        ),
+      }),
+    },
+  ];
+}

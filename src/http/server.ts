@@ -1,0 +1,463 @@
+/**
+ * The HTTP/JSON API's server: HTTP/1.1 (keep-alive) on its own address, over
+ * TLS when configured. One request goes through these steps, in order:
+ *
+ * 1. the operation is found from the method and path (404, 405);
+ * 2. refused while shutting down (503);
+ * 3. the API key is checked and the role's permission, from the headers
+ *    alone — before a byte of the body is read (401, 403);
+ * 4. the body's size (Content-Length, or as chunks arrive) against
+ *    http.max_request_bytes (413) and against the bytes in flight overall and
+ *    for this key (429 with Retry-After) — a request with
+ *    `Expect: 100-continue` is told to send its body only after all of the
+ *    above passed;
+ * 5. the body read, checked to be UTF-8 and a JSON object (400, 415);
+ * 6. the handler; whatever it throws becomes the one error shape (errors.ts).
+ *
+ * A refusal that leaves part of a body unread closes the connection after
+ * its answer rather than read (or misread) the rest. Connections are capped
+ * (http.max_connections); headers, whole requests and idle keep-alive
+ * connections have deadlines; bytes Node's parser refuses get a JSON answer
+ * too. Nothing a handler does can reach the process: every promise is
+ * caught here.
+ */
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type { ApiKey, HttpConfig } from '../config/index.ts';
+import { type Clock, systemClock } from '../engine/clock.ts';
+import type { Engine } from '../engine/engine.ts';
+import { SeppError } from '../engine/errors.ts';
+import { anonymous, type Caller, KeyTable } from './auth.ts';
+import {
+  type ErrorBody,
+  errorAnswer,
+  HttpError,
+  type HttpErrorCode,
+  httpStatusOf,
+  invalid,
+} from './errors.ts';
+import { InFlightBytes } from './in-flight.ts';
+import { JsonInput } from './json-input.ts';
+import { buildOpenApi, openApiPath } from './openapi.ts';
+import { stringifyWithRaw } from './raw-json.ts';
+import type { ApiContext, ApiRequest, JsonRoute, RouteSpec } from './route-spec.ts';
+import { Router } from './router.ts';
+import { eventsRoute } from './routes/events-route.ts';
+import { producerRoutes } from './routes/producer-routes.ts';
+import { workerRoutes } from './routes/worker-routes.ts';
+import type { JsonSchema } from './schemas.ts';
+import { EventStreamResponse } from './sse.ts';
+
+/** Where the HTTP layer writes log lines (the server's logger; http does not import telemetry). */
+export interface HttpLog {
+  error(event: string, fields?: Readonly<Record<string, string | number | boolean>>): void;
+}
+
+export type HttpLimits = Omit<HttpConfig, 'tls' | 'insecureAllowUnauthenticated'>;
+
+export interface HttpApiOptions {
+  engine: Engine;
+  /** The engine's clock: long-poll timers run on it. */
+  clock: Clock;
+  apiKeys: readonly ApiKey[];
+  limits: HttpLimits;
+  tls?: { certPem: Buffer; keyPem: Buffer };
+  /** The server's version, in the OpenAPI document. */
+  version: string;
+  log?: HttpLog;
+}
+
+export interface HttpApi {
+  /** Listens on `host:port` (port 0 picks a free one); resolves with the bound port. */
+  listen(host: string, port: number): Promise<number>;
+  /** Replaces the API keys (a reload): every later request is checked against them. */
+  replaceApiKeys(keys: readonly ApiKey[]): void;
+  /**
+   * Graceful stop: refuse new connections and requests (503), end event
+   * streams, answer waits and long-polls now, then wait up to `timeoutMs` for
+   * requests in flight before closing every connection.
+   */
+  shutdown(timeoutMs: number): Promise<void>;
+  /** The OpenAPI document this server serves. */
+  readonly openApi: JsonSchema;
+  /** Request bytes held now (tests, diagnostics). */
+  inFlight(): { total: number; keys: number };
+}
+
+/** The routes of the API, for the OpenAPI document without a server (scripts, tests). */
+export function apiRoutes(ctx: ApiContext): RouteSpec[] {
+  return [...producerRoutes(ctx), ...workerRoutes(ctx), eventsRoute(ctx)];
+}
+
+/** The operation that serves the document itself. */
+export function openApiRoute(document: () => JsonSchema): JsonRoute {
+  return {
+    kind: 'json',
+    method: 'GET',
+    path: openApiPath,
+    operationId: 'getOpenApi',
+    permission: 'public',
+    tag: 'meta',
+    summary: 'This document',
+    response: { type: 'object' },
+    handle: () => document(),
+  };
+}
+
+/** The OpenAPI document of this API as the server serves it at /v1/openapi.json, without a server (docs/http-openapi.json). */
+export function openApiDocument(version: string): JsonSchema {
+  const inert: ApiContext = {
+    get engine(): Engine {
+      throw new Error('bug: a route handler ran while only the document was being built');
+    },
+    clock: systemClock,
+    draining: () => false,
+    onDrain: () => () => {},
+  };
+  const routes = apiRoutes(inert);
+  let document: JsonSchema = {};
+  routes.push(openApiRoute(() => document));
+  document = buildOpenApi(routes, version);
+  return document;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+/** The query of a request without one (handlers only read it). */
+const noQuery = new URLSearchParams();
+
+/**
+ * The request's Authorization header; unauthenticated when it came more than
+ * once (Node keeps only the first in `headers`, so the raw list is looked at).
+ */
+function authorizationOf(req: IncomingMessage): string | undefined {
+  const header = req.headers.authorization;
+  if (header === undefined) return undefined;
+  let seen = 0;
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] ?? '';
+    if (name.length === 13 && name.toLowerCase() === 'authorization') seen++;
+  }
+  if (seen > 1) throw new SeppError('unauthenticated', 'send one Authorization header, not several');
+  return header;
+}
+
+const jsonHeaders = {
+  'Content-Type': 'application/json',
+  'Cache-Control': 'no-store',
+  'X-Content-Type-Options': 'nosniff',
+};
+
+export function createHttpApi(options: HttpApiOptions): HttpApi {
+  const { engine, limits } = options;
+  const keys = new KeyTable(options.apiKeys);
+  const inFlight = new InFlightBytes(limits);
+  let draining = false;
+  const drainListeners = new Set<() => void>();
+  const ctx: ApiContext = {
+    engine,
+    clock: options.clock,
+    draining: () => draining,
+    onDrain(listener) {
+      drainListeners.add(listener);
+      return () => drainListeners.delete(listener);
+    },
+  };
+  const routes = apiRoutes(ctx);
+  let document: JsonSchema = {};
+  routes.push(openApiRoute(() => document));
+  document = buildOpenApi(routes, options.version);
+  const router = new Router(routes);
+
+  let active = 0;
+  let onIdle: (() => void) | undefined;
+
+  /** Writes a JSON answer; while shutting down, the connection closes after it. */
+  const sendJson = (
+    res: ServerResponse,
+    status: number,
+    value: unknown,
+    headers: Readonly<Record<string, string>> = {},
+  ) => {
+    const text = stringifyWithRaw(value);
+    res.writeHead(status, {
+      ...jsonHeaders,
+      'Content-Length': String(Buffer.byteLength(text)),
+      ...(draining ? { Connection: 'close' } : {}),
+      ...headers,
+    });
+    res.end(text);
+  };
+
+  /** Reads the body of `route`, within the size and in-flight bounds; null for an operation without one. */
+  const readBody = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: RouteSpec,
+    caller: Caller,
+    expectContinue: boolean,
+    hold: (release: () => void) => void,
+  ): Promise<JsonInput | null> => {
+    const chunked = req.headers['transfer-encoding'] !== undefined;
+    const lengthHeader = req.headers['content-length'];
+    const declared = lengthHeader === undefined ? null : Number(lengthHeader);
+    if (route.body === undefined) {
+      if ((declared ?? 0) > 0 || chunked)
+        throw invalid(`${route.method} ${route.path} takes no request body`);
+      return null;
+    }
+    const type = (req.headers['content-type'] ?? '').split(';', 1)[0]?.trim().toLowerCase();
+    if (type !== 'application/json') {
+      throw new HttpError(
+        'unsupported_media_type',
+        'send the request body as JSON, with the header Content-Type: application/json',
+      );
+    }
+    const max = limits.maxRequestBytes;
+    const tooLarge = (bytes: number | string) =>
+      new HttpError(
+        'payload_too_large',
+        `the body is ${bytes} bytes, the limit is ${max} (http.max_request_bytes)`,
+      );
+    if (declared !== null && declared > max) throw tooLarge(declared);
+    // All callers without a key share one allowance.
+    const key = caller === anonymous ? '' : caller.name;
+    let taken = 0;
+    hold(() => {
+      inFlight.give(key, taken);
+      taken = 0;
+    });
+    const take = (bytes: number) => {
+      if (!inFlight.take(key, bytes)) {
+        throw new SeppError(
+          'resource_exhausted',
+          `too many request bytes in flight (http.max_in_flight_bytes, http.max_in_flight_bytes_per_key); retry shortly`,
+        );
+      }
+      taken += bytes;
+    };
+    if (declared !== null) take(declared);
+    if (expectContinue) res.writeContinue();
+    // Listeners, not an async iterator: one request's body is usually one chunk, and the
+    // iterator's machinery cost more than the rest of reading it.
+    const chunks: Buffer[] = [];
+    let received = 0;
+    await new Promise<void>((resolve, reject) => {
+      const fail = (error: unknown) => {
+        req.off('data', onData);
+        req.pause();
+        reject(error);
+      };
+      const onData = (chunk: Buffer) => {
+        received += chunk.length;
+        try {
+          if (received > max) throw tooLarge(`more than ${max}`);
+          if (declared === null) take(chunk.length);
+        } catch (error) {
+          fail(error);
+          return;
+        }
+        chunks.push(chunk);
+      };
+      req.on('data', onData);
+      req.once('end', resolve);
+      req.once('error', fail);
+      // A client that goes away mid-body: nothing to answer.
+      req.once('aborted', () => fail(new SeppError('unavailable', 'the client went away')));
+    });
+    if (received === 0) throw invalid('the request body is empty; send a JSON object');
+    let text: string;
+    try {
+      text = utf8.decode(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+    } catch {
+      throw invalid('the request body is not valid UTF-8');
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      const detail = error instanceof Error ? error.message.slice(0, 200) : '';
+      throw invalid(`the request body is not valid JSON: ${detail}`);
+    }
+    return JsonInput.body(text, value);
+  };
+
+  const serve = async (req: IncomingMessage, res: ServerResponse, expectContinue: boolean): Promise<void> => {
+    // Made when a handler asks for it (a long-poll, a stream): most requests never do.
+    let abort: AbortController | undefined;
+    let release = () => {};
+    res.once('close', () => {
+      abort?.abort();
+      release();
+      active--;
+      if (active === 0) onIdle?.();
+    });
+    let operation = `${req.method ?? ''} ${req.url ?? ''}`.slice(0, 200);
+    try {
+      const target = req.url ?? '';
+      if (!target.startsWith('/')) throw invalid('the request target must be a path, e.g. /v1/jobs');
+      const q = target.indexOf('?');
+      const path = q < 0 ? target : target.slice(0, q);
+      const { route, params } = router.match(req.method ?? '', path);
+      operation = `${route.method} ${route.path}`;
+      if (draining)
+        throw new SeppError('unavailable', 'sepp is shutting down; retry against the restarted server');
+      let caller = anonymous;
+      if (route.permission !== 'public') {
+        caller = keys.identify(authorizationOf(req));
+        KeyTable.authorize(caller, route.permission, `${operation} (${route.operationId})`);
+      }
+      const body = await readBody(req, res, route, caller, expectContinue, (r) => {
+        release = r;
+      });
+      const request: ApiRequest = {
+        caller,
+        params,
+        query: q < 0 ? noQuery : new URLSearchParams(target.slice(q + 1)),
+        body,
+        headers: req.headers,
+        peer: `${req.socket.remoteAddress ?? ''}:${req.socket.remotePort ?? ''}`,
+        get signal() {
+          abort ??= new AbortController();
+          if (res.closed) abort.abort();
+          return abort.signal;
+        },
+      };
+      if (route.kind === 'json') {
+        const value = await route.handle(request);
+        if (!res.writableEnded && !res.destroyed) sendJson(res, 200, value);
+        return;
+      }
+      const stream = new EventStreamResponse(res, draining ? { Connection: 'close' } : {});
+      try {
+        route.open(request, stream);
+      } catch (error) {
+        if (!stream.started) throw error;
+        stream.end();
+      }
+    } catch (error) {
+      if (res.headersSent || res.writableEnded || res.destroyed) {
+        res.destroy();
+        return;
+      }
+      const answer = errorAnswer(error);
+      if (answer.bug !== null) {
+        try {
+          options.log?.error('http.internal_error', { operation, error: answer.bug.message });
+        } catch {
+          // A failing log sink must not turn a handled error into an unhandled one.
+        }
+      }
+      // A body left unread cannot be told apart from the next request: close after the answer.
+      const close: Record<string, string> = req.complete ? {} : { Connection: 'close' };
+      sendJson(res, answer.status, answer.body, { ...answer.headers, ...close });
+    }
+  };
+
+  const handler = (req: IncomingMessage, res: ServerResponse, expectContinue = false) => {
+    active++;
+    serve(req, res, expectContinue).catch((error: unknown) => {
+      // serve() answers its own errors; reaching here is a bug, and the request cannot be answered.
+      options.log?.error('http.internal_error', {
+        error: error instanceof Error ? error.message : String(error),
+      });
+      res.destroy();
+    });
+  };
+
+  const serverOptions = {
+    requireHostHeader: false,
+    headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.idleTimeoutMs,
+    // Node checks the deadlines on this timer (default: every 30 s, which stretches a 10 s deadline to 40 s).
+    connectionsCheckingInterval: Math.max(
+      10,
+      Math.min(1000, Math.ceil(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 10)),
+    ),
+  };
+  const server: Server =
+    options.tls === undefined
+      ? createHttpServer(serverOptions, (req, res) => handler(req, res))
+      : createHttpsServer(
+          { ...serverOptions, cert: options.tls.certPem, key: options.tls.keyPem },
+          (req, res) => handler(req, res),
+        );
+  server.maxConnections = limits.maxConnections;
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => handler(req, res, true));
+  server.on('clientError', (error: ClientError, socket: Duplex) => answerClientError(error, socket));
+
+  return {
+    openApi: document,
+    inFlight: () => inFlight.held,
+    listen: (host, port) =>
+      new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          resolve((server.address() as AddressInfo).port);
+        });
+      }),
+    replaceApiKeys: (next) => keys.replace(next),
+    async shutdown(timeoutMs) {
+      if (!draining) {
+        draining = true;
+        for (const listener of [...drainListeners]) listener();
+        engine.drainWaiters();
+      }
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      if (active > 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, timeoutMs);
+          timer.unref();
+          onIdle = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
+
+/** What Node's parser hands to 'clientError': llhttp's code and reason. */
+type ClientError = Error & { code?: string; reason?: string; rawPacket?: Buffer };
+
+/** Node's parser gave up on the bytes (or the request took too long): answer in JSON on the raw socket and close it. */
+function answerClientError(error: ClientError, socket: Duplex): void {
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent === true) {
+    socket.destroy();
+    return;
+  }
+  const [code, message, reason]: [HttpErrorCode, string, string] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? ['headers_too_large', 'the request headers are too large', 'Request Header Fields Too Large']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [
+            'request_timeout',
+            'the request took too long to arrive (http.request_timeout_ms)',
+            'Request Timeout',
+          ]
+        : [
+            'invalid_argument',
+            `malformed HTTP request: ${error.reason ?? error.code ?? 'unreadable'}`,
+            'Bad Request',
+          ];
+  const body = JSON.stringify({ error: { code, message } } satisfies ErrorBody);
+  const head = error.rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
+  socket.end(
+    `HTTP/1.1 ${httpStatusOf[code]} ${reason}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${head ? '' : body}`,
+  );
+}

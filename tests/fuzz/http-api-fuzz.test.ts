@@ -1,0 +1,498 @@
+/**
+ * Fuzzes the HTTP/JSON API of the real server over real sockets, with the
+ * admin fuzz's rules: every operation of its OpenAPI document, with every
+ * kind of credential, gets bodies of every shape (the documented fields with
+ * values of any type, unknown fields, broken and deeply nested JSON, invalid
+ * UTF-8, huge strings), every content type, other methods, junk path
+ * parameters and query values; raw sockets send broken framing.
+ *
+ * Promises: no crash, no hang (every request answers within a bound), every
+ * answer a documented status, every refusal the one JSON error shape with
+ * the status its code maps to, no stack trace or key in any body, nothing
+ * stored from a refused request, and the server healthy at the end (its
+ * counters agree with its rows). SEPP_FUZZ_RUNS sets the number of cases
+ * (default 800; `npm run test:long` uses 100,000).
+ */
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { after, before, test } from 'node:test';
+import fc from 'fast-check';
+import { FakeClock } from '../../src/engine/clock.ts';
+import { type HttpErrorCode, httpStatusOf } from '../../src/http/errors.ts';
+import { keys, keysToml } from '../helpers/access-table.ts';
+import { sendRaw } from '../helpers/http-raw.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+const runs = Number(process.env.SEPP_FUZZ_RUNS ?? 800);
+const answerBoundMs = 5000;
+const documented = new Set([200, ...Object.values(httpStatusOf).filter((status) => status !== 500)]);
+
+interface Route {
+  method: string;
+  path: string;
+  operationId: string;
+  query: string[];
+  bodyFields: string[];
+}
+
+let t: TestServer;
+let port: number;
+let routes: Route[];
+const jobIds: string[] = [];
+
+before(async () => {
+  t = await startTestServer({
+    http: true,
+    // Time stands still: no lease expires and no retry comes due between a request and its check.
+    clock: new FakeClock(Date.now()),
+    // No long waits: every long-poll and outcome wait answers at once.
+    toml: `${keysToml}[server]\ndurability = "relaxed"\n[limits]\nmax_wait_ms = 0\n[queues.fz]\nmax_payload_bytes = "4KiB"\n`,
+  });
+  port = Number(new URL(t.httpUrl).port);
+  const { engine } = t.server;
+  for (let i = 0; i < 20; i++) {
+    const { jobId } = await engine.enqueue({
+      queue: i % 2 === 0 ? 'fz' : 'other',
+      type: 'welcome',
+      payload: Buffer.from(`{"i":${i}}`),
+      contentType: 'application/json',
+    });
+    jobIds.push(jobId);
+  }
+  await engine.reserve({ queues: ['fz'], maxJobs: 5 });
+  const doc = (await send({ method: 'GET', target: '/v1/openapi.json', headers: {} })).body;
+  routes = openApiRoutes(JSON.parse(doc) as OpenApiDoc);
+  assert.equal(routes.length, 14, 'every operation of the document');
+});
+
+after(() => t?.dispose());
+
+interface OpenApiDoc {
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        operationId: string;
+        parameters?: { name: string; in: string }[];
+        requestBody?: {
+          content: {
+            'application/json': { schema: { properties?: Record<string, unknown>; $ref?: string } };
+          };
+        };
+      }
+    >
+  >;
+  components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
+}
+
+function openApiRoutes(doc: OpenApiDoc): Route[] {
+  return Object.entries(doc.paths).flatMap(([path, operations]) =>
+    Object.entries(operations).map(([method, op]) => {
+      const schema = op.requestBody?.content['application/json'].schema;
+      const resolved =
+        schema?.$ref === undefined ? schema : doc.components.schemas[schema.$ref.split('/').pop() ?? ''];
+      return {
+        method: method.toUpperCase(),
+        path,
+        operationId: op.operationId,
+        query: (op.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name),
+        bodyFields: Object.keys(resolved?.properties ?? {}),
+      };
+    }),
+  );
+}
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  timedOut: boolean;
+}
+
+/** One request; an event stream counts as answered once its head arrives (it is then closed). */
+function send(req: {
+  method: string;
+  target: string;
+  headers: Record<string, string>;
+  body?: Buffer;
+}): Promise<Answer> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      outgoing.destroy();
+      resolve({ status: 0, headers: {}, body: '', timedOut: true });
+    }, answerBoundMs);
+    const outgoing = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: req.method,
+        path: req.target,
+        headers: {
+          ...(req.body === undefined ? {} : { 'content-length': String(req.body.length) }),
+          ...req.headers,
+        },
+        agent: false,
+      },
+      (res) => {
+        if (String(res.headers['content-type']).startsWith('text/event-stream')) {
+          clearTimeout(timer);
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: '', timedOut: false });
+          outgoing.destroy();
+          return;
+        }
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          clearTimeout(timer);
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString(),
+            timedOut: false,
+          });
+        });
+        res.on('error', () => {});
+      },
+    );
+    outgoing.on('error', () => {});
+    outgoing.end(req.body);
+  });
+}
+
+// --- What the server holds, to check that a refusal stored nothing. ---
+
+async function snapshot(): Promise<string> {
+  const { engine } = t.server;
+  const queues = (await engine.listQueues()).map((q) => [q.name, q.paused, q.counts]);
+  const audit = (await engine.listAudit({ pageSize: 1 })).items[0]?.id ?? 0;
+  return JSON.stringify({ queues, audit });
+}
+
+const stackTrace = /\n\s+at |node:internal|\.[cm]?[jt]s:\d+|\bsrc\/(http|engine|store)\//;
+
+function checkAnswer(what: string, answer: Answer): void {
+  assert.ok(!answer.timedOut, `${what}: no answer within ${answerBoundMs} ms`);
+  assert.ok(documented.has(answer.status), `${what}: undocumented status ${answer.status}: ${answer.body}`);
+  assert.doesNotMatch(answer.body, stackTrace, `${what}: a stack trace or path in the answer`);
+  for (const key of Object.values(keys))
+    assert.ok(!answer.body.includes(key), `${what}: a key in the answer`);
+  if (answer.status >= 400) {
+    assert.match(String(answer.headers['content-type']), /^application\/json/, `${what}: ${answer.body}`);
+    const body = JSON.parse(answer.body) as { error?: { code?: unknown; message?: unknown } };
+    const code = String(body.error?.code);
+    assert.equal(
+      httpStatusOf[code as HttpErrorCode],
+      answer.status,
+      `${what}: code ${code} with status ${answer.status}`,
+    );
+    assert.ok(
+      typeof body.error?.message === 'string' && body.error.message.length > 0,
+      `${what}: no message`,
+    );
+    if (answer.status === 429 || answer.status === 503)
+      assert.equal(answer.headers['retry-after'], '1', what);
+  }
+}
+
+// --- Generators. ---
+
+const nasty = [
+  '',
+  '..',
+  '%2e%2e',
+  '%2f',
+  '%00',
+  '%ff',
+  'not-a-uuid',
+  '01890F6E-7C3A-7000-8000-000000000000',
+  '01890f6e-7c3a-7000-8000-000000000000',
+  'x'.repeat(300),
+  '__proto__',
+  'constructor',
+];
+
+const jsonScalar = fc.oneof(
+  fc.constantFrom(
+    0,
+    -1,
+    1,
+    9,
+    10,
+    1000,
+    2 ** 31,
+    2 ** 53,
+    -(2 ** 53),
+    1e308,
+    0.5,
+    true,
+    false,
+    null,
+    '',
+    'fz',
+    'other',
+    'welcome',
+    '1',
+    '-5',
+    '99999999999999999999',
+    'AAE=',
+    'not*base64',
+    'application/json',
+    'text/plain',
+    '\u0000',
+    '\ud800',
+    'x'.repeat(70_000),
+  ),
+  fc.string({ maxLength: 40 }),
+  fc.integer(),
+  fc.double(),
+);
+
+const jsonValue = () =>
+  fc.oneof(
+    { weight: 4, arbitrary: jsonScalar },
+    fc.array(jsonScalar, { maxLength: 4 }),
+    fc.array(fc.constantFrom(...jobIds, 'fz', 'other'), { minLength: 1, maxLength: 3 }),
+    fc.dictionary(fc.string({ maxLength: 8 }), jsonScalar, { maxKeys: 4 }),
+    fc.array(
+      fc.record(
+        {
+          queue: fc.constantFrom('fz', 'other', ''),
+          type: fc.constantFrom('t', ''),
+          jobId: fc.constantFrom(...jobIds),
+          attempt: jsonScalar,
+        },
+        { requiredKeys: [] },
+      ),
+      { maxLength: 3 },
+    ),
+    fc.constant(JSON.parse('{"__proto__":{"admin":true},"constructor":"x"}') as unknown),
+  );
+
+const body = (route: Route) =>
+  fc.oneof(
+    { weight: 2, arbitrary: fc.constant(undefined) },
+    {
+      weight: 6,
+      arbitrary: fc
+        .record(Object.fromEntries(route.bodyFields.map((k) => [k, jsonValue()])), { requiredKeys: [] })
+        .chain((fields) =>
+          fc
+            .dictionary(fc.string({ maxLength: 10 }), jsonValue(), { maxKeys: 1 })
+            .map((extra) => ({ ...extra, ...fields })),
+        )
+        .map((value) => Buffer.from(JSON.stringify(value))),
+    },
+    fc.jsonValue({ maxDepth: 3 }).map((value) => Buffer.from(JSON.stringify(value) ?? 'null')),
+    fc
+      .tuple(fc.json({ maxDepth: 2 }), fc.nat())
+      .map(([text, cut]) => Buffer.from(text.slice(0, cut % (text.length + 1)))),
+    fc
+      .constantFrom(
+        '{',
+        '{"a":}',
+        'nul',
+        '[1,2',
+        "{'a':1}",
+        '\ufeff{}',
+        '[]',
+        '"x"',
+        '1e999',
+        '{"payload":1e400}',
+      )
+      .map((s) => Buffer.from(s)),
+    fc.constant(Buffer.from('['.repeat(100_000))),
+    fc.constant(Buffer.from(`{"queues":[${'"x",'.repeat(5000)}"x"]}`)),
+    fc.uint8Array({ maxLength: 200 }).map((b) => Buffer.from(b)),
+    fc.constant(Buffer.from([0x7b, 0x22, 0x71, 0x22, 0x3a, 0x22, 0xc3, 0x28, 0xff, 0x22, 0x7d])),
+  );
+
+const contentType = fc.constantFrom(
+  undefined,
+  'application/json',
+  'application/json',
+  'application/json; charset=utf-8',
+  'APPLICATION/JSON',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'application/jsonx',
+);
+const credential = fc.constantFrom('none', 'producer', 'worker', 'admin', 'admin', 'bogus', 'garbled', 'two');
+const method = (route: Route) =>
+  fc.oneof(
+    { weight: 6, arbitrary: fc.constant(route.method) },
+    fc.constantFrom('GET', 'POST', 'DELETE', 'PUT', 'HEAD', 'OPTIONS'),
+  );
+const queryValue = fc.oneof(
+  fc.constantFrom(
+    '0',
+    '1',
+    '-1',
+    '1.5',
+    'true',
+    'false',
+    'yes',
+    '99999999999999999999',
+    'fz',
+    'fz,other',
+    'enqueued',
+    'bogus',
+    'abc:1',
+    `${'f'.repeat(16)}:0`,
+  ),
+  fc.constantFrom(...nasty),
+  fc.string({ maxLength: 20 }).map(encodeURIComponent),
+);
+
+interface Case {
+  route: Route;
+  method: string;
+  target: string;
+  credential: string;
+  contentType: string | undefined;
+  lastEventId: string | undefined;
+  body: Buffer | undefined;
+}
+
+const fuzzCase: fc.Arbitrary<Case> = fc.integer({ min: 0, max: 10_000 }).chain((i) => {
+  const route = routes[i % routes.length] as Route;
+  const path = fc
+    .oneof({ weight: 3, arbitrary: fc.constantFrom(...jobIds) }, fc.constantFrom(...nasty))
+    .map((id) => route.path.replace('{jobId}', id));
+  const query = fc
+    .array(fc.tuple(fc.constantFrom(...route.query, 'junk'), queryValue), { maxLength: 3 })
+    .map((pairs) => (pairs.length === 0 ? '' : `?${pairs.map(([k, v]) => `${k}=${v}`).join('&')}`));
+  return fc.record({
+    route: fc.constant(route),
+    method: method(route),
+    target: fc.tuple(path, query).map(([p, q]) => p + q),
+    credential,
+    contentType,
+    lastEventId: fc.option(queryValue, { nil: undefined }),
+    body: body(route),
+  });
+});
+
+function headersOf(c: Case): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const key = { producer: keys.producer, worker: keys.worker, admin: keys.admin }[c.credential];
+  if (key !== undefined) headers.authorization = `Bearer ${key}`;
+  if (c.credential === 'bogus') headers.authorization = `Bearer ${keys.unknown}`;
+  if (c.credential === 'garbled') headers.authorization = 'Bearer \u00ff\u00fe x';
+  if (c.contentType !== undefined) headers['content-type'] = c.contentType;
+  // Header values must be visible ASCII for Node's client; the query's encoded form is that.
+  if (c.lastEventId !== undefined) headers['last-event-id'] = c.lastEventId;
+  return headers;
+}
+
+test(`${runs} fuzzed HTTP API requests: documented answers, nothing stored from a refusal`, async () => {
+  const byStatus = new Map<number, number>();
+  const byRoute = new Map<string, number>();
+  const started = Date.now();
+  await fc.assert(
+    fc.asyncProperty(fuzzCase, async (c) => {
+      const before = await snapshot();
+      const headers = headersOf(c);
+      if (c.credential === 'two') headers.authorization = `Bearer ${keys.admin}`;
+      const answer = await send({
+        method: c.method,
+        target: c.target,
+        headers,
+        ...(c.body === undefined || c.method === 'GET' || c.method === 'HEAD' ? {} : { body: c.body }),
+      });
+      const what = `${c.method} ${c.target.slice(0, 200)} as ${c.credential} (${c.contentType}): ${c.body?.subarray(0, 200).toString()}`;
+      if (c.method === 'HEAD') assert.ok(!answer.timedOut && documented.has(answer.status), what);
+      else checkAnswer(what, answer);
+      byStatus.set(answer.status, (byStatus.get(answer.status) ?? 0) + 1);
+      byRoute.set(c.route.operationId, (byRoute.get(c.route.operationId) ?? 0) + 1);
+      // A refused ack or extend of a job whose cancel was asked for ends it cancelled (the
+      // engine's documented rule for job_cancelled): the one refusal that changes a job.
+      const cancelled = answer.status === 409 && answer.body.includes('"job_cancelled"');
+      if (answer.status >= 400 && !cancelled) {
+        assert.equal(await snapshot(), before, `${what}: refused (${answer.status}) but stored something`);
+      }
+    }),
+    { numRuns: runs, includeErrorInReport: true },
+  );
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  console.log(
+    `http fuzz: ${runs} requests in ${seconds} s, statuses ${[...byStatus]
+      .sort(([a], [b]) => a - b)
+      .map(([s, n]) => `${s}=${n}`)
+      .join(' ')}`,
+  );
+  if (runs >= 300) assert.equal(byRoute.size, routes.length, 'every operation was fuzzed');
+  assert.ok((byStatus.get(200) ?? 0) > 0, 'some requests got through');
+});
+
+test(`${Math.ceil(runs / 4)} raw requests with broken framing: a JSON answer, never a hang`, async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.constantFrom('GET', 'POST', 'HEAD', 'G ET', 'get', ''),
+      fc.oneof(
+        fc.constantFrom(
+          '/v1/jobs',
+          '/v1/reserve',
+          '/v1/events',
+          '*',
+          'http://evil.example/v1/jobs',
+          '/v1/jobs\u0000',
+          '/\u00ff',
+        ),
+        fc.string({ maxLength: 30, unit: 'binary' }).map((s) => `/${s}`),
+      ),
+      fc.constantFrom('HTTP/1.1', 'HTTP/1.0', 'HTTP/2.0', ''),
+      fc.array(
+        fc.tuple(
+          fc.constantFrom(
+            'Authorization',
+            'Content-Length',
+            'Transfer-Encoding',
+            'Content-Type',
+            'Bad Name',
+            '',
+          ),
+          fc.oneof(
+            fc.constantFrom(
+              'a\rb',
+              'a\u0000b',
+              '-1',
+              '1e3',
+              'chunked',
+              `Bearer ${keys.admin}`,
+              'x'.repeat(20_000),
+            ),
+            fc.string({ maxLength: 20, unit: 'binary' }),
+          ),
+        ),
+        { maxLength: 3 },
+      ),
+      async (verb, target, version, headers) => {
+        const before = await snapshot();
+        const lines = [`${verb} ${target} ${version}`.trimEnd(), 'Host: 127.0.0.1'];
+        for (const [name, value] of headers) lines.push(`${name}: ${value}`);
+        lines.push('Connection: close', '', '');
+        const bytes = Buffer.from(lines.join('\r\n'), 'latin1');
+        const answer = await sendRaw(port, bytes, answerBoundMs);
+        const what = `raw ${JSON.stringify(bytes.toString('latin1').slice(0, 200))}`;
+        assert.ok(!answer.timedOut || answer.status === 0, what);
+        if (answer.status !== 0 && verb !== 'HEAD') {
+          checkAnswer(what, {
+            status: answer.status,
+            headers: answer.headers,
+            body: answer.body.toString(),
+            timedOut: false,
+          });
+        }
+        assert.equal(await snapshot(), before, `${what}: stored something`);
+      },
+    ),
+    { numRuns: Math.ceil(runs / 4), includeErrorInReport: true },
+  );
+});
+
+test('after all that the server is healthy: it answers, and its counters agree with its rows', async () => {
+  const answer = await send({ method: 'GET', target: '/v1/openapi.json', headers: {} });
+  assert.equal(answer.status, 200);
+  assert.deepEqual(await t.server.engine.counterMismatches(), []);
+});

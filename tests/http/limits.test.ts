@@ -1,0 +1,261 @@
+/**
+ * The HTTP API's bounds, each with its documented answer: the request size
+ * (413, before the body is read; chunked bodies as they arrive), the bytes in
+ * flight overall and per key (429 with Retry-After; another key unaffected),
+ * `Expect: 100-continue` told to send only after the checks, connections
+ * (one too many is closed), headers that are too slow (408), too large (431)
+ * or malformed (400) — and a graceful shutdown: waiting long-polls and
+ * outcome waits answered, event streams ended with a reason, then 503.
+ */
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { keys, keysToml } from '../helpers/access-table.ts';
+import { apiCall, openSse } from '../helpers/http-api.ts';
+import { sendRaw } from '../helpers/http-raw.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+const maxRequestBytes = 96 * 1024;
+
+/** Starts a POST with a declared length and sends only `first` of it; resolves with the answer, if any comes. */
+function slowPost(
+  url: string,
+  headers: Record<string, string>,
+  first: string,
+): {
+  answer: Promise<{ status: number; headers: Record<string, unknown>; body: string }>;
+  finish(rest: string): void;
+} {
+  const { port } = new URL(url);
+  const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/v1/jobs', headers, agent: false });
+  const answer = new Promise<{ status: number; headers: Record<string, unknown>; body: string }>(
+    (resolve, reject) => {
+      req.on('response', (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          body += c;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      });
+      req.on('error', reject);
+    },
+  );
+  req.write(first);
+  return { answer, finish: (rest) => req.end(rest) };
+}
+
+/** A JSON job body of exactly `bytes` bytes (padded with whitespace, so the job itself is small). */
+function jobOfSize(bytes: number): string {
+  const head = '{"queue":"lim","type":"t"';
+  return `${head}${' '.repeat(bytes - head.length - 1)}}`;
+}
+
+describe('HTTP limits', () => {
+  let t: TestServer;
+  let url: string;
+  before(async () => {
+    t = await startTestServer({
+      http: true,
+      toml:
+        keysToml +
+        '[limits]\nmax_metadata_bytes = "1KiB"\nmax_result_bytes = "8KiB"\n[queue_defaults]\nmax_payload_bytes = "16KiB"\n' +
+        `[http]\nmax_request_bytes = ${maxRequestBytes}\nmax_in_flight_bytes_per_key = "128KiB"\n` +
+        'max_in_flight_bytes = "256KiB"\nmax_connections = 20\nheaders_timeout_ms = "300ms"\n',
+    });
+    url = t.httpUrl;
+  });
+  after(() => t.dispose());
+
+  test('a body over http.max_request_bytes is refused with 413 before it is read, also when chunked', async () => {
+    const declared = await new Promise<{ status: number; connection: unknown }>((resolve, reject) => {
+      const { port } = new URL(url);
+      const req = request({
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/v1/jobs',
+        headers: {
+          authorization: `Bearer ${keys.producer}`,
+          'content-type': 'application/json',
+          'content-length': String(maxRequestBytes + 1),
+        },
+        agent: false,
+      });
+      req.on('response', (res) => {
+        res.resume();
+        resolve({ status: res.statusCode ?? 0, connection: res.headers.connection });
+      });
+      req.on('error', reject);
+      req.write('{');
+    });
+    assert.deepEqual(declared, { status: 413, connection: 'close' });
+    const chunked = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const { port } = new URL(url);
+      const req = request({
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/v1/jobs',
+        headers: { authorization: `Bearer ${keys.producer}`, 'content-type': 'application/json' },
+        agent: false,
+      });
+      req.on('response', (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => {
+          body += c.toString();
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', () => {});
+      for (let i = 0; i < 8; i++) req.write(Buffer.alloc(16 * 1024, 0x20));
+      req.end();
+      setTimeout(() => reject(new Error('no answer')), 5000).unref();
+    });
+    assert.equal(chunked.status, 413);
+    assert.match(chunked.body, /"code":"payload_too_large"/);
+  });
+
+  test('bytes in flight: a key past its share gets 429 with Retry-After; another key is not held back', async () => {
+    const headers = (key: string, bytes: number) => ({
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      'content-length': String(bytes),
+    });
+    const body = jobOfSize(80 * 1024);
+    // The first request declares 80 KiB and sends one byte: it holds its share while it trickles.
+    const holding = slowPost(url, headers(keys.producer, body.length), body.slice(0, 1));
+    await new Promise((r) => setTimeout(r, 100));
+    const refused = await apiCall(url, '/v1/jobs', {
+      raw: jobOfSize(60 * 1024),
+      headers: { 'content-type': 'application/json' },
+      key: keys.producer,
+      agent: false,
+    });
+    assert.equal(refused.status, 429, refused.text);
+    assert.equal(refused.headers['retry-after'], '1');
+    assert.match(refused.text, /http\.max_in_flight_bytes_per_key/);
+    const otherKey = await apiCall(url, '/v1/jobs', {
+      raw: jobOfSize(60 * 1024),
+      headers: { 'content-type': 'application/json' },
+      key: keys.admin,
+      agent: false,
+    });
+    assert.equal(otherKey.status, 200, otherKey.text);
+    holding.finish(body.slice(1));
+    assert.equal((await holding.answer).status, 200);
+    // Given back: the same key is admitted again.
+    const again = await apiCall(url, '/v1/jobs', {
+      raw: jobOfSize(60 * 1024),
+      headers: { 'content-type': 'application/json' },
+      key: keys.producer,
+      agent: false,
+    });
+    assert.equal(again.status, 200, again.text);
+  });
+
+  test('Expect: 100-continue: a request without a key is answered 401 without being asked for its body', async () => {
+    const ask = (key: string | undefined) =>
+      new Promise<{ continued: boolean; status: number }>((resolve, reject) => {
+        const { port } = new URL(url);
+        const body = JSON.stringify({ queue: 'lim', type: 't' });
+        const req = request({
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/v1/jobs',
+          headers: {
+            ...(key === undefined ? {} : { authorization: `Bearer ${key}` }),
+            'content-type': 'application/json',
+            'content-length': String(body.length),
+            expect: '100-continue',
+          },
+          agent: false,
+        });
+        let continued = false;
+        req.on('continue', () => {
+          continued = true;
+          req.end(body);
+        });
+        req.on('response', (res) => {
+          res.resume();
+          resolve({ continued, status: res.statusCode ?? 0 });
+        });
+        req.on('error', reject);
+      });
+    assert.deepEqual(await ask(undefined), { continued: false, status: 401 });
+    assert.deepEqual(await ask(keys.producer), { continued: true, status: 200 });
+  });
+
+  test('malformed, slow and oversized headers get JSON answers; one connection too many is closed', async () => {
+    const port = Number(new URL(url).port);
+    const malformed = await sendRaw(
+      port,
+      Buffer.from('GET /v1/jobs HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n'),
+    );
+    assert.equal(malformed.status, 400);
+    assert.match(malformed.body.toString(), /"code":"invalid_argument"/);
+    const large = await sendRaw(
+      port,
+      Buffer.from(`GET /v1/openapi.json HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`),
+    );
+    assert.equal(large.status, 431);
+    assert.match(large.body.toString(), /"code":"headers_too_large"/);
+    const slow = await sendRaw(port, Buffer.from('GET /v1/openapi.json HTTP/1.1\r\nHost: x\r\n'), 5000);
+    assert.equal(slow.status, 408);
+    assert.match(slow.body.toString(), /"code":"request_timeout"/);
+
+    const sockets: Socket[] = [];
+    try {
+      for (let i = 0; i < 20; i++) {
+        const socket = connect(port, '127.0.0.1');
+        await new Promise((r) => socket.once('connect', r));
+        socket.on('error', () => {});
+        sockets.push(socket);
+      }
+      const extra = connect(port, '127.0.0.1');
+      extra.on('error', () => {});
+      const closed = await new Promise<boolean>((resolve) => {
+        extra.once('close', () => resolve(true));
+        extra.write('GET /v1/openapi.json HTTP/1.1\r\nHost: x\r\n\r\n');
+        setTimeout(() => resolve(false), 3000).unref();
+      });
+      assert.ok(closed, 'the connection past http.max_connections is closed');
+    } finally {
+      for (const socket of sockets) socket.destroy();
+    }
+  });
+});
+
+describe('HTTP shutdown', () => {
+  test('waiting long-polls and outcome waits are answered, event streams ended with a reason, then 503', async () => {
+    const t = await startTestServer({ http: true });
+    const url = t.httpUrl;
+    const enq = await apiCall<{ jobId: string }>(url, '/v1/jobs', { body: { queue: 'bye-job', type: 't' } });
+    const reserve = apiCall<{ jobs: unknown[] }>(url, '/v1/reserve', {
+      body: { queues: ['bye'], waitTimeoutMs: 30_000 },
+      agent: false,
+    });
+    const outcome = apiCall<{ finished: boolean; state: string }>(
+      url,
+      `/v1/jobs/${enq.json.jobId}/outcome?waitMs=30000`,
+      { agent: false },
+    );
+    const events = await openSse(url, '/v1/events');
+    await events.next();
+    for (let i = 0; i < 10_000 && t.server.engine.waitingReserves === 0; i++) {
+      await new Promise((r) => setImmediate(r));
+    }
+    const stopping = t.server.shutdown();
+    assert.deepEqual((await reserve).json, { jobs: [] });
+    const waited = (await outcome).json;
+    assert.deepEqual([waited.finished, waited.state], [false, 'ready']);
+    const end = await events.next();
+    assert.equal(end.event, 'end');
+    assert.match(end.data, /"code":"unavailable"/);
+    await stopping;
+    await assert.rejects(apiCall(url, '/v1/openapi.json', { agent: false }));
+    await t.dispose();
+  });
+});
