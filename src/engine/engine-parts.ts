@@ -9,7 +9,14 @@ import type { Store } from '../store/store.ts';
 import { AuditLog } from './audit/index.ts';
 import type { Clock } from './clock.ts';
 import { createEngineContext, type EngineContext } from './context.ts';
-import { Canceller, DeadLetters, JobUpdater, OperatorActions } from './control/index.ts';
+import {
+  BulkOperations,
+  Canceller,
+  checkChanges,
+  DeadLetters,
+  JobUpdater,
+  OperatorActions,
+} from './control/index.ts';
 import { SeppError, toSeppError } from './errors.ts';
 import { EventLog } from './events/index.ts';
 import { FlowControl } from './flow-control/index.ts';
@@ -88,6 +95,7 @@ export interface EngineParts {
   readonly schedules: Schedules;
   readonly canceller: Canceller;
   readonly updater: JobUpdater;
+  readonly bulk: BulkOperations;
   readonly runtimeSettings: RuntimeSettings;
 }
 
@@ -173,6 +181,13 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     deps.onScheduleEvent,
   );
   maintenance = new Maintenance(ctx, settler, expiry, flow, deps.onMaintenanceError, schedules);
+  const canceller = new Canceller(ctx, audit);
+  const bulk = new BulkOperations(
+    ctx,
+    audit,
+    (tx, notices) => canceller.notify(tx, notices),
+    (changes) => checkChanges(changes, true, options.limits),
+  );
   return {
     ctx,
     lifecycle,
@@ -194,11 +209,12 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     audit,
     actions,
     queueAdmin: new QueueAdmin(ctx, flow, waiters, audit),
-    deadLetters: new DeadLetters(ctx, actions, audit),
+    deadLetters: new DeadLetters(ctx, audit),
     onlineBackup: new OnlineBackup(store),
     schedules,
-    canceller: new Canceller(ctx, actions, audit),
-    updater: new JobUpdater(ctx, flow, actions, audit),
+    canceller,
+    updater: new JobUpdater(ctx, flow, audit),
+    bulk,
     runtimeSettings: new RuntimeSettings(ctx, flow, audit, deps.checkQueueSettings),
   };
 }

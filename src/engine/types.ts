@@ -283,8 +283,8 @@ export interface Page<T> {
 /** Which dead letters a requeue or delete applies to. */
 export type DeadLetterSelection =
   | { queue: string; jobIds: readonly string[] }
-  /** Every dead letter of the queue, or only those of one reason. */
-  | { queue: string; all: true; reason?: DeadReason };
+  /** Every dead letter of the queue, or only those of one reason, or whose last error contains some text. */
+  | { queue: string; all: true; reason?: DeadReason; errorText?: string };
 
 /** What one group commit did: for telemetry. */
 export interface CommitStats {
