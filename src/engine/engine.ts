@@ -234,8 +234,8 @@ export class Engine {
   }
 
   /** How many jobs a bulk action would apply to now: exact, or "at least" after a bounded count. */
-  countBulk(action: BulkAction, filter: JobFilter, changes?: JobChanges): Promise<MatchCount> {
-    return this.bulk.count(action, filter, changes);
+  countBulk(action: BulkAction, filter: JobFilter, changes?: JobChanges, budget?: number): Promise<MatchCount> {
+    return this.bulk.count(action, filter, changes, budget);
   }
 
   /** Starts a bulk operation and answers once it has begun; poll it with getBulkOperation. */

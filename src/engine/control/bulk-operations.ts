@@ -83,6 +83,8 @@ export interface BulkStart {
 
 export class BulkOperations {
   private readonly operations = new Map<string, Running>();
+  /** Operations taking their first count: they hold a place among the `maxRunning`. */
+  private starting = 0;
 
   constructor(
     private readonly ctx: EngineContext,
@@ -104,10 +106,10 @@ export class BulkOperations {
     return plan;
   }
 
-  /** How many jobs the action would apply to now (a bounded count: see MatchCount). */
-  count(action: BulkAction, filter: JobFilter, changes: JobChanges = {}): Promise<MatchCount> {
+  /** How many jobs the action would apply to now, examining at most `budget` index entries (see MatchCount). */
+  count(action: BulkAction, filter: JobFilter, changes: JobChanges = {}, budget = countBudget): Promise<MatchCount> {
     const plan = this.plan(action, filter, changes);
-    return this.ctx.read((view) => countMatching(view, plan, countBudget));
+    return this.ctx.read((view) => countMatching(view, plan, budget));
   }
 
   /**
@@ -119,15 +121,21 @@ export class BulkOperations {
   ): Promise<{ info: BulkOperationInfo; finished: Promise<BulkOperationInfo> }> {
     const changes = request.changes ?? {};
     const plan = this.plan(request.action, request.filter, changes);
-    if (this.runningCount() >= maxRunning) {
+    if (this.runningCount() + this.starting >= maxRunning) {
       throw new SeppError(
         'resource_exhausted',
         `${maxRunning} bulk operations are running already; wait for one to end (GetBulkOperation) or cancel one`,
       );
     }
-    const begun = await this.ctx.read(function* (view) {
-      return { count: yield* countMatching(view, plan, countBudget), lastSeq: yield* view.bulk.lastSeq() };
-    });
+    this.starting++;
+    let begun: { count: MatchCount; lastSeq: number };
+    try {
+      begun = await this.ctx.read(function* (view) {
+        return { count: yield* countMatching(view, plan, countBudget), lastSeq: yield* view.bulk.lastSeq() };
+      });
+    } finally {
+      this.starting--;
+    }
     const details = { ...plan.details, ...bulkChanges(changes) };
     const running: Running = {
       info: {
