@@ -234,7 +234,12 @@ export class Engine {
   }
 
   /** How many jobs a bulk action would apply to now: exact, or "at least" after a bounded count. */
-  countBulk(action: BulkAction, filter: JobFilter, changes?: JobChanges, budget?: number): Promise<MatchCount> {
+  countBulk(
+    action: BulkAction,
+    filter: JobFilter,
+    changes?: JobChanges,
+    budget?: number,
+  ): Promise<MatchCount> {
     return this.bulk.count(action, filter, changes, budget);
   }
 

@@ -107,7 +107,12 @@ export class BulkOperations {
   }
 
   /** How many jobs the action would apply to now, examining at most `budget` index entries (see MatchCount). */
-  count(action: BulkAction, filter: JobFilter, changes: JobChanges = {}, budget = countBudget): Promise<MatchCount> {
+  count(
+    action: BulkAction,
+    filter: JobFilter,
+    changes: JobChanges = {},
+    budget = countBudget,
+  ): Promise<MatchCount> {
     const plan = this.plan(action, filter, changes);
     return this.ctx.read((view) => countMatching(view, plan, budget));
   }
