@@ -340,13 +340,18 @@ export class Engine {
     return this.changeDeadLetters(selection, 'delete', audit);
   }
 
+  /** "All" of a queue's dead letters as a bulk filter; null for a declared queue that never held a job. */
+  deadLetterFilter(selection: Extract<DeadLetterSelection, { all: true }>): JobFilter | null {
+    return deadLetterFilter(this.ctx, selection);
+  }
+
   private async changeDeadLetters(
     selection: DeadLetterSelection,
     action: 'requeue' | 'delete',
     audit: AuditInput | undefined,
   ): Promise<number> {
     if ('jobIds' in selection) return this.deadLetters.change(selection, action, audit);
-    const filter = deadLetterFilter(this.ctx, selection);
+    const filter = this.deadLetterFilter(selection);
     if (filter === null) return 0;
     return (await this.runBulk({ action, filter, ...(audit ? { audit } : {}) })).changed;
   }

@@ -11,6 +11,7 @@ import { formatProblems, parseQueueSettingKeys, parseQueueSettingValues } from '
 import { SeppError } from '../engine/errors.ts';
 import type { EnqueueRequest as EngineEnqueueRequest } from '../engine/types.ts';
 import { rpcAudit } from './audit-input.ts';
+import { createBulkHandlers } from './bulk-handlers.ts';
 import { answerUnary, type BugReporter } from './call-guard.ts';
 import { createControlHandlers } from './control-handlers.ts';
 import {
@@ -96,6 +97,7 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
   return {
     ...createScheduleHandlers(ctx, unary),
     ...createControlHandlers(ctx, unary),
+    ...createBulkHandlers(ctx, unary),
 
     enqueue: unary(
       'Enqueue',
@@ -266,22 +268,6 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
       return { jobs: page.items.map((j) => jobToProto(j, false)), nextPageToken: page.nextCursor ?? '' };
     }),
 
-    requeueDeadLetters: unary('RequeueDeadLetters', 'admin', async (req, call, caller, observation) => {
-      observation.annotate({ queue: req.queue });
-      const selection = deadLetterSelection(req);
-      const action = 'all' in selection ? 'dead_letters.requeue_all' : 'dead_letters.requeue';
-      const audit = rpcAudit(ctx, caller, call.metadata, action, `queue:${selection.queue}`);
-      return { requeuedCount: await engine.requeueDeadLetters(selection, audit) };
-    }),
-
-    deleteDeadLetters: unary('DeleteDeadLetters', 'admin', async (req, call, caller, observation) => {
-      observation.annotate({ queue: req.queue });
-      const selection = deadLetterSelection(req);
-      const action = 'all' in selection ? 'dead_letters.delete_all' : 'dead_letters.delete';
-      const audit = rpcAudit(ctx, caller, call.metadata, action, `queue:${selection.queue}`);
-      return { deletedCount: await engine.deleteDeadLetters(selection, audit) };
-    }),
-
     getServerInfo: unary('GetServerInfo', 'read', () => {
       const { facts } = ctx;
       return {
@@ -383,14 +369,4 @@ function enqueueRequestsFromProto<Req, Res>(
   const fallback = observation.context ?? metadataTraceContext(call.metadata);
   if (fallback !== undefined) for (const request of requests) withTraceContext(request, fallback);
   return requests;
-}
-
-function deadLetterSelection(req: { queue: string; jobIds: string[]; all: boolean }) {
-  const queue = requireString(req.queue, 'queue');
-  if (req.all && req.jobIds.length > 0)
-    throw new SeppError('invalid_argument', 'give job_ids or all, not both');
-  if (req.all) return { queue, all: true as const };
-  if (req.jobIds.length === 0)
-    throw new SeppError('invalid_argument', 'job_ids: name the dead letters, or set all');
-  return { queue, jobIds: req.jobIds.map((id, i) => requireJobId(id, `job_ids[${i}]`)) };
 }

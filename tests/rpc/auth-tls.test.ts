@@ -82,7 +82,14 @@ describe('authentication and roles', () => {
     assert.equal(await code(call(c, c.reserve, reserve, bearer(workerKey))), status.OK);
     assert.equal(await code(call(c, c.enqueue, { job }, bearer(workerKey))), status.PERMISSION_DENIED);
     assert.equal(
-      await code(call(c, c.deleteDeadLetters, { queue: 'auth', jobIds: [], all: true }, bearer(workerKey))),
+      await code(
+        call(
+          c,
+          c.deleteDeadLetters,
+          { queue: 'auth', jobIds: [], all: true, reason: 0, errorText: '', background: false },
+          bearer(workerKey),
+        ),
+      ),
       status.PERMISSION_DENIED,
     );
     // admin (configured as a hash): everything

@@ -219,12 +219,28 @@ const unaryCalls: [EngineMethod, string, () => Promise<unknown>][] = [
   [
     'requeueDeadLetters',
     'RequeueDeadLetters',
-    () => call(t.client, t.client.requeueDeadLetters, { queue: 'f', jobIds: [], all: true }),
+    () =>
+      call(t.client, t.client.requeueDeadLetters, {
+        queue: 'f',
+        jobIds: [],
+        all: true,
+        reason: 0,
+        errorText: '',
+        background: false,
+      }),
   ],
   [
     'deleteDeadLetters',
     'DeleteDeadLetters',
-    () => call(t.client, t.client.deleteDeadLetters, { queue: 'f', jobIds: [], all: true }),
+    () =>
+      call(t.client, t.client.deleteDeadLetters, {
+        queue: 'f',
+        jobIds: [],
+        all: true,
+        reason: 0,
+        errorText: '',
+        background: false,
+      }),
   ],
 ];
 

@@ -206,12 +206,25 @@ max_attempts = 2
       call(c, c.listDeadLetters, { queue, reason: DeadReason.UNSPECIFIED, pageSize: 0, pageToken: '' });
     const never = 'never-used-queue';
     await rejects(list(never), status.NOT_FOUND, /"never-used-queue" does not exist.*check the name/);
-    await rejects(call(c, c.requeueDeadLetters, { queue: never, jobIds: [], all: true }), status.NOT_FOUND);
+    await rejects(
+      call(c, c.requeueDeadLetters, {
+        queue: never,
+        jobIds: [],
+        all: true,
+        reason: 0,
+        errorText: '',
+        background: false,
+      }),
+      status.NOT_FOUND,
+    );
     await rejects(
       call(c, c.deleteDeadLetters, {
         queue: never,
         jobIds: ['0190a4c2-0000-7000-8000-000000000000'],
         all: false,
+        reason: 0,
+        errorText: '',
+        background: false,
       }),
       status.NOT_FOUND,
     );
@@ -219,8 +232,32 @@ max_attempts = 2
     await call(c, c.enqueue, { job: job('dlq-used') });
     for (const queue of ['limited', 'dlq-used']) {
       assert.deepEqual((await list(queue)).jobs, []);
-      assert.equal((await call(c, c.requeueDeadLetters, { queue, jobIds: [], all: true })).requeuedCount, 0);
-      assert.equal((await call(c, c.deleteDeadLetters, { queue, jobIds: [], all: true })).deletedCount, 0);
+      assert.equal(
+        (
+          await call(c, c.requeueDeadLetters, {
+            queue,
+            jobIds: [],
+            all: true,
+            reason: 0,
+            errorText: '',
+            background: false,
+          })
+        ).requeuedCount,
+        0,
+      );
+      assert.equal(
+        (
+          await call(c, c.deleteDeadLetters, {
+            queue,
+            jobIds: [],
+            all: true,
+            reason: 0,
+            errorText: '',
+            background: false,
+          })
+        ).deletedCount,
+        0,
+      );
     }
   });
 
@@ -317,7 +354,16 @@ max_attempts = 2
     assert.equal(page.jobs[0]?.payload.length, 0, 'listing pages leave the payload out');
     assert.equal(page.jobs[0]?.payloadBytes, payload.length);
     assert.equal(
-      (await call(c, c.requeueDeadLetters, { queue: 'retry', jobIds: [jobId], all: false })).requeuedCount,
+      (
+        await call(c, c.requeueDeadLetters, {
+          queue: 'retry',
+          jobIds: [jobId],
+          all: false,
+          reason: 0,
+          errorText: '',
+          background: false,
+        })
+      ).requeuedCount,
       1,
     );
     leased = await reserve();
@@ -330,11 +376,27 @@ max_attempts = 2
     });
     assert.equal((await call(c, c.getJob, { jobId })).job?.deadReason, DeadReason.DEAD_LETTERED);
     assert.equal(
-      (await call(c, c.deleteDeadLetters, { queue: 'retry', jobIds: [], all: true })).deletedCount,
+      (
+        await call(c, c.deleteDeadLetters, {
+          queue: 'retry',
+          jobIds: [],
+          all: true,
+          reason: 0,
+          errorText: '',
+          background: false,
+        })
+      ).deletedCount,
       1,
     );
     await rejects(
-      call(c, c.deleteDeadLetters, { queue: 'retry', jobIds: [], all: false }),
+      call(c, c.deleteDeadLetters, {
+        queue: 'retry',
+        jobIds: [],
+        all: false,
+        reason: 0,
+        errorText: '',
+        background: false,
+      }),
       status.INVALID_ARGUMENT,
     );
   });
@@ -423,7 +485,7 @@ max_attempts = 2
       /queue busy holds 1 job \(ready 1\); only an empty queue can be deleted/,
     );
     // A cancelled job is kept for the queue's retention; a purge removes the waiting one.
-    await call(c, c.purgeQueue, { queue: 'busy' });
+    await call(c, c.purgeQueue, { queue: 'busy', background: false });
     await call(c, c.deleteQueue, { queue: 'busy' });
     assert.ok(!(await names()).includes('busy'));
     // Gone, not broken: the next job creates the queue again, running and counted.

@@ -3,6 +3,7 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
+import { BulkOperation } from "./bulk_operation.js";
 import {
   DeadReason,
   deadReasonFromJSON,
@@ -106,9 +107,12 @@ export interface CancelJobResponse {
   state: JobState;
 }
 
-/** Which jobs of one queue a bulk call applies to. */
+/**
+ * Which jobs a bulk call applies to: the filters of the admin UI's jobs list.
+ * Every field narrows the match; unset fields match anything.
+ */
 export interface JobFilter {
-  /** The queue's name; required. */
+  /** The queue's name; required unless `all_queues` is set. */
   queue: string;
   /** Only jobs of this type; empty means every type. */
   type: string;
@@ -123,6 +127,35 @@ export interface JobFilter {
    * or without.
    */
   group: string;
+  /**
+   * True: every queue (then `queue` must be empty). Without it an empty
+   * `queue` is INVALID_ARGUMENT, so no call acts on every queue by accident.
+   */
+  allQueues: boolean;
+  /** Only jobs whose type starts with this (not with `type`). */
+  typePrefix: string;
+  /**
+   * Only jobs whose last error contains this text, in any case (at most 1024
+   * characters).
+   */
+  errorText: string;
+  /**
+   * Only jobs whose metadata has this key (1 to 256 characters, no `"` or `\`)
+   * with the value `metadata_value`; empty: any metadata.
+   */
+  metadataKey: string;
+  metadataValue: string;
+  /** Only jobs enqueued at or after this time, in ms since the Unix epoch; 0: any. */
+  enqueuedFromMs: number;
+  /**
+   * Only jobs enqueued before this time ("older than"), in ms since the Unix
+   * epoch; 0: any.
+   */
+  enqueuedBeforeMs: number;
+  /** Only dead letters of this reason (the match is then DEAD jobs only). */
+  deadReason: DeadReason;
+  /** Only SCHEDULED jobs waiting to be retried (delivered at least once). */
+  retriesOnly: boolean;
 }
 
 /** Cancel every job a filter matches. */
@@ -136,6 +169,13 @@ export interface CancelJobsRequest {
    * (`matched_count`), e.g. for a confirmation.
    */
   dryRun: boolean;
+  /**
+   * True: answer as soon as the operation has begun (`operation`), and let it
+   * run; poll it with GetBulkOperation, stop it with CancelBulkOperation.
+   * False: answer when it has ended. Either way it is one bulk operation
+   * (bulk.proto) that runs to its end even if the caller goes away.
+   */
+  background: boolean;
 }
 
 /** What the bulk cancel did. */
@@ -149,6 +189,13 @@ export interface CancelJobsResponse {
   cancelRequestedCount: number;
   /** With `dry_run`: the jobs a cancel would change now (0 otherwise). */
   matchedCount: number;
+  /**
+   * True: `matched_count` is a lower bound ("at least"), the count stopped at
+   * its budget (`BulkOperation.matched_at_least` says the same).
+   */
+  matchedAtLeast: boolean;
+  /** The operation (without `dry_run`); with `background`, as it began. */
+  operation?: BulkOperation | undefined;
 }
 
 /**
@@ -218,13 +265,25 @@ export interface UpdateJobsRequest {
     | JobFilter
     | undefined;
   /** `run_now` and `priority` only: a run time is one job's (UpdateJob). */
-  changes?: JobChanges | undefined;
+  changes?:
+    | JobChanges
+    | undefined;
+  /** True: change nothing, only count the jobs that match (`matched_count`). */
+  dryRun: boolean;
+  /** As in CancelJobsRequest. */
+  background: boolean;
 }
 
 /** How many changed. */
 export interface UpdateJobsResponse {
   /** Jobs that changed. */
   updatedCount: number;
+  /** With `dry_run`: the jobs that match now (0 otherwise). */
+  matchedCount: number;
+  /** True: `matched_count` is a lower bound. */
+  matchedAtLeast: boolean;
+  /** The operation (without `dry_run`); with `background`, as it began. */
+  operation?: BulkOperation | undefined;
 }
 
 /** Delete every READY and SCHEDULED job of a queue. */
@@ -234,12 +293,16 @@ export interface PurgeQueueRequest {
    * and cancelled jobs stay. The deleted jobs release their idempotency keys.
    */
   queue: string;
+  /** As in CancelJobsRequest. */
+  background: boolean;
 }
 
 /** How many were deleted. */
 export interface PurgeQueueResponse {
   /** Jobs deleted. */
   deletedCount: number;
+  /** The bulk operation that deleted them; with `background`, as it began. */
+  operation?: BulkOperation | undefined;
 }
 
 /**
@@ -378,14 +441,25 @@ export interface RequeueDeadLettersRequest {
    * `job_ids` and `all` must be given (INVALID_ARGUMENT otherwise).
    */
   jobIds: string[];
-  /** True: every dead letter of the queue. */
+  /**
+   * True: every dead letter of the queue (narrowed by `reason` and
+   * `error_text`), as one bulk operation.
+   */
   all: boolean;
+  /** With `all`: only dead letters of this reason. */
+  reason: DeadReason;
+  /** With `all`: only dead letters whose last error contains this text (any case). */
+  errorText: string;
+  /** With `all`: as in CancelJobsRequest. */
+  background: boolean;
 }
 
 /** How many were requeued. */
 export interface RequeueDeadLettersResponse {
   /** Dead letters that are READY again. */
   requeuedCount: number;
+  /** With `all`: the bulk operation; with `background`, as it began. */
+  operation?: BulkOperation | undefined;
 }
 
 /** Delete dead letters for good. */
@@ -398,14 +472,25 @@ export interface DeleteDeadLettersRequest {
    * `job_ids` and `all` must be given (INVALID_ARGUMENT otherwise).
    */
   jobIds: string[];
-  /** True: every dead letter of the queue. */
+  /**
+   * True: every dead letter of the queue (narrowed by `reason` and
+   * `error_text`), as one bulk operation.
+   */
   all: boolean;
+  /** With `all`: only dead letters of this reason. */
+  reason: DeadReason;
+  /** With `all`: only dead letters whose last error contains this text (any case). */
+  errorText: string;
+  /** With `all`: as in CancelJobsRequest. */
+  background: boolean;
 }
 
 /** How many were deleted. */
 export interface DeleteDeadLettersResponse {
   /** Dead letters deleted. */
   deletedCount: number;
+  /** With `all`: the bulk operation; with `background`, as it began. */
+  operation?: BulkOperation | undefined;
 }
 
 /** Describe the server. */
@@ -999,7 +1084,21 @@ export const CancelJobResponse: MessageFns<CancelJobResponse> = {
 };
 
 function createBaseJobFilter(): JobFilter {
-  return { queue: "", type: "", states: [], group: "" };
+  return {
+    queue: "",
+    type: "",
+    states: [],
+    group: "",
+    allQueues: false,
+    typePrefix: "",
+    errorText: "",
+    metadataKey: "",
+    metadataValue: "",
+    enqueuedFromMs: 0,
+    enqueuedBeforeMs: 0,
+    deadReason: 0,
+    retriesOnly: false,
+  };
 }
 
 export const JobFilter: MessageFns<JobFilter> = {
@@ -1019,6 +1118,33 @@ export const JobFilter: MessageFns<JobFilter> = {
     }
     if (message.group !== "") {
       writer.uint32(34).string(message.group);
+    }
+    if (message.allQueues !== false) {
+      writer.uint32(40).bool(message.allQueues);
+    }
+    if (message.typePrefix !== "") {
+      writer.uint32(50).string(message.typePrefix);
+    }
+    if (message.errorText !== "") {
+      writer.uint32(58).string(message.errorText);
+    }
+    if (message.metadataKey !== "") {
+      writer.uint32(66).string(message.metadataKey);
+    }
+    if (message.metadataValue !== "") {
+      writer.uint32(74).string(message.metadataValue);
+    }
+    if (message.enqueuedFromMs !== 0) {
+      writer.uint32(80).int64(message.enqueuedFromMs);
+    }
+    if (message.enqueuedBeforeMs !== 0) {
+      writer.uint32(88).int64(message.enqueuedBeforeMs);
+    }
+    if (message.deadReason !== 0) {
+      writer.uint32(96).int32(message.deadReason);
+    }
+    if (message.retriesOnly !== false) {
+      writer.uint32(104).bool(message.retriesOnly);
     }
     return writer;
   },
@@ -1078,6 +1204,78 @@ export const JobFilter: MessageFns<JobFilter> = {
             message.group = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.allQueues = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.typePrefix = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.errorText = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.metadataKey = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.metadataValue = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.enqueuedFromMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.enqueuedBeforeMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.deadReason = reader.int32() as any;
+            continue;
+          }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.retriesOnly = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1096,6 +1294,51 @@ export const JobFilter: MessageFns<JobFilter> = {
       type: isSet(object.type) ? globalThis.String(object.type) : "",
       states: globalThis.Array.isArray(object?.states) ? object.states.map((e: any) => jobStateFromJSON(e)) : [],
       group: isSet(object.group) ? globalThis.String(object.group) : "",
+      allQueues: isSet(object.allQueues)
+        ? globalThis.Boolean(object.allQueues)
+        : isSet(object.all_queues)
+        ? globalThis.Boolean(object.all_queues)
+        : false,
+      typePrefix: isSet(object.typePrefix)
+        ? globalThis.String(object.typePrefix)
+        : isSet(object.type_prefix)
+        ? globalThis.String(object.type_prefix)
+        : "",
+      errorText: isSet(object.errorText)
+        ? globalThis.String(object.errorText)
+        : isSet(object.error_text)
+        ? globalThis.String(object.error_text)
+        : "",
+      metadataKey: isSet(object.metadataKey)
+        ? globalThis.String(object.metadataKey)
+        : isSet(object.metadata_key)
+        ? globalThis.String(object.metadata_key)
+        : "",
+      metadataValue: isSet(object.metadataValue)
+        ? globalThis.String(object.metadataValue)
+        : isSet(object.metadata_value)
+        ? globalThis.String(object.metadata_value)
+        : "",
+      enqueuedFromMs: isSet(object.enqueuedFromMs)
+        ? globalThis.Number(object.enqueuedFromMs)
+        : isSet(object.enqueued_from_ms)
+        ? globalThis.Number(object.enqueued_from_ms)
+        : 0,
+      enqueuedBeforeMs: isSet(object.enqueuedBeforeMs)
+        ? globalThis.Number(object.enqueuedBeforeMs)
+        : isSet(object.enqueued_before_ms)
+        ? globalThis.Number(object.enqueued_before_ms)
+        : 0,
+      deadReason: isSet(object.deadReason)
+        ? deadReasonFromJSON(object.deadReason)
+        : isSet(object.dead_reason)
+        ? deadReasonFromJSON(object.dead_reason)
+        : 0,
+      retriesOnly: isSet(object.retriesOnly)
+        ? globalThis.Boolean(object.retriesOnly)
+        : isSet(object.retries_only)
+        ? globalThis.Boolean(object.retries_only)
+        : false,
     };
   },
 
@@ -1113,6 +1356,33 @@ export const JobFilter: MessageFns<JobFilter> = {
     if (message.group !== "") {
       obj.group = message.group;
     }
+    if (message.allQueues !== false) {
+      obj.allQueues = message.allQueues;
+    }
+    if (message.typePrefix !== "") {
+      obj.typePrefix = message.typePrefix;
+    }
+    if (message.errorText !== "") {
+      obj.errorText = message.errorText;
+    }
+    if (message.metadataKey !== "") {
+      obj.metadataKey = message.metadataKey;
+    }
+    if (message.metadataValue !== "") {
+      obj.metadataValue = message.metadataValue;
+    }
+    if (message.enqueuedFromMs !== 0) {
+      obj.enqueuedFromMs = Math.round(message.enqueuedFromMs);
+    }
+    if (message.enqueuedBeforeMs !== 0) {
+      obj.enqueuedBeforeMs = Math.round(message.enqueuedBeforeMs);
+    }
+    if (message.deadReason !== 0) {
+      obj.deadReason = deadReasonToJSON(message.deadReason);
+    }
+    if (message.retriesOnly !== false) {
+      obj.retriesOnly = message.retriesOnly;
+    }
     return obj;
   },
 
@@ -1125,12 +1395,21 @@ export const JobFilter: MessageFns<JobFilter> = {
     message.type = object.type ?? "";
     message.states = object.states?.map((e) => e) || [];
     message.group = object.group ?? "";
+    message.allQueues = object.allQueues ?? false;
+    message.typePrefix = object.typePrefix ?? "";
+    message.errorText = object.errorText ?? "";
+    message.metadataKey = object.metadataKey ?? "";
+    message.metadataValue = object.metadataValue ?? "";
+    message.enqueuedFromMs = object.enqueuedFromMs ?? 0;
+    message.enqueuedBeforeMs = object.enqueuedBeforeMs ?? 0;
+    message.deadReason = object.deadReason ?? 0;
+    message.retriesOnly = object.retriesOnly ?? false;
     return message;
   },
 };
 
 function createBaseCancelJobsRequest(): CancelJobsRequest {
-  return { filter: undefined, dryRun: false };
+  return { filter: undefined, dryRun: false, background: false };
 }
 
 export const CancelJobsRequest: MessageFns<CancelJobsRequest> = {
@@ -1140,6 +1419,9 @@ export const CancelJobsRequest: MessageFns<CancelJobsRequest> = {
     }
     if (message.dryRun !== false) {
       writer.uint32(16).bool(message.dryRun);
+    }
+    if (message.background !== false) {
+      writer.uint32(24).bool(message.background);
     }
     return writer;
   },
@@ -1173,6 +1455,14 @@ export const CancelJobsRequest: MessageFns<CancelJobsRequest> = {
             message.dryRun = reader.bool();
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.background = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1193,6 +1483,7 @@ export const CancelJobsRequest: MessageFns<CancelJobsRequest> = {
         : isSet(object.dry_run)
         ? globalThis.Boolean(object.dry_run)
         : false,
+      background: isSet(object.background) ? globalThis.Boolean(object.background) : false,
     };
   },
 
@@ -1203,6 +1494,9 @@ export const CancelJobsRequest: MessageFns<CancelJobsRequest> = {
     }
     if (message.dryRun !== false) {
       obj.dryRun = message.dryRun;
+    }
+    if (message.background !== false) {
+      obj.background = message.background;
     }
     return obj;
   },
@@ -1216,12 +1510,13 @@ export const CancelJobsRequest: MessageFns<CancelJobsRequest> = {
       ? JobFilter.fromPartial(object.filter)
       : undefined;
     message.dryRun = object.dryRun ?? false;
+    message.background = object.background ?? false;
     return message;
   },
 };
 
 function createBaseCancelJobsResponse(): CancelJobsResponse {
-  return { cancelledCount: 0, cancelRequestedCount: 0, matchedCount: 0 };
+  return { cancelledCount: 0, cancelRequestedCount: 0, matchedCount: 0, matchedAtLeast: false, operation: undefined };
 }
 
 export const CancelJobsResponse: MessageFns<CancelJobsResponse> = {
@@ -1234,6 +1529,12 @@ export const CancelJobsResponse: MessageFns<CancelJobsResponse> = {
     }
     if (message.matchedCount !== 0) {
       writer.uint32(24).int64(message.matchedCount);
+    }
+    if (message.matchedAtLeast !== false) {
+      writer.uint32(32).bool(message.matchedAtLeast);
+    }
+    if (message.operation !== undefined) {
+      BulkOperation.encode(message.operation, writer.uint32(42).fork()).join();
     }
     return writer;
   },
@@ -1275,6 +1576,22 @@ export const CancelJobsResponse: MessageFns<CancelJobsResponse> = {
             message.matchedCount = longToNumber(reader.int64());
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.matchedAtLeast = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.operation = BulkOperation.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1304,6 +1621,12 @@ export const CancelJobsResponse: MessageFns<CancelJobsResponse> = {
         : isSet(object.matched_count)
         ? globalThis.Number(object.matched_count)
         : 0,
+      matchedAtLeast: isSet(object.matchedAtLeast)
+        ? globalThis.Boolean(object.matchedAtLeast)
+        : isSet(object.matched_at_least)
+        ? globalThis.Boolean(object.matched_at_least)
+        : false,
+      operation: isSet(object.operation) ? BulkOperation.fromJSON(object.operation) : undefined,
     };
   },
 
@@ -1318,6 +1641,12 @@ export const CancelJobsResponse: MessageFns<CancelJobsResponse> = {
     if (message.matchedCount !== 0) {
       obj.matchedCount = Math.round(message.matchedCount);
     }
+    if (message.matchedAtLeast !== false) {
+      obj.matchedAtLeast = message.matchedAtLeast;
+    }
+    if (message.operation !== undefined) {
+      obj.operation = BulkOperation.toJSON(message.operation);
+    }
     return obj;
   },
 
@@ -1329,6 +1658,10 @@ export const CancelJobsResponse: MessageFns<CancelJobsResponse> = {
     message.cancelledCount = object.cancelledCount ?? 0;
     message.cancelRequestedCount = object.cancelRequestedCount ?? 0;
     message.matchedCount = object.matchedCount ?? 0;
+    message.matchedAtLeast = object.matchedAtLeast ?? false;
+    message.operation = (object.operation !== undefined && object.operation !== null)
+      ? BulkOperation.fromPartial(object.operation)
+      : undefined;
     return message;
   },
 };
@@ -1672,7 +2005,7 @@ export const UpdateJobResponse: MessageFns<UpdateJobResponse> = {
 };
 
 function createBaseUpdateJobsRequest(): UpdateJobsRequest {
-  return { filter: undefined, changes: undefined };
+  return { filter: undefined, changes: undefined, dryRun: false, background: false };
 }
 
 export const UpdateJobsRequest: MessageFns<UpdateJobsRequest> = {
@@ -1682,6 +2015,12 @@ export const UpdateJobsRequest: MessageFns<UpdateJobsRequest> = {
     }
     if (message.changes !== undefined) {
       JobChanges.encode(message.changes, writer.uint32(18).fork()).join();
+    }
+    if (message.dryRun !== false) {
+      writer.uint32(24).bool(message.dryRun);
+    }
+    if (message.background !== false) {
+      writer.uint32(32).bool(message.background);
     }
     return writer;
   },
@@ -1715,6 +2054,22 @@ export const UpdateJobsRequest: MessageFns<UpdateJobsRequest> = {
             message.changes = JobChanges.decode(reader, reader.uint32());
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.dryRun = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.background = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1731,6 +2086,12 @@ export const UpdateJobsRequest: MessageFns<UpdateJobsRequest> = {
     return {
       filter: isSet(object.filter) ? JobFilter.fromJSON(object.filter) : undefined,
       changes: isSet(object.changes) ? JobChanges.fromJSON(object.changes) : undefined,
+      dryRun: isSet(object.dryRun)
+        ? globalThis.Boolean(object.dryRun)
+        : isSet(object.dry_run)
+        ? globalThis.Boolean(object.dry_run)
+        : false,
+      background: isSet(object.background) ? globalThis.Boolean(object.background) : false,
     };
   },
 
@@ -1741,6 +2102,12 @@ export const UpdateJobsRequest: MessageFns<UpdateJobsRequest> = {
     }
     if (message.changes !== undefined) {
       obj.changes = JobChanges.toJSON(message.changes);
+    }
+    if (message.dryRun !== false) {
+      obj.dryRun = message.dryRun;
+    }
+    if (message.background !== false) {
+      obj.background = message.background;
     }
     return obj;
   },
@@ -1756,18 +2123,29 @@ export const UpdateJobsRequest: MessageFns<UpdateJobsRequest> = {
     message.changes = (object.changes !== undefined && object.changes !== null)
       ? JobChanges.fromPartial(object.changes)
       : undefined;
+    message.dryRun = object.dryRun ?? false;
+    message.background = object.background ?? false;
     return message;
   },
 };
 
 function createBaseUpdateJobsResponse(): UpdateJobsResponse {
-  return { updatedCount: 0 };
+  return { updatedCount: 0, matchedCount: 0, matchedAtLeast: false, operation: undefined };
 }
 
 export const UpdateJobsResponse: MessageFns<UpdateJobsResponse> = {
   encode(message: UpdateJobsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.updatedCount !== 0) {
       writer.uint32(8).int64(message.updatedCount);
+    }
+    if (message.matchedCount !== 0) {
+      writer.uint32(16).int64(message.matchedCount);
+    }
+    if (message.matchedAtLeast !== false) {
+      writer.uint32(24).bool(message.matchedAtLeast);
+    }
+    if (message.operation !== undefined) {
+      BulkOperation.encode(message.operation, writer.uint32(34).fork()).join();
     }
     return writer;
   },
@@ -1793,6 +2171,30 @@ export const UpdateJobsResponse: MessageFns<UpdateJobsResponse> = {
             message.updatedCount = longToNumber(reader.int64());
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.matchedCount = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.matchedAtLeast = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.operation = BulkOperation.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1812,6 +2214,17 @@ export const UpdateJobsResponse: MessageFns<UpdateJobsResponse> = {
         : isSet(object.updated_count)
         ? globalThis.Number(object.updated_count)
         : 0,
+      matchedCount: isSet(object.matchedCount)
+        ? globalThis.Number(object.matchedCount)
+        : isSet(object.matched_count)
+        ? globalThis.Number(object.matched_count)
+        : 0,
+      matchedAtLeast: isSet(object.matchedAtLeast)
+        ? globalThis.Boolean(object.matchedAtLeast)
+        : isSet(object.matched_at_least)
+        ? globalThis.Boolean(object.matched_at_least)
+        : false,
+      operation: isSet(object.operation) ? BulkOperation.fromJSON(object.operation) : undefined,
     };
   },
 
@@ -1819,6 +2232,15 @@ export const UpdateJobsResponse: MessageFns<UpdateJobsResponse> = {
     const obj: any = {};
     if (message.updatedCount !== 0) {
       obj.updatedCount = Math.round(message.updatedCount);
+    }
+    if (message.matchedCount !== 0) {
+      obj.matchedCount = Math.round(message.matchedCount);
+    }
+    if (message.matchedAtLeast !== false) {
+      obj.matchedAtLeast = message.matchedAtLeast;
+    }
+    if (message.operation !== undefined) {
+      obj.operation = BulkOperation.toJSON(message.operation);
     }
     return obj;
   },
@@ -1829,18 +2251,26 @@ export const UpdateJobsResponse: MessageFns<UpdateJobsResponse> = {
   fromPartial<I extends Exact<DeepPartial<UpdateJobsResponse>, I>>(object: I): UpdateJobsResponse {
     const message = createBaseUpdateJobsResponse();
     message.updatedCount = object.updatedCount ?? 0;
+    message.matchedCount = object.matchedCount ?? 0;
+    message.matchedAtLeast = object.matchedAtLeast ?? false;
+    message.operation = (object.operation !== undefined && object.operation !== null)
+      ? BulkOperation.fromPartial(object.operation)
+      : undefined;
     return message;
   },
 };
 
 function createBasePurgeQueueRequest(): PurgeQueueRequest {
-  return { queue: "" };
+  return { queue: "", background: false };
 }
 
 export const PurgeQueueRequest: MessageFns<PurgeQueueRequest> = {
   encode(message: PurgeQueueRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.queue !== "") {
       writer.uint32(10).string(message.queue);
+    }
+    if (message.background !== false) {
+      writer.uint32(16).bool(message.background);
     }
     return writer;
   },
@@ -1866,6 +2296,14 @@ export const PurgeQueueRequest: MessageFns<PurgeQueueRequest> = {
             message.queue = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.background = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1879,13 +2317,19 @@ export const PurgeQueueRequest: MessageFns<PurgeQueueRequest> = {
   },
 
   fromJSON(object: any): PurgeQueueRequest {
-    return { queue: isSet(object.queue) ? globalThis.String(object.queue) : "" };
+    return {
+      queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
+      background: isSet(object.background) ? globalThis.Boolean(object.background) : false,
+    };
   },
 
   toJSON(message: PurgeQueueRequest): unknown {
     const obj: any = {};
     if (message.queue !== "") {
       obj.queue = message.queue;
+    }
+    if (message.background !== false) {
+      obj.background = message.background;
     }
     return obj;
   },
@@ -1896,18 +2340,22 @@ export const PurgeQueueRequest: MessageFns<PurgeQueueRequest> = {
   fromPartial<I extends Exact<DeepPartial<PurgeQueueRequest>, I>>(object: I): PurgeQueueRequest {
     const message = createBasePurgeQueueRequest();
     message.queue = object.queue ?? "";
+    message.background = object.background ?? false;
     return message;
   },
 };
 
 function createBasePurgeQueueResponse(): PurgeQueueResponse {
-  return { deletedCount: 0 };
+  return { deletedCount: 0, operation: undefined };
 }
 
 export const PurgeQueueResponse: MessageFns<PurgeQueueResponse> = {
   encode(message: PurgeQueueResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.deletedCount !== 0) {
       writer.uint32(8).int64(message.deletedCount);
+    }
+    if (message.operation !== undefined) {
+      BulkOperation.encode(message.operation, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -1933,6 +2381,14 @@ export const PurgeQueueResponse: MessageFns<PurgeQueueResponse> = {
             message.deletedCount = longToNumber(reader.int64());
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.operation = BulkOperation.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1952,6 +2408,7 @@ export const PurgeQueueResponse: MessageFns<PurgeQueueResponse> = {
         : isSet(object.deleted_count)
         ? globalThis.Number(object.deleted_count)
         : 0,
+      operation: isSet(object.operation) ? BulkOperation.fromJSON(object.operation) : undefined,
     };
   },
 
@@ -1959,6 +2416,9 @@ export const PurgeQueueResponse: MessageFns<PurgeQueueResponse> = {
     const obj: any = {};
     if (message.deletedCount !== 0) {
       obj.deletedCount = Math.round(message.deletedCount);
+    }
+    if (message.operation !== undefined) {
+      obj.operation = BulkOperation.toJSON(message.operation);
     }
     return obj;
   },
@@ -1969,6 +2429,9 @@ export const PurgeQueueResponse: MessageFns<PurgeQueueResponse> = {
   fromPartial<I extends Exact<DeepPartial<PurgeQueueResponse>, I>>(object: I): PurgeQueueResponse {
     const message = createBasePurgeQueueResponse();
     message.deletedCount = object.deletedCount ?? 0;
+    message.operation = (object.operation !== undefined && object.operation !== null)
+      ? BulkOperation.fromPartial(object.operation)
+      : undefined;
     return message;
   },
 };
@@ -3097,7 +3560,7 @@ export const ListDeadLettersResponse: MessageFns<ListDeadLettersResponse> = {
 };
 
 function createBaseRequeueDeadLettersRequest(): RequeueDeadLettersRequest {
-  return { queue: "", jobIds: [], all: false };
+  return { queue: "", jobIds: [], all: false, reason: 0, errorText: "", background: false };
 }
 
 export const RequeueDeadLettersRequest: MessageFns<RequeueDeadLettersRequest> = {
@@ -3110,6 +3573,15 @@ export const RequeueDeadLettersRequest: MessageFns<RequeueDeadLettersRequest> = 
     }
     if (message.all !== false) {
       writer.uint32(24).bool(message.all);
+    }
+    if (message.reason !== 0) {
+      writer.uint32(32).int32(message.reason);
+    }
+    if (message.errorText !== "") {
+      writer.uint32(42).string(message.errorText);
+    }
+    if (message.background !== false) {
+      writer.uint32(48).bool(message.background);
     }
     return writer;
   },
@@ -3151,6 +3623,30 @@ export const RequeueDeadLettersRequest: MessageFns<RequeueDeadLettersRequest> = 
             message.all = reader.bool();
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.reason = reader.int32() as any;
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.errorText = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.background = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3172,6 +3668,13 @@ export const RequeueDeadLettersRequest: MessageFns<RequeueDeadLettersRequest> = 
         ? object.job_ids.map((e: any) => globalThis.String(e))
         : [],
       all: isSet(object.all) ? globalThis.Boolean(object.all) : false,
+      reason: isSet(object.reason) ? deadReasonFromJSON(object.reason) : 0,
+      errorText: isSet(object.errorText)
+        ? globalThis.String(object.errorText)
+        : isSet(object.error_text)
+        ? globalThis.String(object.error_text)
+        : "",
+      background: isSet(object.background) ? globalThis.Boolean(object.background) : false,
     };
   },
 
@@ -3186,6 +3689,15 @@ export const RequeueDeadLettersRequest: MessageFns<RequeueDeadLettersRequest> = 
     if (message.all !== false) {
       obj.all = message.all;
     }
+    if (message.reason !== 0) {
+      obj.reason = deadReasonToJSON(message.reason);
+    }
+    if (message.errorText !== "") {
+      obj.errorText = message.errorText;
+    }
+    if (message.background !== false) {
+      obj.background = message.background;
+    }
     return obj;
   },
 
@@ -3197,18 +3709,24 @@ export const RequeueDeadLettersRequest: MessageFns<RequeueDeadLettersRequest> = 
     message.queue = object.queue ?? "";
     message.jobIds = object.jobIds?.map((e) => e) || [];
     message.all = object.all ?? false;
+    message.reason = object.reason ?? 0;
+    message.errorText = object.errorText ?? "";
+    message.background = object.background ?? false;
     return message;
   },
 };
 
 function createBaseRequeueDeadLettersResponse(): RequeueDeadLettersResponse {
-  return { requeuedCount: 0 };
+  return { requeuedCount: 0, operation: undefined };
 }
 
 export const RequeueDeadLettersResponse: MessageFns<RequeueDeadLettersResponse> = {
   encode(message: RequeueDeadLettersResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.requeuedCount !== 0) {
       writer.uint32(8).int64(message.requeuedCount);
+    }
+    if (message.operation !== undefined) {
+      BulkOperation.encode(message.operation, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -3234,6 +3752,14 @@ export const RequeueDeadLettersResponse: MessageFns<RequeueDeadLettersResponse> 
             message.requeuedCount = longToNumber(reader.int64());
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.operation = BulkOperation.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3253,6 +3779,7 @@ export const RequeueDeadLettersResponse: MessageFns<RequeueDeadLettersResponse> 
         : isSet(object.requeued_count)
         ? globalThis.Number(object.requeued_count)
         : 0,
+      operation: isSet(object.operation) ? BulkOperation.fromJSON(object.operation) : undefined,
     };
   },
 
@@ -3260,6 +3787,9 @@ export const RequeueDeadLettersResponse: MessageFns<RequeueDeadLettersResponse> 
     const obj: any = {};
     if (message.requeuedCount !== 0) {
       obj.requeuedCount = Math.round(message.requeuedCount);
+    }
+    if (message.operation !== undefined) {
+      obj.operation = BulkOperation.toJSON(message.operation);
     }
     return obj;
   },
@@ -3270,12 +3800,15 @@ export const RequeueDeadLettersResponse: MessageFns<RequeueDeadLettersResponse> 
   fromPartial<I extends Exact<DeepPartial<RequeueDeadLettersResponse>, I>>(object: I): RequeueDeadLettersResponse {
     const message = createBaseRequeueDeadLettersResponse();
     message.requeuedCount = object.requeuedCount ?? 0;
+    message.operation = (object.operation !== undefined && object.operation !== null)
+      ? BulkOperation.fromPartial(object.operation)
+      : undefined;
     return message;
   },
 };
 
 function createBaseDeleteDeadLettersRequest(): DeleteDeadLettersRequest {
-  return { queue: "", jobIds: [], all: false };
+  return { queue: "", jobIds: [], all: false, reason: 0, errorText: "", background: false };
 }
 
 export const DeleteDeadLettersRequest: MessageFns<DeleteDeadLettersRequest> = {
@@ -3288,6 +3821,15 @@ export const DeleteDeadLettersRequest: MessageFns<DeleteDeadLettersRequest> = {
     }
     if (message.all !== false) {
       writer.uint32(24).bool(message.all);
+    }
+    if (message.reason !== 0) {
+      writer.uint32(32).int32(message.reason);
+    }
+    if (message.errorText !== "") {
+      writer.uint32(42).string(message.errorText);
+    }
+    if (message.background !== false) {
+      writer.uint32(48).bool(message.background);
     }
     return writer;
   },
@@ -3329,6 +3871,30 @@ export const DeleteDeadLettersRequest: MessageFns<DeleteDeadLettersRequest> = {
             message.all = reader.bool();
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.reason = reader.int32() as any;
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.errorText = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.background = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3350,6 +3916,13 @@ export const DeleteDeadLettersRequest: MessageFns<DeleteDeadLettersRequest> = {
         ? object.job_ids.map((e: any) => globalThis.String(e))
         : [],
       all: isSet(object.all) ? globalThis.Boolean(object.all) : false,
+      reason: isSet(object.reason) ? deadReasonFromJSON(object.reason) : 0,
+      errorText: isSet(object.errorText)
+        ? globalThis.String(object.errorText)
+        : isSet(object.error_text)
+        ? globalThis.String(object.error_text)
+        : "",
+      background: isSet(object.background) ? globalThis.Boolean(object.background) : false,
     };
   },
 
@@ -3364,6 +3937,15 @@ export const DeleteDeadLettersRequest: MessageFns<DeleteDeadLettersRequest> = {
     if (message.all !== false) {
       obj.all = message.all;
     }
+    if (message.reason !== 0) {
+      obj.reason = deadReasonToJSON(message.reason);
+    }
+    if (message.errorText !== "") {
+      obj.errorText = message.errorText;
+    }
+    if (message.background !== false) {
+      obj.background = message.background;
+    }
     return obj;
   },
 
@@ -3375,18 +3957,24 @@ export const DeleteDeadLettersRequest: MessageFns<DeleteDeadLettersRequest> = {
     message.queue = object.queue ?? "";
     message.jobIds = object.jobIds?.map((e) => e) || [];
     message.all = object.all ?? false;
+    message.reason = object.reason ?? 0;
+    message.errorText = object.errorText ?? "";
+    message.background = object.background ?? false;
     return message;
   },
 };
 
 function createBaseDeleteDeadLettersResponse(): DeleteDeadLettersResponse {
-  return { deletedCount: 0 };
+  return { deletedCount: 0, operation: undefined };
 }
 
 export const DeleteDeadLettersResponse: MessageFns<DeleteDeadLettersResponse> = {
   encode(message: DeleteDeadLettersResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.deletedCount !== 0) {
       writer.uint32(8).int64(message.deletedCount);
+    }
+    if (message.operation !== undefined) {
+      BulkOperation.encode(message.operation, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -3412,6 +4000,14 @@ export const DeleteDeadLettersResponse: MessageFns<DeleteDeadLettersResponse> = 
             message.deletedCount = longToNumber(reader.int64());
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.operation = BulkOperation.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3431,6 +4027,7 @@ export const DeleteDeadLettersResponse: MessageFns<DeleteDeadLettersResponse> = 
         : isSet(object.deleted_count)
         ? globalThis.Number(object.deleted_count)
         : 0,
+      operation: isSet(object.operation) ? BulkOperation.fromJSON(object.operation) : undefined,
     };
   },
 
@@ -3438,6 +4035,9 @@ export const DeleteDeadLettersResponse: MessageFns<DeleteDeadLettersResponse> = 
     const obj: any = {};
     if (message.deletedCount !== 0) {
       obj.deletedCount = Math.round(message.deletedCount);
+    }
+    if (message.operation !== undefined) {
+      obj.operation = BulkOperation.toJSON(message.operation);
     }
     return obj;
   },
@@ -3448,6 +4048,9 @@ export const DeleteDeadLettersResponse: MessageFns<DeleteDeadLettersResponse> = 
   fromPartial<I extends Exact<DeepPartial<DeleteDeadLettersResponse>, I>>(object: I): DeleteDeadLettersResponse {
     const message = createBaseDeleteDeadLettersResponse();
     message.deletedCount = object.deletedCount ?? 0;
+    message.operation = (object.operation !== undefined && object.operation !== null)
+      ? BulkOperation.fromPartial(object.operation)
+      : undefined;
     return message;
   },
 };
