@@ -6,7 +6,13 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { maxRunning, sliceRows } from '../../src/engine/control/bulk-operations.ts';
+import { FakeClock } from '../../src/engine/clock.ts';
+import {
+  firstSliceRows,
+  maxRunning,
+  maxSliceRows,
+  minSliceRows,
+} from '../../src/engine/control/bulk-operations.ts';
 import type { Engine } from '../../src/engine/engine.ts';
 import { expectCode, job, withEngine } from '../helpers/engine.ts';
 
@@ -98,7 +104,7 @@ test('dead letters: requeue all whose error contains some text', async () => {
 
 test('an operation runs in slices of bounded size, and other writes commit between them', async () => {
   await withEngine({}, async ({ engine }) => {
-    const n = 3 * sliceRows + 10;
+    const n = 3 * maxSliceRows + 10;
     await enqueueMany(engine, n, () => job('q', { type: 't', delayMs: 60_000 }));
     const started = await engine.startBulk({
       action: 'update',
@@ -111,24 +117,42 @@ test('an operation runs in slices of bounded size, and other writes commit betwe
     await engine.enqueue(job('other'));
     const during = engine.getBulkOperation(started.id);
     assert.equal(during.state, 'running');
-    assert.ok(during.changed <= 2 * sliceRows, `the enqueue waited for ${during.changed} rows`);
+    assert.ok(during.changed <= firstSliceRows, `the enqueue waited for ${during.changed} rows`);
     const finished = await until(engine, started.id);
     assert.equal(finished.changed, n);
-    assert.ok(finished.slices >= Math.ceil(n / sliceRows), `${finished.slices} slices`);
+    assert.ok(finished.slices >= Math.ceil(n / maxSliceRows), `${finished.slices} slices`);
     assert.equal((await engine.listQueues()).find((q) => q.name === 'q')?.counts.ready, n);
+  });
+});
+
+/** A clock on which every reading is 10 ms after the last: a machine where each slice takes longer than it should. */
+class SlowClock extends FakeClock {
+  override nowMs(): number {
+    this.advance(10);
+    return super.nowMs();
+  }
+}
+
+test('slices shrink when they take longer than their time (a loaded machine), down to a floor', async () => {
+  await withEngine({ clock: new SlowClock() }, async ({ engine }) => {
+    await enqueueMany(engine, 2000, () => job('q'));
+    const done = await engine.runBulk({ action: 'cancel', filter: { queue: 'q' } });
+    assert.equal(done.changed, 2000);
+    // 256, 128, 64, then 32 per slice: far more slices than at full size (2000 rows would be 2 of them).
+    assert.ok(done.slices >= (2000 - 256 - 128 - 64) / minSliceRows, `${done.slices} slices`);
   });
 });
 
 test('a stopped operation keeps what it changed; its one audit entry says how far it got', async () => {
   await withEngine({}, async ({ engine }) => {
-    await enqueueMany(engine, 4 * sliceRows, () => job('q'));
+    await enqueueMany(engine, 4 * maxSliceRows, () => job('q'));
     const audit = { actor: 'key:ops', action: 'jobs.delete', target: 'queue:q' };
     const started = await engine.startBulk({ action: 'delete', filter: { queue: 'q' }, audit });
     const stopped = await engine.cancelBulkOperation(started.id);
     assert.equal(stopped.state, 'cancelled');
-    assert.ok(stopped.changed < 4 * sliceRows, `changed ${stopped.changed}`);
+    assert.ok(stopped.changed < 4 * maxSliceRows, `changed ${stopped.changed}`);
     const [q] = await engine.listQueues();
-    assert.equal(q?.counts.ready, 4 * sliceRows - stopped.changed);
+    assert.equal(q?.counts.ready, 4 * maxSliceRows - stopped.changed);
     const entries = (await engine.listAudit({ action: 'jobs.delete' })).items;
     assert.equal(entries.length, 1);
     assert.equal(entries[0]?.details.operationId, started.id);
@@ -146,11 +170,11 @@ test('a stopped operation keeps what it changed; its one audit entry says how fa
 
 test('jobs enqueued after an operation began are left alone', async () => {
   await withEngine({}, async ({ engine }) => {
-    await enqueueMany(engine, 2 * sliceRows, () => job('q'));
+    await enqueueMany(engine, 2 * maxSliceRows, () => job('q'));
     const started = await engine.startBulk({ action: 'cancel', filter: { queue: 'q' } });
     const late = await engine.enqueue(job('q'));
     const finished = await until(engine, started.id);
-    assert.equal(finished.changed, 2 * sliceRows);
+    assert.equal(finished.changed, 2 * maxSliceRows);
     assert.equal((await engine.getJob(late.jobId)).state, 'ready');
   });
 });
@@ -175,7 +199,7 @@ test('the count before a confirmation is exact, or "at least" with how far it lo
 
 test(`at most ${maxRunning} operations run at once; bad filters are refused before anything runs`, async () => {
   await withEngine({}, async ({ engine }) => {
-    await enqueueMany(engine, 2 * sliceRows, () => job('q', { delayMs: 60_000 }));
+    await enqueueMany(engine, 2 * maxSliceRows, () => job('q', { delayMs: 60_000 }));
     const starts = Array.from({ length: maxRunning }, () =>
       engine.startBulk({ action: 'update', filter: { queue: 'q' }, changes: { priority: 3 } }),
     );

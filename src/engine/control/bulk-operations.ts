@@ -5,12 +5,13 @@
  * that keeps the server serving.
  *
  * An operation runs in slices: each slice is one write unit that reads at
- * most `sliceRows` index entries from where the last one stopped (bulk-scan.ts)
- * and changes those that match, so no transaction holds more than a bounded
- * amount of work, and between slices the operation yields a turn of the event
+ * most a slice's size of index entries from where the last one stopped
+ * (bulk-scan.ts) and changes those that match, so no transaction holds more
+ * than a bounded amount of work (the size follows the time slices take, see
+ * firstSliceRows), and between slices the operation yields turns of the event
  * loop (setImmediate: not a timer) so that what arrived meanwhile — enqueues,
- * leases, acks — is read and committed without waiting for the rest of the
- * operation. Its audit entry is written with the first slice (no job changes
+ * leases, acks — is read and committed in a batch of its own, without waiting
+ * for the rest of the operation. Its audit entry is written with the first slice (no job changes
  * without it) and its totals are updated with each later one, so the log holds
  * one entry per operation with the filter and the count.
  *
@@ -42,8 +43,18 @@ import type { JobState } from '../types.ts';
 import { type BulkPlan, planBulk } from './bulk-filter.ts';
 import { countMatching, RangeCursor, type ScanStep } from './bulk-scan.ts';
 
-/** Index entries one slice reads (and so jobs it may change) per transaction. */
-export const sliceRows = 1000;
+/**
+ * How many index entries a slice reads (and so jobs it may change) in one
+ * transaction: it starts at `firstSliceRows` and follows the time the slices
+ * take inside their transaction (measured on the injected clock), halving
+ * above `sliceWorkMs` and doubling below half of it, within
+ * [`minSliceRows`, `maxSliceRows`] — so a slice holds the writer for about
+ * `sliceWorkMs` however costly each row is (indexes, a loaded machine).
+ */
+export const firstSliceRows = 256;
+export const minSliceRows = 32;
+export const maxSliceRows = 2000;
+export const sliceWorkMs = 8;
 /** Index entries a count (the total before a confirmation) may examine. */
 export const countBudget = 100_000;
 /** Operations running at once, server-wide. */
@@ -66,6 +77,8 @@ interface Running {
   audit: AuditInput | undefined;
   auditId: number | undefined;
   cursor: RangeCursor;
+  /** The next slice's size (see firstSliceRows). */
+  sliceRows: number;
   stopRequested: boolean;
   /** What failed it (state `failed`). */
   failure?: unknown;
@@ -164,6 +177,7 @@ export class BulkOperations {
       audit: request.audit,
       auditId: undefined,
       cursor: new RangeCursor(plan, begun.lastSeq),
+      sliceRows: firstSliceRows,
       stopRequested: false,
     };
     this.operations.set(running.info.id, running);
@@ -245,10 +259,14 @@ export class BulkOperations {
 
   /** One slice: the next range step's jobs, changed, and the audit entry written or brought up to date. */
   private *slice(tx: StoreTx, running: Running): Op<void> {
-    const step = yield* running.cursor.next(tx, sliceRows);
+    const startedMs = this.ctx.clock.nowMs();
+    const step = yield* running.cursor.next(tx, running.sliceRows);
     if (step !== null && step.seqs.length > 0) {
       running.info.changed += yield* this.apply(tx, running, step);
     }
+    const tookMs = this.ctx.clock.nowMs() - startedMs;
+    if (tookMs > sliceWorkMs) running.sliceRows = Math.max(minSliceRows, Math.floor(running.sliceRows / 2));
+    else if (tookMs < sliceWorkMs / 2) running.sliceRows = Math.min(maxSliceRows, running.sliceRows * 2);
     running.info.slices++;
     running.info.examined = running.cursor.examined;
     yield* this.auditSlice(tx, running);
@@ -368,7 +386,12 @@ function bulkChanges(changes: JobChanges): Record<string, unknown> {
   };
 }
 
-/** Lets the event loop read what arrived (I/O) and commit it before the next slice. */
-function yieldTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
+/**
+ * Lets what arrived during a slice commit before the next one: the first turn
+ * reads it (I/O) and submits it, which queues the writer's batch; the second
+ * lets that batch run without the next slice in it.
+ */
+async function yieldTurn(): Promise<void> {
+  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setImmediate(resolve));
 }
