@@ -88,8 +88,13 @@ export function planBulk(ctx: EngineContext, action: BulkAction, filter: JobFilt
   const errorText = optionalText('error_text', filter.errorText);
   const metadata = filter.metadata ?? null;
   if (metadata !== null) {
-    if (metadata.key === '' || /["\\]/.test(metadata.key) || metadata.key.length > 256) {
-      throw new SeppError('invalid_argument', 'metadata key must be 1 to 256 characters without " or \\');
+    // The key becomes a JSON path in SQLite, where a quote, a backslash or a control character is an error.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
+    if (metadata.key === '' || /["\\\u0000-\u001f\u007f]/.test(metadata.key) || metadata.key.length > 256) {
+      throw new SeppError(
+        'invalid_argument',
+        'metadata key must be 1 to 256 printable characters without " or \\',
+      );
     }
     if (metadata.value.length > maxFilterText) {
       throw new SeppError('invalid_argument', `metadata value: at most ${maxFilterText} characters`);
