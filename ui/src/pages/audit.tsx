@@ -1,5 +1,9 @@
-/** The audit log: who changed what and when, filterable by user, action and target. */
+/**
+ * The audit log: who changed what and when, filterable by user, action (every
+ * action the server writes: src/admin/audit-actions.ts) and target.
+ */
 import { useEffect, useState } from 'preact/hooks';
+import { auditActions } from '../../../src/admin/audit-actions.ts';
 import { query } from '../api.ts';
 import {
   Empty,
@@ -17,28 +21,6 @@ import { useApi } from '../hooks.ts';
 import { Link, navigate, useLocation } from '../router.tsx';
 import type { AuditEntry, Page } from '../types.ts';
 
-const actions = [
-  'session.login',
-  'session.login_failed',
-  'session.logout',
-  'queue.pause',
-  'queue.resume',
-  'queue.purge',
-  'queue.delete',
-  'queue.settings.set',
-  'queue.settings.reset',
-  'config.reload',
-  'worker.release_lease',
-  'job.enqueue',
-  'job.cancel',
-  'job.requeue',
-  'job.dead_letter',
-  'dead_letters.requeue',
-  'dead_letters.delete',
-  'dead_letters.requeue_all',
-  'dead_letters.delete_all',
-];
-
 function TargetLink({ target }: { target: string }) {
   const [kind, name] = [target.slice(0, target.indexOf(':')), target.slice(target.indexOf(':') + 1)];
   if (kind === 'job')
@@ -48,6 +30,7 @@ function TargetLink({ target }: { target: string }) {
       </Link>
     );
   if (kind === 'queue') return <Link href={`/queues/${encodeURIComponent(name)}`}>{target}</Link>;
+  if (kind === 'schedule') return <Link href={`/schedules/${encodeURIComponent(name)}`}>{target}</Link>;
   return <span>{target}</span>;
 }
 
@@ -90,7 +73,7 @@ function Details({ details }: { details: Record<string, unknown> }) {
 }
 
 const columns: Column<AuditEntry>[] = [
-  { header: 'Time', className: 'nowrap', cell: (e) => <Time ms={e.atMs} /> },
+  { header: 'Time', className: 'nowrap', cell: (e) => <Time ms={e.atMs} past /> },
   { header: 'User', rowHeader: true, cell: (e) => e.actor },
   { header: 'Action', cell: (e) => <code>{e.action}</code> },
   { header: 'Target', cell: (e) => <TargetLink target={e.target} /> },
@@ -141,7 +124,7 @@ export function Audit() {
           label="Action"
           value={form.action}
           any="any action"
-          choices={actions}
+          choices={auditActions}
           onChange={(action) => setForm({ ...form, action })}
         />
         <div class="field">
