@@ -16,7 +16,9 @@ import {
   Time,
 } from '../components/common.tsx';
 import { type Column, DataTable } from '../components/data-table.tsx';
+import { FilterBar } from '../components/filter-bar.tsx';
 import { SelectField } from '../components/select-field.tsx';
+import { TextField } from '../components/text-field.tsx';
 import { useApi } from '../hooks.ts';
 import { Link, navigate, useLocation } from '../router.tsx';
 import type { AuditEntry, Page } from '../types.ts';
@@ -88,6 +90,10 @@ export function Audit() {
   const cursor = params.get('cursor') ?? '';
   const [form, setForm] = useState({ actor, action, target });
   useEffect(() => setForm({ actor, action, target }), [actor, action, target]);
+  const text = (key: 'actor' | 'target') => ({
+    value: form[key],
+    onInput: (value: string) => setForm({ ...form, [key]: value }),
+  });
   const page = useApi<Page<AuditEntry>>(
     `/api/v1/audit${query({ actor, action, target, cursor, limit: 50 })}`,
     {
@@ -101,45 +107,27 @@ export function Audit() {
         <LiveStatus loaded={page} everyMs={10_000} />
         <RefreshButton loaded={page} />
       </PageHeader>
-      <form
-        class="card filters"
-        onSubmit={(e) => {
-          e.preventDefault();
+      <FilterBar
+        label="Audit filters"
+        active={[actor, action, target].filter((v) => v !== '').length}
+        submitLabel="Filter"
+        onSubmit={() =>
           navigate(
             `/audit${query({ actor: form.actor.trim(), action: form.action, target: form.target.trim() })}`,
-          );
-        }}
+          )
+        }
       >
-        <div class="field">
-          <label for="audit-actor">User</label>
-          <input
-            id="audit-actor"
-            value={form.actor}
-            onInput={(e) => setForm({ ...form, actor: e.currentTarget.value })}
-            placeholder="anyone"
-          />
-        </div>
+        <TextField id="audit-actor" label="User" placeholder="anyone" {...text('actor')} />
         <SelectField
           id="audit-action"
           label="Action"
           value={form.action}
           any="any action"
           choices={auditActions}
-          onChange={(action) => setForm({ ...form, action })}
+          onChange={(value) => setForm({ ...form, action: value })}
         />
-        <div class="field">
-          <label for="audit-target">Target</label>
-          <input
-            id="audit-target"
-            value={form.target}
-            onInput={(e) => setForm({ ...form, target: e.currentTarget.value })}
-            placeholder="queue:emails or job:…"
-          />
-        </div>
-        <button type="submit" class="btn btn-primary">
-          Filter
-        </button>
-      </form>
+        <TextField id="audit-target" label="Target" placeholder="queue:emails or job:…" {...text('target')} />
+      </FilterBar>
       <ErrorBanner error={page.stale ? null : page.error} />
       {page.data === null ? (
         page.error === null && <Loading />
