@@ -75,7 +75,10 @@ test('issue 36: text that is no number is not told to drop quotes it does not ha
   assert.equal(reply.status, 400);
   const message = reply.body.error?.message ?? '';
   assert.doesNotMatch(message, /without quotes/, message);
-  assert.match(message, /queues\.emails\.max_attempts: "abc" is not a whole number; set a number between 1 and/);
+  assert.match(
+    message,
+    /queues\.emails\.max_attempts: "abc" is not a whole number; set a number between 1 and/,
+  );
   assert.match(message, /queues\.emails\.backoff_jitter: "half" is not a number/);
   // In the file, a quoted number still gets the advice; quoted text does not.
   assert.deepEqual(
