@@ -100,8 +100,8 @@ test('bug: Select all, then Next page, selects nothing on the new page; bulk act
   await page.getByRole('dialog').getByRole('heading', { name: 'Delete 2 dead letters?' }).waitFor();
   await page.getByRole('dialog').getByRole('button', { name: 'Delete 2 dead letters' }).click();
   await page.getByText('Deleted 2 dead letters.').waitFor();
-  assert.equal(engine.listQueues().find((q) => q.name === 'mail')?.counts.dead, 58);
-  for (const id of newest) assert.throws(() => engine.getJob(id), /does not exist/);
+  assert.equal((await engine.listQueues()).find((q) => q.name === 'mail')?.counts.dead, 58);
+  for (const id of newest) await assert.rejects(async () => engine.getJob(id), /does not exist/);
 });
 
 test('bug: dead-letter counts in the queue selector follow every action; requeue-all says how many; requeuing none says why', async () => {
@@ -233,7 +233,7 @@ test('bug: a dead job says Delete, returns to Dead letters, and its timeline sho
   await page.getByRole('button', { name: 'Delete' }).click();
   await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
   await page.waitForURL('**/dead-letters?queue=crashes');
-  assert.throws(() => engine.getJob(id!), /does not exist/);
+  await assert.rejects(async () => engine.getJob(id!), /does not exist/);
 });
 
 test('notices never cover the row buttons', async () => {
@@ -277,7 +277,7 @@ test('workers: who is connected, the leases each holds, and releasing a stuck on
     .waitFor();
   await page.getByRole('dialog').getByRole('button', { name: 'Release lease' }).click();
   await page.getByText(/Lease released: job …\w+ is ready now\./).waitFor();
-  assert.equal(engine.getJob(jobId).state, 'ready');
+  assert.equal((await engine.getJob(jobId)).state, 'ready');
   const small = watch(await context.newPage(), problems);
   await small.setViewportSize(phone);
   await small.goto(url('/workers'));

@@ -62,9 +62,9 @@ test('every bad value gets the config file message, and changes nothing', async 
     }
   }
   assert.deepEqual(wrong, []);
-  const queue = admin.t.engine.listQueues()[0];
+  const queue = (await admin.t.engine.listQueues())[0];
   assert.equal(queue?.settings.maxDepth, 0, 'the valid max_depth beside each bad value was not applied');
-  assert.equal(admin.t.engine.listAudit({ action: 'queue.settings.set' }).items.length, 0);
+  assert.equal((await admin.t.engine.listAudit({ action: 'queue.settings.set' })).items.length, 0);
 });
 
 test('issue 36: text that is no number is not told to drop quotes it does not have', async () => {
@@ -111,7 +111,7 @@ test('a good change shows value, source and file value, and is audited with old 
   assert.equal(setting('allowed_types')?.text, '["welcome"]');
   assert.equal(setting('max_lease_ms')?.source, 'default');
 
-  const [entry] = admin.t.engine.listAudit({ action: 'queue.settings.set' }).items;
+  const [entry] = (await admin.t.engine.listAudit({ action: 'queue.settings.set' })).items;
   assert.equal(entry?.actor, 'admin');
   assert.equal(entry?.target, 'queue:emails');
   assert.deepEqual((entry?.details.changes as Record<string, unknown> | undefined)?.max_attempts, {
@@ -124,7 +124,7 @@ test('a good change shows value, source and file value, and is audited with old 
   const reset = await client.post<QueueBody>('/api/v1/queues/emails/settings', { reset: ['max_attempts'] });
   assert.equal(reset.status, 200);
   assert.equal(reset.body.settingValues.find((s) => s.key === 'max_attempts')?.source, 'queue');
-  const [resetEntry] = admin.t.engine.listAudit({ action: 'queue.settings.reset' }).items;
+  const [resetEntry] = (await admin.t.engine.listAudit({ action: 'queue.settings.reset' })).items;
   assert.deepEqual((resetEntry?.details.changes as Record<string, unknown> | undefined)?.max_attempts, {
     from: 10,
     fromSource: 'override',

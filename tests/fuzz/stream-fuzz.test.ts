@@ -102,9 +102,9 @@ async function drive<Res>(
 }
 
 /** Where a job is now, as the fuzzer checks it. */
-function where(jobId: string): string {
+async function where(jobId: string): Promise<string> {
   try {
-    const job = t.server.engine.getJob(jobId);
+    const job = await t.server.engine.getJob(jobId);
     return job.state === 'leased' ? `leased:${job.attempt}` : job.state;
   } catch {
     return 'gone';
@@ -171,12 +171,16 @@ async function produceRun(d: Draw, index: number, ending: Ending): Promise<void>
     });
   });
   for (const key of accepted) {
-    assert.equal(t.server.engine.findJobByIdempotencyKey(queue, key)?.stored, true, `${note}: ${key} stored`);
+    assert.equal(
+      (await t.server.engine.findJobByIdempotencyKey(queue, key))?.stored,
+      true,
+      `${note}: ${key} stored`,
+    );
   }
   for (const key of refused) {
     if (accepted.has(key)) continue;
     assert.equal(
-      t.server.engine.findJobByIdempotencyKey(queue, key),
+      await t.server.engine.findJobByIdempotencyKey(queue, key),
       null,
       `${note}: ${key} refused, not stored`,
     );
@@ -279,7 +283,7 @@ async function workRun(d: Draw, index: number, ending: Ending): Promise<void> {
   const named = new Set(processed.flatMap((s) => s.settlements.map((x) => x.target.jobId)));
   const okAnswers = settled.filter((a) => a.code === status.OK).map((a) => sent.get(a.requestId)!);
   for (const id of ids) {
-    const state = where(id);
+    const state = await where(id);
     const isForeign = foreign.some((f) => f.jobId === id);
     const ended = okAnswers.filter((s) => s.target.jobId === id && s.op !== 'extend').map((s) => s.op);
     if (ended.includes('ack')) assert.equal(state, 'gone', `${note}: ${id} acked`);
@@ -305,10 +309,10 @@ async function workRun(d: Draw, index: number, ending: Ending): Promise<void> {
  */
 async function cleanUp(queue: string): Promise<void> {
   const engine = t.server.engine;
-  if (!engine.listQueues().some((q) => q.name === queue)) return;
+  if (!(await engine.listQueues()).some((q) => q.name === queue)) return;
   for (;;) {
     await engine.purgeQueue(queue);
-    const page = engine.listJobs({ queue, state: 'leased', pageSize: 100 });
+    const page = await engine.listJobs({ queue, state: 'leased', pageSize: 100 });
     if (page.items.length === 0) break;
     for (const job of page.items) {
       await engine.ack({ jobId: job.id, attempt: job.attempt }).catch((error: unknown) => {
@@ -330,7 +334,7 @@ test(`${runs} pipelined Produce and Work sequences (seed ${seed}): documented an
       if (stream === 'Produce') await produceRun(d, index, ending);
       else await workRun(d, index, ending);
       assert.deepEqual(escaped, [], 'nothing escaped a handler');
-      assert.deepEqual(t.server.engine.counterMismatches(), [], 'counters = rows');
+      assert.deepEqual(await t.server.engine.counterMismatches(), [], 'counters = rows');
       assert.equal((await call(t.client, t.client.getServerInfo, {})).version, '0.0.0-test', 'alive');
     } catch (error) {
       const replay = `SEPP_FUZZ_SEED=${seed} SEPP_FUZZ_FROM=${index} SEPP_FUZZ_RUNS=1 node scripts/run-tests.mjs stream-fuzz`;
@@ -358,5 +362,5 @@ test('every string, list and map field of Produce, Work and Events requests, ove
     `oversize: ${cases.length} stream cases, the longest message ${longest.bytes} bytes (${longest.what})`,
   );
   assert.deepEqual(escaped, [], 'nothing escaped a handler');
-  assert.deepEqual(t.server.engine.counterMismatches(), []);
+  assert.deepEqual(await t.server.engine.counterMismatches(), []);
 });

@@ -120,7 +120,7 @@ export function jobControlRoutes({ deps }: AdminServices): RouteSpec[] {
         const body = await readJsonObject(c);
         const filter = filterOf(c, body);
         if (optionalBoolean(body, 'dryRun') === true) {
-          return c.json({ cancelled: 0, cancelRequested: 0, matched: engine.countCancellable(filter) });
+          return c.json({ cancelled: 0, cancelRequested: 0, matched: await engine.countCancellable(filter) });
         }
         const result = await engine.cancelJobs(filter, request.audit('jobs.cancel', `queue:${filter.queue}`));
         return c.json({ ...result, matched: 0 });
