@@ -85,7 +85,7 @@ test('"Run all now" names the count and is disabled while it runs', async () => 
   release();
   await page.getByText('3 scheduled jobs in later run now.').waitFor();
   await page.unroute('**/api/v1/queues/later/jobs/update');
-  assert.equal(engine.listQueues().find((q) => q.name === 'later')?.counts.ready, 3);
+  assert.equal((await engine.listQueues()).find((q) => q.name === 'later')?.counts.ready, 3);
 });
 
 test('dark mode: white on a primary button reads at 4.5:1 or more, light mode too', async () => {
@@ -220,14 +220,14 @@ test('a cancelled running job: its last attempt is stopped by the cancel, not fa
   const [lease] = await engine.reserve({ queues: ['stopme'], workerId: 'renderer' });
   assert.equal(lease?.id, jobId);
   await engine.cancel(jobId);
-  const at = new Date(engine.getJob(jobId).cancelledAtMs ?? 0).toISOString();
+  const at = new Date((await engine.getJob(jobId)).cancelledAtMs ?? 0).toISOString();
   // What the SDK worker nacks with once told to stop: the server's message, with its UTC time.
   await engine.nack({
     jobId,
     attempt: 1,
     error: `job ${jobId} was cancelled at ${at}: stop working on it; it will not be retried`,
   });
-  assert.equal(engine.getJob(jobId).state, 'cancelled');
+  assert.equal((await engine.getJob(jobId)).state, 'cancelled');
   await page.goto(url(`/jobs/${jobId}`));
   await page.getByRole('heading', { name: 'Timeline' }).waitFor();
   const timeline = page.locator('ol.timeline');
