@@ -139,7 +139,10 @@ test('a live list holds its refresh while rows are selected, instead of dropping
   await page.goto(url('/jobs?queue=picks&state=ready'));
   const box = page.getByLabel(`Select job ${ids[0]}`);
   await box.check();
-  await page.getByTestId('live-status').filter({ hasText: 'refresh paused: 1 selected' }).waitFor();
+  await page
+    .getByTestId('live-status')
+    .filter({ hasText: 'refresh paused while 1 row is selected' })
+    .waitFor();
   // The selected job leaves the list on the server; three refresh periods pass on the page's clock.
   await engine.cancel(ids[0]!);
   await page.clock.runFor(15_000);

@@ -146,8 +146,11 @@ export function jobControlRoutes({ deps }: AdminServices): RouteSpec[] {
       },
       response: {
         type: 'object',
-        properties: { updated: int, matched: int },
-        required: ['updated', 'matched'],
+        properties: {
+          updated: int,
+          matched: { type: 'integer', description: 'with dryRun: the jobs it would change now' },
+        },
+        required: ['updated'],
       },
       audits: 'jobs.update',
       async handle(c, request) {
@@ -159,14 +162,11 @@ export function jobControlRoutes({ deps }: AdminServices): RouteSpec[] {
           const states: JobState[] = named.length === 0 ? ['ready', 'scheduled'] : given;
           return c.json({
             updated: 0,
-            matched: states.length === 0 ? 0 : engine.countCancellable({ ...filter, states }),
+            matched: states.length === 0 ? 0 : await engine.countCancellable({ ...filter, states }),
           });
         }
         const audit = request.audit('jobs.update', `queue:${filter.queue}`);
-        return c.json({
-          updated: await engine.updateJobs(filter, changesOf(body, false), audit),
-          matched: 0,
-        });
+        return c.json({ updated: await engine.updateJobs(filter, changesOf(body, false), audit) });
       },
     },
   ];

@@ -176,7 +176,7 @@ export function LiveStatus({
   if (loaded.paused) {
     return (
       <span class="live live-paused" role="status" data-testid="live-status">
-        <span class="live-dot" aria-hidden="true" /> refresh paused{pausedBecause ? `: ${pausedBecause}` : ''}
+        <span class="live-dot" aria-hidden="true" /> refresh paused{pausedBecause ? ` ${pausedBecause}` : ''}
       </span>
     );
   }

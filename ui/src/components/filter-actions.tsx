@@ -27,14 +27,14 @@ const texts = {
   cancel: {
     path: 'cancel',
     title: (n: string, what: string) => `Cancel ${n} ${what}?`,
-    confirm: (n: string) => `Cancel ${n} jobs`,
+    confirm: (n: string) => `Cancel ${n} job${n === '1' ? '' : 's'}`,
     dismiss: 'Keep them',
     body: "They will not run. Leased ones are running: their workers are told to stop, and they end cancelled. Cancelled jobs are kept for the queue's retention and can be requeued one by one.",
   },
   'run-now': {
     path: 'update',
     title: (n: string, what: string) => `Run ${n} ${what} now?`,
-    confirm: (n: string) => `Run ${n} jobs now`,
+    confirm: (n: string) => `Run ${n} job${n === '1' ? '' : 's'} now`,
     dismiss: 'Cancel',
     body: 'Every scheduled job that matches becomes ready at once, including retries waiting for their backoff.',
   },

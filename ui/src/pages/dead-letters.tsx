@@ -141,7 +141,11 @@ export function DeadLetters({ session }: { session: Session }) {
   return (
     <>
       <PageHeader title="Dead letters">
-        <LiveStatus loaded={page} everyMs={5000} pausedBecause={`${fmtNum(selected.size)} selected`} />
+        <LiveStatus
+          loaded={page}
+          everyMs={5000}
+          pausedBecause={`while ${fmtNum(selected.size)} row${selected.size === 1 ? ' is' : 's are'} selected`}
+        />
         <RefreshButton loaded={page} />
         {operator && items.length > 0 && (
           <button

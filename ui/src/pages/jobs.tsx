@@ -84,7 +84,11 @@ export function Jobs({ session }: { session: Session }) {
   return (
     <>
       <PageHeader title="Jobs">
-        <LiveStatus loaded={page} everyMs={5000} pausedBecause={`${fmtNum(selected.size)} selected`} />
+        <LiveStatus
+          loaded={page}
+          everyMs={5000}
+          pausedBecause={`while ${fmtNum(selected.size)} row${selected.size === 1 ? ' is' : 's are'} selected`}
+        />
         <RefreshButton loaded={page} />
       </PageHeader>
       <FilterBar
