@@ -36,6 +36,7 @@ export const systemTier = {
   'tests/client/reference-docs.test.ts': 'tsc, the reference as a program under tsx, npm pack',
   'tests/client/reload-cli.test.ts': 'bundle: sepp commands and server processes',
   'tests/client/schedules-docs.test.ts': 'bundle: sepp commands, node and python3 examples',
+  'tests/cli/heap-growth.test.ts': 'node processes that churn their heap, with and without the limit',
   'tests/config/file-permissions.test.ts': 'bundle: sepp config check',
   'tests/config/tls-files.test.ts': 'bundle: sepp config check, openssl',
   'tests/engine/crash-cancel.test.ts': 'a crash loop of engine child processes',
