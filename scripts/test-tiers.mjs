@@ -54,7 +54,7 @@ export const systemTier = {
   'tests/fuzz/config-fuzz.test.ts': 'bundle: sepp config check',
   'tests/fuzz/http-api-fuzz.test.ts': 'a fuzz loop over every HTTP API route (SEPP_FUZZ_RUNS)',
   'tests/fuzz/rpc-fuzz.test.ts': 'a fuzz loop over every RPC (SEPP_FUZZ_RUNS)',
-  'tests/fuzz/stream-fuzz.test.ts': 'a fuzz loop of stream sequences (SEPP_FUZZ_RUNS)',
+  'tests/fuzz/stream-fuzz.test.ts': 'a fuzz loop of stream sequences (SEPP_STREAM_FUZZ_RUNS)',
   'tests/http/docs.test.ts': "bash running docs/http.md's curl and jq lines and shell worker",
   'tests/interop/error-codes.test.ts': "python3, reading the Python client's codes",
   'tests/interop/python-client.test.ts': 'bundle: python3 — a venv, pytest against sepp servers, mypy',
