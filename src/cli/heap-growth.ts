@@ -9,9 +9,9 @@
  * lets the old space grow to up to 4× what was live before that collection on
  * a machine with a large heap limit, so 1,000 long-polling workers moving
  * jobs took the server from 114 to 250 MiB in 20 s and 329 MiB in 60 s,
- * although what was live stayed under 60 MiB. At 1.5× the same load peaks at
- * about 165 MiB; the extra full collections cost about 10 ms of CPU a second
- * at 225 jobs a second (bench/long-poll-memory.ts, bench/results/).
+ * although what was live stayed under 60 MiB. At 1.5× the same 20 s peaked at
+ * 168 MiB, for about 5 ms of CPU a second more in full collections
+ * (bench/results/long-poll-memory-2026-12-05.md).
  */
 import { setFlagsFromString } from 'node:v8';
 
