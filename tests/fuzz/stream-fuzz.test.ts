@@ -24,8 +24,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { type ClientDuplexStream, type ServiceError, status } from '@grpc/grpc-js';
+import { type ClientDuplexStream, credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { ProduceRequest, ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
+import { QueueServiceClient } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import {
   WorkRequest,
   WorkResponse,
@@ -67,12 +68,28 @@ before(async () => {
   process.on('uncaughtException', onEscape);
   // A fake clock: leases and retries wait until the model says so, never on the machine's speed.
   t = await startTestServer({ clock: new FakeClock(), toml: fuzzToml });
+  client = newConnection();
 });
 after(async () => {
   process.off('unhandledRejection', onEscape);
   process.off('uncaughtException', onEscape);
+  client.close();
   await t.dispose();
 });
+
+/**
+ * The connection the sequences run on, a new one every `sequencesPerConnection`.
+ * On one connection the long run (2026-12-05) stopped at about sequence 7,300
+ * with 1,000 streams open at both ends (882 Produce, 118 Work: a heap snapshot
+ * of the test process), the connection's grpc.max_streams_per_connection, so
+ * every later call on it waited. Streams the fuzzer cancels right after writing
+ * are the suspects; not yet explained, and not reproduced with a limit of 10.
+ * The alive check's deadline makes such a wait a failure, not a hang.
+ */
+const sequencesPerConnection = 500;
+const newConnection = () =>
+  new QueueServiceClient(t.address, credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 });
+let client: QueueServiceClient;
 
 type End = { code: status; details: string };
 
@@ -128,7 +145,7 @@ function where(jobId: string): string {
 async function produceRun(d: Draw, index: number, ending: Ending): Promise<void> {
   const queue = `fp${index}`;
   const steps = produceSequence(d, queue, `s${seed}-${index}`);
-  const stream = rawBidi(t.client, '/sepp.v1.QueueService/Produce', (b) => ProduceResponse.decode(b));
+  const stream = rawBidi(client, '/sepp.v1.QueueService/Produce', (b) => ProduceResponse.decode(b));
   const answers: ProduceResponse[] = [];
   stream.on('data', (a: ProduceResponse) => answers.push(a));
   const end = await drive(
@@ -231,7 +248,7 @@ async function workRun(d: Draw, index: number, ending: Ending): Promise<void> {
   const foreign = leased.map((j) => ({ jobId: j.id, attempt: j.attempt }));
   const ours = ids.filter((id) => !foreign.some((f) => f.jobId === id));
   const steps = workSequence(d, { queue, ours, foreign });
-  const stream = rawBidi(t.client, '/sepp.v1.QueueService/Work', (b) => WorkResponse.decode(b));
+  const stream = rawBidi(client, '/sepp.v1.QueueService/Work', (b) => WorkResponse.decode(b));
   const pushed: { jobId: string; attempt: number; queue: string }[] = [];
   const settled: WorkResponse_Settled[] = [];
   stream.on('data', (m: WorkResponse) => {
@@ -352,6 +369,10 @@ async function cleanUp(queue: string): Promise<void> {
 test(`${runs} pipelined Produce and Work sequences (seed ${seed}): documented answers only, nothing stored from a rejection`, async () => {
   const tally = new Map<string, number>();
   for (let index = from; index < from + runs; index++) {
+    if ((index - from) % sequencesPerConnection === 0 && index > from) {
+      client.close();
+      client = newConnection();
+    }
     const d = draw(mulberry32((seed + Math.imul(index, 0x9e3779b1)) >>> 0));
     const stream = d.chance(0.5) ? 'Produce' : 'Work';
     const ending = d.pick(endings);
@@ -360,7 +381,10 @@ test(`${runs} pipelined Produce and Work sequences (seed ${seed}): documented an
       else await workRun(d, index, ending);
       assert.deepEqual(escaped, [], 'nothing escaped a handler');
       assert.deepEqual(t.server.engine.counterMismatches(), [], 'counters = rows');
-      assert.equal((await call(t.client, t.client.getServerInfo, {})).version, '0.0.0-test', 'alive');
+      const info = await call(client, client.getServerInfo, {}, new Metadata(), {
+        deadline: Date.now() + 30_000,
+      });
+      assert.equal(info.version, '0.0.0-test', 'alive');
     } catch (error) {
       if (process.env.SEPP_FUZZ_DEBUG) console.log(error);
       const replay = `SEPP_FUZZ_SEED=${seed} SEPP_FUZZ_FROM=${index} SEPP_STREAM_FUZZ_RUNS=1 node scripts/run-tests.mjs stream-fuzz`;
