@@ -83,7 +83,7 @@ if (!flags['bundle-only'])
 
 // 1. Bundle.
 const packageFiles = packageFilesPlugin({
-  helper: join(root, 'src/store/package-files.ts'),
+  helper: join(root, 'src/platform/package-files.ts'),
   outDir,
   // What dependencies read by __dirname today: .proto files. Add an extension here when a
   // dependency needs another kind (the smoke test of the executable shows it).
@@ -105,7 +105,7 @@ await step('bundle', async () => {
     // turn every import() into require().
     supported: { 'dynamic-import': false },
     // better-sqlite3's JavaScript is bundled; its addon is loaded at run time from the
-    // path src/store/native-binding.ts gives, so nothing may require a .node file here.
+    // path src/platform/native-binding.ts gives, so nothing may require a .node file here.
     define: {
       __SEPP_VERSION__: JSON.stringify(pkg.version),
       __SEPP_COMMIT__: JSON.stringify(commit),
@@ -140,7 +140,7 @@ if (flags['bundle-only']) {
 }
 
 // 2. Assets and their manifest.
-const manifestKey = 'sepp-assets.json'; // src/store/sea-assets.ts reads it under this key
+const manifestKey = 'sepp-assets.json'; // src/platform/sea-assets.ts reads it under this key
 const { [manifestKey]: _manifest, ...assets } = baseConfig.assets;
 if (existsSync(uiDist)) {
   for (const file of listFiles(uiDist)) assets[`ui/${relative(uiDist, file)}`] = file;

@@ -19,7 +19,7 @@ import { systemClock } from '../src/engine/clock.ts';
 import { Engine } from '../src/engine/engine.ts';
 import { defaultEngineOptions, defaultQueueSettings } from '../src/engine/settings.ts';
 import type { EnqueueRequest } from '../src/engine/types.ts';
-import { openDataDir } from '../src/store/open.ts';
+import { openSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { measureBrowse } from './admin-1m-browse.ts';
 
 const args = process.argv.slice(2);
@@ -120,7 +120,7 @@ async function fill(engine: Engine): Promise<string> {
       if (jobs.length === 0) break;
     }
   }
-  const counts = engine.listQueues();
+  const counts = await engine.listQueues();
   const sum = (state: 'ready' | 'scheduled' | 'leased' | 'completed' | 'dead') =>
     counts.reduce((n, q) => n + q.counts[state], 0);
   const states = ['ready', 'scheduled', 'leased', 'completed', 'dead'] as const;
@@ -151,14 +151,14 @@ async function main(): Promise<void> {
   // reports keeps acked jobs as `completed` for a day, so that state has rows too.
   options.queues = { reports: { ...defaultQueueSettings, completedRetentionMs: 86_400_000 } };
   const rates = new RateHistory(systemClock);
-  const engine = new Engine(openDataDir(dataDir, { durability: 'relaxed' }), options, {
+  const engine = await Engine.open(openSqliteStore(dataDir, { durability: 'relaxed' }), options, {
     clock: systemClock,
     onEvent: (e) => rates.record(e),
   });
   const stored = await fill(engine);
 
   const password = 'bench-password';
-  const { app } = createAdminApp({
+  const { app } = await createAdminApp({
     engine,
     clock: systemClock,
     users: [{ name: 'admin', role: 'admin', passwordHash: await hashPassword(password) }],

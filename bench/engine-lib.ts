@@ -1,6 +1,6 @@
 /** Small helpers shared by the engine benchmarks: the machine description, tables, arguments. */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -78,23 +78,40 @@ export const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} M
 type EngineModule = typeof import('../src/engine/engine.ts');
 type ClockModule = typeof import('../src/engine/clock.ts');
 type SettingsModule = typeof import('../src/engine/settings.ts');
-type OpenModule = typeof import('../src/store/open.ts');
-export type TreeEngine = InstanceType<EngineModule['Engine']>;
+type StoreModule = typeof import('../src/store/sqlite/sqlite-store.ts');
+export type TreeEngine = import('../src/engine/engine.ts').Engine;
+
+/** How a tree from before the Store interface (issue 31) opened its engine: `new Engine(db, …)`. */
+interface LegacyEngineModule {
+  Engine: new (db: unknown, options: unknown, deps: unknown) => TreeEngine;
+}
+interface LegacyOpenModule {
+  openDataDir(dir: string, options: { durability: 'full' | 'relaxed' }): unknown;
+}
 
 /**
  * The engine of a source tree (a checkout or `git archive` copy with node_modules
  * reachable), default options and the system clock, on a fresh temporary data directory:
- * for A/B runs of two trees in one process.
+ * for A/B runs of two trees in one process. A tree from before the Store interface is
+ * opened its own way (its engine took the database), so older commits stay comparable.
  */
 export async function openTreeEngine(
   root: string,
   durability: 'full' | 'relaxed',
 ): Promise<{ dir: string; engine: TreeEngine }> {
-  const { Engine } = (await import(join(root, 'src/engine/engine.ts'))) as EngineModule;
+  const engineModule = await import(join(root, 'src/engine/engine.ts'));
   const { systemClock } = (await import(join(root, 'src/engine/clock.ts'))) as ClockModule;
   const { defaultEngineOptions } = (await import(join(root, 'src/engine/settings.ts'))) as SettingsModule;
-  const { openDataDir } = (await import(join(root, 'src/store/open.ts'))) as OpenModule;
   const dir = mkdtempSync(join(tmpdir(), 'sepp-bench-ab-'));
-  const engine = new Engine(openDataDir(dir, { durability }), defaultEngineOptions(), { clock: systemClock });
-  return { dir, engine };
+  const deps = { clock: systemClock };
+  if (existsSync(join(root, 'src/store/sqlite/sqlite-store.ts'))) {
+    const { Engine } = engineModule as EngineModule;
+    const { openSqliteStore } = (await import(join(root, 'src/store/sqlite/sqlite-store.ts'))) as StoreModule;
+    const engine = await Engine.open(openSqliteStore(dir, { durability }), defaultEngineOptions(), deps);
+    return { dir, engine };
+  }
+  const { Engine } = engineModule as LegacyEngineModule;
+  const openPath = ['src/store/sqlite/open.ts', 'src/store/open.ts'].find((p) => existsSync(join(root, p)))!;
+  const { openDataDir } = (await import(join(root, openPath))) as LegacyOpenModule;
+  return { dir, engine: new Engine(openDataDir(dir, { durability }), defaultEngineOptions(), deps) };
 }

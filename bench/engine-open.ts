@@ -16,7 +16,8 @@ import { systemClock } from '../src/engine/clock.ts';
 import { Engine } from '../src/engine/engine.ts';
 import { defaultEngineOptions } from '../src/engine/settings.ts';
 import type { EnqueueRequest } from '../src/engine/types.ts';
-import { databaseFileName, openDataDir } from '../src/store/open.ts';
+import { databaseFileName, openDataDir } from '../src/store/sqlite/open.ts';
+import { openSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { bytesReadSoFar, machineDescription, markdownTable, median, mib, parseArgs } from './engine-lib.ts';
 
 const args = parseArgs(process.argv.slice(2));
@@ -41,14 +42,15 @@ async function child(dataDir: string): Promise<void> {
   const rssBeforeBytes = process.memoryUsage().rss;
   const readBefore = bytesReadSoFar();
   let t = performance.now();
-  const db = openDataDir(dataDir, { durability: 'full' });
-  const engine = new Engine(db, defaultEngineOptions(), { clock: systemClock });
+  const engine = await Engine.open(openSqliteStore(dataDir, { durability: 'full' }), defaultEngineOptions(), {
+    clock: systemClock,
+  });
   const openMs = performance.now() - t;
   const bytesReadByOpen = bytesReadSoFar() - readBefore;
   const rssAfterOpenBytes = process.memoryUsage().rss;
 
   t = performance.now();
-  const listed = engine.listQueues();
+  const listed = await engine.listQueues();
   const listQueuesMs = performance.now() - t;
   t = performance.now();
   await engine.runMaintenance();
@@ -79,9 +81,9 @@ async function child(dataDir: string): Promise<void> {
 
 /** Fills `dataDir` with `total` jobs the way producers would: batches of 1,000, eight in flight. */
 async function fill(dataDir: string, total: number): Promise<{ seconds: number; batches: number }> {
-  const db = openDataDir(dataDir, { durability: 'full' });
+  const store = openSqliteStore(dataDir, { durability: 'full' });
   let batches = 0;
-  const engine = new Engine(db, defaultEngineOptions(), {
+  const engine = await Engine.open(store, defaultEngineOptions(), {
     clock: systemClock,
     onBatch: () => {
       batches++;

@@ -18,9 +18,9 @@ import { join } from 'node:path';
 import { systemClock } from '../src/engine/clock.ts';
 import { Engine } from '../src/engine/engine.ts';
 import { defaultEngineOptions } from '../src/engine/settings.ts';
-import type { EnqueueRequest } from '../src/engine/types.ts';
-import type { BatchStats } from '../src/store/group-commit.ts';
-import { databaseFileName, openDataDir } from '../src/store/open.ts';
+import type { CommitStats as BatchStats, EnqueueRequest } from '../src/engine/types.ts';
+import { databaseFileName } from '../src/store/sqlite/open.ts';
+import { openSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { machineDescription, markdownTable, median, parseArgs, percentile } from './engine-lib.ts';
 
 const args = parseArgs(process.argv.slice(2));
@@ -52,7 +52,7 @@ const request = (): EnqueueRequest => ({ queue: 'bench', type: 'work', payload }
 /** One data directory holding `jobs` ready jobs, copied for every reserve + ack cell (filling is not measured). */
 async function readyTemplate(jobs: number): Promise<string> {
   const dataDir = mkdtempSync(join(root, 'sepp-bench-template-'));
-  const engine = new Engine(openDataDir(dataDir, { durability: 'full' }), defaultEngineOptions(), {
+  const engine = await Engine.open(openSqliteStore(dataDir, { durability: 'full' }), defaultEngineOptions(), {
     clock: systemClock,
   });
   for (let made = 0; made < jobs; made += 10_000) {
@@ -68,15 +68,17 @@ async function runCell(workload: Workload, mode: Mode, concurrency: number, temp
   const dataDir = mkdtempSync(join(root, 'sepp-bench-tput-'));
   if (workload === 'reserve+ack')
     copyFileSync(join(template, databaseFileName), join(dataDir, databaseFileName));
-  const db = openDataDir(dataDir, { durability: 'full' });
+  const store = openSqliteStore(dataDir, {
+    durability: 'full',
+    ...(mode === 'one transaction per operation' ? { maxBatchOperations: 1 } : {}),
+  });
   const batches: BatchStats[] = [];
   let counting = false;
-  const engine = new Engine(db, defaultEngineOptions(), {
+  const engine = await Engine.open(store, defaultEngineOptions(), {
     clock: systemClock,
     onBatch: (stats) => {
       if (counting) batches.push(stats);
     },
-    ...(mode === 'one transaction per operation' ? { maxBatchOperations: 1 } : {}),
   });
   try {
     const latencies: number[] = [];

@@ -31,7 +31,8 @@ import { systemClock } from '../src/engine/clock.ts';
 import { Engine } from '../src/engine/engine.ts';
 import { defaultEngineOptions, type QueueSettings } from '../src/engine/settings.ts';
 import type { EnqueueRequest } from '../src/engine/types.ts';
-import { type Durability, databaseFileName, openDataDir } from '../src/store/open.ts';
+import { type Durability, databaseFileName } from '../src/store/sqlite/open.ts';
+import { openSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { machineDescription, markdownTable, median, parseArgs } from './engine-lib.ts';
 
 const args = parseArgs(process.argv.slice(2));
@@ -83,9 +84,13 @@ const payload = Buffer.alloc(256, 'x');
 /** A database holding `jobs` ready jobs spread round-robin over `groups` groups (0: none). */
 async function template(groups: number): Promise<string> {
   const dataDir = mkdtempSync(join(root, 'sepp-bench-flow-template-'));
-  const engine = new Engine(openDataDir(dataDir, { durability: 'relaxed' }), defaultEngineOptions(), {
-    clock: systemClock,
-  });
+  const engine = await Engine.open(
+    openSqliteStore(dataDir, { durability: 'relaxed' }),
+    defaultEngineOptions(),
+    {
+      clock: systemClock,
+    },
+  );
   for (let made = 0; made < jobs; made += 1000) {
     const requests = Array.from(
       { length: Math.min(1000, jobs - made) },
@@ -110,8 +115,8 @@ async function withCopy<T>(
 ): Promise<T> {
   const dataDir = mkdtempSync(join(root, 'sepp-bench-flow-'));
   copyFileSync(join(templateDir, databaseFileName), join(dataDir, databaseFileName));
-  const engine = new Engine(
-    openDataDir(dataDir, { durability }),
+  const engine = await Engine.open(
+    openSqliteStore(dataDir, { durability }),
     { ...defaultEngineOptions(), queues: { bench: config.settings } },
     { clock: systemClock },
   );
@@ -159,7 +164,7 @@ async function throughput(
   const started = performance.now();
   const running = Array.from({ length: callers }, caller);
   await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
-  const throttled = engine.listQueues()[0]?.throttledWorkers ?? 0;
+  const throttled = (await engine.listQueues())[0]?.throttledWorkers ?? 0;
   // Waiting reserves return at once; calls in flight finish and count.
   stop.abort();
   await Promise.all(running);

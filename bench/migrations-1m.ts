@@ -14,8 +14,8 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { migrations } from '../src/store/gen/migrations.ts';
-import { migrate } from '../src/store/migrate.ts';
+import { migrations } from '../src/store/sqlite/gen/migrations.ts';
+import { migrate } from '../src/store/sqlite/migrate.ts';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => {

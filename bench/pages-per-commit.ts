@@ -25,7 +25,8 @@ import { FakeClock } from '../src/engine/clock.ts';
 import { Engine } from '../src/engine/engine.ts';
 import { defaultEngineOptions } from '../src/engine/settings.ts';
 import type { EnqueueRequest, LeasedJob } from '../src/engine/types.ts';
-import { type Db, databaseFileName, openDataDir } from '../src/store/open.ts';
+import { type Db, databaseFileName } from '../src/store/sqlite/open.ts';
+import { openSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { machineDescription, markdownTable, parseArgs } from './engine-lib.ts';
 
 const args = parseArgs(process.argv.slice(2));
@@ -102,9 +103,10 @@ interface Measured {
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sepp-pages-'));
-  const db = openDataDir(dataDir, { durability: 'full', walCheckpoints: 'external' });
+  const store = openSqliteStore(dataDir, { durability: 'full', walCheckpoints: 'external' });
+  const { db } = store;
   const clock = new FakeClock();
-  const engine = new Engine(db, defaultEngineOptions(), { clock, random: () => 0.5 });
+  const engine = await Engine.open(store, defaultEngineOptions(), { clock, random: () => 0.5 });
   // After the engine prepared its statements: the hot path's re-prepare themselves, the others are not used here.
   if (experiment !== undefined) db.exec(experiment);
   const results: Measured[] = [];

@@ -34,7 +34,7 @@ import { loadConfig, type TelemetryConfig } from '../src/config/index.ts';
 import { systemClock } from '../src/engine/clock.ts';
 import { Engine } from '../src/engine/engine.ts';
 import { createRpcServer } from '../src/rpc/index.ts';
-import { databaseFileName, openDataDir } from '../src/store/open.ts';
+import { openSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { silentLogger, Telemetry } from '../src/telemetry/index.ts';
 
 type Mode = 'bare' | 'off' | 'sampled' | 'on';
@@ -171,16 +171,16 @@ async function serverRound(
     ratio === undefined
       ? config.telemetry
       : { ...config.telemetry, otlpEndpoint: sinkUrl, tracesSampleRatio: ratio };
+  const store = openSqliteStore(dataDir, { durability: 'relaxed' });
   const telemetry =
     mode === 'bare'
       ? undefined
       : new Telemetry(telemetryConfig, {
           logger: silentLogger,
-          databaseFile: join(dataDir, databaseFileName),
+          storeFiles: store.files,
           version: 'bench',
         });
-  const db = openDataDir(dataDir, { durability: 'relaxed' });
-  const engine = new Engine(db, config.engine, { clock: systemClock, ...telemetry?.engineHooks });
+  const engine = await Engine.open(store, config.engine, { clock: systemClock, ...telemetry?.engineHooks });
   telemetry?.observe(engine);
   const rpc = createRpcServer({
     engine,
@@ -270,7 +270,7 @@ async function parent(): Promise<void> {
   const microCalls = 100_000;
   const dir = mkdtempSync(join(tmpdir(), 'sepp-bench-micro-'));
   const config = loadConfig({ flags: { dataDir: dir }, env: {}, cwd: dir }).telemetry;
-  const deps = { logger: silentLogger, databaseFile: join(dir, databaseFileName), version: 'bench' };
+  const deps = { logger: silentLogger, storeFiles: undefined, version: 'bench' };
   const offT = new Telemetry(config, deps);
   const sampledT = new Telemetry({ ...config, otlpEndpoint: sinkUrl, tracesSampleRatio: 0.1 }, deps);
   const onT = new Telemetry({ ...config, otlpEndpoint: sinkUrl, tracesSampleRatio: 1 }, deps);

@@ -1,13 +1,20 @@
 #!/usr/bin/env node
 // Checks the layering of src/ and the SDK package (ARCHITECTURE.md):
-// - in src/, imports point down cli → app → push → rpc / admin / http / telemetry → config → engine → store
-//   (push, the server's own HTTP worker, writes jobs in the HTTP API's JSON);
+// - in src/, imports point down cli → app → push → rpc / admin / http / telemetry → config → engine →
+//   store → platform (push, the server's own HTTP worker, writes jobs in the HTTP API's JSON);
 // - the SDK (clients/typescript/src) imports only itself and its generated protocol code
 //   (clients/typescript/src/gen), and of packages only node: built-ins and what its
 //   package.json declares as dependencies or peer dependencies: never the server;
 // - the server reaches the SDK package only for the protocol code (rpc and the CLI) and
 //   the SDK's public entry point, index.ts (the CLI);
-// - no module cycles.
+// - no module cycles;
+// - the store is a seam (issue 31): src/store/*.ts is the Store interface, src/store/<backend>/ a
+//   backend. Above the store only its interface files are imported; a backend is picked by the
+//   composition root (app*.ts) alone, and only a backend (and src/platform/, which loads SQLite
+//   to test the build) imports a database driver;
+// - the engine is in rooms: a file of src/engine/ imports a capability folder other than its own
+//   (src/engine/<room>/) only through that folder's index.ts, its public face; the engine's root
+//   files (its vocabulary and frame) may also read a room's vocabulary, <room>/types.ts.
 // src/build-info.ts (version and commit) sits below every layer: anyone may import it,
 // and it imports nothing from src/ — only package.json, the one file outside src/ that
 // src/ may import besides the SDK package's entry points above.
@@ -23,16 +30,17 @@ const protocolGen = join(sdkSrc, 'gen');
 const sdkIndex = join(sdkSrc, 'index.ts');
 const rank = {
   'build-info.ts': -1,
-  store: 0,
-  engine: 1,
-  config: 2,
-  telemetry: 3,
-  rpc: 3,
-  admin: 3,
-  http: 3,
-  push: 4,
-  app: 5,
-  cli: 6,
+  platform: 0,
+  store: 1,
+  engine: 2,
+  config: 3,
+  telemetry: 4,
+  rpc: 4,
+  admin: 4,
+  http: 4,
+  push: 5,
+  app: 6,
+  cli: 7,
 };
 const importRe =
   /^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm;
@@ -67,8 +75,18 @@ const packageName = (spec) =>
     .slice(0, spec.startsWith('@') ? 2 : 1)
     .join('/');
 
+const engineDir = join(src, 'engine');
+const storeDir = join(src, 'store');
+/** Database drivers: only a store backend (and the platform's self-test) may import one. */
+const drivers = new Set(['better-sqlite3', 'pg', 'postgres']);
+
 /** What is wrong with an import of a package (not a relative path) by `file`, or undefined. */
 function checkPackageImport(file, spec) {
+  if (drivers.has(packageName(spec))) {
+    const backend = inside(storeDir, file) && dirname(file) !== storeDir;
+    if (!backend && layerOf(file) !== 'platform')
+      return `${show(file)} imports ${spec}: only a store backend (src/store/<backend>/) talks to a database driver`;
+  }
   const layer = layerOf(file);
   if (layer !== 'sdk' && layer !== 'protocol') return undefined;
   if (spec.startsWith('node:') || builtins.has(spec)) return undefined;
@@ -98,10 +116,38 @@ function checkFileImport(file, spec, target) {
       : `${where}: src/ may import from outside src/ only package.json and the SDK package`;
   }
   const to = layerOf(target);
+  const seam = checkStoreSeam(file, where, target, from);
+  if (seam !== undefined) return seam;
+  if (from === 'engine' && to === 'engine') return checkRooms(file, where, target);
   if (from === to) return undefined;
   if (!(from in rank) || !(to in rank)) return `${where}: unknown layer`;
   if (rank[to] >= rank[from]) return `${where}: ${from} must not depend on ${to}`;
   return undefined;
+}
+
+/** Above the store, only its interface files; a backend only from the composition root. */
+function checkStoreSeam(file, where, target, from) {
+  if (!inside(storeDir, target) || inside(storeDir, file)) return undefined;
+  if (dirname(target) === storeDir) return undefined;
+  if (from === 'app') return undefined;
+  return `${where}: only the composition root (app*.ts) picks a store backend; import the Store interface (src/store/*.ts)`;
+}
+
+/** The room (capability folder) of a file of the engine, or '' for the engine's root files. */
+function roomOf(file) {
+  const parts = relative(engineDir, file).split('/');
+  return parts.length > 1 ? parts[0] : '';
+}
+
+/** Inside the engine: another room only through its index.ts (root files may read its types.ts). */
+function checkRooms(file, where, target) {
+  const room = roomOf(file);
+  const targetRoom = roomOf(target);
+  if (targetRoom === '' || targetRoom === room) return undefined;
+  const name = relative(join(engineDir, targetRoom), target);
+  if (name === 'index.ts') return undefined;
+  if (room === '' && name === 'types.ts') return undefined;
+  return `${where}: another room of the engine is reached through its face, ${targetRoom}/index.ts`;
 }
 
 const problems = [];
@@ -147,4 +193,6 @@ if (problems.length > 0) {
   console.error(`layer check failed:\n  ${problems.join('\n  ')}`);
   process.exit(1);
 }
-console.log(`layer check: ${graph.size} modules, imports point down, the SDK stands alone, no cycles`);
+console.log(
+  `layer check: ${graph.size} modules, imports point down, the store is a seam, the engine's rooms meet at their faces, the SDK stands alone, no cycles`,
+);

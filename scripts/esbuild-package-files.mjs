@@ -4,7 +4,7 @@
 // grpc-health-check (and parts of @grpc/grpc-js) load `.proto` files
 // from `${__dirname}/../../proto` at run time. Bundled, `__dirname` is the bundle's
 // directory and the files are not there. This plugin starts every such module in
-// node_modules with `var __dirname = …packageDir(…)` (src/store/package-files.ts decides
+// node_modules with `var __dirname = …packageDir(…)` (src/platform/package-files.ts decides
 // where that is at run time) and lists the data files of their packages, which build.mjs
 // embeds under `files/node_modules/…`.
 import { readdirSync, readFileSync } from 'node:fs';
@@ -12,7 +12,7 @@ import { basename, dirname, extname, join, relative, sep } from 'node:path';
 
 /**
  * @param {{ helper: string, outDir: string, dataExtensions: readonly string[] }} options
- *   helper: absolute path of src/store/package-files.ts; outDir: where the bundle goes;
+ *   helper: absolute path of src/platform/package-files.ts; outDir: where the bundle goes;
  *   dataExtensions: which files of those packages to embed (only what they read).
  */
 export function packageFilesPlugin({ helper, outDir, dataExtensions }) {

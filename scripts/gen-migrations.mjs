@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Embeds schema/NNNN_*.sql into src/store/gen/migrations.ts so the server (and the
+// Embeds schema/NNNN_*.sql into src/store/sqlite/gen/migrations.ts so the server (and the
 // single executable) never reads migrations from disk at run time.
 // Usage: node scripts/gen-migrations.mjs [--check]   (--check fails if the file is stale)
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -7,7 +7,7 @@ import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 const schemaDir = join(root, 'schema');
-const outFile = join(root, 'src/store/gen/migrations.ts');
+const outFile = join(root, 'src/store/sqlite/gen/migrations.ts');
 
 export function renderMigrations() {
   const files = readdirSync(schemaDir)
@@ -48,12 +48,12 @@ if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop()
       current = readFileSync(outFile, 'utf8');
     } catch {}
     if (current !== text) {
-      console.error('src/store/gen/migrations.ts is stale: run `npm run gen:migrations`');
+      console.error('src/store/sqlite/gen/migrations.ts is stale: run `npm run gen:migrations`');
       process.exit(1);
     }
   } else {
-    mkdirSync(join(root, 'src/store/gen'), { recursive: true });
+    mkdirSync(join(root, 'src/store/sqlite/gen'), { recursive: true });
     writeFileSync(outFile, text);
-    console.log(`wrote src/store/gen/migrations.ts (${text.length} bytes)`);
+    console.log(`wrote src/store/sqlite/gen/migrations.ts (${text.length} bytes)`);
   }
 }

@@ -16,8 +16,10 @@ export const tiers = ['fast', 'system'];
 /** What each system-tier file starts; `bundle` when it runs `sepp` (the run's one bundle). */
 export const systemTier = {
   'tests/admin/browser-groups.test.ts': 'Chromium',
+  'tests/admin/browser-liveness.test.ts': 'Chromium and a server process it stops with SIGSTOP',
   'tests/admin/browser-operator.test.ts': 'Chromium',
   'tests/admin/browser-push.test.ts': 'Chromium and a push receiver',
+  'tests/admin/browser-round3.test.ts': 'Chromium',
   'tests/admin/browser.test.ts': 'Chromium',
   'tests/admin/queue-settings-browser.test.ts': 'Chromium',
   'tests/admin/schedules-browser.test.ts': 'Chromium',
@@ -41,7 +43,6 @@ export const systemTier = {
   'tests/config/tls-files.test.ts': 'bundle: sepp config check, openssl',
   'tests/engine/crash-cancel.test.ts': 'a crash loop of engine child processes',
   'tests/engine/crash.test.ts': 'a crash loop of engine child processes',
-  'tests/engine/model.test.ts': 'a model-based loop: 1,000 random runs of 20 steps (SEPP_MODEL_RUNS)',
   'tests/faults/crash-loop.test.ts': 'bundle: a crash loop of server processes',
   'tests/faults/disk-full.test.ts': 'a tmpfs mount (as root)',
   'tests/faults/load.test.ts': 'bundle: a server process under load',
@@ -74,8 +75,11 @@ export const systemTier = {
   'tests/rpc/gen-fresh.test.ts': 'protoc and the code generators',
   'tests/rpc/grpc-logs.test.ts': 'bundle: a server process',
   'tests/rpc/sigterm.test.ts': 'bundle: a server process',
+  'tests/runner/check-layers.test.ts': 'scripts/check-layers.mjs in node, on fixture trees',
   'tests/runner/run-tests.test.ts': 'the test runner on fixture files',
   'tests/runner/test-deps.test.ts': 'scripts/test-deps.sh in a shell, as nobody too',
+  'tests/store/conformance/sqlite-model.test.ts':
+    'a model-based loop: 1,000 random runs of 20 steps (SEPP_MODEL_RUNS)',
   'tests/store/data-dir-lock.test.ts': 'bundle: server processes',
   'tests/store/postgres-helper.test.ts': 'PostgreSQL clusters (postgresql-15)',
   'tests/store/shared-locking.test.ts': 'sqlite3 and node processes',

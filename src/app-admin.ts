@@ -2,8 +2,6 @@
  * The composition root's admin side: the admin UI and JSON API, with /metrics,
  * served on the admin address (app.ts starts it after gRPC listens).
  */
-import { statSync } from 'node:fs';
-import { join } from 'node:path';
 import {
   type AdminApp,
   type AdminServer,
@@ -19,7 +17,6 @@ import {
 import { describeConfig, redactConfig, type SeppConfig } from './config/index.ts';
 import type { Clock } from './engine/clock.ts';
 import type { Engine } from './engine/engine.ts';
-import { databaseFileName } from './store/open.ts';
 import { type Logger, prometheusContentType, type Telemetry } from './telemetry/index.ts';
 
 /** A TLS certificate and key, read and checked at start. */
@@ -39,7 +36,7 @@ export interface AdminParts {
   build: { version: string; commit: string };
   uiAssets?: AssetSource | null;
   tls: TlsPem | undefined;
-  readiness: () => Readiness;
+  readiness: () => Promise<Readiness>;
   /** A push queue's delivery status (src/push), for the queue page; null for a queue that does not push. */
   pushStatus: (queue: string) => PushStatusView | null;
 }
@@ -51,17 +48,18 @@ export async function startAdmin(
 ): Promise<{ admin: AdminServer; adminApp: AdminApp }> {
   const config = current();
   const { engine, telemetry, logger } = parts;
-  const databaseFile = join(config.server.dataDir, databaseFileName);
-  const fileBytes = (path: string) => statSync(path, { throwIfNoEntry: false })?.size ?? 0;
-  const serverInfo = (): ServerInfo => ({
-    version: parts.build.version,
-    commit: parts.build.commit,
-    startedAtMs: parts.startedAtMs,
-    durability: config.server.durability,
-    dbBytes: fileBytes(databaseFile),
-    walBytes: fileBytes(`${databaseFile}-wal`),
-  });
-  const adminApp = createAdminApp({
+  const serverInfo = (): ServerInfo => {
+    const sizes = engine.store.files?.sizes() ?? { database: 0, wal: 0 };
+    return {
+      version: parts.build.version,
+      commit: parts.build.commit,
+      startedAtMs: parts.startedAtMs,
+      durability: config.server.durability,
+      dbBytes: sizes.database,
+      walBytes: sizes.wal,
+    };
+  };
+  const adminApp = await createAdminApp({
     engine,
     clock: parts.clock,
     users: config.admin.users,

@@ -12,7 +12,6 @@
  * checkpoint the WAL, close the database.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import {
   type AdminApp,
   type AdminServer,
@@ -45,9 +44,9 @@ import {
   type RpcServer,
   removeStaleBackups,
 } from './rpc/index.ts';
-import { DataDirError } from './store/data-dir.ts';
-import { DiskReserve } from './store/disk-reserve.ts';
-import { DataDirInUseError, databaseFileName, openDataDir, SchemaTooNewError } from './store/open.ts';
+import { DataDirError } from './store/sqlite/data-dir.ts';
+import { DataDirInUseError, SchemaTooNewError } from './store/sqlite/open.ts';
+import { openSqliteStore, type SqliteStore } from './store/sqlite/sqlite-store.ts';
 import { type Logger, type LogLevel, Telemetry } from './telemetry/index.ts';
 
 export interface BuildInfo {
@@ -82,7 +81,7 @@ export interface RunningServer {
   /** The bound port of the HTTP/JSON API; null when it is off (server.http_listen not set). */
   httpPort: number | null;
   /** Whether the server can serve now (what `GET /readyz` answers): not once shutdown began. */
-  readiness(): Readiness;
+  readiness(): Promise<Readiness>;
   /** Request bytes in flight per API key and per connection, and how often a call waited for room. */
   bytesInFlight(): BytesInFlightStats;
   /** The configuration in force (a reload changes it). */
@@ -126,11 +125,13 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
   const grpcTls = readTls('grpc', config.grpc.tls);
   const adminTls = readTls('admin', config.admin.tls);
   const httpTls = readTls('http', config.http.tls);
-  let db: ReturnType<typeof openDataDir>;
+  // The composition root picks the backend: the SQLite store of the data directory.
+  let store: SqliteStore;
   try {
-    db = openDataDir(config.server.dataDir, {
+    store = openSqliteStore(config.server.dataDir, {
       durability: config.server.durability,
       walCheckpoints: config.server.walCheckpoints,
+      diskReserveBytes: config.server.diskReserveBytes,
       ...(deps.nativeBinding === undefined ? {} : { nativeBinding: deps.nativeBinding }),
       // An upgrade's schema changes, one line each (docs/upgrading.md).
       onMigrated: (applied) => {
@@ -147,19 +148,18 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     throw error;
   }
   removeStaleBackups(config.server.dataDir);
-  const diskReserve = new DiskReserve(config.server.dataDir, config.server.diskReserveBytes);
-  if (!diskReserve.take()) {
+  if (store.diskReserve !== undefined && !store.diskReserve.take()) {
     logger.warn('storage.reserve_unavailable', {
       detail: `no room for the ${config.server.diskReserveBytes} bytes of sepp.reserve: if the disk fills up, workers may not be able to drain the queues (server.disk_reserve_bytes)`,
     });
   }
   const telemetry = new Telemetry(config.telemetry, {
     logger,
-    databaseFile: join(config.server.dataDir, databaseFileName),
+    storeFiles: store.files,
     version: deps.build.version,
   });
   const rates = new RateHistory(clock);
-  const engine = new Engine(db, config.engine, {
+  const engine = await Engine.open(store, config.engine, {
     clock,
     ...telemetry.engineHooks,
     onEvent: (event) => {
@@ -173,7 +173,6 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     onSchedulesReconciled: (report) => logReconciled(logger, report),
     onMaintenanceError: (error) => logger.warn('maintenance.failed', { error: error.message }),
     onHookError: (error) => logger.error('engine.hook_failed', { error: error.message }),
-    storageSpace: diskReserve,
     onDiskFull: (full, detail) =>
       full
         ? logger.error('storage.disk_full', { detail })
@@ -216,7 +215,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     grpcPort = await rpc.listen(config.server.grpcListen.host, config.server.grpcListen.port);
   } catch (error) {
     await telemetry.shutdown(0);
-    engine.close();
+    await engine.close();
     const detail = error instanceof Error ? error.message : String(error);
     throw new StartupError(
       `cannot listen for gRPC on ${config.server.grpcListen.address}: ${detail} (server.grpc_listen)`,
@@ -240,7 +239,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     } catch (error) {
       await rpc.shutdown(0);
       await telemetry.shutdown(0);
-      engine.close();
+      await engine.close();
       const detail = error instanceof Error ? error.message : String(error);
       throw new StartupError(
         `cannot listen for HTTP on ${httpListen.address}: ${detail} (server.http_listen)`,
@@ -257,10 +256,10 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     nowMs: () => Date.now(),
   });
   let stopping: Promise<void> | undefined;
-  const readiness = (): Readiness => {
+  const readiness = async (): Promise<Readiness> => {
     if (stopping !== undefined) return { ready: false, reason: 'shutting down' };
     try {
-      engine.checkReadable();
+      await engine.checkReadable();
       return { ready: true };
     } catch (error) {
       return { ready: false, reason: error instanceof Error ? error.message : String(error) };
@@ -286,7 +285,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     await rpc.shutdown(0);
     await http?.shutdown(0);
     await telemetry.shutdown(0);
-    engine.close();
+    await engine.close();
     const detail = error instanceof Error ? error.message : String(error);
     throw new StartupError(
       `cannot listen for HTTP on ${config.server.adminListen.address}: ${detail} (server.admin_listen)`,
@@ -362,7 +361,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
         await Promise.all([pushStopped, rpc.shutdown(budgetMs), http?.shutdown(budgetMs)]);
         await admin.close();
         await telemetry.shutdown(telemetryFlushMs);
-        engine.close();
+        await engine.close();
         logger.info('server.stopped');
       })();
       return stopping;

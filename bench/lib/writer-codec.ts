@@ -5,7 +5,7 @@
  * It covers the benchmark's shapes only: the optional text columns it never sets
  * (metadata, trace context, idempotency key, group) are written as null.
  */
-import type { LeasedRow } from '../../src/store/statements.ts';
+import type { LeasedRow } from '../../src/store/rows.ts';
 import type { Op, SettledResult } from './writer-ops.ts';
 
 const utf8 = new TextEncoder();

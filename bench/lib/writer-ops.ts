@@ -3,18 +3,20 @@
  * group committer on the main thread, and the same committer on a worker thread).
  *
  * An operation is plain data, so that it can cross to a worker thread by structured
- * clone. `runOp` runs it with the server's own prepared statements
- * (src/store/statements.ts, `prepareStatements`): the SQL is the server's, not a copy.
+ * clone. `runOp` runs it as a unit of the SQLite store's own operations
+ * (src/store/sqlite/, `sqliteCapabilities`): the SQL is the server's, not a copy.
  * What it does not run is the engine's JavaScript around them (validation, events,
- * waiters, flow control): per operation it issues the statements the engine issues
- * for a plain queue — enqueue: `insertJob` + `adjustCount`; lease: `leaseReady` +
- * two `adjustCount`; ack: `deleteLeased` + `adjustCount`.
+ * waiters, flow control): per operation it makes the store calls the engine makes
+ * for a plain queue — enqueue: `jobs.insert` + `counts.adjust`; lease: `leases.leaseReady`
+ * + `counts.adjust`; ack: `leases.ack` + `counts.adjust`.
  */
 import { readFileSync } from 'node:fs';
-import type { InsertJobParams, LeasedRow, Statements } from '../../src/store/statements.ts';
+import type { Op as StoreOp } from '../../src/store/op.ts';
+import type { LeasedRow, NewJobRow } from '../../src/store/rows.ts';
+import type { Queues, StoreTx } from '../../src/store/store.ts';
 
 export type Op =
-  | { kind: 'enqueue'; job: InsertJobParams }
+  | { kind: 'enqueue'; job: NewJobRow }
   | {
       kind: 'lease';
       queue: string;
@@ -65,12 +67,12 @@ export type SettledResult = { ok: true; value: OpResult } | { ok: false; message
 export const benchQueue = 'bench';
 
 /** Creates the benchmark's queue (and, through the schema's trigger, its queue_counts rows). */
-export function createQueue(sql: Statements, nowMs: number): void {
-  sql.insertQueue.run({ name: benchQueue, created_at_ms: nowMs, settings_json: '{}' });
+export function createQueue(queues: Queues, nowMs: number): StoreOp<void> {
+  return queues.create({ name: benchQueue, createdAtMs: nowMs, settingsJson: '{}' });
 }
 
-/** Runs one operation inside the committer's savepoint for it. */
-export function runOp(sql: Statements, op: Op): OpResult {
+/** Runs one operation as a unit of the committer (its own savepoint). */
+export function* runOp(tx: StoreTx, op: Op): StoreOp<OpResult> {
   switch (op.kind) {
     case 'enqueue': {
       const { job } = op;
@@ -78,28 +80,19 @@ export function runOp(sql: Statements, op: Op): OpResult {
       const payload = Buffer.isBuffer(job.payload)
         ? job.payload
         : Buffer.from(job.payload.buffer, job.payload.byteOffset, job.payload.byteLength);
-      sql.insertJob.run({ ...job, payload });
-      sql.adjustCount.run({ queue: job.queue, state: job.state, delta: 1 });
+      yield* tx.jobs.insert([{ ...job, payload }]);
+      yield* tx.counts.adjust({ queue: job.queue, from: null, to: job.state, jobs: 1 });
       return { kind: 'enqueued' };
     }
     case 'lease': {
-      const rows = sql.leaseReady.all({
-        queue: op.queue,
-        limit: op.limit,
-        now_ms: op.nowMs,
-        lease_deadline_ms: op.leaseDeadlineMs,
-        max_lease_deadline_ms: op.maxLeaseDeadlineMs,
-        worker_id: op.workerId,
-      });
-      if (rows.length > 0) {
-        sql.adjustCount.run({ queue: op.queue, state: 'ready', delta: -rows.length });
-        sql.adjustCount.run({ queue: op.queue, state: 'leased', delta: rows.length });
-      }
+      const rows = yield* tx.leases.leaseReady(op);
+      yield* tx.counts.adjust({ queue: op.queue, from: 'ready', to: 'leased', jobs: rows.length });
       return { kind: 'leased', rows };
     }
     case 'ack': {
-      const deleted = sql.deleteLeased.get(op.id, op.attempt);
-      if (deleted !== undefined) sql.adjustCount.run({ queue: deleted.queue, state: 'leased', delta: -1 });
+      const deleted = yield* tx.leases.ack({ jobId: op.id, attempt: op.attempt });
+      if (deleted !== undefined)
+        yield* tx.counts.adjust({ queue: deleted.queue, from: 'leased', to: null, jobs: 1 });
       return { kind: 'acked', ok: deleted !== undefined };
     }
   }

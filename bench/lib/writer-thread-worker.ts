@@ -3,21 +3,22 @@
  * that writes. It opens the data directory with the server's own functions
  * (durability `full`: synchronous=FULL, so every COMMIT returns after its fsync),
  * and runs each batch the main thread posts through the server's group committer
- * (src/store/group-commit.ts) — one transaction, a savepoint per operation, one
+ * (src/store/sqlite/group-commit.ts) — one transaction, a savepoint per operation, one
  * COMMIT — in the order the batches arrive. It answers a batch only after its
  * COMMIT returned, so the main thread acknowledges nothing that is not durable,
  * exactly as the server does today.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { GroupCommitter } from '../../src/store/group-commit.ts';
-import { openDataDir } from '../../src/store/open.ts';
-import { prepareStatements } from '../../src/store/statements.ts';
+import { runAtOnce } from '../../src/store/op.ts';
+import { GroupCommitter, plainWriteHooks } from '../../src/store/sqlite/group-commit.ts';
+import { openDataDir } from '../../src/store/sqlite/open.ts';
+import { sqliteCapabilities } from '../../src/store/sqlite/sqlite-store.ts';
+import type { StoreTx } from '../../src/store/store.ts';
 import { packResults, unpackOps } from './writer-codec.ts';
 import {
   createQueue,
   type FromWriter,
   type Op,
-  type OpResult,
   runOp,
   type SettledResult,
   type ToWriter,
@@ -29,25 +30,26 @@ const port = parentPort;
 const { dataDir } = workerData as { dataDir: string };
 
 const db = openDataDir(dataDir, { durability: 'full' });
-const sql = prepareStatements(db);
+const caps = sqliteCapabilities(db);
 let commits = 0;
 let operations = 0;
 let batchMs = 0;
-const committer = new GroupCommitter(db, {
-  commitFailed: (cause) => new Error(`commit failed: ${String(cause)}`, { cause }),
+const committer = new GroupCommitter<StoreTx>(db, caps);
+committer.hooks = {
+  ...plainWriteHooks,
   closed: () => new Error('the writer is closed'),
-  onBatch: (stats) => {
+  afterCommit: (stats) => {
     commits++;
     operations += stats.operations;
     batchMs += stats.durationMs;
   },
-});
-createQueue(sql, Date.now());
+};
+runAtOnce(createQueue(caps.queues, Date.now()));
 
 const post = (message: FromWriter) => port.postMessage(message);
 
 async function runBatch(id: number, ops: Op[], packed: boolean): Promise<void> {
-  const pending = ops.map((op) => committer.submit((): OpResult => runOp(sql, op)));
+  const pending = ops.map((op) => committer.submit((tx) => runOp(tx, op)));
   // The batch is written now, synchronously: BEGIN, the operations, COMMIT (fsync).
   committer.flush();
   const settled = await Promise.allSettled(pending);

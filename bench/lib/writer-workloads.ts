@@ -12,8 +12,8 @@ import { performance } from 'node:perf_hooks';
 import { EnqueueJob, LeasedJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import { EnqueueRequest, EnqueueResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
 import { AckRequest, AckResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
-import { JobIdGenerator } from '../../src/engine/job-id.ts';
-import type { InsertJobParams, LeasedRow } from '../../src/store/statements.ts';
+import { JobIdGenerator } from '../../src/engine/jobs/job-id.ts';
+import type { LeasedRow, NewJobRow } from '../../src/store/rows.ts';
 import { benchQueue, type Op, type OpResult, threadCpuUs } from './writer-ops.ts';
 import type { Writer } from './writers.ts';
 
@@ -77,7 +77,7 @@ export async function runWorkloads(
     spin(options.workUs);
     const nowMs = Date.now();
     const jobId = ids.next(nowMs);
-    const insert: InsertJobParams = {
+    const insert: NewJobRow = {
       id: jobId,
       queue: job.queue,
       type: job.type,

@@ -3,7 +3,7 @@
  * resolves once the operation's batch is durable (its COMMIT, with synchronous=FULL,
  * returned), in both.
  *
- * - `same`: the server's design today. The group committer (src/store/group-commit.ts)
+ * - `same`: the server's design today. The group committer (src/store/sqlite/group-commit.ts)
  *   runs on the main thread: batches form on setImmediate, and the SQL, the WAL write
  *   and the fsync block the main thread.
  * - `thread`: the main thread forms batches the same way (on setImmediate) and posts
@@ -12,9 +12,11 @@
  *   one fills meanwhile), and the writer runs them one after the other.
  */
 import { Worker } from 'node:worker_threads';
-import { GroupCommitter } from '../../src/store/group-commit.ts';
-import { openDataDir } from '../../src/store/open.ts';
-import { prepareStatements } from '../../src/store/statements.ts';
+import { runAtOnce } from '../../src/store/op.ts';
+import { GroupCommitter, plainWriteHooks } from '../../src/store/sqlite/group-commit.ts';
+import { openDataDir } from '../../src/store/sqlite/open.ts';
+import { sqliteCapabilities } from '../../src/store/sqlite/sqlite-store.ts';
+import type { StoreTx } from '../../src/store/store.ts';
 import { packOps, unpackResults } from './writer-codec.ts';
 import {
   createQueue,
@@ -50,7 +52,6 @@ export async function openWriter(mode: WriterMode, dataDir: string, options: Wri
 
 class SameThreadWriter implements Writer {
   private readonly db;
-  private readonly sql;
   private readonly committer;
   private commits = 0;
   private operations = 0;
@@ -58,22 +59,22 @@ class SameThreadWriter implements Writer {
 
   constructor(dataDir: string, options: WriterOptions) {
     this.db = openDataDir(dataDir, { durability: 'full' });
-    this.sql = prepareStatements(this.db);
-    createQueue(this.sql, Date.now());
-    this.committer = new GroupCommitter(this.db, {
-      commitFailed: (cause) => new Error(`commit failed: ${String(cause)}`, { cause }),
+    const caps = sqliteCapabilities(this.db);
+    runAtOnce(createQueue(caps.queues, Date.now()));
+    this.committer = new GroupCommitter<StoreTx>(this.db, caps, { maxBatchOperations: options.maxBatchOps });
+    this.committer.hooks = {
+      ...plainWriteHooks,
       closed: () => new Error('the writer is closed'),
-      maxBatchOperations: options.maxBatchOps,
-      onBatch: (stats) => {
+      afterCommit: (stats) => {
         this.commits++;
         this.operations += stats.operations;
         this.batchMs += stats.durationMs;
       },
-    });
+    };
   }
 
   submit(op: Op): Promise<OpResult> {
-    return this.committer.submit(() => runOp(this.sql, op));
+    return this.committer.submit((tx) => runOp(tx, op));
   }
 
   async stats(): Promise<WriterStats> {

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
  * measures a stale server.
  */
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 
 export const seppBundlePath = join(root, 'dist/sepp.cjs');
 

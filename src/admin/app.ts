@@ -33,6 +33,7 @@ import { workerRoutes } from './routes/worker-routes.ts';
 import { checkSameOrigin, isMutation, loopbackHostOnly, securityHeaders } from './security.ts';
 import { SessionStore } from './sessions.ts';
 import { AssetServer } from './static-assets.ts';
+import { storedSessions } from './stored-sessions.ts';
 import type { AdminDeps, AdminRole } from './types.ts';
 
 const defaultMaxBodyBytes = 2 * 1024 * 1024;
@@ -59,7 +60,8 @@ export type AdminReloadable = Required<
   Pick<AdminDeps, 'users' | 'sessionTtlMs' | 'maxSessionsPerUser' | 'trustedProxies'>
 >;
 
-export function createAdminApp(given: AdminDeps): AdminApp {
+/** Builds the app; resolves once the sessions kept across the last restart are loaded. */
+export async function createAdminApp(given: AdminDeps): Promise<AdminApp> {
   // A copy: reconfigure() changes it, and every part reads its settings from it.
   const deps: AdminDeps = { ...given };
   const nowMs = () => deps.clock.nowMs();
@@ -78,8 +80,9 @@ export function createAdminApp(given: AdminDeps): AdminApp {
     deps.sessionTtlMs,
     nowMs,
     deps.maxSessionsPerUser,
-    deps.open ? undefined : deps.engine.adminSessions,
+    deps.open ? undefined : storedSessions(deps.engine.store, nowMs),
   );
+  await sessions.load();
   const endRemovedUsers = (): { ended: string[]; saved: Promise<void> } =>
     deps.open
       ? { ended: [], saved: Promise.resolve() }

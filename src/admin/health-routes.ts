@@ -14,13 +14,13 @@ import type { Hono } from 'hono';
 
 export type Readiness = { ready: true } | { ready: false; reason: string };
 
-export function mountHealthRoutes(app: Hono, readiness: () => Readiness): void {
+export function mountHealthRoutes(app: Hono, readiness: () => Readiness | Promise<Readiness>): void {
   const headers = { 'Cache-Control': 'no-store', 'Content-Type': 'application/json' };
   app.on(['GET', 'HEAD'], '/healthz', (c) => c.body('{"status":"ok"}\n', 200, headers));
-  app.on(['GET', 'HEAD'], '/readyz', (c) => {
+  app.on(['GET', 'HEAD'], '/readyz', async (c) => {
     let state: Readiness;
     try {
-      state = readiness();
+      state = await readiness();
     } catch (error) {
       state = { ready: false, reason: error instanceof Error ? error.message : String(error) };
     }

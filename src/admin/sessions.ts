@@ -19,7 +19,6 @@
  * one is handed out for the asking.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { SessionRecord } from '../engine/admin-sessions.ts';
 import { type AdminRole, adminRoles } from './types.ts';
 
 export interface Session {
@@ -31,17 +30,25 @@ export interface Session {
   readonly expiresAtMs: number;
 }
 
-/** Where sessions are kept across restarts (the engine's adminSessions satisfies it). */
+/** Where sessions are kept across restarts (stored-sessions.ts keeps them in the store). */
 export interface SessionPersistence {
   /** Sessions not expired, oldest first. */
-  live(): readonly StoredSession[];
+  live(): Promise<readonly StoredSession[]>;
   /** Stores a session and ends `ended` (by id hash) in one transaction. */
   save(session: StoredSession, ended: readonly string[]): Promise<void>;
   end(ended: readonly string[]): Promise<void>;
 }
 
-/** A session as stored: the engine's record (the SHA-256 of its id, never the id). */
-export type StoredSession = SessionRecord;
+/** A session as stored: the SHA-256 of its id, never the id. */
+export interface StoredSession {
+  /** base64url SHA-256 of the cookie's id. */
+  readonly idSha256: string;
+  readonly user: string;
+  readonly role: string;
+  readonly csrfToken: string;
+  readonly createdAtMs: number;
+  readonly expiresAtMs: number;
+}
 
 export const defaultMaxSessionsPerUser = 10;
 /** The cap for `anonymous`, the one name of every session when login is off. */
@@ -59,7 +66,11 @@ export class SessionStore {
     private readonly store?: SessionPersistence,
   ) {
     this.configure(ttlMs, maxPerUser);
-    for (const stored of store?.live() ?? []) {
+  }
+
+  /** Takes the sessions kept across the last restart (call once, before serving). */
+  async load(): Promise<void> {
+    for (const stored of (await this.store?.live()) ?? []) {
       if (!isRole(stored.role) || stored.user === anonymous) continue;
       const { idSha256, user, role, csrfToken, createdAtMs, expiresAtMs } = stored;
       this.add(idSha256, { user, role, csrfToken, createdAtMs, expiresAtMs });

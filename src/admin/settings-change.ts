@@ -6,7 +6,7 @@
 
 import type { ConfigProblem } from '../config/index.ts';
 import { formatProblems, parseQueueSettingKeys, parseQueueSettingValues } from '../config/index.ts';
-import type { QueueSettingsChange } from '../engine/runtime-settings.ts';
+import type { QueueSettingsChange } from '../engine/queues/index.ts';
 import { bad, type JsonObject } from './request-input.ts';
 import type { JsonSchema } from './route-spec.ts';
 

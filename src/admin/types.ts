@@ -57,7 +57,7 @@ export type AdminEngine = Pick<
   | 'pauseSchedule'
   | 'resumeSchedule'
   | 'triggerSchedule'
-  | 'adminSessions'
+  | 'store'
   | 'changeQueueSettings'
   | 'queueSettingOverrides'
 >;
@@ -133,7 +133,7 @@ export interface AdminDeps {
   /** Login throttling and password-check limits. Default: defaultLoginPolicy (login-throttle.ts). */
   loginPolicy?: LoginPolicy;
   /** Whether sepp can serve now, for `GET /readyz` (health-routes.ts). Default: always ready. */
-  readiness?: () => Readiness;
+  readiness?: () => Readiness | Promise<Readiness>;
   /** A push queue's delivery status (the queue page); absent or null: the queue does not push. */
   pushStatus?: (queue: string) => PushStatusView | null;
   /** Adds routes outside /api/v1 before the UI's catch-all (for example `/metrics`). */

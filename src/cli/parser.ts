@@ -7,8 +7,8 @@
 import yargs, { type Argv } from 'yargs';
 import { buildInfo } from '../build-info.ts';
 import { closestKey } from '../config/index.ts';
-import { runningAsSea, verifySeaAssets } from '../store/sea-assets.ts';
-import { runStoreSelfTest } from '../store/selftest.ts';
+import { runningAsSea, verifySeaAssets } from '../platform/sea-assets.ts';
+import { runStoreSelfTest } from '../platform/selftest.ts';
 import { registerAdminCommands } from './commands/admin.ts';
 import { registerBackupCommand } from './commands/backup.ts';
 import { registerOperatorCommands } from './commands/index.ts';

@@ -9,8 +9,8 @@
  */
 import type { Argv } from 'yargs';
 import { ConfigError, type ConfigFlags, loadConfig, type SeppConfig } from '../config/index.ts';
-import { privateRunDir } from '../store/private-dir.ts';
-import { runningAsSea } from '../store/sea-assets.ts';
+import { privateRunDir } from '../platform/private-dir.ts';
+import { runningAsSea } from '../platform/sea-assets.ts';
 import { printConfigProblems } from './config-commands.ts';
 import { exitCodes, messageOf, printFailure } from './failure.ts';
 

@@ -8,8 +8,8 @@
  * added, updated or removed.
  */
 import { QueueRegistry } from '../engine/queue-registry.ts';
+import { checkSchedule } from '../engine/schedules/index.ts';
 import type { ScheduleSpec } from '../engine/schedules/types.ts';
-import { checkSchedule } from '../engine/schedules/validate.ts';
 import { asTable, type ConfigReader } from './reader.ts';
 import { type ScheduleEntry, scheduleSpec } from './schedule-spec.ts';
 import type { SectionSpec } from './schema.ts';

@@ -1,131 +1,102 @@
 /**
- * What the engine's parts share: the one place they reach the store, the
- * clock, the queue registry, the waiters and each other's after-commit effects.
+ * What the engine's parts share: the store and the one way to write to and
+ * read from it, the clock, the queue registry, the event log, and the effects
+ * a unit registers for after its commit. The rooms' own objects (flow
+ * control, the waiters) are handed to the rooms that use them, not kept here.
  */
-import { type ControlStatements, prepareControlStatements } from '../store/control-statements.ts';
-import { type BatchStats, GroupCommitter, type Transaction } from '../store/group-commit.ts';
-import type { Db } from '../store/open.ts';
-import { prepareStatements, type Statements } from '../store/statements.ts';
+import { nothing, type Op } from '../store/op.ts';
+import type { ReadUnit, Store, StoreTx, WriteUnit } from '../store/store.ts';
 import type { Clock } from './clock.ts';
-import { EventLog } from './events/event-log.ts';
-import type { LifecycleEvent } from './events/lifecycle-event.ts';
-import { FlowControl } from './flow-control/flow-control.ts';
-import { QueueRegistry } from './queue-registry.ts';
-import type { EngineLimits, EngineOptions } from './settings.ts';
+import type { EventLog, LifecycleEvent } from './events/index.ts';
+import type { QueueRegistry } from './queue-registry.ts';
+import type { EngineLimits } from './settings.ts';
 import type { JobEvent, JobState } from './types.ts';
-import { WaiterRegistry } from './waiters.ts';
 
 export interface EngineContext {
-  readonly db: Db;
-  readonly sql: Statements;
-  /** Job control: cancel, update, expiry, keys (store/control-statements.ts). */
-  readonly control: ControlStatements;
+  readonly store: Store;
+  /**
+   * The one write path: runs `unit` in a transaction of the store, through the
+   * lifecycle's gate (refused once closing); resolves after its commit is durable,
+   * rejects with a SeppError.
+   */
+  write<T>(unit: WriteUnit<T>): Promise<T>;
+  /** Runs `unit` against a consistent view of the store; refused once closing. */
+  read<T>(unit: ReadUnit<T>): Promise<T>;
   readonly clock: Clock;
   readonly limits: EngineLimits;
   readonly queues: QueueRegistry;
-  readonly waiters: WaiterRegistry;
-  readonly writer: GroupCommitter;
-  /** Concurrency and rate limits, groups (src/engine/flow-control). */
-  readonly flow: FlowControl;
   readonly random: () => number;
   /** Job lifecycle events for subscribers; build them only while `events.recording`. */
   readonly events: EventLog;
   /** Publishes a lifecycle event after the commit that made it (call only while `events.recording`). */
-  record(tx: Transaction, event: LifecycleEvent): void;
-  /** Creates the queue row if this is the queue's first use (inside a write). */
-  ensureQueue(tx: Transaction, queue: string): void;
+  record(tx: StoreTx, event: LifecycleEvent): void;
+  /** Creates the queue's row if this is the queue's first use (inside a write). */
+  ensureQueue(tx: StoreTx, queue: string): Op<void>;
   /** Hands `jobs` jobs of `queue` that became ready to waiting long-polls, in the same commit. */
-  jobsReady(tx: Transaction, queue: string, jobs: number): void;
+  jobsReady(tx: StoreTx, queue: string, jobs: number): void;
   /** Makes sure maintenance runs by `atMs` (after the commit that created the deadline). */
-  wakeAt(tx: Transaction, atMs: number): void;
+  wakeAt(tx: StoreTx, atMs: number): void;
   /** Reports what happened to jobs, after the commit that did it (metrics, rates). */
-  emit(tx: Transaction, event: JobEvent): void;
+  emit(tx: StoreTx, event: JobEvent): void;
   /**
-   * Keeps queue_counts exact: `jobs` jobs of `queue` left state `from` (null: they
-   * are new) for state `to` (null: they are gone). Every statement that adds,
-   * removes or moves jobs is followed by this, in the same write operation.
+   * Keeps the per-queue counts exact: `jobs` jobs of `queue` left state `from` (null:
+   * they are new) for state `to` (null: they are gone). Every operation that adds,
+   * removes or moves jobs is followed by this, in the same unit.
    */
-  count(queue: string, from: JobState | null, to: JobState | null, jobs: number): void;
+  count(tx: StoreTx, queue: string, from: JobState | null, to: JobState | null, jobs: number): Op<void>;
   /** Forgets `key` of `queue` if it still names `jobId`: a cancelled or deleted job frees its key. */
-  releaseKey(queue: string, key: string | null, jobId: string): void;
+  releaseKey(tx: StoreTx, queue: string, key: string | null, jobId: string): Op<void>;
 }
 
-/** Submits a write operation to the group committer; resolves after its commit is durable. */
-export type Write = <T>(op: (tx: Transaction) => T) => Promise<T>;
-
-export interface ContextDeps {
+export interface ContextParts {
+  store: Store;
+  write: EngineContext['write'];
+  read: EngineContext['read'];
   clock: Clock;
+  limits: EngineLimits;
+  queues: QueueRegistry;
+  events: EventLog;
   random?: () => number;
-  onBatch?: (stats: BatchStats) => void;
-  onHookError?: (error: unknown) => void;
   onEvent?: (event: JobEvent) => void;
-  maxBatchOperations?: number;
-  /** The error a failed commit rejects its operations with. */
-  commitFailed: (cause: unknown) => Error;
-  /** The error operations submitted after close are rejected with. */
-  closed: () => Error;
   /** Pulls the maintenance timer forward to `atMs` (after a commit that created that deadline). */
   wakeAt: (atMs: number) => void;
-  /** Names this run's event stream (random, so a resume against a restarted server is recognised). */
-  eventStreamId: string;
+  /** Hands jobs that became ready in a unit to waiting long-polls (the waiters' hand-off). */
+  jobsReady: EngineContext['jobsReady'];
+  /** Jobs of a queue left `leased` in a unit (flow control wakes throttled reserves after the commit). */
+  leaseEnded: (queue: string, jobs: number) => void;
 }
 
-/** Prepares the statements, the registries and the one writer, and the hooks every engine part uses. */
-export function createEngineContext(db: Db, options: EngineOptions, deps: ContextDeps): EngineContext {
-  const sql = prepareStatements(db);
-  const control = prepareControlStatements(db);
-  const queues = new QueueRegistry(options);
-  const waiters = new WaiterRegistry();
-  const flow = new FlowControl(db, sql, deps.clock, waiters, (queue) => queues.settingsFor(queue));
-  const { onBatch } = deps;
-  const writer = new GroupCommitter(db, {
-    commitFailed: deps.commitFailed,
-    closed: deps.closed,
-    // Reserves held back by a limit are woken by the leases this batch ended.
-    onBatch:
-      onBatch === undefined
-        ? () => flow.flushLeaseEnds()
-        : (stats) => {
-            flow.flushLeaseEnds();
-            onBatch(stats);
-          },
-    ...(deps.onHookError === undefined ? {} : { onHookError: deps.onHookError }),
-    ...(deps.maxBatchOperations === undefined ? {} : { maxBatchOperations: deps.maxBatchOperations }),
-  });
-  const { clock, onEvent } = deps;
-  const events = new EventLog(options.limits, clock, deps.eventStreamId);
+/** The hooks every engine part uses, over the parts the engine's opening built. */
+export function createEngineContext(parts: ContextParts): EngineContext {
+  const { queues, clock, events, onEvent, leaseEnded } = parts;
   return {
-    db,
-    sql,
-    control,
+    store: parts.store,
+    write: parts.write,
+    read: parts.read,
     clock,
-    limits: options.limits,
+    limits: parts.limits,
     queues,
-    waiters,
-    writer,
-    flow,
-    random: deps.random ?? Math.random,
+    random: parts.random ?? Math.random,
     events,
     record: (tx, event) => tx.afterCommit(() => events.append(event)),
-    ensureQueue: (tx, queue) => {
+    *ensureQueue(tx, queue) {
       if (queues.exists(queue)) return;
-      sql.insertQueue.run({
+      yield* tx.queues.create({
         name: queue,
-        created_at_ms: clock.nowMs(),
-        settings_json: JSON.stringify(queues.settingsFor(queue)),
+        createdAtMs: clock.nowMs(),
+        settingsJson: JSON.stringify(queues.settingsFor(queue)),
       });
       tx.afterCommit(() => queues.markExisting(queue, false));
     },
-    jobsReady: (tx, queue, jobs) => waiters.handOff(tx, queue, jobs),
-    wakeAt: (tx, atMs) => tx.afterCommit(() => deps.wakeAt(atMs)),
-    count: (queue, from, to, jobs) => {
-      if (jobs === 0) return;
-      if (from === 'leased') flow.leaseEnded(queue, jobs);
-      if (from !== null) sql.adjustCount.run({ queue, state: from, delta: -jobs });
-      if (to !== null) sql.adjustCount.run({ queue, state: to, delta: jobs });
+    jobsReady: parts.jobsReady,
+    wakeAt: (tx, atMs) => tx.afterCommit(() => parts.wakeAt(atMs)),
+    count: (tx, queue, from, to, jobs) => {
+      if (jobs === 0) return nothing;
+      if (from === 'leased') leaseEnded(queue, jobs);
+      return tx.counts.adjust({ queue, from, to, jobs });
     },
-    releaseKey: (queue, key, jobId) => {
-      if (key !== null) control.releaseKey.run({ queue, key, job_id: jobId });
+    *releaseKey(tx, queue, key, jobId) {
+      if (key !== null) yield* tx.keys.release({ queue, key, jobId });
     },
     emit: (tx, event) => {
       if (onEvent !== undefined && event.count > 0) tx.afterCommit(() => onEvent(event));

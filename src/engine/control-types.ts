@@ -11,7 +11,6 @@ export type CancellableState = (typeof cancellableStates)[number];
 
 /** States an update applies to: jobs waiting to run. */
 export const updatableStates = ['scheduled', 'ready'] as const;
-export type UpdatableState = (typeof updatableStates)[number];
 
 /**
  * Which jobs a bulk action applies to: every job of `queue` in one of

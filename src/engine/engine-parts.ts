@@ -1,65 +1,54 @@
 /**
  * Builds the engine's capability modules over one context and wires them to
- * each other; engine.ts is the facade that delegates to them. Opening order:
- * queues, the config's schedules, run-time overrides, then maintenance.
+ * each other, then opens them; engine.ts is the facade that delegates to them.
+ * Opening order, each through the one write path: the queues, the config's
+ * schedules, the run-time overrides, then maintenance.
  */
-import type { BatchStats } from '../store/group-commit.ts';
-import type { Db } from '../store/open.ts';
-import { prepareRuntimeStatements } from '../store/runtime-statements.ts';
-import { AckBatches } from './ack-batch.ts';
-import { AdminSessions } from './admin-sessions.ts';
-import { AuditLog } from './audit.ts';
-import { OnlineBackup } from './backup.ts';
-import { Canceller } from './cancel.ts';
+
+import type { Store } from '../store/store.ts';
+import { AuditLog } from './audit/index.ts';
 import type { Clock } from './clock.ts';
-import { createEngineContext, type EngineContext, type Write } from './context.ts';
-import { DeadLetters } from './dead-letters.ts';
-import { DiskFull, type StorageSpace } from './disk-full.ts';
-import { Enqueuer } from './enqueue.ts';
+import { createEngineContext, type EngineContext } from './context.ts';
+import { Canceller, DeadLetters, JobUpdater, OperatorActions } from './control/index.ts';
 import { SeppError, toSeppError } from './errors.ts';
-import { Expiry } from './expiry.ts';
-import { JobBrowser } from './job-browse.ts';
-import { JobIdGenerator, type RandomBytes, systemRandomBytes } from './job-id.ts';
-import { JobQueries } from './job-queries.ts';
-import { JobSearch } from './job-search.ts';
-import { JobUpdater } from './job-update.ts';
-import { Leases } from './leases.ts';
+import { EventLog } from './events/index.ts';
+import { FlowControl } from './flow-control/index.ts';
+import {
+  DiskFull,
+  Enqueuer,
+  JobIdGenerator,
+  JobQueries,
+  type RandomBytes,
+  systemRandomBytes,
+} from './jobs/index.ts';
+import { AckBatches, Expiry, ProgressReports, Reserver, Settler, WaiterRegistry } from './leases/index.ts';
 import { EngineLifecycle, shuttingDown } from './lifecycle.ts';
 import { Maintenance } from './maintenance.ts';
-import { OperatorActions } from './operator-actions.ts';
-import { ProgressReports } from './progress.ts';
-import { QueueAdmin } from './queue-admin.ts';
-import { Reserver } from './reserve.ts';
-import { type QueueSettingsCheck, RuntimeSettings } from './runtime-settings.ts';
-import { Schedules } from './schedules/schedules.ts';
-import type { ReconcileReport, ScheduleEvent } from './schedules/types.ts';
+import { JobBrowser, JobSearch, OnlineBackup, WorkerControl } from './operators/index.ts';
+import { QueueRegistry } from './queue-registry.ts';
+import { QueueAdmin, type QueueSettingsCheck, RuntimeSettings } from './queues/index.ts';
+import { type ReconcileReport, type ScheduleEvent, Schedules } from './schedules/index.ts';
 import type { EngineOptions } from './settings.ts';
-import { Settler } from './settle.ts';
-import type { JobEvent } from './types.ts';
-import { WorkerControl } from './worker-control.ts';
+import type { CommitStats, JobEvent } from './types.ts';
 
 export interface EngineDeps {
   clock: Clock;
   /** Uniform random numbers in [0, 1), for backoff jitter. */
   random?: () => number;
   randomBytes?: RandomBytes;
-  /** Called after every group commit (telemetry). */
-  onBatch?: (stats: BatchStats) => void;
+  /** Called after every commit (the SQLite store: every batch), for telemetry. */
+  onBatch?: (stats: CommitStats) => void;
   /** Called when time-driven maintenance fails (it is retried). */
   onMaintenanceError?: (error: SeppError) => void;
   /** Called when an after-commit observer throws (a bug); the operation's caller is answered anyway. */
   onHookError?: (error: SeppError) => void;
   /** Called with what happened to jobs, after each commit. */
   onEvent?: (event: JobEvent) => void;
-  /** Most operations per group commit (default: the store's). 1 gives one transaction per operation, for benchmarks. */
-  maxBatchOperations?: number;
   /** Called with what happened to schedules' ticks, after each commit. */
   onScheduleEvent?: (event: ScheduleEvent) => void;
   /** Called once the config's schedules are reconciled, as the engine opens. */
   onSchedulesReconciled?: (report: ReconcileReport) => void;
-  /** Room the store keeps for a full disk (store/disk-reserve.ts); without it, none is freed. */
-  storageSpace?: StorageSpace;
-  /** Told when the disk fills up (enqueues refused, the reserve freed) and when there is room again. */
+  /** Told when the disk fills up (enqueues refused, the store's reserve freed) and when there is room again. */
   onDiskFull?: (full: boolean, detail: string) => void;
   /**
    * Checks across a queue's settings when an operator changes them at run time
@@ -69,14 +58,23 @@ export interface EngineDeps {
   checkQueueSettings?: QueueSettingsCheck;
 }
 
-/** The engine's capability modules, each over the same context and writer. */
+/**
+ * The engine's capability objects, each over the same context: what the facade
+ * (engine.ts) holds and calls directly, one object per capability.
+ */
 export interface EngineParts {
   readonly ctx: EngineContext;
   readonly lifecycle: EngineLifecycle;
-  readonly write: Write;
+  readonly events: EventLog;
+  readonly queues: QueueRegistry;
+  readonly waiters: WaiterRegistry;
+  readonly flow: FlowControl;
   readonly diskFull: DiskFull;
   readonly enqueuer: Enqueuer;
-  readonly leases: Leases;
+  readonly reserver: Reserver;
+  readonly settler: Settler;
+  readonly acks: AckBatches;
+  readonly progress: ProgressReports;
   readonly maintenance: Maintenance;
   readonly queries: JobQueries;
   readonly browser: JobBrowser;
@@ -91,99 +89,146 @@ export interface EngineParts {
   readonly canceller: Canceller;
   readonly updater: JobUpdater;
   readonly runtimeSettings: RuntimeSettings;
-  readonly adminSessions: AdminSessions;
 }
 
-/** Builds every part, loads the queues, reconciles the config's schedules and starts maintenance. */
-export function openEngineParts(db: Db, options: EngineOptions, deps: EngineDeps): EngineParts {
+/**
+ * Builds every part over `store`, then opens them through the write path: loads
+ * the queues, reconciles the config's schedules, reads the run-time overrides and
+ * starts maintenance. If opening fails the store is closed and the error thrown.
+ */
+export async function openEngineParts(
+  store: Store,
+  options: EngineOptions,
+  deps: EngineDeps,
+): Promise<EngineParts> {
+  const parts = buildParts(store, options, deps);
+  try {
+    const { ctx } = parts;
+    await ctx.read((view) => parts.flow.load(view));
+    await ctx.write((tx) => parts.queueAdmin.load(tx));
+    // The config's schedules are checked against the config's queue settings, as `sepp config
+    // check` checks them, so a run-time override cannot keep the server from starting (it refuses
+    // the schedule's jobs instead, which the schedule's outcome shows): reconcile, then the overrides.
+    const reconciled = await parts.schedules.reconcile(options.schedules ?? []);
+    deps.onSchedulesReconciled?.(reconciled);
+    await ctx.read((view) => parts.runtimeSettings.load(view));
+  } catch (error) {
+    await parts.lifecycle.close();
+    throw error;
+  }
+  parts.maintenance.start();
+  return parts;
+}
+
+function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): EngineParts {
+  const { clock } = deps;
   let maintenance: Maintenance | undefined;
-  const diskFull = new DiskFull(deps.storageSpace, deps.clock, (full, detail) =>
-    deps.onDiskFull?.(full, detail),
-  );
-  const ctx = createEngineContext(db, options, {
-    ...deps,
-    commitFailed: (cause) => {
-      diskFull.commitFailed(cause);
-      return new SeppError('unavailable', `storage unavailable, nothing was written: ${describe(cause)}`, {
-        cause,
-      });
+  const queues = new QueueRegistry(options);
+  const waiters = new WaiterRegistry();
+  const flow = new FlowControl(store, clock, waiters, (queue) => queues.settingsFor(queue));
+  const events = new EventLog(options.limits, clock, randomHex(deps.randomBytes ?? systemRandomBytes, 8));
+  const diskFull = new DiskFull(store.diskReserve, clock, (full, detail) => deps.onDiskFull?.(full, detail));
+  const lifecycle = new EngineLifecycle(
+    store,
+    () => {
+      maintenance?.stop();
+      flow.stop();
+      waiters.settleAll('closed');
+      events.endAll(shuttingDown());
     },
-    closed: shuttingDown,
-    onHookError: (error) => deps.onHookError?.(toSeppError(error)),
+    () => waiters.settleAll('closed'),
+  );
+  attachToStore(store, flow, diskFull, deps);
+  const ctx = createEngineContext({
+    store,
+    write: (unit) => lifecycle.write(unit),
+    read: (unit) => lifecycle.read(unit),
+    clock,
+    limits: options.limits,
+    queues,
+    events,
+    ...(deps.random === undefined ? {} : { random: deps.random }),
+    ...(deps.onEvent === undefined ? {} : { onEvent: deps.onEvent }),
     wakeAt: (atMs) => maintenance?.wakeAt(atMs),
-    eventStreamId: randomHex(deps.randomBytes ?? systemRandomBytes, 8),
+    jobsReady: (tx, queue, jobs) => waiters.handOff(tx, queue, jobs),
+    leaseEnded: (queue, jobs) => flow.leaseEnded(queue, jobs),
   });
-  const lifecycle = new EngineLifecycle(ctx, () => maintenance?.stop());
-  const write: Write = (op) => lifecycle.write(op);
   const expiry = new Expiry(ctx);
-  const reserver = new Reserver(ctx, expiry);
   const settler = new Settler(ctx);
-  const acks = new AckBatches(ctx, settler);
-  const progress = new ProgressReports(ctx);
+  const audit = new AuditLog(clock, options.limits.maxPageSize);
   const queries = new JobQueries(ctx);
-  const browser = new JobBrowser(ctx, queries.sql);
-  const finder = new JobSearch(ctx, browser, queries);
-  const audit = new AuditLog(ctx, queries.sql);
-  const workerControl = new WorkerControl(ctx, browser, settler, audit, write);
-  const actions = new OperatorActions(ctx, queries.sql, audit, write);
-  const ids = new JobIdGenerator(deps.randomBytes ?? systemRandomBytes);
-  const enqueuer = new Enqueuer(ctx, ids, audit, write, diskFull);
+  const browser = new JobBrowser(ctx);
+  const actions = new OperatorActions(ctx, audit);
+  const enqueuer = new Enqueuer(
+    ctx,
+    flow,
+    new JobIdGenerator(deps.randomBytes ?? systemRandomBytes),
+    audit,
+    diskFull,
+  );
   const schedules = new Schedules(
     ctx,
     audit,
     (tx, requests) => enqueuer.enqueueWithin(tx, requests),
-    write,
     deps.onScheduleEvent,
   );
-  maintenance = new Maintenance(ctx, settler, expiry, deps.onMaintenanceError, schedules);
-  const queueAdmin = new QueueAdmin(ctx, queries.sql, audit, write);
-  const deadLetters = new DeadLetters(ctx, queries.sql, actions, audit, write);
-  const canceller = new Canceller(ctx, actions, audit, write);
-  const updater = new JobUpdater(ctx, actions, audit, write);
-  const onlineBackup = new OnlineBackup(db);
-  const runtimeSql = prepareRuntimeStatements(db);
-  const runtimeSettings = new RuntimeSettings(ctx, runtimeSql, audit, write, deps.checkQueueSettings);
-  const adminSessions = new AdminSessions(ctx, runtimeSql, audit, write);
-  queueAdmin.load();
-  // The config's schedules are checked against the config's queue settings, as `sepp config
-  // check` checks them, so a run-time override cannot keep the server from starting (it refuses
-  // the schedule's jobs instead, which the schedule's outcome shows): reconcile, then the overrides.
-  const reconciled = schedules.reconcile(options.schedules ?? []);
-  deps.onSchedulesReconciled?.(reconciled);
-  runtimeSettings.load();
-  maintenance.start();
-  const leases = new Leases(ctx, lifecycle, reserver, settler, acks, progress, write);
+  maintenance = new Maintenance(ctx, settler, expiry, flow, deps.onMaintenanceError, schedules);
   return {
     ctx,
     lifecycle,
-    write,
+    events,
+    queues,
+    waiters,
+    flow,
     diskFull,
     enqueuer,
-    leases,
+    reserver: new Reserver(ctx, lifecycle, flow, waiters, expiry),
+    settler,
+    acks: new AckBatches(ctx, settler),
+    progress: new ProgressReports(ctx),
     maintenance,
     queries,
     browser,
-    finder,
-    workerControl,
+    finder: new JobSearch(ctx, browser, queries),
+    workerControl: new WorkerControl(ctx, settler, audit),
     audit,
     actions,
-    queueAdmin,
-    deadLetters,
-    onlineBackup,
+    queueAdmin: new QueueAdmin(ctx, flow, waiters, audit),
+    deadLetters: new DeadLetters(ctx, actions, audit),
+    onlineBackup: new OnlineBackup(store),
     schedules,
-    canceller,
-    updater,
-    runtimeSettings,
-    adminSessions,
+    canceller: new Canceller(ctx, actions, audit),
+    updater: new JobUpdater(ctx, flow, actions, audit),
+    runtimeSettings: new RuntimeSettings(ctx, flow, audit, deps.checkQueueSettings),
   };
+}
+
+/** The engine's part in every write of the store: its errors, the disk reserve, the batch observers. */
+function attachToStore(store: Store, flow: FlowControl, diskFull: DiskFull, deps: EngineDeps): void {
+  const { onBatch, onHookError } = deps;
+  store.attach({
+    commitFailed: (failure) => {
+      diskFull.commitFailed(failure);
+      return new SeppError('unavailable', `storage unavailable, nothing was written: ${failure.message}`, {
+        cause: failure,
+      });
+    },
+    unitFailed: toSeppError,
+    closed: shuttingDown,
+    // Reserves held back by a limit are woken by the leases this commit ended.
+    afterCommit:
+      onBatch === undefined
+        ? () => flow.flushLeaseEnds()
+        : (stats) => {
+            flow.flushLeaseEnds();
+            onBatch(stats);
+          },
+    ...(onHookError === undefined ? {} : { hookFailed: (error: unknown) => onHookError(toSeppError(error)) }),
+  });
 }
 
 function randomHex(randomBytes: RandomBytes, bytes: number): string {
   const buffer = new Uint8Array(bytes);
   randomBytes(buffer);
   return Buffer.from(buffer).toString('hex');
-}
-
-function describe(cause: unknown): string {
-  return cause instanceof Error ? cause.message : String(cause);
 }

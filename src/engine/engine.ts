@@ -1,14 +1,13 @@
 /**
- * The queue engine: the semantics of SPEC §4 over the store. A facade: engine-parts.ts builds the
- * capability modules and each method delegates to one. Every write is an operation handed to the
- * group committer, answered after the batch's commit is durable; reads go straight to the
- * connection (better-sqlite3 is synchronous, so a read never sees a transaction half-way).
- * In-memory state changes only in after-commit hooks, so a failed commit leaves memory and disk agreeing.
+ * The queue engine: the semantics of SPEC §4 over a Store (src/store/store.ts). A facade:
+ * engine-parts.ts builds the capability modules and each method delegates to one. Every write is
+ * a unit of store operations handed to the store, answered after the commit that holds it is
+ * durable; every read is a unit the store runs against a consistent view, answered as a promise
+ * (a store may answer over the network). In-memory state changes only in after-commit hooks, so
+ * a failed commit leaves memory and storage agreeing.
  */
 
-import { counterMismatches } from '../store/counter-check.ts';
-import type { Db } from '../store/open.ts';
-import type { AdminSessions } from './admin-sessions.ts';
+import type { Store } from '../store/store.ts';
 import type {
   AuditEntry,
   AuditInput,
@@ -20,17 +19,15 @@ import type {
   JobSummary,
   WorkerInfo,
 } from './admin-types.ts';
-import type { CancelListener } from './cancel.ts';
+import type { CancelListener } from './control/index.ts';
 import type { BulkCancelResult, CancelResult, JobChanges, JobFilter } from './control-types.ts';
 import { type EngineDeps, type EngineParts, openEngineParts } from './engine-parts.ts';
-import type { EventSubscription } from './events/event-log.ts';
-import type { EventFilter, EventStart } from './events/lifecycle-event.ts';
-import type { EventSink } from './events/subscription.ts';
-import type { DeadLetterSummaryQuery } from './job-queries.ts';
+import type { EventFilter, EventSink, EventStart, EventSubscription } from './events/index.ts';
+import type { DeadLetterSummaryQuery } from './jobs/index.ts';
 import type { MaintenanceReport } from './maintenance.ts';
-import type { QueueSettingsChange } from './runtime-settings.ts';
-import type { PutMode } from './schedules/schedules.ts';
-import type { ReconcileReport, ScheduleInfo, ScheduleSpec } from './schedules/types.ts';
+import type { WorkerRegistry } from './operators/index.ts';
+import type { QueueSettingsChange } from './queues/index.ts';
+import type { PutMode, ReconcileReport, ScheduleInfo, ScheduleSpec } from './schedules/index.ts';
 import type { EngineLimits, EngineOptions, QueueFileSettings, QueueSettingsFlat } from './settings.ts';
 import type {
   Ack,
@@ -53,136 +50,194 @@ import type {
   ReserveRequest,
   SettleOutcome,
 } from './types.ts';
-import type { WorkerRegistry } from './worker-registry.ts';
 
 export type { EngineDeps } from './engine-parts.ts';
 
 export class Engine {
-  private readonly parts: EngineParts;
-  /** The admin UI's sessions on disk (src/admin/sessions.ts decides what they are). */
-  readonly adminSessions: AdminSessions;
+  // The capability objects, held directly: each method below delegates to one of them.
+  private readonly ctx: EngineParts['ctx'];
+  private readonly lifecycle: EngineParts['lifecycle'];
+  private readonly events: EngineParts['events'];
+  private readonly queues: EngineParts['queues'];
+  private readonly waiters: EngineParts['waiters'];
+  private readonly diskFull: EngineParts['diskFull'];
+  private readonly enqueuer: EngineParts['enqueuer'];
+  private readonly reserver: EngineParts['reserver'];
+  private readonly settler: EngineParts['settler'];
+  private readonly acks: EngineParts['acks'];
+  private readonly progress: EngineParts['progress'];
+  private readonly maintenance: EngineParts['maintenance'];
+  private readonly queries: EngineParts['queries'];
+  private readonly browser: EngineParts['browser'];
+  private readonly finder: EngineParts['finder'];
+  private readonly workerControl: EngineParts['workerControl'];
+  private readonly audit: EngineParts['audit'];
+  private readonly actions: EngineParts['actions'];
+  private readonly queueAdmin: EngineParts['queueAdmin'];
+  private readonly deadLetters: EngineParts['deadLetters'];
+  private readonly onlineBackup: EngineParts['onlineBackup'];
+  private readonly schedules: EngineParts['schedules'];
+  private readonly canceller: EngineParts['canceller'];
+  private readonly updater: EngineParts['updater'];
+  private readonly runtimeSettings: EngineParts['runtimeSettings'];
 
-  constructor(db: Db, options: EngineOptions, deps: EngineDeps) {
-    this.parts = openEngineParts(db, options, deps);
-    this.adminSessions = this.parts.adminSessions;
+  private constructor(parts: EngineParts) {
+    this.ctx = parts.ctx;
+    this.lifecycle = parts.lifecycle;
+    this.events = parts.events;
+    this.queues = parts.queues;
+    this.waiters = parts.waiters;
+    this.diskFull = parts.diskFull;
+    this.enqueuer = parts.enqueuer;
+    this.reserver = parts.reserver;
+    this.settler = parts.settler;
+    this.acks = parts.acks;
+    this.progress = parts.progress;
+    this.maintenance = parts.maintenance;
+    this.queries = parts.queries;
+    this.browser = parts.browser;
+    this.finder = parts.finder;
+    this.workerControl = parts.workerControl;
+    this.audit = parts.audit;
+    this.actions = parts.actions;
+    this.queueAdmin = parts.queueAdmin;
+    this.deadLetters = parts.deadLetters;
+    this.onlineBackup = parts.onlineBackup;
+    this.schedules = parts.schedules;
+    this.canceller = parts.canceller;
+    this.updater = parts.updater;
+    this.runtimeSettings = parts.runtimeSettings;
+  }
+
+  /**
+   * Opens the engine over `store`, which it owns from now on (close() closes it): loads the
+   * queues, reconciles the config's schedules, reads the run-time overrides, starts maintenance.
+   */
+  static async open(store: Store, options: EngineOptions, deps: EngineDeps): Promise<Engine> {
+    return new Engine(await openEngineParts(store, options, deps));
+  }
+
+  /** The store the engine works on (the admin UI keeps its sessions there). */
+  get store(): Store {
+    return this.ctx.store;
   }
 
   get limits(): EngineLimits {
-    return this.parts.ctx.limits;
+    return this.ctx.limits;
   }
 
   /** The options in force: the limits given at start and the queue settings of the config file now (reloads replace them). */
   get options(): EngineOptions {
-    return { ...this.parts.ctx.queues.fileSettings, limits: this.parts.ctx.limits };
+    return { ...this.queues.fileSettings, limits: this.ctx.limits };
   }
 
-  // ---------------------------------------------------------------- enqueue (enqueue.ts)
+  // ---------------------------------------------------------------- enqueue (jobs/)
 
   /** Enqueues one job; a rejection is thrown as a SeppError. `audit` is written with the accepted job. */
   enqueue(request: EnqueueRequest, audit?: AuditInput): Promise<EnqueueAccepted> {
-    return this.parts.enqueuer.enqueue(request, audit);
+    return this.enqueuer.enqueue(request, audit);
   }
 
   /** Enqueues each job on its own merits: one result per job, in order. */
   enqueueBatch(requests: readonly EnqueueRequest[], audit?: AuditInput): Promise<EnqueueResult[]> {
-    return this.parts.enqueuer.enqueueBatch(requests, audit);
+    return this.enqueuer.enqueueBatch(requests, audit);
   }
 
   /** Enqueues every job or none: on any rejection, nothing is stored and every failing index is reported. */
   enqueueAtomic(requests: readonly EnqueueRequest[]): Promise<AtomicEnqueueResult> {
-    return this.parts.enqueuer.enqueueAtomic(requests);
+    return this.enqueuer.enqueueAtomic(requests);
   }
 
   /** True while the disk is full: enqueues are refused, leases and acks go on (disk-full.ts). */
   get diskIsFull(): boolean {
-    return this.parts.diskFull.isFull;
+    return this.diskFull.isFull;
   }
 
-  // ---------------------------------------------------------------- leases (leases.ts)
+  // ---------------------------------------------------------------- leases (leases/)
 
   /** Leases up to `maxJobs` jobs, waiting up to `waitMs` for one; `signal` ends the wait early. */
   reserve(request: ReserveRequest, signal?: AbortSignal): Promise<LeasedJob[]> {
-    return this.parts.leases.reserve(request, signal);
+    return this.reserver.reserve(request, signal);
   }
 
   /** Completes a leased job, keeping `result` if its queue retains completed jobs (job_cancelled if cancelled). */
   ack(ack: Ack): Promise<void> {
-    return this.parts.leases.ack(ack);
+    return this.settler.ack(ack);
   }
 
   /** Acks each job on its own: one outcome per job, in order. A result too large fails the whole call. */
   ackBatch(settles: readonly Ack[]): Promise<SettleOutcome[]> {
-    return this.parts.leases.ackBatch(settles);
+    return this.acks.ackBatch(settles);
   }
 
   nack(request: NackRequest): Promise<NackResult> {
-    return this.parts.leases.nack(request);
+    return this.settler.nack(request);
   }
 
   extend(request: ExtendRequest): Promise<{ leaseDeadlineMs: number }> {
-    return this.parts.leases.extend(request);
+    return this.settler.extend(request);
   }
 
   /** Records how far along a leased job is (fenced like extend); resolves with the job's progress after it. */
   reportProgress(report: ProgressReport): Promise<JobProgress> {
-    return this.parts.leases.reportProgress(report);
+    return this.progress.report(report);
   }
 
-  // ---------------------------------------------------------------- job control (cancel.ts, job-update.ts)
+  // ---------------------------------------------------------------- job control (control/)
 
-  getJob(jobId: string): JobInfo {
-    return this.parts.lifecycle.read(() => this.parts.queries.getJob(jobId));
+  getJob(jobId: string): Promise<JobInfo> {
+    return this.ctx.read((view) => this.queries.getJob(view, jobId));
   }
 
   /** Cancels a waiting job, or asks the worker of a leased one to stop (it ends cancelled). */
   cancel(jobId: string, audit?: AuditInput): Promise<CancelResult> {
-    return this.parts.canceller.cancelJob(jobId, audit);
+    return this.canceller.cancelJob(jobId, audit);
   }
 
   /** Cancels every job the filter matches, in chunks. */
   cancelJobs(filter: JobFilter, audit?: AuditInput): Promise<BulkCancelResult> {
-    return this.parts.canceller.cancelJobs(filter, audit);
+    return this.canceller.cancelJobs(filter, audit);
   }
 
   /** How many jobs cancelJobs(filter) would change now. */
-  countCancellable(filter: JobFilter): number {
-    return this.parts.lifecycle.read(() => this.parts.canceller.countCancellable(filter));
+  countCancellable(filter: JobFilter): Promise<number> {
+    return this.ctx.read((view) => this.canceller.countCancellable(view, filter));
   }
 
   /** Calls `listener` with the leases told to stop, after each commit that asked for it; returns the unsubscribe. */
   onCancelRequested(listener: CancelListener): () => void {
-    return this.parts.canceller.onCancelRequested(listener);
+    return this.canceller.onCancelRequested(listener);
   }
 
   /** Changes a scheduled or ready job's priority or run time; returns it as it is now. */
   updateJob(jobId: string, changes: JobChanges, audit?: AuditInput): Promise<JobInfo> {
-    return this.parts.updater.updateJob(jobId, changes, audit);
+    return this.updater.updateJob(jobId, changes, audit);
   }
 
   /** Runs now, or reprioritises, every waiting job the filter matches; returns how many changed. */
   updateJobs(filter: JobFilter, changes: JobChanges, audit?: AuditInput): Promise<number> {
-    return this.parts.updater.updateJobs(filter, changes, audit);
+    return this.updater.updateJobs(filter, changes, audit);
   }
 
-  // ---------------------------------------------------------------- queues (queue-admin.ts, runtime-settings.ts)
+  // ---------------------------------------------------------------- queues (queues/)
 
-  listQueues(): QueueInfo[] {
-    return this.parts.lifecycle.read(() => this.parts.queueAdmin.listQueues());
+  listQueues(): Promise<QueueInfo[]> {
+    return this.ctx.read((view) => this.queueAdmin.listQueues(view));
   }
 
   /** Pauses a queue; NOT_FOUND for a queue nobody has used, unless `allowMissing` creates it (paused). */
   pauseQueue(queue: string, audit?: AuditInput, options: { allowMissing?: boolean } = {}): Promise<void> {
-    return this.parts.queueAdmin.setPaused(queue, true, audit, options.allowMissing === true);
+    return this.queueAdmin.setPaused(queue, true, audit, options.allowMissing === true);
   }
 
   /** Resumes a paused queue; NOT_FOUND for a queue nobody has used, unless `allowMissing`. */
   resumeQueue(queue: string, audit?: AuditInput, options: { allowMissing?: boolean } = {}): Promise<void> {
-    return this.parts.queueAdmin.setPaused(queue, false, audit, options.allowMissing === true);
+    return this.queueAdmin.setPaused(queue, false, audit, options.allowMissing === true);
   }
 
   /** Deletes a queue that holds no job; FAILED_PRECONDITION while it holds any, or when the config declares it. */
   deleteQueue(queue: string, audit?: AuditInput): Promise<void> {
-    return this.parts.queueAdmin.deleteQueue(queue, audit);
+    return this.queueAdmin.deleteQueue(queue, audit);
   }
 
   /** Sets and resets run-time overrides of a queue's settings (audited); returns the queue afterwards. */
@@ -191,98 +246,98 @@ export class Engine {
     change: QueueSettingsChange,
     audit: AuditInput,
   ): Promise<QueueInfo> {
-    await this.parts.runtimeSettings.change(queue, change, audit);
-    return this.parts.queueAdmin.queueInfo(queue);
+    await this.runtimeSettings.change(queue, change, audit);
+    return this.ctx.read((view) => this.queueAdmin.queueInfo(view, queue));
   }
 
   /** Every queue's run-time overrides (a reload checks the new file against them). */
   queueSettingOverrides(): ReadonlyMap<string, Readonly<Partial<QueueSettingsFlat>>> {
-    return this.parts.ctx.queues.allOverrides();
+    return this.queues.allOverrides();
   }
 
   /** Replaces the config file's queue settings (a reload); run-time overrides stay on top. */
   reconfigureQueues(file: QueueFileSettings): Promise<void> {
-    return this.parts.runtimeSettings.reconfigure(file);
+    return this.runtimeSettings.reconfigure(file);
   }
 
-  // ---------------------------------------------------------------- dead letters (dead-letters.ts)
+  // ---------------------------------------------------------------- dead letters (control/)
 
-  listDeadLetters(query: DeadLetterQuery): Page<JobInfo> {
-    return this.parts.lifecycle.read(() => this.parts.deadLetters.list(query));
+  listDeadLetters(query: DeadLetterQuery): Promise<Page<JobInfo>> {
+    return this.ctx.read((view) => this.deadLetters.list(view, query));
   }
 
   /** Puts dead letters back to ready with a fresh attempt budget; returns how many. */
   requeueDeadLetters(selection: DeadLetterSelection, audit?: AuditInput): Promise<number> {
-    return this.parts.deadLetters.change(selection, 'requeue', audit);
+    return this.deadLetters.change(selection, 'requeue', audit);
   }
 
   /** Deletes dead letters; returns how many. */
   deleteDeadLetters(selection: DeadLetterSelection, audit?: AuditInput): Promise<number> {
-    return this.parts.deadLetters.change(selection, 'delete', audit);
+    return this.deadLetters.change(selection, 'delete', audit);
   }
 
-  // ---------------------------------------------------------------- operators (job-queries.ts, job-browse.ts, operator-actions.ts)
+  // ---------------------------------------------------------------- operators (operators/, jobs/, control/, audit/)
 
   /** One page of a queue's jobs in one state, in enqueue order; `total` is the state's count when no type filter is given. */
-  listJobs(query: JobListQuery): Page<JobSummary> & { total: number | null } {
-    return this.parts.queries.listJobs(query);
+  listJobs(query: JobListQuery): Promise<Page<JobSummary> & { total: number | null }> {
+    return this.ctx.read((view) => this.queries.listJobs(view, query));
   }
 
   /** A page of jobs across queues and states, with filters; paged both ways (job-browse.ts). */
-  browseJobs(query: JobBrowseQuery): JobBrowsePage {
-    return this.parts.lifecycle.read(() => this.parts.browser.browse(query));
+  browseJobs(query: JobBrowseQuery): Promise<JobBrowsePage> {
+    return this.ctx.read((view) => this.browser.browse(view, query));
   }
 
   /** Jobs by full id, a piece of an id, or an idempotency key in any queue (job-search.ts). */
-  searchJobs(text: string): JobSearchResult {
-    return this.parts.lifecycle.read(() => this.parts.finder.search(text));
+  searchJobs(text: string): Promise<JobSearchResult> {
+    return this.ctx.read((view) => this.finder.search(view, text));
   }
 
   /** One page of a queue's dead letters (optionally of one reason), without payloads. */
-  listDeadLetterSummaries(query: DeadLetterSummaryQuery): Page<JobSummary> {
-    return this.parts.queries.listDeadLetters(query);
+  listDeadLetterSummaries(query: DeadLetterSummaryQuery): Promise<Page<JobSummary>> {
+    return this.ctx.read((view) => this.queries.listDeadLetters(view, query));
   }
 
   /** The job an idempotency key names: the newest stored one, else the one the dedup window remembers. */
-  findJobByIdempotencyKey(queue: string, key: string): { jobId: string; stored: boolean } | null {
-    return this.parts.queries.findJobByIdempotencyKey(queue, key);
+  findJobByIdempotencyKey(queue: string, key: string): Promise<{ jobId: string; stored: boolean } | null> {
+    return this.ctx.read((view) => this.queries.findJobByIdempotencyKey(view, queue, key));
   }
 
   /** A dead, completed or cancelled job back to ready now, with a fresh attempt budget. */
   requeueJob(jobId: string, audit?: AuditInput): Promise<{ previousState: JobState }> {
-    return this.parts.actions.requeueJob(jobId, audit);
+    return this.actions.requeueJob(jobId, audit);
   }
 
   /** A ready or scheduled job to the dead letters now (reason `dead_lettered`). */
   deadLetterJob(jobId: string, audit?: AuditInput): Promise<{ previousState: JobState }> {
-    return this.parts.actions.deadLetterJob(jobId, audit);
+    return this.actions.deadLetterJob(jobId, audit);
   }
 
   /** Deletes every ready and scheduled job of a queue, in chunks; leased jobs finish normally. */
   purgeQueue(queue: string, audit?: AuditInput): Promise<{ deleted: number }> {
-    return this.parts.actions.purgeQueue(queue, audit);
+    return this.actions.purgeQueue(queue, audit);
   }
 
   /** Records an action that changes nothing in the engine (a login, say); resolves once durable. */
   recordAudit(entry: AuditInput): Promise<number> {
-    return this.parts.write(() => this.parts.audit.write(entry));
+    return this.ctx.write((tx) => this.audit.write(tx, entry));
   }
 
   /** Audit entries, newest first. */
-  listAudit(query: AuditQuery): Page<AuditEntry> {
-    return this.parts.audit.list(query);
+  listAudit(query: AuditQuery): Promise<Page<AuditEntry>> {
+    return this.ctx.read((view) => this.audit.list(view, query));
   }
 
   // ---------------------------------------------------------------- schedules (schedules/)
 
   /** Every schedule by name, each with its next `nextRuns` run times (0–10; default 1). */
-  listSchedules(nextRuns?: number): ScheduleInfo[] {
-    return this.parts.lifecycle.read(() => this.parts.schedules.list(nextRuns));
+  listSchedules(nextRuns?: number): Promise<ScheduleInfo[]> {
+    return this.ctx.read((view) => this.schedules.list(view, nextRuns));
   }
 
   /** One schedule with its template's payload and its next `nextRuns` run times (0–100; default 10). */
-  getSchedule(name: string, nextRuns?: number): ScheduleInfo {
-    return this.parts.lifecycle.read(() => this.parts.schedules.get(name, nextRuns));
+  getSchedule(name: string, nextRuns?: number): Promise<ScheduleInfo> {
+    return this.ctx.read((view) => this.schedules.get(view, name, nextRuns));
   }
 
   /** Creates (`create`), changes (`update`) or either (`upsert`) a schedule defined over the API. */
@@ -291,106 +346,110 @@ export class Engine {
     mode: PutMode,
     audit?: AuditInput,
   ): Promise<{ schedule: ScheduleInfo; created: boolean }> {
-    return this.parts.schedules.put(spec, mode, audit);
+    return this.schedules.put(spec, mode, audit);
   }
 
   pauseSchedule(name: string, audit?: AuditInput): Promise<ScheduleInfo> {
-    return this.parts.schedules.setPaused(name, true, audit);
+    return this.schedules.setPaused(name, true, audit);
   }
 
   /** Resumes a paused schedule; ticks it missed follow its misfire policy. */
   resumeSchedule(name: string, audit?: AuditInput): Promise<ScheduleInfo> {
-    return this.parts.schedules.setPaused(name, false, audit);
+    return this.schedules.setPaused(name, false, audit);
   }
 
   deleteSchedule(name: string, audit?: AuditInput): Promise<void> {
-    return this.parts.schedules.delete(name, audit);
+    return this.schedules.delete(name, audit);
   }
 
   /** Enqueues the schedule's job now, outside its ticks. */
   triggerSchedule(name: string, audit?: AuditInput): Promise<EnqueueAccepted> {
-    return this.parts.schedules.trigger(name, audit);
+    return this.schedules.trigger(name, audit);
   }
 
   /** Applies the config's [[schedules]] again (a reload), as at open; API schedules it does not name stay. */
   reconcileSchedules(specs: readonly ScheduleSpec[]): Promise<ReconcileReport> {
-    return this.parts.schedules.reconcileNow(specs);
+    return this.schedules.reconcileNow(specs);
   }
 
-  // ---------------------------------------------------------------- housekeeping (maintenance.ts, backup.ts)
+  // ---------------------------------------------------------------- housekeeping (maintenance.ts, operators/)
 
   /** Promotes due scheduled jobs, expires leases and sweeps retention now. */
   runMaintenance(): Promise<MaintenanceReport> {
-    return this.parts.write((tx) => this.parts.maintenance.run(tx));
+    return this.ctx.write((tx) => this.maintenance.run(tx));
   }
 
-  /** Copies the live database to `destinationPath` while other work goes on (backup.ts); one at a time. */
+  /**
+   * Copies the live store to `destinationPath` while other work goes on (backup.ts), one at
+   * a time; FAILED_PRECONDITION when the store makes no backups.
+   */
   async backup(
     destinationPath: string,
     onProgress?: (pagesDone: number, pagesTotal: number) => void,
   ): Promise<void> {
-    this.parts.lifecycle.checkOpen();
-    return this.parts.onlineBackup.copyTo(destinationPath, onProgress);
+    this.lifecycle.checkOpen();
+    return this.onlineBackup.copyTo(destinationPath, onProgress);
   }
 
   // ---------------------------------------------------------------- events (events/)
 
   /** Subscribes to job lifecycle events matching `filter` from `start`, in commit order (events/event-log.ts). */
   subscribeEvents(filter: EventFilter, start: EventStart, sink: EventSink): EventSubscription {
-    return this.parts.lifecycle.read(() => this.parts.ctx.events.subscribe(filter, start, sink));
+    this.lifecycle.checkOpen();
+    return this.events.subscribe(filter, start, sink);
   }
 
   /** Names this server run's event sequence: a resume must name it (a restart makes a new one). */
   get eventStreamId(): string {
-    return this.parts.ctx.events.streamId;
+    return this.events.streamId;
   }
 
   /** The event backlog now: subscribers, events kept and their estimated bytes (diagnostics, tests). */
   get eventBacklog(): { subscribers: number; events: number; bytes: number; recording: boolean } {
-    return this.parts.ctx.events.backlog;
+    return this.events.backlog;
   }
 
-  // ---------------------------------------------------------------- workers (worker-control.ts)
+  // ---------------------------------------------------------------- workers (operators/)
 
   /** Where the rpc layer reports connected workers (worker-registry.ts). */
   get workers(): WorkerRegistry {
-    return this.parts.workerControl.registry;
+    return this.workerControl.registry;
   }
 
   /** The workers connected now, with the leases each holds. */
-  listWorkers(): WorkerInfo[] {
-    return this.parts.lifecycle.read(() => this.parts.workerControl.list());
+  listWorkers(): Promise<WorkerInfo[]> {
+    return this.ctx.read((view) => this.workerControl.list(view));
   }
 
   /** Ends a lease now as its expiry would (for a stuck worker); audited. */
   releaseLease(jobId: string, audit?: AuditInput): Promise<{ previousState: JobState; state: JobState }> {
-    return this.parts.workerControl.releaseLease(jobId, audit);
+    return this.workerControl.releaseLease(jobId, audit);
   }
 
   /** Long-polls waiting now. */
   get waitingReserves(): number {
-    return this.parts.ctx.waiters.size;
+    return this.waiters.size;
   }
 
   // ---------------------------------------------------------------- health and shutdown (lifecycle.ts)
 
   /** Per-queue counters that disagree with the rows (empty when healthy): for tests and diagnostics. */
-  counterMismatches(): string[] {
-    return this.parts.lifecycle.read(() => counterMismatches(this.parts.ctx.sql));
+  counterMismatches(): Promise<string[]> {
+    return this.ctx.read((view) => view.counts.mismatches());
   }
 
-  /** Throws (unavailable) unless the database answers a read now (readiness probes: one index lookup). */
-  checkReadable(): void {
-    this.parts.lifecycle.checkReadable();
+  /** Rejects (unavailable) unless the store answers a read now (readiness probes: one index lookup). */
+  checkReadable(): Promise<void> {
+    return this.lifecycle.checkReadable();
   }
 
   /** First step of a graceful shutdown: long-polls answer with no jobs now; writes in flight still complete. */
   drainWaiters(): void {
-    this.parts.lifecycle.drainWaiters();
+    this.lifecycle.drainWaiters();
   }
 
-  /** Shuts down: refuses new work, writes what is queued, checkpoints the WAL and closes the database. */
-  close(): void {
-    this.parts.lifecycle.close();
+  /** Shuts down: refuses new work, writes what is queued and closes the store (SQLite: checkpoints the WAL). */
+  close(): Promise<void> {
+    return this.lifecycle.close();
   }
 }

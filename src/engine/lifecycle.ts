@@ -1,25 +1,29 @@
 /**
- * The engine's open → draining → closed life: the gate every write passes
- * (refused once closing), the check reads make after close, readiness, and
- * the shutdown order of the engine's parts.
+ * The engine's open → draining → closed life: the gate every write and read
+ * passes (refused once closing), readiness, and the shutdown order of the
+ * engine's parts.
  */
-import { closeDatabase } from '../store/close.ts';
-import type { Transaction } from '../store/group-commit.ts';
-import type { EngineContext } from './context.ts';
-import { SeppError, toSeppError } from './errors.ts';
+import type { ReadUnit, Store, WriteUnit } from '../store/store.ts';
+import { SeppError } from './errors.ts';
+
+/** Zero of a job id: a lookup no job answers, for readiness probes. */
+const noJobId = '00000000-0000-0000-0000-000000000000';
 
 export class EngineLifecycle {
   private closing = false;
   /** Set by drainWaiters(): reserves stop waiting, writes still work. */
   private draining = false;
+  private closed: Promise<void> | undefined;
 
   constructor(
-    private readonly ctx: EngineContext,
-    /** Stops time-driven maintenance (the first thing close() does). */
-    private readonly stopMaintenance: () => void,
+    private readonly store: Store,
+    /** What close() stops before the store closes: maintenance, timers, waiters, subscribers. */
+    private readonly stopParts: () => void,
+    /** Answers every waiting long-poll with no jobs (draining). */
+    private readonly settleWaiters: () => void,
   ) {}
 
-  get closed(): boolean {
+  get isClosed(): boolean {
     return this.closing;
   }
 
@@ -28,50 +32,48 @@ export class EngineLifecycle {
     return this.closing || this.draining;
   }
 
-  /** Submits a write operation; resolves after its commit is durable, rejects with a SeppError. */
-  write<T>(op: (tx: Transaction) => T): Promise<T> {
+  /**
+   * The engine's one write path: runs `unit` in a store transaction; resolves
+   * after its commit is durable, rejects with a SeppError (the store maps its
+   * failures with the hooks the engine attached).
+   */
+  write<T>(unit: WriteUnit<T>): Promise<T> {
     if (this.closing) return Promise.reject(shuttingDown());
-    return this.ctx.writer.submit(op).catch((error: unknown) => {
-      throw toSeppError(error);
-    });
+    return this.store.write(unit);
   }
 
-  /** Reads after close() get the same answer as writes, not the driver's "connection is not open". */
+  /** A read unit, unless the engine is closed (then the same answer as a write). */
+  read<T>(unit: ReadUnit<T>): Promise<T> {
+    if (this.closing) return Promise.reject(shuttingDown());
+    return this.store.read(unit);
+  }
+
+  /** Calls after close() get the same answer as writes, not the store's. */
   checkOpen(): void {
     if (this.closing) throw shuttingDown();
   }
 
-  /** `read()`, unless the engine is closed. */
-  read<T>(read: () => T): T {
-    this.checkOpen();
-    return read();
-  }
-
   /**
-   * Throws (unavailable) unless the database answers a read now: for readiness
+   * Rejects (unavailable) unless the store answers a read now: for readiness
    * probes, so one index lookup (of an id no job has), never a scan.
    */
-  checkReadable(): void {
-    this.checkOpen();
-    this.ctx.sql.attemptById.get('00000000-0000-0000-0000-000000000000');
+  async checkReadable(): Promise<void> {
+    await this.read((view) => view.jobs.attempt(noJobId));
   }
 
   /** Answers every waiting long-poll with no jobs; later reserves return at once. */
   drainWaiters(): void {
     this.draining = true;
-    this.ctx.waiters.settleAll('closed');
+    this.settleWaiters();
   }
 
-  /** Refuses new work, answers long-polls, writes what is queued, checkpoints the WAL and closes the database. */
-  close(): void {
-    if (this.closing) return;
+  /** Refuses new work, answers long-polls, writes what is queued and closes the store. */
+  close(): Promise<void> {
+    if (this.closed !== undefined) return this.closed;
     this.closing = true;
-    this.stopMaintenance();
-    this.ctx.flow.stop();
-    this.ctx.waiters.settleAll('closed');
-    this.ctx.events.endAll(shuttingDown());
-    this.ctx.writer.close();
-    closeDatabase(this.ctx.db);
+    this.stopParts();
+    this.closed = this.store.close();
+    return this.closed;
   }
 }
 

@@ -11,20 +11,21 @@
  * the next tick. Operations that create an earlier deadline pull the timer
  * forward after their commit.
  */
-import type { Transaction } from '../store/group-commit.ts';
-import { finishCancelled } from './cancel.ts';
+
+import type { Op } from '../store/op.ts';
+import type { StoreTx } from '../store/store.ts';
 import type { TimerHandle } from './clock.ts';
 import type { EngineContext } from './context.ts';
 import { type SeppError, toSeppError } from './errors.ts';
-import type { Expiry } from './expiry.ts';
-import type { Settler } from './settle.ts';
+import type { FlowControl } from './flow-control/index.ts';
+import { type Expiry, finishCancelled, type Settler } from './leases/index.ts';
 
 /** More time-driven work a pass runs (the schedules' ticks), cheap to ask about when nothing is due. */
 export interface TimedWork {
   /** When it is next due (+Infinity: never), from memory. */
   dueMs(): number;
   /** Does what is due inside the pass's write; says whether more is due at once, and when the next is. */
-  runDue(tx: Transaction, nowMs: number): { more: boolean; nextDueMs: number };
+  runDue(tx: StoreTx, nowMs: number): Op<{ more: boolean; nextDueMs: number }>;
 }
 
 export interface MaintenanceReport {
@@ -48,12 +49,16 @@ export class Maintenance {
   private timerAtMs = Number.POSITIVE_INFINITY;
   private nextSweepMs = 0;
   private running = false;
+  /** The timer fired while a pass ran: another pass follows it at once. */
+  private again = false;
   private stopped = false;
 
   constructor(
     private readonly ctx: EngineContext,
     private readonly settler: Settler,
     private readonly expiry: Expiry,
+    /** Sweeps the rate-limit buckets that are full again. */
+    private readonly flow: FlowControl,
     private readonly onError: ((error: SeppError) => void) | undefined,
     private readonly timed: TimedWork | undefined = undefined,
   ) {}
@@ -79,92 +84,96 @@ export class Maintenance {
   private fire(): void {
     this.timer = undefined;
     this.timerAtMs = Number.POSITIVE_INFINITY;
-    if (this.stopped || this.running) return;
+    if (this.stopped) return;
+    if (this.running) {
+      // Due while a pass is still being answered: run again right after it, not a sleep later.
+      this.again = true;
+      return;
+    }
     this.running = true;
-    this.ctx.writer
-      .submit((tx) => this.run(tx))
+    this.ctx
+      .write((tx) => this.run(tx))
       .catch((error: unknown) => {
         this.onError?.(toSeppError(error));
         this.wakeAt(this.ctx.clock.nowMs() + retryAfterFailureMs);
       })
       .finally(() => {
         this.running = false;
+        if (this.again) {
+          this.again = false;
+          this.fire();
+        }
       });
   }
 
   /** One pass, inside a write. Schedules the next pass after the commit. */
-  run(tx: Transaction): MaintenanceReport {
-    const { sql, clock, queues } = this.ctx;
+  *run(tx: StoreTx): Op<MaintenanceReport> {
+    const { clock, queues } = this.ctx;
     const nowMs = clock.nowMs();
     let more = false;
 
-    const expired = sql.expiredLeases.all({ now_ms: nowMs, limit: chunkRows });
+    const expired = yield* tx.leases.expired({ nowMs, limit: chunkRows });
     for (const row of expired) {
       this.ctx.emit(tx, { kind: 'expired', queue: row.queue, count: 1 });
       // A cancel was asked for and the worker never answered: the attempt ends the job, not a retry.
-      if (row.cancelled_at_ms !== null) finishCancelled(this.ctx, tx, row, 'lease expired after a cancel');
-      else this.settler.failAttempt(tx, row, 'lease expired', { kind: 'delay', delayMs: 0 }, 'lease_expired');
+      if (row.cancelled_at_ms !== null) {
+        yield* finishCancelled(this.ctx, tx, row, 'lease expired after a cancel');
+      } else {
+        yield* this.settler.failAttempt(
+          tx,
+          row,
+          'lease expired',
+          { kind: 'delay', delayMs: 0 },
+          'lease_expired',
+        );
+      }
     }
     more ||= expired.length === chunkRows;
 
     // After the leases (a lease that ran out may leave a retry whose expiry has passed) and before
     // promotion (an expired scheduled job goes straight to its end without waking anyone): so one
     // pass leaves no waiting job past its expiry, and two passes at one time do what one does.
-    const jobsExpired = this.expiry.expireWaiting(tx, nowMs, chunkRows);
+    const jobsExpired = yield* this.expiry.expireWaiting(tx, nowMs, chunkRows);
     more ||= jobsExpired === chunkRows;
 
     const promotedByQueue = new Map<string, number>();
-    const promoted = sql.promoteDue.all({ now_ms: nowMs, limit: chunkRows });
+    const promoted = yield* tx.jobs.promoteDue({ nowMs, limit: chunkRows });
     for (const { queue } of promoted) promotedByQueue.set(queue, (promotedByQueue.get(queue) ?? 0) + 1);
-    for (const [queue, jobs] of promotedByQueue) this.ctx.count(queue, 'scheduled', 'ready', jobs);
+    for (const [queue, jobs] of promotedByQueue) yield* this.ctx.count(tx, queue, 'scheduled', 'ready', jobs);
     more ||= promoted.length === chunkRows;
 
     let swept = 0;
     if (nowMs >= this.nextSweepMs) {
       for (const queue of queues.names()) {
         const settings = queues.settingsFor(queue);
-        const dead = sql.sweepDead.run({
-          queue,
-          before_ms: nowMs - settings.deadRetentionMs,
-          limit: chunkRows,
-        });
-        const done = sql.sweepCompleted.run({
-          queue,
-          before_ms: nowMs - settings.completedRetentionMs,
-          limit: chunkRows,
-        });
-        const cancelled = this.ctx.control.sweepCancelled.run({
-          queue,
-          before_ms: nowMs - settings.cancelledRetentionMs,
-          limit: chunkRows,
-        });
-        this.ctx.count(queue, 'dead', null, dead.changes);
-        this.ctx.count(queue, 'completed', null, done.changes);
-        this.ctx.count(queue, 'cancelled', null, cancelled.changes);
-        const buckets = this.ctx.flow.sweep(queue, nowMs, chunkRows);
-        swept += dead.changes + done.changes + cancelled.changes + buckets;
-        more ||=
-          dead.changes === chunkRows ||
-          done.changes === chunkRows ||
-          cancelled.changes === chunkRows ||
-          buckets === chunkRows;
+        const sweep = (state: 'dead' | 'completed' | 'cancelled', retentionMs: number) =>
+          tx.jobs.sweep({ queue, state, beforeMs: nowMs - retentionMs, limit: chunkRows });
+        const dead = yield* sweep('dead', settings.deadRetentionMs);
+        const done = yield* sweep('completed', settings.completedRetentionMs);
+        const cancelled = yield* sweep('cancelled', settings.cancelledRetentionMs);
+        yield* this.ctx.count(tx, queue, 'dead', null, dead);
+        yield* this.ctx.count(tx, queue, 'completed', null, done);
+        yield* this.ctx.count(tx, queue, 'cancelled', null, cancelled);
+        const buckets = yield* this.flow.sweep(tx, queue, nowMs, chunkRows);
+        swept += dead + done + cancelled + buckets;
+        more ||= dead === chunkRows || done === chunkRows || cancelled === chunkRows || buckets === chunkRows;
       }
-      const keys = sql.sweepIdempotencyKeys.run({ now_ms: nowMs, limit: chunkRows });
-      swept += keys.changes;
-      more ||= keys.changes === chunkRows;
+      const keys = yield* tx.keys.sweep({ nowMs, limit: chunkRows });
+      swept += keys;
+      more ||= keys === chunkRows;
       if (!more) this.nextSweepMs = nowMs + sweepIntervalMs;
     }
 
     let nextTickMs = this.timed?.dueMs() ?? Number.POSITIVE_INFINITY;
     if (this.timed !== undefined && nextTickMs <= nowMs) {
-      const ticks = this.timed.runDue(tx, nowMs);
+      const ticks = yield* this.timed.runDue(tx, nowMs);
       more ||= ticks.more;
       nextTickMs = ticks.nextDueMs;
     }
 
-    const nextRunAt = sql.nextRunAt.get() ?? Number.POSITIVE_INFINITY;
-    const nextDeadline = sql.nextLeaseDeadline.get() ?? Number.POSITIVE_INFINITY;
-    const nextExpiry = this.expiry.nextExpiryMs();
+    const nextRunAt = (yield* tx.jobs.nextRunAtMs()) ?? Number.POSITIVE_INFINITY;
+    const nextDeadline = (yield* tx.leases.nextDeadlineMs()) ?? Number.POSITIVE_INFINITY;
+    const nextExpiry = yield* this.expiry.nextExpiryMs(tx);
     const nextMs = more
       ? nowMs
       : Math.min(nextRunAt, nextDeadline, nextExpiry, this.nextSweepMs, nextTickMs, nowMs + maxSleepMs);

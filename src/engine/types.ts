@@ -114,7 +114,7 @@ export interface LeasedJob {
   id: string;
   queue: string;
   type: string;
-  payload: Buffer;
+  payload: Uint8Array;
   contentType: string;
   priority: number;
   /** Fencing value: pass it back on ack, nack and extend. 1 on first delivery. */
@@ -209,7 +209,7 @@ export interface JobInfo {
   type: string;
   state: JobState;
   priority: number;
-  payload: Buffer;
+  payload: Uint8Array;
   contentType: string;
   attempt: number;
   maxAttempts: number;
@@ -234,7 +234,7 @@ export interface JobInfo {
   /** Who asked for the cancel. */
   cancelledBy: string | null;
   /** What the ack carried; null when it carried none (or the job is not completed). */
-  result: Buffer | null;
+  result: Uint8Array | null;
   resultContentType: string | null;
   /** The latest progress report of the current (or last) attempt; null when none. */
   progress: JobProgress | null;

@@ -14,8 +14,8 @@
  * - Integers are written as JSON numbers (every time in ms fits in 2^53) and
  *   read as numbers or strings of digits.
  */
-import type { LifecycleEvent } from '../engine/events/lifecycle-event.ts';
-import { normalizeJobId } from '../engine/job-id.ts';
+import type { LifecycleEvent } from '../engine/events/index.ts';
+import { normalizeJobId } from '../engine/jobs/index.ts';
 import type {
   Ack,
   EnqueueAccepted,

@@ -40,7 +40,11 @@ export function createControlHandlers(ctx: RpcContext, unary: Unary): ControlHan
       const filter = filterFromProto(req.filter);
       observation.annotate({ queue: filter.queue });
       if (req.dryRun) {
-        return { cancelledCount: 0, cancelRequestedCount: 0, matchedCount: engine.countCancellable(filter) };
+        return {
+          cancelledCount: 0,
+          cancelRequestedCount: 0,
+          matchedCount: await engine.countCancellable(filter),
+        };
       }
       const audit = rpcAudit(ctx, caller, call.metadata, 'jobs.cancel', `queue:${filter.queue}`);
       const result = await engine.cancelJobs(filter, audit);
@@ -73,8 +77,8 @@ export function createControlHandlers(ctx: RpcContext, unary: Unary): ControlHan
       return { deletedCount: (await engine.purgeQueue(queue, audit)).deleted };
     }),
 
-    listAuditEntries: unary('ListAuditEntries', 'admin', (req) => {
-      const page = engine.listAudit({
+    listAuditEntries: unary('ListAuditEntries', 'admin', async (req) => {
+      const page = await engine.listAudit({
         ...(req.actor === '' ? {} : { actor: req.actor }),
         ...(req.action === '' ? {} : { action: req.action }),
         ...(req.target === '' ? {} : { target: req.target }),

@@ -54,6 +54,16 @@ import type {
 } from '../engine/types.ts';
 import { wireMessage } from './status.ts';
 
+/**
+ * Bytes of the engine (a Uint8Array: what the store hands out) as the generated
+ * protocol types want them (a Buffer). The SQLite store's bytes are Buffers
+ * already, so this wraps nothing on the lease path; another store's are viewed,
+ * not copied.
+ */
+export function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
 export function enqueueRequestFromProto(job: EnqueueJob | undefined): EngineEnqueueRequest {
   if (job === undefined) return { queue: '', type: '', payload: new Uint8Array() };
   const request: EngineEnqueueRequest = {
@@ -116,7 +126,7 @@ export function leasedJobToProto(job: EngineLeasedJob): LeasedJob {
     jobId: job.id,
     queue: job.queue,
     type: job.type,
-    payload: job.payload,
+    payload: asBuffer(job.payload),
     contentType: job.contentType,
     priority: job.priority,
     attempt: job.attempt,
@@ -174,7 +184,7 @@ export function jobToProto(job: JobInfo, withPayload: boolean): Job {
     type: job.type,
     state: stateToProto[job.state],
     priority: job.priority,
-    payload: withPayload ? job.payload : Buffer.alloc(0),
+    payload: withPayload ? asBuffer(job.payload) : Buffer.alloc(0),
     payloadBytes: job.payload.byteLength,
     contentType: job.contentType,
     attempt: job.attempt,
@@ -199,7 +209,10 @@ export function jobToProto(job: JobInfo, withPayload: boolean): Job {
     result:
       job.result === null
         ? undefined
-        : { data: withPayload ? job.result : Buffer.alloc(0), contentType: job.resultContentType ?? '' },
+        : {
+            data: withPayload ? asBuffer(job.result) : Buffer.alloc(0),
+            contentType: job.resultContentType ?? '',
+          },
     resultBytes: job.result?.byteLength ?? 0,
     progress: job.progress === null ? undefined : progressToProto(job.progress),
     group: job.group ?? '',

@@ -7,12 +7,7 @@ import {
 } from '../../clients/typescript/src/gen/sepp/v1/events.js';
 import { DeadReason, JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import { SeppError } from '../engine/errors.ts';
-import type {
-  EventFilter,
-  EventStart,
-  LifecycleEvent,
-  LifecycleEventKind,
-} from '../engine/events/lifecycle-event.ts';
+import type { EventFilter, EventStart, LifecycleEvent, LifecycleEventKind } from '../engine/events/index.ts';
 import { deadReasonToProto, jobStateToProto, progressToProto } from './convert.ts';
 
 const kindToProto: Record<LifecycleEventKind, JobEventKind> = {

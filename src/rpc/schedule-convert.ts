@@ -18,6 +18,7 @@ import type {
   ScheduleSpec as EngineScheduleSpec,
   ScheduleInfo,
 } from '../engine/schedules/types.ts';
+import { asBuffer } from './convert.ts';
 
 const misfireToProto: Record<EngineMisfire, MisfirePolicy> = {
   run_latest: MisfirePolicy.RUN_LATEST,
@@ -87,7 +88,7 @@ export function scheduleToProto(info: ScheduleInfo): Schedule {
       template: {
         queue: template.queue,
         type: template.type,
-        payload: template.payload ?? Buffer.alloc(0),
+        payload: template.payload === null ? Buffer.alloc(0) : asBuffer(template.payload),
         contentType: template.contentType,
         priority: template.priority,
         metadata: template.metadata,

@@ -47,12 +47,12 @@ export function createScheduleHandlers(ctx: RpcContext, unary: Unary): ScheduleH
       return { schedule: scheduleToProto(schedule), created };
     }),
 
-    getSchedule: unary('GetSchedule', 'read', (req) => ({
-      schedule: scheduleToProto(engine.getSchedule(nameOf(req.name), req.nextRuns || 10)),
+    getSchedule: unary('GetSchedule', 'read', async (req) => ({
+      schedule: scheduleToProto(await engine.getSchedule(nameOf(req.name), req.nextRuns || 10)),
     })),
 
-    listSchedules: unary('ListSchedules', 'read', (req) => ({
-      schedules: engine.listSchedules(req.nextRuns || 1).map(scheduleToProto),
+    listSchedules: unary('ListSchedules', 'read', async (req) => ({
+      schedules: (await engine.listSchedules(req.nextRuns || 1)).map(scheduleToProto),
     })),
 
     pauseSchedule: unary('PauseSchedule', 'admin', async (req, call, caller) => {

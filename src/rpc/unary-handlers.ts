@@ -205,17 +205,19 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
       return { progress: progressToProto(progress) };
     }),
 
-    getJob: unary('GetJob', 'read', (req, _call, _caller, observation) => {
+    getJob: unary('GetJob', 'read', async (req, _call, _caller, observation) => {
       observation.annotate({ jobId: req.jobId });
-      const job = engine.getJob(requireJobId(req.jobId));
+      const job = await engine.getJob(requireJobId(req.jobId));
       observation.annotate({ queue: job.queue, type: job.type, attempt: job.attempt });
       return { job: jobToProto(job, true) };
     }),
 
-    listQueues: unary('ListQueues', 'read', () => ({ queues: engine.listQueues().map(queueInfoToProto) })),
+    listQueues: unary('ListQueues', 'read', async () => ({
+      queues: (await engine.listQueues()).map(queueInfoToProto),
+    })),
 
-    listWorkers: unary('ListWorkers', 'read', () => ({
-      workers: engine.listWorkers().map(workerInfoToProto),
+    listWorkers: unary('ListWorkers', 'read', async () => ({
+      workers: (await engine.listWorkers()).map(workerInfoToProto),
       waitingReserves: engine.waitingReserves,
     })),
 
@@ -249,13 +251,13 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
       return {};
     }),
 
-    listDeadLetters: unary('ListDeadLetters', 'read', (req, _call, _caller, observation) => {
+    listDeadLetters: unary('ListDeadLetters', 'read', async (req, _call, _caller, observation) => {
       observation.annotate({ queue: req.queue });
       const reason = req.reason === DeadReason.UNSPECIFIED ? undefined : deadReasonFromProto(req.reason);
       if (req.reason !== DeadReason.UNSPECIFIED && reason === undefined) {
         throw new SeppError('invalid_argument', `reason: ${req.reason} is not a known dead reason`);
       }
-      const page = engine.listDeadLetters({
+      const page = await engine.listDeadLetters({
         queue: requireString(req.queue, 'queue'),
         ...(reason === undefined ? {} : { reason }),
         ...(req.pageToken === '' ? {} : { cursor: req.pageToken }),

@@ -1,6 +1,6 @@
 /** Checks on request fields the engine does not see, with messages that name the field. */
 import { SeppError } from '../engine/errors.ts';
-import { normalizeJobId } from '../engine/job-id.ts';
+import { normalizeJobId } from '../engine/jobs/index.ts';
 
 /** The job id in `value` (upper-case hex accepted, lower-cased), or INVALID_ARGUMENT naming the field. */
 export function requireJobId(value: string, field = 'job_id'): string {

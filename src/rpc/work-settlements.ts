@@ -13,7 +13,7 @@ import type {
   WorkResponse_Settled,
 } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { SeppError } from '../engine/errors.ts';
-import { checkAckResult } from '../engine/results.ts';
+import { checkAckResult } from '../engine/leases/index.ts';
 import type { Ack } from '../engine/types.ts';
 import { attempt, type BugReporter, type GuardedCall, reportIfBug } from './call-guard.ts';
 import {

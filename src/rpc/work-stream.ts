@@ -23,7 +23,7 @@ import type {
 } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import type { CancelNotice } from '../engine/control-types.ts';
 import { SeppError, toSeppError } from '../engine/errors.ts';
-import type { WorkerHandle } from '../engine/worker-registry.ts';
+import type { WorkerHandle } from '../engine/operators/index.ts';
 import { type BugReporter, guardBidi } from './call-guard.ts';
 import { leasedJobToProto } from './convert.ts';
 import { ReadGate } from './flow-control.ts';

@@ -9,7 +9,6 @@
  * read the engine's maintained counters and stat the database files only when
  * someone collects. docs/observability.md lists every instrument.
  */
-import { statSync } from 'node:fs';
 import type {
   Attributes,
   BatchObservableResult,
@@ -25,12 +24,14 @@ import { MeterProvider, type MetricReader, PeriodicExportingMetricReader } from 
 import type { ScheduleEvent } from '../engine/schedules/types.ts';
 import type { CommitStats, JobEvent, QueueInfo } from '../engine/types.ts';
 import { jobStates } from '../engine/types.ts';
+import type { StoreFiles } from '../store/store.ts';
 import { attr } from './attributes.ts';
 import { type ConnectionCounts, observeConnections } from './connection-metrics.ts';
 
 /** What the gauges read; the Engine satisfies it. */
 export interface MetricsSource {
-  listQueues(): QueueInfo[];
+  /** Read from the store at each collection (an asynchronous callback: a store may answer over the network). */
+  listQueues(): Promise<QueueInfo[]>;
   readonly waitingReserves: number;
   /** The job event backlog (src/engine/events): subscribers, events kept and their bytes. */
   readonly eventBacklog: { subscribers: number; events: number; bytes: number };
@@ -43,8 +44,11 @@ export interface MetricsOptions {
   /** `${otlpEndpoint}/v1/metrics` is pushed to when set. */
   otlpMetricsUrl: string | null;
   exportIntervalMs: number;
-  /** `sepp.db` inside the data directory; its WAL is the same path plus `-wal`. */
-  databaseFile: string;
+  /**
+   * The store's files (SQLite: `sepp.db` and its WAL), stat-ed at each collection: two
+   * system calls, no query, so a synchronous callback; undefined: a store without files.
+   */
+  storeFiles: StoreFiles | undefined;
   /** Reports a failing gauge callback once instead of failing the scrape. */
   onCollectError: (what: string, error: unknown) => void;
 }
@@ -288,12 +292,12 @@ export class Metrics {
     });
 
     meter.addBatchObservableCallback(
-      (result) => {
+      async (result) => {
         const source = this.source;
         if (source === undefined) return;
         let queues: QueueInfo[];
         try {
-          queues = source.listQueues();
+          queues = await source.listQueues();
         } catch (error) {
           // A closed database during shutdown must not fail the final export.
           this.options.onCollectError('sepp.queue.depth', error);
@@ -327,15 +331,10 @@ export class Metrics {
     );
 
     fileSize.addCallback((result) => {
-      const database = this.options.databaseFile;
-      for (const [file, path] of [
-        ['database', database],
-        ['wal', `${database}-wal`],
-      ] as const) {
-        // A missing WAL (just checkpointed and truncated, or not yet created) is size 0, not an error.
-        const bytes = statSync(path, { throwIfNoEntry: false })?.size ?? 0;
-        result.observe(bytes, { [attr.dbFile]: file });
-      }
+      const sizes = this.options.storeFiles?.sizes();
+      if (sizes === undefined) return;
+      result.observe(sizes.database, { [attr.dbFile]: 'database' });
+      result.observe(sizes.wal, { [attr.dbFile]: 'wal' });
     });
   }
 }

@@ -9,6 +9,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { TelemetryConfig } from '../config/index.ts';
 import type { ScheduleEvent } from '../engine/schedules/types.ts';
 import type { CommitStats, JobEvent } from '../engine/types.ts';
+import type { StoreFiles } from '../store/store.ts';
 import type { ConnectionCounts } from './connection-metrics.ts';
 import type { Logger } from './logger.ts';
 import { Metrics, type MetricsSource } from './metrics.ts';
@@ -17,8 +18,8 @@ import { Tracing } from './tracing.ts';
 
 export interface TelemetryDeps {
   logger: Logger;
-  /** The SQLite database file, for the file-size gauges. */
-  databaseFile: string;
+  /** The store's files, for the file-size gauges (a store without files has none). */
+  storeFiles: StoreFiles | undefined;
   /** `service.version` of everything exported. */
   version: string;
 }
@@ -69,7 +70,7 @@ export class Telemetry {
       resource,
       otlpMetricsUrl: base === null ? null : `${base}/v1/metrics`,
       exportIntervalMs: config.metricsExportIntervalMs,
-      databaseFile: this.deps.databaseFile,
+      storeFiles: this.deps.storeFiles,
       onCollectError: (what, error) => {
         const message = error instanceof Error ? error.message : String(error);
         // Once per distinct problem: a broken gauge would otherwise log on every scrape.

@@ -222,7 +222,7 @@ test('a session expires after its TTL; logout ends it at once', async () => {
     assert.equal((await other.request('DELETE', '/api/v1/session')).status, 200);
     other.cookie = cookie; // replaying the old cookie does not bring the session back
     assert.equal((await other.get('/api/v1/queues')).status, 401);
-    const actions = shortAdmin.t.engine.listAudit({}).items.map((e) => e.action);
+    const actions = (await shortAdmin.t.engine.listAudit({})).items.map((e) => e.action);
     assert.deepEqual(actions.slice(0, 2), ['session.logout', 'session.login']);
   } finally {
     shortAdmin.dispose();
@@ -274,7 +274,7 @@ test('failed logins lock the client out for a growing time; a success clears the
     assert.equal((await client.login('operator', 'wrong')).status, 401);
     assert.equal((await client.login('operator')).status, 200, 'the success cleared the count');
 
-    const failed = a.t.engine.listAudit({ action: 'session.login_failed' }).items;
+    const failed = (await a.t.engine.listAudit({ action: 'session.login_failed' })).items;
     assert.ok(failed.length >= 6);
     assert.deepEqual(failed[0]?.details, { client: '10.0.0.1' });
     assert.doesNotMatch(JSON.stringify(failed), /wrong|correct horse/);
@@ -315,7 +315,7 @@ test('login off (loopback, no users): anonymous admin, still CSRF-protected, loo
     );
     await a.t.engine.enqueue({ queue: 'emails', type: 't', payload: enc('x') });
     assert.equal((await client.post('/api/v1/queues/emails/pause')).status, 200);
-    assert.equal(a.t.engine.listAudit({}).items[0]?.actor, 'anonymous');
+    assert.equal((await a.t.engine.listAudit({})).items[0]?.actor, 'anonymous');
     assert.equal(
       (await client.request('POST', '/api/v1/queues/emails/resume', {}, { origin: 'http://evil.example' }))
         .status,

@@ -21,7 +21,8 @@ beforeEach(async () => {
 });
 afterEach(() => admin.dispose());
 
-const lastAudit = (): AuditEntry => admin.t.engine.listAudit({ pageSize: 1 }).items[0]!;
+const lastAudit = async (): Promise<AuditEntry> =>
+  (await admin.t.engine.listAudit({ pageSize: 1 })).items[0]!;
 
 test('overview: server facts, totals from the counters, waiting workers and rates', async () => {
   for (let i = 0; i < 3; i++)
@@ -73,16 +74,20 @@ test('queues: list, one, pause and resume (audited), unknown queue is 404', asyn
   const paused = await op.post<QueueInfo>('/api/v1/queues/emails/pause');
   assert.equal(paused.body.paused, true);
   assert.deepEqual(
-    { actor: lastAudit().actor, action: lastAudit().action, target: lastAudit().target },
+    {
+      actor: (await lastAudit()).actor,
+      action: (await lastAudit()).action,
+      target: (await lastAudit()).target,
+    },
     { actor: 'admin', action: 'queue.pause', target: 'queue:emails' },
   );
   assert.deepEqual(await admin.t.engine.reserve({ queues: ['emails'] }), []);
   assert.equal((await op.post<QueueInfo>('/api/v1/queues/emails/resume')).body.paused, false);
-  assert.equal(lastAudit().action, 'queue.resume');
+  assert.equal((await lastAudit()).action, 'queue.resume');
   const missing = await op.post('/api/v1/queues/nope/pause');
   assert.equal(missing.status, 404);
   assert.deepEqual(missing.body, { error: { code: 'not_found', message: 'queue nope does not exist' } });
-  assert.equal(admin.t.engine.listQueues().length, 1, 'a typo created no queue');
+  assert.equal((await admin.t.engine.listQueues()).length, 1, 'a typo created no queue');
 });
 
 test('purge needs the queue name as confirmation and reports what it deleted', async () => {
@@ -92,7 +97,7 @@ test('purge needs the queue name as confirmation and reports what it deleted', a
   assert.equal(refused.status, 400);
   assert.equal(refused.body.error?.code, 'invalid_argument');
   assert.equal((await op.post('/api/v1/queues/emails/purge', { confirm: 'emails' })).body.deleted, 3);
-  assert.deepEqual(lastAudit().details, { deleted: 3, done: true, via: 'admin' });
+  assert.deepEqual((await lastAudit()).details, { deleted: 3, done: true, via: 'admin' });
 });
 
 test('an empty queue can be deleted (audited); one with jobs is 409; an unknown one 404 and no pause creates it', async () => {
@@ -106,7 +111,7 @@ test('an empty queue can be deleted (audited); one with jobs is 409; an unknown 
   assert.equal(deleted.status, 200);
   assert.deepEqual(deleted.body, { deleted: 'typo' });
   assert.deepEqual(
-    [lastAudit().actor, lastAudit().action, lastAudit().target],
+    [(await lastAudit()).actor, (await lastAudit()).action, (await lastAudit()).target],
     ['admin', 'queue.delete', 'queue:typo'],
   );
   assert.equal((await op.request('DELETE', '/api/v1/queues/typo')).status, 404);
@@ -222,7 +227,10 @@ test('job actions: requeue a dead job, dead-letter and cancel ready ones; refuse
   assert.equal(conflict.status, 409);
   assert.equal(conflict.body.error?.code, 'failed_precondition');
   assert.deepEqual((await op.post(`/api/v1/jobs/${jobId}/dead-letter`)).body, { previousState: 'ready' });
-  assert.deepEqual([lastAudit().action, lastAudit().target], ['job.dead_letter', `job:${jobId}`]);
+  assert.deepEqual(
+    [(await lastAudit()).action, (await lastAudit()).target],
+    ['job.dead_letter', `job:${jobId}`],
+  );
   assert.deepEqual((await op.post(`/api/v1/jobs/${jobId}/requeue`)).body, { previousState: 'dead' });
   const [leased] = await admin.t.engine.reserve({ queues: ['emails'] });
   assert.equal(leased?.id, jobId);
@@ -231,8 +239,8 @@ test('job actions: requeue a dead job, dead-letter and cancel ready ones; refuse
     previousState: 'leased',
     state: 'leased',
   });
-  assert.equal(lastAudit().action, 'job.cancel');
-  assert.equal(lastAudit().details.via, 'admin');
+  assert.equal((await lastAudit()).action, 'job.cancel');
+  assert.equal((await lastAudit()).details.via, 'admin');
   const nacked = await admin.t.engine.nack({
     jobId,
     attempt: 1,
@@ -242,7 +250,7 @@ test('job actions: requeue a dead job, dead-letter and cancel ready ones; refuse
   assert.equal(nacked.state, 'cancelled');
   const detail = await op.get(`/api/v1/jobs/${jobId}`);
   assert.equal(detail.body.state, 'cancelled');
-  assert.equal(detail.body.cancelledBy, lastAudit().actor);
+  assert.equal(detail.body.cancelledBy, (await lastAudit()).actor);
   // Cancelled jobs can be requeued (an operator's mistake undone); finished ones cannot be cancelled.
   assert.deepEqual((await op.post(`/api/v1/jobs/${jobId}/requeue`)).body, { previousState: 'cancelled' });
   const [again] = await admin.t.engine.reserve({ queues: ['emails'] });
@@ -268,11 +276,11 @@ test('enqueue: text and base64 payloads, options, rejections with the engine mes
   });
   assert.equal(reply.status, 200, JSON.stringify(reply.body));
   const jobId = reply.body.jobId as string;
-  const job = admin.t.engine.getJob(jobId);
+  const job = await admin.t.engine.getJob(jobId);
   assert.equal(job.priority, 7);
   assert.equal(job.state, 'scheduled');
   assert.equal(job.payload.toString(), '{"to":"a@example.com"}');
-  assert.deepEqual(lastAudit().details, {
+  assert.deepEqual((await lastAudit()).details, {
     type: 'welcome',
     contentType: 'application/json',
     payloadBytes: 22,
@@ -292,7 +300,7 @@ test('enqueue: text and base64 payloads, options, rejections with the engine mes
     payload: 'AAEC',
     payloadEncoding: 'base64',
   });
-  const blob = admin.t.engine.getJob(binary.body.jobId as string);
+  const blob = await admin.t.engine.getJob(binary.body.jobId as string);
   assert.deepEqual([...blob.payload], [0, 1, 2]);
   assert.equal(blob.contentType, 'application/octet-stream');
 
@@ -326,7 +334,7 @@ test('request bodies over the limit are refused before parsing (413)', async () 
     const reply = await client.post('/api/v1/queues/emails/jobs', { type: 't', payload: 'x'.repeat(2000) });
     assert.equal(reply.status, 413);
     assert.equal(reply.body.error?.code, 'payload_too_large');
-    assert.equal(small.t.engine.listQueues().length, 0);
+    assert.equal((await small.t.engine.listQueues()).length, 0);
   } finally {
     small.dispose();
   }
@@ -371,7 +379,7 @@ test('dead letters: list by reason, requeue and delete selected, requeue all, de
   assert.deepEqual((await op.post('/api/v1/queues/emails/dead-letters/requeue', { jobIds: [ids[0]] })).body, {
     changed: 1,
   });
-  assert.equal(lastAudit().action, 'dead_letters.requeue');
+  assert.equal((await lastAudit()).action, 'dead_letters.requeue');
   assert.deepEqual(
     (await op.post('/api/v1/queues/emails/dead-letters/delete', { jobIds: [ids[1], ids[0]] })).body,
     {
@@ -395,20 +403,20 @@ test('dead letters: list by reason, requeue and delete selected, requeue all, de
     ).body,
     { changed: 2 },
   );
-  assert.deepEqual(lastAudit().details, {
+  assert.deepEqual((await lastAudit()).details, {
     all: true,
     reason: 'dead_lettered',
     changed: 2,
     done: true,
     via: 'admin',
   });
-  assert.deepEqual(admin.t.engine.counterMismatches(), []);
+  assert.deepEqual(await admin.t.engine.counterMismatches(), []);
 });
 
 test('dead-letter actions check the queue name: an over-long or invalid one is a 400, never a 500', async () => {
   // Longer than limits.max_name_length, short enough to pass as delete-all's confirmation.
   const long = 'x'.repeat(255);
-  const before = admin.t.engine.listAudit({ pageSize: 1 }).items[0]?.id;
+  const before = (await admin.t.engine.listAudit({ pageSize: 1 })).items[0]?.id;
   for (const [path, body] of [
     ['requeue-all', {}],
     ['delete-all', { confirm: long }],
@@ -421,7 +429,7 @@ test('dead-letter actions check the queue name: an over-long or invalid one is a
     const invalid = await op.post(`/api/v1/queues/bad%20name/dead-letters/${path}`, body);
     assert.equal(invalid.status, 400, `${path}: ${JSON.stringify(invalid.body)}`);
   }
-  assert.equal(admin.t.engine.listAudit({ pageSize: 1 }).items[0]?.id, before, 'nothing audited');
+  assert.equal((await admin.t.engine.listAudit({ pageSize: 1 })).items[0]?.id, before, 'nothing audited');
 });
 
 test('audit log: filter and page through the API; configuration is shown as given', async () => {

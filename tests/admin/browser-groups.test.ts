@@ -37,7 +37,7 @@ async function jobs(group: string | undefined, n: number, delayMs = 0): Promise<
   return ids;
 }
 
-const states = (ids: string[]) => ids.map((id) => engine.getJob(id).state);
+const states = (ids: string[]) => Promise.all(ids.map(async (id) => (await engine.getJob(id)).state));
 
 before(async () => {
   ui = await startUiServer(user);
@@ -77,20 +77,24 @@ test('the jobs page filters by group; cancel all matching and run all now touch 
   await shot(page, 'jobs-group-cancel-confirm-desktop');
   await dialog.getByRole('button', { name: 'Cancel 3 jobs' }).click();
   await page.getByText('Cancelled 3 ready jobs of group acme in tenants.').waitFor();
-  assert.deepEqual(states(acme), ['cancelled', 'cancelled', 'cancelled']);
-  assert.deepEqual(states([...globex, ...loose]), ['ready', 'ready', 'ready'], 'other groups are untouched');
+  assert.deepEqual(await states(acme), ['cancelled', 'cancelled', 'cancelled']);
+  assert.deepEqual(
+    await states([...globex, ...loose]),
+    ['ready', 'ready', 'ready'],
+    'other groups are untouched',
+  );
 
   const laterAcme = await jobs('acme', 2, 3_600_000);
   const laterGlobex = await jobs('globex', 1, 3_600_000);
   await page.goto(url('/jobs?queue=tenants&state=scheduled&group=globex'));
   await page.getByRole('button', { name: 'Run all now' }).click();
   await page
-    .getByRole('dialog', { name: 'Run all scheduled jobs of group globex in tenants now?' })
-    .getByRole('button', { name: 'Run now' })
+    .getByRole('dialog', { name: 'Run 1 scheduled jobs of group globex in tenants now?' })
+    .getByRole('button', { name: 'Run 1 job now' })
     .click();
   await page.getByText('1 scheduled jobs of group globex in tenants run now.').waitFor();
-  assert.deepEqual(states(laterGlobex), ['ready']);
-  assert.deepEqual(states(laterAcme), ['scheduled', 'scheduled'], "acme's scheduled jobs still wait");
+  assert.deepEqual(await states(laterGlobex), ['ready']);
+  assert.deepEqual(await states(laterAcme), ['scheduled', 'scheduled'], "acme's scheduled jobs still wait");
 });
 
 test("a waiting job's page changes its group or takes it out; a leased job's page does not offer it", async () => {
@@ -104,8 +108,8 @@ test("a waiting job's page changes its group or takes it out; a leased job's pag
   await shot(page, 'job-group-change-dialog-desktop');
   await dialog.getByRole('button', { name: 'Change group' }).click();
   await page.getByText(/moved to group initech/).waitFor();
-  assert.equal(engine.getJob(waiting!).group, 'initech');
-  assert.equal(engine.getJob(other!).group, 'globex');
+  assert.equal((await engine.getJob(waiting!)).group, 'initech');
+  assert.equal((await engine.getJob(other!)).group, 'globex');
   await page.locator('.facts').getByText('initech').waitFor();
   await shot(page, 'job-group-changed-desktop');
 
@@ -113,7 +117,7 @@ test("a waiting job's page changes its group or takes it out; a leased job's pag
   await dialog.getByLabel('Group').fill('');
   await dialog.getByRole('button', { name: 'Change group' }).click();
   await page.getByText(/has no group now/).waitFor();
-  assert.equal(engine.getJob(waiting!).group, null);
+  assert.equal((await engine.getJob(waiting!)).group, null);
 
   // A name the server refuses: its message shows in the page's banner.
   await page.getByRole('button', { name: 'Change group' }).click();
@@ -121,7 +125,7 @@ test("a waiting job's page changes its group or takes it out; a leased job's pag
   await dialog.getByRole('button', { name: 'Change group' }).click();
   await page.locator('.banner-error').getByText(/group/).waitFor();
   await shot(page, 'job-group-refused-desktop');
-  assert.equal(engine.getJob(waiting!).group, null);
+  assert.equal((await engine.getJob(waiting!)).group, null);
 
   // Leased: no Change group.
   const [leased] = await engine.reserve({ queues: ['tenants'], workerId: 'w-1', leaseMs: 600_000 });

@@ -152,7 +152,7 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
   await page.getByRole('heading', { name: 'Queues' }).waitFor();
   await page.getByRole('button', { name: 'Pause queue emails' }).click();
   await page.getByRole('button', { name: 'Resume queue emails' }).waitFor();
-  assert.equal(engine.listQueues().find((q) => q.name === 'emails')?.paused, true);
+  assert.equal((await engine.listQueues()).find((q) => q.name === 'emails')?.paused, true);
   await shot(page, 'queues-desktop');
 
   // Queue detail.
@@ -184,7 +184,7 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
   await shot(page, 'dead-letters-confirm-desktop');
   await dialog.getByRole('button', { name: 'Requeue' }).click();
   await page.getByText('No dead letters in emails').waitFor();
-  assert.equal(engine.getJob(deadId).state, 'ready');
+  assert.equal((await engine.getJob(deadId)).state, 'ready');
 
   // Enqueue a job through the form.
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Enqueue' }).click();
@@ -243,7 +243,7 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
   await page.getByRole('heading', { name: 'Queues', exact: true }).waitFor();
   await page.getByText('Deleted queue emials.').waitFor();
   assert.equal(
-    engine.listQueues().some((q) => q.name === 'emials'),
+    (await engine.listQueues()).some((q) => q.name === 'emials'),
     false,
   );
 
@@ -313,9 +313,9 @@ test('job control: cancel all matching with the count in the confirmation, cance
   await shot(page, 'jobs-cancel-all-confirm-desktop');
   await dialog.getByRole('button', { name: 'Cancel 4 jobs' }).click();
   await page.getByText('Cancelled 4 ready jobs of type digest in newsletters.').waitFor();
-  const counts = () => engine.listQueues().find((q) => q.name === 'newsletters')?.counts;
-  assert.equal(counts()?.cancelled, 4);
-  assert.equal(counts()?.ready, 2, 'the welcome jobs are left');
+  const counts = async () => (await engine.listQueues()).find((q) => q.name === 'newsletters')?.counts;
+  assert.equal((await counts())?.cancelled, 4);
+  assert.equal((await counts())?.ready, 2, 'the welcome jobs are left');
 
   // A running job: the cancel tells its worker, and the page says so.
   await page.goto(url(`/jobs/${running!.id}`));
@@ -324,7 +324,7 @@ test('job control: cancel all matching with the count in the confirmation, cance
   await dialog.getByRole('button', { name: 'Cancel job' }).click();
   await page.getByText(`Cancel asked by ${user.name}`).waitFor();
   await shot(page, 'job-detail-cancel-requested-desktop');
-  assert.equal(engine.getJob(running!.id).cancelledBy, user.name);
+  assert.equal((await engine.getJob(running!.id)).cancelledBy, user.name);
 
   // Scheduled jobs can all be run now.
   const later = await engine.enqueue({
@@ -335,9 +335,10 @@ test('job control: cancel all matching with the count in the confirmation, cance
   });
   await page.goto(url('/jobs?queue=newsletters&state=scheduled'));
   await page.getByRole('button', { name: 'Run all now' }).click();
-  await dialog.getByRole('button', { name: 'Run now' }).click();
+  await dialog.getByRole('heading', { name: 'Run 1 scheduled jobs in newsletters now?' }).waitFor();
+  await dialog.getByRole('button', { name: 'Run 1 job now' }).click();
   await page.getByText('1 scheduled jobs in newsletters run now.').waitFor();
-  assert.equal(engine.getJob(later.jobId).state, 'ready');
+  assert.equal((await engine.getJob(later.jobId)).state, 'ready');
 
   await page.goto(url('/audit'));
   await page
@@ -404,7 +405,7 @@ test('flow control: a limited queue shows its limit, throttled reserves and grou
     await page.getByLabel('Group').fill('umbrella');
     await page.getByRole('button', { name: 'Enqueue', exact: true }).click();
     await page.getByText('Enqueued job').waitFor();
-    assert.equal(flowEngine.listQueues().find((q) => q.name === 'tenants')?.readyGroups, 3);
+    assert.equal((await flowEngine.listQueues()).find((q) => q.name === 'tenants')?.readyGroups, 3);
     await page.close();
     waiting.abort();
     await throttled;
@@ -444,7 +445,7 @@ test("an admin changes a queue's settings in the edit form: the file's message f
     })
     .waitFor();
   await shot(page, 'queue-settings-invalid-desktop');
-  assert.equal(engine.listQueues().find((q) => q.name === 'emails')?.settings.backoff.baseMs, 1000);
+  assert.equal((await engine.listQueues()).find((q) => q.name === 'emails')?.settings.backoff.baseMs, 1000);
 
   // A good value: saved, shown as a run-time override with the file's value beside it.
   await input.fill('12');
@@ -453,7 +454,7 @@ test("an admin changes a queue's settings in the edit form: the file's message f
   const row = page.getByRole('row').filter({ has: page.getByLabel('max_attempts', { exact: true }) });
   await row.getByText('run-time override').waitFor();
   await shot(page, 'queue-settings-saved-desktop');
-  const emails = engine.listQueues().find((q) => q.name === 'emails');
+  const emails = (await engine.listQueues()).find((q) => q.name === 'emails');
   assert.equal(emails?.settings.maxAttempts, 12);
   assert.equal(emails?.settings.backoff.baseMs, 2000);
 
@@ -473,7 +474,7 @@ test("an admin changes a queue's settings in the edit form: the file's message f
   await page.getByRole('button', { name: 'Save changes' }).click();
   await page.getByText('Saved max_attempts on emails.').waitFor();
   await row.getByText('built-in default').waitFor();
-  assert.equal(engine.listQueues().find((q) => q.name === 'emails')?.settings.maxAttempts, 5);
+  assert.equal((await engine.listQueues()).find((q) => q.name === 'emails')?.settings.maxAttempts, 5);
   await page.close();
   assert.deepEqual(
     problems.filter((p) => !/401 \(Unauthorized\)|400 \(Bad Request\)/.test(p)),

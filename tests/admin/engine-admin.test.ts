@@ -8,7 +8,7 @@ import { bytes, openTestEngine, type TestEngine } from '../helpers/engine.ts';
 const who: AuditInput = { actor: 'alice', action: 'test.action', target: 'queue:q' };
 
 async function withEngine(fn: (t: TestEngine) => Promise<void>): Promise<void> {
-  const t = openTestEngine();
+  const t = await openTestEngine();
   try {
     await fn(t);
   } finally {
@@ -36,7 +36,7 @@ test('listJobs pages a state in enqueue order, merging types, both directions', 
     const seen: string[] = [];
     let cursor: string | undefined;
     do {
-      const page = t.engine.listJobs({
+      const page = await t.engine.listJobs({
         queue: 'q',
         state: 'ready',
         pageSize: 5,
@@ -48,12 +48,17 @@ test('listJobs pages a state in enqueue order, merging types, both directions', 
     } while (cursor !== undefined);
     assert.deepEqual(seen, ids);
 
-    const newest = t.engine.listJobs({ queue: 'q', state: 'ready', order: 'newest_first', pageSize: 10 });
+    const newest = await t.engine.listJobs({
+      queue: 'q',
+      state: 'ready',
+      order: 'newest_first',
+      pageSize: 10,
+    });
     assert.deepEqual(
       newest.items.map((j) => j.id),
       [...ids].reverse().slice(0, 10),
     );
-    const next = t.engine.listJobs({
+    const next = await t.engine.listJobs({
       queue: 'q',
       state: 'ready',
       order: 'newest_first',
@@ -65,7 +70,7 @@ test('listJobs pages a state in enqueue order, merging types, both directions', 
       [...ids].reverse().slice(10, 20),
     );
 
-    const onlyB = t.engine.listJobs({ queue: 'q', state: 'ready', type: 'b', pageSize: 100 });
+    const onlyB = await t.engine.listJobs({ queue: 'q', state: 'ready', type: 'b', pageSize: 100 });
     assert.deepEqual(
       onlyB.items.map((j) => j.id),
       ids.filter((_, i) => i % 3 === 1),
@@ -75,23 +80,28 @@ test('listJobs pages a state in enqueue order, merging types, both directions', 
     const first = onlyB.items[0]!;
     assert.equal(first.payloadBytes, bytes('job 1').byteLength);
     assert.equal(first.state, 'ready');
-    assert.equal(t.engine.listJobs({ queue: 'q', state: 'dead' }).items.length, 0);
+    assert.equal((await t.engine.listJobs({ queue: 'q', state: 'dead' })).items.length, 0);
   });
 });
 
 test('listJobs refuses bad input with invalid_argument', async () => {
   await withEngine(async (t) => {
-    const bad = (fn: () => unknown) =>
-      assert.throws(fn, (e: unknown) => e instanceof SeppError && e.code === 'invalid_argument');
-    bad(() => t.engine.listJobs({ queue: 'q', state: 'ready', cursor: 'nonsense' }));
-    bad(() => t.engine.listJobs({ queue: 'bad name', state: 'ready' }));
-    bad(() => t.engine.listJobs({ queue: 'q', state: 'ready', pageSize: 0 }));
-    bad(() => t.engine.listJobs({ queue: 'q', state: 'ready', pageSize: 100_000 }));
+    const bad = (fn: () => Promise<unknown>) =>
+      assert.rejects(fn, (e: unknown) => e instanceof SeppError && e.code === 'invalid_argument');
+    await bad(async () => await t.engine.listJobs({ queue: 'q', state: 'ready', cursor: 'nonsense' }));
+    await bad(async () => await t.engine.listJobs({ queue: 'bad name', state: 'ready' }));
+    await bad(async () => await t.engine.listJobs({ queue: 'q', state: 'ready', pageSize: 0 }));
+    await bad(async () => await t.engine.listJobs({ queue: 'q', state: 'ready', pageSize: 100_000 }));
     // A dead-letter cursor handed to the job list is refused, not misread.
-    const page = t.engine.listDeadLetterSummaries({ queue: 'q' });
+    const page = await t.engine.listDeadLetterSummaries({ queue: 'q' });
     assert.equal(page.nextCursor, null);
-    bad(() =>
-      t.engine.listJobs({ queue: 'q', state: 'ready', cursor: Buffer.from('d1:2').toString('base64url') }),
+    await bad(
+      async () =>
+        await t.engine.listJobs({
+          queue: 'q',
+          state: 'ready',
+          cursor: Buffer.from('d1:2').toString('base64url'),
+        }),
     );
   });
 });
@@ -103,16 +113,22 @@ test('requeueJob and deadLetterJob move one job and write the audit entry in the
     assert.deepEqual(await t.engine.deadLetterJob(id!, { ...who, action: 'job.dead_letter' }), {
       previousState: 'ready',
     });
-    const dead = t.engine.getJob(id!);
+    const dead = await t.engine.getJob(id!);
     assert.equal(dead.state, 'dead');
     assert.equal(dead.deadReason, 'dead_lettered');
-    assert.equal(t.engine.listDeadLetterSummaries({ queue: 'q', reason: 'dead_lettered' }).items.length, 1);
-    assert.equal(t.engine.listDeadLetterSummaries({ queue: 'q', reason: 'lease_expired' }).items.length, 0);
+    assert.equal(
+      (await t.engine.listDeadLetterSummaries({ queue: 'q', reason: 'dead_lettered' })).items.length,
+      1,
+    );
+    assert.equal(
+      (await t.engine.listDeadLetterSummaries({ queue: 'q', reason: 'lease_expired' })).items.length,
+      0,
+    );
 
     assert.deepEqual(await t.engine.requeueJob(id!, { ...who, action: 'job.requeue' }), {
       previousState: 'dead',
     });
-    assert.equal(t.engine.getJob(id!).state, 'ready');
+    assert.equal((await t.engine.getJob(id!)).state, 'ready');
     const [leased] = await t.engine.reserve({ queues: ['q'] });
     assert.equal(leased?.id, id);
     await assert.rejects(t.engine.deadLetterJob(id!, who), { code: 'failed_precondition' });
@@ -120,7 +136,7 @@ test('requeueJob and deadLetterJob move one job and write the audit entry in the
       code: 'not_found',
     });
 
-    const audit = t.engine.listAudit({});
+    const audit = await t.engine.listAudit({});
     // The refused calls wrote nothing: their transactions were rolled back whole.
     assert.deepEqual(
       audit.items.map((e) => [e.action, e.details.previousState]),
@@ -129,7 +145,7 @@ test('requeueJob and deadLetterJob move one job and write the audit entry in the
         ['job.dead_letter', 'ready'],
       ],
     );
-    assert.deepEqual(t.engine.counterMismatches(), []);
+    assert.deepEqual(await t.engine.counterMismatches(), []);
   });
 });
 
@@ -153,13 +169,13 @@ test('purgeQueue deletes ready and scheduled jobs in chunks, leaves leased and d
 
     const { deleted } = await t.engine.purgeQueue('q', { ...who, action: 'queue.purge' });
     assert.equal(deleted, 6000 - 3 + 1);
-    const [q] = t.engine.listQueues();
+    const [q] = await t.engine.listQueues();
     assert.deepEqual(q?.counts, { scheduled: 0, ready: 0, leased: 2, completed: 0, dead: 1, cancelled: 0 });
     assert.equal(leased.length, 2);
-    const entries = t.engine.listAudit({ action: 'queue.purge' }).items;
+    const entries = (await t.engine.listAudit({ action: 'queue.purge' })).items;
     assert.equal(entries.length, 1);
     assert.deepEqual(entries[0]?.details, { deleted: 5998, done: true });
-    assert.deepEqual(t.engine.counterMismatches(), []);
+    assert.deepEqual(await t.engine.counterMismatches(), []);
   });
 });
 
@@ -189,7 +205,7 @@ test('dead letters: requeue all of one reason, delete selected; audited with cou
       { ...who, action: 'dead_letters.delete' },
     );
     assert.equal(removed, 1);
-    const [del, req] = t.engine.listAudit({}).items;
+    const [del, req] = (await t.engine.listAudit({})).items;
     assert.deepEqual(del?.details, { jobIds: [ids[0], ids[1]], changed: 1 });
     assert.deepEqual(req?.details, { all: true, reason: 'dead_lettered', changed: 4, done: true });
   });
@@ -211,7 +227,7 @@ test('an audit entry is written with cancel, pause and enqueue, not when they fa
     await t.engine.cancel(jobId, { ...who, action: 'job.cancel' });
     const missing = '01900000-0000-7000-8000-000000000000';
     await assert.rejects(t.engine.cancel(missing, { ...who, action: 'job.cancel' }), { code: 'not_found' });
-    const entries = t.engine.listAudit({}).items;
+    const entries = (await t.engine.listAudit({})).items;
     assert.deepEqual(
       entries.map((e) => [e.action, e.details]),
       [
@@ -238,18 +254,18 @@ test('listAudit filters by actor, action and target and pages newest first', asy
     const all: number[] = [];
     let cursor: string | undefined;
     do {
-      const page = t.engine.listAudit({ pageSize: 5, ...(cursor ? { cursor } : {}) });
+      const page = await t.engine.listAudit({ pageSize: 5, ...(cursor ? { cursor } : {}) });
       all.push(...page.items.map((e) => e.details.i as number));
       cursor = page.nextCursor ?? undefined;
     } while (cursor);
     assert.deepEqual(all, [11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0]);
-    const idx = (q: Parameters<typeof t.engine.listAudit>[0]) =>
-      t.engine.listAudit(q).items.map((e) => e.details.i);
-    assert.deepEqual(idx({ actor: 'bob' }), [11, 9, 7, 5, 3, 1]);
-    assert.deepEqual(idx({ action: 'queue.pause' }), [9, 6, 3, 0]);
-    assert.deepEqual(idx({ target: 'queue:q1' }), [9, 5, 1]);
-    assert.deepEqual(idx({ actor: 'bob', action: 'queue.pause' }), [9, 3]);
-    assert.deepEqual(idx({ target: 'queue:q0', actor: 'alice', action: 'queue.pause' }), [0]);
+    const idx = async (q: Parameters<typeof t.engine.listAudit>[0]) =>
+      (await t.engine.listAudit(q)).items.map((e) => e.details.i);
+    assert.deepEqual(await idx({ actor: 'bob' }), [11, 9, 7, 5, 3, 1]);
+    assert.deepEqual(await idx({ action: 'queue.pause' }), [9, 6, 3, 0]);
+    assert.deepEqual(await idx({ target: 'queue:q1' }), [9, 5, 1]);
+    assert.deepEqual(await idx({ actor: 'bob', action: 'queue.pause' }), [9, 3]);
+    assert.deepEqual(await idx({ target: 'queue:q0', actor: 'alice', action: 'queue.pause' }), [0]);
   });
 });
 
@@ -261,21 +277,21 @@ test('findJobByIdempotencyKey finds the stored job, then the remembered one afte
       payload: bytes('x'),
       idempotencyKey: 'k1',
     });
-    assert.deepEqual(t.engine.findJobByIdempotencyKey('q', 'k1'), { jobId, stored: true });
-    assert.equal(t.engine.findJobByIdempotencyKey('q', 'nope'), null);
-    assert.equal(t.engine.findJobByIdempotencyKey('other', 'k1'), null);
+    assert.deepEqual(await t.engine.findJobByIdempotencyKey('q', 'k1'), { jobId, stored: true });
+    assert.equal(await t.engine.findJobByIdempotencyKey('q', 'nope'), null);
+    assert.equal(await t.engine.findJobByIdempotencyKey('other', 'k1'), null);
     const [job] = await t.engine.reserve({ queues: ['q'] });
     await t.engine.ack({ jobId: job!.id, attempt: 1 });
-    assert.deepEqual(t.engine.findJobByIdempotencyKey('q', 'k1'), { jobId, stored: false });
+    assert.deepEqual(await t.engine.findJobByIdempotencyKey('q', 'k1'), { jobId, stored: false });
   });
 });
 
 test('the audit log survives a restart (it is in the database)', async () => {
-  const t = openTestEngine();
+  const t = await openTestEngine();
   try {
     await t.engine.recordAudit({ actor: 'alice', action: 'session.login', target: 'user:alice' });
-    const again = t.reopen();
-    assert.equal(again.engine.listAudit({}).items[0]?.action, 'session.login');
+    const again = await t.reopen();
+    assert.equal((await again.engine.listAudit({})).items[0]?.action, 'session.login');
     again.dispose();
   } finally {
     t.dispose();

@@ -43,8 +43,8 @@ test('a real server is ready while it serves and not ready once shutdown begins'
   const ready = await fetch(`${base}/readyz`);
   assert.equal(ready.status, 200);
   assert.equal(await ready.text(), '{"status":"ready"}\n');
-  assert.deepEqual(t.server.readiness(), { ready: true });
+  assert.deepEqual(await t.server.readiness(), { ready: true });
   const stopping = t.dispose();
-  assert.deepEqual(t.server.readiness(), { ready: false, reason: 'shutting down' });
+  assert.deepEqual(await t.server.readiness(), { ready: false, reason: 'shutting down' });
   await stopping;
 });

@@ -13,7 +13,8 @@ beforeEach(async () => {
 });
 afterEach(() => admin.dispose());
 
-const lastAudit = (): AuditEntry => admin.t.engine.listAudit({ pageSize: 1 }).items[0]!;
+const lastAudit = async (): Promise<AuditEntry> =>
+  (await admin.t.engine.listAudit({ pageSize: 1 })).items[0]!;
 
 test('update one job: priority and run now; a leased job is 409, a bad value 400', async () => {
   const { jobId } = await admin.t.engine.enqueue({
@@ -26,8 +27,8 @@ test('update one job: priority and run now; a leased job is 409, a bad value 400
   assert.equal(reply.status, 200);
   assert.equal(reply.body.state, 'ready');
   assert.equal(reply.body.priority, 6);
-  assert.deepEqual([lastAudit().action, lastAudit().target], ['job.update', `job:${jobId}`]);
-  assert.equal(lastAudit().details.via, 'admin');
+  assert.deepEqual([(await lastAudit()).action, (await lastAudit()).target], ['job.update', `job:${jobId}`]);
+  assert.equal((await lastAudit()).details.via, 'admin');
   assert.equal((await op.post(`/api/v1/jobs/${jobId}/update`, { priority: 12 })).status, 400);
   assert.equal((await op.post(`/api/v1/jobs/${jobId}/update`, {})).status, 400);
   await admin.t.engine.reserve({ queues: ['q'] });
@@ -41,21 +42,21 @@ test('cancel all matching: a dry run counts, the cancel reports what it did, one
   for (let i = 0; i < 5; i++)
     await engine.enqueue({ queue: 'q', type: i < 3 ? 'report' : 'email', payload: enc('x') });
   await engine.reserve({ queues: ['q'], maxJobs: 1 }); // a report job is running
-  const auditsBefore = engine.listAudit({}).items.length;
+  const auditsBefore = (await engine.listAudit({})).items.length;
   const dry = await op.post('/api/v1/queues/q/jobs/cancel', { type: 'report', dryRun: true });
   assert.deepEqual(dry.body, { cancelled: 0, cancelRequested: 0, matched: 3 });
   assert.equal(
-    engine.listAudit({}).items.length,
+    (await engine.listAudit({})).items.length,
     auditsBefore,
     'a dry run changes nothing and is not audited',
   );
   const done = await op.post('/api/v1/queues/q/jobs/cancel', { type: 'report', states: ['ready', 'leased'] });
   assert.deepEqual(done.body, { cancelled: 2, cancelRequested: 1, matched: 0 });
-  assert.equal(lastAudit().action, 'jobs.cancel');
-  assert.equal(lastAudit().target, 'queue:q');
-  assert.equal(lastAudit().details.cancelled, 2);
-  assert.equal(lastAudit().details.cancelRequested, 1);
-  const q = engine.listQueues()[0];
+  assert.equal((await lastAudit()).action, 'jobs.cancel');
+  assert.equal((await lastAudit()).target, 'queue:q');
+  assert.equal((await lastAudit()).details.cancelled, 2);
+  assert.equal((await lastAudit()).details.cancelRequested, 1);
+  const q = (await engine.listQueues())[0];
   assert.equal(q?.counts.cancelled, 2);
   assert.equal(q?.counts.ready, 2);
   assert.equal((await op.post('/api/v1/queues/q/jobs/cancel', { states: ['dead'] })).status, 400);
@@ -72,10 +73,19 @@ test('run all now: every scheduled job of a type becomes ready', async () => {
       delayMs: 3_600_000,
     });
   }
+  // Issue 36: a dry run counts first, for the confirmation, and changes nothing.
+  const counted = await op.post('/api/v1/queues/q/jobs/update', {
+    type: 'report',
+    states: ['scheduled'],
+    runNow: true,
+    dryRun: true,
+  });
+  assert.deepEqual(counted.body, { updated: 0, matched: 2 });
+  assert.equal((await engine.listQueues())[0]?.counts.ready, 0);
   const reply = await op.post('/api/v1/queues/q/jobs/update', { type: 'report', runNow: true });
   assert.deepEqual(reply.body, { updated: 2 });
-  assert.equal(lastAudit().action, 'jobs.update');
-  assert.equal(engine.listQueues()[0]?.counts.ready, 2);
+  assert.equal((await lastAudit()).action, 'jobs.update');
+  assert.equal((await engine.listQueues())[0]?.counts.ready, 2);
   assert.equal((await op.post('/api/v1/queues/q/jobs/update', { delayMs: 5 })).status, 400);
 });
 
@@ -94,19 +104,22 @@ test('groups: a waiting job changes group ("" or null: none); bulk cancel and ru
   const moved = await op.post(`/api/v1/jobs/${jobId}/update`, { group: 'globex' });
   assert.equal(moved.status, 200);
   assert.equal(moved.body.group, 'globex');
-  assert.deepEqual([lastAudit().details.group, lastAudit().details.previousGroup], ['globex', 'acme']);
+  assert.deepEqual(
+    [(await lastAudit()).details.group, (await lastAudit()).details.previousGroup],
+    ['globex', 'acme'],
+  );
   assert.equal((await op.post(`/api/v1/jobs/${jobId}/update`, { group: null })).body.group, null);
   assert.equal((await op.post(`/api/v1/jobs/${jobId}/update`, { group: 'a b' })).status, 400);
 
   for (const group of ['acme', 'acme', 'globex']) await job(group, 3_600_000);
   const ran = await op.post('/api/v1/queues/q/jobs/update', { group: 'acme', runNow: true });
   assert.deepEqual(ran.body, { updated: 2 });
-  assert.equal(lastAudit().details.group, 'acme');
+  assert.equal((await lastAudit()).details.group, 'acme');
   const dry = await op.post('/api/v1/queues/q/jobs/cancel', { group: 'globex', dryRun: true });
   assert.equal(dry.body.matched, 1);
   const cancelled = await op.post('/api/v1/queues/q/jobs/cancel', { group: 'globex' });
   assert.deepEqual(cancelled.body, { cancelled: 1, cancelRequested: 0, matched: 0 });
-  assert.equal(lastAudit().details.group, 'globex');
-  const counts = engine.listQueues()[0]?.counts;
+  assert.equal((await lastAudit()).details.group, 'globex');
+  const counts = (await engine.listQueues())[0]?.counts;
   assert.deepEqual([counts?.ready, counts?.scheduled, counts?.cancelled], [3, 0, 1]);
 });

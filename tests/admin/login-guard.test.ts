@@ -308,7 +308,7 @@ test('a failed login logs and audits no typed user name that is not a user (it m
     assert.match(first?.name_tag ?? '', /^[0-9a-f]{12}$/);
     assert.equal(second?.name_tag, first?.name_tag, 'one name, one tag: repeated guesses can be told apart');
     assert.equal(known?.user, 'operator', 'a real user name is not secret');
-    const audit = a.t.engine.listAudit({ action: 'session.login_failed' }).items;
+    const audit = (await a.t.engine.listAudit({ action: 'session.login_failed' })).items;
     assert.equal(audit.length, 3);
     assert.equal(lines.filter((l) => l.includes(typed)).length, 0);
     assert.doesNotMatch(JSON.stringify(audit), /Tr0ub4dor/);

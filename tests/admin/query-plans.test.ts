@@ -9,18 +9,27 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { prepareAdminStatements } from '../../src/store/admin-statements.ts';
-import { prepareBrowseStatements } from '../../src/store/browse-statements.ts';
-import { prepareFlowStatements } from '../../src/store/flow-statements.ts';
-import { type Db, openDataDir } from '../../src/store/open.ts';
-import { prepareStatements } from '../../src/store/statements.ts';
+import { prepareAuditStatements } from '../../src/store/sqlite/audit.ts';
+import { prepareBrowseStatements } from '../../src/store/sqlite/browse.ts';
+import { prepareControlStatements } from '../../src/store/sqlite/control.ts';
+import { prepareCountStatements } from '../../src/store/sqlite/counts.ts';
+import { prepareDeadLetterStatements } from '../../src/store/sqlite/dead-letters.ts';
+import { prepareFlowStatements } from '../../src/store/sqlite/flow.ts';
+import { prepareJobStatements } from '../../src/store/sqlite/jobs.ts';
+import { prepareKeyStatements } from '../../src/store/sqlite/keys.ts';
+import { prepareLeaseStatements } from '../../src/store/sqlite/leases.ts';
+import { type Db, openDataDir } from '../../src/store/sqlite/open.ts';
+import { prepareQueueStatements } from '../../src/store/sqlite/queues.ts';
+import { prepareScheduleStatements } from '../../src/store/sqlite/schedules.ts';
+import { prepareSessionStatements } from '../../src/store/sqlite/sessions.ts';
+import { prepareSettingStatements } from '../../src/store/sqlite/settings.ts';
 
 interface Prepared {
   source: string;
 }
 
 function plan(db: Db, statement: Prepared): string[] {
-  const names = [...new Set([...statement.source.matchAll(/@([a-z_]+)/g)].map((m) => m[1]!))];
+  const names = [...new Set([...statement.source.matchAll(/@([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!))];
   const positional = (statement.source.match(/\?/g) ?? []).length;
   const explain = db.prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${statement.source}`);
   const rows =
@@ -57,16 +66,49 @@ const allowedScans = new Set([
   'idsContaining',
   'leasesByWorker',
   'storedJobs',
+  // Whole small tables, bounded by limits and read only at start or by an operator's listing:
+  // schedules (limits.max_schedules), run-time overrides (settings × queues) and admin
+  // sessions (users × admin.max_sessions_per_user, read once as the admin app starts).
+  'allSchedules',
+  'scheduleCount',
+  'allOverrides',
+  'liveSessions',
 ]);
 
-test('every admin and engine statement reads through an index, without sorting', () => {
+test('every statement of the SQLite store reads through an index, without sorting', () => {
   withDb((db) => {
     const all = {
-      ...prepareStatements(db),
-      ...prepareAdminStatements(db),
-      ...prepareBrowseStatements(db),
+      ...prepareQueueStatements(db),
+      ...prepareCountStatements(db),
+      ...prepareJobStatements(db),
+      ...prepareKeyStatements(db),
+      ...prepareLeaseStatements(db),
       ...prepareFlowStatements(db),
+      ...prepareControlStatements(db),
+      ...prepareDeadLetterStatements(db),
+      ...prepareBrowseStatements(db),
+      ...prepareScheduleStatements(db),
+      ...prepareAuditStatements(db),
+      ...prepareSettingStatements(db),
+      ...prepareSessionStatements(db),
     };
+    // Every module's statements are here, none shadowed by another's of the same name.
+    const count = [
+      prepareQueueStatements,
+      prepareCountStatements,
+      prepareJobStatements,
+      prepareKeyStatements,
+      prepareLeaseStatements,
+      prepareFlowStatements,
+      prepareControlStatements,
+      prepareDeadLetterStatements,
+      prepareBrowseStatements,
+      prepareScheduleStatements,
+      prepareAuditStatements,
+      prepareSettingStatements,
+      prepareSessionStatements,
+    ].reduce((n, prepare) => n + Object.keys(prepare(db)).length, 0);
+    assert.equal(Object.keys(all).length, count);
     const problems: string[] = [];
     for (const [name, statement] of Object.entries(all)) {
       const source = (statement as unknown as Prepared).source;
@@ -82,34 +124,34 @@ test('every admin and engine statement reads through an index, without sorting',
 
 test('the hot path keeps its indexes', () => {
   withDb((db) => {
-    const sql = prepareStatements(db);
+    const leases = prepareLeaseStatements(db);
+    const jobs = prepareJobStatements(db);
     const uses = (statement: Prepared, index: string) =>
       assert.ok(
         plan(db, statement).some((step) => step.includes(`INDEX ${index} `)),
         `${statement.source} uses ${index}`,
       );
-    uses(sql.leaseReady, 'jobs_ready');
-    uses(sql.oldestReadyAtPriority, 'jobs_ready');
-    uses(sql.promoteDue, 'jobs_scheduled');
-    uses(sql.expiredLeases, 'jobs_leased');
-    uses(sql.sweepDead, 'jobs_dead');
-    uses(sql.deadPageByReason, 'jobs_dead_reason');
-    const admin = prepareAdminStatements(db);
-    uses(admin.seqsOfTypeAsc, 'jobs_by_state_type');
-    uses(admin.jobIdByIdempotencyKey, 'jobs_idempotency');
-    uses(admin.auditPageByActor, 'audit_log_actor');
+    uses(leases.leaseReady, 'jobs_ready');
+    uses(prepareQueueStatements(db).oldestReadyAtPriority, 'jobs_ready');
+    uses(jobs.promoteDue, 'jobs_scheduled');
+    uses(leases.expiredLeases, 'jobs_leased');
+    uses(jobs.sweepDead, 'jobs_dead');
+    uses(prepareDeadLetterStatements(db).deadPageByReason, 'jobs_dead_reason');
+    uses(prepareBrowseStatements(db).seqsOfTypeAsc, 'jobs_by_state_type');
+    uses(prepareKeyStatements(db).jobIdByIdempotencyKey, 'jobs_idempotency');
+    uses(prepareAuditStatements(db).auditPageByActor, 'audit_log_actor');
     // The lease picks its jobs from the index alone: a table read per candidate cost ~15 % more CPU per lease.
     assert.ok(
-      plan(db, sql.leaseReady).some((step) => step.includes('COVERING INDEX jobs_ready ')),
+      plan(db, leases.leaseReady).some((step) => step.includes('COVERING INDEX jobs_ready ')),
       'the plain lease chooses its jobs from jobs_ready alone',
     );
     const flow = prepareFlowStatements(db);
     uses(flow.topUngroupedPriority, 'jobs_ready');
     uses(flow.hasUngroupedAt, 'jobs_ready');
-    uses(flow.leaseUngroupedAt, 'jobs_ready');
+    uses(leases.leaseUngroupedAt, 'jobs_ready');
     uses(flow.topGroupedPriority, 'jobs_group_ready');
     uses(flow.nextGroupAt, 'jobs_group_ready');
-    uses(flow.leaseGroupAt, 'jobs_group_ready');
+    uses(leases.leaseGroupAt, 'jobs_group_ready');
     uses(flow.leasedInGroup, 'jobs_group_leased');
     uses(flow.sweepBuckets, 'flow_buckets_refilled');
     const browse = prepareBrowseStatements(db);
@@ -122,7 +164,7 @@ test('the hot path keeps its indexes', () => {
       'the residual filter reads the rows the index ranges found, by seq',
     );
     assert.ok(
-      plan(db, browse.leasesByWorker).includes('SCAN jobs USING INDEX jobs_leased'),
+      plan(db, leases.leasesByWorker).includes('SCAN jobs USING INDEX jobs_leased'),
       'leases: the leased rows only',
     );
     // The newest ids: the id index read backwards, a covering read that stops at @scan.

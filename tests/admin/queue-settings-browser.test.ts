@@ -76,6 +76,9 @@ test('the notice of a save belongs to its page: going to another page clears it'
   await page.goBack();
   await page.getByRole('heading', { name: 'Settings of limited' }).waitFor();
   assert.equal(await notice.count(), 0, 'nor back on its page');
-  assert.equal(ui.t.server.engine.listQueues().find((q) => q.name === 'limited')?.settings.maxAttempts, 6);
+  assert.equal(
+    (await ui.t.server.engine.listQueues()).find((q) => q.name === 'limited')?.settings.maxAttempts,
+    6,
+  );
   assert.deepEqual(problems, []);
 });

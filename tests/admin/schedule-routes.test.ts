@@ -82,10 +82,12 @@ test('an operator pauses, resumes and triggers a schedule, each audited with the
   const triggered = await operator.request('POST', '/api/v1/schedules/nightly/trigger', {});
   assert.equal(triggered.status, 200);
   const jobId = String(triggered.body.jobId);
-  assert.equal(admin.t.engine.getJob(jobId).idempotencyKey?.startsWith('schedule:nightly:manual:'), true);
-  const audit = admin.t.engine
-    .listAudit({ actor: 'operator' })
-    .items.filter((e) => e.action.startsWith('schedule.'))
+  assert.equal(
+    (await admin.t.engine.getJob(jobId)).idempotencyKey?.startsWith('schedule:nightly:manual:'),
+    true,
+  );
+  const audit = (await admin.t.engine.listAudit({ actor: 'operator' })).items
+    .filter((e) => e.action.startsWith('schedule.'))
     .map((e) => `${e.action} ${e.target}`);
   assert.deepEqual(audit.reverse(), [
     'schedule.pause schedule:minutely',

@@ -83,9 +83,8 @@ test('an operator sees the schedules, pauses, resumes and triggers one, and open
   await page.setViewportSize(phone);
   await shot(page, 'schedule-detail-phone');
 
-  const audit = ui.t.server.engine
-    .listAudit({ actor: user.name })
-    .items.filter((e) => e.action.startsWith('schedule.'))
+  const audit = (await ui.t.server.engine.listAudit({ actor: user.name })).items
+    .filter((e) => e.action.startsWith('schedule.'))
     .map((e) => `${e.action} ${e.target}`)
     .reverse();
   assert.deepEqual(audit, [

@@ -67,7 +67,7 @@ test('behind a listed proxy, 21 failed logins from one client lock out that clie
     assert.equal((await guesser.login('admin')).status, 429, 'the guessing client is locked out');
     const colleague = behindProxy(a, '203.0.113.7');
     assert.equal((await colleague.login('admin')).status, 200, 'another client behind the proxy is not');
-    const audit = a.t.engine.listAudit({ action: 'session.login' }).items;
+    const audit = (await a.t.engine.listAudit({ action: 'session.login' })).items;
     assert.deepEqual(audit[0]?.details, { client: '203.0.113.7', role: 'admin' });
     // The client cannot escape its lockout by writing its own header: the proxy appends the real one.
     const spoofing = behindProxy(a, '198.51.100.1, 203.0.113.66');

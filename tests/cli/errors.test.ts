@@ -14,7 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { SeppClient } from '../../clients/typescript/src/index.ts';
 import { buildInfo } from '../../src/build-info.ts';
-import { migrations } from '../../src/store/gen/migrations.ts';
+import { migrations } from '../../src/store/sqlite/gen/migrations.ts';
 import { type CliRun, cliEntry, runCli } from '../helpers/cli.ts';
 import { bundleServer } from '../helpers/process-server.ts';
 import { apiKeysToml, startTestServer, type TestServer } from '../helpers/server.ts';

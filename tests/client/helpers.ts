@@ -36,9 +36,13 @@ export async function settle(rounds = 50): Promise<void> {
 }
 
 /** Waits until `check()` is true, yielding to the event loop between tries (no timers). */
-export async function until(check: () => boolean, what: string, rounds = 20_000): Promise<void> {
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  rounds = 20_000,
+): Promise<void> {
   for (let i = 0; i < rounds; i++) {
-    if (check()) return;
+    if (await check()) return;
     await new Promise((r) => setImmediate(r));
   }
   throw new Error(`gave up waiting for ${what}`);

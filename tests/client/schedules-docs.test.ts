@@ -53,7 +53,7 @@ describe('docs/schedules.md', () => {
     writeFileSync(file, only('toml'));
     const check = await runSepp(['config', 'check', file]);
     assert.equal(check.code, 0, check.stderr);
-    const names = t.server.engine.listSchedules().map((s) => [s.name, s.source]);
+    const names = (await t.server.engine.listSchedules()).map((s) => [s.name, s.source]);
     assert.deepEqual(names, [
       ['nightly-report', 'config'],
       ['sync', 'config'],
@@ -74,7 +74,7 @@ describe('docs/schedules.md', () => {
     });
     assert.match(stdout, /^created cleanup next run /m);
     assert.match(stdout, /^nightly-report /m);
-    assert.equal(t.server.engine.getSchedule('cleanup').overlap, 'skip');
+    assert.equal((await t.server.engine.getSchedule('cleanup')).overlap, 'skip');
   });
 
   test('the Python example runs', async () => {
@@ -91,7 +91,7 @@ describe('docs/schedules.md', () => {
       timeout: 120_000,
     });
     assert.match(stdout, /^created weekly-digest \[\d+\]/m);
-    assert.equal(t.server.engine.getSchedule('weekly-digest').timezone, 'America/New_York');
+    assert.equal((await t.server.engine.getSchedule('weekly-digest')).timezone, 'America/New_York');
   });
 
   test('every command of the shell block succeeds, in order', async () => {
@@ -113,11 +113,11 @@ describe('docs/schedules.md', () => {
         assert.match(run.stdout, /^nightly-report\s+30 2 \* \* \* \(Europe\/Berlin\)/m);
     }
     assert.equal(
-      t.server.engine.listSchedules().some((s) => s.name === 'cleanup'),
+      (await t.server.engine.listSchedules()).some((s) => s.name === 'cleanup'),
       false,
       'deleted',
     );
-    const [trigger] = t.server.engine.listAudit({ action: 'schedule.trigger' }).items;
+    const [trigger] = (await t.server.engine.listAudit({ action: 'schedule.trigger' })).items;
     assert.equal(trigger?.target, 'schedule:nightly-report');
   });
 

@@ -46,8 +46,8 @@ describe('[[schedules]] on a config reload', () => {
     await admin.schedules.pause('nightly');
     assert.deepEqual(await listed(), ['adhoc api', 'hourly config', 'nightly config', 'takeover api']);
 
-    const configAudit = () => t.server.engine.listAudit({ actor: 'config' }).items;
-    const auditedAtStart = configAudit().length;
+    const configAudit = async () => (await t.server.engine.listAudit({ actor: 'config' })).items;
+    const auditedAtStart = (await configAudit()).length;
     t.writeConfig(
       keysToml +
         schedule('nightly', '45 2 * * *') +
@@ -68,7 +68,7 @@ describe('[[schedules]] on a config reload', () => {
     assert.equal((await admin.schedules.get('takeover')).cron, '0 4 * * *');
 
     // Newest first: the entries the reload wrote.
-    const all = configAudit();
+    const all = await configAudit();
     const audited = all
       .slice(0, all.length - auditedAtStart)
       .map((e) => `${e.action} ${e.target}`)

@@ -231,7 +231,9 @@ describe('schedules over gRPC', () => {
     await admin.schedules.delete('interval');
     await expectError(admin.schedules.get('interval'), 'not_found', /schedule interval does not exist/);
 
-    const audit = t.server.engine.listAudit({ actor: 'key:ops' }).items.map((e) => `${e.action} ${e.target}`);
+    const audit = (await t.server.engine.listAudit({ actor: 'key:ops' })).items.map(
+      (e) => `${e.action} ${e.target}`,
+    );
     for (const entry of [
       'schedule.create schedule:every-minute',
       'schedule.update schedule:interval',

@@ -89,7 +89,10 @@ for (const transport of ['stream', 'unary'] as const) {
       assert.equal(aborted.code, 'job_cancelled');
       assert.match(aborted.message, /was cancelled by anonymous/);
       await until(() => worker.running === 0, 'the handler to end');
-      await until(() => t.server.engine.getJob(id).state === 'cancelled', 'the job to be cancelled');
+      await until(
+        async () => (await t.server.engine.getJob(id)).state === 'cancelled',
+        'the job to be cancelled',
+      );
       const job = await client.getJob(id);
       assert.equal(job.attempt, 1, 'no retry');
       assert.equal(job.cancelledBy, 'anonymous');
@@ -123,7 +126,10 @@ for (const transport of ['stream', 'unary'] as const) {
       await letWorkerNotice(worker);
       await cancelled;
       gate.resolve();
-      await until(() => t.server.engine.getJob(id).state === 'cancelled', 'the job to be cancelled');
+      await until(
+        async () => (await t.server.engine.getJob(id)).state === 'cancelled',
+        'the job to be cancelled',
+      );
       await until(() => worker.running === 0, 'the slot to free');
       assert.deepEqual(seen.seen, []);
       assert.match((await client.getJob(id)).lastError ?? '', /was cancelled/, 'a nack, not an ack');

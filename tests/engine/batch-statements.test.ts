@@ -119,7 +119,7 @@ test('an AckBatch of 10 or more counts its acks once per queue: exact counters, 
       events.filter((e) => e.kind === 'acked').map((e) => `${e.queue}:${e.count}`),
       ['a:7', 'b:5'],
     );
-    for (const info of engine.listQueues()) {
+    for (const info of await engine.listQueues()) {
       assert.equal(info.counts.leased, 0, `${info.name} has nothing leased`);
       assert.equal(info.counts.ready, 0);
     }
@@ -144,7 +144,7 @@ test('an AckBatch (of 10 or more) answers each ack as one at a time would: ok, l
       outcomes.map((o) => (o.ok ? 'ok' : o.code)),
       ['ok', 'lease_lost', 'not_found', 'not_found', 'ok', ...Array.from({ length: 8 }, () => 'ok')],
     );
-    assert.equal(engine.getJob(j2.id).state, 'leased', 'a stale ack changes nothing');
+    assert.equal((await engine.getJob(j2.id)).state, 'leased', 'a stale ack changes nothing');
     const twice = await engine.ackBatch([
       { jobId: j2.id, attempt: j2.attempt },
       { jobId: j2.id, attempt: j2.attempt },
@@ -200,6 +200,6 @@ test('an AckBatch of 10 or more: a lease whose job has a cancel request is answe
       outcomes.map((o) => (o.ok ? 'ok' : o.code)),
       ['job_cancelled', ...Array.from({ length: 9 }, () => 'ok')],
     );
-    assert.equal(engine.getJob(jobId).state, 'cancelled');
+    assert.equal((await engine.getJob(jobId)).state, 'cancelled');
   });
 });

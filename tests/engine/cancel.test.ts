@@ -39,7 +39,7 @@ test('a cancel of a leased job is a request: the worker is told after the commit
         },
       ],
     ]);
-    const info = engine.getJob(jobId);
+    const info = await engine.getJob(jobId);
     assert.equal(info.state, 'leased');
     assert.equal(info.cancelledAtMs, clock.nowMs());
     assert.equal(info.cancelledBy, 'key:ops');
@@ -48,7 +48,7 @@ test('a cancel of a leased job is a request: the worker is told after the commit
     await engine.cancel(jobId, { ...ops, actor: 'alice' });
     assert.equal(notices.length, 2);
     assert.equal(notices[1]?.[0]?.cancelledBy, 'key:ops');
-    assert.equal(engine.getJob(jobId).cancelledBy, 'key:ops');
+    assert.equal((await engine.getJob(jobId)).cancelledBy, 'key:ops');
   });
 });
 
@@ -60,10 +60,10 @@ test('the ack of a cancelled lease ends the job cancelled and fails with job_can
     await engine.cancel(jobId, ops);
     const error = await expectCode(engine.ack({ jobId, attempt: leased.attempt }), 'job_cancelled');
     assert.match(error.message, /was cancelled by key:ops at .*: stop working on it/);
-    const info = engine.getJob(jobId);
+    const info = await engine.getJob(jobId);
     assert.equal(info.state, 'cancelled');
     assert.equal(info.leaseDeadlineMs, null);
-    assert.deepEqual(engine.listQueues()[0]?.counts.cancelled, 1);
+    assert.deepEqual((await engine.listQueues())[0]?.counts.cancelled, 1);
     assert.ok(!events.some((e) => e.kind === 'acked'), 'a cancelled job is not counted as acked');
     assert.ok(events.some((e) => e.kind === 'cancelled'));
     // Nothing more: the job is never handed out again.
@@ -85,7 +85,7 @@ test('acks in a batch: a cancelled lease is its own outcome, the others complete
     assert.equal(outcomes[0]?.ok, false);
     assert.equal(outcomes[0]?.ok === false && outcomes[0].code, 'job_cancelled');
     assert.deepEqual(outcomes[1], { ok: true });
-    assert.equal(engine.getJob(a.id).state, 'cancelled');
+    assert.equal((await engine.getJob(a.id)).state, 'cancelled');
     assert.equal(rowCount(db, 'jobs'), 1);
   });
 });
@@ -95,10 +95,10 @@ test('a nack of a cancelled lease ends the job cancelled with its error; an exte
     const { jobId } = await engine.enqueue(job('q', { maxAttempts: 5 }));
     const leased = await leaseOne(engine);
     await engine.cancel(jobId, ops);
-    const deadline = engine.getJob(jobId).leaseDeadlineMs;
+    const deadline = (await engine.getJob(jobId)).leaseDeadlineMs;
     const refused = await expectCode(engine.extend({ jobId, attempt: 1, leaseMs: 60_000 }), 'job_cancelled');
     assert.match(refused.message, /cancelled/);
-    assert.equal(engine.getJob(jobId).leaseDeadlineMs, deadline, 'the lease is not extended');
+    assert.equal((await engine.getJob(jobId)).leaseDeadlineMs, deadline, 'the lease is not extended');
     const result = await engine.nack({
       jobId,
       attempt: leased.attempt,
@@ -106,7 +106,7 @@ test('a nack of a cancelled lease ends the job cancelled with its error; an exte
       directive: { kind: 'delay', delayMs: 0 },
     });
     assert.deepEqual(result, { state: 'cancelled', runAtMs: null });
-    const info = engine.getJob(jobId);
+    const info = await engine.getJob(jobId);
     assert.equal(info.state, 'cancelled');
     assert.equal(info.lastError, 'stopped: cancelled');
     assert.deepEqual(
@@ -123,7 +123,7 @@ test('a worker that never answers: the lease running out ends the job cancelled,
     await engine.cancel(jobId, ops);
     clock.advance(10_000);
     await engine.runMaintenance();
-    const info = engine.getJob(jobId);
+    const info = await engine.getJob(jobId);
     assert.equal(info.state, 'cancelled');
     assert.equal(info.attempt, 1);
     assert.equal(info.lastError, 'lease expired after a cancel');
@@ -138,11 +138,11 @@ test('cancelled jobs are kept for cancelled_retention_ms, then swept', async () 
     await engine.cancel(jobId, ops);
     clock.advance(59_999);
     await engine.runMaintenance();
-    assert.equal(engine.getJob(jobId).state, 'cancelled');
+    assert.equal((await engine.getJob(jobId)).state, 'cancelled');
     clock.advance(60_001);
     await engine.runMaintenance();
-    assert.throws(() => engine.getJob(jobId), /does not exist/);
-    assert.equal(engine.listQueues()[0]?.counts.cancelled, 0);
+    await assert.rejects(async () => engine.getJob(jobId), /does not exist/);
+    assert.equal((await engine.listQueues())[0]?.counts.cancelled, 0);
   });
 });
 
@@ -157,19 +157,19 @@ test('bulk cancel: by queue, type and state, in chunks, with one audit entry car
     const running = await engine.reserve({ queues: ['q'], maxJobs: 3, workerId: 'w2' });
     assert.equal(running.length, 3);
 
-    assert.equal(engine.countCancellable({ queue: 'q', type: 'report' }), 6001);
-    assert.equal(engine.countCancellable({ queue: 'q', type: 'report', states: ['leased'] }), 3);
-    assert.equal(engine.countCancellable({ queue: 'q', states: ['ready'] }), 5998);
+    assert.equal(await engine.countCancellable({ queue: 'q', type: 'report' }), 6001);
+    assert.equal(await engine.countCancellable({ queue: 'q', type: 'report', states: ['leased'] }), 3);
+    assert.equal(await engine.countCancellable({ queue: 'q', states: ['ready'] }), 5998);
     const audit = { actor: 'key:ops', action: 'jobs.cancel', target: 'queue:q' };
     const result = await engine.cancelJobs({ queue: 'q', type: 'report' }, audit);
     assert.deepEqual(result, { cancelled: 5998, cancelRequested: 3 });
     assert.deepEqual(notices.map((n) => n.jobId).sort(), running.map((j) => j.id).sort());
-    const [other, q] = engine.listQueues();
+    const [other, q] = await engine.listQueues();
     assert.equal(q?.counts.cancelled, 5998);
     assert.equal(q?.counts.ready, 1, 'the email job is left');
     assert.equal(q?.counts.leased, 3);
     assert.equal(other?.counts.ready, 1);
-    const entries = engine.listAudit({ action: 'jobs.cancel' }).items;
+    const entries = (await engine.listAudit({ action: 'jobs.cancel' })).items;
     assert.equal(entries.length, 1);
     assert.deepEqual(entries[0]?.details, {
       queue: 'q',
@@ -180,7 +180,7 @@ test('bulk cancel: by queue, type and state, in chunks, with one audit entry car
       done: true,
     });
     // Nothing left to cancel: a repeat changes nothing.
-    assert.equal(engine.countCancellable({ queue: 'q', type: 'report' }), 0);
+    assert.equal(await engine.countCancellable({ queue: 'q', type: 'report' }), 0);
     assert.deepEqual(await engine.cancelJobs({ queue: 'q', type: 'report' }), {
       cancelled: 0,
       cancelRequested: 0,
@@ -196,8 +196,8 @@ test('bulk cancel refuses a filter it cannot apply, naming the field', async () 
     assert.match(dead.message, /states: dead jobs cannot be cancelled; give any of scheduled, ready, leased/);
     await expectCode(engine.cancelJobs({ queue: 'bad queue' }), 'invalid_argument');
     await expectCode(engine.cancelJobs({ queue: 'q', type: 'bad type' }), 'invalid_argument');
-    assert.throws(
-      () => engine.countCancellable({ queue: 'q', states: ['completed'] }),
+    await assert.rejects(
+      async () => engine.countCancellable({ queue: 'q', states: ['completed'] }),
       /cannot be cancelled/,
     );
   });
@@ -207,7 +207,7 @@ test('cancel of a job never leased before: no attempt was used, the payload is k
   await withEngine({}, async ({ engine }) => {
     const { jobId } = await engine.enqueue({ queue: 'q', type: 't', payload: bytes('keep me') });
     await engine.cancel(jobId, ops);
-    const info = engine.getJob(jobId);
+    const info = await engine.getJob(jobId);
     assert.equal(info.attempt, 0);
     assert.equal(info.payload.toString(), 'keep me');
   });
@@ -231,7 +231,7 @@ test('a cancelled running job frees its max_leased and group slots at once and i
       error: 'stopped',
       directive: { kind: 'delay', delayMs: 0 },
     });
-    assert.equal(engine.getJob(running.id).state, 'cancelled');
+    assert.equal((await engine.getJob(running.id)).state, 'cancelled');
     const [next] = await waiting;
     assert.ok(next, 'the waiting reserve got the group’s next job');
     assert.notEqual(next.id, running.id);

@@ -16,7 +16,7 @@ import { openSync, writeSync } from 'node:fs';
 import { systemClock } from '../../src/engine/clock.ts';
 import { Engine } from '../../src/engine/engine.ts';
 import { defaultEngineOptions } from '../../src/engine/settings.ts';
-import { openDataDir } from '../../src/store/open.ts';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { intsFrom, mulberry32 } from '../helpers/prng.ts';
 
 const [dataDir, ledgerFile, seedArg] = process.argv.slice(2);
@@ -27,10 +27,10 @@ const ledger = openSync(ledgerFile, 'a');
 const int = intsFrom(mulberry32(Number(seedArg ?? 1)));
 const report = (line: string) => writeSync(ledger, `${line}\n`);
 
-const db = openDataDir(dataDir, { durability: 'full' });
+const store = openSqliteStore(dataDir, { durability: 'full' });
 // Leases outlive the child: only the cancel (or its answer) can end them.
-const engine = new Engine(
-  db,
+const engine = await Engine.open(
+  store,
   { ...defaultEngineOptions(), queues: { cc: { maxAttempts: 5, defaultLeaseMs: 600_000 } } },
   { clock: systemClock },
 );

@@ -19,7 +19,8 @@ import Database from 'better-sqlite3';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { Engine } from '../../src/engine/engine.ts';
 import { defaultEngineOptions } from '../../src/engine/settings.ts';
-import { databaseFileName, openDataDir } from '../../src/store/open.ts';
+import { databaseFileName } from '../../src/store/sqlite/open.ts';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { inspectDataDir } from '../helpers/inspect-data-dir.ts';
 import { intsFrom, mulberry32, seedFromEnv } from '../helpers/prng.ts';
 
@@ -124,16 +125,20 @@ test(`crash: ${cycles} SIGKILLs between cancels and the workers' answers leave e
     assert.ok(unanswered.length > 0, 'some cancels were left unanswered by a killed worker');
 
     // Later, with the dead workers' leases over: maintenance ends them cancelled, nothing is retried.
-    const engine = new Engine(openDataDir(dataDir, { durability: 'full' }), defaultEngineOptions(), {
-      clock: new FakeClock(Date.now() + 3_600_000),
-    });
+    const engine = await Engine.open(
+      openSqliteStore(dataDir, { durability: 'full' }),
+      defaultEngineOptions(),
+      {
+        clock: new FakeClock(Date.now() + 3_600_000),
+      },
+    );
     try {
       // A pass ends at most 1,000 leases.
-      for (let i = 0; i < 100 && (engine.listQueues()[0]?.counts.leased ?? 0) > 0; i++) {
+      for (let i = 0; i < 100 && ((await engine.listQueues())[0]?.counts.leased ?? 0) > 0; i++) {
         await engine.runMaintenance();
       }
       for (const id of marks.get('C') ?? []) {
-        const job = engine.getJob(id);
+        const job = await engine.getJob(id);
         assert.equal(job.state, 'cancelled', id);
         assert.equal(job.attempt, 1, id);
         assert.equal(job.cancelledBy, 'key:ops');
@@ -146,7 +151,7 @@ test(`crash: ${cycles} SIGKILLs between cancels and the workers' answers leave e
           assert.ok(!cancelled.has(job.id), `cancelled job ${job.id} handed out again`);
         await engine.ackBatch(leased.map((j) => ({ jobId: j.id, attempt: j.attempt })));
       }
-      assert.deepEqual(engine.counterMismatches(), []);
+      assert.deepEqual(await engine.counterMismatches(), []);
       log.push(`after the last kill: ${unanswered.length} unanswered cancels ended cancelled`);
     } finally {
       engine.close();

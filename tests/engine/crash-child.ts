@@ -25,7 +25,7 @@ import { Engine } from '../../src/engine/engine.ts';
 import { SeppError } from '../../src/engine/errors.ts';
 import { defaultEngineOptions } from '../../src/engine/settings.ts';
 import type { EnqueueRequest, LeasedJob } from '../../src/engine/types.ts';
-import { openDataDir } from '../../src/store/open.ts';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { intsFrom, mulberry32 } from '../helpers/prng.ts';
 
 const [dataDir, ledgerFile, seedArg, keepArg] = process.argv.slice(2);
@@ -51,9 +51,9 @@ function report(line: string): void {
   writeSync(ledger, `${line}\n`);
 }
 
-const db = openDataDir(dataDir, { durability: 'full' });
-const engine = new Engine(
-  db,
+const store = openSqliteStore(dataDir, { durability: 'full' });
+const engine = await Engine.open(
+  store,
   { ...defaultEngineOptions(), queues: { crash: crashQueueSettings } },
   { clock: systemClock },
 );

@@ -23,7 +23,8 @@ import { test } from 'node:test';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { Engine } from '../../src/engine/engine.ts';
 import { defaultEngineOptions } from '../../src/engine/settings.ts';
-import { DataDirInUseError, openDataDir } from '../../src/store/open.ts';
+import { DataDirInUseError, openDataDir } from '../../src/store/sqlite/open.ts';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { CrashLedger } from '../helpers/crash-ledger.ts';
 import { inspectDataDir } from '../helpers/inspect-data-dir.ts';
 import { intsFrom, mulberry32, seedFromEnv } from '../helpers/prng.ts';
@@ -137,11 +138,11 @@ function verify(
 
 /** After the last crash: every job never acked is still delivered (leases of the dead children expire). */
 async function drain(dataDir: string, ledger: CrashLedger): Promise<number> {
-  const db = openDataDir(dataDir, { durability: 'full' });
+  const store = openSqliteStore(dataDir, { durability: 'full' });
   const clock = new FakeClock(Date.now() + 3_600_000);
-  const engine = new Engine(db, defaultEngineOptions(), { clock });
+  const engine = await Engine.open(store, defaultEngineOptions(), { clock });
   try {
-    for (let i = 0; i < 100 && (engine.listQueues()[0]?.counts.leased ?? 0) > 0; i++) {
+    for (let i = 0; i < 100 && ((await engine.listQueues())[0]?.counts.leased ?? 0) > 0; i++) {
       await engine.runMaintenance();
     }
     const drained = new Set<string>();
@@ -155,16 +156,18 @@ async function drain(dataDir: string, ledger: CrashLedger): Promise<number> {
       const outcomes = await engine.ackBatch(jobs.map((j) => ({ jobId: j.id, attempt: j.attempt })));
       assert.ok(outcomes.every((o) => o.ok));
     }
-    const counts = engine.listQueues()[0]?.counts;
+    const counts = (await engine.listQueues())[0]?.counts;
     assert.equal(counts?.leased, 0);
     assert.equal(counts?.ready, 0);
     assert.equal(counts?.scheduled, 0);
-    const deadIds = new Set(db.prepare<[], string>("SELECT id FROM jobs WHERE state = 'dead'").pluck().all());
+    const deadIds = new Set(
+      store.db.prepare<[], string>("SELECT id FROM jobs WHERE state = 'dead'").pluck().all(),
+    );
     const missing = [...ledger.enqueued.keys()].filter(
       (id) => !ledger.ackSent.has(id) && !drained.has(id) && !deadIds.has(id),
     );
     assert.deepEqual(missing.slice(0, 20), [], `${missing.length} jobs never acked were not delivered`);
-    assert.deepEqual(engine.counterMismatches(), []);
+    assert.deepEqual(await engine.counterMismatches(), []);
     return drained.size;
   } finally {
     engine.close();

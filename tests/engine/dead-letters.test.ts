@@ -8,7 +8,7 @@ import type { FakeClock } from '../../src/engine/clock.ts';
 import type { Engine } from '../../src/engine/engine.ts';
 import { defaultEngineLimits } from '../../src/engine/settings.ts';
 import type { DeadReason, JobInfo } from '../../src/engine/types.ts';
-import { expectCode, expectThrowsCode, job, until, withEngine } from '../helpers/engine.ts';
+import { expectCode, job, until, withEngine } from '../helpers/engine.ts';
 
 /** Kills one job of `queue` for `reason`, one millisecond after the previous one. */
 async function kill(engine: Engine, clock: FakeClock, queue: string, reason: DeadReason): Promise<string> {
@@ -27,15 +27,20 @@ async function kill(engine: Engine, clock: FakeClock, queue: string, reason: Dea
     });
   }
   clock.advance(1);
-  assert.equal(engine.getJob(jobId).deadReason, reason);
+  assert.equal((await engine.getJob(jobId)).deadReason, reason);
   return jobId;
 }
 
-function allPages(engine: Engine, queue: string, pageSize: number, reason?: DeadReason): JobInfo[][] {
+async function allPages(
+  engine: Engine,
+  queue: string,
+  pageSize: number,
+  reason?: DeadReason,
+): Promise<JobInfo[][]> {
   const pages: JobInfo[][] = [];
   let cursor: string | undefined;
   for (;;) {
-    const page = engine.listDeadLetters({
+    const page = await engine.listDeadLetters({
       queue,
       pageSize,
       ...(cursor === undefined ? {} : { cursor }),
@@ -64,7 +69,7 @@ test('dead letters are listed oldest failure first, paged with cursors, filtered
     await kill(engine, clock, 'other', 'dead_lettered');
     await engine.enqueue(job('q')); // not dead: never listed
 
-    const pages = allPages(engine, 'q', 3);
+    const pages = await allPages(engine, 'q', 3);
     assert.deepEqual(
       pages.map((p) => p.length),
       [3, 3, 1],
@@ -86,29 +91,25 @@ test('dead letters are listed oldest failure first, paged with cursors, filtered
     }
     // Listing is non-destructive.
     assert.deepEqual(
-      allPages(engine, 'q', 100)
-        .flat()
-        .map((j) => j.id),
+      (await allPages(engine, 'q', 100)).flat().map((j) => j.id),
       ids,
     );
     // Exactly one page: no cursor.
-    assert.equal(engine.listDeadLetters({ queue: 'q', pageSize: 7 }).nextCursor, null);
+    assert.equal((await engine.listDeadLetters({ queue: 'q', pageSize: 7 })).nextCursor, null);
 
-    const deadLettered = allPages(engine, 'q', 2, 'dead_lettered');
+    const deadLettered = await allPages(engine, 'q', 2, 'dead_lettered');
     assert.deepEqual(
       deadLettered.flat().map((j) => j.id),
       ids.filter((_, i) => reasons[i] === 'dead_lettered'),
     );
     assert.deepEqual(
-      allPages(engine, 'q', 1, 'lease_expired')
-        .flat()
-        .map((j) => j.lastError),
+      (await allPages(engine, 'q', 1, 'lease_expired')).flat().map((j) => j.lastError),
       ['lease expired', 'lease expired'],
     );
     // A queue that exists without dead letters has an empty page; one that was never used does not exist.
     await engine.enqueue(job('empty'));
-    assert.deepEqual(engine.listDeadLetters({ queue: 'empty' }), { items: [], nextCursor: null });
-    expectThrowsCode(() => engine.listDeadLetters({ queue: 'emtpy' }), 'not_found');
+    assert.deepEqual(await engine.listDeadLetters({ queue: 'empty' }), { items: [], nextCursor: null });
+    await expectCode(engine.listDeadLetters({ queue: 'emtpy' }), 'not_found');
     await expectCode(engine.requeueDeadLetters({ queue: 'emtpy', all: true }), 'not_found');
     await expectCode(engine.deleteDeadLetters({ queue: 'emtpy', jobIds: [ids[0]!] }), 'not_found');
   });
@@ -118,18 +119,15 @@ test('dead-letter listing validates page size and cursor, and caps the page size
   const options = { limits: { ...defaultEngineLimits, maxPageSize: 2 } };
   await withEngine({ options }, async ({ engine, clock }) => {
     for (let i = 0; i < 3; i++) await kill(engine, clock, 'q', 'dead_lettered');
-    const capped = engine.listDeadLetters({ queue: 'q', pageSize: 1000 });
+    const capped = await engine.listDeadLetters({ queue: 'q', pageSize: 1000 });
     assert.equal(capped.items.length, 2);
     assert.notEqual(capped.nextCursor, null);
-    expectThrowsCode(() => engine.listDeadLetters({ queue: 'q', pageSize: 0 }), 'invalid_argument');
-    expectThrowsCode(() => engine.listDeadLetters({ queue: 'q', pageSize: 1.5 }), 'invalid_argument');
-    expectThrowsCode(
-      () => engine.listDeadLetters({ queue: 'q', cursor: 'not-a-cursor' }),
-      'invalid_argument',
-    );
+    await expectCode(engine.listDeadLetters({ queue: 'q', pageSize: 0 }), 'invalid_argument');
+    await expectCode(engine.listDeadLetters({ queue: 'q', pageSize: 1.5 }), 'invalid_argument');
+    await expectCode(engine.listDeadLetters({ queue: 'q', cursor: 'not-a-cursor' }), 'invalid_argument');
     // A name no queue can have is reported, not answered with an empty page.
-    expectThrowsCode(() => engine.listDeadLetters({ queue: 'bad name' }), 'invalid_argument');
-    expectThrowsCode(() => engine.listDeadLetters({ queue: 'q'.repeat(300) }), 'invalid_argument');
+    await expectCode(engine.listDeadLetters({ queue: 'bad name' }), 'invalid_argument');
+    await expectCode(engine.listDeadLetters({ queue: 'q'.repeat(300) }), 'invalid_argument');
   });
 });
 
@@ -144,7 +142,7 @@ test('requeue: a fresh attempt budget, the job can fail max_attempts more times'
     await fail(1);
     assert.equal((await fail(2)).state, 'dead');
     assert.equal(await engine.requeueDeadLetters({ queue: 'q', jobIds: [jobId] }), 1);
-    const info = engine.getJob(jobId);
+    const info = await engine.getJob(jobId);
     assert.equal(info.state, 'ready');
     assert.equal(info.deadReason, null);
     assert.equal(info.failedAtMs, null);
@@ -154,7 +152,7 @@ test('requeue: a fresh attempt budget, the job can fail max_attempts more times'
     assert.equal((await fail(3)).state, 'ready');
     const last = await fail(4);
     assert.equal(last.state, 'dead');
-    assert.equal(engine.getJob(jobId).deadReason, 'attempts_exhausted');
+    assert.equal((await engine.getJob(jobId)).deadReason, 'attempts_exhausted');
   });
 });
 
@@ -165,7 +163,7 @@ test('requeue: a stale worker from before the requeue cannot settle the job', as
     assert.ok(stale);
     clock.advance(1000);
     await engine.runMaintenance();
-    assert.equal(engine.getJob(jobId).deadReason, 'lease_expired');
+    assert.equal((await engine.getJob(jobId)).deadReason, 'lease_expired');
     await engine.requeueDeadLetters({ queue: 'q', jobIds: [jobId] });
     // Requeued but not leased: the old worker's lease is over.
     await expectCode(engine.ack({ jobId, attempt: stale.attempt }), 'not_found');
@@ -188,8 +186,8 @@ test('requeue by ids changes only dead jobs of the named queue; it wakes a waiti
     const changed = await engine.requeueDeadLetters({ queue: 'q', jobIds: [dead, elsewhere, alive, 'nope'] });
     assert.equal(changed, 1);
     assert.equal((await waiting)[0]?.id, dead);
-    assert.equal(engine.getJob(elsewhere).state, 'dead');
-    assert.equal(engine.getJob(alive).state, 'scheduled');
+    assert.equal((await engine.getJob(elsewhere)).state, 'dead');
+    assert.equal((await engine.getJob(alive)).state, 'scheduled');
   });
 });
 
@@ -200,10 +198,10 @@ test('delete by ids removes only dead jobs of the named queue', async () => {
     const elsewhere = await kill(engine, clock, 'other', 'dead_lettered');
     const { jobId: alive } = await engine.enqueue(job('q'));
     assert.equal(await engine.deleteDeadLetters({ queue: 'q', jobIds: [a, elsewhere, alive] }), 1);
-    assert.throws(() => engine.getJob(a), /does not exist/);
-    assert.equal(engine.getJob(b).state, 'dead');
-    assert.equal(engine.getJob(elsewhere).state, 'dead');
-    assert.equal(engine.getJob(alive).state, 'ready');
+    await assert.rejects(async () => engine.getJob(a), /does not exist/);
+    assert.equal((await engine.getJob(b)).state, 'dead');
+    assert.equal((await engine.getJob(elsewhere)).state, 'dead');
+    assert.equal((await engine.getJob(alive)).state, 'ready');
     const tooMany = Array.from({ length: defaultEngineLimits.maxBatchJobs + 1 }, () => a);
     await expectCode(engine.deleteDeadLetters({ queue: 'q', jobIds: tooMany }), 'resource_exhausted');
     await expectCode(engine.requeueDeadLetters({ queue: 'q', jobIds: tooMany }), 'resource_exhausted');
@@ -225,19 +223,19 @@ test('requeue all and delete all work through more dead letters than one chunk',
       }
       clock.advance(1000);
       await engine.runMaintenance();
-      const counts = () => engine.listQueues().find((q) => q.name === 'q')?.counts;
-      for (let i = 0; i < 20 && (counts()?.dead ?? 0) < total; i++) await engine.runMaintenance();
-      assert.equal(counts()?.dead, total);
+      const counts = async () => (await engine.listQueues()).find((q) => q.name === 'q')?.counts;
+      for (let i = 0; i < 20 && ((await counts())?.dead ?? 0) < total; i++) await engine.runMaintenance();
+      assert.equal((await counts())?.dead, total);
     };
     await expireAll();
     assert.equal(await engine.requeueDeadLetters({ queue: 'q', all: true }), total);
-    const counts = engine.listQueues().find((q) => q.name === 'q')?.counts;
+    const counts = (await engine.listQueues()).find((q) => q.name === 'q')?.counts;
     assert.equal(counts?.ready, total);
     assert.equal(counts?.dead, 0);
     await expireAll();
     assert.equal(await engine.deleteDeadLetters({ queue: 'q', all: true }), total);
-    assert.equal(engine.listQueues().find((q) => q.name === 'q')?.counts.dead, 0);
-    assert.equal(engine.listQueues().find((q) => q.name === 'other')?.counts.dead, 1);
+    assert.equal((await engine.listQueues()).find((q) => q.name === 'q')?.counts.dead, 0);
+    assert.equal((await engine.listQueues()).find((q) => q.name === 'other')?.counts.dead, 1);
     assert.equal(await engine.deleteDeadLetters({ queue: 'q', all: true }), 0);
   });
 });

@@ -162,7 +162,7 @@ test('atomic batch: all or nothing, every failing index reported, nothing stored
     assert.equal(rowCount(db, 'idempotency_keys'), before.keys);
     // The queue `typed` was never used: the failed batch did not create it.
     assert.deepEqual(
-      engine.listQueues().map((q) => [q.name, q.counts.ready]),
+      (await engine.listQueues()).map((q) => [q.name, q.counts.ready]),
       [
         ['known', 1],
         ['small', 0],
@@ -190,7 +190,7 @@ test('atomic batch: committed batches store every job, in order, with duplicates
     assert.equal(third.jobId, first.jobId);
     assert.notEqual(second.jobId, first.jobId);
     assert.equal(rowCount(db, 'jobs'), 2);
-    assert.equal(engine.getJob(second.jobId).queue, 'b');
+    assert.equal((await engine.getJob(second.jobId)).queue, 'b');
   });
 });
 
@@ -242,7 +242,7 @@ test('a stored job keeps what was sent, with defaults filled in', async () => {
       tracestate: 'vendor=1',
       idempotencyKey: 'key-1',
     });
-    const info = engine.getJob(jobId);
+    const info = await engine.getJob(jobId);
     assert.equal(info.state, 'ready');
     assert.equal(info.type, 'send');
     assert.equal(info.payload.toString(), '{"to":"a@b"}');
@@ -257,7 +257,7 @@ test('a stored job keeps what was sent, with defaults filled in', async () => {
     assert.equal(info.enqueuedAtMs, clock.nowMs());
     assert.equal(info.runAtMs, clock.nowMs());
 
-    const plain = engine.getJob((await engine.enqueue({ ...job('q'), traceparent: 'garbage' })).jobId);
+    const plain = await engine.getJob((await engine.enqueue({ ...job('q'), traceparent: 'garbage' })).jobId);
     assert.equal(plain.contentType, 'application/octet-stream');
     assert.equal(plain.priority, 0);
     assert.equal(plain.traceparent, null, 'an invalid traceparent is dropped, the job is kept');

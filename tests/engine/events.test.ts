@@ -206,7 +206,7 @@ test('no event for an operation that is refused or whose commit fails', async ()
     await expectCode(big, 'unavailable');
     await barrier(engine);
     assert.equal(c.events.length, 0);
-    assert.equal(engine.getJob(jobId).state, 'leased');
+    assert.equal((await engine.getJob(jobId)).state, 'leased');
 
     db.pragma('max_page_count = 1073741823');
     await engine.ack({ jobId, attempt: leased.attempt, result: bytes('r') });

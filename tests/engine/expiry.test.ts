@@ -14,15 +14,15 @@ test('ttl: a job not started in time is dead-lettered (reason expired) when its 
   await withEngine({ deps: { onEvent: (e) => events.push(e) } }, async ({ engine, clock }) => {
     const { jobId } = await engine.enqueue(job('q', { ttlMs: 5000 }));
     const startedAt = clock.nowMs();
-    assert.equal(engine.getJob(jobId).expiresAtMs, startedAt + 5000);
+    assert.equal((await engine.getJob(jobId)).expiresAtMs, startedAt + 5000);
     await engine.runMaintenance();
     clock.advance(4999);
     await barrier(engine);
-    assert.equal(engine.getJob(jobId).state, 'ready');
+    assert.equal((await engine.getJob(jobId)).state, 'ready');
     // No runMaintenance: the maintenance timer was pulled forward to the expiry.
     clock.advance(1);
     await barrier(engine);
-    const info = engine.getJob(jobId);
+    const info = await engine.getJob(jobId);
     assert.equal(info.state, 'dead');
     assert.equal(info.deadReason, 'expired');
     assert.equal(info.failedAtMs, startedAt + 5000);
@@ -32,7 +32,7 @@ test('ttl: a job not started in time is dead-lettered (reason expired) when its 
     assert.ok(events.some((e) => e.kind === 'ttl_expired' && e.count === 1));
     assert.ok(events.some((e) => e.kind === 'dead_lettered' && e.reason === 'expired'));
     assert.deepEqual(
-      engine.listDeadLetters({ queue: 'q', reason: 'expired' }).items.map((j) => j.id),
+      (await engine.listDeadLetters({ queue: 'q', reason: 'expired' })).items.map((j) => j.id),
       [jobId],
     );
   });
@@ -51,7 +51,7 @@ test('a lease leaves out a job that expired since the last maintenance pass, and
       leased.map((j) => j.id),
       [fresh],
     );
-    const info = engine.getJob(stale);
+    const info = await engine.getJob(stale);
     assert.equal(info.state, 'dead');
     assert.equal(info.deadReason, 'expired');
     assert.equal(info.attempt, 0, 'the lease that found it expired gives its attempt back');
@@ -90,11 +90,11 @@ test('expiry applies to retries too, and to scheduled jobs, which never become r
     clock.advance(20_000);
     await barrier(engine);
     for (const id of [retried, scheduled]) {
-      const info = engine.getJob(id);
+      const info = await engine.getJob(id);
       assert.equal(info.state, 'dead', id);
       assert.equal(info.deadReason, 'expired');
     }
-    assert.equal(engine.getJob(retried).attempt, 1);
+    assert.equal((await engine.getJob(retried)).attempt, 1);
     assert.deepEqual(await engine.reserve({ queues: ['q'] }), []);
   });
 });
@@ -105,15 +105,15 @@ test('a job already running is not stopped by its expiry; requeueing an expired 
     const [leased] = await engine.reserve({ queues: ['q'], leaseMs: 60_000 });
     clock.advance(5000);
     await barrier(engine);
-    assert.equal(engine.getJob(jobId).state, 'leased');
+    assert.equal((await engine.getJob(jobId)).state, 'leased');
     await engine.ack({ jobId, attempt: leased?.attempt ?? 0 });
 
     const { jobId: late } = await engine.enqueue(job('q', { ttlMs: 1000 }));
     clock.advance(1000);
     await barrier(engine);
-    assert.equal(engine.getJob(late).deadReason, 'expired');
+    assert.equal((await engine.getJob(late)).deadReason, 'expired');
     assert.equal(await engine.requeueDeadLetters({ queue: 'q', jobIds: [late] }), 1);
-    assert.equal(engine.getJob(late).expiresAtMs, null);
+    assert.equal((await engine.getJob(late)).expiresAtMs, null);
     const [again] = await engine.reserve({ queues: ['q'] });
     assert.equal(again?.id, late);
   });

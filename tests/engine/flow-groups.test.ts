@@ -58,7 +58,7 @@ test(
         'turns alternate from the group after the last one served',
       );
       assert.equal(groupsOf(leased).filter((g) => g === 'B').length, 10);
-      const [info] = engine.listQueues();
+      const [info] = await engine.listQueues();
       assert.equal(info?.readyGroups, 1, 'only A has ready jobs left');
       assert.equal(info?.readyGroupsCapped, false);
     });
@@ -137,7 +137,7 @@ test(
         for (const h of held) h.release();
         await Promise.all(workers);
         assert.equal(maxPerGroup, 1);
-        assert.equal(engine.listQueues()[0]?.counts.ready, 0);
+        assert.equal((await engine.listQueues())[0]?.counts.ready, 0);
       },
     );
   },
@@ -151,7 +151,7 @@ test('group_max_leased and a per-group rate hold right after a restart with leas
     await fill(t.engine, 'q', 'B', 3);
     const first = await t.engine.reserve({ queues: ['q'], maxJobs: 10, leaseMs: 3_600_000 });
     assert.deepEqual(groupsOf(first), ['A', 'B']);
-    t = t.reopen();
+    t = await t.reopen();
     assert.deepEqual(
       await t.engine.reserve({ queues: ['q'], maxJobs: 10 }),
       [],
@@ -181,7 +181,7 @@ test(
         assert.deepEqual(groupsOf(await engine.reserve({ queues: ['q'], maxJobs: 10 })), ['A', 'B']);
         const waiting = engine.reserve({ queues: ['q'], maxJobs: 10, waitMs: 60_000 });
         await until(engine, () => engine.waitingReserves === 1);
-        assert.equal(engine.listQueues()[0]?.throttledWorkers, 1);
+        assert.equal((await engine.listQueues())[0]?.throttledWorkers, 1);
         clock.advance(999);
         for (let i = 0; i < 10; i++) await new Promise((resolve) => setImmediate(resolve));
         assert.equal(engine.waitingReserves, 1, 'no token yet');
@@ -209,7 +209,7 @@ test('group names follow the rules of queue names; rejected jobs store nothing',
       }
     }
     const id = results[0]?.ok ? results[0].jobId : '';
-    assert.equal(engine.getJob(id).group, 'tenant:42');
+    assert.equal((await engine.getJob(id)).group, 'tenant:42');
     assert.equal((await engine.reserve({ queues: ['q'] }))[0]?.group, 'tenant:42');
   });
 });
@@ -259,7 +259,7 @@ test('a deleted queue that had groups, used again with groups, still takes turns
     assert.ok(again, 'a new queue: a full bucket');
     await t.engine.ack({ jobId: again.id, attempt: again.attempt });
     await t.engine.enqueue(job('g', { group: 'globex' }));
-    t = t.reopen();
+    t = await t.reopen();
     t.clock.advance(60_000);
     const [leased] = await t.engine.reserve({ queues: ['g'] });
     assert.equal(leased?.group, 'globex', 'the grouped job is leased: the queue is known to have groups');

@@ -13,8 +13,8 @@ import { job, type TestEngine, until, withEngine, withQueues } from '../helpers/
 
 const hangGuard = { timeout: 120_000 };
 
-function queueInfo(t: TestEngine, queue: string) {
-  const info = t.engine.listQueues().find((q) => q.name === queue);
+async function queueInfo(t: TestEngine, queue: string) {
+  const info = (await t.engine.listQueues()).find((q) => q.name === queue);
   assert.ok(info, `queue ${queue} is listed`);
   return info;
 }
@@ -47,11 +47,11 @@ test(
       const { engine } = t;
       const w = waiters(engine, 'q', 4);
       await until(engine, () => engine.waitingReserves === 4);
-      assert.equal(queueInfo(t, 'q').throttledWorkers, 0, 'nothing ready: they wait, not throttled');
+      assert.equal((await queueInfo(t, 'q')).throttledWorkers, 0, 'nothing ready: they wait, not throttled');
       // One batch of 4 ready jobs: 4 waiters are claimed, the limit lets 2 lease.
       await engine.enqueueBatch(Array.from({ length: 4 }, () => job('q')));
       await until(engine, () => w.leased().length === 2 && engine.waitingReserves === 2);
-      let info = queueInfo(t, 'q');
+      let info = await queueInfo(t, 'q');
       assert.equal(info.counts.leased, 2, 'the hand-off leased up to max_leased, not past it');
       assert.equal(info.counts.ready, 2);
       assert.equal(info.throttledWorkers, 2, 'the two held back wait again, throttled');
@@ -59,7 +59,7 @@ test(
       const [first] = w.leased();
       await engine.ack({ jobId: first!.id, attempt: first!.attempt });
       await until(engine, () => w.leased().length === 3);
-      info = queueInfo(t, 'q');
+      info = await queueInfo(t, 'q');
       assert.equal(info.counts.leased, 2);
       assert.equal(info.throttledWorkers, 1);
       await w.stop();
@@ -75,14 +75,14 @@ test('hand-off and the rate limit: new jobs go to waiters only as tokens allow',
     await until(engine, () => engine.waitingReserves === 3);
     await engine.enqueueBatch(Array.from({ length: 3 }, () => job('q')));
     await until(engine, () => w.leased().length === 1 && engine.waitingReserves === 2);
-    assert.equal(queueInfo(t, 'q').counts.leased, 1, 'burst 1: one lease, the hand-off took no more');
-    assert.equal(queueInfo(t, 'q').throttledWorkers, 2);
+    assert.equal((await queueInfo(t, 'q')).counts.leased, 1, 'burst 1: one lease, the hand-off took no more');
+    assert.equal((await queueInfo(t, 'q')).throttledWorkers, 2);
     clock.advance(999);
     await until(engine, () => engine.waitingReserves === 2);
     assert.equal(w.leased().length, 1, 'no token before 1 s');
     clock.advance(1);
     await until(engine, () => w.leased().length === 2);
-    assert.equal(queueInfo(t, 'q').counts.leased, 2);
+    assert.equal((await queueInfo(t, 'q')).counts.leased, 2);
     await w.stop();
   });
 });
@@ -97,8 +97,8 @@ test(
       await until(engine, () => engine.waitingReserves === 2);
       await engine.enqueueBatch([job('q', { group: 'acme' }), job('q', { group: 'acme' })]);
       await until(engine, () => w.leased().length === 1 && engine.waitingReserves === 1);
-      assert.equal(queueInfo(t, 'q').counts.leased, 1, 'one of acme at a time');
-      assert.equal(queueInfo(t, 'q').throttledWorkers, 1);
+      assert.equal((await queueInfo(t, 'q')).counts.leased, 1, 'one of acme at a time');
+      assert.equal((await queueInfo(t, 'q')).throttledWorkers, 1);
       await engine.enqueue(job('q', { group: 'globex' }));
       await until(engine, () => w.leased().length === 2);
       assert.deepEqual(

@@ -9,12 +9,25 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { type BatchStats, GroupCommitter } from '../../src/store/group-commit.ts';
-import { type Db, openDatabase } from '../../src/store/open.ts';
+import type { Op } from '../../src/store/op.ts';
+import { GroupCommitter, plainWriteHooks, type UnitScope } from '../../src/store/sqlite/group-commit.ts';
+import { type Db, openDatabase } from '../../src/store/sqlite/open.ts';
+import type { CommitStats as BatchStats } from '../../src/store/store.ts';
 import { bytes, expectCode, job, openTestEngine, rowCount, until, withEngine } from '../helpers/engine.ts';
 
 class StorageFull extends Error {
   readonly code = 'SQLITE_FULL';
+}
+
+/** A unit of the scratch writer: only its scope, no store capabilities. */
+type ScratchTx = UnitScope<ScratchTx>;
+
+/** A unit from a plain function (the SQLite store's units run at once: a generator that never yields). */
+function unit<T>(run: (tx: ScratchTx) => T): (tx: ScratchTx) => Op<T> {
+  // biome-ignore lint/correctness/useYield: a unit of a synchronous store never suspends.
+  return function* (tx) {
+    return run(tx);
+  };
 }
 
 /** A GroupCommitter over a scratch table in a real temporary database. */
@@ -23,12 +36,17 @@ function scratch(maxBatchOperations?: number) {
   const db: Db = openDatabase(join(dir, 'scratch.db'), { durability: 'full' });
   db.exec('CREATE TABLE t (x INTEGER NOT NULL)');
   const batches: BatchStats[] = [];
-  const writer = new GroupCommitter(db, {
-    commitFailed: (cause) => new Error('commit failed', { cause }),
+  const writer = new GroupCommitter<ScratchTx>(
+    db,
+    {},
+    maxBatchOperations === undefined ? {} : { maxBatchOperations },
+  );
+  writer.hooks = {
+    ...plainWriteHooks,
+    commitFailed: (failure) => new Error('commit failed', { cause: failure.cause }),
     closed: () => new Error('closed'),
-    onBatch: (stats) => batches.push(stats),
-    ...(maxBatchOperations === undefined ? {} : { maxBatchOperations }),
-  });
+    afterCommit: (stats) => batches.push(stats),
+  };
   const insert = db.prepare<[number]>('INSERT INTO t (x) VALUES (?)');
   const rows = () => db.prepare<[], number>('SELECT x FROM t ORDER BY x').pluck().all();
   return {
@@ -50,30 +68,40 @@ test("an operation's follow-ups join its batch after the others; a failed operat
     const order: string[] = [];
     let followUpOfFirst: Promise<number> | undefined;
     let followUpOfFailed: Promise<number> | undefined;
-    const first = s.writer.submit((tx) => {
-      order.push('first');
-      s.insert.run(1);
-      followUpOfFirst = tx.followUp(() => {
-        order.push('follow-up of first');
-        s.insert.run(10);
-        return 10;
-      });
-      return 1;
-    });
-    const failed = s.writer.submit((tx) => {
-      order.push('failed');
-      s.insert.run(2);
-      followUpOfFailed = tx.followUp(() => {
-        order.push('follow-up of failed');
-        return 20;
-      });
-      throw new Error('refused');
-    });
-    const third = s.writer.submit(() => {
-      order.push('third');
-      s.insert.run(3);
-      return 3;
-    });
+    const first = s.writer.submit(
+      unit((tx) => {
+        order.push('first');
+        s.insert.run(1);
+        followUpOfFirst = tx.followUp(
+          unit(() => {
+            order.push('follow-up of first');
+            s.insert.run(10);
+            return 10;
+          }),
+        );
+        return 1;
+      }),
+    );
+    const failed = s.writer.submit(
+      unit((tx) => {
+        order.push('failed');
+        s.insert.run(2);
+        followUpOfFailed = tx.followUp(
+          unit(() => {
+            order.push('follow-up of failed');
+            return 20;
+          }),
+        );
+        throw new Error('refused');
+      }),
+    );
+    const third = s.writer.submit(
+      unit(() => {
+        order.push('third');
+        s.insert.run(3);
+        return 3;
+      }),
+    );
     assert.equal(await first, 1);
     await assert.rejects(failed, /refused/);
     assert.equal(await third, 3);
@@ -97,10 +125,12 @@ test('operations submitted together share one transaction; each resolves after t
     const seen: { committedOps: number; inTransaction: boolean }[] = [];
     const promises = Array.from({ length: 50 }, (_, i) =>
       s.writer
-        .submit(() => {
-          s.insert.run(i);
-          return i;
-        })
+        .submit(
+          unit(() => {
+            s.insert.run(i);
+            return i;
+          }),
+        )
         .then((value) => {
           seen.push({
             committedOps: s.batches.filter((b) => b.ok).reduce((n, b) => n + b.operations, 0),
@@ -129,12 +159,14 @@ test('operations submitted together share one transaction; each resolves after t
 test('an operation that throws is rolled back alone; the rest of its batch commits', async () => {
   const s = scratch();
   try {
-    const ok1 = s.writer.submit(() => s.insert.run(1));
-    const bad = s.writer.submit(() => {
-      s.insert.run(2);
-      throw new Error('bad input');
-    });
-    const ok3 = s.writer.submit(() => s.insert.run(3));
+    const ok1 = s.writer.submit(unit(() => s.insert.run(1)));
+    const bad = s.writer.submit(
+      unit(() => {
+        s.insert.run(2);
+        throw new Error('bad input');
+      }),
+    );
+    const ok3 = s.writer.submit(unit(() => s.insert.run(3)));
     await ok1;
     await assert.rejects(bad, /bad input/);
     await ok3;
@@ -149,15 +181,19 @@ test('a storage failure rejects every operation of the batch, commits nothing, a
   const s = scratch();
   try {
     const hooks: string[] = [];
-    const before = s.writer.submit((tx) => {
-      s.insert.run(1);
-      tx.afterCommit(() => hooks.push('before'));
-    });
-    const failing = s.writer.submit(() => {
-      s.insert.run(2);
-      throw new StorageFull('database or disk is full');
-    });
-    const after = s.writer.submit(() => s.insert.run(3));
+    const before = s.writer.submit(
+      unit((tx) => {
+        s.insert.run(1);
+        tx.afterCommit(() => hooks.push('before'));
+      }),
+    );
+    const failing = s.writer.submit(
+      unit(() => {
+        s.insert.run(2);
+        throw new StorageFull('database or disk is full');
+      }),
+    );
+    const after = s.writer.submit(unit(() => s.insert.run(3)));
     const results = await Promise.allSettled([before, failing, after]);
     for (const result of results) {
       assert.equal(result.status, 'rejected');
@@ -171,10 +207,12 @@ test('a storage failure rejects every operation of the batch, commits nothing, a
     assert.equal(s.batches.at(-1)?.operations, 3);
     assert.equal(s.db.inTransaction, false);
 
-    await s.writer.submit((tx) => {
-      s.insert.run(4);
-      tx.afterCommit(() => hooks.push('next'));
-    });
+    await s.writer.submit(
+      unit((tx) => {
+        s.insert.run(4);
+        tx.afterCommit(() => hooks.push('next'));
+      }),
+    );
     assert.deepEqual(s.rows(), [4]);
     assert.deepEqual(hooks, ['next']);
     assert.equal(s.batches.at(-1)?.ok, true);
@@ -186,7 +224,7 @@ test('a storage failure rejects every operation of the batch, commits nothing, a
 test('maxBatchOperations: 1 gives one transaction per operation', async () => {
   const s = scratch(1);
   try {
-    await Promise.all(Array.from({ length: 10 }, (_, i) => s.writer.submit(() => s.insert.run(i))));
+    await Promise.all(Array.from({ length: 10 }, (_, i) => s.writer.submit(unit(() => s.insert.run(i)))));
     assert.equal(s.batches.length, 10);
     assert.ok(s.batches.every((b) => b.operations === 1 && b.ok));
     assert.equal(s.rows().length, 10);
@@ -199,12 +237,14 @@ test('work submitted by an after-commit hook goes into the next batch', async ()
   const s = scratch();
   try {
     let inner: Promise<unknown> | undefined;
-    await s.writer.submit((tx) => {
-      s.insert.run(1);
-      tx.afterCommit(() => {
-        inner = s.writer.submit(() => s.insert.run(2));
-      });
-    });
+    await s.writer.submit(
+      unit((tx) => {
+        s.insert.run(1);
+        tx.afterCommit(() => {
+          inner = s.writer.submit(unit(() => s.insert.run(2)));
+        });
+      }),
+    );
     await inner;
     assert.deepEqual(
       s.batches.map((b) => b.operations),
@@ -219,13 +259,10 @@ test('work submitted by an after-commit hook goes into the next batch', async ()
 test('close writes what is queued and refuses what comes after', async () => {
   const s = scratch();
   try {
-    const queued = s.writer.submit(() => s.insert.run(1));
+    const queued = s.writer.submit(unit(() => s.insert.run(1)));
     s.writer.close();
     await queued;
-    await assert.rejects(
-      s.writer.submit(() => s.insert.run(2)),
-      /closed/,
-    );
+    await assert.rejects(s.writer.submit(unit(() => s.insert.run(2))), /closed/);
     assert.deepEqual(s.rows(), [1]);
   } finally {
     s.dispose();
@@ -235,17 +272,19 @@ test('close writes what is queued and refuses what comes after', async () => {
 test('engine: many concurrent enqueues commit in fewer batches than operations', async () => {
   const batches: BatchStats[] = [];
   await withEngine({ deps: { onBatch: (stats) => batches.push(stats) } }, async ({ engine, db }) => {
+    // The engine's own opening writes (queues, schedules) were committed before this.
+    batches.length = 0;
     const committed = () => batches.filter((b) => b.ok).reduce((n, b) => n + b.operations, 0);
     let resolved = 0;
     const problems: string[] = [];
     const operations = 200;
     const calls = Array.from({ length: operations }, (_, i) =>
-      engine.enqueue(job(`q${i % 3}`)).then(({ jobId }) => {
+      engine.enqueue(job(`q${i % 3}`)).then(async ({ jobId }) => {
         resolved++;
         if (db.inTransaction) problems.push(`${jobId} resolved inside a transaction`);
         if (committed() < resolved) problems.push(`${resolved} resolved, ${committed()} committed`);
         // Visible to a reader: committed, not merely written.
-        if (engine.getJob(jobId).state !== 'ready') problems.push(`${jobId} not stored`);
+        if ((await engine.getJob(jobId)).state !== 'ready') problems.push(`${jobId} not stored`);
       }),
     );
     await Promise.all(calls);
@@ -259,8 +298,10 @@ test('engine: many concurrent enqueues commit in fewer batches than operations',
 test('engine: maxBatchOperations 1 commits every operation on its own', async () => {
   const batches: BatchStats[] = [];
   await withEngine(
-    { deps: { onBatch: (stats) => batches.push(stats), maxBatchOperations: 1 } },
+    { deps: { onBatch: (stats) => batches.push(stats) }, store: { maxBatchOperations: 1 } },
     async ({ engine }) => {
+      // The engine's own opening writes (queues, schedules) were committed before this.
+      batches.length = 0;
       await Promise.all(Array.from({ length: 20 }, () => engine.enqueue(job('q'))));
       assert.equal(batches.length, 20);
       assert.ok(batches.every((b) => b.operations === 1));
@@ -291,8 +332,8 @@ test('engine: a full disk fails the batch with unavailable, nothing of it is vis
     // Nothing of the batch: no new job, no key, the ack undone, no event, no waiter woken.
     assert.equal(rowCount(db, 'jobs'), 1);
     assert.equal(rowCount(db, 'idempotency_keys'), 0);
-    assert.equal(engine.getJob(kept).state, 'leased');
-    assert.deepEqual(engine.listQueues()[0]?.counts, {
+    assert.equal((await engine.getJob(kept)).state, 'leased');
+    assert.deepEqual((await engine.listQueues())[0]?.counts, {
       scheduled: 0,
       ready: 0,
       leased: 1,
@@ -300,7 +341,7 @@ test('engine: a full disk fails the batch with unavailable, nothing of it is vis
       dead: 0,
       cancelled: 0,
     });
-    assert.deepEqual(engine.counterMismatches(), []);
+    assert.deepEqual(await engine.counterMismatches(), []);
     assert.deepEqual(events, []);
     assert.equal(engine.waitingReserves, 1);
 
@@ -321,7 +362,7 @@ test('engine: a full disk fails the batch with unavailable, nothing of it is vis
 
 test('a throwing after-commit observer does not keep callers from their answers', async () => {
   const hookErrors: string[] = [];
-  const t = openTestEngine({
+  const t = await openTestEngine({
     deps: {
       onEvent: () => {
         throw new Error('observer bug');
@@ -331,9 +372,29 @@ test('a throwing after-commit observer does not keep callers from their answers'
   });
   try {
     const { jobId } = await t.engine.enqueue({ queue: 'q', type: 't', payload: bytes('x') });
-    assert.equal(t.engine.getJob(jobId).state, 'ready');
+    assert.equal((await t.engine.getJob(jobId)).state, 'ready');
     assert.ok(hookErrors.some((m) => m.includes('observer bug')));
   } finally {
     t.dispose();
+  }
+});
+
+test('a unit that yields is refused and rolled back alone: a synchronous store never suspends', async () => {
+  const s = scratch();
+  try {
+    const ok1 = s.writer.submit(unit(() => s.insert.run(1)));
+    const suspending = s.writer.submit(function* (): Op<void> {
+      s.insert.run(2);
+      yield Promise.resolve();
+      s.insert.run(20);
+    });
+    const ok3 = s.writer.submit(unit(() => s.insert.run(3)));
+    await ok1;
+    await assert.rejects(suspending, /a synchronous store was asked to suspend/);
+    await ok3;
+    assert.deepEqual(s.rows(), [1, 3], 'nothing of the suspended unit is stored');
+    assert.equal(s.batches.length, 1);
+  } finally {
+    s.dispose();
   }
 });

@@ -44,7 +44,7 @@ test('a completed job keeps its key for the window, and a repeat reports the com
     await engine.ack({ jobId: first.id, attempt: leased?.attempt ?? 0 });
     const repeat = await enqueue(engine, keyed('k'));
     assert.deepEqual(repeat, { id: first.id, dup: true });
-    assert.equal(engine.getJob(repeat.id).state, 'completed');
+    assert.equal((await engine.getJob(repeat.id)).state, 'completed');
     clock.advance(DAY_MS);
     assert.equal((await enqueue(engine, keyed('k'))).dup, false);
   });
@@ -61,7 +61,7 @@ test('a cancel releases the key at once: the same work can be enqueued again', a
     // A running job's key is released with the cancel request, not when its worker stops.
     await engine.reserve({ queues: ['q'] });
     await engine.cancel(again.id, ops);
-    assert.equal(engine.getJob(again.id).state, 'leased');
+    assert.equal((await engine.getJob(again.id)).state, 'leased');
     assert.equal((await enqueue(engine, keyed('a'))).dup, false);
   });
 });
@@ -73,7 +73,7 @@ test('a deleted dead letter releases its key; a kept one keeps it for the window
     for (const leased of await engine.reserve({ queues: ['q'], maxJobs: 2 })) {
       await engine.nack({ jobId: leased.id, attempt: leased.attempt, error: 'boom' });
     }
-    assert.equal(engine.getJob(kept.id).state, 'dead');
+    assert.equal((await engine.getJob(kept.id)).state, 'dead');
     assert.equal(await engine.deleteDeadLetters({ queue: 'q', jobIds: [deleted.id] }), 1);
     assert.deepEqual(await enqueue(engine, keyed('kept')), { id: kept.id, dup: true });
     assert.equal((await enqueue(engine, keyed('deleted'))).dup, false);
@@ -109,7 +109,7 @@ test('uniqueWhileActive: a duplicate exactly while a job with the key is unfinis
     // Dead: free again.
     const [l2] = await engine.reserve({ queues: ['q'] });
     await engine.nack({ jobId: second.id, attempt: l2?.attempt ?? 0, error: 'x' });
-    assert.equal(engine.getJob(second.id).state, 'dead');
+    assert.equal((await engine.getJob(second.id)).state, 'dead');
     const third = await enqueue(engine, unique());
     assert.equal(third.dup, false);
     // Cancelled: free again.

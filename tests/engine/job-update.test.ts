@@ -38,7 +38,7 @@ test('run now: a scheduled job, or one waiting for its retry, becomes ready at o
       error: 'x',
       directive: { kind: 'delay', delayMs: 600_000 },
     });
-    assert.equal(engine.getJob(later).state, 'scheduled');
+    assert.equal((await engine.getJob(later)).state, 'scheduled');
     await engine.updateJob(later, { runNow: true });
     const [retry] = await engine.reserve({ queues: ['q'] });
     assert.equal(retry?.id, later);
@@ -58,7 +58,7 @@ test('run time: a ready job can be put off, and comes back when due', async () =
     const [leased] = await engine.reserve({ queues: ['q'] });
     assert.equal(leased?.id, jobId);
     assert.equal(leased?.priority, 3);
-    assert.equal(engine.listQueues()[0]?.counts.scheduled, 0);
+    assert.equal((await engine.listQueues())[0]?.counts.scheduled, 0);
   });
 });
 
@@ -101,7 +101,7 @@ test('changes are checked before anything is written', async () => {
       engine.updateJobs({ queue: 'q', states: ['leased'] }, { runNow: true }),
       'invalid_argument',
     );
-    const info = engine.getJob(jobId);
+    const info = await engine.getJob(jobId);
     assert.equal(info.priority, 0);
     assert.equal(info.state, 'ready');
   });
@@ -119,12 +119,12 @@ test('bulk: run now every scheduled job of a type, and reprioritise; audited onc
       audit,
     );
     assert.equal(moved, 7000);
-    const q = engine.listQueues()[0];
+    const q = (await engine.listQueues())[0];
     assert.equal(q?.counts.ready, 7000);
     assert.equal(q?.counts.scheduled, 1, 'the email job is left');
     const [first] = await engine.reserve({ queues: ['q'] });
     assert.equal(first?.priority, 4);
-    const entries = engine.listAudit({ action: 'jobs.update' }).items;
+    const entries = (await engine.listAudit({ action: 'jobs.update' })).items;
     assert.equal(entries.length, 1);
     assert.deepEqual(entries[0]?.details, {
       queue: 'q',

@@ -9,22 +9,14 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import type { JobEvent, QueueInfo } from '../../src/engine/types.ts';
-import { closeDatabase } from '../../src/store/close.ts';
-import { migrations } from '../../src/store/gen/migrations.ts';
-import { migrate } from '../../src/store/migrate.ts';
-import { DataDirInUseError, databaseFileName, openDataDir } from '../../src/store/open.ts';
-import {
-  expectCode,
-  expectThrowsCode,
-  job,
-  openTestEngine,
-  until,
-  withEngine,
-  withQueues,
-} from '../helpers/engine.ts';
+import { closeDatabase } from '../../src/store/sqlite/close.ts';
+import { migrations } from '../../src/store/sqlite/gen/migrations.ts';
+import { migrate } from '../../src/store/sqlite/migrate.ts';
+import { DataDirInUseError, databaseFileName, openDataDir } from '../../src/store/sqlite/open.ts';
+import { expectCode, job, openTestEngine, until, withEngine, withQueues } from '../helpers/engine.ts';
 
 test('close answers waiting reserves with [] and later calls fail with unavailable', async () => {
-  const t = openTestEngine();
+  const t = await openTestEngine();
   try {
     const { engine } = t;
     const { jobId } = await engine.enqueue(job('q'));
@@ -52,24 +44,24 @@ test('close answers waiting reserves with [] and later calls fail with unavailab
     await expectCode(engine.requeueDeadLetters({ queue: 'q', all: true }), 'unavailable');
     await expectCode(engine.deleteDeadLetters({ queue: 'q', jobIds: [jobId] }), 'unavailable');
     await expectCode(engine.runMaintenance(), 'unavailable');
-    expectThrowsCode(() => engine.getJob(jobId), 'unavailable');
-    expectThrowsCode(() => engine.listQueues(), 'unavailable');
-    expectThrowsCode(() => engine.listDeadLetters({ queue: 'q' }), 'unavailable');
-    expectThrowsCode(() => engine.counterMismatches(), 'unavailable');
+    await expectCode(engine.getJob(jobId), 'unavailable');
+    await expectCode(engine.listQueues(), 'unavailable');
+    await expectCode(engine.listDeadLetters({ queue: 'q' }), 'unavailable');
+    await expectCode(engine.counterMismatches(), 'unavailable');
   } finally {
     t.dispose();
   }
 });
 
 test('close writes what is already queued before it closes the database', async () => {
-  let t = openTestEngine();
+  let t = await openTestEngine();
   try {
     const pending = t.engine.enqueue(job('q'));
     await Promise.resolve(); // enqueue() is async: let it hand its operation to the writer
     t.engine.close();
     const { jobId } = await pending;
-    t = t.reopen();
-    assert.equal(t.engine.getJob(jobId).state, 'ready');
+    t = await t.reopen();
+    assert.equal((await t.engine.getJob(jobId)).state, 'ready');
   } finally {
     t.dispose();
   }
@@ -95,14 +87,20 @@ test('restart keeps every acknowledged state, and leases keep running on the new
     await engine.reserve({ queues: ['keep'] });
     await engine.ack({ jobId: ids.completed, attempt: 1 });
     await engine.pauseQueue('p');
-    const before = Object.fromEntries(Object.entries(ids).map(([k, id]) => [k, engine.getJob(id)]));
-    const queuesBefore = engine.listQueues();
+    const before = Object.fromEntries(
+      await Promise.all(Object.entries(ids).map(async ([k, id]) => [k, await engine.getJob(id)] as const)),
+    );
+    const queuesBefore = await engine.listQueues();
 
-    const second = first.reopen();
-    const after = Object.fromEntries(Object.entries(ids).map(([k, id]) => [k, second.engine.getJob(id)]));
+    const second = await first.reopen();
+    const after = Object.fromEntries(
+      await Promise.all(
+        Object.entries(ids).map(async ([k, id]) => [k, await second.engine.getJob(id)] as const),
+      ),
+    );
     assert.deepEqual(after, before);
     const strip = (qs: QueueInfo[]) => qs.map(({ waitingWorkers: _, ...rest }) => rest);
-    assert.deepEqual(strip(second.engine.listQueues()), strip(queuesBefore));
+    assert.deepEqual(strip(await second.engine.listQueues()), strip(queuesBefore));
     assert.deepEqual(await second.engine.reserve({ queues: ['p'] }), [], 'still paused');
     const dup = await second.engine.enqueue(job('q', { idempotencyKey: 'k' }));
     assert.deepEqual(dup, { ok: true, jobId: ids.ready, deduplicated: true });
@@ -110,9 +108,9 @@ test('restart keeps every acknowledged state, and leases keep running on the new
     // The lease taken before the restart can be extended; it expires on the new engine's timers.
     await second.engine.extend({ jobId: ids.leased, attempt: lease.attempt, leaseMs: 20_000 });
     clock.advance(20_000);
-    await until(second.engine, () => second.engine.getJob(ids.leased).state === 'ready');
+    await until(second.engine, async () => (await second.engine.getJob(ids.leased)).state === 'ready');
     clock.advance(40_000);
-    await until(second.engine, () => second.engine.getJob(ids.scheduled).state === 'ready');
+    await until(second.engine, async () => (await second.engine.getJob(ids.scheduled)).state === 'ready');
     return second;
   });
 });
@@ -200,12 +198,12 @@ test('a second engine on the same data directory fails with DataDirInUseError', 
     );
     // The failed attempt disturbed nothing.
     await engine.enqueue(job('q'));
-    assert.equal(engine.listQueues()[0]?.counts.ready, 2);
+    assert.equal((await engine.listQueues())[0]?.counts.ready, 2);
   });
 });
 
 test('the data directory can be opened again once the engine has closed', async () => {
-  const t = openTestEngine();
+  const t = await openTestEngine();
   try {
     t.engine.close();
     const db = openDataDir(t.dataDir, { durability: 'full' });

@@ -5,15 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import {
-  expectCode,
-  expectThrowsCode,
-  job,
-  rowCount,
-  until,
-  withEngine,
-  withQueues,
-} from '../helpers/engine.ts';
+import { expectCode, job, rowCount, until, withEngine, withQueues } from '../helpers/engine.ts';
 
 test('listQueues: counts per state, from the counters, for every queue', async () => {
   const options = withQueues({ keep: { completedRetentionMs: 60_000 }, declared: {} });
@@ -32,7 +24,7 @@ test('listQueues: counts per state, from the counters, for every queue', async (
     assert.ok(done && dies);
     await engine.ack({ jobId: done.id, attempt: 1 });
     await engine.nack({ jobId: dies.id, attempt: 1, error: 'x', directive: { kind: 'dead_letter' } });
-    const queues = engine.listQueues();
+    const queues = await engine.listQueues();
     assert.deepEqual(
       queues.map((q) => q.name),
       ['declared', 'keep', 'plain'],
@@ -71,33 +63,33 @@ test('listQueues: counts per state, from the counters, for every queue', async (
 test('listQueues reads the maintained counters; counterMismatches finds drift', async () => {
   await withEngine({}, async ({ engine, db }) => {
     await engine.enqueueBatch([job('q'), job('q')]);
-    assert.deepEqual(engine.counterMismatches(), []);
+    assert.deepEqual(await engine.counterMismatches(), []);
     db.prepare("UPDATE queue_counts SET jobs = 99 WHERE queue = 'q' AND state = 'ready'").run();
-    assert.equal(engine.listQueues()[0]?.counts.ready, 99, 'no COUNT(*) behind listQueues');
-    assert.deepEqual(engine.counterMismatches(), ['q/ready: counter 99, rows 2']);
+    assert.equal((await engine.listQueues())[0]?.counts.ready, 99, 'no COUNT(*) behind listQueues');
+    assert.deepEqual(await engine.counterMismatches(), ['q/ready: counter 99, rows 2']);
     db.prepare("UPDATE queue_counts SET jobs = 2 WHERE queue = 'q' AND state = 'ready'").run();
-    assert.deepEqual(engine.counterMismatches(), []);
+    assert.deepEqual(await engine.counterMismatches(), []);
   });
 });
 
 test('listQueues: oldest ready age across priorities, null when nothing is ready', async () => {
   await withEngine({}, async ({ engine, clock }) => {
     await engine.pauseQueue('q', undefined, { allowMissing: true });
-    const age = () => engine.listQueues().find((q) => q.name === 'q')?.oldestReadyAgeMs;
-    assert.equal(age(), null);
+    const age = async () => (await engine.listQueues()).find((q) => q.name === 'q')?.oldestReadyAgeMs;
+    assert.equal(await age(), null);
     const { jobId: old } = await engine.enqueue(job('q', { priority: 0 }));
     clock.advance(2000);
     await engine.enqueue(job('q', { priority: 9 }));
     await engine.enqueue(job('q', { delayMs: 100 }));
     clock.advance(3000);
-    assert.equal(age(), 5000);
+    assert.equal(await age(), 5000);
     await engine.cancel(old);
-    assert.equal(age(), 3000);
+    assert.equal(await age(), 3000);
     await engine.runMaintenance(); // the delayed job is now ready; it was due 2900 ms ago
-    assert.equal(age(), 3000);
+    assert.equal(await age(), 3000);
     await engine.resumeQueue('q');
     await engine.reserve({ queues: ['q'], maxJobs: 10 });
-    assert.equal(age(), null);
+    assert.equal(await age(), null);
   });
 });
 
@@ -109,17 +101,18 @@ test('listQueues: waiting workers per queue', async () => {
     const w1 = engine.reserve({ queues: ['a', 'b'], waitMs: 1000 });
     const w2 = engine.reserve({ queues: ['a'], waitMs: 1000 });
     await until(engine, () => engine.waitingReserves === 2);
-    const waiting = () => Object.fromEntries(engine.listQueues().map((q) => [q.name, q.waitingWorkers]));
-    assert.deepEqual(waiting(), { a: 2, b: 1 });
+    const waiting = async () =>
+      Object.fromEntries((await engine.listQueues()).map((q) => [q.name, q.waitingWorkers]));
+    assert.deepEqual(await waiting(), { a: 2, b: 1 });
     clock.advance(1000);
     assert.deepEqual([await w1, await w2], [[], []]);
-    assert.deepEqual(waiting(), { a: 0, b: 0 });
+    assert.deepEqual(await waiting(), { a: 0, b: 0 });
   });
 });
 
 test('getJob of an unknown id is not_found', async () => {
   await withEngine({}, async ({ engine }) => {
-    const error = expectThrowsCode(() => engine.getJob('01900000-0000-7000-8000-000000000000'), 'not_found');
+    const error = await expectCode(engine.getJob('01900000-0000-7000-8000-000000000000'), 'not_found');
     assert.match(error.message, /does not exist/);
   });
 });
@@ -148,12 +141,12 @@ test('cancel: waiting jobs become cancelled at once, a leased one on request; de
     assert.deepEqual(await engine.cancel(scheduled, by), { previousState: 'scheduled', state: 'cancelled' });
     assert.deepEqual(await engine.cancel(leased, by), { previousState: 'leased', state: 'leased' });
     for (const id of [ready, scheduled]) {
-      const info = engine.getJob(id);
+      const info = await engine.getJob(id);
       assert.equal(info.state, 'cancelled');
       assert.equal(info.cancelledBy, 'ops');
       assert.equal(info.cancelledAtMs, clock.nowMs());
     }
-    const requested = engine.getJob(leased);
+    const requested = await engine.getJob(leased);
     assert.equal(requested.state, 'leased', 'a leased job stays leased until its worker stops');
     assert.equal(requested.cancelledBy, 'ops');
 
@@ -162,13 +155,13 @@ test('cancel: waiting jobs become cancelled at once, a leased one on request; de
     assert.match((await expectCode(engine.cancel(completed), 'failed_precondition')).message, /completed/);
     // Cancelling again changes nothing, and is no error.
     assert.deepEqual(await engine.cancel(ready), { previousState: 'cancelled', state: 'cancelled' });
-    assert.equal(engine.getJob(ready).cancelledBy, 'ops');
+    assert.equal((await engine.getJob(ready)).cancelledBy, 'ops');
     await expectCode(engine.cancel('01900000-0000-7000-8000-000000000000'), 'not_found');
     // A cancelled scheduled job is not promoted later, and counts as cancelled.
     clock.advance(10_000);
     await engine.runMaintenance();
     assert.deepEqual(await engine.reserve({ queues: ['q'] }), []);
-    assert.equal(engine.listQueues().find((q) => q.name === 'q')?.counts.cancelled, 2);
+    assert.equal((await engine.listQueues()).find((q) => q.name === 'q')?.counts.cancelled, 2);
   });
 });
 
@@ -184,7 +177,7 @@ test('deleteQueue: an empty queue goes and stays gone; with jobs, declared or un
     await engine.ack({ jobId, attempt: leased!.attempt });
     await engine.deleteQueue('typo', { actor: 'alice', action: 'queue.delete', target: 'queue:typo' });
     assert.deepEqual(
-      engine.listQueues().map((q) => q.name),
+      (await engine.listQueues()).map((q) => q.name),
       ['declared'],
     );
     assert.equal(rowCount(db, 'queues'), 1);
@@ -193,7 +186,7 @@ test('deleteQueue: an empty queue goes and stays gone; with jobs, declared or un
     };
     assert.equal(counters.n, 0);
     assert.equal(rowCount(db, 'idempotency_keys'), 1, 'its idempotency keys stay for their window');
-    assert.equal(engine.listAudit({}).items[0]?.action, 'queue.delete');
+    assert.equal((await engine.listAudit({})).items[0]?.action, 'queue.delete');
     await expectCode(engine.deleteQueue('typo'), 'not_found');
     await expectCode(engine.deleteQueue('never'), 'not_found');
     await expectCode(engine.deleteQueue('declared'), 'failed_precondition');
@@ -203,9 +196,9 @@ test('deleteQueue: an empty queue goes and stays gone; with jobs, declared or un
     assert.deepEqual([again.jobId, again.deduplicated], [jobId, true]);
     await engine.pauseQueue('emptied', undefined, { allowMissing: true });
     await engine.deleteQueue('emptied');
-    const reopened = t.reopen();
+    const reopened = await t.reopen();
     assert.deepEqual(
-      reopened.engine.listQueues().map((q) => q.name),
+      (await reopened.engine.listQueues()).map((q) => q.name),
       ['declared'],
     );
     return reopened;
@@ -218,14 +211,14 @@ test('deleteQueue and an enqueue in the same commit: the queue ends as the later
     await engine.pauseQueue('b', undefined, { allowMissing: true });
     // Submitted in one turn, so one batch, in this order.
     const [, enqueued] = await Promise.all([engine.deleteQueue('a'), engine.enqueue(job('a'))]);
-    const a = engine.listQueues().find((q) => q.name === 'a');
+    const a = (await engine.listQueues()).find((q) => q.name === 'a');
     assert.equal(a?.paused, false, 'created anew, not the deleted paused queue');
     assert.equal(a?.counts.ready, 1);
-    assert.equal(engine.getJob(enqueued.jobId).queue, 'a');
+    assert.equal((await engine.getJob(enqueued.jobId)).queue, 'a');
     const [added, deleted] = await Promise.allSettled([engine.enqueue(job('b')), engine.deleteQueue('b')]);
     assert.equal(added.status, 'fulfilled');
     assert.equal(deleted.status, 'rejected');
-    assert.equal(engine.listQueues().find((q) => q.name === 'b')?.counts.ready, 1);
+    assert.equal((await engine.listQueues()).find((q) => q.name === 'b')?.counts.ready, 1);
     // Workers are served from the re-created queue.
     assert.equal((await engine.reserve({ queues: ['a', 'b'], maxJobs: 5 })).length, 1, 'b is still paused');
   });

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { defaultEngineLimits } from '../../src/engine/settings.ts';
 import type { JobEvent, LeasedJob } from '../../src/engine/types.ts';
-import type { BatchStats } from '../../src/store/group-commit.ts';
+import type { CommitStats as BatchStats } from '../../src/store/store.ts';
 import { barrier, expectCode, job, until, withEngine, withQueues } from '../helpers/engine.ts';
 
 /** Guards against a hang when a wake-up is lost: a failure, not a timing assumption. */
@@ -112,7 +112,7 @@ test('a leased job carries what a worker needs', async () => {
     assert.deepEqual(leased.metadata, { a: 'b' });
     assert.equal(leased.idempotencyKey, 'k');
     assert.equal(leased.lastError, null);
-    const info = engine.getJob(jobId);
+    const info = await engine.getJob(jobId);
     assert.equal(info.state, 'leased');
     assert.equal(info.workerId, 'w-1');
     assert.equal(info.leasedAtMs, clock.nowMs());
@@ -143,14 +143,14 @@ test('paused queues hand out nothing but accept enqueues; resume hands out again
     const { jobId } = await engine.enqueue(job('a'));
     const { jobId: other } = await engine.enqueue(job('b'));
     assert.deepEqual(idsOf(await engine.reserve({ queues: ['a', 'b'], maxJobs: 5 })), [other]);
-    const a = engine.listQueues().find((q) => q.name === 'a');
+    const a = (await engine.listQueues()).find((q) => q.name === 'a');
     assert.equal(a?.paused, true);
     assert.equal(a?.counts.ready, 2);
     await engine.resumeQueue('a');
     const leased = await engine.reserve({ queues: ['a'], maxJobs: 5 });
     assert.equal(leased.length, 2);
     assert.equal(leased[1]?.id, jobId);
-    assert.equal(engine.listQueues().find((q) => q.name === 'a')?.paused, false);
+    assert.equal((await engine.listQueues()).find((q) => q.name === 'a')?.paused, false);
   });
 });
 
@@ -158,10 +158,10 @@ test('pausing a queue nobody used is not_found and creates nothing, unless allow
   await withEngine({}, async ({ engine }) => {
     await expectCode(engine.pauseQueue('later'), 'not_found');
     await expectCode(engine.resumeQueue('later'), 'not_found');
-    assert.deepEqual(engine.listQueues(), []);
+    assert.deepEqual(await engine.listQueues(), []);
     await engine.pauseQueue('later', undefined, { allowMissing: true });
     assert.deepEqual(
-      engine.listQueues().map((q) => [q.name, q.paused]),
+      (await engine.listQueues()).map((q) => [q.name, q.paused]),
       [['later', true]],
     );
     await engine.enqueue(job('later'));
@@ -184,12 +184,12 @@ test('long-poll: a waiting reserve is woken by an enqueue committed later', hang
     await engine.reserve({ queues: ['q'] });
     const waiting = engine.reserve({ queues: ['q'], waitMs: 30_000 });
     await until(engine, () => engine.waitingReserves === 1);
-    assert.equal(engine.listQueues()[0]?.waitingWorkers, 1);
+    assert.equal((await engine.listQueues())[0]?.waitingWorkers, 1);
     const { jobId } = await engine.enqueue(job('q'));
     const [got] = await waiting;
     assert.equal(got?.id, jobId);
     assert.equal(engine.waitingReserves, 0);
-    assert.equal(engine.getJob(jobId).state, 'leased');
+    assert.equal((await engine.getJob(jobId)).state, 'leased');
   });
 });
 
@@ -214,8 +214,8 @@ test(
         batches.map((b) => [b.operations, b.ok]),
         [[2, true]],
       );
-      assert.equal(engine.listQueues()[0]?.counts.leased, 2);
-      assert.equal(engine.listQueues()[0]?.counts.ready, 1);
+      assert.equal((await engine.listQueues())[0]?.counts.leased, 2);
+      assert.equal((await engine.listQueues())[0]?.counts.ready, 1);
     });
   },
 );
@@ -288,7 +288,7 @@ test('long-poll: a waiter with maxJobs takes several jobs of one batch', hangGua
     await until(engine, () => engine.waitingReserves === 1);
     await engine.enqueueBatch([job('q'), job('q'), job('q'), job('q'), job('q')]);
     assert.equal((await waiting).length, 3);
-    assert.equal(engine.listQueues()[0]?.counts.ready, 2);
+    assert.equal((await engine.listQueues())[0]?.counts.ready, 2);
   });
 });
 
@@ -338,8 +338,8 @@ test(
       assert.equal(engine.waitingReserves, 0);
       const { jobId } = await engine.enqueue(job('q'));
       await barrier(engine);
-      assert.equal(engine.getJob(jobId).state, 'ready');
-      assert.equal(engine.getJob(jobId).attempt, 0);
+      assert.equal((await engine.getJob(jobId)).state, 'ready');
+      assert.equal((await engine.getJob(jobId)).attempt, 0);
 
       // Already aborted: nothing is leased even though a job is ready.
       assert.deepEqual(await engine.reserve({ queues: ['q'], waitMs: 30_000 }, controller.signal), []);
@@ -348,7 +348,7 @@ test(
       const racing = engine.reserve({ queues: ['q'] }, late.signal);
       late.abort();
       assert.deepEqual(await racing, []);
-      assert.equal(engine.getJob(jobId).state, 'ready');
+      assert.equal((await engine.getJob(jobId)).state, 'ready');
       assert.equal(engine.waitingReserves, 0);
     });
   },
@@ -377,13 +377,13 @@ test(
       const { jobId } = await engine.enqueue(job('q'));
       assert.ok(controller.signal.aborted);
       assert.deepEqual(await first, []);
-      assert.equal(engine.getJob(jobId).workerId, 'first');
+      assert.equal((await engine.getJob(jobId)).workerId, 'first');
       assert.equal(engine.waitingReserves, 1);
       clock.advance(10_000);
       const [got] = await second;
       assert.equal(got?.id, jobId);
       assert.equal(got?.attempt, 2);
-      assert.equal(engine.getJob(jobId).workerId, 'second');
+      assert.equal((await engine.getJob(jobId)).workerId, 'second');
       assert.equal(engine.waitingReserves, 0);
     });
   },
@@ -420,7 +420,7 @@ test(
       const { jobId } = await engine.enqueue(job('q'));
       await until(engine, () => engine.waitingReserves === 1);
       assert.equal(waiting.settled(), false);
-      assert.equal(engine.getJob(jobId).state, 'ready');
+      assert.equal((await engine.getJob(jobId)).state, 'ready');
       await engine.resumeQueue('q');
       assert.deepEqual(idsOf(await waiting.promise), [jobId]);
     });

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import type { Engine } from '../../src/engine/engine.ts';
 import { defaultEngineLimits } from '../../src/engine/settings.ts';
 import type { LeasedJob } from '../../src/engine/types.ts';
-import { bytes, expectCode, expectThrowsCode, job, withEngine, withQueues } from '../helpers/engine.ts';
+import { bytes, expectCode, job, withEngine, withQueues } from '../helpers/engine.ts';
 
 const HOUR_MS = 3_600_000;
 const keep = withQueues({ keep: { completedRetentionMs: HOUR_MS } });
@@ -30,7 +30,7 @@ test('an ack result is kept with the completed job for completed_retention_ms, t
       result: bytes('{"sent":true}'),
       resultContentType: 'application/json',
     });
-    const done = engine.getJob(jobId);
+    const done = await engine.getJob(jobId);
     assert.equal(done.state, 'completed');
     assert.equal(done.result?.toString(), '{"sent":true}');
     assert.equal(done.resultContentType, 'application/json');
@@ -39,11 +39,15 @@ test('an ack result is kept with the completed job for completed_retention_ms, t
 
     clock.advance(HOUR_MS - 1);
     await engine.runMaintenance();
-    assert.equal(engine.getJob(jobId).result?.toString(), '{"sent":true}', 'kept until the retention ends');
+    assert.equal(
+      (await engine.getJob(jobId)).result?.toString(),
+      '{"sent":true}',
+      'kept until the retention ends',
+    );
     // The sweep runs once a minute: a minute past the retention the job is gone.
     clock.advance(61_000);
     await engine.runMaintenance();
-    expectThrowsCode(() => engine.getJob(jobId), 'not_found');
+    await expectCode(engine.getJob(jobId), 'not_found');
   });
 });
 
@@ -61,12 +65,12 @@ test('a result without a content type is application/octet-stream; an ack withou
       { jobId: c.jobId, attempt: lc.attempt, result: new Uint8Array(), resultContentType: 'text/plain' },
     ]);
     assert.deepEqual(outcome, { ok: true });
-    assert.deepEqual([...(engine.getJob(a.jobId).result ?? [])], [0, 1, 2]);
-    assert.equal(engine.getJob(a.jobId).resultContentType, 'application/octet-stream');
-    assert.equal(engine.getJob(b.jobId).result, null);
-    assert.equal(engine.getJob(b.jobId).resultContentType, null);
-    assert.equal(engine.getJob(c.jobId).result?.length, 0);
-    assert.equal(engine.getJob(c.jobId).resultContentType, 'text/plain');
+    assert.deepEqual([...((await engine.getJob(a.jobId)).result ?? [])], [0, 1, 2]);
+    assert.equal((await engine.getJob(a.jobId)).resultContentType, 'application/octet-stream');
+    assert.equal((await engine.getJob(b.jobId)).result, null);
+    assert.equal((await engine.getJob(b.jobId)).resultContentType, null);
+    assert.equal((await engine.getJob(c.jobId)).result?.length, 0);
+    assert.equal((await engine.getJob(c.jobId)).resultContentType, 'text/plain');
   });
 });
 
@@ -75,7 +79,7 @@ test('without retention an acked job is deleted, result and all', async () => {
     const { jobId } = await engine.enqueue(job('q'));
     const leased = await leaseOne(engine, 'q');
     await engine.ack({ jobId, attempt: leased.attempt, result: bytes('r') });
-    const gone = expectThrowsCode(() => engine.getJob(jobId), 'not_found');
+    const gone = await expectCode(engine.getJob(jobId), 'not_found');
     assert.match(gone.message, /acked, cancelled or swept/);
   });
 });
@@ -102,9 +106,9 @@ test('a result over limits.max_result_bytes or with a bad content type is refuse
       'invalid_argument',
     );
     assert.match(badType.message, /result_content_type/);
-    assert.equal(engine.getJob(jobId).state, 'leased');
+    assert.equal((await engine.getJob(jobId)).state, 'leased');
     await engine.ack({ jobId, attempt: leased.attempt, result: new Uint8Array(8) });
-    assert.equal(engine.getJob(jobId).result?.length, 8);
+    assert.equal((await engine.getJob(jobId)).result?.length, 8);
   });
 });
 
@@ -112,14 +116,14 @@ test('progress: percent and JSON are stored, each replacing only its own part, a
   await withEngine({}, async ({ engine, clock }) => {
     const { jobId } = await engine.enqueue(job('q'));
     const { attempt } = await leaseOne(engine, 'q');
-    assert.equal(engine.getJob(jobId).progress, null);
+    assert.equal((await engine.getJob(jobId)).progress, null);
     const first = await engine.reportProgress({ jobId, attempt, percent: 10 });
     assert.deepEqual(first, { percent: 10, json: null, atMs: clock.nowMs() });
     clock.advance(500);
     const second = await engine.reportProgress({ jobId, attempt, json: '{"step":"upload"}' });
     assert.deepEqual(second, { percent: 10, json: '{"step":"upload"}', atMs: clock.nowMs() });
     await engine.reportProgress({ jobId, attempt, percent: 55.5 });
-    assert.deepEqual(engine.getJob(jobId).progress, {
+    assert.deepEqual((await engine.getJob(jobId)).progress, {
       percent: 55.5,
       json: '{"step":"upload"}',
       atMs: clock.nowMs(),
@@ -149,7 +153,7 @@ test('progress: malformed reports are refused; stale and ended leases get lease_
       );
       assert.match(error.message, pattern);
     }
-    assert.equal(engine.getJob(jobId).progress, null, 'nothing stored by refused reports');
+    assert.equal((await engine.getJob(jobId)).progress, null, 'nothing stored by refused reports');
     await expectCode(engine.reportProgress({ jobId, attempt: attempt + 1, percent: 1 }), 'lease_lost');
     await expectCode(engine.reportProgress({ jobId: '0190-nope', attempt, percent: 1 }), 'not_found');
     // The lease expires: the job is ready again, and the old attempt's report is refused.
@@ -170,11 +174,11 @@ test('progress: a retry starts without progress; a dead letter keeps its last re
       error: 'e',
       directive: { kind: 'delay', delayMs: 0 },
     });
-    assert.equal(engine.getJob(jobId).progress, null, 'the next attempt reports its own progress');
+    assert.equal((await engine.getJob(jobId)).progress, null, 'the next attempt reports its own progress');
     leased = await leaseOne(engine, 'keep');
     await engine.reportProgress({ jobId, attempt: leased.attempt, percent: 70 });
     await engine.nack({ jobId, attempt: leased.attempt, error: 'e2' });
-    const dead = engine.getJob(jobId);
+    const dead = await engine.getJob(jobId);
     assert.equal(dead.state, 'dead');
     assert.equal(dead.progress?.percent, 70);
 
@@ -182,9 +186,13 @@ test('progress: a retry starts without progress; a dead letter keeps its last re
     leased = await leaseOne(engine, 'keep');
     await engine.reportProgress({ jobId, attempt: leased.attempt, percent: 100 });
     await engine.ack({ jobId, attempt: leased.attempt, result: bytes('ok') });
-    assert.equal(engine.getJob(jobId).progress?.percent, 100, 'a completed job keeps its last report');
+    assert.equal(
+      (await engine.getJob(jobId)).progress?.percent,
+      100,
+      'a completed job keeps its last report',
+    );
     await engine.requeueJob(jobId);
-    const again = engine.getJob(jobId);
+    const again = await engine.getJob(jobId);
     assert.equal(again.state, 'ready');
     assert.equal(again.result, null);
     assert.equal(again.progress, null);

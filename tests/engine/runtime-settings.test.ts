@@ -28,21 +28,21 @@ test('a change is audited with every old and new value and its source, in its ow
     assert.equal(info.settings.backoff.baseMs, 2000);
     assert.equal(info.settingSources.maxAttempts, 'override');
     assert.equal(info.fileSettings.maxAttempts, 7);
-    const [entry] = engine.listAudit({ action: 'queue.settings.set' }).items;
+    const [entry] = (await engine.listAudit({ action: 'queue.settings.set' })).items;
     assert.deepEqual(entry?.details.changes, {
       max_attempts: { from: 7, fromSource: 'queue', to: 9, toSource: 'override' },
       backoff_base_ms: { from: 1000, fromSource: 'default', to: 2000, toSource: 'override' },
     });
 
     await engine.changeQueueSettings('q', { reset: 'all' }, { ...audit, action: 'queue.settings.reset' });
-    const [reset] = engine.listAudit({ action: 'queue.settings.reset' }).items;
+    const [reset] = (await engine.listAudit({ action: 'queue.settings.reset' })).items;
     assert.deepEqual(reset?.details.changes, {
       max_attempts: { from: 9, fromSource: 'override', to: 7, toSource: 'queue' },
       backoff_base_ms: { from: 2000, fromSource: 'override', to: 1000, toSource: 'default' },
     });
 
     // Refused changes write nothing, not even an audit entry.
-    const before = engine.listAudit({}).items.length;
+    const before = (await engine.listAudit({})).items.length;
     await expectCode(engine.changeQueueSettings('nope', { set: { maxAttempts: 2 } }, audit), 'not_found');
     await expectCode(engine.changeQueueSettings('q', {}, audit), 'invalid_argument');
     const clash = await expectCode(
@@ -50,7 +50,7 @@ test('a change is audited with every old and new value and its source, in its ow
       'invalid_argument',
     );
     assert.match(clash.message, /queues\.q\.default_lease_ms: .* is longer than max_lease_ms/);
-    assert.equal(engine.listAudit({}).items.length, before);
+    assert.equal((await engine.listAudit({})).items.length, before);
   });
 });
 
@@ -65,7 +65,7 @@ test('two changes in the same group commit are checked against each other', asyn
       results.map((r) => r.status),
       ['fulfilled', 'rejected'],
     );
-    const [settings] = engine.listQueues().map((q) => q.settings);
+    const [settings] = (await engine.listQueues()).map((q) => q.settings);
     assert.equal(settings?.defaultLeaseMs, 2 * 3_600_000);
     assert.equal(settings?.maxLeaseMs, defaultQueueSettings.maxLeaseMs);
   });
@@ -100,13 +100,13 @@ test('overrides are read back at start; whether acks keep jobs follows every cha
       const [leased] = await engine.reserve({ queues: ['q'], maxJobs: 1 });
       assert.ok(leased);
       await engine.ack({ jobId: leased.id, attempt: leased.attempt });
-      return engine.listQueues()[0]?.counts.completed;
+      return (await engine.listQueues())[0]?.counts.completed;
     };
     assert.equal(await ackOne(t.engine), 0, 'no queue keeps completed jobs: acks delete');
     await t.engine.changeQueueSettings('q', { set: { completedRetentionMs: 60_000 } }, audit);
     assert.equal(await ackOne(t.engine), 1, 'the override makes acks keep the job');
-    const reopened = t.reopen();
-    assert.equal(reopened.engine.listQueues()[0]?.settingSources.completedRetentionMs, 'override');
+    const reopened = await t.reopen();
+    assert.equal((await reopened.engine.listQueues())[0]?.settingSources.completedRetentionMs, 'override');
     assert.equal(await ackOne(reopened.engine), 2, 'and it holds after a restart');
     await reopened.engine.changeQueueSettings('q', { reset: ['completedRetentionMs'] }, audit);
     assert.equal(await ackOne(reopened.engine), 2, 'a reset deletes on ack again');
@@ -123,7 +123,7 @@ test('flow-control limits are settings like any other: overridden, checked like 
       'max_leased = 1 from the file',
     );
     const waiting = engine.reserve({ queues: ['q'], maxJobs: 2, waitMs: 3_600_000 });
-    await until(engine, () => engine.listQueues()[0]?.throttledWorkers === 1);
+    await until(engine, async () => (await engine.listQueues())[0]?.throttledWorkers === 1);
 
     const info = await engine.changeQueueSettings('q', { set: { maxLeased: 3, rateLimitLeases: 50 } }, audit);
     assert.equal(info.settingSources.maxLeased, 'override');
@@ -141,6 +141,6 @@ test('flow-control limits are settings like any other: overridden, checked like 
     );
     assert.match(burst.message, /queues\.q\.rate_limit_burst: is 5 but rate_limit_leases is 0/);
     await engine.changeQueueSettings('q', { reset: ['maxLeased'] }, audit);
-    assert.equal(engine.listQueues()[0]?.settings.maxLeased, 1);
+    assert.equal((await engine.listQueues())[0]?.settings.maxLeased, 1);
   });
 });

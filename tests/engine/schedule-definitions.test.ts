@@ -88,7 +88,7 @@ test('a definition is checked when created, each problem naming its field; nothi
         assert.match(error.message, message, JSON.stringify(extra));
       }
       assert.equal(db.prepare<[], number>('SELECT count(*) FROM schedules').pluck().get(), 0);
-      assert.deepEqual(engine.listSchedules(), []);
+      assert.deepEqual(await engine.listSchedules(), []);
       assert.equal(rowCount(db, 'jobs'), 0);
     },
   );
@@ -131,7 +131,12 @@ test('create, update, upsert: existing and missing names, the cursor kept or res
     const created = await engine.putSchedule(spec('new'), 'upsert');
     assert.equal(created.created, true);
     assert.deepEqual(
-      engine.listSchedules().map((s) => [s.name, s.source, s.template.payload, s.template.payloadBytes]),
+      (await engine.listSchedules()).map((s) => [
+        s.name,
+        s.source,
+        s.template.payload,
+        s.template.payloadBytes,
+      ]),
       [
         ['new', 'api', null, 2],
         ['s', 'api', null, 2],
@@ -140,11 +145,11 @@ test('create, update, upsert: existing and missing names, the cursor kept or res
     await engine.deleteSchedule('new');
     await expectCode(engine.deleteSchedule('new'), 'not_found');
     assert.deepEqual(
-      engine.listSchedules().map((s) => s.name),
+      (await engine.listSchedules()).map((s) => s.name),
       ['s'],
     );
-    assert.throws(
-      () => engine.getSchedule('s', 101),
+    await assert.rejects(
+      async () => engine.getSchedule('s', 101),
       /next_runs is 101; it must be an integer from 0 to 100/,
     );
   });
@@ -163,7 +168,7 @@ test('every change over the API is audited in its own transaction', async () => 
       engine.putSchedule(spec('s', { cron: 'nope' }), 'create', audit('schedule.create')),
       'invalid_argument',
     );
-    const entries = engine.listAudit({ target: 'schedule:s' }).items.reverse();
+    const entries = (await engine.listAudit({ target: 'schedule:s' })).items.reverse();
     assert.deepEqual(
       entries.map((e) => [e.actor, e.action]),
       ['create', 'pause', 'resume', 'update', 'delete'].map((a) => ['ops-key', `schedule.${a}`]),
@@ -187,7 +192,7 @@ test('config schedules are reconciled at every start: added, updated, removed, a
       adopted: [],
     });
     assert.deepEqual(
-      t.engine.listSchedules().map((s) => [s.name, s.source]),
+      (await t.engine.listSchedules()).map((s) => [s.name, s.source]),
       [
         ['minutely', 'config'],
         ['nightly', 'config'],
@@ -199,10 +204,10 @@ test('config schedules are reconciled at every start: added, updated, removed, a
     await t.engine.putSchedule(spec('api-made', { cron: '0 * * * *' }), 'create');
 
     // The same config again: nothing changes, the cursor and the pause survive the restart.
-    let t2 = t.reopen();
+    let t2 = await t.reopen();
     assert.deepEqual(reports.at(-1), { added: [], updated: [], removed: [], adopted: [] });
-    assert.equal(t2.engine.getSchedule('minutely').paused, true);
-    assert.equal(t2.engine.getSchedule('minutely').ticksEnqueued, 2);
+    assert.equal((await t2.engine.getSchedule('minutely')).paused, true);
+    assert.equal((await t2.engine.getSchedule('minutely')).ticksEnqueued, 2);
 
     // nightly changes its time, minutely is gone, api-made is now declared, hourly is new.
     const second = [
@@ -211,20 +216,19 @@ test('config schedules are reconciled at every start: added, updated, removed, a
       spec('hourly', { cron: '30 * * * *' }),
     ];
     t2.engine.close();
-    t2 = openTestEngine({ clock, deps, dataDir: t.dataDir, options: { schedules: second } });
+    t2 = await openTestEngine({ clock, deps, dataDir: t.dataDir, options: { schedules: second } });
     assert.deepEqual(reports.at(-1), {
       added: ['hourly'],
       updated: ['nightly'],
       removed: ['minutely'],
       adopted: ['api-made'],
     });
-    assert.equal(t2.engine.getSchedule('nightly').nextTickMs, Date.UTC(2026, 0, 2, 4));
-    assert.equal(t2.engine.getSchedule('api-made').source, 'config');
+    assert.equal((await t2.engine.getSchedule('nightly')).nextTickMs, Date.UTC(2026, 0, 2, 4));
+    assert.equal((await t2.engine.getSchedule('api-made')).source, 'config');
     // The jobs minutely enqueued stay.
     assert.equal(tickJobs(t2.db, 'minutely').length, 2);
-    const actions = t2.engine
-      .listAudit({ actor: 'config' })
-      .items.map((e) => `${e.action} ${e.target}`)
+    const actions = (await t2.engine.listAudit({ actor: 'config' })).items
+      .map((e) => `${e.action} ${e.target}`)
       .reverse();
     assert.deepEqual(actions, [
       'schedule.create schedule:nightly',
@@ -241,7 +245,7 @@ test('config schedules are reconciled at every start: added, updated, removed, a
 test('a config schedule whose end has passed is kept with no next tick, and the engine still opens', async () => {
   const ended = spec('ended', { startAtMs: start - 3_600_000, endAtMs: start - 60_000 });
   await withEngine({ clock: new FakeClock(start), options: { schedules: [ended] } }, async ({ engine }) => {
-    const info = engine.getSchedule('ended');
+    const info = await engine.getSchedule('ended');
     assert.equal(info.nextTickMs, null);
     assert.deepEqual(info.nextRunsMs, []);
     // Over the API the same end is a mistake.
@@ -290,13 +294,13 @@ test('limits.max_schedules bounds how many schedules the server keeps', async ()
     async (t) => {
       await t.engine.putSchedule(spec('api-made'), 'create');
       t.engine.close();
-      const reopened = openTestEngine({
+      const reopened = await openTestEngine({
         clock: t.clock,
         dataDir: t.dataDir,
         options: { limits: { ...defaultEngineLimits, maxSchedules: 1 }, schedules: [spec('from-config')] },
       });
       assert.deepEqual(
-        reopened.engine.listSchedules().map((s) => s.name),
+        (await reopened.engine.listSchedules()).map((s) => s.name),
         ['api-made', 'from-config'],
       );
       await expectCode(reopened.engine.putSchedule(spec('another'), 'create'), 'resource_exhausted');

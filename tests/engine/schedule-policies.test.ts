@@ -26,7 +26,7 @@ test('misfire run_latest (the default): after a long sleep, the latest missed ti
       tickJobs(db).map((j) => j.tick),
       [at(10, 5)],
     );
-    const info = engine.getSchedule('m');
+    const info = await engine.getSchedule('m');
     assert.equal(info.lastOutcome, 'enqueued');
     assert.equal(info.ticksEnqueued, 1);
     assert.equal(info.ticksSkipped, 4);
@@ -49,7 +49,7 @@ test('misfire across a restart: ticks due while the server was down follow the p
     await t.engine.putSchedule(spec('skip', { cron: '0 * * * *', misfire: 'skip' }), 'create');
     t.engine.close();
     t.clock.advance(2 * HOUR_MS + 10 * MINUTE_MS); // down until 12:10:30
-    const reopened = t.reopen();
+    const reopened = await t.reopen();
     await jump(reopened.engine, reopened.clock, 0);
     assert.deepEqual(
       tickJobs(reopened.db, 'latest').map((j) => j.tick),
@@ -60,10 +60,10 @@ test('misfire across a restart: ticks due while the server was down follow the p
       tickJobs(reopened.db, 'catch-up').map((j) => j.tick),
       [at(12, 8), at(12, 9), at(12, 10)],
     );
-    assert.equal(reopened.engine.getSchedule('catch-up').ticksSkipped, 130 - 3);
+    assert.equal((await reopened.engine.getSchedule('catch-up')).ticksSkipped, 130 - 3);
     // 11:00 and 12:00 were missed, and 12:00 is 10 minutes late: skip runs neither.
     assert.deepEqual(tickJobs(reopened.db, 'skip'), []);
-    const skipped = reopened.engine.getSchedule('skip');
+    const skipped = await reopened.engine.getSchedule('skip');
     assert.equal(skipped.lastOutcome, 'skipped_misfire');
     assert.equal(skipped.ticksSkipped, 2);
     assert.equal(skipped.nextTickMs, Date.UTC(2026, 0, 1, 13));
@@ -79,7 +79,7 @@ test('misfire skip still runs a tick that is only a little late (within the minu
       tickJobs(db).map((j) => j.tick),
       [at(10, 3)],
     );
-    assert.equal(engine.getSchedule('s').ticksSkipped, 2);
+    assert.equal((await engine.getSchedule('s')).ticksSkipped, 2);
   });
 });
 
@@ -96,7 +96,7 @@ test('overlap skip: no new job while the last one is ready or leased; the next t
     assert.equal(tickJobs(db, 'o').length, 1);
     await runFor(engine, clock, MINUTE_MS); // 10:02: the 10:01 job is still ready
     assert.equal(tickJobs(db, 'o').length, 1);
-    const skipped = engine.getSchedule('o');
+    const skipped = await engine.getSchedule('o');
     assert.equal(skipped.lastOutcome, 'skipped_overlap');
     assert.match(skipped.lastDetail ?? '', /still ready/);
     const [leased] = await engine.reserve({ queues: ['q'], leaseMs: 10 * MINUTE_MS });
@@ -110,8 +110,8 @@ test('overlap skip: no new job while the last one is ready or leased; the next t
       tickJobs(db, 'o').map((j) => j.tick),
       [at(10, 4)],
     );
-    assert.equal(engine.getSchedule('o').ticksSkipped, 2);
-    assert.equal(engine.getSchedule('o').ticksEnqueued, 2);
+    assert.equal((await engine.getSchedule('o')).ticksSkipped, 2);
+    assert.equal((await engine.getSchedule('o')).ticksEnqueued, 2);
     // overlap allow (the default) enqueues every tick whatever the last job does.
     assert.equal(tickJobs(db, 'a').length, 4);
     assert.deepEqual(
@@ -140,7 +140,7 @@ test('pause and resume: no ticks while paused; on resume the missed ones follow 
       tickJobs(db).map((j) => j.tick),
       [at(10, 3), at(10, 4), at(10, 5)],
     );
-    assert.equal(engine.getSchedule('p').ticksSkipped, 2);
+    assert.equal((await engine.getSchedule('p')).ticksSkipped, 2);
   });
 });
 
@@ -158,7 +158,7 @@ test('trigger enqueues the template now, paused or not, without moving the curso
     assert.equal(job?.id, accepted.jobId);
     assert.equal(job?.key, `schedule:t:manual:${iso(start)}`);
     assert.equal(job?.runAtMs, start);
-    const info = engine.getSchedule('t');
+    const info = await engine.getSchedule('t');
     assert.equal(info.lastOutcome, 'triggered');
     assert.equal(info.lastDetail, 'by alice');
     assert.equal(info.lastJobId, accepted.jobId);
@@ -168,8 +168,8 @@ test('trigger enqueues the template now, paused or not, without moving the curso
     await engine.resumeSchedule('t');
     await runFor(engine, clock, MINUTE_MS);
     assert.equal(tickJobs(db).length, 1);
-    assert.equal(engine.getSchedule('t').lastOutcome, 'skipped_overlap');
-    const [audit] = engine.listAudit({ action: 'schedule.trigger' }).items;
+    assert.equal((await engine.getSchedule('t')).lastOutcome, 'skipped_overlap');
+    const [audit] = (await engine.listAudit({ action: 'schedule.trigger' })).items;
     assert.deepEqual(audit?.details, { jobId: accepted.jobId, deduplicated: false });
   });
 });
@@ -181,7 +181,7 @@ test('a tick whose job enqueue refuses (a full queue) is skipped as rejected, an
       await engine.putSchedule(spec('full'), 'create');
       await runFor(engine, clock, 2 * MINUTE_MS);
       assert.equal(tickJobs(db).length, 1);
-      const info = engine.getSchedule('full');
+      const info = await engine.getSchedule('full');
       assert.equal(info.lastOutcome, 'rejected');
       assert.match(info.lastDetail ?? '', /^queue_full: queue q holds 1 unfinished jobs/);
       assert.equal(info.nextTickMs, Date.UTC(2026, 0, 1, 10, 3));
@@ -216,7 +216,7 @@ test('jitter delays each job by up to jitter_ms after its tick; the template lea
       `delays ${delays}`,
     );
     assert.ok(new Set(delays).size > 1, `the delays differ: ${delays}`);
-    const info = engine.getJob(jobs[0]?.id ?? '');
+    const info = await engine.getJob(jobs[0]?.id ?? '');
     assert.equal(info.type, 'report');
     assert.equal(info.priority, 7);
     assert.equal(info.maxAttempts, 2);

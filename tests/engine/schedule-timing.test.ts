@@ -20,7 +20,7 @@ test('a minutely cron schedule enqueues one job per minute, at the minute, keyed
     const { schedule, created } = await engine.putSchedule(spec('every-minute'), 'create');
     assert.equal(created, true);
     assert.equal(schedule.nextTickMs, Date.UTC(2026, 0, 1, 10, 1));
-    assert.deepEqual(engine.getSchedule('every-minute', 3).nextRunsMs, [
+    assert.deepEqual((await engine.getSchedule('every-minute', 3)).nextRunsMs, [
       Date.UTC(2026, 0, 1, 10, 1),
       Date.UTC(2026, 0, 1, 10, 2),
       Date.UTC(2026, 0, 1, 10, 3),
@@ -37,14 +37,14 @@ test('a minutely cron schedule enqueues one job per minute, at the minute, keyed
       assert.equal(j.runAtMs, Date.parse(j.tick));
       assert.equal(j.state, 'ready');
     }
-    const info = engine.getSchedule('every-minute');
+    const info = await engine.getSchedule('every-minute');
     assert.equal(info.ticksEnqueued, 3);
     assert.equal(info.ticksSkipped, 0);
     assert.equal(info.lastOutcome, 'enqueued');
     assert.equal(info.lastJobId, jobs[2]?.id);
     assert.equal(info.lastTickMs, Date.UTC(2026, 0, 1, 10, 3));
     assert.equal(info.nextTickMs, Date.UTC(2026, 0, 1, 10, 4));
-    assert.equal(engine.findJobByIdempotencyKey('q', jobs[0]?.key ?? '')?.jobId, jobs[0]?.id);
+    assert.equal((await engine.findJobByIdempotencyKey('q', jobs[0]?.key ?? ''))?.jobId, jobs[0]?.id);
   });
 });
 
@@ -103,7 +103,7 @@ test('an interval schedule ticks every interval from its creation, or on start +
       tickJobs(db, 'from-start').map((j) => j.enqueuedAtMs),
       [0, 5, 10].map((m) => startAtMs + m * MINUTE_MS),
     );
-    const ended = engine.getSchedule('from-start');
+    const ended = await engine.getSchedule('from-start');
     assert.equal(ended.nextTickMs, null, 'no tick comes after the end');
     assert.deepEqual(ended.nextRunsMs, []);
   });
@@ -113,7 +113,11 @@ test('a cron schedule with a start and an end ticks only between them', async ()
   await withEngine({ clock: new FakeClock(start) }, async ({ engine, clock, db }) => {
     const startAtMs = Date.UTC(2026, 0, 1, 10, 5);
     await engine.putSchedule(spec('window', { startAtMs, endAtMs: Date.UTC(2026, 0, 1, 10, 8) }), 'create');
-    assert.equal(engine.getSchedule('window').nextTickMs, startAtMs, 'a tick exactly at the start counts');
+    assert.equal(
+      (await engine.getSchedule('window')).nextTickMs,
+      startAtMs,
+      'a tick exactly at the start counts',
+    );
     await runFor(engine, clock, 15 * MINUTE_MS, 10_000);
     assert.deepEqual(
       tickJobs(db).map((j) => j.tick),
@@ -127,7 +131,7 @@ test('Europe/Berlin, spring forward (29 March 2026): 02:30 runs at 03:00, hourly
   await withEngine({ clock }, async ({ engine, db }) => {
     await engine.putSchedule(spec('nightly', { cron: '30 2 * * *', timezone: 'Europe/Berlin' }), 'create');
     await engine.putSchedule(spec('hourly', { cron: '0 * * * *', timezone: 'Europe/Berlin' }), 'create');
-    assert.deepEqual(engine.getSchedule('nightly', 3).nextRunsMs.map(iso), [
+    assert.deepEqual((await engine.getSchedule('nightly', 3)).nextRunsMs.map(iso), [
       '2026-03-29T01:00:00.000Z', // 03:00 CEST: 02:30 does not exist that night
       '2026-03-30T00:30:00.000Z', // 02:30 CEST
       '2026-03-31T00:30:00.000Z',
@@ -167,7 +171,7 @@ test('Europe/Berlin, fall back (25 October 2026): 02:30 runs once, hourly ticks 
       ['2026-10-25T00:30:00.000Z'],
     );
     assert.equal(
-      engine.getSchedule('nightly').nextTickMs,
+      (await engine.getSchedule('nightly')).nextTickMs,
       Date.UTC(2026, 9, 26, 1, 30),
       '02:30 CET next day',
     );
@@ -179,7 +183,7 @@ test('a cron expression without a timezone is read in UTC', async () => {
     const { schedule } = await engine.putSchedule(spec('daily', { cron: '0 3 * * *' }), 'create');
     assert.equal(schedule.timezone, 'UTC');
     assert.equal(schedule.nextTickMs, Date.UTC(2026, 0, 2, 3));
-    assert.deepEqual(engine.getSchedule('daily', 2).nextRunsMs, [
+    assert.deepEqual((await engine.getSchedule('daily', 2)).nextRunsMs, [
       Date.UTC(2026, 0, 2, 3),
       Date.UTC(2026, 0, 3, 3),
     ]);

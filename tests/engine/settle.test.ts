@@ -32,7 +32,7 @@ test('fencing: a stale attempt gets lease_lost on ack, nack and extend', async (
     await expectCode(engine.extend({ ...stale, leaseMs: 1000 }), 'lease_lost');
     await expectCode(engine.ack({ jobId, attempt: 7 }), 'lease_lost');
     // The stale calls changed nothing.
-    const info = engine.getJob(jobId);
+    const info = await engine.getJob(jobId);
     assert.equal(info.state, 'leased');
     assert.equal(info.attempt, 2);
     assert.equal(info.errors.length, 1, 'only the expiry is recorded');
@@ -100,7 +100,7 @@ test('ackBatch: one outcome per item, in order; the good ones are acked', async 
       ['ok', 'lease_lost', 'not_found', 'not_found', 'ok'],
     );
     assert.equal(rowCount(db, 'jobs'), 1);
-    assert.equal(engine.getJob(c.id).state, 'leased');
+    assert.equal((await engine.getJob(c.id)).state, 'leased');
     assert.deepEqual(await engine.ackBatch([]), []);
     const tooMany = Array.from({ length: defaultEngineLimits.maxReserveJobs + 1 }, () => ({
       jobId: a.id,
@@ -137,14 +137,14 @@ test('nack default backoff: exponential with jitter, capped, exact with the help
       assert.ok(result.runAtMs !== null);
       const delayMs = result.runAtMs - clock.nowMs();
       delays.push(delayMs);
-      assert.equal(engine.getJob(jobId).runAtMs, result.runAtMs);
+      assert.equal((await engine.getJob(jobId)).runAtMs, result.runAtMs);
       // Not a millisecond early, and due at exactly its time.
       clock.advance(delayMs - 1);
       await engine.runMaintenance();
-      assert.equal(engine.getJob(jobId).state, 'scheduled');
+      assert.equal((await engine.getJob(jobId)).state, 'scheduled');
       clock.advance(1);
       await engine.runMaintenance();
-      assert.equal(engine.getJob(jobId).state, 'ready');
+      assert.equal((await engine.getJob(jobId)).state, 'ready');
     }
     assert.deepEqual(delays, expected);
     for (const d of delays) assert.ok(d <= backoff.capMs, `delay ${d} respects the cap`);
@@ -195,7 +195,7 @@ test('nack with an explicit delay: 0 is ready at once, more is scheduled, bad va
       directive: { kind: 'delay', delayMs: 0 },
     });
     assert.deepEqual(now, { state: 'ready', runAtMs: clock.nowMs() });
-    assert.equal(engine.getJob(jobId).state, 'ready');
+    assert.equal((await engine.getJob(jobId)).state, 'ready');
 
     const second = await leaseOne(engine);
     assert.equal(second.attempt, 2);
@@ -216,7 +216,7 @@ test('nack with an explicit delay: 0 is ready at once, more is scheduled, bad va
         'invalid_argument',
       );
     }
-    assert.equal(engine.getJob(jobId).state, 'leased', 'a refused nack leaves the lease alone');
+    assert.equal((await engine.getJob(jobId)).state, 'leased', 'a refused nack leaves the lease alone');
   });
 });
 
@@ -231,7 +231,7 @@ test('nack dead_letter: dead at once with reason dead_lettered, whatever attempt
       directive: { kind: 'dead_letter' },
     });
     assert.deepEqual(result, { state: 'dead', runAtMs: null });
-    const info = engine.getJob(jobId);
+    const info = await engine.getJob(jobId);
     assert.equal(info.state, 'dead');
     assert.equal(info.deadReason, 'dead_lettered');
     assert.equal(info.lastError, 'poison');
@@ -260,7 +260,7 @@ test('attempts exhausted: dead with reason attempts_exhausted and the error of e
       });
       assert.equal(result.state, attempt < 3 ? 'ready' : 'dead');
     }
-    const info = engine.getJob(jobId);
+    const info = await engine.getJob(jobId);
     assert.equal(info.state, 'dead');
     assert.equal(info.deadReason, 'attempts_exhausted');
     assert.equal(info.lastError, 'error 3');
@@ -278,7 +278,7 @@ test('a dead_letter directive on the last attempt is still dead_lettered', async
     const { jobId } = await engine.enqueue(job('q', { maxAttempts: 1 }));
     await leaseOne(engine);
     await engine.nack({ jobId, attempt: 1, error: 'x', directive: { kind: 'dead_letter' } });
-    assert.equal(engine.getJob(jobId).deadReason, 'dead_lettered');
+    assert.equal((await engine.getJob(jobId)).deadReason, 'dead_lettered');
   });
 });
 
@@ -290,7 +290,7 @@ test('error history keeps the newest limits.maxErrorHistory entries', async () =
       await leaseOne(engine);
       await engine.nack({ jobId, attempt, error: `e${attempt}`, directive: { kind: 'delay', delayMs: 0 } });
     }
-    const info = engine.getJob(jobId);
+    const info = await engine.getJob(jobId);
     assert.equal(info.deadReason, 'attempts_exhausted');
     assert.deepEqual(
       info.errors.map((e) => [e.attempt, e.error]),
@@ -316,7 +316,7 @@ test('error messages longer than limits.maxErrorBytes are truncated on a charact
     ] as const) {
       await leaseOne(engine);
       await engine.nack({ jobId, attempt, error, directive: { kind: 'delay', delayMs: 0 } });
-      stored.push(engine.getJob(jobId).lastError ?? '');
+      stored.push((await engine.getJob(jobId)).lastError ?? '');
     }
     const [ascii, euro, exact] = stored;
     assert.ok(ascii && euro);
@@ -327,7 +327,7 @@ test('error messages longer than limits.maxErrorBytes are truncated on a charact
     assert.match(euro, /^€+… \[truncated\]$/);
     assert.equal(exact, 'y'.repeat(64), 'a message at the limit is kept whole');
     assert.deepEqual(
-      engine.getJob(jobId).errors.map((e) => e.error),
+      (await engine.getJob(jobId)).errors.map((e) => e.error),
       stored,
     );
   });
@@ -344,8 +344,8 @@ test('extend pushes the deadline forward, clamped to maxLeaseMs, so the lease do
     assert.ok(extended.leaseDeadlineMs > leased.leaseDeadlineMs);
     clock.advance(5000); // past the first deadline
     await engine.runMaintenance();
-    assert.equal(engine.getJob(jobId).state, 'leased');
-    assert.equal(engine.getJob(jobId).leaseDeadlineMs, extended.leaseDeadlineMs);
+    assert.equal((await engine.getJob(jobId)).state, 'leased');
+    assert.equal((await engine.getJob(jobId)).leaseDeadlineMs, extended.leaseDeadlineMs);
 
     const clamped = await engine.extend({ jobId, attempt: 1, leaseMs: 3_600_000 });
     assert.equal(clamped.leaseDeadlineMs, clock.nowMs() + 20_000);
@@ -356,7 +356,7 @@ test('extend pushes the deadline forward, clamped to maxLeaseMs, so the lease do
 
     clock.advance(19_999);
     await engine.runMaintenance();
-    assert.equal(engine.getJob(jobId).state, 'leased');
+    assert.equal((await engine.getJob(jobId)).state, 'leased');
     await engine.ack({ jobId, attempt: 1 });
   });
 });
@@ -368,6 +368,6 @@ test('extend may shorten a lease; the job then expires at the new deadline', asy
     await engine.extend({ jobId, attempt: 1, leaseMs: 1000 });
     clock.advance(1000);
     await engine.runMaintenance();
-    assert.equal(engine.getJob(jobId).state, 'ready');
+    assert.equal((await engine.getJob(jobId)).state, 'ready');
   });
 });

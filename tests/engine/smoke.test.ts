@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { bytes, openTestEngine } from '../helpers/engine.ts';
 
 test('enqueue, reserve, ack', async () => {
-  const t = openTestEngine();
+  const t = await openTestEngine();
   try {
     const { jobId, deduplicated } = await t.engine.enqueue({
       queue: 'emails',
@@ -16,8 +16,8 @@ test('enqueue, reserve, ack', async () => {
     assert.equal(job.id, jobId);
     assert.equal(job.attempt, 1);
     await t.engine.ack({ jobId, attempt: 1 });
-    assert.deepEqual(t.engine.counterMismatches(), []);
-    assert.equal(t.engine.listQueues()[0]?.counts.leased, 0);
+    assert.deepEqual(await t.engine.counterMismatches(), []);
+    assert.equal((await t.engine.listQueues())[0]?.counts.leased, 0);
   } finally {
     t.dispose();
   }

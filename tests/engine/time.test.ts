@@ -19,10 +19,10 @@ test('lease expiry: back to ready once the deadline passes, the attempt counted'
     assert.equal(leased?.attempt, 1);
     clock.advance(9999);
     await engine.runMaintenance();
-    assert.equal(engine.getJob(jobId).state, 'leased');
+    assert.equal((await engine.getJob(jobId)).state, 'leased');
     clock.advance(1);
     await engine.runMaintenance();
-    const info = engine.getJob(jobId);
+    const info = await engine.getJob(jobId);
     assert.equal(info.state, 'ready');
     assert.equal(info.attempt, 1, 'the expired delivery is counted');
     assert.equal(info.lastError, 'lease expired');
@@ -40,7 +40,7 @@ test('lease expiry happens on its own: the maintenance timer fires at the deadli
     await engine.reserve({ queues: ['q'], leaseMs: 10_000 });
     clock.advance(10_000);
     // No runMaintenance: the timer submitted a pass, which commits before the barrier.
-    await until(engine, () => engine.getJob(jobId).state === 'ready');
+    await until(engine, async () => (await engine.getJob(jobId)).state === 'ready');
   });
 });
 
@@ -53,7 +53,7 @@ test('lease expiry on the last attempt: dead with reason lease_expired', async (
       clock.advance(5000);
       await engine.runMaintenance();
     }
-    const info = engine.getJob(jobId);
+    const info = await engine.getJob(jobId);
     assert.equal(info.state, 'dead');
     assert.equal(info.deadReason, 'lease_expired');
     assert.equal(info.failedAtMs, clock.nowMs());
@@ -71,16 +71,16 @@ test('leases expire each at its own deadline', async () => {
     const [b] = await engine.reserve({ queues: ['q'], leaseMs: 1000 });
     const [c] = await engine.reserve({ queues: ['q'], leaseMs: 2000 });
     assert.ok(a && b && c);
-    const states = () => [a, b, c].map((j) => engine.getJob(j.id).state);
+    const states = () => Promise.all([a, b, c].map(async (j) => (await engine.getJob(j.id)).state));
     clock.advance(1000);
     await engine.runMaintenance();
-    assert.deepEqual(states(), ['leased', 'ready', 'leased']);
+    assert.deepEqual(await states(), ['leased', 'ready', 'leased']);
     clock.advance(1000);
     await engine.runMaintenance();
-    assert.deepEqual(states(), ['leased', 'ready', 'ready']);
+    assert.deepEqual(await states(), ['leased', 'ready', 'ready']);
     clock.advance(1000);
     await engine.runMaintenance();
-    assert.deepEqual(states(), ['ready', 'ready', 'ready']);
+    assert.deepEqual(await states(), ['ready', 'ready', 'ready']);
   });
 });
 
@@ -91,26 +91,29 @@ test('scheduling: a delay or a future run-at is scheduled, a past run-at is read
     const at = await engine.enqueue(job('q', { runAtMs: now + 7000 }));
     const past = await engine.enqueue(job('q', { runAtMs: now - 60_000 }));
     const zero = await engine.enqueue(job('q', { delayMs: 0 }));
-    const state = (id: string) => [engine.getJob(id).state, engine.getJob(id).runAtMs - now];
-    assert.deepEqual(state(delayed.jobId), ['scheduled', 5000]);
-    assert.deepEqual(state(at.jobId), ['scheduled', 7000]);
-    assert.deepEqual(state(past.jobId), ['ready', 0]);
-    assert.deepEqual(state(zero.jobId), ['ready', 0]);
-    const counts = engine.listQueues()[0]?.counts;
+    const state = async (id: string) => [
+      (await engine.getJob(id)).state,
+      (await engine.getJob(id)).runAtMs - now,
+    ];
+    assert.deepEqual(await state(delayed.jobId), ['scheduled', 5000]);
+    assert.deepEqual(await state(at.jobId), ['scheduled', 7000]);
+    assert.deepEqual(await state(past.jobId), ['ready', 0]);
+    assert.deepEqual(await state(zero.jobId), ['ready', 0]);
+    const counts = (await engine.listQueues())[0]?.counts;
     assert.equal(counts?.scheduled, 2);
     assert.equal(counts?.ready, 2);
     // Scheduled jobs are not handed out early.
     assert.equal((await engine.reserve({ queues: ['q'], maxJobs: 10 })).length, 2);
     clock.advance(4999);
     await engine.runMaintenance();
-    assert.equal(engine.getJob(delayed.jobId).state, 'scheduled');
+    assert.equal((await engine.getJob(delayed.jobId)).state, 'scheduled');
     clock.advance(1);
     await engine.runMaintenance();
-    assert.equal(engine.getJob(delayed.jobId).state, 'ready');
-    assert.equal(engine.getJob(at.jobId).state, 'scheduled');
+    assert.equal((await engine.getJob(delayed.jobId)).state, 'ready');
+    assert.equal((await engine.getJob(at.jobId)).state, 'scheduled');
     clock.advance(2000);
     // Promotion also happens on its own, from the maintenance timer.
-    await until(engine, () => engine.getJob(at.jobId).state === 'ready');
+    await until(engine, async () => (await engine.getJob(at.jobId)).state === 'ready');
   });
 });
 
@@ -121,14 +124,14 @@ test('promotion of more due jobs than one maintenance pass handles continues at 
     }
     clock.advance(1000);
     await engine.runMaintenance();
-    const ready = () => engine.listQueues()[0]?.counts.ready ?? 0;
-    assert.ok(ready() > 0);
+    const ready = async () => (await engine.listQueues())[0]?.counts.ready ?? 0;
+    assert.ok((await ready()) > 0);
     // A full pass asks for the next one at once (a timer due now).
-    for (let i = 0; i < 10 && ready() < 3000; i++) {
+    for (let i = 0; i < 10 && (await ready()) < 3000; i++) {
       clock.advance(0);
       await barrier(engine);
     }
-    assert.equal(ready(), 3000);
+    assert.equal(await ready(), 3000);
   });
 });
 
@@ -138,7 +141,7 @@ test('retention: dead letters are swept after deadRetentionMs, not before', asyn
     const { jobId } = await engine.enqueue(job('q'));
     const { jobId: other } = await engine.enqueue(job('kept'));
     for (const id of [jobId, other]) {
-      const [leased] = await engine.reserve({ queues: [engine.getJob(id).queue] });
+      const [leased] = await engine.reserve({ queues: [(await engine.getJob(id)).queue] });
       await engine.nack({
         jobId: id,
         attempt: leased?.attempt ?? 0,
@@ -148,18 +151,18 @@ test('retention: dead letters are swept after deadRetentionMs, not before', asyn
     }
     clock.advance(HOUR_MS);
     await engine.runMaintenance();
-    assert.equal(engine.getJob(jobId).state, 'dead', 'kept for the whole retention period');
+    assert.equal((await engine.getJob(jobId)).state, 'dead', 'kept for the whole retention period');
     clock.advance(SWEEP_INTERVAL_MS);
     await engine.runMaintenance();
-    assert.throws(() => engine.getJob(jobId), /does not exist/);
-    assert.equal(engine.listQueues().find((q) => q.name === 'q')?.counts.dead, 0);
+    await assert.rejects(async () => engine.getJob(jobId), /does not exist/);
+    assert.equal((await engine.listQueues()).find((q) => q.name === 'q')?.counts.dead, 0);
     // The default retention is 14 days.
     clock.advance(14 * DAY_MS - HOUR_MS - SWEEP_INTERVAL_MS - 1);
     await engine.runMaintenance();
-    assert.equal(engine.getJob(other).state, 'dead');
+    assert.equal((await engine.getJob(other)).state, 'dead');
     clock.advance(SWEEP_INTERVAL_MS + 1);
     await engine.runMaintenance();
-    assert.throws(() => engine.getJob(other), /does not exist/);
+    await assert.rejects(async () => engine.getJob(other), /does not exist/);
   });
 });
 
@@ -171,11 +174,11 @@ test('retention: completed jobs are kept when completedRetentionMs > 0, then swe
     assert.equal(leased?.id, jobId);
     clock.advance(10);
     await engine.ack({ jobId, attempt: 1 });
-    const info = engine.getJob(jobId);
+    const info = await engine.getJob(jobId);
     assert.equal(info.state, 'completed');
     assert.equal(info.completedAtMs, clock.nowMs());
     assert.equal(info.leaseDeadlineMs, null);
-    assert.equal(engine.listQueues()[0]?.counts.completed, 1);
+    assert.equal((await engine.listQueues())[0]?.counts.completed, 1);
     // A completed job cannot be settled again, and does not count toward max_depth.
     const again = await engine.ackBatch([{ jobId, attempt: 1 }]);
     assert.deepEqual(
@@ -186,10 +189,10 @@ test('retention: completed jobs are kept when completedRetentionMs > 0, then swe
 
     clock.advance(HOUR_MS);
     await engine.runMaintenance();
-    assert.equal(engine.getJob(jobId).state, 'completed');
+    assert.equal((await engine.getJob(jobId)).state, 'completed');
     clock.advance(SWEEP_INTERVAL_MS);
     await engine.runMaintenance();
-    assert.throws(() => engine.getJob(jobId), /does not exist/);
+    await assert.rejects(async () => engine.getJob(jobId), /does not exist/);
     assert.equal(rowCount(db, 'jobs'), 0);
   });
 });

@@ -138,11 +138,12 @@ test('a full disk fails writes with UNAVAILABLE and the server recovers when spa
     // Every acknowledged job is there after a restart (but the acked ones), and nothing else.
     t = await t.restart();
     const kept = acknowledged.filter((id) => !drained.includes(id));
-    const counts = t.server.engine.listQueues().find((q) => q.name === 'full')?.counts;
+    const counts = (await t.server.engine.listQueues()).find((q) => q.name === 'full')?.counts;
     assert.equal((counts?.ready ?? 0) + (counts?.scheduled ?? 0), kept.length);
-    for (const id of kept) assert.ok(['ready', 'scheduled'].includes(t.server.engine.getJob(id).state));
-    for (const id of drained) assert.throws(() => t.server.engine.getJob(id), /does not exist/);
-    assert.deepEqual(t.server.engine.counterMismatches(), []);
+    for (const id of kept)
+      assert.ok(['ready', 'scheduled'].includes((await t.server.engine.getJob(id)).state));
+    for (const id of drained) await assert.rejects(async () => t.server.engine.getJob(id), /does not exist/);
+    assert.deepEqual(await t.server.engine.counterMismatches(), []);
   } finally {
     await t.dispose();
     execFileSync('umount', [mountPoint]);

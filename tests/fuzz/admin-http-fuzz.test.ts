@@ -149,11 +149,13 @@ interface Snapshot {
   newestAuditId: number;
 }
 
-function snapshot(): Snapshot {
+async function snapshot(): Promise<Snapshot> {
   const { engine } = t.server;
-  const queues = JSON.stringify(engine.listQueues().map((q) => [q.name, q.paused, q.counts]));
+  const queues = JSON.stringify((await engine.listQueues()).map((q) => [q.name, q.paused, q.counts]));
   // Failed logins are audited on purpose (and after the answer), so they do not count as stored.
-  const audit = engine.listAudit({ pageSize: 200 }).items.filter((e) => e.action !== 'session.login_failed');
+  const audit = (await engine.listAudit({ pageSize: 200 })).items.filter(
+    (e) => e.action !== 'session.login_failed',
+  );
   return { queues, newestAuditId: audit[0]?.id ?? 0 };
 }
 
@@ -451,7 +453,7 @@ test(`${runs} fuzzed admin API requests: documented answers, nothing stored from
   const started = Date.now();
   await fc.assert(
     fc.asyncProperty(fuzzCase, async (c) => {
-      const before = snapshot();
+      const before = await snapshot();
       const answer = await sendExact(
         port,
         {
@@ -474,7 +476,11 @@ test(`${runs} fuzzed admin API requests: documented answers, nothing stored from
         (byRoute.get(`${c.route.method} ${c.route.path}`) ?? 0) + 1,
       );
       if (answer.status >= 400)
-        assert.deepEqual(snapshot(), before, `${what}: refused (${answer.status}) but stored something`);
+        assert.deepEqual(
+          await snapshot(),
+          before,
+          `${what}: refused (${answer.status}) but stored something`,
+        );
       // A fuzzed logout ends a harness session: start a fresh one.
       if (c.method === 'DELETE' && c.route.path === '/api/v1/session' && answer.status === 200) {
         const role = c.credential as Role;
@@ -552,7 +558,7 @@ test(`${Math.ceil(runs / 4)} raw requests with broken framing: a JSON answer, ne
       fc.array(fc.tuple(rawHeaderName, rawHeaderValue), { maxLength: 3 }),
       fc.boolean(),
       async (verb, target, version, headers, withHost) => {
-        const before = snapshot();
+        const before = await snapshot();
         const lines = [`${verb} ${target} ${version}`.trimEnd()];
         if (withHost) lines.push(`Host: 127.0.0.1:${port}`);
         for (const [name, value] of headers) lines.push(`${name}: ${value}`);
@@ -563,7 +569,7 @@ test(`${Math.ceil(runs / 4)} raw requests with broken framing: a JSON answer, ne
         statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
         checkAnswer(what, answer, verb === 'HEAD');
         assert.equal(answer.headers.injected, undefined, `${what}: a header was injected into the answer`);
-        assert.deepEqual(snapshot(), before, `${what}: stored something`);
+        assert.deepEqual(await snapshot(), before, `${what}: stored something`);
       },
     ),
     { numRuns: Math.ceil(runs / 4), includeErrorInReport: true },
@@ -584,7 +590,7 @@ test('bodies over the limit are refused with 413 before they are read', async ()
       `POST /api/v1/queues/emails/jobs HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nCookie: ${admin.cookie}\r\n` +
         `X-CSRF-Token: ${admin.csrf}\r\nContent-Type: application/json\r\n${length}\r\n`,
     );
-  const before = snapshot();
+  const before = await snapshot();
   // A declared length over the limit, and only a few bytes of it sent: the answer comes anyway.
   for (const declared of [2 * 1024 * 1024 + 1, 100 * 1024 * 1024, 2 ** 53 - 1]) {
     const answer = await sendRaw(
@@ -615,7 +621,7 @@ test('bodies over the limit are refused with 413 before they are read', async ()
     answerBoundMs,
   );
   assert.equal(answer.status, 400, `${answer.status} ${answer.body}`);
-  assert.deepEqual(snapshot(), before);
+  assert.deepEqual(await snapshot(), before);
 });
 
 test('the server is healthy after the fuzzing', async () => {
@@ -641,5 +647,5 @@ test('the server is healthy after the fuzzing', async () => {
   assert.equal(enqueue.status, 200, enqueue.body.toString());
   const index = await sendExact(port, { method: 'GET', target: '/' });
   assert.equal(index.body.toString(), uiFiles['index.html']);
-  assert.deepEqual(t.server.engine.counterMismatches(), []);
+  assert.deepEqual(await t.server.engine.counterMismatches(), []);
 });

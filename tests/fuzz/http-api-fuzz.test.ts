@@ -529,7 +529,7 @@ const jsonAs = (role: 'producer' | 'worker', body: unknown) => ({
 async function emptyQueue(queue: string): Promise<void> {
   const { engine } = t.server;
   await engine.purgeQueue(queue);
-  for (const job of engine.listJobs({ queue, state: 'leased', pageSize: 100 }).items)
+  for (const job of (await engine.listJobs({ queue, state: 'leased', pageSize: 100 })).items)
     await engine.ack({ jobId: job.id, attempt: job.attempt });
 }
 
@@ -565,9 +565,10 @@ test('large jobs × maxJobs over POST /v1/reserve: every job it leases is in its
           });
           const what = `reserve of ${maxJobs} from ${sizes.length} jobs of ${sizes.join(', ')} bytes`;
           checkAnswer(what, answer);
-          const leased = engine
-            .listJobs({ queue: bigQueue.name, state: 'leased', pageSize: 100 })
-            .items.map((j) => j.id)
+          const leased = (
+            await engine.listJobs({ queue: bigQueue.name, state: 'leased', pageSize: 100 })
+          ).items
+            .map((j) => j.id)
             .sort();
           const answered =
             answer.status === 200
@@ -645,7 +646,7 @@ test('a caller cannot create queues without bound: past limits.max_queues a job 
         for (const r of results) if (r.rejection !== undefined) refusals.push(r.rejection.message);
       }
     }
-    const listed = engine.listQueues().length;
+    const listed = (await engine.listQueues()).length;
     assert.ok(
       maxQueues !== undefined,
       `the server has no max_queues limit: ${flooded} new queues, ${refusals.length} jobs refused, ${listed} queues`,
@@ -656,7 +657,7 @@ test('a caller cannot create queues without bound: past limits.max_queues a job 
       `a job for a queue past the limit is refused naming max_queues: ${refusals[0]}`,
     );
   } finally {
-    const made = new Set(engine.listQueues().map((q) => q.name));
+    const made = new Set((await engine.listQueues()).map((q) => q.name));
     for (const queue of queues) {
       if (!made.has(queue)) continue;
       await emptyQueue(queue);

@@ -56,10 +56,11 @@ const raw = (path: string, bytes: Buffer) => rawUnary(t.client, path, bytes);
  * real clock and move their jobs back to ready (or dead) at any moment, so a count of
  * some states only would change under a rejected request. Nothing here deletes a job.
  */
-const totalJobs = () =>
-  t.server.engine
-    .listQueues()
-    .reduce((n, q) => n + Object.values(q.counts).reduce((sum, jobs) => sum + jobs, 0), 0);
+const totalJobs = async () =>
+  (await t.server.engine.listQueues()).reduce(
+    (n, q) => n + Object.values(q.counts).reduce((sum, jobs) => sum + jobs, 0),
+    0,
+  );
 
 /** Protobuf-ish bytes: random tags with varints, length-delimited fields (nested, UTF-8 or not), fixed ints. */
 const field = fc.letrec((tie) => ({
@@ -108,7 +109,7 @@ test(`${runs} fuzzed unary calls: documented statuses only, nothing stored from 
         fc.array(field, { maxLength: 6 }).map((fs) => Buffer.concat(fs)),
       ),
       async (method, bytes) => {
-        const before = totalJobs();
+        const before = await totalJobs();
         const answer = await raw(method.path, bytes);
         seen.set(answer.code, (seen.get(answer.code) ?? 0) + 1);
         assert.ok(
@@ -118,14 +119,14 @@ test(`${runs} fuzzed unary calls: documented statuses only, nothing stored from 
         if (answer.code !== status.OK) {
           assert.ok(answer.details.length > 0, `${method.path} ${status[answer.code]} without a message`);
           if (enqueuePaths.has(method.path))
-            assert.equal(totalJobs(), before, 'a rejected enqueue stored nothing');
+            assert.equal(await totalJobs(), before, 'a rejected enqueue stored nothing');
         }
       },
     ),
     { numRuns: runs, includeErrorInReport: true, ...replay },
   );
   console.log(`fuzz: ${runs} calls, statuses ${[...seen].map(([c, n]) => `${status[c]}=${n}`).join(' ')}`);
-  assert.deepEqual(t.server.engine.counterMismatches(), []);
+  assert.deepEqual(await t.server.engine.counterMismatches(), []);
 });
 
 test(`${runs} mutated valid messages: limits hold, rejections are typed, counters stay true`, async () => {
@@ -187,7 +188,7 @@ test(`${runs} mutated valid messages: limits hold, rejections are typed, counter
   const c = t.client;
   await fc.assert(
     fc.asyncProperty(request, async (req) => {
-      const before = totalJobs();
+      const before = await totalJobs();
       const outcome = await (async () => {
         switch (req.kind) {
           case 'batch':
@@ -216,17 +217,17 @@ test(`${runs} mutated valid messages: limits hold, rejections are typed, counter
         !outcome.response.committed
       ) {
         assert.equal(
-          totalJobs(),
+          await totalJobs(),
           before,
           `a failed atomic batch stored nothing: ${JSON.stringify(outcome.response.rejections)}`,
         );
         assert.ok(outcome.response.rejections.length > 0);
       }
-      if (req.kind === 'batch' && outcome.code !== status.OK) assert.equal(totalJobs(), before);
+      if (req.kind === 'batch' && outcome.code !== status.OK) assert.equal(await totalJobs(), before);
     }),
     { numRuns: runs, includeErrorInReport: true, ...replay },
   );
-  assert.deepEqual(t.server.engine.counterMismatches(), []);
+  assert.deepEqual(await t.server.engine.counterMismatches(), []);
 });
 
 test('every string, list and map field of every unary request, oversize: each call answers, every message at most 1 KiB', async () => {
@@ -241,5 +242,5 @@ test('every string, list and map field of every unary request, oversize: each ca
   console.log(
     `oversize: ${cases.length} unary cases, the longest message ${longest.bytes} bytes (${longest.what})`,
   );
-  assert.deepEqual(t.server.engine.counterMismatches(), []);
+  assert.deepEqual(await t.server.engine.counterMismatches(), []);
 });

@@ -133,9 +133,9 @@ async function drive<Res>(
 }
 
 /** Where a job is now, as the fuzzer checks it. */
-function where(jobId: string): string {
+async function where(jobId: string): Promise<string> {
   try {
-    const job = t.server.engine.getJob(jobId);
+    const job = await t.server.engine.getJob(jobId);
     return job.state === 'leased' ? `leased:${job.attempt}` : job.state;
   } catch {
     return 'gone';
@@ -202,12 +202,16 @@ async function produceRun(d: Draw, index: number, ending: Ending): Promise<void>
     });
   });
   for (const key of accepted) {
-    assert.equal(t.server.engine.findJobByIdempotencyKey(queue, key)?.stored, true, `${note}: ${key} stored`);
+    assert.equal(
+      (await t.server.engine.findJobByIdempotencyKey(queue, key))?.stored,
+      true,
+      `${note}: ${key} stored`,
+    );
   }
   for (const key of refused) {
     if (accepted.has(key)) continue;
     assert.equal(
-      t.server.engine.findJobByIdempotencyKey(queue, key),
+      await t.server.engine.findJobByIdempotencyKey(queue, key),
       null,
       `${note}: ${key} refused, not stored`,
     );
@@ -310,7 +314,7 @@ async function workRun(d: Draw, index: number, ending: Ending): Promise<void> {
   const named = new Set(processed.flatMap((s) => s.settlements.map((x) => x.target.jobId)));
   const okAnswers = settled.filter((a) => a.code === status.OK).map((a) => sent.get(a.requestId)!);
   for (const id of ids) {
-    const state = where(id);
+    const state = await where(id);
     const isForeign = foreign.some((f) => f.jobId === id);
     const ended = okAnswers.filter((s) => s.target.jobId === id && s.op !== 'extend').map((s) => s.op);
     if (ended.includes('ack')) assert.equal(state, 'gone', `${note}: ${id} acked`);
@@ -352,7 +356,7 @@ async function cleanUp(queue: string): Promise<void> {
   for (;;) {
     // A sequence whose messages were all refused made no queue.
     if (!(await tolerate(() => engine.purgeQueue(queue), ['not_found']))) return;
-    const page = engine.listJobs({ queue, state: 'leased', pageSize: 100 });
+    const page = await engine.listJobs({ queue, state: 'leased', pageSize: 100 });
     if (page.items.length === 0) break;
     for (const job of page.items) {
       await tolerate(
@@ -380,7 +384,7 @@ test(`${runs} pipelined Produce and Work sequences (seed ${seed}): documented an
       if (stream === 'Produce') await produceRun(d, index, ending);
       else await workRun(d, index, ending);
       assert.deepEqual(escaped, [], 'nothing escaped a handler');
-      assert.deepEqual(t.server.engine.counterMismatches(), [], 'counters = rows');
+      assert.deepEqual(await t.server.engine.counterMismatches(), [], 'counters = rows');
       const info = await call(client, client.getServerInfo, {}, new Metadata(), {
         deadline: Date.now() + 30_000,
       });
@@ -412,7 +416,7 @@ test('every string, list and map field of Produce, Work and Events requests, ove
     `oversize: ${cases.length} stream cases, the longest message ${longest.bytes} bytes (${longest.what})`,
   );
   assert.deepEqual(escaped, [], 'nothing escaped a handler');
-  assert.deepEqual(t.server.engine.counterMismatches(), []);
+  assert.deepEqual(await t.server.engine.counterMismatches(), []);
 });
 
 // ------------------------------------------------- answers that grow with stored data
@@ -435,11 +439,9 @@ async function enqueueLargeJobs(d: Draw, overflow: boolean): Promise<string[]> {
 }
 
 /** The ids of the big queue's leased jobs, sorted. */
-function leasedInBigQueue(): string[] {
-  return t.server.engine
-    .listJobs({ queue: bigQueue.name, state: 'leased', pageSize: 100 })
-    .items.map((j) => j.id)
-    .sort();
+async function leasedInBigQueue(): Promise<string[]> {
+  const page = await t.server.engine.listJobs({ queue: bigQueue.name, state: 'leased', pageSize: 100 });
+  return page.items.map((j) => j.id).sort();
 }
 
 test('large jobs × credit on a Work stream: every job it leases reaches the client, each message within 4 MiB (issue 29, item 2)', async () => {
@@ -487,7 +489,7 @@ test('large jobs × credit on a Work stream: every job it leases reaches the cli
     assert.equal(end.code, status.OK, `${note}: the stream ended ${status[end.code]} ${end.details}`);
     assertShort(end.details, `${note}: the status`);
     assert.deepEqual([...pushed].sort(), [...ids].sort(), `${note}: every job pushed once`);
-    assert.deepEqual(leasedInBigQueue(), [...ids].sort(), `${note}: leased = pushed`);
+    assert.deepEqual(await leasedInBigQueue(), [...ids].sort(), `${note}: leased = pushed`);
     await cleanUp(bigQueue.name);
   }
 });
@@ -514,11 +516,11 @@ test('unary Reserve of large jobs × max_jobs: it answers with the jobs that fit
         const { code, details } = error as ServiceError;
         assertShort(details, `${note}: the status`);
         return assert.fail(
-          `${note}: Reserve answered ${status[code]} (${details}), ${leasedInBigQueue().length} jobs left leased`,
+          `${note}: Reserve answered ${status[code]} (${details}), ${(await leasedInBigQueue()).length} jobs left leased`,
         );
       }
       assert.ok(answer.length > 0, `${note}: a job that fits is answered`);
-      assert.deepEqual(leasedInBigQueue(), answer, `${note}: leased = answered`);
+      assert.deepEqual(await leasedInBigQueue(), answer, `${note}: leased = answered`);
       await cleanUp(bigQueue.name);
     }
   } finally {
@@ -553,12 +555,13 @@ test('a caller cannot create queues without bound: past limits.max_queues a job 
     );
     for (const r of rejections) assertShort(r.message, 'a rejection');
     for (const a of answers) assertShort(a.message, 'an answer');
+    const queueCount = (await t.server.engine.listQueues()).length;
     assert.ok(
       maxQueues !== undefined,
       `GetServerInfo states no max_queues limit: ${flooded} new queues, ${rejections.length} jobs refused, ` +
-        `${t.server.engine.listQueues().length} queues`,
+        `${queueCount} queues`,
     );
-    assert.ok(t.server.engine.listQueues().length <= maxQueues, 'no more queues than max_queues');
+    assert.ok(queueCount <= maxQueues, 'no more queues than max_queues');
     // Refused job by job, or whole messages with RESOURCE_EXHAUSTED: either way the answer names the limit.
     const refusals = [
       ...rejections.map((r) => r.message),

@@ -49,7 +49,7 @@ export interface TestAdminOptions {
 
 export async function openTestAdmin(options: TestAdminOptions = {}): Promise<TestAdmin> {
   let rates: RateHistory | undefined;
-  const t = openTestEngine({
+  const t = await openTestEngine({
     ...options.engine,
     deps: { ...options.engine?.deps, onEvent: (event: JobEvent) => rates?.record(event) },
   });
@@ -57,7 +57,7 @@ export async function openTestAdmin(options: TestAdminOptions = {}): Promise<Tes
   const startedAtMs = t.clock.nowMs();
   // The app's own log lines, unscrubbed (the server's logger would scrub them): they must hold no secret as given.
   const capture = captureOutput('admin');
-  const admin = createAdminApp({
+  const admin = await createAdminApp({
     engine: t.engine,
     clock: t.clock,
     users: options.users ?? (options.open ? [] : await testUsers()),

@@ -1,4 +1,4 @@
-/** Opens a real engine on a real temporary SQLite file, with a fake clock. */
+/** Opens a real engine on a real temporary SQLite store, with a fake clock. */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,16 +8,20 @@ import { Engine, type EngineDeps } from '../../src/engine/engine.ts';
 import { SeppError, type SeppErrorCode } from '../../src/engine/errors.ts';
 import { defaultEngineOptions, type EngineOptions, type QueueSettings } from '../../src/engine/settings.ts';
 import type { EnqueueRequest } from '../../src/engine/types.ts';
-import { type Db, type Durability, openDataDir } from '../../src/store/open.ts';
+import type { GroupCommitOptions } from '../../src/store/sqlite/group-commit.ts';
+import type { Db, Durability } from '../../src/store/sqlite/open.ts';
+import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 
 export interface TestEngine {
   engine: Engine;
   clock: FakeClock;
   dataDir: string;
-  /** The engine's connection, for checks the public API does not offer (raw rows, pragmas). */
+  /** The engine's store (the SQLite store of `dataDir`). */
+  store: SqliteStore;
+  /** The store's connection, for checks the public API does not offer (raw rows, pragmas). */
   db: Db;
   /** Closes the engine and opens the same data directory again (a restart). */
-  reopen(): TestEngine;
+  reopen(): Promise<TestEngine>;
   /** Closes the engine (if open) and removes the data directory. */
   dispose(): void;
 }
@@ -26,6 +30,8 @@ export interface TestEngineOptions {
   options?: Partial<EngineOptions>;
   deps?: Partial<EngineDeps>;
   durability?: Durability;
+  /** Options of the store's group committer (maxBatchOperations: 1 for one transaction per write). */
+  store?: GroupCommitOptions;
   dataDir?: string;
   clock?: FakeClock;
 }
@@ -39,12 +45,12 @@ export function helperRandom(): () => number {
   };
 }
 
-export function openTestEngine(opts: TestEngineOptions = {}): TestEngine {
+export async function openTestEngine(opts: TestEngineOptions = {}): Promise<TestEngine> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'sepp-test-'));
   const clock = opts.clock ?? new FakeClock();
-  const db = openDataDir(dataDir, { durability: opts.durability ?? 'full' });
+  const store = openSqliteStore(dataDir, { durability: opts.durability ?? 'full', ...opts.store });
   const options = { ...defaultEngineOptions(), ...opts.options };
-  const engine = new Engine(db, options, {
+  const engine = await Engine.open(store, options, {
     clock,
     // Deterministic jitter: a fixed sequence in [0, 1).
     random: helperRandom(),
@@ -59,8 +65,9 @@ export function openTestEngine(opts: TestEngineOptions = {}): TestEngine {
     engine,
     clock,
     dataDir,
-    db,
-    reopen() {
+    store,
+    db: store.db,
+    async reopen() {
       close();
       return openTestEngine({ ...opts, dataDir, clock });
     },
@@ -80,12 +87,12 @@ export async function withEngine(
   opts: TestEngineOptions,
   body: (t: TestEngine) => Promise<TestEngine | undefined> | Promise<void>,
 ): Promise<void> {
-  let t = openTestEngine(opts);
+  let t = await openTestEngine(opts);
   try {
     const replaced = await body(t);
     if (replaced) t = replaced;
-    if (!t.db.open) t = t.reopen();
-    assert.deepEqual(t.engine.counterMismatches(), [], 'per-queue counters must match the rows');
+    if (!t.db.open) t = await t.reopen();
+    assert.deepEqual(await t.engine.counterMismatches(), [], 'per-queue counters must match the rows');
   } finally {
     t.dispose();
   }
@@ -123,7 +130,7 @@ export async function expectCode(promise: Promise<unknown>, code: SeppErrorCode)
   return checkSeppError(thrown, code);
 }
 
-/** Asserts that `run` throws a SeppError of `code` (synchronous calls such as getJob). */
+/** Asserts that `run` throws a SeppError of `code` (synchronous calls such as subscribeEvents). */
 export function expectThrowsCode(run: () => unknown, code: SeppErrorCode): SeppError {
   let thrown: unknown;
   try {
@@ -157,10 +164,14 @@ export function rowCount(db: Db, table: 'jobs' | 'idempotency_keys' | 'queues'):
  * barriers): for effects that follow a commit by a few promise hops, such as
  * a woken reserve registering again. Fails instead of hanging.
  */
-export async function until(engine: Engine, condition: () => boolean, maxBarriers = 20): Promise<void> {
+export async function until(
+  engine: Engine,
+  condition: () => boolean | Promise<boolean>,
+  maxBarriers = 20,
+): Promise<void> {
   for (let i = 0; i < maxBarriers; i++) {
-    if (condition()) return;
+    if (await condition()) return;
     await barrier(engine);
   }
-  assert.ok(condition(), `condition not reached after ${maxBarriers} write barriers`);
+  assert.ok(await condition(), `condition not reached after ${maxBarriers} write barriers`);
 }

@@ -8,9 +8,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { counterMismatches } from '../../src/store/counter-check.ts';
-import { databaseFileName } from '../../src/store/open.ts';
-import { prepareStatements } from '../../src/store/statements.ts';
+import { counterMismatches, prepareCountStatements } from '../../src/store/sqlite/counts.ts';
+import { databaseFileName } from '../../src/store/sqlite/open.ts';
 import type { JobRowSummary } from './crash-ledger.ts';
 
 export interface DataDirSnapshot {
@@ -44,7 +43,7 @@ export function inspectDataDir(dataDir: string): DataDirSnapshot {
     );
     const states: Record<string, number> = {};
     for (const r of rows.values()) states[r.state] = (states[r.state] ?? 0) + 1;
-    return { integrity, counterMismatches: counterMismatches(prepareStatements(db)), rows, states };
+    return { integrity, counterMismatches: counterMismatches(prepareCountStatements(db)), rows, states };
   } finally {
     db.close();
   }

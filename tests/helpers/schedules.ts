@@ -2,7 +2,7 @@
 import type { FakeClock } from '../../src/engine/clock.ts';
 import type { Engine } from '../../src/engine/engine.ts';
 import type { ScheduleSpec } from '../../src/engine/schedules/types.ts';
-import type { Db } from '../../src/store/open.ts';
+import type { Db } from '../../src/store/sqlite/open.ts';
 import { barrier, bytes } from './engine.ts';
 
 /** A schedule named `name` on queue `q` (type `tick`), with `extra` on top. */

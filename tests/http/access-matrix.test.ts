@@ -193,7 +193,7 @@ describe('HTTP access matrix', () => {
 
   test('a request without a valid key is refused at its headers: a 1 GiB body is never read', async () => {
     const { port } = new URL(t.httpUrl);
-    const readyBefore = t.server.engine.listQueues().find((q) => q.name === queue)?.counts.ready;
+    const readyBefore = (await t.server.engine.listQueues()).find((q) => q.name === queue)?.counts.ready;
     const answer = await new Promise<{ status: number; closed: boolean }>((resolve, reject) => {
       const req = request({
         host: '127.0.0.1',
@@ -213,7 +213,10 @@ describe('HTTP access matrix', () => {
       req.write('{"queue":'); // a few bytes of the gigabyte, then nothing more
     });
     assert.deepEqual(answer, { status: 401, closed: true });
-    assert.equal(t.server.engine.listQueues().find((q) => q.name === queue)?.counts.ready, readyBefore);
+    assert.equal(
+      (await t.server.engine.listQueues()).find((q) => q.name === queue)?.counts.ready,
+      readyBefore,
+    );
   });
 
   test('a key removed by a reload is refused from the next request on', async () => {

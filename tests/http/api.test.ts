@@ -186,7 +186,7 @@ describe('HTTP API', () => {
   });
 
   test('a refused job answers its reason with the status gRPC uses, and stores nothing', async () => {
-    const before = t.server.engine.listQueues().find((q) => q.name === 'small')?.counts;
+    const before = (await t.server.engine.listQueues()).find((q) => q.name === 'small')?.counts;
     const tooLarge = assertError(
       await post('/v1/jobs', { queue: 'small', type: 't', payload: 'x'.repeat(100) }),
       400,
@@ -203,7 +203,7 @@ describe('HTTP API', () => {
     assert.equal(assertError(full, 429, 'resource_exhausted').rejectionReason, 'queue_full');
     assert.equal(full.headers['retry-after'], '1');
     assertError(await post('/v1/jobs', { queue: 'small', type: 't', priorty: 1 }), 400, 'invalid_argument');
-    const counts = t.server.engine.listQueues().find((q) => q.name === 'small')?.counts;
+    const counts = (await t.server.engine.listQueues()).find((q) => q.name === 'small')?.counts;
     assert.equal(counts?.ready, (before?.ready ?? 0) + 1);
   });
 
@@ -238,7 +238,7 @@ describe('HTTP API', () => {
       [[1, 'invalid_job']],
     );
     assert.equal(
-      t.server.engine.listQueues().find((q) => q.name === 'atomic'),
+      (await t.server.engine.listQueues()).find((q) => q.name === 'atomic'),
       undefined,
       'nothing stored',
     );
@@ -387,7 +387,7 @@ describe('HTTP API', () => {
     await waitersReach(t, 1);
     clock.advance(60_000); // limits.max_wait_ms: the ten minutes asked for are clamped to 60 s.
     assert.deepEqual((await timingOut).json, { jobs: [] });
-    const workers = t.server.engine.listWorkers();
+    const workers = await t.server.engine.listWorkers();
     assert.ok(workers.some((w) => w.workerId === 'w1' && w.address.startsWith('http:127.0.0.1:')));
   });
 
@@ -404,7 +404,7 @@ describe('HTTP API', () => {
     await request;
     await waitersReach(t, 0);
     await post('/v1/jobs', { queue: 'gone', type: 't' });
-    assert.equal(t.server.engine.listQueues().find((q) => q.name === 'gone')?.counts.ready, 1);
+    assert.equal((await t.server.engine.listQueues()).find((q) => q.name === 'gone')?.counts.ready, 1);
   });
 
   test('an outcome wait wakes up when the job ends, and answers `finished: false` when its time passes', async () => {

@@ -18,7 +18,7 @@ import {
   packageFilesPlugin,
 } from '../../scripts/esbuild-package-files.mjs';
 
-const helper = fileURLToPath(new URL('../../src/store/package-files.ts', import.meta.url));
+const helper = fileURLToPath(new URL('../../src/platform/package-files.ts', import.meta.url));
 
 test('the prelude goes after a hashbang, comments and "use strict", so strict code stays strict', () => {
   const text = '#!/usr/bin/env node\n// licence\n/* more */\n"use strict";\nconst a = 1;\n';

@@ -31,7 +31,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { SeppClient } from '../../clients/typescript/src/index.ts';
-import { openDataDir } from '../../src/store/open.ts';
+import { openDataDir } from '../../src/store/sqlite/open.ts';
 import { cliEntry } from '../helpers/cli.ts';
 import { inspectDataDir } from '../helpers/inspect-data-dir.ts';
 import {

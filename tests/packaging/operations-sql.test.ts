@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { FakeClock } from '../../src/engine/clock.ts';
-import { databaseFileName } from '../../src/store/open.ts';
+import { databaseFileName } from '../../src/store/sqlite/open.ts';
 import { createLogger } from '../../src/telemetry/logger.ts';
 import { cliEntry } from '../helpers/cli.ts';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';

@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SeppClient } from '../../clients/typescript/src/index.ts';
-import { databaseFileName } from '../../src/store/open.ts';
+import { databaseFileName } from '../../src/store/sqlite/open.ts';
 import { inspectDataDir } from '../helpers/inspect-data-dir.ts';
 import {
   collectOutput,

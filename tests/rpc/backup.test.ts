@@ -82,7 +82,10 @@ test('sepp backup copies a live database that a new server serves as is', async 
       const dup = await call(restored.client, restored.client.enqueue, { job: job(7) });
       assert.equal(dup.deduplicated, true);
       assert.equal(dup.jobId, ids[7]);
-      assert.equal(restored.server.engine.listQueues().find((q) => q.name === 'reports')?.counts.ready, 1000);
+      assert.equal(
+        (await restored.server.engine.listQueues()).find((q) => q.name === 'reports')?.counts.ready,
+        1000,
+      );
     } finally {
       await restored.dispose();
     }

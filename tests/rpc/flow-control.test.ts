@@ -42,7 +42,8 @@ for (const transport of ['stream', 'unary'] as const) {
       await t.dispose();
     });
 
-    const queueInfo = (name: string) => t.server.engine.listQueues().find((q) => q.name === name);
+    const queueInfo = async (name: string) =>
+      (await t.server.engine.listQueues()).find((q) => q.name === name);
 
     test('max_leased = 3 with 20 workers: never more than 3 leased, and 3 held while work waits', async () => {
       const jobs = 40;
@@ -59,7 +60,7 @@ for (const transport of ['stream', 'unary'] as const) {
           workerId: `${transport}-${w}`,
           fallback: (job) => {
             // Sampled at every delivery: the server's leased count.
-            samples.push(queueInfo('limited')?.counts.leased ?? -1);
+            void queueInfo('limited').then((q) => samples.push(q?.counts.leased ?? -1));
             return new Promise<void>((release) => held.push({ job, release }));
           },
         });
@@ -70,18 +71,18 @@ for (const transport of ['stream', 'unary'] as const) {
         const expected = Math.min(3, jobs - done);
         // The limit is met again after every ended lease, and the other 17 wait, throttled.
         await until(
-          () =>
+          async () =>
             held.length === expected &&
-            queueInfo('limited')?.counts.leased === expected &&
-            (jobs - done <= 3 || queueInfo('limited')?.throttledWorkers === 17),
+            (await queueInfo('limited'))?.counts.leased === expected &&
+            (jobs - done <= 3 || (await queueInfo('limited'))?.throttledWorkers === 17),
           `${expected} leased and 17 throttled after ${done} jobs`,
         );
         held.shift()!.release();
       }
-      await until(() => queueInfo('limited')?.counts.leased === 0, 'the last acks');
+      await until(async () => (await queueInfo('limited'))?.counts.leased === 0, 'the last acks');
       assert.equal(samples.length, jobs);
       assert.ok(Math.max(...samples) <= 3, `leased at a delivery: ${Math.max(...samples)}`);
-      assert.equal(queueInfo('limited')?.counts.ready, 0);
+      assert.equal((await queueInfo('limited'))?.counts.ready, 0);
       await Promise.all(workers.splice(0).map((w) => w.close({ timeoutMs: 0 })));
     });
 
@@ -152,7 +153,8 @@ describe('flow-control settings over the protocol', () => {
       .reserve({ queues: ['limited'], waitMs: 60_000, signal: abort.signal })
       .catch(() => []);
     await until(
-      () => t.server.engine.listQueues().find((q) => q.name === 'limited')?.throttledWorkers === 1,
+      async () =>
+        (await t.server.engine.listQueues()).find((q) => q.name === 'limited')?.throttledWorkers === 1,
       'the throttled reserve',
     );
     const { samples } = await scrape(t.metricsUrl);

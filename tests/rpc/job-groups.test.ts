@@ -113,7 +113,8 @@ for (const transport of ['stream', 'unary'] as const) {
       const waiting = client.reserve({ queues: ['waiting'], waitMs: 60_000 });
       // The long-poll is registered (and throttled by busy's limit) before the move.
       await until(
-        () => t.server.engine.listQueues().find((q) => q.name === 'waiting')?.throttledWorkers === 1,
+        async () =>
+          (await t.server.engine.listQueues()).find((q) => q.name === 'waiting')?.throttledWorkers === 1,
         'the reserve waits, throttled',
       );
       await client.updateJob(second.id, { group: 'idle' });

@@ -55,7 +55,7 @@ test('a Worker is listed while its Work stream is open, with the jobs it holds',
   release.resolve();
   await worker.close();
   await until(
-    () => !t.server.engine.listWorkers().some((w) => w.workerId === 'mailer-1'),
+    async () => !(await t.server.engine.listWorkers()).some((w) => w.workerId === 'mailer-1'),
     'the stream to end',
   );
   assert.deepEqual(
@@ -80,10 +80,10 @@ test('a Reserve caller is listed after its call and forgotten 5 minutes after it
     target: `job:${id}`,
   });
   assert.deepEqual(result, { previousState: 'leased', state: 'ready' });
-  const detail = t.server.engine.getJob(id);
+  const detail = await t.server.engine.getJob(id);
   assert.equal(detail.state, 'ready');
   assert.equal(detail.errors.at(-1)?.error, 'lease released by ops');
-  const [entry] = t.server.engine.listAudit({ action: 'worker.release_lease' }).items;
+  const [entry] = (await t.server.engine.listAudit({ action: 'worker.release_lease' })).items;
   assert.equal(entry?.target, `job:${id}`);
   assert.deepEqual(entry?.details, {
     jobId: id,
@@ -106,7 +106,7 @@ test('a Reserve caller is listed after its call and forgotten 5 minutes after it
     [],
     'a Reserve caller that stopped calling is forgotten',
   );
-  assert.deepEqual(t.server.engine.counterMismatches(), []);
+  assert.deepEqual(await t.server.engine.counterMismatches(), []);
 });
 
 test('the last attempt of a released lease goes to the dead letters as lease_expired', async () => {
@@ -114,6 +114,6 @@ test('the last attempt of a released lease goes to the dead letters as lease_exp
   const [job] = await client.reserve({ queues: ['once'], workerId: 'w' });
   assert.equal(job?.id, id);
   assert.deepEqual(await t.server.engine.releaseLease(id), { previousState: 'leased', state: 'dead' });
-  assert.equal(t.server.engine.getJob(id).deadReason, 'lease_expired');
-  assert.deepEqual(t.server.engine.counterMismatches(), []);
+  assert.equal((await t.server.engine.getJob(id)).deadReason, 'lease_expired');
+  assert.deepEqual(await t.server.engine.counterMismatches(), []);
 });

@@ -68,7 +68,7 @@ describe('long-poll Reserve', () => {
     pending.cancel();
     await waitersReach(t, 0);
     await call(t.client, t.client.enqueue, { job: job('cancelled') });
-    const counts = t.server.engine.listQueues().find((q) => q.name === 'cancelled')?.counts;
+    const counts = (await t.server.engine.listQueues()).find((q) => q.name === 'cancelled')?.counts;
     assert.equal(counts?.ready, 1);
     assert.equal(counts?.leased, 0);
   });

@@ -64,7 +64,7 @@ for (const place of ['loopback', 'network'] as const) {
       metadata = withKey(),
     ) => call(t.client, t.client.reloadConfig, request, metadata) as Promise<ReloadConfigResponse>;
     const unauthenticatedCall = () => codeOf(call(t.client, t.client.listQueues, {}, new Metadata()));
-    const lastAudit = () => t.server.engine.listAudit({ action: 'config.reload' }).items[0];
+    const lastAudit = async () => (await t.server.engine.listAudit({ action: 'config.reload' })).items[0];
     const linesFrom = (from: number) => lines.slice(from);
 
     /** Asserts that a reload of `text` was refused naming `keys`, and that authentication still holds. */
@@ -94,7 +94,7 @@ for (const place of ['loopback', 'network'] as const) {
         !linesFrom(from).some((l) => l.level === 'info' && l.event.startsWith('config.')),
         'no INFO line says it was fine',
       );
-      const entry = lastAudit();
+      const entry = await lastAudit();
       assert.equal(entry?.actor, 'signal:SIGHUP');
       assert.equal(entry?.details.result, 'refused');
       const audited = (entry?.details.problems ?? []) as string[];
@@ -176,8 +176,8 @@ for (const place of ['loopback', 'network'] as const) {
       assert.equal(report.applied, false);
       assert.ok(report.problems.some((p) => p.key === 'grpc.api_keys'));
       assert.equal(await unauthenticatedCall(), status.UNAUTHENTICATED);
-      assert.equal(lastAudit()?.details.result, 'dry_run');
-      assert.equal(lastAudit()?.actor, 'key:ops');
+      assert.equal((await lastAudit())?.details.result, 'dry_run');
+      assert.equal((await lastAudit())?.actor, 'key:ops');
     });
 
     if (place === 'loopback') {
@@ -192,7 +192,7 @@ for (const place of ['loopback', 'network'] as const) {
         const warned = linesFrom(from).find((l) => l.event === 'config.security_downgraded');
         assert.equal(warned?.level, 'warn');
         assert.match(String(warned?.settings), /grpc\.api_keys/);
-        const entry = lastAudit();
+        const entry = await lastAudit();
         assert.equal(entry?.details.result, 'applied');
         assert.deepEqual(entry?.details.securityDowngrades, ['grpc.api_keys']);
         assert.ok(!JSON.stringify(entry).includes(opsKey), 'never the key itself');
@@ -208,7 +208,11 @@ for (const place of ['loopback', 'network'] as const) {
         assert.deepEqual(report.problems, []);
         for (const setting of ['admin.users (removed alice)', 'grpc.tls', 'admin.tls'])
           assert.ok(report.restartRequired.includes(setting), report.restartRequired.join());
-        assert.deepEqual(lastAudit()?.details.securityDowngrades, ['admin.users', 'grpc.tls', 'admin.tls']);
+        assert.deepEqual((await lastAudit())?.details.securityDowngrades, [
+          'admin.users',
+          'grpc.tls',
+          'admin.tls',
+        ]);
         t.writeConfig(full());
         assert.equal((await t.server.reload({ actor: 'test' })).applied, true);
       });

@@ -96,7 +96,7 @@ describe('config reload', () => {
       await codeOf(call(t.client, t.client.reserve, reserveRequest, withKey(keys.newWorker))),
       status.OK,
     );
-    const entry = t.server.engine.listAudit({ action: 'config.reload' }).items[0];
+    const entry = (await t.server.engine.listAudit({ action: 'config.reload' })).items[0];
     assert.equal(entry?.actor, 'test');
     assert.ok(lines.some((l) => l.includes('"config.reloaded"') && l.includes('removed worker-old')));
   });
@@ -237,7 +237,7 @@ describe('config reload', () => {
     assert.deepEqual(report.restartRequired, []);
     assert.ok(report.changed.includes('schedules (added nightly)'), report.changed.join());
     assert.deepEqual(
-      t.server.engine.listSchedules().map((s) => [s.name, s.source]),
+      (await t.server.engine.listSchedules()).map((s) => [s.name, s.source]),
       [['nightly', 'config']],
     );
     assert.ok(lines.some((l) => l.includes('"schedule.added"') && l.includes('"nightly"')));

@@ -307,6 +307,6 @@ describe('queue settings changed at run time', () => {
       'resets survive a restart',
     );
     await observeAll('before');
-    assert.deepEqual(t.server.engine.counterMismatches(), []);
+    assert.deepEqual(await t.server.engine.counterMismatches(), []);
   });
 });

@@ -47,7 +47,7 @@ async function assertServing(): Promise<void> {
   assert.deepEqual(escaped, [], 'nothing escaped a handler');
   const info = await call(t.client, t.client.getServerInfo, {});
   assert.equal(info.version, '0.0.0-test', 'the server still answers');
-  assert.deepEqual(t.server.engine.counterMismatches(), []);
+  assert.deepEqual(await t.server.engine.counterMismatches(), []);
 }
 
 const jobs = (queue: string, n: number) => Array.from({ length: n }, () => testJob(queue));
@@ -74,7 +74,7 @@ describe('the Produce sequences that crashed the server', () => {
       assert.ok(answers[2]?.message.includes('jobs'), 'the failing message names the field');
       s.end();
       assert.equal((await streamEnd(s)).code, status.OK);
-      const stored = t.server.engine.listQueues().find((q) => q.name === queue)?.counts.ready;
+      const stored = (await t.server.engine.listQueues()).find((q) => q.name === queue)?.counts.ready;
       assert.equal(stored, sizes[0] + sizes[1] + 1, 'nothing stored from the rejected message');
       await assertServing();
     });

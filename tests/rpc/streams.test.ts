@@ -47,7 +47,7 @@ describe('Produce and Work streams', () => {
     assert.ok(rb.every((r, i) => (i % 2 === 0 ? r.atomic?.committed === true : r.results.length === 1)));
     a.end();
     b.end();
-    const queues = t.server.engine.listQueues();
+    const queues = await t.server.engine.listQueues();
     assert.equal(queues.find((q) => q.name === 'produce-a')?.counts.ready, 2 * perStream);
     assert.equal(queues.find((q) => q.name === 'produce-b')?.counts.ready, perStream);
   });
@@ -135,7 +135,7 @@ describe('Produce and Work streams', () => {
     assert.ok(pushed?.kind?.$case === 'job');
     w.cancel();
     await settle();
-    assert.equal(t.server.engine.getJob(jobId).state, 'leased');
+    assert.equal((await t.server.engine.getJob(jobId)).state, 'leased');
     clock.advance(5001);
     await t.server.engine.runMaintenance();
     const again = await call(t.client, t.client.reserve, {
@@ -239,7 +239,7 @@ describe('Produce and Work streams', () => {
     const settled = seen.find((m) => m.kind?.$case === 'settled')?.kind;
     assert.ok(settled?.$case === 'settled' && settled.value.result?.$case === 'nack');
     assert.equal(settled.value.result.value.state, JobState.SCHEDULED);
-    assert.equal(t.server.engine.getJob(jobId).lastError, 'boom');
+    assert.equal((await t.server.engine.getJob(jobId)).lastError, 'boom');
     w.cancel();
   });
 });
@@ -313,8 +313,8 @@ describe('Work batches', () => {
       second.value.jobs.map((j) => j.jobId),
       [ids[2]],
     );
-    assert.throws(() => t.server.engine.getJob(ids[0]!), /does not exist/);
-    assert.equal(t.server.engine.getJob(ids[2]!).state, 'leased');
+    await assert.rejects(async () => t.server.engine.getJob(ids[0]!), /does not exist/);
+    assert.equal((await t.server.engine.getJob(ids[2]!)).state, 'leased');
     w.cancel();
   });
 
@@ -373,10 +373,14 @@ describe('Work batches', () => {
       [6, status.OK],
       [7, status.NOT_FOUND],
     ]);
-    assert.throws(() => t.server.engine.getJob(a.jobId), /does not exist/);
-    assert.equal(t.server.engine.getJob(b.jobId).state, 'leased', 'a refused ack leaves the lease alone');
-    assert.throws(() => t.server.engine.getJob(c.jobId), /does not exist/);
-    assert.notEqual(t.server.engine.getJob(d.jobId).state, 'leased');
+    await assert.rejects(async () => t.server.engine.getJob(a.jobId), /does not exist/);
+    assert.equal(
+      (await t.server.engine.getJob(b.jobId)).state,
+      'leased',
+      'a refused ack leaves the lease alone',
+    );
+    await assert.rejects(async () => t.server.engine.getJob(c.jobId), /does not exist/);
+    assert.notEqual((await t.server.engine.getJob(d.jobId)).state, 'leased');
     w.cancel();
   });
 

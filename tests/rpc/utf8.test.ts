@@ -45,12 +45,15 @@ function withBytes(encoded: Uint8Array, bad: number[]): Buffer {
 }
 
 const path = (rpc: string) => `/sepp.v1.QueueService/${rpc}`;
-const storedJobs = () =>
-  t.server.engine.listQueues().reduce((n, q) => n + Object.values(q.counts).reduce((a, b) => a + b, 0), 0);
+const storedJobs = async () =>
+  (await t.server.engine.listQueues()).reduce(
+    (n, q) => n + Object.values(q.counts).reduce((a, b) => a + b, 0),
+    0,
+  );
 
 describe('invalid UTF-8 in a string field', () => {
   test('two idempotency keys that differ only in invalid bytes no longer collide: both are refused', async () => {
-    const before = storedJobs();
+    const before = await storedJobs();
     for (const bad of [0xff, 0xfe]) {
       // order-\xff / order-\xfe: the key is `order-` and then one invalid byte.
       const encoded = EnqueueRequest.encode({
@@ -63,7 +66,7 @@ describe('invalid UTF-8 in a string field', () => {
       assert.equal(answer.code, status.INVALID_ARGUMENT, answer.details);
       assert.match(answer.details, /^job\.idempotency_key: not valid UTF-8/);
     }
-    assert.equal(storedJobs(), before, 'nothing stored');
+    assert.equal(await storedJobs(), before, 'nothing stored');
     // Valid UTF-8 is kept byte for byte, U+FFFD itself included: three different keys, three jobs.
     const ids = new Set<string>();
     for (const key of ['order-ÿ', 'order-þ', 'order-\uFFFD']) {
@@ -139,18 +142,18 @@ describe('invalid UTF-8 in a string field', () => {
       ['a UTF-16 surrogate', [0xed, 0xa0, 0x80]],
     ] as const) {
       test(`${rpc}, ${what}, ${kind}: INVALID_ARGUMENT naming the field`, async () => {
-        const before = storedJobs();
+        const before = await storedJobs();
         const answer = await rawUnary(t.client, path(rpc), withBytes(encoded, [...bad]));
         assert.equal(answer.code, status.INVALID_ARGUMENT, answer.details);
         assert.match(answer.details, named);
         assert.match(answer.details, /not valid UTF-8/);
-        assert.equal(storedJobs(), before);
+        assert.equal(await storedJobs(), before);
       });
     }
   }
 
   test('Produce: the message is answered INVALID_ARGUMENT naming the field; the stream goes on', async () => {
-    const before = storedJobs();
+    const before = await storedJobs();
     const s = rawBidi(t.client, path('Produce'), (b) => ProduceResponse.decode(b));
     const got = collect(s, (seen) => seen.length === 2);
     const bad = ProduceRequest.encode({
@@ -168,7 +171,7 @@ describe('invalid UTF-8 in a string field', () => {
     assert.equal(second?.code, status.OK);
     s.end();
     await streamEnd(s);
-    assert.equal(storedJobs(), before + 1, 'only the valid message stored');
+    assert.equal(await storedJobs(), before + 1, 'only the valid message stored');
   });
 
   test('Work: a settlement with invalid UTF-8 ends the stream with INVALID_ARGUMENT naming it', async () => {

@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { DataDirInUseError, lockFileName, openDataDir } from '../../src/store/open.ts';
+import { DataDirInUseError, lockFileName, openDataDir } from '../../src/store/sqlite/open.ts';
 import { launchServerProcess, startServerProcess } from '../helpers/process-server.ts';
 
 test('a second server on a data directory is refused; kill -9 of the first frees the directory', {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { databaseFileName, openDataDir } from '../../src/store/open.ts';
+import { databaseFileName, openDataDir } from '../../src/store/sqlite/open.ts';
 
 const modeOf = (path: string) => (statSync(path).mode & 0o777).toString(8);
 

@@ -10,10 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { counterMismatches } from '../../src/store/counter-check.ts';
-import { migrations } from '../../src/store/gen/migrations.ts';
-import { migrate, schemaVersion } from '../../src/store/migrate.ts';
-import { prepareStatements } from '../../src/store/statements.ts';
+import { counterMismatches, prepareCountStatements } from '../../src/store/sqlite/counts.ts';
+import { migrations } from '../../src/store/sqlite/gen/migrations.ts';
+import { migrate, schemaVersion } from '../../src/store/sqlite/migrate.ts';
 
 const jobControl = migrations.findIndex((m) => m.name.endsWith('_job_control.sql'));
 
@@ -55,7 +54,7 @@ test('0009 on a database with jobs: new states and columns, every row and counte
     assert.equal(schemaVersion(db), migrations.at(-1)?.version);
     assert.equal(db.pragma('integrity_check', { simple: true }), 'ok');
     assert.equal(db.prepare('SELECT count(*) FROM jobs').pluck().get(), 5);
-    const sql = prepareStatements(db);
+    const sql = prepareCountStatements(db);
     assert.deepEqual(counterMismatches(sql), []);
     assert.deepEqual(
       sql.queueCounts

@@ -11,7 +11,7 @@ import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { databaseFileName, openDataDir } from '../../src/store/open.ts';
+import { databaseFileName, openDataDir } from '../../src/store/sqlite/open.ts';
 import { job, withEngine } from '../helpers/engine.ts';
 
 const hasSqlite = spawnSync('sqlite3', ['-version'], { stdio: 'ignore' }).status === 0;
@@ -32,7 +32,7 @@ test('a commit waits for another process that holds the write lock for a moment,
     const { jobId } = await engine.enqueue(job('q'));
     assert.ok(jobId);
     assert.equal(await exited, 0);
-    assert.equal(engine.listQueues()[0]?.counts.ready, 2);
+    assert.equal((await engine.listQueues())[0]?.counts.ready, 2);
   });
 });
 

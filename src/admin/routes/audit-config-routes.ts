@@ -29,7 +29,7 @@ export function auditConfigRoutes({ deps }: AdminServices): RouteSpec[] {
         limit: { description: 'page size, default 50, at most 1000', schema: { type: 'integer' } },
       },
       response: ref('AuditPage'),
-      handle(c) {
+      async handle(c) {
         const query = {
           actor: queryString(c, 'actor', 256),
           action: queryString(c, 'action', 256),
@@ -38,7 +38,7 @@ export function auditConfigRoutes({ deps }: AdminServices): RouteSpec[] {
           pageSize: queryInteger(c, 'limit'),
         };
         const defined = Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined));
-        return c.json(deps.engine.listAudit(defined));
+        return c.json(await deps.engine.listAudit(defined));
       },
     },
     {
@@ -70,12 +70,12 @@ export function auditConfigRoutes({ deps }: AdminServices): RouteSpec[] {
         },
         required: ['config', 'configFile', 'entries'],
       },
-      handle(c) {
+      async handle(c) {
         const view = deps.configView?.() ?? { configFile: null, entries: [] };
         return c.json({
           config: deps.effectiveConfig(),
           configFile: view.configFile,
-          entries: withOverrides(view.entries, deps.engine.listQueues()),
+          entries: withOverrides(view.entries, await deps.engine.listQueues()),
         });
       },
     },

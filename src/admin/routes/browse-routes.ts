@@ -58,7 +58,7 @@ export function browseRoutes({ deps }: AdminServices): RouteSpec[] {
         },
         required: ['items', 'nextCursor', 'prevCursor', 'orderedBy', 'total', 'scanned', 'scanLimited'],
       },
-      handle(c) {
+      async handle(c) {
         const query = {
           queue: queryString(c, 'queue', 256),
           state: queryChoice(c, 'state', browseStates),
@@ -73,7 +73,7 @@ export function browseRoutes({ deps }: AdminServices): RouteSpec[] {
         const defined = Object.fromEntries(
           Object.entries(query).filter(([, v]) => v !== undefined && v !== ''),
         );
-        return c.json(engine.browseJobs(defined));
+        return c.json(await engine.browseJobs(defined));
       },
     },
     {
@@ -95,11 +95,11 @@ export function browseRoutes({ deps }: AdminServices): RouteSpec[] {
         },
         required: ['items', 'keysWithoutJob', 'idsSearched', 'storedJobs'],
       },
-      handle(c) {
+      async handle(c) {
         const q = queryString(c, 'q', 1024) ?? '';
         if (q.trim() === '')
           throw bad('q: say what to look for (a job id, part of one, or an idempotency key)');
-        return c.json(engine.searchJobs(q));
+        return c.json(await engine.searchJobs(q));
       },
     },
   ];

@@ -6,7 +6,7 @@
  */
 
 import { roleFor } from '../../config/index.ts';
-import { normalizeJobId } from '../../engine/job-id.ts';
+import { normalizeJobId } from '../../engine/jobs/index.ts';
 import type { DeadReason } from '../../engine/types.ts';
 import {
   bad,
@@ -74,13 +74,13 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
         ...pagingQuery,
       },
       response: ref('JobPage'),
-      handle(c) {
+      async handle(c) {
         const queue = pathParam(c, 'queue');
         const reason = queryChoice(c, 'reason', deadReasons);
         const order = queryChoice(c, 'order', listOrders);
         const cursor = queryString(c, 'cursor');
         const pageSize = queryInteger(c, 'limit');
-        const page = engine.listDeadLetterSummaries({
+        const page = await engine.listDeadLetterSummaries({
           queue,
           ...(reason === undefined ? {} : { reason }),
           ...(order === undefined ? {} : { order }),
@@ -88,7 +88,9 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
           ...(pageSize === undefined ? {} : { pageSize }),
         });
         const total =
-          reason === undefined ? (engine.listQueues().find((q) => q.name === queue)?.counts.dead ?? 0) : null;
+          reason === undefined
+            ? ((await engine.listQueues()).find((q) => q.name === queue)?.counts.dead ?? 0)
+            : null;
         return c.json({ ...page, total });
       },
     },

@@ -8,7 +8,7 @@ import type { Context } from 'hono';
 import { roleFor } from '../../config/index.ts';
 import type { ListOrder } from '../../engine/admin-types.ts';
 import { SeppError } from '../../engine/errors.ts';
-import { normalizeJobId } from '../../engine/job-id.ts';
+import { normalizeJobId } from '../../engine/jobs/index.ts';
 import type { EnqueueRequest } from '../../engine/types.ts';
 import { jobStates } from '../../engine/types.ts';
 import { jobDetail } from '../job-view.ts';
@@ -67,12 +67,12 @@ export function jobRoutes({ deps }: AdminServices): RouteSpec[] {
         ...pagingQuery,
       },
       response: ref('JobPage'),
-      handle(c) {
+      async handle(c) {
         const type = queryString(c, 'type', 256);
         const order = queryChoice(c, 'order', listOrders);
         const cursor = queryString(c, 'cursor');
         const pageSize = queryInteger(c, 'limit');
-        const page = engine.listJobs({
+        const page = await engine.listJobs({
           queue: pathParam(c, 'queue'),
           state: queryChoice(c, 'state', jobStates) ?? 'ready',
           ...(type === undefined ? {} : { type }),
@@ -97,10 +97,10 @@ export function jobRoutes({ deps }: AdminServices): RouteSpec[] {
         properties: { jobId: { type: 'string' }, stored: { type: 'boolean' } },
         required: ['jobId', 'stored'],
       },
-      handle(c) {
+      async handle(c) {
         const queue = pathParam(c, 'queue');
         const key = pathParam(c, 'key');
-        const found = engine.findJobByIdempotencyKey(queue, key);
+        const found = await engine.findJobByIdempotencyKey(queue, key);
         if (found === null) throw new SeppError('not_found', `no job in ${queue} has idempotency key ${key}`);
         return c.json(found);
       },
@@ -113,7 +113,7 @@ export function jobRoutes({ deps }: AdminServices): RouteSpec[] {
       summary: 'One job: fields, decoded payload (first 64 KiB), attempts with errors, timeline',
       pathParams: jobParam,
       response: ref('JobDetail'),
-      handle: (c) => c.json(jobDetail(engine.getJob(jobIdParam(c)))),
+      handle: async (c) => c.json(jobDetail(await engine.getJob(jobIdParam(c)))),
     },
     {
       method: 'post',

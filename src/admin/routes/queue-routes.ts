@@ -27,9 +27,9 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
     queueView(queue, engine.queueSettingOverrides().get(queue.name));
 
   /** The queue, which must exist: operators act on queues that are there, a typo creates nothing. */
-  const existingQueue = (c: Context): QueueView => {
+  const existingQueue = async (c: Context): Promise<QueueView> => {
     const name = pathParam(c, 'queue');
-    const queue = engine.listQueues().find((q) => q.name === name);
+    const queue = (await engine.listQueues()).find((q) => q.name === name);
     if (queue === undefined) throw new SeppError('not_found', `queue ${name} does not exist`);
     return view(queue);
   };
@@ -48,11 +48,11 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
         },
       },
       response: ref('Overview'),
-      handle(c) {
+      async handle(c) {
         const window = queryChoice(c, 'window', Object.keys(rateWindows) as RateWindow[]) ?? '1h';
         const info = deps.serverInfo();
         const nowMs = deps.clock.nowMs();
-        const queues = engine.listQueues();
+        const queues = await engine.listQueues();
         const totals = Object.fromEntries(jobStates.map((s) => [s, 0])) as StateCounts;
         for (const q of queues) for (const s of jobStates) totals[s] += q.counts[s];
         const overview: Overview = {
@@ -76,7 +76,7 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
         properties: { queues: { type: 'array', items: ref('Queue') } },
         required: ['queues'],
       },
-      handle: (c) => c.json({ queues: engine.listQueues().map(view) }),
+      handle: async (c) => c.json({ queues: (await engine.listQueues()).map(view) }),
     },
     {
       method: 'get',
@@ -86,7 +86,7 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
       summary: 'One queue',
       pathParams: queueParam,
       response: ref('Queue'),
-      handle: (c) => c.json(existingQueue(c)),
+      handle: async (c) => c.json(await existingQueue(c)),
     },
     {
       method: 'get',
@@ -98,7 +98,7 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
       description: 'null when the queue does not push ([queues.NAME.push] in the config file; docs/http.md).',
       pathParams: queueParam,
       response: ref('PushStatus'),
-      handle: (c) => c.json(deps.pushStatus?.(existingQueue(c).name) ?? null),
+      handle: async (c) => c.json(deps.pushStatus?.((await existingQueue(c)).name) ?? null),
     },
     {
       method: 'post',
@@ -110,9 +110,9 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
       response: ref('Queue'),
       audits: 'queue.pause',
       async handle(c, request) {
-        const { name } = existingQueue(c);
+        const { name } = await existingQueue(c);
         await engine.pauseQueue(name, request.audit('queue.pause', `queue:${name}`));
-        return c.json(existingQueue(c));
+        return c.json(await existingQueue(c));
       },
     },
     {
@@ -125,9 +125,9 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
       response: ref('Queue'),
       audits: 'queue.resume',
       async handle(c, request) {
-        const { name } = existingQueue(c);
+        const { name } = await existingQueue(c);
         await engine.resumeQueue(name, request.audit('queue.resume', `queue:${name}`));
-        return c.json(existingQueue(c));
+        return c.json(await existingQueue(c));
       },
     },
     {
@@ -143,7 +143,7 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
       response: ref('Queue'),
       audits: 'queue.settings.set',
       async handle(c, request) {
-        const { name } = existingQueue(c);
+        const { name } = await existingQueue(c);
         const change = readSettingsChange(name, await readJsonObject(c));
         const action = change.set === undefined ? 'queue.settings.reset' : 'queue.settings.set';
         const info = await engine.changeQueueSettings(
@@ -170,7 +170,7 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
       response: { type: 'object', properties: { deleted: { type: 'integer' } }, required: ['deleted'] },
       audits: 'queue.purge',
       async handle(c, request) {
-        const { name } = existingQueue(c);
+        const { name } = await existingQueue(c);
         const body = await readJsonObject(c);
         if (requiredString(body, 'confirm', 256) !== name) {
           throw bad(`confirm must be the queue name (${name}) to purge it`);
@@ -192,7 +192,7 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
       response: { type: 'object', properties: { deleted: { type: 'string' } }, required: ['deleted'] },
       audits: 'queue.delete',
       async handle(c, request) {
-        const { name } = existingQueue(c);
+        const { name } = await existingQueue(c);
         await engine.deleteQueue(name, request.audit('queue.delete', `queue:${name}`));
         return c.json({ deleted: name });
       },

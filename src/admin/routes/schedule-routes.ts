@@ -47,7 +47,7 @@ export function scheduleRoutes({ deps }: AdminServices): RouteSpec[] {
         properties: { schedules: { type: 'array', items: ref('Schedule') } },
         required: ['schedules'],
       },
-      handle: (c) => c.json({ schedules: engine.listSchedules(1).map(scheduleView) }),
+      handle: async (c) => c.json({ schedules: (await engine.listSchedules(1)).map(scheduleView) }),
     },
     {
       method: 'get',
@@ -57,7 +57,7 @@ export function scheduleRoutes({ deps }: AdminServices): RouteSpec[] {
       summary: 'One schedule with its job (payload shown as JSON, text or hex) and its next 10 run times',
       pathParams: nameParam,
       response: ref('Schedule'),
-      handle: (c) => c.json(scheduleView(engine.getSchedule(name(c), detailNextRuns))),
+      handle: async (c) => c.json(scheduleView(await engine.getSchedule(name(c), detailNextRuns))),
     },
     {
       method: 'post',

@@ -45,9 +45,9 @@ export function workerRoutes({ deps }: AdminServices): RouteSpec[] {
         },
         required: ['workers', 'waitingReserves'],
       },
-      handle(c) {
+      async handle(c) {
         const answer: WorkersAnswer = {
-          workers: engine.listWorkers(),
+          workers: await engine.listWorkers(),
           waitingReserves: engine.waitingReserves,
         };
         return c.json(answer);

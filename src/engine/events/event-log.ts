@@ -20,8 +20,9 @@
  * subscriber whose unread events are evicted is ended (resource_exhausted).
  * The backlog is memory only: a restart starts a new stream (a new id).
  */
+
+import { checkQueueList } from '../checks.ts';
 import type { Clock, TimerHandle } from '../clock.ts';
-import { checkQueueList } from '../enqueue-validation.ts';
 import { SeppError } from '../errors.ts';
 import type { EngineLimits } from '../settings.ts';
 import {

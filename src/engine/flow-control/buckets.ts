@@ -4,7 +4,8 @@
  * it paid for (a restart neither refills it nor loses a token). A bucket with
  * no row is full.
  */
-import type { FlowStatements } from '../../store/flow-statements.ts';
+import type { Op } from '../../store/op.ts';
+import type { StoreTx } from '../../store/store.ts';
 import type { RateLimitSettings } from '../settings.ts';
 import { type BucketState, capacityOf, fullBucket, nextTokenAtMs, refill } from './token-bucket.ts';
 
@@ -12,22 +13,20 @@ import { type BucketState, capacityOf, fullBucket, nextTokenAtMs, refill } from 
 export const queueBucketKey = '';
 
 export class Buckets {
-  constructor(private readonly sql: FlowStatements) {}
-
   /** The bucket of `queue` (or of one of its groups) refilled to `nowMs`. */
-  read(queue: string, key: string, rate: RateLimitSettings, nowMs: number): BucketState {
-    const row = this.sql.getBucket.get({ queue, group_key: key });
+  *read(tx: StoreTx, queue: string, key: string, rate: RateLimitSettings, nowMs: number): Op<BucketState> {
+    const row = yield* tx.flow.bucket({ queue, groupKey: key });
     if (row === undefined) return fullBucket(rate, nowMs);
     return refill({ tokens: row.tokens, carryUnits: row.carry_units, atMs: row.refilled_at_ms }, rate, nowMs);
   }
 
   /** Takes `tokens` from a bucket read by `read` in the same operation and stores it. */
-  spend(queue: string, key: string, bucket: BucketState, tokens: number): void {
+  *spend(tx: StoreTx, queue: string, key: string, bucket: BucketState, tokens: number): Op<void> {
     if (tokens <= 0) return;
     bucket.tokens -= tokens;
-    this.sql.putBucket.run({
+    yield* tx.flow.putBucket({
       queue,
-      group_key: key,
+      groupKey: key,
       tokens: bucket.tokens,
       carry_units: bucket.carryUnits,
       refilled_at_ms: bucket.atMs,
@@ -43,12 +42,18 @@ export class Buckets {
    * Deletes buckets of `queue` that have been full for a while: untouched for
    * longer than an empty bucket takes to fill. Returns how many.
    */
-  sweep(queue: string, rates: readonly RateLimitSettings[], nowMs: number, limit: number): number {
+  sweep(
+    tx: StoreTx,
+    queue: string,
+    rates: readonly RateLimitSettings[],
+    nowMs: number,
+    limit: number,
+  ): Op<number> {
     let fillMs = 0;
     for (const rate of rates) {
       if (rate.leases > 0)
         fillMs = Math.max(fillMs, Math.ceil((capacityOf(rate) * rate.periodMs) / rate.leases));
     }
-    return this.sql.sweepBuckets.run({ queue, before_ms: nowMs - fillMs, limit }).changes;
+    return tx.flow.sweepBuckets({ queue, beforeMs: nowMs - fillMs, limit });
   }
 }

@@ -18,16 +18,23 @@
  * A woken reserve that finds the limit still holding registers again.
  */
 
-import { type FlowStatements, type LeaseParams, prepareFlowStatements } from '../../store/flow-statements.ts';
-import type { Transaction } from '../../store/group-commit.ts';
-import type { Db } from '../../store/open.ts';
-import type { LeasedRow, Statements } from '../../store/statements.ts';
+import type { Op } from '../../store/op.ts';
+import type { LeasedRow } from '../../store/rows.ts';
+import type { LeaseParams, Store, StoreTx, StoreView } from '../../store/store.ts';
 import type { Clock, TimerHandle } from '../clock.ts';
 import type { QueueSettings } from '../settings.ts';
-import type { WaiterRegistry } from '../waiters.ts';
 import { Buckets, queueBucketKey } from './buckets.ts';
 import { GroupTurns } from './group-turns.ts';
 import type { BucketState } from './token-bucket.ts';
+
+/**
+ * The long-polls flow control wakes (the leases room's waiters): how many a limit holds
+ * back on a queue, and waking as many as can lease.
+ */
+export interface ThrottledWaiters {
+  throttledOn(queue: string): number;
+  notify(queue: string, jobs: number): void;
+}
 
 export interface FlowLease {
   /** Leased rows, in the order they were chosen. */
@@ -63,8 +70,7 @@ interface LeaseAfterEffects {
 }
 
 export class FlowControl {
-  readonly sql: FlowStatements;
-  private readonly buckets: Buckets;
+  private readonly buckets = new Buckets();
   private readonly turns: GroupTurns;
   /** Queues that have had a job with a group (queues.has_groups). */
   private readonly grouped = new Set<string>();
@@ -74,16 +80,17 @@ export class FlowControl {
   private stopped = false;
 
   constructor(
-    db: Db,
-    private readonly engineSql: Statements,
+    private readonly store: Store,
     private readonly clock: Clock,
-    private readonly waiters: WaiterRegistry,
+    private readonly waiters: ThrottledWaiters,
     private readonly settingsFor: (queue: string) => QueueSettings,
   ) {
-    this.sql = prepareFlowStatements(db);
-    this.buckets = new Buckets(this.sql);
-    this.turns = new GroupTurns(this.sql, this.buckets);
-    for (const queue of this.sql.queuesWithGroups.all()) this.grouped.add(queue);
+    this.turns = new GroupTurns(this.buckets);
+  }
+
+  /** Reads which queues have had a job with a group (as the engine opens). */
+  *load(view: StoreView): Op<void> {
+    for (const queue of yield* view.queues.withGroups()) this.grouped.add(queue);
   }
 
   /** True when leases of `queue` need nothing but the plain statement (no limits, never had groups). */
@@ -105,42 +112,41 @@ export class FlowControl {
   }
 
   /** Called when a job with a group is stored in `queue` (whose row exists): its leases take turns from now on. */
-  groupedJobAdded(queue: string): void {
+  *groupedJobAdded(tx: StoreTx, queue: string): Op<void> {
     if (this.grouped.has(queue)) return;
-    this.sql.markQueueHasGroups.run(queue);
+    yield* tx.queues.markGrouped(queue);
     // At once, not after the commit: a lease later in this batch must already take turns.
     this.grouped.add(queue);
   }
 
   /**
-   * The queue's row is deleted in the write in progress (it holds no job): its buckets
-   * go with it, and it takes turns again only once a job with a group comes, which
-   * marks the new row (the mark was on the deleted one). Done at once, not after the
-   * commit, for an enqueue later in this batch; should the write fail, the queue is
-   * still empty, so the next job with a group marks it again.
+   * The queue's row (and its buckets) is deleted in the write in progress (it holds no
+   * job): it takes turns again only once a job with a group comes, which marks the new
+   * row (the mark was on the deleted one). Done at once, not after the commit, for an
+   * enqueue later in this batch; should the write fail, the queue is still empty, so
+   * the next job with a group marks it again.
    */
   queueDeleted(queue: string): void {
-    this.sql.deleteQueueBuckets.run(queue);
     this.grouped.delete(queue);
   }
 
   /** Leases up to `want` jobs of `queue` within its limits (the caller checked it is not plain). */
-  lease(
-    tx: Transaction,
+  *lease(
+    tx: StoreTx,
     queue: string,
     settings: QueueSettings,
     want: number,
     params: LeaseParams,
-  ): FlowLease {
+  ): Op<FlowLease> {
     let allowed = want;
     let capacityLeft = Number.POSITIVE_INFINITY;
     if (settings.maxLeased > 0) {
-      capacityLeft = Math.max(0, settings.maxLeased - (this.sql.leasedInQueue.get(queue) ?? 0));
+      capacityLeft = Math.max(0, settings.maxLeased - (yield* tx.counts.inState({ queue, state: 'leased' })));
     }
     const rate = settings.rateLimit;
     let bucket: BucketState | null = null;
     if (rate.leases > 0) {
-      bucket = this.buckets.read(queue, queueBucketKey, rate, params.now_ms);
+      bucket = yield* this.buckets.read(tx, queue, queueBucketKey, rate, params.nowMs);
       capacityLeft = Math.min(capacityLeft, bucket.tokens);
     }
     allowed = Math.min(allowed, capacityLeft);
@@ -149,20 +155,23 @@ export class FlowControl {
     let dueAtMs = Number.POSITIVE_INFINITY;
     if (allowed > 0) {
       if (this.grouped.has(queue)) {
-        const turns = this.turns.lease(queue, settings, allowed, params);
+        const turns = yield* this.turns.lease(tx, queue, settings, allowed, params);
         ({ rows, blocked, dueAtMs } = turns);
       } else {
-        rows = this.engineSql.leaseReady.all({ ...params, queue, limit: allowed });
+        rows = yield* tx.leases.leaseReady({ ...params, queue, limit: allowed });
         rows.sort(queueOrder);
       }
     }
     capacityLeft -= rows.length;
     if (bucket !== null) {
-      this.buckets.spend(queue, queueBucketKey, bucket, rows.length);
+      yield* this.buckets.spend(tx, queue, queueBucketKey, bucket, rows.length);
       if (bucket.tokens === 0) dueAtMs = Math.min(dueAtMs, this.buckets.nextTokenAtMs(bucket, rate));
     }
     const short = rows.length < want && (allowed < want || blocked);
-    const readyLeft = short || this.waiters.throttledOn(queue) > 0 ? this.readyLeft(queue, rows.length) : 0;
+    const readyLeft =
+      short || this.waiters.throttledOn(queue) > 0
+        ? (yield* tx.counts.inState({ queue, state: 'ready' })) - rows.length
+        : 0;
     const effects: LeaseAfterEffects = { capacityLeft, readyLeft, blocked, dueAtMs };
     tx.afterCommit(() => this.afterLease(queue, settings, effects));
     return { rows, throttled: short && readyLeft > 0 };
@@ -190,16 +199,26 @@ export class FlowControl {
     this.leaseEnds.clear();
     for (const [queue, jobs] of ended) {
       const settings = this.settingsFor(queue);
-      let wake = settings.groupMaxLeased > 0 ? jobs : 0;
-      if (settings.maxLeased > 0) {
-        const free = settings.maxLeased - (this.sql.leasedInQueue.get(queue) ?? 0);
-        wake = settings.groupMaxLeased > 0 ? Math.min(wake, free) : Math.min(jobs, free);
+      if (settings.maxLeased <= 0) {
+        if (settings.groupMaxLeased > 0) this.waiters.notify(queue, jobs);
+        continue;
       }
-      if (wake > 0) this.waiters.notify(queue, wake);
+      // How many are free after the batch is read from the store (an asynchronous
+      // store answers later; the SQLite store at once, the wake-up a microtask after).
+      this.store
+        .read((view) => view.counts.inState({ queue, state: 'leased' }))
+        .then(
+          (leased) => {
+            const wake = Math.min(jobs, settings.maxLeased - leased);
+            if (wake > 0) this.waiters.notify(queue, wake);
+          },
+          // The store is closing: the waiters are answered by the shutdown.
+          () => undefined,
+        );
     }
   }
 
-  stats(queue: string): FlowStats {
+  *stats(view: StoreView, queue: string): Op<FlowStats> {
     const stats: FlowStats = {
       throttledWaiters: this.waiters.throttledOn(queue),
       readyGroups: 0,
@@ -209,7 +228,7 @@ export class FlowControl {
     if (!this.grouped.has(queue)) return stats;
     const names = new Set<string>();
     let probes = 0;
-    let priority = this.sql.topGroupedPriority.get({ queue, max_priority: 9 });
+    let priority = yield* view.flow.topPriority({ queue, maxPriority: 9, grouped: true });
     outer: while (priority !== undefined) {
       let after = '';
       for (;;) {
@@ -218,7 +237,7 @@ export class FlowControl {
           break outer;
         }
         probes++;
-        const next = this.sql.nextGroupAt.get({ queue, priority, after });
+        const next = yield* view.flow.nextGroupAt({ queue, priority, after });
         if (next === undefined) break;
         names.add(next.group_key);
         if (stats.oldestGroupedRunAtMs === null || next.run_at_ms < stats.oldestGroupedRunAtMs) {
@@ -227,26 +246,24 @@ export class FlowControl {
         after = next.group_key;
       }
       priority =
-        priority === 0 ? undefined : this.sql.topGroupedPriority.get({ queue, max_priority: priority - 1 });
+        priority === 0
+          ? undefined
+          : yield* view.flow.topPriority({ queue, maxPriority: priority - 1, grouped: true });
     }
     stats.readyGroups = names.size;
     return stats;
   }
 
   /** Forgets rate-limit buckets of `queue` that are full again (maintenance); returns how many rows went. */
-  sweep(queue: string, nowMs: number, limit: number): number {
+  sweep(tx: StoreTx, queue: string, nowMs: number, limit: number): Op<number> {
     const settings = this.settingsFor(queue);
-    return this.buckets.sweep(queue, [settings.rateLimit, settings.groupRateLimit], nowMs, limit);
+    return this.buckets.sweep(tx, queue, [settings.rateLimit, settings.groupRateLimit], nowMs, limit);
   }
 
   stop(): void {
     this.stopped = true;
     for (const { handle } of this.timers.values()) handle.cancel();
     this.timers.clear();
-  }
-
-  private readyLeft(queue: string, leasedNow: number): number {
-    return (this.sql.readyInQueue.get(queue) ?? 0) - leasedNow;
   }
 
   /** After a lease's commit: serve throttled reserves the queue can serve now, and wait for the next token. */

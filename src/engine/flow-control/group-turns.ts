@@ -23,8 +23,9 @@
  * are members to serve) shares the rest evenly among the members that took a
  * job and have more to give, instead of walking the ring again.
  */
-import type { FlowStatements, LeaseParams } from '../../store/flow-statements.ts';
-import type { LeasedRow } from '../../store/statements.ts';
+import type { Op } from '../../store/op.ts';
+import type { LeasedRow } from '../../store/rows.ts';
+import type { LeaseParams, StoreTx } from '../../store/store.ts';
 import type { QueueSettings } from '../settings.ts';
 import type { Buckets } from './buckets.ts';
 import type { BucketState } from './token-bucket.ts';
@@ -62,23 +63,36 @@ export class GroupTurns {
   /** Per queue, per priority (index 0–9): the member served last; undefined = start of the ring. */
   private readonly cursors = new Map<string, (Member | undefined)[]>();
 
-  constructor(
-    private readonly sql: FlowStatements,
-    private readonly buckets: Buckets,
-  ) {}
+  constructor(private readonly buckets: Buckets) {}
 
   /** Leases up to `want` jobs of `queue` taking turns across its groups. */
-  lease(queue: string, settings: QueueSettings, want: number, params: LeaseParams): TurnsResult {
+  *lease(
+    tx: StoreTx,
+    queue: string,
+    settings: QueueSettings,
+    want: number,
+    params: LeaseParams,
+  ): Op<TurnsResult> {
     const result: TurnsResult = { rows: [], blocked: false, dueAtMs: Number.POSITIVE_INFINITY };
     let probesLeft = maxProbesPerLease;
     let maxPriority = 9;
     while (result.rows.length < want && maxPriority >= 0) {
-      const priority = this.topPriority(queue, maxPriority);
+      const priority = yield* this.topPriority(tx, queue, maxPriority);
       if (priority === undefined) break;
       const open: Open[] = [];
-      const walked = this.firstTurn(queue, settings, priority, want, params, result, open, probesLeft);
+      const walked = yield* this.firstTurn(
+        tx,
+        queue,
+        settings,
+        priority,
+        want,
+        params,
+        result,
+        open,
+        probesLeft,
+      );
       probesLeft -= walked.probes;
-      this.shareOut(queue, settings, priority, want, params, result, open);
+      yield* this.shareOut(tx, queue, settings, priority, want, params, result, open);
       if (!walked.complete) {
         // The walk stopped at its bound with members unvisited: lower priorities wait their turn.
         if (result.rows.length < want) result.blocked = true;
@@ -99,7 +113,8 @@ export class GroupTurns {
    * one job from each member that may take one. Returns the members looked at,
    * and whether the whole ring was seen (false: the bound stopped it).
    */
-  private firstTurn(
+  private *firstTurn(
+    tx: StoreTx,
     queue: string,
     settings: QueueSettings,
     priority: number,
@@ -108,21 +123,21 @@ export class GroupTurns {
     result: TurnsResult,
     open: Open[],
     maxProbes: number,
-  ): { probes: number; complete: boolean } {
+  ): Op<{ probes: number; complete: boolean }> {
     const seen = new Set<Member>();
-    let member = this.nextMember(queue, priority, this.cursorOf(queue)[priority]);
+    let member = yield* this.nextMember(tx, queue, priority, this.cursorOf(queue)[priority]);
     let probes = 0;
     while (member !== undefined && result.rows.length < want) {
       if (seen.has(member)) return { probes, complete: true };
       if (probes === maxProbes) return { probes, complete: false };
       seen.add(member);
       probes++;
-      const allowance = this.allowance(queue, member, settings, params.now_ms);
+      const allowance = yield* this.allowance(tx, queue, member, settings, params.nowMs);
       if (allowance.jobs > 0) {
-        const got = this.take(queue, priority, member, 1, params);
+        const got = yield* this.take(tx, queue, priority, member, 1, params);
         if (got.length > 0) {
           result.rows.push(...got);
-          this.spend(queue, member, allowance.bucket, settings, got.length);
+          yield* this.spend(tx, queue, member, allowance.bucket, settings, got.length);
           this.cursorOf(queue)[priority] = member;
           if (allowance.jobs > 1) open.push({ member, left: allowance.jobs - 1, bucket: allowance.bucket });
         }
@@ -130,13 +145,14 @@ export class GroupTurns {
         result.blocked = true;
         result.dueAtMs = Math.min(result.dueAtMs, allowance.dueAtMs);
       }
-      member = this.nextMember(queue, priority, member);
+      member = yield* this.nextMember(tx, queue, priority, member);
     }
     return { probes, complete: true };
   }
 
   /** Spreads what the reserve still wants evenly over the members that may give more. */
-  private shareOut(
+  private *shareOut(
+    tx: StoreTx,
     queue: string,
     settings: QueueSettings,
     priority: number,
@@ -144,7 +160,7 @@ export class GroupTurns {
     params: LeaseParams,
     result: TurnsResult,
     open: Open[],
-  ): void {
+  ): Op<void> {
     let members = open;
     while (result.rows.length < want && members.length > 0) {
       const share = Math.ceil((want - result.rows.length) / members.length);
@@ -152,9 +168,9 @@ export class GroupTurns {
       for (const m of members) {
         const n = Math.min(share, m.left, want - result.rows.length);
         if (n <= 0) break;
-        const got = this.take(queue, priority, m.member, n, params);
+        const got = yield* this.take(tx, queue, priority, m.member, n, params);
         result.rows.push(...got);
-        this.spend(queue, m.member, m.bucket, settings, got.length);
+        yield* this.spend(tx, queue, m.member, m.bucket, settings, got.length);
         m.left -= got.length;
         if (got.length === n && m.left > 0) still.push(m);
       }
@@ -163,54 +179,62 @@ export class GroupTurns {
   }
 
   /** How many jobs `member` may take now, and when it may take one if none. */
-  private allowance(queue: string, member: Member, settings: QueueSettings, nowMs: number): Allowance {
+  private *allowance(
+    tx: StoreTx,
+    queue: string,
+    member: Member,
+    settings: QueueSettings,
+    nowMs: number,
+  ): Op<Allowance> {
     let jobs = Number.POSITIVE_INFINITY;
     if (member === null) return { jobs, bucket: null, dueAtMs: Number.POSITIVE_INFINITY };
     if (settings.groupMaxLeased > 0) {
-      jobs = settings.groupMaxLeased - (this.sql.leasedInGroup.get({ queue, group_key: member }) ?? 0);
+      jobs = settings.groupMaxLeased - (yield* tx.flow.leasedInGroup({ queue, groupKey: member }));
       // A group at its concurrency limit waits for one of its leases to end, not for time.
       if (jobs <= 0) return { jobs: 0, bucket: null, dueAtMs: Number.POSITIVE_INFINITY };
     }
     const rate = settings.groupRateLimit;
     if (rate.leases === 0) return { jobs, bucket: null, dueAtMs: Number.POSITIVE_INFINITY };
-    const bucket = this.buckets.read(queue, member, rate, nowMs);
+    const bucket = yield* this.buckets.read(tx, queue, member, rate, nowMs);
     jobs = Math.min(jobs, bucket.tokens);
     const dueAtMs = jobs > 0 ? Number.POSITIVE_INFINITY : this.buckets.nextTokenAtMs(bucket, rate);
     return { jobs, bucket, dueAtMs };
   }
 
-  private spend(
+  private *spend(
+    tx: StoreTx,
     queue: string,
     member: Member,
     bucket: BucketState | null,
     settings: QueueSettings,
     jobs: number,
-  ): void {
+  ): Op<void> {
     if (member !== null && bucket !== null && settings.groupRateLimit.leases > 0) {
-      this.buckets.spend(queue, member, bucket, jobs);
+      yield* this.buckets.spend(tx, queue, member, bucket, jobs);
     }
   }
 
-  private take(
+  private *take(
+    tx: StoreTx,
     queue: string,
     priority: number,
     member: Member,
     limit: number,
     params: LeaseParams,
-  ): LeasedRow[] {
+  ): Op<LeasedRow[]> {
     const rows =
       member === null
-        ? this.sql.leaseUngroupedAt.all({ ...params, queue, priority, limit })
-        : this.sql.leaseGroupAt.all({ ...params, queue, priority, group_key: member, limit });
+        ? yield* tx.leases.leaseUngroupedAt({ ...params, queue, priority, limit })
+        : yield* tx.leases.leaseGroupAt({ ...params, queue, priority, groupKey: member, limit });
     // RETURNING gives no order: a member's jobs go in the queue's order (due time, enqueue order).
     if (rows.length > 1) rows.sort(byDueThenSeq);
     return rows;
   }
 
   /** The highest priority ≤ `maxPriority` with any ready job (grouped or not). */
-  private topPriority(queue: string, maxPriority: number): number | undefined {
-    const ungrouped = this.sql.topUngroupedPriority.get({ queue, max_priority: maxPriority });
-    const grouped = this.sql.topGroupedPriority.get({ queue, max_priority: maxPriority });
+  private *topPriority(tx: StoreTx, queue: string, maxPriority: number): Op<number | undefined> {
+    const ungrouped = yield* tx.flow.topPriority({ queue, maxPriority, grouped: false });
+    const grouped = yield* tx.flow.topPriority({ queue, maxPriority, grouped: true });
     if (ungrouped === undefined) return grouped;
     return grouped === undefined ? ungrouped : Math.max(ungrouped, grouped);
   }
@@ -219,14 +243,19 @@ export class GroupTurns {
    * The member after `after` in the ring at `priority` (undefined after: the
    * first), wrapping around; undefined when no member has ready work there.
    */
-  private nextMember(queue: string, priority: number, after: Member | undefined): Member | undefined {
+  private *nextMember(
+    tx: StoreTx,
+    queue: string,
+    priority: number,
+    after: Member | undefined,
+  ): Op<Member | undefined> {
     if (after !== undefined) {
-      const next = this.sql.nextGroupAt.get({ queue, priority, after: after ?? '' });
+      const next = yield* tx.flow.nextGroupAt({ queue, priority, after: after ?? '' });
       if (next !== undefined) return next.group_key;
     }
     // Wrapped (or starting): the jobs without a group come first, then the first group.
-    if (this.sql.hasUngroupedAt.get({ queue, priority }) !== undefined) return null;
-    return this.sql.nextGroupAt.get({ queue, priority, after: '' })?.group_key;
+    if (yield* tx.flow.hasUngroupedAt({ queue, priority })) return null;
+    return (yield* tx.flow.nextGroupAt({ queue, priority, after: '' }))?.group_key;
   }
 
   private cursorOf(queue: string): (Member | undefined)[] {

@@ -1,10 +1,7 @@
 /** Between stored schedule rows and the engine's shapes: definitions to store, infos to report. */
-import type {
-  ScheduleDefinitionParams,
-  ScheduleListRow,
-  ScheduleRow,
-} from '../../store/schedule-statements.ts';
-import { parseMetadata } from '../job-rows.ts';
+
+import type { ScheduleDefinitionRow, ScheduleListRow, ScheduleRow } from '../../store/rows.ts';
+import { parseMetadata } from '../jobs/index.ts';
 import type { ScheduleTiming } from './timing.ts';
 import type { ScheduleInfo, ScheduleOutcome, ScheduleSource } from './types.ts';
 import type { ValidSchedule } from './validate.ts';
@@ -13,7 +10,7 @@ export function definitionParams(
   valid: ValidSchedule,
   source: ScheduleSource,
   nextTickMs: number | null,
-): ScheduleDefinitionParams {
+): ScheduleDefinitionRow {
   const { timing, template } = valid;
   return {
     name: valid.name,
@@ -57,12 +54,12 @@ const otherColumns = [
 ] as const;
 
 /** Whether the stored row ticks at the same times as `params` would. */
-export function sameTiming(row: ScheduleRow, params: ScheduleDefinitionParams): boolean {
+export function sameTiming(row: ScheduleRow, params: ScheduleDefinitionRow): boolean {
   return timingColumns.every((c) => row[c] === params[c]);
 }
 
 /** Whether the stored row is exactly this definition (the cursor aside). */
-export function sameDefinition(row: ScheduleRow, params: ScheduleDefinitionParams): boolean {
+export function sameDefinition(row: ScheduleRow, params: ScheduleDefinitionRow): boolean {
   return (
     sameTiming(row, params) &&
     otherColumns.every((c) => row[c] === params[c]) &&
@@ -101,7 +98,7 @@ function nextRunTimes(
 
 function scheduleBase(
   row: ScheduleRow | ScheduleListRow,
-  payload: Buffer | null,
+  payload: Uint8Array | null,
 ): Omit<ScheduleInfo, 'nextRunsMs'> {
   return {
     name: row.name,
@@ -141,7 +138,7 @@ function scheduleBase(
 }
 
 /** What an audit entry records of a definition: everything but the payload's bytes. */
-export function auditDetails(params: ScheduleDefinitionParams): Record<string, unknown> {
+export function auditDetails(params: ScheduleDefinitionRow): Record<string, unknown> {
   return {
     source: params.source,
     cron: params.cron,

@@ -9,16 +9,13 @@
  * maintenance timer wakes for the next tick instead of polling. It changes
  * only after the commit that changed the schedules.
  */
-import type { Transaction } from '../../store/group-commit.ts';
-import {
-  prepareScheduleStatements,
-  type ScheduleDefinitionParams,
-  type ScheduleRow,
-  type ScheduleStatements,
-} from '../../store/schedule-statements.ts';
+
+import type { Op } from '../../store/op.ts';
+import type { ScheduleDefinitionRow, ScheduleRow } from '../../store/rows.ts';
+import type { StoreTx, StoreView } from '../../store/store.ts';
 import type { AuditInput } from '../admin-types.ts';
-import type { AuditLog } from '../audit.ts';
-import type { EngineContext, Write } from '../context.ts';
+import type { AuditLog } from '../audit/index.ts';
+import type { EngineContext } from '../context.ts';
 import { SeppError } from '../errors.ts';
 import { QueueRegistry } from '../queue-registry.ts';
 import type { EnqueueAccepted, EnqueueRequest, EnqueueResult } from '../types.ts';
@@ -36,7 +33,6 @@ export const listNextRunsMax = 10;
 export type PutMode = 'create' | 'update' | 'upsert';
 
 export class Schedules {
-  readonly sql: ScheduleStatements;
   private readonly timings = new Map<string, { key: string; timing: ScheduleTiming }>();
   private nextDueMs = Number.POSITIVE_INFINITY;
   private readonly ticks: TickDeps;
@@ -44,12 +40,10 @@ export class Schedules {
   constructor(
     private readonly ctx: EngineContext,
     private readonly audit: AuditLog,
-    enqueueWithin: (tx: Transaction, requests: readonly EnqueueRequest[]) => EnqueueResult[],
-    private readonly write: Write,
+    enqueueWithin: (tx: StoreTx, requests: readonly EnqueueRequest[]) => Op<EnqueueResult[]>,
     onEvent: ((event: ScheduleEvent) => void) | undefined,
   ) {
-    this.sql = prepareScheduleStatements(ctx.db);
-    this.ticks = { ctx, sql: this.sql, timingOf: (row) => this.timingOf(row), enqueueWithin, onEvent };
+    this.ticks = { ctx, timingOf: (row) => this.timingOf(row), enqueueWithin, onEvent };
   }
 
   /** When the next running schedule is due (+Infinity: none): memory, no query. */
@@ -58,9 +52,9 @@ export class Schedules {
   }
 
   /** Handles the due ticks inside a maintenance pass; returns whether more are due at once, and when the next is. */
-  runDue(tx: Transaction, nowMs: number): { more: boolean; nextDueMs: number } {
-    const more = runDueTicks(this.ticks, tx, nowMs);
-    return { more, nextDueMs: this.refreshDue(tx) };
+  *runDue(tx: StoreTx, nowMs: number): Op<{ more: boolean; nextDueMs: number }> {
+    const more = yield* runDueTicks(this.ticks, tx, nowMs);
+    return { more, nextDueMs: yield* this.refreshDue(tx) };
   }
 
   /**
@@ -70,11 +64,9 @@ export class Schedules {
    * schedules no longer listed. Schedules created over the API that the
    * config does not name are left alone. Each change is audited (actor `config`).
    */
-  reconcile(specs: readonly ScheduleSpec[]): ReconcileReport {
+  reconcile(specs: readonly ScheduleSpec[]): Promise<ReconcileReport> {
     // As the engine opens, no run-time override is loaded yet: the queues are the file's.
-    const report = this.ctx.db.transaction(() => this.reconcileIn(specs, this.ctx.queues))();
-    this.nextDueMs = this.sql.nextScheduleTick.get() ?? Number.POSITIVE_INFINITY;
-    return report;
+    return this.ctx.write((tx) => this.reconcileAndRefresh(tx, specs, this.ctx.queues));
   }
 
   /**
@@ -84,20 +76,30 @@ export class Schedules {
    */
   reconcileNow(specs: readonly ScheduleSpec[]): Promise<ReconcileReport> {
     const fileQueues = new QueueRegistry({ ...this.ctx.queues.fileSettings, limits: this.ctx.limits });
-    return this.write((tx) => {
-      const report = this.reconcileIn(specs, fileQueues);
-      this.refreshDue(tx);
-      return report;
-    });
+    return this.ctx.write((tx) => this.reconcileAndRefresh(tx, specs, fileQueues));
   }
 
-  private reconcileIn(specs: readonly ScheduleSpec[], queues: QueueRegistry): ReconcileReport {
+  private *reconcileAndRefresh(
+    tx: StoreTx,
+    specs: readonly ScheduleSpec[],
+    queues: QueueRegistry,
+  ): Op<ReconcileReport> {
+    const report = yield* this.reconcileIn(tx, specs, queues);
+    yield* this.refreshDue(tx);
+    return report;
+  }
+
+  private *reconcileIn(
+    tx: StoreTx,
+    specs: readonly ScheduleSpec[],
+    queues: QueueRegistry,
+  ): Op<ReconcileReport> {
     const report: ReconcileReport = { added: [], updated: [], removed: [], adopted: [] };
     const nowMs = this.ctx.clock.nowMs();
     const named = new Set<string>();
     for (const spec of specs) {
       named.add(spec.name);
-      const existing = this.sql.scheduleByName.get(spec.name);
+      const existing = yield* tx.schedules.get(spec.name);
       // An end that has passed is accepted here: the schedule's time is over, the server still starts.
       const valid = this.check(spec, existing, nowMs, `schedule ${spec.name}: `, 'accept', queues);
       const params = definitionParams(valid, 'config', null);
@@ -105,37 +107,41 @@ export class Schedules {
       if (existing === undefined) {
         // The config's schedules are stored whatever the limit (the config check holds them
         // to it); schedules made over the API then find no room until some are gone.
-        this.store(undefined, params, nowMs, false);
-        this.audit.write({ ...actor, action: 'schedule.create', details: auditDetails(params) });
+        yield* this.store(tx, undefined, params, nowMs, false);
+        yield* this.audit.write(tx, { ...actor, action: 'schedule.create', details: auditDetails(params) });
         report.added.push(spec.name);
       } else if (!sameDefinition(existing, params)) {
-        this.store(existing, params, nowMs);
-        this.audit.write({ ...actor, action: 'schedule.update', details: auditDetails(params) });
+        yield* this.store(tx, existing, params, nowMs);
+        yield* this.audit.write(tx, { ...actor, action: 'schedule.update', details: auditDetails(params) });
         (existing.source === 'api' ? report.adopted : report.updated).push(spec.name);
       }
     }
-    for (const row of this.sql.allSchedules.all()) {
+    for (const row of yield* tx.schedules.all()) {
       if (row.source !== 'config' || named.has(row.name)) continue;
-      this.sql.deleteSchedule.run(row.name);
+      yield* tx.schedules.delete(row.name);
       // A cache of compiled timings: dropping an entry early (before a commit that may fail) is harmless.
       this.timings.delete(row.name);
-      this.audit.write({ actor: 'config', action: 'schedule.delete', target: `schedule:${row.name}` });
+      yield* this.audit.write(tx, {
+        actor: 'config',
+        action: 'schedule.delete',
+        target: `schedule:${row.name}`,
+      });
       report.removed.push(row.name);
     }
     return report;
   }
 
-  list(nextRuns = 1): ScheduleInfo[] {
+  *list(view: StoreView, nextRuns = 1): Op<ScheduleInfo[]> {
     const count = checkNextRuns(nextRuns, listNextRunsMax);
     const nowMs = this.ctx.clock.nowMs();
-    return this.sql.allSchedules
-      .all()
-      .map((row) => scheduleInfoFromRow(row, this.timingOf(row), nowMs, count));
+    return (yield* view.schedules.all()).map((row) =>
+      scheduleInfoFromRow(row, this.timingOf(row), nowMs, count),
+    );
   }
 
-  get(name: string, nextRuns = 10): ScheduleInfo {
+  *get(view: StoreView, name: string, nextRuns = 10): Op<ScheduleInfo> {
     const count = checkNextRuns(nextRuns, nextRunsMax);
-    const row = this.find(name);
+    const row = yield* this.find(view, name);
     return scheduleInfoFromRow(row, this.timingOf(row), this.ctx.clock.nowMs(), count);
   }
 
@@ -148,30 +154,37 @@ export class Schedules {
     mode: PutMode,
     audit?: AuditInput,
   ): Promise<{ schedule: ScheduleInfo; created: boolean }> {
-    return this.write((tx) => {
-      const nowMs = this.ctx.clock.nowMs();
-      const existing = this.sql.scheduleByName.get(spec.name);
-      if (existing !== undefined) this.checkChangeable(existing, 'change');
-      if (existing !== undefined && mode === 'create') {
-        throw new SeppError(
-          'already_exists',
-          `schedule ${spec.name} already exists; update it (UpdateSchedule) or delete it first`,
-        );
-      }
-      if (existing === undefined && mode === 'update') {
-        throw new SeppError('not_found', `schedule ${spec.name} does not exist; create it (CreateSchedule)`);
-      }
-      const params = definitionParams(this.check(spec, existing, nowMs), 'api', null);
-      this.store(existing, params, nowMs);
-      if (audit !== undefined)
-        this.audit.write(audit, { created: existing === undefined, ...auditDetails(params) });
-      this.refreshDue(tx);
-      const row = this.find(spec.name);
-      return {
-        schedule: scheduleInfoFromRow(row, this.timingOf(row), nowMs, 1),
-        created: existing === undefined,
-      };
-    });
+    return this.ctx.write((tx) => this.putIn(tx, spec, mode, audit));
+  }
+
+  private *putIn(
+    tx: StoreTx,
+    spec: ScheduleSpec,
+    mode: PutMode,
+    audit: AuditInput | undefined,
+  ): Op<{ schedule: ScheduleInfo; created: boolean }> {
+    const nowMs = this.ctx.clock.nowMs();
+    const existing = yield* tx.schedules.get(spec.name);
+    if (existing !== undefined) this.checkChangeable(existing, 'change');
+    if (existing !== undefined && mode === 'create') {
+      throw new SeppError(
+        'already_exists',
+        `schedule ${spec.name} already exists; update it (UpdateSchedule) or delete it first`,
+      );
+    }
+    if (existing === undefined && mode === 'update') {
+      throw new SeppError('not_found', `schedule ${spec.name} does not exist; create it (CreateSchedule)`);
+    }
+    const params = definitionParams(this.check(spec, existing, nowMs), 'api', null);
+    yield* this.store(tx, existing, params, nowMs);
+    if (audit !== undefined)
+      yield* this.audit.write(tx, audit, { created: existing === undefined, ...auditDetails(params) });
+    yield* this.refreshDue(tx);
+    const row = yield* this.find(tx, spec.name);
+    return {
+      schedule: scheduleInfoFromRow(row, this.timingOf(row), nowMs, 1),
+      created: existing === undefined,
+    };
   }
 
   /**
@@ -179,27 +192,36 @@ export class Schedules {
    * defining). Ticks missed while paused follow the misfire policy on resume.
    */
   setPaused(name: string, paused: boolean, audit?: AuditInput): Promise<ScheduleInfo> {
-    return this.write((tx) => {
-      const row = this.find(name);
-      const nowMs = this.ctx.clock.nowMs();
-      this.sql.setSchedulePaused.run({ name, paused: paused ? 1 : 0, now_ms: nowMs });
-      if (audit !== undefined) this.audit.write(audit, { wasPaused: row.paused === 1 });
-      this.refreshDue(tx);
-      const changed = this.find(name);
-      return scheduleInfoFromRow(changed, this.timingOf(changed), nowMs, 1);
-    });
+    return this.ctx.write((tx) => this.setPausedIn(tx, name, paused, audit));
+  }
+
+  private *setPausedIn(
+    tx: StoreTx,
+    name: string,
+    paused: boolean,
+    audit: AuditInput | undefined,
+  ): Op<ScheduleInfo> {
+    const row = yield* this.find(tx, name);
+    const nowMs = this.ctx.clock.nowMs();
+    yield* tx.schedules.setPaused({ name, paused, nowMs });
+    if (audit !== undefined) yield* this.audit.write(tx, audit, { wasPaused: row.paused === 1 });
+    yield* this.refreshDue(tx);
+    const changed = yield* this.find(tx, name);
+    return scheduleInfoFromRow(changed, this.timingOf(changed), nowMs, 1);
   }
 
   /** Deletes an API schedule; jobs it already enqueued stay. */
   delete(name: string, audit?: AuditInput): Promise<void> {
-    return this.write((tx) => {
-      const row = this.find(name);
-      this.checkChangeable(row, 'delete');
-      this.sql.deleteSchedule.run(name);
-      if (audit !== undefined) this.audit.write(audit, { ticksEnqueued: row.ticks_enqueued });
-      tx.afterCommit(() => this.timings.delete(name));
-      this.refreshDue(tx);
-    });
+    return this.ctx.write((tx) => this.deleteIn(tx, name, audit));
+  }
+
+  private *deleteIn(tx: StoreTx, name: string, audit: AuditInput | undefined): Op<void> {
+    const row = yield* this.find(tx, name);
+    this.checkChangeable(row, 'delete');
+    yield* tx.schedules.delete(name);
+    if (audit !== undefined) yield* this.audit.write(tx, audit, { ticksEnqueued: row.ticks_enqueued });
+    tx.afterCommit(() => this.timings.delete(name));
+    yield* this.refreshDue(tx);
   }
 
   /**
@@ -208,22 +230,24 @@ export class Schedules {
    * The cursor does not move. A refused job fails the call with its rejection.
    */
   trigger(name: string, audit?: AuditInput): Promise<EnqueueAccepted> {
-    return this.write((tx) => {
-      const row = this.find(name);
-      const nowMs = this.ctx.clock.nowMs();
-      const [result] = this.ticks.enqueueWithin(tx, [tickRequest(row, nowMs, nowMs, true)]);
-      if (result === undefined) throw new SeppError('internal', 'enqueue returned no result');
-      if (!result.ok) throw SeppError.rejected(result);
-      this.sql.recordScheduleTrigger.run({
-        name,
-        now_ms: nowMs,
-        job_id: result.jobId,
-        detail: audit === undefined ? null : `by ${audit.actor}`,
-      });
-      if (audit !== undefined)
-        this.audit.write(audit, { jobId: result.jobId, deduplicated: result.deduplicated });
-      return result;
+    return this.ctx.write((tx) => this.triggerIn(tx, name, audit));
+  }
+
+  private *triggerIn(tx: StoreTx, name: string, audit: AuditInput | undefined): Op<EnqueueAccepted> {
+    const row = yield* this.find(tx, name);
+    const nowMs = this.ctx.clock.nowMs();
+    const [result] = yield* this.ticks.enqueueWithin(tx, [tickRequest(row, nowMs, nowMs, true)]);
+    if (result === undefined) throw new SeppError('internal', 'enqueue returned no result');
+    if (!result.ok) throw SeppError.rejected(result);
+    yield* tx.schedules.recordTrigger({
+      name,
+      nowMs,
+      jobId: result.jobId,
+      detail: audit === undefined ? null : `by ${audit.actor}`,
     });
+    if (audit !== undefined)
+      yield* this.audit.write(tx, audit, { jobId: result.jobId, deduplicated: result.deduplicated });
+    return result;
   }
 
   /**
@@ -231,22 +255,23 @@ export class Schedules {
    * replaces an existing one's definition: an unchanged timing keeps the
    * cursor (so its next tick), a changed one starts again from now.
    */
-  private store(
+  private *store(
+    tx: StoreTx,
     existing: ScheduleRow | undefined,
-    params: ScheduleDefinitionParams,
+    params: ScheduleDefinitionRow,
     nowMs: number,
     limited = true,
-  ): void {
+  ): Op<void> {
     if (existing === undefined) {
-      if (limited) this.checkRoom();
+      if (limited) yield* this.checkRoom(tx);
       params.next_tick_ms = this.timingOf(params).nextAfter(nowMs);
-      this.sql.insertSchedule.run({ ...params, now_ms: nowMs });
+      yield* tx.schedules.insert({ ...params, nowMs });
       return;
     }
     params.next_tick_ms = sameTiming(existing, params)
       ? existing.next_tick_ms
       : this.timingOf(params).nextAfter(nowMs);
-    this.sql.updateSchedule.run({ ...params, now_ms: nowMs });
+    yield* tx.schedules.update({ ...params, nowMs });
   }
 
   /** The checked definition, or INVALID_ARGUMENT naming the field; an interval keeps counting from its anchor. */
@@ -264,8 +289,8 @@ export class Schedules {
     return check.value;
   }
 
-  private find(name: string): ScheduleRow {
-    const row = typeof name === 'string' && name !== '' ? this.sql.scheduleByName.get(name) : undefined;
+  private *find(view: StoreView, name: string): Op<ScheduleRow> {
+    const row = typeof name === 'string' && name !== '' ? yield* view.schedules.get(name) : undefined;
     if (row === undefined) {
       throw new SeppError(
         name === '' ? 'invalid_argument' : 'not_found',
@@ -283,9 +308,9 @@ export class Schedules {
     );
   }
 
-  private checkRoom(): void {
+  private *checkRoom(view: StoreView): Op<void> {
     const max = this.ctx.limits.maxSchedules;
-    if ((this.sql.scheduleCount.get() ?? 0) >= max) {
+    if ((yield* view.schedules.count()) >= max) {
       throw new SeppError(
         'resource_exhausted',
         `the server keeps ${max} schedules, its limit (limits.max_schedules); delete one or raise the limit`,
@@ -294,8 +319,8 @@ export class Schedules {
   }
 
   /** Reads when the next running schedule is due; memory and the maintenance timer follow after the commit. */
-  private refreshDue(tx: Transaction): number {
-    const nextMs = this.sql.nextScheduleTick.get() ?? Number.POSITIVE_INFINITY;
+  private *refreshDue(tx: StoreTx): Op<number> {
+    const nextMs = (yield* tx.schedules.nextTickMs()) ?? Number.POSITIVE_INFINITY;
     tx.afterCommit(() => {
       this.nextDueMs = nextMs;
     });

@@ -7,8 +7,9 @@
  * the cursor moves past the latest due tick — all in the one transaction, so
  * after a crash either all of it happened or none, and the next pass does it.
  */
-import type { Transaction } from '../../store/group-commit.ts';
-import type { ScheduleRow, ScheduleStatements } from '../../store/schedule-statements.ts';
+import type { Op } from '../../store/op.ts';
+import type { ScheduleRow } from '../../store/rows.ts';
+import type { StoreTx } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
 import type { EnqueueRequest, EnqueueResult } from '../types.ts';
 import type { ScheduleTiming } from './timing.ts';
@@ -25,7 +26,6 @@ const unfinished: ReadonlySet<string> = new Set(['scheduled', 'ready', 'leased']
 
 export interface TickDeps {
   ctx: EngineContext;
-  sql: ScheduleStatements;
   timingOf(
     row: Pick<
       ScheduleRow,
@@ -33,7 +33,7 @@ export interface TickDeps {
     >,
   ): ScheduleTiming;
   /** Enqueues inside the running write operation (Enqueuer.enqueueWithin). */
-  enqueueWithin(tx: Transaction, requests: readonly EnqueueRequest[]): EnqueueResult[];
+  enqueueWithin(tx: StoreTx, requests: readonly EnqueueRequest[]): Op<EnqueueResult[]>;
   onEvent: ((event: ScheduleEvent) => void) | undefined;
 }
 
@@ -63,14 +63,14 @@ export function tickRequest(
  * Handles every due schedule (up to a pass's share). Returns whether more are
  * due than one pass handles.
  */
-export function runDueTicks(deps: TickDeps, tx: Transaction, nowMs: number): boolean {
-  const rows = deps.sql.dueSchedules.all({ now_ms: nowMs, limit: schedulesPerPass });
-  for (const row of rows) tickSchedule(deps, tx, row, nowMs);
+export function* runDueTicks(deps: TickDeps, tx: StoreTx, nowMs: number): Op<boolean> {
+  const rows = yield* tx.schedules.due({ nowMs, limit: schedulesPerPass });
+  for (const row of rows) yield* tickSchedule(deps, tx, row, nowMs);
   return rows.length === schedulesPerPass;
 }
 
-function tickSchedule(deps: TickDeps, tx: Transaction, row: ScheduleRow, nowMs: number): void {
-  const { ctx, sql } = deps;
+function* tickSchedule(deps: TickDeps, tx: StoreTx, row: ScheduleRow, nowMs: number): Op<void> {
+  const { ctx } = deps;
   const firstMs = row.next_tick_ms as number;
   const timing = deps.timingOf(row);
   const keep = row.misfire === 'catch_up' ? row.catch_up_max : 1;
@@ -78,14 +78,14 @@ function tickSchedule(deps: TickDeps, tx: Transaction, row: ScheduleRow, nowMs: 
   const latestMs = due.latest.at(-1);
   if (latestMs === undefined) {
     // The cursor is past the end: nothing will tick again.
-    sql.recordScheduleProgress.run({
+    yield* tx.schedules.recordProgress({
       name: row.name,
-      next_tick_ms: null,
-      last_tick_ms: row.last_tick_ms ?? firstMs,
-      last_run_at_ms: row.last_run_at_ms ?? nowMs,
-      last_outcome: row.last_outcome ?? 'skipped_misfire',
-      last_detail: row.last_detail,
-      last_job_id: null,
+      nextTickMs: null,
+      lastTickMs: row.last_tick_ms ?? firstMs,
+      lastRunAtMs: row.last_run_at_ms ?? nowMs,
+      lastOutcome: row.last_outcome ?? 'skipped_misfire',
+      lastDetail: row.last_detail,
+      lastJobId: null,
       enqueued: 0,
       skipped: 0,
     });
@@ -108,7 +108,7 @@ function tickSchedule(deps: TickDeps, tx: Transaction, row: ScheduleRow, nowMs: 
   let rejection = '';
   for (const tickMs of running) {
     if (row.overlap === 'skip' && lastJobId !== null) {
-      const state = sql.jobStateById.get(lastJobId);
+      const state = yield* tx.jobs.stateOf(lastJobId);
       if (state !== undefined && unfinished.has(state)) {
         skippedOverlap++;
         outcome = 'skipped_overlap';
@@ -117,7 +117,7 @@ function tickSchedule(deps: TickDeps, tx: Transaction, row: ScheduleRow, nowMs: 
       }
     }
     const jitterMs = row.jitter_ms > 0 ? Math.floor(ctx.random() * (row.jitter_ms + 1)) : 0;
-    const [result] = deps.enqueueWithin(tx, [tickRequest(row, tickMs, tickMs + jitterMs)]);
+    const [result] = yield* deps.enqueueWithin(tx, [tickRequest(row, tickMs, tickMs + jitterMs)]);
     if (result?.ok) {
       enqueued++;
       lastJobId = result.jobId;
@@ -134,14 +134,14 @@ function tickSchedule(deps: TickDeps, tx: Transaction, row: ScheduleRow, nowMs: 
     const counted = `${due.exact ? '' : 'at least '}${missed} missed tick${missed === 1 ? '' : 's'}`;
     detail = `${detail === null ? '' : `${detail}; `}${counted} skipped (misfire ${row.misfire})`;
   }
-  sql.recordScheduleProgress.run({
+  yield* tx.schedules.recordProgress({
     name: row.name,
-    next_tick_ms: timing.nextAfter(latestMs),
-    last_tick_ms: latestMs,
-    last_run_at_ms: nowMs,
-    last_outcome: outcome,
-    last_detail: detail,
-    last_job_id: lastJobId === row.last_job_id ? null : lastJobId,
+    nextTickMs: timing.nextAfter(latestMs),
+    lastTickMs: latestMs,
+    lastRunAtMs: nowMs,
+    lastOutcome: outcome,
+    lastDetail: detail,
+    lastJobId: lastJobId === row.last_job_id ? null : lastJobId,
     enqueued,
     skipped: missed + skippedOverlap + rejected,
   });

@@ -94,7 +94,7 @@ export interface ScheduleInfo {
     queue: string;
     type: string;
     /** Absent in listings (see payloadBytes). */
-    payload: Buffer | null;
+    payload: Uint8Array | null;
     payloadBytes: number;
     contentType: string;
     priority: number;

@@ -5,7 +5,7 @@
  * checks an enqueue makes (so a tick's job is refused only for what changes
  * at run time, such as a full queue). A problem names its field.
  */
-import { isRejection, validateJob } from '../enqueue-validation.ts';
+import { isRejection, validateJob } from '../jobs/index.ts';
 import type { QueueRegistry } from '../queue-registry.ts';
 import { type EngineLimits, namePattern, queueSettingRanges } from '../settings.ts';
 import type { EnqueueRequest } from '../types.ts';

@@ -4,8 +4,6 @@
  * runs' databases live.
  */
 import assert from 'node:assert/strict';
-import { existsSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import {
   defaultEngineLimits,
   defaultQueueSettings,
@@ -70,14 +68,6 @@ export const queueNames = ['q0', 'q1', 'q2', 'q3', 'q4'] as const;
 export const limits = { ...defaultEngineLimits, maxErrorHistory: 3, maxErrorBytes: 64 };
 export const engineOptions: Partial<EngineOptions> = { queues: queueOverrides, limits };
 export const sweepIntervalMs = 60_000;
-/**
- * Where the runs' databases live: a memory file system when there is one. The
- * model checks semantics, not durability, and thousands of engines opened and
- * closed on a disk cost more in fsyncs than the steps themselves.
- */
-export const scratchDir =
-  process.env.SEPP_MODEL_DIR ??
-  (existsSync('/dev/shm') && statSync('/dev/shm').isDirectory() ? '/dev/shm' : tmpdir());
 export const unknownId = '01900000-0000-7000-8000-000000000000';
 
 export function settingsOf(queue: string): QueueSettings {

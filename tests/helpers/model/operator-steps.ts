@@ -1,7 +1,7 @@
 /** The model test's operator and time steps: maintenance, the clock, cancels, updates, dead letters and queues. */
 import assert from 'node:assert/strict';
 import type { JobState } from '../../../src/engine/types.ts';
-import { expectThrowsCode } from '../engine.ts';
+import { expectCode } from '../engine.ts';
 import { queueNames, unknownId } from './config.ts';
 import { saw } from './coverage.ts';
 import { fail, ok } from './model-queues.ts';
@@ -31,12 +31,14 @@ export class OperatorSteps extends WorkerSteps {
     this.log.push(`cancelJobs ${queue} ${states.join(',')}`);
     if (!this.model.existing.has(queue)) {
       // A queue nobody has used: NOT_FOUND (as PurgeQueue), not "0 cancelled".
-      assert.throws(() => this.engine.countCancellable({ queue, states }), { code: 'not_found' });
+      await assert.rejects(async () => this.engine.countCancellable({ queue, states }), {
+        code: 'not_found',
+      });
       assert.deepEqual(await outcomeOf(this.engine.cancelJobs({ queue, states })), fail('not_found'));
       saw('cancelJobs not_found');
       return;
     }
-    const counted = this.engine.countCancellable({ queue, states });
+    const counted = await this.engine.countCancellable({ queue, states });
     const got = await this.engine.cancelJobs({ queue, states });
     const expected = this.model.cancelJobs(queue, states);
     assert.deepEqual(got, expected);
@@ -91,13 +93,13 @@ export class OperatorSteps extends WorkerSteps {
     if (!this.model.existing.has(queue)) {
       // A queue never used and not declared does not exist: NOT_FOUND, not an empty answer.
       this.log.push(`dead letters of ${queue}, which does not exist`);
-      expectThrowsCode(() => this.engine.listDeadLetters({ queue }), 'not_found');
+      await expectCode(this.engine.listDeadLetters({ queue }), 'not_found');
       assert.equal((await outcomeOf(this.engine.requeueDeadLetters({ queue, all: true }))).ok, false);
       saw('dead letters of a queue that does not exist');
       return;
     }
     const dead = this.model.deadOf(queue);
-    const listed = this.engine.listDeadLetters({ queue, pageSize: 1000 });
+    const listed = await this.engine.listDeadLetters({ queue, pageSize: 1000 });
     assert.deepEqual(listed.items.map((j) => j.id).sort(), dead.map((j) => j.id).sort());
     const all = d.chance(0.3);
     const ids = all ? 'all' : dead.filter(() => d.chance(0.6)).map((j) => j.id);

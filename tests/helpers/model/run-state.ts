@@ -3,16 +3,66 @@
  * and the log — and the random requests and targets its steps draw.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { join } from 'node:path';
+import { FakeClock } from '../../../src/engine/clock.ts';
+import { Engine } from '../../../src/engine/engine.ts';
 import { SeppError } from '../../../src/engine/errors.ts';
+import { defaultEngineOptions } from '../../../src/engine/settings.ts';
 import type { EnqueueRequest, LeasedJob } from '../../../src/engine/types.ts';
-import { bytes, openTestEngine, type TestEngine } from '../engine.ts';
+import type { StoreBackend } from '../../store/conformance/backend.ts';
+import { bytes } from '../engine.ts';
 import { mulberry32 } from '../prng.ts';
-import { Dice, engineOptions, groupedQueueNames, queueNames, scratchDir, unknownId } from './config.ts';
+import { Dice, engineOptions, groupedQueueNames, queueNames, unknownId } from './config.ts';
 import { saw } from './coverage.ts';
 import { Model } from './model.ts';
 import { fail, type ModelJob, type Outcome, ok } from './model-queues.ts';
+import type { CheckedEngine } from './stored-jobs.ts';
+
+/** The seed of the backoff jitter, the same sequence for the engine and the model. */
+function jitterSeedOf(seed: number): number {
+  return (seed ^ 0x9e3779b9) >>> 0;
+}
+
+/** The engine a run drives, on a store of the backend under test, and how to restart it. */
+export interface RunEngine extends CheckedEngine {
+  readonly clock: FakeClock;
+  /** Closes the engine (and its store) and opens both again on the same data: a restart. */
+  reopen(): Promise<RunEngine>;
+  /** Closes the engine and removes the run's data. */
+  dispose(): Promise<void>;
+}
+
+/**
+ * Opens the engine of a run with `seed` on a fresh store of `backend` (the engine's jitter
+ * follows the seed, as the model's does, and goes on across restarts).
+ */
+export function openRunEngine(seed: number, backend: StoreBackend): Promise<RunEngine> {
+  const data = backend.create();
+  const clock = new FakeClock();
+  const random = mulberry32(jitterSeedOf(seed));
+  const open = async (): Promise<RunEngine> => {
+    const store = data.open();
+    const engine = await Engine.open(
+      store,
+      { ...defaultEngineOptions(), ...engineOptions },
+      { clock, random },
+    );
+    const close = () => engine.close();
+    return {
+      engine,
+      store,
+      clock,
+      reopen: async () => {
+        await close();
+        return open();
+      },
+      dispose: async () => {
+        await close();
+        data.dispose();
+      },
+    };
+  };
+  return open();
+}
 
 export async function outcomeOf<T>(call: Promise<T>): Promise<Outcome<T>> {
   try {
@@ -24,22 +74,20 @@ export async function outcomeOf<T>(call: Promise<T>): Promise<Outcome<T>> {
 }
 
 export class RunState {
-  t: TestEngine;
+  t: RunEngine;
   readonly model: Model;
   readonly dice: Dice;
   readonly log: string[] = [];
 
-  constructor(readonly seed: number) {
+  /** `t` is the run's engine, opened by openRunEngine(seed). */
+  constructor(
+    readonly seed: number,
+    t: RunEngine,
+  ) {
     this.dice = new Dice(mulberry32(seed));
-    const jitterSeed = (seed ^ 0x9e3779b9) >>> 0;
-    this.t = openTestEngine({
-      dataDir: mkdtempSync(join(scratchDir, 'sepp-model-')),
-      options: engineOptions,
-      durability: 'relaxed',
-      deps: { random: mulberry32(jitterSeed) },
-    });
+    this.t = t;
     const clock = this.t.clock;
-    this.model = new Model(() => clock.nowMs(), mulberry32(jitterSeed));
+    this.model = new Model(() => clock.nowMs(), mulberry32(jitterSeedOf(seed)));
   }
 
   get engine() {

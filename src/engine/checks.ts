@@ -1,0 +1,53 @@
+/**
+ * Checks of names and sizes that every part of the engine shares: a queue,
+ * type or group name, a list of queues a call reads from, and bytes said in
+ * words. A problem is a rejection whose message names the limit and the setting.
+ */
+import { type JobRejection, SeppError } from './errors.ts';
+import { type EngineLimits, namePattern } from './settings.ts';
+
+/** A content type (of a payload, of a result): printable ASCII, 1–255 characters. */
+export const contentTypePattern = /^[\x21-\x7e][\x20-\x7e]{0,254}$/;
+
+export function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
+  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
+
+export function checkName(
+  what: 'queue' | 'type' | 'group',
+  name: unknown,
+  limits: EngineLimits,
+): JobRejection | null {
+  if (typeof name !== 'string' || name.length === 0)
+    return { reason: 'invalid_name', message: `${what} is empty` };
+  if (name.length > limits.maxNameLength) {
+    return {
+      reason: 'invalid_name',
+      message: `${what} is ${name.length} characters long, the limit is ${limits.maxNameLength} (limits.max_name_length)`,
+    };
+  }
+  if (!namePattern.test(name)) {
+    return {
+      reason: 'invalid_name',
+      message: `${what} ${JSON.stringify(name)} may use only letters, digits and . _ : -`,
+    };
+  }
+  return null;
+}
+
+/** Checks a list of queue names a call reads from (reserve, events): each valid, at most max_reserve_queues. */
+export function checkQueueList(queues: readonly string[], limits: EngineLimits): void {
+  if (queues.length > limits.maxReserveQueues) {
+    throw new SeppError(
+      'invalid_argument',
+      `queues: ${queues.length} queues named, the limit is ${limits.maxReserveQueues} (limits.max_reserve_queues)`,
+    );
+  }
+  for (const queue of queues) {
+    const problem = checkName('queue', queue, limits);
+    if (problem) throw new SeppError('invalid_argument', `queues: ${problem.message}`);
+  }
+}

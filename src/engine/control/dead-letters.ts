@@ -1,0 +1,162 @@
+/**
+ * Dead letters through the protocol: pages of a queue's dead jobs (oldest
+ * failure first, optionally of one reason), and requeue or delete of chosen
+ * ids or of all of them. "All" runs in chunks, so one huge dead-letter queue
+ * never becomes one huge transaction.
+ */
+
+import type { Op } from '../../store/op.ts';
+import type { StoreTx, StoreView } from '../../store/store.ts';
+import type { AuditInput } from '../admin-types.ts';
+import type { AuditLog } from '../audit/index.ts';
+import type { EngineContext } from '../context.ts';
+import { SeppError } from '../errors.ts';
+import { jobInfoFromRow } from '../jobs/index.ts';
+import { checkQueueName } from '../queues/index.ts';
+import type { DeadLetterQuery, DeadLetterSelection, JobInfo, Page } from '../types.ts';
+import { chunkRows, type OperatorActions } from './operator-actions.ts';
+
+const deadPageDefault = 100;
+
+/**
+ * A queue whose dead letters can be asked for: declared in the config, or used
+ * (a job was enqueued to it, or it was paused). Any other name is NOT_FOUND,
+ * as queue_service.proto says: most likely a typo, which an empty answer would hide.
+ */
+function requireQueue(ctx: EngineContext, queue: string): void {
+  checkQueueName(ctx, queue);
+  if (!ctx.queues.exists(queue) && !ctx.queues.isDeclared(queue)) {
+    throw new SeppError(
+      'not_found',
+      `queue ${JSON.stringify(queue)} does not exist: no job was ever enqueued to it and the config does not declare it; check the name`,
+    );
+  }
+}
+
+export class DeadLetters {
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly actions: OperatorActions,
+    private readonly audit: AuditLog,
+  ) {}
+
+  *list(view: StoreView, query: DeadLetterQuery): Op<Page<JobInfo>> {
+    // A name no queue can have, or of a queue that does not exist, is a mistake to report, not an empty page.
+    requireQueue(this.ctx, query.queue);
+    const pageSize = Math.min(query.pageSize ?? deadPageDefault, this.ctx.limits.maxPageSize);
+    if (!Number.isInteger(pageSize) || pageSize < 1) {
+      throw new SeppError(
+        'invalid_argument',
+        `page_size must be a positive integer (at most ${this.ctx.limits.maxPageSize})`,
+      );
+    }
+    const after = decodeCursor(query.cursor);
+    const rows = yield* view.deadLetters.page({
+      queue: query.queue,
+      reason: query.reason ?? null,
+      after,
+      limit: pageSize + 1,
+    });
+    const items = rows.slice(0, pageSize).map(jobInfoFromRow);
+    const last = items.at(-1);
+    return {
+      items,
+      nextCursor: rows.length > pageSize && last ? encodeCursor(last.failedAtMs ?? 0, last.seq) : null,
+    };
+  }
+
+  /** Requeues (fresh attempt budget) or deletes dead letters; returns how many changed. */
+  async change(
+    selection: DeadLetterSelection,
+    action: 'requeue' | 'delete',
+    audit: AuditInput | undefined,
+  ): Promise<number> {
+    const { queue } = selection;
+    // A name no queue can have, or of a queue that does not exist, matches nothing, but it must
+    // not reach the audit log (whose target is bounded) or look like a successful change of nothing.
+    requireQueue(this.ctx, queue);
+    if ('jobIds' in selection) {
+      if (selection.jobIds.length > this.ctx.limits.maxBatchJobs) {
+        throw new SeppError(
+          'resource_exhausted',
+          `job_ids: at most ${this.ctx.limits.maxBatchJobs} per call`,
+        );
+      }
+      const { jobIds } = selection;
+      return this.ctx.write((tx) => this.changeSome(tx, queue, jobIds, action, audit));
+    }
+    const { reason } = selection;
+    return this.actions.inChunks(
+      audit === undefined ? undefined : { input: audit, id: undefined },
+      0,
+      (tx) => this.changeChunk(tx, queue, reason ?? null, action),
+      (changed, done) => ({ all: true, ...(reason === undefined ? {} : { reason }), changed, done }),
+    );
+  }
+
+  /** Requeues or deletes the chosen dead letters of a queue (ids that are not one change nothing). */
+  private *changeSome(
+    tx: StoreTx,
+    queue: string,
+    jobIds: readonly string[],
+    action: 'requeue' | 'delete',
+    audit: AuditInput | undefined,
+  ): Op<number> {
+    let changed = 0;
+    const nowMs = this.ctx.clock.nowMs();
+    for (const id of jobIds) {
+      if (action === 'requeue') {
+        if (yield* tx.deadLetters.requeue({ queue, id, nowMs })) changed++;
+        continue;
+      }
+      // A deleted dead letter releases its idempotency key: the same work may be enqueued again.
+      const deleted = yield* tx.deadLetters.delete({ queue, id });
+      if (deleted === undefined) continue;
+      yield* this.ctx.releaseKey(tx, queue, deleted.idempotency_key, deleted.id);
+      changed++;
+    }
+    yield* this.ctx.count(tx, queue, 'dead', action === 'requeue' ? 'ready' : null, changed);
+    if (action === 'requeue') {
+      this.ctx.jobsReady(tx, queue, changed);
+      this.ctx.emit(tx, { kind: 'requeued', queue, count: changed });
+    }
+    if (audit !== undefined) yield* this.audit.write(tx, audit, { jobIds, changed });
+    return changed;
+  }
+
+  /** One chunk of a change of all of a queue's dead letters (of one reason unless null). */
+  private *changeChunk(
+    tx: StoreTx,
+    queue: string,
+    reason: string | null,
+    action: 'requeue' | 'delete',
+  ): Op<number> {
+    if (action === 'requeue') {
+      const n = yield* tx.deadLetters.requeueMany({
+        queue,
+        reason,
+        nowMs: this.ctx.clock.nowMs(),
+        limit: chunkRows,
+      });
+      yield* this.ctx.count(tx, queue, 'dead', 'ready', n);
+      this.ctx.jobsReady(tx, queue, n);
+      this.ctx.emit(tx, { kind: 'requeued', queue, count: n });
+      return n;
+    }
+    const rows = yield* tx.deadLetters.deleteMany({ queue, reason, limit: chunkRows });
+    for (const row of rows) yield* this.ctx.releaseKey(tx, queue, row.idempotency_key, row.id);
+    yield* this.ctx.count(tx, queue, 'dead', null, rows.length);
+    return rows.length;
+  }
+}
+
+function encodeCursor(failedAtMs: number, seq: number): string {
+  return Buffer.from(`${failedAtMs}:${seq}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string | undefined): { failedAtMs: number; seq: number } {
+  if (cursor === undefined || cursor === '') return { failedAtMs: -1, seq: -1 };
+  const match = /^(\d+):(\d+)$/.exec(Buffer.from(cursor, 'base64url').toString());
+  if (match === null) throw new SeppError('invalid_argument', 'page_token is not one this server issued');
+  return { failedAtMs: Number(match[1]), seq: Number(match[2]) };
+}

@@ -1,0 +1,10 @@
+/** Job lifecycle events: the log the engine appends to after each commit, and its subscriptions. */
+export { EventLog, type EventSubscription } from './event-log.ts';
+export {
+  type EventFilter,
+  type EventStart,
+  eventAbout,
+  type LifecycleEvent,
+  type LifecycleEventKind,
+} from './lifecycle-event.ts';
+export type { EventSink } from './subscription.ts';

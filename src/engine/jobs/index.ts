@@ -1,0 +1,11 @@
+/**
+ * Jobs: the enqueue (validation, idempotency, max_depth, the insert), job ids,
+ * rows as the engine's shapes, the read-only queries, and the refusal of
+ * enqueues while the disk is full.
+ */
+export { DiskFull } from './disk-full.ts';
+export { Enqueuer } from './enqueue.ts';
+export { isRejection, validateJob } from './enqueue-validation.ts';
+export { JobIdGenerator, normalizeJobId, type RandomBytes, systemRandomBytes } from './job-id.ts';
+export { type DeadLetterSummaryQuery, JobQueries, summariesInOrder } from './job-queries.ts';
+export { appendError, jobInfoFromRow, leasedJobFromRow, parseMetadata } from './job-rows.ts';

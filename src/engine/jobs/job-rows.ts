@@ -1,0 +1,90 @@
+/** Turns stored rows into the engine's public shapes. */
+import type { JobRow, LeasedRow } from '../../store/rows.ts';
+import type { AttemptError, DeadReason, JobInfo, JobState, LeasedJob } from '../types.ts';
+
+export function parseMetadata(json: string | null): Record<string, string> {
+  return json === null ? {} : (JSON.parse(json) as Record<string, string>);
+}
+
+interface StoredAttemptError {
+  attempt: number;
+  at_ms: number;
+  error: string;
+}
+
+export function parseErrors(json: string | null): AttemptError[] {
+  if (json === null) return [];
+  return (JSON.parse(json) as StoredAttemptError[]).map((e) => ({
+    attempt: e.attempt,
+    atMs: e.at_ms,
+    error: e.error,
+  }));
+}
+
+/** Appends one attempt's error to the stored history, keeping the newest `keep`. */
+export function appendError(json: string | null, entry: StoredAttemptError, keep: number): string {
+  const list = json === null ? [] : (JSON.parse(json) as StoredAttemptError[]);
+  list.push(entry);
+  return JSON.stringify(list.length > keep ? list.slice(list.length - keep) : list);
+}
+
+export function leasedJobFromRow(row: LeasedRow): LeasedJob {
+  return {
+    id: row.id,
+    queue: row.queue,
+    type: row.type,
+    payload: row.payload,
+    contentType: row.content_type,
+    priority: row.priority,
+    attempt: row.attempt,
+    maxAttempts: row.attempt_base + row.max_attempts,
+    leaseDeadlineMs: row.lease_deadline_ms!,
+    enqueuedAtMs: row.enqueued_at_ms,
+    runAtMs: row.run_at_ms,
+    metadata: parseMetadata(row.metadata_json),
+    traceparent: row.traceparent,
+    tracestate: row.tracestate,
+    idempotencyKey: row.idempotency_key,
+    lastError: row.last_error,
+    group: row.group_key,
+  };
+}
+
+export function jobInfoFromRow(row: JobRow): JobInfo {
+  return {
+    id: row.id,
+    seq: row.seq,
+    queue: row.queue,
+    type: row.type,
+    state: row.state as JobState,
+    priority: row.priority,
+    payload: row.payload,
+    contentType: row.content_type,
+    attempt: row.attempt,
+    maxAttempts: row.attempt_base + row.max_attempts,
+    idempotencyKey: row.idempotency_key,
+    metadata: parseMetadata(row.metadata_json),
+    traceparent: row.traceparent,
+    tracestate: row.tracestate,
+    enqueuedAtMs: row.enqueued_at_ms,
+    runAtMs: row.run_at_ms,
+    leasedAtMs: row.leased_at_ms,
+    leaseDeadlineMs: row.lease_deadline_ms,
+    workerId: row.worker_id,
+    lastError: row.last_error,
+    errors: parseErrors(row.errors_json),
+    deadReason: row.dead_reason as DeadReason | null,
+    failedAtMs: row.failed_at_ms,
+    completedAtMs: row.completed_at_ms,
+    expiresAtMs: row.expires_at_ms,
+    cancelledAtMs: row.cancelled_at_ms,
+    cancelledBy: row.cancelled_by,
+    result: row.result,
+    resultContentType: row.result === null ? null : row.result_content_type,
+    progress:
+      row.progress_at_ms === null
+        ? null
+        : { percent: row.progress_percent, json: row.progress_json, atMs: row.progress_at_ms },
+    group: row.group_key,
+  };
+}

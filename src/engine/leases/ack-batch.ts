@@ -1,0 +1,78 @@
+/**
+ * AckBatch: a Work message's acks (or an AckBatch call's) in one write operation,
+ * one outcome per ack, in order. When no queue keeps completed jobs (the common
+ * case) the leased jobs are deleted with one store call (SQLite: a statement per
+ * 50 acks, store/sqlite/leases.ts) and counted once per queue at the end, in the same
+ * savepoint; an ack the delete did not match (not leased at that attempt, or gone)
+ * is answered by the Settler afterwards, in order, which reads the job to say why.
+ * Only the first ack of each job takes part in the delete; a job named again is
+ * answered by the Settler too (not_found once the first deleted it, as one at a time).
+ * Batches under 10 acks, and any ack while a queue keeps completed jobs, go through
+ * the Settler one by one: below the 10-row statement the multi-row path cost more than
+ * it saved (measured: +7 to +11 % per ack in pairs).
+ */
+import type { Op } from '../../store/op.ts';
+import type { StoreTx } from '../../store/store.ts';
+import type { EngineContext } from '../context.ts';
+import { SeppError } from '../errors.ts';
+import type { Ack, SettleOutcome } from '../types.ts';
+import { checkAckResult } from './results.ts';
+import type { Settler } from './settle.ts';
+
+/** The smallest batch the multi-row delete serves (its 10-row statement). */
+const minBatchAcks = 10;
+
+export class AckBatches {
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly settler: Settler,
+  ) {}
+
+  /** Acks each job on its own: one outcome per job, in order. A result too large fails the whole call. */
+  async ackBatch(acks: readonly Ack[]): Promise<SettleOutcome[]> {
+    const { limits } = this.ctx;
+    for (const ack of acks) checkAckResult(ack, limits);
+    if (acks.length > limits.maxReserveJobs) {
+      throw new SeppError(
+        'resource_exhausted',
+        `acks: ${acks.length} in one batch, the limit is ${limits.maxReserveJobs} (limits.max_reserve_jobs)`,
+      );
+    }
+    return this.ctx.write((tx) => this.ackEach(tx, acks));
+  }
+
+  private *ackEach(tx: StoreTx, acks: readonly Ack[]): Op<SettleOutcome[]> {
+    if (acks.length < minBatchAcks || this.ctx.queues.anyKeepsCompleted) {
+      const outcomes: SettleOutcome[] = [];
+      for (const ack of acks) outcomes.push(yield* this.settler.tryAck(tx, ack));
+      return outcomes;
+    }
+    // By position: a caller may pass the same object twice.
+    const firstPerJob = new Map<string, number>();
+    acks.forEach((ack, i) => {
+      if (!firstPerJob.has(ack.jobId)) firstPerJob.set(ack.jobId, i);
+    });
+    const deleted = new Map<string, { queue: string; type: string }>();
+    for (const row of yield* tx.leases.ackMany([...firstPerJob.values()].map((i) => acks[i]!)))
+      deleted.set(row.id, row);
+    const ackedPerQueue = new Map<string, number>();
+    const { recording } = this.ctx.events;
+    const outcomes: SettleOutcome[] = [];
+    for (let i = 0; i < acks.length; i++) {
+      const ack = acks[i]!;
+      const job = firstPerJob.get(ack.jobId) === i ? deleted.get(ack.jobId) : undefined;
+      if (job === undefined) {
+        outcomes.push(yield* this.settler.tryAck(tx, ack));
+        continue;
+      }
+      ackedPerQueue.set(job.queue, (ackedPerQueue.get(job.queue) ?? 0) + 1);
+      if (recording) this.settler.recordCompleted(tx, ack, job, false);
+      outcomes.push({ ok: true });
+    }
+    for (const [queue, jobs] of ackedPerQueue) {
+      yield* this.ctx.count(tx, queue, 'leased', null, jobs);
+      this.ctx.emit(tx, { kind: 'acked', queue, count: jobs });
+    }
+    return outcomes;
+  }
+}

@@ -1,0 +1,13 @@
+/**
+ * Leases: reserve (and long-polls), the settlements fenced by the attempt (ack
+ * alone or in batches, nack, extend, progress), results, expiry at lease time,
+ * the end of a cancelled job's lease, and the waiters.
+ */
+export { AckBatches } from './ack-batch.ts';
+export { finishCancelled } from './cancelled-lease.ts';
+export { Expiry } from './expiry.ts';
+export { ProgressReports } from './progress.ts';
+export { Reserver } from './reserve.ts';
+export { checkAckResult } from './results.ts';
+export { Settler } from './settle.ts';
+export { WaiterRegistry } from './waiters.ts';

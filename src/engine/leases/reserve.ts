@@ -1,0 +1,265 @@
+/**
+ * Reserve: lease up to N ready jobs from the listed queues in order, and
+ * long-poll when there are none.
+ *
+ * The lease and, when nothing was found, the waiter's registration happen in
+ * one write operation, so a job committed by any later batch wakes the waiter.
+ * A queue's limits (src/engine/flow-control) decide how many of its ready jobs
+ * may be leased; a reserve they hold back waits as a throttled waiter.
+ * A call whose signal has aborted by the time its operation runs leases
+ * nothing: no job is handed to a dead call. If it aborts after the lease was
+ * taken, the lease simply expires.
+ */
+
+import { just, type Op } from '../../store/op.ts';
+import type { LeasedRow } from '../../store/rows.ts';
+import type { LeaseParams, StoreTx } from '../../store/store.ts';
+import { checkQueueList } from '../checks.ts';
+import type { EngineContext } from '../context.ts';
+import { SeppError } from '../errors.ts';
+import { type FlowControl, queueOrder } from '../flow-control/index.ts';
+import { leasedJobFromRow } from '../jobs/index.ts';
+import { shuttingDown } from '../lifecycle.ts';
+import type { LeasedJob, ReserveRequest } from '../types.ts';
+import { Expiry } from './expiry.ts';
+import type { Waiter, WaiterRegistry, WaitOutcome } from './waiters.ts';
+
+/** One try of a reserve: what it asks, and the waiter it registered when it found nothing. */
+interface Attempt {
+  readonly request: ValidReserve;
+  readonly remainingMs: number;
+  readonly signal: AbortSignal | undefined;
+  waiter?: Waiter;
+  wait?: Promise<WaitOutcome>;
+}
+
+interface ValidReserve {
+  queues: string[];
+  maxJobs: number;
+  leaseMs: number | undefined;
+  waitMs: number;
+  workerId: string | null;
+}
+
+/** Whether reserves may still wait (the engine's lifecycle): not once draining or closed. */
+export interface ReserveGate {
+  readonly isClosed: boolean;
+  readonly stopsWaiting: boolean;
+}
+
+export class Reserver {
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly gate: ReserveGate,
+    private readonly flow: FlowControl,
+    private readonly waiters: WaiterRegistry,
+    private readonly expiry: Expiry,
+  ) {}
+
+  /** Leases up to `maxJobs` jobs, waiting up to `waitMs` for one; `signal` ends the wait early. */
+  async reserve(request: ReserveRequest, signal?: AbortSignal): Promise<LeasedJob[]> {
+    if (this.gate.isClosed) throw shuttingDown();
+    const valid = this.validate(request);
+    const deadlineMs = this.ctx.clock.nowMs() + valid.waitMs;
+    for (;;) {
+      if (signal?.aborted || this.gate.stopsWaiting) return [];
+      const attempt: Attempt = {
+        request: valid,
+        remainingMs: deadlineMs - this.ctx.clock.nowMs(),
+        signal,
+      };
+      let jobs: LeasedJob[];
+      try {
+        jobs = await this.ctx.write((tx) => this.leaseOrWait(tx, attempt));
+      } catch (error) {
+        if (attempt.waiter !== undefined) this.waiters.remove(attempt.waiter);
+        throw error;
+      }
+      if (jobs.length > 0 || attempt.wait === undefined) return jobs;
+      const outcome = await attempt.wait;
+      if (typeof outcome === 'object') return outcome.jobs; // leased in the commit that made them ready
+      if (outcome !== 'woken') return [];
+      if (signal?.aborted) {
+        // This call was chosen to take new jobs but is gone: let someone else have them.
+        for (const queue of valid.queues) this.waiters.notify(queue, valid.maxJobs);
+        return [];
+      }
+    }
+  }
+
+  /** One try of a reserve, in its write unit: lease what it may, or register the waiter. */
+  private *leaseOrWait(tx: StoreTx, attempt: Attempt): Op<LeasedJob[]> {
+    const { request, remainingMs, signal } = attempt;
+    if (signal?.aborted) return [];
+    const throttled: string[] = [];
+    const leased = yield* this.lease(tx, request, throttled);
+    if (leased.length === 0 && remainingMs > 0 && !this.gate.stopsWaiting) {
+      if (this.waiters.size >= this.ctx.limits.maxWaiters) {
+        throw new SeppError(
+          'resource_exhausted',
+          `too many long-polls are waiting (${this.ctx.limits.maxWaiters}, limits.max_waiters); retry with backoff`,
+        );
+      }
+      const registered = this.register(request, remainingMs, signal, throttled);
+      attempt.waiter = registered.waiter;
+      attempt.wait = registered.wait;
+    }
+    return leased;
+  }
+
+  private validate(request: ReserveRequest): ValidReserve {
+    const { limits } = this.ctx;
+    if (!Array.isArray(request.queues) || request.queues.length === 0) {
+      throw new SeppError('invalid_argument', 'queues: name at least one queue');
+    }
+    checkQueueList(request.queues, limits);
+    const maxJobs = request.maxJobs === undefined || request.maxJobs === 0 ? 1 : request.maxJobs;
+    if (!Number.isInteger(maxJobs) || maxJobs < 1 || maxJobs > limits.maxReserveJobs) {
+      throw new SeppError(
+        'invalid_argument',
+        `max_jobs is ${maxJobs}; it must be from 1 to ${limits.maxReserveJobs} (limits.max_reserve_jobs)`,
+      );
+    }
+    const leaseMs = request.leaseMs === undefined || request.leaseMs === 0 ? undefined : request.leaseMs;
+    if (leaseMs !== undefined && (!Number.isSafeInteger(leaseMs) || leaseMs < 0)) {
+      throw new SeppError(
+        'invalid_argument',
+        `lease_duration_ms is ${leaseMs}; it must be a positive integer`,
+      );
+    }
+    const waitMs = request.waitMs ?? 0;
+    if (!Number.isSafeInteger(waitMs) || waitMs < 0) {
+      throw new SeppError(
+        'invalid_argument',
+        `wait_timeout_ms is ${waitMs}; it must be a non-negative integer`,
+      );
+    }
+    const workerId = request.workerId === undefined || request.workerId === '' ? null : request.workerId;
+    if (workerId !== null && Buffer.byteLength(workerId) > limits.maxWorkerIdBytes) {
+      throw new SeppError('invalid_argument', `worker_id is longer than ${limits.maxWorkerIdBytes} bytes`);
+    }
+    return {
+      queues: [...new Set(request.queues)],
+      maxJobs,
+      leaseMs,
+      waitMs: Math.min(waitMs, limits.maxWaitMs),
+      workerId,
+    };
+  }
+
+  /** Leases what the request may have now; `throttled` collects the queues whose limits held ready jobs back. */
+  private *lease(tx: StoreTx, request: ValidReserve, throttled: string[]): Op<LeasedJob[]> {
+    const { queues, clock } = this.ctx;
+    const { flow } = this;
+    const nowMs = clock.nowMs();
+    const jobs: LeasedJob[] = [];
+    for (const queue of request.queues) {
+      const remaining = request.maxJobs - jobs.length;
+      if (remaining === 0) break;
+      if (!queues.exists(queue) || queues.isPaused(queue)) continue;
+      // Read per lease, not cached: a changed setting applies to the next lease.
+      const settings = queues.settingsFor(queue);
+      const leaseMs = Math.min(request.leaseMs ?? settings.defaultLeaseMs, settings.maxLeaseMs);
+      const leaseDeadlineMs = nowMs + leaseMs;
+      const params: LeaseParams = {
+        nowMs,
+        leaseDeadlineMs,
+        maxLeaseDeadlineMs: nowMs + settings.maxLeaseMs,
+        workerId: request.workerId,
+      };
+      let wanted = remaining;
+      let leased = 0;
+      let waitMsTotal = 0;
+      let waitMsMax = 0;
+      for (;;) {
+        let rows: LeasedRow[];
+        if (flow.isPlain(queue, settings)) {
+          rows = yield* tx.leases.leaseReady({ ...params, queue, limit: wanted });
+          // RETURNING gives no order: restore the queue's order (priority, due time, enqueue order).
+          rows.sort(queueOrder);
+        } else {
+          const limited = yield* flow.lease(tx, queue, settings, wanted, params);
+          rows = limited.rows;
+          if (limited.throttled && !throttled.includes(queue)) throttled.push(queue);
+        }
+        if (rows.length === 0) break;
+        yield* this.ctx.count(tx, queue, 'ready', 'leased', rows.length);
+        // Jobs whose expiry passed since maintenance last ran are not handed out (expiry.ts);
+        // their lease ends at once, which gives their max_leased and group slots back.
+        const live = Expiry.hasExpired(rows, nowMs) ? yield* this.expiry.dropExpired(tx, rows, nowMs) : rows;
+        for (const row of live) {
+          jobs.push(leasedJobFromRow(row));
+          const waitedMs = Math.max(0, nowMs - row.run_at_ms);
+          waitMsTotal += waitedMs;
+          if (waitedMs > waitMsMax) waitMsMax = waitedMs;
+        }
+        leased += live.length;
+        wanted -= live.length;
+        // Expired rows leave a gap: lease again for it (each pass takes expired jobs out for good).
+        if (live.length === rows.length || wanted === 0) break;
+      }
+      if (leased === 0) continue;
+      if (this.ctx.events.recording) {
+        for (const job of jobs.slice(jobs.length - leased)) {
+          this.ctx.record(tx, {
+            kind: 'leased',
+            sequence: 0,
+            atMs: nowMs,
+            jobId: job.id,
+            queue,
+            type: job.type,
+            attempt: job.attempt,
+            leaseDeadlineMs,
+            workerId: request.workerId,
+          });
+        }
+      }
+      // Jobs with their own lease_ms end at this deadline or later, never earlier.
+      this.ctx.wakeAt(tx, leaseDeadlineMs);
+      this.ctx.emit(tx, { kind: 'reserved', queue, count: leased, waitMsTotal, waitMsMax });
+    }
+    return jobs;
+  }
+
+  private register(
+    request: ValidReserve,
+    waitMs: number,
+    signal: AbortSignal | undefined,
+    throttled: readonly string[],
+  ): { waiter: Waiter; wait: Promise<WaitOutcome> } {
+    const { clock } = this.ctx;
+    const { waiters } = this;
+    let settle!: (outcome: WaitOutcome) => void;
+    const wait = new Promise<WaitOutcome>((resolve) => {
+      settle = resolve;
+    });
+    let done = false;
+    const finish = (outcome: WaitOutcome) => {
+      if (done) return;
+      done = true;
+      timer.cancel();
+      signal?.removeEventListener('abort', onAbort);
+      settle(outcome);
+    };
+    const waiter: Waiter = {
+      queues: request.queues,
+      maxJobs: request.maxJobs,
+      // As the reserve's own operation: a call that is gone takes nothing, and the queues'
+      // limits hold (a waiter they still hold back takes nothing and is woken to wait again).
+      take: (tx) => (signal?.aborted ? just([]) : this.lease(tx, request, [])),
+      settle: finish,
+      ...(throttled.length > 0 ? { throttled } : {}),
+    };
+    const onAbort = () => {
+      waiters.remove(waiter);
+      finish('aborted');
+    };
+    const timer = clock.setTimer(waitMs, () => {
+      waiters.remove(waiter);
+      finish('timeout');
+    });
+    signal?.addEventListener('abort', onAbort, { once: true });
+    waiters.add(waiter);
+    return { waiter, wait };
+  }
+}

@@ -1,0 +1,268 @@
+/**
+ * Ack, nack and extend: the settlements of a lease, all fenced by the attempt
+ * the lease was given. A stale attempt means another delivery has begun since
+ * (lease lost); a job that is no longer leased cannot be settled. A lease
+ * whose job has a cancel request (cancel.ts) ends the job `cancelled` on ack
+ * or nack (an ack is answered `job_cancelled`: the job did not complete), and
+ * an extend is refused with `job_cancelled`.
+ */
+
+import type { Op } from '../../store/op.ts';
+import type { AttemptRow } from '../../store/rows.ts';
+import type { StoreTx } from '../../store/store.ts';
+import type { EngineContext } from '../context.ts';
+import { SeppError } from '../errors.ts';
+import { appendError } from '../jobs/index.ts';
+import type {
+  Ack,
+  DeadReason,
+  ExtendRequest,
+  JobState,
+  NackDirective,
+  NackRequest,
+  NackResult,
+  SettleOutcome,
+} from '../types.ts';
+import { backoffDelayMs } from './backoff.ts';
+import { cancelledMessage, finishCancelled } from './cancelled-lease.ts';
+import { checkAckResult, resultContentTypeOf } from './results.ts';
+
+export class Settler {
+  constructor(private readonly ctx: EngineContext) {}
+
+  /** Completes a leased job, keeping `result` if its queue retains completed jobs (job_cancelled if cancelled). */
+  async ack(ack: Ack): Promise<void> {
+    checkAckResult(ack, this.ctx.limits);
+    const outcome = await this.ctx.write((tx) => this.ackIn(tx, ack));
+    if (!outcome.ok) throw new SeppError(outcome.code, outcome.message);
+  }
+
+  nack(request: NackRequest): Promise<NackResult> {
+    return this.ctx.write((tx) => this.nackIn(tx, request));
+  }
+
+  extend(request: ExtendRequest): Promise<{ leaseDeadlineMs: number }> {
+    return this.ctx.write((tx) => this.extendIn(tx, request));
+  }
+
+  /**
+   * Throws when the ack changed nothing; returns the `job_cancelled` outcome,
+   * whose change (the job is now cancelled) must commit before it is answered.
+   */
+  private *ackIn(tx: StoreTx, ack: Ack): Op<SettleOutcome> {
+    const outcome = yield* this.tryAck(tx, ack);
+    if (!outcome.ok && outcome.code !== 'job_cancelled') throw new SeppError(outcome.code, outcome.message);
+    return outcome;
+  }
+
+  /** Acks one job; the caller has checked its result (checkAckResult). */
+  *tryAck(tx: StoreTx, ack: Ack): Op<SettleOutcome> {
+    const { queues, clock } = this.ctx;
+    const { jobId, attempt } = ack;
+    if (!queues.anyKeepsCompleted) {
+      // The common case in one statement; only a refused ack reads the row to say why.
+      const deleted = yield* tx.leases.ack(ack);
+      if (deleted !== undefined) {
+        yield* this.ctx.count(tx, deleted.queue, 'leased', null, 1);
+        this.ctx.emit(tx, { kind: 'acked', queue: deleted.queue, count: 1 });
+        if (this.ctx.events.recording) this.recordCompleted(tx, ack, deleted, false);
+        return { ok: true };
+      }
+    }
+    const row = yield* tx.jobs.attempt(jobId);
+    const problem = settleProblem(row, jobId, attempt);
+    if (problem) return problem;
+    if (row!.cancelled_at_ms !== null) {
+      // Asked to stop: the attempt ends cancelled, and a result it carried is not kept.
+      yield* finishCancelled(this.ctx, tx, row!, null);
+      return { ok: false, code: 'job_cancelled', message: cancelledMessage(row!) };
+    }
+    const retained = queues.settingsFor(row!.queue).completedRetentionMs > 0;
+    if (retained) {
+      yield* tx.leases.complete({
+        jobId,
+        attempt,
+        nowMs: clock.nowMs(),
+        result: ack.result ?? null,
+        resultContentType: resultContentTypeOf(ack),
+      });
+      yield* this.ctx.count(tx, row!.queue, 'leased', 'completed', 1);
+    } else {
+      yield* tx.leases.ack(ack);
+      yield* this.ctx.count(tx, row!.queue, 'leased', null, 1);
+    }
+    this.ctx.emit(tx, { kind: 'acked', queue: row!.queue, count: 1 });
+    if (this.ctx.events.recording) this.recordCompleted(tx, ack, row!, retained);
+    return { ok: true };
+  }
+
+  recordCompleted(tx: StoreTx, ack: Ack, job: { queue: string; type: string }, retained: boolean) {
+    this.ctx.record(tx, {
+      kind: 'completed',
+      sequence: 0,
+      atMs: this.ctx.clock.nowMs(),
+      jobId: ack.jobId,
+      queue: job.queue,
+      type: job.type,
+      attempt: ack.attempt,
+      // A copy: the request's bytes may be a view of a whole received message.
+      result: ack.result === undefined ? null : new Uint8Array(ack.result),
+      resultContentType: resultContentTypeOf(ack),
+      retained,
+    });
+  }
+
+  private *nackIn(tx: StoreTx, request: NackRequest): Op<NackResult> {
+    const row = yield* tx.jobs.attempt(request.jobId);
+    const problem = settleProblem(row, request.jobId, request.attempt);
+    if (problem) throw new SeppError(problem.code, problem.message);
+    const directive = request.directive ?? { kind: 'backoff' };
+    checkDirective(directive, this.ctx.limits.maxScheduleAheadMs);
+    const error = truncate(request.error, this.ctx.limits.maxErrorBytes);
+    if (row!.cancelled_at_ms !== null) {
+      yield* finishCancelled(this.ctx, tx, row!, error);
+      return { state: 'cancelled', runAtMs: null };
+    }
+    this.ctx.emit(tx, { kind: 'nacked', queue: row!.queue, count: 1 });
+    return yield* this.failAttempt(tx, row!, error, directive);
+  }
+
+  private *extendIn(
+    tx: StoreTx,
+    { jobId, attempt, leaseMs }: ExtendRequest,
+  ): Op<{ leaseDeadlineMs: number }> {
+    const { queues, clock } = this.ctx;
+    if (!Number.isSafeInteger(leaseMs) || leaseMs < 0) {
+      throw new SeppError(
+        'invalid_argument',
+        `lease_duration_ms is ${leaseMs}; give a positive integer of ms, or 0 for the queue's default_lease_ms`,
+      );
+    }
+    const row = yield* tx.jobs.attempt(jobId);
+    const problem = settleProblem(row, jobId, attempt);
+    if (problem) throw new SeppError(problem.code, problem.message);
+    if (row!.cancelled_at_ms !== null) throw new SeppError('job_cancelled', cancelledMessage(row!));
+    const settings = queues.settingsFor(row!.queue);
+    // 0 (unset on the wire) means the queue's default lease, as it does for Reserve.
+    const lengthMs = leaseMs === 0 ? settings.defaultLeaseMs : leaseMs;
+    const leaseDeadlineMs = clock.nowMs() + Math.min(lengthMs, settings.maxLeaseMs);
+    yield* tx.leases.extend({ jobId, attempt, leaseDeadlineMs });
+    this.ctx.wakeAt(tx, leaseDeadlineMs);
+    return { leaseDeadlineMs };
+  }
+
+  /**
+   * Ends a failed attempt (nack or lease expiry): dead-letter when asked or when
+   * the budget is spent, otherwise back to ready or scheduled per the directive.
+   */
+  *failAttempt(
+    tx: StoreTx,
+    row: AttemptRow,
+    error: string,
+    directive: NackDirective,
+    reason?: DeadReason,
+  ): Op<NackResult> {
+    const { clock, queues, limits } = this.ctx;
+    const nowMs = clock.nowMs();
+    const errorsJson = appendError(
+      row.errors_json,
+      { attempt: row.attempt, at_ms: nowMs, error },
+      limits.maxErrorHistory,
+    );
+    const attemptsUsed = row.attempt - row.attempt_base;
+    const exhausted = attemptsUsed >= row.max_attempts;
+    const { recording } = this.ctx.events;
+    const about = {
+      sequence: 0,
+      atMs: nowMs,
+      jobId: row.id,
+      queue: row.queue,
+      type: row.type,
+      attempt: row.attempt,
+    };
+    if (directive.kind === 'dead_letter' || exhausted) {
+      const deadReason: DeadReason =
+        directive.kind === 'dead_letter' ? 'dead_lettered' : (reason ?? 'attempts_exhausted');
+      this.ctx.emit(tx, { kind: 'dead_lettered', queue: row.queue, reason: deadReason, count: 1 });
+      if (recording) this.ctx.record(tx, { ...about, kind: 'dead_lettered', reason: deadReason, error });
+      yield* tx.leases.fail({
+        seq: row.seq,
+        deadReason,
+        nowMs,
+        lastError: error,
+        errorsJson,
+      });
+      yield* this.ctx.count(tx, row.queue, row.state as JobState, 'dead', 1);
+      return { state: 'dead', runAtMs: null };
+    }
+    const delayMs =
+      directive.kind === 'delay'
+        ? directive.delayMs
+        : backoffDelayMs(queues.settingsFor(row.queue).backoff, attemptsUsed, this.ctx.random);
+    const runAtMs = nowMs + delayMs;
+    const state = delayMs > 0 ? 'scheduled' : 'ready';
+    yield* tx.leases.retry({ seq: row.seq, state, runAtMs, lastError: error, errorsJson });
+    yield* this.ctx.count(tx, row.queue, row.state as JobState, state, 1);
+    if (state === 'ready') this.ctx.jobsReady(tx, row.queue, 1);
+    else this.ctx.wakeAt(tx, runAtMs);
+    if (recording) this.ctx.record(tx, { ...about, kind: 'retry_scheduled', state, runAtMs, error });
+    return { state, runAtMs };
+  }
+}
+
+/** Why a settlement of `attempt` cannot apply to the job as stored; null when it can. */
+export function settleProblem(
+  row: AttemptRow | undefined,
+  jobId: string,
+  attempt: number,
+): (SettleOutcome & { ok: false }) | null {
+  if (row === undefined) {
+    return {
+      ok: false,
+      code: 'not_found',
+      message: `job ${jobId} does not exist (it was acked, cancelled or swept)`,
+    };
+  }
+  // Not leased at all is NOT_FOUND whatever the attempt (work.proto's SettleOutcome): only a
+  // job leased under another attempt is a lost lease.
+  if (row.state !== 'leased') {
+    return {
+      ok: false,
+      code: 'not_found',
+      message:
+        row.attempt === attempt
+          ? `job ${jobId} is not leased (it is ${row.state}): the lease of attempt ${attempt} ended`
+          : `job ${jobId} is not leased (it is ${row.state}, on attempt ${row.attempt}): attempt ${attempt} holds no lease`,
+    };
+  }
+  if (row.attempt !== attempt) {
+    return {
+      ok: false,
+      code: 'lease_lost',
+      message: `job ${jobId} attempt ${attempt} no longer holds the lease: the job is on attempt ${row.attempt}`,
+    };
+  }
+  return null;
+}
+
+function checkDirective(directive: NackDirective, maxScheduleAheadMs: number): void {
+  if (directive.kind !== 'delay') return;
+  const { delayMs } = directive;
+  if (!Number.isSafeInteger(delayMs) || delayMs < 0 || delayMs > maxScheduleAheadMs) {
+    throw new SeppError(
+      'invalid_argument',
+      `retry_delay_ms is ${delayMs}; it must be from 0 to ${maxScheduleAheadMs} (limits.max_schedule_ahead_ms)`,
+    );
+  }
+}
+
+/** Cuts `text` to at most `maxBytes` UTF-8 bytes, on a character boundary, marking the cut. */
+export function truncate(text: string, maxBytes: number): string {
+  if (Buffer.byteLength(text) <= maxBytes) return text;
+  const marker = '… [truncated]';
+  const budget = maxBytes - Buffer.byteLength(marker);
+  let cut = Buffer.from(text).subarray(0, Math.max(0, budget)).toString();
+  // A cut inside a multi-byte character decodes to U+FFFD: drop it.
+  if (cut.endsWith('\uFFFD')) cut = cut.slice(0, -1);
+  return cut + marker;
+}

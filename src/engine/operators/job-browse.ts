@@ -1,0 +1,293 @@
+/**
+ * Job lists for operators across queues and states, with filters, and the
+ * search box's lookups.
+ *
+ * A list is a merge of index ranges: one per (queue, state, type) in enqueue
+ * order (index jobs_by_state_type), or one per queue in due order for
+ * scheduled jobs and retries (jobs_scheduled_due, jobs_retrying_due). A type
+ * prefix picks the types by a loose index scan (one seek per type). Filters
+ * the indexes cannot answer — error text, a metadata value, a group — are checked row
+ * by row on at most `scanBudget` index entries per page: a page that runs out
+ * of budget says how far it searched (`scanned`, `scanLimited`) and its
+ * `nextCursor` continues from there, so nothing is skipped and no request
+ * scans the table.
+ *
+ * Cursors mark a position (sort key and seq) and a direction, so a list can be
+ * paged forwards and backwards and a cursor can live in a URL.
+ */
+
+import type { Op } from '../../store/op.ts';
+import type { StoreView } from '../../store/store.ts';
+import type { BrowseState, JobBrowsePage, JobBrowseQuery, JobSummary } from '../admin-types.ts';
+import { checkName } from '../checks.ts';
+import type { EngineContext } from '../context.ts';
+import { SeppError } from '../errors.ts';
+import { summariesInOrder } from '../jobs/index.ts';
+import { jobStates } from '../types.ts';
+
+type Key = readonly [number, number];
+type Kind = 'seq' | 'due' | 'retry';
+/** Filters the indexes cannot answer, checked row by row within the scan budget. */
+interface Residual {
+  errorText: string | null;
+  meta: { key: string; value: string } | undefined;
+  group: string | null;
+  typePrefix: string | undefined;
+}
+interface Range {
+  kind: Kind;
+  queue: string;
+  state: string;
+  type: string;
+}
+
+const pageSizeDefault = 50;
+/** Index ranges one list may merge (queues × states × types). */
+const maxRanges = 512;
+/** Index entries one page may examine for filters the indexes cannot answer. */
+export const scanBudget = 20_000;
+/** Newest ids searched for a fragment that is not a prefix. */
+export const idFragmentScan = 200_000;
+
+export class JobBrowser {
+  constructor(private readonly ctx: EngineContext) {}
+
+  *browse(view: StoreView, query: JobBrowseQuery): Op<JobBrowsePage> {
+    const { limits } = this.ctx;
+    for (const [field, value] of [
+      ['queue', query.queue],
+      ['type', query.typePrefix],
+      ['group', query.group],
+    ] as const) {
+      if (value === undefined || value === '') continue;
+      const problem = checkName(field, value, limits);
+      if (problem) throw new SeppError('invalid_argument', problem.message);
+    }
+    const state = query.state;
+    if (state !== undefined && state !== 'retrying' && !jobStates.includes(state)) {
+      throw new SeppError(
+        'invalid_argument',
+        `state must be one of ${[...jobStates, 'retrying'].join(', ')}`,
+      );
+    }
+    const meta = query.metadata;
+    if (meta !== undefined && (meta.key === '' || /["\\]/.test(meta.key) || meta.key.length > 256)) {
+      throw new SeppError('invalid_argument', 'metadata key must be 1 to 256 characters without " or \\');
+    }
+    const pageSize = query.pageSize ?? pageSizeDefault;
+    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > limits.maxPageSize) {
+      throw new SeppError(
+        'invalid_argument',
+        `page_size is ${pageSize}; it must be an integer from 1 to ${limits.maxPageSize} (limits.max_page_size)`,
+      );
+    }
+    const due = state === 'scheduled' || state === 'retrying';
+    const prefix = query.typePrefix === '' ? undefined : query.typePrefix;
+    const cursor = decodeCursor(query.cursor, due ? 'd' : 'e');
+    const ranges = yield* this.ranges(view, query.queue, state, due ? undefined : prefix);
+    const errorText = query.errorText === undefined || query.errorText === '' ? null : query.errorText;
+    const group = query.group === undefined || query.group === '' ? null : query.group;
+    const residual =
+      errorText !== null || meta !== undefined || group !== null || (due && prefix !== undefined);
+    const ascending = query.order !== 'newest_first';
+    const forward = cursor?.dir !== 'b';
+    const up = ascending === forward; // the direction the ranges are read in
+    const want = pageSize + 1;
+    const scan = residual ? Math.max(want, Math.floor(scanBudget / Math.max(1, ranges.length))) : want;
+    const from: Key = cursor?.key ?? (up ? [-1, -1] : [Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER]);
+
+    let candidates: Key[] = [];
+    let frontier: Key | null = null;
+    let scanned = 0;
+    for (const range of ranges) {
+      const keys = yield* this.read(view, range, from, up, scan);
+      scanned += keys.length;
+      candidates.push(...keys);
+      const last = keys.at(-1);
+      if (keys.length === scan && last !== undefined && (frontier === null || before(last, frontier, up))) {
+        frontier = last;
+      }
+    }
+    candidates.sort((a, b) => (before(a, b, up) ? -1 : before(b, a, up) ? 1 : 0));
+    if (frontier !== null) {
+      const f = frontier;
+      candidates = candidates.filter((k) => !before(f, k, up));
+    }
+    if (residual) {
+      candidates = yield* this.filter(view, candidates, {
+        errorText,
+        meta,
+        group,
+        typePrefix: due ? prefix : undefined,
+      });
+    }
+    const more = candidates.length > pageSize || frontier !== null;
+    const page = candidates.slice(0, pageSize);
+    const scanLimited = candidates.length <= pageSize && frontier !== null;
+    const tag = due ? 'd' : 'e';
+    const lastKey = scanLimited ? frontier : (page.at(-1) ?? null);
+    let nextCursor: string | null;
+    let prevCursor: string | null;
+    if (forward) {
+      nextCursor = more && lastKey !== null ? encodeCursor('a', tag, lastKey) : null;
+      const first = page[0] ?? cursor?.key;
+      prevCursor = cursor === null || first === undefined ? null : encodeCursor('b', tag, first);
+    } else {
+      page.reverse();
+      const first = page[0];
+      const last = page.at(-1) ?? cursor?.key;
+      prevCursor = more && first !== undefined ? encodeCursor('b', tag, first) : null;
+      nextCursor = last === undefined ? null : encodeCursor('a', tag, last);
+    }
+    return {
+      items: yield* summariesInOrder(
+        view,
+        page.map((k) => k[1]),
+      ),
+      nextCursor,
+      prevCursor,
+      orderedBy: due ? 'due' : 'enqueue',
+      total: residual || prefix !== undefined ? null : yield* this.total(view, query.queue, state),
+      scanned: residual ? scanned : null,
+      scanLimited,
+    };
+  }
+
+  /** Jobs whose id starts with `prefix` (lower-case hex and dashes), newest first. */
+  idsByPrefix(view: StoreView, prefix: string, limit: number): Op<string[]> {
+    return view.browse.idsBetween({ lo: prefix, hi: `${prefix}~`, limit });
+  }
+
+  /** Jobs whose id contains `fragment`, among the newest idFragmentScan; with how many were searched. */
+  *idsContaining(view: StoreView, fragment: string, limit: number): Op<{ ids: string[]; searched: number }> {
+    const stored = yield* view.counts.total();
+    const ids = yield* view.browse.idsContaining({ fragment, scan: idFragmentScan, limit });
+    return { ids, searched: Math.min(stored, idFragmentScan) };
+  }
+
+  /** Summaries of the jobs with these ids, in that order (ids of no job are left out). */
+  *summariesByIds(view: StoreView, ids: readonly string[]): Op<JobSummary[]> {
+    const seqs: number[] = [];
+    for (const id of ids) {
+      const row = yield* view.jobs.get(id);
+      if (row !== undefined) seqs.push(row.seq);
+    }
+    return yield* summariesInOrder(view, seqs);
+  }
+
+  private *ranges(
+    view: StoreView,
+    queue: string | undefined,
+    state: BrowseState | undefined,
+    prefix: string | undefined,
+  ): Op<Range[]> {
+    const queues = queue === undefined || queue === '' ? this.ctx.queues.names() : [queue];
+    if (state === 'scheduled' || state === 'retrying') {
+      const kind: Kind = state === 'scheduled' ? 'due' : 'retry';
+      return queues.map((q) => ({ kind, queue: q, state: 'scheduled', type: '' }));
+    }
+    const states = state === undefined ? jobStates : [state];
+    const ranges: Range[] = [];
+    for (const q of queues) {
+      for (const s of states) {
+        for (const type of yield* this.types(view, q, s, prefix ?? '')) {
+          ranges.push({ kind: 'seq', queue: q, state: s, type });
+          if (ranges.length > maxRanges) {
+            throw new SeppError(
+              'invalid_argument',
+              `this list would merge more than ${maxRanges} queue, state and type combinations; choose a queue, a state or a type prefix`,
+            );
+          }
+        }
+      }
+    }
+    return ranges;
+  }
+
+  /** The job types present in a queue and state that start with `prefix`: one index seek each. */
+  private *types(view: StoreView, queue: string, state: string, prefix: string): Op<string[]> {
+    const below = `${prefix}\u{10ffff}`;
+    const types: string[] = [];
+    let from = prefix;
+    for (;;) {
+      const type = yield* view.browse.typeFrom({ queue, state, fromType: from, belowType: below });
+      if (type === undefined || types.length > maxRanges) return types;
+      types.push(type);
+      from = `${type}\u0000`;
+    }
+  }
+
+  private *read(view: StoreView, range: Range, from: Key, up: boolean, scan: number): Op<Key[]> {
+    if (range.kind === 'seq') {
+      const seqs = yield* view.browse.scanSeqs({
+        queue: range.queue,
+        state: range.state,
+        type: range.type,
+        fromSeq: from[1],
+        descending: !up,
+        scan,
+      });
+      return seqs.map((seq) => [seq, seq] as const);
+    }
+    const rows = yield* view.browse.scanDue({
+      queue: range.queue,
+      retries: range.kind === 'retry',
+      fromDueMs: from[0],
+      fromSeq: from[1],
+      descending: !up,
+      scan,
+    });
+    return rows.map((row) => [row.run_at_ms, row.seq] as const);
+  }
+
+  private *filter(view: StoreView, keys: Key[], residual: Residual): Op<Key[]> {
+    if (keys.length === 0) return keys;
+    const { errorText, meta, group, typePrefix } = residual;
+    const passing = new Set(
+      yield* view.browse.filter({
+        seqs: keys.map((k) => k[1]),
+        errorText,
+        metadata: meta ?? null,
+        typePrefix: typePrefix ?? null,
+        groupKey: group,
+      }),
+    );
+    return keys.filter((k) => passing.has(k[1]));
+  }
+
+  private *total(
+    view: StoreView,
+    queue: string | undefined,
+    state: BrowseState | undefined,
+  ): Op<number | null> {
+    if (state === 'retrying') return null;
+    const queues = queue === undefined || queue === '' ? this.ctx.queues.names() : [queue];
+    let total = 0;
+    for (const q of queues) {
+      for (const row of yield* view.counts.ofQueue(q)) {
+        if (state === undefined || row.state === state) total += row.jobs;
+      }
+    }
+    return total;
+  }
+}
+
+/** Whether `a` comes before `b` when reading upwards (`up`) or downwards. */
+function before(a: Key, b: Key, up: boolean): boolean {
+  const less = a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
+  const greater = a[0] > b[0] || (a[0] === b[0] && a[1] > b[1]);
+  return up ? less : greater;
+}
+
+function encodeCursor(dir: 'a' | 'b', tag: 'e' | 'd', key: Key): string {
+  return Buffer.from(`j${dir}${tag}:${key[0]}:${key[1]}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string | undefined, tag: 'e' | 'd'): { dir: 'a' | 'b'; key: Key } | null {
+  if (cursor === undefined || cursor === '') return null;
+  const match = /^j([ab])([ed]):(-?\d{1,16}):(\d{1,16})$/.exec(Buffer.from(cursor, 'base64url').toString());
+  if (match === null || match[2] !== tag) {
+    throw new SeppError('invalid_argument', 'cursor is not one this list issued; start again without it');
+  }
+  return { dir: match[1] as 'a' | 'b', key: [Number(match[3]), Number(match[4])] };
+}

@@ -1,0 +1,3 @@
+/** Queues as operators manage them: listing, pause and resume, delete, and settings changed at run time. */
+export { checkQueueExists, checkQueueName, QueueAdmin } from './queue-admin.ts';
+export { type QueueSettingsChange, type QueueSettingsCheck, RuntimeSettings } from './runtime-settings.ts';

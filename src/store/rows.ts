@@ -1,0 +1,300 @@
+/**
+ * The rows a store hands back and takes, named as the tables' columns
+ * (schema/NNNN_*.sql): a row is what is stored, so its fields are the columns,
+ * units in their names (`run_at_ms`). Bytes are `Uint8Array` (a driver may hand
+ * out a subclass, such as Node's Buffer). The engine turns rows into its own
+ * shapes (src/engine/jobs/job-rows.ts); nothing here is a driver's type.
+ */
+
+/** A row of `jobs` as stored. */
+export interface JobRow {
+  seq: number;
+  id: string;
+  queue: string;
+  type: string;
+  state: string;
+  priority: number;
+  payload: Uint8Array;
+  content_type: string;
+  metadata_json: string | null;
+  traceparent: string | null;
+  tracestate: string | null;
+  idempotency_key: string | null;
+  attempt: number;
+  max_attempts: number;
+  attempt_base: number;
+  enqueued_at_ms: number;
+  run_at_ms: number;
+  leased_at_ms: number | null;
+  lease_deadline_ms: number | null;
+  worker_id: string | null;
+  last_error: string | null;
+  errors_json: string | null;
+  dead_reason: string | null;
+  failed_at_ms: number | null;
+  completed_at_ms: number | null;
+  expires_at_ms: number | null;
+  cancelled_at_ms: number | null;
+  cancelled_by: string | null;
+  result: Uint8Array | null;
+  result_content_type: string | null;
+  progress_percent: number | null;
+  progress_json: string | null;
+  progress_at_ms: number | null;
+  /** The job's group (docs/flow-control.md); null when it has none. */
+  group_key: string | null;
+}
+
+/** What a lease returns: the job as the worker needs it. */
+export type LeasedRow = Pick<
+  JobRow,
+  | 'seq'
+  | 'id'
+  | 'queue'
+  | 'type'
+  | 'payload'
+  | 'content_type'
+  | 'priority'
+  | 'attempt'
+  | 'max_attempts'
+  | 'attempt_base'
+  | 'lease_deadline_ms'
+  | 'enqueued_at_ms'
+  | 'run_at_ms'
+  | 'metadata_json'
+  | 'traceparent'
+  | 'tracestate'
+  | 'idempotency_key'
+  | 'last_error'
+  | 'expires_at_ms'
+  | 'group_key'
+>;
+
+/**
+ * The columns a settlement or a failure (nack, expiry) needs to decide what
+ * happens next; `cancelled_at_ms` is set when a cancel was asked for.
+ */
+export type AttemptRow = Pick<
+  JobRow,
+  | 'seq'
+  | 'id'
+  | 'queue'
+  | 'type'
+  | 'state'
+  | 'attempt'
+  | 'max_attempts'
+  | 'attempt_base'
+  | 'errors_json'
+  | 'cancelled_at_ms'
+  | 'cancelled_by'
+>;
+
+/** The columns an operator's action on one job needs. */
+export type ControlRow = Pick<
+  JobRow,
+  | 'seq'
+  | 'id'
+  | 'queue'
+  | 'type'
+  | 'state'
+  | 'priority'
+  | 'attempt'
+  | 'run_at_ms'
+  | 'expires_at_ms'
+  | 'worker_id'
+  | 'idempotency_key'
+  | 'group_key'
+  | 'cancelled_at_ms'
+  | 'cancelled_by'
+  | 'completed_at_ms'
+>;
+
+/** A waiting job whose expiry has passed. */
+export type ExpiredRow = Pick<
+  JobRow,
+  'seq' | 'id' | 'queue' | 'type' | 'attempt' | 'state' | 'idempotency_key'
+> & { expires_at_ms: number };
+
+/** A job to store: every column an enqueue writes, in the row's own names. */
+export type NewJobRow = Pick<
+  JobRow,
+  | 'id'
+  | 'queue'
+  | 'type'
+  | 'priority'
+  | 'payload'
+  | 'content_type'
+  | 'metadata_json'
+  | 'traceparent'
+  | 'tracestate'
+  | 'idempotency_key'
+  | 'max_attempts'
+  | 'enqueued_at_ms'
+  | 'run_at_ms'
+  | 'expires_at_ms'
+  | 'group_key'
+> & {
+  state: 'scheduled' | 'ready';
+  /** The job's own lease length; null: what the reserve asks for. */
+  lease_ms: number | null;
+};
+
+/** A deleted (or released) job, as far as releasing its idempotency key needs it. */
+export interface KeyedJobRow {
+  id: string;
+  idempotency_key: string | null;
+}
+
+/** A job a bulk change ended, as its event needs it. */
+export interface EndedJobRow extends KeyedJobRow {
+  type: string;
+  attempt: number;
+}
+
+/** A job as a list shows it: everything but the payload, whose size is given instead. */
+export type JobSummaryRow = Pick<
+  JobRow,
+  | 'seq'
+  | 'id'
+  | 'queue'
+  | 'type'
+  | 'state'
+  | 'priority'
+  | 'content_type'
+  | 'attempt'
+  | 'max_attempts'
+  | 'attempt_base'
+  | 'idempotency_key'
+  | 'enqueued_at_ms'
+  | 'run_at_ms'
+  | 'lease_deadline_ms'
+  | 'worker_id'
+  | 'dead_reason'
+  | 'failed_at_ms'
+  | 'completed_at_ms'
+  | 'expires_at_ms'
+  | 'cancelled_at_ms'
+  | 'cancelled_by'
+  | 'group_key'
+> & {
+  payload_bytes: number;
+  /** The first 200 characters of the last error; the job detail has all of it. */
+  last_error: string | null;
+};
+
+/** A queue's count of jobs in one state (`queue_counts`). */
+export interface QueueCountRow {
+  queue: string;
+  state: string;
+  jobs: number;
+}
+
+/** Leases held by one worker id (null: leased without one). */
+export interface LeaseHolderRow {
+  worker_id: string | null;
+  jobs: number;
+  since_ms: number;
+}
+
+/** A scheduled job's place in due order. */
+export interface DueRow {
+  seq: number;
+  run_at_ms: number;
+}
+
+/** A rate-limit bucket as stored (src/engine/flow-control/token-bucket.ts says what it means). */
+export interface BucketRow {
+  tokens: number;
+  carry_units: number;
+  refilled_at_ms: number;
+}
+
+export interface AuditRow {
+  id: number;
+  at_ms: number;
+  actor: string;
+  action: string;
+  target: string;
+  details_json: string;
+}
+
+/** A row of `schedules` as stored. */
+export interface ScheduleRow {
+  name: string;
+  source: 'config' | 'api';
+  cron: string | null;
+  interval_ms: number | null;
+  timezone: string;
+  anchor_ms: number;
+  start_at_ms: number | null;
+  end_at_ms: number | null;
+  misfire: 'run_latest' | 'skip' | 'catch_up';
+  catch_up_max: number;
+  overlap: 'allow' | 'skip';
+  jitter_ms: number;
+  queue: string;
+  type: string;
+  payload: Uint8Array;
+  content_type: string;
+  priority: number;
+  metadata_json: string | null;
+  max_attempts: number | null;
+  lease_ms: number | null;
+  paused: 0 | 1;
+  next_tick_ms: number | null;
+  last_tick_ms: number | null;
+  last_run_at_ms: number | null;
+  last_outcome: string | null;
+  last_detail: string | null;
+  last_job_id: string | null;
+  ticks_enqueued: number;
+  ticks_skipped: number;
+  created_at_ms: number;
+  updated_at_ms: number;
+}
+
+/** A schedule as a listing reads it: the payload's size instead of the payload. */
+export type ScheduleListRow = Omit<ScheduleRow, 'payload'> & { payload_bytes: number };
+
+/** The definition columns: what storing a schedule writes. */
+export type ScheduleDefinitionRow = Pick<
+  ScheduleRow,
+  | 'name'
+  | 'source'
+  | 'cron'
+  | 'interval_ms'
+  | 'timezone'
+  | 'anchor_ms'
+  | 'start_at_ms'
+  | 'end_at_ms'
+  | 'misfire'
+  | 'catch_up_max'
+  | 'overlap'
+  | 'jitter_ms'
+  | 'queue'
+  | 'type'
+  | 'payload'
+  | 'content_type'
+  | 'priority'
+  | 'metadata_json'
+  | 'max_attempts'
+  | 'lease_ms'
+  | 'next_tick_ms'
+>;
+
+/** A queue setting overridden at run time (`queue_setting_overrides`). */
+export interface OverrideRow {
+  queue: string;
+  key: string;
+  value_json: string;
+}
+
+/** An admin UI session (`admin_sessions`): the SHA-256 of its id, never the id. */
+export interface SessionRow {
+  id_sha256: string;
+  user: string;
+  role: string;
+  csrf_token: string;
+  created_at_ms: number;
+  expires_at_ms: number;
+}

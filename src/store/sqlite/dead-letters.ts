@@ -1,0 +1,106 @@
+/**
+ * Dead letters: pages of a queue's dead jobs by failure time (indexes jobs_dead
+ * and jobs_dead_reason: queue[, reason], failed_at_ms, then seq), and requeue
+ * or delete by id or in chunks of @limit, oldest failure first.
+ */
+import type { JobRow, JobSummaryRow, KeyedJobRow } from '../rows.ts';
+import type { DeadLetters } from '../store.ts';
+import { summaryColumns } from './jobs.ts';
+import type { Db } from './open.ts';
+
+interface DeadRange {
+  queue: string;
+  /** Exclusive bound on (failed_at_ms, seq): after it ascending, before it descending. */
+  fromFailedAtMs: number;
+  fromSeq: number;
+  limit: number;
+}
+
+const fresh = `state = 'ready', attempt_base = attempt, run_at_ms = @nowMs, dead_reason = NULL, failed_at_ms = NULL,
+                       leased_at_ms = NULL, worker_id = NULL, expires_at_ms = NULL`;
+
+export function prepareDeadLetterStatements(db: Db) {
+  const summaries = (index: string, byReason: boolean, op: '>' | '<', dir: 'ASC' | 'DESC') =>
+    db.prepare<[DeadRange & { reason: string | null }], JobSummaryRow>(
+      `SELECT ${summaryColumns} FROM jobs INDEXED BY ${index}
+        WHERE queue = @queue AND state = 'dead' ${byReason ? 'AND dead_reason = @reason' : ''}
+          AND (failed_at_ms, seq) ${op} (@fromFailedAtMs, @fromSeq)
+        ORDER BY failed_at_ms ${dir}, seq ${dir} LIMIT @limit`,
+    );
+  return {
+    /** One page of a queue's dead letters after the cursor (failed_at_ms, seq). */
+    deadPage: db.prepare<[DeadRange], JobRow>(
+      `SELECT * FROM jobs WHERE queue = @queue AND state = 'dead' AND (failed_at_ms, seq) > (@fromFailedAtMs, @fromSeq)
+        ORDER BY failed_at_ms, seq LIMIT @limit`,
+    ),
+    deadPageByReason: db.prepare<[DeadRange & { reason: string }], JobRow>(
+      `SELECT * FROM jobs WHERE queue = @queue AND state = 'dead' AND (failed_at_ms, seq) > (@fromFailedAtMs, @fromSeq)
+          AND dead_reason = @reason
+        ORDER BY failed_at_ms, seq LIMIT @limit`,
+    ),
+    deadSummariesAsc: summaries('jobs_dead', false, '>', 'ASC'),
+    deadSummariesDesc: summaries('jobs_dead', false, '<', 'DESC'),
+    deadSummariesByReasonAsc: summaries('jobs_dead_reason', true, '>', 'ASC'),
+    deadSummariesByReasonDesc: summaries('jobs_dead_reason', true, '<', 'DESC'),
+    requeueDeadById: db.prepare<[{ queue: string; id: string; nowMs: number }]>(
+      `UPDATE jobs SET ${fresh} WHERE id = @id AND queue = @queue AND state = 'dead'`,
+    ),
+    requeueDeadChunk: db.prepare<[{ queue: string; nowMs: number; limit: number }]>(
+      `UPDATE jobs SET ${fresh}
+        WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'dead' ORDER BY failed_at_ms LIMIT @limit)`,
+    ),
+    requeueDeadChunkByReason: db.prepare<[{ queue: string; reason: string; nowMs: number; limit: number }]>(
+      `UPDATE jobs SET ${fresh}
+        WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'dead' AND dead_reason = @reason
+                      ORDER BY failed_at_ms LIMIT @limit)`,
+    ),
+    /** Deletes one dead letter; its key comes back so it can be released. */
+    deleteDeadById: db.prepare<[{ queue: string; id: string }], KeyedJobRow>(
+      "DELETE FROM jobs WHERE id = @id AND queue = @queue AND state = 'dead' RETURNING id, idempotency_key",
+    ),
+    deleteDeadChunk: db.prepare<[{ queue: string; limit: number }], KeyedJobRow>(
+      `DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'dead'
+                                       ORDER BY failed_at_ms LIMIT @limit)
+        RETURNING id, idempotency_key`,
+    ),
+    deleteDeadChunkByReason: db.prepare<[{ queue: string; reason: string; limit: number }], KeyedJobRow>(
+      `DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'dead'
+                                       AND dead_reason = @reason ORDER BY failed_at_ms LIMIT @limit)
+        RETURNING id, idempotency_key`,
+    ),
+  };
+}
+
+type DeadLetterStatements = ReturnType<typeof prepareDeadLetterStatements>;
+
+export function deadLetterOps(sql: DeadLetterStatements): DeadLetters {
+  return {
+    *page({ queue, reason, after, limit }) {
+      const range = { queue, fromFailedAtMs: after.failedAtMs, fromSeq: after.seq, limit };
+      return reason === null ? sql.deadPage.all(range) : sql.deadPageByReason.all({ ...range, reason });
+    },
+    *summaries({ queue, reason, from, descending, limit }) {
+      const range = { queue, reason, fromFailedAtMs: from.failedAtMs, fromSeq: from.seq, limit };
+      if (reason === null) return (descending ? sql.deadSummariesDesc : sql.deadSummariesAsc).all(range);
+      return (descending ? sql.deadSummariesByReasonDesc : sql.deadSummariesByReasonAsc).all(range);
+    },
+    *requeue(p) {
+      return sql.requeueDeadById.run(p).changes > 0;
+    },
+    *delete(p) {
+      return sql.deleteDeadById.get(p);
+    },
+    *requeueMany({ queue, reason, nowMs, limit }) {
+      const changed =
+        reason === null
+          ? sql.requeueDeadChunk.run({ queue, nowMs, limit })
+          : sql.requeueDeadChunkByReason.run({ queue, reason, nowMs, limit });
+      return changed.changes;
+    },
+    *deleteMany({ queue, reason, limit }) {
+      return reason === null
+        ? sql.deleteDeadChunk.all({ queue, limit })
+        : sql.deleteDeadChunkByReason.all({ queue, reason, limit });
+    },
+  };
+}

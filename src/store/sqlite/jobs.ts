@@ -1,0 +1,137 @@
+/**
+ * Jobs as rows: the insert (several rows per statement, multi-row.ts: a batch of
+ * 50 jobs is one INSERT instead of 50), the reads by id, and the time-driven
+ * changes (promotion of due jobs, retention sweeps). Prepared once; each lists
+ * its parameters; time is always a parameter.
+ */
+import type { Op } from '../op.ts';
+import type { AttemptRow, ControlRow, JobRow, JobSummaryRow, NewJobRow } from '../rows.ts';
+import type { Jobs } from '../store.ts';
+import { attemptColumns } from './leases.ts';
+import { MultiRowStatement } from './multi-row.ts';
+import type { Db } from './open.ts';
+
+/** Every column of NewJobRow, in statement order. */
+const columns = [
+  'id',
+  'queue',
+  'type',
+  'state',
+  'priority',
+  'payload',
+  'content_type',
+  'metadata_json',
+  'traceparent',
+  'tracestate',
+  'idempotency_key',
+  'max_attempts',
+  'lease_ms',
+  'enqueued_at_ms',
+  'run_at_ms',
+  'expires_at_ms',
+  'group_key',
+] as const satisfies readonly (keyof NewJobRow)[];
+// A field added to NewJobRow but not to `columns` fails the typecheck here, rather than being dropped.
+const everyColumnListed: [Exclude<keyof NewJobRow, (typeof columns)[number]>] extends [never] ? true : never =
+  true;
+
+/** Prepares the multi-row INSERTs of jobs; `run` inserts rows in the order given (seq follows it). */
+export function prepareJobInserts(db: Db): MultiRowStatement<NewJobRow, never> {
+  void everyColumnListed;
+  return new MultiRowStatement<NewJobRow, never>(
+    db,
+    columns.length,
+    (tuples) => `INSERT INTO jobs (${columns.join(', ')}) VALUES ${tuples}`,
+    (values, offset, job) => {
+      for (let c = 0; c < columns.length; c++) values[offset + c] = job[columns[c]!];
+    },
+  );
+}
+
+/** What a list shows of a job: everything but the payload, whose size is given instead. */
+export const summaryColumns = `seq, id, queue, type, state, priority, content_type, length(payload) AS payload_bytes, attempt,
+  max_attempts, attempt_base, idempotency_key, enqueued_at_ms, run_at_ms, lease_deadline_ms, worker_id,
+  substr(last_error, 1, 200) AS last_error, dead_reason, failed_at_ms, completed_at_ms, expires_at_ms,
+  cancelled_at_ms, cancelled_by, group_key`;
+
+type SweepParams = { queue: string; state: string; beforeMs: number; limit: number };
+
+export function prepareJobStatements(db: Db) {
+  return {
+    jobById: db.prepare<[string], JobRow>('SELECT * FROM jobs WHERE id = ?'),
+    attemptById: db.prepare<[string], AttemptRow>(`SELECT ${attemptColumns} FROM jobs WHERE id = ?`),
+    controlRowById: db.prepare<[string], ControlRow>(
+      `SELECT seq, id, queue, type, state, priority, attempt, run_at_ms, expires_at_ms, worker_id, idempotency_key,
+              group_key, cancelled_at_ms, cancelled_by, completed_at_ms
+         FROM jobs WHERE id = ?`,
+    ),
+    /** The state of a job (a schedule's overlap policy asks for its last job's). */
+    jobStateById: db.prepare<[string], string>('SELECT state FROM jobs WHERE id = ?').pluck(),
+    /** Summaries of the jobs whose seqs are in @seqsJson (a JSON array): one primary-key probe each. */
+    summariesBySeqs: db.prepare<[{ seqsJson: string }], JobSummaryRow>(
+      `SELECT ${summaryColumns} FROM jobs WHERE seq IN (SELECT value FROM json_each(@seqsJson))`,
+    ),
+    deleteJob: db.prepare<[number]>('DELETE FROM jobs WHERE seq = ?'),
+
+    // ---- time-driven work
+    promoteDue: db.prepare<[{ nowMs: number; limit: number }], { queue: string }>(
+      `UPDATE jobs SET state = 'ready'
+        WHERE seq IN (SELECT seq FROM jobs WHERE state = 'scheduled' AND run_at_ms <= @nowMs
+                      ORDER BY run_at_ms LIMIT @limit)
+        RETURNING queue`,
+    ),
+    nextRunAt: db
+      .prepare<[], number | null>("SELECT min(run_at_ms) FROM jobs WHERE state = 'scheduled'")
+      .pluck(),
+    sweepDead: db.prepare<[SweepParams]>(
+      `DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'dead'
+                                       AND failed_at_ms < @beforeMs ORDER BY failed_at_ms LIMIT @limit)`,
+    ),
+    sweepCompleted: db.prepare<[SweepParams]>(
+      `DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'completed'
+                                       AND completed_at_ms < @beforeMs ORDER BY completed_at_ms LIMIT @limit)`,
+    ),
+    sweepCancelled: db.prepare<[SweepParams]>(
+      `DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'cancelled'
+                                       AND cancelled_at_ms < @beforeMs ORDER BY cancelled_at_ms LIMIT @limit)`,
+    ),
+  };
+}
+
+type JobStatements = ReturnType<typeof prepareJobStatements>;
+
+export function jobOps(sql: JobStatements, inserts: MultiRowStatement<NewJobRow, never>): Jobs {
+  const sweeps = { dead: sql.sweepDead, completed: sql.sweepCompleted, cancelled: sql.sweepCancelled };
+  return {
+    *get(id) {
+      return sql.jobById.get(id);
+    },
+    *attempt(id) {
+      return sql.attemptById.get(id);
+    },
+    *control(id) {
+      return sql.controlRowById.get(id);
+    },
+    *stateOf(id) {
+      return sql.jobStateById.get(id);
+    },
+    *summaries(seqs): Op<JobSummaryRow[]> {
+      return seqs.length === 0 ? [] : sql.summariesBySeqs.all({ seqsJson: JSON.stringify(seqs) });
+    },
+    *nextRunAtMs() {
+      return sql.nextRunAt.get() ?? null;
+    },
+    *insert(rows) {
+      inserts.run(rows);
+    },
+    *delete(seq) {
+      sql.deleteJob.run(seq);
+    },
+    *promoteDue(p) {
+      return sql.promoteDue.all(p);
+    },
+    *sweep(p) {
+      return sweeps[p.state].run(p).changes;
+    },
+  };
+}

@@ -1,0 +1,248 @@
+/**
+ * Leases and their settlements: the producers' and workers' hot path after
+ * the insert. The lease is one prepared `UPDATE … RETURNING` over an index
+ * (jobs_ready, or jobs_group_ready for a queue's turns across groups); an ack
+ * is one `DELETE … RETURNING` by id, or one per 50 acks (multi-row.ts).
+ * Prepared once; tests/admin/query-plans.test.ts checks every plan.
+ */
+import type Database from 'better-sqlite3';
+import type { Op } from '../op.ts';
+import type { AttemptRow, LeasedRow } from '../rows.ts';
+import type { AttemptKey, LeaseParams, Leases } from '../store.ts';
+import { MultiRowStatement } from './multi-row.ts';
+import type { Db } from './open.ts';
+
+/** The columns of a LeasedRow, in the order every leasing statement returns them. */
+export const leasedColumns =
+  'seq, id, queue, type, payload, content_type, priority, attempt, max_attempts, attempt_base, lease_deadline_ms, enqueued_at_ms, run_at_ms, metadata_json, traceparent, tracestate, idempotency_key, last_error, expires_at_ms, group_key';
+
+/** The columns of an AttemptRow (jobs.ts reads them too). */
+export const attemptColumns =
+  'seq, id, queue, type, state, attempt, max_attempts, attempt_base, errors_json, cancelled_at_ms, cancelled_by';
+
+const leasedColumnNames = leasedColumns.split(', ') as (keyof LeasedRow)[];
+
+/**
+ * Builds a LeasedRow from a row read as an array: one object literal with every
+ * column in `leasedColumns` order, made from that list once, so every row has
+ * the same shape from its creation (assigning the properties one by one by
+ * computed name measured ~2 % of the server's CPU per drained job).
+ */
+const leasedRowFromValues = new Function(
+  'values',
+  `return { ${leasedColumnNames.map((name, i) => `${name}: values[${i}]`).join(', ')} };`,
+) as (values: unknown[]) => LeasedRow;
+
+/**
+ * A statement that leases, reading its rows as arrays and building each LeasedRow here:
+ * the driver's own row objects (one native property definition per column) cost about a
+ * quarter of the lease statement's CPU (docs/performance.md).
+ */
+function leaseStatement<P>(statement: Database.Statement<[P], unknown>): {
+  all(params: P): LeasedRow[];
+  readonly source: string;
+} {
+  const raw = statement.raw(true);
+  return {
+    source: statement.source,
+    all: (params) => (raw.all(params) as unknown[][]).map(leasedRowFromValues),
+  };
+}
+
+/**
+ * What a lease sets, for every statement that leases. A job with its own lease_ms
+ * gets at least that long, up to @maxLeaseDeadlineMs.
+ */
+const leaseSet = `SET state = 'leased', attempt = attempt + 1, leased_at_ms = @nowMs,
+              lease_deadline_ms = CASE WHEN lease_ms IS NULL THEN @leaseDeadlineMs
+                                  ELSE max(@leaseDeadlineMs, min(@nowMs + lease_ms, @maxLeaseDeadlineMs)) END,
+              worker_id = @workerId`;
+
+/**
+ * The rows an ack deletes without reading them first: leased (at the ack's attempt, which
+ * each statement adds) and not asked to stop (a cancel request makes the ack answer
+ * `job_cancelled` instead, after reading the row). Shared by `ack` and `ackMany`: a
+ * condition added here holds for both.
+ */
+const ackableLeased = "state = 'leased' AND cancelled_at_ms IS NULL";
+
+export function prepareLeaseStatements(db: Db) {
+  return {
+    /**
+     * Leases up to @limit ready jobs of one queue in order: one UPDATE … RETURNING.
+     * Only jobs without a group: a queue that has grouped jobs leases by turns
+     * (leaseUngroupedAt, leaseGroupAt). The limit is CAST, not a bare parameter:
+     * SQLite lets a bare bound LIMIT shape the plan, so every execution with a new
+     * binding re-prepares the statement (10-40 µs measured, several times the cost of
+     * leasing one job); an expression does not.
+     */
+    leaseReady: leaseStatement(
+      db.prepare<[LeaseParams & { queue: string; limit: number }], LeasedRow>(
+        `UPDATE jobs ${leaseSet}
+        WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'ready' AND group_key IS NULL
+                      ORDER BY priority DESC, run_at_ms, seq LIMIT CAST(@limit AS INTEGER))
+        RETURNING ${leasedColumns}`,
+      ),
+    ),
+    /** Up to @limit ready jobs without a group at @priority, oldest due first. */
+    leaseUngroupedAt: leaseStatement(
+      db.prepare<[LeaseParams & { queue: string; priority: number; limit: number }], LeasedRow>(
+        `UPDATE jobs ${leaseSet}
+        WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'ready' AND group_key IS NULL
+                        AND priority = @priority ORDER BY run_at_ms, seq LIMIT CAST(@limit AS INTEGER))
+        RETURNING ${leasedColumns}`,
+      ),
+    ),
+    /** Up to @limit ready jobs of one group at @priority, oldest due first. */
+    leaseGroupAt: leaseStatement(
+      db.prepare<
+        [LeaseParams & { queue: string; priority: number; groupKey: string; limit: number }],
+        LeasedRow
+      >(
+        `UPDATE jobs ${leaseSet}
+        WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'ready' AND group_key = @groupKey
+                        AND priority = @priority ORDER BY run_at_ms, seq LIMIT CAST(@limit AS INTEGER))
+        RETURNING ${leasedColumns}`,
+      ),
+    ),
+    /** Ack when completed jobs are not kept: the job's queue and type, or nothing when it did not match. */
+    deleteLeased: db.prepare<[AttemptKey], { queue: string; type: string }>(
+      `DELETE FROM jobs WHERE id = @jobId AND ${ackableLeased} AND attempt = @attempt RETURNING queue, type`,
+    ),
+    /** Ack when the queue keeps completed jobs: kept with its result (NULL when the ack carried none). */
+    completeLeased: db.prepare<
+      [AttemptKey & { nowMs: number; result: Uint8Array | null; resultContentType: string | null }]
+    >(
+      `UPDATE jobs SET state = 'completed', completed_at_ms = @nowMs, lease_deadline_ms = NULL,
+                       result = @result, result_content_type = @resultContentType
+        WHERE id = @jobId AND state = 'leased' AND attempt = @attempt AND cancelled_at_ms IS NULL`,
+    ),
+    /** A progress report of the lease @attempt: NULL leaves that part as it was. */
+    reportProgress: db.prepare<
+      [AttemptKey & { percent: number | null; json: string | null; nowMs: number }],
+      { progress_percent: number | null; progress_json: string | null }
+    >(
+      `UPDATE jobs SET progress_percent = coalesce(@percent, progress_percent),
+                       progress_json = coalesce(@json, progress_json), progress_at_ms = @nowMs
+        WHERE id = @jobId AND state = 'leased' AND attempt = @attempt
+        RETURNING progress_percent, progress_json`,
+    ),
+    extendLeased: db.prepare<[AttemptKey & { leaseDeadlineMs: number }]>(
+      `UPDATE jobs SET lease_deadline_ms = @leaseDeadlineMs
+        WHERE id = @jobId AND state = 'leased' AND attempt = @attempt`,
+    ),
+    /** A failed attempt with attempts left: back to ready or scheduled; the next attempt reports its own progress. */
+    retryJob: db.prepare<
+      [{ seq: number; state: 'ready' | 'scheduled'; runAtMs: number; lastError: string; errorsJson: string }]
+    >(
+      `UPDATE jobs SET state = @state, run_at_ms = @runAtMs, lease_deadline_ms = NULL,
+                       last_error = @lastError, errors_json = @errorsJson,
+                       progress_percent = NULL, progress_json = NULL, progress_at_ms = NULL
+        WHERE seq = @seq`,
+    ),
+    failJob: db.prepare<
+      [{ seq: number; deadReason: string; nowMs: number; lastError: string; errorsJson: string }]
+    >(
+      `UPDATE jobs SET state = 'dead', dead_reason = @deadReason, failed_at_ms = @nowMs, lease_deadline_ms = NULL,
+                       last_error = @lastError, errors_json = @errorsJson
+        WHERE seq = @seq`,
+    ),
+    /** The attempt of a job with a cancel request ended (settled, or its lease ran out) → cancelled. */
+    finishCancelled: db.prepare<[{ seq: number; lastError: string | null; errorsJson: string | null }]>(
+      `UPDATE jobs SET state = 'cancelled', lease_deadline_ms = NULL,
+                       last_error = coalesce(@lastError, last_error), errors_json = coalesce(@errorsJson, errors_json)
+        WHERE seq = @seq AND state = 'leased'`,
+    ),
+    expiredLeases: db.prepare<[{ nowMs: number; limit: number }], AttemptRow>(
+      `SELECT ${attemptColumns} FROM jobs
+        WHERE state = 'leased' AND lease_deadline_ms <= @nowMs ORDER BY lease_deadline_ms LIMIT @limit`,
+    ),
+    nextLeaseDeadline: db
+      .prepare<[], number | null>("SELECT min(lease_deadline_ms) FROM jobs WHERE state = 'leased'")
+      .pluck(),
+    /**
+     * Leases held per worker id: reads the leased jobs only (the jobs_leased partial
+     * index), so it costs what is running now, not what is stored.
+     */
+    leasesByWorker: db.prepare<[], { worker_id: string | null; jobs: number; since_ms: number }>(
+      `SELECT worker_id, count(*) AS jobs, min(leased_at_ms) AS since_ms FROM jobs INDEXED BY jobs_leased
+        WHERE state = 'leased' GROUP BY worker_id`,
+    ),
+  };
+}
+
+type LeaseStatements = ReturnType<typeof prepareLeaseStatements>;
+
+/**
+ * Deletes the jobs that are leased at the attempt each ack names (found through the
+ * `id` index, one probe per ack), and returns the ones it deleted; an ack it did not
+ * match deletes nothing. The acks' job ids must be distinct.
+ */
+export function prepareAckDeletes(
+  db: Db,
+): MultiRowStatement<AttemptKey, { id: string; queue: string; type: string }> {
+  return new MultiRowStatement<AttemptKey, { id: string; queue: string; type: string }>(
+    db,
+    2,
+    // One row: the plain form. `IN (VALUES …)` builds its list for every execution, which
+    // costs more than it saves below ~10 rows (measured: acks in batches of 2-5 cost +37 %).
+    (tuples, rows) =>
+      rows === 1
+        ? `DELETE FROM jobs WHERE id = ? AND attempt = ? AND ${ackableLeased} RETURNING id, queue, type`
+        : `DELETE FROM jobs WHERE ${ackableLeased} AND (id, attempt) IN (VALUES ${tuples}) RETURNING id, queue, type`,
+    (values, offset, ack) => {
+      values[offset] = ack.jobId;
+      values[offset + 1] = ack.attempt;
+    },
+  );
+}
+
+export function leaseOps(
+  sql: LeaseStatements,
+  ackDeletes: MultiRowStatement<AttemptKey, { id: string; queue: string; type: string }>,
+): Leases {
+  return {
+    *leaseReady(p): Op<LeasedRow[]> {
+      return sql.leaseReady.all(p);
+    },
+    *leaseUngroupedAt(p): Op<LeasedRow[]> {
+      return sql.leaseUngroupedAt.all(p);
+    },
+    *leaseGroupAt(p): Op<LeasedRow[]> {
+      return sql.leaseGroupAt.all(p);
+    },
+    *ack(key) {
+      return sql.deleteLeased.get(key);
+    },
+    *ackMany(keys) {
+      return ackDeletes.all(keys);
+    },
+    *complete(p) {
+      sql.completeLeased.run(p);
+    },
+    *reportProgress(p) {
+      return sql.reportProgress.get(p);
+    },
+    *extend(p) {
+      sql.extendLeased.run(p);
+    },
+    *retry(p) {
+      sql.retryJob.run(p);
+    },
+    *fail(p) {
+      sql.failJob.run(p);
+    },
+    *finishCancelled(p) {
+      sql.finishCancelled.run(p);
+    },
+    *expired(p) {
+      return sql.expiredLeases.all(p);
+    },
+    *nextDeadlineMs() {
+      return sql.nextLeaseDeadline.get() ?? null;
+    },
+    *holders() {
+      return sql.leasesByWorker.all();
+    },
+  };
+}

@@ -1,0 +1,45 @@
+/**
+ * The admin UI's sessions (schema/0006_runtime_settings.sql, primary key
+ * id_sha256, index admin_sessions_expiry): the SHA-256 of a session's id,
+ * never the id. src/admin/ decides what a session is; this keeps it.
+ */
+import type { SessionRow } from '../rows.ts';
+import type { Sessions } from '../store.ts';
+import type { Db } from './open.ts';
+
+export function prepareSessionStatements(db: Db) {
+  return {
+    /** Sessions still live at @nowMs, oldest first (the order the per-user cap ends them in). */
+    liveSessions: db.prepare<[{ nowMs: number }], SessionRow>(
+      'SELECT * FROM admin_sessions WHERE expires_at_ms > @nowMs ORDER BY created_at_ms, id_sha256',
+    ),
+    insertSession: db.prepare<[SessionRow]>(
+      `INSERT INTO admin_sessions (id_sha256, user, role, csrf_token, created_at_ms, expires_at_ms)
+       VALUES (@id_sha256, @user, @role, @csrf_token, @created_at_ms, @expires_at_ms)`,
+    ),
+    deleteSession: db.prepare<[string]>('DELETE FROM admin_sessions WHERE id_sha256 = ?'),
+    /** Sessions that ended by time: an index range. */
+    deleteExpiredSessions: db.prepare<[{ nowMs: number }]>(
+      'DELETE FROM admin_sessions WHERE expires_at_ms <= @nowMs',
+    ),
+  };
+}
+
+type SessionStatements = ReturnType<typeof prepareSessionStatements>;
+
+export function sessionOps(sql: SessionStatements): Sessions {
+  return {
+    *live(nowMs) {
+      return sql.liveSessions.all({ nowMs });
+    },
+    *insert(row) {
+      sql.insertSession.run(row);
+    },
+    *delete(idSha256) {
+      sql.deleteSession.run(idSha256);
+    },
+    *deleteExpired(nowMs) {
+      sql.deleteExpiredSessions.run({ nowMs });
+    },
+  };
+}

@@ -1,0 +1,596 @@
+/**
+ * The Store: everything the engine keeps, as named, typed operations grouped
+ * by capability. The engine describes storage work with them and never sees a
+ * driver; a backend implements them (src/store/sqlite/ today) and proves it
+ * with the conformance suite (tests/store/conformance/).
+ *
+ * How work runs (op.ts): an operation is a generator the engine composes with
+ * `yield*` into a unit; `write(unit)` runs a unit in a transaction and resolves
+ * after the commit that holds it is durable, `read(unit)` runs one against a
+ * consistent view. An operation takes a parameter object (names with units) or
+ * the one key it looks up, and returns plain rows (rows.ts) or values.
+ *
+ * Conventions every backend keeps:
+ * - time is a parameter (`nowMs`); a store never reads the clock;
+ * - a `limit` bounds what one call changes or returns; a `scan` bounds the
+ *   index entries one read may examine;
+ * - "as this transaction sees it": inside a write, reads see the unit's own
+ *   changes and those of the units committed before it;
+ * - rows a statement returns from an UPDATE or DELETE come in no particular
+ *   order unless the operation says so.
+ */
+import type { Op } from './op.ts';
+import type {
+  AttemptRow,
+  AuditRow,
+  BucketRow,
+  ControlRow,
+  DueRow,
+  EndedJobRow,
+  ExpiredRow,
+  JobRow,
+  JobSummaryRow,
+  KeyedJobRow,
+  LeasedRow,
+  LeaseHolderRow,
+  NewJobRow,
+  OverrideRow,
+  QueueCountRow,
+  ScheduleDefinitionRow,
+  ScheduleListRow,
+  ScheduleRow,
+  SessionRow,
+} from './rows.ts';
+
+// ---------------------------------------------------------------- queues
+
+export interface QueueReads {
+  /** Every queue by name, with its paused flag. */
+  all(): Op<{ name: string; paused: boolean }[]>;
+  /** Whether the queue's row exists, as this transaction sees it. */
+  exists(name: string): Op<boolean>;
+  /** The queues that have had a job with a group (they lease by turns across groups). */
+  withGroups(): Op<string[]>;
+  /** The earliest due time among the queue's ready jobs without a group, or null: an index probe per priority. */
+  oldestUngroupedReadyMs(queue: string): Op<number | null>;
+}
+
+export interface Queues extends QueueReads {
+  /** Creates the queue's row (and its counters, all 0) unless it exists. */
+  create(p: { name: string; createdAtMs: number; settingsJson: string }): Op<void>;
+  /** Records the queue's effective settings, for forensics (the engine reads its own). */
+  recordSettings(p: { name: string; settingsJson: string }): Op<void>;
+  setPaused(p: { name: string; paused: boolean }): Op<void>;
+  /** Marks the queue as one that has had a job with a group. */
+  markGrouped(name: string): Op<void>;
+  /** Removes a queue that holds no job: its counters, its rate-limit buckets and its row. */
+  delete(name: string): Op<void>;
+}
+
+// ---------------------------------------------------------------- counts
+
+/**
+ * Per-queue, per-state counts of jobs. The engine keeps them exact: every
+ * operation that adds, removes or moves jobs is followed by `adjust` in the
+ * same unit, so nothing ever counts rows to answer (`mismatches` checks it).
+ */
+export interface CountReads {
+  all(): Op<QueueCountRow[]>;
+  ofQueue(queue: string): Op<{ state: string; jobs: number }[]>;
+  inState(p: { queue: string; state: string }): Op<number>;
+  /** Scheduled, ready and leased jobs of a queue (max_depth). */
+  unfinished(queue: string): Op<number>;
+  /** Every job stored, from the counts. */
+  total(): Op<number>;
+  /** One line per count that disagrees with its rows (`queue/state: counter N, rows M`); empty when exact. */
+  mismatches(): Op<string[]>;
+}
+
+export interface Counts extends CountReads {
+  /** `jobs` jobs of `queue` left state `from` (null: they are new) for state `to` (null: they are gone). */
+  adjust(p: { queue: string; from: string | null; to: string | null; jobs: number }): Op<void>;
+}
+
+// ---------------------------------------------------------------- jobs
+
+export interface JobReads {
+  get(id: string): Op<JobRow | undefined>;
+  attempt(id: string): Op<AttemptRow | undefined>;
+  control(id: string): Op<ControlRow | undefined>;
+  stateOf(id: string): Op<string | undefined>;
+  /** Summaries of the jobs with these seqs (one primary-key probe each), in no particular order. */
+  summaries(seqs: readonly number[]): Op<JobSummaryRow[]>;
+  /** The earliest run time among scheduled jobs, or null. */
+  nextRunAtMs(): Op<number | null>;
+}
+
+export interface Jobs extends JobReads {
+  /** Stores new jobs in the order given (their seqs follow it). */
+  insert(rows: readonly NewJobRow[]): Op<void>;
+  /** Deletes one job. */
+  delete(seq: number): Op<void>;
+  /** Scheduled jobs due at `nowMs` → ready, earliest first: one row (its queue) per job. */
+  promoteDue(p: { nowMs: number; limit: number }): Op<{ queue: string }[]>;
+  /** Forgets a queue's jobs in a final state that ended before `beforeMs`, oldest first; returns how many. */
+  sweep(p: {
+    queue: string;
+    state: 'dead' | 'completed' | 'cancelled';
+    beforeMs: number;
+    limit: number;
+  }): Op<number>;
+}
+
+// ---------------------------------------------------------------- idempotency keys
+
+export interface KeyReads {
+  /** What a queue's dedup window remembers of a key. */
+  remembered(p: { queue: string; key: string }): Op<{ job_id: string; expires_at_ms: number } | undefined>;
+  /** The newest unfinished job (scheduled, ready, leased, no cancel asked) of a queue holding this key. */
+  activeJob(p: { queue: string; key: string }): Op<string | undefined>;
+  /** The newest stored job of a queue with this key, whatever its state. */
+  newestJob(p: { queue: string; key: string }): Op<string | undefined>;
+}
+
+export interface Keys extends KeyReads {
+  /** Remembers a key for a queue's dedup window (replacing what it remembered). */
+  remember(p: { queue: string; key: string; jobId: string; expiresAtMs: number }): Op<void>;
+  /** Forgets a key if it still names this job. */
+  release(p: { queue: string; key: string; jobId: string }): Op<void>;
+  /** Forgets keys whose window ended; returns how many. */
+  sweep(p: { nowMs: number; limit: number }): Op<number>;
+}
+
+// ---------------------------------------------------------------- leases and settlements
+
+/** What every lease sets. A job with its own `lease_ms` gets at least that long, up to `maxLeaseDeadlineMs`. */
+export interface LeaseParams {
+  nowMs: number;
+  leaseDeadlineMs: number;
+  maxLeaseDeadlineMs: number;
+  workerId: string | null;
+}
+
+/** A lease's fence: the job and the attempt whose lease a settlement ends. */
+export interface AttemptKey {
+  jobId: string;
+  attempt: number;
+}
+
+export interface LeaseReads {
+  /** Leased jobs past their deadline at `nowMs`, earliest deadline first. */
+  expired(p: { nowMs: number; limit: number }): Op<AttemptRow[]>;
+  /** The earliest lease deadline, or null. */
+  nextDeadlineMs(): Op<number | null>;
+  /** Leases held now, per worker id. */
+  holders(): Op<LeaseHolderRow[]>;
+}
+
+export interface Leases extends LeaseReads {
+  /**
+   * Leases up to `limit` ready jobs of a queue without a group, in the queue's order
+   * (priority, then due time, then enqueue order): in SQLite one UPDATE … RETURNING
+   * over an index. The rows come in no particular order.
+   */
+  leaseReady(p: LeaseParams & { queue: string; limit: number }): Op<LeasedRow[]>;
+  /** Up to `limit` ready jobs without a group at one priority, oldest due first (rows in no order). */
+  leaseUngroupedAt(p: LeaseParams & { queue: string; priority: number; limit: number }): Op<LeasedRow[]>;
+  /** Up to `limit` ready jobs of one group at one priority, oldest due first (rows in no order). */
+  leaseGroupAt(
+    p: LeaseParams & { queue: string; priority: number; groupKey: string; limit: number },
+  ): Op<LeasedRow[]>;
+  /**
+   * Deletes the job if it is leased at that attempt with no cancel asked: an ack when
+   * completed jobs are not kept. Its queue and type, or undefined when it matched nothing.
+   */
+  ack(key: AttemptKey): Op<{ queue: string; type: string } | undefined>;
+  /** `ack` for many (job ids distinct): the ones it deleted, in no order. */
+  ackMany(keys: readonly AttemptKey[]): Op<{ id: string; queue: string; type: string }[]>;
+  /** Leased at that attempt with no cancel asked → completed, with its result (null: none). */
+  complete(
+    p: AttemptKey & { nowMs: number; result: Uint8Array | null; resultContentType: string | null },
+  ): Op<void>;
+  /** A progress report of a lease: a null part stays as it was. The progress after it, or undefined when not leased at that attempt. */
+  reportProgress(
+    p: AttemptKey & { percent: number | null; json: string | null; nowMs: number },
+  ): Op<{ progress_percent: number | null; progress_json: string | null } | undefined>;
+  extend(p: AttemptKey & { leaseDeadlineMs: number }): Op<void>;
+  /** A failed attempt with attempts left → ready or scheduled; its progress is cleared. */
+  retry(p: {
+    seq: number;
+    state: 'ready' | 'scheduled';
+    runAtMs: number;
+    lastError: string;
+    errorsJson: string;
+  }): Op<void>;
+  /** A failed attempt → dead. */
+  fail(p: {
+    seq: number;
+    deadReason: string;
+    nowMs: number;
+    lastError: string;
+    errorsJson: string;
+  }): Op<void>;
+  /** A leased job with a cancel request whose attempt ended → cancelled (null keeps the error history). */
+  finishCancelled(p: { seq: number; lastError: string | null; errorsJson: string | null }): Op<void>;
+}
+
+// ---------------------------------------------------------------- flow control
+
+export interface FlowReads {
+  /** The highest priority ≤ `maxPriority` with a ready job without a group (`grouped`: with one). */
+  topPriority(p: { queue: string; maxPriority: number; grouped: boolean }): Op<number | undefined>;
+  /** Whether a job without a group is ready at `priority`. */
+  hasUngroupedAt(p: { queue: string; priority: number }): Op<boolean>;
+  /**
+   * The first group after `after` (in name order; '' = from the start) with a ready job
+   * at `priority`, and that group's earliest due time there: one index seek.
+   */
+  nextGroupAt(p: {
+    queue: string;
+    priority: number;
+    after: string;
+  }): Op<{ group_key: string; run_at_ms: number } | undefined>;
+  /** Leased jobs of one group. */
+  leasedInGroup(p: { queue: string; groupKey: string }): Op<number>;
+  /** A rate-limit bucket ('' is the queue's own); undefined: never used, or full again and swept. */
+  bucket(p: { queue: string; groupKey: string }): Op<BucketRow | undefined>;
+}
+
+export interface Flow extends FlowReads {
+  putBucket(p: BucketRow & { queue: string; groupKey: string }): Op<void>;
+  /** Forgets a queue's buckets untouched since `beforeMs` (full again); returns how many. */
+  sweepBuckets(p: { queue: string; beforeMs: number; limit: number }): Op<number>;
+}
+
+// ---------------------------------------------------------------- job control
+
+/** Bulk filters: a queue, optionally one type and one group (null: any). */
+export interface JobMatch {
+  queue: string;
+  type: string | null;
+  group: string | null;
+}
+
+export interface ControlReads {
+  /** Jobs of a queue in one state that match. */
+  countMatching(p: JobMatch & { state: string }): Op<number>;
+  /** Leased jobs of a queue that match and have no cancel request yet. */
+  countLeasedNotCancelled(p: JobMatch): Op<number>;
+  /** Waiting jobs whose expiry passed at `nowMs`, earliest first. */
+  expiredWaiting(p: { nowMs: number; limit: number }): Op<ExpiredRow[]>;
+  /** The earliest expiry among waiting jobs, or null. */
+  nextExpiryMs(): Op<number | null>;
+}
+
+export interface Control extends ControlReads {
+  /** A scheduled or ready job → cancelled. */
+  cancelWaiting(p: { seq: number; nowMs: number; by: string | null }): Op<void>;
+  /** Records a cancel request on a leased job that has none; it stays leased. */
+  requestCancel(p: { seq: number; nowMs: number; by: string | null }): Op<void>;
+  /** Up to `limit` matching jobs of a queue in one waiting state → cancelled. */
+  cancelWaitingMany(
+    p: JobMatch & { state: 'scheduled' | 'ready'; nowMs: number; by: string | null; limit: number },
+  ): Op<EndedJobRow[]>;
+  /** Cancel requests on up to `limit` matching leased jobs that have none yet. */
+  requestCancelMany(
+    p: JobMatch & { nowMs: number; by: string | null; limit: number },
+  ): Op<{ id: string; attempt: number; worker_id: string | null; idempotency_key: string | null }[]>;
+  /** A scheduled or ready job's new state, priority, run time and group. */
+  updateWaiting(p: {
+    seq: number;
+    state: 'scheduled' | 'ready';
+    priority: number;
+    runAtMs: number;
+    groupKey: string | null;
+  }): Op<void>;
+  /** Up to `limit` matching scheduled jobs → ready now (with `priority`, unless null); returns how many. */
+  runNowMany(p: JobMatch & { nowMs: number; priority: number | null; limit: number }): Op<number>;
+  /** Up to `limit` matching jobs in one state whose priority differs → `priority`; returns how many. */
+  setPriorityMany(p: JobMatch & { state: string; priority: number; limit: number }): Op<number>;
+  /** An expired job → dead (reason expired); `undoLease` gives back the attempt a lease just took. */
+  expire(p: { seq: number; nowMs: number; error: string; undoLease: boolean }): Op<void>;
+  /** A dead, completed or cancelled job → ready now with a fresh attempt budget; returns whether it changed. */
+  requeue(p: { seq: number; nowMs: number }): Op<boolean>;
+  /** A ready or scheduled job → dead (reason dead_lettered); returns whether it changed. */
+  deadLetter(p: { seq: number; nowMs: number }): Op<boolean>;
+  /** Deletes up to `limit` jobs of a queue in one waiting state (a purge). */
+  deleteWaitingMany(p: { queue: string; state: 'scheduled' | 'ready'; limit: number }): Op<EndedJobRow[]>;
+}
+
+// ---------------------------------------------------------------- dead letters
+
+/** A position in a queue's dead letters, by (failed_at_ms, seq). */
+export interface DeadPosition {
+  failedAtMs: number;
+  seq: number;
+}
+
+export interface DeadLetterReads {
+  /** A page of whole rows after `after`, oldest failure first (`reason` null: any). */
+  page(p: { queue: string; reason: string | null; after: DeadPosition; limit: number }): Op<JobRow[]>;
+  /** A page of summaries from `from` (exclusive), oldest first or, `descending`, newest first. */
+  summaries(p: {
+    queue: string;
+    reason: string | null;
+    from: DeadPosition;
+    descending: boolean;
+    limit: number;
+  }): Op<JobSummaryRow[]>;
+}
+
+export interface DeadLetters extends DeadLetterReads {
+  /** One dead letter → ready now, fresh attempt budget; returns whether it changed. */
+  requeue(p: { queue: string; id: string; nowMs: number }): Op<boolean>;
+  /** Deletes one dead letter. */
+  delete(p: { queue: string; id: string }): Op<KeyedJobRow | undefined>;
+  /** Up to `limit` dead letters (of one reason unless null), oldest failure first → ready; returns how many. */
+  requeueMany(p: { queue: string; reason: string | null; nowMs: number; limit: number }): Op<number>;
+  /** Deletes up to `limit` dead letters (of one reason unless null), oldest failure first. */
+  deleteMany(p: { queue: string; reason: string | null; limit: number }): Op<KeyedJobRow[]>;
+}
+
+// ---------------------------------------------------------------- admin browse (reads only)
+
+/** A range of one queue, state and job type in enqueue order (seq), from `fromSeq` exclusive. */
+export interface SeqRange {
+  queue: string;
+  state: string;
+  type: string;
+  fromSeq: number;
+  descending: boolean;
+}
+
+export interface Browse {
+  /** The next job type after `afterType` present in a queue and state: one seek (a loose index scan step). */
+  typeAfter(p: { queue: string; state: string; afterType: string }): Op<string | undefined>;
+  /** The first job type in [`fromType`, `belowType`) present in a queue and state. */
+  typeFrom(p: { queue: string; state: string; fromType: string; belowType: string }): Op<string | undefined>;
+  /** Seqs of a range, at most `limit`. */
+  seqs(p: SeqRange & { limit: number }): Op<number[]>;
+  /** Seqs of a queue and state of any type (sorts them: for queues with very many types only). */
+  seqsAnyType(p: Omit<SeqRange, 'type'> & { limit: number }): Op<number[]>;
+  /** Seqs of a range as the browse list reads it: at most `scan` index entries. */
+  scanSeqs(p: SeqRange & { scan: number }): Op<number[]>;
+  /** A queue's scheduled jobs (`retries`: only those scheduled after a delivery) by due time, from a position. */
+  scanDue(p: {
+    queue: string;
+    retries: boolean;
+    fromDueMs: number;
+    fromSeq: number;
+    descending: boolean;
+    scan: number;
+  }): Op<DueRow[]>;
+  /** Which of `seqs` pass the filters no index answers (null: any); one primary-key probe each. */
+  filter(p: {
+    seqs: readonly number[];
+    errorText: string | null;
+    metadata: { key: string; value: string } | null;
+    typePrefix: string | null;
+    groupKey: string | null;
+  }): Op<number[]>;
+  /** Ids in [`lo`, `hi`), newest first. */
+  idsBetween(p: { lo: string; hi: string; limit: number }): Op<string[]>;
+  /** Ids containing `fragment` among the newest `scan` ids. */
+  idsContaining(p: { fragment: string; scan: number; limit: number }): Op<string[]>;
+}
+
+// ---------------------------------------------------------------- schedules
+
+export interface ScheduleReads {
+  get(name: string): Op<ScheduleRow | undefined>;
+  /** Every schedule by name, without payloads. */
+  all(): Op<ScheduleListRow[]>;
+  count(): Op<number>;
+  /** Running schedules whose next tick is due at `nowMs`, soonest first. */
+  due(p: { nowMs: number; limit: number }): Op<ScheduleRow[]>;
+  /** When the next running schedule is due, or null. */
+  nextTickMs(): Op<number | null>;
+}
+
+/** What handling a schedule's due ticks changes. */
+export interface ScheduleProgress {
+  name: string;
+  nextTickMs: number | null;
+  lastTickMs: number;
+  lastRunAtMs: number;
+  lastOutcome: string;
+  lastDetail: string | null;
+  /** The job of the latest tick that enqueued one; null keeps the last. */
+  lastJobId: string | null;
+  /** Ticks enqueued and skipped, added to the totals. */
+  enqueued: number;
+  skipped: number;
+}
+
+export interface Schedules extends ScheduleReads {
+  insert(row: ScheduleDefinitionRow & { nowMs: number }): Op<void>;
+  /** Replaces the definition (and the cursor); keeps paused, the last outcome and the totals. */
+  update(row: ScheduleDefinitionRow & { nowMs: number }): Op<void>;
+  delete(name: string): Op<void>;
+  setPaused(p: { name: string; paused: boolean; nowMs: number }): Op<void>;
+  /** Records a handled tick: the cursor, the outcome and the totals. */
+  recordProgress(p: ScheduleProgress): Op<void>;
+  /** Records a manual trigger: the outcome and its job; the cursor and the totals stay. */
+  recordTrigger(p: { name: string; nowMs: number; jobId: string; detail: string | null }): Op<void>;
+}
+
+// ---------------------------------------------------------------- audit log
+
+export interface AuditReads {
+  /** Entries before `beforeId`, newest first; a null filter matches anything. */
+  page(p: {
+    actor: string | null;
+    action: string | null;
+    target: string | null;
+    beforeId: number;
+    limit: number;
+  }): Op<AuditRow[]>;
+}
+
+export interface Audit extends AuditReads {
+  /** Appends an entry; returns its id. */
+  insert(p: { atMs: number; actor: string; action: string; target: string; detailsJson: string }): Op<number>;
+  updateDetails(p: { id: number; detailsJson: string }): Op<void>;
+}
+
+// ---------------------------------------------------------------- run-time queue settings
+
+export interface SettingReads {
+  /** Every override, by queue and key. */
+  all(): Op<OverrideRow[]>;
+  ofQueue(queue: string): Op<{ key: string; value_json: string }[]>;
+}
+
+export interface Settings extends SettingReads {
+  put(p: { queue: string; key: string; valueJson: string; setAtMs: number; setBy: string }): Op<void>;
+  delete(p: { queue: string; key: string }): Op<void>;
+}
+
+// ---------------------------------------------------------------- admin sessions
+
+export interface SessionReads {
+  /** Sessions still live at `nowMs`, oldest first. */
+  live(nowMs: number): Op<SessionRow[]>;
+}
+
+export interface Sessions extends SessionReads {
+  insert(row: SessionRow): Op<void>;
+  delete(idSha256: string): Op<void>;
+  /** Forgets sessions that ended by `nowMs`. */
+  deleteExpired(nowMs: number): Op<void>;
+}
+
+// ---------------------------------------------------------------- units
+
+/** What a read unit sees: every capability's reads, one consistent view. */
+export interface StoreView {
+  readonly queues: QueueReads;
+  readonly counts: CountReads;
+  readonly jobs: JobReads;
+  readonly keys: KeyReads;
+  readonly leases: LeaseReads;
+  readonly flow: FlowReads;
+  readonly control: ControlReads;
+  readonly deadLetters: DeadLetterReads;
+  readonly browse: Browse;
+  readonly schedules: ScheduleReads;
+  readonly audit: AuditReads;
+  readonly settings: SettingReads;
+  readonly sessions: SessionReads;
+}
+
+/** What a write unit works with: every capability, and the effects it registers with the store. */
+export interface StoreTx extends StoreView {
+  readonly queues: Queues;
+  readonly counts: Counts;
+  readonly jobs: Jobs;
+  readonly keys: Keys;
+  readonly leases: Leases;
+  readonly flow: Flow;
+  readonly control: Control;
+  readonly deadLetters: DeadLetters;
+  readonly schedules: Schedules;
+  readonly audit: Audit;
+  readonly settings: Settings;
+  readonly sessions: Sessions;
+  /** Runs `hook` once the commit that holds this unit is durable, before its caller is answered. */
+  afterCommit(hook: () => void): void;
+  /**
+   * Runs `unit` after this one, only if this one succeeds, and commits it with
+   * this one (SQLite: in the same batch, its own savepoint); resolves as write() does.
+   */
+  followUp<T>(unit: WriteUnit<T>): Promise<T>;
+}
+
+export type WriteUnit<T> = (tx: StoreTx) => Op<T>;
+export type ReadUnit<T> = (view: StoreView) => Op<T>;
+
+/**
+ * The storage itself failed (an I/O error, a full disk, a lock held too long):
+ * nothing the request asked for is to blame, and nothing of it was written.
+ */
+export class StorageFailure extends Error {
+  override name = 'StorageFailure';
+  /** The storage ran out of room (the engine frees its disk reserve and refuses enqueues). */
+  readonly diskFull: boolean;
+
+  constructor(message: string, options: { cause: unknown; diskFull: boolean }) {
+    super(message, { cause: options.cause });
+    this.diskFull = options.diskFull;
+  }
+}
+
+/** What a write unit's caller is told when it goes wrong, and who watches the writes: the engine's part. */
+export interface WriteHooks {
+  /** The error every unit of a failed commit is rejected with. */
+  commitFailed(failure: StorageFailure): Error;
+  /** The error a unit that threw is rejected with (its own changes were rolled back). */
+  unitFailed(error: unknown): Error;
+  /** The error a write made after close() is rejected with. */
+  closed(): Error;
+  /** After each commit (SQLite: each batch), before its callers are answered. */
+  afterCommit?(stats: CommitStats): void;
+  /** An after-commit hook threw (a bug): the callers are answered anyway. */
+  hookFailed?(error: unknown): void;
+}
+
+export interface CommitStats {
+  /** Units in the commit. */
+  operations: number;
+  /** Wall time from the start of the transaction to the end of its commit. */
+  durationMs: number;
+  ok: boolean;
+}
+
+// ---------------------------------------------------------------- optional capabilities
+
+/**
+ * A copy of the live store to a file, while other work goes on (writes made meanwhile
+ * are in it). A failure of the storage rejects with a StorageFailure; an error thrown
+ * by `onProgress` stops the copy and rejects with that error.
+ */
+export interface OnlineBackup {
+  copyTo(
+    destinationPath: string,
+    onProgress?: (pagesDone: number, pagesTotal: number) => void,
+  ): Promise<void>;
+}
+
+/** Room kept on the data directory's file system for a full disk (src/engine/jobs/disk-full.ts uses it). */
+export interface DiskReserve {
+  /** The size of the reserve, in bytes (0: none is kept). */
+  readonly bytes: number;
+  /** Gives the reserve back to the file system; false when there was none. */
+  release(): boolean;
+  /** Free bytes on the data directory's file system. */
+  freeBytes(): number;
+  /** Takes the reserve (again); false when there is no room for it. */
+  take(): boolean;
+}
+
+/** The store's files on disk and their sizes now, for /metrics and the dashboard. */
+export interface StoreFiles {
+  sizes(): { database: number; wal: number };
+}
+
+/**
+ * A store. `write` and `read` are the whole contract of the engine's work;
+ * the optional capabilities are what some backends have (the SQLite store:
+ * online backup, a disk reserve, its files); the engine answers
+ * FAILED_PRECONDITION naming `kind` when asked for one a store lacks.
+ */
+export interface Store {
+  /** What backend this is, for messages: `sqlite`. */
+  readonly kind: string;
+  /** The engine's part in every write; set once, before the first write. */
+  attach(hooks: WriteHooks): void;
+  /** Runs `unit` in a transaction; resolves with its result after the commit that holds it is durable. */
+  write<T>(unit: WriteUnit<T>): Promise<T>;
+  /** Runs `unit` against one consistent view of what is committed. */
+  read<T>(unit: ReadUnit<T>): Promise<T>;
+  /** Writes what is queued, refuses writes from now on, and releases the storage. */
+  close(): Promise<void>;
+  readonly backup?: OnlineBackup;
+  readonly diskReserve?: DiskReserve;
+  readonly files?: StoreFiles;
+}

@@ -1,0 +1,138 @@
+/** Operators' lists and search: bounded index reads, through the engine and the store's browse reads. */
+import assert from 'node:assert/strict';
+import { newJob, type StoreCase, storeJobs } from '../harness.ts';
+
+const bytes = (text: string) => new TextEncoder().encode(text);
+
+export const browseCases: StoreCase[] = [
+  {
+    name: 'browse in the store: types by seek, seqs of a range both ways, residual filters, ids',
+    async run(h) {
+      const jobs = [
+        newJob('q', { type: 'b' }),
+        newJob('q', { type: 'a', metadata_json: '{"tenant":"x"}' }),
+        newJob('q', { type: 'b', group_key: 'g' }),
+        newJob('q', { type: 'c', state: 'scheduled', run_at_ms: 7000 }),
+      ];
+      await h.write((tx) => storeJobs(tx, jobs));
+      const seqOf = new Map(
+        (await h.store.read((view) => view.jobs.summaries([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]))).map((s) => [
+          s.id,
+          s.seq,
+        ]),
+      );
+      const types = await h.store.read(function* (view) {
+        const found: string[] = [];
+        let after = '';
+        for (;;) {
+          const next = yield* view.browse.typeAfter({ queue: 'q', state: 'ready', afterType: after });
+          if (next === undefined) return found;
+          found.push(next);
+          after = next;
+        }
+      });
+      assert.deepEqual(types, ['a', 'b']);
+      const bSeqs = [seqOf.get(jobs[0]!.id)!, seqOf.get(jobs[2]!.id)!];
+      const range = { queue: 'q', state: 'ready', type: 'b', fromSeq: 0, descending: false };
+      assert.deepEqual(await h.store.read((view) => view.browse.seqs({ ...range, limit: 10 })), bSeqs);
+      assert.deepEqual(
+        await h.store.read((view) =>
+          view.browse.scanSeqs({ ...range, fromSeq: Number.MAX_SAFE_INTEGER, descending: true, scan: 1 }),
+        ),
+        [bSeqs[1]],
+      );
+      const filtered = await h.store.read((view) =>
+        view.browse.filter({
+          seqs: [...seqOf.values()],
+          errorText: null,
+          metadata: { key: 'tenant', value: 'x' },
+          typePrefix: null,
+          groupKey: null,
+        }),
+      );
+      assert.deepEqual(filtered, [seqOf.get(jobs[1]!.id)]);
+      const due = await h.store.read((view) =>
+        view.browse.scanDue({
+          queue: 'q',
+          retries: false,
+          fromDueMs: -1,
+          fromSeq: -1,
+          descending: false,
+          scan: 10,
+        }),
+      );
+      assert.deepEqual(due, [{ seq: seqOf.get(jobs[3]!.id), run_at_ms: 7000 }]);
+      const prefix = jobs[0]!.id.slice(0, 10);
+      const byPrefix = await h.store.read((view) =>
+        view.browse.idsBetween({ lo: prefix, hi: `${prefix}~`, limit: 10 }),
+      );
+      assert.deepEqual(
+        byPrefix,
+        [...jobs.map((j) => j.id)]
+          .filter((id) => id.startsWith(prefix))
+          .sort()
+          .reverse(),
+      );
+    },
+  },
+  {
+    name: 'engine: browse pages both ways with totals, search finds by id, a piece of one, and a key',
+    async run(h) {
+      const { engine } = await h.engine();
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        ids.push(
+          (
+            await engine.enqueue({
+              queue: 'q',
+              type: 'send',
+              payload: bytes(String(i)),
+              idempotencyKey: `key-${i}`,
+            })
+          ).jobId,
+        );
+      }
+      const first = await engine.browseJobs({ queue: 'q', state: 'ready', pageSize: 2 });
+      assert.deepEqual(
+        first.items.map((j) => j.id),
+        ids.slice(0, 2),
+      );
+      assert.equal(first.total, 5);
+      const second = await engine.browseJobs({
+        queue: 'q',
+        state: 'ready',
+        pageSize: 2,
+        cursor: first.nextCursor!,
+      });
+      assert.deepEqual(
+        second.items.map((j) => j.id),
+        ids.slice(2, 4),
+      );
+      const back = await engine.browseJobs({
+        queue: 'q',
+        state: 'ready',
+        pageSize: 2,
+        cursor: second.prevCursor!,
+      });
+      assert.deepEqual(
+        back.items.map((j) => j.id),
+        ids.slice(0, 2),
+      );
+      assert.deepEqual(
+        (await engine.searchJobs(ids[3]!)).items.map((j) => [j.id, j.matchedBy]),
+        [[ids[3], 'id']],
+      );
+      const byKey = await engine.searchJobs('key-4');
+      assert.deepEqual(
+        byKey.items.map((j) => [j.id, j.matchedBy]),
+        [[ids[4], 'idempotency_key']],
+      );
+      assert.equal(byKey.storedJobs, 5);
+      const tail = ids[2]!.slice(-12);
+      assert.ok((await engine.searchJobs(tail)).items.some((j) => j.id === ids[2]));
+      const listed = await engine.listJobs({ queue: 'q', state: 'ready', pageSize: 3 });
+      assert.deepEqual([listed.items.length, listed.total], [3, 5]);
+      assert.deepEqual(await engine.findJobByIdempotencyKey('q', 'key-1'), { jobId: ids[1], stored: true });
+    },
+  },
+];

@@ -1,0 +1,78 @@
+/** Lease order across groups and the limits: the engine's semantics, over the store's seeks. */
+import assert from 'node:assert/strict';
+import type { StoreCase } from '../harness.ts';
+
+const bytes = (text: string) => new TextEncoder().encode(text);
+
+export const flowCases: StoreCase[] = [
+  {
+    name: 'groups: leases take turns across groups (no group first), then share out; priority comes first',
+    async run(h) {
+      const { engine } = await h.engine();
+      const jobs = [
+        ...['a', 'a', 'a', 'a'].map((group, i) => ({ group, i })),
+        ...['b', 'b'].map((group, i) => ({ group, i })),
+        { group: undefined, i: 0 },
+      ];
+      for (const { group, i } of jobs) {
+        await engine.enqueue({
+          queue: 'q',
+          type: 't',
+          payload: bytes(`${group ?? '-'}${i}`),
+          ...(group === undefined ? {} : { group }),
+        });
+      }
+      await engine.enqueue({ queue: 'q', type: 't', payload: bytes('urgent'), group: 'c', priority: 9 });
+      const order = (await engine.reserve({ queues: ['q'], maxJobs: 8 })).map((j) =>
+        new TextDecoder().decode(j.payload),
+      );
+      assert.deepEqual(
+        order.slice(0, 4),
+        ['urgent', '-0', 'a0', 'b0'],
+        'priority, then one turn of the ring',
+      );
+      assert.deepEqual(order.slice(4).sort(), ['a1', 'a2', 'a3', 'b1']);
+    },
+  },
+  {
+    name: 'limits: max_leased and group_max_leased hold, counted in the store, and free up as leases end',
+    async run(h) {
+      const { engine } = await h.engine({ options: { queues: { q: { maxLeased: 3, groupMaxLeased: 1 } } } });
+      for (const group of ['a', 'a', 'b', 'b', 'c', 'd']) {
+        await engine.enqueue({ queue: 'q', type: 't', payload: bytes(group), group });
+      }
+      const first = await engine.reserve({ queues: ['q'], maxJobs: 10 });
+      assert.equal(first.length, 3, 'max_leased');
+      assert.equal(new Set(first.map((j) => j.group)).size, 3, 'one per group');
+      assert.deepEqual(await engine.reserve({ queues: ['q'], maxJobs: 10 }), []);
+      await engine.ack({ jobId: first[0]!.id, attempt: first[0]!.attempt });
+      const next = await engine.reserve({ queues: ['q'], maxJobs: 10 });
+      assert.equal(next.length, 1);
+      assert.ok(!first.slice(1).some((j) => j.group === next[0]?.group), 'not a group that is at its limit');
+      const q = (await engine.listQueues()).find((x) => x.name === 'q');
+      assert.equal(q?.counts.leased, 3);
+      assert.ok((q?.readyGroups ?? 0) >= 1);
+    },
+  },
+  {
+    name: 'rate limit: the bucket is kept in the store and holds across a restart',
+    async run(h) {
+      const options = { queues: { q: { rateLimit: { leases: 2, periodMs: 1000, burst: 2 } } } };
+      const { engine, clock } = await h.engine({ options });
+      for (let i = 0; i < 5; i++) await engine.enqueue({ queue: 'q', type: 't', payload: bytes(String(i)) });
+      assert.equal((await engine.reserve({ queues: ['q'], maxJobs: 5 })).length, 2, 'the burst');
+      const again = await h.engine({ options, clock });
+      assert.equal(
+        (await again.engine.reserve({ queues: ['q'], maxJobs: 5 })).length,
+        0,
+        'no token after a restart',
+      );
+      clock.advance(500);
+      assert.equal(
+        (await again.engine.reserve({ queues: ['q'], maxJobs: 5 })).length,
+        1,
+        'one token per 500 ms',
+      );
+    },
+  },
+];

@@ -1,0 +1,231 @@
+/** Leases and their settlements: order, fencing by attempt, expiry. */
+import assert from 'node:assert/strict';
+import { SeppError } from '../../../../src/engine/errors.ts';
+import type { LeasedRow } from '../../../../src/store/rows.ts';
+import { leaseAt, newJob, type StoreCase, storeJobs } from '../harness.ts';
+
+const bytes = (text: string) => new TextEncoder().encode(text);
+const ids = (rows: readonly { id: string }[]) => rows.map((r) => r.id).sort();
+
+export const leaseCases: StoreCase[] = [
+  {
+    name: 'lease: the ready jobs without a group, by priority, then due time, then enqueue order',
+    async run(h) {
+      const jobs = [
+        newJob('q', { priority: 1, run_at_ms: 500 }),
+        newJob('q', { priority: 5, run_at_ms: 900 }),
+        newJob('q', { priority: 5, run_at_ms: 100 }),
+        newJob('q', { priority: 5, run_at_ms: 100 }),
+        newJob('q', { priority: 9, state: 'scheduled', run_at_ms: 50 }),
+        newJob('q', { priority: 9, group_key: 'g' }),
+        newJob('other', { priority: 9 }),
+      ];
+      const [low, lateHigh, early1, early2] = jobs;
+      await h.write((tx) => storeJobs(tx, jobs));
+      const lease = (limit: number) =>
+        h.write(function* (tx) {
+          const rows = yield* tx.leases.leaseReady({ ...leaseAt(2000), queue: 'q', limit });
+          yield* tx.counts.adjust({ queue: 'q', from: 'ready', to: 'leased', jobs: rows.length });
+          return rows;
+        });
+      assert.deepEqual(
+        ids(await lease(2)),
+        ids([early1!, early2!]),
+        'priority 5 first, the earlier due, FIFO',
+      );
+      assert.deepEqual(
+        ids(await lease(5)),
+        ids([lateHigh!, low!]),
+        'then the rest; no scheduled, grouped or other',
+      );
+      assert.deepEqual(await lease(5), []);
+    },
+  },
+  {
+    name: 'lease: sets the attempt, the deadline (a job’s own lease_ms within the maximum) and the worker',
+    async run(h) {
+      const plain = newJob('q');
+      const long = newJob('q', { lease_ms: 120_000 });
+      const tooLong = newJob('q', { lease_ms: 10_000_000 });
+      await h.write((tx) => storeJobs(tx, [plain, long, tooLong]));
+      const rows: LeasedRow[] = await h.write(function* (tx) {
+        const leased = yield* tx.leases.leaseReady({ ...leaseAt(2000, 'w-1'), queue: 'q', limit: 3 });
+        yield* tx.counts.adjust({ queue: 'q', from: 'ready', to: 'leased', jobs: leased.length });
+        return leased;
+      });
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      assert.equal(byId.get(plain.id)?.lease_deadline_ms, 32_000);
+      assert.equal(byId.get(long.id)?.lease_deadline_ms, 122_000);
+      assert.equal(byId.get(tooLong.id)?.lease_deadline_ms, 602_000, 'capped at maxLeaseDeadlineMs');
+      assert.ok(rows.every((r) => r.attempt === 1));
+      assert.deepEqual(new Uint8Array(byId.get(plain.id)!.payload), plain.payload);
+      const holders = await h.store.read((view) => view.leases.holders());
+      assert.deepEqual(
+        holders.map((x) => [x.worker_id, x.jobs, x.since_ms]),
+        [['w-1', 3, 2000]],
+      );
+      assert.equal(await h.store.read((view) => view.leases.nextDeadlineMs()), 32_000);
+    },
+  },
+  {
+    name: 'settle: ack, complete, extend, progress, retry and fail are fenced by the attempt',
+    async run(h) {
+      const jobs = [newJob('q'), newJob('q'), newJob('q'), newJob('q')];
+      await h.write((tx) => storeJobs(tx, jobs));
+      await h.write(function* (tx) {
+        const leased = yield* tx.leases.leaseReady({ ...leaseAt(2000), queue: 'q', limit: 4 });
+        yield* tx.counts.adjust({ queue: 'q', from: 'ready', to: 'leased', jobs: leased.length });
+      });
+      const [acked, completed, failed, many] = jobs;
+      // A stale attempt matches nothing and changes nothing.
+      assert.equal(await h.write((tx) => tx.leases.ack({ jobId: acked!.id, attempt: 2 })), undefined);
+      const deleted = await h.write(function* (tx) {
+        const row = yield* tx.leases.ack({ jobId: acked!.id, attempt: 1 });
+        if (row !== undefined)
+          yield* tx.counts.adjust({ queue: row.queue, from: 'leased', to: null, jobs: 1 });
+        return row;
+      });
+      assert.deepEqual(deleted, { queue: 'q', type: 't' });
+      assert.equal(await h.store.read((view) => view.jobs.get(acked!.id)), undefined);
+      // Progress and extend of the live lease, refused for another attempt.
+      const progress = await h.write((tx) =>
+        tx.leases.reportProgress({ jobId: completed!.id, attempt: 1, percent: 40, json: null, nowMs: 2500 }),
+      );
+      assert.deepEqual(progress, { progress_percent: 40, progress_json: null });
+      assert.equal(
+        await h.write((tx) =>
+          tx.leases.reportProgress({
+            jobId: completed!.id,
+            attempt: 7,
+            percent: 50,
+            json: null,
+            nowMs: 2500,
+          }),
+        ),
+        undefined,
+      );
+      await h.write((tx) => tx.leases.extend({ jobId: completed!.id, attempt: 1, leaseDeadlineMs: 90_000 }));
+      await h.write((tx) => tx.leases.extend({ jobId: completed!.id, attempt: 3, leaseDeadlineMs: 1 }));
+      assert.equal((await h.store.read((view) => view.jobs.get(completed!.id)))?.lease_deadline_ms, 90_000);
+      await h.write(function* (tx) {
+        yield* tx.leases.complete({
+          jobId: completed!.id,
+          attempt: 1,
+          nowMs: 3000,
+          result: bytes('done'),
+          resultContentType: 'text/plain',
+        });
+        yield* tx.counts.adjust({ queue: 'q', from: 'leased', to: 'completed', jobs: 1 });
+      });
+      const done = await h.store.read((view) => view.jobs.get(completed!.id));
+      assert.equal(done?.state, 'completed');
+      assert.deepEqual(new Uint8Array(done!.result!), bytes('done'));
+      assert.equal(done?.completed_at_ms, 3000);
+      // A failed attempt: retried (scheduled), then failed for good.
+      await h.write(function* (tx) {
+        const row = yield* tx.jobs.attempt(failed!.id);
+        assert.equal(row?.attempt, 1);
+        yield* tx.leases.retry({
+          seq: row!.seq,
+          state: 'scheduled',
+          runAtMs: 9000,
+          lastError: 'e1',
+          errorsJson: '[]',
+        });
+        yield* tx.counts.adjust({ queue: 'q', from: 'leased', to: 'scheduled', jobs: 1 });
+      });
+      const retried = await h.store.read((view) => view.jobs.get(failed!.id));
+      assert.deepEqual(
+        [retried?.state, retried?.run_at_ms, retried?.lease_deadline_ms],
+        ['scheduled', 9000, null],
+      );
+      await h.write(function* (tx) {
+        yield* tx.leases.fail({
+          seq: retried!.seq,
+          deadReason: 'attempts_exhausted',
+          nowMs: 9500,
+          lastError: 'e2',
+          errorsJson: '[]',
+        });
+        yield* tx.counts.adjust({ queue: 'q', from: 'scheduled', to: 'dead', jobs: 1 });
+      });
+      const dead = await h.store.read((view) => view.jobs.get(failed!.id));
+      assert.deepEqual(
+        [dead?.state, dead?.dead_reason, dead?.failed_at_ms],
+        ['dead', 'attempts_exhausted', 9500],
+      );
+      // ackMany deletes the matching ones only.
+      const gone = await h.write(function* (tx) {
+        const deleted = yield* tx.leases.ackMany([
+          { jobId: many!.id, attempt: 1 },
+          { jobId: dead!.id, attempt: 1 },
+        ]);
+        yield* tx.counts.adjust({ queue: 'q', from: 'leased', to: null, jobs: deleted.length });
+        return deleted;
+      });
+      assert.deepEqual(gone, [{ id: many!.id, queue: 'q', type: 't' }]);
+    },
+  },
+  {
+    name: 'expiry: leases past their deadline come earliest first; expired waiting jobs likewise',
+    async run(h) {
+      const jobs = [
+        newJob('q', { lease_ms: 50_000 }),
+        newJob('q'),
+        newJob('q', { expires_at_ms: 4000 }),
+        newJob('q', { expires_at_ms: 3000, state: 'scheduled', run_at_ms: 8000 }),
+      ];
+      await h.write(function* (tx) {
+        yield* storeJobs(tx, jobs.slice(0, 2));
+        const leased = yield* tx.leases.leaseReady({ ...leaseAt(1000), queue: 'q', limit: 2 });
+        yield* tx.counts.adjust({ queue: 'q', from: 'ready', to: 'leased', jobs: leased.length });
+        yield* storeJobs(tx, jobs.slice(2));
+      });
+      const expired = (nowMs: number) => h.store.read((view) => view.leases.expired({ nowMs, limit: 10 }));
+      assert.deepEqual(await expired(30_999), []);
+      assert.deepEqual(
+        (await expired(60_000)).map((r) => r.id),
+        [jobs[1]!.id, jobs[0]!.id],
+        'earliest deadline first',
+      );
+      assert.deepEqual(
+        (await expired(60_000)).map((r) => r.attempt),
+        [1, 1],
+      );
+      assert.equal(await h.store.read((view) => view.control.nextExpiryMs()), 3000);
+      const waiting = await h.store.read((view) => view.control.expiredWaiting({ nowMs: 5000, limit: 10 }));
+      assert.deepEqual(
+        waiting.map((r) => [r.id, r.state, r.expires_at_ms]),
+        [
+          [jobs[3]!.id, 'scheduled', 3000],
+          [jobs[2]!.id, 'ready', 4000],
+        ],
+      );
+      await h.write(function* (tx) {
+        yield* tx.control.expire({ seq: waiting[0]!.seq, nowMs: 5000, error: 'expired', undoLease: false });
+        yield* tx.counts.adjust({ queue: 'q', from: 'scheduled', to: 'dead', jobs: 1 });
+      });
+      const dead = await h.store.read((view) => view.jobs.get(jobs[3]!.id));
+      assert.deepEqual([dead?.state, dead?.dead_reason, dead?.last_error], ['dead', 'expired', 'expired']);
+    },
+  },
+  {
+    name: 'engine: a stale attempt is lease_lost, an ended lease not_found; an expired lease is retried',
+    async run(h) {
+      const { engine, clock } = await h.engine();
+      const { jobId } = await engine.enqueue({ queue: 'q', type: 't', payload: bytes('x') });
+      const [first] = await engine.reserve({ queues: ['q'], leaseMs: 10_000 });
+      clock.advance(10_000);
+      await engine.runMaintenance();
+      const [second] = await engine.reserve({ queues: ['q'] });
+      assert.equal(second?.id, jobId);
+      assert.equal(second?.attempt, 2, 'the attempt is the fencing token');
+      const stale = await engine.ack({ jobId, attempt: first!.attempt }).catch((e: unknown) => e);
+      assert.ok(stale instanceof SeppError && stale.code === 'lease_lost');
+      await engine.extend({ jobId, attempt: 2, leaseMs: 5000 });
+      await engine.ack({ jobId, attempt: 2 });
+      const ended = await engine.nack({ jobId, attempt: 2, error: 'late' }).catch((e: unknown) => e);
+      assert.ok(ended instanceof SeppError && ended.code === 'not_found');
+    },
+  },
+];
