@@ -46,6 +46,7 @@ export const systemTier = {
   'tests/faults/crash-loop.test.ts': 'bundle: a crash loop of server processes',
   'tests/faults/disk-full.test.ts': 'a tmpfs mount (as root)',
   'tests/faults/load.test.ts': 'bundle: a server process under load',
+  'tests/faults/lost-files.test.ts': 'bundle: server processes, killed with SIGKILL, and sepp backup',
   'tests/faults/schedule-crash.test.ts': 'bundle: a crash loop of server processes',
   'tests/faults/slow-clients.test.ts': 'bundle: a server process',
   'tests/faults/slow-subscriber.test.ts': 'bundle: a server process',
