@@ -64,11 +64,14 @@ export interface ContextParts {
   jobsReady: EngineContext['jobsReady'];
   /** Jobs of a queue left `leased` in a unit (flow control wakes throttled reserves after the commit). */
   leaseEnded: (queue: string, jobs: number) => void;
+  /** Jobs were deleted in a unit (after a full disk, their room may let enqueues in again). */
+  jobsRemoved?: () => void;
 }
 
 /** The hooks every engine part uses, over the parts the engine's opening built. */
 export function createEngineContext(parts: ContextParts): EngineContext {
   const { queues, clock, events, onEvent, leaseEnded } = parts;
+  const jobsRemoved = parts.jobsRemoved ?? (() => {});
   return {
     store: parts.store,
     write: parts.write,
@@ -93,6 +96,7 @@ export function createEngineContext(parts: ContextParts): EngineContext {
     count: (tx, queue, from, to, jobs) => {
       if (jobs === 0) return nothing;
       if (from === 'leased') leaseEnded(queue, jobs);
+      if (to === null) jobsRemoved();
       return tx.counts.adjust({ queue, from, to, jobs });
     },
     *releaseKey(tx, queue, key, jobId) {

@@ -160,6 +160,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     wakeAt: (atMs) => maintenance?.wakeAt(atMs),
     jobsReady: (tx, queue, jobs) => waiters.handOff(tx, queue, jobs),
     leaseEnded: (queue, jobs) => flow.leaseEnded(queue, jobs),
+    jobsRemoved: () => diskFull.noteJobsRemoved(),
   });
   const expiry = new Expiry(ctx);
   const settler = new Settler(ctx);
@@ -231,12 +232,17 @@ function attachToStore(store: Store, flow: FlowControl, diskFull: DiskFull, deps
     },
     unitFailed: toSeppError,
     closed: shuttingDown,
-    // Reserves held back by a limit are woken by the leases this commit ended.
+    // Reserves held back by a limit are woken by the leases this commit ended; after a full
+    // disk, the jobs it deleted may have made room.
     afterCommit:
       onBatch === undefined
-        ? () => flow.flushLeaseEnds()
+        ? () => {
+            flow.flushLeaseEnds();
+            diskFull.afterCommit();
+          }
         : (stats) => {
             flow.flushLeaseEnds();
+            diskFull.afterCommit();
             onBatch(stats);
           },
     ...(onHookError === undefined ? {} : { hookFailed: (error: unknown) => onHookError(toSeppError(error)) }),
