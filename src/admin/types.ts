@@ -40,6 +40,7 @@ export type AdminEngine = Pick<
   | 'cancelJobs'
   | 'countCancellable'
   | 'countBulk'
+  | 'countJobs'
   | 'startBulk'
   | 'getBulkOperation'
   | 'listBulkOperations'

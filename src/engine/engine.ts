@@ -243,6 +243,11 @@ export class Engine {
     return this.bulk.count(action, filter, changes, budget);
   }
 
+  /** How many jobs a filter of the jobs list matches, in any state: exact, or "at least" after a bounded count. */
+  countJobs(filter: JobFilter): Promise<MatchCount> {
+    return this.bulk.countListed(filter);
+  }
+
   /** Starts a bulk operation and answers once it has begun; poll it with getBulkOperation. */
   async startBulk(request: BulkStart): Promise<BulkOperationInfo> {
     return (await this.bulk.start(request)).info;

@@ -72,6 +72,7 @@ const expectedAccess: Readonly<Record<string, Access>> = {
   'POST /api/v1/bulk/requeue': 'operator',
   'POST /api/v1/bulk/delete': 'admin',
   'GET /api/v1/bulk-operations': 'viewer',
+  'GET /api/v1/jobs-count': 'viewer',
   'GET /api/v1/bulk-operations/{id}': 'viewer',
   'POST /api/v1/bulk-operations/{id}/cancel': 'operator',
   'GET /api/v1/queues/{queue}/dead-letters': 'viewer',

@@ -20,6 +20,7 @@ import {
   optionalInteger,
   optionalString,
   pathParam,
+  queryString,
   readJsonObject,
 } from '../request-input.ts';
 import type { AdminServices, RouteSpec } from '../route-spec.ts';
@@ -167,6 +168,30 @@ export function bulkRoutes({ deps }: AdminServices): RouteSpec[] {
     start('update', 'jobs.update', 'Run now, or set the priority of, every waiting job a filter matches'),
     start('requeue', 'jobs.requeue', 'Requeue every dead, completed or cancelled job a filter matches'),
     start('delete', 'jobs.delete', 'Delete every job a filter matches that is not running'),
+    {
+      method: 'get',
+      path: '/api/v1/jobs-count',
+      access: 'viewer',
+      tag: 'jobs',
+      summary: 'How many jobs a filter of the jobs list matches (its total when the list cannot know it)',
+      description:
+        'The same query parameters as GET /api/v1/jobs. Counters answer a filter of queue and state; a type an index range; anything else is counted on at most 100,000 jobs, and `exact` false says the total is at least `matched`.',
+      query: {
+        queue: { description: 'one queue', schema: str },
+        state: { description: 'one state', schema: { type: 'string', enum: [...browseStates] } },
+        type: { description: 'type prefix', schema: str },
+        group: { description: 'one group', schema: str },
+        error: { description: 'error text', schema: str },
+        meta: { description: 'key=value', schema: str },
+      },
+      response: countSchema,
+      async handle(c) {
+        const params = Object.fromEntries(
+          ['queue', 'state', 'type', 'group', 'error', 'meta'].map((k) => [k, queryString(c, k, 2048)]),
+        );
+        return c.json(await engine.countJobs(bulkFilterOf(params)));
+      },
+    },
     {
       method: 'get',
       path: '/api/v1/bulk-operations',

@@ -12,7 +12,7 @@ import type { EngineContext } from '../context.ts';
 import { type BulkAction, bulkActionStates, type JobFilter } from '../control-types.ts';
 import { SeppError } from '../errors.ts';
 import { checkQueueExists, checkQueueName } from '../queues/index.ts';
-import type { DeadReason, JobState } from '../types.ts';
+import { type DeadReason, type JobState, jobStates } from '../types.ts';
 
 const deadReasons: readonly DeadReason[] = [
   'attempts_exhausted',
@@ -37,9 +37,14 @@ export interface BulkPlan {
   details: Record<string, unknown>;
 }
 
-/** `what` names the action for messages ("cancelled"). */
-export function planBulk(ctx: EngineContext, action: BulkAction, filter: JobFilter, what: string): BulkPlan {
-  const allowed = bulkActionStates[action];
+/** `what` names the action for messages ("cancelled"); `list` plans a count of the jobs list (every state). */
+export function planBulk(
+  ctx: EngineContext,
+  action: BulkAction | 'list',
+  filter: JobFilter,
+  what: string,
+): BulkPlan {
+  const allowed = action === 'list' ? jobStates : bulkActionStates[action];
   const queue = filter.queue === undefined || filter.queue === '' ? null : filter.queue;
   if (queue !== null) {
     checkQueueName(ctx, queue);

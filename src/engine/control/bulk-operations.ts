@@ -119,6 +119,12 @@ export class BulkOperations {
     return plan;
   }
 
+  /** How many jobs of the jobs list match `filter` in any state (a bounded count, see MatchCount). */
+  countListed(filter: JobFilter): Promise<MatchCount> {
+    const plan = planBulk(this.ctx, 'list', filter, 'listed');
+    return this.ctx.read((view) => countMatching(view, plan, countBudget));
+  }
+
   /** How many jobs the action would apply to now, examining at most `budget` index entries (see MatchCount). */
   count(
     action: BulkAction,
