@@ -103,9 +103,11 @@ async function probe(
   stop: Promise<unknown>,
 ): Promise<LatencySummary | undefined> {
   let stopped = false;
-  void stop.finally(() => {
+  // Either way the operation ended (its own failure is the caller's to report).
+  const end = () => {
     stopped = true;
-  });
+  };
+  void stop.then(end, end);
   const latencies = new LatencyRecorder();
   const probeJob = job('probe', { metadata: {} });
   while (!stopped) {
