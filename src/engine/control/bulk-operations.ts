@@ -45,8 +45,9 @@ import { countMatching, RangeCursor, type ScanStep } from './bulk-scan.ts';
 
 /**
  * How many index entries a slice reads (and so jobs it may change) in one
- * transaction: it starts at `firstSliceRows` and follows the time the slices
- * take inside their transaction (measured on the injected clock), halving
+ * transaction: it starts at `firstSliceRows` and follows the time each slice's
+ * write takes until it is durable (measured on the injected clock: the batch,
+ * the commit and its fsync — what other writes behind it wait for), halving
  * above `sliceWorkMs` and doubling below half of it, within
  * [`minSliceRows`, `maxSliceRows`] — so a slice holds the writer for about
  * `sliceWorkMs` however costly each row is (indexes, a loaded machine).
@@ -54,7 +55,7 @@ import { countMatching, RangeCursor, type ScanStep } from './bulk-scan.ts';
 export const firstSliceRows = 256;
 export const minSliceRows = 32;
 export const maxSliceRows = 2000;
-export const sliceWorkMs = 8;
+export const sliceWorkMs = 10;
 /** Index entries a count (the total before a confirmation) may examine. */
 export const countBudget = 100_000;
 /** Operations running at once, server-wide. */
@@ -249,7 +250,9 @@ export class BulkOperations {
           await this.ctx.write((tx) => this.auditSlice(tx, running));
           break;
         }
+        const startedMs = this.ctx.clock.nowMs();
         await this.ctx.write((tx) => this.slice(tx, running));
+        this.resize(running, this.ctx.clock.nowMs() - startedMs);
         if (!running.cursor.done) await yieldTurn();
       } while (!running.cursor.done);
       if (info.state === 'running') info.state = 'done';
@@ -265,17 +268,22 @@ export class BulkOperations {
 
   /** One slice: the next range step's jobs, changed, and the audit entry written or brought up to date. */
   private *slice(tx: StoreTx, running: Running): Op<void> {
-    const startedMs = this.ctx.clock.nowMs();
     const step = yield* running.cursor.next(tx, running.sliceRows);
     if (step !== null && step.seqs.length > 0) {
       running.info.changed += yield* this.apply(tx, running, step);
     }
-    const tookMs = this.ctx.clock.nowMs() - startedMs;
-    if (tookMs > sliceWorkMs) running.sliceRows = Math.max(minSliceRows, Math.floor(running.sliceRows / 2));
-    else if (tookMs < sliceWorkMs / 2) running.sliceRows = Math.min(maxSliceRows, running.sliceRows * 2);
     running.info.slices++;
     running.info.examined = running.cursor.examined;
     yield* this.auditSlice(tx, running);
+  }
+
+  /**
+   * The next slice's size from the time this one's write took until durable
+   * (its batch and commit included, fsync too: what an enqueue behind it waits).
+   */
+  private resize(running: Running, tookMs: number): void {
+    if (tookMs > sliceWorkMs) running.sliceRows = Math.max(minSliceRows, Math.floor(running.sliceRows / 2));
+    else if (tookMs < sliceWorkMs / 2) running.sliceRows = Math.min(maxSliceRows, running.sliceRows * 2);
   }
 
   private *auditSlice(tx: StoreTx, running: Running): Op<void> {
