@@ -240,6 +240,13 @@ export interface JobInfo {
   progress: JobProgress | null;
   /** The job's group; null when it has none. */
   group: string | null;
+  /**
+   * True when the job's row is gone (deleted as it finished) and this is only
+   * its outcome, kept for limits.finishedOutcomeMs: id, queue, type, state,
+   * attempt, when it ended, the result or the last error and dead reason, who
+   * cancelled it. The payload (empty), metadata (none) and the rest are not kept.
+   */
+  outcomeOnly: boolean;
 }
 
 export type StateCounts = Record<JobState, number>;
