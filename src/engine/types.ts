@@ -309,8 +309,8 @@ export type JobEvent =
   | { kind: 'enqueued'; queue: string; count: number }
   | { kind: 'deduplicated'; queue: string; count: number }
   | { kind: 'rejected'; queue: string; reason: RejectionReason; count: number }
-  /** `waitMsTotal`/`waitMsMax`: how long the leased jobs had been due (enqueue or run-at to lease), summed and longest. */
-  | { kind: 'reserved'; queue: string; count: number; waitMsTotal?: number; waitMsMax?: number }
+  /** `totalWaitMs`/`maxWaitMs`: how long the leased jobs had been due (enqueue or run-at to lease), summed and longest. */
+  | { kind: 'reserved'; queue: string; count: number; totalWaitMs?: number; maxWaitMs?: number }
   | { kind: 'acked'; queue: string; count: number }
   | { kind: 'nacked'; queue: string; count: number }
   | { kind: 'dead_lettered'; queue: string; reason: DeadReason; count: number }
