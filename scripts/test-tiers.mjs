@@ -16,8 +16,10 @@ export const tiers = ['fast', 'system'];
 /** What each system-tier file starts; `bundle` when it runs `sepp` (the run's one bundle). */
 export const systemTier = {
   'tests/admin/browser-groups.test.ts': 'Chromium',
+  'tests/admin/browser-liveness.test.ts': 'Chromium and a server process it stops with SIGSTOP',
   'tests/admin/browser-operator.test.ts': 'Chromium',
   'tests/admin/browser-push.test.ts': 'Chromium and a push receiver',
+  'tests/admin/browser-round3.test.ts': 'Chromium',
   'tests/admin/browser.test.ts': 'Chromium',
   'tests/admin/queue-settings-browser.test.ts': 'Chromium',
   'tests/admin/schedules-browser.test.ts': 'Chromium',
@@ -36,6 +38,7 @@ export const systemTier = {
   'tests/client/reference-docs.test.ts': 'tsc, the reference as a program under tsx, npm pack',
   'tests/client/reload-cli.test.ts': 'bundle: sepp commands and server processes',
   'tests/client/schedules-docs.test.ts': 'bundle: sepp commands, node and python3 examples',
+  'tests/cli/heap-growth.test.ts': 'node processes that churn their heap, with and without the limit',
   'tests/config/file-permissions.test.ts': 'bundle: sepp config check',
   'tests/config/tls-files.test.ts': 'bundle: sepp config check, openssl',
   'tests/engine/crash-cancel.test.ts': 'a crash loop of engine child processes',
@@ -52,7 +55,7 @@ export const systemTier = {
   'tests/fuzz/config-fuzz.test.ts': 'bundle: sepp config check',
   'tests/fuzz/http-api-fuzz.test.ts': 'a fuzz loop over every HTTP API route (SEPP_FUZZ_RUNS)',
   'tests/fuzz/rpc-fuzz.test.ts': 'a fuzz loop over every RPC (SEPP_FUZZ_RUNS)',
-  'tests/fuzz/stream-fuzz.test.ts': 'a fuzz loop of stream sequences (SEPP_FUZZ_RUNS)',
+  'tests/fuzz/stream-fuzz.test.ts': 'a fuzz loop of stream sequences (SEPP_STREAM_FUZZ_RUNS)',
   'tests/http/docs.test.ts': "bash running docs/http.md's curl and jq lines and shell worker",
   'tests/interop/error-codes.test.ts': "python3, reading the Python client's codes",
   'tests/interop/python-client.test.ts': 'bundle: python3 — a venv, pytest against sepp servers, mypy',
