@@ -19,6 +19,7 @@ import {
 } from './control/index.ts';
 import { SeppError, toSeppError } from './errors.ts';
 import { EventLog } from './events/index.ts';
+import { FinishedOutcomes } from './finished-outcomes.ts';
 import { FlowControl } from './flow-control/index.ts';
 import {
   DiskFull,
@@ -135,6 +136,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
   const waiters = new WaiterRegistry();
   const flow = new FlowControl(store, clock, waiters, (queue) => queues.settingsFor(queue));
   const events = new EventLog(options.limits, clock, randomHex(deps.randomBytes ?? systemRandomBytes, 8));
+  const outcomes = new FinishedOutcomes(options.limits.finishedOutcomeMs);
   const diskFull = new DiskFull(store.diskReserve, clock, (full, detail) => deps.onDiskFull?.(full, detail));
   const lifecycle = new EngineLifecycle(
     store,
@@ -155,6 +157,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     limits: options.limits,
     queues,
     events,
+    outcomes,
     ...(deps.random === undefined ? {} : { random: deps.random }),
     ...(deps.onEvent === undefined ? {} : { onEvent: deps.onEvent }),
     wakeAt: (atMs) => maintenance?.wakeAt(atMs),

@@ -136,6 +136,8 @@ async function drive<Res>(
 async function where(jobId: string): Promise<string> {
   try {
     const job = await t.server.engine.getJob(jobId);
+    // A job deleted as it finished answers with its outcome for a while (finished-outcomes.ts): its row is gone.
+    if (job.outcomeOnly) return 'gone';
     return job.state === 'leased' ? `leased:${job.attempt}` : job.state;
   } catch {
     return 'gone';
