@@ -289,8 +289,8 @@ export class BulkOperations {
   private *auditSlice(tx: StoreTx, running: Running): Op<void> {
     const { audit, info } = running;
     if (audit === undefined) return;
+    // The id last: a short view of the entry (sepp audit's column) shows the filter and counts first.
     const outcome = {
-      operationId: info.id,
       ...info.details,
       matched: info.matched,
       ...(info.matchedExact ? {} : { matchedAtLeast: true }),
@@ -298,6 +298,7 @@ export class BulkOperations {
       ...(info.action === 'cancel' ? { cancelRequested: info.cancelRequested } : {}),
       done: running.cursor.done && info.state === 'running',
       ...(info.state === 'cancelled' ? { stopped: true } : {}),
+      operationId: info.id,
     };
     if (running.auditId === undefined) running.auditId = yield* this.audit.write(tx, audit, outcome);
     else yield* this.audit.update(tx, running.auditId, audit, outcome);
