@@ -138,7 +138,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     },
     () => waiters.settleAll('closed'),
   );
-  attachToStore(store, flow, diskFull, deps);
+  attachToStore(store, flow, queues, diskFull, deps);
   const ctx = createEngineContext({
     store,
     write: (unit) => lifecycle.write(unit),
@@ -204,7 +204,13 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
 }
 
 /** The engine's part in every write of the store: its errors, the disk reserve, the batch observers. */
-function attachToStore(store: Store, flow: FlowControl, diskFull: DiskFull, deps: EngineDeps): void {
+function attachToStore(
+  store: Store,
+  flow: FlowControl,
+  queues: QueueRegistry,
+  diskFull: DiskFull,
+  deps: EngineDeps,
+): void {
   const { onBatch, onHookError } = deps;
   store.attach({
     commitFailed: (failure) => {
@@ -215,12 +221,17 @@ function attachToStore(store: Store, flow: FlowControl, diskFull: DiskFull, deps
     },
     unitFailed: toSeppError,
     closed: shuttingDown,
-    // Reserves held back by a limit are woken by the leases this commit ended.
+    // Reserves held back by a limit are woken by the leases this commit ended; the queues
+    // the batch created are counted as existing from here on (limits.max_queues).
     afterCommit:
       onBatch === undefined
-        ? () => flow.flushLeaseEnds()
+        ? () => {
+            flow.flushLeaseEnds();
+            queues.batchEnded();
+          }
         : (stats) => {
             flow.flushLeaseEnds();
+            queues.batchEnded();
             onBatch(stats);
           },
     ...(onHookError === undefined ? {} : { hookFailed: (error: unknown) => onHookError(toSeppError(error)) }),

@@ -146,6 +146,7 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
           leaseMs: req.leaseDurationMs,
           waitMs: req.waitTimeoutMs,
           workerId: req.workerId,
+          answerBytesMax: reserveAnswerBytes(req.maxResponseBytes, ctx.facts.maxMessageBytes),
         },
         abort.signal,
       );
@@ -212,9 +213,10 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
       return { job: jobToProto(job, true) };
     }),
 
-    listQueues: unary('ListQueues', 'read', async () => ({
-      queues: (await engine.listQueues()).map(queueInfoToProto),
-    })),
+    listQueues: unary('ListQueues', 'read', async (req) => {
+      const page = await engine.queuePage({ pageSize: req.pageSize, cursor: req.pageToken });
+      return { queues: page.items.map(queueInfoToProto), nextPageToken: page.nextCursor ?? '' };
+    }),
 
     listWorkers: unary('ListWorkers', 'read', async () => ({
       workers: (await engine.listWorkers()).map(workerInfoToProto),
@@ -393,4 +395,18 @@ function deadLetterSelection(req: { queue: string; jobIds: string[]; all: boolea
   if (req.jobIds.length === 0)
     throw new SeppError('invalid_argument', 'job_ids: name the dead letters, or set all');
   return { queue, jobIds: req.jobIds.map((id, i) => requireJobId(id, `job_ids[${i}]`)) };
+}
+
+/** gRPC's default receive limit, which most clients keep: what a reserve's answer may be when the caller says nothing. */
+const defaultAnswerBytes = 4 * 1024 * 1024;
+
+/** The budget of a unary reserve's answer: the caller's `max_response_bytes` (0: 4 MiB), at most what the server may send. */
+function reserveAnswerBytes(askedBytes: number, maxMessageBytes: number): number {
+  if (!Number.isSafeInteger(askedBytes) || askedBytes < 0) {
+    throw new SeppError(
+      'invalid_argument',
+      `max_response_bytes is ${askedBytes}; it must be 0 or a positive integer`,
+    );
+  }
+  return Math.min(askedBytes === 0 ? defaultAnswerBytes : askedBytes, maxMessageBytes);
 }

@@ -77,7 +77,7 @@ test('a full disk fails writes with UNAVAILABLE and the server recovers when spa
     }
     assert.ok(failures > 0, 'the disk filled up');
     // The server is up: reads work.
-    assert.ok((await call(t.client, t.client.listQueues, {})).queues.length > 0);
+    assert.ok((await call(t.client, t.client.listQueues, { pageSize: 0, pageToken: '' })).queues.length > 0);
     assert.equal(existsSync(join(dataDir, 'sepp.reserve')), false, 'the reserve was freed');
     assert.equal(
       (await scrape(t.metricsUrl)).samples.find((x) => x.name === 'sepp_storage_disk_full')?.value,
@@ -88,6 +88,7 @@ test('a full disk fails writes with UNAVAILABLE and the server recovers when spa
     const drained: string[] = [];
     for (let i = 0; i < 4; i++) {
       const { jobs } = await call(t.client, t.client.reserve, {
+        maxResponseBytes: 0,
         queues: ['full'],
         maxJobs: 2,
         leaseDurationMs: 60_000,

@@ -187,6 +187,7 @@ const unaryCalls: [EngineMethod, string, () => Promise<unknown>][] = [
     'Reserve',
     () =>
       call(t.client, t.client.reserve, {
+        maxResponseBytes: 0,
         queues: ['f'],
         maxJobs: 1,
         leaseDurationMs: 0,
@@ -204,7 +205,7 @@ const unaryCalls: [EngineMethod, string, () => Promise<unknown>][] = [
   ['extend', 'Extend', () => call(t.client, t.client.extend, { jobId, attempt: 1, leaseDurationMs: 0 })],
   ['getJob', 'GetJob', () => call(t.client, t.client.getJob, { jobId })],
   ['cancel', 'CancelJob', () => call(t.client, t.client.cancelJob, { jobId })],
-  ['listQueues', 'ListQueues', () => call(t.client, t.client.listQueues, {})],
+  ['listQueues', 'ListQueues', () => call(t.client, t.client.listQueues, { pageSize: 0, pageToken: '' })],
   ['pauseQueue', 'PauseQueue', () => call(t.client, t.client.pauseQueue, { queue: 'f', allowMissing: true })],
   [
     'resumeQueue',

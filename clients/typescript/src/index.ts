@@ -67,6 +67,8 @@ export type {
   Payload,
   QueueActionOptions,
   QueueInfo,
+  QueuePage,
+  QueuePageOptions,
   QueueSettings,
   QueueSettingValue,
   RateLimit,

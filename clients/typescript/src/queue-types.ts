@@ -78,6 +78,21 @@ export interface StateCounts {
   cancelled: number;
 }
 
+/** Which page of queues `client.queues.listPage` reads. */
+export interface QueuePageOptions extends CallOptions {
+  /** Queues per page; default 100, at most the server's `max_page_size`. */
+  pageSize?: number;
+  /** `nextPageToken` of the previous page; '' or unset for the first. */
+  pageToken?: string;
+}
+
+/** One page of queues, in name order. */
+export interface QueuePage {
+  queues: QueueInfo[];
+  /** Pass as `pageToken` for the next page; '' on the last page. */
+  nextPageToken: string;
+}
+
 /** One queue as `listQueues` reports it. */
 export interface QueueInfo {
   /** The queue's name. */

@@ -228,14 +228,20 @@ class ListDeadLettersResponse(_message.Message):
     def __init__(self, jobs: _Optional[_Iterable[_Union[_job_pb2.Job, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class ListQueuesRequest(_message.Message):
-    __slots__ = []
-    def __init__(self) -> None: ...
+    __slots__ = ["page_size", "page_token"]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class ListQueuesResponse(_message.Message):
-    __slots__ = ["queues"]
+    __slots__ = ["next_page_token", "queues"]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     QUEUES_FIELD_NUMBER: _ClassVar[int]
+    next_page_token: str
     queues: _containers.RepeatedCompositeFieldContainer[_queue_pb2.QueueInfo]
-    def __init__(self, queues: _Optional[_Iterable[_Union[_queue_pb2.QueueInfo, _Mapping]]] = ...) -> None: ...
+    def __init__(self, queues: _Optional[_Iterable[_Union[_queue_pb2.QueueInfo, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class PauseQueueRequest(_message.Message):
     __slots__ = ["allow_missing", "queue"]
