@@ -16,8 +16,10 @@ export const tiers = ['fast', 'system'];
 /** What each system-tier file starts; `bundle` when it runs `sepp` (the run's one bundle). */
 export const systemTier = {
   'tests/admin/browser-groups.test.ts': 'Chromium',
+  'tests/admin/browser-liveness.test.ts': 'Chromium and a server process it stops with SIGSTOP',
   'tests/admin/browser-operator.test.ts': 'Chromium',
   'tests/admin/browser-push.test.ts': 'Chromium and a push receiver',
+  'tests/admin/browser-round3.test.ts': 'Chromium',
   'tests/admin/browser.test.ts': 'Chromium',
   'tests/admin/queue-settings-browser.test.ts': 'Chromium',
   'tests/admin/schedules-browser.test.ts': 'Chromium',

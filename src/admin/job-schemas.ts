@@ -49,8 +49,17 @@ export const jobDetail: JsonSchema = {
       type: 'array',
       items: {
         type: 'object',
-        properties: { attempt: int, atMs: int, error: str },
-        required: ['attempt', 'atMs', 'error'],
+        properties: {
+          attempt: int,
+          atMs: int,
+          error: str,
+          stoppedByCancel: {
+            type: 'boolean',
+            description:
+              'the error is how a cancel ended the attempt (the worker stopped, or its lease ran out), not a failure',
+          },
+        },
+        required: ['attempt', 'atMs', 'error', 'stoppedByCancel'],
       },
     },
     payload: {
