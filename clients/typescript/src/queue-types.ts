@@ -209,6 +209,8 @@ export interface ServerLimits {
   maxReserveQueues: number;
   /** Schedules the server keeps (config and API together). */
   maxSchedules: number;
+  /** Queues that may exist at once; a job for a new queue beyond it is refused (unknown_queue). */
+  maxQueues: number;
   /** Connections the server keeps open at once. */
   maxConnections: number;
   /** Calls open at once on one connection. */

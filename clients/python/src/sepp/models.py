@@ -327,6 +327,7 @@ class ServerLimits:
     max_event_subscribers_per_key: int
     max_bytes_in_flight_per_connection: int
     max_bytes_in_flight_per_key: int
+    max_queues: int
 
 
 @dataclass(frozen=True)

@@ -550,6 +550,12 @@ export interface ServerLimits {
    * server without keys (grpc.max_bytes_in_flight_per_key). Default 64 MiB.
    */
   maxBytesInFlightPerKey: number;
+  /**
+   * Queues that may exist at once, declared ones included; a job for a new
+   * queue beyond it is refused with UNKNOWN_QUEUE naming limits.max_queues.
+   * Default 1000.
+   */
+  maxQueues: number;
 }
 
 /** The server's version, clock, durability and limits. */
@@ -3610,6 +3616,7 @@ function createBaseServerLimits(): ServerLimits {
     maxEventSubscribersPerKey: 0,
     maxBytesInFlightPerConnection: 0,
     maxBytesInFlightPerKey: 0,
+    maxQueues: 0,
   };
 }
 
@@ -3701,6 +3708,9 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     }
     if (message.maxBytesInFlightPerKey !== 0) {
       writer.uint32(264).int64(message.maxBytesInFlightPerKey);
+    }
+    if (message.maxQueues !== 0) {
+      writer.uint32(272).int32(message.maxQueues);
     }
     return writer;
   },
@@ -3950,6 +3960,14 @@ export const ServerLimits: MessageFns<ServerLimits> = {
             message.maxBytesInFlightPerKey = longToNumber(reader.int64());
             continue;
           }
+          case 34: {
+            if (tag !== 272) {
+              break;
+            }
+
+            message.maxQueues = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4109,6 +4127,11 @@ export const ServerLimits: MessageFns<ServerLimits> = {
         : isSet(object.max_bytes_in_flight_per_key)
         ? globalThis.Number(object.max_bytes_in_flight_per_key)
         : 0,
+      maxQueues: isSet(object.maxQueues)
+        ? globalThis.Number(object.maxQueues)
+        : isSet(object.max_queues)
+        ? globalThis.Number(object.max_queues)
+        : 0,
     };
   },
 
@@ -4201,6 +4224,9 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     if (message.maxBytesInFlightPerKey !== 0) {
       obj.maxBytesInFlightPerKey = Math.round(message.maxBytesInFlightPerKey);
     }
+    if (message.maxQueues !== 0) {
+      obj.maxQueues = Math.round(message.maxQueues);
+    }
     return obj;
   },
 
@@ -4238,6 +4264,7 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     message.maxEventSubscribersPerKey = object.maxEventSubscribersPerKey ?? 0;
     message.maxBytesInFlightPerConnection = object.maxBytesInFlightPerConnection ?? 0;
     message.maxBytesInFlightPerKey = object.maxBytesInFlightPerKey ?? 0;
+    message.maxQueues = object.maxQueues ?? 0;
     return message;
   },
 };
