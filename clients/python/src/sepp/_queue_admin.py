@@ -48,7 +48,7 @@ class Queues:
 
     def list_page(
         self, *, page_size: int = 0, page_token: str = "", deadline_ms: int | None = None
-    ) -> tuple[list[QueueInfo], str]:
+    ) -> tuple[Sequence[QueueInfo], str]:
         """One page of queues in name order (`page_size` 0 means 100, at most the server's
         `max_page_size`) and the token of the next page ("" on the last)."""
         request = admin_pb2.ListQueuesRequest(page_size=page_size, page_token=page_token)
