@@ -132,6 +132,10 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
       durability: config.server.durability,
       walCheckpoints: config.server.walCheckpoints,
       diskReserveBytes: config.server.diskReserveBytes,
+      onFilesLost: (event, detail) =>
+        event === 'rescued'
+          ? logger.warn('storage.files_rescued', { detail })
+          : logger.error(event === 'lost' ? 'storage.files_lost' : 'storage.rescue_failed', { detail }),
       ...(deps.nativeBinding === undefined ? {} : { nativeBinding: deps.nativeBinding }),
       // An upgrade's schema changes, one line each (docs/upgrading.md).
       onMigrated: (applied) => {

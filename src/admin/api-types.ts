@@ -131,8 +131,8 @@ export interface QueueRates {
   /** Jobs per second over the window, per kind. */
   perSecond: Record<RateKind, number>;
   /** From due to leased, over the jobs leased in the window: mean and longest, ms; null when none was leased. */
-  waitMsAvg: number | null;
-  waitMsMax: number | null;
+  avgWaitMs: number | null;
+  maxWaitMs: number | null;
 }
 
 export interface RateSnapshot {

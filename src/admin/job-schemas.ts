@@ -44,6 +44,12 @@ export const jobDetail: JsonSchema = {
     traceparent: strOrNull,
     tracestate: strOrNull,
     group: { type: ['string', 'null'], description: "the job's group; null when it has none" },
+    outcomeOnly: {
+      type: 'boolean',
+      description:
+        'the job was deleted as it finished and this is only its outcome, kept in memory for ' +
+        'limits.finished_outcome_ms: no payload, metadata or enqueue times',
+    },
     leasedAtMs: msOrNull,
     errors: {
       type: 'array',

@@ -46,13 +46,16 @@ function describeProgress(progress: NonNullable<JobInfo['progress']>): string {
 }
 
 function timeline(job: JobInfo): TimelineEvent[] {
-  const events: TimelineEvent[] = [
-    {
-      atMs: job.enqueuedAtMs,
-      event: 'enqueued',
-      detail: `enqueued to ${job.queue} with priority ${job.priority}`,
-    },
-  ];
+  // A job deleted as it finished (outcomeOnly): its enqueue is no longer known, only its end.
+  const events: TimelineEvent[] = job.outcomeOnly
+    ? []
+    : [
+        {
+          atMs: job.enqueuedAtMs,
+          event: 'enqueued',
+          detail: `enqueued to ${job.queue} with priority ${job.priority}`,
+        },
+      ];
   if (job.runAtMs > job.enqueuedAtMs && job.attempt === 0) {
     events.push({ atMs: job.runAtMs, event: 'due', detail: 'scheduled to run' });
   }

@@ -12,6 +12,7 @@ import { createEngineContext, type EngineContext } from './context.ts';
 import { Canceller, DeadLetters, JobUpdater, OperatorActions } from './control/index.ts';
 import { SeppError, toSeppError } from './errors.ts';
 import { EventLog } from './events/index.ts';
+import { FinishedOutcomes } from './finished-outcomes.ts';
 import { FlowControl } from './flow-control/index.ts';
 import {
   DiskFull,
@@ -127,6 +128,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
   const waiters = new WaiterRegistry();
   const flow = new FlowControl(store, clock, waiters, (queue) => queues.settingsFor(queue));
   const events = new EventLog(options.limits, clock, randomHex(deps.randomBytes ?? systemRandomBytes, 8));
+  const outcomes = new FinishedOutcomes(options.limits.finishedOutcomeMs);
   const diskFull = new DiskFull(store.diskReserve, clock, (full, detail) => deps.onDiskFull?.(full, detail));
   const lifecycle = new EngineLifecycle(
     store,
@@ -147,11 +149,13 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     limits: options.limits,
     queues,
     events,
+    outcomes,
     ...(deps.random === undefined ? {} : { random: deps.random }),
     ...(deps.onEvent === undefined ? {} : { onEvent: deps.onEvent }),
     wakeAt: (atMs) => maintenance?.wakeAt(atMs),
     jobsReady: (tx, queue, jobs) => waiters.handOff(tx, queue, jobs),
     leaseEnded: (queue, jobs) => flow.leaseEnded(queue, jobs),
+    jobsRemoved: () => diskFull.noteJobsRemoved(),
   });
   const expiry = new Expiry(ctx);
   const settler = new Settler(ctx);
@@ -221,16 +225,19 @@ function attachToStore(
     },
     unitFailed: toSeppError,
     closed: shuttingDown,
-    // Reserves held back by a limit are woken by the leases this commit ended; the queues
-    // the batch created are counted as existing from here on (limits.max_queues).
+    // Reserves held back by a limit are woken by the leases this commit ended; after a full
+    // disk, the jobs it deleted may have made room; the queues the batch created are counted
+    // as existing from here on (limits.max_queues).
     afterCommit:
       onBatch === undefined
         ? () => {
             flow.flushLeaseEnds();
+            diskFull.afterCommit();
             queues.batchEnded();
           }
         : (stats) => {
             flow.flushLeaseEnds();
+            diskFull.afterCommit();
             queues.batchEnded();
             onBatch(stats);
           },

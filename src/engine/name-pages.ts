@@ -77,3 +77,26 @@ export function pickNamePage(
     nextCursor: candidates.length > pageSize && last !== undefined ? encodeNameCursor(list, last) : null,
   };
 }
+
+/**
+ * The first entries of a page that fit `bytesMax` by `sizeOf` (at least one, so a page
+ * always moves on), and the cursor after the last one kept: a page is bounded in bytes
+ * as well as in entries, however large its entries grow (a queue's settings hold lists).
+ */
+export function fitNamePage<T>(
+  list: NameList,
+  items: readonly T[],
+  nextCursor: string | null,
+  nameOf: (item: T) => string,
+  sizeOf: (item: T) => number,
+  bytesMax: number,
+): { items: T[]; nextCursor: string | null } {
+  let bytes = 0;
+  for (let i = 0; i < items.length; i++) {
+    bytes += sizeOf(items[i] as T);
+    if (bytes > bytesMax && i > 0) {
+      return { items: items.slice(0, i), nextCursor: encodeNameCursor(list, nameOf(items[i - 1] as T)) };
+    }
+  }
+  return { items: [...items], nextCursor };
+}

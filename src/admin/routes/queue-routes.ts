@@ -7,7 +7,7 @@
 import type { Context } from 'hono';
 import { roleFor } from '../../config/index.ts';
 import { SeppError } from '../../engine/errors.ts';
-import type { NamePageQuery } from '../../engine/name-pages.ts';
+import { fitNamePage, type NamePageQuery } from '../../engine/name-pages.ts';
 import type { QueueInfo, StateCounts } from '../../engine/types.ts';
 import { jobStates } from '../../engine/types.ts';
 import type { Overview } from '../api-types.ts';
@@ -29,8 +29,11 @@ import { readSettingsChange, settingsChangeBody } from '../settings-change.ts';
 const queueParam = { queue: 'queue name' } as const;
 
 const pagedQueuesHelp =
-  'In name order, at most `page_size` queues (default and most: limits.max_page_size, 1000 unless set); ' +
-  'follow `nextPageToken` for the rest. There are at most limits.max_queues queues.';
+  'In name order, at most `page_size` queues (default and most: limits.max_page_size, 1000 unless set) ' +
+  'and about 4 MiB of JSON; follow `nextPageToken` for the rest. There are at most limits.max_queues queues.';
+
+/** Bytes of queues' JSON in one answer (a queue's settings hold lists that may be long). */
+const queuesAnswerBytesMax = 4 * 1024 * 1024;
 
 const queuePageParams = {
   page_size: {
@@ -55,6 +58,19 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
   /** A queue with its run-time overrides as given, which tell a derived value from a set one. */
   const view = (queue: QueueInfo): QueueView =>
     queueView(queue, engine.queueSettingOverrides().get(queue.name));
+
+  /** The page of queues a request asks for, as views, bounded in entries and in bytes of JSON. */
+  const queueViewPage = async (c: Context): Promise<{ items: QueueView[]; nextCursor: string | null }> => {
+    const page = await engine.queuePage(queuePageQuery(c, engine.limits.maxPageSize));
+    return fitNamePage(
+      'queues',
+      page.items.map(view),
+      page.nextCursor,
+      (queue) => queue.name,
+      (queue) => Buffer.byteLength(JSON.stringify(queue)) + 1,
+      queuesAnswerBytesMax,
+    );
+  };
 
   /** The queue, which must exist: operators act on queues that are there, a typo creates nothing. */
   const existingQueue = async (c: Context): Promise<QueueView> => {
@@ -87,13 +103,13 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
         const counts = await engine.queueCounts();
         const totals = Object.fromEntries(jobStates.map((s) => [s, 0])) as StateCounts;
         for (const queueCounts of counts.values()) for (const s of jobStates) totals[s] += queueCounts[s];
-        const page = await engine.queuePage(queuePageQuery(c, engine.limits.maxPageSize));
+        const page = await queueViewPage(c);
         const overview: Overview = {
           server: { ...info, uptimeMs: Math.max(0, nowMs - info.startedAtMs), serverTimeMs: nowMs },
           totals,
           waitingWorkers: engine.waitingReserves,
           queueCount: counts.size,
-          queues: page.items.map(view),
+          queues: page.items,
           nextPageToken: page.nextCursor,
           rates: deps.rates.snapshot(window),
         };
@@ -120,8 +136,8 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
         required: ['queues', 'nextPageToken'],
       },
       async handle(c) {
-        const page = await engine.queuePage(queuePageQuery(c, engine.limits.maxPageSize));
-        return c.json({ queues: page.items.map(view), nextPageToken: page.nextCursor });
+        const page = await queueViewPage(c);
+        return c.json({ queues: page.items, nextPageToken: page.nextCursor });
       },
     },
     {

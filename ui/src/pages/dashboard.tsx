@@ -72,7 +72,7 @@ function queueColumns(rates: Record<string, QueueRates>): Column<QueueInfo>[] {
       header: 'Wait avg / max',
       num: true,
       title: () => 'from due (enqueued, or its run-at) to leased, over the jobs leased in the window',
-      cell: (q) => `${wait(r(q)?.waitMsAvg ?? null)} / ${wait(r(q)?.waitMsMax ?? null)}`,
+      cell: (q) => `${wait(r(q)?.avgWaitMs ?? null)} / ${wait(r(q)?.maxWaitMs ?? null)}`,
     },
     {
       header: 'Waiting',
@@ -172,7 +172,7 @@ export function Dashboard({ session }: { session: Session }) {
                 ['Waiting reserves', <WaitingReserves count={data.waitingWorkers} />],
                 [
                   'Wait avg / max',
-                  `${wait(data.rates.current.waitMsAvg)} / ${wait(data.rates.current.waitMsMax)}`,
+                  `${wait(data.rates.current.avgWaitMs)} / ${wait(data.rates.current.maxWaitMs)}`,
                 ],
               ]}
             />

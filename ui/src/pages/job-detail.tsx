@@ -207,6 +207,12 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
         error === null && <Loading />
       ) : (
         <>
+          {job.outcomeOnly && (
+            <div class="banner banner-info">
+              This job was deleted as it finished (its queue keeps no {job.state} jobs): only its outcome is
+              kept, for a few minutes (limits.finished_outcome_ms), not its payload or metadata.
+            </div>
+          )}
           {job.state === 'leased' && (
             <div class="banner banner-info">
               {job.cancelledAtMs === null

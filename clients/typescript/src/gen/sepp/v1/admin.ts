@@ -551,6 +551,12 @@ export interface ServerLimits {
    */
   maxBytesInFlightPerKey: number;
   /**
+   * How long the outcome of a job deleted as it finished is kept in memory for
+   * GetJob and waits (`Job.outcome_only`), in ms; 0 keeps none. Default 300,000
+   * (5 minutes).
+   */
+  finishedOutcomeMs: number;
+  /**
    * Queues that may exist at once, declared ones included; a job for a new
    * queue beyond it is refused with UNKNOWN_QUEUE naming limits.max_queues.
    * Default 1000.
@@ -3616,6 +3622,7 @@ function createBaseServerLimits(): ServerLimits {
     maxEventSubscribersPerKey: 0,
     maxBytesInFlightPerConnection: 0,
     maxBytesInFlightPerKey: 0,
+    finishedOutcomeMs: 0,
     maxQueues: 0,
   };
 }
@@ -3709,8 +3716,11 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     if (message.maxBytesInFlightPerKey !== 0) {
       writer.uint32(264).int64(message.maxBytesInFlightPerKey);
     }
+    if (message.finishedOutcomeMs !== 0) {
+      writer.uint32(272).int64(message.finishedOutcomeMs);
+    }
     if (message.maxQueues !== 0) {
-      writer.uint32(272).int32(message.maxQueues);
+      writer.uint32(280).int32(message.maxQueues);
     }
     return writer;
   },
@@ -3965,6 +3975,14 @@ export const ServerLimits: MessageFns<ServerLimits> = {
               break;
             }
 
+            message.finishedOutcomeMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 35: {
+            if (tag !== 280) {
+              break;
+            }
+
             message.maxQueues = reader.int32();
             continue;
           }
@@ -4127,6 +4145,11 @@ export const ServerLimits: MessageFns<ServerLimits> = {
         : isSet(object.max_bytes_in_flight_per_key)
         ? globalThis.Number(object.max_bytes_in_flight_per_key)
         : 0,
+      finishedOutcomeMs: isSet(object.finishedOutcomeMs)
+        ? globalThis.Number(object.finishedOutcomeMs)
+        : isSet(object.finished_outcome_ms)
+        ? globalThis.Number(object.finished_outcome_ms)
+        : 0,
       maxQueues: isSet(object.maxQueues)
         ? globalThis.Number(object.maxQueues)
         : isSet(object.max_queues)
@@ -4224,6 +4247,9 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     if (message.maxBytesInFlightPerKey !== 0) {
       obj.maxBytesInFlightPerKey = Math.round(message.maxBytesInFlightPerKey);
     }
+    if (message.finishedOutcomeMs !== 0) {
+      obj.finishedOutcomeMs = Math.round(message.finishedOutcomeMs);
+    }
     if (message.maxQueues !== 0) {
       obj.maxQueues = Math.round(message.maxQueues);
     }
@@ -4264,6 +4290,7 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     message.maxEventSubscribersPerKey = object.maxEventSubscribersPerKey ?? 0;
     message.maxBytesInFlightPerConnection = object.maxBytesInFlightPerConnection ?? 0;
     message.maxBytesInFlightPerKey = object.maxBytesInFlightPerKey ?? 0;
+    message.finishedOutcomeMs = object.finishedOutcomeMs ?? 0;
     message.maxQueues = object.maxQueues ?? 0;
     return message;
   },
