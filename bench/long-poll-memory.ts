@@ -95,7 +95,8 @@ async function measure(checkout: { label: string; dir: string }): Promise<Figure
   const clients = Array.from({ length: channels }, () => clientFor(grpcPort));
   const first = clients[0]!;
   const waiting = async () =>
-    (await call(first, first.listQueues, { pageSize: 0, pageToken: '' })).queues.find((q) => q.name === 'lp')?.waitingWorkers ?? 0;
+    (await call(first, first.listQueues, { pageSize: 0, pageToken: '' })).queues.find((q) => q.name === 'lp')
+      ?.waitingWorkers ?? 0;
   let stop = false;
   let moved = 0;
   const runsOfWorkers: Promise<void>[] = [];
