@@ -135,6 +135,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     () => {
       maintenance?.stop();
       flow.stop();
+      diskFull.stop();
       waiters.settleAll('closed');
       events.endAll(shuttingDown());
     },
