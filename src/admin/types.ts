@@ -26,7 +26,10 @@ export interface AdminUser {
 export type AdminEngine = Pick<
   Engine,
   | 'limits'
-  | 'listQueues'
+  | 'queuePage'
+  | 'getQueue'
+  | 'describeQueues'
+  | 'queueCounts'
   | 'getJob'
   | 'listJobs'
   | 'browseJobs'

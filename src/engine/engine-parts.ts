@@ -143,12 +143,13 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     () => {
       maintenance?.stop();
       flow.stop();
+      diskFull.stop();
       waiters.settleAll('closed');
       events.endAll(shuttingDown());
     },
     () => waiters.settleAll('closed'),
   );
-  attachToStore(store, flow, diskFull, deps);
+  attachToStore(store, flow, queues, diskFull, deps);
   const ctx = createEngineContext({
     store,
     write: (unit) => lifecycle.write(unit),
@@ -224,7 +225,13 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
 }
 
 /** The engine's part in every write of the store: its errors, the disk reserve, the batch observers. */
-function attachToStore(store: Store, flow: FlowControl, diskFull: DiskFull, deps: EngineDeps): void {
+function attachToStore(
+  store: Store,
+  flow: FlowControl,
+  queues: QueueRegistry,
+  diskFull: DiskFull,
+  deps: EngineDeps,
+): void {
   const { onBatch, onHookError } = deps;
   store.attach({
     commitFailed: (failure) => {
@@ -236,16 +243,19 @@ function attachToStore(store: Store, flow: FlowControl, diskFull: DiskFull, deps
     unitFailed: toSeppError,
     closed: shuttingDown,
     // Reserves held back by a limit are woken by the leases this commit ended; after a full
-    // disk, the jobs it deleted may have made room.
+    // disk, the jobs it deleted may have made room; the queues the batch created are counted
+    // as existing from here on (limits.max_queues).
     afterCommit:
       onBatch === undefined
         ? () => {
             flow.flushLeaseEnds();
             diskFull.afterCommit();
+            queues.batchEnded();
           }
         : (stats) => {
             flow.flushLeaseEnds();
             diskFull.afterCommit();
+            queues.batchEnded();
             onBatch(stats);
           },
     ...(onHookError === undefined ? {} : { hookFailed: (error: unknown) => onHookError(toSeppError(error)) }),

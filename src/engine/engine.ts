@@ -33,6 +33,7 @@ import { type EngineDeps, type EngineParts, openEngineParts } from './engine-par
 import type { EventFilter, EventSink, EventStart, EventSubscription } from './events/index.ts';
 import type { DeadLetterSummaryQuery } from './jobs/index.ts';
 import type { MaintenanceReport } from './maintenance.ts';
+import type { NamePageQuery } from './name-pages.ts';
 import type { WorkerRegistry } from './operators/index.ts';
 import type { QueueSettingsChange } from './queues/index.ts';
 import type { PutMode, ReconcileReport, ScheduleInfo, ScheduleSpec } from './schedules/index.ts';
@@ -57,6 +58,7 @@ import type {
   QueueInfo,
   ReserveRequest,
   SettleOutcome,
+  StateCounts,
 } from './types.ts';
 
 export type { EngineDeps } from './engine-parts.ts';
@@ -290,8 +292,31 @@ export class Engine {
 
   // ---------------------------------------------------------------- queues (queues/)
 
+  /** Every queue, at most limits.max_queues: for tests and tools; answers to clients use `queuePage`. */
   listQueues(): Promise<QueueInfo[]> {
     return this.ctx.read((view) => this.queueAdmin.listQueues(view));
+  }
+
+  /** One page of queues in name order: at most limits.max_page_size (name-pages.ts). */
+  queuePage(query: NamePageQuery = {}): Promise<Page<QueueInfo>> {
+    return this.ctx.read((view) => this.queueAdmin.queuePage(view, query));
+  }
+
+  /** One queue; undefined when it does not exist. */
+  async getQueue(queue: string): Promise<QueueInfo | undefined> {
+    if (!this.queues.exists(queue)) return undefined;
+    const [info] = await this.ctx.read((view) => this.queueAdmin.describeQueues(view, [queue]));
+    return info;
+  }
+
+  /** The named queues that exist, described (the gauges read only the queues they label). */
+  describeQueues(names: readonly string[]): Promise<QueueInfo[]> {
+    return this.ctx.read((view) => this.queueAdmin.describeQueues(view, names));
+  }
+
+  /** Every queue's jobs by state, from the maintained counters only (totals, gauges). */
+  queueCounts(): Promise<Map<string, StateCounts>> {
+    return this.ctx.read((view) => this.queueAdmin.queueCounts(view));
   }
 
   /** Pauses a queue; NOT_FOUND for a queue nobody has used, unless `allowMissing` creates it (paused). */

@@ -107,6 +107,12 @@ export interface ReserveRequest {
   /** Long-poll: wait up to this long for a job; 0 = return at once. */
   waitMs?: number;
   workerId?: string;
+  /**
+   * The largest answer the caller can take, in bytes (estimated as answer-size.ts does):
+   * the reserve leases no more jobs than fit. Unset: no bound (the Work stream splits
+   * its messages instead).
+   */
+  answerBytesMax?: number;
 }
 
 /** A leased job as a worker receives it. */

@@ -159,6 +159,7 @@ test('workers: Last seen fits at 1440 px, and a worker not heard from within its
   await engine.enqueue({ queue: 'stuck', type: 'render', payload: enc('{}') });
   const { jobs } = await call(ui.t.client, ui.t.client.reserve, {
     queues: ['stuck'],
+    maxResponseBytes: 0,
     maxJobs: 1,
     leaseDurationMs: 600_000,
     waitTimeoutMs: 0,

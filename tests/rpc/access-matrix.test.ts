@@ -91,7 +91,14 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
         call(
           c,
           c.reserve,
-          { queues: [queue], maxJobs: 1, leaseDurationMs: 0, waitTimeoutMs: 0, workerId: '' },
+          {
+            maxResponseBytes: 0,
+            queues: [queue],
+            maxJobs: 1,
+            leaseDurationMs: 0,
+            waitTimeoutMs: 0,
+            workerId: '',
+          },
           md,
         ),
       ),
@@ -231,7 +238,10 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
       ),
     allowedStatus: status.OK,
   },
-  ListQueues: { call: (c, md) => unary(call(c, c.listQueues, {}, md)), allowedStatus: status.OK },
+  ListQueues: {
+    call: (c, md) => unary(call(c, c.listQueues, { pageSize: 0, pageToken: '' }, md)),
+    allowedStatus: status.OK,
+  },
   ListWorkers: { call: (c, md) => unary(call(c, c.listWorkers, {}, md)), allowedStatus: status.OK },
   PauseQueue: {
     call: (c, md) => unary(call(c, c.pauseQueue, { queue, allowMissing: true }, md)),

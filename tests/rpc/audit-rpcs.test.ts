@@ -76,7 +76,14 @@ async function deadLetters(
   const { jobs: leased } = await call(
     c,
     c.reserve,
-    { queues: [auditQueue], maxJobs: jobs, leaseDurationMs: 0, waitTimeoutMs: 0, workerId: '' },
+    {
+      maxResponseBytes: 0,
+      queues: [auditQueue],
+      maxJobs: jobs,
+      leaseDurationMs: 0,
+      waitTimeoutMs: 0,
+      workerId: '',
+    },
     md,
   );
   for (const j of leased) {

@@ -131,7 +131,14 @@ describe('job control over gRPC', () => {
     const elsewhere = openWork(t, 'notice-matrix-other-queue', '', true);
     const leaseAndCancel = async (workerId: string) => {
       const { jobId } = await call(t.client, t.client.enqueue, { job: testJob(queue) });
-      const reserve = { queues: [queue], maxJobs: 1, leaseDurationMs: 60_000, waitTimeoutMs: 0, workerId };
+      const reserve = {
+        queues: [queue],
+        maxJobs: 1,
+        leaseDurationMs: 60_000,
+        waitTimeoutMs: 0,
+        workerId,
+        maxResponseBytes: 0,
+      };
       const [leased] = (await call(t.client, t.client.reserve, reserve)).jobs;
       assert.equal(leased?.jobId, jobId);
       await call(t.client, t.client.cancelJob, { jobId });
@@ -173,6 +180,7 @@ describe('job control over gRPC', () => {
     const queue = 'unary-cancel';
     await call(t.client, t.client.enqueueBatch, { jobs: [testJob(queue), testJob(queue), testJob(queue)] });
     const { jobs } = await call(t.client, t.client.reserve, {
+      maxResponseBytes: 0,
       queues: [queue],
       maxJobs: 3,
       leaseDurationMs: 60_000,
@@ -208,7 +216,7 @@ describe('job control over gRPC', () => {
       batch.results.map((r) => r.outcome),
       [SettleOutcome.CANCELLED, SettleOutcome.CANCELLED],
     );
-    const counts = (await call(t.client, t.client.listQueues, {})).queues.find(
+    const counts = (await call(t.client, t.client.listQueues, { pageSize: 0, pageToken: '' })).queues.find(
       (q) => q.name === queue,
     )?.counts;
     assert.equal(counts?.cancelled, 3);

@@ -86,10 +86,11 @@ describe('docs/protocol.md on a queue nobody has used', () => {
             background: false,
           }),
         ),
-      ListQueues: () => codeOf(call(c, c.listQueues, {})),
+      ListQueues: () => codeOf(call(c, c.listQueues, { pageSize: 0, pageToken: '' })),
       Reserve: () =>
         codeOf(
           call(c, c.reserve, {
+            maxResponseBytes: 0,
             queues: [queue],
             maxJobs: 1,
             leaseDurationMs: 0,
@@ -123,7 +124,7 @@ describe('docs/protocol.md on a queue nobody has used', () => {
       const run = calls(queue)[rpc];
       assert.ok(run, `the page names ${rpc}: give this test a request for it`);
       assert.equal(status[await run()], 'NOT_FOUND', rpc);
-      const queues = await call(t.client, t.client.listQueues, {});
+      const queues = await call(t.client, t.client.listQueues, { pageSize: 0, pageToken: '' });
       assert.ok(!queues.queues.some((q) => q.name === queue), `${rpc} created ${queue}`);
     }
     assert.ok(rpcs.includes('ListDeadLetters') && rpcs.includes('SetQueueSettings'), rpcs.join());
@@ -139,7 +140,7 @@ describe('docs/protocol.md on a queue nobody has used', () => {
       const run = calls(queue)[rpc];
       assert.ok(run, `the page names ${rpc}: give this test a request for it`);
       assert.equal(status[await run()], 'OK', rpc);
-      const queues = await call(t.client, t.client.listQueues, {});
+      const queues = await call(t.client, t.client.listQueues, { pageSize: 0, pageToken: '' });
       assert.ok(!queues.queues.some((q) => q.name === queue), `ListQueues lists ${queue}`);
     }
     assert.ok(rpcs.includes('Reserve') && rpcs.includes('Events'), rpcs.join());

@@ -71,6 +71,8 @@ export type {
   Payload,
   QueueActionOptions,
   QueueInfo,
+  QueuePage,
+  QueuePageOptions,
   QueueSettings,
   QueueSettingValue,
   RateLimit,

@@ -117,10 +117,7 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
           ...(cursor === undefined ? {} : { cursor }),
           ...(pageSize === undefined ? {} : { pageSize }),
         });
-        const total =
-          reason === undefined
-            ? ((await engine.listQueues()).find((q) => q.name === queue)?.counts.dead ?? 0)
-            : null;
+        const total = reason === undefined ? ((await engine.getQueue(queue))?.counts.dead ?? 0) : null;
         return c.json({ ...page, total });
       },
     },

@@ -502,8 +502,11 @@ class QueueServiceServicer(object):
     raise NotImplementedError('Method not implemented!')
 
   def ListQueues(self, request, context):
-    """Lists every queue with its counts by state, paused flag, oldest ready age,
-    waiting workers and effective settings.
+    """Lists the queues, a page at a time (follow `next_page_token`), each with
+    its counts by state, paused flag, oldest ready age, waiting workers and
+    effective settings.
+    Errors: INVALID_ARGUMENT (a page size above `max_page_size`, a page token
+    this server did not give).
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')

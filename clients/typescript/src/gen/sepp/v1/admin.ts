@@ -352,17 +352,31 @@ export interface ListAuditEntriesResponse {
   nextPageToken: string;
 }
 
-/** List every queue. */
+/** List the queues, one page at a time, in name order. */
 export interface ListQueuesRequest {
+  /**
+   * Most queues per page. 0 means 100; at most `max_page_size` (default 1000):
+   * larger values fail with INVALID_ARGUMENT. There are at most `max_queues`
+   * queues (default 1000).
+   */
+  pageSize: number;
+  /**
+   * `next_page_token` of the previous page; empty for the first page. Tokens
+   * are opaque. A page starts after the last queue of the previous one, so a
+   * queue created or deleted meanwhile neither shifts nor repeats the others.
+   */
+  pageToken: string;
 }
 
 /**
- * Every queue the server knows: declared in its configuration or created by
- * use.
+ * One page of the queues the server knows: declared in its configuration or
+ * created by use.
  */
 export interface ListQueuesResponse {
   /** Ordered by name. */
   queues: QueueInfo[];
+  /** Pass as `page_token` for the next page; empty on the last page. */
+  nextPageToken: string;
 }
 
 /** Stop a queue handing out jobs. */
@@ -627,6 +641,12 @@ export interface ServerLimits {
    * (5 minutes).
    */
   finishedOutcomeMs: number;
+  /**
+   * Queues that may exist at once, declared ones included; a job for a new
+   * queue beyond it is refused with UNKNOWN_QUEUE naming limits.max_queues.
+   * Default 1000.
+   */
+  maxQueues: number;
 }
 
 /** The server's version, clock, durability and limits. */
@@ -2830,11 +2850,17 @@ export const ListAuditEntriesResponse: MessageFns<ListAuditEntriesResponse> = {
 };
 
 function createBaseListQueuesRequest(): ListQueuesRequest {
-  return {};
+  return { pageSize: 0, pageToken: "" };
 }
 
 export const ListQueuesRequest: MessageFns<ListQueuesRequest> = {
-  encode(_: ListQueuesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+  encode(message: ListQueuesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.pageSize !== 0) {
+      writer.uint32(8).int32(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      writer.uint32(18).string(message.pageToken);
+    }
     return writer;
   },
 
@@ -2851,6 +2877,22 @@ export const ListQueuesRequest: MessageFns<ListQueuesRequest> = {
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2863,32 +2905,54 @@ export const ListQueuesRequest: MessageFns<ListQueuesRequest> = {
     }
   },
 
-  fromJSON(_: any): ListQueuesRequest {
-    return {};
+  fromJSON(object: any): ListQueuesRequest {
+    return {
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : 0,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : "",
+    };
   },
 
-  toJSON(_: ListQueuesRequest): unknown {
+  toJSON(message: ListQueuesRequest): unknown {
     const obj: any = {};
+    if (message.pageSize !== 0) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      obj.pageToken = message.pageToken;
+    }
     return obj;
   },
 
   create<I extends Exact<DeepPartial<ListQueuesRequest>, I>>(base?: I): ListQueuesRequest {
     return ListQueuesRequest.fromPartial(base ?? ({} as any));
   },
-  fromPartial<I extends Exact<DeepPartial<ListQueuesRequest>, I>>(_: I): ListQueuesRequest {
+  fromPartial<I extends Exact<DeepPartial<ListQueuesRequest>, I>>(object: I): ListQueuesRequest {
     const message = createBaseListQueuesRequest();
+    message.pageSize = object.pageSize ?? 0;
+    message.pageToken = object.pageToken ?? "";
     return message;
   },
 };
 
 function createBaseListQueuesResponse(): ListQueuesResponse {
-  return { queues: [] };
+  return { queues: [], nextPageToken: "" };
 }
 
 export const ListQueuesResponse: MessageFns<ListQueuesResponse> = {
   encode(message: ListQueuesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.queues) {
       QueueInfo.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
     }
     return writer;
   },
@@ -2914,6 +2978,14 @@ export const ListQueuesResponse: MessageFns<ListQueuesResponse> = {
             message.queues.push(QueueInfo.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2929,6 +3001,11 @@ export const ListQueuesResponse: MessageFns<ListQueuesResponse> = {
   fromJSON(object: any): ListQueuesResponse {
     return {
       queues: globalThis.Array.isArray(object?.queues) ? object.queues.map((e: any) => QueueInfo.fromJSON(e)) : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
     };
   },
 
@@ -2936,6 +3013,9 @@ export const ListQueuesResponse: MessageFns<ListQueuesResponse> = {
     const obj: any = {};
     if (message.queues?.length) {
       obj.queues = message.queues.map((e) => QueueInfo.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
     }
     return obj;
   },
@@ -2946,6 +3026,7 @@ export const ListQueuesResponse: MessageFns<ListQueuesResponse> = {
   fromPartial<I extends Exact<DeepPartial<ListQueuesResponse>, I>>(object: I): ListQueuesResponse {
     const message = createBaseListQueuesResponse();
     message.queues = object.queues?.map((e) => QueueInfo.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
     return message;
   },
 };
@@ -4145,6 +4226,7 @@ function createBaseServerLimits(): ServerLimits {
     maxBytesInFlightPerConnection: 0,
     maxBytesInFlightPerKey: 0,
     finishedOutcomeMs: 0,
+    maxQueues: 0,
   };
 }
 
@@ -4239,6 +4321,9 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     }
     if (message.finishedOutcomeMs !== 0) {
       writer.uint32(272).int64(message.finishedOutcomeMs);
+    }
+    if (message.maxQueues !== 0) {
+      writer.uint32(280).int32(message.maxQueues);
     }
     return writer;
   },
@@ -4496,6 +4581,14 @@ export const ServerLimits: MessageFns<ServerLimits> = {
             message.finishedOutcomeMs = longToNumber(reader.int64());
             continue;
           }
+          case 35: {
+            if (tag !== 280) {
+              break;
+            }
+
+            message.maxQueues = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4660,6 +4753,11 @@ export const ServerLimits: MessageFns<ServerLimits> = {
         : isSet(object.finished_outcome_ms)
         ? globalThis.Number(object.finished_outcome_ms)
         : 0,
+      maxQueues: isSet(object.maxQueues)
+        ? globalThis.Number(object.maxQueues)
+        : isSet(object.max_queues)
+        ? globalThis.Number(object.max_queues)
+        : 0,
     };
   },
 
@@ -4755,6 +4853,9 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     if (message.finishedOutcomeMs !== 0) {
       obj.finishedOutcomeMs = Math.round(message.finishedOutcomeMs);
     }
+    if (message.maxQueues !== 0) {
+      obj.maxQueues = Math.round(message.maxQueues);
+    }
     return obj;
   },
 
@@ -4793,6 +4894,7 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     message.maxBytesInFlightPerConnection = object.maxBytesInFlightPerConnection ?? 0;
     message.maxBytesInFlightPerKey = object.maxBytesInFlightPerKey ?? 0;
     message.finishedOutcomeMs = object.finishedOutcomeMs ?? 0;
+    message.maxQueues = object.maxQueues ?? 0;
     return message;
   },
 };

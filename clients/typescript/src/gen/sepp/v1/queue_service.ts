@@ -405,8 +405,11 @@ export const QueueServiceService = {
     responseDeserialize: (value: Buffer): UpdateJobsResponse => UpdateJobsResponse.decode(value),
   },
   /**
-   * Lists every queue with its counts by state, paused flag, oldest ready age,
-   * waiting workers and effective settings.
+   * Lists the queues, a page at a time (follow `next_page_token`), each with
+   * its counts by state, paused flag, oldest ready age, waiting workers and
+   * effective settings.
+   * Errors: INVALID_ARGUMENT (a page size above `max_page_size`, a page token
+   * this server did not give).
    */
   listQueues: {
     path: "/sepp.v1.QueueService/ListQueues" as const,
@@ -1005,8 +1008,11 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    */
   updateJobs: handleUnaryCall<UpdateJobsRequest, UpdateJobsResponse>;
   /**
-   * Lists every queue with its counts by state, paused flag, oldest ready age,
-   * waiting workers and effective settings.
+   * Lists the queues, a page at a time (follow `next_page_token`), each with
+   * its counts by state, paused flag, oldest ready age, waiting workers and
+   * effective settings.
+   * Errors: INVALID_ARGUMENT (a page size above `max_page_size`, a page token
+   * this server did not give).
    */
   listQueues: handleUnaryCall<ListQueuesRequest, ListQueuesResponse>;
   /**
@@ -1515,8 +1521,11 @@ export interface QueueServiceClient extends Client {
     callback: (error: ServiceError | null, response: UpdateJobsResponse) => void,
   ): ClientUnaryCall;
   /**
-   * Lists every queue with its counts by state, paused flag, oldest ready age,
-   * waiting workers and effective settings.
+   * Lists the queues, a page at a time (follow `next_page_token`), each with
+   * its counts by state, paused flag, oldest ready age, waiting workers and
+   * effective settings.
+   * Errors: INVALID_ARGUMENT (a page size above `max_page_size`, a page token
+   * this server did not give).
    */
   listQueues(
     request: ListQueuesRequest,
