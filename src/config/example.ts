@@ -137,6 +137,9 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 # ...or, if you must, the key itself instead of key_sha256 (names and keys
 # must be unique; a key has at least 16 visible ASCII characters):
 #     key = "the key itself"
+# A key may be limited to some queues, whatever its role: names, or patterns
+# where * stands for any run of characters. Without queues, every queue.
+# queues = ["billing-*", "invoices"]
 
 [admin]
 # A login session ends this long after it began.

@@ -33,6 +33,7 @@ import {
   stringField,
   urlField,
 } from './fields.ts';
+import { queuePatternHelp, queuePatternRe } from './queue-scope.ts';
 import { scheduleSpec } from './schedule-spec.ts';
 import {
   type AdminConfig,
@@ -161,6 +162,8 @@ export interface ApiKeyEntry {
   readonly role: ApiKeyRole;
   readonly key: string;
   readonly keySha256: string;
+  /** Queue name patterns the key is limited to (queue-scope.ts); absent: every queue. */
+  readonly queues: readonly string[];
 }
 
 export const credentialName = {
@@ -202,6 +205,7 @@ export const apiKeySpec: SectionSpec<ApiKeyEntry> = {
   role: { field: choiceField(apiKeyRoles) },
   key: { field: apiKeyField },
   keySha256: { field: tokenSha256Field },
+  queues: { field: namesField(queuePatternRe, queuePatternHelp) },
 };
 
 /** [http] as written: the request size is derived from the largest payload when not set. */

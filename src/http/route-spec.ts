@@ -53,6 +53,12 @@ interface RouteBase {
   /** The OpenAPI operationId; the gRPC method it mirrors has the same name, capitalised. */
   operationId: string;
   permission: Permission;
+  /**
+   * How a key scoped to queues is held to them: `job` — the server looks up the
+   * job of the `jobId` path parameter first (NOT_FOUND outside the scope);
+   * `handler` — the handler checks the queues its request names; `none` — no queue.
+   */
+  scope: 'job' | 'handler' | 'none';
   tag: 'producers' | 'workers' | 'events' | 'meta';
   summary: string;
   description?: string;

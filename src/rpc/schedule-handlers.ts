@@ -51,9 +51,12 @@ export function createScheduleHandlers(ctx: RpcContext, unary: Unary): ScheduleH
       schedule: scheduleToProto(await engine.getSchedule(nameOf(req.name), req.nextRuns || 10)),
     })),
 
-    listSchedules: unary('ListSchedules', 'read', async (req) => ({
-      schedules: (await engine.listSchedules(req.nextRuns || 1)).map(scheduleToProto),
-    })),
+    listSchedules: unary('ListSchedules', 'read', async (req, _call, caller) => {
+      const all = await engine.listSchedules(req.nextRuns || 1);
+      // A key scoped to queues sees the schedules that enqueue into them.
+      const shown = caller.scope === null ? all : all.filter((s) => caller.scope?.allows(s.template.queue));
+      return { schedules: shown.map(scheduleToProto) };
+    }),
 
     pauseSchedule: unary('PauseSchedule', 'admin', async (req, call, caller) => {
       const name = nameOf(req.name);
