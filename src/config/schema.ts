@@ -16,6 +16,7 @@ import {
   namePattern,
   nestQueueSettings,
   type QueueSettingsFlat,
+  queueDurabilities,
   queueSettingRanges,
 } from '../engine/settings.ts';
 import {
@@ -389,6 +390,7 @@ export const queueSpec: SectionSpec<QueueSettingsFlat> = {
   },
   expiredAction: { field: choiceField(expiredActions), default: engineQueueDefaults.expiredAction },
   allowedTypes: { field: namesField(namePattern, nameHelp), default: engineQueueDefaults.allowedTypes },
+  durability: { field: choiceField(queueDurabilities), default: engineQueueDefaults.durability },
   maxLeased: { field: integerField(r.maxLeased), default: engineQueueDefaults.maxLeased },
   rateLimitLeases: { field: integerField(r.rateLimitLeases), default: engineQueueDefaults.rateLimitLeases },
   rateLimitPeriodMs: {
