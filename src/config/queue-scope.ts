@@ -74,7 +74,10 @@ function outOfScope(caller: ScopedCaller, named: ScopedQueue): SeppError {
 export function requireInScope(caller: ScopedCaller, queues: Iterable<ScopedQueue>): void {
   const scope = caller.scope;
   if (scope === null) return;
-  for (const named of queues) if (!scope.allows(named.queue)) throw outOfScope(caller, named);
+  for (const named of queues) {
+    // No name is no queue: the call itself answers INVALID_ARGUMENT for it.
+    if (named.queue !== '' && !scope.allows(named.queue)) throw outOfScope(caller, named);
+  }
 }
 
 /** PERMISSION_DENIED for a call that reaches every queue (a backup, the audit log, a reload). */

@@ -86,6 +86,26 @@ export class KeyTable {
     return { name: found.name, role: found.role, scope: found.scope };
   }
 
+  /**
+   * Why a caller identified before the keys changed may not go on with what it
+   * began (an event stream), or null: its key is gone, or its role or queues changed.
+   */
+  changedFor(caller: Caller): SeppError | null {
+    if (caller === anonymous && !this.enabled) return null;
+    const now = this.keys.find((k) => k.name === caller.name);
+    if (now === undefined || caller === anonymous) {
+      return new SeppError('unauthenticated', `the API key ${caller.name} was removed by a reload`);
+    }
+    const scope = (s: QueueScope | null) => s?.describe() ?? null;
+    if (now.role !== caller.role || scope(now.scope) !== scope(caller.scope)) {
+      return new SeppError(
+        'unavailable',
+        `the role or queues of API key ${caller.name} changed in a reload; subscribe again`,
+      );
+    }
+    return null;
+  }
+
   /** Throws permission_denied unless the caller's role holds `permission`. */
   static authorize(caller: Caller, permission: Permission, operation: string): void {
     if (allowed[caller.role].has(permission)) return;

@@ -9,6 +9,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Clock } from '../engine/clock.ts';
 import type { Engine } from '../engine/engine.ts';
+import type { SeppError } from '../engine/errors.ts';
 import type { Caller, Permission } from './auth.ts';
 import type { HttpErrorCode } from './errors.ts';
 import type { JsonInput } from './json-input.ts';
@@ -24,6 +25,11 @@ export interface ApiContext {
   readonly draining: () => boolean;
   /** Called when shutdown begins; returns the unsubscribe. */
   readonly onDrain: (listener: () => void) => () => void;
+  /**
+   * Called after a reload replaced the API keys, with why `caller` may no longer
+   * go on (its key is gone, or its role or queues changed), or null; returns the unsubscribe.
+   */
+  readonly onKeysChanged: (caller: Caller, listener: (ended: SeppError | null) => void) => () => void;
 }
 
 /** One request as a handler sees it, after authentication and the body's checks. */

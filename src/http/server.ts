@@ -128,6 +128,7 @@ export function openApiDocument(version: string): JsonSchema {
     clock: systemClock,
     draining: () => false,
     onDrain: () => () => {},
+    onKeysChanged: () => () => {},
   };
   const routes = apiRoutes(inert);
   let document: JsonSchema = {};
@@ -169,6 +170,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
   const inFlight = new InFlightBytes(limits);
   let draining = false;
   const drainListeners = new Set<() => void>();
+  const keyListeners = new Set<() => void>();
   const ctx: ApiContext = {
     engine,
     clock: options.clock,
@@ -176,6 +178,11 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     onDrain(listener) {
       drainListeners.add(listener);
       return () => drainListeners.delete(listener);
+    },
+    onKeysChanged(caller, listener) {
+      const check = () => listener(keys.changedFor(caller));
+      keyListeners.add(check);
+      return () => keyListeners.delete(check);
     },
   };
   const routes = apiRoutes(ctx);
@@ -426,7 +433,10 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
           resolve((server.address() as AddressInfo).port);
         });
       }),
-    replaceApiKeys: (next) => keys.replace(next),
+    replaceApiKeys(next) {
+      keys.replace(next);
+      for (const listener of [...keyListeners]) listener();
+    },
     async shutdown(timeoutMs) {
       if (!draining) {
         draining = true;

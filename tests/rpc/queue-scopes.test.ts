@@ -372,6 +372,10 @@ describe('API keys scoped to queues', () => {
     });
     // The stream is open once the server lists its worker.
     while ((await t.server.engine.listWorkers()).length === 0) await new Promise((r) => setTimeout(r, 5));
+    const sse = await openSse(t.httpUrl, '/v1/events', { key: keys.emailsWorker });
+    const unchanged = await openSse(t.httpUrl, '/v1/events', { key: keys.billingWorker });
+    await sse.next();
+    await unchanged.next();
     t.writeConfig(toml(['emails', 'billing-*']));
     const report = await t.server.reload();
     assert.equal(report.applied, true);
@@ -381,6 +385,14 @@ describe('API keys scoped to queues', () => {
     assert.match(error.details, /queues of API key emails-worker changed/);
     const audit = await t.server.engine.listAudit({ action: 'config.reload' });
     assert.ok(JSON.stringify(audit.items[0]?.details).includes('changed emails-worker'));
+    // Its HTTP event stream ends too, saying why; another key's stream goes on.
+    const [end] = (await sse.until((e) => e.event === 'end')).slice(-1);
+    assert.match(end?.data ?? '', /"code":"unavailable".*queues of API key emails-worker changed/);
+    sse.close();
+    await call(t.client, t.client.enqueue, { job: testJob('billing-eu') }, md(keys.root));
+    const live = await unchanged.until((e) => e.event !== 'end' && e.data.includes('billing-eu'));
+    assert.ok(!live.some((e) => e.event === 'end'));
+    unchanged.close();
     // The wider scope holds from the next call on.
     const leased = await call(
       t.client,

@@ -124,21 +124,20 @@ export function eventsRoute(ctx: ApiContext): RouteSpec {
       });
       // The subscription may have ended the stream already (it fell behind at once).
       stream.onClose(() => subscription.close());
-      const stopDrain = ctx.onDrain(() => {
-        stream.send([
-          {
-            event: 'end',
-            data: JSON.stringify({
-              error: {
-                code: 'unavailable',
-                message: 'sepp is shutting down; resume against the restarted server',
-              },
-            }),
-          },
-        ]);
+      /** Ends the stream with an `end` event that says why. */
+      const endWith = (code: string, message: string) => {
+        stream.send([{ event: 'end', data: JSON.stringify({ error: { code, message } }) }]);
         stream.end();
-      });
+      };
+      const stopDrain = ctx.onDrain(() =>
+        endWith('unavailable', 'sepp is shutting down; resume against the restarted server'),
+      );
       stream.onClose(stopDrain);
+      // A reload that removes the key, or changes its role or queues, ends the stream (gRPC's Events too).
+      const stopKeys = ctx.onKeysChanged(request.caller, (ended) => {
+        if (ended !== null) endWith(ended.code, ended.message);
+      });
+      stream.onClose(stopKeys);
       // A subscription from now that has nothing to catch up on still tells the client it is live.
       stream.start();
     },
