@@ -80,7 +80,7 @@ test('a full disk fails writes with UNAVAILABLE and the server recovers when spa
     }
     assert.ok(failures > 0, 'the disk filled up');
     // The server is up: reads work.
-    assert.ok((await call(t.client, t.client.listQueues, {})).queues.length > 0);
+    assert.ok((await call(t.client, t.client.listQueues, { pageSize: 0, pageToken: '' })).queues.length > 0);
     assert.equal(existsSync(join(dataDir, 'sepp.reserve')), false, 'the reserve was freed');
     assert.equal(
       (await scrape(t.metricsUrl)).samples.find((x) => x.name === 'sepp_storage_disk_full')?.value,
@@ -91,6 +91,7 @@ test('a full disk fails writes with UNAVAILABLE and the server recovers when spa
     const drained: string[] = [];
     for (let i = 0; i < 4; i++) {
       const { jobs } = await call(t.client, t.client.reserve, {
+        maxResponseBytes: 0,
         queues: ['full'],
         maxJobs: 2,
         leaseDurationMs: 60_000,
@@ -199,6 +200,7 @@ test('after a full disk, draining the queues is enough: the room acks free insid
     // Drain every job; the filler stays. The acks' commits check for room themselves.
     for (;;) {
       const { jobs } = await call(t.client, t.client.reserve, {
+        maxResponseBytes: 0,
         queues: ['full'],
         maxJobs: 20,
         leaseDurationMs: 60_000,
