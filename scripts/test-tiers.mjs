@@ -16,6 +16,7 @@ export const tiers = ['fast', 'system'];
 /** What each system-tier file starts; `bundle` when it runs `sepp` (the run's one bundle). */
 export const systemTier = {
   'tests/admin/browser-groups.test.ts': 'Chromium',
+  'tests/admin/browser-queue-pages.test.ts': 'Chromium',
   'tests/admin/browser-liveness.test.ts': 'Chromium and a server process it stops with SIGSTOP',
   'tests/admin/browser-operator.test.ts': 'Chromium',
   'tests/admin/browser-push.test.ts': 'Chromium and a push receiver',
@@ -33,6 +34,7 @@ export const systemTier = {
   'tests/client/cli-job-control-docs.test.ts': 'bundle: sepp commands',
   'tests/client/cli-job-control.test.ts': 'bundle: sepp commands',
   'tests/client/cli-outcomes.test.ts': 'bundle: sepp commands',
+  'tests/client/cli-paging.test.ts': 'bundle: sepp commands',
   'tests/client/cli.test.ts': 'bundle: sepp commands',
   'tests/client/examples.test.ts': 'the single executable, npm pack and npm install, node',
   'tests/client/flow-control-docs.test.ts': 'bundle: sepp commands',

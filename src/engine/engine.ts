@@ -448,6 +448,11 @@ export class Engine {
     return this.ctx.read((view) => this.schedules.list(view, nextRuns));
   }
 
+  /** One page of schedules by name (at most limits.max_page_size), each with its next `nextRuns` run times. */
+  schedulePage(query: NamePageQuery, nextRuns?: number): Promise<Page<ScheduleInfo>> {
+    return this.ctx.read((view) => this.schedules.page(view, query, nextRuns));
+  }
+
   /** One schedule with its template's payload and its next `nextRuns` run times (0–100; default 10). */
   getSchedule(name: string, nextRuns?: number): Promise<ScheduleInfo> {
     return this.ctx.read((view) => this.schedules.get(view, name, nextRuns));

@@ -242,7 +242,10 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
     call: (c, md) => unary(call(c, c.listQueues, { pageSize: 0, pageToken: '' }, md)),
     allowedStatus: status.OK,
   },
-  ListWorkers: { call: (c, md) => unary(call(c, c.listWorkers, {}, md)), allowedStatus: status.OK },
+  ListWorkers: {
+    call: (c, md) => unary(call(c, c.listWorkers, { pageSize: 0, pageToken: '' }, md)),
+    allowedStatus: status.OK,
+  },
   PauseQueue: {
     call: (c, md) => unary(call(c, c.pauseQueue, { queue, allowMissing: true }, md)),
     allowedStatus: status.OK,
@@ -336,7 +339,7 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
     allowedStatus: status.NOT_FOUND,
   },
   ListSchedules: {
-    call: (c, md) => unary(call(c, c.listSchedules, { nextRuns: 0 }, md)),
+    call: (c, md) => unary(call(c, c.listSchedules, { nextRuns: 0, pageSize: 0, pageToken: '' }, md)),
     allowedStatus: status.OK,
   },
   CreateSchedule: {

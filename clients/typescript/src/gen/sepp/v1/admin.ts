@@ -316,7 +316,11 @@ export interface ListAuditEntriesRequest {
   action: string;
   /** Only entries about this target, e.g. `queue:emails` or `job:<id>`; empty: any. */
   target: string;
-  /** Most entries per page. 0 means 50; at most `max_page_size`. */
+  /**
+   * Most entries per page. 0 means 50; at most `max_page_size`. A page holds at
+   * most about 4 MiB of entries (an entry's details are kept to 8 KiB), so it
+   * may hold fewer before the end.
+   */
   pageSize: number;
   /** `next_page_token` of the previous page; empty for the first page. */
   pageToken: string;
@@ -438,7 +442,9 @@ export interface ListDeadLettersRequest {
 export interface ListDeadLettersResponse {
   /**
    * The dead jobs, each with `payload` and `errors` left empty (use GetJob for
-   * them). A page may hold fewer than `page_size` jobs before the end.
+   * them). A page may hold fewer than `page_size` jobs before the end: it holds
+   * at most about 4 MiB of jobs (gRPC's default receive limit, or
+   * `max_message_bytes` when that is less), at least one.
    */
   jobs: Job[];
   /** Pass as `page_token` for the next page; empty on the last page. */
