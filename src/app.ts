@@ -126,6 +126,11 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
   const adminTls = readTls('admin', config.admin.tls);
   const httpTls = readTls('http', config.http.tls);
   // The composition root picks the backend: the SQLite store of the data directory.
+  if (config.store.kind !== 'sqlite') {
+    throw new StartupError(
+      `store.kind = "${config.store.kind}": this build of sepp serves only the SQLite store (store.kind = "sqlite")`,
+    );
+  }
   let store: SqliteStore;
   try {
     store = openSqliteStore(config.server.dataDir, {
