@@ -14,6 +14,8 @@ import type { PostgresCluster } from '../../helpers/postgres.ts';
 
 export interface StoreBackend {
   readonly name: string;
+  /** Runs of the model case unless SEPP_MODEL_RUNS says (default 1,000): a slower store runs fewer. */
+  readonly modelRuns?: number;
   /** A new, empty place for one case's data. */
   create(): BackendData;
 }
@@ -53,6 +55,8 @@ export function postgresBackend(where: () => { cluster: PostgresCluster; databas
   let schemas = 0;
   return {
     name: 'postgres',
+    // A run opens stores over the network and commits each step with an fsync: ~3 s a run.
+    modelRuns: 100,
     create() {
       const { cluster, database } = where();
       const schema = `conformance_${++schemas}`;
