@@ -574,6 +574,25 @@ export interface StoreFiles {
 }
 
 /**
+ * What one server tells the others that share its store (several sepp servers on
+ * one PostgreSQL database): sent after the commit it describes, at most once in
+ * flight (what comes meanwhile goes in the next), and lost without harm — the
+ * engine also polls the store (`pollIntervalMs`), so a signal is a shortcut, never
+ * the only way news arrives. A store that no other server shares has none.
+ */
+export interface StoreSignals {
+  /** How often the engine looks for what a lost signal would have told it (ready jobs, maintenance). */
+  readonly pollIntervalMs: number;
+  /** `jobs` jobs of `queue` became ready here (after the commit that made them so). */
+  readyJobs(queue: string, jobs: number): void;
+  /** Calls `listener` for what another server said (one listener; a later call replaces it). */
+  listen(listener: (signal: StoreSignal) => void): void;
+}
+
+/** A signal from another server. */
+export type StoreSignal = { kind: 'ready'; queue: string; jobs: number };
+
+/**
  * A store. `write` and `read` are the whole contract of the engine's work;
  * the optional capabilities are what some backends have (the SQLite store:
  * online backup, a disk reserve, its files); the engine answers
@@ -593,4 +612,6 @@ export interface Store {
   readonly backup?: OnlineBackup;
   readonly diskReserve?: DiskReserve;
   readonly files?: StoreFiles;
+  /** Word between the servers sharing this store; absent when it is this server's alone. */
+  readonly signals?: StoreSignals;
 }
