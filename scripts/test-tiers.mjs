@@ -83,6 +83,7 @@ export const systemTier = {
   'tests/store/data-dir-lock.test.ts': 'bundle: server processes',
   'tests/store/postgres-helper.test.ts': 'PostgreSQL clusters (postgresql-15)',
   'tests/store/postgres-serve.test.ts': 'a PostgreSQL cluster (postgresql-15)',
+  'tests/store/postgres-servers.test.ts': 'a PostgreSQL cluster, killed with -9 once (postgresql-15)',
   'tests/store/shared-locking.test.ts': 'sqlite3 and node processes',
 };
 

@@ -21,12 +21,26 @@ import {
   type RandomBytes,
   systemRandomBytes,
 } from './jobs/index.ts';
-import { AckBatches, Expiry, ProgressReports, Reserver, Settler, WaiterRegistry } from './leases/index.ts';
+import {
+  AckBatches,
+  Expiry,
+  ProgressReports,
+  RemoteWakeups,
+  Reserver,
+  Settler,
+  WaiterRegistry,
+} from './leases/index.ts';
 import { EngineLifecycle, shuttingDown } from './lifecycle.ts';
 import { Maintenance } from './maintenance.ts';
 import { JobBrowser, JobSearch, OnlineBackup, WorkerControl } from './operators/index.ts';
 import { QueueRegistry } from './queue-registry.ts';
-import { QueueAdmin, type QueueSettingsCheck, RuntimeSettings } from './queues/index.ts';
+import {
+  QueueAdmin,
+  QueueRefresh,
+  type QueueSettingsCheck,
+  RuntimeSettings,
+  settingKeyOf,
+} from './queues/index.ts';
 import { type ReconcileReport, type ScheduleEvent, Schedules } from './schedules/index.ts';
 import type { EngineOptions } from './settings.ts';
 import type { CommitStats, JobEvent } from './types.ts';
@@ -68,6 +82,8 @@ export interface EngineParts {
   readonly events: EventLog;
   readonly queues: QueueRegistry;
   readonly waiters: WaiterRegistry;
+  /** Wake-ups from the other servers sharing the store; undefined when it is this server's alone. */
+  readonly remoteWakeups: RemoteWakeups | undefined;
   readonly flow: FlowControl;
   readonly diskFull: DiskFull;
   readonly enqueuer: Enqueuer;
@@ -117,12 +133,14 @@ export async function openEngineParts(
     throw error;
   }
   parts.maintenance.start();
+  parts.remoteWakeups?.start();
   return parts;
 }
 
 function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): EngineParts {
   const { clock } = deps;
   let maintenance: Maintenance | undefined;
+  let remoteWakeups: RemoteWakeups | undefined;
   const queues = new QueueRegistry(options);
   const waiters = new WaiterRegistry();
   const flow = new FlowControl(store, clock, waiters, (queue) => queues.settingsFor(queue));
@@ -132,6 +150,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     store,
     () => {
       maintenance?.stop();
+      remoteWakeups?.stop();
       flow.stop();
       waiters.settleAll('closed');
       events.endAll(shuttingDown());
@@ -150,7 +169,15 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     ...(deps.random === undefined ? {} : { random: deps.random }),
     ...(deps.onEvent === undefined ? {} : { onEvent: deps.onEvent }),
     wakeAt: (atMs) => maintenance?.wakeAt(atMs),
-    jobsReady: (tx, queue, jobs) => waiters.handOff(tx, queue, jobs),
+    jobsReady:
+      store.signals === undefined
+        ? (tx, queue, jobs) => waiters.handOff(tx, queue, jobs)
+        : (tx, queue, jobs) => {
+            waiters.handOff(tx, queue, jobs);
+            // The other servers sharing the store wake their waiters too, once this is durable.
+            const { signals } = store;
+            if (jobs > 0) tx.afterCommit(() => signals?.readyJobs(queue, jobs));
+          },
     leaseEnded: (queue, jobs) => flow.leaseEnded(queue, jobs),
   });
   const expiry = new Expiry(ctx);
@@ -173,7 +200,20 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     deps.onScheduleEvent,
   );
   maintenance = new Maintenance(ctx, settler, expiry, flow, deps.onMaintenanceError, schedules);
+  if (store.signals !== undefined) {
+    const pass = maintenance;
+    const refresh = new QueueRefresh(ctx, (view) => flow.load(view), settingKeyOf);
+    remoteWakeups = new RemoteWakeups(
+      store.signals,
+      waiters,
+      ctx,
+      () => pass.wakeAt(clock.nowMs()),
+      () => refresh.refresh(),
+      (queue) => queues.exists(queue),
+    );
+  }
   return {
+    remoteWakeups,
     ctx,
     lifecycle,
     events,

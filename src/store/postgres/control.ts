@@ -6,7 +6,7 @@
  */
 import type { EndedJobRow, ExpiredRow } from '../rows.ts';
 import type { Control, JobMatch } from '../store.ts';
-import { type Connection, changes, rows, statement, value } from './sql.ts';
+import { type Connection, changes, rows, statement, value, writing } from './sql.ts';
 
 /** $2 the type and $3 the group of a JobMatch (null: any). */
 const filterMatch = '($2::text IS NULL OR type = $2) AND ($3::text IS NULL OR group_key = $3)';
@@ -70,11 +70,12 @@ const deleteWaitingMany = statement(
                                    ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED)
    RETURNING id, idempotency_key, type, attempt`,
 );
-const expiredWaiting = statement(
-  `SELECT seq, id, queue, type, attempt, state, idempotency_key, expires_at_ms FROM jobs
+const expiredWaitingSql = `SELECT seq, id, queue, type, attempt, state, idempotency_key, expires_at_ms FROM jobs
     WHERE expires_at_ms IS NOT NULL AND state IN ('scheduled', 'ready') AND expires_at_ms <= $1
-    ORDER BY expires_at_ms LIMIT $2`,
-);
+    ORDER BY expires_at_ms LIMIT $2`;
+const expiredWaiting = statement(expiredWaitingSql);
+/** In a write (maintenance on every server): each server takes different expired jobs. */
+const expiredWaitingLocked = statement(`${expiredWaitingSql} FOR UPDATE SKIP LOCKED`);
 const nextExpiry = statement(
   "SELECT min(expires_at_ms) AS v FROM jobs WHERE expires_at_ms IS NOT NULL AND state IN ('scheduled', 'ready')",
 );
@@ -93,7 +94,10 @@ export function controlOps(c: Connection): Control {
       return (yield* value<number>(c, countLeasedNotCancelled, match(p))) ?? 0;
     },
     *expiredWaiting(p) {
-      return yield* rows<ExpiredRow>(c, expiredWaiting, [p.nowMs, p.limit]);
+      return yield* rows<ExpiredRow>(c, writing(c) ? expiredWaitingLocked : expiredWaiting, [
+        p.nowMs,
+        p.limit,
+      ]);
     },
     *nextExpiryMs() {
       return (yield* value<number | null>(c, nextExpiry, [])) ?? null;

@@ -13,6 +13,7 @@ import { countMismatches } from '../count-check.ts';
 import type { Op } from '../op.ts';
 import type { QueueCountRow } from '../rows.ts';
 import type { Counts } from '../store.ts';
+import { lockLimits } from './limits.ts';
 import { type Connection, type CountDeltas, rows, statement, value } from './sql.ts';
 
 /** Every state a job can be in: each queue has a count of each (0 when it has none). */
@@ -45,6 +46,7 @@ const countsFromRows = statement(
 /** The writer's deltas: gathered per unit, written to `shard` in one statement. */
 export class ShardDeltas implements CountDeltas {
   private readonly pending = new Map<string, { queue: string; state: string; jobs: number }>();
+  readonly lockedQueues = new Set<string>();
 
   constructor(
     private readonly c: Pick<Connection, 'send'>,
@@ -99,6 +101,8 @@ export function countOps(c: Connection): Counts {
       return yield* rows<{ state: string; jobs: number }>(c, queueCounts, [states, queue]);
     },
     *inState({ queue, state }) {
+      // max_leased: the queue's leases are counted under its lock, so servers lease it in turn.
+      if (state === 'leased') yield* lockLimits(c, queue);
       yield* flushed();
       return (yield* value<number>(c, inState, [queue, state])) ?? 0;
     },

@@ -5,6 +5,7 @@
  */
 import type { BucketRow } from '../rows.ts';
 import type { Flow } from '../store.ts';
+import { lockLimits } from './limits.ts';
 import { type Connection, changes, firstRow, statement, value } from './sql.ts';
 
 const topUngrouped = statement(
@@ -56,9 +57,11 @@ export function flowOps(c: Connection): Flow {
       ]);
     },
     *leasedInGroup(p) {
+      yield* lockLimits(c, p.queue);
       return (yield* value<number>(c, leasedInGroup, [p.queue, p.groupKey])) ?? 0;
     },
     *bucket(p) {
+      yield* lockLimits(c, p.queue);
       return yield* firstRow<BucketRow>(c, getBucket, [p.queue, p.groupKey]);
     },
     *putBucket(p) {

@@ -7,7 +7,7 @@
 import type { AttemptRow, ControlRow, JobRow, JobSummaryRow, NewJobRow } from '../rows.ts';
 import type { Jobs } from '../store.ts';
 import { attemptColumns } from './leases.ts';
-import { type Connection, changes, firstRow, rows, statement, value } from './sql.ts';
+import { type Connection, changes, firstRow, rows, statement, value, writing } from './sql.ts';
 
 /** Every column of NewJobRow with its array type, in statement order. */
 const columns = [
@@ -55,12 +55,16 @@ export const jobColumns = `seq, id, queue, type, state, priority, payload, conte
   cancelled_at_ms, cancelled_by, result, result_content_type, progress_percent, progress_json, progress_at_ms,
   group_key`;
 
-const jobById = statement(`SELECT ${jobColumns} FROM jobs WHERE id = $1`);
-const attemptById = statement(`SELECT ${attemptColumns} FROM jobs WHERE id = $1`);
-const controlById = statement(
-  `SELECT seq, id, queue, type, state, priority, attempt, run_at_ms, expires_at_ms, worker_id, idempotency_key,
-          group_key, cancelled_at_ms, cancelled_by, completed_at_ms
-     FROM jobs WHERE id = $1`,
+/** A read by id, and the same locking the row for a write unit (sql.ts `writing`). */
+const byId = (columns: string) => ({
+  read: statement(`SELECT ${columns} FROM jobs WHERE id = $1`),
+  lock: statement(`SELECT ${columns} FROM jobs WHERE id = $1 FOR UPDATE`),
+});
+const jobById = byId(jobColumns);
+const attemptById = byId(attemptColumns);
+const controlById = byId(
+  `seq, id, queue, type, state, priority, attempt, run_at_ms, expires_at_ms, worker_id, idempotency_key,
+   group_key, cancelled_at_ms, cancelled_by, completed_at_ms`,
 );
 const stateById = statement('SELECT state AS v FROM jobs WHERE id = $1');
 const summariesBySeqs = statement(`SELECT ${summaryColumns} FROM jobs WHERE seq = ANY($1::bigint[])`);
@@ -89,13 +93,13 @@ export function jobOps(c: Connection): Jobs {
   void everyColumnListed;
   return {
     *get(id) {
-      return yield* firstRow<JobRow>(c, jobById, [id]);
+      return yield* firstRow<JobRow>(c, writing(c) ? jobById.lock : jobById.read, [id]);
     },
     *attempt(id) {
-      return yield* firstRow<AttemptRow>(c, attemptById, [id]);
+      return yield* firstRow<AttemptRow>(c, writing(c) ? attemptById.lock : attemptById.read, [id]);
     },
     *control(id) {
-      return yield* firstRow<ControlRow>(c, controlById, [id]);
+      return yield* firstRow<ControlRow>(c, writing(c) ? controlById.lock : controlById.read, [id]);
     },
     *stateOf(id) {
       return yield* value<string>(c, stateById, [id]);

@@ -10,7 +10,7 @@
  */
 import type { AttemptRow, LeasedRow } from '../rows.ts';
 import type { LeaseParams, Leases } from '../store.ts';
-import { type Connection, changes, firstRow, rows, statement, value } from './sql.ts';
+import { type Connection, changes, firstRow, rows, statement, value, writing } from './sql.ts';
 
 /** The columns of a LeasedRow, as every leasing statement returns them. */
 const leasedColumns = `j.seq, j.id, j.queue, j.type, j.payload, j.content_type, j.priority, j.attempt, j.max_attempts,
@@ -89,10 +89,11 @@ const finishCancelled = statement(
                    last_error = coalesce($2, last_error), errors_json = coalesce($3, errors_json)
     WHERE seq = $1 AND state = 'leased'`,
 );
-const expired = statement(
-  `SELECT ${attemptColumns} FROM jobs WHERE state = 'leased' AND lease_deadline_ms <= $1
-    ORDER BY lease_deadline_ms LIMIT $2`,
-);
+const expiredSql = `SELECT ${attemptColumns} FROM jobs WHERE state = 'leased' AND lease_deadline_ms <= $1
+    ORDER BY lease_deadline_ms LIMIT $2`;
+const expired = statement(expiredSql);
+/** In a write (maintenance on every server): each server takes different expired leases. */
+const expiredLocked = statement(`${expiredSql} FOR UPDATE SKIP LOCKED`);
 const nextDeadline = statement("SELECT min(lease_deadline_ms) AS v FROM jobs WHERE state = 'leased'");
 const holders = statement(
   `SELECT worker_id, count(*) AS jobs, min(leased_at_ms) AS since_ms FROM jobs WHERE state = 'leased'
@@ -155,7 +156,7 @@ export function leaseOps(c: Connection): Leases {
       yield* changes(c, finishCancelled, [p.seq, p.lastError, p.errorsJson]);
     },
     *expired(p) {
-      return yield* rows<AttemptRow>(c, expired, [p.nowMs, p.limit]);
+      return yield* rows<AttemptRow>(c, writing(c) ? expiredLocked : expired, [p.nowMs, p.limit]);
     },
     *nextDeadlineMs() {
       return (yield* value<number | null>(c, nextDeadline, [])) ?? null;

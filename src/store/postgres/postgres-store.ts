@@ -40,6 +40,7 @@ import { ReadPool } from './readers.ts';
 import { scheduleOps } from './schedules.ts';
 import { sessionOps } from './sessions.ts';
 import { settingOps } from './settings.ts';
+import { PostgresSignals } from './signals.ts';
 import type { Connection } from './sql.ts';
 import { type Capabilities, PostgresWriter, type WriterSession, writerSession } from './writer.ts';
 
@@ -49,6 +50,8 @@ export interface PostgresStoreOptions extends PostgresConnectOptions {
   /** Told what the start applied (one line per migration, for the log). */
   readonly onMigrated?: (applied: readonly AppliedMigration[]) => void;
   readonly maxBatchOperations?: number;
+  /** How often each server's engine polls for what a lost signal would have told it; default 1 s. */
+  readonly pollIntervalMs?: number;
 }
 
 /** Every capability over one connection. */
@@ -79,6 +82,7 @@ export class PostgresStore implements Store {
   readonly kind = 'postgres';
   private readonly writer: PostgresWriter;
   private readonly readers: ReadPool;
+  readonly signals: PostgresSignals;
   private started: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
 
@@ -91,6 +95,11 @@ export class PostgresStore implements Store {
       Math.max(1, options.poolSize - 1),
       (onError) => this.connectClient(onError),
       (c) => postgresCapabilities(c) satisfies StoreView,
+    );
+    this.signals = new PostgresSignals(
+      (onError) => this.connectClient(onError),
+      options.schema,
+      options.pollIntervalMs ?? 1000,
     );
   }
 
@@ -137,6 +146,7 @@ export class PostgresStore implements Store {
     this.closing ??= (async () => {
       await this.writer.close();
       await this.readers.close();
+      await this.signals.close();
     })();
     return this.closing;
   }
@@ -175,6 +185,8 @@ export class PostgresStore implements Store {
       if (shard === undefined)
         throw new Error(`every one of the ${maxShards} counter shards is held by a server`);
       session = writerSession(client, shard, postgresCapabilities);
+      // The listener comes once the schema is there; it does not hold the writer back.
+      void this.signals.start();
       this.shardOf.set(session, shard);
       return session;
     } catch (error) {

@@ -6,7 +6,7 @@
  */
 import type { ScheduleDefinitionRow, ScheduleListRow, ScheduleRow } from '../rows.ts';
 import type { Schedules } from '../store.ts';
-import { type Connection, changes, firstRow, rows, statement, value } from './sql.ts';
+import { type Connection, changes, firstRow, rows, statement, value, writing } from './sql.ts';
 
 const definitionColumns = [
   'source',
@@ -95,8 +95,8 @@ export function scheduleOps(c: Connection): Schedules {
       return (yield* value<number>(c, count, [])) ?? 0;
     },
     *due(p) {
-      // Inside a write (the writer has count deltas) the rows are locked for the tick.
-      return yield* rows<ScheduleRow>(c, c.deltas === undefined ? dueSeen : due, [p.nowMs, p.limit]);
+      // Inside a write the rows are locked for the tick: another server's pass skips them.
+      return yield* rows<ScheduleRow>(c, writing(c) ? due : dueSeen, [p.nowMs, p.limit]);
     },
     *nextTickMs() {
       return (yield* value<number | null>(c, nextTick, [])) ?? null;

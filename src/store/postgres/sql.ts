@@ -31,6 +31,8 @@ export interface CountDeltas {
   add(queue: string, state: string, jobs: number): void;
   /** Writes what was added (one statement), if anything. */
   flush(): Op<void>;
+  /** Queues whose limits this transaction holds the lock of (limits.ts). */
+  readonly lockedQueues: Set<string>;
 }
 
 /** A connection as the operations see it. */
@@ -38,6 +40,16 @@ export interface Connection {
   send(statement: Statement, values: readonly unknown[]): Promise<QueryResult>;
   /** The writer's count deltas; a read connection has none (it never adjusts counts). */
   readonly deltas: CountDeltas | undefined;
+}
+
+/**
+ * Whether `c` is a write unit's connection. Inside a write, a read of rows the unit may
+ * change locks them (`FOR UPDATE`; maintenance scans `FOR UPDATE SKIP LOCKED`): another
+ * server's unit then waits, and reads what this one committed, instead of deciding from a
+ * row that is about to change (a nack racing another server's lease expiry).
+ */
+export function writing(c: Connection): boolean {
+  return c.deltas !== undefined;
 }
 
 export function* rows<R extends QueryResultRow>(

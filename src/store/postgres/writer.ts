@@ -192,6 +192,8 @@ export class PostgresWriter {
           if (scope.followUps !== undefined) batch.push(...scope.followUps);
         } catch (error) {
           session.deltas.discard();
+          // A rolled-back savepoint gave back the locks taken in it: take them again if asked.
+          session.deltas.lockedQueues.clear();
           for (const followUp of scope.followUps ?? []) refused.push({ followUp, error });
           if (error instanceof StorageFailure) {
             batchError = error;
@@ -222,6 +224,8 @@ export class PostgresWriter {
       // Whatever broke the batch may have broken the connection: the next batch starts afresh.
       this.drop(session);
     }
+    // The transaction ended, and its advisory locks with it.
+    session?.deltas.lockedQueues.clear();
     const stats: CommitStats = {
       operations: batch.length,
       durationMs: this.monotonicMs() - startedMs,
