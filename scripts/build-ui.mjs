@@ -34,6 +34,8 @@ export function uiIsStale() {
     join(uiDir, 'src'),
     join(uiDir, 'public'),
     join(uiDir, 'index.html'),
+    // The one server module the UI's bundle takes values from (the audit log's actions).
+    join(root, 'src/admin/audit-actions.ts'),
     new URL(import.meta.url).pathname,
   ];
   return Math.max(...sources.map(newestMtimeMs)) > statSync(built).mtimeMs;

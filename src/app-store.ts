@@ -38,6 +38,10 @@ export async function openConfiguredStore(config: SeppConfig, deps: StoreDeps): 
       durability: config.server.durability,
       walCheckpoints: config.server.walCheckpoints,
       diskReserveBytes: config.server.diskReserveBytes,
+      onFilesLost: (event, detail) =>
+        event === 'rescued'
+          ? logger.warn('storage.files_rescued', { detail })
+          : logger.error(event === 'lost' ? 'storage.files_lost' : 'storage.rescue_failed', { detail }),
       ...(deps.nativeBinding === undefined ? {} : { nativeBinding: deps.nativeBinding }),
       onMigrated,
     });

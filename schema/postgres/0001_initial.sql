@@ -1,6 +1,6 @@
 -- 0001: the PostgreSQL store's schema (issue 37; docs/decisions/0100-postgres-store-design.md).
--- Why: the same tables, columns and units as the SQLite store (schema/0001..0009, as they
--- stand after 0009), so both stores answer the Store interface with the same rows, with
+-- Why: the same tables, columns and units as the SQLite store (schema/0001..0011, as they
+-- stand after 0011), so both stores answer the Store interface with the same rows, with
 -- what PostgreSQL needs besides:
 -- - every text column that is compared or ordered uses the "C" collation, so group turns,
 --   type ranges and id prefixes order by code point as in SQLite, whatever the database's
@@ -179,7 +179,8 @@ CREATE TABLE admin_sessions (
   id_sha256      text COLLATE "C" PRIMARY KEY,
   "user"         text NOT NULL,
   role           text NOT NULL,
-  csrf_token     text NOT NULL,
+  csrf_sha256    text NOT NULL,   -- base64url SHA-256 of the session's CSRF token
+  password_tag   text NOT NULL,   -- fingerprint of the user's password hash at login
   created_at_ms  bigint NOT NULL,
   expires_at_ms  bigint NOT NULL
 );

@@ -93,6 +93,8 @@ export interface TimelineEvent {
     | 'enqueued'
     | 'due'
     | 'attempt_failed'
+    /** The attempt a cancel ended (the worker stopped, or its lease ran out): not a failure. */
+    | 'attempt_stopped'
     | 'leased'
     | 'progress'
     | 'lease_deadline'
@@ -110,7 +112,9 @@ export interface ScheduleView extends Omit<ScheduleInfo, 'template'> {
 }
 
 /** GET /api/v1/jobs/{id}. */
-export interface JobDetail extends Omit<JobInfo, 'payload' | 'result' | 'resultContentType'> {
+export interface JobDetail extends Omit<JobInfo, 'payload' | 'result' | 'resultContentType' | 'errors'> {
+  /** Each attempt's error; `stoppedByCancel`: the error is how a cancel ended the attempt, not a failure. */
+  errors: (JobInfo['errors'][number] & { stoppedByCancel: boolean })[];
   payload: PayloadView;
   /** The completed job's result, shown as the payload is (with its content type); null without one. */
   result: (PayloadView & { contentType: string }) | null;
@@ -127,8 +131,8 @@ export interface QueueRates {
   /** Jobs per second over the window, per kind. */
   perSecond: Record<RateKind, number>;
   /** From due to leased, over the jobs leased in the window: mean and longest, ms; null when none was leased. */
-  waitMsAvg: number | null;
-  waitMsMax: number | null;
+  avgWaitMs: number | null;
+  maxWaitMs: number | null;
 }
 
 export interface RateSnapshot {

@@ -9,7 +9,6 @@
  * for mutations → the handler. Errors of every layer become one JSON shape
  * (http-errors.ts).
  */
-import { timingSafeEqual } from 'node:crypto';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { getCookie } from 'hono/cookie';
@@ -31,7 +30,7 @@ import { scheduleRoutes } from './routes/schedule-routes.ts';
 import { sessionRoutes } from './routes/session-routes.ts';
 import { workerRoutes } from './routes/worker-routes.ts';
 import { checkSameOrigin, isMutation, loopbackHostOnly, securityHeaders } from './security.ts';
-import { SessionStore } from './sessions.ts';
+import { isCsrfTokenOf, passwordTagOf, SessionStore } from './sessions.ts';
 import { AssetServer } from './static-assets.ts';
 import { storedSessions } from './stored-sessions.ts';
 import type { AdminDeps, AdminRole } from './types.ts';
@@ -84,10 +83,9 @@ export async function createAdminApp(given: AdminDeps): Promise<AdminApp> {
   );
   await sessions.load();
   const endRemovedUsers = (): { ended: string[]; saved: Promise<void> } =>
-    deps.open
-      ? { ended: [], saved: Promise.resolve() }
-      : sessions.retainUsers(new Set(deps.users.map((u) => u.name)));
-  // Users removed from the config while the server was down: their stored sessions end now.
+    deps.open ? { ended: [], saved: Promise.resolve() } : sessions.retainUsers(deps.users);
+  // Users removed from the config, or given another password, while the server was down:
+  // their stored sessions end now.
   endRemovedUsers().saved.catch((error: unknown) =>
     deps.log?.log('warn', 'admin.session_end_failed', { error: String(error) }),
   );
@@ -195,9 +193,10 @@ function authorize(c: Context, route: RouteSpec, services: AdminServices): Reque
     if (deps.open) {
       role = session.role;
     } else {
-      // The config is the truth: a user removed or demoted since login loses access now.
+      // The config is the truth: a user removed, given another password or demoted since
+      // login loses access now (reconfigure() ends such sessions too; this covers the moment between).
       const user = deps.users.find((u) => u.name === session?.user);
-      if (user === undefined) {
+      if (user === undefined || passwordTagOf(user.passwordHash) !== session.passwordTag) {
         sessions
           .delete(sessionId)
           .catch((error: unknown) =>
@@ -234,7 +233,7 @@ function authorize(c: Context, route: RouteSpec, services: AdminServices): Reque
         'mutations need a session and its CSRF token: GET /api/v1/session first',
       );
     }
-    if (!sameToken(c.req.header(csrfHeader), session.csrfToken)) {
+    if (!isCsrfTokenOf(session, c.req.header(csrfHeader))) {
       throw new SeppError('permission_denied', 'missing or wrong X-CSRF-Token header; reload the page');
     }
   }
@@ -255,13 +254,6 @@ function limitBody(maxBytes: number, hint: string): MiddlewareHandler {
     onError: (c) =>
       errorResponse(c, 'payload_too_large', `the request body is larger than ${maxBytes} bytes${hint}`),
   });
-}
-
-function sameToken(given: string | undefined, expected: string): boolean {
-  if (given === undefined) return false;
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /** The peer address from @hono/node-server's bindings (tests pass the same shape to app.request()). */

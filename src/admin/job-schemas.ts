@@ -44,13 +44,28 @@ export const jobDetail: JsonSchema = {
     traceparent: strOrNull,
     tracestate: strOrNull,
     group: { type: ['string', 'null'], description: "the job's group; null when it has none" },
+    outcomeOnly: {
+      type: 'boolean',
+      description:
+        'the job was deleted as it finished and this is only its outcome, kept in memory for ' +
+        'limits.finished_outcome_ms: no payload, metadata or enqueue times',
+    },
     leasedAtMs: msOrNull,
     errors: {
       type: 'array',
       items: {
         type: 'object',
-        properties: { attempt: int, atMs: int, error: str },
-        required: ['attempt', 'atMs', 'error'],
+        properties: {
+          attempt: int,
+          atMs: int,
+          error: str,
+          stoppedByCancel: {
+            type: 'boolean',
+            description:
+              'the error is how a cancel ended the attempt (the worker stopped, or its lease ran out), not a failure',
+          },
+        },
+        required: ['attempt', 'atMs', 'error', 'stoppedByCancel'],
       },
     },
     payload: {

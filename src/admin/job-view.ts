@@ -18,8 +18,24 @@ export function jobDetail(job: JobInfo): JobDetail {
     ...rest,
     payload: viewPayload(payload, job.contentType),
     result: result === null ? null : { ...viewPayload(result, contentType), contentType },
+    errors: job.errors.map((error) => ({ ...error, stoppedByCancel: stoppedByCancel(job, error) })),
     timeline: timeline(job),
   };
+}
+
+/**
+ * Whether an attempt's error is the end a cancel gave it — the worker's nack
+ * after it was told to stop, or its lease running out — rather than a failure:
+ * the job ended cancelled, and this is its last attempt's error, recorded once
+ * the cancel had been asked for.
+ */
+function stoppedByCancel(job: JobInfo, error: JobInfo['errors'][number]): boolean {
+  return (
+    job.state === 'cancelled' &&
+    job.cancelledAtMs !== null &&
+    error.attempt === job.attempt &&
+    error.atMs >= job.cancelledAtMs
+  );
 }
 
 /** "40%", "{"step":"upload"}" or both, for the timeline. */
@@ -30,22 +46,29 @@ function describeProgress(progress: NonNullable<JobInfo['progress']>): string {
 }
 
 function timeline(job: JobInfo): TimelineEvent[] {
-  const events: TimelineEvent[] = [
-    {
-      atMs: job.enqueuedAtMs,
-      event: 'enqueued',
-      detail: `enqueued to ${job.queue} with priority ${job.priority}`,
-    },
-  ];
+  // A job deleted as it finished (outcomeOnly): its enqueue is no longer known, only its end.
+  const events: TimelineEvent[] = job.outcomeOnly
+    ? []
+    : [
+        {
+          atMs: job.enqueuedAtMs,
+          event: 'enqueued',
+          detail: `enqueued to ${job.queue} with priority ${job.priority}`,
+        },
+      ];
   if (job.runAtMs > job.enqueuedAtMs && job.attempt === 0) {
     events.push({ atMs: job.runAtMs, event: 'due', detail: 'scheduled to run' });
   }
   for (const error of job.errors) {
-    events.push({
-      atMs: error.atMs,
-      event: 'attempt_failed',
-      detail: `attempt ${error.attempt}: ${error.error}`,
-    });
+    events.push(
+      stoppedByCancel(job, error)
+        ? {
+            atMs: error.atMs,
+            event: 'attempt_stopped',
+            detail: `attempt ${error.attempt} stopped by the cancel: ${error.error}`,
+          }
+        : { atMs: error.atMs, event: 'attempt_failed', detail: `attempt ${error.attempt}: ${error.error}` },
+    );
   }
   if (job.state === 'leased' && job.leasedAtMs !== null) {
     const worker = job.workerId === null ? '' : ` by ${job.workerId}`;

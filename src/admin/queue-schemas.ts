@@ -116,10 +116,10 @@ export const rates: JsonSchema = {
   type: 'object',
   properties: {
     perSecond: { type: 'object', additionalProperties: { type: 'number' } },
-    waitMsAvg: { type: ['number', 'null'], description: 'mean time from due to leased, ms' },
-    waitMsMax: { type: ['number', 'null'], description: 'longest time from due to leased, ms' },
+    avgWaitMs: { type: ['number', 'null'], description: 'mean time from due to leased, ms' },
+    maxWaitMs: { type: ['number', 'null'], description: 'longest time from due to leased, ms' },
   },
-  required: ['perSecond', 'waitMsAvg', 'waitMsMax'],
+  required: ['perSecond', 'avgWaitMs', 'maxWaitMs'],
 };
 
 /** A push queue's delivery status (PushStatusView in api-types.ts), or null when the queue does not push. */

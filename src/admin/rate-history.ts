@@ -68,11 +68,11 @@ class Ring {
     return slot;
   }
 
-  add(nowMs: number, kind: RateKind, count: number, waitMsTotal: number, waitMsMax: number): void {
+  add(nowMs: number, kind: RateKind, count: number, totalWaitMs: number, maxWaitMs: number): void {
     const slot = this.slot(Math.floor(nowMs / this.bucketMs), true)!;
     this.counts[kind][slot] = (this.counts[kind][slot] ?? 0) + count;
-    this.waitSum[slot] = (this.waitSum[slot] ?? 0) + waitMsTotal;
-    this.waitMax[slot] = Math.max(this.waitMax[slot] ?? 0, waitMsMax);
+    this.waitSum[slot] = (this.waitSum[slot] ?? 0) + totalWaitMs;
+    this.waitMax[slot] = Math.max(this.waitMax[slot] ?? 0, maxWaitMs);
   }
 
   /** Counts of buckets `first`..`last` (absolute bucket numbers), one array per kind. */
@@ -135,8 +135,8 @@ export class RateHistory {
     const kind = kindOf[event.kind];
     if (kind === undefined || event.count <= 0) return;
     const nowMs = this.clock.nowMs();
-    const waitTotal = event.kind === 'reserved' ? (event.waitMsTotal ?? 0) : 0;
-    const waitMax = event.kind === 'reserved' ? (event.waitMsMax ?? 0) : 0;
+    const waitTotal = event.kind === 'reserved' ? (event.totalWaitMs ?? 0) : 0;
+    const waitMax = event.kind === 'reserved' ? (event.maxWaitMs ?? 0) : 0;
     let queue = this.byQueue.get(event.queue);
     if (queue === undefined && this.byQueue.size < this.options.maxQueues) {
       queue = RateHistory.scope();
@@ -167,8 +167,8 @@ export class RateHistory {
       const leased = counts.reserved;
       return {
         perSecond,
-        waitMsAvg: leased === 0 ? null : waitSum / leased,
-        waitMsMax: leased === 0 ? null : waitMax,
+        avgWaitMs: leased === 0 ? null : waitSum / leased,
+        maxWaitMs: leased === 0 ? null : waitMax,
       };
     };
     const queues: Record<string, QueueRates> = {};

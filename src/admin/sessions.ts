@@ -5,8 +5,15 @@
  * keep its SHA-256, so the map's lookups leak nothing useful by timing and
  * neither a memory dump nor a copy of the database holds a usable cookie. Each
  * session has its own CSRF token, which the UI reads from GET /api/v1/session
- * and sends back in a header. A change is on disk before the answer that
- * hands out or ends the cookie (the caller awaits `saved`/the returned promise).
+ * and sends back in a header: an HMAC of the cookie's id (so the server can
+ * hand it out again after a restart without keeping it), of which memory and
+ * disk keep only the SHA-256, as of the id. A change is on disk before the
+ * answer that hands out or ends the cookie (the caller awaits `saved`/the
+ * returned promise).
+ *
+ * A session belongs to the password its user logged in with: it keeps a tag of
+ * that password's hash, and ends as soon as the config gives the user another
+ * password (a reload, or a restart) or removes the user.
  *
  * A session ends `ttlMs` after login (not after last use: a stolen cookie stays
  * useful for a bounded time), on logout, or when its user logs in once more
@@ -18,16 +25,26 @@
  * browser out at once. Anonymous sessions are not stored: without login a new
  * one is handed out for the asking.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { type AdminRole, adminRoles } from './types.ts';
 
 export interface Session {
   /** The user name, or `anonymous` when login is off. */
   readonly user: string;
+  /** The role at login; the config's current role is what counts (the access check reads it). */
   readonly role: AdminRole;
-  readonly csrfToken: string;
+  /** base64url SHA-256 of the session's CSRF token (csrfTokenOf(id)). */
+  readonly csrfSha256: string;
+  /** passwordTagOf(the password hash the user logged in with); '' for `anonymous`. */
+  readonly passwordTag: string;
   readonly createdAtMs: number;
   readonly expiresAtMs: number;
+}
+
+/** A user as sessions need to know them: the name and the current password hash. */
+export interface SessionUser {
+  readonly name: string;
+  readonly passwordHash: string;
 }
 
 /** Where sessions are kept across restarts (stored-sessions.ts keeps them in the store). */
@@ -45,7 +62,8 @@ export interface StoredSession {
   readonly idSha256: string;
   readonly user: string;
   readonly role: string;
-  readonly csrfToken: string;
+  readonly csrfSha256: string;
+  readonly passwordTag: string;
   readonly createdAtMs: number;
   readonly expiresAtMs: number;
 }
@@ -72,8 +90,8 @@ export class SessionStore {
   async load(): Promise<void> {
     for (const stored of (await this.store?.live()) ?? []) {
       if (!isRole(stored.role) || stored.user === anonymous) continue;
-      const { idSha256, user, role, csrfToken, createdAtMs, expiresAtMs } = stored;
-      this.add(idSha256, { user, role, csrfToken, createdAtMs, expiresAtMs });
+      const { idSha256, user, role, csrfSha256, passwordTag, createdAtMs, expiresAtMs } = stored;
+      this.add(idSha256, { user, role, csrfSha256, passwordTag, createdAtMs, expiresAtMs });
     }
   }
 
@@ -89,10 +107,15 @@ export class SessionStore {
 
   /**
    * Starts a session, ending the user's oldest if they are at the cap; returns
-   * the id for the cookie (shown nowhere else) and `saved`, which settles once
-   * the session is on disk.
+   * the id for the cookie (shown nowhere else), its CSRF token, and `saved`,
+   * which settles once the session is on disk. `passwordHash` is the one the
+   * user logged in with (none for `anonymous`).
    */
-  create(user: string, role: AdminRole): { id: string; session: Session; saved: Promise<void> } {
+  create(
+    user: string,
+    role: AdminRole,
+    passwordHash = '',
+  ): { id: string; session: Session; csrfToken: string; saved: Promise<void> } {
     const ended = this.sweep();
     const cap = user === anonymous ? Math.max(this.maxPerUser, maxAnonymousSessions) : this.maxPerUser;
     const mine = this.byUser.get(user) ?? new Set<string>();
@@ -102,11 +125,13 @@ export class SessionStore {
       ended.push(oldest);
     }
     const id = randomBytes(32).toString('base64url');
+    const csrfToken = csrfTokenOf(id);
     const now = this.nowMs();
     const session: Session = {
       user,
       role,
-      csrfToken: randomBytes(32).toString('base64url'),
+      csrfSha256: digest(csrfToken),
+      passwordTag: passwordHash === '' ? '' : passwordTagOf(passwordHash),
       createdAtMs: now,
       expiresAtMs: now + this.ttlMs,
     };
@@ -116,7 +141,7 @@ export class SessionStore {
       this.store === undefined || user === anonymous
         ? Promise.resolve()
         : this.store.save({ idSha256: key, ...session }, ended);
-    return { id, session, saved };
+    return { id, session, csrfToken, saved };
   }
 
   private add(key: string, session: Session): void {
@@ -156,12 +181,21 @@ export class SessionStore {
     return this.persistEnd(keys);
   }
 
-  /** Ends the sessions of every user not in `users` (a reload removed them); returns whose. */
-  retainUsers(users: ReadonlySet<string>): { ended: string[]; saved: Promise<void> } {
-    const gone = [...this.byUser.keys()].filter((user) => user !== anonymous && !users.has(user));
-    const keys = gone.flatMap((user) => [...(this.byUser.get(user) ?? [])]);
+  /**
+   * Ends the sessions of every user not in `users` (a reload removed them) and
+   * those opened with a password the user no longer has; returns whose.
+   */
+  retainUsers(users: readonly SessionUser[]): { ended: string[]; saved: Promise<void> } {
+    const tags = new Map(users.map((u) => [u.name, passwordTagOf(u.passwordHash)]));
+    const ended = new Set<string>();
+    const keys: string[] = [];
+    for (const [key, session] of this.byHash) {
+      if (session.user === anonymous || tags.get(session.user) === session.passwordTag) continue;
+      keys.push(key);
+      ended.add(session.user);
+    }
     for (const key of keys) this.remove(key);
-    return { ended: gone, saved: this.persistEnd(keys) };
+    return { ended: [...ended], saved: this.persistEnd(keys) };
   }
 
   private persistEnd(keys: readonly string[]): Promise<void> {
@@ -212,4 +246,30 @@ function isRole(role: string): role is AdminRole {
 
 function digest(id: string): string {
   return createHash('sha256').update(id).digest('base64url');
+}
+
+/**
+ * A session's CSRF token, from its cookie's id: GET /api/v1/session hands it
+ * out again after a restart although only its SHA-256 is kept. Knowing it
+ * gives nothing the cookie does not: the cookie is what GET /api/v1/session needs.
+ */
+export function csrfTokenOf(id: string): string {
+  return createHmac('sha256', id).update('sepp admin csrf token').digest('base64url');
+}
+
+/** Whether `given` is the token of this session, compared in constant time. */
+export function isCsrfTokenOf(session: Session, given: string | undefined): boolean {
+  if (given === undefined || given.length > 128) return false;
+  const a = Buffer.from(digest(given));
+  const b = Buffer.from(session.csrfSha256);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * A short fingerprint of a password hash (PHC string, salted): it tells whether
+ * a session's user still has the password they logged in with, and a copy of
+ * the database learns nothing from it that the config file would not show.
+ */
+export function passwordTagOf(passwordHash: string): string {
+  return createHash('sha256').update(passwordHash).digest('base64url').slice(0, 22);
 }

@@ -3,7 +3,7 @@
  * operators out: the store's `sessions` capability, written in the store's
  * write path (durable before the answer that hands out or ends a cookie).
  * sessions.ts decides what a session is; this keeps what it decided. Only the
- * SHA-256 of a session's id is stored.
+ * SHA-256 of a session's id and of its CSRF token are stored.
  */
 import type { Op } from '../store/op.ts';
 import type { SessionRow } from '../store/rows.ts';
@@ -31,7 +31,8 @@ function* saveSession(
     id_sha256: session.idSha256,
     user: session.user,
     role: session.role,
-    csrf_token: session.csrfToken,
+    csrf_sha256: session.csrfSha256,
+    password_tag: session.passwordTag,
     created_at_ms: session.createdAtMs,
     expires_at_ms: session.expiresAtMs,
   });
@@ -46,7 +47,8 @@ function sessionOf(row: SessionRow): StoredSession {
     idSha256: row.id_sha256,
     user: row.user,
     role: row.role,
-    csrfToken: row.csrf_token,
+    csrfSha256: row.csrf_sha256,
+    passwordTag: row.password_tag,
     createdAtMs: row.created_at_ms,
     expiresAtMs: row.expires_at_ms,
   };

@@ -14,6 +14,7 @@ import { PrivateDirError } from '../platform/private-dir.ts';
 import { readSeaAsset, runningAsSea } from '../platform/sea-assets.ts';
 import { createLogger } from '../telemetry/logger.ts';
 import { exitCodes, messageOf, printFailure } from './failure.ts';
+import { limitHeapGrowth } from './heap-growth.ts';
 import { notifySystemd } from './systemd-notify.ts';
 
 /** A second SIGTERM or SIGINT forces the exit, unless it is the same signal within this long of the first. */
@@ -21,6 +22,8 @@ const duplicateSignalWindowMs = 500;
 
 export async function runServer(config: SeppConfig, loadConfig: () => SeppConfig): Promise<number> {
   const logger = createLogger({ level: config.server.logLevel, format: config.server.logFormat });
+  // Long-polls leave their objects as old-space garbage: a full collection comes sooner (heap-growth.ts).
+  limitHeapGrowth();
   let nativeBinding: string | undefined;
   try {
     nativeBinding = nativeBindingPath();

@@ -316,6 +316,14 @@ ${adminRolesComment()}
 # event_backlog_bytes = "32MiB"
 # event_resume_window_ms = "5m"
 
+# The outcome of a job deleted as it finished (acked on a queue that keeps no
+# completed jobs, or dead or cancelled where that retention is 0) is kept in
+# memory this long, so GetJob and a wait begun moments later still find it:
+# state, attempt, end time, result or last error, never the payload. At most
+# 100,000 outcomes and 64 MiB, the oldest forgotten first. Not kept across
+# restarts. 0 keeps none.
+# finished_outcome_ms = "5m"
+
 [queue_defaults]
 # Settings every queue starts from. Each can be changed for one queue in a
 # [queues.NAME] table, which takes the same keys.

@@ -57,9 +57,14 @@ export function describeRaw(raw: unknown): string {
   return `a ${typeof raw === 'object' ? 'date' : typeof raw}`;
 }
 
-function typeMismatch<T>(raw: unknown, wanted: string, unquoted?: string): Parsed<T> {
-  if (typeof raw === 'string' && unquoted !== undefined) {
-    return fail(`${describeRaw(raw)} is a string; write ${unquoted} without quotes`);
+/**
+ * A value of the wrong type. "write it without quotes" is advice only for a
+ * string that would be right unquoted (`"10"` for a number): `accepts` says
+ * which; for any other text ("abc") it would send the user the wrong way.
+ */
+function typeMismatch<T>(raw: unknown, wanted: string, accepts?: (text: string) => boolean): Parsed<T> {
+  if (typeof raw === 'string' && accepts?.(raw.trim()) === true) {
+    return fail(`${describeRaw(raw)} is a string; write ${raw.trim()} without quotes`);
   }
   return fail(`${describeRaw(raw)} is not ${wanted}`);
 }
@@ -111,7 +116,7 @@ export function booleanField(): Field<boolean> {
       if (at.fromText && (raw === 'true' || raw === 'false')) return ok(raw === 'true');
       if (at.fromText) return fail(`${describeRaw(raw)} is not true or false`);
       // Only a string can be unquoted; String() of a TOML table (no prototype) would throw.
-      return typeMismatch(raw, 'true or false', typeof raw === 'string' ? raw : undefined);
+      return typeMismatch(raw, 'true or false', (text) => text === 'true' || text === 'false');
     },
   };
 }
@@ -148,7 +153,7 @@ export function integerField(range: Range): Field<number> {
     parse(raw, at) {
       const whole = wholeNumber(raw, at, '');
       if (whole === undefined) {
-        return typeMismatch(raw, `a whole number; ${advice}`, typeof raw === 'string' ? raw : undefined);
+        return typeMismatch(raw, `a whole number; ${advice}`, (text) => /^-?\d+$/.test(text));
       }
       return whole.ok ? checkRange(whole.value, raw, range, advice) : whole;
     },
@@ -196,7 +201,7 @@ export function ratioField(range: Range): Field<number> {
       else if (at.fromText && typeof raw === 'string' && /^\d+(\.\d+)?$/.test(raw.trim()))
         value = Number(raw);
       if (value === undefined || !Number.isFinite(value)) {
-        return typeMismatch(raw, `a number; ${advice}`, typeof raw === 'string' ? raw : undefined);
+        return typeMismatch(raw, `a number; ${advice}`, (text) => /^-?\d+(\.\d+)?$/.test(text));
       }
       return checkRange(value, raw, range, advice);
     },

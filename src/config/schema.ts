@@ -338,6 +338,7 @@ export const engineLimitRanges: { readonly [K in keyof EngineLimits]: { min: num
   eventBacklogEvents: { min: 100, max: 10_000_000 },
   eventBacklogBytes: { min: 1 * MiB, max: 16 * 1024 * MiB },
   eventResumeWindowMs: { min: 0, max: 1 * DAY_MS },
+  finishedOutcomeMs: { min: 0, max: 1 * DAY_MS },
 };
 
 function limitField(name: keyof EngineLimits): FieldSpec<number> {
@@ -372,6 +373,7 @@ export const limitsSpec: SectionSpec<EngineLimits> = {
   eventBacklogEvents: limitField('eventBacklogEvents'),
   eventBacklogBytes: limitField('eventBacklogBytes'),
   eventResumeWindowMs: limitField('eventResumeWindowMs'),
+  finishedOutcomeMs: limitField('finishedOutcomeMs'),
 };
 
 /** Queue settings as written in TOML: flat, so `[queues.NAME]` needs no sub-tables (engine/settings.ts). */

@@ -8,6 +8,7 @@ import { nothing, type Op } from '../store/op.ts';
 import type { ReadUnit, Store, StoreTx, WriteUnit } from '../store/store.ts';
 import type { Clock } from './clock.ts';
 import type { EventLog, LifecycleEvent } from './events/index.ts';
+import type { FinishedOutcome, FinishedOutcomes } from './finished-outcomes.ts';
 import type { QueueRegistry } from './queue-registry.ts';
 import type { EngineLimits } from './settings.ts';
 import type { JobEvent, JobState } from './types.ts';
@@ -30,6 +31,13 @@ export interface EngineContext {
   readonly events: EventLog;
   /** Publishes a lifecycle event after the commit that made it (call only while `events.recording`). */
   record(tx: StoreTx, event: LifecycleEvent): void;
+  /** The outcomes of jobs deleted as they finished (limits.finishedOutcomeMs), for GetJob. */
+  readonly outcomes: FinishedOutcomes;
+  /**
+   * Keeps the outcome of a job its queue does not keep in that state, after the
+   * commit that ended it (call only while `outcomes.enabled`).
+   */
+  keepOutcome(tx: StoreTx, outcome: FinishedOutcome): void;
   /** Creates the queue's row if this is the queue's first use (inside a write). */
   ensureQueue(tx: StoreTx, queue: string): Op<void>;
   /** Hands `jobs` jobs of `queue` that became ready to waiting long-polls, in the same commit. */
@@ -56,6 +64,7 @@ export interface ContextParts {
   limits: EngineLimits;
   queues: QueueRegistry;
   events: EventLog;
+  outcomes: FinishedOutcomes;
   random?: () => number;
   onEvent?: (event: JobEvent) => void;
   /** Pulls the maintenance timer forward to `atMs` (after a commit that created that deadline). */
@@ -64,11 +73,14 @@ export interface ContextParts {
   jobsReady: EngineContext['jobsReady'];
   /** Jobs of a queue left `leased` in a unit (flow control wakes throttled reserves after the commit). */
   leaseEnded: (queue: string, jobs: number) => void;
+  /** Jobs were deleted in a unit (after a full disk, their room may let enqueues in again). */
+  jobsRemoved?: () => void;
 }
 
 /** The hooks every engine part uses, over the parts the engine's opening built. */
 export function createEngineContext(parts: ContextParts): EngineContext {
-  const { queues, clock, events, onEvent, leaseEnded } = parts;
+  const { queues, clock, events, outcomes, onEvent, leaseEnded } = parts;
+  const jobsRemoved = parts.jobsRemoved ?? (() => {});
   return {
     store: parts.store,
     write: parts.write,
@@ -79,6 +91,8 @@ export function createEngineContext(parts: ContextParts): EngineContext {
     random: parts.random ?? Math.random,
     events,
     record: (tx, event) => tx.afterCommit(() => events.append(event)),
+    outcomes,
+    keepOutcome: (tx, outcome) => tx.afterCommit(() => outcomes.add(outcome, outcome.endedAtMs)),
     *ensureQueue(tx, queue) {
       if (queues.exists(queue)) return;
       yield* tx.queues.create({
@@ -93,6 +107,7 @@ export function createEngineContext(parts: ContextParts): EngineContext {
     count: (tx, queue, from, to, jobs) => {
       if (jobs === 0) return nothing;
       if (from === 'leased') leaseEnded(queue, jobs);
+      if (to === null) jobsRemoved();
       return tx.counts.adjust({ queue, from, to, jobs });
     },
     *releaseKey(tx, queue, key, jobId) {

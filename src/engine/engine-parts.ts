@@ -12,6 +12,7 @@ import { createEngineContext, type EngineContext } from './context.ts';
 import { Canceller, DeadLetters, JobUpdater, OperatorActions } from './control/index.ts';
 import { SeppError, toSeppError } from './errors.ts';
 import { EventLog } from './events/index.ts';
+import { FinishedOutcomes } from './finished-outcomes.ts';
 import { FlowControl } from './flow-control/index.ts';
 import {
   DiskFull,
@@ -145,6 +146,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
   const waiters = new WaiterRegistry();
   const flow = new FlowControl(store, clock, waiters, (queue) => queues.settingsFor(queue));
   const events = new EventLog(options.limits, clock, randomHex(deps.randomBytes ?? systemRandomBytes, 8));
+  const outcomes = new FinishedOutcomes(options.limits.finishedOutcomeMs);
   const diskFull = new DiskFull(store.diskReserve, clock, (full, detail) => deps.onDiskFull?.(full, detail));
   const lifecycle = new EngineLifecycle(
     store,
@@ -166,6 +168,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     limits: options.limits,
     queues,
     events,
+    outcomes,
     ...(deps.random === undefined ? {} : { random: deps.random }),
     ...(deps.onEvent === undefined ? {} : { onEvent: deps.onEvent }),
     wakeAt: (atMs) => maintenance?.wakeAt(atMs),
@@ -179,6 +182,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
             if (jobs > 0) tx.afterCommit(() => signals?.readyJobs(queue, jobs));
           },
     leaseEnded: (queue, jobs) => flow.leaseEnded(queue, jobs),
+    jobsRemoved: () => diskFull.noteJobsRemoved(),
   });
   const expiry = new Expiry(ctx);
   const settler = new Settler(ctx);
@@ -255,12 +259,17 @@ function attachToStore(store: Store, flow: FlowControl, diskFull: DiskFull, deps
     },
     unitFailed: toSeppError,
     closed: shuttingDown,
-    // Reserves held back by a limit are woken by the leases this commit ended.
+    // Reserves held back by a limit are woken by the leases this commit ended; after a full
+    // disk, the jobs it deleted may have made room.
     afterCommit:
       onBatch === undefined
-        ? () => flow.flushLeaseEnds()
+        ? () => {
+            flow.flushLeaseEnds();
+            diskFull.afterCommit();
+          }
         : (stats) => {
             flow.flushLeaseEnds();
+            diskFull.afterCommit();
             onBatch(stats);
           },
     ...(onHookError === undefined ? {} : { hookFailed: (error: unknown) => onHookError(toSeppError(error)) }),

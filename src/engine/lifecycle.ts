@@ -54,11 +54,15 @@ export class EngineLifecycle {
   }
 
   /**
-   * Rejects (unavailable) unless the store answers a read now: for readiness
-   * probes, so one index lookup (of an id no job has), never a scan.
+   * Rejects (unavailable) unless the store answers a read now and can write:
+   * for readiness probes, so one index lookup (of an id no job has), never a
+   * scan, and the store's check of its files (SQLite: two stat() calls).
    */
   async checkReadable(): Promise<void> {
     await this.read((view) => view.jobs.attempt(noJobId));
+    // A store whose files were deleted or replaced still reads, but refuses writes.
+    const problem = this.store.files?.problem() ?? null;
+    if (problem !== null) throw new SeppError('unavailable', problem);
   }
 
   /** Answers every waiting long-poll with no jobs; later reserves return at once. */

@@ -179,7 +179,11 @@ export class Maintenance {
       : Math.min(nextRunAt, nextDeadline, nextExpiry, this.nextSweepMs, nextTickMs, nowMs + maxSleepMs);
 
     for (const [queue, n] of promotedByQueue) this.ctx.jobsReady(tx, queue, n);
-    tx.afterCommit(() => this.wakeAt(nextMs));
+    tx.afterCommit(() => {
+      // An idle server lets go of outcomes past limits.finished_outcome_ms here.
+      this.ctx.outcomes.prune(nowMs);
+      this.wakeAt(nextMs);
+    });
     return { promoted: promoted.length, expired: expired.length, jobsExpired, swept };
   }
 }

@@ -280,6 +280,11 @@ export interface EngineLimits {
   eventBacklogBytes: number;
   /** How long the backlog keeps recording after the last subscriber left, so it can resume. */
   eventResumeWindowMs: number;
+  /**
+   * How long the outcome of a job deleted as it finished (a queue's retention for
+   * that state is 0) is kept in memory for GetJob and waits; 0 keeps none.
+   */
+  finishedOutcomeMs: number;
 }
 
 export const defaultEngineLimits: Readonly<EngineLimits> = Object.freeze({
@@ -304,6 +309,7 @@ export const defaultEngineLimits: Readonly<EngineLimits> = Object.freeze({
   eventBacklogEvents: 50_000,
   eventBacklogBytes: 32 * 1024 * 1024,
   eventResumeWindowMs: 5 * MINUTE_MS,
+  finishedOutcomeMs: 5 * MINUTE_MS,
 });
 
 /** The shape names must have: queue names and job types. */

@@ -240,6 +240,13 @@ export interface JobInfo {
   progress: JobProgress | null;
   /** The job's group; null when it has none. */
   group: string | null;
+  /**
+   * True when the job's row is gone (deleted as it finished) and this is only
+   * its outcome, kept for limits.finishedOutcomeMs: id, queue, type, state,
+   * attempt, when it ended, the result or the last error and dead reason, who
+   * cancelled it. The payload (empty), metadata (none) and the rest are not kept.
+   */
+  outcomeOnly: boolean;
 }
 
 export type StateCounts = Record<JobState, number>;
@@ -302,8 +309,8 @@ export type JobEvent =
   | { kind: 'enqueued'; queue: string; count: number }
   | { kind: 'deduplicated'; queue: string; count: number }
   | { kind: 'rejected'; queue: string; reason: RejectionReason; count: number }
-  /** `waitMsTotal`/`waitMsMax`: how long the leased jobs had been due (enqueue or run-at to lease), summed and longest. */
-  | { kind: 'reserved'; queue: string; count: number; waitMsTotal?: number; waitMsMax?: number }
+  /** `totalWaitMs`/`maxWaitMs`: how long the leased jobs had been due (enqueue or run-at to lease), summed and longest. */
+  | { kind: 'reserved'; queue: string; count: number; totalWaitMs?: number; maxWaitMs?: number }
   | { kind: 'acked'; queue: string; count: number }
   | { kind: 'nacked'; queue: string; count: number }
   | { kind: 'dead_lettered'; queue: string; reason: DeadReason; count: number }

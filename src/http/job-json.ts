@@ -289,6 +289,7 @@ export function jobToJson(job: JobInfo) {
     ...resultToJson(job.result, job.resultContentType),
     progress: progressToJson(job.progress),
     group: job.group,
+    outcomeOnly: job.outcomeOnly,
   };
 }
 

@@ -5,7 +5,8 @@
  * As the SDKs do it (clients/typescript/src/wait.ts): subscribe to the job's
  * final events from the oldest the server keeps, so an outcome that came just
  * before the wait is found too, and once the subscription has caught up read
- * the job, which answers for a job that ended earlier and is still kept.
+ * the job, which answers for a job that ended earlier and is still kept (or,
+ * deleted as it finished, with the outcome kept for limits.finished_outcome_ms).
  * Whichever tells first wins. The subscription counts against
  * limits.max_event_subscribers like any Events stream (429 when they are all
  * taken). The wait ends after `waitMs` (at most limits.max_wait_ms) with the
@@ -81,8 +82,9 @@ function notKept(jobId: string, cause: SeppError): SeppError {
   return new SeppError(
     'not_found',
     `job ${jobId} was not found: no such job, or it ended and is no longer kept (completed jobs are kept only ` +
-      "for their queue's completed_retention_ms, default 0; dead letters for dead_retention_ms), and its " +
-      'outcome is no longer in the event backlog',
+      "for their queue's completed_retention_ms, default 0; dead letters for dead_retention_ms; the outcome of a " +
+      'job deleted as it finished for limits.finished_outcome_ms, default 5 minutes, not across a restart), and ' +
+      'its outcome is no longer in the event backlog',
     { cause },
   );
 }

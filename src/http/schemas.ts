@@ -186,6 +186,14 @@ const job: JsonSchema = {
     ...resultFields,
     progress,
     group: strOrNull,
+    outcomeOnly: {
+      type: 'boolean',
+      description:
+        'True when the job was deleted as it finished and this is only its outcome, kept in memory for ' +
+        'limits.finished_outcome_ms (default 5 minutes; not across a restart): id, queue, type, state, ' +
+        'attempt, when it ended, the result, lastError and deadReason, cancelledBy. The payload is empty; ' +
+        'metadata, errors and the rest are not kept.',
+    },
   },
   required: ['jobId', 'queue', 'type', 'state', 'attempt'],
 };

@@ -216,6 +216,7 @@ export function jobToProto(job: JobInfo, withPayload: boolean): Job {
     resultBytes: job.result?.byteLength ?? 0,
     progress: job.progress === null ? undefined : progressToProto(job.progress),
     group: job.group ?? '',
+    outcomeOnly: job.outcomeOnly,
   };
 }
 

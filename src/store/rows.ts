@@ -289,12 +289,14 @@ export interface OverrideRow {
   value_json: string;
 }
 
-/** An admin UI session (`admin_sessions`): the SHA-256 of its id, never the id. */
+/** An admin UI session (`admin_sessions`): the SHA-256 of its id and CSRF token, never either. */
 export interface SessionRow {
   id_sha256: string;
   user: string;
   role: string;
-  csrf_token: string;
+  csrf_sha256: string;
+  /** A fingerprint of the password hash the user logged in with ('' for none). */
+  password_tag: string;
   created_at_ms: number;
   expires_at_ms: number;
 }

@@ -564,13 +564,26 @@ export interface DiskReserve {
   release(): boolean;
   /** Free bytes on the data directory's file system. */
   freeBytes(): number;
+  /** Bytes the store can fill again without growing its files (SQLite: the database's free pages). */
+  reusableBytes(): number;
+  /**
+   * Gives back to the file system what the store holds but does not need, losing
+   * nothing (SQLite: checkpoints the WAL and truncates it, unless checkpoints are
+   * external); cheap to skip, not to call (a checkpoint).
+   */
+  reclaim(): void;
   /** Takes the reserve (again); false when there is no room for it. */
   take(): boolean;
 }
 
-/** The store's files on disk and their sizes now, for /metrics and the dashboard. */
+/** The store's files on disk: their sizes now, for /metrics and the dashboard, and whether they are still its own. */
 export interface StoreFiles {
   sizes(): { database: number; wal: number };
+  /**
+   * Checks now that the files the store writes are still the ones it opened;
+   * null when they are, otherwise why writes are refused (readiness is false then).
+   */
+  problem(): string | null;
 }
 
 /**

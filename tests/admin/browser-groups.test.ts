@@ -89,8 +89,8 @@ test('the jobs page filters by group; cancel all matching and run all now touch 
   await page.goto(url('/jobs?queue=tenants&state=scheduled&group=globex'));
   await page.getByRole('button', { name: 'Run all now' }).click();
   await page
-    .getByRole('dialog', { name: 'Run all scheduled jobs of group globex in tenants now?' })
-    .getByRole('button', { name: 'Run now' })
+    .getByRole('dialog', { name: 'Run 1 scheduled jobs of group globex in tenants now?' })
+    .getByRole('button', { name: 'Run 1 job now' })
     .click();
   await page.getByText('1 scheduled jobs of group globex in tenants run now.').waitFor();
   assert.deepEqual(await states(laterGlobex), ['ready']);

@@ -335,7 +335,8 @@ test('job control: cancel all matching with the count in the confirmation, cance
   });
   await page.goto(url('/jobs?queue=newsletters&state=scheduled'));
   await page.getByRole('button', { name: 'Run all now' }).click();
-  await dialog.getByRole('button', { name: 'Run now' }).click();
+  await dialog.getByRole('heading', { name: 'Run 1 scheduled jobs in newsletters now?' }).waitFor();
+  await dialog.getByRole('button', { name: 'Run 1 job now' }).click();
   await page.getByText('1 scheduled jobs in newsletters run now.').waitFor();
   assert.equal((await engine.getJob(later.jobId)).state, 'ready');
 

@@ -73,6 +73,15 @@ test('run all now: every scheduled job of a type becomes ready', async () => {
       delayMs: 3_600_000,
     });
   }
+  // Issue 36: a dry run counts first, for the confirmation, and changes nothing.
+  const counted = await op.post('/api/v1/queues/q/jobs/update', {
+    type: 'report',
+    states: ['scheduled'],
+    runNow: true,
+    dryRun: true,
+  });
+  assert.deepEqual(counted.body, { updated: 0, matched: 2 });
+  assert.equal((await engine.listQueues())[0]?.counts.ready, 0);
   const reply = await op.post('/api/v1/queues/q/jobs/update', { type: 'report', runNow: true });
   assert.deepEqual(reply.body, { updated: 2 });
   assert.equal((await lastAudit()).action, 'jobs.update');

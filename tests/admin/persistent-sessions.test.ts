@@ -1,14 +1,17 @@
 /**
  * Admin sessions live in the database (hashed, with their expiry): they
  * survive a restart and a reload, so a rolling restart logs nobody out; a
- * user removed from the config by a reload loses their sessions at once (in
- * memory and on disk); a logout is on disk before it is answered; the
- * database never holds a usable cookie.
+ * user removed from the config by a reload, or given another password (by a
+ * reload or while the server was down), loses their sessions at once (in
+ * memory and on disk), and a demotion shows in the session info at once; a
+ * logout is on disk before it is answered; the database never holds a usable
+ * cookie nor a CSRF token (issue 29, items 7 and 13).
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import type { SessionInfo } from '../../src/admin/api-types.ts';
 import { hashPassword } from '../../src/admin/password.ts';
 import { storedSessions } from '../../src/admin/stored-sessions.ts';
 import { password, testScrypt } from '../helpers/admin.ts';
@@ -28,6 +31,26 @@ async function logIn(t: TestServer, name: string): Promise<string> {
   const cookie = response.headers.get('set-cookie')?.split(';')[0] ?? '';
   assert.ok(cookie.startsWith('sepp_session='));
   return cookie;
+}
+
+/** GET /api/v1/session with this cookie. */
+async function sessionInfo(t: TestServer, cookie: string): Promise<SessionInfo> {
+  const response = await fetch(`${adminUrl(t)}/api/v1/session`, { headers: { cookie } });
+  assert.equal(response.status, 200);
+  return (await response.json()) as SessionInfo;
+}
+
+/** The text of the database files (the WAL too): what a copy of the data directory shows. */
+function databaseText(t: TestServer): string {
+  return ['sepp.db', 'sepp.db-wal']
+    .map((f) => {
+      try {
+        return readFileSync(join(t.dataDir, f)).toString('latin1');
+      } catch {
+        return '';
+      }
+    })
+    .join('');
 }
 
 const adminUrl = (t: TestServer) => `http://127.0.0.1:${t.server.adminPort}`;
@@ -56,14 +79,59 @@ describe('admin sessions on disk', () => {
     const rows = await storedSessions(t.server.engine.store, () => Date.now()).live();
     assert.ok(rows.some((r) => r.user === 'alice'));
     assert.ok(rows.every((r) => r.idSha256 !== id));
-    const files = ['sepp.db', 'sepp.db-wal'].map((f) => {
-      try {
-        return readFileSync(join(t.dataDir, f)).toString('latin1');
-      } catch {
-        return '';
-      }
-    });
-    assert.ok(!files.some((text) => text.includes(id)), 'the cookie is nowhere in the database files');
+    assert.ok(!databaseText(t).includes(id), 'the cookie is nowhere in the database files');
+  });
+
+  test('the CSRF token is stored as a hash, and the same token works again after a restart', async () => {
+    const alice = await logIn(t, 'alice');
+    const { csrfToken } = await sessionInfo(t, alice);
+    assert.ok(csrfToken !== null && csrfToken.length >= 32);
+    assert.ok(!databaseText(t).includes(csrfToken), 'the token is nowhere in the database files');
+    const rows = await storedSessions(t.server.engine.store, () => Date.now()).live();
+    assert.ok(rows.every((r) => r.csrfSha256 !== csrfToken));
+    t = await t.restart();
+    assert.equal((await sessionInfo(t, alice)).csrfToken, csrfToken, 'handed out again after a restart');
+    const pause = (token: string) =>
+      fetch(`${adminUrl(t)}/api/v1/queues/q1/pause`, {
+        method: 'POST',
+        headers: { cookie: alice, 'x-csrf-token': token, origin: adminUrl(t) },
+      });
+    assert.equal((await pause(`${csrfToken.slice(0, -1)}A`)).status, 403, 'a wrong token is refused');
+    const paused = await pause(csrfToken);
+    assert.notEqual(paused.status, 403, await paused.clone().text());
+  });
+
+  test("a password change by a reload ends that user's sessions; a demotion shows at once", async () => {
+    const alice = await logIn(t, 'alice');
+    const bob = await logIn(t, 'bob');
+    const newHash = await hashPassword('another password', testScrypt);
+    t.writeConfig(user('alice', 'viewer', hash) + user('bob', 'viewer', newHash));
+    const report = await t.server.reload({ actor: 'test' });
+    assert.deepEqual(report.problems, []);
+    assert.equal(await statusWith(t, bob), 401, "bob's session ended with his old password");
+    const stored = await storedSessions(t.server.engine.store, () => Date.now()).live();
+    assert.ok(!stored.some((r) => r.user === 'bob'), 'and is gone from disk');
+    const info = await sessionInfo(t, alice);
+    assert.equal(info.role, 'viewer', 'the session info says what the config says now');
+    assert.equal(await statusWith(t, alice), 200, "alice's password did not change: she stays");
+    t.writeConfig(user('alice', 'admin', hash) + user('bob', 'viewer', hash));
+    await t.server.reload({ actor: 'test' });
+    assert.equal((await sessionInfo(t, alice)).role, 'admin');
+  });
+
+  test("a password changed while the server was down ends that user's sessions at the start", async () => {
+    const bob = await logIn(t, 'bob');
+    const alice = await logIn(t, 'alice');
+    t.writeConfig(
+      user('alice', 'admin', hash) + user('bob', 'viewer', await hashPassword('new', testScrypt)),
+    );
+    t = await t.restart();
+    assert.equal(await statusWith(t, bob), 401);
+    assert.equal(await statusWith(t, alice), 200);
+    const stored = await storedSessions(t.server.engine.store, () => Date.now()).live();
+    assert.ok(!stored.some((r) => r.user === 'bob'));
+    t.writeConfig(user('alice', 'admin', hash) + user('bob', 'viewer', hash));
+    await t.server.reload({ actor: 'test' });
   });
 
   test('a user removed by a reload loses their sessions at once, and the others keep theirs', async () => {

@@ -67,6 +67,29 @@ test('every bad value gets the config file message, and changes nothing', async 
   assert.equal((await admin.t.engine.listAudit({ action: 'queue.settings.set' })).items.length, 0);
 });
 
+test('issue 36: text that is no number is not told to drop quotes it does not have', async () => {
+  const client = await loggedIn(admin, 'admin');
+  const reply = await client.post('/api/v1/queues/emails/settings', {
+    set: { max_attempts: 'abc', backoff_jitter: 'half' },
+  });
+  assert.equal(reply.status, 400);
+  const message = reply.body.error?.message ?? '';
+  assert.doesNotMatch(message, /without quotes/, message);
+  assert.match(
+    message,
+    /queues\.emails\.max_attempts: "abc" is not a whole number; set a number between 1 and/,
+  );
+  assert.match(message, /queues\.emails\.backoff_jitter: "half" is not a number/);
+  // In the file, a quoted number still gets the advice; quoted text does not.
+  assert.deepEqual(
+    problemsOf('[queues.emails]\nmax_attempts = "12"\nmax_depth = "lots"\n').map(formatProblem),
+    [
+      'queues.emails.max_attempts: "12" is a string; write 12 without quotes',
+      'queues.emails.max_depth: "lots" is not a whole number; set a number between 0 and 9007199254740991',
+    ],
+  );
+});
+
 test('a good change shows value, source and file value, and is audited with old and new values', async () => {
   const client = await loggedIn(admin, 'admin');
   const reply = await client.post<QueueBody>('/api/v1/queues/emails/settings', {

@@ -176,3 +176,13 @@ test("the server's list of UI routes is the UI's", () => {
     assert.ok(isUiRoute(path.replace(/:[a-z]+/, 'x')), path);
   }
 });
+
+test("docs/admin.md lists exactly the router's UI pages (issue 36)", () => {
+  const docs = readFileSync(new URL('../../docs/admin.md', import.meta.url), 'utf8');
+  const sentence = /The UI's own pages \(([^)]*)\)/.exec(docs)?.[1];
+  assert.ok(sentence !== undefined, "docs/admin.md has the sentence listing the UI's pages");
+  const documented = [...sentence.matchAll(/`(\/[^`]*)`/g)].map((m) => m[1] ?? '');
+  // The docs write a path's variable part as NAME or ID, the router as :name or :id.
+  const routes = uiRoutePaths.map((path) => path.replace(/:([a-z]+)/g, (_, v: string) => v.toUpperCase()));
+  assert.deepEqual([...documented].sort(), [...routes].sort());
+});

@@ -24,3 +24,21 @@ test('times a date can hold read as before', () => {
   assert.equal(fmtTime(null), '—');
   assert.equal(dateOf(ms)?.getTime(), ms);
 });
+
+test('issue 36: something that happened never reads "in 2 s", and server text shows times in the UI format', async () => {
+  const { fmtRelative, localTimes } = await import('../../ui/src/format.ts');
+  const now = Date.UTC(2026, 11, 3, 14, 5, 9);
+  // The browser learns the server's clock to about 2 s: an event just now may seem ahead of it.
+  assert.equal(fmtRelative(now + 1900, now, { past: true }), 'now');
+  assert.equal(fmtRelative(now + 30_000, now, { past: true }), 'now');
+  assert.equal(fmtRelative(now - 12_000, now, { past: true }), '12 s ago');
+  // Far ahead is a clock worth seeing; a time to come (a due time) reads as before.
+  assert.equal(fmtRelative(now + 5 * 60_000, now, { past: true }), 'in 5 min');
+  assert.equal(fmtRelative(now + 1900, now), 'in 1 s');
+  const text = localTimes('job x was cancelled by ops at 2026-12-03T14:05:09.123Z: stop working on it');
+  assert.doesNotMatch(text, /T14:05:09|Z:/);
+  assert.match(
+    text,
+    /cancelled by ops at 2026-12-0[34] \d\d:\d\d:09 UTC[+-]?\d*(:\d\d)?: stop working on it$/,
+  );
+});

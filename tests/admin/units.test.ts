@@ -16,7 +16,7 @@ test('RateHistory: finished buckets over the window, current rates over the time
   rates.record({ kind: 'cancelled', queue: 'q', count: 9 });
   clock.advance(10_000);
   rates.record({ kind: 'acked', queue: 'q', count: 2 });
-  rates.record({ kind: 'reserved', queue: 'r', count: 4, waitMsTotal: 2000, waitMsMax: 1500 });
+  rates.record({ kind: 'reserved', queue: 'r', count: 4, totalWaitMs: 2000, maxWaitMs: 1500 });
   clock.advance(5_000);
   let snap = rates.snapshot();
   assert.equal(snap.series.enqueued.length, 360);
@@ -28,9 +28,9 @@ test('RateHistory: finished buckets over the window, current rates over the time
   assert.equal(snap.coveredMs, 15_000);
   assert.equal(snap.current.perSecond.enqueued, 5 / 15);
   assert.equal(snap.queues.q?.perSecond.acked, 2 / 15);
-  assert.equal(snap.queues.r?.waitMsAvg, 500);
-  assert.equal(snap.queues.r?.waitMsMax, 1500);
-  assert.equal(snap.queues.q?.waitMsAvg, null, 'nothing leased from q');
+  assert.equal(snap.queues.r?.avgWaitMs, 500);
+  assert.equal(snap.queues.r?.maxWaitMs, 1500);
+  assert.equal(snap.queues.q?.avgWaitMs, null, 'nothing leased from q');
   const five = rates.snapshot('5m');
   assert.equal(five.series.enqueued.length, 30);
   assert.equal(five.bucketMs, 10_000);
@@ -92,9 +92,9 @@ test('passwords: PHC scrypt hashes that verify, in the format sepp.toml stores',
 test('sessions expire at their TTL and the store stays bounded', () => {
   const clock = new FakeClock();
   const store = new SessionStore(1000, () => clock.nowMs());
-  const { id, session } = store.create('alice', 'admin');
+  const { id, csrfToken } = store.create('alice', 'admin');
   assert.match(id, /^[A-Za-z0-9_-]{43}$/);
-  assert.notEqual(session.csrfToken, id);
+  assert.notEqual(csrfToken, id);
   assert.equal(store.get(id)?.user, 'alice');
   assert.equal(store.get(`${id}x`), undefined);
   clock.advance(999);

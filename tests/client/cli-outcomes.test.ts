@@ -1,7 +1,8 @@
 /**
  * The outcome commands as a user runs them, in a child process against a real
  * server: `sepp job ID` with progress and result, `sepp job ID --wait`
- * (completed, dead, timed out) and `sepp events` (lines and --json).
+ * (completed, dead, timed out; and a job deleted on its ack before the wait
+ * began) and `sepp events` (lines and --json).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -144,5 +145,45 @@ describe('operator CLI: results, progress, waiting and events', () => {
     const bad = await sepp(['events', '--kind', 'finished'], env);
     assert.notEqual(bad.code, 0);
     assert.match(bad.stderr, /Invalid values|finished/);
+  });
+});
+
+describe('sepp job on a job deleted as it finished (no retention, nobody subscribed)', () => {
+  let t: TestServer;
+  let client: SeppClient;
+  let env: Record<string, string>;
+
+  before(async () => {
+    // No resume window: no event of the job is recorded, only the outcome the server keeps.
+    t = await startTestServer({ toml: '[limits]\nevent_resume_window_ms = 0\n' });
+    client = SeppClient.connect(t.address);
+    env = { SEPP_SERVER: t.address };
+  });
+  after(async () => {
+    await client.close();
+    await t.dispose();
+  });
+
+  test('sepp job ID --wait answers with the outcome; sepp job ID says it was deleted on completion', async () => {
+    const { id } = await client.enqueueJson('plain', 'report', { big: 'input' });
+    const [leased] = await client.reserve({ queues: ['plain'] });
+    assert.equal(t.server.engine.eventBacklog.recording, false);
+    await client.ack(leased!, { result: { pages: 12 } });
+
+    const waited = await sepp(['job', id, '--wait', '--json'], env);
+    assert.equal(waited.code, 0, waited.stderr);
+    const outcome = JSON.parse(waited.stdout) as Record<string, unknown>;
+    assert.deepEqual([outcome.id, outcome.state, outcome.result], [id, 'completed', { pages: 12 }]);
+
+    const shown = await sepp(['job', id], env);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.match(shown.stdout, /^note +deleted on completion \(its queue keeps no completed jobs\)/m);
+    assert.doesNotMatch(shown.stdout, /^payload|input/m);
+    assert.match(shown.stdout, /^result +12 bytes, application\/json\n {2}\{\n {4}"pages": 12/m);
+    const scripted = JSON.parse((await sepp(['job', id, '--json'], env)).stdout) as Record<string, unknown>;
+    assert.deepEqual(
+      [scripted.state, scripted.outcomeOnly, scripted.payloadBytes, scripted.enqueuedAt],
+      ['completed', true, 0, null],
+    );
   });
 });

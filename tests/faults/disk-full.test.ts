@@ -13,6 +13,23 @@ import { type ServiceError, status } from '@grpc/grpc-js';
 import { scrape } from '../helpers/prometheus.ts';
 import { call, startTestServer } from '../helpers/server.ts';
 
+/** A 32 KiB job with an idempotency key of its own. */
+const job = (n: number) => ({
+  queue: 'full',
+  type: 't',
+  payload: Buffer.alloc(32 * 1024, n % 256),
+  contentType: '',
+  priority: 0,
+  schedule: undefined,
+  maxAttempts: 0,
+  idempotencyKey: `k${n}`,
+  metadata: {},
+  traceparent: '',
+  tracestate: '',
+  uniqueWhileActive: false,
+  group: '',
+});
+
 const canMount =
   process.getuid?.() === 0 && spawnSync('mount', ['--version'], { stdio: 'ignore' }).status === 0;
 
@@ -35,21 +52,6 @@ test('a full disk fails writes with UNAVAILABLE and the server recovers when spa
   let t = await startTestServer({ dataDir, env, logger });
   assert.equal(statSync(join(dataDir, 'sepp.reserve')).size, 1024 * 1024, 'the reserve is taken at start');
   try {
-    const job = (n: number) => ({
-      queue: 'full',
-      type: 't',
-      payload: Buffer.alloc(32 * 1024, n % 256),
-      contentType: '',
-      priority: 0,
-      schedule: undefined,
-      maxAttempts: 0,
-      idempotencyKey: `k${n}`,
-      metadata: {},
-      traceparent: '',
-      tracestate: '',
-      uniqueWhileActive: false,
-      group: '',
-    });
     const acknowledged: string[] = [];
     for (let n = 0; n < 10; n++)
       acknowledged.push((await call(t.client, t.client.enqueue, { job: job(n) })).jobId);
@@ -113,6 +115,13 @@ test('a full disk fails writes with UNAVAILABLE and the server recovers when spa
       (refused as ServiceError).details,
       /the disk of the data directory is full: enqueues are refused/,
     );
+    // …and how much room it waits for.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const told = await call(t.client, t.client.enqueue, { job: job(998) }).catch((e: ServiceError) => e);
+    assert.match(
+      (told as ServiceError).details,
+      /it needs 2097152 bytes \(twice server\.disk_reserve_bytes, at least 1 MiB of which 1048576 on the file system for sepp\.reserve\) and has \d+ bytes free on the file system and \d+ free inside the database/,
+    );
 
     // Free the space: enqueues work again (the check runs at most once a second), the reserve is back.
     rmSync(filler);
@@ -143,6 +152,70 @@ test('a full disk fails writes with UNAVAILABLE and the server recovers when spa
     for (const id of kept)
       assert.ok(['ready', 'scheduled'].includes((await t.server.engine.getJob(id)).state));
     for (const id of drained) await assert.rejects(async () => t.server.engine.getJob(id), /does not exist/);
+    assert.deepEqual(await t.server.engine.counterMismatches(), []);
+  } finally {
+    await t.dispose();
+    execFileSync('umount', [mountPoint]);
+    rmSync(mountPoint, { recursive: true, force: true });
+  }
+});
+
+test('after a full disk, draining the queues is enough: the room acks free inside the database lets enqueues in again', {
+  skip: canMount ? false : 'needs root to mount a small tmpfs (CI runs as root)',
+}, async () => {
+  const mountPoint = mkdtempSync(join(tmpdir(), 'sepp-full-'));
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=12m', 'tmpfs', mountPoint]);
+  const dataDir = join(mountPoint, 'data');
+  mkdirSync(dataDir);
+  const lines: string[] = [];
+  const logger = {
+    debug() {},
+    info: (event: string) => lines.push(event),
+    warn: (event: string) => lines.push(event),
+    error: (event: string) => lines.push(event),
+    enabled: () => true,
+  };
+  const t = await startTestServer({ dataDir, env: { SEPP_DISK_RESERVE_BYTES: '3MiB' }, logger });
+  try {
+    const acknowledged: string[] = [];
+    for (let n = 0; n < 80; n++)
+      acknowledged.push((await call(t.client, t.client.enqueue, { job: job(n) })).jobId);
+    try {
+      writeFileSync(join(mountPoint, 'filler'), Buffer.alloc(16 * 1024 * 1024));
+    } catch {
+      // ENOSPC: the filler took every free block it could.
+    }
+    for (let n = 80; n < 120 && !lines.includes('storage.disk_full'); n++) {
+      const result = await call(t.client, t.client.enqueue, { job: job(n) }).catch((e: ServiceError) => e);
+      if ('jobId' in result) acknowledged.push(result.jobId);
+      else assert.equal(result.code, status.UNAVAILABLE, result.details);
+    }
+    assert.ok(lines.includes('storage.disk_full'), 'the disk filled up');
+
+    // Drain every job; the filler stays. The acks' commits check for room themselves.
+    for (;;) {
+      const { jobs } = await call(t.client, t.client.reserve, {
+        queues: ['full'],
+        maxJobs: 20,
+        leaseDurationMs: 60_000,
+        waitTimeoutMs: 0,
+        workerId: 'drain',
+      });
+      if (jobs.length === 0) break;
+      // Together, so that their acks share commits (and WAL frames) as a Worker's do.
+      await Promise.all(
+        jobs.map((j) => call(t.client, t.client.ack, { jobId: j.jobId, attempt: j.attempt })),
+      );
+    }
+    // No enqueue asked: the acks' commits checked for room, and the WAL of the drain was given back.
+    assert.ok(lines.includes('storage.disk_space_back'), `the drain made no room: ${lines.join(', ')}`);
+    assert.equal(
+      (await scrape(t.metricsUrl)).samples.find((x) => x.name === 'sepp_storage_disk_full')?.value,
+      0,
+    );
+    assert.equal(statSync(join(dataDir, 'sepp.reserve')).size, 3 * 1024 * 1024, 'the reserve is back');
+    // Enqueues are accepted again at once, into the room the drained jobs left.
+    for (let n = 200; n < 210; n++) await call(t.client, t.client.enqueue, { job: job(n) });
     assert.deepEqual(await t.server.engine.counterMismatches(), []);
   } finally {
     await t.dispose();

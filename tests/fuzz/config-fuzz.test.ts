@@ -74,7 +74,14 @@ const knownNames = new Set([...settings.map((s) => s.name), ...rootKeys, 'tls', 
 
 function load(text: string, env: Record<string, string> = {}): ConfigResult {
   try {
-    const config = loadConfig({ env, cwd, readFile: fakeFiles({ [file]: text }), fileExists: () => true });
+    // Every file exists, secret files too: `config check` does not read push secrets (`sepp serve` does).
+    const config = loadConfig({
+      env,
+      cwd,
+      readFile: fakeFiles({ [file]: text }),
+      fileExists: () => true,
+      readSecretFile: () => Buffer.from('a-push-secret-of-32-characters!!'),
+    });
     return { ok: true, config };
   } catch (error) {
     // Anything but a ConfigError escapes the loader as a crash: the property fails with it.

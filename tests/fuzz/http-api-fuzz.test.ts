@@ -9,14 +9,18 @@
  * Promises: no crash, no hang (every request answers within a bound), every
  * answer a documented status, every refusal the one JSON error shape with
  * the status its code maps to, no stack trace or key in any body, nothing
- * stored from a refused request, and the server healthy at the end (its
- * counters agree with its rows). SEPP_FUZZ_RUNS sets the number of cases
- * (default 800; `npm run test:long` uses 100,000).
+ * stored from a refused request, every message in an answer at most 1 KiB
+ * (issue 29, item 6), and the server healthy at the end (its counters agree
+ * with its rows). Then the answers that grow with stored data (issue 29): a
+ * reserve of large jobs × maxJobs leases only what it answers (item 2), and a
+ * caller cannot create queues without bound (item 3). SEPP_FUZZ_RUNS sets the
+ * number of cases (default 800; `npm run test:long` uses 100,000).
  */
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
+import { messageBytesMax } from '../../src/config/index.ts';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { type HttpErrorCode, httpStatusOf } from '../../src/http/errors.ts';
 import { keys, keysToml } from '../helpers/access-table.ts';
@@ -24,6 +28,10 @@ import { sendRaw } from '../helpers/http-raw.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const runs = Number(process.env.SEPP_FUZZ_RUNS ?? 800);
+/** A queue whose jobs may be large (issue 29, item 2): a few of them make an answer of several MiB. */
+const bigQueue = { name: 'big', maxPayloadBytes: 1024 * 1024 };
+/** The largest payload whose base64 the API takes today: 1 Mi characters (json-input.ts's string cap). */
+const base64PayloadBytesMax = 768 * 1024;
 const answerBoundMs = 5000;
 const documented = new Set([200, ...Object.values(httpStatusOf).filter((status) => status !== 500)]);
 
@@ -46,7 +54,10 @@ before(async () => {
     // Time stands still: no lease expires and no retry comes due between a request and its check.
     clock: new FakeClock(Date.now()),
     // No long waits: every long-poll and outcome wait answers at once.
-    toml: `${keysToml}[server]\ndurability = "relaxed"\n[limits]\nmax_wait_ms = 0\n[queues.fz]\nmax_payload_bytes = "4KiB"\n`,
+    toml:
+      `${keysToml}[server]\ndurability = "relaxed"\n[limits]\nmax_wait_ms = 0\n` +
+      `[queues.fz]\nmax_payload_bytes = "4KiB"\n` +
+      `[queues.${bigQueue.name}]\nmax_payload_bytes = ${bigQueue.maxPayloadBytes}\n`,
   });
   port = Number(new URL(t.httpUrl).port);
   const { engine } = t.server;
@@ -171,12 +182,27 @@ async function snapshot(): Promise<string> {
 
 const stackTrace = /\n\s+at |node:internal|\.[cm]?[jt]s:\d+|\bsrc\/(http|engine|store)\//;
 
+/** Every `message` in a JSON answer (an error's, a rejected job's) is at most 1 KiB (issue 29, item 6). */
+function checkMessages(what: string, value: unknown): void {
+  if (Array.isArray(value)) for (const item of value) checkMessages(what, item);
+  else if (typeof value === 'object' && value !== null) {
+    for (const [key, field] of Object.entries(value)) {
+      if (key === 'message' && typeof field === 'string') {
+        const bytes = Buffer.byteLength(field);
+        assert.ok(bytes <= messageBytesMax, `${what}: a message of ${bytes} bytes: ${field.slice(0, 200)}…`);
+      } else checkMessages(what, field);
+    }
+  }
+}
+
 function checkAnswer(what: string, answer: Answer): void {
   assert.ok(!answer.timedOut, `${what}: no answer within ${answerBoundMs} ms`);
   assert.ok(documented.has(answer.status), `${what}: undocumented status ${answer.status}: ${answer.body}`);
   assert.doesNotMatch(answer.body, stackTrace, `${what}: a stack trace or path in the answer`);
   for (const key of Object.values(keys))
     assert.ok(!answer.body.includes(key), `${what}: a key in the answer`);
+  if (String(answer.headers['content-type']).startsWith('application/json') && answer.body !== '')
+    checkMessages(what, JSON.parse(answer.body));
   if (answer.status >= 400) {
     assert.match(String(answer.headers['content-type']), /^application\/json/, `${what}: ${answer.body}`);
     const body = JSON.parse(answer.body) as { error?: { code?: unknown; message?: unknown } };
@@ -489,6 +515,155 @@ test(`${Math.ceil(runs / 4)} raw requests with broken framing: a JSON answer, ne
     ),
     { numRuns: Math.ceil(runs / 4), includeErrorInReport: true },
   );
+});
+
+// ------------------------------------------------- answers that grow with stored data
+
+/** A JSON request with the key of `role`. */
+const jsonAs = (role: 'producer' | 'worker', body: unknown) => ({
+  headers: { authorization: `Bearer ${keys[role]}`, 'content-type': 'application/json' },
+  body: Buffer.from(JSON.stringify(body)),
+});
+
+/** Ends every job of `queue`: the ready ones purged, the leased ones acked. */
+async function emptyQueue(queue: string): Promise<void> {
+  const { engine } = t.server;
+  await engine.purgeQueue(queue);
+  for (const job of (await engine.listJobs({ queue, state: 'leased', pageSize: 100 })).items)
+    await engine.ack({ jobId: job.id, attempt: job.attempt });
+}
+
+test('large jobs × maxJobs over POST /v1/reserve: every job it leases is in its answer (issue 29, item 2)', async () => {
+  const { engine } = t.server;
+  await fc.assert(
+    fc.asyncProperty(
+      // At most 768 KiB: a larger payload's base64 is refused (see the test after this one).
+      fc.array(fc.integer({ min: 256 * 1024, max: base64PayloadBytesMax }), {
+        minLength: 2,
+        maxLength: 8,
+      }),
+      fc.integer({ min: 1, max: 10 }),
+      async (sizes, maxJobs) => {
+        try {
+          const enqueued = await send({
+            method: 'POST',
+            target: '/v1/jobs/batch',
+            ...jsonAs('producer', {
+              jobs: sizes.map((size) => ({
+                queue: bigQueue.name,
+                type: 't',
+                payloadBase64: Buffer.alloc(size, 0x61).toString('base64'),
+              })),
+            }),
+          });
+          checkAnswer('the enqueue', enqueued);
+          assert.equal(enqueued.status, 200, enqueued.body.slice(0, 300));
+          const answer = await send({
+            method: 'POST',
+            target: '/v1/reserve',
+            ...jsonAs('worker', { queues: [bigQueue.name], maxJobs, leaseDurationMs: 60_000 }),
+          });
+          const what = `reserve of ${maxJobs} from ${sizes.length} jobs of ${sizes.join(', ')} bytes`;
+          checkAnswer(what, answer);
+          const leased = (
+            await engine.listJobs({ queue: bigQueue.name, state: 'leased', pageSize: 100 })
+          ).items
+            .map((j) => j.id)
+            .sort();
+          const answered =
+            answer.status === 200
+              ? (JSON.parse(answer.body) as { jobs: { jobId: string }[] }).jobs.map((j) => j.jobId).sort()
+              : [];
+          assert.deepEqual(leased, answered, `${what}: answered ${answer.status}; leased = answered`);
+          assert.ok(answered.length > 0, `${what}: a job that fits is answered`);
+        } finally {
+          await emptyQueue(bigQueue.name);
+        }
+      },
+    ),
+    { numRuns: 6, includeErrorInReport: true },
+  );
+});
+
+test("a payload up to its queue's max_payload_bytes is taken as payloadBase64", {
+  todo:
+    'found by this fuzzer, not in issue 29: payloadBase64 is capped at 1 Mi characters like every string, ' +
+    'so payloads over 768 KiB are refused with 400 though the queue allows 1 MiB',
+}, async () => {
+  try {
+    for (const size of [base64PayloadBytesMax, base64PayloadBytesMax + 3, bigQueue.maxPayloadBytes]) {
+      const answer = await send({
+        method: 'POST',
+        target: '/v1/jobs',
+        ...jsonAs('producer', {
+          queue: bigQueue.name,
+          type: 't',
+          payloadBase64: Buffer.alloc(size, 0x61).toString('base64'),
+        }),
+      });
+      checkAnswer(`a payload of ${size} bytes`, answer);
+      assert.equal(answer.status, 200, `a payload of ${size} bytes: ${answer.body}`);
+    }
+    const over = await send({
+      method: 'POST',
+      target: '/v1/jobs',
+      ...jsonAs('producer', {
+        queue: bigQueue.name,
+        type: 't',
+        payloadBase64: Buffer.alloc(bigQueue.maxPayloadBytes + 1, 0x61).toString('base64'),
+      }),
+    });
+    checkAnswer('a payload over the limit', over);
+    assert.match(over.body, /max_payload_bytes/, 'the refusal names the setting');
+  } finally {
+    await t.server.engine.purgeQueue(bigQueue.name);
+  }
+});
+
+test('a caller cannot create queues without bound: past limits.max_queues a job for a new queue is refused, and listings stay bounded (issue 29, item 3)', {
+  todo: 'issue 29, item 3: there is no max_queues limit yet',
+}, async () => {
+  const { engine } = t.server;
+  // Read by name, so that this file compiles before the limit exists.
+  const maxQueues = 'maxQueues' in engine.limits ? Number(engine.limits.maxQueues) : undefined;
+  const flooded = (maxQueues ?? 1000) + 100;
+  const queues = Array.from({ length: flooded }, (_, i) => `flood-${i}`);
+  const refusals: string[] = [];
+  try {
+    for (let i = 0; i < queues.length; i += 100) {
+      const answer = await send({
+        method: 'POST',
+        target: '/v1/jobs/batch',
+        headers: { authorization: `Bearer ${keys.producer}`, 'content-type': 'application/json' },
+        body: Buffer.from(
+          JSON.stringify({ jobs: queues.slice(i, i + 100).map((queue) => ({ queue, type: 't' })) }),
+        ),
+      });
+      checkAnswer(`the batch from flood-${i}`, answer);
+      if (answer.status !== 200) refusals.push(answer.body);
+      else {
+        const { results } = JSON.parse(answer.body) as { results: { rejection?: { message: string } }[] };
+        for (const r of results) if (r.rejection !== undefined) refusals.push(r.rejection.message);
+      }
+    }
+    const listed = (await engine.listQueues()).length;
+    assert.ok(
+      maxQueues !== undefined,
+      `the server has no max_queues limit: ${flooded} new queues, ${refusals.length} jobs refused, ${listed} queues`,
+    );
+    assert.ok(listed <= maxQueues, `${listed} queues, max_queues ${maxQueues}`);
+    assert.ok(
+      refusals.some((message) => message.includes('max_queues')),
+      `a job for a queue past the limit is refused naming max_queues: ${refusals[0]}`,
+    );
+  } finally {
+    const made = new Set((await engine.listQueues()).map((q) => q.name));
+    for (const queue of queues) {
+      if (!made.has(queue)) continue;
+      await emptyQueue(queue);
+      await engine.deleteQueue(queue);
+    }
+  }
 });
 
 test('after all that the server is healthy: it answers, and its counters agree with its rows', async () => {

@@ -13,25 +13,38 @@
  * granted, jobs are where the answers say, and the counters equal the rows.
  *
  * Replayable: the seed is printed; a failure prints the command that replays
- * its sequence alone. SEPP_FUZZ_RUNS sets how many sequences (60 in npm test,
- * 100,000 in `npm run test:long`).
+ * its sequence alone. SEPP_STREAM_FUZZ_RUNS (or SEPP_FUZZ_RUNS) sets how many
+ * sequences (60 in npm test, 20,000 in `npm run test:long`).
+ *
+ * Then the answers that grow with stored data (issue 29): large jobs × credit
+ * on a Work stream and × max_jobs on a unary Reserve must never be leased into
+ * an answer too big to send (item 2), and a caller must not be able to create
+ * queues without bound (item 3). Checks of bugs not fixed yet are marked
+ * `todo` with their item: they report without failing the run.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { type ClientDuplexStream, type ServiceError, status } from '@grpc/grpc-js';
-import { ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
-import { WorkResponse, type WorkResponse_Settled } from '../../clients/typescript/src/gen/sepp/v1/work.js';
+import { type ClientDuplexStream, credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { ProduceRequest, ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
+import { QueueServiceClient } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
+import {
+  WorkRequest,
+  WorkResponse,
+  type WorkResponse_Settled,
+} from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { messageBytesMax } from '../../src/config/index.ts';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { SeppError } from '../../src/engine/errors.ts';
 import { checkOversizeAnswers, oversizeCases } from '../helpers/oversize.ts';
 import { mulberry32, seedFromEnv } from '../helpers/prng.ts';
 import { rawBidi } from '../helpers/raw-grpc.ts';
-import { call, startTestServer, type TestServer } from '../helpers/server.ts';
+import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
 import {
+  bigQueue,
   type Draw,
   draw,
   type Ending,
+  fuzzLimits,
   fuzzToml,
   type ProduceStep,
   produceSequence,
@@ -39,7 +52,9 @@ import {
   workSequence,
 } from './stream-sequences.ts';
 
-const runs = Number(process.env.SEPP_FUZZ_RUNS ?? 60);
+// A sequence costs 20-30 ms here (streams, commits, the checks): the long suite runs 20,000
+// (SEPP_STREAM_FUZZ_RUNS), not the other fuzzers' 100,000, to finish within its 30 minutes.
+const runs = Number(process.env.SEPP_STREAM_FUZZ_RUNS ?? process.env.SEPP_FUZZ_RUNS ?? 60);
 const from = Number(process.env.SEPP_FUZZ_FROM ?? 0);
 const seed = seedFromEnv('SEPP_FUZZ_SEED');
 const endings: Ending[] = ['half-close', 'half-close', 'cancel-at-once', 'cancel-after-first-answer'];
@@ -53,12 +68,28 @@ before(async () => {
   process.on('uncaughtException', onEscape);
   // A fake clock: leases and retries wait until the model says so, never on the machine's speed.
   t = await startTestServer({ clock: new FakeClock(), toml: fuzzToml });
+  client = newConnection();
 });
 after(async () => {
   process.off('unhandledRejection', onEscape);
   process.off('uncaughtException', onEscape);
+  client.close();
   await t.dispose();
 });
+
+/**
+ * The connection the sequences run on, a new one every `sequencesPerConnection`.
+ * On one connection the long run (2026-12-05) stopped at about sequence 7,300
+ * with 1,000 streams open at both ends (882 Produce, 118 Work: a heap snapshot
+ * of the test process), the connection's grpc.max_streams_per_connection, so
+ * every later call on it waited. Streams the fuzzer cancels right after writing
+ * are the suspects; not yet explained, and not reproduced with a limit of 10.
+ * The alive check's deadline makes such a wait a failure, not a hang.
+ */
+const sequencesPerConnection = 500;
+const newConnection = () =>
+  new QueueServiceClient(t.address, credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 });
+let client: QueueServiceClient;
 
 type End = { code: status; details: string };
 
@@ -114,7 +145,7 @@ async function where(jobId: string): Promise<string> {
 async function produceRun(d: Draw, index: number, ending: Ending): Promise<void> {
   const queue = `fp${index}`;
   const steps = produceSequence(d, queue, `s${seed}-${index}`);
-  const stream = rawBidi(t.client, '/sepp.v1.QueueService/Produce', (b) => ProduceResponse.decode(b));
+  const stream = rawBidi(client, '/sepp.v1.QueueService/Produce', (b) => ProduceResponse.decode(b));
   const answers: ProduceResponse[] = [];
   stream.on('data', (a: ProduceResponse) => answers.push(a));
   const end = await drive(
@@ -221,7 +252,7 @@ async function workRun(d: Draw, index: number, ending: Ending): Promise<void> {
   const foreign = leased.map((j) => ({ jobId: j.id, attempt: j.attempt }));
   const ours = ids.filter((id) => !foreign.some((f) => f.jobId === id));
   const steps = workSequence(d, { queue, ours, foreign });
-  const stream = rawBidi(t.client, '/sepp.v1.QueueService/Work', (b) => WorkResponse.decode(b));
+  const stream = rawBidi(client, '/sepp.v1.QueueService/Work', (b) => WorkResponse.decode(b));
   const pushed: { jobId: string; attempt: number; queue: string }[] = [];
   const settled: WorkResponse_Settled[] = [];
   stream.on('data', (m: WorkResponse) => {
@@ -303,30 +334,49 @@ async function workRun(d: Draw, index: number, ending: Ending): Promise<void> {
 }
 
 /**
- * Removes a sequence's jobs, so the database stays small however many sequences run.
- * A cancelled stream's last settlements may still reach the engine meanwhile (the client
- * sees its own cancel at once): a job they ack or nack first is not this clean-up's to settle.
+ * Removes a sequence's jobs and then its queue, so the database and the queue
+ * registry stay small however many sequences run (100,000 in the long suite:
+ * with a queue left behind per sequence, every listing grew with them and the
+ * run did not finish). A cancelled stream's last settlements may still reach
+ * the engine meanwhile (the client sees its own cancel at once): a job they
+ * ack or nack first is not this clean-up's to settle.
  */
 async function cleanUp(queue: string): Promise<void> {
   const engine = t.server.engine;
-  if (!(await engine.listQueues()).some((q) => q.name === queue)) return;
+  /** Runs `op` (which may throw at once or reject); true when it succeeded, false on one of `codes`. */
+  const tolerate = async (op: () => unknown, codes: string[]) => {
+    try {
+      await op();
+      return true;
+    } catch (error) {
+      if (error instanceof SeppError && codes.includes(error.code)) return false;
+      throw error;
+    }
+  };
   for (;;) {
-    await engine.purgeQueue(queue);
+    // A sequence whose messages were all refused made no queue.
+    if (!(await tolerate(() => engine.purgeQueue(queue), ['not_found']))) return;
     const page = await engine.listJobs({ queue, state: 'leased', pageSize: 100 });
     if (page.items.length === 0) break;
     for (const job of page.items) {
-      await engine.ack({ jobId: job.id, attempt: job.attempt }).catch((error: unknown) => {
-        if (!(error instanceof SeppError && ['not_found', 'failed_precondition'].includes(error.code)))
-          throw error;
-      });
+      await tolerate(
+        () => engine.ack({ jobId: job.id, attempt: job.attempt }),
+        ['not_found', 'failed_precondition'],
+      );
     }
   }
   await engine.deleteDeadLetters({ queue, all: true });
+  // A job a late settlement nacked is scheduled again: the next sequence's queue is another one anyway.
+  await tolerate(() => engine.deleteQueue(queue), ['failed_precondition']);
 }
 
 test(`${runs} pipelined Produce and Work sequences (seed ${seed}): documented answers only, nothing stored from a rejection`, async () => {
   const tally = new Map<string, number>();
   for (let index = from; index < from + runs; index++) {
+    if ((index - from) % sequencesPerConnection === 0 && index > from) {
+      client.close();
+      client = newConnection();
+    }
     const d = draw(mulberry32((seed + Math.imul(index, 0x9e3779b1)) >>> 0));
     const stream = d.chance(0.5) ? 'Produce' : 'Work';
     const ending = d.pick(endings);
@@ -335,9 +385,13 @@ test(`${runs} pipelined Produce and Work sequences (seed ${seed}): documented an
       else await workRun(d, index, ending);
       assert.deepEqual(escaped, [], 'nothing escaped a handler');
       assert.deepEqual(await t.server.engine.counterMismatches(), [], 'counters = rows');
-      assert.equal((await call(t.client, t.client.getServerInfo, {})).version, '0.0.0-test', 'alive');
+      const info = await call(client, client.getServerInfo, {}, new Metadata(), {
+        deadline: Date.now() + 30_000,
+      });
+      assert.equal(info.version, '0.0.0-test', 'alive');
     } catch (error) {
-      const replay = `SEPP_FUZZ_SEED=${seed} SEPP_FUZZ_FROM=${index} SEPP_FUZZ_RUNS=1 node scripts/run-tests.mjs stream-fuzz`;
+      if (process.env.SEPP_FUZZ_DEBUG) console.log(error);
+      const replay = `SEPP_FUZZ_SEED=${seed} SEPP_FUZZ_FROM=${index} SEPP_STREAM_FUZZ_RUNS=1 node scripts/run-tests.mjs stream-fuzz`;
       throw new Error(
         `sequence ${index} failed; replay it alone with:\n  ${replay}\n${error instanceof Error ? error.message : String(error)}`,
         {
@@ -363,4 +417,163 @@ test('every string, list and map field of Produce, Work and Events requests, ove
   );
   assert.deepEqual(escaped, [], 'nothing escaped a handler');
   assert.deepEqual(await t.server.engine.counterMismatches(), []);
+});
+
+// ------------------------------------------------- answers that grow with stored data
+
+/**
+ * Enqueues jobs of 256 KiB to 1 MiB in the big queue: 2 to max_reserve_jobs of
+ * them, or with `overflow` 6 to 8 of at least 768 KiB — more than one 4 MiB message.
+ */
+async function enqueueLargeJobs(d: Draw, overflow: boolean): Promise<string[]> {
+  const count = overflow ? d.int(6, fuzzLimits.maxReserveJobs) : d.int(2, fuzzLimits.maxReserveJobs);
+  const smallest = overflow ? 768 * 1024 : 256 * 1024;
+  const results = await t.server.engine.enqueueBatch(
+    Array.from({ length: count }, () => ({
+      queue: bigQueue.name,
+      type: 't',
+      payload: new Uint8Array(d.int(smallest, bigQueue.maxPayloadBytes)),
+    })),
+  );
+  return results.map((r) => (r.ok ? r.jobId : assert.fail(`a large job refused: ${r.message}`)));
+}
+
+/** The ids of the big queue's leased jobs, sorted. */
+async function leasedInBigQueue(): Promise<string[]> {
+  const page = await t.server.engine.listJobs({ queue: bigQueue.name, state: 'leased', pageSize: 100 });
+  return page.items.map((j) => j.id).sort();
+}
+
+test('large jobs × credit on a Work stream: every job it leases reaches the client, each message within 4 MiB (issue 29, item 2)', async () => {
+  const d = draw(mulberry32((seed ^ 0x29_02) >>> 0));
+  const encode = (m: WorkRequest) => Buffer.from(WorkRequest.encode(m).finish());
+  for (let round = 0; round < 4; round++) {
+    const ids = await enqueueLargeJobs(d, round % 2 === 0);
+    const stream = rawBidi(t.client, '/sepp.v1.QueueService/Work', (b) => WorkResponse.decode(b));
+    const ended = new Promise<End>((resolve) => {
+      stream.on('status', (s: End) => resolve({ code: s.code, details: s.details }));
+      stream.on('error', (e: ServiceError) => resolve({ code: e.code, details: e.details }));
+    });
+    const pushed: string[] = [];
+    // The client's default limit, 4 MiB a message, is what decodes these: a larger one ends the stream.
+    const allPushed = new Promise<void>((resolve) => {
+      stream.on('data', (m: WorkResponse) => {
+        if (m.kind?.$case === 'job') pushed.push(m.kind.value.jobId);
+        if (m.kind?.$case === 'batch') pushed.push(...m.kind.value.jobs.map((j) => j.jobId));
+        if (pushed.length >= ids.length) resolve();
+      });
+    });
+    const batchResponses = d.chance(0.5);
+    stream.write(
+      encode({
+        requestId: 0,
+        kind: {
+          $case: 'subscribe',
+          value: { queues: [bigQueue.name], leaseDurationMs: 60_000, workerId: 'large', batchResponses },
+        },
+      }),
+    );
+    stream.write(
+      encode({ requestId: 0, kind: { $case: 'credit', value: { jobs: fuzzLimits.maxReserveJobs } } }),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, 30_000);
+    });
+    await Promise.race([allPushed, ended, late]);
+    clearTimeout(timer);
+    // Half-closed once the jobs are in (a half-close ends the stream at once, credit or not).
+    stream.end();
+    const end = await ended;
+    const note = `round ${round}: ${ids.length} jobs (batch responses ${batchResponses})`;
+    assert.equal(end.code, status.OK, `${note}: the stream ended ${status[end.code]} ${end.details}`);
+    assertShort(end.details, `${note}: the status`);
+    assert.deepEqual([...pushed].sort(), [...ids].sort(), `${note}: every job pushed once`);
+    assert.deepEqual(await leasedInBigQueue(), [...ids].sort(), `${note}: leased = pushed`);
+    await cleanUp(bigQueue.name);
+  }
+});
+
+test('unary Reserve of large jobs × max_jobs: it answers with the jobs that fit and leases no other (issue 29, item 2)', {
+  todo: 'issue 29, item 2: Reserve leases jobs into an answer too big to send (RESOURCE_EXHAUSTED, jobs left leased)',
+}, async () => {
+  const d = draw(mulberry32((seed ^ 0x29_22) >>> 0));
+  try {
+    for (let round = 0; round < 4; round++) {
+      const ids = await enqueueLargeJobs(d, round % 2 === 0);
+      const note = `round ${round}: ${ids.length} jobs of ${bigQueue.name}, max_jobs ${fuzzLimits.maxReserveJobs}`;
+      let answer: string[];
+      try {
+        const { jobs } = await call(t.client, t.client.reserve, {
+          queues: [bigQueue.name],
+          maxJobs: fuzzLimits.maxReserveJobs,
+          leaseDurationMs: 60_000,
+          waitTimeoutMs: 0,
+          workerId: 'large',
+        });
+        answer = jobs.map((j) => j.jobId).sort();
+      } catch (error) {
+        const { code, details } = error as ServiceError;
+        assertShort(details, `${note}: the status`);
+        return assert.fail(
+          `${note}: Reserve answered ${status[code]} (${details}), ${(await leasedInBigQueue()).length} jobs left leased`,
+        );
+      }
+      assert.ok(answer.length > 0, `${note}: a job that fits is answered`);
+      assert.deepEqual(await leasedInBigQueue(), answer, `${note}: leased = answered`);
+      await cleanUp(bigQueue.name);
+    }
+  } finally {
+    await cleanUp(bigQueue.name);
+  }
+});
+
+test('a caller cannot create queues without bound: past limits.max_queues a job for a new queue is refused, and ListQueues still answers (issue 29, item 3)', {
+  todo: 'issue 29, item 3: there is no max_queues limit yet',
+}, async () => {
+  const { limits } = await call(t.client, t.client.getServerInfo, {});
+  // Read by name, so that this file compiles before the limit exists.
+  const maxQueues = limits !== undefined && 'maxQueues' in limits ? Number(limits.maxQueues) : undefined;
+  // Once the limit exists, fuzzToml can set it low to keep this short.
+  const flooded = (maxQueues ?? 1000) + 2 * fuzzLimits.maxBatchJobs;
+  const queues = Array.from({ length: flooded }, (_, i) => `flood-${i}`);
+  const stream = rawBidi(t.client, '/sepp.v1.QueueService/Produce', (b) => ProduceResponse.decode(b));
+  const answers: ProduceResponse[] = [];
+  stream.on('data', (a: ProduceResponse) => answers.push(a));
+  const messages: Buffer[] = [];
+  for (let i = 0; i < queues.length; i += fuzzLimits.maxBatchJobs) {
+    const jobs = queues.slice(i, i + fuzzLimits.maxBatchJobs).map((queue) => testJob(queue));
+    messages.push(
+      Buffer.from(ProduceRequest.encode({ sequence: messages.length + 1, jobs, atomic: false }).finish()),
+    );
+  }
+  try {
+    const end = await drive(stream, messages, 'half-close');
+    assert.equal(end.code, status.OK, `the Produce stream ended ${status[end.code]} ${end.details}`);
+    const rejections = answers.flatMap((a) =>
+      a.results.flatMap((r) => (r.outcome?.$case === 'rejection' ? [r.outcome.value] : [])),
+    );
+    for (const r of rejections) assertShort(r.message, 'a rejection');
+    for (const a of answers) assertShort(a.message, 'an answer');
+    const queueCount = (await t.server.engine.listQueues()).length;
+    assert.ok(
+      maxQueues !== undefined,
+      `GetServerInfo states no max_queues limit: ${flooded} new queues, ${rejections.length} jobs refused, ` +
+        `${queueCount} queues`,
+    );
+    assert.ok(queueCount <= maxQueues, 'no more queues than max_queues');
+    // Refused job by job, or whole messages with RESOURCE_EXHAUSTED: either way the answer names the limit.
+    const refusals = [
+      ...rejections.map((r) => r.message),
+      ...answers.filter((a) => a.code === status.RESOURCE_EXHAUSTED).map((a) => a.message),
+    ];
+    assert.ok(
+      refusals.some((message) => message.includes('max_queues')),
+      `a job for a queue past the limit is refused naming max_queues: ${refusals[0]}`,
+    );
+    // However many queues there are, the listing fits the client's 4 MiB (bounded, paged).
+    await call(t.client, t.client.listQueues, {});
+  } finally {
+    for (const queue of queues) await cleanUp(queue);
+  }
 });

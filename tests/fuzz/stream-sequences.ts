@@ -15,6 +15,11 @@ import { testJob } from '../helpers/server.ts';
 /** The limits the fuzzer's server runs with (small, so that crossing them is cheap). */
 export const fuzzLimits = { maxBatchJobs: 8, maxReserveJobs: 8, maxPayloadBytes: 1024 };
 /**
+ * A queue whose jobs may be large: max_reserve_jobs of them are more than a
+ * client takes in one message (4 MiB by default), as in issue 29, item 2.
+ */
+export const bigQueue = { name: 'big', maxPayloadBytes: 1024 * 1024 };
+/**
  * A long allowed_types list (the fuzzer's jobs are of type `t`): a job of
  * another type is refused with a message that must not list all of them.
  */
@@ -30,6 +35,8 @@ max_wait_ms = "1s"
 [queue_defaults]
 max_payload_bytes = ${fuzzLimits.maxPayloadBytes}
 allowed_types = [${allowedTypes.map((type) => `"${type}"`).join(', ')}]
+[queues.${bigQueue.name}]
+max_payload_bytes = ${bigQueue.maxPayloadBytes}
 `;
 
 /** How long an oversize string is: far past every limit and the message cap, short enough to send often. */

@@ -38,9 +38,10 @@ interface Observer {
 
 let keySeq = 0;
 
+/** The job's state; `gone` once its row is deleted (GetJob then answers its outcome only, or NOT_FOUND). */
 async function stateOf(t: TestServer, jobId: string): Promise<JobState | 'gone'> {
   return call(t.client, t.client.getJob, { jobId }).then(
-    (r) => r.job?.state ?? JobState.UNSPECIFIED,
+    (r) => (r.job?.outcomeOnly ? ('gone' as const) : (r.job?.state ?? JobState.UNSPECIFIED)),
     (e: ServiceError) => {
       assert.match(e.details, /does not exist/);
       return 'gone' as const;

@@ -72,7 +72,9 @@ max_attempts = 2
     assert.equal(leased?.state, JobState.LEASED);
     assert.equal(leased?.workerId, 'w1');
     await call(c, c.ack, { jobId, attempt: 1 });
-    await rejects(call(c, c.getJob, { jobId }), status.NOT_FOUND);
+    // Deleted on its ack (no retention): GetJob answers with its outcome only.
+    const done = (await call(c, c.getJob, { jobId })).job;
+    assert.deepEqual([done?.state, done?.outcomeOnly, done?.payload.length], [JobState.COMPLETED, true, 0]);
   });
 
   test('idempotency key returns the original id with deduplicated', async () => {

@@ -42,6 +42,17 @@ export function setUnauthenticatedHandler(handler: () => void): void {
   onUnauthenticated = handler;
 }
 
+export interface CallOptions {
+  /** False: a change that does not tell the pages to load again (see api()). */
+  announce?: boolean;
+  /**
+   * Give up after this long (status 0, code `timeout`): a server that accepts
+   * the connection and never answers (stopped, hung, black-holed) must not
+   * keep a page waiting for ever. Default: no limit (a bulk change may take long).
+   */
+  timeoutMs?: number;
+}
+
 /**
  * One call to the admin API. A change tells every loaded page to load again,
  * unless `announce` is false: a page that deletes what it shows leaves instead
@@ -51,20 +62,47 @@ export async function api<T>(
   method: 'GET' | 'POST' | 'DELETE',
   path: string,
   body?: unknown,
-  options: { announce?: boolean } = {},
+  options: CallOptions = {},
 ): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET' && csrfToken !== null) headers['x-csrf-token'] = csrfToken;
+  const { timeoutMs } = options;
+  const controller = new AbortController();
+  const timer = timeoutMs === undefined ? undefined : window.setTimeout(() => controller.abort(), timeoutMs);
+  try {
+    return await exchange<T>(method, path, body, headers, controller.signal, options);
+  } catch (thrown) {
+    if (!controller.signal.aborted) throw thrown;
+    throw new ApiError(
+      0,
+      'timeout',
+      `the sepp server did not answer within ${(timeoutMs ?? 0) / 1000} s; it may be stopped or overloaded`,
+    );
+  } finally {
+    window.clearTimeout(timer);
+  }
+}
+
+async function exchange<T>(
+  method: 'GET' | 'POST' | 'DELETE',
+  path: string,
+  body: unknown,
+  headers: Record<string, string>,
+  signal: AbortSignal,
+  options: CallOptions,
+): Promise<T> {
   let response: Response;
   try {
     response = await fetch(path, {
       method,
       headers,
       credentials: 'same-origin',
+      signal,
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
-  } catch {
+  } catch (thrown) {
+    if (signal.aborted) throw thrown;
     throw new ApiError(0, 'unavailable', 'cannot reach the sepp server; is it running?');
   }
   noteServerDate(response.headers.get('date'));
@@ -88,7 +126,8 @@ export async function api<T>(
   return parsed as T;
 }
 
-export const get = <T>(path: string): Promise<T> => api<T>('GET', path);
+export const get = <T>(path: string, options: CallOptions = {}): Promise<T> =>
+  api<T>('GET', path, undefined, options);
 export const post = <T>(path: string, body: unknown = {}): Promise<T> => api<T>('POST', path, body);
 
 export async function loadSession(): Promise<Session> {

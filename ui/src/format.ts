@@ -62,6 +62,20 @@ export function fmtTime(ms: number | null): string {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())} ${fmtZone(d)}`;
 }
 
+const isoUtc = /\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z\b/g;
+
+/**
+ * Server text with ISO UTC times in it ("cancelled by ops at
+ * 2026-12-03T13:05:09.123Z") with those times in the UI's one format, so a
+ * page in local time never shows a UTC time that reads like a local one.
+ */
+export function localTimes(text: string): string {
+  return text.replace(isoUtc, (iso) => {
+    const ms = Date.parse(iso);
+    return Number.isNaN(ms) ? iso : fmtTime(ms);
+  });
+}
+
 /** Local time of day, 24 h: 14:05. */
 export function fmtClock(ms: number): string {
   const d = dateOf(ms);
@@ -69,10 +83,19 @@ export function fmtClock(ms: number): string {
   return `${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 
-/** "12 s ago" or "in 5 min" relative to `nowMs`. */
-export function fmtRelative(ms: number, nowMs: number): string {
+/** How far ahead of now a past event may seem and still read "now": the browser learns the server's clock to about 2 s. */
+const pastSkewMs = 60_000;
+
+/**
+ * "12 s ago" or "in 5 min" relative to `nowMs`. `past`: the time is of
+ * something that has happened (an enqueue, a failure, a worker last heard
+ * from), so up to a minute ahead of `nowMs` — two clocks a little apart —
+ * reads "now", never "in 2 s"; further ahead it is shown as it is (a clock
+ * that far off is worth seeing).
+ */
+export function fmtRelative(ms: number, nowMs: number, options: { past?: boolean } = {}): string {
   const delta = ms - nowMs;
-  if (Math.abs(delta) < 1000) return 'now';
+  if (Math.abs(delta) < 1000 || (options.past === true && delta > 0 && delta < pastSkewMs)) return 'now';
   return delta < 0 ? `${fmtDuration(-delta)} ago` : `in ${fmtDuration(delta)}`;
 }
 

@@ -4,7 +4,7 @@
  * (the session expired) returns to the login page.
  */
 import 'uplot/dist/uPlot.min.css';
-import './styles.css';
+import './styles/index.css';
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, can, loadSession, setCsrfToken, setUnauthenticatedHandler } from './api.ts';

@@ -1,8 +1,8 @@
 """Outcomes against a real server, on both transports: a handler's return value is the
 job's result, job.progress() reaches the server, wait_for answers for a job that
-completes, dead-letters, is cancelled or times out, enqueue_and_wait finds a result on
-a queue that keeps no completed jobs, and events() streams, resumes and survives a
-restart."""
+completes, dead-letters, is cancelled or times out (also for a job deleted on its ack
+before the wait began), enqueue_and_wait finds a result on a queue that keeps no completed
+jobs, and events() streams, resumes and survives a restart."""
 from __future__ import annotations
 
 import threading
@@ -146,9 +146,9 @@ def test_enqueue_and_wait_on_a_queue_keeping_no_completed_jobs(client: sepp.Clie
     finally:
         worker.close()
     assert [(o.state, o.result) for o in outcomes] == [("completed", i + 1) for i in range(10)]
-    with pytest.raises(sepp.SeppError) as gone:
-        client.get_job(outcomes[0].job_id)
-    assert gone.value.code == "not_found"
+    # The job itself is gone (not retained): get_job answers with its outcome only.
+    gone = client.get_job(outcomes[0].job_id)
+    assert (gone.outcome_only, gone.state, gone.payload) == (True, "completed", b"")
 
 
 def test_events_in_order_and_resume_from_a_position(client: sepp.Client, queue: str) -> None:
@@ -173,6 +173,24 @@ def test_events_in_order_and_resume_from_a_position(client: sepp.Client, queue: 
     with client.events(queues=[queue], resume_from=position) as resumed:
         got = [next(iter(resumed)).job_id, next(iter(resumed)).job_id]
     assert got == missed
+
+
+def test_wait_for_a_job_deleted_on_its_ack_before_the_wait(fresh_server: ServerProcess) -> None:
+    """A queue that keeps no completed jobs and nobody subscribed (no resume window, so no event is
+    kept): the row is gone once acked, yet get_job and wait_for answer from the outcome the server
+    keeps for limits.finished_outcome_ms."""
+    fresh_server.config.write_text(fresh_server.config.read_text() + "\n[limits]\nevent_resume_window_ms = 0\n")
+    fresh_server.restart()
+    with sepp.Client(fresh_server.address, api_key=ADMIN_KEY) as client:
+        job_id = client.enqueue("py-gone", "sum", json={"terms": [1, 2]}).id
+        [leased] = client.reserve(["py-gone"])
+        client.ack(leased, result={"sum": 3})
+        job = client.get_job(job_id)
+        assert (job.outcome_only, job.state, job.attempt, job.result) == (True, "completed", 1, {"sum": 3})
+        assert (job.payload, job.metadata) == (b"", {})
+        outcome = client.wait_for(job_id, timeout_ms=30_000)
+        assert (outcome.state, outcome.result) == ("completed", {"sum": 3})
+        assert client.get_server_info().limits.finished_outcome_ms == 300_000
 
 
 def test_wait_for_survives_a_server_restart(fresh_server: ServerProcess) -> None:

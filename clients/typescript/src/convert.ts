@@ -300,6 +300,7 @@ export function serverInfoFromProto(info: GetServerInfoResponse): ServerInfo {
       eventBacklogEvents: limits?.eventBacklogEvents ?? 0,
       eventBacklogBytes: limits?.eventBacklogBytes ?? 0,
       eventResumeWindowMs: limits?.eventResumeWindowMs ?? 0,
+      finishedOutcomeMs: limits?.finishedOutcomeMs ?? 0,
     },
     queueDefaults: settingsFromProto(info.queueDefaults),
     strictQueues: info.strictQueues,

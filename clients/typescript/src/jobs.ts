@@ -209,6 +209,17 @@ export class Job {
   readonly progress: JobProgress | null;
   /** The group given at enqueue, or null. */
   readonly group: string | null;
+  /**
+   * True when the job was deleted as it finished (acked on a queue that keeps
+   * no completed jobs, or dead or cancelled where that retention is 0) and the
+   * server answered with its outcome only, which it keeps in memory for
+   * `limits.finished_outcome_ms` (default 5 minutes; not across a restart): then
+   * only `id`, `queue`, `type`, `state`, `attempt`, when it ended (`completedAt`,
+   * `failedAt` or `cancelledAt`), the result, `lastError` and `deadReason`, and
+   * `cancelledBy` are set; the payload is empty, the metadata and the error
+   * history are not kept, and `enqueuedAt` and `runAt` are the epoch.
+   */
+  readonly outcomeOnly: boolean;
 
   /** Wraps a protocol message; the SDK builds these, applications receive them. */
   constructor(job: ProtoJob) {
@@ -246,6 +257,7 @@ export class Job {
     this.result = result === undefined ? null : decodeResult(result.data, this.resultContentType!);
     this.progress = progressFromProto(job.progress);
     this.group = textOrNull(job.group);
+    this.outcomeOnly = job.outcomeOnly;
   }
 
   /** The payload parsed as JSON (throws a SyntaxError when it is not JSON). */

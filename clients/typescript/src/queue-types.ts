@@ -220,6 +220,8 @@ export interface ServerLimits {
   eventBacklogBytes: number;
   /** How long the backlog keeps recording after the last subscriber left, in ms. */
   eventResumeWindowMs: number;
+  /** How long the outcome of a job deleted as it finished is kept for `getJob` and `waitFor` (`Job.outcomeOnly`), in ms; 0: none. */
+  finishedOutcomeMs: number;
 }
 
 /** The server's version, clock, durability and limits. */

@@ -5,7 +5,9 @@
  * How: subscribe to the job's final events from the oldest the server keeps
  * (so an outcome that happened just before the wait is found too), and once
  * the subscription has caught up read the job with GetJob, which answers for
- * a job that ended earlier and is still retained. Whichever tells first
+ * a job that ended earlier and is still retained, or, for one deleted as it
+ * finished, with the outcome the server keeps for limits.finished_outcome_ms
+ * (`outcomeOnly`). Whichever tells first
  * wins. After a disconnect the subscription resumes; if the server can no
  * longer serve the resume (it restarted, or the backlog moved on) the wait
  * starts over the same way, so no outcome is missed.
@@ -202,7 +204,9 @@ export function waitForJob(
                 status.NOT_FOUND,
                 `job ${jobId} was not found: no such job, or it ended and is no longer kept ` +
                   '(completed jobs are kept only for their queue’s completed_retention_ms, default 0; ' +
-                  'dead letters for dead_retention_ms), and its outcome is no longer in the event backlog',
+                  'dead letters for dead_retention_ms; the outcome of a job deleted as it finished for ' +
+                  'limits.finished_outcome_ms, default 5 minutes, not across a restart), and its outcome ' +
+                  'is no longer in the event backlog',
                 { code: 'not_found', cause: e },
               ),
             );

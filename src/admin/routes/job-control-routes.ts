@@ -132,16 +132,39 @@ export function jobControlRoutes({ deps }: AdminServices): RouteSpec[] {
       access: roleFor('jobs.update'),
       tag: 'jobs',
       summary: 'Run now, or set the priority of, every waiting job of a queue that the filter matches',
+      description:
+        'With `dryRun` nothing changes and `matched` counts the waiting (ready or scheduled) jobs the filter matches now (for the confirmation).',
       pathParams: { queue: 'queue name' },
       body: {
         type: 'object',
-        properties: { ...filterBody, priority: changesBody.priority, runNow: changesBody.runNow },
+        properties: {
+          ...filterBody,
+          priority: changesBody.priority,
+          runNow: changesBody.runNow,
+          dryRun: { type: 'boolean' },
+        },
       },
-      response: { type: 'object', properties: { updated: int }, required: ['updated'] },
+      response: {
+        type: 'object',
+        properties: {
+          updated: int,
+          matched: { type: 'integer', description: 'with dryRun: the jobs it would change now' },
+        },
+        required: ['updated'],
+      },
       audits: 'jobs.update',
       async handle(c, request) {
         const body = await readJsonObject(c);
         const filter = filterOf(c, body);
+        if (optionalBoolean(body, 'dryRun') === true) {
+          const named = filter.states ?? [];
+          const given = named.filter((state) => state !== 'leased');
+          const states: JobState[] = named.length === 0 ? ['ready', 'scheduled'] : given;
+          return c.json({
+            updated: 0,
+            matched: states.length === 0 ? 0 : await engine.countCancellable({ ...filter, states }),
+          });
+        }
         const audit = request.audit('jobs.update', `queue:${filter.queue}`);
         return c.json({ updated: await engine.updateJobs(filter, changesOf(body, false), audit) });
       },

@@ -8,12 +8,13 @@
 import type { Context } from 'hono';
 import { deleteCookie, setCookie } from 'hono/cookie';
 import { SeppError } from '../../engine/errors.ts';
+import type { SessionInfo } from '../api-types.ts';
 import { AdminHttpError } from '../http-errors.ts';
 import { readJsonObject, requiredString } from '../request-input.ts';
 import type { AdminServices, RouteSpec } from '../route-spec.ts';
 import { ref } from '../schemas.ts';
-import type { Session } from '../sessions.ts';
-import type { AdminUser } from '../types.ts';
+import { csrfTokenOf, type Session } from '../sessions.ts';
+import type { AdminRole, AdminUser } from '../types.ts';
 
 /** Failed logins written to the audit log per minute at most, so guessing cannot fill the disk. */
 const failedLoginAuditsPerMinute = 60;
@@ -24,18 +25,21 @@ export function sessionRoutes(services: AdminServices): RouteSpec[] {
   const { deps, sessions, loginGuard } = services;
   const failedAudits = { minute: -1, count: 0 };
 
-  const describe = (session: Session | null) => ({
-    authenticated: session !== null,
+  /** A session as the UI sees it: the role is the config's now (the access check's), not the one at login. */
+  const describe = (
+    current: { session: Session; role: AdminRole; csrfToken: string } | null,
+  ): SessionInfo => ({
+    authenticated: current !== null,
     open: deps.open,
-    user: session?.user ?? null,
-    role: session?.role ?? null,
-    csrfToken: session?.csrfToken ?? null,
-    expiresAtMs: session?.expiresAtMs ?? null,
+    user: current?.session.user ?? null,
+    role: current?.role ?? null,
+    csrfToken: current?.csrfToken ?? null,
+    expiresAtMs: current?.session.expiresAtMs ?? null,
   });
 
   /** Starts a session and sets its cookie once the session is on disk. */
-  const startSession = async (c: Context, user: string, role: Session['role']): Promise<Session> => {
-    const { id, session, saved } = sessions.create(user, role);
+  const startSession = async (c: Context, user: string, role: AdminRole, passwordHash?: string) => {
+    const { id, session, csrfToken, saved } = sessions.create(user, role, passwordHash);
     await saved;
     setCookie(c, services.cookieName, id, {
       httpOnly: true,
@@ -44,7 +48,7 @@ export function sessionRoutes(services: AdminServices): RouteSpec[] {
       path: '/',
       maxAge: Math.floor(deps.sessionTtlMs / 1000),
     });
-    return session;
+    return { session, role, csrfToken };
   };
 
   /** Who a failed login was for, as logs and the audit log may show it. */
@@ -80,10 +84,17 @@ export function sessionRoutes(services: AdminServices): RouteSpec[] {
         'When login is off (loopback address, no users), this starts an anonymous session so that the UI gets a CSRF token.',
       response: ref('Session'),
       async handle(c, request) {
-        if (request.session === null && deps.open) {
+        const { session, sessionId, role } = request;
+        if (session === null && deps.open) {
           return c.json(describe(await startSession(c, 'anonymous', 'admin')));
         }
-        return c.json(describe(request.session));
+        return c.json(
+          describe(
+            session === null || sessionId === undefined
+              ? null
+              : { session, role, csrfToken: csrfTokenOf(sessionId) },
+          ),
+        );
       },
     },
     {
@@ -133,7 +144,7 @@ export function sessionRoutes(services: AdminServices): RouteSpec[] {
           details: { client, role: account.role },
         });
         deps.log?.log('info', 'admin.login', { user: account.name, client });
-        return c.json(describe(await startSession(c, account.name, account.role)));
+        return c.json(describe(await startSession(c, account.name, account.role, account.passwordHash)));
       },
     },
     {

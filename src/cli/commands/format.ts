@@ -104,8 +104,9 @@ export function jobJson(job: Job, withDetail: boolean) {
     metadata: job.metadata,
     traceparent: job.traceparent,
     tracestate: job.tracestate,
-    enqueuedAt: job.enqueuedAt,
-    runAt: job.runAt,
+    // A job deleted as it finished: only its outcome is known (outcomeOnly).
+    enqueuedAt: job.outcomeOnly ? null : job.enqueuedAt,
+    runAt: job.outcomeOnly ? null : job.runAt,
     leasedAt: job.leasedAt,
     leaseDeadline: job.leaseDeadline,
     workerId: job.workerId,
@@ -120,5 +121,6 @@ export function jobJson(job: Job, withDetail: boolean) {
     ...resultJson(job.resultBytes, job.resultContentType),
     resultBytes: job.resultSize,
     progress: job.progress,
+    outcomeOnly: job.outcomeOnly,
   };
 }

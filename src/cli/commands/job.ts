@@ -8,7 +8,34 @@ import { decodeBytes, decodePayload, jobJson, resultJson, showDecoded, time } fr
 /** Longest payload shown to people; --output json has all of it. */
 const payloadShownBytes = 4096;
 
+/** How a job deleted as it finished was deleted, for `sepp job ID`. */
+const deletedWhen = { completed: 'on completion', dead: 'when it went dead', cancelled: 'when cancelled' };
+
+/** A job deleted as it finished: the outcome the server still keeps, and no payload. */
+function describeOutcomeOnly(job: Job): string {
+  const state = job.state as keyof typeof deletedWhen;
+  const rows: [string, string][] = [
+    ['id', job.id],
+    ['queue', job.queue],
+    ['type', job.type],
+    ['state', job.deadReason === null ? job.state : `${job.state} (${job.deadReason})`],
+    ['attempt', String(job.attempt)],
+  ];
+  if (job.failedAt !== null) rows.push(['failed at', time(job.failedAt)]);
+  if (job.completedAt !== null) rows.push(['completed at', time(job.completedAt)]);
+  if (job.cancelledAt !== null)
+    rows.push(['cancelled', `${time(job.cancelledAt)} by ${job.cancelledBy ?? '-'}`]);
+  if (job.lastError !== null) rows.push(['last error', job.lastError]);
+  rows.push([
+    'note',
+    `deleted ${deletedWhen[state] ?? 'as it finished'} (its queue keeps no ${job.state} jobs); the server ` +
+      'keeps only its outcome for a few minutes (limits.finished_outcome_ms), not its payload or metadata',
+  ]);
+  return [...describeRows(rows), ...describeResult(job, width(rows))].join('\n');
+}
+
 function describeJob(job: Job): string {
+  if (job.outcomeOnly) return describeOutcomeOnly(job);
   const rows: [string, string][] = [
     ['id', job.id],
     ['queue', job.queue],
@@ -38,19 +65,31 @@ function describeJob(job: Job): string {
   if (job.lastError !== null) rows.push(['last error', job.lastError]);
   if (job.progress !== null) rows.push(['progress', describeProgress(job.progress)]);
   rows.push(['payload', `${job.payloadBytes} bytes, ${job.contentType}`]);
-  const width = Math.max(...rows.map(([k]) => k.length));
-  const lines = rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`);
+  const lines = describeRows(rows);
   if (job.payloadBytes > 0) lines.push(...indent(showDecoded(decodePayload(job), payloadShownBytes)));
-  if (job.resultBytes !== null && job.resultContentType !== null) {
-    lines.push(`${'result'.padEnd(width)}  ${job.resultSize} bytes, ${job.resultContentType}`);
-    const shown = showDecoded(decodeBytes(job.resultBytes, job.resultContentType), payloadShownBytes);
-    if (job.resultSize > 0) lines.push(...indent(shown));
-  }
+  lines.push(...describeResult(job, width(rows)));
   if (job.errors.length > 0) {
     lines.push('errors');
     for (const e of job.errors) lines.push(`  attempt ${e.attempt} at ${time(e.at)}: ${e.error}`);
   }
   return lines.join('\n');
+}
+
+function width(rows: readonly [string, string][]): number {
+  return Math.max(...rows.map(([k]) => k.length));
+}
+
+function describeRows(rows: readonly [string, string][]): string[] {
+  const w = width(rows);
+  return rows.map(([k, v]) => `${k.padEnd(w)}  ${v}`);
+}
+
+function describeResult(job: Job, w: number): string[] {
+  if (job.resultBytes === null || job.resultContentType === null) return [];
+  const lines = [`${'result'.padEnd(w)}  ${job.resultSize} bytes, ${job.resultContentType}`];
+  const shown = showDecoded(decodeBytes(job.resultBytes, job.resultContentType), payloadShownBytes);
+  if (job.resultSize > 0) lines.push(...indent(shown));
+  return lines;
 }
 
 function indent(text: string): string[] {

@@ -31,6 +31,7 @@ import {
 } from '../control-types.ts';
 import { SeppError } from '../errors.ts';
 import { eventAbout } from '../events/index.ts';
+import { cancelledOutcome } from '../finished-outcomes.ts';
 import type { JobState } from '../types.ts';
 import { checkFilter, filterDetails, filterParams, type ValidFilter } from './job-filter.ts';
 import { chunkRows, type OperatorActions } from './operator-actions.ts';
@@ -73,6 +74,9 @@ export class Canceller {
         this.ctx.emit(tx, { kind: 'cancelled', queue: row.queue, count: 1 });
         if (this.ctx.events.recording) {
           this.ctx.record(tx, { ...eventAbout(row, nowMs), kind: 'cancelled', previousState });
+        }
+        if (this.ctx.outcomes.enabled && this.ctx.queues.settingsFor(row.queue).cancelledRetentionMs === 0) {
+          this.ctx.keepOutcome(tx, cancelledOutcome({ ...row, cancelled_by: by }, nowMs, null));
         }
         state = 'cancelled';
         break;

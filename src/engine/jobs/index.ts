@@ -8,4 +8,9 @@ export { Enqueuer } from './enqueue.ts';
 export { isRejection, validateJob } from './enqueue-validation.ts';
 export { JobIdGenerator, normalizeJobId, type RandomBytes, systemRandomBytes } from './job-id.ts';
 export { type DeadLetterSummaryQuery, JobQueries, summariesInOrder } from './job-queries.ts';
-export { appendError, jobInfoFromRow, leasedJobFromRow, parseMetadata } from './job-rows.ts';
+export {
+  appendError,
+  jobInfoFromRow,
+  leasedJobFromRow,
+  parseMetadata,
+} from './job-rows.ts';

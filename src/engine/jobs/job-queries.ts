@@ -18,7 +18,7 @@ import type { EngineContext } from '../context.ts';
 import { SeppError } from '../errors.ts';
 import type { DeadReason, JobInfo, JobState, Page } from '../types.ts';
 import { deadReasons, jobStates } from '../types.ts';
-import { jobInfoFromRow } from './job-rows.ts';
+import { jobInfoFromOutcome, jobInfoFromRow } from './job-rows.ts';
 
 const pageSizeDefault = 50;
 const mergeTypeLimit = 256;
@@ -94,15 +94,20 @@ export class JobQueries {
     };
   }
 
-  /** One stored job; NOT_FOUND once it is gone. */
+  /**
+   * One stored job; once its row is gone, the outcome kept of a job deleted as it
+   * finished (`outcomeOnly`, for limits.finishedOutcomeMs); NOT_FOUND after that.
+   */
   *getJob(view: StoreView, jobId: string): Op<JobInfo> {
     const row = yield* view.jobs.get(jobId);
-    if (row === undefined)
-      throw new SeppError(
-        'not_found',
-        `job ${jobId} does not exist (it may have been acked, cancelled or swept)`,
-      );
-    return jobInfoFromRow(row);
+    if (row !== undefined) return jobInfoFromRow(row);
+    const outcome = this.ctx.outcomes.get(jobId, this.ctx.clock.nowMs());
+    if (outcome !== undefined) return jobInfoFromOutcome(outcome);
+    throw new SeppError(
+      'not_found',
+      `job ${jobId} does not exist (it may have been acked, cancelled or swept, and its outcome ` +
+        `is kept only for limits.finished_outcome_ms, ${formatOutcomeWindow(this.ctx.limits.finishedOutcomeMs)})`,
+    );
   }
 
   /**
@@ -231,4 +236,11 @@ function decodeDeadCursor(
   const match = /^d(\d{1,16}):(\d{1,16})$/.exec(Buffer.from(cursor, 'base64url').toString());
   if (match === null) throw badCursor();
   return { failedAtMs: Number(match[1]), seq: Number(match[2]) };
+}
+
+/** The outcome window as a person reads it: `5 minutes`, `90 s`, `off`. */
+function formatOutcomeWindow(ms: number): string {
+  if (ms === 0) return 'off';
+  if (ms % 60_000 === 0) return `${ms / 60_000} minute${ms === 60_000 ? '' : 's'}`;
+  return `${ms / 1000} s`;
 }

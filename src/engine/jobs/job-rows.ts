@@ -1,5 +1,6 @@
 /** Turns stored rows into the engine's public shapes. */
 import type { JobRow, LeasedRow } from '../../store/rows.ts';
+import type { FinishedOutcome } from '../finished-outcomes.ts';
 import type { AttemptError, DeadReason, JobInfo, JobState, LeasedJob } from '../types.ts';
 
 export function parseMetadata(json: string | null): Record<string, string> {
@@ -50,6 +51,45 @@ export function leasedJobFromRow(row: LeasedRow): LeasedJob {
   };
 }
 
+/** What GetJob tells of a job deleted as it finished: its outcome, nothing it was enqueued with. */
+export function jobInfoFromOutcome(outcome: FinishedOutcome): JobInfo {
+  const { state, endedAtMs, lastError } = outcome;
+  return {
+    id: outcome.id,
+    seq: 0,
+    queue: outcome.queue,
+    type: outcome.type,
+    state,
+    priority: 0,
+    payload: new Uint8Array(0),
+    contentType: '',
+    attempt: outcome.attempt,
+    maxAttempts: 0,
+    idempotencyKey: null,
+    metadata: {},
+    traceparent: null,
+    tracestate: null,
+    enqueuedAtMs: 0,
+    runAtMs: 0,
+    leasedAtMs: null,
+    leaseDeadlineMs: null,
+    workerId: null,
+    lastError,
+    errors: [],
+    deadReason: outcome.deadReason,
+    failedAtMs: state === 'dead' ? endedAtMs : null,
+    completedAtMs: state === 'completed' ? endedAtMs : null,
+    expiresAtMs: null,
+    cancelledAtMs: state === 'cancelled' ? endedAtMs : null,
+    cancelledBy: outcome.cancelledBy,
+    result: outcome.result,
+    resultContentType: outcome.result === null ? null : outcome.resultContentType,
+    progress: null,
+    group: null,
+    outcomeOnly: true,
+  };
+}
+
 export function jobInfoFromRow(row: JobRow): JobInfo {
   return {
     id: row.id,
@@ -86,5 +126,6 @@ export function jobInfoFromRow(row: JobRow): JobInfo {
         ? null
         : { percent: row.progress_percent, json: row.progress_json, atMs: row.progress_at_ms },
     group: row.group_key,
+    outcomeOnly: false,
   };
 }

@@ -15,9 +15,10 @@ import type { Op } from '../../store/op.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
 import { SeppError } from '../errors.ts';
+import type { FinishedOutcome } from '../finished-outcomes.ts';
 import type { Ack, SettleOutcome } from '../types.ts';
 import { checkAckResult } from './results.ts';
-import type { Settler } from './settle.ts';
+import { completedOutcome, type Settler } from './settle.ts';
 
 /** The smallest batch the multi-row delete serves (its 10-row statement). */
 const minBatchAcks = 10;
@@ -58,6 +59,8 @@ export class AckBatches {
     const ackedPerQueue = new Map<string, number>();
     const { recording } = this.ctx.events;
     const outcomes: SettleOutcome[] = [];
+    const kept: FinishedOutcome[] | null = this.ctx.outcomes.enabled ? [] : null;
+    const nowMs = this.ctx.clock.nowMs();
     for (let i = 0; i < acks.length; i++) {
       const ack = acks[i]!;
       const job = firstPerJob.get(ack.jobId) === i ? deleted.get(ack.jobId) : undefined;
@@ -67,7 +70,14 @@ export class AckBatches {
       }
       ackedPerQueue.set(job.queue, (ackedPerQueue.get(job.queue) ?? 0) + 1);
       if (recording) this.settler.recordCompleted(tx, ack, job, false);
+      kept?.push(completedOutcome(ack, job, nowMs));
       outcomes.push({ ok: true });
+    }
+    if (kept !== null && kept.length > 0) {
+      const table = this.ctx.outcomes;
+      tx.afterCommit(() => {
+        for (const outcome of kept) table.add(outcome, nowMs);
+      });
     }
     for (const [queue, jobs] of ackedPerQueue) {
       yield* this.ctx.count(tx, queue, 'leased', null, jobs);

@@ -9,6 +9,7 @@ import type { AttemptRow } from '../../store/rows.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
 import { eventAbout } from '../events/index.ts';
+import { cancelledOutcome } from '../finished-outcomes.ts';
 import { appendError } from '../jobs/index.ts';
 
 /**
@@ -35,6 +36,9 @@ export function* finishCancelled(
   ctx.emit(tx, { kind: 'cancelled', queue: row.queue, count: 1 });
   if (ctx.events.recording) {
     ctx.record(tx, { ...eventAbout(row, ctx.clock.nowMs()), kind: 'cancelled', previousState: 'leased' });
+  }
+  if (ctx.outcomes.enabled && ctx.queues.settingsFor(row.queue).cancelledRetentionMs === 0) {
+    ctx.keepOutcome(tx, cancelledOutcome(row, ctx.clock.nowMs(), error));
   }
 }
 

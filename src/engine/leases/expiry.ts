@@ -18,6 +18,7 @@ import type { ExpiredRow, LeasedRow } from '../../store/rows.ts';
 import type { StoreTx, StoreView } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
 import { eventAbout } from '../events/index.ts';
+import { deadOutcome } from '../finished-outcomes.ts';
 import type { JobState } from '../types.ts';
 
 type ExpiringRow = Pick<
@@ -69,7 +70,16 @@ export class Expiry {
   ): Op<void> {
     const { queue } = row;
     const error = `expired: not started before ${new Date(row.expires_at_ms).toISOString()} (expires_at_ms)`;
-    if (this.ctx.queues.settingsFor(queue).expiredAction === 'delete') {
+    const settings = this.ctx.queues.settingsFor(queue);
+    // Deleted now, or a dead letter swept at the next pass: its outcome outlives the row.
+    if (
+      this.ctx.outcomes.enabled &&
+      (settings.expiredAction === 'delete' || settings.deadRetentionMs === 0)
+    ) {
+      const attempt = undoLease ? row.attempt - 1 : row.attempt;
+      this.ctx.keepOutcome(tx, deadOutcome(row, attempt, nowMs, error, 'expired'));
+    }
+    if (settings.expiredAction === 'delete') {
       yield* tx.jobs.delete(row.seq);
       yield* this.ctx.count(tx, queue, from, null, 1);
       yield* this.ctx.releaseKey(tx, queue, row.idempotency_key, row.id);

@@ -169,8 +169,8 @@ export class Reserver {
       };
       let wanted = remaining;
       let leased = 0;
-      let waitMsTotal = 0;
-      let waitMsMax = 0;
+      let totalWaitMs = 0;
+      let maxWaitMs = 0;
       for (;;) {
         let rows: LeasedRow[];
         if (flow.isPlain(queue, settings)) {
@@ -190,8 +190,8 @@ export class Reserver {
         for (const row of live) {
           jobs.push(leasedJobFromRow(row));
           const waitedMs = Math.max(0, nowMs - row.run_at_ms);
-          waitMsTotal += waitedMs;
-          if (waitedMs > waitMsMax) waitMsMax = waitedMs;
+          totalWaitMs += waitedMs;
+          if (waitedMs > maxWaitMs) maxWaitMs = waitedMs;
         }
         leased += live.length;
         wanted -= live.length;
@@ -216,7 +216,7 @@ export class Reserver {
       }
       // Jobs with their own lease_ms end at this deadline or later, never earlier.
       this.ctx.wakeAt(tx, leaseDeadlineMs);
-      this.ctx.emit(tx, { kind: 'reserved', queue, count: leased, waitMsTotal, waitMsMax });
+      this.ctx.emit(tx, { kind: 'reserved', queue, count: leased, totalWaitMs, maxWaitMs });
     }
     return jobs;
   }

@@ -12,6 +12,7 @@ import type { AttemptRow } from '../../store/rows.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
 import { SeppError } from '../errors.ts';
+import { deadOutcome, type FinishedOutcome } from '../finished-outcomes.ts';
 import { appendError } from '../jobs/index.ts';
 import type {
   Ack,
@@ -66,6 +67,8 @@ export class Settler {
         yield* this.ctx.count(tx, deleted.queue, 'leased', null, 1);
         this.ctx.emit(tx, { kind: 'acked', queue: deleted.queue, count: 1 });
         if (this.ctx.events.recording) this.recordCompleted(tx, ack, deleted, false);
+        if (this.ctx.outcomes.enabled)
+          this.ctx.keepOutcome(tx, completedOutcome(ack, deleted, clock.nowMs()));
         return { ok: true };
       }
     }
@@ -90,6 +93,7 @@ export class Settler {
     } else {
       yield* tx.leases.ack(ack);
       yield* this.ctx.count(tx, row!.queue, 'leased', null, 1);
+      if (this.ctx.outcomes.enabled) this.ctx.keepOutcome(tx, completedOutcome(ack, row!, clock.nowMs()));
     }
     this.ctx.emit(tx, { kind: 'acked', queue: row!.queue, count: 1 });
     if (this.ctx.events.recording) this.recordCompleted(tx, ack, row!, retained);
@@ -193,6 +197,10 @@ export class Settler {
         errorsJson,
       });
       yield* this.ctx.count(tx, row.queue, row.state as JobState, 'dead', 1);
+      if (this.ctx.outcomes.enabled && queues.settingsFor(row.queue).deadRetentionMs === 0) {
+        // Swept at the next pass: its outcome outlives the row.
+        this.ctx.keepOutcome(tx, deadOutcome(row, row.attempt, nowMs, error, deadReason));
+      }
       return { state: 'dead', runAtMs: null };
     }
     const delayMs =
@@ -208,6 +216,29 @@ export class Settler {
     if (recording) this.ctx.record(tx, { ...about, kind: 'retry_scheduled', state, runAtMs, error });
     return { state, runAtMs };
   }
+}
+
+/** The outcome kept of a job deleted on its ack (limits.finishedOutcomeMs). */
+export function completedOutcome(
+  ack: Ack,
+  job: { queue: string; type: string },
+  nowMs: number,
+): FinishedOutcome {
+  const { result } = ack;
+  return {
+    id: ack.jobId,
+    queue: job.queue,
+    type: job.type,
+    state: 'completed',
+    attempt: ack.attempt,
+    endedAtMs: nowMs,
+    // A copy: the request's bytes may be a view of a whole received message.
+    result: result === undefined ? null : new Uint8Array(result),
+    resultContentType: resultContentTypeOf(ack),
+    lastError: null,
+    deadReason: null,
+    cancelledBy: null,
+  };
 }
 
 /** Why a settlement of `attempt` cannot apply to the job as stored; null when it can. */

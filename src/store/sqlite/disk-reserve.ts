@@ -23,6 +23,10 @@ export class DiskReserve {
     private readonly dataDir: string,
     /** 0 keeps no reserve. */
     readonly bytes: number,
+    /** Bytes the database can fill again without growing (its free pages). */
+    private readonly databaseFreeBytes: () => number = () => 0,
+    /** Checkpoints and truncates the WAL (nothing when checkpoints are external). */
+    private readonly truncateWal: () => void = () => {},
   ) {
     this.path = join(dataDir, reserveFileName);
   }
@@ -36,6 +40,16 @@ export class DiskReserve {
   freeBytes(): number {
     const fs = statfsSync(this.dataDir);
     return fs.bavail * fs.bsize;
+  }
+
+  /** Room inside the database file that deleted rows left: new rows fill it before the file grows. */
+  reusableBytes(): number {
+    return this.databaseFreeBytes();
+  }
+
+  /** After a drain, the WAL holds blocks the queues no longer need: a truncating checkpoint frees them. */
+  reclaim(): void {
+    this.truncateWal();
   }
 
   /**

@@ -98,6 +98,8 @@ export class GroupCommitter<Tx extends UnitScope<Tx>> {
   private scheduled = false;
   private flushing = false;
   private closedForWrites = false;
+  /** Set by refuse(): every unit fails with it from then on. */
+  private refusal: StorageFailure | undefined;
   private readonly UnitScope: new () => Scope<Tx>;
   private readonly maxBatchOperations: number;
   private readonly monotonicMs: () => number;
@@ -148,6 +150,23 @@ export class GroupCommitter<Tx extends UnitScope<Tx>> {
     while (this.queue.length > 0) this.flush();
   }
 
+  /**
+   * Refuses every unit from now on, those queued included, with `failure` (the
+   * store's files were deleted or replaced under it): nothing more is committed.
+   */
+  refuse(failure: StorageFailure): void {
+    this.refusal = failure;
+    if (!this.flushing) this.rejectQueued(failure);
+  }
+
+  private rejectQueued(failure: StorageFailure): void {
+    const queued = this.queue;
+    this.queue = [];
+    if (queued.length === 0) return;
+    const error = this.hooks.commitFailed(failure);
+    for (const pending of queued) pending.reject(error);
+  }
+
   private schedule(): void {
     if (this.scheduled || this.flushing) return;
     this.scheduled = true;
@@ -160,6 +179,10 @@ export class GroupCommitter<Tx extends UnitScope<Tx>> {
   /** Writes one batch now. Public for close() and tests; normally driven by schedule(). */
   flush(): void {
     if (this.flushing || this.queue.length === 0) return;
+    if (this.refusal !== undefined) {
+      this.rejectQueued(this.refusal);
+      return;
+    }
     this.flushing = true;
     const batch =
       this.queue.length <= this.maxBatchOperations

@@ -1,7 +1,7 @@
 /**
- * The admin UI's sessions (schema/0006_runtime_settings.sql, primary key
- * id_sha256, index admin_sessions_expiry): the SHA-256 of a session's id,
- * never the id. src/admin/ decides what a session is; this keeps it.
+ * The admin UI's sessions (schema/0011_session_hashes.sql, primary key
+ * id_sha256, index admin_sessions_expiry): the SHA-256 of a session's id and
+ * of its CSRF token, never either. src/admin/ decides what a session is; this keeps it.
  */
 import type { SessionRow } from '../rows.ts';
 import type { Sessions } from '../store.ts';
@@ -14,8 +14,8 @@ export function prepareSessionStatements(db: Db) {
       'SELECT * FROM admin_sessions WHERE expires_at_ms > @nowMs ORDER BY created_at_ms, id_sha256',
     ),
     insertSession: db.prepare<[SessionRow]>(
-      `INSERT INTO admin_sessions (id_sha256, user, role, csrf_token, created_at_ms, expires_at_ms)
-       VALUES (@id_sha256, @user, @role, @csrf_token, @created_at_ms, @expires_at_ms)`,
+      `INSERT INTO admin_sessions (id_sha256, user, role, csrf_sha256, password_tag, created_at_ms, expires_at_ms)
+       VALUES (@id_sha256, @user, @role, @csrf_sha256, @password_tag, @created_at_ms, @expires_at_ms)`,
     ),
     deleteSession: db.prepare<[string]>('DELETE FROM admin_sessions WHERE id_sha256 = ?'),
     /** Sessions that ended by time: an index range. */

@@ -4,7 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { ApiError } from '../api.ts';
 import { useNow } from '../clock.ts';
 import { dateOf, fmtRelative, fmtTime, humanize, shortId } from '../format.ts';
-import type { Loaded } from '../hooks.ts';
+import { type Loaded, staleAfterMs } from '../hooks.ts';
 import { Link, navigate, onLocationChange, useLocation } from '../router.tsx';
 import type { JobState } from '../types.ts';
 
@@ -103,8 +103,19 @@ export function Pager({ prevCursor, nextCursor }: { prevCursor?: string | null; 
   );
 }
 
-/** A time in the one format, with how long ago (or how soon) beside it. */
-export function Time({ ms, relative = true }: { ms: number | null; relative?: boolean }) {
+/**
+ * A time in the one format, with how long ago (or how soon) beside it.
+ * `past`: the time of something that has happened, never shown as "in 2 s".
+ */
+export function Time({
+  ms,
+  relative = true,
+  past = false,
+}: {
+  ms: number | null;
+  relative?: boolean;
+  past?: boolean;
+}) {
   const now = useNow(5000);
   if (ms === null) return <span class="muted">—</span>;
   const date = dateOf(ms);
@@ -112,7 +123,7 @@ export function Time({ ms, relative = true }: { ms: number | null; relative?: bo
   return (
     <span class="time">
       <time dateTime={date.toISOString()}>{fmtTime(ms)}</time>
-      {relative && <span class="time-rel"> {fmtRelative(ms, now)}</span>}
+      {relative && <span class="time-rel"> {fmtRelative(ms, now, { past })}</span>}
     </span>
   );
 }
@@ -146,22 +157,43 @@ export function CopyId({ id }: { id: string }) {
 }
 
 /**
- * Whether what the page shows is current: "live" while the last refresh
- * worked, "stale since …" (and the numbers dimmed by the page) once it fails.
+ * Whether what the page shows is current: "live" while the last answer is
+ * recent, "stale since …" (and the numbers dimmed by the page) once it is
+ * older than two poll periods or a refresh failed, and "paused" while the
+ * page holds its refreshes (`pausedBecause` says why).
  */
-export function LiveStatus({ loaded, everyMs }: { loaded: Loaded<unknown>; everyMs: number }) {
+export function LiveStatus({
+  loaded,
+  everyMs,
+  pausedBecause,
+}: {
+  loaded: Loaded<unknown>;
+  everyMs: number;
+  pausedBecause?: string;
+}) {
   const now = useNow(1000);
   if (loaded.okAtMs === null) return null;
+  if (loaded.paused) {
+    return (
+      <span class="live live-paused" role="status" data-testid="live-status">
+        <span class="live-dot" aria-hidden="true" /> refresh paused{pausedBecause ? ` ${pausedBecause}` : ''}
+      </span>
+    );
+  }
   if (loaded.stale) {
     return (
       <span class="live live-stale" role="status" data-testid="live-status">
         <span class="live-dot" aria-hidden="true" /> stale since {fmtTime(loaded.okAtMs)} (
-        {fmtRelative(loaded.okAtMs, now)})
+        {fmtRelative(loaded.okAtMs, now, { past: true })})
       </span>
     );
   }
   return (
-    <span class="live" title={`Refreshed every ${everyMs / 1000} s`} data-testid="live-status">
+    <span
+      class="live"
+      title={`Refreshed every ${everyMs / 1000} s; shown as stale once the last answer is over ${staleAfterMs(everyMs) / 1000} s old`}
+      data-testid="live-status"
+    >
       <span class="live-dot" aria-hidden="true" /> live
     </span>
   );

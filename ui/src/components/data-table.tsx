@@ -46,6 +46,7 @@ export function DataTable<T>({
   selection,
   rowActions,
   wide,
+  rowClass,
 }: {
   label: string;
   columns: readonly Column<T>[];
@@ -56,6 +57,8 @@ export function DataTable<T>({
   rowActions?(row: T): ComponentChildren;
   /** Many columns: keeps a readable width and scrolls inside its card between phone and desktop. */
   wide?: boolean;
+  /** A class for a row that needs attention (`row-warning`). */
+  rowClass?(row: T): string | undefined;
 }) {
   const keys = rows.map(rowKey);
   const selected = selection?.selected;
@@ -118,7 +121,14 @@ export function DataTable<T>({
             {rows.map((row, i) => {
               const key = keys[i] ?? '';
               return (
-                <tr key={key} class={selection?.selected.has(key) ? 'selected' : undefined}>
+                <tr
+                  key={key}
+                  class={
+                    [selection?.selected.has(key) ? 'selected' : '', rowClass?.(row) ?? '']
+                      .join(' ')
+                      .trim() || undefined
+                  }
+                >
                   {selection !== undefined && (
                     <td class="select-cell">
                       <input

@@ -6,6 +6,7 @@
  */
 import { useState } from 'preact/hooks';
 import { can, post, seg } from '../api.ts';
+import { fmtNum } from '../format.ts';
 import { useAction } from '../hooks.ts';
 import { cancellableStates, type JobState, type Session } from '../types.ts';
 import { ErrorBanner, notify } from './common.tsx';
@@ -19,7 +20,25 @@ interface Filter {
   group: string;
 }
 
-type Pending = { action: 'cancel'; matched: number } | { action: 'run-now' };
+type Pending = { action: 'cancel' | 'run-now'; matched: number };
+
+/** The two actions: the endpoint each posts to, and how its confirmation and notice read. */
+const texts = {
+  cancel: {
+    path: 'cancel',
+    title: (n: string, what: string) => `Cancel ${n} ${what}?`,
+    confirm: (n: string) => `Cancel ${n} job${n === '1' ? '' : 's'}`,
+    dismiss: 'Keep them',
+    body: "They will not run. Leased ones are running: their workers are told to stop, and they end cancelled. Cancelled jobs are kept for the queue's retention and can be requeued one by one.",
+  },
+  'run-now': {
+    path: 'update',
+    title: (n: string, what: string) => `Run ${n} ${what} now?`,
+    confirm: (n: string) => `Run ${n} job${n === '1' ? '' : 's'} now`,
+    dismiss: 'Cancel',
+    body: 'Every scheduled job that matches becomes ready at once, including retries waiting for their backoff.',
+  },
+} as const;
 
 export function FilterActions({
   session,
@@ -41,11 +60,12 @@ export function FilterActions({
   const base = `/api/v1/queues/${seg(filter.queue)}/jobs`;
   const what = `${filter.state} jobs${filter.type === '' ? '' : ` of type ${filter.type}`}${filter.group === '' ? '' : ` of group ${filter.group}`} in ${filter.queue}`;
 
-  const askCancel = async () => {
+  // Both ask the server how many jobs match now, so the confirmation names the count.
+  const ask = async (which: Pending['action']) => {
     const counted = await action.run(() =>
-      post<{ matched: number }>(`${base}/cancel`, { ...body, dryRun: true }),
+      post<{ matched: number }>(`${base}/${texts[which].path}`, { ...body, dryRun: true }),
     );
-    if (counted !== undefined) setPending({ action: 'cancel', matched: counted.matched });
+    if (counted !== undefined) setPending({ action: which, matched: counted.matched });
   };
   const confirm = async () => {
     if (pending === null) return;
@@ -64,52 +84,43 @@ export function FilterActions({
       const done = await action.run(() =>
         post<{ updated: number }>(`${base}/update`, { ...body, runNow: true }),
       );
-      if (done !== undefined) notify(`${done.updated} ${what} run now.`);
+      if (done !== undefined) notify(`${fmtNum(done.updated)} ${what} run now.`);
     }
     setPending(null);
     onDone();
   };
+  const text = pending === null ? null : texts[pending.action];
+  const count = pending === null ? '' : fmtNum(pending.matched);
 
   return (
     <div class="filter-actions">
       {filter.state === 'scheduled' && (
-        <button type="button" class="btn btn-small" onClick={() => setPending({ action: 'run-now' })}>
+        <button type="button" class="btn btn-small" disabled={action.busy} onClick={() => ask('run-now')}>
           Run all now
         </button>
       )}
       {cancellableStates.includes(filter.state) && (
-        <button type="button" class="btn btn-small btn-danger" disabled={action.busy} onClick={askCancel}>
+        <button
+          type="button"
+          class="btn btn-small btn-danger"
+          disabled={action.busy}
+          onClick={() => ask('cancel')}
+        >
           Cancel all matching
         </button>
       )}
       <ErrorBanner error={pending === null ? action.error : null} onDismiss={action.clear} />
       <ConfirmDialog
         open={pending !== null}
-        title={
-          pending?.action === 'cancel'
-            ? `Cancel ${pending.matched.toLocaleString('en-US')} ${what}?`
-            : `Run all ${what} now?`
-        }
-        confirmLabel={
-          pending?.action === 'cancel' ? `Cancel ${pending.matched.toLocaleString('en-US')} jobs` : 'Run now'
-        }
+        title={text === null ? '' : text.title(count, what)}
+        confirmLabel={text === null ? '' : text.confirm(count)}
         danger={pending?.action === 'cancel'}
-        dismissLabel={pending?.action === 'cancel' ? 'Keep them' : 'Cancel'}
+        dismissLabel={text?.dismiss ?? 'Cancel'}
         busy={action.busy}
         onCancel={() => setPending(null)}
         onConfirm={confirm}
       >
-        {pending?.action === 'cancel' ? (
-          <p>
-            They will not run. Leased ones are running: their workers are told to stop, and they end
-            cancelled. Cancelled jobs are kept for the queue's retention and can be requeued one by one.
-          </p>
-        ) : (
-          <p>
-            Every scheduled job that matches becomes ready at once, including retries waiting for their
-            backoff.
-          </p>
-        )}
+        <p>{text?.body}</p>
         <ErrorBanner error={pending === null ? null : action.error} onDismiss={action.clear} />
       </ConfirmDialog>
     </div>

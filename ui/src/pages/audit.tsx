@@ -1,5 +1,9 @@
-/** The audit log: who changed what and when, filterable by user, action and target. */
+/**
+ * The audit log: who changed what and when, filterable by user, action (every
+ * action the server writes: src/admin/audit-actions.ts) and target.
+ */
 import { useEffect, useState } from 'preact/hooks';
+import { auditActions } from '../../../src/admin/audit-actions.ts';
 import { query } from '../api.ts';
 import {
   Empty,
@@ -12,32 +16,12 @@ import {
   Time,
 } from '../components/common.tsx';
 import { type Column, DataTable } from '../components/data-table.tsx';
+import { FilterBar } from '../components/filter-bar.tsx';
 import { SelectField } from '../components/select-field.tsx';
+import { TextField } from '../components/text-field.tsx';
 import { useApi } from '../hooks.ts';
 import { Link, navigate, useLocation } from '../router.tsx';
 import type { AuditEntry, Page } from '../types.ts';
-
-const actions = [
-  'session.login',
-  'session.login_failed',
-  'session.logout',
-  'queue.pause',
-  'queue.resume',
-  'queue.purge',
-  'queue.delete',
-  'queue.settings.set',
-  'queue.settings.reset',
-  'config.reload',
-  'worker.release_lease',
-  'job.enqueue',
-  'job.cancel',
-  'job.requeue',
-  'job.dead_letter',
-  'dead_letters.requeue',
-  'dead_letters.delete',
-  'dead_letters.requeue_all',
-  'dead_letters.delete_all',
-];
 
 function TargetLink({ target }: { target: string }) {
   const [kind, name] = [target.slice(0, target.indexOf(':')), target.slice(target.indexOf(':') + 1)];
@@ -48,6 +32,7 @@ function TargetLink({ target }: { target: string }) {
       </Link>
     );
   if (kind === 'queue') return <Link href={`/queues/${encodeURIComponent(name)}`}>{target}</Link>;
+  if (kind === 'schedule') return <Link href={`/schedules/${encodeURIComponent(name)}`}>{target}</Link>;
   return <span>{target}</span>;
 }
 
@@ -90,7 +75,7 @@ function Details({ details }: { details: Record<string, unknown> }) {
 }
 
 const columns: Column<AuditEntry>[] = [
-  { header: 'Time', className: 'nowrap', cell: (e) => <Time ms={e.atMs} /> },
+  { header: 'Time', className: 'nowrap', cell: (e) => <Time ms={e.atMs} past /> },
   { header: 'User', rowHeader: true, cell: (e) => e.actor },
   { header: 'Action', cell: (e) => <code>{e.action}</code> },
   { header: 'Target', cell: (e) => <TargetLink target={e.target} /> },
@@ -105,6 +90,10 @@ export function Audit() {
   const cursor = params.get('cursor') ?? '';
   const [form, setForm] = useState({ actor, action, target });
   useEffect(() => setForm({ actor, action, target }), [actor, action, target]);
+  const text = (key: 'actor' | 'target') => ({
+    value: form[key],
+    onInput: (value: string) => setForm({ ...form, [key]: value }),
+  });
   const page = useApi<Page<AuditEntry>>(
     `/api/v1/audit${query({ actor, action, target, cursor, limit: 50 })}`,
     {
@@ -118,45 +107,27 @@ export function Audit() {
         <LiveStatus loaded={page} everyMs={10_000} />
         <RefreshButton loaded={page} />
       </PageHeader>
-      <form
-        class="card filters"
-        onSubmit={(e) => {
-          e.preventDefault();
+      <FilterBar
+        label="Audit filters"
+        active={[actor, action, target].filter((v) => v !== '').length}
+        submitLabel="Filter"
+        onSubmit={() =>
           navigate(
             `/audit${query({ actor: form.actor.trim(), action: form.action, target: form.target.trim() })}`,
-          );
-        }}
+          )
+        }
       >
-        <div class="field">
-          <label for="audit-actor">User</label>
-          <input
-            id="audit-actor"
-            value={form.actor}
-            onInput={(e) => setForm({ ...form, actor: e.currentTarget.value })}
-            placeholder="anyone"
-          />
-        </div>
+        <TextField id="audit-actor" label="User" placeholder="anyone" {...text('actor')} />
         <SelectField
           id="audit-action"
           label="Action"
           value={form.action}
           any="any action"
-          choices={actions}
-          onChange={(action) => setForm({ ...form, action })}
+          choices={auditActions}
+          onChange={(value) => setForm({ ...form, action: value })}
         />
-        <div class="field">
-          <label for="audit-target">Target</label>
-          <input
-            id="audit-target"
-            value={form.target}
-            onInput={(e) => setForm({ ...form, target: e.currentTarget.value })}
-            placeholder="queue:emails or job:…"
-          />
-        </div>
-        <button type="submit" class="btn btn-primary">
-          Filter
-        </button>
-      </form>
+        <TextField id="audit-target" label="Target" placeholder="queue:emails or job:…" {...text('target')} />
+      </FilterBar>
       <ErrorBanner error={page.stale ? null : page.error} />
       {page.data === null ? (
         page.error === null && <Loading />

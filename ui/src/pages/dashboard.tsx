@@ -1,5 +1,5 @@
 /**
- * The dashboard: server facts, totals, the current rates as numbers and as
+ * The dashboard: totals (first: what a phone shows without scrolling), server facts, the current rates as numbers and as
  * charts over a chosen window (5 min, 1 h, 24 h), and every queue's counts,
  * rates and waits (refreshed each second; "stale since …" when it cannot be).
  */
@@ -72,7 +72,13 @@ function queueColumns(rates: Record<string, QueueRates>): Column<QueueInfo>[] {
       header: 'Wait avg / max',
       num: true,
       title: () => 'from due (enqueued, or its run-at) to leased, over the jobs leased in the window',
-      cell: (q) => `${wait(r(q)?.waitMsAvg ?? null)} / ${wait(r(q)?.waitMsMax ?? null)}`,
+      cell: (q) => `${wait(r(q)?.avgWaitMs ?? null)} / ${wait(r(q)?.maxWaitMs ?? null)}`,
+    },
+    {
+      header: 'Waiting',
+      num: true,
+      title: () => 'reserves waiting for a job of this queue (one waiting on several queues counts in each)',
+      cell: (q) => fmtNum(q.waitingWorkers),
     },
     {
       header: 'Oldest ready',
@@ -82,13 +88,35 @@ function queueColumns(rates: Record<string, QueueRates>): Column<QueueInfo>[] {
   ];
 }
 
+/**
+ * The waiting figures, defined: the server's figure counts each waiting
+ * reserve (a long-poll: a Work stream's request for jobs, or a Reserve call)
+ * once; a queue's "Waiting" counts the reserves that would take a job of that
+ * queue, so a reserve waiting on several queues is in each of their rows, and
+ * one waiting on a queue with no jobs yet is in no row. The rows therefore add
+ * up to the total only when every reserve names one listed queue.
+ */
+function WaitingReserves({ count }: { count: number }) {
+  return (
+    <span title="long-polls (Work stream requests or Reserve calls) waiting for a job now, each counted once">
+      {fmtNum(count)}
+    </span>
+  );
+}
+
+function waitingNote(total: number, listed: number): string {
+  const each = `${fmtNum(total)} reserve${total === 1 ? '' : 's'} waiting in all, each counted once`;
+  if (listed === total)
+    return `Waiting: reserves waiting for a job of the queue; ${each}, and the rows add up to it.`;
+  return `Waiting: reserves waiting for a job of the queue. ${each}; the rows add up to ${fmtNum(listed)}, as a reserve waiting on several queues is in each of their rows and one waiting on a queue with no jobs yet is in none (see Workers).`;
+}
+
 export function Dashboard({ session }: { session: Session }) {
   const { params } = useLocation();
   const window = (windows.find((w) => w.key === params.get('window'))?.key ?? '1h') as RateWindow;
   const overview = useApi<Overview>(`/api/v1/overview${query({ window })}`, { pollMs: 1000 });
   const { data, error } = overview;
-  const unlisted =
-    data === null ? 0 : data.waitingWorkers - data.queues.reduce((n, q) => n + q.waitingWorkers, 0);
+  const listed = data === null ? 0 : data.queues.reduce((n, q) => n + q.waitingWorkers, 0);
   return (
     <>
       <PageHeader title="Dashboard">
@@ -115,6 +143,16 @@ export function Dashboard({ session }: { session: Session }) {
         error === null && <Loading />
       ) : (
         <div class={overview.stale ? 'is-stale' : undefined}>
+          <section class="totals" aria-label="Jobs by state, all queues">
+            {jobStates.map((state) => (
+              <div key={state} class={`total total-${state}`}>
+                <span class="total-value" data-testid={`total-${state}`}>
+                  {fmtNum(data.totals[state])}
+                </span>
+                <span class="total-label">{state}</span>
+              </div>
+            ))}
+          </section>
           <section class="card" aria-labelledby="server-title">
             <h2 id="server-title" class="card-title">
               Server
@@ -131,23 +169,13 @@ export function Dashboard({ session }: { session: Session }) {
                 ['Durability', data.server.durability],
                 ['Database', fmtBytes(data.server.dbBytes)],
                 ['WAL', fmtBytes(data.server.walBytes)],
-                ['Waiting streams', fmtNum(data.waitingWorkers)],
+                ['Waiting reserves', <WaitingReserves count={data.waitingWorkers} />],
                 [
                   'Wait avg / max',
-                  `${wait(data.rates.current.waitMsAvg)} / ${wait(data.rates.current.waitMsMax)}`,
+                  `${wait(data.rates.current.avgWaitMs)} / ${wait(data.rates.current.maxWaitMs)}`,
                 ],
               ]}
             />
-          </section>
-          <section class="totals" aria-label="Jobs by state, all queues">
-            {jobStates.map((state) => (
-              <div key={state} class={`total total-${state}`}>
-                <span class="total-value" data-testid={`total-${state}`}>
-                  {fmtNum(data.totals[state])}
-                </span>
-                <span class="total-label">{state}</span>
-              </div>
-            ))}
           </section>
           <div class="charts">
             <RateChart title="Throughput" snapshot={data.rates} series={throughput} />
@@ -174,10 +202,9 @@ export function Dashboard({ session }: { session: Session }) {
                 wide
               />
             )}
-            {unlisted > 0 && (
-              <p class="muted">
-                {fmtNum(unlisted)} waiting on queues that have no jobs yet; see{' '}
-                <Link href="/workers">Workers</Link>.
+            {data.queues.length > 0 && (
+              <p class="muted" data-testid="waiting-note">
+                {waitingNote(data.waitingWorkers, listed)}
               </p>
             )}
           </section>

@@ -20,6 +20,7 @@ import {
 } from '../components/common.tsx';
 import { ConfirmDialog, useConfirm } from '../components/confirm-dialog.tsx';
 import { type Column, DataTable } from '../components/data-table.tsx';
+import { FilterBar } from '../components/filter-bar.tsx';
 import { SelectField } from '../components/select-field.tsx';
 import { fmtNum, humanize } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
@@ -37,7 +38,7 @@ const columns: Column<JobSummary>[] = [
   { header: 'Job', rowHeader: true, cell: (j) => <JobIdLink id={j.id} /> },
   { header: 'Type', cell: (j) => j.type },
   { header: 'Reason', cell: (j) => <ReasonBadge reason={j.deadReason} /> },
-  { header: 'Failed', className: 'nowrap', cell: (j) => <Time ms={j.failedAtMs} /> },
+  { header: 'Failed', className: 'nowrap', cell: (j) => <Time ms={j.failedAtMs} past /> },
   { header: 'Attempts', num: true, cell: (j) => j.attempt },
   {
     header: 'Last error',
@@ -62,13 +63,17 @@ export function DeadLetters({ session }: { session: Session }) {
     queue === '' || unknownQueue
       ? null
       : `/api/v1/queues/${seg(queue)}/dead-letters${query({ reason, cursor, order: 'newest_first', limit: 50 })}`,
-    { pollMs: 5000 },
+    // A live list would drop selected rows at a refresh: it holds its refreshes while rows are selected.
+    { pollMs: 5000, paused: selected.size > 0 },
   );
   const confirm = useConfirm<Pending>();
   const action = useAction();
   const operator = can(session, 'operator');
   const items = page.data?.items ?? [];
-  const total = reason === '' ? (known?.counts.dead ?? null) : (page.data?.total ?? null);
+  // With a reason, the server counts only what it lists: the count is known when the first page holds them all.
+  const onePage = page.data !== null && cursor === '' && page.data.nextCursor === null;
+  const total =
+    reason === '' ? (known?.counts.dead ?? null) : (page.data?.total ?? (onePage ? items.length : null));
 
   const run = async (pending: Pending) => {
     const base = `/api/v1/queues/${seg(queue)}/dead-letters`;
@@ -97,7 +102,9 @@ export function DeadLetters({ session }: { session: Session }) {
   const describe = (p: Pending | null): { title: string; body: string; label: string; danger: boolean } => {
     if (p === null) return { title: '', body: '', label: '', danger: false };
     const count = 'ids' in p ? p.ids.length : p.count;
-    const what = `all ${count === null ? '' : `${fmtNum(count)} `}${reason ? `${humanize(reason)} ` : ''}dead letter${count === 1 ? '' : 's'}`;
+    // The reason in quotes after the noun: "dead lettered dead letters" read as a stutter.
+    const what = `all ${count === null ? `(more than ${fmtNum(items.length)})` : fmtNum(count)} dead letter${count === 1 ? '' : 's'}`;
+    const why = reason ? ` with reason “${humanize(reason)}”` : '';
     switch (p.kind) {
       case 'requeue':
         return {
@@ -115,16 +122,16 @@ export function DeadLetters({ session }: { session: Session }) {
         };
       case 'requeue-all':
         return {
-          title: `Requeue ${what} of ${queue}?`,
+          title: `Requeue ${what} of ${queue}${why}?`,
           body: 'Every one goes back to ready with a fresh attempt budget.',
-          label: 'Requeue all',
+          label: count === null ? 'Requeue all' : `Requeue ${fmtNum(count)}`,
           danger: false,
         };
       case 'delete-all':
         return {
-          title: `Delete ${what} of ${queue}?`,
+          title: `Delete ${what} of ${queue}${why}?`,
           body: 'Every one is removed for good. This cannot be undone.',
-          label: 'Delete all',
+          label: count === null ? 'Delete all' : `Delete ${fmtNum(count)}`,
           danger: true,
         };
     }
@@ -134,7 +141,11 @@ export function DeadLetters({ session }: { session: Session }) {
   return (
     <>
       <PageHeader title="Dead letters">
-        <LiveStatus loaded={page} everyMs={5000} />
+        <LiveStatus
+          loaded={page}
+          everyMs={5000}
+          pausedBecause={`while ${fmtNum(selected.size)} row${selected.size === 1 ? ' is' : 's are'} selected`}
+        />
         <RefreshButton loaded={page} />
         {operator && items.length > 0 && (
           <button
@@ -155,7 +166,7 @@ export function DeadLetters({ session }: { session: Session }) {
           </button>
         )}
       </PageHeader>
-      <div class="card filters">
+      <FilterBar label="Dead letter filters" active={reason === '' ? 0 : 1}>
         <SelectField
           id="dl-queue"
           label="Queue"
@@ -174,7 +185,7 @@ export function DeadLetters({ session }: { session: Session }) {
           choices={deadReasons.map((r) => ({ value: r, label: humanize(r) }))}
           onChange={(r) => navigate(`/dead-letters${query({ queue, reason: r })}`)}
         />
-      </div>
+      </FilterBar>
       <ErrorBanner error={page.stale ? action.error : (queues.error ?? page.error ?? action.error)} />
       {unknownQueue ? (
         <div class="card">

@@ -76,7 +76,9 @@ export function Enqueue() {
   return (
     <>
       <PageHeader title="Enqueue a job" />
-      <form class="card form" onSubmit={submit}>
+      {/* A submit the browser blocks (a required field left empty) never reaches submit(): the
+          result of the one before must not stay on screen as if it were this one's. */}
+      <form class="card form" onSubmit={submit} onInvalidCapture={() => setCreated(null)}>
         <div class="form-grid">
           <div class="field">
             <label for="enq-queue">Queue</label>

@@ -16,7 +16,11 @@ const group: C = { header: 'Group', cell: (j) => j.group ?? <span class="muted">
 const state: C = { header: 'State', cell: (j) => <StateBadge state={j.state} /> };
 const priority: C = { header: 'Priority', num: true, hideNarrow: true, cell: (j) => j.priority };
 const attempt: C = { header: 'Attempt', num: true, cell: (j) => `${j.attempt}/${j.maxAttempts}` };
-const enqueued: C = { header: 'Enqueued', className: 'nowrap', cell: (j) => <Time ms={j.enqueuedAtMs} /> };
+const enqueued: C = {
+  header: 'Enqueued',
+  className: 'nowrap',
+  cell: (j) => <Time ms={j.enqueuedAtMs} past />,
+};
 const due: C = { header: 'Due', className: 'nowrap', cell: (j) => <Time ms={j.runAtMs} /> };
 const size: C = { header: 'Size', num: true, hideNarrow: true, cell: (j) => fmtBytes(j.payloadBytes) };
 const lastError: C = {
@@ -36,8 +40,12 @@ const leaseEnds: C = {
   cell: (j) => <Time ms={j.leaseDeadlineMs} />,
 };
 const reason: C = { header: 'Reason', cell: (j) => <ReasonBadge reason={j.deadReason} /> };
-const failed: C = { header: 'Failed', className: 'nowrap', cell: (j) => <Time ms={j.failedAtMs} /> };
-const completed: C = { header: 'Completed', className: 'nowrap', cell: (j) => <Time ms={j.completedAtMs} /> };
+const failed: C = { header: 'Failed', className: 'nowrap', cell: (j) => <Time ms={j.failedAtMs} past /> };
+const completed: C = {
+  header: 'Completed',
+  className: 'nowrap',
+  cell: (j) => <Time ms={j.completedAtMs} past />,
+};
 
 /** `groups`: show the job's group after its type (when some job on the page has one). */
 export function jobColumns(listState: BrowseState | null, allQueues: boolean, groups = false): C[] {

@@ -22,9 +22,13 @@ import {
   Time,
 } from '../components/common.tsx';
 import { ConfirmDialog, useConfirm } from '../components/confirm-dialog.tsx';
-import { fmtBytes, fmtTime, humanize, shortId } from '../format.ts';
+import { fmtBytes, fmtTime, humanize, localTimes, shortId } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
 import { Link, navigate } from '../router.tsx';
+
+/** Timeline events that name a time to come (the others have happened). */
+const futureEvents: ReadonlySet<string> = new Set(['due', 'lease_deadline', 'expires']);
+
 import type { JobDetail as Job, Session } from '../types.ts';
 import { AttemptErrors, ProgressCard } from './job-sections.tsx';
 
@@ -131,17 +135,20 @@ function firstLine(text: string): string {
 }
 
 export function JobDetail({ id, session }: { id: string; session: Session }) {
-  const { data: job, error, reload } = useApi<Job>(`/api/v1/jobs/${seg(id)}`, { pollMs: 5000 });
+  // An unfinished job is read every second (its progress and outcome show live), a finished one every 5 s.
+  const [live, setLive] = useState(true);
+  const {
+    data: job,
+    error,
+    reload,
+  } = useApi<Job>(`/api/v1/jobs/${seg(id)}`, {
+    pollMs: live ? livePollMs : 5000,
+  });
   const confirm = useConfirm<Action>();
   const action = useAction();
-  const live = job !== null && job.state !== 'completed' && job.state !== 'dead' && job.state !== 'cancelled';
-  useEffect(() => {
-    if (!live) return;
-    const timer = window.setInterval(() => {
-      if (document.visibilityState === 'visible') reload();
-    }, livePollMs);
-    return () => window.clearInterval(timer);
-  }, [live, reload]);
+  const finished =
+    job !== null && (job.state === 'completed' || job.state === 'dead' || job.state === 'cancelled');
+  useEffect(() => setLive(!finished), [finished]);
 
   const [priority, setPriority] = useState(0);
 
@@ -200,6 +207,12 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
         error === null && <Loading />
       ) : (
         <>
+          {job.outcomeOnly && (
+            <div class="banner banner-info">
+              This job was deleted as it finished (its queue keeps no {job.state} jobs): only its outcome is
+              kept, for a few minutes (limits.finished_outcome_ms), not its payload or metadata.
+            </div>
+          )}
           {job.state === 'leased' && (
             <div class="banner banner-info">
               {job.cancelledAtMs === null
@@ -219,17 +232,17 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
                 ['Priority', String(job.priority)],
                 ...(job.group !== null ? [['Group', job.group] as [string, string]] : []),
                 ['Attempt', `${job.attempt} of ${job.maxAttempts}`],
-                ['Enqueued', <Time ms={job.enqueuedAtMs} />],
+                ['Enqueued', <Time ms={job.enqueuedAtMs} past />],
                 ['Due', <Time ms={job.runAtMs} />],
                 ...(job.leaseDeadlineMs !== null
                   ? [['Lease ends', <Time ms={job.leaseDeadlineMs} />] as [string, ComponentChildren]]
                   : []),
                 ...(job.workerId !== null ? [['Worker', job.workerId] as [string, string]] : []),
                 ...(job.failedAtMs !== null
-                  ? [['Failed', <Time ms={job.failedAtMs} />] as [string, ComponentChildren]]
+                  ? [['Failed', <Time ms={job.failedAtMs} past />] as [string, ComponentChildren]]
                   : []),
                 ...(job.completedAtMs !== null
-                  ? [['Completed', <Time ms={job.completedAtMs} />] as [string, ComponentChildren]]
+                  ? [['Completed', <Time ms={job.completedAtMs} past />] as [string, ComponentChildren]]
                   : []),
                 ...(job.expiresAtMs !== null
                   ? [['Expires', <Time ms={job.expiresAtMs} />] as [string, ComponentChildren]]
@@ -305,9 +318,9 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
               <ol class="timeline">
                 {job.timeline.map((event, i) => (
                   <li key={i} class={`timeline-${event.event}`}>
-                    <Time ms={event.atMs} />
+                    <Time ms={event.atMs} past={!futureEvents.has(event.event)} />
                     <span>
-                      <strong>{humanize(event.event)}</strong> — {firstLine(event.detail)}
+                      <strong>{humanize(event.event)}</strong> — {localTimes(firstLine(event.detail))}
                     </span>
                   </li>
                 ))}

@@ -3,6 +3,7 @@
  * last reported, and the attempts that failed with their full error text.
  */
 import { Empty, Time } from '../components/common.tsx';
+import { localTimes } from '../format.ts';
 import type { JobDetail as Job } from '../types.ts';
 
 export function ProgressCard({ progress }: { progress: NonNullable<Job['progress']> }) {
@@ -11,7 +12,7 @@ export function ProgressCard({ progress }: { progress: NonNullable<Job['progress
       <h2 id="job-progress" class="card-title">
         Progress{' '}
         <span class="muted">
-          reported <Time ms={progress.atMs} />
+          reported <Time ms={progress.atMs} past />
         </span>
       </h2>
       {progress.percent !== null && (
@@ -57,21 +58,27 @@ export function AttemptErrors({ errors }: { errors: Job['errors'] }) {
                 <th scope="col" class="num">
                   Attempt
                 </th>
-                <th scope="col">Failed at</th>
+                <th scope="col">Ended at</th>
                 <th scope="col">Error</th>
               </tr>
             </thead>
             <tbody>
               {errors.map((e) => (
-                <tr key={e.attempt}>
+                <tr key={`${e.attempt} ${e.atMs}`}>
                   <td data-label="Attempt" class="num">
                     {e.attempt}
                   </td>
-                  <td data-label="Failed at" class="nowrap">
-                    <Time ms={e.atMs} />
+                  <td data-label="Ended at" class="nowrap">
+                    <Time ms={e.atMs} past />
                   </td>
                   <td data-label="Error">
-                    <pre class="error-text">{e.error}</pre>
+                    {e.stoppedByCancel && <span class="badge badge-cancelled">stopped by the cancel</span>}
+                    <pre
+                      class={e.stoppedByCancel ? 'error-text error-text-cancel' : 'error-text'}
+                      title={e.error}
+                    >
+                      {localTimes(e.error)}
+                    </pre>
                   </td>
                 </tr>
               ))}

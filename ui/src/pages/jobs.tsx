@@ -17,7 +17,9 @@ import {
 } from '../components/common.tsx';
 import { DataTable } from '../components/data-table.tsx';
 import { FilterActions } from '../components/filter-actions.tsx';
+import { FilterBar } from '../components/filter-bar.tsx';
 import { SelectField } from '../components/select-field.tsx';
+import { TextField } from '../components/text-field.tsx';
 import { fmtNum } from '../format.ts';
 import { useApi } from '../hooks.ts';
 import { useQueues } from '../queues-data.ts';
@@ -61,7 +63,8 @@ export function Jobs({ session }: { session: Session }) {
   const unknownQueue = filters.queue !== '' && queues.data !== null && !queues.names.includes(filters.queue);
   const page = useApi<JobBrowsePage>(
     unknownQueue ? null : `/api/v1/jobs${query({ ...filters, cursor, limit: 50 })}`,
-    { pollMs: 5000 },
+    // A live list would drop selected rows at a refresh: it holds its refreshes while rows are selected.
+    { pollMs: 5000, paused: selected.size > 0 },
   );
   const apply = (next: Partial<Filters>) => navigate(`/jobs${query({ ...filters, ...next })}`);
   const items = page.data?.items ?? [];
@@ -75,26 +78,31 @@ export function Jobs({ session }: { session: Session }) {
     filters.queue !== '' && filterState !== undefined && filters.error === '' && filters.meta === '';
   const field = (key: keyof Filters) => ({
     value: form[key],
-    onInput: (e: { currentTarget: { value: string } }) => setForm({ ...form, [key]: e.currentTarget.value }),
+    onInput: (value: string) => setForm({ ...form, [key]: value }),
   });
 
   return (
     <>
       <PageHeader title="Jobs">
-        <LiveStatus loaded={page} everyMs={5000} />
+        <LiveStatus
+          loaded={page}
+          everyMs={5000}
+          pausedBecause={`while ${fmtNum(selected.size)} row${selected.size === 1 ? ' is' : 's are'} selected`}
+        />
         <RefreshButton loaded={page} />
       </PageHeader>
-      <form
-        class="card filters"
-        onSubmit={(e) => {
-          e.preventDefault();
+      <FilterBar
+        label="Job filters"
+        active={filterKeys.filter((k) => k !== 'order' && filters[k] !== '').length}
+        submitLabel="Apply"
+        onSubmit={() =>
           apply({
             type: form.type.trim(),
             group: form.group.trim(),
             error: form.error.trim(),
             meta: form.meta.trim(),
-          });
-        }}
+          })
+        }
       >
         <SelectField
           id="jobs-queue"
@@ -115,22 +123,10 @@ export function Jobs({ session }: { session: Session }) {
           choices={browseStates}
           onChange={(state) => apply({ state })}
         />
-        <div class="field">
-          <label for="jobs-type">Type starts with</label>
-          <input id="jobs-type" placeholder="any type" {...field('type')} />
-        </div>
-        <div class="field">
-          <label for="jobs-group">Group</label>
-          <input id="jobs-group" placeholder="any group" {...field('group')} />
-        </div>
-        <div class="field">
-          <label for="jobs-error">Error contains</label>
-          <input id="jobs-error" placeholder="any error" {...field('error')} />
-        </div>
-        <div class="field">
-          <label for="jobs-meta">Metadata</label>
-          <input id="jobs-meta" placeholder="key=value" {...field('meta')} />
-        </div>
+        <TextField id="jobs-type" label="Type starts with" placeholder="any type" {...field('type')} />
+        <TextField id="jobs-group" label="Group" placeholder="any group" {...field('group')} />
+        <TextField id="jobs-error" label="Error contains" placeholder="any error" {...field('error')} />
+        <TextField id="jobs-meta" label="Metadata" placeholder="key=value" {...field('meta')} />
         <SelectField
           id="jobs-order"
           label="Order"
@@ -148,10 +144,7 @@ export function Jobs({ session }: { session: Session }) {
           }
           onChange={(order) => apply({ order })}
         />
-        <button type="submit" class="btn btn-primary">
-          Apply
-        </button>
-      </form>
+      </FilterBar>
       {unknownQueue ? (
         <div class="card">
           <Empty title={`There is no queue ${filters.queue}`}>

@@ -55,12 +55,44 @@ export function SettingSourceCell({ setting, queue }: { setting: SettingValue; q
   );
 }
 
+/**
+ * A refused save's problems by setting. The server answers with the config
+ * file's messages, one per setting, "queues.NAME.KEY: what is wrong; how to
+ * fix it", joined by "; ": each is shown at its field. Problems no field owns
+ * (an unknown setting) are left for the banner.
+ */
+export function problemsBySetting(
+  message: string,
+  keys: readonly string[],
+): { fields: Map<string, string>; rest: string[] } {
+  const fields = new Map<string, string>();
+  const rest: string[] = [];
+  for (const part of message.split(/; (?=queues\.)/)) {
+    const key = /^queues\.(?:"(?:[^"\\]|\\.)*"|[^.:\s]+)\.([a-z_]+): /.exec(part)?.[1];
+    if (key !== undefined && keys.includes(key) && !fields.has(key)) fields.set(key, part);
+    else rest.push(part);
+  }
+  return { fields, rest };
+}
+
 export function QueueSettings({ name, session }: { name: string; session: Session }) {
   const { data: queue, error, reload } = useApi<QueueInfo>(`/api/v1/queues/${seg(name)}`);
   const [edits, setEdits] = useState<Record<string, string>>({});
   const [resets, setResets] = useState<Set<string>>(new Set());
   const action = useAction();
   const editable = can(session, 'admin');
+  const refused =
+    action.error === null || queue === null
+      ? null
+      : problemsBySetting(
+          action.error.message,
+          queue.settingValues.map((s) => s.key),
+        );
+  // A refused save moves the focus to the first field the server refused, where its message is.
+  const firstRefused = refused === null ? undefined : [...refused.fields.keys()][0];
+  useEffect(() => {
+    if (firstRefused !== undefined) document.getElementById(`setting-${firstRefused}`)?.focus();
+  }, [action.error, firstRefused]);
 
   // A fresh copy of the queue starts the form from its values again.
   useEffect(() => {
@@ -105,7 +137,19 @@ export function QueueSettings({ name, session }: { name: string; session: Sessio
         with <code>sepp queue set</code>). Overrides apply from the next lease or enqueue, survive restarts,
         and are written to the audit log; reset one to go back to the file's value.
       </p>
-      <ErrorBanner error={error ?? action.error} />
+      <ErrorBanner error={error} />
+      {refused !== null && (refused.rest.length > 0 || refused.fields.size === 0) && (
+        <ErrorBanner error={action.error} onDismiss={action.clear} />
+      )}
+      {refused !== null && refused.fields.size > 0 && (
+        <div class="banner banner-error">
+          <span>
+            <strong>Not saved:</strong>{' '}
+            {refused.fields.size === 1 ? '1 setting was' : `${refused.fields.size} settings were`} refused (
+            {[...refused.fields.keys()].join(', ')}); the message is under each. Nothing changed.
+          </span>
+        </div>
+      )}
       {queue === null ? (
         error === null && <Loading />
       ) : (
@@ -127,6 +171,7 @@ export function QueueSettings({ name, session }: { name: string; session: Sessio
               <tbody>
                 {queue.settingValues.map((setting) => {
                   const note = settingNote(setting);
+                  const problem = refused?.fields.get(setting.key);
                   return (
                     <tr key={setting.key}>
                       <th scope="row">
@@ -142,17 +187,25 @@ export function QueueSettings({ name, session }: { name: string; session: Sessio
                               id={`setting-${setting.key}`}
                               name={setting.key}
                               class={
-                                edits[setting.key] !== undefined && edits[setting.key] !== setting.text
-                                  ? 'mono edited'
-                                  : 'mono'
+                                problem !== undefined
+                                  ? 'mono invalid'
+                                  : edits[setting.key] !== undefined && edits[setting.key] !== setting.text
+                                    ? 'mono edited'
+                                    : 'mono'
                               }
-                              aria-describedby={`${note === null ? '' : `note-${setting.key} `}source-${setting.key}`}
+                              aria-invalid={problem !== undefined}
+                              aria-describedby={`${problem === undefined ? '' : `problem-${setting.key} `}${note === null ? '' : `note-${setting.key} `}source-${setting.key}`}
                               value={edits[setting.key] ?? setting.text}
                               disabled={resets.has(setting.key)}
                               onInput={(e) => setEdits({ ...edits, [setting.key]: e.currentTarget.value })}
                             />
                           ) : (
                             <code>{setting.text}</code>
+                          )}
+                          {problem !== undefined && (
+                            <div class="field-error" id={`problem-${setting.key}`} role="alert">
+                              {problem}
+                            </div>
                           )}
                           {note !== null && (
                             <div class="muted setting-note" id={`note-${setting.key}`}>

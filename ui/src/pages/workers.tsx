@@ -4,6 +4,7 @@
  * and, for a stuck worker, releasing the leases it holds (audited).
  */
 import { can, post, query, seg } from '../api.ts';
+import { useNow } from '../clock.ts';
 import {
   Empty,
   ErrorBanner,
@@ -16,45 +17,97 @@ import {
 } from '../components/common.tsx';
 import { ConfirmDialog, useConfirm } from '../components/confirm-dialog.tsx';
 import { type Column, DataTable } from '../components/data-table.tsx';
-import { fmtNum } from '../format.ts';
+import { fmtDuration, fmtNum } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
+import { useQueues } from '../queues-data.ts';
 import { Link } from '../router.tsx';
-import type { JobBrowsePage, JobSummary, Session, WorkerInfo } from '../types.ts';
+import type { JobBrowsePage, JobSummary, QueueInfo, Session, WorkerInfo } from '../types.ts';
 import { jobColumns } from './job-columns.tsx';
 
-const columns: Column<WorkerInfo>[] = [
-  { header: 'Worker', rowHeader: true, className: 'mono', cell: (w) => w.workerId },
-  {
-    header: 'Connection',
-    cell: (w) => (
-      <>
-        <span class="mono">{w.address}</span>
-        <span class="time-rel cell-note">
-          {w.transport === 'work_stream' ? 'Work stream' : 'Reserve calls'}
-        </span>
-      </>
-    ),
-  },
-  {
-    header: 'Queues',
-    cell: (w) =>
-      w.queues.map((q, i) => (
-        <span key={q}>
-          {i > 0 && ', '}
-          <Link href={`/queues/${seg(q)}`}>{q}</Link>
-        </span>
-      )),
-  },
-  { header: 'Jobs held', num: true, cell: (w) => fmtNum(w.jobsHeld) },
-  { header: 'Holding since', className: 'nowrap', cell: (w) => <Time ms={w.oldestLeaseAtMs} /> },
-  { header: 'Connected', className: 'nowrap', hideNarrow: true, cell: (w) => <Time ms={w.connectedAtMs} /> },
-  { header: 'Last seen', className: 'nowrap', cell: (w) => <Time ms={w.lastSeenAtMs} /> },
-];
+/**
+ * How long a worker holding jobs may go unheard: the longest default lease
+ * (`default_lease_ms`) of its queues. A worker that holds a job extends or
+ * settles it within its lease (the SDKs extend at a third of it), so one
+ * silent for longer is likely stuck. A worker that asked for longer leases
+ * than its queues' default is marked early; one holding nothing is never
+ * marked (an idle Work stream sends nothing). Null when a queue is unknown.
+ */
+function leaseMsOf(worker: WorkerInfo, queues: readonly QueueInfo[]): number | null {
+  let longest: number | null = null;
+  for (const name of worker.queues) {
+    const value = queues
+      .find((q) => q.name === name)
+      ?.settingValues.find((s) => s.key === 'default_lease_ms')?.value;
+    if (typeof value === 'number') longest = Math.max(longest ?? 0, value);
+  }
+  return longest;
+}
+
+/** The worker holds jobs and has not been heard from within its lease. */
+function silentMs(worker: WorkerInfo, queues: readonly QueueInfo[], nowMs: number): number | null {
+  const leaseMs = leaseMsOf(worker, queues);
+  const silent = nowMs - worker.lastSeenAtMs;
+  return worker.jobsHeld > 0 && leaseMs !== null && silent > leaseMs ? leaseMs : null;
+}
+
+function columns(queues: readonly QueueInfo[], nowMs: number): Column<WorkerInfo>[] {
+  return [
+    { header: 'Worker', rowHeader: true, className: 'mono', cell: (w) => w.workerId },
+    {
+      header: 'Connection',
+      cell: (w) => (
+        <>
+          <span class="mono">{w.address}</span>
+          <span class="time-rel cell-note">
+            {w.transport === 'work_stream' ? 'Work stream' : 'Reserve calls'}
+          </span>
+        </>
+      ),
+    },
+    {
+      header: 'Queues',
+      cell: (w) =>
+        w.queues.map((q, i) => (
+          <span key={q}>
+            {i > 0 && ', '}
+            <Link href={`/queues/${seg(q)}`}>{q}</Link>
+          </span>
+        )),
+    },
+    { header: 'Jobs held', num: true, cell: (w) => fmtNum(w.jobsHeld) },
+    { header: 'Holding since', className: 'nowrap', cell: (w) => <Time ms={w.oldestLeaseAtMs} past /> },
+    {
+      header: 'Connected',
+      className: 'nowrap',
+      hideNarrow: true,
+      cell: (w) => <Time ms={w.connectedAtMs} past />,
+    },
+    {
+      header: 'Last seen',
+      className: 'nowrap',
+      cell: (w) => {
+        const leaseMs = silentMs(w, queues, nowMs);
+        return (
+          <>
+            <Time ms={w.lastSeenAtMs} past />
+            {leaseMs !== null && (
+              <span class="cell-note text-warning" data-testid="worker-silent">
+                not heard from within its lease ({fmtDuration(leaseMs)})
+              </span>
+            )}
+          </>
+        );
+      },
+    },
+  ];
+}
 
 export function Workers({ session }: { session: Session }) {
   const workers = useApi<{ workers: WorkerInfo[]; waitingReserves: number }>('/api/v1/workers', {
     pollMs: 2000,
   });
+  const queues = useQueues();
+  const now = useNow(1000);
   const leases = useApi<JobBrowsePage>(`/api/v1/jobs${query({ state: 'leased', limit: 100 })}`, {
     pollMs: 5000,
   });
@@ -88,8 +141,9 @@ export function Workers({ session }: { session: Session }) {
           ) : (
             <DataTable
               label="connected workers"
-              columns={columns}
+              columns={columns(queues.queues, now)}
               rows={workers.data.workers}
+              rowClass={(w) => (silentMs(w, queues.queues, now) === null ? undefined : 'row-warning')}
               rowKey={(w) => `${w.transport} ${w.address} ${w.workerId} ${w.connectedAtMs}`}
               wide
             />

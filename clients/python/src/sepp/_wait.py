@@ -4,7 +4,9 @@ dead letter's error) or `cancelled`.
 How: subscribe to the job's final events from the oldest the server keeps (so
 an outcome that came just before the wait is found too), and once the
 subscription has caught up read the job with GetJob, which answers for a job
-that ended earlier and is still retained. Whichever tells first wins. If the
+that ended earlier and is still retained, or, for one deleted as it finished,
+with the outcome the server keeps for limits.finished_outcome_ms
+(`outcome_only`). Whichever tells first wins. If the
 server can no longer serve the subscription's resume (it restarted), the wait
 starts over the same way.
 """
@@ -116,7 +118,9 @@ def wait_for_job(
                         grpc.StatusCode.NOT_FOUND,
                         f"job {job_id} was not found: no such job, or it ended and is no longer kept "
                         "(completed jobs are kept only for their queue's completed_retention_ms, default 0; "
-                        "dead letters for dead_retention_ms), and its outcome is no longer in the event backlog",
+                        "dead letters for dead_retention_ms; the outcome of a job deleted as it finished for "
+                        "limits.finished_outcome_ms, default 5 minutes, not across a restart), and its outcome "
+                        "is no longer in the event backlog",
                     )
                 else:
                     now = f"; it is {last_state}" if last_state else ""

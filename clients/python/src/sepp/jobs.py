@@ -202,6 +202,13 @@ class Job(_Payload):
     """Who asked for the cancel: `key:NAME`, an admin UI user, or `anonymous`."""
     group: str | None = None
     """The group given at enqueue, or None."""
+    outcome_only: bool = False
+    """True when the job was deleted as it finished (acked on a queue that keeps no completed
+    jobs, or dead or cancelled where that retention is 0) and the server answered with its
+    outcome only, which it keeps in memory for `limits.finished_outcome_ms` (default 5 minutes;
+    not across a restart): then only id, queue, type, state, attempt, when it ended, the result,
+    last_error and dead_reason, and cancelled_by are set; the payload is empty and the metadata,
+    error history and enqueue times are not kept."""
 
     @staticmethod
     def from_proto(job: job_pb2.Job) -> Job:
@@ -237,6 +244,7 @@ class Job(_Payload):
             cancelled_at_ms=_ms_or_none(job.cancelled_at_ms),
             cancelled_by=_text_or_none(job.cancelled_by),
             group=_text_or_none(job.group),
+            outcome_only=job.outcome_only,
         )
 
     def __repr__(self) -> str:

@@ -327,6 +327,9 @@ class ServerLimits:
     max_event_subscribers_per_key: int
     max_bytes_in_flight_per_connection: int
     max_bytes_in_flight_per_key: int
+    finished_outcome_ms: int
+    """How long the outcome of a job deleted as it finished is kept for get_job and wait_for
+    (`Job.outcome_only`), in ms; 0: none."""
 
 
 @dataclass(frozen=True)

@@ -536,6 +536,12 @@ export interface ServerLimits {
    * server without keys (grpc.max_bytes_in_flight_per_key). Default 64 MiB.
    */
   maxBytesInFlightPerKey: number;
+  /**
+   * How long the outcome of a job deleted as it finished is kept in memory for
+   * GetJob and waits (`Job.outcome_only`), in ms; 0 keeps none. Default 300,000
+   * (5 minutes).
+   */
+  finishedOutcomeMs: number;
 }
 
 /** The server's version, clock, durability and limits. */
@@ -3535,6 +3541,7 @@ function createBaseServerLimits(): ServerLimits {
     maxEventSubscribersPerKey: 0,
     maxBytesInFlightPerConnection: 0,
     maxBytesInFlightPerKey: 0,
+    finishedOutcomeMs: 0,
   };
 }
 
@@ -3626,6 +3633,9 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     }
     if (message.maxBytesInFlightPerKey !== 0) {
       writer.uint32(264).int64(message.maxBytesInFlightPerKey);
+    }
+    if (message.finishedOutcomeMs !== 0) {
+      writer.uint32(272).int64(message.finishedOutcomeMs);
     }
     return writer;
   },
@@ -3875,6 +3885,14 @@ export const ServerLimits: MessageFns<ServerLimits> = {
             message.maxBytesInFlightPerKey = longToNumber(reader.int64());
             continue;
           }
+          case 34: {
+            if (tag !== 272) {
+              break;
+            }
+
+            message.finishedOutcomeMs = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4034,6 +4052,11 @@ export const ServerLimits: MessageFns<ServerLimits> = {
         : isSet(object.max_bytes_in_flight_per_key)
         ? globalThis.Number(object.max_bytes_in_flight_per_key)
         : 0,
+      finishedOutcomeMs: isSet(object.finishedOutcomeMs)
+        ? globalThis.Number(object.finishedOutcomeMs)
+        : isSet(object.finished_outcome_ms)
+        ? globalThis.Number(object.finished_outcome_ms)
+        : 0,
     };
   },
 
@@ -4126,6 +4149,9 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     if (message.maxBytesInFlightPerKey !== 0) {
       obj.maxBytesInFlightPerKey = Math.round(message.maxBytesInFlightPerKey);
     }
+    if (message.finishedOutcomeMs !== 0) {
+      obj.finishedOutcomeMs = Math.round(message.finishedOutcomeMs);
+    }
     return obj;
   },
 
@@ -4163,6 +4189,7 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     message.maxEventSubscribersPerKey = object.maxEventSubscribersPerKey ?? 0;
     message.maxBytesInFlightPerConnection = object.maxBytesInFlightPerConnection ?? 0;
     message.maxBytesInFlightPerKey = object.maxBytesInFlightPerKey ?? 0;
+    message.finishedOutcomeMs = object.finishedOutcomeMs ?? 0;
     return message;
   },
 };

@@ -635,6 +635,18 @@ export interface Job {
     | undefined;
   /** The group given at enqueue; empty if none. */
   group: string;
+  /**
+   * True when the job's row is gone and this is only its outcome: the job was
+   * deleted as it finished (acked on a queue with `completed_retention_ms` 0,
+   * or dead or cancelled where that retention is 0), and the server keeps its
+   * outcome in memory for `limits.finished_outcome_ms` (default 5 minutes; not
+   * across a restart). Then only `job_id`, `queue`, `type`, `state`, `attempt`,
+   * the time it ended (`completed_at_ms`, `failed_at_ms` or `cancelled_at_ms`),
+   * `result` (COMPLETED), `last_error` and `dead_reason` (DEAD) and
+   * `cancelled_by` (CANCELLED) are set: the payload, metadata, error history
+   * and the rest are not kept.
+   */
+  outcomeOnly: boolean;
 }
 
 export interface Job_MetadataEntry {
@@ -2171,6 +2183,7 @@ function createBaseJob(): Job {
     resultBytes: 0,
     progress: undefined,
     group: "",
+    outcomeOnly: false,
   };
 }
 
@@ -2268,6 +2281,9 @@ export const Job: MessageFns<Job> = {
     }
     if (message.group !== "") {
       writer.uint32(322).string(message.group);
+    }
+    if (message.outcomeOnly !== false) {
+      writer.uint32(248).bool(message.outcomeOnly);
     }
     return writer;
   },
@@ -2536,6 +2552,14 @@ export const Job: MessageFns<Job> = {
             message.group = reader.string();
             continue;
           }
+          case 31: {
+            if (tag !== 248) {
+              break;
+            }
+
+            message.outcomeOnly = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2668,6 +2692,11 @@ export const Job: MessageFns<Job> = {
         : 0,
       progress: isSet(object.progress) ? JobProgress.fromJSON(object.progress) : undefined,
       group: isSet(object.group) ? globalThis.String(object.group) : "",
+      outcomeOnly: isSet(object.outcomeOnly)
+        ? globalThis.Boolean(object.outcomeOnly)
+        : isSet(object.outcome_only)
+        ? globalThis.Boolean(object.outcome_only)
+        : false,
     };
   },
 
@@ -2772,6 +2801,9 @@ export const Job: MessageFns<Job> = {
     if (message.group !== "") {
       obj.group = message.group;
     }
+    if (message.outcomeOnly !== false) {
+      obj.outcomeOnly = message.outcomeOnly;
+    }
     return obj;
   },
 
@@ -2823,6 +2855,7 @@ export const Job: MessageFns<Job> = {
       ? JobProgress.fromPartial(object.progress)
       : undefined;
     message.group = object.group ?? "";
+    message.outcomeOnly = object.outcomeOnly ?? false;
     return message;
   },
 };

@@ -1,0 +1,4 @@
+-- 0010: reserved; changes nothing.
+-- Why: migrations are numbered without gaps, and 0010 was set aside for work on another
+-- branch (bulk operations) while 0011 was written; if that branch brings a 0010 of its
+-- own, it replaces this file at the merge.

@@ -1,0 +1,56 @@
+/**
+ * `sepp serve` keeps V8's old space within 1.5× what is live (src/cli/heap-growth.ts,
+ * issue 29, item 16): a process that replaces long-lived objects one by one, as
+ * long-polls do, grows its heap far less with the limit than without it; a growth
+ * factor given to node on its command line is left alone.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { test } from 'node:test';
+import { heapGrowingPercent, limitHeapGrowth } from '../../src/cli/heap-growth.ts';
+
+const root = new URL('../..', import.meta.url).pathname;
+
+/**
+ * Keeps about 25 MiB of small objects alive and replaces them, each one living
+ * long enough to reach the old space before it becomes garbage; prints the
+ * largest heap seen, in MiB.
+ */
+const churn = `
+  const { getHeapStatistics } = require('node:v8');
+  const slots = new Array(10000);
+  const make = () => ({ a: Array.from({ length: 100 }, (_, i) => ({ i })) });
+  for (let i = 0; i < slots.length; i++) slots[i] = make();
+  let peak = 0;
+  for (let round = 0; round < 8; round++) {
+    for (let i = 0; i < slots.length; i++) slots[(i * 7919 + round) % slots.length] = make();
+    peak = Math.max(peak, getHeapStatistics().total_heap_size);
+  }
+  console.log(Math.round(peak / 1048576));
+`;
+
+function peakHeapMib(limited: boolean): number {
+  const script = limited
+    ? `import { limitHeapGrowth } from './src/cli/heap-growth.ts'; limitHeapGrowth();\n${churn.replace("const { getHeapStatistics } = require('node:v8');", "import { getHeapStatistics } from 'node:v8';")}`
+    : churn;
+  const run = spawnSync(
+    process.execPath,
+    limited ? ['--import', 'tsx', '--input-type=module', '-e', script] : ['-e', script],
+    { cwd: root, encoding: 'utf8' },
+  );
+  assert.equal(run.status, 0, run.stderr);
+  return Number(run.stdout.trim());
+}
+
+test('a churning heap grows to less than 1.5× as much with the limit as without it', () => {
+  const without = peakHeapMib(false);
+  const withLimit = peakHeapMib(true);
+  console.log(`peak heap: ${without} MiB without the limit, ${withLimit} MiB with it`);
+  assert.ok(withLimit * 1.5 < without, `${withLimit} MiB with the limit, ${without} MiB without`);
+});
+
+test("a growth factor given to node is node's: limitHeapGrowth leaves it and says which is in force", () => {
+  assert.equal(limitHeapGrowth(['--heap-growing-percent=80']), 80);
+  assert.equal(limitHeapGrowth(['--heap_growing_percent=30']), 30);
+  assert.equal(limitHeapGrowth([]), heapGrowingPercent);
+});
