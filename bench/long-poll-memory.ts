@@ -95,7 +95,8 @@ async function measure(checkout: { label: string; dir: string }): Promise<Figure
   const clients = Array.from({ length: channels }, () => clientFor(grpcPort));
   const first = clients[0]!;
   const waiting = async () =>
-    (await call(first, first.listQueues, {})).queues.find((q) => q.name === 'lp')?.waitingWorkers ?? 0;
+    (await call(first, first.listQueues, { pageSize: 0, pageToken: '' })).queues.find((q) => q.name === 'lp')
+      ?.waitingWorkers ?? 0;
   let stop = false;
   let moved = 0;
   const runsOfWorkers: Promise<void>[] = [];
@@ -108,6 +109,7 @@ async function measure(checkout: { label: string; dir: string }): Promise<Figure
       while (!stop) {
         try {
           const { jobs } = await call(c, c.reserve, {
+            maxResponseBytes: 0,
             queues: ['lp'],
             maxJobs: 1,
             leaseDurationMs: 30_000,

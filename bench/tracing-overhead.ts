@@ -114,7 +114,14 @@ async function clientRound(port: number, send: (m: ToParent) => void): Promise<v
     uniqueWhileActive: false,
     group: '',
   };
-  const reserve = { queues: ['bench'], maxJobs: 1, leaseDurationMs: 60_000, waitTimeoutMs: 0, workerId: '' };
+  const reserve = {
+    queues: ['bench'],
+    maxJobs: 1,
+    leaseDurationMs: 60_000,
+    waitTimeoutMs: 0,
+    workerId: '',
+    maxResponseBytes: 0,
+  };
   const loop = async (count: number) => {
     let next = 0;
     await Promise.all(

@@ -29,6 +29,7 @@ export const systemTier = {
   'tests/cli/admin-commands.test.ts': 'bundle: sepp in a pseudo-terminal (python3)',
   'tests/cli/errors.test.ts': 'bundle: sepp commands and servers',
   'tests/cli/first-run.test.ts': 'bundle: sepp commands on a first run',
+  'tests/client/cli-bulk.test.ts': 'bundle: sepp commands',
   'tests/client/cli-job-control-docs.test.ts': 'bundle: sepp commands',
   'tests/client/cli-job-control.test.ts': 'bundle: sepp commands',
   'tests/client/cli-outcomes.test.ts': 'bundle: sepp commands',

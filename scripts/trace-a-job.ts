@@ -49,6 +49,7 @@ const { job } = await unary(client.getJob, { jobId });
 console.log(`stored with job    ${job?.traceparent}`);
 
 const { jobs } = await unary(client.reserve, {
+  maxResponseBytes: 0,
   queues: ['emails'],
   maxJobs: 1,
   leaseDurationMs: 30_000,

@@ -12,6 +12,7 @@ import { spawnTracked } from './processes.ts';
 
 export interface SeppServe extends ServerProcess {
   readonly grpcPort: number;
+  readonly adminPort: number;
 }
 
 /** Starts the server of checkout `srcDir` with `config`, its data in `dir`/data; resolves once gRPC listens. */
@@ -47,7 +48,7 @@ export async function startSeppServe(options: {
     options.dir,
   );
   await waitForPort(grpcPort, 30_000);
-  return { ...server, grpcPort };
+  return { ...server, grpcPort, adminPort };
 }
 
 /** A process's resident memory (VmRSS), in MiB. */

@@ -170,7 +170,12 @@ export interface Overview {
   server: ServerFacts;
   totals: StateCounts;
   waitingWorkers: number;
+  /** Queues there are in all. */
+  queueCount: number;
+  /** One page of them, in name order (`page_size`, default limits.max_page_size). */
   queues: QueueView[];
+  /** page_token of the next page of queues; null on the last. */
+  nextPageToken: string | null;
   rates: RateSnapshot;
 }
 

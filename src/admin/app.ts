@@ -22,6 +22,7 @@ import { verifyPassword } from './password.ts';
 import { type AdminServices, honoPath, type RequestContext, type RouteSpec, roleRank } from './route-spec.ts';
 import { auditConfigRoutes } from './routes/audit-config-routes.ts';
 import { browseRoutes } from './routes/browse-routes.ts';
+import { bulkRoutes } from './routes/bulk-routes.ts';
 import { deadLetterRoutes } from './routes/dead-letter-routes.ts';
 import { jobControlRoutes } from './routes/job-control-routes.ts';
 import { jobRoutes } from './routes/job-routes.ts';
@@ -105,6 +106,7 @@ export async function createAdminApp(given: AdminDeps): Promise<AdminApp> {
     ...queueRoutes(services),
     ...jobRoutes(services),
     ...jobControlRoutes(services),
+    ...bulkRoutes(services),
     ...browseRoutes(services),
     ...deadLetterRoutes(services),
     ...scheduleRoutes(services),

@@ -91,7 +91,16 @@ export const overview: JsonSchema = {
     },
     totals: stateCounts,
     waitingWorkers: int,
-    queues: { type: 'array', items: { $ref: '#/components/schemas/Queue' } },
+    queueCount: { type: 'integer', description: 'queues there are in all' },
+    queues: {
+      type: 'array',
+      description: 'one page of the queues, in name order (page_size)',
+      items: { $ref: '#/components/schemas/Queue' },
+    },
+    nextPageToken: {
+      type: ['string', 'null'],
+      description: 'page_token of the next page of queues; null on the last',
+    },
     rates: {
       type: 'object',
       description:
@@ -109,7 +118,7 @@ export const overview: JsonSchema = {
       },
     },
   },
-  required: ['server', 'totals', 'waitingWorkers', 'queues', 'rates'],
+  required: ['server', 'totals', 'waitingWorkers', 'queueCount', 'queues', 'nextPageToken', 'rates'],
 };
 
 export const rates: JsonSchema = {

@@ -51,6 +51,7 @@ export const topLevelCommands: readonly string[] = [
   'update',
   'purge',
   'audit',
+  'bulk',
   'backup',
   'admin',
   'selftest',
@@ -71,6 +72,7 @@ export const commandGroups: Readonly<Record<string, readonly string[]>> = {
   queue: ['show', 'set', 'reset', 'delete'],
   schedules: ['list', 'show', 'pause', 'resume', 'trigger', 'delete'],
   admin: ['hash-password', 'new-api-key'],
+  bulk: ['requeue', 'cancel', 'run-now', 'delete', 'list', 'status', 'stop'],
 };
 
 /** The flags of `sepp serve`: given without a command, they were meant for it. */

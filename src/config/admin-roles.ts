@@ -20,7 +20,8 @@ export const adminRoleTable = [
     role: 'operator',
     can:
       'pause and resume queues and schedules; trigger a schedule; enqueue; cancel (one job, the ' +
-      'selected ones or all matching), run now, reprioritise, requeue and dead-letter jobs; requeue ' +
+      'selected ones or all matching), run now, reprioritise, requeue (also all matching) and ' +
+      'dead-letter jobs; stop a bulk operation; requeue ' +
       'or delete selected dead letters; requeue all dead letters; release a stuck lease; read the ' +
       'audit log',
     actions: [
@@ -35,6 +36,7 @@ export const adminRoleTable = [
       'job.update',
       'jobs.update',
       'job.requeue',
+      'jobs.requeue',
       'job.dead_letter',
       'dead_letters.requeue',
       'dead_letters.delete',
@@ -46,9 +48,17 @@ export const adminRoleTable = [
   {
     role: 'admin',
     can:
-      "purge a queue's ready and scheduled jobs; delete all dead letters of a queue; delete an " +
+      "purge a queue's ready and scheduled jobs; delete all jobs a filter matches; delete all dead " +
+      'letters of a queue; delete an ' +
       "empty queue; change a queue's settings; read the effective configuration",
-    actions: ['queue.purge', 'dead_letters.delete_all', 'queue.delete', 'queue.settings.set', 'config.read'],
+    actions: [
+      'queue.purge',
+      'jobs.delete',
+      'dead_letters.delete_all',
+      'queue.delete',
+      'queue.settings.set',
+      'config.read',
+    ],
   },
 ] as const satisfies readonly { role: AdminRole; can: string; actions: readonly string[] }[];
 

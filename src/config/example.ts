@@ -299,6 +299,12 @@ ${adminRolesComment()}
 # Schedules the server keeps, from [[schedules]] and the API together.
 # max_schedules = 1000
 
+# Queues that may exist at once, declared ones included. A job for a new queue
+# beyond it is refused (reason unknown_queue, naming this limit); delete unused
+# queues or raise it. It bounds what every queue listing, the dashboard and
+# /metrics must read (docs/configuration.md says why 1000).
+# max_queues = 1000
+
 # Largest result an ack may carry (kept with completed jobs, sent in events),
 # and largest progress document (JSON) a worker may report.
 # max_result_bytes = "64KiB"

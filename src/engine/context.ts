@@ -7,6 +7,7 @@
 import { nothing, type Op } from '../store/op.ts';
 import type { ReadUnit, Store, StoreTx, WriteUnit } from '../store/store.ts';
 import type { Clock } from './clock.ts';
+import { type JobRejection, SeppError } from './errors.ts';
 import type { EventLog, LifecycleEvent } from './events/index.ts';
 import type { FinishedOutcome, FinishedOutcomes } from './finished-outcomes.ts';
 import type { QueueRegistry } from './queue-registry.ts';
@@ -38,8 +39,17 @@ export interface EngineContext {
    * commit that ended it (call only while `outcomes.enabled`).
    */
   keepOutcome(tx: StoreTx, outcome: FinishedOutcome): void;
-  /** Creates the queue's row if this is the queue's first use (inside a write). */
+  /**
+   * Creates the queue's row if this is the queue's first use (inside a write); refuses
+   * (RESOURCE_EXHAUSTED) a new queue beyond limits.max_queues. An enqueue asks
+   * `newQueueRefusal` first, to answer with a typed rejection instead.
+   */
   ensureQueue(tx: StoreTx, queue: string): Op<void>;
+  /**
+   * Why `queue`, which does not exist, cannot be created now (limits.max_queues), counting
+   * `pending` new queues of the same request as existing; null when it can.
+   */
+  newQueueRefusal(queue: string, pending?: number): JobRejection | null;
   /** Hands `jobs` jobs of `queue` that became ready to waiting long-polls, in the same commit. */
   jobsReady(tx: StoreTx, queue: string, jobs: number): void;
   /** Makes sure maintenance runs by `atMs` (after the commit that created the deadline). */
@@ -79,9 +89,20 @@ export interface ContextParts {
 
 /** The hooks every engine part uses, over the parts the engine's opening built. */
 export function createEngineContext(parts: ContextParts): EngineContext {
-  const { queues, clock, events, outcomes, onEvent, leaseEnded } = parts;
+  const { queues, clock, events, outcomes, onEvent, leaseEnded, limits } = parts;
   const jobsRemoved = parts.jobsRemoved ?? (() => {});
+  const newQueueRefusal = (queue: string, pending = 0): JobRejection | null =>
+    queues.count + pending < limits.maxQueues || queues.isDeclared(queue)
+      ? null
+      : {
+          reason: 'unknown_queue',
+          message:
+            `queue ${queue} does not exist and the server already has ${queues.count + pending} queues, its limit ` +
+            `(limits.max_queues = ${limits.maxQueues}); enqueue to an existing queue, delete unused ` +
+            'queues (DeleteQueue), or raise limits.max_queues',
+        };
   return {
+    newQueueRefusal,
     store: parts.store,
     write: parts.write,
     read: parts.read,
@@ -95,6 +116,9 @@ export function createEngineContext(parts: ContextParts): EngineContext {
     keepOutcome: (tx, outcome) => tx.afterCommit(() => outcomes.add(outcome, outcome.endedAtMs)),
     *ensureQueue(tx, queue) {
       if (queues.exists(queue)) return;
+      const refusal = newQueueRefusal(queue);
+      if (refusal !== null) throw new SeppError('resource_exhausted', refusal.message);
+      queues.markCreating(queue);
       yield* tx.queues.create({
         name: queue,
         createdAtMs: clock.nowMs(),

@@ -9,7 +9,14 @@ import type { Store } from '../store/store.ts';
 import { AuditLog } from './audit/index.ts';
 import type { Clock } from './clock.ts';
 import { createEngineContext, type EngineContext } from './context.ts';
-import { Canceller, DeadLetters, JobUpdater, OperatorActions } from './control/index.ts';
+import {
+  BulkOperations,
+  Canceller,
+  checkChanges,
+  DeadLetters,
+  JobUpdater,
+  OperatorActions,
+} from './control/index.ts';
 import { SeppError, toSeppError } from './errors.ts';
 import { EventLog } from './events/index.ts';
 import { FinishedOutcomes } from './finished-outcomes.ts';
@@ -105,6 +112,7 @@ export interface EngineParts {
   readonly schedules: Schedules;
   readonly canceller: Canceller;
   readonly updater: JobUpdater;
+  readonly bulk: BulkOperations;
   readonly runtimeSettings: RuntimeSettings;
 }
 
@@ -154,12 +162,13 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
       maintenance?.stop();
       remoteWakeups?.stop();
       flow.stop();
+      diskFull.stop();
       waiters.settleAll('closed');
       events.endAll(shuttingDown());
     },
     () => waiters.settleAll('closed'),
   );
-  attachToStore(store, flow, diskFull, deps);
+  attachToStore(store, flow, queues, diskFull, deps);
   const ctx = createEngineContext({
     store,
     write: (unit) => lifecycle.write(unit),
@@ -216,6 +225,13 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
       (queue) => queues.exists(queue),
     );
   }
+  const canceller = new Canceller(ctx, audit);
+  const bulk = new BulkOperations(
+    ctx,
+    audit,
+    (tx, notices) => canceller.notify(tx, notices),
+    (changes) => checkChanges(changes, true, options.limits),
+  );
   return {
     remoteWakeups,
     ctx,
@@ -238,17 +254,24 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     audit,
     actions,
     queueAdmin: new QueueAdmin(ctx, flow, waiters, audit),
-    deadLetters: new DeadLetters(ctx, actions, audit),
+    deadLetters: new DeadLetters(ctx, audit),
     onlineBackup: new OnlineBackup(store),
     schedules,
-    canceller: new Canceller(ctx, actions, audit),
-    updater: new JobUpdater(ctx, flow, actions, audit),
+    canceller,
+    updater: new JobUpdater(ctx, flow, audit),
+    bulk,
     runtimeSettings: new RuntimeSettings(ctx, flow, audit, deps.checkQueueSettings),
   };
 }
 
 /** The engine's part in every write of the store: its errors, the disk reserve, the batch observers. */
-function attachToStore(store: Store, flow: FlowControl, diskFull: DiskFull, deps: EngineDeps): void {
+function attachToStore(
+  store: Store,
+  flow: FlowControl,
+  queues: QueueRegistry,
+  diskFull: DiskFull,
+  deps: EngineDeps,
+): void {
   const { onBatch, onHookError } = deps;
   store.attach({
     commitFailed: (failure) => {
@@ -260,16 +283,19 @@ function attachToStore(store: Store, flow: FlowControl, diskFull: DiskFull, deps
     unitFailed: toSeppError,
     closed: shuttingDown,
     // Reserves held back by a limit are woken by the leases this commit ended; after a full
-    // disk, the jobs it deleted may have made room.
+    // disk, the jobs it deleted may have made room; the queues the batch created are counted
+    // as existing from here on (limits.max_queues).
     afterCommit:
       onBatch === undefined
         ? () => {
             flow.flushLeaseEnds();
             diskFull.afterCommit();
+            queues.batchEnded();
           }
         : (stats) => {
             flow.flushLeaseEnds();
             diskFull.afterCommit();
+            queues.batchEnded();
             onBatch(stats);
           },
     ...(onHookError === undefined ? {} : { hookFailed: (error: unknown) => onHookError(toSeppError(error)) }),

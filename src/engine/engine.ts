@@ -19,12 +19,21 @@ import type {
   JobSummary,
   WorkerInfo,
 } from './admin-types.ts';
-import type { CancelListener } from './control/index.ts';
-import type { BulkCancelResult, CancelResult, JobChanges, JobFilter } from './control-types.ts';
+import { type BulkStart, type CancelListener, requireQueue } from './control/index.ts';
+import type {
+  BulkAction,
+  BulkCancelResult,
+  BulkOperationInfo,
+  CancelResult,
+  JobChanges,
+  JobFilter,
+  MatchCount,
+} from './control-types.ts';
 import { type EngineDeps, type EngineParts, openEngineParts } from './engine-parts.ts';
 import type { EventFilter, EventSink, EventStart, EventSubscription } from './events/index.ts';
 import type { DeadLetterSummaryQuery } from './jobs/index.ts';
 import type { MaintenanceReport } from './maintenance.ts';
+import type { NamePageQuery } from './name-pages.ts';
 import type { WorkerRegistry } from './operators/index.ts';
 import type { QueueSettingsChange } from './queues/index.ts';
 import type { PutMode, ReconcileReport, ScheduleInfo, ScheduleSpec } from './schedules/index.ts';
@@ -49,9 +58,28 @@ import type {
   QueueInfo,
   ReserveRequest,
   SettleOutcome,
+  StateCounts,
 } from './types.ts';
 
 export type { EngineDeps } from './engine-parts.ts';
+
+/**
+ * "All" of a queue's dead letters as a bulk filter, or null for a queue the
+ * config declares that has never held a job (nothing to change).
+ */
+function deadLetterFilter(
+  ctx: EngineParts['ctx'],
+  selection: Extract<DeadLetterSelection, { all: true }>,
+): JobFilter | null {
+  requireQueue(ctx, selection.queue);
+  if (!ctx.queues.exists(selection.queue)) return null;
+  return {
+    queue: selection.queue,
+    states: ['dead'],
+    ...(selection.reason === undefined ? {} : { deadReason: selection.reason }),
+    ...(selection.errorText === undefined ? {} : { errorText: selection.errorText }),
+  };
+}
 
 export class Engine {
   // The capability objects, held directly: each method below delegates to one of them.
@@ -79,6 +107,7 @@ export class Engine {
   private readonly schedules: EngineParts['schedules'];
   private readonly canceller: EngineParts['canceller'];
   private readonly updater: EngineParts['updater'];
+  private readonly bulk: EngineParts['bulk'];
   private readonly runtimeSettings: EngineParts['runtimeSettings'];
 
   private constructor(parts: EngineParts) {
@@ -106,6 +135,7 @@ export class Engine {
     this.schedules = parts.schedules;
     this.canceller = parts.canceller;
     this.updater = parts.updater;
+    this.bulk = parts.bulk;
     this.runtimeSettings = parts.runtimeSettings;
   }
 
@@ -194,14 +224,55 @@ export class Engine {
     return this.canceller.cancelJob(jobId, audit);
   }
 
-  /** Cancels every job the filter matches, in chunks. */
-  cancelJobs(filter: JobFilter, audit?: AuditInput): Promise<BulkCancelResult> {
-    return this.canceller.cancelJobs(filter, audit);
+  /** Cancels every job the filter matches: a bulk operation, waited for. */
+  async cancelJobs(filter: JobFilter, audit?: AuditInput): Promise<BulkCancelResult> {
+    const info = await this.runBulk({ action: 'cancel', filter, ...(audit ? { audit } : {}) });
+    return { cancelled: info.changed - info.cancelRequested, cancelRequested: info.cancelRequested };
   }
 
-  /** How many jobs cancelJobs(filter) would change now. */
-  countCancellable(filter: JobFilter): Promise<number> {
-    return this.ctx.read((view) => this.canceller.countCancellable(view, filter));
+  /** How many jobs cancelJobs(filter) would change now (a bounded count, see countBulk). */
+  async countCancellable(filter: JobFilter): Promise<number> {
+    return (await this.bulk.count('cancel', filter)).matched;
+  }
+
+  /** How many jobs a bulk action would apply to now: exact, or "at least" after a bounded count. */
+  countBulk(
+    action: BulkAction,
+    filter: JobFilter,
+    changes?: JobChanges,
+    budget?: number,
+  ): Promise<MatchCount> {
+    return this.bulk.count(action, filter, changes, budget);
+  }
+
+  /** How many jobs a filter of the jobs list matches, in any state: exact, or "at least" after a bounded count. */
+  countJobs(filter: JobFilter): Promise<MatchCount> {
+    return this.bulk.countListed(filter);
+  }
+
+  /** Starts a bulk operation and answers once it has begun; poll it with getBulkOperation. */
+  async startBulk(request: BulkStart): Promise<BulkOperationInfo> {
+    return (await this.bulk.start(request)).info;
+  }
+
+  /** Runs a bulk operation to its end; rejects with what failed it. */
+  runBulk(request: BulkStart): Promise<BulkOperationInfo> {
+    return this.bulk.run(request);
+  }
+
+  /** A bulk operation's progress (NOT_FOUND once it is no longer kept). */
+  getBulkOperation(id: string): BulkOperationInfo {
+    return this.bulk.get(id);
+  }
+
+  /** The bulk operations this server runs or has kept, running first. */
+  listBulkOperations(): BulkOperationInfo[] {
+    return this.bulk.list();
+  }
+
+  /** Stops a bulk operation after its current slice; resolves with it once it stopped. */
+  cancelBulkOperation(id: string): Promise<BulkOperationInfo> {
+    return this.bulk.cancel(id);
   }
 
   /** Calls `listener` with the leases told to stop, after each commit that asked for it; returns the unsubscribe. */
@@ -214,15 +285,38 @@ export class Engine {
     return this.updater.updateJob(jobId, changes, audit);
   }
 
-  /** Runs now, or reprioritises, every waiting job the filter matches; returns how many changed. */
-  updateJobs(filter: JobFilter, changes: JobChanges, audit?: AuditInput): Promise<number> {
-    return this.updater.updateJobs(filter, changes, audit);
+  /** Runs now, or reprioritises, every waiting job the filter matches (a bulk operation); returns how many changed. */
+  async updateJobs(filter: JobFilter, changes: JobChanges, audit?: AuditInput): Promise<number> {
+    return (await this.runBulk({ action: 'update', filter, changes, ...(audit ? { audit } : {}) })).changed;
   }
 
   // ---------------------------------------------------------------- queues (queues/)
 
+  /** Every queue, at most limits.max_queues: for tests and tools; answers to clients use `queuePage`. */
   listQueues(): Promise<QueueInfo[]> {
     return this.ctx.read((view) => this.queueAdmin.listQueues(view));
+  }
+
+  /** One page of queues in name order: at most limits.max_page_size (name-pages.ts). */
+  queuePage(query: NamePageQuery = {}): Promise<Page<QueueInfo>> {
+    return this.ctx.read((view) => this.queueAdmin.queuePage(view, query));
+  }
+
+  /** One queue; undefined when it does not exist. */
+  async getQueue(queue: string): Promise<QueueInfo | undefined> {
+    if (!this.queues.exists(queue)) return undefined;
+    const [info] = await this.ctx.read((view) => this.queueAdmin.describeQueues(view, [queue]));
+    return info;
+  }
+
+  /** The named queues that exist, described (the gauges read only the queues they label). */
+  describeQueues(names: readonly string[]): Promise<QueueInfo[]> {
+    return this.ctx.read((view) => this.queueAdmin.describeQueues(view, names));
+  }
+
+  /** Every queue's jobs by state, from the maintained counters only (totals, gauges). */
+  queueCounts(): Promise<Map<string, StateCounts>> {
+    return this.ctx.read((view) => this.queueAdmin.queueCounts(view));
   }
 
   /** Pauses a queue; NOT_FOUND for a queue nobody has used, unless `allowMissing` creates it (paused). */
@@ -268,12 +362,28 @@ export class Engine {
 
   /** Puts dead letters back to ready with a fresh attempt budget; returns how many. */
   requeueDeadLetters(selection: DeadLetterSelection, audit?: AuditInput): Promise<number> {
-    return this.deadLetters.change(selection, 'requeue', audit);
+    return this.changeDeadLetters(selection, 'requeue', audit);
   }
 
   /** Deletes dead letters; returns how many. */
   deleteDeadLetters(selection: DeadLetterSelection, audit?: AuditInput): Promise<number> {
-    return this.deadLetters.change(selection, 'delete', audit);
+    return this.changeDeadLetters(selection, 'delete', audit);
+  }
+
+  /** "All" of a queue's dead letters as a bulk filter; null for a declared queue that never held a job. */
+  deadLetterFilter(selection: Extract<DeadLetterSelection, { all: true }>): JobFilter | null {
+    return deadLetterFilter(this.ctx, selection);
+  }
+
+  private async changeDeadLetters(
+    selection: DeadLetterSelection,
+    action: 'requeue' | 'delete',
+    audit: AuditInput | undefined,
+  ): Promise<number> {
+    if ('jobIds' in selection) return this.deadLetters.change(selection, action, audit);
+    const filter = this.deadLetterFilter(selection);
+    if (filter === null) return 0;
+    return (await this.runBulk({ action, filter, ...(audit ? { audit } : {}) })).changed;
   }
 
   // ---------------------------------------------------------------- operators (operators/, jobs/, control/, audit/)
@@ -313,9 +423,12 @@ export class Engine {
     return this.actions.deadLetterJob(jobId, audit);
   }
 
-  /** Deletes every ready and scheduled job of a queue, in chunks; leased jobs finish normally. */
-  purgeQueue(queue: string, audit?: AuditInput): Promise<{ deleted: number }> {
-    return this.actions.purgeQueue(queue, audit);
+  /** Deletes every ready and scheduled job of a queue (a bulk operation); leased jobs finish normally. */
+  async purgeQueue(queue: string, audit?: AuditInput): Promise<{ deleted: number }> {
+    const filter: JobFilter = { queue, states: ['scheduled', 'ready'] };
+    return {
+      deleted: (await this.runBulk({ action: 'delete', filter, ...(audit ? { audit } : {}) })).changed,
+    };
   }
 
   /** Records an action that changes nothing in the engine (a login, say); resolves once durable. */

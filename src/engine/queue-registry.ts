@@ -46,6 +46,8 @@ export class QueueRegistry {
    * again (INSERT OR IGNORE) instead of trusting the stale in-memory view.
    */
   private readonly deleting = new Set<string>();
+  /** Queues created by writes in the batch being written (limits.max_queues counts them). */
+  private readonly creating = new Set<string>();
   private readonly overrides = new Map<string, Readonly<Partial<QueueSettingsFlat>>>();
   private file: QueueFileSettings;
   private keepsCompleted = false;
@@ -131,6 +133,7 @@ export class QueueRegistry {
   markExisting(queue: string, paused: boolean): void {
     this.changes++;
     this.existing.set(queue, { paused });
+    this.creating.delete(queue);
     this.deleting.delete(queue);
   }
 
@@ -154,6 +157,26 @@ export class QueueRegistry {
 
   names(): string[] {
     return [...this.existing.keys()].sort();
+  }
+
+  /** The queues that exist, unordered (a page picks and sorts its own). */
+  existingNames(): IterableIterator<string> {
+    return this.existing.keys();
+  }
+
+  /** Queues that exist now, with those created by writes whose commit is still to come. */
+  get count(): number {
+    return this.existing.size + this.creating.size;
+  }
+
+  /** A write creates `queue` (its commit is still to come): counted until the batch ends. */
+  markCreating(queue: string): void {
+    if (!this.existing.has(queue)) this.creating.add(queue);
+  }
+
+  /** A batch ended, committed or not: what it created is in `existing` now, or was never made. */
+  batchEnded(): void {
+    if (this.creating.size > 0) this.creating.clear();
   }
 
   declaredNames(): string[] {

@@ -268,6 +268,8 @@ export interface EngineLimits {
   maxPageSize: number;
   /** Schedules the server keeps (from the config and the API together). */
   maxSchedules: number;
+  /** Queues that may exist at once (declared ones included); a job for a new queue beyond it is refused. */
+  maxQueues: number;
   /** Largest job result an ack may carry, in bytes. */
   maxResultBytes: number;
   /** Largest progress document (JSON) a worker may report, in bytes. */
@@ -303,6 +305,7 @@ export const defaultEngineLimits: Readonly<EngineLimits> = Object.freeze({
   maxWaiters: 10_000,
   maxPageSize: 1000,
   maxSchedules: 1000,
+  maxQueues: 1000,
   maxResultBytes: 64 * 1024,
   maxProgressBytes: 4 * 1024,
   maxEventSubscribers: 1000,

@@ -107,6 +107,12 @@ export interface ReserveRequest {
   /** Long-poll: wait up to this long for a job; 0 = return at once. */
   waitMs?: number;
   workerId?: string;
+  /**
+   * The largest answer the caller can take, in bytes (estimated as answer-size.ts does):
+   * the reserve leases no more jobs than fit. Unset: no bound (the Work stream splits
+   * its messages instead).
+   */
+  answerBytesMax?: number;
 }
 
 /** A leased job as a worker receives it. */
@@ -290,8 +296,8 @@ export interface Page<T> {
 /** Which dead letters a requeue or delete applies to. */
 export type DeadLetterSelection =
   | { queue: string; jobIds: readonly string[] }
-  /** Every dead letter of the queue, or only those of one reason. */
-  | { queue: string; all: true; reason?: DeadReason };
+  /** Every dead letter of the queue, or only those of one reason, or whose last error contains some text. */
+  | { queue: string; all: true; reason?: DeadReason; errorText?: string };
 
 /** What one group commit did: for telemetry. */
 export interface CommitStats {

@@ -5,12 +5,15 @@
 import type { ServerUnaryCall } from '@grpc/grpc-js';
 import { DurabilityMode } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
 import { DeadReason, type EnqueueJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
+import { QueueInfo as ProtoQueueInfo } from '../../clients/typescript/src/gen/sepp/v1/queue.js';
 import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import { type AckBatchRequest, SettleOutcome } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { formatProblems, parseQueueSettingKeys, parseQueueSettingValues } from '../config/index.ts';
 import { SeppError } from '../engine/errors.ts';
+import { fitNamePage } from '../engine/name-pages.ts';
 import type { EnqueueRequest as EngineEnqueueRequest } from '../engine/types.ts';
 import { rpcAudit } from './audit-input.ts';
+import { createBulkHandlers } from './bulk-handlers.ts';
 import { answerUnary, type BugReporter } from './call-guard.ts';
 import { createControlHandlers } from './control-handlers.ts';
 import {
@@ -96,6 +99,7 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
   return {
     ...createScheduleHandlers(ctx, unary),
     ...createControlHandlers(ctx, unary),
+    ...createBulkHandlers(ctx, unary),
 
     enqueue: unary(
       'Enqueue',
@@ -146,6 +150,7 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
           leaseMs: req.leaseDurationMs,
           waitMs: req.waitTimeoutMs,
           workerId: req.workerId,
+          answerBytesMax: reserveAnswerBytes(req.maxResponseBytes, ctx.facts.maxMessageBytes),
         },
         abort.signal,
       );
@@ -212,9 +217,19 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
       return { job: jobToProto(job, true) };
     }),
 
-    listQueues: unary('ListQueues', 'read', async () => ({
-      queues: (await engine.listQueues()).map(queueInfoToProto),
-    })),
+    listQueues: unary('ListQueues', 'read', async (req) => {
+      const page = await engine.queuePage({ pageSize: req.pageSize, cursor: req.pageToken });
+      // Bounded in bytes too: a queue's settings hold lists (allowed_types) that may be long.
+      const fitted = fitNamePage(
+        'queues',
+        page.items.map(queueInfoToProto),
+        page.nextCursor,
+        (queue) => queue.name,
+        (queue) => ProtoQueueInfo.encode(queue).finish().length + 8,
+        Math.min(defaultAnswerBytes, ctx.facts.maxMessageBytes) - listAnswerMarginBytes,
+      );
+      return { queues: fitted.items, nextPageToken: fitted.nextCursor ?? '' };
+    }),
 
     listWorkers: unary('ListWorkers', 'read', async () => ({
       workers: (await engine.listWorkers()).map(workerInfoToProto),
@@ -264,22 +279,6 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
         ...(req.pageSize === 0 ? {} : { pageSize: req.pageSize }),
       });
       return { jobs: page.items.map((j) => jobToProto(j, false)), nextPageToken: page.nextCursor ?? '' };
-    }),
-
-    requeueDeadLetters: unary('RequeueDeadLetters', 'admin', async (req, call, caller, observation) => {
-      observation.annotate({ queue: req.queue });
-      const selection = deadLetterSelection(req);
-      const action = 'all' in selection ? 'dead_letters.requeue_all' : 'dead_letters.requeue';
-      const audit = rpcAudit(ctx, caller, call.metadata, action, `queue:${selection.queue}`);
-      return { requeuedCount: await engine.requeueDeadLetters(selection, audit) };
-    }),
-
-    deleteDeadLetters: unary('DeleteDeadLetters', 'admin', async (req, call, caller, observation) => {
-      observation.annotate({ queue: req.queue });
-      const selection = deadLetterSelection(req);
-      const action = 'all' in selection ? 'dead_letters.delete_all' : 'dead_letters.delete';
-      const audit = rpcAudit(ctx, caller, call.metadata, action, `queue:${selection.queue}`);
-      return { deletedCount: await engine.deleteDeadLetters(selection, audit) };
     }),
 
     getServerInfo: unary('GetServerInfo', 'read', () => {
@@ -385,12 +384,18 @@ function enqueueRequestsFromProto<Req, Res>(
   return requests;
 }
 
-function deadLetterSelection(req: { queue: string; jobIds: string[]; all: boolean }) {
-  const queue = requireString(req.queue, 'queue');
-  if (req.all && req.jobIds.length > 0)
-    throw new SeppError('invalid_argument', 'give job_ids or all, not both');
-  if (req.all) return { queue, all: true as const };
-  if (req.jobIds.length === 0)
-    throw new SeppError('invalid_argument', 'job_ids: name the dead letters, or set all');
-  return { queue, jobIds: req.jobIds.map((id, i) => requireJobId(id, `job_ids[${i}]`)) };
+/** gRPC's default receive limit, which most clients keep: what an answer may be when the caller says nothing. */
+const defaultAnswerBytes = 4 * 1024 * 1024;
+/** Room a list's answer leaves for its page token and field tags. */
+const listAnswerMarginBytes = 1024;
+
+/** The budget of a unary reserve's answer: the caller's `max_response_bytes` (0: 4 MiB), at most what the server may send. */
+function reserveAnswerBytes(askedBytes: number, maxMessageBytes: number): number {
+  if (!Number.isSafeInteger(askedBytes) || askedBytes < 0) {
+    throw new SeppError(
+      'invalid_argument',
+      `max_response_bytes is ${askedBytes}; it must be 0 or a positive integer`,
+    );
+  }
+  return Math.min(askedBytes === 0 ? defaultAnswerBytes : askedBytes, maxMessageBytes);
 }

@@ -16,6 +16,7 @@ import type {
   WorkResponse_CancelNotice,
   WorkResponse_Settled,
 } from '../../clients/typescript/src/gen/sepp/v1/work.js';
+import { jobOverheadBytes, leasedJobBytes } from '../engine/leases/index.ts';
 
 /** The parts of the stream the outbox writes to. */
 export interface OutboxSink {
@@ -28,8 +29,6 @@ export interface OutboxSink {
 /** Most bytes (estimated) of one batch message, and at most this share of the message size limit. */
 const batchBudgetBytes = 1024 * 1024;
 const batchShareOfLimit = 0.5;
-/** Field tags, lengths and the small fields of one job, generously. */
-const jobOverheadBytes = 128;
 
 export class WorkOutbox {
   private settled: WorkResponse_Settled[] = [];
@@ -53,7 +52,7 @@ export class WorkOutbox {
       this.sink.writeJob({ kind: { $case: 'job', value: job } });
       return;
     }
-    const bytes = estimateBytes(job);
+    const bytes = leasedJobBytes(job, job.jobId.length);
     if (this.bytes + bytes > this.budgetBytes) this.flush();
     this.jobs.push(job);
     this.bytes += bytes;
@@ -112,19 +111,4 @@ export class WorkOutbox {
     this.scheduled = true;
     process.nextTick(this.flushBound);
   }
-}
-
-/** An upper bound of a job's encoded size: strings may take 3 bytes per UTF-16 unit. */
-function estimateBytes(job: LeasedJob): number {
-  let chars =
-    job.jobId.length +
-    job.queue.length +
-    job.type.length +
-    job.contentType.length +
-    job.traceparent.length +
-    job.tracestate.length +
-    job.idempotencyKey.length +
-    job.lastError.length;
-  for (const [key, value] of Object.entries(job.metadata)) chars += key.length + value.length + 8;
-  return jobOverheadBytes + job.payload.length + 3 * chars;
 }

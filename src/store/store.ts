@@ -244,18 +244,7 @@ export interface Flow extends FlowReads {
 
 // ---------------------------------------------------------------- job control
 
-/** Bulk filters: a queue, optionally one type and one group (null: any). */
-export interface JobMatch {
-  queue: string;
-  type: string | null;
-  group: string | null;
-}
-
 export interface ControlReads {
-  /** Jobs of a queue in one state that match. */
-  countMatching(p: JobMatch & { state: string }): Op<number>;
-  /** Leased jobs of a queue that match and have no cancel request yet. */
-  countLeasedNotCancelled(p: JobMatch): Op<number>;
   /** Waiting jobs whose expiry passed at `nowMs`, earliest first. */
   expiredWaiting(p: { nowMs: number; limit: number }): Op<ExpiredRow[]>;
   /** The earliest expiry among waiting jobs, or null. */
@@ -267,14 +256,6 @@ export interface Control extends ControlReads {
   cancelWaiting(p: { seq: number; nowMs: number; by: string | null }): Op<void>;
   /** Records a cancel request on a leased job that has none; it stays leased. */
   requestCancel(p: { seq: number; nowMs: number; by: string | null }): Op<void>;
-  /** Up to `limit` matching jobs of a queue in one waiting state → cancelled. */
-  cancelWaitingMany(
-    p: JobMatch & { state: 'scheduled' | 'ready'; nowMs: number; by: string | null; limit: number },
-  ): Op<EndedJobRow[]>;
-  /** Cancel requests on up to `limit` matching leased jobs that have none yet. */
-  requestCancelMany(
-    p: JobMatch & { nowMs: number; by: string | null; limit: number },
-  ): Op<{ id: string; attempt: number; worker_id: string | null; idempotency_key: string | null }[]>;
   /** A scheduled or ready job's new state, priority, run time and group. */
   updateWaiting(p: {
     seq: number;
@@ -283,18 +264,70 @@ export interface Control extends ControlReads {
     runAtMs: number;
     groupKey: string | null;
   }): Op<void>;
-  /** Up to `limit` matching scheduled jobs → ready now (with `priority`, unless null); returns how many. */
-  runNowMany(p: JobMatch & { nowMs: number; priority: number | null; limit: number }): Op<number>;
-  /** Up to `limit` matching jobs in one state whose priority differs → `priority`; returns how many. */
-  setPriorityMany(p: JobMatch & { state: string; priority: number; limit: number }): Op<number>;
   /** An expired job → dead (reason expired); `undoLease` gives back the attempt a lease just took. */
   expire(p: { seq: number; nowMs: number; error: string; undoLease: boolean }): Op<void>;
   /** A dead, completed or cancelled job → ready now with a fresh attempt budget; returns whether it changed. */
   requeue(p: { seq: number; nowMs: number }): Op<boolean>;
   /** A ready or scheduled job → dead (reason dead_lettered); returns whether it changed. */
   deadLetter(p: { seq: number; nowMs: number }): Op<boolean>;
-  /** Deletes up to `limit` jobs of a queue in one waiting state (a purge). */
-  deleteWaitingMany(p: { queue: string; state: 'scheduled' | 'ready'; limit: number }): Op<EndedJobRow[]>;
+}
+
+// ---------------------------------------------------------------- bulk
+
+/**
+ * What a bulk operation's jobs must be besides their queue, state and type
+ * (which the index ranges it reads answer): the filters no index answers,
+ * checked on each candidate row (null: any).
+ */
+export interface BulkResidual {
+  /** Case-insensitive text the last error must contain. */
+  errorText: string | null;
+  /** A metadata key and the value it must have. */
+  metadata: { key: string; value: string } | null;
+  groupKey: string | null;
+  /** Enqueued at or after this time. */
+  enqueuedFromMs: number | null;
+  /** Enqueued before this time. */
+  enqueuedBeforeMs: number | null;
+  deadReason: string | null;
+  /** Only scheduled jobs that were delivered before (retries). */
+  retriesOnly: boolean;
+}
+
+/**
+ * The jobs a bulk operation changes in one slice: candidates read from an
+ * index range (`seqs`), each changed only if it is still in `state` and
+ * passes the residual filter, as this transaction sees it.
+ */
+export interface BulkSlice extends BulkResidual {
+  seqs: readonly number[];
+  state: string;
+}
+
+export interface BulkReads {
+  /** The highest seq stored, 0 with no job: a bulk operation leaves jobs enqueued after it began alone. */
+  lastSeq(): Op<number>;
+  /** Jobs of one queue, state and type: one index range, counted. */
+  countOfType(p: { queue: string; state: string; type: string }): Op<number>;
+  /** How many of the slice's jobs match (a leased job only without a cancel request). */
+  countMatching(p: BulkSlice): Op<number>;
+}
+
+export interface Bulk extends BulkReads {
+  /** Scheduled or ready matching jobs → cancelled. */
+  cancelWaiting(p: BulkSlice & { nowMs: number; by: string | null }): Op<EndedJobRow[]>;
+  /** Cancel requests on matching leased jobs that have none yet. */
+  requestCancel(
+    p: BulkSlice & { nowMs: number; by: string | null },
+  ): Op<{ id: string; attempt: number; worker_id: string | null; idempotency_key: string | null }[]>;
+  /** Matching scheduled jobs → ready now (with `priority`, unless null); returns how many. */
+  runNow(p: BulkSlice & { nowMs: number; priority: number | null }): Op<number>;
+  /** Matching jobs whose priority differs → `priority`; returns how many. */
+  setPriority(p: BulkSlice & { priority: number }): Op<number>;
+  /** Matching dead, completed or cancelled jobs → ready now with a fresh attempt budget; returns how many. */
+  requeue(p: BulkSlice & { nowMs: number }): Op<number>;
+  /** Deletes matching jobs; returns their keys (to release), types and attempts (for events). */
+  delete(p: BulkSlice): Op<EndedJobRow[]>;
 }
 
 // ---------------------------------------------------------------- dead letters
@@ -323,10 +356,6 @@ export interface DeadLetters extends DeadLetterReads {
   requeue(p: { queue: string; id: string; nowMs: number }): Op<boolean>;
   /** Deletes one dead letter. */
   delete(p: { queue: string; id: string }): Op<KeyedJobRow | undefined>;
-  /** Up to `limit` dead letters (of one reason unless null), oldest failure first → ready; returns how many. */
-  requeueMany(p: { queue: string; reason: string | null; nowMs: number; limit: number }): Op<number>;
-  /** Deletes up to `limit` dead letters (of one reason unless null), oldest failure first. */
-  deleteMany(p: { queue: string; reason: string | null; limit: number }): Op<KeyedJobRow[]>;
 }
 
 // ---------------------------------------------------------------- admin browse (reads only)
@@ -473,6 +502,7 @@ export interface StoreView {
   readonly control: ControlReads;
   readonly deadLetters: DeadLetterReads;
   readonly browse: Browse;
+  readonly bulk: BulkReads;
   readonly schedules: ScheduleReads;
   readonly audit: AuditReads;
   readonly settings: SettingReads;
@@ -488,6 +518,7 @@ export interface StoreTx extends StoreView {
   readonly leases: Leases;
   readonly flow: Flow;
   readonly control: Control;
+  readonly bulk: Bulk;
   readonly deadLetters: DeadLetters;
   readonly schedules: Schedules;
   readonly audit: Audit;

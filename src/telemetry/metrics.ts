@@ -22,16 +22,22 @@ import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporte
 import type { Resource } from '@opentelemetry/resources';
 import { MeterProvider, type MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import type { ScheduleEvent } from '../engine/schedules/types.ts';
-import type { CommitStats, JobEvent, QueueInfo } from '../engine/types.ts';
+import type { CommitStats, JobEvent, QueueInfo, StateCounts } from '../engine/types.ts';
 import { jobStates } from '../engine/types.ts';
 import type { StoreFiles } from '../store/store.ts';
 import { attr } from './attributes.ts';
 import { type ConnectionCounts, observeConnections } from './connection-metrics.ts';
+import { QueueLabels } from './queue-labels.ts';
 
 /** What the gauges read; the Engine satisfies it. */
 export interface MetricsSource {
-  /** Read from the store at each collection (an asynchronous callback: a store may answer over the network). */
-  listQueues(): Promise<QueueInfo[]>;
+  /**
+   * Every queue's jobs by state, from the maintained counters, read at each collection (an
+   * asynchronous callback: a store may answer over the network).
+   */
+  queueCounts(): Promise<ReadonlyMap<string, StateCounts>>;
+  /** The named queues described (ages, flow control): only those with series of their own. */
+  describeQueues(names: readonly string[]): Promise<QueueInfo[]>;
   readonly waitingReserves: number;
   /** The job event backlog (src/engine/events): subscribers, events kept and their bytes. */
   readonly eventBacklog: { subscribers: number; events: number; bytes: number };
@@ -51,6 +57,8 @@ export interface MetricsOptions {
   storeFiles: StoreFiles | undefined;
   /** Reports a failing gauge callback once instead of failing the scrape. */
   onCollectError: (what: string, error: unknown) => void;
+  /** Queues with series of their own; the rest share `(other)`. Default 200 (queue-labels.ts). */
+  labelledQueuesMax?: number;
 }
 
 /** The content type Prometheus expects for the text exposition format. */
@@ -78,9 +86,12 @@ export class Metrics {
   private readonly pushDeliveries: Counter;
   private readonly pushDuration: Histogram;
   private source: MetricsSource | undefined;
+  /** The cardinality limit on the queue label (queue-labels.ts). */
+  private readonly queueLabels: QueueLabels;
   private connections: (() => ConnectionCounts) | undefined;
 
   constructor(private readonly options: MetricsOptions) {
+    this.queueLabels = new QueueLabels(options.labelledQueuesMax);
     // preventServerStart: the exporter is only a MetricReader here; sepp's own HTTP serves the text.
     this.prometheus = new PrometheusExporter({ preventServerStart: true });
     const readers: MetricReader[] = [this.prometheus];
@@ -162,7 +173,7 @@ export class Metrics {
 
   /** Engine hook: called after the commit that made the change. */
   readonly onEvent = (event: JobEvent): void => {
-    const attributes: Attributes = { [attr.queue]: event.queue };
+    const attributes: Attributes = { [attr.queue]: this.queueLabels.of(event.queue) };
     if (event.kind === 'rejected') attributes[attr.rejectionReason] = event.reason;
     else if (event.kind === 'dead_lettered') attributes[attr.deadReason] = event.reason;
     this.jobCounters[event.kind].add(event.count, attributes);
@@ -189,7 +200,7 @@ export class Metrics {
 
   /** A push delivery ended (src/push reports it through the observer app.ts connects). */
   recordPush(queue: string, outcome: string, durationMs: number): void {
-    const attributes = { [attr.queue]: queue, [attr.pushOutcome]: outcome };
+    const attributes = { [attr.queue]: this.queueLabels.of(queue), [attr.pushOutcome]: outcome };
     this.pushDeliveries.add(1, attributes);
     this.pushDuration.record(durationMs, attributes);
   }
@@ -295,18 +306,31 @@ export class Metrics {
       async (result) => {
         const source = this.source;
         if (source === undefined) return;
-        let queues: QueueInfo[];
+        let counts: ReadonlyMap<string, StateCounts>;
+        let described: QueueInfo[];
         try {
-          queues = await source.listQueues();
+          counts = await source.queueCounts();
+          // Name order, so the queues that get series at a first scrape do not depend on a Map's order.
+          const labels = [...counts.keys()].sort().map((name) => this.queueLabels.of(name));
+          described = await source.describeQueues(labels.filter((label) => counts.has(label)));
         } catch (error) {
           // A closed database during shutdown must not fail the final export.
           this.options.onCollectError('sepp.queue.depth', error);
           return;
         }
-        for (const queue of queues) {
+        const byLabel = new Map<string, StateCounts>();
+        for (const [name, queueCounts] of counts) {
+          const label = this.queueLabels.of(name);
+          const sum = byLabel.get(label);
+          if (sum === undefined) byLabel.set(label, { ...queueCounts });
+          else for (const state of jobStates) sum[state] += queueCounts[state];
+        }
+        for (const [label, queueCounts] of byLabel) {
           for (const state of jobStates) {
-            result.observe(depth, queue.counts[state], { [attr.queue]: queue.name, [attr.jobState]: state });
+            result.observe(depth, queueCounts[state], { [attr.queue]: label, [attr.jobState]: state });
           }
+        }
+        for (const queue of described) {
           if (queue.oldestReadyAgeMs !== null)
             result.observe(oldestReady, queue.oldestReadyAgeMs, { [attr.queue]: queue.name });
           this.observeFlow(result, queue, { leasedLimit, throttled, readyGroups });

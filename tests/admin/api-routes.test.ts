@@ -97,7 +97,16 @@ test('purge needs the queue name as confirmation and reports what it deleted', a
   assert.equal(refused.status, 400);
   assert.equal(refused.body.error?.code, 'invalid_argument');
   assert.equal((await op.post('/api/v1/queues/emails/purge', { confirm: 'emails' })).body.deleted, 3);
-  assert.deepEqual((await lastAudit()).details, { deleted: 3, done: true, via: 'admin' });
+  const { operationId, ...purged } = (await lastAudit()).details;
+  assert.equal(typeof operationId, 'string');
+  assert.deepEqual(purged, {
+    queue: 'emails',
+    states: ['scheduled', 'ready'],
+    matched: 3,
+    changed: 3,
+    done: true,
+    via: 'admin',
+  });
 });
 
 test('an empty queue can be deleted (audited); one with jobs is 409; an unknown one 404 and no pause creates it', async () => {
@@ -403,9 +412,13 @@ test('dead letters: list by reason, requeue and delete selected, requeue all, de
     ).body,
     { changed: 2 },
   );
-  assert.deepEqual((await lastAudit()).details, {
-    all: true,
-    reason: 'dead_lettered',
+  const { operationId: deleteId, ...deleted } = (await lastAudit()).details;
+  assert.equal(typeof deleteId, 'string');
+  assert.deepEqual(deleted, {
+    queue: 'emails',
+    states: ['dead'],
+    deadReason: 'dead_lettered',
+    matched: 2,
     changed: 2,
     done: true,
     via: 'admin',

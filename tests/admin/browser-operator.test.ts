@@ -254,6 +254,7 @@ test('notices never cover the row buttons', async () => {
 test('workers: who is connected, the leases each holds, and releasing a stuck one (audited)', async () => {
   const { jobId } = await engine.enqueue({ queue: 'hooks', type: 'webhook.post', payload: enc('{}') });
   const { jobs } = await call(t.client, t.client.reserve, {
+    maxResponseBytes: 0,
     queues: ['hooks'],
     maxJobs: 1,
     leaseDurationMs: 600_000,
@@ -367,6 +368,7 @@ test('bug: lists refresh themselves (and on Refresh); Queues on phones keep the 
 
   // A long-poll on a queue that has never had a job: counted, and said where.
   const waiting = call(t.client, t.client.reserve, {
+    maxResponseBytes: 0,
     queues: ['not-yet'],
     maxJobs: 1,
     leaseDurationMs: 0,

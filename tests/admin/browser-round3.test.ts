@@ -74,7 +74,7 @@ test('"Run all now" names the count and is disabled while it runs', async () => 
   const held = new Promise<void>((resolve) => {
     release = resolve;
   });
-  await page.route('**/api/v1/queues/later/jobs/update', async (route) => {
+  await page.route('**/api/v1/bulk/update', async (route) => {
     await held;
     await route.continue();
   });
@@ -84,7 +84,7 @@ test('"Run all now" names the count and is disabled while it runs', async () => 
   await shot(page, 'round3-run-all-busy-desktop');
   release();
   await page.getByText('3 scheduled jobs in later run now.').waitFor();
-  await page.unroute('**/api/v1/queues/later/jobs/update');
+  await page.unroute('**/api/v1/bulk/update');
   assert.equal((await engine.listQueues()).find((q) => q.name === 'later')?.counts.ready, 3);
 });
 
@@ -159,6 +159,7 @@ test('workers: Last seen fits at 1440 px, and a worker not heard from within its
   await engine.enqueue({ queue: 'stuck', type: 'render', payload: enc('{}') });
   const { jobs } = await call(ui.t.client, ui.t.client.reserve, {
     queues: ['stuck'],
+    maxResponseBytes: 0,
     maxJobs: 1,
     leaseDurationMs: 600_000,
     waitTimeoutMs: 0,

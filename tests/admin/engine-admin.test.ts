@@ -149,7 +149,7 @@ test('requeueJob and deadLetterJob move one job and write the audit entry in the
   });
 });
 
-test('purgeQueue deletes ready and scheduled jobs in chunks, leaves leased and dead, audits once', async () => {
+test('purgeQueue deletes ready and scheduled jobs in slices, leaves leased and dead, audits once', async () => {
   await withEngine(async (t) => {
     const batch = Array.from({ length: 1000 }, (_, i) => ({
       queue: 'q',
@@ -174,7 +174,15 @@ test('purgeQueue deletes ready and scheduled jobs in chunks, leaves leased and d
     assert.equal(leased.length, 2);
     const entries = (await t.engine.listAudit({ action: 'queue.purge' })).items;
     assert.equal(entries.length, 1);
-    assert.deepEqual(entries[0]?.details, { deleted: 5998, done: true });
+    const { operationId, ...details } = entries[0]?.details ?? {};
+    assert.equal(typeof operationId, 'string');
+    assert.deepEqual(details, {
+      queue: 'q',
+      states: ['scheduled', 'ready'],
+      matched: 5998,
+      changed: 5998,
+      done: true,
+    });
     assert.deepEqual(await t.engine.counterMismatches(), []);
   });
 });
@@ -207,7 +215,16 @@ test('dead letters: requeue all of one reason, delete selected; audited with cou
     assert.equal(removed, 1);
     const [del, req] = (await t.engine.listAudit({})).items;
     assert.deepEqual(del?.details, { jobIds: [ids[0], ids[1]], changed: 1 });
-    assert.deepEqual(req?.details, { all: true, reason: 'dead_lettered', changed: 4, done: true });
+    const { operationId, ...details } = req?.details ?? {};
+    assert.equal(typeof operationId, 'string');
+    assert.deepEqual(details, {
+      queue: 'q',
+      states: ['dead'],
+      deadReason: 'dead_lettered',
+      matched: 4,
+      changed: 4,
+      done: true,
+    });
   });
 });
 

@@ -117,7 +117,7 @@ describe('job control from the CLI', () => {
     const [entry] = (await client.listAuditEntries({ action: 'jobs.cancel', pageSize: 1 })).entries;
     assert.equal(entry?.actor, 'key:ops');
     assert.equal(entry?.details.via, 'cli');
-    assert.equal(entry?.details.cancelled, 3);
+    assert.equal(entry?.details.changed, 3);
   });
 
   test('update: one job by id, and run now every scheduled job of a type', async () => {
@@ -159,7 +159,10 @@ describe('job control from the CLI', () => {
     assert.equal(table.code, 0, table.stderr);
     const [header, row] = table.stdout.trim().split('\n');
     assert.match(header ?? '', /^TIME\s+ACTOR\s+VIA\s+ACTION\s+TARGET\s+DETAILS$/);
-    assert.match(row ?? '', /^\S+\s+key:ops\s+cli\s+queue\.purge\s+queue:purged\s+deleted=3 done=true$/);
+    assert.match(
+      row ?? '',
+      /^\S+\s+key:ops\s+cli\s+queue\.purge\s+queue:purged\s+queue=purged states=\["scheduled","ready"\] matched=3 changed=3 done=true/,
+    );
     const entries = cliJson<{ action: string; details: { via: string } }[]>(
       await sepp(['audit', '--actor', 'key:ops', '--limit', '2', '--json'], env),
     );

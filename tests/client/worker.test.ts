@@ -113,7 +113,10 @@ for (const transport of ['stream', 'unary'] as const) {
       const completed = nextEvents(worker, 'completed');
       gate.resolve();
       await completed;
-      await assert.rejects(client.getJob(id), (e: SeppError) => e.code === 'not_found');
+      // Completed and deleted on ack (retention 0): only its outcome is kept.
+      const done = await client.getJob(id);
+      assert.equal(done.state, 'completed');
+      assert.equal(done.outcomeOnly, true);
     });
 
     test('a lost lease aborts the handler’s signal and sends no ack', async () => {
@@ -245,8 +248,12 @@ for (const transport of ['stream', 'unary'] as const) {
       gates.get(2)?.resolve();
       await closing;
       assert.equal(worker.state, 'closed');
-      for (const { id } of [a, b])
-        await assert.rejects(client.getJob(id), (e: SeppError) => e.code === 'not_found');
+      for (const { id } of [a, b]) {
+        // Both were acked and deleted (retention 0): only their outcomes are kept.
+        const done = await client.getJob(id);
+        assert.equal(done.state, 'completed');
+        assert.equal(done.outcomeOnly, true);
+      }
       const third = await client.getJob(late.id);
       assert.equal(third.state, 'ready', 'nothing was taken after close()');
       assert.equal(third.attempt, 0);

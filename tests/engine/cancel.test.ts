@@ -146,7 +146,7 @@ test('cancelled jobs are kept for cancelled_retention_ms, then swept', async () 
   });
 });
 
-test('bulk cancel: by queue, type and state, in chunks, with one audit entry carrying the totals', async () => {
+test('bulk cancel: by queue, type and state, in slices, with one audit entry carrying the totals', async () => {
   await withEngine({}, async ({ engine }) => {
     const notices: CancelNotice[] = [];
     engine.onCancelRequested((n) => notices.push(...n));
@@ -171,14 +171,18 @@ test('bulk cancel: by queue, type and state, in chunks, with one audit entry car
     assert.equal(other?.counts.ready, 1);
     const entries = (await engine.listAudit({ action: 'jobs.cancel' })).items;
     assert.equal(entries.length, 1);
-    assert.deepEqual(entries[0]?.details, {
+    const { operationId, ...details } = entries[0]?.details ?? {};
+    assert.equal(typeof operationId, 'string');
+    assert.deepEqual(details, {
       queue: 'q',
       type: 'report',
       states: ['scheduled', 'ready', 'leased'],
-      cancelled: 5998,
+      matched: 6001,
+      changed: 6001,
       cancelRequested: 3,
       done: true,
     });
+    assert.equal(engine.getBulkOperation(String(operationId)).state, 'done');
     // Nothing left to cancel: a repeat changes nothing.
     assert.equal(await engine.countCancellable({ queue: 'q', type: 'report' }), 0);
     assert.deepEqual(await engine.cancelJobs({ queue: 'q', type: 'report' }), {

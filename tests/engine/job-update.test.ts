@@ -126,13 +126,16 @@ test('bulk: run now every scheduled job of a type, and reprioritise; audited onc
     assert.equal(first?.priority, 4);
     const entries = (await engine.listAudit({ action: 'jobs.update' })).items;
     assert.equal(entries.length, 1);
-    assert.deepEqual(entries[0]?.details, {
+    const { operationId, ...details } = entries[0]?.details ?? {};
+    assert.equal(typeof operationId, 'string');
+    assert.deepEqual(details, {
       queue: 'q',
       type: 'report',
       states: ['scheduled', 'ready'],
       runNow: true,
       priority: 4,
-      updated: 7000,
+      matched: 7000,
+      changed: 7000,
       done: true,
     });
     // Priority alone touches only jobs whose priority differs.

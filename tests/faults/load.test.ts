@@ -56,6 +56,7 @@ test(`${workers} long-polling workers and ${producers} producers for ${seconds} 
       while (!stop) {
         try {
           const { jobs } = await call(c, c.reserve, {
+            maxResponseBytes: 0,
             queues: ['load'],
             maxJobs: 1,
             leaseDurationMs: 30_000,
@@ -99,7 +100,7 @@ test(`${workers} long-polling workers and ${producers} producers for ${seconds} 
     };
     const sampler = setInterval(() => {
       peakRss = Math.max(peakRss, server.rssBytes());
-      void call(clients[0]!, clients[0]!.listQueues, {}).then(({ queues }) => {
+      void call(clients[0]!, clients[0]!.listQueues, { pageSize: 0, pageToken: '' }).then(({ queues }) => {
         waitingPeak = Math.max(waitingPeak, queues.find((q) => q.name === 'load')?.waitingWorkers ?? 0);
       }, record);
     }, 250);

@@ -91,6 +91,7 @@ test('a client that never reads its answers is pushed back, and others are still
   assert.ok(grownMiB < 100, `server RSS grew ${grownMiB} MiB`);
   // Another client on another connection is served normally.
   const { jobs } = await call(other, other.reserve, {
+    maxResponseBytes: 0,
     queues: ['others'],
     maxJobs: 1,
     leaseDurationMs: 0,
@@ -115,6 +116,7 @@ test('streams that never send hold little memory each and do not block others', 
   });
   await call(other, other.enqueue, { job });
   const { jobs } = await call(other, other.reserve, {
+    maxResponseBytes: 0,
     queues: ['others'],
     maxJobs: 1,
     leaseDurationMs: 0,

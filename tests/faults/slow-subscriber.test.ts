@@ -86,6 +86,7 @@ test('a subscriber that never reads is cut off with RESOURCE_EXHAUSTED, and the 
         jobs: Array.from({ length: jobsPerRound }, () => testJob('flood')),
       });
       const { jobs } = await call(producer, producer.reserve, {
+        maxResponseBytes: 0,
         queues: ['flood'],
         maxJobs: jobsPerRound,
         leaseDurationMs: 60_000,

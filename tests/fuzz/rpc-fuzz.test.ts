@@ -175,6 +175,7 @@ test(`${runs} mutated valid messages: limits hold, rejections are typed, counter
         leaseDurationMs: number,
         waitTimeoutMs: number,
         workerId: text,
+        maxResponseBytes: number,
       })
       .map((r) => ({ kind: 'reserve' as const, r })),
     fc

@@ -46,6 +46,7 @@ export function unaryTransport(client: QueueServiceClient): Transport {
     },
     async lease(queue, leaseMs = 0) {
       const response = await call(client, client.reserve, {
+        maxResponseBytes: 0,
         queues: [queue],
         maxJobs: 1,
         leaseDurationMs: leaseMs,

@@ -180,6 +180,7 @@ async function makeFixture(t: TestServer): Promise<void> {
   for (let attempt = 1; attempt <= 2; attempt++) {
     const [leased] = (
       await call(t.client, t.client.reserve, {
+        maxResponseBytes: 0,
         queues: ['emails'],
         maxJobs: 1,
         leaseDurationMs: 60_000,
@@ -196,6 +197,7 @@ async function makeFixture(t: TestServer): Promise<void> {
     });
   }
   await call(t.client, t.client.reserve, {
+    maxResponseBytes: 0,
     queues: ['emails'],
     maxJobs: 1,
     leaseDurationMs: 60_000,

@@ -155,6 +155,7 @@ describe('single executable, copied alone into an empty directory', { timeout: 1
       const second = await call(client, client.enqueue, { job: job(2) });
       backedUpJobId = second.jobId;
       const { jobs } = await call(client, client.reserve, {
+        maxResponseBytes: 0,
         queues: ['smoke'],
         maxJobs: 1,
         leaseDurationMs: 0,
@@ -192,6 +193,7 @@ describe('single executable, copied alone into an empty directory', { timeout: 1
     const client = new QueueServiceClient(`127.0.0.1:${server.port}`, credentials.createInsecure());
     try {
       const { jobs } = await call(client, client.reserve, {
+        maxResponseBytes: 0,
         queues: ['smoke'],
         maxJobs: 10,
         leaseDurationMs: 0,

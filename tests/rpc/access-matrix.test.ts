@@ -39,6 +39,7 @@ import {
   protoScheduleSpec,
 } from '../helpers/access-table.ts';
 import { askReflection, checkHealth, healthClient, reflectionClient } from '../helpers/generic-clients.ts';
+import { unsetFilterFields } from '../helpers/proto-filter.ts';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
 import { selfSignedCertificate } from '../helpers/tls.ts';
 
@@ -90,7 +91,14 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
         call(
           c,
           c.reserve,
-          { queues: [queue], maxJobs: 1, leaseDurationMs: 0, waitTimeoutMs: 0, workerId: '' },
+          {
+            maxResponseBytes: 0,
+            queues: [queue],
+            maxJobs: 1,
+            leaseDurationMs: 0,
+            waitTimeoutMs: 0,
+            workerId: '',
+          },
           md,
         ),
       ),
@@ -137,7 +145,18 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
   },
   CancelJobs: {
     call: (c, md) =>
-      unary(call(c, c.cancelJobs, { filter: { queue, type: '', states: [], group: '' }, dryRun: true }, md)),
+      unary(
+        call(
+          c,
+          c.cancelJobs,
+          {
+            filter: { queue, type: '', states: [], group: '', ...unsetFilterFields },
+            dryRun: true,
+            background: false,
+          },
+          md,
+        ),
+      ),
     allowedStatus: status.OK,
   },
   UpdateJob: {
@@ -153,17 +172,63 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
           c,
           c.updateJobs,
           {
-            filter: { queue: 'matrix-none', type: '', states: [], group: '' },
+            filter: { queue: 'matrix-none', type: '', states: [], group: '', ...unsetFilterFields },
             changes: { priorityChange: priority(1) },
+            dryRun: false,
+            background: false,
           },
           md,
         ),
       ),
     allowedStatus: status.NOT_FOUND,
   },
+  RequeueJobs: {
+    call: (c, md) =>
+      unary(
+        call(
+          c,
+          c.requeueJobs,
+          {
+            filter: { ...unsetFilterFields, queue: 'matrix-none', type: '', states: [], group: '' },
+            dryRun: true,
+            background: false,
+          },
+          md,
+        ),
+      ),
+    allowedStatus: status.NOT_FOUND,
+  },
+  DeleteJobs: {
+    call: (c, md) =>
+      unary(
+        call(
+          c,
+          c.deleteJobs,
+          {
+            filter: { ...unsetFilterFields, queue: 'matrix-none', type: '', states: [], group: '' },
+            dryRun: true,
+            background: false,
+          },
+          md,
+        ),
+      ),
+    allowedStatus: status.NOT_FOUND,
+  },
+  GetBulkOperation: {
+    call: (c, md) => unary(call(c, c.getBulkOperation, { id: 'matrix-none' }, md)),
+    allowedStatus: status.NOT_FOUND,
+  },
+  ListBulkOperations: {
+    call: (c, md) => unary(call(c, c.listBulkOperations, {}, md)),
+    allowedStatus: status.OK,
+  },
+  CancelBulkOperation: {
+    call: (c, md) => unary(call(c, c.cancelBulkOperation, { id: 'matrix-none' }, md)),
+    allowedStatus: status.NOT_FOUND,
+  },
   PurgeQueue: {
     // A queue nobody has used is NOT_FOUND, as for every admin call that names a queue.
-    call: (c, md) => unary(call(c, c.purgeQueue, { queue: 'matrix-none' }, md)),
+    call: (c, md) => unary(call(c, c.purgeQueue, { queue: 'matrix-none', background: false }, md)),
     allowedStatus: status.NOT_FOUND,
   },
   ListAuditEntries: {
@@ -173,7 +238,10 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
       ),
     allowedStatus: status.OK,
   },
-  ListQueues: { call: (c, md) => unary(call(c, c.listQueues, {}, md)), allowedStatus: status.OK },
+  ListQueues: {
+    call: (c, md) => unary(call(c, c.listQueues, { pageSize: 0, pageToken: '' }, md)),
+    allowedStatus: status.OK,
+  },
   ListWorkers: { call: (c, md) => unary(call(c, c.listWorkers, {}, md)), allowedStatus: status.OK },
   PauseQueue: {
     call: (c, md) => unary(call(c, c.pauseQueue, { queue, allowMissing: true }, md)),
@@ -195,11 +263,27 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
     allowedStatus: status.OK,
   },
   RequeueDeadLetters: {
-    call: (c, md) => unary(call(c, c.requeueDeadLetters, { queue, jobIds: [], all: true }, md)),
+    call: (c, md) =>
+      unary(
+        call(
+          c,
+          c.requeueDeadLetters,
+          { queue, jobIds: [], all: true, reason: 0, errorText: '', background: false },
+          md,
+        ),
+      ),
     allowedStatus: status.OK,
   },
   DeleteDeadLetters: {
-    call: (c, md) => unary(call(c, c.deleteDeadLetters, { queue, jobIds: [], all: true }, md)),
+    call: (c, md) =>
+      unary(
+        call(
+          c,
+          c.deleteDeadLetters,
+          { queue, jobIds: [], all: true, reason: 0, errorText: '', background: false },
+          md,
+        ),
+      ),
     allowedStatus: status.OK,
   },
   GetServerInfo: { call: (c, md) => unary(call(c, c.getServerInfo, {}, md)), allowedStatus: status.OK },

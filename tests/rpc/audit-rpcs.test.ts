@@ -20,6 +20,7 @@ import {
   missingJobId,
   protoScheduleSpec,
 } from '../helpers/access-table.ts';
+import { unsetFilterFields } from '../helpers/proto-filter.ts';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
 
 const priority = (value: number) => ({ $case: 'priority' as const, value });
@@ -75,7 +76,14 @@ async function deadLetters(
   const { jobs: leased } = await call(
     c,
     c.reserve,
-    { queues: [auditQueue], maxJobs: jobs, leaseDurationMs: 0, waitTimeoutMs: 0, workerId: '' },
+    {
+      maxResponseBytes: 0,
+      queues: [auditQueue],
+      maxJobs: jobs,
+      leaseDurationMs: 0,
+      waitTimeoutMs: 0,
+      workerId: '',
+    },
     md,
   );
   for (const j of leased) {
@@ -107,12 +115,12 @@ const auditRows: Readonly<Record<string, AuditRow>> = {
     async run(c, md, auditQueue) {
       await enqueueTo(c, md, auditQueue, 3, 0, 'g1');
       await enqueueTo(c, md, auditQueue, 1, 0, 'other');
-      const filter = { queue: auditQueue, type: '', states: [], group: 'g1' };
-      await call(c, c.cancelJobs, { filter, dryRun: false }, md);
+      const filter = { queue: auditQueue, type: '', states: [], group: 'g1', ...unsetFilterFields };
+      await call(c, c.cancelJobs, { filter, dryRun: false, background: false }, md);
       return { target: `queue:${auditQueue}` };
     },
     action: 'jobs.cancel',
-    details: { group: 'g1', cancelled: 3, cancelRequested: 0 },
+    details: { group: 'g1', changed: 3, cancelRequested: 0 },
   },
   UpdateJob: {
     async run(c, md, auditQueue) {
@@ -129,12 +137,12 @@ const auditRows: Readonly<Record<string, AuditRow>> = {
       await enqueueTo(c, md, auditQueue, 2, 60_000, 'g1');
       const changes = { scheduleChange: { $case: 'runNow' as const, value: true } };
       await enqueueTo(c, md, auditQueue, 1, 60_000, 'other');
-      const filter = { queue: auditQueue, type: '', states: [], group: 'g1' };
-      await call(c, c.updateJobs, { filter, changes }, md);
+      const filter = { queue: auditQueue, type: '', states: [], group: 'g1', ...unsetFilterFields };
+      await call(c, c.updateJobs, { filter, changes, dryRun: false, background: false }, md);
       return { target: `queue:${auditQueue}` };
     },
     action: 'jobs.update',
-    details: { group: 'g1', runNow: true, updated: 2 },
+    details: { group: 'g1', runNow: true, changed: 2 },
   },
   PauseQueue: {
     async run(c, md, auditQueue) {
@@ -166,16 +174,48 @@ const auditRows: Readonly<Record<string, AuditRow>> = {
   PurgeQueue: {
     async run(c, md, auditQueue) {
       await enqueueTo(c, md, auditQueue, 4);
-      await call(c, c.purgeQueue, { queue: auditQueue }, md);
+      await call(c, c.purgeQueue, { queue: auditQueue, background: false }, md);
       return { target: `queue:${auditQueue}` };
     },
     action: 'queue.purge',
-    details: { deleted: 4 },
+    details: { changed: 4 },
+  },
+  RequeueJobs: {
+    async run(c, md, auditQueue) {
+      await deadLetters(c, md, auditQueue, 2);
+      const filter = {
+        ...unsetFilterFields,
+        queue: auditQueue,
+        type: '',
+        states: [],
+        group: '',
+        errorText: 'X',
+      };
+      await call(c, c.requeueJobs, { filter, dryRun: false, background: false }, md);
+      return { target: `queue:${auditQueue}` };
+    },
+    action: 'jobs.requeue',
+    details: { errorText: 'X', changed: 2, done: true },
+  },
+  DeleteJobs: {
+    async run(c, md, auditQueue) {
+      await enqueueTo(c, md, auditQueue, 3);
+      const filter = { ...unsetFilterFields, queue: auditQueue, type: '', states: [], group: '' };
+      await call(c, c.deleteJobs, { filter, dryRun: false, background: false }, md);
+      return { target: `queue:${auditQueue}` };
+    },
+    action: 'jobs.delete',
+    details: { changed: 3, matched: 3 },
   },
   RequeueDeadLetters: {
     async run(c, md, auditQueue) {
       await deadLetters(c, md, auditQueue, 2);
-      await call(c, c.requeueDeadLetters, { queue: auditQueue, jobIds: [], all: true }, md);
+      await call(
+        c,
+        c.requeueDeadLetters,
+        { queue: auditQueue, jobIds: [], all: true, reason: 0, errorText: '', background: false },
+        md,
+      );
       return { target: `queue:${auditQueue}` };
     },
     action: 'dead_letters.requeue_all',
@@ -184,7 +224,12 @@ const auditRows: Readonly<Record<string, AuditRow>> = {
   DeleteDeadLetters: {
     async run(c, md, auditQueue) {
       await deadLetters(c, md, auditQueue, 3);
-      await call(c, c.deleteDeadLetters, { queue: auditQueue, jobIds: [], all: true }, md);
+      await call(
+        c,
+        c.deleteDeadLetters,
+        { queue: auditQueue, jobIds: [], all: true, reason: 0, errorText: '', background: false },
+        md,
+      );
       return { target: `queue:${auditQueue}` };
     },
     action: 'dead_letters.delete_all',
@@ -306,7 +351,13 @@ describe('every admin RPC is audited (gRPC)', () => {
     const adminOnly = Object.entries(expected)
       .filter(([, roles]) => roles.length === 1 && roles[0] === 'admin')
       .map(([rpc]) => rpc)
-      .filter((rpc) => rpc !== 'ListAuditEntries');
+      // Reads; and a stop is recorded in the entry of the operation it stops (bulk-operations.test.ts).
+      .filter(
+        (rpc) =>
+          !['ListAuditEntries', 'GetBulkOperation', 'ListBulkOperations', 'CancelBulkOperation'].includes(
+            rpc,
+          ),
+      );
     assert.deepEqual(Object.keys(auditRows).sort(), adminOnly.sort());
   });
 
@@ -351,7 +402,7 @@ describe('every admin RPC is audited (gRPC)', () => {
       headers: [`Bearer ${keys.producer}`],
       role: 'producer',
     });
-    await assert.rejects(call(c, c.purgeQueue, { queue: 'audit-refused' }, producer), {
+    await assert.rejects(call(c, c.purgeQueue, { queue: 'audit-refused', background: false }, producer), {
       code: status.PERMISSION_DENIED,
     });
     await assert.rejects(call(c, c.cancelJob, { jobId: missingJobId }, admin()), { code: status.NOT_FOUND });

@@ -69,10 +69,20 @@ describe('authentication and roles', () => {
 
   test('each role may call what it needs and nothing more', async () => {
     const c = t.client;
-    const reserve = { queues: ['auth'], maxJobs: 1, leaseDurationMs: 0, waitTimeoutMs: 0, workerId: '' };
+    const reserve = {
+      queues: ['auth'],
+      maxJobs: 1,
+      leaseDurationMs: 0,
+      waitTimeoutMs: 0,
+      workerId: '',
+      maxResponseBytes: 0,
+    };
     // producer: enqueue and read
     assert.equal(await code(call(c, c.enqueue, { job }, bearer(producerKey))), status.OK);
-    assert.equal(await code(call(c, c.listQueues, {}, bearer(producerKey))), status.OK);
+    assert.equal(
+      await code(call(c, c.listQueues, { pageSize: 0, pageToken: '' }, bearer(producerKey))),
+      status.OK,
+    );
     assert.equal(await code(call(c, c.reserve, reserve, bearer(producerKey))), status.PERMISSION_DENIED);
     assert.equal(
       await code(call(c, c.pauseQueue, { queue: 'auth', allowMissing: false }, bearer(producerKey))),
@@ -82,7 +92,14 @@ describe('authentication and roles', () => {
     assert.equal(await code(call(c, c.reserve, reserve, bearer(workerKey))), status.OK);
     assert.equal(await code(call(c, c.enqueue, { job }, bearer(workerKey))), status.PERMISSION_DENIED);
     assert.equal(
-      await code(call(c, c.deleteDeadLetters, { queue: 'auth', jobIds: [], all: true }, bearer(workerKey))),
+      await code(
+        call(
+          c,
+          c.deleteDeadLetters,
+          { queue: 'auth', jobIds: [], all: true, reason: 0, errorText: '', background: false },
+          bearer(workerKey),
+        ),
+      ),
       status.PERMISSION_DENIED,
     );
     // admin (configured as a hash): everything

@@ -119,6 +119,7 @@ describe('Events stream', () => {
     // The event is published before the enqueue is answered.
     await s.until(() => s.events().length === 1);
     const { jobs } = await call(t.client, t.client.reserve, {
+      maxResponseBytes: 0,
       queues: ['ev'],
       maxJobs: 1,
       leaseDurationMs: 5000,

@@ -65,7 +65,14 @@ for (const name of ['unary', 'stream'] as const) {
       await transport.nack(await transport.lease(queue));
       assert.equal(await stateOf(first.jobId), JobState.DEAD);
       assert.deepEqual(await enqueue('dead'), { jobId: first.jobId, deduplicated: true });
-      await call(t.client, t.client.deleteDeadLetters, { queue, jobIds: [first.jobId], all: false });
+      await call(t.client, t.client.deleteDeadLetters, {
+        queue,
+        jobIds: [first.jobId],
+        all: false,
+        reason: 0,
+        errorText: '',
+        background: false,
+      });
       const again = await enqueue('dead');
       assert.equal(again.deduplicated, false);
       assert.notEqual(again.jobId, first.jobId);

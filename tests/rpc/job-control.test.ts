@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type ClientDuplexStream, credentials, type ServiceError, status } from '@grpc/grpc-js';
+import { BulkOperationState } from '../../clients/typescript/src/gen/sepp/v1/bulk_operation.js';
 import { DeadReason, JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import type { ProduceRequest, ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
 import { QueueServiceClient } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
@@ -16,6 +17,7 @@ import {
   type WorkResponse,
 } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { FakeClock } from '../../src/engine/clock.ts';
+import { unsetFilterFields } from '../helpers/proto-filter.ts';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
 
 type Work = ClientDuplexStream<WorkRequest, WorkResponse>;
@@ -129,7 +131,14 @@ describe('job control over gRPC', () => {
     const elsewhere = openWork(t, 'notice-matrix-other-queue', '', true);
     const leaseAndCancel = async (workerId: string) => {
       const { jobId } = await call(t.client, t.client.enqueue, { job: testJob(queue) });
-      const reserve = { queues: [queue], maxJobs: 1, leaseDurationMs: 60_000, waitTimeoutMs: 0, workerId };
+      const reserve = {
+        queues: [queue],
+        maxJobs: 1,
+        leaseDurationMs: 60_000,
+        waitTimeoutMs: 0,
+        workerId,
+        maxResponseBytes: 0,
+      };
       const [leased] = (await call(t.client, t.client.reserve, reserve)).jobs;
       assert.equal(leased?.jobId, jobId);
       await call(t.client, t.client.cancelJob, { jobId });
@@ -171,6 +180,7 @@ describe('job control over gRPC', () => {
     const queue = 'unary-cancel';
     await call(t.client, t.client.enqueueBatch, { jobs: [testJob(queue), testJob(queue), testJob(queue)] });
     const { jobs } = await call(t.client, t.client.reserve, {
+      maxResponseBytes: 0,
       queues: [queue],
       maxJobs: 3,
       leaseDurationMs: 60_000,
@@ -179,13 +189,15 @@ describe('job control over gRPC', () => {
     });
     const [a, b, c] = jobs;
     assert.ok(a && b && c);
-    const filter = { queue, type: '', states: [JobState.LEASED], group: '' };
-    assert.equal((await call(t.client, t.client.cancelJobs, { filter, dryRun: true })).matchedCount, 3);
-    assert.deepEqual(await call(t.client, t.client.cancelJobs, { filter, dryRun: false }), {
-      cancelledCount: 0,
-      cancelRequestedCount: 3,
-      matchedCount: 0,
-    });
+    const filter = { queue, type: '', states: [JobState.LEASED], group: '', ...unsetFilterFields };
+    assert.equal(
+      (await call(t.client, t.client.cancelJobs, { filter, dryRun: true, background: false })).matchedCount,
+      3,
+    );
+    const cancelled = await call(t.client, t.client.cancelJobs, { filter, dryRun: false, background: false });
+    assert.deepEqual([cancelled.cancelledCount, cancelled.cancelRequestedCount], [0, 3]);
+    assert.equal(cancelled.operation?.state, BulkOperationState.DONE);
+    assert.deepEqual([cancelled.operation?.matchedCount, cancelled.operation?.changedCount], [3, 3]);
     const extend = await failure(
       call(t.client, t.client.extend, { jobId: a.jobId, attempt: a.attempt, leaseDurationMs: 1000 }),
     );
@@ -204,7 +216,7 @@ describe('job control over gRPC', () => {
       batch.results.map((r) => r.outcome),
       [SettleOutcome.CANCELLED, SettleOutcome.CANCELLED],
     );
-    const counts = (await call(t.client, t.client.listQueues, {})).queues.find(
+    const counts = (await call(t.client, t.client.listQueues, { pageSize: 0, pageToken: '' })).queues.find(
       (q) => q.name === queue,
     )?.counts;
     assert.equal(counts?.cancelled, 3);
@@ -272,15 +284,15 @@ describe('job control over gRPC', () => {
     const noChange = await failure(call(t.client, t.client.updateJob, { jobId, changes: {} }));
     assert.equal(noChange.code, status.INVALID_ARGUMENT);
     const runNow = { scheduleChange: { $case: 'runNow' as const, value: true } };
-    assert.deepEqual(
-      await call(t.client, t.client.updateJobs, {
-        filter: { queue, type: '', states: [], group: '' },
-        changes: runNow,
-      }),
-      { updatedCount: 2 },
-    );
-    assert.deepEqual(await call(t.client, t.client.purgeQueue, { queue }), { deletedCount: 3 });
-    const purgeMissing = await failure(call(t.client, t.client.purgeQueue, { queue: '' }));
+    const ran = await call(t.client, t.client.updateJobs, {
+      filter: { queue, type: '', states: [], group: '', ...unsetFilterFields },
+      changes: runNow,
+      dryRun: false,
+      background: false,
+    });
+    assert.equal(ran.updatedCount, 2);
+    assert.equal((await call(t.client, t.client.purgeQueue, { queue, background: false })).deletedCount, 3);
+    const purgeMissing = await failure(call(t.client, t.client.purgeQueue, { queue: '', background: false }));
     assert.equal(purgeMissing.code, status.INVALID_ARGUMENT);
 
     const first = await call(t.client, t.client.listAuditEntries, {
@@ -291,9 +303,17 @@ describe('job control over gRPC', () => {
       pageToken: '',
     });
     assert.equal(first.entries[0]?.action, 'queue.purge');
-    assert.deepEqual(JSON.parse(first.entries[0]?.detailsJson ?? '{}'), {
+    const { operationId, ...purged } = JSON.parse(first.entries[0]?.detailsJson ?? '{}') as Record<
+      string,
+      unknown
+    >;
+    assert.equal(typeof operationId, 'string');
+    assert.deepEqual(purged, {
       via: 'grpc',
-      deleted: 3,
+      queue,
+      states: ['scheduled', 'ready'],
+      matched: 3,
+      changed: 3,
       done: true,
     });
     const second = await call(t.client, t.client.listAuditEntries, {
@@ -318,13 +338,15 @@ describe('job control over gRPC', () => {
 
   test('bulk calls on a queue nobody has used answer NOT_FOUND, as PurgeQueue does, and audit nothing', async () => {
     const queue = 'never-used';
-    const filter = { queue, type: '', states: [], group: '' };
+    const filter = { queue, type: '', states: [], group: '', ...unsetFilterFields };
     const runNow = { scheduleChange: { $case: 'runNow' as const, value: true } };
     const answers = [
-      await failure(call(t.client, t.client.purgeQueue, { queue })),
-      await failure(call(t.client, t.client.cancelJobs, { filter, dryRun: false })),
-      await failure(call(t.client, t.client.cancelJobs, { filter, dryRun: true })),
-      await failure(call(t.client, t.client.updateJobs, { filter, changes: runNow })),
+      await failure(call(t.client, t.client.purgeQueue, { queue, background: false })),
+      await failure(call(t.client, t.client.cancelJobs, { filter, dryRun: false, background: false })),
+      await failure(call(t.client, t.client.cancelJobs, { filter, dryRun: true, background: false })),
+      await failure(
+        call(t.client, t.client.updateJobs, { filter, changes: runNow, dryRun: false, background: false }),
+      ),
     ];
     for (const answer of answers) {
       assert.equal(answer.code, status.NOT_FOUND);

@@ -29,6 +29,7 @@ describe('long-poll Reserve', () => {
     const worker = t.connect();
     const producer = t.connect();
     const waiting = call(worker, worker.reserve, {
+      maxResponseBytes: 0,
       queues: ['lp'],
       maxJobs: 1,
       leaseDurationMs: 0,
@@ -44,6 +45,7 @@ describe('long-poll Reserve', () => {
 
   test('the wait ends with an empty list when its time passes, clamped to the maximum', async () => {
     const waiting = call(t.client, t.client.reserve, {
+      maxResponseBytes: 0,
       queues: ['empty'],
       maxJobs: 1,
       leaseDurationMs: 0,
@@ -59,7 +61,14 @@ describe('long-poll Reserve', () => {
   test('a client that cancels frees its waiter at once and is handed no job', async () => {
     const worker = t.connect();
     const pending = worker.reserve(
-      { queues: ['cancelled'], maxJobs: 1, leaseDurationMs: 0, waitTimeoutMs: 30_000, workerId: '' },
+      {
+        maxResponseBytes: 0,
+        queues: ['cancelled'],
+        maxJobs: 1,
+        leaseDurationMs: 0,
+        waitTimeoutMs: 30_000,
+        workerId: '',
+      },
       new Metadata(),
       {},
       () => {},
@@ -77,7 +86,14 @@ describe('long-poll Reserve', () => {
     const error = await call(
       t.client,
       t.client.reserve,
-      { queues: ['deadline'], maxJobs: 1, leaseDurationMs: 0, waitTimeoutMs: 30_000, workerId: '' },
+      {
+        maxResponseBytes: 0,
+        queues: ['deadline'],
+        maxJobs: 1,
+        leaseDurationMs: 0,
+        waitTimeoutMs: 30_000,
+        workerId: '',
+      },
       new Metadata(),
       { deadline: Date.now() + 200 },
     ).then(
@@ -91,6 +107,7 @@ describe('long-poll Reserve', () => {
   test('shutdown answers waiting long-polls with an empty list, then refuses calls', async () => {
     const own = await startTestServer({ clock });
     const waiting = call(own.client, own.client.reserve, {
+      maxResponseBytes: 0,
       queues: ['bye'],
       maxJobs: 1,
       leaseDurationMs: 0,

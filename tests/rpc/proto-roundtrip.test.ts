@@ -128,6 +128,12 @@ test('QueueService has exactly the published RPCs: Produce and Work bidirectiona
     'UpdateJobs',
     'PurgeQueue',
     'ListAuditEntries',
+    // Bulk operations (issues 29, 36).
+    'RequeueJobs',
+    'DeleteJobs',
+    'GetBulkOperation',
+    'ListBulkOperations',
+    'CancelBulkOperation',
   ];
   const methods = Object.values(QueueServiceService);
   assert.deepEqual(

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { type ServiceError, status } from '@grpc/grpc-js';
+import { unsetFilterFields } from '../helpers/proto-filter.ts';
 import { call, startTestServer, type TestServer } from '../helpers/server.ts';
 
 const page = readFileSync(new URL('../../docs/protocol.md', import.meta.url), 'utf8');
@@ -41,27 +42,55 @@ describe('docs/protocol.md on a queue nobody has used', () => {
   /** Each RPC that names a queue, called with `queue`; resolves with its status. */
   const calls = (queue: string): Record<string, () => Promise<status>> => {
     const c = t.client;
-    const filter = { queue, type: '', states: [], group: '' };
+    const filter = { queue, type: '', states: [], group: '', ...unsetFilterFields };
     return {
       PauseQueue: () => codeOf(call(c, c.pauseQueue, { queue, allowMissing: false })),
       ResumeQueue: () => codeOf(call(c, c.resumeQueue, { queue, allowMissing: false })),
       DeleteQueue: () => codeOf(call(c, c.deleteQueue, { queue })),
-      PurgeQueue: () => codeOf(call(c, c.purgeQueue, { queue })),
-      CancelJobs: () => codeOf(call(c, c.cancelJobs, { filter, dryRun: false })),
+      PurgeQueue: () => codeOf(call(c, c.purgeQueue, { queue, background: false })),
+      CancelJobs: () => codeOf(call(c, c.cancelJobs, { filter, dryRun: false, background: false })),
       UpdateJobs: () =>
         codeOf(
-          call(c, c.updateJobs, { filter, changes: { scheduleChange: { $case: 'runNow', value: true } } }),
+          call(c, c.updateJobs, {
+            filter,
+            changes: {
+              scheduleChange: { $case: 'runNow', value: true },
+            },
+            dryRun: false,
+            background: false,
+          }),
         ),
       SetQueueSettings: () => codeOf(call(c, c.setQueueSettings, { queue, settings: { max_attempts: '3' } })),
       ResetQueueSettings: () => codeOf(call(c, c.resetQueueSettings, { queue, keys: [], all: true })),
       ListDeadLetters: () =>
         codeOf(call(c, c.listDeadLetters, { queue, pageSize: 10, pageToken: '', reason: 0 })),
-      RequeueDeadLetters: () => codeOf(call(c, c.requeueDeadLetters, { queue, jobIds: [], all: true })),
-      DeleteDeadLetters: () => codeOf(call(c, c.deleteDeadLetters, { queue, jobIds: [], all: true })),
-      ListQueues: () => codeOf(call(c, c.listQueues, {})),
+      RequeueDeadLetters: () =>
+        codeOf(
+          call(c, c.requeueDeadLetters, {
+            queue,
+            jobIds: [],
+            all: true,
+            reason: 0,
+            errorText: '',
+            background: false,
+          }),
+        ),
+      DeleteDeadLetters: () =>
+        codeOf(
+          call(c, c.deleteDeadLetters, {
+            queue,
+            jobIds: [],
+            all: true,
+            reason: 0,
+            errorText: '',
+            background: false,
+          }),
+        ),
+      ListQueues: () => codeOf(call(c, c.listQueues, { pageSize: 0, pageToken: '' })),
       Reserve: () =>
         codeOf(
           call(c, c.reserve, {
+            maxResponseBytes: 0,
             queues: [queue],
             maxJobs: 1,
             leaseDurationMs: 0,
@@ -95,7 +124,7 @@ describe('docs/protocol.md on a queue nobody has used', () => {
       const run = calls(queue)[rpc];
       assert.ok(run, `the page names ${rpc}: give this test a request for it`);
       assert.equal(status[await run()], 'NOT_FOUND', rpc);
-      const queues = await call(t.client, t.client.listQueues, {});
+      const queues = await call(t.client, t.client.listQueues, { pageSize: 0, pageToken: '' });
       assert.ok(!queues.queues.some((q) => q.name === queue), `${rpc} created ${queue}`);
     }
     assert.ok(rpcs.includes('ListDeadLetters') && rpcs.includes('SetQueueSettings'), rpcs.join());
@@ -111,7 +140,7 @@ describe('docs/protocol.md on a queue nobody has used', () => {
       const run = calls(queue)[rpc];
       assert.ok(run, `the page names ${rpc}: give this test a request for it`);
       assert.equal(status[await run()], 'OK', rpc);
-      const queues = await call(t.client, t.client.listQueues, {});
+      const queues = await call(t.client, t.client.listQueues, { pageSize: 0, pageToken: '' });
       assert.ok(!queues.queues.some((q) => q.name === queue), `ListQueues lists ${queue}`);
     }
     assert.ok(rpcs.includes('Reserve') && rpcs.includes('Events'), rpcs.join());

@@ -63,7 +63,8 @@ for (const place of ['loopback', 'network'] as const) {
       request: { dryRun: boolean; allowSecurityDowngrade: boolean },
       metadata = withKey(),
     ) => call(t.client, t.client.reloadConfig, request, metadata) as Promise<ReloadConfigResponse>;
-    const unauthenticatedCall = () => codeOf(call(t.client, t.client.listQueues, {}, new Metadata()));
+    const unauthenticatedCall = () =>
+      codeOf(call(t.client, t.client.listQueues, { pageSize: 0, pageToken: '' }, new Metadata()));
     const lastAudit = async () => (await t.server.engine.listAudit({ action: 'config.reload' })).items[0];
     const linesFrom = (from: number) => lines.slice(from);
 

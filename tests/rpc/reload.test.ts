@@ -30,7 +30,14 @@ const withKey = (value: string) => {
   metadata.set('authorization', `Bearer ${value}`);
   return metadata;
 };
-const reserveRequest = { queues: ['r'], maxJobs: 1, leaseDurationMs: 0, waitTimeoutMs: 0, workerId: '' };
+const reserveRequest = {
+  queues: ['r'],
+  maxJobs: 1,
+  leaseDurationMs: 0,
+  waitTimeoutMs: 0,
+  workerId: '',
+  maxResponseBytes: 0,
+};
 const codeOf = (p: Promise<unknown>) =>
   p.then(
     () => status.OK,
@@ -153,7 +160,7 @@ describe('config reload', () => {
     assert.ok(report.changed.includes('queues.fresh (declared)'), report.changed.join());
     assert.equal(await maxAttemptsOfNext('r'), 9);
     assert.equal(await maxAttemptsOfNext('o'), 2, 'the override stays on top of the file');
-    const listed = await call(t.client, t.client.listQueues, {}, ops);
+    const listed = await call(t.client, t.client.listQueues, { pageSize: 0, pageToken: '' }, ops);
     assert.ok(
       listed.queues.some((q) => q.name === 'fresh'),
       'a newly declared queue exists',

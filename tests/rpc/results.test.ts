@@ -34,6 +34,7 @@ describe('results and progress over gRPC', () => {
   async function lease(queue: string, count: number): Promise<LeasedJob[]> {
     for (let i = 0; i < count; i++) await call(t.client, t.client.enqueue, { job: testJob(queue) });
     const { jobs } = await call(t.client, t.client.reserve, {
+      maxResponseBytes: 0,
       queues: [queue],
       maxJobs: count,
       leaseDurationMs: 60_000,

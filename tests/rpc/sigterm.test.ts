@@ -17,12 +17,19 @@ test('SIGTERM: long-polls get an empty list, the WAL is checkpointed, exit code 
     const client = new QueueServiceClient(`127.0.0.1:${port}`, credentials.createInsecure());
     const job = testJob('q');
     await call(client, client.enqueue, { job });
-    const reserve = { queues: ['q'], maxJobs: 1, leaseDurationMs: 0, waitTimeoutMs: 30_000, workerId: '' };
+    const reserve = {
+      queues: ['q'],
+      maxJobs: 1,
+      leaseDurationMs: 0,
+      waitTimeoutMs: 30_000,
+      workerId: '',
+      maxResponseBytes: 0,
+    };
     assert.equal((await call(client, client.reserve, reserve)).jobs.length, 1);
     const waiting = call(client, client.reserve, reserve);
     // The signal must find the long-poll waiting: poll until the server reports it.
     for (;;) {
-      const { queues } = await call(client, client.listQueues, {});
+      const { queues } = await call(client, client.listQueues, { pageSize: 0, pageToken: '' });
       if (queues.find((q) => q.name === 'q')?.waitingWorkers === 1) break;
     }
     const startedMs = Date.now();

@@ -145,7 +145,7 @@ type EngineMethod =
   | 'extend'
   | 'getJob'
   | 'cancel'
-  | 'listQueues'
+  | 'queuePage'
   | 'pauseQueue'
   | 'resumeQueue'
   | 'listDeadLetters'
@@ -175,7 +175,7 @@ const rejection = (promise: Promise<unknown>): Promise<Rejection> =>
   );
 
 /** Reads: synchronous in the engine, so they can fail only at once. */
-const synchronous = new Set<EngineMethod>(['getJob', 'listQueues', 'listDeadLetters']);
+const synchronous = new Set<EngineMethod>(['getJob', 'queuePage', 'listDeadLetters']);
 
 /** Each unary RPC with a request that reaches the engine method it depends on. */
 const unaryCalls: [EngineMethod, string, () => Promise<unknown>][] = [
@@ -187,6 +187,7 @@ const unaryCalls: [EngineMethod, string, () => Promise<unknown>][] = [
     'Reserve',
     () =>
       call(t.client, t.client.reserve, {
+        maxResponseBytes: 0,
         queues: ['f'],
         maxJobs: 1,
         leaseDurationMs: 0,
@@ -204,7 +205,7 @@ const unaryCalls: [EngineMethod, string, () => Promise<unknown>][] = [
   ['extend', 'Extend', () => call(t.client, t.client.extend, { jobId, attempt: 1, leaseDurationMs: 0 })],
   ['getJob', 'GetJob', () => call(t.client, t.client.getJob, { jobId })],
   ['cancel', 'CancelJob', () => call(t.client, t.client.cancelJob, { jobId })],
-  ['listQueues', 'ListQueues', () => call(t.client, t.client.listQueues, {})],
+  ['queuePage', 'ListQueues', () => call(t.client, t.client.listQueues, { pageSize: 0, pageToken: '' })],
   ['pauseQueue', 'PauseQueue', () => call(t.client, t.client.pauseQueue, { queue: 'f', allowMissing: true })],
   [
     'resumeQueue',
@@ -219,12 +220,28 @@ const unaryCalls: [EngineMethod, string, () => Promise<unknown>][] = [
   [
     'requeueDeadLetters',
     'RequeueDeadLetters',
-    () => call(t.client, t.client.requeueDeadLetters, { queue: 'f', jobIds: [], all: true }),
+    () =>
+      call(t.client, t.client.requeueDeadLetters, {
+        queue: 'f',
+        jobIds: [],
+        all: true,
+        reason: 0,
+        errorText: '',
+        background: false,
+      }),
   ],
   [
     'deleteDeadLetters',
     'DeleteDeadLetters',
-    () => call(t.client, t.client.deleteDeadLetters, { queue: 'f', jobIds: [], all: true }),
+    () =>
+      call(t.client, t.client.deleteDeadLetters, {
+        queue: 'f',
+        jobIds: [],
+        all: true,
+        reason: 0,
+        errorText: '',
+        background: false,
+      }),
   ],
 ];
 

@@ -139,6 +139,7 @@ describe('Produce and Work streams', () => {
     clock.advance(5001);
     await t.server.engine.runMaintenance();
     const again = await call(t.client, t.client.reserve, {
+      maxResponseBytes: 0,
       queues: ['cut'],
       maxJobs: 1,
       leaseDurationMs: 0,

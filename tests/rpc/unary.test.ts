@@ -58,6 +58,7 @@ max_attempts = 2
     assert.equal(deduplicated, false);
     assert.equal((await call(c, c.getJob, { jobId })).job?.state, JobState.READY);
     const { jobs } = await call(c, c.reserve, {
+      maxResponseBytes: 0,
       queues: ['emails'],
       maxJobs: 1,
       leaseDurationMs: 30_000,
@@ -127,14 +128,16 @@ max_attempts = 2
 
   test('a rejected single enqueue names the field and stores nothing', async () => {
     const before =
-      (await call(c, c.listQueues, {})).queues.find((q) => q.name === 'small')?.counts?.ready ?? 0;
+      (await call(c, c.listQueues, { pageSize: 0, pageToken: '' })).queues.find((q) => q.name === 'small')
+        ?.counts?.ready ?? 0;
     const e = await rejects(
       call(c, c.enqueue, { job: job('small', { payload: Buffer.alloc(100) }) }),
       status.INVALID_ARGUMENT,
     );
     assert.deepEqual(e.metadata.get('sepp-rejection-reason'), ['payload_too_large']);
     const afterCount =
-      (await call(c, c.listQueues, {})).queues.find((q) => q.name === 'small')?.counts?.ready ?? 0;
+      (await call(c, c.listQueues, { pageSize: 0, pageToken: '' })).queues.find((q) => q.name === 'small')
+        ?.counts?.ready ?? 0;
     assert.equal(afterCount, before);
     await rejects(call(c, c.enqueue, {}), status.INVALID_ARGUMENT, /job: required/);
   });
@@ -152,7 +155,7 @@ max_attempts = 2
       ],
     );
     assert.equal(
-      (await call(c, c.listQueues, {})).queues.find((q) => q.name === 'atomic'),
+      (await call(c, c.listQueues, { pageSize: 0, pageToken: '' })).queues.find((q) => q.name === 'atomic'),
       undefined,
     );
     const ok = await call(c, c.enqueueAtomic, { jobs: [job('atomic'), job('atomic')] });
@@ -174,6 +177,7 @@ max_attempts = 2
     const { jobId } = await call(c, c.enqueue, { job: job('extend-default') });
     const [leased] = (
       await call(c, c.reserve, {
+        maxResponseBytes: 0,
         queues: ['extend-default'],
         maxJobs: 1,
         leaseDurationMs: 1000,
@@ -208,12 +212,25 @@ max_attempts = 2
       call(c, c.listDeadLetters, { queue, reason: DeadReason.UNSPECIFIED, pageSize: 0, pageToken: '' });
     const never = 'never-used-queue';
     await rejects(list(never), status.NOT_FOUND, /"never-used-queue" does not exist.*check the name/);
-    await rejects(call(c, c.requeueDeadLetters, { queue: never, jobIds: [], all: true }), status.NOT_FOUND);
+    await rejects(
+      call(c, c.requeueDeadLetters, {
+        queue: never,
+        jobIds: [],
+        all: true,
+        reason: 0,
+        errorText: '',
+        background: false,
+      }),
+      status.NOT_FOUND,
+    );
     await rejects(
       call(c, c.deleteDeadLetters, {
         queue: never,
         jobIds: ['0190a4c2-0000-7000-8000-000000000000'],
         all: false,
+        reason: 0,
+        errorText: '',
+        background: false,
       }),
       status.NOT_FOUND,
     );
@@ -221,8 +238,32 @@ max_attempts = 2
     await call(c, c.enqueue, { job: job('dlq-used') });
     for (const queue of ['limited', 'dlq-used']) {
       assert.deepEqual((await list(queue)).jobs, []);
-      assert.equal((await call(c, c.requeueDeadLetters, { queue, jobIds: [], all: true })).requeuedCount, 0);
-      assert.equal((await call(c, c.deleteDeadLetters, { queue, jobIds: [], all: true })).deletedCount, 0);
+      assert.equal(
+        (
+          await call(c, c.requeueDeadLetters, {
+            queue,
+            jobIds: [],
+            all: true,
+            reason: 0,
+            errorText: '',
+            background: false,
+          })
+        ).requeuedCount,
+        0,
+      );
+      assert.equal(
+        (
+          await call(c, c.deleteDeadLetters, {
+            queue,
+            jobIds: [],
+            all: true,
+            reason: 0,
+            errorText: '',
+            background: false,
+          })
+        ).deletedCount,
+        0,
+      );
     }
   });
 
@@ -230,6 +271,7 @@ max_attempts = 2
     const { jobId } = await call(c, c.enqueue, { job: job('fence') });
     const [leased] = (
       await call(c, c.reserve, {
+        maxResponseBytes: 0,
         queues: ['fence'],
         maxJobs: 1,
         leaseDurationMs: 1000,
@@ -273,6 +315,7 @@ max_attempts = 2
     const reserve = async () =>
       (
         await call(c, c.reserve, {
+          maxResponseBytes: 0,
           queues: ['retry'],
           maxJobs: 1,
           leaseDurationMs: 1000,
@@ -319,7 +362,16 @@ max_attempts = 2
     assert.equal(page.jobs[0]?.payload.length, 0, 'listing pages leave the payload out');
     assert.equal(page.jobs[0]?.payloadBytes, payload.length);
     assert.equal(
-      (await call(c, c.requeueDeadLetters, { queue: 'retry', jobIds: [jobId], all: false })).requeuedCount,
+      (
+        await call(c, c.requeueDeadLetters, {
+          queue: 'retry',
+          jobIds: [jobId],
+          all: false,
+          reason: 0,
+          errorText: '',
+          background: false,
+        })
+      ).requeuedCount,
       1,
     );
     leased = await reserve();
@@ -332,11 +384,27 @@ max_attempts = 2
     });
     assert.equal((await call(c, c.getJob, { jobId })).job?.deadReason, DeadReason.DEAD_LETTERED);
     assert.equal(
-      (await call(c, c.deleteDeadLetters, { queue: 'retry', jobIds: [], all: true })).deletedCount,
+      (
+        await call(c, c.deleteDeadLetters, {
+          queue: 'retry',
+          jobIds: [],
+          all: true,
+          reason: 0,
+          errorText: '',
+          background: false,
+        })
+      ).deletedCount,
       1,
     );
     await rejects(
-      call(c, c.deleteDeadLetters, { queue: 'retry', jobIds: [], all: false }),
+      call(c, c.deleteDeadLetters, {
+        queue: 'retry',
+        jobIds: [],
+        all: false,
+        reason: 0,
+        errorText: '',
+        background: false,
+      }),
       status.INVALID_ARGUMENT,
     );
   });
@@ -351,6 +419,7 @@ max_attempts = 2
     });
     const second = await call(c, c.enqueue, { job: job('cancel') });
     await call(c, c.reserve, {
+      maxResponseBytes: 0,
       queues: ['cancel'],
       maxJobs: 1,
       leaseDurationMs: 1000,
@@ -366,10 +435,13 @@ max_attempts = 2
   test('PauseQueue stops handing out jobs; ResumeQueue resumes; ListQueues shows it', async () => {
     await call(c, c.enqueue, { job: job('pausable') });
     await call(c, c.pauseQueue, { queue: 'pausable', allowMissing: false });
-    const q = (await call(c, c.listQueues, {})).queues.find((x) => x.name === 'pausable');
+    const q = (await call(c, c.listQueues, { pageSize: 0, pageToken: '' })).queues.find(
+      (x) => x.name === 'pausable',
+    );
     assert.equal(q?.paused, true);
     assert.equal(q?.counts?.ready, 1);
     const none = await call(c, c.reserve, {
+      maxResponseBytes: 0,
       queues: ['pausable'],
       maxJobs: 1,
       leaseDurationMs: 0,
@@ -379,6 +451,7 @@ max_attempts = 2
     assert.equal(none.jobs.length, 0);
     await call(c, c.resumeQueue, { queue: 'pausable', allowMissing: false });
     const some = await call(c, c.reserve, {
+      maxResponseBytes: 0,
       queues: ['pausable'],
       maxJobs: 1,
       leaseDurationMs: 0,
@@ -394,7 +467,8 @@ max_attempts = 2
   });
 
   test('PauseQueue and ResumeQueue on a queue nobody used: NOT_FOUND and nothing created, unless allow_missing', async () => {
-    const names = async () => (await call(c, c.listQueues, {})).queues.map((q) => q.name);
+    const names = async () =>
+      (await call(c, c.listQueues, { pageSize: 0, pageToken: '' })).queues.map((q) => q.name);
     await rejects(
       call(c, c.pauseQueue, { queue: 'emials', allowMissing: false }),
       status.NOT_FOUND,
@@ -405,13 +479,16 @@ max_attempts = 2
     // Deliberately: pause a queue before its producers start.
     await call(c, c.pauseQueue, { queue: 'prepared', allowMissing: true });
     await call(c, c.enqueue, { job: job('prepared') });
-    const prepared = (await call(c, c.listQueues, {})).queues.find((q) => q.name === 'prepared');
+    const prepared = (await call(c, c.listQueues, { pageSize: 0, pageToken: '' })).queues.find(
+      (q) => q.name === 'prepared',
+    );
     assert.equal(prepared?.paused, true);
     assert.equal(prepared?.counts?.ready, 1);
   });
 
   test('DeleteQueue deletes an empty queue, refuses one with jobs, and an enqueue creates it anew', async () => {
-    const names = async () => (await call(c, c.listQueues, {})).queues.map((q) => q.name);
+    const names = async () =>
+      (await call(c, c.listQueues, { pageSize: 0, pageToken: '' })).queues.map((q) => q.name);
     await call(c, c.pauseQueue, { queue: 'typo', allowMissing: true });
     assert.ok((await names()).includes('typo'));
     await call(c, c.deleteQueue, { queue: 'typo' });
@@ -425,12 +502,14 @@ max_attempts = 2
       /queue busy holds 1 job \(ready 1\); only an empty queue can be deleted/,
     );
     // A cancelled job is kept for the queue's retention; a purge removes the waiting one.
-    await call(c, c.purgeQueue, { queue: 'busy' });
+    await call(c, c.purgeQueue, { queue: 'busy', background: false });
     await call(c, c.deleteQueue, { queue: 'busy' });
     assert.ok(!(await names()).includes('busy'));
     // Gone, not broken: the next job creates the queue again, running and counted.
     await call(c, c.enqueue, { job: job('busy') });
-    const again = (await call(c, c.listQueues, {})).queues.find((q) => q.name === 'busy');
+    const again = (await call(c, c.listQueues, { pageSize: 0, pageToken: '' })).queues.find(
+      (q) => q.name === 'busy',
+    );
     assert.equal(again?.paused, false);
     assert.equal(again?.counts?.ready, 1);
     await rejects(call(c, c.deleteQueue, { queue: 'bad name' }), status.INVALID_ARGUMENT);
@@ -464,6 +543,7 @@ max_attempts = 2
   test('lease expiry returns the job (fake clock) and the restart keeps acknowledged state', async () => {
     const { jobId } = await call(c, c.enqueue, { job: job('expiry') });
     await call(c, c.reserve, {
+      maxResponseBytes: 0,
       queues: ['expiry'],
       maxJobs: 1,
       leaseDurationMs: 1000,
@@ -478,7 +558,9 @@ max_attempts = 2
     const again = await call(c, c.getJob, { jobId });
     assert.equal(again.job?.state, JobState.READY);
     assert.equal(again.job?.attempt, 1);
-    const q = (await call(c, c.listQueues, {})).queues.find((x) => x.name === 'pausable');
+    const q = (await call(c, c.listQueues, { pageSize: 0, pageToken: '' })).queues.find(
+      (x) => x.name === 'pausable',
+    );
     assert.equal(q?.paused, false);
   });
 });

@@ -109,6 +109,7 @@ describe('invalid UTF-8 in a string field', () => {
       'Reserve',
       'a queue name',
       ReserveRequest.encode({
+        maxResponseBytes: 0,
         queues: ['a', placeholder],
         maxJobs: 1,
         leaseDurationMs: 0,

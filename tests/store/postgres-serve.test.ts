@@ -48,6 +48,7 @@ test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; t
       maxJobs: 2,
       leaseDurationMs: 60_000,
       waitTimeoutMs: 0,
+      maxResponseBytes: 0,
       workerId: 'w1',
     });
     assert.deepEqual(jobs.map((j) => j.jobId).sort(), [acked, leased].sort());
@@ -72,7 +73,7 @@ test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; t
     assert.equal(await state(waiting), JobState.READY);
     const again = await call(c, c.enqueue, { job: testJob('emails', { idempotencyKey: 'order-1' }) });
     assert.deepEqual([again.jobId, again.deduplicated], [waiting, true]);
-    const { queues } = await call(c, c.listQueues, {});
+    const { queues } = await call(c, c.listQueues, { pageSize: 0, pageToken: '' });
     const emails = queues.find((q) => q.name === 'emails');
     assert.deepEqual([emails?.counts?.ready, emails?.counts?.leased], [1, 1]);
   } finally {

@@ -57,7 +57,15 @@ const reserve = (
   maxJobs: number,
   waitTimeoutMs = 0,
   leaseMs = 60_000,
-) => call(c, c.reserve, { queues: [queue], maxJobs, leaseDurationMs: leaseMs, waitTimeoutMs, workerId: 'w' });
+) =>
+  call(c, c.reserve, {
+    queues: [queue],
+    maxJobs,
+    leaseDurationMs: leaseMs,
+    waitTimeoutMs,
+    workerId: 'w',
+    maxResponseBytes: 0,
+  });
 
 for (const n of [2, 3]) {
   test(`${n} servers on one database: every job delivered once and acknowledged, none lost`, async () => {
@@ -102,7 +110,10 @@ for (const n of [2, 3]) {
       );
       assert.deepEqual(twice, [], 'a job was delivered twice');
       assert.equal(delivered.size, enqueued.size, 'a job was never delivered');
-      const { queues } = await call(all[0]!.client, all[0]!.client.listQueues, {});
+      const { queues } = await call(all[0]!.client, all[0]!.client.listQueues, {
+        pageSize: 0,
+        pageToken: '',
+      });
       const load = queues.find((q) => q.name === 'load');
       assert.deepEqual([load?.counts?.ready, load?.counts?.leased], [0, 0]);
     } finally {

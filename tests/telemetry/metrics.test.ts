@@ -62,6 +62,7 @@ max_attempts = 1
 
     // Reserve 2, ack 1, nack 1 straight to the dead letters.
     const { jobs } = await call(c, c.reserve, {
+      maxResponseBytes: 0,
       queues: ['a'],
       maxJobs: 2,
       leaseDurationMs: 60_000,
@@ -83,6 +84,7 @@ max_attempts = 1
     // Queue b (one attempt): a lease that runs out is counted as expired and dead-lettered as lease_expired.
     await call(c, c.enqueue, { job: job('b') });
     const leased = await call(c, c.reserve, {
+      maxResponseBytes: 0,
       queues: ['b'],
       maxJobs: 1,
       leaseDurationMs: 1000,
@@ -98,7 +100,7 @@ max_attempts = 1
     await call(c, c.cancelJob, { jobId: cancelled });
     clock.advance(5000);
     await t.server.engine.runMaintenance();
-    assert.deepEqual(await call(c, c.purgeQueue, { queue: 'e' }), { deletedCount: 1 });
+    assert.deepEqual(await call(c, c.purgeQueue, { queue: 'e', background: false }), { deletedCount: 1 });
 
     // Streams: one Produce message of 2 jobs to queue p; a Work stream acks one of them.
     const produce = c.produce() as ClientDuplexStream<ProduceRequest, ProduceResponse>;

@@ -70,6 +70,7 @@ traces_sample_ratio = 1.0
 
     // Server → worker: Reserve hands the stored context back; the worker links its span to it.
     const reserved = await call(c, c.reserve, {
+      maxResponseBytes: 0,
       queues: ['emails'],
       maxJobs: 1,
       leaseDurationMs: 60_000,

@@ -50,7 +50,6 @@ export const browseStates: readonly BrowseState[] = [
   'cancelled',
 ];
 /** States a cancel applies to (the jobs page offers "Cancel all matching" for them). */
-export const cancellableStates: readonly JobState[] = ['scheduled', 'ready', 'leased'];
 export const deadReasons: readonly DeadReason[] = [
   'attempts_exhausted',
   'lease_expired',

@@ -149,3 +149,30 @@ def test_the_job_control_example_in_the_docs_runs(client: sepp.Client, capsys: p
     assert printed.startswith("would cancel 1 newsletter jobs\n"), printed
     assert "key:admin jobs.update" in printed
     assert client.get_job(reset.id).state == "ready"
+
+
+def test_requeue_and_delete_everything_a_filter_matches_across_queues(client: sepp.Client, queue: str) -> None:
+    """One server-side operation per call, counted first; dead letters found by error text in
+    every queue; a background delete followed to its end by its id."""
+    other = f"{queue}-b"
+    for q, error in ((queue, "SMTP timeout"), (queue, "mailbox full"), (other, "smtp TIMEOUT")):
+        client.enqueue(q, "mail")
+        [lease] = client.reserve([q], max_jobs=1)
+        client.nack(lease, error=error, dead_letter=True)
+    counted = client.jobs.requeue_matching(all_queues=True, error_text="smtp timeout", dry_run=True)
+    assert (counted.matched, counted.matched_at_least, counted.operation) == (2, False, None)
+    done = client.jobs.requeue_matching(all_queues=True, error_text="smtp timeout")
+    assert done.changed == 2 and done.operation is not None and done.operation.state == "done"
+    started = client.jobs.delete_matching(queue, states=["dead"], background=True)
+    assert started.operation is not None
+    op_id = started.operation.id
+
+    def ended() -> sepp.BulkOperation | None:
+        current = client.jobs.bulk_operation(op_id)
+        return current if current.state != "running" else None
+
+    op = eventually(ended, "the delete to end")
+    assert (op.state, op.changed) == ("done", 1)
+    assert any(o.id == op.id for o in client.jobs.bulk_operations())
+    with pytest.raises(sepp.SeppError):
+        client.jobs.delete_matching()

@@ -4,19 +4,23 @@
  * dead-letter listing need an admin API key.
  */
 import { status } from '@grpc/grpc-js';
+import { bulkCallOptions, bulkResult, filterToProto } from './bulk-calls.ts';
 import type { Connection } from './connection.ts';
 import { timeMs } from './convert.ts';
 import { SeppError } from './errors.ts';
-import type { JobChanges as ProtoJobChanges, JobFilter as ProtoJobFilter } from './gen/sepp/v1/admin.js';
-import { deadReasonToProto, Job, jobStateName, jobStateToProto } from './jobs.ts';
+import type { JobChanges as ProtoJobChanges } from './gen/sepp/v1/admin.js';
+import { deadReasonToProto, Job, jobStateName } from './jobs.ts';
 import type {
   AuditEntry,
   AuditQuery,
+  BulkOptions,
+  BulkResult,
   CallOptions,
   CancelJobsResult,
   CancelResult,
   DeadLetterQuery,
   DeadLetterSelection,
+  DeadReason,
   JobChanges,
   JobFilter,
 } from './types.ts';
@@ -52,29 +56,32 @@ export async function listDeadLettersCall(
   };
 }
 
-/** Requeues or deletes dead letters. Either leaves them no longer dead letters, so a repeat changes nothing more. */
+/**
+ * Requeues or deletes dead letters: chosen ids, or all of a queue's
+ * (optionally of one reason, or whose error contains some text) as one bulk
+ * operation. Either leaves them no longer dead letters, so a repeat changes
+ * nothing more.
+ */
 export async function changeDeadLettersCall(
   conn: Connection,
   action: 'requeue' | 'delete',
   queue: string,
   selection: DeadLetterSelection,
-  options: CallOptions,
+  options: CallOptions & { reason?: DeadReason; errorText?: string },
 ): Promise<number> {
-  const request =
-    selection === 'all' ? { queue, jobIds: [], all: true } : { queue, jobIds: [...selection], all: false };
+  const all = selection === 'all';
+  const request = {
+    queue,
+    jobIds: all ? [] : [...selection],
+    all,
+    reason: options.reason === undefined ? 0 : deadReasonToProto[options.reason],
+    errorText: options.errorText ?? '',
+    background: false,
+  };
   if (action === 'requeue') {
     return (await conn.invoke(conn.rpc.requeueDeadLetters, request, repeatable(options))).requeuedCount;
   }
   return (await conn.invoke(conn.rpc.deleteDeadLetters, request, repeatable(options))).deletedCount;
-}
-
-function filterToProto(filter: JobFilter): ProtoJobFilter {
-  return {
-    queue: filter.queue,
-    type: filter.type ?? '',
-    states: (filter.states ?? []).map((state) => jobStateToProto[state]),
-    group: filter.group ?? '',
-  };
 }
 
 function changesToProto(changes: JobChanges): ProtoJobChanges {
@@ -104,20 +111,20 @@ export async function cancelJobCall(
 export async function cancelJobsCall(
   conn: Connection,
   filter: JobFilter,
-  options: CallOptions & { dryRun?: boolean },
+  options: BulkOptions,
 ): Promise<CancelJobsResult> {
+  const dryRun = options.dryRun === true;
   const response = await conn.invoke(
     conn.rpc.cancelJobs,
-    { filter: filterToProto(filter), dryRun: options.dryRun === true },
+    { filter: filterToProto(filter), dryRun, background: options.background === true },
     // A repeat would also cancel jobs enqueued in between: only a dry run is retried.
-    options.dryRun === true ? repeatable(options) : once(options),
+    bulkCallOptions(options),
   );
-  // The protocol counts `matched` for a dry run only; a cancel matched what it changed.
   const changed = response.cancelledCount + response.cancelRequestedCount;
   return {
     cancelled: response.cancelledCount,
     cancelRequested: response.cancelRequestedCount,
-    matched: options.dryRun === true ? response.matchedCount : changed,
+    ...bulkResult(changed, response, dryRun),
   };
 }
 
@@ -141,19 +148,25 @@ export async function updateJobsCall(
   conn: Connection,
   filter: JobFilter,
   changes: JobChanges,
-  options: CallOptions,
-): Promise<number> {
+  options: BulkOptions,
+): Promise<BulkResult> {
+  const dryRun = options.dryRun === true;
   const response = await conn.invoke(
     conn.rpc.updateJobs,
-    { filter: filterToProto(filter), changes: changesToProto(changes) },
+    {
+      filter: filterToProto(filter),
+      changes: changesToProto(changes),
+      dryRun,
+      background: options.background === true,
+    },
     repeatable(options),
   );
-  return response.updatedCount;
+  return bulkResult(response.updatedCount, response, dryRun);
 }
 
 export async function purgeQueueCall(conn: Connection, queue: string, options: CallOptions): Promise<number> {
   // A repeat deletes what was enqueued in between: not retried.
-  const response = await conn.invoke(conn.rpc.purgeQueue, { queue }, once(options));
+  const response = await conn.invoke(conn.rpc.purgeQueue, { queue, background: false }, once(options));
   return response.deletedCount;
 }
 

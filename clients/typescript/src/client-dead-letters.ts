@@ -2,7 +2,15 @@
 import { changeDeadLettersCall, listDeadLettersCall } from './admin-calls.ts';
 import type { Connection } from './connection.ts';
 import type { Job } from './jobs.ts';
-import type { CallOptions, DeadLetterQuery, DeadLetterSelection } from './types.ts';
+import type { CallOptions, DeadLetterQuery, DeadLetterSelection, DeadReason } from './types.ts';
+
+/** What narrows a change of `'all'` dead letters. */
+export interface DeadLetterChangeOptions extends CallOptions {
+  /** Only dead letters of this reason. */
+  reason?: DeadReason;
+  /** Only dead letters whose last error contains this text, in any case. */
+  errorText?: string;
+}
 
 /** The dead-letter calls of a client (`client.dlq`). */
 export class DeadLetters {
@@ -27,13 +35,25 @@ export class DeadLetters {
     } while (pageToken !== null);
   }
 
-  /** Makes dead letters ready again with a fresh attempt budget; resolves with how many. */
-  requeue(queue: string, selection: DeadLetterSelection, options: CallOptions = {}): Promise<number> {
+  /**
+   * Makes dead letters ready again with a fresh attempt budget; resolves with
+   * how many. With `'all'`, `reason` and `errorText` (any case) narrow it, and
+   * the server runs it as one bulk operation.
+   */
+  requeue(
+    queue: string,
+    selection: DeadLetterSelection,
+    options: DeadLetterChangeOptions = {},
+  ): Promise<number> {
     return changeDeadLettersCall(this.conn, 'requeue', queue, selection, options);
   }
 
-  /** Deletes dead letters for good (which frees their idempotency keys); resolves with how many. */
-  delete(queue: string, selection: DeadLetterSelection, options: CallOptions = {}): Promise<number> {
+  /** Deletes dead letters for good (which frees their idempotency keys); resolves with how many. Options as `requeue`. */
+  delete(
+    queue: string,
+    selection: DeadLetterSelection,
+    options: DeadLetterChangeOptions = {},
+  ): Promise<number> {
     return changeDeadLettersCall(this.conn, 'delete', queue, selection, options);
   }
 }

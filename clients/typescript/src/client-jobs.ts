@@ -1,13 +1,31 @@
 /**
  * A client's calls on jobs already enqueued (`client.jobs`): read one; cancel,
- * change (admin key) one or every job a filter matches.
+ * change (admin key) one or every job a filter matches; requeue or delete every
+ * job a filter matches; follow and stop bulk operations.
  */
 import { status } from '@grpc/grpc-js';
 import { cancelJobCall, cancelJobsCall, updateJobCall, updateJobsCall } from './admin-calls.ts';
+import {
+  deleteJobsCall,
+  getBulkOperationCall,
+  listBulkOperationsCall,
+  requeueJobsCall,
+  stopBulkOperationCall,
+} from './bulk-calls.ts';
 import { type Connection, retrySafe } from './connection.ts';
 import { SeppError } from './errors.ts';
 import { Job } from './jobs.ts';
-import type { CallOptions, CancelJobsResult, CancelResult, JobChanges, JobFilter } from './types.ts';
+import type {
+  BulkAction,
+  BulkOperation,
+  BulkOptions,
+  BulkResult,
+  CallOptions,
+  CancelJobsResult,
+  CancelResult,
+  JobChanges,
+  JobFilter,
+} from './types.ts';
 
 /** The job calls of a client (`client.jobs`). */
 export class Jobs {
@@ -37,10 +55,7 @@ export class Jobs {
    * scheduled, ready and leased), as `cancel` does one (admin key). With
    * `dryRun` nothing changes and `matched` counts the jobs it would change.
    */
-  cancelMatching(
-    filter: JobFilter,
-    options: CallOptions & { dryRun?: boolean } = {},
-  ): Promise<CancelJobsResult> {
+  cancelMatching(filter: JobFilter, options: BulkOptions = {}): Promise<CancelJobsResult> {
     return cancelJobsCall(this.conn, filter, options);
   }
 
@@ -57,7 +72,87 @@ export class Jobs {
    * Runs now (`runNow`) or sets the priority of every waiting job `filter`
    * matches (admin key); resolves with how many changed.
    */
-  updateMatching(filter: JobFilter, changes: JobChanges, options: CallOptions = {}): Promise<number> {
-    return updateJobsCall(this.conn, filter, changes, options);
+  async updateMatching(filter: JobFilter, changes: JobChanges, options: CallOptions = {}): Promise<number> {
+    return (await updateJobsCall(this.conn, filter, changes, options)).changed;
+  }
+
+  /**
+   * Requeues every finished job `filter` matches — dead, completed or
+   * cancelled — ready now with a fresh attempt budget (admin key), as one
+   * server-side bulk operation. With `dryRun` it only counts; with
+   * `background` it answers once the operation has begun.
+   */
+  requeueMatching(filter: JobFilter, options: BulkOptions = {}): Promise<BulkResult> {
+    return requeueJobsCall(this.conn, filter, options);
+  }
+
+  /**
+   * Deletes every job `filter` matches that is not running (admin key), as one
+   * bulk operation; `dryRun` and `background` as in `requeueMatching`.
+   */
+  deleteMatching(filter: JobFilter, options: BulkOptions = {}): Promise<BulkResult> {
+    return deleteJobsCall(this.conn, filter, options);
+  }
+
+  /**
+   * How many jobs a bulk action would apply to now: exact, or at least
+   * `matched` when the server's count stopped at its budget.
+   */
+  async countMatching(
+    action: BulkAction,
+    filter: JobFilter,
+    options: CallOptions = {},
+  ): Promise<{ matched: number; matchedAtLeast: boolean }> {
+    const dry = { ...options, dryRun: true };
+    const result = await this.bulk(action, filter, { runNow: true }, dry);
+    return { matched: result.matched, matchedAtLeast: result.matchedAtLeast };
+  }
+
+  /**
+   * Starts a bulk operation and resolves as soon as it has begun (`changes`
+   * for `update`: `runNow` and/or `priority`); follow it with `bulkOperation`.
+   */
+  async startBulk(
+    action: BulkAction,
+    filter: JobFilter,
+    changes: JobChanges = {},
+    options: CallOptions = {},
+  ): Promise<BulkOperation> {
+    const { operation } = await this.bulk(action, filter, changes, { ...options, background: true });
+    if (operation === null) throw new SeppError(status.INTERNAL, 'the server sent no operation');
+    return operation;
+  }
+
+  /** A bulk operation's progress (admin key); NOT_FOUND once the server no longer keeps it. */
+  bulkOperation(id: string, options: CallOptions = {}): Promise<BulkOperation> {
+    return getBulkOperationCall(this.conn, id, options);
+  }
+
+  /** The bulk operations running now and the last finished ones (admin key). */
+  bulkOperations(options: CallOptions = {}): Promise<BulkOperation[]> {
+    return listBulkOperationsCall(this.conn, options);
+  }
+
+  /** Stops a running bulk operation after its current slice; resolves with it once stopped. */
+  stopBulkOperation(id: string, options: CallOptions = {}): Promise<BulkOperation> {
+    return stopBulkOperationCall(this.conn, id, options);
+  }
+
+  private bulk(
+    action: BulkAction,
+    filter: JobFilter,
+    changes: JobChanges,
+    options: BulkOptions,
+  ): Promise<BulkResult> {
+    switch (action) {
+      case 'cancel':
+        return cancelJobsCall(this.conn, filter, options);
+      case 'update':
+        return updateJobsCall(this.conn, filter, changes, options);
+      case 'requeue':
+        return requeueJobsCall(this.conn, filter, options);
+      case 'delete':
+        return deleteJobsCall(this.conn, filter, options);
+    }
   }
 }

@@ -6,17 +6,39 @@ import { purgeQueueCall } from './admin-calls.ts';
 import { type Connection, retrySafe } from './connection.ts';
 import { queueInfoFromProto } from './convert.ts';
 import { resetQueueSettingsCall, type SettingInput, setQueueSettingsCall } from './settings-calls.ts';
-import type { CallOptions, QueueActionOptions, QueueInfo } from './types.ts';
+import type { CallOptions, QueueActionOptions, QueueInfo, QueuePage, QueuePageOptions } from './types.ts';
 
 /** The queue calls of a client (`client.queues`). */
 export class Queues {
   /** @internal */
   constructor(private readonly conn: Connection) {}
 
-  /** Every queue with its counts by state, paused flag, oldest ready age and settings. */
+  /**
+   * Every queue with its counts by state, paused flag, oldest ready age and settings,
+   * in name order: follows the server's pages (at most `max_queues` queues in all).
+   */
   async list(options: CallOptions = {}): Promise<QueueInfo[]> {
-    const response = await this.conn.invoke(this.conn.rpc.listQueues, {}, retrySafe(options));
-    return response.queues.map(queueInfoFromProto);
+    const queues: QueueInfo[] = [];
+    let pageToken = '';
+    do {
+      const page = await this.listPage({ ...options, pageToken });
+      queues.push(...page.queues);
+      pageToken = page.nextPageToken;
+    } while (pageToken !== '');
+    return queues;
+  }
+
+  /**
+   * One page of queues in name order: at most `pageSize` (default 100, at most the
+   * server's `max_page_size`); pass `nextPageToken` back for the next, '' on the last page.
+   */
+  async listPage(options: QueuePageOptions = {}): Promise<QueuePage> {
+    const response = await this.conn.invoke(
+      this.conn.rpc.listQueues,
+      { pageSize: options.pageSize ?? 0, pageToken: options.pageToken ?? '' },
+      retrySafe(options),
+    );
+    return { queues: response.queues.map(queueInfoFromProto), nextPageToken: response.nextPageToken };
   }
 
   /**

@@ -2,21 +2,91 @@
  * Job control's shapes: which jobs a bulk call applies to, what a cancel or an
  * update did, and the audit log's entries.
  */
-import type { CallOptions, JobState, TimeInput } from './job-types.ts';
+import type { CallOptions, DeadReason, JobState, TimeInput } from './job-types.ts';
 
 /**
- * Which jobs of one queue a bulk call applies to: every job in `states`
- * (default: every state the call applies to), optionally only of one `type`.
+ * Which jobs a bulk call applies to — the filters of the admin UI's jobs list.
+ * Give a `queue`, or `allQueues: true` for every queue; every other field
+ * narrows the match.
  */
 export interface JobFilter {
-  /** The queue. */
-  queue: string;
+  /** The queue (required unless `allQueues`). */
+  queue?: string;
+  /** True: every queue (then no `queue`). */
+  allQueues?: boolean;
   /** Only jobs of this type. */
   type?: string;
-  /** Only jobs in these states (cancel: scheduled, ready, leased; update: scheduled, ready). */
+  /** Only jobs whose type starts with this (not with `type`). */
+  typePrefix?: string;
+  /** Only jobs in these states (cancel: scheduled, ready, leased; update: scheduled, ready; requeue: dead, completed, cancelled; delete: all but leased). */
   states?: readonly JobState[];
   /** Only jobs of this group (absent: with a group or without). */
   group?: string;
+  /** Only jobs whose last error contains this text, in any case. */
+  errorText?: string;
+  /** Only jobs whose metadata has this key with this value. */
+  metadata?: { key: string; value: string };
+  /** Only jobs enqueued at or after this time. */
+  enqueuedFrom?: TimeInput;
+  /** Only jobs enqueued before this time ("older than"). */
+  enqueuedBefore?: TimeInput;
+  /** Only dead letters of this reason. */
+  deadReason?: DeadReason;
+  /** Only scheduled jobs waiting for a retry. */
+  retriesOnly?: boolean;
+}
+
+/** What a bulk operation does to each job it matches. */
+export type BulkAction = 'cancel' | 'update' | 'requeue' | 'delete';
+
+/**
+ * One server-side bulk operation and its progress. The server runs it in
+ * bounded slices (it keeps serving meanwhile), keeps it in memory (running,
+ * and the last 64 finished) and audits it once.
+ */
+export interface BulkOperation {
+  /** Its id, for `client.jobs.bulkOperation(id)` and `stopBulkOperation(id)`. */
+  id: string;
+  action: BulkAction;
+  state: 'running' | 'done' | 'cancelled' | 'failed';
+  /** The checked filter and changes, as the audit entry records them. */
+  details: Record<string, unknown>;
+  /** Jobs that matched when it began (`matchedAtLeast`: at least that many). */
+  matched: number;
+  matchedAtLeast: boolean;
+  /** Jobs changed so far (for a cancel: cancelled plus cancel requests). */
+  changed: number;
+  /** A cancel's leased jobs whose workers were told to stop. */
+  cancelRequested: number;
+  /** Index entries examined so far, and transactions written. */
+  examined: number;
+  slices: number;
+  startedAt: Date;
+  /** null while running. */
+  finishedAt: Date | null;
+  /** Why it failed, else null. */
+  error: string | null;
+  actor: string;
+}
+
+/** What a bulk call did, or (with `dryRun`) would match. */
+export interface BulkResult {
+  /** Jobs changed (0 for a dry run, or while a background operation runs). */
+  changed: number;
+  /** With `dryRun`: the jobs that match now; otherwise what matched when the operation began. */
+  matched: number;
+  /** True: `matched` is a lower bound (the count stopped at its budget). */
+  matchedAtLeast: boolean;
+  /** The operation (null for a dry run). */
+  operation: BulkOperation | null;
+}
+
+/** Options of the bulk calls. */
+export interface BulkOptions extends CallOptions {
+  /** Count only; change nothing. */
+  dryRun?: boolean;
+  /** Answer as soon as the operation has begun; follow it with `bulkOperation(id)`. */
+  background?: boolean;
 }
 
 /** What a cancel of one job did. */
@@ -28,13 +98,11 @@ export interface CancelResult {
 }
 
 /** What a bulk cancel did (or, with `dryRun`, would do). */
-export interface CancelJobsResult {
+export interface CancelJobsResult extends BulkResult {
   /** Scheduled and ready jobs now cancelled. */
   cancelled: number;
   /** Leased jobs whose workers were told to stop (each ends cancelled). */
   cancelRequested: number;
-  /** The jobs the filter matched: those it changed (`cancelled + cancelRequested`), or with `dryRun` those it would change now. */
-  matched: number;
 }
 
 /** Changes to a waiting job; at least one. `runAt`, `delayMs` and `runNow` exclude each other. */

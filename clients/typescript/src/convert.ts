@@ -287,6 +287,7 @@ export function serverInfoFromProto(info: GetServerInfoResponse): ServerInfo {
       maxMessageBytes: limits?.maxMessageBytes ?? 0,
       maxReserveQueues: limits?.maxReserveQueues ?? 0,
       maxSchedules: limits?.maxSchedules ?? 0,
+      maxQueues: limits?.maxQueues ?? 0,
       maxConnections: limits?.maxConnections ?? 0,
       maxStreamsPerConnection: limits?.maxStreamsPerConnection ?? 0,
       handshakeTimeoutMs: limits?.handshakeTimeoutMs ?? 0,

@@ -8,7 +8,7 @@
  */
 export { type ClientStats, SeppClient } from './client.ts';
 export type { AuditLog } from './client-audit.ts';
-export type { DeadLetters } from './client-dead-letters.ts';
+export type { DeadLetterChangeOptions, DeadLetters } from './client-dead-letters.ts';
 export type { Jobs } from './client-jobs.ts';
 export type { Queues } from './client-queues.ts';
 export type { ConnectOptions, RetryOptions, TlsOptions } from './connection.ts';
@@ -48,6 +48,10 @@ export type {
   AuditEntry,
   AuditQuery,
   BackoffSettings,
+  BulkAction,
+  BulkOperation,
+  BulkOptions,
+  BulkResult,
   CallOptions,
   CancelJobsResult,
   CancelResult,
@@ -67,6 +71,8 @@ export type {
   Payload,
   QueueActionOptions,
   QueueInfo,
+  QueuePage,
+  QueuePageOptions,
   QueueSettings,
   QueueSettingValue,
   RateLimit,

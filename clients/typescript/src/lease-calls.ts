@@ -15,6 +15,13 @@ import { SettleOutcome } from './gen/sepp/v1/work.js';
 import { type JobProgress, progressFromProto } from './results.ts';
 import type { AckResult, CallOptions, LeaseRef, NackOptions, NackResult, ReserveOptions } from './types.ts';
 
+/**
+ * What a reserve says this client can take: it reads answers of any size
+ * (connection.ts), so the most a server may send (`max_message_bytes` is at
+ * most 256 MiB); the server leases no more jobs than fit in its own limit.
+ */
+const anyAnswerBytes = 256 * 1024 * 1024;
+
 /** Extra time a long poll's deadline allows beyond its wait, in ms. */
 export const longPollMarginMs = 5000;
 
@@ -28,6 +35,8 @@ export async function reserveCall(conn: Connection, options: ReserveOptions): Pr
       leaseDurationMs: options.leaseMs ?? 0,
       waitTimeoutMs: waitMs,
       workerId: options.workerId ?? '',
+      // This client reads answers of any size: the server's own send limit is the bound.
+      maxResponseBytes: anyAnswerBytes,
     },
     { deadlineMs: options.deadlineMs ?? waitMs + longPollMarginMs, signal: options.signal, retrySafe: true },
   );

@@ -78,6 +78,21 @@ export interface StateCounts {
   cancelled: number;
 }
 
+/** Which page of queues `client.queues.listPage` reads. */
+export interface QueuePageOptions extends CallOptions {
+  /** Queues per page; default 100, at most the server's `max_page_size`. */
+  pageSize?: number;
+  /** `nextPageToken` of the previous page; '' or unset for the first. */
+  pageToken?: string;
+}
+
+/** One page of queues, in name order. */
+export interface QueuePage {
+  queues: QueueInfo[];
+  /** Pass as `pageToken` for the next page; '' on the last page. */
+  nextPageToken: string;
+}
+
 /** One queue as `listQueues` reports it. */
 export interface QueueInfo {
   /** The queue's name. */
@@ -194,6 +209,8 @@ export interface ServerLimits {
   maxReserveQueues: number;
   /** Schedules the server keeps (config and API together). */
   maxSchedules: number;
+  /** Queues that may exist at once; a job for a new queue beyond it is refused (unknown_queue). */
+  maxQueues: number;
   /** Connections the server keeps open at once. */
   maxConnections: number;
   /** Calls open at once on one connection. */

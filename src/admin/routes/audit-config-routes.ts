@@ -75,7 +75,11 @@ export function auditConfigRoutes({ deps }: AdminServices): RouteSpec[] {
         return c.json({
           config: deps.effectiveConfig(),
           configFile: view.configFile,
-          entries: withOverrides(view.entries, await deps.engine.listQueues()),
+          // Only the queues with overrides: bounded by what operators changed, not by the queues there are.
+          entries: withOverrides(
+            view.entries,
+            await deps.engine.describeQueues([...deps.engine.queueSettingOverrides().keys()]),
+          ),
         });
       },
     },

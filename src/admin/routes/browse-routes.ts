@@ -11,7 +11,7 @@ import type { AdminServices, RouteSpec } from '../route-spec.ts';
 import { ref } from '../schemas.ts';
 import { listOrders } from './job-routes.ts';
 
-const browseStates: readonly BrowseState[] = [...jobStates, 'retrying'];
+export const browseStates: readonly BrowseState[] = [...jobStates, 'retrying'];
 const int = { type: 'integer' } as const;
 
 export function browseRoutes({ deps }: AdminServices): RouteSpec[] {
@@ -110,7 +110,7 @@ export function browseRoutes({ deps }: AdminServices): RouteSpec[] {
  * a NUL or another control character is an error, not a miss: refused here,
  * naming the parameter. The value is compared as given (a NUL in it matches nothing).
  */
-function metaFilter(text: string | undefined): { key: string; value: string } | undefined {
+export function metaFilter(text: string | undefined): { key: string; value: string } | undefined {
   if (text === undefined || text === '') return undefined;
   const at = text.indexOf('=');
   if (at <= 0) throw bad('meta must be key=value, for example tenant=acme');

@@ -29,6 +29,7 @@ const reasonBody = {
   type: 'object',
   properties: {
     reason: { type: 'string', enum: [...deadReasons], description: 'only dead letters of this reason' },
+    error: { type: 'string', description: 'only dead letters whose last error contains this (any case)' },
   },
 };
 
@@ -43,6 +44,16 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
       throw bad(`reason must be one of ${deadReasons.join(', ')}`);
     }
     return reason as DeadReason;
+  };
+
+  /** What narrows "all": a reason, text of the last error. */
+  const narrowing = (body: Record<string, unknown>) => {
+    const reason = reasonOf(body);
+    const errorText = optionalString(body, 'error', 1024);
+    return {
+      ...(reason === undefined ? {} : { reason }),
+      ...(errorText === undefined || errorText === '' ? {} : { errorText }),
+    };
   };
 
   const selected =
@@ -71,6 +82,11 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
       pathParams: { queue: 'queue name' },
       query: {
         reason: { description: 'only this reason', schema: { type: 'string', enum: [...deadReasons] } },
+        error: {
+          description:
+            'only dead letters whose last error contains this (any case); checked on at most 20,000 per page, in enqueue order, as the jobs list does',
+          schema: { type: 'string' },
+        },
         ...pagingQuery,
       },
       response: ref('JobPage'),
@@ -80,6 +96,20 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
         const order = queryChoice(c, 'order', listOrders);
         const cursor = queryString(c, 'cursor');
         const pageSize = queryInteger(c, 'limit');
+        const errorText = queryString(c, 'error', 1024);
+        if (errorText !== undefined && errorText !== '') {
+          // Error text is no index's: the jobs list's bounded scan of the queue's dead letters answers it.
+          if (reason !== undefined) throw bad('give reason or error, not both');
+          const page = await engine.browseJobs({
+            queue,
+            state: 'dead',
+            errorText,
+            ...(order === undefined ? {} : { order }),
+            ...(cursor === undefined ? {} : { cursor }),
+            ...(pageSize === undefined ? {} : { pageSize }),
+          });
+          return c.json({ ...page, total: null });
+        }
         const page = await engine.listDeadLetterSummaries({
           queue,
           ...(reason === undefined ? {} : { reason }),
@@ -87,10 +117,7 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
           ...(cursor === undefined ? {} : { cursor }),
           ...(pageSize === undefined ? {} : { pageSize }),
         });
-        const total =
-          reason === undefined
-            ? ((await engine.listQueues()).find((q) => q.name === queue)?.counts.dead ?? 0)
-            : null;
+        const total = reason === undefined ? ((await engine.getQueue(queue))?.counts.dead ?? 0) : null;
         return c.json({ ...page, total });
       },
     },
@@ -130,9 +157,9 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
       audits: 'dead_letters.requeue_all',
       async handle(c, request) {
         const queue = pathParam(c, 'queue');
-        const reason = reasonOf(await readJsonObject(c));
+        const body = await readJsonObject(c);
         const changed = await engine.requeueDeadLetters(
-          { queue, all: true, ...(reason === undefined ? {} : { reason }) },
+          { queue, all: true, ...narrowing(body) },
           request.audit('dead_letters.requeue_all', `queue:${queue}`),
         );
         return c.json({ changed });
@@ -162,9 +189,8 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
         if (requiredString(body, 'confirm', 256) !== queue) {
           throw bad(`confirm must be the queue name (${queue}) to delete all its dead letters`);
         }
-        const reason = reasonOf(body);
         const changed = await engine.deleteDeadLetters(
-          { queue, all: true, ...(reason === undefined ? {} : { reason }) },
+          { queue, all: true, ...narrowing(body) },
           request.audit('dead_letters.delete_all', `queue:${queue}`),
         );
         return c.json({ changed });

@@ -7,17 +7,50 @@
 import type { Context } from 'hono';
 import { roleFor } from '../../config/index.ts';
 import { SeppError } from '../../engine/errors.ts';
+import { fitNamePage, type NamePageQuery } from '../../engine/name-pages.ts';
 import type { QueueInfo, StateCounts } from '../../engine/types.ts';
 import { jobStates } from '../../engine/types.ts';
 import type { Overview } from '../api-types.ts';
 import { type QueueView, queueView } from '../queue-view.ts';
 import { type RateWindow, rateWindows } from '../rate-history.ts';
-import { bad, pathParam, queryChoice, readJsonObject, requiredString } from '../request-input.ts';
+import {
+  bad,
+  pathParam,
+  queryChoice,
+  queryInteger,
+  queryString,
+  readJsonObject,
+  requiredString,
+} from '../request-input.ts';
 import type { AdminServices, RouteSpec } from '../route-spec.ts';
 import { ref } from '../schemas.ts';
 import { readSettingsChange, settingsChangeBody } from '../settings-change.ts';
 
 const queueParam = { queue: 'queue name' } as const;
+
+const pagedQueuesHelp =
+  'In name order, at most `page_size` queues (default and most: limits.max_page_size, 1000 unless set) ' +
+  'and about 4 MiB of JSON; follow `nextPageToken` for the rest. There are at most limits.max_queues queues.';
+
+/** Bytes of queues' JSON in one answer (a queue's settings hold lists that may be long). */
+const queuesAnswerBytesMax = 4 * 1024 * 1024;
+
+const queuePageParams = {
+  page_size: {
+    description: 'queues per page; default and most limits.max_page_size',
+    schema: { type: 'integer', minimum: 1 },
+  },
+  page_token: { description: "the previous page's nextPageToken", schema: { type: 'string' } },
+} as const;
+
+/** The page of queues a request asks for; by default as many as a page may hold. */
+function queuePageQuery(c: Context, maxPageSize: number): NamePageQuery {
+  const cursor = queryString(c, 'page_token');
+  return {
+    pageSize: queryInteger(c, 'page_size') ?? maxPageSize,
+    ...(cursor === undefined ? {} : { cursor }),
+  };
+}
 
 export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
   const { engine } = deps;
@@ -26,10 +59,23 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
   const view = (queue: QueueInfo): QueueView =>
     queueView(queue, engine.queueSettingOverrides().get(queue.name));
 
+  /** The page of queues a request asks for, as views, bounded in entries and in bytes of JSON. */
+  const queueViewPage = async (c: Context): Promise<{ items: QueueView[]; nextCursor: string | null }> => {
+    const page = await engine.queuePage(queuePageQuery(c, engine.limits.maxPageSize));
+    return fitNamePage(
+      'queues',
+      page.items.map(view),
+      page.nextCursor,
+      (queue) => queue.name,
+      (queue) => Buffer.byteLength(JSON.stringify(queue)) + 1,
+      queuesAnswerBytesMax,
+    );
+  };
+
   /** The queue, which must exist: operators act on queues that are there, a typo creates nothing. */
   const existingQueue = async (c: Context): Promise<QueueView> => {
     const name = pathParam(c, 'queue');
-    const queue = (await engine.listQueues()).find((q) => q.name === name);
+    const queue = await engine.getQueue(name);
     if (queue === undefined) throw new SeppError('not_found', `queue ${name} does not exist`);
     return view(queue);
   };
@@ -46,20 +92,25 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
           description: 'the rates over the last 5 minutes, hour (the default) or day',
           schema: { type: 'string', enum: Object.keys(rateWindows) },
         },
+        ...queuePageParams,
       },
       response: ref('Overview'),
       async handle(c) {
         const window = queryChoice(c, 'window', Object.keys(rateWindows) as RateWindow[]) ?? '1h';
         const info = deps.serverInfo();
         const nowMs = deps.clock.nowMs();
-        const queues = await engine.listQueues();
+        // Totals from the maintained counters of every queue (one read); details for one page only.
+        const counts = await engine.queueCounts();
         const totals = Object.fromEntries(jobStates.map((s) => [s, 0])) as StateCounts;
-        for (const q of queues) for (const s of jobStates) totals[s] += q.counts[s];
+        for (const queueCounts of counts.values()) for (const s of jobStates) totals[s] += queueCounts[s];
+        const page = await queueViewPage(c);
         const overview: Overview = {
           server: { ...info, uptimeMs: Math.max(0, nowMs - info.startedAtMs), serverTimeMs: nowMs },
           totals,
           waitingWorkers: engine.waitingReserves,
-          queues: queues.map(view),
+          queueCount: counts.size,
+          queues: page.items,
+          nextPageToken: page.nextCursor,
           rates: deps.rates.snapshot(window),
         };
         return c.json(overview);
@@ -70,13 +121,24 @@ export function queueRoutes({ deps }: AdminServices): RouteSpec[] {
       path: '/api/v1/queues',
       access: 'viewer',
       tag: 'queues',
-      summary: 'Every queue with its counts by state, paused flag and effective settings',
+      summary: 'The queues, a page at a time, with their counts by state, paused flag and effective settings',
+      description: pagedQueuesHelp,
+      query: queuePageParams,
       response: {
         type: 'object',
-        properties: { queues: { type: 'array', items: ref('Queue') } },
-        required: ['queues'],
+        properties: {
+          queues: { type: 'array', items: ref('Queue') },
+          nextPageToken: {
+            type: ['string', 'null'],
+            description: 'page_token of the next page; null on the last',
+          },
+        },
+        required: ['queues', 'nextPageToken'],
       },
-      handle: async (c) => c.json({ queues: (await engine.listQueues()).map(view) }),
+      async handle(c) {
+        const page = await queueViewPage(c);
+        return c.json({ queues: page.items, nextPageToken: page.nextCursor });
+      },
     },
     {
       method: 'get',

@@ -1,5 +1,6 @@
 /** The operator commands: they talk to a running server through the SDK. */
 import type { Argv } from 'yargs';
+import { registerBulkCommands } from './bulk.ts';
 import { registerDlqCommands } from './dlq.ts';
 import { registerEnqueueCommand } from './enqueue.ts';
 import { registerEventsCommand } from './events.ts';
@@ -22,6 +23,7 @@ export function registerOperatorCommands(parser: Argv): void {
   registerScheduleCommands(parser);
   registerJobControlCommands(parser);
   registerPurgeAuditCommands(parser);
+  registerBulkCommands(parser);
   registerQueueCommands(parser);
   registerWorkersCommand(parser);
 }

@@ -1,6 +1,6 @@
 /**
- * Cancel: stop a job that has not finished, one by id or every job a filter
- * matches.
+ * Cancel: stop a job that has not finished, one by id (every job a filter
+ * matches is a bulk operation, bulk-operations.ts, with the same rules).
  *
  * A scheduled or ready job becomes `cancelled` at once. A leased job is
  * running on a worker, so a cancel records a request (`cancelled_at_ms`,
@@ -17,24 +17,15 @@
  */
 
 import type { Op } from '../../store/op.ts';
-import type { StoreTx, StoreView } from '../../store/store.ts';
+import type { StoreTx } from '../../store/store.ts';
 import type { AuditInput } from '../admin-types.ts';
 import type { AuditLog } from '../audit/index.ts';
 import type { EngineContext } from '../context.ts';
-import {
-  type BulkCancelResult,
-  type CancellableState,
-  type CancelNotice,
-  type CancelResult,
-  cancellableStates,
-  type JobFilter,
-} from '../control-types.ts';
+import type { CancelNotice, CancelResult } from '../control-types.ts';
 import { SeppError } from '../errors.ts';
 import { eventAbout } from '../events/index.ts';
 import { cancelledOutcome } from '../finished-outcomes.ts';
 import type { JobState } from '../types.ts';
-import { checkFilter, filterDetails, filterParams, type ValidFilter } from './job-filter.ts';
-import { chunkRows, type OperatorActions } from './operator-actions.ts';
 
 export type CancelListener = (notices: readonly CancelNotice[]) => void;
 
@@ -43,7 +34,6 @@ export class Canceller {
 
   constructor(
     private readonly ctx: EngineContext,
-    private readonly actions: OperatorActions,
     private readonly audit: AuditLog,
   ) {}
 
@@ -116,116 +106,8 @@ export class Canceller {
     return result;
   }
 
-  /**
-   * Cancels every job the filter matches (default: scheduled, ready and
-   * leased), in chunks of chunkRows per transaction; leased ones get cancel
-   * requests. The audit entry is written with the first chunk and carries the
-   * running totals.
-   */
-  async cancelJobs(filter: JobFilter, audit?: AuditInput): Promise<BulkCancelResult> {
-    const valid = checkFilter(this.ctx, filter, cancellableStates, 'cancelled');
-    const tracked = audit === undefined ? undefined : { input: audit, id: undefined };
-    const by = audit?.actor ?? null;
-    const totals: BulkCancelResult = { cancelled: 0, cancelRequested: 0 };
-    const last = valid.states.at(-1);
-    for (const state of valid.states) {
-      await this.actions.inChunks(
-        tracked,
-        0,
-        (tx) => this.chunkOf(tx, valid, state, by, totals),
-        (_total, done) => ({ ...filterDetails(valid), ...totals, done: done && state === last }),
-      );
-    }
-    return totals;
-  }
-
-  /** One chunk of a bulk cancel of `state` jobs, added to `totals`. */
-  private *chunkOf(
-    tx: StoreTx,
-    valid: ValidFilter<CancellableState>,
-    state: CancellableState,
-    by: string | null,
-    totals: BulkCancelResult,
-  ): Op<number> {
-    if (state === 'leased') {
-      const n = yield* this.requestChunk(tx, valid, by);
-      totals.cancelRequested += n;
-      return n;
-    }
-    const n = yield* this.cancelChunk(tx, valid, state, by);
-    totals.cancelled += n;
-    return n;
-  }
-
-  /** How many jobs `cancelJobs(filter)` would change now (for a confirmation). */
-  *countCancellable(view: StoreView, filter: JobFilter): Op<number> {
-    const valid = checkFilter(this.ctx, filter, cancellableStates, 'cancelled');
-    let total = 0;
-    for (const state of valid.states) {
-      if (state === 'leased') {
-        total += yield* view.control.countLeasedNotCancelled(filterParams(valid));
-      } else if (valid.group !== null || valid.type !== null) {
-        total += yield* view.control.countMatching({ ...filterParams(valid), state });
-      } else {
-        total += yield* view.counts.inState({ queue: valid.queue, state });
-      }
-    }
-    return total;
-  }
-
-  private *cancelChunk(
-    tx: StoreTx,
-    filter: ValidFilter<CancellableState>,
-    state: 'scheduled' | 'ready',
-    by: string | null,
-  ): Op<number> {
-    const rows = yield* tx.control.cancelWaitingMany({
-      ...filterParams(filter),
-      state,
-      limit: chunkRows,
-      nowMs: this.ctx.clock.nowMs(),
-      by,
-    });
-    yield* this.ctx.count(tx, filter.queue, state, 'cancelled', rows.length);
-    for (const row of rows) yield* this.ctx.releaseKey(tx, filter.queue, row.idempotency_key, row.id);
-    this.ctx.emit(tx, { kind: 'cancelled', queue: filter.queue, count: rows.length });
-    if (this.ctx.events.recording) {
-      const nowMs = this.ctx.clock.nowMs();
-      for (const row of rows) {
-        this.ctx.record(tx, {
-          ...eventAbout({ ...row, queue: filter.queue }, nowMs),
-          kind: 'cancelled',
-          previousState: state,
-        });
-      }
-    }
-    return rows.length;
-  }
-
-  private *requestChunk(tx: StoreTx, filter: ValidFilter<CancellableState>, by: string | null): Op<number> {
-    const nowMs = this.ctx.clock.nowMs();
-    const rows = yield* tx.control.requestCancelMany({
-      ...filterParams(filter),
-      limit: chunkRows,
-      nowMs,
-      by,
-    });
-    for (const row of rows) yield* this.ctx.releaseKey(tx, filter.queue, row.idempotency_key, row.id);
-    this.notify(
-      tx,
-      rows.map((row) => ({
-        jobId: row.id,
-        queue: filter.queue,
-        attempt: row.attempt,
-        workerId: row.worker_id,
-        cancelledBy: by,
-        cancelledAtMs: nowMs,
-      })),
-    );
-    return rows.length;
-  }
-
-  private notify(tx: StoreTx, notices: readonly CancelNotice[]): void {
+  /** Tells the listeners (the workers holding the jobs) after the commit of `tx`. */
+  notify(tx: StoreTx, notices: readonly CancelNotice[]): void {
     if (notices.length === 0 || this.listeners.size === 0) return;
     tx.afterCommit(() => {
       for (const listener of this.listeners) listener(notices);

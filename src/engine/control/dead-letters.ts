@@ -1,8 +1,9 @@
 /**
  * Dead letters through the protocol: pages of a queue's dead jobs (oldest
  * failure first, optionally of one reason), and requeue or delete of chosen
- * ids or of all of them. "All" runs in chunks, so one huge dead-letter queue
- * never becomes one huge transaction.
+ * ids. "All" of them (optionally of one reason, or with some error text) is
+ * a bulk operation (bulk-operations.ts), so one huge dead-letter queue never
+ * becomes one huge transaction.
  */
 
 import type { Op } from '../../store/op.ts';
@@ -13,8 +14,7 @@ import type { EngineContext } from '../context.ts';
 import { SeppError } from '../errors.ts';
 import { jobInfoFromRow } from '../jobs/index.ts';
 import { checkQueueName } from '../queues/index.ts';
-import type { DeadLetterQuery, DeadLetterSelection, JobInfo, Page } from '../types.ts';
-import { chunkRows, type OperatorActions } from './operator-actions.ts';
+import type { DeadLetterQuery, JobInfo, Page } from '../types.ts';
 
 const deadPageDefault = 100;
 
@@ -23,7 +23,7 @@ const deadPageDefault = 100;
  * (a job was enqueued to it, or it was paused). Any other name is NOT_FOUND,
  * as queue_service.proto says: most likely a typo, which an empty answer would hide.
  */
-function requireQueue(ctx: EngineContext, queue: string): void {
+export function requireQueue(ctx: EngineContext, queue: string): void {
   checkQueueName(ctx, queue);
   if (!ctx.queues.exists(queue) && !ctx.queues.isDeclared(queue)) {
     throw new SeppError(
@@ -36,7 +36,6 @@ function requireQueue(ctx: EngineContext, queue: string): void {
 export class DeadLetters {
   constructor(
     private readonly ctx: EngineContext,
-    private readonly actions: OperatorActions,
     private readonly audit: AuditLog,
   ) {}
 
@@ -65,33 +64,20 @@ export class DeadLetters {
     };
   }
 
-  /** Requeues (fresh attempt budget) or deletes dead letters; returns how many changed. */
-  async change(
-    selection: DeadLetterSelection,
+  /** Requeues (fresh attempt budget) or deletes chosen dead letters; returns how many changed. */
+  change(
+    selection: { queue: string; jobIds: readonly string[] },
     action: 'requeue' | 'delete',
     audit: AuditInput | undefined,
   ): Promise<number> {
-    const { queue } = selection;
+    const { queue, jobIds } = selection;
     // A name no queue can have, or of a queue that does not exist, matches nothing, but it must
     // not reach the audit log (whose target is bounded) or look like a successful change of nothing.
     requireQueue(this.ctx, queue);
-    if ('jobIds' in selection) {
-      if (selection.jobIds.length > this.ctx.limits.maxBatchJobs) {
-        throw new SeppError(
-          'resource_exhausted',
-          `job_ids: at most ${this.ctx.limits.maxBatchJobs} per call`,
-        );
-      }
-      const { jobIds } = selection;
-      return this.ctx.write((tx) => this.changeSome(tx, queue, jobIds, action, audit));
+    if (jobIds.length > this.ctx.limits.maxBatchJobs) {
+      throw new SeppError('resource_exhausted', `job_ids: at most ${this.ctx.limits.maxBatchJobs} per call`);
     }
-    const { reason } = selection;
-    return this.actions.inChunks(
-      audit === undefined ? undefined : { input: audit, id: undefined },
-      0,
-      (tx) => this.changeChunk(tx, queue, reason ?? null, action),
-      (changed, done) => ({ all: true, ...(reason === undefined ? {} : { reason }), changed, done }),
-    );
+    return this.ctx.write((tx) => this.changeSome(tx, queue, jobIds, action, audit));
   }
 
   /** Requeues or deletes the chosen dead letters of a queue (ids that are not one change nothing). */
@@ -122,31 +108,6 @@ export class DeadLetters {
     }
     if (audit !== undefined) yield* this.audit.write(tx, audit, { jobIds, changed });
     return changed;
-  }
-
-  /** One chunk of a change of all of a queue's dead letters (of one reason unless null). */
-  private *changeChunk(
-    tx: StoreTx,
-    queue: string,
-    reason: string | null,
-    action: 'requeue' | 'delete',
-  ): Op<number> {
-    if (action === 'requeue') {
-      const n = yield* tx.deadLetters.requeueMany({
-        queue,
-        reason,
-        nowMs: this.ctx.clock.nowMs(),
-        limit: chunkRows,
-      });
-      yield* this.ctx.count(tx, queue, 'dead', 'ready', n);
-      this.ctx.jobsReady(tx, queue, n);
-      this.ctx.emit(tx, { kind: 'requeued', queue, count: n });
-      return n;
-    }
-    const rows = yield* tx.deadLetters.deleteMany({ queue, reason, limit: chunkRows });
-    for (const row of rows) yield* this.ctx.releaseKey(tx, queue, row.idempotency_key, row.id);
-    yield* this.ctx.count(tx, queue, 'dead', null, rows.length);
-    return rows.length;
   }
 }
 

@@ -1,9 +1,10 @@
 /**
  * Job control: cancel (waiting jobs at once, leased ones by request), updates
- * of waiting jobs, the bulk filters, an operator's one-job actions and purges,
- * and dead letters through the protocol.
+ * of waiting jobs, an operator's one-job actions, dead letters through the
+ * protocol, and bulk operations (every job a filter matches, in slices).
  */
+export { BulkOperations, type BulkStart } from './bulk-operations.ts';
 export { type CancelListener, Canceller } from './cancel.ts';
-export { DeadLetters } from './dead-letters.ts';
-export { JobUpdater } from './job-update.ts';
+export { DeadLetters, requireQueue } from './dead-letters.ts';
+export { checkChanges, JobUpdater } from './job-update.ts';
 export { OperatorActions } from './operator-actions.ts';

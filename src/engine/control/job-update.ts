@@ -3,7 +3,7 @@
  * now" makes a scheduled (or retrying) job ready at once. Only jobs that wait
  * (scheduled or ready) change; a leased job is running on a worker and is
  * refused with failed_precondition. In bulk (every waiting job a filter
- * matches), priority and run-now only, in chunks of chunkRows per transaction.
+ * matches: a bulk operation, bulk-operations.ts), priority and run-now only.
  *
  * A new group needs nothing more from flow control: its turns and per-group
  * counts are read from the jobs table inside each lease (jobs_group_ready,
@@ -13,30 +13,28 @@
  */
 
 import type { Op } from '../../store/op.ts';
-import type { JobMatch, StoreTx } from '../../store/store.ts';
+import type { StoreTx } from '../../store/store.ts';
 import type { AuditInput } from '../admin-types.ts';
 import type { AuditLog } from '../audit/index.ts';
 import { checkName } from '../checks.ts';
 import type { EngineContext } from '../context.ts';
-import { type JobChanges, type JobFilter, updatableStates } from '../control-types.ts';
+import type { JobChanges } from '../control-types.ts';
 import { SeppError } from '../errors.ts';
 import type { FlowControl } from '../flow-control/index.ts';
 import { jobInfoFromRow } from '../jobs/index.ts';
+import type { EngineLimits } from '../settings.ts';
 import type { JobInfo, JobState } from '../types.ts';
-import { checkFilter, filterDetails, filterParams } from './job-filter.ts';
-import { chunkRows, type OperatorActions } from './operator-actions.ts';
 
 export class JobUpdater {
   constructor(
     private readonly ctx: EngineContext,
     private readonly flow: FlowControl,
-    private readonly actions: OperatorActions,
     private readonly audit: AuditLog,
   ) {}
 
   /** Changes one waiting job; returns it as it is now. */
   async updateJob(jobId: string, changes: JobChanges, audit?: AuditInput): Promise<JobInfo> {
-    this.checkChanges(changes, false);
+    checkChanges(changes, false, this.ctx.limits);
     return this.ctx.write((tx) => this.updateOne(tx, jobId, changes, audit));
   }
 
@@ -105,92 +103,44 @@ export class JobUpdater {
     }
     return jobInfoFromRow((yield* tx.jobs.get(jobId))!);
   }
+}
 
-  /**
-   * Changes every waiting job the filter matches (default: scheduled and
-   * ready): `runNow` makes the scheduled ones ready now, `priority` sets the
-   * priority. Returns how many jobs changed.
-   */
-  async updateJobs(filter: JobFilter, changes: JobChanges, audit?: AuditInput): Promise<number> {
-    this.checkChanges(changes, true);
-    const valid = checkFilter(this.ctx, filter, updatableStates, 'changed');
-    const { clock } = this.ctx;
-    const tracked = audit === undefined ? undefined : { input: audit, id: undefined };
-    const details = { ...filterDetails(valid), ...changes };
-    const base = { ...filterParams(valid), limit: chunkRows };
-    let updated = 0;
-    if (changes.runNow === true && valid.states.includes('scheduled')) {
-      updated = await this.actions.inChunks(
-        tracked,
-        updated,
-        (tx) => this.runNowChunk(tx, base, clock.nowMs(), changes.priority ?? null),
-        (total, done) => ({ ...details, updated: total, done: done && changes.priority === undefined }),
-      );
-    }
-    const priority = changes.priority;
-    if (priority !== undefined) {
-      const last = valid.states.at(-1);
-      for (const state of valid.states) {
-        updated = await this.actions.inChunks(
-          tracked,
-          updated,
-          (tx) => tx.control.setPriorityMany({ ...base, state, priority }),
-          (total, done) => ({ ...details, updated: total, done: done && state === last }),
-        );
-      }
-    }
-    return updated;
+/** Refuses changes that are malformed or (`bulk`) that change one job at a time only. */
+export function checkChanges(changes: JobChanges, bulk: boolean, limits: EngineLimits): void {
+  const { priority, runAtMs, delayMs, runNow, group } = changes;
+  const schedules = [runAtMs !== undefined, delayMs !== undefined, runNow === true].filter(Boolean).length;
+  if (priority === undefined && schedules === 0 && group === undefined) {
+    throw new SeppError(
+      'invalid_argument',
+      bulk
+        ? 'changes: give a priority or run_now'
+        : 'changes: give a priority, a run time (run_at_ms, delay_ms), run_now or a group',
+    );
   }
-
-  /** Up to chunkRows matching scheduled jobs → ready now (with a new priority unless null). */
-  private *runNowChunk(
-    tx: StoreTx,
-    base: JobMatch & { limit: number },
-    nowMs: number,
-    priority: number | null,
-  ): Op<number> {
-    const n = yield* tx.control.runNowMany({ ...base, nowMs, priority });
-    yield* this.ctx.count(tx, base.queue, 'scheduled', 'ready', n);
-    this.ctx.jobsReady(tx, base.queue, n);
-    return n;
+  if (group !== undefined && bulk) {
+    throw new SeppError('invalid_argument', 'group changes one job at a time (UpdateJob)');
   }
-
-  private checkChanges(changes: JobChanges, bulk: boolean): void {
-    const { priority, runAtMs, delayMs, runNow, group } = changes;
-    const schedules = [runAtMs !== undefined, delayMs !== undefined, runNow === true].filter(Boolean).length;
-    if (priority === undefined && schedules === 0 && group === undefined) {
-      throw new SeppError(
-        'invalid_argument',
-        bulk
-          ? 'changes: give a priority or run_now'
-          : 'changes: give a priority, a run time (run_at_ms, delay_ms), run_now or a group',
-      );
-    }
-    if (group !== undefined && bulk) {
-      throw new SeppError('invalid_argument', 'group changes one job at a time (UpdateJob)');
-    }
-    if (group !== undefined && group !== null) {
-      const problem = checkName('group', group, this.ctx.limits);
-      if (problem) throw new SeppError('invalid_argument', problem.message);
-    }
-    if (schedules > 1) throw new SeppError('invalid_argument', 'give one of run_at_ms, delay_ms and run_now');
-    if (priority !== undefined && (!Number.isInteger(priority) || priority < 0 || priority > 9)) {
-      throw new SeppError(
-        'invalid_argument',
-        `priority is ${priority}; it must be an integer from 0 to 9 (9 runs first)`,
-      );
-    }
-    if (bulk && (runAtMs !== undefined || delayMs !== undefined)) {
-      throw new SeppError(
-        'invalid_argument',
-        'run_at_ms and delay_ms change one job at a time (UpdateJob); in bulk give run_now or a priority',
-      );
-    }
-    if (runAtMs !== undefined && !Number.isSafeInteger(runAtMs)) {
-      throw new SeppError('invalid_argument', 'run_at_ms must be an integer (ms since epoch)');
-    }
-    if (delayMs !== undefined && (!Number.isSafeInteger(delayMs) || delayMs < 0)) {
-      throw new SeppError('invalid_argument', `delay_ms is ${delayMs}; it must be a non-negative integer`);
-    }
+  if (group !== undefined && group !== null) {
+    const problem = checkName('group', group, limits);
+    if (problem) throw new SeppError('invalid_argument', problem.message);
+  }
+  if (schedules > 1) throw new SeppError('invalid_argument', 'give one of run_at_ms, delay_ms and run_now');
+  if (priority !== undefined && (!Number.isInteger(priority) || priority < 0 || priority > 9)) {
+    throw new SeppError(
+      'invalid_argument',
+      `priority is ${priority}; it must be an integer from 0 to 9 (9 runs first)`,
+    );
+  }
+  if (bulk && (runAtMs !== undefined || delayMs !== undefined)) {
+    throw new SeppError(
+      'invalid_argument',
+      'run_at_ms and delay_ms change one job at a time (UpdateJob); in bulk give run_now or a priority',
+    );
+  }
+  if (runAtMs !== undefined && !Number.isSafeInteger(runAtMs)) {
+    throw new SeppError('invalid_argument', 'run_at_ms must be an integer (ms since epoch)');
+  }
+  if (delayMs !== undefined && (!Number.isSafeInteger(delayMs) || delayMs < 0)) {
+    throw new SeppError('invalid_argument', `delay_ms is ${delayMs}; it must be a non-negative integer`);
   }
 }

@@ -15,11 +15,14 @@
  * database's free-page count, plus, when that is not room enough, at most once
  * a second the store's `reclaim` (SQLite: a checkpoint that truncates the WAL,
  * giving back the blocks the drain's acks wrote); nothing is checked while
- * there is room. The
- * refusal says how much is needed and how much there is.
+ * there is room. When a check after a drain's commit finds too little room, one
+ * more check follows a second later, so that the blocks of the drain's last
+ * commits (which came too soon after a reclaim to be given back) are reclaimed
+ * without waiting for an enqueue to ask. The refusal says how much is needed
+ * and how much there is.
  */
 import type { DiskReserve, StorageFailure } from '../../store/store.ts';
-import type { Clock } from '../clock.ts';
+import type { Clock, TimerHandle } from '../clock.ts';
 import { SeppError } from '../errors.ts';
 
 const recheckEveryMs = 1000;
@@ -33,6 +36,9 @@ export class DiskFull {
   /** What the last check found, for the refusal's message. */
   private shortfall = '';
   private lastReclaimMs = Number.NEGATIVE_INFINITY;
+  /** The check that follows a drain's commit that found too little room. */
+  private trailingCheck: TimerHandle | undefined;
+  private stopped = false;
 
   constructor(
     /** The room the store keeps for this (its `diskReserve` capability); none: nothing to free. */
@@ -72,8 +78,27 @@ export class DiskFull {
     this.removedSinceCheck = false;
     if (this.full) {
       this.lastCheckMs = this.clock.nowMs();
-      this.roomAgain();
+      if (!this.roomAgain()) this.checkAgainLater();
     }
+  }
+
+  /** No more checks: the engine is closing. */
+  stop(): void {
+    this.stopped = true;
+    this.trailingCheck?.cancel();
+    this.trailingCheck = undefined;
+  }
+
+  /** One check when a reclaim is allowed again, unless one is already due. */
+  private checkAgainLater(): void {
+    if (this.stopped || this.trailingCheck !== undefined) return;
+    const delayMs = Math.max(0, this.lastReclaimMs + recheckEveryMs - this.clock.nowMs());
+    this.trailingCheck = this.clock.setTimer(delayMs, () => {
+      this.trailingCheck = undefined;
+      if (this.stopped || !this.full) return;
+      this.lastCheckMs = this.clock.nowMs();
+      this.roomAgain();
+    });
   }
 
   /** The error an enqueue gets while the disk is full, or null when there is room. */

@@ -84,7 +84,14 @@ export class Enqueuer {
           continue;
         }
       }
-      if (!this.ctx.queues.exists(job.queue)) yield* this.ctx.ensureQueue(tx, job.queue);
+      if (!this.ctx.queues.exists(job.queue)) {
+        const refusal = this.ctx.newQueueRefusal(job.queue);
+        if (refusal !== null) {
+          results.push({ ok: false, ...refusal });
+          continue;
+        }
+        yield* this.ctx.ensureQueue(tx, job.queue);
+      }
       results.push(this.insert(tx, job, nowMs, added));
     }
     yield* added.store(tx, this.ctx);
@@ -116,6 +123,7 @@ export class Enqueuer {
     const valid: { index: number; job: ValidJob; adds: boolean }[] = [];
     // Jobs that add a row, per queue: duplicates (of stored jobs or of earlier jobs in this batch) add none.
     const perQueue = new Map<string, number>();
+    const newQueues = new Set<string>();
     const keysInBatch = new Set<string>();
     for (const [index, request] of requests.entries()) {
       const job = validateJob(request, nowMs, this.ctx.queues, this.ctx.limits);
@@ -130,6 +138,15 @@ export class Enqueuer {
         keysInBatch.add(key);
       }
       if (adds) perQueue.set(job.queue, (perQueue.get(job.queue) ?? 0) + 1);
+      if (!this.ctx.queues.exists(job.queue) && !newQueues.has(job.queue)) {
+        // Counted as if the earlier new queues of this batch existed: all or nothing.
+        const refusal = this.ctx.newQueueRefusal(job.queue, newQueues.size);
+        if (refusal !== null) {
+          rejections.push({ index, ...refusal });
+          continue;
+        }
+        newQueues.add(job.queue);
+      }
       valid.push({ index, job, adds });
     }
     for (const { index, job, adds } of valid) {

@@ -4,6 +4,7 @@
  * the end of a cancelled job's lease, and the waiters.
  */
 export { AckBatches } from './ack-batch.ts';
+export { jobOverheadBytes, leasedJobBytes } from './answer-size.ts';
 export { finishCancelled } from './cancelled-lease.ts';
 export { Expiry } from './expiry.ts';
 export { ProgressReports } from './progress.ts';

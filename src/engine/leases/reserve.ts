@@ -21,6 +21,7 @@ import { type FlowControl, queueOrder } from '../flow-control/index.ts';
 import { leasedJobFromRow } from '../jobs/index.ts';
 import { shuttingDown } from '../lifecycle.ts';
 import type { LeasedJob, ReserveRequest } from '../types.ts';
+import { leasedJobBytes } from './answer-size.ts';
 import { Expiry } from './expiry.ts';
 import type { Waiter, WaiterRegistry, WaitOutcome } from './waiters.ts';
 
@@ -39,6 +40,29 @@ interface ValidReserve {
   leaseMs: number | undefined;
   waitMs: number;
   workerId: string | null;
+  answerBytesMax: number | undefined;
+}
+
+/**
+ * Thrown inside a reserve's unit when the jobs it leased do not fit the caller's answer:
+ * the unit rolls back whole (no attempt counted, no token spent), and the reserve tries
+ * again for the `fits` jobs that did, or, when not even the first fits, says so.
+ */
+class AnswerFull extends SeppError {
+  constructor(
+    readonly fits: number,
+    readonly jobId: string,
+    readonly jobBytes: number,
+    readonly answerBytesMax: number,
+  ) {
+    super(
+      'resource_exhausted',
+      `job ${jobId} takes about ${jobBytes} bytes, more than this reserve's answer may hold ` +
+        `(${answerBytesMax} bytes: max_response_bytes, at most grpc.max_message_bytes); ` +
+        'it stays ready with no attempt counted: reserve it with a larger max_response_bytes ' +
+        'from a client that accepts messages that large',
+    );
+  }
 }
 
 /** Whether reserves may still wait (the engine's lifecycle): not once draining or closed. */
@@ -59,7 +83,7 @@ export class Reserver {
   /** Leases up to `maxJobs` jobs, waiting up to `waitMs` for one; `signal` ends the wait early. */
   async reserve(request: ReserveRequest, signal?: AbortSignal): Promise<LeasedJob[]> {
     if (this.gate.isClosed) throw shuttingDown();
-    const valid = this.validate(request);
+    let valid = this.validate(request);
     const deadlineMs = this.ctx.clock.nowMs() + valid.waitMs;
     for (;;) {
       if (signal?.aborted || this.gate.stopsWaiting) return [];
@@ -73,6 +97,11 @@ export class Reserver {
         jobs = await this.ctx.write((tx) => this.leaseOrWait(tx, attempt));
       } catch (error) {
         if (attempt.waiter !== undefined) this.waiters.remove(attempt.waiter);
+        // Rolled back whole: lease again only the jobs that fit (the next ones may be others).
+        if (error instanceof AnswerFull && error.fits > 0) {
+          valid = { ...valid, maxJobs: error.fits };
+          continue;
+        }
         throw error;
       }
       if (jobs.length > 0 || attempt.wait === undefined) return jobs;
@@ -138,12 +167,20 @@ export class Reserver {
     if (workerId !== null && Buffer.byteLength(workerId) > limits.maxWorkerIdBytes) {
       throw new SeppError('invalid_argument', `worker_id is longer than ${limits.maxWorkerIdBytes} bytes`);
     }
+    const { answerBytesMax } = request;
+    if (answerBytesMax !== undefined && (!Number.isSafeInteger(answerBytesMax) || answerBytesMax < 1)) {
+      throw new SeppError(
+        'invalid_argument',
+        `max_response_bytes is ${answerBytesMax}; it must be a positive integer`,
+      );
+    }
     return {
       queues: [...new Set(request.queues)],
       maxJobs,
       leaseMs,
       waitMs: Math.min(waitMs, limits.maxWaitMs),
       workerId,
+      answerBytesMax,
     };
   }
 
@@ -153,6 +190,7 @@ export class Reserver {
     const { flow } = this;
     const nowMs = clock.nowMs();
     const jobs: LeasedJob[] = [];
+    let answerBytes = 0;
     for (const queue of request.queues) {
       const remaining = request.maxJobs - jobs.length;
       if (remaining === 0) break;
@@ -188,7 +226,15 @@ export class Reserver {
         // their lease ends at once, which gives their max_leased and group slots back.
         const live = Expiry.hasExpired(rows, nowMs) ? yield* this.expiry.dropExpired(tx, rows, nowMs) : rows;
         for (const row of live) {
-          jobs.push(leasedJobFromRow(row));
+          const job = leasedJobFromRow(row);
+          if (request.answerBytesMax !== undefined) {
+            const jobBytes = leasedJobBytes(job, job.id.length);
+            answerBytes += jobBytes;
+            if (answerBytes > request.answerBytesMax) {
+              throw new AnswerFull(jobs.length, job.id, jobBytes, request.answerBytesMax);
+            }
+          }
+          jobs.push(job);
           const waitedMs = Math.max(0, nowMs - row.run_at_ms);
           totalWaitMs += waitedMs;
           if (waitedMs > maxWaitMs) maxWaitMs = waitedMs;

@@ -17,7 +17,8 @@ import type { EngineContext } from '../context.ts';
 import { SeppError } from '../errors.ts';
 import type { FlowControl } from '../flow-control/index.ts';
 import { isRejection, validateJob } from '../jobs/index.ts';
-import type { JobState, QueueInfo, StateCounts } from '../types.ts';
+import { type NamePageQuery, pickNamePage } from '../name-pages.ts';
+import type { JobState, Page, QueueInfo, StateCounts } from '../types.ts';
 import { jobStates } from '../types.ts';
 
 export class QueueAdmin {
@@ -51,23 +52,44 @@ export class QueueAdmin {
     });
   }
 
+  /** Every queue (at most limits.max_queues of them), in name order. */
   *listQueues(view: StoreView): Op<QueueInfo[]> {
-    const { queues, clock } = this.ctx;
-    const counts = new Map<string, StateCounts>();
-    for (const row of yield* view.counts.all()) {
-      let c = counts.get(row.queue);
-      if (c === undefined) {
-        c = emptyCounts();
-        counts.set(row.queue, c);
-      }
-      c[row.state as JobState] = row.jobs;
-    }
-    const nowMs = clock.nowMs();
+    return yield* this.describeQueues(view, this.ctx.queues.names());
+  }
+
+  /**
+   * One page of queues in name order (name-pages.ts): what ListQueues and the admin
+   * API answer, so an answer holds at most limits.max_page_size queues however many
+   * there are.
+   */
+  *queuePage(view: StoreView, query: NamePageQuery): Op<Page<QueueInfo>> {
+    const { queues, limits } = this.ctx;
+    const page = pickNamePage('queues', queues.existingNames(), query, limits);
+    return { items: yield* this.describeQueues(view, page.names), nextCursor: page.nextCursor };
+  }
+
+  /** The named queues that exist, described, in the order given. */
+  *describeQueues(view: StoreView, names: readonly string[]): Op<QueueInfo[]> {
+    const nowMs = this.ctx.clock.nowMs();
     const infos: QueueInfo[] = [];
-    for (const name of queues.names()) {
-      infos.push(yield* this.describe(view, name, counts.get(name) ?? emptyCounts(), nowMs));
+    for (const name of names) {
+      if (!this.ctx.queues.exists(name)) continue;
+      const counts = emptyCounts();
+      for (const row of yield* view.counts.ofQueue(name)) counts[row.state as JobState] = row.jobs;
+      infos.push(yield* this.describe(view, name, counts, nowMs));
     }
     return infos;
+  }
+
+  /** Every queue's jobs by state: one read of the maintained counters, nothing else (totals, gauges). */
+  *queueCounts(view: StoreView): Op<Map<string, StateCounts>> {
+    const counts = new Map<string, StateCounts>();
+    for (const name of this.ctx.queues.existingNames()) counts.set(name, emptyCounts());
+    for (const row of yield* view.counts.all()) {
+      const c = counts.get(row.queue);
+      if (c !== undefined) c[row.state as JobState] = row.jobs;
+    }
+    return counts;
   }
 
   /** One queue that exists, as listQueues shows it. */

@@ -1,7 +1,6 @@
 /**
  * Dead letters: pages of a queue's dead jobs by failure time (indexes jobs_dead
- * and jobs_dead_reason), and requeue or delete by id or in chunks, oldest
- * failure first. $2 is the reason (null: any).
+ * and jobs_dead_reason), and requeue or delete by id. $2 is the reason (null: any).
  */
 import type { JobRow, JobSummaryRow, KeyedJobRow } from '../rows.ts';
 import type { DeadLetters } from '../store.ts';
@@ -26,18 +25,8 @@ const summaries = (op: '>' | '<', dir: 'ASC' | 'DESC') =>
 const summariesAsc = summaries('>', 'ASC');
 const summariesDesc = summaries('<', 'DESC');
 const requeueById = statement(`UPDATE jobs SET ${fresh} WHERE id = $2 AND queue = $1 AND state = 'dead'`);
-const requeueMany = statement(
-  `UPDATE jobs SET ${fresh}
-    WHERE seq IN (SELECT seq FROM jobs WHERE queue = $1 AND state = 'dead' AND ${byReason}
-                   ORDER BY failed_at_ms LIMIT $4 FOR UPDATE SKIP LOCKED)`,
-);
 const deleteById = statement(
   "DELETE FROM jobs WHERE id = $2 AND queue = $1 AND state = 'dead' RETURNING id, idempotency_key",
-);
-const deleteMany = statement(
-  `DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE queue = $1 AND state = 'dead' AND ${byReason}
-                                   ORDER BY failed_at_ms LIMIT $3 FOR UPDATE SKIP LOCKED)
-   RETURNING id, idempotency_key`,
 );
 
 export function deadLetterOps(c: Connection): DeadLetters {
@@ -59,12 +48,6 @@ export function deadLetterOps(c: Connection): DeadLetters {
     },
     *delete(p) {
       return yield* firstRow<KeyedJobRow>(c, deleteById, [p.queue, p.id]);
-    },
-    *requeueMany(p) {
-      return yield* changes(c, requeueMany, [p.queue, p.reason, p.nowMs, p.limit]);
-    },
-    *deleteMany(p) {
-      return yield* rows<KeyedJobRow>(c, deleteMany, [p.queue, p.reason, p.limit]);
     },
   };
 }

@@ -26,6 +26,7 @@ import {
 } from '../store.ts';
 import { auditOps } from './audit.ts';
 import { browseOps } from './browse.ts';
+import { bulkOps } from './bulk.ts';
 import { newClient, type PostgresConnectOptions, storageFailure } from './connect.ts';
 import { controlOps } from './control.ts';
 import { countOps } from './counts.ts';
@@ -64,6 +65,7 @@ export function postgresCapabilities(c: Connection): Capabilities {
     leases: leaseOps(c),
     flow: flowOps(c),
     control: controlOps(c),
+    bulk: bulkOps(c),
     deadLetters: deadLetterOps(c),
     browse: browseOps(c),
     schedules: scheduleOps(c),

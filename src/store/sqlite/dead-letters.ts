@@ -45,28 +45,9 @@ export function prepareDeadLetterStatements(db: Db) {
     requeueDeadById: db.prepare<[{ queue: string; id: string; nowMs: number }]>(
       `UPDATE jobs SET ${fresh} WHERE id = @id AND queue = @queue AND state = 'dead'`,
     ),
-    requeueDeadChunk: db.prepare<[{ queue: string; nowMs: number; limit: number }]>(
-      `UPDATE jobs SET ${fresh}
-        WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'dead' ORDER BY failed_at_ms LIMIT @limit)`,
-    ),
-    requeueDeadChunkByReason: db.prepare<[{ queue: string; reason: string; nowMs: number; limit: number }]>(
-      `UPDATE jobs SET ${fresh}
-        WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'dead' AND dead_reason = @reason
-                      ORDER BY failed_at_ms LIMIT @limit)`,
-    ),
     /** Deletes one dead letter; its key comes back so it can be released. */
     deleteDeadById: db.prepare<[{ queue: string; id: string }], KeyedJobRow>(
       "DELETE FROM jobs WHERE id = @id AND queue = @queue AND state = 'dead' RETURNING id, idempotency_key",
-    ),
-    deleteDeadChunk: db.prepare<[{ queue: string; limit: number }], KeyedJobRow>(
-      `DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'dead'
-                                       ORDER BY failed_at_ms LIMIT @limit)
-        RETURNING id, idempotency_key`,
-    ),
-    deleteDeadChunkByReason: db.prepare<[{ queue: string; reason: string; limit: number }], KeyedJobRow>(
-      `DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'dead'
-                                       AND dead_reason = @reason ORDER BY failed_at_ms LIMIT @limit)
-        RETURNING id, idempotency_key`,
     ),
   };
 }
@@ -89,18 +70,6 @@ export function deadLetterOps(sql: DeadLetterStatements): DeadLetters {
     },
     *delete(p) {
       return sql.deleteDeadById.get(p);
-    },
-    *requeueMany({ queue, reason, nowMs, limit }) {
-      const changed =
-        reason === null
-          ? sql.requeueDeadChunk.run({ queue, nowMs, limit })
-          : sql.requeueDeadChunkByReason.run({ queue, reason, nowMs, limit });
-      return changed.changes;
-    },
-    *deleteMany({ queue, reason, limit }) {
-      return reason === null
-        ? sql.deleteDeadChunk.all({ queue, limit })
-        : sql.deleteDeadChunkByReason.all({ queue, reason, limit });
     },
   };
 }

@@ -34,6 +34,7 @@ import {
 import { auditOps, prepareAuditStatements } from './audit.ts';
 import { copyDatabase } from './backup.ts';
 import { browseOps, prepareBrowseStatements } from './browse.ts';
+import { bulkOps, prepareBulkStatements } from './bulk.ts';
 import { closeDatabase } from './close.ts';
 import { controlOps, prepareControlStatements } from './control.ts';
 import { countOps, prepareCountStatements } from './counts.ts';
@@ -64,6 +65,7 @@ export function sqliteCapabilities(db: Db): SqliteCapabilities {
     leases: leaseOps(prepareLeaseStatements(db), prepareAckDeletes(db)),
     flow: flowOps(prepareFlowStatements(db)),
     control: controlOps(prepareControlStatements(db)),
+    bulk: bulkOps(prepareBulkStatements(db)),
     deadLetters: deadLetterOps(prepareDeadLetterStatements(db)),
     browse: browseOps(prepareBrowseStatements(db)),
     schedules: scheduleOps(prepareScheduleStatements(db)),

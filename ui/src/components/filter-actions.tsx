@@ -1,125 +1,235 @@
 /**
- * The jobs page's actions on every job the filter shows: "Cancel all matching"
- * (scheduled, ready or leased jobs; the confirmation names the count, asked
- * of the server at that moment) and "Run all now" (scheduled jobs). Operators
- * and admins only; the server checks again.
+ * The jobs page's actions on every job the filter matches, whatever the
+ * filter (one queue or all, state, type, group, error text, metadata):
+ * "Requeue all", "Cancel all", "Run all now" and (admins) "Delete all". Each
+ * asks the server how many jobs match before the confirmation names the count
+ * ("at least N" when the count stopped early, with how far it looked), then
+ * starts one server-side bulk operation and shows its progress until it ends,
+ * with a Stop button. The server checks the role again.
  */
-import { useState } from 'preact/hooks';
-import { can, post, seg } from '../api.ts';
+import { useEffect, useState } from 'preact/hooks';
+import { can, get, post, seg } from '../api.ts';
 import { fmtNum } from '../format.ts';
 import { useAction } from '../hooks.ts';
-import { cancellableStates, type JobState, type Session } from '../types.ts';
+import type { BrowseState, Session } from '../types.ts';
 import { ErrorBanner, notify } from './common.tsx';
 import { ConfirmDialog } from './confirm-dialog.tsx';
 
-interface Filter {
+/** The list's filter, as its URL has it ('' : any). */
+export interface ListFilter {
   queue: string;
-  state: JobState;
+  state: string;
   type: string;
-  /** '' : any group. */
   group: string;
+  error: string;
+  meta: string;
 }
 
-type Pending = { action: 'cancel' | 'run-now'; matched: number };
+type Action = 'requeue' | 'cancel' | 'run-now' | 'delete';
+export interface Count {
+  matched: number;
+  exact: boolean;
+  examined: number;
+}
+interface Operation {
+  id: string;
+  state: 'running' | 'done' | 'cancelled' | 'failed';
+  matched: number;
+  changed: number;
+  cancelRequested: number;
+  error: string | null;
+}
 
-/** The two actions: the endpoint each posts to, and how its confirmation and notice read. */
-const texts = {
+/** The states each action applies to; a list of any other state does not offer it. */
+const states: Record<Action, readonly BrowseState[]> = {
+  requeue: ['dead', 'completed', 'cancelled'],
+  cancel: ['scheduled', 'ready', 'leased', 'retrying'],
+  'run-now': ['scheduled', 'retrying'],
+  delete: ['scheduled', 'ready', 'dead', 'completed', 'cancelled', 'retrying'],
+};
+
+const jobsWord = (n: string) => `job${n === '1' ? '' : 's'}`;
+
+/** Each action's button, confirmation and notice; `n` is the count as shown, `what` the list as a phrase. */
+const texts: Record<
+  Action,
+  {
+    label: string;
+    path: string;
+    title(n: string, what: string): string;
+    confirm(n: string): string;
+    done(n: string, what: string): string;
+    body: string;
+  }
+> = {
+  requeue: {
+    label: 'Requeue all matching',
+    path: 'requeue',
+    title: (n, what) => `Requeue ${n} ${what}?`,
+    confirm: (n) => `Requeue ${n} ${jobsWord(n)}`,
+    done: (n, what) => `Requeued ${n} ${what}`,
+    body: 'Every dead, completed or cancelled job that matches becomes ready now, with a fresh attempt budget.',
+  },
   cancel: {
+    label: 'Cancel all matching',
     path: 'cancel',
-    title: (n: string, what: string) => `Cancel ${n} ${what}?`,
-    confirm: (n: string) => `Cancel ${n} job${n === '1' ? '' : 's'}`,
-    dismiss: 'Keep them',
-    body: "They will not run. Leased ones are running: their workers are told to stop, and they end cancelled. Cancelled jobs are kept for the queue's retention and can be requeued one by one.",
+    title: (n, what) => `Cancel ${n} ${what}?`,
+    confirm: (n) => `Cancel ${n} ${jobsWord(n)}`,
+    done: (n, what) => `Cancelled ${n} ${what}`,
+    body: "They will not run. Leased ones are running: their workers are told to stop, and they end cancelled. Cancelled jobs are kept for the queue's retention and can be requeued.",
   },
   'run-now': {
+    label: 'Run all now',
     path: 'update',
-    title: (n: string, what: string) => `Run ${n} ${what} now?`,
-    confirm: (n: string) => `Run ${n} job${n === '1' ? '' : 's'} now`,
-    dismiss: 'Cancel',
+    title: (n, what) => `Run ${n} ${what} now?`,
+    confirm: (n) => `Run ${n} ${jobsWord(n)} now`,
+    done: (n, what) => `${n} ${what} run now`,
     body: 'Every scheduled job that matches becomes ready at once, including retries waiting for their backoff.',
   },
-} as const;
+  delete: {
+    label: 'Delete all matching',
+    path: 'delete',
+    title: (n, what) => `Delete ${n} ${what}?`,
+    confirm: (n) => `Delete ${n} ${jobsWord(n)}`,
+    done: (n, what) => `Deleted ${n} ${what}`,
+    body: 'They are deleted for good (leased jobs are left to finish). Waiting jobs and dead letters free their idempotency keys.',
+  },
+};
+
+/** The filter as a phrase: "ready jobs of group acme in tenants", "dead jobs with error “timeout” in all queues". */
+function describeFilter(f: ListFilter): string {
+  return [
+    f.state === '' ? 'jobs' : `${f.state} jobs`,
+    f.type === '' ? '' : `of type ${f.type}…`,
+    f.group === '' ? '' : `of group ${f.group}`,
+    f.error === '' ? '' : `with error “${f.error}”`,
+    f.meta === '' ? '' : `with ${f.meta}`,
+    f.queue === '' ? 'in all queues' : `in ${f.queue}`,
+  ]
+    .filter(Boolean)
+    .join(' ');
+}
+
+/** The count in a title or button: "3", or "at least 100,000". */
+const shown = (count: Count) => (count.exact ? fmtNum(count.matched) : `at least ${fmtNum(count.matched)}`);
+
+/** "1,234 jobs", or "at least 100,000 jobs (counted among the first 100,000 looked at)". */
+export function countText(count: Count): string {
+  const jobs = `${fmtNum(count.matched)} job${count.matched === 1 ? '' : 's'}`;
+  return count.exact ? jobs : `at least ${jobs} (the count stopped after ${fmtNum(count.examined)} jobs)`;
+}
 
 export function FilterActions({
   session,
   filter,
+  offer,
   onDone,
 }: {
   session: Session;
-  filter: Filter;
+  filter: ListFilter;
+  /** False while the list shows no job: nothing to offer (a running operation still shows). */
+  offer: boolean;
   onDone(): void;
 }) {
-  const [pending, setPending] = useState<Pending | null>(null);
+  const what = describeFilter(filter);
+  const [pending, setPending] = useState<{ action: Action; count: Count } | null>(null);
+  const [running, setRunning] = useState<{ action: Action; op: Operation } | null>(null);
   const action = useAction();
-  if (!can(session, 'operator') || filter.queue === '') return null;
-  const body = {
-    states: [filter.state],
-    ...(filter.type === '' ? {} : { type: filter.type }),
-    ...(filter.group === '' ? {} : { group: filter.group }),
-  };
-  const base = `/api/v1/queues/${seg(filter.queue)}/jobs`;
-  const what = `${filter.state} jobs${filter.type === '' ? '' : ` of type ${filter.type}`}${filter.group === '' ? '' : ` of group ${filter.group}`} in ${filter.queue}`;
 
-  // Both ask the server how many jobs match now, so the confirmation names the count.
-  const ask = async (which: Pending['action']) => {
-    const counted = await action.run(() =>
-      post<{ matched: number }>(`${base}/${texts[which].path}`, { ...body, dryRun: true }),
+  // While an operation runs, its progress is polled; when it ends, the list reloads.
+  useEffect(() => {
+    if (running === null || running.op.state !== 'running') return;
+    const timer = setTimeout(async () => {
+      const op = await action.run(() => get<Operation>(`/api/v1/bulk-operations/${seg(running.op.id)}`));
+      if (op === undefined) return;
+      setRunning({ action: running.action, op });
+      if (op.state !== 'running') {
+        const told =
+          op.cancelRequested > 0
+            ? `; ${fmtNum(op.cancelRequested)} running, their workers were told to stop`
+            : '';
+        const how =
+          op.state === 'done' ? '' : op.state === 'cancelled' ? ' (stopped)' : ` (failed: ${op.error ?? ''})`;
+        notify(`${texts[running.action].done(fmtNum(op.changed - op.cancelRequested), what)}${told}${how}.`);
+        onDone();
+      }
+    }, 500);
+    return () => clearTimeout(timer);
+  }, [running]);
+
+  if (!can(session, 'operator')) return null;
+  const offered = (Object.keys(states) as Action[]).filter(
+    (a) =>
+      offer &&
+      (filter.state === '' || states[a].includes(filter.state as BrowseState)) &&
+      (a !== 'delete' || can(session, 'admin')) &&
+      // A list of every state offers the actions whose states are clear from their names.
+      (filter.state !== '' || a === 'requeue' || a === 'cancel'),
+  );
+  const body = {
+    ...Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== '')),
+  };
+
+  const ask = async (which: Action) => {
+    const extra = which === 'run-now' ? { runNow: true } : {};
+    const count = await action.run(() =>
+      post<Count>(`/api/v1/bulk/${texts[which].path}`, { ...body, ...extra, dryRun: true }),
     );
-    if (counted !== undefined) setPending({ action: which, matched: counted.matched });
+    if (count !== undefined) setPending({ action: which, count });
   };
   const confirm = async () => {
     if (pending === null) return;
-    if (pending.action === 'cancel') {
-      const done = await action.run(() =>
-        post<{ cancelled: number; cancelRequested: number }>(`${base}/cancel`, body),
-      );
-      if (done !== undefined) {
-        const running =
-          done.cancelRequested > 0
-            ? `; ${done.cancelRequested} running, their workers were told to stop`
-            : '';
-        notify(`Cancelled ${done.cancelled} ${what}${running}.`);
-      }
-    } else {
-      const done = await action.run(() =>
-        post<{ updated: number }>(`${base}/update`, { ...body, runNow: true }),
-      );
-      if (done !== undefined) notify(`${fmtNum(done.updated)} ${what} run now.`);
-    }
+    const extra = pending.action === 'run-now' ? { runNow: true } : {};
+    const op = await action.run(() =>
+      post<Operation>(`/api/v1/bulk/${texts[pending.action].path}`, { ...body, ...extra }),
+    );
+    if (op !== undefined) setRunning({ action: pending.action, op });
     setPending(null);
-    onDone();
   };
+  const stop = () =>
+    running !== null &&
+    action.run(() => post<Operation>(`/api/v1/bulk-operations/${seg(running.op.id)}/cancel`));
   const text = pending === null ? null : texts[pending.action];
-  const count = pending === null ? '' : fmtNum(pending.matched);
+  const count = pending === null ? '' : countText(pending.count);
+  const busy = action.busy || running?.op.state === 'running';
 
   return (
     <div class="filter-actions">
-      {filter.state === 'scheduled' && (
-        <button type="button" class="btn btn-small" disabled={action.busy} onClick={() => ask('run-now')}>
-          Run all now
-        </button>
-      )}
-      {cancellableStates.includes(filter.state) && (
-        <button
-          type="button"
-          class="btn btn-small btn-danger"
-          disabled={action.busy}
-          onClick={() => ask('cancel')}
-        >
-          Cancel all matching
-        </button>
+      {running?.op.state === 'running' ? (
+        <span class="bulk-progress" role="status">
+          {texts[running.action].label}: {fmtNum(running.op.changed)} of {fmtNum(running.op.matched)} done…{' '}
+          <button type="button" class="btn btn-small" onClick={stop}>
+            Stop
+          </button>
+        </span>
+      ) : (
+        offered.map((a) => (
+          <button
+            key={a}
+            type="button"
+            class={`btn btn-small${a === 'cancel' || a === 'delete' ? ' btn-danger' : ''}`}
+            disabled={busy}
+            onClick={() => ask(a)}
+          >
+            {texts[a].label}
+          </button>
+        ))
       )}
       <ErrorBanner error={pending === null ? action.error : null} onDismiss={action.clear} />
       <ConfirmDialog
         open={pending !== null}
-        title={text === null ? '' : text.title(count, what)}
-        confirmLabel={text === null ? '' : text.confirm(count)}
-        danger={pending?.action === 'cancel'}
-        dismissLabel={text?.dismiss ?? 'Cancel'}
+        title={text === null || pending === null ? '' : text.title(shown(pending.count), what)}
+        confirmLabel={text === null || pending === null ? '' : text.confirm(shown(pending.count))}
+        danger={pending?.action === 'cancel' || pending?.action === 'delete'}
+        dismissLabel="Keep them"
         busy={action.busy}
         onCancel={() => setPending(null)}
         onConfirm={confirm}
       >
+        <p>
+          {count} match. One operation on the server changes them in small steps while it keeps serving; its
+          progress shows here, and it can be stopped.
+        </p>
         <p>{text?.body}</p>
         <ErrorBanner error={pending === null ? null : action.error} onDismiss={action.clear} />
       </ConfirmDialog>

@@ -16,7 +16,7 @@ import {
   RefreshButton,
 } from '../components/common.tsx';
 import { DataTable } from '../components/data-table.tsx';
-import { FilterActions } from '../components/filter-actions.tsx';
+import { type Count, countText, FilterActions } from '../components/filter-actions.tsx';
 import { FilterBar } from '../components/filter-bar.tsx';
 import { SelectField } from '../components/select-field.tsx';
 import { TextField } from '../components/text-field.tsx';
@@ -24,14 +24,7 @@ import { fmtNum } from '../format.ts';
 import { useApi } from '../hooks.ts';
 import { useQueues } from '../queues-data.ts';
 import { navigate, useLocation } from '../router.tsx';
-import {
-  type BrowseState,
-  browseStates,
-  type JobBrowsePage,
-  type JobState,
-  jobStates,
-  type Session,
-} from '../types.ts';
+import { type BrowseState, browseStates, type JobBrowsePage, type Session } from '../types.ts';
 import { jobColumns } from './job-columns.tsx';
 
 const filterKeys = ['queue', 'state', 'type', 'group', 'error', 'meta', 'order'] as const;
@@ -66,16 +59,18 @@ export function Jobs({ session }: { session: Session }) {
     // A live list would drop selected rows at a refresh: it holds its refreshes while rows are selected.
     { pollMs: 5000, paused: selected.size > 0 },
   );
+  // A filtered list's total, which the counters cannot know: counted on the server (bounded, "at least").
+  const { order: _order, ...listFilter } = filters;
+  const counted = useApi<Count>(
+    unknownQueue || page.data === null || page.data.total !== null
+      ? null
+      : `/api/v1/jobs-count${query(listFilter)}`,
+  );
   const apply = (next: Partial<Filters>) => navigate(`/jobs${query({ ...filters, ...next })}`);
   const items = page.data?.items ?? [];
   const listState = (filters.state === '' ? null : filters.state) as BrowseState | null;
   const operator = can(session, 'operator');
   const byDue = listState === 'scheduled' || listState === 'retrying';
-  // "Cancel all matching" and "Run all now" act on one queue's jobs of one state and, if given,
-  // one exact type and one group: offered when the list shows exactly those (no error or metadata filter).
-  const filterState = jobStates.find((s) => s === listState) as JobState | undefined;
-  const wholeFilter =
-    filters.queue !== '' && filterState !== undefined && filters.error === '' && filters.meta === '';
   const field = (key: keyof Filters) => ({
     value: form[key],
     onInput: (value: string) => setForm({ ...form, [key]: value }),
@@ -164,23 +159,29 @@ export function Jobs({ session }: { session: Session }) {
                 <p class="muted list-summary" aria-live="polite">
                   {page.data.total !== null
                     ? `${fmtNum(page.data.total)} ${describe(filters, page.data.total)}`
-                    : `${describe(filters)[0]?.toUpperCase()}${describe(filters).slice(1)}`}
+                    : counted.data !== null
+                      ? `${countText(counted.data)}: ${describe(filters)}`
+                      : `${describe(filters)[0]?.toUpperCase()}${describe(filters).slice(1)}`}
                   {page.data.orderedBy === 'due' ? ', by due time' : ''}
                   {page.data.scanned !== null &&
                     ` · searched ${fmtNum(page.data.scanned)} jobs for this page${page.data.scanLimited ? '; Next searches further' : ''}`}
                 </p>
-                {wholeFilter && items.length > 0 && (
+                {/* Kept while the list empties: it follows the operation it started to its end. */}
+                {
                   <FilterActions
                     session={session}
+                    offer={items.length > 0}
                     filter={{
                       queue: filters.queue,
-                      state: filterState,
+                      state: filters.state,
                       type: filters.type,
                       group: filters.group,
+                      error: filters.error,
+                      meta: filters.meta,
                     }}
                     onDone={page.reload}
                   />
-                )}
+                }
               </div>
               {items.length === 0 ? (
                 <Empty title={`No ${describe(filters)}`}>

@@ -14,7 +14,16 @@ coalesced onto one Produce stream, and a Worker on the Work stream.
 See docs/python.md in the sepp repository for every option.
 """
 from ._connection import RetryOptions, TlsOptions
-from ._job_control import AuditEntry, AuditLog, AuditPage, CancelJobsResult, CancelResult, Jobs
+from ._job_control import (
+    AuditEntry,
+    AuditLog,
+    AuditPage,
+    BulkOperation,
+    BulkResult,
+    CancelJobsResult,
+    CancelResult,
+    Jobs,
+)
 from ._queue_admin import DeadLetters, Queues
 from .client import Client
 from .errors import (
@@ -81,6 +90,8 @@ __all__ = [
     "AuditLog",
     "AuditPage",
     "BackoffSettings",
+    "BulkOperation",
+    "BulkResult",
     "CancelJobsResult",
     "CancelResult",
     "Client",

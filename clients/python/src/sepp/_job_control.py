@@ -14,7 +14,7 @@ from ._convert import time_ms
 from .errors import SeppError
 from .jobs import Job, job_state_name
 from .models import JobState, TimeInput
-from .v1 import admin_pb2, job_pb2
+from .v1 import admin_pb2, bulk_operation_pb2, bulk_pb2, job_pb2
 
 if TYPE_CHECKING:
     from ._connection import Connection
@@ -50,6 +50,57 @@ class CancelJobsResult:
     matched: int
     """The jobs the filter matched: those it changed (`cancelled + cancel_requested`), or
     with `dry_run` those it would change now."""
+
+
+_OPERATION_STATES: dict[int, str] = {
+    bulk_operation_pb2.BULK_OPERATION_STATE_RUNNING: "running",
+    bulk_operation_pb2.BULK_OPERATION_STATE_DONE: "done",
+    bulk_operation_pb2.BULK_OPERATION_STATE_CANCELLED: "cancelled",
+    bulk_operation_pb2.BULK_OPERATION_STATE_FAILED: "failed",
+}
+
+
+@dataclass(frozen=True)
+class BulkOperation:
+    """One server-side bulk operation and its progress (the server runs it in bounded
+    slices while it keeps serving, keeps it in memory, and audits it once)."""
+
+    id: str
+    action: str
+    """`cancel`, `update`, `requeue` or `delete`."""
+    state: str
+    """`running`, `done`, `cancelled` (stopped) or `failed`."""
+    details: dict[str, Any]
+    """The checked filter and changes, as the audit entry records them."""
+    matched: int
+    """Jobs that matched when it began (`matched_at_least`: at least that many)."""
+    matched_at_least: bool
+    changed: int
+    """Jobs changed so far."""
+    slices: int
+    started_at_ms: int
+    finished_at_ms: int | None
+    error: str | None
+
+    @staticmethod
+    def from_proto(op: bulk_operation_pb2.BulkOperation) -> BulkOperation:
+        return BulkOperation(op.id, op.action, _OPERATION_STATES.get(op.state, "failed"), _details(op.details_json),
+                             int(op.matched_count), op.matched_at_least, int(op.changed_count), int(op.slices),
+                             int(op.started_at_ms), int(op.finished_at_ms) or None, op.error or None)
+
+
+@dataclass(frozen=True)
+class BulkResult:
+    """What a bulk call did, or (with `dry_run`) would match."""
+
+    changed: int
+    """Jobs changed (0 for a dry run, or while a background operation runs)."""
+    matched: int
+    """With `dry_run`: the jobs that match now; otherwise what matched when it began."""
+    matched_at_least: bool
+    """True: `matched` is a lower bound (the server's count stopped at its budget)."""
+    operation: BulkOperation | None
+    """The operation (None for a dry run)."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +140,29 @@ def _filter(queue: str, type: str | None, states: Sequence[JobState] | None,
                         f"states: unknown state {unknown[0]!r} (use {', '.join(_STATE_TO_PROTO)})")
     return admin_pb2.JobFilter(queue=queue, type=type or "", states=[_STATE_TO_PROTO[s] for s in states or ()],
                                group=group or "")
+
+
+def _bulk_filter(queue: str | None, all_queues: bool, states: Sequence[JobState] | None, type: str | None,
+                 type_prefix: str | None, group: str | None, error_text: str | None,
+                 metadata: tuple[str, str] | None, enqueued_before: TimeInput | None) -> admin_pb2.JobFilter:
+    if (queue is None) == (not all_queues):
+        raise SeppError(grpc.StatusCode.INVALID_ARGUMENT, "give a queue or all_queues=True (one of them)")
+    f = _filter(queue or "", type, states, group)
+    f.all_queues = all_queues
+    f.type_prefix = type_prefix or ""
+    f.error_text = error_text or ""
+    if metadata is not None:
+        f.metadata_key, f.metadata_value = metadata
+    if enqueued_before is not None:
+        f.enqueued_before_ms = time_ms(enqueued_before, "enqueued_before")
+    return f
+
+
+def _bulk_result(changed: int, response: Any, dry_run: bool) -> BulkResult:
+    op = BulkOperation.from_proto(response.operation) if response.HasField("operation") else None
+    if dry_run:
+        return BulkResult(0, int(response.matched_count), response.matched_at_least, None)
+    return BulkResult(changed, op.matched if op else changed, op.matched_at_least if op else False, op)
 
 
 def _changes(priority: int | None, run_at: TimeInput | None, delay_ms: int | None,
@@ -181,6 +255,60 @@ class Jobs:
                                               changes=_changes(priority, None, None, run_now))
         response = self._conn.invoke(self._conn.stub.UpdateJobs, request, deadline_ms=deadline_ms, retry_safe=True)
         return int(response.updated_count)
+
+
+    def requeue_matching(self, queue: str | None = None, *, all_queues: bool = False,
+                         states: Sequence[JobState] | None = None, type: str | None = None,
+                         type_prefix: str | None = None, group: str | None = None, error_text: str | None = None,
+                         metadata: tuple[str, str] | None = None, enqueued_before: TimeInput | None = None,
+                         dry_run: bool = False, background: bool = False,
+                         deadline_ms: int | None = None) -> BulkResult:
+        """Requeues every finished job that matches — dead, completed or cancelled (`states`
+        narrows it) — ready now with a fresh attempt budget (admin key), in `queue` or in every
+        queue (`all_queues`), as one server-side bulk operation. `error_text` matches the last
+        error in any case; `metadata` is a (key, value) pair; `enqueued_before` is an age.
+        With `dry_run` it only counts; with `background` it returns once the operation has
+        begun (follow it with `bulk_operation`)."""
+        request = bulk_pb2.RequeueJobsRequest(
+            filter=_bulk_filter(queue, all_queues, states, type, type_prefix, group, error_text, metadata,
+                                enqueued_before), dry_run=dry_run, background=background)
+        response = self._conn.invoke(self._conn.stub.RequeueJobs, request, deadline_ms=deadline_ms,
+                                     retry_safe=dry_run)
+        return _bulk_result(int(response.requeued_count), response, dry_run)
+
+    def delete_matching(self, queue: str | None = None, *, all_queues: bool = False,
+                        states: Sequence[JobState] | None = None, type: str | None = None,
+                        type_prefix: str | None = None, group: str | None = None, error_text: str | None = None,
+                        metadata: tuple[str, str] | None = None, enqueued_before: TimeInput | None = None,
+                        dry_run: bool = False, background: bool = False,
+                        deadline_ms: int | None = None) -> BulkResult:
+        """Deletes every job that matches and is not running (admin key), as one bulk
+        operation; the filter, `dry_run` and `background` as in `requeue_matching`."""
+        request = bulk_pb2.DeleteJobsRequest(
+            filter=_bulk_filter(queue, all_queues, states, type, type_prefix, group, error_text, metadata,
+                                enqueued_before), dry_run=dry_run, background=background)
+        response = self._conn.invoke(self._conn.stub.DeleteJobs, request, deadline_ms=deadline_ms,
+                                     retry_safe=dry_run)
+        return _bulk_result(int(response.deleted_count), response, dry_run)
+
+    def bulk_operation(self, id: str, *, deadline_ms: int | None = None) -> BulkOperation:
+        """A bulk operation's progress (admin key); SeppError `not_found` once no longer kept."""
+        response = self._conn.invoke(self._conn.stub.GetBulkOperation, bulk_pb2.GetBulkOperationRequest(id=id),
+                                     deadline_ms=deadline_ms, retry_safe=True)
+        return BulkOperation.from_proto(response.operation)
+
+    def bulk_operations(self, *, deadline_ms: int | None = None) -> list[BulkOperation]:
+        """The bulk operations running now and the last ones finished (admin key)."""
+        response = self._conn.invoke(self._conn.stub.ListBulkOperations, bulk_pb2.ListBulkOperationsRequest(),
+                                     deadline_ms=deadline_ms, retry_safe=True)
+        return [BulkOperation.from_proto(op) for op in response.operations]
+
+    def stop_bulk_operation(self, id: str, *, deadline_ms: int | None = None) -> BulkOperation:
+        """Stops a running bulk operation after its current slice; returns it once stopped."""
+        response = self._conn.invoke(self._conn.stub.CancelBulkOperation,
+                                     bulk_pb2.CancelBulkOperationRequest(id=id),
+                                     deadline_ms=deadline_ms, retry_safe=True)
+        return BulkOperation.from_proto(response.operation)
 
 
 class AuditLog:

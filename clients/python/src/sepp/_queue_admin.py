@@ -36,9 +36,24 @@ class Queues:
         self._conn = conn
 
     def list(self, *, deadline_ms: int | None = None) -> list[QueueInfo]:
-        """Every queue with its counts by state, paused flag, oldest ready age and settings."""
-        response = read_call(self._conn, self._conn.stub.ListQueues, admin_pb2.ListQueuesRequest(), deadline_ms)
-        return [queue_info_from_proto(q) for q in response.queues]
+        """Every queue with its counts by state, paused flag, oldest ready age and settings, in
+        name order: follows the server's pages (at most its `max_queues` queues in all)."""
+        queues: list[QueueInfo] = []
+        page_token = ""
+        while True:
+            page, page_token = self.list_page(page_token=page_token, deadline_ms=deadline_ms)
+            queues.extend(page)
+            if page_token == "":
+                return queues
+
+    def list_page(
+        self, *, page_size: int = 0, page_token: str = "", deadline_ms: int | None = None
+    ) -> tuple[Sequence[QueueInfo], str]:
+        """One page of queues in name order (`page_size` 0 means 100, at most the server's
+        `max_page_size`) and the token of the next page ("" on the last)."""
+        request = admin_pb2.ListQueuesRequest(page_size=page_size, page_token=page_token)
+        response = read_call(self._conn, self._conn.stub.ListQueues, request, deadline_ms)
+        return [queue_info_from_proto(q) for q in response.queues], response.next_page_token
 
     def pause(self, queue: str, *, allow_missing: bool = False, deadline_ms: int | None = None) -> None:
         """Pauses a queue: it hands out no jobs until resumed; enqueue still works.

@@ -58,6 +58,10 @@ DEFAULT_ADDRESS = "127.0.0.1:50051"
 LONG_POLL_MARGIN_MS = 5000
 """Extra time a long poll's deadline allows beyond its wait, in ms."""
 
+ANY_ANSWER_BYTES = 256 * 1024 * 1024
+"""What a reserve says this client can take: it reads answers of any size (_connection.py), so the
+most a server may send (max_message_bytes is at most 256 MiB); the server leases no more than fit."""
+
 _SETTLE_OUTCOMES: dict[int, Literal["ok", "not_found", "lease_lost", "cancelled"]] = {
     work_pb2.SETTLE_OUTCOME_OK: "ok",
     work_pb2.SETTLE_OUTCOME_LEASE_LOST: "lease_lost",
@@ -240,6 +244,8 @@ class Client:
         request = work_pb2.ReserveRequest(
             queues=list(queues), max_jobs=max_jobs, lease_duration_ms=lease_ms or 0, wait_timeout_ms=wait_ms,
             worker_id=worker_id or "",
+            # This client reads answers of any size: the server's own send limit is the bound.
+            max_response_bytes=ANY_ANSWER_BYTES,
         )
         response = self._conn.invoke(
             self._conn.stub.Reserve, request,

@@ -330,6 +330,7 @@ class ServerLimits:
     finished_outcome_ms: int
     """How long the outcome of a job deleted as it finished is kept for get_job and wait_for
     (`Job.outcome_only`), in ms; 0: none."""
+    max_queues: int
 
 
 @dataclass(frozen=True)

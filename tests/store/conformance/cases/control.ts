@@ -1,4 +1,4 @@
-/** Job control: cancel (waiting jobs at once, leased ones by request), and the bulk forms in chunks. */
+/** Job control: cancel (waiting jobs at once, leased ones by request), and the bulk forms by slices. */
 import assert from 'node:assert/strict';
 import { SeppError } from '../../../../src/engine/errors.ts';
 import { newJob, type StoreCase, storeJobs } from '../harness.ts';
@@ -48,17 +48,27 @@ export const controlCases: StoreCase[] = [
       });
       const ended = await h.store.read((view) => view.jobs.get(leased!.id));
       assert.deepEqual([ended?.state, ended?.last_error], ['cancelled', 'stopped']);
-      // The bulk form matches by type and group, and counts before it changes.
-      const match = { queue: 'q', type: null, group: 'g' };
-      assert.equal(await h.store.read((view) => view.control.countMatching({ ...match, state: 'ready' })), 1);
+      // The bulk form changes the slice's candidates that are still in the state and pass its filters.
+      const seqs = await h.store.read(function* (view) {
+        const all = [];
+        for (const job of jobs) all.push((yield* view.jobs.get(job.id))!.seq);
+        return all;
+      });
+      const slice = {
+        seqs,
+        state: 'ready',
+        errorText: null,
+        metadata: null,
+        groupKey: 'g',
+        enqueuedFromMs: null,
+        enqueuedBeforeMs: null,
+        deadReason: null,
+        retriesOnly: false,
+      };
+      assert.equal(await h.store.read((view) => view.bulk.countMatching(slice)), 1);
+      assert.equal(await h.store.read((view) => view.bulk.countMatching({ ...slice, groupKey: null })), 1);
       const rows = await h.write(function* (tx) {
-        const changed = yield* tx.control.cancelWaitingMany({
-          ...match,
-          state: 'ready',
-          nowMs: 3000,
-          by: null,
-          limit: 10,
-        });
+        const changed = yield* tx.bulk.cancelWaiting({ ...slice, nowMs: 3000, by: null });
         yield* tx.counts.adjust({ queue: 'q', from: 'ready', to: 'cancelled', jobs: changed.length });
         return changed;
       });

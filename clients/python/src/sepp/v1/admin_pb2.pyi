@@ -1,3 +1,4 @@
+from sepp.v1 import bulk_operation_pb2 as _bulk_operation_pb2
 from sepp.v1 import job_pb2 as _job_pb2
 from sepp.v1 import queue_pb2 as _queue_pb2
 from google.protobuf.internal import containers as _containers
@@ -72,22 +73,28 @@ class CancelJobResponse(_message.Message):
     def __init__(self, previous_state: _Optional[_Union[_job_pb2.JobState, str]] = ..., state: _Optional[_Union[_job_pb2.JobState, str]] = ...) -> None: ...
 
 class CancelJobsRequest(_message.Message):
-    __slots__ = ["dry_run", "filter"]
+    __slots__ = ["background", "dry_run", "filter"]
+    BACKGROUND_FIELD_NUMBER: _ClassVar[int]
     DRY_RUN_FIELD_NUMBER: _ClassVar[int]
     FILTER_FIELD_NUMBER: _ClassVar[int]
+    background: bool
     dry_run: bool
     filter: JobFilter
-    def __init__(self, filter: _Optional[_Union[JobFilter, _Mapping]] = ..., dry_run: bool = ...) -> None: ...
+    def __init__(self, filter: _Optional[_Union[JobFilter, _Mapping]] = ..., dry_run: bool = ..., background: bool = ...) -> None: ...
 
 class CancelJobsResponse(_message.Message):
-    __slots__ = ["cancel_requested_count", "cancelled_count", "matched_count"]
+    __slots__ = ["cancel_requested_count", "cancelled_count", "matched_at_least", "matched_count", "operation"]
     CANCELLED_COUNT_FIELD_NUMBER: _ClassVar[int]
     CANCEL_REQUESTED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    MATCHED_AT_LEAST_FIELD_NUMBER: _ClassVar[int]
     MATCHED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    OPERATION_FIELD_NUMBER: _ClassVar[int]
     cancel_requested_count: int
     cancelled_count: int
+    matched_at_least: bool
     matched_count: int
-    def __init__(self, cancelled_count: _Optional[int] = ..., cancel_requested_count: _Optional[int] = ..., matched_count: _Optional[int] = ...) -> None: ...
+    operation: _bulk_operation_pb2.BulkOperation
+    def __init__(self, cancelled_count: _Optional[int] = ..., cancel_requested_count: _Optional[int] = ..., matched_count: _Optional[int] = ..., matched_at_least: bool = ..., operation: _Optional[_Union[_bulk_operation_pb2.BulkOperation, _Mapping]] = ...) -> None: ...
 
 class ConfigProblem(_message.Message):
     __slots__ = ["key", "message"]
@@ -98,20 +105,28 @@ class ConfigProblem(_message.Message):
     def __init__(self, key: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
 
 class DeleteDeadLettersRequest(_message.Message):
-    __slots__ = ["all", "job_ids", "queue"]
+    __slots__ = ["all", "background", "error_text", "job_ids", "queue", "reason"]
     ALL_FIELD_NUMBER: _ClassVar[int]
+    BACKGROUND_FIELD_NUMBER: _ClassVar[int]
+    ERROR_TEXT_FIELD_NUMBER: _ClassVar[int]
     JOB_IDS_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
     all: bool
+    background: bool
+    error_text: str
     job_ids: _containers.RepeatedScalarFieldContainer[str]
     queue: str
-    def __init__(self, queue: _Optional[str] = ..., job_ids: _Optional[_Iterable[str]] = ..., all: bool = ...) -> None: ...
+    reason: _job_pb2.DeadReason
+    def __init__(self, queue: _Optional[str] = ..., job_ids: _Optional[_Iterable[str]] = ..., all: bool = ..., reason: _Optional[_Union[_job_pb2.DeadReason, str]] = ..., error_text: _Optional[str] = ..., background: bool = ...) -> None: ...
 
 class DeleteDeadLettersResponse(_message.Message):
-    __slots__ = ["deleted_count"]
+    __slots__ = ["deleted_count", "operation"]
     DELETED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    OPERATION_FIELD_NUMBER: _ClassVar[int]
     deleted_count: int
-    def __init__(self, deleted_count: _Optional[int] = ...) -> None: ...
+    operation: _bulk_operation_pb2.BulkOperation
+    def __init__(self, deleted_count: _Optional[int] = ..., operation: _Optional[_Union[_bulk_operation_pb2.BulkOperation, _Mapping]] = ...) -> None: ...
 
 class DeleteQueueRequest(_message.Message):
     __slots__ = ["queue"]
@@ -174,16 +189,34 @@ class JobChanges(_message.Message):
     def __init__(self, priority: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., delay_ms: _Optional[int] = ..., run_now: bool = ..., group: _Optional[str] = ...) -> None: ...
 
 class JobFilter(_message.Message):
-    __slots__ = ["group", "queue", "states", "type"]
+    __slots__ = ["all_queues", "dead_reason", "enqueued_before_ms", "enqueued_from_ms", "error_text", "group", "metadata_key", "metadata_value", "queue", "retries_only", "states", "type", "type_prefix"]
+    ALL_QUEUES_FIELD_NUMBER: _ClassVar[int]
+    DEAD_REASON_FIELD_NUMBER: _ClassVar[int]
+    ENQUEUED_BEFORE_MS_FIELD_NUMBER: _ClassVar[int]
+    ENQUEUED_FROM_MS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_TEXT_FIELD_NUMBER: _ClassVar[int]
     GROUP_FIELD_NUMBER: _ClassVar[int]
+    METADATA_KEY_FIELD_NUMBER: _ClassVar[int]
+    METADATA_VALUE_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
+    RETRIES_ONLY_FIELD_NUMBER: _ClassVar[int]
     STATES_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
+    TYPE_PREFIX_FIELD_NUMBER: _ClassVar[int]
+    all_queues: bool
+    dead_reason: _job_pb2.DeadReason
+    enqueued_before_ms: int
+    enqueued_from_ms: int
+    error_text: str
     group: str
+    metadata_key: str
+    metadata_value: str
     queue: str
+    retries_only: bool
     states: _containers.RepeatedScalarFieldContainer[_job_pb2.JobState]
     type: str
-    def __init__(self, queue: _Optional[str] = ..., type: _Optional[str] = ..., states: _Optional[_Iterable[_Union[_job_pb2.JobState, str]]] = ..., group: _Optional[str] = ...) -> None: ...
+    type_prefix: str
+    def __init__(self, queue: _Optional[str] = ..., type: _Optional[str] = ..., states: _Optional[_Iterable[_Union[_job_pb2.JobState, str]]] = ..., group: _Optional[str] = ..., all_queues: bool = ..., type_prefix: _Optional[str] = ..., error_text: _Optional[str] = ..., metadata_key: _Optional[str] = ..., metadata_value: _Optional[str] = ..., enqueued_from_ms: _Optional[int] = ..., enqueued_before_ms: _Optional[int] = ..., dead_reason: _Optional[_Union[_job_pb2.DeadReason, str]] = ..., retries_only: bool = ...) -> None: ...
 
 class ListAuditEntriesRequest(_message.Message):
     __slots__ = ["action", "actor", "page_size", "page_token", "target"]
@@ -228,14 +261,20 @@ class ListDeadLettersResponse(_message.Message):
     def __init__(self, jobs: _Optional[_Iterable[_Union[_job_pb2.Job, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class ListQueuesRequest(_message.Message):
-    __slots__ = []
-    def __init__(self) -> None: ...
+    __slots__ = ["page_size", "page_token"]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class ListQueuesResponse(_message.Message):
-    __slots__ = ["queues"]
+    __slots__ = ["next_page_token", "queues"]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     QUEUES_FIELD_NUMBER: _ClassVar[int]
+    next_page_token: str
     queues: _containers.RepeatedCompositeFieldContainer[_queue_pb2.QueueInfo]
-    def __init__(self, queues: _Optional[_Iterable[_Union[_queue_pb2.QueueInfo, _Mapping]]] = ...) -> None: ...
+    def __init__(self, queues: _Optional[_Iterable[_Union[_queue_pb2.QueueInfo, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class PauseQueueRequest(_message.Message):
     __slots__ = ["allow_missing", "queue"]
@@ -250,16 +289,20 @@ class PauseQueueResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class PurgeQueueRequest(_message.Message):
-    __slots__ = ["queue"]
+    __slots__ = ["background", "queue"]
+    BACKGROUND_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
+    background: bool
     queue: str
-    def __init__(self, queue: _Optional[str] = ...) -> None: ...
+    def __init__(self, queue: _Optional[str] = ..., background: bool = ...) -> None: ...
 
 class PurgeQueueResponse(_message.Message):
-    __slots__ = ["deleted_count"]
+    __slots__ = ["deleted_count", "operation"]
     DELETED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    OPERATION_FIELD_NUMBER: _ClassVar[int]
     deleted_count: int
-    def __init__(self, deleted_count: _Optional[int] = ...) -> None: ...
+    operation: _bulk_operation_pb2.BulkOperation
+    def __init__(self, deleted_count: _Optional[int] = ..., operation: _Optional[_Union[_bulk_operation_pb2.BulkOperation, _Mapping]] = ...) -> None: ...
 
 class ReloadConfigRequest(_message.Message):
     __slots__ = ["allow_security_downgrade", "dry_run"]
@@ -284,20 +327,28 @@ class ReloadConfigResponse(_message.Message):
     def __init__(self, applied: bool = ..., changed: _Optional[_Iterable[str]] = ..., restart_required: _Optional[_Iterable[str]] = ..., problems: _Optional[_Iterable[_Union[ConfigProblem, _Mapping]]] = ..., config_file: _Optional[str] = ...) -> None: ...
 
 class RequeueDeadLettersRequest(_message.Message):
-    __slots__ = ["all", "job_ids", "queue"]
+    __slots__ = ["all", "background", "error_text", "job_ids", "queue", "reason"]
     ALL_FIELD_NUMBER: _ClassVar[int]
+    BACKGROUND_FIELD_NUMBER: _ClassVar[int]
+    ERROR_TEXT_FIELD_NUMBER: _ClassVar[int]
     JOB_IDS_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
     all: bool
+    background: bool
+    error_text: str
     job_ids: _containers.RepeatedScalarFieldContainer[str]
     queue: str
-    def __init__(self, queue: _Optional[str] = ..., job_ids: _Optional[_Iterable[str]] = ..., all: bool = ...) -> None: ...
+    reason: _job_pb2.DeadReason
+    def __init__(self, queue: _Optional[str] = ..., job_ids: _Optional[_Iterable[str]] = ..., all: bool = ..., reason: _Optional[_Union[_job_pb2.DeadReason, str]] = ..., error_text: _Optional[str] = ..., background: bool = ...) -> None: ...
 
 class RequeueDeadLettersResponse(_message.Message):
-    __slots__ = ["requeued_count"]
+    __slots__ = ["operation", "requeued_count"]
+    OPERATION_FIELD_NUMBER: _ClassVar[int]
     REQUEUED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    operation: _bulk_operation_pb2.BulkOperation
     requeued_count: int
-    def __init__(self, requeued_count: _Optional[int] = ...) -> None: ...
+    def __init__(self, requeued_count: _Optional[int] = ..., operation: _Optional[_Union[_bulk_operation_pb2.BulkOperation, _Mapping]] = ...) -> None: ...
 
 class ResetQueueSettingsRequest(_message.Message):
     __slots__ = ["all", "keys", "queue"]
@@ -328,7 +379,7 @@ class ResumeQueueResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class ServerLimits(_message.Message):
-    __slots__ = ["event_backlog_bytes", "event_backlog_events", "event_resume_window_ms", "finished_outcome_ms", "handshake_timeout_ms", "idle_timeout_ms", "max_batch_jobs", "max_bytes_in_flight_per_connection", "max_bytes_in_flight_per_key", "max_connections", "max_error_bytes", "max_error_history", "max_event_subscribers", "max_event_subscribers_per_key", "max_idempotency_key_bytes", "max_message_bytes", "max_metadata_bytes", "max_metadata_entries", "max_name_length", "max_page_size", "max_progress_bytes", "max_reserve_jobs", "max_reserve_queues", "max_result_bytes", "max_schedule_ahead_ms", "max_schedules", "max_streams_per_connection", "max_wait_ms", "max_waiters", "max_worker_id_bytes"]
+    __slots__ = ["event_backlog_bytes", "event_backlog_events", "event_resume_window_ms", "finished_outcome_ms", "handshake_timeout_ms", "idle_timeout_ms", "max_batch_jobs", "max_bytes_in_flight_per_connection", "max_bytes_in_flight_per_key", "max_connections", "max_error_bytes", "max_error_history", "max_event_subscribers", "max_event_subscribers_per_key", "max_idempotency_key_bytes", "max_message_bytes", "max_metadata_bytes", "max_metadata_entries", "max_name_length", "max_page_size", "max_progress_bytes", "max_queues", "max_reserve_jobs", "max_reserve_queues", "max_result_bytes", "max_schedule_ahead_ms", "max_schedules", "max_streams_per_connection", "max_wait_ms", "max_waiters", "max_worker_id_bytes"]
     EVENT_BACKLOG_BYTES_FIELD_NUMBER: _ClassVar[int]
     EVENT_BACKLOG_EVENTS_FIELD_NUMBER: _ClassVar[int]
     EVENT_RESUME_WINDOW_MS_FIELD_NUMBER: _ClassVar[int]
@@ -350,6 +401,7 @@ class ServerLimits(_message.Message):
     MAX_NAME_LENGTH_FIELD_NUMBER: _ClassVar[int]
     MAX_PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     MAX_PROGRESS_BYTES_FIELD_NUMBER: _ClassVar[int]
+    MAX_QUEUES_FIELD_NUMBER: _ClassVar[int]
     MAX_RESERVE_JOBS_FIELD_NUMBER: _ClassVar[int]
     MAX_RESERVE_QUEUES_FIELD_NUMBER: _ClassVar[int]
     MAX_RESULT_BYTES_FIELD_NUMBER: _ClassVar[int]
@@ -380,6 +432,7 @@ class ServerLimits(_message.Message):
     max_name_length: int
     max_page_size: int
     max_progress_bytes: int
+    max_queues: int
     max_reserve_jobs: int
     max_reserve_queues: int
     max_result_bytes: int
@@ -389,7 +442,7 @@ class ServerLimits(_message.Message):
     max_wait_ms: int
     max_waiters: int
     max_worker_id_bytes: int
-    def __init__(self, max_name_length: _Optional[int] = ..., max_metadata_bytes: _Optional[int] = ..., max_metadata_entries: _Optional[int] = ..., max_idempotency_key_bytes: _Optional[int] = ..., max_worker_id_bytes: _Optional[int] = ..., max_error_bytes: _Optional[int] = ..., max_error_history: _Optional[int] = ..., max_batch_jobs: _Optional[int] = ..., max_reserve_jobs: _Optional[int] = ..., max_schedule_ahead_ms: _Optional[int] = ..., max_wait_ms: _Optional[int] = ..., max_waiters: _Optional[int] = ..., max_page_size: _Optional[int] = ..., max_message_bytes: _Optional[int] = ..., max_reserve_queues: _Optional[int] = ..., max_connections: _Optional[int] = ..., max_streams_per_connection: _Optional[int] = ..., handshake_timeout_ms: _Optional[int] = ..., idle_timeout_ms: _Optional[int] = ..., max_result_bytes: _Optional[int] = ..., max_progress_bytes: _Optional[int] = ..., max_event_subscribers: _Optional[int] = ..., event_backlog_events: _Optional[int] = ..., event_backlog_bytes: _Optional[int] = ..., event_resume_window_ms: _Optional[int] = ..., max_schedules: _Optional[int] = ..., max_event_subscribers_per_key: _Optional[int] = ..., max_bytes_in_flight_per_connection: _Optional[int] = ..., max_bytes_in_flight_per_key: _Optional[int] = ..., finished_outcome_ms: _Optional[int] = ...) -> None: ...
+    def __init__(self, max_name_length: _Optional[int] = ..., max_metadata_bytes: _Optional[int] = ..., max_metadata_entries: _Optional[int] = ..., max_idempotency_key_bytes: _Optional[int] = ..., max_worker_id_bytes: _Optional[int] = ..., max_error_bytes: _Optional[int] = ..., max_error_history: _Optional[int] = ..., max_batch_jobs: _Optional[int] = ..., max_reserve_jobs: _Optional[int] = ..., max_schedule_ahead_ms: _Optional[int] = ..., max_wait_ms: _Optional[int] = ..., max_waiters: _Optional[int] = ..., max_page_size: _Optional[int] = ..., max_message_bytes: _Optional[int] = ..., max_reserve_queues: _Optional[int] = ..., max_connections: _Optional[int] = ..., max_streams_per_connection: _Optional[int] = ..., handshake_timeout_ms: _Optional[int] = ..., idle_timeout_ms: _Optional[int] = ..., max_result_bytes: _Optional[int] = ..., max_progress_bytes: _Optional[int] = ..., max_event_subscribers: _Optional[int] = ..., event_backlog_events: _Optional[int] = ..., event_backlog_bytes: _Optional[int] = ..., event_resume_window_ms: _Optional[int] = ..., max_schedules: _Optional[int] = ..., max_event_subscribers_per_key: _Optional[int] = ..., max_bytes_in_flight_per_connection: _Optional[int] = ..., max_bytes_in_flight_per_key: _Optional[int] = ..., finished_outcome_ms: _Optional[int] = ..., max_queues: _Optional[int] = ...) -> None: ...
 
 class SetQueueSettingsRequest(_message.Message):
     __slots__ = ["queue", "settings"]
@@ -427,18 +480,28 @@ class UpdateJobResponse(_message.Message):
     def __init__(self, job: _Optional[_Union[_job_pb2.Job, _Mapping]] = ...) -> None: ...
 
 class UpdateJobsRequest(_message.Message):
-    __slots__ = ["changes", "filter"]
+    __slots__ = ["background", "changes", "dry_run", "filter"]
+    BACKGROUND_FIELD_NUMBER: _ClassVar[int]
     CHANGES_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
     FILTER_FIELD_NUMBER: _ClassVar[int]
+    background: bool
     changes: JobChanges
+    dry_run: bool
     filter: JobFilter
-    def __init__(self, filter: _Optional[_Union[JobFilter, _Mapping]] = ..., changes: _Optional[_Union[JobChanges, _Mapping]] = ...) -> None: ...
+    def __init__(self, filter: _Optional[_Union[JobFilter, _Mapping]] = ..., changes: _Optional[_Union[JobChanges, _Mapping]] = ..., dry_run: bool = ..., background: bool = ...) -> None: ...
 
 class UpdateJobsResponse(_message.Message):
-    __slots__ = ["updated_count"]
+    __slots__ = ["matched_at_least", "matched_count", "operation", "updated_count"]
+    MATCHED_AT_LEAST_FIELD_NUMBER: _ClassVar[int]
+    MATCHED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    OPERATION_FIELD_NUMBER: _ClassVar[int]
     UPDATED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    matched_at_least: bool
+    matched_count: int
+    operation: _bulk_operation_pb2.BulkOperation
     updated_count: int
-    def __init__(self, updated_count: _Optional[int] = ...) -> None: ...
+    def __init__(self, updated_count: _Optional[int] = ..., matched_count: _Optional[int] = ..., matched_at_least: bool = ..., operation: _Optional[_Union[_bulk_operation_pb2.BulkOperation, _Mapping]] = ...) -> None: ...
 
 class DurabilityMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

@@ -2,6 +2,7 @@
 import grpc
 
 from sepp.v1 import admin_pb2 as sepp_dot_v1_dot_admin__pb2
+from sepp.v1 import bulk_pb2 as sepp_dot_v1_dot_bulk__pb2
 from sepp.v1 import events_pb2 as sepp_dot_v1_dot_events__pb2
 from sepp.v1 import produce_pb2 as sepp_dot_v1_dot_produce__pb2
 from sepp.v1 import schedule_pb2 as sepp_dot_v1_dot_schedule__pb2
@@ -21,7 +22,9 @@ class QueueServiceStub(object):
   worker    Reserve, Ack, AckBatch, Nack, Extend, ReportProgress, Work,
   and the reads
   admin     everything, including CancelJob, CancelJobs, UpdateJob,
-  UpdateJobs, PauseQueue, ResumeQueue, PurgeQueue, DeleteQueue,
+  UpdateJobs, RequeueJobs, DeleteJobs, GetBulkOperation,
+  ListBulkOperations, CancelBulkOperation, PauseQueue,
+  ResumeQueue, PurgeQueue, DeleteQueue,
   RequeueDeadLetters, DeleteDeadLetters, SetQueueSettings,
   ResetQueueSettings, ReloadConfig, Backup, ListAuditEntries and
   the schedule changes (Create, Update, Pause, Resume, Delete and
@@ -182,6 +185,31 @@ class QueueServiceStub(object):
         request_serializer=sepp_dot_v1_dot_admin__pb2.DeleteDeadLettersRequest.SerializeToString,
         response_deserializer=sepp_dot_v1_dot_admin__pb2.DeleteDeadLettersResponse.FromString,
         )
+    self.RequeueJobs = channel.unary_unary(
+        '/sepp.v1.QueueService/RequeueJobs',
+        request_serializer=sepp_dot_v1_dot_bulk__pb2.RequeueJobsRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_bulk__pb2.RequeueJobsResponse.FromString,
+        )
+    self.DeleteJobs = channel.unary_unary(
+        '/sepp.v1.QueueService/DeleteJobs',
+        request_serializer=sepp_dot_v1_dot_bulk__pb2.DeleteJobsRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_bulk__pb2.DeleteJobsResponse.FromString,
+        )
+    self.GetBulkOperation = channel.unary_unary(
+        '/sepp.v1.QueueService/GetBulkOperation',
+        request_serializer=sepp_dot_v1_dot_bulk__pb2.GetBulkOperationRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_bulk__pb2.GetBulkOperationResponse.FromString,
+        )
+    self.ListBulkOperations = channel.unary_unary(
+        '/sepp.v1.QueueService/ListBulkOperations',
+        request_serializer=sepp_dot_v1_dot_bulk__pb2.ListBulkOperationsRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_bulk__pb2.ListBulkOperationsResponse.FromString,
+        )
+    self.CancelBulkOperation = channel.unary_unary(
+        '/sepp.v1.QueueService/CancelBulkOperation',
+        request_serializer=sepp_dot_v1_dot_bulk__pb2.CancelBulkOperationRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_bulk__pb2.CancelBulkOperationResponse.FromString,
+        )
     self.GetServerInfo = channel.unary_unary(
         '/sepp.v1.QueueService/GetServerInfo',
         request_serializer=sepp_dot_v1_dot_admin__pb2.GetServerInfoRequest.SerializeToString,
@@ -286,7 +314,9 @@ class QueueServiceServicer(object):
   worker    Reserve, Ack, AckBatch, Nack, Extend, ReportProgress, Work,
   and the reads
   admin     everything, including CancelJob, CancelJobs, UpdateJob,
-  UpdateJobs, PauseQueue, ResumeQueue, PurgeQueue, DeleteQueue,
+  UpdateJobs, RequeueJobs, DeleteJobs, GetBulkOperation,
+  ListBulkOperations, CancelBulkOperation, PauseQueue,
+  ResumeQueue, PurgeQueue, DeleteQueue,
   RequeueDeadLetters, DeleteDeadLetters, SetQueueSettings,
   ResetQueueSettings, ReloadConfig, Backup, ListAuditEntries and
   the schedule changes (Create, Update, Pause, Resume, Delete and
@@ -472,8 +502,11 @@ class QueueServiceServicer(object):
     raise NotImplementedError('Method not implemented!')
 
   def ListQueues(self, request, context):
-    """Lists every queue with its counts by state, paused flag, oldest ready age,
-    waiting workers and effective settings.
+    """Lists the queues, a page at a time (follow `next_page_token`), each with
+    its counts by state, paused flag, oldest ready age, waiting workers and
+    effective settings.
+    Errors: INVALID_ARGUMENT (a page size above `max_page_size`, a page token
+    this server did not give).
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
@@ -547,6 +580,49 @@ class QueueServiceServicer(object):
   def DeleteDeadLetters(self, request, context):
     """Deletes dead letters for good, by id or all of a queue's. Returns how many.
     Errors: as RequeueDeadLetters.
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def RequeueJobs(self, request, context):
+    """Requeues every finished job a filter matches (DEAD, COMPLETED, CANCELLED),
+    as one bulk operation (bulk.proto). Role: admin. Audited once.
+    Errors: INVALID_ARGUMENT (a bad filter), NOT_FOUND (no such queue),
+    RESOURCE_EXHAUSTED (4 bulk operations running already).
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def DeleteJobs(self, request, context):
+    """Deletes every job a filter matches that is not LEASED, as one bulk
+    operation. Role: admin. Audited once. Errors: as RequeueJobs.
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def GetBulkOperation(self, request, context):
+    """A bulk operation's progress. Role: admin.
+    Errors: NOT_FOUND (not known here: never ran on this server, ended before
+    its last restart, or no longer kept).
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def ListBulkOperations(self, request, context):
+    """The bulk operations running and the last ones finished. Role: admin.
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def CancelBulkOperation(self, request, context):
+    """Stops a running bulk operation after its current slice; answers once it
+    has stopped. Audited (the operation's entry says `stopped`). Role: admin.
+    Errors: NOT_FOUND as GetBulkOperation.
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
@@ -854,6 +930,31 @@ def add_QueueServiceServicer_to_server(servicer, server):
           servicer.DeleteDeadLetters,
           request_deserializer=sepp_dot_v1_dot_admin__pb2.DeleteDeadLettersRequest.FromString,
           response_serializer=sepp_dot_v1_dot_admin__pb2.DeleteDeadLettersResponse.SerializeToString,
+      ),
+      'RequeueJobs': grpc.unary_unary_rpc_method_handler(
+          servicer.RequeueJobs,
+          request_deserializer=sepp_dot_v1_dot_bulk__pb2.RequeueJobsRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_bulk__pb2.RequeueJobsResponse.SerializeToString,
+      ),
+      'DeleteJobs': grpc.unary_unary_rpc_method_handler(
+          servicer.DeleteJobs,
+          request_deserializer=sepp_dot_v1_dot_bulk__pb2.DeleteJobsRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_bulk__pb2.DeleteJobsResponse.SerializeToString,
+      ),
+      'GetBulkOperation': grpc.unary_unary_rpc_method_handler(
+          servicer.GetBulkOperation,
+          request_deserializer=sepp_dot_v1_dot_bulk__pb2.GetBulkOperationRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_bulk__pb2.GetBulkOperationResponse.SerializeToString,
+      ),
+      'ListBulkOperations': grpc.unary_unary_rpc_method_handler(
+          servicer.ListBulkOperations,
+          request_deserializer=sepp_dot_v1_dot_bulk__pb2.ListBulkOperationsRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_bulk__pb2.ListBulkOperationsResponse.SerializeToString,
+      ),
+      'CancelBulkOperation': grpc.unary_unary_rpc_method_handler(
+          servicer.CancelBulkOperation,
+          request_deserializer=sepp_dot_v1_dot_bulk__pb2.CancelBulkOperationRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_bulk__pb2.CancelBulkOperationResponse.SerializeToString,
       ),
       'GetServerInfo': grpc.unary_unary_rpc_method_handler(
           servicer.GetServerInfo,

@@ -107,18 +107,20 @@ class ReportProgressResponse(_message.Message):
     def __init__(self, progress: _Optional[_Union[_job_pb2.JobProgress, _Mapping]] = ...) -> None: ...
 
 class ReserveRequest(_message.Message):
-    __slots__ = ["lease_duration_ms", "max_jobs", "queues", "wait_timeout_ms", "worker_id"]
+    __slots__ = ["lease_duration_ms", "max_jobs", "max_response_bytes", "queues", "wait_timeout_ms", "worker_id"]
     LEASE_DURATION_MS_FIELD_NUMBER: _ClassVar[int]
     MAX_JOBS_FIELD_NUMBER: _ClassVar[int]
+    MAX_RESPONSE_BYTES_FIELD_NUMBER: _ClassVar[int]
     QUEUES_FIELD_NUMBER: _ClassVar[int]
     WAIT_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
     lease_duration_ms: int
     max_jobs: int
+    max_response_bytes: int
     queues: _containers.RepeatedScalarFieldContainer[str]
     wait_timeout_ms: int
     worker_id: str
-    def __init__(self, queues: _Optional[_Iterable[str]] = ..., max_jobs: _Optional[int] = ..., lease_duration_ms: _Optional[int] = ..., wait_timeout_ms: _Optional[int] = ..., worker_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, queues: _Optional[_Iterable[str]] = ..., max_jobs: _Optional[int] = ..., lease_duration_ms: _Optional[int] = ..., wait_timeout_ms: _Optional[int] = ..., worker_id: _Optional[str] = ..., max_response_bytes: _Optional[int] = ...) -> None: ...
 
 class ReserveResponse(_message.Message):
     __slots__ = ["jobs"]

@@ -3,6 +3,7 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
+import { BulkOperation } from "./bulk_operation.js";
 import {
   DeadReason,
   deadReasonFromJSON,
@@ -106,9 +107,12 @@ export interface CancelJobResponse {
   state: JobState;
 }
 
-/** Which jobs of one queue a bulk call applies to. */
+/**
+ * Which jobs a bulk call applies to: the filters of the admin UI's jobs list.
+ * Every field narrows the match; unset fields match anything.
+ */
 export interface JobFilter {
-  /** The queue's name; required. */
+  /** The queue's name; required unless `all_queues` is set. */
   queue: string;
   /** Only jobs of this type; empty means every type. */
   type: string;
@@ -123,6 +127,35 @@ export interface JobFilter {
    * or without.
    */
   group: string;
+  /**
+   * True: every queue (then `queue` must be empty). Without it an empty
+   * `queue` is INVALID_ARGUMENT, so no call acts on every queue by accident.
+   */
+  allQueues: boolean;
+  /** Only jobs whose type starts with this (not with `type`). */
+  typePrefix: string;
+  /**
+   * Only jobs whose last error contains this text, in any case (at most 1024
+   * characters).
+   */
+  errorText: string;
+  /**
+   * Only jobs whose metadata has this key (1 to 256 characters, no `"` or `\`)
+   * with the value `metadata_value`; empty: any metadata.
+   */
+  metadataKey: string;
+  metadataValue: string;
+  /** Only jobs enqueued at or after this time, in ms since the Unix epoch; 0: any. */
+  enqueuedFromMs: number;
+  /**
+   * Only jobs enqueued before this time ("older than"), in ms since the Unix
+   * epoch; 0: any.
+   */
+  enqueuedBeforeMs: number;
+  /** Only dead letters of this reason (the match is then DEAD jobs only). */
+  deadReason: DeadReason;
+  /** Only SCHEDULED jobs waiting to be retried (delivered at least once). */
+  retriesOnly: boolean;
 }
 
 /** Cancel every job a filter matches. */
@@ -136,6 +169,13 @@ export interface CancelJobsRequest {
    * (`matched_count`), e.g. for a confirmation.
    */
   dryRun: boolean;
+  /**
+   * True: answer as soon as the operation has begun (`operation`), and let it
+   * run; poll it with GetBulkOperation, stop it with CancelBulkOperation.
+   * False: answer when it has ended. Either way it is one bulk operation
+   * (bulk.proto) that runs to its end even if the caller goes away.
+   */
+  background: boolean;
 }
 
 /** What the bulk cancel did. */
@@ -149,6 +189,13 @@ export interface CancelJobsResponse {
   cancelRequestedCount: number;
   /** With `dry_run`: the jobs a cancel would change now (0 otherwise). */
   matchedCount: number;
+  /**
+   * True: `matched_count` is a lower bound ("at least"), the count stopped at
+   * its budget (`BulkOperation.matched_at_least` says the same).
+   */
+  matchedAtLeast: boolean;
+  /** The operation (without `dry_run`); with `background`, as it began. */
+  operation?: BulkOperation | undefined;
 }
 
 /**
@@ -218,13 +265,25 @@ export interface UpdateJobsRequest {
     | JobFilter
     | undefined;
   /** `run_now` and `priority` only: a run time is one job's (UpdateJob). */
-  changes?: JobChanges | undefined;
+  changes?:
+    | JobChanges
+    | undefined;
+  /** True: change nothing, only count the jobs that match (`matched_count`). */
+  dryRun: boolean;
+  /** As in CancelJobsRequest. */
+  background: boolean;
 }
 
 /** How many changed. */
 export interface UpdateJobsResponse {
   /** Jobs that changed. */
   updatedCount: number;
+  /** With `dry_run`: the jobs that match now (0 otherwise). */
+  matchedCount: number;
+  /** True: `matched_count` is a lower bound. */
+  matchedAtLeast: boolean;
+  /** The operation (without `dry_run`); with `background`, as it began. */
+  operation?: BulkOperation | undefined;
 }
 
 /** Delete every READY and SCHEDULED job of a queue. */
@@ -234,12 +293,16 @@ export interface PurgeQueueRequest {
    * and cancelled jobs stay. The deleted jobs release their idempotency keys.
    */
   queue: string;
+  /** As in CancelJobsRequest. */
+  background: boolean;
 }
 
 /** How many were deleted. */
 export interface PurgeQueueResponse {
   /** Jobs deleted. */
   deletedCount: number;
+  /** The bulk operation that deleted them; with `background`, as it began. */
+  operation?: BulkOperation | undefined;
 }
 
 /**
@@ -289,17 +352,31 @@ export interface ListAuditEntriesResponse {
   nextPageToken: string;
 }
 
-/** List every queue. */
+/** List the queues, one page at a time, in name order. */
 export interface ListQueuesRequest {
+  /**
+   * Most queues per page. 0 means 100; at most `max_page_size` (default 1000):
+   * larger values fail with INVALID_ARGUMENT. There are at most `max_queues`
+   * queues (default 1000).
+   */
+  pageSize: number;
+  /**
+   * `next_page_token` of the previous page; empty for the first page. Tokens
+   * are opaque. A page starts after the last queue of the previous one, so a
+   * queue created or deleted meanwhile neither shifts nor repeats the others.
+   */
+  pageToken: string;
 }
 
 /**
- * Every queue the server knows: declared in its configuration or created by
- * use.
+ * One page of the queues the server knows: declared in its configuration or
+ * created by use.
  */
 export interface ListQueuesResponse {
   /** Ordered by name. */
   queues: QueueInfo[];
+  /** Pass as `page_token` for the next page; empty on the last page. */
+  nextPageToken: string;
 }
 
 /** Stop a queue handing out jobs. */
@@ -378,14 +455,25 @@ export interface RequeueDeadLettersRequest {
    * `job_ids` and `all` must be given (INVALID_ARGUMENT otherwise).
    */
   jobIds: string[];
-  /** True: every dead letter of the queue. */
+  /**
+   * True: every dead letter of the queue (narrowed by `reason` and
+   * `error_text`), as one bulk operation.
+   */
   all: boolean;
+  /** With `all`: only dead letters of this reason. */
+  reason: DeadReason;
+  /** With `all`: only dead letters whose last error contains this text (any case). */
+  errorText: string;
+  /** With `all`: as in CancelJobsRequest. */
+  background: boolean;
 }
 
 /** How many were requeued. */
 export interface RequeueDeadLettersResponse {
   /** Dead letters that are READY again. */
   requeuedCount: number;
+  /** With `all`: the bulk operation; with `background`, as it began. */
+  operation?: BulkOperation | undefined;
 }
 
 /** Delete dead letters for good. */
@@ -398,14 +486,25 @@ export interface DeleteDeadLettersRequest {
    * `job_ids` and `all` must be given (INVALID_ARGUMENT otherwise).
    */
   jobIds: string[];
-  /** True: every dead letter of the queue. */
+  /**
+   * True: every dead letter of the queue (narrowed by `reason` and
+   * `error_text`), as one bulk operation.
+   */
   all: boolean;
+  /** With `all`: only dead letters of this reason. */
+  reason: DeadReason;
+  /** With `all`: only dead letters whose last error contains this text (any case). */
+  errorText: string;
+  /** With `all`: as in CancelJobsRequest. */
+  background: boolean;
 }
 
 /** How many were deleted. */
 export interface DeleteDeadLettersResponse {
   /** Dead letters deleted. */
   deletedCount: number;
+  /** With `all`: the bulk operation; with `background`, as it began. */
+  operation?: BulkOperation | undefined;
 }
 
 /** Describe the server. */
@@ -542,6 +641,12 @@ export interface ServerLimits {
    * (5 minutes).
    */
   finishedOutcomeMs: number;
+  /**
+   * Queues that may exist at once, declared ones included; a job for a new
+   * queue beyond it is refused with UNKNOWN_QUEUE naming limits.max_queues.
+   * Default 1000.
+   */
+  maxQueues: number;
 }
 
 /** The server's version, clock, durability and limits. */
@@ -1005,7 +1110,21 @@ export const CancelJobResponse: MessageFns<CancelJobResponse> = {
 };
 
 function createBaseJobFilter(): JobFilter {
-  return { queue: "", type: "", states: [], group: "" };
+  return {
+    queue: "",
+    type: "",
+    states: [],
+    group: "",
+    allQueues: false,
+    typePrefix: "",
+    errorText: "",
+    metadataKey: "",
+    metadataValue: "",
+    enqueuedFromMs: 0,
+    enqueuedBeforeMs: 0,
+    deadReason: 0,
+    retriesOnly: false,
+  };
 }
 
 export const JobFilter: MessageFns<JobFilter> = {
@@ -1025,6 +1144,33 @@ export const JobFilter: MessageFns<JobFilter> = {
     }
     if (message.group !== "") {
       writer.uint32(34).string(message.group);
+    }
+    if (message.allQueues !== false) {
+      writer.uint32(40).bool(message.allQueues);
+    }
+    if (message.typePrefix !== "") {
+      writer.uint32(50).string(message.typePrefix);
+    }
+    if (message.errorText !== "") {
+      writer.uint32(58).string(message.errorText);
+    }
+    if (message.metadataKey !== "") {
+      writer.uint32(66).string(message.metadataKey);
+    }
+    if (message.metadataValue !== "") {
+      writer.uint32(74).string(message.metadataValue);
+    }
+    if (message.enqueuedFromMs !== 0) {
+      writer.uint32(80).int64(message.enqueuedFromMs);
+    }
+    if (message.enqueuedBeforeMs !== 0) {
+      writer.uint32(88).int64(message.enqueuedBeforeMs);
+    }
+    if (message.deadReason !== 0) {
+      writer.uint32(96).int32(message.deadReason);
+    }
+    if (message.retriesOnly !== false) {
+      writer.uint32(104).bool(message.retriesOnly);
     }
     return writer;
   },
@@ -1084,6 +1230,78 @@ export const JobFilter: MessageFns<JobFilter> = {
             message.group = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.allQueues = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.typePrefix = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.errorText = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.metadataKey = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.metadataValue = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.enqueuedFromMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.enqueuedBeforeMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.deadReason = reader.int32() as any;
+            continue;
+          }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.retriesOnly = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1102,6 +1320,51 @@ export const JobFilter: MessageFns<JobFilter> = {
       type: isSet(object.type) ? globalThis.String(object.type) : "",
       states: globalThis.Array.isArray(object?.states) ? object.states.map((e: any) => jobStateFromJSON(e)) : [],
       group: isSet(object.group) ? globalThis.String(object.group) : "",
+      allQueues: isSet(object.allQueues)
+        ? globalThis.Boolean(object.allQueues)
+        : isSet(object.all_queues)
+        ? globalThis.Boolean(object.all_queues)
+        : false,
+      typePrefix: isSet(object.typePrefix)
+        ? globalThis.String(object.typePrefix)
+        : isSet(object.type_prefix)
+        ? globalThis.String(object.type_prefix)
+        : "",
+      errorText: isSet(object.errorText)
+        ? globalThis.String(object.errorText)
+        : isSet(object.error_text)
+        ? globalThis.String(object.error_text)
+        : "",
+      metadataKey: isSet(object.metadataKey)
+        ? globalThis.String(object.metadataKey)
+        : isSet(object.metadata_key)
+        ? globalThis.String(object.metadata_key)
+        : "",
+      metadataValue: isSet(object.metadataValue)
+        ? globalThis.String(object.metadataValue)
+        : isSet(object.metadata_value)
+        ? globalThis.String(object.metadata_value)
+        : "",
+      enqueuedFromMs: isSet(object.enqueuedFromMs)
+        ? globalThis.Number(object.enqueuedFromMs)
+        : isSet(object.enqueued_from_ms)
+        ? globalThis.Number(object.enqueued_from_ms)
+        : 0,
+      enqueuedBeforeMs: isSet(object.enqueuedBeforeMs)
+        ? globalThis.Number(object.enqueuedBeforeMs)
+        : isSet(object.enqueued_before_ms)
+        ? globalThis.Number(object.enqueued_before_ms)
+        : 0,
+      deadReason: isSet(object.deadReason)
+        ? deadReasonFromJSON(object.deadReason)
+        : isSet(object.dead_reason)
+        ? deadReasonFromJSON(object.dead_reason)
+        : 0,
+      retriesOnly: isSet(object.retriesOnly)
+        ? globalThis.Boolean(object.retriesOnly)
+        : isSet(object.retries_only)
+        ? globalThis.Boolean(object.retries_only)
+        : false,
     };
   },
 
@@ -1119,6 +1382,33 @@ export const JobFilter: MessageFns<JobFilter> = {
     if (message.group !== "") {
       obj.group = message.group;
     }
+    if (message.allQueues !== false) {
+      obj.allQueues = message.allQueues;
+    }
+    if (message.typePrefix !== "") {
+      obj.typePrefix = message.typePrefix;
+    }
+    if (message.errorText !== "") {
+      obj.errorText = message.errorText;
+    }
+    if (message.metadataKey !== "") {
+      obj.metadataKey = message.metadataKey;
+    }
+    if (message.metadataValue !== "") {
+      obj.metadataValue = message.metadataValue;
+    }
+    if (message.enqueuedFromMs !== 0) {
+      obj.enqueuedFromMs = Math.round(message.enqueuedFromMs);
+    }
+    if (message.enqueuedBeforeMs !== 0) {
+      obj.enqueuedBeforeMs = Math.round(message.enqueuedBeforeMs);
+    }
+    if (message.deadReason !== 0) {
+      obj.deadReason = deadReasonToJSON(message.deadReason);
+    }
+    if (message.retriesOnly !== false) {
+      obj.retriesOnly = message.retriesOnly;
+    }
     return obj;
   },
 
@@ -1131,12 +1421,21 @@ export const JobFilter: MessageFns<JobFilter> = {
     message.type = object.type ?? "";
     message.states = object.states?.map((e) => e) || [];
     message.group = object.group ?? "";
+    message.allQueues = object.allQueues ?? false;
+    message.typePrefix = object.typePrefix ?? "";
+    message.errorText = object.errorText ?? "";
+    message.metadataKey = object.metadataKey ?? "";
+    message.metadataValue = object.metadataValue ?? "";
+    message.enqueuedFromMs = object.enqueuedFromMs ?? 0;
+    message.enqueuedBeforeMs = object.enqueuedBeforeMs ?? 0;
+    message.deadReason = object.deadReason ?? 0;
+    message.retriesOnly = object.retriesOnly ?? false;
     return message;
   },
 };
 
 function createBaseCancelJobsRequest(): CancelJobsRequest {
-  return { filter: undefined, dryRun: false };
+  return { filter: undefined, dryRun: false, background: false };
 }
 
 export const CancelJobsRequest: MessageFns<CancelJobsRequest> = {
@@ -1146,6 +1445,9 @@ export const CancelJobsRequest: MessageFns<CancelJobsRequest> = {
     }
     if (message.dryRun !== false) {
       writer.uint32(16).bool(message.dryRun);
+    }
+    if (message.background !== false) {
+      writer.uint32(24).bool(message.background);
     }
     return writer;
   },
@@ -1179,6 +1481,14 @@ export const CancelJobsRequest: MessageFns<CancelJobsRequest> = {
             message.dryRun = reader.bool();
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.background = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1199,6 +1509,7 @@ export const CancelJobsRequest: MessageFns<CancelJobsRequest> = {
         : isSet(object.dry_run)
         ? globalThis.Boolean(object.dry_run)
         : false,
+      background: isSet(object.background) ? globalThis.Boolean(object.background) : false,
     };
   },
 
@@ -1209,6 +1520,9 @@ export const CancelJobsRequest: MessageFns<CancelJobsRequest> = {
     }
     if (message.dryRun !== false) {
       obj.dryRun = message.dryRun;
+    }
+    if (message.background !== false) {
+      obj.background = message.background;
     }
     return obj;
   },
@@ -1222,12 +1536,13 @@ export const CancelJobsRequest: MessageFns<CancelJobsRequest> = {
       ? JobFilter.fromPartial(object.filter)
       : undefined;
     message.dryRun = object.dryRun ?? false;
+    message.background = object.background ?? false;
     return message;
   },
 };
 
 function createBaseCancelJobsResponse(): CancelJobsResponse {
-  return { cancelledCount: 0, cancelRequestedCount: 0, matchedCount: 0 };
+  return { cancelledCount: 0, cancelRequestedCount: 0, matchedCount: 0, matchedAtLeast: false, operation: undefined };
 }
 
 export const CancelJobsResponse: MessageFns<CancelJobsResponse> = {
@@ -1240,6 +1555,12 @@ export const CancelJobsResponse: MessageFns<CancelJobsResponse> = {
     }
     if (message.matchedCount !== 0) {
       writer.uint32(24).int64(message.matchedCount);
+    }
+    if (message.matchedAtLeast !== false) {
+      writer.uint32(32).bool(message.matchedAtLeast);
+    }
+    if (message.operation !== undefined) {
+      BulkOperation.encode(message.operation, writer.uint32(42).fork()).join();
     }
     return writer;
   },
@@ -1281,6 +1602,22 @@ export const CancelJobsResponse: MessageFns<CancelJobsResponse> = {
             message.matchedCount = longToNumber(reader.int64());
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.matchedAtLeast = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.operation = BulkOperation.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1310,6 +1647,12 @@ export const CancelJobsResponse: MessageFns<CancelJobsResponse> = {
         : isSet(object.matched_count)
         ? globalThis.Number(object.matched_count)
         : 0,
+      matchedAtLeast: isSet(object.matchedAtLeast)
+        ? globalThis.Boolean(object.matchedAtLeast)
+        : isSet(object.matched_at_least)
+        ? globalThis.Boolean(object.matched_at_least)
+        : false,
+      operation: isSet(object.operation) ? BulkOperation.fromJSON(object.operation) : undefined,
     };
   },
 
@@ -1324,6 +1667,12 @@ export const CancelJobsResponse: MessageFns<CancelJobsResponse> = {
     if (message.matchedCount !== 0) {
       obj.matchedCount = Math.round(message.matchedCount);
     }
+    if (message.matchedAtLeast !== false) {
+      obj.matchedAtLeast = message.matchedAtLeast;
+    }
+    if (message.operation !== undefined) {
+      obj.operation = BulkOperation.toJSON(message.operation);
+    }
     return obj;
   },
 
@@ -1335,6 +1684,10 @@ export const CancelJobsResponse: MessageFns<CancelJobsResponse> = {
     message.cancelledCount = object.cancelledCount ?? 0;
     message.cancelRequestedCount = object.cancelRequestedCount ?? 0;
     message.matchedCount = object.matchedCount ?? 0;
+    message.matchedAtLeast = object.matchedAtLeast ?? false;
+    message.operation = (object.operation !== undefined && object.operation !== null)
+      ? BulkOperation.fromPartial(object.operation)
+      : undefined;
     return message;
   },
 };
@@ -1678,7 +2031,7 @@ export const UpdateJobResponse: MessageFns<UpdateJobResponse> = {
 };
 
 function createBaseUpdateJobsRequest(): UpdateJobsRequest {
-  return { filter: undefined, changes: undefined };
+  return { filter: undefined, changes: undefined, dryRun: false, background: false };
 }
 
 export const UpdateJobsRequest: MessageFns<UpdateJobsRequest> = {
@@ -1688,6 +2041,12 @@ export const UpdateJobsRequest: MessageFns<UpdateJobsRequest> = {
     }
     if (message.changes !== undefined) {
       JobChanges.encode(message.changes, writer.uint32(18).fork()).join();
+    }
+    if (message.dryRun !== false) {
+      writer.uint32(24).bool(message.dryRun);
+    }
+    if (message.background !== false) {
+      writer.uint32(32).bool(message.background);
     }
     return writer;
   },
@@ -1721,6 +2080,22 @@ export const UpdateJobsRequest: MessageFns<UpdateJobsRequest> = {
             message.changes = JobChanges.decode(reader, reader.uint32());
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.dryRun = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.background = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1737,6 +2112,12 @@ export const UpdateJobsRequest: MessageFns<UpdateJobsRequest> = {
     return {
       filter: isSet(object.filter) ? JobFilter.fromJSON(object.filter) : undefined,
       changes: isSet(object.changes) ? JobChanges.fromJSON(object.changes) : undefined,
+      dryRun: isSet(object.dryRun)
+        ? globalThis.Boolean(object.dryRun)
+        : isSet(object.dry_run)
+        ? globalThis.Boolean(object.dry_run)
+        : false,
+      background: isSet(object.background) ? globalThis.Boolean(object.background) : false,
     };
   },
 
@@ -1747,6 +2128,12 @@ export const UpdateJobsRequest: MessageFns<UpdateJobsRequest> = {
     }
     if (message.changes !== undefined) {
       obj.changes = JobChanges.toJSON(message.changes);
+    }
+    if (message.dryRun !== false) {
+      obj.dryRun = message.dryRun;
+    }
+    if (message.background !== false) {
+      obj.background = message.background;
     }
     return obj;
   },
@@ -1762,18 +2149,29 @@ export const UpdateJobsRequest: MessageFns<UpdateJobsRequest> = {
     message.changes = (object.changes !== undefined && object.changes !== null)
       ? JobChanges.fromPartial(object.changes)
       : undefined;
+    message.dryRun = object.dryRun ?? false;
+    message.background = object.background ?? false;
     return message;
   },
 };
 
 function createBaseUpdateJobsResponse(): UpdateJobsResponse {
-  return { updatedCount: 0 };
+  return { updatedCount: 0, matchedCount: 0, matchedAtLeast: false, operation: undefined };
 }
 
 export const UpdateJobsResponse: MessageFns<UpdateJobsResponse> = {
   encode(message: UpdateJobsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.updatedCount !== 0) {
       writer.uint32(8).int64(message.updatedCount);
+    }
+    if (message.matchedCount !== 0) {
+      writer.uint32(16).int64(message.matchedCount);
+    }
+    if (message.matchedAtLeast !== false) {
+      writer.uint32(24).bool(message.matchedAtLeast);
+    }
+    if (message.operation !== undefined) {
+      BulkOperation.encode(message.operation, writer.uint32(34).fork()).join();
     }
     return writer;
   },
@@ -1799,6 +2197,30 @@ export const UpdateJobsResponse: MessageFns<UpdateJobsResponse> = {
             message.updatedCount = longToNumber(reader.int64());
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.matchedCount = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.matchedAtLeast = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.operation = BulkOperation.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1818,6 +2240,17 @@ export const UpdateJobsResponse: MessageFns<UpdateJobsResponse> = {
         : isSet(object.updated_count)
         ? globalThis.Number(object.updated_count)
         : 0,
+      matchedCount: isSet(object.matchedCount)
+        ? globalThis.Number(object.matchedCount)
+        : isSet(object.matched_count)
+        ? globalThis.Number(object.matched_count)
+        : 0,
+      matchedAtLeast: isSet(object.matchedAtLeast)
+        ? globalThis.Boolean(object.matchedAtLeast)
+        : isSet(object.matched_at_least)
+        ? globalThis.Boolean(object.matched_at_least)
+        : false,
+      operation: isSet(object.operation) ? BulkOperation.fromJSON(object.operation) : undefined,
     };
   },
 
@@ -1825,6 +2258,15 @@ export const UpdateJobsResponse: MessageFns<UpdateJobsResponse> = {
     const obj: any = {};
     if (message.updatedCount !== 0) {
       obj.updatedCount = Math.round(message.updatedCount);
+    }
+    if (message.matchedCount !== 0) {
+      obj.matchedCount = Math.round(message.matchedCount);
+    }
+    if (message.matchedAtLeast !== false) {
+      obj.matchedAtLeast = message.matchedAtLeast;
+    }
+    if (message.operation !== undefined) {
+      obj.operation = BulkOperation.toJSON(message.operation);
     }
     return obj;
   },
@@ -1835,18 +2277,26 @@ export const UpdateJobsResponse: MessageFns<UpdateJobsResponse> = {
   fromPartial<I extends Exact<DeepPartial<UpdateJobsResponse>, I>>(object: I): UpdateJobsResponse {
     const message = createBaseUpdateJobsResponse();
     message.updatedCount = object.updatedCount ?? 0;
+    message.matchedCount = object.matchedCount ?? 0;
+    message.matchedAtLeast = object.matchedAtLeast ?? false;
+    message.operation = (object.operation !== undefined && object.operation !== null)
+      ? BulkOperation.fromPartial(object.operation)
+      : undefined;
     return message;
   },
 };
 
 function createBasePurgeQueueRequest(): PurgeQueueRequest {
-  return { queue: "" };
+  return { queue: "", background: false };
 }
 
 export const PurgeQueueRequest: MessageFns<PurgeQueueRequest> = {
   encode(message: PurgeQueueRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.queue !== "") {
       writer.uint32(10).string(message.queue);
+    }
+    if (message.background !== false) {
+      writer.uint32(16).bool(message.background);
     }
     return writer;
   },
@@ -1872,6 +2322,14 @@ export const PurgeQueueRequest: MessageFns<PurgeQueueRequest> = {
             message.queue = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.background = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1885,13 +2343,19 @@ export const PurgeQueueRequest: MessageFns<PurgeQueueRequest> = {
   },
 
   fromJSON(object: any): PurgeQueueRequest {
-    return { queue: isSet(object.queue) ? globalThis.String(object.queue) : "" };
+    return {
+      queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
+      background: isSet(object.background) ? globalThis.Boolean(object.background) : false,
+    };
   },
 
   toJSON(message: PurgeQueueRequest): unknown {
     const obj: any = {};
     if (message.queue !== "") {
       obj.queue = message.queue;
+    }
+    if (message.background !== false) {
+      obj.background = message.background;
     }
     return obj;
   },
@@ -1902,18 +2366,22 @@ export const PurgeQueueRequest: MessageFns<PurgeQueueRequest> = {
   fromPartial<I extends Exact<DeepPartial<PurgeQueueRequest>, I>>(object: I): PurgeQueueRequest {
     const message = createBasePurgeQueueRequest();
     message.queue = object.queue ?? "";
+    message.background = object.background ?? false;
     return message;
   },
 };
 
 function createBasePurgeQueueResponse(): PurgeQueueResponse {
-  return { deletedCount: 0 };
+  return { deletedCount: 0, operation: undefined };
 }
 
 export const PurgeQueueResponse: MessageFns<PurgeQueueResponse> = {
   encode(message: PurgeQueueResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.deletedCount !== 0) {
       writer.uint32(8).int64(message.deletedCount);
+    }
+    if (message.operation !== undefined) {
+      BulkOperation.encode(message.operation, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -1939,6 +2407,14 @@ export const PurgeQueueResponse: MessageFns<PurgeQueueResponse> = {
             message.deletedCount = longToNumber(reader.int64());
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.operation = BulkOperation.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1958,6 +2434,7 @@ export const PurgeQueueResponse: MessageFns<PurgeQueueResponse> = {
         : isSet(object.deleted_count)
         ? globalThis.Number(object.deleted_count)
         : 0,
+      operation: isSet(object.operation) ? BulkOperation.fromJSON(object.operation) : undefined,
     };
   },
 
@@ -1965,6 +2442,9 @@ export const PurgeQueueResponse: MessageFns<PurgeQueueResponse> = {
     const obj: any = {};
     if (message.deletedCount !== 0) {
       obj.deletedCount = Math.round(message.deletedCount);
+    }
+    if (message.operation !== undefined) {
+      obj.operation = BulkOperation.toJSON(message.operation);
     }
     return obj;
   },
@@ -1975,6 +2455,9 @@ export const PurgeQueueResponse: MessageFns<PurgeQueueResponse> = {
   fromPartial<I extends Exact<DeepPartial<PurgeQueueResponse>, I>>(object: I): PurgeQueueResponse {
     const message = createBasePurgeQueueResponse();
     message.deletedCount = object.deletedCount ?? 0;
+    message.operation = (object.operation !== undefined && object.operation !== null)
+      ? BulkOperation.fromPartial(object.operation)
+      : undefined;
     return message;
   },
 };
@@ -2367,11 +2850,17 @@ export const ListAuditEntriesResponse: MessageFns<ListAuditEntriesResponse> = {
 };
 
 function createBaseListQueuesRequest(): ListQueuesRequest {
-  return {};
+  return { pageSize: 0, pageToken: "" };
 }
 
 export const ListQueuesRequest: MessageFns<ListQueuesRequest> = {
-  encode(_: ListQueuesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+  encode(message: ListQueuesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.pageSize !== 0) {
+      writer.uint32(8).int32(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      writer.uint32(18).string(message.pageToken);
+    }
     return writer;
   },
 
@@ -2388,6 +2877,22 @@ export const ListQueuesRequest: MessageFns<ListQueuesRequest> = {
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2400,32 +2905,54 @@ export const ListQueuesRequest: MessageFns<ListQueuesRequest> = {
     }
   },
 
-  fromJSON(_: any): ListQueuesRequest {
-    return {};
+  fromJSON(object: any): ListQueuesRequest {
+    return {
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : 0,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : "",
+    };
   },
 
-  toJSON(_: ListQueuesRequest): unknown {
+  toJSON(message: ListQueuesRequest): unknown {
     const obj: any = {};
+    if (message.pageSize !== 0) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      obj.pageToken = message.pageToken;
+    }
     return obj;
   },
 
   create<I extends Exact<DeepPartial<ListQueuesRequest>, I>>(base?: I): ListQueuesRequest {
     return ListQueuesRequest.fromPartial(base ?? ({} as any));
   },
-  fromPartial<I extends Exact<DeepPartial<ListQueuesRequest>, I>>(_: I): ListQueuesRequest {
+  fromPartial<I extends Exact<DeepPartial<ListQueuesRequest>, I>>(object: I): ListQueuesRequest {
     const message = createBaseListQueuesRequest();
+    message.pageSize = object.pageSize ?? 0;
+    message.pageToken = object.pageToken ?? "";
     return message;
   },
 };
 
 function createBaseListQueuesResponse(): ListQueuesResponse {
-  return { queues: [] };
+  return { queues: [], nextPageToken: "" };
 }
 
 export const ListQueuesResponse: MessageFns<ListQueuesResponse> = {
   encode(message: ListQueuesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.queues) {
       QueueInfo.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
     }
     return writer;
   },
@@ -2451,6 +2978,14 @@ export const ListQueuesResponse: MessageFns<ListQueuesResponse> = {
             message.queues.push(QueueInfo.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2466,6 +3001,11 @@ export const ListQueuesResponse: MessageFns<ListQueuesResponse> = {
   fromJSON(object: any): ListQueuesResponse {
     return {
       queues: globalThis.Array.isArray(object?.queues) ? object.queues.map((e: any) => QueueInfo.fromJSON(e)) : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
     };
   },
 
@@ -2473,6 +3013,9 @@ export const ListQueuesResponse: MessageFns<ListQueuesResponse> = {
     const obj: any = {};
     if (message.queues?.length) {
       obj.queues = message.queues.map((e) => QueueInfo.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
     }
     return obj;
   },
@@ -2483,6 +3026,7 @@ export const ListQueuesResponse: MessageFns<ListQueuesResponse> = {
   fromPartial<I extends Exact<DeepPartial<ListQueuesResponse>, I>>(object: I): ListQueuesResponse {
     const message = createBaseListQueuesResponse();
     message.queues = object.queues?.map((e) => QueueInfo.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
     return message;
   },
 };
@@ -3103,7 +3647,7 @@ export const ListDeadLettersResponse: MessageFns<ListDeadLettersResponse> = {
 };
 
 function createBaseRequeueDeadLettersRequest(): RequeueDeadLettersRequest {
-  return { queue: "", jobIds: [], all: false };
+  return { queue: "", jobIds: [], all: false, reason: 0, errorText: "", background: false };
 }
 
 export const RequeueDeadLettersRequest: MessageFns<RequeueDeadLettersRequest> = {
@@ -3116,6 +3660,15 @@ export const RequeueDeadLettersRequest: MessageFns<RequeueDeadLettersRequest> = 
     }
     if (message.all !== false) {
       writer.uint32(24).bool(message.all);
+    }
+    if (message.reason !== 0) {
+      writer.uint32(32).int32(message.reason);
+    }
+    if (message.errorText !== "") {
+      writer.uint32(42).string(message.errorText);
+    }
+    if (message.background !== false) {
+      writer.uint32(48).bool(message.background);
     }
     return writer;
   },
@@ -3157,6 +3710,30 @@ export const RequeueDeadLettersRequest: MessageFns<RequeueDeadLettersRequest> = 
             message.all = reader.bool();
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.reason = reader.int32() as any;
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.errorText = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.background = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3178,6 +3755,13 @@ export const RequeueDeadLettersRequest: MessageFns<RequeueDeadLettersRequest> = 
         ? object.job_ids.map((e: any) => globalThis.String(e))
         : [],
       all: isSet(object.all) ? globalThis.Boolean(object.all) : false,
+      reason: isSet(object.reason) ? deadReasonFromJSON(object.reason) : 0,
+      errorText: isSet(object.errorText)
+        ? globalThis.String(object.errorText)
+        : isSet(object.error_text)
+        ? globalThis.String(object.error_text)
+        : "",
+      background: isSet(object.background) ? globalThis.Boolean(object.background) : false,
     };
   },
 
@@ -3192,6 +3776,15 @@ export const RequeueDeadLettersRequest: MessageFns<RequeueDeadLettersRequest> = 
     if (message.all !== false) {
       obj.all = message.all;
     }
+    if (message.reason !== 0) {
+      obj.reason = deadReasonToJSON(message.reason);
+    }
+    if (message.errorText !== "") {
+      obj.errorText = message.errorText;
+    }
+    if (message.background !== false) {
+      obj.background = message.background;
+    }
     return obj;
   },
 
@@ -3203,18 +3796,24 @@ export const RequeueDeadLettersRequest: MessageFns<RequeueDeadLettersRequest> = 
     message.queue = object.queue ?? "";
     message.jobIds = object.jobIds?.map((e) => e) || [];
     message.all = object.all ?? false;
+    message.reason = object.reason ?? 0;
+    message.errorText = object.errorText ?? "";
+    message.background = object.background ?? false;
     return message;
   },
 };
 
 function createBaseRequeueDeadLettersResponse(): RequeueDeadLettersResponse {
-  return { requeuedCount: 0 };
+  return { requeuedCount: 0, operation: undefined };
 }
 
 export const RequeueDeadLettersResponse: MessageFns<RequeueDeadLettersResponse> = {
   encode(message: RequeueDeadLettersResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.requeuedCount !== 0) {
       writer.uint32(8).int64(message.requeuedCount);
+    }
+    if (message.operation !== undefined) {
+      BulkOperation.encode(message.operation, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -3240,6 +3839,14 @@ export const RequeueDeadLettersResponse: MessageFns<RequeueDeadLettersResponse> 
             message.requeuedCount = longToNumber(reader.int64());
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.operation = BulkOperation.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3259,6 +3866,7 @@ export const RequeueDeadLettersResponse: MessageFns<RequeueDeadLettersResponse> 
         : isSet(object.requeued_count)
         ? globalThis.Number(object.requeued_count)
         : 0,
+      operation: isSet(object.operation) ? BulkOperation.fromJSON(object.operation) : undefined,
     };
   },
 
@@ -3266,6 +3874,9 @@ export const RequeueDeadLettersResponse: MessageFns<RequeueDeadLettersResponse> 
     const obj: any = {};
     if (message.requeuedCount !== 0) {
       obj.requeuedCount = Math.round(message.requeuedCount);
+    }
+    if (message.operation !== undefined) {
+      obj.operation = BulkOperation.toJSON(message.operation);
     }
     return obj;
   },
@@ -3276,12 +3887,15 @@ export const RequeueDeadLettersResponse: MessageFns<RequeueDeadLettersResponse> 
   fromPartial<I extends Exact<DeepPartial<RequeueDeadLettersResponse>, I>>(object: I): RequeueDeadLettersResponse {
     const message = createBaseRequeueDeadLettersResponse();
     message.requeuedCount = object.requeuedCount ?? 0;
+    message.operation = (object.operation !== undefined && object.operation !== null)
+      ? BulkOperation.fromPartial(object.operation)
+      : undefined;
     return message;
   },
 };
 
 function createBaseDeleteDeadLettersRequest(): DeleteDeadLettersRequest {
-  return { queue: "", jobIds: [], all: false };
+  return { queue: "", jobIds: [], all: false, reason: 0, errorText: "", background: false };
 }
 
 export const DeleteDeadLettersRequest: MessageFns<DeleteDeadLettersRequest> = {
@@ -3294,6 +3908,15 @@ export const DeleteDeadLettersRequest: MessageFns<DeleteDeadLettersRequest> = {
     }
     if (message.all !== false) {
       writer.uint32(24).bool(message.all);
+    }
+    if (message.reason !== 0) {
+      writer.uint32(32).int32(message.reason);
+    }
+    if (message.errorText !== "") {
+      writer.uint32(42).string(message.errorText);
+    }
+    if (message.background !== false) {
+      writer.uint32(48).bool(message.background);
     }
     return writer;
   },
@@ -3335,6 +3958,30 @@ export const DeleteDeadLettersRequest: MessageFns<DeleteDeadLettersRequest> = {
             message.all = reader.bool();
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.reason = reader.int32() as any;
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.errorText = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.background = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3356,6 +4003,13 @@ export const DeleteDeadLettersRequest: MessageFns<DeleteDeadLettersRequest> = {
         ? object.job_ids.map((e: any) => globalThis.String(e))
         : [],
       all: isSet(object.all) ? globalThis.Boolean(object.all) : false,
+      reason: isSet(object.reason) ? deadReasonFromJSON(object.reason) : 0,
+      errorText: isSet(object.errorText)
+        ? globalThis.String(object.errorText)
+        : isSet(object.error_text)
+        ? globalThis.String(object.error_text)
+        : "",
+      background: isSet(object.background) ? globalThis.Boolean(object.background) : false,
     };
   },
 
@@ -3370,6 +4024,15 @@ export const DeleteDeadLettersRequest: MessageFns<DeleteDeadLettersRequest> = {
     if (message.all !== false) {
       obj.all = message.all;
     }
+    if (message.reason !== 0) {
+      obj.reason = deadReasonToJSON(message.reason);
+    }
+    if (message.errorText !== "") {
+      obj.errorText = message.errorText;
+    }
+    if (message.background !== false) {
+      obj.background = message.background;
+    }
     return obj;
   },
 
@@ -3381,18 +4044,24 @@ export const DeleteDeadLettersRequest: MessageFns<DeleteDeadLettersRequest> = {
     message.queue = object.queue ?? "";
     message.jobIds = object.jobIds?.map((e) => e) || [];
     message.all = object.all ?? false;
+    message.reason = object.reason ?? 0;
+    message.errorText = object.errorText ?? "";
+    message.background = object.background ?? false;
     return message;
   },
 };
 
 function createBaseDeleteDeadLettersResponse(): DeleteDeadLettersResponse {
-  return { deletedCount: 0 };
+  return { deletedCount: 0, operation: undefined };
 }
 
 export const DeleteDeadLettersResponse: MessageFns<DeleteDeadLettersResponse> = {
   encode(message: DeleteDeadLettersResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.deletedCount !== 0) {
       writer.uint32(8).int64(message.deletedCount);
+    }
+    if (message.operation !== undefined) {
+      BulkOperation.encode(message.operation, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -3418,6 +4087,14 @@ export const DeleteDeadLettersResponse: MessageFns<DeleteDeadLettersResponse> = 
             message.deletedCount = longToNumber(reader.int64());
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.operation = BulkOperation.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3437,6 +4114,7 @@ export const DeleteDeadLettersResponse: MessageFns<DeleteDeadLettersResponse> = 
         : isSet(object.deleted_count)
         ? globalThis.Number(object.deleted_count)
         : 0,
+      operation: isSet(object.operation) ? BulkOperation.fromJSON(object.operation) : undefined,
     };
   },
 
@@ -3444,6 +4122,9 @@ export const DeleteDeadLettersResponse: MessageFns<DeleteDeadLettersResponse> = 
     const obj: any = {};
     if (message.deletedCount !== 0) {
       obj.deletedCount = Math.round(message.deletedCount);
+    }
+    if (message.operation !== undefined) {
+      obj.operation = BulkOperation.toJSON(message.operation);
     }
     return obj;
   },
@@ -3454,6 +4135,9 @@ export const DeleteDeadLettersResponse: MessageFns<DeleteDeadLettersResponse> = 
   fromPartial<I extends Exact<DeepPartial<DeleteDeadLettersResponse>, I>>(object: I): DeleteDeadLettersResponse {
     const message = createBaseDeleteDeadLettersResponse();
     message.deletedCount = object.deletedCount ?? 0;
+    message.operation = (object.operation !== undefined && object.operation !== null)
+      ? BulkOperation.fromPartial(object.operation)
+      : undefined;
     return message;
   },
 };
@@ -3542,6 +4226,7 @@ function createBaseServerLimits(): ServerLimits {
     maxBytesInFlightPerConnection: 0,
     maxBytesInFlightPerKey: 0,
     finishedOutcomeMs: 0,
+    maxQueues: 0,
   };
 }
 
@@ -3636,6 +4321,9 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     }
     if (message.finishedOutcomeMs !== 0) {
       writer.uint32(272).int64(message.finishedOutcomeMs);
+    }
+    if (message.maxQueues !== 0) {
+      writer.uint32(280).int32(message.maxQueues);
     }
     return writer;
   },
@@ -3893,6 +4581,14 @@ export const ServerLimits: MessageFns<ServerLimits> = {
             message.finishedOutcomeMs = longToNumber(reader.int64());
             continue;
           }
+          case 35: {
+            if (tag !== 280) {
+              break;
+            }
+
+            message.maxQueues = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4057,6 +4753,11 @@ export const ServerLimits: MessageFns<ServerLimits> = {
         : isSet(object.finished_outcome_ms)
         ? globalThis.Number(object.finished_outcome_ms)
         : 0,
+      maxQueues: isSet(object.maxQueues)
+        ? globalThis.Number(object.maxQueues)
+        : isSet(object.max_queues)
+        ? globalThis.Number(object.max_queues)
+        : 0,
     };
   },
 
@@ -4152,6 +4853,9 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     if (message.finishedOutcomeMs !== 0) {
       obj.finishedOutcomeMs = Math.round(message.finishedOutcomeMs);
     }
+    if (message.maxQueues !== 0) {
+      obj.maxQueues = Math.round(message.maxQueues);
+    }
     return obj;
   },
 
@@ -4190,6 +4894,7 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     message.maxBytesInFlightPerConnection = object.maxBytesInFlightPerConnection ?? 0;
     message.maxBytesInFlightPerKey = object.maxBytesInFlightPerKey ?? 0;
     message.finishedOutcomeMs = object.finishedOutcomeMs ?? 0;
+    message.maxQueues = object.maxQueues ?? 0;
     return message;
   },
 };

@@ -58,6 +58,18 @@ import {
   UpdateJobsRequest,
   UpdateJobsResponse,
 } from "./admin.js";
+import {
+  CancelBulkOperationRequest,
+  CancelBulkOperationResponse,
+  DeleteJobsRequest,
+  DeleteJobsResponse,
+  GetBulkOperationRequest,
+  GetBulkOperationResponse,
+  ListBulkOperationsRequest,
+  ListBulkOperationsResponse,
+  RequeueJobsRequest,
+  RequeueJobsResponse,
+} from "./bulk.js";
 import { EventsRequest, EventsResponse } from "./events.js";
 import {
   EnqueueAtomicRequest,
@@ -130,7 +142,9 @@ export const protobufFileName = "sepp/v1/queue_service.proto";
  *   worker    Reserve, Ack, AckBatch, Nack, Extend, ReportProgress, Work,
  *             and the reads
  *   admin     everything, including CancelJob, CancelJobs, UpdateJob,
- *             UpdateJobs, PauseQueue, ResumeQueue, PurgeQueue, DeleteQueue,
+ *             UpdateJobs, RequeueJobs, DeleteJobs, GetBulkOperation,
+ *             ListBulkOperations, CancelBulkOperation, PauseQueue,
+ *             ResumeQueue, PurgeQueue, DeleteQueue,
  *             RequeueDeadLetters, DeleteDeadLetters, SetQueueSettings,
  *             ResetQueueSettings, ReloadConfig, Backup, ListAuditEntries and
  *             the schedule changes (Create, Update, Pause, Resume, Delete and
@@ -391,8 +405,11 @@ export const QueueServiceService = {
     responseDeserialize: (value: Buffer): UpdateJobsResponse => UpdateJobsResponse.decode(value),
   },
   /**
-   * Lists every queue with its counts by state, paused flag, oldest ready age,
-   * waiting workers and effective settings.
+   * Lists the queues, a page at a time (follow `next_page_token`), each with
+   * its counts by state, paused flag, oldest ready age, waiting workers and
+   * effective settings.
+   * Errors: INVALID_ARGUMENT (a page size above `max_page_size`, a page token
+   * this server did not give).
    */
   listQueues: {
     path: "/sepp.v1.QueueService/ListQueues" as const,
@@ -516,6 +533,78 @@ export const QueueServiceService = {
     responseSerialize: (value: DeleteDeadLettersResponse): Buffer =>
       Buffer.from(DeleteDeadLettersResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): DeleteDeadLettersResponse => DeleteDeadLettersResponse.decode(value),
+  },
+  /**
+   * Requeues every finished job a filter matches (DEAD, COMPLETED, CANCELLED),
+   * as one bulk operation (bulk.proto). Role: admin. Audited once.
+   * Errors: INVALID_ARGUMENT (a bad filter), NOT_FOUND (no such queue),
+   * RESOURCE_EXHAUSTED (4 bulk operations running already).
+   */
+  requeueJobs: {
+    path: "/sepp.v1.QueueService/RequeueJobs" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RequeueJobsRequest): Buffer => Buffer.from(RequeueJobsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RequeueJobsRequest => RequeueJobsRequest.decode(value),
+    responseSerialize: (value: RequeueJobsResponse): Buffer => Buffer.from(RequeueJobsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RequeueJobsResponse => RequeueJobsResponse.decode(value),
+  },
+  /**
+   * Deletes every job a filter matches that is not LEASED, as one bulk
+   * operation. Role: admin. Audited once. Errors: as RequeueJobs.
+   */
+  deleteJobs: {
+    path: "/sepp.v1.QueueService/DeleteJobs" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeleteJobsRequest): Buffer => Buffer.from(DeleteJobsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeleteJobsRequest => DeleteJobsRequest.decode(value),
+    responseSerialize: (value: DeleteJobsResponse): Buffer => Buffer.from(DeleteJobsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeleteJobsResponse => DeleteJobsResponse.decode(value),
+  },
+  /**
+   * A bulk operation's progress. Role: admin.
+   * Errors: NOT_FOUND (not known here: never ran on this server, ended before
+   * its last restart, or no longer kept).
+   */
+  getBulkOperation: {
+    path: "/sepp.v1.QueueService/GetBulkOperation" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetBulkOperationRequest): Buffer =>
+      Buffer.from(GetBulkOperationRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetBulkOperationRequest => GetBulkOperationRequest.decode(value),
+    responseSerialize: (value: GetBulkOperationResponse): Buffer =>
+      Buffer.from(GetBulkOperationResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetBulkOperationResponse => GetBulkOperationResponse.decode(value),
+  },
+  /** The bulk operations running and the last ones finished. Role: admin. */
+  listBulkOperations: {
+    path: "/sepp.v1.QueueService/ListBulkOperations" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListBulkOperationsRequest): Buffer =>
+      Buffer.from(ListBulkOperationsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListBulkOperationsRequest => ListBulkOperationsRequest.decode(value),
+    responseSerialize: (value: ListBulkOperationsResponse): Buffer =>
+      Buffer.from(ListBulkOperationsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListBulkOperationsResponse => ListBulkOperationsResponse.decode(value),
+  },
+  /**
+   * Stops a running bulk operation after its current slice; answers once it
+   * has stopped. Audited (the operation's entry says `stopped`). Role: admin.
+   * Errors: NOT_FOUND as GetBulkOperation.
+   */
+  cancelBulkOperation: {
+    path: "/sepp.v1.QueueService/CancelBulkOperation" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CancelBulkOperationRequest): Buffer =>
+      Buffer.from(CancelBulkOperationRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CancelBulkOperationRequest => CancelBulkOperationRequest.decode(value),
+    responseSerialize: (value: CancelBulkOperationResponse): Buffer =>
+      Buffer.from(CancelBulkOperationResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CancelBulkOperationResponse => CancelBulkOperationResponse.decode(value),
   },
   /**
    * Describes the server: version, durability mode, clock and every effective
@@ -919,8 +1008,11 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    */
   updateJobs: handleUnaryCall<UpdateJobsRequest, UpdateJobsResponse>;
   /**
-   * Lists every queue with its counts by state, paused flag, oldest ready age,
-   * waiting workers and effective settings.
+   * Lists the queues, a page at a time (follow `next_page_token`), each with
+   * its counts by state, paused flag, oldest ready age, waiting workers and
+   * effective settings.
+   * Errors: INVALID_ARGUMENT (a page size above `max_page_size`, a page token
+   * this server did not give).
    */
   listQueues: handleUnaryCall<ListQueuesRequest, ListQueuesResponse>;
   /**
@@ -975,6 +1067,32 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    * Errors: as RequeueDeadLetters.
    */
   deleteDeadLetters: handleUnaryCall<DeleteDeadLettersRequest, DeleteDeadLettersResponse>;
+  /**
+   * Requeues every finished job a filter matches (DEAD, COMPLETED, CANCELLED),
+   * as one bulk operation (bulk.proto). Role: admin. Audited once.
+   * Errors: INVALID_ARGUMENT (a bad filter), NOT_FOUND (no such queue),
+   * RESOURCE_EXHAUSTED (4 bulk operations running already).
+   */
+  requeueJobs: handleUnaryCall<RequeueJobsRequest, RequeueJobsResponse>;
+  /**
+   * Deletes every job a filter matches that is not LEASED, as one bulk
+   * operation. Role: admin. Audited once. Errors: as RequeueJobs.
+   */
+  deleteJobs: handleUnaryCall<DeleteJobsRequest, DeleteJobsResponse>;
+  /**
+   * A bulk operation's progress. Role: admin.
+   * Errors: NOT_FOUND (not known here: never ran on this server, ended before
+   * its last restart, or no longer kept).
+   */
+  getBulkOperation: handleUnaryCall<GetBulkOperationRequest, GetBulkOperationResponse>;
+  /** The bulk operations running and the last ones finished. Role: admin. */
+  listBulkOperations: handleUnaryCall<ListBulkOperationsRequest, ListBulkOperationsResponse>;
+  /**
+   * Stops a running bulk operation after its current slice; answers once it
+   * has stopped. Audited (the operation's entry says `stopped`). Role: admin.
+   * Errors: NOT_FOUND as GetBulkOperation.
+   */
+  cancelBulkOperation: handleUnaryCall<CancelBulkOperationRequest, CancelBulkOperationResponse>;
   /**
    * Describes the server: version, durability mode, clock and every effective
    * limit and default.
@@ -1403,8 +1521,11 @@ export interface QueueServiceClient extends Client {
     callback: (error: ServiceError | null, response: UpdateJobsResponse) => void,
   ): ClientUnaryCall;
   /**
-   * Lists every queue with its counts by state, paused flag, oldest ready age,
-   * waiting workers and effective settings.
+   * Lists the queues, a page at a time (follow `next_page_token`), each with
+   * its counts by state, paused flag, oldest ready age, waiting workers and
+   * effective settings.
+   * Errors: INVALID_ARGUMENT (a page size above `max_page_size`, a page token
+   * this server did not give).
    */
   listQueues(
     request: ListQueuesRequest,
@@ -1570,6 +1691,102 @@ export interface QueueServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: DeleteDeadLettersResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Requeues every finished job a filter matches (DEAD, COMPLETED, CANCELLED),
+   * as one bulk operation (bulk.proto). Role: admin. Audited once.
+   * Errors: INVALID_ARGUMENT (a bad filter), NOT_FOUND (no such queue),
+   * RESOURCE_EXHAUSTED (4 bulk operations running already).
+   */
+  requeueJobs(
+    request: RequeueJobsRequest,
+    callback: (error: ServiceError | null, response: RequeueJobsResponse) => void,
+  ): ClientUnaryCall;
+  requeueJobs(
+    request: RequeueJobsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RequeueJobsResponse) => void,
+  ): ClientUnaryCall;
+  requeueJobs(
+    request: RequeueJobsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RequeueJobsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Deletes every job a filter matches that is not LEASED, as one bulk
+   * operation. Role: admin. Audited once. Errors: as RequeueJobs.
+   */
+  deleteJobs(
+    request: DeleteJobsRequest,
+    callback: (error: ServiceError | null, response: DeleteJobsResponse) => void,
+  ): ClientUnaryCall;
+  deleteJobs(
+    request: DeleteJobsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DeleteJobsResponse) => void,
+  ): ClientUnaryCall;
+  deleteJobs(
+    request: DeleteJobsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DeleteJobsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * A bulk operation's progress. Role: admin.
+   * Errors: NOT_FOUND (not known here: never ran on this server, ended before
+   * its last restart, or no longer kept).
+   */
+  getBulkOperation(
+    request: GetBulkOperationRequest,
+    callback: (error: ServiceError | null, response: GetBulkOperationResponse) => void,
+  ): ClientUnaryCall;
+  getBulkOperation(
+    request: GetBulkOperationRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetBulkOperationResponse) => void,
+  ): ClientUnaryCall;
+  getBulkOperation(
+    request: GetBulkOperationRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetBulkOperationResponse) => void,
+  ): ClientUnaryCall;
+  /** The bulk operations running and the last ones finished. Role: admin. */
+  listBulkOperations(
+    request: ListBulkOperationsRequest,
+    callback: (error: ServiceError | null, response: ListBulkOperationsResponse) => void,
+  ): ClientUnaryCall;
+  listBulkOperations(
+    request: ListBulkOperationsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListBulkOperationsResponse) => void,
+  ): ClientUnaryCall;
+  listBulkOperations(
+    request: ListBulkOperationsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListBulkOperationsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Stops a running bulk operation after its current slice; answers once it
+   * has stopped. Audited (the operation's entry says `stopped`). Role: admin.
+   * Errors: NOT_FOUND as GetBulkOperation.
+   */
+  cancelBulkOperation(
+    request: CancelBulkOperationRequest,
+    callback: (error: ServiceError | null, response: CancelBulkOperationResponse) => void,
+  ): ClientUnaryCall;
+  cancelBulkOperation(
+    request: CancelBulkOperationRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CancelBulkOperationResponse) => void,
+  ): ClientUnaryCall;
+  cancelBulkOperation(
+    request: CancelBulkOperationRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CancelBulkOperationResponse) => void,
   ): ClientUnaryCall;
   /**
    * Describes the server: version, durability mode, clock and every effective

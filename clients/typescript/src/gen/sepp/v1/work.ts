@@ -125,6 +125,20 @@ export interface ReserveRequest {
    * `max_worker_id_bytes` (default 256) bytes. Optional.
    */
   workerId: string;
+  /**
+   * The largest answer this caller can take, in bytes: the server leases no
+   * more jobs than fit in it (each job counted generously: its payload, 3
+   * bytes per character of its strings, 128 bytes more), so an answer is never
+   * too large to send and no job is leased into an answer that fails. 0 means
+   * 4 MiB (4,194,304), gRPC's default receive limit; values above the
+   * server's `max_message_bytes` are clamped to it. Fewer jobs than
+   * `max_jobs` may come back for it; the others stay ready. When the first job
+   * alone does not fit, the call fails with RESOURCE_EXHAUSTED naming the job
+   * and its size, and the job stays ready with no attempt counted (raise this
+   * and the client's receive limit to take it). The SDKs, which accept any
+   * size, send the server's limit.
+   */
+  maxResponseBytes: number;
 }
 
 /** The leased jobs. */
@@ -509,7 +523,7 @@ export interface WorkResponse_Batch {
 }
 
 function createBaseReserveRequest(): ReserveRequest {
-  return { queues: [], maxJobs: 0, leaseDurationMs: 0, waitTimeoutMs: 0, workerId: "" };
+  return { queues: [], maxJobs: 0, leaseDurationMs: 0, waitTimeoutMs: 0, workerId: "", maxResponseBytes: 0 };
 }
 
 export const ReserveRequest: MessageFns<ReserveRequest> = {
@@ -528,6 +542,9 @@ export const ReserveRequest: MessageFns<ReserveRequest> = {
     }
     if (message.workerId !== "") {
       writer.uint32(42).string(message.workerId);
+    }
+    if (message.maxResponseBytes !== 0) {
+      writer.uint32(48).int64(message.maxResponseBytes);
     }
     return writer;
   },
@@ -585,6 +602,14 @@ export const ReserveRequest: MessageFns<ReserveRequest> = {
             message.workerId = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.maxResponseBytes = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -620,6 +645,11 @@ export const ReserveRequest: MessageFns<ReserveRequest> = {
         : isSet(object.worker_id)
         ? globalThis.String(object.worker_id)
         : "",
+      maxResponseBytes: isSet(object.maxResponseBytes)
+        ? globalThis.Number(object.maxResponseBytes)
+        : isSet(object.max_response_bytes)
+        ? globalThis.Number(object.max_response_bytes)
+        : 0,
     };
   },
 
@@ -640,6 +670,9 @@ export const ReserveRequest: MessageFns<ReserveRequest> = {
     if (message.workerId !== "") {
       obj.workerId = message.workerId;
     }
+    if (message.maxResponseBytes !== 0) {
+      obj.maxResponseBytes = Math.round(message.maxResponseBytes);
+    }
     return obj;
   },
 
@@ -653,6 +686,7 @@ export const ReserveRequest: MessageFns<ReserveRequest> = {
     message.leaseDurationMs = object.leaseDurationMs ?? 0;
     message.waitTimeoutMs = object.waitTimeoutMs ?? 0;
     message.workerId = object.workerId ?? "";
+    message.maxResponseBytes = object.maxResponseBytes ?? 0;
     return message;
   },
 };

@@ -1,0 +1,264 @@
+/**
+ * Whether bulk operations keep the server serving (issue 29 item 4, issue 36
+ * item 1): starts `sepp serve`, fills one queue with `--jobs` matching jobs
+ * (default 300,000), and runs each bulk operation over all of them while a
+ * second connection sends unary gRPC Enqueues, one at a time, to another
+ * queue. Prints, per operation, how long it took (as its caller waited for it)
+ * and the concurrent enqueues' latency (p50, p99, max) during it, beside the
+ * same enqueues with no bulk operation running.
+ *
+ *   npx tsx bench/bulk-stall.ts [--jobs 300000] [--runs 1] [--against DIR]
+ *
+ * The operations, in order on the same jobs: UpdateJobs run-now (scheduled →
+ * ready), UpdateJobs priority, CancelJobs, RequeueJobs (the cancelled jobs),
+ * DeleteJobs by a metadata value (a filter no index answers), then a refill
+ * and PurgeQueue. `--against DIR` runs the same against the server of another
+ * checkout (say /work/main), interleaved; operations that server lacks are
+ * left out of its rows. Not a test: the target (p99 < 50 ms) is read off the
+ * table, never asserted.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { credentials, Metadata, status } from '@grpc/grpc-js';
+import type { JobFilter } from '../clients/typescript/src/gen/sepp/v1/admin.js';
+import type { EnqueueJob } from '../clients/typescript/src/gen/sepp/v1/job.js';
+import { JobState } from '../clients/typescript/src/gen/sepp/v1/job.js';
+import { QueueServiceClient } from '../clients/typescript/src/gen/sepp/v1/queue_service.js';
+import { parseArgs } from './engine-lib.ts';
+import { LatencyRecorder, type LatencySummary } from './lib/latency.ts';
+import { installCleanupHandlers } from './lib/processes.ts';
+import { startSeppServe } from './lib/sepp-serve.ts';
+
+const args = parseArgs(process.argv.slice(2));
+const jobs = Number(args.get('jobs') ?? 300_000);
+const runs = Number(args.get('runs') ?? 1);
+const root = new URL('..', import.meta.url).pathname;
+const checkouts = [
+  { label: 'this checkout', dir: root },
+  ...(args.has('against') ? [{ label: String(args.get('against')), dir: String(args.get('against')) }] : []),
+];
+
+const queue = 'bulk';
+const filter: JobFilter = {
+  queue,
+  type: '',
+  states: [],
+  group: '',
+  allQueues: false,
+  typePrefix: '',
+  errorText: '',
+  metadataKey: '',
+  metadataValue: '',
+  enqueuedFromMs: 0,
+  enqueuedBeforeMs: 0,
+  deadReason: 0,
+  retriesOnly: false,
+};
+
+function job(q: string, fields: Partial<EnqueueJob> = {}): EnqueueJob {
+  return {
+    queue: q,
+    type: 'report',
+    payload: Buffer.alloc(64, 0x61),
+    contentType: '',
+    priority: 0,
+    schedule: undefined,
+    maxAttempts: 0,
+    idempotencyKey: '',
+    metadata: { tenant: 'acme' },
+    traceparent: '',
+    tracestate: '',
+    uniqueWhileActive: false,
+    group: '',
+    ...fields,
+  };
+}
+
+type Rpc<Req, Res> = (
+  req: Req,
+  md: Metadata,
+  opts: { deadline: number },
+  cb: (e: Error | null, r: Res) => void,
+) => unknown;
+function unary<Req, Res>(client: QueueServiceClient, method: Rpc<Req, Res>, request: Req): Promise<Res> {
+  return new Promise((resolve, reject) =>
+    method.call(client, request, new Metadata(), { deadline: Date.now() + 600_000 }, (error, response) =>
+      error ? reject(error) : resolve(response),
+    ),
+  );
+}
+
+async function fill(client: QueueServiceClient, scheduled: boolean): Promise<void> {
+  const schedule = scheduled ? { $case: 'delayMs' as const, value: 3_600_000 } : undefined;
+  const batch = Array.from({ length: 1000 }, () => job(queue, { schedule }));
+  for (let n = 0; n < jobs; n += 1000) {
+    await unary(client, client.enqueueBatch, { jobs: batch.slice(0, Math.min(1000, jobs - n)) });
+  }
+}
+
+/** Sends one Enqueue after another until `stop` resolves; records each one's latency. */
+async function probe(
+  client: QueueServiceClient,
+  stop: Promise<unknown>,
+): Promise<LatencySummary | undefined> {
+  let stopped = false;
+  // Either way the operation ended (its own failure is the caller's to report).
+  const end = () => {
+    stopped = true;
+  };
+  void stop.then(end, end);
+  const latencies = new LatencyRecorder();
+  const probeJob = job('probe', { metadata: {} });
+  while (!stopped) {
+    const started = performance.now();
+    await unary(client, client.enqueue, { job: probeJob });
+    latencies.record(performance.now() - started);
+  }
+  return latencies.summary();
+}
+
+interface Row {
+  checkout: string;
+  operation: string;
+  changed: number;
+  durationMs: number;
+  enqueue: LatencySummary | undefined;
+}
+
+async function measure(
+  checkout: string,
+  probeClient: QueueServiceClient,
+  operation: string,
+  run: () => Promise<number>,
+): Promise<Row> {
+  const started = performance.now();
+  const done = run();
+  const [changed, enqueue] = await Promise.all([done, probe(probeClient, done)]);
+  return { checkout, operation, changed, durationMs: performance.now() - started, enqueue };
+}
+
+async function oneServer(label: string, srcDir: string): Promise<Row[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'sepp-bulk-bench-'));
+  const config = join(dir, 'sepp.toml');
+  writeFileSync(config, '');
+  const server = await startSeppServe({ srcDir, config, dir });
+  const address = `127.0.0.1:${server.grpcPort}`;
+  const control = new QueueServiceClient(address, credentials.createInsecure());
+  const prober = new QueueServiceClient(address, credentials.createInsecure(), {
+    'grpc.use_local_subchannel_pool': 1,
+  });
+  const rows: Row[] = [];
+  const step = async (operation: string, run: () => Promise<number>) => {
+    try {
+      const row = await measure(label, prober, operation, run);
+      rows.push(row);
+      process.stderr.write(
+        `${label}: ${operation} ${row.changed} jobs in ${Math.round(row.durationMs)} ms\n`,
+      );
+    } catch (error) {
+      if ((error as { code?: number }).code !== status.UNIMPLEMENTED) throw error;
+      process.stderr.write(`${label}: ${operation} not implemented there\n`);
+    }
+  };
+  try {
+    rows.push(
+      await measure(
+        label,
+        prober,
+        'none (baseline, 3 s)',
+        () => new Promise((r) => setTimeout(() => r(0), 3000)),
+      ),
+    );
+    await fill(control, true);
+    const runNow = { scheduleChange: { $case: 'runNow' as const, value: true } };
+    const prio = { priorityChange: { $case: 'priority' as const, value: 5 } };
+    await step(
+      'UpdateJobs run now',
+      async () =>
+        (
+          await unary(control, control.updateJobs, {
+            filter,
+            changes: runNow,
+            dryRun: false,
+            background: false,
+          })
+        ).updatedCount,
+    );
+    await step(
+      'UpdateJobs priority',
+      async () =>
+        (
+          await unary(control, control.updateJobs, {
+            filter,
+            changes: prio,
+            dryRun: false,
+            background: false,
+          })
+        ).updatedCount,
+    );
+    await step('CancelJobs', async () => {
+      const r = await unary(control, control.cancelJobs, { filter, dryRun: false, background: false });
+      return r.cancelledCount + r.cancelRequestedCount;
+    });
+    await step(
+      'RequeueJobs (cancelled)',
+      async () =>
+        (
+          await unary(control, control.requeueJobs, {
+            filter: { ...filter, states: [JobState.CANCELLED] },
+            dryRun: false,
+            background: false,
+          })
+        ).requeuedCount,
+    );
+    await step(
+      'DeleteJobs by metadata',
+      async () =>
+        (
+          await unary(control, control.deleteJobs, {
+            filter: { ...filter, metadataKey: 'tenant', metadataValue: 'acme' },
+            dryRun: false,
+            background: false,
+          })
+        ).deletedCount,
+    );
+    // What a server without RequeueJobs/DeleteJobs still holds is cancelled: purge needs waiting jobs.
+    await fill(control, false);
+    await step(
+      'PurgeQueue',
+      async () => (await unary(control, control.purgeQueue, { queue, background: false })).deletedCount,
+    );
+  } finally {
+    control.close();
+    prober.close();
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return rows;
+}
+
+installCleanupHandlers(async () => {});
+const all: Row[] = [];
+for (let run = 0; run < runs; run++) {
+  for (const { label, dir } of checkouts) all.push(...(await oneServer(label, dir)));
+}
+
+/** Median of the runs' rows of one checkout and operation. */
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+const keys = [...new Set(all.map((r) => `${r.checkout}\u0000${r.operation}`))];
+console.log(`bulk operations over ${jobs.toLocaleString('en')} matching jobs; medians of ${runs} run(s)`);
+console.log(
+  '| checkout | operation | jobs changed | duration | enqueues during it | enqueue p50 | enqueue p99 | enqueue max |',
+);
+console.log('|---|---|--:|--:|--:|--:|--:|--:|');
+for (const key of keys) {
+  const [checkout, operation] = key.split('\u0000');
+  const rows = all.filter((r) => r.checkout === checkout && r.operation === operation);
+  const pick = (f: (r: Row) => number) => median(rows.map(f));
+  const ms = (v: number) => `${v.toFixed(1)} ms`;
+  console.log(
+    `| ${checkout} | ${operation} | ${pick((r) => r.changed).toLocaleString('en')} | ${(pick((r) => r.durationMs) / 1000).toFixed(1)} s | ${pick((r) => r.enqueue?.count ?? 0)} | ${ms(pick((r) => r.enqueue?.p50Ms ?? 0))} | ${ms(pick((r) => r.enqueue?.p99Ms ?? 0))} | ${ms(pick((r) => r.enqueue?.maxMs ?? 0))} |`,
+  );
+}
+process.exit(0);

@@ -1,0 +1,412 @@
+/**
+ * Bulk operations: cancel, update (run now, priority), requeue or delete
+ * every job a filter matches — the bulk RPCs, PurgeQueue, "all" of the dead
+ * letters and the admin UI's "all N matching" — as one server-side operation
+ * that keeps the server serving.
+ *
+ * An operation runs in slices: each slice is one write unit that reads at
+ * most a slice's size of index entries from where the last one stopped
+ * (bulk-scan.ts) and changes those that match, so no transaction holds more
+ * than a bounded amount of work (the size follows the time slices take, see
+ * firstSliceRows), and between slices the operation yields turns of the event
+ * loop (setImmediate: not a timer) so that what arrived meanwhile — enqueues,
+ * leases, acks — is read and committed in a batch of its own, without waiting
+ * for the rest of the operation. Its audit entry is written with the first slice (no job changes
+ * without it) and its totals are updated with each later one, so the log holds
+ * one entry per operation with the filter and the count.
+ *
+ * States: running → done (every range read), cancelled (CancelBulkOperation
+ * between two slices: what earlier slices changed stays changed) or failed
+ * (a slice's write failed, e.g. the server is closing). The registry is in
+ * memory and bounded: at most `maxRunning` operations run at once, and the
+ * last `keptFinished` finished ones are kept for polling. After a restart an
+ * operation is gone, and its audit entry says how far it got (`done: false`).
+ */
+
+import { randomUUID } from 'node:crypto';
+import type { Op } from '../../store/op.ts';
+import type { StoreTx } from '../../store/store.ts';
+import type { AuditInput } from '../admin-types.ts';
+import type { AuditLog } from '../audit/index.ts';
+import type { EngineContext } from '../context.ts';
+import type {
+  BulkAction,
+  BulkOperationInfo,
+  CancelNotice,
+  JobChanges,
+  JobFilter,
+  MatchCount,
+} from '../control-types.ts';
+import { SeppError } from '../errors.ts';
+import { eventAbout } from '../events/index.ts';
+import type { JobState } from '../types.ts';
+import { type BulkPlan, planBulk } from './bulk-filter.ts';
+import { countMatching, RangeCursor, type ScanStep } from './bulk-scan.ts';
+
+/**
+ * How many index entries a slice reads (and so jobs it may change) in one
+ * transaction: it starts at `firstSliceRows` and follows the time each slice's
+ * write takes until it is durable (measured on the injected clock: the batch,
+ * the commit and its fsync — what other writes behind it wait for), halving
+ * above `sliceWorkMs` and doubling below half of it, within
+ * [`minSliceRows`, `maxSliceRows`] — so a slice holds the writer for about
+ * `sliceWorkMs` however costly each row is (indexes, a loaded machine).
+ */
+export const firstSliceRows = 256;
+export const minSliceRows = 32;
+export const maxSliceRows = 2000;
+export const sliceWorkMs = 10;
+/** Index entries a count (the total before a confirmation) may examine. */
+export const countBudget = 100_000;
+/** Operations running at once, server-wide. */
+export const maxRunning = 4;
+/** Finished operations kept for polling. */
+const keptFinished = 64;
+
+const actionWords: Record<BulkAction, string> = {
+  cancel: 'cancelled',
+  update: 'changed',
+  requeue: 'requeued',
+  delete: 'deleted',
+};
+
+/** An operation while it runs: its progress, and what its slices need. */
+interface Running {
+  info: BulkOperationInfo;
+  plan: BulkPlan;
+  changes: JobChanges;
+  audit: AuditInput | undefined;
+  auditId: number | undefined;
+  cursor: RangeCursor;
+  /** The next slice's size (see firstSliceRows). */
+  sliceRows: number;
+  stopRequested: boolean;
+  /** What failed it (state `failed`). */
+  failure?: unknown;
+  /** Resolves when the operation has ended (set as it starts). */
+  finished?: Promise<BulkOperationInfo>;
+}
+
+export interface BulkStart {
+  action: BulkAction;
+  filter: JobFilter;
+  /** For `update`: `runNow` and/or `priority`. */
+  changes?: JobChanges;
+  audit?: AuditInput;
+}
+
+export class BulkOperations {
+  private readonly operations = new Map<string, Running>();
+  /** Operations taking their first count: they hold a place among the `maxRunning`. */
+  private starting = 0;
+
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly audit: AuditLog,
+    /** Tells the workers of leased jobs a cancel asked to stop (the Canceller's listeners), after the commit. */
+    private readonly notify: (tx: StoreTx, notices: readonly CancelNotice[]) => void,
+    /** Checks an update's changes (job-update.ts); throws invalid_argument. */
+    private readonly checkChanges: (changes: JobChanges) => void,
+  ) {}
+
+  /** The filter checked against the action, as the operation would read it. */
+  plan(action: BulkAction, filter: JobFilter, changes: JobChanges = {}): BulkPlan {
+    if (action === 'update') this.checkChanges(changes);
+    const plan = planBulk(this.ctx, action, filter, actionWords[action]);
+    // A ready job is due already: run-now alone changes only scheduled ones.
+    if (action === 'update' && changes.priority === undefined) {
+      return { ...plan, states: plan.states.filter((s) => s === 'scheduled') };
+    }
+    return plan;
+  }
+
+  /** How many jobs of the jobs list match `filter` in any state (a bounded count, see MatchCount). */
+  countListed(filter: JobFilter): Promise<MatchCount> {
+    const plan = planBulk(this.ctx, 'list', filter, 'listed');
+    return this.ctx.read((view) => countMatching(view, plan, countBudget));
+  }
+
+  /** How many jobs the action would apply to now, examining at most `budget` index entries (see MatchCount). */
+  count(
+    action: BulkAction,
+    filter: JobFilter,
+    changes: JobChanges = {},
+    budget = countBudget,
+  ): Promise<MatchCount> {
+    const plan = this.plan(action, filter, changes);
+    return this.ctx.read((view) => countMatching(view, plan, budget));
+  }
+
+  /**
+   * Starts an operation; resolves once it has begun (its count taken) with its
+   * progress. `finished` resolves when it ends, never rejects (a failure is state `failed`).
+   */
+  async start(
+    request: BulkStart,
+  ): Promise<{ info: BulkOperationInfo; finished: Promise<BulkOperationInfo> }> {
+    const changes = request.changes ?? {};
+    const plan = this.plan(request.action, request.filter, changes);
+    if (this.runningCount() + this.starting >= maxRunning) {
+      throw new SeppError(
+        'resource_exhausted',
+        `${maxRunning} bulk operations are running already; wait for one to end (GetBulkOperation) or cancel one`,
+      );
+    }
+    this.starting++;
+    let begun: { count: MatchCount; lastSeq: number };
+    try {
+      begun = await this.ctx.read(function* (view) {
+        return { count: yield* countMatching(view, plan, countBudget), lastSeq: yield* view.bulk.lastSeq() };
+      });
+    } finally {
+      this.starting--;
+    }
+    const details = { ...plan.details, ...bulkChanges(changes) };
+    const running: Running = {
+      info: {
+        id: randomUUID(),
+        action: request.action,
+        details,
+        state: 'running',
+        matched: begun.count.matched,
+        matchedExact: begun.count.exact,
+        changed: 0,
+        cancelRequested: 0,
+        examined: 0,
+        slices: 0,
+        startedAtMs: this.ctx.clock.nowMs(),
+        finishedAtMs: null,
+        error: null,
+        actor: request.audit?.actor ?? null,
+      },
+      plan,
+      changes,
+      audit: request.audit,
+      auditId: undefined,
+      cursor: new RangeCursor(plan, begun.lastSeq),
+      sliceRows: firstSliceRows,
+      stopRequested: false,
+    };
+    this.operations.set(running.info.id, running);
+    const finished = this.drive(running);
+    running.finished = finished;
+    return { info: { ...running.info }, finished };
+  }
+
+  /** Starts an operation and resolves when it has ended; rejects with what failed it. */
+  async run(request: BulkStart): Promise<BulkOperationInfo> {
+    const { info, finished } = await this.start(request);
+    const ended = await finished;
+    if (ended.state === 'failed')
+      throw this.operations.get(info.id)?.failure ?? new Error(ended.error ?? 'failed');
+    return ended;
+  }
+
+  /** An operation's progress; NOT_FOUND for an id this server does not know (or no longer keeps). */
+  get(id: string): BulkOperationInfo {
+    return { ...this.find(id).info };
+  }
+
+  /** Running operations first, then the finished ones kept, newest first. */
+  list(): BulkOperationInfo[] {
+    const all = [...this.operations.values()].map((r) => ({ ...r.info }));
+    return all.sort(
+      (a, b) =>
+        Number(b.state === 'running') - Number(a.state === 'running') || b.startedAtMs - a.startedAtMs,
+    );
+  }
+
+  /** Asks a running operation to stop after its current slice; resolves with it once it has. */
+  cancel(id: string): Promise<BulkOperationInfo> {
+    const running = this.find(id);
+    running.stopRequested = true;
+    return running.finished ?? Promise.resolve({ ...running.info });
+  }
+
+  private find(id: string): Running {
+    const running = this.operations.get(id);
+    if (running === undefined) {
+      throw new SeppError(
+        'not_found',
+        `bulk operation ${JSON.stringify(id.slice(0, 64))} is not known here: it never ran on this server, ended before its last restart, or is older than the last ${keptFinished} kept`,
+      );
+    }
+    return running;
+  }
+
+  private runningCount(): number {
+    let n = 0;
+    for (const r of this.operations.values()) if (r.info.state === 'running') n++;
+    return n;
+  }
+
+  private async drive(running: Running): Promise<BulkOperationInfo> {
+    const { info } = running;
+    try {
+      // The first slice runs even when nothing matches: it writes the audit entry.
+      do {
+        if (running.stopRequested) {
+          info.state = 'cancelled';
+          await this.ctx.write((tx) => this.auditSlice(tx, running));
+          break;
+        }
+        const startedMs = this.ctx.clock.nowMs();
+        await this.ctx.write((tx) => this.slice(tx, running));
+        this.resize(running, this.ctx.clock.nowMs() - startedMs);
+        if (!running.cursor.done) await yieldTurn();
+      } while (!running.cursor.done);
+      if (info.state === 'running') info.state = 'done';
+    } catch (error) {
+      info.state = 'failed';
+      running.failure = error;
+      info.error = error instanceof Error ? error.message : String(error);
+    }
+    info.finishedAtMs = this.ctx.clock.nowMs();
+    this.forgetOld();
+    return { ...info };
+  }
+
+  /** One slice: the next range step's jobs, changed, and the audit entry written or brought up to date. */
+  private *slice(tx: StoreTx, running: Running): Op<void> {
+    const step = yield* running.cursor.next(tx, running.sliceRows);
+    if (step !== null && step.seqs.length > 0) {
+      running.info.changed += yield* this.apply(tx, running, step);
+    }
+    running.info.slices++;
+    running.info.examined = running.cursor.examined;
+    yield* this.auditSlice(tx, running);
+  }
+
+  /**
+   * The next slice's size from the time this one's write took until durable
+   * (its batch and commit included, fsync too: what an enqueue behind it waits).
+   */
+  private resize(running: Running, tookMs: number): void {
+    if (tookMs > sliceWorkMs) running.sliceRows = Math.max(minSliceRows, Math.floor(running.sliceRows / 2));
+    else if (tookMs < sliceWorkMs / 2) running.sliceRows = Math.min(maxSliceRows, running.sliceRows * 2);
+  }
+
+  private *auditSlice(tx: StoreTx, running: Running): Op<void> {
+    const { audit, info } = running;
+    if (audit === undefined) return;
+    // The id last: a short view of the entry (sepp audit's column) shows the filter and counts first.
+    const outcome = {
+      ...info.details,
+      matched: info.matched,
+      ...(info.matchedExact ? {} : { matchedAtLeast: true }),
+      changed: info.changed,
+      ...(info.action === 'cancel' ? { cancelRequested: info.cancelRequested } : {}),
+      done: running.cursor.done && info.state === 'running',
+      ...(info.state === 'cancelled' ? { stopped: true } : {}),
+      operationId: info.id,
+    };
+    if (running.auditId === undefined) running.auditId = yield* this.audit.write(tx, audit, outcome);
+    else yield* this.audit.update(tx, running.auditId, audit, outcome);
+  }
+
+  /** Changes the step's matching jobs as the action says; returns how many changed. */
+  private *apply(tx: StoreTx, running: Running, step: ScanStep): Op<number> {
+    const { queue, state, seqs } = step;
+    const slice = { ...running.plan.residual, seqs, state };
+    const nowMs = this.ctx.clock.nowMs();
+    switch (running.info.action) {
+      case 'cancel': {
+        const by = running.info.actor;
+        if (state === 'leased') {
+          const rows = yield* tx.bulk.requestCancel({ ...slice, nowMs, by });
+          for (const row of rows) yield* this.ctx.releaseKey(tx, queue, row.idempotency_key, row.id);
+          this.notify(
+            tx,
+            rows.map((row) => ({
+              jobId: row.id,
+              queue,
+              attempt: row.attempt,
+              workerId: row.worker_id,
+              cancelledBy: by,
+              cancelledAtMs: nowMs,
+            })),
+          );
+          running.info.cancelRequested += rows.length;
+          return rows.length;
+        }
+        const rows = yield* tx.bulk.cancelWaiting({ ...slice, nowMs, by });
+        yield* this.ctx.count(tx, queue, state, 'cancelled', rows.length);
+        for (const row of rows) yield* this.ctx.releaseKey(tx, queue, row.idempotency_key, row.id);
+        this.ctx.emit(tx, { kind: 'cancelled', queue, count: rows.length });
+        this.recordEnded(tx, queue, state, rows);
+        return rows.length;
+      }
+      case 'update': {
+        const { priority, runNow } = running.changes;
+        if (runNow === true && state === 'scheduled') {
+          const n = yield* tx.bulk.runNow({ ...slice, nowMs, priority: priority ?? null });
+          yield* this.ctx.count(tx, queue, 'scheduled', 'ready', n);
+          this.ctx.jobsReady(tx, queue, n);
+          return n;
+        }
+        return priority === undefined ? 0 : yield* tx.bulk.setPriority({ ...slice, priority });
+      }
+      case 'requeue': {
+        const n = yield* tx.bulk.requeue({ ...slice, nowMs });
+        yield* this.ctx.count(tx, queue, state, 'ready', n);
+        this.ctx.jobsReady(tx, queue, n);
+        this.ctx.emit(tx, { kind: 'requeued', queue, count: n });
+        return n;
+      }
+      case 'delete': {
+        const rows = yield* tx.bulk.delete(slice);
+        // A deleted waiting job or dead letter frees its key; a completed job keeps it for the dedup window.
+        if (state !== 'completed') {
+          for (const row of rows) yield* this.ctx.releaseKey(tx, queue, row.idempotency_key, row.id);
+        }
+        yield* this.ctx.count(tx, queue, state, null, rows.length);
+        if (state === 'scheduled' || state === 'ready') {
+          this.ctx.emit(tx, { kind: 'purged', queue, count: rows.length });
+          this.recordEnded(tx, queue, state, rows);
+        }
+        return rows.length;
+      }
+    }
+  }
+
+  /** Lifecycle events for waiting jobs that ended (cancelled or deleted), while someone subscribes. */
+  private recordEnded(
+    tx: StoreTx,
+    queue: string,
+    previousState: JobState,
+    rows: readonly { id: string; type: string; attempt: number }[],
+  ): void {
+    if (!this.ctx.events.recording) return;
+    const nowMs = this.ctx.clock.nowMs();
+    for (const row of rows) {
+      this.ctx.record(tx, { ...eventAbout({ ...row, queue }, nowMs), kind: 'cancelled', previousState });
+    }
+  }
+
+  /** Keeps the newest `keptFinished` finished operations. */
+  private forgetOld(): void {
+    // The map keeps the order they started in.
+    const finished = [...this.operations.values()].filter((r) => r.info.state !== 'running');
+    for (const old of finished.slice(0, Math.max(0, finished.length - keptFinished))) {
+      this.operations.delete(old.info.id);
+    }
+  }
+}
+
+/** An update's changes as its details record them (only what bulk takes). */
+function bulkChanges(changes: JobChanges): Record<string, unknown> {
+  return {
+    ...(changes.runNow === true ? { runNow: true } : {}),
+    ...(changes.priority === undefined ? {} : { priority: changes.priority }),
+  };
+}
+
+/**
+ * Lets what arrived during a slice commit before the next one: the first turn
+ * reads it (I/O) and submits it, which queues the writer's batch; the second
+ * lets that batch run without the next slice in it.
+ */
+async function yieldTurn(): Promise<void> {
+  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setImmediate(resolve));
+}

@@ -1,0 +1,136 @@
+/**
+ * Bulk operations' statements (src/engine/control/bulk-operations.ts): the
+ * engine reads candidates from an index range (browse.ts' bounded reads) and
+ * hands a slice of their seqs here; each statement changes those of them
+ * still in the slice's state that pass the filters no index answers (error
+ * text, metadata, group, age, dead reason, retries). A slice is one
+ * primary-key probe per candidate, so its cost is bounded by its size.
+ */
+import type { EndedJobRow } from '../rows.ts';
+import type { Bulk, BulkSlice } from '../store.ts';
+import { requeueSet } from './control.ts';
+import type { Db } from './open.ts';
+
+interface SliceParams {
+  seqsJson: string;
+  state: string;
+  errorText: string | null;
+  metaPath: string | null;
+  metaValue: string | null;
+  groupKey: string | null;
+  enqueuedFromMs: number | null;
+  enqueuedBeforeMs: number | null;
+  deadReason: string | null;
+  retriesOnly: 0 | 1;
+}
+
+/** The slice's jobs: its candidates still in @state that pass every residual filter. */
+const sliceMatch = `seq IN (SELECT value FROM json_each(@seqsJson)) AND state = @state
+  AND (@errorText IS NULL OR instr(lower(last_error), lower(@errorText)) > 0)
+  AND (@metaPath IS NULL OR json_extract(metadata_json, @metaPath) = @metaValue)
+  AND (@groupKey IS NULL OR group_key = @groupKey)
+  AND (@enqueuedFromMs IS NULL OR enqueued_at_ms >= @enqueuedFromMs)
+  AND (@enqueuedBeforeMs IS NULL OR enqueued_at_ms < @enqueuedBeforeMs)
+  AND (@deadReason IS NULL OR dead_reason = @deadReason)
+  AND (@retriesOnly = 0 OR attempt > 0)`;
+
+export function prepareBulkStatements(db: Db) {
+  return {
+    lastSeq: db.prepare<[], number | null>('SELECT max(seq) FROM jobs').pluck(),
+    /** One range of jobs_by_state_type. */
+    countOfType: db
+      .prepare<[{ queue: string; state: string; type: string }], number>(
+        'SELECT count(*) FROM jobs WHERE queue = @queue AND state = @state AND type = @type',
+      )
+      .pluck(),
+    /** A leased job counts only without a cancel request (the one change a bulk action makes to it). */
+    countMatching: db
+      .prepare<[SliceParams], number>(
+        `SELECT count(*) FROM jobs WHERE ${sliceMatch} AND (state <> 'leased' OR cancelled_at_ms IS NULL)`,
+      )
+      .pluck(),
+    cancelWaiting: db.prepare<[SliceParams & { nowMs: number; by: string | null }], EndedJobRow>(
+      `UPDATE jobs SET state = 'cancelled', cancelled_at_ms = @nowMs, cancelled_by = @by
+        WHERE ${sliceMatch} AND state IN ('scheduled', 'ready')
+        RETURNING id, idempotency_key, type, attempt`,
+    ),
+    requestCancel: db.prepare<
+      [SliceParams & { nowMs: number; by: string | null }],
+      { id: string; attempt: number; worker_id: string | null; idempotency_key: string | null }
+    >(
+      `UPDATE jobs SET cancelled_at_ms = @nowMs, cancelled_by = @by
+        WHERE ${sliceMatch} AND state = 'leased' AND cancelled_at_ms IS NULL
+        RETURNING id, attempt, worker_id, idempotency_key`,
+    ),
+    runNow: db.prepare<[SliceParams & { nowMs: number; priority: number | null }]>(
+      `UPDATE jobs SET state = 'ready', run_at_ms = @nowMs, priority = coalesce(@priority, priority)
+        WHERE ${sliceMatch} AND state = 'scheduled'`,
+    ),
+    setPriority: db.prepare<[SliceParams & { priority: number }]>(
+      `UPDATE jobs SET priority = @priority WHERE ${sliceMatch} AND priority <> @priority
+        AND state IN ('scheduled', 'ready')`,
+    ),
+    requeue: db.prepare<[SliceParams & { nowMs: number }]>(
+      `UPDATE jobs SET ${requeueSet} WHERE ${sliceMatch} AND state IN ('dead', 'completed', 'cancelled')`,
+    ),
+    delete: db.prepare<[SliceParams], EndedJobRow>(
+      `DELETE FROM jobs WHERE ${sliceMatch} AND state <> 'leased' RETURNING id, idempotency_key, type, attempt`,
+    ),
+  };
+}
+
+type BulkStatements = ReturnType<typeof prepareBulkStatements>;
+
+function sliceParams(p: BulkSlice): SliceParams {
+  return {
+    seqsJson: JSON.stringify(p.seqs),
+    state: p.state,
+    errorText: p.errorText,
+    metaPath: p.metadata === null ? null : `$."${p.metadata.key}"`,
+    metaValue: p.metadata === null ? null : p.metadata.value,
+    groupKey: p.groupKey,
+    enqueuedFromMs: p.enqueuedFromMs,
+    enqueuedBeforeMs: p.enqueuedBeforeMs,
+    deadReason: p.deadReason,
+    retriesOnly: p.retriesOnly ? 1 : 0,
+  };
+}
+
+export function bulkOps(sql: BulkStatements): Bulk {
+  return {
+    *lastSeq() {
+      return sql.lastSeq.get() ?? 0;
+    },
+    *countOfType(p) {
+      return sql.countOfType.get(p) ?? 0;
+    },
+    *countMatching(p) {
+      if (p.seqs.length === 0) return 0;
+      return sql.countMatching.get(sliceParams(p)) ?? 0;
+    },
+    *cancelWaiting(p) {
+      if (p.seqs.length === 0) return [];
+      return sql.cancelWaiting.all({ ...sliceParams(p), nowMs: p.nowMs, by: p.by });
+    },
+    *requestCancel(p) {
+      if (p.seqs.length === 0) return [];
+      return sql.requestCancel.all({ ...sliceParams(p), nowMs: p.nowMs, by: p.by });
+    },
+    *runNow(p) {
+      if (p.seqs.length === 0) return 0;
+      return sql.runNow.run({ ...sliceParams(p), nowMs: p.nowMs, priority: p.priority }).changes;
+    },
+    *setPriority(p) {
+      if (p.seqs.length === 0) return 0;
+      return sql.setPriority.run({ ...sliceParams(p), priority: p.priority }).changes;
+    },
+    *requeue(p) {
+      if (p.seqs.length === 0) return 0;
+      return sql.requeue.run({ ...sliceParams(p), nowMs: p.nowMs }).changes;
+    },
+    *delete(p) {
+      if (p.seqs.length === 0) return [];
+      return sql.delete.all(sliceParams(p));
+    },
+  };
+}

@@ -1,0 +1,128 @@
+/**
+ * The admin API's bulk operations (src/admin/routes/bulk-routes.ts): act on
+ * everything the jobs list's filter matches, in one queue or every queue —
+ * counted first (exact, or "at least"), then one server-side operation whose
+ * progress is polled by id and that is audited once; roles per action; dead
+ * letters listed and changed by error text.
+ */
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, test } from 'node:test';
+import { enc, loggedIn, openTestAdmin, type TestAdmin, type TestClient } from '../helpers/admin.ts';
+
+let admin: TestAdmin;
+let op: TestClient;
+
+beforeEach(async () => {
+  admin = await openTestAdmin();
+  op = await loggedIn(admin, 'operator');
+});
+afterEach(() => admin.dispose());
+
+/** `n` jobs of `queue` nacked straight to the dead letters with `error`. */
+async function deadLetters(queue: string, n: number, error: string): Promise<void> {
+  const engine = admin.t.engine;
+  for (let i = 0; i < n; i++) await engine.enqueue({ queue, type: 'mail', payload: enc('x') });
+  for (const j of await engine.reserve({ queues: [queue], maxJobs: n })) {
+    await engine.nack({ jobId: j.id, attempt: j.attempt, error, directive: { kind: 'dead_letter' } });
+  }
+}
+
+async function untilDone(id: string): Promise<Record<string, unknown>> {
+  for (let i = 0; i < 200; i++) {
+    const reply = await op.get(`/api/v1/bulk-operations/${id}`);
+    assert.equal(reply.status, 200);
+    if (reply.body.state !== 'running') return reply.body;
+    await admin.t.engine.ackBatch([]);
+  }
+  throw new Error(`operation ${id} did not end`);
+}
+
+test('requeue all N matching across queues: counted before, one operation, polled to its end, one audit entry', async () => {
+  await deadLetters('a', 3, 'SMTP timeout');
+  await deadLetters('b', 2, 'smtp timeout');
+  await deadLetters('b', 1, 'mailbox full');
+  const filter = { state: 'dead', error: 'SMTP' };
+  const count = await op.post('/api/v1/bulk/requeue', { ...filter, dryRun: true });
+  assert.deepEqual(count.body, { matched: 5, exact: true, examined: 6 });
+  const audits = (await admin.t.engine.listAudit({})).items.length;
+  const started = await op.post('/api/v1/bulk/requeue', filter);
+  assert.equal(started.status, 200);
+  assert.equal(started.body.action, 'requeue');
+  assert.equal(started.body.matched, 5);
+  const done = await untilDone(String(started.body.id));
+  assert.deepEqual([done.state, done.changed], ['done', 5]);
+  const entries = (await admin.t.engine.listAudit({})).items;
+  assert.equal(entries.length, audits + 1, 'one entry for the whole operation');
+  assert.deepEqual(
+    [entries[0]?.action, entries[0]?.target, entries[0]?.details.errorText, entries[0]?.details.changed],
+    ['jobs.requeue', 'queue:*', 'SMTP', 5],
+  );
+  const listed = await op.get('/api/v1/bulk-operations');
+  assert.ok((listed.body.items as { id: string }[]).some((o) => o.id === started.body.id));
+});
+
+test('the count says "at least" only when it stopped early; run now and cancel take the list filter', async () => {
+  const engine = admin.t.engine;
+  for (let i = 0; i < 4; i++) {
+    await engine.enqueue({
+      queue: 'q',
+      type: 'report.daily',
+      payload: enc('x'),
+      delayMs: 60_000,
+      metadata: { t: 'acme' },
+    });
+  }
+  await engine.enqueue({ queue: 'q', type: 'email', payload: enc('x'), delayMs: 60_000 });
+  const dry = await op.post('/api/v1/bulk/update', {
+    queue: 'q',
+    type: 'report.',
+    meta: 't=acme',
+    runNow: true,
+    dryRun: true,
+  });
+  assert.deepEqual(dry.body, { matched: 4, exact: true, examined: 4 });
+  const started = await op.post('/api/v1/bulk/update', { queue: 'q', type: 'report.', runNow: true });
+  assert.equal((await untilDone(String(started.body.id))).changed, 4);
+  const cancel = await op.post('/api/v1/bulk/cancel', { queue: 'q', state: 'scheduled' });
+  assert.equal((await untilDone(String(cancel.body.id))).changed, 1);
+  assert.equal((await op.post('/api/v1/bulk/cancel', { state: 'dead' })).status, 400);
+  assert.equal((await op.post('/api/v1/bulk/cancel', { meta: 'no-equals' })).status, 400);
+  assert.equal((await op.get('/api/v1/bulk-operations/unknown')).status, 404);
+  // A filtered list's total: the counters cannot know it, the bounded count does.
+  const listed = await op.get('/api/v1/jobs-count?queue=q&meta=t%3Dacme');
+  assert.deepEqual(listed.body, { matched: 4, exact: true, examined: 5 });
+});
+
+test("delete all matching is the admin role's; an operator may stop an operation", async () => {
+  await admin.t.engine.enqueue({ queue: 'q', type: 't', payload: enc('x') });
+  assert.equal((await op.post('/api/v1/bulk/delete', { queue: 'q', dryRun: true })).status, 403);
+  const boss = await loggedIn(admin, 'admin');
+  const started = await boss.post('/api/v1/bulk/delete', { queue: 'q' });
+  assert.equal(started.status, 200);
+  const stopped = await op.post(`/api/v1/bulk-operations/${started.body.id}/cancel`, {});
+  assert.equal(stopped.status, 200);
+  assert.ok(['done', 'cancelled'].includes(String(stopped.body.state)));
+  const viewer = await loggedIn(admin, 'viewer');
+  assert.equal((await viewer.post('/api/v1/bulk/requeue', { dryRun: true })).status, 403);
+  assert.equal((await viewer.get(`/api/v1/bulk-operations/${started.body.id}`)).status, 200);
+});
+
+test('dead letters: listed, requeued and deleted by error text', async () => {
+  await deadLetters('q', 2, 'timeout talking to smtp');
+  await deadLetters('q', 3, 'bad address');
+  const page = await op.get('/api/v1/queues/q/dead-letters?error=TIMEOUT');
+  assert.equal(page.status, 200);
+  assert.equal((page.body.items as unknown[]).length, 2);
+  assert.equal(
+    (await op.post('/api/v1/queues/q/dead-letters/requeue-all', { error: 'timeout' })).body.changed,
+    2,
+  );
+  const boss = await loggedIn(admin, 'admin');
+  const deleted = await boss.post('/api/v1/queues/q/dead-letters/delete-all', {
+    confirm: 'q',
+    error: 'ADDRESS',
+  });
+  assert.equal(deleted.body.changed, 3);
+  const q = (await admin.t.engine.listQueues())[0];
+  assert.deepEqual([q?.counts.ready, q?.counts.dead], [2, 0]);
+});

@@ -1,0 +1,51 @@
+/**
+ * `sepp bulk` against a real server: count, act on everything a filter matches
+ * in every queue (one server-side operation), list and show operations, and
+ * the refusal of a filter without --queue or --all-queues.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { SeppClient } from '../../clients/typescript/src/index.ts';
+import { cliJson, sepp } from '../helpers/cli.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+describe('sepp bulk', () => {
+  let t: TestServer;
+  let client: SeppClient;
+
+  before(async () => {
+    t = await startTestServer();
+    client = SeppClient.connect(t.address);
+  });
+  after(async () => {
+    await client.close();
+    await t.dispose();
+  });
+
+  async function deadLetters(queue: string, n: number, error: string): Promise<void> {
+    await client.enqueueBatch(Array.from({ length: n }, () => ({ queue, type: 'mail', payload: '{}' })));
+    const leased = await client.reserve({ queues: [queue], maxJobs: n });
+    for (const job of leased) await client.nack(job, { error, deadLetter: true });
+  }
+
+  test('sepp bulk: count, act on all matching in every queue, list; a filter needs --queue or --all-queues', async () => {
+    await deadLetters('cli-a', 2, 'TLS handshake failed');
+    await deadLetters('cli-b', 1, 'tls handshake failed');
+    const env = { SEPP_SERVER: t.address };
+    const dry = cliJson<{ matched: number; matchedAtLeast: boolean }>(
+      await sepp(['bulk', 'requeue', '--all-queues', '--error', 'handshake', '--dry-run', '--json'], env),
+    );
+    assert.deepEqual(dry, { matched: 3, matchedAtLeast: false });
+    const done = cliJson<{ id: string; state: string; changed: number }>(
+      await sepp(['bulk', 'requeue', '--all-queues', '--error', 'handshake', '--yes', '--json'], env),
+    );
+    assert.deepEqual([done.state, done.changed], ['done', 3]);
+    const listed = cliJson<{ id: string }[]>(await sepp(['bulk', 'list', '--json'], env));
+    assert.ok(listed.some((o) => o.id === done.id));
+    const status = await sepp(['bulk', 'status', done.id], env);
+    assert.match(status.stdout, /requeue {2}done {2}3 of 3 changed/);
+    const usage = await sepp(['bulk', 'delete', '--error', 'x', '--yes'], env);
+    assert.equal(usage.code, 2);
+    assert.match(usage.stderr, /--queue NAME or --all-queues/);
+  });
+});
