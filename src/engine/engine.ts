@@ -496,6 +496,11 @@ export class Engine {
    * Copies the live store to `destinationPath` while other work goes on (backup.ts), one at
    * a time; FAILED_PRECONDITION when the store makes no backups.
    */
+  /** Throws FAILED_PRECONDITION, naming the store, when the store makes no backups. */
+  checkBackup(): void {
+    this.onlineBackup.check();
+  }
+
   async backup(
     destinationPath: string,
     onProgress?: (pagesDone: number, pagesTotal: number) => void,
