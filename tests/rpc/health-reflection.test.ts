@@ -1,7 +1,7 @@
 /** Generic tools work without the .proto files: standard health checks and server reflection. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createFileRegistry, fromBinary } from '@bufbuild/protobuf';
+import { create, createFileRegistry, fromBinary } from '@bufbuild/protobuf';
 import { FileDescriptorProtoSchema, FileDescriptorSetSchema } from '@bufbuild/protobuf/wkt';
 import { descriptorSetBase64 } from '../../src/rpc/gen/descriptor-set.ts';
 import {
@@ -109,7 +109,18 @@ for (const version of ['v1', 'v1alpha'] as const) {
     assert.equal(enqueue.inputType, '.sepp.v1.EnqueueRequest');
     // The answers are a complete pool: every type they name resolves (what buf curl and grpcurl build).
     const byName = new Map(files.map((file) => [file.name, file]));
-    const registry = createFileRegistry(files[0]!, (name) => byName.get(name));
+    // In dependency order: createFileRegistry's own resolver adds a file imported both directly
+    // and through another (admin.proto, by queue_service.proto and bulk.proto) too late.
+    const ordered: typeof files = [];
+    const visit = (name: string): void => {
+      if (ordered.some((file) => file.name === name)) return;
+      const file = byName.get(name);
+      assert.ok(file, `the answers hold ${name}`);
+      for (const dependency of file.dependency) visit(dependency);
+      ordered.push(file);
+    };
+    visit(files[0]!.name);
+    const registry = createFileRegistry(create(FileDescriptorSetSchema, { file: ordered }));
     assert.equal(
       registry.getService('sepp.v1.QueueService')?.methods.length,
       files[0]!.service[0]!.method.length,
