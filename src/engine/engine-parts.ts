@@ -213,19 +213,25 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     deps.onScheduleEvent,
   );
   maintenance = new Maintenance(ctx, settler, expiry, flow, deps.onMaintenanceError, schedules);
-  if (store.signals !== undefined) {
+  const { signals } = store;
+  const canceller = new Canceller(
+    ctx,
+    audit,
+    signals === undefined ? undefined : (notices) => signals.cancelRequested(notices),
+  );
+  if (signals !== undefined) {
     const pass = maintenance;
     const refresh = new QueueRefresh(ctx, (view) => flow.load(view), settingKeyOf);
     remoteWakeups = new RemoteWakeups(
-      store.signals,
+      signals,
       waiters,
       ctx,
       () => pass.wakeAt(clock.nowMs()),
       () => refresh.refresh(),
       (queue) => queues.exists(queue),
+      (notices) => canceller.deliver(notices),
     );
   }
-  const canceller = new Canceller(ctx, audit);
   const bulk = new BulkOperations(
     ctx,
     audit,

@@ -629,12 +629,30 @@ export interface StoreSignals {
   readonly pollIntervalMs: number;
   /** `jobs` jobs of `queue` became ready here (after the commit that made them so). */
   readyJobs(queue: string, jobs: number): void;
+  /**
+   * Cancels of leased jobs were committed here: the workers holding them may be
+   * connected to another server. Without the signal they learn at their next
+   * extend or settlement (refused with job_cancelled).
+   */
+  cancelRequested(notices: readonly CancelSignal[]): void;
   /** Calls `listener` for what another server said (one listener; a later call replaces it). */
   listen(listener: (signal: StoreSignal) => void): void;
 }
 
+/** A cancel of one lease, as the servers tell each other of it. */
+export interface CancelSignal {
+  jobId: string;
+  queue: string;
+  attempt: number;
+  workerId: string | null;
+  cancelledBy: string | null;
+  cancelledAtMs: number;
+}
+
 /** A signal from another server. */
-export type StoreSignal = { kind: 'ready'; queue: string; jobs: number };
+export type StoreSignal =
+  | { kind: 'ready'; queue: string; jobs: number }
+  | { kind: 'cancel'; notices: readonly CancelSignal[] };
 
 /**
  * A store. `write` and `read` are the whole contract of the engine's work;

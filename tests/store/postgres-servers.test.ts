@@ -2,17 +2,21 @@
  * Several sepp servers on one PostgreSQL schema (issue 37), in this process: under
  * load no job is delivered twice and nothing acknowledged is lost, a worker waiting on
  * one server gets a job enqueued on another before its wait ends, max_leased holds
- * across servers, each schedule tick is enqueued once, and a kill -9 of PostgreSQL
+ * across servers, each schedule tick is enqueued once, a cancel made through one
+ * server reaches the worker connected to another, and a kill -9 of PostgreSQL
  * itself makes the servers answer UNAVAILABLE until it is back, losing nothing
  * acknowledged. Counts and rows agree at the end of each.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { type ServiceError, status } from '@grpc/grpc-js';
+import { CancelJobsRequest } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
 import type { QueueServiceClient } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
+import type { WorkResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { type PostgresCluster, startPostgres } from '../helpers/postgres.ts';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
+import { collect, creditMessage, openWork, subscribeMessage } from '../helpers/streams.ts';
 
 let cluster: PostgresCluster;
 let database: string;
@@ -137,6 +141,44 @@ test('a worker waiting on one server gets the job another server enqueues, befor
       jobs.map((j) => j.jobId),
       [jobId],
     );
+  } finally {
+    await Promise.all([a!.dispose(), b!.dispose()]);
+  }
+});
+
+const jobsOf = (m: WorkResponse) =>
+  m.kind?.$case === 'job' ? [m.kind.value] : m.kind?.$case === 'batch' ? m.kind.value.jobs : [];
+const cancelsOf = (m: WorkResponse) =>
+  m.kind?.$case === 'cancel' ? [m.kind.value] : m.kind?.$case === 'batch' ? m.kind.value.cancels : [];
+
+test('a cancel made through one server reaches the worker connected to another, one job or in bulk', async () => {
+  const [a, b] = await servers(2, 'cancels');
+  try {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++)
+      ids.push((await call(a!.client, a!.client.enqueue, { job: testJob('stop') })).jobId);
+    const worker = openWork(b!.client);
+    worker.write(subscribeMessage(['stop'], { workerId: 'holder' }));
+    worker.write(creditMessage(3));
+    const leased = collect(worker, (seen) => seen.flatMap(jobsOf).length === 3);
+    const told = collect(worker, (seen) => seen.flatMap(cancelsOf).length === 3);
+    assert.equal((await leased).flatMap(jobsOf).length, 3);
+    // One by id, then the other two by a bulk cancel, each through a.
+    await call(a!.client, a!.client.cancelJob, { jobId: ids[0]! });
+    const bulk = await call(
+      a!.client,
+      a!.client.cancelJobs,
+      CancelJobsRequest.fromPartial({ filter: { queue: 'stop' } }),
+    );
+    assert.equal(bulk.cancelRequestedCount, 2);
+    // The signal is sent at once; 10 s only guards against a hang (no poll would bring it).
+    const late = new Promise<never>((_, reject) => {
+      setTimeout(() => reject(new Error('no cancel notice reached the worker on b')), 10_000).unref();
+    });
+    const notices = (await Promise.race([told, late])).flatMap(cancelsOf);
+    assert.deepEqual(notices.map((n) => n.jobId).sort(), [...ids].sort());
+    assert.ok(notices.every((n) => n.attempt === 1 && n.cancelledBy === 'anonymous'));
+    worker.cancel();
   } finally {
     await Promise.all([a!.dispose(), b!.dispose()]);
   }

@@ -7,10 +7,13 @@
  * `pollIntervalMs` of the injected clock: what this server knows of its queues
  * (paused, settings, new queues) read again, the ready counts of the queues
  * someone waits on, and a maintenance pass (promotions, expiries and ticks that
- * were another server's to do, had it not died).
+ * were another server's to do, had it not died). Cancels of leased jobs that
+ * another server committed go to this server's cancel listeners (the workers
+ * connected here); they have no poll: a worker that missed one learns at its
+ * next extend or settlement.
  */
 
-import type { StoreSignals } from '../../store/store.ts';
+import type { CancelSignal, StoreSignals } from '../../store/store.ts';
 import type { Clock, TimerHandle } from '../clock.ts';
 import type { EngineContext } from '../context.ts';
 import type { WaiterRegistry } from './waiters.ts';
@@ -27,11 +30,15 @@ export class RemoteWakeups {
     /** Reads what this server knows of its queues again (queues/queue-refresh.ts). */
     private readonly refreshQueues: () => Promise<void>,
     private readonly knowsQueue: (queue: string) => boolean,
+    private readonly cancelled: (notices: readonly CancelSignal[]) => void,
   ) {}
 
   start(): void {
     this.signals.listen((signal) => {
-      if (signal.kind !== 'ready') return;
+      if (signal.kind === 'cancel') {
+        this.cancelled(signal.notices);
+        return;
+      }
       if (this.knowsQueue(signal.queue)) this.waiters.notify(signal.queue, signal.jobs);
       // A queue another server made: learn of it (and whether it is paused) first.
       else
