@@ -3,7 +3,7 @@
  * not see, call the engine, convert the result. Semantics live in the engine.
  */
 import type { ServerUnaryCall } from '@grpc/grpc-js';
-import { DurabilityMode } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
+import { DurabilityMode, type StoreInfo } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
 import { DeadReason, type EnqueueJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import { QueueInfo as ProtoQueueInfo } from '../../clients/typescript/src/gen/sepp/v1/queue.js';
 import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
@@ -12,6 +12,7 @@ import { formatProblems, parseQueueSettingKeys, parseQueueSettingValues } from '
 import { SeppError } from '../engine/errors.ts';
 import { fitNamePage } from '../engine/name-pages.ts';
 import type { EnqueueRequest as EngineEnqueueRequest } from '../engine/types.ts';
+import type { StoreDescription } from '../store/store.ts';
 import { rpcAudit } from './audit-input.ts';
 import { createBulkHandlers } from './bulk-handlers.ts';
 import { answerUnary, type BugReporter } from './call-guard.ts';
@@ -302,6 +303,7 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
         },
         queueDefaults: queueSettingsToProto(engine.options.queueDefaults),
         strictQueues: engine.options.strictQueues,
+        store: storeToProto(engine.storeDescription()),
       };
     }),
 
@@ -385,6 +387,17 @@ function enqueueRequestsFromProto<Req, Res>(
 }
 
 /** gRPC's default receive limit, which most clients keep: what an answer may be when the caller says nothing. */
+/** A store's description as GetServerInfo answers it: empty strings for what does not apply. */
+function storeToProto(store: StoreDescription): StoreInfo {
+  return {
+    kind: store.kind,
+    host: store.host ?? '',
+    database: store.database ?? '',
+    schema: store.schema ?? '',
+    signalsConnected: store.signalsConnected ?? false,
+  };
+}
+
 const defaultAnswerBytes = 4 * 1024 * 1024;
 /** Room a list's answer leaves for its page token and field tags. */
 const listAnswerMarginBytes = 1024;

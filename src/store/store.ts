@@ -655,6 +655,21 @@ export type StoreSignal =
   | { kind: 'cancel'; notices: readonly CancelSignal[] };
 
 /**
+ * Which store a server runs on and where its data is, for GetServerInfo and the
+ * dashboard: never a password (a PostgreSQL URL holds none).
+ */
+export interface StoreDescription {
+  kind: string;
+  /** PostgreSQL: the database server, `host:port`; null for SQLite. */
+  host: string | null;
+  /** PostgreSQL: the database and the schema of sepp's tables; null for SQLite. */
+  database: string | null;
+  schema: string | null;
+  /** PostgreSQL: whether this server hears the other servers' signals now (else it polls); null for SQLite. */
+  signalsConnected: boolean | null;
+}
+
+/**
  * A store. `write` and `read` are the whole contract of the engine's work;
  * the optional capabilities are what some backends have (the SQLite store:
  * online backup, a disk reserve, its files); the engine answers
@@ -676,4 +691,6 @@ export interface Store {
   readonly files?: StoreFiles;
   /** Word between the servers sharing this store; absent when it is this server's alone. */
   readonly signals?: StoreSignals;
+  /** What it is and where its data is; absent: only `kind` is known. */
+  describe?(): StoreDescription;
 }

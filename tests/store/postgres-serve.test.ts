@@ -76,6 +76,27 @@ test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; t
     const { queues } = await call(c, c.listQueues, { pageSize: 0, pageToken: '' });
     const emails = queues.find((q) => q.name === 'emails');
     assert.deepEqual([emails?.counts?.ready, emails?.counts?.leased], [1, 1]);
+
+    // GetServerInfo and the dashboard say which store, and where: never the password.
+    // The listener connects in the background after the start: wait for it, briefly.
+    let info = await call(c, c.getServerInfo, {});
+    for (let i = 0; !info.store?.signalsConnected && i < 50; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      info = await call(c, c.getServerInfo, {});
+    }
+    const store = {
+      kind: 'postgres',
+      host: `127.0.0.1:${cluster.port}`,
+      database,
+      schema: 'served',
+      signalsConnected: true,
+    };
+    assert.deepEqual(info.store, store);
+    const overview = await fetch(t.metricsUrl.replace(/\/metrics$/, '/api/v1/overview'));
+    const text = await overview.text();
+    assert.equal(overview.status, 200, text);
+    assert.deepEqual((JSON.parse(text) as { server: { store: unknown } }).server.store, store);
+    assert.ok(!text.includes(cluster.password) && !JSON.stringify(info).includes(cluster.password));
   } finally {
     await t.dispose();
   }

@@ -20,6 +20,7 @@ import {
   type ReadUnit,
   StorageFailure,
   type Store,
+  type StoreDescription,
   type StoreView,
   type WriteHooks,
   type WriteUnit,
@@ -113,6 +114,17 @@ export class PostgresStore implements Store {
       throw error;
     });
     return this.started;
+  }
+
+  describe(): StoreDescription {
+    const url = new URL(this.options.url);
+    return {
+      kind: this.kind,
+      host: `${url.hostname}:${url.port === '' ? '5432' : url.port}`,
+      database: decodeURIComponent(url.pathname.replace(/^\//, '')) || null,
+      schema: this.options.schema,
+      signalsConnected: this.signals.listening,
+    };
   }
 
   attach(hooks: WriteHooks): void {
