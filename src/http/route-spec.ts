@@ -30,6 +30,8 @@ export interface ApiContext {
    * go on (its key is gone, or its role or queues changed), or null; returns the unsubscribe.
    */
   readonly onKeysChanged: (caller: Caller, listener: (ended: SeppError | null) => void) => () => void;
+  /** http.max_request_bytes: also the default and the most a reserve's answer may hold. */
+  readonly maxRequestBytes: number;
 }
 
 /** One request as a handler sees it, after authentication and the body's checks. */

@@ -129,6 +129,7 @@ export function openApiDocument(version: string): JsonSchema {
     draining: () => false,
     onDrain: () => () => {},
     onKeysChanged: () => () => {},
+    maxRequestBytes: 0,
   };
   const routes = apiRoutes(inert);
   let document: JsonSchema = {};
@@ -184,6 +185,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       keyListeners.add(check);
       return () => keyListeners.delete(check);
     },
+    maxRequestBytes: limits.maxRequestBytes,
   };
   const routes = apiRoutes(ctx);
   let document: JsonSchema = {};

@@ -4,6 +4,9 @@
  * (actor `key:NAME`). Semantics live in the engine (src/engine/schedules).
  */
 import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
+import { Schedule } from '../../clients/typescript/src/gen/sepp/v1/schedule.js';
+import { fitNamePage } from '../engine/name-pages.ts';
+import { listAnswerBytes } from './answer-pages.ts';
 import { rpcAudit } from './audit-input.ts';
 import type { RpcContext } from './rpc-context.ts';
 import { scheduleSpecFromProto, scheduleToProto } from './schedule-convert.ts';
@@ -52,10 +55,23 @@ export function createScheduleHandlers(ctx: RpcContext, unary: Unary): ScheduleH
     })),
 
     listSchedules: unary('ListSchedules', 'read', async (req, _call, caller) => {
-      const all = await engine.listSchedules(req.nextRuns || 1);
-      // A key scoped to queues sees the schedules that enqueue into them.
-      const shown = caller.scope === null ? all : all.filter((s) => caller.scope?.allows(s.template.queue));
-      return { schedules: shown.map(scheduleToProto) };
+      const page = await engine.schedulePage(
+        { pageSize: req.pageSize, cursor: req.pageToken },
+        req.nextRuns || 1,
+      );
+      // A key scoped to queues sees the schedules that enqueue into them (a page may hold fewer).
+      const shown =
+        caller.scope === null ? page.items : page.items.filter((s) => caller.scope?.allows(s.template.queue));
+      // Bounded in bytes too: a template's metadata may be large.
+      const fitted = fitNamePage(
+        'schedules',
+        shown.map(scheduleToProto),
+        page.nextCursor,
+        (schedule) => schedule.spec?.name ?? '',
+        (schedule) => Schedule.encode(schedule).finish().length + 8,
+        listAnswerBytes(ctx.facts.maxMessageBytes),
+      );
+      return { schedules: fitted.items, nextPageToken: fitted.nextCursor ?? '' };
     }),
 
     pauseSchedule: unary('PauseSchedule', 'admin', async (req, call, caller) => {

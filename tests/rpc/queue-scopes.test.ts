@@ -246,7 +246,12 @@ describe('API keys scoped to queues', () => {
       queues.queues.map((q) => q.name),
       ['tenant-a.jobs'],
     );
-    const schedules = await call(t.client, t.client.listSchedules, { nextRuns: 0 }, admin);
+    const schedules = await call(
+      t.client,
+      t.client.listSchedules,
+      { nextRuns: 0, pageSize: 0, pageToken: '' },
+      admin,
+    );
     assert.deepEqual(
       schedules.schedules.map((s) => s.spec?.name),
       ['nightly-tenant-a.jobs'],

@@ -41,6 +41,7 @@ interface ValidReserve {
   waitMs: number;
   workerId: string | null;
   answerBytesMax: number | undefined;
+  answerBytesOf: (job: LeasedJob) => number;
 }
 
 /**
@@ -58,7 +59,7 @@ class AnswerFull extends SeppError {
     super(
       'resource_exhausted',
       `job ${jobId} takes about ${jobBytes} bytes, more than this reserve's answer may hold ` +
-        `(${answerBytesMax} bytes: max_response_bytes, at most grpc.max_message_bytes); ` +
+        `(${answerBytesMax} bytes: its max_response_bytes, at most the server's message limit); ` +
         'it stays ready with no attempt counted: reserve it with a larger max_response_bytes ' +
         'from a client that accepts messages that large',
     );
@@ -181,6 +182,7 @@ export class Reserver {
       waitMs: Math.min(waitMs, limits.maxWaitMs),
       workerId,
       answerBytesMax,
+      answerBytesOf: request.answerBytesOf ?? ((job) => leasedJobBytes(job, job.id.length)),
     };
   }
 
@@ -228,7 +230,7 @@ export class Reserver {
         for (const row of live) {
           const job = leasedJobFromRow(row);
           if (request.answerBytesMax !== undefined) {
-            const jobBytes = leasedJobBytes(job, job.id.length);
+            const jobBytes = request.answerBytesOf(job);
             answerBytes += jobBytes;
             if (answerBytes > request.answerBytesMax) {
               throw new AnswerFull(jobs.length, job.id, jobBytes, request.answerBytesMax);

@@ -20,7 +20,14 @@
  * new job) shares its commit and its fsync instead of needing one more.
  */
 import { type Op, runAtOnce } from '../op.ts';
-import { type CommitStats, StorageFailure, type UnitDurability, type WriteHooks } from '../store.ts';
+import {
+  type CommitStats,
+  StorageFailure,
+  stricterDurability,
+  type UnitDurability,
+  needsSync as unitNeedsSync,
+  type WriteHooks,
+} from '../store.ts';
 import type { Db } from './open.ts';
 
 /** What a unit registers with the batch that runs it (StoreTx has these). */
@@ -90,10 +97,7 @@ class Scope<Tx> implements UnitScope<Tx> {
   asked: UnitDurability | undefined;
 
   durability(mode: UnitDurability): void {
-    const asked = this.asked;
-    // full > default > relaxed: of two asks the stricter one holds.
-    if (asked === 'full' || (asked === 'default' && mode === 'relaxed')) return;
-    this.asked = mode;
+    this.asked = stricterDurability(this.asked, mode);
   }
 
   afterCommit(hook: () => void): void {
@@ -232,10 +236,7 @@ export class GroupCommitter<Tx extends UnitScope<Tx>> {
           const value = runAtOnce(pending.unit(scope as unknown as Tx));
           this.release.run();
           results.push({ ok: true, value });
-          if (!needsSync) {
-            const asked = scope.asked;
-            needsSync = asked === 'full' || (asked !== 'relaxed' && this.defaultFull);
-          }
+          if (!needsSync) needsSync = unitNeedsSync(scope.asked, this.defaultFull);
           for (const hook of scope.hooks) hooks.push(hook);
           // The loop reaches them after the units already in the batch.
           if (scope.followUps !== undefined) batch.push(...scope.followUps);

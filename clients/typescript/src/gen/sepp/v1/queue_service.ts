@@ -335,7 +335,10 @@ export const QueueServiceService = {
    * Errors: NOT_FOUND (no such job). Jobs are deleted when they end unless
    * kept: completed jobs for the queue's `completed_retention_ms` (default 0:
    * deleted on ack), dead letters for its `dead_retention_ms` (default 14
-   * days); after that GetJob answers NOT_FOUND.
+   * days); after that GetJob answers NOT_FOUND. RESOURCE_EXHAUSTED: the job's
+   * payload, result and error history together are more than
+   * `max_message_bytes` lets the server send in one answer (each was within
+   * its limit); the message gives each one's size.
    */
   getJob: {
     path: "/sepp.v1.QueueService/GetJob" as const,
@@ -691,9 +694,12 @@ export const QueueServiceService = {
     responseDeserialize: (value: Buffer): ReloadConfigResponse => ReloadConfigResponse.decode(value),
   },
   /**
-   * Lists the workers connected now: worker id, address, transport, queues,
-   * when connected and last seen, and the leases each holds. Role: any key
-   * that may read (as ListQueues). `sepp workers` uses it.
+   * Lists the workers connected now, a page at a time (follow
+   * `next_page_token`): worker id, address, transport, queues, when connected
+   * and last seen, and the leases each holds. Role: any key that may read (as
+   * ListQueues). `sepp workers` uses it.
+   * Errors: INVALID_ARGUMENT (a page size above `max_page_size`, a page token
+   * this server did not give).
    */
   listWorkers: {
     path: "/sepp.v1.QueueService/ListWorkers" as const,
@@ -832,8 +838,10 @@ export const QueueServiceService = {
     responseDeserialize: (value: Buffer): GetScheduleResponse => GetScheduleResponse.decode(value),
   },
   /**
-   * Lists every schedule with its next run times, last outcome and totals.
-   * Errors: INVALID_ARGUMENT (`next_runs` out of range).
+   * Lists the schedules, a page at a time (follow `next_page_token`), with
+   * their next run times, last outcome and totals.
+   * Errors: INVALID_ARGUMENT (`next_runs` out of range, a page size above
+   * `max_page_size`, a page token this server did not give).
    */
   listSchedules: {
     path: "/sepp.v1.QueueService/ListSchedules" as const,
@@ -978,7 +986,10 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    * Errors: NOT_FOUND (no such job). Jobs are deleted when they end unless
    * kept: completed jobs for the queue's `completed_retention_ms` (default 0:
    * deleted on ack), dead letters for its `dead_retention_ms` (default 14
-   * days); after that GetJob answers NOT_FOUND.
+   * days); after that GetJob answers NOT_FOUND. RESOURCE_EXHAUSTED: the job's
+   * payload, result and error history together are more than
+   * `max_message_bytes` lets the server send in one answer (each was within
+   * its limit); the message gives each one's size.
    */
   getJob: handleUnaryCall<GetJobRequest, GetJobResponse>;
   /**
@@ -1130,9 +1141,12 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    */
   reloadConfig: handleUnaryCall<ReloadConfigRequest, ReloadConfigResponse>;
   /**
-   * Lists the workers connected now: worker id, address, transport, queues,
-   * when connected and last seen, and the leases each holds. Role: any key
-   * that may read (as ListQueues). `sepp workers` uses it.
+   * Lists the workers connected now, a page at a time (follow
+   * `next_page_token`): worker id, address, transport, queues, when connected
+   * and last seen, and the leases each holds. Role: any key that may read (as
+   * ListQueues). `sepp workers` uses it.
+   * Errors: INVALID_ARGUMENT (a page size above `max_page_size`, a page token
+   * this server did not give).
    */
   listWorkers: handleUnaryCall<ListWorkersRequest, ListWorkersResponse>;
   /**
@@ -1203,8 +1217,10 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    */
   getSchedule: handleUnaryCall<GetScheduleRequest, GetScheduleResponse>;
   /**
-   * Lists every schedule with its next run times, last outcome and totals.
-   * Errors: INVALID_ARGUMENT (`next_runs` out of range).
+   * Lists the schedules, a page at a time (follow `next_page_token`), with
+   * their next run times, last outcome and totals.
+   * Errors: INVALID_ARGUMENT (`next_runs` out of range, a page size above
+   * `max_page_size`, a page token this server did not give).
    */
   listSchedules: handleUnaryCall<ListSchedulesRequest, ListSchedulesResponse>;
   /**
@@ -1421,7 +1437,10 @@ export interface QueueServiceClient extends Client {
    * Errors: NOT_FOUND (no such job). Jobs are deleted when they end unless
    * kept: completed jobs for the queue's `completed_retention_ms` (default 0:
    * deleted on ack), dead letters for its `dead_retention_ms` (default 14
-   * days); after that GetJob answers NOT_FOUND.
+   * days); after that GetJob answers NOT_FOUND. RESOURCE_EXHAUSTED: the job's
+   * payload, result and error history together are more than
+   * `max_message_bytes` lets the server send in one answer (each was within
+   * its limit); the message gives each one's size.
    */
   getJob(
     request: GetJobRequest,
@@ -1895,9 +1914,12 @@ export interface QueueServiceClient extends Client {
     callback: (error: ServiceError | null, response: ReloadConfigResponse) => void,
   ): ClientUnaryCall;
   /**
-   * Lists the workers connected now: worker id, address, transport, queues,
-   * when connected and last seen, and the leases each holds. Role: any key
-   * that may read (as ListQueues). `sepp workers` uses it.
+   * Lists the workers connected now, a page at a time (follow
+   * `next_page_token`): worker id, address, transport, queues, when connected
+   * and last seen, and the leases each holds. Role: any key that may read (as
+   * ListQueues). `sepp workers` uses it.
+   * Errors: INVALID_ARGUMENT (a page size above `max_page_size`, a page token
+   * this server did not give).
    */
   listWorkers(
     request: ListWorkersRequest,
@@ -2038,8 +2060,10 @@ export interface QueueServiceClient extends Client {
     callback: (error: ServiceError | null, response: GetScheduleResponse) => void,
   ): ClientUnaryCall;
   /**
-   * Lists every schedule with its next run times, last outcome and totals.
-   * Errors: INVALID_ARGUMENT (`next_runs` out of range).
+   * Lists the schedules, a page at a time (follow `next_page_token`), with
+   * their next run times, last outcome and totals.
+   * Errors: INVALID_ARGUMENT (`next_runs` out of range, a page size above
+   * `max_page_size`, a page token this server did not give).
    */
   listSchedules(
     request: ListSchedulesRequest,
