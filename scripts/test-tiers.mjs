@@ -47,6 +47,7 @@ export const systemTier = {
   'tests/engine/crash-cancel.test.ts': 'a crash loop of engine child processes',
   'tests/engine/crash.test.ts': 'a crash loop of engine child processes',
   'tests/faults/crash-loop.test.ts': 'bundle: a crash loop of server processes',
+  'tests/faults/durability-per-queue.test.ts': 'bundle: a server process, under strace, then kill -9',
   'tests/faults/disk-full.test.ts': 'a tmpfs mount (as root)',
   'tests/faults/load.test.ts': 'bundle: a server process under load',
   'tests/faults/lost-files.test.ts': 'bundle: server processes, killed with SIGKILL, and sepp backup',

@@ -24,6 +24,7 @@ import {
   type ListenAddress,
   overrideConflicts,
   planReload,
+  QueueScope,
   type SeppConfig,
 } from './config/index.ts';
 import type { Engine } from './engine/engine.ts';
@@ -70,6 +71,7 @@ export function apiKeysOf(config: SeppConfig): ApiKey[] {
     name: k.name,
     role: k.role,
     sha256: Buffer.from(k.keySha256, 'hex'),
+    scope: k.queues === null ? null : new QueueScope(k.queues),
   }));
 }
 

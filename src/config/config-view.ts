@@ -92,6 +92,7 @@ export function configLeaves(config: SeppConfig): ConfigLeaf[] {
     const path = `grpc.api_keys[${i}]`;
     add(`${path}.name`, key.name);
     add(`${path}.role`, key.role);
+    if (key.queues !== null) add(`${path}.queues`, key.queues);
     add(`${path}.key_sha256`, key.keySha256, {
       secret: true,
       source: sourceOf(`${path}.key`, `${path}.key_sha256`),

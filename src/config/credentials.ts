@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { parsePasswordHash } from './password-hash.ts';
+import { maxQueuePatterns } from './queue-scope.ts';
 import { asTable, type ConfigReader, type Table } from './reader.ts';
 import { adminUserSpec, apiKeySpec, telemetrySpec } from './schema.ts';
 import { withDefaults } from './section-defaults.ts';
@@ -72,12 +73,13 @@ export function readApiKeys(reader: ConfigReader, value: unknown, plaintext: str
         `${what}; set exactly one: key_sha256 (the SHA-256 of the key, so the file holds no secret) or key (the key itself)`,
       );
     }
+    const queues = readScope(reader, entry.path, read.queues);
     if (read.name === undefined || read.role === undefined) continue;
     let keySha256: string | undefined;
     if (read.keySha256 !== undefined) keySha256 = read.keySha256.toLowerCase();
     else if (read.key !== undefined) keySha256 = sha256Hex(read.key);
     if (keySha256 === undefined || hasKey === hasHash) continue;
-    keys.push({ path: entry.path, name: read.name, role: read.role, keySha256 });
+    keys.push({ path: entry.path, name: read.name, role: read.role, queues, keySha256 });
   }
   checkUnique(reader, keys);
   const firstByHash = new Map<string, string>();
@@ -88,7 +90,21 @@ export function readApiKeys(reader: ConfigReader, value: unknown, plaintext: str
       reader.problem(`${key.path}.key`, `is the same key as ${first}; every API key must be different`);
     }
   }
-  return keys.map(({ name, role, keySha256 }) => ({ name, role, keySha256 }));
+  return keys.map(({ name, role, queues, keySha256 }) => ({ name, role, queues, keySha256 }));
+}
+
+/** A key's `queues`: null when absent (every queue); an empty or too long list is a problem. */
+function readScope(reader: ConfigReader, path: string, queues: readonly string[] | undefined) {
+  if (queues === undefined) return null;
+  if (queues.length === 0) {
+    reader.problem(
+      `${path}.queues`,
+      'is empty, which would allow no queue at all; list the queues (e.g. ["billing-*"]), or leave queues out to allow every queue',
+    );
+  } else if (queues.length > maxQueuePatterns) {
+    reader.problem(`${path}.queues`, `lists ${queues.length} patterns; at most ${maxQueuePatterns}`);
+  }
+  return queues;
 }
 
 /** Reads the admin UI's users; each password hash is checked to be one `sepp admin hash-password` makes. */

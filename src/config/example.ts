@@ -53,7 +53,8 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 
 # "full": every commit is fsync'd before it is acknowledged; nothing
 # acknowledged is lost, even on power loss. "relaxed": no fsync per commit;
-# survives a process crash but not a power cut or kernel crash.
+# survives a process crash but not a power cut or kernel crash. A queue may
+# say otherwise for its own jobs (durability in [queues.NAME]).
 # Env SEPP_DURABILITY, flag --durability.
 # durability = "full"
 
@@ -163,6 +164,9 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 # ...or, if you must, the key itself instead of key_sha256 (names and keys
 # must be unique; a key has at least 16 visible ASCII characters):
 #     key = "the key itself"
+# A key may be limited to some queues, whatever its role: names, or patterns
+# where * stands for any run of characters. Without queues, every queue.
+# queues = ["billing-*", "invoices"]
 
 [admin]
 # A login session ends this long after it began.
@@ -374,6 +378,11 @@ ${adminRolesComment()}
 
 # Job types this queue accepts; empty accepts any.
 # allowed_types = []
+
+# When the queue's enqueues, leases and settlements are answered: "full",
+# after an fsync (they survive a power cut); "relaxed", before one (they survive
+# a crash of the sepp process, not a power cut); "server", as server.durability.
+# durability = "server"
 
 # Flow control (docs/flow-control.md). Jobs of the queue leased at once,
 # across every worker; a reserve beyond it waits. 0 means no limit.

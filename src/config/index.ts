@@ -16,6 +16,17 @@ export {
   parseConfigText,
 } from './load.ts';
 export { hashPassword } from './password-hash.ts';
+export {
+  ackBatchInScope,
+  hideNotFound,
+  notVisible,
+  QueueScope,
+  queueOfJob,
+  requireInScope,
+  requireJobsInScope,
+  type ScopedQueue,
+  serverWide,
+} from './queue-scope.ts';
 export { queueSettingMeaning } from './queue-setting-meaning.ts';
 export {
   overrideConflicts,

@@ -16,6 +16,7 @@ import {
   namePattern,
   nestQueueSettings,
   type QueueSettingsFlat,
+  queueDurabilities,
   queueSettingRanges,
 } from '../engine/settings.ts';
 import {
@@ -33,6 +34,7 @@ import {
   stringField,
   urlField,
 } from './fields.ts';
+import { queuePatternHelp, queuePatternRe } from './queue-scope.ts';
 import { scheduleSpec } from './schedule-spec.ts';
 import {
   type AdminConfig,
@@ -193,6 +195,8 @@ export interface ApiKeyEntry {
   readonly role: ApiKeyRole;
   readonly key: string;
   readonly keySha256: string;
+  /** Queue name patterns the key is limited to (queue-scope.ts); absent: every queue. */
+  readonly queues: readonly string[];
 }
 
 export const credentialName = {
@@ -234,6 +238,7 @@ export const apiKeySpec: SectionSpec<ApiKeyEntry> = {
   role: { field: choiceField(apiKeyRoles) },
   key: { field: apiKeyField },
   keySha256: { field: tokenSha256Field },
+  queues: { field: namesField(queuePatternRe, queuePatternHelp) },
 };
 
 /** [http] as written: the request size is derived from the largest payload when not set. */
@@ -408,6 +413,7 @@ export const queueSpec: SectionSpec<QueueSettingsFlat> = {
   },
   expiredAction: { field: choiceField(expiredActions), default: engineQueueDefaults.expiredAction },
   allowedTypes: { field: namesField(namePattern, nameHelp), default: engineQueueDefaults.allowedTypes },
+  durability: { field: choiceField(queueDurabilities), default: engineQueueDefaults.durability },
   maxLeased: { field: integerField(r.maxLeased), default: engineQueueDefaults.maxLeased },
   rateLimitLeases: { field: integerField(r.rateLimitLeases), default: engineQueueDefaults.rateLimitLeases },
   rateLimitPeriodMs: {

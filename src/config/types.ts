@@ -65,6 +65,11 @@ export interface ApiKey {
   readonly name: string;
   readonly role: ApiKeyRole;
   /**
+   * The queue name patterns (`billing-*`) the key may use, whatever its role;
+   * null: every queue. config/queue-scope.ts says what a pattern matches.
+   */
+  readonly queues: readonly string[] | null;
+  /**
    * SHA-256 of the key, lower-case hex. A key written in plain text in the
    * config is hashed at load time, so the loaded config never holds it: the
    * server hashes each presented bearer token and compares digests in

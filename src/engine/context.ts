@@ -64,6 +64,12 @@ export interface EngineContext {
   count(tx: StoreTx, queue: string, from: JobState | null, to: JobState | null, jobs: number): Op<void>;
   /** Forgets `key` of `queue` if it still names `jobId`: a cancelled or deleted job frees its key. */
   releaseKey(tx: StoreTx, queue: string, key: string | null, jobId: string): Op<void>;
+  /**
+   * Tells the store how durable the unit's commit must be for a change to `queue`
+   * (its `durability` setting). `count` does it for every change of state; changes
+   * that move no job (extend, progress) call it themselves.
+   */
+  wroteTo(tx: StoreTx, queue: string): void;
 }
 
 export interface ContextParts {
@@ -101,6 +107,10 @@ export function createEngineContext(parts: ContextParts): EngineContext {
             `(limits.max_queues = ${limits.maxQueues}); enqueue to an existing queue, delete unused ` +
             'queues (DeleteQueue), or raise limits.max_queues',
         };
+  const wroteTo = (tx: StoreTx, queue: string) => {
+    const durability = queues.settingsFor(queue).durability;
+    tx.durability(durability === 'server' ? 'default' : durability);
+  };
   return {
     newQueueRefusal,
     store: parts.store,
@@ -130,10 +140,12 @@ export function createEngineContext(parts: ContextParts): EngineContext {
     wakeAt: (tx, atMs) => tx.afterCommit(() => parts.wakeAt(atMs)),
     count: (tx, queue, from, to, jobs) => {
       if (jobs === 0) return nothing;
+      wroteTo(tx, queue);
       if (from === 'leased') leaseEnded(queue, jobs);
       if (to === null) jobsRemoved();
       return tx.counts.adjust({ queue, from, to, jobs });
     },
+    wroteTo,
     *releaseKey(tx, queue, key, jobId) {
       if (key !== null) yield* tx.keys.release({ queue, key, jobId });
     },

@@ -65,7 +65,16 @@ export interface QueueSettings {
   groupMaxLeased: number;
   /** How fast leases of one group may start (a bucket per group). */
   groupRateLimit: RateLimitSettings;
+  /**
+   * Whether the queue's enqueues, leases and settlements are fsync'd before they
+   * are answered (`full`), or may be answered first (`relaxed`: they survive a crash
+   * of the process, not a power cut); `server`: as `server.durability` says.
+   */
+  durability: QueueDurability;
 }
+
+export const queueDurabilities = ['server', 'full', 'relaxed'] as const;
+export type QueueDurability = (typeof queueDurabilities)[number];
 
 export const expiredActions = ['dead_letter', 'delete'] as const;
 export type ExpiredAction = (typeof expiredActions)[number];
@@ -94,6 +103,7 @@ export const defaultQueueSettings: Readonly<QueueSettings> = Object.freeze({
   rateLimit: noRateLimit,
   groupMaxLeased: 0,
   groupRateLimit: noRateLimit,
+  durability: 'server',
 });
 
 /** Ranges that configured queue settings must fall in (config validation uses them). */

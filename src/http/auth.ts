@@ -13,7 +13,7 @@
  * expected table both transports are tested against.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { ApiKey, ApiKeyRole } from '../config/index.ts';
+import { type ApiKey, type ApiKeyRole, QueueScope } from '../config/index.ts';
 import { SeppError } from '../engine/errors.ts';
 
 /** What an operation needs. `read` is open to every role; `public` to anyone, without a key. */
@@ -23,6 +23,8 @@ export interface Caller {
   /** The key's name, or `anonymous` when no keys are configured (or for a public operation). */
   name: string;
   role: ApiKeyRole;
+  /** The queues the key may use (`queues` in its entry); null: every queue. */
+  scope: QueueScope | null;
 }
 
 const allowed: Record<ApiKeyRole, ReadonlySet<Permission>> = {
@@ -37,12 +39,13 @@ export function rolesWith(permission: Permission): string {
   return `the ${roles.join(' or ')} role`;
 }
 
-export const anonymous: Caller = { name: 'anonymous', role: 'admin' };
+export const anonymous: Caller = { name: 'anonymous', role: 'admin', scope: null };
 
 interface Key {
   name: string;
   role: ApiKeyRole;
   sha256: Buffer;
+  scope: QueueScope | null;
 }
 
 export class KeyTable {
@@ -54,7 +57,12 @@ export class KeyTable {
 
   /** A reload: from the next request on only these keys are valid. */
   replace(keys: readonly ApiKey[]): void {
-    this.keys = keys.map((k) => ({ name: k.name, role: k.role, sha256: Buffer.from(k.keySha256, 'hex') }));
+    this.keys = keys.map((k) => ({
+      name: k.name,
+      role: k.role,
+      sha256: Buffer.from(k.keySha256, 'hex'),
+      scope: k.queues === null ? null : new QueueScope(k.queues),
+    }));
   }
 
   get enabled(): boolean {
@@ -75,7 +83,27 @@ export class KeyTable {
       if (timingSafeEqual(digest, key.sha256) && found === undefined) found = key;
     }
     if (found === undefined) throw new SeppError('unauthenticated', 'the API key is not valid');
-    return { name: found.name, role: found.role };
+    return { name: found.name, role: found.role, scope: found.scope };
+  }
+
+  /**
+   * Why a caller identified before the keys changed may not go on with what it
+   * began (an event stream), or null: its key is gone, or its role or queues changed.
+   */
+  changedFor(caller: Caller): SeppError | null {
+    if (caller === anonymous && !this.enabled) return null;
+    const now = this.keys.find((k) => k.name === caller.name);
+    if (now === undefined || caller === anonymous) {
+      return new SeppError('unauthenticated', `the API key ${caller.name} was removed by a reload`);
+    }
+    const scope = (s: QueueScope | null) => s?.describe() ?? null;
+    if (now.role !== caller.role || scope(now.scope) !== scope(caller.scope)) {
+      return new SeppError(
+        'unavailable',
+        `the role or queues of API key ${caller.name} changed in a reload; subscribe again`,
+      );
+    }
+    return null;
   }
 
   /** Throws permission_denied unless the caller's role holds `permission`. */

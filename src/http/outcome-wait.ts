@@ -14,6 +14,7 @@
  * server shuts down (the same answer, at once). `waitMs` 0 looks at the
  * backlog and the job and answers at once.
  */
+import type { QueueScope } from '../config/index.ts';
 import { SeppError, toSeppError } from '../engine/errors.ts';
 import type { LifecycleEvent } from '../engine/events/lifecycle-event.ts';
 import type { JobInfo, JobState } from '../engine/types.ts';
@@ -96,6 +97,8 @@ export async function waitForOutcome(
   jobId: string,
   requestedWaitMs: number,
   signal: AbortSignal,
+  /** The caller's queues (null: all): the route checked the job's row; its events are held to them too. */
+  scope: QueueScope | null = null,
 ): Promise<Outcome> {
   const { engine } = ctx;
   const waitMs = Math.min(requestedWaitMs, engine.limits.maxWaitMs);
@@ -135,7 +138,12 @@ export async function waitForOutcome(
 
     try {
       subscription = engine.subscribeEvents(
-        { queues: [], jobIds: [jobId], kinds: [...finalKinds] },
+        {
+          queues: [],
+          jobIds: [jobId],
+          kinds: [...finalKinds],
+          ...(scope === null ? {} : { queueAllowed: (queue: string) => scope.allows(queue) }),
+        },
         { kind: 'oldest' },
         {
           send: (events, written) => {

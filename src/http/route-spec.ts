@@ -9,6 +9,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Clock } from '../engine/clock.ts';
 import type { Engine } from '../engine/engine.ts';
+import type { SeppError } from '../engine/errors.ts';
 import type { Caller, Permission } from './auth.ts';
 import type { HttpErrorCode } from './errors.ts';
 import type { JsonInput } from './json-input.ts';
@@ -24,6 +25,11 @@ export interface ApiContext {
   readonly draining: () => boolean;
   /** Called when shutdown begins; returns the unsubscribe. */
   readonly onDrain: (listener: () => void) => () => void;
+  /**
+   * Called after a reload replaced the API keys, with why `caller` may no longer
+   * go on (its key is gone, or its role or queues changed), or null; returns the unsubscribe.
+   */
+  readonly onKeysChanged: (caller: Caller, listener: (ended: SeppError | null) => void) => () => void;
   /** http.max_request_bytes: also the default and the most a reserve's answer may hold. */
   readonly maxRequestBytes: number;
 }
@@ -55,6 +61,12 @@ interface RouteBase {
   /** The OpenAPI operationId; the gRPC method it mirrors has the same name, capitalised. */
   operationId: string;
   permission: Permission;
+  /**
+   * How a key scoped to queues is held to them: `job` — the server looks up the
+   * job of the `jobId` path parameter first (NOT_FOUND outside the scope);
+   * `handler` — the handler checks the queues its request names; `none` — no queue.
+   */
+  scope: 'job' | 'handler' | 'none';
   tag: 'producers' | 'workers' | 'events' | 'meta';
   summary: string;
   description?: string;

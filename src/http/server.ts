@@ -30,7 +30,13 @@ import {
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { ApiKey, HttpConfig } from '../config/index.ts';
+import {
+  type ApiKey,
+  type HttpConfig,
+  hideNotFound,
+  queueOfJob,
+  requireJobsInScope,
+} from '../config/index.ts';
 import { type Clock, systemClock } from '../engine/clock.ts';
 import type { Engine } from '../engine/engine.ts';
 import { SeppError } from '../engine/errors.ts';
@@ -44,6 +50,7 @@ import {
   invalid,
 } from './errors.ts';
 import { InFlightBytes } from './in-flight.ts';
+import { jobIdFrom } from './job-json.ts';
 import { JsonInput } from './json-input.ts';
 import { buildOpenApi, openApiPath } from './openapi.ts';
 import { stringifyWithRaw } from './raw-json.ts';
@@ -104,6 +111,7 @@ export function openApiRoute(document: () => JsonSchema): JsonRoute {
     path: openApiPath,
     operationId: 'getOpenApi',
     permission: 'public',
+    scope: 'none',
     tag: 'meta',
     summary: 'This document',
     response: { type: 'object' },
@@ -120,6 +128,7 @@ export function openApiDocument(version: string): JsonSchema {
     clock: systemClock,
     draining: () => false,
     onDrain: () => () => {},
+    onKeysChanged: () => () => {},
     maxRequestBytes: 0,
   };
   const routes = apiRoutes(inert);
@@ -162,6 +171,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
   const inFlight = new InFlightBytes(limits);
   let draining = false;
   const drainListeners = new Set<() => void>();
+  const keyListeners = new Set<() => void>();
   const ctx: ApiContext = {
     engine,
     clock: options.clock,
@@ -169,6 +179,11 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     onDrain(listener) {
       drainListeners.add(listener);
       return () => drainListeners.delete(listener);
+    },
+    onKeysChanged(caller, listener) {
+      const check = () => listener(keys.changedFor(caller));
+      keyListeners.add(check);
+      return () => keyListeners.delete(check);
     },
     maxRequestBytes: limits.maxRequestBytes,
   };
@@ -316,6 +331,12 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
         caller = keys.identify(authorizationOf(req));
         KeyTable.authorize(caller, route.permission, `${operation} (${route.operationId})`);
       }
+      /** The job a scoped caller's request names: its NOT_FOUND is answered as for another queue's. */
+      let scopedJobId: string | undefined;
+      if (caller.scope !== null && route.scope === 'job') {
+        scopedJobId = jobIdFrom(params.jobId ?? '', 'jobId');
+        await requireJobsInScope(caller, [scopedJobId], (id) => queueOfJob(engine, id));
+      }
       const body = await readBody(req, res, route, caller, expectContinue, (r) => {
         release = r;
       });
@@ -333,7 +354,14 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
         },
       };
       if (route.kind === 'json') {
-        const value = await route.handle(request);
+        const hidden = scopedJobId;
+        const value = await (hidden === undefined
+          ? route.handle(request)
+          : Promise.resolve()
+              .then(() => route.handle(request))
+              .catch((error: unknown) => {
+                throw hideNotFound(error, 'job', hidden);
+              }));
         if (!res.writableEnded && !res.destroyed) sendJson(res, 200, value);
         return;
       }
@@ -407,7 +435,10 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
           resolve((server.address() as AddressInfo).port);
         });
       }),
-    replaceApiKeys: (next) => keys.replace(next),
+    replaceApiKeys(next) {
+      keys.replace(next);
+      for (const listener of [...keyListeners]) listener();
+    },
     async shutdown(timeoutMs) {
       if (!draining) {
         draining = true;

@@ -7,6 +7,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Metadata } from '@grpc/grpc-js';
+import type { QueueScope } from '../config/index.ts';
 import { SeppError } from '../engine/errors.ts';
 
 export type ApiRole = 'producer' | 'worker' | 'admin';
@@ -16,13 +17,20 @@ export interface ApiKey {
   role: ApiRole;
   /** SHA-256 of the key. */
   sha256: Buffer;
+  /** The queues it may use (`queues` in its config entry); null: every queue. */
+  scope: QueueScope | null;
 }
 
 export interface Caller {
   /** Key name, or `anonymous` when authentication is off. */
   name: string;
   role: ApiRole;
+  /** The queues it may use; null: every queue (queue-scope-rules.ts checks each call). */
+  scope: QueueScope | null;
 }
+
+/** The caller when no keys are configured: everything, every queue. */
+const anonymous: Caller = { name: 'anonymous', role: 'admin', scope: null };
 
 /** What each RPC needs. `read` is open to every role. */
 export type Permission = 'read' | 'enqueue' | 'work' | 'admin';
@@ -64,7 +72,7 @@ export class Authenticator {
    * this as soon as a call's headers arrive (admission.ts), before its body.
    */
   authenticate(metadata: Metadata): Caller {
-    if (!this.enabled) return { name: 'anonymous', role: 'admin' };
+    if (!this.enabled) return anonymous;
     const known = this.identified.get(metadata);
     if (known !== undefined) return known;
     const caller = this.identify(metadata);
@@ -74,7 +82,7 @@ export class Authenticator {
 
   /** Identifies the caller and checks the permission; throws unauthenticated / permission_denied. */
   authorize(metadata: Metadata, permission: Permission, rpc: string): Caller {
-    if (!this.enabled) return { name: 'anonymous', role: 'admin' };
+    if (!this.enabled) return anonymous;
     const caller = this.authenticate(metadata);
     if (!allowed[caller.role].has(permission)) {
       throw new SeppError(
@@ -99,6 +107,6 @@ export class Authenticator {
       if (timingSafeEqual(digest, key.sha256) && found === undefined) found = key;
     }
     if (found === undefined) throw new SeppError('unauthenticated', 'the API key is not valid');
-    return { name: found.name, role: found.role };
+    return { name: found.name, role: found.role, scope: found.scope };
   }
 }

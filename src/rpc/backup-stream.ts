@@ -16,6 +16,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { handleServerStreamingCall } from '@grpc/grpc-js';
 import type { BackupChunk, BackupRequest } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
+import { serverWide } from '../config/index.ts';
 import { SeppError } from '../engine/errors.ts';
 import { rpcAudit } from './audit-input.ts';
 import { type BugReporter, type GuardedCall, guardServerStream } from './call-guard.ts';
@@ -31,6 +32,7 @@ export function createBackupHandler(
 ): handleServerStreamingCall<BackupRequest, BackupChunk> {
   return guardServerStream<BackupRequest, BackupChunk>('Backup', onBug, (call) => {
     const caller = admit(ctx, call.metadata, 'admin', 'Backup');
+    if (caller.scope !== null) throw serverWide(caller, 'a backup');
     const tempPath = join(dataDir, `backup-${process.pid}-${++backupsStarted}.db.tmp`);
     const over = new AbortController();
     call.onFinish(() => over.abort());

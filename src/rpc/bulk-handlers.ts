@@ -27,6 +27,7 @@ import type { DeadLetterSelection } from '../engine/types.ts';
 import { rpcAudit } from './audit-input.ts';
 import { changesFromProto } from './control-handlers.ts';
 import { deadReasonFromProto, jobStateFromProto } from './convert.ts';
+import { bulkOperationVisible } from './queue-scope-rules.ts';
 import type { RpcContext } from './rpc-context.ts';
 import type { Unary } from './unary-wrapper.ts';
 import { requireJobId, requireString } from './validate-fields.ts';
@@ -176,8 +177,12 @@ export function createBulkHandlers(ctx: RpcContext, unary: Unary): BulkHandlers 
       return { operation: bulkOperationToProto(engine.getBulkOperation(requireString(req.id, 'id'))) };
     }),
 
-    listBulkOperations: unary('ListBulkOperations', 'admin', () => {
-      return { operations: engine.listBulkOperations().map(bulkOperationToProto) };
+    listBulkOperations: unary('ListBulkOperations', 'admin', (_req, _call, caller) => {
+      const all = engine.listBulkOperations();
+      // A key scoped to queues sees the operations whose filter names one of them.
+      const shown =
+        caller.scope === null ? all : all.filter((op) => bulkOperationVisible(engine, op.id, caller));
+      return { operations: shown.map(bulkOperationToProto) };
     }),
 
     cancelBulkOperation: unary('CancelBulkOperation', 'admin', async (req) => {

@@ -268,6 +268,7 @@ export function queueSettingsToProto(settings: QueueSettings): ProtoQueueSetting
     rateLimit: { ...settings.rateLimit },
     groupMaxLeased: settings.groupMaxLeased,
     groupRateLimit: { ...settings.groupRateLimit },
+    durability: settings.durability,
   };
 }
 

@@ -15,6 +15,7 @@
  */
 import type { handleServerStreamingCall } from '@grpc/grpc-js';
 import type { EventsRequest, EventsResponse } from '../../clients/typescript/src/gen/sepp/v1/events.js';
+import { requireInScope } from '../config/index.ts';
 import { SeppError } from '../engine/errors.ts';
 import { type BugReporter, guardServerStream } from './call-guard.ts';
 import { eventToProto, subscriptionFromProto } from './events-convert.ts';
@@ -33,7 +34,15 @@ export function createEventsHandler(
     const caller = admit(ctx, call.metadata, 'read', 'Events');
     const raw: unknown = request;
     if (raw instanceof MalformedRequest) throw new SeppError('invalid_argument', raw.message);
-    const { filter, start } = subscriptionFromProto(request);
+    const { filter: asked, start } = subscriptionFromProto(request);
+    // A key scoped to queues names only its queues, and sees only their events.
+    const scope = caller.scope;
+    requireInScope(
+      caller,
+      asked.queues.map((queue, i) => ({ queue, field: `queues[${i}]` })),
+    );
+    const filter =
+      scope === null ? asked : { ...asked, queueAllowed: (queue: string) => scope.allows(queue) };
     const max = ctx.engine.limits.maxEventSubscribers;
     if (open >= max) {
       throw new SeppError(
@@ -67,7 +76,7 @@ export function createEventsHandler(
         call.fail(
           new SeppError('unavailable', 'sepp is shutting down; subscribe again to the restarted server'),
         ),
-      access: { metadata: call.metadata, permission: 'read', rpc: 'Events' },
+      access: { metadata: call.metadata, permission: 'read', rpc: 'Events', scope },
       // A reload that revokes the key ends the subscription (call.onFinish closes it).
       endWith: (error) => call.fail(error),
     };

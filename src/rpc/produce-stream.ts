@@ -9,7 +9,9 @@
  */
 import { type handleBidiStreamingCall, status } from '@grpc/grpc-js';
 import type { ProduceRequest, ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
+import { requireInScope } from '../config/index.ts';
 import { SeppError } from '../engine/errors.ts';
+import type { Caller } from './auth.ts';
 import { attempt, type BugReporter, type GuardedCall, guardBidi, reportIfBug } from './call-guard.ts';
 import {
   acceptedToProto,
@@ -35,15 +37,14 @@ export function createProduceHandler(
   onBug: BugReporter,
 ): handleBidiStreamingCall<ProduceRequest, ProduceResponse> {
   return guardBidi<ProduceRequest | MalformedRequest, ProduceResponse>('Produce', onBug, (call) => {
-    const callerName = admit(ctx, call.metadata, 'enqueue', 'Produce').name;
-    produce(ctx, call, callerName, onBug);
+    produce(ctx, call, admit(ctx, call.metadata, 'enqueue', 'Produce'), onBug);
   });
 }
 
 function produce(
   ctx: RpcContext,
   call: GuardedCall<ProduceRequest | MalformedRequest, ProduceResponse>,
-  callerName: string,
+  caller: Caller,
   onBug: BugReporter,
 ): void {
   // One trace context per stream (its metadata); each message is its own observed call.
@@ -61,7 +62,7 @@ function produce(
   const gate = new ReadGate(call);
   const stream: OpenStream = {
     endForShutdown: () => call.fail(new SeppError('unavailable', 'sepp is shutting down')),
-    access: { metadata: call.metadata, permission: 'enqueue', rpc: 'Produce' },
+    access: { metadata: call.metadata, permission: 'enqueue', rpc: 'Produce', scope: caller.scope },
     endWith: (error) => call.fail(error),
   };
   ctx.streams.add(stream);
@@ -83,7 +84,7 @@ function produce(
         ? unobserved
         : ctx.observer.callStarted({ method: 'Produce', streamMessage: 'batch', parent: streamContext });
     // Started now (so the engine sees messages in arrival order); its failure is its answer.
-    const answer = attempt(() => enqueueMessage(ctx, message, observation, streamContext));
+    const answer = attempt(() => enqueueMessage(ctx, message, caller, observation, streamContext));
     const bytes = message instanceof MalformedRequest ? 0 : payloadBytes(message);
     inFlight++;
     inFlightBytes += bytes;
@@ -100,7 +101,7 @@ function produce(
       inFlight--;
       inFlightBytes -= bytes;
       gate.write(response);
-      observation.end(response.code, callerName);
+      observation.end(response.code, caller.name);
       if (inFlight < maxPendingMessages / 2 && inFlightBytes < maxInFlightBytes / 2)
         gate.setRequestsBlocked(false);
     });
@@ -122,11 +123,16 @@ function sequenceOf(malformed: MalformedRequest): number {
 async function enqueueMessage(
   ctx: RpcContext,
   message: ProduceRequest | MalformedRequest,
+  caller: Caller,
   observation: RpcCallObservation,
   streamContext: TraceContext | undefined,
 ): Promise<ProduceResponse> {
   if (message instanceof MalformedRequest) throw new SeppError('invalid_argument', message.message);
   observation.annotate({ jobs: message.jobs.length });
+  requireInScope(
+    caller,
+    message.jobs.map((job, i) => ({ queue: job.queue, field: `jobs[${i}].queue` })),
+  );
   const jobs = message.jobs.map(enqueueRequestFromProto);
   const fallback = observation.context ?? streamContext;
   if (fallback !== undefined) for (const job of jobs) withTraceContext(job, fallback);

@@ -1,5 +1,6 @@
 /** What every gRPC handler shares: the engine, the authenticator, server facts, the observer and the drain flag. */
 import type { Metadata } from '@grpc/grpc-js';
+import type { QueueScope } from '../config/index.ts';
 import type { Engine } from '../engine/engine.ts';
 import { SeppError } from '../engine/errors.ts';
 import type { Authenticator, Caller, Permission } from './auth.ts';
@@ -59,8 +60,16 @@ export interface RpcContext {
 /** A Work or Produce stream while it is open. */
 export interface OpenStream {
   endForShutdown(): void;
-  /** What the stream was let in with; checked again when the API keys change (a revoked key ends it). */
-  readonly access: { readonly metadata: Metadata; readonly permission: Permission; readonly rpc: string };
+  /**
+   * What the stream was let in with; checked again when the API keys change: a
+   * revoked key ends it, and so does a change of the key's queues (server.ts).
+   */
+  readonly access: {
+    readonly metadata: Metadata;
+    readonly permission: Permission;
+    readonly rpc: string;
+    readonly scope: QueueScope | null;
+  };
   /** Ends the stream with this error's status, after what is already answered. */
   endWith(error: SeppError): void;
 }

@@ -54,15 +54,18 @@ export function createScheduleHandlers(ctx: RpcContext, unary: Unary): ScheduleH
       schedule: scheduleToProto(await engine.getSchedule(nameOf(req.name), req.nextRuns || 10)),
     })),
 
-    listSchedules: unary('ListSchedules', 'read', async (req) => {
+    listSchedules: unary('ListSchedules', 'read', async (req, _call, caller) => {
       const page = await engine.schedulePage(
         { pageSize: req.pageSize, cursor: req.pageToken },
         req.nextRuns || 1,
       );
+      // A key scoped to queues sees the schedules that enqueue into them (a page may hold fewer).
+      const shown =
+        caller.scope === null ? page.items : page.items.filter((s) => caller.scope?.allows(s.template.queue));
       // Bounded in bytes too: a template's metadata may be large.
       const fitted = fitNamePage(
         'schedules',
-        page.items.map(scheduleToProto),
+        shown.map(scheduleToProto),
         page.nextCursor,
         (schedule) => schedule.spec?.name ?? '',
         (schedule) => Schedule.encode(schedule).finish().length + 8,

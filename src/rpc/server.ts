@@ -7,7 +7,7 @@ import { HealthImplementation } from 'grpc-health-check';
 import { QueueServiceService } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import { nulRefusal } from '../engine/checks.ts';
 import type { Engine } from '../engine/engine.ts';
-import { toSeppError } from '../engine/errors.ts';
+import { SeppError, toSeppError } from '../engine/errors.ts';
 import { admissionInterceptor } from './admission.ts';
 import { type ApiKey, Authenticator } from './auth.ts';
 import { createBackupHandler } from './backup-stream.ts';
@@ -169,9 +169,18 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
     replaceApiKeys(keys) {
       ctx.auth.replaceKeys(keys);
       for (const stream of [...ctx.streams]) {
-        const { metadata, permission, rpc } = stream.access;
+        const { metadata, permission, rpc, scope } = stream.access;
         try {
-          ctx.auth.authorize(metadata, permission, rpc);
+          const caller = ctx.auth.authorize(metadata, permission, rpc);
+          // The stream checked its queues against the scope it opened with: a new scope, a new stream.
+          if ((caller.scope?.describe() ?? null) !== (scope?.describe() ?? null)) {
+            stream.endWith(
+              new SeppError(
+                'unavailable',
+                `the queues of API key ${caller.name} changed in a reload; open the stream again`,
+              ),
+            );
+          }
         } catch (error) {
           stream.endWith(toSeppError(error));
         }

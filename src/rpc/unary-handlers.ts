@@ -9,7 +9,12 @@ import { QueueInfo as ProtoQueueInfo } from '../../clients/typescript/src/gen/se
 import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import { type AckBatchRequest, SettleOutcome } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { WorkerInfo } from '../../clients/typescript/src/gen/sepp/v1/workers.js';
-import { formatProblems, parseQueueSettingKeys, parseQueueSettingValues } from '../config/index.ts';
+import {
+  ackBatchInScope,
+  formatProblems,
+  parseQueueSettingKeys,
+  parseQueueSettingValues,
+} from '../config/index.ts';
 import { SeppError } from '../engine/errors.ts';
 import { fitNamePage, pickKeyedPage } from '../engine/name-pages.ts';
 import type { EnqueueRequest as EngineEnqueueRequest } from '../engine/types.ts';
@@ -44,6 +49,7 @@ import {
   unobserved,
   withTraceContext,
 } from './observer.ts';
+import { checkUnaryScope, hideUnaryNotFound } from './queue-scope-rules.ts';
 import { admit, MalformedRequest, type RpcContext } from './rpc-context.ts';
 import { createScheduleHandlers } from './schedule-handlers.ts';
 import type { Unary } from './unary-wrapper.ts';
@@ -80,7 +86,12 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
         callerName = caller.name;
         const request: unknown = call.request;
         if (request instanceof MalformedRequest) throw new SeppError('invalid_argument', request.message);
-        return fn(call.request, call, caller, observation);
+        if (caller.scope === null) return fn(call.request, call, caller, observation);
+        return checkUnaryScope(engine, rpc, request, caller)
+          .then(() => fn(call.request, call, caller, observation))
+          .catch((error: unknown) => {
+            throw hideUnaryNotFound(rpc, request, error);
+          });
       },
       (code) => observation.end(code, callerName),
     );
@@ -169,13 +180,13 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
       return {};
     }),
 
-    ackBatch: unary('AckBatch', 'work', async (req: AckBatchRequest, _call, _caller, observation) => {
+    ackBatch: unary('AckBatch', 'work', async (req: AckBatchRequest, _call, caller, observation) => {
       observation.annotate({ jobs: req.acks.length });
       const settles = req.acks.map((a, i) =>
         ackFromProto(a, requireJobId(a.jobId, `acks[${i}].job_id`), requireAttempt(a.attempt)),
       );
       if (settles.length === 0) throw new SeppError('invalid_argument', 'acks: the batch is empty');
-      const outcomes = await engine.ackBatch(settles);
+      const outcomes = await ackBatchInScope(engine, settles, caller);
       return {
         results: outcomes.map((o) =>
           o.ok
@@ -220,12 +231,15 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
       return { job: fitJobAnswer(jobToProto(job, true), ctx.facts.maxMessageBytes) };
     }),
 
-    listQueues: unary('ListQueues', 'read', async (req) => {
+    listQueues: unary('ListQueues', 'read', async (req, _call, caller) => {
       const page = await engine.queuePage({ pageSize: req.pageSize, cursor: req.pageToken });
+      // A scoped key sees its queues only: a page may hold fewer than asked, or none, with a next page.
+      const shown =
+        caller.scope === null ? page.items : page.items.filter((q) => caller.scope?.allows(q.name));
       // Bounded in bytes too: a queue's settings hold lists (allowed_types) that may be long.
       const fitted = fitNamePage(
         'queues',
-        page.items.map(queueInfoToProto),
+        shown.map(queueInfoToProto),
         page.nextCursor,
         (queue) => queue.name,
         (queue) => ProtoQueueInfo.encode(queue).finish().length + 8,
@@ -234,10 +248,19 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
       return { queues: fitted.items, nextPageToken: fitted.nextCursor ?? '' };
     }),
 
-    listWorkers: unary('ListWorkers', 'read', async (req) => {
+    listWorkers: unary('ListWorkers', 'read', async (req, _call, caller) => {
+      const scope = caller.scope;
+      const all = await engine.listWorkers();
+      // A scoped key sees the workers of its queues, with only those queues, and no server-wide count.
+      const workers =
+        scope === null
+          ? all
+          : all
+              .map((worker) => ({ ...worker, queues: worker.queues.filter((q) => scope.allows(q)) }))
+              .filter((worker) => worker.queues.length > 0);
       const page = pickKeyedPage(
         'workers',
-        (await engine.listWorkers()).map(workerInfoToProto),
+        workers.map(workerInfoToProto),
         workerKey,
         { pageSize: req.pageSize, cursor: req.pageToken },
         engine.limits,
@@ -253,7 +276,7 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
       );
       return {
         workers: fitted.items,
-        waitingReserves: engine.waitingReserves,
+        waitingReserves: scope === null ? engine.waitingReserves : 0,
         nextPageToken: fitted.nextCursor ?? '',
       };
     }),

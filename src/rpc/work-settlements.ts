@@ -12,9 +12,11 @@ import type {
   WorkResponse,
   WorkResponse_Settled,
 } from '../../clients/typescript/src/gen/sepp/v1/work.js';
+import { hideNotFound, queueOfJob, requireJobsInScope } from '../config/index.ts';
 import { SeppError } from '../engine/errors.ts';
 import { checkAckResult } from '../engine/leases/index.ts';
 import type { Ack } from '../engine/types.ts';
+import type { Caller } from './auth.ts';
 import { attempt, type BugReporter, type GuardedCall, reportIfBug } from './call-guard.ts';
 import {
   ackFromProto,
@@ -57,7 +59,7 @@ export class WorkSettlements {
     private readonly ctx: RpcContext,
     private readonly call: WorkCall,
     private readonly gate: ReadGate,
-    private readonly callerName: string,
+    private readonly caller: Caller,
     private readonly onBug: BugReporter,
     /** The stream's `traceparent` metadata: the parent of each settlement's span. */
     private readonly traceContext: TraceContext | undefined,
@@ -113,8 +115,9 @@ export class WorkSettlements {
     const limit = this.ctx.engine.limits.maxReserveJobs;
     for (let start = 0; start < acks.length; start += limit) {
       const chunk = acks.slice(start, start + limit);
-      if (chunk.length === 1) {
-        this.apply(chunk[0]!.requestId, { $case: 'ack', value: chunk[0]!.value });
+      // A key scoped to queues acks one by one: each job's queue is looked up first (settle).
+      if (chunk.length === 1 || this.caller.scope !== null) {
+        for (const { requestId, value } of chunk) this.apply(requestId, { $case: 'ack', value });
         continue;
       }
       const valid: { requestId: number; settle: Ack }[] = [];
@@ -164,7 +167,7 @@ export class WorkSettlements {
         if (worst === status.OK) worst = code;
         this.answer({ requestId, code, message, result: undefined, errorCode });
       }
-      observation.end(worst, this.callerName);
+      observation.end(worst, this.caller.name);
     });
   }
 
@@ -226,7 +229,19 @@ export class WorkSettlements {
   ): void {
     const observation = this.begin(1, streamMessage);
     observation.annotate({ jobId: job.jobId, attempt: job.attempt });
-    this.call.whenSettled(attempt(run), (settled) => {
+    const scoped =
+      this.caller.scope === null
+        ? run
+        : async () => {
+            // Another queue's job and a missing one answer alike (config/queue-scope.ts).
+            try {
+              await requireJobsInScope(this.caller, [job.jobId], (id) => queueOfJob(this.ctx.engine, id));
+              return await run();
+            } catch (error) {
+              throw hideNotFound(error, 'job', job.jobId);
+            }
+          };
+    this.call.whenSettled(attempt(scoped), (settled) => {
       if (!settled.ok) reportIfBug(settled.error, 'Work', this.onBug);
       const code = settled.ok ? status.OK : settled.code;
       this.answer(
@@ -240,7 +255,7 @@ export class WorkSettlements {
               errorCode: settled.error.code,
             },
       );
-      observation.end(code, this.callerName);
+      observation.end(code, this.caller.name);
     });
   }
 

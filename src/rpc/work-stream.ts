@@ -21,9 +21,11 @@ import type {
   WorkRequest_Subscribe,
   WorkResponse,
 } from '../../clients/typescript/src/gen/sepp/v1/work.js';
+import { requireInScope } from '../config/index.ts';
 import type { CancelNotice } from '../engine/control-types.ts';
 import { SeppError, toSeppError } from '../engine/errors.ts';
 import type { WorkerHandle } from '../engine/operators/index.ts';
+import type { Caller } from './auth.ts';
 import { type BugReporter, guardBidi } from './call-guard.ts';
 import { leasedJobToProto } from './convert.ts';
 import { ReadGate } from './flow-control.ts';
@@ -36,8 +38,8 @@ export function createWorkHandler(
   onBug: BugReporter,
 ): handleBidiStreamingCall<WorkRequest, WorkResponse> {
   return guardBidi<WorkRequest | MalformedRequest, WorkResponse>('Work', onBug, (call) => {
-    const callerName = admit(ctx, call.metadata, 'work', 'Work').name;
-    new WorkStream(ctx, call, callerName, onBug).start();
+    const caller = admit(ctx, call.metadata, 'work', 'Work');
+    new WorkStream(ctx, call, caller, onBug).start();
   });
 }
 
@@ -61,7 +63,7 @@ class WorkStream implements OpenStream {
   constructor(
     private readonly ctx: RpcContext,
     private readonly call: WorkCall,
-    callerName: string,
+    private readonly caller: Caller,
     onBug: BugReporter,
   ) {
     this.gate = new ReadGate(call);
@@ -69,7 +71,7 @@ class WorkStream implements OpenStream {
       ctx,
       call,
       this.gate,
-      callerName,
+      caller,
       onBug,
       metadataTraceContext(call.metadata),
       {
@@ -97,7 +99,12 @@ class WorkStream implements OpenStream {
   }
 
   get access() {
-    return { metadata: this.call.metadata, permission: 'work' as const, rpc: 'Work' };
+    return {
+      metadata: this.call.metadata,
+      permission: 'work' as const,
+      rpc: 'Work',
+      scope: this.caller.scope,
+    };
   }
 
   endWith(error: SeppError): void {
@@ -200,6 +207,15 @@ class WorkStream implements OpenStream {
   private subscribe(subscription: WorkRequest_Subscribe): void {
     if (subscription.queues.length === 0) {
       this.fail(new SeppError('invalid_argument', 'subscribe.queues: name at least one queue'));
+      return;
+    }
+    try {
+      requireInScope(
+        this.caller,
+        subscription.queues.map((queue, i) => ({ queue, field: `subscribe.queues[${i}]` })),
+      );
+    } catch (error) {
+      this.fail(toSeppError(error));
       return;
     }
     this.subscription = subscription;

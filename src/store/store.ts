@@ -531,6 +531,29 @@ export interface StoreTx extends StoreView {
    * this one (SQLite: in the same batch, its own savepoint); resolves as write() does.
    */
   followUp<T>(unit: WriteUnit<T>): Promise<T>;
+  /**
+   * How durable this unit's commit must be before its caller is answered, for a
+   * queue it wrote (its `durability` setting): `full` — on disk (fsync'd);
+   * `relaxed` — may be answered first (survives a crash of the process, not a
+   * power cut); `default` — as the store was opened (`server.durability`). A unit
+   * that says nothing is `default`; of several calls the strictest wins, and a
+   * commit is made durable when any unit in it needs that.
+   */
+  durability(mode: UnitDurability): void;
+}
+
+/** What a unit asks of its commit (StoreTx.durability). */
+export type UnitDurability = 'default' | 'full' | 'relaxed';
+
+/** A unit's ask after one more call: of two asks the stricter holds (full > default > relaxed). */
+export function stricterDurability(asked: UnitDurability | undefined, mode: UnitDurability): UnitDurability {
+  if (asked === 'full' || (asked === 'default' && mode === 'relaxed')) return asked;
+  return mode;
+}
+
+/** Whether a unit that asked `asked` (undefined: nothing) needs its commit synced, on a store whose default is `defaultFull`. */
+export function needsSync(asked: UnitDurability | undefined, defaultFull: boolean): boolean {
+  return asked === 'full' || (asked !== 'relaxed' && defaultFull);
 }
 
 export type WriteUnit<T> = (tx: StoreTx) => Op<T>;

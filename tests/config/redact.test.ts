@@ -48,8 +48,8 @@ test('redaction replaces every secret and keeps everything else', () => {
   assert.deepEqual(view.grpc, {
     tls: null,
     apiKeys: [
-      { name: 'billing', role: 'producer', keySha256: '<redacted>' },
-      { name: 'mailer', role: 'worker', keySha256: '<redacted>' },
+      { name: 'billing', role: 'producer', queues: null, keySha256: '<redacted>' },
+      { name: 'mailer', role: 'worker', queues: null, keySha256: '<redacted>' },
     ],
     insecureAllowUnauthenticated: false,
     maxMessageBytes: config.grpc.maxMessageBytes,

@@ -315,9 +315,10 @@ key_sha256 = "${hashOfRandom.toUpperCase()}"
     {
       name: 'producer-1',
       role: 'producer',
+      queues: null,
       keySha256: createHash('sha256').update('0123456789abcdef-secret').digest('hex'),
     },
-    { name: 'worker-1', role: 'worker', keySha256: hashOfRandom },
+    { name: 'worker-1', role: 'worker', queues: null, keySha256: hashOfRandom },
   ]);
   assert.ok(!JSON.stringify(config).includes('0123456789abcdef-secret'), 'the plain key is not kept');
 });

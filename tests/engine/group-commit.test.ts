@@ -398,3 +398,75 @@ test('a unit that yields is refused and rolled back alone: a synchronous store n
     s.dispose();
   }
 });
+
+/** A writer whose WAL syncs are counted, its units answered only once their batch is synced when they need it. */
+function counting(defaultDurability: 'full' | 'relaxed') {
+  const dir = mkdtempSync(join(tmpdir(), 'sepp-gc-sync-'));
+  const db: Db = openDatabase(join(dir, 'scratch.db'), { durability: defaultDurability });
+  db.exec('CREATE TABLE t (x INTEGER NOT NULL)');
+  const log: string[] = [];
+  const writer = new GroupCommitter<ScratchTx>(
+    db,
+    {},
+    { defaultDurability, syncWal: () => log.push('sync') },
+  );
+  const insert = db.prepare<[number]>('INSERT INTO t (x) VALUES (?)');
+  /** Submits a unit that asks `asks` of its commit; logs its answer. */
+  const write = (name: string, asks: readonly ('default' | 'full' | 'relaxed')[]) =>
+    writer
+      .submit(
+        unit((tx) => {
+          insert.run(1);
+          for (const mode of asks) tx.durability(mode);
+        }),
+      )
+      .then(() => log.push(name));
+  return {
+    log,
+    write,
+    dispose() {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+test('a batch is synced before its answers when one unit needs it; relaxed units alone are not', async () => {
+  const s = counting('full');
+  try {
+    // Relaxed alone: no sync. Relaxed beside full in one batch: one sync, before both answers.
+    await Promise.all([s.write('relaxed', ['relaxed'])]);
+    await Promise.all([s.write('relaxed 2', ['relaxed']), s.write('full', ['full'])]);
+    // Nothing asked, on a full store: synced. Relaxed then default in one unit: the stricter one holds.
+    await s.write('unmarked', []);
+    await s.write('relaxed then default', ['relaxed', 'default']);
+    await s.write('full then relaxed', ['full', 'relaxed']);
+    assert.deepEqual(s.log, [
+      'relaxed',
+      'sync',
+      'relaxed 2',
+      'full',
+      'sync',
+      'unmarked',
+      'sync',
+      'relaxed then default',
+      'sync',
+      'full then relaxed',
+    ]);
+  } finally {
+    s.dispose();
+  }
+});
+
+test('on a relaxed store only a unit that asks for full is synced', async () => {
+  const s = counting('relaxed');
+  try {
+    await s.write('unmarked', []);
+    await s.write('default', ['default']);
+    await s.write('relaxed', ['relaxed']);
+    await s.write('full', ['relaxed', 'full']);
+    assert.deepEqual(s.log, ['unmarked', 'default', 'relaxed', 'sync', 'full']);
+  } finally {
+    s.dispose();
+  }
+});

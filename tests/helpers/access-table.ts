@@ -61,6 +61,82 @@ export const expected: Readonly<Record<string, readonly Role[]>> = {
   TriggerSchedule: ['admin'],
 };
 
+/**
+ * How each RPC meets a key scoped to queues (`queues = [...]` in its entry,
+ * SECURITY.md), written out from the product rule, not from
+ * src/rpc/queue-scope-rules.ts: `queue` — it names queues, and one outside the
+ * scope is PERMISSION_DENIED; `id` — it names a job, schedule or bulk
+ * operation, and one of another queue is NOT_FOUND as if missing (the matrix's
+ * ids name nothing, so the outcome is unchanged; scopes.test.ts uses real ones);
+ * `answer` — allowed, showing only the key's queues; `server` — it reaches every
+ * queue and is PERMISSION_DENIED to every scoped key; `none` — it shows no queue.
+ */
+export type ScopeKind = 'queue' | 'id' | 'answer' | 'server' | 'none';
+export const scopeKinds: Readonly<Record<string, ScopeKind>> = {
+  Enqueue: 'queue',
+  EnqueueBatch: 'queue',
+  EnqueueAtomic: 'queue',
+  Produce: 'queue',
+  Reserve: 'queue',
+  Ack: 'id',
+  AckBatch: 'id',
+  Nack: 'id',
+  Extend: 'id',
+  ReportProgress: 'id',
+  Work: 'queue',
+  GetJob: 'id',
+  ListQueues: 'answer',
+  ListWorkers: 'answer',
+  ListDeadLetters: 'queue',
+  GetServerInfo: 'none',
+  Events: 'answer',
+  CancelJob: 'id',
+  CancelJobs: 'queue',
+  UpdateJob: 'id',
+  UpdateJobs: 'queue',
+  PurgeQueue: 'queue',
+  RequeueJobs: 'queue',
+  DeleteJobs: 'queue',
+  GetBulkOperation: 'id',
+  ListBulkOperations: 'answer',
+  CancelBulkOperation: 'id',
+  ListAuditEntries: 'server',
+  PauseQueue: 'queue',
+  ResumeQueue: 'queue',
+  DeleteQueue: 'queue',
+  RequeueDeadLetters: 'queue',
+  DeleteDeadLetters: 'queue',
+  SetQueueSettings: 'queue',
+  ResetQueueSettings: 'queue',
+  ReloadConfig: 'server',
+  Backup: 'server',
+  GetSchedule: 'id',
+  ListSchedules: 'answer',
+  CreateSchedule: 'queue',
+  // Names a schedule and the queue its template goes to: the queue decides here.
+  UpdateSchedule: 'queue',
+  PauseSchedule: 'id',
+  ResumeSchedule: 'id',
+  DeleteSchedule: 'id',
+  TriggerSchedule: 'id',
+};
+
+/** What a credential gets from an RPC: refused at its key, refused its role or scope, or allowed. */
+export function expectedOutcome(
+  rpc: string,
+  credential: Credential,
+): 'unauthenticated' | 'denied' | 'allowed' {
+  const roles = expected[rpc];
+  const kind = scopeKinds[rpc];
+  if (roles === undefined || kind === undefined) throw new Error(`no row for ${rpc}`);
+  if (credential.role === null) return 'unauthenticated';
+  if (!roles.includes(credential.role)) return 'denied';
+  if (credential.scope === undefined) return 'allowed';
+  if (kind === 'server') return 'denied';
+  if (credential.scope === 'outside' && kind === 'queue') return 'denied';
+  return 'allowed';
+}
+
 // Every key carries a marker, so a leak is easy to spot in a log by eye as well.
 export const keys = {
   producer: 'sepp-secret-matrix-producer-0123456789',
@@ -68,18 +144,33 @@ export const keys = {
   admin: 'sepp-secret-matrix-admin-0123456789',
   hashedAdmin: 'sepp-secret-matrix-hashed-admin-0123456789',
   retired: 'sepp-secret-matrix-retired-0123456789',
+  scopedProducer: 'sepp-secret-matrix-scoped-producer-0123456789',
+  scopedWorker: 'sepp-secret-matrix-scoped-worker-0123456789',
+  scopedAdmin: 'sepp-secret-matrix-scoped-admin-0123456789',
+  otherWorker: 'sepp-secret-matrix-other-worker-0123456789',
+  otherAdmin: 'sepp-secret-matrix-other-admin-0123456789',
   unknown: 'sepp-secret-matrix-unknown-0123456789',
 };
 registerSecret('API key (never configured)', keys.unknown);
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
-export const apiKeyToml = (name: string, role: Role, key: string) =>
-  `[[grpc.api_keys]]\nname = "${name}"\nrole = "${role}"\nkey = "${key}"\n`;
+export const apiKeyToml = (name: string, role: Role, key: string, queues?: readonly string[]) =>
+  `[[grpc.api_keys]]\nname = "${name}"\nrole = "${role}"\nkey = "${key}"\n` +
+  (queues === undefined ? '' : `queues = ${JSON.stringify(queues)}\n`);
+/** The queues of the matrix's requests (matrix, matrix-none, matrix-work, …) and DeleteQueue's. */
+export const matrixScope = ['matrix*', 'never-used'];
+/** A scope that holds none of the matrix's queues. */
+export const otherScope = ['other-*', 'billing'];
 export const keysToml = [
   apiKeyToml('billing', 'producer', keys.producer),
   apiKeyToml('mailer', 'worker', keys.worker),
   apiKeyToml('ops', 'admin', keys.admin),
   `[[grpc.api_keys]]\nname = "ops-hashed"\nrole = "admin"\nkey_sha256 = "${sha256(keys.hashedAdmin)}"\n`,
+  apiKeyToml('matrix-producer', 'producer', keys.scopedProducer, matrixScope),
+  apiKeyToml('matrix-worker', 'worker', keys.scopedWorker, matrixScope),
+  apiKeyToml('matrix-admin', 'admin', keys.scopedAdmin, matrixScope),
+  apiKeyToml('other-worker', 'worker', keys.otherWorker, otherScope),
+  apiKeyToml('other-admin', 'admin', keys.otherAdmin, otherScope),
 ].join('');
 
 /** How a credential is sent: the authorization header values (none = no header). */
@@ -88,6 +179,8 @@ export interface Credential {
   headers: readonly string[];
   /** The role it authenticates as, or null when it must be UNAUTHENTICATED. */
   role: Role | null;
+  /** A key scoped to queues: to the matrix's queues (`inside`), or to others (`outside`). */
+  scope?: 'inside' | 'outside';
 }
 
 export const credentials: readonly Credential[] = [
@@ -109,6 +202,36 @@ export const credentials: readonly Credential[] = [
   { name: 'worker key', headers: [`Bearer ${keys.worker}`], role: 'worker' },
   { name: 'admin key', headers: [`Bearer ${keys.admin}`], role: 'admin' },
   { name: 'admin key (configured as sha256)', headers: [`Bearer ${keys.hashedAdmin}`], role: 'admin' },
+  {
+    name: 'producer key scoped to the queues',
+    headers: [`Bearer ${keys.scopedProducer}`],
+    role: 'producer',
+    scope: 'inside',
+  },
+  {
+    name: 'worker key scoped to the queues',
+    headers: [`Bearer ${keys.scopedWorker}`],
+    role: 'worker',
+    scope: 'inside',
+  },
+  {
+    name: 'admin key scoped to the queues',
+    headers: [`Bearer ${keys.scopedAdmin}`],
+    role: 'admin',
+    scope: 'inside',
+  },
+  {
+    name: 'worker key scoped elsewhere',
+    headers: [`Bearer ${keys.otherWorker}`],
+    role: 'worker',
+    scope: 'outside',
+  },
+  {
+    name: 'admin key scoped elsewhere',
+    headers: [`Bearer ${keys.otherAdmin}`],
+    role: 'admin',
+    scope: 'outside',
+  },
 ];
 
 export function metadataFor(credential: Credential): Metadata {
@@ -165,13 +288,3 @@ export const httpOperations: Readonly<Record<string, string>> = {
   events: 'Events',
   getOpenApi: 'public',
 };
-
-/** The roles that may call an HTTP operation; null for a public one. */
-export function httpRoles(operationId: string): readonly Role[] | null {
-  const method = httpOperations[operationId];
-  if (method === undefined) throw new Error(`no row for the HTTP operation ${operationId}`);
-  if (method === 'public') return null;
-  const roles = expected[method];
-  if (roles === undefined) throw new Error(`no gRPC row ${method}`);
-  return roles;
-}

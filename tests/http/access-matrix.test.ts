@@ -16,8 +16,8 @@ import { after, before, describe, test } from 'node:test';
 import {
   apiKeyToml,
   credentials,
+  expectedOutcome,
   httpOperations,
-  httpRoles,
   keys,
   keysToml,
   missingJobId,
@@ -128,16 +128,13 @@ async function mismatches(url: string, operations: readonly string[]): Promise<s
   for (const operation of operations) {
     const call = calls[operation];
     assert.ok(call !== undefined, operation);
-    const roles = httpRoles(operation);
+    const method = httpOperations[operation];
+    assert.ok(method !== undefined, operation);
     for (const credential of all) {
       const want =
-        roles === null
+        method === 'public'
           ? call.allowed
-          : credential.role === null
-            ? 401
-            : roles.includes(credential.role)
-              ? call.allowed
-              : 403;
+          : { unauthenticated: 401, denied: 403, allowed: call.allowed }[expectedOutcome(method, credential)];
       const got = await send(url, call, credential.headers);
       if (got.status !== want) {
         wrong.push(

@@ -202,6 +202,9 @@ function settingsFromProto(settings: ProtoQueueSettings | undefined): QueueSetti
     rateLimit: settings?.rateLimit ?? { leases: 0, periodMs: 0, burst: 0 },
     groupMaxLeased: settings?.groupMaxLeased ?? 0,
     groupRateLimit: settings?.groupRateLimit ?? { leases: 0, periodMs: 0, burst: 0 },
+    // An older server sends nothing: its queues follow the server's durability.
+    durability:
+      settings?.durability === 'full' || settings?.durability === 'relaxed' ? settings.durability : 'server',
   };
 }
 

@@ -50,6 +50,12 @@ export interface QueueSettings {
   groupMaxLeased: number;
   /** How fast leases of one group may start. */
   groupRateLimit: RateLimit;
+  /**
+   * When the queue's enqueues, leases and settlements are answered: after an fsync
+   * (`full`), before one (`relaxed`: they survive a crash of the server process, not a
+   * power cut), or as the server's durability says (`server`).
+   */
+  durability: 'server' | 'full' | 'relaxed';
 }
 
 /** A rate limit: `leases` leases per `periodMs`, evenly spread, up to `burst` back to back. */

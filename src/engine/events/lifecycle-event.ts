@@ -71,6 +71,8 @@ export interface EventFilter {
   queues: readonly string[];
   jobIds: readonly string[];
   kinds: readonly LifecycleEventKind[];
+  /** Besides `queues`: only the queues this allows (an API key scoped to queues); absent, all. */
+  queueAllowed?: (queue: string) => boolean;
 }
 
 /** Where a subscription starts reading. */

@@ -59,6 +59,7 @@ export class Subscription {
   private readonly queues: ReadonlySet<string> | null;
   private readonly kinds: ReadonlySet<string> | null;
   readonly jobIds: ReadonlySet<string> | null;
+  private readonly queueAllowed: ((queue: string) => boolean) | null;
 
   constructor(
     filter: EventFilter,
@@ -72,13 +73,15 @@ export class Subscription {
     this.queues = filter.queues.length === 0 ? null : new Set(filter.queues);
     this.kinds = filter.kinds.length === 0 ? null : new Set(filter.kinds);
     this.jobIds = filter.jobIds.length === 0 ? null : new Set(filter.jobIds);
+    this.queueAllowed = filter.queueAllowed ?? null;
   }
 
   matches(event: LifecycleEvent): boolean {
     return (
       (this.queues === null || this.queues.has(event.queue)) &&
       (this.jobIds === null || this.jobIds.has(event.jobId)) &&
-      (this.kinds === null || this.kinds.has(event.kind))
+      (this.kinds === null || this.kinds.has(event.kind)) &&
+      (this.queueAllowed === null || this.queueAllowed(event.queue))
     );
   }
 

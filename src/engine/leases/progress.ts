@@ -73,6 +73,7 @@ export class ProgressReports {
     });
     if (stored === undefined)
       throw new SeppError('internal', `job ${report.jobId} changed while reporting progress`);
+    this.ctx.wroteTo(tx, row!.queue);
     const progress: JobProgress = {
       percent: stored.progress_percent,
       json: stored.progress_json,

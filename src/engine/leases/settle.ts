@@ -151,6 +151,7 @@ export class Settler {
     const lengthMs = leaseMs === 0 ? settings.defaultLeaseMs : leaseMs;
     const leaseDeadlineMs = clock.nowMs() + Math.min(lengthMs, settings.maxLeaseMs);
     yield* tx.leases.extend({ jobId, attempt, leaseDeadlineMs });
+    this.ctx.wroteTo(tx, row!.queue);
     this.ctx.wakeAt(tx, leaseDeadlineMs);
     return { leaseDeadlineMs };
   }

@@ -12,6 +12,7 @@
  * server cannot serve (it restarted, or the events are no longer kept)
  * answers 416 `out_of_range`; read the state you need and subscribe again.
  */
+import { requireInScope } from '../../config/index.ts';
 import { SeppError } from '../../engine/errors.ts';
 import type { EventStart, LifecycleEventKind } from '../../engine/events/lifecycle-event.ts';
 import { lifecycleEventKinds } from '../../engine/events/lifecycle-event.ts';
@@ -49,6 +50,7 @@ export function eventsRoute(ctx: ApiContext): RouteSpec {
     path: '/v1/events',
     operationId: 'events',
     permission: 'read',
+    scope: 'handler',
     tag: 'events',
     summary: 'Job lifecycle events as Server-Sent Events, resumable with Last-Event-ID',
     description:
@@ -79,10 +81,18 @@ export function eventsRoute(ctx: ApiContext): RouteSpec {
     errors: ['out_of_range'],
     open(request, stream) {
       const limits = engine().limits;
+      const queues = queryList(request, 'queues', limits.maxReserveQueues);
+      // A key scoped to queues names only its queues, and sees only their events.
+      const scope = request.caller.scope;
+      requireInScope(
+        request.caller,
+        queues.map((queue, i) => ({ queue, field: `queues[${i}]` })),
+      );
       const filter = {
-        queues: queryList(request, 'queues', limits.maxReserveQueues),
+        queues,
         jobIds: queryList(request, 'jobIds', limits.maxBatchJobs),
         kinds: queryList(request, 'kinds', lifecycleEventKinds.length) as LifecycleEventKind[],
+        ...(scope === null ? {} : { queueAllowed: (queue: string) => scope.allows(queue) }),
       };
       const start = startOf(request);
       const streamId = engine().eventStreamId;
@@ -114,21 +124,20 @@ export function eventsRoute(ctx: ApiContext): RouteSpec {
       });
       // The subscription may have ended the stream already (it fell behind at once).
       stream.onClose(() => subscription.close());
-      const stopDrain = ctx.onDrain(() => {
-        stream.send([
-          {
-            event: 'end',
-            data: JSON.stringify({
-              error: {
-                code: 'unavailable',
-                message: 'sepp is shutting down; resume against the restarted server',
-              },
-            }),
-          },
-        ]);
+      /** Ends the stream with an `end` event that says why. */
+      const endWith = (code: string, message: string) => {
+        stream.send([{ event: 'end', data: JSON.stringify({ error: { code, message } }) }]);
         stream.end();
-      });
+      };
+      const stopDrain = ctx.onDrain(() =>
+        endWith('unavailable', 'sepp is shutting down; resume against the restarted server'),
+      );
       stream.onClose(stopDrain);
+      // A reload that removes the key, or changes its role or queues, ends the stream (gRPC's Events too).
+      const stopKeys = ctx.onKeysChanged(request.caller, (ended) => {
+        if (ended !== null) endWith(ended.code, ended.message);
+      });
+      stream.onClose(stopKeys);
       // A subscription from now that has nothing to catch up on still tells the client it is live.
       stream.start();
     },

@@ -4,6 +4,7 @@
  * admin role, as CancelJob over gRPC). Semantics and validation are the
  * engine's, the same for every transport.
  */
+import { requireInScope } from '../../config/index.ts';
 import { anonymous } from '../auth.ts';
 import { EnqueueCoalescer } from '../enqueue-coalescer.ts';
 import {
@@ -34,7 +35,15 @@ export function producerRoutes(ctx: ApiContext): RouteSpec[] {
     (requests) => engine().enqueueBatch(requests),
     () => engine().limits.maxBatchJobs,
   );
-  const jobsOf = (request: ApiRequest) => body(request).objects('jobs').map(enqueueRequestFromJson);
+  /** The jobs of a batch, each of a queue the caller's key may use. */
+  const jobsOf = (request: ApiRequest) => {
+    const jobs = body(request).objects('jobs').map(enqueueRequestFromJson);
+    requireInScope(
+      request.caller,
+      jobs.map((job, i) => ({ queue: job.queue, field: `jobs[${i}].queue` })),
+    );
+    return jobs;
+  };
 
   return [
     {
@@ -43,6 +52,7 @@ export function producerRoutes(ctx: ApiContext): RouteSpec[] {
       path: '/v1/jobs',
       operationId: 'enqueue',
       permission: 'enqueue',
+      scope: 'handler',
       tag: 'producers',
       summary: 'Enqueue one job',
       description:
@@ -51,8 +61,11 @@ export function producerRoutes(ctx: ApiContext): RouteSpec[] {
       body: ref('EnqueueJob'),
       response: ref('EnqueueAccepted'),
       errors: ['not_found', 'failed_precondition'],
-      handle: async (request) =>
-        acceptedToJson(await coalescer.enqueue(enqueueRequestFromJson(body(request)))),
+      handle: async (request) => {
+        const job = enqueueRequestFromJson(body(request));
+        requireInScope(request.caller, [{ queue: job.queue, field: 'queue' }]);
+        return acceptedToJson(await coalescer.enqueue(job));
+      },
     },
     {
       kind: 'json',
@@ -60,6 +73,7 @@ export function producerRoutes(ctx: ApiContext): RouteSpec[] {
       path: '/v1/jobs/batch',
       operationId: 'enqueueBatch',
       permission: 'enqueue',
+      scope: 'handler',
       tag: 'producers',
       summary: 'Enqueue many jobs, each on its own merits',
       description: 'One result per job, in order: `accepted`, or `rejection` (nothing stored for that job).',
@@ -77,6 +91,7 @@ export function producerRoutes(ctx: ApiContext): RouteSpec[] {
       path: '/v1/jobs/atomic',
       operationId: 'enqueueAtomic',
       permission: 'enqueue',
+      scope: 'handler',
       tag: 'producers',
       summary: 'Enqueue many jobs, all or none',
       description:
@@ -106,6 +121,7 @@ export function producerRoutes(ctx: ApiContext): RouteSpec[] {
       path: '/v1/jobs/{jobId}',
       operationId: 'getJob',
       permission: 'read',
+      scope: 'job',
       tag: 'producers',
       summary: "A job's state, attempts, errors, result and progress",
       pathParams: jobIdParam,
@@ -121,6 +137,7 @@ export function producerRoutes(ctx: ApiContext): RouteSpec[] {
       path: '/v1/jobs/{jobId}/outcome',
       operationId: 'waitJob',
       permission: 'read',
+      scope: 'job',
       tag: 'producers',
       summary: "Wait for a job's outcome (long-poll)",
       description:
@@ -144,6 +161,7 @@ export function producerRoutes(ctx: ApiContext): RouteSpec[] {
           jobIdFrom(request.params.jobId ?? '', 'jobId'),
           queryInteger(request, 'waitMs') ?? 0,
           request.signal,
+          request.caller.scope,
         ),
     },
     {
@@ -152,6 +170,7 @@ export function producerRoutes(ctx: ApiContext): RouteSpec[] {
       path: '/v1/jobs/{jobId}/cancel',
       operationId: 'cancelJob',
       permission: 'admin',
+      scope: 'job',
       tag: 'producers',
       summary: 'Cancel a job',
       description:

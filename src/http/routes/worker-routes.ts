@@ -6,7 +6,7 @@
  * holds it) 404 `not_found`, a job cancelled while leased 409 `job_cancelled`:
  * the codes gRPC carries in `sepp-error-code`.
  */
-
+import { ackBatchInScope, requireInScope } from '../../config/index.ts';
 import { invalid } from '../errors.ts';
 import {
   ackFromJson,
@@ -50,6 +50,7 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
       path: '/v1/reserve',
       operationId: 'reserve',
       permission: 'work',
+      scope: 'handler',
       tag: 'workers',
       summary: 'Lease up to maxJobs jobs, waiting up to waitTimeoutMs for one (long-poll)',
       description:
@@ -63,6 +64,10 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
       handle: async (request) => {
         const input = body(request).only(fieldsOf(reserveRequest));
         const queues = input.strings('queues', Number.POSITIVE_INFINITY, { required: true });
+        requireInScope(
+          request.caller,
+          queues.map((queue, i) => ({ queue, field: `queues[${i}]` })),
+        );
         const workerId = input.string('workerId') ?? '';
         const jobs = await engine().reserve(
           {
@@ -88,6 +93,7 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
       path: '/v1/jobs/{jobId}/ack',
       operationId: 'ack',
       permission: 'work',
+      scope: 'job',
       tag: 'workers',
       summary: 'Complete a leased job, optionally with its result',
       description:
@@ -109,6 +115,7 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
       path: '/v1/acks',
       operationId: 'ackBatch',
       permission: 'work',
+      scope: 'handler',
       tag: 'workers',
       summary: 'Complete many leased jobs, each on its own',
       description: 'One result per ack, in order; at most limits.max_reserve_jobs acks.',
@@ -121,7 +128,7 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
           .map((item) =>
             ackFromJson(item, jobIdFrom(item.requiredString('jobId', 64), item.name('jobId')), ['jobId']),
           );
-        const outcomes = await engine().ackBatch(acks);
+        const outcomes = await ackBatchInScope(engine(), acks, request.caller);
         return {
           results: outcomes.map((o) =>
             o.ok ? { outcome: 'ok', message: '' } : { outcome: o.code, message: o.message },
@@ -135,6 +142,7 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
       path: '/v1/jobs/{jobId}/nack',
       operationId: 'nack',
       permission: 'work',
+      scope: 'job',
       tag: 'workers',
       summary: "Fail an attempt: retry after the queue's backoff, after a delay, or dead-letter now",
       description:
@@ -161,6 +169,7 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
       path: '/v1/jobs/{jobId}/extend',
       operationId: 'extend',
       permission: 'work',
+      scope: 'job',
       tag: 'workers',
       summary: "Push a lease's deadline forward (a heartbeat)",
       pathParams: jobIdParam,
@@ -182,6 +191,7 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
       path: '/v1/jobs/{jobId}/progress',
       operationId: 'reportProgress',
       permission: 'work',
+      scope: 'job',
       tag: 'workers',
       summary: 'Report how far along a leased job is (a percentage, a JSON document, or both)',
       description: 'Fenced by the attempt like extend; it does not extend the lease.',

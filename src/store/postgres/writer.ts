@@ -20,13 +20,22 @@
  */
 import type pg from 'pg';
 import { type Op, resume } from '../op.ts';
-import { type CommitStats, StorageFailure, type StoreTx, type WriteHooks, type WriteUnit } from '../store.ts';
+import {
+  type CommitStats,
+  needsSync,
+  StorageFailure,
+  type StoreTx,
+  stricterDurability,
+  type UnitDurability,
+  type WriteHooks,
+  type WriteUnit,
+} from '../store.ts';
 import { command, connectionOf, storageFailure } from './connect.ts';
 import { ShardDeltas } from './counts.ts';
 import type { Connection } from './sql.ts';
 
 /** The capabilities over a connection: what a unit's `tx` holds besides its scope. */
-export type Capabilities = Omit<StoreTx, 'afterCommit' | 'followUp'>;
+export type Capabilities = Omit<StoreTx, 'afterCommit' | 'followUp' | 'durability'>;
 
 interface PendingUnit {
   unit: WriteUnit<unknown>;
@@ -59,6 +68,12 @@ export const plainWriteHooks: WriteHooks = {
 class Scope {
   readonly hooks: (() => void)[] = [];
   followUps: PendingUnit[] | undefined;
+  /** What the unit asked of its commit (StoreTx.durability); undefined: nothing. */
+  asked: UnitDurability | undefined;
+
+  durability(mode: UnitDurability): void {
+    this.asked = stricterDurability(this.asked, mode);
+  }
 
   afterCommit(hook: () => void): void {
     this.hooks.push(hook);
@@ -168,6 +183,8 @@ export class PostgresWriter {
     let committed = false;
     let batchError: unknown;
     let session: WriterSession | undefined;
+    /** Whether a unit of the batch needs its commit flushed before it is answered. */
+    let syncNeeded = false;
     try {
       session = await this.connected();
       const { client } = session;
@@ -184,10 +201,13 @@ export class PostgresWriter {
         const tx = Object.assign(Object.create(session.caps) as StoreTx, {
           afterCommit: (hook: () => void) => scope.afterCommit(hook),
           followUp: <T>(unit: WriteUnit<T>) => scope.followUp(unit),
+          durability: (mode: UnitDurability) => scope.durability(mode),
         });
         try {
           const value = await resume(withCounts(pending.unit(tx), session.deltas));
           results.push({ ok: true, value });
+          // PostgreSQL's own setting (synchronous_commit, on by default) is what `default` means here.
+          if (!syncNeeded) syncNeeded = needsSync(scope.asked, true);
           for (const hook of scope.hooks) hooks.push(hook);
           if (scope.followUps !== undefined) batch.push(...scope.followUps);
         } catch (error) {
@@ -212,6 +232,8 @@ export class PostgresWriter {
       }
       if (batchError === undefined) {
         const onlyFailed = results.length === 1 && results[0]?.ok === false && batch.length === 1;
+        // A batch of relaxed units only (durability per queue) is answered before its WAL is flushed.
+        if (!onlyFailed && !syncNeeded) await command(client, 'SET LOCAL synchronous_commit = off');
         if (!onlyFailed) await command(client, 'COMMIT');
         committed = true;
       }

@@ -20,7 +20,14 @@
  * new job) shares its commit and its fsync instead of needing one more.
  */
 import { type Op, runAtOnce } from '../op.ts';
-import { type CommitStats, StorageFailure, type WriteHooks } from '../store.ts';
+import {
+  type CommitStats,
+  StorageFailure,
+  stricterDurability,
+  type UnitDurability,
+  needsSync as unitNeedsSync,
+  type WriteHooks,
+} from '../store.ts';
 import type { Db } from './open.ts';
 
 /** What a unit registers with the batch that runs it (StoreTx has these). */
@@ -33,9 +40,22 @@ export interface UnitScope<Tx> {
    * The promise settles like submit's: after the commit is durable.
    */
   followUp<T>(unit: (tx: Tx) => Op<T>): Promise<T>;
+  /** How durable the unit's commit must be (StoreTx.durability). */
+  durability(mode: UnitDurability): void;
 }
 
 export interface GroupCommitOptions {
+  /**
+   * What a unit that asks nothing (or `default`) gets: `full` — its commit is
+   * synced (`syncWal`) before it is answered; `relaxed` — not. Default `full`.
+   */
+  defaultDurability?: 'full' | 'relaxed';
+  /**
+   * Makes what was committed durable (fsync of the WAL; the connection runs
+   * with synchronous=NORMAL, which syncs only at checkpoints). Called after the
+   * commit of a batch that holds a unit needing it, before anyone is answered.
+   */
+  syncWal?: () => void;
   /** Most units in one transaction; the rest wait for the next (follow-ups join their unit's regardless). */
   maxBatchOperations?: number;
   /** A monotonic clock for measuring batches, in milliseconds. */
@@ -73,6 +93,12 @@ export const plainWriteHooks: WriteHooks = {
 class Scope<Tx> implements UnitScope<Tx> {
   readonly hooks: (() => void)[] = [];
   followUps: PendingUnit<Tx>[] | undefined;
+  /** What the unit asked of its commit: the strictest of its calls; undefined: nothing. */
+  asked: UnitDurability | undefined;
+
+  durability(mode: UnitDurability): void {
+    this.asked = stricterDurability(this.asked, mode);
+  }
 
   afterCommit(hook: () => void): void {
     this.hooks.push(hook);
@@ -103,6 +129,8 @@ export class GroupCommitter<Tx extends UnitScope<Tx>> {
   private readonly UnitScope: new () => Scope<Tx>;
   private readonly maxBatchOperations: number;
   private readonly monotonicMs: () => number;
+  private readonly defaultFull: boolean;
+  private readonly syncWal: (() => void) | undefined;
   private readonly begin;
   private readonly commit;
   private readonly rollback;
@@ -122,6 +150,8 @@ export class GroupCommitter<Tx extends UnitScope<Tx>> {
     this.UnitScope = StoreScope;
     this.maxBatchOperations = options.maxBatchOperations ?? 10_000;
     this.monotonicMs = options.monotonicMs ?? (() => performance.now());
+    this.defaultFull = (options.defaultDurability ?? 'full') === 'full';
+    this.syncWal = options.syncWal;
     this.begin = db.prepare('BEGIN IMMEDIATE');
     this.commit = db.prepare('COMMIT');
     this.rollback = db.prepare('ROLLBACK');
@@ -194,6 +224,8 @@ export class GroupCommitter<Tx extends UnitScope<Tx>> {
     const hooks: (() => void)[] = [];
     let committed = false;
     let batchError: unknown;
+    /** Whether a unit of the batch needs its commit synced before it is answered. */
+    let needsSync = false;
     try {
       this.begin.run();
       for (const pending of batch) {
@@ -204,6 +236,7 @@ export class GroupCommitter<Tx extends UnitScope<Tx>> {
           const value = runAtOnce(pending.unit(scope as unknown as Tx));
           this.release.run();
           results.push({ ok: true, value });
+          if (!needsSync) needsSync = unitNeedsSync(scope.asked, this.defaultFull);
           for (const hook of scope.hooks) hooks.push(hook);
           // The loop reaches them after the units already in the batch.
           if (scope.followUps !== undefined) batch.push(...scope.followUps);
@@ -220,6 +253,9 @@ export class GroupCommitter<Tx extends UnitScope<Tx>> {
       }
       if (batchError === undefined) {
         this.commit.run();
+        // Before anyone hears of it: a failed sync fails the batch (its answers say so), though
+        // the commit stands and may or may not reach the disk.
+        if (needsSync) this.syncWal?.();
         committed = true;
       }
     } catch (error) {

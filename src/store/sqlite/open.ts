@@ -35,7 +35,12 @@ export const busyTimeoutMs = 5000;
 const autoCheckpointPages = 1000;
 
 export interface OpenOptions {
-  /** `full`: fsync on every commit (synchronous=FULL). `relaxed`: synchronous=NORMAL — survives a process crash, not a power cut. */
+  /**
+   * What a commit gets unless its units ask otherwise (StoreTx.durability): `full`,
+   * synced before it is answered; `relaxed`, not — it survives a process crash, not a
+   * power cut. The connection runs with synchronous=NORMAL either way; the group
+   * committer syncs the WAL itself for the commits that need it.
+   */
   durability: Durability;
   /** Who checkpoints the WAL (default `auto`: sepp). */
   walCheckpoints?: WalCheckpoints;
@@ -122,7 +127,9 @@ export function openDatabase(path: string, options: OpenOptions): Db {
     // this one. A database last written in EXCLUSIVE mode needs nothing special:
     // its WAL (if any) is replayed into a new `-shm` by the first connection.
     db.pragma('journal_mode = WAL');
-    db.pragma(`synchronous = ${options.durability === 'full' ? 'FULL' : 'NORMAL'}`);
+    // NORMAL: SQLite syncs at checkpoints only; a commit that must be durable is
+    // synced by the group committer (group-commit.ts), per commit, as FULL would.
+    db.pragma('synchronous = NORMAL');
     db.pragma(`cache_size = -${options.cacheKiB ?? 16 * 1024}`);
     db.pragma('temp_store = MEMORY');
     db.pragma('foreign_keys = ON');

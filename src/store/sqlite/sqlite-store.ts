@@ -18,7 +18,7 @@
  * from then on (the server must restart), and a lost WAL is first checkpointed
  * into the database file, so that what was acknowledged survives even a kill -9.
  */
-import { statSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { runAtOnce } from '../op.ts';
 import {
@@ -53,7 +53,7 @@ import { prepareSessionStatements, sessionOps } from './sessions.ts';
 import { prepareSettingStatements, settingOps } from './settings.ts';
 
 /** The store's capabilities: what a unit's `tx` holds besides its scope. */
-export type SqliteCapabilities = Omit<StoreTx, 'afterCommit' | 'followUp'>;
+export type SqliteCapabilities = Omit<StoreTx, 'afterCommit' | 'followUp' | 'durability'>;
 
 /** Prepares every statement on `db` and builds the capabilities over them. */
 export function sqliteCapabilities(db: Db): SqliteCapabilities {
@@ -73,6 +73,32 @@ export function sqliteCapabilities(db: Db): SqliteCapabilities {
     settings: settingOps(prepareSettingStatements(db)),
     sessions: sessionOps(prepareSessionStatements(db)),
   };
+}
+
+/**
+ * Syncs the WAL of a connection that runs with synchronous=NORMAL: an fsync of the
+ * `-wal` file, on a descriptor of its own (fsync flushes the file, whoever wrote it),
+ * opened at the first sync — after a commit, so the file exists. An in-memory
+ * database has no WAL: nothing to sync.
+ */
+class WalSync {
+  private fd: number | undefined;
+  private readonly path: string | undefined;
+
+  constructor(db: Db) {
+    this.path = db.memory || db.name === '' ? undefined : `${db.name}-wal`;
+  }
+
+  sync(): void {
+    if (this.path === undefined) return;
+    this.fd ??= openSync(this.path, 'r');
+    fsyncSync(this.fd);
+  }
+
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
 }
 
 /** How often the store checks that its files are still the ones it opened, by default. */
@@ -103,6 +129,7 @@ export class SqliteStore implements Store {
   readonly files: StoreFiles | undefined;
   private readonly caps: SqliteCapabilities;
   private readonly writer: GroupCommitter<StoreTx>;
+  private readonly walSync: WalSync;
   private closed = false;
   private readonly identity: FileIdentity | undefined;
   private readonly fileCheck: ReturnType<typeof setInterval> | undefined;
@@ -121,7 +148,11 @@ export class SqliteStore implements Store {
     options: DataDirStoreOptions = {},
   ) {
     this.caps = sqliteCapabilities(db);
-    this.writer = new GroupCommitter<StoreTx>(db, this.caps, options);
+    this.walSync = new WalSync(db);
+    this.writer = new GroupCommitter<StoreTx>(db, this.caps, {
+      ...options,
+      syncWal: () => this.walSync.sync(),
+    });
     this.backup = { copyTo: (destinationPath, onProgress) => copyDatabase(db, destinationPath, onProgress) };
     const { dataDir } = options;
     this.diskReserve =
@@ -242,6 +273,7 @@ export class SqliteStore implements Store {
     if (this.fileCheck !== undefined) clearInterval(this.fileCheck);
     try {
       this.writer.close();
+      this.walSync.close();
       if (this.db.open) closeDatabase(this.db);
       return Promise.resolve();
     } catch (error) {
@@ -253,7 +285,7 @@ export class SqliteStore implements Store {
 /** Opens the SQLite store of a data directory (see open.ts: the lock, WAL mode, migrations). */
 export function openSqliteStore(dataDir: string, options: SqliteStoreOptions): SqliteStore {
   const db = openDataDir(dataDir, options);
-  return new SqliteStore(db, { ...options, dataDir });
+  return new SqliteStore(db, { ...options, dataDir, defaultDurability: options.durability });
 }
 
 /**

@@ -4,7 +4,7 @@ from __future__ import annotations
 import datetime
 import json as _json
 import math
-from typing import Any, Mapping, Sequence
+from typing import Any, Literal, Mapping, Sequence
 
 import grpc
 
@@ -180,7 +180,17 @@ def _settings(settings: queue_pb2.QueueSettings) -> QueueSettings:
         rate_limit=_rate(settings.rate_limit),
         group_max_leased=settings.group_max_leased,
         group_rate_limit=_rate(settings.group_rate_limit),
+        durability=_durability(settings.durability),
     )
+
+
+def _durability(value: str) -> Literal["server", "full", "relaxed"]:
+    # An older server sends nothing: its queues follow the server's durability.
+    if value == "full":
+        return "full"
+    if value == "relaxed":
+        return "relaxed"
+    return "server"
 
 
 def _rate(rate: queue_pb2.RateLimit) -> RateLimit | None:

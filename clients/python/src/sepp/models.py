@@ -203,6 +203,9 @@ class QueueSettings:
     """Jobs of one group leased at once; 0 = no limit."""
     group_rate_limit: RateLimit | None = None
     """How fast leases of one group may start; None = no rate limit."""
+    durability: Literal["server", "full", "relaxed"] = "server"
+    """When the queue's writes are answered: after an fsync (`full`), before one
+    (`relaxed`: they survive a process crash, not a power cut), or as the server says."""
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,37 @@ import { newJob, type StoreCase, storeJobs } from '../harness.ts';
 
 export const unitCases: StoreCase[] = [
   {
+    name: 'units: relaxed, full and default units commit alike, alone and in one batch (durability per queue)',
+    async run(h) {
+      const [relaxed, full, plain, mixed] = [newJob('q'), newJob('q'), newJob('q'), newJob('q')];
+      const unit = (job: ReturnType<typeof newJob>, modes: readonly ('default' | 'full' | 'relaxed')[]) =>
+        function* (tx: StoreTx) {
+          for (const mode of modes) tx.durability(mode);
+          yield* storeJobs(tx, [job]);
+          return job.id;
+        };
+      // Alone (a batch of relaxed units only), then three at once (one batch with a full unit in it).
+      assert.equal(await h.write(unit(relaxed!, ['relaxed'])), relaxed!.id);
+      assert.deepEqual(
+        await Promise.all([
+          h.write(unit(full!, ['full'])),
+          h.write(unit(plain!, [])),
+          h.write(unit(mixed!, ['relaxed', 'default'])),
+        ]),
+        [full!.id, plain!.id, mixed!.id],
+      );
+      const stored = await h.store.read(function* (view) {
+        const rows = [];
+        for (const job of [relaxed, full, plain, mixed]) rows.push(yield* view.jobs.get(job!.id));
+        return rows;
+      });
+      assert.deepEqual(
+        stored.map((row) => row?.id),
+        [relaxed!.id, full!.id, plain!.id, mixed!.id],
+      );
+    },
+  },
+  {
     name: 'units: a unit that throws changes nothing and fails alone; the others commit',
     async run(h) {
       const [kept, lost, after] = [newJob('q'), newJob('q'), newJob('q')];

@@ -208,7 +208,16 @@ export interface QueueSettings {
   /** Jobs of one group leased at once; 0 means no limit. */
   groupMaxLeased: number;
   /** How fast leases of one group may start (a bucket per group). */
-  groupRateLimit?: RateLimit | undefined;
+  groupRateLimit?:
+    | RateLimit
+    | undefined;
+  /**
+   * When the queue's enqueues, leases and settlements are answered (issue 35):
+   * "full" — after they are fsync'd (they survive a power cut); "relaxed" —
+   * before (they survive a crash of the server process, not a power cut);
+   * "server" — as the server's durability (GetServerInfo) says. Default "server".
+   */
+  durability: string;
 }
 
 /** Jobs on a queue by state. Maintained as jobs change, so reading them is cheap. */
@@ -536,6 +545,7 @@ function createBaseQueueSettings(): QueueSettings {
     rateLimit: undefined,
     groupMaxLeased: 0,
     groupRateLimit: undefined,
+    durability: "",
   };
 }
 
@@ -588,6 +598,9 @@ export const QueueSettings: MessageFns<QueueSettings> = {
     }
     if (message.groupRateLimit !== undefined) {
       RateLimit.encode(message.groupRateLimit, writer.uint32(186).fork()).join();
+    }
+    if (message.durability !== "") {
+      writer.uint32(562).string(message.durability);
     }
     return writer;
   },
@@ -733,6 +746,14 @@ export const QueueSettings: MessageFns<QueueSettings> = {
             message.groupRateLimit = RateLimit.decode(reader, reader.uint32());
             continue;
           }
+          case 70: {
+            if (tag !== 562) {
+              break;
+            }
+
+            message.durability = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -823,6 +844,7 @@ export const QueueSettings: MessageFns<QueueSettings> = {
         : isSet(object.group_rate_limit)
         ? RateLimit.fromJSON(object.group_rate_limit)
         : undefined,
+      durability: isSet(object.durability) ? globalThis.String(object.durability) : "",
     };
   },
 
@@ -876,6 +898,9 @@ export const QueueSettings: MessageFns<QueueSettings> = {
     if (message.groupRateLimit !== undefined) {
       obj.groupRateLimit = RateLimit.toJSON(message.groupRateLimit);
     }
+    if (message.durability !== "") {
+      obj.durability = message.durability;
+    }
     return obj;
   },
 
@@ -906,6 +931,7 @@ export const QueueSettings: MessageFns<QueueSettings> = {
     message.groupRateLimit = (object.groupRateLimit !== undefined && object.groupRateLimit !== null)
       ? RateLimit.fromPartial(object.groupRateLimit)
       : undefined;
+    message.durability = object.durability ?? "";
     return message;
   },
 };
