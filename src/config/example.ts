@@ -255,6 +255,9 @@ ${adminRolesComment()}
 # max_batch_jobs = 1000
 # max_reserve_jobs = 1000
 
+# Most jobs one job may wait for (depends_on).
+# max_dependencies_per_job = 100
+
 # Queues one reserve (or Work subscription) may name.
 # max_reserve_queues = 64
 

@@ -317,6 +317,7 @@ export const engineLimitRanges: { readonly [K in keyof EngineLimits]: { min: num
   eventBacklogBytes: { min: 1 * MiB, max: 16 * 1024 * MiB },
   eventResumeWindowMs: { min: 0, max: 1 * DAY_MS },
   finishedOutcomeMs: { min: 0, max: 1 * DAY_MS },
+  maxDependenciesPerJob: { min: 1, max: 10_000 },
 };
 
 function limitField(name: keyof EngineLimits): FieldSpec<number> {
@@ -338,6 +339,7 @@ export const limitsSpec: SectionSpec<EngineLimits> = {
   maxErrorBytes: limitField('maxErrorBytes'),
   maxErrorHistory: limitField('maxErrorHistory'),
   maxBatchJobs: limitField('maxBatchJobs'),
+  maxDependenciesPerJob: limitField('maxDependenciesPerJob'),
   maxReserveJobs: limitField('maxReserveJobs'),
   maxReserveQueues: limitField('maxReserveQueues'),
   maxScheduleAheadMs: limitField('maxScheduleAheadMs'),

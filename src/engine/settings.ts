@@ -287,6 +287,8 @@ export interface EngineLimits {
    * that state is 0) is kept in memory for GetJob and waits; 0 keeps none.
    */
   finishedOutcomeMs: number;
+  /** Jobs one job may name in depends_on (docs/decisions/0101-workflows-design.md). */
+  maxDependenciesPerJob: number;
 }
 
 export const defaultEngineLimits: Readonly<EngineLimits> = Object.freeze({
@@ -298,6 +300,7 @@ export const defaultEngineLimits: Readonly<EngineLimits> = Object.freeze({
   maxErrorBytes: 8 * 1024,
   maxErrorHistory: 20,
   maxBatchJobs: 1000,
+  maxDependenciesPerJob: 100,
   maxReserveJobs: 1000,
   maxReserveQueues: 64,
   maxScheduleAheadMs: 365 * DAY_MS,

@@ -2,8 +2,11 @@
  * The engine's public vocabulary: what callers send in and get back. Times are
  * milliseconds since the Unix epoch (`_Ms` suffix), durations are milliseconds.
  */
+import type { DependencyPolicy } from '../store/dependencies.ts';
 import type { JobRejection, RejectionReason } from './errors.ts';
 import type { QueueSettingKey, QueueSettings, QueueSettingsFlat, SettingSource } from './settings.ts';
+
+export type { DependencyPolicy };
 
 /**
  * Job states. A job moves:
@@ -19,8 +22,11 @@ import type { QueueSettingKey, QueueSettings, QueueSettingsFlat, SettingSource }
  *                            lease ends, never back to ready
  *   scheduled/ready → dead (reason expired) or (deleted)  when its expiry passes unstarted
  *   cancelled → (deleted)    after the queue's cancelled_retention_ms
+ *   (new)     → waiting      on enqueue with dependencies not all completed (depends_on)
+ *   waiting   → ready/scheduled  when its last dependency resolves, in that job's transaction
+ *   waiting   → cancelled    on cancel, or when a dependency fails under the `cancel` policy
  */
-export type JobState = 'scheduled' | 'ready' | 'leased' | 'completed' | 'dead' | 'cancelled';
+export type JobState = 'scheduled' | 'ready' | 'leased' | 'completed' | 'dead' | 'cancelled' | 'waiting';
 export const jobStates: readonly JobState[] = [
   'scheduled',
   'ready',
@@ -28,6 +34,7 @@ export const jobStates: readonly JobState[] = [
   'completed',
   'dead',
   'cancelled',
+  'waiting',
 ];
 
 /** Why a job is dead. */
@@ -79,6 +86,13 @@ export interface EnqueueRequest {
    * name. Absent: no group, and the job is leased as if groups did not exist.
    */
   group?: string;
+  /**
+   * Ids of jobs this job waits for: it is stored `waiting` and released in the
+   * transaction that completes the last of them (limits.max_dependencies_per_job).
+   */
+  dependsOn?: readonly string[];
+  /** What a failed dependency does to this job; default `cancel`. */
+  onDependencyFailure?: DependencyPolicy;
 }
 
 export interface EnqueueAccepted {

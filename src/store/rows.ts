@@ -43,6 +43,12 @@ export interface JobRow {
   progress_at_ms: number | null;
   /** The job's group (docs/flow-control.md); null when it has none. */
   group_key: string | null;
+  /** How many dependency edges name this job (jobs others wait on); 0 for most jobs. */
+  dependents: number;
+  /** How many jobs this job named in depends_on; 0 for most jobs. */
+  dependencies: number;
+  /** What a failed dependency does to this job; null without dependencies. */
+  on_dependency_failure: string | null;
 }
 
 /** What a lease returns: the job as the worker needs it. */
@@ -87,6 +93,8 @@ export type AttemptRow = Pick<
   | 'errors_json'
   | 'cancelled_at_ms'
   | 'cancelled_by'
+  | 'dependents'
+  | 'dependencies'
 >;
 
 /** The columns an operator's action on one job needs. */
@@ -107,12 +115,13 @@ export type ControlRow = Pick<
   | 'cancelled_at_ms'
   | 'cancelled_by'
   | 'completed_at_ms'
+  | 'dependents'
 >;
 
 /** A waiting job whose expiry has passed. */
 export type ExpiredRow = Pick<
   JobRow,
-  'seq' | 'id' | 'queue' | 'type' | 'attempt' | 'state' | 'idempotency_key'
+  'seq' | 'id' | 'queue' | 'type' | 'attempt' | 'state' | 'idempotency_key' | 'dependents'
 > & { expires_at_ms: number };
 
 /** A job to store: every column an enqueue writes, in the row's own names. */
@@ -134,7 +143,8 @@ export type NewJobRow = Pick<
   | 'expires_at_ms'
   | 'group_key'
 > & {
-  state: 'scheduled' | 'ready';
+  /** `waiting`: it named dependencies (the dependency capability stores its edges next). */
+  state: 'scheduled' | 'ready' | 'waiting';
   /** The job's own lease length; null: what the reserve asks for. */
   lease_ms: number | null;
 };

@@ -34,6 +34,8 @@ test('sepp backup copies a live database that a new server serves as is', async 
       tracestate: '',
       uniqueWhileActive: false,
       group: '',
+      dependsOn: [],
+      onDependencyFailure: 0,
     });
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {

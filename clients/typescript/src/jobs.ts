@@ -19,6 +19,7 @@ export const jobStateToProto: Record<JobState, ProtoJobState> = {
   completed: ProtoJobState.COMPLETED,
   dead: ProtoJobState.DEAD,
   cancelled: ProtoJobState.CANCELLED,
+  waiting: ProtoJobState.WAITING,
 };
 
 /** name → protocol value, turned around. */

@@ -239,6 +239,8 @@ export interface ServerLimits {
   eventResumeWindowMs: number;
   /** How long the outcome of a job deleted as it finished is kept for `getJob` and `waitFor` (`Job.outcomeOnly`), in ms; 0: none. */
   finishedOutcomeMs: number;
+  /** Jobs one job may name in `dependsOn`. */
+  maxDependenciesPerJob: number;
 }
 
 /** The server's version, clock, durability and limits. */

@@ -22,6 +22,7 @@ import type { AuditInput } from '../admin-types.ts';
 import type { AuditLog } from '../audit/index.ts';
 import type { EngineContext } from '../context.ts';
 import type { CancelNotice, CancelResult } from '../control-types.ts';
+import { releaseDependents } from '../dependencies/index.ts';
 import { SeppError } from '../errors.ts';
 import { eventAbout } from '../events/index.ts';
 import { cancelledOutcome } from '../finished-outcomes.ts';
@@ -58,6 +59,7 @@ export class Canceller {
     switch (previousState) {
       case 'scheduled':
       case 'ready':
+      case 'waiting':
         yield* tx.control.cancelWaiting({ seq: row.seq, nowMs, by });
         yield* this.ctx.count(tx, row.queue, previousState, 'cancelled', 1);
         yield* this.ctx.releaseKey(tx, row.queue, row.idempotency_key, row.id);
@@ -68,6 +70,7 @@ export class Canceller {
         if (this.ctx.outcomes.enabled && this.ctx.queues.settingsFor(row.queue).cancelledRetentionMs === 0) {
           this.ctx.keepOutcome(tx, cancelledOutcome({ ...row, cancelled_by: by }, nowMs, null));
         }
+        if (row.dependents > 0) yield* releaseDependents(this.ctx, tx, row.id, 'failed');
         state = 'cancelled';
         break;
       case 'leased': {

@@ -10,6 +10,7 @@ import type { StoreTx } from '../../store/store.ts';
 import type { AuditInput } from '../admin-types.ts';
 import type { AuditLog } from '../audit/index.ts';
 import type { EngineContext } from '../context.ts';
+import { type DependencyEdges, dependencyEdges } from '../dependencies/index.ts';
 import { type JobRejection, SeppError } from '../errors.ts';
 import type { FlowControl } from '../flow-control/index.ts';
 import type {
@@ -84,6 +85,15 @@ export class Enqueuer {
           continue;
         }
       }
+      let edges: DependencyEdges | null = null;
+      if (job.dependencies !== null) {
+        const checked = yield* dependencyEdges(tx, this.ctx.store.kind, job.dependencies);
+        if ('reason' in checked) {
+          results.push({ ok: false, ...checked });
+          continue;
+        }
+        edges = checked;
+      }
       if (!this.ctx.queues.exists(job.queue)) {
         const refusal = this.ctx.newQueueRefusal(job.queue);
         if (refusal !== null) {
@@ -92,7 +102,7 @@ export class Enqueuer {
         }
         yield* this.ctx.ensureQueue(tx, job.queue);
       }
-      results.push(this.insert(tx, job, nowMs, added));
+      results.push(this.insert(tx, job, nowMs, added, edges));
     }
     yield* added.store(tx, this.ctx);
     this.emitEnqueueEvents(tx, requests, results);
@@ -120,7 +130,7 @@ export class Enqueuer {
   private *enqueueAllOrNone(tx: StoreTx, requests: readonly EnqueueRequest[]): Op<AtomicEnqueueResult> {
     const nowMs = this.ctx.clock.nowMs();
     const rejections: (JobRejection & { index: number })[] = [];
-    const valid: { index: number; job: ValidJob; adds: boolean }[] = [];
+    const valid: { index: number; job: ValidJob; adds: boolean; edges: DependencyEdges | null }[] = [];
     // Jobs that add a row, per queue: duplicates (of stored jobs or of earlier jobs in this batch) add none.
     const perQueue = new Map<string, number>();
     const newQueues = new Set<string>();
@@ -137,6 +147,15 @@ export class Enqueuer {
         adds = !keysInBatch.has(key);
         keysInBatch.add(key);
       }
+      let edges: DependencyEdges | null = null;
+      if (adds && job.dependencies !== null) {
+        const checked = yield* dependencyEdges(tx, this.ctx.store.kind, job.dependencies);
+        if ('reason' in checked) {
+          rejections.push({ index, ...checked });
+          continue;
+        }
+        edges = checked;
+      }
       if (adds) perQueue.set(job.queue, (perQueue.get(job.queue) ?? 0) + 1);
       if (!this.ctx.queues.exists(job.queue) && !newQueues.has(job.queue)) {
         // Counted as if the earlier new queues of this batch existed: all or nothing.
@@ -147,7 +166,7 @@ export class Enqueuer {
         }
         newQueues.add(job.queue);
       }
-      valid.push({ index, job, adds });
+      valid.push({ index, job, adds, edges });
     }
     for (const { index, job, adds } of valid) {
       const depthProblem =
@@ -170,14 +189,14 @@ export class Enqueuer {
     }
     const added = new AddedJobs(this.flow);
     const results: EnqueueAccepted[] = [];
-    for (const { job } of valid) {
+    for (const { job, edges } of valid) {
       const duplicate = job.idempotencyKey === null ? null : yield* this.findDuplicate(tx, job, nowMs, added);
       if (duplicate !== null) {
         results.push(duplicate);
         continue;
       }
       if (!this.ctx.queues.exists(job.queue)) yield* this.ctx.ensureQueue(tx, job.queue);
-      results.push(this.insert(tx, job, nowMs, added));
+      results.push(this.insert(tx, job, nowMs, added, edges));
     }
     yield* added.store(tx, this.ctx);
     this.emitEnqueueEvents(tx, requests, results);
@@ -250,9 +269,16 @@ export class Enqueuer {
    * Adds a new job to `added` (its queue exists in this transaction); the caller has checked
    * it is not a duplicate, and stores `added` once done. Keys are remembered with the rows.
    */
-  private insert(tx: StoreTx, job: ValidJob, nowMs: number, added: AddedJobs): EnqueueAccepted {
+  private insert(
+    tx: StoreTx,
+    job: ValidJob,
+    nowMs: number,
+    added: AddedJobs,
+    edges: DependencyEdges | null,
+  ): EnqueueAccepted {
     const id = this.ids.next(nowMs);
-    const state = job.scheduled ? 'scheduled' : 'ready';
+    const waiting = edges !== null && edges.pending > 0;
+    const state = waiting ? 'waiting' : job.scheduled ? 'scheduled' : 'ready';
     added.add({
       id,
       queue: job.queue,
@@ -274,7 +300,8 @@ export class Enqueuer {
     });
     if (job.group !== null) added.grouped(job.queue);
     if (IdempotencyKeys.remembers(job)) added.remember(job, id, nowMs);
-    if (job.scheduled) this.ctx.wakeAt(tx, job.runAtMs);
+    if (edges !== null) added.depend(id, edges);
+    if (job.scheduled && !waiting) this.ctx.wakeAt(tx, job.runAtMs);
     if (job.expiresAtMs !== null) this.ctx.wakeAt(tx, job.expiresAtMs);
     if (this.ctx.events.recording) {
       this.ctx.record(tx, {
@@ -305,7 +332,9 @@ class AddedJobs {
   private rows: NewJobRow[] = [];
   private keys: { queue: string; key: string; jobId: string; expiresAtMs: number }[] | undefined;
   private groupedQueues: Set<string> | undefined;
-  private readonly jobs = new Map<string, { ready: number; scheduled: number }>();
+  /** The dependency edges of added jobs that named depends_on (stored after their rows). */
+  private dependencies: { childId: string; edges: DependencyEdges }[] | undefined;
+  private readonly jobs = new Map<string, { ready: number; scheduled: number; waiting: number }>();
 
   constructor(private readonly flow: FlowControl) {}
 
@@ -313,7 +342,7 @@ class AddedJobs {
     this.rows.push(row);
     let perState = this.jobs.get(row.queue);
     if (perState === undefined) {
-      perState = { ready: 0, scheduled: 0 };
+      perState = { ready: 0, scheduled: 0, waiting: 0 };
       this.jobs.set(row.queue, perState);
     }
     perState[row.state]++;
@@ -330,6 +359,12 @@ class AddedJobs {
     });
   }
 
+  /** A new job named depends_on: its edges are stored with it. */
+  depend(childId: string, edges: DependencyEdges): void {
+    this.dependencies ??= [];
+    this.dependencies.push({ childId, edges });
+  }
+
   /** A job with a group was added to `queue`: its leases take turns from now on. */
   grouped(queue: string): void {
     if (this.flow.hasGroups(queue)) return;
@@ -340,7 +375,7 @@ class AddedJobs {
   /** Jobs added to `queue` so far (not yet in its counts). */
   inQueue(queue: string): number {
     const perState = this.jobs.get(queue);
-    return perState === undefined ? 0 : perState.ready + perState.scheduled;
+    return perState === undefined ? 0 : perState.ready + perState.scheduled + perState.waiting;
   }
 
   /** Stores the jobs added so far (in order), with their keys and group marks, and forgets them. */
@@ -355,6 +390,14 @@ class AddedJobs {
       this.keys = undefined;
       for (const key of keys) yield* tx.keys.remember(key);
     }
+    if (this.dependencies !== undefined) {
+      const dependencies = this.dependencies;
+      this.dependencies = undefined;
+      for (const { childId, edges } of dependencies) {
+        // dependencyEdges refused the job if the store had no dependency capability.
+        yield* tx.dependencies!.add({ childId, policy: edges.policy, edges: edges.edges });
+      }
+    }
     if (this.groupedQueues !== undefined) {
       const queues = this.groupedQueues;
       this.groupedQueues = undefined;
@@ -367,6 +410,7 @@ class AddedJobs {
     for (const [queue, perState] of this.jobs) {
       yield* ctx.count(tx, queue, null, 'ready', perState.ready);
       yield* ctx.count(tx, queue, null, 'scheduled', perState.scheduled);
+      yield* ctx.count(tx, queue, null, 'waiting', perState.waiting);
       ctx.jobsReady(tx, queue, perState.ready);
     }
   }

@@ -8,6 +8,7 @@ import type { Op } from '../../store/op.ts';
 import type { AttemptRow } from '../../store/rows.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
+import { releaseDependents } from '../dependencies/index.ts';
 import { eventAbout } from '../events/index.ts';
 import { cancelledOutcome } from '../finished-outcomes.ts';
 import { appendError } from '../jobs/index.ts';
@@ -40,6 +41,7 @@ export function* finishCancelled(
   if (ctx.outcomes.enabled && ctx.queues.settingsFor(row.queue).cancelledRetentionMs === 0) {
     ctx.keepOutcome(tx, cancelledOutcome(row, ctx.clock.nowMs(), error));
   }
+  if (row.dependents > 0) yield* releaseDependents(ctx, tx, row.id, 'failed');
 }
 
 /** What a settlement of a cancelled job's lease is told. */

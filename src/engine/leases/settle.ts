@@ -11,6 +11,7 @@ import type { Op } from '../../store/op.ts';
 import type { AttemptRow } from '../../store/rows.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
+import { releaseDependents } from '../dependencies/index.ts';
 import { SeppError } from '../errors.ts';
 import { deadOutcome, type FinishedOutcome } from '../finished-outcomes.ts';
 import { appendError } from '../jobs/index.ts';
@@ -80,7 +81,8 @@ export class Settler {
       yield* finishCancelled(this.ctx, tx, row!, null);
       return { ok: false, code: 'job_cancelled', message: cancelledMessage(row!) };
     }
-    const retained = queues.settingsFor(row!.queue).completedRetentionMs > 0;
+    // A job others depend on is kept: they read its result (docs/decisions/0101-workflows-design.md).
+    const retained = queues.settingsFor(row!.queue).completedRetentionMs > 0 || row!.dependents > 0;
     if (retained) {
       yield* tx.leases.complete({
         jobId,
@@ -90,6 +92,12 @@ export class Settler {
         resultContentType: resultContentTypeOf(ack),
       });
       yield* this.ctx.count(tx, row!.queue, 'leased', 'completed', 1);
+    } else if (row!.dependencies > 0) {
+      // A job that waited on others: its edges go with it (the one-statement ack leaves it alone).
+      yield* tx.jobs.delete(row!.seq);
+      yield* tx.dependencies!.forget(row!.seq);
+      yield* this.ctx.count(tx, row!.queue, 'leased', null, 1);
+      if (this.ctx.outcomes.enabled) this.ctx.keepOutcome(tx, completedOutcome(ack, row!, clock.nowMs()));
     } else {
       yield* tx.leases.ack(ack);
       yield* this.ctx.count(tx, row!.queue, 'leased', null, 1);
@@ -97,6 +105,7 @@ export class Settler {
     }
     this.ctx.emit(tx, { kind: 'acked', queue: row!.queue, count: 1 });
     if (this.ctx.events.recording) this.recordCompleted(tx, ack, row!, retained);
+    if (row!.dependents > 0) yield* releaseDependents(this.ctx, tx, jobId, 'completed');
     return { ok: true };
   }
 
@@ -201,6 +210,7 @@ export class Settler {
         // Swept at the next pass: its outcome outlives the row.
         this.ctx.keepOutcome(tx, deadOutcome(row, row.attempt, nowMs, error, deadReason));
       }
+      if (row.dependents > 0) yield* releaseDependents(this.ctx, tx, row.id, 'failed');
       return { state: 'dead', runAtMs: null };
     }
     const delayMs =

@@ -647,6 +647,11 @@ export interface ServerLimits {
    * Default 1000.
    */
   maxQueues: number;
+  /**
+   * Jobs one job may name in `depends_on` (limits.max_dependencies_per_job).
+   * Default 100. Numbered from 50: the range kept for workflows (issue 33).
+   */
+  maxDependenciesPerJob: number;
 }
 
 /** The server's version, clock, durability and limits. */
@@ -4227,6 +4232,7 @@ function createBaseServerLimits(): ServerLimits {
     maxBytesInFlightPerKey: 0,
     finishedOutcomeMs: 0,
     maxQueues: 0,
+    maxDependenciesPerJob: 0,
   };
 }
 
@@ -4324,6 +4330,9 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     }
     if (message.maxQueues !== 0) {
       writer.uint32(280).int32(message.maxQueues);
+    }
+    if (message.maxDependenciesPerJob !== 0) {
+      writer.uint32(400).int32(message.maxDependenciesPerJob);
     }
     return writer;
   },
@@ -4589,6 +4598,14 @@ export const ServerLimits: MessageFns<ServerLimits> = {
             message.maxQueues = reader.int32();
             continue;
           }
+          case 50: {
+            if (tag !== 400) {
+              break;
+            }
+
+            message.maxDependenciesPerJob = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4758,6 +4775,11 @@ export const ServerLimits: MessageFns<ServerLimits> = {
         : isSet(object.max_queues)
         ? globalThis.Number(object.max_queues)
         : 0,
+      maxDependenciesPerJob: isSet(object.maxDependenciesPerJob)
+        ? globalThis.Number(object.maxDependenciesPerJob)
+        : isSet(object.max_dependencies_per_job)
+        ? globalThis.Number(object.max_dependencies_per_job)
+        : 0,
     };
   },
 
@@ -4856,6 +4878,9 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     if (message.maxQueues !== 0) {
       obj.maxQueues = Math.round(message.maxQueues);
     }
+    if (message.maxDependenciesPerJob !== 0) {
+      obj.maxDependenciesPerJob = Math.round(message.maxDependenciesPerJob);
+    }
     return obj;
   },
 
@@ -4895,6 +4920,7 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     message.maxBytesInFlightPerKey = object.maxBytesInFlightPerKey ?? 0;
     message.finishedOutcomeMs = object.finishedOutcomeMs ?? 0;
     message.maxQueues = object.maxQueues ?? 0;
+    message.maxDependenciesPerJob = object.maxDependenciesPerJob ?? 0;
     return message;
   },
 };

@@ -70,6 +70,12 @@ export enum JobState {
    * `cancelled_retention_ms` (default 14 days).
    */
   CANCELLED = 6,
+  /**
+   * WAITING - Enqueued with `depends_on`: waits until every job it depends on completed
+   * (then READY, or SCHEDULED while its run-at time is ahead). No lease sees it.
+   * Numbered from 50: the range kept for workflows (issue 33).
+   */
+  WAITING = 50,
   UNRECOGNIZED = -1,
 }
 
@@ -96,6 +102,9 @@ export function jobStateFromJSON(object: any): JobState {
     case 6:
     case "JOB_STATE_CANCELLED":
       return JobState.CANCELLED;
+    case 50:
+    case "JOB_STATE_WAITING":
+      return JobState.WAITING;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -119,7 +128,71 @@ export function jobStateToJSON(object: JobState): string {
       return "JOB_STATE_DEAD";
     case JobState.CANCELLED:
       return "JOB_STATE_CANCELLED";
+    case JobState.WAITING:
+      return "JOB_STATE_WAITING";
     case JobState.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+/**
+ * What a failed dependency (dead, cancelled or expired) does to a job waiting on
+ * it (docs/decisions/0101-workflows-design.md).
+ */
+export enum DependencyFailurePolicy {
+  /** UNSPECIFIED - The default: CANCEL. */
+  UNSPECIFIED = 0,
+  /**
+   * CANCEL - The waiting job is cancelled (`cancelled_by` names the failed job), and so,
+   * by their own policies, are the jobs waiting on it.
+   */
+  CANCEL = 1,
+  /**
+   * RUN - The failed dependency counts as resolved: the job runs anyway (cleanup and
+   * "finally" jobs).
+   */
+  RUN = 2,
+  /**
+   * WAIT - The job keeps waiting; if the failed job is requeued from the dead letters
+   * and then completes, it goes on.
+   */
+  WAIT = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function dependencyFailurePolicyFromJSON(object: any): DependencyFailurePolicy {
+  switch (object) {
+    case 0:
+    case "DEPENDENCY_FAILURE_POLICY_UNSPECIFIED":
+      return DependencyFailurePolicy.UNSPECIFIED;
+    case 1:
+    case "DEPENDENCY_FAILURE_POLICY_CANCEL":
+      return DependencyFailurePolicy.CANCEL;
+    case 2:
+    case "DEPENDENCY_FAILURE_POLICY_RUN":
+      return DependencyFailurePolicy.RUN;
+    case 3:
+    case "DEPENDENCY_FAILURE_POLICY_WAIT":
+      return DependencyFailurePolicy.WAIT;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return DependencyFailurePolicy.UNRECOGNIZED;
+  }
+}
+
+export function dependencyFailurePolicyToJSON(object: DependencyFailurePolicy): string {
+  switch (object) {
+    case DependencyFailurePolicy.UNSPECIFIED:
+      return "DEPENDENCY_FAILURE_POLICY_UNSPECIFIED";
+    case DependencyFailurePolicy.CANCEL:
+      return "DEPENDENCY_FAILURE_POLICY_CANCEL";
+    case DependencyFailurePolicy.RUN:
+      return "DEPENDENCY_FAILURE_POLICY_RUN";
+    case DependencyFailurePolicy.WAIT:
+      return "DEPENDENCY_FAILURE_POLICY_WAIT";
+    case DependencyFailurePolicy.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
   }
@@ -239,6 +312,19 @@ export enum RejectionReason {
    * The message names the field. Status INVALID_ARGUMENT.
    */
   INVALID_JOB = 8,
+  /**
+   * UNKNOWN_DEPENDENCY - A job named in `depends_on` does not exist (never did, or was swept).
+   * Status NOT_FOUND. Numbered from 50: the range kept for workflows (issue 33).
+   */
+  UNKNOWN_DEPENDENCY = 50,
+  /**
+   * DEPENDENCY_FAILED - A job named in `depends_on` already failed (dead or cancelled) and the
+   * policy is CANCEL: the job would be cancelled at once, so it is not stored.
+   * Status FAILED_PRECONDITION.
+   */
+  DEPENDENCY_FAILED = 51,
+  /** DEPENDENCIES_UNSUPPORTED - The server's store keeps no dependencies. Status FAILED_PRECONDITION. */
+  DEPENDENCIES_UNSUPPORTED = 52,
   UNRECOGNIZED = -1,
 }
 
@@ -271,6 +357,15 @@ export function rejectionReasonFromJSON(object: any): RejectionReason {
     case 8:
     case "REJECTION_REASON_INVALID_JOB":
       return RejectionReason.INVALID_JOB;
+    case 50:
+    case "REJECTION_REASON_UNKNOWN_DEPENDENCY":
+      return RejectionReason.UNKNOWN_DEPENDENCY;
+    case 51:
+    case "REJECTION_REASON_DEPENDENCY_FAILED":
+      return RejectionReason.DEPENDENCY_FAILED;
+    case 52:
+    case "REJECTION_REASON_DEPENDENCIES_UNSUPPORTED":
+      return RejectionReason.DEPENDENCIES_UNSUPPORTED;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -298,6 +393,12 @@ export function rejectionReasonToJSON(object: RejectionReason): string {
       return "REJECTION_REASON_JOB_TYPE_NOT_ALLOWED";
     case RejectionReason.INVALID_JOB:
       return "REJECTION_REASON_INVALID_JOB";
+    case RejectionReason.UNKNOWN_DEPENDENCY:
+      return "REJECTION_REASON_UNKNOWN_DEPENDENCY";
+    case RejectionReason.DEPENDENCY_FAILED:
+      return "REJECTION_REASON_DEPENDENCY_FAILED";
+    case RejectionReason.DEPENDENCIES_UNSUPPORTED:
+      return "REJECTION_REASON_DEPENDENCIES_UNSUPPORTED";
     case RejectionReason.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -406,6 +507,16 @@ export interface EnqueueJob {
    * the job is leased as if groups did not exist.
    */
   group: string;
+  /**
+   * Ids of jobs of this server this job waits for: it is stored WAITING and
+   * becomes READY (or SCHEDULED) in the transaction that completes the last of
+   * them. At most `limits.max_dependencies_per_job` (default 100), no
+   * duplicates; an unknown id rejects the job (UNKNOWN_DEPENDENCY). A job can
+   * only depend on jobs that exist before it, so there is no cycle.
+   */
+  dependsOn: string[];
+  /** What a failed dependency does to this job; default CANCEL. */
+  onDependencyFailure: DependencyFailurePolicy;
 }
 
 export interface EnqueueJob_MetadataEntry {
@@ -700,6 +811,8 @@ function createBaseEnqueueJob(): EnqueueJob {
     expiry: undefined,
     uniqueWhileActive: false,
     group: "",
+    dependsOn: [],
+    onDependencyFailure: 0,
   };
 }
 
@@ -756,6 +869,12 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
     }
     if (message.group !== "") {
       writer.uint32(162).string(message.group);
+    }
+    for (const v of message.dependsOn) {
+      writer.uint32(402).string(v!);
+    }
+    if (message.onDependencyFailure !== 0) {
+      writer.uint32(408).int32(message.onDependencyFailure);
     }
     return writer;
   },
@@ -904,6 +1023,22 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
             message.group = reader.string();
             continue;
           }
+          case 50: {
+            if (tag !== 402) {
+              break;
+            }
+
+            message.dependsOn.push(reader.string());
+            continue;
+          }
+          case 51: {
+            if (tag !== 408) {
+              break;
+            }
+
+            message.onDependencyFailure = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -977,6 +1112,16 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
         ? globalThis.Boolean(object.unique_while_active)
         : false,
       group: isSet(object.group) ? globalThis.String(object.group) : "",
+      dependsOn: globalThis.Array.isArray(object?.dependsOn)
+        ? object.dependsOn.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.depends_on)
+        ? object.depends_on.map((e: any) => globalThis.String(e))
+        : [],
+      onDependencyFailure: isSet(object.onDependencyFailure)
+        ? dependencyFailurePolicyFromJSON(object.onDependencyFailure)
+        : isSet(object.on_dependency_failure)
+        ? dependencyFailurePolicyFromJSON(object.on_dependency_failure)
+        : 0,
     };
   },
 
@@ -1034,6 +1179,12 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
     if (message.group !== "") {
       obj.group = message.group;
     }
+    if (message.dependsOn?.length) {
+      obj.dependsOn = message.dependsOn;
+    }
+    if (message.onDependencyFailure !== 0) {
+      obj.onDependencyFailure = dependencyFailurePolicyToJSON(message.onDependencyFailure);
+    }
     return obj;
   },
 
@@ -1090,6 +1241,8 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
     }
     message.uniqueWhileActive = object.uniqueWhileActive ?? false;
     message.group = object.group ?? "";
+    message.dependsOn = object.dependsOn?.map((e) => e) || [];
+    message.onDependencyFailure = object.onDependencyFailure ?? 0;
     return message;
   },
 };

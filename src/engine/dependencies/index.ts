@@ -1,0 +1,6 @@
+/**
+ * Job dependencies (issue 33): what an enqueue's depends_on becomes (edges.ts) and the
+ * release of the jobs waiting on a job that ended (release.ts).
+ */
+export { type DependencyEdges, dependencyEdges } from './edges.ts';
+export { releaseDependents } from './release.ts';
