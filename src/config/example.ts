@@ -258,6 +258,10 @@ ${adminRolesComment()}
 # Most jobs one job may wait for (depends_on).
 # max_dependencies_per_job = 100
 
+# Most jobs in one flow (EnqueueFlow), and its longest chain of jobs.
+# max_flow_jobs = 1000
+# max_flow_depth = 100
+
 # Queues one reserve (or Work subscription) may name.
 # max_reserve_queues = 64
 

@@ -318,6 +318,8 @@ export const engineLimitRanges: { readonly [K in keyof EngineLimits]: { min: num
   eventResumeWindowMs: { min: 0, max: 1 * DAY_MS },
   finishedOutcomeMs: { min: 0, max: 1 * DAY_MS },
   maxDependenciesPerJob: { min: 1, max: 10_000 },
+  maxFlowJobs: { min: 1, max: 100_000 },
+  maxFlowDepth: { min: 1, max: 10_000 },
 };
 
 function limitField(name: keyof EngineLimits): FieldSpec<number> {
@@ -340,6 +342,8 @@ export const limitsSpec: SectionSpec<EngineLimits> = {
   maxErrorHistory: limitField('maxErrorHistory'),
   maxBatchJobs: limitField('maxBatchJobs'),
   maxDependenciesPerJob: limitField('maxDependenciesPerJob'),
+  maxFlowJobs: limitField('maxFlowJobs'),
+  maxFlowDepth: limitField('maxFlowDepth'),
   maxReserveJobs: limitField('maxReserveJobs'),
   maxReserveQueues: limitField('maxReserveQueues'),
   maxScheduleAheadMs: limitField('maxScheduleAheadMs'),

@@ -289,6 +289,10 @@ export interface EngineLimits {
   finishedOutcomeMs: number;
   /** Jobs one job may name in depends_on (docs/decisions/0101-workflows-design.md). */
   maxDependenciesPerJob: number;
+  /** Jobs in one flow (EnqueueFlow). */
+  maxFlowJobs: number;
+  /** The longest chain of jobs in one flow, counted in jobs. */
+  maxFlowDepth: number;
 }
 
 export const defaultEngineLimits: Readonly<EngineLimits> = Object.freeze({
@@ -301,6 +305,8 @@ export const defaultEngineLimits: Readonly<EngineLimits> = Object.freeze({
   maxErrorHistory: 20,
   maxBatchJobs: 1000,
   maxDependenciesPerJob: 100,
+  maxFlowJobs: 1000,
+  maxFlowDepth: 100,
   maxReserveJobs: 1000,
   maxReserveQueues: 64,
   maxScheduleAheadMs: 365 * DAY_MS,

@@ -95,6 +95,19 @@ export interface EnqueueRequest {
   onDependencyFailure?: DependencyPolicy;
 }
 
+/** A job of a flow (EnqueueFlow): a job, its name in the request, and the jobs of the request it runs after. */
+export interface FlowJob extends EnqueueRequest {
+  /** Unique in the request; the answer maps it to the job's id. Same rules as a queue name. */
+  name: string;
+  /** Names of jobs of the same request this job waits for (with `dependsOn`, ids of stored jobs). */
+  after?: readonly string[];
+}
+
+/** A flow: every job stored (or deduplicated), or none with the refused ones by index. */
+export type FlowResult =
+  | { committed: true; jobs: { name: string; jobId: string; deduplicated: boolean }[] }
+  | { committed: false; rejections: (JobRejection & { index: number })[] };
+
 export interface EnqueueAccepted {
   ok: true;
   jobId: string;

@@ -45,7 +45,15 @@ test('overview: server facts, totals from the counters, waiting workers and rate
   assert.equal(body.server.version, '0.1.0-test');
   assert.equal(body.server.uptimeMs, 5000);
   assert.equal(body.server.durability, 'full');
-  assert.deepEqual(body.totals, { scheduled: 1, ready: 3, leased: 0, completed: 0, dead: 0, cancelled: 0, waiting: 0 });
+  assert.deepEqual(body.totals, {
+    scheduled: 1,
+    ready: 3,
+    leased: 0,
+    completed: 0,
+    dead: 0,
+    cancelled: 0,
+    waiting: 0,
+  });
   assert.deepEqual(
     body.queues.map((q) => q.name),
     ['emails', 'reports'],

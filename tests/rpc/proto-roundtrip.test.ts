@@ -92,6 +92,7 @@ test('QueueService has exactly the published RPCs: Produce and Work bidirectiona
     'Enqueue',
     'EnqueueBatch',
     'EnqueueAtomic',
+    'EnqueueFlow',
     'Reserve',
     'Ack',
     'AckBatch',

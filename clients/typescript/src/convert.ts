@@ -316,6 +316,8 @@ export function serverInfoFromProto(info: GetServerInfoResponse): ServerInfo {
       eventResumeWindowMs: limits?.eventResumeWindowMs ?? 0,
       finishedOutcomeMs: limits?.finishedOutcomeMs ?? 0,
       maxDependenciesPerJob: limits?.maxDependenciesPerJob ?? 0,
+      maxFlowJobs: limits?.maxFlowJobs ?? 0,
+      maxFlowDepth: limits?.maxFlowDepth ?? 0,
     },
     queueDefaults: settingsFromProto(info.queueDefaults),
     strictQueues: info.strictQueues,

@@ -241,6 +241,10 @@ export interface ServerLimits {
   finishedOutcomeMs: number;
   /** Jobs one job may name in `dependsOn`. */
   maxDependenciesPerJob: number;
+  /** Jobs in one flow (`enqueueFlow`). */
+  maxFlowJobs: number;
+  /** The longest chain of jobs in one flow. */
+  maxFlowDepth: number;
 }
 
 /** The server's version, clock, durability and limits. */

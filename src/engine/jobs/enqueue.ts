@@ -18,10 +18,13 @@ import type {
   EnqueueAccepted,
   EnqueueRequest,
   EnqueueResult,
+  FlowJob,
+  FlowResult,
   JobEvent,
 } from '../types.ts';
 import type { DiskFull } from './disk-full.ts';
 import { isRejection, type ValidJob, validateJob } from './enqueue-validation.ts';
+import { checkFlowShape, type FlowOrder } from './flow-shape.ts';
 import { IdempotencyKeys } from './idempotency.ts';
 import type { JobIdGenerator } from './job-id.ts';
 
@@ -201,6 +204,143 @@ export class Enqueuer {
     yield* added.store(tx, this.ctx);
     this.emitEnqueueEvents(tx, requests, results);
     return { committed: true, results };
+  }
+
+  /**
+   * A flow: every job or none, each stored after the jobs of the request it runs after
+   * (flow-shape.ts), its edges written with it. A job whose idempotency key is taken
+   * is not stored again, and what runs after it waits on the original job.
+   */
+  async enqueueFlow(jobs: readonly FlowJob[]): Promise<FlowResult> {
+    this.checkRoom();
+    const shape = checkFlowShape(jobs, this.ctx.limits);
+    return this.ctx.write((tx) => this.enqueueFlowIn(tx, jobs, shape));
+  }
+
+  private *enqueueFlowIn(
+    tx: StoreTx,
+    jobs: readonly FlowJob[],
+    { order, parents }: FlowOrder,
+  ): Op<FlowResult> {
+    const nowMs = this.ctx.clock.nowMs();
+    const rejections: (JobRejection & { index: number })[] = [];
+    const valid: ValidJob[] = [];
+    const byIdEdges: (DependencyEdges | null)[] = [];
+    const perQueue = new Map<string, number>();
+    const newQueues = new Set<string>();
+    if (tx.dependencies === undefined && parents.some((own) => own.length > 0)) {
+      throw new SeppError(
+        'failed_precondition',
+        `the ${this.ctx.store.kind} store keeps no job dependencies: a flow's jobs cannot run after each other`,
+      );
+    }
+    for (const [index, request] of jobs.entries()) {
+      const job = validateJob(request, nowMs, this.ctx.queues, this.ctx.limits);
+      if (isRejection(job)) {
+        rejections.push({ index, ...job });
+        continue;
+      }
+      valid[index] = job;
+      byIdEdges[index] = null;
+      if (job.dependencies !== null) {
+        const checked = yield* dependencyEdges(tx, this.ctx.store.kind, job.dependencies);
+        if ('reason' in checked) rejections.push({ index, ...checked });
+        else byIdEdges[index] = checked;
+      }
+      // Every job counts towards max_depth, a duplicate too: a flow is refused rather than half-checked.
+      perQueue.set(job.queue, (perQueue.get(job.queue) ?? 0) + 1);
+      if (!this.ctx.queues.exists(job.queue) && !newQueues.has(job.queue)) {
+        const refusal = this.ctx.newQueueRefusal(job.queue, newQueues.size);
+        if (refusal !== null) rejections.push({ index, ...refusal });
+        else newQueues.add(job.queue);
+      }
+    }
+    const depthChecked = new Set<string>();
+    for (const [index, job] of valid.entries()) {
+      if (job === undefined || depthChecked.has(job.queue)) continue;
+      depthChecked.add(job.queue);
+      const depthProblem = yield* this.checkDepth(tx, job, perQueue.get(job.queue) ?? 1);
+      if (depthProblem) rejections.push({ index, ...depthProblem });
+    }
+    if (rejections.length > 0) {
+      rejections.sort((a, b) => a.index - b.index);
+      for (const r of rejections) {
+        this.ctx.emit(tx, {
+          kind: 'rejected',
+          queue: String(jobs[r.index]?.queue),
+          reason: r.reason,
+          count: 1,
+        });
+      }
+      return { committed: false, rejections };
+    }
+    const added = new AddedJobs(this.flow);
+    const results: EnqueueAccepted[] = [];
+    /** Each stored job's id, and whether it is new in this flow. */
+    const stored: { id: string; fresh: boolean }[] = [];
+    for (const index of order) {
+      const job = valid[index]!;
+      const duplicate = job.idempotencyKey === null ? null : yield* this.findDuplicate(tx, job, nowMs, added);
+      if (duplicate !== null) {
+        results[index] = duplicate;
+        stored[index] = { id: duplicate.jobId, fresh: false };
+        continue;
+      }
+      const edges = yield* this.flowEdges(tx, jobs, index, parents[index]!, stored, byIdEdges[index] ?? null);
+      if (!this.ctx.queues.exists(job.queue)) yield* this.ctx.ensureQueue(tx, job.queue);
+      const accepted = this.insert(tx, job, nowMs, added, edges);
+      results[index] = accepted;
+      stored[index] = { id: accepted.jobId, fresh: true };
+    }
+    yield* added.store(tx, this.ctx);
+    this.emitEnqueueEvents(tx, jobs, results);
+    return {
+      committed: true,
+      jobs: results.map((r, i) => ({ name: jobs[i]!.name, jobId: r.jobId, deduplicated: r.deduplicated })),
+    };
+  }
+
+  /**
+   * A flow job's edges: to the stored jobs it names by id (checked already), to the jobs
+   * of the flow stored just now (pending), and to the original jobs of the flow's
+   * duplicates (checked as stored jobs: one may have failed). A failed one under the
+   * `cancel` policy refuses the whole flow (the unit is rolled back).
+   */
+  private *flowEdges(
+    tx: StoreTx,
+    jobs: readonly FlowJob[],
+    index: number,
+    localParents: readonly number[],
+    stored: readonly { id: string; fresh: boolean }[],
+    byId: DependencyEdges | null,
+  ): Op<DependencyEdges | null> {
+    if (localParents.length === 0) return byId;
+    const policy = byId?.policy ?? jobs[index]!.onDependencyFailure ?? 'cancel';
+    const edges: DependencyEdges = { policy, edges: [...(byId?.edges ?? [])], pending: byId?.pending ?? 0 };
+    const originals: string[] = [];
+    for (const parent of localParents) {
+      const { id, fresh } = stored[parent]!;
+      if (!fresh) originals.push(id);
+      else if (!edges.edges.some((e) => e.parentId === id)) {
+        edges.edges.push({ parentId: id, state: 'pending' });
+        edges.pending++;
+      }
+    }
+    const unique = originals.filter(
+      (id, i) => originals.indexOf(id) === i && !edges.edges.some((e) => e.parentId === id),
+    );
+    if (unique.length > 0) {
+      const checked = yield* dependencyEdges(tx, this.ctx.store.kind, { ids: unique, policy });
+      if ('reason' in checked) {
+        throw SeppError.rejected({
+          ...checked,
+          message: `jobs[${index}] (${jobs[index]!.name}): ${checked.message}`,
+        });
+      }
+      edges.edges.push(...checked.edges);
+      edges.pending += checked.pending;
+    }
+    return edges;
   }
 
   /** One event per queue and outcome, not per job: batches stay cheap to report. */

@@ -652,6 +652,10 @@ export interface ServerLimits {
    * Default 100. Numbered from 50: the range kept for workflows (issue 33).
    */
   maxDependenciesPerJob: number;
+  /** Jobs in one flow (EnqueueFlow; limits.max_flow_jobs). Default 1000. */
+  maxFlowJobs: number;
+  /** The longest chain of jobs in one flow (limits.max_flow_depth). Default 100. */
+  maxFlowDepth: number;
 }
 
 /** The server's version, clock, durability and limits. */
@@ -4233,6 +4237,8 @@ function createBaseServerLimits(): ServerLimits {
     finishedOutcomeMs: 0,
     maxQueues: 0,
     maxDependenciesPerJob: 0,
+    maxFlowJobs: 0,
+    maxFlowDepth: 0,
   };
 }
 
@@ -4333,6 +4339,12 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     }
     if (message.maxDependenciesPerJob !== 0) {
       writer.uint32(400).int32(message.maxDependenciesPerJob);
+    }
+    if (message.maxFlowJobs !== 0) {
+      writer.uint32(408).int32(message.maxFlowJobs);
+    }
+    if (message.maxFlowDepth !== 0) {
+      writer.uint32(416).int32(message.maxFlowDepth);
     }
     return writer;
   },
@@ -4606,6 +4618,22 @@ export const ServerLimits: MessageFns<ServerLimits> = {
             message.maxDependenciesPerJob = reader.int32();
             continue;
           }
+          case 51: {
+            if (tag !== 408) {
+              break;
+            }
+
+            message.maxFlowJobs = reader.int32();
+            continue;
+          }
+          case 52: {
+            if (tag !== 416) {
+              break;
+            }
+
+            message.maxFlowDepth = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4780,6 +4808,16 @@ export const ServerLimits: MessageFns<ServerLimits> = {
         : isSet(object.max_dependencies_per_job)
         ? globalThis.Number(object.max_dependencies_per_job)
         : 0,
+      maxFlowJobs: isSet(object.maxFlowJobs)
+        ? globalThis.Number(object.maxFlowJobs)
+        : isSet(object.max_flow_jobs)
+        ? globalThis.Number(object.max_flow_jobs)
+        : 0,
+      maxFlowDepth: isSet(object.maxFlowDepth)
+        ? globalThis.Number(object.maxFlowDepth)
+        : isSet(object.max_flow_depth)
+        ? globalThis.Number(object.max_flow_depth)
+        : 0,
     };
   },
 
@@ -4881,6 +4919,12 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     if (message.maxDependenciesPerJob !== 0) {
       obj.maxDependenciesPerJob = Math.round(message.maxDependenciesPerJob);
     }
+    if (message.maxFlowJobs !== 0) {
+      obj.maxFlowJobs = Math.round(message.maxFlowJobs);
+    }
+    if (message.maxFlowDepth !== 0) {
+      obj.maxFlowDepth = Math.round(message.maxFlowDepth);
+    }
     return obj;
   },
 
@@ -4921,6 +4965,8 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     message.finishedOutcomeMs = object.finishedOutcomeMs ?? 0;
     message.maxQueues = object.maxQueues ?? 0;
     message.maxDependenciesPerJob = object.maxDependenciesPerJob ?? 0;
+    message.maxFlowJobs = object.maxFlowJobs ?? 0;
+    message.maxFlowDepth = object.maxFlowDepth ?? 0;
     return message;
   },
 };
