@@ -3,21 +3,21 @@
 -- own, `waiting`, that no lease reads; the edges are rows, so the end of a job releases what
 -- waits on it with one index seek in the transaction that ends it
 -- (docs/decisions/0101-workflows-design.md). Jobs without dependencies never touch the
--- edges: `dependents` (0 for them) tells the ack whether there is anything to release.
+-- edges: one column, 0 for them, tells the ack whether there is anything to do.
 --
--- How many edges name the job as the one depended on. The one-statement ack deletes only
--- jobs with 0 here; a job others depend on is kept `completed` (its result is theirs).
-ALTER TABLE jobs ADD COLUMN dependents INTEGER NOT NULL DEFAULT 0;
--- How many jobs this job named in depends_on (0: none).
-ALTER TABLE jobs ADD COLUMN dependencies INTEGER NOT NULL DEFAULT 0;
--- What a failed dependency does to this job: 'cancel', 'run' or 'wait'; NULL without dependencies.
-ALTER TABLE jobs ADD COLUMN on_dependency_failure TEXT
-  CHECK (on_dependency_failure IN ('cancel', 'run', 'wait'));
+-- The job's part in dependencies, bits: 1 = it waits on other jobs (it has edges as the
+-- waiting job), 2 = other jobs wait on it (edges name it). The one-statement ack deletes
+-- only jobs with 0 here; a job others depend on is kept `completed` (its result is
+-- theirs). One column and no CHECK: every insert writes it (measured, bench/engine-ab.ts).
+ALTER TABLE jobs ADD COLUMN dependency_flags INTEGER NOT NULL DEFAULT 0;
 
 CREATE TABLE job_dependencies (
   child_seq  INTEGER NOT NULL,   -- the waiting job (jobs.seq); its edges go with it
   parent_id  TEXT NOT NULL,      -- the job it depends on (jobs.id; kept when that job is swept)
   state      TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'completed', 'failed')),
+  -- What the failure of the job depended on does to the waiting job (the same on each of its edges).
+  policy     TEXT NOT NULL CHECK (policy IN ('cancel', 'run', 'wait')),
+  name       TEXT,              -- the depended-on job's name in the flow that made the edge; NULL: by id
   PRIMARY KEY (child_seq, parent_id)
 ) WITHOUT ROWID;
 -- Who still waits on a job: the release at its end. Resolved edges leave the index.

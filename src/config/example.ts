@@ -262,6 +262,9 @@ ${adminRolesComment()}
 # max_flow_jobs = 1000
 # max_flow_depth = 100
 
+# Results of its dependencies handed to a leased job, together; above it, ids only.
+# max_dependency_results_bytes = "256KiB"
+
 # Queues one reserve (or Work subscription) may name.
 # max_reserve_queues = 64
 

@@ -320,6 +320,7 @@ export const engineLimitRanges: { readonly [K in keyof EngineLimits]: { min: num
   maxDependenciesPerJob: { min: 1, max: 10_000 },
   maxFlowJobs: { min: 1, max: 100_000 },
   maxFlowDepth: { min: 1, max: 10_000 },
+  maxDependencyResultsBytes: { min: 0, max: 16 * MiB },
 };
 
 function limitField(name: keyof EngineLimits): FieldSpec<number> {
@@ -344,6 +345,7 @@ export const limitsSpec: SectionSpec<EngineLimits> = {
   maxDependenciesPerJob: limitField('maxDependenciesPerJob'),
   maxFlowJobs: limitField('maxFlowJobs'),
   maxFlowDepth: limitField('maxFlowDepth'),
+  maxDependencyResultsBytes: limitField('maxDependencyResultsBytes'),
   maxReserveJobs: limitField('maxReserveJobs'),
   maxReserveQueues: limitField('maxReserveQueues'),
   maxScheduleAheadMs: limitField('maxScheduleAheadMs'),

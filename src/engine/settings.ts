@@ -293,6 +293,8 @@ export interface EngineLimits {
   maxFlowJobs: number;
   /** The longest chain of jobs in one flow, counted in jobs. */
   maxFlowDepth: number;
+  /** Results of its dependencies handed to a leased job, in bytes together; above it, ids only. */
+  maxDependencyResultsBytes: number;
 }
 
 export const defaultEngineLimits: Readonly<EngineLimits> = Object.freeze({
@@ -307,6 +309,7 @@ export const defaultEngineLimits: Readonly<EngineLimits> = Object.freeze({
   maxDependenciesPerJob: 100,
   maxFlowJobs: 1000,
   maxFlowDepth: 100,
+  maxDependencyResultsBytes: 256 * 1024,
   maxReserveJobs: 1000,
   maxReserveQueues: 64,
   maxScheduleAheadMs: 365 * DAY_MS,

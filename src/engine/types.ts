@@ -164,6 +164,22 @@ export interface LeasedJob {
   lastError: string | null;
   /** The job's group; null when it has none. */
   group: string | null;
+  /** What the jobs it depended on ended with; absent for a job without dependencies. */
+  dependencyResults?: DependencyResult[];
+}
+
+/** One dependency of a leased job, as its worker gets it (limits.max_dependency_results_bytes). */
+export interface DependencyResult {
+  jobId: string;
+  /** Its name in the flow that made the dependency; null when named by id. */
+  name: string | null;
+  /** Its state now; null once it was swept. */
+  state: JobState | null;
+  /** Its result; null without one, or when left out (`resultOmitted`). */
+  result: Uint8Array | null;
+  resultContentType: string | null;
+  /** True when the results together were above the limit: fetch them with GetJob. */
+  resultOmitted: boolean;
 }
 
 export interface Settle {

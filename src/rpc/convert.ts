@@ -14,6 +14,7 @@ import {
   type JobProgress,
   JobState,
   type LeasedJob,
+  type DependencyResult as ProtoDependencyResult,
   RejectionReason as ProtoRejectionReason,
 } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import {
@@ -43,6 +44,7 @@ import type {
   Ack,
   EnqueueAccepted as EngineAccepted,
   DeadReason as EngineDeadReason,
+  DependencyResult as EngineDependencyResult,
   EnqueueRequest as EngineEnqueueRequest,
   EnqueueResult as EngineEnqueueResult,
   JobProgress as EngineJobProgress,
@@ -171,6 +173,24 @@ export function leasedJobToProto(job: EngineLeasedJob): LeasedJob {
     idempotencyKey: job.idempotencyKey ?? '',
     lastError: job.lastError ?? '',
     group: job.group ?? '',
+    dependencyResults:
+      job.dependencyResults === undefined
+        ? noDependencyResults
+        : job.dependencyResults.map(dependencyResultToProto),
+  };
+}
+
+/** The answer of every job without dependencies: one shared empty list (never changed). */
+const noDependencyResults: ProtoDependencyResult[] = [];
+
+function dependencyResultToProto(result: EngineDependencyResult): ProtoDependencyResult {
+  return {
+    jobId: result.jobId,
+    name: result.name ?? '',
+    state: result.state === null ? JobState.UNSPECIFIED : stateToProto[result.state],
+    result: result.result === null ? Buffer.alloc(0) : asBuffer(result.result),
+    resultContentType: result.resultContentType ?? '',
+    resultOmitted: result.resultOmitted,
   };
 }
 

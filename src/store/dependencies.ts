@@ -3,9 +3,19 @@
  * the edges between a job that waits (`waiting`) and the jobs it depends on. Optional: a
  * store without it (`StoreTx.dependencies` undefined) refuses `depends_on` with
  * FAILED_PRECONDITION naming its kind. Only jobs that take part in a dependency touch it:
- * a job's `dependents` and `dependencies` columns say whether there is anything to do.
+ * a job's `dependency_flags` (0 for every other job) says whether there is anything to do.
  */
 import type { Op } from './op.ts';
+
+/** A bit of `dependency_flags`: the job waits on other jobs (it named depends_on). */
+export const waitsOnJobs = 1;
+/** A bit of `dependency_flags`: other jobs wait on this one. */
+export const jobsWaitOnIt = 2;
+
+/** Whether other jobs wait on a job with these `dependency_flags`. */
+export const dependedOn = (flags: number): boolean => (flags & jobsWaitOnIt) !== 0;
+/** Whether a job with these `dependency_flags` waited on other jobs. */
+export const waitsOnOthers = (flags: number): boolean => (flags & waitsOnJobs) !== 0;
 
 /** What a failed dependency does to the job waiting on it. */
 export type DependencyPolicy = 'cancel' | 'run' | 'wait';
@@ -23,6 +33,8 @@ export interface DependencyTargetRow {
 /** One edge of a job, from the waiting job's side. */
 export interface DependencyEdgeRow {
   parent_id: string;
+  /** The dependency's name in the flow that made the edge; null when it was named by id. */
+  name: string | null;
   edge_state: EdgeState;
   /** The dependency's state now; null once it was deleted (swept). */
   parent_state: string | null;
@@ -51,8 +63,9 @@ export interface WaitingChildRow {
   state: string;
   run_at_ms: number;
   idempotency_key: string | null;
-  on_dependency_failure: DependencyPolicy;
-  dependents: number;
+  /** The waiting job's policy (kept on its edges). */
+  policy: DependencyPolicy;
+  dependency_flags: number;
 }
 
 export interface DependencyReads {
@@ -67,12 +80,12 @@ export interface DependencyReads {
 export interface Dependencies extends DependencyReads {
   /**
    * Records that `childId`, stored in this transaction, depends on the edges' jobs, with
-   * its policy; each edge's job counts one more dependent.
+   * its policy; marks it (waitsOnJobs) and each edge's job (jobsWaitOnIt).
    */
   add(p: {
     childId: string;
     policy: DependencyPolicy;
-    edges: readonly { parentId: string; state: EdgeState }[];
+    edges: readonly { parentId: string; state: EdgeState; name?: string }[];
   }): Op<void>;
   /** The waiting jobs with a pending edge from `parentId`, in enqueue order. */
   pendingChildren(parentId: string): Op<WaitingChildRow[]>;

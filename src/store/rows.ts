@@ -43,12 +43,8 @@ export interface JobRow {
   progress_at_ms: number | null;
   /** The job's group (docs/flow-control.md); null when it has none. */
   group_key: string | null;
-  /** How many dependency edges name this job (jobs others wait on); 0 for most jobs. */
-  dependents: number;
-  /** How many jobs this job named in depends_on; 0 for most jobs. */
-  dependencies: number;
-  /** What a failed dependency does to this job; null without dependencies. */
-  on_dependency_failure: string | null;
+  /** The job's part in dependencies (dependencies.ts: waitsOnJobs, jobsWaitOnIt); 0 for most jobs. */
+  dependency_flags: number;
 }
 
 /** What a lease returns: the job as the worker needs it. */
@@ -74,6 +70,7 @@ export type LeasedRow = Pick<
   | 'last_error'
   | 'expires_at_ms'
   | 'group_key'
+  | 'dependency_flags'
 >;
 
 /**
@@ -93,8 +90,7 @@ export type AttemptRow = Pick<
   | 'errors_json'
   | 'cancelled_at_ms'
   | 'cancelled_by'
-  | 'dependents'
-  | 'dependencies'
+  | 'dependency_flags'
 >;
 
 /** The columns an operator's action on one job needs. */
@@ -115,13 +111,13 @@ export type ControlRow = Pick<
   | 'cancelled_at_ms'
   | 'cancelled_by'
   | 'completed_at_ms'
-  | 'dependents'
+  | 'dependency_flags'
 >;
 
 /** A waiting job whose expiry has passed. */
 export type ExpiredRow = Pick<
   JobRow,
-  'seq' | 'id' | 'queue' | 'type' | 'attempt' | 'state' | 'idempotency_key' | 'dependents'
+  'seq' | 'id' | 'queue' | 'type' | 'attempt' | 'state' | 'idempotency_key' | 'dependency_flags'
 > & { expires_at_ms: number };
 
 /** A job to store: every column an enqueue writes, in the row's own names. */

@@ -172,3 +172,57 @@ test('a flow whose duplicate parent already failed is refused under cancel, and 
     assert.equal(rows(db, 'SELECT count(*) FROM jobs'), 1);
   });
 });
+
+test('results passed on: a leased job gets what its dependencies returned, by id and name, bounded', async () => {
+  const limits = { ...defaultEngineLimits, maxDependencyResultsBytes: 10 };
+  await withEngine({ options: { limits } }, async ({ engine }) => {
+    const { jobId: byId } = await engine.enqueue(job('earlier'));
+    const id = ids(
+      await engine.enqueueFlow([
+        flowJob('left'),
+        flowJob('right'),
+        flowJob('join', ['left', 'right'], { dependsOn: [byId] }),
+      ]),
+    );
+    const finish = async (queue: string, result: string) => {
+      const [leased] = await engine.reserve({ queues: [queue] });
+      assert.equal(leased?.dependencyResults, undefined, 'a job without dependencies gets none');
+      await engine.ack({
+        jobId: leased!.id,
+        attempt: leased!.attempt,
+        result: new TextEncoder().encode(result),
+        resultContentType: 'text/plain',
+      });
+    };
+    await finish('flow-left', 'L');
+    await finish('flow-right', 'RR');
+    await finish('earlier', 'E');
+    const [joined] = await engine.reserve({ queues: ['flow-join'] });
+    assert.equal(joined?.id, id.join);
+    const got = (joined?.dependencyResults ?? []).map((d) => [
+      d.jobId === byId ? 'by id' : d.name,
+      d.state,
+      d.result === null ? null : new TextDecoder().decode(d.result),
+      d.resultOmitted,
+    ]);
+    assert.deepEqual(got, [
+      ['by id', 'completed', 'E', false],
+      ['left', 'completed', 'L', false],
+      ['right', 'completed', 'RR', false],
+    ]);
+  });
+  // Above the limit, every result is left out: the worker fetches them with GetJob.
+  await withEngine(
+    { options: { limits: { ...limits, maxDependencyResultsBytes: 2 } } },
+    async ({ engine }) => {
+      const id = ids(await engine.enqueueFlow([flowJob('a'), flowJob('b', ['a'])]));
+      const [a] = await engine.reserve({ queues: ['flow-a'] });
+      await engine.ack({ jobId: id.a!, attempt: a!.attempt, result: new TextEncoder().encode('too long') });
+      const [b] = await engine.reserve({ queues: ['flow-b'] });
+      assert.deepEqual(
+        b?.dependencyResults?.map((d) => [d.name, d.result, d.resultOmitted]),
+        [['a', null, true]],
+      );
+    },
+  );
+});

@@ -1,7 +1,7 @@
 /**
  * Migration 0012 (job dependencies) on a database that already holds jobs in every
  * state: the `waiting` state is allowed, every queue gets its counter, the new
- * columns read 0 for every stored job (so none of them takes a dependency path),
+ * column reads 0 for every stored job (so none of them takes a dependency path),
  * and every row and counter is kept.
  */
 import assert from 'node:assert/strict';
@@ -44,14 +44,14 @@ test('0012 on a database with jobs: a waiting state and counter, new columns 0, 
     const sql = prepareCountStatements(db);
     assert.deepEqual(counterMismatches(sql), []);
     assert.equal(sql.inState.get('q', 'waiting'), 0);
-    assert.deepEqual(
-      db.prepare('SELECT DISTINCT dependents, dependencies, on_dependency_failure FROM jobs').all(),
-      [{ dependents: 0, dependencies: 0, on_dependency_failure: null }],
-    );
+    assert.deepEqual(db.prepare('SELECT DISTINCT dependency_flags FROM jobs').all(), [
+      { dependency_flags: 0 },
+    ]);
     db.exec("UPDATE jobs SET state = 'waiting' WHERE id = 'job-0'");
     assert.throws(() => db.exec("UPDATE jobs SET state = 'gone' WHERE id = 'job-1'"), /CHECK constraint/);
     assert.throws(
-      () => db.exec("UPDATE jobs SET on_dependency_failure = 'maybe' WHERE id = 'job-1'"),
+      () =>
+        db.exec("INSERT INTO job_dependencies (child_seq, parent_id, policy) VALUES (1, 'job-1', 'maybe')"),
       /CHECK constraint/,
     );
     db.exec("INSERT INTO queues (name, created_at_ms) VALUES ('later', 2)");

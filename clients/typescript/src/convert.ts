@@ -318,6 +318,7 @@ export function serverInfoFromProto(info: GetServerInfoResponse): ServerInfo {
       maxDependenciesPerJob: limits?.maxDependenciesPerJob ?? 0,
       maxFlowJobs: limits?.maxFlowJobs ?? 0,
       maxFlowDepth: limits?.maxFlowDepth ?? 0,
+      maxDependencyResultsBytes: limits?.maxDependencyResultsBytes ?? 0,
     },
     queueDefaults: settingsFromProto(info.queueDefaults),
     strictQueues: info.strictQueues,

@@ -245,6 +245,8 @@ export interface ServerLimits {
   maxFlowJobs: number;
   /** The longest chain of jobs in one flow. */
   maxFlowDepth: number;
+  /** Results of its dependencies handed to a leased job, in bytes together; above it, ids only. */
+  maxDependencyResultsBytes: number;
 }
 
 /** The server's version, clock, durability and limits. */

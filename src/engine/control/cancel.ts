@@ -16,6 +16,7 @@
  * completed jobs have finished: there is nothing to cancel.
  */
 
+import { dependedOn } from '../../store/dependencies.ts';
 import type { Op } from '../../store/op.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { AuditInput } from '../admin-types.ts';
@@ -70,7 +71,7 @@ export class Canceller {
         if (this.ctx.outcomes.enabled && this.ctx.queues.settingsFor(row.queue).cancelledRetentionMs === 0) {
           this.ctx.keepOutcome(tx, cancelledOutcome({ ...row, cancelled_by: by }, nowMs, null));
         }
-        if (row.dependents > 0) yield* releaseDependents(this.ctx, tx, row.id, 'failed');
+        if (dependedOn(row.dependency_flags)) yield* releaseDependents(this.ctx, tx, row.id, 'failed');
         state = 'cancelled';
         break;
       case 'leased': {

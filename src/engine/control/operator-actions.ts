@@ -5,6 +5,7 @@
  * (a purge, "all matching") are bulk operations (bulk-operations.ts).
  */
 
+import { dependedOn } from '../../store/dependencies.ts';
 import type { Op } from '../../store/op.ts';
 import type { AttemptRow } from '../../store/rows.ts';
 import type { StoreTx } from '../../store/store.ts';
@@ -69,7 +70,7 @@ export class OperatorActions {
     const nowMs = this.ctx.clock.nowMs();
     const changed = yield* tx.control.deadLetter({ seq: row.seq, nowMs });
     yield* this.ctx.count(tx, row.queue, row.state, 'dead', changed ? 1 : 0);
-    if (changed && row.dependents > 0) yield* releaseDependents(this.ctx, tx, row.id, 'failed');
+    if (changed && dependedOn(row.dependency_flags)) yield* releaseDependents(this.ctx, tx, row.id, 'failed');
     this.ctx.emit(tx, { kind: 'dead_lettered', queue: row.queue, reason: 'dead_lettered', count: 1 });
     if (this.ctx.events.recording) {
       this.ctx.record(tx, {

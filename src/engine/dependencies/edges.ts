@@ -11,7 +11,7 @@ import type { JobRejection } from '../errors.ts';
 /** The edges of a new job, and how many of them are pending (0: it is not waiting). */
 export interface DependencyEdges {
   policy: DependencyPolicy;
-  edges: { parentId: string; state: EdgeState }[];
+  edges: { parentId: string; state: EdgeState; name?: string }[];
   pending: number;
 }
 

@@ -4,3 +4,4 @@
  */
 export { type DependencyEdges, dependencyEdges } from './edges.ts';
 export { releaseDependents } from './release.ts';
+export { dependencyResults } from './results.ts';

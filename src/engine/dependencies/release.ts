@@ -2,10 +2,10 @@
  * The end of a job others wait on: in the unit that ends it (the ack, the last failed
  * attempt, the cancel, the expiry), the jobs waiting on it are released, cancelled or
  * left waiting, by each one's policy (docs/decisions/0101-workflows-design.md). Called
- * only for a job whose `dependents` is above 0, so a job nobody depends on never
+ * only for a job other jobs wait on (`dependency_flags`), so a job nobody depends on never
  * reaches the dependency tables.
  */
-import type { DependencyPolicy, WaitingChildRow } from '../../store/dependencies.ts';
+import { type DependencyPolicy, dependedOn, type WaitingChildRow } from '../../store/dependencies.ts';
 import type { Op } from '../../store/op.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
@@ -38,13 +38,13 @@ export function* releaseDependents(
   const ended: { id: string; outcome: DependencyOutcome }[] = [{ id: jobId, outcome }];
   for (let next = ended.pop(); next !== undefined; next = ended.pop()) {
     for (const child of yield* deps.pendingChildren(next.id)) {
-      const policy: DependencyPolicy = child.on_dependency_failure;
+      const policy: DependencyPolicy = child.policy;
       if (next.outcome === 'failed' && policy === 'wait') continue;
       const edgeState = next.outcome === 'completed' ? 'completed' : 'failed';
       if (!(yield* deps.resolve({ parentId: next.id, childSeq: child.seq, state: edgeState }))) continue;
       if (next.outcome === 'failed' && policy === 'cancel') {
         yield* cancelWaiting(ctx, tx, child, next.id);
-        if (child.dependents > 0) ended.push({ id: child.id, outcome: 'failed' });
+        if (dependedOn(child.dependency_flags)) ended.push({ id: child.id, outcome: 'failed' });
         continue;
       }
       if ((yield* deps.pendingOf(child.seq)) === 0) yield* release(ctx, tx, child);

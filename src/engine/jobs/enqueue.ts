@@ -322,7 +322,7 @@ export class Enqueuer {
       const { id, fresh } = stored[parent]!;
       if (!fresh) originals.push(id);
       else if (!edges.edges.some((e) => e.parentId === id)) {
-        edges.edges.push({ parentId: id, state: 'pending' });
+        edges.edges.push({ parentId: id, state: 'pending', name: jobs[parent]!.name });
         edges.pending++;
       }
     }
@@ -337,7 +337,10 @@ export class Enqueuer {
           message: `jobs[${index}] (${jobs[index]!.name}): ${checked.message}`,
         });
       }
-      edges.edges.push(...checked.edges);
+      for (const edge of checked.edges) {
+        const local = localParents.find((p) => stored[p]!.id === edge.parentId);
+        edges.edges.push(local === undefined ? edge : { ...edge, name: jobs[local]!.name });
+      }
       edges.pending += checked.pending;
     }
     return edges;

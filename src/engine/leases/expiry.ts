@@ -13,6 +13,7 @@
  * them back out of its answer.
  */
 
+import { dependedOn } from '../../store/dependencies.ts';
 import type { Op } from '../../store/op.ts';
 import type { ExpiredRow, LeasedRow } from '../../store/rows.ts';
 import type { StoreTx, StoreView } from '../../store/store.ts';
@@ -27,7 +28,7 @@ type ExpiringRow = Pick<
   'seq' | 'id' | 'queue' | 'type' | 'attempt' | 'idempotency_key' | 'expires_at_ms'
 > & {
   /** Absent for a job just leased (the lease does not return it). */
-  dependents?: number;
+  dependency_flags?: number;
 };
 
 export class Expiry {
@@ -104,8 +105,8 @@ export class Expiry {
       });
     }
     this.ctx.emit(tx, { kind: 'ttl_expired', queue, count: 1 });
-    // A job just leased carries no `dependents`: read it (an expiry at lease time is rare).
-    const dependents = row.dependents ?? (yield* tx.jobs.attempt(row.id))?.dependents ?? 0;
-    if (dependents > 0) yield* releaseDependents(this.ctx, tx, row.id, 'failed');
+    // A job just leased carries no `dependency_flags`: read them (an expiry at lease time is rare).
+    const flags = row.dependency_flags ?? (yield* tx.jobs.attempt(row.id))?.dependency_flags ?? 0;
+    if (dependedOn(flags)) yield* releaseDependents(this.ctx, tx, row.id, 'failed');
   }
 }

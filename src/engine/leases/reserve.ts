@@ -11,11 +11,13 @@
  * taken, the lease simply expires.
  */
 
+import { waitsOnOthers } from '../../store/dependencies.ts';
 import { just, type Op } from '../../store/op.ts';
 import type { LeasedRow } from '../../store/rows.ts';
 import type { LeaseParams, StoreTx } from '../../store/store.ts';
 import { checkQueueList } from '../checks.ts';
 import type { EngineContext } from '../context.ts';
+import { dependencyResults } from '../dependencies/index.ts';
 import { SeppError } from '../errors.ts';
 import { type FlowControl, queueOrder } from '../flow-control/index.ts';
 import { leasedJobFromRow } from '../jobs/index.ts';
@@ -227,6 +229,9 @@ export class Reserver {
         const live = Expiry.hasExpired(rows, nowMs) ? yield* this.expiry.dropExpired(tx, rows, nowMs) : rows;
         for (const row of live) {
           const job = leasedJobFromRow(row);
+          if (row.dependency_flags !== 0 && waitsOnOthers(row.dependency_flags)) {
+            job.dependencyResults = yield* dependencyResults(tx, row.id, this.ctx.limits);
+          }
           if (request.answerBytesMax !== undefined) {
             const jobBytes = leasedJobBytes(job, job.id.length);
             answerBytes += jobBytes;

@@ -7,6 +7,7 @@
  * an extend is refused with `job_cancelled`.
  */
 
+import { dependedOn, waitsOnOthers } from '../../store/dependencies.ts';
 import type { Op } from '../../store/op.ts';
 import type { AttemptRow } from '../../store/rows.ts';
 import type { StoreTx } from '../../store/store.ts';
@@ -82,7 +83,8 @@ export class Settler {
       return { ok: false, code: 'job_cancelled', message: cancelledMessage(row!) };
     }
     // A job others depend on is kept: they read its result (docs/decisions/0101-workflows-design.md).
-    const retained = queues.settingsFor(row!.queue).completedRetentionMs > 0 || row!.dependents > 0;
+    const retained =
+      queues.settingsFor(row!.queue).completedRetentionMs > 0 || dependedOn(row!.dependency_flags);
     if (retained) {
       yield* tx.leases.complete({
         jobId,
@@ -92,7 +94,7 @@ export class Settler {
         resultContentType: resultContentTypeOf(ack),
       });
       yield* this.ctx.count(tx, row!.queue, 'leased', 'completed', 1);
-    } else if (row!.dependencies > 0) {
+    } else if (waitsOnOthers(row!.dependency_flags)) {
       // A job that waited on others: its edges go with it (the one-statement ack leaves it alone).
       yield* tx.jobs.delete(row!.seq);
       yield* tx.dependencies!.forget(row!.seq);
@@ -105,7 +107,7 @@ export class Settler {
     }
     this.ctx.emit(tx, { kind: 'acked', queue: row!.queue, count: 1 });
     if (this.ctx.events.recording) this.recordCompleted(tx, ack, row!, retained);
-    if (row!.dependents > 0) yield* releaseDependents(this.ctx, tx, jobId, 'completed');
+    if (dependedOn(row!.dependency_flags)) yield* releaseDependents(this.ctx, tx, jobId, 'completed');
     return { ok: true };
   }
 
@@ -210,7 +212,7 @@ export class Settler {
         // Swept at the next pass: its outcome outlives the row.
         this.ctx.keepOutcome(tx, deadOutcome(row, row.attempt, nowMs, error, deadReason));
       }
-      if (row.dependents > 0) yield* releaseDependents(this.ctx, tx, row.id, 'failed');
+      if (dependedOn(row.dependency_flags)) yield* releaseDependents(this.ctx, tx, row.id, 'failed');
       return { state: 'dead', runAtMs: null };
     }
     const delayMs =

@@ -50,7 +50,7 @@ export function prepareControlStatements(db: Db) {
 
     // ---- expiry (index jobs_expiry; the WHERE repeats the index's so the planner may use it)
     expiredWaiting: db.prepare<[{ nowMs: number; limit: number }], ExpiredRow>(
-      `SELECT seq, id, queue, type, attempt, state, idempotency_key, dependents, expires_at_ms FROM jobs
+      `SELECT seq, id, queue, type, attempt, state, idempotency_key, dependency_flags, expires_at_ms FROM jobs
         WHERE expires_at_ms IS NOT NULL AND state IN ('scheduled', 'ready') AND expires_at_ms <= @nowMs
         ORDER BY expires_at_ms LIMIT @limit`,
     ),

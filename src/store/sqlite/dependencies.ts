@@ -3,13 +3,15 @@
  * release of a waiting job. Every statement is a primary-key or index probe bounded
  * by one job's edges; none runs for a job without dependencies or dependents.
  */
-import type {
-  Dependencies,
-  DependencyEdgeRow,
-  DependencyTargetRow,
-  DependentRow,
-  EdgeState,
-  WaitingChildRow,
+import {
+  type Dependencies,
+  type DependencyEdgeRow,
+  type DependencyTargetRow,
+  type DependentRow,
+  type EdgeState,
+  jobsWaitOnIt,
+  type WaitingChildRow,
+  waitsOnJobs,
 } from '../dependencies.ts';
 import type { Op } from '../op.ts';
 import type { Db } from './open.ts';
@@ -17,16 +19,20 @@ import type { Db } from './open.ts';
 export function prepareDependencyStatements(db: Db) {
   return {
     target: db.prepare<[string], DependencyTargetRow>('SELECT id, seq, state FROM jobs WHERE id = ?'),
-    setPolicy: db.prepare<[{ childId: string; dependencies: number; policy: string }]>(
-      'UPDATE jobs SET dependencies = @dependencies, on_dependency_failure = @policy WHERE id = @childId',
+    markWaiting: db.prepare<[string]>(
+      `UPDATE jobs SET dependency_flags = dependency_flags | ${waitsOnJobs} WHERE id = ?`,
     ),
-    addEdge: db.prepare<[{ childId: string; parentId: string; state: EdgeState }]>(
-      `INSERT INTO job_dependencies (child_seq, parent_id, state)
-        SELECT seq, @parentId, @state FROM jobs WHERE id = @childId`,
+    addEdge: db.prepare<
+      [{ childId: string; parentId: string; state: EdgeState; policy: string; name: string | null }]
+    >(
+      `INSERT INTO job_dependencies (child_seq, parent_id, state, policy, name)
+        SELECT seq, @parentId, @state, @policy, @name FROM jobs WHERE id = @childId`,
     ),
-    countDependent: db.prepare<[string]>('UPDATE jobs SET dependents = dependents + 1 WHERE id = ?'),
+    markDependedOn: db.prepare<[string]>(
+      `UPDATE jobs SET dependency_flags = dependency_flags | ${jobsWaitOnIt} WHERE id = ?`,
+    ),
     edgesOf: db.prepare<[string], DependencyEdgeRow>(
-      `SELECT d.parent_id, d.state AS edge_state, p.state AS parent_state, p.queue AS parent_queue,
+      `SELECT d.parent_id, d.name, d.state AS edge_state, p.state AS parent_state, p.queue AS parent_queue,
               p.type AS parent_type, p.result, p.result_content_type
          FROM jobs c JOIN job_dependencies d ON d.child_seq = c.seq
          LEFT JOIN jobs p ON p.id = d.parent_id
@@ -39,7 +45,7 @@ export function prepareDependencyStatements(db: Db) {
     ),
     pendingChildren: db.prepare<[string], WaitingChildRow>(
       `SELECT c.seq, c.id, c.queue, c.type, c.attempt, c.state, c.run_at_ms, c.idempotency_key,
-              c.on_dependency_failure, c.dependents
+              d.policy, c.dependency_flags
          FROM job_dependencies d INDEXED BY job_dependencies_pending JOIN jobs c ON c.seq = d.child_seq
         WHERE d.parent_id = ? AND d.state = 'pending' AND c.state = 'waiting' ORDER BY d.child_seq`,
     ),
@@ -78,10 +84,16 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
       return sql.dependentsOf.all(p);
     },
     *add({ childId, policy, edges }) {
-      sql.setPolicy.run({ childId, dependencies: edges.length, policy });
+      sql.markWaiting.run(childId);
       for (const edge of edges) {
-        sql.addEdge.run({ childId, parentId: edge.parentId, state: edge.state });
-        sql.countDependent.run(edge.parentId);
+        sql.addEdge.run({
+          childId,
+          parentId: edge.parentId,
+          state: edge.state,
+          policy,
+          name: edge.name ?? null,
+        });
+        sql.markDependedOn.run(edge.parentId);
       }
     },
     *pendingChildren(parentId) {

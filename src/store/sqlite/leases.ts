@@ -14,11 +14,11 @@ import type { Db } from './open.ts';
 
 /** The columns of a LeasedRow, in the order every leasing statement returns them. */
 export const leasedColumns =
-  'seq, id, queue, type, payload, content_type, priority, attempt, max_attempts, attempt_base, lease_deadline_ms, enqueued_at_ms, run_at_ms, metadata_json, traceparent, tracestate, idempotency_key, last_error, expires_at_ms, group_key';
+  'seq, id, queue, type, payload, content_type, priority, attempt, max_attempts, attempt_base, lease_deadline_ms, enqueued_at_ms, run_at_ms, metadata_json, traceparent, tracestate, idempotency_key, last_error, expires_at_ms, group_key, dependency_flags';
 
 /** The columns of an AttemptRow (jobs.ts reads them too). */
 export const attemptColumns =
-  'seq, id, queue, type, state, attempt, max_attempts, attempt_base, errors_json, cancelled_at_ms, cancelled_by, dependents, dependencies';
+  'seq, id, queue, type, state, attempt, max_attempts, attempt_base, errors_json, cancelled_at_ms, cancelled_by, dependency_flags';
 
 const leasedColumnNames = leasedColumns.split(', ') as (keyof LeasedRow)[];
 
@@ -63,11 +63,11 @@ const leaseSet = `SET state = 'leased', attempt = attempt + 1, leased_at_ms = @n
  * each statement adds) and not asked to stop (a cancel request makes the ack answer
  * `job_cancelled` instead, after reading the row), and in no dependency (a job others
  * wait on is kept completed and releases them, a waiting job's edges go with it: the
- * Settler's slow path; the two columns are 0 for every other job, so it pays one
- * comparison of a row already found). Shared by `ack` and `ackMany`: a condition added
- * here holds for both.
+ * Settler's slow path; the column is 0 for every other job, so it pays one comparison
+ * of a row already found). Shared by `ack` and `ackMany`: a condition added here holds
+ * for both.
  */
-const ackableLeased = "state = 'leased' AND cancelled_at_ms IS NULL AND dependents = 0 AND dependencies = 0";
+const ackableLeased = "state = 'leased' AND cancelled_at_ms IS NULL AND dependency_flags = 0";
 
 export function prepareLeaseStatements(db: Db) {
   return {

@@ -45,6 +45,22 @@ class AttemptError(_message.Message):
     error: str
     def __init__(self, attempt: _Optional[int] = ..., at_ms: _Optional[int] = ..., error: _Optional[str] = ...) -> None: ...
 
+class DependencyResult(_message.Message):
+    __slots__ = ["job_id", "name", "result", "result_content_type", "result_omitted", "state"]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    RESULT_CONTENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    RESULT_OMITTED_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    name: str
+    result: bytes
+    result_content_type: str
+    result_omitted: bool
+    state: JobState
+    def __init__(self, job_id: _Optional[str] = ..., name: _Optional[str] = ..., state: _Optional[_Union[JobState, str]] = ..., result: _Optional[bytes] = ..., result_content_type: _Optional[str] = ..., result_omitted: bool = ...) -> None: ...
+
 class EnqueueAccepted(_message.Message):
     __slots__ = ["deduplicated", "job_id"]
     DEDUPLICATED_FIELD_NUMBER: _ClassVar[int]
@@ -222,7 +238,7 @@ class JobResult(_message.Message):
     def __init__(self, data: _Optional[bytes] = ..., content_type: _Optional[str] = ...) -> None: ...
 
 class LeasedJob(_message.Message):
-    __slots__ = ["attempt", "content_type", "enqueued_at_ms", "group", "idempotency_key", "job_id", "last_error", "lease_deadline_ms", "max_attempts", "metadata", "payload", "priority", "queue", "run_at_ms", "traceparent", "tracestate", "type"]
+    __slots__ = ["attempt", "content_type", "dependency_results", "enqueued_at_ms", "group", "idempotency_key", "job_id", "last_error", "lease_deadline_ms", "max_attempts", "metadata", "payload", "priority", "queue", "run_at_ms", "traceparent", "tracestate", "type"]
     class MetadataEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -232,6 +248,7 @@ class LeasedJob(_message.Message):
         def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     CONTENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+    DEPENDENCY_RESULTS_FIELD_NUMBER: _ClassVar[int]
     ENQUEUED_AT_MS_FIELD_NUMBER: _ClassVar[int]
     GROUP_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
@@ -249,6 +266,7 @@ class LeasedJob(_message.Message):
     TYPE_FIELD_NUMBER: _ClassVar[int]
     attempt: int
     content_type: str
+    dependency_results: _containers.RepeatedCompositeFieldContainer[DependencyResult]
     enqueued_at_ms: int
     group: str
     idempotency_key: str
@@ -264,7 +282,7 @@ class LeasedJob(_message.Message):
     traceparent: str
     tracestate: str
     type: str
-    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., payload: _Optional[bytes] = ..., content_type: _Optional[str] = ..., priority: _Optional[int] = ..., attempt: _Optional[int] = ..., max_attempts: _Optional[int] = ..., lease_deadline_ms: _Optional[int] = ..., enqueued_at_ms: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., last_error: _Optional[str] = ..., group: _Optional[str] = ...) -> None: ...
+    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., payload: _Optional[bytes] = ..., content_type: _Optional[str] = ..., priority: _Optional[int] = ..., attempt: _Optional[int] = ..., max_attempts: _Optional[int] = ..., lease_deadline_ms: _Optional[int] = ..., enqueued_at_ms: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., last_error: _Optional[str] = ..., group: _Optional[str] = ..., dependency_results: _Optional[_Iterable[_Union[DependencyResult, _Mapping]]] = ...) -> None: ...
 
 class JobState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

@@ -656,6 +656,11 @@ export interface ServerLimits {
   maxFlowJobs: number;
   /** The longest chain of jobs in one flow (limits.max_flow_depth). Default 100. */
   maxFlowDepth: number;
+  /**
+   * Results of its dependencies handed to a leased job, in bytes together
+   * (limits.max_dependency_results_bytes); above it, ids only. Default 256 KiB.
+   */
+  maxDependencyResultsBytes: number;
 }
 
 /** The server's version, clock, durability and limits. */
@@ -4239,6 +4244,7 @@ function createBaseServerLimits(): ServerLimits {
     maxDependenciesPerJob: 0,
     maxFlowJobs: 0,
     maxFlowDepth: 0,
+    maxDependencyResultsBytes: 0,
   };
 }
 
@@ -4345,6 +4351,9 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     }
     if (message.maxFlowDepth !== 0) {
       writer.uint32(416).int32(message.maxFlowDepth);
+    }
+    if (message.maxDependencyResultsBytes !== 0) {
+      writer.uint32(424).int64(message.maxDependencyResultsBytes);
     }
     return writer;
   },
@@ -4634,6 +4643,14 @@ export const ServerLimits: MessageFns<ServerLimits> = {
             message.maxFlowDepth = reader.int32();
             continue;
           }
+          case 53: {
+            if (tag !== 424) {
+              break;
+            }
+
+            message.maxDependencyResultsBytes = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4818,6 +4835,11 @@ export const ServerLimits: MessageFns<ServerLimits> = {
         : isSet(object.max_flow_depth)
         ? globalThis.Number(object.max_flow_depth)
         : 0,
+      maxDependencyResultsBytes: isSet(object.maxDependencyResultsBytes)
+        ? globalThis.Number(object.maxDependencyResultsBytes)
+        : isSet(object.max_dependency_results_bytes)
+        ? globalThis.Number(object.max_dependency_results_bytes)
+        : 0,
     };
   },
 
@@ -4925,6 +4947,9 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     if (message.maxFlowDepth !== 0) {
       obj.maxFlowDepth = Math.round(message.maxFlowDepth);
     }
+    if (message.maxDependencyResultsBytes !== 0) {
+      obj.maxDependencyResultsBytes = Math.round(message.maxDependencyResultsBytes);
+    }
     return obj;
   },
 
@@ -4967,6 +4992,7 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     message.maxDependenciesPerJob = object.maxDependenciesPerJob ?? 0;
     message.maxFlowJobs = object.maxFlowJobs ?? 0;
     message.maxFlowDepth = object.maxFlowDepth ?? 0;
+    message.maxDependencyResultsBytes = object.maxDependencyResultsBytes ?? 0;
     return message;
   },
 };

@@ -584,7 +584,31 @@ export interface AttemptError {
   error: string;
 }
 
-/** A job as a worker receives it: leased until `lease_deadline_ms`. */
+/**
+ * A job as a worker receives it: leased until `lease_deadline_ms`.
+ * What a job a leased job depended on ended with (issue 33).
+ */
+export interface DependencyResult {
+  /** The dependency's id. */
+  jobId: string;
+  /** Its name in the flow that made the dependency; empty when named by id. */
+  name: string;
+  /**
+   * Its state now (COMPLETED, or DEAD / CANCELLED under the RUN policy);
+   * UNSPECIFIED once it was swept.
+   */
+  state: JobState;
+  /** Its result; empty without one, or when `result_omitted`. */
+  result: Buffer;
+  resultContentType: string;
+  /**
+   * True when the results of all dependencies together were above
+   * `limits.max_dependency_results_bytes` (default 256 KiB): fetch it with
+   * GetJob.
+   */
+  resultOmitted: boolean;
+}
+
 export interface LeasedJob {
   /** The job's id; pass it back on Ack, Nack and Extend. */
   jobId: string;
@@ -641,6 +665,11 @@ export interface LeasedJob {
   lastError: string;
   /** The group given at enqueue; empty if none. */
   group: string;
+  /**
+   * Only for a job enqueued with dependencies: what each of them ended with,
+   * in enqueue order (issue 33; field numbers from 50 are kept for workflows).
+   */
+  dependencyResults: DependencyResult[];
 }
 
 export interface LeasedJob_MetadataEntry {
@@ -1813,6 +1842,167 @@ export const AttemptError: MessageFns<AttemptError> = {
   },
 };
 
+function createBaseDependencyResult(): DependencyResult {
+  return { jobId: "", name: "", state: 0, result: Buffer.alloc(0), resultContentType: "", resultOmitted: false };
+}
+
+export const DependencyResult: MessageFns<DependencyResult> = {
+  encode(message: DependencyResult, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.jobId !== "") {
+      writer.uint32(10).string(message.jobId);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.state !== 0) {
+      writer.uint32(24).int32(message.state);
+    }
+    if (message.result.length !== 0) {
+      writer.uint32(34).bytes(message.result);
+    }
+    if (message.resultContentType !== "") {
+      writer.uint32(42).string(message.resultContentType);
+    }
+    if (message.resultOmitted !== false) {
+      writer.uint32(48).bool(message.resultOmitted);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DependencyResult {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDependencyResult();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.jobId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.state = reader.int32() as any;
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.result = Buffer.from(reader.bytes());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.resultContentType = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.resultOmitted = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DependencyResult {
+    return {
+      jobId: isSet(object.jobId)
+        ? globalThis.String(object.jobId)
+        : isSet(object.job_id)
+        ? globalThis.String(object.job_id)
+        : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      state: isSet(object.state) ? jobStateFromJSON(object.state) : 0,
+      result: isSet(object.result) ? Buffer.from(bytesFromBase64(object.result)) : Buffer.alloc(0),
+      resultContentType: isSet(object.resultContentType)
+        ? globalThis.String(object.resultContentType)
+        : isSet(object.result_content_type)
+        ? globalThis.String(object.result_content_type)
+        : "",
+      resultOmitted: isSet(object.resultOmitted)
+        ? globalThis.Boolean(object.resultOmitted)
+        : isSet(object.result_omitted)
+        ? globalThis.Boolean(object.result_omitted)
+        : false,
+    };
+  },
+
+  toJSON(message: DependencyResult): unknown {
+    const obj: any = {};
+    if (message.jobId !== "") {
+      obj.jobId = message.jobId;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.state !== 0) {
+      obj.state = jobStateToJSON(message.state);
+    }
+    if (message.result.length !== 0) {
+      obj.result = base64FromBytes(message.result);
+    }
+    if (message.resultContentType !== "") {
+      obj.resultContentType = message.resultContentType;
+    }
+    if (message.resultOmitted !== false) {
+      obj.resultOmitted = message.resultOmitted;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DependencyResult>, I>>(base?: I): DependencyResult {
+    return DependencyResult.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DependencyResult>, I>>(object: I): DependencyResult {
+    const message = createBaseDependencyResult();
+    message.jobId = object.jobId ?? "";
+    message.name = object.name ?? "";
+    message.state = object.state ?? 0;
+    message.result = object.result ?? Buffer.alloc(0);
+    message.resultContentType = object.resultContentType ?? "";
+    message.resultOmitted = object.resultOmitted ?? false;
+    return message;
+  },
+};
+
 function createBaseLeasedJob(): LeasedJob {
   return {
     jobId: "",
@@ -1832,6 +2022,7 @@ function createBaseLeasedJob(): LeasedJob {
     idempotencyKey: "",
     lastError: "",
     group: "",
+    dependencyResults: [],
   };
 }
 
@@ -1887,6 +2078,9 @@ export const LeasedJob: MessageFns<LeasedJob> = {
     }
     if (message.group !== "") {
       writer.uint32(162).string(message.group);
+    }
+    for (const v of message.dependencyResults) {
+      DependencyResult.encode(v!, writer.uint32(402).fork()).join();
     }
     return writer;
   },
@@ -2043,6 +2237,14 @@ export const LeasedJob: MessageFns<LeasedJob> = {
             message.group = reader.string();
             continue;
           }
+          case 50: {
+            if (tag !== 402) {
+              break;
+            }
+
+            message.dependencyResults.push(DependencyResult.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2119,6 +2321,11 @@ export const LeasedJob: MessageFns<LeasedJob> = {
         ? globalThis.String(object.last_error)
         : "",
       group: isSet(object.group) ? globalThis.String(object.group) : "",
+      dependencyResults: globalThis.Array.isArray(object?.dependencyResults)
+        ? object.dependencyResults.map((e: any) => DependencyResult.fromJSON(e))
+        : globalThis.Array.isArray(object?.dependency_results)
+        ? object.dependency_results.map((e: any) => DependencyResult.fromJSON(e))
+        : [],
     };
   },
 
@@ -2181,6 +2388,9 @@ export const LeasedJob: MessageFns<LeasedJob> = {
     if (message.group !== "") {
       obj.group = message.group;
     }
+    if (message.dependencyResults?.length) {
+      obj.dependencyResults = message.dependencyResults.map((e) => DependencyResult.toJSON(e));
+    }
     return obj;
   },
 
@@ -2214,6 +2424,7 @@ export const LeasedJob: MessageFns<LeasedJob> = {
     message.idempotencyKey = object.idempotencyKey ?? "";
     message.lastError = object.lastError ?? "";
     message.group = object.group ?? "";
+    message.dependencyResults = object.dependencyResults?.map((e) => DependencyResult.fromPartial(e)) || [];
     return message;
   },
 };
