@@ -17,6 +17,7 @@ export const expected: Readonly<Record<string, readonly Role[]>> = {
   Enqueue: ['producer', 'admin'],
   EnqueueBatch: ['producer', 'admin'],
   EnqueueAtomic: ['producer', 'admin'],
+  EnqueueFlow: ['producer', 'admin'],
   Produce: ['producer', 'admin'],
   Reserve: ['worker', 'admin'],
   Ack: ['worker', 'admin'],
