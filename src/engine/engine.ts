@@ -7,7 +7,7 @@
  * a failed commit leaves memory and storage agreeing.
  */
 
-import type { Store } from '../store/store.ts';
+import type { Store, StoreDescription } from '../store/store.ts';
 import type {
   AuditEntry,
   AuditInput,
@@ -152,6 +152,20 @@ export class Engine {
   /** The store the engine works on (the admin UI keeps its sessions there). */
   get store(): Store {
     return this.ctx.store;
+  }
+
+  /** Which store this is and where its data is (GetServerInfo, the dashboard); never a password. */
+  storeDescription(): StoreDescription {
+    const { store } = this.ctx;
+    return (
+      store.describe?.() ?? {
+        kind: store.kind,
+        host: null,
+        database: null,
+        schema: null,
+        signalsConnected: null,
+      }
+    );
   }
 
   get limits(): EngineLimits {
@@ -455,6 +469,11 @@ export class Engine {
     return this.ctx.read((view) => this.schedules.list(view, nextRuns));
   }
 
+  /** One page of schedules by name (at most limits.max_page_size), each with its next `nextRuns` run times. */
+  schedulePage(query: NamePageQuery, nextRuns?: number): Promise<Page<ScheduleInfo>> {
+    return this.ctx.read((view) => this.schedules.page(view, query, nextRuns));
+  }
+
   /** One schedule with its template's payload and its next `nextRuns` run times (0–100; default 10). */
   getSchedule(name: string, nextRuns?: number): Promise<ScheduleInfo> {
     return this.ctx.read((view) => this.schedules.get(view, name, nextRuns));
@@ -503,6 +522,11 @@ export class Engine {
    * Copies the live store to `destinationPath` while other work goes on (backup.ts), one at
    * a time; FAILED_PRECONDITION when the store makes no backups.
    */
+  /** Throws FAILED_PRECONDITION, naming the store, when the store makes no backups. */
+  checkBackup(): void {
+    this.onlineBackup.check();
+  }
+
   async backup(
     destinationPath: string,
     onProgress?: (pagesDone: number, pagesTotal: number) => void,

@@ -65,16 +65,34 @@ export function pickNamePage(
   query: NamePageQuery,
   limits: Pick<EngineLimits, 'maxPageSize'>,
 ): { names: string[]; nextCursor: string | null } {
+  const page = pickKeyedPage(list, names, (name) => name, query, limits);
+  return { names: page.items, nextCursor: page.nextCursor };
+}
+
+/**
+ * The page of `items` (any order, with distinct keys) after the cursor: the `pageSize`
+ * items of smallest key greater than it, in key order, and the cursor of the next page.
+ */
+export function pickKeyedPage<T>(
+  list: NameList,
+  items: Iterable<T>,
+  keyOf: (item: T) => string,
+  query: NamePageQuery,
+  limits: Pick<EngineLimits, 'maxPageSize'>,
+): { items: T[]; nextCursor: string | null } {
   const pageSize = namePageSize(query, limits);
   const after = nameCursorStart(list, query.cursor);
-  const candidates: string[] = [];
-  for (const name of names) if (after === null || name > after) candidates.push(name);
-  candidates.sort();
+  const candidates: { key: string; item: T }[] = [];
+  for (const item of items) {
+    const key = keyOf(item);
+    if (after === null || key > after) candidates.push({ key, item });
+  }
+  candidates.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const page = candidates.slice(0, pageSize);
   const last = page.at(-1);
   return {
-    names: page,
-    nextCursor: candidates.length > pageSize && last !== undefined ? encodeNameCursor(list, last) : null,
+    items: page.map((c) => c.item),
+    nextCursor: candidates.length > pageSize && last !== undefined ? encodeNameCursor(list, last.key) : null,
   };
 }
 

@@ -140,6 +140,8 @@ export interface ReserveRequest {
    * its messages instead).
    */
   answerBytesMax?: number;
+  /** How many bytes a job takes in the caller's answer; default answer-size.ts's estimate (protobuf). */
+  answerBytesOf?: (job: LeasedJob) => number;
 }
 
 /** A leased job as a worker receives it. */

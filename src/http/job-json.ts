@@ -59,7 +59,9 @@ function bytesFrom(
 ): { bytes: Uint8Array; contentType: string | undefined } | undefined {
   const contentType = optional(input, fields.contentType);
   const json = input.json(fields.json);
-  const base64 = input.string(fields.base64);
+  // Not capped like other strings: http.max_request_bytes bounds the body, and the engine holds the
+  // decoded bytes to the queue's max_payload_bytes (limits.max_result_bytes), as over gRPC.
+  const base64 = input.string(fields.base64, { maxLength: Number.MAX_SAFE_INTEGER });
   if (json !== undefined && base64 !== undefined) {
     throw invalid(
       `${input.name(fields.json)}: give ${fields.json} (a JSON value) or ${fields.base64} (bytes as base64), not both`,

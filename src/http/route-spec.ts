@@ -24,6 +24,8 @@ export interface ApiContext {
   readonly draining: () => boolean;
   /** Called when shutdown begins; returns the unsubscribe. */
   readonly onDrain: (listener: () => void) => () => void;
+  /** http.max_request_bytes: also the default and the most a reserve's answer may hold. */
+  readonly maxRequestBytes: number;
 }
 
 /** One request as a handler sees it, after authentication and the body's checks. */

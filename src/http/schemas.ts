@@ -356,6 +356,9 @@ export const reserveRequest: JsonSchema = {
       'how long to wait for a job (long-poll); 0 answers at once; clamped to limits.max_wait_ms',
     ),
     workerId: str,
+    maxResponseBytes: int64(
+      'the most JSON bytes the answer may hold; 0 or absent: http.max_request_bytes, larger values are clamped to it',
+    ),
   },
   required: ['queues'],
   additionalProperties: false,

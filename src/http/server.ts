@@ -120,6 +120,7 @@ export function openApiDocument(version: string): JsonSchema {
     clock: systemClock,
     draining: () => false,
     onDrain: () => () => {},
+    maxRequestBytes: 0,
   };
   const routes = apiRoutes(inert);
   let document: JsonSchema = {};
@@ -169,6 +170,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       drainListeners.add(listener);
       return () => drainListeners.delete(listener);
     },
+    maxRequestBytes: limits.maxRequestBytes,
   };
   const routes = apiRoutes(ctx);
   let document: JsonSchema = {};

@@ -5,9 +5,13 @@
  * same transaction.
  */
 
-import type { JobChanges as ProtoJobChanges } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
+import {
+  AuditEntry,
+  type JobChanges as ProtoJobChanges,
+} from '../../clients/typescript/src/gen/sepp/v1/admin.js';
 import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import type { JobChanges } from '../engine/control-types.ts';
+import { fitCursorPage, listAnswerBytes } from './answer-pages.ts';
 import { rpcAudit } from './audit-input.ts';
 import { jobStateToProto, jobToProto } from './convert.ts';
 import type { RpcContext } from './rpc-context.ts';
@@ -38,24 +42,29 @@ export function createControlHandlers(ctx: RpcContext, unary: Unary): ControlHan
     }),
 
     listAuditEntries: unary('ListAuditEntries', 'admin', async (req) => {
-      const page = await engine.listAudit({
-        ...(req.actor === '' ? {} : { actor: req.actor }),
-        ...(req.action === '' ? {} : { action: req.action }),
-        ...(req.target === '' ? {} : { target: req.target }),
-        ...(req.pageToken === '' ? {} : { cursor: req.pageToken }),
-        ...(req.pageSize === 0 ? {} : { pageSize: req.pageSize }),
-      });
-      return {
-        entries: page.items.map((e) => ({
+      // Bounded in bytes too: an entry's details (a bulk operation's filter, a reload's changes) may be long.
+      const page = await fitCursorPage(
+        (pageSize) =>
+          engine.listAudit({
+            ...(req.actor === '' ? {} : { actor: req.actor }),
+            ...(req.action === '' ? {} : { action: req.action }),
+            ...(req.target === '' ? {} : { target: req.target }),
+            ...(req.pageToken === '' ? {} : { cursor: req.pageToken }),
+            ...(pageSize === undefined ? {} : { pageSize }),
+          }),
+        req.pageSize === 0 ? undefined : req.pageSize,
+        (e): AuditEntry => ({
           id: e.id,
           atMs: e.atMs,
           actor: e.actor,
           action: e.action,
           target: e.target,
           detailsJson: JSON.stringify(e.details),
-        })),
-        nextPageToken: page.nextCursor ?? '',
-      };
+        }),
+        (entry) => AuditEntry.encode(entry).finish().length,
+        listAnswerBytes(ctx.facts.maxMessageBytes),
+      );
+      return { entries: page.items, nextPageToken: page.nextCursor ?? '' };
     }),
   };
 }

@@ -4,6 +4,9 @@
  * (actor `key:NAME`). Semantics live in the engine (src/engine/schedules).
  */
 import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
+import { Schedule } from '../../clients/typescript/src/gen/sepp/v1/schedule.js';
+import { fitNamePage } from '../engine/name-pages.ts';
+import { listAnswerBytes } from './answer-pages.ts';
 import { rpcAudit } from './audit-input.ts';
 import type { RpcContext } from './rpc-context.ts';
 import { scheduleSpecFromProto, scheduleToProto } from './schedule-convert.ts';
@@ -51,9 +54,22 @@ export function createScheduleHandlers(ctx: RpcContext, unary: Unary): ScheduleH
       schedule: scheduleToProto(await engine.getSchedule(nameOf(req.name), req.nextRuns || 10)),
     })),
 
-    listSchedules: unary('ListSchedules', 'read', async (req) => ({
-      schedules: (await engine.listSchedules(req.nextRuns || 1)).map(scheduleToProto),
-    })),
+    listSchedules: unary('ListSchedules', 'read', async (req) => {
+      const page = await engine.schedulePage(
+        { pageSize: req.pageSize, cursor: req.pageToken },
+        req.nextRuns || 1,
+      );
+      // Bounded in bytes too: a template's metadata may be large.
+      const fitted = fitNamePage(
+        'schedules',
+        page.items.map(scheduleToProto),
+        page.nextCursor,
+        (schedule) => schedule.spec?.name ?? '',
+        (schedule) => Schedule.encode(schedule).finish().length + 8,
+        listAnswerBytes(ctx.facts.maxMessageBytes),
+      );
+      return { schedules: fitted.items, nextPageToken: fitted.nextCursor ?? '' };
+    }),
 
     pauseSchedule: unary('PauseSchedule', 'admin', async (req, call, caller) => {
       const name = nameOf(req.name);

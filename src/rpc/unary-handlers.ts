@@ -3,16 +3,19 @@
  * not see, call the engine, convert the result. Semantics live in the engine.
  */
 import type { ServerUnaryCall } from '@grpc/grpc-js';
-import { DurabilityMode } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
+import { DurabilityMode, type StoreInfo } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
 import type { FlowJob as ProtoFlowJob } from '../../clients/typescript/src/gen/sepp/v1/flow.js';
-import { DeadReason, EnqueueJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
+import { DeadReason, EnqueueJob, Job } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import { QueueInfo as ProtoQueueInfo } from '../../clients/typescript/src/gen/sepp/v1/queue.js';
 import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import { type AckBatchRequest, SettleOutcome } from '../../clients/typescript/src/gen/sepp/v1/work.js';
+import { WorkerInfo } from '../../clients/typescript/src/gen/sepp/v1/workers.js';
 import { formatProblems, parseQueueSettingKeys, parseQueueSettingValues } from '../config/index.ts';
 import { SeppError } from '../engine/errors.ts';
-import { fitNamePage } from '../engine/name-pages.ts';
+import { fitNamePage, pickKeyedPage } from '../engine/name-pages.ts';
 import type { EnqueueRequest as EngineEnqueueRequest } from '../engine/types.ts';
+import type { StoreDescription } from '../store/store.ts';
+import { defaultAnswerBytes, fitCursorPage, listAnswerBytes } from './answer-pages.ts';
 import { rpcAudit } from './audit-input.ts';
 import { createBulkHandlers } from './bulk-handlers.ts';
 import { answerUnary, type BugReporter } from './call-guard.ts';
@@ -230,7 +233,7 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
       observation.annotate({ jobId: req.jobId });
       const job = await engine.getJob(requireJobId(req.jobId));
       observation.annotate({ queue: job.queue, type: job.type, attempt: job.attempt });
-      return { job: jobToProto(job, true) };
+      return { job: fitJobAnswer(jobToProto(job, true), ctx.facts.maxMessageBytes) };
     }),
 
     listQueues: unary('ListQueues', 'read', async (req) => {
@@ -242,15 +245,34 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
         page.nextCursor,
         (queue) => queue.name,
         (queue) => ProtoQueueInfo.encode(queue).finish().length + 8,
-        Math.min(defaultAnswerBytes, ctx.facts.maxMessageBytes) - listAnswerMarginBytes,
+        listAnswerBytes(ctx.facts.maxMessageBytes),
       );
       return { queues: fitted.items, nextPageToken: fitted.nextCursor ?? '' };
     }),
 
-    listWorkers: unary('ListWorkers', 'read', async () => ({
-      workers: (await engine.listWorkers()).map(workerInfoToProto),
-      waitingReserves: engine.waitingReserves,
-    })),
+    listWorkers: unary('ListWorkers', 'read', async (req) => {
+      const page = pickKeyedPage(
+        'workers',
+        (await engine.listWorkers()).map(workerInfoToProto),
+        workerKey,
+        { pageSize: req.pageSize, cursor: req.pageToken },
+        engine.limits,
+      );
+      // Bounded in bytes too: a worker's queue list may be long.
+      const fitted = fitNamePage(
+        'workers',
+        page.items,
+        page.nextCursor,
+        workerKey,
+        (worker) => WorkerInfo.encode(worker).finish().length + 8,
+        listAnswerBytes(ctx.facts.maxMessageBytes),
+      );
+      return {
+        workers: fitted.items,
+        waitingReserves: engine.waitingReserves,
+        nextPageToken: fitted.nextCursor ?? '',
+      };
+    }),
 
     pauseQueue: unary('PauseQueue', 'admin', async (req, call, caller, observation) => {
       observation.annotate({ queue: req.queue });
@@ -288,13 +310,22 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
       if (req.reason !== DeadReason.UNSPECIFIED && reason === undefined) {
         throw new SeppError('invalid_argument', `reason: ${req.reason} is not a known dead reason`);
       }
-      const page = await engine.listDeadLetters({
-        queue: requireString(req.queue, 'queue'),
-        ...(reason === undefined ? {} : { reason }),
-        ...(req.pageToken === '' ? {} : { cursor: req.pageToken }),
-        ...(req.pageSize === 0 ? {} : { pageSize: req.pageSize }),
-      });
-      return { jobs: page.items.map((j) => jobToProto(j, false)), nextPageToken: page.nextCursor ?? '' };
+      const queue = requireString(req.queue, 'queue');
+      // Bounded in bytes too: a dead letter's metadata and error may be large.
+      const page = await fitCursorPage(
+        (pageSize) =>
+          engine.listDeadLetters({
+            queue,
+            ...(reason === undefined ? {} : { reason }),
+            ...(req.pageToken === '' ? {} : { cursor: req.pageToken }),
+            ...(pageSize === undefined ? {} : { pageSize }),
+          }),
+        req.pageSize === 0 ? undefined : req.pageSize,
+        (job) => jobToProto(job, false),
+        (job) => Job.encode(job).finish().length,
+        listAnswerBytes(ctx.facts.maxMessageBytes),
+      );
+      return { jobs: page.items, nextPageToken: page.nextCursor ?? '' };
     }),
 
     getServerInfo: unary('GetServerInfo', 'read', () => {
@@ -318,6 +349,7 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
         },
         queueDefaults: queueSettingsToProto(engine.options.queueDefaults),
         strictQueues: engine.options.strictQueues,
+        store: storeToProto(engine.storeDescription()),
       };
     }),
 
@@ -400,10 +432,16 @@ function enqueueRequestsFromProto<Req, Res>(
   return requests;
 }
 
-/** gRPC's default receive limit, which most clients keep: what an answer may be when the caller says nothing. */
-const defaultAnswerBytes = 4 * 1024 * 1024;
-/** Room a list's answer leaves for its page token and field tags. */
-const listAnswerMarginBytes = 1024;
+/** A store's description as GetServerInfo answers it: empty strings for what does not apply. */
+function storeToProto(store: StoreDescription): StoreInfo {
+  return {
+    kind: store.kind,
+    host: store.host ?? '',
+    database: store.database ?? '',
+    schema: store.schema ?? '',
+    signalsConnected: store.signalsConnected ?? false,
+  };
+}
 
 /** The budget of a unary reserve's answer: the caller's `max_response_bytes` (0: 4 MiB), at most what the server may send. */
 function reserveAnswerBytes(askedBytes: number, maxMessageBytes: number): number {
@@ -414,4 +452,27 @@ function reserveAnswerBytes(askedBytes: number, maxMessageBytes: number): number
     );
   }
   return Math.min(askedBytes === 0 ? defaultAnswerBytes : askedBytes, maxMessageBytes);
+}
+
+/**
+ * A job for GetJob, which sends its payload, result and error history whole: when
+ * they are more than the server may send in one message (each was within limits,
+ * together they need not be), the call fails with a RESOURCE_EXHAUSTED that says
+ * so and by how much, not with the transport's "message larger than max".
+ */
+function fitJobAnswer(job: Job, maxMessageBytes: number): Job {
+  const bytes = Job.encode(job).finish().length + 16;
+  if (bytes <= maxMessageBytes) return job;
+  const errorBytes = job.errors.reduce((sum, e) => sum + Buffer.byteLength(e.error), 0);
+  throw new SeppError(
+    'resource_exhausted',
+    `job ${job.jobId} is ${bytes} bytes as an answer (payload ${job.payload.length}, result ${job.result?.data.length ?? 0}, ` +
+      `error history ${errorBytes}), more than grpc.max_message_bytes (${maxMessageBytes}) lets the server send; ` +
+      "raise it (and the client's receive limit) to read the job whole",
+  );
+}
+
+/** A worker's place in ListWorkers' pages: its id, then transport and address (which make it unique). */
+function workerKey(worker: WorkerInfo): string {
+  return `${worker.workerId}\u0000${worker.transport}\u0000${worker.address}`;
 }

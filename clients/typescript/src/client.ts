@@ -347,10 +347,24 @@ export class SeppClient {
 
   // ------------------------------------------------------------------ the server
 
-  /** The workers connected now: id, address, transport, queues, when last seen, leases held. */
+  /**
+   * The workers connected now: id, address, transport, queues, when last seen, leases
+   * held. Follows the server's pages (a worker connecting or leaving meanwhile may be
+   * missed or shown, never shown twice).
+   */
   async listWorkers(options: CallOptions = {}): Promise<WorkerInfo[]> {
-    const response = await this.connection.invoke(this.connection.rpc.listWorkers, {}, retrySafe(options));
-    return response.workers.map(workerInfoFromProto);
+    const workers: WorkerInfo[] = [];
+    let pageToken = '';
+    do {
+      const response = await this.connection.invoke(
+        this.connection.rpc.listWorkers,
+        { pageSize: 0, pageToken },
+        retrySafe(options),
+      );
+      workers.push(...response.workers.map(workerInfoFromProto));
+      pageToken = response.nextPageToken;
+    } while (pageToken !== '');
+    return workers;
   }
 
   /** The server's version, durability mode, clock and every effective limit. */

@@ -16,6 +16,7 @@
  */
 import { type ClientReadableStream, type ServiceError, status } from '@grpc/grpc-js';
 import { backoffDelayMs } from './backoff.ts';
+import { cancelCall } from './cancel-call.ts';
 import type { Connection } from './connection.ts';
 import { SeppError, toSeppError } from './errors.ts';
 import {
@@ -203,7 +204,7 @@ export class EventSubscription implements AsyncIterable<JobEvent> {
     this.markCaughtUp();
     clearTimeout(this.reconnectTimer);
     this.options.signal?.removeEventListener('abort', this.onAbort);
-    this.stream?.cancel();
+    if (this.stream !== undefined) cancelCall(this.stream);
     this.stream = undefined;
     this.wake?.();
   }

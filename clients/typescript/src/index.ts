@@ -83,6 +83,7 @@ export type {
   ServerLimits,
   SettingSource,
   StateCounts,
+  StoreInfo,
   TimeInput,
   WorkerInfo,
 } from './types.ts';

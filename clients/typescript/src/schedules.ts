@@ -292,14 +292,23 @@ export class Schedules {
     return scheduleFromProto(response.schedule);
   }
 
-  /** Every schedule by name, each with its next `nextRuns` run times (1–10, default 1); no payloads. */
+  /**
+   * Every schedule by name, each with its next `nextRuns` run times (1–10, default 1); no
+   * payloads. Follows the server's pages (at most `max_schedules` schedules in all).
+   */
   async list(options: CallOptions & { nextRuns?: number } = {}): Promise<Schedule[]> {
-    const response = await this.conn.invoke(
-      this.conn.rpc.listSchedules,
-      { nextRuns: options.nextRuns ?? 0 },
-      safe(options),
-    );
-    return response.schedules.map(scheduleFromProto);
+    const schedules: Schedule[] = [];
+    let pageToken = '';
+    do {
+      const response = await this.conn.invoke(
+        this.conn.rpc.listSchedules,
+        { nextRuns: options.nextRuns ?? 0, pageSize: 0, pageToken },
+        safe(options),
+      );
+      schedules.push(...response.schedules.map(scheduleFromProto));
+      pageToken = response.nextPageToken;
+    } while (pageToken !== '');
+    return schedules;
   }
 
   /** Stops a schedule ticking (config schedules too). */

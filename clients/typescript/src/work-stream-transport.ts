@@ -22,6 +22,7 @@
  */
 import { type ClientDuplexStream, type ServiceError, status } from '@grpc/grpc-js';
 import { backoffDelayMs } from './backoff.ts';
+import { cancelCall } from './cancel-call.ts';
 import type { Connection } from './connection.ts';
 import { nackDirective, nackResultFromProto } from './convert.ts';
 import {
@@ -403,7 +404,7 @@ export class WorkStreamTransport implements WorkTransport {
     const stream = this.stream;
     this.taking = false;
     if (stream === undefined) return;
-    stream.cancel();
+    cancelCall(stream);
     this.onBroken(stream, new SeppError(status.CANCELLED, 'the worker closed the Work stream'));
   }
 

@@ -5,6 +5,7 @@ import { integerFlag, UsageError } from '../failure.ts';
 import { confirmOrRefuse } from './confirm.ts';
 import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
 import { cell, jobJson, table, time } from './format.ts';
+import { pagingOf, printNextPage, withPaging } from './paging.ts';
 import { explainUnknownQueue } from './unknown-queue.ts';
 
 const reasons: readonly DeadReason[] = ['attempts_exhausted', 'lease_expired', 'dead_lettered'];
@@ -44,28 +45,44 @@ export function registerDlqCommands(parser: Argv): void {
         'List dead letters, oldest first',
         (c) =>
           withConnection(
-            queuePositional(c)
-              .option('reason', { choices: reasons, describe: 'Only dead letters with this reason' })
-              .option('limit', { type: 'string', default: '100', describe: 'Most dead letters to show' }),
+            withPaging(
+              queuePositional(c)
+                .option('reason', { choices: reasons, describe: 'Only dead letters with this reason' })
+                .option('limit', { type: 'string', default: '100', describe: 'Most dead letters to show' }),
+            ),
           ),
         (args) =>
           runWithClient(args, async (client) => {
-            const limit = integerFlag('limit', args.limit, { min: 1, max: Number.MAX_SAFE_INTEGER });
+            const paging = pagingOf(args);
+            const limit =
+              paging === null
+                ? integerFlag('limit', args.limit, { min: 1, max: Number.MAX_SAFE_INTEGER })
+                : Number.POSITIVE_INFINITY;
             const jobs = [];
-            const query = {
-              pageSize: Math.min(limit, 1000),
-              ...(args.reason === undefined ? {} : { reason: args.reason }),
-            };
+            const reason = args.reason === undefined ? {} : { reason: args.reason };
+            let nextPageToken: string | null = null;
             try {
-              for await (const job of client.deadLetters(args.queue, query)) {
-                jobs.push(job);
-                if (jobs.length >= limit) break;
+              if (paging?.kind === 'page') {
+                const page = await client.listDeadLetters(args.queue, {
+                  ...reason,
+                  ...(paging.pageSize === undefined ? {} : { pageSize: paging.pageSize }),
+                  ...(paging.pageToken === '' ? {} : { pageToken: paging.pageToken }),
+                });
+                jobs.push(...page.jobs);
+                nextPageToken = page.nextPageToken;
+              } else {
+                const query = { pageSize: Math.min(limit, 1000), ...reason };
+                for await (const job of client.deadLetters(args.queue, query)) {
+                  jobs.push(job);
+                  if (jobs.length >= limit) break;
+                }
               }
             } catch (error) {
               throw await explainUnknownQueue(client, args.queue, error);
             }
             if (wantsJson(args)) {
-              printJson(jobs.map((j) => jobJson(j, false)));
+              const list = jobs.map((j) => jobJson(j, false));
+              printJson(paging?.kind === 'page' ? { jobs: list, nextPageToken } : list);
               return;
             }
             if (jobs.length === 0) {
@@ -85,7 +102,8 @@ export function registerDlqCommands(parser: Argv): void {
                 ]),
               ),
             );
-            if (jobs.length === limit) print(`(first ${limit}; --limit shows more)`);
+            if (jobs.length === limit) print(`(first ${limit}; --limit or --all shows more)`);
+            printNextPage(nextPageToken);
           }),
       )
       .command(

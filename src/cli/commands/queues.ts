@@ -3,6 +3,7 @@ import type { Argv } from 'yargs';
 import type { QueueInfo, RateLimit } from '../../../clients/typescript/src/index.ts';
 import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
 import { age, table } from './format.ts';
+import { pagingOf, printNextPage, withPaging } from './paging.ts';
 
 /** Whether a queue has limits or groups worth a column (docs/flow-control.md). */
 function usesFlowControl(q: QueueInfo): boolean {
@@ -26,12 +27,20 @@ export function registerQueuesCommand(parser: Argv): void {
   parser.command(
     'queues',
     'List queues with their jobs by state, paused flag and oldest ready job',
-    (y) => withConnection(y),
+    (y) => withConnection(withPaging(y)),
     (args) =>
       runWithClient(args, async (client) => {
-        const queues = await client.listQueues();
+        const paging = pagingOf(args);
+        const page =
+          paging?.kind === 'page'
+            ? await client.queues.listPage({
+                ...(paging.pageSize === undefined ? {} : { pageSize: paging.pageSize }),
+                pageToken: paging.pageToken,
+              })
+            : { queues: await client.listQueues(), nextPageToken: '' };
+        const { queues } = page;
         if (wantsJson(args)) {
-          printJson(queues);
+          printJson(paging?.kind === 'page' ? { queues, nextPageToken: page.nextPageToken || null } : queues);
           return;
         }
         if (queues.length === 0) {
@@ -83,6 +92,7 @@ export function registerQueuesCommand(parser: Argv): void {
             }),
           ),
         );
+        printNextPage(page.nextPageToken);
       }),
   );
 }

@@ -43,6 +43,7 @@ interface ValidReserve {
   waitMs: number;
   workerId: string | null;
   answerBytesMax: number | undefined;
+  answerBytesOf: (job: LeasedJob) => number;
 }
 
 /**
@@ -60,7 +61,7 @@ class AnswerFull extends SeppError {
     super(
       'resource_exhausted',
       `job ${jobId} takes about ${jobBytes} bytes, more than this reserve's answer may hold ` +
-        `(${answerBytesMax} bytes: max_response_bytes, at most grpc.max_message_bytes); ` +
+        `(${answerBytesMax} bytes: its max_response_bytes, at most the server's message limit); ` +
         'it stays ready with no attempt counted: reserve it with a larger max_response_bytes ' +
         'from a client that accepts messages that large',
     );
@@ -183,6 +184,7 @@ export class Reserver {
       waitMs: Math.min(waitMs, limits.maxWaitMs),
       workerId,
       answerBytesMax,
+      answerBytesOf: request.answerBytesOf ?? ((job) => leasedJobBytes(job, job.id.length)),
     };
   }
 
@@ -233,7 +235,7 @@ export class Reserver {
             job.dependencyResults = yield* dependencyResults(tx, row.id, this.ctx.limits);
           }
           if (request.answerBytesMax !== undefined) {
-            const jobBytes = leasedJobBytes(job, job.id.length);
+            const jobBytes = request.answerBytesOf(job);
             answerBytes += jobBytes;
             if (answerBytes > request.answerBytesMax) {
               throw new AnswerFull(jobs.length, job.id, jobBytes, request.answerBytesMax);

@@ -30,7 +30,11 @@ export const noWorkerId = '(none)';
 
 export class WorkerRegistry {
   private readonly streams = new Set<Entry>();
-  /** Unary callers by address and worker id. */
+  /**
+   * Unary callers by address and worker id, least recently seen first: a touch moves
+   * its entry to the end, so forgetting stops at the first entry still fresh and a
+   * touch costs O(1) however many workers are known.
+   */
   private readonly unary = new Map<string, Entry>();
 
   constructor(
@@ -73,6 +77,8 @@ export class WorkerRegistry {
     if (entry !== undefined) {
       entry.lastSeenAtMs = nowMs;
       if (worker.queues.length > 0) entry.queues = [...worker.queues];
+      this.unary.delete(key);
+      this.unary.set(key, entry);
       return;
     }
     this.forget(nowMs);
@@ -124,9 +130,11 @@ export class WorkerRegistry {
       });
   }
 
+  /** Drops the unary callers silent for longer than forgetAfterMs: the oldest first, up to the first fresh one. */
   private forget(nowMs: number): void {
     for (const [key, entry] of this.unary) {
-      if (nowMs - entry.lastSeenAtMs > this.options.forgetAfterMs) this.unary.delete(key);
+      if (nowMs - entry.lastSeenAtMs <= this.options.forgetAfterMs) return;
+      this.unary.delete(key);
     }
   }
 }

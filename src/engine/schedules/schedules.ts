@@ -17,8 +17,9 @@ import type { AuditInput } from '../admin-types.ts';
 import type { AuditLog } from '../audit/index.ts';
 import type { EngineContext } from '../context.ts';
 import { SeppError } from '../errors.ts';
+import { type NamePageQuery, pickKeyedPage } from '../name-pages.ts';
 import { QueueRegistry } from '../queue-registry.ts';
-import type { EnqueueAccepted, EnqueueRequest, EnqueueResult } from '../types.ts';
+import type { EnqueueAccepted, EnqueueRequest, EnqueueResult, Page } from '../types.ts';
 import { auditDetails, definitionParams, sameDefinition, sameTiming, scheduleInfoFromRow } from './rows.ts';
 import { runDueTicks, type TickDeps, tickRequest } from './ticks.ts';
 import { ScheduleTiming } from './timing.ts';
@@ -137,6 +138,23 @@ export class Schedules {
     return (yield* view.schedules.all()).map((row) =>
       scheduleInfoFromRow(row, this.timingOf(row), nowMs, count),
     );
+  }
+
+  /** One page of schedules in name order (name-pages.ts); run times are worked out for that page only. */
+  *page(view: StoreView, query: NamePageQuery, nextRuns = 1): Op<Page<ScheduleInfo>> {
+    const count = checkNextRuns(nextRuns, listNextRunsMax);
+    const nowMs = this.ctx.clock.nowMs();
+    const page = pickKeyedPage(
+      'schedules',
+      yield* view.schedules.all(),
+      (row) => row.name,
+      query,
+      this.ctx.limits,
+    );
+    return {
+      items: page.items.map((row) => scheduleInfoFromRow(row, this.timingOf(row), nowMs, count)),
+      nextCursor: page.nextCursor,
+    };
   }
 
   *get(view: StoreView, name: string, nextRuns = 10): Op<ScheduleInfo> {

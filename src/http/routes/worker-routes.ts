@@ -6,6 +6,8 @@
  * holds it) 404 `not_found`, a job cancelled while leased 409 `job_cancelled`:
  * the codes gRPC carries in `sepp-error-code`.
  */
+
+import { invalid } from '../errors.ts';
 import {
   ackFromJson,
   attemptFrom,
@@ -53,7 +55,9 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
       description:
         'Jobs come from the first listed queue that has any ready, and so on down the list; an empty list ' +
         'when the wait ended without one (or the server is shutting down). A client that goes away stops ' +
-        'waiting at once and is leased nothing.',
+        'waiting at once and is leased nothing. No more jobs are leased than fit `maxResponseBytes` of JSON ' +
+        '(default and most: http.max_request_bytes); the others stay ready. When the first job alone does ' +
+        'not fit, the answer is 429 `resource_exhausted` naming the job, which stays ready with no attempt counted.',
       body: reserveRequest,
       response: reserveResponse,
       handle: async (request) => {
@@ -67,6 +71,9 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
             leaseMs: input.integer('leaseDurationMs') ?? 0,
             waitMs: input.integer('waitTimeoutMs') ?? 0,
             workerId,
+            // Never more jobs than the answer holds, each counted as the JSON it is sent as.
+            answerBytesMax: reserveAnswerBytes(input.integer('maxResponseBytes') ?? 0, ctx.maxRequestBytes),
+            answerBytesOf: (job) => Buffer.byteLength(JSON.stringify(leasedJobToJson(job))) + 1,
           },
           request.signal,
         );
@@ -189,4 +196,13 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
       }),
     },
   ];
+}
+
+/** Room the answer's envelope (`{"jobs":[…]}`) takes beside its jobs. */
+const answerEnvelopeBytes = 64;
+
+/** A reserve's answer budget: the caller's maxResponseBytes (0: http.max_request_bytes), at most that. */
+function reserveAnswerBytes(askedBytes: number, maxRequestBytes: number): number {
+  if (askedBytes < 0) throw invalid(`maxResponseBytes is ${askedBytes}; it must be 0 or a positive integer`);
+  return Math.min(askedBytes === 0 ? maxRequestBytes : askedBytes, maxRequestBytes) - answerEnvelopeBytes;
 }

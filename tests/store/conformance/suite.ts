@@ -11,7 +11,9 @@
 import { describe, test } from 'node:test';
 import type { StoreBackend } from './backend.ts';
 import { browseCases } from './cases/browse.ts';
+import { bulkCases } from './cases/bulk.ts';
 import { controlCases } from './cases/control.ts';
+import { dependencyCases } from './cases/dependencies.ts';
 import { eventCases } from './cases/events.ts';
 import { flowCases } from './cases/flow.ts';
 import { jobCases } from './cases/jobs.ts';
@@ -29,6 +31,8 @@ export function exerciseStore(backend: StoreBackend): void {
     ...leaseCases,
     ...flowCases,
     ...controlCases,
+    ...dependencyCases,
+    ...bulkCases,
     ...scheduleCases,
     ...eventCases,
     ...browseCases,

@@ -1,10 +1,13 @@
-/** Every queue: counts by state, paused or not, with pause and resume at hand. */
-import { can, post, seg } from '../api.ts';
-import { Empty, ErrorBanner, LiveStatus, Loading, notify, PageHeader } from '../components/common.tsx';
+/**
+ * The queues, a page at a time (limits.max_page_size each, the server's `nextPageToken`
+ * followed with the pager): counts by state, paused or not, with pause and resume at hand.
+ */
+import { can, post, query, seg } from '../api.ts';
+import { Empty, ErrorBanner, LiveStatus, Loading, notify, PageHeader, Pager } from '../components/common.tsx';
 import { type Column, DataTable } from '../components/data-table.tsx';
 import { fmtDuration, fmtNum } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
-import { Link } from '../router.tsx';
+import { Link, useLocation } from '../router.tsx';
 import type { QueueInfo, Session } from '../types.ts';
 
 export function PauseButton({
@@ -74,7 +77,11 @@ const columns: Column<QueueInfo>[] = [
 ];
 
 export function Queues({ session }: { session: Session }) {
-  const loaded = useApi<{ queues: QueueInfo[] }>('/api/v1/queues', { pollMs: 2000 });
+  const cursor = useLocation().params.get('cursor') ?? '';
+  const loaded = useApi<{ queues: QueueInfo[]; nextPageToken: string | null }>(
+    `/api/v1/queues${query({ page_token: cursor })}`,
+    { pollMs: 2000 },
+  );
   const { data, error, reload } = loaded;
   return (
     <>
@@ -99,6 +106,7 @@ export function Queues({ session }: { session: Session }) {
             rowKey={(q) => q.name}
             rowActions={(q) => <PauseButton queue={q} session={session} onDone={reload} />}
           />
+          <Pager nextCursor={data.nextPageToken} />
         </section>
       )}
     </>

@@ -357,9 +357,17 @@ class Client:
     # ------------------------------------------------------------------ the server
 
     def list_workers(self, *, deadline_ms: int | None = None) -> list[WorkerInfo]:
-        """The workers connected now: id, address, transport, queues, when last seen, leases held."""
-        response = read_call(self._conn, self._conn.stub.ListWorkers, workers_pb2.ListWorkersRequest(), deadline_ms)
-        return [worker_info_from_proto(w) for w in response.workers]
+        """The workers connected now: id, address, transport, queues, when last seen, leases held.
+        Follows the server's pages."""
+        workers: list[WorkerInfo] = []
+        page_token = ""
+        while True:
+            request = workers_pb2.ListWorkersRequest(page_token=page_token)
+            response = read_call(self._conn, self._conn.stub.ListWorkers, request, deadline_ms)
+            workers.extend(worker_info_from_proto(w) for w in response.workers)
+            page_token = response.next_page_token
+            if page_token == "":
+                return workers
 
     def get_server_info(self, *, deadline_ms: int | None = None) -> ServerInfo:
         """The server's version, durability mode, clock and every effective limit."""

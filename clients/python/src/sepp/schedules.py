@@ -265,10 +265,17 @@ class Schedules:
         return Schedule.from_proto(self._read(self._conn.stub.GetSchedule, request, deadline_ms).schedule)
 
     def list(self, *, next_runs: int = 1, deadline_ms: int | None = None) -> list[Schedule]:
-        """Every schedule by name, each with its next `next_runs` run times (1-10); no payloads."""
-        response = self._read(self._conn.stub.ListSchedules, schedule_pb2.ListSchedulesRequest(next_runs=next_runs),
-                              deadline_ms)
-        return [Schedule.from_proto(s) for s in response.schedules]
+        """Every schedule by name, each with its next `next_runs` run times (1-10); no payloads.
+        Follows the server's pages (at most its `max_schedules` schedules in all)."""
+        schedules: list[Schedule] = []
+        page_token = ""
+        while True:
+            request = schedule_pb2.ListSchedulesRequest(next_runs=next_runs, page_token=page_token)
+            response = self._read(self._conn.stub.ListSchedules, request, deadline_ms)
+            schedules.extend(Schedule.from_proto(s) for s in response.schedules)
+            page_token = response.next_page_token
+            if page_token == "":
+                return schedules
 
     def pause(self, name: str, *, deadline_ms: int | None = None) -> Schedule:
         """Stops a schedule ticking (config schedules too)."""

@@ -474,7 +474,10 @@ class QueueServiceServicer(object):
     Errors: NOT_FOUND (no such job). Jobs are deleted when they end unless
     kept: completed jobs for the queue's `completed_retention_ms` (default 0:
     deleted on ack), dead letters for its `dead_retention_ms` (default 14
-    days); after that GetJob answers NOT_FOUND.
+    days); after that GetJob answers NOT_FOUND. RESOURCE_EXHAUSTED: the job's
+    payload, result and error history together are more than
+    `max_message_bytes` lets the server send in one answer (each was within
+    its limit); the message gives each one's size.
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
@@ -697,9 +700,12 @@ class QueueServiceServicer(object):
     raise NotImplementedError('Method not implemented!')
 
   def ListWorkers(self, request, context):
-    """Lists the workers connected now: worker id, address, transport, queues,
-    when connected and last seen, and the leases each holds. Role: any key
-    that may read (as ListQueues). `sepp workers` uses it.
+    """Lists the workers connected now, a page at a time (follow
+    `next_page_token`): worker id, address, transport, queues, when connected
+    and last seen, and the leases each holds. Role: any key that may read (as
+    ListQueues). `sepp workers` uses it.
+    Errors: INVALID_ARGUMENT (a page size above `max_page_size`, a page token
+    this server did not give).
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
@@ -794,8 +800,10 @@ class QueueServiceServicer(object):
     raise NotImplementedError('Method not implemented!')
 
   def ListSchedules(self, request, context):
-    """Lists every schedule with its next run times, last outcome and totals.
-    Errors: INVALID_ARGUMENT (`next_runs` out of range).
+    """Lists the schedules, a page at a time (follow `next_page_token`), with
+    their next run times, last outcome and totals.
+    Errors: INVALID_ARGUMENT (`next_runs` out of range, a page size above
+    `max_page_size`, a page token this server did not give).
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')

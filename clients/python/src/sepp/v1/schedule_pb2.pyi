@@ -89,16 +89,22 @@ class JobTemplate(_message.Message):
     def __init__(self, queue: _Optional[str] = ..., type: _Optional[str] = ..., payload: _Optional[bytes] = ..., content_type: _Optional[str] = ..., priority: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., max_attempts: _Optional[int] = ..., lease_ms: _Optional[int] = ..., payload_bytes: _Optional[int] = ...) -> None: ...
 
 class ListSchedulesRequest(_message.Message):
-    __slots__ = ["next_runs"]
+    __slots__ = ["next_runs", "page_size", "page_token"]
     NEXT_RUNS_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     next_runs: int
-    def __init__(self, next_runs: _Optional[int] = ...) -> None: ...
+    page_size: int
+    page_token: str
+    def __init__(self, next_runs: _Optional[int] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class ListSchedulesResponse(_message.Message):
-    __slots__ = ["schedules"]
+    __slots__ = ["next_page_token", "schedules"]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     SCHEDULES_FIELD_NUMBER: _ClassVar[int]
+    next_page_token: str
     schedules: _containers.RepeatedCompositeFieldContainer[Schedule]
-    def __init__(self, schedules: _Optional[_Iterable[_Union[Schedule, _Mapping]]] = ...) -> None: ...
+    def __init__(self, schedules: _Optional[_Iterable[_Union[Schedule, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class PauseScheduleRequest(_message.Message):
     __slots__ = ["name"]

@@ -10,16 +10,22 @@ WORKER_TRANSPORT_UNSPECIFIED: WorkerTransport
 WORKER_TRANSPORT_WORK_STREAM: WorkerTransport
 
 class ListWorkersRequest(_message.Message):
-    __slots__ = []
-    def __init__(self) -> None: ...
+    __slots__ = ["page_size", "page_token"]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class ListWorkersResponse(_message.Message):
-    __slots__ = ["waiting_reserves", "workers"]
+    __slots__ = ["next_page_token", "waiting_reserves", "workers"]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     WAITING_RESERVES_FIELD_NUMBER: _ClassVar[int]
     WORKERS_FIELD_NUMBER: _ClassVar[int]
+    next_page_token: str
     waiting_reserves: int
     workers: _containers.RepeatedCompositeFieldContainer[WorkerInfo]
-    def __init__(self, workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., waiting_reserves: _Optional[int] = ...) -> None: ...
+    def __init__(self, workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., waiting_reserves: _Optional[int] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class WorkerInfo(_message.Message):
     __slots__ = ["address", "connected_at_ms", "connections", "jobs_held", "last_seen_at_ms", "oldest_lease_at_ms", "queues", "transport", "worker_id"]

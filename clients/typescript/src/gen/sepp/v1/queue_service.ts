@@ -352,7 +352,10 @@ export const QueueServiceService = {
    * Errors: NOT_FOUND (no such job). Jobs are deleted when they end unless
    * kept: completed jobs for the queue's `completed_retention_ms` (default 0:
    * deleted on ack), dead letters for its `dead_retention_ms` (default 14
-   * days); after that GetJob answers NOT_FOUND.
+   * days); after that GetJob answers NOT_FOUND. RESOURCE_EXHAUSTED: the job's
+   * payload, result and error history together are more than
+   * `max_message_bytes` lets the server send in one answer (each was within
+   * its limit); the message gives each one's size.
    */
   getJob: {
     path: "/sepp.v1.QueueService/GetJob" as const,
@@ -708,9 +711,12 @@ export const QueueServiceService = {
     responseDeserialize: (value: Buffer): ReloadConfigResponse => ReloadConfigResponse.decode(value),
   },
   /**
-   * Lists the workers connected now: worker id, address, transport, queues,
-   * when connected and last seen, and the leases each holds. Role: any key
-   * that may read (as ListQueues). `sepp workers` uses it.
+   * Lists the workers connected now, a page at a time (follow
+   * `next_page_token`): worker id, address, transport, queues, when connected
+   * and last seen, and the leases each holds. Role: any key that may read (as
+   * ListQueues). `sepp workers` uses it.
+   * Errors: INVALID_ARGUMENT (a page size above `max_page_size`, a page token
+   * this server did not give).
    */
   listWorkers: {
     path: "/sepp.v1.QueueService/ListWorkers" as const,
@@ -849,8 +855,10 @@ export const QueueServiceService = {
     responseDeserialize: (value: Buffer): GetScheduleResponse => GetScheduleResponse.decode(value),
   },
   /**
-   * Lists every schedule with its next run times, last outcome and totals.
-   * Errors: INVALID_ARGUMENT (`next_runs` out of range).
+   * Lists the schedules, a page at a time (follow `next_page_token`), with
+   * their next run times, last outcome and totals.
+   * Errors: INVALID_ARGUMENT (`next_runs` out of range, a page size above
+   * `max_page_size`, a page token this server did not give).
    */
   listSchedules: {
     path: "/sepp.v1.QueueService/ListSchedules" as const,
@@ -1003,7 +1011,10 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    * Errors: NOT_FOUND (no such job). Jobs are deleted when they end unless
    * kept: completed jobs for the queue's `completed_retention_ms` (default 0:
    * deleted on ack), dead letters for its `dead_retention_ms` (default 14
-   * days); after that GetJob answers NOT_FOUND.
+   * days); after that GetJob answers NOT_FOUND. RESOURCE_EXHAUSTED: the job's
+   * payload, result and error history together are more than
+   * `max_message_bytes` lets the server send in one answer (each was within
+   * its limit); the message gives each one's size.
    */
   getJob: handleUnaryCall<GetJobRequest, GetJobResponse>;
   /**
@@ -1155,9 +1166,12 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    */
   reloadConfig: handleUnaryCall<ReloadConfigRequest, ReloadConfigResponse>;
   /**
-   * Lists the workers connected now: worker id, address, transport, queues,
-   * when connected and last seen, and the leases each holds. Role: any key
-   * that may read (as ListQueues). `sepp workers` uses it.
+   * Lists the workers connected now, a page at a time (follow
+   * `next_page_token`): worker id, address, transport, queues, when connected
+   * and last seen, and the leases each holds. Role: any key that may read (as
+   * ListQueues). `sepp workers` uses it.
+   * Errors: INVALID_ARGUMENT (a page size above `max_page_size`, a page token
+   * this server did not give).
    */
   listWorkers: handleUnaryCall<ListWorkersRequest, ListWorkersResponse>;
   /**
@@ -1228,8 +1242,10 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    */
   getSchedule: handleUnaryCall<GetScheduleRequest, GetScheduleResponse>;
   /**
-   * Lists every schedule with its next run times, last outcome and totals.
-   * Errors: INVALID_ARGUMENT (`next_runs` out of range).
+   * Lists the schedules, a page at a time (follow `next_page_token`), with
+   * their next run times, last outcome and totals.
+   * Errors: INVALID_ARGUMENT (`next_runs` out of range, a page size above
+   * `max_page_size`, a page token this server did not give).
    */
   listSchedules: handleUnaryCall<ListSchedulesRequest, ListSchedulesResponse>;
   /**
@@ -1468,7 +1484,10 @@ export interface QueueServiceClient extends Client {
    * Errors: NOT_FOUND (no such job). Jobs are deleted when they end unless
    * kept: completed jobs for the queue's `completed_retention_ms` (default 0:
    * deleted on ack), dead letters for its `dead_retention_ms` (default 14
-   * days); after that GetJob answers NOT_FOUND.
+   * days); after that GetJob answers NOT_FOUND. RESOURCE_EXHAUSTED: the job's
+   * payload, result and error history together are more than
+   * `max_message_bytes` lets the server send in one answer (each was within
+   * its limit); the message gives each one's size.
    */
   getJob(
     request: GetJobRequest,
@@ -1942,9 +1961,12 @@ export interface QueueServiceClient extends Client {
     callback: (error: ServiceError | null, response: ReloadConfigResponse) => void,
   ): ClientUnaryCall;
   /**
-   * Lists the workers connected now: worker id, address, transport, queues,
-   * when connected and last seen, and the leases each holds. Role: any key
-   * that may read (as ListQueues). `sepp workers` uses it.
+   * Lists the workers connected now, a page at a time (follow
+   * `next_page_token`): worker id, address, transport, queues, when connected
+   * and last seen, and the leases each holds. Role: any key that may read (as
+   * ListQueues). `sepp workers` uses it.
+   * Errors: INVALID_ARGUMENT (a page size above `max_page_size`, a page token
+   * this server did not give).
    */
   listWorkers(
     request: ListWorkersRequest,
@@ -2085,8 +2107,10 @@ export interface QueueServiceClient extends Client {
     callback: (error: ServiceError | null, response: GetScheduleResponse) => void,
   ): ClientUnaryCall;
   /**
-   * Lists every schedule with its next run times, last outcome and totals.
-   * Errors: INVALID_ARGUMENT (`next_runs` out of range).
+   * Lists the schedules, a page at a time (follow `next_page_token`), with
+   * their next run times, last outcome and totals.
+   * Errors: INVALID_ARGUMENT (`next_runs` out of range, a page size above
+   * `max_page_size`, a page token this server did not give).
    */
   listSchedules(
     request: ListSchedulesRequest,

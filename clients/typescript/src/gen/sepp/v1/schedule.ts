@@ -414,11 +414,25 @@ export interface GetScheduleResponse {
 export interface ListSchedulesRequest {
   /** How many next run times each schedule gets, 1 to 10; 0 means 1. */
   nextRuns: number;
+  /**
+   * Most schedules per page. 0 means 100; at most `max_page_size` (default
+   * 1000): larger values fail with INVALID_ARGUMENT. A page also holds at most
+   * about 4 MiB (a template's metadata may be large), so it may hold fewer
+   * before the end.
+   */
+  pageSize: number;
+  /**
+   * `next_page_token` of the previous page; empty for the first page. Tokens
+   * are opaque; a page starts after the last name of the previous one.
+   */
+  pageToken: string;
 }
 
-/** Every schedule, by name; templates without payloads. */
+/** One page of the schedules, by name; templates without payloads. */
 export interface ListSchedulesResponse {
   schedules: Schedule[];
+  /** Pass as `page_token` for the next page; empty on the last page. */
+  nextPageToken: string;
 }
 
 /** Stop a schedule ticking. */
@@ -1910,13 +1924,19 @@ export const GetScheduleResponse: MessageFns<GetScheduleResponse> = {
 };
 
 function createBaseListSchedulesRequest(): ListSchedulesRequest {
-  return { nextRuns: 0 };
+  return { nextRuns: 0, pageSize: 0, pageToken: "" };
 }
 
 export const ListSchedulesRequest: MessageFns<ListSchedulesRequest> = {
   encode(message: ListSchedulesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.nextRuns !== 0) {
       writer.uint32(8).int32(message.nextRuns);
+    }
+    if (message.pageSize !== 0) {
+      writer.uint32(720).int32(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      writer.uint32(730).string(message.pageToken);
     }
     return writer;
   },
@@ -1942,6 +1962,22 @@ export const ListSchedulesRequest: MessageFns<ListSchedulesRequest> = {
             message.nextRuns = reader.int32();
             continue;
           }
+          case 90: {
+            if (tag !== 720) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 91: {
+            if (tag !== 730) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1961,6 +1997,16 @@ export const ListSchedulesRequest: MessageFns<ListSchedulesRequest> = {
         : isSet(object.next_runs)
         ? globalThis.Number(object.next_runs)
         : 0,
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : 0,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : "",
     };
   },
 
@@ -1968,6 +2014,12 @@ export const ListSchedulesRequest: MessageFns<ListSchedulesRequest> = {
     const obj: any = {};
     if (message.nextRuns !== 0) {
       obj.nextRuns = Math.round(message.nextRuns);
+    }
+    if (message.pageSize !== 0) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      obj.pageToken = message.pageToken;
     }
     return obj;
   },
@@ -1978,18 +2030,23 @@ export const ListSchedulesRequest: MessageFns<ListSchedulesRequest> = {
   fromPartial<I extends Exact<DeepPartial<ListSchedulesRequest>, I>>(object: I): ListSchedulesRequest {
     const message = createBaseListSchedulesRequest();
     message.nextRuns = object.nextRuns ?? 0;
+    message.pageSize = object.pageSize ?? 0;
+    message.pageToken = object.pageToken ?? "";
     return message;
   },
 };
 
 function createBaseListSchedulesResponse(): ListSchedulesResponse {
-  return { schedules: [] };
+  return { schedules: [], nextPageToken: "" };
 }
 
 export const ListSchedulesResponse: MessageFns<ListSchedulesResponse> = {
   encode(message: ListSchedulesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.schedules) {
       Schedule.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(722).string(message.nextPageToken);
     }
     return writer;
   },
@@ -2015,6 +2072,14 @@ export const ListSchedulesResponse: MessageFns<ListSchedulesResponse> = {
             message.schedules.push(Schedule.decode(reader, reader.uint32()));
             continue;
           }
+          case 90: {
+            if (tag !== 722) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2032,6 +2097,11 @@ export const ListSchedulesResponse: MessageFns<ListSchedulesResponse> = {
       schedules: globalThis.Array.isArray(object?.schedules)
         ? object.schedules.map((e: any) => Schedule.fromJSON(e))
         : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
     };
   },
 
@@ -2039,6 +2109,9 @@ export const ListSchedulesResponse: MessageFns<ListSchedulesResponse> = {
     const obj: any = {};
     if (message.schedules?.length) {
       obj.schedules = message.schedules.map((e) => Schedule.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
     }
     return obj;
   },
@@ -2049,6 +2122,7 @@ export const ListSchedulesResponse: MessageFns<ListSchedulesResponse> = {
   fromPartial<I extends Exact<DeepPartial<ListSchedulesResponse>, I>>(object: I): ListSchedulesResponse {
     const message = createBaseListSchedulesResponse();
     message.schedules = object.schedules?.map((e) => Schedule.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
     return message;
   },
 };

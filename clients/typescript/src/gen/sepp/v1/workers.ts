@@ -53,8 +53,24 @@ export function workerTransportToJSON(object: WorkerTransport): string {
   }
 }
 
-/** List the workers connected now. */
+/**
+ * List the workers connected now.
+ * List the connected workers, one page at a time.
+ */
 export interface ListWorkersRequest {
+  /**
+   * Most workers per page. 0 means 100; at most `max_page_size` (default
+   * 1000): larger values fail with INVALID_ARGUMENT. A page also holds at most
+   * about 4 MiB (a worker's queue list may be long), so it may hold fewer
+   * before the end.
+   */
+  pageSize: number;
+  /**
+   * `next_page_token` of the previous page; empty for the first page. Tokens
+   * are opaque; a page starts after the last worker of the previous one, so a
+   * worker connecting or leaving meanwhile neither shifts nor repeats the others.
+   */
+  pageToken: string;
 }
 
 /**
@@ -97,18 +113,26 @@ export interface WorkerInfo {
 }
 
 export interface ListWorkersResponse {
-  /** Ordered by worker_id, then connection time. */
+  /** Ordered by worker_id, then transport, then address. */
   workers: WorkerInfo[];
   /** Reserve long-polls and Work streams waiting for jobs now. */
   waitingReserves: number;
+  /** Pass as `page_token` for the next page; empty on the last page. */
+  nextPageToken: string;
 }
 
 function createBaseListWorkersRequest(): ListWorkersRequest {
-  return {};
+  return { pageSize: 0, pageToken: "" };
 }
 
 export const ListWorkersRequest: MessageFns<ListWorkersRequest> = {
-  encode(_: ListWorkersRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+  encode(message: ListWorkersRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.pageSize !== 0) {
+      writer.uint32(720).int32(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      writer.uint32(730).string(message.pageToken);
+    }
     return writer;
   },
 
@@ -125,6 +149,22 @@ export const ListWorkersRequest: MessageFns<ListWorkersRequest> = {
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
+          case 90: {
+            if (tag !== 720) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 91: {
+            if (tag !== 730) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -137,20 +177,39 @@ export const ListWorkersRequest: MessageFns<ListWorkersRequest> = {
     }
   },
 
-  fromJSON(_: any): ListWorkersRequest {
-    return {};
+  fromJSON(object: any): ListWorkersRequest {
+    return {
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : 0,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : "",
+    };
   },
 
-  toJSON(_: ListWorkersRequest): unknown {
+  toJSON(message: ListWorkersRequest): unknown {
     const obj: any = {};
+    if (message.pageSize !== 0) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      obj.pageToken = message.pageToken;
+    }
     return obj;
   },
 
   create<I extends Exact<DeepPartial<ListWorkersRequest>, I>>(base?: I): ListWorkersRequest {
     return ListWorkersRequest.fromPartial(base ?? ({} as any));
   },
-  fromPartial<I extends Exact<DeepPartial<ListWorkersRequest>, I>>(_: I): ListWorkersRequest {
+  fromPartial<I extends Exact<DeepPartial<ListWorkersRequest>, I>>(object: I): ListWorkersRequest {
     const message = createBaseListWorkersRequest();
+    message.pageSize = object.pageSize ?? 0;
+    message.pageToken = object.pageToken ?? "";
     return message;
   },
 };
@@ -383,7 +442,7 @@ export const WorkerInfo: MessageFns<WorkerInfo> = {
 };
 
 function createBaseListWorkersResponse(): ListWorkersResponse {
-  return { workers: [], waitingReserves: 0 };
+  return { workers: [], waitingReserves: 0, nextPageToken: "" };
 }
 
 export const ListWorkersResponse: MessageFns<ListWorkersResponse> = {
@@ -393,6 +452,9 @@ export const ListWorkersResponse: MessageFns<ListWorkersResponse> = {
     }
     if (message.waitingReserves !== 0) {
       writer.uint32(16).int32(message.waitingReserves);
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(722).string(message.nextPageToken);
     }
     return writer;
   },
@@ -426,6 +488,14 @@ export const ListWorkersResponse: MessageFns<ListWorkersResponse> = {
             message.waitingReserves = reader.int32();
             continue;
           }
+          case 90: {
+            if (tag !== 722) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -446,6 +516,11 @@ export const ListWorkersResponse: MessageFns<ListWorkersResponse> = {
         : isSet(object.waiting_reserves)
         ? globalThis.Number(object.waiting_reserves)
         : 0,
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
     };
   },
 
@@ -457,6 +532,9 @@ export const ListWorkersResponse: MessageFns<ListWorkersResponse> = {
     if (message.waitingReserves !== 0) {
       obj.waitingReserves = Math.round(message.waitingReserves);
     }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
+    }
     return obj;
   },
 
@@ -467,6 +545,7 @@ export const ListWorkersResponse: MessageFns<ListWorkersResponse> = {
     const message = createBaseListWorkersResponse();
     message.workers = object.workers?.map((e) => WorkerInfo.fromPartial(e)) || [];
     message.waitingReserves = object.waitingReserves ?? 0;
+    message.nextPageToken = object.nextPageToken ?? "";
     return message;
   },
 };
