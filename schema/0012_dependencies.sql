@@ -10,6 +10,9 @@
 -- only jobs with 0 here; a job others depend on is kept `completed` (its result is
 -- theirs). One column and no CHECK: every insert writes it (measured, bench/engine-ab.ts).
 ALTER TABLE jobs ADD COLUMN dependency_flags INTEGER NOT NULL DEFAULT 0;
+-- 1 once the queue has had a job that waited on others: only its leases look for the results
+-- of dependencies (the lease of every other queue returns nothing more than before).
+ALTER TABLE queues ADD COLUMN has_dependencies INTEGER NOT NULL DEFAULT 0;
 
 CREATE TABLE job_dependencies (
   child_seq  INTEGER NOT NULL,   -- the waiting job (jobs.seq); its edges go with it

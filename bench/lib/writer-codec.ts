@@ -266,7 +266,6 @@ function packRow(out: Out, row: LeasedRow): void {
     out.str(text);
   }
   out.numOrNull(row.expires_at_ms);
-  out.f64(row.dependency_flags);
 }
 
 function unpackRow(input: In): LeasedRow {
@@ -304,6 +303,5 @@ function unpackRow(input: In): LeasedRow {
     last_error: input.str(),
     group_key: input.str(),
     expires_at_ms: input.numOrNull(),
-    dependency_flags: input.f64(),
   };
 }

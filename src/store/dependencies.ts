@@ -73,6 +73,8 @@ export interface DependencyReads {
   targets(ids: readonly string[]): Op<DependencyTargetRow[]>;
   /** The jobs `childId` depends on, with the state of each edge and of each job. */
   of(childId: string): Op<DependencyEdgeRow[]>;
+  /** The queues that have had a job waiting on others (their leases pass results on). */
+  queuesWithDependencies(): Op<string[]>;
   /** Up to `limit` jobs that depend on `parentId`, oldest first. */
   dependentsOf(p: { parentId: string; limit: number }): Op<DependentRow[]>;
 }
@@ -87,6 +89,8 @@ export interface Dependencies extends DependencyReads {
     policy: DependencyPolicy;
     edges: readonly { parentId: string; state: EdgeState; name?: string }[];
   }): Op<void>;
+  /** Marks a queue as one that has had a job waiting on others. */
+  markQueue(queue: string): Op<void>;
   /** The waiting jobs with a pending edge from `parentId`, in enqueue order. */
   pendingChildren(parentId: string): Op<WaitingChildRow[]>;
   /** Resolves the edge parent → child if it is pending; returns whether it was. */

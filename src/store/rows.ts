@@ -70,7 +70,6 @@ export type LeasedRow = Pick<
   | 'last_error'
   | 'expires_at_ms'
   | 'group_key'
-  | 'dependency_flags'
 >;
 
 /**

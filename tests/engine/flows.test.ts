@@ -226,3 +226,21 @@ test('results passed on: a leased job gets what its dependencies returned, by id
     },
   );
 });
+
+test('results passed on after a restart: the queue is known to pass them from its stored mark', async () => {
+  await withEngine({}, async (t) => {
+    const id = ids(await t.engine.enqueueFlow([flowJob('a'), flowJob('b', ['a'])]));
+    const [a] = await t.engine.reserve({ queues: ['flow-a'] });
+    await t.engine.ack({ jobId: id.a!, attempt: a!.attempt, result: new TextEncoder().encode('kept') });
+    const t2 = await t.reopen();
+    const [b] = await t2.engine.reserve({ queues: ['flow-b'] });
+    assert.deepEqual(
+      b?.dependencyResults?.map((d) => [
+        d.name,
+        d.result === null ? null : new TextDecoder().decode(d.result),
+      ]),
+      [['a', 'kept']],
+    );
+    return t2;
+  });
+});

@@ -3,5 +3,6 @@
  * release of the jobs waiting on a job that ended (release.ts).
  */
 export { type DependencyEdges, dependencyEdges } from './edges.ts';
+export { DependencyQueues } from './queues.ts';
 export { releaseDependents } from './release.ts';
 export { dependencyResults } from './results.ts';

@@ -10,7 +10,7 @@ import type { StoreTx } from '../../store/store.ts';
 import type { AuditInput } from '../admin-types.ts';
 import type { AuditLog } from '../audit/index.ts';
 import type { EngineContext } from '../context.ts';
-import { type DependencyEdges, dependencyEdges } from '../dependencies/index.ts';
+import { type DependencyEdges, type DependencyQueues, dependencyEdges } from '../dependencies/index.ts';
 import { type JobRejection, SeppError } from '../errors.ts';
 import type { FlowControl } from '../flow-control/index.ts';
 import type {
@@ -39,6 +39,8 @@ export class Enqueuer {
     private readonly audit: AuditLog,
     /** Refuses enqueues while the disk is full (a schedule's ticks are not refused: enqueueWithin). */
     private readonly diskFull: DiskFull,
+    /** Marks the queues of jobs with dependencies (their leases pass results on). */
+    private readonly dependencyQueues: DependencyQueues,
   ) {
     this.keys = new IdempotencyKeys();
   }
@@ -64,7 +66,7 @@ export class Enqueuer {
    */
   *enqueueWithin(tx: StoreTx, requests: readonly EnqueueRequest[], audit?: AuditInput): Op<EnqueueResult[]> {
     const nowMs = this.ctx.clock.nowMs();
-    const added = new AddedJobs(this.flow);
+    const added = new AddedJobs(this.flow, this.dependencyQueues);
     const results: EnqueueResult[] = [];
     // One loop, no generator per job: a job without a key or a max_depth makes no store call here.
     for (const request of requests) {
@@ -190,7 +192,7 @@ export class Enqueuer {
       }
       return { committed: false, rejections };
     }
-    const added = new AddedJobs(this.flow);
+    const added = new AddedJobs(this.flow, this.dependencyQueues);
     const results: EnqueueAccepted[] = [];
     for (const { job, edges } of valid) {
       const duplicate = job.idempotencyKey === null ? null : yield* this.findDuplicate(tx, job, nowMs, added);
@@ -274,7 +276,7 @@ export class Enqueuer {
       }
       return { committed: false, rejections };
     }
-    const added = new AddedJobs(this.flow);
+    const added = new AddedJobs(this.flow, this.dependencyQueues);
     const results: EnqueueAccepted[] = [];
     /** Each stored job's id, and whether it is new in this flow. */
     const stored: { id: string; fresh: boolean }[] = [];
@@ -443,7 +445,7 @@ export class Enqueuer {
     });
     if (job.group !== null) added.grouped(job.queue);
     if (IdempotencyKeys.remembers(job)) added.remember(job, id, nowMs);
-    if (edges !== null) added.depend(id, edges);
+    if (edges !== null) added.depend(id, job.queue, edges);
     if (job.scheduled && !waiting) this.ctx.wakeAt(tx, job.runAtMs);
     if (job.expiresAtMs !== null) this.ctx.wakeAt(tx, job.expiresAtMs);
     if (this.ctx.events.recording) {
@@ -476,10 +478,13 @@ class AddedJobs {
   private keys: { queue: string; key: string; jobId: string; expiresAtMs: number }[] | undefined;
   private groupedQueues: Set<string> | undefined;
   /** The dependency edges of added jobs that named depends_on (stored after their rows). */
-  private dependencies: { childId: string; edges: DependencyEdges }[] | undefined;
+  private dependencies: { childId: string; queue: string; edges: DependencyEdges }[] | undefined;
   private readonly jobs = new Map<string, { ready: number; scheduled: number; waiting: number }>();
 
-  constructor(private readonly flow: FlowControl) {}
+  constructor(
+    private readonly flow: FlowControl,
+    private readonly dependencyQueues: DependencyQueues,
+  ) {}
 
   add(row: NewJobRow): void {
     this.rows.push(row);
@@ -503,9 +508,9 @@ class AddedJobs {
   }
 
   /** A new job named depends_on: its edges are stored with it. */
-  depend(childId: string, edges: DependencyEdges): void {
+  depend(childId: string, queue: string, edges: DependencyEdges): void {
     this.dependencies ??= [];
-    this.dependencies.push({ childId, edges });
+    this.dependencies.push({ childId, queue, edges });
   }
 
   /** A job with a group was added to `queue`: its leases take turns from now on. */
@@ -536,9 +541,10 @@ class AddedJobs {
     if (this.dependencies !== undefined) {
       const dependencies = this.dependencies;
       this.dependencies = undefined;
-      for (const { childId, edges } of dependencies) {
+      for (const { childId, queue, edges } of dependencies) {
         // dependencyEdges refused the job if the store had no dependency capability.
         yield* tx.dependencies!.add({ childId, policy: edges.policy, edges: edges.edges });
+        yield* this.dependencyQueues.jobAdded(tx, queue);
       }
     }
     if (this.groupedQueues !== undefined) {

@@ -62,6 +62,10 @@ export function prepareDependencyStatements(db: Db) {
       "UPDATE jobs SET state = @state WHERE seq = @seq AND state = 'waiting'",
     ),
     forget: db.prepare<[number]>('DELETE FROM job_dependencies WHERE child_seq = ?'),
+    queuesWithDependencies: db
+      .prepare<[], string>('SELECT name FROM queues WHERE has_dependencies = 1')
+      .pluck(),
+    markQueue: db.prepare<[string]>('UPDATE queues SET has_dependencies = 1 WHERE name = ?'),
   };
 }
 
@@ -107,6 +111,12 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
     },
     *release(p) {
       sql.release.run(p);
+    },
+    *queuesWithDependencies() {
+      return sql.queuesWithDependencies.all();
+    },
+    *markQueue(queue) {
+      sql.markQueue.run(queue);
     },
     *forget(childSeq) {
       sql.forget.run(childSeq);
