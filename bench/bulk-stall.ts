@@ -71,6 +71,8 @@ function job(q: string, fields: Partial<EnqueueJob> = {}): EnqueueJob {
     tracestate: '',
     uniqueWhileActive: false,
     group: '',
+    dependsOn: [],
+    onDependencyFailure: 0,
     ...fields,
   };
 }

@@ -129,6 +129,8 @@ async function unaryEnqueue(port: number, total: number, callers: number): Promi
     tracestate: '',
     uniqueWhileActive: false,
     group: '',
+    dependsOn: [],
+    onDependencyFailure: 0,
   };
   let claimed = 0;
   await Promise.all(

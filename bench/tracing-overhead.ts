@@ -113,6 +113,8 @@ async function clientRound(port: number, send: (m: ToParent) => void): Promise<v
     tracestate: '',
     uniqueWhileActive: false,
     group: '',
+    dependsOn: [],
+    onDependencyFailure: 0,
   };
   const reserve = {
     queues: ['bench'],

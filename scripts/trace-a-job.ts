@@ -42,6 +42,8 @@ const { jobId } = await unary(client.enqueue, {
     tracestate: '',
     uniqueWhileActive: false,
     group: '',
+    dependsOn: [],
+    onDependencyFailure: 0,
   },
 });
 console.log(`enqueued           job ${jobId}`);

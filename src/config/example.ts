@@ -285,6 +285,16 @@ ${adminRolesComment()}
 # max_batch_jobs = 1000
 # max_reserve_jobs = 1000
 
+# Most jobs one job may wait for (depends_on).
+# max_dependencies_per_job = 100
+
+# Most jobs in one flow (EnqueueFlow), and its longest chain of jobs.
+# max_flow_jobs = 1000
+# max_flow_depth = 100
+
+# Results of its dependencies handed to a leased job, together; above it, ids only.
+# max_dependency_results_bytes = "256KiB"
+
 # Queues one reserve (or Work subscription) may name.
 # max_reserve_queues = 64
 

@@ -22,6 +22,7 @@ export {
   notVisible,
   QueueScope,
   queueOfJob,
+  refuseDependencies,
   requireInScope,
   requireJobsInScope,
   type ScopedQueue,

@@ -80,6 +80,27 @@ export function requireInScope(caller: ScopedCaller, queues: Iterable<ScopedQueu
   }
 }
 
+/**
+ * A scoped key may not name dependencies (`depends_on`) yet: the ids could be
+ * another queue's jobs, and a job that waits on one learns when it ended and
+ * is handed its result. Refused whole (PERMISSION_DENIED naming the field)
+ * until dependencies are checked against the scope.
+ */
+export function refuseDependencies(
+  caller: ScopedCaller,
+  jobs: readonly { readonly dependsOn: readonly string[] }[],
+  list = 'jobs',
+): void {
+  if (caller.scope === null) return;
+  const index = jobs.findIndex((job) => job.dependsOn.length > 0);
+  if (index === -1) return;
+  throw new SeppError(
+    'permission_denied',
+    `API key ${caller.name} is scoped to the queues ${caller.scope.describe()}; ` +
+      `${list}[${index}].depends_on is not open to a scoped key (a dependency may name another queue's job), so it needs a key without queues`,
+  );
+}
+
 /** PERMISSION_DENIED for a call that reaches every queue (a backup, the audit log, a reload). */
 export function serverWide(caller: ScopedCaller, what: string): SeppError {
   return new SeppError(

@@ -345,6 +345,10 @@ export const engineLimitRanges: { readonly [K in keyof EngineLimits]: { min: num
   eventBacklogBytes: { min: 1 * MiB, max: 16 * 1024 * MiB },
   eventResumeWindowMs: { min: 0, max: 1 * DAY_MS },
   finishedOutcomeMs: { min: 0, max: 1 * DAY_MS },
+  maxDependenciesPerJob: { min: 1, max: 10_000 },
+  maxFlowJobs: { min: 1, max: 100_000 },
+  maxFlowDepth: { min: 1, max: 10_000 },
+  maxDependencyResultsBytes: { min: 0, max: 16 * MiB },
 };
 
 function limitField(name: keyof EngineLimits): FieldSpec<number> {
@@ -366,6 +370,10 @@ export const limitsSpec: SectionSpec<EngineLimits> = {
   maxErrorBytes: limitField('maxErrorBytes'),
   maxErrorHistory: limitField('maxErrorHistory'),
   maxBatchJobs: limitField('maxBatchJobs'),
+  maxDependenciesPerJob: limitField('maxDependenciesPerJob'),
+  maxFlowJobs: limitField('maxFlowJobs'),
+  maxFlowDepth: limitField('maxFlowDepth'),
+  maxDependencyResultsBytes: limitField('maxDependencyResultsBytes'),
   maxReserveJobs: limitField('maxReserveJobs'),
   maxReserveQueues: limitField('maxReserveQueues'),
   maxScheduleAheadMs: limitField('maxScheduleAheadMs'),

@@ -30,7 +30,8 @@ export function formatBytes(bytes: number): string {
 }
 
 export function checkName(
-  what: 'queue' | 'type' | 'group',
+  /** The field, for messages (`name`: a flow job's local name). */
+  what: 'queue' | 'type' | 'group' | 'name',
   name: unknown,
   limits: EngineLimits,
 ): JobRejection | null {

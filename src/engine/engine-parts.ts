@@ -17,6 +17,7 @@ import {
   JobUpdater,
   OperatorActions,
 } from './control/index.ts';
+import { DependencyQueues } from './dependencies/index.ts';
 import { SeppError, toSeppError } from './errors.ts';
 import { EventLog } from './events/index.ts';
 import { FinishedOutcomes } from './finished-outcomes.ts';
@@ -86,6 +87,8 @@ export interface EngineDeps {
  */
 export interface EngineParts {
   readonly ctx: EngineContext;
+  /** The queues whose leases pass results of dependencies on. */
+  readonly dependencyQueues: DependencyQueues;
   readonly lifecycle: EngineLifecycle;
   readonly events: EventLog;
   readonly queues: QueueRegistry;
@@ -130,6 +133,7 @@ export async function openEngineParts(
   try {
     const { ctx } = parts;
     await ctx.read((view) => parts.flow.load(view));
+    await ctx.read((view) => parts.dependencyQueues.load(view));
     await ctx.write((tx) => parts.queueAdmin.load(tx));
     // The config's schedules are checked against the config's queue settings, as `sepp config
     // check` checks them, so a run-time override cannot keep the server from starting (it refuses
@@ -199,12 +203,14 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
   const queries = new JobQueries(ctx);
   const browser = new JobBrowser(ctx);
   const actions = new OperatorActions(ctx, audit);
+  const dependencyQueues = new DependencyQueues();
   const enqueuer = new Enqueuer(
     ctx,
     flow,
     new JobIdGenerator(deps.randomBytes ?? systemRandomBytes),
     audit,
     diskFull,
+    dependencyQueues,
   );
   const schedules = new Schedules(
     ctx,
@@ -248,7 +254,8 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     flow,
     diskFull,
     enqueuer,
-    reserver: new Reserver(ctx, lifecycle, flow, waiters, expiry),
+    reserver: new Reserver(ctx, lifecycle, flow, waiters, expiry, dependencyQueues),
+    dependencyQueues,
     settler,
     acks: new AckBatches(ctx, settler),
     progress: new ProgressReports(ctx),

@@ -47,6 +47,8 @@ import type {
   EnqueueRequest,
   EnqueueResult,
   ExtendRequest,
+  FlowJob,
+  FlowResult,
   JobInfo,
   JobProgress,
   JobState,
@@ -190,6 +192,11 @@ export class Engine {
   /** Enqueues every job or none: on any rejection, nothing is stored and every failing index is reported. */
   enqueueAtomic(requests: readonly EnqueueRequest[]): Promise<AtomicEnqueueResult> {
     return this.enqueuer.enqueueAtomic(requests);
+  }
+
+  /** Enqueues a flow: jobs named locally, each after the ones it names; all or none (jobs/flow-shape.ts). */
+  enqueueFlow(jobs: readonly FlowJob[]): Promise<FlowResult> {
+    return this.enqueuer.enqueueFlow(jobs);
   }
 
   /** True while the disk is full: enqueues are refused, leases and acks go on (disk-full.ts). */

@@ -28,7 +28,13 @@ export type RejectionReason =
   | 'scheduled_too_far'
   | 'queue_full'
   | 'job_type_not_allowed'
-  | 'invalid_job';
+  | 'invalid_job'
+  /** A job named in depends_on does not exist. */
+  | 'unknown_dependency'
+  /** A job named in depends_on failed and the policy is `cancel`. */
+  | 'dependency_failed'
+  /** The store keeps no dependencies. */
+  | 'dependencies_unsupported';
 
 export interface JobRejection {
   reason: RejectionReason;
@@ -63,6 +69,9 @@ export const rejectionCode: Record<RejectionReason, SeppErrorCode> = {
   queue_full: 'resource_exhausted',
   job_type_not_allowed: 'failed_precondition',
   invalid_job: 'invalid_argument',
+  unknown_dependency: 'not_found',
+  dependency_failed: 'failed_precondition',
+  dependencies_unsupported: 'failed_precondition',
 };
 
 /** Normalises anything thrown into a SeppError; unknown failures become `internal`. */

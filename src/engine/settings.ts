@@ -297,6 +297,14 @@ export interface EngineLimits {
    * that state is 0) is kept in memory for GetJob and waits; 0 keeps none.
    */
   finishedOutcomeMs: number;
+  /** Jobs one job may name in depends_on (docs/decisions/0101-workflows-design.md). */
+  maxDependenciesPerJob: number;
+  /** Jobs in one flow (EnqueueFlow). */
+  maxFlowJobs: number;
+  /** The longest chain of jobs in one flow, counted in jobs. */
+  maxFlowDepth: number;
+  /** Results of its dependencies handed to a leased job, in bytes together; above it, ids only. */
+  maxDependencyResultsBytes: number;
 }
 
 export const defaultEngineLimits: Readonly<EngineLimits> = Object.freeze({
@@ -308,6 +316,10 @@ export const defaultEngineLimits: Readonly<EngineLimits> = Object.freeze({
   maxErrorBytes: 8 * 1024,
   maxErrorHistory: 20,
   maxBatchJobs: 1000,
+  maxDependenciesPerJob: 100,
+  maxFlowJobs: 1000,
+  maxFlowDepth: 100,
+  maxDependencyResultsBytes: 256 * 1024,
   maxReserveJobs: 1000,
   maxReserveQueues: 64,
   maxScheduleAheadMs: 365 * DAY_MS,

@@ -2,8 +2,11 @@
  * The engine's public vocabulary: what callers send in and get back. Times are
  * milliseconds since the Unix epoch (`_Ms` suffix), durations are milliseconds.
  */
+import type { DependencyPolicy } from '../store/dependencies.ts';
 import type { JobRejection, RejectionReason } from './errors.ts';
 import type { QueueSettingKey, QueueSettings, QueueSettingsFlat, SettingSource } from './settings.ts';
+
+export type { DependencyPolicy };
 
 /**
  * Job states. A job moves:
@@ -19,8 +22,11 @@ import type { QueueSettingKey, QueueSettings, QueueSettingsFlat, SettingSource }
  *                            lease ends, never back to ready
  *   scheduled/ready → dead (reason expired) or (deleted)  when its expiry passes unstarted
  *   cancelled → (deleted)    after the queue's cancelled_retention_ms
+ *   (new)     → waiting      on enqueue with dependencies not all completed (depends_on)
+ *   waiting   → ready/scheduled  when its last dependency resolves, in that job's transaction
+ *   waiting   → cancelled    on cancel, or when a dependency fails under the `cancel` policy
  */
-export type JobState = 'scheduled' | 'ready' | 'leased' | 'completed' | 'dead' | 'cancelled';
+export type JobState = 'scheduled' | 'ready' | 'leased' | 'completed' | 'dead' | 'cancelled' | 'waiting';
 export const jobStates: readonly JobState[] = [
   'scheduled',
   'ready',
@@ -28,6 +34,7 @@ export const jobStates: readonly JobState[] = [
   'completed',
   'dead',
   'cancelled',
+  'waiting',
 ];
 
 /** Why a job is dead. */
@@ -79,7 +86,27 @@ export interface EnqueueRequest {
    * name. Absent: no group, and the job is leased as if groups did not exist.
    */
   group?: string;
+  /**
+   * Ids of jobs this job waits for: it is stored `waiting` and released in the
+   * transaction that completes the last of them (limits.max_dependencies_per_job).
+   */
+  dependsOn?: readonly string[];
+  /** What a failed dependency does to this job; default `cancel`. */
+  onDependencyFailure?: DependencyPolicy;
 }
+
+/** A job of a flow (EnqueueFlow): a job, its name in the request, and the jobs of the request it runs after. */
+export interface FlowJob extends EnqueueRequest {
+  /** Unique in the request; the answer maps it to the job's id. Same rules as a queue name. */
+  name: string;
+  /** Names of jobs of the same request this job waits for (with `dependsOn`, ids of stored jobs). */
+  after?: readonly string[];
+}
+
+/** A flow: every job stored (or deduplicated), or none with the refused ones by index. */
+export type FlowResult =
+  | { committed: true; jobs: { name: string; jobId: string; deduplicated: boolean }[] }
+  | { committed: false; rejections: (JobRejection & { index: number })[] };
 
 export interface EnqueueAccepted {
   ok: true;
@@ -139,6 +166,22 @@ export interface LeasedJob {
   lastError: string | null;
   /** The job's group; null when it has none. */
   group: string | null;
+  /** What the jobs it depended on ended with; absent for a job without dependencies. */
+  dependencyResults?: DependencyResult[];
+}
+
+/** One dependency of a leased job, as its worker gets it (limits.max_dependency_results_bytes). */
+export interface DependencyResult {
+  jobId: string;
+  /** Its name in the flow that made the dependency; null when named by id. */
+  name: string | null;
+  /** Its state now; null once it was swept. */
+  state: JobState | null;
+  /** Its result; null without one, or when left out (`resultOmitted`). */
+  result: Uint8Array | null;
+  resultContentType: string | null;
+  /** True when the results together were above the limit: fetch them with GetJob. */
+  resultOmitted: boolean;
 }
 
 export interface Settle {

@@ -6,6 +6,7 @@
 
 import {
   DeadReason,
+  DependencyFailurePolicy,
   type EnqueueAccepted,
   type EnqueueJob,
   type EnqueueResult,
@@ -13,6 +14,7 @@ import {
   type JobProgress,
   JobState,
   type LeasedJob,
+  type DependencyResult as ProtoDependencyResult,
   RejectionReason as ProtoRejectionReason,
 } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import {
@@ -29,7 +31,7 @@ import type {
 } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { type WorkerInfo, WorkerTransport } from '../../clients/typescript/src/gen/sepp/v1/workers.js';
 import type { WorkerInfo as EngineWorkerInfo } from '../engine/admin-types.ts';
-import type { JobRejection, RejectionReason } from '../engine/errors.ts';
+import { type JobRejection, type RejectionReason, SeppError } from '../engine/errors.ts';
 import {
   type ExpiredAction as EngineExpiredAction,
   type SettingSource as EngineSettingSource,
@@ -42,6 +44,7 @@ import type {
   Ack,
   EnqueueAccepted as EngineAccepted,
   DeadReason as EngineDeadReason,
+  DependencyResult as EngineDependencyResult,
   EnqueueRequest as EngineEnqueueRequest,
   EnqueueResult as EngineEnqueueResult,
   JobProgress as EngineJobProgress,
@@ -85,7 +88,34 @@ export function enqueueRequestFromProto(job: EnqueueJob | undefined): EngineEnqu
   else if (job.expiry?.$case === 'ttlMs') request.ttlMs = job.expiry.value;
   if (job.uniqueWhileActive) request.uniqueWhileActive = true;
   if (job.group !== '') request.group = job.group;
+  // Old clients send neither field (an absent repeated field decodes as []).
+  if (job.dependsOn !== undefined && job.dependsOn.length > 0) request.dependsOn = job.dependsOn;
+  const policy = dependencyPolicyFromProto(job.onDependencyFailure);
+  if (policy !== undefined) request.onDependencyFailure = policy;
   return request;
+}
+
+/** The policy of a job's dependencies; undefined for UNSPECIFIED (the default, cancel). */
+function dependencyPolicyFromProto(
+  policy: DependencyFailurePolicy | undefined,
+): EngineEnqueueRequest['onDependencyFailure'] {
+  switch (policy) {
+    case DependencyFailurePolicy.CANCEL:
+      return 'cancel';
+    case DependencyFailurePolicy.RUN:
+      return 'run';
+    case DependencyFailurePolicy.WAIT:
+      return 'wait';
+    case undefined:
+    case DependencyFailurePolicy.UNSPECIFIED:
+      return undefined;
+    default:
+      // A value this server does not know is refused, never read as the default.
+      throw new SeppError(
+        'invalid_argument',
+        `on_dependency_failure is ${policy}, which this server does not know; give CANCEL, RUN or WAIT`,
+      );
+  }
 }
 
 const rejectionToProto: Record<RejectionReason, ProtoRejectionReason> = {
@@ -97,6 +127,9 @@ const rejectionToProto: Record<RejectionReason, ProtoRejectionReason> = {
   queue_full: ProtoRejectionReason.QUEUE_FULL,
   job_type_not_allowed: ProtoRejectionReason.JOB_TYPE_NOT_ALLOWED,
   invalid_job: ProtoRejectionReason.INVALID_JOB,
+  unknown_dependency: ProtoRejectionReason.UNKNOWN_DEPENDENCY,
+  dependency_failed: ProtoRejectionReason.DEPENDENCY_FAILED,
+  dependencies_unsupported: ProtoRejectionReason.DEPENDENCIES_UNSUPPORTED,
 };
 
 export function rejectionToProtoMessage(rejection: JobRejection): {
@@ -140,6 +173,24 @@ export function leasedJobToProto(job: EngineLeasedJob): LeasedJob {
     idempotencyKey: job.idempotencyKey ?? '',
     lastError: job.lastError ?? '',
     group: job.group ?? '',
+    dependencyResults:
+      job.dependencyResults === undefined
+        ? noDependencyResults
+        : job.dependencyResults.map(dependencyResultToProto),
+  };
+}
+
+/** The answer of every job without dependencies: one shared empty list (never changed). */
+const noDependencyResults: ProtoDependencyResult[] = [];
+
+function dependencyResultToProto(result: EngineDependencyResult): ProtoDependencyResult {
+  return {
+    jobId: result.jobId,
+    name: result.name ?? '',
+    state: result.state === null ? JobState.UNSPECIFIED : stateToProto[result.state],
+    result: result.result === null ? Buffer.alloc(0) : asBuffer(result.result),
+    resultContentType: result.resultContentType ?? '',
+    resultOmitted: result.resultOmitted,
   };
 }
 
@@ -150,6 +201,7 @@ const stateToProto: Record<EngineJobState, JobState> = {
   completed: JobState.COMPLETED,
   dead: JobState.DEAD,
   cancelled: JobState.CANCELLED,
+  waiting: JobState.WAITING,
 };
 
 export function jobStateToProto(state: EngineJobState): JobState {

@@ -9,7 +9,7 @@
  */
 import { type handleBidiStreamingCall, status } from '@grpc/grpc-js';
 import type { ProduceRequest, ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
-import { requireInScope } from '../config/index.ts';
+import { refuseDependencies, requireInScope } from '../config/index.ts';
 import { SeppError } from '../engine/errors.ts';
 import type { Caller } from './auth.ts';
 import { attempt, type BugReporter, type GuardedCall, guardBidi, reportIfBug } from './call-guard.ts';
@@ -133,6 +133,7 @@ async function enqueueMessage(
     caller,
     message.jobs.map((job, i) => ({ queue: job.queue, field: `jobs[${i}].queue` })),
   );
+  refuseDependencies(caller, message.jobs);
   const jobs = message.jobs.map(enqueueRequestFromProto);
   const fallback = observation.context ?? streamContext;
   if (fallback !== undefined) for (const job of jobs) withTraceContext(job, fallback);

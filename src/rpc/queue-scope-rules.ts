@@ -20,6 +20,7 @@ import {
   hideNotFound,
   notVisible,
   queueOfJob,
+  refuseDependencies,
   requireInScope,
   requireJobsInScope,
   type ScopedQueue,
@@ -35,7 +36,12 @@ type UnaryName = Exclude<keyof Methods, 'produce' | 'work' | 'backup' | 'events'
 type RequestOf<K extends UnaryName> = Methods[K] extends handleUnaryCall<infer Req, infer _Res> ? Req : never;
 
 type Rule<Req> =
-  | { kind: 'queues'; queues: (req: Req) => ScopedQueue[] }
+  | {
+      kind: 'queues';
+      queues: (req: Req) => ScopedQueue[];
+      /** The jobs it enqueues, whose `depends_on` a scoped key may not use (refuseDependencies). */
+      enqueued?: (req: Req) => { list: string; jobs: readonly { dependsOn: readonly string[] }[] };
+    }
   | { kind: 'jobs'; jobIds: (req: Req) => string[] }
   | { kind: 'schedule'; name: (req: Req) => string; queues?: (req: Req) => ScopedQueue[] }
   | { kind: 'bulk'; id: (req: Req) => string }
@@ -54,9 +60,31 @@ const filterQueue = (filter: { queue: string; allQueues: boolean } | undefined):
 const answer = { kind: 'answer' } as const;
 
 const rules: { [K in UnaryName]: Rule<RequestOf<K>> } = {
-  enqueue: { kind: 'queues', queues: (req) => one(req.job?.queue ?? '', 'job.queue') },
-  enqueueBatch: { kind: 'queues', queues: (req) => jobQueues(req.jobs) },
-  enqueueAtomic: { kind: 'queues', queues: (req) => jobQueues(req.jobs) },
+  enqueue: {
+    kind: 'queues',
+    queues: (req) => one(req.job?.queue ?? '', 'job.queue'),
+    enqueued: (req) => ({ list: 'job', jobs: req.job === undefined ? [] : [req.job] }),
+  },
+  enqueueBatch: {
+    kind: 'queues',
+    queues: (req) => jobQueues(req.jobs),
+    enqueued: (req) => ({ list: 'jobs', jobs: req.jobs }),
+  },
+  enqueueAtomic: {
+    kind: 'queues',
+    queues: (req) => jobQueues(req.jobs),
+    enqueued: (req) => ({ list: 'jobs', jobs: req.jobs }),
+  },
+  // `after` names jobs of the same request (their queues are checked here); `depends_on`, stored ones.
+  enqueueFlow: {
+    kind: 'queues',
+    queues: (req) =>
+      req.jobs.map((flowJob, i) => ({ queue: flowJob.job?.queue ?? '', field: `jobs[${i}].job.queue` })),
+    enqueued: (req) => ({
+      list: 'jobs',
+      jobs: req.jobs.map((flowJob) => ({ dependsOn: flowJob.job?.dependsOn ?? [] })),
+    }),
+  },
   reserve: {
     kind: 'queues',
     queues: (req) => req.queues.map((queue, i) => ({ queue, field: `queues[${i}]` })),
@@ -126,8 +154,12 @@ export async function checkUnaryScope(engine: Engine, rpc: string, request: unkn
   // A method the table does not know is refused: a scope fails closed.
   if (rule === undefined) throw serverWide(caller, rpc);
   switch (rule.kind) {
-    case 'queues':
-      return requireInScope(caller, rule.queues(request));
+    case 'queues': {
+      requireInScope(caller, rule.queues(request));
+      const enqueued = rule.enqueued?.(request);
+      if (enqueued !== undefined) refuseDependencies(caller, enqueued.jobs, enqueued.list);
+      return;
+    }
     case 'jobs':
       return requireJobsInScope(caller, rule.jobIds(request), (id) => queueOfJob(engine, id));
     case 'schedule': {

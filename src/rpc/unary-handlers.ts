@@ -4,7 +4,8 @@
  */
 import type { ServerUnaryCall } from '@grpc/grpc-js';
 import { DurabilityMode, type StoreInfo } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
-import { DeadReason, type EnqueueJob, Job } from '../../clients/typescript/src/gen/sepp/v1/job.js';
+import type { FlowJob as ProtoFlowJob } from '../../clients/typescript/src/gen/sepp/v1/flow.js';
+import { DeadReason, EnqueueJob, Job } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import { QueueInfo as ProtoQueueInfo } from '../../clients/typescript/src/gen/sepp/v1/queue.js';
 import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import { type AckBatchRequest, SettleOutcome } from '../../clients/typescript/src/gen/sepp/v1/work.js';
@@ -150,6 +151,21 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
             results: [],
             rejections: result.rejections.map(atomicRejectionToProto),
           };
+    }),
+
+    enqueueFlow: unary('EnqueueFlow', 'enqueue', async (req, call, _caller, observation) => {
+      observation.annotate({ jobs: req.jobs.length });
+      const requests = enqueueRequestsFromProto(
+        req.jobs.map((j: ProtoFlowJob) => j.job ?? EnqueueJob.create()),
+        call,
+        observation,
+      );
+      const result = await engine.enqueueFlow(
+        requests.map((request, i) => ({ ...request, name: req.jobs[i]!.name, after: req.jobs[i]!.after })),
+      );
+      return result.committed
+        ? { committed: true, jobs: result.jobs, rejections: [] }
+        : { committed: false, jobs: [], rejections: result.rejections.map(atomicRejectionToProto) };
     }),
 
     reserve: unary('Reserve', 'work', async (req, call, _caller, observation) => {

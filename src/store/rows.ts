@@ -43,6 +43,8 @@ export interface JobRow {
   progress_at_ms: number | null;
   /** The job's group (docs/flow-control.md); null when it has none. */
   group_key: string | null;
+  /** The job's part in dependencies (dependencies.ts: waitsOnJobs, jobsWaitOnIt); 0 for most jobs. */
+  dependency_flags: number;
 }
 
 /** What a lease returns: the job as the worker needs it. */
@@ -87,6 +89,7 @@ export type AttemptRow = Pick<
   | 'errors_json'
   | 'cancelled_at_ms'
   | 'cancelled_by'
+  | 'dependency_flags'
 >;
 
 /** The columns an operator's action on one job needs. */
@@ -107,12 +110,13 @@ export type ControlRow = Pick<
   | 'cancelled_at_ms'
   | 'cancelled_by'
   | 'completed_at_ms'
+  | 'dependency_flags'
 >;
 
 /** A waiting job whose expiry has passed. */
 export type ExpiredRow = Pick<
   JobRow,
-  'seq' | 'id' | 'queue' | 'type' | 'attempt' | 'state' | 'idempotency_key'
+  'seq' | 'id' | 'queue' | 'type' | 'attempt' | 'state' | 'idempotency_key' | 'dependency_flags'
 > & { expires_at_ms: number };
 
 /** A job to store: every column an enqueue writes, in the row's own names. */
@@ -134,7 +138,8 @@ export type NewJobRow = Pick<
   | 'expires_at_ms'
   | 'group_key'
 > & {
-  state: 'scheduled' | 'ready';
+  /** `waiting`: it named dependencies (the dependency capability stores its edges next). */
+  state: 'scheduled' | 'ready' | 'waiting';
   /** The job's own lease length; null: what the reserve asks for. */
   lease_ms: number | null;
 };

@@ -19,6 +19,7 @@
  * - rows a statement returns from an UPDATE or DELETE come in no particular
  *   order unless the operation says so.
  */
+import type { Dependencies, DependencyReads } from './dependencies.ts';
 import type { Op } from './op.ts';
 import type {
   AttemptRow,
@@ -507,6 +508,8 @@ export interface StoreView {
   readonly audit: AuditReads;
   readonly settings: SettingReads;
   readonly sessions: SessionReads;
+  /** Job dependencies (dependencies.ts); undefined in a store without them. */
+  readonly dependencies?: DependencyReads;
 }
 
 /** What a write unit works with: every capability, and the effects it registers with the store. */
@@ -524,6 +527,7 @@ export interface StoreTx extends StoreView {
   readonly audit: Audit;
   readonly settings: Settings;
   readonly sessions: Sessions;
+  readonly dependencies?: Dependencies;
   /** Runs `hook` once the commit that holds this unit is durable, before its caller is answered. */
   afterCommit(hook: () => void): void;
   /**

@@ -52,7 +52,15 @@ test('overview: server facts, totals from the counters, waiting workers and rate
     schema: null,
     signalsConnected: null,
   });
-  assert.deepEqual(body.totals, { scheduled: 1, ready: 3, leased: 0, completed: 0, dead: 0, cancelled: 0 });
+  assert.deepEqual(body.totals, {
+    scheduled: 1,
+    ready: 3,
+    leased: 0,
+    completed: 0,
+    dead: 0,
+    cancelled: 0,
+    waiting: 0,
+  });
   assert.deepEqual(
     body.queues.map((q) => q.name),
     ['emails', 'reports'],

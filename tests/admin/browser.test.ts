@@ -50,6 +50,8 @@ async function enqueueJobs(queue: string, count: number, type = 'send_welcome'):
         tracestate: '',
         uniqueWhileActive: false,
         group: '',
+        dependsOn: [],
+        onDependencyFailure: 0,
       },
     });
     ids.push(jobId);

@@ -170,7 +170,15 @@ test('purgeQueue deletes ready and scheduled jobs in slices, leaves leased and d
     const { deleted } = await t.engine.purgeQueue('q', { ...who, action: 'queue.purge' });
     assert.equal(deleted, 6000 - 3 + 1);
     const [q] = await t.engine.listQueues();
-    assert.deepEqual(q?.counts, { scheduled: 0, ready: 0, leased: 2, completed: 0, dead: 1, cancelled: 0 });
+    assert.deepEqual(q?.counts, {
+      scheduled: 0,
+      ready: 0,
+      leased: 2,
+      completed: 0,
+      dead: 1,
+      cancelled: 0,
+      waiting: 0,
+    });
     assert.equal(leased.length, 2);
     const entries = (await t.engine.listAudit({ action: 'queue.purge' })).items;
     assert.equal(entries.length, 1);

@@ -340,6 +340,7 @@ test('engine: a full disk fails the batch with unavailable, nothing of it is vis
       completed: 0,
       dead: 0,
       cancelled: 0,
+      waiting: 0,
     });
     assert.deepEqual(await engine.counterMismatches(), []);
     assert.deepEqual(events, []);

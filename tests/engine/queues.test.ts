@@ -37,6 +37,7 @@ test('listQueues: counts per state, from the counters, for every queue', async (
       completed: 1,
       dead: 1,
       cancelled: 0,
+      waiting: 0,
     });
     assert.deepEqual(queues[2]?.counts, {
       scheduled: 0,
@@ -45,6 +46,7 @@ test('listQueues: counts per state, from the counters, for every queue', async (
       completed: 0,
       dead: 0,
       cancelled: 0,
+      waiting: 0,
     });
     assert.deepEqual(queues[0]?.counts, {
       scheduled: 0,
@@ -53,6 +55,7 @@ test('listQueues: counts per state, from the counters, for every queue', async (
       completed: 0,
       dead: 0,
       cancelled: 0,
+      waiting: 0,
     });
     assert.equal(queues[1]?.settings.completedRetentionMs, 60_000);
     assert.equal(queues[2]?.settings.completedRetentionMs, 0);

@@ -29,6 +29,8 @@ const job = (n: number) => ({
   tracestate: '',
   uniqueWhileActive: false,
   group: '',
+  dependsOn: [],
+  onDependencyFailure: 0,
 });
 
 const canMount =

@@ -164,6 +164,8 @@ test(`${runs} mutated valid messages: limits hold, rejections are typed, counter
     ),
     uniqueWhileActive: fc.boolean(),
     group: fc.oneof(text, fc.constant('tenant-1'), fc.constant('g'.repeat(200))),
+    dependsOn: fc.array(text, { maxLength: 3 }),
+    onDependencyFailure: fc.integer({ min: 0, max: 5 }),
   });
   const request = fc.oneof(
     fc.array(job, { maxLength: 5 }).map((jobs) => ({ kind: 'batch' as const, jobs })),

@@ -185,6 +185,8 @@ export function testJob(queue: string, fields: Partial<EnqueueJob> = {}): Enqueu
     tracestate: '',
     uniqueWhileActive: false,
     group: '',
+    dependsOn: [],
+    onDependencyFailure: 0,
     ...fields,
   };
 }

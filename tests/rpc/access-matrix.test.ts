@@ -88,6 +88,10 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
     call: (c, md) => unary(call(c, c.enqueueAtomic, { jobs: [job] }, md)),
     allowedStatus: status.OK,
   },
+  EnqueueFlow: {
+    call: (c, md) => unary(call(c, c.enqueueFlow, { jobs: [{ name: 'only', job, after: [] }] }, md)),
+    allowedStatus: status.OK,
+  },
   Reserve: {
     call: (c, md) =>
       unary(

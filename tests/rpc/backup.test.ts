@@ -81,6 +81,8 @@ function sqliteBackupTests(): void {
         tracestate: '',
         uniqueWhileActive: false,
         group: '',
+        dependsOn: [],
+        onDependencyFailure: 0,
       });
       const ids: string[] = [];
       for (let i = 0; i < 5; i++) {

@@ -40,6 +40,8 @@ test('an EnqueueRequest with payload, metadata and schedule survives encode and 
       expiry: { $case: 'ttlMs', value: 60_000 },
       uniqueWhileActive: true,
       group: 'tenant-42',
+      dependsOn: ['0190b2a0-0000-7000-8000-000000000001', '0190b2a0-0000-7000-8000-000000000002'],
+      onDependencyFailure: 2,
     },
   };
   const decoded = EnqueueRequest.decode(EnqueueRequest.encode(request).finish());
@@ -90,6 +92,7 @@ test('QueueService has exactly the published RPCs: Produce and Work bidirectiona
     'Enqueue',
     'EnqueueBatch',
     'EnqueueAtomic',
+    'EnqueueFlow',
     'Reserve',
     'Ack',
     'AckBatch',

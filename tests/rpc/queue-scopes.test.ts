@@ -234,6 +234,46 @@ describe('API keys scoped to queues', () => {
     assert.equal(http.status, 403, http.text);
   });
 
+  test("a scoped key cannot name dependencies: they could be another queue's jobs, whose results it would get", async () => {
+    const producer = md(keys.emailsProducer);
+    const waiting = testJob('emails', { dependsOn: [billingJob] });
+    const single = await failure(call(t.client, t.client.enqueue, { job: waiting }, producer));
+    assert.equal(single.code, status.PERMISSION_DENIED);
+    assert.match(single.details, /job\[0\]\.depends_on/);
+    const batch = await failure(
+      call(t.client, t.client.enqueueBatch, { jobs: [testJob('emails'), waiting] }, producer),
+    );
+    assert.match(batch.details, /jobs\[1\]\.depends_on/);
+    const flow = await failure(
+      call(t.client, t.client.enqueueFlow, { jobs: [{ name: 'a', job: waiting, after: [] }] }, producer),
+    );
+    assert.equal(flow.code, status.PERMISSION_DENIED);
+    // A flow's queues are checked like an enqueue's.
+    const outside = await failure(
+      call(
+        t.client,
+        t.client.enqueueFlow,
+        { jobs: [{ name: 'a', job: testJob('billing-eu'), after: [] }] },
+        producer,
+      ),
+    );
+    assert.match(outside.details, /jobs\[0\]\.job\.queue names queue "billing-eu"/);
+    const stream = t.client.produce(producer) as grpc.ClientDuplexStream<ProduceRequest, ProduceResponse>;
+    const answer = new Promise<ProduceResponse>((resolve) => stream.on('data', resolve));
+    stream.write({ sequence: 1, jobs: [waiting], atomic: false });
+    assert.equal((await answer).code, status.PERMISSION_DENIED);
+    stream.end();
+    // A dependency from a key without queues is taken.
+    const first = await call(t.client, t.client.enqueue, { job: testJob('billing-eu') }, md(keys.root));
+    const root = await call(
+      t.client,
+      t.client.enqueue,
+      { job: testJob('emails', { dependsOn: [first.jobId] }) },
+      md(keys.root),
+    );
+    assert.ok(root.jobId);
+  });
+
   test('ListQueues and ListSchedules show only the key’s queues', async () => {
     const root = md(keys.root);
     for (const queue of ['tenant-a.jobs', 'tenant-b.jobs']) {

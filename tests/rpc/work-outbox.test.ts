@@ -24,6 +24,7 @@ function leased(n: number, payloadBytes = 16): LeasedJob {
     idempotencyKey: '',
     lastError: '',
     group: '',
+    dependencyResults: [],
   };
 }
 

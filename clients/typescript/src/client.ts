@@ -27,6 +27,7 @@ import { EnqueueBatcher } from './enqueue-batcher.ts';
 import { submitAtomic, submitBatch, submitOne } from './enqueue-calls.ts';
 import { SeppError } from './errors.ts';
 import { EventSubscription, type EventsOptions } from './events.ts';
+import { enqueueFlowCall, type Flow, type FlowJobSpec } from './flows.ts';
 import type { EnqueueJob } from './gen/sepp/v1/job.js';
 import { type Job, LeasedJob } from './jobs.ts';
 import { ackBatchCall, ackCall, extendCall, nackCall, progressCall, reserveCall } from './lease-calls.ts';
@@ -204,6 +205,18 @@ export class SeppClient {
       return Promise.reject(error);
     }
     return submitAtomic(this.batcher, protoJobs, options.deadlineMs);
+  }
+
+  /**
+   * Enqueues a flow (flows.ts): jobs that name each other (`after`), each waiting
+   * until the ones it runs after completed; all or none. Resolves with each job's
+   * id by its name; throws JobRejectedError listing every refused job, by index.
+   */
+  enqueueFlow(
+    flow: Flow | readonly (FlowJobSpec & { name: string })[],
+    options: CallOptions = {},
+  ): Promise<Record<string, Enqueued>> {
+    return enqueueFlowCall(this.connection, flow, options);
   }
 
   // ------------------------------------------------------------------ leases

@@ -7,6 +7,7 @@ import { type RejectionReason, SeppError } from './errors.ts';
 import type { GetServerInfoResponse } from './gen/sepp/v1/admin.js';
 import { DurabilityMode } from './gen/sepp/v1/admin.js';
 import {
+  DependencyFailurePolicy,
   type EnqueueJob,
   JobState as ProtoJobState,
   RejectionReason as ProtoRejectionReason,
@@ -101,8 +102,17 @@ export function toEnqueueJob(
     expiry,
     uniqueWhileActive: options.uniqueWhileActive === true,
     group: options.group ?? '',
+    dependsOn: options.dependsOn === undefined ? [] : [...options.dependsOn],
+    onDependencyFailure: dependencyPolicyToProto[options.onDependencyFailure ?? 'unspecified'],
   };
 }
+
+const dependencyPolicyToProto = {
+  unspecified: DependencyFailurePolicy.UNSPECIFIED,
+  cancel: DependencyFailurePolicy.CANCEL,
+  run: DependencyFailurePolicy.RUN,
+  wait: DependencyFailurePolicy.WAIT,
+} as const;
 
 /** `enqueue(queue, type, payload, options)` → the protocol's job. */
 export function jobFromArgs(
@@ -152,6 +162,9 @@ const rejectionNames: Partial<Record<ProtoRejectionReason, RejectionReason>> = {
   [ProtoRejectionReason.QUEUE_FULL]: 'queue_full',
   [ProtoRejectionReason.JOB_TYPE_NOT_ALLOWED]: 'job_type_not_allowed',
   [ProtoRejectionReason.INVALID_JOB]: 'invalid_job',
+  [ProtoRejectionReason.UNKNOWN_DEPENDENCY]: 'unknown_dependency',
+  [ProtoRejectionReason.DEPENDENCY_FAILED]: 'dependency_failed',
+  [ProtoRejectionReason.DEPENDENCIES_UNSUPPORTED]: 'dependencies_unsupported',
 };
 
 /** A rejection reason from the protocol; an unknown one (a newer server) reads as `invalid_job`. */
@@ -305,6 +318,10 @@ export function serverInfoFromProto(info: GetServerInfoResponse): ServerInfo {
       eventBacklogBytes: limits?.eventBacklogBytes ?? 0,
       eventResumeWindowMs: limits?.eventResumeWindowMs ?? 0,
       finishedOutcomeMs: limits?.finishedOutcomeMs ?? 0,
+      maxDependenciesPerJob: limits?.maxDependenciesPerJob ?? 0,
+      maxFlowJobs: limits?.maxFlowJobs ?? 0,
+      maxFlowDepth: limits?.maxFlowDepth ?? 0,
+      maxDependencyResultsBytes: limits?.maxDependencyResultsBytes ?? 0,
     },
     queueDefaults: settingsFromProto(info.queueDefaults),
     strictQueues: info.strictQueues,

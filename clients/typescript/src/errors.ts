@@ -41,7 +41,10 @@ export type RejectionReason =
   | 'scheduled_too_far'
   | 'queue_full'
   | 'job_type_not_allowed'
-  | 'invalid_job';
+  | 'invalid_job'
+  | 'unknown_dependency'
+  | 'dependency_failed'
+  | 'dependencies_unsupported';
 
 /** One refused job of an enqueue, by its position in the request. */
 export interface JobRejection {
@@ -154,6 +157,9 @@ export const statusOfRejection: Record<RejectionReason, status> = {
   queue_full: status.RESOURCE_EXHAUSTED,
   job_type_not_allowed: status.FAILED_PRECONDITION,
   invalid_job: status.INVALID_ARGUMENT,
+  unknown_dependency: status.NOT_FOUND,
+  dependency_failed: status.FAILED_PRECONDITION,
+  dependencies_unsupported: status.FAILED_PRECONDITION,
 };
 
 const rejectionReasons: ReadonlySet<string> = new Set(Object.keys(statusOfRejection));

@@ -28,7 +28,8 @@ export {
   type JobEvent,
   type JobEventKind,
 } from './events.ts';
-export { Job, LeasedJob } from './jobs.ts';
+export { Flow, type FlowJobSpec } from './flows.ts';
+export { type DependencyResult, Job, LeasedJob } from './jobs.ts';
 export { type JobProgress, JobResult } from './results.ts';
 export type {
   MisfirePolicy,

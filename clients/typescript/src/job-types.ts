@@ -56,6 +56,18 @@ export interface EnqueueOptions {
    */
   uniqueWhileActive?: boolean;
   /**
+   * Ids of jobs this job waits for: it is stored `waiting` and becomes ready in
+   * the transaction that completes the last of them. At most the server's
+   * `limits.max_dependencies_per_job` (default 100).
+   */
+  dependsOn?: readonly string[];
+  /**
+   * What a failed dependency (dead, cancelled, expired) does to this job:
+   * `cancel` (the default) cancels it, `run` runs it anyway, `wait` keeps it
+   * waiting until the failed job is requeued and completes.
+   */
+  onDependencyFailure?: 'cancel' | 'run' | 'wait';
+  /**
    * Do not start the job after this long from the enqueue, in ms (a TTL). A
    * job not handed out in time goes to the dead letters with reason
    * `expired` (or is deleted, per the queue's `expiredAction`). Give this or
@@ -116,7 +128,7 @@ export type EnqueueOutcome =
     };
 
 /** Where a job is in its lifecycle. */
-export type JobState = 'scheduled' | 'ready' | 'leased' | 'completed' | 'dead' | 'cancelled';
+export type JobState = 'scheduled' | 'ready' | 'leased' | 'completed' | 'dead' | 'cancelled' | 'waiting';
 
 /** Why a job is dead. */
 export type DeadReason = 'attempts_exhausted' | 'lease_expired' | 'dead_lettered' | 'expired';

@@ -5,6 +5,7 @@
  */
 import {
   DeadReason as ProtoDeadReason,
+  type DependencyResult as ProtoDependencyResult,
   type Job as ProtoJob,
   JobState as ProtoJobState,
   type LeasedJob as ProtoLeasedJob,
@@ -19,6 +20,7 @@ export const jobStateToProto: Record<JobState, ProtoJobState> = {
   completed: ProtoJobState.COMPLETED,
   dead: ProtoJobState.DEAD,
   cancelled: ProtoJobState.CANCELLED,
+  waiting: ProtoJobState.WAITING,
 };
 
 /** name → protocol value, turned around. */
@@ -54,6 +56,38 @@ const dateOrNull = (ms: number): Date | null => (ms === 0 ? null : new Date(ms))
 const textOrNull = (text: string): string | null => (text === '' ? null : text);
 
 /** A job leased to this worker: run it, then ack or nack it (with its `attempt`) before `leaseDeadline`. */
+/** What one job a leased job depended on ended with. */
+export interface DependencyResult {
+  /** The dependency's id. */
+  jobId: string;
+  /** Its name in the flow that made the dependency; null when named by id. */
+  name: string | null;
+  /** Its state now; null once it was swept. */
+  state: JobState | null;
+  /** Its result decoded by its content type (JSON parsed, `text/*` a string, else a Buffer); null without one. */
+  result: unknown;
+  /** The result's bytes; null without one, or when left out. */
+  resultBytes: Buffer | null;
+  resultContentType: string | null;
+  /** True when the results together were above the server's limit: fetch this one with `getJob`. */
+  resultOmitted: boolean;
+}
+
+const noDependencyResults: readonly DependencyResult[] = Object.freeze([]);
+
+function dependencyResultFromProto(d: ProtoDependencyResult): DependencyResult {
+  const bytes = d.result.length === 0 && d.resultContentType === '' ? null : d.result;
+  return {
+    jobId: d.jobId,
+    name: textOrNull(d.name),
+    state: d.state === ProtoJobState.UNSPECIFIED ? null : jobStateName(d.state),
+    result: bytes === null ? null : decodeResult(bytes, d.resultContentType),
+    resultBytes: bytes,
+    resultContentType: textOrNull(d.resultContentType),
+    resultOmitted: d.resultOmitted,
+  };
+}
+
 export class LeasedJob implements LeaseRef {
   /** The job's id. */
   readonly id: string;
@@ -89,6 +123,11 @@ export class LeasedJob implements LeaseRef {
   readonly lastError: string | null;
   /** The group given at enqueue, or null. */
   readonly group: string | null;
+  /**
+   * What the jobs it depended on (`dependsOn`, a flow's `after`) ended with, in
+   * enqueue order; empty for a job without dependencies.
+   */
+  readonly dependencyResults: readonly DependencyResult[];
 
   /** Wraps a protocol message; the SDK builds these, applications receive them. */
   constructor(job: ProtoLeasedJob) {
@@ -109,6 +148,10 @@ export class LeasedJob implements LeaseRef {
     this.idempotencyKey = textOrNull(job.idempotencyKey);
     this.lastError = textOrNull(job.lastError);
     this.group = textOrNull(job.group);
+    this.dependencyResults =
+      job.dependencyResults === undefined || job.dependencyResults.length === 0
+        ? noDependencyResults
+        : job.dependencyResults.map(dependencyResultFromProto);
   }
 
   /** When the lease ends (server clock). */

@@ -245,6 +245,14 @@ export interface ServerLimits {
   eventResumeWindowMs: number;
   /** How long the outcome of a job deleted as it finished is kept for `getJob` and `waitFor` (`Job.outcomeOnly`), in ms; 0: none. */
   finishedOutcomeMs: number;
+  /** Jobs one job may name in `dependsOn`. */
+  maxDependenciesPerJob: number;
+  /** Jobs in one flow (`enqueueFlow`). */
+  maxFlowJobs: number;
+  /** The longest chain of jobs in one flow. */
+  maxFlowDepth: number;
+  /** Results of its dependencies handed to a leased job, in bytes together; above it, ids only. */
+  maxDependencyResultsBytes: number;
 }
 
 /** The server's version, clock, durability and limits. */

@@ -17,12 +17,14 @@
  * completed jobs have finished: there is nothing to cancel.
  */
 
+import { dependedOn } from '../../store/dependencies.ts';
 import type { Op } from '../../store/op.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { AuditInput } from '../admin-types.ts';
 import type { AuditLog } from '../audit/index.ts';
 import type { EngineContext } from '../context.ts';
 import type { CancelNotice, CancelResult } from '../control-types.ts';
+import { releaseDependents } from '../dependencies/index.ts';
 import { SeppError } from '../errors.ts';
 import { eventAbout } from '../events/index.ts';
 import { cancelledOutcome } from '../finished-outcomes.ts';
@@ -61,6 +63,7 @@ export class Canceller {
     switch (previousState) {
       case 'scheduled':
       case 'ready':
+      case 'waiting':
         yield* tx.control.cancelWaiting({ seq: row.seq, nowMs, by });
         yield* this.ctx.count(tx, row.queue, previousState, 'cancelled', 1);
         yield* this.ctx.releaseKey(tx, row.queue, row.idempotency_key, row.id);
@@ -71,6 +74,7 @@ export class Canceller {
         if (this.ctx.outcomes.enabled && this.ctx.queues.settingsFor(row.queue).cancelledRetentionMs === 0) {
           this.ctx.keepOutcome(tx, cancelledOutcome({ ...row, cancelled_by: by }, nowMs, null));
         }
+        if (dependedOn(row.dependency_flags)) yield* releaseDependents(this.ctx, tx, row.id, 'failed');
         state = 'cancelled';
         break;
       case 'leased': {

@@ -45,7 +45,12 @@ interface EventBase {
 
 export type LifecycleEvent =
   /** A new job was stored (not a deduplicated one). */
-  | (EventBase & { kind: 'enqueued'; state: 'ready' | 'scheduled'; runAtMs: number; priority: number })
+  | (EventBase & {
+      kind: 'enqueued';
+      state: 'ready' | 'scheduled' | 'waiting';
+      runAtMs: number;
+      priority: number;
+    })
   | (EventBase & { kind: 'leased'; leaseDeadlineMs: number; workerId: string | null })
   | (EventBase & { kind: 'progress'; progress: JobProgress })
   /** Acked; `retained` tells whether the job (and its result) is kept as `completed`. */

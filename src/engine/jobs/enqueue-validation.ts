@@ -7,7 +7,7 @@ import { checkName, contentTypePattern, formatBytes } from '../checks.ts';
 import type { JobRejection, RejectionReason } from '../errors.ts';
 import type { QueueRegistry } from '../queue-registry.ts';
 import { type EngineLimits, type QueueSettings, queueSettingRanges } from '../settings.ts';
-import type { EnqueueRequest } from '../types.ts';
+import type { DependencyPolicy, EnqueueRequest } from '../types.ts';
 
 /** A job that passed validation, ready to insert. */
 export interface ValidJob {
@@ -29,7 +29,39 @@ export interface ValidJob {
   traceparent: string | null;
   tracestate: string | null;
   group: string | null;
+  /** The ids it waits for (distinct), and what a failed one does; null: none. */
+  dependencies: { ids: readonly string[]; policy: DependencyPolicy } | null;
   settings: QueueSettings;
+}
+
+const dependencyPolicies: readonly DependencyPolicy[] = ['cancel', 'run', 'wait'];
+
+/** depends_on and its policy, checked without the store (that the jobs exist is the enqueue's). */
+function checkDependencies(
+  job: EnqueueRequest,
+  limits: EngineLimits,
+): ValidJob['dependencies'] | JobRejection {
+  const ids = job.dependsOn ?? [];
+  const policy = job.onDependencyFailure ?? 'cancel';
+  if (!dependencyPolicies.includes(policy)) {
+    return reject('invalid_job', `on_dependency_failure is ${String(policy)}; give cancel, run or wait`);
+  }
+  if (ids.length === 0) return null;
+  if (ids.length > limits.maxDependenciesPerJob) {
+    return reject(
+      'invalid_job',
+      `depends_on names ${ids.length} jobs, the limit is ${limits.maxDependenciesPerJob} (limits.max_dependencies_per_job)`,
+    );
+  }
+  const seen = new Set<string>();
+  for (const [i, id] of ids.entries()) {
+    if (typeof id !== 'string' || id.length === 0 || id.length > 64) {
+      return reject('invalid_job', `depends_on[${i}] is not a job id`);
+    }
+    if (seen.has(id)) return reject('invalid_job', `depends_on names job ${id} twice`);
+    seen.add(id);
+  }
+  return { ids, policy };
 }
 
 const traceparentPattern = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
@@ -144,6 +176,11 @@ export function validateJob(
   }
   const expiry = checkExpiry(job, nowMs, runAtMs, limits);
   if (typeof expiry !== 'number' && expiry !== null) return expiry;
+  const dependencies =
+    job.dependsOn === undefined && job.onDependencyFailure === undefined
+      ? null
+      : checkDependencies(job, limits);
+  if (dependencies !== null && 'reason' in dependencies) return dependencies;
 
   let metadataJson: string | null = null;
   if (job.metadata !== undefined) {
@@ -195,6 +232,7 @@ export function validateJob(
     traceparent,
     tracestate,
     group: job.group ?? null,
+    dependencies,
     settings,
   };
 }

@@ -10,6 +10,7 @@ import type { StoreTx } from '../../store/store.ts';
 import type { AuditInput } from '../admin-types.ts';
 import type { AuditLog } from '../audit/index.ts';
 import type { EngineContext } from '../context.ts';
+import { type DependencyEdges, type DependencyQueues, dependencyEdges } from '../dependencies/index.ts';
 import { type JobRejection, SeppError } from '../errors.ts';
 import type { FlowControl } from '../flow-control/index.ts';
 import type {
@@ -17,10 +18,13 @@ import type {
   EnqueueAccepted,
   EnqueueRequest,
   EnqueueResult,
+  FlowJob,
+  FlowResult,
   JobEvent,
 } from '../types.ts';
 import type { DiskFull } from './disk-full.ts';
 import { isRejection, type ValidJob, validateJob } from './enqueue-validation.ts';
+import { checkFlowShape, type FlowOrder } from './flow-shape.ts';
 import { IdempotencyKeys } from './idempotency.ts';
 import type { JobIdGenerator } from './job-id.ts';
 
@@ -35,6 +39,8 @@ export class Enqueuer {
     private readonly audit: AuditLog,
     /** Refuses enqueues while the disk is full (a schedule's ticks are not refused: enqueueWithin). */
     private readonly diskFull: DiskFull,
+    /** Marks the queues of jobs with dependencies (their leases pass results on). */
+    private readonly dependencyQueues: DependencyQueues,
   ) {
     this.keys = new IdempotencyKeys();
   }
@@ -60,7 +66,7 @@ export class Enqueuer {
    */
   *enqueueWithin(tx: StoreTx, requests: readonly EnqueueRequest[], audit?: AuditInput): Op<EnqueueResult[]> {
     const nowMs = this.ctx.clock.nowMs();
-    const added = new AddedJobs(this.flow);
+    const added = new AddedJobs(this.flow, this.dependencyQueues);
     const results: EnqueueResult[] = [];
     // One loop, no generator per job: a job without a key or a max_depth makes no store call here.
     for (const request of requests) {
@@ -84,6 +90,15 @@ export class Enqueuer {
           continue;
         }
       }
+      let edges: DependencyEdges | null = null;
+      if (job.dependencies !== null) {
+        const checked = yield* dependencyEdges(tx, this.ctx.store.kind, job.dependencies);
+        if ('reason' in checked) {
+          results.push({ ok: false, ...checked });
+          continue;
+        }
+        edges = checked;
+      }
       if (!this.ctx.queues.exists(job.queue)) {
         const refusal = this.ctx.newQueueRefusal(job.queue);
         if (refusal !== null) {
@@ -92,7 +107,7 @@ export class Enqueuer {
         }
         yield* this.ctx.ensureQueue(tx, job.queue);
       }
-      results.push(this.insert(tx, job, nowMs, added));
+      results.push(this.insert(tx, job, nowMs, added, edges));
     }
     yield* added.store(tx, this.ctx);
     this.emitEnqueueEvents(tx, requests, results);
@@ -120,7 +135,7 @@ export class Enqueuer {
   private *enqueueAllOrNone(tx: StoreTx, requests: readonly EnqueueRequest[]): Op<AtomicEnqueueResult> {
     const nowMs = this.ctx.clock.nowMs();
     const rejections: (JobRejection & { index: number })[] = [];
-    const valid: { index: number; job: ValidJob; adds: boolean }[] = [];
+    const valid: { index: number; job: ValidJob; adds: boolean; edges: DependencyEdges | null }[] = [];
     // Jobs that add a row, per queue: duplicates (of stored jobs or of earlier jobs in this batch) add none.
     const perQueue = new Map<string, number>();
     const newQueues = new Set<string>();
@@ -137,6 +152,15 @@ export class Enqueuer {
         adds = !keysInBatch.has(key);
         keysInBatch.add(key);
       }
+      let edges: DependencyEdges | null = null;
+      if (adds && job.dependencies !== null) {
+        const checked = yield* dependencyEdges(tx, this.ctx.store.kind, job.dependencies);
+        if ('reason' in checked) {
+          rejections.push({ index, ...checked });
+          continue;
+        }
+        edges = checked;
+      }
       if (adds) perQueue.set(job.queue, (perQueue.get(job.queue) ?? 0) + 1);
       if (!this.ctx.queues.exists(job.queue) && !newQueues.has(job.queue)) {
         // Counted as if the earlier new queues of this batch existed: all or nothing.
@@ -147,7 +171,7 @@ export class Enqueuer {
         }
         newQueues.add(job.queue);
       }
-      valid.push({ index, job, adds });
+      valid.push({ index, job, adds, edges });
     }
     for (const { index, job, adds } of valid) {
       const depthProblem =
@@ -168,20 +192,160 @@ export class Enqueuer {
       }
       return { committed: false, rejections };
     }
-    const added = new AddedJobs(this.flow);
+    const added = new AddedJobs(this.flow, this.dependencyQueues);
     const results: EnqueueAccepted[] = [];
-    for (const { job } of valid) {
+    for (const { job, edges } of valid) {
       const duplicate = job.idempotencyKey === null ? null : yield* this.findDuplicate(tx, job, nowMs, added);
       if (duplicate !== null) {
         results.push(duplicate);
         continue;
       }
       if (!this.ctx.queues.exists(job.queue)) yield* this.ctx.ensureQueue(tx, job.queue);
-      results.push(this.insert(tx, job, nowMs, added));
+      results.push(this.insert(tx, job, nowMs, added, edges));
     }
     yield* added.store(tx, this.ctx);
     this.emitEnqueueEvents(tx, requests, results);
     return { committed: true, results };
+  }
+
+  /**
+   * A flow: every job or none, each stored after the jobs of the request it runs after
+   * (flow-shape.ts), its edges written with it. A job whose idempotency key is taken
+   * is not stored again, and what runs after it waits on the original job.
+   */
+  async enqueueFlow(jobs: readonly FlowJob[]): Promise<FlowResult> {
+    this.checkRoom();
+    const shape = checkFlowShape(jobs, this.ctx.limits);
+    return this.ctx.write((tx) => this.enqueueFlowIn(tx, jobs, shape));
+  }
+
+  private *enqueueFlowIn(
+    tx: StoreTx,
+    jobs: readonly FlowJob[],
+    { order, parents }: FlowOrder,
+  ): Op<FlowResult> {
+    const nowMs = this.ctx.clock.nowMs();
+    const rejections: (JobRejection & { index: number })[] = [];
+    const valid: ValidJob[] = [];
+    const byIdEdges: (DependencyEdges | null)[] = [];
+    const perQueue = new Map<string, number>();
+    const newQueues = new Set<string>();
+    if (tx.dependencies === undefined && parents.some((own) => own.length > 0)) {
+      throw new SeppError(
+        'failed_precondition',
+        `the ${this.ctx.store.kind} store keeps no job dependencies: a flow's jobs cannot run after each other`,
+      );
+    }
+    for (const [index, request] of jobs.entries()) {
+      const job = validateJob(request, nowMs, this.ctx.queues, this.ctx.limits);
+      if (isRejection(job)) {
+        rejections.push({ index, ...job });
+        continue;
+      }
+      valid[index] = job;
+      byIdEdges[index] = null;
+      if (job.dependencies !== null) {
+        const checked = yield* dependencyEdges(tx, this.ctx.store.kind, job.dependencies);
+        if ('reason' in checked) rejections.push({ index, ...checked });
+        else byIdEdges[index] = checked;
+      }
+      // Every job counts towards max_depth, a duplicate too: a flow is refused rather than half-checked.
+      perQueue.set(job.queue, (perQueue.get(job.queue) ?? 0) + 1);
+      if (!this.ctx.queues.exists(job.queue) && !newQueues.has(job.queue)) {
+        const refusal = this.ctx.newQueueRefusal(job.queue, newQueues.size);
+        if (refusal !== null) rejections.push({ index, ...refusal });
+        else newQueues.add(job.queue);
+      }
+    }
+    const depthChecked = new Set<string>();
+    for (const [index, job] of valid.entries()) {
+      if (job === undefined || depthChecked.has(job.queue)) continue;
+      depthChecked.add(job.queue);
+      const depthProblem = yield* this.checkDepth(tx, job, perQueue.get(job.queue) ?? 1);
+      if (depthProblem) rejections.push({ index, ...depthProblem });
+    }
+    if (rejections.length > 0) {
+      rejections.sort((a, b) => a.index - b.index);
+      for (const r of rejections) {
+        this.ctx.emit(tx, {
+          kind: 'rejected',
+          queue: String(jobs[r.index]?.queue),
+          reason: r.reason,
+          count: 1,
+        });
+      }
+      return { committed: false, rejections };
+    }
+    const added = new AddedJobs(this.flow, this.dependencyQueues);
+    const results: EnqueueAccepted[] = [];
+    /** Each stored job's id, and whether it is new in this flow. */
+    const stored: { id: string; fresh: boolean }[] = [];
+    for (const index of order) {
+      const job = valid[index]!;
+      const duplicate = job.idempotencyKey === null ? null : yield* this.findDuplicate(tx, job, nowMs, added);
+      if (duplicate !== null) {
+        results[index] = duplicate;
+        stored[index] = { id: duplicate.jobId, fresh: false };
+        continue;
+      }
+      const edges = yield* this.flowEdges(tx, jobs, index, parents[index]!, stored, byIdEdges[index] ?? null);
+      if (!this.ctx.queues.exists(job.queue)) yield* this.ctx.ensureQueue(tx, job.queue);
+      const accepted = this.insert(tx, job, nowMs, added, edges);
+      results[index] = accepted;
+      stored[index] = { id: accepted.jobId, fresh: true };
+    }
+    yield* added.store(tx, this.ctx);
+    this.emitEnqueueEvents(tx, jobs, results);
+    return {
+      committed: true,
+      jobs: results.map((r, i) => ({ name: jobs[i]!.name, jobId: r.jobId, deduplicated: r.deduplicated })),
+    };
+  }
+
+  /**
+   * A flow job's edges: to the stored jobs it names by id (checked already), to the jobs
+   * of the flow stored just now (pending), and to the original jobs of the flow's
+   * duplicates (checked as stored jobs: one may have failed). A failed one under the
+   * `cancel` policy refuses the whole flow (the unit is rolled back).
+   */
+  private *flowEdges(
+    tx: StoreTx,
+    jobs: readonly FlowJob[],
+    index: number,
+    localParents: readonly number[],
+    stored: readonly { id: string; fresh: boolean }[],
+    byId: DependencyEdges | null,
+  ): Op<DependencyEdges | null> {
+    if (localParents.length === 0) return byId;
+    const policy = byId?.policy ?? jobs[index]!.onDependencyFailure ?? 'cancel';
+    const edges: DependencyEdges = { policy, edges: [...(byId?.edges ?? [])], pending: byId?.pending ?? 0 };
+    const originals: string[] = [];
+    for (const parent of localParents) {
+      const { id, fresh } = stored[parent]!;
+      if (!fresh) originals.push(id);
+      else if (!edges.edges.some((e) => e.parentId === id)) {
+        edges.edges.push({ parentId: id, state: 'pending', name: jobs[parent]!.name });
+        edges.pending++;
+      }
+    }
+    const unique = originals.filter(
+      (id, i) => originals.indexOf(id) === i && !edges.edges.some((e) => e.parentId === id),
+    );
+    if (unique.length > 0) {
+      const checked = yield* dependencyEdges(tx, this.ctx.store.kind, { ids: unique, policy });
+      if ('reason' in checked) {
+        throw SeppError.rejected({
+          ...checked,
+          message: `jobs[${index}] (${jobs[index]!.name}): ${checked.message}`,
+        });
+      }
+      for (const edge of checked.edges) {
+        const local = localParents.find((p) => stored[p]!.id === edge.parentId);
+        edges.edges.push(local === undefined ? edge : { ...edge, name: jobs[local]!.name });
+      }
+      edges.pending += checked.pending;
+    }
+    return edges;
   }
 
   /** One event per queue and outcome, not per job: batches stay cheap to report. */
@@ -250,9 +414,16 @@ export class Enqueuer {
    * Adds a new job to `added` (its queue exists in this transaction); the caller has checked
    * it is not a duplicate, and stores `added` once done. Keys are remembered with the rows.
    */
-  private insert(tx: StoreTx, job: ValidJob, nowMs: number, added: AddedJobs): EnqueueAccepted {
+  private insert(
+    tx: StoreTx,
+    job: ValidJob,
+    nowMs: number,
+    added: AddedJobs,
+    edges: DependencyEdges | null,
+  ): EnqueueAccepted {
     const id = this.ids.next(nowMs);
-    const state = job.scheduled ? 'scheduled' : 'ready';
+    const waiting = edges !== null && edges.pending > 0;
+    const state = waiting ? 'waiting' : job.scheduled ? 'scheduled' : 'ready';
     added.add({
       id,
       queue: job.queue,
@@ -274,7 +445,8 @@ export class Enqueuer {
     });
     if (job.group !== null) added.grouped(job.queue);
     if (IdempotencyKeys.remembers(job)) added.remember(job, id, nowMs);
-    if (job.scheduled) this.ctx.wakeAt(tx, job.runAtMs);
+    if (edges !== null) added.depend(id, job.queue, edges);
+    if (job.scheduled && !waiting) this.ctx.wakeAt(tx, job.runAtMs);
     if (job.expiresAtMs !== null) this.ctx.wakeAt(tx, job.expiresAtMs);
     if (this.ctx.events.recording) {
       this.ctx.record(tx, {
@@ -305,15 +477,20 @@ class AddedJobs {
   private rows: NewJobRow[] = [];
   private keys: { queue: string; key: string; jobId: string; expiresAtMs: number }[] | undefined;
   private groupedQueues: Set<string> | undefined;
-  private readonly jobs = new Map<string, { ready: number; scheduled: number }>();
+  /** The dependency edges of added jobs that named depends_on (stored after their rows). */
+  private dependencies: { childId: string; queue: string; edges: DependencyEdges }[] | undefined;
+  private readonly jobs = new Map<string, { ready: number; scheduled: number; waiting: number }>();
 
-  constructor(private readonly flow: FlowControl) {}
+  constructor(
+    private readonly flow: FlowControl,
+    private readonly dependencyQueues: DependencyQueues,
+  ) {}
 
   add(row: NewJobRow): void {
     this.rows.push(row);
     let perState = this.jobs.get(row.queue);
     if (perState === undefined) {
-      perState = { ready: 0, scheduled: 0 };
+      perState = { ready: 0, scheduled: 0, waiting: 0 };
       this.jobs.set(row.queue, perState);
     }
     perState[row.state]++;
@@ -330,6 +507,12 @@ class AddedJobs {
     });
   }
 
+  /** A new job named depends_on: its edges are stored with it. */
+  depend(childId: string, queue: string, edges: DependencyEdges): void {
+    this.dependencies ??= [];
+    this.dependencies.push({ childId, queue, edges });
+  }
+
   /** A job with a group was added to `queue`: its leases take turns from now on. */
   grouped(queue: string): void {
     if (this.flow.hasGroups(queue)) return;
@@ -340,7 +523,7 @@ class AddedJobs {
   /** Jobs added to `queue` so far (not yet in its counts). */
   inQueue(queue: string): number {
     const perState = this.jobs.get(queue);
-    return perState === undefined ? 0 : perState.ready + perState.scheduled;
+    return perState === undefined ? 0 : perState.ready + perState.scheduled + perState.waiting;
   }
 
   /** Stores the jobs added so far (in order), with their keys and group marks, and forgets them. */
@@ -355,6 +538,15 @@ class AddedJobs {
       this.keys = undefined;
       for (const key of keys) yield* tx.keys.remember(key);
     }
+    if (this.dependencies !== undefined) {
+      const dependencies = this.dependencies;
+      this.dependencies = undefined;
+      for (const { childId, queue, edges } of dependencies) {
+        // dependencyEdges refused the job if the store had no dependency capability.
+        yield* tx.dependencies!.add({ childId, policy: edges.policy, edges: edges.edges });
+        yield* this.dependencyQueues.jobAdded(tx, queue);
+      }
+    }
     if (this.groupedQueues !== undefined) {
       const queues = this.groupedQueues;
       this.groupedQueues = undefined;
@@ -367,6 +559,7 @@ class AddedJobs {
     for (const [queue, perState] of this.jobs) {
       yield* ctx.count(tx, queue, null, 'ready', perState.ready);
       yield* ctx.count(tx, queue, null, 'scheduled', perState.scheduled);
+      yield* ctx.count(tx, queue, null, 'waiting', perState.waiting);
       ctx.jobsReady(tx, queue, perState.ready);
     }
   }

@@ -22,6 +22,12 @@ export interface SizedJob {
   readonly idempotencyKey: string | null;
   readonly lastError: string | null;
   readonly group: string | null;
+  /** Only a job that had dependencies has them. */
+  readonly dependencyResults?: readonly {
+    readonly name: string | null;
+    readonly result: Uint8Array | null;
+    readonly resultContentType: string | null;
+  }[];
 }
 
 /** An upper bound of a job's encoded size; `idLength` is its id's length (`id` or `jobId`). */
@@ -37,5 +43,13 @@ export function leasedJobBytes(job: SizedJob, idLength: number): number {
     (job.lastError?.length ?? 0) +
     (job.group?.length ?? 0);
   for (const key in job.metadata) chars += key.length + (job.metadata[key]?.length ?? 0) + 8;
-  return jobOverheadBytes + job.payload.length + 3 * chars;
+  let resultBytes = 0;
+  if (job.dependencyResults !== undefined) {
+    for (const d of job.dependencyResults) {
+      // An id (36), tags and the state, generously; the name and content type at 3 bytes a unit.
+      resultBytes += 64 + (d.result?.byteLength ?? 0);
+      chars += (d.name?.length ?? 0) + (d.resultContentType?.length ?? 0);
+    }
+  }
+  return jobOverheadBytes + job.payload.length + resultBytes + 3 * chars;
 }

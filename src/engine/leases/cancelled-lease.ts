@@ -4,10 +4,12 @@
  * its lease runs out (maintenance), and that end makes the job `cancelled`,
  * never a retry. Kept with the leases: it is how a settlement ends.
  */
+import { dependedOn } from '../../store/dependencies.ts';
 import type { Op } from '../../store/op.ts';
 import type { AttemptRow } from '../../store/rows.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
+import { releaseDependents } from '../dependencies/index.ts';
 import { eventAbout } from '../events/index.ts';
 import { cancelledOutcome } from '../finished-outcomes.ts';
 import { appendError } from '../jobs/index.ts';
@@ -40,6 +42,7 @@ export function* finishCancelled(
   if (ctx.outcomes.enabled && ctx.queues.settingsFor(row.queue).cancelledRetentionMs === 0) {
     ctx.keepOutcome(tx, cancelledOutcome(row, ctx.clock.nowMs(), error));
   }
+  if (dependedOn(row.dependency_flags)) yield* releaseDependents(ctx, tx, row.id, 'failed');
 }
 
 /** What a settlement of a cancelled job's lease is told. */

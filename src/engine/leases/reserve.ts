@@ -16,6 +16,7 @@ import type { LeasedRow } from '../../store/rows.ts';
 import type { LeaseParams, StoreTx } from '../../store/store.ts';
 import { checkQueueList } from '../checks.ts';
 import type { EngineContext } from '../context.ts';
+import { type DependencyQueues, dependencyResults } from '../dependencies/index.ts';
 import { SeppError } from '../errors.ts';
 import { type FlowControl, queueOrder } from '../flow-control/index.ts';
 import { leasedJobFromRow } from '../jobs/index.ts';
@@ -79,6 +80,8 @@ export class Reserver {
     private readonly flow: FlowControl,
     private readonly waiters: WaiterRegistry,
     private readonly expiry: Expiry,
+    /** The queues whose leased jobs may have results of dependencies to get. */
+    private readonly dependencyQueues: DependencyQueues,
   ) {}
 
   /** Leases up to `maxJobs` jobs, waiting up to `waitMs` for one; `signal` ends the wait early. */
@@ -227,8 +230,13 @@ export class Reserver {
         // Jobs whose expiry passed since maintenance last ran are not handed out (expiry.ts);
         // their lease ends at once, which gives their max_leased and group slots back.
         const live = Expiry.hasExpired(rows, nowMs) ? yield* this.expiry.dropExpired(tx, rows, nowMs) : rows;
+        const passesResults = this.dependencyQueues.has(queue);
         for (const row of live) {
           const job = leasedJobFromRow(row);
+          if (passesResults) {
+            const results = yield* dependencyResults(tx, row.id, this.ctx.limits);
+            if (results.length > 0) job.dependencyResults = results;
+          }
           if (request.answerBytesMax !== undefined) {
             const jobBytes = request.answerBytesOf(job);
             answerBytes += jobBytes;

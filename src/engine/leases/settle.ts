@@ -7,10 +7,12 @@
  * an extend is refused with `job_cancelled`.
  */
 
+import { dependedOn, waitsOnOthers } from '../../store/dependencies.ts';
 import type { Op } from '../../store/op.ts';
 import type { AttemptRow } from '../../store/rows.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
+import { releaseDependents } from '../dependencies/index.ts';
 import { SeppError } from '../errors.ts';
 import { deadOutcome, type FinishedOutcome } from '../finished-outcomes.ts';
 import { appendError } from '../jobs/index.ts';
@@ -80,7 +82,9 @@ export class Settler {
       yield* finishCancelled(this.ctx, tx, row!, null);
       return { ok: false, code: 'job_cancelled', message: cancelledMessage(row!) };
     }
-    const retained = queues.settingsFor(row!.queue).completedRetentionMs > 0;
+    // A job others depend on is kept: they read its result (docs/decisions/0101-workflows-design.md).
+    const retained =
+      queues.settingsFor(row!.queue).completedRetentionMs > 0 || dependedOn(row!.dependency_flags);
     if (retained) {
       yield* tx.leases.complete({
         jobId,
@@ -90,6 +94,12 @@ export class Settler {
         resultContentType: resultContentTypeOf(ack),
       });
       yield* this.ctx.count(tx, row!.queue, 'leased', 'completed', 1);
+    } else if (waitsOnOthers(row!.dependency_flags)) {
+      // A job that waited on others: its edges go with it (the one-statement ack leaves it alone).
+      yield* tx.jobs.delete(row!.seq);
+      yield* tx.dependencies!.forget(row!.seq);
+      yield* this.ctx.count(tx, row!.queue, 'leased', null, 1);
+      if (this.ctx.outcomes.enabled) this.ctx.keepOutcome(tx, completedOutcome(ack, row!, clock.nowMs()));
     } else {
       yield* tx.leases.ack(ack);
       yield* this.ctx.count(tx, row!.queue, 'leased', null, 1);
@@ -97,6 +107,7 @@ export class Settler {
     }
     this.ctx.emit(tx, { kind: 'acked', queue: row!.queue, count: 1 });
     if (this.ctx.events.recording) this.recordCompleted(tx, ack, row!, retained);
+    if (dependedOn(row!.dependency_flags)) yield* releaseDependents(this.ctx, tx, jobId, 'completed');
     return { ok: true };
   }
 
@@ -202,6 +213,7 @@ export class Settler {
         // Swept at the next pass: its outcome outlives the row.
         this.ctx.keepOutcome(tx, deadOutcome(row, row.attempt, nowMs, error, deadReason));
       }
+      if (dependedOn(row.dependency_flags)) yield* releaseDependents(this.ctx, tx, row.id, 'failed');
       return { state: 'dead', runAtMs: null };
     }
     const delayMs =

@@ -18,10 +18,10 @@ export const requeueSet = `state = 'ready', attempt_base = attempt, run_at_ms = 
 export function prepareControlStatements(db: Db) {
   return {
     // ---- cancel
-    /** A scheduled or ready job → cancelled. */
+    /** A scheduled, ready or waiting job → cancelled. */
     cancelWaiting: db.prepare<[{ seq: number; nowMs: number; by: string | null }]>(
       `UPDATE jobs SET state = 'cancelled', cancelled_at_ms = @nowMs, cancelled_by = @by
-        WHERE seq = @seq AND state IN ('scheduled', 'ready')`,
+        WHERE seq = @seq AND state IN ('scheduled', 'ready', 'waiting')`,
     ),
     /** Records a cancel request on a leased job; it stays leased until its worker stops or the lease ends. */
     requestCancel: db.prepare<[{ seq: number; nowMs: number; by: string | null }]>(
@@ -50,7 +50,7 @@ export function prepareControlStatements(db: Db) {
 
     // ---- expiry (index jobs_expiry; the WHERE repeats the index's so the planner may use it)
     expiredWaiting: db.prepare<[{ nowMs: number; limit: number }], ExpiredRow>(
-      `SELECT seq, id, queue, type, attempt, state, idempotency_key, expires_at_ms FROM jobs
+      `SELECT seq, id, queue, type, attempt, state, idempotency_key, dependency_flags, expires_at_ms FROM jobs
         WHERE expires_at_ms IS NOT NULL AND state IN ('scheduled', 'ready') AND expires_at_ms <= @nowMs
         ORDER BY expires_at_ms LIMIT @limit`,
     ),

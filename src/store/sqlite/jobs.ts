@@ -4,6 +4,7 @@
  * changes (promotion of due jobs, retention sweeps). Prepared once; each lists
  * its parameters; time is always a parameter.
  */
+import { jobsWaitOnIt, waitsOnJobs } from '../dependencies.ts';
 import type { Op } from '../op.ts';
 import type { AttemptRow, ControlRow, JobRow, JobSummaryRow, NewJobRow } from '../rows.ts';
 import type { Jobs } from '../store.ts';
@@ -62,7 +63,7 @@ export function prepareJobStatements(db: Db) {
     attemptById: db.prepare<[string], AttemptRow>(`SELECT ${attemptColumns} FROM jobs WHERE id = ?`),
     controlRowById: db.prepare<[string], ControlRow>(
       `SELECT seq, id, queue, type, state, priority, attempt, run_at_ms, expires_at_ms, worker_id, idempotency_key,
-              group_key, cancelled_at_ms, cancelled_by, completed_at_ms
+              group_key, cancelled_at_ms, cancelled_by, completed_at_ms, dependency_flags
          FROM jobs WHERE id = ?`,
     ),
     /** The state of a job (a schedule's overlap policy asks for its last job's). */
@@ -83,19 +84,31 @@ export function prepareJobStatements(db: Db) {
     nextRunAt: db
       .prepare<[], number | null>("SELECT min(run_at_ms) FROM jobs WHERE state = 'scheduled'")
       .pluck(),
-    sweepDead: db.prepare<[SweepParams]>(
-      `DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'dead'
-                                       AND failed_at_ms < @beforeMs ORDER BY failed_at_ms LIMIT @limit)`,
-    ),
-    sweepCompleted: db.prepare<[SweepParams]>(
-      `DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'completed'
-                                       AND completed_at_ms < @beforeMs ORDER BY completed_at_ms LIMIT @limit)`,
-    ),
-    sweepCancelled: db.prepare<[SweepParams]>(
-      `DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'cancelled'
-                                       AND cancelled_at_ms < @beforeMs ORDER BY cancelled_at_ms LIMIT @limit)`,
-    ),
+    sweepDead: sweepStatement(db, 'dead', 'failed_at_ms'),
+    sweepCompleted: sweepStatement(db, 'completed', 'completed_at_ms'),
+    sweepCancelled: sweepStatement(db, 'cancelled', 'cancelled_at_ms'),
+    /** The edges of swept jobs that had dependencies (schema/0012_dependencies.sql). */
+    forgetEdges: db.prepare<[number]>('DELETE FROM job_dependencies WHERE child_seq = ?'),
   };
+}
+
+/**
+ * A retention sweep of one final state, oldest first. A job others depend on stays while
+ * one of them has not ended (it may still read its result, or wait for its requeue:
+ * docs/decisions/0101-workflows-design.md); `dependency_flags` is 0 for every other
+ * job, so the check costs them nothing. Returns the deleted jobs' seqs and flags, so
+ * the edges of the ones that waited on others go with them.
+ */
+function sweepStatement(db: Db, state: 'dead' | 'completed' | 'cancelled', endedAt: string) {
+  return db.prepare<[SweepParams], { seq: number; dependency_flags: number }>(
+    `DELETE FROM jobs WHERE seq IN (
+       SELECT j.seq FROM jobs j WHERE j.queue = @queue AND j.state = '${state}' AND j.${endedAt} < @beforeMs
+          AND ((j.dependency_flags & ${jobsWaitOnIt}) = 0 OR NOT EXISTS (
+                SELECT 1 FROM job_dependencies d JOIN jobs c ON c.seq = d.child_seq
+                 WHERE d.parent_id = j.id AND c.state IN ('waiting', 'scheduled', 'ready', 'leased')))
+        ORDER BY j.${endedAt} LIMIT @limit)
+     RETURNING seq, dependency_flags`,
+  );
 }
 
 type JobStatements = ReturnType<typeof prepareJobStatements>;
@@ -131,7 +144,9 @@ export function jobOps(sql: JobStatements, inserts: MultiRowStatement<NewJobRow,
       return sql.promoteDue.all(p);
     },
     *sweep(p) {
-      return sweeps[p.state].run(p).changes;
+      const swept = sweeps[p.state].all(p);
+      for (const job of swept) if ((job.dependency_flags & waitsOnJobs) !== 0) sql.forgetEdges.run(job.seq);
+      return swept.length;
     },
   };
 }

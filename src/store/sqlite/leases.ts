@@ -18,7 +18,7 @@ export const leasedColumns =
 
 /** The columns of an AttemptRow (jobs.ts reads them too). */
 export const attemptColumns =
-  'seq, id, queue, type, state, attempt, max_attempts, attempt_base, errors_json, cancelled_at_ms, cancelled_by';
+  'seq, id, queue, type, state, attempt, max_attempts, attempt_base, errors_json, cancelled_at_ms, cancelled_by, dependency_flags';
 
 const leasedColumnNames = leasedColumns.split(', ') as (keyof LeasedRow)[];
 
@@ -61,10 +61,13 @@ const leaseSet = `SET state = 'leased', attempt = attempt + 1, leased_at_ms = @n
 /**
  * The rows an ack deletes without reading them first: leased (at the ack's attempt, which
  * each statement adds) and not asked to stop (a cancel request makes the ack answer
- * `job_cancelled` instead, after reading the row). Shared by `ack` and `ackMany`: a
- * condition added here holds for both.
+ * `job_cancelled` instead, after reading the row), and in no dependency (a job others
+ * wait on is kept completed and releases them, a waiting job's edges go with it: the
+ * Settler's slow path; the column is 0 for every other job, so it pays one comparison
+ * of a row already found). Shared by `ack` and `ackMany`: a condition added here holds
+ * for both.
  */
-const ackableLeased = "state = 'leased' AND cancelled_at_ms IS NULL";
+const ackableLeased = "state = 'leased' AND cancelled_at_ms IS NULL AND dependency_flags = 0";
 
 export function prepareLeaseStatements(db: Db) {
   return {

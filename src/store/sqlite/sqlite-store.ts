@@ -39,6 +39,7 @@ import { closeDatabase } from './close.ts';
 import { controlOps, prepareControlStatements } from './control.ts';
 import { countOps, prepareCountStatements } from './counts.ts';
 import { deadLetterOps, prepareDeadLetterStatements } from './dead-letters.ts';
+import { dependencyOps, prepareDependencyStatements } from './dependencies.ts';
 import { DiskReserve } from './disk-reserve.ts';
 import { FileIdentity } from './file-identity.ts';
 import { flowOps, prepareFlowStatements } from './flow.ts';
@@ -72,6 +73,7 @@ export function sqliteCapabilities(db: Db): SqliteCapabilities {
     audit: auditOps(prepareAuditStatements(db)),
     settings: settingOps(prepareSettingStatements(db)),
     sessions: sessionOps(prepareSessionStatements(db)),
+    dependencies: dependencyOps(prepareDependencyStatements(db)),
   };
 }
 

@@ -206,7 +206,7 @@ export class ModelQueues {
   }
 
   counts(queue: string): Record<JobState, number> {
-    const c = { scheduled: 0, ready: 0, leased: 0, completed: 0, dead: 0, cancelled: 0 };
+    const c = { scheduled: 0, ready: 0, leased: 0, completed: 0, dead: 0, cancelled: 0, waiting: 0 };
     for (const j of this.jobs.values()) if (j.queue === queue) c[j.state]++;
     return c;
   }

@@ -37,7 +37,7 @@ class Run extends OperatorSteps {
     // Weights follow the state, so that most steps do something: settle when
     // there are leases, reserve when jobs are ready, manage dead letters when
     // there are some; now and then a step that is bound to be refused.
-    const states = { scheduled: 0, ready: 0, leased: 0, completed: 0, dead: 0, cancelled: 0 };
+    const states = { scheduled: 0, ready: 0, leased: 0, completed: 0, dead: 0, cancelled: 0, waiting: 0 };
     for (const j of this.model.jobs.values()) states[j.state]++;
     const settle = states.leased > 0 ? 10 : 0.5;
     const op = d.weighted<() => Promise<void>>([

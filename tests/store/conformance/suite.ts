@@ -13,6 +13,7 @@ import type { StoreBackend } from './backend.ts';
 import { browseCases } from './cases/browse.ts';
 import { bulkCases } from './cases/bulk.ts';
 import { controlCases } from './cases/control.ts';
+import { dependencyCases } from './cases/dependencies.ts';
 import { eventCases } from './cases/events.ts';
 import { flowCases } from './cases/flow.ts';
 import { jobCases } from './cases/jobs.ts';
@@ -30,6 +31,7 @@ export function exerciseStore(backend: StoreBackend): void {
     ...leaseCases,
     ...flowCases,
     ...controlCases,
+    ...dependencyCases,
     ...bulkCases,
     ...scheduleCases,
     ...eventCases,

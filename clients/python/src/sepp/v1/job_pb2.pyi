@@ -9,6 +9,10 @@ DEAD_REASON_DEAD_LETTERED: DeadReason
 DEAD_REASON_EXPIRED: DeadReason
 DEAD_REASON_LEASE_EXPIRED: DeadReason
 DEAD_REASON_UNSPECIFIED: DeadReason
+DEPENDENCY_FAILURE_POLICY_CANCEL: DependencyFailurePolicy
+DEPENDENCY_FAILURE_POLICY_RUN: DependencyFailurePolicy
+DEPENDENCY_FAILURE_POLICY_UNSPECIFIED: DependencyFailurePolicy
+DEPENDENCY_FAILURE_POLICY_WAIT: DependencyFailurePolicy
 DESCRIPTOR: _descriptor.FileDescriptor
 JOB_STATE_CANCELLED: JobState
 JOB_STATE_COMPLETED: JobState
@@ -17,6 +21,9 @@ JOB_STATE_LEASED: JobState
 JOB_STATE_READY: JobState
 JOB_STATE_SCHEDULED: JobState
 JOB_STATE_UNSPECIFIED: JobState
+JOB_STATE_WAITING: JobState
+REJECTION_REASON_DEPENDENCIES_UNSUPPORTED: RejectionReason
+REJECTION_REASON_DEPENDENCY_FAILED: RejectionReason
 REJECTION_REASON_INVALID_JOB: RejectionReason
 REJECTION_REASON_INVALID_NAME: RejectionReason
 REJECTION_REASON_JOB_TYPE_NOT_ALLOWED: RejectionReason
@@ -24,6 +31,7 @@ REJECTION_REASON_METADATA_TOO_LARGE: RejectionReason
 REJECTION_REASON_PAYLOAD_TOO_LARGE: RejectionReason
 REJECTION_REASON_QUEUE_FULL: RejectionReason
 REJECTION_REASON_SCHEDULED_TOO_FAR: RejectionReason
+REJECTION_REASON_UNKNOWN_DEPENDENCY: RejectionReason
 REJECTION_REASON_UNKNOWN_QUEUE: RejectionReason
 REJECTION_REASON_UNSPECIFIED: RejectionReason
 
@@ -37,6 +45,22 @@ class AttemptError(_message.Message):
     error: str
     def __init__(self, attempt: _Optional[int] = ..., at_ms: _Optional[int] = ..., error: _Optional[str] = ...) -> None: ...
 
+class DependencyResult(_message.Message):
+    __slots__ = ["job_id", "name", "result", "result_content_type", "result_omitted", "state"]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    RESULT_CONTENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    RESULT_OMITTED_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    name: str
+    result: bytes
+    result_content_type: str
+    result_omitted: bool
+    state: JobState
+    def __init__(self, job_id: _Optional[str] = ..., name: _Optional[str] = ..., state: _Optional[_Union[JobState, str]] = ..., result: _Optional[bytes] = ..., result_content_type: _Optional[str] = ..., result_omitted: bool = ...) -> None: ...
+
 class EnqueueAccepted(_message.Message):
     __slots__ = ["deduplicated", "job_id"]
     DEDUPLICATED_FIELD_NUMBER: _ClassVar[int]
@@ -46,7 +70,7 @@ class EnqueueAccepted(_message.Message):
     def __init__(self, job_id: _Optional[str] = ..., deduplicated: bool = ...) -> None: ...
 
 class EnqueueJob(_message.Message):
-    __slots__ = ["content_type", "delay_ms", "expires_at_ms", "group", "idempotency_key", "max_attempts", "metadata", "payload", "priority", "queue", "run_at_ms", "traceparent", "tracestate", "ttl_ms", "type", "unique_while_active"]
+    __slots__ = ["content_type", "delay_ms", "depends_on", "expires_at_ms", "group", "idempotency_key", "max_attempts", "metadata", "on_dependency_failure", "payload", "priority", "queue", "run_at_ms", "traceparent", "tracestate", "ttl_ms", "type", "unique_while_active"]
     class MetadataEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -56,11 +80,13 @@ class EnqueueJob(_message.Message):
         def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     CONTENT_TYPE_FIELD_NUMBER: _ClassVar[int]
     DELAY_MS_FIELD_NUMBER: _ClassVar[int]
+    DEPENDS_ON_FIELD_NUMBER: _ClassVar[int]
     EXPIRES_AT_MS_FIELD_NUMBER: _ClassVar[int]
     GROUP_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     MAX_ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
+    ON_DEPENDENCY_FAILURE_FIELD_NUMBER: _ClassVar[int]
     PAYLOAD_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
@@ -72,11 +98,13 @@ class EnqueueJob(_message.Message):
     UNIQUE_WHILE_ACTIVE_FIELD_NUMBER: _ClassVar[int]
     content_type: str
     delay_ms: int
+    depends_on: _containers.RepeatedScalarFieldContainer[str]
     expires_at_ms: int
     group: str
     idempotency_key: str
     max_attempts: int
     metadata: _containers.ScalarMap[str, str]
+    on_dependency_failure: DependencyFailurePolicy
     payload: bytes
     priority: int
     queue: str
@@ -86,7 +114,7 @@ class EnqueueJob(_message.Message):
     ttl_ms: int
     type: str
     unique_while_active: bool
-    def __init__(self, queue: _Optional[str] = ..., type: _Optional[str] = ..., payload: _Optional[bytes] = ..., content_type: _Optional[str] = ..., priority: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., delay_ms: _Optional[int] = ..., max_attempts: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., expires_at_ms: _Optional[int] = ..., ttl_ms: _Optional[int] = ..., unique_while_active: bool = ..., group: _Optional[str] = ...) -> None: ...
+    def __init__(self, queue: _Optional[str] = ..., type: _Optional[str] = ..., payload: _Optional[bytes] = ..., content_type: _Optional[str] = ..., priority: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., delay_ms: _Optional[int] = ..., max_attempts: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., expires_at_ms: _Optional[int] = ..., ttl_ms: _Optional[int] = ..., unique_while_active: bool = ..., group: _Optional[str] = ..., depends_on: _Optional[_Iterable[str]] = ..., on_dependency_failure: _Optional[_Union[DependencyFailurePolicy, str]] = ...) -> None: ...
 
 class EnqueueResult(_message.Message):
     __slots__ = ["accepted", "rejection"]
@@ -210,7 +238,7 @@ class JobResult(_message.Message):
     def __init__(self, data: _Optional[bytes] = ..., content_type: _Optional[str] = ...) -> None: ...
 
 class LeasedJob(_message.Message):
-    __slots__ = ["attempt", "content_type", "enqueued_at_ms", "group", "idempotency_key", "job_id", "last_error", "lease_deadline_ms", "max_attempts", "metadata", "payload", "priority", "queue", "run_at_ms", "traceparent", "tracestate", "type"]
+    __slots__ = ["attempt", "content_type", "dependency_results", "enqueued_at_ms", "group", "idempotency_key", "job_id", "last_error", "lease_deadline_ms", "max_attempts", "metadata", "payload", "priority", "queue", "run_at_ms", "traceparent", "tracestate", "type"]
     class MetadataEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -220,6 +248,7 @@ class LeasedJob(_message.Message):
         def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     CONTENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+    DEPENDENCY_RESULTS_FIELD_NUMBER: _ClassVar[int]
     ENQUEUED_AT_MS_FIELD_NUMBER: _ClassVar[int]
     GROUP_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
@@ -237,6 +266,7 @@ class LeasedJob(_message.Message):
     TYPE_FIELD_NUMBER: _ClassVar[int]
     attempt: int
     content_type: str
+    dependency_results: _containers.RepeatedCompositeFieldContainer[DependencyResult]
     enqueued_at_ms: int
     group: str
     idempotency_key: str
@@ -252,9 +282,12 @@ class LeasedJob(_message.Message):
     traceparent: str
     tracestate: str
     type: str
-    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., payload: _Optional[bytes] = ..., content_type: _Optional[str] = ..., priority: _Optional[int] = ..., attempt: _Optional[int] = ..., max_attempts: _Optional[int] = ..., lease_deadline_ms: _Optional[int] = ..., enqueued_at_ms: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., last_error: _Optional[str] = ..., group: _Optional[str] = ...) -> None: ...
+    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., payload: _Optional[bytes] = ..., content_type: _Optional[str] = ..., priority: _Optional[int] = ..., attempt: _Optional[int] = ..., max_attempts: _Optional[int] = ..., lease_deadline_ms: _Optional[int] = ..., enqueued_at_ms: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., last_error: _Optional[str] = ..., group: _Optional[str] = ..., dependency_results: _Optional[_Iterable[_Union[DependencyResult, _Mapping]]] = ...) -> None: ...
 
 class JobState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class DependencyFailurePolicy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
 
 class DeadReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):

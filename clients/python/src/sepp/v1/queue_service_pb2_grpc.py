@@ -4,6 +4,7 @@ import grpc
 from sepp.v1 import admin_pb2 as sepp_dot_v1_dot_admin__pb2
 from sepp.v1 import bulk_pb2 as sepp_dot_v1_dot_bulk__pb2
 from sepp.v1 import events_pb2 as sepp_dot_v1_dot_events__pb2
+from sepp.v1 import flow_pb2 as sepp_dot_v1_dot_flow__pb2
 from sepp.v1 import produce_pb2 as sepp_dot_v1_dot_produce__pb2
 from sepp.v1 import schedule_pb2 as sepp_dot_v1_dot_schedule__pb2
 from sepp.v1 import work_pb2 as sepp_dot_v1_dot_work__pb2
@@ -89,6 +90,11 @@ class QueueServiceStub(object):
         '/sepp.v1.QueueService/EnqueueAtomic',
         request_serializer=sepp_dot_v1_dot_produce__pb2.EnqueueAtomicRequest.SerializeToString,
         response_deserializer=sepp_dot_v1_dot_produce__pb2.EnqueueAtomicResponse.FromString,
+        )
+    self.EnqueueFlow = channel.unary_unary(
+        '/sepp.v1.QueueService/EnqueueFlow',
+        request_serializer=sepp_dot_v1_dot_flow__pb2.EnqueueFlowRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_flow__pb2.EnqueueFlowResponse.FromString,
         )
     self.Reserve = channel.unary_unary(
         '/sepp.v1.QueueService/Reserve',
@@ -384,6 +390,17 @@ class QueueServiceServicer(object):
     """Enqueues many jobs, all or nothing: either every id, or every failing index
     with its reason and nothing stored.
     Errors: INVALID_ARGUMENT (no jobs), RESOURCE_EXHAUSTED (too many jobs).
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def EnqueueFlow(self, request, context):
+    """Enqueues a flow (flow.proto): jobs that name each other locally, each
+    waiting until the jobs it runs after completed; all or nothing.
+    Role: producer. Errors: INVALID_ARGUMENT (the shape: a cycle, an unknown
+    name, a chain too deep), RESOURCE_EXHAUSTED (too many jobs),
+    FAILED_PRECONDITION (a store without dependencies).
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
@@ -843,6 +860,11 @@ def add_QueueServiceServicer_to_server(servicer, server):
           servicer.EnqueueAtomic,
           request_deserializer=sepp_dot_v1_dot_produce__pb2.EnqueueAtomicRequest.FromString,
           response_serializer=sepp_dot_v1_dot_produce__pb2.EnqueueAtomicResponse.SerializeToString,
+      ),
+      'EnqueueFlow': grpc.unary_unary_rpc_method_handler(
+          servicer.EnqueueFlow,
+          request_deserializer=sepp_dot_v1_dot_flow__pb2.EnqueueFlowRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_flow__pb2.EnqueueFlowResponse.SerializeToString,
       ),
       'Reserve': grpc.unary_unary_rpc_method_handler(
           servicer.Reserve,

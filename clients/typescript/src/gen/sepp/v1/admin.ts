@@ -653,6 +653,20 @@ export interface ServerLimits {
    * Default 1000.
    */
   maxQueues: number;
+  /**
+   * Jobs one job may name in `depends_on` (limits.max_dependencies_per_job).
+   * Default 100. Numbered from 50: the range kept for workflows (issue 33).
+   */
+  maxDependenciesPerJob: number;
+  /** Jobs in one flow (EnqueueFlow; limits.max_flow_jobs). Default 1000. */
+  maxFlowJobs: number;
+  /** The longest chain of jobs in one flow (limits.max_flow_depth). Default 100. */
+  maxFlowDepth: number;
+  /**
+   * Results of its dependencies handed to a leased job, in bytes together
+   * (limits.max_dependency_results_bytes); above it, ids only. Default 256 KiB.
+   */
+  maxDependencyResultsBytes: number;
 }
 
 /** The server's version, clock, durability and limits. */
@@ -4252,6 +4266,10 @@ function createBaseServerLimits(): ServerLimits {
     maxBytesInFlightPerKey: 0,
     finishedOutcomeMs: 0,
     maxQueues: 0,
+    maxDependenciesPerJob: 0,
+    maxFlowJobs: 0,
+    maxFlowDepth: 0,
+    maxDependencyResultsBytes: 0,
   };
 }
 
@@ -4349,6 +4367,18 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     }
     if (message.maxQueues !== 0) {
       writer.uint32(280).int32(message.maxQueues);
+    }
+    if (message.maxDependenciesPerJob !== 0) {
+      writer.uint32(400).int32(message.maxDependenciesPerJob);
+    }
+    if (message.maxFlowJobs !== 0) {
+      writer.uint32(408).int32(message.maxFlowJobs);
+    }
+    if (message.maxFlowDepth !== 0) {
+      writer.uint32(416).int32(message.maxFlowDepth);
+    }
+    if (message.maxDependencyResultsBytes !== 0) {
+      writer.uint32(424).int64(message.maxDependencyResultsBytes);
     }
     return writer;
   },
@@ -4614,6 +4644,38 @@ export const ServerLimits: MessageFns<ServerLimits> = {
             message.maxQueues = reader.int32();
             continue;
           }
+          case 50: {
+            if (tag !== 400) {
+              break;
+            }
+
+            message.maxDependenciesPerJob = reader.int32();
+            continue;
+          }
+          case 51: {
+            if (tag !== 408) {
+              break;
+            }
+
+            message.maxFlowJobs = reader.int32();
+            continue;
+          }
+          case 52: {
+            if (tag !== 416) {
+              break;
+            }
+
+            message.maxFlowDepth = reader.int32();
+            continue;
+          }
+          case 53: {
+            if (tag !== 424) {
+              break;
+            }
+
+            message.maxDependencyResultsBytes = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4783,6 +4845,26 @@ export const ServerLimits: MessageFns<ServerLimits> = {
         : isSet(object.max_queues)
         ? globalThis.Number(object.max_queues)
         : 0,
+      maxDependenciesPerJob: isSet(object.maxDependenciesPerJob)
+        ? globalThis.Number(object.maxDependenciesPerJob)
+        : isSet(object.max_dependencies_per_job)
+        ? globalThis.Number(object.max_dependencies_per_job)
+        : 0,
+      maxFlowJobs: isSet(object.maxFlowJobs)
+        ? globalThis.Number(object.maxFlowJobs)
+        : isSet(object.max_flow_jobs)
+        ? globalThis.Number(object.max_flow_jobs)
+        : 0,
+      maxFlowDepth: isSet(object.maxFlowDepth)
+        ? globalThis.Number(object.maxFlowDepth)
+        : isSet(object.max_flow_depth)
+        ? globalThis.Number(object.max_flow_depth)
+        : 0,
+      maxDependencyResultsBytes: isSet(object.maxDependencyResultsBytes)
+        ? globalThis.Number(object.maxDependencyResultsBytes)
+        : isSet(object.max_dependency_results_bytes)
+        ? globalThis.Number(object.max_dependency_results_bytes)
+        : 0,
     };
   },
 
@@ -4881,6 +4963,18 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     if (message.maxQueues !== 0) {
       obj.maxQueues = Math.round(message.maxQueues);
     }
+    if (message.maxDependenciesPerJob !== 0) {
+      obj.maxDependenciesPerJob = Math.round(message.maxDependenciesPerJob);
+    }
+    if (message.maxFlowJobs !== 0) {
+      obj.maxFlowJobs = Math.round(message.maxFlowJobs);
+    }
+    if (message.maxFlowDepth !== 0) {
+      obj.maxFlowDepth = Math.round(message.maxFlowDepth);
+    }
+    if (message.maxDependencyResultsBytes !== 0) {
+      obj.maxDependencyResultsBytes = Math.round(message.maxDependencyResultsBytes);
+    }
     return obj;
   },
 
@@ -4920,6 +5014,10 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     message.maxBytesInFlightPerKey = object.maxBytesInFlightPerKey ?? 0;
     message.finishedOutcomeMs = object.finishedOutcomeMs ?? 0;
     message.maxQueues = object.maxQueues ?? 0;
+    message.maxDependenciesPerJob = object.maxDependenciesPerJob ?? 0;
+    message.maxFlowJobs = object.maxFlowJobs ?? 0;
+    message.maxFlowDepth = object.maxFlowDepth ?? 0;
+    message.maxDependencyResultsBytes = object.maxDependencyResultsBytes ?? 0;
     return message;
   },
 };

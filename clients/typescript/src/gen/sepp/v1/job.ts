@@ -70,6 +70,12 @@ export enum JobState {
    * `cancelled_retention_ms` (default 14 days).
    */
   CANCELLED = 6,
+  /**
+   * WAITING - Enqueued with `depends_on`: waits until every job it depends on completed
+   * (then READY, or SCHEDULED while its run-at time is ahead). No lease sees it.
+   * Numbered from 50: the range kept for workflows (issue 33).
+   */
+  WAITING = 50,
   UNRECOGNIZED = -1,
 }
 
@@ -96,6 +102,9 @@ export function jobStateFromJSON(object: any): JobState {
     case 6:
     case "JOB_STATE_CANCELLED":
       return JobState.CANCELLED;
+    case 50:
+    case "JOB_STATE_WAITING":
+      return JobState.WAITING;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -119,7 +128,71 @@ export function jobStateToJSON(object: JobState): string {
       return "JOB_STATE_DEAD";
     case JobState.CANCELLED:
       return "JOB_STATE_CANCELLED";
+    case JobState.WAITING:
+      return "JOB_STATE_WAITING";
     case JobState.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+/**
+ * What a failed dependency (dead, cancelled or expired) does to a job waiting on
+ * it (docs/decisions/0101-workflows-design.md).
+ */
+export enum DependencyFailurePolicy {
+  /** UNSPECIFIED - The default: CANCEL. */
+  UNSPECIFIED = 0,
+  /**
+   * CANCEL - The waiting job is cancelled (`cancelled_by` names the failed job), and so,
+   * by their own policies, are the jobs waiting on it.
+   */
+  CANCEL = 1,
+  /**
+   * RUN - The failed dependency counts as resolved: the job runs anyway (cleanup and
+   * "finally" jobs).
+   */
+  RUN = 2,
+  /**
+   * WAIT - The job keeps waiting; if the failed job is requeued from the dead letters
+   * and then completes, it goes on.
+   */
+  WAIT = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function dependencyFailurePolicyFromJSON(object: any): DependencyFailurePolicy {
+  switch (object) {
+    case 0:
+    case "DEPENDENCY_FAILURE_POLICY_UNSPECIFIED":
+      return DependencyFailurePolicy.UNSPECIFIED;
+    case 1:
+    case "DEPENDENCY_FAILURE_POLICY_CANCEL":
+      return DependencyFailurePolicy.CANCEL;
+    case 2:
+    case "DEPENDENCY_FAILURE_POLICY_RUN":
+      return DependencyFailurePolicy.RUN;
+    case 3:
+    case "DEPENDENCY_FAILURE_POLICY_WAIT":
+      return DependencyFailurePolicy.WAIT;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return DependencyFailurePolicy.UNRECOGNIZED;
+  }
+}
+
+export function dependencyFailurePolicyToJSON(object: DependencyFailurePolicy): string {
+  switch (object) {
+    case DependencyFailurePolicy.UNSPECIFIED:
+      return "DEPENDENCY_FAILURE_POLICY_UNSPECIFIED";
+    case DependencyFailurePolicy.CANCEL:
+      return "DEPENDENCY_FAILURE_POLICY_CANCEL";
+    case DependencyFailurePolicy.RUN:
+      return "DEPENDENCY_FAILURE_POLICY_RUN";
+    case DependencyFailurePolicy.WAIT:
+      return "DEPENDENCY_FAILURE_POLICY_WAIT";
+    case DependencyFailurePolicy.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
   }
@@ -239,6 +312,19 @@ export enum RejectionReason {
    * The message names the field. Status INVALID_ARGUMENT.
    */
   INVALID_JOB = 8,
+  /**
+   * UNKNOWN_DEPENDENCY - A job named in `depends_on` does not exist (never did, or was swept).
+   * Status NOT_FOUND. Numbered from 50: the range kept for workflows (issue 33).
+   */
+  UNKNOWN_DEPENDENCY = 50,
+  /**
+   * DEPENDENCY_FAILED - A job named in `depends_on` already failed (dead or cancelled) and the
+   * policy is CANCEL: the job would be cancelled at once, so it is not stored.
+   * Status FAILED_PRECONDITION.
+   */
+  DEPENDENCY_FAILED = 51,
+  /** DEPENDENCIES_UNSUPPORTED - The server's store keeps no dependencies. Status FAILED_PRECONDITION. */
+  DEPENDENCIES_UNSUPPORTED = 52,
   UNRECOGNIZED = -1,
 }
 
@@ -271,6 +357,15 @@ export function rejectionReasonFromJSON(object: any): RejectionReason {
     case 8:
     case "REJECTION_REASON_INVALID_JOB":
       return RejectionReason.INVALID_JOB;
+    case 50:
+    case "REJECTION_REASON_UNKNOWN_DEPENDENCY":
+      return RejectionReason.UNKNOWN_DEPENDENCY;
+    case 51:
+    case "REJECTION_REASON_DEPENDENCY_FAILED":
+      return RejectionReason.DEPENDENCY_FAILED;
+    case 52:
+    case "REJECTION_REASON_DEPENDENCIES_UNSUPPORTED":
+      return RejectionReason.DEPENDENCIES_UNSUPPORTED;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -298,6 +393,12 @@ export function rejectionReasonToJSON(object: RejectionReason): string {
       return "REJECTION_REASON_JOB_TYPE_NOT_ALLOWED";
     case RejectionReason.INVALID_JOB:
       return "REJECTION_REASON_INVALID_JOB";
+    case RejectionReason.UNKNOWN_DEPENDENCY:
+      return "REJECTION_REASON_UNKNOWN_DEPENDENCY";
+    case RejectionReason.DEPENDENCY_FAILED:
+      return "REJECTION_REASON_DEPENDENCY_FAILED";
+    case RejectionReason.DEPENDENCIES_UNSUPPORTED:
+      return "REJECTION_REASON_DEPENDENCIES_UNSUPPORTED";
     case RejectionReason.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -406,6 +507,16 @@ export interface EnqueueJob {
    * the job is leased as if groups did not exist.
    */
   group: string;
+  /**
+   * Ids of jobs of this server this job waits for: it is stored WAITING and
+   * becomes READY (or SCHEDULED) in the transaction that completes the last of
+   * them. At most `limits.max_dependencies_per_job` (default 100), no
+   * duplicates; an unknown id rejects the job (UNKNOWN_DEPENDENCY). A job can
+   * only depend on jobs that exist before it, so there is no cycle.
+   */
+  dependsOn: string[];
+  /** What a failed dependency does to this job; default CANCEL. */
+  onDependencyFailure: DependencyFailurePolicy;
 }
 
 export interface EnqueueJob_MetadataEntry {
@@ -473,7 +584,31 @@ export interface AttemptError {
   error: string;
 }
 
-/** A job as a worker receives it: leased until `lease_deadline_ms`. */
+/**
+ * A job as a worker receives it: leased until `lease_deadline_ms`.
+ * What a job a leased job depended on ended with (issue 33).
+ */
+export interface DependencyResult {
+  /** The dependency's id. */
+  jobId: string;
+  /** Its name in the flow that made the dependency; empty when named by id. */
+  name: string;
+  /**
+   * Its state now (COMPLETED, or DEAD / CANCELLED under the RUN policy);
+   * UNSPECIFIED once it was swept.
+   */
+  state: JobState;
+  /** Its result; empty without one, or when `result_omitted`. */
+  result: Buffer;
+  resultContentType: string;
+  /**
+   * True when the results of all dependencies together were above
+   * `limits.max_dependency_results_bytes` (default 256 KiB): fetch it with
+   * GetJob.
+   */
+  resultOmitted: boolean;
+}
+
 export interface LeasedJob {
   /** The job's id; pass it back on Ack, Nack and Extend. */
   jobId: string;
@@ -530,6 +665,11 @@ export interface LeasedJob {
   lastError: string;
   /** The group given at enqueue; empty if none. */
   group: string;
+  /**
+   * Only for a job enqueued with dependencies: what each of them ended with,
+   * in enqueue order (issue 33; field numbers from 50 are kept for workflows).
+   */
+  dependencyResults: DependencyResult[];
 }
 
 export interface LeasedJob_MetadataEntry {
@@ -700,6 +840,8 @@ function createBaseEnqueueJob(): EnqueueJob {
     expiry: undefined,
     uniqueWhileActive: false,
     group: "",
+    dependsOn: [],
+    onDependencyFailure: 0,
   };
 }
 
@@ -756,6 +898,12 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
     }
     if (message.group !== "") {
       writer.uint32(162).string(message.group);
+    }
+    for (const v of message.dependsOn) {
+      writer.uint32(402).string(v!);
+    }
+    if (message.onDependencyFailure !== 0) {
+      writer.uint32(408).int32(message.onDependencyFailure);
     }
     return writer;
   },
@@ -904,6 +1052,22 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
             message.group = reader.string();
             continue;
           }
+          case 50: {
+            if (tag !== 402) {
+              break;
+            }
+
+            message.dependsOn.push(reader.string());
+            continue;
+          }
+          case 51: {
+            if (tag !== 408) {
+              break;
+            }
+
+            message.onDependencyFailure = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -977,6 +1141,16 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
         ? globalThis.Boolean(object.unique_while_active)
         : false,
       group: isSet(object.group) ? globalThis.String(object.group) : "",
+      dependsOn: globalThis.Array.isArray(object?.dependsOn)
+        ? object.dependsOn.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.depends_on)
+        ? object.depends_on.map((e: any) => globalThis.String(e))
+        : [],
+      onDependencyFailure: isSet(object.onDependencyFailure)
+        ? dependencyFailurePolicyFromJSON(object.onDependencyFailure)
+        : isSet(object.on_dependency_failure)
+        ? dependencyFailurePolicyFromJSON(object.on_dependency_failure)
+        : 0,
     };
   },
 
@@ -1034,6 +1208,12 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
     if (message.group !== "") {
       obj.group = message.group;
     }
+    if (message.dependsOn?.length) {
+      obj.dependsOn = message.dependsOn;
+    }
+    if (message.onDependencyFailure !== 0) {
+      obj.onDependencyFailure = dependencyFailurePolicyToJSON(message.onDependencyFailure);
+    }
     return obj;
   },
 
@@ -1090,6 +1270,8 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
     }
     message.uniqueWhileActive = object.uniqueWhileActive ?? false;
     message.group = object.group ?? "";
+    message.dependsOn = object.dependsOn?.map((e) => e) || [];
+    message.onDependencyFailure = object.onDependencyFailure ?? 0;
     return message;
   },
 };
@@ -1660,6 +1842,167 @@ export const AttemptError: MessageFns<AttemptError> = {
   },
 };
 
+function createBaseDependencyResult(): DependencyResult {
+  return { jobId: "", name: "", state: 0, result: Buffer.alloc(0), resultContentType: "", resultOmitted: false };
+}
+
+export const DependencyResult: MessageFns<DependencyResult> = {
+  encode(message: DependencyResult, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.jobId !== "") {
+      writer.uint32(10).string(message.jobId);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.state !== 0) {
+      writer.uint32(24).int32(message.state);
+    }
+    if (message.result.length !== 0) {
+      writer.uint32(34).bytes(message.result);
+    }
+    if (message.resultContentType !== "") {
+      writer.uint32(42).string(message.resultContentType);
+    }
+    if (message.resultOmitted !== false) {
+      writer.uint32(48).bool(message.resultOmitted);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DependencyResult {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDependencyResult();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.jobId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.state = reader.int32() as any;
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.result = Buffer.from(reader.bytes());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.resultContentType = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.resultOmitted = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DependencyResult {
+    return {
+      jobId: isSet(object.jobId)
+        ? globalThis.String(object.jobId)
+        : isSet(object.job_id)
+        ? globalThis.String(object.job_id)
+        : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      state: isSet(object.state) ? jobStateFromJSON(object.state) : 0,
+      result: isSet(object.result) ? Buffer.from(bytesFromBase64(object.result)) : Buffer.alloc(0),
+      resultContentType: isSet(object.resultContentType)
+        ? globalThis.String(object.resultContentType)
+        : isSet(object.result_content_type)
+        ? globalThis.String(object.result_content_type)
+        : "",
+      resultOmitted: isSet(object.resultOmitted)
+        ? globalThis.Boolean(object.resultOmitted)
+        : isSet(object.result_omitted)
+        ? globalThis.Boolean(object.result_omitted)
+        : false,
+    };
+  },
+
+  toJSON(message: DependencyResult): unknown {
+    const obj: any = {};
+    if (message.jobId !== "") {
+      obj.jobId = message.jobId;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.state !== 0) {
+      obj.state = jobStateToJSON(message.state);
+    }
+    if (message.result.length !== 0) {
+      obj.result = base64FromBytes(message.result);
+    }
+    if (message.resultContentType !== "") {
+      obj.resultContentType = message.resultContentType;
+    }
+    if (message.resultOmitted !== false) {
+      obj.resultOmitted = message.resultOmitted;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DependencyResult>, I>>(base?: I): DependencyResult {
+    return DependencyResult.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DependencyResult>, I>>(object: I): DependencyResult {
+    const message = createBaseDependencyResult();
+    message.jobId = object.jobId ?? "";
+    message.name = object.name ?? "";
+    message.state = object.state ?? 0;
+    message.result = object.result ?? Buffer.alloc(0);
+    message.resultContentType = object.resultContentType ?? "";
+    message.resultOmitted = object.resultOmitted ?? false;
+    return message;
+  },
+};
+
 function createBaseLeasedJob(): LeasedJob {
   return {
     jobId: "",
@@ -1679,6 +2022,7 @@ function createBaseLeasedJob(): LeasedJob {
     idempotencyKey: "",
     lastError: "",
     group: "",
+    dependencyResults: [],
   };
 }
 
@@ -1734,6 +2078,9 @@ export const LeasedJob: MessageFns<LeasedJob> = {
     }
     if (message.group !== "") {
       writer.uint32(162).string(message.group);
+    }
+    for (const v of message.dependencyResults) {
+      DependencyResult.encode(v!, writer.uint32(402).fork()).join();
     }
     return writer;
   },
@@ -1890,6 +2237,14 @@ export const LeasedJob: MessageFns<LeasedJob> = {
             message.group = reader.string();
             continue;
           }
+          case 50: {
+            if (tag !== 402) {
+              break;
+            }
+
+            message.dependencyResults.push(DependencyResult.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1966,6 +2321,11 @@ export const LeasedJob: MessageFns<LeasedJob> = {
         ? globalThis.String(object.last_error)
         : "",
       group: isSet(object.group) ? globalThis.String(object.group) : "",
+      dependencyResults: globalThis.Array.isArray(object?.dependencyResults)
+        ? object.dependencyResults.map((e: any) => DependencyResult.fromJSON(e))
+        : globalThis.Array.isArray(object?.dependency_results)
+        ? object.dependency_results.map((e: any) => DependencyResult.fromJSON(e))
+        : [],
     };
   },
 
@@ -2028,6 +2388,9 @@ export const LeasedJob: MessageFns<LeasedJob> = {
     if (message.group !== "") {
       obj.group = message.group;
     }
+    if (message.dependencyResults?.length) {
+      obj.dependencyResults = message.dependencyResults.map((e) => DependencyResult.toJSON(e));
+    }
     return obj;
   },
 
@@ -2061,6 +2424,7 @@ export const LeasedJob: MessageFns<LeasedJob> = {
     message.idempotencyKey = object.idempotencyKey ?? "";
     message.lastError = object.lastError ?? "";
     message.group = object.group ?? "";
+    message.dependencyResults = object.dependencyResults?.map((e) => DependencyResult.fromPartial(e)) || [];
     return message;
   },
 };

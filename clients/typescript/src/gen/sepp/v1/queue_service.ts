@@ -71,6 +71,7 @@ import {
   RequeueJobsResponse,
 } from "./bulk.js";
 import { EventsRequest, EventsResponse } from "./events.js";
+import { EnqueueFlowRequest, EnqueueFlowResponse } from "./flow.js";
 import {
   EnqueueAtomicRequest,
   EnqueueAtomicResponse,
@@ -234,6 +235,22 @@ export const QueueServiceService = {
     responseSerialize: (value: EnqueueAtomicResponse): Buffer =>
       Buffer.from(EnqueueAtomicResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): EnqueueAtomicResponse => EnqueueAtomicResponse.decode(value),
+  },
+  /**
+   * Enqueues a flow (flow.proto): jobs that name each other locally, each
+   * waiting until the jobs it runs after completed; all or nothing.
+   * Role: producer. Errors: INVALID_ARGUMENT (the shape: a cycle, an unknown
+   * name, a chain too deep), RESOURCE_EXHAUSTED (too many jobs),
+   * FAILED_PRECONDITION (a store without dependencies).
+   */
+  enqueueFlow: {
+    path: "/sepp.v1.QueueService/EnqueueFlow" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: EnqueueFlowRequest): Buffer => Buffer.from(EnqueueFlowRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): EnqueueFlowRequest => EnqueueFlowRequest.decode(value),
+    responseSerialize: (value: EnqueueFlowResponse): Buffer => Buffer.from(EnqueueFlowResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): EnqueueFlowResponse => EnqueueFlowResponse.decode(value),
   },
   /**
    * Leases up to `max_jobs` ready jobs from `queues`, in the listed order of
@@ -937,6 +954,14 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    */
   enqueueAtomic: handleUnaryCall<EnqueueAtomicRequest, EnqueueAtomicResponse>;
   /**
+   * Enqueues a flow (flow.proto): jobs that name each other locally, each
+   * waiting until the jobs it runs after completed; all or nothing.
+   * Role: producer. Errors: INVALID_ARGUMENT (the shape: a cycle, an unknown
+   * name, a chain too deep), RESOURCE_EXHAUSTED (too many jobs),
+   * FAILED_PRECONDITION (a store without dependencies).
+   */
+  enqueueFlow: handleUnaryCall<EnqueueFlowRequest, EnqueueFlowResponse>;
+  /**
    * Leases up to `max_jobs` ready jobs from `queues`, in the listed order of
    * preference, waiting up to `wait_timeout_ms` for one (a long poll). Returns
    * an empty list when the wait times out or the server shuts down. A call
@@ -1308,6 +1333,28 @@ export interface QueueServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: EnqueueAtomicResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Enqueues a flow (flow.proto): jobs that name each other locally, each
+   * waiting until the jobs it runs after completed; all or nothing.
+   * Role: producer. Errors: INVALID_ARGUMENT (the shape: a cycle, an unknown
+   * name, a chain too deep), RESOURCE_EXHAUSTED (too many jobs),
+   * FAILED_PRECONDITION (a store without dependencies).
+   */
+  enqueueFlow(
+    request: EnqueueFlowRequest,
+    callback: (error: ServiceError | null, response: EnqueueFlowResponse) => void,
+  ): ClientUnaryCall;
+  enqueueFlow(
+    request: EnqueueFlowRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: EnqueueFlowResponse) => void,
+  ): ClientUnaryCall;
+  enqueueFlow(
+    request: EnqueueFlowRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: EnqueueFlowResponse) => void,
   ): ClientUnaryCall;
   /**
    * Leases up to `max_jobs` ready jobs from `queues`, in the listed order of

@@ -1,0 +1,62 @@
+/**
+ * Flows (issue 33): a graph of jobs enqueued in one call, all or none, whose jobs
+ * name each other locally (`after`). Build one with `new Flow().add(name, job)`, or
+ * give the jobs as a list; `client.enqueueFlow` answers each job's id by its name.
+ *
+ *   const flow = new Flow()
+ *     .add('extract', { queue: 'etl', type: 'extract', json: { day } })
+ *     .add('load', { queue: 'etl', type: 'load', after: ['extract'] });
+ *   const { load } = await client.enqueueFlow(flow);
+ */
+import { status } from '@grpc/grpc-js';
+import type { Connection } from './connection.ts';
+import { jobFromSpec, rejectionName } from './convert.ts';
+import { JobRejectedError, SeppError, statusOfRejection } from './errors.ts';
+import type { CallOptions, Enqueued, JobSpec } from './job-types.ts';
+
+/** One job of a flow: a job, and the names of the flow's jobs it runs after. */
+export interface FlowJobSpec extends JobSpec {
+  /** Names of jobs of the same flow this job waits for (with `dependsOn`, ids of stored jobs). */
+  after?: readonly string[];
+}
+
+/** A flow's jobs by name, in the order added. */
+export class Flow {
+  readonly jobs: (FlowJobSpec & { name: string })[] = [];
+
+  /** Adds a job named `name` (unique in the flow; same rules as a queue name). */
+  add(name: string, job: FlowJobSpec): this {
+    this.jobs.push({ ...job, name });
+    return this;
+  }
+}
+
+/** EnqueueFlow: each job's id by its name, or JobRejectedError listing every refused job by index. */
+export async function enqueueFlowCall(
+  conn: Connection,
+  flow: Flow | readonly (FlowJobSpec & { name: string })[],
+  options: CallOptions,
+): Promise<Record<string, Enqueued>> {
+  const jobs = flow instanceof Flow ? flow.jobs : flow;
+  const request = {
+    jobs: jobs.map((job) => ({ name: job.name, job: jobFromSpec(job), after: [...(job.after ?? [])] })),
+  };
+  const answer = await conn.invoke(conn.rpc.enqueueFlow, request, {
+    deadlineMs: options.deadlineMs,
+    retrySafe: false,
+  });
+  if (answer.committed) {
+    return Object.fromEntries(
+      answer.jobs.map((j) => [j.name, { id: j.jobId, deduplicated: j.deduplicated }]),
+    );
+  }
+  const rejections = answer.rejections.map((r) => ({
+    index: r.index,
+    reason: rejectionName(r.reason),
+    message: r.message,
+  }));
+  const first = rejections[0];
+  if (first === undefined)
+    throw new SeppError(status.INTERNAL, 'the server refused the flow without saying why');
+  throw new JobRejectedError(statusOfRejection[first.reason], rejections);
+}

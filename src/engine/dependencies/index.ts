@@ -1,0 +1,8 @@
+/**
+ * Job dependencies (issue 33): what an enqueue's depends_on becomes (edges.ts) and the
+ * release of the jobs waiting on a job that ended (release.ts).
+ */
+export { type DependencyEdges, dependencyEdges } from './edges.ts';
+export { DependencyQueues } from './queues.ts';
+export { releaseDependents } from './release.ts';
+export { dependencyResults } from './results.ts';

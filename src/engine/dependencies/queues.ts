@@ -1,0 +1,27 @@
+/**
+ * The queues whose leases pass results on: those that have had a job waiting on others
+ * (`queues.has_dependencies`, set in the unit of that job's enqueue, loaded at open). A
+ * lease of any other queue reads nothing more than it did before dependencies existed.
+ */
+import type { Op } from '../../store/op.ts';
+import type { StoreTx, StoreView } from '../../store/store.ts';
+
+export class DependencyQueues {
+  private readonly names = new Set<string>();
+
+  *load(view: StoreView): Op<void> {
+    if (view.dependencies === undefined) return;
+    for (const name of yield* view.dependencies.queuesWithDependencies()) this.names.add(name);
+  }
+
+  has(queue: string): boolean {
+    return this.names.size > 0 && this.names.has(queue);
+  }
+
+  /** A job waiting on others was added to `queue` in `tx` (a store with dependencies). */
+  *jobAdded(tx: StoreTx, queue: string): Op<void> {
+    if (this.names.has(queue) || tx.dependencies === undefined) return;
+    yield* tx.dependencies.markQueue(queue);
+    tx.afterCommit(() => this.names.add(queue));
+  }
+}

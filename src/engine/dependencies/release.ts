@@ -1,0 +1,78 @@
+/**
+ * The end of a job others wait on: in the unit that ends it (the ack, the last failed
+ * attempt, the cancel, the expiry), the jobs waiting on it are released, cancelled or
+ * left waiting, by each one's policy (docs/decisions/0101-workflows-design.md). Called
+ * only for a job other jobs wait on (`dependency_flags`), so a job nobody depends on never
+ * reaches the dependency tables.
+ */
+import { type DependencyPolicy, dependedOn, type WaitingChildRow } from '../../store/dependencies.ts';
+import type { Op } from '../../store/op.ts';
+import type { StoreTx } from '../../store/store.ts';
+import type { EngineContext } from '../context.ts';
+import { eventAbout } from '../events/index.ts';
+import { cancelledOutcome } from '../finished-outcomes.ts';
+
+/** How a dependency ended: completed, or failed (dead, cancelled, expired). */
+type DependencyOutcome = 'completed' | 'failed';
+
+/** Who cancelled a job whose dependency failed under the `cancel` policy: names the failed job. */
+function cancelledByDependency(jobId: string): string {
+  return `dependency:${jobId}`;
+}
+
+/**
+ * Resolves the pending edges from `jobId`, which just ended with `outcome`, inside `tx`.
+ * A waiting job whose last edge resolved becomes ready (or scheduled); one cancelled by
+ * the `cancel` policy passes its failure on to what waits on it, through a work list.
+ * An edge is resolved at most once (the statement checks it is pending), so nothing is
+ * released twice.
+ */
+export function* releaseDependents(
+  ctx: EngineContext,
+  tx: StoreTx,
+  jobId: string,
+  outcome: DependencyOutcome,
+): Op<void> {
+  const deps = tx.dependencies;
+  if (deps === undefined) return;
+  const ended: { id: string; outcome: DependencyOutcome }[] = [{ id: jobId, outcome }];
+  for (let next = ended.pop(); next !== undefined; next = ended.pop()) {
+    for (const child of yield* deps.pendingChildren(next.id)) {
+      const policy: DependencyPolicy = child.policy;
+      if (next.outcome === 'failed' && policy === 'wait') continue;
+      const edgeState = next.outcome === 'completed' ? 'completed' : 'failed';
+      if (!(yield* deps.resolve({ parentId: next.id, childSeq: child.seq, state: edgeState }))) continue;
+      if (next.outcome === 'failed' && policy === 'cancel') {
+        yield* cancelWaiting(ctx, tx, child, next.id);
+        if (dependedOn(child.dependency_flags)) ended.push({ id: child.id, outcome: 'failed' });
+        continue;
+      }
+      if ((yield* deps.pendingOf(child.seq)) === 0) yield* release(ctx, tx, child);
+    }
+  }
+}
+
+/** A waiting job whose dependencies all resolved → ready, or scheduled while its run time is ahead. */
+function* release(ctx: EngineContext, tx: StoreTx, child: WaitingChildRow): Op<void> {
+  const state = child.run_at_ms > ctx.clock.nowMs() ? 'scheduled' : 'ready';
+  yield* tx.dependencies!.release({ seq: child.seq, state });
+  yield* ctx.count(tx, child.queue, 'waiting', state, 1);
+  if (state === 'ready') ctx.jobsReady(tx, child.queue, 1);
+  else ctx.wakeAt(tx, child.run_at_ms);
+}
+
+/** A waiting job whose dependency `failedId` failed, under the `cancel` policy → cancelled. */
+function* cancelWaiting(ctx: EngineContext, tx: StoreTx, child: WaitingChildRow, failedId: string): Op<void> {
+  const nowMs = ctx.clock.nowMs();
+  const by = cancelledByDependency(failedId);
+  yield* tx.control.cancelWaiting({ seq: child.seq, nowMs, by });
+  yield* ctx.count(tx, child.queue, 'waiting', 'cancelled', 1);
+  yield* ctx.releaseKey(tx, child.queue, child.idempotency_key, child.id);
+  ctx.emit(tx, { kind: 'cancelled', queue: child.queue, count: 1 });
+  if (ctx.events.recording) {
+    ctx.record(tx, { ...eventAbout(child, nowMs), kind: 'cancelled', previousState: 'waiting' });
+  }
+  if (ctx.outcomes.enabled && ctx.queues.settingsFor(child.queue).cancelledRetentionMs === 0) {
+    ctx.keepOutcome(tx, cancelledOutcome({ ...child, cancelled_by: by }, nowMs, null));
+  }
+}

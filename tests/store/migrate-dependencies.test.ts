@@ -1,0 +1,63 @@
+/**
+ * Migration 0012 (job dependencies) on a database that already holds jobs in every
+ * state: the `waiting` state is allowed, every queue gets its counter, the new
+ * column reads 0 for every stored job (so none of them takes a dependency path),
+ * and every row and counter is kept.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import Database from 'better-sqlite3';
+import { counterMismatches, prepareCountStatements } from '../../src/store/sqlite/counts.ts';
+import { migrations } from '../../src/store/sqlite/gen/migrations.ts';
+import { migrate, schemaVersion } from '../../src/store/sqlite/migrate.ts';
+
+const dependencies = migrations.findIndex((m) => m.name.endsWith('_dependencies.sql'));
+
+test('0012 on a database with jobs: a waiting state and counter, new columns 0, every row and counter kept', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sepp-migrate-'));
+  const db = new Database(join(dir, 'sepp.db'));
+  try {
+    assert.ok(dependencies > 0, 'the dependencies migration is embedded');
+    migrate(db, migrations.slice(0, dependencies));
+    db.exec("INSERT INTO queues (name, created_at_ms) VALUES ('q', 1)");
+    const insert = db.prepare(
+      `INSERT INTO jobs (id, queue, type, state, priority, payload, content_type, max_attempts, enqueued_at_ms, run_at_ms)
+       VALUES (?, 'q', 't', ?, 0, x'00', 'x', 1, 1, 1)`,
+    );
+    const states = ['scheduled', 'ready', 'leased', 'completed', 'dead', 'cancelled'];
+    states.forEach((state, i) => {
+      insert.run(`job-${i}`, state);
+      db.prepare("UPDATE queue_counts SET jobs = jobs + 1 WHERE queue = 'q' AND state = ?").run(state);
+    });
+    assert.throws(() => db.exec("UPDATE jobs SET state = 'waiting' WHERE id = 'job-0'"), /CHECK constraint/);
+
+    const applied = migrate(db);
+    assert.deepEqual(
+      applied.map((step) => step.version),
+      migrations.slice(dependencies).map((m) => m.version),
+    );
+    assert.equal(schemaVersion(db), migrations.at(-1)?.version);
+    assert.equal(db.pragma('integrity_check', { simple: true }), 'ok');
+    const sql = prepareCountStatements(db);
+    assert.deepEqual(counterMismatches(sql), []);
+    assert.equal(sql.inState.get('q', 'waiting'), 0);
+    assert.deepEqual(db.prepare('SELECT DISTINCT dependency_flags FROM jobs').all(), [
+      { dependency_flags: 0 },
+    ]);
+    db.exec("UPDATE jobs SET state = 'waiting' WHERE id = 'job-0'");
+    assert.throws(() => db.exec("UPDATE jobs SET state = 'gone' WHERE id = 'job-1'"), /CHECK constraint/);
+    assert.throws(
+      () =>
+        db.exec("INSERT INTO job_dependencies (child_seq, parent_id, policy) VALUES (1, 'job-1', 'maybe')"),
+      /CHECK constraint/,
+    );
+    db.exec("INSERT INTO queues (name, created_at_ms) VALUES ('later', 2)");
+    assert.equal(sql.queueCounts.all('later').length, 7);
+  } finally {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
