@@ -26,6 +26,8 @@ export const auditActions = [
   'job.dead_letter',
   'jobs.cancel',
   'jobs.update',
+  'jobs.requeue',
+  'jobs.delete',
   'dead_letters.requeue',
   'dead_letters.delete',
   'dead_letters.requeue_all',

@@ -304,15 +304,18 @@ test('job control: cancel all matching with the count in the confirmation, cance
   const [running] = await engine.reserve({ queues: ['newsletters'], workerId: 'worker-9', leaseMs: 600_000 });
   assert.equal(running?.type, 'digest');
 
-  // The filtered list offers to cancel everything it matches; the confirmation asks the server for the count.
+  // The filtered list counts what it matches and offers to cancel it all; the confirmation asks the server
+  // for the count. (A type filter matches by prefix: the phrase says so with "…".)
   await page.goto(url('/jobs?queue=newsletters&state=ready&type=digest'));
-  await page.getByText(/^ready jobs in newsletters of type digest/i).waitFor();
+  await page.getByText(/4 jobs: ready jobs in newsletters of type digest/i).waitFor();
   await page.getByRole('button', { name: 'Cancel all matching' }).click();
   const dialog = page.getByRole('dialog');
-  await dialog.getByRole('heading', { name: 'Cancel 4 ready jobs of type digest in newsletters?' }).waitFor();
+  await dialog
+    .getByRole('heading', { name: 'Cancel 4 ready jobs of type digest… in newsletters?' })
+    .waitFor();
   await shot(page, 'jobs-cancel-all-confirm-desktop');
   await dialog.getByRole('button', { name: 'Cancel 4 jobs' }).click();
-  await page.getByText('Cancelled 4 ready jobs of type digest in newsletters.').waitFor();
+  await page.getByText('Cancelled 4 ready jobs of type digest… in newsletters.').waitFor();
   const counts = async () => (await engine.listQueues()).find((q) => q.name === 'newsletters')?.counts;
   assert.equal((await counts())?.cancelled, 4);
   assert.equal((await counts())?.ready, 2, 'the welcome jobs are left');

@@ -1,8 +1,12 @@
 /** Generic tools work without the .proto files: standard health checks and server reflection. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createFileRegistry, fromBinary } from '@bufbuild/protobuf';
-import { FileDescriptorProtoSchema, FileDescriptorSetSchema } from '@bufbuild/protobuf/wkt';
+import { create, createFileRegistry, fromBinary } from '@bufbuild/protobuf';
+import {
+  type FileDescriptorProto,
+  FileDescriptorProtoSchema,
+  FileDescriptorSetSchema,
+} from '@bufbuild/protobuf/wkt';
 import { descriptorSetBase64 } from '../../src/rpc/gen/descriptor-set.ts';
 import {
   askReflection,
@@ -84,6 +88,29 @@ function namesOf(answer: FileAnswer): string[] {
 }
 
 /** `name` and every file it imports, directly or not. */
+/**
+ * The files with every dependency before the files that import it, as a client builds its pool.
+ * (`createFileRegistry(file, resolve)` of @bufbuild/protobuf orders a diamond of imports wrongly:
+ * queue_service.proto imports admin.proto both directly and through bulk.proto.)
+ */
+function dependenciesFirst(files: FileDescriptorProto[]): FileDescriptorProto[] {
+  const byName = new Map(files.map((file) => [file.name, file]));
+  const ordered: FileDescriptorProto[] = [];
+  const placed = new Set<string>();
+  const place = (file: FileDescriptorProto) => {
+    if (placed.has(file.name)) return;
+    placed.add(file.name);
+    for (const name of file.dependency) {
+      const dependency = byName.get(name);
+      assert.ok(dependency, `${file.name} imports ${name}, which the answer lacks`);
+      place(dependency);
+    }
+    ordered.push(file);
+  };
+  for (const file of files) place(file);
+  return ordered;
+}
+
 function closure(name: string, into = new Set<string>()): Set<string> {
   if (into.has(name)) return into;
   into.add(name);
@@ -108,8 +135,7 @@ for (const version of ['v1', 'v1alpha'] as const) {
     const enqueue = files[0]!.service[0]!.method.find((m) => m.name === 'Enqueue')!;
     assert.equal(enqueue.inputType, '.sepp.v1.EnqueueRequest');
     // The answers are a complete pool: every type they name resolves (what buf curl and grpcurl build).
-    const byName = new Map(files.map((file) => [file.name, file]));
-    const registry = createFileRegistry(files[0]!, (name) => byName.get(name));
+    const registry = createFileRegistry(create(FileDescriptorSetSchema, { file: dependenciesFirst(files) }));
     assert.equal(
       registry.getService('sepp.v1.QueueService')?.methods.length,
       files[0]!.service[0]!.method.length,

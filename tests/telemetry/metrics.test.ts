@@ -100,7 +100,9 @@ max_attempts = 1
     await call(c, c.cancelJob, { jobId: cancelled });
     clock.advance(5000);
     await t.server.engine.runMaintenance();
-    assert.deepEqual(await call(c, c.purgeQueue, { queue: 'e', background: false }), { deletedCount: 1 });
+    const purged = await call(c, c.purgeQueue, { queue: 'e', background: false });
+    assert.equal(purged.deletedCount, 1);
+    assert.equal(purged.operation?.changedCount, 1);
 
     // Streams: one Produce message of 2 jobs to queue p; a Work stream acks one of them.
     const produce = c.produce() as ClientDuplexStream<ProduceRequest, ProduceResponse>;

@@ -110,7 +110,7 @@ def test_bulk_cancel_updates_purge_and_their_audit_entries(server: ServerProcess
     actions = [e.action for e in client.audit_entries(target=f"queue:{queue}", page_size=2)]
     assert actions == ["queue.purge", "jobs.cancel", "jobs.cancel", "jobs.update"], actions
     [purge] = client.list_audit_entries(action="queue.purge", target=f"queue:{queue}").entries
-    assert purge.actor == "key:admin" and purge.details["via"] == "grpc" and purge.details["deleted"] == 2
+    assert purge.actor == "key:admin" and purge.details["via"] == "grpc" and purge.details["changed"] == 2
     [update] = client.list_audit_entries(target=f"job:{later[0].id}").entries
     assert update.action == "job.update"
 

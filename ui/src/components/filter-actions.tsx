@@ -143,19 +143,22 @@ export function FilterActions({
       const op = await action.run(() => get<Operation>(`/api/v1/bulk-operations/${seg(running.op.id)}`));
       if (op === undefined) return;
       setRunning({ action: running.action, op });
-      if (op.state !== 'running') {
-        const told =
-          op.cancelRequested > 0
-            ? `; ${fmtNum(op.cancelRequested)} running, their workers were told to stop`
-            : '';
-        const how =
-          op.state === 'done' ? '' : op.state === 'cancelled' ? ' (stopped)' : ` (failed: ${op.error ?? ''})`;
-        notify(`${texts[running.action].done(fmtNum(op.changed - op.cancelRequested), what)}${told}${how}.`);
-        onDone();
-      }
+      if (op.state !== 'running') ended(running.action, op);
     }, 500);
     return () => clearTimeout(timer);
   }, [running]);
+
+  /** The notice of an operation that ended, whether the answer that started it or a later poll saw it end. */
+  function ended(which: Action, op: Operation) {
+    const told =
+      op.cancelRequested > 0
+        ? `; ${fmtNum(op.cancelRequested)} running, their workers were told to stop`
+        : '';
+    const how =
+      op.state === 'done' ? '' : op.state === 'cancelled' ? ' (stopped)' : ` (failed: ${op.error ?? ''})`;
+    notify(`${texts[which].done(fmtNum(op.changed - op.cancelRequested), what)}${told}${how}.`);
+    onDone();
+  }
 
   if (!can(session, 'operator')) return null;
   const offered = (Object.keys(states) as Action[]).filter(
@@ -183,7 +186,11 @@ export function FilterActions({
     const op = await action.run(() =>
       post<Operation>(`/api/v1/bulk/${texts[pending.action].path}`, { ...body, ...extra }),
     );
-    if (op !== undefined) setRunning({ action: pending.action, op });
+    if (op !== undefined) {
+      setRunning({ action: pending.action, op });
+      // A small operation may have ended before its answer: no poll follows, so say it here.
+      if (op.state !== 'running') ended(pending.action, op);
+    }
     setPending(null);
   };
   const stop = () =>
