@@ -172,6 +172,7 @@ async function main(): Promise<void> {
       durability: 'relaxed',
       dbBytes: statSync(join(dataDir, 'sepp.db')).size,
       walBytes: statSync(join(dataDir, 'sepp.db-wal'), { throwIfNoEntry: false })?.size ?? 0,
+      store: engine.storeDescription(),
     }),
     rates,
     effectiveConfig: () => ({ server: { durability: 'relaxed' } }),

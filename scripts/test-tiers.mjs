@@ -82,10 +82,17 @@ export const systemTier = {
   'tests/runner/check-layers.test.ts': 'scripts/check-layers.mjs in node, on fixture trees',
   'tests/runner/run-tests.test.ts': 'the test runner on fixture files',
   'tests/runner/test-deps.test.ts': 'scripts/test-deps.sh in a shell, as nobody too',
+  'tests/store/conformance/postgres.test.ts': 'a PostgreSQL cluster (postgresql-15)',
+  'tests/store/conformance/postgres-model.test.ts':
+    'a PostgreSQL cluster, and a model-based loop of 100 random runs of 20 steps (SEPP_MODEL_RUNS)',
   'tests/store/conformance/sqlite-model.test.ts':
     'a model-based loop: 1,000 random runs of 20 steps (SEPP_MODEL_RUNS)',
   'tests/store/data-dir-lock.test.ts': 'bundle: server processes',
   'tests/store/postgres-helper.test.ts': 'PostgreSQL clusters (postgresql-15)',
+  'tests/store/postgres-serve.test.ts': 'a PostgreSQL cluster (postgresql-15)',
+  'tests/store/postgres-server-kill.test.ts':
+    'bundle: two server processes on a PostgreSQL cluster, one killed with -9 (postgresql-15)',
+  'tests/store/postgres-servers.test.ts': 'a PostgreSQL cluster, killed with -9 once (postgresql-15)',
   'tests/store/shared-locking.test.ts': 'sqlite3 and node processes',
 };
 

@@ -57,6 +57,7 @@ export async function startAdmin(
       durability: config.server.durability,
       dbBytes: sizes.database,
       walBytes: sizes.wal,
+      store: engine.storeDescription(),
     };
   };
   const adminApp = await createAdminApp({

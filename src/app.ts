@@ -21,6 +21,7 @@ import {
 } from './admin/index.ts';
 import { startAdmin, type TlsPem } from './app-admin.ts';
 import { apiKeysOf, createReloader, logReconciled, type ReloadRequest } from './app-reload.ts';
+import { openConfiguredStore, StoreStartupError } from './app-store.ts';
 import {
   boundAddress,
   configWarnings,
@@ -28,6 +29,7 @@ import {
   formatProblem,
   overrideConflicts,
   queueSettingsChecker,
+  redactUrl,
   type SeppConfig,
   type TlsFiles,
   tlsFilesProblems,
@@ -37,16 +39,8 @@ import { Engine } from './engine/engine.ts';
 import type { ScheduleEvent } from './engine/schedules/types.ts';
 import { createHttpApi, type HttpApi } from './http/index.ts';
 import { PushService } from './push/index.ts';
-import {
-  type BytesInFlightStats,
-  createRpcServer,
-  type ReloadReport,
-  type RpcServer,
-  removeStaleBackups,
-} from './rpc/index.ts';
-import { DataDirError } from './store/sqlite/data-dir.ts';
-import { DataDirInUseError, SchemaTooNewError } from './store/sqlite/open.ts';
-import { openSqliteStore, type SqliteStore } from './store/sqlite/sqlite-store.ts';
+import { type BytesInFlightStats, createRpcServer, type ReloadReport, type RpcServer } from './rpc/index.ts';
+import type { Store } from './store/store.ts';
 import { type Logger, type LogLevel, Telemetry } from './telemetry/index.ts';
 
 export interface BuildInfo {
@@ -125,37 +119,13 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
   const grpcTls = readTls('grpc', config.grpc.tls);
   const adminTls = readTls('admin', config.admin.tls);
   const httpTls = readTls('http', config.http.tls);
-  // The composition root picks the backend: the SQLite store of the data directory.
-  let store: SqliteStore;
+  // The composition root picks the backend (app-store.ts): SQLite in the data directory, or PostgreSQL.
+  let store: Store;
   try {
-    store = openSqliteStore(config.server.dataDir, {
-      durability: config.server.durability,
-      walCheckpoints: config.server.walCheckpoints,
-      diskReserveBytes: config.server.diskReserveBytes,
-      onFilesLost: (event, detail) =>
-        event === 'rescued'
-          ? logger.warn('storage.files_rescued', { detail })
-          : logger.error(event === 'lost' ? 'storage.files_lost' : 'storage.rescue_failed', { detail }),
-      ...(deps.nativeBinding === undefined ? {} : { nativeBinding: deps.nativeBinding }),
-      // An upgrade's schema changes, one line each (docs/upgrading.md).
-      onMigrated: (applied) => {
-        for (const step of applied) logger.info('store.migrated', { ...step });
-      },
-    });
+    store = await openConfiguredStore(config, { logger, nativeBinding: deps.nativeBinding });
   } catch (error) {
-    if (
-      error instanceof DataDirInUseError ||
-      error instanceof DataDirError ||
-      error instanceof SchemaTooNewError
-    )
-      throw new StartupError(`${error.message} (--data-dir, server.data_dir)`);
+    if (error instanceof StoreStartupError) throw new StartupError(error.message);
     throw error;
-  }
-  removeStaleBackups(config.server.dataDir);
-  if (store.diskReserve !== undefined && !store.diskReserve.take()) {
-    logger.warn('storage.reserve_unavailable', {
-      detail: `no room for the ${config.server.diskReserveBytes} bytes of sepp.reserve: if the disk fills up, workers may not be able to drain the queues (server.disk_reserve_bytes)`,
-    });
   }
   const telemetry = new Telemetry(config.telemetry, {
     logger,
@@ -330,8 +300,10 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     metrics: `${admin.url.replace(/^https?:\/\//, '')}/metrics`,
     // The collector's host only: its URL may carry credentials.
     otlp: config.telemetry.otlpEndpoint === null ? 'off' : new URL(config.telemetry.otlpEndpoint).host,
-    data_dir: config.server.dataDir,
-    durability: config.server.durability,
+    store: config.store.kind,
+    ...(config.store.kind === 'postgres'
+      ? { store_url: redactUrl(config.store.url ?? ''), store_schema: config.store.schema }
+      : { data_dir: config.server.dataDir, durability: config.server.durability }),
     // Each port's own authentication and TLS: one "auth" field said nothing of the admin port.
     grpc_auth: apiKeys.length > 0 ? 'api_keys' : 'none',
     grpc_tls: grpcTls !== undefined,

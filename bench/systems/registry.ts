@@ -8,9 +8,10 @@ import type { DriverFactory } from './types.ts';
 
 /**
  * Every system the harness can run, by CLI name, in the default run order. BullMQ comes
- * first because the ratios of the report are against it. sepp is three entries of one
+ * first because the ratios of the report are against it. sepp is four entries of one
  * driver module (issue 8): `sepp` (the SDK's default, streaming path), `sepp-unary` (the
- * SDK over unary calls only) and `sepp-relaxed` (the default path, durability relaxed).
+ * SDK over unary calls only), `sepp-relaxed` (the default path, durability relaxed) and
+ * `sepp-pg` (the default path on the PostgreSQL store, issue 37).
  * pg-boss and graphile-worker each run on a fresh PostgreSQL 15 with the same settings
  * (issue 37: the baselines of sepp's PostgreSQL store).
  */
@@ -19,6 +20,7 @@ export const systems: ReadonlyMap<string, DriverFactory> = new Map<string, Drive
   ['sepp', (settings) => seppDriver('sepp', settings)],
   ['sepp-unary', (settings) => seppDriver('sepp-unary', settings)],
   ['sepp-relaxed', (settings) => seppDriver('sepp-relaxed', settings)],
+  ['sepp-pg', (settings) => seppDriver('sepp-pg', settings)],
   ['beanstalkd', beanstalkdDriver],
   ['nats210', (settings) => natsDriver('2.10', settings)],
   ['nats29', (settings) => natsDriver('2.9', settings)],

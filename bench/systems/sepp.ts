@@ -1,6 +1,9 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { type JobSpec, type LeasedJob, SeppClient } from '../../clients/typescript/src/index.ts';
 import { sumSeries } from '../lib/prometheus-text.ts';
 import { commandOutput, packageVersion } from '../lib/versions.ts';
+import { PostgresPeerServer } from './postgres-peer.ts';
 import { ensureSeppBundle, seppBundlePath } from './sepp-bundle.ts';
 import { SeppWorkerPool } from './sepp-worker-pool.ts';
 import { choice } from './settings.ts';
@@ -30,6 +33,9 @@ import type {
  *                 free slots and sends the acks of one turn as one AckBatch call.
  *   sepp-relaxed  the default path with durability `relaxed` (SQLite synchronous=NORMAL:
  *                 survives a process crash, not a power cut; no fsync per commit).
+ *   sepp-pg       the default path on the PostgreSQL store (issue 37): a fresh PostgreSQL
+ *                 cluster per start, with the settings pg-boss and graphile-worker get
+ *                 (postgres-peer.ts); the server CPU counted is sepp's and PostgreSQL's.
  *
  * W3's batches use the SDK's batch calls on every variant: `enqueueBatch` (a Produce
  * message, or an EnqueueBatch call with the unary transport), `reserve({ maxJobs })` (a
@@ -46,19 +52,34 @@ import type {
  *               Workers would each lease a job ahead that only their own client can take.
  */
 
-type Variant = 'sepp' | 'sepp-unary' | 'sepp-relaxed';
+type Variant = 'sepp' | 'sepp-unary' | 'sepp-relaxed' | 'sepp-pg';
 
 interface VariantSpec {
   readonly transport: 'stream' | 'unary';
   readonly durability: 'full' | 'relaxed';
   readonly path: string;
+  readonly store: 'sqlite' | 'postgres';
 }
 
 const variants: Readonly<Record<Variant, VariantSpec>> = {
-  sepp: { transport: 'stream', durability: 'full', path: 'streams' },
-  'sepp-unary': { transport: 'unary', durability: 'full', path: 'unary calls' },
-  'sepp-relaxed': { transport: 'stream', durability: 'relaxed', path: 'streams, relaxed: no fsync' },
+  sepp: { transport: 'stream', durability: 'full', path: 'streams', store: 'sqlite' },
+  'sepp-unary': { transport: 'unary', durability: 'full', path: 'unary calls', store: 'sqlite' },
+  'sepp-relaxed': {
+    transport: 'stream',
+    durability: 'relaxed',
+    path: 'streams, relaxed: no fsync',
+    store: 'sqlite',
+  },
+  'sepp-pg': {
+    transport: 'stream',
+    durability: 'full',
+    path: 'streams, PostgreSQL store',
+    store: 'postgres',
+  },
 };
+
+/** The variable the sepp-pg server reads its PostgreSQL password from. */
+const passwordVariable = 'SEPP_BENCH_POSTGRES_PASSWORD';
 
 /** The job type every bench job carries; the Worker runs them all with its fallback handler. */
 const jobType = 'bench';
@@ -116,7 +137,11 @@ class SeppQueueClient implements QueueClient {
   }
 }
 
-export function seppDriver(variant: Variant, settings: DriverSettings): SystemDriver {
+export function seppDriver(
+  variant: Variant,
+  settings: DriverSettings,
+  postgres: PostgresPeerServer = new PostgresPeerServer(),
+): SystemDriver {
   const spec = variants[variant];
   const connection = choice(settings, 'sepp.connection', ['shared', 'per-client'], 'shared');
   const drain = choice(settings, 'sepp.drain', ['worker', 'calls'], 'worker');
@@ -139,12 +164,15 @@ export function seppDriver(variant: Variant, settings: DriverSettings): SystemDr
   return {
     id: variant,
     get label() {
-      return `${version || 'sepp'} (${spec.path})`;
+      const on = spec.store === 'postgres' ? ` / PostgreSQL ${postgres.version}` : '';
+      return `${version || 'sepp'} (${spec.path})${on}`;
     },
     durability:
-      spec.durability === 'full'
-        ? 'fsync before ack (durability full: SQLite fsyncs the WAL once per group commit)'
-        : 'no fsync before ack (durability relaxed: synchronous=NORMAL, survives a process crash only)',
+      spec.store === 'postgres'
+        ? 'fsync before ack (PostgreSQL synchronous_commit=on: each commit flushed before sepp answers)'
+        : spec.durability === 'full'
+          ? 'fsync before ack (durability full: SQLite fsyncs the WAL once per group commit)'
+          : 'no fsync before ack (durability relaxed: synchronous=NORMAL, survives a process crash only)',
     batch: { enqueue: 'native', reserve: 'native', ack: 'native' },
 
     async start(ctx: StartContext) {
@@ -154,9 +182,24 @@ export function seppDriver(variant: Variant, settings: DriverSettings): SystemDr
       const grpcPort = await ctx.freePort();
       adminPort = await ctx.freePort();
       grpcAddress = `127.0.0.1:${grpcPort}`;
+      const store: string[] = [];
+      let env: Record<string, string> | undefined;
+      if (spec.store === 'postgres') {
+        const cluster = await postgres.start();
+        const database = await cluster.createDatabase('sepp');
+        const config = join(ctx.dataDir, 'sepp.toml');
+        writeFileSync(
+          config,
+          `[store]\nkind = "postgres"\nurl = "${cluster.urlWithoutPassword(database)}"\n` +
+            `password_env = "${passwordVariable}"\n`,
+        );
+        store.push('--config', config);
+        env = { [passwordVariable]: cluster.password };
+      }
       server = await ctx.spawn({
         name: variant,
         command: process.execPath,
+        ...(env === undefined ? {} : { env }),
         args: [
           seppBundlePath,
           'serve',
@@ -170,6 +213,7 @@ export function seppDriver(variant: Variant, settings: DriverSettings): SystemDr
           spec.durability,
           '--log-level',
           'warn',
+          ...store,
         ],
         // Not the caller's directory: a sepp.toml lying there would change the settings.
         cwd: ctx.dataDir,
@@ -189,9 +233,10 @@ export function seppDriver(variant: Variant, settings: DriverSettings): SystemDr
       shared = undefined;
       await server?.stop(10_000);
       server = undefined;
+      if (spec.store === 'postgres') await postgres.stop();
     },
 
-    serverPids: () => (server === undefined ? [] : [server.pid]),
+    serverPids: () => [...(server === undefined ? [] : [server.pid]), ...postgres.pids()],
 
     async createQueue(_name: string) {
       // sepp creates a queue on its first enqueue (engine.strict_queues is off by default).
@@ -231,8 +276,12 @@ export function seppDriver(variant: Variant, settings: DriverSettings): SystemDr
         spec.transport === 'stream'
           ? 'enqueue = SeppClient.enqueue(), coalesced per event-loop turn onto the Produce stream'
           : 'enqueue = SeppClient.enqueue(), coalesced per event-loop turn into one EnqueueBatch call';
+      const served =
+        spec.store === 'postgres'
+          ? `[store] kind = "postgres" (pool_size 10) on ${postgres.describe()}`
+          : `--durability ${spec.durability}`;
       return (
-        `node ${process.version} dist/sepp.cjs serve --durability ${spec.durability}; ` +
+        `node ${process.version} dist/sepp.cjs serve ${served}; ` +
         `@sepp-queue/client transport=${spec.transport}, connection=${connection} (one SeppClient ` +
         `${connection === 'shared' ? 'for all clients' : 'per client'}); ${enqueueText}; ${drainText}; ` +
         `W3: enqueueBatch, reserve({maxJobs}), ackBatch; @grpc/grpc-js ${packageVersion('@grpc/grpc-js')}`

@@ -163,6 +163,18 @@ export interface ServerFacts {
   durability: 'full' | 'relaxed';
   dbBytes: number;
   walBytes: number;
+  /** The store the jobs are kept in (for PostgreSQL: where; never a password). */
+  store: StoreFacts;
+}
+
+/** Which store the server runs on; host, database and schema are null for SQLite. */
+export interface StoreFacts {
+  kind: string;
+  host: string | null;
+  database: string | null;
+  schema: string | null;
+  /** PostgreSQL: whether this server hears the other servers' signals now (else it polls). */
+  signalsConnected: boolean | null;
 }
 
 /** GET /api/v1/overview: the dashboard. */

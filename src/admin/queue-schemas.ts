@@ -87,6 +87,22 @@ export const overview: JsonSchema = {
         durability: { type: 'string', enum: ['full', 'relaxed'] },
         dbBytes: int,
         walBytes: int,
+        store: {
+          type: 'object',
+          description:
+            'the store the jobs are kept in; host, database and schema for PostgreSQL (never a password)',
+          properties: {
+            kind: { type: 'string', enum: ['sqlite', 'postgres'] },
+            host: strOrNull,
+            database: strOrNull,
+            schema: strOrNull,
+            signalsConnected: {
+              type: ['boolean', 'null'],
+              description: 'PostgreSQL: whether this server hears the other servers now (else it polls)',
+            },
+          },
+          required: ['kind', 'host', 'database', 'schema', 'signalsConnected'],
+        },
       },
     },
     totals: stateCounts,

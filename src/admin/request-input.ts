@@ -5,6 +5,7 @@
  * this server never grants.
  */
 import type { Context } from 'hono';
+import { holdsNul, nulRefusal } from '../engine/checks.ts';
 import { SeppError } from '../engine/errors.ts';
 import { AdminHttpError } from './http-errors.ts';
 
@@ -42,6 +43,7 @@ export function optionalString(body: JsonObject, field: string, maxLength = 4096
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'string') throw bad(`${field} must be a string`);
   if (value.length > maxLength) throw bad(`${field} is longer than ${maxLength} characters`);
+  if (holdsNul(value)) throw bad(`${field} ${nulRefusal}`);
   return value;
 }
 
@@ -73,6 +75,7 @@ export function stringArray(body: JsonObject, field: string, maxItems: number): 
   if (!value.every((v): v is string => typeof v === 'string' && v.length > 0 && v.length <= 256)) {
     throw bad(`${field} must hold only non-empty strings`);
   }
+  if (value.some(holdsNul)) throw bad(`${field}: an item ${nulRefusal}`);
   return value;
 }
 
@@ -81,7 +84,10 @@ export function stringMap(body: JsonObject, field: string): Record<string, strin
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'object' || Array.isArray(value)) throw bad(`${field} must be an object of strings`);
   const entries = Object.entries(value as JsonObject);
-  for (const [key, v] of entries) if (typeof v !== 'string') throw bad(`${field}.${key} must be a string`);
+  for (const [key, v] of entries) {
+    if (typeof v !== 'string') throw bad(`${field}.${key} must be a string`);
+    if (holdsNul(key) || holdsNul(v)) throw bad(`${field}: a key or value ${nulRefusal}`);
+  }
   return Object.fromEntries(entries) as Record<string, string>;
 }
 
@@ -89,6 +95,7 @@ export function queryString(c: Context, name: string, maxLength = 512): string |
   const value = c.req.query(name);
   if (value === undefined || value === '') return undefined;
   if (value.length > maxLength) throw bad(`${name} is longer than ${maxLength} characters`);
+  if (holdsNul(value)) throw bad(`${name} ${nulRefusal}`);
   return value;
 }
 
@@ -114,5 +121,6 @@ export function queryChoice<T extends string>(
 export function pathParam(c: Context, name: string): string {
   const value = c.req.param(name);
   if (value === undefined || value === '') throw bad(`${name} is missing from the path`);
+  if (holdsNul(value)) throw bad(`${name} ${nulRefusal}`);
   return value;
 }

@@ -16,7 +16,7 @@ import {
   resolveMaxRequestBytes,
 } from './cross-section-checks.ts';
 import { asWritten, readQueues } from './declared-queues.ts';
-import { readPushTargets, type SecretIo } from './push-targets.ts';
+import { readPushTargets } from './push-targets.ts';
 import { checkQueue } from './queue-checks.ts';
 import { asTable, type ConfigReader, tomlKey } from './reader.ts';
 import { readSchedules } from './schedules.ts';
@@ -30,7 +30,9 @@ import {
   rootKeys,
   serverSpec,
 } from './schema.ts';
+import type { SecretIo } from './secret-source.ts';
 import { complete, withDefaults } from './section-defaults.ts';
+import { readStore } from './store-section.ts';
 import { readTls, type TlsCheckIo } from './tls-section.ts';
 import type { AdminConfig, EngineConfig, GrpcConfig, HttpConfig, SeppConfig } from './types.ts';
 
@@ -51,6 +53,7 @@ export function buildConfig(
   // Sections are read in the order the example file has them, so problems
   // are listed roughly in file order; checks across sections come last.
   const server = withDefaults(reader, 'server', serverSpec, root.server);
+  const store = readStore(reader, root.store, io.secrets);
 
   const grpcTable = asTable(root.grpc);
   const grpcGiven = reader.section('grpc', grpcSpec, root.grpc, { nested: ['tls', 'api_keys'] });
@@ -170,6 +173,7 @@ export function buildConfig(
     plaintextSecrets,
     sources: Object.fromEntries(reader.sources),
     server,
+    store,
     grpc,
     admin,
     http,

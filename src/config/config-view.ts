@@ -77,8 +77,15 @@ export function configLeaves(config: SeppConfig): ConfigLeaf[] {
     if (files === null) add(path, null);
     else section(path, files);
   };
-  const { server, grpc, admin, http, telemetry, engine } = config;
+  const { server, store, grpc, admin, http, telemetry, engine } = config;
   section('server', server);
+  const { password, ...storeSettings } = store;
+  section('store', storeSettings);
+  // The password's digest, so that a reload sees a changed password; shown redacted.
+  add('store.password_sha256', password?.sha256 ?? null, {
+    secret: true,
+    source: sourceOf('store.password_file', 'store.password_env'),
+  });
   section('grpc', grpc, ['tls', 'apiKeys']);
   tls('grpc.tls', grpc.tls);
   grpc.apiKeys.forEach((key, i) => {
@@ -169,7 +176,10 @@ export function describeConfig(config: SeppConfig): ConfigEntry[] {
 function formatValue({ key, raw, secret }: ConfigLeaf): string {
   if (raw === null || raw === undefined) return 'not set';
   if (secret) return redacted;
-  if ((key === 'telemetry.otlp_endpoint' || /^queues\..+\.push\.url$/.test(key)) && typeof raw === 'string')
+  if (
+    (key === 'telemetry.otlp_endpoint' || key === 'store.url' || /^queues\..+\.push\.url$/.test(key)) &&
+    typeof raw === 'string'
+  )
     return redactUrl(raw);
   if (typeof raw === 'number') {
     if (key.endsWith('_ms')) return formatDurationMs(raw);

@@ -80,6 +80,32 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 # free again. 0 keeps none. Env SEPP_DISK_RESERVE_BYTES.
 # disk_reserve_bytes = "32MiB"
 
+[store]
+# Where the jobs are kept: "sqlite" (the default: the embedded database in
+# data_dir, nothing else to install) or "postgres" (a PostgreSQL 15+ database,
+# which several sepp servers can share; docs/postgres.md). The settings below
+# are PostgreSQL's and are refused while kind is "sqlite".
+# Env SEPP_STORE_KIND.
+# kind = "postgres"
+
+# The database, without a password. Env SEPP_STORE_URL. Not set by default.
+# url = "postgres://sepp@db.example:5432/sepp"
+
+# The password: a file holding it (a trailing newline is ignored)...
+# password_file = "/etc/sepp/postgres-password"
+# ...or the name of an environment variable holding it, instead:
+#     password_env = "SEPP_POSTGRES_PASSWORD"
+
+# Connections each sepp server opens (one writes, the others read), besides
+# one that listens for the other servers' wake-ups; 2 to 100.
+# pool_size = 10
+
+# A statement running longer than this is cancelled (100ms to 1h).
+# statement_timeout_ms = "30s"
+
+# The PostgreSQL schema of sepp's tables, created and migrated at start.
+# schema = "sepp"
+
 [grpc]
 # Serve without API keys on a non-loopback address: anyone who can reach the
 # port can enqueue, lease and delete jobs. Only for trusted networks.

@@ -114,7 +114,7 @@ interface Source {
  * credentials), followed by the value as far as the line shows it.
  */
 const secretAssignmentRe =
-  /\b(key|key_sha256|password|password_hash|secret|token|metrics_token|metrics_token_sha256|otlp_endpoint)(\s*=\s*)(?:"""[\s\S]*|'''[\s\S]*|"(?:[^"\\\n]|\\.)*"?|'[^'\n]*'?|[^\s,}]+)/g;
+  /\b(key|key_sha256|password|password_hash|secret|token|metrics_token|metrics_token_sha256|otlp_endpoint|url)(\s*=\s*)(?:"""[\s\S]*|'''[\s\S]*|"(?:[^"\\\n]|\\.)*"?|'[^'\n]*'?|[^\s,}]+)/g;
 
 /**
  * A syntax error quotes the lines around it, and a file cut short (or a

@@ -9,52 +9,15 @@
  * value lives only inside a PushSecret, which every rendering of the config
  * (JSON, `util.inspect`, the admin configuration page) shows as redacted.
  */
-import { createHash } from 'node:crypto';
-import { inspect } from 'node:util';
 import { asTable, type ConfigReader, tomlKey } from './reader.ts';
-import { redacted } from './redact.ts';
 import { type PushEntry, pushSpec } from './schema.ts';
+import { readSecret, type SecretIo } from './secret-source.ts';
 import { complete } from './section-defaults.ts';
 import type { PushSecret, PushTarget } from './types.ts';
-
-/** Where secrets come from; absent when the caller cannot read them (`sepp config check` of a lone file). */
-export interface SecretIo {
-  readonly readFile: (path: string) => Buffer;
-  readonly env: Readonly<Record<string, string | undefined>>;
-}
 
 /** Fewest bytes a signing secret may have: as for API keys, long enough not to be guessed. */
 export const pushSecretMinBytes = 16;
 const pushSecretMaxBytes = 4096;
-
-class Secret implements PushSecret {
-  readonly #value: Buffer;
-  readonly sha256: string;
-
-  constructor(value: Buffer) {
-    this.#value = value;
-    this.sha256 = createHash('sha256').update(value).digest('hex');
-  }
-
-  reveal(): Buffer {
-    return this.#value;
-  }
-
-  toJSON(): string {
-    return redacted;
-  }
-
-  [inspect.custom](): string {
-    return redacted;
-  }
-
-  toString(): string {
-    return redacted;
-  }
-}
-
-/** A secret the loader could not read (no file system given): it signs nothing, and the server never runs with it. */
-export const unreadSecret: PushSecret = new Secret(Buffer.alloc(0));
 
 /** Reads every `[queues.NAME.push]`; `queues` is the raw `[queues]` table (already checked to be one). */
 export function readPushTargets(
@@ -77,7 +40,7 @@ export function readPushTargets(
     }
     if (given.url === undefined) continue;
     const entry: PushEntry = complete(reader, pushSpec, given);
-    const secret = readSecret(reader, path, written, entry, io);
+    const secret = readPushSecret(reader, path, written, entry, io);
     if (secret === undefined) continue;
     targets[name] = {
       url: entry.url,
@@ -92,7 +55,7 @@ export function readPushTargets(
   return targets;
 }
 
-function readSecret(
+function readPushSecret(
   reader: ConfigReader,
   path: string,
   written: Readonly<Record<string, unknown>>,
@@ -111,46 +74,18 @@ function readSecret(
     return undefined;
   }
   if (entry.secretFile === null && entry.secretEnv === null) return undefined; // its own problem is reported
-  if (io === undefined) return unreadSecret;
-  let text: Buffer;
-  let key: string;
-  if (entry.secretFile !== null) {
-    key = `${path}.secret_file`;
-    try {
-      text = io.readFile(entry.secretFile);
-    } catch (error) {
-      const reason = error instanceof Error && 'code' in error ? String(error.code) : 'unreadable';
-      reader.problem(
-        key,
-        `cannot read ${entry.secretFile} (${reason}); it must hold the push signing secret`,
-      );
-      return undefined;
-    }
-  } else {
-    key = `${path}.secret_env`;
-    const name = entry.secretEnv ?? '';
-    const value = io.env[name];
-    if (value === undefined || value === '') {
-      reader.problem(
-        key,
-        `the environment variable ${name} is not set; it must hold the push signing secret`,
-      );
-      return undefined;
-    }
-    text = Buffer.from(value, 'utf8');
-  }
-  // A file written by `echo` ends with a newline that is not part of the secret.
-  let end = text.length;
-  while (end > 0 && (text[end - 1] === 0x0a || text[end - 1] === 0x0d)) end--;
-  const value = text.subarray(0, end);
-  if (value.length < pushSecretMinBytes || value.length > pushSecretMaxBytes) {
-    // The secret is not repeated: only its length.
-    reader.problem(
-      key,
-      `the secret is ${value.length} bytes; use ${pushSecretMinBytes} to ${pushSecretMaxBytes} ` +
-        '(e.g. `openssl rand -hex 32`)',
-    );
-    return undefined;
-  }
-  return new Secret(Buffer.from(value));
+  return readSecret(
+    reader,
+    {
+      file: entry.secretFile,
+      env: entry.secretEnv,
+      fileKey: `${path}.secret_file`,
+      envKey: `${path}.secret_env`,
+      what: 'the push signing secret',
+      minBytes: pushSecretMinBytes,
+      maxBytes: pushSecretMaxBytes,
+      hint: ' (e.g. `openssl rand -hex 32`)',
+    },
+    io,
+  );
 }

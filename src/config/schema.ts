@@ -47,6 +47,8 @@ import {
   logFormats,
   logLevels,
   type ServerConfig,
+  type StoreConfig,
+  storeKinds,
   type TelemetryConfig,
   type TlsFiles,
   walCheckpointModes,
@@ -127,6 +129,36 @@ export const serverSpec: SectionSpec<ServerConfig> = {
     field: sizeField({ min: 0, max: 4096 * MiB }),
     default: 32 * MiB,
     env: 'SEPP_DISK_RESERVE_BYTES',
+  },
+};
+
+/** An environment variable's name, for settings that name one holding a secret. */
+const envVarName = stringField({
+  maxLength: 128,
+  pattern: {
+    re: /^[A-Za-z_][A-Za-z0-9_]*$/,
+    help: 'the name of an environment variable, e.g. "SEPP_PUSH_SECRET"',
+  },
+});
+
+/** `[store]` as written: the password as at most one of `password_file` and `password_env`. */
+export type StoreEntry = Omit<StoreConfig, 'password'>;
+export const storeSpec: SectionSpec<StoreEntry> = {
+  kind: { field: choiceField(storeKinds), default: 'sqlite', env: 'SEPP_STORE_KIND' },
+  url: { field: urlField(['postgres:', 'postgresql:']), default: null, env: 'SEPP_STORE_URL' },
+  passwordFile: { field: pathField(), default: null },
+  passwordEnv: { field: envVarName, default: null },
+  poolSize: { field: integerField({ min: 2, max: 100 }), default: 10 },
+  statementTimeoutMs: { field: durationField({ min: 100, max: 1 * HOUR_MS }), default: 30 * SECOND_MS },
+  schema: {
+    field: stringField({
+      maxLength: 63,
+      pattern: {
+        re: /^[a-z_][a-z0-9_]*$/,
+        help: 'a PostgreSQL identifier: lower-case letters, digits and _, not starting with a digit',
+      },
+    }),
+    default: 'sepp',
   },
 };
 
@@ -234,16 +266,7 @@ export interface PushEntry {
 export const pushSpec: SectionSpec<PushEntry> = {
   url: { field: urlField(['http:', 'https:']) },
   secretFile: { field: pathField(), default: null },
-  secretEnv: {
-    field: stringField({
-      maxLength: 128,
-      pattern: {
-        re: /^[A-Za-z_][A-Za-z0-9_]*$/,
-        help: 'the name of an environment variable, e.g. "SEPP_PUSH_SECRET"',
-      },
-    }),
-    default: null,
-  },
+  secretEnv: { field: envVarName, default: null },
   timeoutMs: { field: durationField({ min: 100, max: 1 * HOUR_MS }), default: 30 * SECOND_MS },
   maxInFlight: { field: integerField({ min: 1, max: 10_000 }), default: 64 },
   allowPrivateTargets: { field: booleanField(), default: false },
@@ -410,6 +433,7 @@ export const queueSpec: SectionSpec<QueueSettingsFlat> = {
 /** Sections in TOML order; `[]` marks an array of tables, `<name>` a table per queue. */
 export const sections: readonly { readonly path: string; readonly spec: AnySectionSpec }[] = [
   { path: 'server', spec: serverSpec },
+  { path: 'store', spec: storeSpec },
   { path: 'grpc', spec: grpcSpec },
   { path: 'grpc.tls', spec: tlsSpec },
   { path: 'grpc.api_keys[]', spec: apiKeySpec },
@@ -430,6 +454,7 @@ export const sections: readonly { readonly path: string; readonly spec: AnySecti
 /** Tables allowed at the top of the file. */
 export const rootKeys: readonly string[] = [
   'server',
+  'store',
   'grpc',
   'admin',
   'http',

@@ -23,6 +23,9 @@ export type ApiKeyRole = 'producer' | 'worker' | 'admin';
 export type AdminRole = 'viewer' | 'operator' | 'admin';
 
 export const durabilities: readonly Durability[] = ['full', 'relaxed'];
+/** Where the jobs are kept: the embedded SQLite database (the default) or a PostgreSQL database. */
+export type StoreKind = 'sqlite' | 'postgres';
+export const storeKinds: readonly StoreKind[] = ['sqlite', 'postgres'];
 export const walCheckpointModes: readonly WalCheckpoints[] = ['auto', 'external'];
 export const logLevels: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
 export const logFormats: readonly LogFormat[] = ['text', 'json'];
@@ -127,16 +130,42 @@ export interface HttpConfig {
 }
 
 /**
- * A push target's signing secret. Its value is read from a file or an
- * environment variable when the config is loaded and is never part of any
- * rendering of the config: JSON and `util.inspect` show `<redacted>`.
+ * A secret the config reads from a file or an environment variable (a push
+ * target's signing secret, the PostgreSQL password) when it is loaded. It is
+ * never part of any rendering of the config: JSON and `util.inspect` show
+ * `<redacted>`.
  */
-export interface PushSecret {
-  /** The secret's bytes, for HMAC-SHA256; empty only when the loader could not read secrets (`sepp config check`). */
+export interface ConfigSecret {
+  /** The secret's bytes; empty only when the loader could not read secrets (`sepp config check`). */
   reveal(): Buffer;
   /** SHA-256 of the secret (hex), so a reload can tell a changed secret without keeping a second copy in view. */
   readonly sha256: string;
   toJSON(): string;
+}
+
+/** A push target's signing secret (HMAC-SHA256). */
+export type PushSecret = ConfigSecret;
+
+/**
+ * `[store]`: where the jobs are kept. `sqlite` (the default) uses `server.data_dir`;
+ * `postgres` connects to `url` (docs/postgres.md), and the settings below apply to it only.
+ */
+export interface StoreConfig {
+  readonly kind: StoreKind;
+  /** postgres:// or postgresql:// URL without a password; null for sqlite. */
+  readonly url: string | null;
+  /** Where the database password was read from: a file (absolute path)… */
+  readonly passwordFile: string | null;
+  /** …or an environment variable; both null: the URL's server needs no password. */
+  readonly passwordEnv: string | null;
+  /** The password itself, shown redacted everywhere; null when none is given. */
+  readonly password: ConfigSecret | null;
+  /** Connections each sepp server opens to PostgreSQL (one of them the writer), besides its listener. */
+  readonly poolSize: number;
+  /** A statement running longer than this is cancelled (PostgreSQL's statement_timeout). */
+  readonly statementTimeoutMs: number;
+  /** The PostgreSQL schema holding sepp's tables, created and migrated at start. */
+  readonly schema: string;
 }
 
 /** `[queues.NAME.push]`: deliver the queue's jobs to an HTTP endpoint (src/push/, docs/http.md). */
@@ -221,6 +250,7 @@ export interface SeppConfig {
    */
   readonly sources: Readonly<Record<string, ConfigSource>>;
   readonly server: ServerConfig;
+  readonly store: StoreConfig;
   readonly grpc: GrpcConfig;
   readonly admin: AdminConfig;
   readonly http: HttpConfig;

@@ -9,6 +9,19 @@ import { type EngineLimits, namePattern } from './settings.ts';
 /** A content type (of a payload, of a result): printable ASCII, 1–255 characters. */
 export const contentTypePattern = /^[\x21-\x7e][\x20-\x7e]{0,254}$/;
 
+/**
+ * U+0000 (NUL) in text sepp is given is refused at every door — gRPC string fields,
+ * the HTTP API's and the admin API's JSON strings and their query and path
+ * parameters — with INVALID_ARGUMENT naming the field: one rule for both stores,
+ * since PostgreSQL's text cannot hold it (docs/protocol.md, "Text"). Job data
+ * (payloads, results, progress details) is bytes or JSON and may hold any byte.
+ */
+export const nulRefusal = 'holds U+0000 (NUL), which no text field may hold; send binary data in the payload';
+
+export function holdsNul(text: string): boolean {
+  return text.includes('\u0000');
+}
+
 export function formatBytes(bytes: number): string {
   if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
   if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;

@@ -29,12 +29,26 @@ import {
   type RandomBytes,
   systemRandomBytes,
 } from './jobs/index.ts';
-import { AckBatches, Expiry, ProgressReports, Reserver, Settler, WaiterRegistry } from './leases/index.ts';
+import {
+  AckBatches,
+  Expiry,
+  ProgressReports,
+  RemoteWakeups,
+  Reserver,
+  Settler,
+  WaiterRegistry,
+} from './leases/index.ts';
 import { EngineLifecycle, shuttingDown } from './lifecycle.ts';
 import { Maintenance } from './maintenance.ts';
 import { JobBrowser, JobSearch, OnlineBackup, WorkerControl } from './operators/index.ts';
 import { QueueRegistry } from './queue-registry.ts';
-import { QueueAdmin, type QueueSettingsCheck, RuntimeSettings } from './queues/index.ts';
+import {
+  QueueAdmin,
+  QueueRefresh,
+  type QueueSettingsCheck,
+  RuntimeSettings,
+  settingKeyOf,
+} from './queues/index.ts';
 import { type ReconcileReport, type ScheduleEvent, Schedules } from './schedules/index.ts';
 import type { EngineOptions } from './settings.ts';
 import type { CommitStats, JobEvent } from './types.ts';
@@ -76,6 +90,8 @@ export interface EngineParts {
   readonly events: EventLog;
   readonly queues: QueueRegistry;
   readonly waiters: WaiterRegistry;
+  /** Wake-ups from the other servers sharing the store; undefined when it is this server's alone. */
+  readonly remoteWakeups: RemoteWakeups | undefined;
   readonly flow: FlowControl;
   readonly diskFull: DiskFull;
   readonly enqueuer: Enqueuer;
@@ -126,12 +142,14 @@ export async function openEngineParts(
     throw error;
   }
   parts.maintenance.start();
+  parts.remoteWakeups?.start();
   return parts;
 }
 
 function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): EngineParts {
   const { clock } = deps;
   let maintenance: Maintenance | undefined;
+  let remoteWakeups: RemoteWakeups | undefined;
   const queues = new QueueRegistry(options);
   const waiters = new WaiterRegistry();
   const flow = new FlowControl(store, clock, waiters, (queue) => queues.settingsFor(queue));
@@ -142,6 +160,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     store,
     () => {
       maintenance?.stop();
+      remoteWakeups?.stop();
       flow.stop();
       diskFull.stop();
       waiters.settleAll('closed');
@@ -162,7 +181,15 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     ...(deps.random === undefined ? {} : { random: deps.random }),
     ...(deps.onEvent === undefined ? {} : { onEvent: deps.onEvent }),
     wakeAt: (atMs) => maintenance?.wakeAt(atMs),
-    jobsReady: (tx, queue, jobs) => waiters.handOff(tx, queue, jobs),
+    jobsReady:
+      store.signals === undefined
+        ? (tx, queue, jobs) => waiters.handOff(tx, queue, jobs)
+        : (tx, queue, jobs) => {
+            waiters.handOff(tx, queue, jobs);
+            // The other servers sharing the store wake their waiters too, once this is durable.
+            const { signals } = store;
+            if (jobs > 0) tx.afterCommit(() => signals?.readyJobs(queue, jobs));
+          },
     leaseEnded: (queue, jobs) => flow.leaseEnded(queue, jobs),
     jobsRemoved: () => diskFull.noteJobsRemoved(),
   });
@@ -186,7 +213,25 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     deps.onScheduleEvent,
   );
   maintenance = new Maintenance(ctx, settler, expiry, flow, deps.onMaintenanceError, schedules);
-  const canceller = new Canceller(ctx, audit);
+  const { signals } = store;
+  const canceller = new Canceller(
+    ctx,
+    audit,
+    signals === undefined ? undefined : (notices) => signals.cancelRequested(notices),
+  );
+  if (signals !== undefined) {
+    const pass = maintenance;
+    const refresh = new QueueRefresh(ctx, (view) => flow.load(view), settingKeyOf);
+    remoteWakeups = new RemoteWakeups(
+      signals,
+      waiters,
+      ctx,
+      () => pass.wakeAt(clock.nowMs()),
+      () => refresh.refresh(),
+      (queue) => queues.exists(queue),
+      (notices) => canceller.deliver(notices),
+    );
+  }
   const bulk = new BulkOperations(
     ctx,
     audit,
@@ -194,6 +239,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     (changes) => checkChanges(changes, true, options.limits),
   );
   return {
+    remoteWakeups,
     ctx,
     lifecycle,
     events,

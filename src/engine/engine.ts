@@ -7,7 +7,7 @@
  * a failed commit leaves memory and storage agreeing.
  */
 
-import type { Store } from '../store/store.ts';
+import type { Store, StoreDescription } from '../store/store.ts';
 import type {
   AuditEntry,
   AuditInput,
@@ -150,6 +150,20 @@ export class Engine {
   /** The store the engine works on (the admin UI keeps its sessions there). */
   get store(): Store {
     return this.ctx.store;
+  }
+
+  /** Which store this is and where its data is (GetServerInfo, the dashboard); never a password. */
+  storeDescription(): StoreDescription {
+    const { store } = this.ctx;
+    return (
+      store.describe?.() ?? {
+        kind: store.kind,
+        host: null,
+        database: null,
+        schema: null,
+        signalsConnected: null,
+      }
+    );
   }
 
   get limits(): EngineLimits {
@@ -501,6 +515,11 @@ export class Engine {
    * Copies the live store to `destinationPath` while other work goes on (backup.ts), one at
    * a time; FAILED_PRECONDITION when the store makes no backups.
    */
+  /** Throws FAILED_PRECONDITION, naming the store, when the store makes no backups. */
+  checkBackup(): void {
+    this.onlineBackup.check();
+  }
+
   async backup(
     destinationPath: string,
     onProgress?: (pagesDone: number, pagesTotal: number) => void,

@@ -89,8 +89,15 @@ export class QueueRegistry {
     return this.file;
   }
 
+  /**
+   * Counts this server's own changes to the registry: a refresh from a store that other
+   * servers share (queues/queue-refresh.ts) applies what it read only if none came meanwhile.
+   */
+  changes = 0;
+
   /** Sets (or, with an empty object, removes) a queue's run-time overrides. */
   setOverrides(queue: string, overrides: Readonly<Partial<QueueSettingsFlat>>): void {
+    this.changes++;
     if (Object.keys(overrides).length === 0) this.overrides.delete(queue);
     else this.overrides.set(queue, Object.freeze({ ...overrides }));
     this.viewCache.delete(queue);
@@ -124,6 +131,7 @@ export class QueueRegistry {
   }
 
   markExisting(queue: string, paused: boolean): void {
+    this.changes++;
     this.existing.set(queue, { paused });
     this.creating.delete(queue);
     this.deleting.delete(queue);
@@ -141,6 +149,7 @@ export class QueueRegistry {
 
   /** After the commit that deleted the queue. */
   forget(queue: string): void {
+    this.changes++;
     this.existing.delete(queue);
     this.deleting.delete(queue);
     if (!this.isDeclared(queue)) this.viewCache.delete(queue);

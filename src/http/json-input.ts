@@ -9,6 +9,7 @@
  * engine, which applies the same rules to every transport.
  */
 import { closestKey } from '../config/index.ts';
+import { holdsNul, nulRefusal } from '../engine/checks.ts';
 import { invalid } from './errors.ts';
 import { arraySpans, objectSpans } from './raw-json.ts';
 
@@ -66,6 +67,7 @@ export class JsonInput {
       return undefined;
     }
     if (typeof value !== 'string') throw invalid(`${this.name(field)}: must be a string`);
+    if (holdsNul(value)) throw invalid(`${this.name(field)}: ${nulRefusal}`);
     const maxLength = options.maxLength ?? 1024 * 1024;
     if (value.length > maxLength) {
       throw invalid(`${this.name(field)}: ${value.length} characters, at most ${maxLength}`);
@@ -125,6 +127,7 @@ export class JsonInput {
     const result: Record<string, string> = {};
     for (const [key, v] of Object.entries(value)) {
       if (typeof v !== 'string') throw invalid(`${this.name(field)}.${key}: must be a string`);
+      if (holdsNul(key) || holdsNul(v)) throw invalid(`${this.name(field)}: a key or value ${nulRefusal}`);
       result[key] = v;
     }
     return result;
@@ -143,6 +146,7 @@ export class JsonInput {
     }
     return value.map((item, i) => {
       if (typeof item !== 'string') throw invalid(`${this.name(field)}[${i}]: must be a string`);
+      if (holdsNul(item)) throw invalid(`${this.name(field)}[${i}]: ${nulRefusal}`);
       return item;
     });
   }

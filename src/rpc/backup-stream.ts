@@ -36,6 +36,8 @@ export function createBackupHandler(
     call.onFinish(() => over.abort());
     void call.spawn(async () => {
       try {
+        // A store that makes no backups refuses before anything is audited (nothing happened).
+        ctx.engine.checkBackup();
         // Durable before the copy starts: a backup that is refused the audit entry does not run.
         await ctx.engine.recordAudit(rpcAudit(ctx, caller, call.metadata, 'server.backup', 'server'));
         await sendBackup(ctx, call, tempPath, over.signal);

@@ -5,6 +5,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { HealthImplementation } from 'grpc-health-check';
 import { QueueServiceService } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
+import { nulRefusal } from '../engine/checks.ts';
 import type { Engine } from '../engine/engine.ts';
 import { toSeppError } from '../engine/errors.ts';
 import { admissionInterceptor } from './admission.ts';
@@ -82,10 +83,12 @@ function withMalformedRequests<T extends grpc.ServiceDefinition>(definition: T, 
           const detail = error instanceof Error ? error.message : String(error);
           return new MalformedRequest(`the request is not a valid ${rpc} message: ${detail}`);
         }
-        const field = utf8.firstInvalid(method.path, bytes);
-        if (field !== null) {
+        const invalid = utf8.firstInvalid(method.path, bytes);
+        if (invalid !== null) {
           return new MalformedRequest(
-            `${field}: not valid UTF-8; string fields hold UTF-8 text (send other bytes in a bytes field such as payload)`,
+            invalid.problem === 'nul'
+              ? `${invalid.field}: ${nulRefusal}`
+              : `${invalid.field}: not valid UTF-8; string fields hold UTF-8 text (send other bytes in a bytes field such as payload)`,
             request,
           );
         }

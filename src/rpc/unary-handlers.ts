@@ -3,7 +3,7 @@
  * not see, call the engine, convert the result. Semantics live in the engine.
  */
 import type { ServerUnaryCall } from '@grpc/grpc-js';
-import { DurabilityMode } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
+import { DurabilityMode, type StoreInfo } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
 import { DeadReason, type EnqueueJob, Job } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import { QueueInfo as ProtoQueueInfo } from '../../clients/typescript/src/gen/sepp/v1/queue.js';
 import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
@@ -13,6 +13,7 @@ import { formatProblems, parseQueueSettingKeys, parseQueueSettingValues } from '
 import { SeppError } from '../engine/errors.ts';
 import { fitNamePage, pickKeyedPage } from '../engine/name-pages.ts';
 import type { EnqueueRequest as EngineEnqueueRequest } from '../engine/types.ts';
+import type { StoreDescription } from '../store/store.ts';
 import { defaultAnswerBytes, fitCursorPage, listAnswerBytes } from './answer-pages.ts';
 import { rpcAudit } from './audit-input.ts';
 import { createBulkHandlers } from './bulk-handlers.ts';
@@ -332,6 +333,7 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
         },
         queueDefaults: queueSettingsToProto(engine.options.queueDefaults),
         strictQueues: engine.options.strictQueues,
+        store: storeToProto(engine.storeDescription()),
       };
     }),
 
@@ -412,6 +414,17 @@ function enqueueRequestsFromProto<Req, Res>(
   const fallback = observation.context ?? metadataTraceContext(call.metadata);
   if (fallback !== undefined) for (const request of requests) withTraceContext(request, fallback);
   return requests;
+}
+
+/** A store's description as GetServerInfo answers it: empty strings for what does not apply. */
+function storeToProto(store: StoreDescription): StoreInfo {
+  return {
+    kind: store.kind,
+    host: store.host ?? '',
+    database: store.database ?? '',
+    schema: store.schema ?? '',
+    signalsConnected: store.signalsConnected ?? false,
+  };
 }
 
 /** The budget of a unary reserve's answer: the caller's `max_response_bytes` (0: 4 MiB), at most what the server may send. */

@@ -5,7 +5,8 @@
  * byte strings (`order-\xff`, `order-\xfe`) would decode to the same
  * idempotency key and the second job would be dropped as a duplicate. proto3
  * says string fields hold UTF-8, so sepp refuses a request that does not:
- * INVALID_ARGUMENT naming the field.
+ * INVALID_ARGUMENT naming the field. A string holding U+0000 is refused the
+ * same way (engine/checks.ts, nulRefusal: PostgreSQL's text cannot hold it).
  *
  * A request that is all ASCII (one native pass) has nothing to check. Any
  * other is walked once in its wire format, guided by the published schema
@@ -52,12 +53,17 @@ export class Utf8Fields {
     }
   }
 
-  /** The path of the first field with invalid UTF-8 (`jobs[2].idempotency_key`), or null. */
-  firstInvalid(methodPath: string, bytes: Uint8Array): string | null {
+  /**
+   * The first string field that is not UTF-8 or holds U+0000 (`jobs[2].idempotency_key`,
+   * and which), or null.
+   */
+  firstInvalid(methodPath: string, bytes: Uint8Array): { field: string; problem: 'utf8' | 'nul' } | null {
     const check = this.byPath.get(methodPath);
-    // All ASCII (one native pass): no string in it can be invalid, no walk needed.
-    if (check === undefined || isAscii(bytes)) return null;
-    return new Walk(bytes).firstInvalid(check, bytes.length, '');
+    // All ASCII without a zero byte (two native passes): no string in it can be invalid, no walk needed.
+    if (check === undefined || (isAscii(bytes) && bytes.indexOf(0) < 0)) return null;
+    const walk = new Walk(bytes);
+    const field = walk.firstInvalid(check, bytes.length, '');
+    return field === null ? null : { field, problem: walk.problem };
   }
 }
 
@@ -118,6 +124,8 @@ function fieldCheckOf(field: DescField, built: Map<string, MessageCheck | null>)
  */
 class Walk {
   private pos = 0;
+  /** What was wrong with the field firstInvalid named. */
+  problem: 'utf8' | 'nul' = 'utf8';
 
   constructor(private readonly bytes: Uint8Array) {}
 
@@ -146,7 +154,11 @@ class Walk {
         seen[fieldNumber] = index + 1;
       }
       if (field.kind === 'string') {
-        if (!validUtf8(bytes, start, stop)) return fieldPath(path, field.name, index);
+        const problem = textProblem(bytes, start, stop);
+        if (problem !== null) {
+          this.problem = problem;
+          return fieldPath(path, field.name, index);
+        }
       } else {
         const inner = this.firstInvalid(
           field.message,
@@ -215,10 +227,17 @@ function fieldPath(path: string, name: string, index: number): string {
   return index < 0 ? named : `${named}[${index}]`;
 }
 
-/** ASCII in JavaScript; anything else by the native check. */
-function validUtf8(bytes: Uint8Array, start: number, stop: number): boolean {
+/** A zero byte (U+0000) or bytes that are not UTF-8: ASCII in JavaScript, anything else by the native check. */
+function textProblem(bytes: Uint8Array, start: number, stop: number): 'utf8' | 'nul' | null {
   for (let i = start; i < stop; i++) {
-    if ((bytes[i] ?? 0) >= 0x80) return isUtf8(bytes.subarray(start, stop));
+    const byte = bytes[i] ?? 0;
+    if (byte === 0) return 'nul';
+    if (byte >= 0x80) {
+      const text = bytes.subarray(start, stop);
+      // In UTF-8 a zero byte is U+0000 and nothing else.
+      if (!isUtf8(text)) return 'utf8';
+      return text.indexOf(0) < 0 ? null : 'nul';
+    }
   }
-  return true;
+  return null;
 }

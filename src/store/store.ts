@@ -618,6 +618,58 @@ export interface StoreFiles {
 }
 
 /**
+ * What one server tells the others that share its store (several sepp servers on
+ * one PostgreSQL database): sent after the commit it describes, at most once in
+ * flight (what comes meanwhile goes in the next), and lost without harm — the
+ * engine also polls the store (`pollIntervalMs`), so a signal is a shortcut, never
+ * the only way news arrives. A store that no other server shares has none.
+ */
+export interface StoreSignals {
+  /** How often the engine looks for what a lost signal would have told it (ready jobs, maintenance). */
+  readonly pollIntervalMs: number;
+  /** `jobs` jobs of `queue` became ready here (after the commit that made them so). */
+  readyJobs(queue: string, jobs: number): void;
+  /**
+   * Cancels of leased jobs were committed here: the workers holding them may be
+   * connected to another server. Without the signal they learn at their next
+   * extend or settlement (refused with job_cancelled).
+   */
+  cancelRequested(notices: readonly CancelSignal[]): void;
+  /** Calls `listener` for what another server said (one listener; a later call replaces it). */
+  listen(listener: (signal: StoreSignal) => void): void;
+}
+
+/** A cancel of one lease, as the servers tell each other of it. */
+export interface CancelSignal {
+  jobId: string;
+  queue: string;
+  attempt: number;
+  workerId: string | null;
+  cancelledBy: string | null;
+  cancelledAtMs: number;
+}
+
+/** A signal from another server. */
+export type StoreSignal =
+  | { kind: 'ready'; queue: string; jobs: number }
+  | { kind: 'cancel'; notices: readonly CancelSignal[] };
+
+/**
+ * Which store a server runs on and where its data is, for GetServerInfo and the
+ * dashboard: never a password (a PostgreSQL URL holds none).
+ */
+export interface StoreDescription {
+  kind: string;
+  /** PostgreSQL: the database server, `host:port`; null for SQLite. */
+  host: string | null;
+  /** PostgreSQL: the database and the schema of sepp's tables; null for SQLite. */
+  database: string | null;
+  schema: string | null;
+  /** PostgreSQL: whether this server hears the other servers' signals now (else it polls); null for SQLite. */
+  signalsConnected: boolean | null;
+}
+
+/**
  * A store. `write` and `read` are the whole contract of the engine's work;
  * the optional capabilities are what some backends have (the SQLite store:
  * online backup, a disk reserve, its files); the engine answers
@@ -637,4 +689,8 @@ export interface Store {
   readonly backup?: OnlineBackup;
   readonly diskReserve?: DiskReserve;
   readonly files?: StoreFiles;
+  /** Word between the servers sharing this store; absent when it is this server's alone. */
+  readonly signals?: StoreSignals;
+  /** What it is and where its data is; absent: only `kind` is known. */
+  describe?(): StoreDescription;
 }

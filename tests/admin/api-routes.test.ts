@@ -45,6 +45,13 @@ test('overview: server facts, totals from the counters, waiting workers and rate
   assert.equal(body.server.version, '0.1.0-test');
   assert.equal(body.server.uptimeMs, 5000);
   assert.equal(body.server.durability, 'full');
+  assert.deepEqual(body.server.store, {
+    kind: 'sqlite',
+    host: null,
+    database: null,
+    schema: null,
+    signalsConnected: null,
+  });
   assert.deepEqual(body.totals, { scheduled: 1, ready: 3, leased: 0, completed: 0, dead: 0, cancelled: 0 });
   assert.deepEqual(
     body.queues.map((q) => q.name),
@@ -334,6 +341,27 @@ test('enqueue: text and base64 payloads, options, rejections with the engine mes
     'content-type': 'application/json',
   });
   assert.equal(array.status, 400);
+});
+
+test('U+0000 in a query, path or body string is a 400 naming it, never a 500', async () => {
+  for (const path of [
+    '/api/v1/jobs?error=smtp%00',
+    '/api/v1/jobs?queue=emails%00',
+    '/api/v1/queues/emails%00',
+    '/api/v1/jobs/job%00id',
+  ]) {
+    const answer = await op.get<{ error?: { code: string; message: string } }>(path);
+    assert.equal(answer.status, 400, path);
+    assert.match(
+      answer.body.error?.message ?? '',
+      /holds U\+0000 \(NUL\), which no text field may hold/,
+      path,
+    );
+  }
+  await admin.t.engine.enqueue({ queue: 'emails', type: 'welcome', payload: enc('{}') });
+  const refused = await op.post('/api/v1/queues/emails/purge', { confirm: 'emails\u0000' });
+  assert.equal(refused.status, 400);
+  assert.match(refused.body.error?.message ?? '', /^confirm holds U\+0000/);
 });
 
 test('request bodies over the limit are refused before parsing (413)', async () => {

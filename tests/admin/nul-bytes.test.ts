@@ -79,15 +79,20 @@ describe('NUL bytes in filters', () => {
         target: `/api/v1/jobs?queue=emails&meta=${encodeURIComponent(meta)}`,
       });
       assert.equal(answer.status, 400, `${JSON.stringify(meta)}: ${answer.body}`);
-      assert.match(answer.body.toString(), /meta: the key .*control character/);
+      // U+0000 is refused at the door in any text (docs/protocol.md); another control
+      // character in a metadata key by the filter's own check.
+      assert.match(
+        answer.body.toString(),
+        meta.includes('\u0000') ? /meta holds U\+0000/ : /meta: the key .*control character/,
+      );
     }
-    // A NUL in the value only matches nothing.
+    // A NUL in the value is refused the same way: no text field may hold one.
     const value = await sendExact(port, {
       method: 'GET',
       target: `/api/v1/jobs?queue=emails&meta=${encodeURIComponent('tenant=ac\u0000me')}`,
     });
-    assert.equal(value.status, 200, value.body.toString());
-    assert.deepEqual(JSON.parse(value.body.toString()).items, []);
+    assert.equal(value.status, 400, value.body.toString());
+    assert.match(value.body.toString(), /meta holds U\+0000/);
     assert.deepEqual(errorLines(), []);
   });
 

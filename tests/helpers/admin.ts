@@ -71,6 +71,7 @@ export async function openTestAdmin(options: TestAdminOptions = {}): Promise<Tes
       durability: 'full',
       dbBytes: 4096,
       walBytes: 0,
+      store: t.engine.storeDescription(),
     }),
     rates,
     effectiveConfig: () => ({

@@ -77,6 +77,11 @@ export interface PostgresOptions {
   readonly parentDir?: string;
   /** How long to wait for the server to accept connections; default 60 s. */
   readonly readyTimeoutMs?: number;
+  /**
+   * Let this process exit while the cluster runs (its exit hook then removes it): for a
+   * cluster shared by a whole test file that no test closes (test-store.ts).
+   */
+  readonly unref?: boolean;
 }
 
 export interface PostgresCluster {
@@ -356,6 +361,7 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
         { uid: user.uid, gid: user.gid, env, stdio: ['ignore', fd, fd], detached: true },
       );
       closeSync(fd);
+      if (options.unref === true) started.unref();
       await new Promise<void>((resolve, reject) => {
         started.once('spawn', () => resolve());
         started.once('error', (err) => reject(new Error(`cannot start postgres: ${err.message}`)));

@@ -14,6 +14,7 @@ import { loadConfig } from '../../src/config/index.ts';
 import type { Clock } from '../../src/engine/clock.ts';
 import type { Logger, LogLevel } from '../../src/telemetry/logger.ts';
 import { captureLogger, flushCaptured, registerConfigSecrets } from './secret-log.ts';
+import { testStoreConfig } from './test-store.ts';
 
 export interface TestServer {
   server: RunningServer;
@@ -67,9 +68,12 @@ export interface TestServerOptions {
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'sepp-srv-'));
   const configFile = join(dataDir, '..', `${dataDir.split('/').pop()}.toml`);
+  // The store under test (test-store.ts): SQLite in dataDir, or a PostgreSQL schema of this server's.
+  const store = await testStoreConfig(dataDir);
   const writeConfig = (toml: string) => {
     registerConfigSecrets(toml);
-    writeFileSync(configFile, toml);
+    // A test that configures its own [store] keeps it.
+    writeFileSync(configFile, /^\[store\]$/m.test(toml) ? toml : `${toml}${store.toml}`);
   };
   if (!options.keepConfig) writeConfig(options.toml ?? '');
   const load = () =>
@@ -83,7 +87,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
         ...(options.http ? { httpListen: '127.0.0.1:0' } : {}),
       },
       // No 32 MiB disk reserve per test server (tests/faults/disk-full.test.ts sets its own).
-      env: { SEPP_DISK_RESERVE_BYTES: '0', ...options.env },
+      env: { SEPP_DISK_RESERVE_BYTES: '0', ...store.env, ...options.env },
     });
   const config = load();
   const server = await startServer(config, {

@@ -98,6 +98,24 @@ describe('HTTP API', () => {
     assert.ok(reserved.text.includes(`"payload":${payload}`), reserved.text);
   });
 
+  test('U+0000 in a text field is refused naming the field (in the payload it is data)', async () => {
+    const refusals: [string, unknown, string][] = [
+      ['/v1/jobs', { queue: 'nul', type: 'a\u0000b' }, 'type'],
+      ['/v1/jobs', { queue: 'nul', type: 't', metadata: { k: 'v\u0000' } }, 'metadata'],
+      ['/v1/reserve', { queues: ['nul\u0000'] }, 'queues[0]'],
+    ];
+    for (const [path, body, field] of refusals) {
+      const error = assertError(await post(path, body), 400, 'invalid_argument');
+      assert.ok(error.message.startsWith(`${field}: `), error.message);
+      assert.match(error.message, /holds U\+0000 \(NUL\), which no text field may hold/);
+    }
+    assert.equal(
+      (await t.server.engine.listQueues()).find((q) => q.name === 'nul'),
+      undefined,
+      'nothing stored',
+    );
+  });
+
   test('bytes travel as base64; a JSON content type with bytes that are not JSON comes back as base64', async () => {
     const bytes = Buffer.from([0, 1, 2, 254, 255]);
     const a = await post<{ jobId: string }>('/v1/jobs', {

@@ -10,7 +10,7 @@
  * 127.0.0.0/8, ::1 and `localhost` is), named in the file, not by a flag.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -68,9 +68,13 @@ for (const place of ['loopback', 'network'] as const) {
     const lastAudit = async () => (await t.server.engine.listAudit({ action: 'config.reload' })).items[0];
     const linesFrom = (from: number) => lines.slice(from);
 
-    /** Asserts that a reload of `text` was refused naming `keys`, and that authentication still holds. */
-    const assertRefused = async (text: string, keys: readonly string[], why: string) => {
-      t.writeConfig(text);
+    /**
+     * Asserts that a reload of `text` was refused naming `keys`, and that authentication still holds.
+     * `exactly`: the file holds `text` alone, without the test store's [store] table (an empty file).
+     */
+    const assertRefused = async (text: string, keys: readonly string[], why: string, exactly = false) => {
+      if (exactly) writeFileSync(t.configFile, text);
+      else t.writeConfig(text);
       const from = lines.length;
       const report = await t.server.reload({ actor: 'signal:SIGHUP' });
       assert.equal(report.applied, false, `${why}: the reload must be refused`);
@@ -142,9 +146,9 @@ for (const place of ['loopback', 'network'] as const) {
     });
 
     test('an empty file is refused: a reload never falls back to the defaults', async () => {
-      const report = await assertRefused('', [t.configFile], 'empty');
+      const report = await assertRefused('', [t.configFile], 'empty', true);
       assert.match(report.problems.find((p) => p.key === t.configFile)?.message ?? '', /no settings/);
-      await assertRefused('# only a comment\n\n', [t.configFile], 'comments only');
+      await assertRefused('# only a comment\n\n', [t.configFile], 'comments only', true);
     });
 
     test('a file without API keys is refused', async () => {

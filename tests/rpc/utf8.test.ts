@@ -216,6 +216,49 @@ describe('invalid UTF-8 in a string field', () => {
   });
 });
 
+describe('U+0000 in a string field (one rule for both stores: PostgreSQL text cannot hold it)', () => {
+  test('Enqueue, a nack and a filter are refused INVALID_ARGUMENT naming the field; nothing is stored', async () => {
+    const before = await storedJobs();
+    for (const [job, field] of [
+      [testJob('nul', { idempotencyKey: 'order-\u0000' }), 'job.idempotency_key'],
+      [testJob('nul', { type: 'a\u0000b' }), 'job.type'],
+      [testJob('nul', { metadata: { tenant: 'acme\u0000' } }), 'job.metadata (a value)'],
+    ] as const) {
+      const refused = await call(t.client, t.client.enqueue, { job }).then(
+        () => assert.fail(`${field}: accepted`),
+        (error: { code: number; details: string }) => error,
+      );
+      assert.equal(refused.code, status.INVALID_ARGUMENT, refused.details);
+      assert.equal(
+        refused.details,
+        `${field}: holds U+0000 (NUL), which no text field may hold; send binary data in the payload`,
+      );
+    }
+    assert.equal(await storedJobs(), before, 'nothing stored');
+    // A payload is bytes: zero bytes in it are kept.
+    const { jobId } = await call(t.client, t.client.enqueue, {
+      job: testJob('nul', { payload: Buffer.from([0, 1, 0]) }),
+    });
+    const leased = await call(t.client, t.client.reserve, {
+      queues: ['nul'],
+      maxJobs: 1,
+      leaseDurationMs: 60_000,
+      waitTimeoutMs: 0,
+      workerId: '',
+      maxResponseBytes: 0,
+    });
+    assert.deepEqual(leased.jobs[0]?.payload, Buffer.from([0, 1, 0]));
+    const nack = NackRequest.fromPartial({ jobId, attempt: 1, errorMessage: 'bad\u0000' });
+    await assert.rejects(call(t.client, t.client.nack, nack), (error: { code: number; details: string }) => {
+      assert.equal(error.code, status.INVALID_ARGUMENT);
+      assert.match(error.details, /^error_message: holds U\+0000/);
+      return true;
+    });
+    const list = ListDeadLettersRequest.fromPartial({ queue: 'nul\u0000' });
+    await assert.rejects(call(t.client, t.client.listDeadLetters, list), { code: status.INVALID_ARGUMENT });
+  });
+});
+
 test('the check finds exactly the bad field in random batches, and nothing in valid ones', () => {
   const utf8 = new Utf8Fields(Buffer.from(descriptorSetBase64, 'base64'), 'sepp.v1.QueueService');
   const fields = [
@@ -228,7 +271,9 @@ test('the check finds exactly the bad field in random batches, and nothing in va
     'group',
   ] as const;
   const snake = { contentType: 'content_type', idempotencyKey: 'idempotency_key' } as Record<string, string>;
-  const text = fc.string({ maxLength: 20, unit: 'grapheme' }).filter((s) => !s.includes(placeholder));
+  const text = fc
+    .string({ maxLength: 20, unit: 'grapheme' })
+    .filter((s) => !s.includes(placeholder) && !s.includes('\u0000'));
   const job = fc.record({
     queue: text,
     type: text,
@@ -254,11 +299,17 @@ test('the check finds exactly the bad field in random batches, and nothing in va
         assert.equal(utf8.firstInvalid(path('EnqueueBatch'), valid), null);
         const index = pick % jobs.length;
         request.jobs[index] = { ...request.jobs[index]!, [field]: placeholder };
-        const invalid = withBytes(EnqueueBatchRequest.encode(request).finish(), [0xff]);
-        assert.equal(
-          utf8.firstInvalid(path('EnqueueBatch'), invalid),
-          `jobs[${index}].${snake[field] ?? field}`,
-        );
+        const encoded = EnqueueBatchRequest.encode(request).finish();
+        const named = `jobs[${index}].${snake[field] ?? field}`;
+        assert.deepEqual(utf8.firstInvalid(path('EnqueueBatch'), withBytes(encoded, [0xff])), {
+          field: named,
+          problem: 'utf8',
+        });
+        // A zero byte is valid UTF-8, and U+0000: refused all the same (one rule for both stores).
+        assert.deepEqual(utf8.firstInvalid(path('EnqueueBatch'), withBytes(encoded, [0x41, 0])), {
+          field: named,
+          problem: 'nul',
+        });
       },
     ),
     { numRuns: 500 },

@@ -26,6 +26,7 @@ export type {
   SessionInfo as Session,
   SettingSource,
   SettingValueView as SettingValue,
+  StoreFacts,
   WorkerInfo,
 } from '../../src/admin/api-types.ts';
 

@@ -305,5 +305,12 @@ export function serverInfoFromProto(info: GetServerInfoResponse): ServerInfo {
     },
     queueDefaults: settingsFromProto(info.queueDefaults),
     strictQueues: info.strictQueues,
+    store: {
+      kind: info.store?.kind ?? '',
+      host: info.store?.host ?? '',
+      database: info.store?.database ?? '',
+      schema: info.store?.schema ?? '',
+      signalsConnected: info.store?.signalsConnected ?? false,
+    },
   };
 }

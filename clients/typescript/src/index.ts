@@ -82,6 +82,7 @@ export type {
   ServerLimits,
   SettingSource,
   StateCounts,
+  StoreInfo,
   TimeInput,
   WorkerInfo,
 } from './types.ts';

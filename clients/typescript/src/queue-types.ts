@@ -259,6 +259,21 @@ export interface ServerInfo {
   queueDefaults: QueueSettings;
   /** True when only declared queues accept jobs. */
   strictQueues: boolean;
+  /** The store the server keeps its jobs in, and (PostgreSQL) where; never a password. */
+  store: StoreInfo;
+}
+
+/** Which store a server runs on. */
+export interface StoreInfo {
+  /** `sqlite` (embedded, the default) or `postgres`. */
+  kind: string;
+  /** PostgreSQL: `host:port` of the database server; empty for SQLite. */
+  host: string;
+  /** PostgreSQL: the database and the schema of sepp's tables; empty for SQLite. */
+  database: string;
+  schema: string;
+  /** PostgreSQL: whether the server hears the other servers' signals now (else it polls once a second). */
+  signalsConnected: boolean;
 }
 
 /** Which dead letters to list. */

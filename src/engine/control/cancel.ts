@@ -5,7 +5,8 @@
  * A scheduled or ready job becomes `cancelled` at once. A leased job is
  * running on a worker, so a cancel records a request (`cancelled_at_ms`,
  * `cancelled_by`) and tells the worker after the commit (the listeners: the
- * rpc layer's Work streams); the job stays `leased` until the attempt ends —
+ * rpc layer's Work streams, and push deliveries; on a store several servers
+ * share, the other servers' too, through its signals); the job stays `leased` until the attempt ends —
  * the worker's nack or ack, or the lease running out — and that end makes it
  * `cancelled`, never a retry (finishCancelled, called by settle.ts and
  * maintenance.ts). The request is durable before anyone is told, so a crash
@@ -35,6 +36,8 @@ export class Canceller {
   constructor(
     private readonly ctx: EngineContext,
     private readonly audit: AuditLog,
+    /** Tells the other servers sharing the store (their workers may hold the jobs). */
+    private readonly remote?: (notices: readonly CancelNotice[]) => void,
   ) {}
 
   /** Calls `listener` after each commit that asked for cancels of leased jobs; returns the unsubscribe. */
@@ -108,9 +111,15 @@ export class Canceller {
 
   /** Tells the listeners (the workers holding the jobs) after the commit of `tx`. */
   notify(tx: StoreTx, notices: readonly CancelNotice[]): void {
-    if (notices.length === 0 || this.listeners.size === 0) return;
+    if (notices.length === 0 || (this.listeners.size === 0 && this.remote === undefined)) return;
     tx.afterCommit(() => {
-      for (const listener of this.listeners) listener(notices);
+      this.deliver(notices);
+      this.remote?.(notices);
     });
+  }
+
+  /** Tells this server's listeners of cancels committed (here, or by another server sharing the store). */
+  deliver(notices: readonly CancelNotice[]): void {
+    for (const listener of this.listeners) listener(notices);
   }
 }

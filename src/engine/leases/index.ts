@@ -8,6 +8,7 @@ export { jobOverheadBytes, leasedJobBytes } from './answer-size.ts';
 export { finishCancelled } from './cancelled-lease.ts';
 export { Expiry } from './expiry.ts';
 export { ProgressReports } from './progress.ts';
+export { RemoteWakeups } from './remote-wakeups.ts';
 export { Reserver } from './reserve.ts';
 export { checkAckResult } from './results.ts';
 export { Settler } from './settle.ts';

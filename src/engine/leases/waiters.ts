@@ -44,6 +44,11 @@ export class WaiterRegistry {
     return this.total;
   }
 
+  /** The queues someone waits on now. */
+  waitedQueues(): string[] {
+    return [...this.byQueue.keys()];
+  }
+
   waitingOn(queue: string): number {
     return this.byQueue.get(queue)?.size ?? 0;
   }

@@ -11,17 +11,24 @@ export class OnlineBackup {
 
   constructor(private readonly store: Store) {}
 
-  async copyTo(
-    destinationPath: string,
-    onProgress?: (pagesDone: number, pagesTotal: number) => void,
-  ): Promise<void> {
+  /** Throws FAILED_PRECONDITION, naming the store, when the store makes no backups. */
+  check(): NonNullable<Store['backup']> {
     const backup = this.store.backup;
     if (backup === undefined) {
       throw new SeppError(
         'failed_precondition',
-        `this server's store (${this.store.kind}) makes no backups; back it up with the tools of its database`,
+        `this server's store (${this.store.kind}) makes no backups; back it up with the tools of its database` +
+          (this.store.kind === 'postgres' ? ' (pg_dump, or your provider’s backups)' : ''),
       );
     }
+    return backup;
+  }
+
+  async copyTo(
+    destinationPath: string,
+    onProgress?: (pagesDone: number, pagesTotal: number) => void,
+  ): Promise<void> {
+    const backup = this.check();
     if (this.running)
       throw new SeppError('resource_exhausted', 'a backup is already running; try again when it ends');
     this.running = true;

@@ -1,3 +1,9 @@
 /** Queues as operators manage them: listing, pause and resume, delete, and settings changed at run time. */
 export { checkQueueExists, checkQueueName, QueueAdmin } from './queue-admin.ts';
-export { type QueueSettingsChange, type QueueSettingsCheck, RuntimeSettings } from './runtime-settings.ts';
+export { QueueRefresh } from './queue-refresh.ts';
+export {
+  type QueueSettingsChange,
+  type QueueSettingsCheck,
+  RuntimeSettings,
+  settingKeyOf,
+} from './runtime-settings.ts';

@@ -59,6 +59,11 @@ export type QueueSettingsCheck = (
 const knownKeys = new Set<string>(queueSettingKeys);
 const keyByName = new Map(queueSettingKeys.map((key) => [queueSettingName(key), key]));
 
+/** A setting's key by the name it is stored under (`max_attempts` → `maxAttempts`); undefined when unknown. */
+export function settingKeyOf(name: string): keyof QueueSettingsFlat | undefined {
+  return keyByName.get(name);
+}
+
 export class RuntimeSettings {
   constructor(
     private readonly ctx: EngineContext,

@@ -1,4 +1,5 @@
 /** Reading the parts of a request a handler needs: its body and query parameters, checked with named messages. */
+import { holdsNul, nulRefusal } from '../../engine/checks.ts';
 import { invalid } from '../errors.ts';
 import type { JsonInput } from '../json-input.ts';
 import type { ApiRequest } from '../route-spec.ts';
@@ -16,6 +17,7 @@ export function queryString(request: ApiRequest, name: string, maxLength = 4096)
   if (values.length > 1) throw invalid(`${name}: give it once`);
   const value = values[0] ?? '';
   if (value.length > maxLength) throw invalid(`${name}: longer than ${maxLength} characters`);
+  if (holdsNul(value)) throw invalid(`${name}: ${nulRefusal}`);
   return value;
 }
 
@@ -41,5 +43,6 @@ export function queryList(request: ApiRequest, name: string, maxItems: number): 
     .flatMap((value) => value.split(','))
     .filter((item) => item !== '');
   if (items.length > maxItems) throw invalid(`${name}: ${items.length} items, at most ${maxItems}`);
+  if (items.some(holdsNul)) throw invalid(`${name}: ${nulRefusal}`);
   return items;
 }

@@ -4,6 +4,7 @@
  * savepoint as the job change, so nothing counts rows to answer. `mismatches`
  * compares them with the rows they count (tests, crash checks, `sepp doctor`).
  */
+import { countMismatches } from '../count-check.ts';
 import type { Counts } from '../store.ts';
 import type { Db } from './open.ts';
 
@@ -41,16 +42,7 @@ export type CountStatements = ReturnType<typeof prepareCountStatements>;
 
 /** One line per counter that disagrees with a `count(*)` of its rows; empty when healthy. */
 export function counterMismatches(sql: Pick<CountStatements, 'allCounts' | 'countsFromRows'>): string[] {
-  const fromRows = new Map(sql.countsFromRows.all().map((r) => [`${r.queue}/${r.state}`, r.jobs]));
-  const problems: string[] = [];
-  for (const row of sql.allCounts.all()) {
-    const key = `${row.queue}/${row.state}`;
-    const actual = fromRows.get(key) ?? 0;
-    if (actual !== row.jobs) problems.push(`${key}: counter ${row.jobs}, rows ${actual}`);
-    fromRows.delete(key);
-  }
-  for (const [key, actual] of fromRows) problems.push(`${key}: no counter, rows ${actual}`);
-  return problems;
+  return countMismatches(sql.allCounts.all(), sql.countsFromRows.all());
 }
 
 export function countOps(sql: CountStatements): Counts {

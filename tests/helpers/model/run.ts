@@ -20,7 +20,8 @@ import { OperatorSteps } from './operator-steps.ts';
 import { openRunEngine } from './run-state.ts';
 import { StoredJobs } from './stored-jobs.ts';
 
-const runs = Number(process.env.SEPP_MODEL_RUNS ?? 1000);
+const runsFromEnv = process.env.SEPP_MODEL_RUNS || undefined;
+const runs = Number(runsFromEnv ?? 1000);
 const stepsPerRun = Number(process.env.SEPP_MODEL_STEPS ?? 20);
 const baseSeed = seedFromEnv('SEPP_MODEL_SEED');
 
@@ -78,6 +79,7 @@ class Run extends OperatorSteps {
 /** The model test against `backend`: `runs` runs of `stepsPerRun` steps, each checked. */
 export async function runModel(backend: StoreBackend): Promise<void> {
   let steps = 0;
+  const runs = modelRuns(backend);
   for (let i = 0; i < runs; i++) {
     const seed = (baseSeed + i) >>> 0;
     const run = new Run(seed, await openRunEngine(seed, backend));
@@ -93,7 +95,7 @@ export async function runModel(backend: StoreBackend): Promise<void> {
       console.error(
         [
           `model test failed on ${backend.name} in run ${i} with seed ${seed} at step ${run.log.length - 1}`,
-          `reproduce: SEPP_MODEL_SEED=${seed} SEPP_MODEL_RUNS=1 SEPP_MODEL_STEPS=${stepsPerRun} npm run test:files -- conformance/sqlite-model`,
+          `reproduce: SEPP_MODEL_SEED=${seed} SEPP_MODEL_RUNS=1 SEPP_MODEL_STEPS=${stepsPerRun} npm run test:files -- conformance/${backend.name}-model`,
           'last steps:',
           ...tail,
         ].join('\n'),
@@ -114,3 +116,8 @@ export async function runModel(backend: StoreBackend): Promise<void> {
 
 /** Runs and steps of the model case (SEPP_MODEL_RUNS, SEPP_MODEL_STEPS). */
 export const modelSize = { runs, stepsPerRun };
+
+/** The runs against `backend`: SEPP_MODEL_RUNS, else the backend's own default, else 1,000. */
+export function modelRuns(backend: StoreBackend): number {
+  return Number(runsFromEnv ?? backend.modelRuns ?? runs);
+}

@@ -1,17 +1,21 @@
 /**
  * What the conformance suite needs of a backend: a place for a store's data,
  * and a way to open a store on it (again, after a close: a restart). Each
- * backend has a factory (sqlite.test.ts today); the cases (cases/) know only
- * the Store interface and the engine.
+ * backend has a factory (sqlite.test.ts, postgres.test.ts); the cases (cases/)
+ * know only the Store interface and the engine.
  */
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PostgresStore } from '../../../src/store/postgres/postgres-store.ts';
 import { openSqliteStore } from '../../../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../../../src/store/store.ts';
+import type { PostgresCluster } from '../../helpers/postgres.ts';
 
 export interface StoreBackend {
   readonly name: string;
+  /** Runs of the model case unless SEPP_MODEL_RUNS says (default 1,000): a slower store runs fewer. */
+  readonly modelRuns?: number;
   /** A new, empty place for one case's data. */
   create(): BackendData;
 }
@@ -42,3 +46,32 @@ export const sqliteBackend: StoreBackend = {
     };
   },
 };
+
+/**
+ * The PostgreSQL store, each case in a schema of its own in one database of a throwaway
+ * cluster (tests/helpers/postgres.ts) that the test file starts: `where` gives it once it runs.
+ */
+export function postgresBackend(where: () => { cluster: PostgresCluster; database: string }): StoreBackend {
+  let schemas = 0;
+  return {
+    name: 'postgres',
+    // A run opens stores over the network and commits each step with an fsync: ~3 s a run.
+    modelRuns: 100,
+    create() {
+      const { cluster, database } = where();
+      const schema = `conformance_${++schemas}`;
+      return {
+        open: () =>
+          new PostgresStore({
+            url: cluster.urlWithoutPassword(database),
+            password: cluster.password,
+            schema,
+            poolSize: 3,
+            statementTimeoutMs: 30_000,
+          }),
+        // The schemas go with the cluster, when the test file closes it.
+        dispose: () => {},
+      };
+    },
+  };
+}

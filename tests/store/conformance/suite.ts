@@ -11,6 +11,7 @@
 import { describe, test } from 'node:test';
 import type { StoreBackend } from './backend.ts';
 import { browseCases } from './cases/browse.ts';
+import { bulkCases } from './cases/bulk.ts';
 import { controlCases } from './cases/control.ts';
 import { eventCases } from './cases/events.ts';
 import { flowCases } from './cases/flow.ts';
@@ -29,6 +30,7 @@ export function exerciseStore(backend: StoreBackend): void {
     ...leaseCases,
     ...flowCases,
     ...controlCases,
+    ...bulkCases,
     ...scheduleCases,
     ...eventCases,
     ...browseCases,

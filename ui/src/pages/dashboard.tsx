@@ -17,6 +17,7 @@ import {
   type QueueRates,
   type RateWindow,
   type Session,
+  type StoreFacts,
 } from '../types.ts';
 
 const throughput: readonly Series[] = [
@@ -96,6 +97,22 @@ function queueColumns(rates: Record<string, QueueRates>): Column<QueueInfo>[] {
  * one waiting on a queue with no jobs yet is in no row. The rows therefore add
  * up to the total only when every reserve names one listed queue.
  */
+/** The store: SQLite with its file sizes; PostgreSQL with where it is and whether the servers hear each other. */
+function storeFacts(store: StoreFacts, dbBytes: number, walBytes: number): [string, string][] {
+  if (store.kind !== 'postgres') {
+    return [
+      ['Store', 'SQLite (embedded)'],
+      ['Database', fmtBytes(dbBytes)],
+      ['WAL', fmtBytes(walBytes)],
+    ];
+  }
+  return [
+    ['Store', `PostgreSQL ${store.host ?? ''}`],
+    ['Database', `${store.database ?? '—'}, schema ${store.schema ?? '—'}`],
+    ['Signals', store.signalsConnected ? 'connected' : 'not connected: polling once a second'],
+  ];
+}
+
 function WaitingReserves({ count }: { count: number }) {
   return (
     <span title="long-polls (Work stream requests or Reserve calls) waiting for a job now, each counted once">
@@ -167,8 +184,7 @@ export function Dashboard({ session }: { session: Session }) {
                 ],
                 ['Uptime', fmtDuration(data.server.uptimeMs)],
                 ['Durability', data.server.durability],
-                ['Database', fmtBytes(data.server.dbBytes)],
-                ['WAL', fmtBytes(data.server.walBytes)],
+                ...storeFacts(data.server.store, data.server.dbBytes, data.server.walBytes),
                 ['Waiting reserves', <WaitingReserves count={data.waitingWorkers} />],
                 [
                   'Wait avg / max',

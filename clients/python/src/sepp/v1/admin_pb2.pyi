@@ -155,13 +155,14 @@ class GetServerInfoRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetServerInfoResponse(_message.Message):
-    __slots__ = ["durability", "git_commit", "limits", "queue_defaults", "server_time_ms", "started_at_ms", "strict_queues", "version"]
+    __slots__ = ["durability", "git_commit", "limits", "queue_defaults", "server_time_ms", "started_at_ms", "store", "strict_queues", "version"]
     DURABILITY_FIELD_NUMBER: _ClassVar[int]
     GIT_COMMIT_FIELD_NUMBER: _ClassVar[int]
     LIMITS_FIELD_NUMBER: _ClassVar[int]
     QUEUE_DEFAULTS_FIELD_NUMBER: _ClassVar[int]
     SERVER_TIME_MS_FIELD_NUMBER: _ClassVar[int]
     STARTED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    STORE_FIELD_NUMBER: _ClassVar[int]
     STRICT_QUEUES_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     durability: DurabilityMode
@@ -170,9 +171,10 @@ class GetServerInfoResponse(_message.Message):
     queue_defaults: _queue_pb2.QueueSettings
     server_time_ms: int
     started_at_ms: int
+    store: StoreInfo
     strict_queues: bool
     version: str
-    def __init__(self, version: _Optional[str] = ..., git_commit: _Optional[str] = ..., durability: _Optional[_Union[DurabilityMode, str]] = ..., server_time_ms: _Optional[int] = ..., started_at_ms: _Optional[int] = ..., limits: _Optional[_Union[ServerLimits, _Mapping]] = ..., queue_defaults: _Optional[_Union[_queue_pb2.QueueSettings, _Mapping]] = ..., strict_queues: bool = ...) -> None: ...
+    def __init__(self, version: _Optional[str] = ..., git_commit: _Optional[str] = ..., durability: _Optional[_Union[DurabilityMode, str]] = ..., server_time_ms: _Optional[int] = ..., started_at_ms: _Optional[int] = ..., limits: _Optional[_Union[ServerLimits, _Mapping]] = ..., queue_defaults: _Optional[_Union[_queue_pb2.QueueSettings, _Mapping]] = ..., strict_queues: bool = ..., store: _Optional[_Union[StoreInfo, _Mapping]] = ...) -> None: ...
 
 class JobChanges(_message.Message):
     __slots__ = ["delay_ms", "group", "priority", "run_at_ms", "run_now"]
@@ -464,6 +466,20 @@ class SetQueueSettingsResponse(_message.Message):
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     queue: _queue_pb2.QueueInfo
     def __init__(self, queue: _Optional[_Union[_queue_pb2.QueueInfo, _Mapping]] = ...) -> None: ...
+
+class StoreInfo(_message.Message):
+    __slots__ = ["database", "host", "kind", "schema", "signals_connected"]
+    DATABASE_FIELD_NUMBER: _ClassVar[int]
+    HOST_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    SCHEMA_FIELD_NUMBER: _ClassVar[int]
+    SIGNALS_CONNECTED_FIELD_NUMBER: _ClassVar[int]
+    database: str
+    host: str
+    kind: str
+    schema: str
+    signals_connected: bool
+    def __init__(self, kind: _Optional[str] = ..., host: _Optional[str] = ..., database: _Optional[str] = ..., schema: _Optional[str] = ..., signals_connected: bool = ...) -> None: ...
 
 class UpdateJobRequest(_message.Message):
     __slots__ = ["changes", "job_id"]

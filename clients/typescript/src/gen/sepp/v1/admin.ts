@@ -683,6 +683,25 @@ export interface GetServerInfoResponse {
    * UNKNOWN_QUEUE). False: queues are created on first use.
    */
   strictQueues: boolean;
+  /** The store the server keeps its jobs in (docs/postgres.md). */
+  store?: StoreInfo | undefined;
+}
+
+/** Which store a server runs on and where its data is; never a password. */
+export interface StoreInfo {
+  /** "sqlite" (the embedded database of the data directory) or "postgres". */
+  kind: string;
+  /** PostgreSQL: the database server as host:port; empty for SQLite. */
+  host: string;
+  /** PostgreSQL: the database; empty for SQLite. */
+  database: string;
+  /** PostgreSQL: the schema of sepp's tables; empty for SQLite. */
+  schema: string;
+  /**
+   * PostgreSQL: whether this server hears the other servers' signals now
+   * (LISTEN); false means it relies on its once-a-second poll. False for SQLite.
+   */
+  signalsConnected: boolean;
 }
 
 /** Backup has no options: it copies the whole database. */
@@ -4915,6 +4934,7 @@ function createBaseGetServerInfoResponse(): GetServerInfoResponse {
     limits: undefined,
     queueDefaults: undefined,
     strictQueues: false,
+    store: undefined,
   };
 }
 
@@ -4943,6 +4963,9 @@ export const GetServerInfoResponse: MessageFns<GetServerInfoResponse> = {
     }
     if (message.strictQueues !== false) {
       writer.uint32(64).bool(message.strictQueues);
+    }
+    if (message.store !== undefined) {
+      StoreInfo.encode(message.store, writer.uint32(802).fork()).join();
     }
     return writer;
   },
@@ -5024,6 +5047,14 @@ export const GetServerInfoResponse: MessageFns<GetServerInfoResponse> = {
             message.strictQueues = reader.bool();
             continue;
           }
+          case 100: {
+            if (tag !== 802) {
+              break;
+            }
+
+            message.store = StoreInfo.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5066,6 +5097,7 @@ export const GetServerInfoResponse: MessageFns<GetServerInfoResponse> = {
         : isSet(object.strict_queues)
         ? globalThis.Boolean(object.strict_queues)
         : false,
+      store: isSet(object.store) ? StoreInfo.fromJSON(object.store) : undefined,
     };
   },
 
@@ -5095,6 +5127,9 @@ export const GetServerInfoResponse: MessageFns<GetServerInfoResponse> = {
     if (message.strictQueues !== false) {
       obj.strictQueues = message.strictQueues;
     }
+    if (message.store !== undefined) {
+      obj.store = StoreInfo.toJSON(message.store);
+    }
     return obj;
   },
 
@@ -5115,6 +5150,146 @@ export const GetServerInfoResponse: MessageFns<GetServerInfoResponse> = {
       ? QueueSettings.fromPartial(object.queueDefaults)
       : undefined;
     message.strictQueues = object.strictQueues ?? false;
+    message.store = (object.store !== undefined && object.store !== null)
+      ? StoreInfo.fromPartial(object.store)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseStoreInfo(): StoreInfo {
+  return { kind: "", host: "", database: "", schema: "", signalsConnected: false };
+}
+
+export const StoreInfo: MessageFns<StoreInfo> = {
+  encode(message: StoreInfo, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.kind !== "") {
+      writer.uint32(10).string(message.kind);
+    }
+    if (message.host !== "") {
+      writer.uint32(18).string(message.host);
+    }
+    if (message.database !== "") {
+      writer.uint32(26).string(message.database);
+    }
+    if (message.schema !== "") {
+      writer.uint32(34).string(message.schema);
+    }
+    if (message.signalsConnected !== false) {
+      writer.uint32(40).bool(message.signalsConnected);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StoreInfo {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStoreInfo();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.host = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.database = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.schema = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.signalsConnected = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): StoreInfo {
+    return {
+      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+      host: isSet(object.host) ? globalThis.String(object.host) : "",
+      database: isSet(object.database) ? globalThis.String(object.database) : "",
+      schema: isSet(object.schema) ? globalThis.String(object.schema) : "",
+      signalsConnected: isSet(object.signalsConnected)
+        ? globalThis.Boolean(object.signalsConnected)
+        : isSet(object.signals_connected)
+        ? globalThis.Boolean(object.signals_connected)
+        : false,
+    };
+  },
+
+  toJSON(message: StoreInfo): unknown {
+    const obj: any = {};
+    if (message.kind !== "") {
+      obj.kind = message.kind;
+    }
+    if (message.host !== "") {
+      obj.host = message.host;
+    }
+    if (message.database !== "") {
+      obj.database = message.database;
+    }
+    if (message.schema !== "") {
+      obj.schema = message.schema;
+    }
+    if (message.signalsConnected !== false) {
+      obj.signalsConnected = message.signalsConnected;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<StoreInfo>, I>>(base?: I): StoreInfo {
+    return StoreInfo.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<StoreInfo>, I>>(object: I): StoreInfo {
+    const message = createBaseStoreInfo();
+    message.kind = object.kind ?? "";
+    message.host = object.host ?? "";
+    message.database = object.database ?? "";
+    message.schema = object.schema ?? "";
+    message.signalsConnected = object.signalsConnected ?? false;
     return message;
   },
 };

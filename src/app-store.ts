@@ -1,0 +1,91 @@
+/**
+ * The composition root's choice of store (`[store] kind`): the SQLite store of
+ * the data directory (its lock, its migrations, the disk reserve, stale backup
+ * copies removed), or the PostgreSQL store (connected, migrated under an
+ * advisory lock, a counter shard taken) before anything else starts. A store
+ * that cannot be opened is a StartupError naming the setting to look at; the
+ * PostgreSQL password appears in no message (the URL never holds one).
+ */
+import { redactUrl, type SeppConfig } from './config/index.ts';
+import { removeStaleBackups } from './rpc/index.ts';
+import { PostgresStore } from './store/postgres/postgres-store.ts';
+import { DataDirError } from './store/sqlite/data-dir.ts';
+import { DataDirInUseError, SchemaTooNewError } from './store/sqlite/open.ts';
+import { openSqliteStore } from './store/sqlite/sqlite-store.ts';
+import type { Store } from './store/store.ts';
+import type { Logger } from './telemetry/index.ts';
+
+export class StoreStartupError extends Error {
+  override name = 'StoreStartupError';
+}
+
+export interface StoreDeps {
+  logger: Logger;
+  /** The SQLite addon's path (the single executable unpacks it). */
+  nativeBinding?: string | undefined;
+}
+
+export async function openConfiguredStore(config: SeppConfig, deps: StoreDeps): Promise<Store> {
+  const { logger } = deps;
+  // An upgrade's schema changes, one line each (docs/upgrading.md).
+  const onMigrated = (applied: readonly { version: number; name: string; durationMs: number }[]) => {
+    for (const step of applied) logger.info('store.migrated', { ...step, store: config.store.kind });
+  };
+  if (config.store.kind === 'postgres') return openPostgres(config, onMigrated);
+  let store: ReturnType<typeof openSqliteStore>;
+  try {
+    store = openSqliteStore(config.server.dataDir, {
+      durability: config.server.durability,
+      walCheckpoints: config.server.walCheckpoints,
+      diskReserveBytes: config.server.diskReserveBytes,
+      onFilesLost: (event, detail) =>
+        event === 'rescued'
+          ? logger.warn('storage.files_rescued', { detail })
+          : logger.error(event === 'lost' ? 'storage.files_lost' : 'storage.rescue_failed', { detail }),
+      ...(deps.nativeBinding === undefined ? {} : { nativeBinding: deps.nativeBinding }),
+      onMigrated,
+    });
+  } catch (error) {
+    if (
+      error instanceof DataDirInUseError ||
+      error instanceof DataDirError ||
+      error instanceof SchemaTooNewError
+    )
+      throw new StoreStartupError(`${error.message} (--data-dir, server.data_dir)`);
+    throw error;
+  }
+  removeStaleBackups(config.server.dataDir);
+  if (store.diskReserve !== undefined && !store.diskReserve.take()) {
+    logger.warn('storage.reserve_unavailable', {
+      detail: `no room for the ${config.server.diskReserveBytes} bytes of sepp.reserve: if the disk fills up, workers may not be able to drain the queues (server.disk_reserve_bytes)`,
+    });
+  }
+  return store;
+}
+
+async function openPostgres(
+  config: SeppConfig,
+  onMigrated: (applied: readonly { version: number; name: string; durationMs: number }[]) => void,
+): Promise<Store> {
+  const { url, password, schema, poolSize, statementTimeoutMs } = config.store;
+  if (url === null) throw new StoreStartupError('store.kind = "postgres" needs store.url');
+  const store = new PostgresStore({
+    url,
+    password: password === null ? null : password.reveal().toString('utf8'),
+    schema,
+    poolSize,
+    statementTimeoutMs,
+    onMigrated,
+  });
+  try {
+    await store.start();
+  } catch (error) {
+    await store.close().catch(() => {});
+    const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+    const detail = cause instanceof Error ? cause.message : String(cause);
+    throw new StoreStartupError(
+      `cannot open the PostgreSQL store at ${redactUrl(url)} (schema ${schema}): ${detail} (store.url, store.password_file, store.password_env)`,
+    );
+  }
+  return store;
+}

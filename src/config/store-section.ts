@@ -1,0 +1,83 @@
+/**
+ * `[store]`: where the jobs are kept. `kind = "sqlite"` (the default) is the
+ * embedded database in `server.data_dir`; `kind = "postgres"` connects to a
+ * PostgreSQL database (docs/postgres.md) and needs `url`.
+ *
+ * The password never sits in the file: a URL that carries one is refused
+ * (the message does not repeat it), and it is read from `password_file` or the
+ * environment variable `password_env` instead, into a ConfigSecret that every
+ * rendering of the config shows redacted. A PostgreSQL setting given while the
+ * kind is `sqlite` is refused rather than ignored: it most likely means the
+ * kind was forgotten, and running on the wrong store is not a fallback.
+ */
+import { asTable, type ConfigReader } from './reader.ts';
+import { type StoreEntry, storeSpec } from './schema.ts';
+import { readSecret, type SecretIo } from './secret-source.ts';
+import { complete } from './section-defaults.ts';
+import type { ConfigSecret, StoreConfig } from './types.ts';
+
+/** The settings that mean something only to the PostgreSQL store. */
+const postgresOnly = ['url', 'password_file', 'password_env', 'pool_size', 'statement_timeout_ms', 'schema'];
+
+export function readStore(reader: ConfigReader, value: unknown, io: SecretIo | undefined): StoreConfig {
+  const given = reader.section('store', storeSpec, value);
+  const entry: StoreEntry = complete(reader, storeSpec, given);
+  const written = asTable(value) ?? {};
+  const set = (key: string) => written[key] !== undefined || reader.overridden(`store.${key}`);
+  let password: ConfigSecret | null = null;
+  if (entry.kind === 'sqlite') {
+    for (const key of postgresOnly) {
+      if (!set(key)) continue;
+      reader.problem(
+        `store.${key}`,
+        'is a setting of the PostgreSQL store, but store.kind is "sqlite"; set kind = "postgres" to use PostgreSQL, or remove it',
+      );
+    }
+    return Object.freeze({ ...entry, password });
+  }
+  if (entry.url === null) {
+    if (!reader.failed.has('store.url')) {
+      reader.problem(
+        'store.url',
+        'is missing; store.kind = "postgres" needs the database, e.g. "postgres://sepp@db.example:5432/sepp"',
+      );
+    }
+  } else {
+    const url = new URL(entry.url);
+    if (url.password !== '') {
+      reader.problem(
+        'store.url',
+        'holds a password; remove it from the URL and put it in a file named by store.password_file, or in an environment variable named by store.password_env',
+      );
+    }
+    if (url.hostname === '' || url.pathname.length <= 1) {
+      reader.problem(
+        'store.url',
+        'must name the host and the database, e.g. "postgres://sepp@db.example:5432/sepp"',
+      );
+    }
+  }
+  if (set('password_file') && set('password_env')) {
+    reader.problem(
+      'store.password_file',
+      'both password_file and password_env are set; set at most one (none when the server needs no password)',
+    );
+  } else if (entry.passwordFile !== null || entry.passwordEnv !== null) {
+    password =
+      readSecret(
+        reader,
+        {
+          file: entry.passwordFile,
+          env: entry.passwordEnv,
+          fileKey: 'store.password_file',
+          envKey: 'store.password_env',
+          what: 'the PostgreSQL password',
+          minBytes: 1,
+          maxBytes: 1024,
+          hint: '',
+        },
+        io,
+      ) ?? null;
+  }
+  return Object.freeze({ ...entry, password });
+}

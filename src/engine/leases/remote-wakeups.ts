@@ -1,0 +1,83 @@
+/**
+ * Waiting reserves woken by what other servers did (a store several servers
+ * share, StoreSignals): a server wakes its own waiters in-process when its own
+ * commits make jobs ready (waiters.ts); jobs another server made ready reach
+ * them through the store's signal, and — since a signal may be lost (a
+ * reconnecting listener, a proxy that cannot LISTEN) — through a poll every
+ * `pollIntervalMs` of the injected clock: what this server knows of its queues
+ * (paused, settings, new queues) read again, the ready counts of the queues
+ * someone waits on, and a maintenance pass (promotions, expiries and ticks that
+ * were another server's to do, had it not died). Cancels of leased jobs that
+ * another server committed go to this server's cancel listeners (the workers
+ * connected here); they have no poll: a worker that missed one learns at its
+ * next extend or settlement.
+ */
+
+import type { CancelSignal, StoreSignals } from '../../store/store.ts';
+import type { Clock, TimerHandle } from '../clock.ts';
+import type { EngineContext } from '../context.ts';
+import type { WaiterRegistry } from './waiters.ts';
+
+export class RemoteWakeups {
+  private timer: TimerHandle | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly signals: StoreSignals,
+    private readonly waiters: WaiterRegistry,
+    private readonly ctx: Pick<EngineContext, 'read'> & { clock: Clock },
+    private readonly wakeMaintenance: () => void,
+    /** Reads what this server knows of its queues again (queues/queue-refresh.ts). */
+    private readonly refreshQueues: () => Promise<void>,
+    private readonly knowsQueue: (queue: string) => boolean,
+    private readonly cancelled: (notices: readonly CancelSignal[]) => void,
+  ) {}
+
+  start(): void {
+    this.signals.listen((signal) => {
+      if (signal.kind === 'cancel') {
+        this.cancelled(signal.notices);
+        return;
+      }
+      if (this.knowsQueue(signal.queue)) this.waiters.notify(signal.queue, signal.jobs);
+      // A queue another server made: learn of it (and whether it is paused) first.
+      else
+        this.refreshQueues().then(
+          () => this.waiters.notify(signal.queue, signal.jobs),
+          () => {},
+        );
+    });
+    this.schedule();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.timer?.cancel();
+    this.signals.listen(() => {});
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = this.ctx.clock.setTimer(this.signals.pollIntervalMs, () => {
+      this.poll().finally(() => this.schedule());
+    });
+  }
+
+  private async poll(): Promise<void> {
+    this.wakeMaintenance();
+    try {
+      await this.refreshQueues();
+      const queues = this.waiters.waitedQueues();
+      if (queues.length === 0) return;
+      const ready = await this.ctx.read(function* (view) {
+        const found: [string, number][] = [];
+        for (const queue of queues)
+          found.push([queue, yield* view.counts.inState({ queue, state: 'ready' })]);
+        return found;
+      });
+      for (const [queue, jobs] of ready) if (jobs > 0) this.waiters.notify(queue, jobs);
+    } catch {
+      // The store is unreachable: the next poll tries again; the waiters time out meanwhile.
+    }
+  }
+}

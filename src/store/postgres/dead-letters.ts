@@ -1,0 +1,53 @@
+/**
+ * Dead letters: pages of a queue's dead jobs by failure time (indexes jobs_dead
+ * and jobs_dead_reason), and requeue or delete by id. $2 is the reason (null: any).
+ */
+import type { JobRow, JobSummaryRow, KeyedJobRow } from '../rows.ts';
+import type { DeadLetters } from '../store.ts';
+import { jobColumns, summaryColumns } from './jobs.ts';
+import { type Connection, changes, firstRow, rows, statement } from './sql.ts';
+
+const byReason = '($2::text IS NULL OR dead_reason = $2)';
+const fresh = `state = 'ready', attempt_base = attempt, run_at_ms = $3, dead_reason = NULL, failed_at_ms = NULL,
+               leased_at_ms = NULL, worker_id = NULL, expires_at_ms = NULL`;
+
+const page = statement(
+  `SELECT ${jobColumns} FROM jobs WHERE queue = $1 AND state = 'dead' AND ${byReason}
+      AND (failed_at_ms, seq) > ($3, $4)
+    ORDER BY failed_at_ms, seq LIMIT $5`,
+);
+const summaries = (op: '>' | '<', dir: 'ASC' | 'DESC') =>
+  statement(
+    `SELECT ${summaryColumns} FROM jobs WHERE queue = $1 AND state = 'dead' AND ${byReason}
+        AND (failed_at_ms, seq) ${op} ($3, $4)
+      ORDER BY failed_at_ms ${dir}, seq ${dir} LIMIT $5`,
+  );
+const summariesAsc = summaries('>', 'ASC');
+const summariesDesc = summaries('<', 'DESC');
+const requeueById = statement(`UPDATE jobs SET ${fresh} WHERE id = $2 AND queue = $1 AND state = 'dead'`);
+const deleteById = statement(
+  "DELETE FROM jobs WHERE id = $2 AND queue = $1 AND state = 'dead' RETURNING id, idempotency_key",
+);
+
+export function deadLetterOps(c: Connection): DeadLetters {
+  return {
+    *page({ queue, reason, after, limit }) {
+      return yield* rows<JobRow>(c, page, [queue, reason, after.failedAtMs, after.seq, limit]);
+    },
+    *summaries({ queue, reason, from, descending, limit }) {
+      return yield* rows<JobSummaryRow>(c, descending ? summariesDesc : summariesAsc, [
+        queue,
+        reason,
+        from.failedAtMs,
+        from.seq,
+        limit,
+      ]);
+    },
+    *requeue(p) {
+      return (yield* changes(c, requeueById, [p.queue, p.id, p.nowMs])) > 0;
+    },
+    *delete(p) {
+      return yield* firstRow<KeyedJobRow>(c, deleteById, [p.queue, p.id]);
+    },
+  };
+}

@@ -1,0 +1,74 @@
+/**
+ * What flow control reads (src/engine/flow-control): where the ready work is,
+ * by priority and group, the leased jobs of a group, and the rate-limit
+ * buckets. Each is one index seek or a range bounded by a limit.
+ */
+import type { BucketRow } from '../rows.ts';
+import type { Flow } from '../store.ts';
+import { lockLimits } from './limits.ts';
+import { type Connection, changes, firstRow, statement, value } from './sql.ts';
+
+const topUngrouped = statement(
+  `SELECT priority AS v FROM jobs WHERE queue = $1 AND state = 'ready' AND group_key IS NULL AND priority <= $2
+    ORDER BY priority DESC LIMIT 1`,
+);
+const topGrouped = statement(
+  `SELECT priority AS v FROM jobs WHERE queue = $1 AND state = 'ready' AND group_key IS NOT NULL AND priority <= $2
+    ORDER BY priority DESC LIMIT 1`,
+);
+const hasUngroupedAt = statement(
+  `SELECT true AS v FROM jobs WHERE queue = $1 AND state = 'ready' AND group_key IS NULL AND priority = $2 LIMIT 1`,
+);
+const nextGroupAt = statement(
+  `SELECT group_key, run_at_ms FROM jobs
+    WHERE queue = $1 AND state = 'ready' AND group_key IS NOT NULL AND priority = $2 AND group_key > $3
+    ORDER BY priority DESC, group_key, run_at_ms LIMIT 1`,
+);
+const leasedInGroup = statement(
+  `SELECT count(*) AS v FROM jobs WHERE queue = $1 AND state = 'leased' AND group_key = $2`,
+);
+const getBucket = statement(
+  'SELECT tokens, carry_units, refilled_at_ms FROM flow_buckets WHERE queue = $1 AND group_key = $2',
+);
+const putBucket = statement(
+  `INSERT INTO flow_buckets (queue, group_key, tokens, carry_units, refilled_at_ms) VALUES ($1, $2, $3, $4, $5)
+   ON CONFLICT (queue, group_key) DO UPDATE
+     SET tokens = excluded.tokens, carry_units = excluded.carry_units, refilled_at_ms = excluded.refilled_at_ms`,
+);
+const sweepBuckets = statement(
+  `DELETE FROM flow_buckets WHERE (queue, group_key) IN (
+     SELECT queue, group_key FROM flow_buckets WHERE queue = $1 AND refilled_at_ms < $2
+      LIMIT $3 FOR UPDATE SKIP LOCKED)`,
+);
+
+export function flowOps(c: Connection): Flow {
+  return {
+    *topPriority(p) {
+      return yield* value<number>(c, p.grouped ? topGrouped : topUngrouped, [p.queue, p.maxPriority]);
+    },
+    *hasUngroupedAt(p) {
+      return (yield* value<boolean>(c, hasUngroupedAt, [p.queue, p.priority])) === true;
+    },
+    *nextGroupAt(p) {
+      return yield* firstRow<{ group_key: string; run_at_ms: number }>(c, nextGroupAt, [
+        p.queue,
+        p.priority,
+        p.after,
+      ]);
+    },
+    *leasedInGroup(p) {
+      yield* lockLimits(c, p.queue);
+      return (yield* value<number>(c, leasedInGroup, [p.queue, p.groupKey])) ?? 0;
+    },
+    *bucket(p) {
+      yield* lockLimits(c, p.queue);
+      return yield* firstRow<BucketRow>(c, getBucket, [p.queue, p.groupKey]);
+    },
+    *putBucket(p) {
+      yield* changes(c, putBucket, [p.queue, p.groupKey, p.tokens, p.carry_units, p.refilled_at_ms]);
+    },
+    *sweepBuckets(p) {
+      return yield* changes(c, sweepBuckets, [p.queue, p.beforeMs, p.limit]);
+    },
+  };
+}

@@ -1,0 +1,133 @@
+/**
+ * Jobs as rows: the insert (every row of a batch in one statement, from arrays),
+ * the reads by id, and the time-driven changes (promotion of due jobs,
+ * retention sweeps), which lock what they take with SKIP LOCKED so that every
+ * server may run them at once, each taking different rows.
+ */
+import type { AttemptRow, ControlRow, JobRow, JobSummaryRow, NewJobRow } from '../rows.ts';
+import type { Jobs } from '../store.ts';
+import { attemptColumns } from './leases.ts';
+import { type Connection, changes, firstRow, rows, statement, value, writing } from './sql.ts';
+
+/** Every column of NewJobRow with its array type, in statement order. */
+const columns = [
+  ['id', 'text'],
+  ['queue', 'text'],
+  ['type', 'text'],
+  ['state', 'text'],
+  ['priority', 'smallint'],
+  ['payload', 'bytea'],
+  ['content_type', 'text'],
+  ['metadata_json', 'text'],
+  ['traceparent', 'text'],
+  ['tracestate', 'text'],
+  ['idempotency_key', 'text'],
+  ['max_attempts', 'integer'],
+  ['lease_ms', 'bigint'],
+  ['enqueued_at_ms', 'bigint'],
+  ['run_at_ms', 'bigint'],
+  ['expires_at_ms', 'bigint'],
+  ['group_key', 'text'],
+] as const satisfies readonly (readonly [keyof NewJobRow, string])[];
+type Listed = (typeof columns)[number][0];
+// A field added to NewJobRow but not to `columns` fails the typecheck here, rather than being dropped.
+const everyColumnListed: [Exclude<keyof NewJobRow, Listed>] extends [never] ? true : never = true;
+
+/** Inserts the rows in the order given (their seqs follow it): one statement, one array per column. */
+const insertJobs = statement(
+  `INSERT INTO jobs (${columns.map(([name]) => name).join(', ')})
+   SELECT ${columns.map(([name]) => name).join(', ')}
+     FROM unnest(${columns.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ')})
+          WITH ORDINALITY AS t(${columns.map(([name]) => name).join(', ')}, ord)
+    ORDER BY ord`,
+);
+
+/** What a list shows of a job: everything but the payload, whose size is given instead. */
+export const summaryColumns = `seq, id, queue, type, state, priority, content_type, octet_length(payload) AS payload_bytes,
+  attempt, max_attempts, attempt_base, idempotency_key, enqueued_at_ms, run_at_ms, lease_deadline_ms, worker_id,
+  substr(last_error, 1, 200) AS last_error, dead_reason, failed_at_ms, completed_at_ms, expires_at_ms,
+  cancelled_at_ms, cancelled_by, group_key`;
+
+/** Every column of a JobRow, as `SELECT *` would give them without the ones a JobRow lacks. */
+export const jobColumns = `seq, id, queue, type, state, priority, payload, content_type, metadata_json, traceparent,
+  tracestate, idempotency_key, attempt, max_attempts, attempt_base, enqueued_at_ms, run_at_ms, leased_at_ms,
+  lease_deadline_ms, worker_id, last_error, errors_json, dead_reason, failed_at_ms, completed_at_ms, expires_at_ms,
+  cancelled_at_ms, cancelled_by, result, result_content_type, progress_percent, progress_json, progress_at_ms,
+  group_key`;
+
+/** A read by id, and the same locking the row for a write unit (sql.ts `writing`). */
+const byId = (columns: string) => ({
+  read: statement(`SELECT ${columns} FROM jobs WHERE id = $1`),
+  lock: statement(`SELECT ${columns} FROM jobs WHERE id = $1 FOR UPDATE`),
+});
+const jobById = byId(jobColumns);
+const attemptById = byId(attemptColumns);
+const controlById = byId(
+  `seq, id, queue, type, state, priority, attempt, run_at_ms, expires_at_ms, worker_id, idempotency_key,
+   group_key, cancelled_at_ms, cancelled_by, completed_at_ms`,
+);
+const stateById = statement('SELECT state AS v FROM jobs WHERE id = $1');
+const summariesBySeqs = statement(`SELECT ${summaryColumns} FROM jobs WHERE seq = ANY($1::bigint[])`);
+const deleteJob = statement('DELETE FROM jobs WHERE seq = $1');
+const promoteDue = statement(
+  `WITH due AS MATERIALIZED (
+     SELECT seq FROM jobs WHERE state = 'scheduled' AND run_at_ms <= $1
+      ORDER BY run_at_ms LIMIT $2 FOR UPDATE SKIP LOCKED)
+   UPDATE jobs j SET state = 'ready' FROM due WHERE j.seq = due.seq
+   RETURNING j.queue, j.run_at_ms`,
+);
+const nextRunAt = statement("SELECT min(run_at_ms) AS v FROM jobs WHERE state = 'scheduled'");
+const sweep = (state: string, column: string) =>
+  statement(
+    `DELETE FROM jobs WHERE seq IN (
+       SELECT seq FROM jobs WHERE queue = $1 AND state = '${state}' AND ${column} < $2
+        ORDER BY ${column} LIMIT $3 FOR UPDATE SKIP LOCKED)`,
+  );
+const sweeps = {
+  dead: sweep('dead', 'failed_at_ms'),
+  completed: sweep('completed', 'completed_at_ms'),
+  cancelled: sweep('cancelled', 'cancelled_at_ms'),
+};
+
+export function jobOps(c: Connection): Jobs {
+  void everyColumnListed;
+  return {
+    *get(id) {
+      return yield* firstRow<JobRow>(c, writing(c) ? jobById.lock : jobById.read, [id]);
+    },
+    *attempt(id) {
+      return yield* firstRow<AttemptRow>(c, writing(c) ? attemptById.lock : attemptById.read, [id]);
+    },
+    *control(id) {
+      return yield* firstRow<ControlRow>(c, writing(c) ? controlById.lock : controlById.read, [id]);
+    },
+    *stateOf(id) {
+      return yield* value<string>(c, stateById, [id]);
+    },
+    *summaries(seqs) {
+      if (seqs.length === 0) return [];
+      return yield* rows<JobSummaryRow>(c, summariesBySeqs, [seqs]);
+    },
+    *nextRunAtMs() {
+      return (yield* value<number | null>(c, nextRunAt, [])) ?? null;
+    },
+    *insert(jobs) {
+      if (jobs.length === 0) return;
+      yield* changes(
+        c,
+        insertJobs,
+        columns.map(([name]) => jobs.map((job) => job[name])),
+      );
+    },
+    *delete(seq) {
+      yield* changes(c, deleteJob, [seq]);
+    },
+    *promoteDue(p) {
+      const promoted = yield* rows<{ queue: string; run_at_ms: number }>(c, promoteDue, [p.nowMs, p.limit]);
+      return promoted.sort((a, b) => a.run_at_ms - b.run_at_ms).map((row) => ({ queue: row.queue }));
+    },
+    *sweep(p) {
+      return yield* changes(c, sweeps[p.state], [p.queue, p.beforeMs, p.limit]);
+    },
+  };
+}

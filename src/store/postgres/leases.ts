@@ -1,0 +1,168 @@
+/**
+ * Leases and their settlements, N jobs per statement (design note 0100,
+ * sections 3 and 4): a lease is one `UPDATE … FROM` a materialized, LIMITed
+ * sub-select that locks its rows `FOR UPDATE SKIP LOCKED`, so leases on several
+ * servers skip each other's rows instead of queueing behind them and no job is
+ * leased twice; the acks of a Work message are one `DELETE … USING unnest(…)`.
+ * Every settlement is fenced by the attempt. Settlements find a leased job by
+ * `lease_deadline_ms IS NOT NULL` (set exactly while leased, a CHECK of the
+ * schema), so only the id's index can serve them.
+ */
+import type { AttemptRow, LeasedRow } from '../rows.ts';
+import type { LeaseParams, Leases } from '../store.ts';
+import { type Connection, changes, firstRow, rows, statement, value, writing } from './sql.ts';
+
+/** The columns of a LeasedRow, as every leasing statement returns them. */
+const leasedColumns = `j.seq, j.id, j.queue, j.type, j.payload, j.content_type, j.priority, j.attempt, j.max_attempts,
+  j.attempt_base, j.lease_deadline_ms, j.enqueued_at_ms, j.run_at_ms, j.metadata_json, j.traceparent, j.tracestate,
+  j.idempotency_key, j.last_error, j.expires_at_ms, j.group_key`;
+
+/** The columns of an AttemptRow (jobs.ts reads them too). */
+export const attemptColumns =
+  'seq, id, queue, type, state, attempt, max_attempts, attempt_base, errors_json, cancelled_at_ms, cancelled_by';
+
+/**
+ * Leases the rows `picked` names: $3 now, $4 the deadline, $5 the latest deadline
+ * a job's own lease_ms may reach, $6 the worker. A job with its own lease_ms gets at
+ * least that long, up to $5.
+ */
+const leaseStatement = (picked: string) =>
+  statement(
+    `WITH picked AS MATERIALIZED (${picked} FOR UPDATE SKIP LOCKED)
+     UPDATE jobs j
+        SET state = 'leased', attempt = j.attempt + 1, leased_at_ms = $3::bigint,
+            lease_deadline_ms = CASE WHEN j.lease_ms IS NULL THEN $4::bigint
+                                ELSE greatest($4::bigint, least($3::bigint + j.lease_ms, $5::bigint)) END,
+            worker_id = $6
+       FROM picked WHERE j.seq = picked.seq
+     RETURNING ${leasedColumns}`,
+  );
+
+const leaseReady = leaseStatement(
+  `SELECT seq FROM jobs WHERE queue = $1 AND state = 'ready' AND group_key IS NULL
+    ORDER BY priority DESC, run_at_ms, seq LIMIT $2`,
+);
+const leaseUngroupedAt = leaseStatement(
+  `SELECT seq FROM jobs WHERE queue = $1 AND state = 'ready' AND group_key IS NULL AND priority = $7
+    ORDER BY priority DESC, run_at_ms, seq LIMIT $2`,
+);
+const leaseGroupAt = leaseStatement(
+  `SELECT seq FROM jobs WHERE queue = $1 AND state = 'ready' AND group_key = $8 AND priority = $7
+    ORDER BY priority DESC, group_key, run_at_ms, seq LIMIT $2`,
+);
+
+/** A leased job (at the attempt each statement adds) with no cancel asked: what an ack deletes or completes. */
+const ackable = 'lease_deadline_ms IS NOT NULL AND cancelled_at_ms IS NULL';
+
+const ack = statement(`DELETE FROM jobs WHERE id = $1 AND attempt = $2 AND ${ackable} RETURNING queue, type`);
+const ackMany = statement(
+  `DELETE FROM jobs j USING unnest($1::text[], $2::integer[]) AS a(id, attempt)
+    WHERE j.id = a.id AND j.attempt = a.attempt AND j.lease_deadline_ms IS NOT NULL AND j.cancelled_at_ms IS NULL
+   RETURNING j.id, j.queue, j.type`,
+);
+const complete = statement(
+  `UPDATE jobs SET state = 'completed', completed_at_ms = $3, lease_deadline_ms = NULL,
+                   result = $4, result_content_type = $5
+    WHERE id = $1 AND attempt = $2 AND ${ackable}`,
+);
+const reportProgress = statement(
+  `UPDATE jobs SET progress_percent = coalesce($3, progress_percent),
+                   progress_json = coalesce($4, progress_json), progress_at_ms = $5
+    WHERE id = $1 AND attempt = $2 AND lease_deadline_ms IS NOT NULL
+   RETURNING progress_percent, progress_json`,
+);
+const extend = statement(
+  'UPDATE jobs SET lease_deadline_ms = $3 WHERE id = $1 AND attempt = $2 AND lease_deadline_ms IS NOT NULL',
+);
+const retry = statement(
+  `UPDATE jobs SET state = $2, run_at_ms = $3, lease_deadline_ms = NULL, last_error = $4, errors_json = $5,
+                   progress_percent = NULL, progress_json = NULL, progress_at_ms = NULL
+    WHERE seq = $1`,
+);
+const fail = statement(
+  `UPDATE jobs SET state = 'dead', dead_reason = $2, failed_at_ms = $3, lease_deadline_ms = NULL,
+                   last_error = $4, errors_json = $5
+    WHERE seq = $1`,
+);
+const finishCancelled = statement(
+  `UPDATE jobs SET state = 'cancelled', lease_deadline_ms = NULL,
+                   last_error = coalesce($2, last_error), errors_json = coalesce($3, errors_json)
+    WHERE seq = $1 AND state = 'leased'`,
+);
+const expiredSql = `SELECT ${attemptColumns} FROM jobs WHERE state = 'leased' AND lease_deadline_ms <= $1
+    ORDER BY lease_deadline_ms LIMIT $2`;
+const expired = statement(expiredSql);
+/** In a write (maintenance on every server): each server takes different expired leases. */
+const expiredLocked = statement(`${expiredSql} FOR UPDATE SKIP LOCKED`);
+const nextDeadline = statement("SELECT min(lease_deadline_ms) AS v FROM jobs WHERE state = 'leased'");
+const holders = statement(
+  `SELECT worker_id, count(*) AS jobs, min(leased_at_ms) AS since_ms FROM jobs WHERE state = 'leased'
+    GROUP BY worker_id ORDER BY worker_id`,
+);
+
+const leaseValues = (p: LeaseParams & { queue: string; limit: number }) => [
+  p.queue,
+  p.limit,
+  p.nowMs,
+  p.leaseDeadlineMs,
+  p.maxLeaseDeadlineMs,
+  p.workerId,
+];
+
+export function leaseOps(c: Connection): Leases {
+  return {
+    *leaseReady(p) {
+      if (p.limit <= 0) return [];
+      return yield* rows<LeasedRow>(c, leaseReady, leaseValues(p));
+    },
+    *leaseUngroupedAt(p) {
+      if (p.limit <= 0) return [];
+      return yield* rows<LeasedRow>(c, leaseUngroupedAt, [...leaseValues(p), p.priority]);
+    },
+    *leaseGroupAt(p) {
+      if (p.limit <= 0) return [];
+      return yield* rows<LeasedRow>(c, leaseGroupAt, [...leaseValues(p), p.priority, p.groupKey]);
+    },
+    *ack(key) {
+      return yield* firstRow<{ queue: string; type: string }>(c, ack, [key.jobId, key.attempt]);
+    },
+    *ackMany(keys) {
+      if (keys.length === 0) return [];
+      return yield* rows<{ id: string; queue: string; type: string }>(c, ackMany, [
+        keys.map((k) => k.jobId),
+        keys.map((k) => k.attempt),
+      ]);
+    },
+    *complete(p) {
+      yield* changes(c, complete, [p.jobId, p.attempt, p.nowMs, p.result, p.resultContentType]);
+    },
+    *reportProgress(p) {
+      return yield* firstRow<{ progress_percent: number | null; progress_json: string | null }>(
+        c,
+        reportProgress,
+        [p.jobId, p.attempt, p.percent, p.json, p.nowMs],
+      );
+    },
+    *extend(p) {
+      yield* changes(c, extend, [p.jobId, p.attempt, p.leaseDeadlineMs]);
+    },
+    *retry(p) {
+      yield* changes(c, retry, [p.seq, p.state, p.runAtMs, p.lastError, p.errorsJson]);
+    },
+    *fail(p) {
+      yield* changes(c, fail, [p.seq, p.deadReason, p.nowMs, p.lastError, p.errorsJson]);
+    },
+    *finishCancelled(p) {
+      yield* changes(c, finishCancelled, [p.seq, p.lastError, p.errorsJson]);
+    },
+    *expired(p) {
+      return yield* rows<AttemptRow>(c, writing(c) ? expiredLocked : expired, [p.nowMs, p.limit]);
+    },
+    *nextDeadlineMs() {
+      return (yield* value<number | null>(c, nextDeadline, [])) ?? null;
+    },
+    *holders() {
+      return yield* rows<{ worker_id: string | null; jobs: number; since_ms: number }>(c, holders, []);
+    },
+  };
+}

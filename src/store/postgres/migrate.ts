@@ -1,0 +1,81 @@
+/**
+ * The PostgreSQL store's migrations (schema/postgres/NNNN_*.sql, embedded in
+ * gen/migrations.ts), applied at start under a session advisory lock keyed by
+ * the schema's name, so that servers starting together take turns: the first
+ * applies what is missing, the others then find nothing to do (design note 0100,
+ * section 10). Each migration runs in its own transaction with its row in
+ * `schema_migrations`; a schema newer than this binary is refused.
+ */
+import type pg from 'pg';
+import { buildInfo } from '../../build-info.ts';
+import { schemaIdentifier } from './connect.ts';
+import { type Migration, migrations } from './gen/migrations.ts';
+
+/** The schema was written by a newer sepp: this one refuses to guess at it. */
+export class PostgresSchemaTooNewError extends Error {
+  override name = 'PostgresSchemaTooNewError';
+}
+
+export interface AppliedMigration {
+  version: number;
+  name: string;
+  durationMs: number;
+}
+
+/** The advisory lock's key: one per schema, in the two-int space (the shard slots use another). */
+const migrationLockClass = 0x5e99;
+
+/** Applies the migrations the schema lacks, oldest first, on `client` (connected); returns what it applied. */
+export async function migrate(
+  client: pg.Client,
+  schema: string,
+  available: readonly Migration[] = migrations,
+): Promise<AppliedMigration[]> {
+  const name = schemaIdentifier(schema);
+  await client.query('SELECT pg_advisory_lock($1, hashtext($2))', [migrationLockClass, name]);
+  try {
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${name}`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${name}.schema_migrations (
+         version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
+    const current = await client.query<{ version: number | null }>(
+      `SELECT max(version) AS version FROM ${name}.schema_migrations`,
+    );
+    const version = current.rows[0]?.version ?? 0;
+    const latest = available.at(-1)?.version ?? 0;
+    if (version > latest) {
+      throw new PostgresSchemaTooNewError(
+        `the PostgreSQL schema "${name}" has version ${version}, written by a newer sepp; this sepp ${buildInfo.version} knows versions up to ${latest}: run the newer sepp`,
+      );
+    }
+    const applied: AppliedMigration[] = [];
+    for (const migration of available) {
+      if (migration.version <= version) continue;
+      const startedMs = performance.now();
+      await client.query('BEGIN');
+      try {
+        await client.query(`SET LOCAL search_path = ${name}`);
+        await client.query(migration.sql);
+        await client.query(`INSERT INTO ${name}.schema_migrations (version, name) VALUES ($1, $2)`, [
+          migration.version,
+          migration.name,
+        ]);
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw error;
+      }
+      applied.push({
+        version: migration.version,
+        name: migration.name,
+        durationMs: Math.round(performance.now() - startedMs),
+      });
+    }
+    return applied;
+  } finally {
+    await client
+      .query('SELECT pg_advisory_unlock($1, hashtext($2))', [migrationLockClass, name])
+      .catch(() => {});
+  }
+}

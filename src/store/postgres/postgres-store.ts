@@ -1,0 +1,211 @@
+/**
+ * The PostgreSQL store (issue 37; docs/decisions/0100-postgres-store-design.md):
+ * the Store interface over a PostgreSQL database that several sepp servers may
+ * share. Each server has one writer connection (writer.ts: batches of units,
+ * one transaction each, a savepoint per unit) and a pool of read connections
+ * (readers.ts); every operation is a prepared statement on the unit's
+ * connection, and the engine's units wait for it through `resume` (op.ts).
+ *
+ * Opening is asynchronous (connect, migrate under an advisory lock, take a
+ * counter shard): `start()` does it, and the first write or read waits for it,
+ * so a store can be made where a synchronous one is expected.
+ *
+ * What only the SQLite store has — an online backup, the disk reserve, its
+ * files — this store does not have: the engine answers FAILED_PRECONDITION
+ * naming the kind (`postgres`) when asked for a backup; use pg_dump or the
+ * provider's backups.
+ */
+import type pg from 'pg';
+import {
+  type ReadUnit,
+  StorageFailure,
+  type Store,
+  type StoreDescription,
+  type StoreView,
+  type WriteHooks,
+  type WriteUnit,
+} from '../store.ts';
+import { auditOps } from './audit.ts';
+import { browseOps } from './browse.ts';
+import { bulkOps } from './bulk.ts';
+import { newClient, type PostgresConnectOptions, storageFailure } from './connect.ts';
+import { controlOps } from './control.ts';
+import { countOps } from './counts.ts';
+import { deadLetterOps } from './dead-letters.ts';
+import { flowOps } from './flow.ts';
+import { jobOps } from './jobs.ts';
+import { keyOps } from './keys.ts';
+import { leaseOps } from './leases.ts';
+import { type AppliedMigration, migrate } from './migrate.ts';
+import { queueOps } from './queues.ts';
+import { ReadPool } from './readers.ts';
+import { scheduleOps } from './schedules.ts';
+import { sessionOps } from './sessions.ts';
+import { settingOps } from './settings.ts';
+import { PostgresSignals } from './signals.ts';
+import type { Connection } from './sql.ts';
+import { type Capabilities, PostgresWriter, type WriterSession, writerSession } from './writer.ts';
+
+export interface PostgresStoreOptions extends PostgresConnectOptions {
+  /** Connections of this server: one writer, the rest for reads (at least 2). */
+  readonly poolSize: number;
+  /** Told what the start applied (one line per migration, for the log). */
+  readonly onMigrated?: (applied: readonly AppliedMigration[]) => void;
+  readonly maxBatchOperations?: number;
+  /** How often each server's engine polls for what a lost signal would have told it; default 1 s. */
+  readonly pollIntervalMs?: number;
+}
+
+/** Every capability over one connection. */
+export function postgresCapabilities(c: Connection): Capabilities {
+  return {
+    queues: queueOps(c),
+    counts: countOps(c),
+    jobs: jobOps(c),
+    keys: keyOps(c),
+    leases: leaseOps(c),
+    flow: flowOps(c),
+    control: controlOps(c),
+    bulk: bulkOps(c),
+    deadLetters: deadLetterOps(c),
+    browse: browseOps(c),
+    schedules: scheduleOps(c),
+    audit: auditOps(c),
+    settings: settingOps(c),
+    sessions: sessionOps(c),
+  };
+}
+
+/** The advisory-lock class of counter shards (the second key is the shard number). */
+const shardLockClass = 0x5e9a;
+/** Most servers on one schema: shards are numbered 1 to this. */
+const maxShards = 1024;
+
+export class PostgresStore implements Store {
+  readonly kind = 'postgres';
+  private readonly writer: PostgresWriter;
+  private readonly readers: ReadPool;
+  readonly signals: PostgresSignals;
+  private started: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(private readonly options: PostgresStoreOptions) {
+    this.writer = new PostgresWriter({
+      connect: () => this.connectWriter(),
+      ...(options.maxBatchOperations === undefined ? {} : { maxBatchOperations: options.maxBatchOperations }),
+    });
+    this.readers = new ReadPool(
+      Math.max(1, options.poolSize - 1),
+      (onError) => this.connectClient(onError),
+      (c) => postgresCapabilities(c) satisfies StoreView,
+    );
+    this.signals = new PostgresSignals(
+      (onError) => this.connectClient(onError),
+      options.schema,
+      options.pollIntervalMs ?? 1000,
+    );
+  }
+
+  /** Connects, applies the migrations and takes a counter shard; rejects with a StorageFailure or a schema error. */
+  start(): Promise<void> {
+    // A start that failed (the database was not reachable) is tried again by the next call.
+    this.started ??= this.writer.open().catch((error: unknown) => {
+      this.started = undefined;
+      throw error;
+    });
+    return this.started;
+  }
+
+  describe(): StoreDescription {
+    const url = new URL(this.options.url);
+    return {
+      kind: this.kind,
+      host: `${url.hostname}:${url.port === '' ? '5432' : url.port}`,
+      database: decodeURIComponent(url.pathname.replace(/^\//, '')) || null,
+      schema: this.options.schema,
+      signalsConnected: this.signals.listening,
+    };
+  }
+
+  attach(hooks: WriteHooks): void {
+    this.writer.hooks = hooks;
+  }
+
+  /** Queued at once, in order; the writer's first batch connects and migrates if nothing did yet. */
+  write<T>(unit: WriteUnit<T>): Promise<T> {
+    if (this.closing !== undefined) return Promise.reject(this.writer.hooks.closed());
+    return this.writer.submit(unit);
+  }
+
+  read<T>(unit: ReadUnit<T>): Promise<T> {
+    if (this.closing !== undefined) return Promise.reject(this.writer.hooks.closed());
+    return this.start().then(() =>
+      this.readers.read(unit).catch((error: unknown) => {
+        throw error instanceof StorageFailure ? this.writer.hooks.commitFailed(storageFailure(error)) : error;
+      }),
+    );
+  }
+
+  /** Units waiting for the next batch. */
+  get pendingWrites(): number {
+    return this.writer.pending;
+  }
+
+  /** The counter shard this server's writer holds now (undefined while it is not connected). */
+  get shard(): number | undefined {
+    return this.writer.current === undefined ? undefined : this.shardOf.get(this.writer.current);
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.writer.close();
+      await this.readers.close();
+      await this.signals.close();
+    })();
+    return this.closing;
+  }
+
+  private readonly shardOf = new WeakMap<WriterSession, number>();
+  private migrated = false;
+
+  private connectClient(onError: (error: Error) => void): Promise<pg.Client> {
+    const client = newClient(this.options, onError);
+    return client.connect().then(
+      () => client,
+      (error: unknown) => {
+        client.end().catch(() => {});
+        throw error;
+      },
+    );
+  }
+
+  /** The writer's connection: migrated (once per store), with a counter shard of its own. */
+  private async connectWriter(): Promise<WriterSession> {
+    let session: WriterSession | undefined;
+    const client = await this.connectClient(() => {
+      if (session !== undefined) session.broken = true;
+    });
+    try {
+      if (!this.migrated) {
+        const applied = await migrate(client, this.options.schema);
+        this.migrated = true;
+        if (applied.length > 0) this.options.onMigrated?.(applied);
+      }
+      const taken = await client.query<{ shard: number }>(
+        `SELECT s AS shard FROM generate_series(1, ${maxShards}) AS s
+          WHERE pg_try_advisory_lock(${shardLockClass}, s) LIMIT 1`,
+      );
+      const shard = taken.rows[0]?.shard;
+      if (shard === undefined)
+        throw new Error(`every one of the ${maxShards} counter shards is held by a server`);
+      session = writerSession(client, shard, postgresCapabilities);
+      // The listener comes once the schema is there; it does not hold the writer back.
+      void this.signals.start();
+      this.shardOf.set(session, shard);
+      return session;
+    } catch (error) {
+      await client.end().catch(() => {});
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * Read units on connections of their own, beside the writer: each runs in a
+ * read-only REPEATABLE READ transaction, so a read of several statements is one
+ * consistent view of what is committed. At most `size` connections, opened when
+ * needed and kept; a read that finds them all busy waits for one (FIFO); a
+ * connection that breaks is dropped and the next read opens another.
+ */
+import type pg from 'pg';
+import { resume } from '../op.ts';
+import type { ReadUnit, StoreView } from '../store.ts';
+import { StorageFailure } from '../store.ts';
+import { command, connectionOf, storageFailure } from './connect.ts';
+import type { Connection } from './sql.ts';
+
+interface Reader {
+  readonly client: pg.Client;
+  readonly view: StoreView;
+  broken: boolean;
+}
+
+export class ReadPool {
+  private readonly idle: Reader[] = [];
+  private readonly waiting: ((reader: Reader | Error) => void)[] = [];
+  private open = 0;
+  private closed = false;
+
+  constructor(
+    private readonly size: number,
+    private readonly connect: (onError: (error: Error) => void) => Promise<pg.Client>,
+    private readonly capabilities: (c: Connection) => StoreView,
+  ) {}
+
+  /** Runs `unit` in a read-only transaction; a storage failure rejects as a StorageFailure. */
+  async read<T>(unit: ReadUnit<T>): Promise<T> {
+    const reader = await this.acquire();
+    try {
+      await command(reader.client, 'BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+      const value = await resume(unit(reader.view));
+      await command(reader.client, 'COMMIT');
+      return value;
+    } catch (error) {
+      if (error instanceof StorageFailure) reader.broken = true;
+      else {
+        await command(reader.client, 'ROLLBACK').catch(() => {
+          reader.broken = true;
+        });
+      }
+      throw error;
+    } finally {
+      this.release(reader);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const wake of this.waiting.splice(0)) wake(new Error('the store is closed'));
+    const readers = this.idle.splice(0);
+    this.open -= readers.length;
+    await Promise.all(readers.map((reader) => reader.client.end().catch(() => {})));
+  }
+
+  private async acquire(): Promise<Reader> {
+    if (this.closed) throw new Error('the store is closed');
+    const idle = this.idle.pop();
+    if (idle !== undefined) return idle;
+    if (this.open < this.size) {
+      this.open++;
+      try {
+        const reader: Reader = { broken: false } as Reader;
+        const client = await this.connect(() => {
+          reader.broken = true;
+        });
+        return Object.assign(reader, { client, view: this.capabilities(connectionOf(client, undefined)) });
+      } catch (error) {
+        this.open--;
+        throw storageFailure(error);
+      }
+    }
+    const next = await new Promise<Reader | Error>((resolve) => this.waiting.push(resolve));
+    if (next instanceof Error) throw next;
+    return next;
+  }
+
+  private release(reader: Reader): void {
+    if (reader.broken || this.closed) {
+      this.open--;
+      reader.client.end().catch(() => {});
+      // A waiting read opens a connection of its own.
+      const wake = this.waiting.shift();
+      if (wake !== undefined && !this.closed) {
+        this.acquire().then(wake, (error: unknown) =>
+          wake(error instanceof Error ? error : new Error(String(error))),
+        );
+      }
+      return;
+    }
+    const wake = this.waiting.shift();
+    if (wake !== undefined) wake(reader);
+    else this.idle.push(reader);
+  }
+}

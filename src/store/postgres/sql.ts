@@ -1,0 +1,82 @@
+/**
+ * How the PostgreSQL store's operations talk to the database: every statement
+ * is a named prepared statement with a fixed text (tables are found through the
+ * connection's search_path, set to the store's schema when it connects), sent
+ * with its parameters on the unit's connection. An operation yields the promise
+ * of the statement's result and is resumed with the result (src/store/op.ts):
+ * the engine's code waits for the network without knowing it.
+ *
+ * Many rows go in one statement as arrays (`unnest($1::text[], …)`), never one
+ * statement per row (design note 0100, section 1).
+ */
+import type { QueryResult, QueryResultRow } from 'pg';
+import type { Op } from '../op.ts';
+
+/** A prepared statement: PostgreSQL parses and plans it once per connection. */
+export interface Statement {
+  readonly name: string;
+  readonly text: string;
+}
+
+let statements = 0;
+
+/** Declares a statement (at module level: its name is fixed for the process). */
+export function statement(text: string): Statement {
+  statements++;
+  return { name: `sepp_${statements}`, text };
+}
+
+/** Count changes a unit made, added to its connection's counter shard before anything reads a count. */
+export interface CountDeltas {
+  add(queue: string, state: string, jobs: number): void;
+  /** Writes what was added (one statement), if anything. */
+  flush(): Op<void>;
+  /** Queues whose limits this transaction holds the lock of (limits.ts). */
+  readonly lockedQueues: Set<string>;
+}
+
+/** A connection as the operations see it. */
+export interface Connection {
+  send(statement: Statement, values: readonly unknown[]): Promise<QueryResult>;
+  /** The writer's count deltas; a read connection has none (it never adjusts counts). */
+  readonly deltas: CountDeltas | undefined;
+}
+
+/**
+ * Whether `c` is a write unit's connection. Inside a write, a read of rows the unit may
+ * change locks them (`FOR UPDATE`; maintenance scans `FOR UPDATE SKIP LOCKED`): another
+ * server's unit then waits, and reads what this one committed, instead of deciding from a
+ * row that is about to change (a nack racing another server's lease expiry).
+ */
+export function writing(c: Connection): boolean {
+  return c.deltas !== undefined;
+}
+
+export function* rows<R extends QueryResultRow>(
+  c: Connection,
+  s: Statement,
+  values: readonly unknown[],
+): Op<R[]> {
+  const result = (yield c.send(s, values)) as QueryResult<R>;
+  return result.rows;
+}
+
+export function* firstRow<R extends QueryResultRow>(
+  c: Connection,
+  s: Statement,
+  values: readonly unknown[],
+): Op<R | undefined> {
+  return (yield* rows<R>(c, s, values))[0];
+}
+
+/** The first column of the first row (a statement that selects one value), or undefined. */
+export function* value<T>(c: Connection, s: Statement, values: readonly unknown[]): Op<T | undefined> {
+  const row = yield* firstRow<{ v: T }>(c, s, values);
+  return row?.v;
+}
+
+/** How many rows the statement changed. */
+export function* changes(c: Connection, s: Statement, values: readonly unknown[]): Op<number> {
+  const result = (yield c.send(s, values)) as QueryResult;
+  return result.rowCount ?? 0;
+}

@@ -1,0 +1,291 @@
+/**
+ * The PostgreSQL store's writer: one connection per sepp server that runs the
+ * engine's write units in batches, as the SQLite store's group committer does.
+ * Units that arrive while a batch is being written wait for the next one; a
+ * batch is one transaction, each unit in its own savepoint (when the batch has
+ * more than one), committed once. So a unit sees every unit submitted before
+ * it, its caller is answered only after the commit that holds it returned, and
+ * a burst of units shares one commit and one WAL flush.
+ *
+ * What differs from SQLite: a unit's statements go over the network, so the
+ * writer drives each unit with `resume` (src/store/op.ts), awaiting every
+ * statement; other JavaScript runs meanwhile and new units queue for the next
+ * batch. Concurrency comes from several sepp servers (each with its writer),
+ * which PostgreSQL's row locks and SKIP LOCKED keep apart.
+ *
+ * The writer's connection holds an advisory lock on a counter shard (counts.ts)
+ * for as long as it lives; a broken connection fails the batch it was writing
+ * (a StorageFailure: nothing of it is acknowledged) and the next batch connects
+ * again, with a shard of its own again.
+ */
+import type pg from 'pg';
+import { type Op, resume } from '../op.ts';
+import { type CommitStats, StorageFailure, type StoreTx, type WriteHooks, type WriteUnit } from '../store.ts';
+import { command, connectionOf, storageFailure } from './connect.ts';
+import { ShardDeltas } from './counts.ts';
+import type { Connection } from './sql.ts';
+
+/** The capabilities over a connection: what a unit's `tx` holds besides its scope. */
+export type Capabilities = Omit<StoreTx, 'afterCommit' | 'followUp'>;
+
+interface PendingUnit {
+  unit: WriteUnit<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+/** The writer's connection, its shard's deltas and the capabilities over it. */
+export interface WriterSession {
+  readonly client: pg.Client;
+  readonly deltas: ShardDeltas;
+  readonly caps: Capabilities;
+  broken: boolean;
+}
+
+export interface WriterOptions {
+  /** Opens a session: connects, takes a shard. Rejects when the database cannot be reached. */
+  connect(): Promise<WriterSession>;
+  /** Most units in one transaction; the rest wait for the next (follow-ups join their unit's). */
+  maxBatchOperations?: number;
+  monotonicMs?: () => number;
+}
+
+export const plainWriteHooks: WriteHooks = {
+  commitFailed: (failure) => failure,
+  unitFailed: (error) => (error instanceof Error ? error : new Error(String(error))),
+  closed: () => new Error('the store is closed'),
+};
+
+class Scope {
+  readonly hooks: (() => void)[] = [];
+  followUps: PendingUnit[] | undefined;
+
+  afterCommit(hook: () => void): void {
+    this.hooks.push(hook);
+  }
+
+  followUp<T>(unit: WriteUnit<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.followUps ??= [];
+      this.followUps.push({
+        unit: unit as WriteUnit<unknown>,
+        resolve: resolve as (v: unknown) => void,
+        reject,
+      });
+    });
+  }
+}
+
+/** Builds a session over a connected client whose deltas go to `shard`. */
+export function writerSession(
+  client: pg.Client,
+  shard: number,
+  capabilities: (c: Connection) => Capabilities,
+): WriterSession {
+  const plain = connectionOf(client, undefined);
+  const deltas = new ShardDeltas(plain, () => shard);
+  return { client, deltas, caps: capabilities(connectionOf(client, deltas)), broken: false };
+}
+
+export class PostgresWriter {
+  hooks: WriteHooks = plainWriteHooks;
+  private queue: PendingUnit[] = [];
+  private scheduled = false;
+  private running: Promise<void> | undefined;
+  private closed = false;
+  private session: WriterSession | undefined;
+  private readonly maxBatchOperations: number;
+  private readonly monotonicMs: () => number;
+
+  constructor(private readonly options: WriterOptions) {
+    this.maxBatchOperations = options.maxBatchOperations ?? 1000;
+    this.monotonicMs = options.monotonicMs ?? (() => performance.now());
+  }
+
+  submit<T>(unit: WriteUnit<T>): Promise<T> {
+    if (this.closed) return Promise.reject(this.hooks.closed());
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ unit: unit as WriteUnit<unknown>, resolve: resolve as (v: unknown) => void, reject });
+      this.schedule();
+    });
+  }
+
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  /** Refuses new units, writes what is queued, and ends the connection. */
+  async close(): Promise<void> {
+    this.closed = true;
+    while (this.running !== undefined || this.queue.length > 0) {
+      if (this.running === undefined) this.running = this.flush();
+      await this.running;
+    }
+    const session = this.session;
+    this.session = undefined;
+    await session?.client.end().catch(() => {});
+  }
+
+  /** Connects now (the store's start), rather than with the first batch. */
+  async open(): Promise<void> {
+    await this.connected();
+  }
+
+  /** The session, once connected; undefined before the first batch or after a failure. */
+  get current(): WriterSession | undefined {
+    return this.session;
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.running !== undefined) return;
+    this.scheduled = true;
+    // The end of the current turn, as in SQLite: units submitted together share a batch.
+    setImmediate(() => {
+      this.scheduled = false;
+      if (this.running !== undefined) return;
+      this.running = this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    try {
+      await this.writeBatch();
+    } finally {
+      this.running = undefined;
+      if (this.queue.length > 0 && !this.closed) this.schedule();
+    }
+  }
+
+  private async writeBatch(): Promise<void> {
+    if (this.queue.length === 0) return;
+    const batch = this.queue.slice(0, this.maxBatchOperations);
+    this.queue = this.queue.slice(batch.length);
+    const startedMs = this.monotonicMs();
+    const results: { ok: boolean; value: unknown }[] = [];
+    const hooks: (() => void)[] = [];
+    // Follow-ups of failed units are refused when their units are answered, not before.
+    const refused: { followUp: PendingUnit; error: unknown }[] = [];
+    let committed = false;
+    let batchError: unknown;
+    let session: WriterSession | undefined;
+    try {
+      session = await this.connected();
+      const { client } = session;
+      await command(client, 'BEGIN');
+      let savepointOpen = false;
+      for (let i = 0; i < batch.length; i++) {
+        const pending = batch[i]!;
+        const savepoint = i > 0 || batch.length > 1;
+        if (savepoint) {
+          await command(client, savepointOpen ? 'RELEASE SAVEPOINT u; SAVEPOINT u' : 'SAVEPOINT u');
+          savepointOpen = true;
+        }
+        const scope = new Scope();
+        const tx = Object.assign(Object.create(session.caps) as StoreTx, {
+          afterCommit: (hook: () => void) => scope.afterCommit(hook),
+          followUp: <T>(unit: WriteUnit<T>) => scope.followUp(unit),
+        });
+        try {
+          const value = await resume(withCounts(pending.unit(tx), session.deltas));
+          results.push({ ok: true, value });
+          for (const hook of scope.hooks) hooks.push(hook);
+          if (scope.followUps !== undefined) batch.push(...scope.followUps);
+        } catch (error) {
+          session.deltas.discard();
+          // A rolled-back savepoint gave back the locks taken in it: take them again if asked.
+          session.deltas.lockedQueues.clear();
+          for (const followUp of scope.followUps ?? []) refused.push({ followUp, error });
+          if (error instanceof StorageFailure) {
+            batchError = error;
+            break;
+          }
+          if (savepoint) {
+            await command(client, 'ROLLBACK TO SAVEPOINT u; RELEASE SAVEPOINT u');
+            savepointOpen = false;
+          } else {
+            // The only unit: its transaction goes with it.
+            await command(client, 'ROLLBACK');
+          }
+          results.push({ ok: false, value: error });
+          if (!savepoint) break;
+        }
+      }
+      if (batchError === undefined) {
+        const onlyFailed = results.length === 1 && results[0]?.ok === false && batch.length === 1;
+        if (!onlyFailed) await command(client, 'COMMIT');
+        committed = true;
+      }
+    } catch (error) {
+      batchError = error;
+    }
+    if (!committed && session !== undefined) {
+      session.deltas.discard();
+      await session.client.query('ROLLBACK').catch(() => {});
+      // Whatever broke the batch may have broken the connection: the next batch starts afresh.
+      this.drop(session);
+    }
+    // The transaction ended, and its advisory locks with it.
+    session?.deltas.lockedQueues.clear();
+    const stats: CommitStats = {
+      operations: batch.length,
+      durationMs: this.monotonicMs() - startedMs,
+      ok: committed,
+    };
+    this.guard(() => this.hooks.afterCommit?.(stats));
+    for (const { followUp, error } of refused) followUp.reject(error);
+    if (committed) {
+      for (const hook of hooks) this.guard(hook);
+      batch.forEach((pending, i) => {
+        const result = results[i];
+        if (result === undefined)
+          pending.reject(this.hooks.commitFailed(storageFailure('the batch ended early')));
+        else if (result.ok) pending.resolve(result.value);
+        else pending.reject(this.hooks.unitFailed(result.value));
+      });
+    } else {
+      const error = this.hooks.commitFailed(storageFailure(batchError));
+      for (const pending of batch) pending.reject(error);
+    }
+  }
+
+  private connecting: Promise<WriterSession> | undefined;
+
+  /** The live session, or a new one (one connection attempt at a time). */
+  private connected(): Promise<WriterSession> {
+    if (this.session !== undefined && !this.session.broken) return Promise.resolve(this.session);
+    if (this.session !== undefined) this.drop(this.session);
+    this.connecting ??= this.options.connect().then(
+      (session) => {
+        this.connecting = undefined;
+        this.session = session;
+        return session;
+      },
+      (error: unknown) => {
+        this.connecting = undefined;
+        throw storageFailure(error);
+      },
+    );
+    return this.connecting;
+  }
+
+  private drop(session: WriterSession): void {
+    if (this.session === session) this.session = undefined;
+    session.broken = true;
+    session.client.end().catch(() => {});
+  }
+
+  private guard(fn: () => void): void {
+    try {
+      fn();
+    } catch (error) {
+      this.hooks.hookFailed?.(error);
+    }
+  }
+}
+
+/** Runs a unit, then writes its count deltas inside its savepoint, so they commit (or roll back) with it. */
+function* withCounts<T>(op: Op<T>, deltas: ShardDeltas): Op<T> {
+  const value = yield* op;
+  yield* deltas.flush();
+  return value;
+}

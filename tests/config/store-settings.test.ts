@@ -1,0 +1,142 @@
+/**
+ * `[store]`: SQLite by default, PostgreSQL with a URL; the password from a file or a
+ * variable, never in the URL and never shown; PostgreSQL settings refused on the SQLite
+ * store; every setting needs a restart.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { inspect } from 'node:util';
+import { describeConfig, planReload, redactConfig } from '../../src/config/index.ts';
+import { redactSecretAssignments } from '../../src/config/load.ts';
+import { assertProblem, load, loadToml, problemsOf } from './helpers.ts';
+
+const password = 'pg-Pass-0123456789';
+const files: Record<string, Buffer> = { '/etc/sepp/pg-password': Buffer.from(`${password}\n`) };
+const readSecretFile = (path: string) => {
+  const found = files[path];
+  if (found === undefined) throw Object.assign(new Error('ENOENT'), { code: 'ENOENT' });
+  return found;
+};
+const pgToml = (extra = '') =>
+  `[store]\nkind = "postgres"\nurl = "postgres://sepp@db.example:5432/queue"\n${extra}`;
+
+test('the store is SQLite by default, with the PostgreSQL settings at their defaults', () => {
+  const { store } = load();
+  assert.deepEqual(
+    { ...store },
+    {
+      kind: 'sqlite',
+      url: null,
+      passwordFile: null,
+      passwordEnv: null,
+      password: null,
+      poolSize: 10,
+      statementTimeoutMs: 30_000,
+      schema: 'sepp',
+    },
+  );
+});
+
+test('kind = "postgres" takes the URL, pool size, statement timeout and schema; also from the environment', () => {
+  const config = loadToml(
+    pgToml(
+      'pool_size = 4\nstatement_timeout_ms = "5s"\nschema = "jobs_1"\npassword_file = "/etc/sepp/pg-password"\n',
+    ),
+    { readSecretFile },
+  );
+  assert.equal(config.store.kind, 'postgres');
+  assert.equal(config.store.url, 'postgres://sepp@db.example:5432/queue');
+  assert.equal(config.store.poolSize, 4);
+  assert.equal(config.store.statementTimeoutMs, 5000);
+  assert.equal(config.store.schema, 'jobs_1');
+  assert.equal(
+    config.store.password?.reveal().toString(),
+    password,
+    'the trailing newline is not part of it',
+  );
+  const fromEnv = load({
+    env: { SEPP_STORE_KIND: 'postgres', SEPP_STORE_URL: 'postgresql://db/sepp', PGPASS_VAR: password },
+  });
+  assert.equal(fromEnv.store.kind, 'postgres');
+  assert.equal(fromEnv.sources['store.url'], 'SEPP_STORE_URL');
+  assert.equal(fromEnv.store.password, null, 'no password: the server may ask for none');
+  const byVariable = loadToml(pgToml('password_env = "PGPASS_VAR"\n'), { env: { PGPASS_VAR: password } });
+  assert.equal(byVariable.store.password?.reveal().toString(), password);
+});
+
+test('a PostgreSQL store needs a URL naming host and database, without a password', () => {
+  assertProblem(problemsOf('[store]\nkind = "postgres"\n'), 'store.url', /is missing/);
+  assertProblem(problemsOf('[store]\nkind = "mysql"\n'), 'store.kind', /"sqlite"/);
+  assertProblem(
+    problemsOf('[store]\nkind = "postgres"\nurl = "mysql://db/sepp"\n'),
+    'store.url',
+    /must start with postgres:\/\/ or postgresql:\/\//,
+  );
+  assertProblem(
+    problemsOf('[store]\nkind = "postgres"\nurl = "postgres://db.example"\n'),
+    'store.url',
+    /must name the host and the database/,
+  );
+  const withPassword = assertProblem(
+    problemsOf(`[store]\nkind = "postgres"\nurl = "postgres://sepp:${password}@db/sepp"\n`),
+    'store.url',
+    /holds a password; .*store\.password_file.*store\.password_env/,
+  );
+  assert.ok(!withPassword.message.includes(password), 'the message does not repeat the password');
+  assertProblem(problemsOf(pgToml('schema = "Sepp-1"\n')), 'store.schema', /lower-case letters/);
+  assertProblem(problemsOf(pgToml('pool_size = 1\n')), 'store.pool_size', /2/);
+});
+
+test('the password comes from exactly one place, and a missing one is a problem of the file', () => {
+  assertProblem(
+    problemsOf(pgToml('password_file = "/etc/sepp/pg-password"\npassword_env = "X"\n'), { readSecretFile }),
+    'store.password_file',
+    /both password_file and password_env are set/,
+  );
+  assertProblem(
+    problemsOf(pgToml('password_file = "/nope"\n'), { readSecretFile }),
+    'store.password_file',
+    /cannot read \/nope \(ENOENT\); it must hold the PostgreSQL password/,
+  );
+  assertProblem(
+    problemsOf(pgToml('password_env = "UNSET_VAR"\n')),
+    'store.password_env',
+    /UNSET_VAR is not set/,
+  );
+});
+
+test('PostgreSQL settings on the SQLite store are refused, not ignored', () => {
+  const problems = problemsOf('[store]\nurl = "postgres://db/sepp"\npool_size = 3\n');
+  assertProblem(problems, 'store.url', /store\.kind is "sqlite"; set kind = "postgres"/);
+  assertProblem(problems, 'store.pool_size', /store\.kind is "sqlite"/);
+  assertProblem(
+    problemsOf('', { env: { SEPP_STORE_URL: 'postgres://db/sepp' } }),
+    'store.url',
+    /store\.kind is "sqlite"/,
+  );
+});
+
+test('the password is never shown; the URL is shown; changing the store needs a restart', () => {
+  const config = loadToml(pgToml('password_file = "/etc/sepp/pg-password"\n'), { readSecretFile });
+  for (const rendering of [
+    JSON.stringify(config),
+    JSON.stringify(redactConfig(config)),
+    inspect(config, { depth: 10 }),
+    JSON.stringify(describeConfig(config)),
+  ]) {
+    assert.ok(!rendering.includes(password), 'the password appears in a rendering of the config');
+  }
+  const shown = describeConfig(config).find((entry) => entry.key === 'store.url');
+  assert.equal(shown?.value, 'postgres://<redacted>@db.example:5432/queue', 'credentials in it are hidden');
+  const running = load();
+  const plan = planReload(running, config);
+  assert.ok(plan.restartRequired.includes('store.kind'));
+  assert.ok(plan.restartRequired.includes('store.url'));
+  assert.equal(plan.config.store.kind, 'sqlite', 'the running store stays until a restart');
+  const other = loadToml(pgToml('password_file = "/etc/sepp/other"\n'), {
+    readSecretFile: () => Buffer.from('another-password'),
+  });
+  assert.ok(planReload(config, other).restartRequired.includes('store.password_sha256'));
+  // A file cut short quotes its lines in the syntax error: the URL's credentials are hidden.
+  assert.ok(!redactSecretAssignments(`url = "postgres://u:${password}@db/x`).includes(password));
+});

@@ -1,0 +1,24 @@
+/** The model-based case of the store conformance suite against the PostgreSQL store (the system tier: a long loop). */
+import { after, before } from 'node:test';
+import { type PostgresCluster, startPostgres } from '../../helpers/postgres.ts';
+import { postgresBackend } from './backend.ts';
+import { exerciseStoreModel } from './suite.ts';
+
+let cluster: PostgresCluster | undefined;
+let database = '';
+
+before(async () => {
+  cluster = await startPostgres();
+  database = await cluster.createDatabase('model');
+});
+
+after(async () => {
+  await cluster?.close();
+});
+
+exerciseStoreModel(
+  postgresBackend(() => {
+    if (cluster === undefined) throw new Error('the PostgreSQL cluster did not start');
+    return { cluster, database };
+  }),
+);

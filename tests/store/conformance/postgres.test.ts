@@ -1,0 +1,24 @@
+/** The store conformance suite against the PostgreSQL store (a schema per case, one throwaway cluster). */
+import { after, before } from 'node:test';
+import { type PostgresCluster, startPostgres } from '../../helpers/postgres.ts';
+import { postgresBackend } from './backend.ts';
+import { exerciseStore } from './suite.ts';
+
+let cluster: PostgresCluster | undefined;
+let database = '';
+
+before(async () => {
+  cluster = await startPostgres();
+  database = await cluster.createDatabase('conformance');
+});
+
+after(async () => {
+  await cluster?.close();
+});
+
+exerciseStore(
+  postgresBackend(() => {
+    if (cluster === undefined) throw new Error('the PostgreSQL cluster did not start');
+    return { cluster, database };
+  }),
+);

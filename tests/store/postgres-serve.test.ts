@@ -1,0 +1,174 @@
+/**
+ * `sepp serve` on the PostgreSQL store (issue 37), end to end: the composition root
+ * opens it from `[store]`, jobs go through the real gRPC API and survive a restart,
+ * what only SQLite has answers FAILED_PRECONDITION naming the store, and a store that
+ * cannot be opened stops the start with one line that names the settings and never
+ * the password. Also: servers starting together migrate a new schema once.
+ */
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { type ServiceError, status } from '@grpc/grpc-js';
+import { JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
+import { StartupError, startServer } from '../../src/app.ts';
+import { loadConfig } from '../../src/config/index.ts';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
+import { createLogger } from '../../src/telemetry/logger.ts';
+import { type PostgresCluster, startPostgres } from '../helpers/postgres.ts';
+import { call, startTestServer, testJob } from '../helpers/server.ts';
+
+let cluster: PostgresCluster;
+let database: string;
+
+before(async () => {
+  cluster = await startPostgres();
+  database = await cluster.createDatabase('serve');
+});
+
+after(async () => {
+  await cluster?.close();
+});
+
+const storeToml = (schema: string, passwordFile = cluster.passwordFile) =>
+  `[store]\nkind = "postgres"\nurl = "${cluster.urlWithoutPassword(database)}"\npassword_file = "${passwordFile}"\nschema = "${schema}"\n`;
+
+test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; the start says which store', async () => {
+  const lines: string[] = [];
+  const logger = createLogger({ level: 'info', format: 'json', write: (line) => lines.push(line) });
+  let t = await startTestServer({ toml: storeToml('served'), logger });
+  try {
+    const c0 = t.client;
+    const acked = (await call(c0, c0.enqueue, { job: testJob('emails') })).jobId;
+    const leased = (await call(c0, c0.enqueue, { job: testJob('emails') })).jobId;
+    const waiting = (await call(c0, c0.enqueue, { job: testJob('emails', { idempotencyKey: 'order-1' }) }))
+      .jobId;
+    const { jobs } = await call(c0, c0.reserve, {
+      queues: ['emails'],
+      maxJobs: 2,
+      leaseDurationMs: 60_000,
+      waitTimeoutMs: 0,
+      maxResponseBytes: 0,
+      workerId: 'w1',
+    });
+    assert.deepEqual(jobs.map((j) => j.jobId).sort(), [acked, leased].sort());
+    await call(c0, c0.ack, { jobId: acked, attempt: 1 });
+    const started = lines.map((line) => JSON.parse(line)).find((l) => l.event === 'server.started');
+    assert.equal(started?.store, 'postgres');
+    assert.equal(started?.store_schema, 'served');
+    assert.equal(started?.data_dir, undefined, 'no data directory is used');
+    assert.ok(!lines.join('\n').includes(cluster.password), 'the password is in the log');
+
+    t = await t.restart();
+    const c = t.client;
+    const state = async (jobId: string) => {
+      try {
+        return (await call(c, c.getJob, { jobId })).job?.state;
+      } catch (error) {
+        return (error as ServiceError).code === status.NOT_FOUND ? 'gone' : error;
+      }
+    };
+    assert.equal(await state(acked), 'gone');
+    assert.equal(await state(leased), JobState.LEASED);
+    assert.equal(await state(waiting), JobState.READY);
+    const again = await call(c, c.enqueue, { job: testJob('emails', { idempotencyKey: 'order-1' }) });
+    assert.deepEqual([again.jobId, again.deduplicated], [waiting, true]);
+    const { queues } = await call(c, c.listQueues, { pageSize: 0, pageToken: '' });
+    const emails = queues.find((q) => q.name === 'emails');
+    assert.deepEqual([emails?.counts?.ready, emails?.counts?.leased], [1, 1]);
+
+    // GetServerInfo and the dashboard say which store, and where: never the password.
+    // The listener connects in the background after the start: wait for it, briefly.
+    let info = await call(c, c.getServerInfo, {});
+    for (let i = 0; !info.store?.signalsConnected && i < 50; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      info = await call(c, c.getServerInfo, {});
+    }
+    const store = {
+      kind: 'postgres',
+      host: `127.0.0.1:${cluster.port}`,
+      database,
+      schema: 'served',
+      signalsConnected: true,
+    };
+    assert.deepEqual(info.store, store);
+    const overview = await fetch(t.metricsUrl.replace(/\/metrics$/, '/api/v1/overview'));
+    const text = await overview.text();
+    assert.equal(overview.status, 200, text);
+    assert.deepEqual((JSON.parse(text) as { server: { store: unknown } }).server.store, store);
+    assert.ok(!text.includes(cluster.password) && !JSON.stringify(info).includes(cluster.password));
+  } finally {
+    await t.dispose();
+  }
+});
+
+test('what only the SQLite store has answers FAILED_PRECONDITION naming the store', async () => {
+  const t = await startTestServer({ toml: storeToml('precondition') });
+  try {
+    const chunks = t.client.backup({});
+    const failure = await new Promise<ServiceError>((resolve, reject) => {
+      chunks.on('data', () => {});
+      chunks.on('error', resolve);
+      chunks.on('end', () => reject(new Error('the backup of a PostgreSQL store went through')));
+    });
+    assert.equal(failure.code, status.FAILED_PRECONDITION);
+    assert.match(failure.details, /store \(postgres\) makes no backups/);
+  } finally {
+    await t.dispose();
+  }
+});
+
+test('a PostgreSQL store that cannot be opened stops the start: one line naming the settings, never the password', async () => {
+  const wrong = join(cluster.dataDir, '..', 'wrong-password');
+  writeFileSync(wrong, 'not-the-password\n', { mode: 0o600 });
+  const start = (toml: string) => {
+    const file = join(cluster.dataDir, '..', 'start.toml');
+    writeFileSync(file, toml);
+    const config = loadConfig({
+      flags: { config: file, grpcListen: '127.0.0.1:0', adminListen: '127.0.0.1:0' },
+      env: {},
+    });
+    return startServer(config, {
+      logger: createLogger({ level: 'error', format: 'json', write: () => {} }),
+      build: { version: '0.0.0-test', commit: 'test' },
+    });
+  };
+  const refused = (error: unknown, pattern: RegExp) => {
+    assert.ok(error instanceof StartupError, String(error));
+    assert.match(error.message, pattern);
+    assert.match(error.message, /\(store\.url, store\.password_file, store\.password_env\)$/);
+    assert.ok(!error.message.includes(cluster.password) && !error.message.includes('not-the-password'));
+    assert.ok(!error.message.includes('\n'));
+    return true;
+  };
+  await assert.rejects(start(storeToml('refused', wrong)), (e) =>
+    refused(e, /^cannot open the PostgreSQL store at postgres:\/\/.*password authentication failed/),
+  );
+  const closedPort = storeToml('refused').replace(`:${cluster.port}/`, ':1/');
+  await assert.rejects(start(closedPort), (e) => refused(e, /ECONNREFUSED/));
+});
+
+test('servers starting together on a new schema migrate it once and take different counter shards', async () => {
+  const open = () =>
+    new PostgresStore({
+      url: cluster.urlWithoutPassword(database),
+      password: cluster.password,
+      schema: 'together',
+      poolSize: 2,
+      statementTimeoutMs: 10_000,
+    });
+  const stores = [open(), open(), open()];
+  try {
+    await Promise.all(stores.map((s) => s.start()));
+    const { rows } = await cluster.query<{ n: string }>(
+      'SELECT count(*) AS n FROM together.schema_migrations',
+      [],
+      database,
+    );
+    assert.equal(rows[0]?.n, '1');
+    const shards = stores.map((s) => s.shard);
+    assert.equal(new Set(shards).size, 3, `shards ${shards.join(', ')}`);
+  } finally {
+    await Promise.all(stores.map((s) => s.close()));
+  }
+});

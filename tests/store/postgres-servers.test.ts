@@ -1,0 +1,264 @@
+/**
+ * Several sepp servers on one PostgreSQL schema (issue 37), in this process: under
+ * load no job is delivered twice and nothing acknowledged is lost, a worker waiting on
+ * one server gets a job enqueued on another before its wait ends, max_leased holds
+ * across servers, each schedule tick is enqueued once, a cancel made through one
+ * server reaches the worker connected to another, and a kill -9 of PostgreSQL
+ * itself makes the servers answer UNAVAILABLE until it is back, losing nothing
+ * acknowledged. Counts and rows agree at the end of each.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { type ServiceError, status } from '@grpc/grpc-js';
+import { CancelJobsRequest } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
+import type { QueueServiceClient } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
+import type { WorkResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
+import { type PostgresCluster, startPostgres } from '../helpers/postgres.ts';
+import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
+import { collect, creditMessage, openWork, subscribeMessage } from '../helpers/streams.ts';
+
+let cluster: PostgresCluster;
+let database: string;
+
+before(async () => {
+  cluster = await startPostgres();
+  database = await cluster.createDatabase('servers');
+});
+
+after(async () => {
+  await cluster?.close();
+});
+
+const storeToml = (schema: string) =>
+  `[store]\nkind = "postgres"\nurl = "${cluster.urlWithoutPassword(database)}"\npassword_file = "${cluster.passwordFile}"\nschema = "${schema}"\n`;
+
+async function servers(n: number, schema: string, toml = ''): Promise<TestServer[]> {
+  const started: TestServer[] = [];
+  for (let i = 0; i < n; i++) started.push(await startTestServer({ toml: `${toml}\n${storeToml(schema)}` }));
+  return started;
+}
+
+/** counts = rows, read through the Store interface on the schema. */
+async function mismatches(schema: string): Promise<string[]> {
+  const store = new PostgresStore({
+    url: cluster.urlWithoutPassword(database),
+    password: cluster.password,
+    schema,
+    poolSize: 2,
+    statementTimeoutMs: 30_000,
+  });
+  try {
+    return await store.read((view) => view.counts.mismatches());
+  } finally {
+    await store.close();
+  }
+}
+
+const reserve = (
+  c: QueueServiceClient,
+  queue: string,
+  maxJobs: number,
+  waitTimeoutMs = 0,
+  leaseMs = 60_000,
+) =>
+  call(c, c.reserve, {
+    queues: [queue],
+    maxJobs,
+    leaseDurationMs: leaseMs,
+    waitTimeoutMs,
+    workerId: 'w',
+    maxResponseBytes: 0,
+  });
+
+for (const n of [2, 3]) {
+  test(`${n} servers on one database: every job delivered once and acknowledged, none lost`, async () => {
+    const schema = `load_${n}`;
+    const all = await servers(n, schema);
+    try {
+      const jobsPerServer = 600;
+      const enqueued = new Set<string>();
+      await Promise.all(
+        all.map(async (t, s) => {
+          for (let b = 0; b < jobsPerServer / 50; b++) {
+            const { results } = await call(t.client, t.client.enqueueBatch, {
+              jobs: Array.from({ length: 50 }, (_, j) =>
+                testJob('load', { idempotencyKey: `s${s}-${b}-${j}` }),
+              ),
+            });
+            for (const r of results) if (r.outcome?.$case === 'accepted') enqueued.add(r.outcome.value.jobId);
+          }
+        }),
+      );
+      assert.equal(enqueued.size, n * jobsPerServer);
+      const delivered = new Map<string, number>();
+      // Two workers per server, leasing 20 at a time, acking each lease before the next.
+      await Promise.all(
+        all.flatMap((t) =>
+          [0, 1].map(async () => {
+            const c = t.connect();
+            for (;;) {
+              const { jobs } = await reserve(c, 'load', 20, 200);
+              if (jobs.length === 0) return;
+              for (const job of jobs) delivered.set(job.jobId, (delivered.get(job.jobId) ?? 0) + 1);
+              await Promise.all(
+                jobs.map((job) => call(c, c.ack, { jobId: job.jobId, attempt: job.attempt })),
+              );
+            }
+          }),
+        ),
+      );
+      const twice = [...delivered].filter(([, times]) => times > 1);
+      console.log(
+        `${n} servers: ${enqueued.size} enqueued, ${delivered.size} delivered, ${twice.length} twice`,
+      );
+      assert.deepEqual(twice, [], 'a job was delivered twice');
+      assert.equal(delivered.size, enqueued.size, 'a job was never delivered');
+      const { queues } = await call(all[0]!.client, all[0]!.client.listQueues, {
+        pageSize: 0,
+        pageToken: '',
+      });
+      const load = queues.find((q) => q.name === 'load');
+      assert.deepEqual([load?.counts?.ready, load?.counts?.leased], [0, 0]);
+    } finally {
+      await Promise.all(all.map((t) => t.dispose()));
+    }
+    assert.deepEqual(await mismatches(schema), []);
+  });
+}
+
+test('a worker waiting on one server gets the job another server enqueues, before its wait ends', async () => {
+  const [a, b] = await servers(2, 'wakeups');
+  try {
+    // The queue is made through b: a learns of it from b's signal (or its poll).
+    await call(b!.client, b!.client.enqueue, { job: testJob('wake') });
+    assert.equal((await reserve(b!.client, 'wake', 1)).jobs.length, 1);
+    const waiting = reserve(a!.client, 'wake', 1, 20_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const { jobId } = await call(b!.client, b!.client.enqueue, { job: testJob('wake') });
+    const { jobs } = await waiting;
+    assert.deepEqual(
+      jobs.map((j) => j.jobId),
+      [jobId],
+    );
+  } finally {
+    await Promise.all([a!.dispose(), b!.dispose()]);
+  }
+});
+
+const jobsOf = (m: WorkResponse) =>
+  m.kind?.$case === 'job' ? [m.kind.value] : m.kind?.$case === 'batch' ? m.kind.value.jobs : [];
+const cancelsOf = (m: WorkResponse) =>
+  m.kind?.$case === 'cancel' ? [m.kind.value] : m.kind?.$case === 'batch' ? m.kind.value.cancels : [];
+
+test('a cancel made through one server reaches the worker connected to another, one job or in bulk', async () => {
+  const [a, b] = await servers(2, 'cancels');
+  try {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++)
+      ids.push((await call(a!.client, a!.client.enqueue, { job: testJob('stop') })).jobId);
+    const worker = openWork(b!.client);
+    worker.write(subscribeMessage(['stop'], { workerId: 'holder' }));
+    worker.write(creditMessage(3));
+    const leased = collect(worker, (seen) => seen.flatMap(jobsOf).length === 3);
+    const told = collect(worker, (seen) => seen.flatMap(cancelsOf).length === 3);
+    assert.equal((await leased).flatMap(jobsOf).length, 3);
+    // One by id, then the other two by a bulk cancel, each through a.
+    await call(a!.client, a!.client.cancelJob, { jobId: ids[0]! });
+    const bulk = await call(
+      a!.client,
+      a!.client.cancelJobs,
+      CancelJobsRequest.fromPartial({ filter: { queue: 'stop' } }),
+    );
+    assert.equal(bulk.cancelRequestedCount, 2);
+    // The signal is sent at once; 10 s only guards against a hang (no poll would bring it).
+    const late = new Promise<never>((_, reject) => {
+      setTimeout(() => reject(new Error('no cancel notice reached the worker on b')), 10_000).unref();
+    });
+    const notices = (await Promise.race([told, late])).flatMap(cancelsOf);
+    assert.deepEqual(notices.map((n) => n.jobId).sort(), [...ids].sort());
+    assert.ok(notices.every((n) => n.attempt === 1 && n.cancelledBy === 'anonymous'));
+    worker.cancel();
+  } finally {
+    await Promise.all([a!.dispose(), b!.dispose()]);
+  }
+});
+
+test('max_leased holds across three servers: the queue serialises its leases', async () => {
+  const all = await servers(3, 'limited', '[queues.limited]\nmax_leased = 5\n');
+  try {
+    await call(all[0]!.client, all[0]!.client.enqueueBatch, {
+      jobs: Array.from({ length: 40 }, () => testJob('limited')),
+    });
+    const leased = await Promise.all(
+      all.flatMap((t) => [t.connect(), t.connect()].map((c) => reserve(c, 'limited', 10))),
+    );
+    const total = leased.reduce((sum, r) => sum + r.jobs.length, 0);
+    console.log(`max_leased 5 across 3 servers: ${total} leased by 6 concurrent reserves`);
+    assert.equal(total, 5);
+  } finally {
+    await Promise.all(all.map((t) => t.dispose()));
+  }
+  assert.deepEqual(await mismatches('limited'), []);
+});
+
+test('each schedule tick is enqueued once however many servers run the schedule', async () => {
+  const schedule =
+    '[[schedules]]\nname = "every-second"\ninterval_ms = "1s"\nqueue = "ticks"\ntype = "tick"\npayload = "x"\n';
+  const all = await servers(3, 'ticks', schedule);
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 4500));
+    const c = all[0]!.client;
+    const { jobs } = await reserve(c, 'ticks', 100);
+    const keys = jobs.map((j) => j.idempotencyKey);
+    console.log(`3 servers, one 1 s schedule for ~4.5 s: ${jobs.length} ticks enqueued`);
+    assert.ok(jobs.length >= 3 && jobs.length <= 6, `${jobs.length} ticks`);
+    assert.equal(new Set(keys).size, keys.length, `a tick was enqueued twice: ${keys.join(', ')}`);
+  } finally {
+    await Promise.all(all.map((t) => t.dispose()));
+  }
+});
+
+test('kill -9 of PostgreSQL: the servers answer UNAVAILABLE, recover once it is back, nothing acknowledged is lost', async () => {
+  const [a, b] = await servers(2, 'crash');
+  try {
+    const acknowledged: string[] = [];
+    for (let i = 0; i < 20; i++)
+      acknowledged.push((await call(a!.client, a!.client.enqueue, { job: testJob('crash') })).jobId);
+    await cluster.kill9();
+    const refused = await call(b!.client, b!.client.enqueue, { job: testJob('crash') }).then(
+      () => undefined,
+      (error: ServiceError) => error,
+    );
+    assert.equal(refused?.code, status.UNAVAILABLE);
+    await cluster.restart();
+    // The next calls connect again.
+    let recovered = false;
+    for (let attempt = 0; attempt < 50 && !recovered; attempt++) {
+      try {
+        acknowledged.push((await call(b!.client, b!.client.enqueue, { job: testJob('crash') })).jobId);
+        recovered = true;
+      } catch (error) {
+        assert.equal((error as ServiceError).code, status.UNAVAILABLE);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+    assert.ok(recovered, 'the server did not recover');
+    const seen = new Set<string>();
+    for (const t of [a!, b!]) {
+      for (;;) {
+        const { jobs } = await reserve(t.client, 'crash', 100);
+        if (jobs.length === 0) break;
+        for (const job of jobs) seen.add(job.jobId);
+      }
+    }
+    assert.deepEqual(
+      acknowledged.filter((id) => !seen.has(id)),
+      [],
+      'an acknowledged enqueue was lost',
+    );
+  } finally {
+    await Promise.all([a!.dispose(), b!.dispose()]);
+  }
+  assert.deepEqual(await mismatches('crash'), []);
+});
