@@ -54,6 +54,8 @@ const companionsOf: Record<string, Record<string, string>> = {
   },
   'grpc.tls': { cert_file: '"c.pem"', key_file: '"k.pem"' },
   'admin.tls': { cert_file: '"c.pem"', key_file: '"k.pem"' },
+  // The PostgreSQL store's settings are refused beside kind = "sqlite" (the default).
+  store: { kind: '"postgres"', url: '"postgres://sepp@127.0.0.1:5432/sepp"' },
 };
 
 const settings: Setting[] = sections.flatMap(({ path, spec }) =>
