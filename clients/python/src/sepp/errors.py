@@ -42,6 +42,9 @@ RejectionReason = Literal[
     "queue_full",
     "job_type_not_allowed",
     "invalid_job",
+    "unknown_dependency",
+    "dependency_failed",
+    "dependencies_unsupported",
 ]
 """Why the server refused to enqueue a job (the protocol's stable strings)."""
 
@@ -72,6 +75,9 @@ STATUS_OF_REJECTION: dict[RejectionReason, grpc.StatusCode] = {
     "queue_full": grpc.StatusCode.RESOURCE_EXHAUSTED,
     "job_type_not_allowed": grpc.StatusCode.FAILED_PRECONDITION,
     "invalid_job": grpc.StatusCode.INVALID_ARGUMENT,
+    "unknown_dependency": grpc.StatusCode.NOT_FOUND,
+    "dependency_failed": grpc.StatusCode.FAILED_PRECONDITION,
+    "dependencies_unsupported": grpc.StatusCode.FAILED_PRECONDITION,
 }
 """The status a single Enqueue fails with for each rejection reason (job.proto)."""
 
