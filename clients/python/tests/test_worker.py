@@ -64,8 +64,8 @@ def test_producer_to_worker_round_trip(server: ServerProcess, client: sepp.Clien
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_a_slow_handler_keeps_its_lease(client: sepp.Client, queue: str, transport: str) -> None:
-    """The lease is 600 ms; the handler runs until the worker has extended it twelve times
-    (about 2.4 s, beyond the lease and the server's 1 s of expiry slack), and the job is
+    """The lease is 1.2 s; the handler runs until the worker has extended it twelve times
+    (about 4.8 s, beyond the lease and the server's 1 s of expiry slack), and the job is
     still leased to it on its first attempt, then acked once."""
     calls: list[int] = []
     extended = threading.Semaphore(0)
@@ -87,7 +87,7 @@ def test_a_slow_handler_keeps_its_lease(client: sepp.Client, queue: str, transpo
             extended.release()
 
     events = Events()
-    worker = client.worker([queue], transport=transport, concurrency=2, lease_ms=600, handlers={"slow": slow},
+    worker = client.worker([queue], transport=transport, concurrency=2, lease_ms=1200, handlers={"slow": slow},
                            on_event=on_event).start()
     try:
         events.wait("completed")
