@@ -168,7 +168,19 @@ test('kill -9 of one of two sepp servers under load: nothing acknowledged lost, 
     ];
     await sleep(1500);
     // A worker of a takes leases it never settles: they are a's when it dies.
-    const held = await a.reserve({ queues: [queue], maxJobs: 10, leaseMs, workerId: 'held' });
+    // The two workers may have emptied the queue at this moment: wait for jobs until 10 are held.
+    const held: Awaited<ReturnType<typeof a.reserve>> = [];
+    for (let i = 0; held.length < 10 && i < 100; i++) {
+      held.push(
+        ...(await a.reserve({
+          queues: [queue],
+          maxJobs: 10 - held.length,
+          leaseMs,
+          waitMs: 200,
+          workerId: 'held',
+        })),
+      );
+    }
     assert.equal(held.length, 10, 'the held leases');
     ledger.delivered(held);
     await sleep(500);
