@@ -166,7 +166,10 @@ max_queues = 4
     assert.equal(refused.value.reason, RejectionReason.UNKNOWN_QUEUE);
     assert.match(refused.value.message, /limits\.max_queues = 4/);
     assert.ok(results[2]?.outcome?.$case === 'accepted', 'an existing queue takes jobs');
-    assert.ok(results[3]?.outcome?.$case === 'accepted', 'the queue this batch made, the limit reached, takes more');
+    assert.ok(
+      results[3]?.outcome?.$case === 'accepted',
+      'the queue this batch made, the limit reached, takes more',
+    );
     const error = await failure(call(c, c.enqueue, { job: testJob('q5') }));
     assert.equal(error.code, status.NOT_FOUND);
     assert.match(error.details, /already has 4 queues, its limit \(limits\.max_queues = 4\)/);
