@@ -22,6 +22,7 @@ import type { EnqueueRequest as EngineEnqueueRequest } from '../engine/types.ts'
 import type { StoreDescription } from '../store/store.ts';
 import { defaultAnswerBytes, fitCursorPage, listAnswerBytes } from './answer-pages.ts';
 import { rpcAudit } from './audit-input.ts';
+import { createBatchHandlers } from './batch-handlers.ts';
 import { createBulkHandlers } from './bulk-handlers.ts';
 import { answerUnary, type BugReporter } from './call-guard.ts';
 import { createControlHandlers } from './control-handlers.ts';
@@ -115,6 +116,7 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
     ...createScheduleHandlers(ctx, unary),
     ...createControlHandlers(ctx, unary),
     ...createBulkHandlers(ctx, unary),
+    ...createBatchHandlers(ctx, unary),
 
     enqueue: unary(
       'Enqueue',
