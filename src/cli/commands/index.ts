@@ -12,6 +12,7 @@ import { registerQueueCommands } from './queue-settings.ts';
 import { registerQueuesCommand } from './queues.ts';
 import { registerScheduleCommands } from './schedules.ts';
 import { registerWorkersCommand } from './workers.ts';
+import { registerWorkflowCommands } from './workflows.ts';
 
 export function registerOperatorCommands(parser: Argv): void {
   registerEnqueueCommand(parser);
@@ -26,4 +27,5 @@ export function registerOperatorCommands(parser: Argv): void {
   registerBulkCommands(parser);
   registerQueueCommands(parser);
   registerWorkersCommand(parser);
+  registerWorkflowCommands(parser);
 }
