@@ -49,6 +49,7 @@ export const topLevelCommands: readonly string[] = [
   'workers',
   'flow',
   'batch',
+  'status',
   'cancel',
   'update',
   'purge',

@@ -11,7 +11,7 @@ import type { Op } from './op.ts';
 export const waitsOnJobs = 1;
 /** A bit of `dependency_flags`: other jobs wait on this one. */
 export const jobsWaitOnIt = 2;
-/** A bit of `dependency_flags`: the job is a member of a batch (schema/0013_batches.sql). */
+/** A bit of `dependency_flags`: the job is a member of a batch (schema/0014_batches.sql). */
 export const batchMember = 4;
 
 /** Whether other jobs wait on a job with these `dependency_flags`. */
@@ -76,7 +76,7 @@ export interface WaitingChildRow {
 /** How a batch member ended (or `pending`). */
 export type MemberState = 'pending' | 'completed' | 'dead' | 'cancelled';
 
-/** A batch's row (schema/0013_batches.sql). */
+/** A batch's row (schema/0014_batches.sql). */
 export interface BatchRow {
   id: string;
   state: 'open' | 'sealed' | 'ended';

@@ -15,6 +15,7 @@ import { StartupError, startServer } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { createLogger } from '../../src/telemetry/logger.ts';
+import { cliJson, sepp } from '../helpers/cli.ts';
 import { type PostgresCluster, startPostgres } from '../helpers/postgres.ts';
 import { call, startTestServer, testJob } from '../helpers/server.ts';
 
@@ -97,6 +98,21 @@ test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; t
     assert.equal(overview.status, 200, text);
     assert.deepEqual((JSON.parse(text) as { server: { store: unknown } }).server.store, store);
     assert.ok(!text.includes(cluster.password) && !JSON.stringify(info).includes(cluster.password));
+    // And `sepp status` (docs/postgres.md, "Seeing which store a server runs").
+    const statusRun = await sepp(['status'], { SEPP_SERVER: t.address });
+    assert.equal(statusRun.code, 0, statusRun.stderr);
+    assert.match(
+      statusRun.stdout,
+      new RegExp(
+        `^store {7}postgres 127\\.0\\.0\\.1:${cluster.port} database ${database} schema served; other servers' signals: connected$`,
+        'm',
+      ),
+    );
+    assert.deepEqual(
+      cliJson<{ store: unknown }>(await sepp(['status', '--json'], { SEPP_SERVER: t.address })).store,
+      store,
+    );
+    assert.ok(!statusRun.stdout.includes(cluster.password));
   } finally {
     await t.dispose();
   }

@@ -11,6 +11,7 @@ import { registerPurgeAuditCommands } from './purge-audit.ts';
 import { registerQueueCommands } from './queue-settings.ts';
 import { registerQueuesCommand } from './queues.ts';
 import { registerScheduleCommands } from './schedules.ts';
+import { registerStatusCommand } from './status.ts';
 import { registerWorkersCommand } from './workers.ts';
 import { registerWorkflowCommands } from './workflows.ts';
 
@@ -28,4 +29,5 @@ export function registerOperatorCommands(parser: Argv): void {
   registerQueueCommands(parser);
   registerWorkersCommand(parser);
   registerWorkflowCommands(parser);
+  registerStatusCommand(parser);
 }

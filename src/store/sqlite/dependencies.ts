@@ -91,7 +91,7 @@ export function prepareDependencyStatements(db: Db) {
           WHERE batch_id = @batchId AND state = 'pending' ORDER BY position LIMIT @limit`,
       )
       .pluck(),
-    // ---- batches (schema/0013_batches.sql)
+    // ---- batches (schema/0014_batches.sql)
     batch: db.prepare<[string], BatchRow>('SELECT * FROM batches WHERE id = ?'),
     batchMembers: db.prepare<[{ batchId: string; afterPosition: number; limit: number }], BatchMemberRow>(
       `SELECT m.job_id, m.position, m.state AS member_state, j.state AS job_state

@@ -1,4 +1,4 @@
--- 0013: batches — a set of jobs with a completion job (issue 33).
+-- 0014: batches — a set of jobs with a completion job (issue 33).
 -- Why: "run this once all of these jobs have ended". A batch is a row with its counts; its
 -- members are rows too (kept after the jobs are swept: the completion job lists them). A
 -- member's end counts it in the unit that ends it, and the unit in which the last member of
