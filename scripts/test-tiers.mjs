@@ -35,6 +35,7 @@ export const systemTier = {
   'tests/client/cli-job-control.test.ts': 'bundle: sepp commands',
   'tests/client/cli-outcomes.test.ts': 'bundle: sepp commands',
   'tests/client/cli-paging.test.ts': 'bundle: sepp commands',
+  'tests/client/cli-workflows.test.ts': 'bundle: sepp commands',
   'tests/client/cli.test.ts': 'bundle: sepp commands',
   'tests/client/examples.test.ts': 'the single executable, npm pack and npm install, node',
   'tests/client/flow-control-docs.test.ts': 'bundle: sepp commands',

@@ -47,6 +47,8 @@ export const topLevelCommands: readonly string[] = [
   'queue',
   'schedules',
   'workers',
+  'flow',
+  'batch',
   'status',
   'cancel',
   'update',
@@ -60,7 +62,16 @@ export const topLevelCommands: readonly string[] = [
 ];
 
 /** Flags and positionals that take a list (everything else keeps its last value). */
-const repeatable: ReadonlySet<string> = new Set(['_', 'meta', 'ids', 'state', 'settings', 'keys']);
+const repeatable: ReadonlySet<string> = new Set([
+  '_',
+  'meta',
+  'ids',
+  'state',
+  'settings',
+  'keys',
+  'depends-on',
+  'dependsOn',
+]);
 /** Flags that take a list in one command only (`--queue` is a single queue elsewhere). */
 const repeatableIn: Readonly<Record<string, ReadonlySet<string>>> = {
   events: new Set(['queue', 'job', 'kind']),
@@ -74,6 +85,8 @@ export const commandGroups: Readonly<Record<string, readonly string[]>> = {
   schedules: ['list', 'show', 'pause', 'resume', 'trigger', 'delete'],
   admin: ['hash-password', 'new-api-key'],
   bulk: ['requeue', 'cancel', 'run-now', 'delete', 'list', 'status', 'stop'],
+  flow: ['show'],
+  batch: ['show'],
 };
 
 /** The flags of `sepp serve`: given without a command, they were meant for it. */

@@ -18,6 +18,7 @@ import {
   DeadLetters,
   JobUpdater,
   OperatorActions,
+  WorkflowActs,
 } from './control/index.ts';
 import { DependencyQueues, releaseDependents } from './dependencies/index.ts';
 import { SeppError, toSeppError } from './errors.ts';
@@ -123,6 +124,7 @@ export interface EngineParts {
   readonly bulk: BulkOperations;
   readonly runtimeSettings: RuntimeSettings;
   readonly batches: Batches;
+  readonly workflows: WorkflowActs;
 }
 
 /**
@@ -294,6 +296,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     bulk,
     runtimeSettings: new RuntimeSettings(ctx, flow, audit, deps.checkQueueSettings),
     batches,
+    workflows: new WorkflowActs(ctx, canceller, audit),
   };
 }
 

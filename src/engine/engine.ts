@@ -19,7 +19,12 @@ import type {
   JobSummary,
   WorkerInfo,
 } from './admin-types.ts';
-import { type BulkStart, type CancelListener, requireQueue } from './control/index.ts';
+import {
+  type BulkStart,
+  type CancelListener,
+  requireQueue,
+  type WorkflowCancelResult,
+} from './control/index.ts';
 import type {
   BulkAction,
   BulkCancelResult,
@@ -51,6 +56,7 @@ import type {
   EnqueueRequest,
   EnqueueResult,
   ExtendRequest,
+  FlowGraph,
   FlowJob,
   FlowResult,
   JobInfo,
@@ -117,6 +123,7 @@ export class Engine {
   private readonly bulk: EngineParts['bulk'];
   private readonly runtimeSettings: EngineParts['runtimeSettings'];
   private readonly batches: EngineParts['batches'];
+  private readonly workflows: EngineParts['workflows'];
 
   private constructor(parts: EngineParts) {
     this.ctx = parts.ctx;
@@ -147,6 +154,7 @@ export class Engine {
     this.bulk = parts.bulk;
     this.runtimeSettings = parts.runtimeSettings;
     this.batches = parts.batches;
+    this.workflows = parts.workflows;
   }
 
   /**
@@ -235,6 +243,23 @@ export class Engine {
     page?: { afterPosition?: number; limit?: number },
   ): Promise<{ batch: BatchInfo; members: (BatchMember & { position: number })[] }> {
     return this.batches.get(batchId, page);
+  }
+
+  /** Cancels every member of a batch that has not ended, as one act (audited with `audit`). */
+  cancelBatch(batchId: string, audit?: AuditInput): Promise<WorkflowCancelResult> {
+    return this.workflows.cancelBatch(batchId, audit);
+  }
+
+  // ---------------------------------------------------------------- flows (control/workflow-cancel.ts)
+
+  /** The flow of a job: the jobs connected to it through dependencies, either way, and their edges. */
+  getFlow(jobId: string, limit?: number): Promise<FlowGraph> {
+    return this.workflows.getFlow(jobId, limit);
+  }
+
+  /** Cancels every job of a job's flow that has not ended, as one act (audited with `audit`). */
+  cancelFlow(jobId: string, audit?: AuditInput): Promise<WorkflowCancelResult> {
+    return this.workflows.cancelFlow(jobId, audit);
   }
 
   /** True while the disk is full: enqueues are refused, leases and acks go on (disk-full.ts). */

@@ -298,6 +298,12 @@ export interface JobInfo {
    * cancelled it. The payload (empty), metadata (none) and the rest are not kept.
    */
   outcomeOnly: boolean;
+  /** The jobs it depends on, in enqueue order (only for a job that named depends_on). */
+  dependencies?: JobLink[];
+  /** Up to 100 jobs that depend on it, oldest first (only for a job others depend on). */
+  dependents?: JobLink[];
+  /** The batch it is a member of (only for a member). */
+  batchId?: string;
 }
 
 export type StateCounts = Record<JobState, number>;
@@ -432,4 +438,45 @@ export interface BatchMember {
 export interface BatchAddResult {
   batch: BatchInfo;
   results: EnqueueResult[];
+}
+
+/** A job of a flow, as GetFlow and the flow page show it. */
+export interface FlowNode {
+  id: string;
+  queue: string;
+  type: string;
+  state: JobState;
+}
+
+/** An edge of a flow: `jobId` waits on `dependsOn`. */
+export interface FlowEdge {
+  jobId: string;
+  dependsOn: string;
+  /** pending; completed; failed (the dependency failed and the edge counted it, under the run or cancel policy). */
+  state: 'pending' | 'completed' | 'failed';
+  /** The dependency's name in the flow that made the edge; null when it was named by id. */
+  name: string | null;
+}
+
+/**
+ * A flow: the jobs connected to a job through dependencies, either way, in enqueue order,
+ * and the edges between them. `truncated` when there were more than the bound.
+ */
+export interface FlowGraph {
+  jobs: FlowNode[];
+  edges: FlowEdge[];
+  truncated: boolean;
+}
+
+/** A job it depends on, or one that depends on it, as GetJob shows it. */
+export interface JobLink {
+  id: string;
+  /** null once the job was swept (an edge outlives the job it names). */
+  queue: string | null;
+  type: string | null;
+  state: JobState | null;
+  /** The edge: pending, completed or failed. */
+  edge: 'pending' | 'completed' | 'failed';
+  /** The dependency's name in its flow (dependencies only); null when named by id. */
+  name: string | null;
 }

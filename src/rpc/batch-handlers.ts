@@ -14,12 +14,22 @@ import type { EnqueueJob } from '../../clients/typescript/src/gen/sepp/v1/job.js
 import { JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import type { BatchInfo, BatchMember, EnqueueRequest } from '../engine/types.ts';
-import { enqueueRequestFromProto, enqueueResultToProto, jobStateToProto } from './convert.ts';
+import { rpcAudit } from './audit-input.ts';
+import {
+  edgeStateToProto,
+  enqueueRequestFromProto,
+  enqueueResultToProto,
+  jobStateToProto,
+} from './convert.ts';
 import { metadataTraceContext, withTraceContext } from './observer.ts';
 import type { RpcContext } from './rpc-context.ts';
 import type { Unary } from './unary-wrapper.ts';
+import { requireJobId } from './validate-fields.ts';
 
-type BatchHandlers = Pick<QueueServiceServer, 'createBatch' | 'addToBatch' | 'sealBatch' | 'getBatch'>;
+type BatchHandlers = Pick<
+  QueueServiceServer,
+  'createBatch' | 'addToBatch' | 'sealBatch' | 'getBatch' | 'cancelBatch' | 'getFlow' | 'cancelFlow'
+>;
 
 export function createBatchHandlers(ctx: RpcContext, unary: Unary): BatchHandlers {
   const { engine } = ctx;
@@ -57,6 +67,38 @@ export function createBatchHandlers(ctx: RpcContext, unary: Unary): BatchHandler
         limit: req.membersLimit,
       });
       return { batch: batchToProto(batch), members: members.map(memberToProto) };
+    }),
+
+    cancelBatch: unary('CancelBatch', 'admin', async (req, call, caller) => {
+      const batchId = requireJobId(req.batchId, 'batch_id');
+      const audit = rpcAudit(ctx, caller, call.metadata, 'batch.cancel', `batch:${batchId}`);
+      return engine.cancelBatch(batchId, audit);
+    }),
+
+    // Flows: a job's dependency graph, both ways (control/workflow-cancel.ts).
+    getFlow: unary('GetFlow', 'read', async (req) => {
+      const flow = await engine.getFlow(requireJobId(req.jobId), req.limit === 0 ? undefined : req.limit);
+      return {
+        jobs: flow.jobs.map((j) => ({
+          jobId: j.id,
+          queue: j.queue,
+          type: j.type,
+          state: jobStateToProto(j.state),
+        })),
+        edges: flow.edges.map((e) => ({
+          jobId: e.jobId,
+          dependsOn: e.dependsOn,
+          state: edgeStateToProto[e.state],
+          name: e.name ?? '',
+        })),
+        truncated: flow.truncated,
+      };
+    }),
+
+    cancelFlow: unary('CancelFlow', 'admin', async (req, call, caller) => {
+      const jobId = requireJobId(req.jobId);
+      const audit = rpcAudit(ctx, caller, call.metadata, 'flow.cancel', `job:${jobId}`);
+      return engine.cancelFlow(jobId, audit);
     }),
   };
 }

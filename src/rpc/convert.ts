@@ -6,11 +6,13 @@
 
 import {
   DeadReason,
+  DependencyEdgeState,
   DependencyFailurePolicy,
   type EnqueueAccepted,
   type EnqueueJob,
   type EnqueueResult,
   type Job,
+  type JobLink,
   type JobProgress,
   JobState,
   type LeasedJob,
@@ -47,6 +49,7 @@ import type {
   DependencyResult as EngineDependencyResult,
   EnqueueRequest as EngineEnqueueRequest,
   EnqueueResult as EngineEnqueueResult,
+  JobLink as EngineJobLink,
   JobProgress as EngineJobProgress,
   JobState as EngineJobState,
   LeasedJob as EngineLeasedJob,
@@ -269,6 +272,26 @@ export function jobToProto(job: JobInfo, withPayload: boolean): Job {
     progress: job.progress === null ? undefined : progressToProto(job.progress),
     group: job.group ?? '',
     outcomeOnly: job.outcomeOnly,
+    dependencies: (job.dependencies ?? []).map(jobLinkToProto),
+    dependents: (job.dependents ?? []).map(jobLinkToProto),
+    batchId: job.batchId ?? '',
+  };
+}
+
+export const edgeStateToProto = {
+  pending: DependencyEdgeState.PENDING,
+  completed: DependencyEdgeState.COMPLETED,
+  failed: DependencyEdgeState.FAILED,
+} as const;
+
+function jobLinkToProto(link: EngineJobLink): JobLink {
+  return {
+    jobId: link.id,
+    queue: link.queue ?? '',
+    type: link.type ?? '',
+    state: link.state === null ? JobState.UNSPECIFIED : stateToProto[link.state],
+    edge: edgeStateToProto[link.edge],
+    name: link.name ?? '',
   };
 }
 

@@ -90,6 +90,10 @@ const rules: { [K in UnaryName]: Rule<RequestOf<K>> } = {
   addToBatch: { kind: 'server', what: 'batches' },
   sealBatch: { kind: 'server', what: 'batches' },
   getBatch: { kind: 'server', what: 'batches' },
+  cancelBatch: { kind: 'server', what: 'batches' },
+  // A flow spans queues too.
+  getFlow: { kind: 'server', what: 'flows' },
+  cancelFlow: { kind: 'server', what: 'flows' },
   reserve: {
     kind: 'queues',
     queues: (req) => req.queues.map((queue, i) => ({ queue, field: `queues[${i}]` })),

@@ -238,9 +238,18 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
       return { progress: progressToProto(progress) };
     }),
 
-    getJob: unary('GetJob', 'read', async (req, _call, _caller, observation) => {
+    getJob: unary('GetJob', 'read', async (req, _call, caller, observation) => {
       observation.annotate({ jobId: req.jobId });
       const job = await engine.getJob(requireJobId(req.jobId));
+      const scope = caller.scope;
+      if (scope !== null) {
+        // A key scoped to queues sees the jobs of its queues only, at the other end of an edge too;
+        // a batch spans queues (its RPCs are refused to such a key).
+        const visible = (link: { queue: string | null }) => link.queue !== null && scope.allows(link.queue);
+        if (job.dependencies) job.dependencies = job.dependencies.filter(visible);
+        if (job.dependents) job.dependents = job.dependents.filter(visible);
+        delete job.batchId;
+      }
       observation.annotate({ queue: job.queue, type: job.type, attempt: job.attempt });
       return { job: fitJobAnswer(jobToProto(job, true), ctx.facts.maxMessageBytes) };
     }),

@@ -53,6 +53,7 @@ export interface DependencyEdgeRow {
 export interface DependentRow {
   id: string;
   queue: string;
+  type: string;
   state: string;
   edge_state: EdgeState;
 }
@@ -102,7 +103,23 @@ export interface BatchMemberRow {
   job_state: string | null;
 }
 
+/** A job of a flow (its dependency graph, in both directions). */
+export interface FlowJobRow {
+  id: string;
+  seq: number;
+  queue: string;
+  type: string;
+  state: string;
+}
+
 export interface DependencyReads {
+  /**
+   * The jobs connected to `jobId` through dependencies, either way (the job itself
+   * first, then in no particular order), up to `limit`; jobs swept are left out.
+   */
+  flowJobs(p: { jobId: string; limit: number }): Op<FlowJobRow[]>;
+  /** Up to `limit` members of a batch that have not ended, in the order added. */
+  pendingMembers(p: { batchId: string; limit: number }): Op<string[]>;
   /** A batch by id. */
   batch(id: string): Op<BatchRow | undefined>;
   /** Up to `limit` members of a batch after `afterPosition` (-1: from the first), in the order added. */

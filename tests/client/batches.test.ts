@@ -5,8 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { SeppClient, SeppError } from '../../clients/typescript/src/index.ts';
+import { Flow, SeppClient, SeppError } from '../../clients/typescript/src/index.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { testStoreKind } from '../helpers/test-store.ts';
 
 describe('batches over gRPC', () => {
   let t: TestServer;
@@ -36,6 +37,16 @@ describe('batches over gRPC', () => {
       return error.code;
     }
     assert.fail('the call should have failed');
+  }
+
+  if (testStoreKind === 'postgres') {
+    test('the PostgreSQL store keeps no batches: FAILED_PRECONDITION naming it', async () => {
+      const refused = await client.createBatch({ jobs: [{ queue: 'b-pg', type: 'part' }] }).catch((e) => e);
+      assert.ok(refused instanceof SeppError);
+      assert.equal(refused.code, 'failed_precondition');
+      assert.match(refused.message, /postgres store/);
+    });
+    return;
   }
 
   test('a sealed batch: the completion job comes once the last member ended, with counts and members', async () => {
@@ -116,6 +127,50 @@ describe('batches over gRPC', () => {
     assert.deepEqual([ended.state, ended.completed], ['ended', 3]);
     assert.ok(ended.completeJobId);
     assert.equal((await client.sealBatch(batch.id)).state, 'ended', 'sealing again changes nothing');
+  });
+
+  test('a flow as one thing: GetJob links, GetFlow, CancelFlow; CancelBatch', async () => {
+    const ids = await client.enqueueFlow(
+      new Flow()
+        .add('extract', { queue: 'f-extract', type: 'extract' })
+        .add('load', { queue: 'f-load', type: 'load', after: ['extract'] }),
+    );
+    const load = await client.getJob(ids.load!.id);
+    assert.deepEqual(
+      load.dependencies.map((l) => [l.id, l.name, l.state, l.edge]),
+      [[ids.extract!.id, 'extract', 'ready', 'pending']],
+    );
+    const extract = await client.getJob(ids.extract!.id);
+    assert.deepEqual(
+      extract.dependents.map((l) => [l.id, l.type, l.state, l.edge]),
+      [[ids.load!.id, 'load', 'waiting', 'pending']],
+    );
+    assert.equal(extract.batchId, null);
+    const flow = await client.getFlow(ids.load!.id);
+    assert.deepEqual(
+      flow.jobs.map((j) => [j.type, j.state]),
+      [
+        ['extract', 'ready'],
+        ['load', 'waiting'],
+      ],
+    );
+    assert.deepEqual(flow.edges, [
+      { jobId: ids.load!.id, dependsOn: ids.extract!.id, state: 'pending', name: 'extract' },
+    ]);
+    assert.deepEqual(await client.cancelFlow(ids.extract!.id), { cancelled: 2, cancelRequested: 0 });
+    assert.equal((await client.getJob(ids.load!.id)).state, 'cancelled');
+
+    const { batch, results } = await client.createBatch({
+      onComplete: { queue: 'f-done', type: 'done' },
+      jobs: [{ queue: 'f-members', type: 'm' }],
+      seal: true,
+    });
+    const member = results[0]!;
+    assert.ok(member.ok);
+    assert.equal((await client.getJob(member.id)).batchId, batch.id);
+    assert.deepEqual(await client.cancelBatch(batch.id), { cancelled: 1, cancelRequested: 0 });
+    const ended = (await client.getBatch(batch.id)).batch;
+    assert.deepEqual([ended.state, ended.cancelled], ['ended', 1]);
   });
 
   test('refusals: an unknown batch, a bad id, a completion job that is not JSON', async () => {

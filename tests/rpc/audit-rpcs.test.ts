@@ -103,6 +103,29 @@ async function deadLetters(
 }
 
 const auditRows: Readonly<Record<string, AuditRow>> = {
+  CancelBatch: {
+    async run(c, md, auditQueue) {
+      const jobs = [testJob(auditQueue), testJob(auditQueue)];
+      const { batch } = await call(c, c.createBatch, { jobs, seal: true }, md);
+      await call(c, c.cancelBatch, { batchId: batch!.id }, md);
+      return { target: `batch:${batch!.id}` };
+    },
+    action: 'batch.cancel',
+    details: { members: 2, cancelled: 2, cancelRequested: 0 },
+  },
+  CancelFlow: {
+    async run(c, md, auditQueue) {
+      const jobs = [
+        { name: 'a', job: testJob(auditQueue), after: [] },
+        { name: 'b', job: testJob(auditQueue), after: ['a'] },
+      ];
+      const { jobs: stored } = await call(c, c.enqueueFlow, { jobs }, md);
+      await call(c, c.cancelFlow, { jobId: stored[0]!.jobId }, md);
+      return { target: `job:${stored[0]!.jobId}` };
+    },
+    action: 'flow.cancel',
+    details: { jobs: 2, cancelled: 2, cancelRequested: 0 },
+  },
   CancelJob: {
     async run(c, md, auditQueue) {
       const [jobId] = await enqueueTo(c, md, auditQueue, 1);
@@ -375,7 +398,8 @@ describe('every admin RPC is audited (gRPC)', () => {
           admin(),
         );
       const newestBefore = (await list()).entries[0]?.id ?? 0;
-      if (rpc === 'Backup' && testStoreKind === 'postgres') {
+      // The PostgreSQL store keeps no backups, dependencies or batches: refused, nothing written.
+      if (['Backup', 'CancelBatch', 'CancelFlow'].includes(rpc) && testStoreKind === 'postgres') {
         await assert.rejects(row.run(c, admin(), `audit-${rpc}`), { code: status.FAILED_PRECONDITION });
         assert.deepEqual(
           (await list()).entries.filter((e) => e.id > newestBefore),

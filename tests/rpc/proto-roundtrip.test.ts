@@ -142,6 +142,9 @@ test('QueueService has exactly the published RPCs: Produce and Work bidirectiona
     'AddToBatch',
     'SealBatch',
     'GetBatch',
+    'CancelBatch',
+    'GetFlow',
+    'CancelFlow',
   ];
   const methods = Object.values(QueueServiceService);
   assert.deepEqual(

@@ -23,7 +23,7 @@ import {
 } from './gen/sepp/v1/batch.js';
 import { JobState as ProtoJobState } from './gen/sepp/v1/job.js';
 import type { CallOptions, JobSpec } from './job-types.ts';
-import { jobStateName } from './jobs.ts';
+import { edgeStateName, jobStateName } from './jobs.ts';
 import type { EnqueueOutcome, JobState } from './types.ts';
 
 /** A new batch: its completion jobs, its first members, and whether it is sealed at once. */
@@ -191,4 +191,80 @@ export async function getBatchCall(
     { deadlineMs: options.deadlineMs, retrySafe: true },
   );
   return { batch: batchOf(answer.batch), members: answer.members.map(memberOf) };
+}
+
+/** What cancelling a flow or a batch did. */
+export interface WorkflowCancelled {
+  /** Waiting, scheduled and ready jobs cancelled at once. */
+  cancelled: number;
+  /** Leased jobs whose workers were asked to stop (they end cancelled). */
+  cancelRequested: number;
+}
+
+export async function cancelBatchCall(
+  conn: Connection,
+  batchId: string,
+  options: CallOptions,
+): Promise<WorkflowCancelled> {
+  return conn.invoke(conn.rpc.cancelBatch, { batchId }, { deadlineMs: options.deadlineMs, retrySafe: true });
+}
+
+/** A job of a flow (`getFlow`). */
+export interface FlowNode {
+  id: string;
+  queue: string;
+  type: string;
+  state: JobState;
+}
+
+/** An edge of a flow: `jobId` waits on `dependsOn`. */
+export interface FlowEdge {
+  jobId: string;
+  dependsOn: string;
+  state: 'pending' | 'completed' | 'failed';
+  /** The depended-on job's name in the flow; null when named by id. */
+  name: string | null;
+}
+
+/** A flow: every job connected to one through dependencies, either way, in enqueue order. */
+export interface FlowGraph {
+  jobs: FlowNode[];
+  edges: FlowEdge[];
+  /** More jobs than `limit`. */
+  truncated: boolean;
+}
+
+export async function getFlowCall(
+  conn: Connection,
+  jobId: string,
+  options: CallOptions & { limit?: number },
+): Promise<FlowGraph> {
+  const answer = await conn.invoke(
+    conn.rpc.getFlow,
+    { jobId, limit: options.limit ?? 0 },
+    { deadlineMs: options.deadlineMs, retrySafe: true },
+  );
+  return {
+    jobs: answer.jobs.map((j) => ({
+      id: j.jobId,
+      queue: j.queue,
+      type: j.type,
+      state: jobStateName(j.state),
+    })),
+    edges: answer.edges.map((e) => ({
+      jobId: e.jobId,
+      dependsOn: e.dependsOn,
+      state: edgeStateName(e.state),
+      name: e.name || null,
+    })),
+    truncated: answer.truncated,
+  };
+}
+
+export async function cancelFlowCall(
+  conn: Connection,
+  jobId: string,
+  options: CallOptions,
+): Promise<WorkflowCancelled> {
+  return conn.invoke(conn.rpc.cancelFlow, { jobId }, { deadlineMs: options.deadlineMs, retrySafe: true });
 }

@@ -17,9 +17,14 @@ import {
   type BatchInfo,
   type BatchMember,
   type BatchSpec,
+  cancelBatchCall,
+  cancelFlowCall,
   createBatchCall,
+  type FlowGraph,
   getBatchCall,
+  getFlowCall,
   sealBatchCall,
+  type WorkflowCancelled,
 } from './batches.ts';
 import { AuditLog } from './client-audit.ts';
 import { DeadLetters } from './client-dead-letters.ts';
@@ -261,6 +266,25 @@ export class SeppClient {
     options: CallOptions & { membersAfter?: number; membersLimit?: number } = {},
   ): Promise<{ batch: BatchInfo; members: BatchMember[] }> {
     return getBatchCall(this.connection, batchId, options);
+  }
+
+  /**
+   * Cancels every member of a batch that has not ended, as one act (admin key): waiting
+   * and ready ones at once, running ones by telling their workers. A sealed batch then
+   * ends (its onComplete runs) once its running members stopped.
+   */
+  cancelBatch(batchId: string, options: CallOptions = {}): Promise<WorkflowCancelled> {
+    return cancelBatchCall(this.connection, batchId, options);
+  }
+
+  /** The flow of a job: every job connected to it through dependencies, either way, and the edges. */
+  getFlow(jobId: string, options: CallOptions & { limit?: number } = {}): Promise<FlowGraph> {
+    return getFlowCall(this.connection, jobId, options);
+  }
+
+  /** Cancels every job of a job's flow that has not ended, as one act (admin key). */
+  cancelFlow(jobId: string, options: CallOptions = {}): Promise<WorkflowCancelled> {
+    return cancelFlowCall(this.connection, jobId, options);
   }
 
   // ------------------------------------------------------------------ leases

@@ -7,7 +7,17 @@
  *   client.worker({ queues: ['emails'], handlers: { send: async (job) => … } });
  */
 
-export type { BatchAdded, BatchInfo, BatchMember, BatchSpec, BatchState } from './batches.ts';
+export type {
+  BatchAdded,
+  BatchInfo,
+  BatchMember,
+  BatchSpec,
+  BatchState,
+  FlowEdge,
+  FlowGraph,
+  FlowNode,
+  WorkflowCancelled,
+} from './batches.ts';
 export { type ClientStats, SeppClient } from './client.ts';
 export type { AuditLog } from './client-audit.ts';
 export type { DeadLetterChangeOptions, DeadLetters } from './client-dead-letters.ts';
@@ -31,7 +41,7 @@ export {
   type JobEventKind,
 } from './events.ts';
 export { Flow, type FlowJobSpec } from './flows.ts';
-export { type DependencyResult, Job, LeasedJob } from './jobs.ts';
+export { type DependencyResult, Job, type JobLink, LeasedJob } from './jobs.ts';
 export { type JobProgress, JobResult } from './results.ts';
 export type {
   MisfirePolicy,

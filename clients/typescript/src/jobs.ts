@@ -4,9 +4,11 @@
  * the payload as bytes and decode it on request.
  */
 import {
+  DependencyEdgeState,
   DeadReason as ProtoDeadReason,
   type DependencyResult as ProtoDependencyResult,
   type Job as ProtoJob,
+  type JobLink as ProtoJobLink,
   JobState as ProtoJobState,
   type LeasedJob as ProtoLeasedJob,
 } from './gen/sepp/v1/job.js';
@@ -263,6 +265,12 @@ export class Job {
    * history are not kept, and `enqueuedAt` and `runAt` are the epoch.
    */
   readonly outcomeOnly: boolean;
+  /** The jobs it depends on (`dependsOn`, a flow's `after`), in enqueue order; empty for other jobs. */
+  readonly dependencies: readonly JobLink[];
+  /** Up to 100 jobs that depend on it, oldest first (`client.getFlow` has them all). */
+  readonly dependents: readonly JobLink[];
+  /** The batch it is a member of, or null. */
+  readonly batchId: string | null;
 
   /** Wraps a protocol message; the SDK builds these, applications receive them. */
   constructor(job: ProtoJob) {
@@ -297,6 +305,9 @@ export class Job {
     this.resultBytes = result?.data ?? null;
     this.resultSize = job.resultBytes;
     this.resultContentType = result === undefined ? null : result.contentType || 'application/octet-stream';
+    this.dependencies = (job.dependencies ?? []).map(jobLinkOf);
+    this.dependents = (job.dependents ?? []).map(jobLinkOf);
+    this.batchId = textOrNull(job.batchId ?? '');
     this.result = result === undefined ? null : decodeResult(result.data, this.resultContentType!);
     this.progress = progressFromProto(job.progress);
     this.group = textOrNull(job.group);
@@ -312,4 +323,39 @@ export class Job {
   text(): string {
     return this.payload.toString('utf8');
   }
+}
+
+/** A job at the other end of a dependency (`Job.dependencies`, `Job.dependents`). */
+export interface JobLink {
+  id: string;
+  /** null once that job was swept (the edge outlives it). */
+  queue: string | null;
+  type: string | null;
+  state: JobState | null;
+  /** The edge: `pending`, `completed`, or `failed` (the dependency failed and the edge counted it). */
+  edge: 'pending' | 'completed' | 'failed';
+  /** The dependency's name in its flow; null when named by id (and for dependents). */
+  name: string | null;
+}
+
+const edgeNames: Record<number, JobLink['edge']> = {
+  [DependencyEdgeState.PENDING]: 'pending',
+  [DependencyEdgeState.COMPLETED]: 'completed',
+  [DependencyEdgeState.FAILED]: 'failed',
+};
+
+/** A protocol edge state as the SDK names it. */
+export function edgeStateName(state: DependencyEdgeState): JobLink['edge'] {
+  return edgeNames[state] ?? 'pending';
+}
+
+function jobLinkOf(link: ProtoJobLink): JobLink {
+  return {
+    id: link.jobId,
+    queue: textOrNull(link.queue),
+    type: textOrNull(link.type),
+    state: link.state === ProtoJobState.UNSPECIFIED ? null : jobStateName(link.state),
+    edge: edgeStateName(link.edge),
+    name: textOrNull(link.name),
+  };
 }

@@ -134,6 +134,20 @@ export function registerEnqueueCommand(parser: Argv): void {
             array: true,
             describe: 'Metadata KEY=VALUE (repeatable)',
           })
+          .option('depends-on', {
+            type: 'string',
+            requiresArg: true,
+            array: true,
+            describe:
+              'Job ids this job waits for, comma-separated or repeated (it waits until they completed)',
+          })
+          .option('on-dependency-failure', {
+            type: 'string',
+            requiresArg: true,
+            choices: ['cancel', 'run', 'wait'],
+            describe:
+              'What a failed dependency does to it: cancel it (default), run it anyway, or keep waiting',
+          })
           .option('group', {
             type: 'string',
             requiresArg: true,
@@ -147,6 +161,10 @@ export function registerEnqueueCommand(parser: Argv): void {
           .example(
             '$0 enqueue alerts page --json \'{"id":7}\' --ttl 5m',
             'worthless if not started in 5 minutes',
+          )
+          .example(
+            '$0 enqueue etl load --depends-on ID1,ID2 --on-dependency-failure run',
+            'once both jobs ended',
           ),
         false,
       ),
@@ -178,6 +196,14 @@ export function registerEnqueueCommand(parser: Argv): void {
         const metadata = parseMetadata(args.meta);
         if (metadata !== undefined) options.metadata = metadata;
         if (args.group !== undefined) options.group = args.group;
+        const dependsOn = (args['depends-on'] ?? []).flatMap((ids) => ids.split(',')).map((id) => id.trim());
+        if (dependsOn.some((id) => id === '')) throw new UsageError('--depends-on: an empty job id');
+        if (dependsOn.length > 0) options.dependsOn = dependsOn;
+        const policy = args['on-dependency-failure'];
+        if (policy !== undefined) {
+          if (dependsOn.length === 0) throw new UsageError('--on-dependency-failure needs --depends-on');
+          options.onDependencyFailure = policy as NonNullable<EnqueueOptions['onDependencyFailure']>;
+        }
         const result = await client.enqueue(args.queue, args.type, payload, options);
         // Here --json is the payload, so only --output json selects output for scripts.
         if (args.output === 'json') printJson(result);
@@ -185,6 +211,8 @@ export function registerEnqueueCommand(parser: Argv): void {
           print(
             `already enqueued ${result.id} on ${args.queue} (key ${args.key} was seen before; nothing new stored)`,
           );
+        } else if (dependsOn.length > 0) {
+          print(`enqueued ${result.id} on ${args.queue} after ${dependsOn.join(', ')}`);
         } else print(`enqueued ${result.id} on ${args.queue}`);
       }),
   );

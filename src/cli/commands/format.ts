@@ -122,5 +122,9 @@ export function jobJson(job: Job, withDetail: boolean) {
     resultBytes: job.resultSize,
     progress: job.progress,
     outcomeOnly: job.outcomeOnly,
+    // A job in a workflow (docs/workflows.md): what it waits on, what waits on it, its batch.
+    ...(job.dependencies.length > 0 ? { dependencies: job.dependencies } : {}),
+    ...(job.dependents.length > 0 ? { dependents: job.dependents } : {}),
+    ...(job.batchId === null ? {} : { batchId: job.batchId }),
   };
 }

@@ -13,6 +13,7 @@ import { registerQueuesCommand } from './queues.ts';
 import { registerScheduleCommands } from './schedules.ts';
 import { registerStatusCommand } from './status.ts';
 import { registerWorkersCommand } from './workers.ts';
+import { registerWorkflowCommands } from './workflows.ts';
 
 export function registerOperatorCommands(parser: Argv): void {
   registerEnqueueCommand(parser);
@@ -27,5 +28,6 @@ export function registerOperatorCommands(parser: Argv): void {
   registerBulkCommands(parser);
   registerQueueCommands(parser);
   registerWorkersCommand(parser);
+  registerWorkflowCommands(parser);
   registerStatusCommand(parser);
 }

@@ -64,6 +64,10 @@ function describeJob(job: Job): string {
   if (job.traceparent !== null) rows.push(['traceparent', job.traceparent]);
   if (job.lastError !== null) rows.push(['last error', job.lastError]);
   if (job.progress !== null) rows.push(['progress', describeProgress(job.progress)]);
+  const link = (l: Job['dependencies'][number]) => `${l.name ?? l.id} (${l.state ?? 'swept'})`;
+  if (job.dependencies.length > 0) rows.push(['depends on', job.dependencies.map(link).join(', ')]);
+  if (job.dependents.length > 0) rows.push(['dependents', job.dependents.map(link).join(', ')]);
+  if (job.batchId !== null) rows.push(['batch', job.batchId]);
   rows.push(['payload', `${job.payloadBytes} bytes, ${job.contentType}`]);
   const lines = describeRows(rows);
   if (job.payloadBytes > 0) lines.push(...indent(showDecoded(decodePayload(job), payloadShownBytes)));

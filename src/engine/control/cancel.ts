@@ -18,6 +18,7 @@
  */
 
 import type { Op } from '../../store/op.ts';
+import type { ControlRow } from '../../store/rows.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { AuditInput } from '../admin-types.ts';
 import type { AuditLog } from '../audit/index.ts';
@@ -50,13 +51,45 @@ export class Canceller {
     return this.ctx.write((tx) => this.cancelOne(tx, jobId, audit));
   }
 
+  /**
+   * Cancels each of `jobIds` that has not ended, in `tx` (a flow or a batch as one act):
+   * waiting, scheduled and ready jobs at once, leased ones by a request to their worker.
+   * Jobs that ended, are gone, or were asked to stop already are left as they are.
+   */
+  *cancelEach(
+    tx: StoreTx,
+    jobIds: readonly string[],
+    by: string | null,
+  ): Op<{ cancelled: number; cancelRequested: number }> {
+    let cancelled = 0;
+    let cancelRequested = 0;
+    for (const jobId of jobIds) {
+      const row = yield* tx.jobs.control(jobId);
+      if (row === undefined) continue;
+      if (row.state === 'leased' && row.cancelled_at_ms !== null) continue;
+      if (row.state === 'leased') cancelRequested++;
+      else if (row.state === 'scheduled' || row.state === 'ready' || row.state === 'waiting') cancelled++;
+      else continue;
+      yield* this.cancelRow(tx, row, by);
+    }
+    return { cancelled, cancelRequested };
+  }
+
   private *cancelOne(tx: StoreTx, jobId: string, audit: AuditInput | undefined): Op<CancelResult> {
-    const { clock } = this.ctx;
     const row = yield* tx.jobs.control(jobId);
     if (row === undefined) throw new SeppError('not_found', `job ${jobId} does not exist`);
     const previousState = row.state as JobState;
-    const nowMs = clock.nowMs();
-    const by = audit?.actor ?? null;
+    const state = yield* this.cancelRow(tx, row, audit?.actor ?? null);
+    const result = { previousState, state };
+    if (audit !== undefined) yield* this.audit.write(tx, audit, { jobId, queue: row.queue, ...result });
+    return result;
+  }
+
+  /** Cancels the job of `row` by its state; returns its state after (a leased job stays leased). */
+  private *cancelRow(tx: StoreTx, row: ControlRow, by: string | null): Op<JobState> {
+    const jobId = row.id;
+    const previousState = row.state as JobState;
+    const nowMs = this.ctx.clock.nowMs();
     let state: JobState = previousState;
     switch (previousState) {
       case 'scheduled':
@@ -108,9 +141,7 @@ export class Canceller {
           `job ${jobId} already completed${row.completed_at_ms === null ? '' : ` at ${new Date(row.completed_at_ms).toISOString()}`}; there is nothing to cancel`,
         );
     }
-    const result = { previousState, state };
-    if (audit !== undefined) yield* this.audit.write(tx, audit, { jobId, queue: row.queue, ...result });
-    return result;
+    return state;
   }
 
   /** Tells the listeners (the workers holding the jobs) after the commit of `tx`. */

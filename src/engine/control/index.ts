@@ -8,3 +8,4 @@ export { type CancelListener, Canceller } from './cancel.ts';
 export { DeadLetters, requireQueue } from './dead-letters.ts';
 export { checkChanges, JobUpdater } from './job-update.ts';
 export { OperatorActions } from './operator-actions.ts';
+export { WorkflowActs, type WorkflowCancelResult } from './workflow-cancel.ts';

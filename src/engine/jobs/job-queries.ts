@@ -9,6 +9,7 @@
  * loose index scan (one seek per type). Queues have a handful of types; past
  * `mergeTypeLimit` the query falls back to sorting the state's rows.
  */
+import { type DependencyReads, dependedOn, inBatch, waitsOnOthers } from '../../store/dependencies.ts';
 import type { Op } from '../../store/op.ts';
 import type { JobSummaryRow } from '../../store/rows.ts';
 import type { StoreView } from '../../store/store.ts';
@@ -100,7 +101,13 @@ export class JobQueries {
    */
   *getJob(view: StoreView, jobId: string): Op<JobInfo> {
     const row = yield* view.jobs.get(jobId);
-    if (row !== undefined) return jobInfoFromRow(row);
+    if (row !== undefined) {
+      const info = jobInfoFromRow(row);
+      if (row.dependency_flags !== 0 && view.dependencies !== undefined) {
+        yield* addWorkflowLinks(view.dependencies, info, row.dependency_flags);
+      }
+      return info;
+    }
     const outcome = this.ctx.outcomes.get(jobId, this.ctx.clock.nowMs());
     if (outcome !== undefined) return jobInfoFromOutcome(outcome);
     throw new SeppError(
@@ -243,4 +250,38 @@ function formatOutcomeWindow(ms: number): string {
   if (ms === 0) return 'off';
   if (ms % 60_000 === 0) return `${ms / 60_000} minute${ms === 60_000 ? '' : 's'}`;
   return `${ms / 1000} s`;
+}
+
+/** Dependents GetJob lists (oldest first); the flow (GetFlow) has them all. */
+const dependentsShown = 100;
+
+/** A job in a workflow: the jobs it depends on, those that depend on it, its batch. */
+function* addWorkflowLinks(deps: DependencyReads, info: JobInfo, flags: number): Op<void> {
+  const stateOf = (state: string | null): JobState | null => (state === null ? null : (state as JobState));
+  if (waitsOnOthers(flags)) {
+    info.dependencies = (yield* deps.of(info.id)).map((edge) => ({
+      id: edge.parent_id,
+      queue: edge.parent_queue,
+      type: edge.parent_type,
+      state: stateOf(edge.parent_state),
+      edge: edge.edge_state,
+      name: edge.name,
+    }));
+  }
+  if (dependedOn(flags)) {
+    info.dependents = (yield* deps.dependentsOf({ parentId: info.id, limit: dependentsShown })).map(
+      (row) => ({
+        id: row.id,
+        queue: row.queue,
+        type: row.type,
+        state: stateOf(row.state),
+        edge: row.edge_state,
+        name: null,
+      }),
+    );
+  }
+  if (inBatch(flags)) {
+    const membership = yield* deps.membership(info.id);
+    if (membership !== undefined) info.batchId = membership.batch_id;
+  }
 }

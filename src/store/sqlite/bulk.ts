@@ -49,7 +49,7 @@ export function prepareBulkStatements(db: Db) {
         `SELECT count(*) FROM jobs WHERE ${sliceMatch} AND (state <> 'leased' OR cancelled_at_ms IS NULL)`,
       )
       .pluck(),
-    // Jobs in a workflow (dependency_flags, schema/0012 and 0013) are left alone until they end: their
+    // Jobs in a workflow (dependency_flags, schema/0012 and 0014) are left alone until they end: their
     // end passes on to what waits on them and to their batch, which a cancel by id or by flow/batch does.
     cancelWaiting: db.prepare<[SliceParams & { nowMs: number; by: string | null }], EndedJobRow>(
       `UPDATE jobs SET state = 'cancelled', cancelled_at_ms = @nowMs, cancelled_by = @by

@@ -12,6 +12,7 @@ import {
   type DependencyTargetRow,
   type DependentRow,
   type EdgeState,
+  type FlowJobRow,
   jobsWaitOnIt,
   type MemberState,
   type WaitingChildRow,
@@ -43,7 +44,7 @@ export function prepareDependencyStatements(db: Db) {
         WHERE c.id = ? ORDER BY p.seq`,
     ),
     dependentsOf: db.prepare<[{ parentId: string; limit: number }], DependentRow>(
-      `SELECT c.id, c.queue, c.state, d.state AS edge_state
+      `SELECT c.id, c.queue, c.type, c.state, d.state AS edge_state
          FROM job_dependencies d JOIN jobs c ON c.seq = d.child_seq
         WHERE d.parent_id = @parentId ORDER BY d.child_seq LIMIT @limit`,
     ),
@@ -70,6 +71,26 @@ export function prepareDependencyStatements(db: Db) {
       .prepare<[], string>('SELECT name FROM queues WHERE has_dependencies = 1')
       .pluck(),
     markQueue: db.prepare<[string]>('UPDATE queues SET has_dependencies = 1 WHERE name = ?'),
+    // The connected jobs, both ways: the parents through the child's edges (primary key), the children
+    // through the parent index. UNION drops what was seen, so it ends; the LIMIT stops the recursion.
+    flowJobs: db.prepare<[{ jobId: string; limit: number }], FlowJobRow>(
+      `WITH RECURSIVE flow(id) AS (
+         SELECT @jobId
+         UNION
+         SELECT d.parent_id FROM flow f JOIN jobs c ON c.id = f.id JOIN job_dependencies d ON d.child_seq = c.seq
+         UNION
+         SELECT c.id FROM flow f JOIN job_dependencies d INDEXED BY job_dependencies_parent ON d.parent_id = f.id
+           JOIN jobs c ON c.seq = d.child_seq
+         LIMIT @limit
+       )
+       SELECT j.id, j.seq, j.queue, j.type, j.state FROM flow f JOIN jobs j ON j.id = f.id`,
+    ),
+    pendingMembers: db
+      .prepare<[{ batchId: string; limit: number }], string>(
+        `SELECT job_id FROM batch_members INDEXED BY batch_members_batch
+          WHERE batch_id = @batchId AND state = 'pending' ORDER BY position LIMIT @limit`,
+      )
+      .pluck(),
     // ---- batches (schema/0014_batches.sql)
     batch: db.prepare<[string], BatchRow>('SELECT * FROM batches WHERE id = ?'),
     batchMembers: db.prepare<[{ batchId: string; afterPosition: number; limit: number }], BatchMemberRow>(
@@ -177,6 +198,12 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
     },
     *forget(childSeq) {
       sql.forget.run(childSeq);
+    },
+    *flowJobs(p) {
+      return sql.flowJobs.all(p);
+    },
+    *pendingMembers(p) {
+      return sql.pendingMembers.all(p);
     },
     *batch(id) {
       return sql.batch.get(id);

@@ -82,6 +82,20 @@ class BatchMember(_message.Message):
     position: int
     def __init__(self, job_id: _Optional[str] = ..., position: _Optional[int] = ..., member_state: _Optional[_Union[BatchMemberState, str]] = ..., job_state: _Optional[_Union[_job_pb2.JobState, str]] = ...) -> None: ...
 
+class CancelBatchRequest(_message.Message):
+    __slots__ = ["batch_id"]
+    BATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    batch_id: str
+    def __init__(self, batch_id: _Optional[str] = ...) -> None: ...
+
+class CancelBatchResponse(_message.Message):
+    __slots__ = ["cancel_requested", "cancelled"]
+    CANCELLED_FIELD_NUMBER: _ClassVar[int]
+    CANCEL_REQUESTED_FIELD_NUMBER: _ClassVar[int]
+    cancel_requested: int
+    cancelled: int
+    def __init__(self, cancelled: _Optional[int] = ..., cancel_requested: _Optional[int] = ...) -> None: ...
+
 class CreateBatchRequest(_message.Message):
     __slots__ = ["jobs", "on_complete", "on_success", "seal"]
     JOBS_FIELD_NUMBER: _ClassVar[int]

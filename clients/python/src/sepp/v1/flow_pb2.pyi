@@ -6,6 +6,20 @@ from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Map
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class CancelFlowRequest(_message.Message):
+    __slots__ = ["job_id"]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    def __init__(self, job_id: _Optional[str] = ...) -> None: ...
+
+class CancelFlowResponse(_message.Message):
+    __slots__ = ["cancel_requested", "cancelled"]
+    CANCELLED_FIELD_NUMBER: _ClassVar[int]
+    CANCEL_REQUESTED_FIELD_NUMBER: _ClassVar[int]
+    cancel_requested: int
+    cancelled: int
+    def __init__(self, cancelled: _Optional[int] = ..., cancel_requested: _Optional[int] = ...) -> None: ...
+
 class EnqueueFlowRequest(_message.Message):
     __slots__ = ["jobs"]
     JOBS_FIELD_NUMBER: _ClassVar[int]
@@ -21,6 +35,18 @@ class EnqueueFlowResponse(_message.Message):
     jobs: _containers.RepeatedCompositeFieldContainer[FlowJobId]
     rejections: _containers.RepeatedCompositeFieldContainer[_job_pb2.IndexedRejection]
     def __init__(self, committed: bool = ..., jobs: _Optional[_Iterable[_Union[FlowJobId, _Mapping]]] = ..., rejections: _Optional[_Iterable[_Union[_job_pb2.IndexedRejection, _Mapping]]] = ...) -> None: ...
+
+class FlowEdge(_message.Message):
+    __slots__ = ["depends_on", "job_id", "name", "state"]
+    DEPENDS_ON_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    depends_on: str
+    job_id: str
+    name: str
+    state: _job_pb2.DependencyEdgeState
+    def __init__(self, job_id: _Optional[str] = ..., depends_on: _Optional[str] = ..., state: _Optional[_Union[_job_pb2.DependencyEdgeState, str]] = ..., name: _Optional[str] = ...) -> None: ...
 
 class FlowJob(_message.Message):
     __slots__ = ["after", "job", "name"]
@@ -41,3 +67,33 @@ class FlowJobId(_message.Message):
     job_id: str
     name: str
     def __init__(self, name: _Optional[str] = ..., job_id: _Optional[str] = ..., deduplicated: bool = ...) -> None: ...
+
+class FlowNode(_message.Message):
+    __slots__ = ["job_id", "queue", "state", "type"]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    queue: str
+    state: _job_pb2.JobState
+    type: str
+    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., state: _Optional[_Union[_job_pb2.JobState, str]] = ...) -> None: ...
+
+class GetFlowRequest(_message.Message):
+    __slots__ = ["job_id", "limit"]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    limit: int
+    def __init__(self, job_id: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class GetFlowResponse(_message.Message):
+    __slots__ = ["edges", "jobs", "truncated"]
+    EDGES_FIELD_NUMBER: _ClassVar[int]
+    JOBS_FIELD_NUMBER: _ClassVar[int]
+    TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    edges: _containers.RepeatedCompositeFieldContainer[FlowEdge]
+    jobs: _containers.RepeatedCompositeFieldContainer[FlowNode]
+    truncated: bool
+    def __init__(self, jobs: _Optional[_Iterable[_Union[FlowNode, _Mapping]]] = ..., edges: _Optional[_Iterable[_Union[FlowEdge, _Mapping]]] = ..., truncated: bool = ...) -> None: ...

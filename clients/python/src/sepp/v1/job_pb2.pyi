@@ -9,6 +9,10 @@ DEAD_REASON_DEAD_LETTERED: DeadReason
 DEAD_REASON_EXPIRED: DeadReason
 DEAD_REASON_LEASE_EXPIRED: DeadReason
 DEAD_REASON_UNSPECIFIED: DeadReason
+DEPENDENCY_EDGE_STATE_COMPLETED: DependencyEdgeState
+DEPENDENCY_EDGE_STATE_FAILED: DependencyEdgeState
+DEPENDENCY_EDGE_STATE_PENDING: DependencyEdgeState
+DEPENDENCY_EDGE_STATE_UNSPECIFIED: DependencyEdgeState
 DEPENDENCY_FAILURE_POLICY_CANCEL: DependencyFailurePolicy
 DEPENDENCY_FAILURE_POLICY_RUN: DependencyFailurePolicy
 DEPENDENCY_FAILURE_POLICY_UNSPECIFIED: DependencyFailurePolicy
@@ -135,7 +139,7 @@ class IndexedRejection(_message.Message):
     def __init__(self, index: _Optional[int] = ..., reason: _Optional[_Union[RejectionReason, str]] = ..., message: _Optional[str] = ...) -> None: ...
 
 class Job(_message.Message):
-    __slots__ = ["attempt", "cancelled_at_ms", "cancelled_by", "completed_at_ms", "content_type", "dead_reason", "enqueued_at_ms", "errors", "expires_at_ms", "failed_at_ms", "group", "idempotency_key", "job_id", "last_error", "lease_deadline_ms", "leased_at_ms", "max_attempts", "metadata", "outcome_only", "payload", "payload_bytes", "priority", "progress", "queue", "result", "result_bytes", "run_at_ms", "state", "traceparent", "tracestate", "type", "worker_id"]
+    __slots__ = ["attempt", "batch_id", "cancelled_at_ms", "cancelled_by", "completed_at_ms", "content_type", "dead_reason", "dependencies", "dependents", "enqueued_at_ms", "errors", "expires_at_ms", "failed_at_ms", "group", "idempotency_key", "job_id", "last_error", "lease_deadline_ms", "leased_at_ms", "max_attempts", "metadata", "outcome_only", "payload", "payload_bytes", "priority", "progress", "queue", "result", "result_bytes", "run_at_ms", "state", "traceparent", "tracestate", "type", "worker_id"]
     class MetadataEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -144,11 +148,14 @@ class Job(_message.Message):
         value: str
         def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    BATCH_ID_FIELD_NUMBER: _ClassVar[int]
     CANCELLED_AT_MS_FIELD_NUMBER: _ClassVar[int]
     CANCELLED_BY_FIELD_NUMBER: _ClassVar[int]
     COMPLETED_AT_MS_FIELD_NUMBER: _ClassVar[int]
     CONTENT_TYPE_FIELD_NUMBER: _ClassVar[int]
     DEAD_REASON_FIELD_NUMBER: _ClassVar[int]
+    DEPENDENCIES_FIELD_NUMBER: _ClassVar[int]
+    DEPENDENTS_FIELD_NUMBER: _ClassVar[int]
     ENQUEUED_AT_MS_FIELD_NUMBER: _ClassVar[int]
     ERRORS_FIELD_NUMBER: _ClassVar[int]
     EXPIRES_AT_MS_FIELD_NUMBER: _ClassVar[int]
@@ -176,11 +183,14 @@ class Job(_message.Message):
     TYPE_FIELD_NUMBER: _ClassVar[int]
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
     attempt: int
+    batch_id: str
     cancelled_at_ms: int
     cancelled_by: str
     completed_at_ms: int
     content_type: str
     dead_reason: DeadReason
+    dependencies: _containers.RepeatedCompositeFieldContainer[JobLink]
+    dependents: _containers.RepeatedCompositeFieldContainer[JobLink]
     enqueued_at_ms: int
     errors: _containers.RepeatedCompositeFieldContainer[AttemptError]
     expires_at_ms: int
@@ -207,7 +217,23 @@ class Job(_message.Message):
     tracestate: str
     type: str
     worker_id: str
-    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., state: _Optional[_Union[JobState, str]] = ..., priority: _Optional[int] = ..., payload: _Optional[bytes] = ..., payload_bytes: _Optional[int] = ..., content_type: _Optional[str] = ..., attempt: _Optional[int] = ..., max_attempts: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., enqueued_at_ms: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., leased_at_ms: _Optional[int] = ..., lease_deadline_ms: _Optional[int] = ..., worker_id: _Optional[str] = ..., last_error: _Optional[str] = ..., errors: _Optional[_Iterable[_Union[AttemptError, _Mapping]]] = ..., dead_reason: _Optional[_Union[DeadReason, str]] = ..., failed_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ..., expires_at_ms: _Optional[int] = ..., cancelled_at_ms: _Optional[int] = ..., cancelled_by: _Optional[str] = ..., result: _Optional[_Union[JobResult, _Mapping]] = ..., result_bytes: _Optional[int] = ..., progress: _Optional[_Union[JobProgress, _Mapping]] = ..., group: _Optional[str] = ..., outcome_only: bool = ...) -> None: ...
+    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., state: _Optional[_Union[JobState, str]] = ..., priority: _Optional[int] = ..., payload: _Optional[bytes] = ..., payload_bytes: _Optional[int] = ..., content_type: _Optional[str] = ..., attempt: _Optional[int] = ..., max_attempts: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., enqueued_at_ms: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., leased_at_ms: _Optional[int] = ..., lease_deadline_ms: _Optional[int] = ..., worker_id: _Optional[str] = ..., last_error: _Optional[str] = ..., errors: _Optional[_Iterable[_Union[AttemptError, _Mapping]]] = ..., dead_reason: _Optional[_Union[DeadReason, str]] = ..., failed_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ..., expires_at_ms: _Optional[int] = ..., cancelled_at_ms: _Optional[int] = ..., cancelled_by: _Optional[str] = ..., result: _Optional[_Union[JobResult, _Mapping]] = ..., result_bytes: _Optional[int] = ..., progress: _Optional[_Union[JobProgress, _Mapping]] = ..., group: _Optional[str] = ..., dependencies: _Optional[_Iterable[_Union[JobLink, _Mapping]]] = ..., dependents: _Optional[_Iterable[_Union[JobLink, _Mapping]]] = ..., batch_id: _Optional[str] = ..., outcome_only: bool = ...) -> None: ...
+
+class JobLink(_message.Message):
+    __slots__ = ["edge", "job_id", "name", "queue", "state", "type"]
+    EDGE_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    edge: DependencyEdgeState
+    job_id: str
+    name: str
+    queue: str
+    state: JobState
+    type: str
+    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., state: _Optional[_Union[JobState, str]] = ..., edge: _Optional[_Union[DependencyEdgeState, str]] = ..., name: _Optional[str] = ...) -> None: ...
 
 class JobProgress(_message.Message):
     __slots__ = ["has_percent", "json", "percent", "reported_at_ms"]
@@ -294,4 +320,7 @@ class DeadReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
 
 class RejectionReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class DependencyEdgeState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

@@ -117,6 +117,21 @@ class QueueServiceStub(object):
         request_serializer=sepp_dot_v1_dot_batch__pb2.GetBatchRequest.SerializeToString,
         response_deserializer=sepp_dot_v1_dot_batch__pb2.GetBatchResponse.FromString,
         )
+    self.CancelBatch = channel.unary_unary(
+        '/sepp.v1.QueueService/CancelBatch',
+        request_serializer=sepp_dot_v1_dot_batch__pb2.CancelBatchRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_batch__pb2.CancelBatchResponse.FromString,
+        )
+    self.GetFlow = channel.unary_unary(
+        '/sepp.v1.QueueService/GetFlow',
+        request_serializer=sepp_dot_v1_dot_flow__pb2.GetFlowRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_flow__pb2.GetFlowResponse.FromString,
+        )
+    self.CancelFlow = channel.unary_unary(
+        '/sepp.v1.QueueService/CancelFlow',
+        request_serializer=sepp_dot_v1_dot_flow__pb2.CancelFlowRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_flow__pb2.CancelFlowResponse.FromString,
+        )
     self.Reserve = channel.unary_unary(
         '/sepp.v1.QueueService/Reserve',
         request_serializer=sepp_dot_v1_dot_work__pb2.ReserveRequest.SerializeToString,
@@ -459,6 +474,33 @@ class QueueServiceServicer(object):
   def GetBatch(self, request, context):
     """A batch's state and counts and a page of its members. Role: any.
     Errors: NOT_FOUND.
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def CancelBatch(self, request, context):
+    """Cancels every member of a batch that has not ended, in one transaction,
+    audited (`batch.cancel`); a leased one is asked to stop, as CancelJob.
+    Role: admin. Errors: NOT_FOUND.
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def GetFlow(self, request, context):
+    """The flow of a job: the jobs connected to it through dependencies, either
+    way, and the edges. Role: any. Errors: NOT_FOUND, FAILED_PRECONDITION (a
+    store without dependencies).
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def CancelFlow(self, request, context):
+    """Cancels every job of a job's flow that has not ended, in one transaction,
+    audited (`flow.cancel`). Role: admin. Errors: NOT_FOUND,
+    RESOURCE_EXHAUSTED (more than 20,000 jobs).
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
@@ -943,6 +985,21 @@ def add_QueueServiceServicer_to_server(servicer, server):
           servicer.GetBatch,
           request_deserializer=sepp_dot_v1_dot_batch__pb2.GetBatchRequest.FromString,
           response_serializer=sepp_dot_v1_dot_batch__pb2.GetBatchResponse.SerializeToString,
+      ),
+      'CancelBatch': grpc.unary_unary_rpc_method_handler(
+          servicer.CancelBatch,
+          request_deserializer=sepp_dot_v1_dot_batch__pb2.CancelBatchRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_batch__pb2.CancelBatchResponse.SerializeToString,
+      ),
+      'GetFlow': grpc.unary_unary_rpc_method_handler(
+          servicer.GetFlow,
+          request_deserializer=sepp_dot_v1_dot_flow__pb2.GetFlowRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_flow__pb2.GetFlowResponse.SerializeToString,
+      ),
+      'CancelFlow': grpc.unary_unary_rpc_method_handler(
+          servicer.CancelFlow,
+          request_deserializer=sepp_dot_v1_dot_flow__pb2.CancelFlowRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_flow__pb2.CancelFlowResponse.SerializeToString,
       ),
       'Reserve': grpc.unary_unary_rpc_method_handler(
           servicer.Reserve,

@@ -236,6 +236,16 @@ export interface GetBatchResponse {
   members: BatchMember[];
 }
 
+/** Cancel every member of a batch that has not ended, as one act. */
+export interface CancelBatchRequest {
+  batchId: string;
+}
+
+export interface CancelBatchResponse {
+  cancelled: number;
+  cancelRequested: number;
+}
+
 function createBaseBatch(): Batch {
   return {
     id: "",
@@ -1488,6 +1498,168 @@ export const GetBatchResponse: MessageFns<GetBatchResponse> = {
     const message = createBaseGetBatchResponse();
     message.batch = (object.batch !== undefined && object.batch !== null) ? Batch.fromPartial(object.batch) : undefined;
     message.members = object.members?.map((e) => BatchMember.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseCancelBatchRequest(): CancelBatchRequest {
+  return { batchId: "" };
+}
+
+export const CancelBatchRequest: MessageFns<CancelBatchRequest> = {
+  encode(message: CancelBatchRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.batchId !== "") {
+      writer.uint32(10).string(message.batchId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CancelBatchRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCancelBatchRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.batchId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CancelBatchRequest {
+    return {
+      batchId: isSet(object.batchId)
+        ? globalThis.String(object.batchId)
+        : isSet(object.batch_id)
+        ? globalThis.String(object.batch_id)
+        : "",
+    };
+  },
+
+  toJSON(message: CancelBatchRequest): unknown {
+    const obj: any = {};
+    if (message.batchId !== "") {
+      obj.batchId = message.batchId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CancelBatchRequest>, I>>(base?: I): CancelBatchRequest {
+    return CancelBatchRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CancelBatchRequest>, I>>(object: I): CancelBatchRequest {
+    const message = createBaseCancelBatchRequest();
+    message.batchId = object.batchId ?? "";
+    return message;
+  },
+};
+
+function createBaseCancelBatchResponse(): CancelBatchResponse {
+  return { cancelled: 0, cancelRequested: 0 };
+}
+
+export const CancelBatchResponse: MessageFns<CancelBatchResponse> = {
+  encode(message: CancelBatchResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.cancelled !== 0) {
+      writer.uint32(8).int64(message.cancelled);
+    }
+    if (message.cancelRequested !== 0) {
+      writer.uint32(16).int64(message.cancelRequested);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CancelBatchResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCancelBatchResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.cancelled = longToNumber(reader.int64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.cancelRequested = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CancelBatchResponse {
+    return {
+      cancelled: isSet(object.cancelled) ? globalThis.Number(object.cancelled) : 0,
+      cancelRequested: isSet(object.cancelRequested)
+        ? globalThis.Number(object.cancelRequested)
+        : isSet(object.cancel_requested)
+        ? globalThis.Number(object.cancel_requested)
+        : 0,
+    };
+  },
+
+  toJSON(message: CancelBatchResponse): unknown {
+    const obj: any = {};
+    if (message.cancelled !== 0) {
+      obj.cancelled = Math.round(message.cancelled);
+    }
+    if (message.cancelRequested !== 0) {
+      obj.cancelRequested = Math.round(message.cancelRequested);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CancelBatchResponse>, I>>(base?: I): CancelBatchResponse {
+    return CancelBatchResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CancelBatchResponse>, I>>(object: I): CancelBatchResponse {
+    const message = createBaseCancelBatchResponse();
+    message.cancelled = object.cancelled ?? 0;
+    message.cancelRequested = object.cancelRequested ?? 0;
     return message;
   },
 };

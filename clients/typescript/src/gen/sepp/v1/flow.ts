@@ -3,7 +3,16 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import { EnqueueJob, IndexedRejection } from "./job.js";
+import {
+  DependencyEdgeState,
+  dependencyEdgeStateFromJSON,
+  dependencyEdgeStateToJSON,
+  EnqueueJob,
+  IndexedRejection,
+  JobState,
+  jobStateFromJSON,
+  jobStateToJSON,
+} from "./job.js";
 
 export const protobufPackage = "sepp.v1";
 
@@ -64,6 +73,49 @@ export interface EnqueueFlowResponse {
   jobs: FlowJobId[];
   /** When not committed: every refused job, by index, in index order. */
   rejections: IndexedRejection[];
+}
+
+/** The flow of a job: every job connected to it through dependencies, either way. */
+export interface GetFlowRequest {
+  jobId: string;
+  /** Jobs to list, 1 to 20,000; 0 means 20,000. */
+  limit: number;
+}
+
+export interface FlowNode {
+  jobId: string;
+  queue: string;
+  type: string;
+  state: JobState;
+}
+
+/** `job_id` waits on `depends_on`. */
+export interface FlowEdge {
+  jobId: string;
+  dependsOn: string;
+  state: DependencyEdgeState;
+  /** The depended-on job's name in the flow; empty when named by id. */
+  name: string;
+}
+
+export interface GetFlowResponse {
+  /** In enqueue order. */
+  jobs: FlowNode[];
+  edges: FlowEdge[];
+  /** True when the flow has more jobs than `limit`. */
+  truncated: boolean;
+}
+
+/** Cancel every job of a job's flow that has not ended, as one act. */
+export interface CancelFlowRequest {
+  jobId: string;
+}
+
+export interface CancelFlowResponse {
+  /** Waiting, scheduled and ready jobs cancelled at once. */
+  cancelled: number;
+  /** Leased jobs whose workers were asked to stop (they end cancelled). */
+  cancelRequested: number;
 }
 
 function createBaseFlowJob(): FlowJob {
@@ -442,6 +494,604 @@ export const EnqueueFlowResponse: MessageFns<EnqueueFlowResponse> = {
   },
 };
 
+function createBaseGetFlowRequest(): GetFlowRequest {
+  return { jobId: "", limit: 0 };
+}
+
+export const GetFlowRequest: MessageFns<GetFlowRequest> = {
+  encode(message: GetFlowRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.jobId !== "") {
+      writer.uint32(10).string(message.jobId);
+    }
+    if (message.limit !== 0) {
+      writer.uint32(16).int32(message.limit);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetFlowRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetFlowRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.jobId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetFlowRequest {
+    return {
+      jobId: isSet(object.jobId)
+        ? globalThis.String(object.jobId)
+        : isSet(object.job_id)
+        ? globalThis.String(object.job_id)
+        : "",
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+    };
+  },
+
+  toJSON(message: GetFlowRequest): unknown {
+    const obj: any = {};
+    if (message.jobId !== "") {
+      obj.jobId = message.jobId;
+    }
+    if (message.limit !== 0) {
+      obj.limit = Math.round(message.limit);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetFlowRequest>, I>>(base?: I): GetFlowRequest {
+    return GetFlowRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetFlowRequest>, I>>(object: I): GetFlowRequest {
+    const message = createBaseGetFlowRequest();
+    message.jobId = object.jobId ?? "";
+    message.limit = object.limit ?? 0;
+    return message;
+  },
+};
+
+function createBaseFlowNode(): FlowNode {
+  return { jobId: "", queue: "", type: "", state: 0 };
+}
+
+export const FlowNode: MessageFns<FlowNode> = {
+  encode(message: FlowNode, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.jobId !== "") {
+      writer.uint32(10).string(message.jobId);
+    }
+    if (message.queue !== "") {
+      writer.uint32(18).string(message.queue);
+    }
+    if (message.type !== "") {
+      writer.uint32(26).string(message.type);
+    }
+    if (message.state !== 0) {
+      writer.uint32(32).int32(message.state);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FlowNode {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFlowNode();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.jobId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.queue = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.type = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.state = reader.int32() as any;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FlowNode {
+    return {
+      jobId: isSet(object.jobId)
+        ? globalThis.String(object.jobId)
+        : isSet(object.job_id)
+        ? globalThis.String(object.job_id)
+        : "",
+      queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
+      type: isSet(object.type) ? globalThis.String(object.type) : "",
+      state: isSet(object.state) ? jobStateFromJSON(object.state) : 0,
+    };
+  },
+
+  toJSON(message: FlowNode): unknown {
+    const obj: any = {};
+    if (message.jobId !== "") {
+      obj.jobId = message.jobId;
+    }
+    if (message.queue !== "") {
+      obj.queue = message.queue;
+    }
+    if (message.type !== "") {
+      obj.type = message.type;
+    }
+    if (message.state !== 0) {
+      obj.state = jobStateToJSON(message.state);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<FlowNode>, I>>(base?: I): FlowNode {
+    return FlowNode.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<FlowNode>, I>>(object: I): FlowNode {
+    const message = createBaseFlowNode();
+    message.jobId = object.jobId ?? "";
+    message.queue = object.queue ?? "";
+    message.type = object.type ?? "";
+    message.state = object.state ?? 0;
+    return message;
+  },
+};
+
+function createBaseFlowEdge(): FlowEdge {
+  return { jobId: "", dependsOn: "", state: 0, name: "" };
+}
+
+export const FlowEdge: MessageFns<FlowEdge> = {
+  encode(message: FlowEdge, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.jobId !== "") {
+      writer.uint32(10).string(message.jobId);
+    }
+    if (message.dependsOn !== "") {
+      writer.uint32(18).string(message.dependsOn);
+    }
+    if (message.state !== 0) {
+      writer.uint32(24).int32(message.state);
+    }
+    if (message.name !== "") {
+      writer.uint32(34).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FlowEdge {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFlowEdge();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.jobId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.dependsOn = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.state = reader.int32() as any;
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FlowEdge {
+    return {
+      jobId: isSet(object.jobId)
+        ? globalThis.String(object.jobId)
+        : isSet(object.job_id)
+        ? globalThis.String(object.job_id)
+        : "",
+      dependsOn: isSet(object.dependsOn)
+        ? globalThis.String(object.dependsOn)
+        : isSet(object.depends_on)
+        ? globalThis.String(object.depends_on)
+        : "",
+      state: isSet(object.state) ? dependencyEdgeStateFromJSON(object.state) : 0,
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+    };
+  },
+
+  toJSON(message: FlowEdge): unknown {
+    const obj: any = {};
+    if (message.jobId !== "") {
+      obj.jobId = message.jobId;
+    }
+    if (message.dependsOn !== "") {
+      obj.dependsOn = message.dependsOn;
+    }
+    if (message.state !== 0) {
+      obj.state = dependencyEdgeStateToJSON(message.state);
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<FlowEdge>, I>>(base?: I): FlowEdge {
+    return FlowEdge.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<FlowEdge>, I>>(object: I): FlowEdge {
+    const message = createBaseFlowEdge();
+    message.jobId = object.jobId ?? "";
+    message.dependsOn = object.dependsOn ?? "";
+    message.state = object.state ?? 0;
+    message.name = object.name ?? "";
+    return message;
+  },
+};
+
+function createBaseGetFlowResponse(): GetFlowResponse {
+  return { jobs: [], edges: [], truncated: false };
+}
+
+export const GetFlowResponse: MessageFns<GetFlowResponse> = {
+  encode(message: GetFlowResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.jobs) {
+      FlowNode.encode(v!, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.edges) {
+      FlowEdge.encode(v!, writer.uint32(18).fork()).join();
+    }
+    if (message.truncated !== false) {
+      writer.uint32(24).bool(message.truncated);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetFlowResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetFlowResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.jobs.push(FlowNode.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.edges.push(FlowEdge.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.truncated = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetFlowResponse {
+    return {
+      jobs: globalThis.Array.isArray(object?.jobs) ? object.jobs.map((e: any) => FlowNode.fromJSON(e)) : [],
+      edges: globalThis.Array.isArray(object?.edges) ? object.edges.map((e: any) => FlowEdge.fromJSON(e)) : [],
+      truncated: isSet(object.truncated) ? globalThis.Boolean(object.truncated) : false,
+    };
+  },
+
+  toJSON(message: GetFlowResponse): unknown {
+    const obj: any = {};
+    if (message.jobs?.length) {
+      obj.jobs = message.jobs.map((e) => FlowNode.toJSON(e));
+    }
+    if (message.edges?.length) {
+      obj.edges = message.edges.map((e) => FlowEdge.toJSON(e));
+    }
+    if (message.truncated !== false) {
+      obj.truncated = message.truncated;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetFlowResponse>, I>>(base?: I): GetFlowResponse {
+    return GetFlowResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetFlowResponse>, I>>(object: I): GetFlowResponse {
+    const message = createBaseGetFlowResponse();
+    message.jobs = object.jobs?.map((e) => FlowNode.fromPartial(e)) || [];
+    message.edges = object.edges?.map((e) => FlowEdge.fromPartial(e)) || [];
+    message.truncated = object.truncated ?? false;
+    return message;
+  },
+};
+
+function createBaseCancelFlowRequest(): CancelFlowRequest {
+  return { jobId: "" };
+}
+
+export const CancelFlowRequest: MessageFns<CancelFlowRequest> = {
+  encode(message: CancelFlowRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.jobId !== "") {
+      writer.uint32(10).string(message.jobId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CancelFlowRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCancelFlowRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.jobId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CancelFlowRequest {
+    return {
+      jobId: isSet(object.jobId)
+        ? globalThis.String(object.jobId)
+        : isSet(object.job_id)
+        ? globalThis.String(object.job_id)
+        : "",
+    };
+  },
+
+  toJSON(message: CancelFlowRequest): unknown {
+    const obj: any = {};
+    if (message.jobId !== "") {
+      obj.jobId = message.jobId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CancelFlowRequest>, I>>(base?: I): CancelFlowRequest {
+    return CancelFlowRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CancelFlowRequest>, I>>(object: I): CancelFlowRequest {
+    const message = createBaseCancelFlowRequest();
+    message.jobId = object.jobId ?? "";
+    return message;
+  },
+};
+
+function createBaseCancelFlowResponse(): CancelFlowResponse {
+  return { cancelled: 0, cancelRequested: 0 };
+}
+
+export const CancelFlowResponse: MessageFns<CancelFlowResponse> = {
+  encode(message: CancelFlowResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.cancelled !== 0) {
+      writer.uint32(8).int64(message.cancelled);
+    }
+    if (message.cancelRequested !== 0) {
+      writer.uint32(16).int64(message.cancelRequested);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CancelFlowResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCancelFlowResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.cancelled = longToNumber(reader.int64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.cancelRequested = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CancelFlowResponse {
+    return {
+      cancelled: isSet(object.cancelled) ? globalThis.Number(object.cancelled) : 0,
+      cancelRequested: isSet(object.cancelRequested)
+        ? globalThis.Number(object.cancelRequested)
+        : isSet(object.cancel_requested)
+        ? globalThis.Number(object.cancel_requested)
+        : 0,
+    };
+  },
+
+  toJSON(message: CancelFlowResponse): unknown {
+    const obj: any = {};
+    if (message.cancelled !== 0) {
+      obj.cancelled = Math.round(message.cancelled);
+    }
+    if (message.cancelRequested !== 0) {
+      obj.cancelRequested = Math.round(message.cancelRequested);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CancelFlowResponse>, I>>(base?: I): CancelFlowResponse {
+    return CancelFlowResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CancelFlowResponse>, I>>(object: I): CancelFlowResponse {
+    const message = createBaseCancelFlowResponse();
+    message.cancelled = object.cancelled ?? 0;
+    message.cancelRequested = object.cancelRequested ?? 0;
+    return message;
+  },
+};
+
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
 
 export type DeepPartial<T> = T extends Builtin ? T
@@ -454,6 +1104,17 @@ export type DeepPartial<T> = T extends Builtin ? T
 type KeysOfUnion<T> = T extends T ? keyof T : never;
 export type Exact<P, I extends P> = P extends Builtin ? P
   : P & { [K in keyof P]: Exact<P[K], I[K]> } & { [K in Exclude<keyof I, KeysOfUnion<P>>]: never };
+
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
+}
 
 function isSet(value: any): boolean {
   return value !== null && value !== undefined;

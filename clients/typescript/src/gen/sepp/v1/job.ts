@@ -405,6 +405,55 @@ export function rejectionReasonToJSON(object: RejectionReason): string {
   }
 }
 
+/** The state of a dependency edge. */
+export enum DependencyEdgeState {
+  UNSPECIFIED = 0,
+  /** PENDING - The depended-on job has not ended (or failed under the WAIT policy). */
+  PENDING = 1,
+  /** COMPLETED - It completed. */
+  COMPLETED = 2,
+  /** FAILED - It failed (dead, cancelled, expired) and the edge counted that. */
+  FAILED = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function dependencyEdgeStateFromJSON(object: any): DependencyEdgeState {
+  switch (object) {
+    case 0:
+    case "DEPENDENCY_EDGE_STATE_UNSPECIFIED":
+      return DependencyEdgeState.UNSPECIFIED;
+    case 1:
+    case "DEPENDENCY_EDGE_STATE_PENDING":
+      return DependencyEdgeState.PENDING;
+    case 2:
+    case "DEPENDENCY_EDGE_STATE_COMPLETED":
+      return DependencyEdgeState.COMPLETED;
+    case 3:
+    case "DEPENDENCY_EDGE_STATE_FAILED":
+      return DependencyEdgeState.FAILED;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return DependencyEdgeState.UNRECOGNIZED;
+  }
+}
+
+export function dependencyEdgeStateToJSON(object: DependencyEdgeState): string {
+  switch (object) {
+    case DependencyEdgeState.UNSPECIFIED:
+      return "DEPENDENCY_EDGE_STATE_UNSPECIFIED";
+    case DependencyEdgeState.PENDING:
+      return "DEPENDENCY_EDGE_STATE_PENDING";
+    case DependencyEdgeState.COMPLETED:
+      return "DEPENDENCY_EDGE_STATE_COMPLETED";
+    case DependencyEdgeState.FAILED:
+      return "DEPENDENCY_EDGE_STATE_FAILED";
+    case DependencyEdgeState.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 /** A job to enqueue. Only `queue` and `type` are required. */
 export interface EnqueueJob {
   /**
@@ -776,6 +825,15 @@ export interface Job {
   /** The group given at enqueue; empty if none. */
   group: string;
   /**
+   * Workflows (issue 33). The jobs it depends on, in enqueue order (a job that
+   * named depends_on).
+   */
+  dependencies: JobLink[];
+  /** Up to 100 jobs that depend on it, oldest first (GetFlow lists them all). */
+  dependents: JobLink[];
+  /** The batch it is a member of; empty when none. */
+  batchId: string;
+  /**
    * True when the job's row is gone and this is only its outcome: the job was
    * deleted as it finished (acked on a queue with `completed_retention_ms` 0,
    * or dead or cancelled where that retention is 0), and the server keeps its
@@ -822,6 +880,19 @@ export interface JobProgress {
   json: string;
   /** When the worker last reported, in ms since the Unix epoch. */
   reportedAtMs: number;
+}
+
+/** A job at the other end of a dependency, as GetJob shows it. */
+export interface JobLink {
+  jobId: string;
+  /** Empty once that job was swept (the edge outlives it). */
+  queue: string;
+  type: string;
+  /** JOB_STATE_UNSPECIFIED once that job was swept. */
+  state: JobState;
+  edge: DependencyEdgeState;
+  /** The dependency's name in its flow; empty when named by id (and for dependents). */
+  name: string;
 }
 
 function createBaseEnqueueJob(): EnqueueJob {
@@ -2547,6 +2618,9 @@ function createBaseJob(): Job {
     resultBytes: 0,
     progress: undefined,
     group: "",
+    dependencies: [],
+    dependents: [],
+    batchId: "",
     outcomeOnly: false,
   };
 }
@@ -2645,6 +2719,15 @@ export const Job: MessageFns<Job> = {
     }
     if (message.group !== "") {
       writer.uint32(322).string(message.group);
+    }
+    for (const v of message.dependencies) {
+      JobLink.encode(v!, writer.uint32(402).fork()).join();
+    }
+    for (const v of message.dependents) {
+      JobLink.encode(v!, writer.uint32(410).fork()).join();
+    }
+    if (message.batchId !== "") {
+      writer.uint32(418).string(message.batchId);
     }
     if (message.outcomeOnly !== false) {
       writer.uint32(248).bool(message.outcomeOnly);
@@ -2916,6 +2999,30 @@ export const Job: MessageFns<Job> = {
             message.group = reader.string();
             continue;
           }
+          case 50: {
+            if (tag !== 402) {
+              break;
+            }
+
+            message.dependencies.push(JobLink.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 51: {
+            if (tag !== 410) {
+              break;
+            }
+
+            message.dependents.push(JobLink.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 52: {
+            if (tag !== 418) {
+              break;
+            }
+
+            message.batchId = reader.string();
+            continue;
+          }
           case 31: {
             if (tag !== 248) {
               break;
@@ -3056,6 +3163,17 @@ export const Job: MessageFns<Job> = {
         : 0,
       progress: isSet(object.progress) ? JobProgress.fromJSON(object.progress) : undefined,
       group: isSet(object.group) ? globalThis.String(object.group) : "",
+      dependencies: globalThis.Array.isArray(object?.dependencies)
+        ? object.dependencies.map((e: any) => JobLink.fromJSON(e))
+        : [],
+      dependents: globalThis.Array.isArray(object?.dependents)
+        ? object.dependents.map((e: any) => JobLink.fromJSON(e))
+        : [],
+      batchId: isSet(object.batchId)
+        ? globalThis.String(object.batchId)
+        : isSet(object.batch_id)
+        ? globalThis.String(object.batch_id)
+        : "",
       outcomeOnly: isSet(object.outcomeOnly)
         ? globalThis.Boolean(object.outcomeOnly)
         : isSet(object.outcome_only)
@@ -3165,6 +3283,15 @@ export const Job: MessageFns<Job> = {
     if (message.group !== "") {
       obj.group = message.group;
     }
+    if (message.dependencies?.length) {
+      obj.dependencies = message.dependencies.map((e) => JobLink.toJSON(e));
+    }
+    if (message.dependents?.length) {
+      obj.dependents = message.dependents.map((e) => JobLink.toJSON(e));
+    }
+    if (message.batchId !== "") {
+      obj.batchId = message.batchId;
+    }
     if (message.outcomeOnly !== false) {
       obj.outcomeOnly = message.outcomeOnly;
     }
@@ -3219,6 +3346,9 @@ export const Job: MessageFns<Job> = {
       ? JobProgress.fromPartial(object.progress)
       : undefined;
     message.group = object.group ?? "";
+    message.dependencies = object.dependencies?.map((e) => JobLink.fromPartial(e)) || [];
+    message.dependents = object.dependents?.map((e) => JobLink.fromPartial(e)) || [];
+    message.batchId = object.batchId ?? "";
     message.outcomeOnly = object.outcomeOnly ?? false;
     return message;
   },
@@ -3519,6 +3649,159 @@ export const JobProgress: MessageFns<JobProgress> = {
     message.hasPercent = object.hasPercent ?? false;
     message.json = object.json ?? "";
     message.reportedAtMs = object.reportedAtMs ?? 0;
+    return message;
+  },
+};
+
+function createBaseJobLink(): JobLink {
+  return { jobId: "", queue: "", type: "", state: 0, edge: 0, name: "" };
+}
+
+export const JobLink: MessageFns<JobLink> = {
+  encode(message: JobLink, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.jobId !== "") {
+      writer.uint32(10).string(message.jobId);
+    }
+    if (message.queue !== "") {
+      writer.uint32(18).string(message.queue);
+    }
+    if (message.type !== "") {
+      writer.uint32(26).string(message.type);
+    }
+    if (message.state !== 0) {
+      writer.uint32(32).int32(message.state);
+    }
+    if (message.edge !== 0) {
+      writer.uint32(40).int32(message.edge);
+    }
+    if (message.name !== "") {
+      writer.uint32(50).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): JobLink {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseJobLink();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.jobId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.queue = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.type = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.state = reader.int32() as any;
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.edge = reader.int32() as any;
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): JobLink {
+    return {
+      jobId: isSet(object.jobId)
+        ? globalThis.String(object.jobId)
+        : isSet(object.job_id)
+        ? globalThis.String(object.job_id)
+        : "",
+      queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
+      type: isSet(object.type) ? globalThis.String(object.type) : "",
+      state: isSet(object.state) ? jobStateFromJSON(object.state) : 0,
+      edge: isSet(object.edge) ? dependencyEdgeStateFromJSON(object.edge) : 0,
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+    };
+  },
+
+  toJSON(message: JobLink): unknown {
+    const obj: any = {};
+    if (message.jobId !== "") {
+      obj.jobId = message.jobId;
+    }
+    if (message.queue !== "") {
+      obj.queue = message.queue;
+    }
+    if (message.type !== "") {
+      obj.type = message.type;
+    }
+    if (message.state !== 0) {
+      obj.state = jobStateToJSON(message.state);
+    }
+    if (message.edge !== 0) {
+      obj.edge = dependencyEdgeStateToJSON(message.edge);
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<JobLink>, I>>(base?: I): JobLink {
+    return JobLink.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<JobLink>, I>>(object: I): JobLink {
+    const message = createBaseJobLink();
+    message.jobId = object.jobId ?? "";
+    message.queue = object.queue ?? "";
+    message.type = object.type ?? "";
+    message.state = object.state ?? 0;
+    message.edge = object.edge ?? 0;
+    message.name = object.name ?? "";
     return message;
   },
 };

@@ -61,6 +61,8 @@ import {
 import {
   AddToBatchRequest,
   AddToBatchResponse,
+  CancelBatchRequest,
+  CancelBatchResponse,
   CreateBatchRequest,
   CreateBatchResponse,
   GetBatchRequest,
@@ -81,7 +83,14 @@ import {
   RequeueJobsResponse,
 } from "./bulk.js";
 import { EventsRequest, EventsResponse } from "./events.js";
-import { EnqueueFlowRequest, EnqueueFlowResponse } from "./flow.js";
+import {
+  CancelFlowRequest,
+  CancelFlowResponse,
+  EnqueueFlowRequest,
+  EnqueueFlowResponse,
+  GetFlowRequest,
+  GetFlowResponse,
+} from "./flow.js";
 import {
   EnqueueAtomicRequest,
   EnqueueAtomicResponse,
@@ -318,6 +327,48 @@ export const QueueServiceService = {
     requestDeserialize: (value: Buffer): GetBatchRequest => GetBatchRequest.decode(value),
     responseSerialize: (value: GetBatchResponse): Buffer => Buffer.from(GetBatchResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetBatchResponse => GetBatchResponse.decode(value),
+  },
+  /**
+   * Cancels every member of a batch that has not ended, in one transaction,
+   * audited (`batch.cancel`); a leased one is asked to stop, as CancelJob.
+   * Role: admin. Errors: NOT_FOUND.
+   */
+  cancelBatch: {
+    path: "/sepp.v1.QueueService/CancelBatch" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CancelBatchRequest): Buffer => Buffer.from(CancelBatchRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CancelBatchRequest => CancelBatchRequest.decode(value),
+    responseSerialize: (value: CancelBatchResponse): Buffer => Buffer.from(CancelBatchResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CancelBatchResponse => CancelBatchResponse.decode(value),
+  },
+  /**
+   * The flow of a job: the jobs connected to it through dependencies, either
+   * way, and the edges. Role: any. Errors: NOT_FOUND, FAILED_PRECONDITION (a
+   * store without dependencies).
+   */
+  getFlow: {
+    path: "/sepp.v1.QueueService/GetFlow" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetFlowRequest): Buffer => Buffer.from(GetFlowRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetFlowRequest => GetFlowRequest.decode(value),
+    responseSerialize: (value: GetFlowResponse): Buffer => Buffer.from(GetFlowResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetFlowResponse => GetFlowResponse.decode(value),
+  },
+  /**
+   * Cancels every job of a job's flow that has not ended, in one transaction,
+   * audited (`flow.cancel`). Role: admin. Errors: NOT_FOUND,
+   * RESOURCE_EXHAUSTED (more than 20,000 jobs).
+   */
+  cancelFlow: {
+    path: "/sepp.v1.QueueService/CancelFlow" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CancelFlowRequest): Buffer => Buffer.from(CancelFlowRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CancelFlowRequest => CancelFlowRequest.decode(value),
+    responseSerialize: (value: CancelFlowResponse): Buffer => Buffer.from(CancelFlowResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CancelFlowResponse => CancelFlowResponse.decode(value),
   },
   /**
    * Leases up to `max_jobs` ready jobs from `queues`, in the listed order of
@@ -1054,6 +1105,24 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    */
   getBatch: handleUnaryCall<GetBatchRequest, GetBatchResponse>;
   /**
+   * Cancels every member of a batch that has not ended, in one transaction,
+   * audited (`batch.cancel`); a leased one is asked to stop, as CancelJob.
+   * Role: admin. Errors: NOT_FOUND.
+   */
+  cancelBatch: handleUnaryCall<CancelBatchRequest, CancelBatchResponse>;
+  /**
+   * The flow of a job: the jobs connected to it through dependencies, either
+   * way, and the edges. Role: any. Errors: NOT_FOUND, FAILED_PRECONDITION (a
+   * store without dependencies).
+   */
+  getFlow: handleUnaryCall<GetFlowRequest, GetFlowResponse>;
+  /**
+   * Cancels every job of a job's flow that has not ended, in one transaction,
+   * audited (`flow.cancel`). Role: admin. Errors: NOT_FOUND,
+   * RESOURCE_EXHAUSTED (more than 20,000 jobs).
+   */
+  cancelFlow: handleUnaryCall<CancelFlowRequest, CancelFlowResponse>;
+  /**
    * Leases up to `max_jobs` ready jobs from `queues`, in the listed order of
    * preference, waiting up to `wait_timeout_ms` for one (a long poll). Returns
    * an empty list when the wait times out or the server shuts down. A call
@@ -1528,6 +1597,66 @@ export interface QueueServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetBatchResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Cancels every member of a batch that has not ended, in one transaction,
+   * audited (`batch.cancel`); a leased one is asked to stop, as CancelJob.
+   * Role: admin. Errors: NOT_FOUND.
+   */
+  cancelBatch(
+    request: CancelBatchRequest,
+    callback: (error: ServiceError | null, response: CancelBatchResponse) => void,
+  ): ClientUnaryCall;
+  cancelBatch(
+    request: CancelBatchRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CancelBatchResponse) => void,
+  ): ClientUnaryCall;
+  cancelBatch(
+    request: CancelBatchRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CancelBatchResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * The flow of a job: the jobs connected to it through dependencies, either
+   * way, and the edges. Role: any. Errors: NOT_FOUND, FAILED_PRECONDITION (a
+   * store without dependencies).
+   */
+  getFlow(
+    request: GetFlowRequest,
+    callback: (error: ServiceError | null, response: GetFlowResponse) => void,
+  ): ClientUnaryCall;
+  getFlow(
+    request: GetFlowRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetFlowResponse) => void,
+  ): ClientUnaryCall;
+  getFlow(
+    request: GetFlowRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetFlowResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Cancels every job of a job's flow that has not ended, in one transaction,
+   * audited (`flow.cancel`). Role: admin. Errors: NOT_FOUND,
+   * RESOURCE_EXHAUSTED (more than 20,000 jobs).
+   */
+  cancelFlow(
+    request: CancelFlowRequest,
+    callback: (error: ServiceError | null, response: CancelFlowResponse) => void,
+  ): ClientUnaryCall;
+  cancelFlow(
+    request: CancelFlowRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CancelFlowResponse) => void,
+  ): ClientUnaryCall;
+  cancelFlow(
+    request: CancelFlowRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CancelFlowResponse) => void,
   ): ClientUnaryCall;
   /**
    * Leases up to `max_jobs` ready jobs from `queues`, in the listed order of

@@ -1,0 +1,122 @@
+/**
+ * `sepp flow show ID` and `sepp batch show ID` (issue 33): a job's flow — every job
+ * connected to it through dependencies, with the edges — and a batch's state, counts and
+ * members. `--json` (or `-o json`) for scripts.
+ */
+import type { Argv } from 'yargs';
+import type { BatchInfo, BatchMember, FlowGraph } from '../../../clients/typescript/src/index.ts';
+import { integerFlag } from '../failure.ts';
+import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
+import { table, time } from './format.ts';
+
+function describeFlow(flow: FlowGraph): string {
+  const waitsOn = new Map<string, string[]>();
+  const nameOf = new Map<string, string>();
+  for (const edge of flow.edges) {
+    waitsOn.set(edge.jobId, [...(waitsOn.get(edge.jobId) ?? []), edge.dependsOn]);
+    if (edge.name !== null) nameOf.set(edge.dependsOn, edge.name);
+  }
+  const label = (id: string) => nameOf.get(id) ?? id;
+  const rows = flow.jobs.map((job) => [
+    job.id,
+    nameOf.get(job.id) ?? '-',
+    job.queue,
+    job.type,
+    job.state,
+    (waitsOn.get(job.id) ?? []).map(label).join(', ') || '-',
+  ]);
+  const lines = [table(['ID', 'NAME', 'QUEUE', 'TYPE', 'STATE', 'WAITS ON'], rows)];
+  const counts = new Map<string, number>();
+  for (const job of flow.jobs) counts.set(job.state, (counts.get(job.state) ?? 0) + 1);
+  const summary = [...counts].map(([state, n]) => `${n} ${state}`).join(', ');
+  lines.push(`${flow.jobs.length} jobs: ${summary}${flow.truncated ? ' (more not shown: --limit)' : ''}`);
+  return lines.join('\n');
+}
+
+function describeBatch(batch: BatchInfo, members: readonly BatchMember[]): string {
+  const rows: [string, string][] = [
+    ['id', batch.id],
+    ['state', batch.state],
+    ['created at', time(batch.createdAt)],
+    ['sealed at', time(batch.sealedAt)],
+    ['ended at', time(batch.endedAt)],
+    [
+      'members',
+      `${batch.members}: ${batch.pending} pending, ${batch.completed} completed, ${batch.dead} dead, ${batch.cancelled} cancelled`,
+    ],
+    ['on complete', batch.hasOnComplete ? (batch.completeJobId ?? 'when it ends') : '-'],
+    [
+      'on success',
+      batch.hasOnSuccess
+        ? (batch.successJobId ?? (batch.state === 'ended' ? 'not run' : 'if all complete'))
+        : '-',
+    ],
+  ];
+  if (batch.completionError !== null) rows.push(['completion error', batch.completionError]);
+  const width = Math.max(...rows.map(([k]) => k.length));
+  const lines = rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`);
+  if (members.length > 0) {
+    lines.push('');
+    lines.push(
+      table(
+        ['#', 'JOB', 'ENDED AS', 'STATE NOW'],
+        members.map((m) => [String(m.position), m.jobId, m.memberState, m.jobState ?? '(swept)']),
+      ),
+    );
+    if (members.length < batch.members)
+      lines.push(`${members.length} of ${batch.members} members shown (--members)`);
+  }
+  return lines.join('\n');
+}
+
+const idPositional = <T>(y: Argv<T>, describe: string) =>
+  y.positional('id', { type: 'string', demandOption: true, describe });
+
+export function registerWorkflowCommands(parser: Argv): void {
+  parser.command('flow', 'Show a flow: the jobs connected to a job through dependencies', (y) =>
+    y
+      .command(
+        'show <id>',
+        'Show the flow of a job: every job it waits on or that waits on it, with states and edges',
+        (c) =>
+          withConnection(
+            idPositional(c, 'Any job of the flow').option('limit', {
+              type: 'string',
+              default: '1000',
+              describe: 'Jobs to show (1-20000)',
+            }),
+          ),
+        (args) =>
+          runWithClient(args, async (client) => {
+            const limit = integerFlag('limit', args.limit, { min: 1, max: 20_000 });
+            const flow = await client.getFlow(args.id, { limit });
+            if (wantsJson(args)) printJson(flow);
+            else print(describeFlow(flow));
+          }),
+      )
+      .demandCommand(1, 'name a subcommand: show'),
+  );
+  parser.command('batch', 'Show a batch: its state, counts, completion jobs and members', (y) =>
+    y
+      .command(
+        'show <id>',
+        'Show a batch: state, counts, completion jobs and its first members',
+        (c) =>
+          withConnection(
+            idPositional(c, 'The batch id').option('members', {
+              type: 'string',
+              default: '100',
+              describe: 'Members to list (0-1000)',
+            }),
+          ),
+        (args) =>
+          runWithClient(args, async (client) => {
+            const membersLimit = integerFlag('members', args.members, { min: 0, max: 1000 });
+            const { batch, members } = await client.getBatch(args.id, { membersLimit });
+            if (wantsJson(args)) printJson({ ...batch, memberList: members });
+            else print(describeBatch(batch, members));
+          }),
+      )
+      .demandCommand(1, 'name a subcommand: show'),
+  );
+}

@@ -1,0 +1,113 @@
+/**
+ * Flows and batches as one thing (issue 33): read a flow — the jobs connected to a job
+ * through dependencies, either way — and cancel every job of a flow or a batch that has
+ * not ended, in one write operation, audited like the other admin acts. The cancel of
+ * each job is the cancel by id (cancel.ts): it passes on to what waits on it and to its
+ * batch in the same unit.
+ */
+import type { Dependencies, DependencyReads } from '../../store/dependencies.ts';
+import type { Op } from '../../store/op.ts';
+import type { StoreTx } from '../../store/store.ts';
+import type { AuditInput } from '../admin-types.ts';
+import type { AuditLog } from '../audit/index.ts';
+import type { EngineContext } from '../context.ts';
+import { SeppError } from '../errors.ts';
+import type { FlowEdge, FlowGraph, JobState } from '../types.ts';
+import type { Canceller } from './cancel.ts';
+
+/**
+ * Jobs one flow read or cancel reaches (the ids its walk met, jobs swept since included); a
+ * larger flow is read in part, and cancelled job by job or with CancelJobs.
+ */
+export const maxFlowGraphJobs = 20_000;
+/** Members one batch cancel reaches (every member a batch may have). */
+const maxBatchCancel = 100_000;
+
+export interface WorkflowCancelResult {
+  /** Jobs cancelled at once (waiting, scheduled, ready). */
+  cancelled: number;
+  /** Leased jobs whose workers were asked to stop: they end cancelled when their attempt ends. */
+  cancelRequested: number;
+}
+
+export class WorkflowActs {
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly canceller: Canceller,
+    private readonly audit: AuditLog,
+  ) {}
+
+  /** The flow of `jobId`: its connected jobs in enqueue order and their edges. */
+  getFlow(jobId: string, limit = maxFlowGraphJobs): Promise<FlowGraph> {
+    const bound = Math.min(Math.max(Math.trunc(limit), 1), maxFlowGraphJobs);
+    const kind = this.ctx.store.kind;
+    return this.ctx.read(function* (view) {
+      const deps = capability(view.dependencies, kind);
+      return yield* readFlow(deps, jobId, bound);
+    });
+  }
+
+  /** Cancels every job of `jobId`'s flow that has not ended, in one unit. */
+  cancelFlow(jobId: string, audit?: AuditInput): Promise<WorkflowCancelResult> {
+    return this.ctx.write(
+      function* (this: WorkflowActs, tx: StoreTx): Op<WorkflowCancelResult> {
+        const deps = capability(tx.dependencies, this.ctx.store.kind) as Dependencies;
+        const jobs = yield* deps.flowJobs({ jobId, limit: maxFlowGraphJobs + 1 });
+        if (jobs.length === 0) throw new SeppError('not_found', `job ${jobId} does not exist`);
+        if (jobs.length > maxFlowGraphJobs) {
+          throw new SeppError(
+            'resource_exhausted',
+            `the flow of job ${jobId} has more than ${maxFlowGraphJobs} jobs; cancel its jobs by id or with CancelJobs`,
+          );
+        }
+        // Newest first: a job is cancelled before what it waits on, so a failure passed on never
+        // releases a job of the flow (a `run` job) on the way, and each job counts once.
+        const ids = jobs.sort((a, b) => b.seq - a.seq).map((j) => j.id);
+        const result = yield* this.canceller.cancelEach(tx, ids, audit?.actor ?? null);
+        if (audit !== undefined) yield* this.audit.write(tx, audit, { jobs: ids.length, ...result });
+        return result;
+      }.bind(this),
+    );
+  }
+
+  /** Cancels every member of a batch that has not ended, in one unit; the batch ends if it was sealed. */
+  cancelBatch(batchId: string, audit?: AuditInput): Promise<WorkflowCancelResult> {
+    return this.ctx.write(
+      function* (this: WorkflowActs, tx: StoreTx): Op<WorkflowCancelResult> {
+        const deps = capability(tx.dependencies, this.ctx.store.kind) as Dependencies;
+        if ((yield* deps.batch(batchId)) === undefined) {
+          throw new SeppError('not_found', `batch ${batchId} does not exist`);
+        }
+        const ids = (yield* deps.pendingMembers({ batchId, limit: maxBatchCancel })).reverse();
+        const result = yield* this.canceller.cancelEach(tx, ids, audit?.actor ?? null);
+        if (audit !== undefined) yield* this.audit.write(tx, audit, { members: ids.length, ...result });
+        return result;
+      }.bind(this),
+    );
+  }
+}
+
+function capability<T extends DependencyReads>(deps: T | undefined, kind: string): T {
+  if (deps === undefined) {
+    throw new SeppError('failed_precondition', `the ${kind} store keeps no job dependencies or batches`);
+  }
+  return deps;
+}
+
+function* readFlow(deps: DependencyReads, jobId: string, bound: number): Op<FlowGraph> {
+  const rows = yield* deps.flowJobs({ jobId, limit: bound + 1 });
+  if (rows.length === 0) throw new SeppError('not_found', `job ${jobId} does not exist`);
+  const truncated = rows.length > bound;
+  const jobs = rows.sort((a, b) => a.seq - b.seq).slice(0, bound);
+  const edges: FlowEdge[] = [];
+  for (const job of jobs) {
+    for (const edge of yield* deps.of(job.id)) {
+      edges.push({ jobId: job.id, dependsOn: edge.parent_id, state: edge.edge_state, name: edge.name });
+    }
+  }
+  return {
+    jobs: jobs.map((j) => ({ id: j.id, queue: j.queue, type: j.type, state: j.state as JobState })),
+    edges,
+    truncated,
+  };
+}

@@ -1,0 +1,150 @@
+/**
+ * The workflow commands as a user runs them (issue 33): `sepp enqueue --depends-on`,
+ * `sepp flow show ID` and `sepp batch show ID`, human and --json output, against a
+ * real server in a child process.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { SeppClient } from '../../clients/typescript/src/index.ts';
+import { cliJson, sepp } from '../helpers/cli.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { testStoreKind } from '../helpers/test-store.ts';
+
+describe('workflow CLI', () => {
+  let t: TestServer;
+  let client: SeppClient;
+  let env: Record<string, string>;
+
+  before(async () => {
+    t = await startTestServer();
+    client = SeppClient.connect(t.address);
+    env = { SEPP_SERVER: t.address };
+  });
+  after(async () => {
+    await client.close();
+    await t.dispose();
+  });
+
+  if (testStoreKind === 'postgres') {
+    test('the PostgreSQL store keeps no dependencies: the CLI says so, exit code of a refusal', async () => {
+      const first = await client.enqueue('cw-a', 'extract');
+      const run = await sepp(['enqueue', 'cw-b', 'load', '--depends-on', first.id], env);
+      assert.notEqual(run.code, 0);
+      assert.match(run.stderr, /postgres store/);
+    });
+    return;
+  }
+
+  test('enqueue --depends-on: the job waits; comma lists and repeats; the policy', async () => {
+    const a = await client.enqueue('cw-a', 'extract');
+    const b = await client.enqueue('cw-a', 'extract');
+    const run = await sepp(['enqueue', 'cw-load', 'load', '--depends-on', `${a.id},${b.id}`], env);
+    assert.equal(run.code, 0, run.stderr);
+    const id = /^enqueued (\S+) on cw-load after (\S+), (\S+)$/.exec(run.stdout.trim());
+    assert.ok(id, run.stdout);
+    assert.deepEqual([id[2], id[3]], [a.id, b.id]);
+    const waiting = await client.getJob(id[1]!);
+    assert.equal(waiting.state, 'waiting');
+    assert.deepEqual(
+      waiting.dependencies.map((l) => l.id),
+      [a.id, b.id],
+    );
+    const repeated = cliJson<{ id: string }>(
+      await sepp(
+        [
+          'enqueue',
+          'cw-load',
+          'cleanup',
+          '--depends-on',
+          a.id,
+          '--depends-on',
+          b.id,
+          '--on-dependency-failure',
+          'run',
+          '-o',
+          'json',
+        ],
+        env,
+      ),
+    );
+    assert.equal((await client.getJob(repeated.id)).dependencies.length, 2);
+    const unknown = await sepp(
+      ['enqueue', 'cw-load', 'load', '--depends-on', '01900000-0000-7000-8000-000000000000'],
+      env,
+    );
+    assert.notEqual(unknown.code, 0);
+    assert.match(unknown.stderr, /does not exist/);
+    const lonePolicy = await sepp(['enqueue', 'cw-load', 'load', '--on-dependency-failure', 'run'], env);
+    assert.equal(lonePolicy.code, 2, 'a usage error');
+    assert.match(lonePolicy.stderr, /--on-dependency-failure needs --depends-on/);
+  });
+
+  test('flow show: every job of the flow with its state and what it waits on; --json', async () => {
+    const { Flow } = await import('../../clients/typescript/src/index.ts');
+    const ids = await client.enqueueFlow(
+      new Flow()
+        .add('extract', { queue: 'cw-flow', type: 'extract' })
+        .add('transform', { queue: 'cw-flow', type: 'transform', after: ['extract'] })
+        .add('load', { queue: 'cw-flow', type: 'load', after: ['transform'] }),
+    );
+    const human = await sepp(['flow', 'show', ids.load!.id], env);
+    assert.equal(human.code, 0, human.stderr);
+    const lines = human.stdout.trimEnd().split('\n');
+    assert.match(lines[0]!, /^ID\s+NAME\s+QUEUE\s+TYPE\s+STATE\s+WAITS ON$/);
+    assert.match(
+      lines[1]!,
+      new RegExp(`^${ids.extract!.id}\\s+extract\\s+cw-flow\\s+extract\\s+ready\\s+-$`),
+    );
+    assert.match(lines[2]!, /\s+transform\s+cw-flow\s+transform\s+waiting\s+extract$/);
+    // A name is kept on the edges, so a job nothing waits on shows none.
+    assert.match(lines[3]!, /\s+-\s+cw-flow\s+load\s+waiting\s+transform$/);
+    assert.equal(lines[4], '3 jobs: 1 ready, 2 waiting');
+    const job = await sepp(['job', ids.transform!.id], env);
+    assert.match(job.stdout, /^depends on\s+extract \(ready\)$/m);
+    assert.match(job.stdout, new RegExp(`^dependents\\s+${ids.load!.id} \\(waiting\\)$`, 'm'));
+    const json = cliJson<{ jobs: { id: string; state: string }[]; edges: unknown[]; truncated: boolean }>(
+      await sepp(['flow', 'show', ids.extract!.id, '--json'], env),
+    );
+    assert.deepEqual(
+      json.jobs.map((j) => j.id),
+      [ids.extract!.id, ids.transform!.id, ids.load!.id],
+    );
+    assert.equal(json.edges.length, 2);
+    assert.equal(json.truncated, false);
+    const missing = await sepp(['flow', 'show', '01900000-0000-7000-8000-000000000000'], env);
+    assert.notEqual(missing.code, 0);
+    assert.match(missing.stderr, /does not exist/);
+  });
+
+  test('batch show: state, counts, completion jobs and members; --json', async () => {
+    const { batch, results } = await client.createBatch({
+      onComplete: { queue: 'cw-done', type: 'done' },
+      jobs: [
+        { queue: 'cw-members', type: 'm' },
+        { queue: 'cw-members', type: 'm' },
+      ],
+      seal: true,
+    });
+    const [leased] = await client.reserve({ queues: ['cw-members'] });
+    await client.ack(leased!);
+    const human = await sepp(['batch', 'show', batch.id], env);
+    assert.equal(human.code, 0, human.stderr);
+    assert.match(human.stdout, /^state\s+sealed$/m);
+    assert.match(human.stdout, /^members\s+2: 1 pending, 1 completed, 0 dead, 0 cancelled$/m);
+    assert.match(human.stdout, /^on complete\s+when it ends$/m);
+    assert.match(human.stdout, /^#\s+JOB\s+ENDED AS\s+STATE NOW$/m);
+    const json = cliJson<{
+      state: string;
+      pending: number;
+      memberList: { jobId: string; memberState: string }[];
+    }>(await sepp(['batch', 'show', batch.id, '--json'], env));
+    assert.deepEqual([json.state, json.pending], ['sealed', 1]);
+    assert.deepEqual(
+      json.memberList.map((m) => m.jobId),
+      results.map((r) => (r.ok ? r.id : '')),
+    );
+    const bad = await sepp(['batch', 'show', 'nope'], env);
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stderr, /batch_id/);
+  });
+});
