@@ -73,6 +73,7 @@ function job(q: string, fields: Partial<EnqueueJob> = {}): EnqueueJob {
     group: '',
     dependsOn: [],
     onDependencyFailure: 0,
+    timeoutMs: 0,
     ...fields,
   };
 }

@@ -16,6 +16,7 @@ export {
   JobCancelledError,
   JobRejectedError,
   type JobRejection,
+  JobTimeoutError,
   LeaseLostError,
   type RejectionReason,
   SeppError,
