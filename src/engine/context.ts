@@ -98,7 +98,7 @@ export function createEngineContext(parts: ContextParts): EngineContext {
   const { queues, clock, events, outcomes, onEvent, leaseEnded, limits } = parts;
   const jobsRemoved = parts.jobsRemoved ?? (() => {});
   const newQueueRefusal = (queue: string, pending = 0): JobRejection | null =>
-    queues.count + pending < limits.maxQueues || queues.isDeclared(queue)
+    queues.count + pending < limits.maxQueues || queues.isDeclared(queue) || queues.isCreating(queue)
       ? null
       : {
           reason: 'unknown_queue',

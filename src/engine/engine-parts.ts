@@ -25,6 +25,8 @@ import { FlowControl } from './flow-control/index.ts';
 import {
   DiskFull,
   Enqueuer,
+  EnqueueSteps,
+  FlowEnqueuer,
   JobIdGenerator,
   JobQueries,
   type RandomBytes,
@@ -98,6 +100,7 @@ export interface EngineParts {
   readonly flow: FlowControl;
   readonly diskFull: DiskFull;
   readonly enqueuer: Enqueuer;
+  readonly flowEnqueuer: FlowEnqueuer;
   readonly reserver: Reserver;
   readonly settler: Settler;
   readonly acks: AckBatches;
@@ -204,14 +207,15 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
   const browser = new JobBrowser(ctx);
   const actions = new OperatorActions(ctx, audit);
   const dependencyQueues = new DependencyQueues();
-  const enqueuer = new Enqueuer(
+  const enqueueSteps = new EnqueueSteps(
     ctx,
     flow,
     new JobIdGenerator(deps.randomBytes ?? systemRandomBytes),
-    audit,
     diskFull,
     dependencyQueues,
   );
+  const enqueuer = new Enqueuer(enqueueSteps, audit);
+  const flowEnqueuer = new FlowEnqueuer(enqueueSteps);
   const schedules = new Schedules(
     ctx,
     audit,
@@ -254,6 +258,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     flow,
     diskFull,
     enqueuer,
+    flowEnqueuer,
     reserver: new Reserver(ctx, lifecycle, flow, waiters, expiry, dependencyQueues),
     dependencyQueues,
     settler,

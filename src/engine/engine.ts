@@ -93,6 +93,7 @@ export class Engine {
   private readonly waiters: EngineParts['waiters'];
   private readonly diskFull: EngineParts['diskFull'];
   private readonly enqueuer: EngineParts['enqueuer'];
+  private readonly flowEnqueuer: EngineParts['flowEnqueuer'];
   private readonly reserver: EngineParts['reserver'];
   private readonly settler: EngineParts['settler'];
   private readonly acks: EngineParts['acks'];
@@ -121,6 +122,7 @@ export class Engine {
     this.waiters = parts.waiters;
     this.diskFull = parts.diskFull;
     this.enqueuer = parts.enqueuer;
+    this.flowEnqueuer = parts.flowEnqueuer;
     this.reserver = parts.reserver;
     this.settler = parts.settler;
     this.acks = parts.acks;
@@ -197,7 +199,7 @@ export class Engine {
 
   /** Enqueues a flow: jobs named locally, each after the ones it names; all or none (jobs/flow-shape.ts). */
   enqueueFlow(jobs: readonly FlowJob[]): Promise<FlowResult> {
-    return this.enqueuer.enqueueFlow(jobs);
+    return this.flowEnqueuer.enqueueFlow(jobs);
   }
 
   /** True while the disk is full: enqueues are refused, leases and acks go on (disk-full.ts). */
