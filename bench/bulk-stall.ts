@@ -83,6 +83,7 @@ function job(q: string, fields: Partial<EnqueueJob> = {}): EnqueueJob {
     group: '',
     dependsOn: [],
     onDependencyFailure: 0,
+    timeoutMs: 0,
     ...fields,
   };
 }

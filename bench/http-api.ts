@@ -131,6 +131,7 @@ async function unaryEnqueue(port: number, total: number, callers: number): Promi
     group: '',
     dependsOn: [],
     onDependencyFailure: 0,
+    timeoutMs: 0,
   };
   let claimed = 0;
   await Promise.all(

@@ -115,6 +115,7 @@ async function clientRound(port: number, send: (m: ToParent) => void): Promise<v
     group: '',
     dependsOn: [],
     onDependencyFailure: 0,
+    timeoutMs: 0,
   };
   const reserve = {
     queues: ['bench'],

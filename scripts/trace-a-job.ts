@@ -44,6 +44,7 @@ const { jobId } = await unary(client.enqueue, {
     group: '',
     dependsOn: [],
     onDependencyFailure: 0,
+    timeoutMs: 0,
   },
 });
 console.log(`enqueued           job ${jobId}`);

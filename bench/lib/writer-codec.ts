@@ -183,6 +183,7 @@ export function unpackOps(buffer: ArrayBuffer): Op[] {
           run_at_ms,
           group_key: null,
           expires_at_ms: null,
+          timeout_ms: null,
         },
       });
     } else if (tag === 2) {
@@ -192,7 +193,16 @@ export function unpackOps(buffer: ArrayBuffer): Op[] {
       const leaseDeadlineMs = input.f64();
       const maxLeaseDeadlineMs = input.f64();
       const workerId = input.str();
-      ops.push({ kind: 'lease', queue, limit, nowMs, leaseDeadlineMs, maxLeaseDeadlineMs, workerId });
+      ops.push({
+        kind: 'lease',
+        queue,
+        limit,
+        nowMs,
+        leaseDeadlineMs,
+        maxLeaseDeadlineMs,
+        workerId,
+        timeoutMs: null,
+      });
     } else {
       const id = input.text();
       ops.push({ kind: 'ack', id, attempt: input.f64() });
@@ -303,5 +313,6 @@ function unpackRow(input: In): LeasedRow {
     last_error: input.str(),
     group_key: input.str(),
     expires_at_ms: input.numOrNull(),
+    timeout_at_ms: null,
   };
 }

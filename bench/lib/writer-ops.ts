@@ -25,6 +25,7 @@ export type Op =
       leaseDeadlineMs: number;
       maxLeaseDeadlineMs: number;
       workerId: string | null;
+      timeoutMs: null;
     }
   | { kind: 'ack'; id: string; attempt: number };
 

@@ -95,6 +95,7 @@ export async function runWorkloads(
       run_at_ms: nowMs,
       group_key: null,
       expires_at_ms: null,
+      timeout_ms: null,
     };
     return { op: { kind: 'enqueue', job: insert }, jobId };
   };
@@ -107,6 +108,7 @@ export async function runWorkloads(
       limit: 1,
       nowMs,
       leaseDeadlineMs: nowMs + leaseMs,
+      timeoutMs: null,
       maxLeaseDeadlineMs: nowMs + leaseMs,
       workerId: null,
     };

@@ -98,6 +98,8 @@ export interface TimelineEvent {
     | 'leased'
     | 'progress'
     | 'lease_deadline'
+    /** When the running attempt must end (its hard timeout, timeout_ms). */
+    | 'timeout'
     | 'dead'
     | 'completed'
     | 'expires'

@@ -51,6 +51,14 @@ export const jobDetail: JsonSchema = {
         'limits.finished_outcome_ms: no payload, metadata or enqueue times',
     },
     leasedAtMs: msOrNull,
+    timeoutMs: {
+      type: ['integer', 'null'],
+      description: "the job's own hard timeout per attempt; null: its queue's",
+    },
+    timeoutAtMs: {
+      ...msOrNull,
+      description: 'when the current attempt must end (its hard timeout); null unless leased with one',
+    },
     errors: {
       type: 'array',
       items: {

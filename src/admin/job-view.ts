@@ -80,6 +80,13 @@ function timeline(job: JobInfo): TimelineEvent[] {
         detail: 'the lease ends unless extended',
       });
     }
+    if (job.timeoutAtMs !== null) {
+      events.push({
+        atMs: job.timeoutAtMs,
+        event: 'timeout',
+        detail: 'the attempt ends failed (reason timeout), extended or not',
+      });
+    }
   }
   if (job.progress !== null) {
     events.push({ atMs: job.progress.atMs, event: 'progress', detail: describeProgress(job.progress) });

@@ -369,6 +369,12 @@ ${adminRolesComment()}
 # default_lease_ms = "30s"
 # max_lease_ms = "12h"
 
+# Hard execution timeout of an attempt, from its lease, for jobs enqueued
+# without their own timeout_ms: once it passes the attempt fails (reason
+# timeout) whatever its extends, and the backoff decides what follows.
+# 0 means none.
+# default_timeout_ms = 0
+
 # Largest payload accepted.
 # max_payload_bytes = "1MiB"
 

@@ -31,6 +31,8 @@ const zeroMeanings: Partial<Record<QueueSettingKey, string>> = {
   // settle.ts deletes the job in the ack's transaction.
   completedRetentionMs: 'not kept: deleted on ack',
   maxLeased: 'no limit',
+  // reserve.ts leases without a timeout_at_ms: the attempt runs while its lease is extended.
+  defaultTimeoutMs: 'no timeout',
   rateLimitLeases: 'no rate limit',
   groupMaxLeased: 'no limit',
   groupRateLimitLeases: 'no rate limit',

@@ -411,6 +411,10 @@ export const queueSpec: SectionSpec<QueueSettingsFlat> = {
   backoffJitter: { field: ratioField(r.backoffJitter), default: engineQueueDefaults.backoffJitter },
   defaultLeaseMs: { field: durationField(r.defaultLeaseMs), default: engineQueueDefaults.defaultLeaseMs },
   maxLeaseMs: { field: durationField(r.maxLeaseMs), default: engineQueueDefaults.maxLeaseMs },
+  defaultTimeoutMs: {
+    field: durationField(r.defaultTimeoutMs),
+    default: engineQueueDefaults.defaultTimeoutMs,
+  },
   maxPayloadBytes: { field: sizeField(r.maxPayloadBytes), default: engineQueueDefaults.maxPayloadBytes },
   maxDepth: { field: integerField(r.maxDepth), default: engineQueueDefaults.maxDepth },
   dedupWindowMs: { field: durationField(r.dedupWindowMs), default: engineQueueDefaults.dedupWindowMs },

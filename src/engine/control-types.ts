@@ -131,6 +131,17 @@ export interface JobChanges {
   group?: string | null;
 }
 
+/** Told to the worker holding a job when the server ended its attempt by its hard timeout, after the commit. */
+export interface TimeoutNotice {
+  jobId: string;
+  queue: string;
+  /** The attempt that timed out: a notice names exactly one lease. */
+  attempt: number;
+  /** The `worker_id` the lease was taken with, if any. */
+  workerId: string | null;
+  timeoutAtMs: number;
+}
+
 /** Told to the worker holding a job when a cancel is asked for, after the request is durable. */
 export interface CancelNotice {
   jobId: string;

@@ -37,6 +37,7 @@ import type {
 import { type EngineDeps, type EngineParts, openEngineParts } from './engine-parts.ts';
 import type { EventFilter, EventSink, EventStart, EventSubscription } from './events/index.ts';
 import type { DeadLetterSummaryQuery } from './jobs/index.ts';
+import type { TimeoutListener } from './leases/index.ts';
 import type { MaintenanceReport } from './maintenance.ts';
 import type { NamePageQuery } from './name-pages.ts';
 import type { WorkerRegistry } from './operators/index.ts';
@@ -362,6 +363,11 @@ export class Engine {
   /** Calls `listener` with the leases told to stop, after each commit that asked for it; returns the unsubscribe. */
   onCancelRequested(listener: CancelListener): () => void {
     return this.canceller.onCancelRequested(listener);
+  }
+
+  /** Calls `listener` after each commit that ended attempts by their hard timeout; returns the unsubscribe. */
+  onAttemptsTimedOut(listener: TimeoutListener): () => void {
+    return this.settler.timeouts.onTimedOut(listener);
   }
 
   /** Changes a scheduled or ready job's priority or run time; returns it as it is now. */

@@ -9,6 +9,8 @@ export type SeppErrorCode =
   | 'lease_lost'
   /** The job was cancelled while this lease was running: stop working on it (gRPC FAILED_PRECONDITION). */
   | 'job_cancelled'
+  /** The attempt ran past its hard timeout (timeout_ms): stop working on it (gRPC FAILED_PRECONDITION). */
+  | 'job_timed_out'
   | 'failed_precondition'
   /** The thing to create exists already (gRPC ALREADY_EXISTS). */
   | 'already_exists'

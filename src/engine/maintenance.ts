@@ -16,9 +16,10 @@ import type { Op } from '../store/op.ts';
 import type { StoreTx } from '../store/store.ts';
 import type { TimerHandle } from './clock.ts';
 import type { EngineContext } from './context.ts';
+import type { TimeoutNotice } from './control-types.ts';
 import { type SeppError, toSeppError } from './errors.ts';
 import type { FlowControl } from './flow-control/index.ts';
-import { type Expiry, finishCancelled, type Settler } from './leases/index.ts';
+import { type Expiry, finishCancelled, finishTimedOut, pastTimeout, type Settler } from './leases/index.ts';
 
 /** More time-driven work a pass runs (the schedules' ticks), cheap to ask about when nothing is due. */
 export interface TimedWork {
@@ -113,12 +114,21 @@ export class Maintenance {
     let more = false;
 
     const expired = yield* tx.leases.expired({ nowMs, limit: chunkRows });
+    const timedOut: TimeoutNotice[] = [];
     for (const row of expired) {
-      this.ctx.emit(tx, { kind: 'expired', queue: row.queue, count: 1 });
       // A cancel was asked for and the worker never answered: the attempt ends the job, not a retry.
       if (row.cancelled_at_ms !== null) {
+        this.ctx.emit(tx, { kind: 'expired', queue: row.queue, count: 1 });
         yield* finishCancelled(this.ctx, tx, row, 'lease expired after a cancel');
+      } else if (pastTimeout(row, nowMs)) {
+        // The lease was capped at the attempt's hard timeout: a timeout, not a lost worker.
+        timedOut.push(
+          yield* finishTimedOut(this.ctx, tx, row, (t, r, error) =>
+            this.settler.failAttempt(t, r, error, { kind: 'backoff' }, 'timeout'),
+          ),
+        );
       } else {
+        this.ctx.emit(tx, { kind: 'expired', queue: row.queue, count: 1 });
         yield* this.settler.failAttempt(
           tx,
           row,
@@ -129,6 +139,7 @@ export class Maintenance {
       }
     }
     more ||= expired.length === chunkRows;
+    this.settler.timeouts.notify(tx, timedOut);
 
     // After the leases (a lease that ran out may leave a retry whose expiry has passed) and before
     // promotion (an expired scheduled job goes straight to its end without waking anyone): so one

@@ -41,6 +41,12 @@ export interface QueueSettings {
   defaultLeaseMs: number;
   /** Requested leases are clamped to this. */
   maxLeaseMs: number;
+  /**
+   * Hard execution timeout of an attempt of a job that gives none (`timeout_ms`), counted
+   * from the lease by the server's clock: the attempt then ends failed (reason `timeout`),
+   * whatever its extends; 0 = none.
+   */
+  defaultTimeoutMs: number;
   /** Largest payload accepted, in bytes. */
   maxPayloadBytes: number;
   /** Jobs not yet finished (scheduled + ready + leased) above which enqueue is refused; 0 = no limit. */
@@ -91,6 +97,7 @@ export const defaultQueueSettings: Readonly<QueueSettings> = Object.freeze({
   backoff: Object.freeze({ baseMs: 1 * SECOND_MS, factor: 2, capMs: 1 * HOUR_MS, jitter: 0.2 }),
   defaultLeaseMs: 30 * SECOND_MS,
   maxLeaseMs: 12 * HOUR_MS,
+  defaultTimeoutMs: 0,
   maxPayloadBytes: 1024 * 1024,
   maxDepth: 0,
   dedupWindowMs: 1 * DAY_MS,
@@ -111,6 +118,7 @@ export const queueSettingRanges = {
   maxAttempts: { min: 1, max: 1000 },
   defaultLeaseMs: { min: 1 * SECOND_MS, max: 7 * DAY_MS },
   maxLeaseMs: { min: 1 * SECOND_MS, max: 7 * DAY_MS },
+  defaultTimeoutMs: { min: 0, max: 30 * DAY_MS },
   maxPayloadBytes: { min: 1, max: 64 * 1024 * 1024 },
   maxDepth: { min: 0, max: Number.MAX_SAFE_INTEGER },
   dedupWindowMs: { min: 0, max: 30 * DAY_MS },

@@ -38,12 +38,13 @@ export const jobStates: readonly JobState[] = [
 ];
 
 /** Why a job is dead. */
-export type DeadReason = 'attempts_exhausted' | 'lease_expired' | 'dead_lettered' | 'expired';
+export type DeadReason = 'attempts_exhausted' | 'lease_expired' | 'dead_lettered' | 'expired' | 'timeout';
 export const deadReasons: readonly DeadReason[] = [
   'attempts_exhausted',
   'lease_expired',
   'dead_lettered',
   'expired',
+  'timeout',
 ];
 
 export interface EnqueueRequest {
@@ -66,6 +67,12 @@ export interface EnqueueRequest {
    * For long jobs run by workers that do not extend their leases.
    */
   leaseMs?: number;
+  /**
+   * Hard execution timeout of each attempt, in ms from its lease (server clock): the
+   * attempt then ends failed with reason `timeout` (no extend keeps it), and the queue's
+   * retry policy decides what follows. 0 or absent: the queue's default_timeout_ms.
+   */
+  timeoutMs?: number;
   idempotencyKey?: string;
   /**
    * The key is a duplicate only while a job with it is scheduled, ready or
@@ -166,6 +173,8 @@ export interface LeasedJob {
   lastError: string | null;
   /** The job's group; null when it has none. */
   group: string | null;
+  /** When this attempt must end (hard timeout, server clock); null: no timeout. */
+  timeoutAtMs: number | null;
   /** What the jobs it depended on ended with; absent for a job without dependencies. */
   dependencyResults?: DependencyResult[];
 }
@@ -280,6 +289,10 @@ export interface JobInfo {
   completedAtMs: number | null;
   /** When the job stops being handed out (TTL); null: never. */
   expiresAtMs: number | null;
+  /** The job's own hard timeout per attempt; null: its queue's default_timeout_ms. */
+  timeoutMs: number | null;
+  /** When the current attempt must end; null unless leased with a timeout. */
+  timeoutAtMs: number | null;
   /** When a cancel was asked for (the job may still be leased until its worker stops). */
   cancelledAtMs: number | null;
   /** Who asked for the cancel. */
@@ -372,6 +385,8 @@ export type JobEvent =
   | { kind: 'nacked'; queue: string; count: number }
   | { kind: 'dead_lettered'; queue: string; reason: DeadReason; count: number }
   | { kind: 'expired'; queue: string; count: number }
+  /** Attempts ended by their hard timeout (reason `timeout`), retried or dead per the queue's policy. */
+  | { kind: 'timed_out'; queue: string; count: number }
   /** Jobs whose expiry (TTL) passed before they started: dead-lettered or deleted per `expiredAction`. */
   | { kind: 'ttl_expired'; queue: string; count: number }
   | { kind: 'requeued'; queue: string; count: number }

@@ -25,6 +25,7 @@ export const httpStatusOf: Readonly<Record<HttpErrorCode, number>> = {
   request_timeout: 408,
   lease_lost: 409,
   job_cancelled: 409,
+  job_timed_out: 409,
   failed_precondition: 409,
   already_exists: 409,
   payload_too_large: 413,

@@ -117,6 +117,8 @@ export function enqueueRequestFromJson(input: JsonInput): EnqueueRequest {
   }
   if (expiresAtMs !== undefined) request.expiresAtMs = expiresAtMs;
   if (ttlMs !== undefined) request.ttlMs = ttlMs;
+  const timeoutMs = input.integer('timeoutMs');
+  if (timeoutMs !== undefined && timeoutMs !== 0) request.timeoutMs = timeoutMs;
   if (input.boolean('uniqueWhileActive') === true) request.uniqueWhileActive = true;
   const group = optional(input, 'group');
   if (group !== undefined) request.group = group;
@@ -245,6 +247,7 @@ export function leasedJobToJson(job: LeasedJob) {
     idempotencyKey: job.idempotencyKey,
     lastError: job.lastError,
     group: job.group,
+    timeoutAtMs: job.timeoutAtMs,
   };
 }
 
@@ -286,6 +289,8 @@ export function jobToJson(job: JobInfo) {
     failedAtMs: job.failedAtMs,
     completedAtMs: job.completedAtMs,
     expiresAtMs: job.expiresAtMs,
+    timeoutMs: job.timeoutMs,
+    timeoutAtMs: job.timeoutAtMs,
     cancelledAtMs: job.cancelledAtMs,
     cancelledBy: job.cancelledBy,
     ...resultToJson(job.result, job.resultContentType),

@@ -22,6 +22,7 @@ const errorWords: Readonly<Record<HttpErrorCode, string>> = {
   request_timeout: 'the request took longer than http.request_timeout_ms to arrive',
   lease_lost: 'the attempt does not match: the lease expired and the job was handed out again',
   job_cancelled: 'the job was cancelled while leased: stop working on it',
+  job_timed_out: 'the attempt ran past its hard timeout (timeout_ms): stop working on it',
   failed_precondition: 'the job or queue is not in a state that allows this',
   already_exists: 'it exists already',
   payload_too_large: 'the body is larger than http.max_request_bytes',

@@ -83,6 +83,9 @@ const enqueueJob: JsonSchema = {
     tracestate: str,
     expiresAtMs: int64('not handed out at or after this time; exclusive with ttlMs'),
     ttlMs: int64('not handed out once this long has passed since the enqueue'),
+    timeoutMs: int64(
+      "hard execution timeout of each attempt, in ms from its lease; 0: the queue's default_timeout_ms",
+    ),
     uniqueWhileActive: { type: 'boolean' },
     group: str,
   },
@@ -126,6 +129,7 @@ const leasedJob: JsonSchema = {
     idempotencyKey: strOrNull,
     lastError: strOrNull,
     group: strOrNull,
+    timeoutAtMs: msOrNull,
   },
   required: ['jobId', 'queue', 'type', 'contentType', 'attempt', 'leaseDeadlineMs'],
 };
@@ -181,6 +185,8 @@ const job: JsonSchema = {
     failedAtMs: msOrNull,
     completedAtMs: msOrNull,
     expiresAtMs: msOrNull,
+    timeoutMs: { type: ['integer', 'null'], description: "the job's own timeout; null: the queue's" },
+    timeoutAtMs: msOrNull,
     cancelledAtMs: msOrNull,
     cancelledBy: strOrNull,
     ...resultFields,

@@ -90,6 +90,8 @@ export function enqueueRequestFromProto(job: EnqueueJob | undefined): EngineEnqu
   if (job.expiry?.$case === 'expiresAtMs') request.expiresAtMs = job.expiry.value;
   else if (job.expiry?.$case === 'ttlMs') request.ttlMs = job.expiry.value;
   if (job.uniqueWhileActive) request.uniqueWhileActive = true;
+  // Negative is refused by the engine's validation, as any other out-of-range value.
+  if (job.timeoutMs !== 0) request.timeoutMs = job.timeoutMs;
   if (job.group !== '') request.group = job.group;
   // Old clients send neither field (an absent repeated field decodes as []).
   if (job.dependsOn !== undefined && job.dependsOn.length > 0) request.dependsOn = job.dependsOn;
@@ -176,6 +178,7 @@ export function leasedJobToProto(job: EngineLeasedJob): LeasedJob {
     idempotencyKey: job.idempotencyKey ?? '',
     lastError: job.lastError ?? '',
     group: job.group ?? '',
+    timeoutAtMs: job.timeoutAtMs ?? 0,
     dependencyResults:
       job.dependencyResults === undefined
         ? noDependencyResults
@@ -223,6 +226,7 @@ export const deadReasonToProto: Record<EngineDeadReason, DeadReason> = {
   lease_expired: DeadReason.LEASE_EXPIRED,
   dead_lettered: DeadReason.DEAD_LETTERED,
   expired: DeadReason.EXPIRED,
+  timeout: DeadReason.TIMEOUT,
 };
 
 export function deadReasonFromProto(reason: DeadReason): EngineDeadReason | undefined {
@@ -259,6 +263,8 @@ export function jobToProto(job: JobInfo, withPayload: boolean): Job {
     failedAtMs: job.failedAtMs ?? 0,
     completedAtMs: job.completedAtMs ?? 0,
     expiresAtMs: job.expiresAtMs ?? 0,
+    timeoutMs: job.timeoutMs ?? 0,
+    timeoutAtMs: job.timeoutAtMs ?? 0,
     cancelledAtMs: job.cancelledAtMs ?? 0,
     cancelledBy: job.cancelledBy ?? '',
     result:
@@ -344,6 +350,7 @@ export function queueSettingsToProto(settings: QueueSettings): ProtoQueueSetting
     groupMaxLeased: settings.groupMaxLeased,
     groupRateLimit: { ...settings.groupRateLimit },
     durability: settings.durability,
+    defaultTimeoutMs: settings.defaultTimeoutMs,
   };
 }
 

@@ -14,6 +14,7 @@ export const grpcStatusOf: Record<SeppErrorCode, status> = {
   not_found: status.NOT_FOUND,
   lease_lost: status.FAILED_PRECONDITION,
   job_cancelled: status.FAILED_PRECONDITION,
+  job_timed_out: status.FAILED_PRECONDITION,
   failed_precondition: status.FAILED_PRECONDITION,
   already_exists: status.ALREADY_EXISTS,
   resource_exhausted: status.RESOURCE_EXHAUSTED,

@@ -15,6 +15,7 @@ import type {
   WorkResponse,
   WorkResponse_CancelNotice,
   WorkResponse_Settled,
+  WorkResponse_TimeoutNotice,
 } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { jobOverheadBytes, leasedJobBytes } from '../engine/leases/index.ts';
 
@@ -29,11 +30,14 @@ export interface OutboxSink {
 /** Most bytes (estimated) of one batch message, and at most this share of the message size limit. */
 const batchBudgetBytes = 1024 * 1024;
 const batchShareOfLimit = 0.5;
+/** No timeout notices: shared, so a batch without any allocates nothing for them. */
+const noTimeouts: WorkResponse_TimeoutNotice[] = [];
 
 export class WorkOutbox {
   private settled: WorkResponse_Settled[] = [];
   private jobs: LeasedJob[] = [];
   private cancels: WorkResponse_CancelNotice[] = [];
+  private timeouts = noTimeouts;
   private bytes = 0;
   private scheduled = false;
   private readonly budgetBytes: number;
@@ -84,14 +88,29 @@ export class WorkOutbox {
     this.schedule();
   }
 
+  /** An attempt that timed out: sent as a cancel notice is (through the gate). */
+  timeout(notice: WorkResponse_TimeoutNotice): void {
+    if (!this.batching) {
+      this.sink.writeAnswer({ kind: { $case: 'timeout', value: notice } });
+      return;
+    }
+    const bytes = jobOverheadBytes + 3 * notice.jobId.length;
+    if (this.bytes + bytes > this.budgetBytes) this.flush();
+    if (this.timeouts === noTimeouts) this.timeouts = [];
+    this.timeouts.push(notice);
+    this.bytes += bytes;
+    this.schedule();
+  }
+
   /** Writes what is held now (before the stream ends). */
   flush(): void {
     this.scheduled = false;
-    if (this.settled.length === 0 && this.jobs.length === 0 && this.cancels.length === 0) return;
+    const { settled, jobs, cancels, timeouts } = this;
+    if (settled.length === 0 && jobs.length === 0 && cancels.length === 0 && timeouts.length === 0) return;
     const message: WorkResponse = {
-      kind: { $case: 'batch', value: { settled: this.settled, jobs: this.jobs, cancels: this.cancels } },
+      kind: { $case: 'batch', value: { settled, jobs, cancels, timeouts } },
     };
-    const withAnswers = this.settled.length > 0 || this.cancels.length > 0;
+    const withAnswers = settled.length > 0 || cancels.length > 0 || timeouts.length > 0;
     this.discard();
     if (withAnswers) this.sink.writeAnswer(message);
     else this.sink.writeJob(message);
@@ -102,6 +121,7 @@ export class WorkOutbox {
     this.settled = [];
     this.jobs = [];
     this.cancels = [];
+    this.timeouts = noTimeouts;
     this.bytes = 0;
   }
 

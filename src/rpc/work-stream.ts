@@ -22,7 +22,7 @@ import type {
   WorkResponse,
 } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { requireInScope } from '../config/index.ts';
-import type { CancelNotice } from '../engine/control-types.ts';
+import type { CancelNotice, TimeoutNotice } from '../engine/control-types.ts';
 import { SeppError, toSeppError } from '../engine/errors.ts';
 import type { WorkerHandle } from '../engine/operators/index.ts';
 import type { Caller } from './auth.ts';
@@ -57,6 +57,8 @@ class WorkStream implements OpenStream {
   private outbox: WorkOutbox | undefined;
   /** Stops hearing of cancels (set by subscribe). */
   private stopCancelNotices: (() => void) | undefined;
+  /** Stops hearing of attempts that timed out (set by subscribe). */
+  private stopTimeoutNotices: (() => void) | undefined;
   /** This stream in the engine's list of connected workers, from subscribe on. */
   private listed: WorkerHandle | undefined;
 
@@ -116,6 +118,7 @@ class WorkStream implements OpenStream {
     this.closed = true;
     this.abort.abort();
     this.stopCancelNotices?.();
+    this.stopTimeoutNotices?.();
     this.outbox?.discard();
     this.listed?.close();
     this.ctx.streams.delete(this);
@@ -233,6 +236,7 @@ class WorkStream implements OpenStream {
       this.ctx.facts.maxMessageBytes,
     );
     this.stopCancelNotices = this.ctx.engine.onCancelRequested((notices) => this.onCancels(notices));
+    this.stopTimeoutNotices = this.ctx.engine.onAttemptsTimedOut((notices) => this.onTimeouts(notices));
     this.pump();
   }
 
@@ -249,9 +253,7 @@ class WorkStream implements OpenStream {
     const subscription = this.subscription;
     if (this.closed || subscription === undefined) return;
     for (const notice of notices) {
-      const leaseWorkerId = notice.workerId ?? '';
-      if (leaseWorkerId !== '' && leaseWorkerId !== subscription.workerId) continue;
-      if (!subscription.queues.includes(notice.queue)) continue;
+      if (!this.mayHold(subscription, notice)) continue;
       this.outbox?.cancel({
         jobId: notice.jobId,
         attempt: notice.attempt,
@@ -259,6 +261,26 @@ class WorkStream implements OpenStream {
         cancelledAtMs: notice.cancelledAtMs,
       });
     }
+  }
+
+  /** Passes on the attempts that timed out that this stream may hold, to the streams a cancel would go to. */
+  private onTimeouts(notices: readonly TimeoutNotice[]): void {
+    const subscription = this.subscription;
+    if (this.closed || subscription === undefined) return;
+    for (const notice of notices) {
+      if (!this.mayHold(subscription, notice)) continue;
+      this.outbox?.timeout({ jobId: notice.jobId, attempt: notice.attempt, timeoutAtMs: notice.timeoutAtMs });
+    }
+  }
+
+  /** Whether this stream may hold the lease a notice names: its queue, its worker id or none. */
+  private mayHold(
+    subscription: WorkRequest_Subscribe,
+    notice: { queue: string; workerId: string | null },
+  ): boolean {
+    const leaseWorkerId = notice.workerId ?? '';
+    if (leaseWorkerId !== '' && leaseWorkerId !== subscription.workerId) return false;
+    return subscription.queues.includes(notice.queue);
   }
 
   /** Leases jobs while there is credit, long-polling when there are none; one pump at a time. */

@@ -45,6 +45,10 @@ export interface JobRow {
   group_key: string | null;
   /** The job's part in dependencies (dependencies.ts: waitsOnJobs, jobsWaitOnIt); 0 for most jobs. */
   dependency_flags: number;
+  /** The job's own hard timeout per attempt, in ms; null: its queue's default_timeout_ms. */
+  timeout_ms: number | null;
+  /** When the current (or last) attempt must end: set by the lease; null: no timeout. */
+  timeout_at_ms: number | null;
 }
 
 /** What a lease returns: the job as the worker needs it. */
@@ -70,6 +74,7 @@ export type LeasedRow = Pick<
   | 'last_error'
   | 'expires_at_ms'
   | 'group_key'
+  | 'timeout_at_ms'
 >;
 
 /**
@@ -90,6 +95,8 @@ export type AttemptRow = Pick<
   | 'cancelled_at_ms'
   | 'cancelled_by'
   | 'dependency_flags'
+  | 'timeout_at_ms'
+  | 'worker_id'
 >;
 
 /** The columns an operator's action on one job needs. */
@@ -137,6 +144,7 @@ export type NewJobRow = Pick<
   | 'run_at_ms'
   | 'expires_at_ms'
   | 'group_key'
+  | 'timeout_ms'
 > & {
   /** `waiting`: it named dependencies (the dependency capability stores its edges next). */
   state: 'scheduled' | 'ready' | 'waiting';

@@ -149,6 +149,11 @@ export interface LeaseParams {
   leaseDeadlineMs: number;
   maxLeaseDeadlineMs: number;
   workerId: string | null;
+  /**
+   * The queue's default_timeout_ms, for jobs without their own timeout_ms; null: none.
+   * A lease sets `timeout_at_ms` = now + the job's timeout and caps its deadline there.
+   */
+  timeoutMs: number | null;
 }
 
 /** A lease's fence: the job and the attempt whose lease a settlement ends. */

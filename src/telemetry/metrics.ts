@@ -119,6 +119,10 @@ export class Metrics {
       dead_lettered: jobs('dead_lettered', 'Jobs that became dead letters, by reason'),
       expired: jobs('expired', 'Leases that ran out before an ack or nack'),
       ttl_expired: jobs('ttl_expired', 'Jobs whose expiry (TTL) passed before they started'),
+      timed_out: jobs(
+        'timed_out',
+        'Attempts ended by their hard timeout (timeout_ms), retried or dead-lettered',
+      ),
       requeued: jobs('requeued', 'Dead letters put back to ready'),
       cancelled: jobs('cancelled', 'Jobs that became cancelled (CancelJob, CancelJobs, the admin UI)'),
       purged: jobs('purged', 'Waiting jobs deleted by a purge'),

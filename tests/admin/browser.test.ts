@@ -52,6 +52,7 @@ async function enqueueJobs(queue: string, count: number, type = 'send_welcome'):
         group: '',
         dependsOn: [],
         onDependencyFailure: 0,
+        timeoutMs: 0,
       },
     });
     ids.push(jobId);

@@ -31,6 +31,7 @@ const job = (n: number) => ({
   group: '',
   dependsOn: [],
   onDependencyFailure: 0,
+  timeoutMs: 0,
 });
 
 const canMount =

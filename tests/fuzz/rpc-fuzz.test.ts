@@ -166,6 +166,7 @@ test(`${runs} mutated valid messages: limits hold, rejections are typed, counter
     group: fc.oneof(text, fc.constant('tenant-1'), fc.constant('g'.repeat(200))),
     dependsOn: fc.array(text, { maxLength: 3 }),
     onDependencyFailure: fc.integer({ min: 0, max: 5 }),
+    timeoutMs: fc.integer({ min: -1, max: 3_000_000_000 }),
   });
   const request = fc.oneof(
     fc.array(job, { maxLength: 5 }).map((jobs) => ({ kind: 'batch' as const, jobs })),

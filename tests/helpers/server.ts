@@ -187,6 +187,7 @@ export function testJob(queue: string, fields: Partial<EnqueueJob> = {}): Enqueu
     group: '',
     dependsOn: [],
     onDependencyFailure: 0,
+    timeoutMs: 0,
     ...fields,
   };
 }

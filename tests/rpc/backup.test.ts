@@ -83,6 +83,7 @@ function sqliteBackupTests(): void {
         group: '',
         dependsOn: [],
         onDependencyFailure: 0,
+        timeoutMs: 0,
       });
       const ids: string[] = [];
       for (let i = 0; i < 5; i++) {

@@ -42,6 +42,7 @@ test('an EnqueueRequest with payload, metadata and schedule survives encode and 
       group: 'tenant-42',
       dependsOn: ['0190b2a0-0000-7000-8000-000000000001', '0190b2a0-0000-7000-8000-000000000002'],
       onDependencyFailure: 2,
+      timeoutMs: 5000,
     },
   };
   const decoded = EnqueueRequest.decode(EnqueueRequest.encode(request).finish());

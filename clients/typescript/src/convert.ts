@@ -104,7 +104,14 @@ export function toEnqueueJob(
     group: options.group ?? '',
     dependsOn: options.dependsOn === undefined ? [] : [...options.dependsOn],
     onDependencyFailure: dependencyPolicyToProto[options.onDependencyFailure ?? 'unspecified'],
+    timeoutMs: timeoutMsOf(options.executionTimeoutMs),
   };
+}
+
+function timeoutMsOf(timeoutMs: number | undefined): number {
+  if (timeoutMs === undefined) return 0;
+  if (!Number.isFinite(timeoutMs)) throw invalid('executionTimeoutMs: not a number');
+  return Math.round(timeoutMs);
 }
 
 const dependencyPolicyToProto = {
@@ -203,6 +210,7 @@ function settingsFromProto(settings: ProtoQueueSettings | undefined): QueueSetti
     backoff: settings?.backoff ?? { baseMs: 0, factor: 0, capMs: 0, jitter: 0 },
     defaultLeaseMs: settings?.defaultLeaseMs ?? 0,
     maxLeaseMs: settings?.maxLeaseMs ?? 0,
+    defaultTimeoutMs: settings?.defaultTimeoutMs ?? 0,
     maxPayloadBytes: settings?.maxPayloadBytes ?? 0,
     maxDepth: settings?.maxDepth ?? 0,
     dedupWindowMs: settings?.dedupWindowMs ?? 0,

@@ -16,6 +16,7 @@ export const seppErrorCodes = [
   'not_found',
   'lease_lost',
   'job_cancelled',
+  'job_timed_out',
   'failed_precondition',
   'already_exists',
   'resource_exhausted',
@@ -142,6 +143,23 @@ export class JobCancelledError extends SeppError {
   }
 }
 
+/**
+ * The attempt ran past its hard timeout (`executionTimeoutMs` at enqueue, or the queue's
+ * `defaultTimeoutMs`): the server refused to extend it and ends it failed with
+ * reason `timeout` (the queue's retry policy decides what follows). A Worker
+ * aborts the handler's `signal` with this error and settles nothing more of that
+ * attempt; it is also what an extend of that lease fails with. A LeaseLostError:
+ * the attempt is over, whatever the handler does next.
+ */
+export class JobTimeoutError extends LeaseLostError {
+  override name = 'JobTimeoutError';
+
+  /** Builds the error from a gRPC status (FAILED_PRECONDITION) and the server's message. */
+  constructor(grpcCode: number, message: string, options: { cause?: unknown } = {}) {
+    super(grpcCode, message, { ...options, code: 'job_timed_out' });
+  }
+}
+
 /** sepp's code from its wire form (a trailer or `Settled.error_code`); undefined when unknown or empty. */
 export function errorCodeOf(text: string | undefined): SeppErrorCode | undefined {
   return text !== undefined && knownCodes.has(text) ? (text as SeppErrorCode) : undefined;
@@ -233,6 +251,8 @@ export function fromStatus(
   const options = { ...(code === undefined ? {} : { code }), ...(cause === undefined ? {} : { cause }) };
   if (code === 'job_cancelled')
     return new JobCancelledError(grpcCode, message, cause === undefined ? {} : { cause });
+  if (code === 'job_timed_out')
+    return new JobTimeoutError(grpcCode, message, cause === undefined ? {} : { cause });
   if (leaseCall && (grpcCode === status.NOT_FOUND || grpcCode === status.FAILED_PRECONDITION)) {
     return new LeaseLostError(grpcCode, message, {
       code: code ?? (grpcCode === status.FAILED_PRECONDITION ? 'lease_lost' : 'not_found'),

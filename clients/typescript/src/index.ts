@@ -28,6 +28,7 @@ export {
   JobCancelledError,
   JobRejectedError,
   type JobRejection,
+  JobTimeoutError,
   LeaseLostError,
   type RejectionReason,
   SeppError,

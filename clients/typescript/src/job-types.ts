@@ -74,6 +74,15 @@ export interface EnqueueOptions {
    * `expiresAt`, not both.
    */
   ttlMs?: number;
+  /**
+   * Hard execution timeout of each attempt, in ms from its lease (the server's
+   * clock). Once it passes, the server refuses to extend the lease, ends the
+   * attempt failed with reason `timeout` (retried per the queue's backoff; dead
+   * with reason `timeout` on the last attempt), and a Worker aborts the handler's
+   * `signal` with a JobTimeoutError. 0 or absent: the queue's `defaultTimeoutMs`.
+   * (The protocol's `timeout_ms`; named apart from the `timeoutMs` of the waits.)
+   */
+  executionTimeoutMs?: number;
   /** Do not start the job at or after this time. Give this or `ttlMs`, not both. */
   expiresAt?: TimeInput;
   /** String pairs stored with the job and handed to the worker. */
@@ -131,7 +140,7 @@ export type EnqueueOutcome =
 export type JobState = 'scheduled' | 'ready' | 'leased' | 'completed' | 'dead' | 'cancelled' | 'waiting';
 
 /** Why a job is dead. */
-export type DeadReason = 'attempts_exhausted' | 'lease_expired' | 'dead_lettered' | 'expired';
+export type DeadReason = 'attempts_exhausted' | 'lease_expired' | 'dead_lettered' | 'expired' | 'timeout';
 
 /** How to ack with `SeppClient.ack`. */
 export interface AckOptions extends CallOptions {

@@ -45,6 +45,7 @@ export const deadReasonToProto: Record<DeadReason, ProtoDeadReason> = {
   lease_expired: ProtoDeadReason.LEASE_EXPIRED,
   dead_lettered: ProtoDeadReason.DEAD_LETTERED,
   expired: ProtoDeadReason.EXPIRED,
+  timeout: ProtoDeadReason.TIMEOUT,
 };
 
 const deadReasonNames = invert(deadReasonToProto);
@@ -126,6 +127,12 @@ export class LeasedJob implements LeaseRef {
   /** The group given at enqueue, or null. */
   readonly group: string | null;
   /**
+   * When this attempt must end (its hard timeout: `executionTimeoutMs` at enqueue, or the
+   * queue's `defaultTimeoutMs`), in ms since the Unix epoch on the server's clock;
+   * null when it has none. The lease never extends past it.
+   */
+  readonly timeoutAtMs: number | null;
+  /**
    * What the jobs it depended on (`dependsOn`, a flow's `after`) ended with, in
    * enqueue order; empty for a job without dependencies.
    */
@@ -150,6 +157,7 @@ export class LeasedJob implements LeaseRef {
     this.idempotencyKey = textOrNull(job.idempotencyKey);
     this.lastError = textOrNull(job.lastError);
     this.group = textOrNull(job.group);
+    this.timeoutAtMs = job.timeoutAtMs === 0 ? null : job.timeoutAtMs;
     this.dependencyResults =
       job.dependencyResults === undefined || job.dependencyResults.length === 0
         ? noDependencyResults
@@ -234,6 +242,10 @@ export class Job {
   readonly completedAt: Date | null;
   /** When the job stops being handed out (its TTL); null when it never expires. */
   readonly expiresAt: Date | null;
+  /** The job's own hard timeout per attempt, in ms; null when it takes its queue's `defaultTimeoutMs`. */
+  readonly timeoutMs: number | null;
+  /** When the current attempt must end (its hard timeout); null unless leased with one. */
+  readonly timeoutAt: Date | null;
   /** When a cancel was asked for; null if never (set on cancelled jobs and on leased ones being stopped). */
   readonly cancelledAt: Date | null;
   /** Who asked for the cancel (`key:NAME`, an admin UI user or `anonymous`); null if never. */
@@ -299,6 +311,8 @@ export class Job {
     this.failedAt = dateOrNull(job.failedAtMs);
     this.completedAt = dateOrNull(job.completedAtMs);
     this.expiresAt = dateOrNull(job.expiresAtMs);
+    this.timeoutMs = job.timeoutMs === 0 ? null : job.timeoutMs;
+    this.timeoutAt = dateOrNull(job.timeoutAtMs);
     this.cancelledAt = dateOrNull(job.cancelledAtMs);
     this.cancelledBy = textOrNull(job.cancelledBy);
     const result = job.result;

@@ -26,6 +26,8 @@ export interface QueueSettings {
   defaultLeaseMs: number;
   /** Longest lease, in ms. */
   maxLeaseMs: number;
+  /** Hard execution timeout of an attempt of a job that gives none (`executionTimeoutMs`), in ms; 0 = none. */
+  defaultTimeoutMs: number;
   /** Largest payload accepted, in bytes. */
   maxPayloadBytes: number;
   /** Unfinished jobs above which enqueue is refused (`queue_full`); 0 = no limit. */

@@ -29,6 +29,7 @@ import {
   errorCodeOf,
   fromStatus,
   JobCancelledError,
+  JobTimeoutError,
   LeaseLostError,
   SeppError,
   toSeppError,
@@ -40,6 +41,7 @@ import type {
   WorkResponse,
   WorkResponse_CancelNotice,
   WorkResponse_Settled,
+  WorkResponse_TimeoutNotice,
 } from './gen/sepp/v1/work.js';
 import { ackCall, extendCall, nackCall, progressCall } from './lease-calls.ts';
 import type { LeaseRef, NackOptions, NackResult } from './types.ts';
@@ -169,9 +171,22 @@ export class WorkStreamTransport implements WorkTransport {
         this.host.deliver(job);
       }
       for (const notice of kind.value.cancels) this.onCancel(notice);
+      // An older server sends no timeouts (an absent repeated field decodes as []).
+      for (const notice of kind.value.timeouts) this.onTimeout(notice);
     } else if (kind?.$case === 'cancel') {
       this.onCancel(kind.value);
+    } else if (kind?.$case === 'timeout') {
+      this.onTimeout(kind.value);
     }
+  }
+
+  private onTimeout(notice: WorkResponse_TimeoutNotice): void {
+    const at = notice.timeoutAtMs === 0 ? '' : ` at ${new Date(notice.timeoutAtMs).toISOString()}`;
+    const error = new JobTimeoutError(
+      status.FAILED_PRECONDITION,
+      `job ${notice.jobId} attempt ${notice.attempt} ran past its hard timeout${at} (timeout_ms): stop working on it; the queue's retry policy decides what follows`,
+    );
+    this.host.timedOut(notice.jobId, notice.attempt, error);
   }
 
   private onCancel(notice: WorkResponse_CancelNotice): void {

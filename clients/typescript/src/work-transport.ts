@@ -4,7 +4,7 @@
  * unary Reserve long polls with Ack/Nack/Extend calls (reserve-transport.ts).
  */
 
-import type { JobCancelledError, SeppError } from './errors.ts';
+import type { JobCancelledError, JobTimeoutError, SeppError } from './errors.ts';
 import type { JobResult as ProtoJobResult, LeasedJob as ProtoLeasedJob } from './gen/sepp/v1/job.js';
 import type { LeaseRef, NackOptions, NackResult } from './types.ts';
 import type { WorkerClock } from './worker-clock.ts';
@@ -19,6 +19,8 @@ export interface TransportHost {
   report(error: SeppError): void;
   /** The server says a lease may be cancelled: stop that job if this worker runs it (else ignore). */
   cancel(jobId: string, attempt: number, error: JobCancelledError): void;
+  /** The server ended an attempt by its hard timeout: stop that job if this worker runs it (else ignore). */
+  timedOut(jobId: string, attempt: number, error: JobTimeoutError): void;
 }
 
 /** A progress report as the protocol carries it (see results.ts `progressFields`). */

@@ -1,5 +1,5 @@
 /** What a Worker can be told (WorkerOptions, checked by checkWorkerOptions) and what it tells (WorkerEvents). */
-import type { JobCancelledError, LeaseLostError, SeppError } from './errors.ts';
+import type { JobCancelledError, JobTimeoutError, LeaseLostError, SeppError } from './errors.ts';
 import type { NackResult } from './types.ts';
 import type { WorkerClock } from './worker-clock.ts';
 import type { JobHandler, WorkerJob } from './worker-job.ts';
@@ -70,6 +70,11 @@ export interface WorkerEvents {
   failed: [job: WorkerJob, error: Error, result: NackResult];
   /** A job's lease was lost; its signal aborted and it will not be settled here. */
   leaseLost: [job: WorkerJob, error: LeaseLostError];
+  /**
+   * A running job's attempt passed its hard timeout (`executionTimeoutMs`): its signal aborted with
+   * this error, and the server failed the attempt (reason `timeout`); it is not settled here.
+   */
+  timedOut: [job: WorkerJob, error: JobTimeoutError];
   /** A running job was cancelled by an operator; its signal aborted and it ends `cancelled` (no retry). */
   cancelled: [job: WorkerJob, error: JobCancelledError];
   /** A job's lease was extended to `leaseDeadline` (server clock). */

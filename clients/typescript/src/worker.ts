@@ -14,13 +14,17 @@
  * or ack answers `job_cancelled` otherwise) aborts the signal with a
  * JobCancelledError; when the handler returns, however it ends, the job is
  * nacked, which the server turns into `cancelled` — never an ack or a retry.
+ * An attempt past its hard timeout (the Work stream says so once the server
+ * ended it; an extend answers `job_timed_out` otherwise) aborts the signal with
+ * a JobTimeoutError and, as a lost lease, is never settled here: the server
+ * already failed it (reason `timeout`) and its retry policy decides what follows.
  */
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { status } from '@grpc/grpc-js';
 import { backoffDelayMs } from './backoff.ts';
 import type { Connection } from './connection.ts';
-import { JobCancelledError, LeaseLostError, SeppError, toSeppError } from './errors.ts';
+import { JobCancelledError, JobTimeoutError, LeaseLostError, SeppError, toSeppError } from './errors.ts';
 import type { JobResult as ProtoJobResult, LeasedJob as ProtoLeasedJob } from './gen/sepp/v1/job.js';
 import { LeaseKeeper } from './lease-keeper.ts';
 import { ProgressReporter } from './progress-reporter.ts';
@@ -131,6 +135,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         deliver: (job) => this.deliver(lane, job),
         report: (error) => this.report(error),
         cancel: (jobId, attempt, error) => this.cancelRunning(jobId, attempt, error),
+        timedOut: (jobId, attempt, error) => this.timedOutRunning(jobId, attempt, error),
       };
       return transport === 'unary'
         ? new ReserveTransport(this.connection, config, host)
@@ -294,6 +299,16 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
   }
 
+  /** The server ended an attempt by its hard timeout: stop that job if it runs here (else ignore). */
+  private timedOutRunning(jobId: string, attempt: number, error: JobTimeoutError): void {
+    for (const active of this.active) {
+      if (active.job.id === jobId && active.job.attempt === attempt) {
+        this.lose(active, error);
+        return;
+      }
+    }
+  }
+
   private markCancelled(active: Active, error: JobCancelledError): void {
     if (active.cancelled !== undefined || active.lost || !this.active.has(active)) return;
     active.cancelled = error;
@@ -410,6 +425,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
     active.lost = true;
     this.keeper.remove(active);
     abortWorkerJob(active.job, error);
+    if (error instanceof JobTimeoutError) {
+      this.logger.warn(`sepp worker ${this.workerId}: job ${active.job.id} timed out: ${error.message}`);
+      this.emit('timedOut', active.job, error);
+      return;
+    }
     this.logger.warn(`sepp worker ${this.workerId}: job ${active.job.id} lost its lease: ${error.message}`);
     this.emit('leaseLost', active.job, error);
   }

@@ -123,6 +123,12 @@ export function registerEnqueueCommand(parser: Argv): void {
             requiresArg: true,
             describe: 'Do not start the job at or after this time (ISO 8601)',
           })
+          .option('timeout', {
+            type: 'string',
+            requiresArg: true,
+            describe:
+              "Hard execution timeout of each attempt, e.g. 5m: then it fails (reason timeout), extended or not (default: the queue's default_timeout_ms)",
+          })
           .option('max-attempts', {
             type: 'string',
             requiresArg: true,
@@ -187,6 +193,7 @@ export function registerEnqueueCommand(parser: Argv): void {
         oneOf({ ttl: args.ttl, 'expires-at': args['expires-at'] });
         if (args.ttl !== undefined) options.ttlMs = durationFlag('ttl', args.ttl);
         if (args['expires-at'] !== undefined) options.expiresAt = timeFlag('expires-at', args['expires-at']);
+        if (args.timeout !== undefined) options.executionTimeoutMs = durationFlag('timeout', args.timeout);
         if (args['max-attempts'] !== undefined) {
           options.maxAttempts = integerFlag('max-attempts', args['max-attempts'], {
             min: 1,

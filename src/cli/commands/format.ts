@@ -116,6 +116,8 @@ export function jobJson(job: Job, withDetail: boolean) {
     failedAt: job.failedAt,
     completedAt: job.completedAt,
     expiresAt: job.expiresAt,
+    timeoutMs: job.timeoutMs,
+    timeoutAt: job.timeoutAt,
     cancelledAt: job.cancelledAt,
     cancelledBy: job.cancelledBy,
     ...resultJson(job.resultBytes, job.resultContentType),

@@ -50,7 +50,9 @@ function describeJob(job: Job): string {
   if (job.leaseDeadline !== null) {
     rows.push(['leased at', time(job.leasedAt)], ['lease ends', time(job.leaseDeadline)]);
     rows.push(['worker', job.workerId ?? '-']);
+    if (job.timeoutAt !== null) rows.push(['times out at', time(job.timeoutAt)]);
   }
+  if (job.timeoutMs !== null) rows.push(['timeout', `${job.timeoutMs} ms`]);
   if (job.failedAt !== null) rows.push(['failed at', time(job.failedAt)]);
   if (job.completedAt !== null) rows.push(['completed at', time(job.completedAt)]);
   if (job.expiresAt !== null) rows.push(['expires at', time(job.expiresAt)]);

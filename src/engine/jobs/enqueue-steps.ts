@@ -170,6 +170,7 @@ export class EnqueueSteps {
       idempotency_key: job.idempotencyKey,
       max_attempts: job.maxAttempts,
       lease_ms: job.leaseMs,
+      timeout_ms: job.timeoutMs,
       enqueued_at_ms: nowMs,
       run_at_ms: job.runAtMs,
       expires_at_ms: job.expiresAtMs,

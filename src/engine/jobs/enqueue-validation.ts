@@ -20,6 +20,8 @@ export interface ValidJob {
   scheduled: boolean;
   maxAttempts: number;
   leaseMs: number | null;
+  /** The job's own hard timeout per attempt; null: its queue's default_timeout_ms. */
+  timeoutMs: number | null;
   idempotencyKey: string | null;
   /** The key is a duplicate only while a job holding it is unfinished. */
   uniqueWhileActive: boolean;
@@ -133,6 +135,14 @@ export function validateJob(
       `lease_ms is ${leaseMs}; it must be an integer from ${leaseRange.min} (1 s) to ${leaseRange.max} (7 days), or 0 for none`,
     );
   }
+  const timeoutMs = job.timeoutMs === undefined || job.timeoutMs === 0 ? null : job.timeoutMs;
+  const timeoutMax = queueSettingRanges.defaultTimeoutMs.max;
+  if (timeoutMs !== null && (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > timeoutMax)) {
+    return reject(
+      'invalid_job',
+      `timeout_ms is ${timeoutMs}; it must be an integer from 1 to ${timeoutMax} (30 days), or 0 for the queue's default_timeout_ms`,
+    );
+  }
 
   let runAtMs = nowMs;
   if (job.runAtMs !== undefined && job.delayMs !== undefined) {
@@ -225,6 +235,7 @@ export function validateJob(
     scheduled: runAtMs > nowMs,
     maxAttempts,
     leaseMs,
+    timeoutMs,
     idempotencyKey,
     uniqueWhileActive,
     expiresAtMs: expiry,

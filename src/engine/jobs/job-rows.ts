@@ -48,6 +48,7 @@ export function leasedJobFromRow(row: LeasedRow): LeasedJob {
     idempotencyKey: row.idempotency_key,
     lastError: row.last_error,
     group: row.group_key,
+    timeoutAtMs: row.timeout_at_ms,
   };
 }
 
@@ -80,6 +81,8 @@ export function jobInfoFromOutcome(outcome: FinishedOutcome): JobInfo {
     failedAtMs: state === 'dead' ? endedAtMs : null,
     completedAtMs: state === 'completed' ? endedAtMs : null,
     expiresAtMs: null,
+    timeoutMs: null,
+    timeoutAtMs: null,
     cancelledAtMs: state === 'cancelled' ? endedAtMs : null,
     cancelledBy: outcome.cancelledBy,
     result: outcome.result,
@@ -117,6 +120,9 @@ export function jobInfoFromRow(row: JobRow): JobInfo {
     failedAtMs: row.failed_at_ms,
     completedAtMs: row.completed_at_ms,
     expiresAtMs: row.expires_at_ms,
+    timeoutMs: row.timeout_ms ?? null,
+    // The attempt's end means something only while it runs.
+    timeoutAtMs: row.state === 'leased' ? (row.timeout_at_ms ?? null) : null,
     cancelledAtMs: row.cancelled_at_ms,
     cancelledBy: row.cancelled_by,
     result: row.result,

@@ -12,4 +12,5 @@ export { RemoteWakeups } from './remote-wakeups.ts';
 export { Reserver } from './reserve.ts';
 export { checkAckResult } from './results.ts';
 export { Settler } from './settle.ts';
+export { finishTimedOut, pastTimeout, type TimeoutListener } from './timed-out-lease.ts';
 export { WaiterRegistry } from './waiters.ts';

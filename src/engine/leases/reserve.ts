@@ -209,11 +209,14 @@ export class Reserver {
         leaseDeadlineMs,
         maxLeaseDeadlineMs: nowMs + settings.maxLeaseMs,
         workerId: request.workerId,
+        timeoutMs: settings.defaultTimeoutMs === 0 ? null : settings.defaultTimeoutMs,
       };
       let wanted = remaining;
       let leased = 0;
       let totalWaitMs = 0;
       let maxWaitMs = 0;
+      // The earliest deadline leased: a hard timeout caps a lease below the one asked for.
+      let earliestDeadlineMs = leaseDeadlineMs;
       for (;;) {
         let rows: LeasedRow[];
         if (flow.isPlain(queue, settings)) {
@@ -232,6 +235,7 @@ export class Reserver {
         const live = Expiry.hasExpired(rows, nowMs) ? yield* this.expiry.dropExpired(tx, rows, nowMs) : rows;
         const passesResults = this.dependencyQueues.has(queue);
         for (const row of live) {
+          if (row.lease_deadline_ms! < earliestDeadlineMs) earliestDeadlineMs = row.lease_deadline_ms!;
           const job = leasedJobFromRow(row);
           if (passesResults) {
             const results = yield* dependencyResults(tx, row.id, this.ctx.limits);
@@ -270,8 +274,8 @@ export class Reserver {
           });
         }
       }
-      // Jobs with their own lease_ms end at this deadline or later, never earlier.
-      this.ctx.wakeAt(tx, leaseDeadlineMs);
+      // Jobs with their own lease_ms end at this deadline or later; with a timeout, maybe earlier.
+      this.ctx.wakeAt(tx, earliestDeadlineMs);
       this.ctx.emit(tx, { kind: 'reserved', queue, count: leased, totalWaitMs, maxWaitMs });
     }
     return jobs;

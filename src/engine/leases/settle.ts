@@ -28,8 +28,12 @@ import type {
 import { backoffDelayMs } from './backoff.ts';
 import { cancelledMessage, finishCancelled } from './cancelled-lease.ts';
 import { checkAckResult, resultContentTypeOf } from './results.ts';
+import { endedByTimeout, pastTimeout, TimeoutNotices, timedOutMessage } from './timed-out-lease.ts';
 
 export class Settler {
+  /** Who hears of attempts ended by their hard timeout (maintenance ends them). */
+  readonly timeouts = new TimeoutNotices();
+
   constructor(private readonly ctx: EngineContext) {}
 
   /** Completes a leased job, keeping `result` if its queue retains completed jobs (job_cancelled if cancelled). */
@@ -156,12 +160,27 @@ export class Settler {
     }
     const row = yield* tx.jobs.attempt(jobId);
     const problem = settleProblem(row, jobId, attempt);
-    if (problem) throw new SeppError(problem.code, problem.message);
+    if (problem) {
+      // An attempt the server ended by its timeout is told so, not merely that its lease is gone.
+      if (row !== undefined && endedByTimeout(row.errors_json, attempt)) {
+        throw new SeppError('job_timed_out', timedOutMessage(jobId, attempt, null));
+      }
+      throw new SeppError(problem.code, problem.message);
+    }
     if (row!.cancelled_at_ms !== null) throw new SeppError('job_cancelled', cancelledMessage(row!));
+    const nowMs = clock.nowMs();
+    // Past its hard timeout the attempt is over: maintenance ends it (its deadline is due now).
+    if (pastTimeout(row!, nowMs)) {
+      throw new SeppError('job_timed_out', timedOutMessage(jobId, attempt, row!.timeout_at_ms));
+    }
     const settings = queues.settingsFor(row!.queue);
     // 0 (unset on the wire) means the queue's default lease, as it does for Reserve.
     const lengthMs = leaseMs === 0 ? settings.defaultLeaseMs : leaseMs;
-    const leaseDeadlineMs = clock.nowMs() + Math.min(lengthMs, settings.maxLeaseMs);
+    // Never past the attempt's hard timeout: the lease-expiry sweep ends it there.
+    const leaseDeadlineMs = Math.min(
+      nowMs + Math.min(lengthMs, settings.maxLeaseMs),
+      row!.timeout_at_ms ?? Number.POSITIVE_INFINITY,
+    );
     yield* tx.leases.extend({ jobId, attempt, leaseDeadlineMs });
     this.ctx.wroteTo(tx, row!.queue);
     this.ctx.wakeAt(tx, leaseDeadlineMs);

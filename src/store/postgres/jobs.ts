@@ -28,6 +28,7 @@ const columns = [
   ['run_at_ms', 'bigint'],
   ['expires_at_ms', 'bigint'],
   ['group_key', 'text'],
+  ['timeout_ms', 'bigint'],
 ] as const satisfies readonly (readonly [keyof NewJobRow, string])[];
 type Listed = (typeof columns)[number][0];
 // A field added to NewJobRow but not to `columns` fails the typecheck here, rather than being dropped.
@@ -53,7 +54,7 @@ export const jobColumns = `seq, id, queue, type, state, priority, payload, conte
   tracestate, idempotency_key, attempt, max_attempts, attempt_base, enqueued_at_ms, run_at_ms, leased_at_ms,
   lease_deadline_ms, worker_id, last_error, errors_json, dead_reason, failed_at_ms, completed_at_ms, expires_at_ms,
   cancelled_at_ms, cancelled_by, result, result_content_type, progress_percent, progress_json, progress_at_ms,
-  group_key`;
+  group_key, timeout_ms, timeout_at_ms`;
 
 /** A read by id, and the same locking the row for a write unit (sql.ts `writing`). */
 const byId = (columns: string) => ({

@@ -15,24 +15,28 @@ import { type Connection, changes, firstRow, rows, statement, value, writing } f
 /** The columns of a LeasedRow, as every leasing statement returns them. */
 const leasedColumns = `j.seq, j.id, j.queue, j.type, j.payload, j.content_type, j.priority, j.attempt, j.max_attempts,
   j.attempt_base, j.lease_deadline_ms, j.enqueued_at_ms, j.run_at_ms, j.metadata_json, j.traceparent, j.tracestate,
-  j.idempotency_key, j.last_error, j.expires_at_ms, j.group_key`;
+  j.idempotency_key, j.last_error, j.expires_at_ms, j.group_key, j.timeout_at_ms`;
 
 /** The columns of an AttemptRow (jobs.ts reads them too). */
 export const attemptColumns =
-  'seq, id, queue, type, state, attempt, max_attempts, attempt_base, errors_json, cancelled_at_ms, cancelled_by';
+  'seq, id, queue, type, state, attempt, max_attempts, attempt_base, errors_json, cancelled_at_ms, cancelled_by, timeout_at_ms, worker_id';
 
 /**
  * Leases the rows `picked` names: $3 now, $4 the deadline, $5 the latest deadline
- * a job's own lease_ms may reach, $6 the worker. A job with its own lease_ms gets at
- * least that long, up to $5.
+ * a job's own lease_ms may reach, $6 the worker, $7 the queue's default_timeout_ms
+ * (NULL: none). A job with its own lease_ms gets at least that long, up to $5. A job
+ * with a hard timeout (its own timeout_ms, else $7) gets `timeout_at_ms` and its
+ * deadline capped there (least() skips a NULL), so the lease-expiry sweep ends it.
  */
 const leaseStatement = (picked: string) =>
   statement(
     `WITH picked AS MATERIALIZED (${picked} FOR UPDATE SKIP LOCKED)
      UPDATE jobs j
         SET state = 'leased', attempt = j.attempt + 1, leased_at_ms = $3::bigint,
-            lease_deadline_ms = CASE WHEN j.lease_ms IS NULL THEN $4::bigint
+            lease_deadline_ms = least(CASE WHEN j.lease_ms IS NULL THEN $4::bigint
                                 ELSE greatest($4::bigint, least($3::bigint + j.lease_ms, $5::bigint)) END,
+                                $3::bigint + coalesce(j.timeout_ms, $7::bigint)),
+            timeout_at_ms = $3::bigint + coalesce(j.timeout_ms, $7::bigint),
             worker_id = $6
        FROM picked WHERE j.seq = picked.seq
      RETURNING ${leasedColumns}`,
@@ -43,11 +47,11 @@ const leaseReady = leaseStatement(
     ORDER BY priority DESC, run_at_ms, seq LIMIT $2`,
 );
 const leaseUngroupedAt = leaseStatement(
-  `SELECT seq FROM jobs WHERE queue = $1 AND state = 'ready' AND group_key IS NULL AND priority = $7
+  `SELECT seq FROM jobs WHERE queue = $1 AND state = 'ready' AND group_key IS NULL AND priority = $8
     ORDER BY priority DESC, run_at_ms, seq LIMIT $2`,
 );
 const leaseGroupAt = leaseStatement(
-  `SELECT seq FROM jobs WHERE queue = $1 AND state = 'ready' AND group_key = $8 AND priority = $7
+  `SELECT seq FROM jobs WHERE queue = $1 AND state = 'ready' AND group_key = $9 AND priority = $8
     ORDER BY priority DESC, group_key, run_at_ms, seq LIMIT $2`,
 );
 
@@ -107,6 +111,7 @@ const leaseValues = (p: LeaseParams & { queue: string; limit: number }) => [
   p.leaseDeadlineMs,
   p.maxLeaseDeadlineMs,
   p.workerId,
+  p.timeoutMs,
 ];
 
 export function leaseOps(c: Connection): Leases {

@@ -31,6 +31,7 @@ const columns = [
   'run_at_ms',
   'expires_at_ms',
   'group_key',
+  'timeout_ms',
 ] as const satisfies readonly (keyof NewJobRow)[];
 // A field added to NewJobRow but not to `columns` fails the typecheck here, rather than being dropped.
 const everyColumnListed: [Exclude<keyof NewJobRow, (typeof columns)[number]>] extends [never] ? true : never =

@@ -14,11 +14,11 @@ import type { Db } from './open.ts';
 
 /** The columns of a LeasedRow, in the order every leasing statement returns them. */
 export const leasedColumns =
-  'seq, id, queue, type, payload, content_type, priority, attempt, max_attempts, attempt_base, lease_deadline_ms, enqueued_at_ms, run_at_ms, metadata_json, traceparent, tracestate, idempotency_key, last_error, expires_at_ms, group_key';
+  'seq, id, queue, type, payload, content_type, priority, attempt, max_attempts, attempt_base, lease_deadline_ms, enqueued_at_ms, run_at_ms, metadata_json, traceparent, tracestate, idempotency_key, last_error, expires_at_ms, group_key, timeout_at_ms';
 
 /** The columns of an AttemptRow (jobs.ts reads them too). */
 export const attemptColumns =
-  'seq, id, queue, type, state, attempt, max_attempts, attempt_base, errors_json, cancelled_at_ms, cancelled_by, dependency_flags';
+  'seq, id, queue, type, state, attempt, max_attempts, attempt_base, errors_json, cancelled_at_ms, cancelled_by, dependency_flags, timeout_at_ms, worker_id';
 
 const leasedColumnNames = leasedColumns.split(', ') as (keyof LeasedRow)[];
 
@@ -51,11 +51,15 @@ function leaseStatement<P>(statement: Database.Statement<[P], unknown>): {
 
 /**
  * What a lease sets, for every statement that leases. A job with its own lease_ms
- * gets at least that long, up to @maxLeaseDeadlineMs.
+ * gets at least that long, up to @maxLeaseDeadlineMs. A job with a hard timeout (its
+ * own timeout_ms, else the queue's @timeoutMs; NULL for neither) gets `timeout_at_ms`,
+ * and its deadline is capped there, so the lease-expiry sweep ends the attempt then.
  */
 const leaseSet = `SET state = 'leased', attempt = attempt + 1, leased_at_ms = @nowMs,
-              lease_deadline_ms = CASE WHEN lease_ms IS NULL THEN @leaseDeadlineMs
+              lease_deadline_ms = min(CASE WHEN lease_ms IS NULL THEN @leaseDeadlineMs
                                   ELSE max(@leaseDeadlineMs, min(@nowMs + lease_ms, @maxLeaseDeadlineMs)) END,
+                                  coalesce(@nowMs + coalesce(timeout_ms, @timeoutMs), @maxLeaseDeadlineMs)),
+              timeout_at_ms = @nowMs + coalesce(timeout_ms, @timeoutMs),
               worker_id = @workerId`;
 
 /**

@@ -105,6 +105,7 @@ export function newJob(queue: string, fields: Partial<NewJobRow> = {}): NewJobRo
     run_at_ms: 1000,
     expires_at_ms: null,
     group_key: null,
+    timeout_ms: null,
     ...fields,
   };
 }
@@ -131,6 +132,6 @@ export function* storeJobs(tx: StoreTx, jobs: readonly NewJobRow[], nowMs = 1000
 }
 
 /** The lease parameters of a store-level lease at `nowMs` (30 s leases, 10 min at most). */
-export function leaseAt(nowMs: number, workerId: string | null = 'w') {
-  return { nowMs, leaseDeadlineMs: nowMs + 30_000, maxLeaseDeadlineMs: nowMs + 600_000, workerId };
+export function leaseAt(nowMs: number, workerId: string | null = 'w', timeoutMs: number | null = null) {
+  return { nowMs, leaseDeadlineMs: nowMs + 30_000, maxLeaseDeadlineMs: nowMs + 600_000, workerId, timeoutMs };
 }

@@ -22,12 +22,12 @@ import {
   Time,
 } from '../components/common.tsx';
 import { ConfirmDialog, useConfirm } from '../components/confirm-dialog.tsx';
-import { fmtBytes, fmtTime, humanize, localTimes, shortId } from '../format.ts';
+import { fmtBytes, fmtDuration, fmtTime, humanize, localTimes, shortId } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
 import { Link, navigate } from '../router.tsx';
 
 /** Timeline events that name a time to come (the others have happened). */
-const futureEvents: ReadonlySet<string> = new Set(['due', 'lease_deadline', 'expires']);
+const futureEvents: ReadonlySet<string> = new Set(['due', 'lease_deadline', 'timeout', 'expires']);
 
 import type { JobDetail as Job, Session } from '../types.ts';
 import { AttemptErrors, ProgressCard } from './job-sections.tsx';
@@ -236,6 +236,12 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
                 ['Due', <Time ms={job.runAtMs} />],
                 ...(job.leaseDeadlineMs !== null
                   ? [['Lease ends', <Time ms={job.leaseDeadlineMs} />] as [string, ComponentChildren]]
+                  : []),
+                ...(job.timeoutAtMs !== null
+                  ? [['Times out', <Time ms={job.timeoutAtMs} />] as [string, ComponentChildren]]
+                  : []),
+                ...(job.timeoutMs !== null
+                  ? [['Timeout', fmtDuration(job.timeoutMs)] as [string, string]]
                   : []),
                 ...(job.workerId !== null ? [['Worker', job.workerId] as [string, string]] : []),
                 ...(job.failedAtMs !== null

@@ -28,6 +28,7 @@ from ._queue_admin import DeadLetters, Queues
 from .client import Client
 from .errors import (
     JobCancelledError,
+    JobTimeoutError,
     JobRejectedError,
     JobRejection,
     LeaseLostError,
@@ -107,6 +108,7 @@ __all__ = [
     "Handler",
     "Job",
     "JobCancelledError",
+    "JobTimeoutError",
     "JobEvent",
     "JobEventKind",
     "JobOutcome",

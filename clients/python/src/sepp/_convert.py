@@ -106,6 +106,8 @@ def job_from_spec(spec: JobSpec) -> job_pb2.EnqueueJob:
         job.ttl_ms = _whole_ms(spec.ttl_ms, "ttl_ms")
     if spec.unique_while_active:
         job.unique_while_active = True
+    if spec.execution_timeout_ms is not None:
+        job.timeout_ms = _whole_ms(spec.execution_timeout_ms, "execution_timeout_ms")
     return job
 
 
@@ -181,6 +183,7 @@ def _settings(settings: queue_pb2.QueueSettings) -> QueueSettings:
         group_max_leased=settings.group_max_leased,
         group_rate_limit=_rate(settings.group_rate_limit),
         durability=_durability(settings.durability),
+        default_timeout_ms=settings.default_timeout_ms,
     )
 
 

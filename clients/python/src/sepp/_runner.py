@@ -16,7 +16,7 @@ from ._convert import error_text, nack_request
 from ._progress import ProgressReporter
 from ._scheduler import Scheduler, Timer
 from ._work_transport import WorkTransport
-from .errors import JobCancelledError, LeaseLostError, SeppError, to_sepp_error
+from .errors import JobCancelledError, JobTimeoutError, LeaseLostError, SeppError, to_sepp_error
 from .handler import DeadLetter, Handler, RetryAfter, WorkerEvent, WorkerJob
 from .results import encode_result, is_json_content_type
 from .v1 import job_pb2, work_pb2
@@ -133,6 +133,12 @@ class JobRunner:
         active.lost = True
         self.unkeep(active)
         active.job._cancel(error)
+        if isinstance(error, JobTimeoutError):
+            self._worker.log.warning("sepp worker %s: job %s (%s, attempt %d) timed out: %s; not settling it",
+                                     self._worker.worker_id, active.job.id, active.job.type, active.job.attempt,
+                                     error.message)
+            self._worker.emit(WorkerEvent("timed_out", active.job, error))
+            return
         self._worker.log.warning("sepp worker %s: lost the lease of job %s (%s, attempt %d): %s; not settling it",
                                  self._worker.worker_id, active.job.id, active.job.type, active.job.attempt,
                                  error.message)

@@ -37,6 +37,7 @@ from ._scheduler import Scheduler
 from ._work_transport import FATAL_CODES, TransportConfig, TransportHost, UnaryCalls
 from .errors import (
     JobCancelledError,
+    JobTimeoutError,
     LeaseLostError,
     SeppError,
     error_code_of,
@@ -78,6 +79,15 @@ class _AnswerLost(SeppError):
 def _settle_error(settled: Settled) -> SeppError:
     return from_status(status_from_number(settled.code), settled.message, lease_call=True,
                        code=error_code_of(settled.error_code))
+
+
+def _timed_out(notice: work_pb2.WorkResponse.TimeoutNotice) -> JobTimeoutError:
+    at = ""
+    if notice.timeout_at_ms:
+        at = " at " + time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(notice.timeout_at_ms / 1000))
+    return JobTimeoutError(grpc.StatusCode.FAILED_PRECONDITION,
+                           f"job {notice.job_id} attempt {notice.attempt} ran past its hard timeout{at} "
+                           "(timeout_ms): stop working on it; the queue's retry policy decides what follows")
 
 
 def _cancelled(notice: work_pb2.WorkResponse.CancelNotice) -> JobCancelledError:
@@ -211,15 +221,19 @@ class WorkStreamTransport:
     def _on_message(self, stream: _Stream, message: work_pb2.WorkResponse) -> None:
         kind = message.WhichOneof("kind")
         cancels: list[work_pb2.WorkResponse.CancelNotice] = []
+        timeouts: list[work_pb2.WorkResponse.TimeoutNotice] = []
         if kind == "batch":
             settled, jobs = list(message.batch.settled), list(message.batch.jobs)
             cancels = list(message.batch.cancels)
+            timeouts = list(message.batch.timeouts)
         elif kind == "settled":
             settled, jobs = [message.settled], []
         elif kind == "job":
             settled, jobs = [], [message.job]
         elif kind == "cancel":
             settled, jobs, cancels = [], [], [message.cancel]
+        elif kind == "timeout":
+            settled, jobs, timeouts = [], [], [message.timeout]
         else:
             return
         if not stream.healthy:
@@ -237,6 +251,8 @@ class WorkStreamTransport:
                     self._host.deliver(job)
         for notice in cancels:
             self._host.cancel(notice.job_id, notice.attempt, _cancelled(notice))
+        for timeout in timeouts:
+            self._host.timed_out(timeout.job_id, timeout.attempt, _timed_out(timeout))
 
     def _on_broken(self, stream: _Stream, error: SeppError) -> None:
         with self._lock:

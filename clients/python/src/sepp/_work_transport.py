@@ -14,7 +14,7 @@ from typing import Any, Callable, Protocol, TypeVar
 import grpc
 
 from ._connection import Connection, backoff_delay_ms
-from .errors import JobCancelledError, SeppError, to_sepp_error
+from .errors import JobCancelledError, JobTimeoutError, SeppError, to_sepp_error
 from .models import LeaseRef, NackResult
 from ._convert import nack_result_from_proto
 from .v1 import job_pb2, work_pb2
@@ -44,6 +44,9 @@ class TransportHost(Protocol):
 
     def cancel(self, job_id: str, attempt: int, error: JobCancelledError) -> None:
         """The server says this lease's job was cancelled: stop it if it runs here."""
+
+    def timed_out(self, job_id: str, attempt: int, error: JobTimeoutError) -> None:
+        """The server ended this attempt by its hard timeout: stop it if it runs here."""
 
 
 @dataclass(frozen=True)

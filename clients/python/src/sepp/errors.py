@@ -18,6 +18,7 @@ SeppErrorCode = Literal[
     "not_found",
     "lease_lost",
     "job_cancelled",
+    "job_timed_out",
     "failed_precondition",
     "already_exists",
     "resource_exhausted",
@@ -147,6 +148,17 @@ class JobCancelledError(SeppError):
         super().__init__(grpc_code, message, "job_cancelled")
 
 
+class JobTimeoutError(LeaseLostError):
+    """The attempt ran past its hard timeout (`execution_timeout_ms` at enqueue, or the queue's
+    `default_timeout_ms`): the server refused to extend it and fails it with reason `timeout`
+    (the queue's retry policy decides what follows). A Worker sets `job.cancelled` with this
+    error as `job.cancel_reason` and settles nothing more of that attempt; it is also what an
+    extend of that lease fails with (code `job_timed_out`). A LeaseLostError: the attempt is over."""
+
+    def __init__(self, grpc_code: grpc.StatusCode, message: str) -> None:
+        super().__init__(grpc_code, message, "job_timed_out")
+
+
 class JobRejectedError(SeppError):
     """The server refused to enqueue a job (for an atomic enqueue, one or more jobs: nothing
     was stored)."""
@@ -189,6 +201,8 @@ def from_status(
     NOT_FOUND and FAILED_PRECONDITION mean the lease is lost (unless the job was cancelled)."""
     if code == "job_cancelled":
         return JobCancelledError(grpc_code, message)
+    if code == "job_timed_out":
+        return JobTimeoutError(grpc_code, message)
     if lease_call and grpc_code in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.FAILED_PRECONDITION):
         if code is None:
             code = "lease_lost" if grpc_code == grpc.StatusCode.FAILED_PRECONDITION else "not_found"

@@ -48,6 +48,7 @@ _DEAD_REASONS: dict[int, DeadReason] = {
     job_pb2.DEAD_REASON_LEASE_EXPIRED: "lease_expired",
     job_pb2.DEAD_REASON_DEAD_LETTERED: "dead_lettered",
     job_pb2.DEAD_REASON_EXPIRED: "expired",
+    job_pb2.DEAD_REASON_TIMEOUT: "timeout",
 }
 
 MAX_BUFFERED_MESSAGES = 256

@@ -90,7 +90,7 @@ class DeadLetter(Exception):
 
 
 WorkerEventKind = Literal[
-    "started", "completed", "failed", "lease_lost", "cancelled", "extended", "error", "closed"
+    "started", "completed", "failed", "lease_lost", "timed_out", "cancelled", "extended", "error", "closed"
 ]
 
 
@@ -103,6 +103,9 @@ class WorkerEvent:
     - `failed`: the handler raised and the nack is durable (`job`, `error`, `nack`: where the job went).
     - `lease_lost`: the lease was lost; `job.cancelled` is set and the job will not be settled
       here (`job`, `error`: a LeaseLostError).
+    - `timed_out`: the attempt passed its hard timeout (`timeout_ms`); `job.cancelled` is set, the
+      server failed the attempt (reason `timeout`) and the job is not settled here (`job`,
+      `error`: a JobTimeoutError).
     - `cancelled`: an operator cancelled the running job; `job.cancelled` is set and the job
       ends `cancelled`, not retried (`job`, `error`: a JobCancelledError).
     - `extended`: a lease was extended (`job`, `lease_deadline_ms` on the server's clock).

@@ -25,6 +25,7 @@ _DEAD_REASON_NAMES: dict[int, DeadReason] = {
     job_pb2.DEAD_REASON_LEASE_EXPIRED: "lease_expired",
     job_pb2.DEAD_REASON_DEAD_LETTERED: "dead_lettered",
     job_pb2.DEAD_REASON_EXPIRED: "expired",
+    job_pb2.DEAD_REASON_TIMEOUT: "timeout",
 }
 
 DEAD_REASON_TO_PROTO: dict[DeadReason, job_pb2.DeadReason] = {
@@ -32,6 +33,7 @@ DEAD_REASON_TO_PROTO: dict[DeadReason, job_pb2.DeadReason] = {
     "lease_expired": job_pb2.DEAD_REASON_LEASE_EXPIRED,
     "dead_lettered": job_pb2.DEAD_REASON_DEAD_LETTERED,
     "expired": job_pb2.DEAD_REASON_EXPIRED,
+    "timeout": job_pb2.DEAD_REASON_TIMEOUT,
 }
 
 
@@ -99,6 +101,9 @@ class LeasedJob(_Payload):
     """The previous attempt's error, or None."""
     group: str | None
     """The group given at enqueue, or None."""
+    timeout_at_ms: int | None
+    """When this attempt must end (its hard timeout: `timeout_ms` at enqueue, or the queue's
+    `default_timeout_ms`), on the server's clock; None without one. The lease never passes it."""
 
     def __init__(self, job: job_pb2.LeasedJob) -> None:
         self.id = job.job_id
@@ -118,6 +123,7 @@ class LeasedJob(_Payload):
         self.idempotency_key = _text_or_none(job.idempotency_key)
         self.last_error = _text_or_none(job.last_error)
         self.group = _text_or_none(job.group)
+        self.timeout_at_ms = _ms_or_none(job.timeout_at_ms)
 
     @property
     def is_last_attempt(self) -> bool:
@@ -202,6 +208,11 @@ class Job(_Payload):
     """Who asked for the cancel: `key:NAME`, an admin UI user, or `anonymous`."""
     group: str | None = None
     """The group given at enqueue, or None."""
+    timeout_ms: int | None = None
+    """The job's own hard timeout per attempt, in ms; None when it takes its queue's
+    `default_timeout_ms`."""
+    timeout_at_ms: int | None = None
+    """When the current attempt must end (its hard timeout); None unless leased with one."""
     outcome_only: bool = False
     """True when the job was deleted as it finished (acked on a queue that keeps no completed
     jobs, or dead or cancelled where that retention is 0) and the server answered with its
@@ -244,6 +255,8 @@ class Job(_Payload):
             cancelled_at_ms=_ms_or_none(job.cancelled_at_ms),
             cancelled_by=_text_or_none(job.cancelled_by),
             group=_text_or_none(job.group),
+            timeout_ms=_ms_or_none(job.timeout_ms),
+            timeout_at_ms=_ms_or_none(job.timeout_at_ms),
             outcome_only=job.outcome_only,
         )
 

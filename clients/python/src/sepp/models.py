@@ -16,7 +16,7 @@ from .errors import RejectionReason
 JobState = Literal["scheduled", "ready", "leased", "completed", "dead", "cancelled"]
 """Where a job is in its lifecycle."""
 
-DeadReason = Literal["attempts_exhausted", "lease_expired", "dead_lettered", "expired"]
+DeadReason = Literal["attempts_exhausted", "lease_expired", "dead_lettered", "expired", "timeout"]
 """Why a job is dead."""
 
 Payload = bytes | bytearray | memoryview | str
@@ -100,6 +100,12 @@ class JobSpec:
     group: str | None = None
     """The job's group (a tenant, a customer): leases take turns across the groups of a queue, and
     the queue's group limits apply per group. Letters, digits and . _ : -; default no group."""
+    execution_timeout_ms: int | None = None
+    """Hard execution timeout of each attempt, in ms from its lease (the server's clock): once it
+    passes, the server refuses to extend the lease and fails the attempt with reason `timeout`
+    (retried per the queue's backoff; dead with reason `timeout` on the last attempt), and a
+    Worker sets `job.cancelled` with a JobTimeoutError. None: the queue's `default_timeout_ms`.
+    (The protocol's `timeout_ms`; named apart from the `timeout_ms` of the waits.)"""
 
 
 @dataclass(frozen=True)
@@ -206,6 +212,8 @@ class QueueSettings:
     durability: Literal["server", "full", "relaxed"] = "server"
     """When the queue's writes are answered: after an fsync (`full`), before one
     (`relaxed`: they survive a process crash, not a power cut), or as the server says."""
+    default_timeout_ms: int = 0
+    """Hard execution timeout of an attempt of a job that gives none, in ms; 0 = none."""
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from ._runner import Active, JobRunner
 from ._scheduler import Scheduler
 from ._work_stream import WorkStreamTransport
 from ._work_transport import ReserveTransport, TransportConfig, WorkTransport
-from .errors import JobCancelledError, SeppError, UnavailableError
+from .errors import JobCancelledError, JobTimeoutError, SeppError, UnavailableError
 from .handler import Handler, WorkerEvent
 from .v1 import job_pb2
 
@@ -230,6 +230,13 @@ class Worker:
         # A notice about a lease this worker does not hold (any more) is ignored.
         if found is not None:
             self._runner.mark_cancelled(found, error)
+
+    def timed_out(self, job_id: str, attempt: int, error: JobTimeoutError) -> None:
+        with self._lock:
+            found = next((a for a in self._active if a.job.id == job_id and a.job.attempt == attempt), None)
+        # A notice about a lease this worker does not hold (any more) is ignored.
+        if found is not None:
+            self._runner.lose(found, error)
 
     def emit(self, event: WorkerEvent) -> None:
         if self._on_event is None:

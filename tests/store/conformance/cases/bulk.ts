@@ -77,6 +77,7 @@ export const bulkCases: StoreCase[] = [
           leaseDeadlineMs: 36_000,
           maxLeaseDeadlineMs: 600_000,
           workerId: 'w',
+          timeoutMs: null,
         });
         yield* tx.counts.adjust({ queue: 'q', from: 'ready', to: 'leased', jobs: rows.length });
         return rows[0]!;

@@ -23,6 +23,7 @@ export const controlCases: StoreCase[] = [
           leaseDeadlineMs: 32_000,
           maxLeaseDeadlineMs: 600_000,
           workerId: 'w',
+          timeoutMs: null,
         });
         yield* tx.counts.adjust({ queue: 'q', from: 'ready', to: 'leased', jobs: rows.length });
         return rows[0];

@@ -68,6 +68,50 @@ export const leaseCases: StoreCase[] = [
     },
   },
   {
+    name: 'lease: a hard timeout (the job’s own, else the queue’s) sets timeout_at_ms and caps the deadline; the expiry pass meets it',
+    async run(h) {
+      const own = newJob('q', { timeout_ms: 5000 });
+      const byQueue = newJob('q');
+      const longer = newJob('q', { timeout_ms: 60_000 });
+      const plain = newJob('p');
+      await h.write((tx) => storeJobs(tx, [own, byQueue, longer, plain]));
+      const rows: LeasedRow[] = await h.write(function* (tx) {
+        const leased = yield* tx.leases.leaseReady({ ...leaseAt(2000, 'w', 8000), queue: 'q', limit: 3 });
+        const other = yield* tx.leases.leaseReady({ ...leaseAt(2000), queue: 'p', limit: 1 });
+        yield* tx.counts.adjust({ queue: 'q', from: 'ready', to: 'leased', jobs: leased.length });
+        yield* tx.counts.adjust({ queue: 'p', from: 'ready', to: 'leased', jobs: other.length });
+        return [...leased, ...other];
+      });
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      assert.deepEqual(
+        [own, byQueue, longer, plain].map((j) => [
+          byId.get(j.id)?.timeout_at_ms,
+          byId.get(j.id)?.lease_deadline_ms,
+        ]),
+        [
+          [7000, 7000],
+          [10_000, 10_000],
+          [62_000, 32_000],
+          [null, 32_000],
+        ],
+        '[timeout_at_ms, lease_deadline_ms]: the lease ends at the timeout when that comes first',
+      );
+      const attempt = await h.store.read((view) => view.jobs.attempt(own.id));
+      assert.equal(attempt?.timeout_at_ms, 7000);
+      assert.equal(attempt?.worker_id, 'w');
+      const expired = await h.write((tx) => tx.leases.expired({ nowMs: 10_000, limit: 10 }));
+      assert.deepEqual(
+        expired.map((r) => [r.id, r.timeout_at_ms]),
+        [
+          [own.id, 7000],
+          [byQueue.id, 10_000],
+        ],
+      );
+      const stored = await h.store.read((view) => view.jobs.get(own.id));
+      assert.equal(stored?.timeout_ms, 5000);
+    },
+  },
+  {
     name: 'settle: ack, complete, extend, progress, retry and fail are fenced by the attempt',
     async run(h) {
       const jobs = [newJob('q'), newJob('q'), newJob('q'), newJob('q')];

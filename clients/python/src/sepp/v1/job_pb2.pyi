@@ -8,6 +8,7 @@ DEAD_REASON_ATTEMPTS_EXHAUSTED: DeadReason
 DEAD_REASON_DEAD_LETTERED: DeadReason
 DEAD_REASON_EXPIRED: DeadReason
 DEAD_REASON_LEASE_EXPIRED: DeadReason
+DEAD_REASON_TIMEOUT: DeadReason
 DEAD_REASON_UNSPECIFIED: DeadReason
 DEPENDENCY_EDGE_STATE_COMPLETED: DependencyEdgeState
 DEPENDENCY_EDGE_STATE_FAILED: DependencyEdgeState
@@ -74,7 +75,7 @@ class EnqueueAccepted(_message.Message):
     def __init__(self, job_id: _Optional[str] = ..., deduplicated: bool = ...) -> None: ...
 
 class EnqueueJob(_message.Message):
-    __slots__ = ["content_type", "delay_ms", "depends_on", "expires_at_ms", "group", "idempotency_key", "max_attempts", "metadata", "on_dependency_failure", "payload", "priority", "queue", "run_at_ms", "traceparent", "tracestate", "ttl_ms", "type", "unique_while_active"]
+    __slots__ = ["content_type", "delay_ms", "depends_on", "expires_at_ms", "group", "idempotency_key", "max_attempts", "metadata", "on_dependency_failure", "payload", "priority", "queue", "run_at_ms", "timeout_ms", "traceparent", "tracestate", "ttl_ms", "type", "unique_while_active"]
     class MetadataEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -95,6 +96,7 @@ class EnqueueJob(_message.Message):
     PRIORITY_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     RUN_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     TRACEPARENT_FIELD_NUMBER: _ClassVar[int]
     TRACESTATE_FIELD_NUMBER: _ClassVar[int]
     TTL_MS_FIELD_NUMBER: _ClassVar[int]
@@ -113,12 +115,13 @@ class EnqueueJob(_message.Message):
     priority: int
     queue: str
     run_at_ms: int
+    timeout_ms: int
     traceparent: str
     tracestate: str
     ttl_ms: int
     type: str
     unique_while_active: bool
-    def __init__(self, queue: _Optional[str] = ..., type: _Optional[str] = ..., payload: _Optional[bytes] = ..., content_type: _Optional[str] = ..., priority: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., delay_ms: _Optional[int] = ..., max_attempts: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., expires_at_ms: _Optional[int] = ..., ttl_ms: _Optional[int] = ..., unique_while_active: bool = ..., group: _Optional[str] = ..., depends_on: _Optional[_Iterable[str]] = ..., on_dependency_failure: _Optional[_Union[DependencyFailurePolicy, str]] = ...) -> None: ...
+    def __init__(self, queue: _Optional[str] = ..., type: _Optional[str] = ..., payload: _Optional[bytes] = ..., content_type: _Optional[str] = ..., priority: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., delay_ms: _Optional[int] = ..., max_attempts: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., expires_at_ms: _Optional[int] = ..., ttl_ms: _Optional[int] = ..., unique_while_active: bool = ..., group: _Optional[str] = ..., depends_on: _Optional[_Iterable[str]] = ..., on_dependency_failure: _Optional[_Union[DependencyFailurePolicy, str]] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
 
 class EnqueueResult(_message.Message):
     __slots__ = ["accepted", "rejection"]
@@ -139,7 +142,7 @@ class IndexedRejection(_message.Message):
     def __init__(self, index: _Optional[int] = ..., reason: _Optional[_Union[RejectionReason, str]] = ..., message: _Optional[str] = ...) -> None: ...
 
 class Job(_message.Message):
-    __slots__ = ["attempt", "batch_id", "cancelled_at_ms", "cancelled_by", "completed_at_ms", "content_type", "dead_reason", "dependencies", "dependents", "enqueued_at_ms", "errors", "expires_at_ms", "failed_at_ms", "group", "idempotency_key", "job_id", "last_error", "lease_deadline_ms", "leased_at_ms", "max_attempts", "metadata", "outcome_only", "payload", "payload_bytes", "priority", "progress", "queue", "result", "result_bytes", "run_at_ms", "state", "traceparent", "tracestate", "type", "worker_id"]
+    __slots__ = ["attempt", "batch_id", "cancelled_at_ms", "cancelled_by", "completed_at_ms", "content_type", "dead_reason", "dependencies", "dependents", "enqueued_at_ms", "errors", "expires_at_ms", "failed_at_ms", "group", "idempotency_key", "job_id", "last_error", "lease_deadline_ms", "leased_at_ms", "max_attempts", "metadata", "outcome_only", "payload", "payload_bytes", "priority", "progress", "queue", "result", "result_bytes", "run_at_ms", "state", "timeout_at_ms", "timeout_ms", "traceparent", "tracestate", "type", "worker_id"]
     class MetadataEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -178,6 +181,8 @@ class Job(_message.Message):
     RESULT_FIELD_NUMBER: _ClassVar[int]
     RUN_AT_MS_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     TRACEPARENT_FIELD_NUMBER: _ClassVar[int]
     TRACESTATE_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
@@ -213,11 +218,13 @@ class Job(_message.Message):
     result_bytes: int
     run_at_ms: int
     state: JobState
+    timeout_at_ms: int
+    timeout_ms: int
     traceparent: str
     tracestate: str
     type: str
     worker_id: str
-    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., state: _Optional[_Union[JobState, str]] = ..., priority: _Optional[int] = ..., payload: _Optional[bytes] = ..., payload_bytes: _Optional[int] = ..., content_type: _Optional[str] = ..., attempt: _Optional[int] = ..., max_attempts: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., enqueued_at_ms: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., leased_at_ms: _Optional[int] = ..., lease_deadline_ms: _Optional[int] = ..., worker_id: _Optional[str] = ..., last_error: _Optional[str] = ..., errors: _Optional[_Iterable[_Union[AttemptError, _Mapping]]] = ..., dead_reason: _Optional[_Union[DeadReason, str]] = ..., failed_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ..., expires_at_ms: _Optional[int] = ..., cancelled_at_ms: _Optional[int] = ..., cancelled_by: _Optional[str] = ..., result: _Optional[_Union[JobResult, _Mapping]] = ..., result_bytes: _Optional[int] = ..., progress: _Optional[_Union[JobProgress, _Mapping]] = ..., group: _Optional[str] = ..., dependencies: _Optional[_Iterable[_Union[JobLink, _Mapping]]] = ..., dependents: _Optional[_Iterable[_Union[JobLink, _Mapping]]] = ..., batch_id: _Optional[str] = ..., outcome_only: bool = ...) -> None: ...
+    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., state: _Optional[_Union[JobState, str]] = ..., priority: _Optional[int] = ..., payload: _Optional[bytes] = ..., payload_bytes: _Optional[int] = ..., content_type: _Optional[str] = ..., attempt: _Optional[int] = ..., max_attempts: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., enqueued_at_ms: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., leased_at_ms: _Optional[int] = ..., lease_deadline_ms: _Optional[int] = ..., worker_id: _Optional[str] = ..., last_error: _Optional[str] = ..., errors: _Optional[_Iterable[_Union[AttemptError, _Mapping]]] = ..., dead_reason: _Optional[_Union[DeadReason, str]] = ..., failed_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ..., expires_at_ms: _Optional[int] = ..., cancelled_at_ms: _Optional[int] = ..., cancelled_by: _Optional[str] = ..., result: _Optional[_Union[JobResult, _Mapping]] = ..., result_bytes: _Optional[int] = ..., progress: _Optional[_Union[JobProgress, _Mapping]] = ..., timeout_ms: _Optional[int] = ..., timeout_at_ms: _Optional[int] = ..., group: _Optional[str] = ..., dependencies: _Optional[_Iterable[_Union[JobLink, _Mapping]]] = ..., dependents: _Optional[_Iterable[_Union[JobLink, _Mapping]]] = ..., batch_id: _Optional[str] = ..., outcome_only: bool = ...) -> None: ...
 
 class JobLink(_message.Message):
     __slots__ = ["edge", "job_id", "name", "queue", "state", "type"]
@@ -264,7 +271,7 @@ class JobResult(_message.Message):
     def __init__(self, data: _Optional[bytes] = ..., content_type: _Optional[str] = ...) -> None: ...
 
 class LeasedJob(_message.Message):
-    __slots__ = ["attempt", "content_type", "dependency_results", "enqueued_at_ms", "group", "idempotency_key", "job_id", "last_error", "lease_deadline_ms", "max_attempts", "metadata", "payload", "priority", "queue", "run_at_ms", "traceparent", "tracestate", "type"]
+    __slots__ = ["attempt", "content_type", "dependency_results", "enqueued_at_ms", "group", "idempotency_key", "job_id", "last_error", "lease_deadline_ms", "max_attempts", "metadata", "payload", "priority", "queue", "run_at_ms", "timeout_at_ms", "traceparent", "tracestate", "type"]
     class MetadataEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -287,6 +294,7 @@ class LeasedJob(_message.Message):
     PRIORITY_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     RUN_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_AT_MS_FIELD_NUMBER: _ClassVar[int]
     TRACEPARENT_FIELD_NUMBER: _ClassVar[int]
     TRACESTATE_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
@@ -305,10 +313,11 @@ class LeasedJob(_message.Message):
     priority: int
     queue: str
     run_at_ms: int
+    timeout_at_ms: int
     traceparent: str
     tracestate: str
     type: str
-    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., payload: _Optional[bytes] = ..., content_type: _Optional[str] = ..., priority: _Optional[int] = ..., attempt: _Optional[int] = ..., max_attempts: _Optional[int] = ..., lease_deadline_ms: _Optional[int] = ..., enqueued_at_ms: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., last_error: _Optional[str] = ..., group: _Optional[str] = ..., dependency_results: _Optional[_Iterable[_Union[DependencyResult, _Mapping]]] = ...) -> None: ...
+    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., payload: _Optional[bytes] = ..., content_type: _Optional[str] = ..., priority: _Optional[int] = ..., attempt: _Optional[int] = ..., max_attempts: _Optional[int] = ..., lease_deadline_ms: _Optional[int] = ..., enqueued_at_ms: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., last_error: _Optional[str] = ..., group: _Optional[str] = ..., dependency_results: _Optional[_Iterable[_Union[DependencyResult, _Mapping]]] = ..., timeout_at_ms: _Optional[int] = ...) -> None: ...
 
 class JobState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

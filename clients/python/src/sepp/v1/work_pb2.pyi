@@ -185,16 +185,18 @@ class WorkRequest(_message.Message):
     def __init__(self, request_id: _Optional[int] = ..., subscribe: _Optional[_Union[WorkRequest.Subscribe, _Mapping]] = ..., credit: _Optional[_Union[WorkRequest.Credit, _Mapping]] = ..., ack: _Optional[_Union[AckRequest, _Mapping]] = ..., nack: _Optional[_Union[NackRequest, _Mapping]] = ..., extend: _Optional[_Union[ExtendRequest, _Mapping]] = ..., batch: _Optional[_Union[WorkRequest.Batch, _Mapping]] = ..., progress: _Optional[_Union[ReportProgressRequest, _Mapping]] = ...) -> None: ...
 
 class WorkResponse(_message.Message):
-    __slots__ = ["batch", "cancel", "job", "settled"]
+    __slots__ = ["batch", "cancel", "job", "settled", "timeout"]
     class Batch(_message.Message):
-        __slots__ = ["cancels", "jobs", "settled"]
+        __slots__ = ["cancels", "jobs", "settled", "timeouts"]
         CANCELS_FIELD_NUMBER: _ClassVar[int]
         JOBS_FIELD_NUMBER: _ClassVar[int]
         SETTLED_FIELD_NUMBER: _ClassVar[int]
+        TIMEOUTS_FIELD_NUMBER: _ClassVar[int]
         cancels: _containers.RepeatedCompositeFieldContainer[WorkResponse.CancelNotice]
         jobs: _containers.RepeatedCompositeFieldContainer[_job_pb2.LeasedJob]
         settled: _containers.RepeatedCompositeFieldContainer[WorkResponse.Settled]
-        def __init__(self, settled: _Optional[_Iterable[_Union[WorkResponse.Settled, _Mapping]]] = ..., jobs: _Optional[_Iterable[_Union[_job_pb2.LeasedJob, _Mapping]]] = ..., cancels: _Optional[_Iterable[_Union[WorkResponse.CancelNotice, _Mapping]]] = ...) -> None: ...
+        timeouts: _containers.RepeatedCompositeFieldContainer[WorkResponse.TimeoutNotice]
+        def __init__(self, settled: _Optional[_Iterable[_Union[WorkResponse.Settled, _Mapping]]] = ..., jobs: _Optional[_Iterable[_Union[_job_pb2.LeasedJob, _Mapping]]] = ..., cancels: _Optional[_Iterable[_Union[WorkResponse.CancelNotice, _Mapping]]] = ..., timeouts: _Optional[_Iterable[_Union[WorkResponse.TimeoutNotice, _Mapping]]] = ...) -> None: ...
     class CancelNotice(_message.Message):
         __slots__ = ["attempt", "cancelled_at_ms", "cancelled_by", "job_id"]
         ATTEMPT_FIELD_NUMBER: _ClassVar[int]
@@ -225,15 +227,26 @@ class WorkResponse(_message.Message):
         progress: ReportProgressResponse
         request_id: int
         def __init__(self, request_id: _Optional[int] = ..., code: _Optional[int] = ..., message: _Optional[str] = ..., ack: _Optional[_Union[AckResponse, _Mapping]] = ..., nack: _Optional[_Union[NackResponse, _Mapping]] = ..., extend: _Optional[_Union[ExtendResponse, _Mapping]] = ..., progress: _Optional[_Union[ReportProgressResponse, _Mapping]] = ..., error_code: _Optional[str] = ...) -> None: ...
+    class TimeoutNotice(_message.Message):
+        __slots__ = ["attempt", "job_id", "timeout_at_ms"]
+        ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+        JOB_ID_FIELD_NUMBER: _ClassVar[int]
+        TIMEOUT_AT_MS_FIELD_NUMBER: _ClassVar[int]
+        attempt: int
+        job_id: str
+        timeout_at_ms: int
+        def __init__(self, job_id: _Optional[str] = ..., attempt: _Optional[int] = ..., timeout_at_ms: _Optional[int] = ...) -> None: ...
     BATCH_FIELD_NUMBER: _ClassVar[int]
     CANCEL_FIELD_NUMBER: _ClassVar[int]
     JOB_FIELD_NUMBER: _ClassVar[int]
     SETTLED_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_FIELD_NUMBER: _ClassVar[int]
     batch: WorkResponse.Batch
     cancel: WorkResponse.CancelNotice
     job: _job_pb2.LeasedJob
     settled: WorkResponse.Settled
-    def __init__(self, job: _Optional[_Union[_job_pb2.LeasedJob, _Mapping]] = ..., settled: _Optional[_Union[WorkResponse.Settled, _Mapping]] = ..., batch: _Optional[_Union[WorkResponse.Batch, _Mapping]] = ..., cancel: _Optional[_Union[WorkResponse.CancelNotice, _Mapping]] = ...) -> None: ...
+    timeout: WorkResponse.TimeoutNotice
+    def __init__(self, job: _Optional[_Union[_job_pb2.LeasedJob, _Mapping]] = ..., settled: _Optional[_Union[WorkResponse.Settled, _Mapping]] = ..., batch: _Optional[_Union[WorkResponse.Batch, _Mapping]] = ..., cancel: _Optional[_Union[WorkResponse.CancelNotice, _Mapping]] = ..., timeout: _Optional[_Union[WorkResponse.TimeoutNotice, _Mapping]] = ...) -> None: ...
 
 class SettleOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

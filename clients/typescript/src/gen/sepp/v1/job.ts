@@ -216,6 +216,11 @@ export enum DeadReason {
    * the queue's `expired_action` is DEAD_LETTER (the default).
    */
   EXPIRED = 4,
+  /**
+   * TIMEOUT - Its last allowed attempt ran past its hard timeout (`timeout_ms`, or the
+   * queue's `default_timeout_ms`). Issue 35 numbers its values from 70.
+   */
+  TIMEOUT = 70,
   UNRECOGNIZED = -1,
 }
 
@@ -236,6 +241,9 @@ export function deadReasonFromJSON(object: any): DeadReason {
     case 4:
     case "DEAD_REASON_EXPIRED":
       return DeadReason.EXPIRED;
+    case 70:
+    case "DEAD_REASON_TIMEOUT":
+      return DeadReason.TIMEOUT;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -255,6 +263,8 @@ export function deadReasonToJSON(object: DeadReason): string {
       return "DEAD_REASON_DEAD_LETTERED";
     case DeadReason.EXPIRED:
       return "DEAD_REASON_EXPIRED";
+    case DeadReason.TIMEOUT:
+      return "DEAD_REASON_TIMEOUT";
     case DeadReason.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -566,6 +576,17 @@ export interface EnqueueJob {
   dependsOn: string[];
   /** What a failed dependency does to this job; default CANCEL. */
   onDependencyFailure: DependencyFailurePolicy;
+  /**
+   * Hard execution timeout of each attempt, in ms, counted from its lease by
+   * the server's clock: once it passes the server refuses Extend for that
+   * attempt (`sepp-error-code: job_timed_out`), tells the worker (Work stream
+   * `timeout`) and ends the attempt failed with reason `timeout`; the queue's
+   * retry policy decides what follows (on the last attempt: DEAD, reason
+   * TIMEOUT). Independent of the lease, which only says the worker is alive.
+   * 1 to 2,592,000,000 (30 days); 0 means the queue's `default_timeout_ms`
+   * (default 0: none).
+   */
+  timeoutMs: number;
 }
 
 export interface EnqueueJob_MetadataEntry {
@@ -719,6 +740,13 @@ export interface LeasedJob {
    * in enqueue order (issue 33; field numbers from 50 are kept for workflows).
    */
   dependencyResults: DependencyResult[];
+  /**
+   * When this attempt must end (its hard timeout: the job's `timeout_ms` or
+   * the queue's `default_timeout_ms`), in ms since the Unix epoch (server
+   * clock); 0 when it has none. `lease_deadline_ms` never passes it, and no
+   * Extend moves it.
+   */
+  timeoutAtMs: number;
 }
 
 export interface LeasedJob_MetadataEntry {
@@ -822,7 +850,17 @@ export interface Job {
   progress?:
     | JobProgress
     | undefined;
-  /** The group given at enqueue; empty if none. */
+  /**
+   * The group given at enqueue; empty if none.
+   * The job's own hard timeout per attempt, in ms (EnqueueJob.timeout_ms); 0
+   * when it takes its queue's `default_timeout_ms`.
+   */
+  timeoutMs: number;
+  /**
+   * When the current attempt must end (its hard timeout), in ms since the
+   * Unix epoch; 0 unless LEASED with a timeout.
+   */
+  timeoutAtMs: number;
   group: string;
   /**
    * Workflows (issue 33). The jobs it depends on, in enqueue order (a job that
@@ -913,6 +951,7 @@ function createBaseEnqueueJob(): EnqueueJob {
     group: "",
     dependsOn: [],
     onDependencyFailure: 0,
+    timeoutMs: 0,
   };
 }
 
@@ -975,6 +1014,9 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
     }
     if (message.onDependencyFailure !== 0) {
       writer.uint32(408).int32(message.onDependencyFailure);
+    }
+    if (message.timeoutMs !== 0) {
+      writer.uint32(560).int64(message.timeoutMs);
     }
     return writer;
   },
@@ -1139,6 +1181,14 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
             message.onDependencyFailure = reader.int32() as any;
             continue;
           }
+          case 70: {
+            if (tag !== 560) {
+              break;
+            }
+
+            message.timeoutMs = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1222,6 +1272,11 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
         : isSet(object.on_dependency_failure)
         ? dependencyFailurePolicyFromJSON(object.on_dependency_failure)
         : 0,
+      timeoutMs: isSet(object.timeoutMs)
+        ? globalThis.Number(object.timeoutMs)
+        : isSet(object.timeout_ms)
+        ? globalThis.Number(object.timeout_ms)
+        : 0,
     };
   },
 
@@ -1285,6 +1340,9 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
     if (message.onDependencyFailure !== 0) {
       obj.onDependencyFailure = dependencyFailurePolicyToJSON(message.onDependencyFailure);
     }
+    if (message.timeoutMs !== 0) {
+      obj.timeoutMs = Math.round(message.timeoutMs);
+    }
     return obj;
   },
 
@@ -1343,6 +1401,7 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
     message.group = object.group ?? "";
     message.dependsOn = object.dependsOn?.map((e) => e) || [];
     message.onDependencyFailure = object.onDependencyFailure ?? 0;
+    message.timeoutMs = object.timeoutMs ?? 0;
     return message;
   },
 };
@@ -2094,6 +2153,7 @@ function createBaseLeasedJob(): LeasedJob {
     lastError: "",
     group: "",
     dependencyResults: [],
+    timeoutAtMs: 0,
   };
 }
 
@@ -2152,6 +2212,9 @@ export const LeasedJob: MessageFns<LeasedJob> = {
     }
     for (const v of message.dependencyResults) {
       DependencyResult.encode(v!, writer.uint32(402).fork()).join();
+    }
+    if (message.timeoutAtMs !== 0) {
+      writer.uint32(560).int64(message.timeoutAtMs);
     }
     return writer;
   },
@@ -2316,6 +2379,14 @@ export const LeasedJob: MessageFns<LeasedJob> = {
             message.dependencyResults.push(DependencyResult.decode(reader, reader.uint32()));
             continue;
           }
+          case 70: {
+            if (tag !== 560) {
+              break;
+            }
+
+            message.timeoutAtMs = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2397,6 +2468,11 @@ export const LeasedJob: MessageFns<LeasedJob> = {
         : globalThis.Array.isArray(object?.dependency_results)
         ? object.dependency_results.map((e: any) => DependencyResult.fromJSON(e))
         : [],
+      timeoutAtMs: isSet(object.timeoutAtMs)
+        ? globalThis.Number(object.timeoutAtMs)
+        : isSet(object.timeout_at_ms)
+        ? globalThis.Number(object.timeout_at_ms)
+        : 0,
     };
   },
 
@@ -2462,6 +2538,9 @@ export const LeasedJob: MessageFns<LeasedJob> = {
     if (message.dependencyResults?.length) {
       obj.dependencyResults = message.dependencyResults.map((e) => DependencyResult.toJSON(e));
     }
+    if (message.timeoutAtMs !== 0) {
+      obj.timeoutAtMs = Math.round(message.timeoutAtMs);
+    }
     return obj;
   },
 
@@ -2496,6 +2575,7 @@ export const LeasedJob: MessageFns<LeasedJob> = {
     message.lastError = object.lastError ?? "";
     message.group = object.group ?? "";
     message.dependencyResults = object.dependencyResults?.map((e) => DependencyResult.fromPartial(e)) || [];
+    message.timeoutAtMs = object.timeoutAtMs ?? 0;
     return message;
   },
 };
@@ -2617,6 +2697,8 @@ function createBaseJob(): Job {
     result: undefined,
     resultBytes: 0,
     progress: undefined,
+    timeoutMs: 0,
+    timeoutAtMs: 0,
     group: "",
     dependencies: [],
     dependents: [],
@@ -2716,6 +2798,12 @@ export const Job: MessageFns<Job> = {
     }
     if (message.progress !== undefined) {
       JobProgress.encode(message.progress, writer.uint32(242).fork()).join();
+    }
+    if (message.timeoutMs !== 0) {
+      writer.uint32(560).int64(message.timeoutMs);
+    }
+    if (message.timeoutAtMs !== 0) {
+      writer.uint32(568).int64(message.timeoutAtMs);
     }
     if (message.group !== "") {
       writer.uint32(322).string(message.group);
@@ -2991,6 +3079,22 @@ export const Job: MessageFns<Job> = {
             message.progress = JobProgress.decode(reader, reader.uint32());
             continue;
           }
+          case 70: {
+            if (tag !== 560) {
+              break;
+            }
+
+            message.timeoutMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 71: {
+            if (tag !== 568) {
+              break;
+            }
+
+            message.timeoutAtMs = longToNumber(reader.int64());
+            continue;
+          }
           case 40: {
             if (tag !== 322) {
               break;
@@ -3162,6 +3266,16 @@ export const Job: MessageFns<Job> = {
         ? globalThis.Number(object.result_bytes)
         : 0,
       progress: isSet(object.progress) ? JobProgress.fromJSON(object.progress) : undefined,
+      timeoutMs: isSet(object.timeoutMs)
+        ? globalThis.Number(object.timeoutMs)
+        : isSet(object.timeout_ms)
+        ? globalThis.Number(object.timeout_ms)
+        : 0,
+      timeoutAtMs: isSet(object.timeoutAtMs)
+        ? globalThis.Number(object.timeoutAtMs)
+        : isSet(object.timeout_at_ms)
+        ? globalThis.Number(object.timeout_at_ms)
+        : 0,
       group: isSet(object.group) ? globalThis.String(object.group) : "",
       dependencies: globalThis.Array.isArray(object?.dependencies)
         ? object.dependencies.map((e: any) => JobLink.fromJSON(e))
@@ -3280,6 +3394,12 @@ export const Job: MessageFns<Job> = {
     if (message.progress !== undefined) {
       obj.progress = JobProgress.toJSON(message.progress);
     }
+    if (message.timeoutMs !== 0) {
+      obj.timeoutMs = Math.round(message.timeoutMs);
+    }
+    if (message.timeoutAtMs !== 0) {
+      obj.timeoutAtMs = Math.round(message.timeoutAtMs);
+    }
     if (message.group !== "") {
       obj.group = message.group;
     }
@@ -3345,6 +3465,8 @@ export const Job: MessageFns<Job> = {
     message.progress = (object.progress !== undefined && object.progress !== null)
       ? JobProgress.fromPartial(object.progress)
       : undefined;
+    message.timeoutMs = object.timeoutMs ?? 0;
+    message.timeoutAtMs = object.timeoutAtMs ?? 0;
     message.group = object.group ?? "";
     message.dependencies = object.dependencies?.map((e) => JobLink.fromPartial(e)) || [];
     message.dependents = object.dependents?.map((e) => JobLink.fromPartial(e)) || [];

@@ -218,6 +218,12 @@ export interface QueueSettings {
    * "server" — as the server's durability (GetServerInfo) says. Default "server".
    */
   durability: string;
+  /**
+   * Hard execution timeout of an attempt, in ms from its lease, for jobs
+   * enqueued without their own `timeout_ms`; 0 = none (the default). Applies
+   * to leases taken after it changes.
+   */
+  defaultTimeoutMs: number;
 }
 
 /** Jobs on a queue by state. Maintained as jobs change, so reading them is cheap. */
@@ -546,6 +552,7 @@ function createBaseQueueSettings(): QueueSettings {
     groupMaxLeased: 0,
     groupRateLimit: undefined,
     durability: "",
+    defaultTimeoutMs: 0,
   };
 }
 
@@ -601,6 +608,9 @@ export const QueueSettings: MessageFns<QueueSettings> = {
     }
     if (message.durability !== "") {
       writer.uint32(562).string(message.durability);
+    }
+    if (message.defaultTimeoutMs !== 0) {
+      writer.uint32(568).int64(message.defaultTimeoutMs);
     }
     return writer;
   },
@@ -754,6 +764,14 @@ export const QueueSettings: MessageFns<QueueSettings> = {
             message.durability = reader.string();
             continue;
           }
+          case 71: {
+            if (tag !== 568) {
+              break;
+            }
+
+            message.defaultTimeoutMs = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -845,6 +863,11 @@ export const QueueSettings: MessageFns<QueueSettings> = {
         ? RateLimit.fromJSON(object.group_rate_limit)
         : undefined,
       durability: isSet(object.durability) ? globalThis.String(object.durability) : "",
+      defaultTimeoutMs: isSet(object.defaultTimeoutMs)
+        ? globalThis.Number(object.defaultTimeoutMs)
+        : isSet(object.default_timeout_ms)
+        ? globalThis.Number(object.default_timeout_ms)
+        : 0,
     };
   },
 
@@ -901,6 +924,9 @@ export const QueueSettings: MessageFns<QueueSettings> = {
     if (message.durability !== "") {
       obj.durability = message.durability;
     }
+    if (message.defaultTimeoutMs !== 0) {
+      obj.defaultTimeoutMs = Math.round(message.defaultTimeoutMs);
+    }
     return obj;
   },
 
@@ -932,6 +958,7 @@ export const QueueSettings: MessageFns<QueueSettings> = {
       ? RateLimit.fromPartial(object.groupRateLimit)
       : undefined;
     message.durability = object.durability ?? "";
+    message.defaultTimeoutMs = object.defaultTimeoutMs ?? 0;
     return message;
   },
 };

@@ -26,6 +26,17 @@ export const protobufFileName = "sepp/v1/work.proto";
  * (on the Work stream: `Settled.error_code`). It should stop the job and nack
  * it (the nack answers state CANCELLED) or simply drop it: either way the job
  * ends CANCELLED and is never retried, also when the lease runs out first.
+ *
+ * Hard timeout: a lease of a job with a timeout (EnqueueJob.timeout_ms, or the
+ * queue's `default_timeout_ms`) carries `LeasedJob.timeout_at_ms`, and its
+ * deadline never passes it. From then on Extend of that attempt fails with
+ * FAILED_PRECONDITION (`sepp-error-code: job_timed_out`), and the server ends
+ * the attempt failed with reason `timeout` (retried per the queue's backoff, or
+ * DEAD with reason TIMEOUT on the last attempt) and tells the Work streams as it
+ * tells them of cancels (`WorkResponse.timeout`, or `Batch.timeouts`). An ack or
+ * nack of the attempt after that is fenced as after a lease expiry (NOT_FOUND,
+ * or `lease_lost` once the job runs again); one that arrives before the server
+ * ended the attempt settles it as usual.
  */
 
 /** The outcome of one settlement in a batch. */
@@ -279,7 +290,11 @@ export interface NackResponse {
 /**
  * Push a lease's deadline forward (a heartbeat for long jobs). When the job's
  * cancel was asked for, the lease is not extended: FAILED_PRECONDITION with
- * `sepp-error-code: job_cancelled` tells the worker to stop.
+ * `sepp-error-code: job_cancelled` tells the worker to stop. A lease never
+ * extends past its attempt's hard timeout (`LeasedJob.timeout_at_ms`); once
+ * that has passed, FAILED_PRECONDITION with `sepp-error-code: job_timed_out`
+ * tells the worker to stop (also after the server ended the attempt, until
+ * the job is leased again).
  */
 export interface ExtendRequest {
   /** The job's id, from LeasedJob. */
@@ -443,6 +458,12 @@ export interface WorkResponse {
      * `batch_responses`; others get it in `batch.cancels`).
      */
     { $case: "cancel"; value: WorkResponse_CancelNotice }
+    | //
+    /**
+     * An attempt that timed out (to a worker that did not subscribe with
+     * `batch_responses`; others get it in `batch.timeouts`).
+     */
+    { $case: "timeout"; value: WorkResponse_TimeoutNotice }
     | undefined;
 }
 
@@ -520,6 +541,24 @@ export interface WorkResponse_Batch {
   jobs: LeasedJob[];
   /** Jobs to stop (after the answers and jobs of this message). */
   cancels: WorkResponse_CancelNotice[];
+  /** Attempts ended by their hard timeout (after the cancels). */
+  timeouts: WorkResponse_TimeoutNotice[];
+}
+
+/**
+ * An attempt this worker may be running passed its hard timeout: stop it.
+ * Sent once the server has ended the attempt (failed, reason `timeout`),
+ * to the same Work streams a CancelNotice for that lease would go to; a
+ * stream not holding that lease ignores it. Its extend already fails with
+ * `job_timed_out`; its ack or nack is fenced (the attempt is over).
+ */
+export interface WorkResponse_TimeoutNotice {
+  /** The job to stop. */
+  jobId: string;
+  /** The attempt that timed out: the notice is about this lease only. */
+  attempt: number;
+  /** When the attempt had to end (LeasedJob.timeout_at_ms). */
+  timeoutAtMs: number;
 }
 
 function createBaseReserveRequest(): ReserveRequest {
@@ -2492,6 +2531,9 @@ export const WorkResponse: MessageFns<WorkResponse> = {
       case "cancel":
         WorkResponse_CancelNotice.encode(message.kind.value, writer.uint32(34).fork()).join();
         break;
+      case "timeout":
+        WorkResponse_TimeoutNotice.encode(message.kind.value, writer.uint32(562).fork()).join();
+        break;
     }
     return writer;
   },
@@ -2541,6 +2583,14 @@ export const WorkResponse: MessageFns<WorkResponse> = {
             message.kind = { $case: "cancel", value: WorkResponse_CancelNotice.decode(reader, reader.uint32()) };
             continue;
           }
+          case 70: {
+            if (tag !== 562) {
+              break;
+            }
+
+            message.kind = { $case: "timeout", value: WorkResponse_TimeoutNotice.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2563,6 +2613,8 @@ export const WorkResponse: MessageFns<WorkResponse> = {
         ? { $case: "batch", value: WorkResponse_Batch.fromJSON(object.batch) }
         : isSet(object.cancel)
         ? { $case: "cancel", value: WorkResponse_CancelNotice.fromJSON(object.cancel) }
+        : isSet(object.timeout)
+        ? { $case: "timeout", value: WorkResponse_TimeoutNotice.fromJSON(object.timeout) }
         : undefined,
     };
   },
@@ -2577,6 +2629,8 @@ export const WorkResponse: MessageFns<WorkResponse> = {
       obj.batch = WorkResponse_Batch.toJSON(message.kind.value);
     } else if (message.kind?.$case === "cancel") {
       obj.cancel = WorkResponse_CancelNotice.toJSON(message.kind.value);
+    } else if (message.kind?.$case === "timeout") {
+      obj.timeout = WorkResponse_TimeoutNotice.toJSON(message.kind.value);
     }
     return obj;
   },
@@ -2608,6 +2662,12 @@ export const WorkResponse: MessageFns<WorkResponse> = {
       case "cancel": {
         if (object.kind?.value !== undefined && object.kind?.value !== null) {
           message.kind = { $case: "cancel", value: WorkResponse_CancelNotice.fromPartial(object.kind.value) };
+        }
+        break;
+      }
+      case "timeout": {
+        if (object.kind?.value !== undefined && object.kind?.value !== null) {
+          message.kind = { $case: "timeout", value: WorkResponse_TimeoutNotice.fromPartial(object.kind.value) };
         }
         break;
       }
@@ -2961,7 +3021,7 @@ export const WorkResponse_CancelNotice: MessageFns<WorkResponse_CancelNotice> = 
 };
 
 function createBaseWorkResponse_Batch(): WorkResponse_Batch {
-  return { settled: [], jobs: [], cancels: [] };
+  return { settled: [], jobs: [], cancels: [], timeouts: [] };
 }
 
 export const WorkResponse_Batch: MessageFns<WorkResponse_Batch> = {
@@ -2974,6 +3034,9 @@ export const WorkResponse_Batch: MessageFns<WorkResponse_Batch> = {
     }
     for (const v of message.cancels) {
       WorkResponse_CancelNotice.encode(v!, writer.uint32(26).fork()).join();
+    }
+    for (const v of message.timeouts) {
+      WorkResponse_TimeoutNotice.encode(v!, writer.uint32(562).fork()).join();
     }
     return writer;
   },
@@ -3015,6 +3078,14 @@ export const WorkResponse_Batch: MessageFns<WorkResponse_Batch> = {
             message.cancels.push(WorkResponse_CancelNotice.decode(reader, reader.uint32()));
             continue;
           }
+          case 70: {
+            if (tag !== 562) {
+              break;
+            }
+
+            message.timeouts.push(WorkResponse_TimeoutNotice.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3036,6 +3107,9 @@ export const WorkResponse_Batch: MessageFns<WorkResponse_Batch> = {
       cancels: globalThis.Array.isArray(object?.cancels)
         ? object.cancels.map((e: any) => WorkResponse_CancelNotice.fromJSON(e))
         : [],
+      timeouts: globalThis.Array.isArray(object?.timeouts)
+        ? object.timeouts.map((e: any) => WorkResponse_TimeoutNotice.fromJSON(e))
+        : [],
     };
   },
 
@@ -3050,6 +3124,9 @@ export const WorkResponse_Batch: MessageFns<WorkResponse_Batch> = {
     if (message.cancels?.length) {
       obj.cancels = message.cancels.map((e) => WorkResponse_CancelNotice.toJSON(e));
     }
+    if (message.timeouts?.length) {
+      obj.timeouts = message.timeouts.map((e) => WorkResponse_TimeoutNotice.toJSON(e));
+    }
     return obj;
   },
 
@@ -3061,6 +3138,116 @@ export const WorkResponse_Batch: MessageFns<WorkResponse_Batch> = {
     message.settled = object.settled?.map((e) => WorkResponse_Settled.fromPartial(e)) || [];
     message.jobs = object.jobs?.map((e) => LeasedJob.fromPartial(e)) || [];
     message.cancels = object.cancels?.map((e) => WorkResponse_CancelNotice.fromPartial(e)) || [];
+    message.timeouts = object.timeouts?.map((e) => WorkResponse_TimeoutNotice.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseWorkResponse_TimeoutNotice(): WorkResponse_TimeoutNotice {
+  return { jobId: "", attempt: 0, timeoutAtMs: 0 };
+}
+
+export const WorkResponse_TimeoutNotice: MessageFns<WorkResponse_TimeoutNotice> = {
+  encode(message: WorkResponse_TimeoutNotice, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.jobId !== "") {
+      writer.uint32(10).string(message.jobId);
+    }
+    if (message.attempt !== 0) {
+      writer.uint32(16).int32(message.attempt);
+    }
+    if (message.timeoutAtMs !== 0) {
+      writer.uint32(24).int64(message.timeoutAtMs);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WorkResponse_TimeoutNotice {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWorkResponse_TimeoutNotice();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.jobId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.attempt = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.timeoutAtMs = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WorkResponse_TimeoutNotice {
+    return {
+      jobId: isSet(object.jobId)
+        ? globalThis.String(object.jobId)
+        : isSet(object.job_id)
+        ? globalThis.String(object.job_id)
+        : "",
+      attempt: isSet(object.attempt) ? globalThis.Number(object.attempt) : 0,
+      timeoutAtMs: isSet(object.timeoutAtMs)
+        ? globalThis.Number(object.timeoutAtMs)
+        : isSet(object.timeout_at_ms)
+        ? globalThis.Number(object.timeout_at_ms)
+        : 0,
+    };
+  },
+
+  toJSON(message: WorkResponse_TimeoutNotice): unknown {
+    const obj: any = {};
+    if (message.jobId !== "") {
+      obj.jobId = message.jobId;
+    }
+    if (message.attempt !== 0) {
+      obj.attempt = Math.round(message.attempt);
+    }
+    if (message.timeoutAtMs !== 0) {
+      obj.timeoutAtMs = Math.round(message.timeoutAtMs);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<WorkResponse_TimeoutNotice>, I>>(base?: I): WorkResponse_TimeoutNotice {
+    return WorkResponse_TimeoutNotice.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<WorkResponse_TimeoutNotice>, I>>(object: I): WorkResponse_TimeoutNotice {
+    const message = createBaseWorkResponse_TimeoutNotice();
+    message.jobId = object.jobId ?? "";
+    message.attempt = object.attempt ?? 0;
+    message.timeoutAtMs = object.timeoutAtMs ?? 0;
     return message;
   },
 };
