@@ -47,6 +47,7 @@ export const topLevelCommands: readonly string[] = [
   'queue',
   'schedules',
   'workers',
+  'status',
   'cancel',
   'update',
   'purge',

@@ -169,6 +169,11 @@ export class QueueRegistry {
     return this.existing.size + this.creating.size;
   }
 
+  /** Whether a write of the running batch creates `queue` (it is counted already). */
+  isCreating(queue: string): boolean {
+    return this.creating.has(queue);
+  }
+
   /** A write creates `queue` (its commit is still to come): counted until the batch ends. */
   markCreating(queue: string): void {
     if (!this.existing.has(queue)) this.creating.add(queue);

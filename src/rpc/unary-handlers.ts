@@ -1,27 +1,23 @@
 /**
  * The unary RPCs of QueueService: authorize, check the fields the engine does
  * not see, call the engine, convert the result. Semantics live in the engine.
+ * This file wraps every unary call and holds enqueue, work, GetJob and the
+ * server's own calls; listings, queue admin, job control, bulk operations and
+ * schedules are composed in from files of their own.
  */
 import type { ServerUnaryCall } from '@grpc/grpc-js';
 import { DurabilityMode, type StoreInfo } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
 import type { FlowJob as ProtoFlowJob } from '../../clients/typescript/src/gen/sepp/v1/flow.js';
-import { DeadReason, EnqueueJob, Job } from '../../clients/typescript/src/gen/sepp/v1/job.js';
-import { QueueInfo as ProtoQueueInfo } from '../../clients/typescript/src/gen/sepp/v1/queue.js';
+import { EnqueueJob, Job } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import { type AckBatchRequest, SettleOutcome } from '../../clients/typescript/src/gen/sepp/v1/work.js';
-import { WorkerInfo } from '../../clients/typescript/src/gen/sepp/v1/workers.js';
-import {
-  ackBatchInScope,
-  formatProblems,
-  parseQueueSettingKeys,
-  parseQueueSettingValues,
-} from '../config/index.ts';
+import { ackBatchInScope } from '../config/index.ts';
 import { SeppError } from '../engine/errors.ts';
-import { fitNamePage, pickKeyedPage } from '../engine/name-pages.ts';
 import type { EnqueueRequest as EngineEnqueueRequest } from '../engine/types.ts';
 import type { StoreDescription } from '../store/store.ts';
-import { defaultAnswerBytes, fitCursorPage, listAnswerBytes } from './answer-pages.ts';
+import { defaultAnswerBytes } from './answer-pages.ts';
 import { rpcAudit } from './audit-input.ts';
+import { createBatchHandlers } from './batch-handlers.ts';
 import { createBulkHandlers } from './bulk-handlers.ts';
 import { answerUnary, type BugReporter } from './call-guard.ts';
 import { createControlHandlers } from './control-handlers.ts';
@@ -29,7 +25,6 @@ import {
   acceptedToProto,
   ackFromProto,
   atomicRejectionToProto,
-  deadReasonFromProto,
   enqueueRequestFromProto,
   enqueueResultToProto,
   jobStateToProto,
@@ -38,10 +33,9 @@ import {
   nackDirectiveFromProto,
   progressReportFromProto,
   progressToProto,
-  queueInfoToProto,
   queueSettingsToProto,
-  workerInfoToProto,
 } from './convert.ts';
+import { createListHandlers } from './list-handlers.ts';
 import {
   isTraceparent,
   metadataTraceContext,
@@ -50,11 +44,12 @@ import {
   unobserved,
   withTraceContext,
 } from './observer.ts';
+import { createQueueAdminHandlers } from './queue-admin-handlers.ts';
 import { checkUnaryScope, hideUnaryNotFound } from './queue-scope-rules.ts';
 import { admit, MalformedRequest, type RpcContext } from './rpc-context.ts';
 import { createScheduleHandlers } from './schedule-handlers.ts';
 import type { Unary } from './unary-wrapper.ts';
-import { requireAttempt, requireJobId, requireString } from './validate-fields.ts';
+import { requireAttempt, requireJobId } from './validate-fields.ts';
 
 type UnaryHandlers = Omit<QueueServiceServer, 'produce' | 'work' | 'backup' | 'events'>;
 
@@ -115,6 +110,9 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
     ...createScheduleHandlers(ctx, unary),
     ...createControlHandlers(ctx, unary),
     ...createBulkHandlers(ctx, unary),
+    ...createListHandlers(ctx, unary),
+    ...createQueueAdminHandlers(ctx, unary),
+    ...createBatchHandlers(ctx, unary),
 
     enqueue: unary(
       'Enqueue',
@@ -247,110 +245,6 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
       return { job: fitJobAnswer(jobToProto(job, true), ctx.facts.maxMessageBytes) };
     }),
 
-    listQueues: unary('ListQueues', 'read', async (req, _call, caller) => {
-      const page = await engine.queuePage({ pageSize: req.pageSize, cursor: req.pageToken });
-      // A scoped key sees its queues only: a page may hold fewer than asked, or none, with a next page.
-      const shown =
-        caller.scope === null ? page.items : page.items.filter((q) => caller.scope?.allows(q.name));
-      // Bounded in bytes too: a queue's settings hold lists (allowed_types) that may be long.
-      const fitted = fitNamePage(
-        'queues',
-        shown.map(queueInfoToProto),
-        page.nextCursor,
-        (queue) => queue.name,
-        (queue) => ProtoQueueInfo.encode(queue).finish().length + 8,
-        listAnswerBytes(ctx.facts.maxMessageBytes),
-      );
-      return { queues: fitted.items, nextPageToken: fitted.nextCursor ?? '' };
-    }),
-
-    listWorkers: unary('ListWorkers', 'read', async (req, _call, caller) => {
-      const scope = caller.scope;
-      const all = await engine.listWorkers();
-      // A scoped key sees the workers of its queues, with only those queues, and no server-wide count.
-      const workers =
-        scope === null
-          ? all
-          : all
-              .map((worker) => ({ ...worker, queues: worker.queues.filter((q) => scope.allows(q)) }))
-              .filter((worker) => worker.queues.length > 0);
-      const page = pickKeyedPage(
-        'workers',
-        workers.map(workerInfoToProto),
-        workerKey,
-        { pageSize: req.pageSize, cursor: req.pageToken },
-        engine.limits,
-      );
-      // Bounded in bytes too: a worker's queue list may be long.
-      const fitted = fitNamePage(
-        'workers',
-        page.items,
-        page.nextCursor,
-        workerKey,
-        (worker) => WorkerInfo.encode(worker).finish().length + 8,
-        listAnswerBytes(ctx.facts.maxMessageBytes),
-      );
-      return {
-        workers: fitted.items,
-        waitingReserves: scope === null ? engine.waitingReserves : 0,
-        nextPageToken: fitted.nextCursor ?? '',
-      };
-    }),
-
-    pauseQueue: unary('PauseQueue', 'admin', async (req, call, caller, observation) => {
-      observation.annotate({ queue: req.queue });
-      const queue = requireString(req.queue, 'queue');
-      await engine.pauseQueue(queue, rpcAudit(ctx, caller, call.metadata, 'queue.pause', `queue:${queue}`), {
-        allowMissing: req.allowMissing,
-      });
-      return {};
-    }),
-
-    resumeQueue: unary('ResumeQueue', 'admin', async (req, call, caller, observation) => {
-      observation.annotate({ queue: req.queue });
-      const queue = requireString(req.queue, 'queue');
-      await engine.resumeQueue(
-        queue,
-        rpcAudit(ctx, caller, call.metadata, 'queue.resume', `queue:${queue}`),
-        {
-          allowMissing: req.allowMissing,
-        },
-      );
-      return {};
-    }),
-
-    deleteQueue: unary('DeleteQueue', 'admin', async (req, call, caller, observation) => {
-      const queue = requireString(req.queue, 'queue');
-      observation.annotate({ queue });
-      // Deleting leaves nothing behind to show who did it: the audit log keeps it.
-      await engine.deleteQueue(queue, rpcAudit(ctx, caller, call.metadata, 'queue.delete', `queue:${queue}`));
-      return {};
-    }),
-
-    listDeadLetters: unary('ListDeadLetters', 'read', async (req, _call, _caller, observation) => {
-      observation.annotate({ queue: req.queue });
-      const reason = req.reason === DeadReason.UNSPECIFIED ? undefined : deadReasonFromProto(req.reason);
-      if (req.reason !== DeadReason.UNSPECIFIED && reason === undefined) {
-        throw new SeppError('invalid_argument', `reason: ${req.reason} is not a known dead reason`);
-      }
-      const queue = requireString(req.queue, 'queue');
-      // Bounded in bytes too: a dead letter's metadata and error may be large.
-      const page = await fitCursorPage(
-        (pageSize) =>
-          engine.listDeadLetters({
-            queue,
-            ...(reason === undefined ? {} : { reason }),
-            ...(req.pageToken === '' ? {} : { cursor: req.pageToken }),
-            ...(pageSize === undefined ? {} : { pageSize }),
-          }),
-        req.pageSize === 0 ? undefined : req.pageSize,
-        (job) => jobToProto(job, false),
-        (job) => Job.encode(job).finish().length,
-        listAnswerBytes(ctx.facts.maxMessageBytes),
-      );
-      return { jobs: page.items, nextPageToken: page.nextCursor ?? '' };
-    }),
-
     getServerInfo: unary('GetServerInfo', 'read', () => {
       const { facts } = ctx;
       return {
@@ -374,53 +268,6 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
         strictQueues: engine.options.strictQueues,
         store: storeToProto(engine.storeDescription()),
       };
-    }),
-
-    setQueueSettings: unary('SetQueueSettings', 'admin', async (req, call, caller, observation) => {
-      observation.annotate({ queue: req.queue });
-      const queue = requireString(req.queue, 'queue');
-      if (Object.keys(req.settings).length === 0) {
-        throw new SeppError(
-          'invalid_argument',
-          'settings: name at least one setting, e.g. max_attempts = "10"',
-        );
-      }
-      const parsed = parseQueueSettingValues(queue, req.settings);
-      if (!parsed.ok) throw new SeppError('invalid_argument', formatProblems(parsed.problems));
-      const info = await engine.changeQueueSettings(
-        queue,
-        { set: parsed.value },
-        rpcAudit(ctx, caller, call.metadata, 'queue.settings.set', `queue:${queue}`, {
-          settings: req.settings,
-        }),
-      );
-      return { queue: queueInfoToProto(info) };
-    }),
-
-    resetQueueSettings: unary('ResetQueueSettings', 'admin', async (req, call, caller, observation) => {
-      observation.annotate({ queue: req.queue });
-      const queue = requireString(req.queue, 'queue');
-      if (req.all === req.keys.length > 0) {
-        throw new SeppError(
-          'invalid_argument',
-          'give keys (the settings to reset) or all, not both or neither',
-        );
-      }
-      const keys = parseQueueSettingKeys(queue, req.keys);
-      if (!keys.ok) throw new SeppError('invalid_argument', formatProblems(keys.problems));
-      const info = await engine.changeQueueSettings(
-        queue,
-        { reset: req.all ? 'all' : keys.value },
-        rpcAudit(
-          ctx,
-          caller,
-          call.metadata,
-          'queue.settings.reset',
-          `queue:${queue}`,
-          req.all ? { all: true } : { keys: req.keys },
-        ),
-      );
-      return { queue: queueInfoToProto(info) };
     }),
 
     reloadConfig: unary('ReloadConfig', 'admin', async (req, call, caller) => {
@@ -493,9 +340,4 @@ function fitJobAnswer(job: Job, maxMessageBytes: number): Job {
       `error history ${errorBytes}), more than grpc.max_message_bytes (${maxMessageBytes}) lets the server send; ` +
       "raise it (and the client's receive limit) to read the job whole",
   );
-}
-
-/** A worker's place in ListWorkers' pages: its id, then transport and address (which make it unique). */
-function workerKey(worker: WorkerInfo): string {
-  return `${worker.workerId}\u0000${worker.transport}\u0000${worker.address}`;
 }

@@ -151,6 +151,23 @@ describe('operator CLI', () => {
     await client.ack(job);
   });
 
+  test('status: version, uptime, the store, durability and the counts, as text and as JSON', async () => {
+    const text = await sepp(['status'], env);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /^server {6}sepp \S+.*, up \S+ \(since \d{4}-\d\d-\d\dT/m);
+    assert.match(text.stdout, /^store {7}sqlite \(embedded\)$/m);
+    assert.match(text.stdout, /^durability {2}(full|relaxed) \(the default; a queue may set its own\)$/m);
+    assert.match(text.stdout, /^queues {6}\d+/m);
+    assert.match(text.stdout, /^workers {5}\d+ connected$/m);
+    const status = json<{ version: string; store: { kind: string }; queues: number; workers: number }>(
+      await sepp(['status', '--json'], env),
+    );
+    const queues = json<unknown[]>(await sepp(['queues', '--json'], env));
+    assert.equal(status.store.kind, 'sqlite');
+    assert.equal(status.queues, queues.length);
+    assert.equal(typeof status.workers, 'number');
+  });
+
   test('job: details, JSON with the decoded payload, and exit 5 for an unknown id', async () => {
     const { id } = await client.enqueueJson(
       'shown',

@@ -158,7 +158,7 @@ max_queues = 4
     await call(c, c.enqueue, { job: testJob('q2') });
     // declared + q1 + q2 = 3; one batch with two new queues: the first fits, the second does not.
     const { results } = await call(c, c.enqueueBatch, {
-      jobs: [testJob('q3'), testJob('q4'), testJob('q1')],
+      jobs: [testJob('q3'), testJob('q4'), testJob('q1'), testJob('q3')],
     });
     assert.ok(results[0]?.outcome?.$case === 'accepted', 'q3 is the 4th queue');
     const refused = results[1]?.outcome;
@@ -166,6 +166,10 @@ max_queues = 4
     assert.equal(refused.value.reason, RejectionReason.UNKNOWN_QUEUE);
     assert.match(refused.value.message, /limits\.max_queues = 4/);
     assert.ok(results[2]?.outcome?.$case === 'accepted', 'an existing queue takes jobs');
+    assert.ok(
+      results[3]?.outcome?.$case === 'accepted',
+      'the queue this batch made, the limit reached, takes more',
+    );
     const error = await failure(call(c, c.enqueue, { job: testJob('q5') }));
     assert.equal(error.code, status.NOT_FOUND);
     assert.match(error.details, /already has 4 queues, its limit \(limits\.max_queues = 4\)/);

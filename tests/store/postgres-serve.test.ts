@@ -13,8 +13,10 @@ import { type ServiceError, status } from '@grpc/grpc-js';
 import { JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import { StartupError, startServer } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/index.ts';
+import { migrations } from '../../src/store/postgres/gen/migrations.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { createLogger } from '../../src/telemetry/logger.ts';
+import { cliJson, sepp } from '../helpers/cli.ts';
 import { type PostgresCluster, startPostgres } from '../helpers/postgres.ts';
 import { call, startTestServer, testJob } from '../helpers/server.ts';
 
@@ -97,6 +99,21 @@ test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; t
     assert.equal(overview.status, 200, text);
     assert.deepEqual((JSON.parse(text) as { server: { store: unknown } }).server.store, store);
     assert.ok(!text.includes(cluster.password) && !JSON.stringify(info).includes(cluster.password));
+    // And `sepp status` (docs/postgres.md, "Seeing which store a server runs").
+    const statusRun = await sepp(['status'], { SEPP_SERVER: t.address });
+    assert.equal(statusRun.code, 0, statusRun.stderr);
+    assert.match(
+      statusRun.stdout,
+      new RegExp(
+        `^store {7}postgres 127\\.0\\.0\\.1:${cluster.port} database ${database} schema served; other servers' signals: connected$`,
+        'm',
+      ),
+    );
+    assert.deepEqual(
+      cliJson<{ store: unknown }>(await sepp(['status', '--json'], { SEPP_SERVER: t.address })).store,
+      store,
+    );
+    assert.ok(!statusRun.stdout.includes(cluster.password));
   } finally {
     await t.dispose();
   }
@@ -165,7 +182,8 @@ test('servers starting together on a new schema migrate it once and take differe
       [],
       database,
     );
-    assert.equal(rows[0]?.n, '1');
+    // Each migration once (one row per migration applied).
+    assert.equal(rows[0]?.n, String(migrations.length));
     const shards = stores.map((s) => s.shard);
     assert.equal(new Set(shards).size, 3, `shards ${shards.join(', ')}`);
   } finally {

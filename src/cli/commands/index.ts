@@ -11,6 +11,7 @@ import { registerPurgeAuditCommands } from './purge-audit.ts';
 import { registerQueueCommands } from './queue-settings.ts';
 import { registerQueuesCommand } from './queues.ts';
 import { registerScheduleCommands } from './schedules.ts';
+import { registerStatusCommand } from './status.ts';
 import { registerWorkersCommand } from './workers.ts';
 
 export function registerOperatorCommands(parser: Argv): void {
@@ -26,4 +27,5 @@ export function registerOperatorCommands(parser: Argv): void {
   registerBulkCommands(parser);
   registerQueueCommands(parser);
   registerWorkersCommand(parser);
+  registerStatusCommand(parser);
 }

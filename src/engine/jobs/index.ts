@@ -5,7 +5,9 @@
  */
 export { DiskFull } from './disk-full.ts';
 export { Enqueuer } from './enqueue.ts';
+export { EnqueueSteps } from './enqueue-steps.ts';
 export { isRejection, validateJob } from './enqueue-validation.ts';
+export { FlowEnqueuer } from './flow-enqueue.ts';
 export { JobIdGenerator, normalizeJobId, type RandomBytes, systemRandomBytes } from './job-id.ts';
 export { type DeadLetterSummaryQuery, JobQueries, summariesInOrder } from './job-queries.ts';
 export {

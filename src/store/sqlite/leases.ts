@@ -164,8 +164,9 @@ export function prepareLeaseStatements(db: Db) {
       .prepare<[], number | null>("SELECT min(lease_deadline_ms) FROM jobs WHERE state = 'leased'")
       .pluck(),
     /**
-     * Leases held per worker id: reads the leased jobs only (the jobs_leased partial
-     * index), so it costs what is running now, not what is stored.
+     * Leases held per worker id: reads the jobs_leased partial index only (it holds
+     * worker_id and leased_at_ms, migration 0013), so it costs what is running now, not
+     * what is stored, and no table read per lease.
      */
     leasesByWorker: db.prepare<[], { worker_id: string | null; jobs: number; since_ms: number }>(
       `SELECT worker_id, count(*) AS jobs, min(leased_at_ms) AS since_ms FROM jobs INDEXED BY jobs_leased
