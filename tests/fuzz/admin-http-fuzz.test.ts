@@ -11,7 +11,8 @@
  * answer a documented status, every refusal a JSON error whose code matches
  * the status and whose message is at most 1 KiB, no stack trace or secret in any body, nothing stored from a
  * rejected request, the server healthy at the end. SEPP_FUZZ_RUNS sets the
- * number of cases (default 800; `npm run test:long` uses 100,000).
+ * number of cases (default 800; `npm run test:long` uses 100,000) and
+ * SEPP_FUZZ_SECONDS a time box per loop (tests/helpers/fuzz-budget.ts).
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -25,10 +26,12 @@ import { diskAssetSource } from '../../src/admin/index.ts';
 import { hashPassword } from '../../src/admin/password.ts';
 import { messageBytesMax } from '../../src/config/index.ts';
 import { password, testScrypt } from '../helpers/admin.ts';
+import { FuzzBudget } from '../helpers/fuzz-budget.ts';
 import { type RawAnswer, sendExact, sendRaw } from '../helpers/http-raw.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
-const runs = Number(process.env.SEPP_FUZZ_RUNS ?? 800);
+const defaultRuns = 800;
+const runs = Number(process.env.SEPP_FUZZ_RUNS ?? defaultRuns);
 const answerBoundMs = 5000;
 /** Statuses the API documents: its error table without 500, success, and the UI's revalidation. */
 const documented = new Set([200, 304, ...Object.values(httpStatusOf).filter((status) => status !== 500)]);
@@ -456,9 +459,10 @@ function headersOf(c: Case): Record<string, string> {
 test(`${runs} fuzzed admin API requests: documented answers, nothing stored from a refusal`, async () => {
   const byStatus = new Map<number, number>();
   const byRoute = new Map<string, number>();
-  const started = Date.now();
+  const budget = new FuzzBudget('admin fuzz', runs, defaultRuns);
   await fc.assert(
     fc.asyncProperty(fuzzCase, async (c) => {
+      budget.cases++;
       const before = await snapshot();
       const answer = await sendExact(
         port,
@@ -493,16 +497,15 @@ test(`${runs} fuzzed admin API requests: documented answers, nothing stored from
         if (sessions.has(role)) sessions.set(role, await login(role));
       }
     }),
-    { numRuns: runs, includeErrorInReport: true },
+    { ...budget.fastCheck, includeErrorInReport: true },
   );
-  const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  console.log(
-    `admin fuzz: ${runs} requests in ${seconds} s, statuses ${[...byStatus]
+  budget.finish(
+    `, statuses ${[...byStatus]
       .sort()
       .map(([s, n]) => `${s}=${n}`)
       .join(' ')}`,
   );
-  if (runs >= 300) assert.equal(byRoute.size, routes.length, 'every route was fuzzed');
+  if (budget.cases >= 300) assert.equal(byRoute.size, routes.length, 'every route was fuzzed');
   assert.ok((byStatus.get(200) ?? 0) > 0, 'some requests got through');
 });
 
@@ -556,6 +559,7 @@ const rawHeaderName = fc.constantFrom(
 
 test(`${Math.ceil(runs / 4)} raw requests with broken framing: a JSON answer, never a hang or a silent close`, async () => {
   const statuses = new Map<number, number>();
+  const raw = new FuzzBudget('admin raw fuzz', Math.ceil(runs / 4), Math.ceil(defaultRuns / 4));
   await fc.assert(
     fc.asyncProperty(
       fc.constantFrom('GET', 'POST', 'HEAD', 'G ET', 'get', 'BREW', ''),
@@ -564,6 +568,7 @@ test(`${Math.ceil(runs / 4)} raw requests with broken framing: a JSON answer, ne
       fc.array(fc.tuple(rawHeaderName, rawHeaderValue), { maxLength: 3 }),
       fc.boolean(),
       async (verb, target, version, headers, withHost) => {
+        raw.cases++;
         const before = await snapshot();
         const lines = [`${verb} ${target} ${version}`.trimEnd()];
         if (withHost) lines.push(`Host: 127.0.0.1:${port}`);
@@ -578,10 +583,10 @@ test(`${Math.ceil(runs / 4)} raw requests with broken framing: a JSON answer, ne
         assert.deepEqual(await snapshot(), before, `${what}: stored something`);
       },
     ),
-    { numRuns: Math.ceil(runs / 4), includeErrorInReport: true },
+    { ...raw.fastCheck, includeErrorInReport: true },
   );
-  console.log(
-    `raw fuzz: statuses ${[...statuses]
+  raw.finish(
+    `, statuses ${[...statuses]
       .sort()
       .map(([s, n]) => `${s}=${n}`)
       .join(' ')}`,

@@ -12,7 +12,8 @@
  *   - what loads is frozen and holds the value written.
  * `sepp config check` is run as a process too, on a broken file and on bytes
  * that are not UTF-8. SEPP_FUZZ_RUNS sets the number of cases, shared by the
- * four properties (default 1,600; `npm run test:long` uses 100,000).
+ * four properties (default 1,600; `npm run test:long` uses 100,000), and
+ * SEPP_FUZZ_SECONDS a time box per property (tests/helpers/fuzz-budget.ts).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -28,8 +29,21 @@ import { type ConfigResult, loadConfig, parseConfigText } from '../../src/config
 import { type AnySectionSpec, rootKeys, sections, snakeCase } from '../../src/config/schema.ts';
 import { cwd, fakeFiles } from '../config/helpers.ts';
 import { runSepp } from '../helpers/cli.ts';
+import { FuzzBudget } from '../helpers/fuzz-budget.ts';
 
-const runs = Math.ceil(Number(process.env.SEPP_FUZZ_RUNS ?? 1600) / 4);
+const defaultRuns = 400;
+const runs = Math.ceil(Number(process.env.SEPP_FUZZ_RUNS ?? 4 * defaultRuns) / 4);
+
+/** Runs `predicate` as one fast-check property within a FuzzBudget named `name`, and reports it. */
+function budgeted<T>(name: string, cases: fc.Arbitrary<T>, predicate: (value: T) => void): void {
+  const budget = new FuzzBudget(name, runs, defaultRuns);
+  const counted = (value: T) => {
+    budget.cases++;
+    predicate(value);
+  };
+  fc.assert(fc.property(cases, counted), { ...budget.fastCheck, includeErrorInReport: true });
+  budget.finish();
+}
 const file = `${cwd}/sepp.toml`;
 
 /** Every setting as written in TOML, with the section header that holds it. */
@@ -261,10 +275,9 @@ test(`every setting (${settings.length}) × a value of every TOML type: never a 
 });
 
 test(`${runs} values of every type for every setting: a bad one is reported at its key`, () => {
-  fc.assert(fc.property(fc.constantFrom(...settings), anyValue, checkSetting), {
-    numRuns: runs,
-    includeErrorInReport: true,
-  });
+  budgeted('config values', fc.tuple(fc.constantFrom(...settings), anyValue), ([setting, value]) =>
+    checkSetting(setting, value),
+  );
 });
 
 test(`${runs} numbers for every numeric setting: negative and huge are refused at the key, naming the bound`, () => {
@@ -273,36 +286,33 @@ test(`${runs} numbers for every numeric setting: negative and huge are refused a
     fc.constantFrom(-1, 0, 1, 2 ** 53, 2 ** 53 + 2, -(2 ** 53), 2 ** 63 - 1, 1e15, 1e300),
     fc.double({ min: -10, max: 200, noNaN: true }),
   );
-  fc.assert(
-    fc.property(fc.constantFrom(...numericSettings), number, (setting, value) => {
-      const text = sectionText(setting, tomlValue(value));
-      const result = load(text);
-      const problems = problemsOf(result);
-      for (const problem of problems) checkProblem(problem, text);
-      if (problems.some((p) => p.key.startsWith(`${file}:`))) return;
-      const mine = problems.filter((p) => p.key === setting.key);
-      const outOfAnyRange = value < 0 || value > Number.MAX_SAFE_INTEGER;
-      const fraction = !Number.isInteger(value) && setting.kind !== 'ratio';
-      if (outOfAnyRange || fraction) {
-        assert.equal(mine.length, 1, `${setting.key} = ${value} loaded: ${JSON.stringify(problems)}`);
-        if (outOfAnyRange && Number.isInteger(value)) {
-          assert.match(
-            mine[0]?.message ?? '',
-            /minimum|maximum/,
-            `${setting.key} = ${value}: the bound is named`,
-          );
-        }
-      }
-      if (result.ok) {
-        assert.ok(Object.isFrozen(result.config.engine.limits), 'the config is frozen');
-        assert.ok(
-          JSON.stringify(result.config).includes(String(value)),
-          `${setting.key} = ${value} loaded but the value is not in the config`,
+  budgeted('config numbers', fc.tuple(fc.constantFrom(...numericSettings), number), ([setting, value]) => {
+    const text = sectionText(setting, tomlValue(value));
+    const result = load(text);
+    const problems = problemsOf(result);
+    for (const problem of problems) checkProblem(problem, text);
+    if (problems.some((p) => p.key.startsWith(`${file}:`))) return;
+    const mine = problems.filter((p) => p.key === setting.key);
+    const outOfAnyRange = value < 0 || value > Number.MAX_SAFE_INTEGER;
+    const fraction = !Number.isInteger(value) && setting.kind !== 'ratio';
+    if (outOfAnyRange || fraction) {
+      assert.equal(mine.length, 1, `${setting.key} = ${value} loaded: ${JSON.stringify(problems)}`);
+      if (outOfAnyRange && Number.isInteger(value)) {
+        assert.match(
+          mine[0]?.message ?? '',
+          /minimum|maximum/,
+          `${setting.key} = ${value}: the bound is named`,
         );
       }
-    }),
-    { numRuns: runs, includeErrorInReport: true },
-  );
+    }
+    if (result.ok) {
+      assert.ok(Object.isFrozen(result.config.engine.limits), 'the config is frozen');
+      assert.ok(
+        JSON.stringify(result.config).includes(String(value)),
+        `${setting.key} = ${value} loaded but the value is not in the config`,
+      );
+    }
+  });
 });
 
 /** The example with every `# key = value` and `# [table]` line switched on (as tests/config/example.test.ts does). */
@@ -344,22 +354,22 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
 );
 
 test(`${runs} mutated and truncated examples: problems name a key or a line, what loads is the file`, () => {
-  fc.assert(
-    fc.property(
+  budgeted(
+    'config mutations',
+    fc.tuple(
       fc.constantFrom(exampleConfig, uncommented),
       fc.array(mutation, { minLength: 1, maxLength: 4 }),
       fc.option(fc.nat(), { nil: undefined }),
-      (base, mutations, truncateAt) => {
-        let text = mutations.reduce((lines, m) => m(lines), base.split('\n')).join('\n');
-        if (truncateAt !== undefined) text = text.slice(0, truncateAt % (text.length + 1));
-        const result = load(text);
-        for (const problem of problemsOf(result)) checkProblem(problem, text);
-        const again = parseConfigText(text, { cwd, fileExists: () => true });
-        assert.equal(again.ok, result.ok, 'the loader and `config check` agree');
-        if (result.ok) assert.ok(Object.isFrozen(result.config), 'a loaded config is frozen');
-      },
     ),
-    { numRuns: runs, includeErrorInReport: true },
+    ([base, mutations, truncateAt]) => {
+      let text = mutations.reduce((lines, m) => m(lines), base.split('\n')).join('\n');
+      if (truncateAt !== undefined) text = text.slice(0, truncateAt % (text.length + 1));
+      const result = load(text);
+      for (const problem of problemsOf(result)) checkProblem(problem, text);
+      const again = parseConfigText(text, { cwd, fileExists: () => true });
+      assert.equal(again.ok, result.ok, 'the loader and `config check` agree');
+      if (result.ok) assert.ok(Object.isFrozen(result.config), 'a loaded config is frozen');
+    },
   );
 });
 
@@ -367,8 +377,9 @@ test(`${runs} random texts in SEPP_* variables: problems name the variable`, () 
   const variables = sections.flatMap(({ spec }) =>
     Object.values(spec as AnySectionSpec).flatMap((s) => (s.env === undefined ? [] : [s.env])),
   );
-  fc.assert(
-    fc.property(
+  budgeted(
+    'config variables',
+    fc.tuple(
       fc.dictionary(
         fc.constantFrom(...variables),
         fc.oneof(
@@ -380,15 +391,14 @@ test(`${runs} random texts in SEPP_* variables: problems name the variable`, () 
           maxKeys: 3,
         },
       ),
-      (env) => {
-        const result = load('', env);
-        for (const problem of problemsOf(result)) {
-          checkProblem(problem, '');
-          if (problem.source !== undefined) assert.ok(problem.source in env, `${problem.source} was not set`);
-        }
-      },
     ),
-    { numRuns: runs, includeErrorInReport: true },
+    ([env]) => {
+      const result = load('', env);
+      for (const problem of problemsOf(result)) {
+        checkProblem(problem, '');
+        if (problem.source !== undefined) assert.ok(problem.source in env, `${problem.source} was not set`);
+      }
+    },
   );
 });
 

@@ -14,7 +14,8 @@
  * with its rows). Then the answers that grow with stored data (issue 29): a
  * reserve of large jobs × maxJobs leases only what it answers (item 2), and a
  * caller cannot create queues without bound (item 3). SEPP_FUZZ_RUNS sets the
- * number of cases (default 800; `npm run test:long` uses 100,000).
+ * number of cases (default 800; `npm run test:long` uses 100,000) and
+ * SEPP_FUZZ_SECONDS a time box per loop (tests/helpers/fuzz-budget.ts).
  */
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
@@ -24,10 +25,12 @@ import { messageBytesMax } from '../../src/config/index.ts';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { type HttpErrorCode, httpStatusOf } from '../../src/http/errors.ts';
 import { keys, keysToml } from '../helpers/access-table.ts';
+import { FuzzBudget } from '../helpers/fuzz-budget.ts';
 import { sendRaw } from '../helpers/http-raw.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
-const runs = Number(process.env.SEPP_FUZZ_RUNS ?? 800);
+const defaultRuns = 800;
+const runs = Number(process.env.SEPP_FUZZ_RUNS ?? defaultRuns);
 /** A queue whose jobs may be large (issue 29, item 2): a few of them make an answer of several MiB. */
 const bigQueue = { name: 'big', maxPayloadBytes: 1024 * 1024 };
 /** Strings are capped at 1 Mi characters (json-input.ts), base64 payloads not: 768 KiB is that cap's payload. */
@@ -414,9 +417,10 @@ function headersOf(c: Case): Record<string, string> {
 test(`${runs} fuzzed HTTP API requests: documented answers, nothing stored from a refusal`, async () => {
   const byStatus = new Map<number, number>();
   const byRoute = new Map<string, number>();
-  const started = Date.now();
+  const budget = new FuzzBudget('http fuzz', runs, defaultRuns);
   await fc.assert(
     fc.asyncProperty(fuzzCase, async (c) => {
+      budget.cases++;
       const before = await snapshot();
       const headers = headersOf(c);
       if (c.credential === 'two') headers.authorization = `Bearer ${keys.admin}`;
@@ -438,20 +442,20 @@ test(`${runs} fuzzed HTTP API requests: documented answers, nothing stored from 
         assert.equal(await snapshot(), before, `${what}: refused (${answer.status}) but stored something`);
       }
     }),
-    { numRuns: runs, includeErrorInReport: true },
+    { ...budget.fastCheck, includeErrorInReport: true },
   );
-  const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  console.log(
-    `http fuzz: ${runs} requests in ${seconds} s, statuses ${[...byStatus]
+  budget.finish(
+    `, statuses ${[...byStatus]
       .sort(([a], [b]) => a - b)
       .map(([s, n]) => `${s}=${n}`)
       .join(' ')}`,
   );
-  if (runs >= 300) assert.equal(byRoute.size, routes.length, 'every operation was fuzzed');
+  if (budget.cases >= 300) assert.equal(byRoute.size, routes.length, 'every operation was fuzzed');
   assert.ok((byStatus.get(200) ?? 0) > 0, 'some requests got through');
 });
 
 test(`${Math.ceil(runs / 4)} raw requests with broken framing: a JSON answer, never a hang`, async () => {
+  const raw = new FuzzBudget('http raw fuzz', Math.ceil(runs / 4), Math.ceil(defaultRuns / 4));
   await fc.assert(
     fc.asyncProperty(
       fc.constantFrom('GET', 'POST', 'HEAD', 'G ET', 'get', ''),
@@ -494,6 +498,7 @@ test(`${Math.ceil(runs / 4)} raw requests with broken framing: a JSON answer, ne
         { maxLength: 3 },
       ),
       async (verb, target, version, headers) => {
+        raw.cases++;
         const before = await snapshot();
         const lines = [`${verb} ${target} ${version}`.trimEnd(), 'Host: 127.0.0.1'];
         for (const [name, value] of headers) lines.push(`${name}: ${value}`);
@@ -516,8 +521,9 @@ test(`${Math.ceil(runs / 4)} raw requests with broken framing: a JSON answer, ne
         assert.equal(await snapshot(), before, `${what}: stored something`);
       },
     ),
-    { numRuns: Math.ceil(runs / 4), includeErrorInReport: true },
+    { ...raw.fastCheck, includeErrorInReport: true },
   );
+  raw.finish();
 });
 
 // ------------------------------------------------- answers that grow with stored data

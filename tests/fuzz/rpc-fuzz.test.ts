@@ -6,17 +6,20 @@
  * no hang (every call answers within its deadline), every answer a
  * documented status with a message of at most 1 KiB, and nothing stored from
  * a rejected request. SEPP_FUZZ_RUNS sets the number of cases
- * (default 1,500 in CI; `npm run test:long` uses 100,000).
+ * (default 1,500 in CI; `npm run test:long` uses 100,000) and SEPP_FUZZ_SECONDS
+ * a time box per loop (tests/helpers/fuzz-budget.ts).
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { type ServiceError, status } from '@grpc/grpc-js';
 import fc from 'fast-check';
 import { QueueServiceService } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
+import { FuzzBudget } from '../helpers/fuzz-budget.ts';
 import { rawUnary } from '../helpers/raw-grpc.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
-const runs = Number(process.env.SEPP_FUZZ_RUNS ?? 1500);
+const defaultRuns = 1500;
+const runs = Number(process.env.SEPP_FUZZ_RUNS ?? defaultRuns);
 /** Replays a failure: SEPP_FUZZ_SEED and SEPP_FUZZ_PATH from fast-check's report. */
 const replay =
   process.env.SEPP_FUZZ_SEED === undefined
@@ -101,6 +104,7 @@ function encodeBytesField(n: number, bytes: Buffer): Buffer {
 
 test(`${runs} fuzzed unary calls: documented statuses only, nothing stored from a rejection`, async () => {
   const seen = new Map<status, number>();
+  const budget = new FuzzBudget('unary fuzz', runs, defaultRuns);
   await fc.assert(
     fc.asyncProperty(
       fc.constantFrom(...unary),
@@ -109,6 +113,7 @@ test(`${runs} fuzzed unary calls: documented statuses only, nothing stored from 
         fc.array(field, { maxLength: 6 }).map((fs) => Buffer.concat(fs)),
       ),
       async (method, bytes) => {
+        budget.cases++;
         const before = await totalJobs();
         const answer = await raw(method.path, bytes);
         seen.set(answer.code, (seen.get(answer.code) ?? 0) + 1);
@@ -123,9 +128,9 @@ test(`${runs} fuzzed unary calls: documented statuses only, nothing stored from 
         }
       },
     ),
-    { numRuns: runs, includeErrorInReport: true, ...replay },
+    { ...budget.fastCheck, includeErrorInReport: true, ...replay },
   );
-  console.log(`fuzz: ${runs} calls, statuses ${[...seen].map(([c, n]) => `${status[c]}=${n}`).join(' ')}`);
+  budget.finish(`, statuses ${[...seen].map(([c, n]) => `${status[c]}=${n}`).join(' ')}`);
   assert.deepEqual(await t.server.engine.counterMismatches(), []);
 });
 
@@ -190,8 +195,10 @@ test(`${runs} mutated valid messages: limits hold, rejections are typed, counter
       .map((r) => ({ kind: 'nack' as const, r })),
   );
   const c = t.client;
+  const budget = new FuzzBudget('mutated messages', runs, defaultRuns);
   await fc.assert(
     fc.asyncProperty(request, async (req) => {
+      budget.cases++;
       const before = await totalJobs();
       const outcome = await (async () => {
         switch (req.kind) {
@@ -229,8 +236,9 @@ test(`${runs} mutated valid messages: limits hold, rejections are typed, counter
       }
       if (req.kind === 'batch' && outcome.code !== status.OK) assert.equal(await totalJobs(), before);
     }),
-    { numRuns: runs, includeErrorInReport: true, ...replay },
+    { ...budget.fastCheck, includeErrorInReport: true, ...replay },
   );
+  budget.finish();
   assert.deepEqual(await t.server.engine.counterMismatches(), []);
 });
 

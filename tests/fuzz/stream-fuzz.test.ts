@@ -35,6 +35,7 @@ import {
 import { messageBytesMax } from '../../src/config/index.ts';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { SeppError } from '../../src/engine/errors.ts';
+import { FuzzBudget } from '../helpers/fuzz-budget.ts';
 import { checkOversizeAnswers, oversizeCases } from '../helpers/oversize.ts';
 import { mulberry32, seedFromEnv } from '../helpers/prng.ts';
 import { rawBidi } from '../helpers/raw-grpc.ts';
@@ -52,9 +53,11 @@ import {
   workSequence,
 } from './stream-sequences.ts';
 
-// A sequence costs 20-30 ms here (streams, commits, the checks): the long suite runs 20,000
-// (SEPP_STREAM_FUZZ_RUNS), not the other fuzzers' 100,000, to finish within its 30 minutes.
-const runs = Number(process.env.SEPP_STREAM_FUZZ_RUNS ?? process.env.SEPP_FUZZ_RUNS ?? 60);
+// A sequence costs 20-30 ms here (streams, commits, the checks): the long suite runs at most
+// 20,000 (SEPP_STREAM_FUZZ_RUNS), not the other fuzzers' 100,000, and within its time box
+// (SEPP_FUZZ_SECONDS, tests/helpers/fuzz-budget.ts), to finish within its 30 minutes.
+const defaultRuns = 60;
+const runs = Number(process.env.SEPP_STREAM_FUZZ_RUNS ?? process.env.SEPP_FUZZ_RUNS ?? defaultRuns);
 const from = Number(process.env.SEPP_FUZZ_FROM ?? 0);
 const seed = seedFromEnv('SEPP_FUZZ_SEED');
 const endings: Ending[] = ['half-close', 'half-close', 'cancel-at-once', 'cancel-after-first-answer'];
@@ -380,7 +383,9 @@ let leftQueues = 0;
 
 test(`${runs} pipelined Produce and Work sequences (seed ${seed}): documented answers only, nothing stored from a rejection`, async () => {
   const tally = new Map<string, number>();
-  for (let index = from; index < from + runs; index++) {
+  const budget = new FuzzBudget(`stream fuzz (seed ${seed})`, runs, defaultRuns);
+  for (let index = from; budget.more(); index++) {
+    budget.cases++;
     const d = draw(mulberry32((seed + Math.imul(index, 0x9e3779b1)) >>> 0));
     const stream = d.chance(0.5) ? 'Produce' : 'Work';
     const ending = d.pick(endings);
@@ -405,10 +410,7 @@ test(`${runs} pipelined Produce and Work sequences (seed ${seed}): documented an
     }
     tally.set(`${stream} ${ending}`, (tally.get(`${stream} ${ending}`) ?? 0) + 1);
   }
-  console.log(
-    `stream fuzz: seed ${seed}, ${runs} sequences: ${[...tally].map(([k, n]) => `${k}=${n}`).join(', ')}; ` +
-      `${leftQueues} queues left behind`,
-  );
+  budget.finish(`: ${[...tally].map(([k, n]) => `${k}=${n}`).join(', ')}; ${leftQueues} queues left behind`);
 });
 
 test('every string, list and map field of Produce, Work and Events requests, oversize: each stream ends, every message at most 1 KiB', async () => {
