@@ -14,6 +14,9 @@ import type { QueueRegistry } from './queue-registry.ts';
 import type { EngineLimits } from './settings.ts';
 import type { JobEvent, JobState } from './types.ts';
 
+/** How a job ended, for what waits on it: completed, or dead (also expired), or cancelled. */
+export type JobEnd = 'completed' | 'dead' | 'cancelled';
+
 export interface EngineContext {
   readonly store: Store;
   /**
@@ -65,6 +68,12 @@ export interface EngineContext {
   /** Forgets `key` of `queue` if it still names `jobId`: a cancelled or deleted job frees its key. */
   releaseKey(tx: StoreTx, queue: string, key: string | null, jobId: string): Op<void>;
   /**
+   * A job that takes part in a workflow (its `dependency_flags` are not 0) ended in `tx`:
+   * what waits on it is released, cancelled or left waiting (dependencies/release.ts), and
+   * its batch counts it (batches/batches.ts). Call it only for flags ≠ 0, once per end.
+   */
+  jobEnded(tx: StoreTx, job: { id: string; flags: number }, end: JobEnd): Op<void>;
+  /**
    * Tells the store how durable the unit's commit must be for a change to `queue`
    * (its `durability` setting). `count` does it for every change of state; changes
    * that move no job (extend, progress) call it themselves.
@@ -91,6 +100,8 @@ export interface ContextParts {
   leaseEnded: (queue: string, jobs: number) => void;
   /** Jobs were deleted in a unit (after a full disk, their room may let enqueues in again). */
   jobsRemoved?: () => void;
+  /** A job in a workflow ended (EngineContext.jobEnded); without it, nothing happens. */
+  jobEnded?: EngineContext['jobEnded'];
 }
 
 /** The hooks every engine part uses, over the parts the engine's opening built. */
@@ -137,6 +148,7 @@ export function createEngineContext(parts: ContextParts): EngineContext {
       tx.afterCommit(() => queues.markExisting(queue, false));
     },
     jobsReady: parts.jobsReady,
+    jobEnded: parts.jobEnded ?? (() => nothing),
     wakeAt: (tx, atMs) => tx.afterCommit(() => parts.wakeAt(atMs)),
     count: (tx, queue, from, to, jobs) => {
       if (jobs === 0) return nothing;

@@ -5,8 +5,10 @@
  * schedules, the run-time overrides, then maintenance.
  */
 
+import { dependedOn, inBatch } from '../store/dependencies.ts';
 import type { Store } from '../store/store.ts';
 import { AuditLog } from './audit/index.ts';
+import { Batches } from './batches/index.ts';
 import type { Clock } from './clock.ts';
 import { createEngineContext, type EngineContext } from './context.ts';
 import {
@@ -17,7 +19,7 @@ import {
   JobUpdater,
   OperatorActions,
 } from './control/index.ts';
-import { DependencyQueues } from './dependencies/index.ts';
+import { DependencyQueues, releaseDependents } from './dependencies/index.ts';
 import { SeppError, toSeppError } from './errors.ts';
 import { EventLog } from './events/index.ts';
 import { FinishedOutcomes } from './finished-outcomes.ts';
@@ -120,6 +122,7 @@ export interface EngineParts {
   readonly updater: JobUpdater;
   readonly bulk: BulkOperations;
   readonly runtimeSettings: RuntimeSettings;
+  readonly batches: Batches;
 }
 
 /**
@@ -157,6 +160,9 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
   const { clock } = deps;
   let maintenance: Maintenance | undefined;
   let remoteWakeups: RemoteWakeups | undefined;
+  // Built after the context, which calls them when a job in a workflow ends (jobEnded).
+  let batches: Batches | undefined;
+  let context: EngineContext | undefined;
   const queues = new QueueRegistry(options);
   const waiters = new WaiterRegistry();
   const flow = new FlowControl(store, clock, waiters, (queue) => queues.settingsFor(queue));
@@ -199,7 +205,14 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
           },
     leaseEnded: (queue, jobs) => flow.leaseEnded(queue, jobs),
     jobsRemoved: () => diskFull.noteJobsRemoved(),
+    *jobEnded(tx, job, end) {
+      if (dependedOn(job.flags)) {
+        yield* releaseDependents(context!, tx, job.id, end === 'completed' ? 'completed' : 'failed');
+      }
+      if (inBatch(job.flags)) yield* batches!.memberEnded(tx, job.id, end);
+    },
   });
+  context = ctx;
   const expiry = new Expiry(ctx);
   const settler = new Settler(ctx);
   const audit = new AuditLog(clock, options.limits.maxPageSize);
@@ -207,15 +220,16 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
   const browser = new JobBrowser(ctx);
   const actions = new OperatorActions(ctx, audit);
   const dependencyQueues = new DependencyQueues();
-  const enqueueSteps = new EnqueueSteps(
-    ctx,
-    flow,
-    new JobIdGenerator(deps.randomBytes ?? systemRandomBytes),
-    diskFull,
-    dependencyQueues,
-  );
+  const ids = new JobIdGenerator(deps.randomBytes ?? systemRandomBytes);
+  const enqueueSteps = new EnqueueSteps(ctx, flow, ids, diskFull, dependencyQueues);
   const enqueuer = new Enqueuer(enqueueSteps, audit);
   const flowEnqueuer = new FlowEnqueuer(enqueueSteps);
+  batches = new Batches({
+    ctx,
+    ids,
+    enqueueWithin: (tx, requests, audit) => enqueuer.enqueueWithin(tx, requests, audit),
+    checkRoom: () => enqueueSteps.checkRoom(),
+  });
   const schedules = new Schedules(
     ctx,
     audit,
@@ -279,6 +293,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     updater: new JobUpdater(ctx, flow, audit),
     bulk,
     runtimeSettings: new RuntimeSettings(ctx, flow, audit, deps.checkQueueSettings),
+    batches,
   };
 }
 

@@ -42,6 +42,10 @@ import type { EngineLimits, EngineOptions, QueueFileSettings, QueueSettingsFlat 
 import type {
   Ack,
   AtomicEnqueueResult,
+  BatchAddResult,
+  BatchInfo,
+  BatchMember,
+  CreateBatchRequest,
   DeadLetterQuery,
   DeadLetterSelection,
   EnqueueAccepted,
@@ -113,6 +117,7 @@ export class Engine {
   private readonly updater: EngineParts['updater'];
   private readonly bulk: EngineParts['bulk'];
   private readonly runtimeSettings: EngineParts['runtimeSettings'];
+  private readonly batches: EngineParts['batches'];
 
   private constructor(parts: EngineParts) {
     this.ctx = parts.ctx;
@@ -142,6 +147,7 @@ export class Engine {
     this.updater = parts.updater;
     this.bulk = parts.bulk;
     this.runtimeSettings = parts.runtimeSettings;
+    this.batches = parts.batches;
   }
 
   /**
@@ -200,6 +206,36 @@ export class Engine {
   /** Enqueues a flow: jobs named locally, each after the ones it names; all or none (jobs/flow-shape.ts). */
   enqueueFlow(jobs: readonly FlowJob[]): Promise<FlowResult> {
     return this.flowEnqueuer.enqueueFlow(jobs);
+  }
+
+  // ---------------------------------------------------------------- batches (batches/)
+
+  /** Creates a batch with its completion jobs, enqueues its first members, seals it if asked. */
+  createBatch(request: CreateBatchRequest, audit?: AuditInput): Promise<BatchAddResult> {
+    return this.batches.create(request, audit);
+  }
+
+  /** Adds jobs to an open batch (or a sealed one, from a member that has not ended); seals it if asked. */
+  addToBatch(
+    batchId: string,
+    jobs: readonly EnqueueRequest[],
+    options?: { seal?: boolean; fromMember?: string },
+    audit?: AuditInput,
+  ): Promise<BatchAddResult> {
+    return this.batches.add(batchId, jobs, options, audit);
+  }
+
+  /** Seals a batch; it ends (and enqueues its completion jobs) once no member is pending. */
+  sealBatch(batchId: string): Promise<BatchInfo> {
+    return this.batches.seal(batchId);
+  }
+
+  /** A batch's state and counts, and a page of its members in the order added. */
+  getBatch(
+    batchId: string,
+    page?: { afterPosition?: number; limit?: number },
+  ): Promise<{ batch: BatchInfo; members: (BatchMember & { position: number })[] }> {
+    return this.batches.get(batchId, page);
   }
 
   /** True while the disk is full: enqueues are refused, leases and acks go on (disk-full.ts). */

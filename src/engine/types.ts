@@ -388,3 +388,63 @@ export type JobEvent =
   | { kind: 'cancelled'; queue: string; count: number }
   /** Waiting jobs deleted by a purge. */
   | { kind: 'purged'; queue: string; count: number };
+
+/**
+ * A batch's completion job (issue 33): an enqueue request without what a job that runs once
+ * cannot use (dependencies, keys, absolute times). Its payload, if any, must be JSON: the
+ * job gets `{"batch": {...}, "data": <this payload>}` (docs/workflows.md#batches).
+ */
+export type BatchCompletionJob = Omit<
+  EnqueueRequest,
+  'dependsOn' | 'onDependencyFailure' | 'idempotencyKey' | 'uniqueWhileActive' | 'runAtMs' | 'expiresAtMs'
+>;
+
+/** A new batch: its completion jobs, optional first members, and whether it is sealed at once. */
+export interface CreateBatchRequest {
+  /** Enqueued when the batch ends, whatever its members ended as. */
+  onComplete?: BatchCompletionJob;
+  /** Enqueued when the batch ends only if every member completed. */
+  onSuccess?: BatchCompletionJob;
+  /** Enqueued as the first members (each on its own merits, as EnqueueBatch). */
+  jobs?: readonly EnqueueRequest[];
+  /** Seal the batch with these jobs: nothing can be added after, except by its own members. */
+  seal?: boolean;
+}
+
+export type BatchState = 'open' | 'sealed' | 'ended';
+
+export interface BatchInfo {
+  id: string;
+  state: BatchState;
+  createdAtMs: number;
+  sealedAtMs: number | null;
+  endedAtMs: number | null;
+  /** Jobs ever added. */
+  members: number;
+  /** Members not ended yet. */
+  pending: number;
+  completed: number;
+  dead: number;
+  cancelled: number;
+  hasOnComplete: boolean;
+  hasOnSuccess: boolean;
+  /** The on_complete job the end enqueued (null before the end, or without one). */
+  completeJobId: string | null;
+  /** The on_success job the end enqueued (null unless every member completed). */
+  successJobId: string | null;
+  /** Why a completion job could not be enqueued at the end (its queue refused it), or null. */
+  completionError: string | null;
+}
+
+/** A member of a batch: how it ended (`pending` until then) and its job's state now (null once swept). */
+export interface BatchMember {
+  jobId: string;
+  memberState: 'pending' | 'completed' | 'dead' | 'cancelled';
+  jobState: JobState | null;
+}
+
+/** What adding jobs to a batch answered: the batch after it, and one result per job. */
+export interface BatchAddResult {
+  batch: BatchInfo;
+  results: EnqueueResult[];
+}

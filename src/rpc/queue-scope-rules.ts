@@ -85,6 +85,11 @@ const rules: { [K in UnaryName]: Rule<RequestOf<K>> } = {
       jobs: req.jobs.map((flowJob) => ({ dependsOn: flowJob.job?.dependsOn ?? [] })),
     }),
   },
+  // A batch spans queues (its members', its completion jobs'), and its reads show them all.
+  createBatch: { kind: 'server', what: 'batches' },
+  addToBatch: { kind: 'server', what: 'batches' },
+  sealBatch: { kind: 'server', what: 'batches' },
+  getBatch: { kind: 'server', what: 'batches' },
   reserve: {
     kind: 'queues',
     queues: (req) => req.queues.map((queue, i) => ({ queue, field: `queues[${i}]` })),

@@ -17,6 +17,7 @@ import type { EnqueueRequest as EngineEnqueueRequest } from '../engine/types.ts'
 import type { StoreDescription } from '../store/store.ts';
 import { defaultAnswerBytes } from './answer-pages.ts';
 import { rpcAudit } from './audit-input.ts';
+import { createBatchHandlers } from './batch-handlers.ts';
 import { createBulkHandlers } from './bulk-handlers.ts';
 import { answerUnary, type BugReporter } from './call-guard.ts';
 import { createControlHandlers } from './control-handlers.ts';
@@ -111,6 +112,7 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
     ...createBulkHandlers(ctx, unary),
     ...createListHandlers(ctx, unary),
     ...createQueueAdminHandlers(ctx, unary),
+    ...createBatchHandlers(ctx, unary),
 
     enqueue: unary(
       'Enqueue',

@@ -11,9 +11,13 @@ import type { Op } from './op.ts';
 export const waitsOnJobs = 1;
 /** A bit of `dependency_flags`: other jobs wait on this one. */
 export const jobsWaitOnIt = 2;
+/** A bit of `dependency_flags`: the job is a member of a batch (schema/0014_batches.sql). */
+export const batchMember = 4;
 
 /** Whether other jobs wait on a job with these `dependency_flags`. */
 export const dependedOn = (flags: number): boolean => (flags & jobsWaitOnIt) !== 0;
+/** Whether a job with these `dependency_flags` is a member of a batch. */
+export const inBatch = (flags: number): boolean => (flags & batchMember) !== 0;
 /** Whether a job with these `dependency_flags` waited on other jobs. */
 export const waitsOnOthers = (flags: number): boolean => (flags & waitsOnJobs) !== 0;
 
@@ -68,7 +72,45 @@ export interface WaitingChildRow {
   dependency_flags: number;
 }
 
+/** How a batch member ended (or `pending`). */
+export type MemberState = 'pending' | 'completed' | 'dead' | 'cancelled';
+
+/** A batch's row (schema/0014_batches.sql). */
+export interface BatchRow {
+  id: string;
+  state: 'open' | 'sealed' | 'ended';
+  created_at_ms: number;
+  sealed_at_ms: number | null;
+  ended_at_ms: number | null;
+  members: number;
+  pending: number;
+  completed: number;
+  dead: number;
+  cancelled: number;
+  on_complete_json: string | null;
+  on_success_json: string | null;
+  complete_job_id: string | null;
+  success_job_id: string | null;
+  completion_error: string | null;
+}
+
+/** A member of a batch, with how it ended and its job's state now (null once the job was swept). */
+export interface BatchMemberRow {
+  job_id: string;
+  position: number;
+  member_state: MemberState;
+  job_state: string | null;
+}
+
 export interface DependencyReads {
+  /** A batch by id. */
+  batch(id: string): Op<BatchRow | undefined>;
+  /** Up to `limit` members of a batch after `afterPosition` (-1: from the first), in the order added. */
+  batchMembers(p: { batchId: string; afterPosition: number; limit: number }): Op<BatchMemberRow[]>;
+  /** The batch `jobId` is a member of, and how the member ended, or undefined. */
+  membership(jobId: string): Op<{ batch_id: string; state: MemberState } | undefined>;
+  /** How many batches have not ended (open or sealed). */
+  unendedBatches(): Op<number>;
   /** The stored jobs among `ids` (one primary-key probe each), in no particular order. */
   targets(ids: readonly string[]): Op<DependencyTargetRow[]>;
   /** The jobs `childId` depends on, with the state of each edge and of each job. */
@@ -101,4 +143,32 @@ export interface Dependencies extends DependencyReads {
   release(p: { seq: number; state: 'ready' | 'scheduled' }): Op<void>;
   /** Forgets the edges of a job that is being deleted. */
   forget(childSeq: number): Op<void>;
+  /** Stores a new batch, open or sealed, with no members. */
+  createBatch(p: {
+    id: string;
+    nowMs: number;
+    onCompleteJson: string | null;
+    onSuccessJson: string | null;
+  }): Op<void>;
+  /** Adds jobs stored in this transaction to a batch (pending), and marks them (batchMember). */
+  addMembers(p: { batchId: string; jobIds: readonly string[] }): Op<void>;
+  /** An open batch → sealed; returns whether it was open. */
+  seal(p: { batchId: string; nowMs: number }): Op<boolean>;
+  /**
+   * Counts the end of member `jobId` if it is still pending; returns its batch's id, or
+   * null when it was counted already.
+   */
+  memberEnded(p: { jobId: string; state: Exclude<MemberState, 'pending'> }): Op<string | null>;
+  /**
+   * A sealed batch with no pending member → ended; returns its row when this call ended it
+   * (so exactly one unit does), undefined otherwise.
+   */
+  endBatch(p: { batchId: string; nowMs: number }): Op<BatchRow | undefined>;
+  /** What the end of a batch enqueued. */
+  setCompletion(p: {
+    batchId: string;
+    completeJobId: string | null;
+    successJobId: string | null;
+    error: string | null;
+  }): Op<void>;
 }

@@ -33,7 +33,7 @@ after(async () => {
 });
 
 test('docs/workflows.md: every example runs and prints what the page shows', async () => {
-  assert.equal(examples.length, 2, 'the page has two examples, each followed by its output');
+  assert.equal(examples.length, 3, 'the page has three examples, each followed by its output');
   for (const { code, output } of examples) {
     const lines: string[] = [];
     const run = new AsyncFunction('client', 'Flow', 'console', code);

@@ -92,6 +92,31 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
     call: (c, md) => unary(call(c, c.enqueueFlow, { jobs: [{ name: 'only', job, after: [] }] }, md)),
     allowedStatus: status.OK,
   },
+  CreateBatch: {
+    call: (c, md) => unary(call(c, c.createBatch, { jobs: [job], seal: false }, md)),
+    allowedStatus: status.OK,
+  },
+  AddToBatch: {
+    call: (c, md) =>
+      unary(call(c, c.addToBatch, { batchId: missingJobId, jobs: [job], seal: false, fromMember: '' }, md)),
+    allowedStatus: status.NOT_FOUND,
+  },
+  SealBatch: {
+    call: (c, md) => unary(call(c, c.sealBatch, { batchId: missingJobId }, md)),
+    allowedStatus: status.NOT_FOUND,
+  },
+  GetBatch: {
+    call: (c, md) =>
+      unary(
+        call(
+          c,
+          c.getBatch,
+          { batchId: missingJobId, membersAfter: 0, membersAfterSet: false, membersLimit: 0 },
+          md,
+        ),
+      ),
+    allowedStatus: status.NOT_FOUND,
+  },
   Reserve: {
     call: (c, md) =>
       unary(

@@ -138,6 +138,11 @@ test('QueueService has exactly the published RPCs: Produce and Work bidirectiona
     'GetBulkOperation',
     'ListBulkOperations',
     'CancelBulkOperation',
+    // Batches (issue 33).
+    'CreateBatch',
+    'AddToBatch',
+    'SealBatch',
+    'GetBatch',
   ];
   const methods = Object.values(QueueServiceService);
   assert.deepEqual(

@@ -182,7 +182,7 @@ test('servers starting together on a new schema migrate it once and take differe
       [],
       database,
     );
-    // Each migration once, however many servers ran them.
+    // Each migration once (one row per migration applied).
     assert.equal(rows[0]?.n, String(migrations.length));
     const shards = stores.map((s) => s.shard);
     assert.equal(new Set(shards).size, 3, `shards ${shards.join(', ')}`);

@@ -11,6 +11,16 @@
  */
 import { status } from '@grpc/grpc-js';
 import { ProduceStreamSender, UnaryBatchSender } from './batch-senders.ts';
+import {
+  addToBatchCall,
+  type BatchAdded,
+  type BatchInfo,
+  type BatchMember,
+  type BatchSpec,
+  createBatchCall,
+  getBatchCall,
+  sealBatchCall,
+} from './batches.ts';
 import { AuditLog } from './client-audit.ts';
 import { DeadLetters } from './client-dead-letters.ts';
 import { Jobs } from './client-jobs.ts';
@@ -217,6 +227,40 @@ export class SeppClient {
     options: CallOptions = {},
   ): Promise<Record<string, Enqueued>> {
     return enqueueFlowCall(this.connection, flow, options);
+  }
+
+  /**
+   * Creates a batch (batches.ts): its completion jobs, its first members (each on its
+   * own merits), sealed at once with `seal`. The server enqueues `onComplete` (and
+   * `onSuccess` if every member completed) once, when the sealed batch's last member ends.
+   */
+  createBatch(spec: BatchSpec, options: CallOptions = {}): Promise<BatchAdded> {
+    return createBatchCall(this.connection, spec, options);
+  }
+
+  /**
+   * Adds jobs to an open batch; a running member adds to its own sealed batch by
+   * passing its job id as `fromMember`. `seal` seals it after.
+   */
+  addToBatch(
+    batchId: string,
+    jobs: readonly JobSpec[],
+    options: CallOptions & { seal?: boolean; fromMember?: string } = {},
+  ): Promise<BatchAdded> {
+    return addToBatchCall(this.connection, batchId, jobs, options);
+  }
+
+  /** Seals a batch: it ends once no member is pending (at once if none is). */
+  sealBatch(batchId: string, options: CallOptions = {}): Promise<BatchInfo> {
+    return sealBatchCall(this.connection, batchId, options);
+  }
+
+  /** A batch's state and counts, and up to `membersLimit` (100) members after position `membersAfter`. */
+  getBatch(
+    batchId: string,
+    options: CallOptions & { membersAfter?: number; membersLimit?: number } = {},
+  ): Promise<{ batch: BatchInfo; members: BatchMember[] }> {
+    return getBatchCall(this.connection, batchId, options);
   }
 
   // ------------------------------------------------------------------ leases

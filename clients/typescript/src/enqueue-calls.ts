@@ -16,7 +16,7 @@ function rejectionOf(result: EnqueueResult | undefined, index: number): JobRejec
   return { index, reason: rejectionName(outcome.value.reason), message: outcome.value.message };
 }
 
-function outcomeOf(result: EnqueueResult | undefined): EnqueueOutcome {
+export function outcomeOf(result: EnqueueResult | undefined): EnqueueOutcome {
   const outcome = result?.outcome;
   if (outcome?.$case === 'accepted') {
     return { ok: true, id: outcome.value.jobId, deduplicated: outcome.value.deduplicated };

@@ -6,6 +6,8 @@
  *   await client.enqueueJson('emails', 'send', { to: 'ada@example.com' });
  *   client.worker({ queues: ['emails'], handlers: { send: async (job) => … } });
  */
+
+export type { BatchAdded, BatchInfo, BatchMember, BatchSpec, BatchState } from './batches.ts';
 export { type ClientStats, SeppClient } from './client.ts';
 export type { AuditLog } from './client-audit.ts';
 export type { DeadLetterChangeOptions, DeadLetters } from './client-dead-letters.ts';

@@ -17,14 +17,12 @@
  * completed jobs have finished: there is nothing to cancel.
  */
 
-import { dependedOn } from '../../store/dependencies.ts';
 import type { Op } from '../../store/op.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { AuditInput } from '../admin-types.ts';
 import type { AuditLog } from '../audit/index.ts';
 import type { EngineContext } from '../context.ts';
 import type { CancelNotice, CancelResult } from '../control-types.ts';
-import { releaseDependents } from '../dependencies/index.ts';
 import { SeppError } from '../errors.ts';
 import { eventAbout } from '../events/index.ts';
 import { cancelledOutcome } from '../finished-outcomes.ts';
@@ -74,7 +72,9 @@ export class Canceller {
         if (this.ctx.outcomes.enabled && this.ctx.queues.settingsFor(row.queue).cancelledRetentionMs === 0) {
           this.ctx.keepOutcome(tx, cancelledOutcome({ ...row, cancelled_by: by }, nowMs, null));
         }
-        if (dependedOn(row.dependency_flags)) yield* releaseDependents(this.ctx, tx, row.id, 'failed');
+        if (row.dependency_flags !== 0) {
+          yield* this.ctx.jobEnded(tx, { id: row.id, flags: row.dependency_flags }, 'cancelled');
+        }
         state = 'cancelled';
         break;
       case 'leased': {

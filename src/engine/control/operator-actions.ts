@@ -5,14 +5,12 @@
  * (a purge, "all matching") are bulk operations (bulk-operations.ts).
  */
 
-import { dependedOn } from '../../store/dependencies.ts';
 import type { Op } from '../../store/op.ts';
 import type { AttemptRow } from '../../store/rows.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { AuditInput } from '../admin-types.ts';
 import type { AuditLog } from '../audit/index.ts';
 import type { EngineContext } from '../context.ts';
-import { releaseDependents } from '../dependencies/index.ts';
 import { SeppError } from '../errors.ts';
 import { eventAbout } from '../events/index.ts';
 import type { JobState } from '../types.ts';
@@ -70,7 +68,9 @@ export class OperatorActions {
     const nowMs = this.ctx.clock.nowMs();
     const changed = yield* tx.control.deadLetter({ seq: row.seq, nowMs });
     yield* this.ctx.count(tx, row.queue, row.state, 'dead', changed ? 1 : 0);
-    if (changed && dependedOn(row.dependency_flags)) yield* releaseDependents(this.ctx, tx, row.id, 'failed');
+    if (changed && row.dependency_flags !== 0) {
+      yield* this.ctx.jobEnded(tx, { id: row.id, flags: row.dependency_flags }, 'dead');
+    }
     this.ctx.emit(tx, { kind: 'dead_lettered', queue: row.queue, reason: 'dead_lettered', count: 1 });
     if (this.ctx.events.recording) {
       this.ctx.record(tx, {

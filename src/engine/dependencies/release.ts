@@ -5,7 +5,13 @@
  * only for a job other jobs wait on (`dependency_flags`), so a job nobody depends on never
  * reaches the dependency tables.
  */
-import { type DependencyPolicy, dependedOn, type WaitingChildRow } from '../../store/dependencies.ts';
+import {
+  batchMember,
+  type DependencyPolicy,
+  dependedOn,
+  inBatch,
+  type WaitingChildRow,
+} from '../../store/dependencies.ts';
 import type { Op } from '../../store/op.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
@@ -75,4 +81,7 @@ function* cancelWaiting(ctx: EngineContext, tx: StoreTx, child: WaitingChildRow,
   if (ctx.outcomes.enabled && ctx.queues.settingsFor(child.queue).cancelledRetentionMs === 0) {
     ctx.keepOutcome(tx, cancelledOutcome({ ...child, cancelled_by: by }, nowMs, null));
   }
+  // Its batch counts it; what waits on it is the caller's work list.
+  if (inBatch(child.dependency_flags))
+    yield* ctx.jobEnded(tx, { id: child.id, flags: batchMember }, 'cancelled');
 }

@@ -4,12 +4,10 @@
  * its lease runs out (maintenance), and that end makes the job `cancelled`,
  * never a retry. Kept with the leases: it is how a settlement ends.
  */
-import { dependedOn } from '../../store/dependencies.ts';
 import type { Op } from '../../store/op.ts';
 import type { AttemptRow } from '../../store/rows.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
-import { releaseDependents } from '../dependencies/index.ts';
 import { eventAbout } from '../events/index.ts';
 import { cancelledOutcome } from '../finished-outcomes.ts';
 import { appendError } from '../jobs/index.ts';
@@ -42,7 +40,8 @@ export function* finishCancelled(
   if (ctx.outcomes.enabled && ctx.queues.settingsFor(row.queue).cancelledRetentionMs === 0) {
     ctx.keepOutcome(tx, cancelledOutcome(row, ctx.clock.nowMs(), error));
   }
-  if (dependedOn(row.dependency_flags)) yield* releaseDependents(ctx, tx, row.id, 'failed');
+  if (row.dependency_flags !== 0)
+    yield* ctx.jobEnded(tx, { id: row.id, flags: row.dependency_flags }, 'cancelled');
 }
 
 /** What a settlement of a cancelled job's lease is told. */

@@ -13,12 +13,10 @@
  * them back out of its answer.
  */
 
-import { dependedOn } from '../../store/dependencies.ts';
 import type { Op } from '../../store/op.ts';
 import type { ExpiredRow, LeasedRow } from '../../store/rows.ts';
 import type { StoreTx, StoreView } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
-import { releaseDependents } from '../dependencies/index.ts';
 import { eventAbout } from '../events/index.ts';
 import { deadOutcome } from '../finished-outcomes.ts';
 import type { JobState } from '../types.ts';
@@ -107,6 +105,6 @@ export class Expiry {
     this.ctx.emit(tx, { kind: 'ttl_expired', queue, count: 1 });
     // A job just leased carries no `dependency_flags`: read them (an expiry at lease time is rare).
     const flags = row.dependency_flags ?? (yield* tx.jobs.attempt(row.id))?.dependency_flags ?? 0;
-    if (dependedOn(flags)) yield* releaseDependents(this.ctx, tx, row.id, 'failed');
+    if (flags !== 0) yield* this.ctx.jobEnded(tx, { id: row.id, flags }, 'dead');
   }
 }

@@ -12,7 +12,6 @@ import type { Op } from '../../store/op.ts';
 import type { AttemptRow } from '../../store/rows.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
-import { releaseDependents } from '../dependencies/index.ts';
 import { SeppError } from '../errors.ts';
 import { deadOutcome, type FinishedOutcome } from '../finished-outcomes.ts';
 import { appendError } from '../jobs/index.ts';
@@ -98,10 +97,10 @@ export class Settler {
         resultContentType: resultContentTypeOf(ack),
       });
       yield* this.ctx.count(tx, row!.queue, 'leased', 'completed', 1);
-    } else if (waitsOnOthers(row!.dependency_flags)) {
-      // A job that waited on others: its edges go with it (the one-statement ack leaves it alone).
+    } else if (row!.dependency_flags !== 0) {
+      // A job in a workflow (the one-statement ack leaves it alone): its edges go with it.
       yield* tx.jobs.delete(row!.seq);
-      yield* tx.dependencies!.forget(row!.seq);
+      if (waitsOnOthers(row!.dependency_flags)) yield* tx.dependencies!.forget(row!.seq);
       yield* this.ctx.count(tx, row!.queue, 'leased', null, 1);
       if (this.ctx.outcomes.enabled) this.ctx.keepOutcome(tx, completedOutcome(ack, row!, clock.nowMs()));
     } else {
@@ -111,7 +110,9 @@ export class Settler {
     }
     this.ctx.emit(tx, { kind: 'acked', queue: row!.queue, count: 1 });
     if (this.ctx.events.recording) this.recordCompleted(tx, ack, row!, retained);
-    if (dependedOn(row!.dependency_flags)) yield* releaseDependents(this.ctx, tx, jobId, 'completed');
+    if (row!.dependency_flags !== 0) {
+      yield* this.ctx.jobEnded(tx, { id: jobId, flags: row!.dependency_flags }, 'completed');
+    }
     return { ok: true };
   }
 
@@ -232,7 +233,9 @@ export class Settler {
         // Swept at the next pass: its outcome outlives the row.
         this.ctx.keepOutcome(tx, deadOutcome(row, row.attempt, nowMs, error, deadReason));
       }
-      if (dependedOn(row.dependency_flags)) yield* releaseDependents(this.ctx, tx, row.id, 'failed');
+      if (row.dependency_flags !== 0) {
+        yield* this.ctx.jobEnded(tx, { id: row.id, flags: row.dependency_flags }, 'dead');
+      }
       return { state: 'dead', runAtMs: null };
     }
     const delayMs =

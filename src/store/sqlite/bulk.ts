@@ -49,9 +49,11 @@ export function prepareBulkStatements(db: Db) {
         `SELECT count(*) FROM jobs WHERE ${sliceMatch} AND (state <> 'leased' OR cancelled_at_ms IS NULL)`,
       )
       .pluck(),
+    // Jobs in a workflow (dependency_flags, schema/0012 and 0013) are left alone until they end: their
+    // end passes on to what waits on them and to their batch, which a cancel by id or by flow/batch does.
     cancelWaiting: db.prepare<[SliceParams & { nowMs: number; by: string | null }], EndedJobRow>(
       `UPDATE jobs SET state = 'cancelled', cancelled_at_ms = @nowMs, cancelled_by = @by
-        WHERE ${sliceMatch} AND state IN ('scheduled', 'ready')
+        WHERE ${sliceMatch} AND state IN ('scheduled', 'ready') AND dependency_flags = 0
         RETURNING id, idempotency_key, type, attempt`,
     ),
     requestCancel: db.prepare<
@@ -74,7 +76,9 @@ export function prepareBulkStatements(db: Db) {
       `UPDATE jobs SET ${requeueSet} WHERE ${sliceMatch} AND state IN ('dead', 'completed', 'cancelled')`,
     ),
     delete: db.prepare<[SliceParams], EndedJobRow>(
-      `DELETE FROM jobs WHERE ${sliceMatch} AND state <> 'leased' RETURNING id, idempotency_key, type, attempt`,
+      `DELETE FROM jobs WHERE ${sliceMatch} AND state <> 'leased'
+          AND (dependency_flags = 0 OR state IN ('completed', 'dead', 'cancelled'))
+        RETURNING id, idempotency_key, type, attempt`,
     ),
   };
 }

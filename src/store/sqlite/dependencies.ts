@@ -4,12 +4,16 @@
  * by one job's edges; none runs for a job without dependencies or dependents.
  */
 import {
+  type BatchMemberRow,
+  type BatchRow,
+  batchMember,
   type Dependencies,
   type DependencyEdgeRow,
   type DependencyTargetRow,
   type DependentRow,
   type EdgeState,
   jobsWaitOnIt,
+  type MemberState,
   type WaitingChildRow,
   waitsOnJobs,
 } from '../dependencies.ts';
@@ -66,6 +70,59 @@ export function prepareDependencyStatements(db: Db) {
       .prepare<[], string>('SELECT name FROM queues WHERE has_dependencies = 1')
       .pluck(),
     markQueue: db.prepare<[string]>('UPDATE queues SET has_dependencies = 1 WHERE name = ?'),
+    // ---- batches (schema/0014_batches.sql)
+    batch: db.prepare<[string], BatchRow>('SELECT * FROM batches WHERE id = ?'),
+    batchMembers: db.prepare<[{ batchId: string; afterPosition: number; limit: number }], BatchMemberRow>(
+      `SELECT m.job_id, m.position, m.state AS member_state, j.state AS job_state
+         FROM batch_members m INDEXED BY batch_members_batch LEFT JOIN jobs j ON j.id = m.job_id
+        WHERE m.batch_id = @batchId AND m.position > @afterPosition ORDER BY m.position LIMIT @limit`,
+    ),
+    membership: db.prepare<[string], { batch_id: string; state: MemberState }>(
+      'SELECT batch_id, state FROM batch_members WHERE job_id = ?',
+    ),
+    unendedBatches: db
+      .prepare<[], number>("SELECT count(*) FROM batches INDEXED BY batches_unended WHERE state <> 'ended'")
+      .pluck(),
+    createBatch: db.prepare<
+      [{ id: string; nowMs: number; onCompleteJson: string | null; onSuccessJson: string | null }]
+    >(
+      `INSERT INTO batches (id, state, created_at_ms, on_complete_json, on_success_json)
+        VALUES (@id, 'open', @nowMs, @onCompleteJson, @onSuccessJson)`,
+    ),
+    addMember: db.prepare<[{ batchId: string; jobId: string }]>(
+      `INSERT INTO batch_members (job_id, batch_id, position)
+        SELECT @jobId, @batchId, members FROM batches WHERE id = @batchId`,
+    ),
+    countMember: db.prepare<[{ batchId: string }]>(
+      'UPDATE batches SET members = members + 1, pending = pending + 1 WHERE id = @batchId',
+    ),
+    markMember: db.prepare<[string]>(
+      `UPDATE jobs SET dependency_flags = dependency_flags | ${batchMember} WHERE id = ?`,
+    ),
+    seal: db.prepare<[{ batchId: string; nowMs: number }]>(
+      "UPDATE batches SET state = 'sealed', sealed_at_ms = @nowMs WHERE id = @batchId AND state = 'open'",
+    ),
+    memberEnded: db
+      .prepare<[{ jobId: string; state: string }], string>(
+        `UPDATE batch_members SET state = @state WHERE job_id = @jobId AND state = 'pending' RETURNING batch_id`,
+      )
+      .pluck(),
+    countEnded: db.prepare<[{ batchId: string; completed: number; dead: number; cancelled: number }]>(
+      `UPDATE batches SET pending = pending - 1, completed = completed + @completed, dead = dead + @dead,
+              cancelled = cancelled + @cancelled
+        WHERE id = @batchId`,
+    ),
+    endBatch: db.prepare<[{ batchId: string; nowMs: number }], BatchRow>(
+      `UPDATE batches SET state = 'ended', ended_at_ms = @nowMs
+        WHERE id = @batchId AND state = 'sealed' AND pending = 0 RETURNING *`,
+    ),
+    setCompletion: db.prepare<
+      [{ batchId: string; completeJobId: string | null; successJobId: string | null; error: string | null }]
+    >(
+      `UPDATE batches SET complete_job_id = @completeJobId, success_job_id = @successJobId,
+              completion_error = @error
+        WHERE id = @batchId`,
+    ),
   };
 }
 
@@ -120,6 +177,48 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
     },
     *forget(childSeq) {
       sql.forget.run(childSeq);
+    },
+    *batch(id) {
+      return sql.batch.get(id);
+    },
+    *batchMembers(p) {
+      return sql.batchMembers.all(p);
+    },
+    *membership(jobId) {
+      return sql.membership.get(jobId);
+    },
+    *unendedBatches() {
+      return sql.unendedBatches.get() ?? 0;
+    },
+    *createBatch(p) {
+      sql.createBatch.run(p);
+    },
+    *addMembers({ batchId, jobIds }) {
+      for (const jobId of jobIds) {
+        sql.addMember.run({ batchId, jobId });
+        sql.countMember.run({ batchId });
+        sql.markMember.run(jobId);
+      }
+    },
+    *seal(p) {
+      return sql.seal.run(p).changes > 0;
+    },
+    *memberEnded({ jobId, state }) {
+      const batchId = sql.memberEnded.get({ jobId, state });
+      if (batchId === undefined) return null;
+      sql.countEnded.run({
+        batchId,
+        completed: state === 'completed' ? 1 : 0,
+        dead: state === 'dead' ? 1 : 0,
+        cancelled: state === 'cancelled' ? 1 : 0,
+      });
+      return batchId;
+    },
+    *endBatch(p) {
+      return sql.endBatch.get(p);
+    },
+    *setCompletion(p) {
+      sql.setCompletion.run(p);
     },
   };
 }

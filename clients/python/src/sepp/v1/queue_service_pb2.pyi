@@ -1,4 +1,5 @@
 from sepp.v1 import admin_pb2 as _admin_pb2
+from sepp.v1 import batch_pb2 as _batch_pb2
 from sepp.v1 import bulk_pb2 as _bulk_pb2
 from sepp.v1 import events_pb2 as _events_pb2
 from sepp.v1 import flow_pb2 as _flow_pb2

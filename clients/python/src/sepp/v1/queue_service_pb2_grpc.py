@@ -2,6 +2,7 @@
 import grpc
 
 from sepp.v1 import admin_pb2 as sepp_dot_v1_dot_admin__pb2
+from sepp.v1 import batch_pb2 as sepp_dot_v1_dot_batch__pb2
 from sepp.v1 import bulk_pb2 as sepp_dot_v1_dot_bulk__pb2
 from sepp.v1 import events_pb2 as sepp_dot_v1_dot_events__pb2
 from sepp.v1 import flow_pb2 as sepp_dot_v1_dot_flow__pb2
@@ -95,6 +96,26 @@ class QueueServiceStub(object):
         '/sepp.v1.QueueService/EnqueueFlow',
         request_serializer=sepp_dot_v1_dot_flow__pb2.EnqueueFlowRequest.SerializeToString,
         response_deserializer=sepp_dot_v1_dot_flow__pb2.EnqueueFlowResponse.FromString,
+        )
+    self.CreateBatch = channel.unary_unary(
+        '/sepp.v1.QueueService/CreateBatch',
+        request_serializer=sepp_dot_v1_dot_batch__pb2.CreateBatchRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_batch__pb2.CreateBatchResponse.FromString,
+        )
+    self.AddToBatch = channel.unary_unary(
+        '/sepp.v1.QueueService/AddToBatch',
+        request_serializer=sepp_dot_v1_dot_batch__pb2.AddToBatchRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_batch__pb2.AddToBatchResponse.FromString,
+        )
+    self.SealBatch = channel.unary_unary(
+        '/sepp.v1.QueueService/SealBatch',
+        request_serializer=sepp_dot_v1_dot_batch__pb2.SealBatchRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_batch__pb2.SealBatchResponse.FromString,
+        )
+    self.GetBatch = channel.unary_unary(
+        '/sepp.v1.QueueService/GetBatch',
+        request_serializer=sepp_dot_v1_dot_batch__pb2.GetBatchRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_batch__pb2.GetBatchResponse.FromString,
         )
     self.Reserve = channel.unary_unary(
         '/sepp.v1.QueueService/Reserve',
@@ -401,6 +422,43 @@ class QueueServiceServicer(object):
     Role: producer. Errors: INVALID_ARGUMENT (the shape: a cycle, an unknown
     name, a chain too deep), RESOURCE_EXHAUSTED (too many jobs),
     FAILED_PRECONDITION (a store without dependencies).
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def CreateBatch(self, request, context):
+    """Creates a batch (batch.proto) with its completion jobs and, optionally,
+    its first members; sealed at once with `seal`. Role: producer. Errors:
+    INVALID_ARGUMENT (a completion job), RESOURCE_EXHAUSTED (too many jobs),
+    FAILED_PRECONDITION (a store without batches), PERMISSION_DENIED (a key
+    scoped to queues: a batch spans queues).
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def AddToBatch(self, request, context):
+    """Adds jobs to an open batch, or to a sealed one from a member that has not
+    ended (`from_member`). Role: producer. Errors: NOT_FOUND (no such batch),
+    FAILED_PRECONDITION (sealed or ended), RESOURCE_EXHAUSTED (100,000 members).
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def SealBatch(self, request, context):
+    """Seals a batch; it ends (and its completion jobs are enqueued) once no
+    member is pending, at once if none is. Sealing again changes nothing.
+    Role: producer. Errors: NOT_FOUND.
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
+  def GetBatch(self, request, context):
+    """A batch's state and counts and a page of its members. Role: any.
+    Errors: NOT_FOUND.
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')
@@ -865,6 +923,26 @@ def add_QueueServiceServicer_to_server(servicer, server):
           servicer.EnqueueFlow,
           request_deserializer=sepp_dot_v1_dot_flow__pb2.EnqueueFlowRequest.FromString,
           response_serializer=sepp_dot_v1_dot_flow__pb2.EnqueueFlowResponse.SerializeToString,
+      ),
+      'CreateBatch': grpc.unary_unary_rpc_method_handler(
+          servicer.CreateBatch,
+          request_deserializer=sepp_dot_v1_dot_batch__pb2.CreateBatchRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_batch__pb2.CreateBatchResponse.SerializeToString,
+      ),
+      'AddToBatch': grpc.unary_unary_rpc_method_handler(
+          servicer.AddToBatch,
+          request_deserializer=sepp_dot_v1_dot_batch__pb2.AddToBatchRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_batch__pb2.AddToBatchResponse.SerializeToString,
+      ),
+      'SealBatch': grpc.unary_unary_rpc_method_handler(
+          servicer.SealBatch,
+          request_deserializer=sepp_dot_v1_dot_batch__pb2.SealBatchRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_batch__pb2.SealBatchResponse.SerializeToString,
+      ),
+      'GetBatch': grpc.unary_unary_rpc_method_handler(
+          servicer.GetBatch,
+          request_deserializer=sepp_dot_v1_dot_batch__pb2.GetBatchRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_batch__pb2.GetBatchResponse.SerializeToString,
       ),
       'Reserve': grpc.unary_unary_rpc_method_handler(
           servicer.Reserve,

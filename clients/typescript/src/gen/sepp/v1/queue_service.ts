@@ -59,6 +59,16 @@ import {
   UpdateJobsResponse,
 } from "./admin.js";
 import {
+  AddToBatchRequest,
+  AddToBatchResponse,
+  CreateBatchRequest,
+  CreateBatchResponse,
+  GetBatchRequest,
+  GetBatchResponse,
+  SealBatchRequest,
+  SealBatchResponse,
+} from "./batch.js";
+import {
   CancelBulkOperationRequest,
   CancelBulkOperationResponse,
   DeleteJobsRequest,
@@ -251,6 +261,63 @@ export const QueueServiceService = {
     requestDeserialize: (value: Buffer): EnqueueFlowRequest => EnqueueFlowRequest.decode(value),
     responseSerialize: (value: EnqueueFlowResponse): Buffer => Buffer.from(EnqueueFlowResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): EnqueueFlowResponse => EnqueueFlowResponse.decode(value),
+  },
+  /**
+   * Creates a batch (batch.proto) with its completion jobs and, optionally,
+   * its first members; sealed at once with `seal`. Role: producer. Errors:
+   * INVALID_ARGUMENT (a completion job), RESOURCE_EXHAUSTED (too many jobs),
+   * FAILED_PRECONDITION (a store without batches), PERMISSION_DENIED (a key
+   * scoped to queues: a batch spans queues).
+   */
+  createBatch: {
+    path: "/sepp.v1.QueueService/CreateBatch" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CreateBatchRequest): Buffer => Buffer.from(CreateBatchRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CreateBatchRequest => CreateBatchRequest.decode(value),
+    responseSerialize: (value: CreateBatchResponse): Buffer => Buffer.from(CreateBatchResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CreateBatchResponse => CreateBatchResponse.decode(value),
+  },
+  /**
+   * Adds jobs to an open batch, or to a sealed one from a member that has not
+   * ended (`from_member`). Role: producer. Errors: NOT_FOUND (no such batch),
+   * FAILED_PRECONDITION (sealed or ended), RESOURCE_EXHAUSTED (100,000 members).
+   */
+  addToBatch: {
+    path: "/sepp.v1.QueueService/AddToBatch" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: AddToBatchRequest): Buffer => Buffer.from(AddToBatchRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): AddToBatchRequest => AddToBatchRequest.decode(value),
+    responseSerialize: (value: AddToBatchResponse): Buffer => Buffer.from(AddToBatchResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): AddToBatchResponse => AddToBatchResponse.decode(value),
+  },
+  /**
+   * Seals a batch; it ends (and its completion jobs are enqueued) once no
+   * member is pending, at once if none is. Sealing again changes nothing.
+   * Role: producer. Errors: NOT_FOUND.
+   */
+  sealBatch: {
+    path: "/sepp.v1.QueueService/SealBatch" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SealBatchRequest): Buffer => Buffer.from(SealBatchRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SealBatchRequest => SealBatchRequest.decode(value),
+    responseSerialize: (value: SealBatchResponse): Buffer => Buffer.from(SealBatchResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SealBatchResponse => SealBatchResponse.decode(value),
+  },
+  /**
+   * A batch's state and counts and a page of its members. Role: any.
+   * Errors: NOT_FOUND.
+   */
+  getBatch: {
+    path: "/sepp.v1.QueueService/GetBatch" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetBatchRequest): Buffer => Buffer.from(GetBatchRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetBatchRequest => GetBatchRequest.decode(value),
+    responseSerialize: (value: GetBatchResponse): Buffer => Buffer.from(GetBatchResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetBatchResponse => GetBatchResponse.decode(value),
   },
   /**
    * Leases up to `max_jobs` ready jobs from `queues`, in the listed order of
@@ -962,6 +1029,31 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    */
   enqueueFlow: handleUnaryCall<EnqueueFlowRequest, EnqueueFlowResponse>;
   /**
+   * Creates a batch (batch.proto) with its completion jobs and, optionally,
+   * its first members; sealed at once with `seal`. Role: producer. Errors:
+   * INVALID_ARGUMENT (a completion job), RESOURCE_EXHAUSTED (too many jobs),
+   * FAILED_PRECONDITION (a store without batches), PERMISSION_DENIED (a key
+   * scoped to queues: a batch spans queues).
+   */
+  createBatch: handleUnaryCall<CreateBatchRequest, CreateBatchResponse>;
+  /**
+   * Adds jobs to an open batch, or to a sealed one from a member that has not
+   * ended (`from_member`). Role: producer. Errors: NOT_FOUND (no such batch),
+   * FAILED_PRECONDITION (sealed or ended), RESOURCE_EXHAUSTED (100,000 members).
+   */
+  addToBatch: handleUnaryCall<AddToBatchRequest, AddToBatchResponse>;
+  /**
+   * Seals a batch; it ends (and its completion jobs are enqueued) once no
+   * member is pending, at once if none is. Sealing again changes nothing.
+   * Role: producer. Errors: NOT_FOUND.
+   */
+  sealBatch: handleUnaryCall<SealBatchRequest, SealBatchResponse>;
+  /**
+   * A batch's state and counts and a page of its members. Role: any.
+   * Errors: NOT_FOUND.
+   */
+  getBatch: handleUnaryCall<GetBatchRequest, GetBatchResponse>;
+  /**
    * Leases up to `max_jobs` ready jobs from `queues`, in the listed order of
    * preference, waiting up to `wait_timeout_ms` for one (a long poll). Returns
    * an empty list when the wait times out or the server shuts down. A call
@@ -1355,6 +1447,87 @@ export interface QueueServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: EnqueueFlowResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Creates a batch (batch.proto) with its completion jobs and, optionally,
+   * its first members; sealed at once with `seal`. Role: producer. Errors:
+   * INVALID_ARGUMENT (a completion job), RESOURCE_EXHAUSTED (too many jobs),
+   * FAILED_PRECONDITION (a store without batches), PERMISSION_DENIED (a key
+   * scoped to queues: a batch spans queues).
+   */
+  createBatch(
+    request: CreateBatchRequest,
+    callback: (error: ServiceError | null, response: CreateBatchResponse) => void,
+  ): ClientUnaryCall;
+  createBatch(
+    request: CreateBatchRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CreateBatchResponse) => void,
+  ): ClientUnaryCall;
+  createBatch(
+    request: CreateBatchRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CreateBatchResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Adds jobs to an open batch, or to a sealed one from a member that has not
+   * ended (`from_member`). Role: producer. Errors: NOT_FOUND (no such batch),
+   * FAILED_PRECONDITION (sealed or ended), RESOURCE_EXHAUSTED (100,000 members).
+   */
+  addToBatch(
+    request: AddToBatchRequest,
+    callback: (error: ServiceError | null, response: AddToBatchResponse) => void,
+  ): ClientUnaryCall;
+  addToBatch(
+    request: AddToBatchRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: AddToBatchResponse) => void,
+  ): ClientUnaryCall;
+  addToBatch(
+    request: AddToBatchRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: AddToBatchResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Seals a batch; it ends (and its completion jobs are enqueued) once no
+   * member is pending, at once if none is. Sealing again changes nothing.
+   * Role: producer. Errors: NOT_FOUND.
+   */
+  sealBatch(
+    request: SealBatchRequest,
+    callback: (error: ServiceError | null, response: SealBatchResponse) => void,
+  ): ClientUnaryCall;
+  sealBatch(
+    request: SealBatchRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SealBatchResponse) => void,
+  ): ClientUnaryCall;
+  sealBatch(
+    request: SealBatchRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SealBatchResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * A batch's state and counts and a page of its members. Role: any.
+   * Errors: NOT_FOUND.
+   */
+  getBatch(
+    request: GetBatchRequest,
+    callback: (error: ServiceError | null, response: GetBatchResponse) => void,
+  ): ClientUnaryCall;
+  getBatch(
+    request: GetBatchRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetBatchResponse) => void,
+  ): ClientUnaryCall;
+  getBatch(
+    request: GetBatchRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetBatchResponse) => void,
   ): ClientUnaryCall;
   /**
    * Leases up to `max_jobs` ready jobs from `queues`, in the listed order of

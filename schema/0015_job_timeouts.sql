@@ -1,4 +1,4 @@
--- 0014 (main took 0013; the lead reserves 0015 for issue 35: renumber at merge): hard execution timeouts.
+-- 0015: hard execution timeouts (issue 35).
 -- Why: a handler that hangs should not keep its job forever by extending the lease, nor run
 -- twice because its lease ran out. A job may carry `timeout_ms` (or take its queue's
 -- `default_timeout_ms` when leased); the lease stores when that attempt must end
@@ -19,7 +19,7 @@ UPDATE sqlite_schema
  WHERE type = 'table' AND name = 'jobs';
 PRAGMA writable_schema = OFF;
 -- An assertion: fails (CHECK constraint failed) unless the constraint was found and widened.
-CREATE TEMP TABLE migration_0014_check (widened INTEGER NOT NULL CHECK (widened = 1));
-INSERT INTO migration_0014_check
+CREATE TEMP TABLE migration_0015_check (widened INTEGER NOT NULL CHECK (widened = 1));
+INSERT INTO migration_0015_check
   SELECT instr(sql, '''timeout''') > 0 FROM sqlite_schema WHERE type = 'table' AND name = 'jobs';
-DROP TABLE migration_0014_check;
+DROP TABLE migration_0015_check;

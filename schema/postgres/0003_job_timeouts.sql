@@ -1,4 +1,4 @@
--- 0002 (issue 35 reserves 0004: renumber at merge): hard execution timeouts, as the SQLite
+-- 0003 (issue 35 reserves 0004: renumber at merge): hard execution timeouts, as the SQLite
 -- store's migration of the same name. A job's own `timeout_ms` (NULL: its queue's
 -- default_timeout_ms) and the current attempt's end, `timeout_at_ms`, set by the lease,
 -- which caps the lease deadline there: the lease-expiry sweep ends the attempt with

@@ -1,0 +1,194 @@
+/**
+ * Batches (issue 33): a set of jobs with completion jobs — `onComplete` when the batch
+ * ends, `onSuccess` only if every member completed. Jobs are added while it is open
+ * (and by its own running members once sealed, `fromMember`); it ends when it is sealed
+ * and every member ended, and the server enqueues the completion jobs exactly once, in
+ * the transaction that ends the last member. A completion job's payload is JSON:
+ * `{ batch: { id, outcome, completed, dead, cancelled, members, membersOmitted }, data }`.
+ *
+ *   const { batch } = await client.createBatch({
+ *     onComplete: { queue: 'reports', type: 'summarize', json: { day } },
+ *     jobs: parts.map((part) => ({ queue: 'etl', type: 'part', json: { part } })),
+ *     seal: true,
+ *   });
+ */
+import type { Connection } from './connection.ts';
+import { jobFromSpec } from './convert.ts';
+import { outcomeOf } from './enqueue-calls.ts';
+import {
+  BatchMemberState,
+  type Batch as ProtoBatch,
+  type BatchMember as ProtoBatchMember,
+  BatchState as ProtoBatchState,
+} from './gen/sepp/v1/batch.js';
+import { JobState as ProtoJobState } from './gen/sepp/v1/job.js';
+import type { CallOptions, JobSpec } from './job-types.ts';
+import { jobStateName } from './jobs.ts';
+import type { EnqueueOutcome, JobState } from './types.ts';
+
+/** A new batch: its completion jobs, its first members, and whether it is sealed at once. */
+export interface BatchSpec {
+  /** Enqueued when the batch ends, whatever its members ended as. Its payload, if any, must be JSON. */
+  onComplete?: JobSpec;
+  /** Enqueued when the batch ends only if every member completed. */
+  onSuccess?: JobSpec;
+  /** The first members, each on its own merits (as `enqueueBatch`). */
+  jobs?: readonly JobSpec[];
+  /** Seal the batch with these jobs. */
+  seal?: boolean;
+}
+
+export type BatchState = 'open' | 'sealed' | 'ended';
+
+export interface BatchInfo {
+  id: string;
+  state: BatchState;
+  createdAt: Date;
+  sealedAt: Date | null;
+  endedAt: Date | null;
+  /** Jobs ever added. */
+  members: number;
+  /** Members not ended yet. */
+  pending: number;
+  completed: number;
+  dead: number;
+  cancelled: number;
+  hasOnComplete: boolean;
+  hasOnSuccess: boolean;
+  /** The on_complete job the end enqueued. */
+  completeJobId: string | null;
+  /** The on_success job the end enqueued (only if every member completed). */
+  successJobId: string | null;
+  /** Why a completion job could not be enqueued at the end, or null. */
+  completionError: string | null;
+}
+
+export interface BatchMember {
+  jobId: string;
+  position: number;
+  /** How it ended (`pending` until then); a member counts once. */
+  memberState: 'pending' | 'completed' | 'dead' | 'cancelled';
+  /** Its job's state now; null once the job was swept. */
+  jobState: JobState | null;
+}
+
+/** What creating or adding to a batch answered: the batch after it and one outcome per job. */
+export interface BatchAdded {
+  batch: BatchInfo;
+  results: EnqueueOutcome[];
+}
+
+const states: Record<number, BatchState> = {
+  [ProtoBatchState.OPEN]: 'open',
+  [ProtoBatchState.SEALED]: 'sealed',
+  [ProtoBatchState.ENDED]: 'ended',
+};
+
+const memberStates: Record<number, BatchMember['memberState']> = {
+  [BatchMemberState.PENDING]: 'pending',
+  [BatchMemberState.COMPLETED]: 'completed',
+  [BatchMemberState.DEAD]: 'dead',
+  [BatchMemberState.CANCELLED]: 'cancelled',
+};
+
+const dateOrNull = (ms: number): Date | null => (ms === 0 ? null : new Date(ms));
+
+function batchOf(batch: ProtoBatch | undefined): BatchInfo {
+  if (batch === undefined) throw new TypeError('the server sent no batch');
+  const state = states[batch.state];
+  if (state === undefined) throw new TypeError(`the server sent an unknown batch state ${batch.state}`);
+  return {
+    id: batch.id,
+    state,
+    createdAt: new Date(batch.createdAtMs),
+    sealedAt: dateOrNull(batch.sealedAtMs),
+    endedAt: dateOrNull(batch.endedAtMs),
+    members: batch.members,
+    pending: batch.pending,
+    completed: batch.completed,
+    dead: batch.dead,
+    cancelled: batch.cancelled,
+    hasOnComplete: batch.hasOnComplete,
+    hasOnSuccess: batch.hasOnSuccess,
+    completeJobId: batch.completeJobId || null,
+    successJobId: batch.successJobId || null,
+    completionError: batch.completionError || null,
+  };
+}
+
+function memberOf(member: ProtoBatchMember): BatchMember {
+  return {
+    jobId: member.jobId,
+    position: member.position,
+    memberState: memberStates[member.memberState] ?? 'pending',
+    jobState: member.jobState === ProtoJobState.UNSPECIFIED ? null : jobStateName(member.jobState),
+  };
+}
+
+export async function createBatchCall(
+  conn: Connection,
+  spec: BatchSpec,
+  options: CallOptions,
+): Promise<BatchAdded> {
+  const answer = await conn.invoke(
+    conn.rpc.createBatch,
+    {
+      onComplete: spec.onComplete === undefined ? undefined : jobFromSpec(spec.onComplete),
+      onSuccess: spec.onSuccess === undefined ? undefined : jobFromSpec(spec.onSuccess),
+      jobs: (spec.jobs ?? []).map(jobFromSpec),
+      seal: spec.seal === true,
+    },
+    { deadlineMs: options.deadlineMs, retrySafe: false },
+  );
+  return { batch: batchOf(answer.batch), results: answer.results.map(outcomeOf) };
+}
+
+export async function addToBatchCall(
+  conn: Connection,
+  batchId: string,
+  jobs: readonly JobSpec[],
+  options: CallOptions & { seal?: boolean; fromMember?: string },
+): Promise<BatchAdded> {
+  const answer = await conn.invoke(
+    conn.rpc.addToBatch,
+    {
+      batchId,
+      jobs: jobs.map(jobFromSpec),
+      seal: options.seal === true,
+      fromMember: options.fromMember ?? '',
+    },
+    { deadlineMs: options.deadlineMs, retrySafe: false },
+  );
+  return { batch: batchOf(answer.batch), results: answer.results.map(outcomeOf) };
+}
+
+export async function sealBatchCall(
+  conn: Connection,
+  batchId: string,
+  options: CallOptions,
+): Promise<BatchInfo> {
+  const answer = await conn.invoke(
+    conn.rpc.sealBatch,
+    { batchId },
+    { deadlineMs: options.deadlineMs, retrySafe: true },
+  );
+  return batchOf(answer.batch);
+}
+
+export async function getBatchCall(
+  conn: Connection,
+  batchId: string,
+  options: CallOptions & { membersAfter?: number; membersLimit?: number },
+): Promise<{ batch: BatchInfo; members: BatchMember[] }> {
+  const answer = await conn.invoke(
+    conn.rpc.getBatch,
+    {
+      batchId,
+      membersAfter: options.membersAfter ?? 0,
+      membersAfterSet: options.membersAfter !== undefined,
+      membersLimit: options.membersLimit ?? 100,
+    },
+    { deadlineMs: options.deadlineMs, retrySafe: true },
+  );
+  return { batch: batchOf(answer.batch), members: answer.members.map(memberOf) };
+}

@@ -1,0 +1,343 @@
+/**
+ * Batches (issue 33): a set of jobs with completion jobs. Jobs are added while the batch
+ * is open (and, once sealed, by its own pending members); each member's end is counted in
+ * the unit that ends it (`memberEnded`, through the context's `jobEnded`), and the unit in
+ * which the last member of a sealed batch ends — or the seal, when nothing is pending —
+ * ends the batch and enqueues its completion jobs. The batch moves to `ended` in one
+ * statement that checks it was sealed with nothing pending, so exactly one unit does it,
+ * also across a crash (docs/decisions/0101-workflows-design.md).
+ */
+import type { BatchMemberRow, BatchRow, Dependencies, MemberState } from '../../store/dependencies.ts';
+import type { Op } from '../../store/op.ts';
+import type { StoreTx } from '../../store/store.ts';
+import type { AuditInput } from '../admin-types.ts';
+import type { EngineContext } from '../context.ts';
+import { SeppError } from '../errors.ts';
+import { isRejection, type JobIdGenerator, normalizeJobId, validateJob } from '../jobs/index.ts';
+import type {
+  BatchAddResult,
+  BatchCompletionJob,
+  BatchInfo,
+  BatchMember,
+  CreateBatchRequest,
+  EnqueueRequest,
+  EnqueueResult,
+  JobState,
+} from '../types.ts';
+
+/** Jobs one batch may ever hold. */
+export const maxBatchMembers = 100_000;
+/** Member ids a completion job's payload lists; above it, `membersOmitted` (page them with GetBatch). */
+export const completionMemberIds = 1_000;
+
+/** A completion job as stored (batches.on_complete_json): the request, its JSON payload parsed. */
+interface StoredCompletion extends Omit<BatchCompletionJob, 'payload' | 'contentType'> {
+  data: unknown;
+}
+
+export interface BatchDeps {
+  ctx: EngineContext;
+  ids: JobIdGenerator;
+  /** Enqueues inside a running unit, each job on its own merits (the Enqueuer's enqueueWithin). */
+  enqueueWithin: (
+    tx: StoreTx,
+    requests: readonly EnqueueRequest[],
+    audit?: AuditInput,
+  ) => Op<EnqueueResult[]>;
+  /** Throws while enqueues are refused (a full disk). */
+  checkRoom: () => void;
+}
+
+const refusedFields = [
+  'dependsOn',
+  'onDependencyFailure',
+  'idempotencyKey',
+  'uniqueWhileActive',
+  'runAtMs',
+  'expiresAtMs',
+] as const;
+
+export class Batches {
+  constructor(private readonly deps: BatchDeps) {}
+
+  /** Creates a batch, enqueues its first members and seals it if asked, in one unit. */
+  async create(request: CreateBatchRequest, audit?: AuditInput): Promise<BatchAddResult> {
+    const onComplete = this.checkCompletion('on_complete', request.onComplete);
+    const onSuccess = this.checkCompletion('on_success', request.onSuccess);
+    const jobs = request.jobs ?? [];
+    this.checkJobs(jobs.length, 0);
+    if (jobs.length > 0) this.deps.checkRoom();
+    const { ctx, ids } = this.deps;
+    return ctx.write(
+      function* (this: Batches, tx: StoreTx): Op<BatchAddResult> {
+        const store = this.capability(tx);
+        const id = ids.next(ctx.clock.nowMs());
+        yield* store.createBatch({
+          id,
+          nowMs: ctx.clock.nowMs(),
+          onCompleteJson: onComplete === null ? null : JSON.stringify(onComplete),
+          onSuccessJson: onSuccess === null ? null : JSON.stringify(onSuccess),
+        });
+        const results = yield* this.addIn(tx, store, id, jobs, audit);
+        if (request.seal === true) yield* this.sealIn(tx, store, id);
+        return { batch: infoOf((yield* store.batch(id))!), results };
+      }.bind(this),
+    );
+  }
+
+  /**
+   * Adds jobs to a batch: an open one, or a sealed one when `fromMember` names a member
+   * of it that has not ended (a running job fanning out into its own batch).
+   */
+  async add(
+    batchId: string,
+    jobs: readonly EnqueueRequest[],
+    options: { seal?: boolean; fromMember?: string } = {},
+    audit?: AuditInput,
+  ): Promise<BatchAddResult> {
+    const id = checkBatchId(batchId);
+    const fromMember = options.fromMember === undefined ? undefined : checkMemberId(options.fromMember);
+    if (jobs.length > 0) this.deps.checkRoom();
+    this.checkJobs(jobs.length, 0);
+    return this.deps.ctx.write(
+      function* (this: Batches, tx: StoreTx): Op<BatchAddResult> {
+        const store = this.capability(tx);
+        const row = yield* this.find(store, id);
+        if (row.state !== 'open') {
+          const membership = fromMember === undefined ? undefined : yield* store.membership(fromMember);
+          const byPendingMember = membership?.batch_id === id && membership.state === 'pending';
+          if (!byPendingMember) {
+            throw new SeppError(
+              'failed_precondition',
+              `batch ${id} is ${row.state}: jobs are added to an open batch, or to a sealed one by a member that has not ended (from_member)`,
+            );
+          }
+        }
+        this.checkJobs(jobs.length, row.members);
+        const results = yield* this.addIn(tx, store, id, jobs, audit);
+        if (options.seal === true) yield* this.sealIn(tx, store, id);
+        return { batch: infoOf((yield* store.batch(id))!), results };
+      }.bind(this),
+    );
+  }
+
+  /** Seals a batch (nothing more is added but by its pending members); ends it at once if nothing is pending. */
+  async seal(batchId: string): Promise<BatchInfo> {
+    const id = checkBatchId(batchId);
+    return this.deps.ctx.write(
+      function* (this: Batches, tx: StoreTx): Op<BatchInfo> {
+        const store = this.capability(tx);
+        yield* this.find(store, id);
+        yield* this.sealIn(tx, store, id);
+        return infoOf((yield* store.batch(id))!);
+      }.bind(this),
+    );
+  }
+
+  /** A batch and up to `limit` of its members after position `afterPosition` (-1: from the first). */
+  async get(
+    batchId: string,
+    page: { afterPosition?: number; limit?: number } = {},
+  ): Promise<{ batch: BatchInfo; members: (BatchMember & { position: number })[] }> {
+    const id = checkBatchId(batchId);
+    const limit = Math.min(Math.max(page.limit ?? 100, 0), this.deps.ctx.limits.maxPageSize);
+    const kind = this.deps.ctx.store.kind;
+    return this.deps.ctx.read(function* (view) {
+      const store = view.dependencies;
+      if (store === undefined) throw unsupported(kind);
+      const row = yield* store.batch(id);
+      if (row === undefined) throw notFound(id);
+      const members =
+        limit === 0
+          ? []
+          : yield* store.batchMembers({ batchId: id, afterPosition: page.afterPosition ?? -1, limit });
+      return { batch: infoOf(row), members: members.map(memberOf) };
+    });
+  }
+
+  /** The end of member `jobId` (in the unit that ended it): counted once; the last one of a sealed batch ends it. */
+  *memberEnded(tx: StoreTx, jobId: string, end: Exclude<MemberState, 'pending'>): Op<void> {
+    const store = tx.dependencies;
+    if (store === undefined) return;
+    const batchId = yield* store.memberEnded({ jobId, state: end });
+    if (batchId !== null) yield* this.endIfDone(tx, store, batchId);
+  }
+
+  private *addIn(
+    tx: StoreTx,
+    store: Dependencies,
+    batchId: string,
+    jobs: readonly EnqueueRequest[],
+    audit: AuditInput | undefined,
+  ): Op<EnqueueResult[]> {
+    if (jobs.length === 0) return [];
+    const results = yield* this.deps.enqueueWithin(tx, jobs, audit);
+    // A duplicate (an idempotency key seen before) is the original job: it joins no batch here.
+    const added = results.flatMap((r) => (r.ok && !r.deduplicated ? [r.jobId] : []));
+    if (added.length > 0) yield* store.addMembers({ batchId, jobIds: added });
+    return results;
+  }
+
+  private *sealIn(tx: StoreTx, store: Dependencies, batchId: string): Op<void> {
+    if (yield* store.seal({ batchId, nowMs: this.deps.ctx.clock.nowMs() })) {
+      yield* this.endIfDone(tx, store, batchId);
+    }
+  }
+
+  /** Ends the batch if it is sealed with nothing pending, and enqueues its completion jobs, in `tx`. */
+  private *endIfDone(tx: StoreTx, store: Dependencies, batchId: string): Op<void> {
+    const row = yield* store.endBatch({ batchId, nowMs: this.deps.ctx.clock.nowMs() });
+    if (row === undefined) return;
+    const succeeded = row.dead === 0 && row.cancelled === 0;
+    const members =
+      row.on_complete_json === null && (row.on_success_json === null || !succeeded)
+        ? []
+        : yield* store.batchMembers({ batchId, afterPosition: -1, limit: completionMemberIds });
+    const errors: string[] = [];
+    const enqueue = function* (this: Batches, json: string | null, outcome: 'complete' | 'success') {
+      if (json === null) return null;
+      const [result] = yield* this.deps.enqueueWithin(tx, [completionRequest(row, json, outcome, members)]);
+      if (result?.ok) return result.jobId;
+      errors.push(`on_${outcome}: ${result?.message ?? 'not enqueued'}`);
+      return null;
+    }.bind(this);
+    const completeJobId = yield* enqueue(row.on_complete_json, 'complete');
+    const successJobId = succeeded ? yield* enqueue(row.on_success_json, 'success') : null;
+    yield* store.setCompletion({
+      batchId,
+      completeJobId,
+      successJobId,
+      error: errors.length === 0 ? null : errors.join('; '),
+    });
+  }
+
+  private capability(tx: StoreTx): Dependencies {
+    if (tx.dependencies === undefined) throw unsupported(this.deps.ctx.store.kind);
+    return tx.dependencies;
+  }
+
+  private *find(store: Dependencies, id: string): Op<BatchRow> {
+    const row = yield* store.batch(id);
+    if (row === undefined) throw notFound(id);
+    return row;
+  }
+
+  private checkJobs(adding: number, members: number): void {
+    const max = this.deps.ctx.limits.maxBatchJobs;
+    if (adding > max) {
+      throw new SeppError(
+        'resource_exhausted',
+        `jobs: ${adding} jobs in one call, the limit is ${max} (limits.max_batch_jobs); add them in several calls`,
+      );
+    }
+    if (members + adding > maxBatchMembers) {
+      throw new SeppError(
+        'resource_exhausted',
+        `jobs: the batch has ${members} members and can hold ${maxBatchMembers}; start another batch`,
+      );
+    }
+  }
+
+  /** A completion job as it will be stored, or a SeppError naming the field. */
+  private checkCompletion(field: string, job: BatchCompletionJob | undefined): StoredCompletion | null {
+    if (job === undefined) return null;
+    for (const name of refusedFields) {
+      if ((job as Record<string, unknown>)[name] !== undefined) {
+        throw new SeppError('invalid_argument', `${field}: a completion job takes no ${name}`);
+      }
+    }
+    let data: unknown = null;
+    if (job.payload.byteLength > 0) {
+      try {
+        data = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(job.payload));
+      } catch {
+        throw new SeppError(
+          'invalid_argument',
+          `${field}: the payload must be JSON (the job gets {"batch": ..., "data": <payload>})`,
+        );
+      }
+    }
+    const { ctx } = this.deps;
+    const checked = validateJob(job, ctx.clock.nowMs(), ctx.queues, ctx.limits);
+    if (isRejection(checked)) throw new SeppError('invalid_argument', `${field}: ${checked.message}`);
+    const { payload: _payload, contentType: _contentType, ...rest } = job;
+    return { ...rest, data };
+  }
+}
+
+function completionRequest(
+  row: BatchRow,
+  json: string,
+  outcome: 'complete' | 'success',
+  members: readonly BatchMemberRow[],
+): EnqueueRequest {
+  const { data, ...request } = JSON.parse(json) as StoredCompletion;
+  const batch = {
+    id: row.id,
+    outcome,
+    completed: row.completed,
+    dead: row.dead,
+    cancelled: row.cancelled,
+    members: members.map((m) => m.job_id),
+    membersOmitted: row.members > members.length,
+  };
+  return {
+    ...request,
+    payload: new TextEncoder().encode(JSON.stringify({ batch, data })),
+    contentType: 'application/json',
+  };
+}
+
+export function infoOf(row: BatchRow): BatchInfo {
+  return {
+    id: row.id,
+    state: row.state,
+    createdAtMs: row.created_at_ms,
+    sealedAtMs: row.sealed_at_ms,
+    endedAtMs: row.ended_at_ms,
+    members: row.members,
+    pending: row.pending,
+    completed: row.completed,
+    dead: row.dead,
+    cancelled: row.cancelled,
+    hasOnComplete: row.on_complete_json !== null,
+    hasOnSuccess: row.on_success_json !== null,
+    completeJobId: row.complete_job_id,
+    successJobId: row.success_job_id,
+    completionError: row.completion_error,
+  };
+}
+
+function memberOf(row: BatchMemberRow): BatchMember & { position: number } {
+  return {
+    jobId: row.job_id,
+    position: row.position,
+    memberState: row.member_state,
+    jobState: row.job_state as JobState | null,
+  };
+}
+
+function checkBatchId(id: string): string {
+  const normal = normalizeJobId(id);
+  if (normal === null)
+    throw new SeppError('invalid_argument', `batch_id: ${JSON.stringify(id)} is no batch id (a UUID)`);
+  return normal;
+}
+
+function checkMemberId(id: string): string {
+  const normal = normalizeJobId(id);
+  if (normal === null)
+    throw new SeppError('invalid_argument', `from_member: ${JSON.stringify(id)} is no job id`);
+  return normal;
+}
+
+function notFound(id: string): SeppError {
+  return new SeppError('not_found', `batch ${id} does not exist`);
+}
+
+function unsupported(kind: string): SeppError {
+  return new SeppError(
+    'failed_precondition',
+    `the ${kind} store keeps no batches (batches need the SQLite store)`,
+  );
+}

@@ -1,0 +1,113 @@
+/**
+ * The batch RPCs of QueueService (batch.proto): create, add to, seal and read a batch.
+ * Producers change batches, every role reads them; a key scoped to queues is refused
+ * (queue-scope-rules.ts: a batch spans queues). Semantics live in the engine
+ * (src/engine/batches).
+ */
+import {
+  type Batch,
+  BatchMemberState,
+  BatchState,
+  type BatchMember as ProtoBatchMember,
+} from '../../clients/typescript/src/gen/sepp/v1/batch.js';
+import type { EnqueueJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
+import { JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
+import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
+import type { BatchInfo, BatchMember, EnqueueRequest } from '../engine/types.ts';
+import { enqueueRequestFromProto, enqueueResultToProto, jobStateToProto } from './convert.ts';
+import { metadataTraceContext, withTraceContext } from './observer.ts';
+import type { RpcContext } from './rpc-context.ts';
+import type { Unary } from './unary-wrapper.ts';
+
+type BatchHandlers = Pick<QueueServiceServer, 'createBatch' | 'addToBatch' | 'sealBatch' | 'getBatch'>;
+
+export function createBatchHandlers(ctx: RpcContext, unary: Unary): BatchHandlers {
+  const { engine } = ctx;
+  return {
+    createBatch: unary('CreateBatch', 'enqueue', async (req, call, _caller, observation) => {
+      observation.annotate({ jobs: req.jobs.length });
+      const fallback = observation.context ?? metadataTraceContext(call.metadata);
+      const jobs = requests(req.jobs, fallback);
+      const { batch, results } = await engine.createBatch({
+        ...(req.onComplete === undefined ? {} : { onComplete: enqueueRequestFromProto(req.onComplete) }),
+        ...(req.onSuccess === undefined ? {} : { onSuccess: enqueueRequestFromProto(req.onSuccess) }),
+        jobs,
+        seal: req.seal,
+      });
+      return { batch: batchToProto(batch), results: results.map(enqueueResultToProto) };
+    }),
+
+    addToBatch: unary('AddToBatch', 'enqueue', async (req, call, _caller, observation) => {
+      observation.annotate({ jobs: req.jobs.length });
+      const fallback = observation.context ?? metadataTraceContext(call.metadata);
+      const { batch, results } = await engine.addToBatch(req.batchId, requests(req.jobs, fallback), {
+        seal: req.seal,
+        ...(req.fromMember === '' ? {} : { fromMember: req.fromMember }),
+      });
+      return { batch: batchToProto(batch), results: results.map(enqueueResultToProto) };
+    }),
+
+    sealBatch: unary('SealBatch', 'enqueue', async (req) => ({
+      batch: batchToProto(await engine.sealBatch(req.batchId)),
+    })),
+
+    getBatch: unary('GetBatch', 'read', async (req) => {
+      const { batch, members } = await engine.getBatch(req.batchId, {
+        ...(req.membersAfterSet ? { afterPosition: req.membersAfter } : {}),
+        limit: req.membersLimit,
+      });
+      return { batch: batchToProto(batch), members: members.map(memberToProto) };
+    }),
+  };
+}
+
+function requests(
+  jobs: readonly EnqueueJob[],
+  fallback: ReturnType<typeof metadataTraceContext>,
+): EnqueueRequest[] {
+  const converted = jobs.map(enqueueRequestFromProto);
+  if (fallback !== undefined) for (const request of converted) withTraceContext(request, fallback);
+  return converted;
+}
+
+const batchStates = {
+  open: BatchState.OPEN,
+  sealed: BatchState.SEALED,
+  ended: BatchState.ENDED,
+} as const;
+
+const memberStates = {
+  pending: BatchMemberState.PENDING,
+  completed: BatchMemberState.COMPLETED,
+  dead: BatchMemberState.DEAD,
+  cancelled: BatchMemberState.CANCELLED,
+} as const;
+
+export function batchToProto(batch: BatchInfo): Batch {
+  return {
+    id: batch.id,
+    state: batchStates[batch.state],
+    createdAtMs: batch.createdAtMs,
+    sealedAtMs: batch.sealedAtMs ?? 0,
+    endedAtMs: batch.endedAtMs ?? 0,
+    members: batch.members,
+    pending: batch.pending,
+    completed: batch.completed,
+    dead: batch.dead,
+    cancelled: batch.cancelled,
+    hasOnComplete: batch.hasOnComplete,
+    hasOnSuccess: batch.hasOnSuccess,
+    completeJobId: batch.completeJobId ?? '',
+    successJobId: batch.successJobId ?? '',
+    completionError: batch.completionError ?? '',
+  };
+}
+
+function memberToProto(member: BatchMember & { position: number }): ProtoBatchMember {
+  return {
+    jobId: member.jobId,
+    position: member.position,
+    memberState: memberStates[member.memberState],
+    jobState: member.jobState === null ? JobState.UNSPECIFIED : jobStateToProto(member.jobState),
+  };
+}

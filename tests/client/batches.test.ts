@@ -1,0 +1,133 @@
+/**
+ * Batches through gRPC and the TypeScript SDK (issue 33): create, add, seal, read;
+ * the completion job a worker gets, with the batch's counts and members; a running
+ * member fanning out into its own sealed batch; the refusals with their status codes.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { SeppClient, SeppError } from '../../clients/typescript/src/index.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+describe('batches over gRPC', () => {
+  let t: TestServer;
+  let client: SeppClient;
+  before(async () => {
+    t = await startTestServer();
+    client = SeppClient.connect(t.address);
+  });
+  after(async () => {
+    await client.close();
+    await t.dispose();
+  });
+
+  async function runOne(queue: string, fail = false): Promise<string> {
+    const [leased] = await client.reserve({ queues: [queue] });
+    assert.ok(leased, `a job of ${queue} should be ready`);
+    if (fail) await client.nack(leased, { error: 'boom', deadLetter: true });
+    else await client.ack(leased);
+    return leased.id;
+  }
+
+  async function codeOf(promise: Promise<unknown>): Promise<string> {
+    try {
+      await promise;
+    } catch (error) {
+      assert.ok(error instanceof SeppError, String(error));
+      return error.code;
+    }
+    assert.fail('the call should have failed');
+  }
+
+  test('a sealed batch: the completion job comes once the last member ended, with counts and members', async () => {
+    const { batch, results } = await client.createBatch({
+      onComplete: { queue: 'b-done', type: 'summarize', json: { day: '2026-12-05' } },
+      onSuccess: { queue: 'b-ok', type: 'celebrate' },
+      jobs: [
+        { queue: 'b-parts', type: 'part', json: { part: 0 } },
+        { queue: 'b-parts', type: 'part', json: { part: 1 } },
+      ],
+      seal: true,
+    });
+    assert.equal(batch.state, 'sealed');
+    assert.deepEqual(
+      results.map((r) => r.ok),
+      [true, true],
+    );
+    const members = results.map((r) => (r.ok ? r.id : ''));
+    await runOne('b-parts');
+    assert.deepEqual(await client.reserve({ queues: ['b-done'] }), [], 'nothing before the last member');
+    await runOne('b-parts', true);
+    const read = await client.getBatch(batch.id);
+    assert.deepEqual(
+      [read.batch.state, read.batch.completed, read.batch.dead, read.batch.cancelled],
+      ['ended', 1, 1, 0],
+    );
+    assert.deepEqual(
+      read.members.map((m) => [m.jobId, m.memberState]).sort(),
+      [
+        [members[0], 'completed'],
+        [members[1], 'dead'],
+      ].sort(),
+    );
+    assert.equal(read.batch.successJobId, null, 'a member died: no on_success');
+    assert.deepEqual(await client.reserve({ queues: ['b-ok'] }), []);
+    const [done] = await client.reserve({ queues: ['b-done'] });
+    assert.equal(done?.id, read.batch.completeJobId);
+    assert.deepEqual(done?.json(), {
+      batch: {
+        id: batch.id,
+        outcome: 'complete',
+        completed: 1,
+        dead: 1,
+        cancelled: 0,
+        members,
+        membersOmitted: false,
+      },
+      data: { day: '2026-12-05' },
+    });
+    await client.ack(done!);
+  });
+
+  test('an open batch: added to over time, a running member adds to it once sealed', async () => {
+    const { batch } = await client.createBatch({ onComplete: { queue: 'b2-done', type: 'done' } });
+    assert.equal(batch.state, 'open');
+    const added = await client.addToBatch(batch.id, [{ queue: 'b2-fan', type: 'fan-out' }], { seal: true });
+    assert.equal(added.batch.state, 'sealed');
+    const [fanOut] = await client.reserve({ queues: ['b2-fan'] });
+    assert.ok(fanOut);
+    assert.equal(
+      await codeOf(client.addToBatch(batch.id, [{ queue: 'b2-parts', type: 'part' }])),
+      'failed_precondition',
+    );
+    const more = await client.addToBatch(
+      batch.id,
+      [
+        { queue: 'b2-parts', type: 'part' },
+        { queue: 'b2-parts', type: 'part' },
+      ],
+      { fromMember: fanOut.id },
+    );
+    assert.equal(more.batch.members, 3);
+    await client.ack(fanOut);
+    await runOne('b2-parts');
+    assert.equal((await client.getBatch(batch.id)).batch.state, 'sealed');
+    await runOne('b2-parts');
+    const ended = (await client.getBatch(batch.id, { membersLimit: 0 })).batch;
+    assert.deepEqual([ended.state, ended.completed], ['ended', 3]);
+    assert.ok(ended.completeJobId);
+    assert.equal((await client.sealBatch(batch.id)).state, 'ended', 'sealing again changes nothing');
+  });
+
+  test('refusals: an unknown batch, a bad id, a completion job that is not JSON', async () => {
+    assert.equal(await codeOf(client.getBatch('01900000-0000-7000-8000-000000000000')), 'not_found');
+    assert.equal(await codeOf(client.sealBatch('nope')), 'invalid_argument');
+    assert.equal(
+      await codeOf(client.createBatch({ onComplete: { queue: 'b3', type: 'done', payload: 'not json' } })),
+      'invalid_argument',
+    );
+    assert.equal(
+      await codeOf(client.createBatch({ onComplete: { queue: 'b3', type: 'done', idempotencyKey: 'k' } })),
+      'invalid_argument',
+    );
+  });
+});

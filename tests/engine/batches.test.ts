@@ -1,0 +1,337 @@
+/**
+ * Batches (issue 33): jobs with completion jobs. A member's end is counted in the unit
+ * that ends it; the completion job is enqueued exactly once, in the unit that ends the
+ * last member of a sealed batch (or the seal, when nothing is pending) — never before
+ * the seal, never twice — whatever the members ended as. Injected clock, no sleeps.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Engine } from '../../src/engine/engine.ts';
+import type { BatchCompletionJob, EnqueueRequest, EnqueueResult, LeasedJob } from '../../src/engine/types.ts';
+import type { Db } from '../../src/store/sqlite/open.ts';
+import { bytes, expectCode, job, withEngine } from '../helpers/engine.ts';
+
+const rows = (db: Db, sql: string): number => db.prepare<[], number>(sql).pluck().get() ?? -1;
+/** Completion jobs are on their own queue: one row per job the end enqueued. */
+const completionJobs = (db: Db): number => rows(db, "SELECT count(*) FROM jobs WHERE queue = 'callbacks'");
+
+let queueCounter = 0;
+const fresh = (): string => `bq${++queueCounter}`;
+
+const onComplete: BatchCompletionJob = {
+  queue: 'callbacks',
+  type: 'batch-done',
+  payload: bytes('{"report":"daily"}'),
+};
+const onSuccess: BatchCompletionJob = { queue: 'callbacks', type: 'batch-ok', payload: new Uint8Array() };
+
+/** A member on a queue of its own, so a reserve of that queue leases exactly it. */
+const member = (extra: Partial<EnqueueRequest> = {}): EnqueueRequest => job(fresh(), extra);
+
+async function lease(engine: Engine, jobId: string): Promise<LeasedJob> {
+  const { queue } = await engine.getJob(jobId);
+  const leased = await engine.reserve({ queues: [queue], maxJobs: 10, leaseMs: 60_000 });
+  assert.deepEqual(
+    leased.map((l) => l.id),
+    [jobId],
+  );
+  return leased[0]!;
+}
+
+async function complete(engine: Engine, jobId: string): Promise<void> {
+  const leased = await lease(engine, jobId);
+  await engine.ack({ jobId, attempt: leased.attempt });
+}
+
+async function killJob(engine: Engine, jobId: string): Promise<void> {
+  const leased = await lease(engine, jobId);
+  await engine.nack({ jobId, attempt: leased.attempt, error: 'boom', directive: { kind: 'dead_letter' } });
+}
+
+const ids = (results: readonly EnqueueResult[]): string[] =>
+  results.map((r) => {
+    assert.ok(r.ok, JSON.stringify(r));
+    return r.jobId;
+  });
+
+/** The payload of a completion job, decoded. */
+async function completionPayload(
+  engine: Engine,
+  jobId: string,
+): Promise<{ batch: Record<string, unknown>; data: unknown }> {
+  const info = await engine.getJob(jobId);
+  assert.equal(info.contentType, 'application/json');
+  return JSON.parse(new TextDecoder().decode(info.payload));
+}
+
+test('a sealed batch: the completion jobs are enqueued in the commit that ends its last member, once', async () => {
+  await withEngine({}, async ({ engine, db }) => {
+    const created = await engine.createBatch({
+      onComplete,
+      onSuccess,
+      jobs: [member(), member(), member()],
+      seal: true,
+    });
+    const [a, b, c] = ids(created.results);
+    assert.equal(created.batch.state, 'sealed');
+    assert.deepEqual(
+      { members: created.batch.members, pending: created.batch.pending },
+      { members: 3, pending: 3 },
+    );
+    await complete(engine, a!);
+    await complete(engine, b!);
+    let { batch } = await engine.getBatch(created.batch.id);
+    assert.deepEqual(
+      { state: batch.state, pending: batch.pending, completed: batch.completed },
+      {
+        state: 'sealed',
+        pending: 1,
+        completed: 2,
+      },
+    );
+    assert.equal(completionJobs(db), 0, 'nothing before the last member ends');
+    await complete(engine, c!);
+    const got = await engine.getBatch(created.batch.id);
+    batch = got.batch;
+    assert.equal(batch.state, 'ended');
+    assert.equal(batch.pending, 0);
+    assert.equal(completionJobs(db), 2, 'on_complete and on_success, one each');
+    assert.notEqual(batch.completeJobId, null);
+    assert.notEqual(batch.successJobId, null);
+    const payload = await completionPayload(engine, batch.completeJobId!);
+    assert.deepEqual(payload, {
+      batch: {
+        id: batch.id,
+        outcome: 'complete',
+        completed: 3,
+        dead: 0,
+        cancelled: 0,
+        members: [a, b, c],
+        membersOmitted: false,
+      },
+      data: { report: 'daily' },
+    });
+    assert.equal((await completionPayload(engine, batch.successJobId!)).batch.outcome, 'success');
+    assert.deepEqual(
+      got.members.map((m) => [m.jobId, m.memberState]),
+      [
+        [a, 'completed'],
+        [b, 'completed'],
+        [c, 'completed'],
+      ],
+    );
+    // The members' jobs were deleted as they were acked (no queue keeps completed jobs); the batch still lists them.
+    assert.deepEqual(
+      got.members.map((m) => m.jobState),
+      [null, null, null],
+    );
+  });
+});
+
+test('an open batch never ends before its seal, while members are added as others finish', async () => {
+  await withEngine({}, async ({ engine, db }) => {
+    const created = await engine.createBatch({ onComplete, jobs: [member()] });
+    const batchId = created.batch.id;
+    const [first] = ids(created.results);
+    await complete(engine, first!);
+    assert.equal((await engine.getBatch(batchId)).batch.state, 'open');
+    assert.equal(completionJobs(db), 0, 'every member ended, but the batch is open');
+    const second = ids((await engine.addToBatch(batchId, [member(), member()])).results);
+    await complete(engine, second[0]!);
+    const third = ids((await engine.addToBatch(batchId, [member()])).results);
+    await complete(engine, second[1]!);
+    const sealed = await engine.sealBatch(batchId);
+    assert.deepEqual(
+      { state: sealed.state, pending: sealed.pending, members: sealed.members },
+      {
+        state: 'sealed',
+        pending: 1,
+        members: 4,
+      },
+    );
+    assert.equal(completionJobs(db), 0);
+    await complete(engine, third[0]!);
+    assert.equal((await engine.getBatch(batchId)).batch.state, 'ended');
+    assert.equal(completionJobs(db), 1);
+    // Sealing again changes nothing and enqueues nothing.
+    assert.equal((await engine.sealBatch(batchId)).state, 'ended');
+    await expectCode(engine.addToBatch(batchId, [member()]), 'failed_precondition');
+    assert.equal(completionJobs(db), 1);
+  });
+});
+
+test('sealing a batch whose members all ended ends it in the seal', async () => {
+  await withEngine({}, async ({ engine, db }) => {
+    const created = await engine.createBatch({ onComplete, jobs: [member()] });
+    await complete(engine, ids(created.results)[0]!);
+    const sealed = await engine.sealBatch(created.batch.id);
+    assert.equal(sealed.state, 'ended');
+    assert.equal(completionJobs(db), 1);
+    // An empty batch sealed at creation ends at once, too.
+    const empty = await engine.createBatch({ onComplete, seal: true });
+    assert.equal(empty.batch.state, 'ended');
+    assert.deepEqual((await completionPayload(engine, empty.batch.completeJobId!)).batch.members, []);
+    assert.equal(completionJobs(db), 2);
+  });
+});
+
+test('members ending in every terminal state are counted once; on_success runs only if all completed', async () => {
+  await withEngine({}, async ({ engine, db, clock }) => {
+    const parent = await engine.enqueue(member({ maxAttempts: 1 }));
+    const created = await engine.createBatch({
+      onComplete,
+      onSuccess,
+      jobs: [
+        member(), // completed
+        member({ maxAttempts: 1 }), // dead: attempts exhausted
+        member(), // dead: dead-lettered by its worker
+        member(), // cancelled while ready
+        member(), // cancelled while leased
+        member({ ttlMs: 1_000 }), // expired (dead)
+        member({ dependsOn: [parent.jobId] }), // cancelled: its dependency failed
+      ],
+      seal: true,
+    });
+    const [done, exhausted, deadLettered, cancelledReady, cancelledLeased, expired, dependent] = ids(
+      created.results,
+    );
+    await complete(engine, done!);
+    const leased = await lease(engine, exhausted!);
+    await engine.nack({ jobId: exhausted!, attempt: leased.attempt, error: 'no attempts left' });
+    await killJob(engine, deadLettered!);
+    await engine.cancel(cancelledReady!);
+    const running = await lease(engine, cancelledLeased!);
+    await engine.cancel(cancelledLeased!);
+    await engine.nack({ jobId: cancelledLeased!, attempt: running.attempt, error: 'stopped' });
+    clock.advance(2_000);
+    await engine.runMaintenance();
+    assert.equal((await engine.getJob(expired!)).state, 'dead');
+    assert.equal((await engine.getBatch(created.batch.id)).batch.pending, 1, 'the dependent still waits');
+    assert.equal(completionJobs(db), 0);
+    await killJob(engine, parent.jobId);
+    assert.equal((await engine.getJob(dependent!)).state, 'cancelled');
+    const { batch, members } = await engine.getBatch(created.batch.id);
+    assert.deepEqual(
+      { state: batch.state, completed: batch.completed, dead: batch.dead, cancelled: batch.cancelled },
+      { state: 'ended', completed: 1, dead: 3, cancelled: 3 },
+    );
+    assert.deepEqual(
+      members.map((m) => m.memberState),
+      ['completed', 'dead', 'dead', 'cancelled', 'cancelled', 'dead', 'cancelled'],
+    );
+    assert.equal(batch.successJobId, null, 'not every member completed');
+    assert.equal(completionJobs(db), 1);
+    const payload = await completionPayload(engine, batch.completeJobId!);
+    assert.deepEqual([payload.batch.completed, payload.batch.dead, payload.batch.cancelled], [1, 3, 3]);
+    // A dead member requeued and completed is not counted again, and nothing is enqueued twice.
+    assert.equal(
+      await engine.requeueDeadLetters({
+        queue: (await engine.getJob(deadLettered!)).queue,
+        jobIds: [deadLettered!],
+      }),
+      1,
+    );
+    await complete(engine, deadLettered!);
+    const after = (await engine.getBatch(created.batch.id)).batch;
+    assert.deepEqual([after.completed, after.dead], [1, 3]);
+    assert.equal(completionJobs(db), 1);
+  });
+});
+
+test('a running member adds jobs to its sealed batch; others cannot', async () => {
+  await withEngine({}, async ({ engine, db }) => {
+    const created = await engine.createBatch({ onComplete, jobs: [member()], seal: true });
+    const batchId = created.batch.id;
+    const [fanOut] = ids(created.results);
+    const outsider = await engine.enqueue(member());
+    await expectCode(engine.addToBatch(batchId, [member()]), 'failed_precondition');
+    await expectCode(
+      engine.addToBatch(batchId, [member()], { fromMember: outsider.jobId }),
+      'failed_precondition',
+    );
+    const leased = await lease(engine, fanOut!);
+    const more = ids(
+      (await engine.addToBatch(batchId, [member(), member()], { fromMember: fanOut! })).results,
+    );
+    await engine.ack({ jobId: fanOut!, attempt: leased.attempt });
+    assert.equal((await engine.getBatch(batchId)).batch.state, 'sealed', 'what the member added is pending');
+    // Once the member ended it cannot add any more.
+    await expectCode(engine.addToBatch(batchId, [member()], { fromMember: fanOut! }), 'failed_precondition');
+    await complete(engine, more[0]!);
+    await complete(engine, more[1]!);
+    const { batch } = await engine.getBatch(batchId);
+    assert.deepEqual([batch.state, batch.members, batch.completed], ['ended', 3, 3]);
+    assert.equal(completionJobs(db), 1);
+  });
+});
+
+test('requests are checked: completion jobs, ids, unknown batches; a refused member joins nothing', async () => {
+  await withEngine({}, async ({ engine }) => {
+    await expectCode(
+      engine.createBatch({ onComplete: { ...onComplete, payload: bytes('not json') } }),
+      'invalid_argument',
+    );
+    await expectCode(
+      engine.createBatch({ onComplete: { ...onComplete, dependsOn: ['x'] } as BatchCompletionJob }),
+      'invalid_argument',
+    );
+    await expectCode(
+      engine.createBatch({ onComplete: { ...onComplete, queue: 'bad queue!' } }),
+      'invalid_argument',
+    );
+    await expectCode(engine.getBatch('nope'), 'invalid_argument');
+    await expectCode(engine.getBatch('01900000-0000-7000-8000-000000000000'), 'not_found');
+    await expectCode(engine.sealBatch('01900000-0000-7000-8000-000000000000'), 'not_found');
+    const created = await engine.createBatch({
+      onComplete,
+      jobs: [member(), member({ queue: 'bad queue!' })],
+      seal: true,
+    });
+    assert.deepEqual(
+      created.results.map((r) => r.ok),
+      [true, false],
+    );
+    assert.equal(created.batch.members, 1);
+  });
+});
+
+test('a batch survives a restart: the end after it enqueues the completion job once', async () => {
+  await withEngine({}, async (t) => {
+    const created = await t.engine.createBatch({ onComplete, jobs: [member(), member()], seal: true });
+    const [a, b] = ids(created.results);
+    await complete(t.engine, a!);
+    const reopened = await t.reopen();
+    await complete(reopened.engine, b!);
+    const { batch } = await reopened.engine.getBatch(created.batch.id);
+    assert.equal(batch.state, 'ended');
+    assert.equal(completionJobs(reopened.db), 1);
+    return reopened;
+  });
+});
+
+test('jobs outside batches never touch the batch tables', async () => {
+  await withEngine({}, async ({ engine, db }) => {
+    const plain = await engine.enqueue(member());
+    await complete(engine, plain.jobId);
+    assert.equal(rows(db, 'SELECT count(*) FROM batch_members'), 0);
+    assert.equal(rows(db, 'SELECT count(*) FROM batches'), 0);
+  });
+});
+
+test('bulk cancel and delete leave members that have not ended alone: the batch still ends', async () => {
+  await withEngine({}, async ({ engine, db }) => {
+    const queue = fresh();
+    const created = await engine.createBatch({ onComplete, jobs: [job(queue), job(queue)], seal: true });
+    const [a, b] = ids(created.results);
+    const bystander = await engine.enqueue(job(queue));
+    assert.deepEqual(await engine.cancelJobs({ queue }), { cancelled: 1, cancelRequested: 0 });
+    assert.equal((await engine.getJob(bystander.jobId)).state, 'cancelled');
+    assert.deepEqual(await engine.purgeQueue(queue), { deleted: 0 });
+    assert.equal((await engine.getJob(a!)).state, 'ready');
+    const leased = await engine.reserve({ queues: [queue], maxJobs: 10, leaseMs: 60_000 });
+    assert.deepEqual(leased.map((l) => l.id).sort(), [a, b].sort());
+    for (const l of leased) await engine.ack({ jobId: l.id, attempt: l.attempt });
+    assert.equal((await engine.getBatch(created.batch.id)).batch.state, 'ended');
+    assert.equal(completionJobs(db), 1);
+  });
+});
