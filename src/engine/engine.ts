@@ -164,6 +164,8 @@ export class Engine {
         database: null,
         schema: null,
         signalsConnected: null,
+        replication: null,
+        standbys: null,
       }
     );
   }
