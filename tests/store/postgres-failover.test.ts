@@ -11,10 +11,14 @@
  *
  * With a synchronous standby every round must lose nothing and redeliver nothing
  * acknowledged; with an asynchronous one the rounds report what was lost (the documented
- * contrast). SEPP_FAILOVER_ROUNDS (default 5) and SEPP_FAILOVER_ASYNC_ROUNDS (default 3).
+ * contrast): the primary's WAL sender is stopped for SEPP_FAILOVER_ASYNC_STALL_MS (default
+ * 1000) before the kill, as a slow network would hold the standby back (on loopback it
+ * keeps up).
+ * SEPP_FAILOVER_ROUNDS (default 5) and SEPP_FAILOVER_ASYNC_ROUNDS (default 3).
  * Real time: about 20 s a round.
  */
 import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type LeasedJob, SeppClient } from '../../clients/typescript/src/index.ts';
@@ -24,6 +28,11 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const syncRounds = Number(process.env.SEPP_FAILOVER_ROUNDS ?? 5);
 const asyncRounds = Number(process.env.SEPP_FAILOVER_ASYNC_ROUNDS ?? 3);
+/**
+ * Asynchronous rounds: how long the primary's WAL sender is stopped (SIGSTOP) just before
+ * the kill, so the standby lags as it would on a slow network (on loopback it does not).
+ */
+const asyncStallMs = Number(process.env.SEPP_FAILOVER_ASYNC_STALL_MS ?? 1000);
 const queue = 'load';
 const leaseMs = 2000;
 
@@ -95,7 +104,19 @@ async function waitForStandby(primary: PostgresCluster, sync: boolean): Promise<
   }
 }
 
-async function failoverRound(sync: boolean, index: number): Promise<Round> {
+/** The primary's WAL sender to the standby. */
+function walSender(primary: PostgresCluster): number {
+  const pid = primary
+    .processes()
+    .find(
+      (p) =>
+        existsSync(`/proc/${p}/cmdline`) && readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('walsender'),
+    );
+  assert.ok(pid !== undefined, 'the primary has a WAL sender');
+  return pid;
+}
+
+async function failoverRound(sync: boolean, index: number, stallMs = 0): Promise<Round> {
   const primary = await startPostgres();
   let standby: PostgresCluster | undefined;
   const servers: TestServer[] = [];
@@ -127,6 +148,12 @@ async function failoverRound(sync: boolean, index: number): Promise<Round> {
     );
     const workers = clients.flatMap((c) => [0, 1].map(() => work(c, ledger, () => stopWorking)));
     await sleep(1000 + Math.random() * 1500);
+    if (stallMs > 0) {
+      // The primary goes on committing (asynchronous commits do not wait) and sends nothing:
+      // the standby lags by stallMs when the primary dies (the kill takes the sender too).
+      process.kill(walSender(primary), 'SIGSTOP');
+      await sleep(stallMs);
+    }
     const killedAt = performance.now();
     await primary.kill9();
     await standby.promote();
@@ -216,10 +243,10 @@ test(`failover to a synchronous standby, ${syncRounds} rounds: nothing acknowled
   }
 });
 
-test(`failover to an asynchronous standby, ${asyncRounds} rounds: what was lost, reported`, async () => {
+test(`failover to an asynchronous standby lagging ${asyncStallMs} ms, ${asyncRounds} rounds: what was lost, reported`, async () => {
   const rounds: Round[] = [];
   for (let i = 0; i < asyncRounds; i++) {
-    rounds.push(await failoverRound(false, i));
+    rounds.push(await failoverRound(false, i, asyncStallMs));
     console.log(`round ${i + 1}: ${JSON.stringify(rounds.at(-1))}`);
   }
   console.log(`\n${table(rounds)}\n`);
