@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { inspect } from 'node:util';
 import { describeConfig, planReload, redactConfig } from '../../src/config/index.ts';
 import { redactSecretAssignments } from '../../src/config/load.ts';
+import { redactUrl } from '../../src/config/redact.ts';
 import { parsePostgresUrl } from '../../src/store/postgres-url.ts';
 import { assertProblem, load, loadToml, problemsOf } from './helpers.ts';
 
@@ -174,5 +175,11 @@ test('a multi-host URL with target_session_attrs (failover) is read; other sessi
     problemsOf(`[store]\nkind = "postgres"\nurl = "postgres://sepp:${password}@db-a,db-b/q"\n`),
     'store.url',
     /holds a password/,
+  );
+  // Shown (startup errors, config show) with its hosts, credentials redacted.
+  assert.equal(redactUrl(multi), 'postgres://<redacted>@db-a:5432,db-b:5433/queue');
+  assert.equal(
+    redactUrl(`postgres://u:${password}@a,b/q?sslmode=x`),
+    'postgres://<redacted>@a,b/q?<redacted>',
   );
 });
