@@ -31,7 +31,7 @@ export async function openConfiguredStore(config: SeppConfig, deps: StoreDeps): 
   const onMigrated = (applied: readonly { version: number; name: string; durationMs: number }[]) => {
     for (const step of applied) logger.info('store.migrated', { ...step, store: config.store.kind });
   };
-  if (config.store.kind === 'postgres') return openPostgres(config, onMigrated);
+  if (config.store.kind === 'postgres') return openPostgres(config, onMigrated, logger);
   let store: ReturnType<typeof openSqliteStore>;
   try {
     store = openSqliteStore(config.server.dataDir, {
@@ -63,9 +63,17 @@ export async function openConfiguredStore(config: SeppConfig, deps: StoreDeps): 
   return store;
 }
 
+/** What a failover to a standby of each replication mode keeps (docs/replication.md), for the log. */
+const replicationMeaning = {
+  synchronous: 'commits wait for a standby: a failover to it loses nothing acknowledged',
+  asynchronous: 'commits do not wait for the standbys: a failover can lose what they had not received',
+  none: 'no standby: the database is not replicated',
+} as const;
+
 async function openPostgres(
   config: SeppConfig,
   onMigrated: (applied: readonly { version: number; name: string; durationMs: number }[]) => void,
+  logger: Logger,
 ): Promise<Store> {
   const { url, password, schema, poolSize, statementTimeoutMs } = config.store;
   if (url === null) throw new StoreStartupError('store.kind = "postgres" needs store.url');
@@ -76,6 +84,16 @@ async function openPostgres(
     poolSize,
     statementTimeoutMs,
     onMigrated,
+    // At the start, and again whenever the writer connects anew (after a failover).
+    onConnected: ({ host, replication }) =>
+      logger.info('store.connected', {
+        host,
+        replication: replication.mode,
+        standbys: replication.standbys,
+        synchronous_standby_names: replication.synchronousStandbyNames,
+        synchronous_commit: replication.synchronousCommit,
+        detail: replicationMeaning[replication.mode],
+      }),
   });
   try {
     await store.start();

@@ -177,6 +177,10 @@ export interface StoreFacts {
   schema: string | null;
   /** PostgreSQL: whether this server hears the other servers' signals now (else it polls). */
   signalsConnected: boolean | null;
+  /** PostgreSQL: the primary's replication (synchronous, asynchronous, none) when last connected. */
+  replication: 'synchronous' | 'asynchronous' | 'none' | null;
+  /** PostgreSQL: the standbys streaming from the primary then. */
+  standbys: number | null;
 }
 
 /** GET /api/v1/overview: the dashboard. */

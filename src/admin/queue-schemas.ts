@@ -100,8 +100,18 @@ export const overview: JsonSchema = {
               type: ['boolean', 'null'],
               description: 'PostgreSQL: whether this server hears the other servers now (else it polls)',
             },
+            replication: {
+              type: ['string', 'null'],
+              enum: ['synchronous', 'asynchronous', 'none', null],
+              description:
+                "PostgreSQL: the primary's replication when the server last connected: whether a commit waits for a standby",
+            },
+            standbys: {
+              type: ['integer', 'null'],
+              description: 'PostgreSQL: the standbys streaming from the primary then',
+            },
           },
-          required: ['kind', 'host', 'database', 'schema', 'signalsConnected'],
+          required: ['kind', 'host', 'database', 'schema', 'signalsConnected', 'replication', 'standbys'],
         },
       },
     },

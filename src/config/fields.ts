@@ -5,6 +5,7 @@
  */
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import { parsePostgresUrl } from '../store/postgres-url.ts';
 import { type ListenAddress, parseListenAddress } from './listen-address.ts';
 import { closestKey } from './suggest.ts';
 import { formatDurationMs, formatSizeBytes, parseDurationMs, parseSizeBytes } from './units.ts';
@@ -249,6 +250,30 @@ export function urlField(protocols: readonly string[]): Field<string> {
         return fail(
           `${describeUrl(raw)} must start with ${protocols.map((p) => `${p}//`).join(' or ')}, ${example}`,
         );
+      }
+      return ok(raw);
+    },
+  };
+}
+
+/**
+ * A PostgreSQL URL: one host, or libpq's list of hosts (`host1:5432,host2:5432`) with
+ * `target_session_attrs` (src/store/postgres-url.ts); each host's URL must be a URL.
+ */
+export function postgresUrlField(): Field<string> {
+  const example = 'e.g. "postgres://sepp@db.example:5432/sepp"';
+  return {
+    kind: 'url',
+    parse(raw) {
+      if (typeof raw !== 'string') return typeMismatch(raw, `a URL, ${example}`);
+      const target = parsePostgresUrl(raw);
+      if (target instanceof Error) return fail(`${describeUrl(raw)} ${target.message}, ${example}`);
+      for (const { url } of target.hosts) {
+        try {
+          new URL(url);
+        } catch {
+          return fail(`${describeUrl(raw)} is not a URL; write a full URL, ${example}`);
+        }
       }
       return ok(raw);
     },

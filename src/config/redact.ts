@@ -4,6 +4,7 @@
  * found by field name, so a secret field added later is covered as long as
  * its name says what it is.
  */
+import { parsePostgresUrl } from '../store/postgres-url.ts';
 import type { SeppConfig } from './types.ts';
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
@@ -26,6 +27,19 @@ const secretFields = new Set([
  * secrets too; the scheme, host and path stay visible.
  */
 export function redactUrl(text: string): string {
+  // A PostgreSQL URL may list several hosts (a failover's), which `URL` does not read: each
+  // host's URL is redacted, and the hosts are shown together.
+  const target = /^postgres(ql)?:\/\/[^/?#]*,/.test(text) ? parsePostgresUrl(text) : undefined;
+  if (target !== undefined) {
+    if (target instanceof Error) return redacted;
+    const each = target.hosts.map((h) => redactUrl(h.url));
+    if (each.some((u) => u === redacted)) return redacted;
+    const first = each[0]!;
+    const scheme = first.slice(0, first.indexOf('//') + 2);
+    const head = first.startsWith(`${scheme}${redacted}@`) ? `${scheme}${redacted}@` : scheme;
+    const hosts = target.hosts.map((h) => h.host).join(',');
+    return head + hosts + first.slice(head.length + target.hosts[0]!.host.length);
+  }
   let url: URL;
   try {
     url = new URL(text);

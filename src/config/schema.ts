@@ -29,6 +29,7 @@ import {
   listenField,
   namesField,
   pathField,
+  postgresUrlField,
   ratioField,
   sizeField,
   stringField,
@@ -147,7 +148,7 @@ const envVarName = stringField({
 export type StoreEntry = Omit<StoreConfig, 'password'>;
 export const storeSpec: SectionSpec<StoreEntry> = {
   kind: { field: choiceField(storeKinds), default: 'sqlite', env: 'SEPP_STORE_KIND' },
-  url: { field: urlField(['postgres:', 'postgresql:']), default: null, env: 'SEPP_STORE_URL' },
+  url: { field: postgresUrlField(), default: null, env: 'SEPP_STORE_URL' },
   passwordFile: { field: pathField(), default: null },
   passwordEnv: { field: envVarName, default: null },
   poolSize: { field: integerField({ min: 2, max: 100 }), default: 10 },

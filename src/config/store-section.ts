@@ -10,6 +10,7 @@
  * kind is `sqlite` is refused rather than ignored: it most likely means the
  * kind was forgotten, and running on the wrong store is not a fallback.
  */
+import { parsePostgresUrl } from '../store/postgres-url.ts';
 import { asTable, type ConfigReader } from './reader.ts';
 import { type StoreEntry, storeSpec } from './schema.ts';
 import { readSecret, type SecretIo } from './secret-source.ts';
@@ -43,14 +44,16 @@ export function readStore(reader: ConfigReader, value: unknown, io: SecretIo | u
       );
     }
   } else {
-    const url = new URL(entry.url);
-    if (url.password !== '') {
+    const target = parsePostgresUrl(entry.url);
+    // postgresUrlField checked the form; each host's URL is checked here.
+    const urls = target instanceof Error ? [] : target.hosts.map((h) => new URL(h.url));
+    if (urls.some((url) => url.password !== '')) {
       reader.problem(
         'store.url',
         'holds a password; remove it from the URL and put it in a file named by store.password_file, or in an environment variable named by store.password_env',
       );
     }
-    if (url.hostname === '' || url.pathname.length <= 1) {
+    if (urls.some((url) => url.hostname === '' || url.pathname.length <= 1)) {
       reader.problem(
         'store.url',
         'must name the host and the database, e.g. "postgres://sepp@db.example:5432/sepp"',

@@ -181,6 +181,8 @@ export class Engine {
         database: null,
         schema: null,
         signalsConnected: null,
+        replication: null,
+        standbys: null,
       }
     );
   }

@@ -319,6 +319,8 @@ function storeToProto(store: StoreDescription): StoreInfo {
     database: store.database ?? '',
     schema: store.schema ?? '',
     signalsConnected: store.signalsConnected ?? false,
+    replication: store.replication ?? '',
+    standbys: store.standbys ?? 0,
   };
 }
 

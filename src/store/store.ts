@@ -699,7 +699,17 @@ export interface StoreDescription {
   schema: string | null;
   /** PostgreSQL: whether this server hears the other servers' signals now (else it polls); null for SQLite. */
   signalsConnected: boolean | null;
+  /**
+   * PostgreSQL: the primary's replication when the server last connected to it
+   * (docs/replication.md): whether a commit waits for a standby; null for SQLite.
+   */
+  replication: ReplicationMode | null;
+  /** PostgreSQL: the standbys streaming from the primary then; null for SQLite. */
+  standbys: number | null;
 }
+
+/** `synchronous`: commits wait for a standby; `asynchronous`: standbys, commits do not wait; `none`: no standby. */
+export type ReplicationMode = 'synchronous' | 'asynchronous' | 'none';
 
 /**
  * A store. `write` and `read` are the whole contract of the engine's work;

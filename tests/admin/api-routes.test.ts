@@ -51,6 +51,8 @@ test('overview: server facts, totals from the counters, waiting workers and rate
     database: null,
     schema: null,
     signalsConnected: null,
+    replication: null,
+    standbys: null,
   });
   assert.deepEqual(body.totals, {
     scheduled: 1,

@@ -205,6 +205,19 @@ describe('the quickstart, followed in a fresh directory outside the repository',
     assert.match(result.stdout, /\bSeppClient\b.*\bWorker\b/);
   });
 
+  test('the optional entry point @sepp-queue/client/pg loads both ways, without pg installed', async () => {
+    const check = [
+      "const viaRequire = require('@sepp-queue/client/pg');",
+      "import('@sepp-queue/client/pg').then((viaImport) => {",
+      "  if (viaImport.enqueueInTransaction !== viaRequire.enqueueInTransaction) throw new Error('two copies');",
+      '  console.log(typeof viaImport.enqueueInTransaction);',
+      '});',
+    ].join('\n');
+    const result = await run(process.execPath, ['-e', check], app, env());
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout.trim(), 'function');
+  });
+
   test('node worker.cjs runs the jobs node producer.mjs enqueues; dist/sepp queues shows them done', async () => {
     for (const { path, code } of exampleBlocks) writeFileSync(join(app, path.replace('examples/', '')), code);
     const [workerCommand, producerCommand] = runExamples;

@@ -8,6 +8,8 @@ import { test } from 'node:test';
 import { inspect } from 'node:util';
 import { describeConfig, planReload, redactConfig } from '../../src/config/index.ts';
 import { redactSecretAssignments } from '../../src/config/load.ts';
+import { redactUrl } from '../../src/config/redact.ts';
+import { parsePostgresUrl } from '../../src/store/postgres-url.ts';
 import { assertProblem, load, loadToml, problemsOf } from './helpers.ts';
 
 const password = 'pg-Pass-0123456789';
@@ -139,4 +141,45 @@ test('the password is never shown; the URL is shown; changing the store needs a 
   assert.ok(planReload(config, other).restartRequired.includes('store.password_sha256'));
   // A file cut short quotes its lines in the syntax error: the URL's credentials are hidden.
   assert.ok(!redactSecretAssignments(`url = "postgres://u:${password}@db/x`).includes(password));
+});
+
+test('a multi-host URL with target_session_attrs (failover) is read; other session attributes are refused', () => {
+  const multi = 'postgres://sepp@db-a:5432,db-b:5433/queue?target_session_attrs=read-write';
+  const config = loadToml(`[store]\nkind = "postgres"\nurl = "${multi}"\n`);
+  assert.equal(config.store.url, multi);
+  const target = parsePostgresUrl(multi);
+  assert.ok(!(target instanceof Error));
+  assert.deepEqual(target, {
+    hosts: [
+      { host: 'db-a:5432', url: 'postgres://sepp@db-a:5432/queue' },
+      { host: 'db-b:5433', url: 'postgres://sepp@db-b:5433/queue' },
+    ],
+    targetSessionAttrs: 'read-write',
+  });
+  // Other parameters stay on each host's URL; one host is the plain case.
+  assert.deepEqual(parsePostgresUrl('postgresql://db/x?sslmode=require'), {
+    hosts: [{ host: 'db', url: 'postgresql://db/x?sslmode=require' }],
+    targetSessionAttrs: 'any',
+  });
+  assertProblem(
+    problemsOf(`[store]\nkind = "postgres"\nurl = "postgres://db-a,db-b/q?target_session_attrs=standby"\n`),
+    'store.url',
+    /target_session_attrs is "standby"; sepp reads "any" and "read-write"/,
+  );
+  assertProblem(
+    problemsOf('[store]\nkind = "postgres"\nurl = "postgres://db-a,,db-b/q"\n'),
+    'store.url',
+    /must name the host/,
+  );
+  assertProblem(
+    problemsOf(`[store]\nkind = "postgres"\nurl = "postgres://sepp:${password}@db-a,db-b/q"\n`),
+    'store.url',
+    /holds a password/,
+  );
+  // Shown (startup errors, config show) with its hosts, credentials redacted.
+  assert.equal(redactUrl(multi), 'postgres://<redacted>@db-a:5432,db-b:5433/queue');
+  assert.equal(
+    redactUrl(`postgres://u:${password}@a,b/q?sslmode=x`),
+    'postgres://<redacted>@a,b/q?<redacted>',
+  );
 });

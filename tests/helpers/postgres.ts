@@ -20,6 +20,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
+  appendFileSync,
   chmodSync,
   chownSync,
   closeSync,
@@ -82,6 +83,15 @@ export interface PostgresOptions {
    * cluster shared by a whole test file that no test closes (test-store.ts).
    */
   readonly unref?: boolean;
+  /** Server settings besides `postgresSettings` (a test's own: `synchronous_standby_names`). */
+  readonly settings?: Readonly<Record<string, string>>;
+  /**
+   * A streaming-replication standby of this running cluster instead of a new one: its data
+   * directory is `pg_basebackup`'s copy, it connects to the primary as `applicationName`
+   * (the name `synchronous_standby_names` gives), and it shares the primary's password.
+   */
+  readonly standbyOf?: PostgresCluster;
+  readonly applicationName?: string;
 }
 
 export interface PostgresCluster {
@@ -124,6 +134,8 @@ export interface PostgresCluster {
   kill9(): Promise<void>;
   /** Starts the server again on the same data directory and port (stopping it first if it runs). */
   restart(): Promise<void>;
+  /** A standby: `pg_ctl promote`, and resolves once it accepts writes. */
+  promote(): Promise<void>;
   /** Stops the server if it runs and removes every file of the cluster. */
   close(): Promise<void>;
   /** The server's log so far. */
@@ -289,7 +301,8 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
       chownSync(root, user.uid, user.gid);
       chownSync(serverHome, user.uid, user.gid);
     }
-    const password = randomBytes(18).toString('base64url');
+    const primary = options.standbyOf;
+    const password = primary?.password ?? randomBytes(18).toString('base64url');
     registerSecret('postgres password', password);
     // The password reaches initdb through a file only the server's user can read, removed after.
     const initPasswordFile = join(serverHome, 'initdb-password');
@@ -304,27 +317,51 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
       HOME: serverHome,
       LC_ALL: 'C',
     };
-    runAs(
-      user,
-      join(binDir, 'initdb'),
-      [
-        '--pgdata',
-        dataDir,
-        '--username',
-        postgresRole,
-        '--pwfile',
-        initPasswordFile,
-        '--auth',
-        'scram-sha-256',
-        '--encoding',
-        'UTF8',
-        '--locale',
-        'C',
-        // initdb's own fsync of the new files; the server's fsync setting is postgresSettings'.
-        '--no-sync',
-      ],
-      env,
-    );
+    if (primary !== undefined) {
+      // The copy, then the standby's own name in its connection to the primary.
+      runAs(
+        user,
+        join(binDir, 'pg_basebackup'),
+        [
+          '-h',
+          primary.host,
+          '-p',
+          String(primary.port),
+          '-U',
+          primary.user,
+          '-D',
+          dataDir,
+          '-R',
+          '-X',
+          'stream',
+          '--no-sync',
+        ],
+        { ...env, PGPASSWORD: password },
+      );
+      const conninfo = `host=${primary.host} port=${primary.port} user=${primary.user} password=${password} application_name=${options.applicationName ?? 'standby'}`;
+      appendFileSync(join(dataDir, 'postgresql.auto.conf'), `primary_conninfo = '${conninfo}'\n`);
+    } else
+      runAs(
+        user,
+        join(binDir, 'initdb'),
+        [
+          '--pgdata',
+          dataDir,
+          '--username',
+          postgresRole,
+          '--pwfile',
+          initPasswordFile,
+          '--auth',
+          'scram-sha-256',
+          '--encoding',
+          'UTF8',
+          '--locale',
+          'C',
+          // initdb's own fsync of the new files; the server's fsync setting is postgresSettings'.
+          '--no-sync',
+        ],
+        env,
+      );
     rmSync(initPasswordFile);
     const port = await freePort();
     const logFile = join(root, 'postgres.log');
@@ -341,10 +378,9 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
 
     const launch = async (): Promise<void> => {
       const fd = openSync(logFile, 'a');
-      const settings = Object.entries(postgresSettings).flatMap(([name, value]) => [
-        '-c',
-        `${name}=${value}`,
-      ]);
+      const settings = Object.entries({ ...postgresSettings, ...options.settings }).flatMap(
+        ([name, value]) => ['-c', `${name}=${value}`],
+      );
       const started = spawn(
         join(binDir, 'postgres'),
         [
@@ -476,6 +512,17 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
       async restart() {
         await stop();
         await launch();
+      },
+      async promote() {
+        runAs(user, join(binDir, 'pg_ctl'), ['promote', '-w', '-D', dataDir], env);
+        for (let i = 0; ; i++) {
+          const { rows } = await query<{ ro: string }>(
+            "SELECT current_setting('transaction_read_only') AS ro",
+          );
+          if (rows[0]?.ro === 'off') return;
+          if (i > 600) throw new Error('the promoted standby still refuses writes');
+          await sleep(20);
+        }
       },
       async close() {
         if (closed) return;

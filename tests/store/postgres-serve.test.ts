@@ -93,11 +93,16 @@ test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; t
       schema: 'served',
       signalsConnected: true,
     };
-    assert.deepEqual(info.store, store);
+    // The database has no standby: its replication is `none` (docs/replication.md).
+    assert.deepEqual(info.store, { ...store, replication: 'none', standbys: 0 });
     const overview = await fetch(t.metricsUrl.replace(/\/metrics$/, '/api/v1/overview'));
     const text = await overview.text();
     assert.equal(overview.status, 200, text);
-    assert.deepEqual((JSON.parse(text) as { server: { store: unknown } }).server.store, store);
+    assert.deepEqual((JSON.parse(text) as { server: { store: unknown } }).server.store, {
+      ...store,
+      replication: 'none',
+      standbys: 0,
+    });
     assert.ok(!text.includes(cluster.password) && !JSON.stringify(info).includes(cluster.password));
     // And `sepp status` (docs/postgres.md, "Seeing which store a server runs").
     const statusRun = await sepp(['status'], { SEPP_SERVER: t.address });

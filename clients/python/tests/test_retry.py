@@ -20,6 +20,10 @@ class Flaky(queue_service_pb2_grpc.QueueServiceServicer):
     def __init__(self, failures: int) -> None:
         self.failures = failures
         self.calls: dict[str, int] = {}
+        self.keys: list[str] = []
+        """The idempotency key of each job of each EnqueueBatch call."""
+        self.stored: dict[str, str] = {}
+        """Job ids by key: what the stand-in stored."""
 
     def _fail(self, name: str, context: Any) -> None:
         self.calls[name] = self.calls.get(name, 0) + 1
@@ -31,9 +35,17 @@ class Flaky(queue_service_pb2_grpc.QueueServiceServicer):
         return admin_pb2.GetServerInfoResponse(version="flaky")
 
     def EnqueueBatch(self, request: Any, context: Any) -> Any:  # noqa: N802
+        # Stores each job before it fails the call, as a server whose database failed over
+        # mid-commit does; a key seen before answers the stored job, as a real server does.
+        accepted = []
+        for job in request.jobs:
+            self.keys.append(job.idempotency_key)
+            known = job.idempotency_key in self.stored
+            if not known:
+                self.stored[job.idempotency_key or f"no-key-{len(self.stored)}"] = f"id-{len(self.stored)}"
+            job_id = self.stored[job.idempotency_key] if job.idempotency_key else f"id-{len(self.stored) - 1}"
+            accepted.append(job_pb2.EnqueueResult(accepted=job_pb2.EnqueueAccepted(job_id=job_id, deduplicated=known)))
         self._fail("EnqueueBatch", context)
-        accepted = [job_pb2.EnqueueResult(accepted=job_pb2.EnqueueAccepted(job_id=f"id-{i}"))
-                    for i, _ in enumerate(request.jobs)]
         return produce_pb2.EnqueueBatchResponse(results=accepted)
 
 
@@ -64,12 +76,25 @@ def test_without_retry_unavailable_is_raised(flaky: tuple[Flaky, str]) -> None:
     assert servicer.calls["GetServerInfo"] == 1
 
 
-def test_only_keyed_enqueues_are_retried(flaky: tuple[Flaky, str]) -> None:
+def test_without_retry_an_enqueue_is_sent_once(flaky: tuple[Flaky, str]) -> None:
+    servicer, address = flaky
+    with sepp.Client(address, transport="unary") as client:
+        with pytest.raises(sepp.UnavailableError):
+            client.enqueue("q", "t", "keyless")
+    assert servicer.calls["EnqueueBatch"] == 1
+    assert servicer.keys == [""], "no key is added when the client does not retry"
+
+
+def test_retried_enqueues_carry_a_key_and_are_stored_once(flaky: tuple[Flaky, str]) -> None:
     servicer, address = flaky
     retry = sepp.RetryOptions(max_attempts=3, base_delay_ms=10)
     with sepp.Client(address, retry=retry, transport="unary") as client:
-        with pytest.raises(sepp.UnavailableError):
-            client.enqueue("q", "t", "keyless")
-        assert servicer.calls["EnqueueBatch"] == 1, "a keyless job that may be stored is not sent twice"
-        assert client.enqueue("q", "t", "keyed", idempotency_key="order-1").id == "id-0"
+        # Keyless: the SDK gives it a key of its own and sends that key each time.
+        enqueued = client.enqueue("q", "t", "keyless")
         assert servicer.calls["EnqueueBatch"] == 3
+        assert len(set(servicer.keys)) == 1 and servicer.keys[0].startswith("sepp-retry:")
+        assert servicer.stored == {servicer.keys[0]: enqueued.id}, "stored once, answered with the stored id"
+        assert enqueued.deduplicated, "the answer of the last try is the stored job's"
+        # A key of the caller's own is kept.
+        assert client.enqueue("q", "t", "keyed", idempotency_key="order-1").id == "id-1"
+        assert servicer.keys[-1] == "order-1"

@@ -30,7 +30,13 @@ export interface TlsOptions {
 
 /** Opt-in retries of calls that failed with UNAVAILABLE. */
 export interface RetryOptions {
-  /** Retry UNAVAILABLE where repeating is safe. Enqueues are repeated only when every job has an idempotency key. */
+  /**
+   * Retry UNAVAILABLE where repeating is safe. Enqueues are repeated only when every job
+   * has an idempotency key: with this on, a job enqueued without one gets one from the SDK
+   * (`sepp-retry:<uuid>`, remembered by the server for the queue's dedup window like any
+   * key), so a retry after the server stored the job returns that job (`deduplicated: true`)
+   * instead of a second.
+   */
   unavailable: boolean;
   /** Tries in all, including the first. Default 3. */
   maxAttempts?: number;

@@ -339,6 +339,8 @@ export function serverInfoFromProto(info: GetServerInfoResponse): ServerInfo {
       database: info.store?.database ?? '',
       schema: info.store?.schema ?? '',
       signalsConnected: info.store?.signalsConnected ?? false,
+      replication: info.store?.replication ?? '',
+      standbys: info.store?.standbys ?? 0,
     },
   };
 }

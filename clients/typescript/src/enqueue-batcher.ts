@@ -10,8 +10,13 @@
  *
  * Retries: only with `retry.unavailable`, only after UNAVAILABLE, and only for
  * entries whose every job has an idempotency key — a keyless job that may
- * have been stored is never sent twice.
+ * have been stored is never sent twice. With `retry.unavailable` on, a job
+ * given without a key gets one of the SDK's (`sepp-retry:<uuid>`) before it is
+ * first sent, so that it too can be retried: an UNAVAILABLE answer may come
+ * after the server stored the job (a failover of its database mid-commit), and
+ * the repeat then answers the stored job's id instead of storing it again.
  */
+import { randomUUID } from 'node:crypto';
 import { status } from '@grpc/grpc-js';
 import { backoffDelayMs } from './backoff.ts';
 import type { BatchAnswer, BatchSender } from './batch-senders.ts';
@@ -19,6 +24,9 @@ import type { Connection } from './connection.ts';
 import { approxEncodedBytes } from './convert.ts';
 import { closedError, SeppError } from './errors.ts';
 import type { EnqueueJob } from './gen/sepp/v1/job.js';
+
+/** The prefix of the idempotency keys the SDK gives keyless jobs when it may retry them. */
+export const sdkRetryKeyPrefix = 'sepp-retry:';
 
 /** How an entry learns its outcome: an error, or the batch answer and where its jobs start in it. */
 type Done = (error: SeppError | undefined, answer: BatchAnswer | undefined, offset: number) => void;
@@ -59,7 +67,9 @@ export class EnqueueBatcher {
     }
     let bytes = 0;
     let keyed = true;
+    const retried = this.conn.options.retry.unavailable;
     for (const job of jobs) {
+      if (job.idempotencyKey === '' && retried) job.idempotencyKey = `${sdkRetryKeyPrefix}${randomUUID()}`;
       bytes += approxEncodedBytes(job);
       if (job.idempotencyKey === '') keyed = false;
     }

@@ -290,6 +290,13 @@ export interface StoreInfo {
   schema: string;
   /** PostgreSQL: whether the server hears the other servers' signals now (else it polls once a second). */
   signalsConnected: boolean;
+  /**
+   * PostgreSQL: the primary's replication when the server last connected to it:
+   * `synchronous` (a failover loses nothing acknowledged), `asynchronous` or `none`; empty for SQLite.
+   */
+  replication: string;
+  /** PostgreSQL: the standbys streaming from the primary then. */
+  standbys: number;
 }
 
 /** Which dead letters to list. */

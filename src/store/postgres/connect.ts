@@ -6,11 +6,15 @@
  * request.
  */
 import pg from 'pg';
+import { parsePostgresUrl } from '../postgres-url.ts';
 import { StorageFailure } from '../store.ts';
 import type { Connection, Statement } from './sql.ts';
 
 export interface PostgresConnectOptions {
-  /** postgres:// URL without the password. */
+  /**
+   * postgres:// URL without the password: one host, or several with `target_session_attrs`
+   * (src/store/postgres-url.ts); a connection is made to one host at a time (`connectPostgres`).
+   */
   readonly url: string;
   /** The password, or null when the server asks for none. */
   readonly password: string | null;
@@ -38,8 +42,44 @@ export function schemaIdentifier(schema: string): string {
   return schema;
 }
 
-/** A new client, not yet connected; its errors while idle are handed to `onError`. */
-export function newClient(options: PostgresConnectOptions, onError: (error: Error) => void): pg.Client {
+/**
+ * A client connected to the first host of `options.url` that answers and, with
+ * `target_session_attrs=read-write`, accepts writes (`SHOW transaction_read_only` is off:
+ * not a standby, nor a primary made read-only). Hosts are tried in the order given, as
+ * libpq does; when none fits, the error names each host and why (no password in it).
+ */
+export async function connectPostgres(
+  options: PostgresConnectOptions,
+  onError: (error: Error) => void,
+): Promise<pg.Client> {
+  const target = parsePostgresUrl(options.url);
+  if (target instanceof Error) throw new Error(`store.url ${target.message}`);
+  const refusals: string[] = [];
+  for (const { host, url } of target.hosts) {
+    const client = newClient({ ...options, url }, onError);
+    try {
+      await client.connect();
+      if (target.targetSessionAttrs === 'read-write') {
+        const { rows } = await client.query<{ transaction_read_only: string }>('SHOW transaction_read_only');
+        if (rows[0]?.transaction_read_only !== 'off') {
+          refusals.push(`${host}: read-only`);
+          await client.end().catch(() => {});
+          continue;
+        }
+      }
+      return client;
+    } catch (error) {
+      await client.end().catch(() => {});
+      if (target.hosts.length === 1) throw error;
+      refusals.push(`${host}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  const wanted = target.targetSessionAttrs === 'read-write' ? 'accepts writes' : 'answers';
+  throw new Error(`no PostgreSQL host ${wanted} (${refusals.join('; ')})`);
+}
+
+/** A new client of a single-host URL, not yet connected; its errors while idle are handed to `onError`. */
+function newClient(options: PostgresConnectOptions, onError: (error: Error) => void): pg.Client {
   const client = new pg.Client({
     connectionString: options.url,
     options: `-c search_path=${schemaIdentifier(options.schema)}`,
@@ -63,6 +103,12 @@ export function newClient(options: PostgresConnectOptions, onError: (error: Erro
  * timeout, a shutdown), system error (58), internal error (XX).
  */
 const storageClasses = new Set(['08', '40', '53', '57', '58', 'XX']);
+/**
+ * And one state of its own: 25006, a write refused by a read-only server, is what a
+ * connection to a former primary answers once it came back as a standby (a failover):
+ * the connection is dropped and the next one looks for the host that accepts writes.
+ */
+const storageStates = new Set(['25006']);
 
 function sqlState(error: unknown): string | undefined {
   if (!(error instanceof Error) || !('code' in error)) return undefined;
@@ -74,7 +120,7 @@ function sqlState(error: unknown): string | undefined {
 function isStorageError(error: unknown): boolean {
   if (error instanceof StorageFailure) return true;
   const state = sqlState(error);
-  return state === undefined || storageClasses.has(state.slice(0, 2));
+  return state === undefined || storageClasses.has(state.slice(0, 2)) || storageStates.has(state);
 }
 
 /** A failure of the storage as the Store interface reports it; the message names no secret. */

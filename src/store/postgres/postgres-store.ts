@@ -16,8 +16,10 @@
  * provider's backups.
  */
 import type pg from 'pg';
+import { parsePostgresUrl } from '../postgres-url.ts';
 import {
   type ReadUnit,
+  type ReplicationMode,
   StorageFailure,
   type Store,
   type StoreDescription,
@@ -28,7 +30,7 @@ import {
 import { auditOps } from './audit.ts';
 import { browseOps } from './browse.ts';
 import { bulkOps } from './bulk.ts';
-import { newClient, type PostgresConnectOptions, storageFailure } from './connect.ts';
+import { connectPostgres, type PostgresConnectOptions, storageFailure } from './connect.ts';
 import { controlOps } from './control.ts';
 import { countOps } from './counts.ts';
 import { deadLetterOps } from './dead-letters.ts';
@@ -51,6 +53,11 @@ export interface PostgresStoreOptions extends PostgresConnectOptions {
   readonly poolSize: number;
   /** Told what the start applied (one line per migration, for the log). */
   readonly onMigrated?: (applied: readonly AppliedMigration[]) => void;
+  /**
+   * Told each time the writer connects (the start, and again after a failover or a lost
+   * connection): the host and the database's replication mode, for the log.
+   */
+  readonly onConnected?: (connected: { host: string; replication: ReplicationFacts }) => void;
   readonly maxBatchOperations?: number;
   /** How often each server's engine polls for what a lost signal would have told it; default 1 s. */
   readonly pollIntervalMs?: number;
@@ -74,6 +81,33 @@ export function postgresCapabilities(c: Connection): Capabilities {
     settings: settingOps(c),
     sessions: sessionOps(c),
   };
+}
+
+/** The primary's replication as its writer last read it (docs/replication.md). */
+export interface ReplicationFacts {
+  readonly mode: ReplicationMode;
+  /** Standbys streaming from the primary now. */
+  readonly standbys: number;
+  /** `synchronous_standby_names` and `synchronous_commit` as the primary has them. */
+  readonly synchronousStandbyNames: string;
+  readonly synchronousCommit: string;
+}
+
+/**
+ * Synchronous when a commit waits for a standby (synchronous_standby_names is set and
+ * synchronous_commit is on, remote_apply or remote_write); asynchronous when standbys
+ * stream but commits do not wait for them; none without a standby.
+ */
+const replicationQuery = `SELECT current_setting('synchronous_commit') AS commit,
+  current_setting('synchronous_standby_names') AS names,
+  (SELECT count(*) FROM pg_stat_replication) AS standbys`;
+
+async function readReplication(client: pg.Client): Promise<ReplicationFacts> {
+  const { rows } = await client.query<{ commit: string; names: string; standbys: number }>(replicationQuery);
+  const { commit = 'on', names = '', standbys = 0 } = rows[0] ?? {};
+  const waits = names.trim() !== '' && ['on', 'remote_apply', 'remote_write'].includes(commit);
+  const mode: ReplicationMode = waits ? 'synchronous' : standbys > 0 ? 'asynchronous' : 'none';
+  return { mode, standbys: Number(standbys), synchronousStandbyNames: names, synchronousCommit: commit };
 }
 
 /** The advisory-lock class of counter shards (the second key is the shard number). */
@@ -117,10 +151,18 @@ export class PostgresStore implements Store {
   }
 
   describe(): StoreDescription {
-    const url = new URL(this.options.url);
+    const target = parsePostgresUrl(this.options.url);
+    const url = new URL(target instanceof Error ? this.options.url : target.hosts[0]!.url);
+    const writer = this.writer.current?.client;
     return {
       kind: this.kind,
-      host: `${url.hostname}:${url.port === '' ? '5432' : url.port}`,
+      // The host the writer is connected to (of several, after a failover: the new primary).
+      host:
+        writer === undefined
+          ? `${url.hostname}:${url.port === '' ? '5432' : url.port}`
+          : `${writer.host}:${writer.port}`,
+      replication: this.replication?.mode ?? null,
+      standbys: this.replication?.standbys ?? null,
       database: decodeURIComponent(url.pathname.replace(/^\//, '')) || null,
       schema: this.options.schema,
       signalsConnected: this.signals.listening,
@@ -167,16 +209,11 @@ export class PostgresStore implements Store {
 
   private readonly shardOf = new WeakMap<WriterSession, number>();
   private migrated = false;
+  /** The primary's replication, read each time the writer connects. */
+  private replication: ReplicationFacts | undefined;
 
   private connectClient(onError: (error: Error) => void): Promise<pg.Client> {
-    const client = newClient(this.options, onError);
-    return client.connect().then(
-      () => client,
-      (error: unknown) => {
-        client.end().catch(() => {});
-        throw error;
-      },
-    );
+    return connectPostgres(this.options, onError);
   }
 
   /** The writer's connection: migrated (once per store), with a counter shard of its own. */
@@ -198,6 +235,8 @@ export class PostgresStore implements Store {
       const shard = taken.rows[0]?.shard;
       if (shard === undefined)
         throw new Error(`every one of the ${maxShards} counter shards is held by a server`);
+      this.replication = await readReplication(client);
+      this.options.onConnected?.({ host: `${client.host}:${client.port}`, replication: this.replication });
       session = writerSession(client, shard, postgresCapabilities);
       // The listener comes once the schema is there; it does not hold the writer back.
       void this.signals.start();

@@ -110,7 +110,23 @@ function storeFacts(store: StoreFacts, dbBytes: number, walBytes: number): [stri
     ['Store', `PostgreSQL ${store.host ?? ''}`],
     ['Database', `${store.database ?? '—'}, schema ${store.schema ?? '—'}`],
     ['Signals', store.signalsConnected ? 'connected' : 'not connected: polling once a second'],
+    ['Replication', replicationText(store)],
   ];
+}
+
+/** Whether a failover to a standby can lose acknowledged jobs (docs/replication.md). */
+function replicationText(store: StoreFacts): string {
+  const standbys = `${store.standbys ?? 0} ${store.standbys === 1 ? 'standby' : 'standbys'}`;
+  switch (store.replication) {
+    case 'synchronous':
+      return `synchronous (${standbys}): a failover loses nothing acknowledged`;
+    case 'asynchronous':
+      return `asynchronous (${standbys}): a failover can lose the replication lag`;
+    case 'none':
+      return 'no standby';
+    default:
+      return '—';
+  }
 }
 
 function WaitingReserves({ count }: { count: number }) {

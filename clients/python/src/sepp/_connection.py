@@ -36,7 +36,10 @@ class TlsOptions:
 @dataclass(frozen=True)
 class RetryOptions:
     """Retries of calls that failed with UNAVAILABLE, where repeating is safe. Enqueues are
-    repeated only when every job has an idempotency key."""
+    repeated only when every job has an idempotency key: with retries on, a job enqueued
+    without one gets one from the SDK (`sepp-retry:<uuid>`, remembered by the server for the
+    queue's dedup window like any key), so a retry after the server stored the job returns
+    that job (its answer says `deduplicated`) instead of a second."""
 
     max_attempts: int = 3
     """Tries in all, including the first."""

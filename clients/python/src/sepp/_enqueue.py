@@ -10,7 +10,11 @@ the entries' results in order. An atomic enqueue is always a batch of its own.
 
 Retries: only with the client's `retry`, only after UNAVAILABLE, and only for
 entries whose every job has an idempotency key: a keyless job that may have
-been stored is never sent twice.
+been stored is never sent twice. With `retry` set, a job given without a key
+gets one of the SDK's (`sepp-retry:<uuid>`) before it is first sent, so that
+it too can be retried: an UNAVAILABLE answer may come after the server stored
+the job (a failover of its database mid-commit), and the repeat then answers
+the stored job's id instead of storing it again.
 
 The Produce stream: opened by the first enqueue; its request generator (which
 grpc pulls from its own thread) takes what is pending whenever grpc can send,
@@ -24,6 +28,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from collections import deque
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -46,6 +51,10 @@ with it, what arrives while two messages are on their way to the disk gathers in
 one (the server's group commit makes them wait for the next commit anyway). Measured with
 50 threads each enqueueing 40 jobs: about 20 jobs per message with a limit of 2, 6-10
 without one, at the same throughput (noisy: load average about 10 on 2 cores)."""
+
+
+SDK_RETRY_KEY_PREFIX = "sepp-retry:"
+"""The prefix of the idempotency keys the SDK gives keyless jobs when it may retry them."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +107,10 @@ class EnqueueBatcher:
         offset of these jobs in it, or fails with a SeppError."""
         entry = _Entry(jobs, atomic, time.monotonic() + self._conn.timeout_s(deadline_ms))
         entry.size = sum(approx_encoded_bytes(job) for job in jobs)
+        if self._conn.retry is not None:
+            for job in jobs:
+                if not job.idempotency_key:
+                    job.idempotency_key = f"{SDK_RETRY_KEY_PREFIX}{uuid.uuid4()}"
         entry.keyed = all(job.idempotency_key for job in jobs)
         entry.future.set_running_or_notify_cancel()
         with self._lock:

@@ -476,18 +476,22 @@ class SetQueueSettingsResponse(_message.Message):
     def __init__(self, queue: _Optional[_Union[_queue_pb2.QueueInfo, _Mapping]] = ...) -> None: ...
 
 class StoreInfo(_message.Message):
-    __slots__ = ["database", "host", "kind", "schema", "signals_connected"]
+    __slots__ = ["database", "host", "kind", "replication", "schema", "signals_connected", "standbys"]
     DATABASE_FIELD_NUMBER: _ClassVar[int]
     HOST_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
+    REPLICATION_FIELD_NUMBER: _ClassVar[int]
     SCHEMA_FIELD_NUMBER: _ClassVar[int]
     SIGNALS_CONNECTED_FIELD_NUMBER: _ClassVar[int]
+    STANDBYS_FIELD_NUMBER: _ClassVar[int]
     database: str
     host: str
     kind: str
+    replication: str
     schema: str
     signals_connected: bool
-    def __init__(self, kind: _Optional[str] = ..., host: _Optional[str] = ..., database: _Optional[str] = ..., schema: _Optional[str] = ..., signals_connected: bool = ...) -> None: ...
+    standbys: int
+    def __init__(self, kind: _Optional[str] = ..., host: _Optional[str] = ..., database: _Optional[str] = ..., schema: _Optional[str] = ..., signals_connected: bool = ..., replication: _Optional[str] = ..., standbys: _Optional[int] = ...) -> None: ...
 
 class UpdateJobRequest(_message.Message):
     __slots__ = ["changes", "job_id"]

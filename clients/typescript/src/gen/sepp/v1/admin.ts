@@ -716,6 +716,15 @@ export interface StoreInfo {
    * (LISTEN); false means it relies on its once-a-second poll. False for SQLite.
    */
   signalsConnected: boolean;
+  /**
+   * PostgreSQL: the primary's replication when the server last connected to it
+   * (docs/replication.md): "synchronous" (a commit waits for a standby, so a
+   * failover to it loses nothing acknowledged), "asynchronous" (standbys stream,
+   * commits do not wait for them) or "none" (no standby). Empty for SQLite.
+   */
+  replication: string;
+  /** PostgreSQL: the standbys streaming from the primary then. 0 for SQLite. */
+  standbys: number;
 }
 
 /** Backup has no options: it copies the whole database. */
@@ -5256,7 +5265,7 @@ export const GetServerInfoResponse: MessageFns<GetServerInfoResponse> = {
 };
 
 function createBaseStoreInfo(): StoreInfo {
-  return { kind: "", host: "", database: "", schema: "", signalsConnected: false };
+  return { kind: "", host: "", database: "", schema: "", signalsConnected: false, replication: "", standbys: 0 };
 }
 
 export const StoreInfo: MessageFns<StoreInfo> = {
@@ -5275,6 +5284,12 @@ export const StoreInfo: MessageFns<StoreInfo> = {
     }
     if (message.signalsConnected !== false) {
       writer.uint32(40).bool(message.signalsConnected);
+    }
+    if (message.replication !== "") {
+      writer.uint32(962).string(message.replication);
+    }
+    if (message.standbys !== 0) {
+      writer.uint32(968).uint32(message.standbys);
     }
     return writer;
   },
@@ -5332,6 +5347,22 @@ export const StoreInfo: MessageFns<StoreInfo> = {
             message.signalsConnected = reader.bool();
             continue;
           }
+          case 120: {
+            if (tag !== 962) {
+              break;
+            }
+
+            message.replication = reader.string();
+            continue;
+          }
+          case 121: {
+            if (tag !== 968) {
+              break;
+            }
+
+            message.standbys = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5355,6 +5386,8 @@ export const StoreInfo: MessageFns<StoreInfo> = {
         : isSet(object.signals_connected)
         ? globalThis.Boolean(object.signals_connected)
         : false,
+      replication: isSet(object.replication) ? globalThis.String(object.replication) : "",
+      standbys: isSet(object.standbys) ? globalThis.Number(object.standbys) : 0,
     };
   },
 
@@ -5375,6 +5408,12 @@ export const StoreInfo: MessageFns<StoreInfo> = {
     if (message.signalsConnected !== false) {
       obj.signalsConnected = message.signalsConnected;
     }
+    if (message.replication !== "") {
+      obj.replication = message.replication;
+    }
+    if (message.standbys !== 0) {
+      obj.standbys = Math.round(message.standbys);
+    }
     return obj;
   },
 
@@ -5388,6 +5427,8 @@ export const StoreInfo: MessageFns<StoreInfo> = {
     message.database = object.database ?? "";
     message.schema = object.schema ?? "";
     message.signalsConnected = object.signalsConnected ?? false;
+    message.replication = object.replication ?? "";
+    message.standbys = object.standbys ?? 0;
     return message;
   },
 };
