@@ -30,6 +30,7 @@ export type AdminEngine = Pick<
   | 'getQueue'
   | 'describeQueues'
   | 'queueCounts'
+  | 'history'
   | 'getJob'
   | 'listJobs'
   | 'browseJobs'

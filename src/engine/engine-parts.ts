@@ -22,6 +22,7 @@ import { SeppError, toSeppError } from './errors.ts';
 import { EventLog } from './events/index.ts';
 import { FinishedOutcomes } from './finished-outcomes.ts';
 import { FlowControl } from './flow-control/index.ts';
+import { JobHistory } from './history/index.ts';
 import {
   DiskFull,
   Enqueuer,
@@ -120,6 +121,8 @@ export interface EngineParts {
   readonly updater: JobUpdater;
   readonly bulk: BulkOperations;
   readonly runtimeSettings: RuntimeSettings;
+  /** Throughput, failures and durations per queue and type, kept in the store (history/). */
+  readonly history: JobHistory;
 }
 
 /**
@@ -150,6 +153,7 @@ export async function openEngineParts(
   }
   parts.maintenance.start();
   parts.remoteWakeups?.start();
+  parts.history.start();
   return parts;
 }
 
@@ -157,6 +161,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
   const { clock } = deps;
   let maintenance: Maintenance | undefined;
   let remoteWakeups: RemoteWakeups | undefined;
+  let history: JobHistory | undefined;
   const queues = new QueueRegistry(options);
   const waiters = new WaiterRegistry();
   const flow = new FlowControl(store, clock, waiters, (queue) => queues.settingsFor(queue));
@@ -168,6 +173,8 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     () => {
       maintenance?.stop();
       remoteWakeups?.stop();
+      // Its minute in progress is written before the store closes (the store writes what is queued).
+      history?.stop(store);
       flow.stop();
       diskFull.stop();
       waiters.settleAll('closed');
@@ -187,6 +194,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     outcomes,
     ...(deps.random === undefined ? {} : { random: deps.random }),
     ...(deps.onEvent === undefined ? {} : { onEvent: deps.onEvent }),
+    history: (queue, type, outcome, waitMs, runMs) => history?.record(queue, type, outcome, waitMs, runMs),
     wakeAt: (atMs) => maintenance?.wakeAt(atMs),
     jobsReady:
       store.signals === undefined
@@ -199,6 +207,15 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
           },
     leaseEnded: (queue, jobs) => flow.leaseEnded(queue, jobs),
     jobsRemoved: () => diskFull.noteJobsRemoved(),
+  });
+  history = new JobHistory({
+    clock,
+    write: ctx.write,
+    read: ctx.read,
+    writer: randomHex(deps.randomBytes ?? systemRandomBytes, 8),
+    ...(deps.onMaintenanceError === undefined
+      ? {}
+      : { onError: (e: unknown) => deps.onMaintenanceError?.(toSeppError(e)) }),
   });
   const expiry = new Expiry(ctx);
   const settler = new Settler(ctx);
@@ -279,6 +296,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     updater: new JobUpdater(ctx, flow, audit),
     bulk,
     runtimeSettings: new RuntimeSettings(ctx, flow, audit, deps.checkQueueSettings),
+    history,
   };
 }
 

@@ -31,6 +31,7 @@ import type {
 } from './control-types.ts';
 import { type EngineDeps, type EngineParts, openEngineParts } from './engine-parts.ts';
 import type { EventFilter, EventSink, EventStart, EventSubscription } from './events/index.ts';
+import type { HistoryAnswer, HistoryWindow } from './history/index.ts';
 import type { DeadLetterSummaryQuery } from './jobs/index.ts';
 import type { MaintenanceReport } from './maintenance.ts';
 import type { NamePageQuery } from './name-pages.ts';
@@ -112,6 +113,7 @@ export class Engine {
   private readonly updater: EngineParts['updater'];
   private readonly bulk: EngineParts['bulk'];
   private readonly runtimeSettings: EngineParts['runtimeSettings'];
+  private readonly jobHistory: EngineParts['history'];
 
   private constructor(parts: EngineParts) {
     this.ctx = parts.ctx;
@@ -141,6 +143,7 @@ export class Engine {
     this.updater = parts.updater;
     this.bulk = parts.bulk;
     this.runtimeSettings = parts.runtimeSettings;
+    this.jobHistory = parts.history;
   }
 
   /**
@@ -582,6 +585,19 @@ export class Engine {
   /** Per-queue counters that disagree with the rows (empty when healthy): for tests and diagnostics. */
   counterMismatches(): Promise<string[]> {
     return this.ctx.read((view) => view.counts.mismatches());
+  }
+
+  /**
+   * Completed and failed attempts, dead jobs, waits and run times per queue and type over
+   * `window`, from the stored history (src/engine/history/); `queue` narrows it to one queue.
+   */
+  history(window: HistoryWindow, queue: string | null = null): Promise<HistoryAnswer> {
+    return this.jobHistory.query(window, queue);
+  }
+
+  /** Writes the history's minutes that ended now rather than at the minute timer (tests). */
+  flushHistory(): Promise<void> {
+    return this.jobHistory.flush();
   }
 
   /** Rejects (unavailable) unless the store answers a read now (readiness probes: one index lookup). */

@@ -90,6 +90,8 @@ export type AttemptRow = Pick<
   | 'cancelled_at_ms'
   | 'cancelled_by'
   | 'dependency_flags'
+  | 'run_at_ms'
+  | 'leased_at_ms'
 >;
 
 /** The columns an operator's action on one job needs. */
@@ -304,4 +306,30 @@ export interface SessionRow {
   password_tag: string;
   created_at_ms: number;
   expires_at_ms: number;
+}
+
+/**
+ * One row of the job history (schema/0016_job_history.sql): what one server process
+ * counted of a (queue, type) in one bucket; queue '' and type '' is the bucket's coverage.
+ */
+export interface HistoryRow {
+  resolution: 'm' | 'h';
+  bucket_ms: number;
+  queue: string;
+  type: string;
+  writer: string;
+  completed: number;
+  failed: number;
+  dead: number;
+  covered_ms: number;
+  wait_hist: string | null;
+  run_hist: string | null;
+}
+
+/** What an ack that deleted its job tells of it: where it was, and when its attempt was due and began (the history). */
+export interface AckedRow {
+  queue: string;
+  type: string;
+  run_at_ms: number;
+  leased_at_ms: number | null;
 }

@@ -22,6 +22,7 @@
 import type { Dependencies, DependencyReads } from './dependencies.ts';
 import type { Op } from './op.ts';
 import type {
+  AckedRow,
   AttemptRow,
   AuditRow,
   BucketRow,
@@ -29,6 +30,7 @@ import type {
   DueRow,
   EndedJobRow,
   ExpiredRow,
+  HistoryRow,
   JobRow,
   JobSummaryRow,
   KeyedJobRow,
@@ -181,11 +183,11 @@ export interface Leases extends LeaseReads {
   ): Op<LeasedRow[]>;
   /**
    * Deletes the job if it is leased at that attempt with no cancel asked: an ack when
-   * completed jobs are not kept. Its queue and type, or undefined when it matched nothing.
+   * completed jobs are not kept. Its queue, type and times, or undefined when it matched nothing.
    */
-  ack(key: AttemptKey): Op<{ queue: string; type: string } | undefined>;
+  ack(key: AttemptKey): Op<AckedRow | undefined>;
   /** `ack` for many (job ids distinct): the ones it deleted, in no order. */
-  ackMany(keys: readonly AttemptKey[]): Op<{ id: string; queue: string; type: string }[]>;
+  ackMany(keys: readonly AttemptKey[]): Op<(AckedRow & { id: string })[]>;
   /** Leased at that attempt with no cancel asked → completed, with its result (null: none). */
   complete(
     p: AttemptKey & { nowMs: number; result: Uint8Array | null; resultContentType: string | null },
@@ -490,6 +492,21 @@ export interface Sessions extends SessionReads {
   deleteExpired(nowMs: number): Op<void>;
 }
 
+// ---------------------------------------------------------------- job history
+
+/** The job history (src/engine/history/): rows per bucket, written once a minute. */
+export interface HistoryReads {
+  /** Rows of `resolution` whose bucket starts in [`fromMs`, `toMs`): a primary-key range. */
+  between(p: { resolution: 'm' | 'h'; fromMs: number; toMs: number }): Op<HistoryRow[]>;
+}
+
+export interface History extends HistoryReads {
+  /** Writes `rows`, each replacing the row with its key. */
+  put(rows: readonly HistoryRow[]): Op<void>;
+  /** Forgets the rows of `resolution` whose bucket starts before `beforeMs`: a primary-key range. */
+  forget(p: { resolution: 'm' | 'h'; beforeMs: number }): Op<void>;
+}
+
 // ---------------------------------------------------------------- units
 
 /** What a read unit sees: every capability's reads, one consistent view. */
@@ -508,6 +525,7 @@ export interface StoreView {
   readonly audit: AuditReads;
   readonly settings: SettingReads;
   readonly sessions: SessionReads;
+  readonly history: HistoryReads;
   /** Job dependencies (dependencies.ts); undefined in a store without them. */
   readonly dependencies?: DependencyReads;
 }
@@ -527,6 +545,7 @@ export interface StoreTx extends StoreView {
   readonly audit: Audit;
   readonly settings: Settings;
   readonly sessions: Sessions;
+  readonly history: History;
   readonly dependencies?: Dependencies;
   /** Runs `hook` once the commit that holds this unit is durable, before its caller is answered. */
   afterCommit(hook: () => void): void;

@@ -10,6 +10,8 @@ export type {
   BrowseState,
   ConfigEntry,
   DeadReason,
+  HistoryAnswer,
+  HistoryWindow,
   JobBrowsePage,
   JobDetail,
   JobSearchResult as SearchResult,

@@ -1,0 +1,3 @@
+-- 0014: reserved; changes nothing.
+-- Why: migrations are numbered without gaps, and 0014 is set aside for work on another
+-- branch (issue 33) while 0016 was written; that branch's 0014 replaces this file at the merge.

@@ -1,0 +1,3 @@
+-- 0015: reserved; changes nothing.
+-- Why: migrations are numbered without gaps, and 0015 is set aside for work on another
+-- branch (issue 35) while 0016 was written; that branch's 0015 replaces this file at the merge.
