@@ -17,7 +17,7 @@ import type {
   WorkerInfo,
 } from '../engine/admin-types.ts';
 import type { HistoryAnswer, HistoryWindow } from '../engine/history/types.ts';
-import type { ScheduleInfo } from '../engine/schedules/types.ts';
+import type { ScheduleInfo, ScheduleRun } from '../engine/schedules/types.ts';
 import type { SettingSource } from '../engine/settings.ts';
 import type { DeadReason, JobInfo, JobState, QueueInfo, StateCounts } from '../engine/types.ts';
 
@@ -224,4 +224,5 @@ export interface PushStatusView {
 }
 
 /** GET /api/v1/history: the job history that survives a restart (src/engine/history/). */
-export type { HistoryAnswer, HistoryWindow };
+/** GET /api/v1/schedules/{name}/runs: a schedule's latest runs. */
+export type { HistoryAnswer, HistoryWindow, ScheduleRun };

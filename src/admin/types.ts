@@ -64,6 +64,7 @@ export type AdminEngine = Pick<
   | 'waitingReserves'
   | 'listSchedules'
   | 'getSchedule'
+  | 'scheduleRuns'
   | 'pauseSchedule'
   | 'resumeSchedule'
   | 'triggerSchedule'

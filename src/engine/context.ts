@@ -84,6 +84,8 @@ export interface EndedJob {
   type: string;
   run_at_ms: number;
   leased_at_ms: number | null;
+  /** Who held the attempt (the worker's recent counts); null: none or not known. */
+  worker_id?: string | null;
 }
 
 /** The job history's counter (JobHistory.record). */
@@ -93,6 +95,7 @@ export type HistoryRecorder = (
   outcome: 'completed' | 'failed' | 'dead',
   waitMs: number | null,
   runMs: number | null,
+  workerId: string | null,
 ) => void;
 
 export interface ContextParts {
@@ -181,10 +184,11 @@ export function createEngineContext(parts: ContextParts): EngineContext {
       const { history } = parts;
       if (history === undefined) return;
       const { queue, type, leased_at_ms: startedMs } = job;
+      const workerId = job.worker_id ?? null;
       const attempt = outcome !== 'dead' && startedMs !== null;
       const waitMs = attempt ? startedMs - job.run_at_ms : null;
       const runMs = attempt ? clock.nowMs() - startedMs : null;
-      tx.afterCommit(() => history(queue, type, outcome, waitMs, runMs));
+      tx.afterCommit(() => history(queue, type, outcome, waitMs, runMs, workerId));
     },
   };
 }

@@ -44,7 +44,7 @@ import {
 } from './leases/index.ts';
 import { EngineLifecycle, shuttingDown } from './lifecycle.ts';
 import { Maintenance } from './maintenance.ts';
-import { JobBrowser, JobSearch, OnlineBackup, WorkerControl } from './operators/index.ts';
+import { JobBrowser, JobSearch, OnlineBackup, WorkerActivity, WorkerControl } from './operators/index.ts';
 import { QueueRegistry } from './queue-registry.ts';
 import {
   QueueAdmin,
@@ -162,6 +162,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
   let maintenance: Maintenance | undefined;
   let remoteWakeups: RemoteWakeups | undefined;
   let history: JobHistory | undefined;
+  const workerActivity = new WorkerActivity(clock);
   const queues = new QueueRegistry(options);
   const waiters = new WaiterRegistry();
   const flow = new FlowControl(store, clock, waiters, (queue) => queues.settingsFor(queue));
@@ -194,7 +195,10 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     outcomes,
     ...(deps.random === undefined ? {} : { random: deps.random }),
     ...(deps.onEvent === undefined ? {} : { onEvent: deps.onEvent }),
-    history: (queue, type, outcome, waitMs, runMs) => history?.record(queue, type, outcome, waitMs, runMs),
+    history: (queue, type, outcome, waitMs, runMs, workerId) => {
+      history?.record(queue, type, outcome, waitMs, runMs);
+      if (workerId !== null && outcome !== 'dead') workerActivity.record(workerId, outcome);
+    },
     wakeAt: (atMs) => maintenance?.wakeAt(atMs),
     jobsReady:
       store.signals === undefined
@@ -285,7 +289,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     queries,
     browser,
     finder: new JobSearch(ctx, browser, queries),
-    workerControl: new WorkerControl(ctx, settler, audit),
+    workerControl: new WorkerControl(ctx, settler, audit, workerActivity),
     audit,
     actions,
     queueAdmin: new QueueAdmin(ctx, flow, waiters, audit),

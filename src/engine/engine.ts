@@ -37,7 +37,7 @@ import type { MaintenanceReport } from './maintenance.ts';
 import type { NamePageQuery } from './name-pages.ts';
 import type { WorkerRegistry } from './operators/index.ts';
 import type { QueueSettingsChange } from './queues/index.ts';
-import type { PutMode, ReconcileReport, ScheduleInfo, ScheduleSpec } from './schedules/index.ts';
+import type { PutMode, ReconcileReport, ScheduleInfo, ScheduleRun, ScheduleSpec } from './schedules/index.ts';
 import type { EngineLimits, EngineOptions, QueueFileSettings, QueueSettingsFlat } from './settings.ts';
 import type {
   Ack,
@@ -482,6 +482,11 @@ export class Engine {
   /** One schedule with its template's payload and its next `nextRuns` run times (0–100; default 10). */
   getSchedule(name: string, nextRuns?: number): Promise<ScheduleInfo> {
     return this.ctx.read((view) => this.schedules.get(view, name, nextRuns));
+  }
+
+  /** A schedule's latest runs (the last 20 are kept), newest first; NOT_FOUND for an unknown schedule. */
+  scheduleRuns(name: string): Promise<ScheduleRun[]> {
+    return this.ctx.read((view) => this.schedules.runs(view, name));
   }
 
   /** Creates (`create`), changes (`update`) or either (`upsert`) a schedule defined over the API. */

@@ -92,6 +92,7 @@ export type AttemptRow = Pick<
   | 'dependency_flags'
   | 'run_at_ms'
   | 'leased_at_ms'
+  | 'worker_id'
 >;
 
 /** The columns an operator's action on one job needs. */
@@ -183,6 +184,7 @@ export type JobSummaryRow = Pick<
   | 'cancelled_at_ms'
   | 'cancelled_by'
   | 'group_key'
+  | 'leased_at_ms'
 > & {
   payload_bytes: number;
   /** The first 200 characters of the last error; the job detail has all of it. */
@@ -332,4 +334,15 @@ export interface AckedRow {
   type: string;
   run_at_ms: number;
   leased_at_ms: number | null;
+  worker_id: string | null;
+}
+
+/** One run of a schedule (schema/0017_schedule_runs.sql): a handled tick or a manual trigger. */
+export interface ScheduleRunRow {
+  seq: number;
+  run_at_ms: number;
+  tick_ms: number | null;
+  outcome: string;
+  detail: string | null;
+  job_id: string | null;
 }

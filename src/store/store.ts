@@ -42,6 +42,7 @@ import type {
   ScheduleDefinitionRow,
   ScheduleListRow,
   ScheduleRow,
+  ScheduleRunRow,
   SessionRow,
 } from './rows.ts';
 
@@ -417,6 +418,8 @@ export interface ScheduleReads {
   due(p: { nowMs: number; limit: number }): Op<ScheduleRow[]>;
   /** When the next running schedule is due, or null. */
   nextTickMs(): Op<number | null>;
+  /** The schedule's latest runs, newest first (at most `limit`). */
+  runs(p: { name: string; limit: number }): Op<ScheduleRunRow[]>;
 }
 
 /** What handling a schedule's due ticks changes. */
@@ -444,6 +447,8 @@ export interface Schedules extends ScheduleReads {
   recordProgress(p: ScheduleProgress): Op<void>;
   /** Records a manual trigger: the outcome and its job; the cursor and the totals stay. */
   recordTrigger(p: { name: string; nowMs: number; jobId: string; detail: string | null }): Op<void>;
+  /** Adds a run to the schedule's history and forgets all but its latest `keep`. */
+  recordRun(p: Omit<ScheduleRunRow, 'seq'> & { name: string; keep: number }): Op<void>;
 }
 
 // ---------------------------------------------------------------- audit log

@@ -132,3 +132,54 @@ test('a finished job shows when it started and how long it ran', async () => {
   await shot(page, 'history-job-ran-desktop');
   assert.deepEqual(problems, []);
 });
+
+test("the Workers page: each worker's last 15 minutes and the jobs it runs now, for how long", async () => {
+  engine.workers.touch({ workerId: 'w-busy', address: '10.0.0.9:4000', queues: ['mail'] });
+  await run('welcome', 100, 1_000);
+  await engine.enqueue({ queue: 'mail', type: 'report', payload: enc('{}') });
+  // run() reserves without a worker id: lease these two for w-busy, one done and one running.
+  const [done] = await engine.reserve({ queues: ['mail'], maxJobs: 1, workerId: 'w-busy' });
+  await engine.ack({ jobId: done!.id, attempt: done!.attempt });
+  await engine.enqueue({ queue: 'mail', type: 'report', payload: enc('{}') });
+  const [running] = await engine.reserve({ queues: ['mail'], maxJobs: 1, workerId: 'w-busy' });
+  clock.advance(12_000);
+  engine.workers.touch({ workerId: 'w-busy', address: '10.0.0.9:4000', queues: ['mail'] });
+  await page.goto(url('/workers'));
+  const row = page.getByRole('row').filter({ hasText: 'w-busy' });
+  await row.getByTestId('worker-recent').waitFor();
+  assert.match((await row.getByTestId('worker-recent').textContent()) ?? '', /^1 \/ 0last 15 min/);
+  const runningCell = row.getByTestId('worker-running');
+  await runningCell.getByRole('link').waitFor();
+  assert.equal(await runningCell.getByRole('link').getAttribute('href'), `/jobs/${running!.id}`);
+  // How long it has run, against the browser's idea of the server's time (the Date header: real
+  // time, while this server's clock is the test's, minutes behind): a duration, not a fixed one.
+  assert.match((await runningCell.textContent()) ?? '', /report, \d+ (s|min)/);
+  await shot(page, 'history-workers-desktop');
+  assert.deepEqual(problems, []);
+});
+
+test("a schedule's page lists its last runs with their jobs, and links to its jobs", async () => {
+  await engine.putSchedule(
+    { name: 'nightly', intervalMs: minute, template: { queue: 'mail', type: 'digest', payload: enc('{}') } },
+    'create',
+  );
+  clock.advance(minute);
+  await engine.runMaintenance();
+  clock.advance(minute);
+  await engine.runMaintenance();
+  await page.goto(url('/schedules/nightly'));
+  const table = page.getByRole('table', { name: 'last runs' });
+  await table.waitFor();
+  const runs = await engine.scheduleRuns('nightly');
+  assert.ok(runs.length >= 1);
+  const links = table.getByRole('link');
+  assert.equal(await links.count(), runs.length);
+  assert.equal(await links.first().getAttribute('href'), `/jobs/${runs[0]!.jobId}`);
+  assert.equal(await page.getByTestId('schedule-jobs').getAttribute('href'), '/jobs?queue=mail&type=digest');
+  await shot(page, 'history-schedule-runs-desktop');
+  await page.setViewportSize(phone);
+  assert.equal(await sidewaysOverflow(page), 0);
+  await shot(page, 'history-schedule-runs-phone');
+  await page.setViewportSize(wide);
+  assert.deepEqual(problems, []);
+});

@@ -24,6 +24,7 @@ export type {
   QueueView as QueueInfo,
   RateSnapshot,
   RateWindow,
+  ScheduleRun,
   ScheduleView,
   SessionInfo as Session,
   SettingSource,

@@ -19,7 +19,7 @@ const leasedColumns = `j.seq, j.id, j.queue, j.type, j.payload, j.content_type, 
 
 /** The columns of an AttemptRow (jobs.ts reads them too). */
 export const attemptColumns =
-  'seq, id, queue, type, state, attempt, max_attempts, attempt_base, errors_json, cancelled_at_ms, cancelled_by, run_at_ms, leased_at_ms';
+  'seq, id, queue, type, state, attempt, max_attempts, attempt_base, errors_json, cancelled_at_ms, cancelled_by, run_at_ms, leased_at_ms, worker_id';
 
 /**
  * Leases the rows `picked` names: $3 now, $4 the deadline, $5 the latest deadline
@@ -55,12 +55,12 @@ const leaseGroupAt = leaseStatement(
 const ackable = 'lease_deadline_ms IS NOT NULL AND cancelled_at_ms IS NULL';
 
 const ack = statement(
-  `DELETE FROM jobs WHERE id = $1 AND attempt = $2 AND ${ackable} RETURNING queue, type, run_at_ms, leased_at_ms`,
+  `DELETE FROM jobs WHERE id = $1 AND attempt = $2 AND ${ackable} RETURNING queue, type, run_at_ms, leased_at_ms, worker_id`,
 );
 const ackMany = statement(
   `DELETE FROM jobs j USING unnest($1::text[], $2::integer[]) AS a(id, attempt)
     WHERE j.id = a.id AND j.attempt = a.attempt AND j.lease_deadline_ms IS NOT NULL AND j.cancelled_at_ms IS NULL
-   RETURNING j.id, j.queue, j.type, j.run_at_ms, j.leased_at_ms`,
+   RETURNING j.id, j.queue, j.type, j.run_at_ms, j.leased_at_ms, j.worker_id`,
 );
 const complete = statement(
   `UPDATE jobs SET state = 'completed', completed_at_ms = $3, lease_deadline_ms = NULL,

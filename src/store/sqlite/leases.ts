@@ -18,10 +18,10 @@ export const leasedColumns =
 
 /** The columns of an AttemptRow (jobs.ts reads them too). */
 export const attemptColumns =
-  'seq, id, queue, type, state, attempt, max_attempts, attempt_base, errors_json, cancelled_at_ms, cancelled_by, dependency_flags, run_at_ms, leased_at_ms';
+  'seq, id, queue, type, state, attempt, max_attempts, attempt_base, errors_json, cancelled_at_ms, cancelled_by, dependency_flags, run_at_ms, leased_at_ms, worker_id';
 
 /** What an ack that deleted its job returns (AckedRow). */
-const ackedColumns = 'queue, type, run_at_ms, leased_at_ms';
+const ackedColumns = 'queue, type, run_at_ms, leased_at_ms, worker_id';
 
 const leasedColumnNames = leasedColumns.split(', ') as (keyof LeasedRow)[];
 
