@@ -93,7 +93,7 @@ test('the history says which window it covers, shows no data before the start, a
   // The live rates say how long they really cover: the server is 13 minutes old, not an hour.
   assert.match(
     (await page.getByTestId('rates-cover').textContent()) ?? '',
-    /^since \d\d:\d\d, the server's start/,
+    /^since \d\d:\d\d, when sepp started/,
   );
   assert.equal(await sidewaysOverflow(page), 0);
   await page.locator('#history-title').scrollIntoViewIfNeeded();

@@ -29,13 +29,13 @@ const windowWords = { '5m': 'last 5 minutes', '1h': 'last hour', '24h': 'last da
 
 /**
  * Exactly what the rates cover: "last hour" only when the server ran the whole hour,
- * otherwise "since 21:40, the server's start" (the rates are over that time only).
+ * otherwise "since 21:40, when sepp started" (the rates are over that time only).
  */
 export function ratesCover(
   snapshot: Pick<RateSnapshot, 'window' | 'windowMs' | 'coveredMs' | 'coveredFromMs' | 'bucketMs'>,
 ): string {
   if (snapshot.coveredMs + snapshot.bucketMs >= snapshot.windowMs) return windowWords[snapshot.window];
-  return `since ${fmtClock(snapshot.coveredFromMs)}, the server's start (no data before)`;
+  return `since ${fmtClock(snapshot.coveredFromMs)}, when sepp started (no data before)`;
 }
 
 /** Whether the system asks for dark mode, following changes. */

@@ -7,6 +7,7 @@
 import { fmtDuration, fmtNum, shortId } from '../format.ts';
 import { Link } from '../router.tsx';
 import type { JobSummary, WorkerInfo } from '../types.ts';
+import { Time } from './common.tsx';
 import type { Column } from './data-table.tsx';
 
 const shownPerWorker = 3;
@@ -28,6 +29,7 @@ export function activityColumns(running: Map<string, JobSummary[]>, nowMs: numbe
   return [
     {
       header: 'Done / failed',
+      className: 'nowrap',
       num: true,
       title: (w) =>
         `attempts completed / failed in the last ${fmtDuration(w.recentWindowMs)} (since the server started, if later)`,
@@ -43,11 +45,15 @@ export function activityColumns(running: Map<string, JobSummary[]>, nowMs: numbe
       header: 'Running now',
       cell: (w) => {
         const jobs = running.get(w.workerId) ?? [];
-        if (w.jobsHeld === 0) return '—';
+        if (w.jobsHeld === 0) return <span data-testid="worker-held">0 jobs</span>;
         const shown = jobs.slice(0, shownPerWorker);
         const more = w.jobsHeld - shown.length;
         return (
           <span data-testid="worker-running">
+            <span class="cell-line" data-testid="worker-held">
+              {fmtNum(w.jobsHeld)} job{w.jobsHeld === 1 ? '' : 's'}, since{' '}
+              <Time ms={w.oldestLeaseAtMs} past />
+            </span>
             {shown.map((job) => (
               <span key={job.id} class="cell-line">
                 <Link href={`/jobs/${job.id}`} class="mono">

@@ -79,9 +79,7 @@ function columns(
           </span>
         )),
     },
-    { header: 'Jobs held', num: true, cell: (w) => fmtNum(w.jobsHeld) },
     ...activityColumns(running, nowMs),
-    { header: 'Holding since', className: 'nowrap', cell: (w) => <Time ms={w.oldestLeaseAtMs} past /> },
     {
       header: 'Connected',
       className: 'nowrap',
