@@ -79,11 +79,13 @@ test("a worker's attempts completed and failed over the last 15 minutes", async 
   });
 });
 
-test('worker activity is bounded: past maxWorkers the id heard from least recently is forgotten', () => {
+test('worker activity is bounded: past maxWorkers the id whose last active minute is oldest is forgotten', () => {
   const clock = new FakeClock();
   const activity = new WorkerActivity(clock, 2);
   activity.record('a', 'completed');
   activity.record('b', 'completed');
+  // Order is kept by minute of activity (moved once a minute, not at every ack).
+  clock.advance(minute);
   activity.record('a', 'failed');
   activity.record('c', 'completed');
   assert.equal(activity.recent('b').completedRecent, 0, 'b was the least recently active');

@@ -5,7 +5,7 @@
  * (a restart starts from zero; the job history keeps the totals by queue and type).
  *
  * Bounded: at most `maxWorkers` ids (10,000), 15 × 2 counters each; past it the id
- * heard from least recently is forgotten.
+ * whose latest minute of activity is oldest is forgotten.
  */
 import type { Clock } from '../clock.ts';
 
@@ -41,11 +41,12 @@ export class WorkerActivity {
         completed: new Uint32Array(buckets),
         failed: new Uint32Array(buckets),
       };
-    } else {
-      // Most recently active last: the first entry is the one to forget.
+      this.byWorker.set(workerId, counts);
+    } else if (counts.minute[minute % buckets] !== minute) {
+      // Most recently active last (moved once a minute, not per ack): the first is the one to forget.
       this.byWorker.delete(workerId);
+      this.byWorker.set(workerId, counts);
     }
-    this.byWorker.set(workerId, counts);
     const slot = minute % buckets;
     if (counts.minute[slot] !== minute) {
       counts.minute[slot] = minute;
