@@ -16,6 +16,7 @@ export const tiers = ['fast', 'system'];
 /** What each system-tier file starts; `bundle` when it runs `sepp` (the run's one bundle). */
 export const systemTier = {
   'tests/admin/browser-groups.test.ts': 'Chromium',
+  'tests/admin/browser-history.test.ts': 'Chromium',
   'tests/admin/browser-queue-pages.test.ts': 'Chromium',
   'tests/admin/browser-liveness.test.ts': 'Chromium and a server process it stops with SIGSTOP',
   'tests/admin/browser-operator.test.ts': 'Chromium',

@@ -16,7 +16,8 @@ import type {
   JobSummary,
   WorkerInfo,
 } from '../engine/admin-types.ts';
-import type { ScheduleInfo } from '../engine/schedules/types.ts';
+import type { HistoryAnswer, HistoryWindow } from '../engine/history/types.ts';
+import type { ScheduleInfo, ScheduleRun } from '../engine/schedules/types.ts';
 import type { SettingSource } from '../engine/settings.ts';
 import type { DeadReason, JobInfo, JobState, QueueInfo, StateCounts } from '../engine/types.ts';
 
@@ -143,12 +144,17 @@ export interface RateSnapshot {
   bucketMs: number;
   /** Start of the first bucket of `series`, ms since epoch. */
   startMs: number;
-  /** Jobs per finished bucket, oldest first, one array per kind (the bucket in progress is left out). */
-  series: Record<RateKind, number[]>;
+  /**
+   * Jobs per finished bucket, oldest first, one array per kind (the bucket in progress is
+   * left out); null for a bucket that ended before the server started: no data, not zero.
+   */
+  series: Record<RateKind, (number | null)[]>;
   /** Jobs since the server started, per kind. */
   totals: Record<RateKind, number>;
   /** How much of the window the rates cover (less than the window while the server is younger). */
   coveredMs: number;
+  /** The rates cover [coveredFromMs, now): the window's start, or the server's start when later. */
+  coveredFromMs: number;
   /** The whole server's rates over the window. */
   current: QueueRates;
   /** Each queue's rates over the window (queues with no event in the last day are absent). */
@@ -222,3 +228,7 @@ export interface PushStatusView {
   lastErrors: { atMs: number; jobId: string; attempt: number; error: string }[];
   latency: { samples: number; p50Ms: number; p95Ms: number; maxMs: number } | null;
 }
+
+/** GET /api/v1/history: the job history that survives a restart (src/engine/history/). */
+/** GET /api/v1/schedules/{name}/runs: a schedule's latest runs. */
+export type { HistoryAnswer, HistoryWindow, ScheduleRun };

@@ -24,6 +24,7 @@ import { auditConfigRoutes } from './routes/audit-config-routes.ts';
 import { browseRoutes } from './routes/browse-routes.ts';
 import { bulkRoutes } from './routes/bulk-routes.ts';
 import { deadLetterRoutes } from './routes/dead-letter-routes.ts';
+import { historyRoutes } from './routes/history-routes.ts';
 import { jobControlRoutes } from './routes/job-control-routes.ts';
 import { jobRoutes } from './routes/job-routes.ts';
 import { queueRoutes } from './routes/queue-routes.ts';
@@ -104,6 +105,7 @@ export async function createAdminApp(given: AdminDeps): Promise<AdminApp> {
   const routes: RouteSpec[] = [
     ...sessionRoutes(services),
     ...queueRoutes(services),
+    ...historyRoutes(services),
     ...jobRoutes(services),
     ...jobControlRoutes(services),
     ...bulkRoutes(services),

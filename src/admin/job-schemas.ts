@@ -17,6 +17,10 @@ const jobCommon: Record<string, JsonSchema> = {
   enqueuedAtMs: int,
   runAtMs: int,
   leaseDeadlineMs: msOrNull,
+  leasedAtMs: {
+    ...msOrNull,
+    description: 'when its latest attempt started (a leased job: how long it has run)',
+  },
   workerId: strOrNull,
   lastError: strOrNull,
   deadReason,

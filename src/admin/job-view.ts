@@ -102,6 +102,14 @@ function timeline(job: JobInfo): TimelineEvent[] {
     });
   }
   if (job.completedAtMs !== null) {
+    if (job.leasedAtMs !== null) {
+      const ran = Math.max(0, job.completedAtMs - job.leasedAtMs);
+      events.push({
+        atMs: job.leasedAtMs,
+        event: 'leased',
+        detail: `attempt ${job.attempt} started; it ran ${ran} ms`,
+      });
+    }
     events.push({ atMs: job.completedAtMs, event: 'completed', detail: `acked on attempt ${job.attempt}` });
   }
   if (job.expiresAtMs !== null && (job.state === 'ready' || job.state === 'scheduled')) {

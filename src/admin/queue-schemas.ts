@@ -136,9 +136,19 @@ export const overview: JsonSchema = {
         windowMs: int,
         bucketMs: int,
         startMs: int,
-        series: { type: 'object', additionalProperties: { type: 'array', items: int } },
+        series: {
+          type: 'object',
+          description:
+            'jobs per finished bucket; null for a bucket that ended before the server started (no data)',
+          additionalProperties: { type: 'array', items: { type: ['integer', 'null'] } },
+        },
         totals: { type: 'object', additionalProperties: int },
         coveredMs: int,
+        coveredFromMs: {
+          type: 'integer',
+          description:
+            'the rates cover [coveredFromMs, now): the window, or less since the server started (the UI then says "since …", not "last hour")',
+        },
         current: { $ref: '#/components/schemas/Rates' },
         queues: { type: 'object', additionalProperties: { $ref: '#/components/schemas/Rates' } },
       },

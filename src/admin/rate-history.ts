@@ -9,8 +9,11 @@
  * day. Memory is fixed whatever the load (per queue about 25 KiB, for at most
  * `maxQueues` queues; past that a queue counts in the totals only). The bucket
  * in progress is never drawn as a full one: series end at the last finished
- * bucket, and the current rates divide by the time actually covered. The
- * history starts empty at every start of the server.
+ * bucket, and the current rates divide by the time actually covered, which the
+ * snapshot states (`coveredFromMs`: the UI says "since …" rather than "last hour"
+ * while the server is younger than the window; buckets before its start are null,
+ * no data). This starts empty at every start of the server; the history that
+ * survives a restart is src/engine/history/ (GET /api/v1/history).
  */
 import type { Clock } from '../engine/clock.ts';
 import type { JobEvent } from '../engine/types.ts';
@@ -75,12 +78,19 @@ class Ring {
     this.waitMax[slot] = Math.max(this.waitMax[slot] ?? 0, maxWaitMs);
   }
 
-  /** Counts of buckets `first`..`last` (absolute bucket numbers), one array per kind. */
-  series(first: number, last: number): Record<RateKind, number[]> {
-    const out = Object.fromEntries(rateKinds.map((k) => [k, [] as number[]])) as Record<RateKind, number[]>;
+  /**
+   * Counts of buckets `first`..`last` (absolute bucket numbers), one array per kind; null
+   * for the buckets that ended by `dataFromMs` (before the server started: no data).
+   */
+  series(first: number, last: number, dataFromMs: number): Record<RateKind, (number | null)[]> {
+    const out = Object.fromEntries(rateKinds.map((k) => [k, [] as (number | null)[]])) as Record<
+      RateKind,
+      (number | null)[]
+    >;
     for (let bucket = first; bucket <= last; bucket++) {
-      const slot = this.slot(bucket, false);
-      for (const k of rateKinds) out[k].push(slot === null ? 0 : (this.counts[k][slot] ?? 0));
+      const slot = (bucket + 1) * this.bucketMs <= dataFromMs ? undefined : this.slot(bucket, false);
+      for (const k of rateKinds)
+        out[k].push(slot === undefined ? null : slot === null ? 0 : (this.counts[k][slot] ?? 0));
     }
     return out;
   }
@@ -178,9 +188,10 @@ export class RateHistory {
       windowMs,
       bucketMs,
       startMs: first * bucketMs,
-      series: ring(this.all).series(first, current - 1),
+      series: ring(this.all).series(first, current - 1, this.startedAtMs),
       totals: { ...this.totals },
       coveredMs,
+      coveredFromMs,
       current: rates(this.all),
       queues,
     };

@@ -3,6 +3,7 @@
  * declarations refer to them with ref('Name'). Jobs, queues and schedules have
  * their own files (job-schemas.ts, queue-schemas.ts, schedule-schemas.ts).
  */
+import { history } from './history-schemas.ts';
 import { cancelResult, jobDetail, jobPage, jobSummary, previousState } from './job-schemas.ts';
 import { overview, pushStatus, queue, rates } from './queue-schemas.ts';
 import type { JsonSchema } from './route-spec.ts';
@@ -64,6 +65,7 @@ export const components = {
     required: ['items', 'nextCursor'],
   },
   Overview: overview,
+  History: history,
   Schedule: schedule,
   Rates: rates,
   Changed: {

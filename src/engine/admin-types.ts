@@ -20,6 +20,8 @@ export interface JobSummary {
   enqueuedAtMs: number;
   runAtMs: number;
   leaseDeadlineMs: number | null;
+  /** When its latest attempt started (a leased job: how long it has run so far); null: never leased. */
+  leasedAtMs: number | null;
   workerId: string | null;
   lastError: string | null;
   deadReason: DeadReason | null;
@@ -146,4 +148,11 @@ export interface WorkerInfo {
   /** Jobs leased to this worker id now, and since when the oldest of them. */
   jobsHeld: number;
   oldestLeaseAtMs: number | null;
+  /**
+   * Attempts of this worker id that completed and failed over the last `recentWindowMs`
+   * (15 minutes, in one-minute steps; counted in memory since the server started).
+   */
+  completedRecent: number;
+  failedRecent: number;
+  recentWindowMs: number;
 }

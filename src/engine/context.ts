@@ -60,6 +60,12 @@ export interface EngineContext {
   /** Reports what happened to jobs, after the commit that did it (metrics, rates). */
   emit(tx: StoreTx, event: JobEvent): void;
   /**
+   * Counts in the job history (src/engine/history/), after the commit: an attempt that
+   * `completed` or `failed` (its wait, due → start, and run time, start → now), or a job
+   * that went `dead`.
+   */
+  attemptEnded(tx: StoreTx, job: EndedJob, outcome: 'completed' | 'failed' | 'dead'): void;
+  /**
    * Keeps the per-queue counts exact: `jobs` jobs of `queue` left state `from` (null:
    * they are new) for state `to` (null: they are gone). Every operation that adds,
    * removes or moves jobs is followed by this, in the same unit.
@@ -81,6 +87,26 @@ export interface EngineContext {
   wroteTo(tx: StoreTx, queue: string): void;
 }
 
+/** What the job history needs of a job whose attempt ended. */
+export interface EndedJob {
+  queue: string;
+  type: string;
+  run_at_ms: number;
+  leased_at_ms: number | null;
+  /** Who held the attempt (the worker's recent counts); null: none or not known. */
+  worker_id?: string | null;
+}
+
+/** The job history's counter (JobHistory.record). */
+export type HistoryRecorder = (
+  queue: string,
+  type: string,
+  outcome: 'completed' | 'failed' | 'dead',
+  waitMs: number | null,
+  runMs: number | null,
+  workerId: string | null,
+) => void;
+
 export interface ContextParts {
   store: Store;
   write: EngineContext['write'];
@@ -92,6 +118,8 @@ export interface ContextParts {
   outcomes: FinishedOutcomes;
   random?: () => number;
   onEvent?: (event: JobEvent) => void;
+  /** Counts ended attempts and dead jobs in the job history; without it nothing is counted. */
+  history?: HistoryRecorder;
   /** Pulls the maintenance timer forward to `atMs` (after a commit that created that deadline). */
   wakeAt: (atMs: number) => void;
   /** Hands jobs that became ready in a unit to waiting long-polls (the waiters' hand-off). */
@@ -163,6 +191,16 @@ export function createEngineContext(parts: ContextParts): EngineContext {
     },
     emit: (tx, event) => {
       if (onEvent !== undefined && event.count > 0) tx.afterCommit(() => onEvent(event));
+    },
+    attemptEnded: (tx, job, outcome) => {
+      const { history } = parts;
+      if (history === undefined) return;
+      const { queue, type, leased_at_ms: startedMs } = job;
+      const workerId = job.worker_id ?? null;
+      const attempt = outcome !== 'dead' && startedMs !== null;
+      const waitMs = attempt ? startedMs - job.run_at_ms : null;
+      const runMs = attempt ? clock.nowMs() - startedMs : null;
+      tx.afterCommit(() => history(queue, type, outcome, waitMs, runMs, workerId));
     },
   };
 }

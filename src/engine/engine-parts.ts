@@ -25,6 +25,7 @@ import { SeppError, toSeppError } from './errors.ts';
 import { EventLog } from './events/index.ts';
 import { FinishedOutcomes } from './finished-outcomes.ts';
 import { FlowControl } from './flow-control/index.ts';
+import { JobHistory } from './history/index.ts';
 import {
   DiskFull,
   Enqueuer,
@@ -46,7 +47,7 @@ import {
 } from './leases/index.ts';
 import { EngineLifecycle, shuttingDown } from './lifecycle.ts';
 import { Maintenance } from './maintenance.ts';
-import { JobBrowser, JobSearch, OnlineBackup, WorkerControl } from './operators/index.ts';
+import { JobBrowser, JobSearch, OnlineBackup, WorkerActivity, WorkerControl } from './operators/index.ts';
 import { QueueRegistry } from './queue-registry.ts';
 import {
   QueueAdmin,
@@ -125,6 +126,8 @@ export interface EngineParts {
   readonly runtimeSettings: RuntimeSettings;
   readonly batches: Batches;
   readonly workflows: WorkflowActs;
+  /** Throughput, failures and durations per queue and type, kept in the store (history/). */
+  readonly history: JobHistory;
 }
 
 /**
@@ -155,6 +158,7 @@ export async function openEngineParts(
   }
   parts.maintenance.start();
   parts.remoteWakeups?.start();
+  parts.history.start();
   return parts;
 }
 
@@ -165,6 +169,8 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
   // Built after the context, which calls them when a job in a workflow ends (jobEnded).
   let batches: Batches | undefined;
   let context: EngineContext | undefined;
+  let history: JobHistory | undefined;
+  const workerActivity = new WorkerActivity(clock);
   const queues = new QueueRegistry(options);
   const waiters = new WaiterRegistry();
   const flow = new FlowControl(store, clock, waiters, (queue) => queues.settingsFor(queue));
@@ -176,6 +182,8 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     () => {
       maintenance?.stop();
       remoteWakeups?.stop();
+      // Its minute in progress is written before the store closes (the store writes what is queued).
+      history?.stop(store);
       flow.stop();
       diskFull.stop();
       waiters.settleAll('closed');
@@ -195,6 +203,10 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     outcomes,
     ...(deps.random === undefined ? {} : { random: deps.random }),
     ...(deps.onEvent === undefined ? {} : { onEvent: deps.onEvent }),
+    history: (queue, type, outcome, waitMs, runMs, workerId) => {
+      history?.record(queue, type, outcome, waitMs, runMs);
+      if (workerId !== null && outcome !== 'dead') workerActivity.record(workerId, outcome);
+    },
     wakeAt: (atMs) => maintenance?.wakeAt(atMs),
     jobsReady:
       store.signals === undefined
@@ -215,6 +227,15 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     },
   });
   context = ctx;
+  history = new JobHistory({
+    clock,
+    write: ctx.write,
+    read: ctx.read,
+    writer: randomHex(deps.randomBytes ?? systemRandomBytes, 8),
+    ...(deps.onMaintenanceError === undefined
+      ? {}
+      : { onError: (e: unknown) => deps.onMaintenanceError?.(toSeppError(e)) }),
+  });
   const expiry = new Expiry(ctx);
   const settler = new Settler(ctx);
   const audit = new AuditLog(clock, options.limits.maxPageSize);
@@ -284,7 +305,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     queries,
     browser,
     finder: new JobSearch(ctx, browser, queries),
-    workerControl: new WorkerControl(ctx, settler, audit),
+    workerControl: new WorkerControl(ctx, settler, audit, workerActivity),
     audit,
     actions,
     queueAdmin: new QueueAdmin(ctx, flow, waiters, audit),
@@ -297,6 +318,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     runtimeSettings: new RuntimeSettings(ctx, flow, audit, deps.checkQueueSettings),
     batches,
     workflows: new WorkflowActs(ctx, canceller, audit),
+    history,
   };
 }
 

@@ -36,13 +36,14 @@ import type {
 } from './control-types.ts';
 import { type EngineDeps, type EngineParts, openEngineParts } from './engine-parts.ts';
 import type { EventFilter, EventSink, EventStart, EventSubscription } from './events/index.ts';
+import type { HistoryAnswer, HistoryWindow } from './history/index.ts';
 import type { DeadLetterSummaryQuery } from './jobs/index.ts';
 import type { TimeoutListener } from './leases/index.ts';
 import type { MaintenanceReport } from './maintenance.ts';
 import type { NamePageQuery } from './name-pages.ts';
 import type { WorkerRegistry } from './operators/index.ts';
 import type { QueueSettingsChange } from './queues/index.ts';
-import type { PutMode, ReconcileReport, ScheduleInfo, ScheduleSpec } from './schedules/index.ts';
+import type { PutMode, ReconcileReport, ScheduleInfo, ScheduleRun, ScheduleSpec } from './schedules/index.ts';
 import type { EngineLimits, EngineOptions, QueueFileSettings, QueueSettingsFlat } from './settings.ts';
 import type {
   Ack,
@@ -125,6 +126,7 @@ export class Engine {
   private readonly runtimeSettings: EngineParts['runtimeSettings'];
   private readonly batches: EngineParts['batches'];
   private readonly workflows: EngineParts['workflows'];
+  private readonly jobHistory: EngineParts['history'];
 
   private constructor(parts: EngineParts) {
     this.ctx = parts.ctx;
@@ -156,6 +158,7 @@ export class Engine {
     this.runtimeSettings = parts.runtimeSettings;
     this.batches = parts.batches;
     this.workflows = parts.workflows;
+    this.jobHistory = parts.history;
   }
 
   /**
@@ -550,6 +553,11 @@ export class Engine {
     return this.ctx.read((view) => this.schedules.get(view, name, nextRuns));
   }
 
+  /** A schedule's latest runs (the last 20 are kept), newest first; NOT_FOUND for an unknown schedule. */
+  scheduleRuns(name: string): Promise<ScheduleRun[]> {
+    return this.ctx.read((view) => this.schedules.runs(view, name));
+  }
+
   /** Creates (`create`), changes (`update`) or either (`upsert`) a schedule defined over the API. */
   putSchedule(
     spec: ScheduleSpec,
@@ -651,6 +659,19 @@ export class Engine {
   /** Per-queue counters that disagree with the rows (empty when healthy): for tests and diagnostics. */
   counterMismatches(): Promise<string[]> {
     return this.ctx.read((view) => view.counts.mismatches());
+  }
+
+  /**
+   * Completed and failed attempts, dead jobs, waits and run times per queue and type over
+   * `window`, from the stored history (src/engine/history/); `queue` narrows it to one queue.
+   */
+  history(window: HistoryWindow, queue: string | null = null): Promise<HistoryAnswer> {
+    return this.jobHistory.query(window, queue);
+  }
+
+  /** Writes the history's minutes that ended now rather than at the minute timer (tests). */
+  flushHistory(): Promise<void> {
+    return this.jobHistory.flush();
   }
 
   /** Rejects (unavailable) unless the store answers a read now (readiness probes: one index lookup). */

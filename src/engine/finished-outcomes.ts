@@ -41,6 +41,8 @@ export interface FinishedOutcome {
   deadReason: DeadReason | null;
   /** Who asked for the cancel (cancelled). */
   cancelledBy: string | null;
+  /** When its last attempt started (completed: the job page shows how long it ran); absent: unknown. */
+  startedAtMs?: number | null;
 }
 
 /** The outcome kept of a dead job its queue does not keep (dead_retention_ms 0). */

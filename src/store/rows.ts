@@ -96,6 +96,8 @@ export type AttemptRow = Pick<
   | 'cancelled_by'
   | 'dependency_flags'
   | 'timeout_at_ms'
+  | 'run_at_ms'
+  | 'leased_at_ms'
   | 'worker_id'
 >;
 
@@ -189,6 +191,7 @@ export type JobSummaryRow = Pick<
   | 'cancelled_at_ms'
   | 'cancelled_by'
   | 'group_key'
+  | 'leased_at_ms'
 > & {
   payload_bytes: number;
   /** The first 200 characters of the last error; the job detail has all of it. */
@@ -312,4 +315,41 @@ export interface SessionRow {
   password_tag: string;
   created_at_ms: number;
   expires_at_ms: number;
+}
+
+/**
+ * One row of the job history (schema/0016_job_history.sql): what one server process
+ * counted of a (queue, type) in one bucket; queue '' and type '' is the bucket's coverage.
+ */
+export interface HistoryRow {
+  resolution: 'm' | 'h';
+  bucket_ms: number;
+  queue: string;
+  type: string;
+  writer: string;
+  completed: number;
+  failed: number;
+  dead: number;
+  covered_ms: number;
+  wait_hist: string | null;
+  run_hist: string | null;
+}
+
+/** What an ack that deleted its job tells of it: where it was, and when its attempt was due and began (the history). */
+export interface AckedRow {
+  queue: string;
+  type: string;
+  run_at_ms: number;
+  leased_at_ms: number | null;
+  worker_id: string | null;
+}
+
+/** One run of a schedule (schema/0017_schedule_runs.sql): a handled tick or a manual trigger. */
+export interface ScheduleRunRow {
+  seq: number;
+  run_at_ms: number;
+  tick_ms: number | null;
+  outcome: string;
+  detail: string | null;
+  job_id: string | null;
 }

@@ -22,6 +22,7 @@
 import type { Dependencies, DependencyReads } from './dependencies.ts';
 import type { Op } from './op.ts';
 import type {
+  AckedRow,
   AttemptRow,
   AuditRow,
   BucketRow,
@@ -29,6 +30,7 @@ import type {
   DueRow,
   EndedJobRow,
   ExpiredRow,
+  HistoryRow,
   JobRow,
   JobSummaryRow,
   KeyedJobRow,
@@ -40,6 +42,7 @@ import type {
   ScheduleDefinitionRow,
   ScheduleListRow,
   ScheduleRow,
+  ScheduleRunRow,
   SessionRow,
 } from './rows.ts';
 
@@ -186,11 +189,11 @@ export interface Leases extends LeaseReads {
   ): Op<LeasedRow[]>;
   /**
    * Deletes the job if it is leased at that attempt with no cancel asked: an ack when
-   * completed jobs are not kept. Its queue and type, or undefined when it matched nothing.
+   * completed jobs are not kept. Its queue, type and times, or undefined when it matched nothing.
    */
-  ack(key: AttemptKey): Op<{ queue: string; type: string } | undefined>;
+  ack(key: AttemptKey): Op<AckedRow | undefined>;
   /** `ack` for many (job ids distinct): the ones it deleted, in no order. */
-  ackMany(keys: readonly AttemptKey[]): Op<{ id: string; queue: string; type: string }[]>;
+  ackMany(keys: readonly AttemptKey[]): Op<(AckedRow & { id: string })[]>;
   /** Leased at that attempt with no cancel asked → completed, with its result (null: none). */
   complete(
     p: AttemptKey & { nowMs: number; result: Uint8Array | null; resultContentType: string | null },
@@ -420,6 +423,8 @@ export interface ScheduleReads {
   due(p: { nowMs: number; limit: number }): Op<ScheduleRow[]>;
   /** When the next running schedule is due, or null. */
   nextTickMs(): Op<number | null>;
+  /** The schedule's latest runs, newest first (at most `limit`). */
+  runs(p: { name: string; limit: number }): Op<ScheduleRunRow[]>;
 }
 
 /** What handling a schedule's due ticks changes. */
@@ -447,6 +452,8 @@ export interface Schedules extends ScheduleReads {
   recordProgress(p: ScheduleProgress): Op<void>;
   /** Records a manual trigger: the outcome and its job; the cursor and the totals stay. */
   recordTrigger(p: { name: string; nowMs: number; jobId: string; detail: string | null }): Op<void>;
+  /** Adds a run to the schedule's history and forgets all but its latest `keep`. */
+  recordRun(p: Omit<ScheduleRunRow, 'seq'> & { name: string; keep: number }): Op<void>;
 }
 
 // ---------------------------------------------------------------- audit log
@@ -495,6 +502,21 @@ export interface Sessions extends SessionReads {
   deleteExpired(nowMs: number): Op<void>;
 }
 
+// ---------------------------------------------------------------- job history
+
+/** The job history (src/engine/history/): rows per bucket, written once a minute. */
+export interface HistoryReads {
+  /** Rows of `resolution` whose bucket starts in [`fromMs`, `toMs`): a primary-key range. */
+  between(p: { resolution: 'm' | 'h'; fromMs: number; toMs: number }): Op<HistoryRow[]>;
+}
+
+export interface History extends HistoryReads {
+  /** Writes `rows`, each replacing the row with its key. */
+  put(rows: readonly HistoryRow[]): Op<void>;
+  /** Forgets the rows of `resolution` whose bucket starts before `beforeMs`: a primary-key range. */
+  forget(p: { resolution: 'm' | 'h'; beforeMs: number }): Op<void>;
+}
+
 // ---------------------------------------------------------------- units
 
 /** What a read unit sees: every capability's reads, one consistent view. */
@@ -513,6 +535,7 @@ export interface StoreView {
   readonly audit: AuditReads;
   readonly settings: SettingReads;
   readonly sessions: SessionReads;
+  readonly history: HistoryReads;
   /** Job dependencies (dependencies.ts); undefined in a store without them. */
   readonly dependencies?: DependencyReads;
 }
@@ -532,6 +555,7 @@ export interface StoreTx extends StoreView {
   readonly audit: Audit;
   readonly settings: Settings;
   readonly sessions: Sessions;
+  readonly history: History;
   readonly dependencies?: Dependencies;
   /** Runs `hook` once the commit that holds this unit is durable, before its caller is answered. */
   afterCommit(hook: () => void): void;

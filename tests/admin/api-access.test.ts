@@ -45,6 +45,8 @@ const expectedAccess: Readonly<Record<string, Access>> = {
   'POST /api/v1/session': 'public',
   'DELETE /api/v1/session': 'viewer',
   'GET /api/v1/overview': 'viewer',
+  'GET /api/v1/history': 'viewer',
+  'GET /api/v1/schedules/{name}/runs': 'viewer',
   'GET /api/v1/queues': 'viewer',
   'GET /api/v1/queues/{queue}': 'viewer',
   'GET /api/v1/queues/{queue}/push': 'viewer',

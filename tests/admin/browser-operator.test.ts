@@ -269,7 +269,7 @@ test('workers: who is connected, the leases each holds, and releasing a stuck on
     .getByRole('table', { name: 'connected workers' })
     .getByRole('row', { name: /hook-worker-1/ });
   await worker.getByText('Reserve calls').waitFor();
-  assert.match((await worker.locator('td[data-label="Jobs held"]').textContent()) ?? '', /^1$/);
+  assert.match((await worker.getByTestId('worker-held').textContent()) ?? '', /^1 job, since /);
   await shot(page, 'workers-desktop');
   await page.getByRole('button', { name: `Release the lease of job ${jobId}` }).click();
   await page

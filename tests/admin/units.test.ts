@@ -20,12 +20,15 @@ test('RateHistory: finished buckets over the window, current rates over the time
   clock.advance(5_000);
   let snap = rates.snapshot();
   assert.equal(snap.series.enqueued.length, 360);
-  assert.deepEqual(snap.series.enqueued.slice(-2), [0, 5], 'the bucket in progress is not in the series');
+  assert.deepEqual(snap.series.enqueued.slice(-2), [null, 5], 'the bucket in progress is not in the series');
   assert.equal(snap.series.acked.at(-1), 0, 'the ack is in the bucket in progress');
   assert.equal(snap.series.dead.at(-1), 1);
   assert.equal(snap.startMs + 360 * 10_000, Math.floor(clock.nowMs() / 10_000) * 10_000);
-  // 15 s since the start: the rates divide by that, not by the hour.
+  // 15 s since the start: the rates divide by that, not by the hour, and say so.
   assert.equal(snap.coveredMs, 15_000);
+  assert.equal(snap.coveredFromMs, Date.UTC(2026, 0, 1));
+  // Buckets that ended before the start are no data (null), not zeros.
+  assert.equal(snap.series.enqueued.filter((n) => n === null).length, 359);
   assert.equal(snap.current.perSecond.enqueued, 5 / 15);
   assert.equal(snap.queues.q?.perSecond.acked, 2 / 15);
   assert.equal(snap.queues.r?.avgWaitMs, 500);
@@ -40,7 +43,7 @@ test('RateHistory: finished buckets over the window, current rates over the time
   clock.advance(60 * 60_000);
   snap = rates.snapshot();
   assert.equal(
-    snap.series.enqueued.reduce((a, b) => a + b, 0),
+    snap.series.enqueued.reduce<number>((a, b) => a + (b ?? 0), 0),
     0,
     'an hour later the first events are out of the hour',
   );

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { hashPassword } from '../../src/admin/password.ts';
 import { diskAssetSource } from '../../src/admin/static-assets.ts';
+import type { Clock } from '../../src/engine/clock.ts';
 import { testScrypt } from './admin.ts';
 import { registerSecret } from './secret-log.ts';
 import { startTestServer, type TestServer } from './server.ts';
@@ -95,9 +96,14 @@ export interface UiServer {
 /**
  * A real server with `user` configured and the UI built from source served
  * from disk, and a headless Chromium with a profile of its own: what every
- * browser test starts from. `toml` is added to the config file.
+ * browser test starts from. `toml` is added to the config file; `clock` is the
+ * server's (a FakeClock: time moves only when the test says).
  */
-export async function startUiServer(user: UiUser, toml = ''): Promise<UiServer> {
+export async function startUiServer(
+  user: UiUser,
+  toml = '',
+  options: { clock?: Clock } = {},
+): Promise<UiServer> {
   buildUi();
   registerSecret('admin password', user.password);
   const dir = mkdtempSync(join(tmpdir(), 'sepp-ui-'));
@@ -105,6 +111,7 @@ export async function startUiServer(user: UiUser, toml = ''): Promise<UiServer> 
   const t = await startTestServer({
     toml: `[[admin.users]]\nname = "${user.name}"\nrole = "${user.role}"\npassword_hash = "${passwordHash}"\n${toml}`,
     uiAssets: diskAssetSource(join(root, 'ui/dist')),
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
   });
   const context = await launchBrowser(join(dir, 'chromium-profile'));
   return {

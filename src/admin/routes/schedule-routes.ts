@@ -60,6 +60,47 @@ export function scheduleRoutes({ deps }: AdminServices): RouteSpec[] {
       handle: async (c) => c.json(scheduleView(await engine.getSchedule(name(c), detailNextRuns))),
     },
     {
+      method: 'get',
+      path: '/api/v1/schedules/{name}/runs',
+      access: 'viewer',
+      tag: 'schedules',
+      summary: "A schedule's latest runs, newest first: when, which tick, the outcome and the job it made",
+      description:
+        'The last 20 runs are kept per schedule, in the store (written with the tick). A pass that caught up several ticks is one run.',
+      pathParams: nameParam,
+      response: {
+        type: 'object',
+        properties: {
+          runs: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: {
+                runAtMs: { type: 'integer', description: 'when it ran, ms since the Unix epoch' },
+                tickMs: { type: ['integer', 'null'], description: 'the tick it handled; null for a trigger' },
+                outcome: {
+                  type: 'string',
+                  enum: [
+                    'enqueued',
+                    'deduplicated',
+                    'triggered',
+                    'skipped_overlap',
+                    'skipped_misfire',
+                    'rejected',
+                  ],
+                },
+                detail: { type: ['string', 'null'] },
+                jobId: { type: ['string', 'null'], description: 'the job it made; null: none' },
+              },
+              required: ['runAtMs', 'tickMs', 'outcome', 'detail', 'jobId'],
+            },
+          },
+        },
+        required: ['runs'],
+      },
+      handle: async (c) => c.json({ runs: await engine.scheduleRuns(name(c)) }),
+    },
+    {
       method: 'post',
       path: '/api/v1/schedules/{name}/pause',
       access: roleFor('schedule.pause'),

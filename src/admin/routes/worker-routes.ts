@@ -38,6 +38,17 @@ export function workerRoutes({ deps }: AdminServices): RouteSpec[] {
                 lastSeenAtMs: int,
                 jobsHeld: int,
                 oldestLeaseAtMs: msOrNull,
+                completedRecent: {
+                  type: 'integer',
+                  description:
+                    'attempts of this worker id acked over the last recentWindowMs (in memory since the start)',
+                },
+                failedRecent: {
+                  type: 'integer',
+                  description:
+                    'attempts of this worker id that failed (nack, lease expiry) over the last recentWindowMs',
+                },
+                recentWindowMs: { type: 'integer', description: '900000: the last 15 minutes' },
               },
             },
           },

@@ -72,6 +72,8 @@ export class OperatorActions {
       yield* this.ctx.jobEnded(tx, { id: row.id, flags: row.dependency_flags }, 'dead');
     }
     this.ctx.emit(tx, { kind: 'dead_lettered', queue: row.queue, reason: 'dead_lettered', count: 1 });
+    if (changed)
+      this.ctx.attemptEnded(tx, { queue: row.queue, type: row.type, run_at_ms: 0, leased_at_ms: null }, 'dead');
     if (this.ctx.events.recording) {
       this.ctx.record(tx, {
         ...eventAbout(row, nowMs),

@@ -202,6 +202,7 @@ export function summaryFromRow(row: JobSummaryRow): JobSummary {
     enqueuedAtMs: row.enqueued_at_ms,
     runAtMs: row.run_at_ms,
     leaseDeadlineMs: row.lease_deadline_ms,
+    leasedAtMs: row.leased_at_ms,
     workerId: row.worker_id,
     lastError: row.last_error,
     deadReason: row.dead_reason as DeadReason | null,

@@ -72,7 +72,7 @@ export function jobInfoFromOutcome(outcome: FinishedOutcome): JobInfo {
     tracestate: null,
     enqueuedAtMs: 0,
     runAtMs: 0,
-    leasedAtMs: null,
+    leasedAtMs: outcome.startedAtMs ?? null,
     leaseDeadlineMs: null,
     workerId: null,
     lastError,

@@ -6,5 +6,6 @@
 export { JobBrowser } from './job-browse.ts';
 export { JobSearch } from './job-search.ts';
 export { OnlineBackup } from './online-backup.ts';
+export { WorkerActivity } from './worker-activity.ts';
 export { WorkerControl } from './worker-control.ts';
 export { type WorkerHandle, WorkerRegistry } from './worker-registry.ts';

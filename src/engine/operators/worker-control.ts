@@ -15,6 +15,7 @@ import type { EngineContext } from '../context.ts';
 import { SeppError } from '../errors.ts';
 import type { Settler } from '../leases/index.ts';
 import type { JobState } from '../types.ts';
+import type { WorkerActivity } from './worker-activity.ts';
 import { noWorkerId, WorkerRegistry } from './worker-registry.ts';
 
 export class WorkerControl {
@@ -24,6 +25,7 @@ export class WorkerControl {
     private readonly ctx: EngineContext,
     private readonly settler: Settler,
     private readonly audit: AuditLog,
+    private readonly activity: WorkerActivity,
   ) {
     this.registry = new WorkerRegistry(ctx.clock);
   }
@@ -35,7 +37,9 @@ export class WorkerControl {
         { jobs: row.jobs, sinceMs: row.since_ms },
       ]),
     );
-    return this.registry.list(held);
+    return this.registry
+      .list(held)
+      .map((worker) => ({ ...worker, ...this.activity.recent(worker.workerId) }));
   }
 
   releaseLease(jobId: string, audit?: AuditInput): Promise<{ previousState: JobState; state: JobState }> {

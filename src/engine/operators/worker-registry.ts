@@ -28,6 +28,9 @@ interface Entry {
 
 export const noWorkerId = '(none)';
 
+/** A worker as the registry knows it (the engine adds its recent counts, worker-activity.ts). */
+export type RegisteredWorker = Omit<WorkerInfo, 'completedRecent' | 'failedRecent' | 'recentWindowMs'>;
+
 export class WorkerRegistry {
   private readonly streams = new Set<Entry>();
   /**
@@ -98,9 +101,9 @@ export class WorkerRegistry {
    * the database). Connections of one worker — same transport, address and
    * worker id (an SDK Worker opens two streams) — are one entry.
    */
-  list(held: ReadonlyMap<string, { jobs: number; sinceMs: number }>): WorkerInfo[] {
+  list(held: ReadonlyMap<string, { jobs: number; sinceMs: number }>): RegisteredWorker[] {
     this.forget(this.clock.nowMs());
-    const merged = new Map<string, WorkerInfo>();
+    const merged = new Map<string, RegisteredWorker>();
     for (const entry of [...this.streams, ...this.unary.values()]) {
       const key = `${entry.transport}\n${entry.address}\n${entry.workerId}`;
       const seen = merged.get(key);

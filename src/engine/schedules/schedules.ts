@@ -21,9 +21,9 @@ import { type NamePageQuery, pickKeyedPage } from '../name-pages.ts';
 import { QueueRegistry } from '../queue-registry.ts';
 import type { EnqueueAccepted, EnqueueRequest, EnqueueResult, Page } from '../types.ts';
 import { auditDetails, definitionParams, sameDefinition, sameTiming, scheduleInfoFromRow } from './rows.ts';
-import { runDueTicks, type TickDeps, tickRequest } from './ticks.ts';
+import { runDueTicks, scheduleRunsKept, type TickDeps, tickRequest } from './ticks.ts';
 import { ScheduleTiming } from './timing.ts';
-import type { ReconcileReport, ScheduleEvent, ScheduleInfo, ScheduleSpec } from './types.ts';
+import type { ReconcileReport, ScheduleEvent, ScheduleInfo, ScheduleRun, ScheduleSpec } from './types.ts';
 import { checkSchedule, type ValidSchedule } from './validate.ts';
 
 /** Most next run times one schedule reports; a listing of all of them reports at most `listNextRunsMax`. */
@@ -163,6 +163,19 @@ export class Schedules {
     return scheduleInfoFromRow(row, this.timingOf(row), this.ctx.clock.nowMs(), count);
   }
 
+  /** The schedule's latest runs (at most 20 are kept), newest first. */
+  *runs(view: StoreView, name: string): Op<ScheduleRun[]> {
+    yield* this.find(view, name);
+    const rows = yield* view.schedules.runs({ name, limit: scheduleRunsKept });
+    return rows.map((r) => ({
+      runAtMs: r.run_at_ms,
+      tickMs: r.tick_ms,
+      outcome: r.outcome as ScheduleRun['outcome'],
+      detail: r.detail,
+      jobId: r.job_id,
+    }));
+  }
+
   /**
    * Creates or changes an API schedule. A changed timing restarts its cursor
    * from now; an unchanged one keeps it (and so its next tick). Paused stays as it was.
@@ -257,11 +270,16 @@ export class Schedules {
     const [result] = yield* this.ticks.enqueueWithin(tx, [tickRequest(row, nowMs, nowMs, true)]);
     if (result === undefined) throw new SeppError('internal', 'enqueue returned no result');
     if (!result.ok) throw SeppError.rejected(result);
-    yield* tx.schedules.recordTrigger({
+    const detail = audit === undefined ? null : `by ${audit.actor}`;
+    yield* tx.schedules.recordTrigger({ name, nowMs, jobId: result.jobId, detail });
+    yield* tx.schedules.recordRun({
       name,
-      nowMs,
-      jobId: result.jobId,
-      detail: audit === undefined ? null : `by ${audit.actor}`,
+      run_at_ms: nowMs,
+      tick_ms: null,
+      outcome: 'triggered',
+      detail,
+      job_id: result.jobId,
+      keep: scheduleRunsKept,
     });
     if (audit !== undefined)
       yield* this.audit.write(tx, audit, { jobId: result.jobId, deduplicated: result.deduplicated });

@@ -63,6 +63,9 @@ export function tickRequest(
  * Handles every due schedule (up to a pass's share). Returns whether more are
  * due than one pass handles.
  */
+/** The runs a schedule keeps in its history (schedule_runs): the latest 20. */
+export const scheduleRunsKept = 20;
+
 export function* runDueTicks(deps: TickDeps, tx: StoreTx, nowMs: number): Op<boolean> {
   const rows = yield* tx.schedules.due({ nowMs, limit: schedulesPerPass });
   for (const row of rows) yield* tickSchedule(deps, tx, row, nowMs);
@@ -144,6 +147,16 @@ function* tickSchedule(deps: TickDeps, tx: StoreTx, row: ScheduleRow, nowMs: num
     lastJobId: lastJobId === row.last_job_id ? null : lastJobId,
     enqueued,
     skipped: missed + skippedOverlap + rejected,
+  });
+  // One run per pass (catch-up ticks handled together are one run, with the last tick's outcome).
+  yield* tx.schedules.recordRun({
+    name: row.name,
+    run_at_ms: nowMs,
+    tick_ms: latestMs,
+    outcome,
+    detail: enqueued > 1 ? `${enqueued} ticks enqueued${detail === null ? '' : `; ${detail}`}` : detail,
+    job_id: enqueued > 0 ? lastJobId : null,
+    keep: scheduleRunsKept,
   });
 
   const onEvent = deps.onEvent;

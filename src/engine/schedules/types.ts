@@ -83,6 +83,18 @@ export type ScheduleOutcome =
   /** Enqueue refused the tick's job (a full queue, say); the message says why. */
   | 'rejected';
 
+/** One run of a schedule: a pass that handled its due tick(s), or a manual trigger. */
+export interface ScheduleRun {
+  /** When it ran. */
+  runAtMs: number;
+  /** The tick it handled (the latest, when it caught up several); null for a trigger. */
+  tickMs: number | null;
+  outcome: ScheduleOutcome;
+  detail: string | null;
+  /** The job it made (or found, deduplicated); null when it made none. */
+  jobId: string | null;
+}
+
 /** A schedule as the engine reports it. */
 export interface ScheduleInfo {
   name: string;

@@ -47,7 +47,7 @@ const insertJobs = statement(
 export const summaryColumns = `seq, id, queue, type, state, priority, content_type, octet_length(payload) AS payload_bytes,
   attempt, max_attempts, attempt_base, idempotency_key, enqueued_at_ms, run_at_ms, lease_deadline_ms, worker_id,
   substr(last_error, 1, 200) AS last_error, dead_reason, failed_at_ms, completed_at_ms, expires_at_ms,
-  cancelled_at_ms, cancelled_by, group_key`;
+  cancelled_at_ms, cancelled_by, group_key, leased_at_ms`;
 
 /** Every column of a JobRow, as `SELECT *` would give them without the ones a JobRow lacks. */
 export const jobColumns = `seq, id, queue, type, state, priority, payload, content_type, metadata_json, traceparent,

@@ -8,7 +8,7 @@
  * `lease_deadline_ms IS NOT NULL` (set exactly while leased, a CHECK of the
  * schema), so only the id's index can serve them.
  */
-import type { AttemptRow, LeasedRow } from '../rows.ts';
+import type { AckedRow, AttemptRow, LeasedRow } from '../rows.ts';
 import type { LeaseParams, Leases } from '../store.ts';
 import { type Connection, changes, firstRow, rows, statement, value, writing } from './sql.ts';
 
@@ -19,7 +19,7 @@ const leasedColumns = `j.seq, j.id, j.queue, j.type, j.payload, j.content_type, 
 
 /** The columns of an AttemptRow (jobs.ts reads them too). */
 export const attemptColumns =
-  'seq, id, queue, type, state, attempt, max_attempts, attempt_base, errors_json, cancelled_at_ms, cancelled_by, timeout_at_ms, worker_id';
+  'seq, id, queue, type, state, attempt, max_attempts, attempt_base, errors_json, cancelled_at_ms, cancelled_by, timeout_at_ms, run_at_ms, leased_at_ms, worker_id';
 
 /**
  * Leases the rows `picked` names: $3 now, $4 the deadline, $5 the latest deadline
@@ -58,11 +58,13 @@ const leaseGroupAt = leaseStatement(
 /** A leased job (at the attempt each statement adds) with no cancel asked: what an ack deletes or completes. */
 const ackable = 'lease_deadline_ms IS NOT NULL AND cancelled_at_ms IS NULL';
 
-const ack = statement(`DELETE FROM jobs WHERE id = $1 AND attempt = $2 AND ${ackable} RETURNING queue, type`);
+const ack = statement(
+  `DELETE FROM jobs WHERE id = $1 AND attempt = $2 AND ${ackable} RETURNING queue, type, run_at_ms, leased_at_ms, worker_id`,
+);
 const ackMany = statement(
   `DELETE FROM jobs j USING unnest($1::text[], $2::integer[]) AS a(id, attempt)
     WHERE j.id = a.id AND j.attempt = a.attempt AND j.lease_deadline_ms IS NOT NULL AND j.cancelled_at_ms IS NULL
-   RETURNING j.id, j.queue, j.type`,
+   RETURNING j.id, j.queue, j.type, j.run_at_ms, j.leased_at_ms, j.worker_id`,
 );
 const complete = statement(
   `UPDATE jobs SET state = 'completed', completed_at_ms = $3, lease_deadline_ms = NULL,
@@ -129,11 +131,11 @@ export function leaseOps(c: Connection): Leases {
       return yield* rows<LeasedRow>(c, leaseGroupAt, [...leaseValues(p), p.priority, p.groupKey]);
     },
     *ack(key) {
-      return yield* firstRow<{ queue: string; type: string }>(c, ack, [key.jobId, key.attempt]);
+      return yield* firstRow<AckedRow>(c, ack, [key.jobId, key.attempt]);
     },
     *ackMany(keys) {
       if (keys.length === 0) return [];
-      return yield* rows<{ id: string; queue: string; type: string }>(c, ackMany, [
+      return yield* rows<AckedRow & { id: string }>(c, ackMany, [
         keys.map((k) => k.jobId),
         keys.map((k) => k.attempt),
       ]);

@@ -35,6 +35,7 @@ import { controlOps } from './control.ts';
 import { countOps } from './counts.ts';
 import { deadLetterOps } from './dead-letters.ts';
 import { flowOps } from './flow.ts';
+import { historyOps } from './history.ts';
 import { jobOps } from './jobs.ts';
 import { keyOps } from './keys.ts';
 import { leaseOps } from './leases.ts';
@@ -80,6 +81,7 @@ export function postgresCapabilities(c: Connection): Capabilities {
     audit: auditOps(c),
     settings: settingOps(c),
     sessions: sessionOps(c),
+    history: historyOps(c),
   };
 }
 

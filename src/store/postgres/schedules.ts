@@ -4,7 +4,7 @@
  * servers' passes never handle the same schedule at once; the tick's job and the
  * cursor commit together.
  */
-import type { ScheduleDefinitionRow, ScheduleListRow, ScheduleRow } from '../rows.ts';
+import type { ScheduleDefinitionRow, ScheduleListRow, ScheduleRow, ScheduleRunRow } from '../rows.ts';
 import type { Schedules } from '../store.ts';
 import { type Connection, changes, firstRow, rows, statement, value, writing } from './sql.ts';
 
@@ -54,6 +54,17 @@ const definitionValues = (row: ScheduleDefinitionRow & { nowMs: number }) => [
   row.nowMs,
 ];
 const remove = statement('DELETE FROM schedules WHERE name = $1');
+const removeRuns = statement('DELETE FROM schedule_runs WHERE name = $1');
+const insertRun = statement(
+  `INSERT INTO schedule_runs (name, seq, run_at_ms, tick_ms, outcome, detail, job_id)
+   VALUES ($1, coalesce((SELECT max(seq) FROM schedule_runs WHERE name = $1), 0) + 1, $2, $3, $4, $5, $6)
+   RETURNING seq`,
+);
+const forgetRuns = statement('DELETE FROM schedule_runs WHERE name = $1 AND seq < $2');
+const runs = statement(
+  `SELECT seq, run_at_ms, tick_ms, outcome, detail, job_id FROM schedule_runs
+    WHERE name = $1 ORDER BY seq DESC LIMIT $2`,
+);
 const setPaused = statement('UPDATE schedules SET paused = $2, updated_at_ms = $3 WHERE name = $1');
 const byName = statement(`SELECT ${allColumns} FROM schedules WHERE name = $1`);
 const all = statement(
@@ -109,6 +120,21 @@ export function scheduleOps(c: Connection): Schedules {
     },
     *delete(name) {
       yield* changes(c, remove, [name]);
+      yield* changes(c, removeRuns, [name]);
+    },
+    *runs(p) {
+      return yield* rows<ScheduleRunRow>(c, runs, [p.name, p.limit]);
+    },
+    *recordRun({ keep, ...run }) {
+      const inserted = yield* firstRow<{ seq: number }>(c, insertRun, [
+        run.name,
+        run.run_at_ms,
+        run.tick_ms,
+        run.outcome,
+        run.detail,
+        run.job_id,
+      ]);
+      yield* changes(c, forgetRuns, [run.name, (inserted?.seq ?? 0) - keep + 1]);
     },
     *setPaused(p) {
       yield* changes(c, setPaused, [p.name, p.paused ? 1 : 0, p.nowMs]);

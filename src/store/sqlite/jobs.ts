@@ -54,7 +54,7 @@ export function prepareJobInserts(db: Db): MultiRowStatement<NewJobRow, never> {
 export const summaryColumns = `seq, id, queue, type, state, priority, content_type, length(payload) AS payload_bytes, attempt,
   max_attempts, attempt_base, idempotency_key, enqueued_at_ms, run_at_ms, lease_deadline_ms, worker_id,
   substr(last_error, 1, 200) AS last_error, dead_reason, failed_at_ms, completed_at_ms, expires_at_ms,
-  cancelled_at_ms, cancelled_by, group_key`;
+  cancelled_at_ms, cancelled_by, group_key, leased_at_ms`;
 
 type SweepParams = { queue: string; state: string; beforeMs: number; limit: number };
 

@@ -7,7 +7,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { Op } from '../op.ts';
-import type { AttemptRow, LeasedRow } from '../rows.ts';
+import type { AckedRow, AttemptRow, LeasedRow } from '../rows.ts';
 import type { AttemptKey, LeaseParams, Leases } from '../store.ts';
 import { MultiRowStatement } from './multi-row.ts';
 import type { Db } from './open.ts';
@@ -18,7 +18,10 @@ export const leasedColumns =
 
 /** The columns of an AttemptRow (jobs.ts reads them too). */
 export const attemptColumns =
-  'seq, id, queue, type, state, attempt, max_attempts, attempt_base, errors_json, cancelled_at_ms, cancelled_by, dependency_flags, timeout_at_ms, worker_id';
+  'seq, id, queue, type, state, attempt, max_attempts, attempt_base, errors_json, cancelled_at_ms, cancelled_by, dependency_flags, timeout_at_ms, run_at_ms, leased_at_ms, worker_id';
+
+/** What an ack that deleted its job returns (AckedRow). */
+const ackedColumns = 'queue, type, run_at_ms, leased_at_ms, worker_id';
 
 const leasedColumnNames = leasedColumns.split(', ') as (keyof LeasedRow)[];
 
@@ -113,8 +116,8 @@ export function prepareLeaseStatements(db: Db) {
       ),
     ),
     /** Ack when completed jobs are not kept: the job's queue and type, or nothing when it did not match. */
-    deleteLeased: db.prepare<[AttemptKey], { queue: string; type: string }>(
-      `DELETE FROM jobs WHERE id = @jobId AND ${ackableLeased} AND attempt = @attempt RETURNING queue, type`,
+    deleteLeased: db.prepare<[AttemptKey], AckedRow>(
+      `DELETE FROM jobs WHERE id = @jobId AND ${ackableLeased} AND attempt = @attempt RETURNING ${ackedColumns}`,
     ),
     /** Ack when the queue keeps completed jobs: kept with its result (NULL when the ack carried none). */
     completeLeased: db.prepare<
@@ -186,18 +189,16 @@ type LeaseStatements = ReturnType<typeof prepareLeaseStatements>;
  * `id` index, one probe per ack), and returns the ones it deleted; an ack it did not
  * match deletes nothing. The acks' job ids must be distinct.
  */
-export function prepareAckDeletes(
-  db: Db,
-): MultiRowStatement<AttemptKey, { id: string; queue: string; type: string }> {
-  return new MultiRowStatement<AttemptKey, { id: string; queue: string; type: string }>(
+export function prepareAckDeletes(db: Db): MultiRowStatement<AttemptKey, AckedRow & { id: string }> {
+  return new MultiRowStatement<AttemptKey, AckedRow & { id: string }>(
     db,
     2,
     // One row: the plain form. `IN (VALUES …)` builds its list for every execution, which
     // costs more than it saves below ~10 rows (measured: acks in batches of 2-5 cost +37 %).
     (tuples, rows) =>
       rows === 1
-        ? `DELETE FROM jobs WHERE id = ? AND attempt = ? AND ${ackableLeased} RETURNING id, queue, type`
-        : `DELETE FROM jobs WHERE ${ackableLeased} AND (id, attempt) IN (VALUES ${tuples}) RETURNING id, queue, type`,
+        ? `DELETE FROM jobs WHERE id = ? AND attempt = ? AND ${ackableLeased} RETURNING id, ${ackedColumns}`
+        : `DELETE FROM jobs WHERE ${ackableLeased} AND (id, attempt) IN (VALUES ${tuples}) RETURNING id, ${ackedColumns}`,
     (values, offset, ack) => {
       values[offset] = ack.jobId;
       values[offset + 1] = ack.attempt;
@@ -207,7 +208,7 @@ export function prepareAckDeletes(
 
 export function leaseOps(
   sql: LeaseStatements,
-  ackDeletes: MultiRowStatement<AttemptKey, { id: string; queue: string; type: string }>,
+  ackDeletes: MultiRowStatement<AttemptKey, AckedRow & { id: string }>,
 ): Leases {
   return {
     *leaseReady(p): Op<LeasedRow[]> {

@@ -4,7 +4,7 @@
  * and workers' hot path. Prepared once; each lists its parameters; time is
  * always a parameter.
  */
-import type { ScheduleDefinitionRow, ScheduleListRow, ScheduleRow } from '../rows.ts';
+import type { ScheduleDefinitionRow, ScheduleListRow, ScheduleRow, ScheduleRunRow } from '../rows.ts';
 import type { ScheduleProgress, Schedules } from '../store.ts';
 import type { Db } from './open.ts';
 
@@ -37,6 +37,21 @@ export function prepareScheduleStatements(db: Db) {
         WHERE name = @name`,
     ),
     deleteSchedule: db.prepare<[string]>('DELETE FROM schedules WHERE name = ?'),
+    deleteRuns: db.prepare<[string]>('DELETE FROM schedule_runs WHERE name = ?'),
+    /** The run's number: one after the schedule's latest (a seek on the primary key). */
+    insertRun: db.prepare<[Omit<ScheduleRunRow, 'seq'> & { name: string }], { seq: number }>(
+      `INSERT INTO schedule_runs (name, seq, run_at_ms, tick_ms, outcome, detail, job_id)
+       VALUES (@name, coalesce((SELECT max(seq) FROM schedule_runs WHERE name = @name), 0) + 1,
+               @run_at_ms, @tick_ms, @outcome, @detail, @job_id)
+       RETURNING seq`,
+    ),
+    forgetRuns: db.prepare<[{ name: string; beforeSeq: number }]>(
+      'DELETE FROM schedule_runs WHERE name = @name AND seq < @beforeSeq',
+    ),
+    runs: db.prepare<[{ name: string; limit: number }], ScheduleRunRow>(
+      `SELECT seq, run_at_ms, tick_ms, outcome, detail, job_id FROM schedule_runs
+        WHERE name = @name ORDER BY seq DESC LIMIT @limit`,
+    ),
     setSchedulePaused: db.prepare<[{ name: string; paused: 0 | 1; nowMs: number }]>(
       'UPDATE schedules SET paused = @paused, updated_at_ms = @nowMs WHERE name = @name',
     ),
@@ -103,6 +118,14 @@ export function scheduleOps(sql: ScheduleStatements): Schedules {
     },
     *delete(name) {
       sql.deleteSchedule.run(name);
+      sql.deleteRuns.run(name);
+    },
+    *runs(p) {
+      return sql.runs.all(p);
+    },
+    *recordRun({ keep, ...run }) {
+      const { seq } = sql.insertRun.get(run)!;
+      sql.forgetRuns.run({ name: run.name, beforeSeq: seq - keep + 1 });
     },
     *setPaused({ name, paused, nowMs }) {
       sql.setSchedulePaused.run({ name, paused: paused ? 1 : 0, nowMs });

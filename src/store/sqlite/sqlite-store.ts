@@ -44,6 +44,7 @@ import { DiskReserve } from './disk-reserve.ts';
 import { FileIdentity } from './file-identity.ts';
 import { flowOps, prepareFlowStatements } from './flow.ts';
 import { type GroupCommitOptions, GroupCommitter } from './group-commit.ts';
+import { historyOps, prepareHistoryStatements } from './history.ts';
 import { jobOps, prepareJobInserts, prepareJobStatements } from './jobs.ts';
 import { keyOps, prepareKeyStatements } from './keys.ts';
 import { leaseOps, prepareAckDeletes, prepareLeaseStatements } from './leases.ts';
@@ -73,6 +74,7 @@ export function sqliteCapabilities(db: Db): SqliteCapabilities {
     audit: auditOps(prepareAuditStatements(db)),
     settings: settingOps(prepareSettingStatements(db)),
     sessions: sessionOps(prepareSessionStatements(db)),
+    history: historyOps(prepareHistoryStatements(db)),
     dependencies: dependencyOps(prepareDependencyStatements(db)),
   };
 }

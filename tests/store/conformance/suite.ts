@@ -16,6 +16,7 @@ import { controlCases } from './cases/control.ts';
 import { dependencyCases } from './cases/dependencies.ts';
 import { eventCases } from './cases/events.ts';
 import { flowCases } from './cases/flow.ts';
+import { historyCases } from './cases/history.ts';
 import { jobCases } from './cases/jobs.ts';
 import { leaseCases } from './cases/leases.ts';
 import { modelCase } from './cases/model.ts';
@@ -36,6 +37,7 @@ export function exerciseStore(backend: StoreBackend): void {
     ...scheduleCases,
     ...eventCases,
     ...browseCases,
+    ...historyCases,
   ]);
 }
 

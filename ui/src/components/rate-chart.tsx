@@ -21,7 +21,21 @@ const height = 190;
 function toData(snapshot: RateSnapshot, series: readonly Series[]): uPlot.AlignedData {
   const perSecond = 1000 / snapshot.bucketMs;
   const xs = snapshot.series.enqueued.map((_, i) => (snapshot.startMs + i * snapshot.bucketMs) / 1000);
-  return [xs, ...series.map((s) => snapshot.series[s.key].map((n) => n * perSecond))];
+  // null (a bucket before the server started) stays null: uPlot leaves a gap, no data rather than zero.
+  return [xs, ...series.map((s) => snapshot.series[s.key].map((n) => (n === null ? null : n * perSecond)))];
+}
+
+const windowWords = { '5m': 'last 5 minutes', '1h': 'last hour', '24h': 'last day' } as const;
+
+/**
+ * Exactly what the rates cover: "last hour" only when the server ran the whole hour,
+ * otherwise "since 21:40, when sepp started" (the rates are over that time only).
+ */
+export function ratesCover(
+  snapshot: Pick<RateSnapshot, 'window' | 'windowMs' | 'coveredMs' | 'coveredFromMs' | 'bucketMs'>,
+): string {
+  if (snapshot.coveredMs + snapshot.bucketMs >= snapshot.windowMs) return windowWords[snapshot.window];
+  return `since ${fmtClock(snapshot.coveredFromMs)}, when sepp started (no data before)`;
 }
 
 /** Whether the system asks for dark mode, following changes. */
@@ -110,7 +124,7 @@ export function RateChart({
   }, [snapshot, series]);
 
   const label = series.map((s) => s.label).join(', ');
-  const windowText = { '5m': 'last 5 minutes', '1h': 'last hour', '24h': 'last day' }[snapshot.window];
+  const windowText = ratesCover(snapshot);
   return (
     <figure class="chart card">
       <figcaption>
@@ -129,7 +143,7 @@ export function RateChart({
         ref={holder}
         class="chart-canvas"
         role="img"
-        aria-label={`${title}: ${label} per second over the ${windowText}`}
+        aria-label={`${title}: ${label} per second, ${windowText}`}
       />
     </figure>
   );

@@ -6,7 +6,9 @@
 import { can, query, seg } from '../api.ts';
 import { Empty, ErrorBanner, Facts, LiveStatus, Loading, PageHeader } from '../components/common.tsx';
 import { type Column, DataTable } from '../components/data-table.tsx';
-import { RateChart, type Series } from '../components/rate-chart.tsx';
+import { HistoryPanel } from '../components/history-panel.tsx';
+import { RateChart, ratesCover, type Series } from '../components/rate-chart.tsx';
+import { Segmented } from '../components/segmented.tsx';
 import { fmtBytes, fmtDuration, fmtNum, fmtRate } from '../format.ts';
 import { useApi } from '../hooks.ts';
 import { Link, navigate, useLocation } from '../router.tsx';
@@ -30,10 +32,10 @@ const failures: readonly Series[] = [
   { key: 'expired', label: 'expired', color: '#a16207' },
   { key: 'dead', label: 'dead-lettered', color: '#d03030' },
 ];
-const windows: { key: RateWindow; label: string; words: string }[] = [
-  { key: '5m', label: '5 min', words: 'last 5 minutes' },
-  { key: '1h', label: '1 h', words: 'last hour' },
-  { key: '24h', label: '24 h', words: 'last day' },
+const windows: { key: RateWindow; label: string }[] = [
+  { key: '5m', label: '5 min' },
+  { key: '1h', label: '1 h' },
+  { key: '24h', label: '24 h' },
 ];
 
 const wait = (ms: number | null) => (ms === null ? '—' : fmtDuration(ms));
@@ -154,22 +156,16 @@ export function Dashboard({ session }: { session: Session }) {
     <>
       <PageHeader title="Dashboard">
         <LiveStatus loaded={overview} everyMs={1000} />
-        <fieldset class="segmented">
-          <legend class="sr-only">Rates over</legend>
-          {windows.map((w) => (
-            <button
-              key={w.key}
-              type="button"
-              class={w.key === window ? 'btn btn-small btn-primary' : 'btn btn-small'}
-              aria-pressed={w.key === window}
-              onClick={() =>
-                navigate(`/${query({ window: w.key === '1h' ? '' : w.key })}`, { replace: true })
-              }
-            >
-              {w.label}
-            </button>
-          ))}
-        </fieldset>
+        <Segmented
+          legend="Rates over"
+          options={windows}
+          value={window}
+          onChoose={(key) =>
+            navigate(`/${query({ window: key === '1h' ? '' : key, history: params.get('history') })}`, {
+              replace: true,
+            })
+          }
+        />
       </PageHeader>
       <ErrorBanner error={overview.stale ? null : error} />
       {data === null ? (
@@ -213,11 +209,12 @@ export function Dashboard({ session }: { session: Session }) {
             <RateChart title="Throughput" snapshot={data.rates} series={throughput} />
             <RateChart title="Failures" snapshot={data.rates} series={failures} />
           </div>
+          <HistoryPanel />
           <section class="card" aria-labelledby="queues-title">
             <h2 id="queues-title" class="card-title">
               Queues{' '}
               <span class="muted">
-                rates and waits over the {windows.find((w) => w.key === window)?.words}
+                rates and waits, <span data-testid="rates-cover">{ratesCover(data.rates)}</span>
               </span>
             </h2>
             {data.queues.length === 0 ? (

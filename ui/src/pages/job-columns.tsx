@@ -39,6 +39,8 @@ const leaseEnds: C = {
   className: 'nowrap',
   cell: (j) => <Time ms={j.leaseDeadlineMs} />,
 };
+/** When the running attempt started: its age is how long it has run. */
+const started: C = { header: 'Started', className: 'nowrap', cell: (j) => <Time ms={j.leasedAtMs} past /> };
 const reason: C = { header: 'Reason', cell: (j) => <ReasonBadge reason={j.deadReason} /> };
 const failed: C = { header: 'Failed', className: 'nowrap', cell: (j) => <Time ms={j.failedAtMs} past /> };
 const completed: C = {
@@ -59,7 +61,7 @@ export function jobColumns(listState: BrowseState | null, allQueues: boolean, gr
     case 'retrying':
       return [id, ...where, ...type, due, attempt, lastError];
     case 'leased':
-      return [id, ...where, ...type, worker, leaseEnds, attempt];
+      return [id, ...where, ...type, worker, started, leaseEnds, attempt];
     case 'dead':
       return [id, ...where, ...type, reason, failed, attempt, lastError];
     case 'completed':

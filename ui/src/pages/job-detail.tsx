@@ -134,6 +134,27 @@ function firstLine(text: string): string {
   return line.length > 160 ? `${line.slice(0, 160)}…` : line;
 }
 
+/**
+ * When a finished job's last attempt started and how long it ran: a completed job
+ * ran from its lease to its ack; a dead one from its last lease to its failure
+ * (when it went dead by that attempt: not for a job dead-lettered or expired while waiting).
+ */
+function finishedRun(job: Job): [string, ComponentChildren][] {
+  if (job.leasedAtMs === null || job.attempt === 0) return [];
+  const endMs =
+    job.state === 'completed'
+      ? job.completedAtMs
+      : job.state === 'dead' &&
+          (job.deadReason === 'attempts_exhausted' || job.deadReason === 'lease_expired')
+        ? job.failedAtMs
+        : null;
+  if (endMs === null) return [];
+  return [
+    ['Started', <Time ms={job.leasedAtMs} past />],
+    ['Ran', <span data-testid="job-ran">{fmtDuration(Math.max(0, endMs - job.leasedAtMs))}</span>],
+  ];
+}
+
 export function JobDetail({ id, session }: { id: string; session: Session }) {
   // An unfinished job is read every second (its progress and outcome show live), a finished one every 5 s.
   const [live, setLive] = useState(true);
@@ -247,6 +268,7 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
                 ...(job.failedAtMs !== null
                   ? [['Failed', <Time ms={job.failedAtMs} past />] as [string, ComponentChildren]]
                   : []),
+                ...finishedRun(job),
                 ...(job.completedAtMs !== null
                   ? [['Completed', <Time ms={job.completedAtMs} past />] as [string, ComponentChildren]]
                   : []),

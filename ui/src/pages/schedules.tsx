@@ -18,6 +18,7 @@ import {
   RefreshButton,
 } from '../components/common.tsx';
 import { type Column, DataTable } from '../components/data-table.tsx';
+import { ScheduleRuns } from '../components/schedule-runs.tsx';
 import { fmtBytes, fmtDuration, fmtRelative, fmtTime, humanize, shortId } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
 import { Link } from '../router.tsx';
@@ -250,6 +251,7 @@ export function ScheduleDetail({ name, session }: { name: string; session: Sessi
               )}
             </section>
           </div>
+          <ScheduleRuns name={s.name} queue={s.template.queue} type={s.template.type} />
         </>
       )}
     </>

@@ -17,6 +17,7 @@ import {
 } from '../components/common.tsx';
 import { ConfirmDialog, useConfirm } from '../components/confirm-dialog.tsx';
 import { type Column, DataTable } from '../components/data-table.tsx';
+import { activityColumns, jobsByWorker } from '../components/worker-activity.tsx';
 import { fmtDuration, fmtNum } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
 import { useQueues } from '../queues-data.ts';
@@ -50,7 +51,11 @@ function silentMs(worker: WorkerInfo, queues: readonly QueueInfo[], nowMs: numbe
   return worker.jobsHeld > 0 && leaseMs !== null && silent > leaseMs ? leaseMs : null;
 }
 
-function columns(queues: readonly QueueInfo[], nowMs: number): Column<WorkerInfo>[] {
+function columns(
+  queues: readonly QueueInfo[],
+  nowMs: number,
+  running: Map<string, JobSummary[]>,
+): Column<WorkerInfo>[] {
   return [
     { header: 'Worker', rowHeader: true, className: 'mono', cell: (w) => w.workerId },
     {
@@ -74,8 +79,7 @@ function columns(queues: readonly QueueInfo[], nowMs: number): Column<WorkerInfo
           </span>
         )),
     },
-    { header: 'Jobs held', num: true, cell: (w) => fmtNum(w.jobsHeld) },
-    { header: 'Holding since', className: 'nowrap', cell: (w) => <Time ms={w.oldestLeaseAtMs} past /> },
+    ...activityColumns(running, nowMs),
     {
       header: 'Connected',
       className: 'nowrap',
@@ -141,7 +145,7 @@ export function Workers({ session }: { session: Session }) {
           ) : (
             <DataTable
               label="connected workers"
-              columns={columns(queues.queues, now)}
+              columns={columns(queues.queues, now, jobsByWorker(leases.data?.items ?? []))}
               rows={workers.data.workers}
               rowClass={(w) => (silentMs(w, queues.queues, now) === null ? undefined : 'row-warning')}
               rowKey={(w) => `${w.transport} ${w.address} ${w.workerId} ${w.connectedAtMs}`}

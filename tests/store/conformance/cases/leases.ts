@@ -129,7 +129,14 @@ export const leaseCases: StoreCase[] = [
           yield* tx.counts.adjust({ queue: row.queue, from: 'leased', to: null, jobs: 1 });
         return row;
       });
-      assert.deepEqual(deleted, { queue: 'q', type: 't' });
+      // With when its attempt was due and began (the job history's wait and run time).
+      assert.deepEqual(deleted, {
+        queue: 'q',
+        type: 't',
+        run_at_ms: 1000,
+        leased_at_ms: 2000,
+        worker_id: 'w',
+      });
       assert.equal(await h.store.read((view) => view.jobs.get(acked!.id)), undefined);
       // Progress and extend of the live lease, refused for another attempt.
       const progress = await h.write((tx) =>
@@ -207,7 +214,9 @@ export const leaseCases: StoreCase[] = [
         yield* tx.counts.adjust({ queue: 'q', from: 'leased', to: null, jobs: deleted.length });
         return deleted;
       });
-      assert.deepEqual(gone, [{ id: many!.id, queue: 'q', type: 't' }]);
+      assert.deepEqual(gone, [
+        { id: many!.id, queue: 'q', type: 't', run_at_ms: 1000, leased_at_ms: 2000, worker_id: 'w' },
+      ]);
     },
   },
   {

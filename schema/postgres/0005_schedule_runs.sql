@@ -1,0 +1,12 @@
+-- 0005: a schedule's run history (issue 36, item 5): the table of
+-- schema/0017_schedule_runs.sql (SQLite), which says why and what each column holds.
+CREATE TABLE schedule_runs (
+  name        text COLLATE "C" NOT NULL,
+  seq         bigint NOT NULL,
+  run_at_ms   bigint NOT NULL,
+  tick_ms     bigint,
+  outcome     text NOT NULL,
+  detail      text,
+  job_id      text,
+  PRIMARY KEY (name, seq)
+);
