@@ -269,6 +269,7 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
           maxStreamsPerConnection: facts.grpcLimits.maxStreamsPerConnection,
           handshakeTimeoutMs: facts.grpcLimits.handshakeTimeoutMs,
           idleTimeoutMs: facts.grpcLimits.idleTimeoutMs,
+          firstMessageTimeoutMs: facts.grpcLimits.firstMessageTimeoutMs,
           maxEventSubscribersPerKey: facts.grpcLimits.maxEventSubscribersPerKey,
           maxBytesInFlightPerConnection: facts.grpcLimits.maxBytesInFlightPerConnection,
           maxBytesInFlightPerKey: facts.grpcLimits.maxBytesInFlightPerKey,

@@ -108,5 +108,7 @@ describe('grpc.first_message_timeout_ms', () => {
   test('GetServerInfo still answers: a unary call that sends its request is not touched', async () => {
     const info = await call(t.client, t.client.getServerInfo, {});
     assert.equal(info.version, '0.0.0-test');
+    // It reports the limit, as SECURITY.md says it reports every effective value.
+    assert.equal(info.limits?.firstMessageTimeoutMs, limitMs);
   });
 });

@@ -177,6 +177,7 @@ test('ServerLimits and QueueSettings report every engine limit and queue setting
     'maxStreamsPerConnection',
     'handshakeTimeoutMs',
     'idleTimeoutMs',
+    'firstMessageTimeoutMs',
     'maxEventSubscribersPerKey',
     'maxBytesInFlightPerConnection',
     'maxBytesInFlightPerKey',

@@ -153,6 +153,7 @@ def test_queues_and_server_info(client: sepp.Client, queue: str) -> None:
     assert server.durability == "full" and server.limits.max_batch_jobs == 1000
     assert (server.limits.max_connections, server.limits.max_streams_per_connection) == (4096, 1000)
     assert (server.limits.handshake_timeout_ms, server.limits.idle_timeout_ms) == (10_000, 300_000)
+    assert server.limits.first_message_timeout_ms == 10_000
     assert server.queue_defaults.max_attempts == 5
 
 

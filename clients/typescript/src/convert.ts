@@ -316,6 +316,7 @@ export function serverInfoFromProto(info: GetServerInfoResponse): ServerInfo {
       maxStreamsPerConnection: limits?.maxStreamsPerConnection ?? 0,
       handshakeTimeoutMs: limits?.handshakeTimeoutMs ?? 0,
       idleTimeoutMs: limits?.idleTimeoutMs ?? 0,
+      firstMessageTimeoutMs: limits?.firstMessageTimeoutMs ?? 0,
       maxResultBytes: limits?.maxResultBytes ?? 0,
       maxProgressBytes: limits?.maxProgressBytes ?? 0,
       maxEventSubscribers: limits?.maxEventSubscribers ?? 0,

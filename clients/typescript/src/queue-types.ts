@@ -227,6 +227,8 @@ export interface ServerLimits {
   handshakeTimeoutMs: number;
   /** A connection with no call open for this long is closed, in ms. */
   idleTimeoutMs: number;
+  /** A call must send its first message within this, in ms (grpc.first_message_timeout_ms). */
+  firstMessageTimeoutMs: number;
   /** Largest result an ack may carry, in bytes. */
   maxResultBytes: number;
   /** Largest progress document (JSON) a worker may report, in bytes. */

@@ -90,7 +90,11 @@ export class Expiry {
       yield* tx.control.expire({ seq: row.seq, nowMs, error, undoLease });
       yield* this.ctx.count(tx, queue, from, 'dead', 1);
       this.ctx.emit(tx, { kind: 'dead_lettered', queue, reason: 'expired', count: 1 });
-      this.ctx.attemptEnded(tx, { queue: row.queue, type: row.type, run_at_ms: 0, leased_at_ms: null }, 'dead');
+      this.ctx.attemptEnded(
+        tx,
+        { queue: row.queue, type: row.type, run_at_ms: 0, leased_at_ms: null },
+        'dead',
+      );
     }
     if (this.ctx.events.recording) {
       // Subscribers (and waits for the job) learn it ended, whether kept as a dead letter

@@ -342,6 +342,8 @@ class ServerLimits:
     """How long the outcome of a job deleted as it finished is kept for get_job and wait_for
     (`Job.outcome_only`), in ms; 0: none."""
     max_queues: int
+    first_message_timeout_ms: int
+    """A call must send its first message within this, in ms (grpc.first_message_timeout_ms)."""
 
 
 @dataclass(frozen=True)

@@ -591,6 +591,13 @@ export interface ServerLimits {
    * clients reconnect on their next call), in ms. Default 300,000 (5 min).
    */
   idleTimeoutMs: number;
+  /**
+   * A call (stream or unary) must send its first message within this, in ms, or
+   * it ends with RESOURCE_EXHAUSTED naming grpc.first_message_timeout_ms; time
+   * the server holds a message back (bytes in flight) does not count. Default
+   * 10,000 (10 s).
+   */
+  firstMessageTimeoutMs: number;
   /** Largest result an ack may carry, in bytes. Default 65,536. */
   maxResultBytes: number;
   /**
@@ -4263,6 +4270,7 @@ function createBaseServerLimits(): ServerLimits {
     maxStreamsPerConnection: 0,
     handshakeTimeoutMs: 0,
     idleTimeoutMs: 0,
+    firstMessageTimeoutMs: 0,
     maxResultBytes: 0,
     maxProgressBytes: 0,
     maxEventSubscribers: 0,
@@ -4340,6 +4348,9 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     }
     if (message.idleTimeoutMs !== 0) {
       writer.uint32(152).int64(message.idleTimeoutMs);
+    }
+    if (message.firstMessageTimeoutMs !== 0) {
+      writer.uint32(720).int64(message.firstMessageTimeoutMs);
     }
     if (message.maxResultBytes !== 0) {
       writer.uint32(176).int64(message.maxResultBytes);
@@ -4555,6 +4566,14 @@ export const ServerLimits: MessageFns<ServerLimits> = {
             }
 
             message.idleTimeoutMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 90: {
+            if (tag !== 720) {
+              break;
+            }
+
+            message.firstMessageTimeoutMs = longToNumber(reader.int64());
             continue;
           }
           case 22: {
@@ -4794,6 +4813,11 @@ export const ServerLimits: MessageFns<ServerLimits> = {
         : isSet(object.idle_timeout_ms)
         ? globalThis.Number(object.idle_timeout_ms)
         : 0,
+      firstMessageTimeoutMs: isSet(object.firstMessageTimeoutMs)
+        ? globalThis.Number(object.firstMessageTimeoutMs)
+        : isSet(object.first_message_timeout_ms)
+        ? globalThis.Number(object.first_message_timeout_ms)
+        : 0,
       maxResultBytes: isSet(object.maxResultBytes)
         ? globalThis.Number(object.maxResultBytes)
         : isSet(object.max_result_bytes)
@@ -4936,6 +4960,9 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     if (message.idleTimeoutMs !== 0) {
       obj.idleTimeoutMs = Math.round(message.idleTimeoutMs);
     }
+    if (message.firstMessageTimeoutMs !== 0) {
+      obj.firstMessageTimeoutMs = Math.round(message.firstMessageTimeoutMs);
+    }
     if (message.maxResultBytes !== 0) {
       obj.maxResultBytes = Math.round(message.maxResultBytes);
     }
@@ -5011,6 +5038,7 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     message.maxStreamsPerConnection = object.maxStreamsPerConnection ?? 0;
     message.handshakeTimeoutMs = object.handshakeTimeoutMs ?? 0;
     message.idleTimeoutMs = object.idleTimeoutMs ?? 0;
+    message.firstMessageTimeoutMs = object.firstMessageTimeoutMs ?? 0;
     message.maxResultBytes = object.maxResultBytes ?? 0;
     message.maxProgressBytes = object.maxProgressBytes ?? 0;
     message.maxEventSubscribers = object.maxEventSubscribers ?? 0;
