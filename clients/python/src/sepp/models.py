@@ -13,7 +13,12 @@ from typing import Any, Literal, Mapping, Protocol, Sequence
 
 from .errors import RejectionReason
 
-JobState = Literal["scheduled", "ready", "leased", "completed", "dead", "cancelled"]
+JobState = Literal["scheduled", "ready", "leased", "completed", "dead", "cancelled", "waiting"]
+"""`waiting`: the job waits for the jobs it depends on (`depends_on`) to complete."""
+
+DependencyPolicy = Literal["cancel", "run", "wait"]
+"""What a failed dependency does to the job waiting on it (docs/workflows.md): `cancel` it
+(the default), `run` it anyway once all have ended, or keep it waiting (`wait`)."""
 """Where a job is in its lifecycle."""
 
 DeadReason = Literal["attempts_exhausted", "lease_expired", "dead_lettered", "expired"]
@@ -100,6 +105,11 @@ class JobSpec:
     group: str | None = None
     """The job's group (a tenant, a customer): leases take turns across the groups of a queue, and
     the queue's group limits apply per group. Letters, digits and . _ : -; default no group."""
+    depends_on: Sequence[str] | None = None
+    """Ids of jobs this job waits for: it is stored `waiting` and becomes ready in the transaction
+    that completes the last of them (docs/workflows.md)."""
+    on_dependency_failure: DependencyPolicy | None = None
+    """What a failed dependency does to this job: `cancel` (default), `run` or `wait`."""
 
 
 @dataclass(frozen=True)
