@@ -18,6 +18,7 @@ const kindToProto: Record<LifecycleEventKind, JobEventKind> = {
   retry_scheduled: JobEventKind.RETRY_SCHEDULED,
   dead_lettered: JobEventKind.DEAD_LETTERED,
   cancelled: JobEventKind.CANCELLED,
+  released: JobEventKind.RELEASED,
 };
 const kindFromProto = new Map<number, LifecycleEventKind>(
   Object.entries(kindToProto).map(([name, value]) => [value, name as LifecycleEventKind]),
@@ -116,6 +117,10 @@ export function eventToProto(event: LifecycleEvent): JobEvent {
       break;
     case 'cancelled':
       message.previousState = jobStateToProto(event.previousState);
+      break;
+    case 'released':
+      message.state = jobStateToProto(event.state);
+      message.runAtMs = event.runAtMs;
       break;
   }
   return message;

@@ -38,7 +38,9 @@ export type JobEventKind =
   | 'completed'
   | 'retry_scheduled'
   | 'dead_lettered'
-  | 'cancelled';
+  | 'cancelled'
+  /** A waiting job's dependencies all resolved: now ready or scheduled. */
+  | 'released';
 
 const kindToProto: Record<JobEventKind, ProtoKind> = {
   enqueued: ProtoKind.ENQUEUED,
@@ -48,6 +50,7 @@ const kindToProto: Record<JobEventKind, ProtoKind> = {
   retry_scheduled: ProtoKind.RETRY_SCHEDULED,
   dead_lettered: ProtoKind.DEAD_LETTERED,
   cancelled: ProtoKind.CANCELLED,
+  released: ProtoKind.RELEASED,
 };
 const kindNames = new Map<ProtoKind, JobEventKind>(
   Object.entries(kindToProto).map(([name, value]) => [value, name as JobEventKind]),
@@ -65,9 +68,9 @@ export interface JobEvent {
   type: string;
   /** The job's attempt: 0 when enqueued, the lease's from `leased` on. */
   attempt: number;
-  /** `enqueued`, `retry_scheduled`: `ready` or `scheduled`. */
+  /** `enqueued`, `retry_scheduled`, `released`: `ready` or `scheduled`. */
   state: JobState | null;
-  /** `enqueued`, `retry_scheduled`: when the job is due. */
+  /** `enqueued`, `retry_scheduled`, `released`: when the job is due. */
   runAt: Date | null;
   /** `leased`: when the lease ends. */
   leaseDeadline: Date | null;

@@ -16,6 +16,7 @@ const kinds: readonly JobEventKind[] = [
   'retry_scheduled',
   'dead_lettered',
   'cancelled',
+  'released',
 ];
 
 /** What a line says after the job, by kind. */
@@ -44,6 +45,10 @@ function detail(event: JobEvent): string {
       return `${event.deadReason ?? ''}: ${cell(event.error)}`;
     case 'cancelled':
       return `was ${event.previousState ?? '?'}`;
+    case 'released':
+      return event.state === 'scheduled'
+        ? `dependencies done, scheduled for ${time(event.runAt)}`
+        : 'dependencies done, ready';
   }
 }
 
@@ -58,7 +63,7 @@ const asList = (value: unknown): string[] =>
 export function registerEventsCommand(parser: Argv): void {
   parser.command(
     'events',
-    'Stream job events (enqueued, leased, progress, completed, retry_scheduled, dead_lettered, cancelled) as they are committed',
+    'Stream job events (enqueued, leased, progress, completed, retry_scheduled, dead_lettered, cancelled, released) as they are committed',
     (y) =>
       withConnection(y)
         .option('queue', { type: 'string', array: true, describe: 'Only this queue (repeat for more)' })

@@ -16,7 +16,8 @@ export type LifecycleEventKind =
   | 'completed'
   | 'retry_scheduled'
   | 'dead_lettered'
-  | 'cancelled';
+  | 'cancelled'
+  | 'released';
 
 export const lifecycleEventKinds: readonly LifecycleEventKind[] = [
   'enqueued',
@@ -26,6 +27,7 @@ export const lifecycleEventKinds: readonly LifecycleEventKind[] = [
   'retry_scheduled',
   'dead_lettered',
   'cancelled',
+  'released',
 ];
 
 interface EventBase {
@@ -64,7 +66,9 @@ export type LifecycleEvent =
   | (EventBase & { kind: 'retry_scheduled'; state: 'ready' | 'scheduled'; runAtMs: number; error: string })
   | (EventBase & { kind: 'dead_lettered'; reason: DeadReason; error: string | null })
   /** Ended before it finished: cancelled (kept), or purged (deleted); `previousState` is where it was. */
-  | (EventBase & { kind: 'cancelled'; previousState: JobState });
+  | (EventBase & { kind: 'cancelled'; previousState: JobState })
+  /** A waiting job's dependencies all resolved (in the commit that ended the last): now ready or scheduled. */
+  | (EventBase & { kind: 'released'; state: 'ready' | 'scheduled'; runAtMs: number });
 
 /** The fields every lifecycle event of `job` shares (its sequence is assigned when published). */
 export function eventAbout(job: { id: string; queue: string; type: string; attempt: number }, atMs: number) {

@@ -30,7 +30,9 @@ from .v1 import events_pb2, job_pb2
 if TYPE_CHECKING:
     from ._connection import Connection
 
-JobEventKind = Literal["enqueued", "leased", "progress", "completed", "retry_scheduled", "dead_lettered", "cancelled"]
+JobEventKind = Literal[
+    "enqueued", "leased", "progress", "completed", "retry_scheduled", "dead_lettered", "cancelled", "released"
+]
 """What happened to a job."""
 
 _KIND_TO_PROTO: dict[JobEventKind, events_pb2.JobEventKind] = {
@@ -41,6 +43,7 @@ _KIND_TO_PROTO: dict[JobEventKind, events_pb2.JobEventKind] = {
     "retry_scheduled": events_pb2.JOB_EVENT_KIND_RETRY_SCHEDULED,
     "dead_lettered": events_pb2.JOB_EVENT_KIND_DEAD_LETTERED,
     "cancelled": events_pb2.JOB_EVENT_KIND_CANCELLED,
+    "released": events_pb2.JOB_EVENT_KIND_RELEASED,
 }
 _KIND_NAMES: dict[int, JobEventKind] = {value: name for name, value in _KIND_TO_PROTO.items()}
 _DEAD_REASONS: dict[int, DeadReason] = {
@@ -68,7 +71,7 @@ class JobEvent:
     attempt: int
     """The job's attempt: 0 when enqueued, the lease's from `leased` on."""
     state: JobState | None
-    """`enqueued`, `retry_scheduled`: `ready` or `scheduled`."""
+    """`enqueued`, `retry_scheduled`, `released`: `ready` or `scheduled`."""
     run_at_ms: int | None
     lease_deadline_ms: int | None
     worker_id: str | None

@@ -80,6 +80,11 @@ export enum JobEventKind {
    * purged with its queue's waiting jobs (deleted).
    */
   CANCELLED = 7,
+  /**
+   * RELEASED - A waiting job's dependencies all resolved, in the commit that ended the
+   * last of them (docs/workflows.md): `state` READY or SCHEDULED, `run_at_ms`.
+   */
+  RELEASED = 50,
   UNRECOGNIZED = -1,
 }
 
@@ -109,6 +114,9 @@ export function jobEventKindFromJSON(object: any): JobEventKind {
     case 7:
     case "JOB_EVENT_KIND_CANCELLED":
       return JobEventKind.CANCELLED;
+    case 50:
+    case "JOB_EVENT_KIND_RELEASED":
+      return JobEventKind.RELEASED;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -134,6 +142,8 @@ export function jobEventKindToJSON(object: JobEventKind): string {
       return "JOB_EVENT_KIND_DEAD_LETTERED";
     case JobEventKind.CANCELLED:
       return "JOB_EVENT_KIND_CANCELLED";
+    case JobEventKind.RELEASED:
+      return "JOB_EVENT_KIND_RELEASED";
     case JobEventKind.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
