@@ -323,5 +323,7 @@ export function eventToJson(event: LifecycleEvent) {
       return { ...base, previousState: event.previousState };
     case 'released':
       return { ...base, state: event.state, runAtMs: event.runAtMs };
+    case 'batch_ended':
+      return { ...base, batch: event.batch };
   }
 }

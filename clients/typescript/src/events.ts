@@ -16,6 +16,7 @@
  */
 import { type ClientReadableStream, type ServiceError, status } from '@grpc/grpc-js';
 import { backoffDelayMs } from './backoff.ts';
+import { type BatchInfo, batchOf } from './batches.ts';
 import { cancelCall } from './cancel-call.ts';
 import type { Connection } from './connection.ts';
 import { SeppError, toSeppError } from './errors.ts';
@@ -40,7 +41,9 @@ export type JobEventKind =
   | 'dead_lettered'
   | 'cancelled'
   /** A waiting job's dependencies all resolved: now ready or scheduled. */
-  | 'released';
+  | 'released'
+  /** A batch ended (`jobId` is its id; `batch` its counts); its completion jobs were enqueued. */
+  | 'batch_ended';
 
 const kindToProto: Record<JobEventKind, ProtoKind> = {
   enqueued: ProtoKind.ENQUEUED,
@@ -51,6 +54,7 @@ const kindToProto: Record<JobEventKind, ProtoKind> = {
   dead_lettered: ProtoKind.DEAD_LETTERED,
   cancelled: ProtoKind.CANCELLED,
   released: ProtoKind.RELEASED,
+  batch_ended: ProtoKind.BATCH_ENDED,
 };
 const kindNames = new Map<ProtoKind, JobEventKind>(
   Object.entries(kindToProto).map(([name, value]) => [value, name as JobEventKind]),
@@ -91,6 +95,8 @@ export interface JobEvent {
   deadReason: DeadReason | null;
   /** `cancelled`: the state the job was removed from. */
   previousState: JobState | null;
+  /** `batch_ended`: the batch as it ended. */
+  batch: BatchInfo | null;
 }
 
 /** Where a subscription is in the server's event sequence: resume from here. */
@@ -157,6 +163,7 @@ export function eventFromProto(event: ProtoJobEvent): JobEvent {
     error: event.error === '' ? null : event.error,
     deadReason: deadReasonName(event.deadReason),
     previousState: stateOrNull(event.previousState),
+    batch: event.batch === undefined ? null : batchOf(event.batch),
   };
 }
 
@@ -262,7 +269,8 @@ export class EventSubscription implements AsyncIterable<JobEvent> {
     if (stream !== this.stream) return;
     this.reconnects = 0;
     for (const event of message.events) {
-      this.buffered.push(eventFromProto(event));
+      // A kind newer than this SDK (a newer server) is passed over, not a broken stream.
+      if (kindNames.has(event.kind)) this.buffered.push(eventFromProto(event));
       this.positionNow = { streamId: message.streamId, sequence: event.sequence };
     }
     if (message.caughtUp) {

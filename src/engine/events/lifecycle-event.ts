@@ -7,7 +7,7 @@
  * These are not the aggregated `JobEvent`s of types.ts, which count jobs per
  * queue for metrics and exist whether or not anyone subscribes.
  */
-import type { DeadReason, JobProgress, JobState } from '../types.ts';
+import type { BatchInfo, DeadReason, JobProgress, JobState } from '../types.ts';
 
 export type LifecycleEventKind =
   | 'enqueued'
@@ -17,7 +17,8 @@ export type LifecycleEventKind =
   | 'retry_scheduled'
   | 'dead_lettered'
   | 'cancelled'
-  | 'released';
+  | 'released'
+  | 'batch_ended';
 
 export const lifecycleEventKinds: readonly LifecycleEventKind[] = [
   'enqueued',
@@ -28,6 +29,7 @@ export const lifecycleEventKinds: readonly LifecycleEventKind[] = [
   'dead_lettered',
   'cancelled',
   'released',
+  'batch_ended',
 ];
 
 interface EventBase {
@@ -68,7 +70,12 @@ export type LifecycleEvent =
   /** Ended before it finished: cancelled (kept), or purged (deleted); `previousState` is where it was. */
   | (EventBase & { kind: 'cancelled'; previousState: JobState })
   /** A waiting job's dependencies all resolved (in the commit that ended the last): now ready or scheduled. */
-  | (EventBase & { kind: 'released'; state: 'ready' | 'scheduled'; runAtMs: number });
+  | (EventBase & { kind: 'released'; state: 'ready' | 'scheduled'; runAtMs: number })
+  /**
+   * A batch ended, in the commit that enqueued its completion jobs: `jobId` is the batch's id,
+   * `queue` and `type` its on_complete job's (empty without one), `batch` its counts then.
+   */
+  | (EventBase & { kind: 'batch_ended'; batch: BatchInfo });
 
 /** The fields every lifecycle event of `job` shares (its sequence is assigned when published). */
 export function eventAbout(job: { id: string; queue: string; type: string; attempt: number }, atMs: number) {
