@@ -7,18 +7,22 @@
  * and the concurrent enqueues' latency (p50, p99, max) during it, beside the
  * same enqueues with no bulk operation running.
  *
- *   npx tsx bench/bulk-stall.ts [--jobs 300000] [--runs 1] [--against DIR]
+ *   npx tsx bench/bulk-stall.ts [--jobs 300000] [--runs 1] [--against DIR] [--ops update,cancel]
  *
  * The operations, in order on the same jobs: UpdateJobs run-now (scheduled →
  * ready), UpdateJobs priority, CancelJobs, RequeueJobs (the cancelled jobs),
  * DeleteJobs by a metadata value (a filter no index answers), then a refill
  * and PurgeQueue. `--against DIR` runs the same against the server of another
  * checkout (say /work/main), interleaved; operations that server lacks are
- * left out of its rows. Not a test: the target (p99 < 50 ms) is read off the
- * table, never asserted.
+ * left out of its rows; the order alternates run by run. Not a test: the target (p99 < 50 ms) is read off the
+ * table, never asserted. `--ops` runs only the operations named (update,
+ * priority, cancel, requeue, delete, purge; a refill runs before each when
+ * needed). The admin UI's bulk update runs the same engine operation as
+ * UpdateJobs. Each row also shows the 1-minute load average at the
+ * operation's start and end: the machine is shared.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { credentials, Metadata, status } from '@grpc/grpc-js';
 import type { JobFilter } from '../clients/typescript/src/gen/sepp/v1/admin.js';
@@ -33,6 +37,12 @@ import { startSeppServe } from './lib/sepp-serve.ts';
 const args = parseArgs(process.argv.slice(2));
 const jobs = Number(args.get('jobs') ?? 300_000);
 const runs = Number(args.get('runs') ?? 1);
+const allOps = ['update', 'priority', 'cancel', 'requeue', 'delete', 'purge'] as const;
+const ops = new Set(args.has('ops') ? String(args.get('ops')).split(',') : allOps);
+for (const op of ops) {
+  if (!(allOps as readonly string[]).includes(op))
+    throw new Error(`--ops: unknown ${op}; one of ${allOps.join(',')}`);
+}
 const root = new URL('..', import.meta.url).pathname;
 const checkouts = [
   { label: 'this checkout', dir: root },
@@ -126,6 +136,8 @@ interface Row {
   changed: number;
   durationMs: number;
   enqueue: LatencySummary | undefined;
+  /** The 1-minute load average at the start and at the end. */
+  load: [number, number];
 }
 
 async function measure(
@@ -134,10 +146,12 @@ async function measure(
   operation: string,
   run: () => Promise<number>,
 ): Promise<Row> {
+  const loadBefore = loadavg()[0] ?? 0;
   const started = performance.now();
   const done = run();
   const [changed, enqueue] = await Promise.all([done, probe(probeClient, done)]);
-  return { checkout, operation, changed, durationMs: performance.now() - started, enqueue };
+  const load: [number, number] = [loadBefore, loadavg()[0] ?? 0];
+  return { checkout, operation, changed, durationMs: performance.now() - started, enqueue, load };
 }
 
 async function oneServer(label: string, srcDir: string): Promise<Row[]> {
@@ -151,12 +165,13 @@ async function oneServer(label: string, srcDir: string): Promise<Row[]> {
     'grpc.use_local_subchannel_pool': 1,
   });
   const rows: Row[] = [];
-  const step = async (operation: string, run: () => Promise<number>) => {
+  const step = async (op: (typeof allOps)[number], operation: string, run: () => Promise<number>) => {
+    if (!ops.has(op)) return;
     try {
       const row = await measure(label, prober, operation, run);
       rows.push(row);
       process.stderr.write(
-        `${label}: ${operation} ${row.changed} jobs in ${Math.round(row.durationMs)} ms\n`,
+        `${label}: ${operation} ${row.changed} jobs in ${Math.round(row.durationMs)} ms, enqueue p99 ${row.enqueue?.p99Ms.toFixed(1)} ms, load ${row.load.map((l) => l.toFixed(2)).join('→')}\n`,
       );
     } catch (error) {
       if ((error as { code?: number }).code !== status.UNIMPLEMENTED) throw error;
@@ -172,10 +187,12 @@ async function oneServer(label: string, srcDir: string): Promise<Row[]> {
         () => new Promise((r) => setTimeout(() => r(0), 3000)),
       ),
     );
-    await fill(control, true);
+    // Every operation but the purge starts from scheduled jobs (the run-now makes them ready).
+    if ([...ops].some((op) => op !== 'purge')) await fill(control, true);
     const runNow = { scheduleChange: { $case: 'runNow' as const, value: true } };
     const prio = { priorityChange: { $case: 'priority' as const, value: 5 } };
     await step(
+      'update',
       'UpdateJobs run now',
       async () =>
         (
@@ -188,6 +205,7 @@ async function oneServer(label: string, srcDir: string): Promise<Row[]> {
         ).updatedCount,
     );
     await step(
+      'priority',
       'UpdateJobs priority',
       async () =>
         (
@@ -199,11 +217,12 @@ async function oneServer(label: string, srcDir: string): Promise<Row[]> {
           })
         ).updatedCount,
     );
-    await step('CancelJobs', async () => {
+    await step('cancel', 'CancelJobs', async () => {
       const r = await unary(control, control.cancelJobs, { filter, dryRun: false, background: false });
       return r.cancelledCount + r.cancelRequestedCount;
     });
     await step(
+      'requeue',
       'RequeueJobs (cancelled)',
       async () =>
         (
@@ -215,6 +234,7 @@ async function oneServer(label: string, srcDir: string): Promise<Row[]> {
         ).requeuedCount,
     );
     await step(
+      'delete',
       'DeleteJobs by metadata',
       async () =>
         (
@@ -226,8 +246,9 @@ async function oneServer(label: string, srcDir: string): Promise<Row[]> {
         ).deletedCount,
     );
     // What a server without RequeueJobs/DeleteJobs still holds is cancelled: purge needs waiting jobs.
-    await fill(control, false);
+    if (ops.has('purge')) await fill(control, false);
     await step(
+      'purge',
       'PurgeQueue',
       async () => (await unary(control, control.purgeQueue, { queue, background: false })).deletedCount,
     );
@@ -243,24 +264,28 @@ async function oneServer(label: string, srcDir: string): Promise<Row[]> {
 installCleanupHandlers(async () => {});
 const all: Row[] = [];
 for (let run = 0; run < runs; run++) {
-  for (const { label, dir } of checkouts) all.push(...(await oneServer(label, dir)));
+  // The order alternates run by run, so that neither checkout always meets the machine's load first.
+  const order = run % 2 === 0 ? checkouts : [...checkouts].reverse();
+  for (const { label, dir } of order) all.push(...(await oneServer(label, dir)));
 }
 
 /** Median of the runs' rows of one checkout and operation. */
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
 const keys = [...new Set(all.map((r) => `${r.checkout}\u0000${r.operation}`))];
-console.log(`bulk operations over ${jobs.toLocaleString('en')} matching jobs; medians of ${runs} run(s)`);
 console.log(
-  '| checkout | operation | jobs changed | duration | enqueues during it | enqueue p50 | enqueue p99 | enqueue max |',
+  `bulk operations over ${jobs.toLocaleString('en')} matching jobs; medians of ${runs} run(s), checkouts interleaved; ${cpus().length} CPUs`,
 );
-console.log('|---|---|--:|--:|--:|--:|--:|--:|');
+console.log(
+  '| checkout | operation | jobs changed | duration | enqueues during it | enqueue p50 | enqueue p99 | enqueue max | p99 of each run | load (1 min) |',
+);
+console.log('|---|---|--:|--:|--:|--:|--:|--:|---|---|');
 for (const key of keys) {
   const [checkout, operation] = key.split('\u0000');
   const rows = all.filter((r) => r.checkout === checkout && r.operation === operation);
   const pick = (f: (r: Row) => number) => median(rows.map(f));
   const ms = (v: number) => `${v.toFixed(1)} ms`;
   console.log(
-    `| ${checkout} | ${operation} | ${pick((r) => r.changed).toLocaleString('en')} | ${(pick((r) => r.durationMs) / 1000).toFixed(1)} s | ${pick((r) => r.enqueue?.count ?? 0)} | ${ms(pick((r) => r.enqueue?.p50Ms ?? 0))} | ${ms(pick((r) => r.enqueue?.p99Ms ?? 0))} | ${ms(pick((r) => r.enqueue?.maxMs ?? 0))} |`,
+    `| ${checkout} | ${operation} | ${pick((r) => r.changed).toLocaleString('en')} | ${(pick((r) => r.durationMs) / 1000).toFixed(1)} s | ${pick((r) => r.enqueue?.count ?? 0)} | ${ms(pick((r) => r.enqueue?.p50Ms ?? 0))} | ${ms(pick((r) => r.enqueue?.p99Ms ?? 0))} | ${ms(pick((r) => r.enqueue?.maxMs ?? 0))} | ${rows.map((r) => (r.enqueue?.p99Ms ?? 0).toFixed(0)).join(', ')} | ${Math.min(...rows.flatMap((r) => r.load)).toFixed(1)}–${Math.max(...rows.flatMap((r) => r.load)).toFixed(1)} |`,
   );
 }
 process.exit(0);

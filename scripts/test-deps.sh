@@ -34,6 +34,7 @@ packages = {
     'grpc': 'python3-grpcio', 'grpc_tools': 'python3-grpc-tools', 'google.protobuf': 'python3-protobuf',
     'pytest': 'python3-pytest', 'mypy': 'python3-mypy', 'ensurepip': 'python3-venv',
     'setuptools': 'python3-setuptools', 'wheel': 'python3-wheel',
+    'psycopg2': 'python3-psycopg2',  # sepp.pg's test (tests/store/postgres-enqueue-function.test.ts)
 }
 def present(module):
     try:
@@ -45,7 +46,7 @@ EOF
   )
   need="$need $python_missing"
 else
-  want 'python3 python3-grpcio python3-grpc-tools python3-protobuf python3-pytest python3-mypy python3-venv python3-setuptools python3-wheel'
+  want 'python3 python3-grpcio python3-grpc-tools python3-protobuf python3-pytest python3-mypy python3-venv python3-setuptools python3-wheel python3-psycopg2'
 fi
 
 need=$(echo $need) # one space between names, none around them

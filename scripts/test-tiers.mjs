@@ -90,6 +90,8 @@ export const systemTier = {
   'tests/store/conformance/sqlite-model.test.ts':
     'a model-based loop: 1,000 random runs of 20 steps (SEPP_MODEL_RUNS)',
   'tests/store/data-dir-lock.test.ts': 'bundle: server processes',
+  'tests/store/postgres-enqueue-function.test.ts':
+    'a PostgreSQL cluster (postgresql-15), python3 with psycopg2',
   'tests/store/postgres-helper.test.ts': 'PostgreSQL clusters (postgresql-15)',
   'tests/store/postgres-serve.test.ts': 'a PostgreSQL cluster (postgresql-15)',
   'tests/store/postgres-server-kill.test.ts':

@@ -12,6 +12,8 @@
 //   dist/cjs/*.d.ts      declarations from tsc, one per source file;
 //   dist/esm/index.js    an ES module that loads the CommonJS build and re-exports it by name;
 //   dist/esm/index.d.ts  its declarations: the same, re-exported.
+// The optional entry point `@sepp-queue/client/pg` (src/pg.ts: enqueue inside a PostgreSQL
+// transaction) is built the same way, as dist/cjs/pg.js and dist/esm/pg.js.
 // Usage: node build.mjs
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -29,11 +31,14 @@ const pkg = JSON.parse(readFileSync(join(here, 'package.json'), 'utf8'));
 
 rmSync(dist, { recursive: true, force: true });
 
-// 1. The CommonJS bundle.
+/** The package's entry points: `.` and the optional `./pg`. */
+const entries = ['index', 'pg'];
+
+// 1. The CommonJS bundles.
 await build({
-  entryPoints: [join(here, 'src', 'index.ts')],
+  entryPoints: entries.map((entry) => join(here, 'src', `${entry}.ts`)),
   absWorkingDir: here,
-  outfile: join(cjsDir, 'index.js'),
+  outdir: cjsDir,
   bundle: true,
   platform: 'node',
   format: 'cjs',
@@ -68,33 +73,40 @@ const openTelemetryTypes = declarations.filter((f) => readFileSync(f, 'utf8').in
 const leaked = openTelemetryTypes.filter((f) => !f.endsWith('trace.d.ts'));
 if (leaked.length > 0) fail(`declarations name @opentelemetry/api: ${leaked.map((f) => relative(here, f))}`);
 
-// 3. The ES module face: every name the CommonJS build exports, by name (not `export *`,
-// which would depend on Node's guess of a CommonJS module's names). It loads the build with
-// require: `import` of a CommonJS file costs Node 20 about half a second more here
+// 3. The ES module faces: every name a CommonJS build exports, by name (not `export *`,
+// which would depend on Node's guess of a CommonJS module's names). Each loads its build
+// with require: `import` of a CommonJS file costs Node 20 about half a second more here
 // (bench/sdk-package.ts), and require shares the module with require('@sepp-queue/client').
-const cjsExports = Object.keys(createRequire(import.meta.url)(join(cjsDir, 'index.js'))).sort();
-if (cjsExports.length === 0 || cjsExports.includes('default')) fail(`unexpected exports: ${cjsExports}`);
-const esm = [
-  '// The ES module face of @sepp-queue/client: the CommonJS build, re-exported by name (see build.mjs).',
-  "import { createRequire } from 'node:module';",
-  '',
-  "const sdk = createRequire(import.meta.url)('../cjs/index.js');",
-  `export const { ${cjsExports.join(', ')} } = sdk;`,
-  '',
-].join('\n');
 mkdirSync(esmDir, { recursive: true });
-writeFileSync(join(esmDir, 'index.js'), esm);
-writeFileSync(join(esmDir, 'index.d.ts'), "export * from '../cjs/index.js';\n");
-const viaImport = await import(pathToFileURL(join(esmDir, 'index.js')).href);
-const viaRequire = createRequire(import.meta.url)(join(cjsDir, 'index.js'));
-for (const name of cjsExports) {
-  if (viaImport[name] !== viaRequire[name]) fail(`dist/esm/index.js: ${name} is not the CommonJS build's`);
+let exported = 0;
+for (const entry of entries) {
+  const cjsFile = join(cjsDir, `${entry}.js`);
+  const cjsExports = Object.keys(createRequire(import.meta.url)(cjsFile)).sort();
+  if (cjsExports.length === 0 || cjsExports.includes('default'))
+    fail(`${entry}: unexpected exports: ${cjsExports}`);
+  const esm = [
+    `// The ES module face of @sepp-queue/client${entry === 'index' ? '' : `/${entry}`}: the CommonJS build, re-exported by name (see build.mjs).`,
+    "import { createRequire } from 'node:module';",
+    '',
+    `const sdk = createRequire(import.meta.url)('../cjs/${entry}.js');`,
+    `export const { ${cjsExports.join(', ')} } = sdk;`,
+    '',
+  ].join('\n');
+  writeFileSync(join(esmDir, `${entry}.js`), esm);
+  writeFileSync(join(esmDir, `${entry}.d.ts`), `export * from '../cjs/${entry}.js';\n`);
+  const viaImport = await import(pathToFileURL(join(esmDir, `${entry}.js`)).href);
+  const viaRequire = createRequire(import.meta.url)(cjsFile);
+  for (const name of cjsExports) {
+    if (viaImport[name] !== viaRequire[name])
+      fail(`dist/esm/${entry}.js: ${name} is not the CommonJS build's`);
+  }
+  exported += cjsExports.length;
 }
 
 const bytes = listFiles(dist).reduce((n, f) => n + statSync(f).size, 0);
 console.error(
   `built ${pkg.name} ${pkg.version} into ${relative(process.cwd(), dist) || dist}: ` +
-    `${listFiles(dist).length} files, ${(bytes / 1024).toFixed(0)} KiB, ${cjsExports.length} exports, ` +
+    `${listFiles(dist).length} files, ${(bytes / 1024).toFixed(0)} KiB, ${exported} exports, ` +
     `${((performance.now() - started) / 1000).toFixed(1)} s`,
 );
 

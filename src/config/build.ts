@@ -119,6 +119,7 @@ export function buildConfig(
     maxStreamsPerConnection: grpcScalars.maxStreamsPerConnection,
     handshakeTimeoutMs: grpcScalars.handshakeTimeoutMs,
     idleTimeoutMs: grpcScalars.idleTimeoutMs,
+    firstMessageTimeoutMs: grpcScalars.firstMessageTimeoutMs,
     maxEventSubscribersPerKey: grpcScalars.maxEventSubscribersPerKey,
     maxBytesInFlightPerConnection: resolveBytesInFlight(
       reader,

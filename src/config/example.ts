@@ -133,6 +133,12 @@ export const exampleConfig = `# sepp.toml — configuration for sepp, the durabl
 # reconnect on their next call). Open streams and long-polls keep it open.
 # idle_timeout_ms = "5m"
 
+# A call must send its first message within this after it opens (a Work
+# stream its subscribe, a Produce stream its first batch, Events and unary
+# calls their request), or it ends with RESOURCE_EXHAUSTED: a stream that
+# never says what it wants cannot hold a slot until its connection closes.
+# first_message_timeout_ms = "10s"
+
 # Events streams one API key may hold at once, of limits.max_event_subscribers:
 # one key cannot take every slot. Each waitFor / wait_for of the SDKs holds
 # one while it waits. Not applied without API keys.

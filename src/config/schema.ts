@@ -175,6 +175,10 @@ export const grpcSpec: SectionSpec<GrpcScalars> = {
     default: 10 * SECOND_MS,
   },
   idleTimeoutMs: { field: durationField({ min: 1 * SECOND_MS, max: 1 * DAY_MS }), default: 5 * MINUTE_MS },
+  firstMessageTimeoutMs: {
+    field: durationField({ min: 100, max: 10 * MINUTE_MS }),
+    default: 10 * SECOND_MS,
+  },
   maxEventSubscribersPerKey: { field: integerField({ min: 1, max: 100_000 }), default: 250 },
   // At least grpc.max_message_bytes (build.ts): a default below it grows to it.
   maxBytesInFlightPerConnection: {

@@ -95,6 +95,15 @@ export interface GrpcConfig {
   /** A connection with no call open for this long is closed; clients reconnect when they need to. */
   readonly idleTimeoutMs: number;
   /**
+   * A call must send its first message (a Work stream its subscribe, a
+   * Produce stream its first batch, Events and unary calls their request)
+   * within this after its headers, or it ends with RESOURCE_EXHAUSTED: a
+   * stream that never says what it wants cannot hold a slot until its
+   * connection closes. Time the server itself holds the message back
+   * (grpc.max_bytes_in_flight_*) does not count.
+   */
+  readonly firstMessageTimeoutMs: number;
+  /**
    * Events streams one API key may hold at once (a share of
    * limits.max_event_subscribers), so one key cannot take every slot.
    * Without keys there is no one to tell apart, and it does not apply.

@@ -222,23 +222,15 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
   const browser = new JobBrowser(ctx);
   const actions = new OperatorActions(ctx, audit);
   const dependencyQueues = new DependencyQueues();
-  const enqueueSteps = new EnqueueSteps(
-    ctx,
-    flow,
-    new JobIdGenerator(deps.randomBytes ?? systemRandomBytes),
-    diskFull,
-    dependencyQueues,
-  );
+  const ids = new JobIdGenerator(deps.randomBytes ?? systemRandomBytes);
+  const enqueueSteps = new EnqueueSteps(ctx, flow, ids, diskFull, dependencyQueues);
   const enqueuer = new Enqueuer(enqueueSteps, audit);
   const flowEnqueuer = new FlowEnqueuer(enqueueSteps);
   batches = new Batches({
     ctx,
-    ids: new JobIdGenerator(deps.randomBytes ?? systemRandomBytes),
+    ids,
     enqueueWithin: (tx, requests, audit) => enqueuer.enqueueWithin(tx, requests, audit),
-    checkRoom: () => {
-      const refusal = diskFull.enqueueRefusal();
-      if (refusal !== null) throw refusal;
-    },
+    checkRoom: () => enqueueSteps.checkRoom(),
   });
   const schedules = new Schedules(
     ctx,

@@ -18,6 +18,14 @@
  *   calls can make the server hold is bounded by
  *   keylessCallsPerServer × grpc.max_message_bytes.
  *
+ * Every other call must send its first message within
+ * `grpc.first_message_timeout_ms` of its headers (time its message waits for
+ * room in a byte budget, the server's doing, does not count), or it ends with
+ * RESOURCE_EXHAUSTED: a Work, Produce or Events stream that never sends
+ * anything would otherwise hold its slot (a stream of the connection's
+ * `grpc.max_streams_per_connection`, and for a stream the connection itself)
+ * until the connection closed.
+ *
  * It also tells the connection that a call opened (its handshake is done),
  * and holds every admitted call's request bytes to the budgets of its
  * connection and its caller (byte-budget.ts): a message is read on only once
@@ -48,6 +56,8 @@ export interface AdmissionOptions {
   connections: Connections;
   /** How long a call without a key may take to send its request. */
   requestTimeoutMs: number;
+  /** How long any other call may take to send its first message (grpc.first_message_timeout_ms). */
+  firstMessageTimeoutMs: number;
   /** Reports a refused QueueService call as a call that ended with `code` (metrics, the request log). */
   observeRefusal: (rpc: string, code: status) => void;
   /** The budgets of request bytes in flight, per connection and per caller. */
@@ -128,6 +138,39 @@ export function admissionInterceptor(options: AdmissionOptions): ServerIntercept
     };
     /** The call's request bytes, once admitted. */
     let budgeted: ReturnType<BytesInFlight['follow']> | undefined;
+    /** Until the first message arrives (an admitted call with no keyless deadline). */
+    let firstMessageTimer: NodeJS.Timeout | undefined;
+    const stopFirstMessageTimer = () => {
+      if (firstMessageTimer === undefined) return;
+      clearTimeout(firstMessageTimer);
+      firstMessageTimer = undefined;
+    };
+    const expectFirstMessage = () => {
+      firstMessageTimer = setTimeout(() => {
+        firstMessageTimer = undefined;
+        // The server holds the message back (its budgets are full): the client did send.
+        if (budgeted?.holdingBack() === true) {
+          expectFirstMessage();
+          return;
+        }
+        connections.refusedCalls.first_message_timeout++;
+        const code = refuse(
+          call,
+          new SeppError(
+            'resource_exhausted',
+            `no first message within ${options.firstMessageTimeoutMs} ms of the call's start ` +
+              '(grpc.first_message_timeout_ms): send the request, or the subscribe of a stream, as it opens',
+          ),
+        );
+        if (!keyed) return;
+        try {
+          options.observeRefusal(method.path.slice(keyedPrefix.length), code);
+        } catch {
+          // Telemetry failing must not fail the server: the call is answered already.
+        }
+      }, options.firstMessageTimeoutMs);
+      firstMessageTimer.unref();
+    };
 
     return new ServerInterceptingCall(call, {
       start: (next) =>
@@ -142,6 +185,8 @@ export function admissionInterceptor(options: AdmissionOptions): ServerIntercept
             }
             if (refusal === null) {
               budgeted = options.bytesInFlight.follow(call, connection, callerName, method.requestStream);
+              // A call without a key has its own, shorter deadline for its request (admitKeyless).
+              if (holding === undefined) expectFirstMessage();
               forward(metadata);
               return;
             }
@@ -156,15 +201,18 @@ export function admissionInterceptor(options: AdmissionOptions): ServerIntercept
           onReceiveMessage: (message: unknown, forward: (message: unknown) => void) => {
             // The request arrived: a call without a key no longer needs its deadline.
             if (holding !== undefined) clearTimeout(holding.timer);
+            stopFirstMessageTimer();
             budgeted?.delivered();
             forward(message);
           },
           onCancel: () => {
+            stopFirstMessageTimer();
             release();
             budgeted?.finished();
           },
         }),
       sendStatus: (sent, next) => {
+        stopFirstMessageTimer();
         release();
         budgeted?.finished();
         next(sent);

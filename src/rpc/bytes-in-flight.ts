@@ -55,6 +55,8 @@ export interface FollowedCall {
   delivered(): void;
   /** The call ended: every byte it holds goes back, a wait ends. */
   finished(): void;
+  /** Whether a message of the call waits for room in a budget (the server holds it back, not the client). */
+  holdingBack(): boolean;
 }
 
 export class BytesInFlight {
@@ -123,6 +125,7 @@ export class BytesInFlight {
     };
     raw.on('data', onData);
     return {
+      holdingBack: () => waiter !== undefined,
       delivered: () => {
         if (!streaming || done) return;
         const bytes = held.shift();

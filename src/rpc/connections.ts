@@ -26,7 +26,7 @@ export interface ConnectionLimits {
 /** Why a connection was closed by sepp rather than by its client. */
 export type ConnectionRejection = 'max_connections' | 'handshake_timeout';
 /** Why a call was refused when its headers arrived, before its body was read. */
-export type CallRefusal = 'unauthenticated' | 'keyless_limit';
+export type CallRefusal = 'unauthenticated' | 'keyless_limit' | 'first_message_timeout';
 
 export interface ConnectionStats {
   /** Connections open now. */
@@ -70,7 +70,11 @@ export class Connections {
     max_connections: 0,
     handshake_timeout: 0,
   };
-  readonly refusedCalls: Record<CallRefusal, number> = { unauthenticated: 0, keyless_limit: 0 };
+  readonly refusedCalls: Record<CallRefusal, number> = {
+    unauthenticated: 0,
+    keyless_limit: 0,
+    first_message_timeout: 0,
+  };
 
   constructor(
     private readonly limits: ConnectionLimits,

@@ -19,6 +19,7 @@ export interface ServerFacts {
     maxStreamsPerConnection: number;
     handshakeTimeoutMs: number;
     idleTimeoutMs: number;
+    firstMessageTimeoutMs: number;
     maxEventSubscribersPerKey: number;
     maxBytesInFlightPerConnection: number;
     maxBytesInFlightPerKey: number;

@@ -128,6 +128,7 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
         auth,
         connections,
         requestTimeoutMs: grpcLimits.handshakeTimeoutMs,
+        firstMessageTimeoutMs: grpcLimits.firstMessageTimeoutMs,
         bytesInFlight,
         observeRefusal: (method, code) =>
           options.observer?.callStarted({ method, parent: undefined }).end(code, undefined),

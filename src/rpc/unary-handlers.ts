@@ -110,9 +110,9 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
     ...createScheduleHandlers(ctx, unary),
     ...createControlHandlers(ctx, unary),
     ...createBulkHandlers(ctx, unary),
-    ...createBatchHandlers(ctx, unary),
     ...createListHandlers(ctx, unary),
     ...createQueueAdminHandlers(ctx, unary),
+    ...createBatchHandlers(ctx, unary),
 
     enqueue: unary(
       'Enqueue',

@@ -30,7 +30,7 @@ export function observeConnections(meter: Meter, read: () => ConnectionCounts | 
   const refused = meter.createObservableCounter('sepp.grpc.calls.refused', {
     unit: '{call}',
     description:
-      'gRPC calls refused when their headers arrived, before any of their body was read, by reason: unauthenticated (no valid API key) or keyless_limit (too many calls without a key open)',
+      'gRPC calls refused, by reason: unauthenticated (no valid API key) or keyless_limit (too many calls without a key open), both when their headers arrived, before any of their body was read; first_message_timeout (no first message within grpc.first_message_timeout_ms)',
   });
   meter.addBatchObservableCallback(
     (result) => {

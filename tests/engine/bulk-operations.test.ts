@@ -12,6 +12,8 @@ import {
   maxRunning,
   maxSliceRows,
   minSliceRows,
+  nextSliceRows,
+  sliceWorkMs,
 } from '../../src/engine/control/bulk-operations.ts';
 import type { Engine } from '../../src/engine/engine.ts';
 import { expectCode, job, withEngine } from '../helpers/engine.ts';
@@ -123,6 +125,17 @@ test('an operation runs in slices of bounded size, and other writes commit betwe
     assert.ok(finished.slices >= Math.ceil(n / maxSliceRows), `${finished.slices} slices`);
     assert.equal((await engine.listQueues()).find((q) => q.name === 'q')?.counts.ready, n);
   });
+});
+
+test("a slice's size follows the time it took toward sliceWorkMs, at most halved or doubled, within the bounds", () => {
+  assert.equal(nextSliceRows(400, sliceWorkMs), 400);
+  // 25 % over its time: 20 % fewer rows (a 10 ms target once ran to 14-16 ms, doubling below 5).
+  assert.equal(nextSliceRows(400, sliceWorkMs * 1.25), 320);
+  assert.equal(nextSliceRows(400, sliceWorkMs * 0.8), 500);
+  assert.equal(nextSliceRows(400, sliceWorkMs * 10), 200);
+  assert.equal(nextSliceRows(400, 0), 800);
+  assert.equal(nextSliceRows(minSliceRows, sliceWorkMs * 10), minSliceRows);
+  assert.equal(nextSliceRows(maxSliceRows, 0), maxSliceRows);
 });
 
 /** A clock on which every reading is 10 ms after the last: a machine where each slice takes longer than it should. */

@@ -18,8 +18,8 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type LeasedJob, SeppClient } from '../../clients/typescript/src/index.ts';
-import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { type PostgresCluster, startPostgres } from '../helpers/postgres.ts';
+import { countMismatches } from '../helpers/postgres-counts.ts';
 import { type ServerProcess, startServerProcess } from '../helpers/process-server.ts';
 
 const queue = 'load';
@@ -236,17 +236,4 @@ test('kill -9 of one of two sepp servers under load: nothing acknowledged lost, 
 });
 
 /** counts = rows, read through the Store interface on the schema. */
-async function mismatches(): Promise<string[]> {
-  const store = new PostgresStore({
-    url: cluster.urlWithoutPassword(database),
-    password: cluster.password,
-    schema: 'kill',
-    poolSize: 2,
-    statementTimeoutMs: 30_000,
-  });
-  try {
-    return await store.read((view) => view.counts.mismatches());
-  } finally {
-    await store.close();
-  }
-}
+const mismatches = () => countMismatches(cluster, database, 'kill');

@@ -13,8 +13,8 @@ import { type ServiceError, status } from '@grpc/grpc-js';
 import { CancelJobsRequest } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
 import type { QueueServiceClient } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import type { WorkResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
-import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { type PostgresCluster, startPostgres } from '../helpers/postgres.ts';
+import { countMismatches } from '../helpers/postgres-counts.ts';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
 import { collect, creditMessage, openWork, subscribeMessage } from '../helpers/streams.ts';
 
@@ -40,20 +40,7 @@ async function servers(n: number, schema: string, toml = ''): Promise<TestServer
 }
 
 /** counts = rows, read through the Store interface on the schema. */
-async function mismatches(schema: string): Promise<string[]> {
-  const store = new PostgresStore({
-    url: cluster.urlWithoutPassword(database),
-    password: cluster.password,
-    schema,
-    poolSize: 2,
-    statementTimeoutMs: 30_000,
-  });
-  try {
-    return await store.read((view) => view.counts.mismatches());
-  } finally {
-    await store.close();
-  }
-}
+const mismatches = (schema: string) => countMismatches(cluster, database, schema);
 
 const reserve = (
   c: QueueServiceClient,

@@ -47,15 +47,19 @@ import { countMatching, RangeCursor, type ScanStep } from './bulk-scan.ts';
  * How many index entries a slice reads (and so jobs it may change) in one
  * transaction: it starts at `firstSliceRows` and follows the time each slice's
  * write takes until it is durable (measured on the injected clock: the batch,
- * the commit and its fsync — what other writes behind it wait for), halving
- * above `sliceWorkMs` and doubling below half of it, within
+ * the commit and its fsync — what other writes behind it wait for), scaled
+ * toward `sliceWorkMs` (at most halved or doubled per slice), within
  * [`minSliceRows`, `maxSliceRows`] — so a slice holds the writer for about
- * `sliceWorkMs` however costly each row is (indexes, a loaded machine).
+ * `sliceWorkMs` however costly each row is (indexes, a loaded machine). An
+ * enqueue that arrives during a slice waits for the rest of it: at 300,000
+ * jobs on an idle 2-core machine a 10 ms target let slices run to 14–16 ms
+ * (doubling below 5 ms overshot), plus a WAL checkpoint of ~8 ms in the commit
+ * of every few slices (bench/bulk-stall.ts, bench/results/bulk-operations-*.md).
  */
 export const firstSliceRows = 256;
 export const minSliceRows = 32;
 export const maxSliceRows = 2000;
-export const sliceWorkMs = 10;
+export const sliceWorkMs = 5;
 /** Index entries a count (the total before a confirmation) may examine. */
 export const countBudget = 100_000;
 /** Operations running at once, server-wide. */
@@ -279,11 +283,11 @@ export class BulkOperations {
 
   /**
    * The next slice's size from the time this one's write took until durable
-   * (its batch and commit included, fsync too: what an enqueue behind it waits).
+   * (its batch and commit included, fsync too: what an enqueue behind it waits):
+   * in proportion to `sliceWorkMs`, at most halved or doubled.
    */
   private resize(running: Running, tookMs: number): void {
-    if (tookMs > sliceWorkMs) running.sliceRows = Math.max(minSliceRows, Math.floor(running.sliceRows / 2));
-    else if (tookMs < sliceWorkMs / 2) running.sliceRows = Math.min(maxSliceRows, running.sliceRows * 2);
+    running.sliceRows = nextSliceRows(running.sliceRows, tookMs);
   }
 
   private *auditSlice(tx: StoreTx, running: Running): Op<void> {
@@ -391,6 +395,12 @@ export class BulkOperations {
       this.operations.delete(old.info.id);
     }
   }
+}
+
+/** The size of the slice after one of `rows` rows that took `tookMs` until durable (see firstSliceRows). */
+export function nextSliceRows(rows: number, tookMs: number): number {
+  const scale = Math.min(2, Math.max(0.5, sliceWorkMs / Math.max(tookMs, 0.01)));
+  return Math.min(maxSliceRows, Math.max(minSliceRows, Math.floor(rows * scale)));
 }
 
 /** An update's changes as its details record them (only what bulk takes). */

@@ -1,0 +1,563 @@
+/**
+ * Enqueue inside the application's own transaction (issue 38): `sepp.enqueue` (the
+ * function of migration schema/postgres/0002) and the TypeScript helper over it
+ * (`@sepp-queue/client/pg`), against a sepp server on the same schema. The job exists
+ * iff the transaction commits (committed, rolled back, savepoint rolled back); two
+ * transactions with one idempotency key store one job; the function's refusals answer
+ * a SQLSTATE and sepp's rejection reason; a role with EXECUTE on the function only can
+ * enqueue and read nothing; the commit's NOTIFY wakes a waiting worker with no poll;
+ * the row it writes is the row an enqueue over gRPC writes; counts match the rows.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import pg from 'pg';
+import { enqueueInTransaction } from '../../clients/typescript/src/pg.ts';
+import { FakeClock } from '../../src/engine/clock.ts';
+import { type PostgresCluster, startPostgres } from '../helpers/postgres.ts';
+import { countMismatches } from '../helpers/postgres-counts.ts';
+import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
+
+let cluster: PostgresCluster;
+let database: string;
+
+before(async () => {
+  cluster = await startPostgres();
+  database = await cluster.createDatabase('txn');
+});
+
+after(async () => {
+  await cluster?.close();
+});
+
+const storeToml = (schema: string) =>
+  `[store]\nkind = "postgres"\nurl = "${cluster.urlWithoutPassword(database)}"\npassword_file = "${cluster.passwordFile}"\nschema = "${schema}"\n`;
+
+const queuesToml = `
+[queues.mail]
+[queues.small]
+max_payload_bytes = 1024
+[queues.typed]
+allowed_types = ["send"]
+[queues.shallow]
+max_depth = 2
+`;
+
+function server(schema: string, options: { clock?: FakeClock } = {}): Promise<TestServer> {
+  return startTestServer({ toml: `${queuesToml}\n${storeToml(schema)}`, ...options });
+}
+
+async function connect(config: pg.ClientConfig = cluster.connection(database)): Promise<pg.Client> {
+  const client = new pg.Client(config);
+  client.on('error', () => {});
+  await client.connect();
+  return client;
+}
+
+const mismatches = (schema: string) => countMismatches(cluster, database, schema);
+
+const reserve = (t: TestServer, queue: string, maxJobs = 10, waitTimeoutMs = 0) =>
+  call(t.client, t.client.reserve, {
+    queues: [queue],
+    maxJobs,
+    leaseDurationMs: 60_000,
+    waitTimeoutMs,
+    workerId: 'w',
+    maxResponseBytes: 0,
+  });
+
+async function counts(t: TestServer, queue: string) {
+  const { queues } = await call(t.client, t.client.listQueues, { pageSize: 0, pageToken: '' });
+  return queues.find((q) => q.name === queue)?.counts;
+}
+
+async function jobExists(t: TestServer, id: string): Promise<boolean> {
+  return call(t.client, t.client.getJob, { jobId: id }).then(
+    () => true,
+    () => false,
+  );
+}
+
+test('committed: the job exists only after the commit; rolled back: never; counts stay exact', async () => {
+  const t = await server('commits');
+  const app = await connect();
+  try {
+    await app.query('BEGIN');
+    const { id, deduplicated } = await enqueueInTransaction(
+      app,
+      { queue: 'mail', type: 'send', json: { order: 1 } },
+      { schema: 'commits' },
+    );
+    assert.equal(deduplicated, false);
+    assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    assert.equal(await jobExists(t, id), false, 'visible before the commit');
+    assert.equal((await counts(t, 'mail'))?.ready, 0);
+    await app.query('COMMIT');
+    assert.equal(await jobExists(t, id), true);
+    assert.equal((await counts(t, 'mail'))?.ready, 1);
+    const { jobs } = await reserve(t, 'mail');
+    assert.deepEqual(
+      jobs.map((j) => [j.jobId, j.type, j.contentType, Buffer.from(j.payload).toString()]),
+      [[id, 'send', 'application/json', '{"order":1}']],
+    );
+
+    await app.query('BEGIN');
+    const rolledBack = await enqueueInTransaction(
+      app,
+      { queue: 'mail', type: 'send' },
+      { schema: 'commits' },
+    );
+    await app.query('ROLLBACK');
+    assert.equal(await jobExists(t, rolledBack.id), false);
+    assert.deepEqual([(await counts(t, 'mail'))?.ready, (await counts(t, 'mail'))?.leased], [0, 1]);
+  } finally {
+    await app.end();
+    await t.dispose();
+  }
+  assert.deepEqual(await mismatches('commits'), []);
+});
+
+test('a savepoint rolled back takes its job with it; the rest of the transaction commits', async () => {
+  const t = await server('savepoints');
+  const app = await connect();
+  try {
+    await app.query('BEGIN');
+    const kept = await enqueueInTransaction(app, { queue: 'mail', type: 'a' }, { schema: 'savepoints' });
+    await app.query('SAVEPOINT s');
+    const dropped = await enqueueInTransaction(
+      app,
+      { queue: 'mail', type: 'b', idempotencyKey: 'k' },
+      { schema: 'savepoints' },
+    );
+    await app.query('ROLLBACK TO SAVEPOINT s');
+    // The key went with the savepoint: it is free again in the same transaction.
+    const again = await enqueueInTransaction(
+      app,
+      { queue: 'mail', type: 'c', idempotencyKey: 'k' },
+      { schema: 'savepoints' },
+    );
+    assert.equal(again.deduplicated, false);
+    await app.query('COMMIT');
+    assert.equal(await jobExists(t, kept.id), true);
+    assert.equal(await jobExists(t, dropped.id), false);
+    assert.equal(await jobExists(t, again.id), true);
+    assert.equal((await counts(t, 'mail'))?.ready, 2);
+  } finally {
+    await app.end();
+    await t.dispose();
+  }
+  assert.deepEqual(await mismatches('savepoints'), []);
+});
+
+test('two transactions enqueue one idempotency key at once: one job; a rollback frees the key', async () => {
+  const t = await server('keys');
+  const [a, b] = [await connect(), await connect()];
+  try {
+    const enqueue = (c: pg.Client, type: string) =>
+      enqueueInTransaction(c, { queue: 'mail', type, idempotencyKey: 'order-7' }, { schema: 'keys' });
+    await a.query('BEGIN');
+    await b.query('BEGIN');
+    const first = await enqueue(a, 'first');
+    // b waits for a's transaction (the key's lock) …
+    let bDone = false;
+    const second = enqueue(b, 'second').then((r) => {
+      bDone = true;
+      return r;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(bDone, false, 'b did not wait for a');
+    await a.query('COMMIT');
+    // … and then finds a's job.
+    assert.deepEqual(await second, { id: first.id, deduplicated: true });
+    await b.query('COMMIT');
+
+    // A rolled-back holder frees the key for the waiter.
+    await a.query('BEGIN');
+    await b.query('BEGIN');
+    const gone = await enqueueInTransaction(
+      a,
+      { queue: 'mail', type: 'x', idempotencyKey: 'order-8' },
+      { schema: 'keys' },
+    );
+    const waiter = enqueueInTransaction(
+      b,
+      { queue: 'mail', type: 'y', idempotencyKey: 'order-8' },
+      { schema: 'keys' },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await a.query('ROLLBACK');
+    const taken = await waiter;
+    assert.equal(taken.deduplicated, false);
+    assert.notEqual(taken.id, gone.id);
+    await b.query('COMMIT');
+
+    // Under REPEATABLE READ the waiter's snapshot cannot see the other's job: 40001, retry.
+    await a.query('BEGIN');
+    await b.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+    await b.query('SELECT 1');
+    await enqueueInTransaction(
+      a,
+      { queue: 'mail', type: 'x', idempotencyKey: 'order-9' },
+      { schema: 'keys' },
+    );
+    const refused = enqueueInTransaction(
+      b,
+      { queue: 'mail', type: 'y', idempotencyKey: 'order-9' },
+      { schema: 'keys' },
+    ).catch((error: { code?: string }) => error.code);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await a.query('COMMIT');
+    assert.equal(await refused, '40001');
+    await b.query('ROLLBACK');
+
+    const { jobs } = await reserve(t, 'mail', 100);
+    assert.deepEqual(jobs.map((j) => j.idempotencyKey).sort(), ['order-7', 'order-8', 'order-9']);
+  } finally {
+    await a.end();
+    await b.end();
+    await t.dispose();
+  }
+  assert.deepEqual(await mismatches('keys'), []);
+});
+
+test('keys, priorities, scheduling and groups behave as over gRPC: the same row, dedup across both', async () => {
+  const t = await server('parity');
+  const app = await connect();
+  try {
+    const runAtMs = Date.now() + 3_600_000;
+    const grpc = await call(t.client, t.client.enqueue, {
+      job: testJob('mail', {
+        type: 'send',
+        payload: Buffer.from('p'),
+        contentType: 'text/plain',
+        priority: 7,
+        maxAttempts: 3,
+        idempotencyKey: 'grpc-key',
+        metadata: { a: 'b' },
+        group: 'tenant-1',
+        schedule: { $case: 'runAtMs', value: runAtMs },
+      }),
+    });
+    const sql = await enqueueInTransaction(
+      app,
+      {
+        queue: 'mail',
+        type: 'send',
+        payload: 'p',
+        contentType: 'text/plain',
+        priority: 7,
+        maxAttempts: 3,
+        idempotencyKey: 'sql-key',
+        metadata: { a: 'b' },
+        group: 'tenant-1',
+        runAt: runAtMs,
+      },
+      { schema: 'parity' },
+    );
+    const columns = `state, priority, payload, content_type, metadata_json, max_attempts, lease_ms, run_at_ms,
+      expires_at_ms, group_key, attempt, attempt_base`;
+    const rows = await app.query(`SELECT ${columns} FROM parity.jobs WHERE id = ANY($1) ORDER BY seq`, [
+      [grpc.jobId, sql.id],
+    ]);
+    assert.equal(rows.rows.length, 2);
+    assert.deepEqual(rows.rows[1], rows.rows[0]);
+    assert.equal(rows.rows[0].state, 'scheduled');
+    assert.deepEqual((await counts(t, 'mail'))?.scheduled, 2);
+
+    // A key taken over gRPC is a duplicate for the function, and the other way round.
+    const dupOfGrpc = await enqueueInTransaction(
+      app,
+      { queue: 'mail', type: 'send', idempotencyKey: 'grpc-key' },
+      { schema: 'parity' },
+    );
+    assert.deepEqual(dupOfGrpc, { id: grpc.jobId, deduplicated: true });
+    const dupOfSql = await call(t.client, t.client.enqueue, {
+      job: testJob('mail', { idempotencyKey: 'sql-key' }),
+    });
+    assert.deepEqual([dupOfSql.jobId, dupOfSql.deduplicated], [sql.id, true]);
+
+    // Priorities: the higher one is leased first; a grouped job is leased once the
+    // servers read the queue's group mark (their refresh, within a second).
+    await enqueueInTransaction(app, { queue: 'mail', type: 'low', priority: 1 }, { schema: 'parity' });
+    await enqueueInTransaction(app, { queue: 'mail', type: 'high', priority: 8 }, { schema: 'parity' });
+    await enqueueInTransaction(
+      app,
+      { queue: 'mail', type: 'grouped', group: 'g', priority: 0 },
+      { schema: 'parity' },
+    );
+    const leased: string[] = [];
+    for (let i = 0; i < 50 && leased.length < 3; i++) {
+      const { jobs } = await reserve(t, 'mail', 1);
+      leased.push(...jobs.map((j) => j.type));
+      if (jobs.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.deepEqual(leased.slice(0, 2), ['high', 'low']);
+    assert.equal(leased[2], 'grouped');
+  } finally {
+    await app.end();
+    await t.dispose();
+  }
+  assert.deepEqual(await mismatches('parity'), []);
+});
+
+test("the commit's NOTIFY wakes a worker waiting on the server, with no poll", async () => {
+  // The server's clock never moves: its once-a-second poll never runs, nor does its wait end.
+  const clock = new FakeClock(Date.now());
+  const t = await server('wakes', { clock });
+  const app = await connect();
+  try {
+    await call(t.client, t.client.enqueue, { job: testJob('mail') });
+    assert.equal((await reserve(t, 'mail', 1)).jobs.length, 1);
+    const waiting = reserve(t, 'mail', 1, 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await app.query('BEGIN');
+    const { id } = await enqueueInTransaction(app, { queue: 'mail', type: 'send' }, { schema: 'wakes' });
+    await app.query('COMMIT');
+    const { jobs } = await waiting;
+    assert.deepEqual(
+      jobs.map((j) => j.jobId),
+      [id],
+    );
+  } finally {
+    await app.end();
+    await t.dispose();
+  }
+});
+
+/** Calls the function with raw SQL; resolves with the error's SQLSTATE and DETAIL, or 'ok'. */
+async function refusal(c: pg.Client, sql: string, values: unknown[] = []) {
+  return c.query(sql, values).then(
+    () => 'ok',
+    (error: { code?: string; detail?: string; message: string }) =>
+      `${error.code} ${error.detail ?? '-'}: ${error.message}`,
+  );
+}
+
+test("the function's refusals: a SQLSTATE, sepp's reason and a message that names the problem", async () => {
+  const t = await server('refusals');
+  const app = await connect();
+  try {
+    // A queue at its max_depth (2): two jobs fill it.
+    for (let i = 0; i < 2; i++) await call(t.client, t.client.enqueue, { job: testJob('shallow') });
+    const e = (args: string) => refusal(app, `SELECT * FROM refusals.enqueue(${args})`);
+    const cases: [string, RegExp][] = [
+      ["'nope', 't', ''::bytea", /^42704 unknown_queue: sepp\.enqueue: queue nope does not exist/],
+      ["'', 't', ''::bytea", /^22023 invalid_name: sepp\.enqueue: queue is empty/],
+      ["'mail', 'a b', ''::bytea", /^22023 invalid_name: .*type "a b" may use only letters/],
+      [
+        `'mail', '${'t'.repeat(129)}', ''::bytea`,
+        /^22023 invalid_name: .*129 characters long, the limit is 128/,
+      ],
+      ["'mail', 't', NULL", /^22023 invalid_job: sepp\.enqueue: payload must be bytes/],
+      [
+        "'small', 't', decode(repeat('00', 1025), 'hex')",
+        /^54000 payload_too_large: .*1025 bytes, the limit for queue small is 1024/,
+      ],
+      [
+        "'typed', 'other', ''::bytea",
+        /^22023 job_type_not_allowed: .*job type other is not allowed on queue typed/,
+      ],
+      [
+        "'shallow', 't', ''::bytea",
+        /^53400 queue_full: .*queue shallow holds 2 unfinished jobs, its max_depth is 2/,
+      ],
+      ["'mail', 't', '', '[]'", /^22023 invalid_job: .*options must be a JSON object/],
+      ["'mail', 't', '', '{\"colour\": 1}'", /^22023 invalid_job: .*unknown option "colour"/],
+      ["'mail', 't', '', '{\"depends_on\": [\"x\"]}'", /^0A000 invalid_job: .*depends_on is not supported/],
+      [
+        "'mail', 't', '', '{\"priority\": 10}'",
+        /^22023 invalid_job: .*priority is 10; it must be an integer from 0 to 9/,
+      ],
+      [
+        "'mail', 't', '', '{\"priority\": 1.5}'",
+        /^22023 invalid_job: .*priority must be an integer, not 1\.5/,
+      ],
+      ["'mail', 't', '', '{\"priority\": \"high\"}'", /^22023 invalid_job: .*priority must be an integer/],
+      ["'mail', 't', '', '{\"max_attempts\": 0}'", /^22023 invalid_job: .*max_attempts is 0/],
+      ["'mail', 't', '', '{\"lease_ms\": 10}'", /^22023 invalid_job: .*lease_ms is 10/],
+      [
+        "'mail', 't', '', '{\"run_at_ms\": 1, \"delay_ms\": 1}'",
+        /^22023 invalid_job: .*give run_at_ms or delay_ms, not both/,
+      ],
+      ["'mail', 't', '', '{\"delay_ms\": -1}'", /^22023 invalid_job: .*delay_ms is -1/],
+      ["'mail', 't', '', '{\"delay_ms\": 40000000000}'", /^22023 scheduled_too_far: .*the limit is 365 days/],
+      ["'mail', 't', '', '{\"ttl_ms\": 0}'", /^22023 invalid_job: .*ttl_ms is 0/],
+      [
+        "'mail', 't', '', '{\"delay_ms\": 5000, \"ttl_ms\": 1000}'",
+        /^22023 invalid_job: .*expire before it is due/,
+      ],
+      [
+        "'mail', 't', '', '{\"unique_while_active\": true}'",
+        /^22023 invalid_job: .*unique_while_active needs an idempotency_key/,
+      ],
+      [
+        `'mail', 't', '', '{"idempotency_key": "${'k'.repeat(257)}"}'`,
+        /^22023 invalid_job: .*idempotency_key is 257 bytes/,
+      ],
+      [
+        "'mail', 't', '', '{\"metadata\": {\"a\": 1}}'",
+        /^22023 invalid_job: .*metadata value of a must be a string/,
+      ],
+      ["'mail', 't', '', '{\"group\": \"a/b\"}'", /^22023 invalid_name: .*group "a\/b" may use only/],
+      [
+        "'mail', 't', '', '{\"content_type\": \"\\u00e9\"}'",
+        /^22023 invalid_job: .*content_type must be 1–255 printable ASCII/,
+      ],
+      // U+0000: PostgreSQL's own input functions refuse it before the function runs.
+      [
+        "'mail', 't', '', '{\"idempotency_key\": \"a\\u0000b\"}'",
+        /^22P05 .*unsupported Unicode escape sequence/,
+      ],
+    ];
+    const answers = [];
+    for (const [args, expected] of cases) {
+      const answer = await e(args);
+      answers.push(answer);
+      assert.match(answer, expected, args);
+    }
+    // A NUL in a text argument, sent as a parameter: refused by PostgreSQL's text input.
+    assert.match(
+      await refusal(app, 'SELECT * FROM refusals.enqueue($1, $2, $3)', ['mail', 'a\u0000b', Buffer.from('')]),
+      /^22021 /,
+    );
+    assert.equal((await counts(t, 'mail'))?.ready, 0, 'a refusal stored a job');
+  } finally {
+    await app.end();
+    await t.dispose();
+  }
+  assert.deepEqual(await mismatches('refusals'), []);
+});
+
+test('a role with EXECUTE on sepp.enqueue only: enqueues, and reads or writes no table', async () => {
+  const t = await server('roles');
+  const admin = await connect();
+  const password = 'app-password-roles';
+  try {
+    await admin.query(`CREATE ROLE app_roles LOGIN PASSWORD '${password}'`);
+    // Without the grants: no access at all (EXECUTE is revoked from PUBLIC).
+    await admin.query('GRANT USAGE ON SCHEMA roles TO app_roles');
+    const app = await connect({ ...cluster.connection(database), user: 'app_roles', password });
+    try {
+      assert.match(
+        await refusal(app, "SELECT * FROM roles.enqueue('mail', 't', ''::bytea)"),
+        /^42501 .*permission denied for function enqueue/,
+      );
+      // The grant docs/postgres.md gives.
+      await admin.query('GRANT EXECUTE ON FUNCTION roles.enqueue(text, text, bytea, jsonb) TO app_roles');
+      const { id } = await enqueueInTransaction(app, { queue: 'mail', type: 't' }, { schema: 'roles' });
+      assert.equal(await jobExists(t, id), true);
+      for (const table of ['jobs', 'queues', 'queue_counts', 'idempotency_keys', 'admin_sessions']) {
+        assert.match(await refusal(app, `SELECT 1 FROM roles.${table} LIMIT 1`), /^42501 /, table);
+      }
+      assert.match(await refusal(app, "DELETE FROM roles.jobs WHERE queue = 'mail'"), /^42501 /);
+      assert.match(
+        await refusal(app, "SELECT roles.enqueue_refuse('22023', 'x', 'y')"),
+        /^42501 .*permission denied for function enqueue_refuse/,
+      );
+      // The fixed search_path: a table the caller's own path puts first is not used.
+      await admin.query(
+        'CREATE SCHEMA evil; CREATE TABLE evil.jobs (id text); GRANT ALL ON SCHEMA evil TO app_roles',
+      );
+      await app.query('SET search_path = evil, roles');
+      const other = await enqueueInTransaction(app, { queue: 'mail', type: 't' }, { schema: 'roles' });
+      assert.equal(await jobExists(t, other.id), true);
+      assert.equal((await admin.query('SELECT count(*)::int AS n FROM evil.jobs')).rows[0].n, 0);
+    } finally {
+      await app.end();
+    }
+  } finally {
+    await admin.end();
+    await t.dispose();
+  }
+});
+
+/** The SQL block after `<!-- example: NAME -->` in docs/postgres.md. */
+function docsExample(name: string): string {
+  const docs = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'postgres.md'), 'utf8');
+  const found = new RegExp(`<!-- example: ${name} -->\\n\`\`\`sql\\n([\\s\\S]*?)^\`\`\`$`, 'm').exec(docs);
+  assert.ok(found, `docs/postgres.md has the example ${name}`);
+  return found[1]!;
+}
+
+test("docs/postgres.md's worked example: the order and its receipt job, rolled back and committed", async () => {
+  // The docs' schema is `sepp`, and its queue `emails`.
+  const t = await startTestServer({ toml: `[queues.emails]\n${storeToml('sepp')}` });
+  const app = await connect();
+  try {
+    await app.query('CREATE SCHEMA shop');
+    await app.query('CREATE TABLE shop.orders (id int PRIMARY KEY, customer text, total_cents int)');
+    await app.query(docsExample('receipt-rolled-back'));
+    const orders = async () =>
+      (await app.query('SELECT id FROM shop.orders ORDER BY id')).rows.map((r) => r.id);
+    assert.deepEqual(await orders(), []);
+    assert.equal((await counts(t, 'emails'))?.ready, 0);
+    // The committed block, split before its COMMIT: the job is not there until the commit.
+    const committed = docsExample('receipt-committed');
+    const [body, commit] = committed.split(/^(?=COMMIT;)/m);
+    assert.equal(commit?.trim(), 'COMMIT;');
+    await app.query(body!);
+    assert.equal((await counts(t, 'emails'))?.ready, 0, 'the job showed before the commit');
+    await app.query(commit!);
+    assert.deepEqual(await orders(), [42]);
+    assert.equal((await counts(t, 'emails'))?.ready, 1);
+    const { jobs } = await reserve(t, 'emails');
+    assert.deepEqual(
+      jobs.map((j) => [j.type, j.idempotencyKey, j.contentType, Buffer.from(j.payload).toString()]),
+      [['send_receipt', 'receipt-42', 'application/json', '{"order": 42}']],
+    );
+  } finally {
+    await app.end();
+    await t.dispose();
+  }
+});
+
+test('the Python helper (sepp.pg with psycopg2): rolled back, committed, deduplicated', async () => {
+  const t = await server('python');
+  const script = `
+import os, sys, psycopg2
+from sepp.pg import enqueue_in_transaction
+conn = psycopg2.connect(host="127.0.0.1", port=int(os.environ["PORT"]), user=os.environ["PGUSER"], dbname=os.environ["DB"])
+with conn.cursor() as cur:
+    gone = enqueue_in_transaction(cur, "mail", "py", json={"n": 1}, schema="python")
+conn.rollback()
+with conn, conn.cursor() as cur:
+    kept = enqueue_in_transaction(cur, "mail", "py", "text", idempotency_key="py-1", priority=3, schema="python")
+with conn, conn.cursor() as cur:
+    again = enqueue_in_transaction(cur, "mail", "py", b"", idempotency_key="py-1", schema="python")
+try:
+    with conn, conn.cursor() as cur:
+        enqueue_in_transaction(cur, "mail", "py", priority=10, schema="python")
+except psycopg2.Error as error:
+    refused = f"{error.pgcode} {error.diag.message_detail}"
+print(gone.id, kept.id, again.id, again.deduplicated, refused)
+`;
+  try {
+    const run = spawnSync('/usr/bin/python3', ['-c', script], {
+      encoding: 'utf8',
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        PYTHONPATH: join(import.meta.dirname, '..', '..', 'clients', 'python', 'src'),
+        PORT: String(cluster.port),
+        PGUSER: cluster.user,
+        PGPASSWORD: cluster.password,
+        DB: database,
+      },
+    });
+    assert.equal(run.status, 0, run.stderr);
+    const [gone, kept, again, deduplicated, ...refused] = run.stdout.trim().split(' ');
+    assert.equal(await jobExists(t, gone!), false);
+    assert.equal(await jobExists(t, kept!), true);
+    assert.deepEqual([again, deduplicated], [kept, 'True']);
+    assert.deepEqual(refused, ['22023', 'invalid_job']);
+    const { jobs } = await reserve(t, 'mail');
+    assert.deepEqual(
+      jobs.map((j) => [j.jobId, j.priority, j.contentType, Buffer.from(j.payload).toString()]),
+      [[kept, 3, 'text/plain; charset=utf-8', 'text']],
+    );
+  } finally {
+    await t.dispose();
+  }
+  assert.deepEqual(await mismatches('python'), []);
+});
