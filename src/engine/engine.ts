@@ -256,6 +256,13 @@ export class Engine {
     return this.workflows.cancelBatch(batchId, audit);
   }
 
+  /** Batches not ended (open or sealed), for the batches_open gauge; null for a store without batches. */
+  batchesOpen(): Promise<number | null> {
+    return this.ctx.read(function* (view) {
+      return view.dependencies === undefined ? null : yield* view.dependencies.unendedBatches();
+    });
+  }
+
   // ---------------------------------------------------------------- flows (control/workflow-cancel.ts)
 
   /** The flow of a job: the jobs connected to it through dependencies, either way, and their edges. */

@@ -326,5 +326,9 @@ export function eventToJson(event: LifecycleEvent) {
       return { ...base, deadReason: event.reason, error: event.error };
     case 'cancelled':
       return { ...base, previousState: event.previousState };
+    case 'released':
+      return { ...base, state: event.state, runAtMs: event.runAtMs };
+    case 'batch_ended':
+      return { ...base, batch: event.batch };
   }
 }

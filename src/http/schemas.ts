@@ -228,6 +228,11 @@ const event: JsonSchema = {
     error: strOrNull,
     deadReason,
     previousState: str,
+    batch: {
+      type: 'object',
+      description:
+        '`batch_ended`: the batch (then `jobId` is its id): id, state, members, pending, completed, dead, cancelled, completeJobId, successJobId, completionError',
+    },
   },
   required: ['sequence', 'kind', 'atMs', 'jobId', 'queue', 'type', 'attempt'],
 };

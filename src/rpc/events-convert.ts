@@ -8,6 +8,7 @@ import {
 import { DeadReason, JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import { SeppError } from '../engine/errors.ts';
 import type { EventFilter, EventStart, LifecycleEvent, LifecycleEventKind } from '../engine/events/index.ts';
+import { batchToProto } from './batch-handlers.ts';
 import { deadReasonToProto, jobStateToProto, progressToProto } from './convert.ts';
 
 const kindToProto: Record<LifecycleEventKind, JobEventKind> = {
@@ -18,6 +19,8 @@ const kindToProto: Record<LifecycleEventKind, JobEventKind> = {
   retry_scheduled: JobEventKind.RETRY_SCHEDULED,
   dead_lettered: JobEventKind.DEAD_LETTERED,
   cancelled: JobEventKind.CANCELLED,
+  released: JobEventKind.RELEASED,
+  batch_ended: JobEventKind.BATCH_ENDED,
 };
 const kindFromProto = new Map<number, LifecycleEventKind>(
   Object.entries(kindToProto).map(([name, value]) => [value, name as LifecycleEventKind]),
@@ -116,6 +119,13 @@ export function eventToProto(event: LifecycleEvent): JobEvent {
       break;
     case 'cancelled':
       message.previousState = jobStateToProto(event.previousState);
+      break;
+    case 'released':
+      message.state = jobStateToProto(event.state);
+      message.runAtMs = event.runAtMs;
+      break;
+    case 'batch_ended':
+      message.batch = batchToProto(event.batch);
       break;
   }
   return message;

@@ -43,6 +43,8 @@ export interface MetricsSource {
   readonly eventBacklog: { subscribers: number; events: number; bytes: number };
   /** True while the disk is full (enqueues refused, workers draining). */
   readonly diskIsFull: boolean;
+  /** Batches not ended (open or sealed); null for a store without batches (no series then). */
+  batchesOpen(): Promise<number | null>;
 }
 
 export interface MetricsOptions {
@@ -300,6 +302,21 @@ export class Metrics {
     });
     diskFull.addCallback((result) => {
       if (this.source !== undefined) result.observe(this.source.diskIsFull ? 1 : 0);
+    });
+    const batchesOpen = meter.createObservableUpDownCounter('sepp.batches.open', {
+      unit: '{batch}',
+      description:
+        'Batches not ended yet (open, or sealed with members pending); jobs waiting on dependencies are sepp.queue.depth{state=waiting}',
+    });
+    batchesOpen.addCallback(async (result) => {
+      const source = this.source;
+      if (source === undefined) return;
+      try {
+        const open = await source.batchesOpen();
+        if (open !== null) result.observe(open);
+      } catch (error) {
+        this.options.onCollectError('sepp.batches.open', error);
+      }
     });
     const fileSize = meter.createObservableUpDownCounter('sepp.db.file.size', {
       unit: 'By',

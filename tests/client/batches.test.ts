@@ -173,6 +173,30 @@ describe('batches over gRPC', () => {
     assert.deepEqual([ended.state, ended.cancelled], ['ended', 1]);
   });
 
+  test('events: released for a waiting job, batch_ended for a batch (its id as the job filter)', async () => {
+    const { batch } = await client.createBatch({ onComplete: { queue: 'e-done', type: 'done' } });
+    const first = await client.enqueue('e-a', 'a');
+    const second = await client.enqueue('e-b', 'b', undefined, { dependsOn: [first.id] });
+    const subscription = client.events({ jobIds: [batch.id, second.id], kinds: ['released', 'batch_ended'] });
+    await subscription.caughtUp;
+    const seen: { kind: string; jobId: string; completed: number | null }[] = [];
+    const reading = (async () => {
+      for await (const event of subscription) {
+        seen.push({ kind: event.kind, jobId: event.jobId, completed: event.batch?.completed ?? null });
+        if (seen.length === 2) return;
+      }
+    })();
+    await runOne('e-a');
+    await client.addToBatch(batch.id, [{ queue: 'e-m', type: 'm' }], { seal: true });
+    await runOne('e-m');
+    await reading;
+    subscription.close();
+    assert.deepEqual(seen, [
+      { kind: 'released', jobId: second.id, completed: null },
+      { kind: 'batch_ended', jobId: batch.id, completed: 1 },
+    ]);
+  });
+
   test('refusals: an unknown batch, a bad id, a completion job that is not JSON', async () => {
     assert.equal(await codeOf(client.getBatch('01900000-0000-7000-8000-000000000000')), 'not_found');
     assert.equal(await codeOf(client.sealBatch('nope')), 'invalid_argument');

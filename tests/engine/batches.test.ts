@@ -10,6 +10,7 @@ import type { Engine } from '../../src/engine/engine.ts';
 import type { BatchCompletionJob, EnqueueRequest, EnqueueResult, LeasedJob } from '../../src/engine/types.ts';
 import type { Db } from '../../src/store/sqlite/open.ts';
 import { bytes, expectCode, job, withEngine } from '../helpers/engine.ts';
+import { collect } from '../helpers/events.ts';
 
 const rows = (db: Db, sql: string): number => db.prepare<[], number>(sql).pluck().get() ?? -1;
 /** Completion jobs are on their own queue: one row per job the end enqueued. */
@@ -333,5 +334,23 @@ test('bulk cancel and delete leave members that have not ended alone: the batch 
     for (const l of leased) await engine.ack({ jobId: l.id, attempt: l.attempt });
     assert.equal((await engine.getBatch(created.batch.id)).batch.state, 'ended');
     assert.equal(completionJobs(db), 1);
+  });
+});
+
+test('events: batch_ended in the commit that enqueued the completion job, named by the batch id', async () => {
+  await withEngine({}, async ({ engine }) => {
+    const c = collect(engine, { kinds: ['batch_ended', 'enqueued'] });
+    const created = await engine.createBatch({ onComplete, jobs: [member()], seal: true });
+    const [only] = ids(created.results);
+    await complete(engine, only!);
+    const { batch } = await engine.getBatch(created.batch.id);
+    assert.deepEqual(c.summary().slice(-2), [`enqueued:${batch.completeJobId}`, `batch_ended:${batch.id}`]);
+    const ended = c.events.at(-1);
+    assert.ok(ended?.kind === 'batch_ended');
+    assert.deepEqual([ended.queue, ended.type], ['callbacks', 'batch-done']);
+    assert.deepEqual(ended.batch, batch);
+    // Following one batch: its id as the job filter.
+    const one = collect(engine, { jobIds: [batch.id] }, { kind: 'oldest' });
+    assert.deepEqual(one.summary(), [`batch_ended:${batch.id}`]);
   });
 });

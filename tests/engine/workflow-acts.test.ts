@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import type { Engine } from '../../src/engine/engine.ts';
 import type { FlowJob } from '../../src/engine/types.ts';
 import { bytes, expectCode, withEngine } from '../helpers/engine.ts';
+import { collect } from '../helpers/events.ts';
 
 const flowJob = (name: string, after: string[] = [], extra: Partial<FlowJob> = {}): FlowJob => ({
   name,
@@ -162,5 +163,28 @@ test('CancelBatch: its pending members are cancelled in one write and the sealed
     assert.equal(callbacks, 1);
     assert.equal((await engine.listAudit({ action: 'batch.cancel' })).items.length, 1);
     await expectCode(engine.cancelBatch('01900000-0000-7000-8000-000000000000'), 'not_found');
+  });
+});
+
+test('events: a waiting job released by the ack of its last dependency, in that commit', async () => {
+  await withEngine({}, async ({ engine, clock }) => {
+    const c = collect(engine, { kinds: ['released', 'completed'] });
+    const ids = await diamond(engine);
+    await runOne(engine, 'wa-a');
+    await runOne(engine, 'wa-b');
+    assert.deepEqual(c.summary(), [
+      `completed:${ids.a}`,
+      `released:${ids.b}`,
+      `released:${ids.c}`,
+      `completed:${ids.b}`,
+    ]);
+    await runOne(engine, 'wa-c');
+    const released = c.events.at(-1);
+    assert.equal(released?.kind, 'released');
+    assert.equal(released?.jobId, ids.d);
+    assert.deepEqual(
+      released?.kind === 'released' ? [released.state, released.runAtMs <= clock.nowMs()] : [],
+      ['ready', true],
+    );
   });
 });

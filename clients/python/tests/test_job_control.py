@@ -97,7 +97,7 @@ def test_bulk_cancel_updates_purge_and_their_audit_entries(server: ServerProcess
     assert client.cancel_jobs(queue, type="report") == sepp.CancelJobsResult(3, 0, 3)
     assert client.cancel_jobs(queue, states=["leased"]) == sepp.CancelJobsResult(0, 1, 1)
     with pytest.raises(sepp.SeppError) as bad_state:
-        client.cancel_jobs(queue, states=["waiting"])  # type: ignore[list-item]
+        client.cancel_jobs(queue, states=["waiting"])
     assert bad_state.value.code == "invalid_argument"
 
     client.enqueue(queue, "email", delay_ms=3_600_000)

@@ -93,7 +93,7 @@ const memberStates: Record<number, BatchMember['memberState']> = {
 
 const dateOrNull = (ms: number): Date | null => (ms === 0 ? null : new Date(ms));
 
-function batchOf(batch: ProtoBatch | undefined): BatchInfo {
+export function batchOf(batch: ProtoBatch | undefined): BatchInfo {
   if (batch === undefined) throw new TypeError('the server sent no batch');
   const state = states[batch.state];
   if (state === undefined) throw new TypeError(`the server sent an unknown batch state ${batch.state}`);

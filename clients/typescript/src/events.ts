@@ -16,6 +16,7 @@
  */
 import { type ClientReadableStream, type ServiceError, status } from '@grpc/grpc-js';
 import { backoffDelayMs } from './backoff.ts';
+import { type BatchInfo, batchOf } from './batches.ts';
 import { cancelCall } from './cancel-call.ts';
 import type { Connection } from './connection.ts';
 import { SeppError, toSeppError } from './errors.ts';
@@ -38,7 +39,11 @@ export type JobEventKind =
   | 'completed'
   | 'retry_scheduled'
   | 'dead_lettered'
-  | 'cancelled';
+  | 'cancelled'
+  /** A waiting job's dependencies all resolved: now ready or scheduled. */
+  | 'released'
+  /** A batch ended (`jobId` is its id; `batch` its counts); its completion jobs were enqueued. */
+  | 'batch_ended';
 
 const kindToProto: Record<JobEventKind, ProtoKind> = {
   enqueued: ProtoKind.ENQUEUED,
@@ -48,6 +53,8 @@ const kindToProto: Record<JobEventKind, ProtoKind> = {
   retry_scheduled: ProtoKind.RETRY_SCHEDULED,
   dead_lettered: ProtoKind.DEAD_LETTERED,
   cancelled: ProtoKind.CANCELLED,
+  released: ProtoKind.RELEASED,
+  batch_ended: ProtoKind.BATCH_ENDED,
 };
 const kindNames = new Map<ProtoKind, JobEventKind>(
   Object.entries(kindToProto).map(([name, value]) => [value, name as JobEventKind]),
@@ -65,9 +72,9 @@ export interface JobEvent {
   type: string;
   /** The job's attempt: 0 when enqueued, the lease's from `leased` on. */
   attempt: number;
-  /** `enqueued`, `retry_scheduled`: `ready` or `scheduled`. */
+  /** `enqueued`, `retry_scheduled`, `released`: `ready` or `scheduled`. */
   state: JobState | null;
-  /** `enqueued`, `retry_scheduled`: when the job is due. */
+  /** `enqueued`, `retry_scheduled`, `released`: when the job is due. */
   runAt: Date | null;
   /** `leased`: when the lease ends. */
   leaseDeadline: Date | null;
@@ -88,6 +95,8 @@ export interface JobEvent {
   deadReason: DeadReason | null;
   /** `cancelled`: the state the job was removed from. */
   previousState: JobState | null;
+  /** `batch_ended`: the batch as it ended. */
+  batch: BatchInfo | null;
 }
 
 /** Where a subscription is in the server's event sequence: resume from here. */
@@ -154,6 +163,7 @@ export function eventFromProto(event: ProtoJobEvent): JobEvent {
     error: event.error === '' ? null : event.error,
     deadReason: deadReasonName(event.deadReason),
     previousState: stateOrNull(event.previousState),
+    batch: event.batch === undefined ? null : batchOf(event.batch),
   };
 }
 
@@ -259,7 +269,8 @@ export class EventSubscription implements AsyncIterable<JobEvent> {
     if (stream !== this.stream) return;
     this.reconnects = 0;
     for (const event of message.events) {
-      this.buffered.push(eventFromProto(event));
+      // A kind newer than this SDK (a newer server) is passed over, not a broken stream.
+      if (kindNames.has(event.kind)) this.buffered.push(eventFromProto(event));
       this.positionNow = { streamId: message.streamId, sequence: event.sequence };
     }
     if (message.caughtUp) {

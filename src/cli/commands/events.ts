@@ -16,6 +16,8 @@ const kinds: readonly JobEventKind[] = [
   'retry_scheduled',
   'dead_lettered',
   'cancelled',
+  'released',
+  'batch_ended',
 ];
 
 /** What a line says after the job, by kind. */
@@ -44,6 +46,14 @@ function detail(event: JobEvent): string {
       return `${event.deadReason ?? ''}: ${cell(event.error)}`;
     case 'cancelled':
       return `was ${event.previousState ?? '?'}`;
+    case 'batch_ended': {
+      const b = event.batch;
+      return b === null ? '' : `batch: ${b.completed} completed, ${b.dead} dead, ${b.cancelled} cancelled`;
+    }
+    case 'released':
+      return event.state === 'scheduled'
+        ? `dependencies done, scheduled for ${time(event.runAt)}`
+        : 'dependencies done, ready';
   }
 }
 
@@ -58,7 +68,7 @@ const asList = (value: unknown): string[] =>
 export function registerEventsCommand(parser: Argv): void {
   parser.command(
     'events',
-    'Stream job events (enqueued, leased, progress, completed, retry_scheduled, dead_lettered, cancelled) as they are committed',
+    'Stream job events (enqueued, leased, progress, completed, retry_scheduled, dead_lettered, cancelled, released, batch_ended) as they are committed',
     (y) =>
       withConnection(y)
         .option('queue', { type: 'string', array: true, describe: 'Only this queue (repeat for more)' })

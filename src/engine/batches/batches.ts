@@ -203,12 +203,28 @@ export class Batches {
     }.bind(this);
     const completeJobId = yield* enqueue(row.on_complete_json, 'complete');
     const successJobId = succeeded ? yield* enqueue(row.on_success_json, 'success') : null;
-    yield* store.setCompletion({
-      batchId,
-      completeJobId,
-      successJobId,
-      error: errors.length === 0 ? null : errors.join('; '),
-    });
+    const error = errors.length === 0 ? null : errors.join('; ');
+    yield* store.setCompletion({ batchId, completeJobId, successJobId, error });
+    const { ctx } = this.deps;
+    if (ctx.events.recording) {
+      const onComplete =
+        row.on_complete_json === null ? null : (JSON.parse(row.on_complete_json) as StoredCompletion);
+      ctx.record(tx, {
+        sequence: 0,
+        atMs: ctx.clock.nowMs(),
+        jobId: batchId,
+        queue: onComplete?.queue ?? '',
+        type: onComplete?.type ?? '',
+        attempt: 0,
+        kind: 'batch_ended',
+        batch: infoOf({
+          ...row,
+          complete_job_id: completeJobId,
+          success_job_id: successJobId,
+          completion_error: error,
+        }),
+      });
+    }
   }
 
   private capability(tx: StoreTx): Dependencies {

@@ -65,6 +65,14 @@ function* release(ctx: EngineContext, tx: StoreTx, child: WaitingChildRow): Op<v
   yield* ctx.count(tx, child.queue, 'waiting', state, 1);
   if (state === 'ready') ctx.jobsReady(tx, child.queue, 1);
   else ctx.wakeAt(tx, child.run_at_ms);
+  if (ctx.events.recording) {
+    ctx.record(tx, {
+      ...eventAbout(child, ctx.clock.nowMs()),
+      kind: 'released',
+      state,
+      runAtMs: child.run_at_ms,
+    });
+  }
 }
 
 /** A waiting job whose dependency `failedId` failed, under the `cancel` policy → cancelled. */

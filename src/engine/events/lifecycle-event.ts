@@ -7,7 +7,7 @@
  * These are not the aggregated `JobEvent`s of types.ts, which count jobs per
  * queue for metrics and exist whether or not anyone subscribes.
  */
-import type { DeadReason, JobProgress, JobState } from '../types.ts';
+import type { BatchInfo, DeadReason, JobProgress, JobState } from '../types.ts';
 
 export type LifecycleEventKind =
   | 'enqueued'
@@ -16,7 +16,9 @@ export type LifecycleEventKind =
   | 'completed'
   | 'retry_scheduled'
   | 'dead_lettered'
-  | 'cancelled';
+  | 'cancelled'
+  | 'released'
+  | 'batch_ended';
 
 export const lifecycleEventKinds: readonly LifecycleEventKind[] = [
   'enqueued',
@@ -26,6 +28,8 @@ export const lifecycleEventKinds: readonly LifecycleEventKind[] = [
   'retry_scheduled',
   'dead_lettered',
   'cancelled',
+  'released',
+  'batch_ended',
 ];
 
 interface EventBase {
@@ -64,7 +68,14 @@ export type LifecycleEvent =
   | (EventBase & { kind: 'retry_scheduled'; state: 'ready' | 'scheduled'; runAtMs: number; error: string })
   | (EventBase & { kind: 'dead_lettered'; reason: DeadReason; error: string | null })
   /** Ended before it finished: cancelled (kept), or purged (deleted); `previousState` is where it was. */
-  | (EventBase & { kind: 'cancelled'; previousState: JobState });
+  | (EventBase & { kind: 'cancelled'; previousState: JobState })
+  /** A waiting job's dependencies all resolved (in the commit that ended the last): now ready or scheduled. */
+  | (EventBase & { kind: 'released'; state: 'ready' | 'scheduled'; runAtMs: number })
+  /**
+   * A batch ended, in the commit that enqueued its completion jobs: `jobId` is the batch's id,
+   * `queue` and `type` its on_complete job's (empty without one), `batch` its counts then.
+   */
+  | (EventBase & { kind: 'batch_ended'; batch: BatchInfo });
 
 /** The fields every lifecycle event of `job` shares (its sequence is assigned when published). */
 export function eventAbout(job: { id: string; queue: string; type: string; attempt: number }, atMs: number) {

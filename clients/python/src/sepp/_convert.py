@@ -108,7 +108,21 @@ def job_from_spec(spec: JobSpec) -> job_pb2.EnqueueJob:
         job.unique_while_active = True
     if spec.execution_timeout_ms is not None:
         job.timeout_ms = _whole_ms(spec.execution_timeout_ms, "execution_timeout_ms")
+    if spec.depends_on:
+        job.depends_on.extend(spec.depends_on)
+    if spec.on_dependency_failure is not None:
+        policy = _POLICY_TO_PROTO.get(spec.on_dependency_failure)
+        if policy is None:
+            raise invalid("on_dependency_failure: give cancel, run or wait")
+        job.on_dependency_failure = policy
     return job
+
+
+_POLICY_TO_PROTO: dict[str, job_pb2.DependencyFailurePolicy] = {
+    "cancel": job_pb2.DEPENDENCY_FAILURE_POLICY_CANCEL,
+    "run": job_pb2.DEPENDENCY_FAILURE_POLICY_RUN,
+    "wait": job_pb2.DEPENDENCY_FAILURE_POLICY_WAIT,
+}
 
 
 def approx_encoded_bytes(job: job_pb2.EnqueueJob) -> int:

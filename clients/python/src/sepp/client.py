@@ -28,11 +28,14 @@ from .errors import JobRejection, SeppError, rejected
 from .events import EventPosition, EventStream, JobEventKind
 from .jobs import DeadLetterPage, Job, LeasedJob, job_state_name
 from .schedules import Schedules
+from . import workflows as _workflows
+from .workflows import Batch, BatchAdded, BatchMember, Flow, FlowGraph, WorkflowCancelled
 from .models import (
     UNSET,
     AckResult,
     ClientStats,
     DeadReason,
+    DependencyPolicy,
     Enqueued,
     EnqueueOutcome,
     JobSpec,
@@ -165,17 +168,19 @@ class Client:
         expires_at: TimeInput | None = None,
         unique_while_active: bool = False,
         group: str | None = None,
+        depends_on: Sequence[str] | None = None,
+        on_dependency_failure: DependencyPolicy | None = None,
         deadline_ms: int | None = None,
         execution_timeout_ms: int | None = None,
     ) -> Enqueued:
         """Enqueues one job and returns once it is durable. `payload` is bytes or text; `json=`
         sends a value as JSON instead. Raises JobRejectedError (QueueFullError for a full queue)
         when the server refuses the job. Enqueues made from several threads at once travel
-        together in one message. `ttl_ms` / `expires_at`, `unique_while_active` and `execution_timeout_ms`: see
-        JobSpec."""
+        together in one message. `ttl_ms` / `expires_at`, `unique_while_active`, `execution_timeout_ms`,
+        `depends_on` and `on_dependency_failure`: see JobSpec."""
         spec = JobSpec(queue, type, payload, json, content_type, priority, run_at, delay_ms, max_attempts,
                        idempotency_key, metadata, traceparent, tracestate, ttl_ms, expires_at, unique_while_active,
-                       group, execution_timeout_ms)
+                       group, execution_timeout_ms, depends_on, on_dependency_failure)
         return enqueued_of(self._batcher.submit([job_from_spec(spec)], False, deadline_ms),
                          self._conn.timeout_s(deadline_ms))
 
@@ -337,7 +342,7 @@ class Client:
                kinds: Sequence[JobEventKind] = (), from_oldest: bool = False,
                resume_from: EventPosition | None = None) -> EventStream:
         """Subscribes to job events (enqueued, leased, progress, completed with the result,
-        retry_scheduled, dead_lettered, cancelled) in commit order, filtered by queues, job ids and
+        retry_scheduled, dead_lettered, cancelled, released) in commit order, filtered by queues, job ids and
         kinds: `for event in client.events(queues=["emails"]): ...`. Resumes by itself after a
         disconnect; `close()` it when done."""
         return EventStream(self._conn, queues=queues, job_ids=job_ids, kinds=kinds, from_oldest=from_oldest,
@@ -398,6 +403,50 @@ class Client:
     def get_job(self, id: str, *, deadline_ms: int | None = None) -> Job:
         """Same as `client.jobs.get(id)`."""
         return self.jobs.get(id, deadline_ms=deadline_ms)
+
+    # ------------------------------------------------------------------ workflows
+
+    def enqueue_flow(self, flow: Flow, *, deadline_ms: int | None = None) -> dict[str, Enqueued]:
+        """Enqueues a flow (sepp.Flow): jobs that name each other, each waiting until the ones
+        it runs after (`after`) completed; all or none. Returns each job's Enqueued by name;
+        raises JobRejectedError listing every refused job by index."""
+        return _workflows.enqueue_flow(self._conn, flow, deadline_ms)
+
+    def create_batch(self, *, on_complete: JobSpec | None = None, on_success: JobSpec | None = None,
+                     jobs: Iterable[JobSpec] = (), seal: bool = False,
+                     deadline_ms: int | None = None) -> BatchAdded:
+        """Creates a batch with its completion jobs (their payload, if any, JSON) and first members
+        (each on its own merits). Once it is sealed and its last member ended, the server enqueues
+        `on_complete`, and `on_success` if every member completed, exactly once; their data is
+        `{"batch": {id, outcome, completed, dead, cancelled, members, membersOmitted}, "data": ...}`."""
+        return _workflows.create_batch(self._conn, on_complete, on_success, list(jobs), seal, deadline_ms)
+
+    def add_to_batch(self, batch_id: str, jobs: Iterable[JobSpec], *, seal: bool = False,
+                     from_member: str | None = None, deadline_ms: int | None = None) -> BatchAdded:
+        """Adds jobs to an open batch; a running member adds to its own sealed batch with
+        `from_member=job.id`. `seal` seals it after."""
+        return _workflows.add_to_batch(self._conn, batch_id, list(jobs), seal, from_member, deadline_ms)
+
+    def seal_batch(self, batch_id: str, *, deadline_ms: int | None = None) -> Batch:
+        """Seals a batch: it ends once no member is pending (at once if none is)."""
+        return _workflows.seal_batch(self._conn, batch_id, deadline_ms)
+
+    def get_batch(self, batch_id: str, *, members_after: int | None = None, members_limit: int = 100,
+                  deadline_ms: int | None = None) -> tuple[Batch, list[BatchMember]]:
+        """A batch's state and counts, and up to `members_limit` members after position `members_after`."""
+        return _workflows.get_batch(self._conn, batch_id, members_after, members_limit, deadline_ms)
+
+    def cancel_batch(self, batch_id: str, *, deadline_ms: int | None = None) -> WorkflowCancelled:
+        """Cancels every member of a batch that has not ended, as one act (admin key)."""
+        return _workflows.cancel_batch(self._conn, batch_id, deadline_ms)
+
+    def get_flow(self, job_id: str, *, limit: int = 0, deadline_ms: int | None = None) -> FlowGraph:
+        """The flow of a job: every job connected to it through dependencies, either way, and the edges."""
+        return _workflows.get_flow(self._conn, job_id, limit, deadline_ms)
+
+    def cancel_flow(self, job_id: str, *, deadline_ms: int | None = None) -> WorkflowCancelled:
+        """Cancels every job of a job's flow that has not ended, as one act (admin key)."""
+        return _workflows.cancel_flow(self._conn, job_id, deadline_ms)
 
     def cancel_job(self, id: str, *, deadline_ms: int | None = None) -> CancelResult:
         """Same as `client.jobs.cancel(id)`."""

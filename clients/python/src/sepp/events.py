@@ -25,12 +25,16 @@ from .errors import SeppError, closed_error, to_sepp_error
 from .jobs import job_state_name
 from .models import DeadReason, JobState
 from .results import JobProgress, decode_result, progress_from_proto
+from .workflows import Batch
 from .v1 import events_pb2, job_pb2
 
 if TYPE_CHECKING:
     from ._connection import Connection
 
-JobEventKind = Literal["enqueued", "leased", "progress", "completed", "retry_scheduled", "dead_lettered", "cancelled"]
+JobEventKind = Literal[
+    "enqueued", "leased", "progress", "completed", "retry_scheduled", "dead_lettered", "cancelled", "released",
+    "batch_ended",
+]
 """What happened to a job."""
 
 _KIND_TO_PROTO: dict[JobEventKind, events_pb2.JobEventKind] = {
@@ -41,6 +45,8 @@ _KIND_TO_PROTO: dict[JobEventKind, events_pb2.JobEventKind] = {
     "retry_scheduled": events_pb2.JOB_EVENT_KIND_RETRY_SCHEDULED,
     "dead_lettered": events_pb2.JOB_EVENT_KIND_DEAD_LETTERED,
     "cancelled": events_pb2.JOB_EVENT_KIND_CANCELLED,
+    "released": events_pb2.JOB_EVENT_KIND_RELEASED,
+    "batch_ended": events_pb2.JOB_EVENT_KIND_BATCH_ENDED,
 }
 _KIND_NAMES: dict[int, JobEventKind] = {value: name for name, value in _KIND_TO_PROTO.items()}
 _DEAD_REASONS: dict[int, DeadReason] = {
@@ -69,7 +75,7 @@ class JobEvent:
     attempt: int
     """The job's attempt: 0 when enqueued, the lease's from `leased` on."""
     state: JobState | None
-    """`enqueued`, `retry_scheduled`: `ready` or `scheduled`."""
+    """`enqueued`, `retry_scheduled`, `released`: `ready` or `scheduled`."""
     run_at_ms: int | None
     lease_deadline_ms: int | None
     worker_id: str | None
@@ -84,6 +90,8 @@ class JobEvent:
     dead_reason: DeadReason | None
     previous_state: JobState | None
     """`cancelled`: the state it was removed from."""
+    batch: Batch | None = None
+    """`batch_ended`: the batch as it ended (then `job_id` is the batch's id)."""
 
 
 def _state(value: int) -> JobState | None:
@@ -113,6 +121,7 @@ def event_from_proto(e: events_pb2.JobEvent) -> JobEvent:
         error=e.error or None,
         dead_reason=_DEAD_REASONS.get(e.dead_reason),
         previous_state=_state(e.previous_state),
+        batch=Batch.from_proto(e.batch) if e.HasField("batch") else None,
     )
 
 
@@ -246,9 +255,10 @@ class EventStream:
                 for message in call:
                     failures = 0
                     for e in message.events:
-                        event = event_from_proto(e)
-                        self._position = EventPosition(message.stream_id, event.sequence)
-                        if not self._put(event):
+                        self._position = EventPosition(message.stream_id, e.sequence)
+                        if e.kind not in _KIND_NAMES:
+                            continue  # a kind newer than this client (a newer server): passed over
+                        if not self._put(event_from_proto(e)):
                             return
                     if message.caught_up:
                         self._position = EventPosition(message.stream_id, message.sequence)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json as _json
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Literal, Mapping, Sequence
 
 from .models import AttemptError, DeadReason, JobState
 from .results import JobProgress, decode_result, is_json_content_type, progress_from_proto
@@ -18,6 +18,7 @@ _STATE_NAMES: dict[int, JobState] = {
     job_pb2.JOB_STATE_COMPLETED: "completed",
     job_pb2.JOB_STATE_DEAD: "dead",
     job_pb2.JOB_STATE_CANCELLED: "cancelled",
+    job_pb2.JOB_STATE_WAITING: "waiting",
 }
 
 _DEAD_REASON_NAMES: dict[int, DeadReason] = {
@@ -65,6 +66,80 @@ class _Payload:
         return self.payload.decode("utf-8")
 
 
+EdgeState = Literal["pending", "completed", "failed"]
+"""A dependency edge: `pending` until the depended-on job ends, then `completed`, or `failed`
+(it failed and the edge counted that, under the `run` or `cancel` policy)."""
+
+_EDGE_NAMES: dict[int, EdgeState] = {
+    job_pb2.DEPENDENCY_EDGE_STATE_PENDING: "pending",
+    job_pb2.DEPENDENCY_EDGE_STATE_COMPLETED: "completed",
+    job_pb2.DEPENDENCY_EDGE_STATE_FAILED: "failed",
+}
+
+
+def edge_state_name(state: int) -> EdgeState:
+    """An edge state from the protocol (an unknown one reads as pending)."""
+    return _EDGE_NAMES.get(state, "pending")
+
+
+@dataclass(frozen=True)
+class DependencyResult:
+    """What a job this job depends on ended with (`LeasedJob.dependency_results`)."""
+
+    job_id: str
+    """The dependency's id."""
+    name: str | None
+    """Its name in the flow that made the dependency; None when it was named by id."""
+    state: JobState | None
+    """Its state now (`completed`, or `dead` / `cancelled` under the `run` policy); None once swept."""
+    result: Any
+    """Its result decoded by its content type (JSON parsed, `text/*` a str, else bytes); None
+    without one, or when `result_omitted`."""
+    result_omitted: bool
+    """True when the results together were above `limits.max_dependency_results_bytes`: read
+    this one with `client.get_job(job_id)`."""
+
+    @staticmethod
+    def from_proto(d: job_pb2.DependencyResult) -> DependencyResult:
+        """Wraps a protocol message."""
+        content_type = d.result_content_type or "application/octet-stream"
+        has_result = len(d.result) > 0 or d.result_content_type != ""
+        return DependencyResult(
+            job_id=d.job_id,
+            name=_text_or_none(d.name),
+            state=_STATE_NAMES.get(d.state),
+            result=decode_result(d.result, content_type) if has_result else None,
+            result_omitted=d.result_omitted,
+        )
+
+
+@dataclass(frozen=True)
+class JobLink:
+    """A job at the other end of a dependency (`Job.dependencies`, `Job.dependents`)."""
+
+    id: str
+    queue: str | None
+    """None once that job was swept (the edge outlives it)."""
+    type: str | None
+    state: JobState | None
+    edge: EdgeState
+    """The edge's state."""
+    name: str | None
+    """The dependency's name in its flow; None when named by id (and for dependents)."""
+
+    @staticmethod
+    def from_proto(link: job_pb2.JobLink) -> JobLink:
+        """Wraps a protocol message."""
+        return JobLink(
+            id=link.job_id,
+            queue=_text_or_none(link.queue),
+            type=_text_or_none(link.type),
+            state=_STATE_NAMES.get(link.state),
+            edge=edge_state_name(link.edge),
+            name=_text_or_none(link.name),
+        )
+
+
 class LeasedJob(_Payload):
     """A job leased to this worker: run it, then ack or nack it (with its `attempt`)
     before `lease_deadline_ms`."""
@@ -104,6 +179,9 @@ class LeasedJob(_Payload):
     timeout_at_ms: int | None
     """When this attempt must end (its hard timeout: `timeout_ms` at enqueue, or the queue's
     `default_timeout_ms`), on the server's clock; None without one. The lease never passes it."""
+    dependency_results: Sequence[DependencyResult]
+    """What each job it depends on ended with, in enqueue order (empty for a job without
+    dependencies): docs/workflows.md, "Results passed on"."""
 
     def __init__(self, job: job_pb2.LeasedJob) -> None:
         self.id = job.job_id
@@ -124,6 +202,7 @@ class LeasedJob(_Payload):
         self.last_error = _text_or_none(job.last_error)
         self.group = _text_or_none(job.group)
         self.timeout_at_ms = _ms_or_none(job.timeout_at_ms)
+        self.dependency_results = tuple(DependencyResult.from_proto(d) for d in job.dependency_results)
 
     @property
     def is_last_attempt(self) -> bool:
@@ -221,6 +300,13 @@ class Job(_Payload):
     last_error and dead_reason, and cancelled_by are set; the payload is empty and the metadata,
     error history and enqueue times are not kept."""
 
+    dependencies: Sequence[JobLink] = ()
+    """The jobs it depends on (`depends_on`, a flow's `after`), in enqueue order."""
+    dependents: Sequence[JobLink] = ()
+    """Up to 100 jobs that depend on it, oldest first (`client.get_flow` has them all)."""
+    batch_id: str | None = None
+    """The batch it is a member of, or None."""
+
     @staticmethod
     def from_proto(job: job_pb2.Job) -> Job:
         """Wraps a protocol message; the client builds these, applications receive them."""
@@ -258,6 +344,9 @@ class Job(_Payload):
             timeout_ms=_ms_or_none(job.timeout_ms),
             timeout_at_ms=_ms_or_none(job.timeout_at_ms),
             outcome_only=job.outcome_only,
+            dependencies=tuple(JobLink.from_proto(link) for link in job.dependencies),
+            dependents=tuple(JobLink.from_proto(link) for link in job.dependents),
+            batch_id=_text_or_none(job.batch_id),
         )
 
     def __repr__(self) -> str:

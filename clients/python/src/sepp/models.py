@@ -13,8 +13,13 @@ from typing import Any, Literal, Mapping, Protocol, Sequence
 
 from .errors import RejectionReason
 
-JobState = Literal["scheduled", "ready", "leased", "completed", "dead", "cancelled"]
-"""Where a job is in its lifecycle."""
+JobState = Literal["scheduled", "ready", "leased", "completed", "dead", "cancelled", "waiting"]
+"""Where a job is in its lifecycle; `waiting`: the job waits for the jobs it depends on
+(`depends_on`) to complete."""
+
+DependencyPolicy = Literal["cancel", "run", "wait"]
+"""What a failed dependency does to the job waiting on it (docs/workflows.md): `cancel` it
+(the default), `run` it anyway once all have ended, or keep it waiting (`wait`)."""
 
 DeadReason = Literal["attempts_exhausted", "lease_expired", "dead_lettered", "expired", "timeout"]
 """Why a job is dead."""
@@ -106,6 +111,11 @@ class JobSpec:
     (retried per the queue's backoff; dead with reason `timeout` on the last attempt), and a
     Worker sets `job.cancelled` with a JobTimeoutError. None: the queue's `default_timeout_ms`.
     (The protocol's `timeout_ms`; named apart from the `timeout_ms` of the waits.)"""
+    depends_on: Sequence[str] | None = None
+    """Ids of jobs this job waits for: it is stored `waiting` and becomes ready in the transaction
+    that completes the last of them (docs/workflows.md)."""
+    on_dependency_failure: DependencyPolicy | None = None
+    """What a failed dependency does to this job: `cancel` (default), `run` or `wait`."""
 
 
 @dataclass(frozen=True)

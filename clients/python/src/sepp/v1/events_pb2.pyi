@@ -1,3 +1,4 @@
+from sepp.v1 import batch_pb2 as _batch_pb2
 from sepp.v1 import job_pb2 as _job_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
@@ -6,12 +7,14 @@ from google.protobuf import message as _message
 from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+JOB_EVENT_KIND_BATCH_ENDED: JobEventKind
 JOB_EVENT_KIND_CANCELLED: JobEventKind
 JOB_EVENT_KIND_COMPLETED: JobEventKind
 JOB_EVENT_KIND_DEAD_LETTERED: JobEventKind
 JOB_EVENT_KIND_ENQUEUED: JobEventKind
 JOB_EVENT_KIND_LEASED: JobEventKind
 JOB_EVENT_KIND_PROGRESS: JobEventKind
+JOB_EVENT_KIND_RELEASED: JobEventKind
 JOB_EVENT_KIND_RETRY_SCHEDULED: JobEventKind
 JOB_EVENT_KIND_UNSPECIFIED: JobEventKind
 
@@ -44,9 +47,10 @@ class EventsResponse(_message.Message):
     def __init__(self, stream_id: _Optional[str] = ..., events: _Optional[_Iterable[_Union[JobEvent, _Mapping]]] = ..., caught_up: bool = ..., sequence: _Optional[int] = ...) -> None: ...
 
 class JobEvent(_message.Message):
-    __slots__ = ["at_ms", "attempt", "dead_reason", "error", "job_id", "kind", "lease_deadline_ms", "previous_state", "priority", "progress", "queue", "result", "retained", "run_at_ms", "sequence", "state", "type", "worker_id"]
+    __slots__ = ["at_ms", "attempt", "batch", "dead_reason", "error", "job_id", "kind", "lease_deadline_ms", "previous_state", "priority", "progress", "queue", "result", "retained", "run_at_ms", "sequence", "state", "type", "worker_id"]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     AT_MS_FIELD_NUMBER: _ClassVar[int]
+    BATCH_FIELD_NUMBER: _ClassVar[int]
     DEAD_REASON_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
@@ -65,6 +69,7 @@ class JobEvent(_message.Message):
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
     at_ms: int
     attempt: int
+    batch: _batch_pb2.Batch
     dead_reason: _job_pb2.DeadReason
     error: str
     job_id: str
@@ -81,7 +86,7 @@ class JobEvent(_message.Message):
     state: _job_pb2.JobState
     type: str
     worker_id: str
-    def __init__(self, sequence: _Optional[int] = ..., kind: _Optional[_Union[JobEventKind, str]] = ..., at_ms: _Optional[int] = ..., job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., attempt: _Optional[int] = ..., state: _Optional[_Union[_job_pb2.JobState, str]] = ..., run_at_ms: _Optional[int] = ..., priority: _Optional[int] = ..., lease_deadline_ms: _Optional[int] = ..., worker_id: _Optional[str] = ..., progress: _Optional[_Union[_job_pb2.JobProgress, _Mapping]] = ..., result: _Optional[_Union[_job_pb2.JobResult, _Mapping]] = ..., retained: bool = ..., error: _Optional[str] = ..., dead_reason: _Optional[_Union[_job_pb2.DeadReason, str]] = ..., previous_state: _Optional[_Union[_job_pb2.JobState, str]] = ...) -> None: ...
+    def __init__(self, sequence: _Optional[int] = ..., kind: _Optional[_Union[JobEventKind, str]] = ..., at_ms: _Optional[int] = ..., job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., attempt: _Optional[int] = ..., state: _Optional[_Union[_job_pb2.JobState, str]] = ..., run_at_ms: _Optional[int] = ..., priority: _Optional[int] = ..., lease_deadline_ms: _Optional[int] = ..., worker_id: _Optional[str] = ..., progress: _Optional[_Union[_job_pb2.JobProgress, _Mapping]] = ..., result: _Optional[_Union[_job_pb2.JobResult, _Mapping]] = ..., retained: bool = ..., error: _Optional[str] = ..., dead_reason: _Optional[_Union[_job_pb2.DeadReason, str]] = ..., previous_state: _Optional[_Union[_job_pb2.JobState, str]] = ..., batch: _Optional[_Union[_batch_pb2.Batch, _Mapping]] = ...) -> None: ...
 
 class JobEventKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

@@ -3,6 +3,7 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
+import { Batch } from "./batch.js";
 import {
   DeadReason,
   deadReasonFromJSON,
@@ -80,6 +81,17 @@ export enum JobEventKind {
    * purged with its queue's waiting jobs (deleted).
    */
   CANCELLED = 7,
+  /**
+   * RELEASED - A waiting job's dependencies all resolved, in the commit that ended the
+   * last of them (docs/workflows.md): `state` READY or SCHEDULED, `run_at_ms`.
+   */
+  RELEASED = 50,
+  /**
+   * BATCH_ENDED - A batch ended (batch.proto), in the commit that enqueued its completion
+   * jobs: `job_id` is the batch's id, `queue` and `type` its on_complete job's
+   * (empty without one), `batch` its state and counts then.
+   */
+  BATCH_ENDED = 51,
   UNRECOGNIZED = -1,
 }
 
@@ -109,6 +121,12 @@ export function jobEventKindFromJSON(object: any): JobEventKind {
     case 7:
     case "JOB_EVENT_KIND_CANCELLED":
       return JobEventKind.CANCELLED;
+    case 50:
+    case "JOB_EVENT_KIND_RELEASED":
+      return JobEventKind.RELEASED;
+    case 51:
+    case "JOB_EVENT_KIND_BATCH_ENDED":
+      return JobEventKind.BATCH_ENDED;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -134,6 +152,10 @@ export function jobEventKindToJSON(object: JobEventKind): string {
       return "JOB_EVENT_KIND_DEAD_LETTERED";
     case JobEventKind.CANCELLED:
       return "JOB_EVENT_KIND_CANCELLED";
+    case JobEventKind.RELEASED:
+      return "JOB_EVENT_KIND_RELEASED";
+    case JobEventKind.BATCH_ENDED:
+      return "JOB_EVENT_KIND_BATCH_ENDED";
     case JobEventKind.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -192,6 +214,8 @@ export interface JobEvent {
   deadReason: DeadReason;
   /** CANCELLED: the state the job was removed from. */
   previousState: JobState;
+  /** BATCH_ENDED: the batch (issue 33). */
+  batch?: Batch | undefined;
 }
 
 /**
@@ -263,6 +287,7 @@ function createBaseJobEvent(): JobEvent {
     error: "",
     deadReason: 0,
     previousState: 0,
+    batch: undefined,
   };
 }
 
@@ -321,6 +346,9 @@ export const JobEvent: MessageFns<JobEvent> = {
     }
     if (message.previousState !== 0) {
       writer.uint32(144).int32(message.previousState);
+    }
+    if (message.batch !== undefined) {
+      Batch.encode(message.batch, writer.uint32(402).fork()).join();
     }
     return writer;
   },
@@ -482,6 +510,14 @@ export const JobEvent: MessageFns<JobEvent> = {
             message.previousState = reader.int32() as any;
             continue;
           }
+          case 50: {
+            if (tag !== 402) {
+              break;
+            }
+
+            message.batch = Batch.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -542,6 +578,7 @@ export const JobEvent: MessageFns<JobEvent> = {
         : isSet(object.previous_state)
         ? jobStateFromJSON(object.previous_state)
         : 0,
+      batch: isSet(object.batch) ? Batch.fromJSON(object.batch) : undefined,
     };
   },
 
@@ -601,6 +638,9 @@ export const JobEvent: MessageFns<JobEvent> = {
     if (message.previousState !== 0) {
       obj.previousState = jobStateToJSON(message.previousState);
     }
+    if (message.batch !== undefined) {
+      obj.batch = Batch.toJSON(message.batch);
+    }
     return obj;
   },
 
@@ -631,6 +671,7 @@ export const JobEvent: MessageFns<JobEvent> = {
     message.error = object.error ?? "";
     message.deadReason = object.deadReason ?? 0;
     message.previousState = object.previousState ?? 0;
+    message.batch = (object.batch !== undefined && object.batch !== null) ? Batch.fromPartial(object.batch) : undefined;
     return message;
   },
 };

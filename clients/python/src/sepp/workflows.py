@@ -1,0 +1,244 @@
+"""Workflows (docs/workflows.md): flows — jobs that name each other and wait for each other,
+enqueued in one call, all or none — and batches — a set of jobs with completion jobs the
+server enqueues exactly once, when the sealed batch's last member ended. Client holds them
+as `client.enqueue_flow`, `client.create_batch` and the rest; this module has their shapes.
+
+    flow = sepp.Flow()
+    flow.add("extract", sepp.JobSpec("etl", "extract", json={"day": day}))
+    flow.add("load", sepp.JobSpec("etl", "load"), after=["extract"])
+    ids = client.enqueue_flow(flow)          # {"extract": Enqueued(...), "load": Enqueued(...)}
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal, Sequence
+
+import grpc
+
+from ._convert import job_from_spec, outcome_from_proto, rejection_from_proto
+from .errors import SeppError, rejected
+from .jobs import EdgeState, edge_state_name, job_state_name
+from .models import Enqueued, EnqueueOutcome, JobSpec, JobState
+from .v1 import batch_pb2, flow_pb2, job_pb2
+
+if TYPE_CHECKING:
+    from ._connection import Connection
+
+
+@dataclass
+class Flow:
+    """A flow's jobs by name, in the order added (`client.enqueue_flow`)."""
+
+    jobs: list[tuple[str, JobSpec, Sequence[str]]] = field(default_factory=list)
+
+    def add(self, name: str, job: JobSpec, *, after: Sequence[str] = ()) -> Flow:
+        """Adds `job` named `name` (unique in the flow; the rules of a queue name), to run after
+        the jobs of this flow named in `after`; returns the flow, so calls chain."""
+        self.jobs.append((name, job, tuple(after)))
+        return self
+
+
+BatchState = Literal["open", "sealed", "ended"]
+MemberState = Literal["pending", "completed", "dead", "cancelled"]
+
+_BATCH_STATES: dict[int, BatchState] = {
+    batch_pb2.BATCH_STATE_OPEN: "open",
+    batch_pb2.BATCH_STATE_SEALED: "sealed",
+    batch_pb2.BATCH_STATE_ENDED: "ended",
+}
+_MEMBER_STATES: dict[int, MemberState] = {
+    batch_pb2.BATCH_MEMBER_STATE_PENDING: "pending",
+    batch_pb2.BATCH_MEMBER_STATE_COMPLETED: "completed",
+    batch_pb2.BATCH_MEMBER_STATE_DEAD: "dead",
+    batch_pb2.BATCH_MEMBER_STATE_CANCELLED: "cancelled",
+}
+
+
+@dataclass(frozen=True)
+class Batch:
+    """A batch's state and counts (`client.get_batch`)."""
+
+    id: str
+    state: BatchState
+    """`open` (jobs may be added), `sealed` (it ends when its last member ends), `ended`."""
+    created_at_ms: int
+    sealed_at_ms: int | None
+    ended_at_ms: int | None
+    members: int
+    """Jobs ever added."""
+    pending: int
+    """Members not ended yet."""
+    completed: int
+    dead: int
+    cancelled: int
+    has_on_complete: bool
+    has_on_success: bool
+    complete_job_id: str | None
+    """The on_complete job the end enqueued."""
+    success_job_id: str | None
+    """The on_success job the end enqueued (only if every member completed)."""
+    completion_error: str | None
+    """Why a completion job could not be enqueued at the end, or None."""
+
+    @staticmethod
+    def from_proto(b: batch_pb2.Batch) -> Batch:
+        """Wraps a protocol message."""
+        state = _BATCH_STATES.get(b.state)
+        if state is None:
+            raise ValueError(f"the server sent an unknown batch state {b.state}")
+        return Batch(
+            id=b.id,
+            state=state,
+            created_at_ms=b.created_at_ms,
+            sealed_at_ms=b.sealed_at_ms or None,
+            ended_at_ms=b.ended_at_ms or None,
+            members=b.members,
+            pending=b.pending,
+            completed=b.completed,
+            dead=b.dead,
+            cancelled=b.cancelled,
+            has_on_complete=b.has_on_complete,
+            has_on_success=b.has_on_success,
+            complete_job_id=b.complete_job_id or None,
+            success_job_id=b.success_job_id or None,
+            completion_error=b.completion_error or None,
+        )
+
+
+@dataclass(frozen=True)
+class BatchMember:
+    """A member of a batch: how it ended (`pending` until then; it counts once) and its job's state now."""
+
+    job_id: str
+    position: int
+    member_state: MemberState
+    job_state: JobState | None
+    """None once the job was swept."""
+
+
+@dataclass(frozen=True)
+class BatchAdded:
+    """What creating or adding to a batch answered: the batch after it and one outcome per job."""
+
+    batch: Batch
+    results: Sequence[EnqueueOutcome]
+
+
+@dataclass(frozen=True)
+class WorkflowCancelled:
+    """What cancelling a flow or a batch did."""
+
+    cancelled: int
+    """Waiting, scheduled and ready jobs cancelled at once."""
+    cancel_requested: int
+    """Leased jobs whose workers were asked to stop (they end cancelled)."""
+
+
+@dataclass(frozen=True)
+class FlowNode:
+    """A job of a flow."""
+
+    id: str
+    queue: str
+    type: str
+    state: JobState
+
+
+@dataclass(frozen=True)
+class FlowEdge:
+    """An edge of a flow: `job_id` waits on `depends_on`."""
+
+    job_id: str
+    depends_on: str
+    state: EdgeState
+    name: str | None
+    """The depended-on job's name in the flow; None when named by id."""
+
+
+@dataclass(frozen=True)
+class FlowGraph:
+    """Every job connected to one through dependencies, either way, in enqueue order."""
+
+    jobs: Sequence[FlowNode]
+    edges: Sequence[FlowEdge]
+    truncated: bool
+    """More jobs than the limit."""
+
+
+def enqueue_flow(conn: Connection, flow: Flow, deadline_ms: int | None) -> dict[str, Enqueued]:
+    request = flow_pb2.EnqueueFlowRequest(
+        jobs=[flow_pb2.FlowJob(name=name, job=job_from_spec(spec), after=list(after)) for name, spec, after in flow.jobs]
+    )
+    answer = conn.invoke(conn.stub.EnqueueFlow, request, deadline_ms=deadline_ms, retry_safe=False)
+    if answer.committed:
+        return {j.name: Enqueued(j.job_id, j.deduplicated) for j in answer.jobs}
+    rejections = [rejection_from_proto(r.index, r.reason, r.message) for r in answer.rejections]
+    if not rejections:
+        raise SeppError(grpc.StatusCode.INTERNAL, "the server refused the flow without saying why")
+    raise rejected(rejections)
+
+
+def _added(answer: batch_pb2.CreateBatchResponse | batch_pb2.AddToBatchResponse) -> BatchAdded:
+    return BatchAdded(Batch.from_proto(answer.batch), tuple(outcome_from_proto(r) for r in answer.results))
+
+
+def create_batch(conn: Connection, on_complete: JobSpec | None, on_success: JobSpec | None,
+                 jobs: Sequence[JobSpec], seal: bool, deadline_ms: int | None) -> BatchAdded:
+    request = batch_pb2.CreateBatchRequest(jobs=[job_from_spec(j) for j in jobs], seal=seal)
+    if on_complete is not None:
+        request.on_complete.CopyFrom(job_from_spec(on_complete))
+    if on_success is not None:
+        request.on_success.CopyFrom(job_from_spec(on_success))
+    return _added(conn.invoke(conn.stub.CreateBatch, request, deadline_ms=deadline_ms, retry_safe=False))
+
+
+def add_to_batch(conn: Connection, batch_id: str, jobs: Sequence[JobSpec], seal: bool, from_member: str | None,
+                 deadline_ms: int | None) -> BatchAdded:
+    request = batch_pb2.AddToBatchRequest(batch_id=batch_id, jobs=[job_from_spec(j) for j in jobs], seal=seal,
+                                          from_member=from_member or "")
+    return _added(conn.invoke(conn.stub.AddToBatch, request, deadline_ms=deadline_ms, retry_safe=False))
+
+
+def seal_batch(conn: Connection, batch_id: str, deadline_ms: int | None) -> Batch:
+    answer = conn.invoke(conn.stub.SealBatch, batch_pb2.SealBatchRequest(batch_id=batch_id),
+                         deadline_ms=deadline_ms, retry_safe=True)
+    return Batch.from_proto(answer.batch)
+
+
+def get_batch(conn: Connection, batch_id: str, members_after: int | None, members_limit: int,
+              deadline_ms: int | None) -> tuple[Batch, list[BatchMember]]:
+    request = batch_pb2.GetBatchRequest(batch_id=batch_id, members_after=members_after or 0,
+                                        members_after_set=members_after is not None, members_limit=members_limit)
+    answer = conn.invoke(conn.stub.GetBatch, request, deadline_ms=deadline_ms, retry_safe=True)
+    members = [
+        BatchMember(
+            job_id=m.job_id,
+            position=m.position,
+            member_state=_MEMBER_STATES.get(m.member_state, "pending"),
+            job_state=None if m.job_state == job_pb2.JOB_STATE_UNSPECIFIED else job_state_name(m.job_state),
+        )
+        for m in answer.members
+    ]
+    return Batch.from_proto(answer.batch), members
+
+
+def cancel_batch(conn: Connection, batch_id: str, deadline_ms: int | None) -> WorkflowCancelled:
+    answer = conn.invoke(conn.stub.CancelBatch, batch_pb2.CancelBatchRequest(batch_id=batch_id),
+                         deadline_ms=deadline_ms, retry_safe=True)
+    return WorkflowCancelled(answer.cancelled, answer.cancel_requested)
+
+
+def get_flow(conn: Connection, job_id: str, limit: int, deadline_ms: int | None) -> FlowGraph:
+    answer = conn.invoke(conn.stub.GetFlow, flow_pb2.GetFlowRequest(job_id=job_id, limit=limit),
+                         deadline_ms=deadline_ms, retry_safe=True)
+    return FlowGraph(
+        jobs=tuple(FlowNode(j.job_id, j.queue, j.type, job_state_name(j.state)) for j in answer.jobs),
+        edges=tuple(FlowEdge(e.job_id, e.depends_on, edge_state_name(e.state), e.name or None) for e in answer.edges),
+        truncated=answer.truncated,
+    )
+
+
+def cancel_flow(conn: Connection, job_id: str, deadline_ms: int | None) -> WorkflowCancelled:
+    answer = conn.invoke(conn.stub.CancelFlow, flow_pb2.CancelFlowRequest(job_id=job_id),
+                         deadline_ms=deadline_ms, retry_safe=True)
+    return WorkflowCancelled(answer.cancelled, answer.cancel_requested)

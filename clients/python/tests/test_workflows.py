@@ -1,0 +1,126 @@
+"""Workflows against a real server (docs/workflows.md): depends_on and the waiting state,
+a flow built with sepp.Flow, dependency_results at lease, GetJob's links, batches with their
+completion job, a flow and a batch cancelled as one act."""
+from __future__ import annotations
+
+import pytest
+
+import sepp
+
+
+def lease_one(client: sepp.Client, queue: str) -> sepp.LeasedJob:
+    jobs = client.reserve([queue], lease_ms=60_000)
+    assert len(jobs) == 1, f"one job of {queue} should be ready"
+    return jobs[0]
+
+
+def test_depends_on_waits_and_the_results_are_passed_on(client: sepp.Client, queue: str) -> None:
+    first = client.enqueue(f"{queue}-a", "count")
+    second = client.enqueue(f"{queue}-b", "report", depends_on=[first.id], on_dependency_failure="run")
+    waiting = client.get_job(second.id)
+    assert waiting.state == "waiting"
+    assert [(d.id, d.state, d.edge) for d in waiting.dependencies] == [(first.id, "ready", "pending")]
+    assert client.reserve([f"{queue}-b"]) == []
+    counted = lease_one(client, f"{queue}-a")
+    assert counted.dependency_results == ()
+    client.ack(counted, result={"rows": 42})
+    reporting = lease_one(client, f"{queue}-b")
+    assert [(d.job_id, d.name, d.state, d.result, d.result_omitted) for d in reporting.dependency_results] == [
+        (first.id, None, "completed", {"rows": 42}, False)
+    ]
+    client.ack(reporting)
+
+
+def test_a_flow_is_stored_at_once_and_runs_in_order(client: sepp.Client, queue: str) -> None:
+    flow = sepp.Flow()
+    flow.add("extract", sepp.JobSpec(queue, "extract", json={"day": "2026-12-05"}))
+    for part in range(3):
+        flow.add(f"transform-{part}", sepp.JobSpec(queue, "transform", json={"part": part}), after=["extract"])
+    flow.add("load", sepp.JobSpec(queue, "load"), after=[f"transform-{p}" for p in range(3)])
+    ids = client.enqueue_flow(flow)
+    assert sorted(ids) == ["extract", "load", "transform-0", "transform-1", "transform-2"]
+    graph = client.get_flow(ids["load"].id)
+    assert [(j.type, j.state) for j in graph.jobs] == [
+        ("extract", "ready"), ("transform", "waiting"), ("transform", "waiting"), ("transform", "waiting"),
+        ("load", "waiting"),
+    ]
+    assert len(graph.edges) == 6 and not graph.truncated
+    ran = []
+    while True:
+        jobs = client.reserve([queue], max_jobs=10, lease_ms=60_000)
+        if not jobs:
+            break
+        for job in jobs:
+            ran.append(job.type)
+            client.ack(job, result=job.type)
+    assert ran == ["extract", "transform", "transform", "transform", "load"]
+    # A job others depend on is kept completed (its result is theirs), with its dependents.
+    extract = client.get_job(ids["extract"].id)
+    assert extract.state == "completed" and extract.result == "extract"
+    assert [(d.type, d.state, d.edge) for d in extract.dependents] == [("transform", "completed", "completed")] * 3
+
+    refused = sepp.Flow().add("a", sepp.JobSpec(queue, "a"), after=["nobody"])
+    with pytest.raises(sepp.SeppError) as bad:
+        client.enqueue_flow(refused)
+    assert bad.value.code == "invalid_argument"
+
+
+def test_a_batch_ends_once_with_its_completion_job(client: sepp.Client, queue: str) -> None:
+    added = client.create_batch(
+        on_complete=sepp.JobSpec(f"{queue}-done", "summarize", json={"day": "2026-12-05"}),
+        on_success=sepp.JobSpec(f"{queue}-done", "celebrate"),
+        jobs=[sepp.JobSpec(queue, "part", json={"part": p}, max_attempts=1) for p in range(2)],
+        seal=True,
+    )
+    assert added.batch.state == "sealed" and added.batch.members == 2
+    members = [r.id for r in added.results]
+    assert all(r.ok for r in added.results)
+    assert client.get_job(members[0] or "").batch_id == added.batch.id
+    client.ack(lease_one(client, queue))
+    assert client.reserve([f"{queue}-done"]) == [], "nothing before the last member ended"
+    failing = lease_one(client, queue)
+    client.nack(failing, error="corrupt", dead_letter=True)
+    batch, listed = client.get_batch(added.batch.id)
+    assert (batch.state, batch.completed, batch.dead, batch.cancelled) == ("ended", 1, 1, 0)
+    assert batch.success_job_id is None, "a member died: no on_success"
+    assert [m.member_state for m in listed] == ["completed", "dead"]
+    done = lease_one(client, f"{queue}-done")
+    assert done.id == batch.complete_job_id
+    assert done.json() == {
+        "batch": {"id": batch.id, "outcome": "complete", "completed": 1, "dead": 1, "cancelled": 0,
+                  "members": members, "membersOmitted": False},
+        "data": {"day": "2026-12-05"},
+    }
+    client.ack(done)
+
+
+def test_a_running_member_fans_out_into_its_sealed_batch(client: sepp.Client, queue: str) -> None:
+    added = client.create_batch(on_complete=sepp.JobSpec(f"{queue}-done", "done"), jobs=[sepp.JobSpec(queue, "fan")],
+                                seal=True)
+    fan = lease_one(client, queue)
+    with pytest.raises(sepp.SeppError) as sealed:
+        client.add_to_batch(added.batch.id, [sepp.JobSpec(queue, "part")])
+    assert sealed.value.code == "failed_precondition"
+    more = client.add_to_batch(added.batch.id, [sepp.JobSpec(queue, "part")] * 2, from_member=fan.id)
+    assert more.batch.members == 3
+    client.ack(fan)
+    for _ in range(2):
+        client.ack(lease_one(client, queue))
+    batch, _ = client.get_batch(added.batch.id, members_limit=0)
+    assert (batch.state, batch.completed) == ("ended", 3)
+    assert client.seal_batch(batch.id).state == "ended"
+
+
+def test_a_flow_and_a_batch_are_cancelled_as_one_act(client: sepp.Client, queue: str) -> None:
+    ids = client.enqueue_flow(
+        sepp.Flow().add("a", sepp.JobSpec(queue, "a")).add("b", sepp.JobSpec(queue, "b"), after=["a"])
+    )
+    assert client.cancel_flow(ids["b"].id) == sepp.WorkflowCancelled(2, 0)
+    assert client.get_job(ids["a"].id).state == "cancelled"
+    added = client.create_batch(jobs=[sepp.JobSpec(queue, "m")], seal=True)
+    assert client.cancel_batch(added.batch.id) == sepp.WorkflowCancelled(1, 0)
+    batch, _ = client.get_batch(added.batch.id)
+    assert (batch.state, batch.cancelled) == ("ended", 1)
+    with pytest.raises(sepp.SeppError) as missing:
+        client.get_batch("01900000-0000-7000-8000-000000000000")
+    assert missing.value.code == "not_found"
