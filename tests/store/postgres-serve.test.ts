@@ -110,13 +110,13 @@ test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; t
     assert.match(
       statusRun.stdout,
       new RegExp(
-        `^store {7}postgres 127\\.0\\.0\\.1:${cluster.port} database ${database} schema served; other servers' signals: connected$`,
+        `^store {7}postgres 127\\.0\\.0\\.1:${cluster.port} database ${database} schema served; other servers' signals: connected; replication: none \\(0 standbys\\)$`,
         'm',
       ),
     );
     assert.deepEqual(
       cliJson<{ store: unknown }>(await sepp(['status', '--json'], { SEPP_SERVER: t.address })).store,
-      store,
+      { ...store, replication: 'none', standbys: 0 },
     );
     assert.ok(!statusRun.stdout.includes(cluster.password));
   } finally {

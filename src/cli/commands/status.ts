@@ -1,6 +1,7 @@
 /**
  * `sepp status`: what the server is and how it runs — version, uptime, the store
- * (SQLite, or PostgreSQL with where and whether it hears the other servers), the
+ * (SQLite, or PostgreSQL with where, whether it hears the other servers and its
+ * replication: docs/replication.md), the
  * default durability, and how many queues and workers it has now.
  */
 import type { Argv } from 'yargs';
@@ -29,7 +30,8 @@ export function registerStatusCommand(parser: Argv): void {
         const storeLine =
           store.kind === 'postgres'
             ? `postgres ${store.host} database ${store.database} schema ${store.schema}; other servers' signals: ` +
-              (store.signalsConnected ? 'connected' : 'not connected (polling once a second)')
+              `${store.signalsConnected ? 'connected' : 'not connected (polling once a second)'}; ` +
+              `replication: ${store.replication} (${store.standbys} standby${store.standbys === 1 ? '' : 's'})`
             : `${store.kind} (embedded)`;
         print(
           [
