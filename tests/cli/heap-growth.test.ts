@@ -43,9 +43,16 @@ function peakHeapMib(limited: boolean): number {
 }
 
 test('a churning heap grows to less than 1.5× as much with the limit as without it', () => {
-  const without = peakHeapMib(false);
-  const withLimit = peakHeapMib(true);
-  console.log(`peak heap: ${without} MiB without the limit, ${withLimit} MiB with it`);
+  // Medians of three interleaved runs each: one run's peak moves with when the GC happens to
+  // run (a single pair once gave 130 against 191 MiB under load, a ratio of 1.47).
+  const runs: { without: number; withLimit: number }[] = [];
+  for (let i = 0; i < 3; i++) runs.push({ without: peakHeapMib(false), withLimit: peakHeapMib(true) });
+  const median = (values: number[]) => values.sort((a, b) => a - b)[1]!;
+  const without = median(runs.map((r) => r.without));
+  const withLimit = median(runs.map((r) => r.withLimit));
+  console.log(
+    `peak heap (medians of 3): ${without} MiB without the limit, ${withLimit} MiB with it; runs ${JSON.stringify(runs)}`,
+  );
   assert.ok(withLimit * 1.5 < without, `${withLimit} MiB with the limit, ${without} MiB without`);
 });
 
