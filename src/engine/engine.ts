@@ -48,17 +48,12 @@ import type { EngineLimits, EngineOptions, QueueFileSettings, QueueSettingsFlat 
 import type {
   Ack,
   AtomicEnqueueResult,
-  BatchAddResult,
-  BatchInfo,
-  BatchMember,
-  CreateBatchRequest,
   DeadLetterQuery,
   DeadLetterSelection,
   EnqueueAccepted,
   EnqueueRequest,
   EnqueueResult,
   ExtendRequest,
-  FlowGraph,
   FlowJob,
   FlowResult,
   JobInfo,
@@ -74,6 +69,13 @@ import type {
   SettleOutcome,
   StateCounts,
 } from './types.ts';
+import type {
+  BatchAddResult,
+  BatchInfo,
+  BatchMember,
+  CreateBatchRequest,
+  FlowGraph,
+} from './workflow-types.ts';
 
 export type { EngineDeps } from './engine-parts.ts';
 

@@ -13,7 +13,8 @@ import {
 import type { EnqueueJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import { JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
-import type { BatchInfo, BatchMember, EnqueueRequest } from '../engine/types.ts';
+import type { EnqueueRequest } from '../engine/types.ts';
+import type { BatchInfo, BatchMember } from '../engine/workflow-types.ts';
 import { rpcAudit } from './audit-input.ts';
 import {
   edgeStateToProto,

@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Engine } from '../../src/engine/engine.ts';
-import type { BatchCompletionJob, EnqueueRequest, EnqueueResult, LeasedJob } from '../../src/engine/types.ts';
+import type { EnqueueRequest, EnqueueResult, LeasedJob } from '../../src/engine/types.ts';
+import type { BatchCompletionJob } from '../../src/engine/workflow-types.ts';
 import type { Db } from '../../src/store/sqlite/open.ts';
 import { bytes, expectCode, job, withEngine } from '../helpers/engine.ts';
 import { collect } from '../helpers/events.ts';

@@ -14,16 +14,14 @@ import type { AuditInput } from '../admin-types.ts';
 import type { EngineContext } from '../context.ts';
 import { SeppError } from '../errors.ts';
 import { isRejection, type JobIdGenerator, normalizeJobId, validateJob } from '../jobs/index.ts';
+import type { EnqueueRequest, EnqueueResult, JobState } from '../types.ts';
 import type {
   BatchAddResult,
   BatchCompletionJob,
   BatchInfo,
   BatchMember,
   CreateBatchRequest,
-  EnqueueRequest,
-  EnqueueResult,
-  JobState,
-} from '../types.ts';
+} from '../workflow-types.ts';
 
 /** Jobs one batch may ever hold. */
 export const maxBatchMembers = 100_000;

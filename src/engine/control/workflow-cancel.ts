@@ -12,7 +12,8 @@ import type { AuditInput } from '../admin-types.ts';
 import type { AuditLog } from '../audit/index.ts';
 import type { EngineContext } from '../context.ts';
 import { SeppError } from '../errors.ts';
-import type { FlowEdge, FlowGraph, JobState } from '../types.ts';
+import type { JobState } from '../types.ts';
+import type { FlowEdge, FlowGraph } from '../workflow-types.ts';
 import type { Canceller } from './cancel.ts';
 
 /**

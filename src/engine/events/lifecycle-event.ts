@@ -7,7 +7,8 @@
  * These are not the aggregated `JobEvent`s of types.ts, which count jobs per
  * queue for metrics and exist whether or not anyone subscribes.
  */
-import type { BatchInfo, DeadReason, JobProgress, JobState } from '../types.ts';
+import type { DeadReason, JobProgress, JobState } from '../types.ts';
+import type { BatchInfo } from '../workflow-types.ts';
 
 export type LifecycleEventKind =
   | 'enqueued'

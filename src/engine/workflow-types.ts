@@ -1,0 +1,94 @@
+/**
+ * The engine's shapes of workflows (issue 33) beyond a single job's: batches with their
+ * completion jobs and members, and the graph of a flow. A job's own links (`JobLink`)
+ * stay with the job in types.ts.
+ */
+import type { EnqueueRequest, EnqueueResult, JobState } from './types.ts';
+
+/**
+ * A batch's completion job (issue 33): an enqueue request without what a job that runs once
+ * cannot use (dependencies, keys, absolute times). Its payload, if any, must be JSON: the
+ * job gets `{"batch": {...}, "data": <this payload>}` (docs/workflows.md#batches).
+ */
+export type BatchCompletionJob = Omit<
+  EnqueueRequest,
+  'dependsOn' | 'onDependencyFailure' | 'idempotencyKey' | 'uniqueWhileActive' | 'runAtMs' | 'expiresAtMs'
+>;
+
+/** A new batch: its completion jobs, optional first members, and whether it is sealed at once. */
+export interface CreateBatchRequest {
+  /** Enqueued when the batch ends, whatever its members ended as. */
+  onComplete?: BatchCompletionJob;
+  /** Enqueued when the batch ends only if every member completed. */
+  onSuccess?: BatchCompletionJob;
+  /** Enqueued as the first members (each on its own merits, as EnqueueBatch). */
+  jobs?: readonly EnqueueRequest[];
+  /** Seal the batch with these jobs: nothing can be added after, except by its own members. */
+  seal?: boolean;
+}
+
+export type BatchState = 'open' | 'sealed' | 'ended';
+
+export interface BatchInfo {
+  id: string;
+  state: BatchState;
+  createdAtMs: number;
+  sealedAtMs: number | null;
+  endedAtMs: number | null;
+  /** Jobs ever added. */
+  members: number;
+  /** Members not ended yet. */
+  pending: number;
+  completed: number;
+  dead: number;
+  cancelled: number;
+  hasOnComplete: boolean;
+  hasOnSuccess: boolean;
+  /** The on_complete job the end enqueued (null before the end, or without one). */
+  completeJobId: string | null;
+  /** The on_success job the end enqueued (null unless every member completed). */
+  successJobId: string | null;
+  /** Why a completion job could not be enqueued at the end (its queue refused it), or null. */
+  completionError: string | null;
+}
+
+/** A member of a batch: how it ended (`pending` until then) and its job's state now (null once swept). */
+export interface BatchMember {
+  jobId: string;
+  memberState: 'pending' | 'completed' | 'dead' | 'cancelled';
+  jobState: JobState | null;
+}
+
+/** What adding jobs to a batch answered: the batch after it, and one result per job. */
+export interface BatchAddResult {
+  batch: BatchInfo;
+  results: EnqueueResult[];
+}
+
+/** A job of a flow, as GetFlow and the flow page show it. */
+export interface FlowNode {
+  id: string;
+  queue: string;
+  type: string;
+  state: JobState;
+}
+
+/** An edge of a flow: `jobId` waits on `dependsOn`. */
+export interface FlowEdge {
+  jobId: string;
+  dependsOn: string;
+  /** pending; completed; failed (the dependency failed and the edge counted it, under the run or cancel policy). */
+  state: 'pending' | 'completed' | 'failed';
+  /** The dependency's name in the flow that made the edge; null when it was named by id. */
+  name: string | null;
+}
+
+/**
+ * A flow: the jobs connected to a job through dependencies, either way, in enqueue order,
+ * and the edges between them. `truncated` when there were more than the bound.
+ */
+export interface FlowGraph {
+  jobs: FlowNode[];
+  edges: FlowEdge[];
+  truncated: boolean;
+}
