@@ -27,10 +27,21 @@ before(async () => {
 
 after(() => ui?.dispose());
 
-/** Waits until the table's first queue is (or is not) `name`: the page changed. */
-const firstCell = "document.querySelector('section.card table tbody tr th')?.textContent";
-const firstShownIs = (name: string) => page.waitForFunction(`${firstCell} === ${JSON.stringify(name)}`);
-const firstShownIsNot = (name: string) => page.waitForFunction(`${firstCell} !== ${JSON.stringify(name)}`);
+/**
+ * Waits until the table's first queue is (or is not) `name`: the page changed.
+ * Locators, not page.waitForFunction: the UI's CSP (script-src 'self') refuses
+ * the eval a string predicate needs whenever it has to poll.
+ */
+const firstCell = () => page.locator('section.card table tbody tr').first().locator('th');
+const exactly = (name: string) => new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+const firstShownIs = (name: string) =>
+  firstCell()
+    .filter({ hasText: exactly(name) })
+    .waitFor();
+const firstShownIsNot = (name: string) =>
+  firstCell()
+    .filter({ hasNotText: exactly(name) })
+    .waitFor();
 
 /** The queue names the table shows now. */
 async function shown(): Promise<string[]> {
