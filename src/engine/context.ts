@@ -60,11 +60,11 @@ export interface EngineContext {
   /** Reports what happened to jobs, after the commit that did it (metrics, rates). */
   emit(tx: StoreTx, event: JobEvent): void;
   /**
-   * Counts in the job history (src/engine/history/), after the commit: an attempt that
-   * `completed` or `failed` (its wait, due → start, and run time, start → now), or a job
-   * that went `dead`.
+   * Counts in the job history (src/engine/history/), after the commit: attempts that
+   * `completed` or `failed` (each one's wait, due → start, and run time, start → now), or
+   * jobs that went `dead`. One after-commit step for all of `jobs` (AckBatches passes a batch).
    */
-  attemptEnded(tx: StoreTx, job: EndedJob, outcome: 'completed' | 'failed' | 'dead'): void;
+  attemptsEnded(tx: StoreTx, jobs: readonly EndedJob[], outcome: 'completed' | 'failed' | 'dead'): void;
   /**
    * Keeps the per-queue counts exact: `jobs` jobs of `queue` left state `from` (null:
    * they are new) for state `to` (null: they are gone). Every operation that adds,
@@ -192,15 +192,19 @@ export function createEngineContext(parts: ContextParts): EngineContext {
     emit: (tx, event) => {
       if (onEvent !== undefined && event.count > 0) tx.afterCommit(() => onEvent(event));
     },
-    attemptEnded: (tx, job, outcome) => {
+    attemptsEnded: (tx, jobs, outcome) => {
       const { history } = parts;
-      if (history === undefined) return;
-      const { queue, type, leased_at_ms: startedMs } = job;
-      const workerId = job.worker_id ?? null;
-      const attempt = outcome !== 'dead' && startedMs !== null;
-      const waitMs = attempt ? startedMs - job.run_at_ms : null;
-      const runMs = attempt ? clock.nowMs() - startedMs : null;
-      tx.afterCommit(() => history(queue, type, outcome, waitMs, runMs, workerId));
+      if (history === undefined || jobs.length === 0) return;
+      const endedAtMs = clock.nowMs();
+      tx.afterCommit(() => {
+        for (const job of jobs) {
+          const { leased_at_ms: startedMs } = job;
+          const attempt = outcome !== 'dead' && startedMs !== null;
+          const waitMs = attempt ? startedMs - job.run_at_ms : null;
+          const runMs = attempt ? endedAtMs - startedMs : null;
+          history(job.queue, job.type, outcome, waitMs, runMs, job.worker_id ?? null);
+        }
+      });
     },
   };
 }

@@ -116,6 +116,26 @@ test('history: a shutdown writes the minute in progress', async () => {
   });
 });
 
+test('history: acks settled together (AckBatches) are counted, each with its own wait and run time', async () => {
+  await withEngine({}, async (t) => {
+    const { engine, clock } = t;
+    for (let i = 0; i < 30; i++) await engine.enqueue(job('q', { type: 'batch' }));
+    clock.advance(200);
+    const leased = await engine.reserve({ queues: ['q'], maxJobs: 30 });
+    assert.equal(leased.length, 30);
+    clock.advance(3_000);
+    const outcomes = await engine.ackBatch(leased.map((j) => ({ jobId: j.id, attempt: j.attempt })));
+    assert.ok(outcomes.every((o) => o.ok));
+    clock.advance(minute);
+    await engine.flushHistory();
+    const h = await engine.history('1h');
+    const batch = h.types.find((x) => x.type === 'batch')!;
+    assert.equal(batch.completed, 30);
+    assert.ok(Math.abs(batch.runP50Ms! - 3_000) <= 270, `run p50 ${batch.runP50Ms}`);
+    assert.ok(Math.abs(batch.waitP95Ms! - 200) <= 18, `wait p95 ${batch.waitP95Ms}`);
+  });
+});
+
 test('history: series past the cap count under (other); minute rows are kept 3 hours', async () => {
   await withEngine({}, async (t) => {
     const { engine, clock } = t;

@@ -73,9 +73,9 @@ export class OperatorActions {
     }
     this.ctx.emit(tx, { kind: 'dead_lettered', queue: row.queue, reason: 'dead_lettered', count: 1 });
     if (changed)
-      this.ctx.attemptEnded(
+      this.ctx.attemptsEnded(
         tx,
-        { queue: row.queue, type: row.type, run_at_ms: 0, leased_at_ms: null },
+        [{ queue: row.queue, type: row.type, run_at_ms: 0, leased_at_ms: null }],
         'dead',
       );
     if (this.ctx.events.recording) {

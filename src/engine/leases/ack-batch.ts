@@ -62,6 +62,7 @@ export class AckBatches {
     const outcomes: SettleOutcome[] = [];
     const kept: FinishedOutcome[] | null = this.ctx.outcomes.enabled ? [] : null;
     const nowMs = this.ctx.clock.nowMs();
+    const ended: AckedRow[] = [];
     for (let i = 0; i < acks.length; i++) {
       const ack = acks[i]!;
       const job = firstPerJob.get(ack.jobId) === i ? deleted.get(ack.jobId) : undefined;
@@ -70,11 +71,12 @@ export class AckBatches {
         continue;
       }
       ackedPerQueue.set(job.queue, (ackedPerQueue.get(job.queue) ?? 0) + 1);
-      this.ctx.attemptEnded(tx, job, 'completed');
+      ended.push(job);
       if (recording) this.settler.recordCompleted(tx, ack, job, false);
       kept?.push(completedOutcome(ack, job, nowMs));
       outcomes.push({ ok: true });
     }
+    this.ctx.attemptsEnded(tx, ended, 'completed');
     if (kept !== null && kept.length > 0) {
       const table = this.ctx.outcomes;
       tx.afterCommit(() => {

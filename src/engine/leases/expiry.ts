@@ -90,9 +90,9 @@ export class Expiry {
       yield* tx.control.expire({ seq: row.seq, nowMs, error, undoLease });
       yield* this.ctx.count(tx, queue, from, 'dead', 1);
       this.ctx.emit(tx, { kind: 'dead_lettered', queue, reason: 'expired', count: 1 });
-      this.ctx.attemptEnded(
+      this.ctx.attemptsEnded(
         tx,
-        { queue: row.queue, type: row.type, run_at_ms: 0, leased_at_ms: null },
+        [{ queue: row.queue, type: row.type, run_at_ms: 0, leased_at_ms: null }],
         'dead',
       );
     }

@@ -71,7 +71,7 @@ export class Settler {
       if (deleted !== undefined) {
         yield* this.ctx.count(tx, deleted.queue, 'leased', null, 1);
         this.ctx.emit(tx, { kind: 'acked', queue: deleted.queue, count: 1 });
-        this.ctx.attemptEnded(tx, deleted, 'completed');
+        this.ctx.attemptsEnded(tx, [deleted], 'completed');
         if (this.ctx.events.recording) this.recordCompleted(tx, ack, deleted, false);
         if (this.ctx.outcomes.enabled)
           this.ctx.keepOutcome(tx, completedOutcome(ack, deleted, clock.nowMs()));
@@ -110,7 +110,7 @@ export class Settler {
       if (this.ctx.outcomes.enabled) this.ctx.keepOutcome(tx, completedOutcome(ack, row!, clock.nowMs()));
     }
     this.ctx.emit(tx, { kind: 'acked', queue: row!.queue, count: 1 });
-    this.ctx.attemptEnded(tx, row!, 'completed');
+    this.ctx.attemptsEnded(tx, [row!], 'completed');
     if (this.ctx.events.recording) this.recordCompleted(tx, ack, row!, retained);
     if (row!.dependency_flags !== 0) {
       yield* this.ctx.jobEnded(tx, { id: jobId, flags: row!.dependency_flags }, 'completed');
@@ -209,7 +209,7 @@ export class Settler {
     );
     const attemptsUsed = row.attempt - row.attempt_base;
     const exhausted = attemptsUsed >= row.max_attempts;
-    this.ctx.attemptEnded(tx, row, 'failed');
+    this.ctx.attemptsEnded(tx, [row], 'failed');
     const { recording } = this.ctx.events;
     const about = {
       sequence: 0,
@@ -223,7 +223,7 @@ export class Settler {
       const deadReason: DeadReason =
         directive.kind === 'dead_letter' ? 'dead_lettered' : (reason ?? 'attempts_exhausted');
       this.ctx.emit(tx, { kind: 'dead_lettered', queue: row.queue, reason: deadReason, count: 1 });
-      this.ctx.attemptEnded(tx, row, 'dead');
+      this.ctx.attemptsEnded(tx, [row], 'dead');
       if (recording) this.ctx.record(tx, { ...about, kind: 'dead_lettered', reason: deadReason, error });
       yield* tx.leases.fail({
         seq: row.seq,

@@ -1,7 +1,7 @@
 /**
  * What each worker id did lately, for the Workers page: attempts completed and
  * failed over the last 15 minutes, in one-minute buckets, counted after the commit
- * that settled them (the job history's hook, context.ts `attemptEnded`). In memory only
+ * that settled them (the job history's hook, context.ts `attemptsEnded`). In memory only
  * (a restart starts from zero; the job history keeps the totals by queue and type).
  *
  * Bounded: at most `maxWorkers` ids (10,000), 15 × 2 counters each; past it the id
