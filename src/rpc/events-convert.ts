@@ -22,6 +22,20 @@ const kindToProto: Record<LifecycleEventKind, JobEventKind> = {
   released: JobEventKind.RELEASED,
   batch_ended: JobEventKind.BATCH_ENDED,
 };
+/**
+ * The kinds of the first protocol version: what an empty `kinds` means without
+ * `all_kinds` (events.proto). SDKs written before `released` and `batch_ended`
+ * stop on a kind they do not know, so later kinds go only to those who ask.
+ */
+const firstVersionKinds: readonly LifecycleEventKind[] = [
+  'enqueued',
+  'leased',
+  'progress',
+  'completed',
+  'retry_scheduled',
+  'dead_lettered',
+  'cancelled',
+];
 const kindFromProto = new Map<number, LifecycleEventKind>(
   Object.entries(kindToProto).map(([name, value]) => [value, name as LifecycleEventKind]),
 );
@@ -61,7 +75,11 @@ export function subscriptionFromProto(request: EventsRequest): { filter: EventFi
   } else if (request.fromOldest) {
     start = { kind: 'oldest' };
   }
-  return { filter: { queues: request.queues, jobIds: request.jobIds, kinds }, start };
+  const everyKind = kinds.length === 0 && !request.allKinds;
+  return {
+    filter: { queues: request.queues, jobIds: request.jobIds, kinds: everyKind ? firstVersionKinds : kinds },
+    start,
+  };
 }
 
 export function eventToProto(event: LifecycleEvent): JobEvent {

@@ -52,6 +52,7 @@ const request = (kinds: JobEventKind[] = []) => ({
   afterSequence: 0,
   streamId: '',
   fromOldest: false,
+  allKinds: true,
 });
 
 const pause = () => new Promise((r) => setTimeout(r, 20));

@@ -430,7 +430,15 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
     call: (c, md) =>
       firstAnswer(
         c.events(
-          { queues: [], jobIds: [], kinds: [], afterSequence: 0, streamId: '', fromOldest: false },
+          {
+            queues: [],
+            jobIds: [],
+            kinds: [],
+            afterSequence: 0,
+            streamId: '',
+            fromOldest: false,
+            allKinds: false,
+          },
           md,
         ) as grpc.ClientReadableStream<EventsResponse>,
       ),

@@ -25,6 +25,7 @@ function subscribe(client: QueueServiceClient, request: Partial<EventsRequest> =
     afterSequence: 0,
     streamId: '',
     fromOldest: false,
+    allKinds: false,
     ...request,
   }) as ClientReadableStream<EventsResponse>;
   const messages: EventsResponse[] = [];
@@ -195,6 +196,39 @@ describe('Events stream', () => {
     assert.match(error.details, /events are not kept across restarts/);
   });
 
+  test('kinds added after the first version (RELEASED) go only to those who name them or set all_kinds', async () => {
+    const parent = await call(t.client, t.client.enqueue, { job: testJob('rel') });
+    const child = await call(t.client, t.client.enqueue, {
+      job: testJob('rel', { dependsOn: [parent.jobId] }),
+    });
+    const { jobs } = await call(t.client, t.client.reserve, {
+      maxResponseBytes: 0,
+      queues: ['rel'],
+      maxJobs: 1,
+      leaseDurationMs: 5000,
+      waitTimeoutMs: 0,
+      workerId: '',
+    });
+    assert.equal(jobs[0]?.jobId, parent.jobId);
+    await call(t.client, t.client.ack, { jobId: parent.jobId, attempt: 1, result: undefined });
+    /** The kinds a from-oldest replay of queue rel sends with this request. */
+    const replayed = async (request: Partial<EventsRequest>) => {
+      const s = subscribe(t.client, { fromOldest: true, queues: ['rel'], ...request });
+      await s.until(() => s.caughtUp() !== undefined);
+      s.stream.cancel();
+      return s.summary();
+    };
+    const firstVersion = [`enqueued:${parent.jobId}`, `enqueued:${child.jobId}`, `leased:${parent.jobId}`];
+    // A client written before RELEASED existed (no all_kinds) never sees it.
+    assert.deepEqual(await replayed({}), [...firstVersion, `completed:${parent.jobId}`]);
+    assert.deepEqual(await replayed({ allKinds: true }), [
+      ...firstVersion,
+      `completed:${parent.jobId}`,
+      `released:${child.jobId}`,
+    ]);
+    assert.deepEqual(await replayed({ kinds: [JobEventKind.RELEASED] }), [`released:${child.jobId}`]);
+  });
+
   test('from_oldest replays the backlog with its filters; shutdown ends streams with UNAVAILABLE', async () => {
     const c = t.connect();
     const replay = subscribe(c, { fromOldest: true, queues: ['ev'], kinds: [JobEventKind.COMPLETED] });
@@ -220,7 +254,15 @@ describe('Events streams per API key', () => {
   /** A subscription made with `key`; resolves `ok` once caught up, or the refusal. */
   const open = (key: string) => {
     const stream = t.client.events(
-      { queues: [], jobIds: [], kinds: [], afterSequence: 0, streamId: '', fromOldest: false },
+      {
+        queues: [],
+        jobIds: [],
+        kinds: [],
+        afterSequence: 0,
+        streamId: '',
+        fromOldest: false,
+        allKinds: false,
+      },
       withKey(key),
     );
     const outcome = new Promise<'ok' | ServiceError>((resolve) => {

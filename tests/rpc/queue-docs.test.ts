@@ -107,6 +107,7 @@ describe('docs/protocol.md on a queue nobody has used', () => {
             afterSequence: 0,
             streamId: '',
             fromOldest: false,
+            allKinds: false,
           });
           stream.on('data', () => {
             resolve(status.OK);

@@ -374,7 +374,15 @@ describe('API keys scoped to queues', () => {
   test('events show only the key’s queues, over gRPC and HTTP', async () => {
     const root = md(keys.root);
     const stream = t.client.events(
-      { queues: [], jobIds: [], kinds: [], afterSequence: 0, streamId: '', fromOldest: false },
+      {
+        queues: [],
+        jobIds: [],
+        kinds: [],
+        afterSequence: 0,
+        streamId: '',
+        fromOldest: false,
+        allKinds: false,
+      },
       md(keys.emailsWorker),
     ) as grpc.ClientReadableStream<EventsResponse>;
     const seen: string[] = [];

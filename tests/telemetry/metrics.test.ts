@@ -268,6 +268,7 @@ max_attempts = 1
       afterSequence: 0,
       streamId: '',
       fromOldest: false,
+      allKinds: false,
     }) as ClientReadableStream<EventsResponse>;
     try {
       assert.equal((await nextMessage(stream)).caughtUp, true);

@@ -250,6 +250,8 @@ export class EventSubscription implements AsyncIterable<JobEvent> {
       queues: [...(options.queues ?? [])],
       jobIds: [...(options.jobIds ?? [])],
       kinds: (options.kinds ?? []).map((kind) => kindToProto[kind]),
+      // No kinds named: every kind, also those newer than this SDK (passed over in onMessage).
+      allKinds: true,
       // With a stream id this is a resume, also from sequence 0 (a server that had published nothing yet).
       afterSequence: position?.sequence ?? 0,
       streamId: position?.streamId ?? '',

@@ -226,6 +226,8 @@ class EventStream:
         position = self._position
         return events_pb2.EventsRequest(
             queues=queues, job_ids=job_ids, kinds=kinds,
+            # No kinds named: every kind, also those newer than this client (passed over).
+            all_kinds=True,
             after_sequence=position.sequence if position else 0,
             stream_id=position.stream_id if position else "",
             from_oldest=position is None and self._from_oldest,

@@ -19,20 +19,22 @@ JOB_EVENT_KIND_RETRY_SCHEDULED: JobEventKind
 JOB_EVENT_KIND_UNSPECIFIED: JobEventKind
 
 class EventsRequest(_message.Message):
-    __slots__ = ["after_sequence", "from_oldest", "job_ids", "kinds", "queues", "stream_id"]
+    __slots__ = ["after_sequence", "all_kinds", "from_oldest", "job_ids", "kinds", "queues", "stream_id"]
     AFTER_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    ALL_KINDS_FIELD_NUMBER: _ClassVar[int]
     FROM_OLDEST_FIELD_NUMBER: _ClassVar[int]
     JOB_IDS_FIELD_NUMBER: _ClassVar[int]
     KINDS_FIELD_NUMBER: _ClassVar[int]
     QUEUES_FIELD_NUMBER: _ClassVar[int]
     STREAM_ID_FIELD_NUMBER: _ClassVar[int]
     after_sequence: int
+    all_kinds: bool
     from_oldest: bool
     job_ids: _containers.RepeatedScalarFieldContainer[str]
     kinds: _containers.RepeatedScalarFieldContainer[JobEventKind]
     queues: _containers.RepeatedScalarFieldContainer[str]
     stream_id: str
-    def __init__(self, queues: _Optional[_Iterable[str]] = ..., job_ids: _Optional[_Iterable[str]] = ..., kinds: _Optional[_Iterable[_Union[JobEventKind, str]]] = ..., after_sequence: _Optional[int] = ..., stream_id: _Optional[str] = ..., from_oldest: bool = ...) -> None: ...
+    def __init__(self, queues: _Optional[_Iterable[str]] = ..., job_ids: _Optional[_Iterable[str]] = ..., kinds: _Optional[_Iterable[_Union[JobEventKind, str]]] = ..., after_sequence: _Optional[int] = ..., stream_id: _Optional[str] = ..., from_oldest: bool = ..., all_kinds: bool = ...) -> None: ...
 
 class EventsResponse(_message.Message):
     __slots__ = ["caught_up", "events", "sequence", "stream_id"]

@@ -228,7 +228,12 @@ export interface EventsRequest {
   queues: string[];
   /** Only these jobs; at most `max_batch_jobs` (default 1000). */
   jobIds: string[];
-  /** Only these kinds. */
+  /**
+   * Only these kinds. Empty: every kind when `all_kinds` is set; without it,
+   * the seven kinds every SDK knows (ENQUEUED … CANCELLED), so that a client
+   * written before RELEASED and BATCH_ENDED existed is never sent a kind it
+   * cannot read. Name RELEASED or BATCH_ENDED here, or set `all_kinds`, to get them.
+   */
   kinds: JobEventKind[];
   /**
    * Resume: the events after this sequence of the stream `stream_id` (both
@@ -245,6 +250,11 @@ export interface EventsRequest {
   streamId: string;
   /** Start from the oldest event still kept instead of now (not with a resume). */
   fromOldest: boolean;
+  /**
+   * With `kinds` empty: every kind this server has, including kinds added
+   * after the first protocol version (issue 33). Ignored when `kinds` is set.
+   */
+  allKinds: boolean;
 }
 
 /** A message of the Events stream. */
@@ -677,7 +687,7 @@ export const JobEvent: MessageFns<JobEvent> = {
 };
 
 function createBaseEventsRequest(): EventsRequest {
-  return { queues: [], jobIds: [], kinds: [], afterSequence: 0, streamId: "", fromOldest: false };
+  return { queues: [], jobIds: [], kinds: [], afterSequence: 0, streamId: "", fromOldest: false, allKinds: false };
 }
 
 export const EventsRequest: MessageFns<EventsRequest> = {
@@ -703,6 +713,9 @@ export const EventsRequest: MessageFns<EventsRequest> = {
     }
     if (message.fromOldest !== false) {
       writer.uint32(48).bool(message.fromOldest);
+    }
+    if (message.allKinds !== false) {
+      writer.uint32(400).bool(message.allKinds);
     }
     return writer;
   },
@@ -778,6 +791,14 @@ export const EventsRequest: MessageFns<EventsRequest> = {
             message.fromOldest = reader.bool();
             continue;
           }
+          case 50: {
+            if (tag !== 400) {
+              break;
+            }
+
+            message.allKinds = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -814,6 +835,11 @@ export const EventsRequest: MessageFns<EventsRequest> = {
         : isSet(object.from_oldest)
         ? globalThis.Boolean(object.from_oldest)
         : false,
+      allKinds: isSet(object.allKinds)
+        ? globalThis.Boolean(object.allKinds)
+        : isSet(object.all_kinds)
+        ? globalThis.Boolean(object.all_kinds)
+        : false,
     };
   },
 
@@ -837,6 +863,9 @@ export const EventsRequest: MessageFns<EventsRequest> = {
     if (message.fromOldest !== false) {
       obj.fromOldest = message.fromOldest;
     }
+    if (message.allKinds !== false) {
+      obj.allKinds = message.allKinds;
+    }
     return obj;
   },
 
@@ -851,6 +880,7 @@ export const EventsRequest: MessageFns<EventsRequest> = {
     message.afterSequence = object.afterSequence ?? 0;
     message.streamId = object.streamId ?? "";
     message.fromOldest = object.fromOldest ?? false;
+    message.allKinds = object.allKinds ?? false;
     return message;
   },
 };
