@@ -22,7 +22,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { type ClientReadableStream, credentials, type ServiceError, status } from '@grpc/grpc-js';
-import { type EventsResponse, JobEventKind } from '../../clients/typescript/src/gen/sepp/v1/events.js';
+import {
+  EventsRequest,
+  type EventsResponse,
+  JobEventKind,
+} from '../../clients/typescript/src/gen/sepp/v1/events.js';
 import { QueueServiceClient } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import { type ServerProcess, startServerProcess } from '../helpers/process-server.ts';
 import { call, testJob } from '../helpers/server.ts';
@@ -45,15 +49,8 @@ after(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-const request = (kinds: JobEventKind[] = []) => ({
-  queues: ['flood'],
-  jobIds: [],
-  kinds,
-  afterSequence: 0,
-  streamId: '',
-  fromOldest: false,
-  allKinds: true,
-});
+const request = (kinds: JobEventKind[] = []) =>
+  EventsRequest.fromPartial({ queues: ['flood'], kinds, allKinds: true });
 
 const pause = () => new Promise((r) => setTimeout(r, 20));
 

@@ -20,7 +20,7 @@ import { after, before, describe, test } from 'node:test';
 import type * as grpc from '@grpc/grpc-js';
 import { type Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import type { BackupChunk } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
-import type { EventsResponse } from '../../clients/typescript/src/gen/sepp/v1/events.js';
+import { EventsRequest, type EventsResponse } from '../../clients/typescript/src/gen/sepp/v1/events.js';
 import { DeadReason } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import type { ProduceRequest, ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
 import {
@@ -428,20 +428,7 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
   // Its first message (caught up) answers a subscription that starts now.
   Events: {
     call: (c, md) =>
-      firstAnswer(
-        c.events(
-          {
-            queues: [],
-            jobIds: [],
-            kinds: [],
-            afterSequence: 0,
-            streamId: '',
-            fromOldest: false,
-            allKinds: false,
-          },
-          md,
-        ) as grpc.ClientReadableStream<EventsResponse>,
-      ),
+      firstAnswer(c.events(EventsRequest.fromPartial({}), md) as grpc.ClientReadableStream<EventsResponse>),
     allowedStatus: status.OK,
   },
 };

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type ClientReadableStream, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import {
-  type EventsRequest,
+  EventsRequest,
   type EventsResponse,
   type JobEvent,
   JobEventKind,
@@ -18,16 +18,7 @@ import { apiKeysToml, call, startTestServer, type TestServer, testJob } from '..
 
 /** A subscription whose messages are read as they come. */
 function subscribe(client: QueueServiceClient, request: Partial<EventsRequest> = {}) {
-  const stream = client.events({
-    queues: [],
-    jobIds: [],
-    kinds: [],
-    afterSequence: 0,
-    streamId: '',
-    fromOldest: false,
-    allKinds: false,
-    ...request,
-  }) as ClientReadableStream<EventsResponse>;
+  const stream = client.events(EventsRequest.fromPartial(request)) as ClientReadableStream<EventsResponse>;
   const messages: EventsResponse[] = [];
   let failure: ServiceError | undefined;
   const waiting: (() => void)[] = [];
@@ -253,18 +244,7 @@ describe('Events streams per API key', () => {
   };
   /** A subscription made with `key`; resolves `ok` once caught up, or the refusal. */
   const open = (key: string) => {
-    const stream = t.client.events(
-      {
-        queues: [],
-        jobIds: [],
-        kinds: [],
-        afterSequence: 0,
-        streamId: '',
-        fromOldest: false,
-        allKinds: false,
-      },
-      withKey(key),
-    );
+    const stream = t.client.events(EventsRequest.fromPartial({}), withKey(key));
     const outcome = new Promise<'ok' | ServiceError>((resolve) => {
       stream.on('data', () => resolve('ok'));
       stream.on('error', (e: ServiceError) => resolve(e));

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { type ServiceError, status } from '@grpc/grpc-js';
+import { EventsRequest } from '../../clients/typescript/src/gen/sepp/v1/events.js';
 import { unsetFilterFields } from '../helpers/proto-filter.ts';
 import { call, startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -100,15 +101,7 @@ describe('docs/protocol.md on a queue nobody has used', () => {
         ),
       Events: () =>
         new Promise<status>((resolve) => {
-          const stream = c.events({
-            queues: [queue],
-            jobIds: [],
-            kinds: [],
-            afterSequence: 0,
-            streamId: '',
-            fromOldest: false,
-            allKinds: false,
-          });
+          const stream = c.events(EventsRequest.fromPartial({ queues: [queue] }));
           stream.on('data', () => {
             resolve(status.OK);
             stream.cancel();

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type * as grpc from '@grpc/grpc-js';
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
-import type { EventsResponse } from '../../clients/typescript/src/gen/sepp/v1/events.js';
+import { EventsRequest, type EventsResponse } from '../../clients/typescript/src/gen/sepp/v1/events.js';
 import type { ProduceRequest, ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
 import type { WorkRequest, WorkResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { apiKeyToml, missingJobId, protoScheduleSpec } from '../helpers/access-table.ts';
@@ -374,15 +374,7 @@ describe('API keys scoped to queues', () => {
   test('events show only the key’s queues, over gRPC and HTTP', async () => {
     const root = md(keys.root);
     const stream = t.client.events(
-      {
-        queues: [],
-        jobIds: [],
-        kinds: [],
-        afterSequence: 0,
-        streamId: '',
-        fromOldest: false,
-        allKinds: false,
-      },
+      EventsRequest.fromPartial({}),
       md(keys.emailsWorker),
     ) as grpc.ClientReadableStream<EventsResponse>;
     const seen: string[] = [];

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type ClientDuplexStream, type ClientReadableStream, type ServiceError, status } from '@grpc/grpc-js';
-import type { EventsResponse } from '../../clients/typescript/src/gen/sepp/v1/events.js';
+import { EventsRequest, type EventsResponse } from '../../clients/typescript/src/gen/sepp/v1/events.js';
 import type { EnqueueJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import type { ProduceRequest, ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
 import type { WorkRequest, WorkResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
@@ -261,15 +261,9 @@ max_attempts = 1
     assert.equal(sampleValue(samples, 'sepp_events_backlog'), 0, 'nothing is kept while nobody subscribes');
     assert.equal(sampleValue(samples, 'sepp_events_backlog_size'), 0);
     const c = t.client;
-    const stream = c.events({
-      queues: ['ev'],
-      jobIds: [],
-      kinds: [],
-      afterSequence: 0,
-      streamId: '',
-      fromOldest: false,
-      allKinds: false,
-    }) as ClientReadableStream<EventsResponse>;
+    const stream = c.events(
+      EventsRequest.fromPartial({ queues: ['ev'] }),
+    ) as ClientReadableStream<EventsResponse>;
     try {
       assert.equal((await nextMessage(stream)).caughtUp, true);
       const delivered = nextMessage(stream);
