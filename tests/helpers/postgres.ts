@@ -335,6 +335,7 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
           '-X',
           'stream',
           '--no-sync',
+          '--checkpoint=fast',
         ],
         { ...env, PGPASSWORD: password },
       );
