@@ -142,6 +142,12 @@ export interface Keys extends KeyReads {
   release(p: { queue: string; key: string; jobId: string }): Op<void>;
   /** Forgets keys whose window ended; returns how many. */
   sweep(p: { nowMs: number; limit: number }): Op<number>;
+  /**
+   * Serialises the write's key lookups with other writers of the same keys until it commits:
+   * a store several servers write (PostgreSQL) has it, and the engine calls it before it
+   * looks any of the keys up; a store with one writer (SQLite) needs none.
+   */
+  lock?(keys: readonly { queue: string; key: string }[]): Op<void>;
 }
 
 // ---------------------------------------------------------------- leases and settlements

@@ -114,6 +114,76 @@ for (const n of [2, 3]) {
   });
 }
 
+test('one idempotency key enqueued through two servers at once is stored once, without deadlocks', async () => {
+  const [a, b] = await servers(2, 'keys');
+  try {
+    /** The answers of both servers per key: the same job id, new on one of them only. */
+    const answers = new Map<string, { jobId: string; deduplicated: boolean }[]>();
+    /** Calls that failed (a deadlock PostgreSQL broke fails a whole batch: UNAVAILABLE). */
+    const failures: string[] = [];
+    const failed = (error: ServiceError) => {
+      failures.push(error.message);
+    };
+    const note = (key: string, jobId: string, deduplicated: boolean) => {
+      const seen = answers.get(key) ?? [];
+      seen.push({ jobId, deduplicated });
+      answers.set(key, seen);
+    };
+    const batchOn = async (t: TestServer, queue: string, keys: string[], unique: boolean) => {
+      const answer = await call(t.client, t.client.enqueueBatch, {
+        jobs: keys.map((key) => testJob(queue, { idempotencyKey: key, uniqueWhileActive: unique })),
+      }).catch(failed);
+      answer?.results.forEach((r, i) => {
+        assert.equal(r.outcome?.$case, 'accepted');
+        if (r.outcome?.$case === 'accepted')
+          note(`${queue}/${keys[i]}`, r.outcome.value.jobId, r.outcome.value.deduplicated);
+      });
+    };
+    // Batches of the same keys through both servers at once: a dedup window, then unique while active.
+    for (const [queue, unique] of [
+      ['window', false],
+      ['active', true],
+    ] as const) {
+      for (let round = 0; round < 10; round++) {
+        const keys = Array.from({ length: 25 }, (_, j) => `r${round}-k${j}`);
+        await Promise.all([
+          batchOn(a!, queue, keys, unique),
+          batchOn(b!, queue, [...keys].reverse(), unique),
+        ]);
+      }
+    }
+    // Single enqueues, many at once per server (the units of one writer batch, each with its key),
+    // in opposite orders on the two servers: waiting for each key in turn would deadlock.
+    const single = async (t: TestServer, key: string) => {
+      const r = await call(t.client, t.client.enqueue, {
+        job: testJob('single', { idempotencyKey: key }),
+      }).catch(failed);
+      if (r !== undefined) note(`single/${key}`, r.jobId, r.deduplicated);
+    };
+    for (let round = 0; round < 10; round++) {
+      const keys = Array.from({ length: 20 }, (_, j) => `r${round}-k${j}`);
+      await Promise.all([
+        ...keys.map((key) => single(a!, key)),
+        ...[...keys].reverse().map((key) => single(b!, key)),
+      ]);
+    }
+    const twice = [...answers].filter(([, seen]) => seen.filter((s) => !s.deduplicated).length > 1);
+    const differ = [...answers].filter(([, seen]) => new Set(seen.map((s) => s.jobId)).size !== 1);
+    console.log(
+      `${answers.size} keys through 2 servers at once: ${twice.length} stored twice, ${differ.length} answered with two ids, ${failures.length} calls failed`,
+    );
+    assert.deepEqual(twice, [], 'a key was stored twice');
+    assert.deepEqual(differ, [], 'the servers answered one key with two jobs');
+    assert.deepEqual(failures, [], 'calls failed');
+    const { queues } = await call(a!.client, a!.client.listQueues, { pageSize: 0, pageToken: '' });
+    const ready = Object.fromEntries(queues.map((q) => [q.name, q.counts?.ready]));
+    assert.deepEqual(ready, { active: 250, single: 200, window: 250 });
+  } finally {
+    await Promise.all([a!.dispose(), b!.dispose()]);
+  }
+  assert.deepEqual(await mismatches('keys'), []);
+});
+
 test('a worker waiting on one server gets the job another server enqueues, before its wait ends', async () => {
   const [a, b] = await servers(2, 'wakeups');
   try {

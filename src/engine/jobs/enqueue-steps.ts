@@ -5,7 +5,7 @@
  * all-or-nothing batch; the FlowEnqueuer for a graph of jobs.
  */
 
-import type { Op } from '../../store/op.ts';
+import { nothing, type Op } from '../../store/op.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
 import { type DependencyEdges, type DependencyQueues, dependencyEdges } from '../dependencies/index.ts';
@@ -126,6 +126,23 @@ export class EnqueueSteps {
       reason: 'queue_full',
       message: `queue ${job.queue} holds ${depth} unfinished jobs, its max_depth is ${maxDepth}; retry later`,
     };
+  }
+
+  /**
+   * Before any key of `requests` is looked up: serialises them with other writers of the
+   * same keys where the store asks for it (Keys.lock: several servers on PostgreSQL).
+   * The first thing a write does, so a store may run it again later (keys.ts).
+   */
+  lockKeys(tx: StoreTx, requests: readonly EnqueueRequest[]): Op<void> {
+    const keys = tx.keys;
+    if (keys.lock === undefined) return nothing;
+    const keyed: { queue: string; key: string }[] = [];
+    for (const { queue, idempotencyKey } of requests) {
+      // A key with a NUL in it is no PostgreSQL text: its lookup answers as it did without the lock.
+      if (typeof idempotencyKey === 'string' && idempotencyKey !== '' && !idempotencyKey.includes('\0'))
+        keyed.push({ queue: String(queue), key: idempotencyKey });
+    }
+    return keyed.length === 0 ? nothing : keys.lock(keyed);
   }
 
   /** The original job when `job`'s idempotency key is taken (see idempotency.ts); null without a key. */

@@ -42,6 +42,7 @@ export class Enqueuer {
    */
   *enqueueWithin(tx: StoreTx, requests: readonly EnqueueRequest[], audit?: AuditInput): Op<EnqueueResult[]> {
     const { steps } = this;
+    yield* steps.lockKeys(tx, requests);
     const nowMs = steps.ctx.clock.nowMs();
     const added = steps.newJobs();
     const results: EnqueueResult[] = [];
@@ -104,6 +105,7 @@ export class Enqueuer {
 
   private *enqueueAllOrNone(tx: StoreTx, requests: readonly EnqueueRequest[]): Op<AtomicEnqueueResult> {
     const { steps } = this;
+    yield* steps.lockKeys(tx, requests);
     const nowMs = steps.ctx.clock.nowMs();
     const rejections: IndexedRejection[] = [];
     const valid: { index: number; job: ValidJob; adds: boolean; edges: DependencyEdges | null }[] = [];

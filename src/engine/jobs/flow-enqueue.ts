@@ -37,6 +37,7 @@ export class FlowEnqueuer {
         `the ${ctx.store.kind} store keeps no job dependencies: a flow's jobs cannot run after each other`,
       );
     }
+    yield* steps.lockKeys(tx, jobs);
     const nowMs = ctx.clock.nowMs();
     const rejections: IndexedRejection[] = [];
     const valid: ValidJob[] = [];

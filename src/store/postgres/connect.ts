@@ -8,7 +8,7 @@
 import pg from 'pg';
 import { parsePostgresUrl } from '../postgres-url.ts';
 import { StorageFailure } from '../store.ts';
-import type { Connection, Statement } from './sql.ts';
+import type { Connection, Statement, WriteTransaction } from './sql.ts';
 
 export interface PostgresConnectOptions {
   /**
@@ -140,11 +140,20 @@ export function command(client: pg.Client, text: string): Promise<void> {
   );
 }
 
-/** A connection for the operations: a statement's storage failure rejects as a StorageFailure. */
-export function connectionOf(client: pg.Client, deltas: Connection['deltas']): Connection {
+/**
+ * A connection for the operations: a statement's storage failure rejects as a StorageFailure.
+ * With `transaction` (the writer's), it counts the statements sent.
+ */
+export function connectionOf(
+  client: pg.Client,
+  deltas: Connection['deltas'],
+  transaction?: WriteTransaction,
+): Connection {
   return {
     deltas,
+    transaction,
     send(s: Statement, values: readonly unknown[]) {
+      if (transaction !== undefined) transaction.statements++;
       return client.query({ name: s.name, text: s.text, values: [...values] }).catch((error: unknown) => {
         throw isStorageError(error) ? storageFailure(error) : error;
       });

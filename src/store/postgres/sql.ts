@@ -35,11 +35,34 @@ export interface CountDeltas {
   readonly lockedQueues: Set<string>;
 }
 
+/**
+ * What the writer's transaction has sent so far, for locks that must not be waited for
+ * once the transaction holds others (keys.ts): statements since BEGIN, and the count when
+ * the running unit started.
+ */
+export interface WriteTransaction {
+  statements: number;
+  unitStart: number;
+}
+
+/**
+ * A unit asked for advisory locks another transaction holds, while its own transaction held
+ * others: waiting could deadlock, so the writer runs the unit again first in its next
+ * batch (writer.ts). Thrown before the unit sent any statement, so nothing of it ran.
+ */
+export class LocksBusy extends Error {
+  constructor() {
+    super('advisory locks held by another transaction');
+  }
+}
+
 /** A connection as the operations see it. */
 export interface Connection {
   send(statement: Statement, values: readonly unknown[]): Promise<QueryResult>;
   /** The writer's count deltas; a read connection has none (it never adjusts counts). */
   readonly deltas: CountDeltas | undefined;
+  /** The writer's transaction; a read connection has none. */
+  readonly transaction?: WriteTransaction;
 }
 
 /**

@@ -32,7 +32,7 @@ import {
 } from '../store.ts';
 import { command, connectionOf, storageFailure } from './connect.ts';
 import { ShardDeltas } from './counts.ts';
-import type { Connection } from './sql.ts';
+import { type Connection, LocksBusy, type WriteTransaction } from './sql.ts';
 
 /** The capabilities over a connection: what a unit's `tx` holds besides its scope. */
 export type Capabilities = Omit<StoreTx, 'afterCommit' | 'followUp' | 'durability'>;
@@ -48,6 +48,8 @@ export interface WriterSession {
   readonly client: pg.Client;
   readonly deltas: ShardDeltas;
   readonly caps: Capabilities;
+  /** What the current transaction sent (for the key locks, keys.ts). */
+  readonly transaction: WriteTransaction;
   broken: boolean;
 }
 
@@ -99,7 +101,14 @@ export function writerSession(
 ): WriterSession {
   const plain = connectionOf(client, undefined);
   const deltas = new ShardDeltas(plain, () => shard);
-  return { client, deltas, caps: capabilities(connectionOf(client, deltas)), broken: false };
+  const transaction: WriteTransaction = { statements: 0, unitStart: 0 };
+  return {
+    client,
+    deltas,
+    caps: capabilities(connectionOf(client, deltas, transaction)),
+    transaction,
+    broken: false,
+  };
 }
 
 export class PostgresWriter {
@@ -176,7 +185,7 @@ export class PostgresWriter {
     const batch = this.queue.slice(0, this.maxBatchOperations);
     this.queue = this.queue.slice(batch.length);
     const startedMs = this.monotonicMs();
-    const results: { ok: boolean; value: unknown }[] = [];
+    const results: { ok: boolean; value: unknown; deferred?: boolean }[] = [];
     const hooks: (() => void)[] = [];
     // Follow-ups of failed units are refused when their units are answered, not before.
     const refused: { followUp: PendingUnit; error: unknown }[] = [];
@@ -189,6 +198,7 @@ export class PostgresWriter {
       session = await this.connected();
       const { client } = session;
       await command(client, 'BEGIN');
+      session.transaction.statements = 0;
       let savepointOpen = false;
       for (let i = 0; i < batch.length; i++) {
         const pending = batch[i]!;
@@ -203,6 +213,7 @@ export class PostgresWriter {
           followUp: <T>(unit: WriteUnit<T>) => scope.followUp(unit),
           durability: (mode: UnitDurability) => scope.durability(mode),
         });
+        session.transaction.unitStart = session.transaction.statements;
         try {
           const value = await resume(withCounts(pending.unit(tx), session.deltas));
           results.push({ ok: true, value });
@@ -214,6 +225,13 @@ export class PostgresWriter {
           session.deltas.discard();
           // A rolled-back savepoint gave back the locks taken in it: take them again if asked.
           session.deltas.lockedQueues.clear();
+          if (error instanceof LocksBusy && savepoint) {
+            // Nothing of the unit ran: it goes first in the next batch, where it may wait.
+            await command(client, 'ROLLBACK TO SAVEPOINT u; RELEASE SAVEPOINT u');
+            savepointOpen = false;
+            results.push({ ok: false, value: error, deferred: true });
+            continue;
+          }
           for (const followUp of scope.followUps ?? []) refused.push({ followUp, error });
           if (error instanceof StorageFailure) {
             batchError = error;
@@ -254,6 +272,9 @@ export class PostgresWriter {
       ok: committed,
     };
     this.guard(() => this.hooks.afterCommit?.(stats));
+    // Deferred units wrote nothing: they run again, first, whether or not the batch committed.
+    const deferred = batch.filter((_, i) => results[i]?.deferred === true);
+    if (deferred.length > 0) this.queue.unshift(...deferred);
     for (const { followUp, error } of refused) followUp.reject(error);
     if (committed) {
       for (const hook of hooks) this.guard(hook);
@@ -261,12 +282,15 @@ export class PostgresWriter {
         const result = results[i];
         if (result === undefined)
           pending.reject(this.hooks.commitFailed(storageFailure('the batch ended early')));
+        else if (result.deferred === true) return;
         else if (result.ok) pending.resolve(result.value);
         else pending.reject(this.hooks.unitFailed(result.value));
       });
     } else {
       const error = this.hooks.commitFailed(storageFailure(batchError));
-      for (const pending of batch) pending.reject(error);
+      batch.forEach((pending, i) => {
+        if (results[i]?.deferred !== true) pending.reject(error);
+      });
     }
   }
 
