@@ -19,14 +19,18 @@ import type {
 import type { HistoryAnswer, HistoryWindow } from '../engine/history/types.ts';
 import type { ScheduleInfo, ScheduleRun } from '../engine/schedules/types.ts';
 import type { SettingSource } from '../engine/settings.ts';
-import type { DeadReason, JobInfo, JobState, QueueInfo, StateCounts } from '../engine/types.ts';
+import type { DeadReason, JobInfo, JobLink, JobState, QueueInfo, StateCounts } from '../engine/types.ts';
+import type { BatchInfo, BatchMember, FlowGraph, WorkflowCancelResult } from '../engine/workflow-types.ts';
 
 export type {
   AuditEntry,
+  BatchInfo,
   BrowseState,
   ConfigEntry,
   DeadReason,
+  FlowGraph,
   JobBrowsePage,
+  JobLink,
   JobSearchResult,
   JobState,
   JobSummary,
@@ -34,7 +38,16 @@ export type {
   SettingSource,
   StateCounts,
   WorkerInfo,
+  WorkflowCancelResult,
 };
+
+/** A batch as GET /api/v1/batches/{id} answers: its counts and a page of its members. */
+export interface BatchPage {
+  batch: BatchInfo;
+  members: (BatchMember & { position: number })[];
+  /** The cursor of the next page of members; null at the end. */
+  nextCursor: string | null;
+}
 
 /** One setting of a queue, by its config-file name (`max_attempts`); queue-view.ts builds it. */
 export interface SettingValueView {

@@ -31,6 +31,7 @@ import { queueRoutes } from './routes/queue-routes.ts';
 import { scheduleRoutes } from './routes/schedule-routes.ts';
 import { sessionRoutes } from './routes/session-routes.ts';
 import { workerRoutes } from './routes/worker-routes.ts';
+import { workflowRoutes } from './routes/workflow-routes.ts';
 import { checkSameOrigin, isMutation, loopbackHostOnly, securityHeaders } from './security.ts';
 import { isCsrfTokenOf, passwordTagOf, SessionStore } from './sessions.ts';
 import { AssetServer } from './static-assets.ts';
@@ -108,6 +109,7 @@ export async function createAdminApp(given: AdminDeps): Promise<AdminApp> {
     ...historyRoutes(services),
     ...jobRoutes(services),
     ...jobControlRoutes(services),
+    ...workflowRoutes(services),
     ...bulkRoutes(services),
     ...browseRoutes(services),
     ...deadLetterRoutes(services),

@@ -28,6 +28,8 @@ export const auditActions = [
   'jobs.update',
   'jobs.requeue',
   'jobs.delete',
+  'flow.cancel',
+  'batch.cancel',
   'dead_letters.requeue',
   'dead_letters.delete',
   'dead_letters.requeue_all',

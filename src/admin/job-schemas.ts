@@ -2,6 +2,7 @@
 import { jobStates } from '../engine/types.ts';
 import type { JsonSchema } from './route-spec.ts';
 import { deadReason, int, msOrNull, str, strOrNull } from './schema-primitives.ts';
+import { jobWorkflowFields } from './workflow-schemas.ts';
 
 const jobCommon: Record<string, JsonSchema> = {
   id: { type: 'string', format: 'uuid' },
@@ -121,6 +122,7 @@ export const jobDetail: JsonSchema = {
         required: ['atMs', 'event', 'detail'],
       },
     },
+    ...jobWorkflowFields,
   },
   required: [
     ...Object.keys(jobCommon),

@@ -10,6 +10,7 @@ import type { JsonSchema } from './route-spec.ts';
 import { schedule } from './schedule-schemas.ts';
 import { int, msOrNull, stateCounts, str, strOrNull } from './schema-primitives.ts';
 import { adminRoles } from './types.ts';
+import { batchInfo, batchPage, flowGraph, jobLink, workflowCancelResult } from './workflow-schemas.ts';
 
 export { enqueueBody, jobIdsBody } from './job-schemas.ts';
 
@@ -75,4 +76,9 @@ export const components = {
   },
   PreviousState: previousState,
   CancelResult: cancelResult,
+  JobLink: jobLink,
+  Flow: flowGraph,
+  Batch: batchInfo,
+  BatchPage: batchPage,
+  WorkflowCancelResult: workflowCancelResult,
 } satisfies Record<string, JsonSchema>;

@@ -17,6 +17,8 @@ export const uiRoutePaths: readonly string[] = [
   '/search',
   '/workers',
   '/jobs/:id',
+  '/flows/:id',
+  '/batches/:id',
   '/dead-letters',
   '/schedules',
   '/schedules/:name',

@@ -20,7 +20,7 @@ export const adminRoleTable = [
     role: 'operator',
     can:
       'pause and resume queues and schedules; trigger a schedule; enqueue; cancel (one job, the ' +
-      'selected ones or all matching), run now, reprioritise, requeue (also all matching) and ' +
+      'selected ones, all matching, a flow or a batch), run now, reprioritise, requeue (also all matching) and ' +
       'dead-letter jobs; stop a bulk operation; requeue ' +
       'or delete selected dead letters; requeue all dead letters; release a stuck lease; read the ' +
       'audit log',
@@ -33,6 +33,8 @@ export const adminRoleTable = [
       'job.enqueue',
       'job.cancel',
       'jobs.cancel',
+      'flow.cancel',
+      'batch.cancel',
       'job.update',
       'jobs.update',
       'job.requeue',

@@ -92,3 +92,11 @@ export interface FlowGraph {
   edges: FlowEdge[];
   truncated: boolean;
 }
+
+/** What a cancel of a flow or a batch did. */
+export interface WorkflowCancelResult {
+  /** Jobs cancelled at once (waiting, scheduled, ready). */
+  cancelled: number;
+  /** Leased jobs whose workers were asked to stop: they end cancelled when their attempt ends. */
+  cancelRequested: number;
+}

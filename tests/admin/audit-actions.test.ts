@@ -16,7 +16,7 @@ import { auditActions } from '../../src/admin/audit-actions.ts';
 const root = new URL('../..', import.meta.url).pathname;
 const src = join(root, 'src');
 const actionLiteral =
-  /'((?:session|config|queue|job|jobs|dead_letters|schedule|worker)\.[a-z_]+(?:\.[a-z_]+)?)'/g;
+  /'((?:session|config|queue|job|jobs|flow|batch|dead_letters|schedule|worker)\.[a-z_]+(?:\.[a-z_]+)?)'/g;
 const auditContext = /audit|action/i;
 const logContext = /logger|\blog\.|\.(?:info|warn|error|debug)\(/;
 

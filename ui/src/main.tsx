@@ -23,6 +23,7 @@ import { Queues } from './pages/queues.tsx';
 import { ScheduleDetail, Schedules } from './pages/schedules.tsx';
 import { Search } from './pages/search.tsx';
 import { Workers } from './pages/workers.tsx';
+import { BatchPageView, FlowPage } from './pages/workflows.tsx';
 import { match, navigate, useLocation } from './router.tsx';
 import type { Session } from './types.ts';
 
@@ -33,6 +34,8 @@ const titles: [RegExp, string][] = [
   [/^\/queues$/, 'Queues'],
   [/^\/jobs\/[^/]+$/, 'Job'],
   [/^\/jobs$/, 'Jobs'],
+  [/^\/flows\/[^/]+$/, 'Flow'],
+  [/^\/batches\/[^/]+$/, 'Batch'],
   [/^\/search$/, 'Search'],
   [/^\/workers$/, 'Workers'],
   [/^\/dead-letters$/, 'Dead letters'],
@@ -60,6 +63,10 @@ function Page({ session }: { session: Session }) {
   if (path === '/workers') return <Workers session={session} />;
   const job = match('/jobs/:id', path);
   if (job) return <JobDetail id={job.id ?? ''} session={session} />;
+  const flow = match('/flows/:id', path);
+  if (flow) return <FlowPage id={flow.id ?? ''} session={session} />;
+  const batch = match('/batches/:id', path);
+  if (batch) return <BatchPageView id={batch.id ?? ''} session={session} />;
   if (path === '/dead-letters') return <DeadLetters session={session} />;
   if (path === '/schedules') return <Schedules session={session} />;
   const schedule = match('/schedules/:name', path);

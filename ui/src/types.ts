@@ -7,13 +7,16 @@ import type { AdminRole, BrowseState, DeadReason, JobState } from '../../src/adm
 
 export type {
   AuditEntry,
+  BatchPage,
   BrowseState,
   ConfigEntry,
   DeadReason,
+  FlowGraph,
   HistoryAnswer,
   HistoryWindow,
   JobBrowsePage,
   JobDetail,
+  JobLink,
   JobSearchResult as SearchResult,
   JobState,
   JobSummary,
@@ -31,6 +34,7 @@ export type {
   SettingValueView as SettingValue,
   StoreFacts,
   WorkerInfo,
+  WorkflowCancelResult,
 } from '../../src/admin/api-types.ts';
 
 export type Role = AdminRole;

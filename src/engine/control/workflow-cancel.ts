@@ -13,7 +13,10 @@ import type { AuditLog } from '../audit/index.ts';
 import type { EngineContext } from '../context.ts';
 import { SeppError } from '../errors.ts';
 import type { JobState } from '../types.ts';
-import type { FlowEdge, FlowGraph } from '../workflow-types.ts';
+import type { FlowEdge, FlowGraph, WorkflowCancelResult } from '../workflow-types.ts';
+
+export type { WorkflowCancelResult };
+
 import type { Canceller } from './cancel.ts';
 
 /**
@@ -23,13 +26,6 @@ import type { Canceller } from './cancel.ts';
 export const maxFlowGraphJobs = 20_000;
 /** Members one batch cancel reaches (every member a batch may have). */
 const maxBatchCancel = 100_000;
-
-export interface WorkflowCancelResult {
-  /** Jobs cancelled at once (waiting, scheduled, ready). */
-  cancelled: number;
-  /** Leased jobs whose workers were asked to stop: they end cancelled when their attempt ends. */
-  cancelRequested: number;
-}
 
 export class WorkflowActs {
   constructor(

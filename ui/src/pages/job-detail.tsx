@@ -30,7 +30,7 @@ import { Link, navigate } from '../router.tsx';
 const futureEvents: ReadonlySet<string> = new Set(['due', 'lease_deadline', 'timeout', 'expires']);
 
 import type { JobDetail as Job, Session } from '../types.ts';
-import { AttemptErrors, ProgressCard } from './job-sections.tsx';
+import { AttemptErrors, ProgressCard, WorkflowCard } from './job-sections.tsx';
 
 type Action = 'cancel' | 'requeue' | 'dead-letter' | 'run-now' | 'priority' | 'delete' | 'release-lease';
 
@@ -87,6 +87,8 @@ function allowedActions(job: Job): Action[] {
   switch (job.state) {
     case 'ready':
       return ['priority', 'dead-letter', 'cancel'];
+    case 'waiting':
+      return ['cancel'];
     case 'scheduled':
       return ['run-now', 'priority', 'dead-letter', 'cancel'];
     case 'leased':
@@ -304,6 +306,7 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
               )}
             </section>
           )}
+          <WorkflowCard job={job} />
           {job.progress !== null && <ProgressCard progress={job.progress} />}
           <section class="card" aria-labelledby="job-payload">
             <h2 id="job-payload" class="card-title">

@@ -1,10 +1,12 @@
 /**
  * Sections of a job's page that stand on their own: the progress a worker
- * last reported, and the attempts that failed with their full error text.
+ * last reported, the attempts that failed with their full error text, and the
+ * workflow it belongs to.
  */
-import { Empty, Time } from '../components/common.tsx';
-import { localTimes } from '../format.ts';
-import type { JobDetail as Job } from '../types.ts';
+import { Empty, JobIdLink, StateBadge, Time } from '../components/common.tsx';
+import { localTimes, shortId } from '../format.ts';
+import { Link } from '../router.tsx';
+import type { JobDetail as Job, JobLink } from '../types.ts';
 
 export function ProgressCard({ progress }: { progress: NonNullable<Job['progress']> }) {
   return (
@@ -85,6 +87,66 @@ export function AttemptErrors({ errors }: { errors: Job['errors'] }) {
             </tbody>
           </table>
         </div>
+      )}
+    </section>
+  );
+}
+
+function LinkTable({ links, label }: { links: JobLink[]; label: string }) {
+  return (
+    <div class="table-wrap">
+      <table class="table table-compact" aria-label={label}>
+        <tbody>
+          {links.map((link) => (
+            <tr key={link.id}>
+              <td>
+                <JobIdLink id={link.id} />
+              </td>
+              <td>{link.name ?? link.type ?? '—'}</td>
+              <td>
+                {link.state === null ? <span class="muted">swept</span> : <StateBadge state={link.state} />}
+              </td>
+              <td class="muted">{link.edge === 'pending' ? 'pending' : `edge ${link.edge}`}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/**
+ * A job in a workflow (issue 33): the jobs it waits on, the jobs that wait on it (links to
+ * each), and links to its flow's page and its batch's page. Nothing for other jobs.
+ */
+export function WorkflowCard({ job }: { job: Job }) {
+  const dependencies = job.dependencies ?? [];
+  const dependents = job.dependents ?? [];
+  if (dependencies.length === 0 && dependents.length === 0 && job.batchId === undefined) return null;
+  return (
+    <section class="card" aria-labelledby="job-workflow">
+      <h2 id="job-workflow" class="card-title">
+        Workflow
+      </h2>
+      <p class="workflow-links">
+        {(dependencies.length > 0 || dependents.length > 0) && (
+          <Link href={`/flows/${job.id}`}>Show the flow</Link>
+        )}
+        {job.batchId !== undefined && (
+          <Link href={`/batches/${job.batchId}`}>Batch {shortId(job.batchId)}</Link>
+        )}
+      </p>
+      {dependencies.length > 0 && (
+        <>
+          <h3 class="card-subtitle">Waits on</h3>
+          <LinkTable links={dependencies} label="jobs it waits on" />
+        </>
+      )}
+      {dependents.length > 0 && (
+        <>
+          <h3 class="card-subtitle">Waited on by</h3>
+          <LinkTable links={dependents} label="jobs waiting on it" />
+        </>
       )}
     </section>
   );

@@ -1,0 +1,165 @@
+/** JSON Schemas of workflows in the API (issue 33): a job's links, a flow's graph, a batch and its members. */
+import { jobStates } from '../engine/types.ts';
+import type { JsonSchema } from './route-spec.ts';
+import { int, msOrNull, str, strOrNull } from './schema-primitives.ts';
+
+const jobStateOrNull: JsonSchema = {
+  type: ['string', 'null'],
+  enum: [...jobStates, null],
+  description: 'null once the job was swept (an edge outlives the job it names)',
+};
+
+const edgeState: JsonSchema = {
+  type: 'string',
+  enum: ['pending', 'completed', 'failed'],
+  description: 'failed: the dependency failed and the edge counted it (under the run or cancel policy)',
+};
+
+/** A job this job depends on, or one that depends on it (GetJob's links). */
+export const jobLink: JsonSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    queue: strOrNull,
+    type: strOrNull,
+    state: jobStateOrNull,
+    edge: edgeState,
+    name: {
+      type: ['string', 'null'],
+      description: "the dependency's name in its flow; null when named by id",
+    },
+  },
+  required: ['id', 'queue', 'type', 'state', 'edge', 'name'],
+};
+
+/** The fields a job detail has when it is in a workflow. */
+export const jobWorkflowFields: Record<string, JsonSchema> = {
+  dependencies: {
+    type: 'array',
+    items: { $ref: '#/components/schemas/JobLink' },
+    description: 'the jobs it depends on, in enqueue order; absent for a job without depends_on',
+  },
+  dependents: {
+    type: 'array',
+    items: { $ref: '#/components/schemas/JobLink' },
+    description: 'up to 100 jobs that depend on it, oldest first; absent when none does',
+  },
+  batchId: { type: 'string', format: 'uuid', description: 'the batch it is a member of; absent when none' },
+};
+
+export const flowGraph: JsonSchema = {
+  type: 'object',
+  description:
+    'The jobs connected to a job through dependencies, either way, in enqueue order, and the edges between them.',
+  properties: {
+    jobs: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          id: { type: 'string', format: 'uuid' },
+          queue: str,
+          type: str,
+          state: { type: 'string', enum: [...jobStates] },
+        },
+        required: ['id', 'queue', 'type', 'state'],
+      },
+    },
+    edges: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          jobId: { type: 'string', description: 'the job that waits' },
+          dependsOn: { type: 'string', description: 'the job it waits on' },
+          state: edgeState,
+          name: strOrNull,
+        },
+        required: ['jobId', 'dependsOn', 'state', 'name'],
+      },
+    },
+    truncated: { type: 'boolean', description: 'the flow has more jobs than the answer holds' },
+  },
+  required: ['jobs', 'edges', 'truncated'],
+};
+
+export const batchInfo: JsonSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    state: { type: 'string', enum: ['open', 'sealed', 'ended'] },
+    createdAtMs: int,
+    sealedAtMs: msOrNull,
+    endedAtMs: msOrNull,
+    members: { type: 'integer', description: 'jobs ever added' },
+    pending: { type: 'integer', description: 'members not ended yet' },
+    completed: int,
+    dead: int,
+    cancelled: int,
+    hasOnComplete: { type: 'boolean' },
+    hasOnSuccess: { type: 'boolean' },
+    completeJobId: { type: ['string', 'null'], description: 'the on_complete job the end enqueued' },
+    successJobId: {
+      type: ['string', 'null'],
+      description: 'the on_success job (only if every member completed)',
+    },
+    completionError: {
+      type: ['string', 'null'],
+      description: 'why a completion job could not be enqueued at the end (its queue refused it)',
+    },
+  },
+  required: [
+    'id',
+    'state',
+    'createdAtMs',
+    'sealedAtMs',
+    'endedAtMs',
+    'members',
+    'pending',
+    'completed',
+    'dead',
+    'cancelled',
+    'hasOnComplete',
+    'hasOnSuccess',
+    'completeJobId',
+    'successJobId',
+    'completionError',
+  ],
+};
+
+export const batchPage: JsonSchema = {
+  type: 'object',
+  properties: {
+    batch: { $ref: '#/components/schemas/Batch' },
+    members: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          jobId: { type: 'string', format: 'uuid' },
+          position: { type: 'integer', description: 'the order it was added in, from 0' },
+          memberState: { type: 'string', enum: ['pending', 'completed', 'dead', 'cancelled'] },
+          jobState: jobStateOrNull,
+        },
+        required: ['jobId', 'position', 'memberState', 'jobState'],
+      },
+    },
+    nextCursor: {
+      type: ['string', 'null'],
+      description: 'pass as cursor for the next members; null at the end',
+    },
+  },
+  required: ['batch', 'members', 'nextCursor'],
+};
+
+export const workflowCancelResult: JsonSchema = {
+  type: 'object',
+  properties: {
+    cancelled: { type: 'integer', description: 'jobs cancelled at once (waiting, scheduled, ready)' },
+    cancelRequested: {
+      type: 'integer',
+      description: 'leased jobs whose workers were told to stop: they end cancelled when their attempt ends',
+    },
+  },
+  required: ['cancelled', 'cancelRequested'],
+};

@@ -1,0 +1,178 @@
+/**
+ * Workflows in the admin API (issue 33): a job's flow with its edges, a job detail's links,
+ * a batch with its counts and members page by page, and an operator's cancel of a flow or a
+ * batch as one audited act; every answer matches the OpenAPI document's schema.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { Engine } from '../../src/engine/engine.ts';
+import { enc, loggedIn, openTestAdmin, type TestAdmin, TestClient } from '../helpers/admin.ts';
+import { schemaProblems } from '../helpers/json-schema.ts';
+
+type Schema = Record<string, unknown>;
+
+let admin: TestAdmin;
+let engine: Engine;
+let viewer: TestClient;
+let op: TestClient;
+let schemas: Record<string, Schema>;
+
+before(async () => {
+  admin = await openTestAdmin();
+  engine = admin.t.engine;
+  viewer = await loggedIn(admin, 'viewer');
+  op = await loggedIn(admin, 'operator');
+  const doc = await new TestClient(admin.app).get<{ components: { schemas: Record<string, Schema> } }>(
+    '/api/openapi.json',
+  );
+  schemas = doc.body.components.schemas;
+});
+after(() => admin.dispose());
+
+function matches(name: string, body: unknown): void {
+  assert.deepEqual(schemaProblems({ $ref: `#/components/schemas/${name}` }, body, schemas), []);
+}
+
+async function diamond(): Promise<Record<string, string>> {
+  const job = (name: string, after: string[] = []) => ({
+    name,
+    after,
+    queue: 'etl',
+    type: name,
+    payload: enc('{}'),
+  });
+  const flow = await engine.enqueueFlow([
+    job('extract'),
+    job('left', ['extract']),
+    job('right', ['extract']),
+    job('load', ['left', 'right']),
+  ]);
+  assert.ok(flow.committed);
+  return Object.fromEntries(flow.jobs.map((j) => [j.name, j.jobId]));
+}
+
+test("a job's flow: every job connected to it, its edges, and the job detail's links", async () => {
+  const ids = await diamond();
+  const reply = await viewer.get<{
+    jobs: { id: string; state: string }[];
+    edges: unknown[];
+    truncated: boolean;
+  }>(`/api/v1/jobs/${ids.right}/flow`);
+  assert.equal(reply.status, 200);
+  matches('Flow', reply.body);
+  assert.deepEqual(
+    reply.body.jobs.map((j) => [j.id, j.state]),
+    [
+      [ids.extract, 'ready'],
+      [ids.left, 'waiting'],
+      [ids.right, 'waiting'],
+      [ids.load, 'waiting'],
+    ],
+  );
+  assert.equal(reply.body.edges.length, 4);
+  assert.equal(reply.body.truncated, false);
+  const partial = await viewer.get<{ jobs: unknown[]; truncated: boolean }>(
+    `/api/v1/jobs/${ids.load}/flow?limit=2`,
+  );
+  assert.equal(partial.body.jobs.length, 2);
+  assert.equal(partial.body.truncated, true);
+
+  const detail = await viewer.get(`/api/v1/jobs/${ids.load}`);
+  matches('JobDetail', detail.body);
+  assert.deepEqual(
+    (detail.body.dependencies as { id: string; edge: string; name: string }[]).map((d) => [
+      d.id,
+      d.edge,
+      d.name,
+    ]),
+    [
+      [ids.left, 'pending', 'left'],
+      [ids.right, 'pending', 'right'],
+    ],
+  );
+  const root = await viewer.get(`/api/v1/jobs/${ids.extract}`);
+  matches('JobDetail', root.body);
+  assert.equal((root.body.dependents as unknown[]).length, 2);
+
+  assert.equal((await viewer.get(`/api/v1/jobs/${crypto.randomUUID()}/flow`)).status, 404);
+  assert.equal((await viewer.get('/api/v1/jobs/nope/flow')).status, 400);
+  assert.equal((await viewer.get(`/api/v1/jobs/${ids.load}/flow?limit=0`)).status, 400);
+});
+
+test('cancel a flow: every job not ended, one audit entry; a viewer may not', async () => {
+  const ids = await diamond();
+  assert.equal((await viewer.post(`/api/v1/jobs/${ids.load}/flow/cancel`)).status, 403);
+  const reply = await op.post(`/api/v1/jobs/${ids.load}/flow/cancel`);
+  assert.equal(reply.status, 200);
+  matches('WorkflowCancelResult', reply.body);
+  assert.deepEqual(reply.body, { cancelled: 4, cancelRequested: 0 });
+  for (const id of Object.values(ids)) assert.equal((await engine.getJob(id)).state, 'cancelled');
+  const [entry] = (await engine.listAudit({ pageSize: 1 })).items;
+  assert.deepEqual(
+    [entry?.action, entry?.target, entry?.actor],
+    ['flow.cancel', `job:${ids.load}`, 'operator'],
+  );
+});
+
+test('a batch: counts and members page by page; cancel it as one act and it ends', async () => {
+  const jobs = Array.from({ length: 5 }, (_, i) => ({
+    queue: 'parts',
+    type: `part-${i}`,
+    payload: enc('{}'),
+  }));
+  const { batch } = await engine.createBatch({
+    onComplete: { queue: 'callbacks', type: 'done', payload: enc('{}') },
+    jobs,
+    seal: true,
+  });
+  const [first] = await engine.reserve({ queues: ['parts'], maxJobs: 1 });
+  await engine.ack({ jobId: first!.id, attempt: first!.attempt });
+
+  const page1 = await viewer.get<{
+    batch: { pending: number; completed: number; state: string };
+    members: { jobId: string; position: number; memberState: string }[];
+    nextCursor: string | null;
+  }>(`/api/v1/batches/${batch.id}?limit=3`);
+  assert.equal(page1.status, 200);
+  matches('BatchPage', page1.body);
+  assert.deepEqual(
+    [page1.body.batch.state, page1.body.batch.pending, page1.body.batch.completed],
+    ['sealed', 4, 1],
+  );
+  assert.deepEqual(
+    page1.body.members.map((m) => [m.position, m.memberState]),
+    [
+      [0, 'completed'],
+      [1, 'pending'],
+      [2, 'pending'],
+    ],
+  );
+  assert.equal(page1.body.nextCursor, '2');
+  const page2 = await viewer.get<{ members: { position: number }[]; nextCursor: string | null }>(
+    `/api/v1/batches/${batch.id}?limit=3&cursor=2`,
+  );
+  assert.deepEqual(
+    page2.body.members.map((m) => m.position),
+    [3, 4],
+  );
+  assert.equal(page2.body.nextCursor, null);
+  assert.equal((await viewer.get(`/api/v1/batches/${batch.id}?cursor=x`)).status, 400);
+  assert.equal((await viewer.get(`/api/v1/batches/${crypto.randomUUID()}`)).status, 404);
+  assert.equal((await viewer.get('/api/v1/batches/not-a-batch')).status, 400);
+
+  assert.equal((await viewer.post(`/api/v1/batches/${batch.id}/cancel`)).status, 403);
+  const cancel = await op.post(`/api/v1/batches/${batch.id}/cancel`);
+  assert.equal(cancel.status, 200);
+  assert.deepEqual(cancel.body, { cancelled: 4, cancelRequested: 0 });
+  const ended = await viewer.get<{
+    batch: { state: string; cancelled: number; completeJobId: string | null };
+  }>(`/api/v1/batches/${batch.id}`);
+  assert.equal(ended.body.batch.state, 'ended');
+  assert.equal(ended.body.batch.cancelled, 4);
+  assert.notEqual(ended.body.batch.completeJobId, null);
+  const [entry] = (await engine.listAudit({ pageSize: 1 })).items;
+  assert.deepEqual([entry?.action, entry?.target], ['batch.cancel', `batch:${batch.id}`]);
+  // A cancelled member (kept for its queue's retention) names its batch.
+  const member = await viewer.get(`/api/v1/jobs/${page1.body.members[1]!.jobId}`);
+  assert.equal(member.body.batchId, batch.id);
+});
