@@ -3,6 +3,7 @@
  * job a filter matches), changing waiting jobs, and the notice a worker gets
  * when a job it runs is cancelled. Times are milliseconds since the epoch.
  */
+import type { ErrorGroupKey } from '../store/store.ts';
 import type { DeadReason, JobState } from './types.ts';
 
 /** States a cancel applies to: jobs not finished yet. */
@@ -58,6 +59,8 @@ export interface JobFilter<S extends JobState = JobState> {
   deadReason?: DeadReason;
   /** Only scheduled jobs waiting for a retry (delivered before): the list's `retrying`. */
   retriesOnly?: boolean;
+  /** Only jobs whose last error is of this group (top errors: class, first line). */
+  errorGroup?: ErrorGroupKey;
 }
 
 /** How many jobs a filter matches now, as a bounded count says it. */

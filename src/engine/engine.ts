@@ -37,7 +37,7 @@ import type {
 import { type EngineDeps, type EngineParts, openEngineParts } from './engine-parts.ts';
 import type { EventFilter, EventSink, EventStart, EventSubscription } from './events/index.ts';
 import type { HistoryAnswer, HistoryWindow } from './history/index.ts';
-import type { DeadLetterSummaryQuery } from './jobs/index.ts';
+import { type DeadLetterSummaryQuery, type TopErrors, topErrors } from './jobs/index.ts';
 import type { TimeoutListener } from './leases/index.ts';
 import type { MaintenanceReport } from './maintenance.ts';
 import type { NamePageQuery } from './name-pages.ts';
@@ -505,6 +505,11 @@ export class Engine {
   /** Jobs by full id, a piece of an id, or an idempotency key in any queue (job-search.ts). */
   searchJobs(text: string): Promise<JobSearchResult> {
     return this.ctx.read((view) => this.finder.search(view, text));
+  }
+
+  /** A queue's dead letters grouped by last error (class, first line), the most jobs first. */
+  topErrors(query: { queue: string; limit?: number }): Promise<TopErrors> {
+    return this.ctx.read((view) => topErrors(this.ctx, view, query));
   }
 
   /** One page of a queue's dead letters (optionally of one reason), without payloads. */

@@ -236,7 +236,17 @@ export type NackDirective =
 
 export interface NackRequest extends Settle {
   error: string;
+  /** The error's class or name (`TypeError`), as the worker's code threw it; absent: none given. */
+  errorClass?: string;
+  /** Its stack trace as the worker's language prints it; absent: none given. */
+  stack?: string;
   directive?: NackDirective;
+}
+
+/** What a worker said of a failed attempt besides its message (both bounded and checked by the engine). */
+export interface ErrorDetail {
+  errorClass: string | null;
+  stack: string | null;
 }
 
 export interface NackResult {
@@ -260,6 +270,10 @@ export interface AttemptError {
   attempt: number;
   atMs: number;
   error: string;
+  /** The class the worker named (NackRequest.errorClass); null: none given. */
+  errorClass: string | null;
+  /** The stack the worker sent; null: none given. */
+  stack: string | null;
 }
 
 export interface JobInfo {

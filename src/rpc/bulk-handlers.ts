@@ -292,5 +292,8 @@ export function filterFromProto(filter: ProtoJobFilter | undefined): JobFilter {
     ...(filter.enqueuedBeforeMs === 0 ? {} : { enqueuedBeforeMs: filter.enqueuedBeforeMs }),
     ...(deadReason === undefined ? {} : { deadReason }),
     ...(filter.retriesOnly ? { retriesOnly: true } : {}),
+    ...(filter.errorGroup === undefined
+      ? {}
+      : { errorGroup: { errorClass: filter.errorGroup.errorClass, firstLine: filter.errorGroup.firstLine } }),
   };
 }

@@ -258,7 +258,15 @@ export function jobToProto(job: JobInfo, withPayload: boolean): Job {
     leaseDeadlineMs: job.leaseDeadlineMs ?? 0,
     workerId: job.workerId ?? '',
     lastError: job.lastError ?? '',
-    errors: withPayload ? job.errors.map((e) => ({ attempt: e.attempt, atMs: e.atMs, error: e.error })) : [],
+    errors: withPayload
+      ? job.errors.map((e) => ({
+          attempt: e.attempt,
+          atMs: e.atMs,
+          error: e.error,
+          errorClass: e.errorClass ?? '',
+          errorStack: e.stack ?? '',
+        }))
+      : [],
     deadReason: job.deadReason === null ? DeadReason.UNSPECIFIED : deadReasonToProto[job.deadReason],
     failedAtMs: job.failedAtMs ?? 0,
     completedAtMs: job.completedAtMs ?? 0,

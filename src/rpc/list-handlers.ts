@@ -17,7 +17,10 @@ import type { RpcContext } from './rpc-context.ts';
 import type { Unary } from './unary-wrapper.ts';
 import { requireString } from './validate-fields.ts';
 
-type ListHandlers = Pick<QueueServiceServer, 'listQueues' | 'listWorkers' | 'listDeadLetters'>;
+type ListHandlers = Pick<
+  QueueServiceServer,
+  'listQueues' | 'listWorkers' | 'listDeadLetters' | 'listTopErrors'
+>;
 
 export function createListHandlers(ctx: RpcContext, unary: Unary): ListHandlers {
   const { engine } = ctx;
@@ -94,6 +97,26 @@ export function createListHandlers(ctx: RpcContext, unary: Unary): ListHandlers 
         listAnswerBytes(ctx.facts.maxMessageBytes),
       );
       return { jobs: page.items, nextPageToken: page.nextCursor ?? '' };
+    }),
+
+    listTopErrors: unary('ListTopErrors', 'read', async (req, _call, _caller, observation) => {
+      observation.annotate({ queue: req.queue });
+      const top = await engine.topErrors({
+        queue: requireString(req.queue, 'queue'),
+        ...(req.limit === 0 ? {} : { limit: req.limit }),
+      });
+      return {
+        groups: top.groups.map((g) => ({
+          key: { errorClass: g.errorClass, firstLine: g.firstLine },
+          jobs: g.jobs,
+          firstFailedAtMs: g.firstFailedAtMs,
+          lastFailedAtMs: g.lastFailedAtMs,
+        })),
+        groupCount: top.groupCount,
+        scanned: top.scanned,
+        deadTotal: top.deadTotal,
+        complete: top.complete,
+      };
     }),
   };
 }

@@ -118,6 +118,7 @@ const rules: { [K in UnaryName]: Rule<RequestOf<K>> } = {
   setQueueSettings: { kind: 'queues', queues: (req) => one(req.queue) },
   resetQueueSettings: { kind: 'queues', queues: (req) => one(req.queue) },
   listDeadLetters: { kind: 'queues', queues: (req) => one(req.queue) },
+  listTopErrors: { kind: 'queues', queues: (req) => one(req.queue) },
   requeueDeadLetters: { kind: 'queues', queues: (req) => one(req.queue) },
   deleteDeadLetters: { kind: 'queues', queues: (req) => one(req.queue) },
   getBulkOperation: { kind: 'bulk', id: (req) => req.id },

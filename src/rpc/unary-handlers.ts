@@ -216,6 +216,8 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
         jobId: requireJobId(req.jobId),
         attempt: requireAttempt(req.attempt),
         error: req.errorMessage,
+        errorClass: req.errorClass,
+        stack: req.errorStack,
         directive: nackDirectiveFromProto(req),
       });
       return { state: jobStateToProto(result.state), runAtMs: result.runAtMs ?? 0 };

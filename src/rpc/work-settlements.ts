@@ -200,6 +200,8 @@ export class WorkSettlements {
             jobId: requireJobId(kind.value.jobId),
             attempt: requireAttempt(kind.value.attempt),
             error: kind.value.errorMessage,
+            errorClass: kind.value.errorClass,
+            stack: kind.value.errorStack,
             directive: nackDirectiveFromProto(kind.value),
           });
           return {

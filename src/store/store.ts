@@ -215,6 +215,8 @@ export interface Leases extends LeaseReads {
     state: 'ready' | 'scheduled';
     runAtMs: number;
     lastError: string;
+    /** The failed attempt's error class (`jobs.last_error_class`); null: none given. */
+    lastErrorClass: string | null;
     errorsJson: string;
   }): Op<void>;
   /** A failed attempt → dead. */
@@ -223,6 +225,7 @@ export interface Leases extends LeaseReads {
     deadReason: string;
     nowMs: number;
     lastError: string;
+    lastErrorClass: string | null;
     errorsJson: string;
   }): Op<void>;
   /** A leased job with a cancel request whose attempt ended → cancelled (null keeps the error history). */
@@ -307,6 +310,17 @@ export interface BulkResidual {
   deadReason: string | null;
   /** Only scheduled jobs that were delivered before (retries). */
   retriesOnly: boolean;
+  /** Only jobs whose last error is of this group (DeadLetterReads.errorGroups). */
+  errorGroup: ErrorGroupKey | null;
+}
+
+/**
+ * A group of errors: the last error's class ('' when none was given) and the first line
+ * of its message (up to the first newline, at most 200 characters).
+ */
+export interface ErrorGroupKey {
+  errorClass: string;
+  firstLine: string;
 }
 
 /**
@@ -364,6 +378,26 @@ export interface DeadLetterReads {
     descending: boolean;
     limit: number;
   }): Op<JobSummaryRow[]>;
+  /**
+   * The newest `scan` dead letters of a queue (index jobs_dead, newest failure first)
+   * grouped by their last error (ErrorGroupKey), the most jobs first, at most `limit`
+   * groups; with the number of groups and of jobs read.
+   */
+  errorGroups(p: { queue: string; scan: number; limit: number }): Op<ErrorGroupsRow>;
+}
+
+export interface ErrorGroupsRow {
+  groups: {
+    error_class: string;
+    first_line: string;
+    jobs: number;
+    first_failed_at_ms: number;
+    last_failed_at_ms: number;
+  }[];
+  /** Groups among the jobs read (more than `groups` when `limit` cut them). */
+  group_count: number;
+  /** Dead letters read (at most `scan`). */
+  scanned: number;
 }
 
 export interface DeadLetters extends DeadLetterReads {

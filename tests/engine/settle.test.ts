@@ -237,7 +237,9 @@ test('nack dead_letter: dead at once with reason dead_lettered, whatever attempt
     assert.equal(info.lastError, 'poison');
     assert.equal(info.failedAtMs, clock.nowMs());
     assert.equal(info.leaseDeadlineMs, null);
-    assert.deepEqual(info.errors, [{ attempt: 1, atMs: clock.nowMs(), error: 'poison' }]);
+    assert.deepEqual(info.errors, [
+      { attempt: 1, atMs: clock.nowMs(), error: 'poison', errorClass: null, stack: null },
+    ]);
     assert.deepEqual(await engine.reserve({ queues: ['q'] }), []);
   });
 });
@@ -266,9 +268,9 @@ test('attempts exhausted: dead with reason attempts_exhausted and the error of e
     assert.equal(info.lastError, 'error 3');
     assert.equal(info.attempt, 3);
     assert.deepEqual(info.errors, [
-      { attempt: 1, atMs: start + 100, error: 'error 1' },
-      { attempt: 2, atMs: start + 200, error: 'error 2' },
-      { attempt: 3, atMs: start + 300, error: 'error 3' },
+      { attempt: 1, atMs: start + 100, error: 'error 1', errorClass: null, stack: null },
+      { attempt: 2, atMs: start + 200, error: 'error 2', errorClass: null, stack: null },
+      { attempt: 3, atMs: start + 300, error: 'error 3', errorClass: null, stack: null },
     ]);
   });
 });

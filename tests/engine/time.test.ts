@@ -26,7 +26,9 @@ test('lease expiry: back to ready once the deadline passes, the attempt counted'
     assert.equal(info.state, 'ready');
     assert.equal(info.attempt, 1, 'the expired delivery is counted');
     assert.equal(info.lastError, 'lease expired');
-    assert.deepEqual(info.errors, [{ attempt: 1, atMs: clock.nowMs(), error: 'lease expired' }]);
+    assert.deepEqual(info.errors, [
+      { attempt: 1, atMs: clock.nowMs(), error: 'lease expired', errorClass: null, stack: null },
+    ]);
     assert.equal(info.leaseDeadlineMs, null);
     assert.equal(info.runAtMs, clock.nowMs());
     const [again] = await engine.reserve({ queues: ['q'] });

@@ -109,6 +109,8 @@ test('a full disk fails writes with UNAVAILABLE and the server recovers when spa
         jobId: b!.jobId,
         attempt: b!.attempt,
         errorMessage: 'later',
+        errorClass: '',
+        errorStack: '',
         directive: { $case: 'retryDelayMs', value: 3_600_000 },
       });
       drained.push(a!.jobId);

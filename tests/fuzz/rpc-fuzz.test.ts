@@ -209,7 +209,7 @@ test(`${runs} mutated valid messages: limits hold, rejections are typed, counter
           case 'reserve':
             return call(c, c.reserve, req.r);
           case 'nack':
-            return call(c, c.nack, { ...req.r, directive: undefined });
+            return call(c, c.nack, { ...req.r, directive: undefined, errorClass: '', errorStack: '' });
         }
       })().then(
         (response) => ({ code: status.OK, details: '', response }),

@@ -262,6 +262,8 @@ export function workSequence(d: Draw, setup: WorkSetup): WorkStep[] {
                 jobId: t.jobId,
                 attempt,
                 errorMessage: d.chance(0.8) ? 'fuzz' : oversize('a long error '),
+                errorClass: '',
+                errorStack: '',
                 directive: { $case: 'retryDelayMs', value: 60_000 },
               },
             }

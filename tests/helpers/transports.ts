@@ -62,6 +62,8 @@ export function unaryTransport(client: QueueServiceClient): Transport {
         jobId: job.jobId,
         attempt: job.attempt,
         errorMessage: 'failed',
+        errorClass: '',
+        errorStack: '',
         directive: { $case: 'backoff', value: true },
       }),
     async ack(job) {
@@ -145,6 +147,8 @@ export function streamTransport(client: QueueServiceClient): Transport {
           jobId: job.jobId,
           attempt: job.attempt,
           errorMessage: 'failed',
+          errorClass: '',
+          errorStack: '',
           directive: { $case: 'backoff', value: true },
         },
       });

@@ -193,6 +193,8 @@ async function makeFixture(t: TestServer): Promise<void> {
       jobId: leased.jobId,
       attempt: leased.attempt,
       errorMessage: `smtp timeout ${attempt}`,
+      errorClass: '',
+      errorStack: '',
       directive: { $case: 'retryDelayMs', value: 0 },
     });
   }

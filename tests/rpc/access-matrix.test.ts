@@ -163,7 +163,19 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
   Nack: {
     call: (c, md) =>
       unary(
-        call(c, c.nack, { jobId: missingJobId, attempt: 1, errorMessage: 'x', directive: undefined }, md),
+        call(
+          c,
+          c.nack,
+          {
+            jobId: missingJobId,
+            attempt: 1,
+            errorMessage: 'x',
+            errorClass: '',
+            errorStack: '',
+            directive: undefined,
+          },
+          md,
+        ),
       ),
     allowedStatus: status.NOT_FOUND,
   },
@@ -311,6 +323,10 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
       unary(
         call(c, c.listDeadLetters, { queue, reason: DeadReason.UNSPECIFIED, pageToken: '', pageSize: 0 }, md),
       ),
+    allowedStatus: status.OK,
+  },
+  ListTopErrors: {
+    call: (c, md) => unary(call(c, c.listTopErrors, { queue, limit: 0 }, md)),
     allowedStatus: status.OK,
   },
   RequeueDeadLetters: {

@@ -95,6 +95,8 @@ async function deadLetters(
         jobId: j.jobId,
         attempt: j.attempt,
         errorMessage: 'x',
+        errorClass: '',
+        errorStack: '',
         directive: { $case: 'deadLetter', value: true },
       },
       md,

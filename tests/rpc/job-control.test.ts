@@ -98,7 +98,14 @@ describe('job control over gRPC', () => {
       holder.stream.write(
         settlement(8, {
           $case: 'nack',
-          value: { jobId, attempt: leased.attempt, errorMessage: 'stopped', directive: undefined },
+          value: {
+            jobId,
+            attempt: leased.attempt,
+            errorMessage: 'stopped',
+            errorClass: '',
+            errorStack: '',
+            directive: undefined,
+          },
         }),
       );
       await holder.wait((seen) => seen.flatMap(settledOf).length === 2);

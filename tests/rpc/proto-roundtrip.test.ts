@@ -107,6 +107,7 @@ test('QueueService has exactly the published RPCs: Produce and Work bidirectiona
     'ResumeQueue',
     'DeleteQueue',
     'ListDeadLetters',
+    'ListTopErrors',
     'RequeueDeadLetters',
     'DeleteDeadLetters',
     'GetServerInfo',

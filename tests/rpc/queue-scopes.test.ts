@@ -114,7 +114,12 @@ describe('API keys scoped to queues', () => {
       GetJob: (jobId) => call(t.client, t.client.getJob, { jobId }, other),
       Ack: (jobId) => call(t.client, t.client.ack, { jobId, attempt }, other),
       Nack: (jobId) =>
-        call(t.client, t.client.nack, { jobId, attempt, errorMessage: 'x', directive: undefined }, other),
+        call(
+          t.client,
+          t.client.nack,
+          { jobId, attempt, errorMessage: 'x', errorClass: '', errorStack: '', directive: undefined },
+          other,
+        ),
       Extend: (jobId) => call(t.client, t.client.extend, { jobId, attempt, leaseDurationMs: 1000 }, other),
       ReportProgress: (jobId) =>
         call(

@@ -200,7 +200,15 @@ const unaryCalls: [EngineMethod, string, () => Promise<unknown>][] = [
   [
     'nack',
     'Nack',
-    () => call(t.client, t.client.nack, { jobId, attempt: 1, errorMessage: '', directive: undefined }),
+    () =>
+      call(t.client, t.client.nack, {
+        jobId,
+        attempt: 1,
+        errorMessage: '',
+        errorClass: '',
+        errorStack: '',
+        directive: undefined,
+      }),
   ],
   ['extend', 'Extend', () => call(t.client, t.client.extend, { jobId, attempt: 1, leaseDurationMs: 0 })],
   ['getJob', 'GetJob', () => call(t.client, t.client.getJob, { jobId })],
@@ -288,7 +296,14 @@ describe('every engine failure becomes a status, whatever its kind and wherever 
             method === 'nack'
               ? {
                   $case: 'nack' as const,
-                  value: { jobId, attempt: 1, errorMessage: '', directive: undefined },
+                  value: {
+                    jobId,
+                    attempt: 1,
+                    errorMessage: '',
+                    errorClass: '',
+                    errorStack: '',
+                    directive: undefined,
+                  },
                 }
               : method === 'extend'
                 ? { $case: 'extend' as const, value: { jobId, attempt: 1, leaseDurationMs: 0 } }

@@ -167,6 +167,8 @@ describe('Produce and Work streams', () => {
           jobId: '0190a4c2-0000-7000-8000-000000000000',
           attempt: 1,
           errorMessage: 'x',
+          errorClass: '',
+          errorStack: '',
           directive: undefined,
         },
       },
@@ -232,6 +234,8 @@ describe('Produce and Work streams', () => {
           jobId,
           attempt: pushed.value.attempt,
           errorMessage: 'boom',
+          errorClass: '',
+          errorStack: '',
           directive: { $case: 'retryDelayMs', value: 60_000 },
         },
       },
@@ -344,7 +348,14 @@ describe('Work batches', () => {
               requestId: 6,
               kind: {
                 $case: 'nack' as const,
-                value: { jobId: d.jobId, attempt: d.attempt, errorMessage: 'later', directive: undefined },
+                value: {
+                  jobId: d.jobId,
+                  attempt: d.attempt,
+                  errorMessage: 'later',
+                  errorClass: '',
+                  errorStack: '',
+                  directive: undefined,
+                },
               },
             },
             ack(7, a.jobId, a.attempt), // acked a moment ago, in this same batch

@@ -329,6 +329,8 @@ max_attempts = 2
       jobId,
       attempt: 1,
       errorMessage: 'smtp down',
+      errorClass: '',
+      errorStack: '',
       directive: { $case: 'retryDelayMs', value: 0 },
     });
     assert.equal(nacked.state, JobState.READY);
@@ -340,6 +342,8 @@ max_attempts = 2
       jobId,
       attempt: 2,
       errorMessage: 'still down',
+      errorClass: '',
+      errorStack: '',
       directive: undefined,
     });
     assert.equal(dead.state, JobState.DEAD);
@@ -380,6 +384,8 @@ max_attempts = 2
       jobId,
       attempt: 3,
       errorMessage: 'give up',
+      errorClass: '',
+      errorStack: '',
       directive: { $case: 'deadLetter', value: true },
     });
     assert.equal((await call(c, c.getJob, { jobId })).job?.deadReason, DeadReason.DEAD_LETTERED);

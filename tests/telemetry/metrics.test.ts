@@ -76,6 +76,8 @@ max_attempts = 1
       jobId: second!.jobId,
       attempt: second!.attempt,
       errorMessage: 'boom',
+      errorClass: '',
+      errorStack: '',
       directive: { $case: 'deadLetter', value: true },
     });
     // Acking again: the job is gone (NOT_FOUND), counted under its own status code.

@@ -23,6 +23,7 @@ import type {
   DeadReason,
   JobChanges,
   JobFilter,
+  TopErrors,
 } from './types.ts';
 
 /** Calls whose repeat has no further effect (a cancelled job stays cancelled): safe to retry after UNAVAILABLE. */
@@ -53,6 +54,32 @@ export async function listDeadLettersCall(
   return {
     jobs: response.jobs.map((j) => new Job(j)),
     nextPageToken: response.nextPageToken === '' ? null : response.nextPageToken,
+  };
+}
+
+/** A queue's dead letters grouped by last error (class, first line), the most jobs first. */
+export async function topErrorsCall(
+  conn: Connection,
+  queue: string,
+  options: CallOptions & { limit?: number },
+): Promise<TopErrors> {
+  const response = await conn.invoke(
+    conn.rpc.listTopErrors,
+    { queue, limit: options.limit ?? 0 },
+    repeatable(options),
+  );
+  return {
+    groups: response.groups.map((g) => ({
+      errorClass: g.key?.errorClass ?? '',
+      firstLine: g.key?.firstLine ?? '',
+      jobs: g.jobs,
+      firstFailedAt: new Date(g.firstFailedAtMs),
+      lastFailedAt: new Date(g.lastFailedAtMs),
+    })),
+    groupCount: response.groupCount,
+    scanned: response.scanned,
+    deadTotal: response.deadTotal,
+    complete: response.complete,
   };
 }
 

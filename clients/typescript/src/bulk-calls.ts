@@ -38,6 +38,10 @@ export function filterToProto(filter: JobFilter): ProtoJobFilter {
       filter.enqueuedBefore === undefined ? 0 : timeMs(filter.enqueuedBefore, 'enqueuedBefore'),
     deadReason: filter.deadReason === undefined ? 0 : deadReasonToProto[filter.deadReason],
     retriesOnly: filter.retriesOnly === true,
+    errorGroup:
+      filter.errorGroup === undefined
+        ? undefined
+        : { errorClass: filter.errorGroup.errorClass, firstLine: filter.errorGroup.firstLine },
   };
 }
 

@@ -1,8 +1,8 @@
 /** A client's dead-letter calls (`client.dlq`): page through, requeue, delete. */
-import { changeDeadLettersCall, listDeadLettersCall } from './admin-calls.ts';
+import { changeDeadLettersCall, listDeadLettersCall, topErrorsCall } from './admin-calls.ts';
 import type { Connection } from './connection.ts';
 import type { Job } from './jobs.ts';
-import type { CallOptions, DeadLetterQuery, DeadLetterSelection, DeadReason } from './types.ts';
+import type { CallOptions, DeadLetterQuery, DeadLetterSelection, DeadReason, TopErrors } from './types.ts';
 
 /** What narrows a change of `'all'` dead letters. */
 export interface DeadLetterChangeOptions extends CallOptions {
@@ -33,6 +33,16 @@ export class DeadLetters {
       yield* page.jobs;
       pageToken = page.nextPageToken;
     } while (pageToken !== null);
+  }
+
+  /**
+   * A queue's dead letters grouped by their last error — the class the worker sent and
+   * the first line of the message — the most jobs first (`limit` groups, default 20,
+   * at most 100). Act on a group with `client.jobs.requeueMatching` / `deleteMatching` and
+   * `{ queue, states: ['dead'], errorGroup: group }`.
+   */
+  topErrors(queue: string, options: CallOptions & { limit?: number } = {}): Promise<TopErrors> {
+    return topErrorsCall(this.conn, queue, options);
   }
 
   /**

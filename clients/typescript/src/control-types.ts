@@ -34,6 +34,35 @@ export interface JobFilter {
   deadReason?: DeadReason;
   /** Only scheduled jobs waiting for a retry. */
   retriesOnly?: boolean;
+  /** Only jobs whose last error is of this group, as `client.dlq.topErrors` answers it. */
+  errorGroup?: ErrorGroupKey;
+}
+
+/** A group of errors: the last error's class ('' when none was sent) and the first line of its message. */
+export interface ErrorGroupKey {
+  errorClass: string;
+  firstLine: string;
+}
+
+/** One group of a queue's dead letters ("top errors"). */
+export interface ErrorGroup extends ErrorGroupKey {
+  /** Dead letters of the group (among those read). */
+  jobs: number;
+  firstFailedAt: Date;
+  lastFailedAt: Date;
+}
+
+/** A queue's dead letters grouped by last error, the most jobs first. */
+export interface TopErrors {
+  groups: ErrorGroup[];
+  /** Groups among the dead letters read (more than `groups` when `limit` cut them). */
+  groupCount: number;
+  /** Dead letters read: the newest, at most 50,000. */
+  scanned: number;
+  /** The queue's dead letters in all. */
+  deadTotal: number;
+  /** True when every dead letter was read. */
+  complete: boolean;
 }
 
 /** What a bulk operation does to each job it matches. */

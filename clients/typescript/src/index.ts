@@ -75,6 +75,8 @@ export type {
   Enqueued,
   EnqueueOptions,
   EnqueueOutcome,
+  ErrorGroup,
+  ErrorGroupKey,
   JobChanges,
   JobFilter,
   JobSpec,
@@ -98,6 +100,7 @@ export type {
   StateCounts,
   StoreInfo,
   TimeInput,
+  TopErrors,
   WorkerInfo,
 } from './types.ts';
 export type { JobOutcome, WaitOptions } from './wait.ts';

@@ -180,7 +180,12 @@ export interface ReserveOptions extends CallOptions {
 
 /** How to fail an attempt with `nack`. */
 export interface NackOptions extends CallOptions {
-  /** What went wrong; kept in the job's error history. */
+  /**
+   * What went wrong; kept in the job's error history. An `Error` also sends its class
+   * (`error.name`, or its constructor's name) and its stack, so the admin UI shows them
+   * per attempt and groups dead letters by class ("top errors"). Only what the error
+   * itself holds is sent: give a string to send the message alone.
+   */
   error?: string | Error;
   /** Retry after exactly this many ms instead of the queue's backoff (0 = at once). */
   retryAfterMs?: number;
@@ -216,4 +221,8 @@ export interface AttemptError {
   at: Date;
   /** The worker's error message, or the server's note that the lease expired. */
   error: string;
+  /** The class of the error the worker's code threw (`TypeError`); null: none sent. */
+  errorClass: string | null;
+  /** Its stack trace as the worker sent it; null: none sent. */
+  stack: string | null;
 }

@@ -306,7 +306,13 @@ export class Job {
     this.leaseDeadline = dateOrNull(job.leaseDeadlineMs);
     this.workerId = textOrNull(job.workerId);
     this.lastError = textOrNull(job.lastError);
-    this.errors = job.errors.map((e) => ({ attempt: e.attempt, at: new Date(e.atMs), error: e.error }));
+    this.errors = job.errors.map((e) => ({
+      attempt: e.attempt,
+      at: new Date(e.atMs),
+      error: e.error,
+      errorClass: textOrNull(e.errorClass),
+      stack: textOrNull(e.errorStack),
+    }));
     this.deadReason = deadReasonNames[job.deadReason] ?? null;
     this.failedAt = dateOrNull(job.failedAtMs);
     this.completedAt = dateOrNull(job.completedAtMs);

@@ -81,18 +81,44 @@ export async function ackBatchCall(
   }));
 }
 
+/** Longest error class the server takes, in characters. */
+const maxClassChars = 256;
+/** Stack sent at most, in characters (the server keeps at most `max_error_bytes` of it, 8 KiB by default). */
+const maxStackChars = 64 * 1024;
+
+/**
+ * A nack's error fields: the message and, for an `Error`, its class and stack (what the
+ * error itself holds; nothing else of the job). The class is `error.name`, or the
+ * constructor's name when the name was left `Error` by a subclass; cut to what the
+ * server takes, control characters dropped.
+ */
+export function errorFields(error: string | Error | undefined): {
+  errorMessage: string;
+  errorClass: string;
+  errorStack: string;
+} {
+  if (error === undefined) return { errorMessage: '', errorClass: '', errorStack: '' };
+  if (!(error instanceof Error)) return { errorMessage: error, errorClass: '', errorStack: '' };
+  const ctor = (error as { constructor?: { name?: unknown } }).constructor?.name;
+  const named = error.name !== 'Error' || typeof ctor !== 'string' || ctor === '' ? error.name : ctor;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: dropping control characters is the point.
+  const printable = String(named ?? '').replace(/[\u0000-\u001f\u007f]/g, '');
+  const errorClass = printable.slice(0, maxClassChars);
+  const stack = typeof error.stack === 'string' ? error.stack.slice(0, maxStackChars) : '';
+  return { errorMessage: error.message, errorClass, errorStack: stack };
+}
+
 export async function nackCall(
   conn: Connection,
   lease: LeaseRef,
   options: NackOptions = {},
 ): Promise<NackResult> {
-  const error = options.error;
   const response = await conn.invoke(
     conn.rpc.nack,
     {
       jobId: lease.id,
       attempt: lease.attempt,
-      errorMessage: error === undefined ? '' : error instanceof Error ? error.message : error,
+      ...errorFields(options.error),
       directive: nackDirective(options),
     },
     { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: true, leaseCall: true },

@@ -43,7 +43,7 @@ import type {
   WorkResponse_Settled,
   WorkResponse_TimeoutNotice,
 } from './gen/sepp/v1/work.js';
-import { ackCall, extendCall, nackCall, progressCall } from './lease-calls.ts';
+import { ackCall, errorFields, extendCall, nackCall, progressCall } from './lease-calls.ts';
 import type { LeaseRef, NackOptions, NackResult } from './types.ts';
 import type { ProgressFields, TransportConfig, TransportHost, WorkTransport } from './work-transport.ts';
 import type { WorkerTimer } from './worker-clock.ts';
@@ -363,7 +363,7 @@ export class WorkStreamTransport implements WorkTransport {
           value: {
             jobId: lease.id,
             attempt: lease.attempt,
-            errorMessage: options.error instanceof Error ? options.error.message : (options.error ?? ''),
+            ...errorFields(options.error),
             directive: nackDirective(options),
           },
         });

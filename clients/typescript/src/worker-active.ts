@@ -63,13 +63,28 @@ export function normalise(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
 
+/**
+ * What a DeadLetter or RetryAfter reports: its own message, with the class and stack of
+ * the error it wraps (`cause`) when there is one — the failure, not the SDK's marker.
+ */
+function causeOf(marker: DeadLetter | RetryAfter): Error {
+  const cause = marker.cause;
+  if (!(cause instanceof Error)) return marker;
+  const reported = new Error(marker.message);
+  const ctor = cause.constructor?.name;
+  reported.name = cause.name !== 'Error' || typeof ctor !== 'string' || ctor === '' ? cause.name : ctor;
+  reported.stack = cause.stack ?? '';
+  return reported;
+}
+
 /** The nack of a failed attempt: the handler's choice (DeadLetter, RetryAfter), else the queue's backoff. */
 export function nackOptions(active: Active, error: Error): NackOptions {
-  if (error instanceof DeadLetter) return { error: error.message, deadLetter: true };
-  if (error instanceof RetryAfter) return { error: error.message, retryAfterMs: error.delayMs };
+  // The Error itself: its class and stack go with the message (lease-calls.ts errorFields).
+  if (error instanceof DeadLetter) return { error: causeOf(error), deadLetter: true };
+  if (error instanceof RetryAfter) return { error: causeOf(error), retryAfterMs: error.delayMs };
   // Stopped by our own shutdown: let another worker have it at once.
-  if (active.stoppedForShutdown) return { error: error.message, retryAfterMs: 0 };
-  return { error: error.message };
+  if (active.stoppedForShutdown) return { error, retryAfterMs: 0 };
+  return { error };
 }
 
 /**

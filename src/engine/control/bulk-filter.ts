@@ -11,6 +11,7 @@ import { checkName } from '../checks.ts';
 import type { EngineContext } from '../context.ts';
 import { type BulkAction, bulkActionStates, type JobFilter } from '../control-types.ts';
 import { SeppError } from '../errors.ts';
+import { checkErrorGroup } from '../jobs/index.ts';
 import { checkQueueExists, checkQueueName } from '../queues/index.ts';
 import { type DeadReason, type JobState, jobStates } from '../types.ts';
 
@@ -91,6 +92,7 @@ export function planBulk(
     states = ['scheduled'];
   }
   const errorText = optionalText('error_text', filter.errorText);
+  const errorGroup = checkErrorGroup(filter.errorGroup);
   const metadata = filter.metadata ?? null;
   if (metadata !== null) {
     // The key becomes a JSON path in SQLite, where a quote, a backslash or a control character is an error.
@@ -114,6 +116,7 @@ export function planBulk(
     ...(prefix === null ? {} : { typePrefix: prefix }),
     ...(group === null ? {} : { group }),
     ...(errorText === null ? {} : { errorText }),
+    ...(errorGroup === null ? {} : { errorGroup }),
     ...(metadata === null ? {} : { metadata }),
     ...(enqueuedFromMs === null ? {} : { enqueuedFromMs }),
     ...(enqueuedBeforeMs === null ? {} : { enqueuedBeforeMs }),
@@ -133,6 +136,7 @@ export function planBulk(
       enqueuedBeforeMs,
       deadReason,
       retriesOnly,
+      errorGroup,
     },
     details,
   };
@@ -148,7 +152,8 @@ export function hasResidual(plan: BulkPlan): boolean {
     r.enqueuedFromMs !== null ||
     r.enqueuedBeforeMs !== null ||
     r.deadReason !== null ||
-    r.retriesOnly
+    r.retriesOnly ||
+    r.errorGroup !== null
   );
 }
 

@@ -7,11 +7,18 @@ export { DiskFull } from './disk-full.ts';
 export { Enqueuer } from './enqueue.ts';
 export { EnqueueSteps } from './enqueue-steps.ts';
 export { isRejection, validateJob } from './enqueue-validation.ts';
+export {
+  checkErrorGroup,
+  maxErrorClassChars,
+  type TopErrors,
+  topErrors,
+} from './error-groups.ts';
 export { FlowEnqueuer } from './flow-enqueue.ts';
 export { JobIdGenerator, normalizeJobId, type RandomBytes, systemRandomBytes } from './job-id.ts';
 export { type DeadLetterSummaryQuery, JobQueries, summariesInOrder } from './job-queries.ts';
 export {
   appendError,
+  errorEntry,
   jobInfoFromRow,
   leasedJobFromRow,
   parseMetadata,

@@ -1,16 +1,19 @@
 /** Turns stored rows into the engine's public shapes. */
 import type { JobRow, LeasedRow } from '../../store/rows.ts';
 import type { FinishedOutcome } from '../finished-outcomes.ts';
-import type { AttemptError, DeadReason, JobInfo, JobState, LeasedJob } from '../types.ts';
+import type { AttemptError, DeadReason, ErrorDetail, JobInfo, JobState, LeasedJob } from '../types.ts';
 
 export function parseMetadata(json: string | null): Record<string, string> {
   return json === null ? {} : (JSON.parse(json) as Record<string, string>);
 }
 
+/** One entry of `errors_json`; `class` and `stack` only when the worker gave them (migration 0018). */
 interface StoredAttemptError {
   attempt: number;
   at_ms: number;
   error: string;
+  class?: string;
+  stack?: string;
 }
 
 export function parseErrors(json: string | null): AttemptError[] {
@@ -19,7 +22,22 @@ export function parseErrors(json: string | null): AttemptError[] {
     attempt: e.attempt,
     atMs: e.at_ms,
     error: e.error,
+    errorClass: e.class ?? null,
+    stack: e.stack ?? null,
   }));
+}
+
+/** The stored entry of one failed attempt, with the worker's class and stack when given. */
+export function errorEntry(
+  attempt: number,
+  atMs: number,
+  error: string,
+  detail: ErrorDetail | null,
+): StoredAttemptError {
+  const entry: StoredAttemptError = { attempt, at_ms: atMs, error };
+  if (detail !== null && detail.errorClass !== null) entry.class = detail.errorClass;
+  if (detail !== null && detail.stack !== null) entry.stack = detail.stack;
+  return entry;
 }
 
 /** Appends one attempt's error to the stored history, keeping the newest `keep`. */

@@ -10,7 +10,8 @@ import type { StoreTx } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
 import { eventAbout } from '../events/index.ts';
 import { cancelledOutcome } from '../finished-outcomes.ts';
-import { appendError } from '../jobs/index.ts';
+import { appendError, errorEntry } from '../jobs/index.ts';
+import type { ErrorDetail } from '../types.ts';
 
 /**
  * Ends the attempt of a leased job that has a cancel request: the job becomes
@@ -22,13 +23,14 @@ export function* finishCancelled(
   tx: StoreTx,
   row: AttemptRow,
   error: string | null,
+  detail: ErrorDetail | null = null,
 ): Op<void> {
   const errorsJson =
     error === null
       ? null
       : appendError(
           row.errors_json,
-          { attempt: row.attempt, at_ms: ctx.clock.nowMs(), error },
+          errorEntry(row.attempt, ctx.clock.nowMs(), error, detail),
           ctx.limits.maxErrorHistory,
         );
   yield* tx.leases.finishCancelled({ seq: row.seq, lastError: error, errorsJson });

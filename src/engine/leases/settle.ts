@@ -14,10 +14,11 @@ import type { StoreTx } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
 import { SeppError } from '../errors.ts';
 import { deadOutcome, type FinishedOutcome } from '../finished-outcomes.ts';
-import { appendError } from '../jobs/index.ts';
+import { appendError, errorEntry, maxErrorClassChars } from '../jobs/index.ts';
 import type {
   Ack,
   DeadReason,
+  ErrorDetail,
   ExtendRequest,
   JobState,
   NackDirective,
@@ -141,12 +142,13 @@ export class Settler {
     const directive = request.directive ?? { kind: 'backoff' };
     checkDirective(directive, this.ctx.limits.maxScheduleAheadMs);
     const error = truncate(request.error, this.ctx.limits.maxErrorBytes);
+    const detail = errorDetail(request, this.ctx.limits.maxErrorBytes);
     if (row!.cancelled_at_ms !== null) {
-      yield* finishCancelled(this.ctx, tx, row!, error);
+      yield* finishCancelled(this.ctx, tx, row!, error, detail);
       return { state: 'cancelled', runAtMs: null };
     }
     this.ctx.emit(tx, { kind: 'nacked', queue: row!.queue, count: 1 });
-    return yield* this.failAttempt(tx, row!, error, directive);
+    return yield* this.failAttempt(tx, row!, error, directive, undefined, detail);
   }
 
   private *extendIn(
@@ -199,14 +201,16 @@ export class Settler {
     error: string,
     directive: NackDirective,
     reason?: DeadReason,
+    detail: ErrorDetail | null = null,
   ): Op<NackResult> {
     const { clock, queues, limits } = this.ctx;
     const nowMs = clock.nowMs();
     const errorsJson = appendError(
       row.errors_json,
-      { attempt: row.attempt, at_ms: nowMs, error },
+      errorEntry(row.attempt, nowMs, error, detail),
       limits.maxErrorHistory,
     );
+    const lastErrorClass = detail?.errorClass ?? null;
     const attemptsUsed = row.attempt - row.attempt_base;
     const exhausted = attemptsUsed >= row.max_attempts;
     this.ctx.attemptsEnded(tx, [row], 'failed');
@@ -230,6 +234,7 @@ export class Settler {
         deadReason,
         nowMs,
         lastError: error,
+        lastErrorClass,
         errorsJson,
       });
       yield* this.ctx.count(tx, row.queue, row.state as JobState, 'dead', 1);
@@ -248,7 +253,7 @@ export class Settler {
         : backoffDelayMs(queues.settingsFor(row.queue).backoff, attemptsUsed, this.ctx.random);
     const runAtMs = nowMs + delayMs;
     const state = delayMs > 0 ? 'scheduled' : 'ready';
-    yield* tx.leases.retry({ seq: row.seq, state, runAtMs, lastError: error, errorsJson });
+    yield* tx.leases.retry({ seq: row.seq, state, runAtMs, lastError: error, lastErrorClass, errorsJson });
     yield* this.ctx.count(tx, row.queue, row.state as JobState, state, 1);
     if (state === 'ready') this.ctx.jobsReady(tx, row.queue, 1);
     else this.ctx.wakeAt(tx, runAtMs);
@@ -325,6 +330,29 @@ function checkDirective(directive: NackDirective, maxScheduleAheadMs: number): v
       `retry_delay_ms is ${delayMs}; it must be from 0 to ${maxScheduleAheadMs} (limits.max_schedule_ahead_ms)`,
     );
   }
+}
+
+/**
+ * The class and stack a nack gave, checked at the boundary: a class is at most 256
+ * characters with no control characters (INVALID_ARGUMENT otherwise: it is a name, shown
+ * and grouped on as it is); a stack is cut to `max_error_bytes` like the message.
+ * Empty means not given.
+ */
+export function errorDetail(request: NackRequest, maxBytes: number): ErrorDetail | null {
+  const errorClass =
+    request.errorClass === undefined || request.errorClass === '' ? null : request.errorClass;
+  const stack =
+    request.stack === undefined || request.stack === '' ? null : truncate(request.stack, maxBytes);
+  if (errorClass !== null) {
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
+    if (errorClass.length > maxErrorClassChars || /[\u0000-\u001f\u007f]/.test(errorClass)) {
+      throw new SeppError(
+        'invalid_argument',
+        `error_class must be at most ${maxErrorClassChars} characters without control characters (it is ${errorClass.length})`,
+      );
+    }
+  }
+  return errorClass === null && stack === null ? null : { errorClass, stack };
 }
 
 /** Cuts `text` to at most `maxBytes` UTF-8 bytes, on a character boundary, marking the cut. */

@@ -12,9 +12,10 @@
 import type { EndedJobRow } from '../rows.ts';
 import type { Bulk, BulkSlice } from '../store.ts';
 import { requeueSet } from './control.ts';
+import { errorFirstLine } from './dead-letters.ts';
 import { type Connection, changes, rows, statement, value } from './sql.ts';
 
-/** $1–$9: the slice's candidates, state and residual filters (sliceValues). */
+/** $1–$12: the slice's candidates, state and residual filters (sliceValues). */
 const sliceMatch = `seq = ANY($1::bigint[]) AND state = $2
   AND ($3::text IS NULL OR strpos(lower(last_error), lower($3)) > 0)
   AND ($4::text IS NULL OR (metadata_json::jsonb ->> $4) = $5)
@@ -22,7 +23,8 @@ const sliceMatch = `seq = ANY($1::bigint[]) AND state = $2
   AND ($7::bigint IS NULL OR enqueued_at_ms >= $7)
   AND ($8::bigint IS NULL OR enqueued_at_ms < $8)
   AND ($9::text IS NULL OR dead_reason = $9)
-  AND (NOT $10::boolean OR attempt > 0)`;
+  AND (NOT $10::boolean OR attempt > 0)
+  AND ($12::text IS NULL OR (coalesce(last_error_class, '') = $11 AND ${errorFirstLine} = $12))`;
 /** The slice's matching rows, locked in seq order; `extra` narrows them further. */
 const locked = (extra: string) =>
   `seq IN (SELECT seq FROM jobs WHERE ${sliceMatch} ${extra} ORDER BY seq FOR UPDATE)`;
@@ -33,25 +35,25 @@ const countMatching = statement(
   `SELECT count(*) AS v FROM jobs WHERE ${sliceMatch} AND (state <> 'leased' OR cancelled_at_ms IS NULL)`,
 );
 const cancelWaiting = statement(
-  `UPDATE jobs SET state = 'cancelled', cancelled_at_ms = $11, cancelled_by = $12
+  `UPDATE jobs SET state = 'cancelled', cancelled_at_ms = $13, cancelled_by = $14
     WHERE ${locked("AND state IN ('scheduled', 'ready')")}
    RETURNING id, idempotency_key, type, attempt`,
 );
 const requestCancel = statement(
-  `UPDATE jobs SET cancelled_at_ms = $11, cancelled_by = $12
+  `UPDATE jobs SET cancelled_at_ms = $13, cancelled_by = $14
     WHERE ${locked("AND state = 'leased' AND cancelled_at_ms IS NULL")}
    RETURNING id, attempt, worker_id, idempotency_key`,
 );
 const runNow = statement(
-  `UPDATE jobs SET state = 'ready', run_at_ms = $11, priority = coalesce($12, priority)
+  `UPDATE jobs SET state = 'ready', run_at_ms = $13, priority = coalesce($14, priority)
     WHERE ${locked("AND state = 'scheduled'")}`,
 );
 const setPriority = statement(
-  `UPDATE jobs SET priority = $11
-    WHERE ${locked("AND priority <> $11 AND state IN ('scheduled', 'ready')")}`,
+  `UPDATE jobs SET priority = $13
+    WHERE ${locked("AND priority <> $13 AND state IN ('scheduled', 'ready')")}`,
 );
 const requeue = statement(
-  `UPDATE jobs SET ${requeueSet('$11')}
+  `UPDATE jobs SET ${requeueSet('$13')}
     WHERE ${locked("AND state IN ('dead', 'completed', 'cancelled')")}`,
 );
 const remove = statement(
@@ -71,6 +73,8 @@ function sliceValues(p: BulkSlice): unknown[] {
     p.enqueuedBeforeMs,
     p.deadReason,
     p.retriesOnly,
+    p.errorGroup?.errorClass ?? null,
+    p.errorGroup?.firstLine ?? null,
   ];
 }
 

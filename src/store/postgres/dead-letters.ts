@@ -3,9 +3,25 @@
  * and jobs_dead_reason), and requeue or delete by id. $2 is the reason (null: any).
  */
 import type { JobRow, JobSummaryRow, KeyedJobRow } from '../rows.ts';
-import type { DeadLetters } from '../store.ts';
+import type { DeadLetters, ErrorGroupsRow } from '../store.ts';
 import { jobColumns, summaryColumns } from './jobs.ts';
 import { type Connection, changes, firstRow, rows, statement } from './sql.ts';
+
+/** The first line of a job's last error, at most 200 characters (ErrorGroupKey.firstLine). */
+export const errorFirstLine = "left(split_part(coalesce(last_error, ''), E'\\n', 1), 200)";
+
+type GroupRow = ErrorGroupsRow['groups'][number] & { group_count: number; scanned: number };
+
+const errorGroups = statement(
+  `SELECT error_class, first_line, count(*)::int AS jobs, min(failed_at_ms) AS first_failed_at_ms,
+          max(failed_at_ms) AS last_failed_at_ms,
+          count(*) OVER ()::int AS group_count, (sum(count(*)) OVER ())::int AS scanned
+     FROM (SELECT coalesce(last_error_class, '') AS error_class, ${errorFirstLine} AS first_line, failed_at_ms
+             FROM jobs WHERE queue = $1 AND state = 'dead'
+            ORDER BY failed_at_ms DESC, seq DESC LIMIT $2) AS newest
+    GROUP BY error_class, first_line
+    ORDER BY jobs DESC, last_failed_at_ms DESC, error_class, first_line LIMIT $3`,
+);
 
 const byReason = '($2::text IS NULL OR dead_reason = $2)';
 const fresh = `state = 'ready', attempt_base = attempt, run_at_ms = $3, dead_reason = NULL, failed_at_ms = NULL,
@@ -42,6 +58,19 @@ export function deadLetterOps(c: Connection): DeadLetters {
         from.seq,
         limit,
       ]);
+    },
+    *errorGroups(p) {
+      const found = yield* rows<GroupRow>(c, errorGroups, [p.queue, p.scan, p.limit]);
+      const first = found[0];
+      return {
+        groups: found.map(({ group_count: _g, scanned: _s, ...group }) => ({
+          ...group,
+          first_failed_at_ms: Number(group.first_failed_at_ms),
+          last_failed_at_ms: Number(group.last_failed_at_ms),
+        })),
+        group_count: first === undefined ? 0 : first.group_count,
+        scanned: first === undefined ? 0 : first.scanned,
+      };
     },
     *requeue(p) {
       return (yield* changes(c, requeueById, [p.queue, p.id, p.nowMs])) > 0;

@@ -82,12 +82,13 @@ const extend = statement(
 );
 const retry = statement(
   `UPDATE jobs SET state = $2, run_at_ms = $3, lease_deadline_ms = NULL, last_error = $4, errors_json = $5,
+                   last_error_class = $6,
                    progress_percent = NULL, progress_json = NULL, progress_at_ms = NULL
     WHERE seq = $1`,
 );
 const fail = statement(
   `UPDATE jobs SET state = 'dead', dead_reason = $2, failed_at_ms = $3, lease_deadline_ms = NULL,
-                   last_error = $4, errors_json = $5
+                   last_error = $4, errors_json = $5, last_error_class = $6
     WHERE seq = $1`,
 );
 const finishCancelled = statement(
@@ -154,10 +155,10 @@ export function leaseOps(c: Connection): Leases {
       yield* changes(c, extend, [p.jobId, p.attempt, p.leaseDeadlineMs]);
     },
     *retry(p) {
-      yield* changes(c, retry, [p.seq, p.state, p.runAtMs, p.lastError, p.errorsJson]);
+      yield* changes(c, retry, [p.seq, p.state, p.runAtMs, p.lastError, p.errorsJson, p.lastErrorClass]);
     },
     *fail(p) {
-      yield* changes(c, fail, [p.seq, p.deadReason, p.nowMs, p.lastError, p.errorsJson]);
+      yield* changes(c, fail, [p.seq, p.deadReason, p.nowMs, p.lastError, p.errorsJson, p.lastErrorClass]);
     },
     *finishCancelled(p) {
       yield* changes(c, finishCancelled, [p.seq, p.lastError, p.errorsJson]);

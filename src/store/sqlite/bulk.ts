@@ -9,6 +9,7 @@
 import type { EndedJobRow } from '../rows.ts';
 import type { Bulk, BulkSlice } from '../store.ts';
 import { requeueSet } from './control.ts';
+import { errorFirstLine } from './dead-letters.ts';
 import type { Db } from './open.ts';
 
 interface SliceParams {
@@ -22,6 +23,8 @@ interface SliceParams {
   enqueuedBeforeMs: number | null;
   deadReason: string | null;
   retriesOnly: 0 | 1;
+  errorClass: string | null;
+  errorFirstLine: string | null;
 }
 
 /** The slice's jobs: its candidates still in @state that pass every residual filter. */
@@ -32,7 +35,8 @@ const sliceMatch = `seq IN (SELECT value FROM json_each(@seqsJson)) AND state = 
   AND (@enqueuedFromMs IS NULL OR enqueued_at_ms >= @enqueuedFromMs)
   AND (@enqueuedBeforeMs IS NULL OR enqueued_at_ms < @enqueuedBeforeMs)
   AND (@deadReason IS NULL OR dead_reason = @deadReason)
-  AND (@retriesOnly = 0 OR attempt > 0)`;
+  AND (@retriesOnly = 0 OR attempt > 0)
+  AND (@errorFirstLine IS NULL OR (coalesce(last_error_class, '') = @errorClass AND ${errorFirstLine} = @errorFirstLine))`;
 
 export function prepareBulkStatements(db: Db) {
   return {
@@ -97,6 +101,8 @@ function sliceParams(p: BulkSlice): SliceParams {
     enqueuedBeforeMs: p.enqueuedBeforeMs,
     deadReason: p.deadReason,
     retriesOnly: p.retriesOnly ? 1 : 0,
+    errorClass: p.errorGroup?.errorClass ?? null,
+    errorFirstLine: p.errorGroup?.firstLine ?? null,
   };
 }
 

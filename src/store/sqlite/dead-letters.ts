@@ -4,7 +4,7 @@
  * or delete by id or in chunks of @limit, oldest failure first.
  */
 import type { JobRow, JobSummaryRow, KeyedJobRow } from '../rows.ts';
-import type { DeadLetters } from '../store.ts';
+import type { DeadLetters, ErrorGroupsRow } from '../store.ts';
 import { summaryColumns } from './jobs.ts';
 import type { Db } from './open.ts';
 
@@ -15,6 +15,12 @@ interface DeadRange {
   fromSeq: number;
   limit: number;
 }
+
+/** The first line of a job's last error, at most 200 characters (ErrorGroupKey.firstLine). */
+export const errorFirstLine =
+  "substr(coalesce(last_error, ''), 1, min(instr(coalesce(last_error, '') || char(10), char(10)) - 1, 200))";
+
+type GroupRow = ErrorGroupsRow['groups'][number] & { group_count: number; scanned: number };
 
 const fresh = `state = 'ready', attempt_base = attempt, run_at_ms = @nowMs, dead_reason = NULL, failed_at_ms = NULL,
                        leased_at_ms = NULL, worker_id = NULL, expires_at_ms = NULL`;
@@ -42,6 +48,17 @@ export function prepareDeadLetterStatements(db: Db) {
     deadSummariesDesc: summaries('jobs_dead', false, '<', 'DESC'),
     deadSummariesByReasonAsc: summaries('jobs_dead_reason', true, '>', 'ASC'),
     deadSummariesByReasonDesc: summaries('jobs_dead_reason', true, '<', 'DESC'),
+    /** The newest @scan dead letters grouped by last error; each row also carries the totals. */
+    errorGroups: db.prepare<[{ queue: string; scan: number; limit: number }], GroupRow>(
+      `SELECT error_class, first_line, count(*) AS jobs, min(failed_at_ms) AS first_failed_at_ms,
+              max(failed_at_ms) AS last_failed_at_ms,
+              count(*) OVER () AS group_count, sum(count(*)) OVER () AS scanned
+         FROM (SELECT coalesce(last_error_class, '') AS error_class, ${errorFirstLine} AS first_line, failed_at_ms
+                 FROM jobs INDEXED BY jobs_dead WHERE queue = @queue AND state = 'dead'
+                ORDER BY failed_at_ms DESC, seq DESC LIMIT @scan)
+        GROUP BY error_class, first_line
+        ORDER BY jobs DESC, last_failed_at_ms DESC, error_class, first_line LIMIT @limit`,
+    ),
     requeueDeadById: db.prepare<[{ queue: string; id: string; nowMs: number }]>(
       `UPDATE jobs SET ${fresh} WHERE id = @id AND queue = @queue AND state = 'dead'`,
     ),
@@ -65,11 +82,24 @@ export function deadLetterOps(sql: DeadLetterStatements): DeadLetters {
       if (reason === null) return (descending ? sql.deadSummariesDesc : sql.deadSummariesAsc).all(range);
       return (descending ? sql.deadSummariesByReasonDesc : sql.deadSummariesByReasonAsc).all(range);
     },
+    *errorGroups(p) {
+      return groupsOf(sql.errorGroups.all(p));
+    },
     *requeue(p) {
       return sql.requeueDeadById.run(p).changes > 0;
     },
     *delete(p) {
       return sql.deleteDeadById.get(p);
     },
+  };
+}
+
+/** The groups without the totals each row repeats. */
+export function groupsOf(rows: readonly GroupRow[]): ErrorGroupsRow {
+  const first = rows[0];
+  return {
+    groups: rows.map(({ group_count: _g, scanned: _s, ...group }) => group),
+    group_count: first === undefined ? 0 : Number(first.group_count),
+    scanned: first === undefined ? 0 : Number(first.scanned),
   };
 }

@@ -143,18 +143,36 @@ export function prepareLeaseStatements(db: Db) {
     ),
     /** A failed attempt with attempts left: back to ready or scheduled; the next attempt reports its own progress. */
     retryJob: db.prepare<
-      [{ seq: number; state: 'ready' | 'scheduled'; runAtMs: number; lastError: string; errorsJson: string }]
+      [
+        {
+          seq: number;
+          state: 'ready' | 'scheduled';
+          runAtMs: number;
+          lastError: string;
+          lastErrorClass: string | null;
+          errorsJson: string;
+        },
+      ]
     >(
       `UPDATE jobs SET state = @state, run_at_ms = @runAtMs, lease_deadline_ms = NULL,
-                       last_error = @lastError, errors_json = @errorsJson,
+                       last_error = @lastError, last_error_class = @lastErrorClass, errors_json = @errorsJson,
                        progress_percent = NULL, progress_json = NULL, progress_at_ms = NULL
         WHERE seq = @seq`,
     ),
     failJob: db.prepare<
-      [{ seq: number; deadReason: string; nowMs: number; lastError: string; errorsJson: string }]
+      [
+        {
+          seq: number;
+          deadReason: string;
+          nowMs: number;
+          lastError: string;
+          lastErrorClass: string | null;
+          errorsJson: string;
+        },
+      ]
     >(
       `UPDATE jobs SET state = 'dead', dead_reason = @deadReason, failed_at_ms = @nowMs, lease_deadline_ms = NULL,
-                       last_error = @lastError, errors_json = @errorsJson
+                       last_error = @lastError, last_error_class = @lastErrorClass, errors_json = @errorsJson
         WHERE seq = @seq`,
     ),
     /** The attempt of a job with a cancel request ended (settled, or its lease ran out) → cancelled. */

@@ -18,6 +18,7 @@ const anyResidual = {
   enqueuedBeforeMs: null,
   deadReason: null,
   retriesOnly: false,
+  errorGroup: null,
 } as const;
 
 export const bulkCases: StoreCase[] = [

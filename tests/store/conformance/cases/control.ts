@@ -65,6 +65,7 @@ export const controlCases: StoreCase[] = [
         enqueuedBeforeMs: null,
         deadReason: null,
         retriesOnly: false,
+        errorGroup: null,
       };
       assert.equal(await h.store.read((view) => view.bulk.countMatching(slice)), 1);
       assert.equal(await h.store.read((view) => view.bulk.countMatching({ ...slice, groupKey: null })), 1);

@@ -181,6 +181,7 @@ export const leaseCases: StoreCase[] = [
           state: 'scheduled',
           runAtMs: 9000,
           lastError: 'e1',
+          lastErrorClass: 'E1',
           errorsJson: '[]',
         });
         yield* tx.counts.adjust({ queue: 'q', from: 'leased', to: 'scheduled', jobs: 1 });
@@ -196,6 +197,7 @@ export const leaseCases: StoreCase[] = [
           deadReason: 'attempts_exhausted',
           nowMs: 9500,
           lastError: 'e2',
+          lastErrorClass: null,
           errorsJson: '[]',
         });
         yield* tx.counts.adjust({ queue: 'q', from: 'scheduled', to: 'dead', jobs: 1 });

@@ -138,6 +138,26 @@ class DeleteQueueResponse(_message.Message):
     __slots__ = []
     def __init__(self) -> None: ...
 
+class ErrorGroup(_message.Message):
+    __slots__ = ["first_failed_at_ms", "jobs", "key", "last_failed_at_ms"]
+    FIRST_FAILED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    JOBS_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    LAST_FAILED_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    first_failed_at_ms: int
+    jobs: int
+    key: ErrorGroupKey
+    last_failed_at_ms: int
+    def __init__(self, key: _Optional[_Union[ErrorGroupKey, _Mapping]] = ..., jobs: _Optional[int] = ..., first_failed_at_ms: _Optional[int] = ..., last_failed_at_ms: _Optional[int] = ...) -> None: ...
+
+class ErrorGroupKey(_message.Message):
+    __slots__ = ["error_class", "first_line"]
+    ERROR_CLASS_FIELD_NUMBER: _ClassVar[int]
+    FIRST_LINE_FIELD_NUMBER: _ClassVar[int]
+    error_class: str
+    first_line: str
+    def __init__(self, error_class: _Optional[str] = ..., first_line: _Optional[str] = ...) -> None: ...
+
 class GetJobRequest(_message.Message):
     __slots__ = ["job_id"]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
@@ -191,11 +211,12 @@ class JobChanges(_message.Message):
     def __init__(self, priority: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., delay_ms: _Optional[int] = ..., run_now: bool = ..., group: _Optional[str] = ...) -> None: ...
 
 class JobFilter(_message.Message):
-    __slots__ = ["all_queues", "dead_reason", "enqueued_before_ms", "enqueued_from_ms", "error_text", "group", "metadata_key", "metadata_value", "queue", "retries_only", "states", "type", "type_prefix"]
+    __slots__ = ["all_queues", "dead_reason", "enqueued_before_ms", "enqueued_from_ms", "error_group", "error_text", "group", "metadata_key", "metadata_value", "queue", "retries_only", "states", "type", "type_prefix"]
     ALL_QUEUES_FIELD_NUMBER: _ClassVar[int]
     DEAD_REASON_FIELD_NUMBER: _ClassVar[int]
     ENQUEUED_BEFORE_MS_FIELD_NUMBER: _ClassVar[int]
     ENQUEUED_FROM_MS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_GROUP_FIELD_NUMBER: _ClassVar[int]
     ERROR_TEXT_FIELD_NUMBER: _ClassVar[int]
     GROUP_FIELD_NUMBER: _ClassVar[int]
     METADATA_KEY_FIELD_NUMBER: _ClassVar[int]
@@ -209,6 +230,7 @@ class JobFilter(_message.Message):
     dead_reason: _job_pb2.DeadReason
     enqueued_before_ms: int
     enqueued_from_ms: int
+    error_group: ErrorGroupKey
     error_text: str
     group: str
     metadata_key: str
@@ -218,7 +240,7 @@ class JobFilter(_message.Message):
     states: _containers.RepeatedScalarFieldContainer[_job_pb2.JobState]
     type: str
     type_prefix: str
-    def __init__(self, queue: _Optional[str] = ..., type: _Optional[str] = ..., states: _Optional[_Iterable[_Union[_job_pb2.JobState, str]]] = ..., group: _Optional[str] = ..., all_queues: bool = ..., type_prefix: _Optional[str] = ..., error_text: _Optional[str] = ..., metadata_key: _Optional[str] = ..., metadata_value: _Optional[str] = ..., enqueued_from_ms: _Optional[int] = ..., enqueued_before_ms: _Optional[int] = ..., dead_reason: _Optional[_Union[_job_pb2.DeadReason, str]] = ..., retries_only: bool = ...) -> None: ...
+    def __init__(self, queue: _Optional[str] = ..., type: _Optional[str] = ..., states: _Optional[_Iterable[_Union[_job_pb2.JobState, str]]] = ..., group: _Optional[str] = ..., all_queues: bool = ..., type_prefix: _Optional[str] = ..., error_text: _Optional[str] = ..., metadata_key: _Optional[str] = ..., metadata_value: _Optional[str] = ..., enqueued_from_ms: _Optional[int] = ..., enqueued_before_ms: _Optional[int] = ..., dead_reason: _Optional[_Union[_job_pb2.DeadReason, str]] = ..., retries_only: bool = ..., error_group: _Optional[_Union[ErrorGroupKey, _Mapping]] = ...) -> None: ...
 
 class ListAuditEntriesRequest(_message.Message):
     __slots__ = ["action", "actor", "page_size", "page_token", "target"]
@@ -277,6 +299,28 @@ class ListQueuesResponse(_message.Message):
     next_page_token: str
     queues: _containers.RepeatedCompositeFieldContainer[_queue_pb2.QueueInfo]
     def __init__(self, queues: _Optional[_Iterable[_Union[_queue_pb2.QueueInfo, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class ListTopErrorsRequest(_message.Message):
+    __slots__ = ["limit", "queue"]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    limit: int
+    queue: str
+    def __init__(self, queue: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class ListTopErrorsResponse(_message.Message):
+    __slots__ = ["complete", "dead_total", "group_count", "groups", "scanned"]
+    COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    DEAD_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    GROUPS_FIELD_NUMBER: _ClassVar[int]
+    GROUP_COUNT_FIELD_NUMBER: _ClassVar[int]
+    SCANNED_FIELD_NUMBER: _ClassVar[int]
+    complete: bool
+    dead_total: int
+    group_count: int
+    groups: _containers.RepeatedCompositeFieldContainer[ErrorGroup]
+    scanned: int
+    def __init__(self, groups: _Optional[_Iterable[_Union[ErrorGroup, _Mapping]]] = ..., group_count: _Optional[int] = ..., scanned: _Optional[int] = ..., dead_total: _Optional[int] = ..., complete: bool = ...) -> None: ...
 
 class PauseQueueRequest(_message.Message):
     __slots__ = ["allow_missing", "queue"]

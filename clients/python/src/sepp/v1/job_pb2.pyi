@@ -41,14 +41,18 @@ REJECTION_REASON_UNKNOWN_QUEUE: RejectionReason
 REJECTION_REASON_UNSPECIFIED: RejectionReason
 
 class AttemptError(_message.Message):
-    __slots__ = ["at_ms", "attempt", "error"]
+    __slots__ = ["at_ms", "attempt", "error", "error_class", "error_stack"]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     AT_MS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_CLASS_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    ERROR_STACK_FIELD_NUMBER: _ClassVar[int]
     at_ms: int
     attempt: int
     error: str
-    def __init__(self, attempt: _Optional[int] = ..., at_ms: _Optional[int] = ..., error: _Optional[str] = ...) -> None: ...
+    error_class: str
+    error_stack: str
+    def __init__(self, attempt: _Optional[int] = ..., at_ms: _Optional[int] = ..., error: _Optional[str] = ..., error_class: _Optional[str] = ..., error_stack: _Optional[str] = ...) -> None: ...
 
 class DependencyResult(_message.Message):
     __slots__ = ["job_id", "name", "result", "result_content_type", "result_omitted", "state"]

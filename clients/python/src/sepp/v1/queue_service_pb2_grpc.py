@@ -217,6 +217,11 @@ class QueueServiceStub(object):
         request_serializer=sepp_dot_v1_dot_admin__pb2.ListDeadLettersRequest.SerializeToString,
         response_deserializer=sepp_dot_v1_dot_admin__pb2.ListDeadLettersResponse.FromString,
         )
+    self.ListTopErrors = channel.unary_unary(
+        '/sepp.v1.QueueService/ListTopErrors',
+        request_serializer=sepp_dot_v1_dot_admin__pb2.ListTopErrorsRequest.SerializeToString,
+        response_deserializer=sepp_dot_v1_dot_admin__pb2.ListTopErrorsResponse.FromString,
+        )
     self.RequeueDeadLetters = channel.unary_unary(
         '/sepp.v1.QueueService/RequeueDeadLetters',
         request_serializer=sepp_dot_v1_dot_admin__pb2.RequeueDeadLettersRequest.SerializeToString,
@@ -686,6 +691,17 @@ class QueueServiceServicer(object):
     context.set_details('Method not implemented!')
     raise NotImplementedError('Method not implemented!')
 
+  def ListTopErrors(self, request, context):
+    """A queue's dead letters grouped by their last error: the class the worker
+    named and the first line of the message, with counts and first/last
+    failure times ("top errors"). Requeue or delete a group's jobs with
+    RequeueJobs / DeleteJobs and `JobFilter.error_group`. Role: read.
+    Errors: INVALID_ARGUMENT (a bad name or limit), NOT_FOUND (no such queue).
+    """
+    context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+    context.set_details('Method not implemented!')
+    raise NotImplementedError('Method not implemented!')
+
   def RequeueDeadLetters(self, request, context):
     """Makes dead letters READY again with a fresh attempt budget, by id or all of
     a queue's. Returns how many.
@@ -1085,6 +1101,11 @@ def add_QueueServiceServicer_to_server(servicer, server):
           servicer.ListDeadLetters,
           request_deserializer=sepp_dot_v1_dot_admin__pb2.ListDeadLettersRequest.FromString,
           response_serializer=sepp_dot_v1_dot_admin__pb2.ListDeadLettersResponse.SerializeToString,
+      ),
+      'ListTopErrors': grpc.unary_unary_rpc_method_handler(
+          servicer.ListTopErrors,
+          request_deserializer=sepp_dot_v1_dot_admin__pb2.ListTopErrorsRequest.FromString,
+          response_serializer=sepp_dot_v1_dot_admin__pb2.ListTopErrorsResponse.SerializeToString,
       ),
       'RequeueDeadLetters': grpc.unary_unary_rpc_method_handler(
           servicer.RequeueDeadLetters,

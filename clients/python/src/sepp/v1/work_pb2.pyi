@@ -63,20 +63,24 @@ class ExtendResponse(_message.Message):
     def __init__(self, lease_deadline_ms: _Optional[int] = ...) -> None: ...
 
 class NackRequest(_message.Message):
-    __slots__ = ["attempt", "backoff", "dead_letter", "error_message", "job_id", "retry_delay_ms"]
+    __slots__ = ["attempt", "backoff", "dead_letter", "error_class", "error_message", "error_stack", "job_id", "retry_delay_ms"]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     BACKOFF_FIELD_NUMBER: _ClassVar[int]
     DEAD_LETTER_FIELD_NUMBER: _ClassVar[int]
+    ERROR_CLASS_FIELD_NUMBER: _ClassVar[int]
     ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_STACK_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     RETRY_DELAY_MS_FIELD_NUMBER: _ClassVar[int]
     attempt: int
     backoff: bool
     dead_letter: bool
+    error_class: str
     error_message: str
+    error_stack: str
     job_id: str
     retry_delay_ms: int
-    def __init__(self, job_id: _Optional[str] = ..., attempt: _Optional[int] = ..., error_message: _Optional[str] = ..., backoff: bool = ..., retry_delay_ms: _Optional[int] = ..., dead_letter: bool = ...) -> None: ...
+    def __init__(self, job_id: _Optional[str] = ..., attempt: _Optional[int] = ..., error_message: _Optional[str] = ..., backoff: bool = ..., retry_delay_ms: _Optional[int] = ..., dead_letter: bool = ..., error_class: _Optional[str] = ..., error_stack: _Optional[str] = ...) -> None: ...
 
 class NackResponse(_message.Message):
     __slots__ = ["run_at_ms", "state"]

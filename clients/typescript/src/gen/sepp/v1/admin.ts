@@ -156,6 +156,20 @@ export interface JobFilter {
   deadReason: DeadReason;
   /** Only SCHEDULED jobs waiting to be retried (delivered at least once). */
   retriesOnly: boolean;
+  /**
+   * Only jobs whose last error is of this group, as ListTopErrors answers it
+   * (its class and first line, both matched exactly).
+   */
+  errorGroup?: ErrorGroupKey | undefined;
+}
+
+/**
+ * A group of errors: the last error's class (empty: none given) and the first
+ * line of its message (up to the first newline, at most 200 characters).
+ */
+export interface ErrorGroupKey {
+  errorClass: string;
+  firstLine: string;
 }
 
 /** Cancel every job a filter matches. */
@@ -449,6 +463,45 @@ export interface ListDeadLettersResponse {
   jobs: Job[];
   /** Pass as `page_token` for the next page; empty on the last page. */
   nextPageToken: string;
+}
+
+/** A queue's dead letters grouped by their last error ("top errors"). */
+export interface ListTopErrorsRequest {
+  /** The queue's name. */
+  queue: string;
+  /** Most groups answered: 0 means 20; at most 100 (INVALID_ARGUMENT above). */
+  limit: number;
+}
+
+/** One group: its key, how many dead letters it holds, when they failed. */
+export interface ErrorGroup {
+  key?: ErrorGroupKey | undefined;
+  jobs: number;
+  /**
+   * The earliest and the latest failure of the group's jobs, in ms since the
+   * Unix epoch.
+   */
+  firstFailedAtMs: number;
+  lastFailedAtMs: number;
+}
+
+/**
+ * The groups, the most jobs first (ties: the latest failure first). Only the
+ * newest 50,000 dead letters are read; `complete` says whether they were all.
+ */
+export interface ListTopErrorsResponse {
+  groups: ErrorGroup[];
+  /**
+   * Groups among the dead letters read (more than `groups` when `limit` cut
+   * them).
+   */
+  groupCount: number;
+  /** Dead letters read, newest failure first. */
+  scanned: number;
+  /** The queue's dead letters in all. */
+  deadTotal: number;
+  /** True when every dead letter was read. */
+  complete: boolean;
 }
 
 /** Give dead letters a fresh attempt budget and make them READY again. */
@@ -1179,6 +1232,7 @@ function createBaseJobFilter(): JobFilter {
     enqueuedBeforeMs: 0,
     deadReason: 0,
     retriesOnly: false,
+    errorGroup: undefined,
   };
 }
 
@@ -1226,6 +1280,9 @@ export const JobFilter: MessageFns<JobFilter> = {
     }
     if (message.retriesOnly !== false) {
       writer.uint32(104).bool(message.retriesOnly);
+    }
+    if (message.errorGroup !== undefined) {
+      ErrorGroupKey.encode(message.errorGroup, writer.uint32(882).fork()).join();
     }
     return writer;
   },
@@ -1357,6 +1414,14 @@ export const JobFilter: MessageFns<JobFilter> = {
             message.retriesOnly = reader.bool();
             continue;
           }
+          case 110: {
+            if (tag !== 882) {
+              break;
+            }
+
+            message.errorGroup = ErrorGroupKey.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1420,6 +1485,11 @@ export const JobFilter: MessageFns<JobFilter> = {
         : isSet(object.retries_only)
         ? globalThis.Boolean(object.retries_only)
         : false,
+      errorGroup: isSet(object.errorGroup)
+        ? ErrorGroupKey.fromJSON(object.errorGroup)
+        : isSet(object.error_group)
+        ? ErrorGroupKey.fromJSON(object.error_group)
+        : undefined,
     };
   },
 
@@ -1464,6 +1534,9 @@ export const JobFilter: MessageFns<JobFilter> = {
     if (message.retriesOnly !== false) {
       obj.retriesOnly = message.retriesOnly;
     }
+    if (message.errorGroup !== undefined) {
+      obj.errorGroup = ErrorGroupKey.toJSON(message.errorGroup);
+    }
     return obj;
   },
 
@@ -1485,6 +1558,102 @@ export const JobFilter: MessageFns<JobFilter> = {
     message.enqueuedBeforeMs = object.enqueuedBeforeMs ?? 0;
     message.deadReason = object.deadReason ?? 0;
     message.retriesOnly = object.retriesOnly ?? false;
+    message.errorGroup = (object.errorGroup !== undefined && object.errorGroup !== null)
+      ? ErrorGroupKey.fromPartial(object.errorGroup)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseErrorGroupKey(): ErrorGroupKey {
+  return { errorClass: "", firstLine: "" };
+}
+
+export const ErrorGroupKey: MessageFns<ErrorGroupKey> = {
+  encode(message: ErrorGroupKey, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.errorClass !== "") {
+      writer.uint32(10).string(message.errorClass);
+    }
+    if (message.firstLine !== "") {
+      writer.uint32(18).string(message.firstLine);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ErrorGroupKey {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseErrorGroupKey();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.errorClass = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.firstLine = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ErrorGroupKey {
+    return {
+      errorClass: isSet(object.errorClass)
+        ? globalThis.String(object.errorClass)
+        : isSet(object.error_class)
+        ? globalThis.String(object.error_class)
+        : "",
+      firstLine: isSet(object.firstLine)
+        ? globalThis.String(object.firstLine)
+        : isSet(object.first_line)
+        ? globalThis.String(object.first_line)
+        : "",
+    };
+  },
+
+  toJSON(message: ErrorGroupKey): unknown {
+    const obj: any = {};
+    if (message.errorClass !== "") {
+      obj.errorClass = message.errorClass;
+    }
+    if (message.firstLine !== "") {
+      obj.firstLine = message.firstLine;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ErrorGroupKey>, I>>(base?: I): ErrorGroupKey {
+    return ErrorGroupKey.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ErrorGroupKey>, I>>(object: I): ErrorGroupKey {
+    const message = createBaseErrorGroupKey();
+    message.errorClass = object.errorClass ?? "";
+    message.firstLine = object.firstLine ?? "";
     return message;
   },
 };
@@ -3697,6 +3866,357 @@ export const ListDeadLettersResponse: MessageFns<ListDeadLettersResponse> = {
     const message = createBaseListDeadLettersResponse();
     message.jobs = object.jobs?.map((e) => Job.fromPartial(e)) || [];
     message.nextPageToken = object.nextPageToken ?? "";
+    return message;
+  },
+};
+
+function createBaseListTopErrorsRequest(): ListTopErrorsRequest {
+  return { queue: "", limit: 0 };
+}
+
+export const ListTopErrorsRequest: MessageFns<ListTopErrorsRequest> = {
+  encode(message: ListTopErrorsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queue !== "") {
+      writer.uint32(10).string(message.queue);
+    }
+    if (message.limit !== 0) {
+      writer.uint32(16).int32(message.limit);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListTopErrorsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListTopErrorsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.queue = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListTopErrorsRequest {
+    return {
+      queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+    };
+  },
+
+  toJSON(message: ListTopErrorsRequest): unknown {
+    const obj: any = {};
+    if (message.queue !== "") {
+      obj.queue = message.queue;
+    }
+    if (message.limit !== 0) {
+      obj.limit = Math.round(message.limit);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListTopErrorsRequest>, I>>(base?: I): ListTopErrorsRequest {
+    return ListTopErrorsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListTopErrorsRequest>, I>>(object: I): ListTopErrorsRequest {
+    const message = createBaseListTopErrorsRequest();
+    message.queue = object.queue ?? "";
+    message.limit = object.limit ?? 0;
+    return message;
+  },
+};
+
+function createBaseErrorGroup(): ErrorGroup {
+  return { key: undefined, jobs: 0, firstFailedAtMs: 0, lastFailedAtMs: 0 };
+}
+
+export const ErrorGroup: MessageFns<ErrorGroup> = {
+  encode(message: ErrorGroup, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== undefined) {
+      ErrorGroupKey.encode(message.key, writer.uint32(10).fork()).join();
+    }
+    if (message.jobs !== 0) {
+      writer.uint32(16).int64(message.jobs);
+    }
+    if (message.firstFailedAtMs !== 0) {
+      writer.uint32(24).int64(message.firstFailedAtMs);
+    }
+    if (message.lastFailedAtMs !== 0) {
+      writer.uint32(32).int64(message.lastFailedAtMs);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ErrorGroup {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseErrorGroup();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = ErrorGroupKey.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.jobs = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.firstFailedAtMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.lastFailedAtMs = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ErrorGroup {
+    return {
+      key: isSet(object.key) ? ErrorGroupKey.fromJSON(object.key) : undefined,
+      jobs: isSet(object.jobs) ? globalThis.Number(object.jobs) : 0,
+      firstFailedAtMs: isSet(object.firstFailedAtMs)
+        ? globalThis.Number(object.firstFailedAtMs)
+        : isSet(object.first_failed_at_ms)
+        ? globalThis.Number(object.first_failed_at_ms)
+        : 0,
+      lastFailedAtMs: isSet(object.lastFailedAtMs)
+        ? globalThis.Number(object.lastFailedAtMs)
+        : isSet(object.last_failed_at_ms)
+        ? globalThis.Number(object.last_failed_at_ms)
+        : 0,
+    };
+  },
+
+  toJSON(message: ErrorGroup): unknown {
+    const obj: any = {};
+    if (message.key !== undefined) {
+      obj.key = ErrorGroupKey.toJSON(message.key);
+    }
+    if (message.jobs !== 0) {
+      obj.jobs = Math.round(message.jobs);
+    }
+    if (message.firstFailedAtMs !== 0) {
+      obj.firstFailedAtMs = Math.round(message.firstFailedAtMs);
+    }
+    if (message.lastFailedAtMs !== 0) {
+      obj.lastFailedAtMs = Math.round(message.lastFailedAtMs);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ErrorGroup>, I>>(base?: I): ErrorGroup {
+    return ErrorGroup.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ErrorGroup>, I>>(object: I): ErrorGroup {
+    const message = createBaseErrorGroup();
+    message.key = (object.key !== undefined && object.key !== null) ? ErrorGroupKey.fromPartial(object.key) : undefined;
+    message.jobs = object.jobs ?? 0;
+    message.firstFailedAtMs = object.firstFailedAtMs ?? 0;
+    message.lastFailedAtMs = object.lastFailedAtMs ?? 0;
+    return message;
+  },
+};
+
+function createBaseListTopErrorsResponse(): ListTopErrorsResponse {
+  return { groups: [], groupCount: 0, scanned: 0, deadTotal: 0, complete: false };
+}
+
+export const ListTopErrorsResponse: MessageFns<ListTopErrorsResponse> = {
+  encode(message: ListTopErrorsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.groups) {
+      ErrorGroup.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.groupCount !== 0) {
+      writer.uint32(16).int64(message.groupCount);
+    }
+    if (message.scanned !== 0) {
+      writer.uint32(24).int64(message.scanned);
+    }
+    if (message.deadTotal !== 0) {
+      writer.uint32(32).int64(message.deadTotal);
+    }
+    if (message.complete !== false) {
+      writer.uint32(40).bool(message.complete);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListTopErrorsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListTopErrorsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.groups.push(ErrorGroup.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.groupCount = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.scanned = longToNumber(reader.int64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.deadTotal = longToNumber(reader.int64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.complete = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListTopErrorsResponse {
+    return {
+      groups: globalThis.Array.isArray(object?.groups) ? object.groups.map((e: any) => ErrorGroup.fromJSON(e)) : [],
+      groupCount: isSet(object.groupCount)
+        ? globalThis.Number(object.groupCount)
+        : isSet(object.group_count)
+        ? globalThis.Number(object.group_count)
+        : 0,
+      scanned: isSet(object.scanned) ? globalThis.Number(object.scanned) : 0,
+      deadTotal: isSet(object.deadTotal)
+        ? globalThis.Number(object.deadTotal)
+        : isSet(object.dead_total)
+        ? globalThis.Number(object.dead_total)
+        : 0,
+      complete: isSet(object.complete) ? globalThis.Boolean(object.complete) : false,
+    };
+  },
+
+  toJSON(message: ListTopErrorsResponse): unknown {
+    const obj: any = {};
+    if (message.groups?.length) {
+      obj.groups = message.groups.map((e) => ErrorGroup.toJSON(e));
+    }
+    if (message.groupCount !== 0) {
+      obj.groupCount = Math.round(message.groupCount);
+    }
+    if (message.scanned !== 0) {
+      obj.scanned = Math.round(message.scanned);
+    }
+    if (message.deadTotal !== 0) {
+      obj.deadTotal = Math.round(message.deadTotal);
+    }
+    if (message.complete !== false) {
+      obj.complete = message.complete;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListTopErrorsResponse>, I>>(base?: I): ListTopErrorsResponse {
+    return ListTopErrorsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListTopErrorsResponse>, I>>(object: I): ListTopErrorsResponse {
+    const message = createBaseListTopErrorsResponse();
+    message.groups = object.groups?.map((e) => ErrorGroup.fromPartial(e)) || [];
+    message.groupCount = object.groupCount ?? 0;
+    message.scanned = object.scanned ?? 0;
+    message.deadTotal = object.deadTotal ?? 0;
+    message.complete = object.complete ?? false;
     return message;
   },
 };

@@ -652,6 +652,10 @@ export interface AttemptError {
    * `max_error_bytes` (default 8 KiB); longer messages are truncated.
    */
   error: string;
+  /** The class the worker named (NackRequest.error_class); empty: none given. */
+  errorClass: string;
+  /** The stack the worker sent (NackRequest.error_stack); empty: none given. */
+  errorStack: string;
 }
 
 /**
@@ -1868,7 +1872,7 @@ export const IndexedRejection: MessageFns<IndexedRejection> = {
 };
 
 function createBaseAttemptError(): AttemptError {
-  return { attempt: 0, atMs: 0, error: "" };
+  return { attempt: 0, atMs: 0, error: "", errorClass: "", errorStack: "" };
 }
 
 export const AttemptError: MessageFns<AttemptError> = {
@@ -1881,6 +1885,12 @@ export const AttemptError: MessageFns<AttemptError> = {
     }
     if (message.error !== "") {
       writer.uint32(26).string(message.error);
+    }
+    if (message.errorClass !== "") {
+      writer.uint32(882).string(message.errorClass);
+    }
+    if (message.errorStack !== "") {
+      writer.uint32(890).string(message.errorStack);
     }
     return writer;
   },
@@ -1922,6 +1932,22 @@ export const AttemptError: MessageFns<AttemptError> = {
             message.error = reader.string();
             continue;
           }
+          case 110: {
+            if (tag !== 882) {
+              break;
+            }
+
+            message.errorClass = reader.string();
+            continue;
+          }
+          case 111: {
+            if (tag !== 890) {
+              break;
+            }
+
+            message.errorStack = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1943,6 +1969,16 @@ export const AttemptError: MessageFns<AttemptError> = {
         ? globalThis.Number(object.at_ms)
         : 0,
       error: isSet(object.error) ? globalThis.String(object.error) : "",
+      errorClass: isSet(object.errorClass)
+        ? globalThis.String(object.errorClass)
+        : isSet(object.error_class)
+        ? globalThis.String(object.error_class)
+        : "",
+      errorStack: isSet(object.errorStack)
+        ? globalThis.String(object.errorStack)
+        : isSet(object.error_stack)
+        ? globalThis.String(object.error_stack)
+        : "",
     };
   },
 
@@ -1957,6 +1993,12 @@ export const AttemptError: MessageFns<AttemptError> = {
     if (message.error !== "") {
       obj.error = message.error;
     }
+    if (message.errorClass !== "") {
+      obj.errorClass = message.errorClass;
+    }
+    if (message.errorStack !== "") {
+      obj.errorStack = message.errorStack;
+    }
     return obj;
   },
 
@@ -1968,6 +2010,8 @@ export const AttemptError: MessageFns<AttemptError> = {
     message.attempt = object.attempt ?? 0;
     message.atMs = object.atMs ?? 0;
     message.error = object.error ?? "";
+    message.errorClass = object.errorClass ?? "";
+    message.errorStack = object.errorStack ?? "";
     return message;
   },
 };

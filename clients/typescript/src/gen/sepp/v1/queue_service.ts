@@ -39,6 +39,8 @@ import {
   ListDeadLettersResponse,
   ListQueuesRequest,
   ListQueuesResponse,
+  ListTopErrorsRequest,
+  ListTopErrorsResponse,
   PauseQueueRequest,
   PauseQueueResponse,
   PurgeQueueRequest,
@@ -638,6 +640,23 @@ export const QueueServiceService = {
     responseSerialize: (value: ListDeadLettersResponse): Buffer =>
       Buffer.from(ListDeadLettersResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListDeadLettersResponse => ListDeadLettersResponse.decode(value),
+  },
+  /**
+   * A queue's dead letters grouped by their last error: the class the worker
+   * named and the first line of the message, with counts and first/last
+   * failure times ("top errors"). Requeue or delete a group's jobs with
+   * RequeueJobs / DeleteJobs and `JobFilter.error_group`. Role: read.
+   * Errors: INVALID_ARGUMENT (a bad name or limit), NOT_FOUND (no such queue).
+   */
+  listTopErrors: {
+    path: "/sepp.v1.QueueService/ListTopErrors" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListTopErrorsRequest): Buffer => Buffer.from(ListTopErrorsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListTopErrorsRequest => ListTopErrorsRequest.decode(value),
+    responseSerialize: (value: ListTopErrorsResponse): Buffer =>
+      Buffer.from(ListTopErrorsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListTopErrorsResponse => ListTopErrorsResponse.decode(value),
   },
   /**
    * Makes dead letters READY again with a fresh attempt budget, by id or all of
@@ -1251,6 +1270,14 @@ export interface QueueServiceServer extends UntypedServiceImplementation {
    * queue: most likely a typo).
    */
   listDeadLetters: handleUnaryCall<ListDeadLettersRequest, ListDeadLettersResponse>;
+  /**
+   * A queue's dead letters grouped by their last error: the class the worker
+   * named and the first line of the message, with counts and first/last
+   * failure times ("top errors"). Requeue or delete a group's jobs with
+   * RequeueJobs / DeleteJobs and `JobFilter.error_group`. Role: read.
+   * Errors: INVALID_ARGUMENT (a bad name or limit), NOT_FOUND (no such queue).
+   */
+  listTopErrors: handleUnaryCall<ListTopErrorsRequest, ListTopErrorsResponse>;
   /**
    * Makes dead letters READY again with a fresh attempt budget, by id or all of
    * a queue's. Returns how many.
@@ -2018,6 +2045,28 @@ export interface QueueServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListDeadLettersResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * A queue's dead letters grouped by their last error: the class the worker
+   * named and the first line of the message, with counts and first/last
+   * failure times ("top errors"). Requeue or delete a group's jobs with
+   * RequeueJobs / DeleteJobs and `JobFilter.error_group`. Role: read.
+   * Errors: INVALID_ARGUMENT (a bad name or limit), NOT_FOUND (no such queue).
+   */
+  listTopErrors(
+    request: ListTopErrorsRequest,
+    callback: (error: ServiceError | null, response: ListTopErrorsResponse) => void,
+  ): ClientUnaryCall;
+  listTopErrors(
+    request: ListTopErrorsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListTopErrorsResponse) => void,
+  ): ClientUnaryCall;
+  listTopErrors(
+    request: ListTopErrorsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListTopErrorsResponse) => void,
   ): ClientUnaryCall;
   /**
    * Makes dead letters READY again with a fresh attempt budget, by id or all of

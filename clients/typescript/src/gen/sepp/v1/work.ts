@@ -274,6 +274,20 @@ export interface NackRequest {
      */
     { $case: "deadLetter"; value: boolean }
     | undefined;
+  /**
+   * The error's class or name as the job's code threw it (`TypeError`,
+   * `requests.exceptions.Timeout`); empty: none. At most 256 characters, no
+   * control characters (INVALID_ARGUMENT otherwise). Kept with the attempt's
+   * error; "top errors" (ListTopErrors) groups dead letters by it.
+   */
+  errorClass: string;
+  /**
+   * The error's stack trace as the worker's language prints it; empty: none.
+   * At most `max_error_bytes` (default 8 KiB); longer stacks are truncated.
+   * Send only what the job's code threw: the SDKs send the exception's own
+   * stack, never payloads or environment.
+   */
+  errorStack: string;
 }
 
 /** Where the nacked job went. */
@@ -1388,7 +1402,7 @@ export const AckBatchResponse: MessageFns<AckBatchResponse> = {
 };
 
 function createBaseNackRequest(): NackRequest {
-  return { jobId: "", attempt: 0, errorMessage: "", directive: undefined };
+  return { jobId: "", attempt: 0, errorMessage: "", directive: undefined, errorClass: "", errorStack: "" };
 }
 
 export const NackRequest: MessageFns<NackRequest> = {
@@ -1412,6 +1426,12 @@ export const NackRequest: MessageFns<NackRequest> = {
       case "deadLetter":
         writer.uint32(48).bool(message.directive.value);
         break;
+    }
+    if (message.errorClass !== "") {
+      writer.uint32(882).string(message.errorClass);
+    }
+    if (message.errorStack !== "") {
+      writer.uint32(890).string(message.errorStack);
     }
     return writer;
   },
@@ -1477,6 +1497,22 @@ export const NackRequest: MessageFns<NackRequest> = {
             message.directive = { $case: "deadLetter", value: reader.bool() };
             continue;
           }
+          case 110: {
+            if (tag !== 882) {
+              break;
+            }
+
+            message.errorClass = reader.string();
+            continue;
+          }
+          case 111: {
+            if (tag !== 890) {
+              break;
+            }
+
+            message.errorStack = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1513,6 +1549,16 @@ export const NackRequest: MessageFns<NackRequest> = {
         : isSet(object.dead_letter)
         ? { $case: "deadLetter", value: globalThis.Boolean(object.dead_letter) }
         : undefined,
+      errorClass: isSet(object.errorClass)
+        ? globalThis.String(object.errorClass)
+        : isSet(object.error_class)
+        ? globalThis.String(object.error_class)
+        : "",
+      errorStack: isSet(object.errorStack)
+        ? globalThis.String(object.errorStack)
+        : isSet(object.error_stack)
+        ? globalThis.String(object.error_stack)
+        : "",
     };
   },
 
@@ -1533,6 +1579,12 @@ export const NackRequest: MessageFns<NackRequest> = {
       obj.retryDelayMs = Math.round(message.directive.value);
     } else if (message.directive?.$case === "deadLetter") {
       obj.deadLetter = message.directive.value;
+    }
+    if (message.errorClass !== "") {
+      obj.errorClass = message.errorClass;
+    }
+    if (message.errorStack !== "") {
+      obj.errorStack = message.errorStack;
     }
     return obj;
   },
@@ -1565,6 +1617,8 @@ export const NackRequest: MessageFns<NackRequest> = {
         break;
       }
     }
+    message.errorClass = object.errorClass ?? "";
+    message.errorStack = object.errorStack ?? "";
     return message;
   },
 };
