@@ -84,6 +84,9 @@ function job(q: string, fields: Partial<EnqueueJob> = {}): EnqueueJob {
     dependsOn: [],
     onDependencyFailure: 0,
     timeoutMs: 0,
+    debounceKey: '',
+    debounceMs: 0,
+    debounceMaxMs: 0,
     ...fields,
   };
 }

@@ -132,6 +132,9 @@ async function unaryEnqueue(port: number, total: number, callers: number): Promi
     dependsOn: [],
     onDependencyFailure: 0,
     timeoutMs: 0,
+    debounceKey: '',
+    debounceMs: 0,
+    debounceMaxMs: 0,
   };
   let claimed = 0;
   await Promise.all(

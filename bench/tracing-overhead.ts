@@ -116,6 +116,9 @@ async function clientRound(port: number, send: (m: ToParent) => void): Promise<v
     dependsOn: [],
     onDependencyFailure: 0,
     timeoutMs: 0,
+    debounceKey: '',
+    debounceMs: 0,
+    debounceMaxMs: 0,
   };
   const reserve = {
     queues: ['bench'],

@@ -45,6 +45,9 @@ const { jobId } = await unary(client.enqueue, {
     dependsOn: [],
     onDependencyFailure: 0,
     timeoutMs: 0,
+    debounceKey: '',
+    debounceMs: 0,
+    debounceMaxMs: 0,
   },
 });
 console.log(`enqueued           job ${jobId}`);

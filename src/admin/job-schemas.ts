@@ -64,6 +64,14 @@ export const jobDetail: JsonSchema = {
       ...msOrNull,
       description: 'when the current attempt must end (its hard timeout); null unless leased with one',
     },
+    debounceKey: {
+      type: ['string', 'null'],
+      description: 'its debounce key: later enqueues with it replace its content while it waits; null: none',
+    },
+    debounceUntilMs: {
+      ...msOrNull,
+      description: 'the latest run time a debounced enqueue may push it to; null: no cap',
+    },
     errors: {
       type: 'array',
       items: {

@@ -100,6 +100,17 @@ export interface EnqueueRequest {
   dependsOn?: readonly string[];
   /** What a failed dependency does to this job; default `cancel`. */
   onDependencyFailure?: DependencyPolicy;
+  /**
+   * Debounce (docs/protocol.md, "Debounce"): a job of the queue with this key that is still
+   * waiting and was never leased absorbs this enqueue — it takes its payload, content type,
+   * metadata and trace context, and its run time moves to now + `debounceMs`, never past its
+   * first enqueue + `debounceMaxMs`. Without such a job, a new one is stored, due in `debounceMs`.
+   */
+  debounceKey?: string;
+  /** The quiet period: the job runs this long after the last enqueue with its key; 0 or absent: at once. */
+  debounceMs?: number;
+  /** The longest a job may be pushed back from its first enqueue; 0 or absent: no cap. */
+  debounceMaxMs?: number;
 }
 
 /** A job of a flow (EnqueueFlow): a job, its name in the request, and the jobs of the request it runs after. */
@@ -120,6 +131,8 @@ export interface EnqueueAccepted {
   jobId: string;
   /** True when the idempotency key was seen before: `jobId` is the original job. */
   deduplicated: boolean;
+  /** True when a waiting job with the same debounce key absorbed the enqueue: `jobId` is that job. */
+  debounced?: boolean;
 }
 export interface EnqueueRejected extends JobRejection {
   ok: false;
@@ -307,6 +320,10 @@ export interface JobInfo {
   timeoutMs: number | null;
   /** When the current attempt must end; null unless leased with a timeout. */
   timeoutAtMs: number | null;
+  /** Its debounce key (later enqueues with it replace its content while it waits); null: none. */
+  debounceKey: string | null;
+  /** The latest run time a debounced enqueue may push it to; null: no cap (or not debounced). */
+  debounceUntilMs: number | null;
   /** When a cancel was asked for (the job may still be leased until its worker stops). */
   cancelledAtMs: number | null;
   /** Who asked for the cancel. */
@@ -392,6 +409,8 @@ export interface CommitStats {
 export type JobEvent =
   | { kind: 'enqueued'; queue: string; count: number }
   | { kind: 'deduplicated'; queue: string; count: number }
+  /** Enqueues absorbed by a waiting job with the same debounce key. */
+  | { kind: 'debounced'; queue: string; count: number }
   | { kind: 'rejected'; queue: string; reason: RejectionReason; count: number }
   /** `totalWaitMs`/`maxWaitMs`: how long the leased jobs had been due (enqueue or run-at to lease), summed and longest. */
   | { kind: 'reserved'; queue: string; count: number; totalWaitMs?: number; maxWaitMs?: number }

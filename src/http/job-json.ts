@@ -122,6 +122,12 @@ export function enqueueRequestFromJson(input: JsonInput): EnqueueRequest {
   if (input.boolean('uniqueWhileActive') === true) request.uniqueWhileActive = true;
   const group = optional(input, 'group');
   if (group !== undefined) request.group = group;
+  const debounceKey = optional(input, 'debounceKey');
+  if (debounceKey !== undefined) request.debounceKey = debounceKey;
+  const debounceMs = input.integer('debounceMs');
+  if (debounceMs !== undefined && debounceMs !== 0) request.debounceMs = debounceMs;
+  const debounceMaxMs = input.integer('debounceMaxMs');
+  if (debounceMaxMs !== undefined && debounceMaxMs !== 0) request.debounceMaxMs = debounceMaxMs;
   return request;
 }
 
@@ -218,7 +224,11 @@ export function resultToJson(
 }
 
 export function acceptedToJson(accepted: EnqueueAccepted) {
-  return { jobId: accepted.jobId, deduplicated: accepted.deduplicated };
+  return {
+    jobId: accepted.jobId,
+    deduplicated: accepted.deduplicated,
+    debounced: accepted.debounced === true,
+  };
 }
 
 export function enqueueResultToJson(result: EnqueueResult) {
@@ -291,6 +301,8 @@ export function jobToJson(job: JobInfo) {
     expiresAtMs: job.expiresAtMs,
     timeoutMs: job.timeoutMs,
     timeoutAtMs: job.timeoutAtMs,
+    debounceKey: job.debounceKey,
+    debounceUntilMs: job.debounceUntilMs,
     cancelledAtMs: job.cancelledAtMs,
     cancelledBy: job.cancelledBy,
     ...resultToJson(job.result, job.resultContentType),

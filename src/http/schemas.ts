@@ -88,6 +88,15 @@ const enqueueJob: JsonSchema = {
     ),
     uniqueWhileActive: { type: 'boolean' },
     group: str,
+    debounceKey: {
+      type: 'string',
+      description:
+        'a waiting, never-leased job of the queue with this key absorbs the enqueue (docs/protocol.md, Debounce)',
+    },
+    debounceMs: int64('with debounceKey: run this long after the last enqueue with the key; default 0'),
+    debounceMaxMs: int64(
+      'with debounceKey: the longest the job may be pushed back from its first enqueue; 0: no cap',
+    ),
   },
   required: ['queue', 'type'],
   additionalProperties: false,
@@ -95,8 +104,15 @@ const enqueueJob: JsonSchema = {
 
 const accepted: JsonSchema = {
   type: 'object',
-  properties: { jobId, deduplicated: { type: 'boolean' } },
-  required: ['jobId', 'deduplicated'],
+  properties: {
+    jobId,
+    deduplicated: { type: 'boolean' },
+    debounced: {
+      type: 'boolean',
+      description: 'a waiting job with the same debounceKey absorbed it: jobId is that job',
+    },
+  },
+  required: ['jobId', 'deduplicated', 'debounced'],
 };
 
 const rejection: JsonSchema = {
@@ -187,6 +203,8 @@ const job: JsonSchema = {
     expiresAtMs: msOrNull,
     timeoutMs: { type: ['integer', 'null'], description: "the job's own timeout; null: the queue's" },
     timeoutAtMs: msOrNull,
+    debounceKey: strOrNull,
+    debounceUntilMs: msOrNull,
     cancelledAtMs: msOrNull,
     cancelledBy: strOrNull,
     ...resultFields,

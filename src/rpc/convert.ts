@@ -92,6 +92,9 @@ export function enqueueRequestFromProto(job: EnqueueJob | undefined): EngineEnqu
   if (job.uniqueWhileActive) request.uniqueWhileActive = true;
   // Negative is refused by the engine's validation, as any other out-of-range value.
   if (job.timeoutMs !== 0) request.timeoutMs = job.timeoutMs;
+  if (job.debounceKey !== '') request.debounceKey = job.debounceKey;
+  if (job.debounceMs !== 0) request.debounceMs = job.debounceMs;
+  if (job.debounceMaxMs !== 0) request.debounceMaxMs = job.debounceMaxMs;
   if (job.group !== '') request.group = job.group;
   // Old clients send neither field (an absent repeated field decodes as []).
   if (job.dependsOn !== undefined && job.dependsOn.length > 0) request.dependsOn = job.dependsOn;
@@ -150,7 +153,11 @@ export function atomicRejectionToProto(rejection: JobRejection & { index: number
 }
 
 export function acceptedToProto(accepted: EngineAccepted): EnqueueAccepted {
-  return { jobId: accepted.jobId, deduplicated: accepted.deduplicated };
+  return {
+    jobId: accepted.jobId,
+    deduplicated: accepted.deduplicated,
+    debounced: accepted.debounced === true,
+  };
 }
 
 export function enqueueResultToProto(result: EngineEnqueueResult): EnqueueResult {
@@ -273,6 +280,8 @@ export function jobToProto(job: JobInfo, withPayload: boolean): Job {
     expiresAtMs: job.expiresAtMs ?? 0,
     timeoutMs: job.timeoutMs ?? 0,
     timeoutAtMs: job.timeoutAtMs ?? 0,
+    debounceKey: job.debounceKey ?? '',
+    debounceUntilMs: job.debounceUntilMs ?? 0,
     cancelledAtMs: job.cancelledAtMs ?? 0,
     cancelledBy: job.cancelledBy ?? '',
     result:

@@ -49,7 +49,23 @@ export interface JobRow {
   timeout_ms: number | null;
   /** When the current (or last) attempt must end: set by the lease; null: no timeout. */
   timeout_at_ms: number | null;
+  /** The key later enqueues may replace this job's content under (issue 35); null: not debounced. */
+  debounce_key: string | null;
+  /** The latest run time a later enqueue may push it to; null: no cap. */
+  debounce_until_ms: number | null;
 }
+
+/** A job a debounced enqueue may still absorb: waiting (scheduled or ready) and never leased. */
+export type DebounceTargetRow = Pick<
+  JobRow,
+  'seq' | 'id' | 'queue' | 'state' | 'run_at_ms' | 'debounce_until_ms'
+>;
+
+/** What a debounced enqueue changes in the job that absorbs it. */
+export type DebounceUpdate = Pick<
+  JobRow,
+  'seq' | 'payload' | 'content_type' | 'metadata_json' | 'traceparent' | 'tracestate' | 'run_at_ms'
+> & { state: 'scheduled' | 'ready' };
 
 /** What a lease returns: the job as the worker needs it. */
 export type LeasedRow = Pick<

@@ -27,6 +27,8 @@ import type {
   AuditRow,
   BucketRow,
   ControlRow,
+  DebounceTargetRow,
+  DebounceUpdate,
   DueRow,
   EndedJobRow,
   ExpiredRow,
@@ -113,6 +115,16 @@ export interface Jobs extends JobReads {
   insert(rows: readonly NewJobRow[]): Op<void>;
   /** Deletes one job. */
   delete(seq: number): Op<void>;
+  /**
+   * The newest job of a queue holding debounce key `key` that can still absorb an enqueue:
+   * scheduled or ready, never leased (one probe of `jobs_debounce`). A store shared by
+   * several servers serialises the callers per (queue, key) until the unit ends.
+   */
+  debounceTarget(p: { queue: string; key: string }): Op<DebounceTargetRow | undefined>;
+  /** Gives new jobs (inserted in this unit) their debounce key and cap. */
+  markDebounced(rows: readonly { id: string; key: string; untilMs: number | null }[]): Op<void>;
+  /** A debounced enqueue absorbed by a waiting job: its new content, run time and state. */
+  debounce(p: DebounceUpdate): Op<void>;
   /** Scheduled jobs due at `nowMs` → ready, earliest first: one row (its queue) per job. */
   promoteDue(p: { nowMs: number; limit: number }): Op<{ queue: string }[]>;
   /** Forgets a queue's jobs in a final state that ended before `beforeMs`, oldest first; returns how many. */

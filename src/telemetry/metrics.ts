@@ -114,6 +114,7 @@ export class Metrics {
     this.jobCounters = {
       enqueued: jobs('enqueued', 'Jobs stored by Enqueue, EnqueueBatch, EnqueueAtomic and Produce'),
       deduplicated: jobs('deduplicated', 'Enqueues answered with an existing job (idempotency key seen)'),
+      debounced: jobs('debounced', 'Enqueues absorbed by a waiting job with the same debounce key'),
       rejected: jobs('rejected', 'Jobs refused at enqueue, by reason'),
       reserved: jobs('reserved', 'Jobs leased to workers (each delivery, retries included)'),
       acked: jobs('acked', 'Jobs completed by an ack'),

@@ -53,6 +53,9 @@ async function enqueueJobs(queue: string, count: number, type = 'send_welcome'):
         dependsOn: [],
         onDependencyFailure: 0,
         timeoutMs: 0,
+        debounceKey: '',
+        debounceMs: 0,
+        debounceMaxMs: 0,
       },
     });
     ids.push(jobId);

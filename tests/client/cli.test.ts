@@ -33,6 +33,38 @@ describe('operator CLI', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  test('enqueue --debounce-key: the second enqueue is absorbed by the waiting job (docs/cli.md example)', async () => {
+    // The example of docs/cli.md and `sepp enqueue --help`, run twice.
+    const line = ['enqueue', 'search', 'reindex', '--json', '{"doc":7}', '--debounce-key', 'doc-7'];
+    const timing = ['--debounce', '30s', '--debounce-max', '5m'];
+    const first = await sepp([...line, ...timing], env);
+    assert.equal(first.code, 0, first.stderr);
+    const id = /^enqueued (\S+) on search$/.exec(first.stdout.trim())?.[1];
+    assert.ok(id, first.stdout);
+    const second = await sepp(
+      ['enqueue', 'search', 'reindex', '--json', '{"doc":7,"v":2}', '--debounce-key', 'doc-7', ...timing],
+      env,
+    );
+    assert.equal(second.code, 0, second.stderr);
+    assert.equal(
+      second.stdout.trim(),
+      `debounced into ${id} on search (it waits with key doc-7; it now holds this payload)`,
+    );
+    const scripted = json<{ id: string; debounced: boolean }>(
+      await sepp([...line, ...timing, '-o', 'json'], env),
+    );
+    assert.deepEqual([scripted.id, scripted.debounced], [id, true]);
+    const job = await client.getJob(id);
+    assert.equal(job.state, 'scheduled');
+    assert.equal(job.debounceKey, 'doc-7');
+    assert.equal(job.debounceUntil!.getTime() - job.enqueuedAt.getTime(), 300_000);
+    const shown = await sepp(['job', id], env);
+    assert.match(shown.stdout, /debounce key +doc-7 \(pushed back at most to /);
+    const usage = await sepp(['enqueue', 'search', 'reindex', '--debounce', '30s'], env);
+    assert.equal(usage.code, 2);
+    assert.match(usage.stderr, /--debounce needs --debounce-key/);
+  });
+
   test('enqueue: payload flags, options, human and JSON output', async () => {
     const human = await sepp(['enqueue', 'emails', 'send', '--json', '{"to":"ada@example.com"}'], env);
     assert.equal(human.code, 0, human.stderr);

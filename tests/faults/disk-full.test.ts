@@ -32,6 +32,9 @@ const job = (n: number) => ({
   dependsOn: [],
   onDependencyFailure: 0,
   timeoutMs: 0,
+  debounceKey: '',
+  debounceMs: 0,
+  debounceMaxMs: 0,
 });
 
 const canMount =

@@ -172,6 +172,9 @@ test(`${runs} mutated valid messages: limits hold, rejections are typed, counter
     dependsOn: fc.array(text, { maxLength: 3 }),
     onDependencyFailure: fc.integer({ min: 0, max: 5 }),
     timeoutMs: fc.integer({ min: -1, max: 3_000_000_000 }),
+    debounceKey: fc.oneof(fc.constant(''), fc.constant('doc'), text),
+    debounceMs: fc.integer({ min: -1, max: 40_000_000_000 }),
+    debounceMaxMs: fc.integer({ min: -1, max: 40_000_000_000 }),
   });
   const request = fc.oneof(
     fc.array(job, { maxLength: 5 }).map((jobs) => ({ kind: 'batch' as const, jobs })),

@@ -188,6 +188,9 @@ export function testJob(queue: string, fields: Partial<EnqueueJob> = {}): Enqueu
     dependsOn: [],
     onDependencyFailure: 0,
     timeoutMs: 0,
+    debounceKey: '',
+    debounceMs: 0,
+    debounceMaxMs: 0,
     ...fields,
   };
 }

@@ -185,7 +185,7 @@ describe('HTTP API', () => {
       type: 'mail',
       idempotencyKey: 'k-1',
     });
-    assert.deepEqual(again.json, { jobId: enq.json.jobId, deduplicated: true });
+    assert.deepEqual(again.json, { jobId: enq.json.jobId, deduplicated: true, debounced: false });
     assertError(
       await post('/v1/jobs', { queue: 'fields', type: 't', runAtMs: 1, delayMs: 1 }),
       400,
@@ -201,6 +201,30 @@ describe('HTTP API', () => {
       400,
       'invalid_argument',
     );
+  });
+
+  test('debounce: a second enqueue with the key is absorbed (debounced: true) and the job shows its key', async () => {
+    const body = {
+      queue: 'debounce',
+      type: 't',
+      debounceKey: 'doc',
+      debounceMs: '5000',
+      debounceMaxMs: 60_000,
+    };
+    const first = await post<{ jobId: string; deduplicated: boolean; debounced: boolean }>('/v1/jobs', {
+      ...body,
+      payload: { v: 1 },
+    });
+    assert.equal(first.status, 200, first.text);
+    assert.equal(first.json.debounced, false);
+    const second = await post('/v1/jobs', { ...body, payload: { v: 2 } });
+    assert.deepEqual(second.json, { jobId: first.json.jobId, deduplicated: false, debounced: true });
+    const { job } = (await get<{ job: Record<string, unknown> }>(`/v1/jobs/${first.json.jobId}`)).json;
+    assert.deepEqual(job.payload, { v: 2 });
+    assert.equal(job.state, 'scheduled');
+    assert.equal(job.debounceKey, 'doc');
+    assert.equal(typeof job.debounceUntilMs, 'number');
+    assertError(await post('/v1/jobs', { ...body, delayMs: 5 }), 400, 'invalid_argument');
   });
 
   test('a refused job answers its reason with the status gRPC uses, and stores nothing', async () => {

@@ -84,6 +84,9 @@ function sqliteBackupTests(): void {
         dependsOn: [],
         onDependencyFailure: 0,
         timeoutMs: 0,
+        debounceKey: '',
+        debounceMs: 0,
+        debounceMaxMs: 0,
       });
       const ids: string[] = [];
       for (let i = 0; i < 5; i++) {

@@ -56,7 +56,7 @@ for (const name of ['unary', 'stream'] as const) {
     test('a completed job keeps its key for the window: a repeat answers the completed job', async () => {
       const first = await enqueue('done');
       await transport.ack(await transport.lease(queue));
-      assert.deepEqual(await enqueue('done'), { jobId: first.jobId, deduplicated: true });
+      assert.deepEqual(await enqueue('done'), { jobId: first.jobId, deduplicated: true, debounced: false });
       assert.equal(await stateOf(first.jobId), JobState.COMPLETED);
     });
 
@@ -64,7 +64,7 @@ for (const name of ['unary', 'stream'] as const) {
       const first = await enqueue('dead', { maxAttempts: 1 });
       await transport.nack(await transport.lease(queue));
       assert.equal(await stateOf(first.jobId), JobState.DEAD);
-      assert.deepEqual(await enqueue('dead'), { jobId: first.jobId, deduplicated: true });
+      assert.deepEqual(await enqueue('dead'), { jobId: first.jobId, deduplicated: true, debounced: false });
       await call(t.client, t.client.deleteDeadLetters, {
         queue,
         jobIds: [first.jobId],
@@ -82,10 +82,18 @@ for (const name of ['unary', 'stream'] as const) {
     test('unique_while_active: a duplicate while the job is unfinished, free once it completed', async () => {
       const unique = { uniqueWhileActive: true };
       const first = await enqueue('nightly', unique);
-      assert.deepEqual(await enqueue('nightly', unique), { jobId: first.jobId, deduplicated: true });
+      assert.deepEqual(await enqueue('nightly', unique), {
+        jobId: first.jobId,
+        deduplicated: true,
+        debounced: false,
+      });
       const leased = await transport.lease(queue);
       assert.equal(leased.jobId, first.jobId);
-      assert.deepEqual(await enqueue('nightly', unique), { jobId: first.jobId, deduplicated: true });
+      assert.deepEqual(await enqueue('nightly', unique), {
+        jobId: first.jobId,
+        deduplicated: true,
+        debounced: false,
+      });
       await transport.ack(leased);
       const next = await enqueue('nightly', unique);
       assert.equal(next.deduplicated, false);

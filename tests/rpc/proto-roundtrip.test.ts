@@ -43,6 +43,9 @@ test('an EnqueueRequest with payload, metadata and schedule survives encode and 
       dependsOn: ['0190b2a0-0000-7000-8000-000000000001', '0190b2a0-0000-7000-8000-000000000002'],
       onDependencyFailure: 2,
       timeoutMs: 5000,
+      debounceKey: 'doc-7',
+      debounceMs: 1000,
+      debounceMaxMs: 60_000,
     },
   };
   const decoded = EnqueueRequest.decode(EnqueueRequest.encode(request).finish());

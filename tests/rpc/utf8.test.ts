@@ -289,6 +289,9 @@ test('the check finds exactly the bad field in random batches, and nothing in va
     dependsOn: fc.array(text, { maxLength: 0 }),
     onDependencyFailure: fc.constant(0),
     timeoutMs: fc.constant(0),
+    debounceKey: text,
+    debounceMs: fc.constant(0),
+    debounceMaxMs: fc.constant(0),
     // Payload bytes that look like tags and lengths must be skipped, not read.
     payload: fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b)),
     priority: fc.integer({ min: -5, max: 20 }),

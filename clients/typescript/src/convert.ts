@@ -105,7 +105,16 @@ export function toEnqueueJob(
     dependsOn: options.dependsOn === undefined ? [] : [...options.dependsOn],
     onDependencyFailure: dependencyPolicyToProto[options.onDependencyFailure ?? 'unspecified'],
     timeoutMs: timeoutMsOf(options.executionTimeoutMs),
+    debounceKey: options.debounceKey ?? '',
+    debounceMs: msOption(options.debounceMs, 'debounceMs'),
+    debounceMaxMs: msOption(options.debounceMaxMs, 'debounceMaxMs'),
   };
+}
+
+function msOption(ms: number | undefined, name: string): number {
+  if (ms === undefined) return 0;
+  if (!Number.isFinite(ms)) throw invalid(`${name}: not a number`);
+  return Math.round(ms);
 }
 
 function timeoutMsOf(timeoutMs: number | undefined): number {

@@ -14,7 +14,9 @@
  * given without a key gets one of the SDK's (`sepp-retry:<uuid>`) before it is
  * first sent, so that it too can be retried: an UNAVAILABLE answer may come
  * after the server stored the job (a failover of its database mid-commit), and
- * the repeat then answers the stored job's id instead of storing it again.
+ * the repeat then answers the stored job's id instead of storing it again. A job
+ * with a debounce key gets no key (the server refuses both) and is retried too: a
+ * repeat is absorbed by the job the first send stored while that job waits.
  */
 import { randomUUID } from 'node:crypto';
 import { status } from '@grpc/grpc-js';
@@ -69,9 +71,15 @@ export class EnqueueBatcher {
     let keyed = true;
     const retried = this.conn.options.retry.unavailable;
     for (const job of jobs) {
-      if (job.idempotencyKey === '' && retried) job.idempotencyKey = `${sdkRetryKeyPrefix}${randomUUID()}`;
+      // A debounced job takes no idempotency key (the server refuses both): sent again, it is
+      // absorbed by the job that took the first send while that waits, which is what a
+      // debounced update means; so it is retried as a keyed job is.
+      const debounced = job.debounceKey !== '';
+      if (job.idempotencyKey === '' && retried && !debounced) {
+        job.idempotencyKey = `${sdkRetryKeyPrefix}${randomUUID()}`;
+      }
       bytes += approxEncodedBytes(job);
-      if (job.idempotencyKey === '') keyed = false;
+      if (job.idempotencyKey === '' && !debounced) keyed = false;
     }
     this.outstanding++;
     this.push({

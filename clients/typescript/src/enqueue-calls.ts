@@ -7,7 +7,7 @@ import { status } from '@grpc/grpc-js';
 import { rejectionName } from './convert.ts';
 import type { EnqueueBatcher } from './enqueue-batcher.ts';
 import { JobRejectedError, type JobRejection, SeppError, statusOfRejection } from './errors.ts';
-import type { EnqueueJob, EnqueueResult } from './gen/sepp/v1/job.js';
+import type { EnqueueAccepted, EnqueueJob, EnqueueResult } from './gen/sepp/v1/job.js';
 import type { Enqueued, EnqueueOutcome } from './types.ts';
 
 function rejectionOf(result: EnqueueResult | undefined, index: number): JobRejection | undefined {
@@ -16,10 +16,14 @@ function rejectionOf(result: EnqueueResult | undefined, index: number): JobRejec
   return { index, reason: rejectionName(outcome.value.reason), message: outcome.value.message };
 }
 
+function enqueuedOf(accepted: EnqueueAccepted): Enqueued {
+  return { id: accepted.jobId, deduplicated: accepted.deduplicated, debounced: accepted.debounced };
+}
+
 export function outcomeOf(result: EnqueueResult | undefined): EnqueueOutcome {
   const outcome = result?.outcome;
   if (outcome?.$case === 'accepted') {
-    return { ok: true, id: outcome.value.jobId, deduplicated: outcome.value.deduplicated };
+    return { ok: true, ...enqueuedOf(outcome.value) };
   }
   if (outcome?.$case === 'rejection') {
     return { ok: false, reason: rejectionName(outcome.value.reason), message: outcome.value.message };
@@ -42,7 +46,7 @@ export function submitOne(
       const result = answer?.atomic === undefined ? answer?.results[offset] : undefined;
       const outcome = result?.outcome;
       if (outcome?.$case === 'accepted') {
-        resolve({ id: outcome.value.jobId, deduplicated: outcome.value.deduplicated });
+        resolve(enqueuedOf(outcome.value));
         return;
       }
       const rejection = rejectionOf(result, 0) ?? {
@@ -96,7 +100,7 @@ export function submitAtomic(
         return;
       }
       if (atomic.committed) {
-        resolve(atomic.results.map((r) => ({ id: r.jobId, deduplicated: r.deduplicated })));
+        resolve(atomic.results.map((r) => enqueuedOf(r)));
         return;
       }
       const rejections = atomic.rejections.map((r) => ({

@@ -47,7 +47,7 @@ export async function enqueueFlowCall(
   });
   if (answer.committed) {
     return Object.fromEntries(
-      answer.jobs.map((j) => [j.name, { id: j.jobId, deduplicated: j.deduplicated }]),
+      answer.jobs.map((j) => [j.name, { id: j.jobId, deduplicated: j.deduplicated, debounced: false }]),
     );
   }
   const rejections = answer.rejections.map((r) => ({

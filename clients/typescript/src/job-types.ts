@@ -56,6 +56,20 @@ export interface EnqueueOptions {
    */
   uniqueWhileActive?: boolean;
   /**
+   * Debounce key (docs/protocol.md, "Debounce"): when the queue holds a job with
+   * this key that waits and was never leased, that job absorbs this enqueue — it
+   * takes this payload, content type and metadata, and runs `debounceMs` from now,
+   * never later than its first enqueue + its `debounceMaxMs` — and the answer has
+   * its id with `debounced: true`. Otherwise a new job is stored, due in
+   * `debounceMs`. Not with `runAt`/`delayMs`, `ttlMs`/`expiresAt`,
+   * `idempotencyKey` or `dependsOn`, nor in `enqueueAtomic` or a flow.
+   */
+  debounceKey?: string;
+  /** With `debounceKey`: the quiet period in ms (the job runs once no enqueue with its key came for this long); default 0. */
+  debounceMs?: number;
+  /** With `debounceKey`: the longest the job may be pushed back from its first enqueue, in ms; 0 or absent: no cap. */
+  debounceMaxMs?: number;
+  /**
    * Ids of jobs this job waits for: it is stored `waiting` and becomes ready in
    * the transaction that completes the last of them. At most the server's
    * `limits.max_dependencies_per_job` (default 100).
@@ -123,6 +137,8 @@ export interface Enqueued {
   id: string;
   /** True when the idempotency key was seen before and nothing new was stored. */
   deduplicated: boolean;
+  /** True when a waiting job with the same debounce key absorbed the enqueue: `id` is that job's. */
+  debounced: boolean;
 }
 
 /** The outcome of one job of `enqueueBatch`: stored, or refused with a reason. */

@@ -246,6 +246,10 @@ export class Job {
   readonly timeoutMs: number | null;
   /** When the current attempt must end (its hard timeout); null unless leased with one. */
   readonly timeoutAt: Date | null;
+  /** The debounce key given at enqueue (`debounceKey`); null if none. */
+  readonly debounceKey: string | null;
+  /** The latest time a debounced enqueue may push the job's run time to (first enqueue + `debounceMaxMs`); null: no cap. */
+  readonly debounceUntil: Date | null;
   /** When a cancel was asked for; null if never (set on cancelled jobs and on leased ones being stopped). */
   readonly cancelledAt: Date | null;
   /** Who asked for the cancel (`key:NAME`, an admin UI user or `anonymous`); null if never. */
@@ -319,6 +323,8 @@ export class Job {
     this.expiresAt = dateOrNull(job.expiresAtMs);
     this.timeoutMs = job.timeoutMs === 0 ? null : job.timeoutMs;
     this.timeoutAt = dateOrNull(job.timeoutAtMs);
+    this.debounceKey = textOrNull(job.debounceKey);
+    this.debounceUntil = dateOrNull(job.debounceUntilMs);
     this.cancelledAt = dateOrNull(job.cancelledAtMs);
     this.cancelledBy = textOrNull(job.cancelledBy);
     const result = job.result;

@@ -338,7 +338,7 @@ export class Schedules {
       // Each trigger enqueues a job: never repeated by the client.
       { deadlineMs: options.deadlineMs, signal: options.signal, retrySafe: false },
     );
-    return { id: response.jobId, deduplicated: response.deduplicated };
+    return { id: response.jobId, deduplicated: response.deduplicated, debounced: false };
   }
 
   private async put(

@@ -159,6 +159,24 @@ export function registerEnqueueCommand(parser: Argv): void {
             requiresArg: true,
             describe: "The job's group (a tenant, a customer): groups take turns and have their own limits",
           })
+          .option('debounce-key', {
+            type: 'string',
+            requiresArg: true,
+            describe:
+              'Debounce key: a waiting, never-leased job of the queue with this key takes this payload instead of a new job',
+          })
+          .option('debounce', {
+            type: 'string',
+            requiresArg: true,
+            describe:
+              'With --debounce-key: run once no enqueue with the key came for this long, e.g. 30s (default 0)',
+          })
+          .option('debounce-max', {
+            type: 'string',
+            requiresArg: true,
+            describe:
+              'With --debounce-key: never push the job back more than this from its first enqueue, e.g. 5m',
+          })
           .example('$0 enqueue emails send --json \'{"to":"ada@example.com"}\'', 'a JSON job')
           .example(
             '$0 enqueue reports build --file report.json --delay 10m -o json',
@@ -171,6 +189,10 @@ export function registerEnqueueCommand(parser: Argv): void {
           .example(
             '$0 enqueue etl load --depends-on ID1,ID2 --on-dependency-failure run',
             'once both jobs ended',
+          )
+          .example(
+            '$0 enqueue search reindex --json \'{"doc":7}\' --debounce-key doc-7 --debounce 30s --debounce-max 5m',
+            'one reindex per burst of edits',
           ),
         false,
       ),
@@ -211,12 +233,26 @@ export function registerEnqueueCommand(parser: Argv): void {
           if (dependsOn.length === 0) throw new UsageError('--on-dependency-failure needs --depends-on');
           options.onDependencyFailure = policy as NonNullable<EnqueueOptions['onDependencyFailure']>;
         }
+        if (args['debounce-key'] !== undefined) options.debounceKey = args['debounce-key'];
+        for (const [flag, field] of [
+          ['debounce', 'debounceMs'],
+          ['debounce-max', 'debounceMaxMs'],
+        ] as const) {
+          const value = args[flag];
+          if (value === undefined) continue;
+          if (args['debounce-key'] === undefined) throw new UsageError(`--${flag} needs --debounce-key`);
+          options[field] = durationFlag(flag, value);
+        }
         const result = await client.enqueue(args.queue, args.type, payload, options);
         // Here --json is the payload, so only --output json selects output for scripts.
         if (args.output === 'json') printJson(result);
         else if (result.deduplicated) {
           print(
             `already enqueued ${result.id} on ${args.queue} (key ${args.key} was seen before; nothing new stored)`,
+          );
+        } else if (result.debounced) {
+          print(
+            `debounced into ${result.id} on ${args.queue} (it waits with key ${args['debounce-key']}; it now holds this payload)`,
           );
         } else if (dependsOn.length > 0) {
           print(`enqueued ${result.id} on ${args.queue} after ${dependsOn.join(', ')}`);

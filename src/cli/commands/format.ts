@@ -118,6 +118,8 @@ export function jobJson(job: Job, withDetail: boolean) {
     expiresAt: job.expiresAt,
     timeoutMs: job.timeoutMs,
     timeoutAt: job.timeoutAt,
+    debounceKey: job.debounceKey,
+    debounceUntil: job.debounceUntil,
     cancelledAt: job.cancelledAt,
     cancelledBy: job.cancelledBy,
     ...resultJson(job.resultBytes, job.resultContentType),

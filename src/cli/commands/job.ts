@@ -53,6 +53,10 @@ function describeJob(job: Job): string {
     if (job.timeoutAt !== null) rows.push(['times out at', time(job.timeoutAt)]);
   }
   if (job.timeoutMs !== null) rows.push(['timeout', `${job.timeoutMs} ms`]);
+  if (job.debounceKey !== null) {
+    const cap = job.debounceUntil === null ? '' : ` (pushed back at most to ${time(job.debounceUntil)})`;
+    rows.push(['debounce key', `${job.debounceKey}${cap}`]);
+  }
   if (job.failedAt !== null) rows.push(['failed at', time(job.failedAt)]);
   if (job.completedAt !== null) rows.push(['completed at', time(job.completedAt)]);
   if (job.expiresAt !== null) rows.push(['expires at', time(job.expiresAt)]);

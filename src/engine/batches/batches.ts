@@ -170,8 +170,9 @@ export class Batches {
   ): Op<EnqueueResult[]> {
     if (jobs.length === 0) return [];
     const results = yield* this.deps.enqueueWithin(tx, jobs, audit);
-    // A duplicate (an idempotency key seen before) is the original job: it joins no batch here.
-    const added = results.flatMap((r) => (r.ok && !r.deduplicated ? [r.jobId] : []));
+    // A duplicate (an idempotency key seen before) is the original job, and an enqueue a
+    // debounced job absorbed is that job: neither joins the batch here.
+    const added = results.flatMap((r) => (r.ok && !r.deduplicated && r.debounced !== true ? [r.jobId] : []));
     if (added.length > 0) yield* store.addMembers({ batchId, jobIds: added });
     return results;
   }

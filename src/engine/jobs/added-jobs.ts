@@ -21,6 +21,8 @@ export class AddedJobs {
   private groupedQueues: Set<string> | undefined;
   /** The dependency edges of added jobs that named depends_on (stored after their rows). */
   private dependencies: { childId: string; queue: string; edges: DependencyEdges }[] | undefined;
+  /** Debounce keys of added jobs (set on their rows once stored: jobs without one pay nothing). */
+  private debounceKeys: { id: string; key: string; untilMs: number | null }[] | undefined;
   private readonly jobs = new Map<string, { ready: number; scheduled: number; waiting: number }>();
 
   constructor(
@@ -55,6 +57,12 @@ export class AddedJobs {
     this.dependencies.push({ childId, queue, edges });
   }
 
+  /** A new job has a debounce key: later enqueues with it may replace its content until `untilMs`. */
+  debounce(id: string, key: string, untilMs: number | null): void {
+    this.debounceKeys ??= [];
+    this.debounceKeys.push({ id, key, untilMs });
+  }
+
   /** A job with a group was added to `queue`: its leases take turns from now on. */
   grouped(queue: string): void {
     if (this.flow.hasGroups(queue)) return;
@@ -74,6 +82,11 @@ export class AddedJobs {
       const rows = this.rows;
       this.rows = [];
       yield* tx.jobs.insert(rows);
+    }
+    if (this.debounceKeys !== undefined) {
+      const marks = this.debounceKeys;
+      this.debounceKeys = undefined;
+      yield* tx.jobs.markDebounced(marks);
     }
     if (this.keys !== undefined) {
       const keys = this.keys;

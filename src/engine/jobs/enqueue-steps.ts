@@ -38,6 +38,14 @@ export class EnqueueSteps {
     private readonly dependencyQueues: DependencyQueues,
   ) {}
 
+  /** Debounce is for jobs enqueued alone or in a best-effort batch: `where` refuses it. */
+  static debounceRefused(where: string): JobRejection {
+    return {
+      reason: 'invalid_job',
+      message: `debounce_key is not accepted in ${where}: enqueue the job alone or in a best-effort batch`,
+    };
+  }
+
   /** While the disk is full, enqueues are refused (disk-full.ts); leases and acks go on. */
   checkRoom(): void {
     const refusal = this.diskFull.enqueueRefusal();
@@ -154,6 +162,41 @@ export class EnqueueSteps {
     return original === null ? null : { ok: true, jobId: original, deduplicated: true };
   }
 
+  /**
+   * Debounce (docs/protocol.md, "Debounce"): the queue's waiting, never-leased job with
+   * `job`'s debounce key absorbs it — its content is replaced and its run time moves to
+   * now + debounce_ms, never past the cap its first enqueue set — and the answer names it.
+   * Null without such a job (the caller stores a new one).
+   */
+  *absorbDebounced(tx: StoreTx, job: ValidJob, nowMs: number, added: AddedJobs): Op<EnqueueAccepted | null> {
+    const debounce = job.debounce;
+    if (debounce === null) return null;
+    // An earlier job of this batch with the same key must be found: store it first.
+    yield* added.insertPending(tx);
+    const target = yield* tx.jobs.debounceTarget({ queue: job.queue, key: debounce.key });
+    if (target === undefined) return null;
+    const pushedTo = nowMs + debounce.delayMs;
+    const runAtMs =
+      target.debounce_until_ms === null ? pushedTo : Math.min(pushedTo, target.debounce_until_ms);
+    const state = runAtMs > nowMs ? 'scheduled' : 'ready';
+    yield* tx.jobs.debounce({
+      seq: target.seq,
+      payload: job.payload,
+      content_type: job.contentType,
+      metadata_json: job.metadataJson,
+      traceparent: job.traceparent,
+      tracestate: job.tracestate,
+      run_at_ms: runAtMs,
+      state,
+    });
+    if (target.state !== state) {
+      yield* this.ctx.count(tx, job.queue, target.state as 'scheduled' | 'ready', state, 1);
+      if (state === 'ready') this.ctx.jobsReady(tx, job.queue, 1);
+    }
+    if (state === 'scheduled') this.ctx.wakeAt(tx, runAtMs);
+    return { ok: true, jobId: target.id, deduplicated: false, debounced: true };
+  }
+
   /** The new jobs of one operation (stored with `added.store` once done). */
   newJobs(): AddedJobs {
     return new AddedJobs(this.flow, this.dependencyQueues);
@@ -196,6 +239,10 @@ export class EnqueueSteps {
     if (job.group !== null) added.grouped(job.queue);
     if (IdempotencyKeys.remembers(job)) added.remember(job, id, nowMs);
     if (edges !== null) added.depend(id, job.queue, edges);
+    if (job.debounce !== null) {
+      const { key, maxMs } = job.debounce;
+      added.debounce(id, key, maxMs === null ? null : nowMs + maxMs);
+    }
     if (job.scheduled && !waiting) this.ctx.wakeAt(tx, job.runAtMs);
     if (job.expiresAtMs !== null) this.ctx.wakeAt(tx, job.expiresAtMs);
     if (this.ctx.events.recording) {
@@ -225,7 +272,11 @@ export class EnqueueSteps {
     results.forEach((result, i) => {
       const queue = String(requests[i]?.queue);
       const event: JobEvent = result.ok
-        ? { kind: result.deduplicated ? 'deduplicated' : 'enqueued', queue, count: 0 }
+        ? {
+            kind: result.deduplicated ? 'deduplicated' : result.debounced === true ? 'debounced' : 'enqueued',
+            queue,
+            count: 0,
+          }
         : { kind: 'rejected', queue, reason: result.reason, count: 0 };
       const key = `${event.kind}\0${queue}\0${result.ok ? '' : result.reason}`;
       const seen = tally.get(key) ?? event;

@@ -33,6 +33,8 @@ export interface ValidJob {
   group: string | null;
   /** The ids it waits for (distinct), and what a failed one does; null: none. */
   dependencies: { ids: readonly string[]; policy: DependencyPolicy } | null;
+  /** Its debounce key, quiet period and cap (null: no cap); null: not debounced. */
+  debounce: { key: string; delayMs: number; maxMs: number | null } | null;
   settings: QueueSettings;
 }
 
@@ -144,7 +146,10 @@ export function validateJob(
     );
   }
 
-  let runAtMs = nowMs;
+  const debounce = checkDebounce(job, limits);
+  if (debounce !== null && 'reason' in debounce) return debounce;
+
+  let runAtMs = debounce === null ? nowMs : nowMs + debounce.delayMs;
   if (job.runAtMs !== undefined && job.delayMs !== undefined) {
     return reject('invalid_job', 'give run_at_ms or delay_ms, not both');
   }
@@ -244,8 +249,57 @@ export function validateJob(
     tracestate,
     group: job.group ?? null,
     dependencies,
+    debounce,
     settings,
   };
+}
+
+/**
+ * debounce_key, debounce_ms and debounce_max_ms (null: no key). A debounced job's run time
+ * is the debounce's, and what a later enqueue would have to reconcile is refused: its own
+ * schedule, an expiry, an idempotency key, dependencies.
+ */
+function checkDebounce(job: EnqueueRequest, limits: EngineLimits): ValidJob['debounce'] | JobRejection {
+  const delayMs = job.debounceMs ?? 0;
+  const maxMs = job.debounceMaxMs ?? 0;
+  if (job.debounceKey === undefined || job.debounceKey === '') {
+    if (delayMs !== 0 || maxMs !== 0) {
+      return reject('invalid_job', 'debounce_ms and debounce_max_ms need a debounce_key');
+    }
+    return null;
+  }
+  const keyBytes = Buffer.byteLength(job.debounceKey);
+  if (keyBytes > limits.maxIdempotencyKeyBytes) {
+    return reject(
+      'invalid_job',
+      `debounce_key is ${keyBytes} bytes, the limit is ${limits.maxIdempotencyKeyBytes} (limits.max_idempotency_key_bytes)`,
+    );
+  }
+  const ahead = limits.maxScheduleAheadMs;
+  if (!Number.isSafeInteger(delayMs) || delayMs < 0 || delayMs > ahead) {
+    return reject(
+      'invalid_job',
+      `debounce_ms is ${delayMs}; it must be an integer from 0 to ${ahead} (limits.max_schedule_ahead_ms)`,
+    );
+  }
+  if (!Number.isSafeInteger(maxMs) || (maxMs !== 0 && (maxMs < delayMs || maxMs > ahead))) {
+    return reject(
+      'invalid_job',
+      `debounce_max_ms is ${maxMs}; it must be 0 (no cap) or an integer from debounce_ms (${delayMs}) to ${ahead} (limits.max_schedule_ahead_ms)`,
+    );
+  }
+  const conflict =
+    job.runAtMs !== undefined || job.delayMs !== undefined
+      ? 'run_at_ms or delay_ms (the debounce sets the run time)'
+      : job.expiresAtMs !== undefined || job.ttlMs !== undefined
+        ? 'expires_at_ms or ttl_ms'
+        : job.idempotencyKey !== undefined && job.idempotencyKey !== ''
+          ? 'an idempotency_key (docs/protocol.md compares the two)'
+          : job.dependsOn !== undefined && job.dependsOn.length > 0
+            ? 'depends_on'
+            : null;
+  if (conflict !== null) return reject('invalid_job', `a job with a debounce_key cannot have ${conflict}`);
+  return { key: job.debounceKey, delayMs, maxMs: maxMs === 0 ? null : maxMs };
 }
 
 /** The job's expiry from `expiresAtMs` or `ttlMs` (null: none), or why it is refused. */

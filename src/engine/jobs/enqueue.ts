@@ -11,7 +11,7 @@ import type { AuditLog } from '../audit/index.ts';
 import type { DependencyEdges } from '../dependencies/index.ts';
 import { SeppError } from '../errors.ts';
 import type { AtomicEnqueueResult, EnqueueAccepted, EnqueueRequest, EnqueueResult } from '../types.ts';
-import type { EnqueueSteps, IndexedRejection } from './enqueue-steps.ts';
+import { EnqueueSteps, type IndexedRejection } from './enqueue-steps.ts';
 import { isRejection, type ValidJob } from './enqueue-validation.ts';
 import { IdempotencyKeys } from './idempotency.ts';
 
@@ -59,6 +59,14 @@ export class Enqueuer {
         const duplicate = yield* steps.findDuplicate(tx, job, nowMs, added);
         if (duplicate !== null) {
           results.push(duplicate);
+          continue;
+        }
+      }
+      // An absorbed enqueue adds nothing either.
+      if (job.debounce !== null) {
+        const absorbed = yield* steps.absorbDebounced(tx, job, nowMs, added);
+        if (absorbed !== null) {
+          results.push(absorbed);
           continue;
         }
       }
@@ -117,6 +125,10 @@ export class Enqueuer {
       const job = steps.validate(request, nowMs);
       if (isRejection(job)) {
         rejections.push({ index, ...job });
+        continue;
+      }
+      if (job.debounce !== null) {
+        rejections.push({ index, ...EnqueueSteps.debounceRefused('an all-or-nothing batch') });
         continue;
       }
       let adds = (yield* steps.findDuplicate(tx, job, nowMs)) === null;

@@ -11,7 +11,7 @@ import type { StoreTx } from '../../store/store.ts';
 import { type DependencyEdges, dependencyEdges } from '../dependencies/index.ts';
 import { SeppError } from '../errors.ts';
 import type { EnqueueAccepted, FlowJob, FlowResult } from '../types.ts';
-import type { EnqueueSteps, IndexedRejection } from './enqueue-steps.ts';
+import { EnqueueSteps, type IndexedRejection } from './enqueue-steps.ts';
 import { isRejection, type ValidJob } from './enqueue-validation.ts';
 import { checkFlowShape, type FlowOrder } from './flow-shape.ts';
 
@@ -48,6 +48,10 @@ export class FlowEnqueuer {
       const job = steps.validate(request, nowMs);
       if (isRejection(job)) {
         rejections.push({ index, ...job });
+        continue;
+      }
+      if (job.debounce !== null) {
+        rejections.push({ index, ...EnqueueSteps.debounceRefused('a flow') });
         continue;
       }
       valid[index] = job;

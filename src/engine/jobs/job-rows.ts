@@ -101,6 +101,8 @@ export function jobInfoFromOutcome(outcome: FinishedOutcome): JobInfo {
     expiresAtMs: null,
     timeoutMs: null,
     timeoutAtMs: null,
+    debounceKey: null,
+    debounceUntilMs: null,
     cancelledAtMs: state === 'cancelled' ? endedAtMs : null,
     cancelledBy: outcome.cancelledBy,
     result: outcome.result,
@@ -141,6 +143,8 @@ export function jobInfoFromRow(row: JobRow): JobInfo {
     timeoutMs: row.timeout_ms ?? null,
     // The attempt's end means something only while it runs.
     timeoutAtMs: row.state === 'leased' ? (row.timeout_at_ms ?? null) : null,
+    debounceKey: row.debounce_key ?? null,
+    debounceUntilMs: row.debounce_until_ms ?? null,
     cancelledAtMs: row.cancelled_at_ms,
     cancelledBy: row.cancelled_by,
     result: row.result,

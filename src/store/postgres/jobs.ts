@@ -4,7 +4,7 @@
  * retention sweeps), which lock what they take with SKIP LOCKED so that every
  * server may run them at once, each taking different rows.
  */
-import type { AttemptRow, ControlRow, JobRow, JobSummaryRow, NewJobRow } from '../rows.ts';
+import type { AttemptRow, ControlRow, DebounceTargetRow, JobRow, JobSummaryRow, NewJobRow } from '../rows.ts';
 import type { Jobs } from '../store.ts';
 import { attemptColumns } from './leases.ts';
 import { type Connection, changes, firstRow, rows, statement, value, writing } from './sql.ts';
@@ -54,7 +54,7 @@ export const jobColumns = `seq, id, queue, type, state, priority, payload, conte
   tracestate, idempotency_key, attempt, max_attempts, attempt_base, enqueued_at_ms, run_at_ms, leased_at_ms,
   lease_deadline_ms, worker_id, last_error, errors_json, dead_reason, failed_at_ms, completed_at_ms, expires_at_ms,
   cancelled_at_ms, cancelled_by, result, result_content_type, progress_percent, progress_json, progress_at_ms,
-  group_key, timeout_ms, timeout_at_ms`;
+  group_key, timeout_ms, timeout_at_ms, debounce_key, debounce_until_ms`;
 
 /** A read by id, and the same locking the row for a write unit (sql.ts `writing`). */
 const byId = (columns: string) => ({
@@ -70,6 +70,27 @@ const controlById = byId(
 const stateById = statement('SELECT state AS v FROM jobs WHERE id = $1');
 const summariesBySeqs = statement(`SELECT ${summaryColumns} FROM jobs WHERE seq = ANY($1::bigint[])`);
 const deleteJob = statement('DELETE FROM jobs WHERE seq = $1');
+
+// ---- debounce (schema/postgres/0007_debounce.sql)
+/** The advisory-lock class of debounce keys (the second key is the hash of queue and key). */
+const debounceLockClass = 24220;
+const lockDebounceKey = statement(
+  `SELECT pg_advisory_xact_lock(${debounceLockClass}, hashtext($1 || E'\\n' || $2))`,
+);
+const debounceTarget = statement(
+  `SELECT seq, id, queue, state, run_at_ms, debounce_until_ms FROM jobs
+    WHERE queue = $1 AND debounce_key = $2 AND attempt = 0 AND state IN ('scheduled', 'ready')
+    ORDER BY seq DESC LIMIT 1 FOR UPDATE`,
+);
+const markDebounced = statement(
+  `UPDATE jobs j SET debounce_key = t.key, debounce_until_ms = t.until_ms
+     FROM unnest($1::text[], $2::text[], $3::bigint[]) AS t(id, key, until_ms) WHERE j.id = t.id`,
+);
+const debounceJob = statement(
+  `UPDATE jobs SET payload = $2, content_type = $3, metadata_json = $4, traceparent = $5, tracestate = $6,
+          run_at_ms = $7, state = $8
+    WHERE seq = $1`,
+);
 const promoteDue = statement(
   `WITH due AS MATERIALIZED (
      SELECT seq FROM jobs WHERE state = 'scheduled' AND run_at_ms <= $1
@@ -122,6 +143,32 @@ export function jobOps(c: Connection): Jobs {
     },
     *delete(seq) {
       yield* changes(c, deleteJob, [seq]);
+    },
+    *debounceTarget(p) {
+      // Two servers debouncing one key at once: the second waits for the first's commit, then
+      // finds its job (read committed: each statement sees what committed before it began).
+      if (writing(c)) yield* changes(c, lockDebounceKey, [p.queue, p.key]);
+      return yield* firstRow<DebounceTargetRow>(c, debounceTarget, [p.queue, p.key]);
+    },
+    *markDebounced(marks) {
+      if (marks.length === 0) return;
+      yield* changes(c, markDebounced, [
+        marks.map((m) => m.id),
+        marks.map((m) => m.key),
+        marks.map((m) => m.untilMs),
+      ]);
+    },
+    *debounce(p) {
+      yield* changes(c, debounceJob, [
+        p.seq,
+        p.payload,
+        p.content_type,
+        p.metadata_json,
+        p.traceparent,
+        p.tracestate,
+        p.run_at_ms,
+        p.state,
+      ]);
     },
     *promoteDue(p) {
       const promoted = yield* rows<{ queue: string; run_at_ms: number }>(c, promoteDue, [p.nowMs, p.limit]);

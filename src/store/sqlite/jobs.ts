@@ -6,7 +6,15 @@
  */
 import { jobsWaitOnIt, waitsOnJobs } from '../dependencies.ts';
 import type { Op } from '../op.ts';
-import type { AttemptRow, ControlRow, JobRow, JobSummaryRow, NewJobRow } from '../rows.ts';
+import type {
+  AttemptRow,
+  ControlRow,
+  DebounceTargetRow,
+  DebounceUpdate,
+  JobRow,
+  JobSummaryRow,
+  NewJobRow,
+} from '../rows.ts';
 import type { Jobs } from '../store.ts';
 import { attemptColumns } from './leases.ts';
 import { MultiRowStatement } from './multi-row.ts';
@@ -75,6 +83,21 @@ export function prepareJobStatements(db: Db) {
     ),
     deleteJob: db.prepare<[number]>('DELETE FROM jobs WHERE seq = ?'),
 
+    // ---- debounce (schema/0019_debounce.sql): the terms match jobs_debounce's WHERE
+    debounceTarget: db.prepare<[{ queue: string; key: string }], DebounceTargetRow>(
+      `SELECT seq, id, queue, state, run_at_ms, debounce_until_ms FROM jobs INDEXED BY jobs_debounce
+        WHERE queue = @queue AND debounce_key = @key AND attempt = 0 AND state IN ('scheduled', 'ready')
+        ORDER BY seq DESC LIMIT 1`,
+    ),
+    markDebounced: db.prepare<[{ id: string; key: string; untilMs: number | null }]>(
+      'UPDATE jobs SET debounce_key = @key, debounce_until_ms = @untilMs WHERE id = @id',
+    ),
+    debounce: db.prepare<[DebounceUpdate]>(
+      `UPDATE jobs SET payload = @payload, content_type = @content_type, metadata_json = @metadata_json,
+              traceparent = @traceparent, tracestate = @tracestate, run_at_ms = @run_at_ms, state = @state
+        WHERE seq = @seq`,
+    ),
+
     // ---- time-driven work
     promoteDue: db.prepare<[{ nowMs: number; limit: number }], { queue: string }>(
       `UPDATE jobs SET state = 'ready'
@@ -140,6 +163,15 @@ export function jobOps(sql: JobStatements, inserts: MultiRowStatement<NewJobRow,
     },
     *delete(seq) {
       sql.deleteJob.run(seq);
+    },
+    *debounceTarget(p) {
+      return sql.debounceTarget.get(p);
+    },
+    *markDebounced(rows) {
+      for (const row of rows) sql.markDebounced.run(row);
+    },
+    *debounce(p) {
+      sql.debounce.run(p);
     },
     *promoteDue(p) {
       return sql.promoteDue.all(p);

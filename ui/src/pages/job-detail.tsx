@@ -266,6 +266,10 @@ export function JobDetail({ id, session }: { id: string; session: Session }) {
                 ...(job.timeoutMs !== null
                   ? [['Timeout', fmtDuration(job.timeoutMs)] as [string, string]]
                   : []),
+                ...(job.debounceKey !== null ? [['Debounce key', job.debounceKey] as [string, string]] : []),
+                ...(job.debounceUntilMs !== null
+                  ? [['Debounced until', <Time ms={job.debounceUntilMs} />] as [string, ComponentChildren]]
+                  : []),
                 ...(job.workerId !== null ? [['Worker', job.workerId] as [string, string]] : []),
                 ...(job.failedAtMs !== null
                   ? [['Failed', <Time ms={job.failedAtMs} past />] as [string, ComponentChildren]]

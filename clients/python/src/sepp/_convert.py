@@ -108,6 +108,12 @@ def job_from_spec(spec: JobSpec) -> job_pb2.EnqueueJob:
         job.unique_while_active = True
     if spec.execution_timeout_ms is not None:
         job.timeout_ms = _whole_ms(spec.execution_timeout_ms, "execution_timeout_ms")
+    if spec.debounce_key:
+        job.debounce_key = spec.debounce_key
+    if spec.debounce_ms is not None:
+        job.debounce_ms = _whole_ms(spec.debounce_ms, "debounce_ms")
+    if spec.debounce_max_ms is not None:
+        job.debounce_max_ms = _whole_ms(spec.debounce_max_ms, "debounce_max_ms")
     if spec.depends_on:
         job.depends_on.extend(spec.depends_on)
     if spec.on_dependency_failure is not None:
@@ -141,7 +147,9 @@ def rejection_from_proto(index: int, reason: int, message: str) -> JobRejection:
 
 def outcome_from_proto(result: job_pb2.EnqueueResult | None) -> EnqueueOutcome:
     if result is not None and result.WhichOneof("outcome") == "accepted":
-        return EnqueueOutcome(ok=True, id=result.accepted.job_id, deduplicated=result.accepted.deduplicated)
+        accepted = result.accepted
+        return EnqueueOutcome(ok=True, id=accepted.job_id, deduplicated=accepted.deduplicated,
+                              debounced=accepted.debounced)
     if result is not None and result.WhichOneof("outcome") == "rejection":
         rejection = rejection_from_proto(0, result.rejection.reason, result.rejection.message)
         return EnqueueOutcome(ok=False, reason=rejection.reason, message=rejection.message)

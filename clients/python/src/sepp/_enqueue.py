@@ -109,9 +109,11 @@ class EnqueueBatcher:
         entry.size = sum(approx_encoded_bytes(job) for job in jobs)
         if self._conn.retry is not None:
             for job in jobs:
-                if not job.idempotency_key:
+                # A debounced job takes no key (the server refuses both); a repeat of it is
+                # absorbed by the job the first send stored while that waits.
+                if not job.idempotency_key and not job.debounce_key:
                     job.idempotency_key = f"{SDK_RETRY_KEY_PREFIX}{uuid.uuid4()}"
-        entry.keyed = all(job.idempotency_key for job in jobs)
+        entry.keyed = all(job.idempotency_key or job.debounce_key for job in jobs)
         entry.future.set_running_or_notify_cancel()
         with self._lock:
             if self._closing or self._conn.closed:
@@ -332,7 +334,7 @@ def enqueued_of(future: Future[tuple[Answer, int]], timeout_s: float) -> Enqueue
     answer, offset = answer_of(future, timeout_s)
     result = answer.results[offset] if answer.atomic is None else None
     if result is not None and result.WhichOneof("outcome") == "accepted":
-        return Enqueued(result.accepted.job_id, result.accepted.deduplicated)
+        return Enqueued(result.accepted.job_id, result.accepted.deduplicated, result.accepted.debounced)
     if result is not None and result.WhichOneof("outcome") == "rejection":
         raise rejected([rejection_from_proto(0, result.rejection.reason, result.rejection.message)])
     raise rejected([JobRejection(0, "invalid_job", "the server sent no result for this job")])

@@ -172,15 +172,20 @@ class Client:
         on_dependency_failure: DependencyPolicy | None = None,
         deadline_ms: int | None = None,
         execution_timeout_ms: int | None = None,
+        debounce_key: str | None = None,
+        debounce_ms: int | None = None,
+        debounce_max_ms: int | None = None,
     ) -> Enqueued:
         """Enqueues one job and returns once it is durable. `payload` is bytes or text; `json=`
         sends a value as JSON instead. Raises JobRejectedError (QueueFullError for a full queue)
         when the server refuses the job. Enqueues made from several threads at once travel
         together in one message. `ttl_ms` / `expires_at`, `unique_while_active`, `execution_timeout_ms`,
-        `depends_on` and `on_dependency_failure`: see JobSpec."""
+        `depends_on`, `on_dependency_failure` and `debounce_key` / `debounce_ms` / `debounce_max_ms`:
+        see JobSpec."""
         spec = JobSpec(queue, type, payload, json, content_type, priority, run_at, delay_ms, max_attempts,
                        idempotency_key, metadata, traceparent, tracestate, ttl_ms, expires_at, unique_while_active,
-                       group, execution_timeout_ms, depends_on, on_dependency_failure)
+                       group, execution_timeout_ms, depends_on, on_dependency_failure, debounce_key, debounce_ms,
+                       debounce_max_ms)
         return enqueued_of(self._batcher.submit([job_from_spec(spec)], False, deadline_ms),
                          self._conn.timeout_s(deadline_ms))
 

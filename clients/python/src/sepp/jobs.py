@@ -292,6 +292,11 @@ class Job(_Payload):
     `default_timeout_ms`."""
     timeout_at_ms: int | None = None
     """When the current attempt must end (its hard timeout); None unless leased with one."""
+    debounce_key: str | None = None
+    """The debounce key given at enqueue, or None."""
+    debounce_until_ms: int | None = None
+    """The latest run time a debounced enqueue may push the job to (its first enqueue +
+    `debounce_max_ms`); None without a cap."""
     outcome_only: bool = False
     """True when the job was deleted as it finished (acked on a queue that keeps no completed
     jobs, or dead or cancelled where that retention is 0) and the server answered with its
@@ -343,6 +348,8 @@ class Job(_Payload):
             group=_text_or_none(job.group),
             timeout_ms=_ms_or_none(job.timeout_ms),
             timeout_at_ms=_ms_or_none(job.timeout_at_ms),
+            debounce_key=_text_or_none(job.debounce_key),
+            debounce_until_ms=_ms_or_none(job.debounce_until_ms),
             outcome_only=job.outcome_only,
             dependencies=tuple(JobLink.from_proto(link) for link in job.dependencies),
             dependents=tuple(JobLink.from_proto(link) for link in job.dependents),

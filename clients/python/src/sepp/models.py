@@ -116,6 +116,19 @@ class JobSpec:
     that completes the last of them (docs/workflows.md)."""
     on_dependency_failure: DependencyPolicy | None = None
     """What a failed dependency does to this job: `cancel` (default), `run` or `wait`."""
+    debounce_key: str | None = None
+    """Debounce key (docs/protocol.md, "Debounce"): when the queue holds a job with this key that
+    waits and was never leased, that job absorbs this enqueue — it takes this payload, content type
+    and metadata, and runs `debounce_ms` from now, never later than its first enqueue + its
+    `debounce_max_ms` — and the answer has its id with `debounced` True. Otherwise a new job is
+    stored, due in `debounce_ms`. Not with `run_at`/`delay_ms`, `ttl_ms`/`expires_at`,
+    `idempotency_key` or `depends_on`, nor in `enqueue_atomic` or a flow."""
+    debounce_ms: int | None = None
+    """With `debounce_key`: the quiet period in ms (the job runs once no enqueue with its key came
+    for this long); default 0."""
+    debounce_max_ms: int | None = None
+    """With `debounce_key`: the longest the job may be pushed back from its first enqueue, in ms;
+    None or 0: no cap."""
 
 
 @dataclass(frozen=True)
@@ -126,6 +139,8 @@ class Enqueued:
     """The job's id (the original job's id when deduplicated)."""
     deduplicated: bool
     """True when the idempotency key was seen before and nothing new was stored."""
+    debounced: bool = False
+    """True when a waiting job with the same debounce key absorbed the enqueue: `id` is that job's."""
 
 
 @dataclass(frozen=True)
@@ -138,6 +153,8 @@ class EnqueueOutcome:
     """The job's id when ok."""
     deduplicated: bool = False
     """True when ok and the idempotency key was seen before."""
+    debounced: bool = False
+    """True when ok and a waiting job with the same debounce key absorbed the enqueue."""
     reason: RejectionReason | None = None
     """Why the job was refused, when not ok."""
     message: str = ""

@@ -126,6 +126,48 @@ export const jobCases: StoreCase[] = [
     },
   },
   {
+    name: 'enqueue: debounce — a waiting job absorbs later enqueues with its key up to its cap; a leased one does not',
+    async run(h) {
+      const { engine, clock } = await h.engine();
+      const t0 = clock.nowMs();
+      const debounced = (payload: string) => ({
+        queue: 'q',
+        type: 't',
+        payload: bytes(payload),
+        debounceKey: 'doc',
+        debounceMs: 1000,
+        debounceMaxMs: 1500,
+      });
+      const first = await engine.enqueue(debounced('1'));
+      clock.advance(400);
+      const second = await engine.enqueue(debounced('2'));
+      assert.deepEqual(second, { ok: true, jobId: first.jobId, deduplicated: false, debounced: true });
+      let info = await engine.getJob(first.jobId);
+      assert.deepEqual(
+        [
+          Buffer.from(info.payload).toString(),
+          info.state,
+          info.runAtMs,
+          info.debounceKey,
+          info.debounceUntilMs,
+        ],
+        ['2', 'scheduled', t0 + 1400, 'doc', t0 + 1500],
+      );
+      clock.advance(400);
+      await engine.enqueue(debounced('3'));
+      info = await engine.getJob(first.jobId);
+      assert.equal(info.runAtMs, t0 + 1500, 'never past the cap');
+      clock.advance(700);
+      await engine.runMaintenance();
+      const [leased] = await engine.reserve({ queues: ['q'] });
+      assert.equal(leased?.id, first.jobId);
+      assert.equal(Buffer.from(leased!.payload).toString(), '3');
+      const fresh = await engine.enqueue(debounced('4'));
+      assert.notEqual(fresh.jobId, first.jobId, 'a leased job absorbs nothing');
+      assert.equal((await engine.listQueues()).find((q) => q.name === 'q')?.counts.scheduled, 1);
+    },
+  },
+  {
     name: 'enqueue: max_depth counts the queue from the store, this batch included',
     async run(h) {
       const { engine } = await h.engine({ options: { queues: { d: { maxDepth: 2 } } } });

@@ -71,15 +71,17 @@ class DependencyResult(_message.Message):
     def __init__(self, job_id: _Optional[str] = ..., name: _Optional[str] = ..., state: _Optional[_Union[JobState, str]] = ..., result: _Optional[bytes] = ..., result_content_type: _Optional[str] = ..., result_omitted: bool = ...) -> None: ...
 
 class EnqueueAccepted(_message.Message):
-    __slots__ = ["deduplicated", "job_id"]
+    __slots__ = ["debounced", "deduplicated", "job_id"]
+    DEBOUNCED_FIELD_NUMBER: _ClassVar[int]
     DEDUPLICATED_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    debounced: bool
     deduplicated: bool
     job_id: str
-    def __init__(self, job_id: _Optional[str] = ..., deduplicated: bool = ...) -> None: ...
+    def __init__(self, job_id: _Optional[str] = ..., deduplicated: bool = ..., debounced: bool = ...) -> None: ...
 
 class EnqueueJob(_message.Message):
-    __slots__ = ["content_type", "delay_ms", "depends_on", "expires_at_ms", "group", "idempotency_key", "max_attempts", "metadata", "on_dependency_failure", "payload", "priority", "queue", "run_at_ms", "timeout_ms", "traceparent", "tracestate", "ttl_ms", "type", "unique_while_active"]
+    __slots__ = ["content_type", "debounce_key", "debounce_max_ms", "debounce_ms", "delay_ms", "depends_on", "expires_at_ms", "group", "idempotency_key", "max_attempts", "metadata", "on_dependency_failure", "payload", "priority", "queue", "run_at_ms", "timeout_ms", "traceparent", "tracestate", "ttl_ms", "type", "unique_while_active"]
     class MetadataEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -88,6 +90,9 @@ class EnqueueJob(_message.Message):
         value: str
         def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     CONTENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+    DEBOUNCE_KEY_FIELD_NUMBER: _ClassVar[int]
+    DEBOUNCE_MAX_MS_FIELD_NUMBER: _ClassVar[int]
+    DEBOUNCE_MS_FIELD_NUMBER: _ClassVar[int]
     DELAY_MS_FIELD_NUMBER: _ClassVar[int]
     DEPENDS_ON_FIELD_NUMBER: _ClassVar[int]
     EXPIRES_AT_MS_FIELD_NUMBER: _ClassVar[int]
@@ -107,6 +112,9 @@ class EnqueueJob(_message.Message):
     TYPE_FIELD_NUMBER: _ClassVar[int]
     UNIQUE_WHILE_ACTIVE_FIELD_NUMBER: _ClassVar[int]
     content_type: str
+    debounce_key: str
+    debounce_max_ms: int
+    debounce_ms: int
     delay_ms: int
     depends_on: _containers.RepeatedScalarFieldContainer[str]
     expires_at_ms: int
@@ -125,7 +133,7 @@ class EnqueueJob(_message.Message):
     ttl_ms: int
     type: str
     unique_while_active: bool
-    def __init__(self, queue: _Optional[str] = ..., type: _Optional[str] = ..., payload: _Optional[bytes] = ..., content_type: _Optional[str] = ..., priority: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., delay_ms: _Optional[int] = ..., max_attempts: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., expires_at_ms: _Optional[int] = ..., ttl_ms: _Optional[int] = ..., unique_while_active: bool = ..., group: _Optional[str] = ..., depends_on: _Optional[_Iterable[str]] = ..., on_dependency_failure: _Optional[_Union[DependencyFailurePolicy, str]] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
+    def __init__(self, queue: _Optional[str] = ..., type: _Optional[str] = ..., payload: _Optional[bytes] = ..., content_type: _Optional[str] = ..., priority: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., delay_ms: _Optional[int] = ..., max_attempts: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., expires_at_ms: _Optional[int] = ..., ttl_ms: _Optional[int] = ..., unique_while_active: bool = ..., group: _Optional[str] = ..., depends_on: _Optional[_Iterable[str]] = ..., on_dependency_failure: _Optional[_Union[DependencyFailurePolicy, str]] = ..., timeout_ms: _Optional[int] = ..., debounce_key: _Optional[str] = ..., debounce_ms: _Optional[int] = ..., debounce_max_ms: _Optional[int] = ...) -> None: ...
 
 class EnqueueResult(_message.Message):
     __slots__ = ["accepted", "rejection"]
@@ -146,7 +154,7 @@ class IndexedRejection(_message.Message):
     def __init__(self, index: _Optional[int] = ..., reason: _Optional[_Union[RejectionReason, str]] = ..., message: _Optional[str] = ...) -> None: ...
 
 class Job(_message.Message):
-    __slots__ = ["attempt", "batch_id", "cancelled_at_ms", "cancelled_by", "completed_at_ms", "content_type", "dead_reason", "dependencies", "dependents", "enqueued_at_ms", "errors", "expires_at_ms", "failed_at_ms", "group", "idempotency_key", "job_id", "last_error", "lease_deadline_ms", "leased_at_ms", "max_attempts", "metadata", "outcome_only", "payload", "payload_bytes", "priority", "progress", "queue", "result", "result_bytes", "run_at_ms", "state", "timeout_at_ms", "timeout_ms", "traceparent", "tracestate", "type", "worker_id"]
+    __slots__ = ["attempt", "batch_id", "cancelled_at_ms", "cancelled_by", "completed_at_ms", "content_type", "dead_reason", "debounce_key", "debounce_until_ms", "dependencies", "dependents", "enqueued_at_ms", "errors", "expires_at_ms", "failed_at_ms", "group", "idempotency_key", "job_id", "last_error", "lease_deadline_ms", "leased_at_ms", "max_attempts", "metadata", "outcome_only", "payload", "payload_bytes", "priority", "progress", "queue", "result", "result_bytes", "run_at_ms", "state", "timeout_at_ms", "timeout_ms", "traceparent", "tracestate", "type", "worker_id"]
     class MetadataEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -161,6 +169,8 @@ class Job(_message.Message):
     COMPLETED_AT_MS_FIELD_NUMBER: _ClassVar[int]
     CONTENT_TYPE_FIELD_NUMBER: _ClassVar[int]
     DEAD_REASON_FIELD_NUMBER: _ClassVar[int]
+    DEBOUNCE_KEY_FIELD_NUMBER: _ClassVar[int]
+    DEBOUNCE_UNTIL_MS_FIELD_NUMBER: _ClassVar[int]
     DEPENDENCIES_FIELD_NUMBER: _ClassVar[int]
     DEPENDENTS_FIELD_NUMBER: _ClassVar[int]
     ENQUEUED_AT_MS_FIELD_NUMBER: _ClassVar[int]
@@ -198,6 +208,8 @@ class Job(_message.Message):
     completed_at_ms: int
     content_type: str
     dead_reason: DeadReason
+    debounce_key: str
+    debounce_until_ms: int
     dependencies: _containers.RepeatedCompositeFieldContainer[JobLink]
     dependents: _containers.RepeatedCompositeFieldContainer[JobLink]
     enqueued_at_ms: int
@@ -228,7 +240,7 @@ class Job(_message.Message):
     tracestate: str
     type: str
     worker_id: str
-    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., state: _Optional[_Union[JobState, str]] = ..., priority: _Optional[int] = ..., payload: _Optional[bytes] = ..., payload_bytes: _Optional[int] = ..., content_type: _Optional[str] = ..., attempt: _Optional[int] = ..., max_attempts: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., enqueued_at_ms: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., leased_at_ms: _Optional[int] = ..., lease_deadline_ms: _Optional[int] = ..., worker_id: _Optional[str] = ..., last_error: _Optional[str] = ..., errors: _Optional[_Iterable[_Union[AttemptError, _Mapping]]] = ..., dead_reason: _Optional[_Union[DeadReason, str]] = ..., failed_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ..., expires_at_ms: _Optional[int] = ..., cancelled_at_ms: _Optional[int] = ..., cancelled_by: _Optional[str] = ..., result: _Optional[_Union[JobResult, _Mapping]] = ..., result_bytes: _Optional[int] = ..., progress: _Optional[_Union[JobProgress, _Mapping]] = ..., timeout_ms: _Optional[int] = ..., timeout_at_ms: _Optional[int] = ..., group: _Optional[str] = ..., dependencies: _Optional[_Iterable[_Union[JobLink, _Mapping]]] = ..., dependents: _Optional[_Iterable[_Union[JobLink, _Mapping]]] = ..., batch_id: _Optional[str] = ..., outcome_only: bool = ...) -> None: ...
+    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., type: _Optional[str] = ..., state: _Optional[_Union[JobState, str]] = ..., priority: _Optional[int] = ..., payload: _Optional[bytes] = ..., payload_bytes: _Optional[int] = ..., content_type: _Optional[str] = ..., attempt: _Optional[int] = ..., max_attempts: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., traceparent: _Optional[str] = ..., tracestate: _Optional[str] = ..., enqueued_at_ms: _Optional[int] = ..., run_at_ms: _Optional[int] = ..., leased_at_ms: _Optional[int] = ..., lease_deadline_ms: _Optional[int] = ..., worker_id: _Optional[str] = ..., last_error: _Optional[str] = ..., errors: _Optional[_Iterable[_Union[AttemptError, _Mapping]]] = ..., dead_reason: _Optional[_Union[DeadReason, str]] = ..., failed_at_ms: _Optional[int] = ..., completed_at_ms: _Optional[int] = ..., expires_at_ms: _Optional[int] = ..., cancelled_at_ms: _Optional[int] = ..., cancelled_by: _Optional[str] = ..., result: _Optional[_Union[JobResult, _Mapping]] = ..., result_bytes: _Optional[int] = ..., progress: _Optional[_Union[JobProgress, _Mapping]] = ..., timeout_ms: _Optional[int] = ..., timeout_at_ms: _Optional[int] = ..., debounce_key: _Optional[str] = ..., debounce_until_ms: _Optional[int] = ..., group: _Optional[str] = ..., dependencies: _Optional[_Iterable[_Union[JobLink, _Mapping]]] = ..., dependents: _Optional[_Iterable[_Union[JobLink, _Mapping]]] = ..., batch_id: _Optional[str] = ..., outcome_only: bool = ...) -> None: ...
 
 class JobLink(_message.Message):
     __slots__ = ["edge", "job_id", "name", "queue", "state", "type"]

@@ -587,6 +587,32 @@ export interface EnqueueJob {
    * (default 0: none).
    */
   timeoutMs: number;
+  /**
+   * Debounce key, at most `max_idempotency_key_bytes` (default 256) bytes;
+   * empty means none (docs/protocol.md, "Debounce"). When the queue holds a job
+   * with this key that waits (SCHEDULED or READY) and was never leased, that
+   * job absorbs this enqueue: it takes this payload, content type, metadata and
+   * trace context (its other fields stay), and its run time moves to now +
+   * `debounce_ms`, never past its first enqueue + its `debounce_max_ms`. The
+   * answer names it with `debounced = true`. Otherwise a new job is stored,
+   * due in `debounce_ms`. Cannot be combined with `run_at_ms`/`delay_ms`,
+   * `expires_at_ms`/`ttl_ms`, `idempotency_key` or `depends_on` (INVALID_JOB),
+   * nor sent in EnqueueAtomic or a flow.
+   */
+  debounceKey: string;
+  /**
+   * The quiet period, in ms: the job runs once no enqueue with its key came
+   * for this long. 0 to `max_schedule_ahead_ms`; 0 means at once (later
+   * enqueues still replace its content until it is leased). Needs a key.
+   */
+  debounceMs: number;
+  /**
+   * The longest the job may be pushed back from its first enqueue, in ms, so a
+   * steady stream of updates cannot keep it from running. 0 means no cap;
+   * otherwise from `debounce_ms` to `max_schedule_ahead_ms`. Only the first
+   * enqueue's value counts. Needs a key.
+   */
+  debounceMaxMs: number;
 }
 
 export interface EnqueueJob_MetadataEntry {
@@ -603,6 +629,11 @@ export interface EnqueueAccepted {
    * `job_id` is then the original job's id and nothing new was stored.
    */
   deduplicated: boolean;
+  /**
+   * True when a waiting job with the same `debounce_key` absorbed the enqueue:
+   * `job_id` is that job, which now carries this payload; nothing new was stored.
+   */
+  debounced: boolean;
 }
 
 /** Why one job was not enqueued. */
@@ -855,7 +886,6 @@ export interface Job {
     | JobProgress
     | undefined;
   /**
-   * The group given at enqueue; empty if none.
    * The job's own hard timeout per attempt, in ms (EnqueueJob.timeout_ms); 0
    * when it takes its queue's `default_timeout_ms`.
    */
@@ -865,6 +895,14 @@ export interface Job {
    * Unix epoch; 0 unless LEASED with a timeout.
    */
   timeoutAtMs: number;
+  /** The debounce key given at enqueue (EnqueueJob.debounce_key); empty if none. */
+  debounceKey: string;
+  /**
+   * The latest run time a debounced enqueue may push it to, in ms since the
+   * Unix epoch (its first enqueue + debounce_max_ms); 0 when there is no cap.
+   */
+  debounceUntilMs: number;
+  /** The group given at enqueue; empty if none. */
   group: string;
   /**
    * Workflows (issue 33). The jobs it depends on, in enqueue order (a job that
@@ -956,6 +994,9 @@ function createBaseEnqueueJob(): EnqueueJob {
     dependsOn: [],
     onDependencyFailure: 0,
     timeoutMs: 0,
+    debounceKey: "",
+    debounceMs: 0,
+    debounceMaxMs: 0,
   };
 }
 
@@ -1021,6 +1062,15 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
     }
     if (message.timeoutMs !== 0) {
       writer.uint32(560).int64(message.timeoutMs);
+    }
+    if (message.debounceKey !== "") {
+      writer.uint32(578).string(message.debounceKey);
+    }
+    if (message.debounceMs !== 0) {
+      writer.uint32(584).int64(message.debounceMs);
+    }
+    if (message.debounceMaxMs !== 0) {
+      writer.uint32(592).int64(message.debounceMaxMs);
     }
     return writer;
   },
@@ -1193,6 +1243,30 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
             message.timeoutMs = longToNumber(reader.int64());
             continue;
           }
+          case 72: {
+            if (tag !== 578) {
+              break;
+            }
+
+            message.debounceKey = reader.string();
+            continue;
+          }
+          case 73: {
+            if (tag !== 584) {
+              break;
+            }
+
+            message.debounceMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 74: {
+            if (tag !== 592) {
+              break;
+            }
+
+            message.debounceMaxMs = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1281,6 +1355,21 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
         : isSet(object.timeout_ms)
         ? globalThis.Number(object.timeout_ms)
         : 0,
+      debounceKey: isSet(object.debounceKey)
+        ? globalThis.String(object.debounceKey)
+        : isSet(object.debounce_key)
+        ? globalThis.String(object.debounce_key)
+        : "",
+      debounceMs: isSet(object.debounceMs)
+        ? globalThis.Number(object.debounceMs)
+        : isSet(object.debounce_ms)
+        ? globalThis.Number(object.debounce_ms)
+        : 0,
+      debounceMaxMs: isSet(object.debounceMaxMs)
+        ? globalThis.Number(object.debounceMaxMs)
+        : isSet(object.debounce_max_ms)
+        ? globalThis.Number(object.debounce_max_ms)
+        : 0,
     };
   },
 
@@ -1347,6 +1436,15 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
     if (message.timeoutMs !== 0) {
       obj.timeoutMs = Math.round(message.timeoutMs);
     }
+    if (message.debounceKey !== "") {
+      obj.debounceKey = message.debounceKey;
+    }
+    if (message.debounceMs !== 0) {
+      obj.debounceMs = Math.round(message.debounceMs);
+    }
+    if (message.debounceMaxMs !== 0) {
+      obj.debounceMaxMs = Math.round(message.debounceMaxMs);
+    }
     return obj;
   },
 
@@ -1406,6 +1504,9 @@ export const EnqueueJob: MessageFns<EnqueueJob> = {
     message.dependsOn = object.dependsOn?.map((e) => e) || [];
     message.onDependencyFailure = object.onDependencyFailure ?? 0;
     message.timeoutMs = object.timeoutMs ?? 0;
+    message.debounceKey = object.debounceKey ?? "";
+    message.debounceMs = object.debounceMs ?? 0;
+    message.debounceMaxMs = object.debounceMaxMs ?? 0;
     return message;
   },
 };
@@ -1496,7 +1597,7 @@ export const EnqueueJob_MetadataEntry: MessageFns<EnqueueJob_MetadataEntry> = {
 };
 
 function createBaseEnqueueAccepted(): EnqueueAccepted {
-  return { jobId: "", deduplicated: false };
+  return { jobId: "", deduplicated: false, debounced: false };
 }
 
 export const EnqueueAccepted: MessageFns<EnqueueAccepted> = {
@@ -1506,6 +1607,9 @@ export const EnqueueAccepted: MessageFns<EnqueueAccepted> = {
     }
     if (message.deduplicated !== false) {
       writer.uint32(16).bool(message.deduplicated);
+    }
+    if (message.debounced !== false) {
+      writer.uint32(576).bool(message.debounced);
     }
     return writer;
   },
@@ -1539,6 +1643,14 @@ export const EnqueueAccepted: MessageFns<EnqueueAccepted> = {
             message.deduplicated = reader.bool();
             continue;
           }
+          case 72: {
+            if (tag !== 576) {
+              break;
+            }
+
+            message.debounced = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1559,6 +1671,7 @@ export const EnqueueAccepted: MessageFns<EnqueueAccepted> = {
         ? globalThis.String(object.job_id)
         : "",
       deduplicated: isSet(object.deduplicated) ? globalThis.Boolean(object.deduplicated) : false,
+      debounced: isSet(object.debounced) ? globalThis.Boolean(object.debounced) : false,
     };
   },
 
@@ -1570,6 +1683,9 @@ export const EnqueueAccepted: MessageFns<EnqueueAccepted> = {
     if (message.deduplicated !== false) {
       obj.deduplicated = message.deduplicated;
     }
+    if (message.debounced !== false) {
+      obj.debounced = message.debounced;
+    }
     return obj;
   },
 
@@ -1580,6 +1696,7 @@ export const EnqueueAccepted: MessageFns<EnqueueAccepted> = {
     const message = createBaseEnqueueAccepted();
     message.jobId = object.jobId ?? "";
     message.deduplicated = object.deduplicated ?? false;
+    message.debounced = object.debounced ?? false;
     return message;
   },
 };
@@ -2743,6 +2860,8 @@ function createBaseJob(): Job {
     progress: undefined,
     timeoutMs: 0,
     timeoutAtMs: 0,
+    debounceKey: "",
+    debounceUntilMs: 0,
     group: "",
     dependencies: [],
     dependents: [],
@@ -2848,6 +2967,12 @@ export const Job: MessageFns<Job> = {
     }
     if (message.timeoutAtMs !== 0) {
       writer.uint32(568).int64(message.timeoutAtMs);
+    }
+    if (message.debounceKey !== "") {
+      writer.uint32(578).string(message.debounceKey);
+    }
+    if (message.debounceUntilMs !== 0) {
+      writer.uint32(584).int64(message.debounceUntilMs);
     }
     if (message.group !== "") {
       writer.uint32(322).string(message.group);
@@ -3139,6 +3264,22 @@ export const Job: MessageFns<Job> = {
             message.timeoutAtMs = longToNumber(reader.int64());
             continue;
           }
+          case 72: {
+            if (tag !== 578) {
+              break;
+            }
+
+            message.debounceKey = reader.string();
+            continue;
+          }
+          case 73: {
+            if (tag !== 584) {
+              break;
+            }
+
+            message.debounceUntilMs = longToNumber(reader.int64());
+            continue;
+          }
           case 40: {
             if (tag !== 322) {
               break;
@@ -3320,6 +3461,16 @@ export const Job: MessageFns<Job> = {
         : isSet(object.timeout_at_ms)
         ? globalThis.Number(object.timeout_at_ms)
         : 0,
+      debounceKey: isSet(object.debounceKey)
+        ? globalThis.String(object.debounceKey)
+        : isSet(object.debounce_key)
+        ? globalThis.String(object.debounce_key)
+        : "",
+      debounceUntilMs: isSet(object.debounceUntilMs)
+        ? globalThis.Number(object.debounceUntilMs)
+        : isSet(object.debounce_until_ms)
+        ? globalThis.Number(object.debounce_until_ms)
+        : 0,
       group: isSet(object.group) ? globalThis.String(object.group) : "",
       dependencies: globalThis.Array.isArray(object?.dependencies)
         ? object.dependencies.map((e: any) => JobLink.fromJSON(e))
@@ -3444,6 +3595,12 @@ export const Job: MessageFns<Job> = {
     if (message.timeoutAtMs !== 0) {
       obj.timeoutAtMs = Math.round(message.timeoutAtMs);
     }
+    if (message.debounceKey !== "") {
+      obj.debounceKey = message.debounceKey;
+    }
+    if (message.debounceUntilMs !== 0) {
+      obj.debounceUntilMs = Math.round(message.debounceUntilMs);
+    }
     if (message.group !== "") {
       obj.group = message.group;
     }
@@ -3511,6 +3668,8 @@ export const Job: MessageFns<Job> = {
       : undefined;
     message.timeoutMs = object.timeoutMs ?? 0;
     message.timeoutAtMs = object.timeoutAtMs ?? 0;
+    message.debounceKey = object.debounceKey ?? "";
+    message.debounceUntilMs = object.debounceUntilMs ?? 0;
     message.group = object.group ?? "";
     message.dependencies = object.dependencies?.map((e) => JobLink.fromPartial(e)) || [];
     message.dependents = object.dependents?.map((e) => JobLink.fromPartial(e)) || [];
