@@ -276,8 +276,12 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
       () => pass.wakeAt(clock.nowMs()),
       () => refresh.refresh(),
       (queue) => queues.exists(queue),
-      (notices) => canceller.deliver(notices),
+      {
+        cancelled: (notices) => canceller.deliver(notices),
+        timedOut: (notices) => settler.timeouts.deliver(notices),
+      },
     );
+    settler.timeouts.relayTo((notices) => signals.attemptsTimedOut(notices));
   }
   const bulk = new BulkOperations(
     ctx,

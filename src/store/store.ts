@@ -743,6 +743,12 @@ export interface StoreSignals {
    * extend or settlement (refused with job_cancelled).
    */
   cancelRequested(notices: readonly CancelSignal[]): void;
+  /**
+   * Attempts ended by their hard timeout here (the expiry sweep of whichever server ran
+   * it): the workers holding them may be connected to another server. Without the
+   * signal they learn at their next extend (refused with job_timed_out).
+   */
+  attemptsTimedOut(notices: readonly TimeoutSignal[]): void;
   /** Calls `listener` for what another server said (one listener; a later call replaces it). */
   listen(listener: (signal: StoreSignal) => void): void;
 }
@@ -757,10 +763,20 @@ export interface CancelSignal {
   cancelledAtMs: number;
 }
 
+/** An attempt ended by its hard timeout, as the servers tell each other of it. */
+export interface TimeoutSignal {
+  jobId: string;
+  queue: string;
+  attempt: number;
+  workerId: string | null;
+  timeoutAtMs: number;
+}
+
 /** A signal from another server. */
 export type StoreSignal =
   | { kind: 'ready'; queue: string; jobs: number }
-  | { kind: 'cancel'; notices: readonly CancelSignal[] };
+  | { kind: 'cancel'; notices: readonly CancelSignal[] }
+  | { kind: 'timeout'; notices: readonly TimeoutSignal[] };
 
 /**
  * Which store a server runs on and where its data is, for GetServerInfo and the

@@ -3,7 +3,8 @@
  * load no job is delivered twice and nothing acknowledged is lost, a worker waiting on
  * one server gets a job enqueued on another before its wait ends, max_leased holds
  * across servers, each schedule tick is enqueued once, a cancel made through one
- * server reaches the worker connected to another, and a kill -9 of PostgreSQL
+ * server reaches the worker connected to another (and so does an attempt one server's
+ * sweep ended by its hard timeout), and a kill -9 of PostgreSQL
  * itself makes the servers answer UNAVAILABLE until it is back, losing nothing
  * acknowledged. Counts and rows agree at the end of each.
  */
@@ -13,6 +14,7 @@ import { type ServiceError, status } from '@grpc/grpc-js';
 import { CancelJobsRequest } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
 import type { QueueServiceClient } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import type { WorkResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
+import { FakeClock } from '../../src/engine/clock.ts';
 import { type PostgresCluster, startPostgres } from '../helpers/postgres.ts';
 import { countMismatches } from '../helpers/postgres-counts.ts';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
@@ -238,6 +240,48 @@ test('a cancel made through one server reaches the worker connected to another, 
     worker.cancel();
   } finally {
     await Promise.all([a!.dispose(), b!.dispose()]);
+  }
+});
+
+const timeoutsOf = (m: WorkResponse) =>
+  m.kind?.$case === 'timeout' ? [m.kind.value] : m.kind?.$case === 'batch' ? m.kind.value.timeouts : [];
+
+test('an attempt timed out by another server’s sweep: the worker connected here is told', async () => {
+  // Each server its own clock: only a's moves, so only a's sweep can end the attempt.
+  const clockA = new FakeClock();
+  const clockB = new FakeClock();
+  const a = await startTestServer({ toml: storeToml('timeouts'), clock: clockA });
+  const b = await startTestServer({ toml: storeToml('timeouts'), clock: clockB });
+  try {
+    const { jobId } = await call(a.client, a.client.enqueue, { job: testJob('slow', { timeoutMs: 1_000 }) });
+    const worker = openWork(b.client);
+    worker.write(subscribeMessage(['slow'], { workerId: 'holder', leaseDurationMs: 60_000 }));
+    worker.write(creditMessage(1));
+    const leased = collect(worker, (seen) => seen.flatMap(jobsOf).length === 1);
+    const told = collect(worker, (seen) => seen.flatMap(timeoutsOf).length === 1);
+    told.catch(() => {});
+    assert.equal((await leased).flatMap(jobsOf)[0]?.jobId, jobId);
+    // a's maintenance timer (fired by the advance) or this pass ends the attempt.
+    clockA.advance(2_000);
+    await a.server.engine.runMaintenance();
+    const ended = await a.server.engine.getJob(jobId);
+    assert.equal(
+      ended.state,
+      'scheduled',
+      'the attempt ended by its timeout; the retry waits for its backoff',
+    );
+    assert.match(ended.lastError ?? '', /^timeout:/);
+    // The signal is sent at once; 10 s only guards against a hang (no poll would bring it).
+    const late = new Promise<never>((_, reject) => {
+      setTimeout(() => reject(new Error('no timeout notice reached the worker on b')), 10_000).unref();
+    });
+    const [notice] = (await Promise.race([told, late])).flatMap(timeoutsOf);
+    assert.equal(notice?.jobId, jobId);
+    assert.equal(notice?.attempt, 1);
+    assert.equal(notice?.timeoutAtMs, clockB.nowMs() + 1_000);
+    worker.cancel();
+  } finally {
+    await Promise.all([a.dispose(), b.dispose()]);
   }
 });
 

@@ -7,13 +7,13 @@
  * `pollIntervalMs` of the injected clock: what this server knows of its queues
  * (paused, settings, new queues) read again, the ready counts of the queues
  * someone waits on, and a maintenance pass (promotions, expiries and ticks that
- * were another server's to do, had it not died). Cancels of leased jobs that
- * another server committed go to this server's cancel listeners (the workers
- * connected here); they have no poll: a worker that missed one learns at its
- * next extend or settlement.
+ * were another server's to do, had it not died). Cancels of leased jobs, and
+ * attempts ended by their hard timeout, that another server committed go to
+ * this server's listeners (the workers connected here); they have no poll: a
+ * worker that missed one learns at its next extend or settlement.
  */
 
-import type { CancelSignal, StoreSignals } from '../../store/store.ts';
+import type { CancelSignal, StoreSignals, TimeoutSignal } from '../../store/store.ts';
 import type { Clock, TimerHandle } from '../clock.ts';
 import type { EngineContext } from '../context.ts';
 import type { WaiterRegistry } from './waiters.ts';
@@ -30,13 +30,21 @@ export class RemoteWakeups {
     /** Reads what this server knows of its queues again (queues/queue-refresh.ts). */
     private readonly refreshQueues: () => Promise<void>,
     private readonly knowsQueue: (queue: string) => boolean,
-    private readonly cancelled: (notices: readonly CancelSignal[]) => void,
+    /** Where another server's cancels and timeouts of leases go: this server's Work streams. */
+    private readonly leaseNotices: {
+      cancelled(notices: readonly CancelSignal[]): void;
+      timedOut(notices: readonly TimeoutSignal[]): void;
+    },
   ) {}
 
   start(): void {
     this.signals.listen((signal) => {
       if (signal.kind === 'cancel') {
-        this.cancelled(signal.notices);
+        this.leaseNotices.cancelled(signal.notices);
+        return;
+      }
+      if (signal.kind === 'timeout') {
+        this.leaseNotices.timedOut(signal.notices);
         return;
       }
       if (this.knowsQueue(signal.queue)) this.waiters.notify(signal.queue, signal.jobs);

@@ -16,9 +16,13 @@ import type { NackResult } from '../types.ts';
 
 export type TimeoutListener = (notices: readonly TimeoutNotice[]) => void;
 
-/** The listeners told of attempts that timed out (the rpc layer's Work streams). */
+/**
+ * The listeners told of attempts that timed out (the rpc layer's Work streams), and,
+ * on a store other servers share, those servers (their Work streams may hold the lease).
+ */
 export class TimeoutNotices {
   private readonly listeners = new Set<TimeoutListener>();
+  private remote: TimeoutListener | undefined;
 
   /** Calls `listener` after each commit that ended attempts by their timeout; returns the unsubscribe. */
   onTimedOut(listener: TimeoutListener): () => void {
@@ -26,12 +30,23 @@ export class TimeoutNotices {
     return () => this.listeners.delete(listener);
   }
 
-  /** Tells the listeners after the commit of `tx`. */
+  /** Also tells `remote` (the store's signals to the other servers) of every timeout committed here. */
+  relayTo(remote: TimeoutListener): void {
+    this.remote = remote;
+  }
+
+  /** Tells the listeners (and the other servers) after the commit of `tx`. */
   notify(tx: StoreTx, notices: readonly TimeoutNotice[]): void {
-    if (notices.length === 0 || this.listeners.size === 0) return;
+    if (notices.length === 0 || (this.listeners.size === 0 && this.remote === undefined)) return;
     tx.afterCommit(() => {
-      for (const listener of this.listeners) listener(notices);
+      this.deliver(notices);
+      this.remote?.(notices);
     });
+  }
+
+  /** Tells this server's listeners of timeouts committed here, or by another server sharing the store. */
+  deliver(notices: readonly TimeoutNotice[]): void {
+    for (const listener of this.listeners) listener(notices);
   }
 }
 

@@ -10,28 +10,31 @@
  * so a burst of commits costs one NOTIFY statement. A server ignores its own
  * signals. The connection reconnects, with a backoff, when it breaks.
  *
- * Cancels of leased jobs go the same way, so that a worker connected to
- * another server is told: each notification carries as many as fit in
- * PostgreSQL's payload limit (8000 bytes; `payloadBytes` here). At most
- * `maxPendingCancels` wait to be sent; beyond that (a bulk cancel of more
- * running jobs while the listener is down) the rest are not signalled, and
- * those workers learn at their next extend or settlement.
+ * Cancels of leased jobs, and attempts ended by their hard timeout, go the same
+ * way, so that a worker connected to another server is told: each notification
+ * carries as many as fit in PostgreSQL's payload limit (8000 bytes;
+ * `payloadBytes` here). At most `maxPendingNotices` of each wait to be sent;
+ * beyond that (a bulk cancel of more running jobs while the listener is down)
+ * the rest are not signalled, and those workers learn at their next extend or
+ * settlement.
  */
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import type { CancelSignal, StoreSignal, StoreSignals } from '../store.ts';
+import type { CancelSignal, StoreSignal, StoreSignals, TimeoutSignal } from '../store.ts';
 
 /** Longest wait between two attempts to connect the listener again. */
 const maxBackoffMs = 30_000;
-/** Cancels waiting to be sent, at most. */
-export const maxPendingCancels = 10_000;
+/** Cancels (and, apart, timeouts) waiting to be sent, at most. */
+export const maxPendingNotices = 10_000;
 /** Most bytes of one notification's payload (PostgreSQL refuses 8000 or more). */
 const payloadBytes = 7000;
 
 /** A cancel as sent: [jobId, queue, attempt, workerId, cancelledBy, cancelledAtMs]. */
 type CancelTuple = [string, string, number, string | null, string | null, number];
+/** A timeout as sent: [jobId, queue, attempt, workerId, timeoutAtMs]. */
+type TimeoutTuple = [string, string, number, string | null, number];
 
-const toTuple = (n: CancelSignal): CancelTuple => [
+const cancelTuple = (n: CancelSignal): CancelTuple => [
   n.jobId,
   n.queue,
   n.attempt,
@@ -42,8 +45,16 @@ const toTuple = (n: CancelSignal): CancelTuple => [
 
 const nullableText = (v: unknown): v is string | null => v === null || typeof v === 'string';
 
-/** A received tuple, checked (another server's, but the channel is anyone's who can connect). */
-function fromTuple(t: unknown): CancelSignal | undefined {
+const timeoutTuple = (n: TimeoutSignal): TimeoutTuple => [
+  n.jobId,
+  n.queue,
+  n.attempt,
+  n.workerId,
+  n.timeoutAtMs,
+];
+
+/** A received cancel tuple, checked (another server's, but the channel is anyone's who can connect). */
+function cancelFromTuple(t: unknown): CancelSignal | undefined {
   if (!Array.isArray(t) || t.length !== 6) return undefined;
   const [jobId, queue, attempt, workerId, cancelledBy, cancelledAtMs] = t as unknown[];
   if (typeof jobId !== 'string' || typeof queue !== 'string') return undefined;
@@ -59,18 +70,28 @@ function fromTuple(t: unknown): CancelSignal | undefined {
   };
 }
 
-/** Cancels in payloads of at most `payloadBytes` each. */
-function cancelPayloads(serverId: string, cancels: readonly CancelTuple[]): string[] {
+/** A received timeout tuple, checked like a cancel's. */
+function timeoutFromTuple(t: unknown): TimeoutSignal | undefined {
+  if (!Array.isArray(t) || t.length !== 5) return undefined;
+  const [jobId, queue, attempt, workerId, timeoutAtMs] = t as unknown[];
+  if (typeof jobId !== 'string' || typeof queue !== 'string') return undefined;
+  if (!Number.isSafeInteger(attempt) || !Number.isSafeInteger(timeoutAtMs)) return undefined;
+  if (!nullableText(workerId)) return undefined;
+  return { jobId, queue, attempt: attempt as number, workerId, timeoutAtMs: timeoutAtMs as number };
+}
+
+/** Tuples under `key` ("c": cancels, "t": timeouts) in payloads of at most `payloadBytes` each. */
+function noticePayloads(serverId: string, key: 'c' | 't', tuples: readonly unknown[]): string[] {
   const payloads: string[] = [];
   let batch: string[] = [];
   let bytes = 0;
-  const head = `{"s":"${serverId}","c":[`;
+  const head = `{"s":"${serverId}","${key}":[`;
   const flush = () => {
     if (batch.length > 0) payloads.push(`${head}${batch.join(',')}]}`);
     batch = [];
     bytes = 0;
   };
-  for (const tuple of cancels) {
+  for (const tuple of tuples) {
     const text = JSON.stringify(tuple);
     const size = Buffer.byteLength(text);
     // A tuple that alone exceeds the limit (ids and names are bounded far below it) is not sent.
@@ -88,8 +109,9 @@ export class PostgresSignals implements StoreSignals {
   private client: pg.Client | undefined;
   private pending = new Map<string, number>();
   private cancels: CancelTuple[] = [];
-  /** Cancels not signalled because `maxPendingCancels` were waiting (tests, diagnostics). */
-  droppedCancels = 0;
+  private timeouts: TimeoutTuple[] = [];
+  /** Cancels and timeouts not signalled because `maxPendingNotices` were waiting (tests, diagnostics). */
+  droppedNotices = 0;
   private sending = false;
   private connecting = false;
   private closed = false;
@@ -149,10 +171,23 @@ export class PostgresSignals implements StoreSignals {
   cancelRequested(notices: readonly CancelSignal[]): void {
     if (this.closed) return;
     for (const notice of notices) {
-      if (this.cancels.length >= maxPendingCancels) this.droppedCancels++;
-      else this.cancels.push(toTuple(notice));
+      if (this.cancels.length >= maxPendingNotices) this.droppedNotices++;
+      else this.cancels.push(cancelTuple(notice));
     }
     void this.send();
+  }
+
+  attemptsTimedOut(notices: readonly TimeoutSignal[]): void {
+    if (this.closed) return;
+    for (const notice of notices) {
+      if (this.timeouts.length >= maxPendingNotices) this.droppedNotices++;
+      else this.timeouts.push(timeoutTuple(notice));
+    }
+    void this.send();
+  }
+
+  private get idle(): boolean {
+    return this.pending.size === 0 && this.cancels.length === 0 && this.timeouts.length === 0;
   }
 
   async close(): Promise<void> {
@@ -165,16 +200,19 @@ export class PostgresSignals implements StoreSignals {
 
   private async send(): Promise<void> {
     const client = this.client;
-    if (this.sending || client === undefined || (this.pending.size === 0 && this.cancels.length === 0))
-      return;
+    if (this.sending || client === undefined || this.idle) return;
     this.sending = true;
     const batch = this.pending;
     this.pending = new Map();
     const payloads = [...batch].map(([queue, jobs]) =>
       JSON.stringify({ s: this.serverId, q: queue, n: jobs }),
     );
-    payloads.push(...cancelPayloads(this.serverId, this.cancels));
+    payloads.push(
+      ...noticePayloads(this.serverId, 'c', this.cancels),
+      ...noticePayloads(this.serverId, 't', this.timeouts),
+    );
     this.cancels = [];
+    this.timeouts = [];
     try {
       await client.query('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [this.channel, payloads]);
     } catch {
@@ -183,7 +221,7 @@ export class PostgresSignals implements StoreSignals {
     } finally {
       this.sending = false;
     }
-    if (this.pending.size > 0 || this.cancels.length > 0) void this.send();
+    if (!this.idle) void this.send();
   }
 
   private received(channel: string, payload: string | undefined): void {
@@ -195,11 +233,16 @@ export class PostgresSignals implements StoreSignals {
       return;
     }
     if (typeof signal !== 'object' || signal === null) return;
-    const { s, q, n, c } = signal as { s?: unknown; q?: unknown; n?: unknown; c?: unknown };
+    const { s, q, n, c, t } = signal as { s?: unknown; q?: unknown; n?: unknown; c?: unknown; t?: unknown };
     if (s === this.serverId) return;
     if (Array.isArray(c)) {
-      const notices = c.map(fromTuple).filter((notice) => notice !== undefined);
+      const notices = c.map(cancelFromTuple).filter((notice) => notice !== undefined);
       if (notices.length > 0) this.listener({ kind: 'cancel', notices });
+      return;
+    }
+    if (Array.isArray(t)) {
+      const notices = t.map(timeoutFromTuple).filter((notice) => notice !== undefined);
+      if (notices.length > 0) this.listener({ kind: 'timeout', notices });
       return;
     }
     if (typeof q !== 'string' || typeof n !== 'number' || !(n > 0)) return;
