@@ -375,6 +375,11 @@ ${adminRolesComment()}
 # 0 means none.
 # default_timeout_ms = 0
 
+# Priority aging: a ready job counts one priority level higher for every
+# this long it has waited, so high-priority work cannot starve low priorities.
+# 0 means off (strict priority). Not applied to jobs with a group.
+# priority_aging_ms = 0
+
 # Largest payload accepted.
 # max_payload_bytes = "1MiB"
 

@@ -416,6 +416,10 @@ export const queueSpec: SectionSpec<QueueSettingsFlat> = {
     field: durationField(r.defaultTimeoutMs),
     default: engineQueueDefaults.defaultTimeoutMs,
   },
+  priorityAgingMs: {
+    field: durationField(r.priorityAgingMs),
+    default: engineQueueDefaults.priorityAgingMs,
+  },
   maxPayloadBytes: { field: sizeField(r.maxPayloadBytes), default: engineQueueDefaults.maxPayloadBytes },
   maxDepth: { field: integerField(r.maxDepth), default: engineQueueDefaults.maxDepth },
   dedupWindowMs: { field: durationField(r.dedupWindowMs), default: engineQueueDefaults.dedupWindowMs },

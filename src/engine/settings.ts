@@ -47,6 +47,12 @@ export interface QueueSettings {
    * whatever its extends; 0 = none.
    */
   defaultTimeoutMs: number;
+  /**
+   * Priority aging: a ready job without a group counts one priority level higher for every
+   * this many ms it has been due, so a steady flow of high-priority jobs cannot starve low
+   * ones (leases/aged-lease.ts); 0 = off, strict priority.
+   */
+  priorityAgingMs: number;
   /** Largest payload accepted, in bytes. */
   maxPayloadBytes: number;
   /** Jobs not yet finished (scheduled + ready + leased) above which enqueue is refused; 0 = no limit. */
@@ -98,6 +104,7 @@ export const defaultQueueSettings: Readonly<QueueSettings> = Object.freeze({
   defaultLeaseMs: 30 * SECOND_MS,
   maxLeaseMs: 12 * HOUR_MS,
   defaultTimeoutMs: 0,
+  priorityAgingMs: 0,
   maxPayloadBytes: 1024 * 1024,
   maxDepth: 0,
   dedupWindowMs: 1 * DAY_MS,
@@ -119,6 +126,7 @@ export const queueSettingRanges = {
   defaultLeaseMs: { min: 1 * SECOND_MS, max: 7 * DAY_MS },
   maxLeaseMs: { min: 1 * SECOND_MS, max: 7 * DAY_MS },
   defaultTimeoutMs: { min: 0, max: 30 * DAY_MS },
+  priorityAgingMs: { min: 0, max: 30 * DAY_MS },
   maxPayloadBytes: { min: 1, max: 64 * 1024 * 1024 },
   maxDepth: { min: 0, max: Number.MAX_SAFE_INTEGER },
   dedupWindowMs: { min: 0, max: 30 * DAY_MS },

@@ -368,6 +368,7 @@ export function queueSettingsToProto(settings: QueueSettings): ProtoQueueSetting
     groupRateLimit: { ...settings.groupRateLimit },
     durability: settings.durability,
     defaultTimeoutMs: settings.defaultTimeoutMs,
+    priorityAgingMs: settings.priorityAgingMs,
   };
 }
 

@@ -55,6 +55,9 @@ export interface JobRow {
   debounce_until_ms: number | null;
 }
 
+/** A ready job at the head of its priority, as priority aging compares them. */
+export type ReadyHeadRow = Pick<JobRow, 'priority' | 'run_at_ms' | 'seq'>;
+
 /** A job a debounced enqueue may still absorb: waiting (scheduled or ready) and never leased. */
 export type DebounceTargetRow = Pick<
   JobRow,

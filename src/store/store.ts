@@ -41,6 +41,7 @@ import type {
   NewJobRow,
   OverrideRow,
   QueueCountRow,
+  ReadyHeadRow,
   ScheduleDefinitionRow,
   ScheduleListRow,
   ScheduleRow,
@@ -251,6 +252,12 @@ export interface FlowReads {
   topPriority(p: { queue: string; maxPriority: number; grouped: boolean }): Op<number | undefined>;
   /** Whether a job without a group is ready at `priority`. */
   hasUngroupedAt(p: { queue: string; priority: number }): Op<boolean>;
+  /**
+   * Priority aging (leases/aged-lease.ts): the oldest ready jobs without a group of each of
+   * the 10 priorities, up to `limit` per priority, each priority's in lease order (due time,
+   * enqueue order): 10 bounded index ranges, never a scan of the queue.
+   */
+  readyHeads(p: { queue: string; limit: number }): Op<ReadyHeadRow[]>;
   /**
    * The first group after `after` (in name order; '' = from the start) with a ready job
    * at `priority`, and that group's earliest due time there: one index seek.

@@ -114,7 +114,9 @@ test('every statement of the SQLite store reads through an index, without sortin
       const source = (statement as unknown as Prepared).source;
       if (!/^\s*(SELECT|UPDATE|DELETE|INSERT)/i.test(source) || allowedScans.has(name)) continue;
       for (const step of plan(db, statement as unknown as Prepared)) {
-        const scan = /^SCAN (?!json_each)/.test(step);
+        // Reading a subquery's own result is no scan of a table: the subquery's steps are
+        // in the plan too, and checked like any other (readyHeads: 10 of them, LIMITed).
+        const scan = /^SCAN (?!json_each|\(subquery-)/.test(step);
         if (scan || step.includes('TEMP B-TREE')) problems.push(`${name}: ${step}`);
       }
     }

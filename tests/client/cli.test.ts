@@ -113,7 +113,7 @@ describe('operator CLI', () => {
     const again = json<{ id: string; deduplicated: boolean }>(
       await sepp(['enqueue', 'reports', 'build', '--key', 'may', '-o', 'json'], env),
     );
-    assert.deepEqual(again, { id: scripted.id, deduplicated: true });
+    assert.deepEqual(again, { id: scripted.id, deduplicated: true, debounced: false });
 
     const runAt = new Date(Math.floor(Date.now() / 1000) * 1000 + 86_400_000).toISOString();
     const at = await sepp(['enqueue', 'later', 't', '--run-at', runAt, '-o', 'json'], env);

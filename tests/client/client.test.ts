@@ -103,7 +103,7 @@ for (const transport of ['stream', 'unary'] as const) {
       assert.equal(job.traceparent, '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
 
       const again = await client.enqueue('opts', 'send', 'other', { idempotencyKey: 'key-1' });
-      assert.deepEqual(again, { id, deduplicated: true });
+      assert.deepEqual(again, { id, deduplicated: true, debounced: false });
 
       const delayed = await client.enqueue('opts', 'send', 'text', { delayMs: 5000 });
       const d = await client.getJob(delayed.id);

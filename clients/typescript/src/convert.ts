@@ -220,6 +220,7 @@ function settingsFromProto(settings: ProtoQueueSettings | undefined): QueueSetti
     defaultLeaseMs: settings?.defaultLeaseMs ?? 0,
     maxLeaseMs: settings?.maxLeaseMs ?? 0,
     defaultTimeoutMs: settings?.defaultTimeoutMs ?? 0,
+    priorityAgingMs: settings?.priorityAgingMs ?? 0,
     maxPayloadBytes: settings?.maxPayloadBytes ?? 0,
     maxDepth: settings?.maxDepth ?? 0,
     dedupWindowMs: settings?.dedupWindowMs ?? 0,

@@ -28,6 +28,8 @@ export interface QueueSettings {
   maxLeaseMs: number;
   /** Hard execution timeout of an attempt of a job that gives none (`executionTimeoutMs`), in ms; 0 = none. */
   defaultTimeoutMs: number;
+  /** Priority aging: a ready job counts one priority higher for every this many ms it has waited; 0 = off. */
+  priorityAgingMs: number;
   /** Largest payload accepted, in bytes. */
   maxPayloadBytes: number;
   /** Unfinished jobs above which enqueue is refused (`queue_full`); 0 = no limit. */

@@ -26,6 +26,7 @@ import type { QueueSettings } from '../settings.ts';
 import { Buckets, queueBucketKey } from './buckets.ts';
 import { GroupTurns } from './group-turns.ts';
 import type { BucketState } from './token-bucket.ts';
+import { leaseUngrouped } from './ungrouped-lease.ts';
 
 /**
  * The long-polls flow control wakes (the leases room's waiters): how many a limit holds
@@ -158,8 +159,7 @@ export class FlowControl {
         const turns = yield* this.turns.lease(tx, queue, settings, allowed, params);
         ({ rows, blocked, dueAtMs } = turns);
       } else {
-        rows = yield* tx.leases.leaseReady({ ...params, queue, limit: allowed });
-        rows.sort(queueOrder);
+        rows = yield* leaseUngrouped(tx, queue, allowed, params, settings.priorityAgingMs);
       }
     }
     capacityLeft -= rows.length;
@@ -300,11 +300,6 @@ export class FlowControl {
       this.wakeAt(queue, this.clock.nowMs() + groupTokenMs(settings));
     }
   }
-}
-
-/** The queue's usual order: priority (high first), due time, enqueue order. */
-export function queueOrder(a: LeasedRow, b: LeasedRow): number {
-  return b.priority - a.priority || a.run_at_ms - b.run_at_ms || a.seq - b.seq;
 }
 
 /** The interval between two tokens of one group's bucket. */

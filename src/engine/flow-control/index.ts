@@ -1,2 +1,3 @@
 /** Flow control: the limits a lease obeys, turns across groups, rate-limit buckets (docs/flow-control.md). */
-export { FlowControl, queueOrder } from './flow-control.ts';
+export { FlowControl } from './flow-control.ts';
+export { leaseUngrouped } from './ungrouped-lease.ts';

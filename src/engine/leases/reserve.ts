@@ -18,7 +18,7 @@ import { checkQueueList } from '../checks.ts';
 import type { EngineContext } from '../context.ts';
 import { type DependencyQueues, dependencyResults } from '../dependencies/index.ts';
 import { SeppError } from '../errors.ts';
-import { type FlowControl, queueOrder } from '../flow-control/index.ts';
+import { type FlowControl, leaseUngrouped } from '../flow-control/index.ts';
 import { leasedJobFromRow } from '../jobs/index.ts';
 import { shuttingDown } from '../lifecycle.ts';
 import type { LeasedJob, ReserveRequest } from '../types.ts';
@@ -220,9 +220,7 @@ export class Reserver {
       for (;;) {
         let rows: LeasedRow[];
         if (flow.isPlain(queue, settings)) {
-          rows = yield* tx.leases.leaseReady({ ...params, queue, limit: wanted });
-          // RETURNING gives no order: restore the queue's order (priority, due time, enqueue order).
-          rows.sort(queueOrder);
+          rows = yield* leaseUngrouped(tx, queue, wanted, params, settings.priorityAgingMs);
         } else {
           const limited = yield* flow.lease(tx, queue, settings, wanted, params);
           rows = limited.rows;

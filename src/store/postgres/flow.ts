@@ -3,10 +3,10 @@
  * by priority and group, the leased jobs of a group, and the rate-limit
  * buckets. Each is one index seek or a range bounded by a limit.
  */
-import type { BucketRow } from '../rows.ts';
+import type { BucketRow, ReadyHeadRow } from '../rows.ts';
 import type { Flow } from '../store.ts';
 import { lockLimits } from './limits.ts';
-import { type Connection, changes, firstRow, statement, value } from './sql.ts';
+import { type Connection, changes, firstRow, rows, statement, value } from './sql.ts';
 
 const topUngrouped = statement(
   `SELECT priority AS v FROM jobs WHERE queue = $1 AND state = 'ready' AND group_key IS NULL AND priority <= $2
@@ -18,6 +18,14 @@ const topGrouped = statement(
 );
 const hasUngroupedAt = statement(
   `SELECT true AS v FROM jobs WHERE queue = $1 AND state = 'ready' AND group_key IS NULL AND priority = $2 LIMIT 1`,
+);
+/** The oldest $2 ready jobs without a group at each priority: one range of jobs_ready per priority. */
+const readyHeads = statement(
+  `SELECT h.priority, h.run_at_ms, h.seq FROM generate_series(9, 0, -1) AS p(priority)
+     CROSS JOIN LATERAL (
+       SELECT j.priority, j.run_at_ms, j.seq FROM jobs j
+        WHERE j.queue = $1 AND j.state = 'ready' AND j.group_key IS NULL AND j.priority = p.priority
+        ORDER BY j.run_at_ms, j.seq LIMIT $2) AS h`,
 );
 const nextGroupAt = statement(
   `SELECT group_key, run_at_ms FROM jobs
@@ -48,6 +56,9 @@ export function flowOps(c: Connection): Flow {
     },
     *hasUngroupedAt(p) {
       return (yield* value<boolean>(c, hasUngroupedAt, [p.queue, p.priority])) === true;
+    },
+    *readyHeads(p) {
+      return yield* rows<ReadyHeadRow>(c, readyHeads, [p.queue, p.limit]);
     },
     *nextGroupAt(p) {
       return yield* firstRow<{ group_key: string; run_at_ms: number }>(c, nextGroupAt, [

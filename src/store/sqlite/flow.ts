@@ -5,7 +5,7 @@
  * (tests/admin/query-plans.test.ts checks every plan); none scans the groups
  * or the ready jobs of a queue. The leases by turns are in leases.ts.
  */
-import type { BucketRow } from '../rows.ts';
+import type { BucketRow, ReadyHeadRow } from '../rows.ts';
 import type { Flow } from '../store.ts';
 import type { Db } from './open.ts';
 
@@ -26,6 +26,17 @@ export function prepareFlowStatements(db: Db) {
             AND priority <= @maxPriority ORDER BY priority DESC LIMIT 1`,
       )
       .pluck(),
+    /** The oldest @limit ready jobs without a group at each priority (10 bounded ranges of jobs_ready). */
+    readyHeads: db.prepare<[{ queue: string; limit: number }], ReadyHeadRow>(
+      [9, 8, 7, 6, 5, 4, 3, 2, 1, 0]
+        .map(
+          (priority) =>
+            `SELECT * FROM (SELECT priority, run_at_ms, seq FROM jobs
+              WHERE queue = @queue AND state = 'ready' AND group_key IS NULL AND priority = ${priority}
+              ORDER BY run_at_ms, seq LIMIT CAST(@limit AS INTEGER))`,
+        )
+        .join(' UNION ALL '),
+    ),
     /** Whether a job without a group is ready at @priority. */
     hasUngroupedAt: db
       .prepare<[{ queue: string; priority: number }], number>(
@@ -80,6 +91,9 @@ export function flowOps(sql: FlowStatements): Flow {
     },
     *hasUngroupedAt(p) {
       return sql.hasUngroupedAt.get(p) !== undefined;
+    },
+    *readyHeads(p) {
+      return sql.readyHeads.all(p);
     },
     *nextGroupAt(p) {
       return sql.nextGroupAt.get(p);

@@ -206,6 +206,7 @@ def _settings(settings: queue_pb2.QueueSettings) -> QueueSettings:
         group_rate_limit=_rate(settings.group_rate_limit),
         durability=_durability(settings.durability),
         default_timeout_ms=settings.default_timeout_ms,
+        priority_aging_ms=settings.priority_aging_ms,
     )
 
 

@@ -241,6 +241,9 @@ class QueueSettings:
     (`relaxed`: they survive a process crash, not a power cut), or as the server says."""
     default_timeout_ms: int = 0
     """Hard execution timeout of an attempt of a job that gives none, in ms; 0 = none."""
+    priority_aging_ms: int = 0
+    """Priority aging: a ready job counts one priority higher for every this many ms it has
+    waited (jobs without a group); 0 = off, strict priority."""
 
 
 @dataclass(frozen=True)

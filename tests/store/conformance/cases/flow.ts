@@ -75,4 +75,26 @@ export const flowCases: StoreCase[] = [
       );
     },
   },
+  {
+    name: 'priority aging: the oldest ready job of each priority compared by effective priority (readyHeads)',
+    async run(h) {
+      const { engine, clock } = await h.engine({ options: { queues: { q: { priorityAgingMs: 1000 } } } });
+      const enqueue = async (priority: number) =>
+        (await engine.enqueue({ queue: 'q', type: 't', payload: new Uint8Array(), priority })).jobId;
+      const p1 = await enqueue(1);
+      clock.advance(3000);
+      const p3 = await enqueue(3);
+      clock.advance(3000);
+      const [p8a, p8b, p2] = [await enqueue(8), await enqueue(8), await enqueue(2)];
+      // Effective: p8 8, p1 1 + 6 = 7, p3 3 + 3 = 6, p2 2.
+      const heads = await h.store.read((view) => view.flow.readyHeads({ queue: 'q', limit: 1 }));
+      assert.deepEqual(heads.map((r) => r.priority).sort(), [1, 2, 3, 8]);
+      const leased = await engine.reserve({ queues: ['q'], maxJobs: 4 });
+      assert.deepEqual(
+        leased.map((j) => j.id),
+        [p8a, p8b, p1, p3],
+      );
+      assert.equal((await engine.reserve({ queues: ['q'] }))[0]?.id, p2);
+    },
+  },
 ];

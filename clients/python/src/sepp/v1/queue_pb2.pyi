@@ -63,7 +63,7 @@ class QueueSettingValue(_message.Message):
     def __init__(self, key: _Optional[str] = ..., value_json: _Optional[str] = ..., source: _Optional[_Union[SettingSource, str]] = ..., file_value_json: _Optional[str] = ...) -> None: ...
 
 class QueueSettings(_message.Message):
-    __slots__ = ["allowed_types", "backoff", "cancelled_retention_ms", "completed_retention_ms", "dead_retention_ms", "dedup_window_ms", "default_lease_ms", "default_timeout_ms", "durability", "expired_action", "group_max_leased", "group_rate_limit", "max_attempts", "max_depth", "max_lease_ms", "max_leased", "max_payload_bytes", "rate_limit"]
+    __slots__ = ["allowed_types", "backoff", "cancelled_retention_ms", "completed_retention_ms", "dead_retention_ms", "dedup_window_ms", "default_lease_ms", "default_timeout_ms", "durability", "expired_action", "group_max_leased", "group_rate_limit", "max_attempts", "max_depth", "max_lease_ms", "max_leased", "max_payload_bytes", "priority_aging_ms", "rate_limit"]
     ALLOWED_TYPES_FIELD_NUMBER: _ClassVar[int]
     BACKOFF_FIELD_NUMBER: _ClassVar[int]
     CANCELLED_RETENTION_MS_FIELD_NUMBER: _ClassVar[int]
@@ -81,6 +81,7 @@ class QueueSettings(_message.Message):
     MAX_LEASED_FIELD_NUMBER: _ClassVar[int]
     MAX_LEASE_MS_FIELD_NUMBER: _ClassVar[int]
     MAX_PAYLOAD_BYTES_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_AGING_MS_FIELD_NUMBER: _ClassVar[int]
     RATE_LIMIT_FIELD_NUMBER: _ClassVar[int]
     allowed_types: _containers.RepeatedScalarFieldContainer[str]
     backoff: BackoffSettings
@@ -99,8 +100,9 @@ class QueueSettings(_message.Message):
     max_lease_ms: int
     max_leased: int
     max_payload_bytes: int
+    priority_aging_ms: int
     rate_limit: RateLimit
-    def __init__(self, max_attempts: _Optional[int] = ..., backoff: _Optional[_Union[BackoffSettings, _Mapping]] = ..., default_lease_ms: _Optional[int] = ..., max_lease_ms: _Optional[int] = ..., max_payload_bytes: _Optional[int] = ..., max_depth: _Optional[int] = ..., dedup_window_ms: _Optional[int] = ..., dead_retention_ms: _Optional[int] = ..., completed_retention_ms: _Optional[int] = ..., allowed_types: _Optional[_Iterable[str]] = ..., cancelled_retention_ms: _Optional[int] = ..., expired_action: _Optional[_Union[ExpiredAction, str]] = ..., max_leased: _Optional[int] = ..., rate_limit: _Optional[_Union[RateLimit, _Mapping]] = ..., group_max_leased: _Optional[int] = ..., group_rate_limit: _Optional[_Union[RateLimit, _Mapping]] = ..., durability: _Optional[str] = ..., default_timeout_ms: _Optional[int] = ...) -> None: ...
+    def __init__(self, max_attempts: _Optional[int] = ..., backoff: _Optional[_Union[BackoffSettings, _Mapping]] = ..., default_lease_ms: _Optional[int] = ..., max_lease_ms: _Optional[int] = ..., max_payload_bytes: _Optional[int] = ..., max_depth: _Optional[int] = ..., dedup_window_ms: _Optional[int] = ..., dead_retention_ms: _Optional[int] = ..., completed_retention_ms: _Optional[int] = ..., allowed_types: _Optional[_Iterable[str]] = ..., cancelled_retention_ms: _Optional[int] = ..., expired_action: _Optional[_Union[ExpiredAction, str]] = ..., max_leased: _Optional[int] = ..., rate_limit: _Optional[_Union[RateLimit, _Mapping]] = ..., group_max_leased: _Optional[int] = ..., group_rate_limit: _Optional[_Union[RateLimit, _Mapping]] = ..., durability: _Optional[str] = ..., default_timeout_ms: _Optional[int] = ..., priority_aging_ms: _Optional[int] = ...) -> None: ...
 
 class RateLimit(_message.Message):
     __slots__ = ["burst", "leases", "period_ms"]

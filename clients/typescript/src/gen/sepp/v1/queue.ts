@@ -224,6 +224,15 @@ export interface QueueSettings {
    * to leases taken after it changes.
    */
   defaultTimeoutMs: number;
+  /**
+   * Priority aging, in ms: a ready job without a group counts one priority
+   * level higher for every this many ms it has been due, so a steady flow of
+   * high-priority jobs cannot starve lower ones (a job of priority p outranks
+   * fresh priority-9 jobs once it has waited (10 - p) times this). A lease then
+   * compares the oldest ready job of each priority. 0 = off, strict priority
+   * (the default).
+   */
+  priorityAgingMs: number;
 }
 
 /** Jobs on a queue by state. Maintained as jobs change, so reading them is cheap. */
@@ -553,6 +562,7 @@ function createBaseQueueSettings(): QueueSettings {
     groupRateLimit: undefined,
     durability: "",
     defaultTimeoutMs: 0,
+    priorityAgingMs: 0,
   };
 }
 
@@ -611,6 +621,9 @@ export const QueueSettings: MessageFns<QueueSettings> = {
     }
     if (message.defaultTimeoutMs !== 0) {
       writer.uint32(568).int64(message.defaultTimeoutMs);
+    }
+    if (message.priorityAgingMs !== 0) {
+      writer.uint32(576).int64(message.priorityAgingMs);
     }
     return writer;
   },
@@ -772,6 +785,14 @@ export const QueueSettings: MessageFns<QueueSettings> = {
             message.defaultTimeoutMs = longToNumber(reader.int64());
             continue;
           }
+          case 72: {
+            if (tag !== 576) {
+              break;
+            }
+
+            message.priorityAgingMs = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -868,6 +889,11 @@ export const QueueSettings: MessageFns<QueueSettings> = {
         : isSet(object.default_timeout_ms)
         ? globalThis.Number(object.default_timeout_ms)
         : 0,
+      priorityAgingMs: isSet(object.priorityAgingMs)
+        ? globalThis.Number(object.priorityAgingMs)
+        : isSet(object.priority_aging_ms)
+        ? globalThis.Number(object.priority_aging_ms)
+        : 0,
     };
   },
 
@@ -927,6 +953,9 @@ export const QueueSettings: MessageFns<QueueSettings> = {
     if (message.defaultTimeoutMs !== 0) {
       obj.defaultTimeoutMs = Math.round(message.defaultTimeoutMs);
     }
+    if (message.priorityAgingMs !== 0) {
+      obj.priorityAgingMs = Math.round(message.priorityAgingMs);
+    }
     return obj;
   },
 
@@ -959,6 +988,7 @@ export const QueueSettings: MessageFns<QueueSettings> = {
       : undefined;
     message.durability = object.durability ?? "";
     message.defaultTimeoutMs = object.defaultTimeoutMs ?? 0;
+    message.priorityAgingMs = object.priorityAgingMs ?? 0;
     return message;
   },
 };
