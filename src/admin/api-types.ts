@@ -14,6 +14,7 @@ import type {
   JobBrowsePage,
   JobSearchResult,
   JobSummary,
+  TopErrors,
   WorkerInfo,
 } from '../engine/admin-types.ts';
 import type { HistoryAnswer, HistoryWindow } from '../engine/history/types.ts';
@@ -33,6 +34,7 @@ export type {
   QueueInfo,
   SettingSource,
   StateCounts,
+  TopErrors,
   WorkerInfo,
 };
 

@@ -30,6 +30,7 @@ export type {
   SettingSource,
   SettingValueView as SettingValue,
   StoreFacts,
+  TopErrors,
   WorkerInfo,
 } from '../../src/admin/api-types.ts';
 
