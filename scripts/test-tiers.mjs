@@ -15,6 +15,7 @@ export const tiers = ['fast', 'system'];
 
 /** What each system-tier file starts; `bundle` when it runs `sepp` (the run's one bundle). */
 export const systemTier = {
+  'tests/admin/browser-errors.test.ts': 'Chromium',
   'tests/admin/browser-groups.test.ts': 'Chromium',
   'tests/admin/browser-history.test.ts': 'Chromium',
   'tests/admin/browser-queue-pages.test.ts': 'Chromium',

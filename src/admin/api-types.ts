@@ -14,6 +14,7 @@ import type {
   JobBrowsePage,
   JobSearchResult,
   JobSummary,
+  TopErrors,
   WorkerInfo,
 } from '../engine/admin-types.ts';
 import type { HistoryAnswer, HistoryWindow } from '../engine/history/types.ts';
@@ -37,6 +38,7 @@ export type {
   QueueInfo,
   SettingSource,
   StateCounts,
+  TopErrors,
   WorkerInfo,
   WorkflowCancelResult,
 };

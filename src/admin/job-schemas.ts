@@ -80,13 +80,15 @@ export const jobDetail: JsonSchema = {
           attempt: int,
           atMs: int,
           error: str,
+          errorClass: { type: ['string', 'null'], description: 'the class the worker named; null: none' },
+          stack: { type: ['string', 'null'], description: 'the stack the worker sent; null: none' },
           stoppedByCancel: {
             type: 'boolean',
             description:
               'the error is how a cancel ended the attempt (the worker stopped, or its lease ran out), not a failure',
           },
         },
-        required: ['attempt', 'atMs', 'error', 'stoppedByCancel'],
+        required: ['attempt', 'atMs', 'error', 'errorClass', 'stack', 'stoppedByCancel'],
       },
     },
     payload: {

@@ -38,6 +38,7 @@ export type AdminEngine = Pick<
   | 'listWorkers'
   | 'releaseLease'
   | 'listDeadLetterSummaries'
+  | 'topErrors'
   | 'findJobByIdempotencyKey'
   | 'enqueue'
   | 'cancel'

@@ -156,3 +156,29 @@ export interface WorkerInfo {
   failedRecent: number;
   recentWindowMs: number;
 }
+
+/** A group of a queue's dead letters by last error (jobs/error-groups.ts). */
+export interface ErrorGroup {
+  /** The last error's class ('' when none was given). */
+  errorClass: string;
+  /** The first line of its message, at most 200 characters. */
+  firstLine: string;
+  /** Dead letters of the group among those read. */
+  jobs: number;
+  firstFailedAtMs: number;
+  lastFailedAtMs: number;
+}
+
+export interface TopErrors {
+  queue: string;
+  /** The groups, the most jobs first (at most the query's limit). */
+  groups: ErrorGroup[];
+  /** Groups among the dead letters read (more than `groups.length` when the limit cut them). */
+  groupCount: number;
+  /** Dead letters read: the newest ones, at most 50,000 (jobs/error-groups.ts). */
+  scanned: number;
+  /** The queue's dead letters in all (its counter). */
+  deadTotal: number;
+  /** True when every dead letter was read. */
+  complete: boolean;
+}

@@ -17,6 +17,7 @@ import type {
   JobListQuery,
   JobSearchResult,
   JobSummary,
+  TopErrors,
   WorkerInfo,
 } from './admin-types.ts';
 import {
@@ -37,7 +38,7 @@ import type {
 import { type EngineDeps, type EngineParts, openEngineParts } from './engine-parts.ts';
 import type { EventFilter, EventSink, EventStart, EventSubscription } from './events/index.ts';
 import type { HistoryAnswer, HistoryWindow } from './history/index.ts';
-import { type DeadLetterSummaryQuery, type TopErrors, topErrors } from './jobs/index.ts';
+import { type DeadLetterSummaryQuery, topErrors } from './jobs/index.ts';
 import type { TimeoutListener } from './leases/index.ts';
 import type { MaintenanceReport } from './maintenance.ts';
 import type { NamePageQuery } from './name-pages.ts';

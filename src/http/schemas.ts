@@ -193,8 +193,20 @@ const job: JsonSchema = {
       type: 'array',
       items: {
         type: 'object',
-        properties: { attempt: int, atMs: ms, error: str },
-        required: ['attempt', 'atMs', 'error'],
+        properties: {
+          attempt: int,
+          atMs: ms,
+          error: str,
+          errorClass: {
+            ...strOrNull,
+            description: "the class the worker named (nack's errorClass); null: none",
+          },
+          errorStack: {
+            ...strOrNull,
+            description: "the stack the worker sent (nack's errorStack); null: none",
+          },
+        },
+        required: ['attempt', 'atMs', 'error', 'errorClass', 'errorStack'],
       },
     },
     deadReason,
@@ -343,6 +355,16 @@ export const nackRequest: JsonSchema = {
   properties: {
     ...settle,
     errorMessage: { type: 'string', description: "what went wrong, kept in the job's error history" },
+    errorClass: {
+      type: 'string',
+      maxLength: 256,
+      description:
+        "the error's class or name as the job's code threw it (at most 256 characters, no control characters); kept with the attempt, grouped on by top errors",
+    },
+    errorStack: {
+      type: 'string',
+      description: "the error's stack trace; cut to max_error_bytes (8 KiB). Only what the job's code threw",
+    },
     backoff: { type: 'boolean', description: "retry after the queue's backoff (the default)" },
     retryDelayMs: int64('retry after exactly this delay, in ms'),
     deadLetter: { type: 'boolean', description: 'true: dead-letter now, whatever attempts are left' },

@@ -107,6 +107,46 @@ test("delete all matching is the admin role's; an operator may stop an operation
   assert.equal((await viewer.get(`/api/v1/bulk-operations/${started.body.id}`)).status, 200);
 });
 
+test('top errors: dead letters grouped by class and first line; a group requeued by its key', async () => {
+  const engine = admin.t.engine;
+  for (let i = 0; i < 4; i++) await engine.enqueue({ queue: 'q', type: 'mail', payload: enc('x') });
+  for (const [i, j] of (await engine.reserve({ queues: ['q'], maxJobs: 4 })).entries()) {
+    await engine.nack({
+      jobId: j.id,
+      attempt: j.attempt,
+      error: i < 3 ? `bad address\nmailbox ${i}` : '',
+      ...(i < 3 ? { errorClass: 'SmtpError', stack: 'SmtpError: bad address' } : {}),
+      directive: { kind: 'dead_letter' },
+    });
+  }
+  const top = await op.get('/api/v1/queues/q/top-errors?limit=5');
+  assert.equal(top.status, 200);
+  const groups = top.body.groups as { errorClass: string; firstLine: string; jobs: number }[];
+  assert.deepEqual(
+    groups.map((g) => [g.errorClass, g.firstLine, g.jobs]),
+    [
+      ['SmtpError', 'bad address', 3],
+      ['', '', 1],
+    ],
+  );
+  assert.deepEqual([top.body.deadTotal, top.body.complete], [4, true]);
+  assert.equal((await op.get('/api/v1/queues/q/top-errors?limit=500')).status, 400);
+  assert.equal((await op.get('/api/v1/queues/nope/top-errors')).status, 404);
+  // The empty group is its own: no class, no message — not every dead letter.
+  const empty = { queue: 'q', state: 'dead', errorClass: '', errorLine: '' };
+  assert.equal((await op.post('/api/v1/bulk/requeue', { ...empty, dryRun: true })).body.matched, 1);
+  assert.equal((await op.post('/api/v1/bulk/requeue', { queue: 'q', errorClass: 'X' })).status, 400);
+  const group = { queue: 'q', state: 'dead', errorClass: 'SmtpError', errorLine: 'bad address' };
+  assert.equal((await op.post('/api/v1/bulk/requeue', { ...group, dryRun: true })).body.matched, 3);
+  const started = await op.post('/api/v1/bulk/requeue', group);
+  assert.equal(started.status, 200);
+  assert.equal((await untilDone(started.body.id as string)).changed, 3);
+  const [entry] = (await engine.listAudit({ action: 'jobs.requeue' })).items;
+  assert.deepEqual(entry?.details.errorGroup, { errorClass: 'SmtpError', firstLine: 'bad address' });
+  const q = (await engine.listQueues())[0];
+  assert.deepEqual([q?.counts.ready, q?.counts.dead], [3, 1]);
+});
+
 test('dead letters: listed, requeued and deleted by error text', async () => {
   await deadLetters('q', 2, 'timeout talking to smtp');
   await deadLetters('q', 3, 'bad address');

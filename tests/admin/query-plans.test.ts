@@ -54,7 +54,9 @@ function withDb(fn: (db: Db) => void): void {
  * Reads over whole tiny tables; the fallback for queues with hundreds of job types
  * (job-queries.ts); and the bounded reads of browse-statements.ts: the newest ids
  * (LIMIT @scan of the id index) and the leases held now (the jobs_leased partial
- * index, grouped by worker: as many rows as there are leases, not jobs).
+ * index, grouped by worker: as many rows as there are leases, not jobs); top errors
+ * (the newest LIMIT @scan dead letters of one queue through jobs_dead, grouped in a
+ * temporary tree: at most 50,000 rows, read only by an operator's page).
  */
 const allowedScans = new Set([
   'allQueues',
@@ -65,6 +67,7 @@ const allowedScans = new Set([
   'queuesWithGroups',
   'idsContaining',
   'leasesByWorker',
+  'errorGroups',
   'storedJobs',
   // Whole small tables, bounded by limits and read only at start or by an operator's listing:
   // schedules (limits.max_schedules), run-time overrides (settings × queues) and admin

@@ -313,6 +313,31 @@ describe('HTTP API', () => {
     assert.match(outcome.text, /"resultContentType":"application\/json"/);
   });
 
+  test('a nack’s error class and stack are kept with the attempt; a bad class is 400', async () => {
+    await post('/v1/jobs', { queue: 'why', type: 't' });
+    const job = await reserveOne('why');
+    const refused = await post(`/v1/jobs/${job.jobId}/nack`, {
+      attempt: job.attempt,
+      errorMessage: 'x',
+      errorClass: 'Bad\nClass',
+    });
+    assertError(refused, 400, 'invalid_argument');
+    const nack = await post(`/v1/jobs/${job.jobId}/nack`, {
+      attempt: job.attempt,
+      errorMessage: 'boom',
+      errorClass: 'ValueError',
+      errorStack: 'Traceback (most recent call last):\n  File "job.py", line 3\nValueError: boom',
+      deadLetter: true,
+    });
+    assert.equal(nack.status, 200, nack.text);
+    const got = await get<{ job: { errors: { errorClass: string | null; errorStack: string | null }[] } }>(
+      `/v1/jobs/${job.jobId}`,
+    );
+    assert.equal(got.status, 200, got.text);
+    assert.equal(got.json.job.errors[0]?.errorClass, 'ValueError');
+    assert.match(got.json.job.errors[0]?.errorStack ?? '', /^Traceback/);
+  });
+
   test('lost leases answer as gRPC does: 409 lease_lost, 404 not_found, 409 job_cancelled', async () => {
     await post('/v1/jobs', { queue: 'fence', type: 't' });
     const job = await reserveOne('fence');

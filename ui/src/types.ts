@@ -33,6 +33,7 @@ export type {
   SettingSource,
   SettingValueView as SettingValue,
   StoreFacts,
+  TopErrors,
   WorkerInfo,
   WorkflowCancelResult,
 } from '../../src/admin/api-types.ts';

@@ -41,6 +41,17 @@ const filterBody = {
   type: { type: 'string', description: 'only types starting with this' },
   group: str,
   error: { type: 'string', description: 'only jobs whose last error contains this (any case)' },
+  errorLine: {
+    type: 'string',
+    maxLength: 200,
+    description:
+      "only jobs of this top-errors group: the first line of the last error, exactly (with errorClass; '' is a group too)",
+  },
+  errorClass: {
+    type: 'string',
+    maxLength: 256,
+    description: "with errorLine: the group's class ('' for none)",
+  },
   meta: { type: 'string', description: 'only jobs with this metadata value, as key=value' },
   reason: { type: 'string', enum: [...deadReasons], description: 'only dead letters of this reason' },
   enqueuedBeforeMs: { type: 'integer', description: 'only jobs enqueued before this time (older than)' },
@@ -96,6 +107,9 @@ export function bulkFilterOf(body: JsonObject): JobFilter {
   const metadata = metaFilter(text('meta', 2048));
   const enqueuedBeforeMs = optionalInteger(body, 'enqueuedBeforeMs');
   const enqueuedFromMs = optionalInteger(body, 'enqueuedFromMs');
+  const errorLine = optionalString(body, 'errorLine', 200);
+  const errorClass = optionalString(body, 'errorClass', 256);
+  if (errorClass !== undefined && errorLine === undefined) throw bad('errorClass: give errorLine too');
   return {
     ...(queue === undefined ? {} : { queue }),
     ...(state === undefined || state === ''
@@ -110,6 +124,9 @@ export function bulkFilterOf(body: JsonObject): JobFilter {
     ...(reason === undefined || reason === '' ? {} : { deadReason: reason as DeadReason }),
     ...(enqueuedBeforeMs === undefined ? {} : { enqueuedBeforeMs }),
     ...(enqueuedFromMs === undefined ? {} : { enqueuedFromMs }),
+    ...(errorLine === undefined
+      ? {}
+      : { errorGroup: { errorClass: errorClass ?? '', firstLine: errorLine } }),
   };
 }
 

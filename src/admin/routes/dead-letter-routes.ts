@@ -33,6 +33,35 @@ const reasonBody = {
   },
 };
 
+const topErrorsSchema = {
+  type: 'object',
+  properties: {
+    queue: { type: 'string' },
+    groups: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          errorClass: { type: 'string', description: "the class the worker named; '' for none" },
+          firstLine: {
+            type: 'string',
+            description: 'the first line of the last error, at most 200 characters',
+          },
+          jobs: { type: 'integer' },
+          firstFailedAtMs: { type: 'integer' },
+          lastFailedAtMs: { type: 'integer' },
+        },
+        required: ['errorClass', 'firstLine', 'jobs', 'firstFailedAtMs', 'lastFailedAtMs'],
+      },
+    },
+    groupCount: { type: 'integer', description: 'groups among the dead letters read' },
+    scanned: { type: 'integer', description: 'dead letters read, newest first' },
+    deadTotal: { type: 'integer' },
+    complete: { type: 'boolean', description: 'every dead letter was read' },
+  },
+  required: ['queue', 'groups', 'groupCount', 'scanned', 'deadTotal', 'complete'],
+} as const;
+
 export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
   const { engine } = deps;
   const maxIds = engine.limits.maxBatchJobs;
@@ -119,6 +148,28 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
         });
         const total = reason === undefined ? ((await engine.getQueue(queue))?.counts.dead ?? 0) : null;
         return c.json({ ...page, total });
+      },
+    },
+    {
+      method: 'get',
+      path: '/api/v1/queues/{queue}/top-errors',
+      access: 'viewer',
+      tag: 'dead letters',
+      summary: "A queue's dead letters grouped by last error (class, first line), the most jobs first",
+      description:
+        'Reads the newest 50,000 dead letters (`complete`: that was all of them). Requeue or delete a group with `POST /api/v1/bulk/requeue` or `/api/v1/bulk/delete` and `errorClass` + `errorLine`.',
+      pathParams: { queue: 'queue name' },
+      query: {
+        limit: { description: 'most groups, 1 to 100 (default 20)', schema: { type: 'integer' } },
+      },
+      response: topErrorsSchema,
+      async handle(c) {
+        const limit = queryInteger(c, 'limit');
+        const top = await engine.topErrors({
+          queue: pathParam(c, 'queue'),
+          ...(limit === undefined ? {} : { limit }),
+        });
+        return c.json(top);
       },
     },
     {

@@ -9,6 +9,7 @@
  */
 import type { Op } from '../../store/op.ts';
 import type { ErrorGroupKey, StoreView } from '../../store/store.ts';
+import type { TopErrors } from '../admin-types.ts';
 import { checkName } from '../checks.ts';
 import type { EngineContext } from '../context.ts';
 import { SeppError } from '../errors.ts';
@@ -21,27 +22,6 @@ export const errorGroupScan = 50_000;
 export const maxErrorGroups = 100;
 /** Longest first line a group has (the stores cut it there). */
 export const maxFirstLineChars = 200;
-
-export interface ErrorGroup extends ErrorGroupKey {
-  /** Dead letters of the group among those read. */
-  jobs: number;
-  firstFailedAtMs: number;
-  lastFailedAtMs: number;
-}
-
-export interface TopErrors {
-  queue: string;
-  /** The groups, the most jobs first (at most the query's limit). */
-  groups: ErrorGroup[];
-  /** Groups among the dead letters read (more than `groups.length` when the limit cut them). */
-  groupCount: number;
-  /** Dead letters read: the newest ones, at most `errorGroupScan`. */
-  scanned: number;
-  /** The queue's dead letters in all (its counter). */
-  deadTotal: number;
-  /** True when every dead letter was read. */
-  complete: boolean;
-}
 
 export function* topErrors(
   ctx: EngineContext,

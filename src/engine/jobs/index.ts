@@ -10,7 +10,6 @@ export { isRejection, validateJob } from './enqueue-validation.ts';
 export {
   checkErrorGroup,
   maxErrorClassChars,
-  type TopErrors,
   topErrors,
 } from './error-groups.ts';
 export { FlowEnqueuer } from './flow-enqueue.ts';

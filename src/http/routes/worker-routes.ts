@@ -158,6 +158,8 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
           jobId: jobIdOf(request),
           attempt: attemptFrom(input),
           error: input.string('errorMessage') ?? '',
+          errorClass: input.string('errorClass') ?? '',
+          stack: input.string('errorStack') ?? '',
           directive: nackDirectiveFromJson(input),
         });
         return { state: result.state, runAtMs: result.runAtMs };

@@ -23,6 +23,8 @@ export interface ListFilter {
   group: string;
   error: string;
   meta: string;
+  /** A top-errors group: its class ('' for none) and the first line of the last error, exactly. */
+  errorGroup?: { errorClass: string; firstLine: string };
 }
 
 type Action = 'requeue' | 'cancel' | 'run-now' | 'delete';
@@ -103,6 +105,9 @@ function describeFilter(f: ListFilter): string {
     f.type === '' ? '' : `of type ${f.type}…`,
     f.group === '' ? '' : `of group ${f.group}`,
     f.error === '' ? '' : `with error “${f.error}”`,
+    f.errorGroup === undefined
+      ? ''
+      : `with error ${f.errorGroup.errorClass === '' ? '' : `${f.errorGroup.errorClass} `}“${f.errorGroup.firstLine}”`,
     f.meta === '' ? '' : `with ${f.meta}`,
     f.queue === '' ? 'in all queues' : `in ${f.queue}`,
   ]
@@ -169,8 +174,13 @@ export function FilterActions({
       // A list of every state offers the actions whose states are clear from their names.
       (filter.state !== '' || a === 'requeue' || a === 'cancel'),
   );
+  const { errorGroup, ...plain } = filter;
   const body = {
-    ...Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== '')),
+    ...Object.fromEntries(Object.entries(plain).filter(([, v]) => v !== '')),
+    // A group's class and line are sent even when empty: '' is a group of its own.
+    ...(errorGroup === undefined
+      ? {}
+      : { errorClass: errorGroup.errorClass, errorLine: errorGroup.firstLine }),
   };
 
   const ask = async (which: Action) => {

@@ -22,6 +22,7 @@ import { ConfirmDialog, useConfirm } from '../components/confirm-dialog.tsx';
 import { type Column, DataTable } from '../components/data-table.tsx';
 import { FilterBar } from '../components/filter-bar.tsx';
 import { SelectField } from '../components/select-field.tsx';
+import { TopErrors } from '../components/top-errors.tsx';
 import { fmtNum, humanize } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
 import { useQueues } from '../queues-data.ts';
@@ -187,6 +188,9 @@ export function DeadLetters({ session }: { session: Session }) {
         />
       </FilterBar>
       <ErrorBanner error={page.stale ? action.error : (queues.error ?? page.error ?? action.error)} />
+      {known !== undefined && known.counts.dead > 0 && (
+        <TopErrors session={session} queue={queue} onChanged={page.reload} />
+      )}
       {unknownQueue ? (
         <div class="card">
           <Empty title={`There is no queue ${queue}`}>Choose a queue above.</Empty>

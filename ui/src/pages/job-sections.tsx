@@ -75,12 +75,23 @@ export function AttemptErrors({ errors }: { errors: Job['errors'] }) {
                   </td>
                   <td data-label="Error">
                     {e.stoppedByCancel && <span class="badge badge-cancelled">stopped by the cancel</span>}
+                    {e.errorClass !== null && (
+                      <span class="badge badge-dead" title="the class of the error the worker's code threw">
+                        {e.errorClass}
+                      </span>
+                    )}
                     <pre
                       class={e.stoppedByCancel ? 'error-text error-text-cancel' : 'error-text'}
                       title={e.error}
                     >
                       {localTimes(e.error)}
                     </pre>
+                    {e.stack !== null && (
+                      <details class="error-stack">
+                        <summary>Stack of attempt {e.attempt}</summary>
+                        <pre class="error-text">{e.stack}</pre>
+                      </details>
+                    )}
                   </td>
                 </tr>
               ))}
