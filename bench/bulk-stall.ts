@@ -26,8 +26,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { credentials, Metadata, status } from '@grpc/grpc-js';
 import type { JobFilter } from '../clients/typescript/src/gen/sepp/v1/admin.js';
-import type { EnqueueJob } from '../clients/typescript/src/gen/sepp/v1/job.js';
-import { JobState } from '../clients/typescript/src/gen/sepp/v1/job.js';
+import { EnqueueJob, JobState } from '../clients/typescript/src/gen/sepp/v1/job.js';
 import { QueueServiceClient } from '../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import { parseArgs } from './engine-lib.ts';
 import { LatencyRecorder, type LatencySummary } from './lib/latency.ts';
@@ -66,29 +65,15 @@ const filter: JobFilter = {
   retriesOnly: false,
 };
 
+/** A job of `q`; `fields` overrides, every other field at its default. */
 function job(q: string, fields: Partial<EnqueueJob> = {}): EnqueueJob {
-  return {
+  return EnqueueJob.fromPartial({
     queue: q,
     type: 'report',
     payload: Buffer.alloc(64, 0x61),
-    contentType: '',
-    priority: 0,
-    schedule: undefined,
-    maxAttempts: 0,
-    idempotencyKey: '',
     metadata: { tenant: 'acme' },
-    traceparent: '',
-    tracestate: '',
-    uniqueWhileActive: false,
-    group: '',
-    dependsOn: [],
-    onDependencyFailure: 0,
-    timeoutMs: 0,
-    debounceKey: '',
-    debounceMs: 0,
-    debounceMaxMs: 0,
     ...fields,
-  };
+  });
 }
 
 type Rpc<Req, Res> = (

@@ -23,6 +23,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { credentials, Metadata } from '@grpc/grpc-js';
+import { EnqueueJob } from '../clients/typescript/src/gen/sepp/v1/job.js';
 import { QueueServiceClient } from '../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import { SeppClient } from '../clients/typescript/src/index.ts';
 import { markdownTable, median } from './engine-lib.ts';
@@ -115,27 +116,8 @@ async function httpEnqueue(port: number, total: number, clients: number, batch =
 /** `callers` callers, each awaiting one unary Enqueue at a time, over one gRPC channel. */
 async function unaryEnqueue(port: number, total: number, callers: number): Promise<void> {
   const client = new QueueServiceClient(`127.0.0.1:${port}`, credentials.createInsecure());
-  const job = {
-    queue: 'unary',
-    type: 'noop',
-    payload,
-    contentType: '',
-    priority: 0,
-    schedule: undefined,
-    maxAttempts: 0,
-    idempotencyKey: '',
-    metadata: {},
-    traceparent: '',
-    tracestate: '',
-    uniqueWhileActive: false,
-    group: '',
-    dependsOn: [],
-    onDependencyFailure: 0,
-    timeoutMs: 0,
-    debounceKey: '',
-    debounceMs: 0,
-    debounceMaxMs: 0,
-  };
+  // Every other field at its default (a field added to the proto needs no change here).
+  const job = EnqueueJob.fromPartial({ queue: 'unary', type: 'noop', payload });
   let claimed = 0;
   await Promise.all(
     Array.from({ length: callers }, async () => {

@@ -17,36 +17,23 @@
  *
  *   npx tsx bench/pg-counters.ts --runs 3 --seconds 5 --batch 1,50
  */
-import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { startPostgres } from '../tests/helpers/postgres.ts';
+import { median } from './engine-lib.ts';
+import { connectClients, pgBenchArgs, positiveInteger } from './lib/pg-bench.ts';
 import { cpuMicros } from './lib/proc-stats.ts';
 
 const designs = ['none', 'hot', 'shard', 'delta'] as const;
 type Design = (typeof designs)[number];
 
-const { values } = parseArgs({
-  options: {
-    runs: { type: 'string', default: '3' },
-    seconds: { type: 'string', default: '5' },
-    clients: { type: 'string', default: '50' },
-    batch: { type: 'string', default: '1,50' },
-    help: { type: 'boolean', default: false },
-  },
-});
-if (values.help) {
-  console.log('Usage: npx tsx bench/pg-counters.ts [--runs 3] [--seconds 5] [--clients 50] [--batch 1,50]');
-  process.exit(0);
-}
-const positive = (name: string, raw: string) => {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer, got "${raw}"`);
-  return n;
-};
-const runs = positive('runs', values.runs);
-const durationMs = positive('seconds', values.seconds) * 1000;
-const clients = positive('clients', values.clients);
-const batches = values.batch.split(',').map((b) => positive('batch', b));
+const { runs, durationMs, clients, values } = pgBenchArgs(
+  'Usage: npx tsx bench/pg-counters.ts [--runs 3] [--seconds 5] [--clients 50] [--batch 1,50]',
+  50,
+  { batch: { type: 'string', default: '1,50' } },
+);
+const batches = String(values.batch)
+  .split(',')
+  .map((b) => positiveInteger('batch', b));
 
 const schema = `
   CREATE TABLE jobs (seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, queue text NOT NULL, payload bytea NOT NULL);
@@ -87,13 +74,7 @@ async function runOnce(design: Design, batch: number): Promise<RunResult> {
   try {
     await cluster.query(schema);
     await cluster.query("INSERT INTO counts VALUES ('q', 'ready', 0)");
-    const pools = await Promise.all(
-      Array.from({ length: clients }, async () => {
-        const client = new pg.Client(cluster.connection());
-        await client.connect();
-        return client;
-      }),
-    );
+    const pools = await connectClients(cluster, clients);
     const folder = new pg.Client(cluster.connection());
     await folder.connect();
     const payloads = Array.from({ length: batch }, () => Buffer.alloc(256, 'x'));
@@ -136,11 +117,6 @@ async function runOnce(design: Design, batch: number): Promise<RunResult> {
     await cluster.close();
   }
 }
-
-const median = (xs: readonly number[]) => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? 0;
-};
 
 const results = new Map<string, RunResult[]>();
 for (let run = 0; run < runs; run++) {

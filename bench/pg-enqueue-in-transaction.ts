@@ -16,35 +16,19 @@
  *   npx tsx bench/pg-enqueue-in-transaction.ts --runs 3 --seconds 5 --clients 16
  */
 import { loadavg } from 'node:os';
-import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { describePostgresSettings, startPostgres } from '../tests/helpers/postgres.ts';
 import { countMismatches } from '../tests/helpers/postgres-counts.ts';
 import { call, startTestServer, testJob } from '../tests/helpers/server.ts';
+import { median } from './engine-lib.ts';
+import { connectClients, pgBenchArgs } from './lib/pg-bench.ts';
 
 const modes = ['grpc', 'tx+grpc', 'sql'] as const;
 type Mode = (typeof modes)[number];
 
-const { values } = parseArgs({
-  options: {
-    runs: { type: 'string', default: '3' },
-    seconds: { type: 'string', default: '5' },
-    clients: { type: 'string', default: '16' },
-    help: { type: 'boolean', default: false },
-  },
-});
-if (values.help) {
-  console.log('Usage: npx tsx bench/pg-enqueue-in-transaction.ts [--runs 3] [--seconds 5] [--clients 16]');
-  process.exit(0);
-}
-const positive = (name: string, raw: string) => {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer, got "${raw}"`);
-  return n;
-};
-const runs = positive('runs', values.runs);
-const durationMs = positive('seconds', values.seconds) * 1000;
-const clients = positive('clients', values.clients);
+const { runs, durationMs, clients } = pgBenchArgs(
+  'Usage: npx tsx bench/pg-enqueue-in-transaction.ts [--runs 3] [--seconds 5] [--clients 16]',
+  16,
+);
 
 const cluster = await startPostgres();
 const database = await cluster.createDatabase('bench');
@@ -52,13 +36,7 @@ const schema = 'sepp';
 const server = await startTestServer({
   toml: `[queues.bench]\n[store]\nkind = "postgres"\nurl = "${cluster.urlWithoutPassword(database)}"\npassword_file = "${cluster.passwordFile}"\nschema = "${schema}"\n`,
 });
-const connections = await Promise.all(
-  Array.from({ length: clients }, async () => {
-    const c = new pg.Client(cluster.connection(database));
-    await c.connect();
-    return c;
-  }),
-);
+const connections = await connectClients(cluster, clients, database);
 await connections[0]!.query(
   'CREATE SCHEMA shop; CREATE TABLE shop.orders (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, total_cents int NOT NULL)',
 );
@@ -88,11 +66,6 @@ async function producer(mode: Mode, i: number, until: number): Promise<number> {
   }
   return jobs;
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
-};
 
 const rates: Record<Mode, number[]> = { grpc: [], 'tx+grpc': [], sql: [] };
 const loads: string[] = [];

@@ -29,6 +29,7 @@ import type { AddressInfo } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
+import { EnqueueJob } from '../clients/typescript/src/gen/sepp/v1/job.js';
 import { QueueServiceClient } from '../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import { loadConfig, type TelemetryConfig } from '../src/config/index.ts';
 import { systemClock } from '../src/engine/clock.ts';
@@ -99,27 +100,8 @@ function unary<Req, Res>(
 
 async function clientRound(port: number, send: (m: ToParent) => void): Promise<void> {
   const client = new QueueServiceClient(`127.0.0.1:${port}`, credentials.createInsecure());
-  const job = {
-    queue: 'bench',
-    type: 'work',
-    payload: Buffer.alloc(256, 7),
-    contentType: '',
-    priority: 0,
-    schedule: undefined,
-    maxAttempts: 0,
-    idempotencyKey: '',
-    metadata: {},
-    traceparent: '',
-    tracestate: '',
-    uniqueWhileActive: false,
-    group: '',
-    dependsOn: [],
-    onDependencyFailure: 0,
-    timeoutMs: 0,
-    debounceKey: '',
-    debounceMs: 0,
-    debounceMaxMs: 0,
-  };
+  // Every other field at its default (a field added to the proto needs no change here).
+  const job = EnqueueJob.fromPartial({ queue: 'bench', type: 'work', payload: Buffer.alloc(256, 7) });
   const reserve = {
     queues: ['bench'],
     maxJobs: 1,

@@ -167,9 +167,12 @@ async function runFile(file, index) {
         .filter((line) => line !== '')
         .map((line) => JSON.parse(line))
     : [];
-  const events = lines.filter((e) => e.cpuMs === undefined);
-  const cpuMs = lines.find((e) => e.cpuMs !== undefined)?.cpuMs;
-  return { output: ran.output, result: fileResult({ ...ran, file, cpuMs, events }) };
+  const last = lines.find((e) => e.name === undefined);
+  const events = lines.filter((e) => e !== last);
+  return {
+    output: ran.output,
+    result: fileResult({ ...ran, file, cpuMs: last?.cpuMs, afterLastTestMs: last?.afterLastTestMs, events }),
+  };
 }
 
 /** Runs `npm run SCRIPT` (the type check, the lint). */

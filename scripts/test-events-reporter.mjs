@@ -1,7 +1,9 @@
 // A node:test reporter that writes one JSON line per finished test or suite, for
 // scripts/run-tests.mjs: it counts them and, when a file fails, names the first
 // reason in the run's closing summary; and, once the file's tests are done, a last
-// line with the CPU time its process and the processes it waited for used. The
+// line with the CPU time its process and the processes it waited for used, and how
+// long the process ran on after its last top-level test ended (its `after` hooks, and
+// any timer or handle left open, which node:test waits for before it ends). The
 // person reading the run sees the spec reporter; this one goes to a file
 // (--test-reporter-destination).
 import { readFileSync } from 'node:fs';
@@ -31,9 +33,11 @@ function cpuMs() {
 }
 
 export default async function* eventsReporter(source) {
+  let lastTestEndedMs;
   for await (const event of source) {
     if (event.type !== 'test:pass' && event.type !== 'test:fail') continue;
     const { data } = event;
+    if (data.nesting === 0) lastTestEndedMs = performance.now();
     const error = data.details?.error;
     yield `${JSON.stringify({
       passed: event.type === 'test:pass',
@@ -47,5 +51,7 @@ export default async function* eventsReporter(source) {
       why: error === undefined ? undefined : firstLine(error),
     })}\n`;
   }
-  yield `${JSON.stringify({ cpuMs: cpuMs() })}\n`;
+  const afterLastTestMs =
+    lastTestEndedMs === undefined ? undefined : Math.round(performance.now() - lastTestEndedMs);
+  yield `${JSON.stringify({ cpuMs: cpuMs(), afterLastTestMs })}\n`;
 }

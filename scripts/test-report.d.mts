@@ -25,6 +25,8 @@ export interface Result {
   file: string;
   durationMs: number;
   cpuMs: number | undefined;
+  /** How long the file's process ran on after its last top-level test ended. */
+  afterLastTestMs?: number;
   events?: TestEvent[];
   counts: Counts;
   skips: string[];
@@ -39,9 +41,13 @@ export function fileResult(run: {
   signal: string | null;
   durationMs: number;
   cpuMs: number | undefined;
+  afterLastTestMs?: number;
   events: TestEvent[];
   stderr: string;
 }): Result;
+
+/** Past this (ms), the summary lists a file whose process ran on after its last test. */
+export const lingerListedMs: number;
 
 export function checkResult(run: {
   file: string;

@@ -1,5 +1,6 @@
 // What one test file's run amounts to, and the closing summary of a run
-// (scripts/run-tests.mjs): counts, the slowest files, and — last, where whoever
+// (scripts/run-tests.mjs): counts, the slowest files, the files whose process ran on
+// long after their last test, and — last, where whoever
 // ran it looks — every file that failed, was cancelled or could not run, with
 // the first line of why.
 
@@ -7,7 +8,8 @@
  * One file's verdict from its process's exit and the events of
  * scripts/test-events-reporter.mjs.
  * @param {{ file: string, code: number | null, signal: string | null, durationMs: number,
- *   cpuMs: number | undefined, events: Array<Record<string, unknown>>, stderr: string }} run
+ *   cpuMs: number | undefined, afterLastTestMs?: number, events: Array<Record<string, unknown>>,
+ *   stderr: string }} run
  */
 export function fileResult(run) {
   const tests = run.events.filter((e) => !e.suite);
@@ -86,6 +88,13 @@ function why(run) {
 }
 
 const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
+
+/**
+ * Past this, a file's process running on after its last test is listed: an `after` hook
+ * that takes long, or a timer or handle left open (a guard timeout never cleared) that
+ * node:test waits for, time nobody sees in the test's own duration.
+ */
+export const lingerListedMs = 2000;
 const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /**
@@ -104,6 +113,13 @@ export function summary(results, { wallMs, label, slowest = 15, extra = [], extr
   for (const r of byDuration) {
     const cpu = r.cpuMs === undefined ? '' : seconds(r.cpuMs);
     lines.push(`  ${seconds(r.durationMs).padStart(8)} ${cpu.padStart(8)}  ${r.file}`);
+  }
+  const lingering = results
+    .filter((r) => (r.afterLastTestMs ?? 0) > lingerListedMs)
+    .sort((a, b) => b.afterLastTestMs - a.afterLastTestMs);
+  if (lingering.length > 0) {
+    lines.push('ran on after their last test (after hooks, or timers and handles left open):');
+    for (const r of lingering) lines.push(`  ${seconds(r.afterLastTestMs).padStart(8)}  ${r.file}`);
   }
   const skips = results.flatMap((r) => r.skips.map((s) => `  ${r.file} › ${s}`));
   if (skips.length > 0) lines.push(`skipped (a skipped test checks nothing):`, ...skips);

@@ -135,11 +135,12 @@ test('a subscriber that never reads is cut off with RESOURCE_EXHAUSTED, and the 
   // per-subscriber bound (+67 MiB, 2026-12-03), and the cut-off is asserted below too.
   assert.ok(grownMiB < 40, `server RSS grew ${grownMiB} MiB above the control flood's peak`);
 
-  // Reading again, the slow one gets what the server had handed over, then its end.
+  // Reading again, the slow one gets what the server had handed over, then its end. The
+  // 60 s guard is unref'd: a timer left pending kept this file's process 60 s past its test.
   slow.resume();
   const ended = await Promise.race([
     slowEnded,
-    new Promise<undefined>((resolve) => setTimeout(resolve, 60_000, undefined)),
+    new Promise<undefined>((resolve) => setTimeout(resolve, 60_000, undefined).unref()),
   ]);
   assert.ok(ended, 'the never-reading subscriber was cut off');
   assert.equal(ended.code, status.RESOURCE_EXHAUSTED, ended.details);

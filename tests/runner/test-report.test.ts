@@ -2,11 +2,18 @@
  * scripts/test-report.mjs, in-process: a check that fails (the type check, the lint)
  * is named in the summary with the first line of its output that names an error; a
  * file whose exit code says it failed fails even when every test it reported passed;
- * a file that ran no test fails; the slowest list is cut at its length.
+ * a file that ran no test fails; the slowest list is cut at its length; a file whose
+ * process ran on after its last test is listed, longest first.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkResult, fileResult, summary, type TestEvent } from '../../scripts/test-report.mjs';
+import {
+  checkResult,
+  fileResult,
+  lingerListedMs,
+  summary,
+  type TestEvent,
+} from '../../scripts/test-report.mjs';
 
 const passed = (name: string): TestEvent => ({ passed: true, name, nesting: 0, suite: false });
 const file = (name: string, durationMs: number, events: TestEvent[], code = 0) =>
@@ -65,4 +72,27 @@ test('the slowest list is the longest files, longest first, cut at its length', 
     '    20.0 s   10.0 s  tests/20.test.ts',
   ]);
   assert.equal(report.lines.at(-1), 'passed: every file of tests');
+});
+
+test('a file whose process ran on after its last test is listed, longest first; one that ended soon is not', () => {
+  const ranOn = (name: string, afterLastTestMs: number) => ({
+    ...file(name, 90_000, [passed('x')]),
+    afterLastTestMs,
+  });
+  const results = [
+    ranOn('tests/timer.test.ts', 60_000),
+    ranOn('tests/quick.test.ts', lingerListedMs - 1),
+    ranOn('tests/hook.test.ts', 3_000),
+  ];
+  const report = summary(results, { wallMs: 90_000, label: 'tests' });
+  const at = report.lines.indexOf(
+    'ran on after their last test (after hooks, or timers and handles left open):',
+  );
+  assert.ok(at > 0, report.lines.join('\n'));
+  assert.deepEqual(report.lines.slice(at + 1, at + 3), [
+    '    60.0 s  tests/timer.test.ts',
+    '     3.0 s  tests/hook.test.ts',
+  ]);
+  // The list ends there: the file that ended soon after its last test is not in it.
+  assert.match(report.lines[at + 3] ?? '', /^tests: 3 tests in 3 files/);
 });
