@@ -5,7 +5,10 @@
  * Prints the drain's jobs/s, PostgreSQL's commits per job (pg_stat_database) and, per
  * statement of the drain, its calls, rows and time per job (pg_stat_statements).
  *
- *   npx tsx bench/pg-drain-profile.ts --jobs 20000 --concurrency 50
+ *   npx tsx bench/pg-drain-profile.ts --jobs 20000 --concurrency 50 [--streams N] [--profile FILE.cpuprofile]
+ *
+ * `--profile` writes this process's CPU profile of the drain (server and client: the
+ * server's frames are under src/ and node_modules/pg*, the client's under clients/).
  */
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -13,13 +16,17 @@ import pg from 'pg';
 import { SeppClient } from '../clients/typescript/src/index.ts';
 import { startPostgres } from '../tests/helpers/postgres.ts';
 import { startTestServer } from '../tests/helpers/server.ts';
+import { cpuMicros } from './lib/proc-stats.ts';
+import { Profiler } from './lib/profiler.ts';
 import { drainJobs, enqueueJobs } from './lib/sdk-phases.ts';
 
 const { values } = parseArgs({
   options: {
     jobs: { type: 'string', default: '20000' },
     concurrency: { type: 'string', default: '50' },
+    streams: { type: 'string' },
     top: { type: 'string', default: '12' },
+    profile: { type: 'string' },
   },
 });
 const jobs = Number(values.jobs);
@@ -49,16 +56,28 @@ try {
       ).rows[0]?.c,
     );
   const c0 = await commits();
+  const postmaster = cluster.pid();
+  const pgCpu = () => (postmaster === undefined ? 0 : cpuMicros([postmaster]));
+  const pg0 = pgCpu();
   const cpu0 = process.cpuUsage();
+  const profiler = values.profile === undefined ? undefined : new Profiler();
+  await profiler?.start();
   const started = performance.now();
-  await drainJobs(client, 'w1', jobs, { concurrency, transport: 'stream' });
+  await drainJobs(client, 'w1', jobs, {
+    concurrency,
+    transport: 'stream',
+    ...(values.streams === undefined ? {} : { streams: Number(values.streams) }),
+  });
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpu0);
+  if (values.profile !== undefined) await profiler?.stop(values.profile);
+  const pgUs = pgCpu() - pg0;
   const c1 = await commits();
   console.log(
     `drain: ${jobs} jobs in ${seconds.toFixed(2)} s = ${Math.round(jobs / seconds)} jobs/s; ` +
       `${((c1 - c0) / jobs).toFixed(3)} commits/job; this process (server + client) ` +
-      `${Math.round(((cpu.user + cpu.system) / jobs) * 1)} µs CPU/job; load ${loadavg()[0]?.toFixed(1)}`,
+      `${Math.round((cpu.user + cpu.system) / jobs)} µs CPU/job, PostgreSQL ${Math.round(pgUs / jobs)} µs/job; ` +
+      `load ${loadavg()[0]?.toFixed(1)}`,
   );
   const { rows } = await admin.query<{ query: string; calls: string; rows: string; ms: string }>(
     `SELECT query, calls::text, rows::text, total_exec_time::text AS ms FROM pg_stat_statements
