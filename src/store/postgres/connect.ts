@@ -23,6 +23,11 @@ export interface PostgresConnectOptions {
   readonly statementTimeoutMs: number;
   /** How long a connection attempt may take. */
   readonly connectTimeoutMs?: number;
+  /**
+   * Send each query without waiting for the answers of those before it (the writer's
+   * connection: its BEGIN, savepoints and count deltas travel with the next statement).
+   */
+  readonly pipeline?: boolean;
 }
 
 /** int8 (counts, ids, times in ms) and numeric (sums) as JavaScript numbers: every value sepp stores fits. */
@@ -87,6 +92,7 @@ function newClient(options: PostgresConnectOptions, onError: (error: Error) => v
     connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
     application_name: 'sepp',
     keepAlive: true,
+    pipeline: options.pipeline === true,
     types,
   });
   // Set after the URL was read: the driver takes a URL's (empty) password over one given beside it.
@@ -130,10 +136,13 @@ export function storageFailure(cause: unknown): StorageFailure {
   return new StorageFailure(`PostgreSQL: ${message}`, { cause, diskFull: sqlState(cause) === '53100' });
 }
 
-/** Sends a command of the store's own (BEGIN, SAVEPOINT, COMMIT); its failures are the storage's. */
-export function command(client: pg.Client, text: string): Promise<void> {
+/**
+ * Sends a command of the store's own (BEGIN, SAVEPOINT, COMMIT); its failures are the storage's.
+ * Answers the command's tag (`COMMIT`; `ROLLBACK` when a COMMIT found its transaction failed).
+ */
+export function command(client: pg.Client, text: string): Promise<string | undefined> {
   return client.query(text).then(
-    () => undefined,
+    (result: pg.QueryResult | pg.QueryResult[]) => (Array.isArray(result) ? result.at(-1) : result)?.command,
     (error: unknown) => {
       throw isStorageError(error) ? storageFailure(error) : error;
     },

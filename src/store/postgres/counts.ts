@@ -7,10 +7,13 @@
  *
  * A unit's adjustments are gathered in memory (`CountDeltas`) and written in
  * one statement when the unit ends, or before the unit reads a count, so they
- * commit with the job changes they describe and a unit sees its own.
+ * commit with the job changes they describe and a unit sees its own. The writer's
+ * connection is pipelined: the statement is sent without waiting for its answer
+ * (what comes after it on the connection sees it), and the writer checks the answer
+ * before it trusts the batch's COMMIT (writer.ts).
  */
 import { countMismatches } from '../count-check.ts';
-import type { Op } from '../op.ts';
+import { nothing, type Op } from '../op.ts';
 import type { QueueCountRow } from '../rows.ts';
 import type { Counts } from '../store.ts';
 import { lockLimits } from './limits.ts';
@@ -51,6 +54,8 @@ export class ShardDeltas implements CountDeltas {
   constructor(
     private readonly c: Pick<Connection, 'send'>,
     private readonly shard: () => number,
+    /** Takes a statement sent ahead: its answer is awaited by the writer, not the unit. */
+    private readonly sentAhead: (answer: Promise<unknown>) => void,
   ) {}
 
   add(queue: string, state: string, jobs: number): void {
@@ -65,17 +70,20 @@ export class ShardDeltas implements CountDeltas {
     this.pending.clear();
   }
 
-  *flush(): Op<void> {
-    if (this.pending.size === 0) return;
+  flush(): Op<void> {
+    if (this.pending.size === 0) return nothing;
     const entries = [...this.pending.values()].filter((e) => e.jobs !== 0);
     this.pending.clear();
-    if (entries.length === 0) return;
-    yield this.c.send(addDeltas, [
-      entries.map((e) => e.queue),
-      entries.map((e) => e.state),
-      entries.map((e) => e.jobs),
-      this.shard(),
-    ]);
+    if (entries.length === 0) return nothing;
+    this.sentAhead(
+      this.c.send(addDeltas, [
+        entries.map((e) => e.queue),
+        entries.map((e) => e.state),
+        entries.map((e) => e.jobs),
+        this.shard(),
+      ]),
+    );
+    return nothing;
   }
 }
 

@@ -214,8 +214,8 @@ export class PostgresStore implements Store {
   /** The primary's replication, read each time the writer connects. */
   private replication: ReplicationFacts | undefined;
 
-  private connectClient(onError: (error: Error) => void): Promise<pg.Client> {
-    return connectPostgres(this.options, onError);
+  private connectClient(onError: (error: Error) => void, pipeline = false): Promise<pg.Client> {
+    return connectPostgres({ ...this.options, pipeline }, onError);
   }
 
   /** The writer's connection: migrated (once per store), with a counter shard of its own. */
@@ -223,7 +223,7 @@ export class PostgresStore implements Store {
     let session: WriterSession | undefined;
     const client = await this.connectClient(() => {
       if (session !== undefined) session.broken = true;
-    });
+    }, true);
     try {
       if (!this.migrated) {
         const applied = await migrate(client, this.options.schema);

@@ -29,7 +29,7 @@ export function statement(text: string): Statement {
 /** Count changes a unit made, added to its connection's counter shard before anything reads a count. */
 export interface CountDeltas {
   add(queue: string, state: string, jobs: number): void;
-  /** Writes what was added (one statement), if anything. */
+  /** Writes what was added (one statement, sent ahead of its answer: counts.ts), if anything. */
   flush(): Op<void>;
   /** Queues whose limits this transaction holds the lock of (limits.ts). */
   readonly lockedQueues: Set<string>;

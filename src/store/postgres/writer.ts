@@ -13,6 +13,13 @@
  * batch. Concurrency comes from several sepp servers (each with its writer),
  * which PostgreSQL's row locks and SKIP LOCKED keep apart.
  *
+ * The connection is pipelined: what nobody waits for — BEGIN, the savepoints, the
+ * count deltas (counts.ts) — is sent at once, ahead of its answer, and travels with
+ * the next statement a unit waits for, so a batch costs a round trip per statement
+ * whose answer a unit needs, plus the COMMIT. Those answers (`Ahead`) are checked
+ * when a unit fails and before the COMMIT is trusted: a failed one aborted the
+ * transaction (PostgreSQL then answers COMMIT with ROLLBACK), and fails the batch.
+ *
  * The writer's connection holds an advisory lock on a counter shard (counts.ts)
  * for as long as it lives; a broken connection fails the batch it was writing
  * (a StorageFailure: nothing of it is acknowledged) and the next batch connects
@@ -43,9 +50,41 @@ interface PendingUnit {
   reject: (error: unknown) => void;
 }
 
+/** The answers of what the writer sent ahead in the current transaction (see the top of this file). */
+class Ahead {
+  private answers: Promise<void>[] = [];
+  private failure: { error: unknown } | undefined;
+
+  readonly take = (answer: Promise<unknown>): void => {
+    this.answers.push(
+      answer.then(
+        () => undefined,
+        (error: unknown) => {
+          this.failure ??= { error };
+        },
+      ),
+    );
+  };
+
+  /** Waits for every answer so far; the first failure among them, if any. */
+  async failed(): Promise<{ error: unknown } | undefined> {
+    const answers = this.answers;
+    this.answers = [];
+    await Promise.all(answers);
+    return this.failure;
+  }
+
+  reset(): void {
+    this.answers = [];
+    this.failure = undefined;
+  }
+}
+
 /** The writer's connection, its shard's deltas and the capabilities over it. */
 export interface WriterSession {
   readonly client: pg.Client;
+  /** What this transaction sent ahead of its answers. */
+  readonly ahead: Ahead;
   readonly deltas: ShardDeltas;
   readonly caps: Capabilities;
   /** What the current transaction sent (for the key locks, keys.ts). */
@@ -100,10 +139,12 @@ export function writerSession(
   capabilities: (c: Connection) => Capabilities,
 ): WriterSession {
   const plain = connectionOf(client, undefined);
-  const deltas = new ShardDeltas(plain, () => shard);
+  const ahead = new Ahead();
+  const deltas = new ShardDeltas(plain, () => shard, ahead.take);
   const transaction: WriteTransaction = { statements: 0, unitStart: 0 };
   return {
     client,
+    ahead,
     deltas,
     caps: capabilities(connectionOf(client, deltas, transaction)),
     transaction,
@@ -196,15 +237,16 @@ export class PostgresWriter {
     let syncNeeded = false;
     try {
       session = await this.connected();
-      const { client } = session;
-      await command(client, 'BEGIN');
+      const { client, ahead } = session;
+      ahead.reset();
+      ahead.take(command(client, 'BEGIN'));
       session.transaction.statements = 0;
       let savepointOpen = false;
       for (let i = 0; i < batch.length; i++) {
         const pending = batch[i]!;
         const savepoint = i > 0 || batch.length > 1;
         if (savepoint) {
-          await command(client, savepointOpen ? 'RELEASE SAVEPOINT u; SAVEPOINT u' : 'SAVEPOINT u');
+          ahead.take(command(client, savepointOpen ? 'RELEASE SAVEPOINT u; SAVEPOINT u' : 'SAVEPOINT u'));
           savepointOpen = true;
         }
         const scope = new Scope();
@@ -221,7 +263,10 @@ export class PostgresWriter {
           if (!syncNeeded) syncNeeded = needsSync(scope.asked, true);
           for (const hook of scope.hooks) hooks.push(hook);
           if (scope.followUps !== undefined) batch.push(...scope.followUps);
-        } catch (error) {
+        } catch (unitError) {
+          // What was sent ahead failed first: the unit's statement only found the transaction aborted.
+          const failedAhead = await ahead.failed();
+          const error = failedAhead === undefined ? unitError : storageFailure(failedAhead.error);
           session.deltas.discard();
           // A rolled-back savepoint gave back the locks taken in it: take them again if asked.
           session.deltas.lockedQueues.clear();
@@ -251,8 +296,13 @@ export class PostgresWriter {
       if (batchError === undefined) {
         const onlyFailed = results.length === 1 && results[0]?.ok === false && batch.length === 1;
         // A batch of relaxed units only (durability per queue) is answered before its WAL is flushed.
-        if (!onlyFailed && !syncNeeded) await command(client, 'SET LOCAL synchronous_commit = off');
-        if (!onlyFailed) await command(client, 'COMMIT');
+        if (!onlyFailed && !syncNeeded) ahead.take(command(client, 'SET LOCAL synchronous_commit = off'));
+        if (!onlyFailed) {
+          const tag = await command(client, 'COMMIT');
+          const failedAhead = await ahead.failed();
+          if (failedAhead !== undefined) throw storageFailure(failedAhead.error);
+          if (tag !== 'COMMIT') throw storageFailure(`the COMMIT answered ${String(tag)}`);
+        }
         committed = true;
       }
     } catch (error) {

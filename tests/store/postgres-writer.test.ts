@@ -1,0 +1,118 @@
+/**
+ * The PostgreSQL writer's pipelined batches and its key locks (src/store/postgres/writer.ts,
+ * keys.ts), on a real cluster: what was sent ahead of its answer and failed fails the whole
+ * batch (nothing of it acknowledged, nothing committed), and a unit whose key another
+ * transaction holds is run again first in the next batch, answered once that one ended.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import pg from 'pg';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
+import { StorageFailure, type Store } from '../../src/store/store.ts';
+import { type PostgresCluster, startPostgres } from '../helpers/postgres.ts';
+
+let cluster: PostgresCluster;
+let database: string;
+let admin: pg.Client;
+
+before(async () => {
+  cluster = await startPostgres();
+  database = await cluster.createDatabase('writer');
+  admin = new pg.Client(cluster.connection(database));
+  await admin.connect();
+});
+
+after(async () => {
+  await admin?.end();
+  await cluster?.close();
+});
+
+async function openStore(schema: string): Promise<Store> {
+  const store = new PostgresStore({
+    url: cluster.urlWithoutPassword(database),
+    password: cluster.password,
+    schema,
+    poolSize: 3,
+    statementTimeoutMs: 30_000,
+  });
+  await store.start();
+  return store;
+}
+
+const counted = async (schema: string, queue: string) =>
+  Number(
+    (
+      await admin.query<{ n: string }>(
+        `SELECT coalesce(sum(jobs), 0)::text AS n FROM ${schema}.queue_counts WHERE queue = $1`,
+        [queue],
+      )
+    ).rows[0]?.n,
+  );
+
+test('a count delta sent ahead that fails fails its whole batch: nothing committed, every unit refused', async () => {
+  const store = await openStore('ahead');
+  try {
+    // Count deltas are written after the unit's statements, ahead of their answer.
+    await admin.query(`CREATE FUNCTION ahead.refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.queue = 'poison' THEN RAISE EXCEPTION 'refused by the test'; END IF; RETURN NEW; END $$`);
+    await admin.query(
+      'CREATE TRIGGER refuse BEFORE INSERT ON ahead.queue_counts FOR EACH ROW EXECUTE FUNCTION ahead.refuse()',
+    );
+    const adjust = (queue: string) =>
+      store.write(function* (tx) {
+        yield* tx.counts.adjust({ queue, from: null, to: 'ready', jobs: 1 });
+        return queue;
+      });
+    // Submitted in one turn: one batch, the poisoned unit between two others; then one alone, last.
+    const answers = await Promise.allSettled([adjust('fine'), adjust('poison'), adjust('also-fine')]);
+    assert.deepEqual(
+      answers.map((a) => a.status === 'rejected' && a.reason instanceof StorageFailure),
+      [true, true, true],
+    );
+    const last = await Promise.allSettled([adjust('fine'), adjust('poison')]);
+    assert.ok(last.every((a) => a.status === 'rejected' && a.reason instanceof StorageFailure));
+    assert.deepEqual([await counted('ahead', 'fine'), await counted('ahead', 'also-fine')], [0, 0]);
+    // The writer goes on: the next batch connects again and commits.
+    assert.equal(await adjust('fine'), 'fine');
+    assert.equal(await counted('ahead', 'fine'), 1);
+  } finally {
+    await store.close();
+  }
+});
+
+test('a unit whose key another transaction holds is answered after it, from the next batch; the rest of its batch is not held', async () => {
+  const store = await openStore('busy');
+  const holder = new pg.Client(cluster.connection(database));
+  await holder.connect();
+  try {
+    // The lock the SQL function enqueue takes for (queue q, key k), held by another transaction.
+    await holder.query('BEGIN');
+    await holder.query(`SELECT pg_advisory_xact_lock(24219, hashtext('q' || E'\\n' || 'k'))`);
+    const order: string[] = [];
+    const plain = store.write(function* (tx) {
+      // A statement of its own: the transaction has sent something when the keyed unit comes.
+      yield* tx.keys.remembered({ queue: 'q', key: 'other' });
+      yield* tx.counts.adjust({ queue: 'q', from: null, to: 'ready', jobs: 1 });
+      order.push('plain');
+    });
+    const keyed = store.write(function* (tx) {
+      assert.ok(tx.keys.lock !== undefined, 'the PostgreSQL store locks keys');
+      yield* tx.keys.lock([{ queue: 'q', key: 'k' }]);
+      order.push('keyed');
+      return 'keyed';
+    });
+    await plain;
+    // The keyed unit was second in its batch: it did not wait there, so the plain unit committed.
+    assert.deepEqual(order, ['plain']);
+    assert.equal(await counted('busy', 'q'), 1);
+    // First in the next batch it waits for the lock, and is answered once the holder ends.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.deepEqual(order, ['plain']);
+    await holder.query('COMMIT');
+    assert.equal(await keyed, 'keyed');
+    assert.deepEqual(order, ['plain', 'keyed']);
+  } finally {
+    await holder.end();
+    await store.close();
+  }
+});
