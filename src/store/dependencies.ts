@@ -166,7 +166,11 @@ export interface Dependencies extends DependencyReads {
     nowMs: number;
     onCompleteJson: string | null;
     onSuccessJson: string | null;
+    /** The API key that created it ('' without one). */
+    owner: string;
   }): Op<void>;
+  /** How many batches of `owner` have not ended, counted up to `limit` (limits.max_open_batches_per_key). */
+  unendedBatchesOf(p: { owner: string; limit: number }): Op<number>;
   /** Adds jobs stored in this transaction to a batch (pending), and marks them (batchMember). */
   addMembers(p: { batchId: string; jobIds: readonly string[] }): Op<void>;
   /** An open batch → sealed; returns whether it was open. */

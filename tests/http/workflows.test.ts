@@ -210,3 +210,26 @@ test('a scoped key is refused what spans queues; bad input is a 400 naming the f
   const missing = await call(`/v1/jobs/${crypto.randomUUID()}`);
   assert.equal(missing.status, 404);
 });
+
+test('a key at limits.max_open_batches_per_key gets 429 naming the limit', async () => {
+  const small = await startTestServer({
+    http: true,
+    toml: `${apiKeyToml('ops', 'admin', admin)}[limits]\nmax_open_batches_per_key = 1\n`,
+  });
+  try {
+    const first = await apiCall<Json>(small.httpUrl, '/v1/batches', { key: admin, body: {} });
+    assert.equal(first.status, 200, first.text);
+    const second = await apiCall<Json>(small.httpUrl, '/v1/batches', { key: admin, body: {} });
+    assert.equal(second.status, 429, second.text);
+    assert.match(
+      second.json.error.message,
+      /API key ops holds 1 batches not ended.*max_open_batches_per_key/,
+    );
+    // Sealed with nothing pending, the first ends, and its place is free again.
+    await apiCall(small.httpUrl, `/v1/batches/${first.json.batch.id}/seal`, { key: admin, method: 'POST' });
+    const third = await apiCall<Json>(small.httpUrl, '/v1/batches', { key: admin, body: {} });
+    assert.equal(third.status, 200, third.text);
+  } finally {
+    await small.dispose();
+  }
+});

@@ -179,6 +179,7 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
           ...(onSuccess === undefined ? {} : { onSuccess: enqueueRequestFromJson(onSuccess) }),
           jobs: jobsOf(request),
           seal: input.boolean('seal') === true,
+          owner: request.caller.name,
         });
         return { batch, results: results.map(enqueueResultToJson) };
       },

@@ -105,11 +105,25 @@ export function prepareDependencyStatements(db: Db) {
       .prepare<[], number>("SELECT count(*) FROM batches INDEXED BY batches_unended WHERE state <> 'ended'")
       .pluck(),
     createBatch: db.prepare<
-      [{ id: string; nowMs: number; onCompleteJson: string | null; onSuccessJson: string | null }]
+      [
+        {
+          id: string;
+          nowMs: number;
+          onCompleteJson: string | null;
+          onSuccessJson: string | null;
+          owner: string;
+        },
+      ]
     >(
-      `INSERT INTO batches (id, state, created_at_ms, on_complete_json, on_success_json)
-        VALUES (@id, 'open', @nowMs, @onCompleteJson, @onSuccessJson)`,
+      `INSERT INTO batches (id, state, created_at_ms, on_complete_json, on_success_json, owner)
+        VALUES (@id, 'open', @nowMs, @onCompleteJson, @onSuccessJson, @owner)`,
     ),
+    unendedBatchesOf: db
+      .prepare<[{ owner: string; limit: number }], number>(
+        `SELECT count(*) FROM (SELECT 1 FROM batches INDEXED BY batches_unended_owner
+          WHERE owner = @owner AND state <> 'ended' LIMIT @limit)`,
+      )
+      .pluck(),
     addMember: db.prepare<[{ batchId: string; jobId: string }]>(
       `INSERT INTO batch_members (job_id, batch_id, position)
         SELECT @jobId, @batchId, members FROM batches WHERE id = @batchId`,
@@ -219,6 +233,9 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
     },
     *createBatch(p) {
       sql.createBatch.run(p);
+    },
+    *unendedBatchesOf(p) {
+      return sql.unendedBatchesOf.get(p) ?? 0;
     },
     *addMembers({ batchId, jobIds }) {
       for (const jobId of jobIds) {
