@@ -49,6 +49,7 @@ export const systemTier = {
   'tests/config/tls-files.test.ts': 'bundle: sepp config check, openssl',
   'tests/engine/crash-cancel.test.ts': 'a crash loop of engine child processes',
   'tests/engine/crash.test.ts': 'a crash loop of engine child processes',
+  'tests/engine/crash-workflows.test.ts': 'a crash loop of engine child processes',
   'tests/faults/crash-loop.test.ts': 'bundle: a crash loop of server processes',
   'tests/faults/durability-per-queue.test.ts': 'bundle: a server process, under strace, then kill -9',
   'tests/faults/disk-full.test.ts': 'a tmpfs mount (as root)',
