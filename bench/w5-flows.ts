@@ -110,7 +110,8 @@ async function runSepp(shape: Shape, dir: string): Promise<Figure> {
       for (const name of names)
         flow.add(name, { queue: 'w5', type: 'child', ...(s.root ? { after: ['root'] } : {}) });
       flow.add('collector', { queue: 'w5', type: 'collector', after: names });
-      await client.enqueueFlow(flow);
+      // One call stores the whole flow: the wide one (10,002 jobs) takes longer than the default 10 s deadline under load.
+      await client.enqueueFlow(flow, { deadlineMs: 300_000 });
     });
     await finished;
     const seconds = (performance.now() - startedMs) / 1000;

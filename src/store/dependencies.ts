@@ -154,8 +154,8 @@ export interface Dependencies extends DependencyReads {
   pendingChildren(parentId: string): Op<WaitingChildRow[]>;
   /** Resolves the edge parent → child if it is pending; returns whether it was. */
   resolve(p: { parentId: string; childSeq: number; state: 'completed' | 'failed' }): Op<boolean>;
-  /** How many edges of a job are still pending. */
-  pendingOf(childSeq: number): Op<number>;
+  /** Whether any edge of a job is still pending (one index seek, however many edges it has). */
+  anyPending(childSeq: number): Op<boolean>;
   /** A waiting job → ready or scheduled. */
   release(p: { seq: number; state: 'ready' | 'scheduled' }): Op<void>;
   /** Forgets the edges of a job that is being deleted. */

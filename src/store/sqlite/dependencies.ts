@@ -58,9 +58,10 @@ export function prepareDependencyStatements(db: Db) {
       `UPDATE job_dependencies SET state = @state
         WHERE child_seq = @childSeq AND parent_id = @parentId AND state = 'pending'`,
     ),
-    pendingOf: db
+    anyPending: db
       .prepare<[number], number>(
-        "SELECT count(*) FROM job_dependencies WHERE child_seq = ? AND state = 'pending'",
+        `SELECT EXISTS (SELECT 1 FROM job_dependencies INDEXED BY job_dependencies_pending_child
+          WHERE child_seq = ? AND state = 'pending')`,
       )
       .pluck(),
     release: db.prepare<[{ seq: number; state: string }]>(
@@ -198,8 +199,8 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
     *resolve(p) {
       return sql.resolve.run(p).changes > 0;
     },
-    *pendingOf(childSeq) {
-      return sql.pendingOf.get(childSeq) ?? 0;
+    *anyPending(childSeq) {
+      return sql.anyPending.get(childSeq) === 1;
     },
     *release(p) {
       sql.release.run(p);
