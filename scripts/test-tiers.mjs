@@ -50,6 +50,7 @@ export const systemTier = {
   'tests/config/tls-files.test.ts': 'bundle: sepp config check, openssl',
   'tests/engine/crash-cancel.test.ts': 'a crash loop of engine child processes',
   'tests/engine/crash.test.ts': 'a crash loop of engine child processes',
+  'tests/engine/crash-workflows.test.ts': 'a crash loop of engine child processes',
   'tests/faults/crash-loop.test.ts': 'bundle: a crash loop of server processes',
   'tests/faults/durability-per-queue.test.ts': 'bundle: a server process, under strace, then kill -9',
   'tests/faults/disk-full.test.ts': 'a tmpfs mount (as root)',
@@ -92,6 +93,8 @@ export const systemTier = {
     'a PostgreSQL cluster, and a model-based loop of 100 random runs of 20 steps (SEPP_MODEL_RUNS)',
   'tests/store/conformance/sqlite-model.test.ts':
     'a model-based loop: 1,000 random runs of 20 steps (SEPP_MODEL_RUNS)',
+  'tests/engine/workflows-model.test.ts':
+    'a model-based loop of 400 random workflow steps (SEPP_WORKFLOW_MODEL_STEPS)',
   'tests/store/data-dir-lock.test.ts': 'bundle: server processes',
   'tests/store/postgres-enqueue-function.test.ts':
     'a PostgreSQL cluster (postgresql-15), python3 with psycopg2',

@@ -301,6 +301,9 @@ ${adminRolesComment()}
 # Results of its dependencies handed to a leased job, together; above it, ids only.
 # max_dependency_results_bytes = "256KiB"
 
+# Batches not ended (open or sealed) one API key may hold.
+# max_open_batches_per_key = 1000
+
 # Queues one reserve (or Work subscription) may name.
 # max_reserve_queues = 64
 

@@ -26,6 +26,7 @@ export {
   requireInScope,
   requireJobsInScope,
   type ScopedQueue,
+  scopeJobLinks,
   serverWide,
 } from './queue-scope.ts';
 export { queueSettingMeaning } from './queue-setting-meaning.ts';

@@ -10,7 +10,7 @@
  */
 import type { Engine } from '../engine/engine.ts';
 import { SeppError } from '../engine/errors.ts';
-import type { Ack, SettleOutcome } from '../engine/types.ts';
+import type { Ack, JobInfo, SettleOutcome } from '../engine/types.ts';
 
 /** Letters, digits, `. _ : -` as in a queue name, and `*`. */
 export const queuePatternRe = /^[A-Za-z0-9._:*-]{1,255}$/;
@@ -99,6 +99,20 @@ export function refuseDependencies(
     `API key ${caller.name} is scoped to the queues ${caller.scope.describe()}; ` +
       `${list}[${index}].depends_on is not open to a scoped key (a dependency may name another queue's job), so it needs a key without queues`,
   );
+}
+
+/**
+ * A job as a scoped caller may see it: only the links to jobs of its queues, at the other end of an
+ * edge too, and no batch (a batch spans queues; its calls are refused to such a key). Changes `job`.
+ */
+export function scopeJobLinks(caller: ScopedCaller, job: JobInfo): JobInfo {
+  const scope = caller.scope;
+  if (scope === null) return job;
+  const visible = (link: { queue: string | null }) => link.queue !== null && scope.allows(link.queue);
+  if (job.dependencies) job.dependencies = job.dependencies.filter(visible);
+  if (job.dependents) job.dependents = job.dependents.filter(visible);
+  delete job.batchId;
+  return job;
 }
 
 /** PERMISSION_DENIED for a call that reaches every queue (a backup, the audit log, a reload). */

@@ -354,6 +354,7 @@ export const engineLimitRanges: { readonly [K in keyof EngineLimits]: { min: num
   maxFlowJobs: { min: 1, max: 100_000 },
   maxFlowDepth: { min: 1, max: 10_000 },
   maxDependencyResultsBytes: { min: 0, max: 16 * MiB },
+  maxOpenBatchesPerKey: { min: 1, max: 1_000_000 },
 };
 
 function limitField(name: keyof EngineLimits): FieldSpec<number> {
@@ -379,6 +380,7 @@ export const limitsSpec: SectionSpec<EngineLimits> = {
   maxFlowJobs: limitField('maxFlowJobs'),
   maxFlowDepth: limitField('maxFlowDepth'),
   maxDependencyResultsBytes: limitField('maxDependencyResultsBytes'),
+  maxOpenBatchesPerKey: limitField('maxOpenBatchesPerKey'),
   maxReserveJobs: limitField('maxReserveJobs'),
   maxReserveQueues: limitField('maxReserveQueues'),
   maxScheduleAheadMs: limitField('maxScheduleAheadMs'),

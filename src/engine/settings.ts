@@ -321,6 +321,8 @@ export interface EngineLimits {
   maxFlowDepth: number;
   /** Results of its dependencies handed to a leased job, in bytes together; above it, ids only. */
   maxDependencyResultsBytes: number;
+  /** Batches not ended (open or sealed) one API key may hold (callers without a key count as one). */
+  maxOpenBatchesPerKey: number;
 }
 
 export const defaultEngineLimits: Readonly<EngineLimits> = Object.freeze({
@@ -336,6 +338,7 @@ export const defaultEngineLimits: Readonly<EngineLimits> = Object.freeze({
   maxFlowJobs: 1000,
   maxFlowDepth: 100,
   maxDependencyResultsBytes: 256 * 1024,
+  maxOpenBatchesPerKey: 1000,
   maxReserveJobs: 1000,
   maxReserveQueues: 64,
   maxScheduleAheadMs: 365 * DAY_MS,

@@ -25,6 +25,11 @@ export interface CreateBatchRequest {
   jobs?: readonly EnqueueRequest[];
   /** Seal the batch with these jobs: nothing can be added after, except by its own members. */
   seal?: boolean;
+  /**
+   * The API key creating it ('' for a caller without one): a key holds at most
+   * limits.max_open_batches_per_key batches not ended. Absent: not counted (in-process callers).
+   */
+  owner?: string;
 }
 
 export type BatchState = 'open' | 'sealed' | 'ended';

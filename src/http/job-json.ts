@@ -18,10 +18,12 @@ import type { LifecycleEvent } from '../engine/events/index.ts';
 import { normalizeJobId } from '../engine/jobs/index.ts';
 import type {
   Ack,
+  DependencyPolicy,
   EnqueueAccepted,
   EnqueueRequest,
   EnqueueResult,
   JobInfo,
+  JobLink,
   JobProgress,
   LeasedJob,
   NackDirective,
@@ -31,6 +33,7 @@ import { invalid } from './errors.ts';
 import type { JsonInput } from './json-input.ts';
 import { isJsonContentType, jsonDocument, type RawJson } from './raw-json.ts';
 import { ackRequest, components, fieldsOf, progressRequest } from './schemas.ts';
+import { dependencyPolicies } from './workflow-schemas.ts';
 
 const enqueueFields = fieldsOf(components.EnqueueJob ?? {});
 const ackFields = fieldsOf(ackRequest);
@@ -128,6 +131,18 @@ export function enqueueRequestFromJson(input: JsonInput): EnqueueRequest {
   if (debounceMs !== undefined && debounceMs !== 0) request.debounceMs = debounceMs;
   const debounceMaxMs = input.integer('debounceMaxMs');
   if (debounceMaxMs !== undefined && debounceMaxMs !== 0) request.debounceMaxMs = debounceMaxMs;
+  // How many dependencies a job may name is the engine's rule (limits.max_dependencies_per_job).
+  const dependsOn = input
+    .strings('dependsOn', Number.MAX_SAFE_INTEGER)
+    .map((id, i) => jobIdFrom(id, `${input.name('dependsOn')}[${i}]`));
+  if (dependsOn.length > 0) request.dependsOn = dependsOn;
+  const policy = optional(input, 'onDependencyFailure');
+  if (policy !== undefined) {
+    if (!(dependencyPolicies as readonly string[]).includes(policy)) {
+      throw invalid(`${input.name('onDependencyFailure')}: must be one of ${dependencyPolicies.join(', ')}`);
+    }
+    request.onDependencyFailure = policy as DependencyPolicy;
+  }
   return request;
 }
 
@@ -258,6 +273,13 @@ export function leasedJobToJson(job: LeasedJob) {
     lastError: job.lastError,
     group: job.group,
     timeoutAtMs: job.timeoutAtMs,
+    dependencyResults: (job.dependencyResults ?? []).map((d) => ({
+      jobId: d.jobId,
+      name: d.name,
+      state: d.state,
+      ...resultToJson(d.result, d.resultContentType),
+      resultOmitted: d.resultOmitted,
+    })),
   };
 }
 
@@ -314,7 +336,21 @@ export function jobToJson(job: JobInfo) {
     ...resultToJson(job.result, job.resultContentType),
     progress: progressToJson(job.progress),
     group: job.group,
+    dependencies: (job.dependencies ?? []).map(jobLinkToJson),
+    dependents: (job.dependents ?? []).map(jobLinkToJson),
+    batchId: job.batchId ?? null,
     outcomeOnly: job.outcomeOnly,
+  };
+}
+
+function jobLinkToJson(link: JobLink) {
+  return {
+    jobId: link.id,
+    queue: link.queue,
+    type: link.type,
+    state: link.state,
+    edge: link.edge,
+    name: link.name,
   };
 }
 

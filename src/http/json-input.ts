@@ -151,6 +151,17 @@ export class JsonInput {
     });
   }
 
+  /** An object field, readable as a JsonInput; undefined when absent (or null) unless `required`. */
+  object(field: string, options: { required?: boolean } = {}): JsonInput | undefined {
+    const value = this.value[field];
+    if (value === undefined || value === null) {
+      if (options.required) throw invalid(`${this.name(field)}: required, an object`);
+      return undefined;
+    }
+    if (!isObject(value)) throw invalid(`${this.name(field)}: must be an object`);
+    return new JsonInput(value, this.text, this.span(field).start, this.name(field));
+  }
+
   /** The objects of an array field, each readable as a JsonInput (how many may come is the engine's rule). */
   objects(field: string): JsonInput[] {
     const value = this.value[field];

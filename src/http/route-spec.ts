@@ -67,7 +67,7 @@ interface RouteBase {
    * `handler` — the handler checks the queues its request names; `none` — no queue.
    */
   scope: 'job' | 'handler' | 'none';
-  tag: 'producers' | 'workers' | 'events' | 'meta';
+  tag: 'producers' | 'workers' | 'workflows' | 'events' | 'meta';
   summary: string;
   description?: string;
   pathParams?: Readonly<Record<string, string>>;

@@ -8,6 +8,7 @@
 import { lifecycleEventKinds } from '../engine/events/lifecycle-event.ts';
 import { deadReasons, jobStates } from '../engine/types.ts';
 import { httpStatusOf } from './errors.ts';
+import { dependencyPolicies, workflowComponents } from './workflow-schemas.ts';
 
 /** JSON Schema, as OpenAPI 3.1 uses it. */
 export type JsonSchema = Record<string, unknown>;
@@ -49,6 +50,9 @@ const rejectionReason: JsonSchema = {
     'queue_full',
     'job_type_not_allowed',
     'invalid_job',
+    'unknown_dependency',
+    'dependency_failed',
+    'dependencies_unsupported',
   ],
 };
 
@@ -97,6 +101,19 @@ const enqueueJob: JsonSchema = {
     debounceMaxMs: int64(
       'with debounceKey: the longest the job may be pushed back from its first enqueue; 0: no cap',
     ),
+    dependsOn: {
+      type: 'array',
+      items: jobId,
+      description:
+        'ids of stored jobs this job waits for: it is stored `waiting` and released when the last completes ' +
+        '(docs/workflows.md); at most limits.max_dependencies_per_job',
+    },
+    onDependencyFailure: {
+      type: 'string',
+      enum: [...dependencyPolicies],
+      description:
+        'when a dependency fails (dead, cancelled): cancel this job (default), run it anyway, or wait',
+    },
   },
   required: ['queue', 'type'],
   additionalProperties: false,
@@ -146,6 +163,13 @@ const leasedJob: JsonSchema = {
     lastError: strOrNull,
     group: strOrNull,
     timeoutAtMs: msOrNull,
+    dependencyResults: {
+      type: 'array',
+      description:
+        'what the jobs it depended on ended with (empty for a job without dependencies); above ' +
+        'limits.max_dependency_results_bytes in all, `resultOmitted` and no result: read it with getJob',
+      items: ref('DependencyResult'),
+    },
   },
   required: ['jobId', 'queue', 'type', 'contentType', 'attempt', 'leaseDeadlineMs'],
 };
@@ -222,6 +246,17 @@ const job: JsonSchema = {
     ...resultFields,
     progress,
     group: strOrNull,
+    dependencies: {
+      type: 'array',
+      items: ref('JobLink'),
+      description: 'the jobs it waits on (depends_on), in enqueue order; empty for a job without',
+    },
+    dependents: {
+      type: 'array',
+      items: ref('JobLink'),
+      description: 'up to 100 jobs waiting on it, oldest first',
+    },
+    batchId: { type: ['string', 'null'], description: 'the batch it is a member of; null when none' },
     outcomeOnly: {
       type: 'boolean',
       description:
@@ -300,6 +335,7 @@ const error: JsonSchema = {
 };
 
 export const components: Record<string, JsonSchema> = {
+  ...workflowComponents,
   EnqueueJob: enqueueJob,
   EnqueueAccepted: accepted,
   JobRejection: rejection,

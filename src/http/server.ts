@@ -59,6 +59,7 @@ import { Router } from './router.ts';
 import { eventsRoute } from './routes/events-route.ts';
 import { producerRoutes } from './routes/producer-routes.ts';
 import { workerRoutes } from './routes/worker-routes.ts';
+import { workflowRoutes } from './routes/workflow-routes.ts';
 import type { JsonSchema } from './schemas.ts';
 import { EventStreamResponse } from './sse.ts';
 
@@ -100,7 +101,7 @@ export interface HttpApi {
 
 /** The routes of the API, for the OpenAPI document without a server (scripts, tests). */
 export function apiRoutes(ctx: ApiContext): RouteSpec[] {
-  return [...producerRoutes(ctx), ...workerRoutes(ctx), eventsRoute(ctx)];
+  return [...producerRoutes(ctx), ...workflowRoutes(ctx), ...workerRoutes(ctx), eventsRoute(ctx)];
 }
 
 /** The operation that serves the document itself. */

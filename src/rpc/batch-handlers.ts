@@ -35,7 +35,7 @@ type BatchHandlers = Pick<
 export function createBatchHandlers(ctx: RpcContext, unary: Unary): BatchHandlers {
   const { engine } = ctx;
   return {
-    createBatch: unary('CreateBatch', 'enqueue', async (req, call, _caller, observation) => {
+    createBatch: unary('CreateBatch', 'enqueue', async (req, call, caller, observation) => {
       observation.annotate({ jobs: req.jobs.length });
       const fallback = observation.context ?? metadataTraceContext(call.metadata);
       const jobs = requests(req.jobs, fallback);
@@ -44,6 +44,7 @@ export function createBatchHandlers(ctx: RpcContext, unary: Unary): BatchHandler
         ...(req.onSuccess === undefined ? {} : { onSuccess: enqueueRequestFromProto(req.onSuccess) }),
         jobs,
         seal: req.seal,
+        owner: caller.name,
       });
       return { batch: batchToProto(batch), results: results.map(enqueueResultToProto) };
     }),

@@ -11,7 +11,7 @@ import type { FlowJob as ProtoFlowJob } from '../../clients/typescript/src/gen/s
 import { EnqueueJob, Job } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import { type AckBatchRequest, SettleOutcome } from '../../clients/typescript/src/gen/sepp/v1/work.js';
-import { ackBatchInScope } from '../config/index.ts';
+import { ackBatchInScope, scopeJobLinks } from '../config/index.ts';
 import { SeppError } from '../engine/errors.ts';
 import type { EnqueueRequest as EngineEnqueueRequest } from '../engine/types.ts';
 import type { StoreDescription } from '../store/store.ts';
@@ -242,16 +242,7 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
 
     getJob: unary('GetJob', 'read', async (req, _call, caller, observation) => {
       observation.annotate({ jobId: req.jobId });
-      const job = await engine.getJob(requireJobId(req.jobId));
-      const scope = caller.scope;
-      if (scope !== null) {
-        // A key scoped to queues sees the jobs of its queues only, at the other end of an edge too;
-        // a batch spans queues (its RPCs are refused to such a key).
-        const visible = (link: { queue: string | null }) => link.queue !== null && scope.allows(link.queue);
-        if (job.dependencies) job.dependencies = job.dependencies.filter(visible);
-        if (job.dependents) job.dependents = job.dependents.filter(visible);
-        delete job.batchId;
-      }
+      const job = scopeJobLinks(caller, await engine.getJob(requireJobId(req.jobId)));
       observation.annotate({ queue: job.queue, type: job.type, attempt: job.attempt });
       return { job: fitJobAnswer(jobToProto(job, true), ctx.facts.maxMessageBytes) };
     }),

@@ -154,8 +154,8 @@ export interface Dependencies extends DependencyReads {
   pendingChildren(parentId: string): Op<WaitingChildRow[]>;
   /** Resolves the edge parent → child if it is pending; returns whether it was. */
   resolve(p: { parentId: string; childSeq: number; state: 'completed' | 'failed' }): Op<boolean>;
-  /** How many edges of a job are still pending. */
-  pendingOf(childSeq: number): Op<number>;
+  /** Whether any edge of a job is still pending (one index seek, however many edges it has). */
+  anyPending(childSeq: number): Op<boolean>;
   /** A waiting job → ready or scheduled. */
   release(p: { seq: number; state: 'ready' | 'scheduled' }): Op<void>;
   /** Forgets the edges of a job that is being deleted. */
@@ -166,7 +166,11 @@ export interface Dependencies extends DependencyReads {
     nowMs: number;
     onCompleteJson: string | null;
     onSuccessJson: string | null;
+    /** The API key that created it ('' without one). */
+    owner: string;
   }): Op<void>;
+  /** How many batches of `owner` have not ended, counted up to `limit` (limits.max_open_batches_per_key). */
+  unendedBatchesOf(p: { owner: string; limit: number }): Op<number>;
   /** Adds jobs stored in this transaction to a batch (pending), and marks them (batchMember). */
   addMembers(p: { batchId: string; jobIds: readonly string[] }): Op<void>;
   /** An open batch → sealed; returns whether it was open. */

@@ -361,9 +361,18 @@ export interface BulkReads {
   countMatching(p: BulkSlice): Op<number>;
 }
 
+/**
+ * A job a bulk cancel or delete ended, with its part in workflows (`dependency_flags`,
+ * dependencies.ts) when the store keeps dependencies: the engine passes its end on.
+ */
+export interface BulkEndedRow extends EndedJobRow {
+  seq?: number;
+  dependency_flags?: number;
+}
+
 export interface Bulk extends BulkReads {
-  /** Scheduled or ready matching jobs → cancelled. */
-  cancelWaiting(p: BulkSlice & { nowMs: number; by: string | null }): Op<EndedJobRow[]>;
+  /** Scheduled or ready matching jobs → cancelled (jobs in workflows too: the engine passes the end on). */
+  cancelWaiting(p: BulkSlice & { nowMs: number; by: string | null }): Op<BulkEndedRow[]>;
   /** Cancel requests on matching leased jobs that have none yet. */
   requestCancel(
     p: BulkSlice & { nowMs: number; by: string | null },
@@ -374,8 +383,8 @@ export interface Bulk extends BulkReads {
   setPriority(p: BulkSlice & { priority: number }): Op<number>;
   /** Matching dead, completed or cancelled jobs → ready now with a fresh attempt budget; returns how many. */
   requeue(p: BulkSlice & { nowMs: number }): Op<number>;
-  /** Deletes matching jobs; returns their keys (to release), types and attempts (for events). */
-  delete(p: BulkSlice): Op<EndedJobRow[]>;
+  /** Deletes matching jobs (not leased ones); returns their keys (to release), types and attempts (for events). */
+  delete(p: BulkSlice): Op<BulkEndedRow[]>;
 }
 
 // ---------------------------------------------------------------- dead letters

@@ -320,21 +320,29 @@ test('jobs outside batches never touch the batch tables', async () => {
   });
 });
 
-test('bulk cancel and delete leave members that have not ended alone: the batch still ends', async () => {
+test('bulk cancel and delete end members too, and the batch counts them: it ends once', async () => {
   await withEngine({}, async ({ engine, db }) => {
     const queue = fresh();
-    const created = await engine.createBatch({ onComplete, jobs: [job(queue), job(queue)], seal: true });
-    const [a, b] = ids(created.results);
+    const cancelled = await engine.createBatch({ onComplete, jobs: [job(queue), job(queue)], seal: true });
     const bystander = await engine.enqueue(job(queue));
-    assert.deepEqual(await engine.cancelJobs({ queue }), { cancelled: 1, cancelRequested: 0 });
+    assert.deepEqual(await engine.cancelJobs({ queue }), { cancelled: 3, cancelRequested: 0 });
     assert.equal((await engine.getJob(bystander.jobId)).state, 'cancelled');
-    assert.deepEqual(await engine.purgeQueue(queue), { deleted: 0 });
-    assert.equal((await engine.getJob(a!)).state, 'ready');
-    const leased = await engine.reserve({ queues: [queue], maxJobs: 10, leaseMs: 60_000 });
-    assert.deepEqual(leased.map((l) => l.id).sort(), [a, b].sort());
-    for (const l of leased) await engine.ack({ jobId: l.id, attempt: l.attempt });
-    assert.equal((await engine.getBatch(created.batch.id)).batch.state, 'ended');
+    const first = (await engine.getBatch(cancelled.batch.id)).batch;
+    assert.deepEqual([first.state, first.cancelled, first.pending], ['ended', 2, 0]);
     assert.equal(completionJobs(db), 1);
+
+    // A purge deletes ready members: each counts as cancelled, and the batch ends with the last.
+    const other = fresh();
+    const purged = await engine.createBatch({ onComplete, jobs: [member(), job(other)], seal: true });
+    const [a] = ids(purged.results);
+    await complete(engine, a!);
+    assert.deepEqual(await engine.purgeQueue(other), { deleted: 1 });
+    const second = (await engine.getBatch(purged.batch.id)).batch;
+    assert.deepEqual([second.state, second.completed, second.cancelled, second.pending], ['ended', 1, 1, 0]);
+    assert.equal(completionJobs(db), 2);
+    // Nothing is counted twice: a later purge of the cancelled member changes nothing.
+    assert.deepEqual(await engine.purgeQueue(other), { deleted: 0 });
+    assert.equal(completionJobs(db), 2);
   });
 });
 

@@ -339,3 +339,35 @@ test('a waiting job survives a restart and is released after it', async () => {
     return t2;
   });
 });
+
+test('a bulk cancel or delete of a job others wait on passes its end on: none is stranded', async () => {
+  await withEngine({}, async ({ engine, db }) => {
+    // Cancelled by CancelJobs: the `cancel` dependent is cancelled, the `run` one released,
+    // the `wait` one keeps waiting (a requeue of the parent would resume it).
+    const parent = await add(engine);
+    const cancels = await after(engine, [parent], 'cancel');
+    const runs = await after(engine, [parent], 'run');
+    const waits = await after(engine, [parent], 'wait');
+    assert.deepEqual(await engine.cancelJobs({ queue: parent.queue }), { cancelled: 1, cancelRequested: 0 });
+    assert.equal((await engine.getJob(cancels.id)).state, 'cancelled');
+    assert.equal((await engine.getJob(runs.id)).state, 'ready');
+    assert.equal((await engine.getJob(waits.id)).state, 'waiting');
+
+    // Deleted by PurgeQueue (a bulk delete): the same, as a cancelled dependency; and a deleted
+    // job that waited on others forgets its edges.
+    const second = await add(engine);
+    const cancels2 = await after(engine, [second], 'cancel');
+    const runs2 = await after(engine, [second], 'run');
+    assert.deepEqual(await engine.purgeQueue(second.queue), { deleted: 1 });
+    assert.equal((await engine.getJob(cancels2.id)).state, 'cancelled');
+    assert.equal((await engine.getJob(runs2.id)).state, 'ready');
+    const edges = edgeRows(db);
+    assert.deepEqual(await engine.purgeQueue(runs2.queue), { deleted: 1 });
+    assert.equal(edgeRows(db), edges - 1, "the deleted job's own edge is forgotten");
+    assert.equal(
+      rows(db, "SELECT count(*) FROM jobs WHERE state = 'waiting'"),
+      1,
+      'only the `wait` job waits',
+    );
+  });
+});

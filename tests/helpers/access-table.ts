@@ -306,4 +306,12 @@ export const httpOperations: Readonly<Record<string, string>> = {
   reportProgress: 'ReportProgress',
   events: 'Events',
   getOpenApi: 'public',
+  enqueueFlow: 'EnqueueFlow',
+  getFlow: 'GetFlow',
+  cancelFlow: 'CancelFlow',
+  createBatch: 'CreateBatch',
+  addToBatch: 'AddToBatch',
+  sealBatch: 'SealBatch',
+  getBatch: 'GetBatch',
+  cancelBatch: 'CancelBatch',
 };

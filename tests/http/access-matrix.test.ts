@@ -70,6 +70,19 @@ const calls: Readonly<Record<string, Call>> = {
   },
   events: { method: 'GET', path: '/v1/events', allowed: 200 },
   getOpenApi: { method: 'GET', path: '/v1/openapi.json', allowed: 200 },
+  enqueueFlow: {
+    method: 'POST',
+    path: '/v1/flows',
+    body: { jobs: [{ name: 'a', job: { queue, type: 't' } }] },
+    allowed: 200,
+  },
+  getFlow: { method: 'GET', path: `/v1/jobs/${missingJobId}/flow`, allowed: 404 },
+  cancelFlow: { method: 'POST', path: `/v1/jobs/${missingJobId}/flow/cancel`, allowed: 404 },
+  createBatch: { method: 'POST', path: '/v1/batches', body: {}, allowed: 200 },
+  addToBatch: { method: 'POST', path: `/v1/batches/${missingJobId}/jobs`, body: { jobs: [] }, allowed: 404 },
+  sealBatch: { method: 'POST', path: `/v1/batches/${missingJobId}/seal`, allowed: 404 },
+  getBatch: { method: 'GET', path: `/v1/batches/${missingJobId}`, allowed: 404 },
+  cancelBatch: { method: 'POST', path: `/v1/batches/${missingJobId}/cancel`, allowed: 404 },
 };
 
 /** Sends one request with exactly these Authorization values (several are sent as several headers). */

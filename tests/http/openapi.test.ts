@@ -115,7 +115,62 @@ const requests: Readonly<Record<string, (url: string) => Promise<{ path: string;
   },
   events: async () => ({ path: '/v1/events?fromOldest=true&queues=docs' }),
   getOpenApi: async () => ({ path: '/v1/openapi.json' }),
+  enqueueFlow: async () => ({
+    path: '/v1/flows',
+    body: {
+      jobs: [
+        { name: 'a', job: { queue: 'docs-flow', type: 't', payload: { n: 1 } } },
+        { name: 'b', after: ['a'], job: { queue: 'docs-flow', type: 't', onDependencyFailure: 'run' } },
+      ],
+    },
+  }),
+  getFlow: async (url) => ({ path: `/v1/jobs/${(await flow(url)).b}/flow` }),
+  cancelFlow: async (url) => ({ path: `/v1/jobs/${(await flow(url)).a}/flow/cancel` }),
+  createBatch: async () => ({
+    path: '/v1/batches',
+    body: {
+      onComplete: { queue: 'docs-done', type: 'done', payload: { report: 1 } },
+      jobs: [
+        { queue: 'docs-batch', type: 't' },
+        { queue: '', type: 't' },
+      ],
+    },
+  }),
+  addToBatch: async (url) => ({
+    path: `/v1/batches/${await openBatch(url)}/jobs`,
+    body: { jobs: [{ queue: 'docs-batch', type: 't' }], seal: true },
+  }),
+  sealBatch: async (url) => ({ path: `/v1/batches/${await openBatch(url)}/seal` }),
+  getBatch: async (url) => {
+    const id = await openBatch(url);
+    await apiCall(url, `/v1/batches/${id}/jobs`, { body: { jobs: [{ queue: 'docs-batch', type: 't' }] } });
+    return { path: `/v1/batches/${id}?membersLimit=10` };
+  },
+  cancelBatch: async (url) => {
+    const id = await openBatch(url);
+    await apiCall(url, `/v1/batches/${id}/jobs`, { body: { jobs: [{ queue: 'docs-batch', type: 't' }] } });
+    return { path: `/v1/batches/${id}/cancel` };
+  },
 };
+
+/** A flow of two jobs (b waits on a), by name. */
+async function flow(url: string): Promise<Record<string, string>> {
+  const answer = await apiCall<{ jobs: { name: string; jobId: string }[] }>(url, '/v1/flows', {
+    body: {
+      jobs: [
+        { name: 'a', job: { queue: 'docs-flow', type: 't' } },
+        { name: 'b', after: ['a'], job: { queue: 'docs-flow', type: 't' } },
+      ],
+    },
+  });
+  return Object.fromEntries(answer.json.jobs.map((j) => [j.name, j.jobId]));
+}
+
+/** A new open batch's id. */
+async function openBatch(url: string): Promise<string> {
+  const answer = await apiCall<{ batch: { id: string } }>(url, '/v1/batches', { body: {} });
+  return answer.json.batch.id;
+}
 
 test('every operation the document lists answers a valid request with its documented 200 and shape', async () => {
   const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>

@@ -341,6 +341,7 @@ export function serverInfoFromProto(info: GetServerInfoResponse): ServerInfo {
       maxFlowJobs: limits?.maxFlowJobs ?? 0,
       maxFlowDepth: limits?.maxFlowDepth ?? 0,
       maxDependencyResultsBytes: limits?.maxDependencyResultsBytes ?? 0,
+      maxOpenBatchesPerKey: limits?.maxOpenBatchesPerKey ?? 0,
     },
     queueDefaults: settingsFromProto(info.queueDefaults),
     strictQueues: info.strictQueues,

@@ -259,6 +259,8 @@ export interface ServerLimits {
   maxFlowDepth: number;
   /** Results of its dependencies handed to a leased job, in bytes together; above it, ids only. */
   maxDependencyResultsBytes: number;
+  /** Batches not ended one API key may hold; one more is refused (RESOURCE_EXHAUSTED). */
+  maxOpenBatchesPerKey: number;
 }
 
 /** The server's version, clock, durability and limits. */

@@ -69,12 +69,14 @@ export class Batches {
     return ctx.write(
       function* (this: Batches, tx: StoreTx): Op<BatchAddResult> {
         const store = this.capability(tx);
+        if (request.owner !== undefined) yield* this.checkOpenBatches(store, request.owner);
         const id = ids.next(ctx.clock.nowMs());
         yield* store.createBatch({
           id,
           nowMs: ctx.clock.nowMs(),
           onCompleteJson: onComplete === null ? null : JSON.stringify(onComplete),
           onSuccessJson: onSuccess === null ? null : JSON.stringify(onSuccess),
+          owner: request.owner ?? '',
         });
         const results = yield* this.addIn(tx, store, id, jobs, audit);
         if (request.seal === true) yield* this.sealIn(tx, store, id);
@@ -175,6 +177,19 @@ export class Batches {
     const added = results.flatMap((r) => (r.ok && !r.deduplicated && r.debounced !== true ? [r.jobId] : []));
     if (added.length > 0) yield* store.addMembers({ batchId, jobIds: added });
     return results;
+  }
+
+  /** Refuses a new batch to an owner that holds limits.max_open_batches_per_key not ended (in the write). */
+  private *checkOpenBatches(store: Dependencies, owner: string): Op<void> {
+    const limit = this.deps.ctx.limits.maxOpenBatchesPerKey;
+    const open = yield* store.unendedBatchesOf({ owner, limit });
+    if (open < limit) return;
+    const who = owner === '' ? 'callers without an API key hold' : `API key ${owner} holds`;
+    throw new SeppError(
+      'resource_exhausted',
+      `${who} ${limit} batches not ended, the limit per key (limits.max_open_batches_per_key); ` +
+        'seal them and let them end, or cancel some, before creating more',
+    );
   }
 
   private *sealIn(tx: StoreTx, store: Dependencies, batchId: string): Op<void> {

@@ -24,8 +24,9 @@
  */
 
 import { randomUUID } from 'node:crypto';
+import { waitsOnOthers } from '../../store/dependencies.ts';
 import type { Op } from '../../store/op.ts';
-import type { StoreTx } from '../../store/store.ts';
+import type { BulkEndedRow, StoreTx } from '../../store/store.ts';
 import type { AuditInput } from '../admin-types.ts';
 import type { AuditLog } from '../audit/index.ts';
 import type { EngineContext } from '../context.ts';
@@ -338,6 +339,7 @@ export class BulkOperations {
         for (const row of rows) yield* this.ctx.releaseKey(tx, queue, row.idempotency_key, row.id);
         this.ctx.emit(tx, { kind: 'cancelled', queue, count: rows.length });
         this.recordEnded(tx, queue, state, rows);
+        yield* this.passEndsOn(tx, rows, { ended: true, deleted: false });
         return rows.length;
       }
       case 'update': {
@@ -364,11 +366,33 @@ export class BulkOperations {
           for (const row of rows) yield* this.ctx.releaseKey(tx, queue, row.idempotency_key, row.id);
         }
         yield* this.ctx.count(tx, queue, state, null, rows.length);
-        if (state === 'scheduled' || state === 'ready') {
+        const unended = state === 'scheduled' || state === 'ready';
+        if (unended) {
           this.ctx.emit(tx, { kind: 'purged', queue, count: rows.length });
           this.recordEnded(tx, queue, state, rows);
         }
+        yield* this.passEndsOn(tx, rows, { ended: unended, deleted: true });
         return rows.length;
+      }
+    }
+  }
+
+  /**
+   * Jobs in workflows that a bulk cancel or delete ended (`ended`) pass their end on, as a cancel
+   * by id does: what waits on them goes on by its policy, their batch counts them cancelled. A
+   * deleted job that waited on others forgets its edges (`deleted`), as the retention sweep does.
+   */
+  private *passEndsOn(
+    tx: StoreTx,
+    rows: readonly BulkEndedRow[],
+    how: { ended: boolean; deleted: boolean },
+  ): Op<void> {
+    for (const row of rows) {
+      const flags = row.dependency_flags ?? 0;
+      if (flags === 0) continue;
+      if (how.ended) yield* this.ctx.jobEnded(tx, { id: row.id, flags }, 'cancelled');
+      if (how.deleted && waitsOnOthers(flags) && row.seq !== undefined && tx.dependencies !== undefined) {
+        yield* tx.dependencies.forget(row.seq);
       }
     }
   }

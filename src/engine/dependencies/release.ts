@@ -53,7 +53,7 @@ export function* releaseDependents(
         if (dependedOn(child.dependency_flags)) ended.push({ id: child.id, outcome: 'failed' });
         continue;
       }
-      if ((yield* deps.pendingOf(child.seq)) === 0) yield* release(ctx, tx, child);
+      if (!(yield* deps.anyPending(child.seq))) yield* release(ctx, tx, child);
     }
   }
 }

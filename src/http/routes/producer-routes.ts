@@ -4,7 +4,7 @@
  * admin role, as CancelJob over gRPC). Semantics and validation are the
  * engine's, the same for every transport.
  */
-import { requireInScope } from '../../config/index.ts';
+import { refuseDependencies, requireInScope, scopeJobLinks } from '../../config/index.ts';
 import { anonymous } from '../auth.ts';
 import { EnqueueCoalescer } from '../enqueue-coalescer.ts';
 import {
@@ -42,6 +42,10 @@ export function producerRoutes(ctx: ApiContext): RouteSpec[] {
       request.caller,
       jobs.map((job, i) => ({ queue: job.queue, field: `jobs[${i}].queue` })),
     );
+    refuseDependencies(
+      request.caller,
+      jobs.map((job) => ({ dependsOn: job.dependsOn ?? [] })),
+    );
     return jobs;
   };
 
@@ -64,6 +68,7 @@ export function producerRoutes(ctx: ApiContext): RouteSpec[] {
       handle: async (request) => {
         const job = enqueueRequestFromJson(body(request));
         requireInScope(request.caller, [{ queue: job.queue, field: 'queue' }]);
+        refuseDependencies(request.caller, [{ dependsOn: job.dependsOn ?? [] }], 'job');
         return acceptedToJson(await coalescer.enqueue(job));
       },
     },
@@ -128,7 +133,12 @@ export function producerRoutes(ctx: ApiContext): RouteSpec[] {
       response: getJobResponse,
       errors: ['not_found'],
       handle: async (request) => ({
-        job: jobToJson(await engine().getJob(jobIdFrom(request.params.jobId ?? '', 'jobId'))),
+        job: jobToJson(
+          scopeJobLinks(
+            request.caller,
+            await engine().getJob(jobIdFrom(request.params.jobId ?? '', 'jobId')),
+          ),
+        ),
       }),
     },
     {

@@ -6,8 +6,7 @@
  * text, metadata, group, age, dead reason, retries). A slice is one
  * primary-key probe per candidate, so its cost is bounded by its size.
  */
-import type { EndedJobRow } from '../rows.ts';
-import type { Bulk, BulkSlice } from '../store.ts';
+import type { Bulk, BulkEndedRow, BulkSlice } from '../store.ts';
 import { requeueSet } from './control.ts';
 import { errorFirstLine } from './dead-letters.ts';
 import type { Db } from './open.ts';
@@ -53,12 +52,12 @@ export function prepareBulkStatements(db: Db) {
         `SELECT count(*) FROM jobs WHERE ${sliceMatch} AND (state <> 'leased' OR cancelled_at_ms IS NULL)`,
       )
       .pluck(),
-    // Jobs in a workflow (dependency_flags, schema/0012 and 0014) are left alone until they end: their
-    // end passes on to what waits on them and to their batch, which a cancel by id or by flow/batch does.
-    cancelWaiting: db.prepare<[SliceParams & { nowMs: number; by: string | null }], EndedJobRow>(
+    // Jobs in a workflow (dependency_flags, schema/0012 and 0014) are cancelled and deleted too; the
+    // engine passes their end on to what waits on them and to their batch, in the same unit.
+    cancelWaiting: db.prepare<[SliceParams & { nowMs: number; by: string | null }], BulkEndedRow>(
       `UPDATE jobs SET state = 'cancelled', cancelled_at_ms = @nowMs, cancelled_by = @by
-        WHERE ${sliceMatch} AND state IN ('scheduled', 'ready') AND dependency_flags = 0
-        RETURNING id, idempotency_key, type, attempt`,
+        WHERE ${sliceMatch} AND state IN ('scheduled', 'ready')
+        RETURNING id, idempotency_key, type, attempt, seq, dependency_flags`,
     ),
     requestCancel: db.prepare<
       [SliceParams & { nowMs: number; by: string | null }],
@@ -79,10 +78,9 @@ export function prepareBulkStatements(db: Db) {
     requeue: db.prepare<[SliceParams & { nowMs: number }]>(
       `UPDATE jobs SET ${requeueSet} WHERE ${sliceMatch} AND state IN ('dead', 'completed', 'cancelled')`,
     ),
-    delete: db.prepare<[SliceParams], EndedJobRow>(
+    delete: db.prepare<[SliceParams], BulkEndedRow>(
       `DELETE FROM jobs WHERE ${sliceMatch} AND state <> 'leased'
-          AND (dependency_flags = 0 OR state IN ('completed', 'dead', 'cancelled'))
-        RETURNING id, idempotency_key, type, attempt`,
+        RETURNING id, idempotency_key, type, attempt, seq, dependency_flags`,
     ),
   };
 }

@@ -58,9 +58,10 @@ export function prepareDependencyStatements(db: Db) {
       `UPDATE job_dependencies SET state = @state
         WHERE child_seq = @childSeq AND parent_id = @parentId AND state = 'pending'`,
     ),
-    pendingOf: db
+    anyPending: db
       .prepare<[number], number>(
-        "SELECT count(*) FROM job_dependencies WHERE child_seq = ? AND state = 'pending'",
+        `SELECT EXISTS (SELECT 1 FROM job_dependencies INDEXED BY job_dependencies_pending_child
+          WHERE child_seq = ? AND state = 'pending')`,
       )
       .pluck(),
     release: db.prepare<[{ seq: number; state: string }]>(
@@ -105,11 +106,25 @@ export function prepareDependencyStatements(db: Db) {
       .prepare<[], number>("SELECT count(*) FROM batches INDEXED BY batches_unended WHERE state <> 'ended'")
       .pluck(),
     createBatch: db.prepare<
-      [{ id: string; nowMs: number; onCompleteJson: string | null; onSuccessJson: string | null }]
+      [
+        {
+          id: string;
+          nowMs: number;
+          onCompleteJson: string | null;
+          onSuccessJson: string | null;
+          owner: string;
+        },
+      ]
     >(
-      `INSERT INTO batches (id, state, created_at_ms, on_complete_json, on_success_json)
-        VALUES (@id, 'open', @nowMs, @onCompleteJson, @onSuccessJson)`,
+      `INSERT INTO batches (id, state, created_at_ms, on_complete_json, on_success_json, owner)
+        VALUES (@id, 'open', @nowMs, @onCompleteJson, @onSuccessJson, @owner)`,
     ),
+    unendedBatchesOf: db
+      .prepare<[{ owner: string; limit: number }], number>(
+        `SELECT count(*) FROM (SELECT 1 FROM batches INDEXED BY batches_unended_owner
+          WHERE owner = @owner AND state <> 'ended' LIMIT @limit)`,
+      )
+      .pluck(),
     addMember: db.prepare<[{ batchId: string; jobId: string }]>(
       `INSERT INTO batch_members (job_id, batch_id, position)
         SELECT @jobId, @batchId, members FROM batches WHERE id = @batchId`,
@@ -184,8 +199,8 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
     *resolve(p) {
       return sql.resolve.run(p).changes > 0;
     },
-    *pendingOf(childSeq) {
-      return sql.pendingOf.get(childSeq) ?? 0;
+    *anyPending(childSeq) {
+      return sql.anyPending.get(childSeq) === 1;
     },
     *release(p) {
       sql.release.run(p);
@@ -219,6 +234,9 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
     },
     *createBatch(p) {
       sql.createBatch.run(p);
+    },
+    *unendedBatchesOf(p) {
+      return sql.unendedBatchesOf.get(p) ?? 0;
     },
     *addMembers({ batchId, jobIds }) {
       for (const jobId of jobIds) {

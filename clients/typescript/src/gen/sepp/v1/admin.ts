@@ -727,6 +727,11 @@ export interface ServerLimits {
    * (limits.max_dependency_results_bytes); above it, ids only. Default 256 KiB.
    */
   maxDependencyResultsBytes: number;
+  /**
+   * Batches not ended (open or sealed) one API key may hold; one more is
+   * refused with RESOURCE_EXHAUSTED (limits.max_open_batches_per_key). Default 1000.
+   */
+  maxOpenBatchesPerKey: number;
 }
 
 /** The server's version, clock, durability and limits. */
@@ -4807,6 +4812,7 @@ function createBaseServerLimits(): ServerLimits {
     maxFlowJobs: 0,
     maxFlowDepth: 0,
     maxDependencyResultsBytes: 0,
+    maxOpenBatchesPerKey: 0,
   };
 }
 
@@ -4919,6 +4925,9 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     }
     if (message.maxDependencyResultsBytes !== 0) {
       writer.uint32(424).int64(message.maxDependencyResultsBytes);
+    }
+    if (message.maxOpenBatchesPerKey !== 0) {
+      writer.uint32(432).int32(message.maxOpenBatchesPerKey);
     }
     return writer;
   },
@@ -5224,6 +5233,14 @@ export const ServerLimits: MessageFns<ServerLimits> = {
             message.maxDependencyResultsBytes = longToNumber(reader.int64());
             continue;
           }
+          case 54: {
+            if (tag !== 432) {
+              break;
+            }
+
+            message.maxOpenBatchesPerKey = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5418,6 +5435,11 @@ export const ServerLimits: MessageFns<ServerLimits> = {
         : isSet(object.max_dependency_results_bytes)
         ? globalThis.Number(object.max_dependency_results_bytes)
         : 0,
+      maxOpenBatchesPerKey: isSet(object.maxOpenBatchesPerKey)
+        ? globalThis.Number(object.maxOpenBatchesPerKey)
+        : isSet(object.max_open_batches_per_key)
+        ? globalThis.Number(object.max_open_batches_per_key)
+        : 0,
     };
   },
 
@@ -5531,6 +5553,9 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     if (message.maxDependencyResultsBytes !== 0) {
       obj.maxDependencyResultsBytes = Math.round(message.maxDependencyResultsBytes);
     }
+    if (message.maxOpenBatchesPerKey !== 0) {
+      obj.maxOpenBatchesPerKey = Math.round(message.maxOpenBatchesPerKey);
+    }
     return obj;
   },
 
@@ -5575,6 +5600,7 @@ export const ServerLimits: MessageFns<ServerLimits> = {
     message.maxFlowJobs = object.maxFlowJobs ?? 0;
     message.maxFlowDepth = object.maxFlowDepth ?? 0;
     message.maxDependencyResultsBytes = object.maxDependencyResultsBytes ?? 0;
+    message.maxOpenBatchesPerKey = object.maxOpenBatchesPerKey ?? 0;
     return message;
   },
 };

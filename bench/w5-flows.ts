@@ -1,0 +1,267 @@
+/**
+ * W5 "fan-out / fan-in" (issue 33): flows of jobs that wait on other jobs, end to end,
+ * sepp against BullMQ's FlowProducer, both fsync before acknowledging (sepp durability
+ * full; Redis appendonly yes, appendfsync always).
+ *
+ * BullMQ's flows are trees whose parent runs after its children, so the shape both run
+ * is the collector: `--children` jobs (20) and one collector that waits on all of them,
+ * `--flows` times (1,000), and one wide flow of `--wide` children (10,000) and a collector.
+ * sepp also runs the issue's whole shape, a root before the children (1 → 20 → 1), which
+ * BullMQ cannot express as one flow. Producers (`--producers`, 10) enqueue the flows while
+ * one worker (`--concurrency`, 50) runs them; a phase ends when every collector has been
+ * acked. Figures: jobs/s end to end (first enqueue to last collector's ack) and the
+ * server's CPU per edge (sepp's server process; redis-server for BullMQ), medians of
+ * `--runs` (3), the systems interleaved and their order alternating from run to run.
+ *
+ *   npx tsx bench/w5-flows.ts [--runs 3] [--flows 1000] [--children 20] [--wide 10000]
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Worker as BullWorker, FlowProducer } from 'bullmq';
+import { Redis } from 'ioredis';
+import { Flow, SeppClient } from '../clients/typescript/src/index.ts';
+import { freePort, waitForPort } from './lib/net.ts';
+import { cpuMicros } from './lib/proc-stats.ts';
+import { installCleanupHandlers, spawnTracked, stopAll } from './lib/processes.ts';
+import { BenchServer } from './lib/server-process.ts';
+import { commandOutput, packageVersion } from './lib/versions.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '3' },
+    flows: { type: 'string', default: '1000' },
+    children: { type: 'string', default: '20' },
+    wide: { type: 'string', default: '10000' },
+    producers: { type: 'string', default: '10' },
+    concurrency: { type: 'string', default: '50' },
+  },
+});
+const runs = Number(args.runs);
+const flows = Number(args.flows);
+const children = Number(args.children);
+const wide = Number(args.wide);
+const producers = Number(args.producers);
+const concurrency = Number(args.concurrency);
+
+type Shape = 'collector' | 'root-collector' | 'wide';
+interface Figure {
+  jobs: number;
+  edges: number;
+  seconds: number;
+  serverCpuUs: number;
+}
+
+/** The shape's flows: how many, of how many children, with a root before them or not. */
+function shapeOf(shape: Shape): { count: number; width: number; root: boolean } {
+  if (shape === 'wide') return { count: 1, width: wide, root: false };
+  return { count: flows, width: children, root: shape === 'root-collector' };
+}
+
+const countJobs = (s: { count: number; width: number; root: boolean }) =>
+  s.count * (s.width + 1 + (s.root ? 1 : 0));
+const countEdges = (s: { count: number; width: number; root: boolean }) =>
+  s.count * s.width * (s.root ? 2 : 1);
+
+/** `producers` callers take flow numbers from one counter until `count` are enqueued. */
+async function produce(count: number, enqueue: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(producers, count) }, async () => {
+      while (next < count) await enqueue(next++);
+    }),
+  );
+}
+
+async function runSepp(shape: Shape, dir: string): Promise<Figure> {
+  const config = join(dir, 'sepp.toml');
+  // The wide flow needs more than the default limits (1,000 jobs per flow, 100 dependencies per job).
+  writeFileSync(config, '[limits]\nmax_flow_jobs = 100000\nmax_dependencies_per_job = 10000\n');
+  process.env.SEPP_BENCH_CONFIG = config;
+  const server = await BenchServer.start(join(dir, 'data'), 'full');
+  const client = SeppClient.connect(`127.0.0.1:${server.port}`);
+  const s = shapeOf(shape);
+  try {
+    let collected = 0;
+    let done: () => void = () => {};
+    const finished = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    const worker = client.worker({
+      queues: ['w5'],
+      concurrency,
+      handlers: {
+        root: () => {},
+        child: () => {},
+        collector: () => {},
+      },
+    });
+    worker.on('completed', (job) => {
+      if (job.type === 'collector' && ++collected === s.count) done();
+    });
+    worker.on('error', (e) => console.error('sepp worker:', e.message));
+    const before = await server.stats();
+    const startedMs = performance.now();
+    await produce(s.count, async () => {
+      const flow = new Flow();
+      if (s.root) flow.add('root', { queue: 'w5', type: 'root' });
+      const names = Array.from({ length: s.width }, (_, i) => `c${i}`);
+      for (const name of names)
+        flow.add(name, { queue: 'w5', type: 'child', ...(s.root ? { after: ['root'] } : {}) });
+      flow.add('collector', { queue: 'w5', type: 'collector', after: names });
+      // One call stores the whole flow: the wide one (10,002 jobs) takes longer than the default 10 s deadline under load.
+      await client.enqueueFlow(flow, { deadlineMs: 300_000 });
+    });
+    await finished;
+    const seconds = (performance.now() - startedMs) / 1000;
+    const after = await server.stats();
+    await worker.close();
+    return {
+      jobs: countJobs(s),
+      edges: countEdges(s),
+      seconds,
+      serverCpuUs: (after.cpuMs - before.cpuMs) * 1000,
+    };
+  } finally {
+    client.close();
+    await server.stop();
+  }
+}
+
+async function runBullmq(shape: Shape, dir: string): Promise<Figure> {
+  const s = shapeOf(shape);
+  if (s.root) throw new Error('BullMQ cannot run a root before the children in one flow');
+  const port = await freePort();
+  const redis = await spawnTracked(
+    {
+      name: 'redis',
+      command: 'redis-server',
+      args: [
+        '--bind',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--dir',
+        dir,
+        '--appendonly',
+        'yes',
+        '--appendfsync',
+        'always',
+        '--save',
+        '',
+      ],
+    },
+    dir,
+  );
+  await waitForPort(port, 10_000);
+  const connection = new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: null });
+  const flowProducer = new FlowProducer({ connection });
+  try {
+    let collected = 0;
+    let done: () => void = () => {};
+    const finished = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    const worker = new BullWorker(
+      'w5',
+      async (job) => {
+        if (job.name === 'collector' && ++collected === s.count) setImmediate(done);
+        return null;
+      },
+      { connection: { host: '127.0.0.1', port, maxRetriesPerRequest: null }, concurrency },
+    );
+    worker.on('error', (e) => console.error('bullmq worker:', e.message));
+    await worker.waitUntilReady();
+    const cpu0 = cpuMicros([redis.pid]);
+    const startedMs = performance.now();
+    await produce(s.count, async () => {
+      await flowProducer.add({
+        name: 'collector',
+        queueName: 'w5',
+        data: {},
+        children: Array.from({ length: s.width }, () => ({ name: 'child', queueName: 'w5', data: {} })),
+      });
+    });
+    await finished;
+    const seconds = (performance.now() - startedMs) / 1000;
+    const serverCpuUs = cpuMicros([redis.pid]) - cpu0;
+    await worker.close();
+    return { jobs: countJobs(s), edges: countEdges(s), seconds, serverCpuUs };
+  } finally {
+    await flowProducer.close();
+    connection.disconnect();
+    await redis.stop();
+  }
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+const base = mkdtempSync(join(tmpdir(), 'sepp-w5-'));
+installCleanupHandlers(async () => rmSync(base, { recursive: true, force: true }));
+const plan: { system: 'sepp' | 'bullmq'; shape: Shape }[] = [
+  { system: 'sepp', shape: 'collector' },
+  { system: 'bullmq', shape: 'collector' },
+  { system: 'sepp', shape: 'root-collector' },
+  { system: 'sepp', shape: 'wide' },
+  { system: 'bullmq', shape: 'wide' },
+];
+const results = new Map<string, Figure[]>();
+const loads: number[] = [];
+for (let run = 0; run < runs; run++) {
+  // The order alternates from run to run: the first system of a pair tends to pay more.
+  const order = run % 2 === 0 ? plan : [...plan].reverse();
+  for (const { system, shape } of order) {
+    const runDir = mkdtempSync(join(base, `${system}-${shape}-`));
+    const figure = system === 'sepp' ? await runSepp(shape, runDir) : await runBullmq(shape, runDir);
+    loads.push(loadavg()[0]!);
+    const key = `${system} ${shape}`;
+    results.set(key, [...(results.get(key) ?? []), figure]);
+    console.error(
+      `run ${run + 1}: ${key}: ${(figure.jobs / figure.seconds).toFixed(0)} jobs/s, ` +
+        `${(figure.serverCpuUs / figure.edges).toFixed(1)} µs server CPU per edge (load ${loadavg()[0]!.toFixed(1)})`,
+    );
+  }
+}
+await stopAll();
+rmSync(base, { recursive: true, force: true });
+
+const row = (key: string, label: string) => {
+  const figures = results.get(key) ?? [];
+  const rates = figures.map((f) => f.jobs / f.seconds);
+  const cpu = figures.map((f) => f.serverCpuUs / f.edges);
+  const f = figures[0]!;
+  return {
+    label,
+    jobs: f.jobs,
+    edges: f.edges,
+    rate: median(rates),
+    cpu: median(cpu),
+    spread: `${Math.min(...rates).toFixed(0)}–${Math.max(...rates).toFixed(0)}`,
+  };
+};
+const rows = [
+  row('sepp collector', `sepp: ${flows} × (${children} → 1)`),
+  row('bullmq collector', `BullMQ FlowProducer: ${flows} × (${children} → 1)`),
+  row('sepp root-collector', `sepp: ${flows} × (1 → ${children} → 1)`),
+  row('sepp wide', `sepp: 1 × (${wide} → 1)`),
+  row('bullmq wide', `BullMQ FlowProducer: 1 × (${wide} → 1)`),
+];
+const lines = [
+  `| shape | jobs | edges | jobs/s end to end (median) | runs | server CPU µs per edge (median) |`,
+  `| --- | ---: | ---: | ---: | --- | ---: |`,
+  ...rows.map(
+    (r) =>
+      `| ${r.label} | ${r.jobs.toLocaleString('en-US')} | ${r.edges.toLocaleString('en-US')} | ${r.rate.toFixed(0)} | ${r.spread} | ${r.cpu.toFixed(1)} |`,
+  ),
+  '',
+  `Medians of ${runs} runs, systems interleaved, order alternating. Load average during the runs: ` +
+    `${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}. ${producers} producers, one worker of concurrency ${concurrency}; ` +
+    `sepp durability full; redis-server ${/v=(\S+)/.exec(commandOutput('redis-server', ['--version']))?.[1] ?? '?'} ` +
+    `--appendonly yes --appendfsync always, bullmq ${packageVersion('bullmq')} (a Worker of concurrency ${concurrency}).`,
+];
+console.log(lines.join('\n'));

@@ -1,0 +1,282 @@
+/**
+ * Workflows over HTTP (issue 33), as the gRPC calls of the same names: enqueue a flow (a
+ * graph of jobs named in the request, all or none), read or cancel a job's flow, and
+ * batches — create, add to, seal, read, cancel. A key scoped to queues may enqueue a flow
+ * of its queues (without dependsOn), and no other of these calls: a flow or a batch spans
+ * queues. Cancels need the admin role and are audited (`flow.cancel`, `batch.cancel`).
+ */
+import { refuseDependencies, requireInScope, serverWide } from '../../config/index.ts';
+import type { AuditInput } from '../../engine/admin-types.ts';
+import type { FlowJob } from '../../engine/types.ts';
+import { anonymous, type Caller } from '../auth.ts';
+import { enqueueRequestFromJson, enqueueResultToJson, jobIdFrom } from '../job-json.ts';
+import type { ApiContext, ApiRequest, RouteSpec } from '../route-spec.ts';
+import {
+  addToBatchRequest,
+  batchAddResponse,
+  createBatchRequest,
+  enqueueFlowRequest,
+  enqueueFlowResponse,
+  flowResponse,
+  getBatchResponse,
+  sealBatchResponse,
+  workflowCancelResponse,
+} from '../workflow-schemas.ts';
+import { body, queryInteger } from './request-parts.ts';
+
+const jobIdParam = { jobId: 'the id of any job of the flow (a UUID)' } as const;
+const batchIdParam = { batchId: 'the batch id (a UUID)' } as const;
+
+/** Refuses a key scoped to queues: `what` reaches every queue. */
+function unscoped(caller: Caller, what: string): void {
+  if (caller.scope !== null) throw serverWide(caller, what);
+}
+
+function audit(request: ApiRequest, action: string, target: string): AuditInput {
+  const actor = request.caller === anonymous ? 'anonymous' : `key:${request.caller.name}`;
+  return { actor, action, target, details: { via: 'http' } };
+}
+
+export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
+  const engine = () => ctx.engine;
+  const batchId = (request: ApiRequest) => jobIdFrom(request.params.batchId ?? '', 'batchId');
+  const jobsOf = (request: ApiRequest) =>
+    body(request).has('jobs')
+      ? body(request)
+          .objects('jobs')
+          .map((job) => enqueueRequestFromJson(job))
+      : [];
+
+  return [
+    {
+      kind: 'json',
+      method: 'POST',
+      path: '/v1/flows',
+      operationId: 'enqueueFlow',
+      permission: 'enqueue',
+      scope: 'handler',
+      tag: 'workflows',
+      summary: 'Enqueue a flow: jobs that wait on each other by name, all or none',
+      description:
+        'Each job has a `name` unique in the request and waits for the jobs it names in `after` (and the ' +
+        'stored jobs of its `dependsOn`). The graph is checked (no cycle; limits.max_flow_jobs, ' +
+        'max_dependencies_per_job, max_flow_depth), then every job is stored, or none (`rejections`). ' +
+        'docs/workflows.md.',
+      body: enqueueFlowRequest,
+      response: enqueueFlowResponse,
+      handle: async (request) => {
+        body(request).only(['jobs']);
+        const jobs: FlowJob[] = body(request)
+          .objects('jobs')
+          .map((item) => {
+            item.only(['name', 'after', 'job']);
+            const job = enqueueRequestFromJson(item.object('job', { required: true })!);
+            return {
+              ...job,
+              name: item.string('name') ?? '',
+              after: item.strings('after', Number.MAX_SAFE_INTEGER),
+            };
+          });
+        requireInScope(
+          request.caller,
+          jobs.map((job, i) => ({ queue: job.queue, field: `jobs[${i}].job.queue` })),
+        );
+        refuseDependencies(
+          request.caller,
+          jobs.map((job) => ({ dependsOn: job.dependsOn ?? [] })),
+        );
+        const result = await engine().enqueueFlow(jobs);
+        return result.committed
+          ? { committed: true, jobs: result.jobs, rejections: [] }
+          : {
+              committed: false,
+              jobs: [],
+              rejections: result.rejections.map((r) => ({
+                index: r.index,
+                reason: r.reason,
+                message: r.message,
+              })),
+            };
+      },
+    },
+    {
+      kind: 'json',
+      method: 'GET',
+      path: '/v1/jobs/{jobId}/flow',
+      operationId: 'getFlow',
+      permission: 'read',
+      scope: 'none',
+      tag: 'workflows',
+      summary: "A job's flow: the jobs connected to it through dependencies, either way, and their edges",
+      description:
+        'In enqueue order, at most `limit` jobs (default and most 20,000); `truncated` when there are more.',
+      pathParams: jobIdParam,
+      query: {
+        limit: {
+          description: 'most jobs in the answer',
+          schema: { type: 'integer', minimum: 1, maximum: 20000 },
+        },
+      },
+      response: flowResponse,
+      errors: ['not_found', 'failed_precondition'],
+      handle: async (request) => {
+        unscoped(request.caller, 'a flow');
+        const limit = queryInteger(request, 'limit');
+        const flow = await engine().getFlow(
+          jobIdFrom(request.params.jobId ?? '', 'jobId'),
+          limit === undefined || limit === 0 ? undefined : limit,
+        );
+        return {
+          jobs: flow.jobs.map((j) => ({ jobId: j.id, queue: j.queue, type: j.type, state: j.state })),
+          edges: flow.edges,
+          truncated: flow.truncated,
+        };
+      },
+    },
+    {
+      kind: 'json',
+      method: 'POST',
+      path: '/v1/jobs/{jobId}/flow/cancel',
+      operationId: 'cancelFlow',
+      permission: 'admin',
+      scope: 'none',
+      tag: 'workflows',
+      summary: 'Cancel every job of a flow that has not ended, as one act',
+      description:
+        'Waiting, scheduled and ready jobs at once; the workers of leased ones are told to stop. Audited as ' +
+        '`flow.cancel`. A flow of more than 20,000 jobs is refused (429).',
+      pathParams: jobIdParam,
+      response: workflowCancelResponse,
+      errors: ['not_found', 'failed_precondition'],
+      handle: async (request) => {
+        unscoped(request.caller, 'a flow');
+        const jobId = jobIdFrom(request.params.jobId ?? '', 'jobId');
+        return engine().cancelFlow(jobId, audit(request, 'flow.cancel', `job:${jobId}`));
+      },
+    },
+    {
+      kind: 'json',
+      method: 'POST',
+      path: '/v1/batches',
+      operationId: 'createBatch',
+      permission: 'enqueue',
+      scope: 'none',
+      tag: 'workflows',
+      summary: 'Create a batch: its completion jobs, its first members, sealed at once if asked',
+      description:
+        '`onComplete` is enqueued once when the sealed batch has no member left pending, `onSuccess` only if ' +
+        'every member completed; each gets the counts and member ids (docs/workflows.md#batches).',
+      body: createBatchRequest,
+      response: batchAddResponse,
+      errors: ['failed_precondition'],
+      handle: async (request) => {
+        unscoped(request.caller, 'a batch');
+        const input = body(request);
+        const onComplete = input.object('onComplete');
+        const onSuccess = input.object('onSuccess');
+        const { batch, results } = await engine().createBatch({
+          ...(onComplete === undefined ? {} : { onComplete: enqueueRequestFromJson(onComplete) }),
+          ...(onSuccess === undefined ? {} : { onSuccess: enqueueRequestFromJson(onSuccess) }),
+          jobs: jobsOf(request),
+          seal: input.boolean('seal') === true,
+          owner: request.caller.name,
+        });
+        return { batch, results: results.map(enqueueResultToJson) };
+      },
+    },
+    {
+      kind: 'json',
+      method: 'POST',
+      path: '/v1/batches/{batchId}/jobs',
+      operationId: 'addToBatch',
+      permission: 'enqueue',
+      scope: 'none',
+      tag: 'workflows',
+      summary: 'Add jobs to an open batch (or to a sealed one, from a member that has not ended)',
+      pathParams: batchIdParam,
+      body: addToBatchRequest,
+      response: batchAddResponse,
+      errors: ['not_found', 'failed_precondition'],
+      handle: async (request) => {
+        unscoped(request.caller, 'a batch');
+        const input = body(request);
+        const fromMember = input.string('fromMember');
+        const { batch, results } = await engine().addToBatch(batchId(request), jobsOf(request), {
+          seal: input.boolean('seal') === true,
+          ...(fromMember === undefined || fromMember === '' ? {} : { fromMember }),
+        });
+        return { batch, results: results.map(enqueueResultToJson) };
+      },
+    },
+    {
+      kind: 'json',
+      method: 'POST',
+      path: '/v1/batches/{batchId}/seal',
+      operationId: 'sealBatch',
+      permission: 'enqueue',
+      scope: 'none',
+      tag: 'workflows',
+      summary: 'Seal a batch: it ends, and enqueues its completion jobs, once no member is pending',
+      pathParams: batchIdParam,
+      response: sealBatchResponse,
+      errors: ['not_found', 'failed_precondition'],
+      handle: async (request) => {
+        unscoped(request.caller, 'a batch');
+        return { batch: await engine().sealBatch(batchId(request)) };
+      },
+    },
+    {
+      kind: 'json',
+      method: 'GET',
+      path: '/v1/batches/{batchId}',
+      operationId: 'getBatch',
+      permission: 'read',
+      scope: 'none',
+      tag: 'workflows',
+      summary: "A batch's state and counts, and a page of its members in the order they were added",
+      pathParams: batchIdParam,
+      query: {
+        membersAfter: {
+          description: 'the position of the last member of the page before',
+          schema: { type: 'integer', minimum: 0 },
+        },
+        membersLimit: {
+          description: 'members in the answer, default 100; 0: the batch alone',
+          schema: { type: 'integer', minimum: 0 },
+        },
+      },
+      response: getBatchResponse,
+      errors: ['not_found', 'failed_precondition'],
+      handle: async (request) => {
+        unscoped(request.caller, 'a batch');
+        const after = queryInteger(request, 'membersAfter');
+        const limit = queryInteger(request, 'membersLimit');
+        const { batch, members } = await engine().getBatch(batchId(request), {
+          ...(after === undefined ? {} : { afterPosition: after }),
+          ...(limit === undefined ? {} : { limit }),
+        });
+        return { batch, members };
+      },
+    },
+    {
+      kind: 'json',
+      method: 'POST',
+      path: '/v1/batches/{batchId}/cancel',
+      operationId: 'cancelBatch',
+      permission: 'admin',
+      scope: 'none',
+      tag: 'workflows',
+      summary: 'Cancel every member of a batch that has not ended, as one act',
+      description:
+        'A sealed batch then ends and enqueues its onComplete job (not onSuccess). Audited as `batch.cancel`.',
+      pathParams: batchIdParam,
+      response: workflowCancelResponse,
+      errors: ['not_found', 'failed_precondition'],
+      handle: async (request) => {
+        unscoped(request.caller, 'a batch');
+        const id = batchId(request);
+        return engine().cancelBatch(id, audit(request, 'batch.cancel', `batch:${id}`));
+      },
+    },
+  ];
+}

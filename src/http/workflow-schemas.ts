@@ -1,0 +1,273 @@
+/**
+ * The HTTP API's JSON Schemas of workflows (issue 33): a job's links, what a worker gets of
+ * its dependencies, flows and batches (FlowJob, Batch, BatchMember in job.proto and
+ * admin.proto). schemas.ts puts them in the document's components.
+ */
+import type { DependencyPolicy } from '../engine/types.ts';
+import { jobStates } from '../engine/types.ts';
+
+/** JSON Schema, as schemas.ts has it (which imports this file). */
+type JsonSchema = Record<string, unknown>;
+
+export const dependencyPolicies: readonly DependencyPolicy[] = ['cancel', 'run', 'wait'];
+
+const str: JsonSchema = { type: 'string' };
+const strOrNull: JsonSchema = { type: ['string', 'null'] };
+const int: JsonSchema = { type: 'integer' };
+const msOrNull: JsonSchema = { type: ['integer', 'null'], description: 'ms since the Unix epoch' };
+const jobId: JsonSchema = { type: 'string', format: 'uuid' };
+const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
+const stateOrNull: JsonSchema = {
+  type: ['string', 'null'],
+  enum: [...jobStates, null],
+  description: 'null once the job was swept',
+};
+const edge: JsonSchema = {
+  type: 'string',
+  enum: ['pending', 'completed', 'failed'],
+  description: 'failed: the dependency failed and the edge counted it (run or cancel policy)',
+};
+
+const jobLink: JsonSchema = {
+  type: 'object',
+  properties: {
+    jobId,
+    queue: strOrNull,
+    type: strOrNull,
+    state: stateOrNull,
+    edge,
+    name: {
+      type: ['string', 'null'],
+      description: "the dependency's name in its flow; null when named by id",
+    },
+  },
+  required: ['jobId', 'queue', 'type', 'state', 'edge', 'name'],
+};
+
+const dependencyResult: JsonSchema = {
+  type: 'object',
+  properties: {
+    jobId,
+    name: strOrNull,
+    state: stateOrNull,
+    result: { description: 'the result as a JSON value, when its content type is JSON' },
+    resultBase64: {
+      type: 'string',
+      contentEncoding: 'base64',
+      description: 'the result as base64, otherwise',
+    },
+    resultContentType: strOrNull,
+    resultOmitted: { type: 'boolean', description: 'left out to stay under the limit: read it with getJob' },
+  },
+  required: ['jobId', 'name', 'state', 'resultContentType', 'resultOmitted'],
+};
+
+const flowJob: JsonSchema = {
+  type: 'object',
+  description: 'A job of a flow: a name unique in the request, the names it waits for, and the job.',
+  properties: {
+    name: { type: 'string', description: 'same rules as a queue name; the answer maps it to the job id' },
+    after: { type: 'array', items: str, description: 'names of jobs of this request it waits for' },
+    job: ref('EnqueueJob'),
+  },
+  required: ['name', 'job'],
+  additionalProperties: false,
+};
+
+const batch: JsonSchema = {
+  type: 'object',
+  properties: {
+    id: jobId,
+    state: { type: 'string', enum: ['open', 'sealed', 'ended'] },
+    createdAtMs: int,
+    sealedAtMs: msOrNull,
+    endedAtMs: msOrNull,
+    members: { type: 'integer', description: 'jobs ever added' },
+    pending: { type: 'integer', description: 'members not ended yet' },
+    completed: int,
+    dead: int,
+    cancelled: int,
+    hasOnComplete: { type: 'boolean' },
+    hasOnSuccess: { type: 'boolean' },
+    completeJobId: { type: ['string', 'null'], description: 'the onComplete job the end enqueued' },
+    successJobId: {
+      type: ['string', 'null'],
+      description: 'the onSuccess job (only if every member completed)',
+    },
+    completionError: {
+      type: ['string', 'null'],
+      description: 'why a completion job could not be enqueued at the end (its queue refused it)',
+    },
+  },
+  required: [
+    'id',
+    'state',
+    'createdAtMs',
+    'sealedAtMs',
+    'endedAtMs',
+    'members',
+    'pending',
+    'completed',
+    'dead',
+    'cancelled',
+    'hasOnComplete',
+    'hasOnSuccess',
+    'completeJobId',
+    'successJobId',
+    'completionError',
+  ],
+};
+
+export const workflowComponents: Record<string, JsonSchema> = {
+  JobLink: jobLink,
+  DependencyResult: dependencyResult,
+  FlowJob: flowJob,
+  Batch: batch,
+};
+
+// ---------------------------------------------------------------- requests and answers
+
+export const enqueueFlowRequest: JsonSchema = {
+  type: 'object',
+  properties: { jobs: { type: 'array', items: ref('FlowJob') } },
+  required: ['jobs'],
+  additionalProperties: false,
+};
+
+export const enqueueFlowResponse: JsonSchema = {
+  type: 'object',
+  description: 'Either every job stored (`committed`, one entry per job) or none (`rejections`).',
+  properties: {
+    committed: { type: 'boolean' },
+    jobs: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { name: str, jobId, deduplicated: { type: 'boolean' } },
+        required: ['name', 'jobId', 'deduplicated'],
+      },
+    },
+    rejections: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { index: int, reason: str, message: str },
+        required: ['index', 'reason', 'message'],
+      },
+    },
+  },
+  required: ['committed', 'jobs', 'rejections'],
+};
+
+export const flowResponse: JsonSchema = {
+  type: 'object',
+  description:
+    'The jobs connected to a job through dependencies, either way, in enqueue order, and their edges.',
+  properties: {
+    jobs: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { jobId, queue: str, type: str, state: { type: 'string', enum: [...jobStates] } },
+        required: ['jobId', 'queue', 'type', 'state'],
+      },
+    },
+    edges: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { jobId, dependsOn: jobId, state: edge, name: strOrNull },
+        required: ['jobId', 'dependsOn', 'state', 'name'],
+      },
+    },
+    truncated: { type: 'boolean', description: 'the flow has more jobs than the answer holds' },
+  },
+  required: ['jobs', 'edges', 'truncated'],
+};
+
+export const workflowCancelResponse: JsonSchema = {
+  type: 'object',
+  properties: {
+    cancelled: { type: 'integer', description: 'jobs cancelled at once (waiting, scheduled, ready)' },
+    cancelRequested: { type: 'integer', description: 'leased jobs whose workers were told to stop' },
+  },
+  required: ['cancelled', 'cancelRequested'],
+};
+
+export const createBatchRequest: JsonSchema = {
+  type: 'object',
+  properties: {
+    onComplete: {
+      ...ref('EnqueueJob'),
+      description: 'enqueued when the batch ends; no dependsOn, idempotencyKey, runAtMs or expiresAtMs',
+    },
+    onSuccess: {
+      ...ref('EnqueueJob'),
+      description: 'enqueued when the batch ends only if every member completed',
+    },
+    jobs: {
+      type: 'array',
+      items: ref('EnqueueJob'),
+      description: 'the first members, each on its own merits',
+    },
+    seal: { type: 'boolean', description: 'seal it with these jobs' },
+  },
+  additionalProperties: false,
+};
+
+export const addToBatchRequest: JsonSchema = {
+  type: 'object',
+  properties: {
+    jobs: { type: 'array', items: ref('EnqueueJob') },
+    seal: { type: 'boolean', description: 'seal the batch after these jobs' },
+    fromMember: {
+      type: 'string',
+      description: 'the id of a member that has not ended: it may add to its own sealed batch',
+    },
+  },
+  required: ['jobs'],
+  additionalProperties: false,
+};
+
+export const batchAddResponse: JsonSchema = {
+  type: 'object',
+  properties: {
+    batch: ref('Batch'),
+    results: {
+      type: 'array',
+      description: 'one per job, in order: `accepted` or `rejection`',
+      items: {
+        type: 'object',
+        properties: { accepted: ref('EnqueueAccepted'), rejection: ref('JobRejection') },
+      },
+    },
+  },
+  required: ['batch', 'results'],
+};
+
+export const sealBatchResponse: JsonSchema = {
+  type: 'object',
+  properties: { batch: ref('Batch') },
+  required: ['batch'],
+};
+
+export const getBatchResponse: JsonSchema = {
+  type: 'object',
+  properties: {
+    batch: ref('Batch'),
+    members: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          jobId,
+          position: { type: 'integer', description: 'the order it was added in, from 0' },
+          memberState: { type: 'string', enum: ['pending', 'completed', 'dead', 'cancelled'] },
+          jobState: stateOrNull,
+        },
+        required: ['jobId', 'position', 'memberState', 'jobState'],
+      },
+    },
+  },
+  required: ['batch', 'members'],
+};
