@@ -8,6 +8,10 @@ ALTER TABLE jobs ADD COLUMN debounce_until_ms bigint;
 CREATE INDEX jobs_debounce ON jobs (queue, debounce_key, seq)
   WHERE debounce_key IS NOT NULL AND attempt = 0 AND state IN ('scheduled', 'ready');
 
+-- A schedule's job template may carry `timeout_ms` (as the SQLite store's 0018); NULL: the
+-- queue's default_timeout_ms.
+ALTER TABLE schedules ADD COLUMN timeout_ms bigint;
+
 -- The enqueue function of 0002 takes `timeout_ms` (the job's own hard timeout per attempt,
 -- 1 ms to 30 days; 0 or absent: the queue's default_timeout_ms, read at lease), as an
 -- enqueue over gRPC does (EnqueueJob.timeout_ms, migration 0003's column). The function is
