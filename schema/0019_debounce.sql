@@ -12,3 +12,7 @@ ALTER TABLE jobs ADD COLUMN debounce_key TEXT;
 ALTER TABLE jobs ADD COLUMN debounce_until_ms INTEGER;
 CREATE INDEX jobs_debounce ON jobs (queue, debounce_key, seq)
   WHERE debounce_key IS NOT NULL AND attempt = 0 AND state IN ('scheduled', 'ready');
+
+-- A schedule's job template may carry `timeout_ms` (the hard execution timeout of each
+-- attempt of the jobs it enqueues, as EnqueueJob.timeout_ms); NULL: the queue's default.
+ALTER TABLE schedules ADD COLUMN timeout_ms INTEGER;

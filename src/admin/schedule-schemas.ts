@@ -26,6 +26,10 @@ export const schedule: JsonSchema = {
         metadata: { type: 'object', additionalProperties: str },
         maxAttempts: { type: ['integer', 'null'] },
         leaseMs: { type: ['integer', 'null'] },
+        timeoutMs: {
+          type: ['integer', 'null'],
+          description: "the jobs' hard timeout per attempt; null: the queue's",
+        },
       },
       required: ['queue', 'type', 'payload', 'payloadBytes', 'contentType', 'priority', 'metadata'],
     },

@@ -477,6 +477,9 @@ ${adminRolesComment()}
 # metadata = { team = "billing" }
 # max_attempts = 3
 # lease_ms = "2h"
+# Hard execution timeout of each attempt of its jobs (default: the queue's
+# default_timeout_ms).
+# timeout_ms = "3h"
 # Ticks missed while the server was down or the schedule paused: "run_latest"
 # runs the latest once, "skip" runs none, "catch_up" runs up to catch_up_max.
 # misfire = "catch_up"

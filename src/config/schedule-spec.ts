@@ -32,6 +32,7 @@ export interface ScheduleEntry {
   readonly metadata: Readonly<Record<string, string>>;
   readonly maxAttempts: number;
   readonly leaseMs: number;
+  readonly timeoutMs: number;
   readonly misfire: MisfirePolicy;
   readonly catchUpMax: number;
   readonly overlap: OverlapPolicy;
@@ -63,6 +64,7 @@ export const scheduleSpec: EntrySpec<ScheduleEntry> = {
   metadata: { field: stringTableField() },
   maxAttempts: { field: integerField({ min: 1, max: 1000 }) },
   leaseMs: { field: durationField({ min: 1000, max: 7 * 86_400_000 }) },
+  timeoutMs: { field: durationField({ min: 1, max: 30 * 86_400_000 }) },
   misfire: { field: choiceField<MisfirePolicy>(['run_latest', 'skip', 'catch_up']), default: 'run_latest' },
   catchUpMax: { field: integerField({ min: 1, max: 1000 }) },
   overlap: { field: choiceField<OverlapPolicy>(['allow', 'skip']), default: 'allow' },

@@ -163,6 +163,10 @@ function withoutField(spec: ScheduleSpec, field: string): ScheduleSpec | undefin
       const { leaseMs: _leaseMs, ...rest } = t;
       return { ...spec, template: rest };
     }
+    case 'template.timeout_ms': {
+      const { timeoutMs: _timeoutMs, ...rest } = t;
+      return { ...spec, template: rest };
+    }
     default:
       return undefined;
   }
@@ -188,6 +192,7 @@ function toSpec(name: string, queue: string, type: string, given: Partial<Schedu
   if (given.metadata !== undefined) spec.template.metadata = given.metadata;
   if (given.maxAttempts !== undefined) spec.template.maxAttempts = given.maxAttempts;
   if (given.leaseMs !== undefined) spec.template.leaseMs = given.leaseMs;
+  if (given.timeoutMs !== undefined) spec.template.timeoutMs = given.timeoutMs;
   if (given.catchUpMax !== undefined) spec.catchUpMax = given.catchUpMax;
   if (given.startAt !== undefined) spec.startAtMs = given.startAt;
   if (given.endAt !== undefined) spec.endAtMs = given.endAt;

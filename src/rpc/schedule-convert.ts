@@ -64,6 +64,7 @@ export function scheduleSpecFromProto(spec: ScheduleSpec | undefined): EngineSch
   if (Object.keys(template.metadata).length > 0) result.template.metadata = template.metadata;
   if (template.maxAttempts !== 0) result.template.maxAttempts = template.maxAttempts;
   if (template.leaseMs !== 0) result.template.leaseMs = template.leaseMs;
+  if (template.timeoutMs !== 0) result.template.timeoutMs = template.timeoutMs;
   const misfire = fromProto(misfireToProto, spec.misfire, 'misfire');
   if (misfire !== undefined) result.misfire = misfire;
   if (spec.catchUpMax !== 0) result.catchUpMax = spec.catchUpMax;
@@ -94,6 +95,7 @@ export function scheduleToProto(info: ScheduleInfo): Schedule {
         metadata: template.metadata,
         maxAttempts: template.maxAttempts ?? 0,
         leaseMs: template.leaseMs ?? 0,
+        timeoutMs: template.timeoutMs ?? 0,
         payloadBytes: template.payloadBytes,
       },
       misfire: misfireToProto[info.misfire],

@@ -275,6 +275,8 @@ export interface ScheduleRow {
   metadata_json: string | null;
   max_attempts: number | null;
   lease_ms: number | null;
+  /** The hard execution timeout per attempt of the jobs it enqueues; null: the queue's default. */
+  timeout_ms: number | null;
   paused: 0 | 1;
   next_tick_ms: number | null;
   last_tick_ms: number | null;
@@ -314,6 +316,7 @@ export type ScheduleDefinitionRow = Pick<
   | 'metadata_json'
   | 'max_attempts'
   | 'lease_ms'
+  | 'timeout_ms'
   | 'next_tick_ms'
 >;
 

@@ -109,9 +109,17 @@ describe('schedules over gRPC', () => {
     const created = await admin.schedules.create({
       name: 'every-minute',
       cron: '* * * * *',
-      job: { queue: 'reports', type: 'minutely', json: { n: 1 }, priority: 4, metadata: { team: 'ops' } },
+      job: {
+        queue: 'reports',
+        type: 'minutely',
+        json: { n: 1 },
+        priority: 4,
+        metadata: { team: 'ops' },
+        executionTimeoutMs: 120_000,
+      },
       overlap: 'skip',
     });
+    assert.equal(created.job.executionTimeoutMs, 120_000);
     assert.equal(created.source, 'api');
     assert.equal(created.nextTick?.toISOString(), '2026-01-01T10:01:00.000Z');
     assert.equal(created.overlap, 'skip');
@@ -124,6 +132,7 @@ describe('schedules over gRPC', () => {
     assert.equal(got.job.payload?.toString(), '{"n":1}');
     assert.equal(got.job.contentType, 'application/json');
     assert.deepEqual(got.job.metadata, { team: 'ops' });
+    assert.equal(got.job.executionTimeoutMs, 120_000);
     await expectError(
       admin.schedules.create({
         name: 'every-minute',

@@ -66,6 +66,7 @@ test('a definition is checked when created, each problem naming its field; nothi
         [{ template: tpl({ priority: 10 }) }, /^template\.priority: priority is 10/],
         [{ template: tpl({ maxAttempts: 5000 }) }, /^template\.max_attempts: /],
         [{ template: tpl({ leaseMs: 10 }) }, /^template\.lease_ms: is 10/],
+        [{ template: tpl({ timeoutMs: -1 }) }, /^template\.timeout_ms: timeout_ms is -1/],
         [
           { template: tpl({ metadata: { '': 'x' } }) },
           /^template\.metadata: metadata keys must not be empty/,

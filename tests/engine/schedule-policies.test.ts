@@ -203,10 +203,12 @@ test('jitter delays each job by up to jitter_ms after its tick; the template lea
           metadata: { team: 'ops' },
           maxAttempts: 2,
           leaseMs: 600_000,
+          timeoutMs: 900_000,
         },
       }),
       'create',
     );
+    assert.equal((await engine.getSchedule('j')).template.timeoutMs, 900_000);
     await runFor(engine, clock, 5 * MINUTE_MS);
     const jobs = tickJobs(db);
     assert.equal(jobs.length, 5);
@@ -222,6 +224,7 @@ test('jitter delays each job by up to jitter_ms after its tick; the template lea
     assert.equal(info.maxAttempts, 2);
     assert.deepEqual(info.metadata, { team: 'ops' });
     assert.equal(info.contentType, 'application/json');
+    assert.equal(info.timeoutMs, 900_000, "the template's timeout_ms reaches the job");
     assert.equal(jobs[0]?.leaseMs, 600_000);
     // The job's lease: a reserve asking for 30 s gets the template's 10 minutes.
     await jump(engine, clock, 30_000);

@@ -276,6 +276,7 @@ export const protoScheduleSpec = (name: string, queue: string, cron: string, typ
     metadata: {},
     maxAttempts: 0,
     leaseMs: 0,
+    timeoutMs: 0,
     payloadBytes: 0,
   },
   misfire: 0,

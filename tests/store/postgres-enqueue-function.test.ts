@@ -238,6 +238,7 @@ test('keys, priorities, scheduling and groups behave as over gRPC: the same row,
         metadata: { a: 'b' },
         group: 'tenant-1',
         schedule: { $case: 'runAtMs', value: runAtMs },
+        timeoutMs: 5000,
       }),
     });
     const sql = await enqueueInTransaction(
@@ -253,17 +254,19 @@ test('keys, priorities, scheduling and groups behave as over gRPC: the same row,
         metadata: { a: 'b' },
         group: 'tenant-1',
         runAt: runAtMs,
+        executionTimeoutMs: 5000,
       },
       { schema: 'parity' },
     );
     const columns = `state, priority, payload, content_type, metadata_json, max_attempts, lease_ms, run_at_ms,
-      expires_at_ms, group_key, attempt, attempt_base`;
+      expires_at_ms, group_key, attempt, attempt_base, timeout_ms`;
     const rows = await app.query(`SELECT ${columns} FROM parity.jobs WHERE id = ANY($1) ORDER BY seq`, [
       [grpc.jobId, sql.id],
     ]);
     assert.equal(rows.rows.length, 2);
     assert.deepEqual(rows.rows[1], rows.rows[0]);
     assert.equal(rows.rows[0].state, 'scheduled');
+    assert.equal(Number(rows.rows[0].timeout_ms), 5000, 'timeout_ms reaches the row (migration 0006)');
     assert.deepEqual((await counts(t, 'mail'))?.scheduled, 2);
 
     // A key taken over gRPC is a duplicate for the function, and the other way round.
@@ -377,6 +380,11 @@ test("the function's refusals: a SQLSTATE, sepp's reason and a message that name
       ["'mail', 't', '', '{\"priority\": \"high\"}'", /^22023 invalid_job: .*priority must be an integer/],
       ["'mail', 't', '', '{\"max_attempts\": 0}'", /^22023 invalid_job: .*max_attempts is 0/],
       ["'mail', 't', '', '{\"lease_ms\": 10}'", /^22023 invalid_job: .*lease_ms is 10/],
+      [
+        "'mail', 't', '', '{\"timeout_ms\": -5}'",
+        /^22023 invalid_job: .*timeout_ms is -5; it must be an integer from 1/,
+      ],
+      ["'mail', 't', '', '{\"debounce_key\": \"k\"}'", /^22023 invalid_job: .*unknown option "debounce_key"/],
       [
         "'mail', 't', '', '{\"run_at_ms\": 1, \"delay_ms\": 1}'",
         /^22023 invalid_job: .*give run_at_ms or delay_ms, not both/,

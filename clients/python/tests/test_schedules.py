@@ -11,14 +11,17 @@ import sepp
 def test_a_schedule_ticks_and_is_operated(client: sepp.Client, queue: str) -> None:
     name = f"py-{queue}"
     schedule = client.schedules.create(
-        name, cron="* * * * * *", job=sepp.ScheduleJob(queue, "tick", json={"n": 1}, priority=3, metadata={"a": "b"}),
+        name, cron="* * * * * *",
+        job=sepp.ScheduleJob(queue, "tick", json={"n": 1}, priority=3, metadata={"a": "b"}, execution_timeout_ms=90_000),
         overlap="allow",
     )
+    assert schedule.job.execution_timeout_ms == 90_000
     assert schedule.source == "api" and schedule.cron == "* * * * * *" and schedule.timezone == "UTC"
     assert schedule.next_tick_ms is not None and schedule.misfire == "run_latest"
     job = eventually(lambda: next(iter(client.reserve([queue], lease_ms=60_000)), None), "a tick's job")
     assert job.type == "tick" and job.json() == {"n": 1} and job.priority == 3 and job.metadata == {"a": "b"}
     assert job.idempotency_key is not None and job.idempotency_key.startswith(f"schedule:{name}:")
+    assert client.get_job(job.id).timeout_ms == 90_000, "the template's timeout reaches the job"
     client.ack(job)
 
     got = client.schedules.get(name, next_runs=3)

@@ -39,6 +39,8 @@ export interface TransactionalJob {
   maxAttempts?: number;
   /** The job's lease, in ms (1 s to 7 days); default the reserve's. */
   leaseMs?: number;
+  /** Hard execution timeout of each attempt, in ms (1 ms to 30 days); default the queue's `defaultTimeoutMs`. */
+  executionTimeoutMs?: number;
   /** Deduplication key, as over gRPC: a duplicate returns the original job's id. */
   idempotencyKey?: string;
   /** With `idempotencyKey`: a duplicate exactly while a job holding the key is unfinished. */
@@ -83,6 +85,7 @@ function sqlOptions(job: TransactionalJob, contentType: string | undefined): Rec
     delay_ms: job.delayMs,
     max_attempts: job.maxAttempts,
     lease_ms: job.leaseMs,
+    timeout_ms: job.executionTimeoutMs,
     idempotency_key: job.idempotencyKey,
     unique_while_active: job.uniqueWhileActive,
     ttl_ms: job.ttlMs,

@@ -54,6 +54,8 @@ export interface ScheduleJob {
   maxAttempts?: number;
   /** The job's own lease: a reserve asking for less (or nothing) gets this long, up to the queue's max. */
   leaseMs?: number;
+  /** Hard execution timeout of each attempt of its jobs, in ms (as `executionTimeoutMs`); default the queue's. */
+  executionTimeoutMs?: number;
 }
 
 /** A schedule to create or update. Exactly one of `cron` and `intervalMs`. */
@@ -100,6 +102,8 @@ export interface Schedule {
     metadata: Record<string, string>;
     maxAttempts: number | null;
     leaseMs: number | null;
+    /** The jobs' hard execution timeout per attempt, in ms; null: the queue's `defaultTimeoutMs`. */
+    executionTimeoutMs: number | null;
   };
   misfire: MisfirePolicy;
   catchUpMax: number;
@@ -192,6 +196,7 @@ export function specToProto(definition: ScheduleDefinition): ProtoSpec {
       metadata: job.metadata ?? {},
       maxAttempts: job.maxAttempts ?? 0,
       leaseMs: job.leaseMs ?? 0,
+      timeoutMs: job.executionTimeoutMs ?? 0,
       payloadBytes: 0,
     },
     misfire:
@@ -231,6 +236,7 @@ export function scheduleFromProto(schedule: ProtoSchedule | undefined): Schedule
       metadata: template.metadata,
       maxAttempts: template.maxAttempts === 0 ? null : template.maxAttempts,
       leaseMs: template.leaseMs === 0 ? null : template.leaseMs,
+      executionTimeoutMs: template.timeoutMs === 0 ? null : template.timeoutMs,
     },
     misfire: nameOf(misfires, spec.misfire) ?? 'run_latest',
     catchUpMax: spec.catchUpMax,

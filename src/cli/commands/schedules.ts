@@ -52,6 +52,7 @@ function describeSchedule(s: Schedule): string {
   if (s.jitterMs > 0) rows.push(['jitter', formatDurationMs(s.jitterMs)]);
   if (s.job.maxAttempts !== null) rows.push(['max attempts', String(s.job.maxAttempts)]);
   if (s.job.leaseMs !== null) rows.push(['lease', formatDurationMs(s.job.leaseMs)]);
+  if (s.job.executionTimeoutMs !== null) rows.push(['timeout', formatDurationMs(s.job.executionTimeoutMs)]);
   const metadata = Object.entries(s.job.metadata);
   if (metadata.length > 0) rows.push(['metadata', metadata.map(([k, v]) => `${k}=${v}`).join(', ')]);
   if (s.startAt !== null) rows.push(['starts', time(s.startAt)]);

@@ -33,6 +33,7 @@ export function definitionParams(
     metadata_json: template.metadataJson,
     max_attempts: template.maxAttempts,
     lease_ms: template.leaseMs,
+    timeout_ms: template.timeoutMs,
     next_tick_ms: nextTickMs,
   };
 }
@@ -51,6 +52,7 @@ const otherColumns = [
   'metadata_json',
   'max_attempts',
   'lease_ms',
+  'timeout_ms',
 ] as const;
 
 /** Whether the stored row ticks at the same times as `params` would. */
@@ -116,6 +118,7 @@ function scheduleBase(
       metadata: parseMetadata(row.metadata_json),
       maxAttempts: row.max_attempts,
       leaseMs: row.lease_ms,
+      timeoutMs: row.timeout_ms ?? null,
     },
     misfire: row.misfire,
     catchUpMax: row.catch_up_max,

@@ -56,6 +56,7 @@ export function tickRequest(
   if (row.metadata_json !== null) request.metadata = JSON.parse(row.metadata_json) as Record<string, string>;
   if (row.max_attempts !== null) request.maxAttempts = row.max_attempts;
   if (row.lease_ms !== null) request.leaseMs = row.lease_ms;
+  if (row.timeout_ms !== null) request.timeoutMs = row.timeout_ms;
   return request;
 }
 

@@ -44,6 +44,8 @@ export interface ScheduleTemplate {
   maxAttempts?: number;
   /** The job's own lease length (see EnqueueRequest.leaseMs); default none. */
   leaseMs?: number;
+  /** The jobs' hard execution timeout per attempt (see EnqueueRequest.timeoutMs); default the queue's. */
+  timeoutMs?: number;
 }
 
 /** A schedule as it is created or updated. */
@@ -113,6 +115,7 @@ export interface ScheduleInfo {
     metadata: Record<string, string>;
     maxAttempts: number | null;
     leaseMs: number | null;
+    timeoutMs: number | null;
   };
   misfire: MisfirePolicy;
   catchUpMax: number;

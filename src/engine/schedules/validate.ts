@@ -39,6 +39,7 @@ export interface ValidSchedule {
     metadataJson: string | null;
     maxAttempts: number | null;
     leaseMs: number | null;
+    timeoutMs: number | null;
   };
 }
 
@@ -219,9 +220,10 @@ function checkTemplate(
   if (t.priority !== undefined) request.priority = t.priority;
   if (t.metadata !== undefined) request.metadata = t.metadata;
   if (t.maxAttempts !== undefined && t.maxAttempts !== 0) request.maxAttempts = t.maxAttempts;
+  if (t.timeoutMs !== undefined && t.timeoutMs !== 0) request.timeoutMs = t.timeoutMs;
   const job = validateJob(request, nowMs, queues, limits);
   if (isRejection(job)) {
-    const field = /^(queue|type|payload|content_type|priority|max_attempts|metadata)\b/.exec(
+    const field = /^(queue|type|payload|content_type|priority|max_attempts|metadata|timeout_ms)\b/.exec(
       job.message,
     )?.[1];
     const message = job.message.startsWith('idempotency_key')
@@ -238,5 +240,6 @@ function checkTemplate(
     metadataJson: job.metadataJson,
     maxAttempts: request.maxAttempts ?? null,
     leaseMs,
+    timeoutMs: job.timeoutMs,
   };
 }

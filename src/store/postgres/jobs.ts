@@ -71,7 +71,7 @@ const stateById = statement('SELECT state AS v FROM jobs WHERE id = $1');
 const summariesBySeqs = statement(`SELECT ${summaryColumns} FROM jobs WHERE seq = ANY($1::bigint[])`);
 const deleteJob = statement('DELETE FROM jobs WHERE seq = $1');
 
-// ---- debounce (schema/postgres/0007_debounce.sql)
+// ---- debounce (schema/postgres/0007_debounce_enqueue_timeout.sql)
 /** The advisory-lock class of debounce keys (the second key is the hash of queue and key). */
 const debounceLockClass = 24220;
 const lockDebounceKey = statement(

@@ -28,11 +28,13 @@ const definitionColumns = [
   'metadata_json',
   'max_attempts',
   'lease_ms',
+  'timeout_ms',
   'next_tick_ms',
 ] as const satisfies readonly Exclude<keyof ScheduleDefinitionRow, 'name'>[];
 
 const listColumns = `name, source, cron, interval_ms, timezone, anchor_ms, start_at_ms, end_at_ms, misfire, catch_up_max,
-  overlap, jitter_ms, queue, type, content_type, priority, metadata_json, max_attempts, lease_ms, paused, next_tick_ms,
+  overlap, jitter_ms, queue, type, content_type, priority, metadata_json, max_attempts, lease_ms, timeout_ms, paused,
+  next_tick_ms,
   last_tick_ms, last_run_at_ms, last_outcome, last_detail, last_job_id, ticks_enqueued, ticks_skipped, created_at_ms,
   updated_at_ms`;
 const allColumns = listColumns.replace('content_type,', 'payload, content_type,');

@@ -9,12 +9,14 @@ import type { ScheduleProgress, Schedules } from '../store.ts';
 import type { Db } from './open.ts';
 
 const listColumns = `name, source, cron, interval_ms, timezone, anchor_ms, start_at_ms, end_at_ms, misfire, catch_up_max,
-  overlap, jitter_ms, queue, type, content_type, priority, metadata_json, max_attempts, lease_ms, paused, next_tick_ms,
+  overlap, jitter_ms, queue, type, content_type, priority, metadata_json, max_attempts, lease_ms, timeout_ms, paused,
+  next_tick_ms,
   last_tick_ms, last_run_at_ms, last_outcome, last_detail, last_job_id, ticks_enqueued, ticks_skipped, created_at_ms,
   updated_at_ms`;
 
 const definitionColumns = `source, cron, interval_ms, timezone, anchor_ms, start_at_ms, end_at_ms, misfire, catch_up_max,
-  overlap, jitter_ms, queue, type, payload, content_type, priority, metadata_json, max_attempts, lease_ms, next_tick_ms`;
+  overlap, jitter_ms, queue, type, payload, content_type, priority, metadata_json, max_attempts, lease_ms, timeout_ms,
+  next_tick_ms`;
 
 type Definition = ScheduleDefinitionRow & { nowMs: number };
 
@@ -24,7 +26,7 @@ export function prepareScheduleStatements(db: Db) {
       `INSERT INTO schedules (name, ${definitionColumns}, created_at_ms, updated_at_ms)
        VALUES (@name, @source, @cron, @interval_ms, @timezone, @anchor_ms, @start_at_ms, @end_at_ms, @misfire,
                @catch_up_max, @overlap, @jitter_ms, @queue, @type, @payload, @content_type, @priority,
-               @metadata_json, @max_attempts, @lease_ms, @next_tick_ms, @nowMs, @nowMs)`,
+               @metadata_json, @max_attempts, @lease_ms, @timeout_ms, @next_tick_ms, @nowMs, @nowMs)`,
     ),
     /** Replaces the definition (and the cursor the caller computed); keeps paused, the last outcome and totals. */
     updateSchedule: db.prepare<[Definition]>(
@@ -33,6 +35,7 @@ export function prepareScheduleStatements(db: Db) {
               catch_up_max = @catch_up_max, overlap = @overlap, jitter_ms = @jitter_ms, queue = @queue,
               type = @type, payload = @payload, content_type = @content_type, priority = @priority,
               metadata_json = @metadata_json, max_attempts = @max_attempts, lease_ms = @lease_ms,
+              timeout_ms = @timeout_ms,
               next_tick_ms = @next_tick_ms, updated_at_ms = @nowMs
         WHERE name = @name`,
     ),

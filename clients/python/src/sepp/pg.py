@@ -49,6 +49,7 @@ def enqueue_in_transaction(
     delay_ms: int | None = None,
     max_attempts: int | None = None,
     lease_ms: int | None = None,
+    execution_timeout_ms: int | None = None,
     idempotency_key: str | None = None,
     unique_while_active: bool | None = None,
     ttl_ms: int | None = None,
@@ -61,7 +62,8 @@ def enqueue_in_transaction(
 ) -> Enqueued:
     """Enqueues a job in the transaction open on `cursor`'s connection; it exists once that
     transaction commits. The options are `Client.enqueue`'s (without dependencies), plus
-    `lease_ms` and `schema` (sepp's `store.schema`, default `sepp`)."""
+    `lease_ms` and `schema` (sepp's `store.schema`, default `sepp`). `execution_timeout_ms` is the
+    protocol's `timeout_ms` (the job's own hard timeout per attempt)."""
     if not _SCHEMA.match(schema):
         raise ValueError(f'schema "{schema}" is not a plain identifier')
     if payload is not None and json is not UNSET:
@@ -82,6 +84,7 @@ def enqueue_in_transaction(
         "delay_ms": delay_ms,
         "max_attempts": max_attempts,
         "lease_ms": lease_ms,
+        "timeout_ms": execution_timeout_ms,
         "idempotency_key": idempotency_key,
         "unique_while_active": unique_while_active,
         "ttl_ms": ttl_ms,

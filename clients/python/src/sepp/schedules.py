@@ -66,6 +66,9 @@ class ScheduleJob:
     max_attempts: int | None = None
     lease_ms: int | None = None
     """The job's own lease: a reserve asking for less (or nothing) gets this long, up to the queue's max."""
+    execution_timeout_ms: int | None = None
+    """Hard execution timeout of each attempt of its jobs, in ms (the protocol's `timeout_ms`);
+    None: the queue's `default_timeout_ms`."""
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,8 @@ class ScheduleJobInfo:
     metadata: dict[str, str]
     max_attempts: int | None
     lease_ms: int | None
+    execution_timeout_ms: int | None = None
+    """The jobs' hard execution timeout per attempt, in ms; None: the queue's default."""
 
 
 @dataclass(frozen=True)
@@ -135,6 +140,7 @@ class Schedule:
                 metadata=dict(template.metadata),
                 max_attempts=template.max_attempts or None,
                 lease_ms=optional(template.lease_ms),
+                execution_timeout_ms=optional(template.timeout_ms),
             ),
             misfire=_name(_MISFIRE, spec.misfire, "run_latest"),  # type: ignore[arg-type]
             catch_up_max=spec.catch_up_max,
@@ -205,6 +211,7 @@ def spec_to_proto(
         template=schedule_pb2.JobTemplate(
             queue=job.queue, type=job.type, payload=payload, content_type=content_type, priority=job.priority,
             metadata=dict(job.metadata or {}), max_attempts=job.max_attempts or 0, lease_ms=job.lease_ms or 0,
+            timeout_ms=job.execution_timeout_ms or 0,
         ),
         misfire=schedule_pb2.MisfirePolicy.Name(_choice(_MISFIRE, misfire, "misfire") if misfire is not None else 0),
         catch_up_max=catch_up_max or 0,

@@ -60,7 +60,7 @@ class GetScheduleResponse(_message.Message):
     def __init__(self, schedule: _Optional[_Union[Schedule, _Mapping]] = ...) -> None: ...
 
 class JobTemplate(_message.Message):
-    __slots__ = ["content_type", "lease_ms", "max_attempts", "metadata", "payload", "payload_bytes", "priority", "queue", "type"]
+    __slots__ = ["content_type", "lease_ms", "max_attempts", "metadata", "payload", "payload_bytes", "priority", "queue", "timeout_ms", "type"]
     class MetadataEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -76,6 +76,7 @@ class JobTemplate(_message.Message):
     PAYLOAD_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
     content_type: str
     lease_ms: int
@@ -85,8 +86,9 @@ class JobTemplate(_message.Message):
     payload_bytes: int
     priority: int
     queue: str
+    timeout_ms: int
     type: str
-    def __init__(self, queue: _Optional[str] = ..., type: _Optional[str] = ..., payload: _Optional[bytes] = ..., content_type: _Optional[str] = ..., priority: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., max_attempts: _Optional[int] = ..., lease_ms: _Optional[int] = ..., payload_bytes: _Optional[int] = ...) -> None: ...
+    def __init__(self, queue: _Optional[str] = ..., type: _Optional[str] = ..., payload: _Optional[bytes] = ..., content_type: _Optional[str] = ..., priority: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., max_attempts: _Optional[int] = ..., lease_ms: _Optional[int] = ..., payload_bytes: _Optional[int] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
 
 class ListSchedulesRequest(_message.Message):
     __slots__ = ["next_runs", "page_size", "page_token"]

@@ -272,6 +272,12 @@ export interface JobTemplate {
   leaseMs: number;
   /** Set by the server: the payload's size in bytes. */
   payloadBytes: number;
+  /**
+   * Hard execution timeout of each attempt of the jobs it enqueues, in ms
+   * (EnqueueJob.timeout_ms): 1 to 2,592,000,000 (30 days); 0 means the
+   * queue's `default_timeout_ms`.
+   */
+  timeoutMs: number;
 }
 
 export interface JobTemplate_MetadataEntry {
@@ -494,6 +500,7 @@ function createBaseJobTemplate(): JobTemplate {
     maxAttempts: 0,
     leaseMs: 0,
     payloadBytes: 0,
+    timeoutMs: 0,
   };
 }
 
@@ -525,6 +532,9 @@ export const JobTemplate: MessageFns<JobTemplate> = {
     }
     if (message.payloadBytes !== 0) {
       writer.uint32(72).int64(message.payloadBytes);
+    }
+    if (message.timeoutMs !== 0) {
+      writer.uint32(560).int64(message.timeoutMs);
     }
     return writer;
   },
@@ -617,6 +627,14 @@ export const JobTemplate: MessageFns<JobTemplate> = {
             message.payloadBytes = longToNumber(reader.int64());
             continue;
           }
+          case 70: {
+            if (tag !== 560) {
+              break;
+            }
+
+            message.timeoutMs = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -669,6 +687,11 @@ export const JobTemplate: MessageFns<JobTemplate> = {
         : isSet(object.payload_bytes)
         ? globalThis.Number(object.payload_bytes)
         : 0,
+      timeoutMs: isSet(object.timeoutMs)
+        ? globalThis.Number(object.timeoutMs)
+        : isSet(object.timeout_ms)
+        ? globalThis.Number(object.timeout_ms)
+        : 0,
     };
   },
 
@@ -707,6 +730,9 @@ export const JobTemplate: MessageFns<JobTemplate> = {
     if (message.payloadBytes !== 0) {
       obj.payloadBytes = Math.round(message.payloadBytes);
     }
+    if (message.timeoutMs !== 0) {
+      obj.timeoutMs = Math.round(message.timeoutMs);
+    }
     return obj;
   },
 
@@ -732,6 +758,7 @@ export const JobTemplate: MessageFns<JobTemplate> = {
     message.maxAttempts = object.maxAttempts ?? 0;
     message.leaseMs = object.leaseMs ?? 0;
     message.payloadBytes = object.payloadBytes ?? 0;
+    message.timeoutMs = object.timeoutMs ?? 0;
     return message;
   },
 };
