@@ -17,6 +17,7 @@ export const tiers = ['fast', 'system'];
 export const systemTier = {
   'tests/admin/browser-errors.test.ts': 'Chromium',
   'tests/admin/browser-groups.test.ts': 'Chromium',
+  'tests/admin/browser-phone-buttons.test.ts': 'Chromium',
   'tests/admin/browser-history.test.ts': 'Chromium',
   'tests/admin/browser-queue-pages.test.ts': 'Chromium',
   'tests/admin/browser-liveness.test.ts': 'Chromium and a server process it stops with SIGSTOP',

@@ -80,7 +80,7 @@ const repeatableIn: Readonly<Record<string, ReadonlySet<string>>> = {
 /** Commands whose second word is a subcommand, with their subcommands (checked like topLevelCommands). */
 export const commandGroups: Readonly<Record<string, readonly string[]>> = {
   config: ['example', 'check', 'reload'],
-  dlq: ['list', 'requeue', 'delete'],
+  dlq: ['list', 'requeue', 'delete', 'top-errors'],
   queue: ['show', 'set', 'reset', 'delete'],
   schedules: ['list', 'show', 'pause', 'resume', 'trigger', 'delete'],
   admin: ['hash-password', 'new-api-key'],

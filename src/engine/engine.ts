@@ -514,7 +514,7 @@ export class Engine {
   }
 
   /** One page of a queue's dead letters (optionally of one reason), without payloads. */
-  listDeadLetterSummaries(query: DeadLetterSummaryQuery): Promise<Page<JobSummary>> {
+  listDeadLetterSummaries(query: DeadLetterSummaryQuery): Promise<Page<JobSummary> & { total: number }> {
     return this.ctx.read((view) => this.queries.listDeadLetters(view, query));
   }
 

@@ -412,6 +412,8 @@ export interface DeadLetterReads {
    * groups; with the number of groups and of jobs read.
    */
   errorGroups(p: { queue: string; scan: number; limit: number }): Op<ErrorGroupsRow>;
+  /** How many dead letters of a queue have this reason (one range of jobs_dead_reason). */
+  countByReason(p: { queue: string; reason: string }): Op<number>;
 }
 
 export interface ErrorGroupsRow {

@@ -150,6 +150,10 @@ test('top errors: dead letters grouped by class and first line; a group requeued
 test('dead letters: listed, requeued and deleted by error text', async () => {
   await deadLetters('q', 2, 'timeout talking to smtp');
   await deadLetters('q', 3, 'bad address');
+  // A reason's page says how many there are in all, beyond the page: "Requeue all 5".
+  const byReason = await op.get('/api/v1/queues/q/dead-letters?reason=dead_lettered&limit=1');
+  assert.deepEqual([(byReason.body.items as unknown[]).length, byReason.body.total], [1, 5]);
+  assert.equal((await op.get('/api/v1/queues/q/dead-letters?reason=lease_expired')).body.total, 0);
   const page = await op.get('/api/v1/queues/q/dead-letters?error=TIMEOUT');
   assert.equal(page.status, 200);
   assert.equal((page.body.items as unknown[]).length, 2);

@@ -48,4 +48,51 @@ describe('sepp bulk', () => {
     assert.equal(usage.code, 2);
     assert.match(usage.stderr, /--queue NAME or --all-queues/);
   });
+
+  test('sepp dlq top-errors groups by class and first line; sepp bulk acts on a group; sepp job shows the class and stack', async () => {
+    const queue = 'cli-top';
+    await client.enqueueBatch(Array.from({ length: 3 }, () => ({ queue, type: 'mail', payload: '{}' })));
+    const leased = await client.reserve({ queues: [queue], maxJobs: 3 });
+    for (const [i, job] of leased.entries()) {
+      const error = i < 2 ? new RangeError(`port ${i} out of range\nsecond line`) : 'plain text';
+      await client.nack(job, { error, deadLetter: true });
+    }
+    const env = { SEPP_SERVER: t.address };
+    const shown = await sepp(['dlq', 'top-errors', queue], env);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.match(shown.stdout, /^JOBS +CLASS +FIRST LINE/m);
+    assert.match(shown.stdout, /^1 +RangeError +port 0 out of range/m);
+    assert.match(shown.stdout, /^1 +- +plain text/m);
+    const top = cliJson<{
+      groups: { errorClass: string; firstLine: string; jobs: number }[];
+      complete: boolean;
+    }>(await sepp(['dlq', 'top-errors', queue, '--json'], env));
+    assert.equal(top.groups.length, 3);
+    assert.equal(top.complete, true);
+    const job = await sepp(['job', leased[0]!.id], env);
+    assert.match(job.stdout, /attempt 1 at .+ \[RangeError\]: port 0 out of range/);
+    assert.match(job.stdout, /^ {4}RangeError: port 0 out of range$/m);
+    assert.match(job.stdout, /^ {4}second line$/m);
+    const group = [
+      '--queue',
+      queue,
+      '--state',
+      'dead',
+      '--error-class',
+      'RangeError',
+      '--error-line',
+      'port 1 out of range',
+    ];
+    const dry = cliJson<{ matched: number }>(
+      await sepp(['bulk', 'delete', ...group, '--dry-run', '--json'], env),
+    );
+    assert.equal(dry.matched, 1);
+    const done = cliJson<{ changed: number }>(
+      await sepp(['bulk', 'delete', ...group, '--yes', '--json'], env),
+    );
+    assert.equal(done.changed, 1);
+    const usage = await sepp(['bulk', 'delete', '--queue', queue, '--error-class', 'X', '--yes'], env);
+    assert.equal(usage.code, 2);
+    assert.match(usage.stderr, /--error-class names a group with --error-line/);
+  });
 });

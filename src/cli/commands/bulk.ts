@@ -33,6 +33,8 @@ interface FilterArgs extends ConnectionArgs {
   'type-prefix'?: string | undefined;
   group?: string | undefined;
   error?: string | undefined;
+  'error-class'?: string | undefined;
+  'error-line'?: string | undefined;
   /** Repeatable on every command (the parser's list): the last one counts here. */
   meta?: string | string[] | undefined;
   'older-than'?: string | undefined;
@@ -62,6 +64,14 @@ function withFilter<T>(y: Argv<T>) {
       .option('type-prefix', { type: 'string', describe: 'Only jobs whose type starts with this' })
       .option('group', { type: 'string', describe: 'Only jobs of this group' })
       .option('error', { type: 'string', describe: 'Only jobs whose last error contains this (any case)' })
+      .option('error-line', {
+        type: 'string',
+        describe: "Only jobs of this top-errors group: the last error's first line, exactly ('' is one too)",
+      })
+      .option('error-class', {
+        type: 'string',
+        describe: "With --error-line: the group's error class ('' or absent: none)",
+      })
       .option('meta', { type: 'string', describe: 'Only jobs with this metadata value, as key=value' })
       .option('older-than', { type: 'string', describe: 'Only jobs enqueued longer ago than this, e.g. 2h' })
       .option('dry-run', { type: 'boolean', describe: 'Only count the jobs it would change' })
@@ -81,6 +91,9 @@ function filterOf(args: FilterArgs, nowMs: number): JobFilter {
     if (at <= 0) throw new UsageError('--meta must be key=value, for example tenant=acme');
     metadata = { key: meta.slice(0, at), value: meta.slice(at + 1) };
   }
+  if (args['error-class'] !== undefined && args['error-line'] === undefined) {
+    throw new UsageError('--error-class names a group with --error-line (see sepp dlq top-errors)');
+  }
   return {
     ...(args.queue === undefined ? { allQueues: true } : { queue: args.queue }),
     ...(args.state === undefined ? {} : { states: args.state as JobState[] }),
@@ -88,6 +101,9 @@ function filterOf(args: FilterArgs, nowMs: number): JobFilter {
     ...(args['type-prefix'] === undefined ? {} : { typePrefix: args['type-prefix'] }),
     ...(args.group === undefined ? {} : { group: args.group }),
     ...(args.error === undefined ? {} : { errorText: args.error }),
+    ...(args['error-line'] === undefined
+      ? {}
+      : { errorGroup: { errorClass: args['error-class'] ?? '', firstLine: args['error-line'] } }),
     ...(metadata === undefined ? {} : { metadata }),
     ...(args['older-than'] === undefined
       ? {}

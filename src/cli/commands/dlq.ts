@@ -145,6 +145,64 @@ export function registerDlqCommands(parser: Argv): void {
             else print(`deleted ${count} dead letter${count === 1 ? '' : 's'} of ${args.queue}`);
           }),
       )
-      .demandCommand(1, 'name a dlq subcommand: list, requeue or delete'),
+      .command(
+        'top-errors <queue>',
+        "Group a queue's dead letters by their last error's class and first line, most first",
+        (c) =>
+          withConnection(
+            queuePositional(c).option('limit', {
+              type: 'string',
+              default: '20',
+              describe: 'Most groups to show (1 to 100)',
+            }),
+          ),
+        (args) =>
+          runWithClient(args, async (client) => {
+            const limit = integerFlag('limit', args.limit, { min: 1, max: 100 });
+            let top: Awaited<ReturnType<SeppClient['dlq']['topErrors']>>;
+            try {
+              top = await client.dlq.topErrors(args.queue, { limit });
+            } catch (error) {
+              throw await explainUnknownQueue(client, args.queue, error);
+            }
+            if (wantsJson(args)) {
+              printJson({
+                ...top,
+                groups: top.groups.map((g) => ({
+                  errorClass: g.errorClass,
+                  firstLine: g.firstLine,
+                  jobs: g.jobs,
+                  firstFailedAt: g.firstFailedAt.toISOString(),
+                  lastFailedAt: g.lastFailedAt.toISOString(),
+                })),
+              });
+              return;
+            }
+            if (top.groups.length === 0) {
+              print(`no dead letters in ${args.queue}`);
+              return;
+            }
+            print(
+              table(
+                ['JOBS', 'CLASS', 'FIRST LINE', 'FIRST FAILED', 'LAST FAILED'],
+                top.groups.map((g) => [
+                  String(g.jobs),
+                  g.errorClass === '' ? '-' : g.errorClass,
+                  cell(g.firstLine),
+                  time(g.firstFailedAt),
+                  time(g.lastFailedAt),
+                ]),
+              ),
+            );
+            if (!top.complete) print(`(among the newest ${top.scanned} of ${top.deadTotal} dead letters)`);
+            if (top.groupCount > top.groups.length) {
+              print(`(the ${top.groups.length} largest of ${top.groupCount} groups; --limit shows more)`);
+            }
+            print(
+              `act on a group: sepp bulk requeue --queue ${args.queue} --state dead --error-class CLASS --error-line 'FIRST LINE'`,
+            );
+          }),
+      )
+      .demandCommand(1, 'name a dlq subcommand: list, requeue, delete or top-errors'),
   );
 }

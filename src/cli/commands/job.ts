@@ -80,7 +80,13 @@ function describeJob(job: Job): string {
   lines.push(...describeResult(job, width(rows)));
   if (job.errors.length > 0) {
     lines.push('errors');
-    for (const e of job.errors) lines.push(`  attempt ${e.attempt} at ${time(e.at)}: ${e.error}`);
+    const last = job.errors.at(-1);
+    for (const e of job.errors) {
+      const kind = e.errorClass === null ? '' : ` [${e.errorClass}]`;
+      lines.push(`  attempt ${e.attempt} at ${time(e.at)}${kind}: ${e.error}`);
+      // The newest attempt's stack; every attempt's is in --json.
+      if (e === last && e.stack !== null) lines.push(...e.stack.split('\n').map((line) => `    ${line}`));
+    }
   }
   return lines.join('\n');
 }

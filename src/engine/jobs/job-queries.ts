@@ -71,7 +71,8 @@ export class JobQueries {
     return { items, nextCursor: more && last !== undefined ? encodeCursor(`s${last}`) : null, total };
   }
 
-  *listDeadLetters(view: StoreView, query: DeadLetterSummaryQuery): Op<Page<JobSummary>> {
+  /** A page of dead letters, with how many there are of the reason asked for (or of any). */
+  *listDeadLetters(view: StoreView, query: DeadLetterSummaryQuery): Op<Page<JobSummary> & { total: number }> {
     this.checkQueue(query.queue);
     if (query.reason !== undefined && !deadReasons.includes(query.reason)) {
       throw new SeppError('invalid_argument', `reason must be one of ${deadReasons.join(', ')}`);
@@ -88,10 +89,16 @@ export class JobQueries {
     });
     const items = rows.slice(0, pageSize).map(summaryFromRow);
     const last = items.at(-1);
+    // With a reason: one range of jobs_dead_reason counted, so "Requeue all" can name its count.
+    const total =
+      query.reason === undefined
+        ? yield* view.counts.inState({ queue: query.queue, state: 'dead' })
+        : yield* view.deadLetters.countByReason({ queue: query.queue, reason: query.reason });
     return {
       items,
       nextCursor:
         rows.length > pageSize && last ? encodeCursor(`d${last.failedAtMs ?? 0}:${last.seq}`) : null,
+      total,
     };
   }
 

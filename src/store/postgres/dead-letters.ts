@@ -5,7 +5,7 @@
 import type { JobRow, JobSummaryRow, KeyedJobRow } from '../rows.ts';
 import type { DeadLetters, ErrorGroupsRow } from '../store.ts';
 import { jobColumns, summaryColumns } from './jobs.ts';
-import { type Connection, changes, firstRow, rows, statement } from './sql.ts';
+import { type Connection, changes, firstRow, rows, statement, value } from './sql.ts';
 
 /** The first line of a job's last error, at most 200 characters (ErrorGroupKey.firstLine). */
 export const errorFirstLine = "left(split_part(coalesce(last_error, ''), E'\\n', 1), 200)";
@@ -21,6 +21,10 @@ const errorGroups = statement(
             ORDER BY failed_at_ms DESC, seq DESC LIMIT $2) AS newest
     GROUP BY error_class, first_line
     ORDER BY jobs DESC, last_failed_at_ms DESC, error_class, first_line LIMIT $3`,
+);
+
+const countByReason = statement(
+  "SELECT count(*) AS v FROM jobs WHERE queue = $1 AND state = 'dead' AND dead_reason = $2",
 );
 
 const byReason = '($2::text IS NULL OR dead_reason = $2)';
@@ -71,6 +75,9 @@ export function deadLetterOps(c: Connection): DeadLetters {
         group_count: first === undefined ? 0 : first.group_count,
         scanned: first === undefined ? 0 : first.scanned,
       };
+    },
+    *countByReason(p) {
+      return (yield* value<number>(c, countByReason, [p.queue, p.reason])) ?? 0;
     },
     *requeue(p) {
       return (yield* changes(c, requeueById, [p.queue, p.id, p.nowMs])) > 0;

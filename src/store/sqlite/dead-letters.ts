@@ -59,6 +59,11 @@ export function prepareDeadLetterStatements(db: Db) {
         GROUP BY error_class, first_line
         ORDER BY jobs DESC, last_failed_at_ms DESC, error_class, first_line LIMIT @limit`,
     ),
+    deadCountByReason: db
+      .prepare<[{ queue: string; reason: string }], number>(
+        "SELECT count(*) FROM jobs INDEXED BY jobs_dead_reason WHERE queue = @queue AND state = 'dead' AND dead_reason = @reason",
+      )
+      .pluck(),
     requeueDeadById: db.prepare<[{ queue: string; id: string; nowMs: number }]>(
       `UPDATE jobs SET ${fresh} WHERE id = @id AND queue = @queue AND state = 'dead'`,
     ),
@@ -84,6 +89,9 @@ export function deadLetterOps(sql: DeadLetterStatements): DeadLetters {
     },
     *errorGroups(p) {
       return groupsOf(sql.errorGroups.all(p));
+    },
+    *countByReason(p) {
+      return sql.deadCountByReason.get(p) ?? 0;
     },
     *requeue(p) {
       return sql.requeueDeadById.run(p).changes > 0;

@@ -71,10 +71,8 @@ export function DeadLetters({ session }: { session: Session }) {
   const action = useAction();
   const operator = can(session, 'operator');
   const items = page.data?.items ?? [];
-  // With a reason, the server counts only what it lists: the count is known when the first page holds them all.
-  const onePage = page.data !== null && cursor === '' && page.data.nextCursor === null;
-  const total =
-    reason === '' ? (known?.counts.dead ?? null) : (page.data?.total ?? (onePage ? items.length : null));
+  // With a reason the server counts that reason's dead letters (one index range): "Requeue all N".
+  const total = reason === '' ? (known?.counts.dead ?? null) : (page.data?.total ?? null);
 
   const run = async (pending: Pending) => {
     const base = `/api/v1/queues/${seg(queue)}/dead-letters`;

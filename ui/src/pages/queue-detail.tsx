@@ -223,20 +223,21 @@ export function QueueDetail({ name, session }: { name: string; session: Session 
               </Link>
             </h2>
             <div class="table-wrap">
-              <table class="table table-compact">
+              {/* On a phone each setting stacks (value, source): a third column off the screen hid the sources. */}
+              <table class="table table-compact table-stack" aria-label={`effective settings of ${name}`}>
                 <tbody>
                   {queue.settingValues.map((setting) => (
                     <tr key={setting.key}>
                       <th scope="row">
                         <code>{setting.key}</code>
                       </th>
-                      <td>
+                      <td data-label="Value">
                         <code>{setting.text}</code>
                         {settingNote(setting) !== null && (
                           <small class="muted"> {settingNote(setting)}</small>
                         )}
                       </td>
-                      <td>
+                      <td data-label="Source">
                         <SettingSourceCell setting={setting} queue={name} />
                       </td>
                     </tr>

@@ -52,6 +52,7 @@ from .models import (
     DependencyPolicy,
     Enqueued,
     EnqueueOutcome,
+    ErrorGroup,
     JobSpec,
     JobState,
     Lease,
@@ -68,6 +69,7 @@ from .models import (
     SettingValue,
     StateCounts,
     TimeInput,
+    TopErrors,
     WorkerInfo,
 )
 from .results import JobProgress, JobResult
@@ -122,6 +124,7 @@ __all__ = [
     "DependencyResult",
     "EdgeState",
     "EnqueueOutcome",
+    "ErrorGroup",
     "Enqueued",
     "EventPosition",
     "EventStream",
@@ -175,6 +178,7 @@ __all__ = [
     "SettingValue",
     "StateCounts",
     "TimeInput",
+    "TopErrors",
     "TlsOptions",
     "UnavailableError",
     "Worker",

@@ -4,6 +4,7 @@ from __future__ import annotations
 import datetime
 import json as _json
 import math
+import traceback
 from typing import Any, Literal, Mapping, Sequence
 
 import grpc
@@ -157,16 +158,38 @@ def outcome_from_proto(result: job_pb2.EnqueueResult | None) -> EnqueueOutcome:
 
 
 def nack_request(
-    job_id: str, attempt: int, error: str | BaseException | None, retry_after_ms: int | None, dead_letter: bool
+    job_id: str, attempt: int, error: str | BaseException | None, retry_after_ms: int | None, dead_letter: bool,
+    raised: BaseException | None = None,
 ) -> work_pb2.NackRequest:
-    """The protocol's nack: dead-letter wins over a delay; neither means the queue's backoff."""
+    """The protocol's nack: dead-letter wins over a delay; neither means the queue's backoff.
+    The class and stack sent are those of `raised`, else of `error` when it is an exception."""
     message = "" if error is None else error if isinstance(error, str) else error_text(error)
     request = work_pb2.NackRequest(job_id=job_id, attempt=attempt, error_message=message)
+    thrown = raised if raised is not None else error if isinstance(error, BaseException) else None
+    if thrown is not None:
+        request.error_class, request.error_stack = error_class_and_stack(thrown)
     if dead_letter:
         request.dead_letter = True
     elif retry_after_ms is not None:
         request.retry_delay_ms = max(0, _whole_ms(retry_after_ms, "retry_after_ms"))
     return request
+
+
+_MAX_CLASS_CHARS = 256
+_MAX_STACK_CHARS = 64 * 1024
+_CONTROL = dict.fromkeys([*range(0x20), 0x7F])
+
+
+def error_class_and_stack(error: BaseException) -> tuple[str, str]:
+    """What a nack sends of an exception besides its message: its class, qualified by its
+    module unless a builtin (`requests.exceptions.Timeout`, `KeyError`), printable and at
+    most 256 characters; and its traceback as Python prints it (chained causes included),
+    at most 64 KiB (the server keeps `max_error_bytes` of it). Only what the exception
+    itself holds: nothing else of the job."""
+    kind = type(error)
+    name = kind.__qualname__ if kind.__module__ in ("builtins", "__main__") else f"{kind.__module__}.{kind.__qualname__}"
+    stack = "".join(traceback.format_exception(kind, error, error.__traceback__))
+    return name.translate(_CONTROL)[:_MAX_CLASS_CHARS], stack[:_MAX_STACK_CHARS]
 
 
 def error_text(error: BaseException) -> str:

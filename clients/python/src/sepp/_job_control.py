@@ -13,7 +13,7 @@ import grpc
 from ._convert import time_ms
 from .errors import SeppError
 from .jobs import Job, job_state_name
-from .models import JobState, TimeInput
+from .models import ErrorGroup, JobState, TimeInput
 from .v1 import admin_pb2, bulk_operation_pb2, bulk_pb2, job_pb2
 
 if TYPE_CHECKING:
@@ -144,7 +144,8 @@ def _filter(queue: str, type: str | None, states: Sequence[JobState] | None,
 
 def _bulk_filter(queue: str | None, all_queues: bool, states: Sequence[JobState] | None, type: str | None,
                  type_prefix: str | None, group: str | None, error_text: str | None,
-                 metadata: tuple[str, str] | None, enqueued_before: TimeInput | None) -> admin_pb2.JobFilter:
+                 metadata: tuple[str, str] | None, enqueued_before: TimeInput | None,
+                 error_group: ErrorGroup | tuple[str, str] | None = None) -> admin_pb2.JobFilter:
     if (queue is None) == (not all_queues):
         raise SeppError(grpc.StatusCode.INVALID_ARGUMENT, "give a queue or all_queues=True (one of them)")
     f = _filter(queue or "", type, states, group)
@@ -155,6 +156,13 @@ def _bulk_filter(queue: str | None, all_queues: bool, states: Sequence[JobState]
         f.metadata_key, f.metadata_value = metadata
     if enqueued_before is not None:
         f.enqueued_before_ms = time_ms(enqueued_before, "enqueued_before")
+    if error_group is not None:
+        error_class, first_line = (
+            (error_group.error_class, error_group.first_line) if isinstance(error_group, ErrorGroup) else error_group)
+        f.error_group.error_class = error_class
+        f.error_group.first_line = first_line
+        # An empty key is a group too (no class, no message): mark the field as given.
+        f.error_group.SetInParent()
     return f
 
 
@@ -261,17 +269,19 @@ class Jobs:
                          states: Sequence[JobState] | None = None, type: str | None = None,
                          type_prefix: str | None = None, group: str | None = None, error_text: str | None = None,
                          metadata: tuple[str, str] | None = None, enqueued_before: TimeInput | None = None,
+                         error_group: ErrorGroup | tuple[str, str] | None = None,
                          dry_run: bool = False, background: bool = False,
                          deadline_ms: int | None = None) -> BulkResult:
         """Requeues every finished job that matches — dead, completed or cancelled (`states`
         narrows it) — ready now with a fresh attempt budget (admin key), in `queue` or in every
         queue (`all_queues`), as one server-side bulk operation. `error_text` matches the last
-        error in any case; `metadata` is a (key, value) pair; `enqueued_before` is an age.
+        error in any case; `metadata` is a (key, value) pair; `enqueued_before` is an age;
+        `error_group` is a group of `client.dlq.top_errors` (or a (class, first line) pair).
         With `dry_run` it only counts; with `background` it returns once the operation has
         begun (follow it with `bulk_operation`)."""
         request = bulk_pb2.RequeueJobsRequest(
             filter=_bulk_filter(queue, all_queues, states, type, type_prefix, group, error_text, metadata,
-                                enqueued_before), dry_run=dry_run, background=background)
+                                enqueued_before, error_group), dry_run=dry_run, background=background)
         response = self._conn.invoke(self._conn.stub.RequeueJobs, request, deadline_ms=deadline_ms,
                                      retry_safe=dry_run)
         return _bulk_result(int(response.requeued_count), response, dry_run)
@@ -280,13 +290,14 @@ class Jobs:
                         states: Sequence[JobState] | None = None, type: str | None = None,
                         type_prefix: str | None = None, group: str | None = None, error_text: str | None = None,
                         metadata: tuple[str, str] | None = None, enqueued_before: TimeInput | None = None,
+                        error_group: ErrorGroup | tuple[str, str] | None = None,
                         dry_run: bool = False, background: bool = False,
                         deadline_ms: int | None = None) -> BulkResult:
         """Deletes every job that matches and is not running (admin key), as one bulk
         operation; the filter, `dry_run` and `background` as in `requeue_matching`."""
         request = bulk_pb2.DeleteJobsRequest(
             filter=_bulk_filter(queue, all_queues, states, type, type_prefix, group, error_text, metadata,
-                                enqueued_before), dry_run=dry_run, background=background)
+                                enqueued_before, error_group), dry_run=dry_run, background=background)
         response = self._conn.invoke(self._conn.stub.DeleteJobs, request, deadline_ms=deadline_ms,
                                      retry_safe=dry_run)
         return _bulk_result(int(response.deleted_count), response, dry_run)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Literal, Mapping, Sequence
 
 from ._convert import queue_info_from_proto, setting_texts
 from .jobs import DEAD_REASON_TO_PROTO, DeadLetterPage, Job
-from .models import DeadReason, QueueInfo
+from .models import DeadReason, ErrorGroup, QueueInfo, TopErrors
 from .v1 import admin_pb2, job_pb2
 
 if TYPE_CHECKING:
@@ -129,6 +129,19 @@ class DeadLetters:
             token = page.next_page_token
             if token is None:
                 return
+
+    def top_errors(self, queue: str, *, limit: int | None = None, deadline_ms: int | None = None) -> TopErrors:
+        """The queue's dead letters grouped by last error — the class the worker sent and the
+        first line of the message — the most jobs first (`limit` groups: default 20, at most
+        100). Act on a group with `client.jobs.requeue_matching(queue, states=["dead"],
+        error_group=group)` or `delete_matching`."""
+        request = admin_pb2.ListTopErrorsRequest(queue=queue, limit=limit or 0)
+        response = read_call(self._conn, self._conn.stub.ListTopErrors, request, deadline_ms)
+        return TopErrors(
+            groups=tuple(ErrorGroup(g.key.error_class, g.key.first_line, int(g.jobs), int(g.first_failed_at_ms),
+                                    int(g.last_failed_at_ms)) for g in response.groups),
+            group_count=int(response.group_count), scanned=int(response.scanned),
+            dead_total=int(response.dead_total), complete=response.complete)
 
     def requeue(self, queue: str, selection: Sequence[str] | Literal["all"], *,
                              deadline_ms: int | None = None) -> int:

@@ -270,13 +270,15 @@ class JobRunner:
 
     def _nack_request(self, active: Active, error: BaseException) -> work_pb2.NackRequest:
         job = active.job
+        # A DeadLetter or RetryAfter raised from another exception reports that one's class and stack.
+        cause = error.__cause__ if isinstance(error.__cause__, BaseException) else error
         if isinstance(error, DeadLetter):
-            return nack_request(job.id, job.attempt, str(error), None, True)
+            return nack_request(job.id, job.attempt, str(error), None, True, cause)
         if isinstance(error, RetryAfter):
-            return nack_request(job.id, job.attempt, str(error), error.delay_ms, False)
+            return nack_request(job.id, job.attempt, str(error), error.delay_ms, False, cause)
         # Stopped by our own shutdown: let another worker have it at once.
         retry_after_ms = 0 if active.stopped_for_shutdown else None
-        return nack_request(job.id, job.attempt, error_text(error), retry_after_ms, False)
+        return nack_request(job.id, job.attempt, error_text(error), retry_after_ms, False, error)
 
     def _log_failure(self, job: WorkerJob, error: BaseException, state: str, run_at_ms: int | None) -> None:
         log = self._worker.log

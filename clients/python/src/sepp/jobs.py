@@ -336,7 +336,8 @@ class Job(_Payload):
             lease_deadline_ms=_ms_or_none(job.lease_deadline_ms),
             worker_id=_text_or_none(job.worker_id),
             last_error=_text_or_none(job.last_error),
-            errors=tuple(AttemptError(e.attempt, e.at_ms, e.error) for e in job.errors),
+            errors=tuple(AttemptError(e.attempt, e.at_ms, e.error, e.error_class or None, e.error_stack or None)
+                         for e in job.errors),
             dead_reason=_DEAD_REASON_NAMES.get(job.dead_reason),
             failed_at_ms=_ms_or_none(job.failed_at_ms),
             completed_at_ms=_ms_or_none(job.completed_at_ms),

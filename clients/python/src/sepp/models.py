@@ -184,11 +184,39 @@ class AckResult:
 
 @dataclass(frozen=True)
 class AttemptError:
-    """The error of one failed attempt."""
+    """The error of one failed attempt: its message, and the class and stack of the exception
+    the worker's code raised when the worker sent them (None otherwise)."""
 
     attempt: int
     at_ms: int
     error: str
+    error_class: str | None = None
+    stack: str | None = None
+
+
+@dataclass(frozen=True)
+class ErrorGroup:
+    """One group of a queue's dead letters (`client.dlq.top_errors`): the last error's class
+    ('' when none was sent) and the first line of its message, how many dead letters hold it,
+    and when they first and last failed (ms since the epoch)."""
+
+    error_class: str
+    first_line: str
+    jobs: int
+    first_failed_at_ms: int
+    last_failed_at_ms: int
+
+
+@dataclass(frozen=True)
+class TopErrors:
+    """A queue's dead letters grouped by last error, the most jobs first. Only the newest
+    50,000 are read: `complete` says whether that was all of them."""
+
+    groups: tuple[ErrorGroup, ...]
+    group_count: int
+    scanned: int
+    dead_total: int
+    complete: bool
 
 
 @dataclass(frozen=True)

@@ -83,6 +83,15 @@ export const errorCases: StoreCase[] = [
         (e: unknown) => e instanceof SeppError && e.code === 'invalid_argument',
       );
 
+      // Dead letters of one reason are counted by one index range (the dead letters page's "Requeue all N").
+      assert.equal(
+        await h.store.read((v) => v.deadLetters.countByReason({ queue: 'q', reason: 'dead_lettered' })),
+        9,
+      );
+      assert.equal(
+        await h.store.read((v) => v.deadLetters.countByReason({ queue: 'q', reason: 'expired' })),
+        0,
+      );
       // The TypeError group: counted, then requeued as one bulk operation (one audit entry).
       const group = { errorClass: 'TypeError', firstLine: 'x is undefined' };
       assert.equal(

@@ -1,0 +1,145 @@
+/**
+ * Every button and badge of every page fits a 375 px phone (issue 36: things were
+ * clipped at phone width — the queue page's settings put their sources in a third
+ * column off the screen), in Debian's headless Chromium against a real server holding
+ * jobs in each state, a schedule and a worker's lease: each visible button and badge
+ * lies inside the screen, and no page scrolls sideways. Screenshots (the queue and a leased job's
+ * page, and any page with a clipped button): tests/artifacts/admin/phone-buttons-*.png.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { Page } from 'playwright-core';
+import type { Engine } from '../../src/engine/engine.ts';
+import { enc } from '../helpers/admin.ts';
+import {
+  logIn,
+  phone,
+  shot,
+  sidewaysOverflow,
+  startUiServer,
+  type UiServer,
+  watch,
+} from '../helpers/browser.ts';
+
+const user = { name: 'phone', password: 'phone-buttons-password', role: 'admin' } as const;
+const toml = `[queues.mail]\n\n[[schedules]]\nname = "nightly-report"\ncron = "30 2 * * *"\nqueue = "mail"\ntype = "report"\n`;
+
+let ui: UiServer;
+let engine: Engine;
+let page: Page;
+const ids: Record<string, string> = {};
+const problems: string[] = [];
+
+before(async () => {
+  ui = await startUiServer(user, toml);
+  engine = ui.t.server.engine;
+  for (const kind of ['dead', 'leased', 'ready', 'scheduled'] as const) {
+    const { jobId } = await engine.enqueue({
+      queue: 'mail',
+      type: 'welcome',
+      payload: enc('{"to":"ada@example.com"}'),
+      ...(kind === 'scheduled' ? { delayMs: 3_600_000 } : {}),
+    });
+    ids[kind] = jobId;
+    if (kind === 'dead' || kind === 'leased') {
+      const [job] = await engine.reserve({ queues: ['mail'], maxJobs: 1, workerId: 'mailer-1' });
+      assert.equal(job?.id, jobId);
+      if (kind === 'dead') {
+        await engine.nack({
+          jobId,
+          attempt: 1,
+          error: 'no such mailbox',
+          errorClass: 'SmtpError',
+          directive: { kind: 'dead_letter' },
+        });
+      }
+    }
+  }
+  page = watch(ui.context.pages()[0] ?? (await ui.context.newPage()), problems);
+  await page.setViewportSize(phone);
+  await logIn(page, `${ui.adminUrl}/`, user);
+  await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+});
+after(() => ui?.dispose());
+
+/** The visible buttons and badges of the page that reach past either side of the screen, by name. */
+async function clipped(): Promise<string[]> {
+  const out: string[] = [];
+  const buttons = page.getByRole('button').or(page.locator('.badge'));
+  for (let i = 0; i < (await buttons.count()); i++) {
+    const button = buttons.nth(i);
+    if (!(await button.isVisible())) continue;
+    const box = await button.boundingBox();
+    if (box === null || box.width === 0) continue;
+    if (box.x < -0.5 || box.x + box.width > phone.width + 0.5) {
+      out.push(
+        `${(await button.textContent())?.trim()} (${Math.round(box.x)}…${Math.round(box.x + box.width)})`,
+      );
+    }
+  }
+  return out;
+}
+
+test('at 375 px every button of every page is inside the screen, and no page scrolls sideways', async () => {
+  const pages: [string, string, string][] = [
+    ['/', 'Dashboard', 'dashboard'],
+    ['/queues', 'Queues', 'queues'],
+    ['/queues/mail', 'mail', 'queue'],
+    ['/queues/mail/settings', 'mail', 'queue-settings'],
+    ['/jobs?queue=mail', 'Jobs', 'jobs'],
+    [`/jobs/${ids.dead}`, 'Job', 'job-dead'],
+    [`/jobs/${ids.leased}`, 'Job', 'job-leased'],
+    [`/jobs/${ids.ready}`, 'Job', 'job-ready'],
+    [`/jobs/${ids.scheduled}`, 'Job', 'job-scheduled'],
+    ['/dead-letters?queue=mail', 'Dead letters', 'dead-letters'],
+    ['/schedules', 'Schedules', 'schedules'],
+    ['/workers', 'Workers', 'workers'],
+    ['/audit', 'Audit log', 'audit'],
+    ['/enqueue', 'Enqueue', 'enqueue'],
+  ];
+  const found: string[] = [];
+  for (const [path, heading, name] of pages) {
+    await page.goto(`${ui.adminUrl}${path}`);
+    await page.getByRole('heading', { level: 1 }).filter({ hasText: heading }).first().waitFor();
+    await page.getByText('Loading…').first().waitFor({ state: 'detached' });
+    const out = await clipped();
+    const overflow = await sidewaysOverflow(page);
+    if (out.length > 0 || overflow > 0) {
+      found.push(`${path}: ${out.join(', ')}${overflow > 0 ? ` (scrolls ${overflow} px sideways)` : ''}`);
+    }
+    // The pages with the most buttons in their headers, to look at.
+    if (out.length > 0 || overflow > 0 || name === 'queue' || name === 'job-leased') {
+      await shot(page, `phone-buttons-${name}`);
+    }
+  }
+  // What opens on a page: the folded filters, a selection's actions, the confirmations.
+  const check = async (what: string, name: string) => {
+    const out = await clipped();
+    const overflow = await sidewaysOverflow(page);
+    if (out.length > 0 || overflow > 0) {
+      found.push(`${what}: ${out.join(', ')}${overflow > 0 ? ` (scrolls ${overflow} px sideways)` : ''}`);
+      await shot(page, `phone-buttons-${name}`);
+    }
+  };
+  await page.goto(`${ui.adminUrl}/jobs?queue=mail`);
+  await page
+    .getByText(/^Filters/)
+    .first()
+    .click();
+  await check('jobs, filters open', 'jobs-filters');
+  await page.getByRole('checkbox').first().check();
+  await check('jobs, rows selected', 'jobs-selected');
+  await page.goto(`${ui.adminUrl}/dead-letters?queue=mail`);
+  await page.getByRole('button', { name: /^Requeue all/ }).click();
+  await page.getByRole('dialog').waitFor();
+  await check('dead letters, requeue all asked', 'dead-letters-dialog');
+  await page.goto(`${ui.adminUrl}/dead-letters?queue=mail`);
+  await page.getByRole('button', { name: /^Choose/ }).click();
+  await check('dead letters, a top-errors group chosen', 'top-errors-chosen');
+  await page.goto(`${ui.adminUrl}/jobs/${ids.dead}`);
+  await page.getByRole('button', { name: 'Delete' }).first().click();
+  await page.getByRole('dialog').waitFor();
+  await check('a job, delete asked', 'job-delete-dialog');
+  assert.deepEqual(found, []);
+  assert.deepEqual(problems, []);
+});
