@@ -414,7 +414,7 @@ test('dead letters: list by reason, requeue and delete selected, requeue all, de
     '/api/v1/queues/emails/dead-letters?reason=dead_lettered&limit=3',
   );
   assert.equal(list.body.items.length, 3);
-  assert.equal(list.body.total, null);
+  assert.equal(list.body.total, 4, "a reason's total counts beyond the page");
   assert.ok(list.body.nextCursor);
   const newest = await op.get<PageBody<JobSummary>>('/api/v1/queues/emails/dead-letters?order=newest_first');
   assert.equal(newest.body.total, 4);
