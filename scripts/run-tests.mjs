@@ -1,9 +1,11 @@
 #!/usr/bin/env node
-// Runs tests/**/*.test.ts, each file in its own node process with tsx as the loader
-// and node:test's spec reporter, two at a time (SEPP_TEST_CONCURRENCY), and ends with
-// a summary: the slowest files, the counts, and every file that failed, was cancelled
-// or could not run with the first line of why. The exit code is 0 exactly when that
-// summary says "passed".
+// Runs tests/**/*.test.ts in node processes with tsx as the loader and node:test's spec
+// reporter, two processes at a time (SEPP_TEST_CONCURRENCY), and ends with a summary:
+// the slowest files, the counts, and every file that failed, was cancelled or could not
+// run with the first line of why. The exit code is 0 exactly when that summary says
+// "passed". With --tier fast the files share up to SEPP_TEST_GROUPS (default 8; 0 for
+// none) processes (scripts/test-groups.mjs), but those that must run alone
+// (scripts/test-tiers.mjs); otherwise each file runs in a process of its own.
 //
 // Usage: node scripts/run-tests.mjs [--tier fast|system] [--checks] [substring filter...]
 //   --tier    only the files of one tier (scripts/test-tiers.mjs says which and why)
@@ -38,8 +40,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { checkCapturedLogs } from './secret-grep.mjs';
+import { partition, splitGroupEvents, writeGroupEntry } from './test-groups.mjs';
 import { checkResult, fileResult, summary } from './test-report.mjs';
-import { needsBundle, tierOf, tiers } from './test-tiers.mjs';
+import { needsBundle, runsAlone, tierOf, tiers } from './test-tiers.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const { values: flags, positionals: filters } = parseArgs({
@@ -93,7 +96,20 @@ const estimate = (f) => known[f] ?? (tierOf(f) === 'system' ? 60_000 : 5_000);
 const checks = flags.checks
   ? ['typecheck', 'lint'].map((script) => ({ check: `npm run ${script}`, script }))
   : [];
-const queue = [...checks, ...[...files].sort((a, b) => estimate(b) - estimate(a)).map((file) => ({ file }))];
+/** The fast tier's files share a few processes; the rest, and any other run, one each. */
+/** At most SEPP_TEST_GROUPS groups (default 8; 0: none, every file alone), of 10 files or more. */
+const maxGroups = Number(process.env.SEPP_TEST_GROUPS ?? '8');
+const grouped =
+  flags.tier === 'fast' && maxGroups !== 0 ? files.filter((f) => !Object.hasOwn(runsAlone, f)) : [];
+const groupCount = Math.min(Math.max(1, maxGroups || 8), Math.ceil(grouped.length / 10));
+const jobs = [
+  ...files.filter((f) => !grouped.includes(f)).map((file) => ({ file, estimateMs: estimate(file) })),
+  ...partition(grouped, groupCount, estimate).map((group, i, all) => ({
+    group: { ...group, label: `group ${i + 1} of ${all.length}` },
+    estimateMs: group.estimateMs,
+  })),
+];
+const queue = [...checks, ...jobs.sort((a, b) => b.estimateMs - a.estimateMs)];
 
 let bundleDir;
 const env = { ...process.env, SEPP_TEST_LOG_DIR: logDir };
@@ -144,8 +160,11 @@ function run(command, args, childEnv) {
   });
 }
 
-/** Runs one test file in its own process. */
-async function runFile(file, index) {
+/**
+ * Runs `module` (a test file, or a group's entry) in a process of its own; resolves with
+ * how it ended, its events and the reporter's last line (CPU, time after the last test).
+ */
+async function runTests(module, index, tier) {
   const eventsFile = join(work, `events-${index}.jsonl`);
   const reporter = join(root, 'scripts', 'test-events-reporter.mjs');
   const ran = await run(
@@ -157,9 +176,9 @@ async function runFile(file, index) {
       '--test-reporter-destination=stdout',
       `--test-reporter=${reporter}`,
       `--test-reporter-destination=${eventsFile}`,
-      file,
+      module,
     ],
-    { ...env, SEPP_TEST_TIER: tierOf(file) },
+    { ...env, SEPP_TEST_TIER: tier },
   );
   const lines = existsSync(eventsFile)
     ? readFileSync(eventsFile, 'utf8')
@@ -168,17 +187,73 @@ async function runFile(file, index) {
         .map((line) => JSON.parse(line))
     : [];
   const last = lines.find((e) => e.name === undefined);
-  const events = lines.filter((e) => e !== last);
-  return {
-    output: ran.output,
-    result: fileResult({ ...ran, file, cpuMs: last?.cpuMs, afterLastTestMs: last?.afterLastTestMs, events }),
-  };
+  return { ran, last, events: lines.filter((e) => e !== last) };
 }
+
+/** Runs one test file in its own process. */
+async function runFile(file, index) {
+  const { ran, last, events } = await runTests(file, index, tierOf(file));
+  const result = fileResult({
+    ...ran,
+    file,
+    cpuMs: last?.cpuMs,
+    afterLastTestMs: last?.afterLastTestMs,
+    events,
+  });
+  return { output: ran.output, heading: headingOf(result), results: [result] };
+}
+
+/**
+ * Runs a group of fast-tier files in one process (scripts/test-groups.mjs): a result per
+ * file, from its suite; a file the process did not finish fails with how it ended; and
+ * when the process failed with every file passing (an error after the last test), a
+ * result for the group says so.
+ */
+async function runGroup(group, index) {
+  const entry = join(work, `group-${index}.mjs`);
+  writeGroupEntry(entry, group.files, root);
+  const { ran, last, events } = await runTests(entry, index, 'fast');
+  const split = splitGroupEvents(group.files, events);
+  const ended = ran.signal !== null ? `killed by ${ran.signal}` : `exit code ${ran.code}`;
+  const running = group.files.find((f) => !split.files.has(f));
+  const results = group.files.map((file) => {
+    const done = split.files.get(file);
+    if (done !== undefined) {
+      const passed = done.events.at(-1)?.passed === true;
+      return fileResult({ ...done, file, code: passed ? 0 : 1, signal: null, stderr: '' });
+    }
+    if (file === running) {
+      // The one that was running when the process ended: its events so far, the process's end.
+      return fileResult({ ...ran, file, durationMs: 0, cpuMs: undefined, events: split.unfinished });
+    }
+    const notRun = fileResult({ ...ran, file, durationMs: 0, cpuMs: undefined, events: [] });
+    return { ...notRun, why: `not run: its group's process ended (${ended}) while ${running} ran` };
+  });
+  const lastFile = results.findLast((r) => split.files.has(r.file));
+  if (lastFile !== undefined) lastFile.afterLastTestMs = last?.afterLastTestMs;
+  if (ran.code !== 0 && results.every((r) => r.ok)) {
+    results.push(
+      checkResult({ ...ran, file: `${group.label} (${group.files.join(', ')})`, output: ran.stderr }),
+    );
+  }
+  const failed = results.filter((r) => !r.ok).length;
+  const heading = [
+    `${group.label}, ${group.files.length} files: ${failed === 0 ? 'ok' : `${failed} FAILED`}, ${seconds(ran.durationMs)}`,
+    ...results.map((r) => `   ${headingOf(r)}`),
+  ].join('\n');
+  return { output: ran.output, heading, results };
+}
+
+const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
+/** `file: ok, 1.2 s` or `file: FAILED (why), 1.2 s`. */
+const headingOf = (result) =>
+  `${result.file}: ${result.ok ? 'ok' : `FAILED (${result.problems.join(', ')})`}, ${seconds(result.durationMs)}`;
 
 /** Runs `npm run SCRIPT` (the type check, the lint). */
 async function runCheck(check, script) {
   const ran = await run('npm', ['run', '--silent', script], env);
-  return { output: ran.output, result: checkResult({ ...ran, file: check }) };
+  const result = checkResult({ ...ran, file: check });
+  return { output: ran.output, heading: headingOf(result), results: [result] };
 }
 
 const results = [];
@@ -187,13 +262,17 @@ await Promise.all(
   Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
     for (let job = queue.shift(); job !== undefined; job = queue.shift()) {
       const index = startedJobs++;
-      const { output, result } =
-        job.file !== undefined ? await runFile(job.file, index) : await runCheck(job.check, job.script);
-      const verdict = result.ok ? 'ok' : `FAILED (${result.problems.join(', ')})`;
-      process.stdout.write(
-        `\n── ${result.file}: ${verdict}, ${(result.durationMs / 1000).toFixed(1)} s\n${output}`,
-      );
-      results.push(result);
+      const {
+        output,
+        heading,
+        results: ended,
+      } = job.file !== undefined
+        ? await runFile(job.file, index)
+        : job.group !== undefined
+          ? await runGroup(job.group, index)
+          : await runCheck(job.check, job.script);
+      process.stdout.write(`\n── ${heading}\n${output}`);
+      results.push(...ended);
     }
   }),
 );

@@ -1,4 +1,6 @@
-// A node:test reporter that writes one JSON line per finished test or suite, for
+// A node:test reporter that writes one JSON line per finished test or suite (a
+// top-level one with the process's CPU time so far, which cuts a group's CPU into its
+// files: scripts/test-groups.mjs), for
 // scripts/run-tests.mjs: it counts them and, when a file fails, names the first
 // reason in the run's closing summary; and, once the file's tests are done, a last
 // line with the CPU time its process and the processes it waited for used, and how
@@ -47,6 +49,7 @@ export default async function* eventsReporter(source) {
       skip: data.skip === undefined ? undefined : data.skip === true ? '' : String(data.skip),
       todo: data.todo === undefined ? undefined : data.todo === true ? '' : String(data.todo),
       durationMs: data.details?.duration_ms,
+      cpuMs: data.nesting === 0 ? cpuMs() : undefined,
       failureType: error?.failureType,
       why: error === undefined ? undefined : firstLine(error),
     })}\n`;

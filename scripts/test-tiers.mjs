@@ -109,6 +109,17 @@ export const systemTier = {
   'tests/store/shared-locking.test.ts': 'sqlite3 and node processes',
 };
 
+/**
+ * Fast-tier files that run in a process of their own, not in a group (scripts/
+ * test-groups.mjs), because of what they change for the whole process, written next to
+ * each: the files after them in a group would run with it.
+ */
+export const runsAlone = {
+  'tests/rpc/stream-errors.test.ts':
+    'adds process-wide uncaughtException and unhandledRejection handlers, which would swallow the errors of the files after it',
+  'tests/client/trace.test.ts': "sets and disables OpenTelemetry's global context, propagator and tracer",
+};
+
 /** `fast` or `system`, for a path relative to the repository. */
 export function tierOf(file) {
   return Object.hasOwn(systemTier, file) ? 'system' : 'fast';

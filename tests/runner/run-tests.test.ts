@@ -3,8 +3,9 @@
  * (a failed assertion, a `before` hook that cancels its suite, a module that cannot
  * load, a process that exits midway) is named in the last lines of the output with
  * the first line of why, the exit code agrees with those lines, the slowest files
- * are listed, a skipped test is listed with its reason, and a tier holds only its
- * own files.
+ * are listed, a skipped test is listed with its reason, a tier holds only its
+ * own files, and in a group of files sharing a process (--tier fast) each file is
+ * reported as if it ran alone.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -12,7 +13,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { systemTier, tierOf } from '../../scripts/test-tiers.mjs';
+import { runsAlone, systemTier, tierOf } from '../../scripts/test-tiers.mjs';
 import { repoRoot } from '../helpers/cli.ts';
 
 const fixtures: Record<string, string> = {
@@ -63,6 +64,24 @@ function runner(dir: string, args: string[] = []): Promise<Run> {
   });
 }
 
+/** The verdict of a run's last `count` lines, and the line naming each failed file. */
+function failures(run: Run, count: number): { verdict: string | undefined; line: (name: string) => string } {
+  const [verdict, ...failed] = run.lastLines.slice(-count);
+  return {
+    verdict,
+    line: (name) => failed.find((l) => l.includes(`/${name} (`)) ?? `no line for ${name}`,
+  };
+}
+
+/** fail.test.ts and hook.test.ts are named with why, alone or in a group. */
+function assertFailAndHook(line: (name: string) => string): void {
+  assert.match(line('fail.test.ts'), /\(1 failed, exit code 1\): adds: one and one make three$/);
+  assert.match(
+    line('hook.test.ts'),
+    /\(2 cancelled, exit code 1\): clients\/python: python3 lacks pytest \(apt-get install python3-pytest\)$/,
+  );
+}
+
 describe('scripts/run-tests.mjs', { timeout: 180_000 }, () => {
   let dir = '';
   before(() => {
@@ -74,14 +93,9 @@ describe('scripts/run-tests.mjs', { timeout: 180_000 }, () => {
   test('every file that failed, was cancelled or could not run is in the last lines, and the exit code is 1', async () => {
     const run = await runner(dir);
     assert.equal(run.code, 1, run.stdout);
-    const [verdict, ...failed] = run.lastLines.slice(-5);
+    const { verdict, line } = failures(run, 5);
     assert.equal(verdict, 'FAILED: 4 files of 6', run.stdout);
-    const line = (name: string) => failed.find((l) => l.includes(`/${name} (`)) ?? `no line for ${name}`;
-    assert.match(line('fail.test.ts'), /\(1 failed, exit code 1\): adds: one and one make three$/);
-    assert.match(
-      line('hook.test.ts'),
-      /\(2 cancelled, exit code 1\): clients\/python: python3 lacks pytest \(apt-get install python3-pytest\)$/,
-    );
+    assertFailAndHook(line);
     assert.match(
       line('broken.test.ts'),
       /\(exit code 1\): Error: Cannot find module '\.\/no-such-module\.ts'/,
@@ -125,6 +139,47 @@ describe('scripts/run-tests.mjs', { timeout: 180_000 }, () => {
     );
   });
 
+  test('in one process (--tier fast groups the files), each file is reported as if it ran alone', async () => {
+    const run = await runner(dir, [
+      '--tier',
+      'fast',
+      'pass.test',
+      'fail.test',
+      'hook.test',
+      'broken.test',
+      'skip.test',
+    ]);
+    assert.equal(run.code, 1, run.stdout);
+    assert.match(run.stdout, /\n── group 1 of 1, 5 files: 3 FAILED, [\d.]+ s\n/);
+    const { verdict, line } = failures(run, 4);
+    assert.equal(verdict, 'FAILED: 3 files of 5', run.stdout);
+    assertFailAndHook(line);
+    assert.match(line('broken.test.ts'), /Cannot find module '\.\/no-such-module\.ts'/);
+    assert.match(
+      run.stdout,
+      /\nthe fast tier: 6 tests in 5 files, [\d.]+ s \(their processes' CPU [\d.]+ s\): 2 passed, 1 failed, 2 cancelled, 1 skipped, 0 todo\n/,
+    );
+    assert.match(run.stdout, /\n {3}\S+\/pass\.test\.ts: ok, [\d.]+ s\n/);
+  });
+
+  test("a file that ends its group's process fails, and so does every file after it, not run", async () => {
+    // In path order: exits.test.ts runs first and ends the process (process.exit(3)).
+    const run = await runner(dir, ['--tier', 'fast', 'pass.test', 'exits.test', 'skip.test']);
+    assert.equal(run.code, 1, run.stdout);
+    const { verdict, line } = failures(run, 4);
+    assert.equal(verdict, 'FAILED: 3 files of 3', run.stdout);
+    assert.match(
+      line('exits.test.ts'),
+      /\(exit code 3\): the process ended \(exit code 3\) before reporting a test/,
+    );
+    for (const name of ['pass.test.ts', 'skip.test.ts']) {
+      assert.match(
+        line(name),
+        /\(exit code 3\): not run: its group's process ended \(exit code 3\) while \S+\/exits\.test\.ts ran$/,
+      );
+    }
+  });
+
   test('an unknown tier is refused with the tiers there are', async () => {
     const run = await runner(dir, ['--tier', 'quick']);
     assert.equal(run.code, 2);
@@ -142,11 +197,16 @@ describe('scripts/run-tests.mjs', { timeout: 180_000 }, () => {
       }
     };
     walk('tests');
-    const listed = Object.keys(systemTier);
+    const listed = [...Object.keys(systemTier), ...Object.keys(runsAlone)];
     assert.deepEqual(
       listed.filter((f) => !all.includes(f)),
       [],
       'scripts/test-tiers.mjs names files that do not exist',
+    );
+    assert.deepEqual(
+      Object.keys(runsAlone).filter((f) => tierOf(f) !== 'fast'),
+      [],
+      'only fast-tier files are grouped, so only they can run alone',
     );
     assert.ok(all.some((f) => tierOf(f) === 'fast') && all.some((f) => tierOf(f) === 'system'));
     assert.equal(tierOf('tests/runner/run-tests.test.ts'), 'system', 'this file starts processes');

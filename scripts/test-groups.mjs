@@ -1,0 +1,70 @@
+// The fast tier's files run in a few processes, not one each (scripts/run-tests.mjs
+// --tier fast). A group's process imports its files one after another, each inside a
+// suite named by its path, so a file's hooks and tests stay its own (node:test scopes
+// what a module registers to the suite that imports it), while the module graph — the
+// server, the SDK, the sources tsx compiled — loads once per group instead of once per
+// file: that loading was most of the fast tier's CPU.
+//
+// What a file changes for the whole process (process-wide handlers, OpenTelemetry's
+// globals) would reach the files after it: such a file runs alone (`runsAlone` in
+// scripts/test-tiers.mjs, with the reason).
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+/**
+ * `files` in `count` groups of about equal estimated time: longest first, each onto the
+ * group with the least so far. A group lists its files in path order.
+ * @param {readonly string[]} files
+ * @param {number} count
+ * @param {(file: string) => number} estimateMs
+ */
+export function partition(files, count, estimateMs) {
+  const groups = Array.from({ length: Math.max(1, Math.min(count, files.length)) }, () => ({
+    files: [],
+    estimateMs: 0,
+  }));
+  for (const file of [...files].sort((a, b) => estimateMs(b) - estimateMs(a))) {
+    const lightest = groups.reduce((a, b) => (b.estimateMs < a.estimateMs ? b : a));
+    lightest.files.push(file);
+    lightest.estimateMs += estimateMs(file);
+  }
+  return groups.filter((g) => g.files.length > 0).map((g) => ({ ...g, files: g.files.sort() }));
+}
+
+/** Writes a group's entry module: one suite per file, named by its path, importing it. */
+export function writeGroupEntry(path, files, root) {
+  const suites = files.map(
+    (file) =>
+      `describe(${JSON.stringify(file)}, async () => {\n  await import(${JSON.stringify(pathToFileURL(join(root, file)).href)});\n});`,
+  );
+  writeFileSync(path, `import { describe } from 'node:test';\n${suites.join('\n')}\n`);
+}
+
+/**
+ * A group's events (scripts/test-events-reporter.mjs) cut into each file's. The files run
+ * one after another and a suite ends after its tests, so a file's events are those since
+ * the previous file's suite ended, up to its own suite's end (the last of them). A file's
+ * CPU is the process's CPU at its suite's end less that at the previous one's (the first
+ * file's includes the process's start).
+ * @param {readonly string[]} files
+ * @param {ReadonlyArray<Record<string, any>>} events
+ * @returns {{ files: Map<string, { events: object[], durationMs: number, cpuMs: number | undefined }>,
+ *   unfinished: object[] }} the files whose suite ended, and the events after the last such end
+ *   (of a file the process never finished)
+ */
+export function splitGroupEvents(files, events) {
+  const names = new Set(files);
+  const ended = new Map();
+  let pending = [];
+  let cpuBefore = 0;
+  for (const event of events) {
+    pending.push(event);
+    if (event.nesting !== 0 || !event.suite || !names.has(event.name) || ended.has(event.name)) continue;
+    const cpuMs = event.cpuMs === undefined ? undefined : event.cpuMs - cpuBefore;
+    cpuBefore = event.cpuMs ?? cpuBefore;
+    ended.set(event.name, { events: pending, durationMs: event.durationMs ?? 0, cpuMs });
+    pending = [];
+  }
+  return { files: ended, unfinished: pending };
+}
