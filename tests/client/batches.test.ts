@@ -4,28 +4,19 @@
  * member fanning out into its own sealed batch; the refusals with their status codes.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { Flow, SeppClient, SeppError } from '../../clients/typescript/src/index.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { describe, test } from 'node:test';
+import { Flow, SeppError } from '../../clients/typescript/src/index.ts';
+import { serverAndClient } from '../helpers/sdk-server.ts';
 import { testStoreKind } from '../helpers/test-store.ts';
 
 describe('batches over gRPC', () => {
-  let t: TestServer;
-  let client: SeppClient;
-  before(async () => {
-    t = await startTestServer();
-    client = SeppClient.connect(t.address);
-  });
-  after(async () => {
-    await client.close();
-    await t.dispose();
-  });
+  const served = serverAndClient();
 
   async function runOne(queue: string, fail = false): Promise<string> {
-    const [leased] = await client.reserve({ queues: [queue] });
+    const [leased] = await served.client.reserve({ queues: [queue] });
     assert.ok(leased, `a job of ${queue} should be ready`);
-    if (fail) await client.nack(leased, { error: 'boom', deadLetter: true });
-    else await client.ack(leased);
+    if (fail) await served.client.nack(leased, { error: 'boom', deadLetter: true });
+    else await served.client.ack(leased);
     return leased.id;
   }
 
@@ -41,7 +32,9 @@ describe('batches over gRPC', () => {
 
   if (testStoreKind === 'postgres') {
     test('the PostgreSQL store keeps no batches: FAILED_PRECONDITION naming it', async () => {
-      const refused = await client.createBatch({ jobs: [{ queue: 'b-pg', type: 'part' }] }).catch((e) => e);
+      const refused = await served.client
+        .createBatch({ jobs: [{ queue: 'b-pg', type: 'part' }] })
+        .catch((e) => e);
       assert.ok(refused instanceof SeppError);
       assert.equal(refused.code, 'failed_precondition');
       assert.match(refused.message, /postgres store/);
@@ -50,7 +43,7 @@ describe('batches over gRPC', () => {
   }
 
   test('a sealed batch: the completion job comes once the last member ended, with counts and members', async () => {
-    const { batch, results } = await client.createBatch({
+    const { batch, results } = await served.client.createBatch({
       onComplete: { queue: 'b-done', type: 'summarize', json: { day: '2026-12-05' } },
       onSuccess: { queue: 'b-ok', type: 'celebrate' },
       jobs: [
@@ -66,9 +59,13 @@ describe('batches over gRPC', () => {
     );
     const members = results.map((r) => (r.ok ? r.id : ''));
     await runOne('b-parts');
-    assert.deepEqual(await client.reserve({ queues: ['b-done'] }), [], 'nothing before the last member');
+    assert.deepEqual(
+      await served.client.reserve({ queues: ['b-done'] }),
+      [],
+      'nothing before the last member',
+    );
     await runOne('b-parts', true);
-    const read = await client.getBatch(batch.id);
+    const read = await served.client.getBatch(batch.id);
     assert.deepEqual(
       [read.batch.state, read.batch.completed, read.batch.dead, read.batch.cancelled],
       ['ended', 1, 1, 0],
@@ -81,8 +78,8 @@ describe('batches over gRPC', () => {
       ].sort(),
     );
     assert.equal(read.batch.successJobId, null, 'a member died: no on_success');
-    assert.deepEqual(await client.reserve({ queues: ['b-ok'] }), []);
-    const [done] = await client.reserve({ queues: ['b-done'] });
+    assert.deepEqual(await served.client.reserve({ queues: ['b-ok'] }), []);
+    const [done] = await served.client.reserve({ queues: ['b-done'] });
     assert.equal(done?.id, read.batch.completeJobId);
     assert.deepEqual(done?.json(), {
       batch: {
@@ -96,21 +93,23 @@ describe('batches over gRPC', () => {
       },
       data: { day: '2026-12-05' },
     });
-    await client.ack(done!);
+    await served.client.ack(done!);
   });
 
   test('an open batch: added to over time, a running member adds to it once sealed', async () => {
-    const { batch } = await client.createBatch({ onComplete: { queue: 'b2-done', type: 'done' } });
+    const { batch } = await served.client.createBatch({ onComplete: { queue: 'b2-done', type: 'done' } });
     assert.equal(batch.state, 'open');
-    const added = await client.addToBatch(batch.id, [{ queue: 'b2-fan', type: 'fan-out' }], { seal: true });
+    const added = await served.client.addToBatch(batch.id, [{ queue: 'b2-fan', type: 'fan-out' }], {
+      seal: true,
+    });
     assert.equal(added.batch.state, 'sealed');
-    const [fanOut] = await client.reserve({ queues: ['b2-fan'] });
+    const [fanOut] = await served.client.reserve({ queues: ['b2-fan'] });
     assert.ok(fanOut);
     assert.equal(
-      await codeOf(client.addToBatch(batch.id, [{ queue: 'b2-parts', type: 'part' }])),
+      await codeOf(served.client.addToBatch(batch.id, [{ queue: 'b2-parts', type: 'part' }])),
       'failed_precondition',
     );
-    const more = await client.addToBatch(
+    const more = await served.client.addToBatch(
       batch.id,
       [
         { queue: 'b2-parts', type: 'part' },
@@ -119,34 +118,34 @@ describe('batches over gRPC', () => {
       { fromMember: fanOut.id },
     );
     assert.equal(more.batch.members, 3);
-    await client.ack(fanOut);
+    await served.client.ack(fanOut);
     await runOne('b2-parts');
-    assert.equal((await client.getBatch(batch.id)).batch.state, 'sealed');
+    assert.equal((await served.client.getBatch(batch.id)).batch.state, 'sealed');
     await runOne('b2-parts');
-    const ended = (await client.getBatch(batch.id, { membersLimit: 0 })).batch;
+    const ended = (await served.client.getBatch(batch.id, { membersLimit: 0 })).batch;
     assert.deepEqual([ended.state, ended.completed], ['ended', 3]);
     assert.ok(ended.completeJobId);
-    assert.equal((await client.sealBatch(batch.id)).state, 'ended', 'sealing again changes nothing');
+    assert.equal((await served.client.sealBatch(batch.id)).state, 'ended', 'sealing again changes nothing');
   });
 
   test('a flow as one thing: GetJob links, GetFlow, CancelFlow; CancelBatch', async () => {
-    const ids = await client.enqueueFlow(
+    const ids = await served.client.enqueueFlow(
       new Flow()
         .add('extract', { queue: 'f-extract', type: 'extract' })
         .add('load', { queue: 'f-load', type: 'load', after: ['extract'] }),
     );
-    const load = await client.getJob(ids.load!.id);
+    const load = await served.client.getJob(ids.load!.id);
     assert.deepEqual(
       load.dependencies.map((l) => [l.id, l.name, l.state, l.edge]),
       [[ids.extract!.id, 'extract', 'ready', 'pending']],
     );
-    const extract = await client.getJob(ids.extract!.id);
+    const extract = await served.client.getJob(ids.extract!.id);
     assert.deepEqual(
       extract.dependents.map((l) => [l.id, l.type, l.state, l.edge]),
       [[ids.load!.id, 'load', 'waiting', 'pending']],
     );
     assert.equal(extract.batchId, null);
-    const flow = await client.getFlow(ids.load!.id);
+    const flow = await served.client.getFlow(ids.load!.id);
     assert.deepEqual(
       flow.jobs.map((j) => [j.type, j.state]),
       [
@@ -157,27 +156,30 @@ describe('batches over gRPC', () => {
     assert.deepEqual(flow.edges, [
       { jobId: ids.load!.id, dependsOn: ids.extract!.id, state: 'pending', name: 'extract' },
     ]);
-    assert.deepEqual(await client.cancelFlow(ids.extract!.id), { cancelled: 2, cancelRequested: 0 });
-    assert.equal((await client.getJob(ids.load!.id)).state, 'cancelled');
+    assert.deepEqual(await served.client.cancelFlow(ids.extract!.id), { cancelled: 2, cancelRequested: 0 });
+    assert.equal((await served.client.getJob(ids.load!.id)).state, 'cancelled');
 
-    const { batch, results } = await client.createBatch({
+    const { batch, results } = await served.client.createBatch({
       onComplete: { queue: 'f-done', type: 'done' },
       jobs: [{ queue: 'f-members', type: 'm' }],
       seal: true,
     });
     const member = results[0]!;
     assert.ok(member.ok);
-    assert.equal((await client.getJob(member.id)).batchId, batch.id);
-    assert.deepEqual(await client.cancelBatch(batch.id), { cancelled: 1, cancelRequested: 0 });
-    const ended = (await client.getBatch(batch.id)).batch;
+    assert.equal((await served.client.getJob(member.id)).batchId, batch.id);
+    assert.deepEqual(await served.client.cancelBatch(batch.id), { cancelled: 1, cancelRequested: 0 });
+    const ended = (await served.client.getBatch(batch.id)).batch;
     assert.deepEqual([ended.state, ended.cancelled], ['ended', 1]);
   });
 
   test('events: released for a waiting job, batch_ended for a batch (its id as the job filter)', async () => {
-    const { batch } = await client.createBatch({ onComplete: { queue: 'e-done', type: 'done' } });
-    const first = await client.enqueue('e-a', 'a');
-    const second = await client.enqueue('e-b', 'b', undefined, { dependsOn: [first.id] });
-    const subscription = client.events({ jobIds: [batch.id, second.id], kinds: ['released', 'batch_ended'] });
+    const { batch } = await served.client.createBatch({ onComplete: { queue: 'e-done', type: 'done' } });
+    const first = await served.client.enqueue('e-a', 'a');
+    const second = await served.client.enqueue('e-b', 'b', undefined, { dependsOn: [first.id] });
+    const subscription = served.client.events({
+      jobIds: [batch.id, second.id],
+      kinds: ['released', 'batch_ended'],
+    });
     await subscription.caughtUp;
     const seen: { kind: string; jobId: string; completed: number | null }[] = [];
     const reading = (async () => {
@@ -187,7 +189,7 @@ describe('batches over gRPC', () => {
       }
     })();
     await runOne('e-a');
-    await client.addToBatch(batch.id, [{ queue: 'e-m', type: 'm' }], { seal: true });
+    await served.client.addToBatch(batch.id, [{ queue: 'e-m', type: 'm' }], { seal: true });
     await runOne('e-m');
     await reading;
     subscription.close();
@@ -198,14 +200,18 @@ describe('batches over gRPC', () => {
   });
 
   test('refusals: an unknown batch, a bad id, a completion job that is not JSON', async () => {
-    assert.equal(await codeOf(client.getBatch('01900000-0000-7000-8000-000000000000')), 'not_found');
-    assert.equal(await codeOf(client.sealBatch('nope')), 'invalid_argument');
+    assert.equal(await codeOf(served.client.getBatch('01900000-0000-7000-8000-000000000000')), 'not_found');
+    assert.equal(await codeOf(served.client.sealBatch('nope')), 'invalid_argument');
     assert.equal(
-      await codeOf(client.createBatch({ onComplete: { queue: 'b3', type: 'done', payload: 'not json' } })),
+      await codeOf(
+        served.client.createBatch({ onComplete: { queue: 'b3', type: 'done', payload: 'not json' } }),
+      ),
       'invalid_argument',
     );
     assert.equal(
-      await codeOf(client.createBatch({ onComplete: { queue: 'b3', type: 'done', idempotencyKey: 'k' } })),
+      await codeOf(
+        served.client.createBatch({ onComplete: { queue: 'b3', type: 'done', idempotencyKey: 'k' } }),
+      ),
       'invalid_argument',
     );
   });

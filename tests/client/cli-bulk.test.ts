@@ -4,34 +4,25 @@
  * the refusal of a filter without --queue or --all-queues.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { SeppClient } from '../../clients/typescript/src/index.ts';
+import { describe, test } from 'node:test';
 import { cliJson, sepp } from '../helpers/cli.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { serverAndClient } from '../helpers/sdk-server.ts';
 
 describe('sepp bulk', () => {
-  let t: TestServer;
-  let client: SeppClient;
-
-  before(async () => {
-    t = await startTestServer();
-    client = SeppClient.connect(t.address);
-  });
-  after(async () => {
-    await client.close();
-    await t.dispose();
-  });
+  const served = serverAndClient();
 
   async function deadLetters(queue: string, n: number, error: string): Promise<void> {
-    await client.enqueueBatch(Array.from({ length: n }, () => ({ queue, type: 'mail', payload: '{}' })));
-    const leased = await client.reserve({ queues: [queue], maxJobs: n });
-    for (const job of leased) await client.nack(job, { error, deadLetter: true });
+    await served.client.enqueueBatch(
+      Array.from({ length: n }, () => ({ queue, type: 'mail', payload: '{}' })),
+    );
+    const leased = await served.client.reserve({ queues: [queue], maxJobs: n });
+    for (const job of leased) await served.client.nack(job, { error, deadLetter: true });
   }
 
   test('sepp bulk: count, act on all matching in every queue, list; a filter needs --queue or --all-queues', async () => {
     await deadLetters('cli-a', 2, 'TLS handshake failed');
     await deadLetters('cli-b', 1, 'tls handshake failed');
-    const env = { SEPP_SERVER: t.address };
+    const env = { SEPP_SERVER: served.server.address };
     const dry = cliJson<{ matched: number; matchedAtLeast: boolean }>(
       await sepp(['bulk', 'requeue', '--all-queues', '--error', 'handshake', '--dry-run', '--json'], env),
     );

@@ -5,11 +5,10 @@
  * began) and `sepp events` (lines and --json).
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { SeppClient } from '../../clients/typescript/src/index.ts';
+import { before, describe, test } from 'node:test';
 import { buildCli, DryRunAccepted } from '../../src/cli/parser.ts';
 import { runSepp as sepp } from '../helpers/cli.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { serverAndClient } from '../helpers/sdk-server.ts';
 import { until } from './helpers.ts';
 
 /** What the real parser makes of `args`, without running the command. */
@@ -48,29 +47,22 @@ test('sepp events keeps every --queue, --job and --kind given; --count keeps its
 });
 
 describe('operator CLI: results, progress, waiting and events', () => {
-  let t: TestServer;
-  let client: SeppClient;
   let env: Record<string, string>;
 
-  before(async () => {
-    t = await startTestServer({ toml: '[queues.kept]\ncompleted_retention_ms = "1h"\n' });
-    client = SeppClient.connect(t.address);
-    env = { SEPP_SERVER: t.address };
-  });
-  after(async () => {
-    await client.close();
-    await t.dispose();
+  const served = serverAndClient({ toml: '[queues.kept]\ncompleted_retention_ms = "1h"\n' });
+  before(() => {
+    env = { SEPP_SERVER: served.server.address };
   });
 
   test('sepp job shows progress while leased and the result once completed', async () => {
-    const { id } = await client.enqueue('kept', 'report');
-    const [leased] = await client.reserve({ queues: ['kept'] });
+    const { id } = await served.client.enqueue('kept', 'report');
+    const [leased] = await served.client.reserve({ queues: ['kept'] });
     assert.ok(leased);
-    await client.reportProgress(leased, { percent: 40, data: { step: 'render' } });
+    await served.client.reportProgress(leased, { percent: 40, data: { step: 'render' } });
     const running = await sepp(['job', id], env);
     assert.equal(running.code, 0, running.stderr);
     assert.match(running.stdout, /^progress +40% \{"step":"render"\} \(at \d{4}-/m);
-    await client.ack(leased, { result: { pages: 12 } });
+    await served.client.ack(leased, { result: { pages: 12 } });
     const done = await sepp(['job', id], env);
     assert.match(done.stdout, /^result +12 bytes, application\/json\n {2}\{\n {4}"pages": 12\n {2}\}/m);
     const scripted = JSON.parse((await sepp(['job', id, '--json'], env)).stdout) as Record<string, unknown>;
@@ -81,24 +73,28 @@ describe('operator CLI: results, progress, waiting and events', () => {
   });
 
   test('sepp job --wait: completed (exit 0), dead (exit 1), timed out (exit 6)', async () => {
-    const { id } = await client.enqueue('waited', 'w');
+    const { id } = await served.client.enqueue('waited', 'w');
     const waiting = sepp(['job', id, '--wait', '--json'], env);
-    await until(() => t.server.engine.eventBacklog.subscribers > 0, 'the CLI to subscribe', 2_000_000);
-    const [leased] = await client.reserve({ queues: ['waited'] });
-    await client.ack(leased!, { result: 'done and dusted' });
+    await until(
+      () => served.server.server.engine.eventBacklog.subscribers > 0,
+      'the CLI to subscribe',
+      2_000_000,
+    );
+    const [leased] = await served.client.reserve({ queues: ['waited'] });
+    await served.client.ack(leased!, { result: 'done and dusted' });
     const run = await waiting;
     assert.equal(run.code, 0, run.stderr);
     const outcome = JSON.parse(run.stdout) as Record<string, unknown>;
     assert.deepEqual([outcome.id, outcome.state, outcome.result], [id, 'completed', 'done and dusted']);
 
-    const failing = await client.enqueue('kept', 'w', '', { maxAttempts: 1 });
-    const [lease] = await client.reserve({ queues: ['kept'] });
-    await client.nack(lease!, { error: 'the printer is on fire' });
+    const failing = await served.client.enqueue('kept', 'w', '', { maxAttempts: 1 });
+    const [lease] = await served.client.reserve({ queues: ['kept'] });
+    await served.client.nack(lease!, { error: 'the printer is on fire' });
     const dead = await sepp(['job', failing.id, '--wait'], env);
     assert.equal(dead.code, 1);
     assert.match(dead.stdout, /is dead \(attempts_exhausted\) since .*: the printer is on fire/);
 
-    const slow = await client.enqueue('kept', 'w', '', { delayMs: 3_600_000 });
+    const slow = await served.client.enqueue('kept', 'w', '', { delayMs: 3_600_000 });
     const timedOut = await sepp(['job', slow.id, '--wait', '--timeout-ms', '300'], env);
     assert.equal(timedOut.code, 6, timedOut.stderr);
     assert.match(timedOut.stderr, /did not finish within 300 ms; it is scheduled/);
@@ -110,11 +106,15 @@ describe('operator CLI: results, progress, waiting and events', () => {
   test('sepp events: one line per event as it is committed; --json one object per line', async () => {
     const lines = sepp(['events', '--queue', 'watched', '--count', '3'], env);
     const json = sepp(['events', '--queue', 'watched', '--kind', 'completed', '--json', '--count', '1'], env);
-    await until(() => t.server.engine.eventBacklog.subscribers >= 2, 'both to subscribe', 2_000_000);
-    const { id } = await client.enqueue('watched', 'mail');
-    await client.enqueue('elsewhere', 'mail');
-    const [leased] = await client.reserve({ queues: ['watched'] });
-    await client.ack(leased!, { result: { sent: true } });
+    await until(
+      () => served.server.server.engine.eventBacklog.subscribers >= 2,
+      'both to subscribe',
+      2_000_000,
+    );
+    const { id } = await served.client.enqueue('watched', 'mail');
+    await served.client.enqueue('elsewhere', 'mail');
+    const [leased] = await served.client.reserve({ queues: ['watched'] });
+    await served.client.ack(leased!, { result: { sent: true } });
     const human = await lines;
     assert.equal(human.code, 0, human.stderr);
     const rows = human.stdout.trim().split('\n');
@@ -149,26 +149,19 @@ describe('operator CLI: results, progress, waiting and events', () => {
 });
 
 describe('sepp job on a job deleted as it finished (no retention, nobody subscribed)', () => {
-  let t: TestServer;
-  let client: SeppClient;
   let env: Record<string, string>;
 
-  before(async () => {
-    // No resume window: no event of the job is recorded, only the outcome the server keeps.
-    t = await startTestServer({ toml: '[limits]\nevent_resume_window_ms = 0\n' });
-    client = SeppClient.connect(t.address);
-    env = { SEPP_SERVER: t.address };
-  });
-  after(async () => {
-    await client.close();
-    await t.dispose();
+  // No resume window: no event of the job is recorded, only the outcome the server keeps.
+  const served = serverAndClient({ toml: '[limits]\nevent_resume_window_ms = 0\n' });
+  before(() => {
+    env = { SEPP_SERVER: served.server.address };
   });
 
   test('sepp job ID --wait answers with the outcome; sepp job ID says it was deleted on completion', async () => {
-    const { id } = await client.enqueueJson('plain', 'report', { big: 'input' });
-    const [leased] = await client.reserve({ queues: ['plain'] });
-    assert.equal(t.server.engine.eventBacklog.recording, false);
-    await client.ack(leased!, { result: { pages: 12 } });
+    const { id } = await served.client.enqueueJson('plain', 'report', { big: 'input' });
+    const [leased] = await served.client.reserve({ queues: ['plain'] });
+    assert.equal(served.server.server.engine.eventBacklog.recording, false);
+    await served.client.ack(leased!, { result: { pages: 12 } });
 
     const waited = await sepp(['job', id, '--wait', '--json'], env);
     assert.equal(waited.code, 0, waited.stderr);

@@ -4,30 +4,22 @@
  * real server in a child process.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { SeppClient } from '../../clients/typescript/src/index.ts';
+import { before, describe, test } from 'node:test';
 import { cliJson, sepp } from '../helpers/cli.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { serverAndClient } from '../helpers/sdk-server.ts';
 import { testStoreKind } from '../helpers/test-store.ts';
 
 describe('workflow CLI', () => {
-  let t: TestServer;
-  let client: SeppClient;
   let env: Record<string, string>;
 
-  before(async () => {
-    t = await startTestServer();
-    client = SeppClient.connect(t.address);
-    env = { SEPP_SERVER: t.address };
-  });
-  after(async () => {
-    await client.close();
-    await t.dispose();
+  const served = serverAndClient();
+  before(() => {
+    env = { SEPP_SERVER: served.server.address };
   });
 
   if (testStoreKind === 'postgres') {
     test('the PostgreSQL store keeps no dependencies: the CLI says so, exit code of a refusal', async () => {
-      const first = await client.enqueue('cw-a', 'extract');
+      const first = await served.client.enqueue('cw-a', 'extract');
       const run = await sepp(['enqueue', 'cw-b', 'load', '--depends-on', first.id], env);
       assert.notEqual(run.code, 0);
       assert.match(run.stderr, /postgres store/);
@@ -36,14 +28,14 @@ describe('workflow CLI', () => {
   }
 
   test('enqueue --depends-on: the job waits; comma lists and repeats; the policy', async () => {
-    const a = await client.enqueue('cw-a', 'extract');
-    const b = await client.enqueue('cw-a', 'extract');
+    const a = await served.client.enqueue('cw-a', 'extract');
+    const b = await served.client.enqueue('cw-a', 'extract');
     const run = await sepp(['enqueue', 'cw-load', 'load', '--depends-on', `${a.id},${b.id}`], env);
     assert.equal(run.code, 0, run.stderr);
     const id = /^enqueued (\S+) on cw-load after (\S+), (\S+)$/.exec(run.stdout.trim());
     assert.ok(id, run.stdout);
     assert.deepEqual([id[2], id[3]], [a.id, b.id]);
-    const waiting = await client.getJob(id[1]!);
+    const waiting = await served.client.getJob(id[1]!);
     assert.equal(waiting.state, 'waiting');
     assert.deepEqual(
       waiting.dependencies.map((l) => l.id),
@@ -67,7 +59,7 @@ describe('workflow CLI', () => {
         env,
       ),
     );
-    assert.equal((await client.getJob(repeated.id)).dependencies.length, 2);
+    assert.equal((await served.client.getJob(repeated.id)).dependencies.length, 2);
     const unknown = await sepp(
       ['enqueue', 'cw-load', 'load', '--depends-on', '01900000-0000-7000-8000-000000000000'],
       env,
@@ -81,7 +73,7 @@ describe('workflow CLI', () => {
 
   test('flow show: every job of the flow with its state and what it waits on; --json', async () => {
     const { Flow } = await import('../../clients/typescript/src/index.ts');
-    const ids = await client.enqueueFlow(
+    const ids = await served.client.enqueueFlow(
       new Flow()
         .add('extract', { queue: 'cw-flow', type: 'extract' })
         .add('transform', { queue: 'cw-flow', type: 'transform', after: ['extract'] })
@@ -117,7 +109,7 @@ describe('workflow CLI', () => {
   });
 
   test('batch show: state, counts, completion jobs and members; --json', async () => {
-    const { batch, results } = await client.createBatch({
+    const { batch, results } = await served.client.createBatch({
       onComplete: { queue: 'cw-done', type: 'done' },
       jobs: [
         { queue: 'cw-members', type: 'm' },
@@ -125,8 +117,8 @@ describe('workflow CLI', () => {
       ],
       seal: true,
     });
-    const [leased] = await client.reserve({ queues: ['cw-members'] });
-    await client.ack(leased!);
+    const [leased] = await served.client.reserve({ queues: ['cw-members'] });
+    await served.client.ack(leased!);
     const human = await sepp(['batch', 'show', batch.id], env);
     assert.equal(human.code, 0, human.stderr);
     assert.match(human.stdout, /^state\s+sealed$/m);

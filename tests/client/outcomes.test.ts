@@ -17,6 +17,7 @@ import {
   type WorkerJob,
   type WorkerOptions,
 } from '../../clients/typescript/src/index.ts';
+import { serverAndClient } from '../helpers/sdk-server.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { type Deferred, deferred, nextEvents, until } from './helpers.ts';
 
@@ -24,22 +25,14 @@ const toml = '[limits]\nmax_result_bytes = 2000\n[queues.kept]\ncompleted_retent
 
 for (const transport of ['stream', 'unary'] as const) {
   describe(`job outcomes (${transport})`, () => {
-    let t: TestServer;
-    let client: SeppClient;
     const workers: Worker[] = [];
 
-    before(async () => {
-      t = await startTestServer({ toml });
-      client = SeppClient.connect(t.address, { transport });
-    });
-    after(async () => {
-      await Promise.all(workers.map((w) => w.close({ timeoutMs: 0 })));
-      await client.close();
-      await t.dispose();
-    });
+    // Before the server stops (after hooks run in order).
+    after(() => Promise.all(workers.map((w) => w.close({ timeoutMs: 0 }))));
+    const served = serverAndClient({ toml }, { transport });
 
     const start = (options: WorkerOptions) => {
-      const worker = client.worker(options);
+      const worker = served.client.worker(options);
       worker.on('error', (error) => assert.fail(`worker error: ${error.message}`));
       workers.push(worker);
       return worker;
@@ -62,9 +55,9 @@ for (const transport of ['stream', 'unary'] as const) {
       });
       const completed = nextEvents<[WorkerJob, unknown]>(worker, 'completed', 5);
       const ids: Record<string, string> = {};
-      for (const type of Object.keys(values)) ids[type] = (await client.enqueue('kept', type)).id;
+      for (const type of Object.keys(values)) ids[type] = (await served.client.enqueue('kept', type)).id;
       await completed;
-      const job = async (type: string) => client.getJob(ids[type]!);
+      const job = async (type: string) => served.client.getJob(ids[type]!);
       assert.deepEqual((await job('json')).result, { sent: 3, to: ['a', 'b'] });
       assert.equal((await job('json')).resultContentType, 'application/json');
       assert.equal((await job('text')).result, 'all done');
@@ -92,18 +85,18 @@ for (const transport of ['stream', 'unary'] as const) {
           },
         },
       });
-      const { id } = await client.enqueue(`progress-${transport}`, 'long');
+      const { id } = await served.client.enqueue(`progress-${transport}`, 'long');
       await reported.promise;
-      const running = await client.getJob(id);
+      const running = await served.client.getJob(id);
       assert.equal(running.state, 'leased');
       assert.equal(running.progress?.percent, 60);
       assert.deepEqual(running.progress?.data, { step: 'upload' });
       // The queue keeps no completed jobs: hold a subscription (caught up) from before the
       // job can finish, so its outcome is in the backlog when waitFor looks (docs/protocol.md).
-      const watching = client.events({ jobIds: [id] });
+      const watching = served.client.events({ jobIds: [id] });
       await watching.caughtUp;
       gate.resolve();
-      const outcome = await client.waitFor(id, { timeoutMs: 30_000 }).finally(() => watching.close());
+      const outcome = await served.client.waitFor(id, { timeoutMs: 30_000 }).finally(() => watching.close());
       assert.equal(outcome.state, 'completed');
       assert.equal(outcome.state === 'completed' && outcome.result, 'finished');
     });
@@ -124,7 +117,7 @@ for (const transport of ['stream', 'unary'] as const) {
         },
       });
       const failed = nextEvents<[WorkerJob, Error]>(worker, 'failed');
-      await client.enqueue(queue, 'big', '', { maxAttempts: 1 });
+      await served.client.enqueue(queue, 'big', '', { maxAttempts: 1 });
       const [, error] = await failed;
       assert.match(error.message, /2001 bytes, the limit is 2000 bytes \(limits\.max_result_bytes\)/);
     });
@@ -145,40 +138,42 @@ for (const transport of ['stream', 'unary'] as const) {
           },
         },
       });
-      const ok = await client.enqueueJson(queue, 'ok', { n: 1 });
-      const waiting = client.waitFor(ok.id, { timeoutMs: 30_000 });
+      const ok = await served.client.enqueueJson(queue, 'ok', { n: 1 });
+      const waiting = served.client.waitFor(ok.id, { timeoutMs: 30_000 });
       release.resolve();
       const outcome = await waiting;
       assert.equal(outcome.state, 'completed');
       assert.deepEqual(outcome.state === 'completed' && outcome.result, { echo: { n: 1 } });
 
-      const bad = await client.enqueueJson(queue, 'bad', {});
-      const dead = await client.waitFor(bad.id, { timeoutMs: 30_000 });
+      const bad = await served.client.enqueueJson(queue, 'bad', {});
+      const dead = await served.client.waitFor(bad.id, { timeoutMs: 30_000 });
       assert.deepEqual(dead.state === 'dead' && [dead.error, dead.reason], [
         'cannot parse the input',
         'dead_lettered',
       ]);
       // After the fact: the dead letter is retained, GetJob answers.
-      const again = await client.waitFor(bad.id, { timeoutMs: 30_000 });
+      const again = await served.client.waitFor(bad.id, { timeoutMs: 30_000 });
       assert.equal(again.state, 'dead');
 
-      const later = await client.enqueue(queue, 'ok', '', { delayMs: 3_600_000 });
-      const cancelling = client.waitFor(later.id, { timeoutMs: 30_000 });
-      await until(() => t.server.engine.eventBacklog.subscribers > 0, 'the wait to subscribe');
-      await client.cancelJob(later.id);
+      const later = await served.client.enqueue(queue, 'ok', '', { delayMs: 3_600_000 });
+      const cancelling = served.client.waitFor(later.id, { timeoutMs: 30_000 });
+      await until(() => served.server.server.engine.eventBacklog.subscribers > 0, 'the wait to subscribe');
+      await served.client.cancelJob(later.id);
       assert.equal((await cancelling).state, 'cancelled');
 
-      const slow = await client.enqueue(queue, 'ok', '', { delayMs: 3_600_000 });
-      const timedOut = await client.waitFor(slow.id, { timeoutMs: 200 }).catch((e: SeppError) => e);
+      const slow = await served.client.enqueue(queue, 'ok', '', { delayMs: 3_600_000 });
+      const timedOut = await served.client.waitFor(slow.id, { timeoutMs: 200 }).catch((e: SeppError) => e);
       assert.equal((timedOut as SeppError).code, 'deadline_exceeded');
       assert.match((timedOut as SeppError).message, /did not finish within 200 ms; it is scheduled/);
 
       const aborter = new AbortController();
-      const stopped = client.waitFor(slow.id, { signal: aborter.signal }).catch((e: SeppError) => e);
+      const stopped = served.client.waitFor(slow.id, { signal: aborter.signal }).catch((e: SeppError) => e);
       aborter.abort();
       assert.equal(((await stopped) as SeppError).code, 'cancelled');
 
-      const missing = await client.waitFor('01890f6e-7c3a-7000-8000-000000000000').catch((e: SeppError) => e);
+      const missing = await served.client
+        .waitFor('01890f6e-7c3a-7000-8000-000000000000')
+        .catch((e: SeppError) => e);
       assert.equal((missing as SeppError).code, 'not_found');
       assert.match((missing as SeppError).message, /completed_retention_ms/);
     });
@@ -192,7 +187,7 @@ for (const transport of ['stream', 'unary'] as const) {
       });
       const outcomes = await Promise.all(
         Array.from({ length: 20 }, (_, i) =>
-          client.enqueueJsonAndWait(queue, 'add', [i, 1], { timeoutMs: 30_000 }),
+          served.client.enqueueJsonAndWait(queue, 'add', [i, 1], { timeoutMs: 30_000 }),
         ),
       );
       assert.deepEqual(
@@ -200,7 +195,7 @@ for (const transport of ['stream', 'unary'] as const) {
         Array.from({ length: 20 }, (_, i) => i + 1),
       );
       // The job itself is gone (not retained): GetJob answers with its outcome only.
-      const gone = await client.getJob(outcomes[0]!.jobId);
+      const gone = await served.client.getJob(outcomes[0]!.jobId);
       assert.deepEqual([gone.outcomeOnly, gone.state, gone.payload.length], [true, 'completed', 0]);
     });
   });

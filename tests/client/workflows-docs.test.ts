@@ -5,9 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { after, before, test } from 'node:test';
-import { Flow, SeppClient } from '../../clients/typescript/src/index.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { test } from 'node:test';
+import { Flow, type SeppClient } from '../../clients/typescript/src/index.ts';
+import { serverAndClient } from '../helpers/sdk-server.ts';
 
 const page = readFileSync(new URL('../../docs/workflows.md', import.meta.url), 'utf8');
 /** Each example: its code and the output shown after it. */
@@ -21,23 +21,14 @@ const examples = [...page.matchAll(/```ts\n([\s\S]*?)```\n\nIt prints[^\n]*\n\n`
 type Example = (client: SeppClient, flow: typeof Flow, console: { log(line: string): void }) => Promise<void>;
 const AsyncFunction = Object.getPrototypeOf(async () => {}).constructor as new (...args: string[]) => Example;
 
-let t: TestServer;
-let client: SeppClient;
-before(async () => {
-  t = await startTestServer();
-  client = SeppClient.connect(t.address);
-});
-after(async () => {
-  await client.close();
-  await t.dispose();
-});
+const served = serverAndClient();
 
 test('docs/workflows.md: every example runs and prints what the page shows', async () => {
   assert.equal(examples.length, 3, 'the page has three examples, each followed by its output');
   for (const { code, output } of examples) {
     const lines: string[] = [];
     const run = new AsyncFunction('client', 'Flow', 'console', code);
-    await run(client, Flow, { log: (line) => lines.push(line) });
+    await run(served.client, Flow, { log: (line) => lines.push(line) });
     const printed = lines
       .join('\n')
       .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, 'ID');

@@ -5,12 +5,12 @@
  * ListQueues reports them.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { SeppClient, type Worker, type WorkerJob } from '../../clients/typescript/src/index.ts';
+import { after, describe, test } from 'node:test';
+import type { Worker, WorkerJob } from '../../clients/typescript/src/index.ts';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { until } from '../client/helpers.ts';
 import { sampleValue, scrape } from '../helpers/prometheus.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { serverAndClient } from '../helpers/sdk-server.ts';
 
 const toml = `
 [queues.limited]
@@ -27,33 +27,25 @@ group_max_leased = 1
 
 for (const transport of ['stream', 'unary'] as const) {
   describe(`flow control over ${transport === 'stream' ? 'Work streams' : 'unary Reserve'}`, () => {
-    let t: TestServer;
-    let client: SeppClient;
     const clock = new FakeClock(Date.UTC(2026, 3, 1));
     const workers: Worker[] = [];
 
-    before(async () => {
-      t = await startTestServer({ clock, toml });
-      client = SeppClient.connect(t.address, { transport });
-    });
-    after(async () => {
-      await Promise.all(workers.map((w) => w.close({ timeoutMs: 0 })));
-      await client.close();
-      await t.dispose();
-    });
+    // Before the server stops (after hooks run in order).
+    after(() => Promise.all(workers.map((w) => w.close({ timeoutMs: 0 }))));
+    const served = serverAndClient({ clock, toml }, { transport });
 
     const queueInfo = async (name: string) =>
-      (await t.server.engine.listQueues()).find((q) => q.name === name);
+      (await served.server.server.engine.listQueues()).find((q) => q.name === name);
 
     test('max_leased = 3 with 20 workers: never more than 3 leased, and 3 held while work waits', async () => {
       const jobs = 40;
-      await client.enqueueBatch(
+      await served.client.enqueueBatch(
         Array.from({ length: jobs }, (_, i) => ({ queue: 'limited', type: 'w', json: { i } })),
       );
       const held: { job: WorkerJob; release: () => void }[] = [];
       const samples: number[] = [];
       for (let w = 0; w < 20; w++) {
-        const worker = client.worker({
+        const worker = served.client.worker({
           queues: ['limited'],
           concurrency: 1,
           clock,
@@ -89,49 +81,43 @@ for (const transport of ['stream', 'unary'] as const) {
     test('groups over the protocol: enqueue, delivery, GetJob, ListQueues; group_max_leased holds', async () => {
       const ids: string[] = [];
       for (const group of ['acme', 'acme', 'globex']) {
-        ids.push((await client.enqueueJson('tenants', 'w', {}, { group })).id);
+        ids.push((await served.client.enqueueJson('tenants', 'w', {}, { group })).id);
       }
-      const job = await client.getJob(ids[0]!);
+      const job = await served.client.getJob(ids[0]!);
       assert.equal(job.group, 'acme');
-      const leased = await client.reserve({ queues: ['tenants'], maxJobs: 10 });
+      const leased = await served.client.reserve({ queues: ['tenants'], maxJobs: 10 });
       assert.deepEqual(
         leased.map((j) => j.group),
         ['acme', 'globex'],
         'one per group: group_max_leased = 1',
       );
-      const info = (await client.listQueues()).find((q) => q.name === 'tenants');
+      const info = (await served.client.listQueues()).find((q) => q.name === 'tenants');
       assert.equal(info?.settings.groupMaxLeased, 1);
       assert.equal(info?.readyGroups, 1, 'acme still has a ready job');
       assert.equal(info?.readyGroupsCapped, false);
-      for (const j of leased) await client.ack(j);
-      const [last] = await client.reserve({ queues: ['tenants'] });
+      for (const j of leased) await served.client.ack(j);
+      const [last] = await served.client.reserve({ queues: ['tenants'] });
       assert.equal(last?.group, 'acme');
-      if (last) await client.ack(last);
+      if (last) await served.client.ack(last);
     });
 
     test('a bad group is refused with INVALID_NAME, naming the field', async () => {
-      await assert.rejects(client.enqueueJson('tenants', 'w', {}, { group: 'no spaces' }), (error: Error) => {
-        assert.match(error.message, /group "no spaces" may use only/);
-        return true;
-      });
+      await assert.rejects(
+        served.client.enqueueJson('tenants', 'w', {}, { group: 'no spaces' }),
+        (error: Error) => {
+          assert.match(error.message, /group "no spaces" may use only/);
+          return true;
+        },
+      );
     });
   });
 }
 
 describe('flow-control settings over the protocol', () => {
-  let t: TestServer;
-  let client: SeppClient;
-  before(async () => {
-    t = await startTestServer({ toml });
-    client = SeppClient.connect(t.address);
-  });
-  after(async () => {
-    await client.close();
-    await t.dispose();
-  });
+  const served = serverAndClient({ toml });
 
   test('ListQueues reports each limit as configured, the burst resolved', async () => {
-    const queues = await client.listQueues();
+    const queues = await served.client.listQueues();
     const paced = queues.find((q) => q.name === 'paced');
     assert.deepEqual(paced?.settings.rateLimit, { leases: 100, periodMs: 1000, burst: 10 });
     assert.equal(paced?.settings.maxLeased, 0);
@@ -141,23 +127,24 @@ describe('flow-control settings over the protocol', () => {
   });
 
   test('/metrics: the limit, throttled reserves and groups with work, only for queues that use them', async () => {
-    await client.enqueueBatch(
+    await served.client.enqueueBatch(
       ['x', 'y', 'y'].map((group) => ({ queue: 'tenants', type: 'w', json: {}, group })),
     );
-    await client.enqueueBatch([1, 2, 3, 4].map((i) => ({ queue: 'limited', type: 'w', json: { i } })));
-    await client.enqueue('plain', 'w', 'no limits here');
-    const held = await client.reserve({ queues: ['limited'], maxJobs: 10 });
+    await served.client.enqueueBatch([1, 2, 3, 4].map((i) => ({ queue: 'limited', type: 'w', json: { i } })));
+    await served.client.enqueue('plain', 'w', 'no limits here');
+    const held = await served.client.reserve({ queues: ['limited'], maxJobs: 10 });
     assert.equal(held.length, 3);
     const abort = new AbortController();
-    const waiting = client
+    const waiting = served.client
       .reserve({ queues: ['limited'], waitMs: 60_000, signal: abort.signal })
       .catch(() => []);
     await until(
       async () =>
-        (await t.server.engine.listQueues()).find((q) => q.name === 'limited')?.throttledWorkers === 1,
+        (await served.server.server.engine.listQueues()).find((q) => q.name === 'limited')
+          ?.throttledWorkers === 1,
       'the throttled reserve',
     );
-    const { samples } = await scrape(t.metricsUrl);
+    const { samples } = await scrape(served.server.metricsUrl);
     const queue = (name: string) => ({ sepp_queue: name });
     assert.equal(sampleValue(samples, 'sepp_queue_leased_limit', queue('limited')), 3);
     assert.equal(sampleValue(samples, 'sepp_queue_reserves_throttled', queue('limited')), 1);
@@ -176,6 +163,6 @@ describe('flow-control settings over the protocol', () => {
     }
     abort.abort();
     await waiting;
-    for (const job of held) await client.ack(job);
+    for (const job of held) await served.client.ack(job);
   });
 });

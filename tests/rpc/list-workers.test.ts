@@ -6,30 +6,20 @@
  * ack is then refused as a lost lease.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { LeaseLostError, SeppClient } from '../../clients/typescript/src/index.ts';
+import { test } from 'node:test';
+import { LeaseLostError } from '../../clients/typescript/src/index.ts';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { deferred, until } from '../client/helpers.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { serverAndClient } from '../helpers/sdk-server.ts';
 
-let t: TestServer;
-let client: SeppClient;
 const clock = new FakeClock(Date.UTC(2026, 5, 1));
 
-before(async () => {
-  t = await startTestServer({ clock });
-  client = SeppClient.connect(t.address);
-});
-
-after(async () => {
-  await client.close();
-  await t.dispose();
-});
+const served = serverAndClient({ clock });
 
 test('a Worker is listed while its Work stream is open, with the jobs it holds', async () => {
   const started = deferred();
   const release = deferred();
-  const worker = client.worker({
+  const worker = served.client.worker({
     queues: ['mail'],
     workerId: 'mailer-1',
     concurrency: 2,
@@ -40,10 +30,10 @@ test('a Worker is listed while its Work stream is open, with the jobs it holds',
       },
     },
   });
-  await client.enqueue('mail', 'send', Buffer.from('{}'));
+  await served.client.enqueue('mail', 'send', Buffer.from('{}'));
   await started.promise;
   clock.advance(1500);
-  const listed = await client.listWorkers();
+  const listed = await served.client.listWorkers();
   const mine = listed.filter((w) => w.workerId === 'mailer-1');
   assert.equal(mine.length, 1, `one entry for the Worker's streams: ${JSON.stringify(listed)}`);
   assert.ok(mine[0]!.connections >= 1);
@@ -55,35 +45,35 @@ test('a Worker is listed while its Work stream is open, with the jobs it holds',
   release.resolve();
   await worker.close();
   await until(
-    async () => !(await t.server.engine.listWorkers()).some((w) => w.workerId === 'mailer-1'),
+    async () => !(await served.server.server.engine.listWorkers()).some((w) => w.workerId === 'mailer-1'),
     'the stream to end',
   );
   assert.deepEqual(
-    (await client.listWorkers()).filter((w) => w.workerId === 'mailer-1'),
+    (await served.client.listWorkers()).filter((w) => w.workerId === 'mailer-1'),
     [],
     'a closed stream is no longer listed',
   );
 });
 
 test('a Reserve caller is listed after its call and forgotten 5 minutes after its last', async () => {
-  const { id } = await client.enqueue('hooks', 'post', Buffer.from('{}'));
-  const [job] = await client.reserve({ queues: ['hooks'], workerId: 'hooker', leaseMs: 3_600_000 });
+  const { id } = await served.client.enqueue('hooks', 'post', Buffer.from('{}'));
+  const [job] = await served.client.reserve({ queues: ['hooks'], workerId: 'hooker', leaseMs: 3_600_000 });
   assert.equal(job?.id, id);
-  const [listed] = (await client.listWorkers()).filter((w) => w.workerId === 'hooker');
+  const [listed] = (await served.client.listWorkers()).filter((w) => w.workerId === 'hooker');
   assert.equal(listed?.transport, 'reserve');
   assert.equal(listed?.jobsHeld, 1);
 
   // Released by an operator: the lease ends as its expiry would, audited in the same transaction.
-  const result = await t.server.engine.releaseLease(id, {
+  const result = await served.server.server.engine.releaseLease(id, {
     actor: 'ops',
     action: 'worker.release_lease',
     target: `job:${id}`,
   });
   assert.deepEqual(result, { previousState: 'leased', state: 'ready' });
-  const detail = await t.server.engine.getJob(id);
+  const detail = await served.server.server.engine.getJob(id);
   assert.equal(detail.state, 'ready');
   assert.equal(detail.errors.at(-1)?.error, 'lease released by ops');
-  const [entry] = (await t.server.engine.listAudit({ action: 'worker.release_lease' })).items;
+  const [entry] = (await served.server.server.engine.listAudit({ action: 'worker.release_lease' })).items;
   assert.equal(entry?.target, `job:${id}`);
   assert.deepEqual(entry?.details, {
     jobId: id,
@@ -92,28 +82,31 @@ test('a Reserve caller is listed after its call and forgotten 5 minutes after it
     previousState: 'leased',
     state: 'ready',
   });
-  await assert.rejects(client.ack(job!), LeaseLostError, "the worker's ack is refused");
+  await assert.rejects(served.client.ack(job!), LeaseLostError, "the worker's ack is refused");
   await assert.rejects(
-    t.server.engine.releaseLease(id),
+    served.server.server.engine.releaseLease(id),
     /is ready, not leased: there is no lease to release/,
     'only a leased job has a lease to release',
   );
-  assert.equal((await client.listWorkers()).find((w) => w.workerId === 'hooker')?.jobsHeld, 0);
+  assert.equal((await served.client.listWorkers()).find((w) => w.workerId === 'hooker')?.jobsHeld, 0);
 
   clock.advance(5 * 60_000 + 1);
   assert.deepEqual(
-    (await client.listWorkers()).filter((w) => w.workerId === 'hooker'),
+    (await served.client.listWorkers()).filter((w) => w.workerId === 'hooker'),
     [],
     'a Reserve caller that stopped calling is forgotten',
   );
-  assert.deepEqual(await t.server.engine.counterMismatches(), []);
+  assert.deepEqual(await served.server.server.engine.counterMismatches(), []);
 });
 
 test('the last attempt of a released lease goes to the dead letters as lease_expired', async () => {
-  const { id } = await client.enqueue('once', 'post', Buffer.from('{}'), { maxAttempts: 1 });
-  const [job] = await client.reserve({ queues: ['once'], workerId: 'w' });
+  const { id } = await served.client.enqueue('once', 'post', Buffer.from('{}'), { maxAttempts: 1 });
+  const [job] = await served.client.reserve({ queues: ['once'], workerId: 'w' });
   assert.equal(job?.id, id);
-  assert.deepEqual(await t.server.engine.releaseLease(id), { previousState: 'leased', state: 'dead' });
-  assert.equal((await t.server.engine.getJob(id)).deadReason, 'lease_expired');
-  assert.deepEqual(await t.server.engine.counterMismatches(), []);
+  assert.deepEqual(await served.server.server.engine.releaseLease(id), {
+    previousState: 'leased',
+    state: 'dead',
+  });
+  assert.equal((await served.server.server.engine.getJob(id)).deadReason, 'lease_expired');
+  assert.deepEqual(await served.server.server.engine.counterMismatches(), []);
 });
