@@ -42,13 +42,15 @@ describe('sepp bulk', () => {
 
   test('sepp dlq top-errors groups by class and first line; sepp bulk acts on a group; sepp job shows the class and stack', async () => {
     const queue = 'cli-top';
-    await client.enqueueBatch(Array.from({ length: 3 }, () => ({ queue, type: 'mail', payload: '{}' })));
-    const leased = await client.reserve({ queues: [queue], maxJobs: 3 });
+    await served.client.enqueueBatch(
+      Array.from({ length: 3 }, () => ({ queue, type: 'mail', payload: '{}' })),
+    );
+    const leased = await served.client.reserve({ queues: [queue], maxJobs: 3 });
     for (const [i, job] of leased.entries()) {
       const error = i < 2 ? new RangeError(`port ${i} out of range\nsecond line`) : 'plain text';
-      await client.nack(job, { error, deadLetter: true });
+      await served.client.nack(job, { error, deadLetter: true });
     }
-    const env = { SEPP_SERVER: t.address };
+    const env = { SEPP_SERVER: served.server.address };
     const shown = await sepp(['dlq', 'top-errors', queue], env);
     assert.equal(shown.code, 0, shown.stderr);
     assert.match(shown.stdout, /^JOBS +CLASS +FIRST LINE/m);
