@@ -90,6 +90,8 @@ export function refuseDependencies(
   caller: ScopedCaller,
   jobs: readonly { readonly dependsOn: readonly string[] }[],
   list = 'jobs',
+  /** The field as the request names it (HTTP: `jobs[2].dependsOn`); default gRPC's `LIST[i].depends_on`. */
+  field: (index: number) => string = (index) => `${list}[${index}].depends_on`,
 ): void {
   if (caller.scope === null) return;
   const index = jobs.findIndex((job) => job.dependsOn.length > 0);
@@ -97,7 +99,7 @@ export function refuseDependencies(
   throw new SeppError(
     'permission_denied',
     `API key ${caller.name} is scoped to the queues ${caller.scope.describe()}; ` +
-      `${list}[${index}].depends_on is not open to a scoped key (a dependency may name another queue's job), so it needs a key without queues`,
+      `${field(index)} is not open to a scoped key (a dependency may name another queue's job), so it needs a key without queues`,
   );
 }
 

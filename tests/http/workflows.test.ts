@@ -183,6 +183,13 @@ test('a scoped key is refused what spans queues; bad input is a 400 naming the f
     refusals.map((r) => r.status),
     [403, 403, 403],
   );
+  assert.match(refusals[0]!.json.error.message, /API key etl-only .*; dependsOn is not open to a scoped key/);
+  const inFlow = await call('/v1/flows', {
+    key: scoped,
+    body: { jobs: [{ name: 'a', job: { queue: 'etl-s', type: 't', dependsOn: [parent.json.jobId] } }] },
+  });
+  assert.equal(inFlow.status, 403);
+  assert.match(inFlow.json.error.message, /jobs\[0\]\.job\.dependsOn is not open/);
   // A scoped key may enqueue a flow of its own queues.
   const own = await call('/v1/flows', {
     key: scoped,

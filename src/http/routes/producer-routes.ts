@@ -45,6 +45,8 @@ export function producerRoutes(ctx: ApiContext): RouteSpec[] {
     refuseDependencies(
       request.caller,
       jobs.map((job) => ({ dependsOn: job.dependsOn ?? [] })),
+      'jobs',
+      (i) => `jobs[${i}].dependsOn`,
     );
     return jobs;
   };
@@ -68,7 +70,7 @@ export function producerRoutes(ctx: ApiContext): RouteSpec[] {
       handle: async (request) => {
         const job = enqueueRequestFromJson(body(request));
         requireInScope(request.caller, [{ queue: job.queue, field: 'queue' }]);
-        refuseDependencies(request.caller, [{ dependsOn: job.dependsOn ?? [] }], 'job');
+        refuseDependencies(request.caller, [{ dependsOn: job.dependsOn ?? [] }], 'job', () => 'dependsOn');
         return acceptedToJson(await coalescer.enqueue(job));
       },
     },

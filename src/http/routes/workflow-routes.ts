@@ -84,6 +84,8 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
         refuseDependencies(
           request.caller,
           jobs.map((job) => ({ dependsOn: job.dependsOn ?? [] })),
+          'jobs',
+          (i) => `jobs[${i}].job.dependsOn`,
         );
         const result = await engine().enqueueFlow(jobs);
         return result.committed
