@@ -427,5 +427,8 @@ export function workerInfoToProto(worker: EngineWorkerInfo): WorkerInfo {
     jobsHeld: worker.jobsHeld,
     oldestLeaseAtMs: worker.oldestLeaseAtMs ?? 0,
     connections: worker.connections,
+    completedRecent: worker.completedRecent,
+    failedRecent: worker.failedRecent,
+    recentWindowMs: worker.recentWindowMs,
   };
 }

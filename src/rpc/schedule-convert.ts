@@ -7,6 +7,7 @@ import {
   OverlapPolicy,
   type Schedule,
   ScheduleOutcome,
+  type ScheduleRun as ScheduleRunProto,
   ScheduleSource,
   type ScheduleSpec,
 } from '../../clients/typescript/src/gen/sepp/v1/schedule.js';
@@ -15,6 +16,7 @@ import type {
   MisfirePolicy as EngineMisfire,
   ScheduleOutcome as EngineOutcome,
   OverlapPolicy as EngineOverlap,
+  ScheduleRun as EngineScheduleRun,
   ScheduleSpec as EngineScheduleSpec,
   ScheduleInfo,
 } from '../engine/schedules/types.ts';
@@ -37,6 +39,17 @@ const outcomeToProto: Record<EngineOutcome, ScheduleOutcome> = {
   skipped_misfire: ScheduleOutcome.SKIPPED_MISFIRE,
   rejected: ScheduleOutcome.REJECTED,
 };
+
+/** One run of a schedule (GetScheduleResponse.runs). */
+export function scheduleRunToProto(run: EngineScheduleRun): ScheduleRunProto {
+  return {
+    runAtMs: run.runAtMs,
+    tickMs: run.tickMs ?? 0,
+    outcome: outcomeToProto[run.outcome],
+    detail: run.detail ?? '',
+    jobId: run.jobId ?? '',
+  };
+}
 
 function fromProto<T extends string>(table: Record<T, number>, value: number, field: string): T | undefined {
   if (value === 0) return undefined;

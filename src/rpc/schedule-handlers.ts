@@ -9,7 +9,7 @@ import { fitNamePage } from '../engine/name-pages.ts';
 import { listAnswerBytes } from './answer-pages.ts';
 import { rpcAudit } from './audit-input.ts';
 import type { RpcContext } from './rpc-context.ts';
-import { scheduleSpecFromProto, scheduleToProto } from './schedule-convert.ts';
+import { scheduleRunToProto, scheduleSpecFromProto, scheduleToProto } from './schedule-convert.ts';
 import type { Unary } from './unary-wrapper.ts';
 import { requireName } from './validate-fields.ts';
 
@@ -50,9 +50,11 @@ export function createScheduleHandlers(ctx: RpcContext, unary: Unary): ScheduleH
       return { schedule: scheduleToProto(schedule), created };
     }),
 
-    getSchedule: unary('GetSchedule', 'read', async (req) => ({
-      schedule: scheduleToProto(await engine.getSchedule(nameOf(req.name), req.nextRuns || 10)),
-    })),
+    getSchedule: unary('GetSchedule', 'read', async (req) => {
+      const name = nameOf(req.name);
+      const schedule = scheduleToProto(await engine.getSchedule(name, req.nextRuns || 10));
+      return { schedule, runs: (await engine.scheduleRuns(name)).map(scheduleRunToProto) };
+    }),
 
     listSchedules: unary('ListSchedules', 'read', async (req, _call, caller) => {
       const page = await engine.schedulePage(

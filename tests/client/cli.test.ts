@@ -168,9 +168,12 @@ describe('operator CLI', () => {
     const table = await sepp(['workers'], env);
     assert.equal(table.code, 0, table.stderr);
     const [header, ...rows] = table.stdout.trim().split('\n');
-    assert.match(header ?? '', /^WORKER\s+ADDRESS\s+TRANSPORT\s+QUEUES\s+JOBS\s+HOLDING FOR\s+LAST SEEN$/);
+    assert.match(
+      header ?? '',
+      /^WORKER\s+ADDRESS\s+TRANSPORT\s+QUEUES\s+JOBS\s+HOLDING FOR\s+DONE\/FAILED 15M\s+LAST SEEN$/,
+    );
     assert.ok(
-      rows.some((r) => /^cli-worker-1\s+\S+:\d+\s+reserve\s+staffed\s+1\s+\S+\s+\S+ ago$/.test(r)),
+      rows.some((r) => /^cli-worker-1\s+\S+:\d+\s+reserve\s+staffed\s+1\s+\S+\s+0\/0\s+\S+ ago$/.test(r)),
       table.stdout,
     );
     const workers = json<{ workerId: string; jobsHeld: number; transport: string }[]>(

@@ -120,6 +120,13 @@ describe('docs/schedules.md', () => {
     );
     const [trigger] = (await t.server.engine.listAudit({ action: 'schedule.trigger' })).items;
     assert.equal(trigger?.target, 'schedule:nightly-report');
+    // The trigger is the schedule's newest run, with its job (issue 36: runs in the CLI too).
+    const shown = await runSepp(['schedules', 'show', 'nightly-report'], env);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.match(
+      shown.stdout,
+      /^last runs \(newest first; the last 20 are kept\)\n {2}\S+ {2}triggered {2}job [0-9a-f-]{36}( {2}by anonymous)?$/m,
+    );
   });
 
   test('the commands say what went wrong, with the exit codes of docs/cli.md', async () => {

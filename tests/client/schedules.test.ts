@@ -235,6 +235,9 @@ describe('schedules over gRPC', () => {
       (await admin.getJob(triggered.id)).idempotencyKey,
       'schedule:interval:manual:2026-01-01T10:02:00.000Z',
     );
+    // Its run history over gRPC (issue 36): newest first, the trigger with its job.
+    const [latest] = await admin.schedules.runs('interval');
+    assert.deepEqual([latest?.outcome, latest?.tick, latest?.jobId], ['triggered', null, triggered.id]);
     assert.equal((await admin.schedules.pause('every-minute')).paused, true);
     assert.equal((await admin.schedules.resume('every-minute')).paused, false);
     await admin.schedules.delete('interval');

@@ -42,7 +42,17 @@ test('a Worker is listed while its Work stream is open, with the jobs it holds',
   assert.equal(mine[0]!.jobsHeld, 1);
   assert.equal(clock.nowMs() - mine[0]!.oldestLeaseAtMs!, 1500, 'held for as long as the clock moved');
   assert.match(mine[0]!.address, /127\.0\.0\.1:\d+/);
+  assert.deepEqual(
+    [mine[0]!.completedRecent, mine[0]!.failedRecent, mine[0]!.recentWindowMs],
+    [0, 0, 900_000],
+  );
   release.resolve();
+  // The ack is counted with the worker: its done/failed over the last 15 minutes (issue 36).
+  await until(
+    async () =>
+      (await client.listWorkers()).some((w) => w.workerId === 'mailer-1' && w.completedRecent === 1),
+    'the ack counted',
+  );
   await worker.close();
   await until(
     async () => !(await served.server.server.engine.listWorkers()).some((w) => w.workerId === 'mailer-1'),

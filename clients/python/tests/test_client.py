@@ -189,6 +189,10 @@ def test_list_workers(client: sepp.Client, queue: str) -> None:
     assert worker.transport == "reserve" and worker.queues == (queue,)
     assert worker.jobs_held == 1 and worker.oldest_lease_at_ms is not None
     assert worker.address != "" and worker.last_seen_at_ms >= worker.connected_at_ms
+    assert (worker.completed_recent, worker.failed_recent, worker.recent_window_ms) == (0, 0, 900_000)
+    client.ack(job)
+    [after] = [w for w in client.list_workers() if w.worker_id == f"py-{queue}"]
+    assert (after.completed_recent, after.failed_recent) == (1, 0), "its ack counted over the last 15 minutes"
 
 
 def test_queues_nobody_used(client: sepp.Client, queue: str) -> None:

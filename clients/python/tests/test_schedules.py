@@ -35,6 +35,8 @@ def test_a_schedule_ticks_and_is_operated(client: sepp.Client, queue: str) -> No
     assert not client.schedules.resume(name).paused
     triggered = client.schedules.trigger(name)
     assert client.get_job(triggered.id).idempotency_key is not None
+    [latest, *_] = client.schedules.runs(name)
+    assert (latest.outcome, latest.tick_ms, latest.job_id) == ("triggered", None, triggered.id)
     client.schedules.delete(name)
     with pytest.raises(sepp.SeppError) as missing:
         client.schedules.get(name)

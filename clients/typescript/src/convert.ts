@@ -288,6 +288,9 @@ export function workerInfoFromProto(worker: ProtoWorkerInfo): WorkerInfo {
     jobsHeld: worker.jobsHeld,
     oldestLeaseAtMs: worker.oldestLeaseAtMs === 0 ? null : worker.oldestLeaseAtMs,
     connections: worker.connections,
+    completedRecent: worker.completedRecent,
+    failedRecent: worker.failedRecent,
+    recentWindowMs: worker.recentWindowMs,
   };
 }
 

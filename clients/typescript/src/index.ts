@@ -51,6 +51,7 @@ export type {
   ScheduleDefinition,
   ScheduleJob,
   ScheduleOutcome,
+  ScheduleRun,
   Schedules,
 } from './schedules.ts';
 export type { SettingInput } from './settings-calls.ts';

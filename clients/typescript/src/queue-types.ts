@@ -183,6 +183,13 @@ export interface WorkerInfo {
   jobsHeld: number;
   /** When the oldest of those leases began, ms since the epoch; null when it holds none. */
   oldestLeaseAtMs: number | null;
+  /**
+   * Attempts of its worker id that completed and failed over the last `recentWindowMs`
+   * (15 minutes), counted in memory since the server started.
+   */
+  completedRecent: number;
+  failedRecent: number;
+  recentWindowMs: number;
 }
 
 /** Every server-wide limit in effect (see admin.proto for each one's meaning). */

@@ -128,6 +128,18 @@ export interface Schedule {
   updatedAt: Date;
 }
 
+/** One run of a schedule (`client.schedules.runs`): a handled tick or a trigger. */
+export interface ScheduleRun {
+  runAt: Date;
+  /** The tick it handled (the latest, when it caught up several); null for a trigger. */
+  tick: Date | null;
+  outcome: ScheduleOutcome;
+  /** Why it was skipped or refused; null otherwise. */
+  detail: string | null;
+  /** The job it made (or found, deduplicated); null when it made none. */
+  jobId: string | null;
+}
+
 const misfires: Record<MisfirePolicy, ProtoMisfire> = {
   run_latest: ProtoMisfire.RUN_LATEST,
   skip: ProtoMisfire.SKIP,
@@ -296,6 +308,18 @@ export class Schedules {
       safe(options),
     );
     return scheduleFromProto(response.schedule);
+  }
+
+  /** A schedule's latest runs, newest first (the server keeps the last 20), each with its job. */
+  async runs(name: string, options: CallOptions = {}): Promise<ScheduleRun[]> {
+    const response = await this.conn.invoke(this.conn.rpc.getSchedule, { name, nextRuns: 1 }, safe(options));
+    return response.runs.map((run) => ({
+      runAt: new Date(run.runAtMs),
+      tick: run.tickMs === 0 ? null : new Date(run.tickMs),
+      outcome: nameOf(outcomes, run.outcome) ?? 'enqueued',
+      detail: run.detail === '' ? null : run.detail,
+      jobId: run.jobId === '' ? null : run.jobId,
+    }));
   }
 
   /**

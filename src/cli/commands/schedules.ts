@@ -121,8 +121,27 @@ export function registerScheduleCommands(parser: Argv): void {
           runWithClient(args, async (client) => {
             const nextRuns = integerFlag('next', args.next, { min: 1, max: 100 });
             const schedule = await client.schedules.get(args.name, { nextRuns });
-            if (wantsJson(args)) printJson(scheduleJson(schedule));
-            else print(describeSchedule(schedule));
+            const runs = await client.schedules.runs(args.name);
+            if (wantsJson(args)) {
+              printJson({
+                ...scheduleJson(schedule),
+                runs: runs.map((r) => ({
+                  ...r,
+                  runAt: r.runAt.toISOString(),
+                  tick: r.tick?.toISOString() ?? null,
+                })),
+              });
+              return;
+            }
+            print(describeSchedule(schedule));
+            if (runs.length > 0) {
+              print('last runs (newest first; the last 20 are kept)');
+              for (const r of runs) {
+                const job = r.jobId === null ? '' : `  job ${r.jobId}`;
+                const detail = r.detail === null ? '' : `  ${r.detail}`;
+                print(`  ${time(r.runAt)}  ${r.outcome}${job}${detail}`);
+              }
+            }
           }),
       )
       .command(

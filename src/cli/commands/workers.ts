@@ -6,7 +6,7 @@ import { age, table } from './format.ts';
 export function registerWorkersCommand(parser: Argv): void {
   parser.command(
     'workers',
-    'List the workers connected now: id, address, transport, queues, jobs held, last seen',
+    'List the workers connected now: id, address, transport, queues, jobs held, done/failed, last seen',
     (y) => withConnection(y),
     (args) =>
       runWithClient(args, async (client) => {
@@ -22,7 +22,16 @@ export function registerWorkersCommand(parser: Argv): void {
         const nowMs = Date.now();
         print(
           table(
-            ['WORKER', 'ADDRESS', 'TRANSPORT', 'QUEUES', 'JOBS', 'HOLDING FOR', 'LAST SEEN'],
+            [
+              'WORKER',
+              'ADDRESS',
+              'TRANSPORT',
+              'QUEUES',
+              'JOBS',
+              'HOLDING FOR',
+              'DONE/FAILED 15M',
+              'LAST SEEN',
+            ],
             workers.map((w) => [
               w.workerId,
               w.address,
@@ -30,6 +39,7 @@ export function registerWorkersCommand(parser: Argv): void {
               w.queues.join(','),
               String(w.jobsHeld),
               w.oldestLeaseAtMs === null ? '-' : age(Math.max(0, nowMs - w.oldestLeaseAtMs)),
+              `${w.completedRecent}/${w.failedRecent}`,
               `${age(Math.max(0, nowMs - w.lastSeenAtMs))} ago`,
             ]),
           ),

@@ -81,6 +81,7 @@ from .schedules import (
     ScheduleJobInfo,
     ScheduleOutcome,
     Schedules,
+    ScheduleRun,
 )
 from .worker import Worker
 from .workflows import (
@@ -166,6 +167,7 @@ __all__ = [
     "RetryAfter",
     "RetryOptions",
     "Schedule",
+    "ScheduleRun",
     "ScheduleJob",
     "ScheduleJobInfo",
     "ScheduleOutcome",

@@ -310,6 +310,9 @@ def worker_info_from_proto(worker: workers_pb2.WorkerInfo) -> WorkerInfo:
         last_seen_at_ms=worker.last_seen_at_ms,
         jobs_held=worker.jobs_held,
         oldest_lease_at_ms=worker.oldest_lease_at_ms or None,
+        completed_recent=worker.completed_recent,
+        failed_recent=worker.failed_recent,
+        recent_window_ms=worker.recent_window_ms,
     )
 
 

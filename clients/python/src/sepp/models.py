@@ -361,6 +361,12 @@ class WorkerInfo:
     """Jobs leased under its worker id now."""
     oldest_lease_at_ms: int | None
     """When the oldest of those leases began, ms since the epoch; None when it holds none."""
+    completed_recent: int = 0
+    """Attempts of its worker id that completed over the last `recent_window_ms` (15 minutes)."""
+    failed_recent: int = 0
+    """Attempts of its worker id that failed over the same window."""
+    recent_window_ms: int = 0
+    """The window of those two counts (counted in memory since the server started)."""
 
 
 @dataclass(frozen=True)

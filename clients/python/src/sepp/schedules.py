@@ -53,6 +53,18 @@ def _invalid(message: str) -> SeppError:
 
 
 @dataclass(frozen=True)
+class ScheduleRun:
+    """One run of a schedule (`client.schedules.runs`): a handled tick or a trigger. Times in ms
+    since the epoch; `tick_ms` None for a trigger; `job_id` None when it made no job."""
+
+    run_at_ms: int
+    tick_ms: int | None
+    outcome: str
+    detail: str | None
+    job_id: str | None
+
+
+@dataclass(frozen=True)
 class ScheduleJob:
     """The job each tick enqueues. `payload` is bytes or text; `json=` sends a value as JSON."""
 
@@ -270,6 +282,13 @@ class Schedules:
         """One schedule, with its payload and next `next_runs` run times (1-100)."""
         request = schedule_pb2.GetScheduleRequest(name=name, next_runs=next_runs)
         return Schedule.from_proto(self._read(self._conn.stub.GetSchedule, request, deadline_ms).schedule)
+
+    def runs(self, name: str, *, deadline_ms: int | None = None) -> list[ScheduleRun]:
+        """A schedule's latest runs, newest first (the server keeps the last 20), each with its job."""
+        request = schedule_pb2.GetScheduleRequest(name=name, next_runs=1)
+        response = self._read(self._conn.stub.GetSchedule, request, deadline_ms)
+        return [ScheduleRun(run.run_at_ms, run.tick_ms or None, _OUTCOME.get(run.outcome, "enqueued"),
+                            run.detail or None, run.job_id or None) for run in response.runs]
 
     def list(self, *, next_runs: int = 1, deadline_ms: int | None = None) -> list[Schedule]:
         """Every schedule by name, each with its next `next_runs` run times (1-10); no payloads.

@@ -13,7 +13,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16sepp/v1/schedule.proto\x12\x07sepp.v1\"\x9d\x02\n\x0bJobTemplate\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\x0f\n\x07payload\x18\x03 \x01(\x0c\x12\x14\n\x0c\x63ontent_type\x18\x04 \x01(\t\x12\x10\n\x08priority\x18\x05 \x01(\x05\x12\x34\n\x08metadata\x18\x06 \x03(\x0b\x32\".sepp.v1.JobTemplate.MetadataEntry\x12\x14\n\x0cmax_attempts\x18\x07 \x01(\x05\x12\x10\n\x08lease_ms\x18\x08 \x01(\x03\x12\x15\n\rpayload_bytes\x18\t \x01(\x03\x12\x12\n\ntimeout_ms\x18\x46 \x01(\x03\x1a/\n\rMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xaa\x02\n\x0cScheduleSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x04\x63ron\x18\x02 \x01(\tH\x00\x12\x15\n\x0binterval_ms\x18\x03 \x01(\x03H\x00\x12\x10\n\x08timezone\x18\x04 \x01(\t\x12&\n\x08template\x18\x05 \x01(\x0b\x32\x14.sepp.v1.JobTemplate\x12\'\n\x07misfire\x18\x06 \x01(\x0e\x32\x16.sepp.v1.MisfirePolicy\x12\x14\n\x0c\x63\x61tch_up_max\x18\x07 \x01(\x05\x12\'\n\x07overlap\x18\x08 \x01(\x0e\x32\x16.sepp.v1.OverlapPolicy\x12\x11\n\tjitter_ms\x18\t \x01(\x03\x12\x13\n\x0bstart_at_ms\x18\n \x01(\x03\x12\x11\n\tend_at_ms\x18\x0b \x01(\x03\x42\x08\n\x06timing\"\xf9\x02\n\x08Schedule\x12#\n\x04spec\x18\x01 \x01(\x0b\x32\x15.sepp.v1.ScheduleSpec\x12\'\n\x06source\x18\x02 \x01(\x0e\x32\x17.sepp.v1.ScheduleSource\x12\x0e\n\x06paused\x18\x03 \x01(\x08\x12\x14\n\x0cnext_tick_ms\x18\x04 \x01(\x03\x12\x14\n\x0cnext_runs_ms\x18\x05 \x03(\x03\x12\x14\n\x0clast_tick_ms\x18\x06 \x01(\x03\x12\x16\n\x0elast_run_at_ms\x18\x07 \x01(\x03\x12.\n\x0clast_outcome\x18\x08 \x01(\x0e\x32\x18.sepp.v1.ScheduleOutcome\x12\x13\n\x0blast_detail\x18\t \x01(\t\x12\x13\n\x0blast_job_id\x18\n \x01(\t\x12\x16\n\x0eticks_enqueued\x18\x0b \x01(\x03\x12\x15\n\rticks_skipped\x18\x0c \x01(\x03\x12\x15\n\rcreated_at_ms\x18\r \x01(\x03\x12\x15\n\rupdated_at_ms\x18\x0e \x01(\x03\"@\n\x15\x43reateScheduleRequest\x12\'\n\x08schedule\x18\x01 \x01(\x0b\x32\x15.sepp.v1.ScheduleSpec\"=\n\x16\x43reateScheduleResponse\x12#\n\x08schedule\x18\x01 \x01(\x0b\x32\x11.sepp.v1.Schedule\"W\n\x15UpdateScheduleRequest\x12\'\n\x08schedule\x18\x01 \x01(\x0b\x32\x15.sepp.v1.ScheduleSpec\x12\x15\n\rallow_missing\x18\x02 \x01(\x08\"N\n\x16UpdateScheduleResponse\x12#\n\x08schedule\x18\x01 \x01(\x0b\x32\x11.sepp.v1.Schedule\x12\x0f\n\x07\x63reated\x18\x02 \x01(\x08\"5\n\x12GetScheduleRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x11\n\tnext_runs\x18\x02 \x01(\x05\":\n\x13GetScheduleResponse\x12#\n\x08schedule\x18\x01 \x01(\x0b\x32\x11.sepp.v1.Schedule\"P\n\x14ListSchedulesRequest\x12\x11\n\tnext_runs\x18\x01 \x01(\x05\x12\x11\n\tpage_size\x18Z \x01(\x05\x12\x12\n\npage_token\x18[ \x01(\t\"V\n\x15ListSchedulesResponse\x12$\n\tschedules\x18\x01 \x03(\x0b\x32\x11.sepp.v1.Schedule\x12\x17\n\x0fnext_page_token\x18Z \x01(\t\"$\n\x14PauseScheduleRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"<\n\x15PauseScheduleResponse\x12#\n\x08schedule\x18\x01 \x01(\x0b\x32\x11.sepp.v1.Schedule\"%\n\x15ResumeScheduleRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"=\n\x16ResumeScheduleResponse\x12#\n\x08schedule\x18\x01 \x01(\x0b\x32\x11.sepp.v1.Schedule\"%\n\x15\x44\x65leteScheduleRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"\x18\n\x16\x44\x65leteScheduleResponse\"&\n\x16TriggerScheduleRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"?\n\x17TriggerScheduleResponse\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x14\n\x0c\x64\x65\x64uplicated\x18\x02 \x01(\x08*\x84\x01\n\rMisfirePolicy\x12\x1e\n\x1aMISFIRE_POLICY_UNSPECIFIED\x10\x00\x12\x1d\n\x19MISFIRE_POLICY_RUN_LATEST\x10\x01\x12\x17\n\x13MISFIRE_POLICY_SKIP\x10\x02\x12\x1b\n\x17MISFIRE_POLICY_CATCH_UP\x10\x03*b\n\rOverlapPolicy\x12\x1e\n\x1aOVERLAP_POLICY_UNSPECIFIED\x10\x00\x12\x18\n\x14OVERLAP_POLICY_ALLOW\x10\x01\x12\x17\n\x13OVERLAP_POLICY_SKIP\x10\x02*f\n\x0eScheduleSource\x12\x1f\n\x1bSCHEDULE_SOURCE_UNSPECIFIED\x10\x00\x12\x1a\n\x16SCHEDULE_SOURCE_CONFIG\x10\x01\x12\x17\n\x13SCHEDULE_SOURCE_API\x10\x02*\x80\x02\n\x0fScheduleOutcome\x12 \n\x1cSCHEDULE_OUTCOME_UNSPECIFIED\x10\x00\x12\x1d\n\x19SCHEDULE_OUTCOME_ENQUEUED\x10\x01\x12!\n\x1dSCHEDULE_OUTCOME_DEDUPLICATED\x10\x02\x12\x1e\n\x1aSCHEDULE_OUTCOME_TRIGGERED\x10\x03\x12$\n SCHEDULE_OUTCOME_SKIPPED_OVERLAP\x10\x04\x12$\n SCHEDULE_OUTCOME_SKIPPED_MISFIRE\x10\x05\x12\x1d\n\x19SCHEDULE_OUTCOME_REJECTED\x10\x06\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16sepp/v1/schedule.proto\x12\x07sepp.v1\"\x9d\x02\n\x0bJobTemplate\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\x0f\n\x07payload\x18\x03 \x01(\x0c\x12\x14\n\x0c\x63ontent_type\x18\x04 \x01(\t\x12\x10\n\x08priority\x18\x05 \x01(\x05\x12\x34\n\x08metadata\x18\x06 \x03(\x0b\x32\".sepp.v1.JobTemplate.MetadataEntry\x12\x14\n\x0cmax_attempts\x18\x07 \x01(\x05\x12\x10\n\x08lease_ms\x18\x08 \x01(\x03\x12\x15\n\rpayload_bytes\x18\t \x01(\x03\x12\x12\n\ntimeout_ms\x18\x46 \x01(\x03\x1a/\n\rMetadataEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xaa\x02\n\x0cScheduleSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x04\x63ron\x18\x02 \x01(\tH\x00\x12\x15\n\x0binterval_ms\x18\x03 \x01(\x03H\x00\x12\x10\n\x08timezone\x18\x04 \x01(\t\x12&\n\x08template\x18\x05 \x01(\x0b\x32\x14.sepp.v1.JobTemplate\x12\'\n\x07misfire\x18\x06 \x01(\x0e\x32\x16.sepp.v1.MisfirePolicy\x12\x14\n\x0c\x63\x61tch_up_max\x18\x07 \x01(\x05\x12\'\n\x07overlap\x18\x08 \x01(\x0e\x32\x16.sepp.v1.OverlapPolicy\x12\x11\n\tjitter_ms\x18\t \x01(\x03\x12\x13\n\x0bstart_at_ms\x18\n \x01(\x03\x12\x11\n\tend_at_ms\x18\x0b \x01(\x03\x42\x08\n\x06timing\"\xf9\x02\n\x08Schedule\x12#\n\x04spec\x18\x01 \x01(\x0b\x32\x15.sepp.v1.ScheduleSpec\x12\'\n\x06source\x18\x02 \x01(\x0e\x32\x17.sepp.v1.ScheduleSource\x12\x0e\n\x06paused\x18\x03 \x01(\x08\x12\x14\n\x0cnext_tick_ms\x18\x04 \x01(\x03\x12\x14\n\x0cnext_runs_ms\x18\x05 \x03(\x03\x12\x14\n\x0clast_tick_ms\x18\x06 \x01(\x03\x12\x16\n\x0elast_run_at_ms\x18\x07 \x01(\x03\x12.\n\x0clast_outcome\x18\x08 \x01(\x0e\x32\x18.sepp.v1.ScheduleOutcome\x12\x13\n\x0blast_detail\x18\t \x01(\t\x12\x13\n\x0blast_job_id\x18\n \x01(\t\x12\x16\n\x0eticks_enqueued\x18\x0b \x01(\x03\x12\x15\n\rticks_skipped\x18\x0c \x01(\x03\x12\x15\n\rcreated_at_ms\x18\r \x01(\x03\x12\x15\n\rupdated_at_ms\x18\x0e \x01(\x03\"@\n\x15\x43reateScheduleRequest\x12\'\n\x08schedule\x18\x01 \x01(\x0b\x32\x15.sepp.v1.ScheduleSpec\"=\n\x16\x43reateScheduleResponse\x12#\n\x08schedule\x18\x01 \x01(\x0b\x32\x11.sepp.v1.Schedule\"W\n\x15UpdateScheduleRequest\x12\'\n\x08schedule\x18\x01 \x01(\x0b\x32\x15.sepp.v1.ScheduleSpec\x12\x15\n\rallow_missing\x18\x02 \x01(\x08\"N\n\x16UpdateScheduleResponse\x12#\n\x08schedule\x18\x01 \x01(\x0b\x32\x11.sepp.v1.Schedule\x12\x0f\n\x07\x63reated\x18\x02 \x01(\x08\"5\n\x12GetScheduleRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x11\n\tnext_runs\x18\x02 \x01(\x05\"^\n\x13GetScheduleResponse\x12#\n\x08schedule\x18\x01 \x01(\x0b\x32\x11.sepp.v1.Schedule\x12\"\n\x04runs\x18n \x03(\x0b\x32\x14.sepp.v1.ScheduleRun\"|\n\x0bScheduleRun\x12\x11\n\trun_at_ms\x18\x01 \x01(\x03\x12\x0f\n\x07tick_ms\x18\x02 \x01(\x03\x12)\n\x07outcome\x18\x03 \x01(\x0e\x32\x18.sepp.v1.ScheduleOutcome\x12\x0e\n\x06\x64\x65tail\x18\x04 \x01(\t\x12\x0e\n\x06job_id\x18\x05 \x01(\t\"P\n\x14ListSchedulesRequest\x12\x11\n\tnext_runs\x18\x01 \x01(\x05\x12\x11\n\tpage_size\x18Z \x01(\x05\x12\x12\n\npage_token\x18[ \x01(\t\"V\n\x15ListSchedulesResponse\x12$\n\tschedules\x18\x01 \x03(\x0b\x32\x11.sepp.v1.Schedule\x12\x17\n\x0fnext_page_token\x18Z \x01(\t\"$\n\x14PauseScheduleRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"<\n\x15PauseScheduleResponse\x12#\n\x08schedule\x18\x01 \x01(\x0b\x32\x11.sepp.v1.Schedule\"%\n\x15ResumeScheduleRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"=\n\x16ResumeScheduleResponse\x12#\n\x08schedule\x18\x01 \x01(\x0b\x32\x11.sepp.v1.Schedule\"%\n\x15\x44\x65leteScheduleRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"\x18\n\x16\x44\x65leteScheduleResponse\"&\n\x16TriggerScheduleRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"?\n\x17TriggerScheduleResponse\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x14\n\x0c\x64\x65\x64uplicated\x18\x02 \x01(\x08*\x84\x01\n\rMisfirePolicy\x12\x1e\n\x1aMISFIRE_POLICY_UNSPECIFIED\x10\x00\x12\x1d\n\x19MISFIRE_POLICY_RUN_LATEST\x10\x01\x12\x17\n\x13MISFIRE_POLICY_SKIP\x10\x02\x12\x1b\n\x17MISFIRE_POLICY_CATCH_UP\x10\x03*b\n\rOverlapPolicy\x12\x1e\n\x1aOVERLAP_POLICY_UNSPECIFIED\x10\x00\x12\x18\n\x14OVERLAP_POLICY_ALLOW\x10\x01\x12\x17\n\x13OVERLAP_POLICY_SKIP\x10\x02*f\n\x0eScheduleSource\x12\x1f\n\x1bSCHEDULE_SOURCE_UNSPECIFIED\x10\x00\x12\x1a\n\x16SCHEDULE_SOURCE_CONFIG\x10\x01\x12\x17\n\x13SCHEDULE_SOURCE_API\x10\x02*\x80\x02\n\x0fScheduleOutcome\x12 \n\x1cSCHEDULE_OUTCOME_UNSPECIFIED\x10\x00\x12\x1d\n\x19SCHEDULE_OUTCOME_ENQUEUED\x10\x01\x12!\n\x1dSCHEDULE_OUTCOME_DEDUPLICATED\x10\x02\x12\x1e\n\x1aSCHEDULE_OUTCOME_TRIGGERED\x10\x03\x12$\n SCHEDULE_OUTCOME_SKIPPED_OVERLAP\x10\x04\x12$\n SCHEDULE_OUTCOME_SKIPPED_MISFIRE\x10\x05\x12\x1d\n\x19SCHEDULE_OUTCOME_REJECTED\x10\x06\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'sepp.v1.schedule_pb2', globals())
@@ -22,14 +22,14 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   DESCRIPTOR._options = None
   _JOBTEMPLATE_METADATAENTRY._options = None
   _JOBTEMPLATE_METADATAENTRY._serialized_options = b'8\001'
-  _MISFIREPOLICY._serialized_start=1960
-  _MISFIREPOLICY._serialized_end=2092
-  _OVERLAPPOLICY._serialized_start=2094
-  _OVERLAPPOLICY._serialized_end=2192
-  _SCHEDULESOURCE._serialized_start=2194
-  _SCHEDULESOURCE._serialized_end=2296
-  _SCHEDULEOUTCOME._serialized_start=2299
-  _SCHEDULEOUTCOME._serialized_end=2555
+  _MISFIREPOLICY._serialized_start=2122
+  _MISFIREPOLICY._serialized_end=2254
+  _OVERLAPPOLICY._serialized_start=2256
+  _OVERLAPPOLICY._serialized_end=2354
+  _SCHEDULESOURCE._serialized_start=2356
+  _SCHEDULESOURCE._serialized_end=2458
+  _SCHEDULEOUTCOME._serialized_start=2461
+  _SCHEDULEOUTCOME._serialized_end=2717
   _JOBTEMPLATE._serialized_start=36
   _JOBTEMPLATE._serialized_end=321
   _JOBTEMPLATE_METADATAENTRY._serialized_start=274
@@ -49,25 +49,27 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _GETSCHEDULEREQUEST._serialized_start=1302
   _GETSCHEDULEREQUEST._serialized_end=1355
   _GETSCHEDULERESPONSE._serialized_start=1357
-  _GETSCHEDULERESPONSE._serialized_end=1415
-  _LISTSCHEDULESREQUEST._serialized_start=1417
-  _LISTSCHEDULESREQUEST._serialized_end=1497
-  _LISTSCHEDULESRESPONSE._serialized_start=1499
-  _LISTSCHEDULESRESPONSE._serialized_end=1585
-  _PAUSESCHEDULEREQUEST._serialized_start=1587
-  _PAUSESCHEDULEREQUEST._serialized_end=1623
-  _PAUSESCHEDULERESPONSE._serialized_start=1625
-  _PAUSESCHEDULERESPONSE._serialized_end=1685
-  _RESUMESCHEDULEREQUEST._serialized_start=1687
-  _RESUMESCHEDULEREQUEST._serialized_end=1724
-  _RESUMESCHEDULERESPONSE._serialized_start=1726
-  _RESUMESCHEDULERESPONSE._serialized_end=1787
-  _DELETESCHEDULEREQUEST._serialized_start=1789
-  _DELETESCHEDULEREQUEST._serialized_end=1826
-  _DELETESCHEDULERESPONSE._serialized_start=1828
-  _DELETESCHEDULERESPONSE._serialized_end=1852
-  _TRIGGERSCHEDULEREQUEST._serialized_start=1854
-  _TRIGGERSCHEDULEREQUEST._serialized_end=1892
-  _TRIGGERSCHEDULERESPONSE._serialized_start=1894
-  _TRIGGERSCHEDULERESPONSE._serialized_end=1957
+  _GETSCHEDULERESPONSE._serialized_end=1451
+  _SCHEDULERUN._serialized_start=1453
+  _SCHEDULERUN._serialized_end=1577
+  _LISTSCHEDULESREQUEST._serialized_start=1579
+  _LISTSCHEDULESREQUEST._serialized_end=1659
+  _LISTSCHEDULESRESPONSE._serialized_start=1661
+  _LISTSCHEDULESRESPONSE._serialized_end=1747
+  _PAUSESCHEDULEREQUEST._serialized_start=1749
+  _PAUSESCHEDULEREQUEST._serialized_end=1785
+  _PAUSESCHEDULERESPONSE._serialized_start=1787
+  _PAUSESCHEDULERESPONSE._serialized_end=1847
+  _RESUMESCHEDULEREQUEST._serialized_start=1849
+  _RESUMESCHEDULEREQUEST._serialized_end=1886
+  _RESUMESCHEDULERESPONSE._serialized_start=1888
+  _RESUMESCHEDULERESPONSE._serialized_end=1949
+  _DELETESCHEDULEREQUEST._serialized_start=1951
+  _DELETESCHEDULEREQUEST._serialized_end=1988
+  _DELETESCHEDULERESPONSE._serialized_start=1990
+  _DELETESCHEDULERESPONSE._serialized_end=2014
+  _TRIGGERSCHEDULEREQUEST._serialized_start=2016
+  _TRIGGERSCHEDULEREQUEST._serialized_end=2054
+  _TRIGGERSCHEDULERESPONSE._serialized_start=2056
+  _TRIGGERSCHEDULERESPONSE._serialized_end=2119
 # @@protoc_insertion_point(module_scope)

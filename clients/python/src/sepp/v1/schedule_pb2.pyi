@@ -54,10 +54,12 @@ class GetScheduleRequest(_message.Message):
     def __init__(self, name: _Optional[str] = ..., next_runs: _Optional[int] = ...) -> None: ...
 
 class GetScheduleResponse(_message.Message):
-    __slots__ = ["schedule"]
+    __slots__ = ["runs", "schedule"]
+    RUNS_FIELD_NUMBER: _ClassVar[int]
     SCHEDULE_FIELD_NUMBER: _ClassVar[int]
+    runs: _containers.RepeatedCompositeFieldContainer[ScheduleRun]
     schedule: Schedule
-    def __init__(self, schedule: _Optional[_Union[Schedule, _Mapping]] = ...) -> None: ...
+    def __init__(self, schedule: _Optional[_Union[Schedule, _Mapping]] = ..., runs: _Optional[_Iterable[_Union[ScheduleRun, _Mapping]]] = ...) -> None: ...
 
 class JobTemplate(_message.Message):
     __slots__ = ["content_type", "lease_ms", "max_attempts", "metadata", "payload", "payload_bytes", "priority", "queue", "timeout_ms", "type"]
@@ -163,6 +165,20 @@ class Schedule(_message.Message):
     ticks_skipped: int
     updated_at_ms: int
     def __init__(self, spec: _Optional[_Union[ScheduleSpec, _Mapping]] = ..., source: _Optional[_Union[ScheduleSource, str]] = ..., paused: bool = ..., next_tick_ms: _Optional[int] = ..., next_runs_ms: _Optional[_Iterable[int]] = ..., last_tick_ms: _Optional[int] = ..., last_run_at_ms: _Optional[int] = ..., last_outcome: _Optional[_Union[ScheduleOutcome, str]] = ..., last_detail: _Optional[str] = ..., last_job_id: _Optional[str] = ..., ticks_enqueued: _Optional[int] = ..., ticks_skipped: _Optional[int] = ..., created_at_ms: _Optional[int] = ..., updated_at_ms: _Optional[int] = ...) -> None: ...
+
+class ScheduleRun(_message.Message):
+    __slots__ = ["detail", "job_id", "outcome", "run_at_ms", "tick_ms"]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    RUN_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    TICK_MS_FIELD_NUMBER: _ClassVar[int]
+    detail: str
+    job_id: str
+    outcome: ScheduleOutcome
+    run_at_ms: int
+    tick_ms: int
+    def __init__(self, run_at_ms: _Optional[int] = ..., tick_ms: _Optional[int] = ..., outcome: _Optional[_Union[ScheduleOutcome, str]] = ..., detail: _Optional[str] = ..., job_id: _Optional[str] = ...) -> None: ...
 
 class ScheduleSpec(_message.Message):
     __slots__ = ["catch_up_max", "cron", "end_at_ms", "interval_ms", "jitter_ms", "misfire", "name", "overlap", "start_at_ms", "template", "timezone"]

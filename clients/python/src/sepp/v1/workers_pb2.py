@@ -13,19 +13,19 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15sepp/v1/workers.proto\x12\x07sepp.v1\";\n\x12ListWorkersRequest\x12\x11\n\tpage_size\x18Z \x01(\x05\x12\x12\n\npage_token\x18[ \x01(\t\"\xe3\x01\n\nWorkerInfo\x12\x11\n\tworker_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x02 \x01(\t\x12+\n\ttransport\x18\x03 \x01(\x0e\x32\x18.sepp.v1.WorkerTransport\x12\x0e\n\x06queues\x18\x04 \x03(\t\x12\x17\n\x0f\x63onnected_at_ms\x18\x05 \x01(\x03\x12\x17\n\x0flast_seen_at_ms\x18\x06 \x01(\x03\x12\x11\n\tjobs_held\x18\x07 \x01(\x05\x12\x1a\n\x12oldest_lease_at_ms\x18\x08 \x01(\x03\x12\x13\n\x0b\x63onnections\x18\t \x01(\x05\"n\n\x13ListWorkersResponse\x12$\n\x07workers\x18\x01 \x03(\x0b\x32\x13.sepp.v1.WorkerInfo\x12\x18\n\x10waiting_reserves\x18\x02 \x01(\x05\x12\x17\n\x0fnext_page_token\x18Z \x01(\t*s\n\x0fWorkerTransport\x12 \n\x1cWORKER_TRANSPORT_UNSPECIFIED\x10\x00\x12 \n\x1cWORKER_TRANSPORT_WORK_STREAM\x10\x01\x12\x1c\n\x18WORKER_TRANSPORT_RESERVE\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15sepp/v1/workers.proto\x12\x07sepp.v1\";\n\x12ListWorkersRequest\x12\x11\n\tpage_size\x18Z \x01(\x05\x12\x12\n\npage_token\x18[ \x01(\t\"\xae\x02\n\nWorkerInfo\x12\x11\n\tworker_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x02 \x01(\t\x12+\n\ttransport\x18\x03 \x01(\x0e\x32\x18.sepp.v1.WorkerTransport\x12\x0e\n\x06queues\x18\x04 \x03(\t\x12\x17\n\x0f\x63onnected_at_ms\x18\x05 \x01(\x03\x12\x17\n\x0flast_seen_at_ms\x18\x06 \x01(\x03\x12\x11\n\tjobs_held\x18\x07 \x01(\x05\x12\x1a\n\x12oldest_lease_at_ms\x18\x08 \x01(\x03\x12\x13\n\x0b\x63onnections\x18\t \x01(\x05\x12\x18\n\x10\x63ompleted_recent\x18n \x01(\x05\x12\x15\n\rfailed_recent\x18o \x01(\x05\x12\x18\n\x10recent_window_ms\x18p \x01(\x03\"n\n\x13ListWorkersResponse\x12$\n\x07workers\x18\x01 \x03(\x0b\x32\x13.sepp.v1.WorkerInfo\x12\x18\n\x10waiting_reserves\x18\x02 \x01(\x05\x12\x17\n\x0fnext_page_token\x18Z \x01(\t*s\n\x0fWorkerTransport\x12 \n\x1cWORKER_TRANSPORT_UNSPECIFIED\x10\x00\x12 \n\x1cWORKER_TRANSPORT_WORK_STREAM\x10\x01\x12\x1c\n\x18WORKER_TRANSPORT_RESERVE\x10\x02\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'sepp.v1.workers_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _WORKERTRANSPORT._serialized_start=437
-  _WORKERTRANSPORT._serialized_end=552
+  _WORKERTRANSPORT._serialized_start=512
+  _WORKERTRANSPORT._serialized_end=627
   _LISTWORKERSREQUEST._serialized_start=34
   _LISTWORKERSREQUEST._serialized_end=93
   _WORKERINFO._serialized_start=96
-  _WORKERINFO._serialized_end=323
-  _LISTWORKERSRESPONSE._serialized_start=325
-  _LISTWORKERSRESPONSE._serialized_end=435
+  _WORKERINFO._serialized_end=398
+  _LISTWORKERSRESPONSE._serialized_start=400
+  _LISTWORKERSRESPONSE._serialized_end=510
 # @@protoc_insertion_point(module_scope)

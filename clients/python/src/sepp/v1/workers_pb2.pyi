@@ -28,26 +28,32 @@ class ListWorkersResponse(_message.Message):
     def __init__(self, workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., waiting_reserves: _Optional[int] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class WorkerInfo(_message.Message):
-    __slots__ = ["address", "connected_at_ms", "connections", "jobs_held", "last_seen_at_ms", "oldest_lease_at_ms", "queues", "transport", "worker_id"]
+    __slots__ = ["address", "completed_recent", "connected_at_ms", "connections", "failed_recent", "jobs_held", "last_seen_at_ms", "oldest_lease_at_ms", "queues", "recent_window_ms", "transport", "worker_id"]
     ADDRESS_FIELD_NUMBER: _ClassVar[int]
+    COMPLETED_RECENT_FIELD_NUMBER: _ClassVar[int]
     CONNECTED_AT_MS_FIELD_NUMBER: _ClassVar[int]
     CONNECTIONS_FIELD_NUMBER: _ClassVar[int]
+    FAILED_RECENT_FIELD_NUMBER: _ClassVar[int]
     JOBS_HELD_FIELD_NUMBER: _ClassVar[int]
     LAST_SEEN_AT_MS_FIELD_NUMBER: _ClassVar[int]
     OLDEST_LEASE_AT_MS_FIELD_NUMBER: _ClassVar[int]
     QUEUES_FIELD_NUMBER: _ClassVar[int]
+    RECENT_WINDOW_MS_FIELD_NUMBER: _ClassVar[int]
     TRANSPORT_FIELD_NUMBER: _ClassVar[int]
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
     address: str
+    completed_recent: int
     connected_at_ms: int
     connections: int
+    failed_recent: int
     jobs_held: int
     last_seen_at_ms: int
     oldest_lease_at_ms: int
     queues: _containers.RepeatedScalarFieldContainer[str]
+    recent_window_ms: int
     transport: WorkerTransport
     worker_id: str
-    def __init__(self, worker_id: _Optional[str] = ..., address: _Optional[str] = ..., transport: _Optional[_Union[WorkerTransport, str]] = ..., queues: _Optional[_Iterable[str]] = ..., connected_at_ms: _Optional[int] = ..., last_seen_at_ms: _Optional[int] = ..., jobs_held: _Optional[int] = ..., oldest_lease_at_ms: _Optional[int] = ..., connections: _Optional[int] = ...) -> None: ...
+    def __init__(self, worker_id: _Optional[str] = ..., address: _Optional[str] = ..., transport: _Optional[_Union[WorkerTransport, str]] = ..., queues: _Optional[_Iterable[str]] = ..., connected_at_ms: _Optional[int] = ..., last_seen_at_ms: _Optional[int] = ..., jobs_held: _Optional[int] = ..., oldest_lease_at_ms: _Optional[int] = ..., connections: _Optional[int] = ..., completed_recent: _Optional[int] = ..., failed_recent: _Optional[int] = ..., recent_window_ms: _Optional[int] = ...) -> None: ...
 
 class WorkerTransport(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

@@ -413,7 +413,31 @@ export interface GetScheduleRequest {
 
 /** The schedule, with its template's payload. */
 export interface GetScheduleResponse {
-  schedule?: Schedule | undefined;
+  schedule?:
+    | Schedule
+    | undefined;
+  /**
+   * Its latest runs, newest first: the last 20 are kept per schedule, in the
+   * store, written with the tick (issue 36). A pass that caught up several
+   * ticks is one run.
+   */
+  runs: ScheduleRun[];
+}
+
+/** One run of a schedule: a handled tick or a trigger. */
+export interface ScheduleRun {
+  /** When it ran, in ms since the Unix epoch. */
+  runAtMs: number;
+  /**
+   * The tick it handled (the latest, when it caught up several); 0 for a
+   * trigger.
+   */
+  tickMs: number;
+  outcome: ScheduleOutcome;
+  /** Why it was skipped or refused; empty otherwise. */
+  detail: string;
+  /** The job it made (or found, deduplicated); empty when it made none. */
+  jobId: string;
 }
 
 /** List every schedule. */
@@ -1882,13 +1906,16 @@ export const GetScheduleRequest: MessageFns<GetScheduleRequest> = {
 };
 
 function createBaseGetScheduleResponse(): GetScheduleResponse {
-  return { schedule: undefined };
+  return { schedule: undefined, runs: [] };
 }
 
 export const GetScheduleResponse: MessageFns<GetScheduleResponse> = {
   encode(message: GetScheduleResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.schedule !== undefined) {
       Schedule.encode(message.schedule, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.runs) {
+      ScheduleRun.encode(v!, writer.uint32(882).fork()).join();
     }
     return writer;
   },
@@ -1914,6 +1941,14 @@ export const GetScheduleResponse: MessageFns<GetScheduleResponse> = {
             message.schedule = Schedule.decode(reader, reader.uint32());
             continue;
           }
+          case 110: {
+            if (tag !== 882) {
+              break;
+            }
+
+            message.runs.push(ScheduleRun.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1927,13 +1962,19 @@ export const GetScheduleResponse: MessageFns<GetScheduleResponse> = {
   },
 
   fromJSON(object: any): GetScheduleResponse {
-    return { schedule: isSet(object.schedule) ? Schedule.fromJSON(object.schedule) : undefined };
+    return {
+      schedule: isSet(object.schedule) ? Schedule.fromJSON(object.schedule) : undefined,
+      runs: globalThis.Array.isArray(object?.runs) ? object.runs.map((e: any) => ScheduleRun.fromJSON(e)) : [],
+    };
   },
 
   toJSON(message: GetScheduleResponse): unknown {
     const obj: any = {};
     if (message.schedule !== undefined) {
       obj.schedule = Schedule.toJSON(message.schedule);
+    }
+    if (message.runs?.length) {
+      obj.runs = message.runs.map((e) => ScheduleRun.toJSON(e));
     }
     return obj;
   },
@@ -1946,6 +1987,152 @@ export const GetScheduleResponse: MessageFns<GetScheduleResponse> = {
     message.schedule = (object.schedule !== undefined && object.schedule !== null)
       ? Schedule.fromPartial(object.schedule)
       : undefined;
+    message.runs = object.runs?.map((e) => ScheduleRun.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseScheduleRun(): ScheduleRun {
+  return { runAtMs: 0, tickMs: 0, outcome: 0, detail: "", jobId: "" };
+}
+
+export const ScheduleRun: MessageFns<ScheduleRun> = {
+  encode(message: ScheduleRun, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.runAtMs !== 0) {
+      writer.uint32(8).int64(message.runAtMs);
+    }
+    if (message.tickMs !== 0) {
+      writer.uint32(16).int64(message.tickMs);
+    }
+    if (message.outcome !== 0) {
+      writer.uint32(24).int32(message.outcome);
+    }
+    if (message.detail !== "") {
+      writer.uint32(34).string(message.detail);
+    }
+    if (message.jobId !== "") {
+      writer.uint32(42).string(message.jobId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ScheduleRun {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseScheduleRun();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.runAtMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.tickMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.outcome = reader.int32() as any;
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.detail = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.jobId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ScheduleRun {
+    return {
+      runAtMs: isSet(object.runAtMs)
+        ? globalThis.Number(object.runAtMs)
+        : isSet(object.run_at_ms)
+        ? globalThis.Number(object.run_at_ms)
+        : 0,
+      tickMs: isSet(object.tickMs)
+        ? globalThis.Number(object.tickMs)
+        : isSet(object.tick_ms)
+        ? globalThis.Number(object.tick_ms)
+        : 0,
+      outcome: isSet(object.outcome) ? scheduleOutcomeFromJSON(object.outcome) : 0,
+      detail: isSet(object.detail) ? globalThis.String(object.detail) : "",
+      jobId: isSet(object.jobId)
+        ? globalThis.String(object.jobId)
+        : isSet(object.job_id)
+        ? globalThis.String(object.job_id)
+        : "",
+    };
+  },
+
+  toJSON(message: ScheduleRun): unknown {
+    const obj: any = {};
+    if (message.runAtMs !== 0) {
+      obj.runAtMs = Math.round(message.runAtMs);
+    }
+    if (message.tickMs !== 0) {
+      obj.tickMs = Math.round(message.tickMs);
+    }
+    if (message.outcome !== 0) {
+      obj.outcome = scheduleOutcomeToJSON(message.outcome);
+    }
+    if (message.detail !== "") {
+      obj.detail = message.detail;
+    }
+    if (message.jobId !== "") {
+      obj.jobId = message.jobId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ScheduleRun>, I>>(base?: I): ScheduleRun {
+    return ScheduleRun.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ScheduleRun>, I>>(object: I): ScheduleRun {
+    const message = createBaseScheduleRun();
+    message.runAtMs = object.runAtMs ?? 0;
+    message.tickMs = object.tickMs ?? 0;
+    message.outcome = object.outcome ?? 0;
+    message.detail = object.detail ?? "";
+    message.jobId = object.jobId ?? "";
     return message;
   },
 };

@@ -110,6 +110,14 @@ export interface WorkerInfo {
    * with this worker_id: they are listed as one. An SDK Worker opens two.
    */
   connections: number;
+  /**
+   * Attempts of this worker_id that completed and failed over the last
+   * `recent_window_ms` (15 minutes, in one-minute steps), counted in memory
+   * since the server started (issue 36): the admin UI's "Done / failed".
+   */
+  completedRecent: number;
+  failedRecent: number;
+  recentWindowMs: number;
 }
 
 export interface ListWorkersResponse {
@@ -225,6 +233,9 @@ function createBaseWorkerInfo(): WorkerInfo {
     jobsHeld: 0,
     oldestLeaseAtMs: 0,
     connections: 0,
+    completedRecent: 0,
+    failedRecent: 0,
+    recentWindowMs: 0,
   };
 }
 
@@ -256,6 +267,15 @@ export const WorkerInfo: MessageFns<WorkerInfo> = {
     }
     if (message.connections !== 0) {
       writer.uint32(72).int32(message.connections);
+    }
+    if (message.completedRecent !== 0) {
+      writer.uint32(880).int32(message.completedRecent);
+    }
+    if (message.failedRecent !== 0) {
+      writer.uint32(888).int32(message.failedRecent);
+    }
+    if (message.recentWindowMs !== 0) {
+      writer.uint32(896).int64(message.recentWindowMs);
     }
     return writer;
   },
@@ -345,6 +365,30 @@ export const WorkerInfo: MessageFns<WorkerInfo> = {
             message.connections = reader.int32();
             continue;
           }
+          case 110: {
+            if (tag !== 880) {
+              break;
+            }
+
+            message.completedRecent = reader.int32();
+            continue;
+          }
+          case 111: {
+            if (tag !== 888) {
+              break;
+            }
+
+            message.failedRecent = reader.int32();
+            continue;
+          }
+          case 112: {
+            if (tag !== 896) {
+              break;
+            }
+
+            message.recentWindowMs = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -388,6 +432,21 @@ export const WorkerInfo: MessageFns<WorkerInfo> = {
         ? globalThis.Number(object.oldest_lease_at_ms)
         : 0,
       connections: isSet(object.connections) ? globalThis.Number(object.connections) : 0,
+      completedRecent: isSet(object.completedRecent)
+        ? globalThis.Number(object.completedRecent)
+        : isSet(object.completed_recent)
+        ? globalThis.Number(object.completed_recent)
+        : 0,
+      failedRecent: isSet(object.failedRecent)
+        ? globalThis.Number(object.failedRecent)
+        : isSet(object.failed_recent)
+        ? globalThis.Number(object.failed_recent)
+        : 0,
+      recentWindowMs: isSet(object.recentWindowMs)
+        ? globalThis.Number(object.recentWindowMs)
+        : isSet(object.recent_window_ms)
+        ? globalThis.Number(object.recent_window_ms)
+        : 0,
     };
   },
 
@@ -420,6 +479,15 @@ export const WorkerInfo: MessageFns<WorkerInfo> = {
     if (message.connections !== 0) {
       obj.connections = Math.round(message.connections);
     }
+    if (message.completedRecent !== 0) {
+      obj.completedRecent = Math.round(message.completedRecent);
+    }
+    if (message.failedRecent !== 0) {
+      obj.failedRecent = Math.round(message.failedRecent);
+    }
+    if (message.recentWindowMs !== 0) {
+      obj.recentWindowMs = Math.round(message.recentWindowMs);
+    }
     return obj;
   },
 
@@ -437,6 +505,9 @@ export const WorkerInfo: MessageFns<WorkerInfo> = {
     message.jobsHeld = object.jobsHeld ?? 0;
     message.oldestLeaseAtMs = object.oldestLeaseAtMs ?? 0;
     message.connections = object.connections ?? 0;
+    message.completedRecent = object.completedRecent ?? 0;
+    message.failedRecent = object.failedRecent ?? 0;
+    message.recentWindowMs = object.recentWindowMs ?? 0;
     return message;
   },
 };
