@@ -50,7 +50,7 @@ test('a Worker is listed while its Work stream is open, with the jobs it holds',
   // The ack is counted with the worker: its done/failed over the last 15 minutes (issue 36).
   await until(
     async () =>
-      (await client.listWorkers()).some((w) => w.workerId === 'mailer-1' && w.completedRecent === 1),
+      (await served.client.listWorkers()).some((w) => w.workerId === 'mailer-1' && w.completedRecent === 1),
     'the ack counted',
   );
   await worker.close();
