@@ -12,8 +12,9 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Op as StoreOp } from '../../src/store/op.ts';
+import type { Queues } from '../../src/store/queues.ts';
 import type { LeasedRow, NewJobRow } from '../../src/store/rows.ts';
-import type { Queues, StoreTx } from '../../src/store/store.ts';
+import type { StoreTx } from '../../src/store/store.ts';
 
 export type Op =
   | { kind: 'enqueue'; job: NewJobRow }

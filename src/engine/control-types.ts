@@ -3,7 +3,7 @@
  * job a filter matches), changing waiting jobs, and the notice a worker gets
  * when a job it runs is cancelled. Times are milliseconds since the epoch.
  */
-import type { ErrorGroupKey } from '../store/store.ts';
+import type { ErrorGroupKey } from '../store/job-control.ts';
 import type { DeadReason, JobState } from './types.ts';
 
 /** States a cancel applies to: jobs not finished yet. */

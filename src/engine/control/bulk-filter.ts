@@ -6,7 +6,7 @@
  * entry and the operation's progress record.
  */
 
-import type { BulkResidual } from '../../store/store.ts';
+import type { BulkResidual } from '../../store/job-control.ts';
 import { checkName } from '../checks.ts';
 import type { EngineContext } from '../context.ts';
 import { type BulkAction, bulkActionStates, type JobFilter } from '../control-types.ts';

@@ -25,8 +25,9 @@
 
 import { randomUUID } from 'node:crypto';
 import { waitsOnOthers } from '../../store/dependencies.ts';
+import type { BulkEndedRow } from '../../store/job-control.ts';
 import type { Op } from '../../store/op.ts';
-import type { BulkEndedRow, StoreTx } from '../../store/store.ts';
+import type { StoreTx } from '../../store/store.ts';
 import type { AuditInput } from '../admin-types.ts';
 import type { AuditLog } from '../audit/index.ts';
 import type { EngineContext } from '../context.ts';

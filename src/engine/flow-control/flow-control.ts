@@ -18,9 +18,10 @@
  * A woken reserve that finds the limit still holding registers again.
  */
 
+import type { LeaseParams } from '../../store/leases.ts';
 import type { Op } from '../../store/op.ts';
 import type { LeasedRow } from '../../store/rows.ts';
-import type { LeaseParams, Store, StoreTx, StoreView } from '../../store/store.ts';
+import type { Store, StoreTx, StoreView } from '../../store/store.ts';
 import type { Clock, TimerHandle } from '../clock.ts';
 import type { QueueSettings } from '../settings.ts';
 import { Buckets, queueBucketKey } from './buckets.ts';

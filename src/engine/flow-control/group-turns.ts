@@ -23,9 +23,11 @@
  * are members to serve) shares the rest evenly among the members that took a
  * job and have more to give, instead of walking the ring again.
  */
+
+import type { LeaseParams } from '../../store/leases.ts';
 import type { Op } from '../../store/op.ts';
 import type { LeasedRow } from '../../store/rows.ts';
-import type { LeaseParams, StoreTx } from '../../store/store.ts';
+import type { StoreTx } from '../../store/store.ts';
 import type { QueueSettings } from '../settings.ts';
 import type { Buckets } from './buckets.ts';
 import type { BucketState } from './token-bucket.ts';

@@ -16,9 +16,11 @@
  * every job due (9 − p) × priority_aging_ms or more after it, so none waits for ever
  * behind a flood of higher priorities.
  */
+
+import type { LeaseParams } from '../../store/leases.ts';
 import type { Op } from '../../store/op.ts';
 import type { LeasedRow, ReadyHeadRow } from '../../store/rows.ts';
-import type { LeaseParams, StoreTx } from '../../store/store.ts';
+import type { StoreTx } from '../../store/store.ts';
 
 /** The queue's usual order: priority (high first), due time, enqueue order. */
 function queueOrder(a: LeasedRow, b: LeasedRow): number {

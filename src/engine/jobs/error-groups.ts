@@ -7,8 +7,10 @@
  * `complete` says whether that slice held them all. A group is also a bulk
  * filter (JobFilter.errorGroup): requeue or delete its jobs as one act.
  */
+
+import type { ErrorGroupKey } from '../../store/job-control.ts';
 import type { Op } from '../../store/op.ts';
-import type { ErrorGroupKey, StoreView } from '../../store/store.ts';
+import type { StoreView } from '../../store/store.ts';
 import type { TopErrors } from '../admin-types.ts';
 import { checkName } from '../checks.ts';
 import type { EngineContext } from '../context.ts';

@@ -13,7 +13,7 @@
  * worker that missed one learns at its next extend or settlement.
  */
 
-import type { CancelSignal, StoreSignals, TimeoutSignal } from '../../store/store.ts';
+import type { CancelSignal, StoreSignals, TimeoutSignal } from '../../store/signals.ts';
 import type { Clock, TimerHandle } from '../clock.ts';
 import type { EngineContext } from '../context.ts';
 import type { WaiterRegistry } from './waiters.ts';

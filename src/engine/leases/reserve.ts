@@ -11,9 +11,10 @@
  * taken, the lease simply expires.
  */
 
+import type { LeaseParams } from '../../store/leases.ts';
 import { just, type Op } from '../../store/op.ts';
 import type { LeasedRow } from '../../store/rows.ts';
-import type { LeaseParams, StoreTx } from '../../store/store.ts';
+import type { StoreTx } from '../../store/store.ts';
 import { checkQueueList } from '../checks.ts';
 import type { EngineContext } from '../context.ts';
 import { type DependencyQueues, dependencyResults } from '../dependencies/index.ts';

@@ -2,8 +2,9 @@
  * The audit log: appended inside the same write as the change it records,
  * paged newest first (indexes by actor, action and target, each ending in id).
  */
+
+import type { Audit } from '../operators.ts';
 import type { AuditRow } from '../rows.ts';
-import type { Audit } from '../store.ts';
 import { type Connection, changes, rows, statement, value } from './sql.ts';
 
 const insert = statement(

@@ -3,8 +3,9 @@
  * bounded index range read: `scan` caps how many index entries one read may
  * examine, so a filter no index answers costs at most that many row probes.
  */
+
+import type { Browse, SeqRange } from '../browse.ts';
 import type { DueRow } from '../rows.ts';
-import type { Browse, SeqRange } from '../store.ts';
 import { type Connection, rows, statement, value } from './sql.ts';
 
 const typeAfter = statement(

@@ -9,8 +9,9 @@
  * wait on each other in a cycle. A row another server holds is waited for,
  * not skipped: a slice is read once, and a skipped job would be missed.
  */
+
+import type { Bulk, BulkSlice } from '../job-control.ts';
 import type { EndedJobRow } from '../rows.ts';
-import type { Bulk, BulkSlice } from '../store.ts';
 import { requeueSet } from './control.ts';
 import { errorFirstLine } from './dead-letters.ts';
 import { type Connection, changes, rows, statement, value } from './sql.ts';

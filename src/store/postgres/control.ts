@@ -3,8 +3,9 @@
  * waiting jobs, an operator's requeue or dead-letter of one job, and expiry.
  * What changes many jobs at once is in bulk.ts.
  */
+
+import type { Control } from '../job-control.ts';
 import type { ExpiredRow } from '../rows.ts';
-import type { Control } from '../store.ts';
 import { type Connection, changes, rows, statement, value, writing } from './sql.ts';
 
 const cancelWaiting = statement(

@@ -14,8 +14,8 @@
  */
 import { countMismatches } from '../count-check.ts';
 import { nothing, type Op } from '../op.ts';
+import type { Counts } from '../queues.ts';
 import type { QueueCountRow } from '../rows.ts';
-import type { Counts } from '../store.ts';
 import { lockLimits } from './limits.ts';
 import { type Connection, type CountDeltas, rows, statement, value } from './sql.ts';
 

@@ -2,8 +2,9 @@
  * Dead letters: pages of a queue's dead jobs by failure time (indexes jobs_dead
  * and jobs_dead_reason), and requeue or delete by id. $2 is the reason (null: any).
  */
+
+import type { DeadLetters, ErrorGroupsRow } from '../job-control.ts';
 import type { JobRow, JobSummaryRow, KeyedJobRow } from '../rows.ts';
-import type { DeadLetters, ErrorGroupsRow } from '../store.ts';
 import { jobColumns, summaryColumns } from './jobs.ts';
 import { type Connection, changes, firstRow, rows, statement, value } from './sql.ts';
 

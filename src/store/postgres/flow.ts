@@ -3,8 +3,9 @@
  * by priority and group, the leased jobs of a group, and the rate-limit
  * buckets. Each is one index seek or a range bounded by a limit.
  */
+
+import type { Flow } from '../leases.ts';
 import type { BucketRow, ReadyHeadRow } from '../rows.ts';
-import type { Flow } from '../store.ts';
 import { lockLimits } from './limits.ts';
 import { type Connection, changes, firstRow, rows, statement, value } from './sql.ts';
 

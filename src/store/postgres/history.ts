@@ -3,8 +3,9 @@
  * bucket, by resolution; a flush's rows go in one statement (arrays), every read and
  * delete is a range of the primary key.
  */
+
+import type { History } from '../history.ts';
 import type { HistoryRow } from '../rows.ts';
-import type { History } from '../store.ts';
 import { type Connection, changes, rows, statement } from './sql.ts';
 
 const between = statement(

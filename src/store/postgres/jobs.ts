@@ -4,8 +4,9 @@
  * retention sweeps), which lock what they take with SKIP LOCKED so that every
  * server may run them at once, each taking different rows.
  */
+
+import type { Jobs } from '../jobs.ts';
 import type { AttemptRow, ControlRow, DebounceTargetRow, JobRow, JobSummaryRow, NewJobRow } from '../rows.ts';
-import type { Jobs } from '../store.ts';
 import { attemptColumns } from './leases.ts';
 import { type Connection, changes, firstRow, rows, statement, value, writing } from './sql.ts';
 

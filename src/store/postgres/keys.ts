@@ -17,8 +17,9 @@
  * waits can pass through a key. (A unit that already sent statements waits instead, as
  * the SQL function does; PostgreSQL then breaks a rare deadlock by failing the batch.)
  */
+
+import type { Keys } from '../jobs.ts';
 import type { Op } from '../op.ts';
-import type { Keys } from '../store.ts';
 import { type Connection, changes, firstRow, LocksBusy, statement, value } from './sql.ts';
 
 const remembered = statement(

@@ -8,8 +8,9 @@
  * `lease_deadline_ms IS NOT NULL` (set exactly while leased, a CHECK of the
  * schema), so only the id's index can serve them.
  */
+
+import type { LeaseParams, Leases } from '../leases.ts';
 import type { AckedRow, AttemptRow, LeasedRow } from '../rows.ts';
-import type { LeaseParams, Leases } from '../store.ts';
 import { type Connection, changes, firstRow, rows, statement, value, writing } from './sql.ts';
 
 /** The columns of a LeasedRow, as every leasing statement returns them. */

@@ -3,7 +3,7 @@
  * and resumed, their effective settings recorded for forensics, deleted when
  * empty (with their counter shards and rate-limit buckets).
  */
-import type { Queues } from '../store.ts';
+import type { Queues } from '../queues.ts';
 import { type Connection, changes, rows, statement, value } from './sql.ts';
 
 const insertQueue = statement(

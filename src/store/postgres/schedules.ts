@@ -5,7 +5,7 @@
  * cursor commit together.
  */
 import type { ScheduleDefinitionRow, ScheduleListRow, ScheduleRow, ScheduleRunRow } from '../rows.ts';
-import type { Schedules } from '../store.ts';
+import type { Schedules } from '../schedules.ts';
 import { type Connection, changes, firstRow, rows, statement, value, writing } from './sql.ts';
 
 const definitionColumns = [

@@ -1,6 +1,7 @@
 /** The admin UI's sessions: the SHA-256 of a session's id and of its CSRF token, never either. */
+
+import type { Sessions } from '../operators.ts';
 import type { SessionRow } from '../rows.ts';
-import type { Sessions } from '../store.ts';
 import { type Connection, changes, rows, statement } from './sql.ts';
 
 const live = statement(

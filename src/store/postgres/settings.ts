@@ -1,6 +1,7 @@
 /** Queue settings overridden at run time (primary key: queue, key). */
+
+import type { Settings } from '../queues.ts';
 import type { OverrideRow } from '../rows.ts';
-import type { Settings } from '../store.ts';
 import { type Connection, changes, rows, statement } from './sql.ts';
 
 const all = statement('SELECT queue, key, value_json FROM queue_setting_overrides ORDER BY queue, key');

@@ -20,7 +20,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import type { CancelSignal, StoreSignal, StoreSignals, TimeoutSignal } from '../store.ts';
+import type { CancelSignal, StoreSignal, StoreSignals, TimeoutSignal } from '../signals.ts';
 
 /** Longest wait between two attempts to connect the listener again. */
 const maxBackoffMs = 30_000;

@@ -3,8 +3,9 @@
  * change it records, paged newest first through the index of the most
  * selective filter given.
  */
+
+import type { Audit } from '../operators.ts';
 import type { AuditRow } from '../rows.ts';
-import type { Audit } from '../store.ts';
 import type { Db } from './open.ts';
 
 /** Optional filters: null matches anything. */

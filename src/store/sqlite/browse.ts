@@ -6,8 +6,9 @@
  * most that many row probes per page, never a scan of the table.
  * tests/admin/query-plans.test.ts checks the plans.
  */
+
+import type { Browse } from '../browse.ts';
 import type { DueRow } from '../rows.ts';
-import type { Browse } from '../store.ts';
 import type { Db } from './open.ts';
 
 interface SeqRange {

@@ -6,7 +6,7 @@
  * text, metadata, group, age, dead reason, retries). A slice is one
  * primary-key probe per candidate, so its cost is bounded by its size.
  */
-import type { Bulk, BulkEndedRow, BulkSlice } from '../store.ts';
+import type { Bulk, BulkEndedRow, BulkSlice } from '../job-control.ts';
 import { requeueSet } from './control.ts';
 import { errorFirstLine } from './dead-letters.ts';
 import type { Db } from './open.ts';

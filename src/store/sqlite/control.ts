@@ -4,8 +4,9 @@
  * dead-letter of one job, and expiry. None is on the path of a job that uses
  * none of these features. The bulk forms are in bulk.ts.
  */
+
+import type { Control } from '../job-control.ts';
 import type { ExpiredRow } from '../rows.ts';
-import type { Control } from '../store.ts';
 import type { Db } from './open.ts';
 
 /** A requeue (one job or in bulk): ready now, a fresh attempt budget, no expiry, cancel, result or progress. */

@@ -5,7 +5,7 @@
  * compares them with the rows they count (tests, crash checks, `sepp doctor`).
  */
 import { countMismatches } from '../count-check.ts';
-import type { Counts } from '../store.ts';
+import type { Counts } from '../queues.ts';
 import type { Db } from './open.ts';
 
 export function prepareCountStatements(db: Db) {

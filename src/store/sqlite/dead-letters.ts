@@ -3,8 +3,9 @@
  * and jobs_dead_reason: queue[, reason], failed_at_ms, then seq), and requeue
  * or delete by id or in chunks of @limit, oldest failure first.
  */
+
+import type { DeadLetters, ErrorGroupsRow } from '../job-control.ts';
 import type { JobRow, JobSummaryRow, KeyedJobRow } from '../rows.ts';
-import type { DeadLetters, ErrorGroupsRow } from '../store.ts';
 import { summaryColumns } from './jobs.ts';
 import type { Db } from './open.ts';
 

@@ -5,8 +5,9 @@
  * (tests/admin/query-plans.test.ts checks every plan); none scans the groups
  * or the ready jobs of a queue. The leases by turns are in leases.ts.
  */
+
+import type { Flow } from '../leases.ts';
 import type { BucketRow, ReadyHeadRow } from '../rows.ts';
-import type { Flow } from '../store.ts';
 import type { Db } from './open.ts';
 
 export function prepareFlowStatements(db: Db) {

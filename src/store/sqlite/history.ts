@@ -3,8 +3,9 @@
  * written by the engine's history writer once a minute (src/engine/history/).
  * Every statement is a range of the primary key.
  */
+
+import type { History } from '../history.ts';
 import type { HistoryRow } from '../rows.ts';
-import type { History } from '../store.ts';
 import type { Db } from './open.ts';
 
 export function prepareHistoryStatements(db: Db) {

@@ -5,6 +5,7 @@
  * its parameters; time is always a parameter.
  */
 import { jobsWaitOnIt, waitsOnJobs } from '../dependencies.ts';
+import type { Jobs } from '../jobs.ts';
 import type { Op } from '../op.ts';
 import type {
   AttemptRow,
@@ -15,7 +16,6 @@ import type {
   JobSummaryRow,
   NewJobRow,
 } from '../rows.ts';
-import type { Jobs } from '../store.ts';
 import { attemptColumns } from './leases.ts';
 import { MultiRowStatement } from './multi-row.ts';
 import type { Db } from './open.ts';

@@ -3,7 +3,7 @@
  * and the keys of unfinished jobs (index jobs_idempotency). A keyed enqueue
  * costs one or two index probes; an enqueue without a key costs nothing here.
  */
-import type { Keys } from '../store.ts';
+import type { Keys } from '../jobs.ts';
 import type { Db } from './open.ts';
 
 export function prepareKeyStatements(db: Db) {

@@ -6,9 +6,9 @@
  * Prepared once; tests/admin/query-plans.test.ts checks every plan.
  */
 import type Database from 'better-sqlite3';
+import type { AttemptKey, LeaseParams, Leases } from '../leases.ts';
 import type { Op } from '../op.ts';
 import type { AckedRow, AttemptRow, LeasedRow } from '../rows.ts';
-import type { AttemptKey, LeaseParams, Leases } from '../store.ts';
 import { MultiRowStatement } from './multi-row.ts';
 import type { Db } from './open.ts';
 

@@ -4,7 +4,7 @@
  * empty. Their counters are rows of `queue_counts`, made with the queue by the
  * trigger queues_counts_init (schema/0001_initial.sql, 0009_job_control.sql).
  */
-import type { Queues } from '../store.ts';
+import type { Queues } from '../queues.ts';
 import type { Db } from './open.ts';
 
 export function prepareQueueStatements(db: Db) {

@@ -5,7 +5,7 @@
  * always a parameter.
  */
 import type { ScheduleDefinitionRow, ScheduleListRow, ScheduleRow, ScheduleRunRow } from '../rows.ts';
-import type { ScheduleProgress, Schedules } from '../store.ts';
+import type { ScheduleProgress, Schedules } from '../schedules.ts';
 import type { Db } from './open.ts';
 
 const listColumns = `name, source, cron, interval_ms, timezone, anchor_ms, start_at_ms, end_at_ms, misfire, catch_up_max,

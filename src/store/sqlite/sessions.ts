@@ -3,8 +3,9 @@
  * id_sha256, index admin_sessions_expiry): the SHA-256 of a session's id and
  * of its CSRF token, never either. src/admin/ decides what a session is; this keeps it.
  */
+
+import type { Sessions } from '../operators.ts';
 import type { SessionRow } from '../rows.ts';
-import type { Sessions } from '../store.ts';
 import type { Db } from './open.ts';
 
 export function prepareSessionStatements(db: Db) {

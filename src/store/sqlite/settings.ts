@@ -3,8 +3,9 @@
  * primary key: queue, key), read once at start and inside the writes that
  * change them; memory holds them otherwise.
  */
+
+import type { Settings } from '../queues.ts';
 import type { OverrideRow } from '../rows.ts';
-import type { Settings } from '../store.ts';
 import type { Db } from './open.ts';
 
 export function prepareSettingStatements(db: Db) {

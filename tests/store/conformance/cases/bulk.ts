@@ -5,7 +5,7 @@
  * and leaves one audit entry with its count.
  */
 import assert from 'node:assert/strict';
-import type { BulkSlice } from '../../../../src/store/store.ts';
+import type { BulkSlice } from '../../../../src/store/job-control.ts';
 import { newJob, type StoreCase, storeJobs } from '../harness.ts';
 
 const bytes = (text: string) => new TextEncoder().encode(text);

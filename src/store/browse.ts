@@ -1,0 +1,48 @@
+/**
+ * The admin UI's reads of jobs by state, page by page: a capability of the Store (store.ts).
+ */
+import type { Op } from './op.ts';
+import type { DueRow } from './rows.ts';
+
+/** A range of one queue, state and job type in enqueue order (seq), from `fromSeq` exclusive. */
+export interface SeqRange {
+  queue: string;
+  state: string;
+  type: string;
+  fromSeq: number;
+  descending: boolean;
+}
+
+export interface Browse {
+  /** The next job type after `afterType` present in a queue and state: one seek (a loose index scan step). */
+  typeAfter(p: { queue: string; state: string; afterType: string }): Op<string | undefined>;
+  /** The first job type in [`fromType`, `belowType`) present in a queue and state. */
+  typeFrom(p: { queue: string; state: string; fromType: string; belowType: string }): Op<string | undefined>;
+  /** Seqs of a range, at most `limit`. */
+  seqs(p: SeqRange & { limit: number }): Op<number[]>;
+  /** Seqs of a queue and state of any type (sorts them: for queues with very many types only). */
+  seqsAnyType(p: Omit<SeqRange, 'type'> & { limit: number }): Op<number[]>;
+  /** Seqs of a range as the browse list reads it: at most `scan` index entries. */
+  scanSeqs(p: SeqRange & { scan: number }): Op<number[]>;
+  /** A queue's scheduled jobs (`retries`: only those scheduled after a delivery) by due time, from a position. */
+  scanDue(p: {
+    queue: string;
+    retries: boolean;
+    fromDueMs: number;
+    fromSeq: number;
+    descending: boolean;
+    scan: number;
+  }): Op<DueRow[]>;
+  /** Which of `seqs` pass the filters no index answers (null: any); one primary-key probe each. */
+  filter(p: {
+    seqs: readonly number[];
+    errorText: string | null;
+    metadata: { key: string; value: string } | null;
+    typePrefix: string | null;
+    groupKey: string | null;
+  }): Op<number[]>;
+  /** Ids in [`lo`, `hi`), newest first. */
+  idsBetween(p: { lo: string; hi: string; limit: number }): Op<string[]>;
+  /** Ids containing `fragment` among the newest `scan` ids. */
+  idsContaining(p: { fragment: string; scan: number; limit: number }): Op<string[]>;
+}

@@ -1,0 +1,122 @@
+/**
+ * Leases and their settlements (ack, nack, extend, expiry), and the flow control that
+ * admits a lease (rate limits, concurrency, groups): capabilities of the Store (store.ts).
+ */
+import type { Op } from './op.ts';
+import type { AckedRow, AttemptRow, BucketRow, LeasedRow, LeaseHolderRow, ReadyHeadRow } from './rows.ts';
+
+// ---------------------------------------------------------------- leases and settlements
+
+/** What every lease sets. A job with its own `lease_ms` gets at least that long, up to `maxLeaseDeadlineMs`. */
+export interface LeaseParams {
+  nowMs: number;
+  leaseDeadlineMs: number;
+  maxLeaseDeadlineMs: number;
+  workerId: string | null;
+  /**
+   * The queue's default_timeout_ms, for jobs without their own timeout_ms; null: none.
+   * A lease sets `timeout_at_ms` = now + the job's timeout and caps its deadline there.
+   */
+  timeoutMs: number | null;
+}
+
+/** A lease's fence: the job and the attempt whose lease a settlement ends. */
+export interface AttemptKey {
+  jobId: string;
+  attempt: number;
+}
+
+export interface LeaseReads {
+  /** Leased jobs past their deadline at `nowMs`, earliest deadline first. */
+  expired(p: { nowMs: number; limit: number }): Op<AttemptRow[]>;
+  /** The earliest lease deadline, or null. */
+  nextDeadlineMs(): Op<number | null>;
+  /** Leases held now, per worker id. */
+  holders(): Op<LeaseHolderRow[]>;
+}
+
+export interface Leases extends LeaseReads {
+  /**
+   * Leases up to `limit` ready jobs of a queue without a group, in the queue's order
+   * (priority, then due time, then enqueue order): in SQLite one UPDATE … RETURNING
+   * over an index. The rows come in no particular order.
+   */
+  leaseReady(p: LeaseParams & { queue: string; limit: number }): Op<LeasedRow[]>;
+  /** Up to `limit` ready jobs without a group at one priority, oldest due first (rows in no order). */
+  leaseUngroupedAt(p: LeaseParams & { queue: string; priority: number; limit: number }): Op<LeasedRow[]>;
+  /** Up to `limit` ready jobs of one group at one priority, oldest due first (rows in no order). */
+  leaseGroupAt(
+    p: LeaseParams & { queue: string; priority: number; groupKey: string; limit: number },
+  ): Op<LeasedRow[]>;
+  /**
+   * Deletes the job if it is leased at that attempt with no cancel asked: an ack when
+   * completed jobs are not kept. Its queue, type and times, or undefined when it matched nothing.
+   */
+  ack(key: AttemptKey): Op<AckedRow | undefined>;
+  /** `ack` for many (job ids distinct): the ones it deleted, in no order. */
+  ackMany(keys: readonly AttemptKey[]): Op<(AckedRow & { id: string })[]>;
+  /** Leased at that attempt with no cancel asked → completed, with its result (null: none). */
+  complete(
+    p: AttemptKey & { nowMs: number; result: Uint8Array | null; resultContentType: string | null },
+  ): Op<void>;
+  /** A progress report of a lease: a null part stays as it was. The progress after it, or undefined when not leased at that attempt. */
+  reportProgress(
+    p: AttemptKey & { percent: number | null; json: string | null; nowMs: number },
+  ): Op<{ progress_percent: number | null; progress_json: string | null } | undefined>;
+  extend(p: AttemptKey & { leaseDeadlineMs: number }): Op<void>;
+  /** A failed attempt with attempts left → ready or scheduled; its progress is cleared. */
+  retry(p: {
+    seq: number;
+    state: 'ready' | 'scheduled';
+    runAtMs: number;
+    lastError: string;
+    /** The failed attempt's error class (`jobs.last_error_class`); null: none given. */
+    lastErrorClass: string | null;
+    errorsJson: string;
+  }): Op<void>;
+  /** A failed attempt → dead. */
+  fail(p: {
+    seq: number;
+    deadReason: string;
+    nowMs: number;
+    lastError: string;
+    lastErrorClass: string | null;
+    errorsJson: string;
+  }): Op<void>;
+  /** A leased job with a cancel request whose attempt ended → cancelled (null keeps the error history). */
+  finishCancelled(p: { seq: number; lastError: string | null; errorsJson: string | null }): Op<void>;
+}
+
+// ---------------------------------------------------------------- flow control
+
+export interface FlowReads {
+  /** The highest priority ≤ `maxPriority` with a ready job without a group (`grouped`: with one). */
+  topPriority(p: { queue: string; maxPriority: number; grouped: boolean }): Op<number | undefined>;
+  /** Whether a job without a group is ready at `priority`. */
+  hasUngroupedAt(p: { queue: string; priority: number }): Op<boolean>;
+  /**
+   * Priority aging (leases/aged-lease.ts): the oldest ready jobs without a group of each of
+   * the 10 priorities, up to `limit` per priority, each priority's in lease order (due time,
+   * enqueue order): 10 bounded index ranges, never a scan of the queue.
+   */
+  readyHeads(p: { queue: string; limit: number }): Op<ReadyHeadRow[]>;
+  /**
+   * The first group after `after` (in name order; '' = from the start) with a ready job
+   * at `priority`, and that group's earliest due time there: one index seek.
+   */
+  nextGroupAt(p: {
+    queue: string;
+    priority: number;
+    after: string;
+  }): Op<{ group_key: string; run_at_ms: number } | undefined>;
+  /** Leased jobs of one group. */
+  leasedInGroup(p: { queue: string; groupKey: string }): Op<number>;
+  /** A rate-limit bucket ('' is the queue's own); undefined: never used, or full again and swept. */
+  bucket(p: { queue: string; groupKey: string }): Op<BucketRow | undefined>;
+}
+
+export interface Flow extends FlowReads {
+  putBucket(p: BucketRow & { queue: string; groupKey: string }): Op<void>;
+  /** Forgets a queue's buckets untouched since `beforeMs` (full again); returns how many. */
+  sweepBuckets(p: { queue: string; beforeMs: number; limit: number }): Op<number>;
+}

@@ -1,0 +1,57 @@
+/**
+ * Signals between the servers that share one store (PostgreSQL): an optional capability
+ * of the Store (store.ts).
+ */
+
+/**
+ * What one server tells the others that share its store (several sepp servers on
+ * one PostgreSQL database): sent after the commit it describes, at most once in
+ * flight (what comes meanwhile goes in the next), and lost without harm — the
+ * engine also polls the store (`pollIntervalMs`), so a signal is a shortcut, never
+ * the only way news arrives. A store that no other server shares has none.
+ */
+export interface StoreSignals {
+  /** How often the engine looks for what a lost signal would have told it (ready jobs, maintenance). */
+  readonly pollIntervalMs: number;
+  /** `jobs` jobs of `queue` became ready here (after the commit that made them so). */
+  readyJobs(queue: string, jobs: number): void;
+  /**
+   * Cancels of leased jobs were committed here: the workers holding them may be
+   * connected to another server. Without the signal they learn at their next
+   * extend or settlement (refused with job_cancelled).
+   */
+  cancelRequested(notices: readonly CancelSignal[]): void;
+  /**
+   * Attempts ended by their hard timeout here (the expiry sweep of whichever server ran
+   * it): the workers holding them may be connected to another server. Without the
+   * signal they learn at their next extend (refused with job_timed_out).
+   */
+  attemptsTimedOut(notices: readonly TimeoutSignal[]): void;
+  /** Calls `listener` for what another server said (one listener; a later call replaces it). */
+  listen(listener: (signal: StoreSignal) => void): void;
+}
+
+/** A cancel of one lease, as the servers tell each other of it. */
+export interface CancelSignal {
+  jobId: string;
+  queue: string;
+  attempt: number;
+  workerId: string | null;
+  cancelledBy: string | null;
+  cancelledAtMs: number;
+}
+
+/** An attempt ended by its hard timeout, as the servers tell each other of it. */
+export interface TimeoutSignal {
+  jobId: string;
+  queue: string;
+  attempt: number;
+  workerId: string | null;
+  timeoutAtMs: number;
+}
+
+/** A signal from another server. */
+export type StoreSignal =
+  | { kind: 'ready'; queue: string; jobs: number }
+  | { kind: 'cancel'; notices: readonly CancelSignal[] }
+  | { kind: 'timeout'; notices: readonly TimeoutSignal[] };
