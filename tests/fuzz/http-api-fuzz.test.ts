@@ -50,6 +50,7 @@ let t: TestServer;
 let port: number;
 let routes: Route[];
 const jobIds: string[] = [];
+const batchIds: string[] = [];
 
 before(async () => {
   t = await startTestServer({
@@ -74,9 +75,17 @@ before(async () => {
     jobIds.push(jobId);
   }
   await engine.reserve({ queues: ['fz'], maxJobs: 5 });
+  // An open batch and a sealed one, so that /v1/batches/{batchId}… meets real ids too (issue 33).
+  for (const seal of [false, true]) {
+    const { batch } = await engine.createBatch({
+      jobs: [{ queue: 'fz', type: 'member', payload: Buffer.from('{}'), contentType: 'application/json' }],
+      seal,
+    });
+    batchIds.push(batch.id);
+  }
   const doc = (await send({ method: 'GET', target: '/v1/openapi.json', headers: {} })).body;
   routes = openApiRoutes(JSON.parse(doc) as OpenApiDoc);
-  assert.equal(routes.length, 14, 'every operation of the document');
+  assert.equal(routes.length, 22, 'every operation of the document (14, and 8 of workflows)');
 });
 
 after(() => t?.dispose());
@@ -385,9 +394,14 @@ interface Case {
 
 const fuzzCase: fc.Arbitrary<Case> = fc.integer({ min: 0, max: 10_000 }).chain((i) => {
   const route = routes[i % routes.length] as Route;
+  // Every path parameter ({jobId}, {batchId}) gets a stored id of either kind, or a nasty one.
   const path = fc
-    .oneof({ weight: 3, arbitrary: fc.constantFrom(...jobIds) }, fc.constantFrom(...nasty))
-    .map((id) => route.path.replace('{jobId}', id));
+    .oneof(
+      { weight: 3, arbitrary: fc.constantFrom(...jobIds) },
+      { weight: 2, arbitrary: fc.constantFrom(...batchIds) },
+      fc.constantFrom(...nasty),
+    )
+    .map((id) => route.path.replace(/\{\w+\}/g, id));
   const query = fc
     .array(fc.tuple(fc.constantFrom(...route.query, 'junk'), queryValue), { maxLength: 3 })
     .map((pairs) => (pairs.length === 0 ? '' : `?${pairs.map(([k, v]) => `${k}=${v}`).join('&')}`));
