@@ -168,6 +168,10 @@ test("the drop-in's commands: restore only when needed, ready once serving, SIGT
     } finally {
       await client.close();
     }
+    // Litestream takes up a database that did not exist when it started (a first start) at its
+    // next sync, up to sync-interval (1 s) later; a stop before that leaves no replica at all
+    // (docs/replication.md says so). Stop once it has: this run proves the clean stop's last sync.
+    await waitFor(() => /msg="snapshot written"/.test(output()), 'Litestream to take up the new database');
     // KillMode=mixed: systemd signals the main process alone.
     main.kill('SIGTERM');
     await stopped;
