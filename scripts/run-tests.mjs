@@ -96,8 +96,10 @@ const estimate = (f) => known[f] ?? (tierOf(f) === 'system' ? 60_000 : 5_000);
 const checks = flags.checks
   ? ['typecheck', 'lint'].map((script) => ({ check: `npm run ${script}`, script }))
   : [];
-/** The fast tier's files share a few processes; the rest, and any other run, one each. */
-/** At most SEPP_TEST_GROUPS groups (default 8; 0: none, every file alone), of 10 files or more. */
+/**
+ * With --tier fast the files share a few processes: at most SEPP_TEST_GROUPS groups
+ * (default 8; 0: none), of 10 files or more. The rest, and any other run, one each.
+ */
 const maxGroups = Number(process.env.SEPP_TEST_GROUPS ?? '8');
 const grouped =
   flags.tier === 'fast' && maxGroups !== 0 ? files.filter((f) => !Object.hasOwn(runsAlone, f)) : [];
