@@ -3,7 +3,8 @@
  * (issue 36: requeue of 50 dead jobs was 50 calls and 50 audit entries), in
  * Debian's headless Chromium against a real server: dead letters of two queues
  * are ticked and requeued, and the page makes one POST, to
- * /api/v1/bulk/selected/requeue, which writes one entry counting them.
+ * /api/v1/bulk/selected/requeue, which writes one entry counting them. And the
+ * Dead letters page filters by text of the last error, as its API does.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -21,7 +22,7 @@ const problems: string[] = [];
 const posts: string[] = [];
 
 before(async () => {
-  ui = await startUiServer(user, '[queues.mail]\n\n[queues.sms]\n');
+  ui = await startUiServer(user, '[queues.mail]\n\n[queues.sms]\n\n[queues.push]\n');
   engine = ui.t.server.engine;
   for (const queue of ['mail', 'mail', 'sms', 'sms']) {
     await engine.enqueue({ queue, type: 'welcome', payload: enc('x') });
@@ -58,5 +59,24 @@ test('requeue of selected rows across queues is one call and one audit entry wit
   );
   const states = await Promise.all(dead.map(async (id) => (await engine.getJob(id)).state));
   assert.deepEqual(states, ['ready', 'ready', 'ready', 'dead']);
+  assert.deepEqual(problems, []);
+});
+
+test('the Dead letters page filters by text of the last error', async () => {
+  for (const error of ['SMTP timeout', 'mailbox full', 'smtp timeout again']) {
+    await engine.enqueue({ queue: 'push', type: 'welcome', payload: enc('x') });
+    const [job] = await engine.reserve({ queues: ['push'], maxJobs: 1 });
+    assert.ok(job);
+    await engine.nack({ jobId: job.id, attempt: 1, error, directive: { kind: 'dead_letter' } });
+  }
+  await page.goto(`${ui.adminUrl}/dead-letters?queue=push`);
+  const table = page.getByRole('table', { name: 'dead letters of push' });
+  await table.getByRole('cell', { name: 'mailbox full' }).waitFor();
+  await page.getByLabel('Error contains').fill('smtp');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await table.getByRole('cell', { name: 'mailbox full' }).waitFor({ state: 'detached' });
+  assert.equal(new URL(page.url()).searchParams.get('error'), 'smtp');
+  assert.equal(await table.getByRole('cell', { name: /smtp timeout/i }).count(), 2);
+  assert.equal(await page.getByLabel('Error contains').inputValue(), 'smtp');
   assert.deepEqual(problems, []);
 });
