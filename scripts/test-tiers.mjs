@@ -22,6 +22,7 @@ export const systemTier = {
   'tests/admin/browser-queue-pages.test.ts': 'Chromium',
   'tests/admin/browser-liveness.test.ts': 'Chromium and a server process it stops with SIGSTOP',
   'tests/admin/browser-operator.test.ts': 'Chromium',
+  'tests/admin/browser-selected.test.ts': 'Chromium',
   'tests/admin/browser-push.test.ts': 'Chromium and a push receiver',
   'tests/admin/browser-round3.test.ts': 'Chromium',
   'tests/admin/browser-workflows.test.ts': 'Chromium',

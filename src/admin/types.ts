@@ -54,6 +54,7 @@ export type AdminEngine = Pick<
   | 'updateJobs'
   | 'requeueJob'
   | 'deadLetterJob'
+  | 'changeSelectedJobs'
   | 'getFlow'
   | 'cancelFlow'
   | 'getBatch'

@@ -18,6 +18,7 @@ import {
   DeadLetters,
   JobUpdater,
   OperatorActions,
+  SelectedJobs,
   WorkflowActs,
 } from './control/index.ts';
 import { DependencyQueues, releaseDependents } from './dependencies/index.ts';
@@ -118,6 +119,8 @@ export interface EngineParts {
   readonly actions: OperatorActions;
   readonly queueAdmin: QueueAdmin;
   readonly deadLetters: DeadLetters;
+  /** Requeue, cancel or delete of jobs chosen by id, one write and one audit entry. */
+  readonly selectedJobs: SelectedJobs;
   readonly onlineBackup: OnlineBackup;
   readonly schedules: Schedules;
   readonly canceller: Canceller;
@@ -283,6 +286,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     );
     settler.timeouts.relayTo((notices) => signals.attemptsTimedOut(notices));
   }
+  const deadLetters = new DeadLetters(ctx, audit);
   const bulk = new BulkOperations(
     ctx,
     audit,
@@ -313,7 +317,8 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     audit,
     actions,
     queueAdmin: new QueueAdmin(ctx, flow, waiters, audit),
-    deadLetters: new DeadLetters(ctx, audit),
+    deadLetters,
+    selectedJobs: new SelectedJobs(ctx, audit, actions, canceller, deadLetters),
     onlineBackup: new OnlineBackup(store),
     schedules,
     canceller,

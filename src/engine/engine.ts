@@ -24,6 +24,8 @@ import {
   type BulkStart,
   type CancelListener,
   requireQueue,
+  type SelectedJobsAction,
+  type SelectedJobsResult,
   type WorkflowCancelResult,
 } from './control/index.ts';
 import type {
@@ -121,6 +123,7 @@ export class Engine {
   private readonly actions: EngineParts['actions'];
   private readonly queueAdmin: EngineParts['queueAdmin'];
   private readonly deadLetters: EngineParts['deadLetters'];
+  private readonly selectedJobs: EngineParts['selectedJobs'];
   private readonly onlineBackup: EngineParts['onlineBackup'];
   private readonly schedules: EngineParts['schedules'];
   private readonly canceller: EngineParts['canceller'];
@@ -151,6 +154,7 @@ export class Engine {
     this.workerControl = parts.workerControl;
     this.audit = parts.audit;
     this.actions = parts.actions;
+    this.selectedJobs = parts.selectedJobs;
     this.queueAdmin = parts.queueAdmin;
     this.deadLetters = parts.deadLetters;
     this.onlineBackup = parts.onlineBackup;
@@ -531,6 +535,15 @@ export class Engine {
   /** A ready or scheduled job to the dead letters now (reason `dead_lettered`). */
   deadLetterJob(jobId: string, audit?: AuditInput): Promise<{ previousState: JobState }> {
     return this.actions.deadLetterJob(jobId, audit);
+  }
+
+  /** Requeues, cancels or deletes (dead letters) the jobs of `jobIds` it applies to: one write, one audit entry. */
+  changeSelectedJobs(
+    action: SelectedJobsAction,
+    jobIds: readonly string[],
+    audit?: AuditInput,
+  ): Promise<SelectedJobsResult> {
+    return this.selectedJobs.change(action, jobIds, audit);
   }
 
   /** Deletes every ready and scheduled job of a queue (a bulk operation); leased jobs finish normally. */

@@ -11,6 +11,7 @@ import {
   type TestAdmin,
   type TestClient,
 } from '../helpers/admin.ts';
+import { until } from '../helpers/engine.ts';
 
 let admin: TestAdmin;
 let op: TestClient;
@@ -23,6 +24,28 @@ afterEach(() => admin.dispose());
 
 const lastAudit = async (): Promise<AuditEntry> =>
   (await admin.t.engine.listAudit({ pageSize: 1 })).items[0]!;
+
+test("overview: a worker waiting on two queues is one waiting worker, and in each queue's row", async () => {
+  const engine = admin.t.engine;
+  for (const queue of ['inbox', 'outbox']) {
+    await engine.enqueue({ queue, type: 'later', payload: enc('{}'), delayMs: 60_000 });
+  }
+  const stop = new AbortController();
+  const waiting = engine.reserve({ queues: ['inbox', 'outbox'], waitMs: 60_000 }, stop.signal);
+  await until(engine, () => engine.waitingReserves === 1);
+  const { status, body } = await op.get<{ waitingWorkers: number; queues: QueueInfo[] }>('/api/v1/overview');
+  assert.equal(status, 200);
+  assert.equal(body.waitingWorkers, 1, 'counted once, not once per queue');
+  assert.deepEqual(
+    body.queues.map((q) => [q.name, q.waitingWorkers]),
+    [
+      ['inbox', 1],
+      ['outbox', 1],
+    ],
+  );
+  stop.abort();
+  await waiting.catch(() => []);
+});
 
 test('overview: server facts, totals from the counters, waiting workers and rates', async () => {
   for (let i = 0; i < 3; i++)

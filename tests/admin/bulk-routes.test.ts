@@ -170,3 +170,51 @@ test('dead letters: listed, requeued and deleted by error text', async () => {
   const q = (await admin.t.engine.listQueues())[0];
   assert.deepEqual([q?.counts.ready, q?.counts.dead], [2, 0]);
 });
+
+test('selected jobs: N chosen ids are one call and one audit entry with the count; other states skipped', async () => {
+  const engine = admin.t.engine;
+  await deadLetters('a', 3, 'boom');
+  await deadLetters('b', 2, 'boom');
+  const dead = (await engine.browseJobs({ state: 'dead' })).items.map((j) => j.id);
+  assert.equal(dead.length, 5);
+  const waiting = await engine.enqueue({ queue: 'a', type: 'mail', payload: enc('x'), delayMs: 60_000 });
+  const before = (await engine.listAudit({})).items.length;
+  const requeued = await op.post('/api/v1/bulk/selected/requeue', {
+    jobIds: [...dead.slice(0, 4).map((id) => id.toUpperCase()), waiting.jobId],
+  });
+  assert.equal(requeued.status, 200);
+  assert.deepEqual(requeued.body, { changed: 4, skipped: 1 });
+  let entries = (await engine.listAudit({})).items;
+  assert.equal(entries.length, before + 1, 'one entry for the selection');
+  assert.deepEqual(
+    [
+      entries[0]?.action,
+      entries[0]?.details.selected,
+      entries[0]?.details.changed,
+      entries[0]?.details.skipped,
+    ],
+    ['jobs.requeue', 5, 4, 1],
+  );
+  assert.equal((await engine.getJob(dead[0] as string)).state, 'ready');
+
+  const cancelled = await op.post('/api/v1/bulk/selected/cancel', {
+    jobIds: [...dead.slice(0, 4), waiting.jobId],
+  });
+  assert.deepEqual(cancelled.body, { changed: 5, skipped: 0 });
+  assert.equal((await engine.getJob(waiting.jobId)).state, 'cancelled');
+
+  const deleted = await op.post('/api/v1/bulk/selected/delete', { jobIds: [dead[4], waiting.jobId] });
+  assert.deepEqual(deleted.body, { changed: 1, skipped: 1 });
+  entries = (await engine.listAudit({})).items;
+  assert.equal(entries.length, before + 3);
+  assert.deepEqual([entries[0]?.action, entries[0]?.details.changed], ['dead_letters.delete', 1]);
+  await assert.rejects(engine.getJob(dead[4] as string));
+
+  const viewer = await loggedIn(admin, 'viewer');
+  const afterLogin = (await engine.listAudit({})).items.length;
+  assert.equal((await viewer.post('/api/v1/bulk/selected/requeue', { jobIds: dead })).status, 403);
+  const tooMany = Array.from({ length: engine.limits.maxBatchJobs + 1 }, (_, i) => `id-${i}`);
+  assert.equal((await op.post('/api/v1/bulk/selected/requeue', { jobIds: tooMany })).status, 400);
+  assert.equal((await op.post('/api/v1/bulk/selected/requeue', { jobIds: [] })).status, 400);
+  assert.equal((await engine.listAudit({})).items.length, afterLogin, 'refused calls write no entry');
+});

@@ -7,11 +7,18 @@
  * and the answer is its progress at once, which the UI polls
  * (`GET /api/v1/bulk-operations/{id}`) and may stop. Each operation is audited
  * once, with the filter and the count.
+ *
+ * The selected rows of a list are a job-ids variant
+ * (`POST /api/v1/bulk/selected/{requeue,cancel,delete}`): one call, one write
+ * and one audit entry with the count, however many rows (at most the batch
+ * limit); jobs in another state are skipped and counted.
  */
 
 import type { Context } from 'hono';
 import { roleFor } from '../../config/index.ts';
+import type { SelectedJobsAction } from '../../engine/control/index.ts';
 import type { BulkAction, JobChanges, JobFilter } from '../../engine/control-types.ts';
+import { normalizeJobId } from '../../engine/jobs/index.ts';
 import type { DeadReason, JobState } from '../../engine/types.ts';
 import {
   bad,
@@ -22,6 +29,7 @@ import {
   pathParam,
   queryString,
   readJsonObject,
+  stringArray,
 } from '../request-input.ts';
 import type { AdminServices, RouteSpec } from '../route-spec.ts';
 import { browseStates, metaFilter } from './browse-routes.ts';
@@ -180,7 +188,48 @@ export function bulkRoutes({ deps }: AdminServices): RouteSpec[] {
     },
   });
 
+  const selected = (
+    action: SelectedJobsAction,
+    audit: 'jobs.cancel' | 'jobs.requeue' | 'dead_letters.delete',
+    summary: string,
+  ): RouteSpec => ({
+    method: 'post',
+    path: `/api/v1/bulk/selected/${action}`,
+    access: roleFor(audit),
+    tag: 'jobs',
+    summary,
+    description:
+      'One write and one audit entry for all of `jobIds` (at most the batch limit). A job in a state the action does not apply to, or gone, is left as it is and counted in `skipped`.',
+    body: {
+      type: 'object',
+      properties: {
+        jobIds: { type: 'array', items: str, minItems: 1, maxItems: engine.limits.maxBatchJobs },
+      },
+      required: ['jobIds'],
+    },
+    response: {
+      type: 'object',
+      properties: { changed: int, skipped: int },
+      required: ['changed', 'skipped'],
+    },
+    audits: audit,
+    async handle(c: Context, request) {
+      // A UUID in upper case names the same job; ids that are no UUID match nothing.
+      const jobIds = stringArray(await readJsonObject(c), 'jobIds', engine.limits.maxBatchJobs).map(
+        (id) => normalizeJobId(id) ?? id,
+      );
+      return c.json(await engine.changeSelectedJobs(action, jobIds, request.audit(audit, 'queue:*')));
+    },
+  });
+
   return [
+    selected('requeue', 'jobs.requeue', 'Requeue the chosen jobs that are dead, completed or cancelled'),
+    selected(
+      'cancel',
+      'jobs.cancel',
+      'Cancel the chosen jobs that are waiting, scheduled or ready (leased: by request)',
+    ),
+    selected('delete', 'dead_letters.delete', 'Delete the chosen jobs that are dead letters'),
     start('cancel', 'jobs.cancel', 'Cancel every job a filter matches (scheduled, ready; leased by request)'),
     start('update', 'jobs.update', 'Run now, or set the priority of, every waiting job a filter matches'),
     start('requeue', 'jobs.requeue', 'Requeue every dead, completed or cancelled job a filter matches'),

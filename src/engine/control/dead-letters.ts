@@ -81,7 +81,7 @@ export class DeadLetters {
   }
 
   /** Requeues or deletes the chosen dead letters of a queue (ids that are not one change nothing). */
-  private *changeSome(
+  *changeSome(
     tx: StoreTx,
     queue: string,
     jobIds: readonly string[],

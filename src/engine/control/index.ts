@@ -1,6 +1,6 @@
 /**
  * Job control: cancel (waiting jobs at once, leased ones by request), updates
- * of waiting jobs, an operator's one-job actions, dead letters through the
+ * of waiting jobs, an operator's one-job actions and actions on jobs chosen by id, dead letters through the
  * protocol, and bulk operations (every job a filter matches, in slices).
  */
 export { BulkOperations, type BulkStart } from './bulk-operations.ts';
@@ -8,4 +8,9 @@ export { type CancelListener, Canceller } from './cancel.ts';
 export { DeadLetters, requireQueue } from './dead-letters.ts';
 export { checkChanges, JobUpdater } from './job-update.ts';
 export { OperatorActions } from './operator-actions.ts';
+export {
+  SelectedJobs,
+  type SelectedJobsAction,
+  type SelectedJobsResult,
+} from './selected-jobs.ts';
 export { WorkflowActs, type WorkflowCancelResult } from './workflow-cancel.ts';

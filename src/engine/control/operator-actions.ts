@@ -26,11 +26,8 @@ export class OperatorActions {
     return this.ctx.write((tx) => this.requeueOne(tx, jobId, audit));
   }
 
-  private *requeueOne(
-    tx: StoreTx,
-    jobId: string,
-    audit: AuditInput | undefined,
-  ): Op<{ previousState: JobState }> {
+  /** requeueJob in `tx`: throws failed_precondition for a job in another state. */
+  *requeueOne(tx: StoreTx, jobId: string, audit: AuditInput | undefined): Op<{ previousState: JobState }> {
     const row = yield* this.find(tx, jobId);
     if (row.state !== 'dead' && row.state !== 'completed' && row.state !== 'cancelled') {
       throw new SeppError(

@@ -2,8 +2,10 @@
  * Actions on the selected jobs of a list: each button names what it does and
  * to how many of the selected jobs it applies (a dead job can be requeued or
  * deleted, a waiting one cancelled or dead-lettered), and the confirmation
- * repeats the count. Each job is changed by its own audited call; the notice
- * says how many changed and why any did not.
+ * repeats the count. Requeue, cancel and delete are one call for the whole
+ * selection (POST /api/v1/bulk/selected/{action}: one write, one audit entry
+ * with the count); dead-letter is one audited call per job. The notice says
+ * how many changed and how many were skipped (their state changed meanwhile).
  */
 import { ApiError, post, seg } from '../api.ts';
 import { fmtNum } from '../format.ts';
@@ -19,14 +21,24 @@ interface BulkAction {
   states: readonly JobState[];
   danger: boolean;
   body: string;
-  run(jobs: JobSummary[]): Promise<void>;
+  /** Changes the jobs; answers how many changed. */
+  run(jobs: JobSummary[]): Promise<number>;
 }
 
 const one = (path: string) => (jobs: JobSummary[]) =>
-  jobs.reduce<Promise<void>>(async (prev, j) => {
-    await prev;
+  jobs.reduce<Promise<number>>(async (prev, j) => {
+    const done = await prev;
     await post(`/api/v1/jobs/${seg(j.id)}/${path}`);
-  }, Promise.resolve());
+    return done + 1;
+  }, Promise.resolve(0));
+
+/** The whole selection in one call: one write and one audit entry. */
+const all = (action: 'requeue' | 'cancel' | 'delete') => async (jobs: JobSummary[]) =>
+  (
+    await post<{ changed: number; skipped: number }>(`/api/v1/bulk/selected/${action}`, {
+      jobIds: jobs.map((j) => j.id),
+    })
+  ).changed;
 
 const actions: readonly BulkAction[] = [
   {
@@ -36,7 +48,7 @@ const actions: readonly BulkAction[] = [
     states: ['dead', 'completed', 'cancelled'],
     danger: false,
     body: 'They go back to ready with a fresh attempt budget.',
-    run: one('requeue'),
+    run: all('requeue'),
   },
   {
     key: 'dead-letter',
@@ -54,7 +66,7 @@ const actions: readonly BulkAction[] = [
     states: ['ready', 'scheduled', 'leased'],
     danger: true,
     body: "They will not run. Leased ones are running: their workers are told to stop, and they end cancelled. Cancelled jobs are kept for the queue's retention.",
-    run: one('cancel'),
+    run: all('cancel'),
   },
   {
     key: 'delete',
@@ -63,13 +75,7 @@ const actions: readonly BulkAction[] = [
     states: ['dead'],
     danger: true,
     body: 'These dead letters are removed for good.',
-    async run(jobs) {
-      const byQueue = new Map<string, string[]>();
-      for (const j of jobs) byQueue.set(j.queue, [...(byQueue.get(j.queue) ?? []), j.id]);
-      for (const [queue, jobIds] of byQueue) {
-        await post(`/api/v1/queues/${seg(queue)}/dead-letters/delete`, { jobIds });
-      }
-    },
+    run: all('delete'),
   },
 ];
 
@@ -107,13 +113,14 @@ export function BulkJobActions({ selected }: { selected: readonly JobSummary[] }
         onCancel={confirm.close}
         onConfirm={async () => {
           if (pending === null) return;
-          const done = await action.run(async () => {
-            await pending.run(targets);
-            return true;
-          });
+          const changed = await action.run(() => pending.run(targets));
           confirm.close();
-          if (done) notify(`${pending.past} ${plural(targets.length)}.`);
-          else if (action.error instanceof ApiError)
+          if (changed !== undefined) {
+            const skipped = targets.length - changed;
+            notify(
+              `${pending.past} ${plural(changed)}.${skipped > 0 ? ` ${plural(skipped)} had changed state and stayed as ${skipped === 1 ? 'it was' : 'they were'}.` : ''}`,
+            );
+          } else if (action.error instanceof ApiError)
             notify(`${pending.label} stopped: ${action.error.message}`);
         }}
       >

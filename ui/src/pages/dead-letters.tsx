@@ -1,5 +1,6 @@
 /**
- * Dead letters of a queue by reason: requeue or delete one, the selected ones
+ * Dead letters of a queue by reason or by text of the last error (one or the
+ * other: the API takes one at a time): requeue or delete one, the selected ones
  * (only rows on screen can be selected), or all of them, each confirmation
  * with its count. Counts everywhere refresh after every action.
  */
@@ -22,6 +23,7 @@ import { ConfirmDialog, useConfirm } from '../components/confirm-dialog.tsx';
 import { type Column, DataTable } from '../components/data-table.tsx';
 import { FilterBar } from '../components/filter-bar.tsx';
 import { SelectField } from '../components/select-field.tsx';
+import { TextField } from '../components/text-field.tsx';
 import { TopErrors } from '../components/top-errors.tsx';
 import { fmtNum, humanize } from '../format.ts';
 import { useAction, useApi } from '../hooks.ts';
@@ -32,6 +34,9 @@ import { deadReasons, type JobSummary, type Page, type Session } from '../types.
 type Pending =
   | { kind: 'requeue' | 'delete'; ids: string[] }
   | { kind: 'requeue-all' | 'delete-all'; count: number | null };
+
+/** Error text replaces the reason: the API narrows by one of them. */
+const textOrReason = (error: string, reason: string) => (error === '' ? { reason } : { error });
 
 const letters = (n: number) => `${fmtNum(n)} dead letter${n === 1 ? '' : 's'}`;
 
@@ -55,6 +60,8 @@ export function DeadLetters({ session }: { session: Session }) {
   const all = queues.queues;
   const queue = params.get('queue') ?? all.find((q) => q.counts.dead > 0)?.name ?? all[0]?.name ?? '';
   const reason = params.get('reason') ?? '';
+  const error = params.get('error') ?? '';
+  const [errorForm, setErrorForm] = useState(error);
   const cursor = params.get('cursor') ?? '';
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const known = all.find((q) => q.name === queue);
@@ -63,7 +70,7 @@ export function DeadLetters({ session }: { session: Session }) {
   const page = useApi<Page<JobSummary>>(
     queue === '' || unknownQueue
       ? null
-      : `/api/v1/queues/${seg(queue)}/dead-letters${query({ reason, cursor, order: 'newest_first', limit: 50 })}`,
+      : `/api/v1/queues/${seg(queue)}/dead-letters${query({ reason, error, cursor, order: 'newest_first', limit: 50 })}`,
     // A live list would drop selected rows at a refresh: it holds its refreshes while rows are selected.
     { pollMs: 5000, paused: selected.size > 0 },
   );
@@ -72,7 +79,9 @@ export function DeadLetters({ session }: { session: Session }) {
   const operator = can(session, 'operator');
   const items = page.data?.items ?? [];
   // With a reason the server counts that reason's dead letters (one index range): "Requeue all N".
-  const total = reason === '' ? (known?.counts.dead ?? null) : (page.data?.total ?? null);
+  // Error text is counted by no index: its total is unknown ("Requeue all").
+  const total =
+    error !== '' ? null : reason === '' ? (known?.counts.dead ?? null) : (page.data?.total ?? null);
 
   const run = async (pending: Pending) => {
     const base = `/api/v1/queues/${seg(queue)}/dead-letters`;
@@ -81,6 +90,7 @@ export function DeadLetters({ session }: { session: Session }) {
         ? post<{ changed: number }>(`${base}/${pending.kind}`, { jobIds: pending.ids })
         : post<{ changed: number }>(`${base}/${pending.kind}`, {
             ...(reason ? { reason } : {}),
+            ...(error ? { error } : {}),
             ...(pending.kind === 'delete-all' ? { confirm: queue } : {}),
           }),
     );
@@ -95,7 +105,7 @@ export function DeadLetters({ session }: { session: Session }) {
       notify(`${verb} ${letters(result.changed)}.`);
     }
     setSelected(new Set());
-    if (cursor !== '') navigate(`/dead-letters${query({ queue, reason })}`);
+    if (cursor !== '') navigate(`/dead-letters${query({ queue, reason, error })}`);
   };
 
   const describe = (p: Pending | null): { title: string; body: string; label: string; danger: boolean } => {
@@ -103,7 +113,11 @@ export function DeadLetters({ session }: { session: Session }) {
     const count = 'ids' in p ? p.ids.length : p.count;
     // The reason in quotes after the noun: "dead lettered dead letters" read as a stutter.
     const what = `all ${count === null ? `(more than ${fmtNum(items.length)})` : fmtNum(count)} dead letter${count === 1 ? '' : 's'}`;
-    const why = reason ? ` with reason “${humanize(reason)}”` : '';
+    const why = reason
+      ? ` with reason “${humanize(reason)}”`
+      : error
+        ? ` whose last error contains “${error}”`
+        : '';
     switch (p.kind) {
       case 'requeue':
         return {
@@ -165,7 +179,14 @@ export function DeadLetters({ session }: { session: Session }) {
           </button>
         )}
       </PageHeader>
-      <FilterBar label="Dead letter filters" active={reason === '' ? 0 : 1}>
+      <FilterBar
+        label="Dead letter filters"
+        active={(reason === '' ? 0 : 1) + (error === '' ? 0 : 1)}
+        submitLabel="Apply"
+        onSubmit={() =>
+          navigate(`/dead-letters${query({ queue, ...textOrReason(errorForm.trim(), reason) })}`)
+        }
+      >
         <SelectField
           id="dl-queue"
           label="Queue"
@@ -174,7 +195,7 @@ export function DeadLetters({ session }: { session: Session }) {
             ...(unknownQueue ? [{ value: queue, label: `${queue} (no such queue)` }] : []),
             ...all.map((q) => ({ value: q.name, label: `${q.name} (${fmtNum(q.counts.dead)})` })),
           ]}
-          onChange={(name) => navigate(`/dead-letters${query({ queue: name, reason })}`)}
+          onChange={(name) => navigate(`/dead-letters${query({ queue: name, reason, error })}`)}
         />
         <SelectField
           id="dl-reason"
@@ -182,7 +203,18 @@ export function DeadLetters({ session }: { session: Session }) {
           value={reason}
           any="any reason"
           choices={deadReasons.map((r) => ({ value: r, label: humanize(r) }))}
-          onChange={(r) => navigate(`/dead-letters${query({ queue, reason: r })}`)}
+          onChange={(r) => {
+            // A reason replaces the error text (the API narrows by one of them).
+            setErrorForm('');
+            navigate(`/dead-letters${query({ queue, reason: r })}`);
+          }}
+        />
+        <TextField
+          id="dl-error"
+          label="Error contains"
+          placeholder="any error"
+          value={errorForm}
+          onInput={setErrorForm}
         />
       </FilterBar>
       <ErrorBanner error={page.stale ? action.error : (queues.error ?? page.error ?? action.error)} />
@@ -203,7 +235,9 @@ export function DeadLetters({ session }: { session: Session }) {
         page.error === null && <Loading />
       ) : items.length === 0 ? (
         <div class="card">
-          <Empty title={`No ${reason ? `${humanize(reason)} ` : ''}dead letters in ${queue}`}>
+          <Empty
+            title={`No ${reason ? `${humanize(reason)} ` : ''}dead letters in ${queue}${error ? ` whose last error contains “${error}”` : ''}`}
+          >
             Jobs land here when they run out of attempts, their lease expires on the last attempt, or a worker
             or operator dead-letters them.
           </Empty>

@@ -1,0 +1,82 @@
+/**
+ * Acting on selected rows of the Jobs page is one call and one audit entry
+ * (issue 36: requeue of 50 dead jobs was 50 calls and 50 audit entries), in
+ * Debian's headless Chromium against a real server: dead letters of two queues
+ * are ticked and requeued, and the page makes one POST, to
+ * /api/v1/bulk/selected/requeue, which writes one entry counting them. And the
+ * Dead letters page filters by text of the last error, as its API does.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { Page } from 'playwright-core';
+import type { Engine } from '../../src/engine/engine.ts';
+import { enc } from '../helpers/admin.ts';
+import { logIn, startUiServer, type UiServer, watch } from '../helpers/browser.ts';
+
+const user = { name: 'op', password: 'selected-rows-password', role: 'operator' } as const;
+
+let ui: UiServer;
+let engine: Engine;
+let page: Page;
+const problems: string[] = [];
+const posts: string[] = [];
+
+before(async () => {
+  ui = await startUiServer(user, '[queues.mail]\n\n[queues.sms]\n\n[queues.push]\n');
+  engine = ui.t.server.engine;
+  for (const queue of ['mail', 'mail', 'sms', 'sms']) {
+    await engine.enqueue({ queue, type: 'welcome', payload: enc('x') });
+    const [job] = await engine.reserve({ queues: [queue], maxJobs: 1 });
+    assert.ok(job);
+    await engine.nack({ jobId: job.id, attempt: 1, error: 'boom', directive: { kind: 'dead_letter' } });
+  }
+  page = watch(ui.context.pages()[0] ?? (await ui.context.newPage()), problems);
+  page.on('request', (request) => {
+    const url = new URL(request.url());
+    if (request.method() === 'POST' && url.pathname.startsWith('/api/v1/')) posts.push(url.pathname);
+  });
+  await logIn(page, `${ui.adminUrl}/`, user);
+  await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+});
+after(() => ui?.dispose());
+
+test('requeue of selected rows across queues is one call and one audit entry with the count', async () => {
+  const dead = (await engine.browseJobs({ state: 'dead' })).items.map((j) => j.id);
+  assert.equal(dead.length, 4);
+  await page.goto(`${ui.adminUrl}/jobs?state=dead`);
+  for (const id of dead.slice(0, 3)) await page.getByRole('checkbox', { name: `Select job ${id}` }).check();
+  const audits = (await engine.listAudit({})).items.length;
+  posts.length = 0;
+  await page.getByRole('button', { name: 'Requeue 3…' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Requeue 3 jobs' }).click();
+  await page.getByText('Requeued 3 jobs.').first().waitFor();
+  assert.deepEqual(posts, ['/api/v1/bulk/selected/requeue']);
+  const entries = (await engine.listAudit({})).items;
+  assert.equal(entries.length, audits + 1);
+  assert.deepEqual(
+    [entries[0]?.action, entries[0]?.actor, entries[0]?.details.selected, entries[0]?.details.changed],
+    ['jobs.requeue', 'op', 3, 3],
+  );
+  const states = await Promise.all(dead.map(async (id) => (await engine.getJob(id)).state));
+  assert.deepEqual(states, ['ready', 'ready', 'ready', 'dead']);
+  assert.deepEqual(problems, []);
+});
+
+test('the Dead letters page filters by text of the last error', async () => {
+  for (const error of ['SMTP timeout', 'mailbox full', 'smtp timeout again']) {
+    await engine.enqueue({ queue: 'push', type: 'welcome', payload: enc('x') });
+    const [job] = await engine.reserve({ queues: ['push'], maxJobs: 1 });
+    assert.ok(job);
+    await engine.nack({ jobId: job.id, attempt: 1, error, directive: { kind: 'dead_letter' } });
+  }
+  await page.goto(`${ui.adminUrl}/dead-letters?queue=push`);
+  const table = page.getByRole('table', { name: 'dead letters of push' });
+  await table.getByRole('cell', { name: 'mailbox full' }).waitFor();
+  await page.getByLabel('Error contains').fill('smtp');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await table.getByRole('cell', { name: 'mailbox full' }).waitFor({ state: 'detached' });
+  assert.equal(new URL(page.url()).searchParams.get('error'), 'smtp');
+  assert.equal(await table.getByRole('cell', { name: /smtp timeout/i }).count(), 2);
+  assert.equal(await page.getByLabel('Error contains').inputValue(), 'smtp');
+  assert.deepEqual(problems, []);
+});
