@@ -54,7 +54,7 @@ export function workerRoutes(ctx: ApiContext): RouteSpec[] {
       tag: 'workers',
       summary: 'Lease up to maxJobs jobs, waiting up to waitTimeoutMs for one (long-poll)',
       description:
-        'Jobs come from the first listed queue that has any ready, and so on down the list; an empty list ' +
+        'Jobs come from the first listed queue that has ready jobs, and so on down the list; an empty list ' +
         'when the wait ended without one (or the server is shutting down). A client that goes away stops ' +
         'waiting at once and is leased nothing. No more jobs are leased than fit `maxResponseBytes` of JSON ' +
         '(default and most: http.max_request_bytes); the others stay ready. When the first job alone does ' +
