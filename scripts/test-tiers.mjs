@@ -97,6 +97,8 @@ export const systemTier = {
     'a model-based loop: 1,000 random runs of 20 steps (SEPP_MODEL_RUNS)',
   'tests/engine/workflows-model.test.ts':
     'a model-based loop of 400 random workflow steps (SEPP_WORKFLOW_MODEL_STEPS)',
+  'tests/engine/workflows-model-postgres.test.ts':
+    'a PostgreSQL cluster, and a model-based loop of 300 random workflow steps (SEPP_WORKFLOW_MODEL_STEPS)',
   'tests/store/data-dir-lock.test.ts': 'bundle: server processes',
   'tests/store/postgres-enqueue-function.test.ts':
     'a PostgreSQL cluster (postgresql-15), python3 with psycopg2',

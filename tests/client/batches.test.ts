@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Flow, SeppError } from '../../clients/typescript/src/index.ts';
 import { serverAndClient } from '../helpers/sdk-server.ts';
-import { testStoreKind } from '../helpers/test-store.ts';
 
 describe('batches over gRPC', () => {
   const served = serverAndClient();
@@ -28,18 +27,6 @@ describe('batches over gRPC', () => {
       return error.code;
     }
     assert.fail('the call should have failed');
-  }
-
-  if (testStoreKind === 'postgres') {
-    test('the PostgreSQL store keeps no batches: FAILED_PRECONDITION naming it', async () => {
-      const refused = await served.client
-        .createBatch({ jobs: [{ queue: 'b-pg', type: 'part' }] })
-        .catch((e) => e);
-      assert.ok(refused instanceof SeppError);
-      assert.equal(refused.code, 'failed_precondition');
-      assert.match(refused.message, /postgres store/);
-    });
-    return;
   }
 
   test('a sealed batch: the completion job comes once the last member ended, with counts and members', async () => {

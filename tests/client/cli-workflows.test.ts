@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { cliJson, sepp } from '../helpers/cli.ts';
 import { serverAndClient } from '../helpers/sdk-server.ts';
-import { testStoreKind } from '../helpers/test-store.ts';
 
 describe('workflow CLI', () => {
   let env: Record<string, string>;
@@ -16,16 +15,6 @@ describe('workflow CLI', () => {
   before(() => {
     env = { SEPP_SERVER: served.server.address };
   });
-
-  if (testStoreKind === 'postgres') {
-    test('the PostgreSQL store keeps no dependencies: the CLI says so, exit code of a refusal', async () => {
-      const first = await served.client.enqueue('cw-a', 'extract');
-      const run = await sepp(['enqueue', 'cw-b', 'load', '--depends-on', first.id], env);
-      assert.notEqual(run.code, 0);
-      assert.match(run.stderr, /postgres store/);
-    });
-    return;
-  }
 
   test('enqueue --depends-on: the job waits; comma lists and repeats; the policy', async () => {
     const a = await served.client.enqueue('cw-a', 'extract');

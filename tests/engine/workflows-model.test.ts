@@ -1,242 +1,44 @@
 /**
- * A model-based test of dependencies and batches (issue 33): random steps — jobs that
- * depend on random earlier jobs under a random failure policy, completions, dead letters,
- * cancels, requeues from the dead letters, sealed batches with an on_complete job — run
- * against the engine and against a small reference model side by side. After every step
- * each job's state agrees with the model, each batch's state and its completion jobs (one
- * once ended, none before) agree, and the per-queue counters match the rows.
+ * The workflows model (issue 33, tests/helpers/workflows-model.ts) on the SQLite store:
+ * random dependencies, policies, outcomes, cancels, requeues and sealed batches against a
+ * reference model, job and batch states and completion jobs compared after every step.
  *
  * SEPP_WORKFLOW_MODEL_STEPS (default 400) steps per seed, SEPP_WORKFLOW_MODEL_SEED replays.
  */
-import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Engine } from '../../src/engine/engine.ts';
 import { defaultEngineLimits, defaultQueueSettings } from '../../src/engine/settings.ts';
-import type { DependencyPolicy, JobState } from '../../src/engine/types.ts';
-import type { Db } from '../../src/store/sqlite/open.ts';
-import { bytes, withEngine } from '../helpers/engine.ts';
-import { intsFrom, mulberry32, seedFromEnv } from '../helpers/prng.ts';
+import { withEngine } from '../helpers/engine.ts';
+import { seedFromEnv } from '../helpers/prng.ts';
+import { runWorkflowsModel } from '../helpers/workflows-model.ts';
 
 const steps = Number(process.env.SEPP_WORKFLOW_MODEL_STEPS ?? 400);
 const seed = seedFromEnv('SEPP_WORKFLOW_MODEL_SEED');
-const policies: readonly DependencyPolicy[] = ['cancel', 'run', 'wait'];
-
-interface ModelJob {
-  id: string;
-  queue: string;
-  state: JobState;
-  policy: DependencyPolicy;
-  /** parent id → edge state. */
-  edges: Map<string, 'pending' | 'completed' | 'failed'>;
-  batch: ModelBatch | null;
-  /** How the job first ended, for its batch (a member counts once). */
-  counted: boolean;
-}
-
-interface ModelBatch {
-  id: string;
-  members: ModelJob[];
-  ended: boolean;
-}
-
-/** The reference: what a job's end does to the jobs waiting on it and to its batch. */
-class Model {
-  readonly jobs: ModelJob[] = [];
-  readonly batches: ModelBatch[] = [];
-
-  children(parentId: string): ModelJob[] {
-    return this.jobs.filter((j) => j.state === 'waiting' && j.edges.get(parentId) === 'pending');
-  }
-
-  end(job: ModelJob, outcome: 'completed' | 'dead' | 'cancelled'): void {
-    job.state = outcome;
-    if (job.batch !== null && !job.counted) {
-      job.counted = true;
-      const batch = job.batch;
-      if (!batch.ended && batch.members.every((m) => m.counted)) batch.ended = true;
-    }
-    for (const child of this.children(job.id)) {
-      if (child.state !== 'waiting') continue; // cancelled by an earlier step of this cascade
-      if (outcome === 'completed') child.edges.set(job.id, 'completed');
-      else if (child.policy === 'cancel') {
-        this.end(child, 'cancelled');
-        continue;
-      } else if (child.policy === 'run') child.edges.set(job.id, 'failed');
-      if (![...child.edges.values()].includes('pending')) child.state = 'ready';
-    }
-  }
-}
-
-async function leaseOne(engine: Engine, job: ModelJob) {
-  const leased = await engine.reserve({ queues: [job.queue], maxJobs: 10, leaseMs: 60_000 });
-  assert.deepEqual(
-    leased.map((l) => l.id),
-    [job.id],
-  );
-  return leased[0]!;
-}
-
-function check(db: Db, model: Model, step: string): void {
-  const states = new Map(
-    db
-      .prepare<[], { id: string; state: string }>("SELECT id, state FROM jobs WHERE queue <> 'callbacks'")
-      .all()
-      .map((r) => [r.id, r.state]),
-  );
-  for (const job of model.jobs) {
-    assert.equal(states.get(job.id), job.state, `${step}: job ${job.id} (${job.policy})`);
-  }
-  const completions = new Map<string, number>();
-  for (const payload of db
-    .prepare<[], Buffer>("SELECT payload FROM jobs WHERE queue = 'callbacks'")
-    .pluck()
-    .all()) {
-    const id = (JSON.parse(payload.toString()) as { batch: { id: string } }).batch.id;
-    completions.set(id, (completions.get(id) ?? 0) + 1);
-  }
-  for (const batch of model.batches) {
-    const state = db
-      .prepare<[string], string>('SELECT state FROM batches WHERE id = ?')
-      .pluck()
-      .get(batch.id);
-    assert.equal(state, batch.ended ? 'ended' : 'sealed', `${step}: batch ${batch.id}`);
-    assert.equal(
-      completions.get(batch.id) ?? 0,
-      batch.ended ? 1 : 0,
-      `${step}: completion jobs of ${batch.id}`,
-    );
-  }
-}
 
 test(`workflows model: ${steps} random steps agree with the reference after each`, async () => {
-  const random = mulberry32(seed);
-  const int = intsFrom(random);
-  const pick = <T>(list: readonly T[]): T | undefined =>
-    list.length === 0 ? undefined : list[int(0, list.length - 1)];
   const limits = { ...defaultEngineLimits, maxQueues: 100_000 };
-  const counts: Record<string, number> = {};
   await withEngine(
     { options: { limits, queueDefaults: { ...defaultQueueSettings, completedRetentionMs: 86_400_000 } } },
     async ({ engine, db }) => {
-      const model = new Model();
-      let queues = 0;
-      const newJob = (policy: DependencyPolicy, batch: ModelBatch | null = null): ModelJob => ({
-        id: '',
-        queue: `m${++queues}`,
-        state: 'ready',
-        policy,
-        edges: new Map(),
-        batch,
-        counted: false,
-      });
-      for (let step = 0; step < steps; step++) {
-        const roll = int(0, 99);
-        const ready = model.jobs.filter((j) => j.state === 'ready');
-        let what: string;
-        if (roll < 40 || model.jobs.length < 3) {
-          what = 'enqueue';
-          const job = newJob(pick(policies)!);
-          const parents = [
-            ...new Set(Array.from({ length: int(0, 3) }, () => pick(model.jobs)!).filter(Boolean)),
-          ];
-          const failed = parents.some((p) => p.state === 'dead' || p.state === 'cancelled');
-          const result = await engine.enqueueBatch([
-            {
-              queue: job.queue,
-              type: 't',
-              payload: bytes('x'),
-              ...(parents.length === 0
-                ? {}
-                : { dependsOn: parents.map((p) => p.id), onDependencyFailure: job.policy }),
-            },
-          ]);
-          const [answer] = result;
-          if (failed && job.policy === 'cancel') {
-            assert.ok(
-              answer && !answer.ok && answer.reason === 'dependency_failed',
-              `step ${step}: ${JSON.stringify(answer)}`,
-            );
-            what = 'enqueue refused';
-          } else {
-            assert.ok(answer?.ok, `step ${step}: ${JSON.stringify(answer)}`);
-            job.id = answer.jobId;
-            for (const p of parents) {
-              const edge =
-                p.state === 'completed'
-                  ? 'completed'
-                  : p.state === 'dead' || p.state === 'cancelled'
-                    ? job.policy === 'run'
-                      ? 'failed'
-                      : 'pending'
-                    : 'pending';
-              job.edges.set(p.id, edge);
-            }
-            job.state = [...job.edges.values()].includes('pending') ? 'waiting' : 'ready';
-            model.jobs.push(job);
-          }
-        } else if (roll < 60 && ready.length > 0) {
-          what = 'complete';
-          const job = pick(ready)!;
-          const leased = await leaseOne(engine, job);
-          await engine.ack({ jobId: job.id, attempt: leased.attempt });
-          model.end(job, 'completed');
-        } else if (roll < 70 && ready.length > 0) {
-          what = 'dead';
-          const job = pick(ready)!;
-          const leased = await leaseOne(engine, job);
-          await engine.nack({
-            jobId: job.id,
-            attempt: leased.attempt,
-            error: 'x',
-            directive: { kind: 'dead_letter' },
-          });
-          model.end(job, 'dead');
-        } else if (roll < 80) {
-          what = 'cancel';
-          const job = pick(model.jobs.filter((j) => j.state === 'ready' || j.state === 'waiting'));
-          if (job === undefined) continue;
-          await engine.cancel(job.id);
-          model.end(job, 'cancelled');
-        } else if (roll < 85) {
-          what = 'requeue';
-          const job = pick(model.jobs.filter((j) => j.state === 'dead'));
-          if (job === undefined) continue;
-          await engine.requeueJob(job.id);
-          job.state = 'ready';
-        } else {
-          what = 'batch';
-          const batch: ModelBatch = { id: '', members: [], ended: false };
-          const members = Array.from({ length: int(1, 3) }, () => newJob('cancel', batch));
-          const created = await engine.createBatch({
-            onComplete: {
-              queue: 'callbacks',
-              type: 'done',
-              payload: bytes('{}'),
-              contentType: 'application/json',
-            },
-            jobs: members.map((m) => ({ queue: m.queue, type: 't', payload: bytes('x') })),
-            seal: true,
-          });
-          batch.id = created.batch.id;
-          created.results.forEach((r, i) => {
-            assert.ok(r.ok);
-            members[i]!.id = r.jobId;
-          });
-          batch.members.push(...members);
-          model.jobs.push(...members);
-          model.batches.push(batch);
-        }
-        counts[what] = (counts[what] ?? 0) + 1;
-        check(db, model, `step ${step} (${what})`);
-        if (step % 50 === 49)
-          assert.deepEqual(await engine.counterMismatches(), [], `step ${step}: counters`);
-      }
-      const states: Record<string, number> = {};
-      for (const j of model.jobs) states[j.state] = (states[j.state] ?? 0) + 1;
-      console.log(
-        `workflows model: seed ${seed} (SEPP_WORKFLOW_MODEL_SEED), ${steps} steps ${JSON.stringify(counts)}; ` +
-          `${model.jobs.length} jobs ${JSON.stringify(states)}, ${model.batches.length} batches (${model.batches.filter((b) => b.ended).length} ended)`,
+      const done = await runWorkflowsModel(
+        engine,
+        {
+          jobStates: async () =>
+            new Map(
+              db
+                .prepare<[], { id: string; state: string }>(
+                  "SELECT id, state FROM jobs WHERE queue <> 'callbacks'",
+                )
+                .all()
+                .map((r) => [r.id, r.state]),
+            ),
+          completionPayloads: async () =>
+            db.prepare<[], Buffer>("SELECT payload FROM jobs WHERE queue = 'callbacks'").pluck().all(),
+          batchState: async (id) =>
+            db.prepare<[string], string>('SELECT state FROM batches WHERE id = ?').pluck().get(id),
+        },
+        { seed, steps },
       );
+      console.log(`workflows model (SQLite): ${done} (SEPP_WORKFLOW_MODEL_SEED replays)`);
     },
   );
 });

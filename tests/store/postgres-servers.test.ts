@@ -6,7 +6,9 @@
  * server reaches the worker connected to another (and so does an attempt one server's
  * sweep ended by its hard timeout), and a kill -9 of PostgreSQL
  * itself makes the servers answer UNAVAILABLE until it is back, losing nothing
- * acknowledged. Counts and rows agree at the end of each.
+ * acknowledged; workflows (issue 33): the last two ends of fan-ins and batches raced on
+ * two servers release each waiting job once and enqueue each completion job once.
+ * Counts and rows agree at the end of each.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -15,6 +17,11 @@ import { CancelJobsRequest } from '../../clients/typescript/src/gen/sepp/v1/admi
 import type { QueueServiceClient } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import type { WorkResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { FakeClock } from '../../src/engine/clock.ts';
+import { Engine } from '../../src/engine/engine.ts';
+import { SeppError } from '../../src/engine/errors.ts';
+import { defaultEngineOptions } from '../../src/engine/settings.ts';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
+import { collect as collectEvents } from '../helpers/events.ts';
 import { type PostgresCluster, startPostgres } from '../helpers/postgres.ts';
 import { countMismatches } from '../helpers/postgres-counts.ts';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
@@ -362,4 +369,138 @@ test('kill -9 of PostgreSQL: the servers answer UNAVAILABLE, recover once it is 
     await Promise.all([a!.dispose(), b!.dispose()]);
   }
   assert.deepEqual(await mismatches('crash'), []);
+});
+
+/** Two engines, each on its own PostgresStore on one schema: two servers, in this process. */
+async function engines(schema: string): Promise<Engine[]> {
+  const clock = new FakeClock();
+  const opened: Engine[] = [];
+  for (let i = 0; i < 2; i++) {
+    const store = new PostgresStore({
+      url: cluster.urlWithoutPassword(database),
+      password: cluster.password,
+      schema,
+      poolSize: 3,
+      statementTimeoutMs: 30_000,
+    });
+    opened.push(await Engine.open(store, defaultEngineOptions(), { clock }));
+  }
+  return opened;
+}
+
+test('workflows on two servers: the last two ends of fan-ins and batches raced, each released and completed once', async () => {
+  const schema = 'workflows';
+  const [one, two] = await engines(schema);
+  const e1 = one!;
+  const e2 = two!;
+  const bytes = (text: string) => new TextEncoder().encode(text);
+  const released = [collectEvents(e1, { kinds: ['released'] }), collectEvents(e2, { kinds: ['released'] })];
+  let retries = 0;
+  /** A unit PostgreSQL failed (a deadlock between the two servers' transactions) wrote nothing: again. */
+  async function retried(what: () => Promise<unknown>): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await what();
+        return;
+      } catch (error) {
+        if (!(error instanceof SeppError && error.code === 'unavailable') || attempt >= 20) throw error;
+        retries++;
+      }
+    }
+  }
+  const children: string[] = [];
+  const batches: string[] = [];
+  const rounds = 6;
+  const perRound = 20;
+  try {
+    for (let round = 0; round < rounds; round++) {
+      const [qa, qb] = [`pa${round}`, `pb${round}`];
+      // Fan-ins: a child waiting on one job of qa and one of qb (half under `run`, their qb job dies);
+      // batches: sealed, one member in qa and one in qb.
+      const fail = new Set<string>();
+      for (let i = 0; i < perRound; i++) {
+        const a = await e1.enqueue({ queue: qa, type: 'parent', payload: bytes('') });
+        const b = await e1.enqueue({ queue: qb, type: 'parent', payload: bytes('') });
+        const dies = i % 2 === 1;
+        if (dies) fail.add(b.jobId);
+        const child = await e2.enqueue({
+          queue: 'children',
+          type: 'child',
+          payload: bytes(String(i)),
+          dependsOn: [a.jobId, b.jobId],
+          ...(dies ? { onDependencyFailure: 'run' as const } : {}),
+        });
+        children.push(child.jobId);
+        const created = await (i % 2 === 0 ? e1 : e2).createBatch({
+          onComplete: { queue: 'done', type: 'complete', payload: bytes('') },
+          jobs: [
+            { queue: qa, type: 'member', payload: bytes('') },
+            { queue: qb, type: 'member', payload: bytes('') },
+          ],
+          seal: true,
+        });
+        batches.push(created.batch.id);
+        const member = created.results[1];
+        if (dies && member?.ok === true) fail.add(member.jobId);
+      }
+      const leasedOn1 = await e1.reserve({ queues: [qa], maxJobs: 1000, leaseMs: 600_000 });
+      const leasedOn2 = await e2.reserve({ queues: [qb], maxJobs: 1000, leaseMs: 600_000 });
+      assert.deepEqual([leasedOn1.length, leasedOn2.length], [2 * perRound, 2 * perRound]);
+      // Every end at once, the two servers' in alternation: each pair's two ends meet in two transactions.
+      const ends: Promise<void>[] = [];
+      for (let i = 0; i < leasedOn1.length; i++) {
+        const l1 = leasedOn1[i]!;
+        const l2 = leasedOn2[i]!;
+        ends.push(retried(() => e1.ack({ jobId: l1.id, attempt: l1.attempt })));
+        ends.push(
+          retried(() =>
+            fail.has(l2.id)
+              ? e2.nack({
+                  jobId: l2.id,
+                  attempt: l2.attempt,
+                  error: 'no',
+                  directive: { kind: 'dead_letter' },
+                })
+              : e2.ack({ jobId: l2.id, attempt: l2.attempt }),
+          ),
+        );
+      }
+      await Promise.all(ends);
+    }
+    // Every child released once, by one server or the other.
+    const releases = new Map<string, number>();
+    for (const c of released)
+      for (const e of c.events) releases.set(e.jobId, (releases.get(e.jobId) ?? 0) + 1);
+    assert.deepEqual(
+      children.filter((id) => releases.get(id) !== 1),
+      [],
+      'every child released exactly once',
+    );
+    const ready = new Set<string>();
+    for (const e of [e1, e2])
+      for (const l of await e.reserve({ queues: ['children'], maxJobs: 1000 })) ready.add(l.id);
+    assert.equal(ready.size, children.length);
+    // Every batch ended once, with one completion job.
+    const completions = new Set<string>();
+    for (const id of batches) {
+      const { batch } = await e1.getBatch(id);
+      assert.equal(batch.state, 'ended');
+      assert.equal(batch.completed + batch.dead, 2);
+      assert.ok(batch.completeJobId !== null);
+      completions.add(batch.completeJobId);
+    }
+    const done: string[] = [];
+    for (const e of [e1, e2])
+      done.push(...(await e.reserve({ queues: ['done'], maxJobs: 1000 })).map((l) => l.id));
+    console.log(
+      `workflows on 2 servers: ${children.length} fan-ins and ${batches.length} batches raced; ` +
+        `${releases.size} releases, ${done.length} completion jobs, ${retries} units retried (deadlocks)`,
+    );
+    assert.equal(done.length, batches.length, 'one completion job per batch, none doubled');
+    assert.deepEqual(new Set(done), completions);
+  } finally {
+    for (const c of released) c.subscription.close();
+    await Promise.all([e1.close(), e2.close()]);
+  }
+  assert.deepEqual(await mismatches(schema), []);
 });

@@ -10,8 +10,7 @@
  * not skipped: a slice is read once, and a skipped job would be missed.
  */
 
-import type { Bulk, BulkSlice } from '../job-control.ts';
-import type { EndedJobRow } from '../rows.ts';
+import type { Bulk, BulkEndedRow, BulkSlice } from '../job-control.ts';
 import { requeueSet } from './control.ts';
 import { errorFirstLine } from './dead-letters.ts';
 import { type Connection, changes, rows, statement, value } from './sql.ts';
@@ -38,7 +37,7 @@ const countMatching = statement(
 const cancelWaiting = statement(
   `UPDATE jobs SET state = 'cancelled', cancelled_at_ms = $13, cancelled_by = $14
     WHERE ${locked("AND state IN ('scheduled', 'ready')")}
-   RETURNING id, idempotency_key, type, attempt`,
+   RETURNING id, idempotency_key, type, attempt, seq, dependency_flags`,
 );
 const requestCancel = statement(
   `UPDATE jobs SET cancelled_at_ms = $13, cancelled_by = $14
@@ -59,7 +58,7 @@ const requeue = statement(
 );
 const remove = statement(
   `DELETE FROM jobs WHERE ${locked("AND state <> 'leased'")}
-   RETURNING id, idempotency_key, type, attempt`,
+   RETURNING id, idempotency_key, type, attempt, seq, dependency_flags`,
 );
 
 function sliceValues(p: BulkSlice): unknown[] {
@@ -93,7 +92,7 @@ export function bulkOps(c: Connection): Bulk {
     },
     *cancelWaiting(p) {
       if (p.seqs.length === 0) return [];
-      return yield* rows<EndedJobRow>(c, cancelWaiting, [...sliceValues(p), p.nowMs, p.by]);
+      return yield* rows<BulkEndedRow>(c, cancelWaiting, [...sliceValues(p), p.nowMs, p.by]);
     },
     *requestCancel(p) {
       if (p.seqs.length === 0) return [];
@@ -118,7 +117,7 @@ export function bulkOps(c: Connection): Bulk {
     },
     *delete(p) {
       if (p.seqs.length === 0) return [];
-      return yield* rows<EndedJobRow>(c, remove, sliceValues(p));
+      return yield* rows<BulkEndedRow>(c, remove, sliceValues(p));
     },
   };
 }

@@ -10,7 +10,7 @@ import { type Connection, changes, rows, statement, value, writing } from './sql
 
 const cancelWaiting = statement(
   `UPDATE jobs SET state = 'cancelled', cancelled_at_ms = $2, cancelled_by = $3
-    WHERE seq = $1 AND state IN ('scheduled', 'ready')`,
+    WHERE seq = $1 AND state IN ('scheduled', 'ready', 'waiting')`,
 );
 const requestCancel = statement(
   `UPDATE jobs SET cancelled_at_ms = $2, cancelled_by = $3
@@ -33,7 +33,7 @@ const deadLetter = statement(
   `UPDATE jobs SET state = 'dead', dead_reason = 'dead_lettered', failed_at_ms = $2, lease_deadline_ms = NULL
     WHERE seq = $1 AND state IN ('ready', 'scheduled')`,
 );
-const expiredWaitingSql = `SELECT seq, id, queue, type, attempt, state, idempotency_key, expires_at_ms FROM jobs
+const expiredWaitingSql = `SELECT seq, id, queue, type, attempt, state, idempotency_key, dependency_flags, expires_at_ms FROM jobs
     WHERE expires_at_ms IS NOT NULL AND state IN ('scheduled', 'ready') AND expires_at_ms <= $1
     ORDER BY expires_at_ms LIMIT $2`;
 const expiredWaiting = statement(expiredWaitingSql);

@@ -20,7 +20,7 @@ import { lockLimits } from './limits.ts';
 import { type Connection, type CountDeltas, rows, statement, value } from './sql.ts';
 
 /** Every state a job can be in: each queue has a count of each (0 when it has none). */
-const states = ['scheduled', 'ready', 'leased', 'completed', 'dead', 'cancelled'];
+const states = ['scheduled', 'ready', 'leased', 'completed', 'dead', 'cancelled', 'waiting'];
 
 /** Adds deltas to one shard; the rows are locked in key order, so concurrent flushes cannot deadlock. */
 const addDeltas = statement(

@@ -5,6 +5,7 @@
  * server may run them at once, each taking different rows.
  */
 
+import { jobsWaitOnIt, waitsOnJobs } from '../dependencies.ts';
 import type { Jobs } from '../jobs.ts';
 import type { AttemptRow, ControlRow, DebounceTargetRow, JobRow, JobSummaryRow, NewJobRow } from '../rows.ts';
 import { attemptColumns } from './leases.ts';
@@ -55,7 +56,7 @@ export const jobColumns = `seq, id, queue, type, state, priority, payload, conte
   tracestate, idempotency_key, attempt, max_attempts, attempt_base, enqueued_at_ms, run_at_ms, leased_at_ms,
   lease_deadline_ms, worker_id, last_error, errors_json, dead_reason, failed_at_ms, completed_at_ms, expires_at_ms,
   cancelled_at_ms, cancelled_by, result, result_content_type, progress_percent, progress_json, progress_at_ms,
-  group_key, timeout_ms, timeout_at_ms, debounce_key, debounce_until_ms`;
+  group_key, dependency_flags, timeout_ms, timeout_at_ms, debounce_key, debounce_until_ms`;
 
 /** A read by id, and the same locking the row for a write unit (sql.ts `writing`). */
 const byId = (columns: string) => ({
@@ -66,7 +67,7 @@ const jobById = byId(jobColumns);
 const attemptById = byId(attemptColumns);
 const controlById = byId(
   `seq, id, queue, type, state, priority, attempt, run_at_ms, expires_at_ms, worker_id, idempotency_key,
-   group_key, cancelled_at_ms, cancelled_by, completed_at_ms`,
+   group_key, cancelled_at_ms, cancelled_by, completed_at_ms, dependency_flags`,
 );
 const stateById = statement('SELECT state AS v FROM jobs WHERE id = $1');
 const summariesBySeqs = statement(`SELECT ${summaryColumns} FROM jobs WHERE seq = ANY($1::bigint[])`);
@@ -100,11 +101,26 @@ const promoteDue = statement(
    RETURNING j.queue, j.run_at_ms`,
 );
 const nextRunAt = statement("SELECT min(run_at_ms) AS v FROM jobs WHERE state = 'scheduled'");
+/**
+ * A retention sweep of one final state, oldest first, taking the edges of swept jobs that
+ * waited on others with them. A job others depend on stays while one of them has not ended
+ * (it may read its result, or wait for its requeue: docs/decisions/0101-workflows-design.md);
+ * `dependency_flags` is 0 for every other job, so the check costs them nothing.
+ */
 const sweep = (state: string, column: string) =>
   statement(
-    `DELETE FROM jobs WHERE seq IN (
-       SELECT seq FROM jobs WHERE queue = $1 AND state = '${state}' AND ${column} < $2
-        ORDER BY ${column} LIMIT $3 FOR UPDATE SKIP LOCKED)`,
+    `WITH swept AS (
+       DELETE FROM jobs WHERE seq IN (
+         SELECT j.seq FROM jobs j WHERE j.queue = $1 AND j.state = '${state}' AND j.${column} < $2
+            AND ((j.dependency_flags & ${jobsWaitOnIt}) = 0 OR NOT EXISTS (
+                  SELECT 1 FROM job_dependencies d JOIN jobs c ON c.seq = d.child_seq
+                   WHERE d.parent_id = j.id AND c.state IN ('waiting', 'scheduled', 'ready', 'leased')))
+          ORDER BY j.${column} LIMIT $3 FOR UPDATE SKIP LOCKED)
+       RETURNING seq, dependency_flags),
+     edges AS (
+       DELETE FROM job_dependencies WHERE child_seq IN (
+         SELECT seq FROM swept WHERE (dependency_flags & ${waitsOnJobs}) <> 0))
+     SELECT count(*) AS v FROM swept`,
   );
 const sweeps = {
   dead: sweep('dead', 'failed_at_ms'),
@@ -176,7 +192,7 @@ export function jobOps(c: Connection): Jobs {
       return promoted.sort((a, b) => a.run_at_ms - b.run_at_ms).map((row) => ({ queue: row.queue }));
     },
     *sweep(p) {
-      return yield* changes(c, sweeps[p.state], [p.queue, p.beforeMs, p.limit]);
+      return (yield* value<number>(c, sweeps[p.state], [p.queue, p.beforeMs, p.limit])) ?? 0;
     },
   };
 }

@@ -20,7 +20,7 @@ const leasedColumns = `j.seq, j.id, j.queue, j.type, j.payload, j.content_type, 
 
 /** The columns of an AttemptRow (jobs.ts reads them too). */
 export const attemptColumns =
-  'seq, id, queue, type, state, attempt, max_attempts, attempt_base, errors_json, cancelled_at_ms, cancelled_by, timeout_at_ms, run_at_ms, leased_at_ms, worker_id';
+  'seq, id, queue, type, state, attempt, max_attempts, attempt_base, errors_json, cancelled_at_ms, cancelled_by, dependency_flags, timeout_at_ms, run_at_ms, leased_at_ms, worker_id';
 
 /**
  * Leases the rows `picked` names: $3 now, $4 the deadline, $5 the latest deadline
@@ -59,12 +59,20 @@ const leaseGroupAt = leaseStatement(
 /** A leased job (at the attempt each statement adds) with no cancel asked: what an ack deletes or completes. */
 const ackable = 'lease_deadline_ms IS NOT NULL AND cancelled_at_ms IS NULL';
 
+/**
+ * What the one-statement ack deletes: also in no workflow (`dependency_flags` 0, as for every
+ * job without one): a job others wait on is kept completed and releases them, a member counts
+ * in its batch — the engine's slow path (read, `complete`, release), in the same unit.
+ */
+const deletable = `${ackable} AND dependency_flags = 0`;
+
 const ack = statement(
-  `DELETE FROM jobs WHERE id = $1 AND attempt = $2 AND ${ackable} RETURNING queue, type, run_at_ms, leased_at_ms, worker_id`,
+  `DELETE FROM jobs WHERE id = $1 AND attempt = $2 AND ${deletable} RETURNING queue, type, run_at_ms, leased_at_ms, worker_id`,
 );
 const ackMany = statement(
   `DELETE FROM jobs j USING unnest($1::text[], $2::integer[]) AS a(id, attempt)
     WHERE j.id = a.id AND j.attempt = a.attempt AND j.lease_deadline_ms IS NOT NULL AND j.cancelled_at_ms IS NULL
+      AND j.dependency_flags = 0
    RETURNING j.id, j.queue, j.type, j.run_at_ms, j.leased_at_ms, j.worker_id`,
 );
 const complete = statement(

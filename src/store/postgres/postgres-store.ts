@@ -10,8 +10,9 @@
  * counter shard): `start()` does it, and the first write or read waits for it,
  * so a store can be made where a synchronous one is expected.
  *
- * What only the SQLite store has — an online backup, the disk reserve, its
- * files — this store does not have: the engine answers FAILED_PRECONDITION
+ * Workflows (job dependencies, flows, batches) work as on SQLite (dependencies.ts says
+ * how several servers make each release and each batch's end happen once). What only the
+ * SQLite store has — an online backup, the disk reserve, its files — this store does not have: the engine answers FAILED_PRECONDITION
  * naming the kind (`postgres`) when asked for a backup; use pg_dump or the
  * provider's backups.
  */
@@ -34,6 +35,7 @@ import { connectPostgres, type PostgresConnectOptions, storageFailure } from './
 import { controlOps } from './control.ts';
 import { countOps } from './counts.ts';
 import { deadLetterOps } from './dead-letters.ts';
+import { dependencyOps } from './dependencies.ts';
 import { flowOps } from './flow.ts';
 import { historyOps } from './history.ts';
 import { jobOps } from './jobs.ts';
@@ -82,6 +84,7 @@ export function postgresCapabilities(c: Connection): Capabilities {
     settings: settingOps(c),
     sessions: sessionOps(c),
     history: historyOps(c),
+    dependencies: dependencyOps(c),
   };
 }
 

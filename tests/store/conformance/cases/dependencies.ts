@@ -1,56 +1,356 @@
 /**
- * Job dependencies (issue 33), an optional capability: a store that has it releases a
- * waiting job in the ack of its dependency; a store without it refuses depends_on and
- * a flow's `after` with FAILED_PRECONDITION naming the store, and stores nothing.
+ * Workflows (issue 33): job dependencies, flows and batches, through the engine, on every
+ * store — the same answers on SQLite and PostgreSQL. A waiting job is released in the
+ * unit that ends its last dependency; a failed dependency does what the waiting job's
+ * policy says; a flow is stored all or none; a batch's completion job is enqueued once,
+ * in the unit that ends its last member after the seal.
  */
 import assert from 'node:assert/strict';
+import type { Engine } from '../../../../src/engine/engine.ts';
 import { SeppError } from '../../../../src/engine/errors.ts';
+import { defaultEngineLimits } from '../../../../src/engine/settings.ts';
+import type {
+  DependencyPolicy,
+  EnqueueRequest,
+  FlowResult,
+  LeasedJob,
+} from '../../../../src/engine/types.ts';
 import { just } from '../../../../src/store/op.ts';
 import type { StoreCase } from '../harness.ts';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
+const text = (data: Uint8Array | null | undefined) => (data == null ? null : new TextDecoder().decode(data));
+
+/** Each job on a queue of its own, so a reserve of that queue leases exactly it. */
+let queues = 0;
+const fresh = (): string => `wq${++queues}`;
+
+interface Job {
+  id: string;
+  queue: string;
+}
+
+async function add(engine: Engine, extra: Partial<EnqueueRequest> = {}): Promise<Job> {
+  const queue = extra.queue ?? fresh();
+  const { jobId } = await engine.enqueue({ queue, type: 't', payload: bytes(queue), ...extra });
+  return { id: jobId, queue };
+}
+
+function after(engine: Engine, parents: readonly Job[], policy?: DependencyPolicy): Promise<Job> {
+  return add(engine, {
+    dependsOn: parents.map((p) => p.id),
+    ...(policy === undefined ? {} : { onDependencyFailure: policy }),
+  });
+}
+
+async function lease(engine: Engine, job: Job): Promise<LeasedJob> {
+  const leased = await engine.reserve({ queues: [job.queue], maxJobs: 10, leaseMs: 60_000 });
+  assert.deepEqual(
+    leased.map((l) => l.id),
+    [job.id],
+    `job ${job.id} should be the one ready job of ${job.queue}`,
+  );
+  return leased[0]!;
+}
+
+async function complete(engine: Engine, job: Job, result?: string): Promise<LeasedJob> {
+  const leased = await lease(engine, job);
+  await engine.ack({
+    jobId: leased.id,
+    attempt: leased.attempt,
+    ...(result === undefined ? {} : { result: bytes(result), resultContentType: 'text/plain' }),
+  });
+  return leased;
+}
+
+async function kill(engine: Engine, job: Job): Promise<void> {
+  const leased = await lease(engine, job);
+  await engine.nack({
+    jobId: leased.id,
+    attempt: leased.attempt,
+    error: 'boom',
+    directive: { kind: 'dead_letter' },
+  });
+}
+
+const stateOf = async (engine: Engine, job: { id: string }) => (await engine.getJob(job.id)).state;
+
+function committed(result: FlowResult): Record<string, string> {
+  assert.equal(result.committed, true, JSON.stringify(result));
+  if (!result.committed) return {};
+  return Object.fromEntries(result.jobs.map((j) => [j.name, j.jobId]));
+}
 
 export const dependencyCases: StoreCase[] = [
   {
-    name: 'dependencies: released in the ack of the last one, or refused by a store without them',
+    name: 'dependencies: a waiting job is released in the ack of the last one, unseen by leases before',
+    async run(h) {
+      assert.equal(await h.store.read((view) => just(view.dependencies !== undefined)), true);
+      const { engine } = await h.engine();
+      const a = await add(engine);
+      const b = await add(engine);
+      const child = await after(engine, [a, b]);
+      assert.equal(await stateOf(engine, child), 'waiting');
+      assert.deepEqual(await engine.reserve({ queues: [child.queue], maxJobs: 10 }), []);
+      await complete(engine, a, 'from a');
+      assert.equal(await stateOf(engine, child), 'waiting', 'b has not completed');
+      await complete(engine, b);
+      assert.equal(await stateOf(engine, child), 'ready');
+      // A dependency that completed before is resolved at once; an unknown one is refused.
+      const late = await after(engine, [a]);
+      assert.equal(await stateOf(engine, late), 'ready');
+      await assert.rejects(
+        engine.enqueue({ queue: 'q', type: 't', payload: bytes(''), dependsOn: ['no-such-job'] }),
+        (error) => error instanceof SeppError && error.rejection?.reason === 'unknown_dependency',
+      );
+      // Its dependencies' results are passed on at lease, and GetJob shows both sides.
+      const leased = await lease(engine, child);
+      const results = new Map((leased.dependencyResults ?? []).map((r) => [r.jobId, r]));
+      assert.equal(text(results.get(a.id)?.result), 'from a');
+      assert.equal(results.get(b.id)?.state, 'completed');
+      const info = await engine.getJob(a.id);
+      assert.equal(info.state, 'completed', 'kept while others depend on it');
+      assert.deepEqual(
+        info.dependents?.map((d) => d.id).sort(),
+        [child.id, late.id].sort(),
+        JSON.stringify(info.dependents),
+      );
+    },
+  },
+  {
+    name: 'dependencies: cancel passes the failure on, run releases, wait stays and resumes after a requeue',
     async run(h) {
       const { engine } = await h.engine();
-      const { jobId: parent } = await engine.enqueue({ queue: 'q', type: 't', payload: bytes('a') });
-      const supported = await h.store.read((view) => just(view.dependencies !== undefined));
-      if (!supported) {
-        await assert.rejects(
-          engine.enqueue({ queue: 'q', type: 't', payload: bytes('b'), dependsOn: [parent] }),
-          (error) =>
-            error instanceof SeppError &&
-            error.code === 'failed_precondition' &&
-            error.rejection?.reason === 'dependencies_unsupported' &&
-            error.message.includes(`the ${h.store.kind} store keeps no job dependencies`),
-        );
-        await assert.rejects(
-          engine.enqueueFlow([
-            { name: 'a', queue: 'q', type: 't', payload: bytes('') },
-            { name: 'b', queue: 'q', type: 't', payload: bytes(''), after: ['a'] },
-          ]),
-          (error) =>
-            error instanceof SeppError &&
-            error.code === 'failed_precondition' &&
-            error.message.includes(`the ${h.store.kind} store keeps no job dependencies`),
-        );
-        // A flow whose jobs wait on nothing is an all-or-nothing enqueue, on any store.
-        const flow = await engine.enqueueFlow([{ name: 'alone', queue: 'q', type: 't', payload: bytes('') }]);
-        assert.equal(flow.committed, true);
-        return;
-      }
-      const { jobId: child } = await engine.enqueue({
-        queue: 'q2',
-        type: 't',
-        payload: bytes('b'),
-        dependsOn: [parent],
+      const failing = await add(engine);
+      const cancelled = await after(engine, [failing], 'cancel');
+      const grandchild = await after(engine, [cancelled], 'run');
+      const finallyJob = await after(engine, [failing], 'run');
+      const waiter = await after(engine, [failing], 'wait');
+      await kill(engine, failing);
+      assert.equal(await stateOf(engine, cancelled), 'cancelled');
+      assert.match((await engine.getJob(cancelled.id)).cancelledBy ?? '', new RegExp(failing.id));
+      // The cancelled job failed in turn: its `run` dependent runs anyway.
+      assert.equal(await stateOf(engine, grandchild), 'ready');
+      assert.equal(await stateOf(engine, finallyJob), 'ready');
+      assert.equal(await stateOf(engine, waiter), 'waiting');
+      // Requeued from the dead letters and completed: what waited carries on.
+      await engine.requeueJob(failing.id);
+      await complete(engine, failing);
+      assert.equal(await stateOf(engine, waiter), 'ready');
+      // A cancel of a job others wait on passes on in the same unit too.
+      const root = await add(engine);
+      const dependent = await after(engine, [root]);
+      await engine.cancel(root.id);
+      assert.equal(await stateOf(engine, dependent), 'cancelled');
+      // A waiting job may itself be cancelled.
+      const other = await add(engine);
+      const waiting = await after(engine, [other]);
+      await engine.cancel(waiting.id);
+      assert.equal(await stateOf(engine, waiting), 'cancelled');
+      await complete(engine, other);
+    },
+  },
+  {
+    name: 'dependencies: a completed dependency is kept until what waits on it ended, then swept',
+    async run(h) {
+      const queue = fresh();
+      const { engine, clock } = await h.engine({
+        options: { queues: { [queue]: { completedRetentionMs: 1_000 } } },
       });
-      assert.equal((await engine.getJob(child)).state, 'waiting');
-      const [leased] = await engine.reserve({ queues: ['q'] });
-      await engine.ack({ jobId: parent, attempt: leased!.attempt });
-      assert.equal((await engine.getJob(child)).state, 'ready');
+      const a = await add(engine, { queue });
+      const b = await after(engine, [a]);
+      await complete(engine, a);
+      clock.advance(10_000);
+      await engine.runMaintenance();
+      assert.equal(await stateOf(engine, a), 'completed', 'b has not run yet');
+      await complete(engine, b);
+      clock.advance(61_000);
+      await engine.runMaintenance();
+      await assert.rejects(
+        engine.getJob(a.id),
+        (error) => error instanceof SeppError && error.code === 'not_found',
+      );
+    },
+  },
+  {
+    name: 'flows: all or none, names map to ids, results by name; a retried flow with keys does not duplicate',
+    async run(h) {
+      const { engine } = await h.engine();
+      const queue = fresh();
+      const flowJobs = (suffix: string) => [
+        { name: 'extract', queue, type: 'x', payload: bytes(''), idempotencyKey: `e${suffix}` },
+        { name: 'a', queue, type: 'x', payload: bytes(''), after: ['extract'], idempotencyKey: `a${suffix}` },
+        { name: 'b', queue, type: 'x', payload: bytes(''), after: ['extract'], idempotencyKey: `b${suffix}` },
+        {
+          name: 'load',
+          queue,
+          type: 'x',
+          payload: bytes(''),
+          after: ['a', 'b'],
+          idempotencyKey: `l${suffix}`,
+        },
+      ];
+      const ids = committed(await engine.enqueueFlow(flowJobs('1')));
+      assert.deepEqual(committed(await engine.enqueueFlow(flowJobs('1'))), ids, 'the same ids again');
+      assert.equal(await stateOf(engine, { id: ids.load! }), 'waiting');
+      // One job refused: nothing of the flow is stored.
+      const refused = await engine.enqueueFlow([
+        { name: 'ok', queue, type: 'x', payload: bytes('') },
+        { name: 'bad', queue: '', type: 'x', payload: bytes(''), after: ['ok'] },
+      ]);
+      assert.equal(refused.committed, false);
+      const graph = await engine.getFlow(ids.load!);
+      assert.deepEqual(graph.jobs.map((j) => j.id).sort(), Object.values(ids).sort());
+      assert.equal(graph.edges.length, 4);
+      const run = async (name: string, result: string) => {
+        const [leased] = await engine.reserve({ queues: [queue], maxJobs: 1 });
+        assert.equal(leased?.id, ids[name], `${name} is the one ready job`);
+        await engine.ack({ jobId: leased!.id, attempt: leased!.attempt, result: bytes(result) });
+        return leased!;
+      };
+      await run('extract', 'rows');
+      const first = await engine.reserve({ queues: [queue], maxJobs: 2 });
+      assert.deepEqual(first.map((l) => l.id).sort(), [ids.a, ids.b].sort());
+      for (const l of first)
+        await engine.ack({ jobId: l.id, attempt: l.attempt, result: bytes(`from ${l.id}`) });
+      const [load] = await engine.reserve({ queues: [queue], maxJobs: 1 });
+      assert.equal(load?.id, ids.load);
+      const byName = new Map((load?.dependencyResults ?? []).map((r) => [r.name, text(r.result)]));
+      assert.deepEqual(
+        byName,
+        new Map([
+          ['a', `from ${ids.a}`],
+          ['b', `from ${ids.b}`],
+        ]),
+      );
+      // Counts agree with the rows (checked after every case too), and `waiting` is counted.
+      assert.deepEqual(await engine.counterMismatches(), []);
+    },
+  },
+  {
+    name: 'batches: members added while others end; the completion job once, after the seal, with the counts',
+    async run(h) {
+      const { engine } = await h.engine();
+      const queue = fresh();
+      const done = fresh();
+      const member = (): EnqueueRequest => ({ queue, type: 'm', payload: bytes('') });
+      const created = await engine.createBatch({
+        onComplete: { queue: done, type: 'complete', payload: bytes('') },
+        onSuccess: { queue: done, type: 'success', payload: bytes('') },
+        jobs: [member(), member()],
+      });
+      const id = created.batch.id;
+      const runOne = async (outcome: 'ack' | 'dead') => {
+        const [leased] = await engine.reserve({ queues: [queue], maxJobs: 1 });
+        assert.ok(leased, 'a member is ready');
+        if (outcome === 'ack') await engine.ack({ jobId: leased.id, attempt: leased.attempt });
+        else
+          await engine.nack({
+            jobId: leased.id,
+            attempt: leased.attempt,
+            error: 'no',
+            directive: { kind: 'dead_letter' },
+          });
+      };
+      await runOne('ack');
+      await runOne('ack');
+      // Every member ended, but the batch is open: nothing is enqueued.
+      assert.equal((await engine.getBatch(id)).batch.state, 'open');
+      assert.deepEqual(await engine.reserve({ queues: [done], maxJobs: 10 }), []);
+      await engine.addToBatch(id, [member()]);
+      const sealed = await engine.sealBatch(id);
+      assert.equal(sealed.state, 'sealed');
+      assert.equal(sealed.pending, 1);
+      await runOne('dead');
+      const { batch, members } = await engine.getBatch(id);
+      assert.equal(batch.state, 'ended');
+      assert.deepEqual([batch.members, batch.completed, batch.dead, batch.cancelled], [3, 2, 1, 0]);
+      assert.deepEqual(
+        members.map((m) => m.memberState),
+        ['completed', 'completed', 'dead'],
+      );
+      assert.ok(batch.completeJobId !== null);
+      assert.equal(batch.successJobId, null, 'one member died: no on_success');
+      const completion = await engine.reserve({ queues: [done], maxJobs: 10 });
+      assert.deepEqual(
+        completion.map((l) => l.type),
+        ['complete'],
+      );
+      // Sealing again, or a requeued member's end, enqueues nothing more.
+      assert.equal((await engine.sealBatch(id)).state, 'ended');
+      await engine.requeueJob(members[2]!.jobId);
+      await runOne('ack');
+      assert.equal((await engine.getBatch(id)).batch.dead, 1);
+      assert.deepEqual(await engine.reserve({ queues: [done], maxJobs: 10 }), []);
+      // A batch sealed with nothing pending ends in the seal; one whose members all complete runs on_success.
+      const empty = await engine.createBatch({
+        onComplete: { queue: done, type: 'empty', payload: bytes('') },
+        seal: true,
+      });
+      assert.equal(empty.batch.state, 'ended');
+      const good = await engine.createBatch({
+        onSuccess: { queue: done, type: 'all-good', payload: bytes('') },
+        jobs: [member()],
+        seal: true,
+      });
+      await runOne('ack');
+      assert.notEqual((await engine.getBatch(good.batch.id)).batch.successJobId, null);
+      const types = (await engine.reserve({ queues: [done], maxJobs: 10 })).map((l) => l.type).sort();
+      assert.deepEqual(types, ['all-good', 'empty']);
+      assert.equal(await engine.batchesOpen(), 0);
+    },
+  },
+  {
+    name: 'workflows: a flow and a batch are cancelled as one act; their counts and states follow',
+    async run(h) {
+      const { engine } = await h.engine();
+      const queue = fresh();
+      const ids = committed(
+        await engine.enqueueFlow([
+          { name: 'root', queue, type: 'x', payload: bytes('') },
+          { name: 'left', queue, type: 'x', payload: bytes(''), after: ['root'] },
+          { name: 'right', queue, type: 'x', payload: bytes(''), after: ['root'] },
+        ]),
+      );
+      const cancelledFlow = await engine.cancelFlow(ids.left!);
+      assert.equal(cancelledFlow.cancelled, 3);
+      for (const id of Object.values(ids)) assert.equal(await stateOf(engine, { id }), 'cancelled');
+      const done = fresh();
+      const batch = await engine.createBatch({
+        onComplete: { queue: done, type: 'complete', payload: bytes('') },
+        jobs: [
+          { queue, type: 'm', payload: bytes('') },
+          { queue, type: 'm', payload: bytes('') },
+        ],
+        seal: true,
+      });
+      const result = await engine.cancelBatch(batch.batch.id);
+      assert.equal(result.cancelled, 2);
+      const { batch: ended } = await engine.getBatch(batch.batch.id);
+      assert.equal(ended.state, 'ended');
+      assert.equal(ended.cancelled, 2);
+      assert.equal(
+        (await engine.reserve({ queues: [done], maxJobs: 10 })).length,
+        1,
+        'the completion job, once',
+      );
+    },
+  },
+  {
+    name: 'batches: limits.max_open_batches_per_key bounds the batches one key holds not ended',
+    async run(h) {
+      const { engine } = await h.engine({
+        options: { limits: { ...defaultEngineLimits, maxOpenBatchesPerKey: 2 } },
+      });
+      const first = await engine.createBatch({ owner: 'etl' });
+      await engine.createBatch({ owner: 'etl' });
+      await assert.rejects(
+        engine.createBatch({ owner: 'etl' }),
+        (error) => error instanceof SeppError && /max_open_batches_per_key/.test(error.message),
+      );
+      await engine.createBatch({ owner: 'other' });
+      await engine.sealBatch(first.batch.id);
+      await engine.createBatch({ owner: 'etl' });
     },
   },
 ];

@@ -1,0 +1,308 @@
+/**
+ * Workflows on the PostgreSQL store (issue 33; schema/postgres/0008_workflows.sql): the
+ * dependency edges, the release of a waiting job, and batches, with the semantics of the
+ * SQLite store's (src/store/sqlite/dependencies.ts) behind the same capability. Only jobs
+ * that take part in a workflow reach these statements (`dependency_flags`).
+ *
+ * Several servers write these tables at once (READ COMMITTED: each statement sees what
+ * committed before it began, and an UPDATE re-checks its WHERE against the newest version
+ * of a row it had to wait for). Each decision that must happen once is made by a statement
+ * that changes a row and checks, in the same statement, the state it changes from; the row
+ * lock it takes holds until commit, so a second server waits, then sees the first's commit:
+ *
+ * - **A waiting job is released once.** Two servers ending the last two dependencies of a
+ *   fan-in would each resolve its own edge and each still see the other's pending (neither
+ *   committed), and neither would release. So `pendingChildren`, in a write, locks the
+ *   waiting jobs' rows (`FOR UPDATE OF c`, in seq order, so two such reads never wait on
+ *   each other in a cycle): the second server waits for the first's commit, and its
+ *   `anyPending` (a later statement, a new snapshot) sees the first's edge resolved. An
+ *   edge is resolved by `UPDATE … WHERE state = 'pending'`, so at most once; `release` by
+ *   `UPDATE … WHERE state = 'waiting'`.
+ * - **A new edge is never left pending on a job that already ended.** `targets`, in a
+ *   write, locks the named jobs (`FOR NO KEY UPDATE`, in id order) and reads their newest
+ *   version: an ack in flight on another server is waited for (a job it deleted is then
+ *   unknown, one it completed is an edge resolved at once), and an ack that comes after
+ *   waits for the enqueue's commit, then finds the job's `jobsWaitOnIt` flag set (the
+ *   one-statement ack no longer matches it) and releases the new job.
+ * - **A batch ends once.** A member's end decrements `pending` with an UPDATE of the
+ *   batch's row (`memberEnded`: the member's row and the batch's in one statement), and
+ *   `endBatch` is `UPDATE … SET state = 'ended' WHERE state = 'sealed' AND pending = 0`:
+ *   two servers ending the last two members at once are serialised on the batch's row,
+ *   the first sees 1 pending, the second (after the first's commit) 0, and only the unit
+ *   whose statement moved the batch to `ended` enqueues the completion jobs, in the same
+ *   transaction. The seal is the same UPDATE shape, so a seal racing the last member's end
+ *   ends the batch in whichever of the two commits second. A read of the batch inside a
+ *   write locks its row (`FOR UPDATE`), so an add sees the seal of another server.
+ *
+ * Deadlocks: these row locks are taken in a fixed order within a statement (seq or id
+ * order), but a writer's transaction holds the units of a batch, and two servers' batches
+ * may take two rows (two batches' rows, two waiting jobs) in opposite orders. PostgreSQL
+ * then fails one of the two transactions (40P01, a StorageFailure): nothing of it is
+ * committed, so nothing is released or enqueued twice, and its callers are answered
+ * UNAVAILABLE and try again (tests/store/postgres-servers.test.ts races them).
+ *
+ * Round trips: one statement per operation; the ones that take lists (`targets`, `add`'s
+ * edges, `addMembers`) take them as arrays. `resolve` also answers whether the job has
+ * another pending edge, kept for the `anyPending` that follows it (one round trip less per
+ * released job).
+ */
+import {
+  type BatchMemberRow,
+  type BatchRow,
+  batchMember,
+  type Dependencies,
+  type DependencyEdgeRow,
+  type DependencyTargetRow,
+  type DependentRow,
+  type FlowJobRow,
+  jobsWaitOnIt,
+  type MemberState,
+  type WaitingChildRow,
+  waitsOnJobs,
+} from '../dependencies.ts';
+import { type Connection, changes, firstRow, rows, statement, value, writing } from './sql.ts';
+
+const targetsSql = 'SELECT id, seq, state FROM jobs WHERE id = ANY($1::text[]) ORDER BY id';
+const targets = statement(targetsSql);
+const targetsLocked = statement(`${targetsSql} FOR NO KEY UPDATE`);
+
+/** $1 the waiting job, $2 its policy, $3–$5 the edges (parent ids, states, names). */
+const add = statement(
+  `WITH child AS (
+     UPDATE jobs SET dependency_flags = dependency_flags | ${waitsOnJobs} WHERE id = $1 RETURNING seq),
+   edges AS (
+     INSERT INTO job_dependencies (child_seq, parent_id, state, policy, name)
+     SELECT child.seq, e.parent_id, e.state, $2, e.name
+       FROM child, unnest($3::text[], $4::text[], $5::text[]) AS e(parent_id, state, name))
+   UPDATE jobs SET dependency_flags = dependency_flags | ${jobsWaitOnIt}
+    WHERE id = ANY($3::text[]) AND id <> $1 AND (dependency_flags & ${jobsWaitOnIt}) = 0`,
+);
+const edgesOf = statement(
+  `SELECT d.parent_id, d.name, d.state AS edge_state, p.state AS parent_state, p.queue AS parent_queue,
+          p.type AS parent_type, p.result, p.result_content_type
+     FROM jobs c JOIN job_dependencies d ON d.child_seq = c.seq
+     LEFT JOIN jobs p ON p.id = d.parent_id
+    WHERE c.id = $1 ORDER BY p.seq`,
+);
+const dependentsOf = statement(
+  `SELECT c.id, c.queue, c.type, c.state, d.state AS edge_state
+     FROM job_dependencies d JOIN jobs c ON c.seq = d.child_seq
+    WHERE d.parent_id = $1 ORDER BY d.child_seq LIMIT $2`,
+);
+const pendingChildrenSql = `SELECT c.seq, c.id, c.queue, c.type, c.attempt, c.state, c.run_at_ms, c.idempotency_key,
+          d.policy, c.dependency_flags
+     FROM job_dependencies d JOIN jobs c ON c.seq = d.child_seq
+    WHERE d.parent_id = $1 AND d.state = 'pending' AND c.state = 'waiting' ORDER BY d.child_seq`;
+const pendingChildren = statement(pendingChildrenSql);
+/** In a write: the waiting jobs' rows locked, in seq order (see the top of this file). */
+const pendingChildrenLocked = statement(`${pendingChildrenSql} FOR UPDATE OF c`);
+/**
+ * Resolves the edge $1 → $2 if pending; says whether it did and whether another edge of the
+ * job is still pending (the statement's snapshot comes after the job's row was locked).
+ */
+const resolve = statement(
+  `WITH r AS (
+     UPDATE job_dependencies SET state = $3
+      WHERE child_seq = $2 AND parent_id = $1 AND state = 'pending' RETURNING 1)
+   SELECT EXISTS (SELECT 1 FROM r) AS resolved,
+          EXISTS (SELECT 1 FROM job_dependencies
+                   WHERE child_seq = $2 AND state = 'pending' AND parent_id <> $1) AS others`,
+);
+const anyPending = statement(
+  "SELECT EXISTS (SELECT 1 FROM job_dependencies WHERE child_seq = $1 AND state = 'pending') AS v",
+);
+const release = statement("UPDATE jobs SET state = $2 WHERE seq = $1 AND state = 'waiting'");
+const forget = statement('DELETE FROM job_dependencies WHERE child_seq = $1');
+const queuesWithDependencies = statement('SELECT name FROM queues WHERE has_dependencies ORDER BY name');
+const markQueue = statement(
+  'UPDATE queues SET has_dependencies = true WHERE name = $1 AND NOT has_dependencies',
+);
+/**
+ * The connected jobs, both ways: a recursive walk over the edges seen from either end
+ * (PostgreSQL allows one reference to the walk, so both directions are one UNION ALL).
+ * UNION drops what was seen, so it ends; the LIMIT outside stops the walk early.
+ */
+const flowJobs = statement(
+  `WITH RECURSIVE links(a, b) AS (
+     SELECT c.id, d.parent_id FROM job_dependencies d JOIN jobs c ON c.seq = d.child_seq
+     UNION ALL
+     SELECT d.parent_id, c.id FROM job_dependencies d JOIN jobs c ON c.seq = d.child_seq
+   ), flow(id) AS (
+     SELECT $1::text COLLATE "C"
+     UNION
+     SELECT l.b FROM flow f JOIN links l ON l.a = f.id
+   )
+   SELECT j.id, j.seq, j.queue, j.type, j.state
+     FROM (SELECT id FROM flow LIMIT $2) f JOIN jobs j ON j.id = f.id
+    ORDER BY j.id <> $1`,
+);
+
+// ---- batches
+const batchSql = 'SELECT * FROM batches WHERE id = $1';
+const batch = statement(batchSql);
+/** In a write: the batch's row locked, so a decision from it holds until commit. */
+const batchLocked = statement(`${batchSql} FOR UPDATE`);
+const pendingMembers = statement(
+  `SELECT job_id AS v FROM batch_members
+    WHERE batch_id = $1 AND state = 'pending' ORDER BY position LIMIT $2`,
+);
+const batchMembers = statement(
+  `SELECT m.job_id, m.position, m.state AS member_state, j.state AS job_state
+     FROM batch_members m LEFT JOIN jobs j ON j.id = m.job_id
+    WHERE m.batch_id = $1 AND m.position > $2 ORDER BY m.position LIMIT $3`,
+);
+const membership = statement('SELECT batch_id, state FROM batch_members WHERE job_id = $1');
+const unendedBatches = statement("SELECT count(*) AS v FROM batches WHERE state <> 'ended'");
+const createBatch = statement(
+  `INSERT INTO batches (id, state, created_at_ms, on_complete_json, on_success_json, owner)
+   VALUES ($1, 'open', $2, $3, $4, $5)`,
+);
+/** The advisory-lock class of batch owners: two servers creating one key's batches count one after the other. */
+const ownerLockClass = 24221;
+const lockOwner = statement(`SELECT pg_advisory_xact_lock(${ownerLockClass}, hashtext($1))`);
+const unendedBatchesOf = statement(
+  `SELECT count(*) AS v FROM (SELECT 1 FROM batches WHERE owner = $1 AND state <> 'ended' LIMIT $2) AS b`,
+);
+/**
+ * Adds members: the batch's row first (its count gives the positions and locks it, so two
+ * servers adding at once number their members apart), then the members and their flags.
+ */
+const addMembers = statement(
+  `WITH b AS (
+     UPDATE batches SET members = members + cardinality($2::text[]), pending = pending + cardinality($2::text[])
+      WHERE id = $1 RETURNING members - cardinality($2::text[]) AS base),
+   m AS (
+     INSERT INTO batch_members (job_id, batch_id, position)
+     SELECT t.job_id, $1, b.base + t.ord - 1 FROM b, unnest($2::text[]) WITH ORDINALITY AS t(job_id, ord))
+   UPDATE jobs SET dependency_flags = dependency_flags | ${batchMember} WHERE id = ANY($2::text[])`,
+);
+const seal = statement(
+  "UPDATE batches SET state = 'sealed', sealed_at_ms = $2 WHERE id = $1 AND state = 'open'",
+);
+/** The member's row and its batch's counts in one statement; the batch's id when it was pending. */
+const memberEnded = statement(
+  `WITH m AS (
+     UPDATE batch_members SET state = $2 WHERE job_id = $1 AND state = 'pending' RETURNING batch_id)
+   UPDATE batches b SET pending = pending - 1,
+          completed = completed + ($2 = 'completed')::int, dead = dead + ($2 = 'dead')::int,
+          cancelled = cancelled + ($2 = 'cancelled')::int
+     FROM m WHERE b.id = m.batch_id
+   RETURNING b.id AS v`,
+);
+const endBatch = statement(
+  `UPDATE batches SET state = 'ended', ended_at_ms = $2
+    WHERE id = $1 AND state = 'sealed' AND pending = 0 RETURNING *`,
+);
+const setCompletion = statement(
+  `UPDATE batches SET complete_job_id = $2, success_job_id = $3, completion_error = $4 WHERE id = $1`,
+);
+
+export function dependencyOps(c: Connection): Dependencies {
+  /** What the last `resolve` learnt: whether the job has another pending edge, valid until the next statement. */
+  let resolved: { childSeq: number; others: boolean; at: number } | undefined;
+  const statementsSent = () => c.transaction?.statements ?? -1;
+  return {
+    *targets(ids) {
+      if (ids.length === 0) return [];
+      return yield* rows<DependencyTargetRow>(c, writing(c) ? targetsLocked : targets, [ids]);
+    },
+    *of(childId) {
+      return yield* rows<DependencyEdgeRow>(c, edgesOf, [childId]);
+    },
+    *dependentsOf(p) {
+      return yield* rows<DependentRow>(c, dependentsOf, [p.parentId, p.limit]);
+    },
+    *add({ childId, policy, edges }) {
+      yield* changes(c, add, [
+        childId,
+        policy,
+        edges.map((e) => e.parentId),
+        edges.map((e) => e.state),
+        edges.map((e) => e.name ?? null),
+      ]);
+    },
+    *pendingChildren(parentId) {
+      return yield* rows<WaitingChildRow>(c, writing(c) ? pendingChildrenLocked : pendingChildren, [
+        parentId,
+      ]);
+    },
+    *resolve(p) {
+      const row = yield* firstRow<{ resolved: boolean; others: boolean }>(c, resolve, [
+        p.parentId,
+        p.childSeq,
+        p.state,
+      ]);
+      resolved =
+        row?.resolved === true
+          ? { childSeq: p.childSeq, others: row.others, at: statementsSent() }
+          : undefined;
+      return row?.resolved === true;
+    },
+    *anyPending(childSeq) {
+      const known = resolved;
+      resolved = undefined;
+      // Only right after the resolve of this job's edge, with no statement in between.
+      if (
+        known !== undefined &&
+        known.childSeq === childSeq &&
+        known.at === statementsSent() &&
+        known.at >= 0
+      )
+        return known.others;
+      return (yield* value<boolean>(c, anyPending, [childSeq])) === true;
+    },
+    *release(p) {
+      yield* changes(c, release, [p.seq, p.state]);
+    },
+    *forget(childSeq) {
+      yield* changes(c, forget, [childSeq]);
+    },
+    *queuesWithDependencies() {
+      return (yield* rows<{ name: string }>(c, queuesWithDependencies, [])).map((row) => row.name);
+    },
+    *markQueue(queue) {
+      yield* changes(c, markQueue, [queue]);
+    },
+    *flowJobs(p) {
+      return yield* rows<FlowJobRow>(c, flowJobs, [p.jobId, p.limit]);
+    },
+    *pendingMembers(p) {
+      return (yield* rows<{ v: string }>(c, pendingMembers, [p.batchId, p.limit])).map((row) => row.v);
+    },
+    *batch(id) {
+      return yield* firstRow<BatchRow>(c, writing(c) ? batchLocked : batch, [id]);
+    },
+    *batchMembers(p) {
+      return yield* rows<BatchMemberRow>(c, batchMembers, [p.batchId, p.afterPosition, p.limit]);
+    },
+    *membership(jobId) {
+      return yield* firstRow<{ batch_id: string; state: MemberState }>(c, membership, [jobId]);
+    },
+    *unendedBatches() {
+      return (yield* value<number>(c, unendedBatches, [])) ?? 0;
+    },
+    *createBatch(p) {
+      yield* changes(c, createBatch, [p.id, p.nowMs, p.onCompleteJson, p.onSuccessJson, p.owner]);
+    },
+    *unendedBatchesOf(p) {
+      if (writing(c)) yield* changes(c, lockOwner, [p.owner]);
+      return (yield* value<number>(c, unendedBatchesOf, [p.owner, p.limit])) ?? 0;
+    },
+    *addMembers({ batchId, jobIds }) {
+      if (jobIds.length === 0) return;
+      yield* changes(c, addMembers, [batchId, jobIds]);
+    },
+    *seal(p) {
+      return (yield* changes(c, seal, [p.batchId, p.nowMs])) > 0;
+    },
+    *memberEnded({ jobId, state }) {
+      return (yield* value<string>(c, memberEnded, [jobId, state])) ?? null;
+    },
+    *endBatch(p) {
+      return yield* firstRow<BatchRow>(c, endBatch, [p.batchId, p.nowMs]);
+    },
+    *setCompletion(p) {
+      yield* changes(c, setCompletion, [p.batchId, p.completeJobId, p.successJobId, p.error]);
+    },
+  };
+}

@@ -1,0 +1,90 @@
+/**
+ * The workflows model (issue 33, tests/helpers/workflows-model.ts) on the PostgreSQL
+ * store: the same random steps as on SQLite (workflows-model.test.ts), job and batch
+ * states and completion jobs read from the schema's tables after every step, counters
+ * every 50 steps and at the end.
+ *
+ * SEPP_WORKFLOW_MODEL_STEPS (default 300 here: each step goes over the network) steps,
+ * SEPP_WORKFLOW_MODEL_SEED replays.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import pg from 'pg';
+import { FakeClock } from '../../src/engine/clock.ts';
+import { Engine } from '../../src/engine/engine.ts';
+import {
+  defaultEngineLimits,
+  defaultEngineOptions,
+  defaultQueueSettings,
+} from '../../src/engine/settings.ts';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
+import { type PostgresCluster, startPostgres } from '../helpers/postgres.ts';
+import { countMismatches } from '../helpers/postgres-counts.ts';
+import { seedFromEnv } from '../helpers/prng.ts';
+import { runWorkflowsModel } from '../helpers/workflows-model.ts';
+
+const steps = Number(process.env.SEPP_WORKFLOW_MODEL_STEPS ?? 300);
+const seed = seedFromEnv('SEPP_WORKFLOW_MODEL_SEED');
+
+let cluster: PostgresCluster | undefined;
+let database = '';
+
+before(async () => {
+  cluster = await startPostgres();
+  database = await cluster.createDatabase('workflows');
+});
+
+after(async () => {
+  await cluster?.close();
+});
+
+test(`workflows model on PostgreSQL: ${steps} random steps agree with the reference after each`, async () => {
+  const schema = 'model';
+  const store = new PostgresStore({
+    url: cluster!.urlWithoutPassword(database),
+    password: cluster!.password,
+    schema,
+    poolSize: 3,
+    statementTimeoutMs: 30_000,
+  });
+  const engine = await Engine.open(
+    store,
+    {
+      ...defaultEngineOptions(),
+      limits: { ...defaultEngineLimits, maxQueues: 100_000 },
+      queueDefaults: { ...defaultQueueSettings, completedRetentionMs: 86_400_000 },
+    },
+    { clock: new FakeClock() },
+  );
+  const client = new pg.Client(cluster!.connection(database));
+  await client.connect();
+  try {
+    await client.query(`SET search_path = ${schema}`);
+    const done = await runWorkflowsModel(
+      engine,
+      {
+        jobStates: async () =>
+          new Map(
+            (
+              await client.query<{ id: string; state: string }>(
+                "SELECT id, state FROM jobs WHERE queue <> 'callbacks'",
+              )
+            ).rows.map((r) => [r.id, r.state]),
+          ),
+        completionPayloads: async () =>
+          (
+            await client.query<{ payload: Buffer }>("SELECT payload FROM jobs WHERE queue = 'callbacks'")
+          ).rows.map((r) => r.payload),
+        batchState: async (id) =>
+          (await client.query<{ state: string }>('SELECT state FROM batches WHERE id = $1', [id])).rows[0]
+            ?.state,
+      },
+      { seed, steps },
+    );
+    console.log(`workflows model (PostgreSQL): ${done} (SEPP_WORKFLOW_MODEL_SEED replays)`);
+  } finally {
+    await client.end();
+    await engine.close();
+  }
+  assert.deepEqual(await countMismatches(cluster!, database, schema), []);
+});
