@@ -19,15 +19,15 @@
  * bench/results/cpu-per-job.json (commit it with the change that moved them).
  * --profile DIR writes a CPU profile of this checkout's server per phase (last run).
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SeppClient } from '../clients/typescript/src/index.ts';
 import { markdownTable, median } from './engine-lib.ts';
 import { drainJobs, enqueueJobs, measured, type PhaseFigures, roundTrips } from './lib/sdk-phases.ts';
 import { BenchServer, probeFsyncMs } from './lib/server-process.ts';
+import { git, type SourceTree, sourceTree } from './lib/trees.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -71,35 +71,8 @@ interface SavedResult {
   figures: Figures;
 }
 
-interface Tree {
-  label: string;
-  srcDir: string | undefined;
+interface Tree extends SourceTree {
   samples: Figures[];
-  cleanup?: () => void;
-}
-
-function git(...gitArgs: string[]): string {
-  return execFileSync('git', ['-C', repoRoot, ...gitArgs], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'ignore'],
-  }).trim();
-}
-
-/** A checkout's directory, or a git ref exported to a temporary directory with this checkout's node_modules. */
-function treeFor(against: string): Tree {
-  if (existsSync(join(against, 'src/app.ts'))) {
-    return { label: against, srcDir: join(resolve(against), 'src'), samples: [] };
-  }
-  const commit = git('rev-parse', '--short', against);
-  const dir = mkdtempSync(join(tmpdir(), `sepp-cpu-${commit}-`));
-  execFileSync('sh', ['-c', `git -C "${repoRoot}" archive "${commit}" | tar -x -C "${dir}"`]);
-  symlinkSync(join(repoRoot, 'node_modules'), join(dir, 'node_modules'));
-  return {
-    label: `${against} (${commit})`,
-    srcDir: join(dir, 'src'),
-    samples: [],
-    cleanup: () => rmSync(dir, { recursive: true, force: true }),
-  };
 }
 
 async function runOnce(tree: Tree, profileDir: string | undefined): Promise<Figures> {
@@ -167,7 +140,7 @@ const compared = (name: FigureName, now: number, before: number | undefined) =>
   before === undefined ? ['–', '–'] : [format(name, before), change(now, before)];
 
 const self: Tree = { label: 'this checkout', srcDir: undefined, samples: [] };
-const trees = [self, ...args.against.map(treeFor)];
+const trees = [self, ...args.against.map((a) => ({ ...sourceTree(a), samples: [] }))];
 const loadAtStart = loadavg();
 const fsyncMs = probeFsyncMs(tmpdir());
 if (args.profile !== undefined) mkdirSync(args.profile, { recursive: true });

@@ -14,8 +14,15 @@
  * `--runs` (3), the systems interleaved and their order alternating from run to run.
  *
  *   npx tsx bench/w5-flows.ts [--runs 3] [--flows 1000] [--children 20] [--wide 10000]
+ *                             [--only collector,root-collector,wide] [--no-bullmq]
+ *                             [--against main] [--profile DIR]
+ *
+ * --only runs some shapes; --no-bullmq leaves BullMQ out. --against REF (a git ref or a
+ * checkout) adds that server's runs, interleaved (bench/lib/trees.ts). --profile DIR writes
+ * a CPU profile of this checkout's server per shape (last run). "server busy" is the
+ * server's CPU time over the wall time: well under 100 % means the wall time goes elsewhere.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -26,6 +33,7 @@ import { freePort, waitForPort } from './lib/net.ts';
 import { cpuMicros } from './lib/proc-stats.ts';
 import { installCleanupHandlers, spawnTracked, stopAll } from './lib/processes.ts';
 import { BenchServer } from './lib/server-process.ts';
+import { type SourceTree, sourceTree } from './lib/trees.ts';
 import { commandOutput, packageVersion } from './lib/versions.ts';
 
 const { values: args } = parseArgs({
@@ -36,6 +44,10 @@ const { values: args } = parseArgs({
     wide: { type: 'string', default: '10000' },
     producers: { type: 'string', default: '10' },
     concurrency: { type: 'string', default: '50' },
+    only: { type: 'string' },
+    'no-bullmq': { type: 'boolean', default: false },
+    against: { type: 'string' },
+    profile: { type: 'string' },
   },
 });
 const runs = Number(args.runs);
@@ -51,6 +63,10 @@ interface Figure {
   edges: number;
   seconds: number;
   serverCpuUs: number;
+  /** This process's CPU (producers and worker: the clients of either system). */
+  clientCpuUs: number;
+  /** sepp's group commits (each one fsync) in the phase; undefined for BullMQ. */
+  commits?: number;
 }
 
 /** The shape's flows: how many, of how many children, with a root before them or not. */
@@ -74,12 +90,17 @@ async function produce(count: number, enqueue: (i: number) => Promise<void>): Pr
   );
 }
 
-async function runSepp(shape: Shape, dir: string): Promise<Figure> {
+async function runSepp(
+  shape: Shape,
+  dir: string,
+  tree: SourceTree | undefined,
+  profile?: string,
+): Promise<Figure> {
   const config = join(dir, 'sepp.toml');
   // The wide flow needs more than the default limits (1,000 jobs per flow, 100 dependencies per job).
   writeFileSync(config, '[limits]\nmax_flow_jobs = 100000\nmax_dependencies_per_job = 10000\n');
   process.env.SEPP_BENCH_CONFIG = config;
-  const server = await BenchServer.start(join(dir, 'data'), 'full');
+  const server = await BenchServer.start(join(dir, 'data'), 'full', tree?.srcDir);
   const client = SeppClient.connect(`127.0.0.1:${server.port}`);
   const s = shapeOf(shape);
   try {
@@ -102,6 +123,8 @@ async function runSepp(shape: Shape, dir: string): Promise<Figure> {
     });
     worker.on('error', (e) => console.error('sepp worker:', e.message));
     const before = await server.stats();
+    if (profile !== undefined) await server.profileStart();
+    const client0 = process.cpuUsage();
     const startedMs = performance.now();
     await produce(s.count, async () => {
       const flow = new Flow();
@@ -115,6 +138,8 @@ async function runSepp(shape: Shape, dir: string): Promise<Figure> {
     });
     await finished;
     const seconds = (performance.now() - startedMs) / 1000;
+    const clientCpu = process.cpuUsage(client0);
+    if (profile !== undefined) await server.profileStop(profile);
     const after = await server.stats();
     await worker.close();
     return {
@@ -122,6 +147,8 @@ async function runSepp(shape: Shape, dir: string): Promise<Figure> {
       edges: countEdges(s),
       seconds,
       serverCpuUs: (after.cpuMs - before.cpuMs) * 1000,
+      clientCpuUs: clientCpu.user + clientCpu.system,
+      commits: after.commits - before.commits,
     };
   } finally {
     client.close();
@@ -174,6 +201,7 @@ async function runBullmq(shape: Shape, dir: string): Promise<Figure> {
     worker.on('error', (e) => console.error('bullmq worker:', e.message));
     await worker.waitUntilReady();
     const cpu0 = cpuMicros([redis.pid]);
+    const client0 = process.cpuUsage();
     const startedMs = performance.now();
     await produce(s.count, async () => {
       await flowProducer.add({
@@ -186,8 +214,15 @@ async function runBullmq(shape: Shape, dir: string): Promise<Figure> {
     await finished;
     const seconds = (performance.now() - startedMs) / 1000;
     const serverCpuUs = cpuMicros([redis.pid]) - cpu0;
+    const clientCpu = process.cpuUsage(client0);
     await worker.close();
-    return { jobs: countJobs(s), edges: countEdges(s), seconds, serverCpuUs };
+    return {
+      jobs: countJobs(s),
+      edges: countEdges(s),
+      seconds,
+      serverCpuUs,
+      clientCpuUs: clientCpu.user + clientCpu.system,
+    };
   } finally {
     await flowProducer.close();
     connection.disconnect();
@@ -203,13 +238,18 @@ const median = (values: number[]) => {
 
 const base = mkdtempSync(join(tmpdir(), 'sepp-w5-'));
 installCleanupHandlers(async () => rmSync(base, { recursive: true, force: true }));
-const plan: { system: 'sepp' | 'bullmq'; shape: Shape }[] = [
-  { system: 'sepp', shape: 'collector' },
-  { system: 'bullmq', shape: 'collector' },
-  { system: 'sepp', shape: 'root-collector' },
-  { system: 'sepp', shape: 'wide' },
-  { system: 'bullmq', shape: 'wide' },
-];
+type System = 'sepp' | 'base' | 'bullmq';
+const shapes: Shape[] = ['collector', 'root-collector', 'wide'];
+const only = args.only === undefined ? shapes : (args.only.split(',') as Shape[]);
+for (const shape of only) if (!shapes.includes(shape)) throw new Error(`--only: unknown shape ${shape}`);
+const baseTree = args.against === undefined ? undefined : sourceTree(args.against);
+if (baseTree !== undefined) installCleanupHandlers(async () => baseTree.cleanup?.());
+if (args.profile !== undefined) mkdirSync(args.profile, { recursive: true });
+const plan: { system: System; shape: Shape }[] = only.flatMap((shape) => [
+  { system: 'sepp' as const, shape },
+  ...(baseTree === undefined ? [] : [{ system: 'base' as const, shape }]),
+  ...(args['no-bullmq'] || shape === 'root-collector' ? [] : [{ system: 'bullmq' as const, shape }]),
+]);
 const results = new Map<string, Figure[]>();
 const loads: number[] = [];
 for (let run = 0; run < runs; run++) {
@@ -217,23 +257,38 @@ for (let run = 0; run < runs; run++) {
   const order = run % 2 === 0 ? plan : [...plan].reverse();
   for (const { system, shape } of order) {
     const runDir = mkdtempSync(join(base, `${system}-${shape}-`));
-    const figure = system === 'sepp' ? await runSepp(shape, runDir) : await runBullmq(shape, runDir);
+    const profile =
+      system === 'sepp' && run === runs - 1 && args.profile !== undefined
+        ? join(args.profile, `server-${shape}.cpuprofile`)
+        : undefined;
+    const figure =
+      system === 'bullmq'
+        ? await runBullmq(shape, runDir)
+        : await runSepp(shape, runDir, system === 'base' ? baseTree : undefined, profile);
     loads.push(loadavg()[0]!);
     const key = `${system} ${shape}`;
     results.set(key, [...(results.get(key) ?? []), figure]);
     console.error(
       `run ${run + 1}: ${key}: ${(figure.jobs / figure.seconds).toFixed(0)} jobs/s, ` +
-        `${(figure.serverCpuUs / figure.edges).toFixed(1)} µs server CPU per edge (load ${loadavg()[0]!.toFixed(1)})`,
+        `${(figure.serverCpuUs / figure.edges).toFixed(1)} µs server CPU per edge, ` +
+        `server busy ${((figure.serverCpuUs / 1e6 / figure.seconds) * 100).toFixed(0)} %, ` +
+        `client busy ${((figure.clientCpuUs / 1e6 / figure.seconds) * 100).toFixed(0)} %` +
+        (figure.commits === undefined
+          ? ''
+          : `, ${(figure.jobs / figure.commits).toFixed(1)} jobs per commit`) +
+        ` (load ${loadavg()[0]!.toFixed(1)})`,
     );
   }
 }
 await stopAll();
+baseTree?.cleanup?.();
 rmSync(base, { recursive: true, force: true });
 
 const row = (key: string, label: string) => {
   const figures = results.get(key) ?? [];
   const rates = figures.map((f) => f.jobs / f.seconds);
   const cpu = figures.map((f) => f.serverCpuUs / f.edges);
+  const busy = figures.map((f) => f.serverCpuUs / 1e6 / f.seconds);
   const f = figures[0]!;
   return {
     label,
@@ -241,22 +296,31 @@ const row = (key: string, label: string) => {
     edges: f.edges,
     rate: median(rates),
     cpu: median(cpu),
+    busy: median(busy),
     spread: `${Math.min(...rates).toFixed(0)}–${Math.max(...rates).toFixed(0)}`,
   };
 };
-const rows = [
-  row('sepp collector', `sepp: ${flows} × (${children} → 1)`),
-  row('bullmq collector', `BullMQ FlowProducer: ${flows} × (${children} → 1)`),
-  row('sepp root-collector', `sepp: ${flows} × (1 → ${children} → 1)`),
-  row('sepp wide', `sepp: 1 × (${wide} → 1)`),
-  row('bullmq wide', `BullMQ FlowProducer: 1 × (${wide} → 1)`),
-];
+const shapeLabel: Record<Shape, string> = {
+  collector: `${flows} × (${children} → 1)`,
+  'root-collector': `${flows} × (1 → ${children} → 1)`,
+  wide: `1 × (${wide} → 1)`,
+};
+const systemLabel: Record<System, string> = {
+  sepp: 'sepp',
+  base: `sepp ${baseTree?.label ?? ''}`,
+  bullmq: 'BullMQ FlowProducer',
+};
+const rows = only.flatMap((shape) =>
+  (['sepp', 'base', 'bullmq'] as const)
+    .filter((system) => results.has(`${system} ${shape}`))
+    .map((system) => row(`${system} ${shape}`, `${systemLabel[system]}: ${shapeLabel[shape]}`)),
+);
 const lines = [
-  `| shape | jobs | edges | jobs/s end to end (median) | runs | server CPU µs per edge (median) |`,
-  `| --- | ---: | ---: | ---: | --- | ---: |`,
+  `| shape | jobs | edges | jobs/s end to end (median) | runs | server CPU µs per edge (median) | server busy |`,
+  `| --- | ---: | ---: | ---: | --- | ---: | ---: |`,
   ...rows.map(
     (r) =>
-      `| ${r.label} | ${r.jobs.toLocaleString('en-US')} | ${r.edges.toLocaleString('en-US')} | ${r.rate.toFixed(0)} | ${r.spread} | ${r.cpu.toFixed(1)} |`,
+      `| ${r.label} | ${r.jobs.toLocaleString('en-US')} | ${r.edges.toLocaleString('en-US')} | ${r.rate.toFixed(0)} | ${r.spread} | ${r.cpu.toFixed(1)} | ${(r.busy * 100).toFixed(0)} % |`,
   ),
   '',
   `Medians of ${runs} runs, systems interleaved, order alternating. Load average during the runs: ` +

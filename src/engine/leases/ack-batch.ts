@@ -65,9 +65,10 @@ export class AckBatches {
     const ended: AckedRow[] = [];
     for (let i = 0; i < acks.length; i++) {
       const ack = acks[i]!;
-      const job = firstPerJob.get(ack.jobId) === i ? deleted.get(ack.jobId) : undefined;
+      const first = firstPerJob.get(ack.jobId) === i;
+      const job = first ? deleted.get(ack.jobId) : undefined;
       if (job === undefined) {
-        outcomes.push(yield* this.settler.tryAck(tx, ack));
+        outcomes.push(yield* this.settler.tryAck(tx, ack, first));
         continue;
       }
       ackedPerQueue.set(job.queue, (ackedPerQueue.get(job.queue) ?? 0) + 1);

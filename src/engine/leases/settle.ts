@@ -62,11 +62,15 @@ export class Settler {
     return outcome;
   }
 
-  /** Acks one job; the caller has checked its result (checkAckResult). */
-  *tryAck(tx: StoreTx, ack: Ack): Op<SettleOutcome> {
+  /**
+   * Acks one job; the caller has checked its result (checkAckResult). `deleteMissed`: the
+   * caller's one-statement delete (AckBatches' ackMany) already passed this job over, so
+   * the same delete is not tried again (a workflow job in a batch: it saves a statement).
+   */
+  *tryAck(tx: StoreTx, ack: Ack, deleteMissed = false): Op<SettleOutcome> {
     const { queues, clock } = this.ctx;
     const { jobId, attempt } = ack;
-    if (!queues.anyKeepsCompleted) {
+    if (!queues.anyKeepsCompleted && !deleteMissed) {
       // The common case in one statement; only a refused ack reads the row to say why.
       const deleted = yield* tx.leases.ack(ack);
       if (deleted !== undefined) {
