@@ -40,6 +40,8 @@ interface Operation {
   id: string;
   state: 'running' | 'done' | 'cancelled' | 'failed';
   matched: number;
+  /** False: `matched` is "at least" (the count before it began stopped early). */
+  matchedExact: boolean;
   changed: number;
   cancelRequested: number;
   error: string | null;
@@ -221,7 +223,9 @@ export function FilterActions({
     <div class="filter-actions">
       {running?.op.state === 'running' ? (
         <span class="bulk-progress" role="status">
-          {texts[running.action].label}: {fmtNum(running.op.changed)} of {fmtNum(running.op.matched)} done…{' '}
+          {texts[running.action].label}: {fmtNum(running.op.changed)} of{' '}
+          {running.op.matchedExact ? '' : 'at least '}
+          {fmtNum(running.op.matched)} done…{' '}
           <button type="button" class="btn btn-small" onClick={stop}>
             Stop
           </button>
@@ -251,8 +255,9 @@ export function FilterActions({
         onConfirm={confirm}
       >
         <p>
-          {count} match. One operation on the server changes them in small steps while it keeps serving; its
-          progress shows here, and it can be stopped.
+          {count.charAt(0).toUpperCase()}
+          {count.slice(1)} match. One operation on the server changes them in small steps while it keeps
+          serving; its progress shows here, and it can be stopped.
         </p>
         <p>{text?.body}</p>
         <ErrorBanner error={pending === null ? null : action.error} onDismiss={action.clear} />
