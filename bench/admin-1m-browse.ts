@@ -60,6 +60,28 @@ export async function measureBrowse(
   await measure('GET /api/v1/jobs', 'metadata tenant=t7', n, () =>
     call('GET', '/api/v1/jobs?queue=emails&state=ready&meta=tenant%3Dt7&limit=50'),
   );
+  // Age (issue 36): enqueued before the middle of the fill, as the list, its count and the bulk dry run take it.
+  type Dated = { items: { enqueuedAtMs: number }[] };
+  const oldest = ((await call('GET', '/api/v1/jobs?limit=1')).json as Dated).items[0]?.enqueuedAtMs ?? 0;
+  const newest =
+    ((await call('GET', '/api/v1/jobs?limit=1&order=newest_first')).json as Dated).items[0]?.enqueuedAtMs ??
+    0;
+  const middle = Math.round((oldest + newest) / 2);
+  await measure('GET /api/v1/jobs', 'age: enqueued before the middle, oldest first', n, () =>
+    call('GET', `/api/v1/jobs?state=ready&enqueuedBeforeMs=${middle}&limit=50`),
+  );
+  await measure('GET /api/v1/jobs', 'age: before the middle, newest first (budget)', n, () =>
+    call('GET', `/api/v1/jobs?state=ready&enqueuedBeforeMs=${middle}&order=newest_first&limit=50`),
+  );
+  await measure('GET /api/v1/jobs-count', 'age: before the middle, ready', Math.min(n, 20), () =>
+    call('GET', `/api/v1/jobs-count?state=ready&enqueuedBeforeMs=${middle}`),
+  );
+  await measure('POST /api/v1/bulk/requeue', 'dry run, age: dead before the middle', Math.min(n, 20), () =>
+    call('POST', '/api/v1/bulk/requeue', { state: 'dead', enqueuedBeforeMs: middle, dryRun: true }),
+  );
+  await measure('GET /api/v1/queues/{queue}/dead-letters', 'age: before the middle', n, () =>
+    call('GET', `/api/v1/queues/emails/dead-letters?enqueuedBeforeMs=${middle}&limit=50`),
+  );
   const some = await page('/api/v1/jobs?queue=webhooks&state=ready&limit=200');
   const ids = some.items.map((j) => j.id);
   await measure('GET /api/v1/search', 'full id', n, (i) =>

@@ -27,6 +27,7 @@ export const auditActions = [
   'jobs.cancel',
   'jobs.update',
   'jobs.requeue',
+  'jobs.dead_letter',
   'jobs.delete',
   'flow.cancel',
   'batch.cancel',

@@ -40,6 +40,7 @@ export const adminRoleTable = [
       'job.requeue',
       'jobs.requeue',
       'job.dead_letter',
+      'jobs.dead_letter',
       'dead_letters.requeue',
       'dead_letters.delete',
       'dead_letters.requeue_all',

@@ -99,6 +99,10 @@ export interface JobBrowseQuery {
   metadata?: { key: string; value: string };
   /** Only jobs of this group (a residual filter, like the error text). */
   group?: string;
+  /** Only jobs enqueued before this time, in ms since the epoch ("older than"; a residual filter). */
+  enqueuedBeforeMs?: number;
+  /** Only dead letters of this reason (a residual filter; the list is then of dead jobs). */
+  deadReason?: DeadReason;
   /** Enqueue order, or due order for scheduled and retrying jobs; default oldest (soonest) first. */
   order?: ListOrder;
   cursor?: string;

@@ -97,6 +97,7 @@ function deadLetterFilter(
     states: ['dead'],
     ...(selection.reason === undefined ? {} : { deadReason: selection.reason }),
     ...(selection.errorText === undefined ? {} : { errorText: selection.errorText }),
+    ...(selection.enqueuedBeforeMs === undefined ? {} : { enqueuedBeforeMs: selection.enqueuedBeforeMs }),
   };
 }
 

@@ -391,8 +391,8 @@ export interface Page<T> {
 /** Which dead letters a requeue or delete applies to. */
 export type DeadLetterSelection =
   | { queue: string; jobIds: readonly string[] }
-  /** Every dead letter of the queue, or only those of one reason, or whose last error contains some text. */
-  | { queue: string; all: true; reason?: DeadReason; errorText?: string };
+  /** Every dead letter of the queue, or only those of one reason, whose last error contains some text, enqueued before a time. */
+  | { queue: string; all: true; reason?: DeadReason; errorText?: string; enqueuedBeforeMs?: number };
 
 /** What one group commit did: for telemetry. */
 export interface CommitStats {

@@ -40,6 +40,10 @@ export interface Browse {
     metadata: { key: string; value: string } | null;
     typePrefix: string | null;
     groupKey: string | null;
+    /** Only jobs enqueued before this time (ms since the epoch). */
+    enqueuedBeforeMs: number | null;
+    /** Only dead letters of this reason. */
+    deadReason: string | null;
   }): Op<number[]>;
   /** Ids in [`lo`, `hi`), newest first. */
   idsBetween(p: { lo: string; hi: string; limit: number }): Op<string[]>;

@@ -79,6 +79,7 @@ const expectedAccess: Readonly<Record<string, Access>> = {
   'POST /api/v1/bulk/delete': 'admin',
   'POST /api/v1/bulk/selected/requeue': 'operator',
   'POST /api/v1/bulk/selected/cancel': 'operator',
+  'POST /api/v1/bulk/selected/dead-letter': 'operator',
   'POST /api/v1/bulk/selected/delete': 'operator',
   'GET /api/v1/bulk-operations': 'viewer',
   'GET /api/v1/jobs-count': 'viewer',

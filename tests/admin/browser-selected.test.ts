@@ -3,8 +3,10 @@
  * (issue 36: requeue of 50 dead jobs was 50 calls and 50 audit entries), in
  * Debian's headless Chromium against a real server: dead letters of two queues
  * are ticked and requeued, and the page makes one POST, to
- * /api/v1/bulk/selected/requeue, which writes one entry counting them. And the
- * Dead letters page filters by text of the last error, as its API does.
+ * /api/v1/bulk/selected/requeue, which writes one entry counting them; the same
+ * for dead-letter (it was one call and one entry per job), whose action the
+ * audit log's filter offers. And the Dead letters page filters by text of the
+ * last error, as its API does.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -78,5 +80,36 @@ test('the Dead letters page filters by text of the last error', async () => {
   assert.equal(new URL(page.url()).searchParams.get('error'), 'smtp');
   assert.equal(await table.getByRole('cell', { name: /smtp timeout/i }).count(), 2);
   assert.equal(await page.getByLabel('Error contains').inputValue(), 'smtp');
+  assert.deepEqual(problems, []);
+});
+
+test('dead-letter of selected rows across queues is one call and one jobs.dead_letter audit entry', async () => {
+  const ready = (await engine.browseJobs({ state: 'ready' })).items.map((j) => j.id);
+  assert.equal(ready.length, 3, 'the three requeued above');
+  await page.goto(`${ui.adminUrl}/jobs?state=ready`);
+  for (const id of ready) await page.getByRole('checkbox', { name: `Select job ${id}` }).check();
+  const audits = (await engine.listAudit({})).items.length;
+  posts.length = 0;
+  await page.getByRole('button', { name: 'Dead-letter 3…' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Dead-letter 3 jobs' }).click();
+  await page.getByText('Dead-lettered 3 jobs.').first().waitFor();
+  assert.deepEqual(posts, ['/api/v1/bulk/selected/dead-letter'], 'one call (it was one per job)');
+  const entries = (await engine.listAudit({})).items;
+  assert.equal(entries.length, audits + 1);
+  assert.deepEqual(
+    [entries[0]?.action, entries[0]?.actor, entries[0]?.details.selected, entries[0]?.details.changed],
+    ['jobs.dead_letter', 'op', 3, 3],
+  );
+  const states = await Promise.all(ready.map(async (id) => (await engine.getJob(id)).state));
+  assert.deepEqual(states, ['dead', 'dead', 'dead']);
+  // The audit log's action filter offers the new action and finds the entry.
+  await page.goto(`${ui.adminUrl}/audit`);
+  const rows = page.getByRole('table', { name: 'audit entries' }).getByRole('row');
+  await rows.filter({ hasText: 'jobs.requeue' }).first().waitFor();
+  await page.getByLabel('Action').selectOption('jobs.dead_letter');
+  await page.getByRole('button', { name: 'Filter', exact: true }).click();
+  await rows.filter({ hasText: 'jobs.requeue' }).first().waitFor({ state: 'detached' });
+  await rows.filter({ hasText: 'jobs.dead_letter' }).first().waitFor();
+  assert.equal(await rows.count(), 2, 'a header and the one entry');
   assert.deepEqual(problems, []);
 });

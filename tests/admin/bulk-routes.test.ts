@@ -218,3 +218,94 @@ test('selected jobs: N chosen ids are one call and one audit entry with the coun
   assert.equal((await op.post('/api/v1/bulk/selected/requeue', { jobIds: [] })).status, 400);
   assert.equal((await engine.listAudit({})).items.length, afterLogin, 'refused calls write no entry');
 });
+
+test('an age filter (enqueuedBeforeMs): the list, its count and "all N matching" take it and agree', async () => {
+  const { engine, clock } = admin.t;
+  await deadLetters('a', 2, 'old failure');
+  await deadLetters('b', 1, 'old failure');
+  clock.advance(60_000); // less than a session's idle timeout
+  const cut = clock.nowMs();
+  await deadLetters('a', 2, 'new failure');
+  const older = `state=dead&enqueuedBeforeMs=${cut}`;
+  const list = await op.get(`/api/v1/jobs?${older}`);
+  assert.equal(list.status, 200);
+  const listed = (list.body.items as { id: string; enqueuedAtMs: number }[]).map((j) => j.enqueuedAtMs);
+  assert.equal(listed.length, 3);
+  assert.ok(listed.every((ms) => ms < cut));
+  assert.equal(list.body.total, null, 'age is not counted by the counters');
+  assert.deepEqual((await op.get(`/api/v1/jobs-count?${older}`)).body, {
+    matched: 3,
+    exact: true,
+    examined: 5,
+  });
+  const filter = { state: 'dead', enqueuedBeforeMs: cut };
+  assert.equal((await op.post('/api/v1/bulk/requeue', { ...filter, dryRun: true })).body.matched, 3);
+  const started = await op.post('/api/v1/bulk/requeue', filter);
+  assert.equal((await untilDone(String(started.body.id))).changed, 3);
+  const [entry] = (await engine.listAudit({ action: 'jobs.requeue' })).items;
+  assert.deepEqual([entry?.details.enqueuedBeforeMs, entry?.details.changed], [cut, 3]);
+  assert.equal((await op.get('/api/v1/jobs?state=dead')).body.total, 2, 'the newer two stay dead');
+  // 0 is any time, as in the protocol; a negative or non-numeric time is refused.
+  assert.equal(((await op.get('/api/v1/jobs?enqueuedBeforeMs=0')).body.items as unknown[]).length, 5);
+  assert.equal((await op.get('/api/v1/jobs?enqueuedBeforeMs=-1')).status, 400);
+  assert.equal((await op.get('/api/v1/jobs-count?enqueuedBeforeMs=soon')).status, 400);
+});
+
+test('dead letters by age, and by reason with error text: listed, counted, requeued all', async () => {
+  const { clock } = admin.t;
+  await deadLetters('q', 2, 'smtp timeout');
+  clock.advance(60_000);
+  const cut = clock.nowMs();
+  await deadLetters('q', 3, 'smtp timeout');
+  const page = await op.get(`/api/v1/queues/q/dead-letters?enqueuedBeforeMs=${cut}`);
+  assert.equal(page.status, 200);
+  assert.deepEqual([(page.body.items as unknown[]).length, page.body.total], [2, null]);
+  // Reason and error text together (they were one or the other before).
+  const both = await op.get(
+    `/api/v1/queues/q/dead-letters?reason=dead_lettered&error=SMTP&enqueuedBeforeMs=${cut}`,
+  );
+  assert.equal((both.body.items as unknown[]).length, 2);
+  const none = await op.get('/api/v1/queues/q/dead-letters?reason=lease_expired&error=smtp');
+  assert.equal((none.body.items as unknown[]).length, 0);
+  const counted = await op.get(
+    `/api/v1/jobs-count?queue=q&state=dead&reason=dead_lettered&enqueuedBeforeMs=${cut}`,
+  );
+  assert.deepEqual(counted.body, { matched: 2, exact: true, examined: 5 });
+  const requeued = await op.post('/api/v1/queues/q/dead-letters/requeue-all', { enqueuedBeforeMs: cut });
+  assert.deepEqual(requeued.body, { changed: 2 });
+  const q = (await admin.t.engine.listQueues())[0];
+  assert.deepEqual([q?.counts.ready, q?.counts.dead], [2, 3]);
+});
+
+test('selected jobs: dead-letter of N chosen ids is one call and one jobs.dead_letter audit entry', async () => {
+  const engine = admin.t.engine;
+  const ids: string[] = [];
+  for (const queue of ['a', 'b', 'a']) {
+    ids.push((await engine.enqueue({ queue, type: 'mail', payload: enc('x') })).jobId);
+  }
+  ids.push((await engine.enqueue({ queue: 'b', type: 'mail', payload: enc('x'), delayMs: 60_000 })).jobId);
+  const [leased] = await engine.reserve({ queues: ['a'], maxJobs: 1 });
+  assert.equal(leased?.id, ids[0]);
+  const before = (await engine.listAudit({})).items.length;
+  const reply = await op.post('/api/v1/bulk/selected/dead-letter', {
+    jobIds: [...ids.map((id) => id.toUpperCase()), 'no-such-job'],
+  });
+  assert.equal(reply.status, 200);
+  assert.deepEqual(reply.body, { changed: 3, skipped: 2 }, 'the leased job and the unknown id are skipped');
+  const entries = (await engine.listAudit({})).items;
+  assert.equal(entries.length, before + 1, 'one entry for the selection');
+  assert.deepEqual(
+    [entries[0]?.action, entries[0]?.target, entries[0]?.details.selected, entries[0]?.details.changed],
+    ['jobs.dead_letter', 'queue:*', 5, 3],
+  );
+  const states = await Promise.all(ids.map(async (id) => (await engine.getJob(id)).state));
+  assert.deepEqual(states, ['leased', 'dead', 'dead', 'dead']);
+  const dead = await engine.getJob(ids[3] as string);
+  assert.equal(dead.deadReason, 'dead_lettered');
+  // The audit log's action filter finds it.
+  const filtered = await op.get('/api/v1/audit?action=jobs.dead_letter');
+  assert.equal(filtered.status, 200);
+  assert.equal((filtered.body.items as unknown[]).length, 1);
+  const viewer = await loggedIn(admin, 'viewer');
+  assert.equal((await viewer.post('/api/v1/bulk/selected/dead-letter', { jobIds: ids })).status, 403);
+});

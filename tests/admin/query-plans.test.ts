@@ -178,7 +178,7 @@ test('the hot path keeps its indexes', () => {
     uses(browse.dueScanAsc, 'jobs_scheduled_due');
     uses(browse.retryScanDesc, 'jobs_retrying_due');
     uses(browse.seqScanAsc, 'jobs_by_state_type');
-    // Filters no index answers (error text, metadata, group) read the candidate rows by primary key only.
+    // Filters no index answers (error text, metadata, group, age, a dead reason) read the candidate rows by primary key only.
     assert.ok(
       plan(db, browse.residual).includes('SEARCH jobs USING INTEGER PRIMARY KEY (rowid=?)'),
       'the residual filter reads the rows the index ranges found, by seq',

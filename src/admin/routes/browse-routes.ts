@@ -1,6 +1,6 @@
 /**
  * Jobs for operators across queues: the job lists with filters (any queue,
- * any state, type prefix, error text, metadata) paged both ways, and the
+ * any state, type prefix, error text, metadata, group, age) paged both ways, and the
  * search box (an id, a piece of one, or an idempotency key in any queue).
  */
 
@@ -24,7 +24,7 @@ export function browseRoutes({ deps }: AdminServices): RouteSpec[] {
       tag: 'jobs',
       summary: 'A page of jobs across queues and states, with filters',
       description:
-        'Without `queue` every queue, without `state` every state. `scheduled` and `retrying` (scheduled after a failed attempt) are ordered by due time, the rest by enqueue order. `error`, `meta` and `group` are checked on at most 20,000 jobs per page: when `scanLimited` is true the page holds what was found so far and `nextCursor` searches on. `prevCursor` pages back.',
+        'Without `queue` every queue, without `state` every state. `scheduled` and `retrying` (scheduled after a failed attempt) are ordered by due time, the rest by enqueue order. `error`, `meta`, `group` and `enqueuedBeforeMs` are checked on at most 20,000 jobs per page: when `scanLimited` is true the page holds what was found so far and `nextCursor` searches on. `prevCursor` pages back.',
       query: {
         queue: { description: 'only this queue', schema: { type: 'string' } },
         state: { description: 'only this state', schema: { type: 'string', enum: [...browseStates] } },
@@ -35,6 +35,10 @@ export function browseRoutes({ deps }: AdminServices): RouteSpec[] {
         },
         meta: { description: 'only jobs with this metadata value, as key=value', schema: { type: 'string' } },
         group: { description: 'only jobs of this group (exact name)', schema: { type: 'string' } },
+        enqueuedBeforeMs: {
+          description: 'only jobs enqueued before this time, in ms since the epoch (older than); 0: any',
+          schema: { type: 'integer', minimum: 0 },
+        },
         order: {
           description: 'oldest (or soonest due) first, the default, or newest first',
           schema: { type: 'string', enum: [...listOrders] },
@@ -66,6 +70,7 @@ export function browseRoutes({ deps }: AdminServices): RouteSpec[] {
           errorText: queryString(c, 'error', 256),
           metadata: metaFilter(queryString(c, 'meta', 1024)),
           group: queryString(c, 'group', 256),
+          enqueuedBeforeMs: queryInteger(c, 'enqueuedBeforeMs'),
           order: queryChoice(c, 'order', listOrders),
           cursor: queryString(c, 'cursor'),
           pageSize: queryInteger(c, 'limit'),

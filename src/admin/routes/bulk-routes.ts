@@ -8,8 +8,11 @@
  * (`GET /api/v1/bulk-operations/{id}`) and may stop. Each operation is audited
  * once, with the filter and the count.
  *
+ * The filter is the jobs list's, by the same names (`enqueuedBeforeMs` is the
+ * age: older than), so the list, its total and "all N matching" agree.
+ *
  * The selected rows of a list are a job-ids variant
- * (`POST /api/v1/bulk/selected/{requeue,cancel,delete}`): one call, one write
+ * (`POST /api/v1/bulk/selected/{requeue,cancel,dead-letter,delete}`): one call, one write
  * and one audit entry with the count, however many rows (at most the batch
  * limit); jobs in another state are skipped and counted.
  */
@@ -27,6 +30,7 @@ import {
   optionalInteger,
   optionalString,
   pathParam,
+  queryInteger,
   queryString,
   readJsonObject,
   stringArray,
@@ -190,7 +194,7 @@ export function bulkRoutes({ deps }: AdminServices): RouteSpec[] {
 
   const selected = (
     action: SelectedJobsAction,
-    audit: 'jobs.cancel' | 'jobs.requeue' | 'dead_letters.delete',
+    audit: 'jobs.cancel' | 'jobs.requeue' | 'jobs.dead_letter' | 'dead_letters.delete',
     summary: string,
   ): RouteSpec => ({
     method: 'post',
@@ -229,6 +233,11 @@ export function bulkRoutes({ deps }: AdminServices): RouteSpec[] {
       'jobs.cancel',
       'Cancel the chosen jobs that are waiting, scheduled or ready (leased: by request)',
     ),
+    selected(
+      'dead-letter',
+      'jobs.dead_letter',
+      'Dead-letter the chosen jobs that are ready or scheduled (reason dead_lettered)',
+    ),
     selected('delete', 'dead_letters.delete', 'Delete the chosen jobs that are dead letters'),
     start('cancel', 'jobs.cancel', 'Cancel every job a filter matches (scheduled, ready; leased by request)'),
     start('update', 'jobs.update', 'Run now, or set the priority of, every waiting job a filter matches'),
@@ -249,13 +258,25 @@ export function bulkRoutes({ deps }: AdminServices): RouteSpec[] {
         group: { description: 'one group', schema: str },
         error: { description: 'error text', schema: str },
         meta: { description: 'key=value', schema: str },
+        reason: {
+          description: 'only dead letters of this reason',
+          schema: { type: 'string', enum: [...deadReasons] },
+        },
+        enqueuedBeforeMs: {
+          description: 'enqueued before this time, in ms since the epoch; 0: any',
+          schema: { type: 'integer', minimum: 0 },
+        },
       },
       response: countSchema,
       async handle(c) {
         const params = Object.fromEntries(
-          ['queue', 'state', 'type', 'group', 'error', 'meta'].map((k) => [k, queryString(c, k, 2048)]),
+          ['queue', 'state', 'type', 'group', 'error', 'meta', 'reason'].map((k) => [
+            k,
+            queryString(c, k, 2048),
+          ]),
         );
-        return c.json(await engine.countJobs(bulkFilterOf(params)));
+        const enqueuedBeforeMs = queryInteger(c, 'enqueuedBeforeMs');
+        return c.json(await engine.countJobs(bulkFilterOf({ ...params, enqueuedBeforeMs })));
       },
     },
     {

@@ -1,6 +1,6 @@
 /**
- * Dead letters of a queue: list (optionally by reason), requeue or delete
- * selected ones, or all of them (optionally of one reason). Deleting all is
+ * Dead letters of a queue: list (optionally by reason, error text, age),
+ * requeue or delete selected ones, or all of them (optionally so narrowed). Deleting all is
  * the one destructive bulk action here and needs the admin role and a
  * confirmation; the rest are an operator's daily work.
  */
@@ -10,6 +10,8 @@ import { normalizeJobId } from '../../engine/jobs/index.ts';
 import type { DeadReason } from '../../engine/types.ts';
 import {
   bad,
+  type JsonObject,
+  optionalInteger,
   optionalString,
   pathParam,
   queryChoice,
@@ -30,6 +32,10 @@ const reasonBody = {
   properties: {
     reason: { type: 'string', enum: [...deadReasons], description: 'only dead letters of this reason' },
     error: { type: 'string', description: 'only dead letters whose last error contains this (any case)' },
+    enqueuedBeforeMs: {
+      type: 'integer',
+      description: 'only dead letters enqueued before this time, in ms since the epoch (older than)',
+    },
   },
 };
 
@@ -75,13 +81,18 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
     return reason as DeadReason;
   };
 
-  /** What narrows "all": a reason, text of the last error. */
-  const narrowing = (body: Record<string, unknown>) => {
+  /** What narrows "all": a reason, text of the last error, an age (enqueued before). */
+  const narrowing = (body: JsonObject) => {
     const reason = reasonOf(body);
     const errorText = optionalString(body, 'error', 1024);
+    const enqueuedBeforeMs = optionalInteger(body, 'enqueuedBeforeMs');
+    if (enqueuedBeforeMs !== undefined && enqueuedBeforeMs < 0) {
+      throw bad('enqueuedBeforeMs must be a time in ms since the epoch (0: any)');
+    }
     return {
       ...(reason === undefined ? {} : { reason }),
       ...(errorText === undefined || errorText === '' ? {} : { errorText }),
+      ...(enqueuedBeforeMs ? { enqueuedBeforeMs } : {}),
     };
   };
 
@@ -116,6 +127,11 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
             'only dead letters whose last error contains this (any case); checked on at most 20,000 per page, in enqueue order, as the jobs list does',
           schema: { type: 'string' },
         },
+        enqueuedBeforeMs: {
+          description:
+            'only dead letters enqueued before this time, in ms since the epoch (older than); 0: any. Checked as `error` is',
+          schema: { type: 'integer', minimum: 0 },
+        },
         ...pagingQuery,
       },
       response: ref('JobPage'),
@@ -126,13 +142,15 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
         const cursor = queryString(c, 'cursor');
         const pageSize = queryInteger(c, 'limit');
         const errorText = queryString(c, 'error', 1024);
-        if (errorText !== undefined && errorText !== '') {
-          // Error text is no index's: the jobs list's bounded scan of the queue's dead letters answers it.
-          if (reason !== undefined) throw bad('give reason or error, not both');
+        const enqueuedBeforeMs = queryInteger(c, 'enqueuedBeforeMs');
+        if ((errorText !== undefined && errorText !== '') || enqueuedBeforeMs) {
+          // Error text and age are no index's: the jobs list's bounded scan of the queue's dead letters answers them.
           const page = await engine.browseJobs({
             queue,
             state: 'dead',
-            errorText,
+            ...(errorText === undefined || errorText === '' ? {} : { errorText }),
+            ...(enqueuedBeforeMs ? { enqueuedBeforeMs } : {}),
+            ...(reason === undefined ? {} : { deadReason: reason }),
             ...(order === undefined ? {} : { order }),
             ...(cursor === undefined ? {} : { cursor }),
             ...(pageSize === undefined ? {} : { pageSize }),

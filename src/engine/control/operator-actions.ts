@@ -62,6 +62,23 @@ export class OperatorActions {
           : 'only ready or scheduled jobs can be dead-lettered';
       throw new SeppError('failed_precondition', `job ${jobId} is ${row.state}: ${why}`);
     }
+    yield* this.deadLetterRow(tx, row);
+    const outcome = { previousState: row.state };
+    if (audit) yield* this.audit.write(tx, audit, outcome);
+    return outcome;
+  }
+
+  /**
+   * deadLetterJob of one job among many (selected rows): a job that is gone or
+   * not ready or scheduled is left as it is; answers whether it changed.
+   */
+  *deadLetterIfWaiting(tx: StoreTx, jobId: string): Op<boolean> {
+    const row = yield* tx.jobs.attempt(jobId);
+    if (row === undefined || (row.state !== 'ready' && row.state !== 'scheduled')) return false;
+    return yield* this.deadLetterRow(tx, { ...row, state: row.state });
+  }
+
+  private *deadLetterRow(tx: StoreTx, row: AttemptRow & { state: JobState }): Op<boolean> {
     const nowMs = this.ctx.clock.nowMs();
     const changed = yield* tx.control.deadLetter({ seq: row.seq, nowMs });
     yield* this.ctx.count(tx, row.queue, row.state, 'dead', changed ? 1 : 0);
@@ -83,9 +100,7 @@ export class OperatorActions {
         error: null,
       });
     }
-    const outcome = { previousState: row.state };
-    if (audit) yield* this.audit.write(tx, audit, outcome);
-    return outcome;
+    return changed;
   }
 
   private *find(tx: StoreTx, jobId: string): Op<AttemptRow & { state: JobState }> {

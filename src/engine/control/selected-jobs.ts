@@ -1,6 +1,6 @@
 /**
  * Actions on jobs chosen by id across queues (the admin UI's selected rows):
- * requeue, cancel or delete each one the action applies to, in one write and
+ * requeue, cancel, dead-letter or delete each one the action applies to, in one write and
  * with one audit entry that counts them. A job in another state, or gone, is
  * left as it is and counted as skipped; the list is bounded by maxBatchJobs.
  */
@@ -16,7 +16,7 @@ import type { Canceller } from './cancel.ts';
 import type { DeadLetters } from './dead-letters.ts';
 import type { OperatorActions } from './operator-actions.ts';
 
-export type SelectedJobsAction = 'requeue' | 'cancel' | 'delete';
+export type SelectedJobsAction = 'requeue' | 'cancel' | 'dead-letter' | 'delete';
 
 /** What a change of selected jobs did: `changed` + `skipped` is how many ids were given. */
 export interface SelectedJobsResult {
@@ -64,6 +64,10 @@ export class SelectedJobs {
         if (row === undefined || !requeueable.includes(row.state as JobState)) continue;
         yield* this.actions.requeueOne(tx, id, undefined);
         changed++;
+      }
+    } else if (action === 'dead-letter') {
+      for (const id of jobIds) {
+        if (yield* this.actions.deadLetterIfWaiting(tx, id)) changed++;
       }
     } else {
       // Only dead letters are deleted here (deleting any job a filter matches is a bulk operation).

@@ -6,7 +6,8 @@
  * order (index jobs_by_state_type), or one per queue in due order for
  * scheduled jobs and retries (jobs_scheduled_due, jobs_retrying_due). A type
  * prefix picks the types by a loose index scan (one seek per type). Filters
- * the indexes cannot answer — error text, a metadata value, a group — are checked row
+ * the indexes cannot answer — error text, a metadata value, a group, an age
+ * (enqueued before), a dead letter's reason — are checked row
  * by row on at most `scanBudget` index entries per page: a page that runs out
  * of budget says how far it searched (`scanned`, `scanLimited`) and its
  * `nextCursor` continues from there, so nothing is skipped and no request
@@ -33,6 +34,8 @@ interface Residual {
   meta: { key: string; value: string } | undefined;
   group: string | null;
   typePrefix: string | undefined;
+  enqueuedBeforeMs: number | null;
+  deadReason: string | null;
 }
 interface Range {
   kind: Kind;
@@ -74,6 +77,18 @@ export class JobBrowser {
     if (meta !== undefined && (meta.key === '' || /["\\]/.test(meta.key) || meta.key.length > 256)) {
       throw new SeppError('invalid_argument', 'metadata key must be 1 to 256 characters without " or \\');
     }
+    // 0 is any time, as in the protocol's JobFilter.
+    const enqueuedBeforeMs = query.enqueuedBeforeMs ? query.enqueuedBeforeMs : null;
+    if (enqueuedBeforeMs !== null && (!Number.isSafeInteger(enqueuedBeforeMs) || enqueuedBeforeMs < 0)) {
+      throw new SeppError(
+        'invalid_argument',
+        `enqueued_before_ms is ${enqueuedBeforeMs}; it must be a time in ms since the epoch`,
+      );
+    }
+    const deadReason = query.deadReason ?? null;
+    if (deadReason !== null && state !== 'dead') {
+      throw new SeppError('invalid_argument', 'a dead reason filters dead letters: give state dead with it');
+    }
     const pageSize = query.pageSize ?? pageSizeDefault;
     if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > limits.maxPageSize) {
       throw new SeppError(
@@ -88,7 +103,12 @@ export class JobBrowser {
     const errorText = query.errorText === undefined || query.errorText === '' ? null : query.errorText;
     const group = query.group === undefined || query.group === '' ? null : query.group;
     const residual =
-      errorText !== null || meta !== undefined || group !== null || (due && prefix !== undefined);
+      errorText !== null ||
+      meta !== undefined ||
+      group !== null ||
+      enqueuedBeforeMs !== null ||
+      deadReason !== null ||
+      (due && prefix !== undefined);
     const ascending = query.order !== 'newest_first';
     const forward = cursor?.dir !== 'b';
     const up = ascending === forward; // the direction the ranges are read in
@@ -119,6 +139,8 @@ export class JobBrowser {
         meta,
         group,
         typePrefix: due ? prefix : undefined,
+        enqueuedBeforeMs,
+        deadReason,
       });
     }
     const more = candidates.length > pageSize || frontier !== null;
@@ -242,7 +264,7 @@ export class JobBrowser {
 
   private *filter(view: StoreView, keys: Key[], residual: Residual): Op<Key[]> {
     if (keys.length === 0) return keys;
-    const { errorText, meta, group, typePrefix } = residual;
+    const { errorText, meta, group, typePrefix, enqueuedBeforeMs, deadReason } = residual;
     const passing = new Set(
       yield* view.browse.filter({
         seqs: keys.map((k) => k[1]),
@@ -250,6 +272,8 @@ export class JobBrowser {
         metadata: meta ?? null,
         typePrefix: typePrefix ?? null,
         groupKey: group,
+        enqueuedBeforeMs,
+        deadReason,
       }),
     );
     return keys.filter((k) => passing.has(k[1]));

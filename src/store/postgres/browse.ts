@@ -47,6 +47,8 @@ const residual = statement(
       AND ($3::text IS NULL OR (metadata_json::jsonb ->> $3) = $4)
       AND ($5::text IS NULL OR (type >= $5 AND type < $6))
       AND ($7::text IS NULL OR group_key = $7)
+      AND ($8::bigint IS NULL OR enqueued_at_ms < $8)
+      AND ($9::text IS NULL OR dead_reason = $9)
     ORDER BY seq`,
 );
 const idsBetween = statement('SELECT id FROM jobs WHERE id >= $1 AND id < $2 ORDER BY id DESC LIMIT $3');
@@ -91,7 +93,7 @@ export function browseOps(c: Connection): Browse {
         p.scan,
       ]);
     },
-    *filter({ seqs, errorText, metadata, typePrefix, groupKey }) {
+    *filter({ seqs, errorText, metadata, typePrefix, groupKey, enqueuedBeforeMs, deadReason }) {
       if (seqs.length === 0) return [];
       return yield* seqList(c, residual, [
         seqs,
@@ -101,6 +103,8 @@ export function browseOps(c: Connection): Browse {
         typePrefix,
         typePrefix === null ? null : `${typePrefix}\u{10ffff}`,
         groupKey,
+        enqueuedBeforeMs,
+        deadReason,
       ]);
     },
     *idsBetween(p) {

@@ -42,6 +42,10 @@ interface ResidualFilter {
   typeHi: string | null;
   /** The group the job must be in; null: any (with a group or without). */
   groupKey: string | null;
+  /** Only jobs enqueued before this time; null: any. */
+  enqueuedBeforeMs: number | null;
+  /** Only dead letters of this reason; null: any. */
+  deadReason: string | null;
 }
 
 export function prepareBrowseStatements(db: Db) {
@@ -105,7 +109,9 @@ export function prepareBrowseStatements(db: Db) {
           AND (@errorText IS NULL OR instr(lower(last_error), lower(@errorText)) > 0)
           AND (@metaPath IS NULL OR json_extract(metadata_json, @metaPath) = @metaValue)
           AND (@typeLo IS NULL OR (type >= @typeLo AND type < @typeHi))
-          AND (@groupKey IS NULL OR group_key = @groupKey)`,
+          AND (@groupKey IS NULL OR group_key = @groupKey)
+          AND (@enqueuedBeforeMs IS NULL OR enqueued_at_ms < @enqueuedBeforeMs)
+          AND (@deadReason IS NULL OR dead_reason = @deadReason)`,
       )
       .pluck(),
     /** Ids starting with @lo (up to @hi, exclusive), newest first: a range of the id index. */
@@ -156,7 +162,7 @@ export function browseOps(sql: BrowseStatements): Browse {
           : sql.dueScanAsc;
       return statement.all(p);
     },
-    *filter({ seqs, errorText, metadata, typePrefix, groupKey }) {
+    *filter({ seqs, errorText, metadata, typePrefix, groupKey, enqueuedBeforeMs, deadReason }) {
       if (seqs.length === 0) return [];
       return sql.residual.all({
         seqsJson: JSON.stringify(seqs),
@@ -166,6 +172,8 @@ export function browseOps(sql: BrowseStatements): Browse {
         typeLo: typePrefix,
         typeHi: typePrefix === null ? null : `${typePrefix}\u{10ffff}`,
         groupKey,
+        enqueuedBeforeMs,
+        deadReason,
       });
     },
     *idsBetween(p) {

@@ -2,12 +2,12 @@
  * Actions on the selected jobs of a list: each button names what it does and
  * to how many of the selected jobs it applies (a dead job can be requeued or
  * deleted, a waiting one cancelled or dead-lettered), and the confirmation
- * repeats the count. Requeue, cancel and delete are one call for the whole
- * selection (POST /api/v1/bulk/selected/{action}: one write, one audit entry
- * with the count); dead-letter is one audited call per job. The notice says
+ * repeats the count. Each is one call for the whole selection
+ * (POST /api/v1/bulk/selected/{action}: one write, one audit entry with the
+ * count). The notice says
  * how many changed and how many were skipped (their state changed meanwhile).
  */
-import { ApiError, post, seg } from '../api.ts';
+import { ApiError, post } from '../api.ts';
 import { fmtNum } from '../format.ts';
 import { useAction } from '../hooks.ts';
 import type { JobState, JobSummary } from '../types.ts';
@@ -25,15 +25,8 @@ interface BulkAction {
   run(jobs: JobSummary[]): Promise<number>;
 }
 
-const one = (path: string) => (jobs: JobSummary[]) =>
-  jobs.reduce<Promise<number>>(async (prev, j) => {
-    const done = await prev;
-    await post(`/api/v1/jobs/${seg(j.id)}/${path}`);
-    return done + 1;
-  }, Promise.resolve(0));
-
 /** The whole selection in one call: one write and one audit entry. */
-const all = (action: 'requeue' | 'cancel' | 'delete') => async (jobs: JobSummary[]) =>
+const all = (action: 'requeue' | 'cancel' | 'dead-letter' | 'delete') => async (jobs: JobSummary[]) =>
   (
     await post<{ changed: number; skipped: number }>(`/api/v1/bulk/selected/${action}`, {
       jobIds: jobs.map((j) => j.id),
@@ -57,7 +50,7 @@ const actions: readonly BulkAction[] = [
     states: ['ready', 'scheduled'],
     danger: true,
     body: 'They stop being delivered and wait in the dead letters until requeued or deleted.',
-    run: one('dead-letter'),
+    run: all('dead-letter'),
   },
   {
     key: 'cancel',

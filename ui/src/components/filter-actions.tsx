@@ -1,6 +1,6 @@
 /**
  * The jobs page's actions on every job the filter matches, whatever the
- * filter (one queue or all, state, type, group, error text, metadata):
+ * filter (one queue or all, state, type, group, error text, metadata, age):
  * "Requeue all", "Cancel all", "Run all now" and (admins) "Delete all". Each
  * asks the server how many jobs match before the confirmation names the count
  * ("at least N" when the count stopped early, with how far it looked), then
@@ -12,6 +12,7 @@ import { can, get, post, seg } from '../api.ts';
 import { fmtNum } from '../format.ts';
 import { useAction } from '../hooks.ts';
 import type { BrowseState, Session } from '../types.ts';
+import { describeAge } from './age-field.tsx';
 import { ErrorBanner, notify } from './common.tsx';
 import { ConfirmDialog } from './confirm-dialog.tsx';
 
@@ -23,6 +24,8 @@ export interface ListFilter {
   group: string;
   error: string;
   meta: string;
+  /** Only jobs enqueued before this time (ms since the epoch, as text); '' or absent: any. */
+  enqueuedBeforeMs?: string;
   /** A top-errors group: its class ('' for none) and the first line of the last error, exactly. */
   errorGroup?: { errorClass: string; firstLine: string };
 }
@@ -37,6 +40,8 @@ interface Operation {
   id: string;
   state: 'running' | 'done' | 'cancelled' | 'failed';
   matched: number;
+  /** False: `matched` is "at least" (the count before it began stopped early). */
+  matchedExact: boolean;
   changed: number;
   cancelRequested: number;
   error: string | null;
@@ -109,6 +114,7 @@ function describeFilter(f: ListFilter): string {
       ? ''
       : `with error ${f.errorGroup.errorClass === '' ? '' : `${f.errorGroup.errorClass} `}“${f.errorGroup.firstLine}”`,
     f.meta === '' ? '' : `with ${f.meta}`,
+    describeAge(f.enqueuedBeforeMs ?? ''),
     f.queue === '' ? 'in all queues' : `in ${f.queue}`,
   ]
     .filter(Boolean)
@@ -174,9 +180,12 @@ export function FilterActions({
       // A list of every state offers the actions whose states are clear from their names.
       (filter.state !== '' || a === 'requeue' || a === 'cancel'),
   );
-  const { errorGroup, ...plain } = filter;
+  const { errorGroup, enqueuedBeforeMs, ...plain } = filter;
   const body = {
     ...Object.fromEntries(Object.entries(plain).filter(([, v]) => v !== '')),
+    ...(enqueuedBeforeMs === undefined || enqueuedBeforeMs === ''
+      ? {}
+      : { enqueuedBeforeMs: Number(enqueuedBeforeMs) }),
     // A group's class and line are sent even when empty: '' is a group of its own.
     ...(errorGroup === undefined
       ? {}
@@ -214,7 +223,9 @@ export function FilterActions({
     <div class="filter-actions">
       {running?.op.state === 'running' ? (
         <span class="bulk-progress" role="status">
-          {texts[running.action].label}: {fmtNum(running.op.changed)} of {fmtNum(running.op.matched)} done…{' '}
+          {texts[running.action].label}: {fmtNum(running.op.changed)} of{' '}
+          {running.op.matchedExact ? '' : 'at least '}
+          {fmtNum(running.op.matched)} done…{' '}
           <button type="button" class="btn btn-small" onClick={stop}>
             Stop
           </button>
@@ -244,8 +255,9 @@ export function FilterActions({
         onConfirm={confirm}
       >
         <p>
-          {count} match. One operation on the server changes them in small steps while it keeps serving; its
-          progress shows here, and it can be stopped.
+          {count.charAt(0).toUpperCase()}
+          {count.slice(1)} match. One operation on the server changes them in small steps while it keeps
+          serving; its progress shows here, and it can be stopped.
         </p>
         <p>{text?.body}</p>
         <ErrorBanner error={pending === null ? null : action.error} onDismiss={action.clear} />

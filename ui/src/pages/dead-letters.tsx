@@ -1,11 +1,14 @@
 /**
- * Dead letters of a queue by reason or by text of the last error (one or the
- * other: the API takes one at a time): requeue or delete one, the selected ones
- * (only rows on screen can be selected), or all of them, each confirmation
- * with its count. Counts everywhere refresh after every action.
+ * Dead letters of a queue by reason, text of the last error and age
+ * (enqueued before): requeue or delete one, the selected ones (only rows on
+ * screen can be selected), or all of them, each confirmation with its count
+ * (a reason's from its index range; error text and age counted by the server,
+ * "at least N" when the count stopped). Counts everywhere refresh after every
+ * action.
  */
 import { useState } from 'preact/hooks';
 import { can, post, query, seg } from '../api.ts';
+import { AgeField, describeAge } from '../components/age-field.tsx';
 import {
   Empty,
   ErrorBanner,
@@ -21,6 +24,7 @@ import {
 } from '../components/common.tsx';
 import { ConfirmDialog, useConfirm } from '../components/confirm-dialog.tsx';
 import { type Column, DataTable } from '../components/data-table.tsx';
+import type { Count } from '../components/filter-actions.tsx';
 import { FilterBar } from '../components/filter-bar.tsx';
 import { SelectField } from '../components/select-field.tsx';
 import { TextField } from '../components/text-field.tsx';
@@ -33,10 +37,8 @@ import { deadReasons, type JobSummary, type Page, type Session } from '../types.
 
 type Pending =
   | { kind: 'requeue' | 'delete'; ids: string[] }
-  | { kind: 'requeue-all' | 'delete-all'; count: number | null };
-
-/** Error text replaces the reason: the API narrows by one of them. */
-const textOrReason = (error: string, reason: string) => (error === '' ? { reason } : { error });
+  /** `count` as shown: "12", "at least 100,000", or null when not known. */
+  | { kind: 'requeue-all' | 'delete-all'; count: string | null };
 
 const letters = (n: number) => `${fmtNum(n)} dead letter${n === 1 ? '' : 's'}`;
 
@@ -61,6 +63,8 @@ export function DeadLetters({ session }: { session: Session }) {
   const queue = params.get('queue') ?? all.find((q) => q.counts.dead > 0)?.name ?? all[0]?.name ?? '';
   const reason = params.get('reason') ?? '';
   const error = params.get('error') ?? '';
+  const age = params.get('enqueuedBeforeMs') ?? '';
+  const narrowing = { reason, error, enqueuedBeforeMs: age };
   const [errorForm, setErrorForm] = useState(error);
   const cursor = params.get('cursor') ?? '';
   const [selected, setSelected] = useState<Set<string>>(new Set());
@@ -70,7 +74,7 @@ export function DeadLetters({ session }: { session: Session }) {
   const page = useApi<Page<JobSummary>>(
     queue === '' || unknownQueue
       ? null
-      : `/api/v1/queues/${seg(queue)}/dead-letters${query({ reason, error, cursor, order: 'newest_first', limit: 50 })}`,
+      : `/api/v1/queues/${seg(queue)}/dead-letters${query({ ...narrowing, cursor, order: 'newest_first', limit: 50 })}`,
     // A live list would drop selected rows at a refresh: it holds its refreshes while rows are selected.
     { pollMs: 5000, paused: selected.size > 0 },
   );
@@ -79,9 +83,26 @@ export function DeadLetters({ session }: { session: Session }) {
   const operator = can(session, 'operator');
   const items = page.data?.items ?? [];
   // With a reason the server counts that reason's dead letters (one index range): "Requeue all N".
-  // Error text is counted by no index: its total is unknown ("Requeue all").
-  const total =
-    error !== '' ? null : reason === '' ? (known?.counts.dead ?? null) : (page.data?.total ?? null);
+  // Error text and age are counted by no index: the server counts them, bounded ("at least N").
+  const scanned = error !== '' || age !== '';
+  const counted = useApi<Count>(
+    scanned && queue !== '' && !unknownQueue && page.data !== null
+      ? `/api/v1/jobs-count${query({ queue, state: 'dead', ...narrowing })}`
+      : null,
+  );
+  const total: string | null = scanned
+    ? counted.data === null
+      ? null
+      : counted.data.exact
+        ? fmtNum(counted.data.matched)
+        : `at least ${fmtNum(counted.data.matched)}`
+    : reason === ''
+      ? known === undefined
+        ? null
+        : fmtNum(known.counts.dead)
+      : page.data?.total == null
+        ? null
+        : fmtNum(page.data.total);
 
   const run = async (pending: Pending) => {
     const base = `/api/v1/queues/${seg(queue)}/dead-letters`;
@@ -91,6 +112,7 @@ export function DeadLetters({ session }: { session: Session }) {
         : post<{ changed: number }>(`${base}/${pending.kind}`, {
             ...(reason ? { reason } : {}),
             ...(error ? { error } : {}),
+            ...(age ? { enqueuedBeforeMs: Number(age) } : {}),
             ...(pending.kind === 'delete-all' ? { confirm: queue } : {}),
           }),
     );
@@ -105,19 +127,19 @@ export function DeadLetters({ session }: { session: Session }) {
       notify(`${verb} ${letters(result.changed)}.`);
     }
     setSelected(new Set());
-    if (cursor !== '') navigate(`/dead-letters${query({ queue, reason, error })}`);
+    if (cursor !== '') navigate(`/dead-letters${query({ queue, ...narrowing })}`);
   };
 
   const describe = (p: Pending | null): { title: string; body: string; label: string; danger: boolean } => {
     if (p === null) return { title: '', body: '', label: '', danger: false };
-    const count = 'ids' in p ? p.ids.length : p.count;
+    const count = 'ids' in p ? fmtNum(p.ids.length) : p.count;
     // The reason in quotes after the noun: "dead lettered dead letters" read as a stutter.
-    const what = `all ${count === null ? `(more than ${fmtNum(items.length)})` : fmtNum(count)} dead letter${count === 1 ? '' : 's'}`;
-    const why = reason
-      ? ` with reason “${humanize(reason)}”`
-      : error
-        ? ` whose last error contains “${error}”`
-        : '';
+    const what = `all ${count === null ? `(more than ${fmtNum(items.length)})` : count} dead letter${count === '1' ? '' : 's'}`;
+    const why = [
+      reason ? ` with reason “${humanize(reason)}”` : '',
+      error ? ` whose last error contains “${error}”` : '',
+      age ? `, ${describeAge(age)}` : '',
+    ].join('');
     switch (p.kind) {
       case 'requeue':
         return {
@@ -137,14 +159,14 @@ export function DeadLetters({ session }: { session: Session }) {
         return {
           title: `Requeue ${what} of ${queue}${why}?`,
           body: 'Every one goes back to ready with a fresh attempt budget.',
-          label: count === null ? 'Requeue all' : `Requeue ${fmtNum(count)}`,
+          label: count === null ? 'Requeue all' : `Requeue ${count}`,
           danger: false,
         };
       case 'delete-all':
         return {
           title: `Delete ${what} of ${queue}${why}?`,
           body: 'Every one is removed for good. This cannot be undone.',
-          label: count === null ? 'Delete all' : `Delete ${fmtNum(count)}`,
+          label: count === null ? 'Delete all' : `Delete ${count}`,
           danger: true,
         };
     }
@@ -166,7 +188,7 @@ export function DeadLetters({ session }: { session: Session }) {
             class="btn btn-small"
             onClick={() => confirm.ask({ kind: 'requeue-all', count: total })}
           >
-            Requeue all{total === null ? '' : ` ${fmtNum(total)}`}…
+            Requeue all{total === null ? '' : ` ${total}`}…
           </button>
         )}
         {can(session, 'admin') && items.length > 0 && (
@@ -175,17 +197,15 @@ export function DeadLetters({ session }: { session: Session }) {
             class="btn btn-small btn-danger"
             onClick={() => confirm.ask({ kind: 'delete-all', count: total })}
           >
-            Delete all{total === null ? '' : ` ${fmtNum(total)}`}…
+            Delete all{total === null ? '' : ` ${total}`}…
           </button>
         )}
       </PageHeader>
       <FilterBar
         label="Dead letter filters"
-        active={(reason === '' ? 0 : 1) + (error === '' ? 0 : 1)}
+        active={[reason, error, age].filter((f) => f !== '').length}
         submitLabel="Apply"
-        onSubmit={() =>
-          navigate(`/dead-letters${query({ queue, ...textOrReason(errorForm.trim(), reason) })}`)
-        }
+        onSubmit={() => navigate(`/dead-letters${query({ queue, ...narrowing, error: errorForm.trim() })}`)}
       >
         <SelectField
           id="dl-queue"
@@ -195,7 +215,7 @@ export function DeadLetters({ session }: { session: Session }) {
             ...(unknownQueue ? [{ value: queue, label: `${queue} (no such queue)` }] : []),
             ...all.map((q) => ({ value: q.name, label: `${q.name} (${fmtNum(q.counts.dead)})` })),
           ]}
-          onChange={(name) => navigate(`/dead-letters${query({ queue: name, reason, error })}`)}
+          onChange={(name) => navigate(`/dead-letters${query({ queue: name, ...narrowing })}`)}
         />
         <SelectField
           id="dl-reason"
@@ -203,11 +223,7 @@ export function DeadLetters({ session }: { session: Session }) {
           value={reason}
           any="any reason"
           choices={deadReasons.map((r) => ({ value: r, label: humanize(r) }))}
-          onChange={(r) => {
-            // A reason replaces the error text (the API narrows by one of them).
-            setErrorForm('');
-            navigate(`/dead-letters${query({ queue, reason: r })}`);
-          }}
+          onChange={(r) => navigate(`/dead-letters${query({ queue, ...narrowing, reason: r })}`)}
         />
         <TextField
           id="dl-error"
@@ -215,6 +231,13 @@ export function DeadLetters({ session }: { session: Session }) {
           placeholder="any error"
           value={errorForm}
           onInput={setErrorForm}
+        />
+        <AgeField
+          id="dl-age"
+          value={age}
+          onChange={(enqueuedBeforeMs) =>
+            navigate(`/dead-letters${query({ queue, ...narrowing, enqueuedBeforeMs })}`)
+          }
         />
       </FilterBar>
       <ErrorBanner error={page.stale ? action.error : (queues.error ?? page.error ?? action.error)} />
@@ -236,7 +259,7 @@ export function DeadLetters({ session }: { session: Session }) {
       ) : items.length === 0 ? (
         <div class="card">
           <Empty
-            title={`No ${reason ? `${humanize(reason)} ` : ''}dead letters in ${queue}${error ? ` whose last error contains “${error}”` : ''}`}
+            title={`No ${reason ? `${humanize(reason)} ` : ''}dead letters in ${queue}${error ? ` whose last error contains “${error}”` : ''}${age ? `, ${describeAge(age)}` : ''}`}
           >
             Jobs land here when they run out of attempts, their lease expires on the last attempt, or a worker
             or operator dead-letters them.

@@ -1,10 +1,11 @@
 /**
  * Jobs across queues and states, with filters (type prefix, group, error text,
- * metadata), per-state columns, scheduled jobs and retries by due time, the
+ * metadata, age), per-state columns, scheduled jobs and retries by due time, the
  * page in the URL, and actions on the selected rows.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { can, query } from '../api.ts';
+import { AgeField, describeAge } from '../components/age-field.tsx';
 import { BulkJobActions } from '../components/bulk-actions.tsx';
 import {
   Empty,
@@ -27,7 +28,7 @@ import { navigate, useLocation } from '../router.tsx';
 import { type BrowseState, browseStates, type JobBrowsePage, type Session } from '../types.ts';
 import { jobColumns } from './job-columns.tsx';
 
-const filterKeys = ['queue', 'state', 'type', 'group', 'error', 'meta', 'order'] as const;
+const filterKeys = ['queue', 'state', 'type', 'group', 'error', 'meta', 'enqueuedBeforeMs', 'order'] as const;
 type Filters = Record<(typeof filterKeys)[number], string>;
 
 /** What the list holds, as a phrase ("ready jobs in emails"); `count` 1 says "job". */
@@ -40,6 +41,7 @@ function describe(f: Filters, count = 2): string {
     f.group ? `in group ${f.group}` : '',
     f.error ? `with error “${f.error}”` : '',
     f.meta ? `with ${f.meta}` : '',
+    describeAge(f.enqueuedBeforeMs),
   ];
   return parts.filter(Boolean).join(' ');
 }
@@ -122,6 +124,11 @@ export function Jobs({ session }: { session: Session }) {
         <TextField id="jobs-group" label="Group" placeholder="any group" {...field('group')} />
         <TextField id="jobs-error" label="Error contains" placeholder="any error" {...field('error')} />
         <TextField id="jobs-meta" label="Metadata" placeholder="key=value" {...field('meta')} />
+        <AgeField
+          id="jobs-age"
+          value={filters.enqueuedBeforeMs}
+          onChange={(enqueuedBeforeMs) => apply({ enqueuedBeforeMs })}
+        />
         <SelectField
           id="jobs-order"
           label="Order"
@@ -178,6 +185,7 @@ export function Jobs({ session }: { session: Session }) {
                       group: filters.group,
                       error: filters.error,
                       meta: filters.meta,
+                      enqueuedBeforeMs: filters.enqueuedBeforeMs,
                     }}
                     onDone={page.reload}
                   />

@@ -11,7 +11,7 @@ export const browseCases: StoreCase[] = [
       const jobs = [
         newJob('q', { type: 'b' }),
         newJob('q', { type: 'a', metadata_json: '{"tenant":"x"}' }),
-        newJob('q', { type: 'b', group_key: 'g' }),
+        newJob('q', { type: 'b', group_key: 'g', enqueued_at_ms: 5000 }),
         newJob('q', { type: 'c', state: 'scheduled', run_at_ms: 7000 }),
       ];
       await h.write((tx) => storeJobs(tx, jobs));
@@ -48,9 +48,36 @@ export const browseCases: StoreCase[] = [
           metadata: { key: 'tenant', value: 'x' },
           typePrefix: null,
           groupKey: null,
+          enqueuedBeforeMs: null,
+          deadReason: null,
         }),
       );
       assert.deepEqual(filtered, [seqOf.get(jobs[1]!.id)]);
+      // Age: enqueued before 5000 (the third job was enqueued at 5000, the rest at 1000).
+      const older = await h.store.read((view) =>
+        view.browse.filter({
+          seqs: [...seqOf.values()],
+          errorText: null,
+          metadata: null,
+          typePrefix: 'b',
+          groupKey: null,
+          enqueuedBeforeMs: 5000,
+          deadReason: null,
+        }),
+      );
+      assert.deepEqual(older, [seqOf.get(jobs[0]!.id)]);
+      const ofReason = await h.store.read((view) =>
+        view.browse.filter({
+          seqs: [...seqOf.values()],
+          errorText: null,
+          metadata: null,
+          typePrefix: null,
+          groupKey: null,
+          enqueuedBeforeMs: null,
+          deadReason: 'lease_expired',
+        }),
+      );
+      assert.deepEqual(ofReason, [], 'no job here is a dead letter');
       const due = await h.store.read((view) =>
         view.browse.scanDue({
           queue: 'q',
@@ -73,6 +100,47 @@ export const browseCases: StoreCase[] = [
           .sort()
           .reverse(),
       );
+    },
+  },
+  {
+    name: 'engine: an age filter (enqueued before) — the list, its count and the bulk action agree',
+    async run(h) {
+      const { engine, clock } = await h.engine();
+      const enqueuedAt: number[] = [];
+      for (const queue of ['a', 'b', 'a', 'b', 'a']) {
+        await engine.enqueue({ queue, type: 'send', payload: bytes(queue) });
+        enqueuedAt.push(clock.nowMs());
+        clock.advance(1000);
+      }
+      const jobs = (await engine.browseJobs({ state: 'ready' })).items;
+      const before = enqueuedAt[3]!; // the first three jobs are older
+      const listed = await engine.browseJobs({ state: 'ready', enqueuedBeforeMs: before, pageSize: 2 });
+      assert.deepEqual([listed.items.length, listed.total], [2, null]);
+      const next = await engine.browseJobs({
+        state: 'ready',
+        enqueuedBeforeMs: before,
+        pageSize: 2,
+        cursor: listed.nextCursor!,
+      });
+      const older = [...listed.items, ...next.items].map((j) => j.id).sort();
+      assert.deepEqual(
+        older,
+        jobs
+          .filter((j) => j.enqueuedAtMs < before)
+          .map((j) => j.id)
+          .sort(),
+      );
+      assert.equal(older.length, 3);
+      const filter = { states: ['ready' as const], enqueuedBeforeMs: before };
+      assert.deepEqual(await engine.countJobs(filter), { matched: 3, exact: true, examined: 5 });
+      assert.equal((await engine.runBulk({ action: 'cancel', filter })).changed, 3);
+      const cancelled = (await engine.browseJobs({ state: 'cancelled' })).items.map((j) => j.id).sort();
+      assert.deepEqual(cancelled, older);
+      // Dead letters by reason and age: a residual filter of the dead list.
+      const dead = await engine.browseJobs({ state: 'dead', deadReason: 'dead_lettered' });
+      assert.deepEqual(dead.items, []);
+      await assert.rejects(engine.browseJobs({ state: 'ready', deadReason: 'dead_lettered' }), /state dead/);
+      await assert.rejects(engine.browseJobs({ enqueuedBeforeMs: -5 }), /enqueued_before_ms/);
     },
   },
   {

@@ -1,0 +1,148 @@
+/**
+ * A long bulk operation in the admin UI (issue 36, item 1), in Debian's
+ * headless Chromium against a real server holding 102,000 ready jobs in two
+ * queues, all of tenant acme: a filter no index answers (metadata) is counted
+ * on at most 100,000 jobs, so the list's total and the confirmation say "at
+ * least 100,000" and how far the count looked; "Cancel all matching" then runs
+ * as one operation in slices of about 5 ms each (the server's real clock: 102,000
+ * jobs take many slices on any machine), and the page shows its progress — "N
+ * of at least 100,000 done…" — from the answer that started it, updated by each
+ * poll, with a Stop button that stops it after its current slice. Desktop light,
+ * 375 px phone dark. Screenshots: tests/artifacts/admin/bulk-long-*.png.
+ */
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import type { Page } from 'playwright-core';
+import type { Engine } from '../../src/engine/engine.ts';
+import { enc } from '../helpers/admin.ts';
+import {
+  artifacts,
+  desktop,
+  logIn,
+  phone,
+  shot,
+  sidewaysOverflow,
+  startUiServer,
+  type UiServer,
+  watch,
+} from '../helpers/browser.ts';
+
+const user = { name: 'bulkops', password: 'bulk-long-password', role: 'operator' } as const;
+const stored = 102_000;
+const list = '/jobs?state=ready&meta=tenant%3Dacme';
+
+let ui: UiServer;
+let engine: Engine;
+let page: Page;
+const problems: string[] = [];
+const url = (path: string) => `${ui.adminUrl}${path}`;
+
+before(async () => {
+  ui = await startUiServer(user, '[queues.reports]\n\n[queues.exports]\n');
+  engine = ui.t.server.engine;
+  const batch = engine.limits.maxBatchJobs;
+  for (let n = 0; n < stored; n += batch) {
+    await engine.enqueueBatch(
+      Array.from({ length: batch }, (_, i) => ({
+        queue: i % 2 === 0 ? 'reports' : 'exports',
+        type: 'render',
+        payload: enc('{}'),
+        metadata: { tenant: 'acme' },
+      })),
+    );
+  }
+  page = watch(ui.context.pages()[0] ?? (await ui.context.newPage()), problems);
+  await page.setViewportSize(desktop);
+  await logIn(page, url('/'), user);
+  await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+});
+after(() => ui?.dispose());
+
+/** Starts "Cancel all matching" from the list; answers the progress line, shown from the start. */
+async function startCancel(): Promise<ReturnType<Page['getByRole']>> {
+  await page.getByRole('button', { name: 'Cancel all matching' }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByRole('button', { name: /^Cancel .*jobs$/ }).click();
+  const progress = page.getByRole('status').filter({ hasText: /^Cancel all matching: / });
+  // The answer that started it is its progress at once.
+  await progress.waitFor();
+  return progress;
+}
+
+/** Stops the operation; answers the notice's text. */
+async function stop(progress: ReturnType<Page['getByRole']>): Promise<string> {
+  await progress.getByRole('button', { name: 'Stop' }).click();
+  const notice = page.getByText(/^Cancelled [\d,]+ ready jobs with tenant=acme in all queues \(stopped\)\.$/);
+  await notice.first().waitFor();
+  await progress.waitFor({ state: 'detached' });
+  return (await notice.first().textContent()) ?? '';
+}
+
+test('"at least N" when the count stopped; the long operation’s progress line, then Stop', async () => {
+  await page.goto(url(list));
+  await page
+    .getByText(
+      'at least 100,000 jobs (the count stopped after 100,000 jobs): ready jobs in all queues with tenant=acme',
+    )
+    .waitFor();
+  await shot(page, 'bulk-long-at-least-desktop');
+  await page.getByRole('button', { name: 'Cancel all matching' }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog
+    .getByRole('heading', { name: 'Cancel at least 100,000 ready jobs with tenant=acme in all queues?' })
+    .waitFor();
+  await dialog
+    .getByText('at least 100,000 jobs (the count stopped after 100,000 jobs) match.', { exact: false })
+    .waitFor();
+  await dialog.getByRole('button', { name: 'Cancel at least 100,000 jobs' }).waitFor();
+  await page.screenshot({ path: join(artifacts, 'bulk-long-confirm-desktop.png') });
+  await dialog.getByRole('button', { name: 'Keep them' }).click();
+
+  const audits = (await engine.listAudit({})).items.length;
+  const progress = await startCancel();
+  const first = (await progress.textContent()) ?? '';
+  assert.match(first, /^Cancel all matching: [\d,]+ of at least 100,000 done… Stop$/);
+  // Each poll shows what the operation has changed since (slices of about 5 ms: many of them).
+  await progress.filter({ hasNotText: first }).waitFor();
+  assert.match(
+    (await progress.textContent()) ?? '',
+    /^Cancel all matching: [1-9][\d,]* of at least 100,000 done… Stop$/,
+  );
+  await shot(page, 'bulk-long-progress-desktop');
+  const told = await stop(progress);
+  const changed = Number(/^Cancelled ([\d,]+)/.exec(told)?.[1]?.replaceAll(',', ''));
+  assert.ok(changed > 0 && changed < stored, `stopped part way: ${told}`);
+  const entries = (await engine.listAudit({})).items;
+  assert.equal(entries.length, audits + 1, 'one audit entry for the operation');
+  assert.deepEqual(
+    [entries[0]?.action, entries[0]?.details.changed, entries[0]?.details.stopped],
+    ['jobs.cancel', changed, true],
+  );
+  const queues = await engine.listQueues();
+  assert.equal(
+    queues.reduce((n, q) => n + q.counts.cancelled, 0),
+    changed,
+    'what it changed before the stop stays changed',
+  );
+  assert.deepEqual(problems, []);
+});
+
+test('on a phone, dark: the progress line and its Stop button fit 375 px', async () => {
+  await page.setViewportSize(phone);
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await page.goto(url(list));
+  await page.getByText(/^(at least )?[\d,]+ jobs.*: ready jobs in all queues with tenant=acme/).waitFor();
+  const progress = await startCancel();
+  await progress.filter({ hasText: /^Cancel all matching: [\d,]+ of (at least )?[\d,]+ done…/ }).waitFor();
+  const button = progress.getByRole('button', { name: 'Stop' });
+  const box = await button.boundingBox();
+  assert.ok(box !== null && box.x >= 0 && box.x + box.width <= phone.width, JSON.stringify(box));
+  assert.equal(await sidewaysOverflow(page), 0);
+  await progress.scrollIntoViewIfNeeded();
+  // The screen as the phone shows it (the whole page is 50 rows long).
+  await page.screenshot({ path: join(artifacts, 'bulk-long-progress-dark-phone.png') });
+  await stop(progress);
+  await page.emulateMedia({ colorScheme: 'light' });
+  assert.deepEqual(problems, []);
+});
