@@ -289,6 +289,7 @@ const row = (key: string, label: string) => {
   const rates = figures.map((f) => f.jobs / f.seconds);
   const cpu = figures.map((f) => f.serverCpuUs / f.edges);
   const busy = figures.map((f) => f.serverCpuUs / 1e6 / f.seconds);
+  const clientCpu = figures.map((f) => f.clientCpuUs / f.edges);
   const f = figures[0]!;
   return {
     label,
@@ -297,6 +298,7 @@ const row = (key: string, label: string) => {
     rate: median(rates),
     cpu: median(cpu),
     busy: median(busy),
+    clientCpu: median(clientCpu),
     spread: `${Math.min(...rates).toFixed(0)}–${Math.max(...rates).toFixed(0)}`,
   };
 };
@@ -316,11 +318,11 @@ const rows = only.flatMap((shape) =>
     .map((system) => row(`${system} ${shape}`, `${systemLabel[system]}: ${shapeLabel[shape]}`)),
 );
 const lines = [
-  `| shape | jobs | edges | jobs/s end to end (median) | runs | server CPU µs per edge (median) | server busy |`,
-  `| --- | ---: | ---: | ---: | --- | ---: | ---: |`,
+  `| shape | jobs | edges | jobs/s end to end (median) | runs | server CPU µs per edge (median) | client CPU µs per edge | server busy |`,
+  `| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: |`,
   ...rows.map(
     (r) =>
-      `| ${r.label} | ${r.jobs.toLocaleString('en-US')} | ${r.edges.toLocaleString('en-US')} | ${r.rate.toFixed(0)} | ${r.spread} | ${r.cpu.toFixed(1)} | ${(r.busy * 100).toFixed(0)} % |`,
+      `| ${r.label} | ${r.jobs.toLocaleString('en-US')} | ${r.edges.toLocaleString('en-US')} | ${r.rate.toFixed(0)} | ${r.spread} | ${r.cpu.toFixed(1)} | ${r.clientCpu.toFixed(1)} | ${(r.busy * 100).toFixed(0)} % |`,
   ),
   '',
   `Medians of ${runs} runs, systems interleaved, order alternating. Load average during the runs: ` +
@@ -328,4 +330,32 @@ const lines = [
     `sepp durability full; redis-server ${/v=(\S+)/.exec(commandOutput('redis-server', ['--version']))?.[1] ?? '?'} ` +
     `--appendonly yes --appendfsync always, bullmq ${packageVersion('bullmq')} (a Worker of concurrency ${concurrency}).`,
 ];
+// Ratios of the medians: sepp against BullMQ (rate, server and server + client CPU), and against --against.
+const byKey = new Map(
+  only.flatMap((shape) =>
+    (['sepp', 'base', 'bullmq'] as const)
+      .filter((system) => results.has(`${system} ${shape}`))
+      .map((system) => [`${system} ${shape}`, row(`${system} ${shape}`, '')] as const),
+  ),
+);
+const ratios = only.flatMap((shape) => {
+  const ours = byKey.get(`sepp ${shape}`);
+  if (ours === undefined) return [];
+  return (['bullmq', 'base'] as const).flatMap((other) => {
+    const theirs = byKey.get(`${other} ${shape}`);
+    if (theirs === undefined) return [];
+    return [
+      `| ${shapeLabel[shape]} | sepp / ${systemLabel[other]} | ${(ours.rate / theirs.rate).toFixed(2)}× | ` +
+        `${(ours.cpu / theirs.cpu).toFixed(2)}× | ${((ours.cpu + ours.clientCpu) / (theirs.cpu + theirs.clientCpu)).toFixed(2)}× |`,
+    ];
+  });
+});
+if (ratios.length > 0) {
+  lines.push(
+    '',
+    '| shape | systems | jobs/s | server CPU per edge | server + client CPU per edge |',
+    '| --- | --- | ---: | ---: | ---: |',
+    ...ratios,
+  );
+}
 console.log(lines.join('\n'));
