@@ -8,6 +8,7 @@
  * same enqueues with no bulk operation running.
  *
  *   npx tsx bench/bulk-stall.ts [--jobs 300000] [--runs 1] [--against DIR] [--ops update,cancel]
+ *   npx tsx bench/bulk-stall.ts --jobs 200000 --runs 3 --ops admin-cancel,admin-requeue
  *
  * The operations, in order on the same jobs: UpdateJobs run-now (scheduled →
  * ready), UpdateJobs priority, CancelJobs, RequeueJobs (the cancelled jobs),
@@ -17,17 +18,24 @@
  * left out of its rows; the order alternates run by run. Not a test: the target (p99 < 50 ms) is read off the
  * table, never asserted. `--ops` runs only the operations named (update,
  * priority, cancel, requeue, delete, purge; a refill runs before each when
- * needed). The admin UI's bulk update runs the same engine operation as
- * UpdateJobs. Each row also shows the 1-minute load average at the
+ * needed). `admin-cancel` and `admin-requeue` are the admin UI's own route,
+ * the one its "Cancel all matching" / "Requeue all matching" buttons call:
+ * logged in as the UI is (session cookie, CSRF token), `POST /api/v1/bulk/cancel`
+ * (then `…/requeue` of the cancelled jobs) starts the operation in the
+ * background and its progress is polled every 500 ms
+ * (`GET /api/v1/bulk-operations/{id}`) as the page polls it, until it ends;
+ * the enqueues are measured over that whole time. Each row also shows the 1-minute load average at the
  * operation's start and end: the machine is shared.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { credentials, Metadata, status } from '@grpc/grpc-js';
 import type { JobFilter } from '../clients/typescript/src/gen/sepp/v1/admin.js';
 import { EnqueueJob, JobState } from '../clients/typescript/src/gen/sepp/v1/job.js';
 import { QueueServiceClient } from '../clients/typescript/src/gen/sepp/v1/queue_service.js';
+import { hashPassword } from '../src/admin/password.ts';
 import { parseArgs } from './engine-lib.ts';
 import { LatencyRecorder, type LatencySummary } from './lib/latency.ts';
 import { installCleanupHandlers } from './lib/processes.ts';
@@ -36,7 +44,16 @@ import { startSeppServe } from './lib/sepp-serve.ts';
 const args = parseArgs(process.argv.slice(2));
 const jobs = Number(args.get('jobs') ?? 300_000);
 const runs = Number(args.get('runs') ?? 1);
-const allOps = ['update', 'priority', 'cancel', 'requeue', 'delete', 'purge'] as const;
+const allOps = [
+  'update',
+  'priority',
+  'cancel',
+  'requeue',
+  'admin-cancel',
+  'admin-requeue',
+  'delete',
+  'purge',
+] as const;
 const ops = new Set(args.has('ops') ? String(args.get('ops')).split(',') : allOps);
 for (const op of ops) {
   if (!(allOps as readonly string[]).includes(op))
@@ -88,6 +105,46 @@ function unary<Req, Res>(client: QueueServiceClient, method: Rpc<Req, Res>, requ
       error ? reject(error) : resolve(response),
     ),
   );
+}
+
+/** The admin UI's session: its cookie and CSRF token, as the page sends them. */
+class AdminSession {
+  private cookie = '';
+  private csrf = '';
+  constructor(private readonly origin: string) {}
+
+  async login(user: string, password: string): Promise<void> {
+    const reply = await this.call('POST', '/api/v1/session', { user, password });
+    this.csrf = String((reply as { csrfToken?: string }).csrfToken ?? '');
+  }
+
+  async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Record<string, unknown>> {
+    const response = await fetch(`${this.origin}${path}`, {
+      method,
+      headers: {
+        ...(this.cookie === '' ? {} : { cookie: this.cookie }),
+        ...(method === 'POST' ? { origin: this.origin, 'x-csrf-token': this.csrf } : {}),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const setCookie = response.headers.get('set-cookie');
+    if (setCookie !== null) this.cookie = setCookie.split(';')[0] ?? '';
+    const answer = (await response.json()) as Record<string, unknown>;
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(answer)}`);
+    return answer;
+  }
+
+  /** Starts a bulk operation as the UI does and polls it every 500 ms until it ends; answers how many changed. */
+  async bulk(action: 'cancel' | 'requeue', body: Record<string, unknown>): Promise<number> {
+    let op = await this.call('POST', `/api/v1/bulk/${action}`, body);
+    while (op.state === 'running') {
+      await sleep(500);
+      op = await this.call('GET', `/api/v1/bulk-operations/${String(op.id)}`);
+    }
+    if (op.state !== 'done') throw new Error(`bulk ${action} ended ${String(op.state)}: ${String(op.error)}`);
+    return Number(op.changed);
+  }
 }
 
 async function fill(client: QueueServiceClient, scheduled: boolean): Promise<void> {
@@ -146,13 +203,19 @@ async function measure(
 async function oneServer(label: string, srcDir: string): Promise<Row[]> {
   const dir = mkdtempSync(join(tmpdir(), 'sepp-bulk-bench-'));
   const config = join(dir, 'sepp.toml');
-  writeFileSync(config, '');
+  const password = 'bulk-stall-bench-password';
+  writeFileSync(
+    config,
+    `[[admin.users]]\nname = "bench"\nrole = "admin"\npassword_hash = "${await hashPassword(password)}"\n`,
+  );
   const server = await startSeppServe({ srcDir, config, dir });
   const address = `127.0.0.1:${server.grpcPort}`;
   const control = new QueueServiceClient(address, credentials.createInsecure());
   const prober = new QueueServiceClient(address, credentials.createInsecure(), {
     'grpc.use_local_subchannel_pool': 1,
   });
+  const admin = new AdminSession(`http://127.0.0.1:${server.adminPort}`);
+  if ([...ops].some((op) => op.startsWith('admin-'))) await admin.login('bench', password);
   const rows: Row[] = [];
   const step = async (op: (typeof allOps)[number], operation: string, run: () => Promise<number>) => {
     if (!ops.has(op)) return;
@@ -221,6 +284,12 @@ async function oneServer(label: string, srcDir: string): Promise<Row[]> {
             background: false,
           })
         ).requeuedCount,
+    );
+    await step('admin-cancel', 'POST /api/v1/bulk/cancel (admin UI), polled', () =>
+      admin.bulk('cancel', { queue }),
+    );
+    await step('admin-requeue', 'POST /api/v1/bulk/requeue (admin UI, cancelled), polled', () =>
+      admin.bulk('requeue', { queue, state: 'cancelled' }),
     );
     await step(
       'delete',

@@ -15,6 +15,8 @@ export const tiers = ['fast', 'system'];
 
 /** What each system-tier file starts; `bundle` when it runs `sepp` (the run's one bundle). */
 export const systemTier = {
+  'tests/admin/browser-bulk-long.test.ts': 'Chromium',
+  'tests/admin/browser-bulk-matching.test.ts': 'Chromium',
   'tests/admin/browser-errors.test.ts': 'Chromium',
   'tests/admin/browser-groups.test.ts': 'Chromium',
   'tests/admin/browser-phone-buttons.test.ts': 'Chromium',

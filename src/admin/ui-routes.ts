@@ -4,7 +4,8 @@
  * or a reload of /queues/emails works; every other path that is not a file of
  * the UI is a 404. (Answering every unknown path with the shell and 200 would
  * make typos, probes and health checks of the wrong path look like success.)
- * tests/admin/static-assets.test.ts keeps this list and the UI's in step.
+ * tests/admin/static-assets.test.ts keeps this list and the UI's in step;
+ * docs/admin.md lists it as scripts/gen-admin-ui-routes-doc.ts writes it.
  */
 /** The UI's route paths as written in ui/src/main.tsx (for the test that compares them). */
 export const uiRoutePaths: readonly string[] = [
