@@ -111,6 +111,8 @@ export const systemTier = {
   'tests/store/postgres-server-kill.test.ts':
     'bundle: two server processes on a PostgreSQL cluster, one killed with -9 (postgresql-15)',
   'tests/store/postgres-servers.test.ts': 'a PostgreSQL cluster, killed with -9 once (postgresql-15)',
+  'tests/store/postgres-suites.test.ts':
+    'a PostgreSQL cluster (postgresql-15) for six rpc and client files run on that store',
   'tests/store/postgres-writer.test.ts': 'a PostgreSQL cluster (postgresql-15)',
   'tests/store/shared-locking.test.ts': 'sqlite3 and node processes',
 };

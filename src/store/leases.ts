@@ -116,6 +116,14 @@ export interface FlowReads {
 }
 
 export interface Flow extends FlowReads {
+  /**
+   * Takes, for this transaction, what serialises the leases of these limited queues across
+   * servers, all at once and in a fixed order, before the reserve's unit leases from any of
+   * them. Only a store that several servers share has it (PostgreSQL: limits.ts); it may
+   * throw the store's own "locks busy" error before the unit wrote anything, to run the unit
+   * again first in its next batch.
+   */
+  lockLimits?(queues: readonly string[]): Op<void>;
   putBucket(p: BucketRow & { queue: string; groupKey: string }): Op<void>;
   /** Forgets a queue's buckets untouched since `beforeMs` (full again); returns how many. */
   sweepBuckets(p: { queue: string; beforeMs: number; limit: number }): Op<number>;

@@ -12,6 +12,7 @@ import { SeppClient } from '../../clients/typescript/src/index.ts';
 import { cliJson, sepp } from '../helpers/cli.ts';
 import { registerSecret } from '../helpers/secret-log.ts';
 import { apiKeysToml, startTestServer, type TestServer } from '../helpers/server.ts';
+import { testStoreKind } from '../helpers/test-store.ts';
 
 const json = cliJson;
 
@@ -190,7 +191,12 @@ describe('operator CLI', () => {
     const text = await sepp(['status'], env);
     assert.equal(text.code, 0, text.stderr);
     assert.match(text.stdout, /^server {6}sepp \S+.*, up \S+ \(since \d{4}-\d\d-\d\dT/m);
-    assert.match(text.stdout, /^store {7}sqlite \(embedded\)$/m);
+    assert.match(
+      text.stdout,
+      testStoreKind === 'sqlite'
+        ? /^store {7}sqlite \(embedded\)$/m
+        : /^store {7}postgres \S+ database \S+ schema \S+; other servers' signals: connected/m,
+    );
     assert.match(text.stdout, /^durability {2}(full|relaxed) \(the default; a queue may set its own\)$/m);
     assert.match(text.stdout, /^queues {6}\d+/m);
     assert.match(text.stdout, /^workers {5}\d+ connected$/m);
@@ -198,7 +204,7 @@ describe('operator CLI', () => {
       await sepp(['status', '--json'], env),
     );
     const queues = json<unknown[]>(await sepp(['queues', '--json'], env));
-    assert.equal(status.store.kind, 'sqlite');
+    assert.equal(status.store.kind, testStoreKind);
     assert.equal(status.queues, queues.length);
     assert.equal(typeof status.workers, 'number');
   });

@@ -20,6 +20,7 @@ import {
   streamEnd,
   subscribeMessage,
 } from '../helpers/streams.ts';
+import { testStoreKind } from '../helpers/test-store.ts';
 
 /** Everything that escaped during this file: each one would have ended a real server. */
 const escaped: unknown[] = [];
@@ -342,18 +343,21 @@ describe('every engine failure becomes a status, whatever its kind and wherever 
       await assertServing();
     });
 
-    test(`Backup: the engine ${fault.name}; the stream ends with it`, async () => {
-      await withFault('backup', fault, async () => {
-        const stream = t.client.backup({});
-        const end = await new Promise<Rejection>((resolve) => {
-          stream.on('data', () => {});
-          stream.on('error', resolve);
-          stream.on('end', () => resolve({ code: status.OK, details: '' }));
+    // The PostgreSQL store makes no backups: Backup is refused before the engine is asked
+    // (FAILED_PRECONDITION naming the store, tests/rpc/backup.test.ts), so no fault can reach it.
+    if (testStoreKind === 'sqlite')
+      test(`Backup: the engine ${fault.name}; the stream ends with it`, async () => {
+        await withFault('backup', fault, async () => {
+          const stream = t.client.backup({});
+          const end = await new Promise<Rejection>((resolve) => {
+            stream.on('data', () => {});
+            stream.on('error', resolve);
+            stream.on('end', () => resolve({ code: status.OK, details: '' }));
+          });
+          assert.equal(end.code, fault.code, end.details);
         });
-        assert.equal(end.code, fault.code, end.details);
+        await assertServing();
       });
-      await assertServing();
-    });
   }
 });
 

@@ -310,6 +310,51 @@ test('max_leased holds across three servers: the queue serialises its leases', a
   assert.deepEqual(await mismatches('limited'), []);
 });
 
+test('limited queues leased through two servers in opposite orders: no deadlock, limits held', async () => {
+  const limitedToml =
+    '[queues.la]\nmax_leased = 1000\n[queues.lb]\nrate_limit_leases = 100000\nrate_limit_period_ms = 1000\n';
+  const [a, b] = await servers(2, 'limit_order', limitedToml);
+  try {
+    /** Calls that failed (a deadlock PostgreSQL broke fails a whole batch: UNAVAILABLE). */
+    const failures: string[] = [];
+    let leased = 0;
+    const reserveFrom = async (t: TestServer, queues: string[]) => {
+      const answer = await call(t.client, t.client.reserve, {
+        queues,
+        maxJobs: 10,
+        leaseDurationMs: 60_000,
+        waitTimeoutMs: 0,
+        workerId: 'w',
+        maxResponseBytes: 0,
+      }).catch((error: ServiceError) => {
+        failures.push(error.message);
+      });
+      leased += answer?.jobs.length ?? 0;
+    };
+    // A reserve takes the limit lock of each limited queue it looks at, in the order it names them
+    // (it looks at the second when the first cannot fill it: soon both are empty): the two servers
+    // name them in opposite orders, many reserves at once each (the units of one writer batch), so
+    // waiting for each lock in turn would deadlock.
+    await call(a!.client, a!.client.enqueueBatch, {
+      jobs: Array.from({ length: 200 }, (_, i) => testJob(i % 2 === 0 ? 'la' : 'lb')),
+    });
+    for (let round = 0; round < 10; round++) {
+      await Promise.all([
+        ...Array.from({ length: 10 }, () => reserveFrom(a!, ['la', 'lb'])),
+        ...Array.from({ length: 10 }, () => reserveFrom(b!, ['lb', 'la'])),
+      ]);
+    }
+    console.log(
+      `200 reserves of 2 limited queues through 2 servers in opposite orders: ${leased} jobs leased, ${failures.length} calls failed`,
+    );
+    assert.deepEqual(failures, [], 'calls failed');
+    assert.equal(leased, 200);
+  } finally {
+    await Promise.all([a!.dispose(), b!.dispose()]);
+  }
+  assert.deepEqual(await mismatches('limit_order'), []);
+});
+
 test('each schedule tick is enqueued once however many servers run the schedule', async () => {
   const schedule =
     '[[schedules]]\nname = "every-second"\ninterval_ms = "1s"\nqueue = "ticks"\ntype = "tick"\npayload = "x"\n';

@@ -126,6 +126,8 @@ export class Reserver {
     const { request, remainingMs, signal } = attempt;
     if (signal?.aborted) return [];
     const throttled: string[] = [];
+    // A store several servers share serialises limited queues' leases with locks: all at once, in a fixed order.
+    if (tx.flow.lockLimits !== undefined) yield* this.lockLimits(tx, request.queues);
     const leased = yield* this.lease(tx, request, throttled);
     if (leased.length === 0 && remainingMs > 0 && !this.gate.stopsWaiting) {
       if (this.waiters.size >= this.ctx.limits.maxWaiters) {
@@ -188,6 +190,15 @@ export class Reserver {
       answerBytesMax,
       answerBytesOf: request.answerBytesOf ?? ((job) => leasedJobBytes(job, job.id.length)),
     };
+  }
+
+  /** Takes the store's locks of the limited queues among `queues` (Flow.lockLimits), before any lease. */
+  private *lockLimits(tx: StoreTx, queues: readonly string[]): Op<void> {
+    const registry = this.ctx.queues;
+    const limited = queues.filter(
+      (queue) => registry.exists(queue) && !this.flow.isPlain(queue, registry.settingsFor(queue)),
+    );
+    if (limited.length > 0) yield* tx.flow.lockLimits!(limited);
   }
 
   /** Leases what the request may have now; `throttled` collects the queues whose limits held ready jobs back. */

@@ -6,7 +6,7 @@
 
 import type { Flow } from '../leases.ts';
 import type { BucketRow, ReadyHeadRow } from '../rows.ts';
-import { lockLimits } from './limits.ts';
+import { lockLimits, lockLimitsInOrder } from './limits.ts';
 import { type Connection, changes, firstRow, rows, statement, value } from './sql.ts';
 
 const topUngrouped = statement(
@@ -52,6 +52,7 @@ const sweepBuckets = statement(
 
 export function flowOps(c: Connection): Flow {
   return {
+    lockLimits: (queues) => lockLimitsInOrder(c, queues),
     *topPriority(p) {
       return yield* value<number>(c, p.grouped ? topGrouped : topUngrouped, [p.queue, p.maxPriority]);
     },
