@@ -3,8 +3,8 @@
 // reporter, two processes at a time (SEPP_TEST_CONCURRENCY), and ends with a summary:
 // the slowest files, the counts, and every file that failed, was cancelled or could not
 // run with the first line of why. The exit code is 0 exactly when that summary says
-// "passed". With --tier fast the files share up to SEPP_TEST_GROUPS (default 8; 0 for
-// none) processes (scripts/test-groups.mjs), but those that must run alone
+// "passed". With --tier the files of the tier share up to SEPP_TEST_GROUPS (default 8;
+// 0 for none) processes (scripts/test-groups.mjs), but those that must run alone
 // (scripts/test-tiers.mjs); otherwise each file runs in a process of its own.
 //
 // Usage: node scripts/run-tests.mjs [--tier fast|system] [--checks] [substring filter...]
@@ -97,12 +97,12 @@ const checks = flags.checks
   ? ['typecheck', 'lint'].map((script) => ({ check: `npm run ${script}`, script }))
   : [];
 /**
- * With --tier fast the files share a few processes: at most SEPP_TEST_GROUPS groups
- * (default 8; 0: none), of 10 files or more. The rest, and any other run, one each.
+ * With --tier the files share a few processes: at most SEPP_TEST_GROUPS groups (default
+ * 8; 0: none), of 10 files or more. The rest, and a run without --tier, one each.
  */
 const maxGroups = Number(process.env.SEPP_TEST_GROUPS ?? '8');
 const grouped =
-  flags.tier === 'fast' && maxGroups !== 0 ? files.filter((f) => !Object.hasOwn(runsAlone, f)) : [];
+  flags.tier !== undefined && maxGroups !== 0 ? files.filter((f) => !Object.hasOwn(runsAlone, f)) : [];
 const groupCount = Math.min(Math.max(1, maxGroups || 8), Math.ceil(grouped.length / 10));
 const jobs = [
   ...files.filter((f) => !grouped.includes(f)).map((file) => ({ file, estimateMs: estimate(file) })),
@@ -206,7 +206,7 @@ async function runFile(file, index) {
 }
 
 /**
- * Runs a group of fast-tier files in one process (scripts/test-groups.mjs): a result per
+ * Runs a group of one tier's files in one process (scripts/test-groups.mjs): a result per
  * file, from its suite; a file the process did not finish fails with how it ended; and
  * when the process failed with every file passing (an error after the last test), a
  * result for the group says so.
@@ -214,7 +214,7 @@ async function runFile(file, index) {
 async function runGroup(group, index) {
   const entry = join(work, `group-${index}.mjs`);
   writeGroupEntry(entry, group.files, root);
-  const { ran, last, events } = await runTests(entry, index, 'fast');
+  const { ran, last, events } = await runTests(entry, index, flags.tier);
   const split = splitGroupEvents(group.files, events);
   const ended = ran.signal !== null ? `killed by ${ran.signal}` : `exit code ${ran.code}`;
   const running = group.files.find((f) => !split.files.has(f));

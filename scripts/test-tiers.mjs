@@ -118,7 +118,7 @@ export const systemTier = {
 };
 
 /**
- * Fast-tier files that run in a process of their own, not in a group (scripts/
+ * Files that run in a process of their own, not in a group of their tier (scripts/
  * test-groups.mjs), because of what they change for the whole process, written next to
  * each: the files after them in a group would run with it.
  */
@@ -126,6 +126,8 @@ export const runsAlone = {
   'tests/rpc/stream-errors.test.ts':
     'adds process-wide uncaughtException and unhandledRejection handlers, which would swallow the errors of the files after it',
   'tests/client/trace.test.ts': "sets and disables OpenTelemetry's global context, propagator and tracer",
+  'tests/fuzz/stream-fuzz.test.ts':
+    'adds process-wide uncaughtException and unhandledRejection handlers while it runs, which would swallow a late error of the file before it',
 };
 
 /** `fast` or `system`, for a path relative to the repository. */

@@ -39,12 +39,25 @@ export async function runServer(config: SeppConfig, loadConfig: () => SeppConfig
   });
   const shutdown = (running: NonNullable<typeof server>) => {
     running.shutdown().then(
-      () => resolveExit(exitCodes.ok),
+      () => stopped(exitCodes.ok),
       (error: unknown) => {
         logger.error('server.shutdown_failed', { error: messageOf(error) });
-        resolveExit(exitCodes.failed);
+        stopped(exitCodes.failed);
       },
     );
+  };
+  /**
+   * Once the server has stopped, the process ends. Everything the server owns is closed
+   * by then; what can still hold the event loop is the OpenTelemetry exporters' retries
+   * of an export the collector refused or never answered: the library keeps at them for
+   * up to its export timeout (10 s), past the bound telemetry.shutdown() gives the last
+   * export (app.ts). Waiting for them made a clean stop end in the hard stop below when
+   * shutdown_timeout_ms was shorter (exit 1, server.shutdown_timeout), and kept the
+   * process for 10 s otherwise. (Log lines are written synchronously to files and pipes.)
+   */
+  const stopped = (code: number) => {
+    resolveExit(code);
+    setImmediate(() => process.exit(code));
   };
   // Listening from before the server starts: it announces itself (server.started) before
   // startServer returns, and a signal sent on seeing that must stop it, not kill it. A

@@ -21,6 +21,7 @@ import { Engine } from '../../src/engine/engine.ts';
 import { defaultEngineOptions } from '../../src/engine/settings.ts';
 import { databaseFileName } from '../../src/store/sqlite/open.ts';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { childScriptArgs } from '../helpers/child-script.ts';
 import { inspectDataDir } from '../helpers/inspect-data-dir.ts';
 import { intsFrom, mulberry32, seedFromEnv } from '../helpers/prng.ts';
 
@@ -33,7 +34,7 @@ function runChild(dataDir: string, ledgerFile: string, cycle: number, killAfterM
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', childScript, dataDir, ledgerFile, String(seed + cycle)],
+      [...childScriptArgs(childScript), dataDir, ledgerFile, String(seed + cycle)],
       {
         stdio: ['ignore', 'pipe', 'pipe'],
       },

@@ -27,6 +27,7 @@ import { Engine } from '../../src/engine/engine.ts';
 import { defaultEngineOptions } from '../../src/engine/settings.ts';
 import { databaseFileName } from '../../src/store/sqlite/open.ts';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { childScriptArgs } from '../helpers/child-script.ts';
 import { inspectDataDir } from '../helpers/inspect-data-dir.ts';
 import { intsFrom, mulberry32, seedFromEnv } from '../helpers/prng.ts';
 import {
@@ -88,9 +89,7 @@ function runChild(
     const child = spawn(
       process.execPath,
       [
-        '--import',
-        'tsx',
-        childScript,
+        ...childScriptArgs(childScript),
         dataDir,
         ledgerFile,
         String(seed + cycle),

@@ -25,6 +25,7 @@ import { Engine } from '../../src/engine/engine.ts';
 import { defaultEngineOptions } from '../../src/engine/settings.ts';
 import { DataDirInUseError, openDataDir } from '../../src/store/sqlite/open.ts';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { childScriptArgs } from '../helpers/child-script.ts';
 import { CrashLedger } from '../helpers/crash-ledger.ts';
 import { inspectDataDir } from '../helpers/inspect-data-dir.ts';
 import { intsFrom, mulberry32, seedFromEnv } from '../helpers/prng.ts';
@@ -52,7 +53,7 @@ function runChild(
   return new Promise((resolve, reject) => {
     const child: ChildProcess = spawn(
       process.execPath,
-      ['--import', 'tsx', childScript, dataDir, ledgerFile, String(seed + cycle), keeps(cycle) ? '1' : '0'],
+      [...childScriptArgs(childScript), dataDir, ledgerFile, String(seed + cycle), keeps(cycle) ? '1' : '0'],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let stdout = '';

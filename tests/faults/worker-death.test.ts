@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SeppClient } from '../../clients/typescript/src/index.ts';
+import { childScriptArgs } from '../helpers/child-script.ts';
 import { type ServerProcess, startServerProcess } from '../helpers/process-server.ts';
 
 const queue = 'mortal';
@@ -62,7 +63,7 @@ test(`a worker killed mid-job: its ${jobCount} jobs reach another worker within 
 
     child = spawn(
       process.execPath,
-      ['--import', 'tsx', childScript, address, queue, String(leaseMs), String(jobCount)],
+      [...childScriptArgs(childScript), address, queue, String(leaseMs), String(jobCount)],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     const leased = await leasedByChild(child, jobCount);

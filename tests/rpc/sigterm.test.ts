@@ -1,6 +1,8 @@
 /** `sepp serve` as a process: SIGTERM answers waiting long-polls, checkpoints the WAL and exits 0 quickly. */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -49,5 +51,35 @@ test('SIGTERM: long-polls get an empty list, the WAL is checkpointed, exit code 
   } finally {
     await server.stop('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('SIGTERM with an OTLP collector that never answers: exit code 0 once stopped, not the hard stop', async () => {
+  // The collector takes each export and never answers. The exporters wait and retry for
+  // up to their 10 s export timeout, longer than this server's shutdown_timeout_ms: a
+  // process that waited for them would end in the hard stop (exit 1, server.shutdown_timeout).
+  let exports = 0;
+  const collector = createServer((request) => {
+    exports++;
+    request.resume();
+  });
+  await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+  const dir = mkdtempSync(join(tmpdir(), 'sepp-sigterm-otlp-'));
+  const configFile = join(dir, 'sepp.toml');
+  writeFileSync(
+    configFile,
+    `[server]\nshutdown_timeout_ms = 8000\n[telemetry]\notlp_endpoint = "http://127.0.0.1:${(collector.address() as AddressInfo).port}"\n`,
+  );
+  const server = await startServerProcess(join(dir, 'data'), ['--config', configFile]);
+  try {
+    assert.equal(await server.stop('SIGTERM'), 0, server.logs());
+    assert.match(server.logs(), /"server.stopped"/);
+    assert.doesNotMatch(server.logs(), /server.shutdown_timeout/);
+    assert.ok(exports >= 1, 'the last metrics export reached the collector, which held it');
+  } finally {
+    await server.stop('SIGKILL');
+    collector.closeAllConnections();
+    collector.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
