@@ -126,6 +126,8 @@ export const runsAlone = {
   'tests/rpc/stream-errors.test.ts':
     'adds process-wide uncaughtException and unhandledRejection handlers, which would swallow the errors of the files after it',
   'tests/client/trace.test.ts': "sets and disables OpenTelemetry's global context, propagator and tracer",
+  'tests/store/postgres-suites.test.ts':
+    'sets SEPP_TEST_STORE=postgres for the whole process and imports six rpc and client files under it',
   'tests/fuzz/stream-fuzz.test.ts':
     'adds process-wide uncaughtException and unhandledRejection handlers while it runs, which would swallow a late error of the file before it',
 };
