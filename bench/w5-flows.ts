@@ -13,7 +13,10 @@
  * server's CPU per edge (sepp's server process; redis-server for BullMQ), medians of
  * `--runs` (3), the systems interleaved and their order alternating from run to run.
  *
- *   npx tsx bench/w5-flows.ts [--runs 3] [--flows 1000] [--children 20] [--wide 10000]
+ * With `--store postgres`, sepp runs on a fresh PostgreSQL 15 cluster (tests/helpers/postgres.ts,
+ * fsync on; a schema per run) and BullMQ is left out; the server CPU is sepp's process only.
+ *
+ *   npx tsx bench/w5-flows.ts [--runs 3] [--flows 1000] [--children 20] [--wide 10000] [--store sqlite|postgres]
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -22,6 +25,7 @@ import { parseArgs } from 'node:util';
 import { Worker as BullWorker, FlowProducer } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Flow, SeppClient } from '../clients/typescript/src/index.ts';
+import { startPostgres } from '../tests/helpers/postgres.ts';
 import { freePort, waitForPort } from './lib/net.ts';
 import { cpuMicros } from './lib/proc-stats.ts';
 import { installCleanupHandlers, spawnTracked, stopAll } from './lib/processes.ts';
@@ -36,6 +40,7 @@ const { values: args } = parseArgs({
     wide: { type: 'string', default: '10000' },
     producers: { type: 'string', default: '10' },
     concurrency: { type: 'string', default: '50' },
+    store: { type: 'string', default: 'sqlite' },
   },
 });
 const runs = Number(args.runs);
@@ -44,6 +49,20 @@ const children = Number(args.children);
 const wide = Number(args.wide);
 const producers = Number(args.producers);
 const concurrency = Number(args.concurrency);
+if (args.store !== 'sqlite' && args.store !== 'postgres') throw new Error('--store is sqlite or postgres');
+/** With `--store postgres`: the cluster, and a `[store]` table with a new schema per run. */
+const postgres =
+  args.store === 'postgres'
+    ? await startPostgres().then(async (cluster) => ({
+        cluster,
+        database: await cluster.createDatabase('w5'),
+      }))
+    : undefined;
+let schemas = 0;
+const storeToml = () =>
+  postgres === undefined
+    ? ''
+    : `[store]\nkind = "postgres"\nurl = "${postgres.cluster.urlWithoutPassword(postgres.database)}"\npassword_file = "${postgres.cluster.passwordFile}"\nschema = "w5_${++schemas}"\n`;
 
 type Shape = 'collector' | 'root-collector' | 'wide';
 interface Figure {
@@ -77,7 +96,7 @@ async function produce(count: number, enqueue: (i: number) => Promise<void>): Pr
 async function runSepp(shape: Shape, dir: string): Promise<Figure> {
   const config = join(dir, 'sepp.toml');
   // The wide flow needs more than the default limits (1,000 jobs per flow, 100 dependencies per job).
-  writeFileSync(config, '[limits]\nmax_flow_jobs = 100000\nmax_dependencies_per_job = 10000\n');
+  writeFileSync(config, `[limits]\nmax_flow_jobs = 100000\nmax_dependencies_per_job = 10000\n${storeToml()}`);
   process.env.SEPP_BENCH_CONFIG = config;
   const server = await BenchServer.start(join(dir, 'data'), 'full');
   const client = SeppClient.connect(`127.0.0.1:${server.port}`);
@@ -210,6 +229,7 @@ const plan: { system: 'sepp' | 'bullmq'; shape: Shape }[] = [
   { system: 'sepp', shape: 'wide' },
   { system: 'bullmq', shape: 'wide' },
 ];
+if (postgres !== undefined) plan.splice(0, plan.length, ...plan.filter((p) => p.system === 'sepp'));
 const results = new Map<string, Figure[]>();
 const loads: number[] = [];
 for (let run = 0; run < runs; run++) {
@@ -228,6 +248,7 @@ for (let run = 0; run < runs; run++) {
   }
 }
 await stopAll();
+await postgres?.cluster.close();
 rmSync(base, { recursive: true, force: true });
 
 const row = (key: string, label: string) => {
@@ -244,13 +265,18 @@ const row = (key: string, label: string) => {
     spread: `${Math.min(...rates).toFixed(0)}–${Math.max(...rates).toFixed(0)}`,
   };
 };
-const rows = [
-  row('sepp collector', `sepp: ${flows} × (${children} → 1)`),
-  row('bullmq collector', `BullMQ FlowProducer: ${flows} × (${children} → 1)`),
-  row('sepp root-collector', `sepp: ${flows} × (1 → ${children} → 1)`),
-  row('sepp wide', `sepp: 1 × (${wide} → 1)`),
-  row('bullmq wide', `BullMQ FlowProducer: 1 × (${wide} → 1)`),
-];
+const sepp = postgres === undefined ? 'sepp' : 'sepp (PostgreSQL)';
+const rows = (
+  [
+    ['sepp collector', `${sepp}: ${flows} × (${children} → 1)`],
+    ['bullmq collector', `BullMQ FlowProducer: ${flows} × (${children} → 1)`],
+    ['sepp root-collector', `${sepp}: ${flows} × (1 → ${children} → 1)`],
+    ['sepp wide', `${sepp}: 1 × (${wide} → 1)`],
+    ['bullmq wide', `BullMQ FlowProducer: 1 × (${wide} → 1)`],
+  ] as const
+)
+  .filter(([key]) => results.has(key))
+  .map(([key, label]) => row(key, label));
 const lines = [
   `| shape | jobs | edges | jobs/s end to end (median) | runs | server CPU µs per edge (median) |`,
   `| --- | ---: | ---: | ---: | --- | ---: |`,

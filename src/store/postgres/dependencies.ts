@@ -197,6 +197,22 @@ const setCompletion = statement(
   `UPDATE batches SET complete_job_id = $2, success_job_id = $3, completion_error = $4 WHERE id = $1`,
 );
 
+/**
+ * The `dependency_flags` of the jobs the connection's last lease statement took (leases.ts
+ * notes them): a job leased without `waitsOnJobs` has no edges, ever (the bit is set only
+ * in its enqueue's unit), so the results passed on at lease (`of`, once per leased job of a
+ * queue that has had dependencies) need no round trip for it.
+ */
+const leasedFlags = new WeakMap<Connection, Map<string, number>>();
+
+/** Notes the flags of the rows a lease returned (`dependency_flags`, read by the lease statement). */
+export function noteLeased(c: Connection, leased: readonly { id: string }[]): void {
+  const flags = new Map<string, number>();
+  for (const row of leased)
+    flags.set(row.id, (row as { dependency_flags?: number }).dependency_flags ?? waitsOnJobs);
+  leasedFlags.set(c, flags);
+}
+
 export function dependencyOps(c: Connection): Dependencies {
   /** What the last `resolve` learnt: whether the job has another pending edge, valid until the next statement. */
   let resolved: { childSeq: number; others: boolean; at: number } | undefined;
@@ -207,6 +223,8 @@ export function dependencyOps(c: Connection): Dependencies {
       return yield* rows<DependencyTargetRow>(c, writing(c) ? targetsLocked : targets, [ids]);
     },
     *of(childId) {
+      const flags = leasedFlags.get(c)?.get(childId);
+      if (flags !== undefined && (flags & waitsOnJobs) === 0) return [];
       return yield* rows<DependencyEdgeRow>(c, edgesOf, [childId]);
     },
     *dependentsOf(p) {
