@@ -151,21 +151,25 @@ export function command(client: pg.Client, text: string): Promise<string | undef
 
 /**
  * A connection for the operations: a statement's storage failure rejects as a StorageFailure.
- * With `transaction` (the writer's), it counts the statements sent.
+ * With `transaction` (the writer's), it counts the statements sent; with `sentAhead` (the
+ * writer's pipelined connection), it can send a statement without waiting for its answer.
  */
 export function connectionOf(
   client: pg.Client,
   deltas: Connection['deltas'],
   transaction?: WriteTransaction,
+  sentAhead?: (answer: Promise<unknown>) => void,
 ): Connection {
+  const send = (s: Statement, values: readonly unknown[]) => {
+    if (transaction !== undefined) transaction.statements++;
+    return client.query({ name: s.name, text: s.text, values: [...values] }).catch((error: unknown) => {
+      throw isStorageError(error) ? storageFailure(error) : error;
+    });
+  };
   return {
     deltas,
     transaction,
-    send(s: Statement, values: readonly unknown[]) {
-      if (transaction !== undefined) transaction.statements++;
-      return client.query({ name: s.name, text: s.text, values: [...values] }).catch((error: unknown) => {
-        throw isStorageError(error) ? storageFailure(error) : error;
-      });
-    },
+    send,
+    ...(sentAhead === undefined ? {} : { sendAhead: (s, values) => sentAhead(send(s, values)) }),
   };
 }

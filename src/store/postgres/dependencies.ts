@@ -42,9 +42,12 @@
  * UNAVAILABLE and try again (tests/store/postgres-servers.test.ts races them).
  *
  * Round trips: one statement per operation; the ones that take lists (`targets`, `add`'s
- * edges, `addMembers`) take them as arrays. `resolve` also answers whether the job has
- * another pending edge, kept for the `anyPending` that follows it (one round trip less per
- * released job).
+ * edges, `addMembers`) take them as arrays. What answers nothing (`add`, `release`,
+ * `markQueue`, `forget`, `addMembers`, `setCompletion`) is sent ahead on the writer's
+ * pipelined connection (sql.ts `sendAhead`): it travels with the next statement a unit
+ * waits for, so a flow's edges and a fan-out's releases cost no round trip each. `resolve`
+ * also answers whether the job has another pending edge, kept for the `anyPending` that
+ * follows it.
  */
 import {
   type BatchMemberRow,
@@ -60,7 +63,7 @@ import {
   type WaitingChildRow,
   waitsOnJobs,
 } from '../dependencies.ts';
-import { type Connection, changes, firstRow, rows, statement, value, writing } from './sql.ts';
+import { type Connection, changes, firstRow, rows, sendAhead, statement, value, writing } from './sql.ts';
 
 const targetsSql = 'SELECT id, seq, state FROM jobs WHERE id = ANY($1::text[]) ORDER BY id';
 const targets = statement(targetsSql);
@@ -231,7 +234,7 @@ export function dependencyOps(c: Connection): Dependencies {
       return yield* rows<DependentRow>(c, dependentsOf, [p.parentId, p.limit]);
     },
     *add({ childId, policy, edges }) {
-      yield* changes(c, add, [
+      yield* sendAhead(c, add, [
         childId,
         policy,
         edges.map((e) => e.parentId),
@@ -270,16 +273,16 @@ export function dependencyOps(c: Connection): Dependencies {
       return (yield* value<boolean>(c, anyPending, [childSeq])) === true;
     },
     *release(p) {
-      yield* changes(c, release, [p.seq, p.state]);
+      yield* sendAhead(c, release, [p.seq, p.state]);
     },
     *forget(childSeq) {
-      yield* changes(c, forget, [childSeq]);
+      yield* sendAhead(c, forget, [childSeq]);
     },
     *queuesWithDependencies() {
       return (yield* rows<{ name: string }>(c, queuesWithDependencies, [])).map((row) => row.name);
     },
     *markQueue(queue) {
-      yield* changes(c, markQueue, [queue]);
+      yield* sendAhead(c, markQueue, [queue]);
     },
     *flowJobs(p) {
       return yield* rows<FlowJobRow>(c, flowJobs, [p.jobId, p.limit]);
@@ -308,7 +311,7 @@ export function dependencyOps(c: Connection): Dependencies {
     },
     *addMembers({ batchId, jobIds }) {
       if (jobIds.length === 0) return;
-      yield* changes(c, addMembers, [batchId, jobIds]);
+      yield* sendAhead(c, addMembers, [batchId, jobIds]);
     },
     *seal(p) {
       return (yield* changes(c, seal, [p.batchId, p.nowMs])) > 0;
@@ -320,7 +323,7 @@ export function dependencyOps(c: Connection): Dependencies {
       return yield* firstRow<BatchRow>(c, endBatch, [p.batchId, p.nowMs]);
     },
     *setCompletion(p) {
-      yield* changes(c, setCompletion, [p.batchId, p.completeJobId, p.successJobId, p.error]);
+      yield* sendAhead(c, setCompletion, [p.batchId, p.completeJobId, p.successJobId, p.error]);
     },
   };
 }
