@@ -287,7 +287,9 @@ const lines = [
   '',
   `Medians of ${runs} runs, systems interleaved, order alternating. Load average during the runs: ` +
     `${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}. ${producers} producers, one worker of concurrency ${concurrency}; ` +
-    `sepp durability full; redis-server ${/v=(\S+)/.exec(commandOutput('redis-server', ['--version']))?.[1] ?? '?'} ` +
-    `--appendonly yes --appendfsync always, bullmq ${packageVersion('bullmq')} (a Worker of concurrency ${concurrency}).`,
+    (postgres === undefined
+      ? `sepp durability full; redis-server ${/v=(\S+)/.exec(commandOutput('redis-server', ['--version']))?.[1] ?? '?'} ` +
+        `--appendonly yes --appendfsync always, bullmq ${packageVersion('bullmq')} (a Worker of concurrency ${concurrency}).`
+      : 'sepp on PostgreSQL 15 (fsync and synchronous_commit on, a schema per run); server CPU is the sepp process only.'),
 ];
 console.log(lines.join('\n'));
