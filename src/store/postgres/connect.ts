@@ -160,16 +160,16 @@ export function connectionOf(
   transaction?: WriteTransaction,
   sentAhead?: (answer: Promise<unknown>) => void,
 ): Connection {
-  const send = (s: Statement, values: readonly unknown[]) => {
-    if (transaction !== undefined) transaction.statements++;
-    return client.query({ name: s.name, text: s.text, values: [...values] }).catch((error: unknown) => {
-      throw isStorageError(error) ? storageFailure(error) : error;
-    });
-  };
-  return {
+  const connection: Connection = {
     deltas,
     transaction,
-    send,
-    ...(sentAhead === undefined ? {} : { sendAhead: (s, values) => sentAhead(send(s, values)) }),
+    send(s: Statement, values: readonly unknown[]) {
+      if (transaction !== undefined) transaction.statements++;
+      return client.query({ name: s.name, text: s.text, values: [...values] }).catch((error: unknown) => {
+        throw isStorageError(error) ? storageFailure(error) : error;
+      });
+    },
   };
+  if (sentAhead === undefined) return connection;
+  return { ...connection, sendAhead: (s, values) => sentAhead(connection.send(s, values)) };
 }
