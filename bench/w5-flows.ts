@@ -15,12 +15,15 @@
  *
  *   npx tsx bench/w5-flows.ts [--runs 3] [--flows 1000] [--children 20] [--wide 10000]
  *                             [--only collector,root-collector,wide] [--no-bullmq]
- *                             [--against main] [--profile DIR]
+ *                             [--against main] [--profile DIR] [--store sqlite|postgres]
  *
  * --only runs some shapes; --no-bullmq leaves BullMQ out. --against REF (a git ref or a
  * checkout) adds that server's runs, interleaved (bench/lib/trees.ts). --profile DIR writes
  * a CPU profile of this checkout's server per shape (last run). "server busy" is the
  * server's CPU time over the wall time: well under 100 % means the wall time goes elsewhere.
+ *
+ * With `--store postgres`, sepp runs on a fresh PostgreSQL 15 cluster (tests/helpers/postgres.ts,
+ * fsync on; a schema per run) and BullMQ is left out; the server CPU is sepp's process only.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -29,6 +32,7 @@ import { parseArgs } from 'node:util';
 import { Worker as BullWorker, FlowProducer } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Flow, SeppClient } from '../clients/typescript/src/index.ts';
+import { startPostgres } from '../tests/helpers/postgres.ts';
 import { freePort, waitForPort } from './lib/net.ts';
 import { cpuMicros } from './lib/proc-stats.ts';
 import { installCleanupHandlers, spawnTracked, stopAll } from './lib/processes.ts';
@@ -48,6 +52,7 @@ const { values: args } = parseArgs({
     'no-bullmq': { type: 'boolean', default: false },
     against: { type: 'string' },
     profile: { type: 'string' },
+    store: { type: 'string', default: 'sqlite' },
   },
 });
 const runs = Number(args.runs);
@@ -56,6 +61,20 @@ const children = Number(args.children);
 const wide = Number(args.wide);
 const producers = Number(args.producers);
 const concurrency = Number(args.concurrency);
+if (args.store !== 'sqlite' && args.store !== 'postgres') throw new Error('--store is sqlite or postgres');
+/** With `--store postgres`: the cluster, and a `[store]` table with a new schema per run. */
+const postgres =
+  args.store === 'postgres'
+    ? await startPostgres().then(async (cluster) => ({
+        cluster,
+        database: await cluster.createDatabase('w5'),
+      }))
+    : undefined;
+let schemas = 0;
+const storeToml = () =>
+  postgres === undefined
+    ? ''
+    : `[store]\nkind = "postgres"\nurl = "${postgres.cluster.urlWithoutPassword(postgres.database)}"\npassword_file = "${postgres.cluster.passwordFile}"\nschema = "w5_${++schemas}"\n`;
 
 type Shape = 'collector' | 'root-collector' | 'wide';
 interface Figure {
@@ -98,7 +117,7 @@ async function runSepp(
 ): Promise<Figure> {
   const config = join(dir, 'sepp.toml');
   // The wide flow needs more than the default limits (1,000 jobs per flow, 100 dependencies per job).
-  writeFileSync(config, '[limits]\nmax_flow_jobs = 100000\nmax_dependencies_per_job = 10000\n');
+  writeFileSync(config, `[limits]\nmax_flow_jobs = 100000\nmax_dependencies_per_job = 10000\n${storeToml()}`);
   process.env.SEPP_BENCH_CONFIG = config;
   const server = await BenchServer.start(join(dir, 'data'), 'full', tree?.srcDir);
   const client = SeppClient.connect(`127.0.0.1:${server.port}`);
@@ -248,7 +267,9 @@ if (args.profile !== undefined) mkdirSync(args.profile, { recursive: true });
 const plan: { system: System; shape: Shape }[] = only.flatMap((shape) => [
   { system: 'sepp' as const, shape },
   ...(baseTree === undefined ? [] : [{ system: 'base' as const, shape }]),
-  ...(args['no-bullmq'] || shape === 'root-collector' ? [] : [{ system: 'bullmq' as const, shape }]),
+  ...(args['no-bullmq'] || postgres !== undefined || shape === 'root-collector'
+    ? []
+    : [{ system: 'bullmq' as const, shape }]),
 ]);
 const results = new Map<string, Figure[]>();
 const loads: number[] = [];
@@ -282,6 +303,7 @@ for (let run = 0; run < runs; run++) {
 }
 await stopAll();
 baseTree?.cleanup?.();
+await postgres?.cluster.close();
 rmSync(base, { recursive: true, force: true });
 
 const row = (key: string, label: string) => {
@@ -308,7 +330,7 @@ const shapeLabel: Record<Shape, string> = {
   wide: `1 × (${wide} → 1)`,
 };
 const systemLabel: Record<System, string> = {
-  sepp: 'sepp',
+  sepp: postgres === undefined ? 'sepp' : 'sepp (PostgreSQL)',
   base: `sepp ${baseTree?.label ?? ''}`,
   bullmq: 'BullMQ FlowProducer',
 };
@@ -327,8 +349,10 @@ const lines = [
   '',
   `Medians of ${runs} runs, systems interleaved, order alternating. Load average during the runs: ` +
     `${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}. ${producers} producers, one worker of concurrency ${concurrency}; ` +
-    `sepp durability full; redis-server ${/v=(\S+)/.exec(commandOutput('redis-server', ['--version']))?.[1] ?? '?'} ` +
-    `--appendonly yes --appendfsync always, bullmq ${packageVersion('bullmq')} (a Worker of concurrency ${concurrency}).`,
+    (postgres === undefined
+      ? `sepp durability full; redis-server ${/v=(\S+)/.exec(commandOutput('redis-server', ['--version']))?.[1] ?? '?'} ` +
+        `--appendonly yes --appendfsync always, bullmq ${packageVersion('bullmq')} (a Worker of concurrency ${concurrency}).`
+      : 'sepp on PostgreSQL 15 (fsync and synchronous_commit on, a schema per run); server CPU is the sepp process only.'),
 ];
 // Ratios of the medians: sepp against BullMQ (rate, server and server + client CPU), and against --against.
 const byKey = new Map(

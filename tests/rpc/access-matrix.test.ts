@@ -78,10 +78,6 @@ function firstAnswer<T>(
  * Each RPC's minimal valid request, and the status it gets once allowed:
  * OK, or NOT_FOUND where the request names a job that does not exist.
  */
-/** What an RPC of dependencies or batches answers once allowed: the PostgreSQL store keeps neither. */
-const workflowStatus = (onSqlite: status): status =>
-  testStoreKind === 'postgres' ? status.FAILED_PRECONDITION : onSqlite;
-
 const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
   Enqueue: { call: (c, md) => unary(call(c, c.enqueue, { job }, md)), allowedStatus: status.OK },
   EnqueueBatch: {
@@ -98,16 +94,16 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
   },
   CreateBatch: {
     call: (c, md) => unary(call(c, c.createBatch, { jobs: [job], seal: false }, md)),
-    allowedStatus: workflowStatus(status.OK),
+    allowedStatus: status.OK,
   },
   AddToBatch: {
     call: (c, md) =>
       unary(call(c, c.addToBatch, { batchId: missingJobId, jobs: [job], seal: false, fromMember: '' }, md)),
-    allowedStatus: workflowStatus(status.NOT_FOUND),
+    allowedStatus: status.NOT_FOUND,
   },
   SealBatch: {
     call: (c, md) => unary(call(c, c.sealBatch, { batchId: missingJobId }, md)),
-    allowedStatus: workflowStatus(status.NOT_FOUND),
+    allowedStatus: status.NOT_FOUND,
   },
   GetBatch: {
     call: (c, md) =>
@@ -119,19 +115,19 @@ const calls: Readonly<Record<string, { call: Call; allowedStatus: status }>> = {
           md,
         ),
       ),
-    allowedStatus: workflowStatus(status.NOT_FOUND),
+    allowedStatus: status.NOT_FOUND,
   },
   CancelBatch: {
     call: (c, md) => unary(call(c, c.cancelBatch, { batchId: missingJobId }, md)),
-    allowedStatus: workflowStatus(status.NOT_FOUND),
+    allowedStatus: status.NOT_FOUND,
   },
   GetFlow: {
     call: (c, md) => unary(call(c, c.getFlow, { jobId: missingJobId, limit: 0 }, md)),
-    allowedStatus: workflowStatus(status.NOT_FOUND),
+    allowedStatus: status.NOT_FOUND,
   },
   CancelFlow: {
     call: (c, md) => unary(call(c, c.cancelFlow, { jobId: missingJobId }, md)),
-    allowedStatus: workflowStatus(status.NOT_FOUND),
+    allowedStatus: status.NOT_FOUND,
   },
   Reserve: {
     call: (c, md) =>

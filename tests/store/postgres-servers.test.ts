@@ -549,3 +549,54 @@ test('workflows on two servers: the last two ends of fan-ins and batches raced, 
   }
   assert.deepEqual(await mismatches(schema), []);
 });
+
+test('workflows on two servers: an enqueue naming a job another server acks at that moment is never left waiting', async () => {
+  const schema = 'workflows_enqueue';
+  const [one, two] = await engines(schema);
+  const e1 = one!;
+  const e2 = two!;
+  const bytes = (text: string) => new TextEncoder().encode(text);
+  const outcomes = { waitedThenReleased: 0, readyAtOnce: 0, unknown: 0 };
+  const children: string[] = [];
+  try {
+    for (let round = 0; round < 5; round++) {
+      const queue = `race${round}`;
+      const parents: string[] = [];
+      for (let i = 0; i < 40; i++)
+        parents.push((await e2.enqueue({ queue, type: 'parent', payload: bytes('') })).jobId);
+      const leased = await e2.reserve({ queues: [queue], maxJobs: 1000, leaseMs: 600_000 });
+      assert.equal(leased.length, parents.length);
+      // Each parent acked on one server while the other enqueues a job depending on it.
+      await Promise.all(
+        leased.flatMap((l) => [
+          e2.ack({ jobId: l.id, attempt: l.attempt }),
+          e1.enqueue({ queue: 'race-children', type: 'child', payload: bytes(''), dependsOn: [l.id] }).then(
+            async ({ jobId }) => {
+              children.push(jobId);
+              if ((await e1.getJob(jobId)).state === 'ready') outcomes.readyAtOnce++;
+              else outcomes.waitedThenReleased++;
+            },
+            (error: unknown) => {
+              // The ack came first and deleted the job (nobody depended on it yet): unknown, said so.
+              assert.ok(
+                error instanceof SeppError && error.rejection?.reason === 'unknown_dependency',
+                String(error),
+              );
+              outcomes.unknown++;
+            },
+          ),
+        ]),
+      );
+    }
+    const states = await Promise.all(children.map(async (id) => (await e1.getJob(id)).state));
+    console.log(`enqueue racing the ack of its dependency on 2 servers: ${JSON.stringify(outcomes)}`);
+    assert.deepEqual(
+      states.filter((s) => s !== 'ready'),
+      [],
+      'a job was left waiting on a job that had ended',
+    );
+  } finally {
+    await Promise.all([e1.close(), e2.close()]);
+  }
+  assert.deepEqual(await mismatches(schema), []);
+});

@@ -174,14 +174,16 @@ export function command(client: pg.Client, text: string): Promise<string | undef
 
 /**
  * A connection for the operations: a statement's storage failure rejects as a StorageFailure.
- * With `transaction` (the writer's), it counts the statements sent.
+ * With `transaction` (the writer's), it counts the statements sent; with `sentAhead` (the
+ * writer's pipelined connection), it can send a statement without waiting for its answer.
  */
 export function connectionOf(
   client: pg.Client,
   deltas: Connection['deltas'],
   transaction?: WriteTransaction,
+  sentAhead?: (answer: Promise<unknown>) => void,
 ): Connection {
-  return {
+  const connection: Connection = {
     deltas,
     transaction,
     send(s: Statement, values: readonly unknown[]) {
@@ -192,4 +194,6 @@ export function connectionOf(
       });
     },
   };
+  if (sentAhead === undefined) return connection;
+  return { ...connection, sendAhead: (s, values) => sentAhead(connection.send(s, values)) };
 }

@@ -42,9 +42,12 @@
  * UNAVAILABLE and try again (tests/store/postgres-servers.test.ts races them).
  *
  * Round trips: one statement per operation; the ones that take lists (`targets`, `add`'s
- * edges, `addMembers`) take them as arrays. `resolve` also answers whether the job has
- * another pending edge, kept for the `anyPending` that follows it (one round trip less per
- * released job).
+ * edges, `addMembers`) take them as arrays. What answers nothing (`add`, `release`,
+ * `markQueue`, `forget`, `addMembers`, `setCompletion`) is sent ahead on the writer's
+ * pipelined connection (sql.ts `sendAhead`): it travels with the next statement a unit
+ * waits for, so a flow's edges and a fan-out's releases cost no round trip each. `resolve`
+ * also answers whether the job has another pending edge, kept for the `anyPending` that
+ * follows it.
  */
 import {
   type BatchMemberRow,
@@ -60,7 +63,7 @@ import {
   type WaitingChildRow,
   waitsOnJobs,
 } from '../dependencies.ts';
-import { type Connection, changes, firstRow, rows, statement, value, writing } from './sql.ts';
+import { type Connection, changes, firstRow, rows, sendAhead, statement, value, writing } from './sql.ts';
 
 const targetsSql = 'SELECT id, seq, state FROM jobs WHERE id = ANY($1::text[]) ORDER BY id';
 const targets = statement(targetsSql);
@@ -197,6 +200,22 @@ const setCompletion = statement(
   `UPDATE batches SET complete_job_id = $2, success_job_id = $3, completion_error = $4 WHERE id = $1`,
 );
 
+/**
+ * The `dependency_flags` of the jobs the connection's last lease statement took (leases.ts
+ * notes them): a job leased without `waitsOnJobs` has no edges, ever (the bit is set only
+ * in its enqueue's unit), so the results passed on at lease (`of`, once per leased job of a
+ * queue that has had dependencies) need no round trip for it.
+ */
+const leasedFlags = new WeakMap<Connection, Map<string, number>>();
+
+/** Notes the flags of the rows a lease returned (`dependency_flags`, read by the lease statement). */
+export function noteLeased(c: Connection, leased: readonly { id: string }[]): void {
+  const flags = new Map<string, number>();
+  for (const row of leased)
+    flags.set(row.id, (row as { dependency_flags?: number }).dependency_flags ?? waitsOnJobs);
+  leasedFlags.set(c, flags);
+}
+
 export function dependencyOps(c: Connection): Dependencies {
   /** What the last `resolve` learnt: whether the job has another pending edge, valid until the next statement. */
   let resolved: { childSeq: number; others: boolean; at: number } | undefined;
@@ -207,13 +226,15 @@ export function dependencyOps(c: Connection): Dependencies {
       return yield* rows<DependencyTargetRow>(c, writing(c) ? targetsLocked : targets, [ids]);
     },
     *of(childId) {
+      const flags = leasedFlags.get(c)?.get(childId);
+      if (flags !== undefined && (flags & waitsOnJobs) === 0) return [];
       return yield* rows<DependencyEdgeRow>(c, edgesOf, [childId]);
     },
     *dependentsOf(p) {
       return yield* rows<DependentRow>(c, dependentsOf, [p.parentId, p.limit]);
     },
     *add({ childId, policy, edges }) {
-      yield* changes(c, add, [
+      yield* sendAhead(c, add, [
         childId,
         policy,
         edges.map((e) => e.parentId),
@@ -252,16 +273,16 @@ export function dependencyOps(c: Connection): Dependencies {
       return (yield* value<boolean>(c, anyPending, [childSeq])) === true;
     },
     *release(p) {
-      yield* changes(c, release, [p.seq, p.state]);
+      yield* sendAhead(c, release, [p.seq, p.state]);
     },
     *forget(childSeq) {
-      yield* changes(c, forget, [childSeq]);
+      yield* sendAhead(c, forget, [childSeq]);
     },
     *queuesWithDependencies() {
       return (yield* rows<{ name: string }>(c, queuesWithDependencies, [])).map((row) => row.name);
     },
     *markQueue(queue) {
-      yield* changes(c, markQueue, [queue]);
+      yield* sendAhead(c, markQueue, [queue]);
     },
     *flowJobs(p) {
       return yield* rows<FlowJobRow>(c, flowJobs, [p.jobId, p.limit]);
@@ -290,7 +311,7 @@ export function dependencyOps(c: Connection): Dependencies {
     },
     *addMembers({ batchId, jobIds }) {
       if (jobIds.length === 0) return;
-      yield* changes(c, addMembers, [batchId, jobIds]);
+      yield* sendAhead(c, addMembers, [batchId, jobIds]);
     },
     *seal(p) {
       return (yield* changes(c, seal, [p.batchId, p.nowMs])) > 0;
@@ -302,7 +323,7 @@ export function dependencyOps(c: Connection): Dependencies {
       return yield* firstRow<BatchRow>(c, endBatch, [p.batchId, p.nowMs]);
     },
     *setCompletion(p) {
-      yield* changes(c, setCompletion, [p.batchId, p.completeJobId, p.successJobId, p.error]);
+      yield* sendAhead(c, setCompletion, [p.batchId, p.completeJobId, p.successJobId, p.error]);
     },
   };
 }

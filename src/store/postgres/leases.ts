@@ -10,13 +10,27 @@
  */
 
 import type { LeaseParams, Leases } from '../leases.ts';
+import type { Op } from '../op.ts';
 import type { AckedRow, AttemptRow, LeasedRow } from '../rows.ts';
-import { type Connection, changes, firstRow, rows, statement, value, writing } from './sql.ts';
+import { noteLeased } from './dependencies.ts';
+import {
+  type Connection,
+  changes,
+  firstRow,
+  rows,
+  type Statement,
+  statement,
+  value,
+  writing,
+} from './sql.ts';
 
-/** The columns of a LeasedRow, as every leasing statement returns them. */
+/**
+ * The columns of a LeasedRow, as every leasing statement returns them, and `dependency_flags`
+ * (noted for the results passed on at lease: dependencies.ts `noteLeased`).
+ */
 const leasedColumns = `j.seq, j.id, j.queue, j.type, j.payload, j.content_type, j.priority, j.attempt, j.max_attempts,
   j.attempt_base, j.lease_deadline_ms, j.enqueued_at_ms, j.run_at_ms, j.metadata_json, j.traceparent, j.tracestate,
-  j.idempotency_key, j.last_error, j.expires_at_ms, j.group_key, j.timeout_at_ms`;
+  j.idempotency_key, j.last_error, j.expires_at_ms, j.group_key, j.timeout_at_ms, j.dependency_flags`;
 
 /** The columns of an AttemptRow (jobs.ts reads them too). */
 export const attemptColumns =
@@ -126,19 +140,26 @@ const leaseValues = (p: LeaseParams & { queue: string; limit: number }) => [
   p.timeoutMs,
 ];
 
+/** Runs a lease statement and notes the flags of what it leased. */
+function* lease(c: Connection, s: Statement, values: readonly unknown[]): Op<LeasedRow[]> {
+  const leased = yield* rows<LeasedRow>(c, s, values);
+  noteLeased(c, leased);
+  return leased;
+}
+
 export function leaseOps(c: Connection): Leases {
   return {
     *leaseReady(p) {
       if (p.limit <= 0) return [];
-      return yield* rows<LeasedRow>(c, leaseReady, leaseValues(p));
+      return yield* lease(c, leaseReady, leaseValues(p));
     },
     *leaseUngroupedAt(p) {
       if (p.limit <= 0) return [];
-      return yield* rows<LeasedRow>(c, leaseUngroupedAt, [...leaseValues(p), p.priority]);
+      return yield* lease(c, leaseUngroupedAt, [...leaseValues(p), p.priority]);
     },
     *leaseGroupAt(p) {
       if (p.limit <= 0) return [];
-      return yield* rows<LeasedRow>(c, leaseGroupAt, [...leaseValues(p), p.priority, p.groupKey]);
+      return yield* lease(c, leaseGroupAt, [...leaseValues(p), p.priority, p.groupKey]);
     },
     *ack(key) {
       return yield* firstRow<AckedRow>(c, ack, [key.jobId, key.attempt]);

@@ -63,6 +63,12 @@ export interface Connection {
   readonly deltas: CountDeltas | undefined;
   /** The writer's transaction; a read connection has none. */
   readonly transaction?: WriteTransaction;
+  /**
+   * The writer's pipelined connection only: sends a statement whose answer nobody waits for.
+   * It runs before whatever is sent after it; a failure aborts the transaction, and the
+   * writer then fails the batch (writer.ts checks these answers before it trusts the COMMIT).
+   */
+  readonly sendAhead?: (statement: Statement, values: readonly unknown[]) => void;
 }
 
 /**
@@ -96,6 +102,15 @@ export function* firstRow<R extends QueryResultRow>(
 export function* value<T>(c: Connection, s: Statement, values: readonly unknown[]): Op<T | undefined> {
   const row = yield* firstRow<{ v: T }>(c, s, values);
   return row?.v;
+}
+
+/**
+ * A statement whose answer the operation does not need (it changes rows and says nothing
+ * back): sent ahead on the writer's connection (`sendAhead`), awaited elsewhere.
+ */
+export function* sendAhead(c: Connection, s: Statement, values: readonly unknown[]): Op<void> {
+  if (c.sendAhead !== undefined) c.sendAhead(s, values);
+  else yield c.send(s, values);
 }
 
 /** How many rows the statement changed. */

@@ -146,7 +146,7 @@ export function writerSession(
     client,
     ahead,
     deltas,
-    caps: capabilities(connectionOf(client, deltas, transaction)),
+    caps: capabilities(connectionOf(client, deltas, transaction, ahead.take)),
     transaction,
     broken: false,
   };
