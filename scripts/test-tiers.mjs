@@ -31,6 +31,7 @@ export const systemTier = {
   'tests/admin/browser.test.ts': 'Chromium',
   'tests/admin/queue-settings-browser.test.ts': 'Chromium',
   'tests/admin/schedules-browser.test.ts': 'Chromium',
+  'tests/admin/browser-schedule-times.test.ts': 'Chromium',
   'tests/bench/pages-per-commit.test.ts': 'a benchmark process under tsx',
   'tests/bench/pg-peers.test.ts': 'PostgreSQL clusters for pg-boss and graphile-worker',
   'tests/bench/processes.test.ts': 'a node process through the benchmark harness',

@@ -9,11 +9,17 @@
  * of at least 100,000 done…" — from the answer that started it, updated by each
  * poll, with a Stop button that stops it after its current slice. Desktop light,
  * 375 px phone dark. Screenshots: tests/artifacts/admin/bulk-long-*.png.
+ *
+ * Honest progress (issue 36, item 4): with the progress reads held unanswered
+ * (page.route) and the page's clock moved by Playwright, the line says "stale
+ * since …" within two poll periods plus a second, no poll starts while one
+ * waits, the waiting one is given up after 5 s and the next one starts; once
+ * the reads are answered again the progress is live again.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import type { Page } from 'playwright-core';
+import type { Page, Route } from 'playwright-core';
 import type { Engine } from '../../src/engine/engine.ts';
 import { enc } from '../helpers/admin.ts';
 import {
@@ -144,5 +150,45 @@ test('on a phone, dark: the progress line and its Stop button fit 375 px', async
   await page.screenshot({ path: join(artifacts, 'bulk-long-progress-dark-phone.png') });
   await stop(progress);
   await page.emulateMedia({ colorScheme: 'light' });
+  assert.deepEqual(problems, []);
+});
+
+test('progress reads that hang: "stale since …", no pile-up, given up after 5 s, live again once answered', async () => {
+  await page.setViewportSize(desktop);
+  await ui.context.clock.install();
+  await page.goto(url(list));
+  await page.getByText(/^(at least )?[\d,]+ jobs.*: ready jobs in all queues with tenant=acme/).waitFor();
+  const held: Route[] = [];
+  const polls = '**/api/v1/bulk-operations/*';
+  await page.route(polls, (route) => {
+    held.push(route);
+  });
+  const progress = await startCancel();
+  const pausedAtMs = Number(await page.evaluate('Date.now()')) + 100;
+  await page.clock.pauseAt(pausedAtMs);
+  // Two poll periods (1 s) past the last good answer, plus the second between age checks.
+  await page.clock.runFor(2500);
+  await progress
+    .filter({ hasText: /done… \(stale since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+, [^)]+\) Stop$/ })
+    .waitFor({ timeout: 10_000 });
+  assert.equal(held.length, 1, 'one poll waits; none started meanwhile');
+  await shot(page, 'bulk-long-progress-stale-desktop');
+  // The waiting read is given up after 5 s (readTimeoutMs), and the next one starts.
+  await page.clock.runFor(6000);
+  await page.waitForTimeout(300);
+  assert.ok(held.length >= 2, `polling went on after the given-up read (${held.length} reads)`);
+  assert.match((await progress.textContent()) ?? '', /stale since/);
+
+  await page.unroute(polls);
+  for (const route of held) await route.continue().catch(() => undefined);
+  await page.clock.resume();
+  // Live again: either the progress line without "stale", or the notice that it ended.
+  const ended = page.getByText(/^Cancelled [\d,]+ ready jobs with tenant=acme in all queues\.$/);
+  await progress
+    .filter({ hasNotText: /stale since/ })
+    .or(ended)
+    .first()
+    .waitFor({ timeout: 15_000 });
+  if (await progress.isVisible()) await stop(progress);
   assert.deepEqual(problems, []);
 });

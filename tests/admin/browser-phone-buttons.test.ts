@@ -3,8 +3,9 @@
  * clipped at phone width — the queue page's settings put their sources in a third
  * column off the screen), in Debian's headless Chromium against a real server holding
  * jobs in each state, a schedule and a worker's lease: each visible button and badge
- * lies inside the screen, and no page scrolls sideways. Screenshots (the queue and a leased job's
- * page, and any page with a clipped button): tests/artifacts/admin/phone-buttons-*.png.
+ * lies inside the screen, and no page scrolls sideways — in light and in dark mode. Screenshots
+ * (the queue and a leased job's page, and any page with a clipped button; `-dark` in dark
+ * mode): tests/artifacts/admin/phone-buttons-*.png.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -80,66 +81,70 @@ async function clipped(): Promise<string[]> {
   return out;
 }
 
-test('at 375 px every button of every page is inside the screen, and no page scrolls sideways', async () => {
-  const pages: [string, string, string][] = [
-    ['/', 'Dashboard', 'dashboard'],
-    ['/queues', 'Queues', 'queues'],
-    ['/queues/mail', 'mail', 'queue'],
-    ['/queues/mail/settings', 'mail', 'queue-settings'],
-    ['/jobs?queue=mail', 'Jobs', 'jobs'],
-    [`/jobs/${ids.dead}`, 'Job', 'job-dead'],
-    [`/jobs/${ids.leased}`, 'Job', 'job-leased'],
-    [`/jobs/${ids.ready}`, 'Job', 'job-ready'],
-    [`/jobs/${ids.scheduled}`, 'Job', 'job-scheduled'],
-    ['/dead-letters?queue=mail', 'Dead letters', 'dead-letters'],
-    ['/schedules', 'Schedules', 'schedules'],
-    ['/workers', 'Workers', 'workers'],
-    ['/audit', 'Audit log', 'audit'],
-    ['/enqueue', 'Enqueue', 'enqueue'],
-  ];
-  const found: string[] = [];
-  for (const [path, heading, name] of pages) {
-    await page.goto(`${ui.adminUrl}${path}`);
-    await page.getByRole('heading', { level: 1 }).filter({ hasText: heading }).first().waitFor();
-    await page.getByText('Loading…').first().waitFor({ state: 'detached' });
-    const out = await clipped();
-    const overflow = await sidewaysOverflow(page);
-    if (out.length > 0 || overflow > 0) {
-      found.push(`${path}: ${out.join(', ')}${overflow > 0 ? ` (scrolls ${overflow} px sideways)` : ''}`);
+for (const colorScheme of ['light', 'dark'] as const) {
+  test(`at 375 px, ${colorScheme}: every button of every page is inside the screen, and no page scrolls sideways`, async () => {
+    await page.emulateMedia({ colorScheme });
+    const suffix = colorScheme === 'dark' ? '-dark' : '';
+    const pages: [string, string, string][] = [
+      ['/', 'Dashboard', 'dashboard'],
+      ['/queues', 'Queues', 'queues'],
+      ['/queues/mail', 'mail', 'queue'],
+      ['/queues/mail/settings', 'mail', 'queue-settings'],
+      ['/jobs?queue=mail', 'Jobs', 'jobs'],
+      [`/jobs/${ids.dead}`, 'Job', 'job-dead'],
+      [`/jobs/${ids.leased}`, 'Job', 'job-leased'],
+      [`/jobs/${ids.ready}`, 'Job', 'job-ready'],
+      [`/jobs/${ids.scheduled}`, 'Job', 'job-scheduled'],
+      ['/dead-letters?queue=mail', 'Dead letters', 'dead-letters'],
+      ['/schedules', 'Schedules', 'schedules'],
+      ['/workers', 'Workers', 'workers'],
+      ['/audit', 'Audit log', 'audit'],
+      ['/enqueue', 'Enqueue', 'enqueue'],
+    ];
+    const found: string[] = [];
+    for (const [path, heading, name] of pages) {
+      await page.goto(`${ui.adminUrl}${path}`);
+      await page.getByRole('heading', { level: 1 }).filter({ hasText: heading }).first().waitFor();
+      await page.getByText('Loading…').first().waitFor({ state: 'detached' });
+      const out = await clipped();
+      const overflow = await sidewaysOverflow(page);
+      if (out.length > 0 || overflow > 0) {
+        found.push(`${path}: ${out.join(', ')}${overflow > 0 ? ` (scrolls ${overflow} px sideways)` : ''}`);
+      }
+      // The pages with the most buttons in their headers, to look at.
+      if (out.length > 0 || overflow > 0 || name === 'queue' || name === 'job-leased') {
+        await shot(page, `phone-buttons-${name}${suffix}`);
+      }
     }
-    // The pages with the most buttons in their headers, to look at.
-    if (out.length > 0 || overflow > 0 || name === 'queue' || name === 'job-leased') {
-      await shot(page, `phone-buttons-${name}`);
-    }
-  }
-  // What opens on a page: the folded filters, a selection's actions, the confirmations.
-  const check = async (what: string, name: string) => {
-    const out = await clipped();
-    const overflow = await sidewaysOverflow(page);
-    if (out.length > 0 || overflow > 0) {
-      found.push(`${what}: ${out.join(', ')}${overflow > 0 ? ` (scrolls ${overflow} px sideways)` : ''}`);
-      await shot(page, `phone-buttons-${name}`);
-    }
-  };
-  await page.goto(`${ui.adminUrl}/jobs?queue=mail`);
-  await page
-    .getByText(/^Filters/)
-    .first()
-    .click();
-  await check('jobs, filters open', 'jobs-filters');
-  await page.getByRole('checkbox').first().check();
-  await check('jobs, rows selected', 'jobs-selected');
-  await page.goto(`${ui.adminUrl}/dead-letters?queue=mail`);
-  await page.getByRole('button', { name: /^Requeue all/ }).click();
-  await page.getByRole('dialog').waitFor();
-  await check('dead letters, requeue all asked', 'dead-letters-dialog');
-  await page.goto(`${ui.adminUrl}/dead-letters?queue=mail`);
-  await page.getByRole('button', { name: /^Choose/ }).click();
-  await check('dead letters, a top-errors group chosen', 'top-errors-chosen');
-  await page.goto(`${ui.adminUrl}/jobs/${ids.dead}`);
-  await page.getByRole('button', { name: 'Delete' }).first().click();
-  await page.getByRole('dialog').waitFor();
-  await check('a job, delete asked', 'job-delete-dialog');
-  assert.deepEqual(found, []);
-  assert.deepEqual(problems, []);
-});
+    // What opens on a page: the folded filters, a selection's actions, the confirmations.
+    const check = async (what: string, name: string) => {
+      const out = await clipped();
+      const overflow = await sidewaysOverflow(page);
+      if (out.length > 0 || overflow > 0) {
+        found.push(`${what}: ${out.join(', ')}${overflow > 0 ? ` (scrolls ${overflow} px sideways)` : ''}`);
+        await shot(page, `phone-buttons-${name}${suffix}`);
+      }
+    };
+    await page.goto(`${ui.adminUrl}/jobs?queue=mail`);
+    await page
+      .getByText(/^Filters/)
+      .first()
+      .click();
+    await check('jobs, filters open', 'jobs-filters');
+    await page.getByRole('checkbox').first().check();
+    await check('jobs, rows selected', 'jobs-selected');
+    await page.goto(`${ui.adminUrl}/dead-letters?queue=mail`);
+    await page.getByRole('button', { name: /^Requeue all/ }).click();
+    await page.getByRole('dialog').waitFor();
+    await check('dead letters, requeue all asked', 'dead-letters-dialog');
+    await page.goto(`${ui.adminUrl}/dead-letters?queue=mail`);
+    await page.getByRole('button', { name: /^Choose/ }).click();
+    await check('dead letters, a top-errors group chosen', 'top-errors-chosen');
+    await page.goto(`${ui.adminUrl}/jobs/${ids.dead}`);
+    await page.getByRole('button', { name: 'Delete' }).first().click();
+    await page.getByRole('dialog').waitFor();
+    await check('a job, delete asked', 'job-delete-dialog');
+    assert.deepEqual(found, []);
+    assert.deepEqual(problems, []);
+  });
+}

@@ -7,10 +7,11 @@
  * starts one server-side bulk operation and shows its progress until it ends,
  * with a Stop button. The server checks the role again.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { can, get, post, seg } from '../api.ts';
-import { fmtNum } from '../format.ts';
-import { useAction } from '../hooks.ts';
+import { serverNowMs } from '../clock.ts';
+import { fmtNum, fmtRelative, fmtTime } from '../format.ts';
+import { readTimeoutMs, staleAfterMs, useAction } from '../hooks.ts';
 import type { BrowseState, Session } from '../types.ts';
 import { describeAge } from './age-field.tsx';
 import { ErrorBanner, notify } from './common.tsx';
@@ -130,6 +131,9 @@ export function countText(count: Count): string {
   return count.exact ? jobs : `at least ${jobs} (the count stopped after ${fmtNum(count.examined)} jobs)`;
 }
 
+/** How often a running operation's progress is read, ms. */
+const progressPollMs = 500;
+
 export function FilterActions({
   session,
   filter,
@@ -147,17 +151,49 @@ export function FilterActions({
   const [running, setRunning] = useState<{ action: Action; op: Operation } | null>(null);
   const action = useAction();
 
-  // While an operation runs, its progress is polled; when it ends, the list reloads.
+  // While an operation runs, its progress is polled every `progressPollMs`, each poll given up after
+  // readTimeoutMs; a poll never starts while one is waiting, a failed one is followed by the next,
+  // and the line says "stale since …" once the last good answer is older than two poll periods.
+  // When the operation ends, the list reloads.
+  const [progressOkAtMs, setProgressOkAtMs] = useState<number | null>(null);
+  const [progressNowMs, setProgressNowMs] = useState(serverNowMs);
+  const endedNow = useRef(ended);
+  endedNow.current = ended;
+  const pollingId = running !== null && running.op.state === 'running' ? running.op.id : null;
   useEffect(() => {
-    if (running === null || running.op.state !== 'running') return;
-    const timer = setTimeout(async () => {
-      const op = await action.run(() => get<Operation>(`/api/v1/bulk-operations/${seg(running.op.id)}`));
-      if (op === undefined) return;
-      setRunning({ action: running.action, op });
-      if (op.state !== 'running') ended(running.action, op);
-    }, 500);
-    return () => clearTimeout(timer);
-  }, [running]);
+    if (running === null || pollingId === null) return;
+    const which = running.action;
+    let gone = false;
+    let waiting = false;
+    setProgressOkAtMs(serverNowMs());
+    setProgressNowMs(serverNowMs());
+    const poll = window.setInterval(() => {
+      if (waiting) return;
+      waiting = true;
+      get<Operation>(`/api/v1/bulk-operations/${seg(pollingId)}`, {
+        timeoutMs: readTimeoutMs(progressPollMs),
+      })
+        .then((op) => {
+          if (gone) return;
+          setProgressOkAtMs(serverNowMs());
+          setRunning({ action: which, op });
+          if (op.state !== 'running') endedNow.current(which, op);
+        })
+        // A failed or given-up poll: the line turns stale and the next poll tries again.
+        .catch(() => undefined)
+        .finally(() => {
+          waiting = false;
+        });
+    }, progressPollMs);
+    const age = window.setInterval(() => setProgressNowMs(serverNowMs()), 1000);
+    return () => {
+      gone = true;
+      window.clearInterval(poll);
+      window.clearInterval(age);
+    };
+  }, [pollingId]);
+  const progressStale =
+    progressOkAtMs !== null && progressNowMs - progressOkAtMs > staleAfterMs(progressPollMs);
 
   /** The notice of an operation that ended, whether the answer that started it or a later poll saw it end. */
   function ended(which: Action, op: Operation) {
@@ -226,6 +262,9 @@ export function FilterActions({
           {texts[running.action].label}: {fmtNum(running.op.changed)} of{' '}
           {running.op.matchedExact ? '' : 'at least '}
           {fmtNum(running.op.matched)} done…{' '}
+          {progressStale && progressOkAtMs !== null
+            ? `(stale since ${fmtTime(progressOkAtMs)}, ${fmtRelative(progressOkAtMs, progressNowMs, { past: true })}) `
+            : ''}
           <button type="button" class="btn btn-small" onClick={stop}>
             Stop
           </button>

@@ -49,7 +49,7 @@ function LastRun({ schedule, nowMs }: { schedule: ScheduleInfo; nowMs: number })
       <span class={`badge ${outcomeClass[schedule.lastOutcome] ?? ''}`}>
         {humanize(schedule.lastOutcome)}
       </span>{' '}
-      <span class="nowrap">{fmtRelative(schedule.lastRunAtMs, nowMs)}</span>
+      <span class="nowrap">{fmtRelative(schedule.lastRunAtMs, nowMs, { past: true })}</span>
     </span>
   );
 }
