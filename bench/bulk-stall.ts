@@ -38,6 +38,7 @@ import { QueueServiceClient } from '../clients/typescript/src/gen/sepp/v1/queue_
 import { hashPassword } from '../src/admin/password.ts';
 import { parseArgs } from './engine-lib.ts';
 import { LatencyRecorder, type LatencySummary } from './lib/latency.ts';
+import { waitForPort } from './lib/net.ts';
 import { installCleanupHandlers } from './lib/processes.ts';
 import { startSeppServe } from './lib/sepp-serve.ts';
 
@@ -215,7 +216,10 @@ async function oneServer(label: string, srcDir: string): Promise<Row[]> {
     'grpc.use_local_subchannel_pool': 1,
   });
   const admin = new AdminSession(`http://127.0.0.1:${server.adminPort}`);
-  if ([...ops].some((op) => op.startsWith('admin-'))) await admin.login('bench', password);
+  if ([...ops].some((op) => op.startsWith('admin-'))) {
+    await waitForPort(server.adminPort, 30_000);
+    await admin.login('bench', password);
+  }
   const rows: Row[] = [];
   const step = async (op: (typeof allOps)[number], operation: string, run: () => Promise<number>) => {
     if (!ops.has(op)) return;
