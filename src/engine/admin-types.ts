@@ -103,6 +103,8 @@ export interface JobBrowseQuery {
   enqueuedBeforeMs?: number;
   /** Only dead letters of this reason (a residual filter; the list is then of dead jobs). */
   deadReason?: DeadReason;
+  /** Only jobs this schedule enqueued, by their idempotency keys (a residual filter). */
+  schedule?: string;
   /** Enqueue order, or due order for scheduled and retrying jobs; default oldest (soonest) first. */
   order?: ListOrder;
   cursor?: string;

@@ -31,7 +31,7 @@ export function formatBytes(bytes: number): string {
 
 export function checkName(
   /** The field, for messages (`name`: a flow job's local name). */
-  what: 'queue' | 'type' | 'group' | 'name',
+  what: 'queue' | 'type' | 'group' | 'name' | 'schedule',
   name: unknown,
   limits: EngineLimits,
 ): JobRejection | null {

@@ -61,6 +61,8 @@ export interface JobFilter<S extends JobState = JobState> {
   retriesOnly?: boolean;
   /** Only jobs whose last error is of this group (top errors: class, first line). */
   errorGroup?: ErrorGroupKey;
+  /** Only jobs this schedule enqueued (by their idempotency keys, `schedule:NAME:…`). */
+  schedule?: string;
 }
 
 /** How many jobs a filter matches now, as a bounded count says it. */

@@ -13,6 +13,18 @@ export interface SeqRange {
   descending: boolean;
 }
 
+/**
+ * Idempotency keys of one shape: those that start with `prefix` and are `length`
+ * characters long. A schedule's jobs have keys of two shapes, its ticks' and its
+ * manual runs' (src/engine/schedules/validate.ts scheduleKeyShapes).
+ */
+export interface KeyShape {
+  prefix: string;
+  length: number;
+}
+/** A key of either shape matches. */
+export type KeyShapes = readonly [KeyShape, KeyShape];
+
 export interface Browse {
   /** The next job type after `afterType` present in a queue and state: one seek (a loose index scan step). */
   typeAfter(p: { queue: string; state: string; afterType: string }): Op<string | undefined>;
@@ -44,6 +56,8 @@ export interface Browse {
     enqueuedBeforeMs: number | null;
     /** Only dead letters of this reason. */
     deadReason: string | null;
+    /** Only jobs whose idempotency key has one of these shapes (a schedule's jobs). */
+    keyShapes: KeyShapes | null;
   }): Op<number[]>;
   /** Ids in [`lo`, `hi`), newest first. */
   idsBetween(p: { lo: string; hi: string; limit: number }): Op<string[]>;

@@ -2,6 +2,7 @@
  * What operators do to jobs: one job (cancel, requeue, change), many by a filter (bulk),
  * and the dead letters: capabilities of the Store (store.ts).
  */
+import type { KeyShapes } from './browse.ts';
 import type { Op } from './op.ts';
 import type { EndedJobRow, ExpiredRow, JobRow, JobSummaryRow, KeyedJobRow } from './rows.ts';
 
@@ -57,6 +58,8 @@ export interface BulkResidual {
   retriesOnly: boolean;
   /** Only jobs whose last error is of this group (DeadLetterReads.errorGroups). */
   errorGroup: ErrorGroupKey | null;
+  /** Only jobs whose idempotency key has one of these shapes (a schedule's jobs). */
+  keyShapes: KeyShapes | null;
 }
 
 /**

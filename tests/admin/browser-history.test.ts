@@ -175,11 +175,26 @@ test("a schedule's page lists its last runs with their jobs, and links to its jo
   const links = table.getByRole('link');
   assert.equal(await links.count(), runs.length);
   assert.equal(await links.first().getAttribute('href'), `/jobs/${runs[0]!.jobId}`);
-  assert.equal(await page.getByTestId('schedule-jobs').getAttribute('href'), '/jobs?queue=mail&type=digest');
+  assert.equal(await page.getByTestId('schedule-jobs').getAttribute('href'), '/jobs?schedule=nightly');
   await shot(page, 'history-schedule-runs-desktop');
   await page.setViewportSize(phone);
   assert.equal(await sidewaysOverflow(page), 0);
   await shot(page, 'history-schedule-runs-phone');
   await page.setViewportSize(wide);
+  // The link leads to exactly the schedule's jobs: not the other digest jobs of mail (before()'s).
+  const made = new Set(runs.map((r) => r.jobId).filter((id) => id !== null));
+  await page.getByTestId('schedule-jobs').click();
+  const list = page.getByRole('region', { name: 'jobs in all queues made by schedule nightly' });
+  const jobLinks = list.locator('a[href^="/jobs/"]');
+  await jobLinks.nth(made.size - 1).waitFor();
+  const hrefs = [];
+  for (let i = 0; i < (await jobLinks.count()); i++) hrefs.push(await jobLinks.nth(i).getAttribute('href'));
+  assert.deepEqual(hrefs.sort(), [...made].map((id) => `/jobs/${id}`).sort());
+  await shot(page, 'history-schedule-jobs-desktop');
+  // The filter shows, and its × removes it: every job again, the other digests among them.
+  await page.getByRole('button', { name: 'Remove the filter: made by schedule nightly' }).click();
+  const all = page.getByRole('region', { name: 'jobs in all queues', exact: true });
+  await all.locator('a[href^="/jobs/"]').nth(made.size).waitFor();
+  assert.equal(new URL(page.url()).search, '');
   assert.deepEqual(problems, []);
 });

@@ -251,6 +251,46 @@ test('an age filter (enqueuedBeforeMs): the list, its count and "all N matching"
   assert.equal((await op.get('/api/v1/jobs-count?enqueuedBeforeMs=soon')).status, 400);
 });
 
+test('a schedule\'s jobs (schedule=NAME): the list, its count and "all N matching" take it and agree', async () => {
+  const { engine, clock } = admin.t;
+  const template = { queue: 'mail', type: 'digest', payload: enc('{}') };
+  for (const name of ['nightly', 'nightly:eu']) {
+    await engine.putSchedule({ name, intervalMs: 60_000, template }, 'create');
+  }
+  clock.advance(60_000);
+  await engine.runMaintenance();
+  const manual = await engine.triggerSchedule('nightly');
+  // Same queue and type, not nightly's: another schedule's (its name starts with "nightly:") and a producer's.
+  await engine.enqueue(template);
+  const made = (await engine.scheduleRuns('nightly')).map((r) => r.jobId).filter((id) => id !== null);
+  assert.ok(made.includes(manual.jobId));
+  assert.equal(made.length, 2, 'a tick and the manual run');
+  const list = await op.get('/api/v1/jobs?schedule=nightly');
+  assert.equal(list.status, 200);
+  assert.deepEqual((list.body.items as { id: string }[]).map((j) => j.id).sort(), [...made].sort());
+  assert.equal(list.body.total, null, 'counters do not know a schedule');
+  assert.deepEqual((await op.get('/api/v1/jobs-count?schedule=nightly')).body, {
+    matched: 2,
+    exact: true,
+    examined: 4,
+  });
+  const filter = { schedule: 'nightly', state: 'ready' };
+  assert.equal((await op.post('/api/v1/bulk/cancel', { ...filter, dryRun: true })).body.matched, 2);
+  const started = await op.post('/api/v1/bulk/cancel', filter);
+  assert.equal((await untilDone(String(started.body.id))).changed, 2);
+  const [entry] = (await engine.listAudit({ action: 'jobs.cancel' })).items;
+  assert.deepEqual([entry?.details.schedule, entry?.details.changed], ['nightly', 2]);
+  assert.equal(
+    (await op.get('/api/v1/jobs?queue=mail&state=ready')).body.total,
+    2,
+    "the others' jobs wait on",
+  );
+  for (const bad of ['a b', '%', 'x'.repeat(300)]) {
+    assert.equal((await op.get(`/api/v1/jobs?schedule=${encodeURIComponent(bad)}`)).status, 400, bad);
+    assert.equal((await op.get(`/api/v1/jobs-count?schedule=${encodeURIComponent(bad)}`)).status, 400, bad);
+  }
+});
+
 test('dead letters by age, and by reason with error text: listed, counted, requeued all', async () => {
   const { clock } = admin.t;
   await deadLetters('q', 2, 'smtp timeout');

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { prepareAuditStatements } from '../../src/store/sqlite/audit.ts';
 import { prepareBrowseStatements } from '../../src/store/sqlite/browse.ts';
+import { prepareBulkStatements } from '../../src/store/sqlite/bulk.ts';
 import { prepareControlStatements } from '../../src/store/sqlite/control.ts';
 import { prepareCountStatements } from '../../src/store/sqlite/counts.ts';
 import { prepareDeadLetterStatements } from '../../src/store/sqlite/dead-letters.ts';
@@ -183,6 +184,17 @@ test('the hot path keeps its indexes', () => {
       plan(db, browse.residual).includes('SEARCH jobs USING INTEGER PRIMARY KEY (rowid=?)'),
       'the residual filter reads the rows the index ranges found, by seq',
     );
+    // A schedule's jobs (idempotency key shapes) too, in the list's filter and in a bulk slice
+    // (the count of "all N matching" and each change): the candidates by seq, nothing else.
+    for (const statement of [browse.residual, prepareBulkStatements(db).countMatching]) {
+      const other = plan(db, statement).filter(
+        (step) =>
+          !/^(SCAN json_each|LIST SUBQUERY \d+$|SEARCH jobs USING INTEGER PRIMARY KEY \(rowid=\?\)$)/.test(
+            step,
+          ),
+      );
+      assert.deepEqual(other, [], statement.source);
+    }
     assert.ok(
       plan(db, leases.leasesByWorker).includes('SCAN jobs USING COVERING INDEX jobs_leased'),
       'leases: the leased entries of the index only, no table read (Workers page at 80,000 leases)',

@@ -14,6 +14,18 @@ import { listOrders } from './job-routes.ts';
 export const browseStates: readonly BrowseState[] = [...jobStates, 'retrying'];
 const int = { type: 'integer' } as const;
 
+/**
+ * The `schedule` filter of the jobs list, its count and its bulk actions: the jobs a
+ * schedule's ticks and manual runs enqueued, by their idempotency keys
+ * (`schedule:NAME:TICK`, `schedule:NAME:manual:TIME`). It is this narrow filter, not a
+ * key prefix: a viewer sees a job's key on its page and the search box finds a whole
+ * key, but a prefix filter would let them list keys they do not know (a producer's
+ * keys may hold a customer's id); a schedule's jobs are no secret from a viewer, who
+ * sees its runs and their jobs on its page.
+ */
+export const scheduleFilterText =
+  'only jobs this schedule enqueued (by their idempotency keys, schedule:NAME:…); the schedule need not exist any more';
+
 export function browseRoutes({ deps }: AdminServices): RouteSpec[] {
   const { engine } = deps;
   return [
@@ -24,7 +36,7 @@ export function browseRoutes({ deps }: AdminServices): RouteSpec[] {
       tag: 'jobs',
       summary: 'A page of jobs across queues and states, with filters',
       description:
-        'Without `queue` every queue, without `state` every state. `scheduled` and `retrying` (scheduled after a failed attempt) are ordered by due time, the rest by enqueue order. `error`, `meta`, `group` and `enqueuedBeforeMs` are checked on at most 20,000 jobs per page: when `scanLimited` is true the page holds what was found so far and `nextCursor` searches on. `prevCursor` pages back.',
+        'Without `queue` every queue, without `state` every state. `scheduled` and `retrying` (scheduled after a failed attempt) are ordered by due time, the rest by enqueue order. `error`, `meta`, `group`, `enqueuedBeforeMs` and `schedule` are checked on at most 20,000 jobs per page: when `scanLimited` is true the page holds what was found so far and `nextCursor` searches on. `prevCursor` pages back.',
       query: {
         queue: { description: 'only this queue', schema: { type: 'string' } },
         state: { description: 'only this state', schema: { type: 'string', enum: [...browseStates] } },
@@ -38,6 +50,10 @@ export function browseRoutes({ deps }: AdminServices): RouteSpec[] {
         enqueuedBeforeMs: {
           description: 'only jobs enqueued before this time, in ms since the epoch (older than); 0: any',
           schema: { type: 'integer', minimum: 0 },
+        },
+        schedule: {
+          description: scheduleFilterText,
+          schema: { type: 'string' },
         },
         order: {
           description: 'oldest (or soonest due) first, the default, or newest first',
@@ -71,6 +87,7 @@ export function browseRoutes({ deps }: AdminServices): RouteSpec[] {
           metadata: metaFilter(queryString(c, 'meta', 1024)),
           group: queryString(c, 'group', 256),
           enqueuedBeforeMs: queryInteger(c, 'enqueuedBeforeMs'),
+          schedule: queryString(c, 'schedule', 256),
           order: queryChoice(c, 'order', listOrders),
           cursor: queryString(c, 'cursor'),
           pageSize: queryInteger(c, 'limit'),

@@ -36,7 +36,7 @@ import {
   stringArray,
 } from '../request-input.ts';
 import type { AdminServices, RouteSpec } from '../route-spec.ts';
-import { browseStates, metaFilter } from './browse-routes.ts';
+import { browseStates, metaFilter, scheduleFilterText } from './browse-routes.ts';
 import { deadReasons } from './dead-letter-routes.ts';
 
 const int = { type: 'integer' } as const;
@@ -68,6 +68,7 @@ const filterBody = {
   reason: { type: 'string', enum: [...deadReasons], description: 'only dead letters of this reason' },
   enqueuedBeforeMs: { type: 'integer', description: 'only jobs enqueued before this time (older than)' },
   enqueuedFromMs: { type: 'integer', description: 'only jobs enqueued at or after this time' },
+  schedule: { type: 'string', description: scheduleFilterText },
   dryRun: { type: 'boolean', description: 'count only; change nothing' },
 } as const;
 
@@ -117,6 +118,7 @@ export function bulkFilterOf(body: JsonObject): JobFilter {
   const group = text('group', 256);
   const errorText = text('error', 1024);
   const metadata = metaFilter(text('meta', 2048));
+  const schedule = text('schedule', 256);
   const enqueuedBeforeMs = optionalInteger(body, 'enqueuedBeforeMs');
   const enqueuedFromMs = optionalInteger(body, 'enqueuedFromMs');
   const errorLine = optionalString(body, 'errorLine', 200);
@@ -136,6 +138,7 @@ export function bulkFilterOf(body: JsonObject): JobFilter {
     ...(reason === undefined || reason === '' ? {} : { deadReason: reason as DeadReason }),
     ...(enqueuedBeforeMs === undefined ? {} : { enqueuedBeforeMs }),
     ...(enqueuedFromMs === undefined ? {} : { enqueuedFromMs }),
+    ...(schedule === undefined ? {} : { schedule }),
     ...(errorLine === undefined
       ? {}
       : { errorGroup: { errorClass: errorClass ?? '', firstLine: errorLine } }),
@@ -266,11 +269,12 @@ export function bulkRoutes({ deps }: AdminServices): RouteSpec[] {
           description: 'enqueued before this time, in ms since the epoch; 0: any',
           schema: { type: 'integer', minimum: 0 },
         },
+        schedule: { description: scheduleFilterText, schema: str },
       },
       response: countSchema,
       async handle(c) {
         const params = Object.fromEntries(
-          ['queue', 'state', 'type', 'group', 'error', 'meta', 'reason'].map((k) => [
+          ['queue', 'state', 'type', 'group', 'error', 'meta', 'reason', 'schedule'].map((k) => [
             k,
             queryString(c, k, 2048),
           ]),

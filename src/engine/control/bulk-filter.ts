@@ -13,6 +13,7 @@ import { type BulkAction, bulkActionStates, type JobFilter } from '../control-ty
 import { SeppError } from '../errors.ts';
 import { checkErrorGroup } from '../jobs/index.ts';
 import { checkQueueExists, checkQueueName } from '../queues/index.ts';
+import { scheduleFilter } from '../schedules/index.ts';
 import { type DeadReason, type JobState, jobStates } from '../types.ts';
 
 const deadReasons: readonly DeadReason[] = [
@@ -109,6 +110,7 @@ export function planBulk(
   }
   const enqueuedFromMs = optionalTime('enqueued_from_ms', filter.enqueuedFromMs);
   const enqueuedBeforeMs = optionalTime('enqueued_before_ms', filter.enqueuedBeforeMs);
+  const keyShapes = scheduleFilter(filter.schedule, ctx.limits);
   const details: Record<string, unknown> = {
     queue: queue ?? '*',
     states,
@@ -122,6 +124,7 @@ export function planBulk(
     ...(enqueuedBeforeMs === null ? {} : { enqueuedBeforeMs }),
     ...(deadReason === null ? {} : { deadReason }),
     ...(retriesOnly ? { retriesOnly } : {}),
+    ...(keyShapes === null ? {} : { schedule: filter.schedule }),
   };
   return {
     queues: queue === null ? ctx.queues.names() : [queue],
@@ -137,6 +140,7 @@ export function planBulk(
       deadReason,
       retriesOnly,
       errorGroup,
+      keyShapes,
     },
     details,
   };
@@ -153,7 +157,8 @@ export function hasResidual(plan: BulkPlan): boolean {
     r.enqueuedBeforeMs !== null ||
     r.deadReason !== null ||
     r.retriesOnly ||
-    r.errorGroup !== null
+    r.errorGroup !== null ||
+    r.keyShapes !== null
   );
 }
 

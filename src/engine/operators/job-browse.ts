@@ -7,7 +7,8 @@
  * scheduled jobs and retries (jobs_scheduled_due, jobs_retrying_due). A type
  * prefix picks the types by a loose index scan (one seek per type). Filters
  * the indexes cannot answer — error text, a metadata value, a group, an age
- * (enqueued before), a dead letter's reason — are checked row
+ * (enqueued before), a dead letter's reason, the schedule that made the job
+ * (its idempotency key) — are checked row
  * by row on at most `scanBudget` index entries per page: a page that runs out
  * of budget says how far it searched (`scanned`, `scanLimited`) and its
  * `nextCursor` continues from there, so nothing is skipped and no request
@@ -17,6 +18,7 @@
  * paged forwards and backwards and a cursor can live in a URL.
  */
 
+import type { KeyShapes } from '../../store/browse.ts';
 import type { Op } from '../../store/op.ts';
 import type { StoreView } from '../../store/store.ts';
 import type { BrowseState, JobBrowsePage, JobBrowseQuery, JobSummary } from '../admin-types.ts';
@@ -24,6 +26,7 @@ import { checkName } from '../checks.ts';
 import type { EngineContext } from '../context.ts';
 import { SeppError } from '../errors.ts';
 import { summariesInOrder } from '../jobs/index.ts';
+import { scheduleFilter } from '../schedules/index.ts';
 import { jobStates } from '../types.ts';
 
 type Key = readonly [number, number];
@@ -36,6 +39,7 @@ interface Residual {
   typePrefix: string | undefined;
   enqueuedBeforeMs: number | null;
   deadReason: string | null;
+  keyShapes: KeyShapes | null;
 }
 interface Range {
   kind: Kind;
@@ -85,6 +89,7 @@ export class JobBrowser {
         `enqueued_before_ms is ${enqueuedBeforeMs}; it must be a time in ms since the epoch`,
       );
     }
+    const keyShapes = scheduleFilter(query.schedule, limits);
     const deadReason = query.deadReason ?? null;
     if (deadReason !== null && state !== 'dead') {
       throw new SeppError('invalid_argument', 'a dead reason filters dead letters: give state dead with it');
@@ -108,6 +113,7 @@ export class JobBrowser {
       group !== null ||
       enqueuedBeforeMs !== null ||
       deadReason !== null ||
+      keyShapes !== null ||
       (due && prefix !== undefined);
     const ascending = query.order !== 'newest_first';
     const forward = cursor?.dir !== 'b';
@@ -141,6 +147,7 @@ export class JobBrowser {
         typePrefix: due ? prefix : undefined,
         enqueuedBeforeMs,
         deadReason,
+        keyShapes,
       });
     }
     const more = candidates.length > pageSize || frontier !== null;
@@ -264,7 +271,7 @@ export class JobBrowser {
 
   private *filter(view: StoreView, keys: Key[], residual: Residual): Op<Key[]> {
     if (keys.length === 0) return keys;
-    const { errorText, meta, group, typePrefix, enqueuedBeforeMs, deadReason } = residual;
+    const { errorText, meta, group, typePrefix, enqueuedBeforeMs, deadReason, keyShapes } = residual;
     const passing = new Set(
       yield* view.browse.filter({
         seqs: keys.map((k) => k[1]),
@@ -274,6 +281,7 @@ export class JobBrowser {
         groupKey: group,
         enqueuedBeforeMs,
         deadReason,
+        keyShapes,
       }),
     );
     return keys.filter((k) => passing.has(k[1]));

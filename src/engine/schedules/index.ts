@@ -1,4 +1,4 @@
 /** Schedules: periodic jobs kept by the server, their timing, checks and ticks. */
 export { type PutMode, Schedules } from './schedules.ts';
 export * from './types.ts';
-export { checkSchedule } from './validate.ts';
+export { checkSchedule, scheduleFilter } from './validate.ts';

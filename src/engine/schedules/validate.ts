@@ -5,6 +5,9 @@
  * checks an enqueue makes (so a tick's job is refused only for what changes
  * at run time, such as a full queue). A problem names its field.
  */
+import type { KeyShape, KeyShapes } from '../../store/browse.ts';
+import { checkName } from '../checks.ts';
+import { SeppError } from '../errors.ts';
 import { isRejection, validateJob } from '../jobs/index.ts';
 import type { QueueRegistry } from '../queue-registry.ts';
 import { type EngineLimits, namePattern, queueSettingRanges } from '../settings.ts';
@@ -50,6 +53,32 @@ export type ScheduleCheck =
 /** The idempotency key of a tick's job (and of a trigger's, with `manual`). */
 export function tickKey(name: string, tickMs: number, manual = false): string {
   return `schedule:${name}:${manual ? 'manual:' : ''}${new Date(tickMs).toISOString()}`;
+}
+
+/**
+ * The idempotency keys of a schedule's jobs, for the jobs list's `schedule` filter:
+ * `schedule:NAME:` and `schedule:NAME:manual:`, each followed by a tick time of fixed
+ * length. The length tells them from another schedule's whose name starts with
+ * `NAME:` (its keys have more after the prefix). One clash is the keys' own:
+ * schedule `NAME:manual`'s ticks have the keys of `NAME`'s manual runs.
+ */
+function scheduleKeyShapes(name: string): KeyShapes {
+  const shape = (manual: boolean): KeyShape => {
+    const key = tickKey(name, 0, manual);
+    return { prefix: key.slice(0, key.length - new Date(0).toISOString().length), length: key.length };
+  };
+  return [shape(false), shape(true)];
+}
+
+/**
+ * A job filter's `schedule` (absent or empty: any job) checked at the boundary, as its
+ * key shapes. The schedule need not exist now: its jobs outlive it.
+ */
+export function scheduleFilter(name: string | undefined, limits: EngineLimits): KeyShapes | null {
+  if (name === undefined || name === '') return null;
+  const problem = checkName('schedule', name, limits);
+  if (problem) throw new SeppError('invalid_argument', problem.message);
+  return scheduleKeyShapes(name);
 }
 
 /**

@@ -4,7 +4,7 @@
  * examine, so a filter no index answers costs at most that many row probes.
  */
 
-import type { Browse, SeqRange } from '../browse.ts';
+import type { Browse, KeyShapes, SeqRange } from '../browse.ts';
 import type { DueRow } from '../rows.ts';
 import { type Connection, rows, statement, value } from './sql.ts';
 
@@ -41,6 +41,27 @@ const dueScans = {
   retries: { asc: dueScan(true, '>', 'ASC'), desc: dueScan(true, '<', 'DESC') },
 };
 /** Which of the seqs pass the filters no index answers: one primary-key probe each. */
+/**
+ * Jobs whose idempotency key has one of two shapes (prefix and length), from the
+ * parameters at `$from`..`$from+3` (keyShapeValues; null: any job). The prefix is
+ * compared as text, so a name's `%` or `_` is no wildcard.
+ */
+export const keyShapesMatch = (from: number) => {
+  const [a, aLen, b, bLen] = [from, from + 1, from + 2, from + 3].map((n) => `$${n}`);
+  return `(${a}::text IS NULL
+    OR (left(idempotency_key, length(${a})) = ${a} AND length(idempotency_key) = ${aLen}::int)
+    OR (left(idempotency_key, length(${b}::text)) = ${b} AND length(idempotency_key) = ${bLen}::int))`;
+};
+
+export function keyShapeValues(shapes: KeyShapes | null): unknown[] {
+  return [
+    shapes?.[0].prefix ?? null,
+    shapes?.[0].length ?? null,
+    shapes?.[1].prefix ?? null,
+    shapes?.[1].length ?? null,
+  ];
+}
+
 const residual = statement(
   `SELECT seq FROM jobs WHERE seq = ANY($1::bigint[])
       AND ($2::text IS NULL OR strpos(lower(last_error), lower($2)) > 0)
@@ -49,6 +70,7 @@ const residual = statement(
       AND ($7::text IS NULL OR group_key = $7)
       AND ($8::bigint IS NULL OR enqueued_at_ms < $8)
       AND ($9::text IS NULL OR dead_reason = $9)
+      AND ${keyShapesMatch(10)}
     ORDER BY seq`,
 );
 const idsBetween = statement('SELECT id FROM jobs WHERE id >= $1 AND id < $2 ORDER BY id DESC LIMIT $3');
@@ -93,7 +115,7 @@ export function browseOps(c: Connection): Browse {
         p.scan,
       ]);
     },
-    *filter({ seqs, errorText, metadata, typePrefix, groupKey, enqueuedBeforeMs, deadReason }) {
+    *filter({ seqs, errorText, metadata, typePrefix, groupKey, enqueuedBeforeMs, deadReason, keyShapes }) {
       if (seqs.length === 0) return [];
       return yield* seqList(c, residual, [
         seqs,
@@ -105,6 +127,7 @@ export function browseOps(c: Connection): Browse {
         groupKey,
         enqueuedBeforeMs,
         deadReason,
+        ...keyShapeValues(keyShapes),
       ]);
     },
     *idsBetween(p) {

@@ -11,11 +11,12 @@
  */
 
 import type { Bulk, BulkEndedRow, BulkSlice } from '../job-control.ts';
+import { keyShapesMatch, keyShapeValues } from './browse.ts';
 import { requeueSet } from './control.ts';
 import { errorFirstLine } from './dead-letters.ts';
 import { type Connection, changes, rows, statement, value } from './sql.ts';
 
-/** $1–$12: the slice's candidates, state and residual filters (sliceValues). */
+/** $1–$16: the slice's candidates, state and residual filters (sliceValues). */
 const sliceMatch = `seq = ANY($1::bigint[]) AND state = $2
   AND ($3::text IS NULL OR strpos(lower(last_error), lower($3)) > 0)
   AND ($4::text IS NULL OR (metadata_json::jsonb ->> $4) = $5)
@@ -24,7 +25,8 @@ const sliceMatch = `seq = ANY($1::bigint[]) AND state = $2
   AND ($8::bigint IS NULL OR enqueued_at_ms < $8)
   AND ($9::text IS NULL OR dead_reason = $9)
   AND (NOT $10::boolean OR attempt > 0)
-  AND ($12::text IS NULL OR (coalesce(last_error_class, '') = $11 AND ${errorFirstLine} = $12))`;
+  AND ($12::text IS NULL OR (coalesce(last_error_class, '') = $11 AND ${errorFirstLine} = $12))
+  AND ${keyShapesMatch(13)}`;
 /** The slice's matching rows, locked in seq order; `extra` narrows them further. */
 const locked = (extra: string) =>
   `seq IN (SELECT seq FROM jobs WHERE ${sliceMatch} ${extra} ORDER BY seq FOR UPDATE)`;
@@ -35,25 +37,25 @@ const countMatching = statement(
   `SELECT count(*) AS v FROM jobs WHERE ${sliceMatch} AND (state <> 'leased' OR cancelled_at_ms IS NULL)`,
 );
 const cancelWaiting = statement(
-  `UPDATE jobs SET state = 'cancelled', cancelled_at_ms = $13, cancelled_by = $14
+  `UPDATE jobs SET state = 'cancelled', cancelled_at_ms = $17, cancelled_by = $18
     WHERE ${locked("AND state IN ('scheduled', 'ready')")}
    RETURNING id, idempotency_key, type, attempt, seq, dependency_flags`,
 );
 const requestCancel = statement(
-  `UPDATE jobs SET cancelled_at_ms = $13, cancelled_by = $14
+  `UPDATE jobs SET cancelled_at_ms = $17, cancelled_by = $18
     WHERE ${locked("AND state = 'leased' AND cancelled_at_ms IS NULL")}
    RETURNING id, attempt, worker_id, idempotency_key`,
 );
 const runNow = statement(
-  `UPDATE jobs SET state = 'ready', run_at_ms = $13, priority = coalesce($14, priority)
+  `UPDATE jobs SET state = 'ready', run_at_ms = $17, priority = coalesce($18, priority)
     WHERE ${locked("AND state = 'scheduled'")}`,
 );
 const setPriority = statement(
-  `UPDATE jobs SET priority = $13
-    WHERE ${locked("AND priority <> $13 AND state IN ('scheduled', 'ready')")}`,
+  `UPDATE jobs SET priority = $17
+    WHERE ${locked("AND priority <> $17 AND state IN ('scheduled', 'ready')")}`,
 );
 const requeue = statement(
-  `UPDATE jobs SET ${requeueSet('$13')}
+  `UPDATE jobs SET ${requeueSet('$17')}
     WHERE ${locked("AND state IN ('dead', 'completed', 'cancelled')")}`,
 );
 const remove = statement(
@@ -75,6 +77,7 @@ function sliceValues(p: BulkSlice): unknown[] {
     p.retriesOnly,
     p.errorGroup?.errorClass ?? null,
     p.errorGroup?.firstLine ?? null,
+    ...keyShapeValues(p.keyShapes),
   ];
 }
 

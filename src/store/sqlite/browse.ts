@@ -7,7 +7,7 @@
  * tests/admin/query-plans.test.ts checks the plans.
  */
 
-import type { Browse } from '../browse.ts';
+import type { Browse, KeyShapes } from '../browse.ts';
 import type { DueRow } from '../rows.ts';
 import type { Db } from './open.ts';
 
@@ -46,6 +46,32 @@ interface ResidualFilter {
   enqueuedBeforeMs: number | null;
   /** Only dead letters of this reason; null: any. */
   deadReason: string | null;
+}
+
+/** Named parameters of `keyShapesMatch`: two key shapes, or nulls for any key. */
+export interface KeyShapeParams {
+  keyA: string | null;
+  keyALen: number | null;
+  keyB: string | null;
+  keyBLen: number | null;
+}
+
+/**
+ * Jobs whose idempotency key has one of two shapes (prefix and length; null: any job).
+ * Checked on the row a primary-key probe read, like the other residual filters: the
+ * prefix is compared as text (substr), so a name's `%` or `_` is no wildcard.
+ */
+export const keyShapesMatch = `(@keyA IS NULL
+    OR (substr(idempotency_key, 1, length(@keyA)) = @keyA AND length(idempotency_key) = @keyALen)
+    OR (substr(idempotency_key, 1, length(@keyB)) = @keyB AND length(idempotency_key) = @keyBLen))`;
+
+export function keyShapeParams(shapes: KeyShapes | null): KeyShapeParams {
+  return {
+    keyA: shapes?.[0].prefix ?? null,
+    keyALen: shapes?.[0].length ?? null,
+    keyB: shapes?.[1].prefix ?? null,
+    keyBLen: shapes?.[1].length ?? null,
+  };
 }
 
 export function prepareBrowseStatements(db: Db) {
@@ -104,14 +130,15 @@ export function prepareBrowseStatements(db: Db) {
     retryScanDesc: dueScan('jobs_retrying_due', 'AND attempt > 0', '<', 'DESC'),
     /** Which of the jobs in @seqsJson pass the filters the indexes cannot answer: one primary-key probe each. */
     residual: db
-      .prepare<[ResidualFilter], number>(
+      .prepare<[ResidualFilter & KeyShapeParams], number>(
         `SELECT seq FROM jobs WHERE seq IN (SELECT value FROM json_each(@seqsJson))
           AND (@errorText IS NULL OR instr(lower(last_error), lower(@errorText)) > 0)
           AND (@metaPath IS NULL OR json_extract(metadata_json, @metaPath) = @metaValue)
           AND (@typeLo IS NULL OR (type >= @typeLo AND type < @typeHi))
           AND (@groupKey IS NULL OR group_key = @groupKey)
           AND (@enqueuedBeforeMs IS NULL OR enqueued_at_ms < @enqueuedBeforeMs)
-          AND (@deadReason IS NULL OR dead_reason = @deadReason)`,
+          AND (@deadReason IS NULL OR dead_reason = @deadReason)
+          AND ${keyShapesMatch}`,
       )
       .pluck(),
     /** Ids starting with @lo (up to @hi, exclusive), newest first: a range of the id index. */
@@ -162,9 +189,10 @@ export function browseOps(sql: BrowseStatements): Browse {
           : sql.dueScanAsc;
       return statement.all(p);
     },
-    *filter({ seqs, errorText, metadata, typePrefix, groupKey, enqueuedBeforeMs, deadReason }) {
+    *filter({ seqs, errorText, metadata, typePrefix, groupKey, enqueuedBeforeMs, deadReason, keyShapes }) {
       if (seqs.length === 0) return [];
       return sql.residual.all({
+        ...keyShapeParams(keyShapes),
         seqsJson: JSON.stringify(seqs),
         errorText,
         metaPath: metadata === null ? null : `$."${metadata.key}"`,

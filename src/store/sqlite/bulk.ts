@@ -7,11 +7,12 @@
  * primary-key probe per candidate, so its cost is bounded by its size.
  */
 import type { Bulk, BulkEndedRow, BulkSlice } from '../job-control.ts';
+import { type KeyShapeParams, keyShapeParams, keyShapesMatch } from './browse.ts';
 import { requeueSet } from './control.ts';
 import { errorFirstLine } from './dead-letters.ts';
 import type { Db } from './open.ts';
 
-interface SliceParams {
+interface SliceParams extends KeyShapeParams {
   seqsJson: string;
   state: string;
   errorText: string | null;
@@ -35,7 +36,8 @@ const sliceMatch = `seq IN (SELECT value FROM json_each(@seqsJson)) AND state = 
   AND (@enqueuedBeforeMs IS NULL OR enqueued_at_ms < @enqueuedBeforeMs)
   AND (@deadReason IS NULL OR dead_reason = @deadReason)
   AND (@retriesOnly = 0 OR attempt > 0)
-  AND (@errorFirstLine IS NULL OR (coalesce(last_error_class, '') = @errorClass AND ${errorFirstLine} = @errorFirstLine))`;
+  AND (@errorFirstLine IS NULL OR (coalesce(last_error_class, '') = @errorClass AND ${errorFirstLine} = @errorFirstLine))
+  AND ${keyShapesMatch}`;
 
 export function prepareBulkStatements(db: Db) {
   return {
@@ -101,6 +103,7 @@ function sliceParams(p: BulkSlice): SliceParams {
     retriesOnly: p.retriesOnly ? 1 : 0,
     errorClass: p.errorGroup?.errorClass ?? null,
     errorFirstLine: p.errorGroup?.firstLine ?? null,
+    ...keyShapeParams(p.keyShapes),
   };
 }
 

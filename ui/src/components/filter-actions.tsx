@@ -27,6 +27,8 @@ export interface ListFilter {
   meta: string;
   /** Only jobs enqueued before this time (ms since the epoch, as text); '' or absent: any. */
   enqueuedBeforeMs?: string;
+  /** Only jobs this schedule made; '' or absent: any. */
+  schedule?: string;
   /** A top-errors group: its class ('' for none) and the first line of the last error, exactly. */
   errorGroup?: { errorClass: string; firstLine: string };
 }
@@ -116,6 +118,7 @@ function describeFilter(f: ListFilter): string {
       : `with error ${f.errorGroup.errorClass === '' ? '' : `${f.errorGroup.errorClass} `}“${f.errorGroup.firstLine}”`,
     f.meta === '' ? '' : `with ${f.meta}`,
     describeAge(f.enqueuedBeforeMs ?? ''),
+    f.schedule ? `made by schedule ${f.schedule}` : '',
     f.queue === '' ? 'in all queues' : `in ${f.queue}`,
   ]
     .filter(Boolean)

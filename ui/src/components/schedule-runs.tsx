@@ -1,7 +1,8 @@
 /**
  * A schedule's run history (issue 36, item 5): its last runs as the server keeps
  * them (20 per schedule), each with when it ran, the tick it handled, the outcome and
- * a link to the job it made; and a link to the jobs of the schedule's queue and type.
+ * a link to the job it made; and a link to every job the schedule made (the jobs list's
+ * `schedule` filter, by the jobs' idempotency keys).
  */
 import { query, seg } from '../api.ts';
 import { fmtTime, humanize, shortId } from '../format.ts';
@@ -33,7 +34,7 @@ const columns: Column<ScheduleRun>[] = [
   { header: 'Detail', className: 'error-cell', cell: (r) => r.detail ?? '' },
 ];
 
-export function ScheduleRuns({ name, queue, type }: { name: string; queue: string; type: string }) {
+export function ScheduleRuns({ name }: { name: string }) {
   const { data, error } = useApi<{ runs: ScheduleRun[] }>(`/api/v1/schedules/${seg(name)}/runs`, {
     pollMs: 5000,
   });
@@ -55,10 +56,10 @@ export function ScheduleRuns({ name, queue, type }: { name: string; queue: strin
         />
       )}
       <p class="muted">
-        <Link href={`/jobs${query({ queue, type })}`} data-testid="schedule-jobs">
-          Jobs of {queue} / {type}
+        <Link href={`/jobs${query({ schedule: name })}`} data-testid="schedule-jobs">
+          Jobs this schedule made
         </Link>{' '}
-        — its jobs are there, with any others of that queue and type.
+        — every one still kept, by its runs' idempotency keys.
       </p>
     </section>
   );

@@ -4,7 +4,7 @@
  * page in the URL, and actions on the selected rows.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { can, query } from '../api.ts';
+import { can, query, seg } from '../api.ts';
 import { AgeField, describeAge } from '../components/age-field.tsx';
 import { BulkJobActions } from '../components/bulk-actions.tsx';
 import {
@@ -24,11 +24,21 @@ import { TextField } from '../components/text-field.tsx';
 import { fmtNum } from '../format.ts';
 import { useApi } from '../hooks.ts';
 import { useQueues } from '../queues-data.ts';
-import { navigate, useLocation } from '../router.tsx';
+import { Link, navigate, useLocation } from '../router.tsx';
 import { type BrowseState, browseStates, type JobBrowsePage, type Session } from '../types.ts';
 import { jobColumns } from './job-columns.tsx';
 
-const filterKeys = ['queue', 'state', 'type', 'group', 'error', 'meta', 'enqueuedBeforeMs', 'order'] as const;
+const filterKeys = [
+  'queue',
+  'state',
+  'type',
+  'group',
+  'error',
+  'meta',
+  'enqueuedBeforeMs',
+  'schedule',
+  'order',
+] as const;
 type Filters = Record<(typeof filterKeys)[number], string>;
 
 /** What the list holds, as a phrase ("ready jobs in emails"); `count` 1 says "job". */
@@ -42,6 +52,7 @@ function describe(f: Filters, count = 2): string {
     f.error ? `with error “${f.error}”` : '',
     f.meta ? `with ${f.meta}` : '',
     describeAge(f.enqueuedBeforeMs),
+    f.schedule ? `made by schedule ${f.schedule}` : '',
   ];
   return parts.filter(Boolean).join(' ');
 }
@@ -129,6 +140,23 @@ export function Jobs({ session }: { session: Session }) {
           value={filters.enqueuedBeforeMs}
           onChange={(enqueuedBeforeMs) => apply({ enqueuedBeforeMs })}
         />
+        {/* Set by a schedule's page (no box to type it in): shown, with a way to remove it. */}
+        {filters.schedule !== '' && (
+          <div class="field filter-note">
+            <span class="label">Made by schedule</span>
+            <span>
+              <Link href={`/schedules/${seg(filters.schedule)}`}>{filters.schedule}</Link>{' '}
+              <button
+                type="button"
+                class="btn btn-small"
+                aria-label={`Remove the filter: made by schedule ${filters.schedule}`}
+                onClick={() => apply({ schedule: '' })}
+              >
+                ×
+              </button>
+            </span>
+          </div>
+        )}
         <SelectField
           id="jobs-order"
           label="Order"
@@ -186,6 +214,7 @@ export function Jobs({ session }: { session: Session }) {
                       error: filters.error,
                       meta: filters.meta,
                       enqueuedBeforeMs: filters.enqueuedBeforeMs,
+                      schedule: filters.schedule,
                     }}
                     onDone={page.reload}
                   />

@@ -251,7 +251,7 @@ export function ScheduleDetail({ name, session }: { name: string; session: Sessi
               )}
             </section>
           </div>
-          <ScheduleRuns name={s.name} queue={s.template.queue} type={s.template.type} />
+          <ScheduleRuns name={s.name} />
         </>
       )}
     </>

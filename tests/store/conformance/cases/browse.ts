@@ -1,5 +1,6 @@
 /** Operators' lists and search: bounded index reads, through the engine and the store's browse reads. */
 import assert from 'node:assert/strict';
+import { tickKey } from '../../../../src/engine/schedules/validate.ts';
 import { newJob, type StoreCase, storeJobs } from '../harness.ts';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
@@ -50,6 +51,7 @@ export const browseCases: StoreCase[] = [
           groupKey: null,
           enqueuedBeforeMs: null,
           deadReason: null,
+          keyShapes: null,
         }),
       );
       assert.deepEqual(filtered, [seqOf.get(jobs[1]!.id)]);
@@ -63,6 +65,7 @@ export const browseCases: StoreCase[] = [
           groupKey: null,
           enqueuedBeforeMs: 5000,
           deadReason: null,
+          keyShapes: null,
         }),
       );
       assert.deepEqual(older, [seqOf.get(jobs[0]!.id)]);
@@ -75,6 +78,7 @@ export const browseCases: StoreCase[] = [
           groupKey: null,
           enqueuedBeforeMs: null,
           deadReason: 'lease_expired',
+          keyShapes: null,
         }),
       );
       assert.deepEqual(ofReason, [], 'no job here is a dead letter');
@@ -141,6 +145,44 @@ export const browseCases: StoreCase[] = [
       assert.deepEqual(dead.items, []);
       await assert.rejects(engine.browseJobs({ state: 'ready', deadReason: 'dead_lettered' }), /state dead/);
       await assert.rejects(engine.browseJobs({ enqueuedBeforeMs: -5 }), /enqueued_before_ms/);
+    },
+  },
+  {
+    name: "engine: a schedule's jobs by their keys — the list, its count and the bulk action agree",
+    async run(h) {
+      const { engine } = await h.engine();
+      const t = Date.UTC(2026, 0, 1);
+      const enqueue = async (idempotencyKey?: string) =>
+        (
+          await engine.enqueue({
+            queue: 'mail',
+            type: 'digest',
+            payload: bytes('x'),
+            ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+          })
+        ).jobId;
+      const made = [await enqueue(tickKey('day_1', t)), await enqueue(tickKey('day_1', t, true))];
+      // Same queue and type, but not day_1's: no key, another schedule whose name starts with
+      // "day_1:" (one that looks like a tick too), and `_` that a LIKE pattern would take as any character.
+      await enqueue();
+      await enqueue(tickKey('day_1:2026', t));
+      await enqueue(tickKey('day_1:x', t, true));
+      await enqueue(tickKey('dayX1', t));
+      await enqueue(`schedule:day_1:${new Date(t).toISOString()}!`);
+      const listed = await engine.browseJobs({ schedule: 'day_1', pageSize: 1 });
+      assert.equal(listed.items.length, 1);
+      const rest = await engine.browseJobs({ schedule: 'day_1', pageSize: 1, cursor: listed.nextCursor! });
+      const ids = [...listed.items, ...rest.items].map((j) => j.id);
+      assert.deepEqual(ids.sort(), [...made].sort());
+      assert.equal(rest.nextCursor, null);
+      const filter = { schedule: 'day_1' };
+      assert.deepEqual(await engine.countJobs(filter), { matched: 2, exact: true, examined: 7 });
+      assert.equal((await engine.runBulk({ action: 'cancel', filter })).changed, 2);
+      const cancelled = (await engine.browseJobs({ state: 'cancelled' })).items.map((j) => j.id);
+      assert.deepEqual(cancelled.sort(), [...made].sort());
+      assert.equal((await engine.browseJobs({ schedule: 'nobody' })).items.length, 0);
+      await assert.rejects(engine.browseJobs({ schedule: 'no such/name' }), /schedule/);
+      await assert.rejects(async () => engine.countJobs({ schedule: '%' }), /schedule/);
     },
   },
   {

@@ -19,6 +19,7 @@ const anyResidual = {
   deadReason: null,
   retriesOnly: false,
   errorGroup: null,
+  keyShapes: null,
 } as const;
 
 export const bulkCases: StoreCase[] = [

@@ -66,6 +66,7 @@ export const controlCases: StoreCase[] = [
         deadReason: null,
         retriesOnly: false,
         errorGroup: null,
+        keyShapes: null,
       };
       assert.equal(await h.store.read((view) => view.bulk.countMatching(slice)), 1);
       assert.equal(await h.store.read((view) => view.bulk.countMatching({ ...slice, groupKey: null })), 1);
