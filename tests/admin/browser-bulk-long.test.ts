@@ -47,10 +47,20 @@ const url = (path: string) => `${ui.adminUrl}${path}`;
 before(async () => {
   ui = await startUiServer(user, '[queues.reports]\n\n[queues.exports]\n');
   engine = ui.t.server.engine;
+  await enqueueMatching(stored);
+  page = watch(ui.context.pages()[0] ?? (await ui.context.newPage()), problems);
+  await page.setViewportSize(desktop);
+  await logIn(page, url('/'), user);
+  await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+});
+after(() => ui?.dispose());
+
+/** Enqueues `count` ready jobs the list's filter matches, half in each queue. */
+async function enqueueMatching(count: number): Promise<void> {
   const batch = engine.limits.maxBatchJobs;
-  for (let n = 0; n < stored; n += batch) {
+  for (let n = 0; n < count; n += batch) {
     await engine.enqueueBatch(
-      Array.from({ length: batch }, (_, i) => ({
+      Array.from({ length: Math.min(batch, count - n) }, (_, i) => ({
         queue: i % 2 === 0 ? 'reports' : 'exports',
         type: 'render',
         payload: enc('{}'),
@@ -58,12 +68,50 @@ before(async () => {
       })),
     );
   }
-  page = watch(ui.context.pages()[0] ?? (await ui.context.newPage()), problems);
-  await page.setViewportSize(desktop);
-  await logIn(page, url('/'), user);
-  await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
-});
-after(() => ui?.dispose());
+}
+
+/**
+ * Holds the page's reads: the progress line then stays as the operation's first answer drew it,
+ * however soon the server ends the operation (on a quiet machine it may end within a second).
+ * Every other read is held too: each answer's Date header sets the page's idea of the server's
+ * time, which would undo a page clock moved ahead (ui/src/clock.ts). `held` is the progress
+ * reads; `release` lets every held read and every later one through.
+ */
+async function holdProgressReads(): Promise<{ held: Route[]; release: () => Promise<void> }> {
+  const held: Route[] = [];
+  const others: Route[] = [];
+  const reads = '**/api/v1/**';
+  await page.route(reads, (route) => {
+    if (route.request().method() !== 'GET') void route.continue();
+    else if (route.request().url().includes('/api/v1/bulk-operations/')) held.push(route);
+    else others.push(route);
+  });
+  return {
+    held,
+    release: async () => {
+      await page.unroute(reads);
+      for (const route of [...held, ...others]) await route.continue().catch(() => undefined);
+    },
+  };
+}
+
+/**
+ * Stops the operation if it still runs, and waits for its notice: "(stopped)" when the Stop came
+ * first, none when the operation ended before it (both are right answers to a late Stop).
+ */
+async function stopOrEnded(progress: ReturnType<Page['getByRole']>): Promise<void> {
+  if (await progress.isVisible()) {
+    await progress
+      .getByRole('button', { name: 'Stop' })
+      .click({ timeout: 2000 })
+      .catch(() => undefined);
+  }
+  await page
+    .getByText(/^Cancelled [\d,]+ ready jobs with tenant=acme in all queues( \(stopped\))?\.$/)
+    .first()
+    .waitFor();
+  await progress.waitFor({ state: 'detached' });
+}
 
 /** Starts "Cancel all matching" from the list; answers the progress line, shown from the start. */
 async function startCancel(): Promise<ReturnType<Page['getByRole']>> {
@@ -137,8 +185,10 @@ test('"at least N" when the count stopped; the long operation’s progress line,
 test('on a phone, dark: the progress line and its Stop button fit 375 px', async () => {
   await page.setViewportSize(phone);
   await page.emulateMedia({ colorScheme: 'dark' });
+  await enqueueMatching(5_000);
   await page.goto(url(list));
   await page.getByText(/^(at least )?[\d,]+ jobs.*: ready jobs in all queues with tenant=acme/).waitFor();
+  const reads = await holdProgressReads();
   const progress = await startCancel();
   await progress.filter({ hasText: /^Cancel all matching: [\d,]+ of (at least )?[\d,]+ done…/ }).waitFor();
   const button = progress.getByRole('button', { name: 'Stop' });
@@ -148,21 +198,19 @@ test('on a phone, dark: the progress line and its Stop button fit 375 px', async
   await progress.scrollIntoViewIfNeeded();
   // The screen as the phone shows it (the whole page is 50 rows long).
   await page.screenshot({ path: join(artifacts, 'bulk-long-progress-dark-phone.png') });
-  await stop(progress);
+  await reads.release();
+  await stopOrEnded(progress);
   await page.emulateMedia({ colorScheme: 'light' });
   assert.deepEqual(problems, []);
 });
 
 test('progress reads that hang: "stale since …", no pile-up, given up after 5 s, live again once answered', async () => {
   await page.setViewportSize(desktop);
+  await enqueueMatching(5_000);
   await ui.context.clock.install();
   await page.goto(url(list));
   await page.getByText(/^(at least )?[\d,]+ jobs.*: ready jobs in all queues with tenant=acme/).waitFor();
-  const held: Route[] = [];
-  const polls = '**/api/v1/bulk-operations/*';
-  await page.route(polls, (route) => {
-    held.push(route);
-  });
+  const { held, release } = await holdProgressReads();
   const progress = await startCancel();
   const pausedAtMs = Number(await page.evaluate('Date.now()')) + 100;
   await page.clock.pauseAt(pausedAtMs);
@@ -179,8 +227,7 @@ test('progress reads that hang: "stale since …", no pile-up, given up after 5 
   assert.ok(held.length >= 2, `polling went on after the given-up read (${held.length} reads)`);
   assert.match((await progress.textContent()) ?? '', /stale since/);
 
-  await page.unroute(polls);
-  for (const route of held) await route.continue().catch(() => undefined);
+  await release();
   await page.clock.resume();
   // Live again: either the progress line without "stale", or the notice that it ended.
   const ended = page.getByText(/^Cancelled [\d,]+ ready jobs with tenant=acme in all queues\.$/);
@@ -189,6 +236,6 @@ test('progress reads that hang: "stale since …", no pile-up, given up after 5 
     .or(ended)
     .first()
     .waitFor({ timeout: 15_000 });
-  if (await progress.isVisible()) await stop(progress);
+  await stopOrEnded(progress);
   assert.deepEqual(problems, []);
 });
