@@ -48,7 +48,8 @@ export function browseRoutes({ deps }: AdminServices): RouteSpec[] {
         meta: { description: 'only jobs with this metadata value, as key=value', schema: { type: 'string' } },
         group: { description: 'only jobs of this group (exact name)', schema: { type: 'string' } },
         enqueuedBeforeMs: {
-          description: 'only jobs enqueued before this time, in ms since the epoch (older than); 0: any',
+          description:
+            'only jobs enqueued before this time, in ms since the epoch (older than); 0: no age limit',
           schema: { type: 'integer', minimum: 0 },
         },
         schedule: {

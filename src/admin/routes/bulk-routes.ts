@@ -266,7 +266,7 @@ export function bulkRoutes({ deps }: AdminServices): RouteSpec[] {
           schema: { type: 'string', enum: [...deadReasons] },
         },
         enqueuedBeforeMs: {
-          description: 'enqueued before this time, in ms since the epoch; 0: any',
+          description: 'enqueued before this time, in ms since the epoch; 0 or absent: no age limit',
           schema: { type: 'integer', minimum: 0 },
         },
         schedule: { description: scheduleFilterText, schema: str },

@@ -87,7 +87,7 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
     const errorText = optionalString(body, 'error', 1024);
     const enqueuedBeforeMs = optionalInteger(body, 'enqueuedBeforeMs');
     if (enqueuedBeforeMs !== undefined && enqueuedBeforeMs < 0) {
-      throw bad('enqueuedBeforeMs must be a time in ms since the epoch (0: any)');
+      throw bad('enqueuedBeforeMs must be a time in ms since the epoch (0: no age limit)');
     }
     return {
       ...(reason === undefined ? {} : { reason }),
@@ -129,7 +129,7 @@ export function deadLetterRoutes({ deps }: AdminServices): RouteSpec[] {
         },
         enqueuedBeforeMs: {
           description:
-            'only dead letters enqueued before this time, in ms since the epoch (older than); 0: any. Checked as `error` is',
+            'only dead letters enqueued before this time, in ms since the epoch (older than); 0: no age limit. Checked as `error` is',
           schema: { type: 'integer', minimum: 0 },
         },
         ...pagingQuery,
