@@ -31,8 +31,10 @@ import type {
 } from '../engine/types.ts';
 import { invalid } from './errors.ts';
 import type { JsonInput } from './json-input.ts';
+import { ackRequest, progressRequest } from './operation-schemas.ts';
 import { isJsonContentType, jsonDocument, type RawJson } from './raw-json.ts';
-import { ackRequest, components, fieldsOf, progressRequest } from './schemas.ts';
+import { fieldsOf } from './schema-primitives.ts';
+import { components } from './schemas.ts';
 import { dependencyPolicies } from './workflow-schemas.ts';
 
 const enqueueFields = fieldsOf(components.EnqueueJob ?? {});

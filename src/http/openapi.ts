@@ -9,7 +9,8 @@
 import { rolesWith } from './auth.ts';
 import { type HttpErrorCode, httpStatusOf } from './errors.ts';
 import type { RouteSpec } from './route-spec.ts';
-import { components, type JsonSchema, ref } from './schemas.ts';
+import { type JsonSchema, ref } from './schema-primitives.ts';
+import { components } from './schemas.ts';
 
 export const openApiPath = '/v1/openapi.json';
 

@@ -13,7 +13,7 @@ import type { SeppError } from '../engine/errors.ts';
 import type { Caller, Permission } from './auth.ts';
 import type { HttpErrorCode } from './errors.ts';
 import type { JsonInput } from './json-input.ts';
-import type { JsonSchema } from './schemas.ts';
+import type { JsonSchema } from './schema-primitives.ts';
 import type { EventStreamResponse } from './sse.ts';
 
 /** What the handlers share. */

@@ -1,60 +1,30 @@
 /**
- * The JSON Schemas of the HTTP API's bodies, in the OpenAPI document's
- * components. The request schemas are also what the handlers accept: a
- * request reader refuses any field its schema does not list
- * (`fieldsOf(schema)`), so the document and the code cannot disagree on
- * which fields exist.
+ * The JSON Schemas of the HTTP API's resources — a job to enqueue, a leased
+ * job, a job, an event, an outcome, an error — in the OpenAPI document's
+ * components. Each operation's request and answer bodies are in
+ * operation-schemas.ts.
  */
 import { lifecycleEventKinds } from '../engine/events/lifecycle-event.ts';
-import { deadReasons, jobStates } from '../engine/types.ts';
+import { deadReasons } from '../engine/types.ts';
 import { httpStatusOf } from './errors.ts';
+import {
+  anyJson,
+  int,
+  int64,
+  type JsonSchema,
+  jobId,
+  ms,
+  msOrNull,
+  ref,
+  rejectionReason,
+  state,
+  str,
+  strOrNull,
+} from './schema-primitives.ts';
 import { dependencyPolicies, workflowComponents } from './workflow-schemas.ts';
 
-/** JSON Schema, as OpenAPI 3.1 uses it. */
-export type JsonSchema = Record<string, unknown>;
-
-export const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
-
-/** The property names a request schema lists: the fields its reader accepts. */
-export function fieldsOf(schema: JsonSchema): string[] {
-  const properties = schema.properties;
-  if (typeof properties !== 'object' || properties === null)
-    throw new Error('bug: a schema without properties');
-  return Object.keys(properties);
-}
-
-const str: JsonSchema = { type: 'string' };
-const strOrNull: JsonSchema = { type: ['string', 'null'] };
-const int: JsonSchema = { type: 'integer' };
-/** A 64-bit integer: a JSON number, or a string of digits (proto3's JSON form). */
-const int64 = (description: string): JsonSchema => ({
-  type: ['integer', 'string'],
-  pattern: '^-?[0-9]+$',
-  description: `${description} (an integer, or a string of digits)`,
-});
-const ms: JsonSchema = { type: 'integer', description: 'ms since the Unix epoch' };
-const msOrNull: JsonSchema = { type: ['integer', 'null'], description: 'ms since the Unix epoch' };
-const anyJson: JsonSchema = { description: 'any JSON value' };
 const metadata: JsonSchema = { type: 'object', additionalProperties: str };
-const jobId: JsonSchema = { type: 'string', format: 'uuid' };
-const state: JsonSchema = { type: 'string', enum: [...jobStates] };
 const deadReason: JsonSchema = { type: ['string', 'null'], enum: [...deadReasons, null] };
-const rejectionReason: JsonSchema = {
-  type: 'string',
-  enum: [
-    'unknown_queue',
-    'payload_too_large',
-    'invalid_name',
-    'metadata_too_large',
-    'scheduled_too_far',
-    'queue_full',
-    'job_type_not_allowed',
-    'invalid_job',
-    'unknown_dependency',
-    'dependency_failed',
-    'dependencies_unsupported',
-  ],
-};
 
 const payloadFields = (what: string): Record<string, JsonSchema> => ({
   payload: { ...anyJson, description: `the ${what} as a JSON value, when its content type is JSON` },
@@ -174,7 +144,7 @@ const leasedJob: JsonSchema = {
   required: ['jobId', 'queue', 'type', 'contentType', 'attempt', 'leaseDeadlineMs'],
 };
 
-const progress: JsonSchema = {
+export const progress: JsonSchema = {
   type: ['object', 'null'],
   properties: {
     percent: { type: ['number', 'null'] },
@@ -183,7 +153,7 @@ const progress: JsonSchema = {
   },
 };
 
-const resultFields: Record<string, JsonSchema> = {
+export const resultFields: Record<string, JsonSchema> = {
   result: { ...anyJson, description: 'the result as a JSON value, when its content type is JSON' },
   resultBase64: { type: 'string', contentEncoding: 'base64', description: 'the result as base64, otherwise' },
   resultContentType: strOrNull,
@@ -344,202 +314,4 @@ export const components: Record<string, JsonSchema> = {
   JobEvent: event,
   JobOutcome: outcome,
   Error: error,
-};
-
-// --------------------------------------------------------------- request bodies
-
-export const enqueueBatchRequest: JsonSchema = {
-  type: 'object',
-  properties: { jobs: { type: 'array', items: ref('EnqueueJob') } },
-  required: ['jobs'],
-  additionalProperties: false,
-};
-
-const settle = {
-  attempt: { type: ['integer', 'string'], description: "the lease's attempt (fencing token)" },
-};
-
-export const ackRequest: JsonSchema = {
-  type: 'object',
-  properties: {
-    ...settle,
-    ...resultFields,
-    resultContentType: { type: 'string', description: 'default application/json with `result`' },
-  },
-  required: ['attempt'],
-  additionalProperties: false,
-};
-
-export const ackBatchRequest: JsonSchema = {
-  type: 'object',
-  properties: {
-    acks: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: { jobId, ...(ackRequest.properties as Record<string, JsonSchema>) },
-        required: ['jobId', 'attempt'],
-      },
-    },
-  },
-  required: ['acks'],
-  additionalProperties: false,
-};
-
-export const nackRequest: JsonSchema = {
-  type: 'object',
-  properties: {
-    ...settle,
-    errorMessage: { type: 'string', description: "what went wrong, kept in the job's error history" },
-    errorClass: {
-      type: 'string',
-      maxLength: 256,
-      description:
-        "the error's class or name as the job's code threw it (at most 256 characters, no control characters); kept with the attempt, grouped on by top errors",
-    },
-    errorStack: {
-      type: 'string',
-      description: "the error's stack trace; cut to max_error_bytes (8 KiB). Only what the job's code threw",
-    },
-    backoff: { type: 'boolean', description: "retry after the queue's backoff (the default)" },
-    retryDelayMs: int64('retry after exactly this delay, in ms'),
-    deadLetter: { type: 'boolean', description: 'true: dead-letter now, whatever attempts are left' },
-  },
-  required: ['attempt'],
-  additionalProperties: false,
-};
-
-export const extendRequest: JsonSchema = {
-  type: 'object',
-  properties: {
-    ...settle,
-    leaseDurationMs: int64("new lease length from now, in ms; 0: the queue's default_lease_ms"),
-  },
-  required: ['attempt'],
-  additionalProperties: false,
-};
-
-export const progressRequest: JsonSchema = {
-  type: 'object',
-  properties: {
-    ...settle,
-    percent: { type: 'number', minimum: 0, maximum: 100 },
-    json: {
-      ...anyJson,
-      description: 'a small JSON document (a step, counts), at most limits.max_progress_bytes',
-    },
-  },
-  required: ['attempt'],
-  additionalProperties: false,
-};
-
-export const reserveRequest: JsonSchema = {
-  type: 'object',
-  properties: {
-    queues: { type: 'array', items: str, description: 'in order of preference' },
-    maxJobs: { type: 'integer', description: '0 or absent: 1; above limits.max_reserve_jobs: clamped' },
-    leaseDurationMs: int64("lease length; 0: each queue's default_lease_ms"),
-    waitTimeoutMs: int64(
-      'how long to wait for a job (long-poll); 0 answers at once; clamped to limits.max_wait_ms',
-    ),
-    workerId: str,
-    maxResponseBytes: int64(
-      'the most JSON bytes the answer may hold; 0 or absent: http.max_request_bytes, larger values are clamped to it',
-    ),
-  },
-  required: ['queues'],
-  additionalProperties: false,
-};
-
-// --------------------------------------------------------------- answers
-
-export const enqueueBatchResponse: JsonSchema = {
-  type: 'object',
-  properties: {
-    results: {
-      type: 'array',
-      description: 'one per job, in order: `accepted` or `rejection`',
-      items: {
-        type: 'object',
-        properties: { accepted: ref('EnqueueAccepted'), rejection: ref('JobRejection') },
-      },
-    },
-  },
-  required: ['results'],
-};
-
-export const enqueueAtomicResponse: JsonSchema = {
-  type: 'object',
-  properties: {
-    committed: { type: 'boolean' },
-    results: { type: 'array', items: ref('EnqueueAccepted') },
-    rejections: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: { index: int, reason: rejectionReason, message: str },
-        required: ['index', 'reason', 'message'],
-      },
-    },
-  },
-  required: ['committed', 'results', 'rejections'],
-};
-
-export const ackBatchResponse: JsonSchema = {
-  type: 'object',
-  properties: {
-    results: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          outcome: { type: 'string', enum: ['ok', 'not_found', 'lease_lost', 'job_cancelled'] },
-          message: str,
-        },
-        required: ['outcome', 'message'],
-      },
-    },
-  },
-  required: ['results'],
-};
-
-export const empty: JsonSchema = { type: 'object', properties: {} };
-
-export const nackResponse: JsonSchema = {
-  type: 'object',
-  properties: {
-    state: { type: 'string', enum: ['ready', 'scheduled', 'dead', 'cancelled'] },
-    runAtMs: msOrNull,
-  },
-  required: ['state', 'runAtMs'],
-};
-
-export const extendResponse: JsonSchema = {
-  type: 'object',
-  properties: { leaseDeadlineMs: ms },
-  required: ['leaseDeadlineMs'],
-};
-
-export const progressResponse: JsonSchema = {
-  type: 'object',
-  properties: { progress },
-  required: ['progress'],
-};
-
-export const cancelResponse: JsonSchema = {
-  type: 'object',
-  properties: { previousState: state, state },
-  required: ['previousState', 'state'],
-};
-
-export const reserveResponse: JsonSchema = {
-  type: 'object',
-  properties: { jobs: { type: 'array', items: ref('LeasedJob') } },
-  required: ['jobs'],
-};
-
-export const getJobResponse: JsonSchema = {
-  type: 'object',
-  properties: { job: ref('Job') },
-  required: ['job'],
 };

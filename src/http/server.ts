@@ -60,7 +60,7 @@ import { eventsRoute } from './routes/events-route.ts';
 import { producerRoutes } from './routes/producer-routes.ts';
 import { workerRoutes } from './routes/worker-routes.ts';
 import { workflowRoutes } from './routes/workflow-routes.ts';
-import type { JsonSchema } from './schemas.ts';
+import type { JsonSchema } from './schema-primitives.ts';
 import { EventStreamResponse } from './sse.ts';
 
 /** Where the HTTP layer writes log lines (the server's logger; http does not import telemetry). */

@@ -5,18 +5,19 @@
  */
 import type { DependencyPolicy } from '../engine/types.ts';
 import { jobStates } from '../engine/types.ts';
-
-/** JSON Schema, as schemas.ts has it (which imports this file). */
-type JsonSchema = Record<string, unknown>;
+import {
+  indexedRejections,
+  int,
+  type JsonSchema,
+  jobId,
+  msOrNull,
+  ref,
+  str,
+  strOrNull,
+} from './schema-primitives.ts';
 
 export const dependencyPolicies: readonly DependencyPolicy[] = ['cancel', 'run', 'wait'];
 
-const str: JsonSchema = { type: 'string' };
-const strOrNull: JsonSchema = { type: ['string', 'null'] };
-const int: JsonSchema = { type: 'integer' };
-const msOrNull: JsonSchema = { type: ['integer', 'null'], description: 'ms since the Unix epoch' };
-const jobId: JsonSchema = { type: 'string', format: 'uuid' };
-const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
 const stateOrNull: JsonSchema = {
   type: ['string', 'null'],
   enum: [...jobStates, null],
@@ -147,14 +148,7 @@ export const enqueueFlowResponse: JsonSchema = {
         required: ['name', 'jobId', 'deduplicated'],
       },
     },
-    rejections: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: { index: int, reason: str, message: str },
-        required: ['index', 'reason', 'message'],
-      },
-    },
+    rejections: indexedRejections,
   },
   required: ['committed', 'jobs', 'rejections'],
 };

@@ -19,7 +19,7 @@ import { lifecycleEventKinds } from '../../engine/events/lifecycle-event.ts';
 import { eventToJson } from '../job-json.ts';
 import { stringifyWithRaw } from '../raw-json.ts';
 import type { ApiContext, ApiRequest, RouteSpec } from '../route-spec.ts';
-import { ref } from '../schemas.ts';
+import { ref } from '../schema-primitives.ts';
 import { queryBoolean, queryList, queryString } from './request-parts.ts';
 
 /** Where a subscription starts: after `Last-Event-ID` (header, or `lastEventId`), else oldest or now. */

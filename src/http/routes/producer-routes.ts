@@ -14,16 +14,16 @@ import {
   jobIdFrom,
   jobToJson,
 } from '../job-json.ts';
-import { waitForOutcome } from '../outcome-wait.ts';
-import type { ApiContext, ApiRequest, RouteSpec } from '../route-spec.ts';
 import {
   cancelResponse,
   enqueueAtomicResponse,
   enqueueBatchRequest,
   enqueueBatchResponse,
   getJobResponse,
-  ref,
-} from '../schemas.ts';
+} from '../operation-schemas.ts';
+import { waitForOutcome } from '../outcome-wait.ts';
+import type { ApiContext, ApiRequest, RouteSpec } from '../route-spec.ts';
+import { ref } from '../schema-primitives.ts';
 import { body, queryInteger } from './request-parts.ts';
 
 const jobIdParam = { jobId: 'the job id (a UUID)' } as const;

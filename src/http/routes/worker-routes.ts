@@ -17,7 +17,6 @@ import {
   progressFromJson,
   progressToJson,
 } from '../job-json.ts';
-import type { ApiContext, ApiRequest, RouteSpec } from '../route-spec.ts';
 import {
   ackBatchRequest,
   ackBatchResponse,
@@ -25,14 +24,15 @@ import {
   empty,
   extendRequest,
   extendResponse,
-  fieldsOf,
   nackRequest,
   nackResponse,
   progressRequest,
   progressResponse,
   reserveRequest,
   reserveResponse,
-} from '../schemas.ts';
+} from '../operation-schemas.ts';
+import type { ApiContext, ApiRequest, RouteSpec } from '../route-spec.ts';
+import { fieldsOf } from '../schema-primitives.ts';
 import { body } from './request-parts.ts';
 
 const jobIdParam = { jobId: 'the job id (a UUID)' } as const;

@@ -1,0 +1,60 @@
+/**
+ * The building blocks of the HTTP API's JSON Schemas, shared by the resource schemas
+ * (schemas.ts), the operations' bodies (operation-schemas.ts) and the workflow schemas
+ * (workflow-schemas.ts).
+ */
+import { jobStates } from '../engine/types.ts';
+
+/** JSON Schema, as OpenAPI 3.1 uses it. */
+export type JsonSchema = Record<string, unknown>;
+
+export const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
+
+/** The property names a request schema lists: the fields its reader accepts. */
+export function fieldsOf(schema: JsonSchema): string[] {
+  const properties = schema.properties;
+  if (typeof properties !== 'object' || properties === null)
+    throw new Error('bug: a schema without properties');
+  return Object.keys(properties);
+}
+
+export const str: JsonSchema = { type: 'string' };
+export const strOrNull: JsonSchema = { type: ['string', 'null'] };
+export const int: JsonSchema = { type: 'integer' };
+/** A 64-bit integer: a JSON number, or a string of digits (proto3's JSON form). */
+export const int64 = (description: string): JsonSchema => ({
+  type: ['integer', 'string'],
+  pattern: '^-?[0-9]+$',
+  description: `${description} (an integer, or a string of digits)`,
+});
+export const ms: JsonSchema = { type: 'integer', description: 'ms since the Unix epoch' };
+export const msOrNull: JsonSchema = { type: ['integer', 'null'], description: 'ms since the Unix epoch' };
+export const anyJson: JsonSchema = { description: 'any JSON value' };
+export const jobId: JsonSchema = { type: 'string', format: 'uuid' };
+export const state: JsonSchema = { type: 'string', enum: [...jobStates] };
+export const rejectionReason: JsonSchema = {
+  type: 'string',
+  enum: [
+    'unknown_queue',
+    'payload_too_large',
+    'invalid_name',
+    'metadata_too_large',
+    'scheduled_too_far',
+    'queue_full',
+    'job_type_not_allowed',
+    'invalid_job',
+    'unknown_dependency',
+    'dependency_failed',
+    'dependencies_unsupported',
+  ],
+};
+
+/** The rejections of an all-or-none enqueue (EnqueueAtomic, EnqueueFlow): every failing job by its index. */
+export const indexedRejections: JsonSchema = {
+  type: 'array',
+  items: {
+    type: 'object',
+    properties: { index: int, reason: rejectionReason, message: str },
+    required: ['index', 'reason', 'message'],
+  },
+};
