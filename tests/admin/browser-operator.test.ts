@@ -96,6 +96,8 @@ test('bug: Select all, then Next page, selects nothing on the new page; bulk act
   // Tick two and delete them: exactly those two go.
   const newest = [ids[59]!, ids[58]!];
   for (const id of newest) await page.getByLabel(`Select job ${id}`).check();
+  await page.getByText('2 selected').waitFor();
+  await shot(page, 'dead-letters-two-selected-desktop');
   await page.getByRole('button', { name: 'Delete selected' }).click();
   await page.getByRole('dialog').getByRole('heading', { name: 'Delete 2 dead letters?' }).waitFor();
   await page.getByRole('dialog').getByRole('button', { name: 'Delete 2 dead letters' }).click();

@@ -138,6 +138,11 @@ for (const colorScheme of ['light', 'dark'] as const) {
     await page.getByRole('dialog').waitFor();
     await check('dead letters, requeue all asked', 'dead-letters-dialog');
     await page.goto(`${ui.adminUrl}/dead-letters?queue=mail`);
+    await page.getByLabel(`Select job ${ids.dead}`).check();
+    await page.getByText('1 selected', { exact: true }).waitFor();
+    await check('dead letters, rows selected', 'dead-letters-selected');
+    await shot(page, `phone-buttons-dead-letters-selected${suffix}`);
+    await page.goto(`${ui.adminUrl}/dead-letters?queue=mail`);
     await page.getByRole('button', { name: /^Choose/ }).click();
     await check('dead letters, a top-errors group chosen', 'top-errors-chosen');
     await page.goto(`${ui.adminUrl}/jobs/${ids.dead}`);

@@ -1,14 +1,15 @@
 /**
  * Dead letters of a queue by reason, text of the last error and age
  * (enqueued before): requeue or delete one, the selected ones (only rows on
- * screen can be selected), or all of them, each confirmation with its count
- * (a reason's from its index range; error text and age counted by the server,
- * "at least N" when the count stopped). Counts everywhere refresh after every
- * action.
+ * screen can be selected; the shared bulk bar), or all of them, each
+ * confirmation with its count (a reason's from its index range; error text
+ * and age counted by the server, "at least N" when the count stopped).
+ * Counts everywhere refresh after every action.
  */
 import { useState } from 'preact/hooks';
 import { can, post, query, seg } from '../api.ts';
 import { AgeField, describeAge } from '../components/age-field.tsx';
+import { type BulkAction, BulkActions } from '../components/bulk-actions.tsx';
 import {
   Empty,
   ErrorBanner,
@@ -41,6 +42,23 @@ type Pending =
   | { kind: 'requeue-all' | 'delete-all'; count: string | null };
 
 const letters = (n: number) => `${fmtNum(n)} dead letter${n === 1 ? '' : 's'}`;
+
+/** What requeue and delete of chosen dead letters (a row's, or the selected ones) say. */
+const chosen = {
+  requeue: {
+    label: 'Requeue',
+    past: 'Requeued',
+    danger: false,
+    body: 'They go back to ready with a fresh attempt budget.',
+  },
+  delete: { label: 'Delete', past: 'Deleted', danger: true, body: 'They are removed for good.' },
+} as const;
+
+/** The notice once chosen dead letters were requeued or deleted; none changed says why. */
+const doneNotice = (past: string, changed: number) =>
+  changed === 0
+    ? `${past} no dead letters: they were already requeued or deleted (by someone else, or the retention sweep).`
+    : `${past} ${letters(changed)}.`;
 
 const columns: Column<JobSummary>[] = [
   { header: 'Job', rowHeader: true, cell: (j) => <JobIdLink id={j.id} /> },
@@ -118,17 +136,24 @@ export function DeadLetters({ session }: { session: Session }) {
     );
     confirm.close();
     if (result === undefined) return;
-    const verb = pending.kind.startsWith('requeue') ? 'Requeued' : 'Deleted';
-    if (result.changed === 0) {
-      notify(
-        `${verb} no dead letters: they were already requeued or deleted (by someone else, or the retention sweep).`,
-      );
-    } else {
-      notify(`${verb} ${letters(result.changed)}.`);
-    }
+    notify(doneNotice(pending.kind.startsWith('requeue') ? 'Requeued' : 'Deleted', result.changed));
+    afterChange();
+  };
+  // The list changed: the selection goes, and a later page goes back to the first.
+  const afterChange = () => {
     setSelected(new Set());
     if (cursor !== '') navigate(`/dead-letters${query({ queue, ...narrowing })}`);
   };
+  const bySelection = (kind: 'requeue' | 'delete'): BulkAction<JobSummary> => ({
+    key: kind,
+    ...chosen[kind],
+    run: async (jobs) =>
+      (
+        await post<{ changed: number }>(`/api/v1/queues/${seg(queue)}/dead-letters/${kind}`, {
+          jobIds: jobs.map((j) => j.id),
+        })
+      ).changed,
+  });
 
   const describe = (p: Pending | null): { title: string; body: string; label: string; danger: boolean } => {
     if (p === null) return { title: '', body: '', label: '', danger: false };
@@ -142,19 +167,15 @@ export function DeadLetters({ session }: { session: Session }) {
     ].join('');
     switch (p.kind) {
       case 'requeue':
+      case 'delete': {
+        const { label, body, danger } = chosen[p.kind];
         return {
-          title: `Requeue ${letters(p.ids.length)}?`,
-          body: 'They go back to ready with a fresh attempt budget.',
-          label: `Requeue ${letters(p.ids.length)}`,
-          danger: false,
+          title: `${label} ${letters(p.ids.length)}?`,
+          body,
+          label: `${label} ${letters(p.ids.length)}`,
+          danger,
         };
-      case 'delete':
-        return {
-          title: `Delete ${letters(p.ids.length)}?`,
-          body: 'They are removed for good.',
-          label: `Delete ${letters(p.ids.length)}`,
-          danger: true,
-        };
+      }
       case 'requeue-all':
         return {
           title: `Requeue ${what} of ${queue}${why}?`,
@@ -281,24 +302,14 @@ export function DeadLetters({ session }: { session: Session }) {
                     onChange: setSelected,
                     rowLabel: (id: string) => `Select job ${id}`,
                     actions: (
-                      <>
-                        <button
-                          type="button"
-                          class="btn btn-small"
-                          disabled={selected.size === 0}
-                          onClick={() => confirm.ask({ kind: 'requeue', ids: [...selected] })}
-                        >
-                          Requeue selected
-                        </button>
-                        <button
-                          type="button"
-                          class="btn btn-small btn-danger"
-                          disabled={selected.size === 0}
-                          onClick={() => confirm.ask({ kind: 'delete', ids: [...selected] })}
-                        >
-                          Delete selected
-                        </button>
-                      </>
+                      <BulkActions
+                        selected={items.filter((j) => selected.has(j.id))}
+                        actions={[bySelection('requeue'), bySelection('delete')]}
+                        count={letters}
+                        labels="selected"
+                        done={(a, changed) => doneNotice(a.past, changed)}
+                        onDone={afterChange}
+                      />
                     ),
                   },
                   rowActions: (job: JobSummary) => (
