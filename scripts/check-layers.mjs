@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Checks the layering of src/ and the SDK package (ARCHITECTURE.md):
-// - in src/, imports point down cli → app → push → rpc / admin / http / telemetry → config → engine →
-//   store → platform (push, the server's own HTTP worker, writes jobs in the HTTP API's JSON);
+// - in src/, imports point down cli → app → push → rpc / admin / http / telemetry → api-schema →
+//   config → engine → store → platform (push, the server's own HTTP worker, writes jobs in the
+//   HTTP API's JSON; api-schema holds the JSON Schemas the admin and HTTP APIs share);
 // - the SDK (clients/typescript/src) imports only itself and its generated protocol code
 //   (clients/typescript/src/gen), and of packages only node: built-ins and what its
 //   package.json declares as dependencies or peer dependencies: never the server;
@@ -34,6 +35,7 @@ const rank = {
   store: 1,
   engine: 2,
   config: 3,
+  'api-schema': 3.5,
   telemetry: 4,
   rpc: 4,
   admin: 4,

@@ -4,6 +4,7 @@
  * needs (`x-sepp-role`, and in words in its description) and whether it is
  * audited.
  */
+import { openApiParameters } from '../api-schema/parameters.ts';
 import { httpStatusOf } from './http-errors.ts';
 import type { JsonSchema, RouteSpec } from './route-spec.ts';
 import { components } from './schemas.ts';
@@ -18,22 +19,7 @@ const errorResponse = (description: string) => ({
 export function buildOpenApi(routes: readonly RouteSpec[], version: string): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
   for (const route of routes) {
-    const parameters = [
-      ...Object.entries(route.pathParams ?? {}).map(([name, description]) => ({
-        name,
-        in: 'path',
-        required: true,
-        description,
-        schema: { type: 'string' },
-      })),
-      ...Object.entries(route.query ?? {}).map(([name, doc]) => ({
-        name,
-        in: 'query',
-        required: false,
-        description: doc.description,
-        schema: doc.schema,
-      })),
-    ];
+    const parameters = openApiParameters(route);
     const who =
       route.access === 'public' ? 'No login needed.' : `Requires the ${route.access} role or higher.`;
     const mutation = route.method !== 'get';

@@ -5,21 +5,19 @@
  * the two cannot drift apart (tests/admin/openapi.test.ts checks it anyway).
  */
 import type { Context } from 'hono';
+import type { QueryParamDoc } from '../api-schema/parameters.ts';
+import type { JsonSchema } from '../api-schema/primitives.ts';
 import type { AuditInput } from '../engine/admin-types.ts';
 import type { LoginGuard } from './login-guard.ts';
 import type { Session, SessionStore } from './sessions.ts';
 import type { AdminDeps, AdminRole } from './types.ts';
 
-/** JSON Schema, as OpenAPI 3.1 uses it. */
-export type JsonSchema = Record<string, unknown>;
+export type { JsonSchema };
 
 /** Who may call a route: anyone, or a logged-in user with at least this role. */
 export type Access = AdminRole | 'public';
 
-export interface QueryParamDoc {
-  description: string;
-  schema: JsonSchema;
-}
+export type { QueryParamDoc };
 
 export interface RouteSpec {
   method: 'get' | 'post' | 'delete';

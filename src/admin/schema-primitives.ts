@@ -1,11 +1,9 @@
 /** The small JSON Schemas the API's body schemas are built from. */
+import { int, type JsonSchema } from '../api-schema/primitives.ts';
 import { deadReasons, jobStates } from '../engine/types.ts';
-import type { JsonSchema } from './route-spec.ts';
 
-export const int: JsonSchema = { type: 'integer' };
-export const str: JsonSchema = { type: 'string' };
-export const msOrNull: JsonSchema = { type: ['integer', 'null'], description: 'ms since the Unix epoch' };
-export const strOrNull: JsonSchema = { type: ['string', 'null'] };
+// The blocks the HTTP API uses too are defined once, in src/api-schema/.
+export { int, msOrNull, str, strOrNull, uuid } from '../api-schema/primitives.ts';
 export const deadReason: JsonSchema = {
   type: ['string', 'null'],
   enum: [...deadReasons, null],

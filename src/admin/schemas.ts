@@ -3,6 +3,7 @@
  * declarations refer to them with ref('Name'). Jobs, queues and schedules have
  * their own files (job-schemas.ts, queue-schemas.ts, schedule-schemas.ts).
  */
+import { batchSchema } from '../api-schema/batch.ts';
 import { history } from './history-schemas.ts';
 import { cancelResult, jobDetail, jobPage, jobSummary, previousState } from './job-schemas.ts';
 import { overview, pushStatus, queue, rates } from './queue-schemas.ts';
@@ -10,7 +11,7 @@ import type { JsonSchema } from './route-spec.ts';
 import { schedule } from './schedule-schemas.ts';
 import { int, msOrNull, stateCounts, str, strOrNull } from './schema-primitives.ts';
 import { adminRoles } from './types.ts';
-import { batchInfo, batchPage, flowGraph, jobLink, workflowCancelResult } from './workflow-schemas.ts';
+import { batchPage, flowGraph, jobLink, workflowCancelResult } from './workflow-schemas.ts';
 
 export { enqueueBody, jobIdsBody } from './job-schemas.ts';
 
@@ -78,7 +79,7 @@ export const components = {
   CancelResult: cancelResult,
   JobLink: jobLink,
   Flow: flowGraph,
-  Batch: batchInfo,
+  Batch: batchSchema,
   BatchPage: batchPage,
   WorkflowCancelResult: workflowCancelResult,
 } satisfies Record<string, JsonSchema>;

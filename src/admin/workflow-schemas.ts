@@ -1,7 +1,10 @@
-/** JSON Schemas of workflows in the API (issue 33): a job's links, a flow's graph, a batch and its members. */
+/**
+ * JSON Schemas of workflows in the API (issue 33): a job's links, a flow's graph, a batch's
+ * members (the batch itself is src/api-schema/batch.ts, the HTTP API's too).
+ */
 import { jobStates } from '../engine/types.ts';
 import type { JsonSchema } from './route-spec.ts';
-import { int, msOrNull, str, strOrNull } from './schema-primitives.ts';
+import { str, strOrNull, uuid } from './schema-primitives.ts';
 
 const jobStateOrNull: JsonSchema = {
   type: ['string', 'null'],
@@ -19,7 +22,7 @@ const edgeState: JsonSchema = {
 export const jobLink: JsonSchema = {
   type: 'object',
   properties: {
-    id: { type: 'string', format: 'uuid' },
+    id: uuid,
     queue: strOrNull,
     type: strOrNull,
     state: jobStateOrNull,
@@ -44,7 +47,7 @@ export const jobWorkflowFields: Record<string, JsonSchema> = {
     items: { $ref: '#/components/schemas/JobLink' },
     description: 'up to 100 jobs that depend on it, oldest first; absent when none does',
   },
-  batchId: { type: 'string', format: 'uuid', description: 'the batch it is a member of; absent when none' },
+  batchId: { ...uuid, description: 'the batch it is a member of; absent when none' },
 };
 
 export const flowGraph: JsonSchema = {
@@ -57,7 +60,7 @@ export const flowGraph: JsonSchema = {
       items: {
         type: 'object',
         properties: {
-          id: { type: 'string', format: 'uuid' },
+          id: uuid,
           queue: str,
           type: str,
           state: { type: 'string', enum: [...jobStates] },
@@ -83,50 +86,6 @@ export const flowGraph: JsonSchema = {
   required: ['jobs', 'edges', 'truncated'],
 };
 
-export const batchInfo: JsonSchema = {
-  type: 'object',
-  properties: {
-    id: { type: 'string', format: 'uuid' },
-    state: { type: 'string', enum: ['open', 'sealed', 'ended'] },
-    createdAtMs: int,
-    sealedAtMs: msOrNull,
-    endedAtMs: msOrNull,
-    members: { type: 'integer', description: 'jobs ever added' },
-    pending: { type: 'integer', description: 'members not ended yet' },
-    completed: int,
-    dead: int,
-    cancelled: int,
-    hasOnComplete: { type: 'boolean' },
-    hasOnSuccess: { type: 'boolean' },
-    completeJobId: { type: ['string', 'null'], description: 'the on_complete job the end enqueued' },
-    successJobId: {
-      type: ['string', 'null'],
-      description: 'the on_success job (only if every member completed)',
-    },
-    completionError: {
-      type: ['string', 'null'],
-      description: 'why a completion job could not be enqueued at the end (its queue refused it)',
-    },
-  },
-  required: [
-    'id',
-    'state',
-    'createdAtMs',
-    'sealedAtMs',
-    'endedAtMs',
-    'members',
-    'pending',
-    'completed',
-    'dead',
-    'cancelled',
-    'hasOnComplete',
-    'hasOnSuccess',
-    'completeJobId',
-    'successJobId',
-    'completionError',
-  ],
-};
-
 export const batchPage: JsonSchema = {
   type: 'object',
   properties: {
@@ -136,7 +95,7 @@ export const batchPage: JsonSchema = {
       items: {
         type: 'object',
         properties: {
-          jobId: { type: 'string', format: 'uuid' },
+          jobId: uuid,
           position: { type: 'integer', description: 'the order it was added in, from 0' },
           memberState: { type: 'string', enum: ['pending', 'completed', 'dead', 'cancelled'] },
           jobState: jobStateOrNull,

@@ -6,6 +6,7 @@
  * Each operation names the permission it needs (`x-sepp-permission`) and the
  * roles that hold it.
  */
+import { openApiParameters } from '../api-schema/parameters.ts';
 import { rolesWith } from './auth.ts';
 import { type HttpErrorCode, httpStatusOf } from './errors.ts';
 import type { RouteSpec } from './route-spec.ts';
@@ -78,22 +79,7 @@ function responsesOf(route: RouteSpec): Record<string, JsonSchema> {
 export function buildOpenApi(routes: readonly RouteSpec[], version: string): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
   for (const route of routes) {
-    const parameters = [
-      ...Object.entries(route.pathParams ?? {}).map(([name, description]) => ({
-        name,
-        in: 'path',
-        required: true,
-        description,
-        schema: { type: 'string' },
-      })),
-      ...Object.entries(route.query ?? {}).map(([name, doc]) => ({
-        name,
-        in: 'query',
-        required: false,
-        description: doc.description,
-        schema: doc.schema,
-      })),
-    ];
+    const parameters = openApiParameters(route);
     const who =
       route.permission === 'public'
         ? 'No API key needed.'

@@ -6,7 +6,9 @@
  * (openapi.ts), as the admin app does (src/admin/route-spec.ts); the request
  * readers accept exactly the fields the request schema lists.
  */
+
 import type { IncomingHttpHeaders } from 'node:http';
+import type { QueryParamDoc } from '../api-schema/parameters.ts';
 import type { Clock } from '../engine/clock.ts';
 import type { Engine } from '../engine/engine.ts';
 import type { SeppError } from '../engine/errors.ts';
@@ -49,11 +51,6 @@ export interface ApiRequest {
   readonly signal: AbortSignal;
 }
 
-export interface QueryParam {
-  description: string;
-  schema: JsonSchema;
-}
-
 interface RouteBase {
   method: 'GET' | 'POST';
   /** OpenAPI form: /v1/jobs/{jobId}/ack. */
@@ -71,7 +68,7 @@ interface RouteBase {
   summary: string;
   description?: string;
   pathParams?: Readonly<Record<string, string>>;
-  query?: Readonly<Record<string, QueryParam>>;
+  query?: Readonly<Record<string, QueryParamDoc>>;
   /** Schema of the JSON body; absent: the operation takes none (a body is refused). */
   body?: JsonSchema;
   /** Error codes this operation answers besides the ones every operation may (400, 401, 413, 429, 503…). */

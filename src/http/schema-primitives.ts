@@ -3,10 +3,11 @@
  * (schemas.ts), the operations' bodies (operation-schemas.ts) and the workflow schemas
  * (workflow-schemas.ts).
  */
+import { int, type JsonSchema, str, uuid } from '../api-schema/primitives.ts';
 import { jobStates } from '../engine/types.ts';
 
-/** JSON Schema, as OpenAPI 3.1 uses it. */
-export type JsonSchema = Record<string, unknown>;
+// The blocks the admin API uses too are defined once, in src/api-schema/.
+export { int, type JsonSchema, msOrNull, str, strOrNull } from '../api-schema/primitives.ts';
 
 export const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
 
@@ -18,9 +19,6 @@ export function fieldsOf(schema: JsonSchema): string[] {
   return Object.keys(properties);
 }
 
-export const str: JsonSchema = { type: 'string' };
-export const strOrNull: JsonSchema = { type: ['string', 'null'] };
-export const int: JsonSchema = { type: 'integer' };
 /** A 64-bit integer: a JSON number, or a string of digits (proto3's JSON form). */
 export const int64 = (description: string): JsonSchema => ({
   type: ['integer', 'string'],
@@ -28,9 +26,8 @@ export const int64 = (description: string): JsonSchema => ({
   description: `${description} (an integer, or a string of digits)`,
 });
 export const ms: JsonSchema = { type: 'integer', description: 'ms since the Unix epoch' };
-export const msOrNull: JsonSchema = { type: ['integer', 'null'], description: 'ms since the Unix epoch' };
 export const anyJson: JsonSchema = { description: 'any JSON value' };
-export const jobId: JsonSchema = { type: 'string', format: 'uuid' };
+export const jobId: JsonSchema = uuid;
 export const state: JsonSchema = { type: 'string', enum: [...jobStates] };
 export const rejectionReason: JsonSchema = {
   type: 'string',

@@ -3,18 +3,10 @@
  * its dependencies, flows and batches (FlowJob, Batch, BatchMember in job.proto and
  * admin.proto). schemas.ts puts them in the document's components.
  */
+import { batchSchema } from '../api-schema/batch.ts';
 import type { DependencyPolicy } from '../engine/types.ts';
 import { jobStates } from '../engine/types.ts';
-import {
-  indexedRejections,
-  int,
-  type JsonSchema,
-  jobId,
-  msOrNull,
-  ref,
-  str,
-  strOrNull,
-} from './schema-primitives.ts';
+import { indexedRejections, type JsonSchema, jobId, ref, str, strOrNull } from './schema-primitives.ts';
 
 export const dependencyPolicies: readonly DependencyPolicy[] = ['cancel', 'run', 'wait'];
 
@@ -75,55 +67,11 @@ const flowJob: JsonSchema = {
   additionalProperties: false,
 };
 
-const batch: JsonSchema = {
-  type: 'object',
-  properties: {
-    id: jobId,
-    state: { type: 'string', enum: ['open', 'sealed', 'ended'] },
-    createdAtMs: int,
-    sealedAtMs: msOrNull,
-    endedAtMs: msOrNull,
-    members: { type: 'integer', description: 'jobs ever added' },
-    pending: { type: 'integer', description: 'members not ended yet' },
-    completed: int,
-    dead: int,
-    cancelled: int,
-    hasOnComplete: { type: 'boolean' },
-    hasOnSuccess: { type: 'boolean' },
-    completeJobId: { type: ['string', 'null'], description: 'the onComplete job the end enqueued' },
-    successJobId: {
-      type: ['string', 'null'],
-      description: 'the onSuccess job (only if every member completed)',
-    },
-    completionError: {
-      type: ['string', 'null'],
-      description: 'why a completion job could not be enqueued at the end (its queue refused it)',
-    },
-  },
-  required: [
-    'id',
-    'state',
-    'createdAtMs',
-    'sealedAtMs',
-    'endedAtMs',
-    'members',
-    'pending',
-    'completed',
-    'dead',
-    'cancelled',
-    'hasOnComplete',
-    'hasOnSuccess',
-    'completeJobId',
-    'successJobId',
-    'completionError',
-  ],
-};
-
 export const workflowComponents: Record<string, JsonSchema> = {
   JobLink: jobLink,
   DependencyResult: dependencyResult,
   FlowJob: flowJob,
-  Batch: batch,
+  Batch: batchSchema,
 };
 
 // ---------------------------------------------------------------- requests and answers

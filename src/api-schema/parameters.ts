@@ -1,0 +1,31 @@
+/** A route's path and query parameters, as both APIs declare them and their OpenAPI documents list them. */
+import type { JsonSchema } from './primitives.ts';
+
+export interface QueryParamDoc {
+  description: string;
+  schema: JsonSchema;
+}
+
+/** What a route declares of its parameters: path ones by name and description, query ones with a schema. */
+export interface RouteParams {
+  pathParams?: Readonly<Record<string, string>>;
+  query?: Readonly<Record<string, QueryParamDoc>>;
+}
+
+/** The operation's `parameters`: path ones first (required strings), then the optional query ones. */
+export const openApiParameters = (route: RouteParams): JsonSchema[] => [
+  ...Object.entries(route.pathParams ?? {}).map(([name, description]) => ({
+    name,
+    in: 'path',
+    required: true,
+    description,
+    schema: { type: 'string' },
+  })),
+  ...Object.entries(route.query ?? {}).map(([name, doc]) => ({
+    name,
+    in: 'query',
+    required: false,
+    description: doc.description,
+    schema: doc.schema,
+  })),
+];
