@@ -3,7 +3,7 @@
  * declarations refer to them with ref('Name'). Jobs, queues and schedules have
  * their own files (job-schemas.ts, queue-schemas.ts, schedule-schemas.ts).
  */
-import { batchSchema } from '../api-schema/batch.ts';
+import { batchSchema } from '../api-schema/workflow.ts';
 import { history } from './history-schemas.ts';
 import { cancelResult, jobDetail, jobPage, jobSummary, previousState } from './job-schemas.ts';
 import { overview, pushStatus, queue, rates } from './queue-schemas.ts';

@@ -1,39 +1,14 @@
 /**
  * JSON Schemas of workflows in the API (issue 33): a job's links, a flow's graph, a batch's
- * members (the batch itself is src/api-schema/batch.ts, the HTTP API's too).
+ * members (a link, a batch and a member are src/api-schema/workflow.ts, the HTTP API's too).
  */
+import { batchMemberSchema, edgeState, jobLinkSchema } from '../api-schema/workflow.ts';
 import { jobStates } from '../engine/types.ts';
 import type { JsonSchema } from './route-spec.ts';
 import { str, strOrNull, uuid } from './schema-primitives.ts';
 
-const jobStateOrNull: JsonSchema = {
-  type: ['string', 'null'],
-  enum: [...jobStates, null],
-  description: 'null once the job was swept (an edge outlives the job it names)',
-};
-
-const edgeState: JsonSchema = {
-  type: 'string',
-  enum: ['pending', 'completed', 'failed'],
-  description: 'failed: the dependency failed and the edge counted it (under the run or cancel policy)',
-};
-
 /** A job this job depends on, or one that depends on it (GetJob's links). */
-export const jobLink: JsonSchema = {
-  type: 'object',
-  properties: {
-    id: uuid,
-    queue: strOrNull,
-    type: strOrNull,
-    state: jobStateOrNull,
-    edge: edgeState,
-    name: {
-      type: ['string', 'null'],
-      description: "the dependency's name in its flow; null when named by id",
-    },
-  },
-  required: ['id', 'queue', 'type', 'state', 'edge', 'name'],
-};
+export const jobLink = jobLinkSchema('id');
 
 /** The fields a job detail has when it is in a workflow. */
 export const jobWorkflowFields: Record<string, JsonSchema> = {
@@ -92,16 +67,7 @@ export const batchPage: JsonSchema = {
     batch: { $ref: '#/components/schemas/Batch' },
     members: {
       type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          jobId: uuid,
-          position: { type: 'integer', description: 'the order it was added in, from 0' },
-          memberState: { type: 'string', enum: ['pending', 'completed', 'dead', 'cancelled'] },
-          jobState: jobStateOrNull,
-        },
-        required: ['jobId', 'position', 'memberState', 'jobState'],
-      },
+      items: batchMemberSchema,
     },
     nextCursor: {
       type: ['string', 'null'],

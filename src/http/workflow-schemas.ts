@@ -3,46 +3,27 @@
  * its dependencies, flows and batches (FlowJob, Batch, BatchMember in job.proto and
  * admin.proto). schemas.ts puts them in the document's components.
  */
-import { batchSchema } from '../api-schema/batch.ts';
+import {
+  batchMemberSchema,
+  batchSchema,
+  edgeState,
+  jobLinkSchema,
+  jobStateOrNull,
+} from '../api-schema/workflow.ts';
 import type { DependencyPolicy } from '../engine/types.ts';
 import { jobStates } from '../engine/types.ts';
 import { indexedRejections, type JsonSchema, jobId, ref, str, strOrNull } from './schema-primitives.ts';
 
 export const dependencyPolicies: readonly DependencyPolicy[] = ['cancel', 'run', 'wait'];
 
-const stateOrNull: JsonSchema = {
-  type: ['string', 'null'],
-  enum: [...jobStates, null],
-  description: 'null once the job was swept',
-};
-const edge: JsonSchema = {
-  type: 'string',
-  enum: ['pending', 'completed', 'failed'],
-  description: 'failed: the dependency failed and the edge counted it (run or cancel policy)',
-};
-
-const jobLink: JsonSchema = {
-  type: 'object',
-  properties: {
-    jobId,
-    queue: strOrNull,
-    type: strOrNull,
-    state: stateOrNull,
-    edge,
-    name: {
-      type: ['string', 'null'],
-      description: "the dependency's name in its flow; null when named by id",
-    },
-  },
-  required: ['jobId', 'queue', 'type', 'state', 'edge', 'name'],
-};
+const jobLink = jobLinkSchema('jobId');
 
 const dependencyResult: JsonSchema = {
   type: 'object',
   properties: {
     jobId,
     name: strOrNull,
-    state: stateOrNull,
+    state: jobStateOrNull,
     result: { description: 'the result as a JSON value, when its content type is JSON' },
     resultBase64: {
       type: 'string',
@@ -118,7 +99,7 @@ export const flowResponse: JsonSchema = {
       type: 'array',
       items: {
         type: 'object',
-        properties: { jobId, dependsOn: jobId, state: edge, name: strOrNull },
+        properties: { jobId, dependsOn: jobId, state: edgeState, name: strOrNull },
         required: ['jobId', 'dependsOn', 'state', 'name'],
       },
     },
@@ -199,16 +180,7 @@ export const getBatchResponse: JsonSchema = {
     batch: ref('Batch'),
     members: {
       type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          jobId,
-          position: { type: 'integer', description: 'the order it was added in, from 0' },
-          memberState: { type: 'string', enum: ['pending', 'completed', 'dead', 'cancelled'] },
-          jobState: stateOrNull,
-        },
-        required: ['jobId', 'position', 'memberState', 'jobState'],
-      },
+      items: batchMemberSchema,
     },
   },
   required: ['batch', 'members'],
