@@ -10,7 +10,7 @@
  * visible, labelled checkbox above the rows, usable on a phone.
  */
 import type { ComponentChildren } from 'preact';
-import { useEffect } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { fmtNum } from '../format.ts';
 
 export interface Column<T> {
@@ -27,6 +27,26 @@ export interface Column<T> {
   rowHeader?: boolean;
   /** Hover text for the cell. */
   title?(row: T): string | undefined;
+}
+
+/**
+ * The selected rows of a live list. A refresh would drop selected rows, so the list holds its
+ * refreshes while any is selected (`paused`, for useApi), and LiveStatus says why (`pausedBecause`).
+ */
+export function useSelection(): {
+  selected: Set<string>;
+  setSelected(next: Set<string>): void;
+  paused: boolean;
+  pausedBecause: string;
+} {
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const n = selected.size;
+  return {
+    selected,
+    setSelected,
+    paused: n > 0,
+    pausedBecause: `while ${fmtNum(n)} row${n === 1 ? ' is' : 's are'} selected`,
+  };
 }
 
 export interface Selection {

@@ -24,7 +24,7 @@ import {
   Time,
 } from '../components/common.tsx';
 import { ConfirmDialog, useConfirm } from '../components/confirm-dialog.tsx';
-import { type Column, DataTable } from '../components/data-table.tsx';
+import { type Column, DataTable, useSelection } from '../components/data-table.tsx';
 import type { Count } from '../components/filter-actions.tsx';
 import { FilterBar } from '../components/filter-bar.tsx';
 import { SelectField } from '../components/select-field.tsx';
@@ -85,7 +85,7 @@ export function DeadLetters({ session }: { session: Session }) {
   const narrowing = { reason, error, enqueuedBeforeMs: age };
   const [errorForm, setErrorForm] = useState(error);
   const cursor = params.get('cursor') ?? '';
-  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const { selected, setSelected, paused, pausedBecause } = useSelection();
   const known = all.find((q) => q.name === queue);
   const unknownQueue = queue !== '' && queues.data !== null && known === undefined;
 
@@ -93,8 +93,7 @@ export function DeadLetters({ session }: { session: Session }) {
     queue === '' || unknownQueue
       ? null
       : `/api/v1/queues/${seg(queue)}/dead-letters${query({ ...narrowing, cursor, order: 'newest_first', limit: 50 })}`,
-    // A live list would drop selected rows at a refresh: it holds its refreshes while rows are selected.
-    { pollMs: 5000, paused: selected.size > 0 },
+    { pollMs: 5000, paused },
   );
   const confirm = useConfirm<Pending>();
   const action = useAction();
@@ -197,11 +196,7 @@ export function DeadLetters({ session }: { session: Session }) {
   return (
     <>
       <PageHeader title="Dead letters">
-        <LiveStatus
-          loaded={page}
-          everyMs={5000}
-          pausedBecause={`while ${fmtNum(selected.size)} row${selected.size === 1 ? ' is' : 's are'} selected`}
-        />
+        <LiveStatus loaded={page} everyMs={5000} pausedBecause={pausedBecause} />
         <RefreshButton loaded={page} />
         {operator && items.length > 0 && (
           <button

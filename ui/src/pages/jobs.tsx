@@ -16,7 +16,7 @@ import {
   Pager,
   RefreshButton,
 } from '../components/common.tsx';
-import { DataTable } from '../components/data-table.tsx';
+import { DataTable, useSelection } from '../components/data-table.tsx';
 import { type Count, countText, FilterActions } from '../components/filter-actions.tsx';
 import { FilterBar } from '../components/filter-bar.tsx';
 import { SelectField } from '../components/select-field.tsx';
@@ -63,14 +63,13 @@ export function Jobs({ session }: { session: Session }) {
   const filters = Object.fromEntries(filterKeys.map((k) => [k, params.get(k) ?? ''])) as Filters;
   const cursor = params.get('cursor') ?? '';
   const [form, setForm] = useState(filters);
-  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const { selected, setSelected, paused, pausedBecause } = useSelection();
   useEffect(() => setForm(filters), [params.toString()]);
 
   const unknownQueue = filters.queue !== '' && queues.data !== null && !queues.names.includes(filters.queue);
   const page = useApi<JobBrowsePage>(
     unknownQueue ? null : `/api/v1/jobs${query({ ...filters, cursor, limit: 50 })}`,
-    // A live list would drop selected rows at a refresh: it holds its refreshes while rows are selected.
-    { pollMs: 5000, paused: selected.size > 0 },
+    { pollMs: 5000, paused },
   );
   // A filtered list's total, which the counters cannot know: counted on the server (bounded, "at least").
   const { order: _order, ...listFilter } = filters;
@@ -92,11 +91,7 @@ export function Jobs({ session }: { session: Session }) {
   return (
     <>
       <PageHeader title="Jobs">
-        <LiveStatus
-          loaded={page}
-          everyMs={5000}
-          pausedBecause={`while ${fmtNum(selected.size)} row${selected.size === 1 ? ' is' : 's are'} selected`}
-        />
+        <LiveStatus loaded={page} everyMs={5000} pausedBecause={pausedBecause} />
         <RefreshButton loaded={page} />
       </PageHeader>
       <FilterBar
