@@ -4,7 +4,7 @@
  * needs (`x-sepp-role`, and in words in its description) and whether it is
  * audited.
  */
-import { openApiParameters } from '../api-schema/parameters.ts';
+import { errorsSentence, openApiParameters } from '../api-schema/openapi.ts';
 import { httpStatusOf } from './http-errors.ts';
 import type { JsonSchema, RouteSpec } from './route-spec.ts';
 import { components } from './schemas.ts';
@@ -85,9 +85,7 @@ export function buildOpenApi(routes: readonly RouteSpec[], version: string): Jso
         'The JSON API behind the sepp admin UI. Log in with POST /api/v1/session; the session cookie',
         'then authenticates every call. Roles: viewer (read) < operator (change jobs and queues, read the',
         'audit log) < admin (purge, delete all dead letters, configuration).',
-        `Errors are {"error": {"code", "message"}}; codes map to statuses as: ${Object.entries(httpStatusOf)
-          .map(([code, status]) => `${code} ${status}`)
-          .join(', ')}.`,
+        errorsSentence(httpStatusOf),
       ].join(' '),
     },
     servers: [{ url: '/' }],

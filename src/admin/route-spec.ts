@@ -5,7 +5,7 @@
  * the two cannot drift apart (tests/admin/openapi.test.ts checks it anyway).
  */
 import type { Context } from 'hono';
-import type { QueryParamDoc } from '../api-schema/parameters.ts';
+import type { QueryParamDoc } from '../api-schema/openapi.ts';
 import type { JsonSchema } from '../api-schema/primitives.ts';
 import type { AuditInput } from '../engine/admin-types.ts';
 import type { LoginGuard } from './login-guard.ts';

@@ -1,4 +1,7 @@
-/** A route's path and query parameters, as both APIs declare them and their OpenAPI documents list them. */
+/**
+ * What both APIs' OpenAPI documents write alike: a route's path and query parameters, as both
+ * APIs declare them, and the sentence that says how error codes map to statuses.
+ */
 import type { JsonSchema } from './primitives.ts';
 
 export interface QueryParamDoc {
@@ -29,3 +32,9 @@ export const openApiParameters = (route: RouteParams): JsonSchema[] => [
     schema: doc.schema,
   })),
 ];
+
+/** The document's sentence on errors, from the API's table of code to status. */
+export const errorsSentence = (statusOf: Readonly<Record<string, number>>): string =>
+  `Errors are {"error": {"code", "message"}}; codes map to statuses as: ${Object.entries(statusOf)
+    .map(([code, status]) => `${code} ${status}`)
+    .join(', ')}.`;

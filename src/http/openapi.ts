@@ -6,7 +6,7 @@
  * Each operation names the permission it needs (`x-sepp-permission`) and the
  * roles that hold it.
  */
-import { openApiParameters } from '../api-schema/parameters.ts';
+import { errorsSentence, openApiParameters } from '../api-schema/openapi.ts';
 import { rolesWith } from './auth.ts';
 import { type HttpErrorCode, httpStatusOf } from './errors.ts';
 import type { RouteSpec } from './route-spec.ts';
@@ -110,9 +110,7 @@ export function buildOpenApi(routes: readonly RouteSpec[], version: string): Jso
         'outcomes and events, with the API keys and roles of gRPC as `Authorization: Bearer <key>`.',
         "Field names are the protocol's JSON names; JSON payloads and results travel as JSON values, other",
         'bytes as base64; integers are accepted as numbers or strings of digits.',
-        `Errors are {"error": {"code", "message"}}; codes map to statuses as: ${Object.entries(httpStatusOf)
-          .map(([code, status]) => `${code} ${status}`)
-          .join(', ')}.`,
+        errorsSentence(httpStatusOf),
       ].join(' '),
     },
     servers: [{ url: '/' }],

@@ -8,7 +8,7 @@
  */
 
 import type { IncomingHttpHeaders } from 'node:http';
-import type { QueryParamDoc } from '../api-schema/parameters.ts';
+import type { QueryParamDoc } from '../api-schema/openapi.ts';
 import type { Clock } from '../engine/clock.ts';
 import type { Engine } from '../engine/engine.ts';
 import type { SeppError } from '../engine/errors.ts';
