@@ -176,13 +176,30 @@ test("a schedule's page lists its last runs with their jobs, and links to its jo
   assert.equal(await links.count(), runs.length);
   assert.equal(await links.first().getAttribute('href'), `/jobs/${runs[0]!.jobId}`);
   assert.equal(await page.getByTestId('schedule-jobs').getAttribute('href'), '/jobs?schedule=nightly');
+  // A manual trigger's detail ("by alice") is information, drawn like the other cells, not as an error.
+  await engine.triggerSchedule('nightly', {
+    actor: 'alice',
+    action: 'schedule.trigger',
+    target: 'schedule:nightly',
+  });
+  await page.reload();
+  const manual = table.getByRole('row').filter({ hasText: 'manual trigger' });
+  const colourOf = (cell: typeof manual) =>
+    cell.evaluate((el) => el.ownerDocument.defaultView?.getComputedStyle(el).color);
+  const detail = manual.getByRole('cell', { name: 'by alice' });
+  await detail.waitFor();
+  const detailColour = await colourOf(detail);
+  assert.match(String(detailColour), /^rgb/);
+  assert.equal(detailColour, await colourOf(manual.getByRole('cell', { name: 'triggered', exact: true })));
   await shot(page, 'history-schedule-runs-desktop');
   await page.setViewportSize(phone);
   assert.equal(await sidewaysOverflow(page), 0);
   await shot(page, 'history-schedule-runs-phone');
   await page.setViewportSize(wide);
   // The link leads to exactly the schedule's jobs: not the other digest jobs of mail (before()'s).
-  const made = new Set(runs.map((r) => r.jobId).filter((id) => id !== null));
+  const made = new Set(
+    (await engine.scheduleRuns('nightly')).map((r) => r.jobId).filter((id) => id !== null),
+  );
   await page.getByTestId('schedule-jobs').click();
   const list = page.getByRole('region', { name: 'jobs in all queues made by schedule nightly' });
   const jobLinks = list.locator('a[href^="/jobs/"]');

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { JobEvent } from '../../src/engine/types.ts';
 import { barrier, bytes, job, rowCount, withEngine, withQueues } from '../helpers/engine.ts';
+import { collect } from '../helpers/events.ts';
 
 const text = (payload: Uint8Array) => Buffer.from(payload).toString();
 
@@ -186,5 +187,17 @@ test('debounce: invalid combinations and values are refused with invalid_job', a
     assert.equal(atomic.committed, false);
     if (!atomic.committed)
       assert.match(atomic.rejections[0]!.message, /not accepted in an all-or-nothing batch/);
+  });
+});
+
+test('debounce: an absorbed enqueue publishes no lifecycle event (protocol.md, Events)', async () => {
+  await withEngine({}, async ({ engine }) => {
+    const events = collect(engine);
+    const fields = { debounceKey: 'doc-7', debounceMs: 1000 };
+    const first = await engine.enqueue(job('q', { payload: bytes('v1'), ...fields }));
+    const second = await engine.enqueue(job('q', { payload: bytes('v2'), ...fields }));
+    assert.equal(second.debounced, true);
+    await barrier(engine);
+    assert.deepEqual(events.summary(), [`enqueued:${first.jobId}`]);
   });
 });

@@ -19,7 +19,7 @@ export interface Column<T> {
   cell(row: T): ComponentChildren;
   /** A number: right-aligned, tabular digits. */
   num?: boolean;
-  /** Extra classes for the cells: nowrap, error-cell, mono. */
+  /** Extra classes for the cells: nowrap, error-cell, detail-cell, mono. */
   className?: string;
   /** Left out on phones (the detail page has it). */
   hideNarrow?: boolean;

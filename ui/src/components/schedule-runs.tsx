@@ -31,7 +31,12 @@ const columns: Column<ScheduleRun>[] = [
         </Link>
       ),
   },
-  { header: 'Detail', className: 'error-cell', cell: (r) => r.detail ?? '' },
+  // Only a refused tick's detail is an error; a trigger's ("by alice") or a skip's is information.
+  {
+    header: 'Detail',
+    className: 'detail-cell',
+    cell: (r) => (r.outcome === 'rejected' ? <span class="text-danger">{r.detail}</span> : (r.detail ?? '')),
+  },
 ];
 
 export function ScheduleRuns({ name }: { name: string }) {
