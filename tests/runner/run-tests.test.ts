@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -50,12 +50,12 @@ interface Run {
   lastLines: string[];
 }
 
-function runner(dir: string, args: string[] = []): Promise<Run> {
+function runner(dir: string, args: string[] = [], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       ['scripts/run-tests.mjs', ...args],
-      { cwd: repoRoot, env: { ...process.env, SEPP_TEST_DIR: dir }, maxBuffer: 16 * 1024 * 1024 },
+      { cwd: repoRoot, env: { ...process.env, SEPP_TEST_DIR: dir, ...env }, maxBuffer: 16 * 1024 * 1024 },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
         resolve({ code, stdout, stderr, lastLines: stdout.trimEnd().split('\n').slice(-6) });
@@ -177,6 +177,47 @@ describe('scripts/run-tests.mjs', { timeout: 180_000 }, () => {
         line(name),
         /\(exit code 3\): not run: its group's process ended \(exit code 3\) while \S+\/exits\.test\.ts ran$/,
       );
+    }
+  });
+
+  test("a process still running at the timeout is killed with what it started, and its group's files are named", async () => {
+    const hangDir = mkdtempSync(join(tmpdir(), 'sepp-runner-hang-'));
+    const pidFile = join(hangDir, 'child.pid');
+    writeFileSync(join(hangDir, 'a-pass.test.ts'), `${fixtures['pass.test.ts']}\n`);
+    writeFileSync(
+      join(hangDir, 'b-hangs.test.ts'),
+      [
+        "import { spawn } from 'node:child_process';",
+        "import { writeFileSync } from 'node:fs';",
+        "import { test } from 'node:test';",
+        'test("hangs", async () => {',
+        "  const child = spawn('sleep', ['600'], { stdio: 'ignore' });",
+        `  writeFileSync(${JSON.stringify(pidFile)}, String(child.pid));`,
+        '  await new Promise(() => {});',
+        '});',
+      ].join('\n'),
+    );
+    try {
+      // 0.2 minutes: long enough for both files to start on a loaded machine.
+      const run = await runner(hangDir, ['--tier', 'fast'], { SEPP_TEST_TIMEOUT_MINUTES: '0.2' });
+      assert.equal(run.code, 1, run.stdout);
+      const killed = 'killed by SIGKILL: still running after 0.2 min (SEPP_TEST_TIMEOUT_MINUTES)';
+      assert.match(run.stdout, /\n {3}\S+\/a-pass\.test\.ts: ok, [\d.]+ s\n/);
+      // The file that hung, and the group with every file it held.
+      const { verdict, line } = failures(run, 3);
+      assert.equal(verdict, 'FAILED: 2 files of 3', run.stdout);
+      assert.ok(line('b-hangs.test.ts').includes(`(${killed})`), run.stdout);
+      const group = run.lastLines.find((l) => l.trim().startsWith('group 1 of 1 (')) ?? '';
+      assert.match(group, /^ *group 1 of 1 \(\S+\/a-pass\.test\.ts, \S+\/b-hangs\.test\.ts\) /);
+      assert.ok(group.includes(`(${killed})`), run.stdout);
+      // The test's child went with its process: gone, or a zombie nobody waits for.
+      const pid = Number(readFileSync(pidFile, 'utf8'));
+      const state = existsSync(`/proc/${pid}/stat`)
+        ? readFileSync(`/proc/${pid}/stat`, 'utf8').split(' ')[2]
+        : 'gone';
+      assert.ok(state === 'gone' || state === 'Z', `sleep ${pid} still runs (state ${state})`);
+    } finally {
+      rmSync(hangDir, { recursive: true, force: true });
     }
   });
 
