@@ -18,7 +18,9 @@
 //   (node_modules/.cache/sepp-tests/durations.json), so the longest does not start last.
 // - When a selected file starts `sepp` processes, the server and CLI are bundled once
 //   (build.mjs --bundle-only) and every test uses that bundle (SEPP_TEST_BUNDLE,
-//   tests/helpers/test-run.ts) instead of compiling the sources under tsx each time.
+//   tests/helpers/test-run.ts) instead of compiling the sources under tsx each time,
+//   through a loader with a V8 code cache (scripts/code-cache.mjs; SEPP_TEST_CODE_CACHE=0
+//   for none).
 // - A file's or group's process still running after SEPP_TEST_TIMEOUT_MINUTES (default
 //   20) is killed with every process it started, and fails with the files it held.
 // - Each file's process gets its tier in SEPP_TEST_TIER: the helpers that start a
@@ -41,6 +43,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
+import { writeCodeCacheLoader } from './code-cache.mjs';
 import { checkCapturedLogs } from './secret-grep.mjs';
 import { partition, splitGroupEvents, writeGroupEntry } from './test-groups.mjs';
 import { checkResult, fileResult, summary } from './test-report.mjs';
@@ -134,7 +137,11 @@ if (files.some(needsBundle) && process.env.SEPP_TEST_BUNDLE === undefined) {
     );
     process.exit(1);
   }
-  env.SEPP_TEST_BUNDLE = join(bundleDir, 'sepp.cjs');
+  // sepp.cjs through a loader with a V8 code cache (scripts/code-cache.mjs).
+  env.SEPP_TEST_BUNDLE =
+    process.env.SEPP_TEST_CODE_CACHE === '0'
+      ? join(bundleDir, 'sepp.cjs')
+      : writeCodeCacheLoader(bundleDir, root);
 }
 const cleanUp = () => {
   if (bundleDir !== undefined) rmSync(bundleDir, { recursive: true, force: true });
