@@ -152,11 +152,19 @@ function killGroup(pid) {
     process.kill(-pid, 'SIGKILL');
   } catch {}
 }
-process.on('SIGINT', () => {
-  for (const pid of runningGroups) killGroup(pid);
-  cleanUp();
-  process.exit(130);
-});
+// Ctrl-C, or CI cancelling the job: the processes run in groups of their own (see run), so
+// a signal to the runner's group would not reach them; they go with the runner.
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+  ['SIGHUP', 129],
+]) {
+  process.on(signal, () => {
+    for (const pid of runningGroups) killGroup(pid);
+    cleanUp();
+    process.exit(code);
+  });
+}
 
 /**
  * A process (a file, a group, a check) still running after this long is killed with the

@@ -8,7 +8,7 @@
  * reported as if it ran alone.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -80,6 +80,39 @@ function assertFailAndHook(line: (name: string) => string): void {
     line('hook.test.ts'),
     /\(2 cancelled, exit code 1\): clients\/python: python3 lacks pytest \(apt-get install python3-pytest\)$/,
   );
+}
+
+/** A file that passes, then one whose test starts `sleep 600`, writes its pid, and never ends. */
+function hangFixtures(): { hangDir: string; pidFile: string } {
+  const hangDir = mkdtempSync(join(tmpdir(), 'sepp-runner-hang-'));
+  const pidFile = join(hangDir, 'child.pid');
+  writeFileSync(join(hangDir, 'a-pass.test.ts'), `${fixtures['pass.test.ts']}\n`);
+  writeFileSync(
+    join(hangDir, 'b-hangs.test.ts'),
+    [
+      "import { spawn } from 'node:child_process';",
+      "import { writeFileSync } from 'node:fs';",
+      "import { test } from 'node:test';",
+      'test("hangs", async () => {',
+      "  const child = spawn('sleep', ['600'], { stdio: 'ignore' });",
+      `  writeFileSync(${JSON.stringify(pidFile)}, String(child.pid));`,
+      '  await new Promise(() => {});',
+      '});',
+    ].join('\n'),
+  );
+  return { hangDir, pidFile };
+}
+
+/** The process ends (gone, or a zombie nobody waits for: its parent was killed too); a SIGKILL lands at once, 5 s is a hang guard. */
+async function assertEnded(pid: number): Promise<void> {
+  const stat = `/proc/${pid}/stat`;
+  let state = '';
+  for (let waited = 0; waited < 5000; waited += 50) {
+    state = existsSync(stat) ? (readFileSync(stat, 'utf8').split(' ')[2] ?? '') : 'gone';
+    if (state === 'gone' || state === 'Z') return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.fail(`process ${pid} still runs (state ${state})`);
 }
 
 describe('scripts/run-tests.mjs', { timeout: 180_000 }, () => {
@@ -181,22 +214,7 @@ describe('scripts/run-tests.mjs', { timeout: 180_000 }, () => {
   });
 
   test("a process still running at the timeout is killed with what it started, and its group's files are named", async () => {
-    const hangDir = mkdtempSync(join(tmpdir(), 'sepp-runner-hang-'));
-    const pidFile = join(hangDir, 'child.pid');
-    writeFileSync(join(hangDir, 'a-pass.test.ts'), `${fixtures['pass.test.ts']}\n`);
-    writeFileSync(
-      join(hangDir, 'b-hangs.test.ts'),
-      [
-        "import { spawn } from 'node:child_process';",
-        "import { writeFileSync } from 'node:fs';",
-        "import { test } from 'node:test';",
-        'test("hangs", async () => {',
-        "  const child = spawn('sleep', ['600'], { stdio: 'ignore' });",
-        `  writeFileSync(${JSON.stringify(pidFile)}, String(child.pid));`,
-        '  await new Promise(() => {});',
-        '});',
-      ].join('\n'),
-    );
+    const { hangDir, pidFile } = hangFixtures();
     try {
       // 0.2 minutes: long enough for both files to start on a loaded machine.
       const run = await runner(hangDir, ['--tier', 'fast'], { SEPP_TEST_TIMEOUT_MINUTES: '0.2' });
@@ -210,12 +228,29 @@ describe('scripts/run-tests.mjs', { timeout: 180_000 }, () => {
       const group = run.lastLines.find((l) => l.trim().startsWith('group 1 of 1 (')) ?? '';
       assert.match(group, /^ *group 1 of 1 \(\S+\/a-pass\.test\.ts, \S+\/b-hangs\.test\.ts\) /);
       assert.ok(group.includes(`(${killed})`), run.stdout);
-      // The test's child went with its process: gone, or a zombie nobody waits for.
-      const pid = Number(readFileSync(pidFile, 'utf8'));
-      const state = existsSync(`/proc/${pid}/stat`)
-        ? readFileSync(`/proc/${pid}/stat`, 'utf8').split(' ')[2]
-        : 'gone';
-      assert.ok(state === 'gone' || state === 'Z', `sleep ${pid} still runs (state ${state})`);
+      await assertEnded(Number(readFileSync(pidFile, 'utf8')));
+    } finally {
+      rmSync(hangDir, { recursive: true, force: true });
+    }
+  });
+
+  test('SIGTERM to the runner (a cancelled CI job) ends the processes it started, and theirs', async () => {
+    const { hangDir, pidFile } = hangFixtures();
+    try {
+      const runner = spawn(process.execPath, ['scripts/run-tests.mjs', '--tier', 'fast'], {
+        cwd: repoRoot,
+        env: { ...process.env, SEPP_TEST_DIR: hangDir },
+        stdio: 'ignore',
+      });
+      const exited = new Promise<number | null>((resolve) => runner.on('exit', (code) => resolve(code)));
+      // The hanging test has started its child once the file holds a pid (a hang guard of 120 s).
+      for (let waited = 0; !existsSync(pidFile) || readFileSync(pidFile, 'utf8') === ''; waited += 50) {
+        assert.ok(waited < 120_000, 'the hanging test never started');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      runner.kill('SIGTERM');
+      assert.equal(await exited, 143);
+      await assertEnded(Number(readFileSync(pidFile, 'utf8')));
     } finally {
       rmSync(hangDir, { recursive: true, force: true });
     }
