@@ -18,7 +18,11 @@
 //   (node_modules/.cache/sepp-tests/durations.json), so the longest does not start last.
 // - When a selected file starts `sepp` processes, the server and CLI are bundled once
 //   (build.mjs --bundle-only) and every test uses that bundle (SEPP_TEST_BUNDLE,
-//   tests/helpers/test-run.ts) instead of compiling the sources under tsx each time.
+//   tests/helpers/test-run.ts) instead of compiling the sources under tsx each time,
+//   through a loader with a V8 code cache (scripts/code-cache.mjs; SEPP_TEST_CODE_CACHE=0
+//   for none).
+// - A file's or group's process still running after SEPP_TEST_TIMEOUT_MINUTES (default
+//   20) is killed with every process it started, and fails with the files it held.
 // - Each file's process gets its tier in SEPP_TEST_TIER: the helpers that start a
 //   process or a browser refuse in a fast-tier file.
 // - Every server the tests start logs into a fresh directory (SEPP_TEST_LOG_DIR), where
@@ -39,6 +43,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
+import { writeCodeCacheLoader } from './code-cache.mjs';
 import { checkCapturedLogs } from './secret-grep.mjs';
 import { partition, splitGroupEvents, writeGroupEntry } from './test-groups.mjs';
 import { checkResult, fileResult, summary } from './test-report.mjs';
@@ -132,19 +137,62 @@ if (files.some(needsBundle) && process.env.SEPP_TEST_BUNDLE === undefined) {
     );
     process.exit(1);
   }
-  env.SEPP_TEST_BUNDLE = join(bundleDir, 'sepp.cjs');
+  // sepp.cjs through a loader with a V8 code cache (scripts/code-cache.mjs).
+  env.SEPP_TEST_BUNDLE =
+    process.env.SEPP_TEST_CODE_CACHE === '0'
+      ? join(bundleDir, 'sepp.cjs')
+      : writeCodeCacheLoader(bundleDir, root);
 }
 const cleanUp = () => {
   if (bundleDir !== undefined) rmSync(bundleDir, { recursive: true, force: true });
 };
-process.on('SIGINT', () => {
-  cleanUp();
-  process.exit(130);
-});
+/** SIGKILL to a process group; nothing when it has ended. */
+function killGroup(pid) {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {}
+}
+// Ctrl-C, or CI cancelling the job: the processes run in groups of their own (see run), so
+// a signal to the runner's group would not reach them; they go with the runner.
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+  ['SIGHUP', 129],
+]) {
+  process.on(signal, () => {
+    for (const pid of runningGroups) killGroup(pid);
+    cleanUp();
+    process.exit(code);
+  });
+}
 
-/** Runs a command with its output collected; resolves once it has exited. */
+/**
+ * A process (a file, a group, a check) still running after this long is killed with the
+ * processes it started, and fails: a hung test must not hang the run (or CI). 20 minutes
+ * by default (SEPP_TEST_TIMEOUT_MINUTES): the longest group takes about 2 minutes on a
+ * quiet machine, 10 under heavy load.
+ */
+const timeoutMinutes = Number(process.env.SEPP_TEST_TIMEOUT_MINUTES ?? '20') || 20;
+/** The running processes' ids, each its own process group's leader (see run). */
+const runningGroups = new Set();
+
+/**
+ * Runs a command with its output collected; resolves once it has exited. It leads a
+ * process group of its own, so the timeout and Ctrl-C end what it started too.
+ */
 function run(command, args, childEnv) {
-  const child = spawn(command, args, { cwd: root, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, args, {
+    cwd: root,
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  runningGroups.add(child.pid);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    killGroup(child.pid);
+  }, timeoutMinutes * 60_000);
   let output = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => {
@@ -156,9 +204,21 @@ function run(command, args, childEnv) {
   });
   const startedMs = performance.now();
   return new Promise((resolve) => {
-    child.on('close', (code, signal) =>
-      resolve({ code, signal, output, stderr, durationMs: performance.now() - startedMs }),
-    );
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      runningGroups.delete(child.pid);
+      // Its group: whatever it started and left behind (a server, a browser) goes with it.
+      killGroup(child.pid);
+      resolve({
+        code,
+        signal: timedOut
+          ? `SIGKILL: still running after ${timeoutMinutes} min (SEPP_TEST_TIMEOUT_MINUTES)`
+          : signal,
+        output,
+        stderr,
+        durationMs: performance.now() - startedMs,
+      });
+    });
   });
 }
 
@@ -233,7 +293,7 @@ async function runGroup(group, index) {
   });
   const lastFile = results.findLast((r) => split.files.has(r.file));
   if (lastFile !== undefined) lastFile.afterLastTestMs = last?.afterLastTestMs;
-  if (ran.code !== 0 && results.every((r) => r.ok)) {
+  if ((ran.code !== 0 && results.every((r) => r.ok)) || ran.signal?.startsWith('SIGKILL: still running')) {
     results.push(
       checkResult({ ...ran, file: `${group.label} (${group.files.join(', ')})`, output: ran.stderr }),
     );

@@ -89,15 +89,25 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       // No 32 MiB disk reserve per test server (tests/faults/disk-full.test.ts sets its own).
       env: { SEPP_DISK_RESERVE_BYTES: '0', ...store.env, ...options.env },
     });
-  const config = load();
-  const server = await startServer(config, {
-    logger: captureLogger('server', options.logger),
-    build: { version: '0.0.0-test', commit: 'test' },
-    loadConfig: load,
-    ...(options.setLogLevel === undefined ? {} : { setLogLevel: options.setLogLevel }),
-    ...(options.uiAssets === undefined ? {} : { uiAssets: options.uiAssets }),
-    ...(options.clock === undefined ? {} : { clock: options.clock }),
-  });
+  let server: RunningServer;
+  try {
+    server = await startServer(load(), {
+      logger: captureLogger('server', options.logger),
+      build: { version: '0.0.0-test', commit: 'test' },
+      loadConfig: load,
+      ...(options.setLogLevel === undefined ? {} : { setLogLevel: options.setLogLevel }),
+      ...(options.uiAssets === undefined ? {} : { uiAssets: options.uiAssets }),
+      ...(options.clock === undefined ? {} : { clock: options.clock }),
+    });
+  } catch (error) {
+    // A server the config refuses (tests of refusals do that on purpose) leaves nothing behind
+    // in the temp directory: not the data directory this made, nor the config file.
+    if (options.dataDir === undefined) {
+      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(configFile, { force: true });
+    }
+    throw error;
+  }
   const address = `127.0.0.1:${server.grpcPort}`;
   const clients: QueueServiceClient[] = [];
   const connect = () => {

@@ -12,7 +12,7 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -67,18 +67,44 @@ before(async () => {
   });
 });
 
+/**
+ * The pytest suite's files in shards run side by side, each a pytest process with its own
+ * session server: the suite mostly waits on real time (leases that lapse, backoffs, server
+ * restarts: 62 s of wall for 12 s of CPU), so three shards take about a third of the wall.
+ * The files named go to the first shards (the longest, by `pytest --durations`); every
+ * other file goes to the last one, so a new file runs without being listed here.
+ */
+const pytestShards = [['tests/test_worker_lifecycle.py'], ['tests/test_worker.py', 'tests/test_timeout.py']];
+
 describe('clients/python', () => {
   test('its pytest suite passes against real servers', async () => {
     // The servers are the run's bundle when there is one (clients/python/tests/conftest.py).
     const serverCommand =
       runBundle === undefined ? {} : { SEPP_SERVER_COMMAND: JSON.stringify([process.execPath, runBundle]) };
-    const { stdout } = await run(python, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests'], {
-      cwd: packageDir,
-      env: serverCommand,
-      timeoutMs: 600_000,
-    });
-    assert.match(stdout, /\b\d+ passed\b/);
-    assert.doesNotMatch(stdout, /\b(failed|skipped|error)\b/);
+    const all = readdirSync(join(packageDir, 'tests'))
+      .filter((name) => /^test_.*\.py$/.test(name))
+      .map((name) => `tests/${name}`)
+      .sort();
+    const listed = pytestShards.flat();
+    assert.deepEqual(
+      listed.filter((f) => !all.includes(f)),
+      [],
+      'pytestShards names files that do not exist',
+    );
+    const shards = [...pytestShards, all.filter((f) => !listed.includes(f))];
+    const outputs = await Promise.all(
+      shards.map((files) =>
+        run(python, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', ...files], {
+          cwd: packageDir,
+          env: serverCommand,
+          timeoutMs: 600_000,
+        }),
+      ),
+    );
+    for (const [i, { stdout }] of outputs.entries()) {
+      assert.match(stdout, /\b\d+ passed\b/, `shard ${shards[i]?.join(' ')}`);
+      assert.doesNotMatch(stdout, /\b(failed|skipped|error)\b/, stdout);
+    }
   });
 
   test('mypy --strict finds nothing', async () => {

@@ -8,8 +8,8 @@
  * reported as if it ran alone.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -50,12 +50,12 @@ interface Run {
   lastLines: string[];
 }
 
-function runner(dir: string, args: string[] = []): Promise<Run> {
+function runner(dir: string, args: string[] = [], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       ['scripts/run-tests.mjs', ...args],
-      { cwd: repoRoot, env: { ...process.env, SEPP_TEST_DIR: dir }, maxBuffer: 16 * 1024 * 1024 },
+      { cwd: repoRoot, env: { ...process.env, SEPP_TEST_DIR: dir, ...env }, maxBuffer: 16 * 1024 * 1024 },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
         resolve({ code, stdout, stderr, lastLines: stdout.trimEnd().split('\n').slice(-6) });
@@ -80,6 +80,39 @@ function assertFailAndHook(line: (name: string) => string): void {
     line('hook.test.ts'),
     /\(2 cancelled, exit code 1\): clients\/python: python3 lacks pytest \(apt-get install python3-pytest\)$/,
   );
+}
+
+/** A file that passes, then one whose test starts `sleep 600`, writes its pid, and never ends. */
+function hangFixtures(): { hangDir: string; pidFile: string } {
+  const hangDir = mkdtempSync(join(tmpdir(), 'sepp-runner-hang-'));
+  const pidFile = join(hangDir, 'child.pid');
+  writeFileSync(join(hangDir, 'a-pass.test.ts'), `${fixtures['pass.test.ts']}\n`);
+  writeFileSync(
+    join(hangDir, 'b-hangs.test.ts'),
+    [
+      "import { spawn } from 'node:child_process';",
+      "import { writeFileSync } from 'node:fs';",
+      "import { test } from 'node:test';",
+      'test("hangs", async () => {',
+      "  const child = spawn('sleep', ['600'], { stdio: 'ignore' });",
+      `  writeFileSync(${JSON.stringify(pidFile)}, String(child.pid));`,
+      '  await new Promise(() => {});',
+      '});',
+    ].join('\n'),
+  );
+  return { hangDir, pidFile };
+}
+
+/** The process ends (gone, or a zombie nobody waits for: its parent was killed too); a SIGKILL lands at once, 5 s is a hang guard. */
+async function assertEnded(pid: number): Promise<void> {
+  const stat = `/proc/${pid}/stat`;
+  let state = '';
+  for (let waited = 0; waited < 5000; waited += 50) {
+    state = existsSync(stat) ? (readFileSync(stat, 'utf8').split(' ')[2] ?? '') : 'gone';
+    if (state === 'gone' || state === 'Z') return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.fail(`process ${pid} still runs (state ${state})`);
 }
 
 describe('scripts/run-tests.mjs', { timeout: 180_000 }, () => {
@@ -177,6 +210,49 @@ describe('scripts/run-tests.mjs', { timeout: 180_000 }, () => {
         line(name),
         /\(exit code 3\): not run: its group's process ended \(exit code 3\) while \S+\/exits\.test\.ts ran$/,
       );
+    }
+  });
+
+  test("a process still running at the timeout is killed with what it started, and its group's files are named", async () => {
+    const { hangDir, pidFile } = hangFixtures();
+    try {
+      // 0.2 minutes: long enough for both files to start on a loaded machine.
+      const run = await runner(hangDir, ['--tier', 'fast'], { SEPP_TEST_TIMEOUT_MINUTES: '0.2' });
+      assert.equal(run.code, 1, run.stdout);
+      const killed = 'killed by SIGKILL: still running after 0.2 min (SEPP_TEST_TIMEOUT_MINUTES)';
+      assert.match(run.stdout, /\n {3}\S+\/a-pass\.test\.ts: ok, [\d.]+ s\n/);
+      // The file that hung, and the group with every file it held.
+      const { verdict, line } = failures(run, 3);
+      assert.equal(verdict, 'FAILED: 2 files of 3', run.stdout);
+      assert.ok(line('b-hangs.test.ts').includes(`(${killed})`), run.stdout);
+      const group = run.lastLines.find((l) => l.trim().startsWith('group 1 of 1 (')) ?? '';
+      assert.match(group, /^ *group 1 of 1 \(\S+\/a-pass\.test\.ts, \S+\/b-hangs\.test\.ts\) /);
+      assert.ok(group.includes(`(${killed})`), run.stdout);
+      await assertEnded(Number(readFileSync(pidFile, 'utf8')));
+    } finally {
+      rmSync(hangDir, { recursive: true, force: true });
+    }
+  });
+
+  test('SIGTERM to the runner (a cancelled CI job) ends the processes it started, and theirs', async () => {
+    const { hangDir, pidFile } = hangFixtures();
+    try {
+      const runner = spawn(process.execPath, ['scripts/run-tests.mjs', '--tier', 'fast'], {
+        cwd: repoRoot,
+        env: { ...process.env, SEPP_TEST_DIR: hangDir },
+        stdio: 'ignore',
+      });
+      const exited = new Promise<number | null>((resolve) => runner.on('exit', (code) => resolve(code)));
+      // The hanging test has started its child once the file holds a pid (a hang guard of 120 s).
+      for (let waited = 0; !existsSync(pidFile) || readFileSync(pidFile, 'utf8') === ''; waited += 50) {
+        assert.ok(waited < 120_000, 'the hanging test never started');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      runner.kill('SIGTERM');
+      assert.equal(await exited, 143);
+      await assertEnded(Number(readFileSync(pidFile, 'utf8')));
+    } finally {
+      rmSync(hangDir, { recursive: true, force: true });
     }
   });
 
