@@ -6,7 +6,7 @@
 
 import type { Audit } from '../operators.ts';
 import type { AuditRow } from '../rows.ts';
-import type { Db } from './open.ts';
+import type { Preparer } from './prepare-on-use.ts';
 
 /** Optional filters: null matches anything. */
 interface AuditFilter {
@@ -20,7 +20,7 @@ interface AuditFilter {
 const auditFilters = `(@actor IS NULL OR actor = @actor) AND (@action IS NULL OR action = @action)
   AND (@target IS NULL OR target = @target) AND id < @beforeId`;
 
-export function prepareAuditStatements(db: Db) {
+export function prepareAuditStatements(db: Preparer) {
   return {
     insertAudit: db
       .prepare<

@@ -9,7 +9,7 @@
 
 import type { Browse, KeyShapes } from '../browse.ts';
 import type { DueRow } from '../rows.ts';
-import type { Db } from './open.ts';
+import type { Preparer } from './prepare-on-use.ts';
 
 interface SeqRange {
   queue: string;
@@ -74,7 +74,7 @@ export function keyShapeParams(shapes: KeyShapes | null): KeyShapeParams {
   };
 }
 
-export function prepareBrowseStatements(db: Db) {
+export function prepareBrowseStatements(db: Preparer) {
   const seqs = (op: '>' | '<', dir: 'ASC' | 'DESC', byType: boolean, indexed: boolean, bound: string) =>
     db
       .prepare<[SeqRange], number>(

@@ -10,7 +10,7 @@ import type { Bulk, BulkEndedRow, BulkSlice } from '../job-control.ts';
 import { type KeyShapeParams, keyShapeParams, keyShapesMatch } from './browse.ts';
 import { requeueSet } from './control.ts';
 import { errorFirstLine } from './dead-letters.ts';
-import type { Db } from './open.ts';
+import type { Preparer } from './prepare-on-use.ts';
 
 interface SliceParams extends KeyShapeParams {
   seqsJson: string;
@@ -39,7 +39,7 @@ const sliceMatch = `seq IN (SELECT value FROM json_each(@seqsJson)) AND state = 
   AND (@errorFirstLine IS NULL OR (coalesce(last_error_class, '') = @errorClass AND ${errorFirstLine} = @errorFirstLine))
   AND ${keyShapesMatch}`;
 
-export function prepareBulkStatements(db: Db) {
+export function prepareBulkStatements(db: Preparer) {
   return {
     lastSeq: db.prepare<[], number | null>('SELECT max(seq) FROM jobs').pluck(),
     /** One range of jobs_by_state_type. */

@@ -7,7 +7,7 @@
 
 import type { Control } from '../job-control.ts';
 import type { ExpiredRow } from '../rows.ts';
-import type { Db } from './open.ts';
+import type { Preparer } from './prepare-on-use.ts';
 
 /** A requeue (one job or in bulk): ready now, a fresh attempt budget, no expiry, cancel, result or progress. */
 export const requeueSet = `state = 'ready', attempt_base = attempt, run_at_ms = @nowMs, dead_reason = NULL,
@@ -16,7 +16,7 @@ export const requeueSet = `state = 'ready', attempt_base = attempt, run_at_ms = 
   result = NULL, result_content_type = NULL,
   progress_percent = NULL, progress_json = NULL, progress_at_ms = NULL`;
 
-export function prepareControlStatements(db: Db) {
+export function prepareControlStatements(db: Preparer) {
   return {
     // ---- cancel
     /** A scheduled, ready or waiting job → cancelled. */

@@ -6,9 +6,9 @@
  */
 import { countMismatches } from '../count-check.ts';
 import type { Counts } from '../queues.ts';
-import type { Db } from './open.ts';
+import type { Preparer } from './prepare-on-use.ts';
 
-export function prepareCountStatements(db: Db) {
+export function prepareCountStatements(db: Preparer) {
   return {
     /** Moves a queue's count of one state by a delta (positional: the hot path binds no object). */
     adjustCount: db.prepare<[number, string, string]>(

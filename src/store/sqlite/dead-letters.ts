@@ -7,7 +7,7 @@
 import type { DeadLetters, ErrorGroupsRow } from '../job-control.ts';
 import type { JobRow, JobSummaryRow, KeyedJobRow } from '../rows.ts';
 import { summaryColumns } from './jobs.ts';
-import type { Db } from './open.ts';
+import type { Preparer } from './prepare-on-use.ts';
 
 interface DeadRange {
   queue: string;
@@ -26,7 +26,7 @@ type GroupRow = ErrorGroupsRow['groups'][number] & { group_count: number; scanne
 const fresh = `state = 'ready', attempt_base = attempt, run_at_ms = @nowMs, dead_reason = NULL, failed_at_ms = NULL,
                        leased_at_ms = NULL, worker_id = NULL, expires_at_ms = NULL`;
 
-export function prepareDeadLetterStatements(db: Db) {
+export function prepareDeadLetterStatements(db: Preparer) {
   const summaries = (index: string, byReason: boolean, op: '>' | '<', dir: 'ASC' | 'DESC') =>
     db.prepare<[DeadRange & { reason: string | null }], JobSummaryRow>(
       `SELECT ${summaryColumns} FROM jobs INDEXED BY ${index}

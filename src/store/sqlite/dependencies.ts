@@ -19,7 +19,7 @@ import {
   waitsOnJobs,
 } from '../dependencies.ts';
 import type { Op } from '../op.ts';
-import type { Db } from './open.ts';
+import type { Preparer } from './prepare-on-use.ts';
 
 /**
  * From this many edges a job's edges are stored with two statements over a JSON array
@@ -29,7 +29,7 @@ import type { Db } from './open.ts';
  */
 const manyEdges = 4;
 
-export function prepareDependencyStatements(db: Db) {
+export function prepareDependencyStatements(db: Preparer) {
   return {
     target: db.prepare<[string], DependencyTargetRow>('SELECT id, seq, state FROM jobs WHERE id = ?'),
     markWaiting: db.prepare<[string]>(

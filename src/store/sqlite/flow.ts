@@ -8,9 +8,9 @@
 
 import type { Flow } from '../leases.ts';
 import type { BucketRow, ReadyHeadRow } from '../rows.ts';
-import type { Db } from './open.ts';
+import type { Preparer } from './prepare-on-use.ts';
 
-export function prepareFlowStatements(db: Db) {
+export function prepareFlowStatements(db: Preparer) {
   return {
     // ---- where the ready work is (jobs_ready: no group; jobs_group_ready: by group)
     /** The highest priority ≤ @maxPriority with a ready job without a group. */

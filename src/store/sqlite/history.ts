@@ -6,9 +6,9 @@
 
 import type { History } from '../history.ts';
 import type { HistoryRow } from '../rows.ts';
-import type { Db } from './open.ts';
+import type { Preparer } from './prepare-on-use.ts';
 
-export function prepareHistoryStatements(db: Db) {
+export function prepareHistoryStatements(db: Preparer) {
   return {
     between: db.prepare<[{ resolution: string; fromMs: number; toMs: number }], HistoryRow>(
       `SELECT * FROM job_history

@@ -18,7 +18,7 @@ import type {
 } from '../rows.ts';
 import { attemptColumns } from './leases.ts';
 import { MultiRowStatement } from './multi-row.ts';
-import type { Db } from './open.ts';
+import type { Preparer } from './prepare-on-use.ts';
 
 /** Every column of NewJobRow, in statement order. */
 const columns = [
@@ -46,7 +46,7 @@ const everyColumnListed: [Exclude<keyof NewJobRow, (typeof columns)[number]>] ex
   true;
 
 /** Prepares the multi-row INSERTs of jobs; `run` inserts rows in the order given (seq follows it). */
-export function prepareJobInserts(db: Db): MultiRowStatement<NewJobRow, never> {
+export function prepareJobInserts(db: Preparer): MultiRowStatement<NewJobRow, never> {
   void everyColumnListed;
   return new MultiRowStatement<NewJobRow, never>(
     db,
@@ -66,7 +66,7 @@ export const summaryColumns = `seq, id, queue, type, state, priority, content_ty
 
 type SweepParams = { queue: string; state: string; beforeMs: number; limit: number };
 
-export function prepareJobStatements(db: Db) {
+export function prepareJobStatements(db: Preparer) {
   return {
     jobById: db.prepare<[string], JobRow>('SELECT * FROM jobs WHERE id = ?'),
     attemptById: db.prepare<[string], AttemptRow>(`SELECT ${attemptColumns} FROM jobs WHERE id = ?`),
@@ -123,7 +123,7 @@ export function prepareJobStatements(db: Db) {
  * job, so the check costs them nothing. Returns the deleted jobs' seqs and flags, so
  * the edges of the ones that waited on others go with them.
  */
-function sweepStatement(db: Db, state: 'dead' | 'completed' | 'cancelled', endedAt: string) {
+function sweepStatement(db: Preparer, state: 'dead' | 'completed' | 'cancelled', endedAt: string) {
   return db.prepare<[SweepParams], { seq: number; dependency_flags: number }>(
     `DELETE FROM jobs WHERE seq IN (
        SELECT j.seq FROM jobs j WHERE j.queue = @queue AND j.state = '${state}' AND j.${endedAt} < @beforeMs

@@ -4,9 +4,9 @@
  * costs one or two index probes; an enqueue without a key costs nothing here.
  */
 import type { Keys } from '../jobs.ts';
-import type { Db } from './open.ts';
+import type { Preparer } from './prepare-on-use.ts';
 
-export function prepareKeyStatements(db: Db) {
+export function prepareKeyStatements(db: Preparer) {
   return {
     findIdempotencyKey: db.prepare<[string, string], { job_id: string; expires_at_ms: number }>(
       'SELECT job_id, expires_at_ms FROM idempotency_keys WHERE queue = ? AND key = ?',

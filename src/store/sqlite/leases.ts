@@ -10,7 +10,7 @@ import type { AttemptKey, LeaseParams, Leases } from '../leases.ts';
 import type { Op } from '../op.ts';
 import type { AckedRow, AttemptRow, LeasedRow } from '../rows.ts';
 import { MultiRowStatement } from './multi-row.ts';
-import type { Db } from './open.ts';
+import type { Preparer } from './prepare-on-use.ts';
 
 /** The columns of a LeasedRow, in the order every leasing statement returns them. */
 export const leasedColumns =
@@ -76,7 +76,7 @@ const leaseSet = `SET state = 'leased', attempt = attempt + 1, leased_at_ms = @n
  */
 const ackableLeased = "state = 'leased' AND cancelled_at_ms IS NULL AND dependency_flags = 0";
 
-export function prepareLeaseStatements(db: Db) {
+export function prepareLeaseStatements(db: Preparer) {
   return {
     /**
      * Leases up to @limit ready jobs of one queue in order: one UPDATE … RETURNING.
@@ -207,7 +207,7 @@ type LeaseStatements = ReturnType<typeof prepareLeaseStatements>;
  * `id` index, one probe per ack), and returns the ones it deleted; an ack it did not
  * match deletes nothing. The acks' job ids must be distinct.
  */
-export function prepareAckDeletes(db: Db): MultiRowStatement<AttemptKey, AckedRow & { id: string }> {
+export function prepareAckDeletes(db: Preparer): MultiRowStatement<AttemptKey, AckedRow & { id: string }> {
   return new MultiRowStatement<AttemptKey, AckedRow & { id: string }>(
     db,
     2,

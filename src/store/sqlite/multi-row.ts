@@ -6,7 +6,7 @@
  * in the order given.
  */
 import type Database from 'better-sqlite3';
-import type { Db } from './open.ts';
+import type { Preparer } from './prepare-on-use.ts';
 
 export type SqlValue = string | number | Uint8Array | null;
 
@@ -22,7 +22,7 @@ export class MultiRowStatement<Row, Result> {
    * @param bind writes one row's values at `offset`, in the order of a tuple's `?`
    */
   constructor(
-    db: Db,
+    db: Preparer,
     private readonly valuesPerRow: number,
     sqlFor: (tuples: string, rows: number) => string,
     private readonly bind: (values: SqlValue[], offset: number, row: Row) => void,

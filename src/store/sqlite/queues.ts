@@ -5,9 +5,9 @@
  * trigger queues_counts_init (schema/0001_initial.sql, 0009_job_control.sql).
  */
 import type { Queues } from '../queues.ts';
-import type { Db } from './open.ts';
+import type { Preparer } from './prepare-on-use.ts';
 
-export function prepareQueueStatements(db: Db) {
+export function prepareQueueStatements(db: Preparer) {
   return {
     insertQueue: db.prepare<[{ name: string; createdAtMs: number; settingsJson: string }]>(
       'INSERT OR IGNORE INTO queues (name, created_at_ms, settings_json) VALUES (@name, @createdAtMs, @settingsJson)',

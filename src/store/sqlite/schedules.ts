@@ -6,7 +6,7 @@
  */
 import type { ScheduleDefinitionRow, ScheduleListRow, ScheduleRow, ScheduleRunRow } from '../rows.ts';
 import type { ScheduleProgress, Schedules } from '../schedules.ts';
-import type { Db } from './open.ts';
+import type { Preparer } from './prepare-on-use.ts';
 
 const listColumns = `name, source, cron, interval_ms, timezone, anchor_ms, start_at_ms, end_at_ms, misfire, catch_up_max,
   overlap, jitter_ms, queue, type, content_type, priority, metadata_json, max_attempts, lease_ms, timeout_ms, paused,
@@ -20,7 +20,7 @@ const definitionColumns = `source, cron, interval_ms, timezone, anchor_ms, start
 
 type Definition = ScheduleDefinitionRow & { nowMs: number };
 
-export function prepareScheduleStatements(db: Db) {
+export function prepareScheduleStatements(db: Preparer) {
   return {
     insertSchedule: db.prepare<[Definition]>(
       `INSERT INTO schedules (name, ${definitionColumns}, created_at_ms, updated_at_ms)

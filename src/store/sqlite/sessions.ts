@@ -6,9 +6,9 @@
 
 import type { Sessions } from '../operators.ts';
 import type { SessionRow } from '../rows.ts';
-import type { Db } from './open.ts';
+import type { Preparer } from './prepare-on-use.ts';
 
-export function prepareSessionStatements(db: Db) {
+export function prepareSessionStatements(db: Preparer) {
   return {
     /** Sessions still live at @nowMs, oldest first (the order the per-user cap ends them in). */
     liveSessions: db.prepare<[{ nowMs: number }], SessionRow>(

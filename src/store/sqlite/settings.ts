@@ -6,9 +6,9 @@
 
 import type { Settings } from '../queues.ts';
 import type { OverrideRow } from '../rows.ts';
-import type { Db } from './open.ts';
+import type { Preparer } from './prepare-on-use.ts';
 
-export function prepareSettingStatements(db: Db) {
+export function prepareSettingStatements(db: Preparer) {
   return {
     allOverrides: db.prepare<[], OverrideRow>(
       'SELECT queue, key, value_json FROM queue_setting_overrides ORDER BY queue, key',

@@ -1,7 +1,8 @@
 /**
  * The SQLite store: one data directory (its lock, the database in WAL mode,
- * migrations: open.ts), every statement prepared once by the capability
- * modules beside this file, and the group committer as the one writer.
+ * migrations: open.ts), every statement prepared once, on first use, by the
+ * capability modules beside this file (prepare-on-use.ts), and the group
+ * committer as the one writer.
  *
  * How it runs the engine's work: better-sqlite3 answers at once, so every
  * operation here completes without yielding. A write unit runs inside the
@@ -49,6 +50,7 @@ import { jobOps, prepareJobInserts, prepareJobStatements } from './jobs.ts';
 import { keyOps, prepareKeyStatements } from './keys.ts';
 import { leaseOps, prepareAckDeletes, prepareLeaseStatements } from './leases.ts';
 import { busyTimeoutMs, type Db, databaseFileName, type OpenOptions, openDataDir } from './open.ts';
+import { prepareOnUse } from './prepare-on-use.ts';
 import { prepareQueueStatements, queueOps } from './queues.ts';
 import { prepareScheduleStatements, scheduleOps } from './schedules.ts';
 import { prepareSessionStatements, sessionOps } from './sessions.ts';
@@ -57,8 +59,9 @@ import { prepareSettingStatements, settingOps } from './settings.ts';
 /** The store's capabilities: what a unit's `tx` holds besides its scope. */
 export type SqliteCapabilities = Omit<StoreTx, 'afterCommit' | 'followUp' | 'durability'>;
 
-/** Prepares every statement on `db` and builds the capabilities over them. */
-export function sqliteCapabilities(db: Db): SqliteCapabilities {
+/** Builds the capabilities over `db`, their statements prepared on first use (prepare-on-use.ts). */
+export function sqliteCapabilities(connection: Db): SqliteCapabilities {
+  const db = prepareOnUse(connection);
   return {
     queues: queueOps(prepareQueueStatements(db)),
     counts: countOps(prepareCountStatements(db)),
