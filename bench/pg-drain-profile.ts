@@ -62,6 +62,7 @@ try {
   const cpu0 = process.cpuUsage();
   const profiler = values.profile === undefined ? undefined : new Profiler();
   await profiler?.start();
+  console.error(`draining (pid ${process.pid}, PostgreSQL ${postmaster})`);
   const started = performance.now();
   await drainJobs(client, 'w1', jobs, {
     concurrency,
@@ -76,7 +77,7 @@ try {
   console.log(
     `drain: ${jobs} jobs in ${seconds.toFixed(2)} s = ${Math.round(jobs / seconds)} jobs/s; ` +
       `${((c1 - c0) / jobs).toFixed(3)} commits/job; this process (server + client) ` +
-      `${Math.round((cpu.user + cpu.system) / jobs)} µs CPU/job, PostgreSQL ${Math.round(pgUs / jobs)} µs/job; ` +
+      `${Math.round((cpu.user + cpu.system) / jobs)} µs CPU/job (user ${Math.round(cpu.user / jobs)}, system ${Math.round(cpu.system / jobs)}), PostgreSQL ${Math.round(pgUs / jobs)} µs/job; ` +
       `load ${loadavg()[0]?.toFixed(1)}`,
   );
   const { rows } = await admin.query<{ query: string; calls: string; rows: string; ms: string }>(

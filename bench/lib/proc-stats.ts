@@ -109,6 +109,8 @@ function machineBusyMicros(): number {
  */
 export class PhaseMeter {
   private readonly serverCpuStartUs: number;
+  /** Each root's own CPU (with its descendants) at the start, to split the server's figure. */
+  private readonly rootCpuStartUs: number[];
   private readonly clientCpuStart = process.cpuUsage();
   private readonly machineBusyStartUs = machineBusyMicros();
   private readonly startMs = performance.now();
@@ -120,6 +122,7 @@ export class PhaseMeter {
     sampleMs = 200,
   ) {
     this.serverCpuStartUs = cpuMicros(roots);
+    this.rootCpuStartUs = roots.map((pid) => cpuMicros([pid]));
     this.peakRss = rssBytes(roots);
     this.timer = setInterval(() => {
       this.peakRss = Math.max(this.peakRss, rssBytes(this.roots));
@@ -129,6 +132,8 @@ export class PhaseMeter {
 
   finish(): {
     serverCpuUs: number;
+    /** serverCpuUs per root process (and its descendants): e.g. sepp's, then PostgreSQL's. */
+    rootCpuUs: number[];
     clientCpuUs: number;
     serverPeakRssBytes: number;
     otherCpuPercent: number;
@@ -143,6 +148,7 @@ export class PhaseMeter {
     const otherUs = machineBusyMicros() - this.machineBusyStartUs - serverCpuUs - clientCpuUs;
     return {
       serverCpuUs,
+      rootCpuUs: this.roots.map((pid, i) => cpuMicros([pid]) - (this.rootCpuStartUs[i] ?? 0)),
       clientCpuUs,
       serverPeakRssBytes: Math.max(this.peakRss, rssBytes(this.roots)),
       otherCpuPercent: capacityUs > 0 ? Math.max(0, (100 * otherUs) / capacityUs) : 0,

@@ -11,7 +11,8 @@ import type { DriverFactory } from './types.ts';
  * first because the ratios of the report are against it. sepp is four entries of one
  * driver module (issue 8): `sepp` (the SDK's default, streaming path), `sepp-unary` (the
  * SDK over unary calls only), `sepp-relaxed` (the default path, durability relaxed) and
- * `sepp-pg` (the default path on the PostgreSQL store, issue 37).
+ * `sepp-pg` (the default path on the PostgreSQL store, issue 37), and `sepp-pg-base`, the same
+ * on another tree's bundle (SEPP_BENCH_BASE_BUNDLE: a change against its base in one run).
  * pg-boss and graphile-worker each run on a fresh PostgreSQL 15 with the same settings
  * (issue 37: the baselines of sepp's PostgreSQL store).
  */
@@ -21,6 +22,7 @@ export const systems: ReadonlyMap<string, DriverFactory> = new Map<string, Drive
   ['sepp-unary', (settings) => seppDriver('sepp-unary', settings)],
   ['sepp-relaxed', (settings) => seppDriver('sepp-relaxed', settings)],
   ['sepp-pg', (settings) => seppDriver('sepp-pg', settings)],
+  ['sepp-pg-base', (settings) => seppDriver('sepp-pg-base', settings)],
   ['beanstalkd', beanstalkdDriver],
   ['nats210', (settings) => natsDriver('2.10', settings)],
   ['nats29', (settings) => natsDriver('2.9', settings)],

@@ -52,13 +52,22 @@ import type {
  *               Workers would each lease a job ahead that only their own client can take.
  */
 
-type Variant = 'sepp' | 'sepp-unary' | 'sepp-relaxed' | 'sepp-pg';
+type Variant = 'sepp' | 'sepp-unary' | 'sepp-relaxed' | 'sepp-pg' | 'sepp-pg-base';
+
+/**
+ * `sepp-pg-base` runs another tree's bundle (a checkout of main with `npm run build` done),
+ * named by this variable, beside `sepp-pg`, so a change is measured against its base in one
+ * interleaved run: `SEPP_BENCH_BASE_BUNDLE=/path/to/main/dist/sepp.cjs`.
+ */
+const baseBundleVariable = 'SEPP_BENCH_BASE_BUNDLE';
 
 interface VariantSpec {
   readonly transport: 'stream' | 'unary';
   readonly durability: 'full' | 'relaxed';
   readonly path: string;
   readonly store: 'sqlite' | 'postgres';
+  /** The bundle comes from SEPP_BENCH_BASE_BUNDLE, not this tree's dist/. */
+  readonly baseBundle?: true;
 }
 
 const variants: Readonly<Record<Variant, VariantSpec>> = {
@@ -76,7 +85,24 @@ const variants: Readonly<Record<Variant, VariantSpec>> = {
     path: 'streams, PostgreSQL store',
     store: 'postgres',
   },
+  'sepp-pg-base': {
+    transport: 'stream',
+    durability: 'full',
+    path: 'streams, PostgreSQL store, base bundle',
+    store: 'postgres',
+    baseBundle: true,
+  },
 };
+
+/** The bundle a variant runs. */
+function bundleOf(spec: VariantSpec): string {
+  if (spec.baseBundle !== true) return seppBundlePath;
+  const path = process.env[baseBundleVariable];
+  if (path === undefined || path === '') {
+    throw new Error(`sepp-pg-base runs the bundle named by ${baseBundleVariable}, which is not set`);
+  }
+  return path;
+}
 
 /** The variable the sepp-pg server reads its PostgreSQL password from. */
 const passwordVariable = 'SEPP_BENCH_POSTGRES_PASSWORD';
@@ -177,8 +203,9 @@ export function seppDriver(
 
     async start(ctx: StartContext) {
       log = ctx.log;
-      ensureSeppBundle(ctx.log);
-      version = commandOutput(process.execPath, [seppBundlePath, '--version']).replace(/ \(.*\)$/, '');
+      const bundle = bundleOf(spec);
+      if (spec.baseBundle !== true) ensureSeppBundle(ctx.log);
+      version = commandOutput(process.execPath, [bundle, '--version']).replace(/ \(.*\)$/, '');
       const grpcPort = await ctx.freePort();
       adminPort = await ctx.freePort();
       grpcAddress = `127.0.0.1:${grpcPort}`;
@@ -201,7 +228,7 @@ export function seppDriver(
         command: process.execPath,
         ...(env === undefined ? {} : { env }),
         args: [
-          seppBundlePath,
+          bundle,
           'serve',
           '--data-dir',
           ctx.dataDir,

@@ -16,6 +16,8 @@ export interface PhaseResult {
   /** Per operation kind: `enqueue`, `reserve`, `ack`, `reserve+ack`, batch variants. */
   readonly latency: Readonly<Record<string, LatencySummary>>;
   readonly serverCpuUsPerJob: number;
+  /** serverCpuUsPerJob per server process (the system's `serverPids` order: sepp, then PostgreSQL). */
+  readonly serverCpuUsPerJobByProcess?: readonly number[];
   readonly clientCpuUsPerJob: number;
   readonly serverPeakRssBytes: number;
   /** CPU used by other processes on the machine during the phase, % of all cores: noise. */
@@ -78,6 +80,7 @@ export async function runPhase(spec: PhaseSpec): Promise<PhaseResult> {
     jobsPerSec: (budget.done * 1000) / elapsedMs,
     latency,
     serverCpuUsPerJob: perJob(used.serverCpuUs),
+    serverCpuUsPerJobByProcess: used.rootCpuUs.map(perJob),
     clientCpuUsPerJob: perJob(used.clientCpuUs),
     serverPeakRssBytes: used.serverPeakRssBytes,
     otherCpuPercent: used.otherCpuPercent,

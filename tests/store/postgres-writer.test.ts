@@ -1,8 +1,12 @@
 /**
  * The PostgreSQL writer's pipelined batches and its key locks (src/store/postgres/writer.ts,
  * keys.ts), on a real cluster: what was sent ahead of its answer and failed fails the whole
- * batch (nothing of it acknowledged, nothing committed), and a unit whose key another
- * transaction holds is run again first in the next batch, answered once that one ended.
+ * batch (nothing of it acknowledged, nothing committed), a unit whose key another
+ * transaction holds is run again first in the next batch, answered once that one ended,
+ * and the count deltas, written once per batch, count exactly when units of the batch read
+ * counts and fail: a unit reads its own and those of the units before it, and a failed
+ * unit takes back its own only, even after a read of its wrote the earlier units' inside
+ * its savepoint.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -113,6 +117,87 @@ test('a unit whose key another transaction holds is answered after it, from the 
     assert.deepEqual(order, ['plain', 'keyed']);
   } finally {
     await holder.end();
+    await store.close();
+  }
+});
+
+/** The committed count of (queue, state), summed over the shards. */
+const committed = async (schema: string, queue: string, state: string) =>
+  Number(
+    (
+      await admin.query<{ n: string }>(
+        `SELECT coalesce(sum(jobs), 0)::text AS n FROM ${schema}.queue_counts WHERE queue = $1 AND state = $2`,
+        [queue, state],
+      )
+    ).rows[0]?.n,
+  );
+
+class Refused extends Error {}
+
+test('a batch counts every unit that succeeded, and reads inside it see the units before', async () => {
+  const store = await openStore('reads');
+  try {
+    const adjust = (jobs: number, read: boolean, fail: boolean) =>
+      store.write(function* (tx) {
+        yield* tx.counts.adjust({ queue: 'q', from: null, to: 'ready', jobs });
+        const seen = read ? yield* tx.counts.inState({ queue: 'q', state: 'ready' }) : undefined;
+        if (fail) throw new Refused(`unit of ${jobs} refused after reading ${seen}`);
+        return seen;
+      });
+    // Submitted in one turn: one batch. The second unit reads (writing the first's deltas
+    // inside its savepoint) and fails; the third reads what the first left, and succeeds.
+    const answers = await Promise.allSettled([
+      adjust(1, false, false),
+      adjust(2, true, true),
+      adjust(4, true, false),
+      adjust(8, false, true),
+      adjust(16, false, false),
+    ]);
+    assert.deepEqual(
+      answers.map((a) => (a.status === 'fulfilled' ? a.value : (a.reason as Error).message)),
+      [
+        undefined,
+        'unit of 2 refused after reading 3',
+        5,
+        'unit of 8 refused after reading undefined',
+        undefined,
+      ],
+    );
+    assert.equal(await committed('reads', 'q', 'ready'), 1 + 4 + 16);
+    // And in the next batches, from what was committed.
+    assert.equal(await adjust(32, true, false), 53);
+    await assert.rejects(adjust(64, true, true), /unit of 64 refused after reading 117/);
+    assert.equal(await committed('reads', 'q', 'ready'), 53);
+  } finally {
+    await store.close();
+  }
+});
+
+test('units of one batch that change the same counts commit them summed (one row each in the write)', async () => {
+  const store = await openStore('onewrite');
+  try {
+    const adjust = (queue: string, from: string | null, to: string) =>
+      store.write(function* (tx) {
+        yield* tx.counts.adjust({ queue, from, to, jobs: 1 });
+      });
+    await adjust('warm', null, 'ready');
+    const before = await committed('onewrite', 'a', 'ready');
+    await Promise.all([
+      adjust('a', null, 'ready'),
+      adjust('a', null, 'ready'),
+      adjust('b', null, 'ready'),
+      adjust('a', 'ready', 'leased'),
+      adjust('a', null, 'ready'),
+    ]);
+    assert.deepEqual(
+      [
+        (await committed('onewrite', 'a', 'ready')) - before,
+        await committed('onewrite', 'a', 'leased'),
+        await committed('onewrite', 'b', 'ready'),
+      ],
+      [2, 1, 1],
+    );
+  } finally {
     await store.close();
   }
 });

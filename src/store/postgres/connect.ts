@@ -32,10 +32,12 @@ export interface PostgresConnectOptions {
 
 /** int8 (counts, ids, times in ms) and numeric (sums) as JavaScript numbers: every value sepp stores fits. */
 const numberOids = new Set([20, 1700]);
+/** One parser for them all (the driver asks for a column's parser with every result). */
+const toNumber = (text: string) => Number(text);
 const types: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
     numberOids.has(oid) && format !== 'binary'
-      ? (text: string) => Number(text)
+      ? toNumber
       : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
@@ -189,7 +191,9 @@ export function connectionOf(
     send(s: Statement, values: readonly unknown[]) {
       if (transaction !== undefined) transaction.statements++;
       coalesce(client);
-      return client.query({ name: s.name, text: s.text, values: [...values] }).catch((error: unknown) => {
+      const query: pg.QueryConfig = { name: s.name, text: s.text, values: [...values] };
+      if (s.rowMode === 'array') (query as pg.QueryArrayConfig).rowMode = 'array';
+      return client.query(query).catch((error: unknown) => {
         throw isStorageError(error) ? storageFailure(error) : error;
       });
     },

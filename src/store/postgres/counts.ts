@@ -6,8 +6,9 @@
  * the sum of a queue's shards (servers × states rows at most).
  *
  * A unit's adjustments are gathered in memory (`CountDeltas`) and written in
- * one statement when the unit ends, or before the unit reads a count, so they
- * commit with the job changes they describe and a unit sees its own. The writer's
+ * one statement per batch, before its COMMIT, or before a unit reads a count, so
+ * they commit with the job changes they describe and a unit sees its own and those
+ * of the units before it. The writer's
  * connection is pipelined: the statement is sent without waiting for its answer
  * (what comes after it on the connection sees it), and the writer checks the answer
  * before it trusts the batch's COMMIT (writer.ts).
@@ -46,9 +47,29 @@ const countsFromRows = statement(
   'SELECT queue, state, count(*) AS jobs FROM jobs GROUP BY queue, state ORDER BY queue, state',
 );
 
-/** The writer's deltas: gathered per unit, written to `shard` in one statement. */
+type Delta = { queue: string; state: string; jobs: number };
+
+/** Adds `jobs` to the entry of (queue, state) in `into`. */
+function addTo(into: Map<string, Delta>, queue: string, state: string, jobs: number): void {
+  const key = `${queue}\0${state}`;
+  const entry = into.get(key);
+  if (entry === undefined) into.set(key, { queue, state, jobs });
+  else entry.jobs += jobs;
+}
+
+/**
+ * The writer's deltas, written to `shard` once per batch: the running unit's (`unit`) join
+ * the batch's (`batch`) when the unit succeeds (`unitDone`), and the writer writes them all
+ * in one statement before its COMMIT (`flushBatch`), rather than one per unit. A count read
+ * inside a unit writes everything gathered so far first (`flush`); those of earlier units
+ * then travel in the running unit's savepoint, so when that unit fails (`discard`) they come
+ * back to the batch's, to be written again.
+ */
 export class ShardDeltas implements CountDeltas {
-  private readonly pending = new Map<string, { queue: string; state: string; jobs: number }>();
+  private unit = new Map<string, Delta>();
+  private batch = new Map<string, Delta>();
+  /** Earlier units' deltas written inside the running unit's savepoint. */
+  private writtenInUnit: Delta[] = [];
   readonly lockedQueues = new Set<string>();
 
   constructor(
@@ -59,22 +80,52 @@ export class ShardDeltas implements CountDeltas {
   ) {}
 
   add(queue: string, state: string, jobs: number): void {
-    const key = `${queue}\0${state}`;
-    const entry = this.pending.get(key);
-    if (entry === undefined) this.pending.set(key, { queue, state, jobs });
-    else entry.jobs += jobs;
+    addTo(this.unit, queue, state, jobs);
   }
 
-  /** Forgets what was gathered (the unit failed: its changes were rolled back). */
+  /** The running unit succeeded: its deltas join the batch's. */
+  unitDone(): void {
+    for (const { queue, state, jobs } of this.unit.values()) addTo(this.batch, queue, state, jobs);
+    this.unit.clear();
+    this.writtenInUnit = [];
+  }
+
+  /** The running unit failed and its changes were rolled back: its deltas go, earlier units' stay. */
   discard(): void {
-    this.pending.clear();
+    this.unit.clear();
+    for (const { queue, state, jobs } of this.writtenInUnit) addTo(this.batch, queue, state, jobs);
+    this.writtenInUnit = [];
   }
 
+  /** Forgets everything (a new transaction, or one that failed). */
+  reset(): void {
+    this.unit.clear();
+    this.batch.clear();
+    this.writtenInUnit = [];
+  }
+
+  /** Writes everything gathered so far (a count is read inside the running unit). */
   flush(): Op<void> {
-    if (this.pending.size === 0) return nothing;
-    const entries = [...this.pending.values()].filter((e) => e.jobs !== 0);
-    this.pending.clear();
-    if (entries.length === 0) return nothing;
+    for (const entry of this.batch.values()) this.writtenInUnit.push({ ...entry });
+    // One row per (queue, state): an INSERT … ON CONFLICT cannot change a row twice.
+    const all = this.batch;
+    for (const { queue, state, jobs } of this.unit.values()) addTo(all, queue, state, jobs);
+    this.batch = new Map();
+    this.unit = new Map();
+    this.write([...all.values()]);
+    return nothing;
+  }
+
+  /** Writes the batch's deltas (the writer, once its units ran, before the COMMIT). */
+  flushBatch(): void {
+    const entries = [...this.batch.values()];
+    this.batch = new Map();
+    this.write(entries);
+  }
+
+  private write(all: Delta[]): void {
+    const entries = all.filter((e) => e.jobs !== 0);
+    if (entries.length === 0) return;
     this.sentAhead(
       this.c.send(addDeltas, [
         entries.map((e) => e.queue),
@@ -83,7 +134,6 @@ export class ShardDeltas implements CountDeltas {
         this.shard(),
       ]),
     );
-    return nothing;
   }
 }
 

@@ -206,14 +206,30 @@ const setCompletion = statement(
  * in its enqueue's unit), so the results passed on at lease (`of`, once per leased job of a
  * queue that has had dependencies) need no round trip for it.
  */
-const leasedFlags = new WeakMap<Connection, Map<string, number>>();
+const leasedFlags = new WeakMap<
+  Connection,
+  { rows: readonly { id: string }[]; byId: Map<string, number> | undefined }
+>();
 
-/** Notes the flags of the rows a lease returned (`dependency_flags`, read by the lease statement). */
+/**
+ * Notes the rows a lease returned, whose `dependency_flags` (read by the lease statement) `of`
+ * looks up: by id, indexed at its first call, so a lease from a queue that never had
+ * dependencies (`of` is not called for it) costs nothing per job.
+ */
 export function noteLeased(c: Connection, leased: readonly { id: string }[]): void {
-  const flags = new Map<string, number>();
-  for (const row of leased)
-    flags.set(row.id, (row as { dependency_flags?: number }).dependency_flags ?? waitsOnJobs);
-  leasedFlags.set(c, flags);
+  leasedFlags.set(c, { rows: leased, byId: undefined });
+}
+
+/** The flags of a job the last lease on `c` returned, or undefined. */
+function leasedFlagsOf(c: Connection, id: string): number | undefined {
+  const noted = leasedFlags.get(c);
+  if (noted === undefined) return undefined;
+  if (noted.byId === undefined) {
+    noted.byId = new Map();
+    for (const row of noted.rows)
+      noted.byId.set(row.id, (row as { dependency_flags?: number }).dependency_flags ?? waitsOnJobs);
+  }
+  return noted.byId.get(id);
 }
 
 export function dependencyOps(c: Connection): Dependencies {
@@ -226,7 +242,7 @@ export function dependencyOps(c: Connection): Dependencies {
       return yield* rows<DependencyTargetRow>(c, writing(c) ? targetsLocked : targets, [ids]);
     },
     *of(childId) {
-      const flags = leasedFlags.get(c)?.get(childId);
+      const flags = leasedFlagsOf(c, childId);
       if (flags !== undefined && (flags & waitsOnJobs) === 0) return [];
       return yield* rows<DependencyEdgeRow>(c, edgesOf, [childId]);
     },

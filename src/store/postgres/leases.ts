@@ -14,6 +14,8 @@ import type { Op } from '../op.ts';
 import type { AckedRow, AttemptRow, LeasedRow } from '../rows.ts';
 import { noteLeased } from './dependencies.ts';
 import {
+  arrayRows,
+  arrayStatement,
   type Connection,
   changes,
   firstRow,
@@ -26,11 +28,72 @@ import {
 
 /**
  * The columns of a LeasedRow, as every leasing statement returns them, and `dependency_flags`
- * (noted for the results passed on at lease: dependencies.ts `noteLeased`).
+ * (noted for the results passed on at lease: dependencies.ts `noteLeased`). The rows come as
+ * arrays (sql.ts `arrayStatement`) that `leasedRow` maps: one object literal per job rather
+ * than the driver's object built key by key.
  */
-const leasedColumns = `j.seq, j.id, j.queue, j.type, j.payload, j.content_type, j.priority, j.attempt, j.max_attempts,
-  j.attempt_base, j.lease_deadline_ms, j.enqueued_at_ms, j.run_at_ms, j.metadata_json, j.traceparent, j.tracestate,
-  j.idempotency_key, j.last_error, j.expires_at_ms, j.group_key, j.timeout_at_ms, j.dependency_flags`;
+const leasedNames = [
+  'seq',
+  'id',
+  'queue',
+  'type',
+  'payload',
+  'content_type',
+  'priority',
+  'attempt',
+  'max_attempts',
+  'attempt_base',
+  'lease_deadline_ms',
+  'enqueued_at_ms',
+  'run_at_ms',
+  'metadata_json',
+  'traceparent',
+  'tracestate',
+  'idempotency_key',
+  'last_error',
+  'expires_at_ms',
+  'group_key',
+  'timeout_at_ms',
+  'dependency_flags',
+] as const satisfies readonly (keyof LeasedRow | 'dependency_flags')[];
+type LeasedWithFlags = LeasedRow & { dependency_flags: number };
+// A column added to LeasedRow but not to `leasedNames` fails the typecheck here.
+const everyLeasedColumn: [Exclude<keyof LeasedRow, (typeof leasedNames)[number]>] extends [never]
+  ? true
+  : never = true;
+const leasedColumns = leasedNames.map((name) => `j.${name}`).join(', ');
+/** Each column's place in a leased row's array. */
+const at = Object.fromEntries(leasedNames.map((name, i) => [name, i])) as Record<
+  (typeof leasedNames)[number],
+  number
+>;
+
+function leasedRow(r: unknown[]): LeasedWithFlags {
+  return {
+    seq: r[at.seq] as number,
+    id: r[at.id] as string,
+    queue: r[at.queue] as string,
+    type: r[at.type] as string,
+    payload: r[at.payload] as Buffer,
+    content_type: r[at.content_type] as string,
+    priority: r[at.priority] as number,
+    attempt: r[at.attempt] as number,
+    max_attempts: r[at.max_attempts] as number,
+    attempt_base: r[at.attempt_base] as number,
+    lease_deadline_ms: r[at.lease_deadline_ms] as LeasedRow['lease_deadline_ms'],
+    enqueued_at_ms: r[at.enqueued_at_ms] as number,
+    run_at_ms: r[at.run_at_ms] as number,
+    metadata_json: r[at.metadata_json] as LeasedRow['metadata_json'],
+    traceparent: r[at.traceparent] as LeasedRow['traceparent'],
+    tracestate: r[at.tracestate] as LeasedRow['tracestate'],
+    idempotency_key: r[at.idempotency_key] as LeasedRow['idempotency_key'],
+    last_error: r[at.last_error] as LeasedRow['last_error'],
+    expires_at_ms: r[at.expires_at_ms] as LeasedRow['expires_at_ms'],
+    group_key: r[at.group_key] as LeasedRow['group_key'],
+    timeout_at_ms: r[at.timeout_at_ms] as LeasedRow['timeout_at_ms'],
+    dependency_flags: r[at.dependency_flags] as number,
+  };
+}
 
 /** The columns of an AttemptRow (jobs.ts reads them too). */
 export const attemptColumns =
@@ -44,7 +107,7 @@ export const attemptColumns =
  * deadline capped there (least() skips a NULL), so the lease-expiry sweep ends it.
  */
 const leaseStatement = (picked: string) =>
-  statement(
+  arrayStatement(
     `WITH picked AS MATERIALIZED (${picked} FOR UPDATE SKIP LOCKED)
      UPDATE jobs j
         SET state = 'leased', attempt = j.attempt + 1, leased_at_ms = $3::bigint,
@@ -83,12 +146,20 @@ const deletable = `${ackable} AND dependency_flags = 0`;
 const ack = statement(
   `DELETE FROM jobs WHERE id = $1 AND attempt = $2 AND ${deletable} RETURNING queue, type, run_at_ms, leased_at_ms, worker_id`,
 );
-const ackMany = statement(
+const ackMany = arrayStatement(
   `DELETE FROM jobs j USING unnest($1::text[], $2::integer[]) AS a(id, attempt)
     WHERE j.id = a.id AND j.attempt = a.attempt AND j.lease_deadline_ms IS NOT NULL AND j.cancelled_at_ms IS NULL
       AND j.dependency_flags = 0
    RETURNING j.id, j.queue, j.type, j.run_at_ms, j.leased_at_ms, j.worker_id`,
 );
+const ackedRow = (r: unknown[]): AckedRow & { id: string } => ({
+  id: r[0] as string,
+  queue: r[1] as string,
+  type: r[2] as string,
+  run_at_ms: r[3] as number,
+  leased_at_ms: r[4] as number | null,
+  worker_id: r[5] as string | null,
+});
 const complete = statement(
   `UPDATE jobs SET state = 'completed', completed_at_ms = $3, lease_deadline_ms = NULL,
                    result = $4, result_content_type = $5
@@ -142,12 +213,13 @@ const leaseValues = (p: LeaseParams & { queue: string; limit: number }) => [
 
 /** Runs a lease statement and notes the flags of what it leased. */
 function* lease(c: Connection, s: Statement, values: readonly unknown[]): Op<LeasedRow[]> {
-  const leased = yield* rows<LeasedRow>(c, s, values);
+  const leased = yield* arrayRows(c, s, values, leasedRow);
   noteLeased(c, leased);
   return leased;
 }
 
 export function leaseOps(c: Connection): Leases {
+  void everyLeasedColumn;
   return {
     *leaseReady(p) {
       if (p.limit <= 0) return [];
@@ -166,10 +238,7 @@ export function leaseOps(c: Connection): Leases {
     },
     *ackMany(keys) {
       if (keys.length === 0) return [];
-      return yield* rows<AckedRow & { id: string }>(c, ackMany, [
-        keys.map((k) => k.jobId),
-        keys.map((k) => k.attempt),
-      ]);
+      return yield* arrayRows(c, ackMany, [keys.map((k) => k.jobId), keys.map((k) => k.attempt)], ackedRow);
     },
     *complete(p) {
       yield* changes(c, complete, [p.jobId, p.attempt, p.nowMs, p.result, p.resultContentType]);

@@ -16,6 +16,12 @@ import type { Op } from '../op.ts';
 export interface Statement {
   readonly name: string;
   readonly text: string;
+  /**
+   * 'array': the driver answers each row as an array of its columns in order, not an object
+   * it builds key by key; for the statements of the hot path, whose rows the store maps
+   * itself (`arrayStatement`).
+   */
+  readonly rowMode?: 'array';
 }
 
 let statements = 0;
@@ -26,10 +32,29 @@ export function statement(text: string): Statement {
   return { name: `sepp_${statements}`, text };
 }
 
+/** Declares a statement whose rows come as arrays (read them with `arrayRows`). */
+export function arrayStatement(text: string): Statement {
+  return { ...statement(text), rowMode: 'array' };
+}
+
+/** The rows of an `arrayStatement`, each mapped by `row` from its array of columns. */
+export function* arrayRows<R>(
+  c: Connection,
+  s: Statement,
+  values: readonly unknown[],
+  row: (columns: unknown[]) => R,
+): Op<R[]> {
+  const result = (yield c.send(s, values)) as QueryResult<unknown[]>;
+  return result.rows.map(row);
+}
+
 /** Count changes a unit made, added to its connection's counter shard before anything reads a count. */
 export interface CountDeltas {
   add(queue: string, state: string, jobs: number): void;
-  /** Writes what was added (one statement, sent ahead of its answer: counts.ts), if anything. */
+  /**
+   * Writes what was added so far in the transaction (one statement, sent ahead of its answer:
+   * counts.ts), if anything: before a count is read. The writer writes the rest at its COMMIT.
+   */
   flush(): Op<void>;
   /** Queues whose limits this transaction holds the lock of (limits.ts). */
   readonly lockedQueues: Set<string>;

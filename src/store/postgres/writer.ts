@@ -14,8 +14,8 @@
  * which PostgreSQL's row locks and SKIP LOCKED keep apart.
  *
  * The connection is pipelined: what nobody waits for — BEGIN, the savepoints, the
- * count deltas (counts.ts) — is sent at once, ahead of its answer, and travels with
- * the next statement a unit waits for, so a batch costs a round trip per statement
+ * count deltas (counts.ts: one statement per batch, before the COMMIT) — is sent at
+ * once, ahead of its answer, and travels with the next statement a unit waits for, so a batch costs a round trip per statement
  * whose answer a unit needs, plus the COMMIT. Those answers (`Ahead`) are checked
  * when a unit fails and before the COMMIT is trusted: a failed one aborted the
  * transaction (PostgreSQL then answers COMMIT with ROLLBACK), and fails the batch.
@@ -26,7 +26,7 @@
  * again, with a shard of its own again.
  */
 import type pg from 'pg';
-import { type Op, resume } from '../op.ts';
+import { resume } from '../op.ts';
 import {
   type CommitStats,
   needsSync,
@@ -239,6 +239,7 @@ export class PostgresWriter {
       session = await this.connected();
       const { client, ahead } = session;
       ahead.reset();
+      session.deltas.reset();
       ahead.take(command(client, 'BEGIN'));
       session.transaction.statements = 0;
       let savepointOpen = false;
@@ -257,7 +258,8 @@ export class PostgresWriter {
         });
         session.transaction.unitStart = session.transaction.statements;
         try {
-          const value = await resume(withCounts(pending.unit(tx), session.deltas));
+          const value = await resume(pending.unit(tx));
+          session.deltas.unitDone();
           results.push({ ok: true, value });
           // PostgreSQL's own setting (synchronous_commit, on by default) is what `default` means here.
           if (!syncNeeded) syncNeeded = needsSync(scope.asked, true);
@@ -296,6 +298,8 @@ export class PostgresWriter {
       if (batchError === undefined) {
         const onlyFailed = results.length === 1 && results[0]?.ok === false && batch.length === 1;
         // A batch of relaxed units only (durability per queue) is answered before its WAL is flushed.
+        // The count deltas of the batch's units: one statement, with the COMMIT.
+        if (!onlyFailed) session.deltas.flushBatch();
         if (!onlyFailed && !syncNeeded) ahead.take(command(client, 'SET LOCAL synchronous_commit = off'));
         if (!onlyFailed) {
           const tag = await command(client, 'COMMIT');
@@ -309,7 +313,7 @@ export class PostgresWriter {
       batchError = error;
     }
     if (!committed && session !== undefined) {
-      session.deltas.discard();
+      session.deltas.reset();
       await session.client.query('ROLLBACK').catch(() => {});
       // Whatever broke the batch may have broken the connection: the next batch starts afresh.
       this.drop(session);
@@ -377,11 +381,4 @@ export class PostgresWriter {
       this.hooks.hookFailed?.(error);
     }
   }
-}
-
-/** Runs a unit, then writes its count deltas inside its savepoint, so they commit (or roll back) with it. */
-function* withCounts<T>(op: Op<T>, deltas: ShardDeltas): Op<T> {
-  const value = yield* op;
-  yield* deltas.flush();
-  return value;
 }
