@@ -130,8 +130,13 @@ export interface DependencyReads {
   unendedBatches(): Op<number>;
   /** The stored jobs among `ids` (one primary-key probe each), in no particular order. */
   targets(ids: readonly string[]): Op<DependencyTargetRow[]>;
-  /** The jobs `childId` depends on, with the state of each edge and of each job. */
-  of(childId: string): Op<DependencyEdgeRow[]>;
+  /**
+   * The jobs `childId` depends on, with the state of each edge and of each job. `childSeq`,
+   * when the caller has it (a leased row), is that job's seq: a store may find the edges by
+   * it without looking the id up (SQLite does: the lease reads them for every job it hands
+   * out in a queue that has had dependencies, most of them with none).
+   */
+  of(childId: string, childSeq?: number): Op<DependencyEdgeRow[]>;
   /** The queues that have had a job waiting on others (their leases pass results on). */
   queuesWithDependencies(): Op<string[]>;
   /** Up to `limit` jobs that depend on `parentId`, oldest first. */

@@ -59,6 +59,17 @@ export interface Leases extends LeaseReads {
   complete(
     p: AttemptKey & { nowMs: number; result: Uint8Array | null; resultContentType: string | null },
   ): Op<void>;
+  /**
+   * `complete` in one statement for a job others wait on (`jobsWaitOnIt`), which is kept
+   * completed for them whatever its queue's retention: its queue, type, times and
+   * dependency flags, or undefined when it matched nothing (not leased at that attempt, a
+   * cancel asked, or nobody waits on it), and then nothing changed. Optional: without it
+   * the engine reads the row and then calls `complete` (SQLite has it: the read cost
+   * about as much as the UPDATE, W5).
+   */
+  completeDependedOn?(
+    p: AttemptKey & { nowMs: number; result: Uint8Array | null; resultContentType: string | null },
+  ): Op<(AckedRow & { dependency_flags: number }) | undefined>;
   /** A progress report of a lease: a null part stays as it was. The progress after it, or undefined when not leased at that attempt. */
   reportProgress(
     p: AttemptKey & { percent: number | null; json: string | null; nowMs: number },

@@ -84,6 +84,7 @@ const allowedScans = new Set([
   'queuesWithDependencies',
   'unendedBatches',
   'edgesOf',
+  'edgesOfSeq',
 ]);
 
 test('every statement of the SQLite store reads through an index, without sorting', () => {

@@ -151,6 +151,41 @@ test('acks in a batch release their dependents: the one-statement delete leaves 
   });
 });
 
+test('acks in a batch of jobs others wait on: each kept completed with its result once; a repeat, a stale attempt and a cancel are refused', async () => {
+  await withEngine({}, async ({ engine }) => {
+    const queue = fresh();
+    const parents = [];
+    for (let i = 0; i < 12; i++) parents.push(await add(engine, { queue }));
+    const collector = await after(engine, parents);
+    const leased = await engine.reserve({ queues: [queue], maxJobs: 100, leaseMs: 60_000 });
+    assert.equal(leased.length, 12);
+    const [stale, cancelled, ...rest] = leased;
+    await engine.cancel(cancelled!.id);
+    const acks = [
+      ...rest.map((l, i) => ({ jobId: l.id, attempt: l.attempt, result: new TextEncoder().encode(`r${i}`) })),
+      { jobId: rest[0]!.id, attempt: rest[0]!.attempt },
+      { jobId: stale!.id, attempt: stale!.attempt + 1 },
+      { jobId: cancelled!.id, attempt: cancelled!.attempt },
+    ];
+    const outcomes = await engine.ackBatch(acks);
+    assert.deepEqual(
+      outcomes.map((o) => (o.ok ? 'ok' : o.code)),
+      [...rest.map(() => 'ok'), 'not_found', 'lease_lost', 'job_cancelled'],
+    );
+    for (const [i, l] of rest.entries()) {
+      const info = await engine.getJob(l.id);
+      assert.equal(info.state, 'completed');
+      assert.equal(new TextDecoder().decode(info.result!), `r${i}`);
+    }
+    assert.equal(await stateOf(engine, stale!), 'leased');
+    assert.deepEqual(await engine.counterMismatches(), []);
+    // The stale one completes at its own attempt; the cancelled one failed, so the collector is cancelled.
+    await engine.ack({ jobId: stale!.id, attempt: stale!.attempt });
+    assert.equal(await stateOf(engine, collector), 'cancelled');
+    assert.deepEqual(await engine.counterMismatches(), []);
+  });
+});
+
 test('policy cancel (the default): a dead dependency cancels the job, and its own dependents by their policies', async () => {
   await withEngine({}, async ({ engine }) => {
     const a = await add(engine);

@@ -15,11 +15,12 @@ const isJobState = (state: string | null): state is JobState =>
 
 export function* dependencyResults(
   tx: StoreTx,
-  jobId: string,
+  job: { id: string; seq: number },
   limits: Pick<EngineLimits, 'maxDependencyResultsBytes'>,
 ): Op<DependencyResult[]> {
   if (tx.dependencies === undefined) return [];
-  const edges = yield* tx.dependencies.of(jobId);
+  const edges = yield* tx.dependencies.of(job.id, job.seq);
+  if (edges.length === 0) return [];
   let bytes = 0;
   for (const edge of edges) bytes += edge.result?.byteLength ?? 0;
   const omitted = bytes > limits.maxDependencyResultsBytes;

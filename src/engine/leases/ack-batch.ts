@@ -19,7 +19,7 @@ import { SeppError } from '../errors.ts';
 import type { FinishedOutcome } from '../finished-outcomes.ts';
 import type { Ack, SettleOutcome } from '../types.ts';
 import { checkAckResult } from './results.ts';
-import { completedOutcome, type Settler } from './settle.ts';
+import { completedOutcome, type KeptJobs, type Settler } from './settle.ts';
 
 /** The smallest batch the multi-row delete serves (its 10-row statement). */
 const minBatchAcks = 10;
@@ -63,12 +63,14 @@ export class AckBatches {
     const kept: FinishedOutcome[] | null = this.ctx.outcomes.enabled ? [] : null;
     const nowMs = this.ctx.clock.nowMs();
     const ended: AckedRow[] = [];
+    // Jobs kept completed for their dependents (workflows): counted and said once per queue at the end.
+    const keptForDependents: KeptJobs = { perQueue: new Map(), rows: ended };
     for (let i = 0; i < acks.length; i++) {
       const ack = acks[i]!;
       const first = firstPerJob.get(ack.jobId) === i;
       const job = first ? deleted.get(ack.jobId) : undefined;
       if (job === undefined) {
-        outcomes.push(yield* this.settler.tryAck(tx, ack, first));
+        outcomes.push(yield* this.settler.tryAck(tx, ack, first, keptForDependents));
         continue;
       }
       ackedPerQueue.set(job.queue, (ackedPerQueue.get(job.queue) ?? 0) + 1);
@@ -86,6 +88,10 @@ export class AckBatches {
     }
     for (const [queue, jobs] of ackedPerQueue) {
       yield* this.ctx.count(tx, queue, 'leased', null, jobs);
+      this.ctx.emit(tx, { kind: 'acked', queue, count: jobs });
+    }
+    for (const [queue, jobs] of keptForDependents.perQueue) {
+      yield* this.ctx.count(tx, queue, 'leased', 'completed', jobs);
       this.ctx.emit(tx, { kind: 'acked', queue, count: jobs });
     }
     return outcomes;

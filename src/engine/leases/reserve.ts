@@ -248,7 +248,7 @@ export class Reserver {
           if (row.lease_deadline_ms! < earliestDeadlineMs) earliestDeadlineMs = row.lease_deadline_ms!;
           const job = leasedJobFromRow(row);
           if (passesResults) {
-            const results = yield* dependencyResults(tx, row.id, this.ctx.limits);
+            const results = yield* dependencyResults(tx, row, this.ctx.limits);
             if (results.length > 0) job.dependencyResults = results;
           }
           if (request.answerBytesMax !== undefined) {

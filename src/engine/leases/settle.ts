@@ -9,7 +9,7 @@
 
 import { dependedOn, waitsOnOthers } from '../../store/dependencies.ts';
 import type { Op } from '../../store/op.ts';
-import type { AttemptRow } from '../../store/rows.ts';
+import type { AckedRow, AttemptRow } from '../../store/rows.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
 import { SeppError } from '../errors.ts';
@@ -30,6 +30,12 @@ import { backoffDelayMs } from './backoff.ts';
 import { cancelledMessage, finishCancelled } from './cancelled-lease.ts';
 import { checkAckResult, resultContentTypeOf } from './results.ts';
 import { endedByTimeout, pastTimeout, TimeoutNotices, timedOutMessage } from './timed-out-lease.ts';
+
+/** The jobs of an ack batch kept completed for their dependents: how many per queue, and their rows. */
+export interface KeptJobs {
+  perQueue: Map<string, number>;
+  rows: AckedRow[];
+}
 
 export class Settler {
   /** Who hears of attempts ended by their hard timeout (maintenance ends them). */
@@ -66,21 +72,49 @@ export class Settler {
    * Acks one job; the caller has checked its result (checkAckResult). `deleteMissed`: the
    * caller's one-statement delete (AckBatches' ackMany) already passed this job over, so
    * the same delete is not tried again (a workflow job in a batch: it saves a statement).
+   * `kept`: where the caller gathers the jobs of its batch kept completed for their
+   * dependents, to count them, say so and end their attempts once per batch (undefined:
+   * done here for this one).
    */
-  *tryAck(tx: StoreTx, ack: Ack, deleteMissed = false): Op<SettleOutcome> {
+  *tryAck(tx: StoreTx, ack: Ack, deleteMissed = false, kept?: KeptJobs): Op<SettleOutcome> {
     const { queues, clock } = this.ctx;
     const { jobId, attempt } = ack;
-    if (!queues.anyKeepsCompleted && !deleteMissed) {
-      // The common case in one statement; only a refused ack reads the row to say why.
-      const deleted = yield* tx.leases.ack(ack);
-      if (deleted !== undefined) {
-        yield* this.ctx.count(tx, deleted.queue, 'leased', null, 1);
-        this.ctx.emit(tx, { kind: 'acked', queue: deleted.queue, count: 1 });
-        this.ctx.attemptsEnded(tx, [deleted], 'completed');
-        if (this.ctx.events.recording) this.recordCompleted(tx, ack, deleted, false);
-        if (this.ctx.outcomes.enabled)
-          this.ctx.keepOutcome(tx, completedOutcome(ack, deleted, clock.nowMs()));
-        return { ok: true };
+    if (!queues.anyKeepsCompleted) {
+      if (!deleteMissed) {
+        // The common case in one statement; only a refused ack reads the row to say why.
+        const deleted = yield* tx.leases.ack(ack);
+        if (deleted !== undefined) {
+          yield* this.ctx.count(tx, deleted.queue, 'leased', null, 1);
+          this.ctx.emit(tx, { kind: 'acked', queue: deleted.queue, count: 1 });
+          this.ctx.attemptsEnded(tx, [deleted], 'completed');
+          if (this.ctx.events.recording) this.recordCompleted(tx, ack, deleted, false);
+          if (this.ctx.outcomes.enabled)
+            this.ctx.keepOutcome(tx, completedOutcome(ack, deleted, clock.nowMs()));
+          return { ok: true };
+        }
+      }
+      // Not deleted: most often a job others wait on, kept completed in one statement.
+      if (tx.leases.completeDependedOn !== undefined) {
+        const row = yield* tx.leases.completeDependedOn({
+          jobId,
+          attempt,
+          nowMs: clock.nowMs(),
+          result: ack.result ?? null,
+          resultContentType: resultContentTypeOf(ack),
+        });
+        if (row !== undefined) {
+          if (kept === undefined) {
+            yield* this.ctx.count(tx, row.queue, 'leased', 'completed', 1);
+            this.ctx.emit(tx, { kind: 'acked', queue: row.queue, count: 1 });
+            this.ctx.attemptsEnded(tx, [row], 'completed');
+          } else {
+            kept.perQueue.set(row.queue, (kept.perQueue.get(row.queue) ?? 0) + 1);
+            kept.rows.push(row);
+          }
+          if (this.ctx.events.recording) this.recordCompleted(tx, ack, row, true);
+          yield* this.ctx.jobEnded(tx, { id: jobId, flags: row.dependency_flags }, 'completed');
+          return { ok: true };
+        }
       }
     }
     const row = yield* tx.jobs.attempt(jobId);

@@ -65,6 +65,13 @@ export function prepareDependencyStatements(db: Preparer) {
          LEFT JOIN jobs p ON p.id = d.parent_id
         WHERE c.id = ? ORDER BY p.seq`,
     ),
+    // edgesOf by the waiting job's seq: one probe of the edges' primary key when there are none.
+    edgesOfSeq: db.prepare<[number], DependencyEdgeRow>(
+      `SELECT d.parent_id, d.name, d.state AS edge_state, p.state AS parent_state, p.queue AS parent_queue,
+              p.type AS parent_type, p.result, p.result_content_type
+         FROM job_dependencies d LEFT JOIN jobs p ON p.id = d.parent_id
+        WHERE d.child_seq = ? ORDER BY p.seq`,
+    ),
     dependentsOf: db.prepare<[{ parentId: string; limit: number }], DependentRow>(
       `SELECT c.id, c.queue, c.type, c.state, d.state AS edge_state
          FROM job_dependencies d JOIN jobs c ON c.seq = d.child_seq
@@ -196,8 +203,8 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
       }
       return rows;
     },
-    *of(childId) {
-      return sql.edgesOf.all(childId);
+    *of(childId, childSeq) {
+      return childSeq === undefined ? sql.edgesOf.all(childId) : sql.edgesOfSeq.all(childSeq);
     },
     *dependentsOf(p) {
       return sql.dependentsOf.all(p);

@@ -6,6 +6,7 @@
  * Prepared once; tests/admin/query-plans.test.ts checks every plan.
  */
 import type Database from 'better-sqlite3';
+import { jobsWaitOnIt } from '../dependencies.ts';
 import type { AttemptKey, LeaseParams, Leases } from '../leases.ts';
 import type { Op } from '../op.ts';
 import type { AckedRow, AttemptRow, LeasedRow } from '../rows.ts';
@@ -127,6 +128,17 @@ export function prepareLeaseStatements(db: Preparer) {
                        result = @result, result_content_type = @resultContentType
         WHERE id = @jobId AND state = 'leased' AND attempt = @attempt AND cancelled_at_ms IS NULL`,
     ),
+    /** `completeLeased` of a job others wait on (it is kept for them), returning what the ack goes on with. */
+    completeDependedOn: db.prepare<
+      [AttemptKey & { nowMs: number; result: Uint8Array | null; resultContentType: string | null }],
+      AckedRow & { dependency_flags: number }
+    >(
+      `UPDATE jobs SET state = 'completed', completed_at_ms = @nowMs, lease_deadline_ms = NULL,
+                       result = @result, result_content_type = @resultContentType
+        WHERE id = @jobId AND state = 'leased' AND attempt = @attempt AND cancelled_at_ms IS NULL
+          AND dependency_flags & ${jobsWaitOnIt} <> 0
+        RETURNING ${ackedColumns}, dependency_flags`,
+    ),
     /** A progress report of the lease @attempt: NULL leaves that part as it was. */
     reportProgress: db.prepare<
       [AttemptKey & { percent: number | null; json: string | null; nowMs: number }],
@@ -246,6 +258,9 @@ export function leaseOps(
     },
     *complete(p) {
       sql.completeLeased.run(p);
+    },
+    *completeDependedOn(p) {
+      return sql.completeDependedOn.get(p);
     },
     *reportProgress(p) {
       return sql.reportProgress.get(p);
