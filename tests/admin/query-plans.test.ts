@@ -170,9 +170,10 @@ test('the hot path keeps its indexes', () => {
     uses(leases.leaseGroupAt, 'jobs_group_ready');
     uses(flow.leasedInGroup, 'jobs_group_leased');
     uses(flow.sweepBuckets, 'flow_buckets_refilled');
-    // A job's edges go in with one statement over a JSON array, the child's seq and every parent found by id.
+    // A job's edges: the waiting job marked by id (its seq returned), every parent found by id.
     const dependencies = prepareDependencyStatements(db);
-    uses(dependencies.addEdges, 'sqlite_autoindex_jobs_1');
+    uses(dependencies.markWaiting, 'sqlite_autoindex_jobs_1');
+    uses(dependencies.markDependedOn, 'sqlite_autoindex_jobs_1');
     uses(dependencies.markEdgesDependedOn, 'sqlite_autoindex_jobs_1');
     uses(dependencies.pendingChildren, 'job_dependencies_pending');
     uses(dependencies.anyPending, 'job_dependencies_pending_child');

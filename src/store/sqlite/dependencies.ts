@@ -25,33 +25,37 @@ import type { Preparer } from './prepare-on-use.ts';
  * From this many edges a job's edges are stored with two statements over a JSON array
  * rather than two per edge: measured (a table of 50,000 jobs, CPU per job's edges) 4 edges
  * 59 → 55 µs, 8 edges 109 → 72 µs, 20 edges 270 → 140-158 µs; below it the JSON costs
- * more than it saves (1 edge 18 → 27 µs, 2 edges 31 → 37 µs).
+ * more than it saves (1 edge 18 → 27 µs, 2 edges 31 → 37 µs). Checked again with the
+ * waiting job's seq bound (returned by the UPDATE that marks it) rather than read per
+ * edge: in the engine, 20 edges one by one still cost 1.3-1.8× the JSON statements.
  */
 const manyEdges = 4;
 
 export function prepareDependencyStatements(db: Preparer) {
   return {
     target: db.prepare<[string], DependencyTargetRow>('SELECT id, seq, state FROM jobs WHERE id = ?'),
-    markWaiting: db.prepare<[string]>(
-      `UPDATE jobs SET dependency_flags = dependency_flags | ${waitsOnJobs} WHERE id = ?`,
-    ),
+    // Marks the waiting job and returns its seq, which its edges name.
+    markWaiting: db
+      .prepare<[string], number>(
+        `UPDATE jobs SET dependency_flags = dependency_flags | ${waitsOnJobs} WHERE id = ? RETURNING seq`,
+      )
+      .pluck(),
     // A job's edges one by one (below manyEdges), or all in one statement (a fan-in of 10,000 is one
-    // INSERT): @edgesJson is [[parentId, state, name], …]; the child's seq is read once.
+    // INSERT): @edgesJson is [[parentId, state, name], …].
     addEdge: db.prepare<
-      [{ childId: string; parentId: string; state: EdgeState; policy: string; name: string | null }]
+      [{ childSeq: number; parentId: string; state: EdgeState; policy: string; name: string | null }]
     >(
       `INSERT INTO job_dependencies (child_seq, parent_id, state, policy, name)
-        SELECT seq, @parentId, @state, @policy, @name FROM jobs WHERE id = @childId`,
+        VALUES (@childSeq, @parentId, @state, @policy, @name)`,
     ),
     // A parent already marked is not written again (a root that 20 jobs wait on is written once).
     markDependedOn: db.prepare<[string]>(
       `UPDATE jobs SET dependency_flags = dependency_flags | ${jobsWaitOnIt}
         WHERE id = ? AND dependency_flags & ${jobsWaitOnIt} = 0`,
     ),
-    addEdges: db.prepare<[{ childId: string; policy: string; edgesJson: string }]>(
+    addEdges: db.prepare<[{ childSeq: number; policy: string; edgesJson: string }]>(
       `INSERT INTO job_dependencies (child_seq, parent_id, state, policy, name)
-        SELECT (SELECT seq FROM jobs WHERE id = @childId), value ->> 0, value ->> 1, @policy, value ->> 2
-          FROM json_each(@edgesJson)`,
+        SELECT @childSeq, value ->> 0, value ->> 1, @policy, value ->> 2 FROM json_each(@edgesJson)`,
     ),
     markEdgesDependedOn: db.prepare<[{ edgesJson: string }]>(
       `UPDATE jobs SET dependency_flags = dependency_flags | ${jobsWaitOnIt}
@@ -210,11 +214,13 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
       return sql.dependentsOf.all(p);
     },
     *add({ childId, policy, edges }) {
-      sql.markWaiting.run(childId);
+      const childSeq = sql.markWaiting.get(childId);
+      // Not stored (it is, in the caller's transaction): no edge, as an INSERT … SELECT from it would add.
+      if (childSeq === undefined) return;
       if (edges.length < manyEdges) {
         for (const edge of edges) {
           sql.addEdge.run({
-            childId,
+            childSeq,
             parentId: edge.parentId,
             state: edge.state,
             policy,
@@ -225,7 +231,7 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
         return;
       }
       const edgesJson = JSON.stringify(edges.map((edge) => [edge.parentId, edge.state, edge.name ?? null]));
-      sql.addEdges.run({ childId, policy, edgesJson });
+      sql.addEdges.run({ childSeq, policy, edgesJson });
       sql.markEdgesDependedOn.run({ edgesJson });
     },
     *pendingChildren(parentId) {
