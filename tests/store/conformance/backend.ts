@@ -18,8 +18,8 @@ import { type PostgresCluster, startPostgres } from '../../helpers/postgres.ts';
 
 export interface StoreBackend {
   readonly name: string;
-  /** Runs of the model case unless SEPP_MODEL_RUNS says (default 1,000): a slower store runs fewer. */
-  readonly modelRuns?: number;
+  /** Runs of the model case unless SEPP_MODEL_RUNS says: a slower store runs fewer. */
+  readonly modelRuns: number;
   /** A new, empty place for one case's data. */
   create(): BackendData;
 }
@@ -62,6 +62,11 @@ function migratedDatabase(): string {
 /** The SQLite store, on a temporary data directory (durability `relaxed`: no fsync per commit). */
 export const sqliteBackend: StoreBackend = {
   name: 'sqlite',
+  // A tier decision, as SEPP_FUZZ_RUNS: `npm test` runs 300 (~20 ms of CPU a run), `npm run
+  // test:long` 1,000 (SEPP_MODEL_RUNS). Each `npm test` draws a new base seed, so the sequences
+  // tried add up across runs (with seed 12345, a retry that kept a job's first error history
+  // failed run 29).
+  modelRuns: 300,
   create() {
     const dir = mkdtempSync(join(scratchDir, 'sepp-conformance-'));
     // Owner-only, as sepp creates it (open.ts).
@@ -115,8 +120,10 @@ export function postgresBackend(where: () => { cluster: PostgresCluster; databas
   };
   return {
     name: 'postgres',
-    // A run opens stores over the network (three connections each) and commits each step.
-    modelRuns: 100,
+    // A run opens stores over the network (three connections each) and commits each step:
+    // ~300 ms of CPU, the server's and the test's. A tier decision, as SEPP_FUZZ_RUNS: `npm test`
+    // runs 30, `npm run test:long` 1,000 (SEPP_MODEL_RUNS); a new base seed every run.
+    modelRuns: 30,
     create() {
       const { cluster, database } = where();
       const schema = emptied.pop() ?? `conformance_${++schemas}`;
