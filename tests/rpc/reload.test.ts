@@ -230,6 +230,10 @@ describe('config reload', () => {
       assert.equal(span?.service, 'reloaded');
       assert.ok(receiver.paths.includes('/v1/metrics'), 'metrics are pushed there too');
     } finally {
+      // Back to no endpoint while the receiver still answers: the exporters stop with a last
+      // export that succeeds, instead of retrying a closed port for seconds after the file's tests.
+      t.writeConfig(`${key('ops', 'admin', keys.ops)}[server]\nlog_level = "debug"\n`);
+      await t.server.reload({ actor: 'test' });
       await receiver.close();
     }
   });

@@ -57,7 +57,7 @@ export function openRunEngine(seed: number, backend: StoreBackend): Promise<RunE
       },
       dispose: async () => {
         await close();
-        data.dispose();
+        await data.dispose();
       },
     };
   };

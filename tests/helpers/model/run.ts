@@ -11,7 +11,7 @@
  * Each run has its own seed (base seed + run index). On failure the seed, the
  * step and the run's log are printed; reproduce with
  *   SEPP_MODEL_SEED=<seed> SEPP_MODEL_RUNS=1 npm run test:files -- conformance/sqlite-model
- * Bigger: SEPP_MODEL_RUNS (default 1000) and SEPP_MODEL_STEPS (default 20).
+ * Bigger: SEPP_MODEL_RUNS (default: the backend's, backend.ts) and SEPP_MODEL_STEPS (default 20).
  */
 import type { StoreBackend } from '../../store/conformance/backend.ts';
 import { seedFromEnv } from '../prng.ts';
@@ -21,7 +21,6 @@ import { openRunEngine } from './run-state.ts';
 import { StoredJobs } from './stored-jobs.ts';
 
 const runsFromEnv = process.env.SEPP_MODEL_RUNS || undefined;
-const runs = Number(runsFromEnv ?? 1000);
 const stepsPerRun = Number(process.env.SEPP_MODEL_STEPS ?? 20);
 const baseSeed = seedFromEnv('SEPP_MODEL_SEED');
 
@@ -115,9 +114,9 @@ export async function runModel(backend: StoreBackend): Promise<void> {
 }
 
 /** Runs and steps of the model case (SEPP_MODEL_RUNS, SEPP_MODEL_STEPS). */
-export const modelSize = { runs, stepsPerRun };
+export const modelSize = { stepsPerRun };
 
-/** The runs against `backend`: SEPP_MODEL_RUNS, else the backend's own default, else 1,000. */
+/** The runs against `backend`: SEPP_MODEL_RUNS, else the backend's own default. */
 export function modelRuns(backend: StoreBackend): number {
-  return Number(runsFromEnv ?? backend.modelRuns ?? runs);
+  return Number(runsFromEnv ?? backend.modelRuns);
 }

@@ -71,7 +71,7 @@ export class Harness {
 
   async dispose(): Promise<void> {
     await this.closeAll();
-    this.data.dispose();
+    await this.data.dispose();
   }
 
   private async closeAll(): Promise<void> {

@@ -1,14 +1,14 @@
-/** The store conformance suite against the PostgreSQL store (a schema per case, one throwaway cluster). */
+/** The store conformance suite against the PostgreSQL store (a schema per case, emptied for the next one; one throwaway cluster). */
 import { after, before } from 'node:test';
-import { type PostgresCluster, startPostgres } from '../../helpers/postgres.ts';
-import { postgresBackend } from './backend.ts';
+import type { PostgresCluster } from '../../helpers/postgres.ts';
+import { postgresBackend, startConformanceCluster } from './backend.ts';
 import { exerciseStore } from './suite.ts';
 
 let cluster: PostgresCluster | undefined;
 let database = '';
 
 before(async () => {
-  cluster = await startPostgres();
+  cluster = await startConformanceCluster();
   database = await cluster.createDatabase('conformance');
 });
 
