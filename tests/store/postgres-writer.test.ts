@@ -173,7 +173,7 @@ test('a batch counts every unit that succeeded, and reads inside it see the unit
   }
 });
 
-test('units of one batch that change the same counts commit them summed (one row each in the write)', async () => {
+test('units of one batch that change the same counts commit them summed (one row each in the write), whatever the text', async () => {
   const store = await openStore('onewrite');
   try {
     const adjust = (queue: string, from: string | null, to: string) =>
@@ -188,14 +188,19 @@ test('units of one batch that change the same counts commit them summed (one row
       adjust('b', null, 'ready'),
       adjust('a', 'ready', 'leased'),
       adjust('a', null, 'ready'),
+      // Text the store writes as an array literal itself (connect.ts): quotes, backslashes, commas.
+      adjust('q"\\,{} é', null, 'ready'),
+      adjust('\\"', null, 'ready'),
     ]);
     assert.deepEqual(
       [
         (await committed('onewrite', 'a', 'ready')) - before,
         await committed('onewrite', 'a', 'leased'),
         await committed('onewrite', 'b', 'ready'),
+        await committed('onewrite', 'q"\\,{} é', 'ready'),
+        await committed('onewrite', '\\"', 'ready'),
       ],
-      [2, 1, 1],
+      [2, 1, 1, 1, 1],
     );
   } finally {
     await store.close();

@@ -174,6 +174,29 @@ export function command(client: pg.Client, text: string): Promise<string | undef
   );
 }
 
+const needsEscape = /["\\]/;
+
+/**
+ * A parameter as the driver sends it, with an array of strings, numbers and nulls (the ids,
+ * attempts and columns the statements take as arrays) written as PostgreSQL's array literal
+ * here: the same text the driver would write (every element quoted, `\\` and `"` escaped),
+ * without its two regular expressions per element. Any other value is left to the driver.
+ */
+function parameter(value: unknown): unknown {
+  if (!Array.isArray(value)) return value;
+  let text = '{';
+  for (let i = 0; i < value.length; i++) {
+    const item: unknown = value[i];
+    if (i > 0) text += ',';
+    if (item === null || item === undefined) text += 'NULL';
+    else if (typeof item === 'number') text += `"${item}"`;
+    else if (typeof item === 'string')
+      text += needsEscape.test(item) ? `"${item.replace(/[\\"]/g, '\\$&')}"` : `"${item}"`;
+    else return value;
+  }
+  return `${text}}`;
+}
+
 /**
  * A connection for the operations: a statement's storage failure rejects as a StorageFailure.
  * With `transaction` (the writer's), it counts the statements sent; with `sentAhead` (the
@@ -191,7 +214,7 @@ export function connectionOf(
     send(s: Statement, values: readonly unknown[]) {
       if (transaction !== undefined) transaction.statements++;
       coalesce(client);
-      const query: pg.QueryConfig = { name: s.name, text: s.text, values: [...values] };
+      const query: pg.QueryConfig = { name: s.name, text: s.text, values: values.map(parameter) };
       if (s.rowMode === 'array') (query as pg.QueryArrayConfig).rowMode = 'array';
       return client.query(query).catch((error: unknown) => {
         throw isStorageError(error) ? storageFailure(error) : error;

@@ -8,10 +8,10 @@
  * A unit's adjustments are gathered in memory (`CountDeltas`) and written in
  * one statement per batch, before its COMMIT, or before a unit reads a count, so
  * they commit with the job changes they describe and a unit sees its own and those
- * of the units before it. The writer's
- * connection is pipelined: the statement is sent without waiting for its answer
- * (what comes after it on the connection sees it), and the writer checks the answer
- * before it trusts the batch's COMMIT (writer.ts).
+ * of the units before it. The writer's connection is pipelined: the statement is
+ * sent without waiting for its answer (what comes after it on the connection sees
+ * it), and the writer checks the answer before it trusts the batch's COMMIT
+ * (writer.ts).
  */
 import { countMismatches } from '../count-check.ts';
 import { nothing, type Op } from '../op.ts';

@@ -15,8 +15,9 @@
  *
  * The connection is pipelined: what nobody waits for — BEGIN, the savepoints, the
  * count deltas (counts.ts: one statement per batch, before the COMMIT) — is sent at
- * once, ahead of its answer, and travels with the next statement a unit waits for, so a batch costs a round trip per statement
- * whose answer a unit needs, plus the COMMIT. Those answers (`Ahead`) are checked
+ * once, ahead of its answer, and travels with the next statement a unit waits for,
+ * so a batch costs a round trip per statement whose answer a unit needs, plus the
+ * COMMIT. Those answers (`Ahead`) are checked
  * when a unit fails and before the COMMIT is trusted: a failed one aborted the
  * transaction (PostgreSQL then answers COMMIT with ROLLBACK), and fails the batch.
  *
