@@ -86,9 +86,8 @@ if (files.length === 0) {
 
 const label = flags.tier === undefined ? 'tests' : `the ${flags.tier} tier`;
 // The system tier's files mostly wait (real ticks, kill moments, browsers, a Python suite):
-// three at a time on 2 cores took its wall from 369 to 311 s on a quiet machine (one run each,
-// 2026-12-06),
-// while the fast tier's files use their CPU and gain nothing from a third.
+// three at a time on 2 cores took its wall from 369 to 311 s on a quiet machine (one run
+// each, 2026-12-06), while the fast tier's files use their CPU and gain nothing from a third.
 const defaultConcurrency = flags.tier === 'system' ? 3 : 2;
 const concurrency = Math.max(
   1,
