@@ -381,6 +381,23 @@ async function cleanUp(queue: string): Promise<void> {
 /** Queues cleanUp could not delete (a late settlement kept putting a job back). */
 let leftQueues = 0;
 
+/**
+ * A stream the client cancelled may still have messages the server took before the cancel,
+ * committed after the sequence's clean-up: then the queue comes back, and over a long run such
+ * queues reach limits.max_queues (seed 1536504123 did at sequence 7688). Every 100 sequences the
+ * queues of sequences at least 10 back are cleaned up again; a queue cleanUp cannot delete still
+ * counts in leftQueues.
+ */
+let lateQueues = 0;
+async function sweepLateQueues(index: number): Promise<void> {
+  for (const { name } of await t.server.engine.listQueues()) {
+    const made = /^f[pw](\d+)$/.exec(name);
+    if (made === null || Number(made[1]) > index - 10) continue;
+    lateQueues++;
+    await cleanUp(name);
+  }
+}
+
 test(`${runs} pipelined Produce and Work sequences (seed ${seed}): documented answers only, nothing stored from a rejection`, async () => {
   const tally = new Map<string, number>();
   const budget = new FuzzBudget(`stream fuzz (seed ${seed})`, runs, defaultRuns);
@@ -390,6 +407,7 @@ test(`${runs} pipelined Produce and Work sequences (seed ${seed}): documented an
     const stream = d.chance(0.5) ? 'Produce' : 'Work';
     const ending = d.pick(endings);
     try {
+      if (index % 100 === 99) await sweepLateQueues(index);
       if (stream === 'Produce') await produceRun(d, index, ending);
       else await workRun(d, index, ending);
       assert.deepEqual(escaped, [], 'nothing escaped a handler');
@@ -410,7 +428,9 @@ test(`${runs} pipelined Produce and Work sequences (seed ${seed}): documented an
     }
     tally.set(`${stream} ${ending}`, (tally.get(`${stream} ${ending}`) ?? 0) + 1);
   }
-  budget.finish(`: ${[...tally].map(([k, n]) => `${k}=${n}`).join(', ')}; ${leftQueues} queues left behind`);
+  budget.finish(
+    `: ${[...tally].map(([k, n]) => `${k}=${n}`).join(', ')}; ${leftQueues} queues left behind, ${lateQueues} cleaned up late`,
+  );
 });
 
 test('every string, list and map field of Produce, Work and Events requests, oversize: each stream ends, every message at most 1 KiB', async () => {
