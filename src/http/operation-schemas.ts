@@ -12,6 +12,7 @@ import {
   jobId,
   ms,
   msOrNull,
+  perJobResults,
   ref,
   state,
   str,
@@ -126,14 +127,7 @@ export const reserveRequest: JsonSchema = {
 export const enqueueBatchResponse: JsonSchema = {
   type: 'object',
   properties: {
-    results: {
-      type: 'array',
-      description: 'one per job, in order: `accepted` or `rejection`',
-      items: {
-        type: 'object',
-        properties: { accepted: ref('EnqueueAccepted'), rejection: ref('JobRejection') },
-      },
-    },
+    results: perJobResults,
   },
   required: ['results'],
 };

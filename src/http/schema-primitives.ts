@@ -47,6 +47,16 @@ export const rejectionReason: JsonSchema = {
 };
 
 /** The rejections of an all-or-none enqueue (EnqueueAtomic, EnqueueFlow): every failing job by its index. */
+/** A best-effort enqueue's answer: one result per job, in the request's order. */
+export const perJobResults: JsonSchema = {
+  type: 'array',
+  description: 'one per job, in order: `accepted` or `rejection`',
+  items: {
+    type: 'object',
+    properties: { accepted: ref('EnqueueAccepted'), rejection: ref('JobRejection') },
+  },
+};
+
 export const indexedRejections: JsonSchema = {
   type: 'array',
   items: {

@@ -12,7 +12,15 @@ import {
 } from '../api-schema/workflow.ts';
 import type { DependencyPolicy } from '../engine/types.ts';
 import { jobStates } from '../engine/types.ts';
-import { indexedRejections, type JsonSchema, jobId, ref, str, strOrNull } from './schema-primitives.ts';
+import {
+  indexedRejections,
+  type JsonSchema,
+  jobId,
+  perJobResults,
+  ref,
+  str,
+  strOrNull,
+} from './schema-primitives.ts';
 
 export const dependencyPolicies: readonly DependencyPolicy[] = ['cancel', 'run', 'wait'];
 
@@ -156,14 +164,7 @@ export const batchAddResponse: JsonSchema = {
   type: 'object',
   properties: {
     batch: ref('Batch'),
-    results: {
-      type: 'array',
-      description: 'one per job, in order: `accepted` or `rejection`',
-      items: {
-        type: 'object',
-        properties: { accepted: ref('EnqueueAccepted'), rejection: ref('JobRejection') },
-      },
-    },
+    results: perJobResults,
   },
   required: ['batch', 'results'],
 };
