@@ -13,10 +13,8 @@
  * TREE is a checkout with node_modules reachable from it. Prints CPU µs per edge for the
  * enqueue and for the drain (lease + ack, with the releases), and B / A. Not part of `npm test`.
  */
-import { rmSync } from 'node:fs';
-import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
-import { type TreeEngine as Engine, openTreeEngine, parseArgs } from './engine-lib.ts';
+import { abLine, type TreeEngine as Engine, endAb, openTreeEngine, parseArgs } from './engine-lib.ts';
 
 const args = parseArgs(process.argv.slice(2));
 const trees = [resolve(args.get('a') ?? '.'), resolve(args.get('b') ?? '.')];
@@ -89,12 +87,6 @@ console.log(
 for (const phase of [...phases, 'total'] as const) {
   const of = (side: Side) => (phase === 'total' ? side.cpuUs.enqueue + side.cpuUs.drain : side.cpuUs[phase]);
   const [usA, usB] = [of(a) / edges, of(b) / edges];
-  console.log(
-    `${phase}: A ${usA.toFixed(1)} µs, B ${usB.toFixed(1)} µs CPU per edge, B/A ${(usB / usA).toFixed(3)}`,
-  );
+  console.log(abLine(phase, usA, usB, 'edge'));
 }
-console.log(`load average at the end: ${loadavg()[0]?.toFixed(1)}`);
-for (const side of sides) {
-  side.engine.close();
-  rmSync(side.dir, { recursive: true, force: true });
-}
+endAb(sides);

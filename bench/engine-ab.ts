@@ -20,10 +20,8 @@
  * it. Prints CPU µs per job for enqueue, reserve(1) and ack, and B / A.
  * Not part of `npm test`.
  */
-import { rmSync } from 'node:fs';
-import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
-import { type TreeEngine as Engine, openTreeEngine, parseArgs } from './engine-lib.ts';
+import { abLine, type TreeEngine as Engine, endAb, openTreeEngine, parseArgs } from './engine-lib.ts';
 
 const args = parseArgs(process.argv.slice(2));
 const trees = [resolve(args.get('a') ?? '.'), resolve(args.get('b') ?? '.')];
@@ -112,12 +110,6 @@ console.log(
 );
 for (const op of ops) {
   const [usA, usB] = [a.cpuUs[op] / jobs, b.cpuUs[op] / jobs];
-  console.log(
-    `${op}: A ${usA.toFixed(1)} µs, B ${usB.toFixed(1)} µs CPU per job, B/A ${(usB / usA).toFixed(3)}`,
-  );
+  console.log(abLine(op, usA, usB, 'job'));
 }
-console.log(`load average at the end: ${loadavg()[0]?.toFixed(1)}`);
-for (const side of sides) {
-  side.engine.close();
-  rmSync(side.dir, { recursive: true, force: true });
-}
+endAb(sides);

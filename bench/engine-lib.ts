@@ -1,6 +1,6 @@
 /** Small helpers shared by the engine benchmarks: the machine description, tables, arguments. */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -114,4 +114,18 @@ export async function openTreeEngine(
   const openPath = ['src/store/sqlite/open.ts', 'src/store/open.ts'].find((p) => existsSync(join(root, p)))!;
   const { openDataDir } = (await import(join(root, openPath))) as LegacyOpenModule;
   return { dir, engine: new Engine(openDataDir(dir, { durability }), defaultEngineOptions(), deps) };
+}
+
+/** An A/B's closing line: B/A of a CPU figure per unit. */
+export function abLine(label: string, usA: number, usB: number, perWhat: string): string {
+  return `${label}: A ${usA.toFixed(1)} µs, B ${usB.toFixed(1)} µs CPU per ${perWhat}, B/A ${(usB / usA).toFixed(3)}`;
+}
+
+/** Ends an A/B run: the load it ended at, each side's engine closed and its data directory removed. */
+export function endAb(sides: readonly { dir: string; engine: { close(): void } }[]): void {
+  console.log(`load average at the end: ${loadavg()[0]?.toFixed(1)}`);
+  for (const side of sides) {
+    side.engine.close();
+    rmSync(side.dir, { recursive: true, force: true });
+  }
 }
