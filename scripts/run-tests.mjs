@@ -359,6 +359,7 @@ if (secrets.ok) rmSync(work, { recursive: true, force: true });
 const report = summary(results, {
   wallMs: performance.now() - started,
   label,
+  slowest: Number(process.env.SEPP_TEST_SLOWEST ?? '15') || 15,
   extra: [secrets.summary],
   extraProblems: secrets.ok
     ? []
