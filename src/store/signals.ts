@@ -27,7 +27,10 @@ export interface StoreSignals {
    * signal they learn at their next extend (refused with job_timed_out).
    */
   attemptsTimedOut(notices: readonly TimeoutSignal[]): void;
-  /** Calls `listener` for what another server said (one listener; a later call replaces it). */
+  /**
+   * Calls `listener` for what another server said (one listener; a later call replaces it),
+   * and with `listening` each time this server starts to hear them (at once when it already does).
+   */
   listen(listener: (signal: StoreSignal) => void): void;
 }
 
@@ -50,8 +53,13 @@ export interface TimeoutSignal {
   timeoutAtMs: number;
 }
 
-/** A signal from another server. */
+/**
+ * A signal from another server; or `listening`: from now on this server hears the others'
+ * signals (its listener connected, at the start or again after it was lost), and did not
+ * hear what they sent before — what is in the store now tells it.
+ */
 export type StoreSignal =
+  | { kind: 'listening' }
   | { kind: 'ready'; queue: string; jobs: number }
   | { kind: 'cancel'; notices: readonly CancelSignal[] }
   | { kind: 'timeout'; notices: readonly TimeoutSignal[] };

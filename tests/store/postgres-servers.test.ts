@@ -1,7 +1,8 @@
 /**
  * Several sepp servers on one PostgreSQL schema (issue 37), in this process: under
  * load no job is delivered twice and nothing acknowledged is lost, a worker waiting on
- * one server gets a job enqueued on another before its wait ends, max_leased holds
+ * one server gets a job enqueued on another before its wait ends (also when that
+ * server's listener connected only after the signal: no poll needed), max_leased holds
  * across servers, each schedule tick is enqueued once, a cancel made through one
  * server reaches the worker connected to another (and so does an attempt one server's
  * sweep ended by its hard timeout), and a kill -9 of PostgreSQL
@@ -13,6 +14,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { type ServiceError, status } from '@grpc/grpc-js';
+import pg from 'pg';
 import { CancelJobsRequest } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
 import type { QueueServiceClient } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import type { WorkResponse } from '../../clients/typescript/src/gen/sepp/v1/work.js';
@@ -21,10 +23,13 @@ import { Engine } from '../../src/engine/engine.ts';
 import { SeppError } from '../../src/engine/errors.ts';
 import { defaultEngineOptions } from '../../src/engine/settings.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
+import { within } from '../helpers/bounded.ts';
+import { until } from '../helpers/engine.ts';
 import { collect as collectEvents } from '../helpers/events.ts';
 import { type PostgresCluster, startPostgres } from '../helpers/postgres.ts';
 import { countMismatches } from '../helpers/postgres-counts.ts';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
+import { waitFor } from '../helpers/steady-load.ts';
 import { collect, creditMessage, openWork, subscribeMessage } from '../helpers/streams.ts';
 
 let cluster: PostgresCluster;
@@ -42,15 +47,32 @@ after(async () => {
 const storeToml = (schema: string) =>
   `[store]\nkind = "postgres"\nurl = "${cluster.urlWithoutPassword(database)}"\npassword_file = "${cluster.passwordFile}"\nschema = "${schema}"\n`;
 
+/*
+ * Every wait here that could hang is bounded (helpers/bounded.ts): it fails naming what did
+ * not happen, long before the runner's kill of the file would.
+ */
+
 async function servers(n: number, schema: string, toml = ''): Promise<TestServer[]> {
   const started: TestServer[] = [];
-  for (let i = 0; i < n; i++) started.push(await startTestServer({ toml: `${toml}\n${storeToml(schema)}` }));
+  for (let i = 0; i < n; i++) {
+    const server = startTestServer({ toml: `${toml}\n${storeToml(schema)}` });
+    started.push(await within(server, `server ${i + 1} of ${n} on schema ${schema} started`, 60_000));
+  }
   return started;
 }
 
-/** counts = rows, read through the Store interface on the schema. */
-const mismatches = (schema: string) => countMismatches(cluster, database, schema);
+/** Stops the servers (in the `finally` of each test). */
+const disposeAll = (all: readonly TestServer[]) =>
+  within(Promise.all(all.map((t) => t.dispose())), `${all.length} servers stopped`, 60_000);
 
+/** Calls (one or many at once) answered, or failed, within `ms`. */
+const answered = <T>(reply: Promise<T>, what: string, ms = 30_000) => within(reply, `${what} answered`, ms);
+
+/** counts = rows, read through the Store interface on the schema. */
+const mismatches = (schema: string) =>
+  within(countMismatches(cluster, database, schema), `the counts of schema ${schema} read`);
+
+/** A reserve; its server answers when its wait ends, so a hang is one past the wait. */
 const reserve = (
   c: QueueServiceClient,
   queue: string,
@@ -58,14 +80,18 @@ const reserve = (
   waitTimeoutMs = 0,
   leaseMs = 60_000,
 ) =>
-  call(c, c.reserve, {
-    queues: [queue],
-    maxJobs,
-    leaseDurationMs: leaseMs,
-    waitTimeoutMs,
-    workerId: 'w',
-    maxResponseBytes: 0,
-  });
+  answered(
+    call(c, c.reserve, {
+      queues: [queue],
+      maxJobs,
+      leaseDurationMs: leaseMs,
+      waitTimeoutMs,
+      workerId: 'w',
+      maxResponseBytes: 0,
+    }),
+    `a reserve of ${queue} waiting up to ${waitTimeoutMs} ms`,
+    waitTimeoutMs + 30_000,
+  );
 
 for (const n of [2, 3]) {
   test(`${n} servers on one database: every job delivered once and acknowledged, none lost`, async () => {
@@ -74,7 +100,7 @@ for (const n of [2, 3]) {
     try {
       const jobsPerServer = 600;
       const enqueued = new Set<string>();
-      await Promise.all(
+      const producing = Promise.all(
         all.map(async (t, s) => {
           for (let b = 0; b < jobsPerServer / 50; b++) {
             const { results } = await call(t.client, t.client.enqueueBatch, {
@@ -86,10 +112,11 @@ for (const n of [2, 3]) {
           }
         }),
       );
+      await answered(producing, `the ${n * jobsPerServer} enqueues in batches of 50`, 120_000);
       assert.equal(enqueued.size, n * jobsPerServer);
       const delivered = new Map<string, number>();
       // Two workers per server, leasing 20 at a time, acking each lease before the next.
-      await Promise.all(
+      const working = Promise.all(
         all.flatMap((t) =>
           [0, 1].map(async () => {
             const c = t.connect();
@@ -104,20 +131,21 @@ for (const n of [2, 3]) {
           }),
         ),
       );
+      await within(working, `the ${2 * n} workers' drain of the queue`, 120_000);
       const twice = [...delivered].filter(([, times]) => times > 1);
       console.log(
         `${n} servers: ${enqueued.size} enqueued, ${delivered.size} delivered, ${twice.length} twice`,
       );
       assert.deepEqual(twice, [], 'a job was delivered twice');
       assert.equal(delivered.size, enqueued.size, 'a job was never delivered');
-      const { queues } = await call(all[0]!.client, all[0]!.client.listQueues, {
-        pageSize: 0,
-        pageToken: '',
-      });
+      const { queues } = await answered(
+        call(all[0]!.client, all[0]!.client.listQueues, { pageSize: 0, pageToken: '' }),
+        'ListQueues',
+      );
       const load = queues.find((q) => q.name === 'load');
       assert.deepEqual([load?.counts?.ready, load?.counts?.leased], [0, 0]);
     } finally {
-      await Promise.all(all.map((t) => t.dispose()));
+      await disposeAll(all);
     }
     assert.deepEqual(await mismatches(schema), []);
   });
@@ -155,10 +183,10 @@ test('one idempotency key enqueued through two servers at once is stored once, w
     ] as const) {
       for (let round = 0; round < 10; round++) {
         const keys = Array.from({ length: 25 }, (_, j) => `r${round}-k${j}`);
-        await Promise.all([
-          batchOn(a!, queue, keys, unique),
-          batchOn(b!, queue, [...keys].reverse(), unique),
-        ]);
+        await answered(
+          Promise.all([batchOn(a!, queue, keys, unique), batchOn(b!, queue, [...keys].reverse(), unique)]),
+          `round ${round} of the batches of keys to ${queue} through both servers`,
+        );
       }
     }
     // Single enqueues, many at once per server (the units of one writer batch, each with its key),
@@ -171,10 +199,13 @@ test('one idempotency key enqueued through two servers at once is stored once, w
     };
     for (let round = 0; round < 10; round++) {
       const keys = Array.from({ length: 20 }, (_, j) => `r${round}-k${j}`);
-      await Promise.all([
-        ...keys.map((key) => single(a!, key)),
-        ...[...keys].reverse().map((key) => single(b!, key)),
-      ]);
+      await answered(
+        Promise.all([
+          ...keys.map((key) => single(a!, key)),
+          ...[...keys].reverse().map((key) => single(b!, key)),
+        ]),
+        `round ${round} of the single enqueues with keys through both servers`,
+      );
     }
     const twice = [...answers].filter(([, seen]) => seen.filter((s) => !s.deduplicated).length > 1);
     const differ = [...answers].filter(([, seen]) => new Set(seen.map((s) => s.jobId)).size !== 1);
@@ -184,11 +215,14 @@ test('one idempotency key enqueued through two servers at once is stored once, w
     assert.deepEqual(twice, [], 'a key was stored twice');
     assert.deepEqual(differ, [], 'the servers answered one key with two jobs');
     assert.deepEqual(failures, [], 'calls failed');
-    const { queues } = await call(a!.client, a!.client.listQueues, { pageSize: 0, pageToken: '' });
+    const { queues } = await answered(
+      call(a!.client, a!.client.listQueues, { pageSize: 0, pageToken: '' }),
+      'ListQueues',
+    );
     const ready = Object.fromEntries(queues.map((q) => [q.name, q.counts?.ready]));
     assert.deepEqual(ready, { active: 250, single: 200, window: 250 });
   } finally {
-    await Promise.all([a!.dispose(), b!.dispose()]);
+    await disposeAll([a!, b!]);
   }
   assert.deepEqual(await mismatches('keys'), []);
 });
@@ -197,18 +231,71 @@ test('a worker waiting on one server gets the job another server enqueues, befor
   const [a, b] = await servers(2, 'wakeups');
   try {
     // The queue is made through b: a learns of it from b's signal (or its poll).
-    await call(b!.client, b!.client.enqueue, { job: testJob('wake') });
+    await answered(call(b!.client, b!.client.enqueue, { job: testJob('wake') }), 'the enqueue through b');
     assert.equal((await reserve(b!.client, 'wake', 1)).jobs.length, 1);
     const waiting = reserve(a!.client, 'wake', 1, 20_000);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const { jobId } = await call(b!.client, b!.client.enqueue, { job: testJob('wake') });
+    await waitFor(() => a!.server.engine.waitingReserves === 1, 'the reserve through a waiting', 30_000);
+    const { jobId } = await answered(
+      call(b!.client, b!.client.enqueue, { job: testJob('wake') }),
+      'the second enqueue through b',
+    );
     const { jobs } = await waiting;
     assert.deepEqual(
       jobs.map((j) => j.jobId),
       [jobId],
     );
   } finally {
-    await Promise.all([a!.dispose(), b!.dispose()]);
+    await disposeAll([a!, b!]);
+  }
+});
+
+test('a server whose listener connects after another server’s signal: its waiting reserve is woken without a poll', async () => {
+  // Each engine its own clock, never moved: no poll runs, so only a signal, or what b reads
+  // from the store once it listens, can wake b's reserve.
+  const schema = 'late_listener';
+  const a = await within(
+    Engine.open(pgStore(schema), defaultEngineOptions(), { clock: new FakeClock() }),
+    'engine a opened',
+  );
+  const storeB = pgStore(schema);
+  // b's listener connects (LISTEN) only when the test lets it, as a slow connection would.
+  let connectB: () => void = () => {};
+  const held = new Promise<void>((resolve) => {
+    connectB = resolve;
+  });
+  const start = storeB.signals.start.bind(storeB.signals);
+  storeB.signals.start = async () => {
+    await held;
+    await start();
+  };
+  const b = await within(
+    Engine.open(storeB, defaultEngineOptions(), { clock: new FakeClock() }),
+    'engine b opened',
+  );
+  // The test's own listener on the schema's channel: it hears what b cannot yet.
+  const listener = new pg.Client(cluster.connection(database));
+  listener.on('error', () => {});
+  try {
+    await within(listener.connect(), 'the test’s listener connected');
+    await within(listener.query(`LISTEN sepp_${schema}`), 'the test’s LISTEN');
+    const heard = new Promise<void>((resolve) => listener.once('notification', () => resolve()));
+    // The queue is made through a after b loaded its queues: b knows it only from a's signal.
+    const waiting = b.reserve({ queues: ['late'], maxJobs: 1, waitMs: 60_000 });
+    await until(b, () => b.waitingReserves === 1);
+    const enqueued = a.enqueue({ queue: 'late', type: 't', payload: new TextEncoder().encode('x') });
+    const { jobId } = await within(enqueued, 'the enqueue on a');
+    await within(heard, 'a’s signal of the job it enqueued (heard by the test’s own listener)');
+    assert.equal(storeB.signals.listening, false, 'b does not listen yet');
+    connectB();
+    const jobs = await within(waiting, 'b’s waiting reserve woken once b’s listener connected');
+    assert.deepEqual(
+      jobs.map((j) => j.id),
+      [jobId],
+    );
+  } finally {
+    connectB();
+    await listener.end().catch(() => {});
+    await within(Promise.all([a.close(), b.close()]), 'both engines closed');
   }
 });
 
@@ -222,31 +309,34 @@ test('a cancel made through one server reaches the worker connected to another, 
   try {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++)
-      ids.push((await call(a!.client, a!.client.enqueue, { job: testJob('stop') })).jobId);
+      ids.push(
+        (await answered(call(a!.client, a!.client.enqueue, { job: testJob('stop') }), 'an enqueue')).jobId,
+      );
     const worker = openWork(b!.client);
     worker.write(subscribeMessage(['stop'], { workerId: 'holder' }));
     worker.write(creditMessage(3));
     const leased = collect(worker, (seen) => seen.flatMap(jobsOf).length === 3);
     const told = collect(worker, (seen) => seen.flatMap(cancelsOf).length === 3);
-    assert.equal((await leased).flatMap(jobsOf).length, 3);
+    told.catch(() => {});
+    // b learns of the queue from a's signal, or once its listener connects (no poll needed).
+    const held = (await within(leased, 'the 3 jobs enqueued through a leased to the worker on b')).flatMap(
+      jobsOf,
+    );
+    assert.equal(held.length, 3);
     // One by id, then the other two by a bulk cancel, each through a.
-    await call(a!.client, a!.client.cancelJob, { jobId: ids[0]! });
-    const bulk = await call(
-      a!.client,
-      a!.client.cancelJobs,
-      CancelJobsRequest.fromPartial({ filter: { queue: 'stop' } }),
+    await answered(call(a!.client, a!.client.cancelJob, { jobId: ids[0]! }), 'CancelJob');
+    const bulk = await answered(
+      call(a!.client, a!.client.cancelJobs, CancelJobsRequest.fromPartial({ filter: { queue: 'stop' } })),
+      'CancelJobs',
     );
     assert.equal(bulk.cancelRequestedCount, 2);
-    // The signal is sent at once; 10 s only guards against a hang (no poll would bring it).
-    const late = new Promise<never>((_, reject) => {
-      setTimeout(() => reject(new Error('no cancel notice reached the worker on b')), 10_000).unref();
-    });
-    const notices = (await Promise.race([told, late])).flatMap(cancelsOf);
+    // The signal is sent at once; the bound only guards against a hang (no poll would bring it).
+    const notices = (await within(told, 'the 3 cancel notices reaching the worker on b')).flatMap(cancelsOf);
     assert.deepEqual(notices.map((n) => n.jobId).sort(), [...ids].sort());
     assert.ok(notices.every((n) => n.attempt === 1 && n.cancelledBy === 'anonymous'));
     worker.cancel();
   } finally {
-    await Promise.all([a!.dispose(), b!.dispose()]);
+    await disposeAll([a!, b!]);
   }
 });
 
@@ -257,47 +347,62 @@ test('an attempt timed out by another server’s sweep: the worker connected her
   // Each server its own clock: only a's moves, so only a's sweep can end the attempt.
   const clockA = new FakeClock();
   const clockB = new FakeClock();
-  const a = await startTestServer({ toml: storeToml('timeouts'), clock: clockA });
-  const b = await startTestServer({ toml: storeToml('timeouts'), clock: clockB });
+  const a = await within(
+    startTestServer({ toml: storeToml('timeouts'), clock: clockA }),
+    'a started',
+    60_000,
+  );
+  const b = await within(
+    startTestServer({ toml: storeToml('timeouts'), clock: clockB }),
+    'b started',
+    60_000,
+  );
   try {
-    const { jobId } = await call(a.client, a.client.enqueue, { job: testJob('slow', { timeoutMs: 1_000 }) });
+    const { jobId } = await answered(
+      call(a.client, a.client.enqueue, { job: testJob('slow', { timeoutMs: 1_000 }) }),
+      'the enqueue through a',
+    );
     const worker = openWork(b.client);
     worker.write(subscribeMessage(['slow'], { workerId: 'holder', leaseDurationMs: 60_000 }));
     worker.write(creditMessage(1));
     const leased = collect(worker, (seen) => seen.flatMap(jobsOf).length === 1);
     const told = collect(worker, (seen) => seen.flatMap(timeoutsOf).length === 1);
     told.catch(() => {});
-    assert.equal((await leased).flatMap(jobsOf)[0]?.jobId, jobId);
+    // b's clock never moves, so b never polls: b learns of the queue a made from a's signal, or,
+    // when its listener connected after that signal, from the store once it listens (issue 37's
+    // hang: that look at the store was missing, and the worker waited for a poll that never came).
+    const held = await within(leased, 'the job enqueued through a leased to the worker on b');
+    assert.equal(held.flatMap(jobsOf)[0]?.jobId, jobId);
     // a's maintenance timer (fired by the advance) or this pass ends the attempt.
     clockA.advance(2_000);
-    await a.server.engine.runMaintenance();
-    const ended = await a.server.engine.getJob(jobId);
+    await within(a.server.engine.runMaintenance(), 'a maintenance pass on a');
+    const ended = await within(a.server.engine.getJob(jobId), 'GetJob on a');
     assert.equal(
       ended.state,
       'scheduled',
       'the attempt ended by its timeout; the retry waits for its backoff',
     );
     assert.match(ended.lastError ?? '', /^timeout:/);
-    // The signal is sent at once; 10 s only guards against a hang (no poll would bring it).
-    const late = new Promise<never>((_, reject) => {
-      setTimeout(() => reject(new Error('no timeout notice reached the worker on b')), 10_000).unref();
-    });
-    const [notice] = (await Promise.race([told, late])).flatMap(timeoutsOf);
+    // The signal is sent at once; the bound only guards against a hang (no poll would bring it).
+    const [notice] = (await within(told, 'the timeout notice reaching the worker on b')).flatMap(timeoutsOf);
     assert.equal(notice?.jobId, jobId);
     assert.equal(notice?.attempt, 1);
     assert.equal(notice?.timeoutAtMs, clockB.nowMs() + 1_000);
     worker.cancel();
   } finally {
-    await Promise.all([a.dispose(), b.dispose()]);
+    await disposeAll([a, b]);
   }
 });
 
 test('max_leased holds across three servers: the queue serialises its leases', async () => {
   const all = await servers(3, 'limited', '[queues.limited]\nmax_leased = 5\n');
   try {
-    await call(all[0]!.client, all[0]!.client.enqueueBatch, {
-      jobs: Array.from({ length: 40 }, () => testJob('limited')),
-    });
+    await answered(
+      call(all[0]!.client, all[0]!.client.enqueueBatch, {
+        jobs: Array.from({ length: 40 }, () => testJob('limited')),
+      }),
+      'the batch of 40',
+    );
     const leased = await Promise.all(
       all.flatMap((t) => [t.connect(), t.connect()].map((c) => reserve(c, 'limited', 10))),
     );
@@ -305,7 +410,7 @@ test('max_leased holds across three servers: the queue serialises its leases', a
     console.log(`max_leased 5 across 3 servers: ${total} leased by 6 concurrent reserves`);
     assert.equal(total, 5);
   } finally {
-    await Promise.all(all.map((t) => t.dispose()));
+    await disposeAll(all);
   }
   assert.deepEqual(await mismatches('limited'), []);
 });
@@ -319,14 +424,17 @@ test('limited queues leased through two servers in opposite orders: no deadlock,
     const failures: string[] = [];
     let leased = 0;
     const reserveFrom = async (t: TestServer, queues: string[]) => {
-      const answer = await call(t.client, t.client.reserve, {
-        queues,
-        maxJobs: 10,
-        leaseDurationMs: 60_000,
-        waitTimeoutMs: 0,
-        workerId: 'w',
-        maxResponseBytes: 0,
-      }).catch((error: ServiceError) => {
+      const answer = await answered(
+        call(t.client, t.client.reserve, {
+          queues,
+          maxJobs: 10,
+          leaseDurationMs: 60_000,
+          waitTimeoutMs: 0,
+          workerId: 'w',
+          maxResponseBytes: 0,
+        }),
+        `a reserve of ${queues.join(', ')}`,
+      ).catch((error: ServiceError) => {
         failures.push(error.message);
       });
       leased += answer?.jobs.length ?? 0;
@@ -335,9 +443,12 @@ test('limited queues leased through two servers in opposite orders: no deadlock,
     // (it looks at the second when the first cannot fill it: soon both are empty): the two servers
     // name them in opposite orders, many reserves at once each (the units of one writer batch), so
     // waiting for each lock in turn would deadlock.
-    await call(a!.client, a!.client.enqueueBatch, {
-      jobs: Array.from({ length: 200 }, (_, i) => testJob(i % 2 === 0 ? 'la' : 'lb')),
-    });
+    await answered(
+      call(a!.client, a!.client.enqueueBatch, {
+        jobs: Array.from({ length: 200 }, (_, i) => testJob(i % 2 === 0 ? 'la' : 'lb')),
+      }),
+      'the batch of 200',
+    );
     for (let round = 0; round < 10; round++) {
       await Promise.all([
         ...Array.from({ length: 10 }, () => reserveFrom(a!, ['la', 'lb'])),
@@ -350,7 +461,7 @@ test('limited queues leased through two servers in opposite orders: no deadlock,
     assert.deepEqual(failures, [], 'calls failed');
     assert.equal(leased, 200);
   } finally {
-    await Promise.all([a!.dispose(), b!.dispose()]);
+    await disposeAll([a!, b!]);
   }
   assert.deepEqual(await mismatches('limit_order'), []);
 });
@@ -368,7 +479,7 @@ test('each schedule tick is enqueued once however many servers run the schedule'
     assert.ok(jobs.length >= 3 && jobs.length <= 6, `${jobs.length} ticks`);
     assert.equal(new Set(keys).size, keys.length, `a tick was enqueued twice: ${keys.join(', ')}`);
   } finally {
-    await Promise.all(all.map((t) => t.dispose()));
+    await disposeAll(all);
   }
 });
 
@@ -377,19 +488,26 @@ test('kill -9 of PostgreSQL: the servers answer UNAVAILABLE, recover once it is 
   try {
     const acknowledged: string[] = [];
     for (let i = 0; i < 20; i++)
-      acknowledged.push((await call(a!.client, a!.client.enqueue, { job: testJob('crash') })).jobId);
-    await cluster.kill9();
-    const refused = await call(b!.client, b!.client.enqueue, { job: testJob('crash') }).then(
+      acknowledged.push(
+        (await answered(call(a!.client, a!.client.enqueue, { job: testJob('crash') }), 'an enqueue')).jobId,
+      );
+    await within(cluster.kill9(), 'the kill -9 of PostgreSQL');
+    const refused = await answered(
+      call(b!.client, b!.client.enqueue, { job: testJob('crash') }),
+      'an enqueue while PostgreSQL is down',
+    ).then(
       () => undefined,
       (error: ServiceError) => error,
     );
     assert.equal(refused?.code, status.UNAVAILABLE);
-    await cluster.restart();
+    await within(cluster.restart(), 'the restart of PostgreSQL', 60_000);
     // The next calls connect again.
     let recovered = false;
     for (let attempt = 0; attempt < 50 && !recovered; attempt++) {
       try {
-        acknowledged.push((await call(b!.client, b!.client.enqueue, { job: testJob('crash') })).jobId);
+        acknowledged.push(
+          (await answered(call(b!.client, b!.client.enqueue, { job: testJob('crash') }), 'an enqueue')).jobId,
+        );
         recovered = true;
       } catch (error) {
         assert.equal((error as ServiceError).code, status.UNAVAILABLE);
@@ -411,29 +529,37 @@ test('kill -9 of PostgreSQL: the servers answer UNAVAILABLE, recover once it is 
       'an acknowledged enqueue was lost',
     );
   } finally {
-    await Promise.all([a!.dispose(), b!.dispose()]);
+    await disposeAll([a!, b!]);
   }
   assert.deepEqual(await mismatches('crash'), []);
 });
+
+/** One server's store on `schema`, for an engine in this process. */
+const pgStore = (schema: string) =>
+  new PostgresStore({
+    url: cluster.urlWithoutPassword(database),
+    password: cluster.password,
+    schema,
+    poolSize: 3,
+    statementTimeoutMs: 30_000,
+  });
 
 /** Two engines, each on its own PostgresStore on one schema: two servers, in this process. */
 async function engines(schema: string): Promise<Engine[]> {
   const clock = new FakeClock();
   const opened: Engine[] = [];
   for (let i = 0; i < 2; i++) {
-    const store = new PostgresStore({
-      url: cluster.urlWithoutPassword(database),
-      password: cluster.password,
-      schema,
-      poolSize: 3,
-      statementTimeoutMs: 30_000,
-    });
-    opened.push(await Engine.open(store, defaultEngineOptions(), { clock }));
+    const engine = Engine.open(pgStore(schema), defaultEngineOptions(), { clock });
+    opened.push(await within(engine, `engine ${i + 1} of 2 on schema ${schema} opened`));
   }
   return opened;
 }
 
-test('workflows on two servers: the last two ends of fan-ins and batches raced, each released and completed once', async () => {
+// The workflows tests make hundreds of engine calls: besides the guards on their phases, the
+// test itself is bounded (node:test fails it naming the test), well below the runner's kill.
+test('workflows on two servers: the last two ends of fan-ins and batches raced, each released and completed once', {
+  timeout: 300_000,
+}, async () => {
   const schema = 'workflows';
   const [one, two] = await engines(schema);
   const e1 = one!;
@@ -510,7 +636,11 @@ test('workflows on two servers: the last two ends of fan-ins and batches raced, 
           ),
         );
       }
-      await Promise.all(ends);
+      await within(
+        Promise.all(ends),
+        `round ${round}: the ends of its fan-ins and batches on both servers`,
+        60_000,
+      );
     }
     // Every child released once, by one server or the other.
     const releases = new Map<string, number>();
@@ -545,12 +675,14 @@ test('workflows on two servers: the last two ends of fan-ins and batches raced, 
     assert.deepEqual(new Set(done), completions);
   } finally {
     for (const c of released) c.subscription.close();
-    await Promise.all([e1.close(), e2.close()]);
+    await within(Promise.all([e1.close(), e2.close()]), 'both engines closed');
   }
   assert.deepEqual(await mismatches(schema), []);
 });
 
-test('workflows on two servers: an enqueue naming a job another server acks at that moment is never left waiting', async () => {
+test('workflows on two servers: an enqueue naming a job another server acks at that moment is never left waiting', {
+  timeout: 300_000,
+}, async () => {
   const schema = 'workflows_enqueue';
   const [one, two] = await engines(schema);
   const e1 = one!;
@@ -567,7 +699,7 @@ test('workflows on two servers: an enqueue naming a job another server acks at t
       const leased = await e2.reserve({ queues: [queue], maxJobs: 1000, leaseMs: 600_000 });
       assert.equal(leased.length, parents.length);
       // Each parent acked on one server while the other enqueues a job depending on it.
-      await Promise.all(
+      const raced = Promise.all(
         leased.flatMap((l) => [
           e2.ack({ jobId: l.id, attempt: l.attempt }),
           e1.enqueue({ queue: 'race-children', type: 'child', payload: bytes(''), dependsOn: [l.id] }).then(
@@ -587,6 +719,7 @@ test('workflows on two servers: an enqueue naming a job another server acks at t
           ),
         ]),
       );
+      await within(raced, `round ${round}: the acks and the enqueues depending on them`, 60_000);
     }
     const states = await Promise.all(children.map(async (id) => (await e1.getJob(id)).state));
     console.log(`enqueue racing the ack of its dependency on 2 servers: ${JSON.stringify(outcomes)}`);
@@ -596,7 +729,7 @@ test('workflows on two servers: an enqueue naming a job another server acks at t
       'a job was left waiting on a job that had ended',
     );
   } finally {
-    await Promise.all([e1.close(), e2.close()]);
+    await within(Promise.all([e1.close(), e2.close()]), 'both engines closed');
   }
   assert.deepEqual(await mismatches(schema), []);
 });

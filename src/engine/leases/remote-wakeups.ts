@@ -10,7 +10,11 @@
  * were another server's to do, had it not died). Cancels of leased jobs, and
  * attempts ended by their hard timeout, that another server committed go to
  * this server's listeners (the workers connected here); they have no poll: a
- * worker that missed one learns at its next extend or settlement.
+ * worker that missed one learns at its next extend or settlement. When the
+ * store starts to hear signals (`listening`: its listener connected, at the
+ * start or again), what it did not hear is looked for at once, as a poll
+ * would: a job another server made ready just before does not wait for the
+ * next poll.
  */
 
 import type { CancelSignal, StoreSignals, TimeoutSignal } from '../../store/signals.ts';
@@ -39,6 +43,11 @@ export class RemoteWakeups {
 
   start(): void {
     this.signals.listen((signal) => {
+      if (signal.kind === 'listening') {
+        // Signals sent before were not heard; the commits they told of are in the store now.
+        void this.lookAtStore();
+        return;
+      }
       if (signal.kind === 'cancel') {
         this.leaseNotices.cancelled(signal.notices);
         return;
@@ -73,6 +82,11 @@ export class RemoteWakeups {
 
   private async poll(): Promise<void> {
     this.wakeMaintenance();
+    await this.lookAtStore();
+  }
+
+  /** What signals would have said: the queues again, and waiters woken for the ready jobs of theirs. */
+  private async lookAtStore(): Promise<void> {
     try {
       await this.refreshQueues();
       const queues = this.waiters.waitedQueues();

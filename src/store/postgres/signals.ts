@@ -8,7 +8,9 @@
  * (a lost signal is covered by the engine's poll). At most one send is in flight;
  * what the server has to say meanwhile is merged per queue and goes in the next,
  * so a burst of commits costs one NOTIFY statement. A server ignores its own
- * signals. The connection reconnects, with a backoff, when it breaks.
+ * signals. The connection reconnects, with a backoff, when it breaks; each time
+ * its LISTEN takes effect the engine is told (`listening`), since what the
+ * others sent before was not heard: their commits are in the store by then.
  *
  * Cancels of leased jobs, and attempts ended by their hard timeout, go the same
  * way, so that a worker connected to another server is told: each notification
@@ -145,6 +147,8 @@ export class PostgresSignals implements StoreSignals {
       }
       this.client = client;
       this.backoffMs = 250;
+      // What the others sent before the LISTEN took effect was not heard: the engine looks at the store.
+      this.listener({ kind: 'listening' });
       void this.send();
     } catch {
       this.lost(client);
@@ -160,6 +164,8 @@ export class PostgresSignals implements StoreSignals {
 
   listen(listener: (signal: StoreSignal) => void): void {
     this.listener = listener;
+    // Connected before this listener came: it missed the same, so it is told too.
+    if (this.client !== undefined) listener({ kind: 'listening' });
   }
 
   readyJobs(queue: string, jobs: number): void {
