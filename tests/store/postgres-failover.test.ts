@@ -24,6 +24,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type LeasedJob, SeppClient } from '../../clients/typescript/src/index.ts';
+import { within } from '../helpers/bounded.ts';
 import { type PostgresCluster, startPostgres } from '../helpers/postgres.ts';
 import { countMismatches } from '../helpers/postgres-counts.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -103,6 +104,11 @@ async function work(client: SeppClient, ledger: Ledger, stop: () => boolean): Pr
   }
 }
 
+/*
+ * Every wait here that could hang is bounded: the SDK's calls by their deadlines, the polls
+ * by `until`, the rest by helpers/bounded.ts, which fails naming what did not happen.
+ */
+
 /** Polls `done` every 50 ms until it holds; fails naming `what` after `timeoutMs`. */
 async function until(
   what: string,
@@ -133,8 +139,11 @@ async function drained(client: SeppClient): Promise<boolean> {
 
 async function waitForStandby(primary: PostgresCluster, sync: boolean): Promise<void> {
   for (let i = 0; ; i++) {
-    const { rows } = await primary.query<{ state: string; sync_state: string }>(
-      "SELECT state, sync_state FROM pg_stat_replication WHERE application_name = 'standby1'",
+    const { rows } = await within(
+      primary.query<{ state: string; sync_state: string }>(
+        "SELECT state, sync_state FROM pg_stat_replication WHERE application_name = 'standby1'",
+      ),
+      'pg_stat_replication read',
     );
     if (rows[0]?.state === 'streaming' && (!sync || rows[0].sync_state === 'sync')) return;
     assert.ok(i < 600, `the standby streams: ${JSON.stringify(rows)}`);
@@ -155,22 +164,27 @@ function walSender(primary: PostgresCluster): number {
 }
 
 async function failoverRound(sync: boolean, index: number, stallMs = 0): Promise<Round> {
-  const primary = await startPostgres();
+  const primary = await within(startPostgres(), 'the primary started', 120_000);
   let standby: PostgresCluster | undefined;
   const servers: TestServer[] = [];
   const clients: SeppClient[] = [];
   try {
-    const database = await primary.createDatabase('failover');
-    standby = await startPostgres({ standbyOf: primary, applicationName: 'standby1' });
+    const database = await within(primary.createDatabase('failover'), 'the database created');
+    standby = await within(
+      startPostgres({ standbyOf: primary, applicationName: 'standby1' }),
+      'the standby started',
+      120_000,
+    );
     // Synchronous only once the standby is there: until then every commit would wait for it.
     if (sync) {
-      await primary.query("ALTER SYSTEM SET synchronous_standby_names = 'standby1'");
-      await primary.query('SELECT pg_reload_conf()');
+      await within(primary.query("ALTER SYSTEM SET synchronous_standby_names = 'standby1'"), 'ALTER SYSTEM');
+      await within(primary.query('SELECT pg_reload_conf()'), 'pg_reload_conf()');
     }
     await waitForStandby(primary, sync);
     const url = `postgres://${primary.user}@127.0.0.1:${primary.port},127.0.0.1:${standby.port}/${database}?target_session_attrs=read-write`;
     const toml = `[queues.${queue}]\n[store]\nkind = "postgres"\nurl = "${url}"\npassword_file = "${primary.passwordFile}"\nschema = "sepp"\n`;
-    for (let i = 0; i < 2; i++) servers.push(await startTestServer({ toml }));
+    for (let i = 0; i < 2; i++)
+      servers.push(await within(startTestServer({ toml }), `server ${i + 1} started`, 60_000));
     const retry = { unavailable: true, maxAttempts: 100, baseDelayMs: 50, maxDelayMs: 500 };
     for (const t of servers) clients.push(SeppClient.connect(t.address, { retry }));
     const info = await clients[0]!.getServerInfo();
@@ -198,8 +212,8 @@ async function failoverRound(sync: boolean, index: number, stallMs = 0): Promise
       await sleep(stallMs);
     }
     const killedAt = performance.now();
-    await primary.kill9();
-    await standby.promote();
+    await within(primary.kill9(), 'the kill -9 of the primary');
+    await within(standby.promote(), 'the promotion of the standby', 60_000);
     const promotedAt = performance.now();
     ledger.promotedAt = promotedAt; // From now on the producers count what the new primary accepts.
     // Load goes on until every producer has had enqueues accepted by the new primary.
@@ -207,12 +221,13 @@ async function failoverRound(sync: boolean, index: number, stallMs = 0): Promise
       producerNames.every((name) => (ledger.enqueuedAfter.get(name) ?? 0) >= enqueuesAfterPromotion),
     );
     stopProducing = true;
-    await Promise.all(producers);
+    // Each producer's last enqueue has a 60 s deadline.
+    await within(Promise.all(producers), 'the producers stopped', 90_000);
     // Drain: until nothing is left that could be delivered (leases held when the primary
     // died run out after leaseMs and are delivered again; a lost ack leaves its job leased).
     await until('the queue drains', () => drained(clients[0]!));
     stopWorking = true;
-    await Promise.all(workers);
+    await within(Promise.all(workers), 'the workers stopped');
 
     const delivered = new Set(ledger.deliveries.map((d) => d.id));
     const missing = [...ledger.enqueued.keys()].filter((id) => !delivered.has(id));
@@ -232,7 +247,7 @@ async function failoverRound(sync: boolean, index: number, stallMs = 0): Promise
       ...[...ledger.enqueued.values()].map((e) => e.atMs).filter((atMs) => atMs >= promotedAt),
     );
     assert.deepEqual(
-      await countMismatches(standby, database, 'sepp'),
+      await within(countMismatches(standby, database, 'sepp'), 'the counts on the new primary read'),
       [],
       'counts = rows on the new primary',
     );
@@ -248,10 +263,10 @@ async function failoverRound(sync: boolean, index: number, stallMs = 0): Promise
       reported,
     };
   } finally {
-    await Promise.all(clients.map((c) => c.close().catch(() => {})));
-    await Promise.all(servers.map((t) => t.dispose().catch(() => {})));
-    await standby?.close();
-    await primary.close();
+    await within(Promise.all(clients.map((c) => c.close().catch(() => {}))), 'the clients closed');
+    await within(Promise.all(servers.map((t) => t.dispose().catch(() => {}))), 'the servers stopped', 60_000);
+    await within(standby?.close() ?? Promise.resolve(), 'the standby stopped and removed', 60_000);
+    await within(primary.close(), 'the primary stopped and removed', 60_000);
   }
 }
 

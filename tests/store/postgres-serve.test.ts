@@ -16,6 +16,7 @@ import { loadConfig } from '../../src/config/index.ts';
 import { migrations } from '../../src/store/postgres/gen/migrations.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { createLogger } from '../../src/telemetry/logger.ts';
+import { within } from '../helpers/bounded.ts';
 import { cliJson, sepp } from '../helpers/cli.ts';
 import { type PostgresCluster, startPostgres } from '../helpers/postgres.ts';
 import { call, startTestServer, testJob } from '../helpers/server.ts';
@@ -35,37 +36,50 @@ after(async () => {
 const storeToml = (schema: string, passwordFile = cluster.passwordFile) =>
   `[store]\nkind = "postgres"\nurl = "${cluster.urlWithoutPassword(database)}"\npassword_file = "${passwordFile}"\nschema = "${schema}"\n`;
 
+/*
+ * Every wait here that could hang is bounded (helpers/bounded.ts): it fails naming what did
+ * not happen, long before the runner's kill of the file would.
+ */
+
+/** A call (or a start, a stop) that ends within `ms`. */
+const answered = <T>(reply: Promise<T>, what: string, ms = 30_000) => within(reply, `${what} answered`, ms);
+
 test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; the start says which store', async () => {
   const lines: string[] = [];
   const logger = createLogger({ level: 'info', format: 'json', write: (line) => lines.push(line) });
-  let t = await startTestServer({ toml: storeToml('served'), logger });
+  let t = await within(startTestServer({ toml: storeToml('served'), logger }), 'the server started', 60_000);
   try {
     const c0 = t.client;
-    const acked = (await call(c0, c0.enqueue, { job: testJob('emails') })).jobId;
-    const leased = (await call(c0, c0.enqueue, { job: testJob('emails') })).jobId;
-    const waiting = (await call(c0, c0.enqueue, { job: testJob('emails', { idempotencyKey: 'order-1' }) }))
-      .jobId;
-    const { jobs } = await call(c0, c0.reserve, {
-      queues: ['emails'],
-      maxJobs: 2,
-      leaseDurationMs: 60_000,
-      waitTimeoutMs: 0,
-      maxResponseBytes: 0,
-      workerId: 'w1',
-    });
+    const enqueue = async (idempotencyKey = '') =>
+      (await answered(call(c0, c0.enqueue, { job: testJob('emails', { idempotencyKey }) }), 'an enqueue'))
+        .jobId;
+    const acked = await enqueue();
+    const leased = await enqueue();
+    const waiting = await enqueue('order-1');
+    const { jobs } = await answered(
+      call(c0, c0.reserve, {
+        queues: ['emails'],
+        maxJobs: 2,
+        leaseDurationMs: 60_000,
+        waitTimeoutMs: 0,
+        maxResponseBytes: 0,
+        workerId: 'w1',
+      }),
+      'the reserve',
+    );
     assert.deepEqual(jobs.map((j) => j.jobId).sort(), [acked, leased].sort());
-    await call(c0, c0.ack, { jobId: acked, attempt: 1 });
+    await answered(call(c0, c0.ack, { jobId: acked, attempt: 1 }), 'the ack');
     const started = lines.map((line) => JSON.parse(line)).find((l) => l.event === 'server.started');
     assert.equal(started?.store, 'postgres');
     assert.equal(started?.store_schema, 'served');
     assert.equal(started?.data_dir, undefined, 'no data directory is used');
     assert.ok(!lines.join('\n').includes(cluster.password), 'the password is in the log');
 
-    t = await t.restart();
+    t = await within(t.restart(), 'the restart', 60_000);
     const c = t.client;
     const state = async (jobId: string) => {
       try {
-        return (await call(c, c.getJob, { jobId })).job?.state;
+        return (await answered(call(c, c.getJob, { jobId }), 'GetJob')).job?.state;
       } catch (error) {
         return (error as ServiceError).code === status.NOT_FOUND ? 'gone' : error;
       }
@@ -73,18 +87,22 @@ test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; t
     assert.equal(await state(acked), 'gone');
     assert.equal(await state(leased), JobState.LEASED);
     assert.equal(await state(waiting), JobState.READY);
-    const again = await call(c, c.enqueue, { job: testJob('emails', { idempotencyKey: 'order-1' }) });
+    const again = await answered(
+      call(c, c.enqueue, { job: testJob('emails', { idempotencyKey: 'order-1' }) }),
+      'the enqueue again with key order-1',
+    );
     assert.deepEqual([again.jobId, again.deduplicated], [waiting, true]);
-    const { queues } = await call(c, c.listQueues, { pageSize: 0, pageToken: '' });
+    const { queues } = await answered(call(c, c.listQueues, { pageSize: 0, pageToken: '' }), 'ListQueues');
     const emails = queues.find((q) => q.name === 'emails');
     assert.deepEqual([emails?.counts?.ready, emails?.counts?.leased], [1, 1]);
 
     // GetServerInfo and the dashboard say which store, and where: never the password.
     // The listener connects in the background after the start: wait for it, briefly.
-    let info = await call(c, c.getServerInfo, {});
+    const serverInfo = () => answered(call(c, c.getServerInfo, {}), 'GetServerInfo');
+    let info = await serverInfo();
     for (let i = 0; !info.store?.signalsConnected && i < 50; i++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
-      info = await call(c, c.getServerInfo, {});
+      info = await serverInfo();
     }
     const store = {
       kind: 'postgres',
@@ -95,7 +113,10 @@ test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; t
     };
     // The database has no standby: its replication is `none` (docs/replication.md).
     assert.deepEqual(info.store, { ...store, replication: 'none', standbys: 0 });
-    const overview = await fetch(t.metricsUrl.replace(/\/metrics$/, '/api/v1/overview'));
+    const overview = await answered(
+      fetch(t.metricsUrl.replace(/\/metrics$/, '/api/v1/overview'), { signal: AbortSignal.timeout(30_000) }),
+      'GET /api/v1/overview',
+    );
     const text = await overview.text();
     assert.equal(overview.status, 200, text);
     assert.deepEqual((JSON.parse(text) as { server: { store: unknown } }).server.store, {
@@ -120,23 +141,24 @@ test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; t
     );
     assert.ok(!statusRun.stdout.includes(cluster.password));
   } finally {
-    await t.dispose();
+    await within(t.dispose(), 'the server stopped', 60_000);
   }
 });
 
 test('what only the SQLite store has answers FAILED_PRECONDITION naming the store', async () => {
-  const t = await startTestServer({ toml: storeToml('precondition') });
+  const t = await within(startTestServer({ toml: storeToml('precondition') }), 'the server started', 60_000);
   try {
     const chunks = t.client.backup({});
-    const failure = await new Promise<ServiceError>((resolve, reject) => {
+    const ended = new Promise<ServiceError>((resolve, reject) => {
       chunks.on('data', () => {});
       chunks.on('error', resolve);
       chunks.on('end', () => reject(new Error('the backup of a PostgreSQL store went through')));
     });
+    const failure = await answered(ended, 'the Backup call');
     assert.equal(failure.code, status.FAILED_PRECONDITION);
     assert.match(failure.details, /store \(postgres\) makes no backups/);
   } finally {
-    await t.dispose();
+    await within(t.dispose(), 'the server stopped', 60_000);
   }
 });
 
@@ -163,11 +185,14 @@ test('a PostgreSQL store that cannot be opened stops the start: one line naming 
     assert.ok(!error.message.includes('\n'));
     return true;
   };
-  await assert.rejects(start(storeToml('refused', wrong)), (e) =>
-    refused(e, /^cannot open the PostgreSQL store at postgres:\/\/.*password authentication failed/),
+  await assert.rejects(
+    within(start(storeToml('refused', wrong)), 'the start with a wrong password ended'),
+    (e) => refused(e, /^cannot open the PostgreSQL store at postgres:\/\/.*password authentication failed/),
   );
   const closedPort = storeToml('refused').replace(`:${cluster.port}/`, ':1/');
-  await assert.rejects(start(closedPort), (e) => refused(e, /ECONNREFUSED/));
+  await assert.rejects(within(start(closedPort), 'the start on a closed port ended'), (e) =>
+    refused(e, /ECONNREFUSED/),
+  );
 });
 
 test('servers starting together on a new schema migrate it once and take different counter shards', async () => {
@@ -181,17 +206,16 @@ test('servers starting together on a new schema migrate it once and take differe
     });
   const stores = [open(), open(), open()];
   try {
-    await Promise.all(stores.map((s) => s.start()));
-    const { rows } = await cluster.query<{ n: string }>(
-      'SELECT count(*) AS n FROM together.schema_migrations',
-      [],
-      database,
+    await within(Promise.all(stores.map((s) => s.start())), 'the 3 stores started');
+    const { rows } = await within(
+      cluster.query<{ n: string }>('SELECT count(*) AS n FROM together.schema_migrations', [], database),
+      'the count of applied migrations read',
     );
     // Each migration once, however many servers ran them.
     assert.equal(rows[0]?.n, String(migrations.length));
     const shards = stores.map((s) => s.shard);
     assert.equal(new Set(shards).size, 3, `shards ${shards.join(', ')}`);
   } finally {
-    await Promise.all(stores.map((s) => s.close()));
+    await within(Promise.all(stores.map((s) => s.close())), 'the 3 stores closed');
   }
 });

@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type LeasedJob, SeppClient } from '../../clients/typescript/src/index.ts';
+import { within } from '../helpers/bounded.ts';
 import { type PostgresCluster, startPostgres } from '../helpers/postgres.ts';
 import { countMismatches } from '../helpers/postgres-counts.ts';
 import { type ServerProcess, startServerProcess } from '../helpers/process-server.ts';
@@ -41,10 +42,16 @@ after(async () => {
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
 });
 
+/*
+ * Every wait here that could hang is bounded: the SDK's calls by their deadlines (10 s by
+ * default), the rest by helpers/bounded.ts, which fails naming what did not happen.
+ */
+
 function startServer(name: string, config: string): Promise<ServerProcess> {
-  return startServerProcess(join(dir, name), ['--config', config], {
+  const started = startServerProcess(join(dir, name), ['--config', config], {
     env: { [passwordVariable]: cluster.password },
   });
+  return within(started, `server ${name} started`, 60_000);
 }
 
 /** What the clients saw: acknowledged enqueues, deliveries (id → attempts) and acknowledged acks. */
@@ -152,11 +159,8 @@ test('kill -9 of one of two sepp servers under load: nothing acknowledged lost, 
       await sleep(25);
     }
     await a.cancelJob(stopId);
-    await Promise.race([
-      cancelSeen,
-      sleep(10_000).then(() => assert.fail('the cancel made through a never reached the worker on b')),
-    ]);
-    await holder.close();
+    await within(cancelSeen, 'the cancel made through a reaching the worker on b', 10_000);
+    await within(holder.close(), 'the worker on b closed');
 
     // Load on both servers.
     let stopProducing = false;
@@ -184,13 +188,13 @@ test('kill -9 of one of two sepp servers under load: nothing acknowledged lost, 
     assert.equal(held.length, 10, 'the held leases');
     ledger.delivered(held);
     await sleep(500);
-    const code = await doomed.stop('SIGKILL');
+    const code = await within(doomed.stop('SIGKILL'), 'the kill -9 of server a');
     assert.equal(code, null, 'killed by a signal');
     const killedAt = performance.now();
     // The survivor's producer and worker go on; a's stop by themselves.
     await sleep(leaseMs + 2000);
     stopProducing = true;
-    await Promise.all(producers);
+    await within(Promise.all(producers), 'the producers stopped');
     // Drain: b's worker until nothing is ready or leased.
     for (let i = 0; ; i++) {
       const counts = await countsOf(b);
@@ -199,7 +203,7 @@ test('kill -9 of one of two sepp servers under load: nothing acknowledged lost, 
       await sleep(100);
     }
     stopWorking = true;
-    await Promise.all(workers);
+    await within(Promise.all(workers), 'the workers stopped');
     const drainedAfterMs = Math.round(performance.now() - killedAt);
 
     const lost = [...ledger.enqueued].filter((id) => !ledger.deliveries.has(id));
@@ -228,12 +232,10 @@ test('kill -9 of one of two sepp servers under load: nothing acknowledged lost, 
     assert.deepEqual([counts?.ready, counts?.leased, counts?.scheduled, counts?.dead], [0, 0, 0, 0]);
     assert.deepEqual(await mismatches(), [], 'counts = rows');
   } finally {
-    await a.close();
-    await b.close();
-    await doomed.stop('SIGKILL');
-    await survivor.stop('SIGKILL');
+    await within(Promise.all([a.close(), b.close()]), 'the clients closed');
+    await within(Promise.all([doomed.stop('SIGKILL'), survivor.stop('SIGKILL')]), 'both servers ended');
   }
 });
 
 /** counts = rows, read through the Store interface on the schema. */
-const mismatches = () => countMismatches(cluster, database, 'kill');
+const mismatches = () => within(countMismatches(cluster, database, 'kill'), 'the counts of schema kill read');
