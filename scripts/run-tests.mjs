@@ -18,7 +18,8 @@
 // - Files start longest first, by the durations of earlier runs on this machine
 //   (node_modules/.cache/sepp-tests/durations.json), so the longest does not start last.
 // - When a selected file starts `sepp` processes, the server and CLI are bundled once
-//   (build.mjs --bundle-only) and every test uses that bundle (SEPP_TEST_BUNDLE,
+//   (build.mjs --bundle-only; with the single executable when a file runs that:
+//   SEPP_SEA_BINARY) and every test uses that bundle (SEPP_TEST_BUNDLE,
 //   tests/helpers/test-run.ts) instead of compiling the sources under tsx each time,
 //   through a loader with a V8 code cache (scripts/code-cache.mjs; SEPP_TEST_CODE_CACHE=0
 //   for none).
@@ -48,7 +49,7 @@ import { writeCodeCacheLoader } from './code-cache.mjs';
 import { checkCapturedLogs } from './secret-grep.mjs';
 import { partition, splitGroupEvents, writeGroupEntry } from './test-groups.mjs';
 import { checkResult, fileResult, summary } from './test-report.mjs';
-import { needsBundle, runsAlone, tierOf as tierOfFile, tiers } from './test-tiers.mjs';
+import { needsBundle, needsExecutable, runsAlone, tierOf as tierOfFile, tiers } from './test-tiers.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const { values: flags, positionals: filters } = parseArgs({
@@ -238,31 +239,40 @@ function run(command, args, childEnv) {
 }
 
 /**
- * The server and CLI bundled once for the run, when a selected file runs `sepp`
- * (build.mjs --bundle-only): built beside the checks and the first files; the system
- * tier's files and groups start once it is there. When it cannot be built, the run stops.
+ * The server and CLI built once for the run: bundled (build.mjs --bundle-only) when a
+ * selected file runs `sepp`, and the single executable too (build.mjs, what `npm run
+ * build` runs; its first step is the same bundle) when one runs that (SEPP_SEA_BINARY,
+ * unless given). Built beside the checks and the first files; the system tier's files and
+ * groups start once it is there. When it cannot be built, the run stops.
  */
-async function bundle() {
+async function build({ bundle, executable }) {
   bundleDir = join(root, 'dist', `test-bundle-run-${process.pid}`);
-  const build = await run(
-    process.execPath,
-    [join(root, 'build.mjs'), '--bundle-only', '--out-dir', bundleDir],
-    process.env,
-  );
-  if (build.code !== 0) {
+  const args = [join(root, 'build.mjs'), ...(executable ? [] : ['--bundle-only']), '--out-dir', bundleDir];
+  const built = await run(process.execPath, args, process.env);
+  if (built.code !== 0) {
     for (const pid of runningGroups) killGroup(pid);
     cleanUp();
-    console.error(`${build.output}\nbundling the server for the tests failed (node build.mjs --bundle-only)`);
+    console.error(`${built.output}\nbuilding sepp for the tests failed (node ${args.join(' ')})`);
     process.exit(1);
   }
+  if (executable) env.SEPP_SEA_BINARY = join(bundleDir, 'sepp');
   // sepp.cjs through a loader with a V8 code cache (scripts/code-cache.mjs).
-  env.SEPP_TEST_BUNDLE =
-    process.env.SEPP_TEST_CODE_CACHE === '0'
-      ? join(bundleDir, 'sepp.cjs')
-      : writeCodeCacheLoader(bundleDir, root);
+  if (bundle) {
+    env.SEPP_TEST_BUNDLE =
+      process.env.SEPP_TEST_CODE_CACHE === '0'
+        ? join(bundleDir, 'sepp.cjs')
+        : writeCodeCacheLoader(bundleDir, root);
+  }
 }
-const bundled =
-  files.some(needsBundle) && process.env.SEPP_TEST_BUNDLE === undefined ? bundle() : Promise.resolve();
+const builds = {
+  bundle: files.some(needsBundle) && process.env.SEPP_TEST_BUNDLE === undefined,
+  executable: files.some(needsExecutable) && process.env.SEPP_SEA_BINARY === undefined,
+};
+const built = builds.bundle || builds.executable ? build(builds) : undefined;
+let builtDone = built === undefined;
+built?.then(() => {
+  builtDone = true;
+});
 
 /**
  * Runs `module` (a test file, or a group's entry) in a process of its own; resolves with
@@ -361,14 +371,21 @@ async function runCheck(check, script) {
   return { output: ran.output, heading: headingOf(result), results: [result] };
 }
 
+/** What the system tier runs may start `sepp`: from the run's build. */
+const waitsForBuild = (job) => (job.group?.tier ?? (job.file && tierOf(job.file))) === 'system';
+/** The next job of the queue: while the build runs, the first that does not wait for it. */
+function next() {
+  const i = builtDone ? 0 : queue.findIndex((job) => !waitsForBuild(job));
+  return queue.splice(Math.max(i, 0), 1)[0];
+}
+
 const results = [];
 let startedJobs = 0;
 await Promise.all(
   Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
-    for (let job = queue.shift(); job !== undefined; job = queue.shift()) {
+    for (let job = next(); job !== undefined; job = next()) {
       const index = startedJobs++;
-      // What the system tier runs may start `sepp`: from the run's bundle.
-      if ((job.group?.tier ?? (job.file && tierOf(job.file))) === 'system') await bundled;
+      if (waitsForBuild(job)) await built;
       const {
         output,
         heading,
