@@ -7,8 +7,9 @@
 // 0 for none) processes (scripts/test-groups.mjs), but those that must run alone
 // (scripts/test-tiers.mjs); otherwise each file runs in a process of its own.
 //
-// Usage: node scripts/run-tests.mjs [--tier fast|system] [--checks] [substring filter...]
-//   --tier    only the files of one tier (scripts/test-tiers.mjs says which and why)
+// Usage: node scripts/run-tests.mjs [--tier fast|system]... [--checks] [substring filter...]
+//   --tier    only the files of that tier (scripts/test-tiers.mjs says which and why);
+//             given twice, both tiers in one queue (`npm test`)
 //   --checks  also the type check and the lint (`npm run typecheck`, `npm run lint`),
 //             run beside the files and summed up with them
 //   filters   only the files whose path contains one of them
@@ -17,7 +18,8 @@
 // - Files start longest first, by the durations of earlier runs on this machine
 //   (node_modules/.cache/sepp-tests/durations.json), so the longest does not start last.
 // - When a selected file starts `sepp` processes, the server and CLI are bundled once
-//   (build.mjs --bundle-only) and every test uses that bundle (SEPP_TEST_BUNDLE,
+//   (build.mjs --bundle-only; with the single executable when a file runs that:
+//   SEPP_SEA_BINARY) and every test uses that bundle (SEPP_TEST_BUNDLE,
 //   tests/helpers/test-run.ts) instead of compiling the sources under tsx each time,
 //   through a loader with a V8 code cache (scripts/code-cache.mjs; SEPP_TEST_CODE_CACHE=0
 //   for none).
@@ -29,7 +31,7 @@
 //   the tests also register every secret they use; after the run, no captured line may
 //   hold one (scripts/secret-grep.mjs), and a whole tier must have captured lines,
 //   servers and secrets at all.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -41,26 +43,39 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { writeCodeCacheLoader } from './code-cache.mjs';
 import { checkCapturedLogs } from './secret-grep.mjs';
 import { partition, splitGroupEvents, writeGroupEntry } from './test-groups.mjs';
 import { checkResult, fileResult, summary } from './test-report.mjs';
-import { needsBundle, runsAlone, tierOf, tiers } from './test-tiers.mjs';
+import { needsBundle, needsExecutable, runsAlone, tierOf as tierOfFile, tiers } from './test-tiers.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const { values: flags, positionals: filters } = parseArgs({
   allowPositionals: true,
-  options: { tier: { type: 'string' }, checks: { type: 'boolean', default: false } },
+  options: {
+    tier: { type: 'string', multiple: true },
+    checks: { type: 'boolean', default: false },
+  },
 });
-if (flags.tier !== undefined && !tiers.includes(flags.tier)) {
-  console.error(`--tier ${flags.tier}: the tiers are ${tiers.join(' and ')}`);
+for (const tier of flags.tier ?? []) {
+  if (tiers.includes(tier)) continue;
+  console.error(`--tier ${tier}: the tiers are ${tiers.join(' and ')}`);
   process.exit(2);
 }
+/** The tiers asked for, in the order of `tiers`; none: every file, one process each. */
+const tiersRun = tiers.filter((t) => flags.tier?.includes(t));
 // The tests to run; SEPP_TEST_DIR lets tests/runner/run-tests.test.ts run this on fixtures.
 const fixtures = process.env.SEPP_TEST_DIR !== undefined;
 const testsDir = process.env.SEPP_TEST_DIR ?? join(root, 'tests');
+/** The fixtures' system-tier files, by name: those its system-tier.json lists. */
+const fixtureSystemTier =
+  fixtures && existsSync(join(testsDir, 'system-tier.json'))
+    ? JSON.parse(readFileSync(join(testsDir, 'system-tier.json'), 'utf8'))
+    : [];
+/** `fast` or `system` (scripts/test-tiers.mjs). */
+const tierOf = (file) => (fixtureSystemTier.includes(basename(file)) ? 'system' : tierOfFile(file));
 
 function collect(dir) {
   const found = [];
@@ -75,20 +90,21 @@ function collect(dir) {
 
 const files = collect(testsDir)
   .map((f) => relative(root, f))
-  .filter((f) => flags.tier === undefined || tierOf(f) === flags.tier)
+  .filter((f) => tiersRun.length === 0 || tiersRun.includes(tierOf(f)))
   .filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)))
   .sort();
 if (files.length === 0) {
-  const asked = [flags.tier && `--tier ${flags.tier}`, ...filters].filter(Boolean).join(' ');
+  const asked = [...tiersRun.map((t) => `--tier ${t}`), ...filters].join(' ');
   console.error(`no test files match ${asked}`);
   process.exit(1);
 }
 
-const label = flags.tier === undefined ? 'tests' : `the ${flags.tier} tier`;
+const label =
+  tiersRun.length === 0 ? 'tests' : `the ${tiersRun.join(' and ')} tier${tiersRun.length > 1 ? 's' : ''}`;
 // The system tier's files mostly wait (real ticks, kill moments, browsers, a Python suite):
 // three at a time on 2 cores took its wall from 369 to 311 s on a quiet machine (one run
 // each, 2026-12-06), while the fast tier's files use their CPU and gain nothing from a third.
-const defaultConcurrency = flags.tier === 'system' ? 3 : 2;
+const defaultConcurrency = tiersRun.includes('system') ? 3 : 2;
 const concurrency = Math.max(
   1,
   Number(process.env.SEPP_TEST_CONCURRENCY ?? defaultConcurrency) || defaultConcurrency,
@@ -101,55 +117,48 @@ mkdirSync(logDir);
 /** Durations (ms) of earlier runs, to start the longest files first. */
 const durationsFile = join(root, 'node_modules', '.cache', 'sepp-tests', 'durations.json');
 const known = existsSync(durationsFile) ? JSON.parse(readFileSync(durationsFile, 'utf8')) : {};
-/** Without a duration on record, system-tier files (processes, builds) go first. */
-const estimate = (f) => known[f] ?? (tierOf(f) === 'system' ? 60_000 : 5_000);
+/**
+ * Without a run of its own on record (a fresh clone: CI), a file's duration from a quiet
+ * run kept in the repository (scripts/test-durations.json); without that either (a new
+ * file), system-tier files (processes, builds) go first.
+ */
+const baseline = fixtures
+  ? {}
+  : JSON.parse(readFileSync(join(root, 'scripts', 'test-durations.json'), 'utf8'));
+const estimate = (f) => known[f] ?? baseline[f] ?? (tierOf(f) === 'system' ? 60_000 : 5_000);
 
 /** The type check and the lint, when asked for: multi-threaded, so they start first. */
 const checks = flags.checks
   ? ['typecheck', 'lint'].map((script) => ({ check: `npm run ${script}`, script }))
   : [];
 /**
- * With --tier the files share a few processes: at most SEPP_TEST_GROUPS groups (default
- * 8; 0: none), of 10 files or more. The rest, and a run without --tier, one each.
+ * With --tier each tier's files share a few processes: at most SEPP_TEST_GROUPS groups
+ * (default 8; 0: none) per tier, of 10 files or more. The rest, and a run without --tier,
+ * one each. Every file and group of every tier asked for is in one queue, longest first.
  */
 const maxGroups = Number(process.env.SEPP_TEST_GROUPS ?? '8');
 const grouped =
-  flags.tier !== undefined && maxGroups !== 0 ? files.filter((f) => !Object.hasOwn(runsAlone, f)) : [];
-const groupCount = Math.min(Math.max(1, maxGroups || 8), Math.ceil(grouped.length / 10));
+  maxGroups !== 0 ? files.filter((f) => tiersRun.length > 0 && !Object.hasOwn(runsAlone, f)) : [];
+const groups = tiersRun.flatMap((tier) => {
+  const tierFiles = grouped.filter((f) => tierOf(f) === tier);
+  const count = Math.min(Math.max(1, maxGroups || 8), Math.ceil(tierFiles.length / 10));
+  return partition(tierFiles, count, estimate).map((group, i, all) => ({
+    group: {
+      ...group,
+      tier,
+      label: `${tiersRun.length > 1 ? `${tier} ` : ''}group ${i + 1} of ${all.length}`,
+    },
+    estimateMs: group.estimateMs,
+  }));
+});
 const jobs = [
   ...files.filter((f) => !grouped.includes(f)).map((file) => ({ file, estimateMs: estimate(file) })),
-  ...partition(grouped, groupCount, estimate).map((group, i, all) => ({
-    group: { ...group, label: `group ${i + 1} of ${all.length}` },
-    estimateMs: group.estimateMs,
-  })),
+  ...groups,
 ];
 const queue = [...checks, ...jobs.sort((a, b) => b.estimateMs - a.estimateMs)];
 
 let bundleDir;
 const env = { ...process.env, SEPP_TEST_LOG_DIR: logDir };
-if (files.some(needsBundle) && process.env.SEPP_TEST_BUNDLE === undefined) {
-  bundleDir = join(root, 'dist', `test-bundle-run-${process.pid}`);
-  const build = spawnSync(
-    process.execPath,
-    [join(root, 'build.mjs'), '--bundle-only', '--out-dir', bundleDir],
-    {
-      cwd: root,
-      encoding: 'utf8',
-    },
-  );
-  if (build.status !== 0) {
-    rmSync(bundleDir, { recursive: true, force: true });
-    console.error(
-      `${build.stdout}${build.stderr}\nbundling the server for the tests failed (node build.mjs --bundle-only)`,
-    );
-    process.exit(1);
-  }
-  // sepp.cjs through a loader with a V8 code cache (scripts/code-cache.mjs).
-  env.SEPP_TEST_BUNDLE =
-    process.env.SEPP_TEST_CODE_CACHE === '0'
-      ? join(bundleDir, 'sepp.cjs')
-      : writeCodeCacheLoader(bundleDir, root);
-}
 const cleanUp = () => {
   if (bundleDir !== undefined) rmSync(bundleDir, { recursive: true, force: true });
 };
@@ -230,6 +239,42 @@ function run(command, args, childEnv) {
 }
 
 /**
+ * The server and CLI built once for the run: bundled (build.mjs --bundle-only) when a
+ * selected file runs `sepp`, and the single executable too (build.mjs, what `npm run
+ * build` runs; its first step is the same bundle) when one runs that (SEPP_SEA_BINARY,
+ * unless given). Built beside the checks and the first files; the system tier's files and
+ * groups start once it is there. When it cannot be built, the run stops.
+ */
+async function build({ bundle, executable }) {
+  bundleDir = join(root, 'dist', `test-bundle-run-${process.pid}`);
+  const args = [join(root, 'build.mjs'), ...(executable ? [] : ['--bundle-only']), '--out-dir', bundleDir];
+  const built = await run(process.execPath, args, process.env);
+  if (built.code !== 0) {
+    for (const pid of runningGroups) killGroup(pid);
+    cleanUp();
+    console.error(`${built.output}\nbuilding sepp for the tests failed (node ${args.join(' ')})`);
+    process.exit(1);
+  }
+  if (executable) env.SEPP_SEA_BINARY = join(bundleDir, 'sepp');
+  // sepp.cjs through a loader with a V8 code cache (scripts/code-cache.mjs).
+  if (bundle) {
+    env.SEPP_TEST_BUNDLE =
+      process.env.SEPP_TEST_CODE_CACHE === '0'
+        ? join(bundleDir, 'sepp.cjs')
+        : writeCodeCacheLoader(bundleDir, root);
+  }
+}
+const builds = {
+  bundle: files.some(needsBundle) && process.env.SEPP_TEST_BUNDLE === undefined,
+  executable: files.some(needsExecutable) && process.env.SEPP_SEA_BINARY === undefined,
+};
+const built = builds.bundle || builds.executable ? build(builds) : undefined;
+let builtDone = built === undefined;
+built?.then(() => {
+  builtDone = true;
+});
+
+/**
  * Runs `module` (a test file, or a group's entry) in a process of its own; resolves with
  * how it ended, its events and the reporter's last line (CPU, time after the last test).
  */
@@ -281,7 +326,7 @@ async function runFile(file, index) {
 async function runGroup(group, index) {
   const entry = join(work, `group-${index}.mjs`);
   writeGroupEntry(entry, group.files, root);
-  const { ran, last, events } = await runTests(entry, index, flags.tier);
+  const { ran, last, events } = await runTests(entry, index, group.tier);
   const split = splitGroupEvents(group.files, events);
   const ended = ran.signal !== null ? `killed by ${ran.signal}` : `exit code ${ran.code}`;
   const running = group.files.find((f) => !split.files.has(f));
@@ -307,13 +352,14 @@ async function runGroup(group, index) {
   }
   const failed = results.filter((r) => !r.ok).length;
   const heading = [
-    `${group.label}, ${group.files.length} files: ${failed === 0 ? 'ok' : `${failed} FAILED`}, ${seconds(ran.durationMs)}`,
+    `${group.label}, ${plural(group.files.length, 'file')}: ${failed === 0 ? 'ok' : `${failed} FAILED`}, ${seconds(ran.durationMs)}`,
     ...results.map((r) => `   ${headingOf(r)}`),
   ].join('\n');
   return { output: ran.output, heading, results };
 }
 
 const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
+const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
 /** `file: ok, 1.2 s` or `file: FAILED (why), 1.2 s`. */
 const headingOf = (result) =>
   `${result.file}: ${result.ok ? 'ok' : `FAILED (${result.problems.join(', ')})`}, ${seconds(result.durationMs)}`;
@@ -325,12 +371,21 @@ async function runCheck(check, script) {
   return { output: ran.output, heading: headingOf(result), results: [result] };
 }
 
+/** What the system tier runs may start `sepp`: from the run's build. */
+const waitsForBuild = (job) => (job.group?.tier ?? (job.file && tierOf(job.file))) === 'system';
+/** The next job of the queue: while the build runs, the first that does not wait for it. */
+function next() {
+  const i = builtDone ? 0 : queue.findIndex((job) => !waitsForBuild(job));
+  return queue.splice(Math.max(i, 0), 1)[0];
+}
+
 const results = [];
 let startedJobs = 0;
 await Promise.all(
   Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
-    for (let job = queue.shift(); job !== undefined; job = queue.shift()) {
+    for (let job = next(); job !== undefined; job = next()) {
       const index = startedJobs++;
+      if (waitsForBuild(job)) await built;
       const {
         output,
         heading,
@@ -356,11 +411,18 @@ if (!fixtures) {
 // A whole tier (no filter) must have captured something for the secret check to mean anything.
 const secrets = checkCapturedLogs(logDir, { requireEvidence: filters.length === 0 && !fixtures });
 if (secrets.ok) rmSync(work, { recursive: true, force: true });
+/** `the fast tier: 1054 tests in 160 files, their processes' CPU 84.3 s`, in a run of two. */
+function tierLine(tier) {
+  const ofTier = results.filter((r) => r.events !== undefined && tierOf(r.file) === tier);
+  const tests = ofTier.reduce((sum, r) => sum + r.counts.tests, 0);
+  const cpuMs = ofTier.reduce((sum, r) => sum + (r.cpuMs ?? 0), 0);
+  return `the ${tier} tier: ${plural(tests, 'test')} in ${plural(ofTier.length, 'file')}, their processes' CPU ${seconds(cpuMs)}`;
+}
 const report = summary(results, {
   wallMs: performance.now() - started,
   label,
   slowest: Number(process.env.SEPP_TEST_SLOWEST ?? '15') || 15,
-  extra: [secrets.summary],
+  extra: [...(tiersRun.length > 1 ? tiersRun.map(tierLine) : []), secrets.summary],
   extraProblems: secrets.ok
     ? []
     : [

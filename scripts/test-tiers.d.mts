@@ -7,3 +7,4 @@ export const systemTier: Readonly<Record<string, string>>;
 export const runsAlone: Readonly<Record<string, string>>;
 export function tierOf(file: string): Tier;
 export function needsBundle(file: string): boolean;
+export function needsExecutable(file: string): boolean;

@@ -13,7 +13,10 @@
 
 export const tiers = ['fast', 'system'];
 
-/** What each system-tier file starts; `bundle` when it runs `sepp` (the run's one bundle). */
+/**
+ * What each system-tier file starts; `bundle` when it runs `sepp` (the run's one bundle),
+ * `executable` when it runs the single executable (the run's one build of it).
+ */
 export const systemTier = {
   'tests/admin/browser-bulk-long.test.ts': 'Chromium',
   'tests/admin/browser-bulk-matching.test.ts': 'Chromium',
@@ -45,7 +48,7 @@ export const systemTier = {
   'tests/client/cli-paging.test.ts': 'bundle: sepp commands',
   'tests/client/cli-workflows.test.ts': 'bundle: sepp commands',
   'tests/client/cli.test.ts': 'bundle: sepp commands',
-  'tests/client/examples.test.ts': 'the single executable, npm pack and npm install, node',
+  'tests/client/examples.test.ts': 'executable: the single executable, npm pack and npm install, node',
   'tests/client/flow-control-docs.test.ts': 'bundle: sepp commands',
   'tests/client/reference-docs.test.ts': 'tsc, the reference as a program under tsx, npm pack',
   'tests/client/reload-cli.test.ts': 'bundle: sepp commands and server processes',
@@ -79,7 +82,7 @@ export const systemTier = {
   'tests/packaging/litestream-drop-in.test.ts': 'bundle: sepp and Litestream under a systemd stand-in',
   'tests/packaging/operations-sql.test.ts': 'bundle: sepp backup, sqlite3',
   'tests/packaging/readme-first-job.test.ts': 'npm start, npx sepp and npx tsx from the sources',
-  'tests/packaging/sea-smoke.test.ts': 'the single-executable build',
+  'tests/packaging/sea-smoke.test.ts': 'executable: the single executable, copied alone',
   'tests/packaging/systemd-notify.test.ts': 'bundle: a server process, systemd-notify',
   'tests/packaging/systemd-unit.test.ts': 'systemd-analyze',
   'tests/push/push-crash.test.ts': 'bundle: server processes killed with SIGKILL mid-push',
@@ -141,4 +144,9 @@ export function tierOf(file) {
 /** True when the file runs `sepp` itself, so the run bundles it once. */
 export function needsBundle(file) {
   return systemTier[file]?.startsWith('bundle:') ?? false;
+}
+
+/** True when the file runs the single executable, so the run builds it once. */
+export function needsExecutable(file) {
+  return systemTier[file]?.startsWith('executable:') ?? false;
 }

@@ -12,7 +12,8 @@
  *   run without it); it is not repeated, as it would replace node_modules under every
  *   other test;
  * - `npm run build`: as `npm run build -- --out-dir DIR` into a temporary directory,
- *   not the checkout's dist/ (or SEPP_SEA_BINARY, an executable CI built already);
+ *   not the checkout's dist/ — or SEPP_SEA_BINARY, the executable scripts/run-tests.mjs
+ *   built once for the run with that same `node build.mjs` (or one CI built already);
  * - `dist/sepp serve`: the same executable with SEPP_GRPC_LISTEN/SEPP_ADMIN_LISTEN set to
  *   port 0, since tests never take fixed ports; the examples and `sepp queues` get its
  *   address from SEPP_SERVER, as the quickstart says they do;

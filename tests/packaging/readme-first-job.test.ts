@@ -74,7 +74,10 @@ describe('the README opens with two commands', () => {
       /^sh scripts\/test-deps\.sh && /,
       'npm test installs what the tests need first',
     );
-    assert.match(scripts.test ?? '', /npm run --silent test:fast && npm run --silent test:system$/);
+    // Both tiers and the checks in one run (one queue), each tier also a script of its own.
+    assert.match(scripts.test ?? '', /node scripts\/run-tests\.mjs --tier fast --tier system --checks$/);
+    assert.match(scripts['test:fast'] ?? '', /node scripts\/run-tests\.mjs --tier fast --checks$/);
+    assert.match(scripts['test:system'] ?? '', /node scripts\/run-tests\.mjs --tier system$/);
   });
 });
 

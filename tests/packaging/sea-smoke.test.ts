@@ -4,7 +4,8 @@
  * node_modules, no repository, no node on PATH that could help).
  *
  * The binary is built fresh into a temporary directory (about 10 s), or taken from
- * SEPP_SEA_BINARY when CI has built it already. Each step is one `test()` in the suite
+ * SEPP_SEA_BINARY: the one scripts/run-tests.mjs built once for the run (build.mjs, what
+ * `npm run build` runs), or one CI built already. Each step is one `test()` in the suite
  * below sharing `sepp()`; later steps (serve, enqueue/reserve/ack, backup, SIGTERM) go
  * after the existing ones.
  */

@@ -256,6 +256,42 @@ describe('scripts/run-tests.mjs', { timeout: 180_000 }, () => {
     }
   });
 
+  test('both tiers in one run (npm test): one queue, longest first, each group in its own tier', async () => {
+    const both = mkdtempSync(join(tmpdir(), 'sepp-runner-tiers-'));
+    try {
+      // Each file checks the tier its process was given (the helpers refuse processes in the fast tier).
+      const checksTier = (tier: string) =>
+        [
+          "import assert from 'node:assert/strict';",
+          "import { test } from 'node:test';",
+          `test("runs in the ${tier} tier", () => { assert.equal(process.env.SEPP_TEST_TIER, "${tier}"); });`,
+        ].join('\n');
+      writeFileSync(join(both, 'a-fast.test.ts'), `${checksTier('fast')}\n`);
+      writeFileSync(join(both, 'b-fast.test.ts'), `${checksTier('fast')}\n`);
+      writeFileSync(join(both, 'c-system.test.ts'), `${checksTier('system')}\n`);
+      writeFileSync(join(both, 'system-tier.json'), '["c-system.test.ts"]\n');
+      // One at a time, so the order the groups ran in is the order they are printed in.
+      const run = await runner(both, ['--tier', 'fast', '--tier', 'system'], { SEPP_TEST_CONCURRENCY: '1' });
+      assert.equal(run.code, 0, run.stdout);
+      const headings = run.stdout.split('\n').filter((l) => l.startsWith('── '));
+      // Without a duration on record a system-tier file is estimated longer: its group starts first.
+      assert.deepEqual(
+        headings.map((h) => h.replace(/, [\d.]+ s$/, '')),
+        ['── system group 1 of 1, 1 file: ok', '── fast group 1 of 1, 2 files: ok'],
+        run.stdout,
+      );
+      assert.match(run.stdout, /\nthe fast tier: 2 tests in 2 files, their processes' CPU [\d.]+ s\n/);
+      assert.match(run.stdout, /\nthe system tier: 1 test in 1 file, their processes' CPU [\d.]+ s\n/);
+      assert.match(
+        run.stdout,
+        /\nthe fast and system tiers: 3 tests in 3 files, [\d.]+ s .*: 3 passed, 0 failed/,
+      );
+      assert.equal(run.lastLines.at(-1), 'passed: every file of the fast and system tiers');
+    } finally {
+      rmSync(both, { recursive: true, force: true });
+    }
+  });
+
   test('an unknown tier is refused with the tiers there are', async () => {
     const run = await runner(dir, ['--tier', 'quick']);
     assert.equal(run.code, 2);
@@ -280,6 +316,13 @@ describe('scripts/run-tests.mjs', { timeout: 180_000 }, () => {
       'scripts/test-tiers.mjs names files that do not exist',
     );
     assert.ok(all.some((f) => tierOf(f) === 'fast') && all.some((f) => tierOf(f) === 'system'));
+    // The durations a fresh clone (CI) orders its first run by: of files that exist.
+    const baseline = JSON.parse(readFileSync(join(repoRoot, 'scripts', 'test-durations.json'), 'utf8'));
+    assert.deepEqual(
+      Object.keys(baseline).filter((f) => !all.includes(f)),
+      [],
+      'scripts/test-durations.json names files that do not exist',
+    );
     assert.equal(tierOf('tests/runner/run-tests.test.ts'), 'system', 'this file starts processes');
   });
 });
