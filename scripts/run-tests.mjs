@@ -248,11 +248,11 @@ function run(command, args, childEnv) {
 async function build({ bundle, executable }) {
   bundleDir = join(root, 'dist', `test-bundle-run-${process.pid}`);
   const args = [join(root, 'build.mjs'), ...(executable ? [] : ['--bundle-only']), '--out-dir', bundleDir];
-  const built = await run(process.execPath, args, process.env);
-  if (built.code !== 0) {
+  const ran = await run(process.execPath, args, process.env);
+  if (ran.code !== 0) {
     for (const pid of runningGroups) killGroup(pid);
     cleanUp();
-    console.error(`${built.output}\nbuilding sepp for the tests failed (node ${args.join(' ')})`);
+    console.error(`${ran.output}\nbuilding sepp for the tests failed (node ${args.join(' ')})`);
     process.exit(1);
   }
   if (executable) env.SEPP_SEA_BINARY = join(bundleDir, 'sepp');
