@@ -13,7 +13,11 @@
 
 export const tiers = ['fast', 'system'];
 
-/** What each system-tier file starts; `bundle` when it runs `sepp` (the run's one bundle). */
+/**
+ * What each system-tier file starts; `bundle` when it runs `sepp` (the run's one bundle).
+ * `sepp commands` run in-process unless their test needs a process (tests/helpers/cli.ts
+ * says which), and every one runs from the bundle with SEPP_TEST_CLI=process.
+ */
 export const systemTier = {
   'tests/admin/browser-bulk-long.test.ts': 'Chromium',
   'tests/admin/browser-bulk-matching.test.ts': 'Chromium',
