@@ -16,6 +16,8 @@ export const tiers = ['fast', 'system'];
 /**
  * What each system-tier file starts; `bundle` when it runs `sepp` (the run's one bundle),
  * `executable` when it runs the single executable (the run's one build of it).
+ * `sepp` commands run in-process unless their test needs a process (tests/helpers/cli.ts
+ * says which), and every one runs from the bundle with SEPP_TEST_CLI=process.
  */
 export const systemTier = {
   'tests/admin/browser-bulk-long.test.ts': 'Chromium',

@@ -8,9 +8,10 @@ import {
   filePermissionWarnings,
   formatProblem,
 } from '../config/index.ts';
-import { withConnection } from './commands/connection.ts';
+import { print, withConnection } from './commands/connection.ts';
 import { runReload } from './commands/reload.ts';
 import { exitCodes, printFailure } from './failure.ts';
+import type { CliIo } from './io.ts';
 
 /**
  * Prints configuration problems, each as one `sepp:` line. The file is named
@@ -18,7 +19,11 @@ import { exitCodes, printFailure } from './failure.ts';
  * (`server.durability (from --durability): …`). A TOML syntax error keeps its
  * line and column but not the excerpt of the file that follows them.
  */
-export function printConfigProblems(problems: readonly ConfigProblem[], file: string | null): void {
+export function printConfigProblems(
+  io: CliIo,
+  problems: readonly ConfigProblem[],
+  file: string | null,
+): void {
   for (const problem of problems) {
     const fromFile =
       problem.source === undefined &&
@@ -26,21 +31,21 @@ export function printConfigProblems(problems: readonly ConfigProblem[], file: st
       !problem.key.startsWith(file) &&
       !problem.message.includes(file);
     const [first = ''] = formatProblem(problem).split('\n');
-    printFailure(`${fromFile ? `${file}: ` : ''}${first}`);
+    printFailure(io, `${fromFile ? `${file}: ` : ''}${first}`);
   }
 }
 
-export function registerConfigCommands(parser: Argv): void {
+export function registerConfigCommands(parser: Argv, io: CliIo): void {
   parser.command('config', 'Print an example config, check a config file, or reload the running one', (y) =>
     y
       .command('example', 'Print a complete, commented sepp.toml', {}, () => {
-        process.stdout.write(exampleConfig);
+        io.stdout.write(exampleConfig);
       })
       .command(
         'check [file]',
         'Validate a config file; lists every problem with the setting that causes it (exit 2 when any)',
         (c) =>
-          withConnection(c.positional('file', { type: 'string', describe: 'The config file to check' }))
+          withConnection(io, c.positional('file', { type: 'string', describe: 'The config file to check' }))
             .option('against-running', {
               type: 'boolean',
               describe:
@@ -55,43 +60,43 @@ export function registerConfigCommands(parser: Argv): void {
         async (args) => {
           if (args['against-running'] === true) {
             if (args.file !== undefined) {
-              printFailure('--against-running checks the file the server reads; give no FILE with it');
-              process.exitCode = exitCodes.invalidInput;
+              printFailure(io, '--against-running checks the file the server reads; give no FILE with it');
+              io.exitCode = exitCodes.invalidInput;
               return;
             }
-            await runReload(args, true);
+            await runReload(io, args, true);
             return;
           }
           if (args.file === undefined) {
-            printFailure('name the config file to check, or give --against-running');
-            process.exitCode = exitCodes.invalidInput;
+            printFailure(io, 'name the config file to check, or give --against-running');
+            io.exitCode = exitCodes.invalidInput;
             return;
           }
-          const result = checkConfigFile(args.file);
+          const result = checkConfigFile(args.file, { cwd: io.cwd });
           if (result.ok) {
-            console.log(`${args.file}: OK`);
+            print(io, `${args.file}: OK`);
             // Allowed, but someone should look: files others can read. One line each, as errors are.
             for (const warning of filePermissionWarnings(result.config)) {
-              process.stderr.write(`sepp: warning: ${warning.key}: ${warning.message}\n`);
+              io.stderr.write(`sepp: warning: ${warning.key}: ${warning.message}\n`);
             }
             return;
           }
           // The same lines and exit code as `sepp serve` gives for the same file.
-          printConfigProblems(result.problems, resolve(args.file));
-          process.exitCode = exitCodes.invalidInput;
+          printConfigProblems(io, result.problems, resolve(io.cwd, args.file));
+          io.exitCode = exitCodes.invalidInput;
         },
       )
       .command(
         'reload',
         'Make the running server read its config file again, as SIGHUP does (admin key)',
         (c) =>
-          withConnection(c).option('allow-security-downgrade', {
+          withConnection(io, c).option('allow-security-downgrade', {
             type: 'boolean',
             describe:
               'Apply a file that lowers security (removes every API key or admin user, TLS or the /metrics token); ' +
               'never where the start-up rule would refuse it for the address the server listens on',
           }),
-        (args) => runReload(args, false),
+        (args) => runReload(io, args, false),
       )
       .demandCommand(1, 'name a config subcommand: example, check or reload'),
   );

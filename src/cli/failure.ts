@@ -4,6 +4,7 @@
  * trace: an error nobody anticipated is still one line, and SEPP_DEBUG=1 adds
  * the stack for a bug report.
  */
+import type { CliIo } from './io.ts';
 
 /** Exit codes of every command (documented in --help and docs/cli.md). */
 export const exitCodes = {
@@ -66,10 +67,10 @@ export function oneLine(message: string): string {
 }
 
 /** Writes `sepp: <message>` to stderr, one line (and the stack with SEPP_DEBUG=1). */
-export function printFailure(message: string, error?: unknown): void {
-  process.stderr.write(`sepp: ${oneLine(message)}\n`);
-  if (process.env.SEPP_DEBUG && error instanceof Error && error.stack !== undefined) {
-    process.stderr.write(`${error.stack}\n`);
+export function printFailure(io: CliIo, message: string, error?: unknown): void {
+  io.stderr.write(`sepp: ${oneLine(message)}\n`);
+  if (io.env.SEPP_DEBUG && error instanceof Error && error.stack !== undefined) {
+    io.stderr.write(`${error.stack}\n`);
   }
 }
 
@@ -83,12 +84,12 @@ export function messageOf(error: unknown): string {
  * Reports an error no command handled itself and returns the exit code for
  * it. A CliError carries its own; anything else is unexpected (exit 1).
  */
-export function reportFailure(error: unknown): number {
+export function reportFailure(io: CliIo, error: unknown): number {
   if (error instanceof CliError) {
-    printFailure(error.message, error);
+    printFailure(io, error.message, error);
     return error.exitCode;
   }
-  printFailure(`unexpected error: ${messageOf(error)} (SEPP_DEBUG=1 shows where)`, error);
+  printFailure(io, `unexpected error: ${messageOf(error)} (SEPP_DEBUG=1 shows where)`, error);
   return exitCodes.failed;
 }
 

@@ -1,15 +1,17 @@
 #!/usr/bin/env node
 /**
- * The `sepp` command. Thin: each command parses its flags with yargs and
- * calls into the app (serve) or the config layer; operator commands talk to a
- * running server through the SDK. `sepp` alone means `sepp serve`.
+ * The `sepp` executable: runs the command line (run.ts) with the real
+ * process's output, input, environment and signals (io.ts). Thin: each command
+ * parses its flags with yargs and calls into the app (serve) or the config
+ * layer; operator commands talk to a running server through the SDK.
  *
  * Whatever goes wrong ends as one line on stderr starting `sepp:` and a
  * documented exit code (failure.ts), never a stack trace.
  */
 import { hideBin } from 'yargs/helpers';
 import { reportFailure } from './failure.ts';
-import { buildCli } from './parser.ts';
+import { type CliIo, processIo } from './io.ts';
+import { runCli } from './run.ts';
 
 /**
  * grpc-js hands Node an IP address as the TLS server name whenever --server is
@@ -25,19 +27,16 @@ function quietGrpcTlsWarning(): void {
   });
 }
 
-function installLastResort(): void {
+function installLastResort(io: CliIo): void {
   const fatal = (error: unknown) => {
-    process.exitCode = reportFailure(error);
+    io.exitCode = reportFailure(io, error);
     process.exit();
   };
   process.on('uncaughtException', fatal);
   process.on('unhandledRejection', fatal);
 }
 
+const io = processIo();
 quietGrpcTlsWarning();
-installLastResort();
-buildCli(hideBin(process.argv))
-  .parseAsync()
-  .catch((error: unknown) => {
-    process.exitCode = reportFailure(error);
-  });
+installLastResort(io);
+void runCli(hideBin(process.argv), io);

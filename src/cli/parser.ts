@@ -1,6 +1,6 @@
 /**
  * The `sepp` command line: every command registered on one yargs parser.
- * main.ts runs it; tests build it in dry-run mode, where the command path and
+ * run.ts runs it; tests build it in dry-run mode, where the command path and
  * flags are parsed and validated exactly as for real but no command runs
  * (tests/cli/docs-commands.test.ts checks every `sepp …` line of the docs so).
  */
@@ -11,9 +11,11 @@ import { runningAsSea, verifySeaAssets } from '../platform/sea-assets.ts';
 import { runStoreSelfTest } from '../platform/selftest.ts';
 import { registerAdminCommands } from './commands/admin.ts';
 import { registerBackupCommand } from './commands/backup.ts';
+import { print } from './commands/connection.ts';
 import { registerOperatorCommands } from './commands/index.ts';
 import { registerConfigCommands } from './config-commands.ts';
 import { exitCodes, exitCodesEpilogue, messageOf, printFailure, UsageError } from './failure.ts';
+import type { CliIo } from './io.ts';
 import { registerServeCommand } from './serve.ts';
 
 /** Thrown in dry-run mode instead of running a command: the line parsed and validated. */
@@ -197,7 +199,7 @@ function usageMessage(
  * yargs reads `--file -` as the flag without a value followed by a "-"
  * argument; `--file=-` is what the user meant (standard input).
  */
-function joinDashValues(args: readonly string[]): string[] {
+export function joinDashValues(args: readonly string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] ?? '';
@@ -213,7 +215,7 @@ function joinDashValues(args: readonly string[]): string[] {
   return out;
 }
 
-export function buildCli(args: readonly string[], options: CliOptions = {}): Argv {
+export function buildCli(args: readonly string[], io: CliIo, options: CliOptions = {}): Argv {
   const registered: string[] = [];
   const parser = yargs(joinDashValues(args))
     .scriptName('sepp')
@@ -226,7 +228,7 @@ export function buildCli(args: readonly string[], options: CliOptions = {}): Arg
     .help()
     .alias('help', 'h')
     .strict()
-    .wrap(Math.min(100, process.stdout.columns || 100))
+    .wrap(Math.min(100, io.stdout.columns || 100))
     .epilogue(exitCodesEpilogue)
     .fail((message, error) => {
       // yargs' own parse errors (YError, e.g. a flag missing its value) are usage errors too.
@@ -266,11 +268,11 @@ export function buildCli(args: readonly string[], options: CliOptions = {}): Arg
       parser.showHelp('log');
     },
   );
-  registerServeCommand(parser);
-  registerConfigCommands(parser);
-  registerOperatorCommands(parser);
-  registerBackupCommand(parser);
-  registerAdminCommands(parser);
+  registerServeCommand(parser, io);
+  registerConfigCommands(parser, io);
+  registerOperatorCommands(parser, io);
+  registerBackupCommand(parser, io);
+  registerAdminCommands(parser, io);
   parser.command(
     'selftest',
     'Check that this build can run SQLite (and, in the single executable, that its assets are intact)',
@@ -280,20 +282,21 @@ export function buildCli(args: readonly string[], options: CliOptions = {}): Arg
       try {
         result = runStoreSelfTest();
       } catch (error) {
-        printFailure(`selftest failed: ${messageOf(error)}`, error);
-        process.exitCode = exitCodes.failed;
+        printFailure(io, `selftest failed: ${messageOf(error)}`, error);
+        io.exitCode = exitCodes.failed;
         return;
       }
-      console.log(
+      print(
+        io,
         `SQLite ${result.sqliteVersion}, journal_mode=${result.journalMode}, addon ${result.nativeBinding}`,
       );
       if (runningAsSea()) {
         const assets = verifySeaAssets();
-        console.log(`${assets.count} embedded assets, ${assets.sizeBytes} bytes, sha256 verified`);
+        print(io, `${assets.count} embedded assets, ${assets.sizeBytes} bytes, sha256 verified`);
       } else {
-        console.log('no embedded assets (not running as the single executable)');
+        print(io, 'no embedded assets (not running as the single executable)');
       }
-      console.log('OK');
+      print(io, 'OK');
     },
   );
   parser.command(
@@ -302,8 +305,8 @@ export function buildCli(args: readonly string[], options: CliOptions = {}): Arg
     (y) => y.option('json', { type: 'boolean', describe: 'As JSON: {"version": …, "commit": …}' }),
     (argv) => {
       if (argv.json === true) {
-        console.log(JSON.stringify({ version: buildInfo.version, commit: buildInfo.commit }));
-      } else console.log(`sepp ${buildInfo.version} (${buildInfo.commit})`);
+        print(io, JSON.stringify({ version: buildInfo.version, commit: buildInfo.commit }));
+      } else print(io, `sepp ${buildInfo.version} (${buildInfo.commit})`);
     },
   );
   return parser;

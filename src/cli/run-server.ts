@@ -15,12 +15,17 @@ import { readSeaAsset, runningAsSea } from '../platform/sea-assets.ts';
 import { createLogger } from '../telemetry/logger.ts';
 import { exitCodes, messageOf, printFailure } from './failure.ts';
 import { limitHeapGrowth } from './heap-growth.ts';
+import type { CliIo } from './io.ts';
 import { notifySystemd } from './systemd-notify.ts';
 
 /** A second SIGTERM or SIGINT forces the exit, unless it is the same signal within this long of the first. */
 const duplicateSignalWindowMs = 500;
 
-export async function runServer(config: SeppConfig, loadConfig: () => SeppConfig): Promise<number> {
+export async function runServer(
+  io: CliIo,
+  config: SeppConfig,
+  loadConfig: () => SeppConfig,
+): Promise<number> {
   const logger = createLogger({ level: config.server.logLevel, format: config.server.logFormat });
   // Long-polls leave their objects as old-space garbage: a full collection comes sooner (heap-growth.ts).
   limitHeapGrowth();
@@ -29,7 +34,7 @@ export async function runServer(config: SeppConfig, loadConfig: () => SeppConfig
     nativeBinding = nativeBindingPath();
   } catch (error) {
     // The single executable could not unpack or load its SQLite addon (TMPDIR missing, noexec).
-    printFailure(`cannot start: ${messageOf(error)}`, error);
+    printFailure(io, `cannot start: ${messageOf(error)}`, error);
     return exitCodes.failed;
   }
   let server: Awaited<ReturnType<typeof startServer>> | undefined;
@@ -57,7 +62,7 @@ export async function runServer(config: SeppConfig, loadConfig: () => SeppConfig
    */
   const stopped = (code: number) => {
     resolveExit(code);
-    setImmediate(() => process.exit(code));
+    setImmediate(() => io.exit(code));
   };
   // Listening from before the server starts: it announces itself (server.started) before
   // startServer returns, and a signal sent on seeing that must stop it, not kill it. A
@@ -69,16 +74,16 @@ export async function runServer(config: SeppConfig, loadConfig: () => SeppConfig
       // forwarded by npm. The same signal again within a moment is that copy.
       if (signal === first.signal && performance.now() - first.atMs < duplicateSignalWindowMs) return;
       logger.warn('server.forced_exit', { signal });
-      process.exit(exitCodes.failed);
+      io.exit(exitCodes.failed);
     }
     first = { signal, atMs: performance.now() };
     logger.info('server.signal', { signal });
-    notifySystemd(['STOPPING=1'], logger);
+    notifySystemd(['STOPPING=1'], logger, io.env);
     // The process exits within the configured shutdown time even if something hangs.
     const timeoutMs = server?.config().server.shutdownTimeoutMs ?? config.server.shutdownTimeoutMs;
     const hardStop = setTimeout(() => {
       logger.error('server.shutdown_timeout', { timeout_ms: timeoutMs });
-      process.exit(exitCodes.failed);
+      io.exit(exitCodes.failed);
     }, timeoutMs);
     hardStop.unref();
     if (server !== undefined) shutdown(server);
@@ -95,9 +100,9 @@ export async function runServer(config: SeppConfig, loadConfig: () => SeppConfig
       logger.error('config.reload_failed', { error: messageOf(error) });
     });
   };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
-  process.on('SIGHUP', hangUp);
+  io.signals.on('SIGTERM', stop);
+  io.signals.on('SIGINT', stop);
+  io.signals.on('SIGHUP', hangUp);
   // A start that fails (a port in use, say) leaves no data directory it made behind.
   const madeByThisStart = firstMissing(resolve(config.server.dataDir));
   try {
@@ -110,12 +115,12 @@ export async function runServer(config: SeppConfig, loadConfig: () => SeppConfig
       ...(nativeBinding === undefined ? {} : { nativeBinding }),
     });
   } catch (error) {
-    process.off('SIGTERM', stop);
-    process.off('SIGINT', stop);
-    process.off('SIGHUP', hangUp);
+    io.signals.off('SIGTERM', stop);
+    io.signals.off('SIGINT', stop);
+    io.signals.off('SIGHUP', hangUp);
     if (madeByThisStart !== undefined) rmSync(madeByThisStart, { recursive: true, force: true });
     if (error instanceof StartupError || error instanceof PrivateDirError) {
-      printFailure(`cannot start: ${error.message}`);
+      printFailure(io, `cannot start: ${error.message}`);
       return exitCodes.failed;
     }
     throw error;
@@ -125,6 +130,7 @@ export async function runServer(config: SeppConfig, loadConfig: () => SeppConfig
     notifySystemd(
       ['READY=1', `STATUS=serving gRPC on ${config.server.grpcListen.host}:${server.grpcPort}`],
       logger,
+      io.env,
     );
   }
   return exited;

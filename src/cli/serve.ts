@@ -13,8 +13,9 @@ import { privateRunDir } from '../platform/private-dir.ts';
 import { runningAsSea } from '../platform/sea-assets.ts';
 import { printConfigProblems } from './config-commands.ts';
 import { exitCodes, messageOf, printFailure } from './failure.ts';
+import type { CliIo } from './io.ts';
 
-export function registerServeCommand(parser: Argv): void {
+export function registerServeCommand(parser: Argv, io: CliIo): void {
   parser.command(
     'serve',
     'Run the server (gRPC and admin UI) until SIGTERM or SIGINT',
@@ -48,7 +49,7 @@ export function registerServeCommand(parser: Argv): void {
             'did not stop cleanly; 2 invalid configuration or flags.',
         ),
     async (args) => {
-      process.exitCode = await serve({
+      io.exitCode = await serve(io, {
         config: args.config,
         dataDir: args['data-dir'],
         grpcListen: args['grpc-listen'],
@@ -62,16 +63,16 @@ export function registerServeCommand(parser: Argv): void {
   );
 }
 
-async function serve(flags: ConfigFlags): Promise<number> {
+async function serve(io: CliIo, flags: ConfigFlags): Promise<number> {
   // A reload reads the same file with the same flags and environment as the start.
-  const env = { ...process.env };
-  const load = (): SeppConfig => loadConfig({ flags, env });
+  const env = { ...io.env };
+  const load = (): SeppConfig => loadConfig({ flags, env, cwd: io.cwd });
   let config: SeppConfig;
   try {
     config = load();
   } catch (error) {
     if (error instanceof ConfigError) {
-      printConfigProblems(error.problems, error.configFile);
+      printConfigProblems(io, error.problems, error.configFile);
       return exitCodes.invalidInput;
     }
     throw error;
@@ -84,8 +85,8 @@ async function serve(flags: ConfigFlags): Promise<number> {
     ({ runServer } = await import('./run-server.ts'));
   } catch (error) {
     // Loading the server can fail only on the machine's state (TMPDIR), never on input.
-    printFailure(`cannot start: ${messageOf(error)}`, error);
+    printFailure(io, `cannot start: ${messageOf(error)}`, error);
     return exitCodes.failed;
   }
-  return runServer(config, load);
+  return runServer(io, config, load);
 }

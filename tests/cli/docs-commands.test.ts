@@ -10,7 +10,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { buildCli, commandGroups, DryRunAccepted, topLevelCommands } from '../../src/cli/parser.ts';
-import { repoRoot } from '../helpers/cli.ts';
+import { repoRoot, testIo } from '../helpers/cli.ts';
 
 interface Found {
   where: string;
@@ -227,7 +227,7 @@ async function check(args: readonly string[], kind: Found['kind']): Promise<Verd
   const given = help ? args.filter((a) => a !== '--help' && a !== '-h') : args;
   // A reference (or a --help line) names a command and its flags; its arguments may be left out.
   const partial = help || kind === 'reference';
-  const parser = buildCli(given, { dryRun: true });
+  const parser = buildCli(given, testIo(), { dryRun: true });
   try {
     await new Promise<void>((resolve, reject) => {
       parser
@@ -324,7 +324,7 @@ describe('every sepp command in the docs is one the CLI accepts', () => {
 
   test('the command lists the parser keeps for its messages match `sepp --help`', async () => {
     const help = async (args: string[]) => {
-      const parser = buildCli(args, { dryRun: true });
+      const parser = buildCli(args, testIo(), { dryRun: true });
       return new Promise<string>((resolve, reject) => {
         parser.parseAsync(args, {}, (error: Error | undefined, _argv: unknown, output: string) =>
           error ? reject(error) : resolve(output),

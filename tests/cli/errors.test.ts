@@ -2,8 +2,12 @@
  * Every way a user can get the `sepp` command wrong, or meet a machine or a
  * server it cannot use, ends the same way: one line on stderr starting
  * `sepp:` that names the mistake, the exit code docs/cli.md documents, no
- * stack trace, no Node warning, and no hang. Each case runs the real command
- * (the bundle, as `node dist/sepp.cjs` runs it) against real servers.
+ * stack trace, no Node warning, and no hang, against real servers. A case
+ * about the process runs the real command (the bundle, as `node dist/sepp.cjs`
+ * runs it): every start (`serve`), Node's warnings and TLS (printed by the
+ * process, not the command), start-up with a broken TMPDIR, standard input.
+ * The others run in-process (tests/helpers/cli.ts; SEPP_TEST_CLI=process runs
+ * them as processes too).
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -29,6 +33,8 @@ interface Case {
   env?: () => Record<string, string>;
   cwd?: () => string;
   input?: string;
+  /** Run as the real command in a process (serve cases always are): see the top of the file. */
+  process?: true;
   code: number;
   /** What the one line on stderr must say (after `sepp: `). */
   stderr: RegExp;
@@ -336,6 +342,7 @@ describe('CLI and start-up errors: one line, the documented exit code, no hang',
     {
       name: '--tls against a plaintext server',
       args: () => ['queues', '--tls'],
+      process: true,
       env: server,
       code: 3,
       stderr: /^sepp: sepp at 127\.0\.0\.1:\d+ does not speak TLS; drop --tls and --ca/,
@@ -343,12 +350,14 @@ describe('CLI and start-up errors: one line, the documented exit code, no hang',
     {
       name: 'plaintext against a TLS server',
       args: () => ['queues', '--server', tlsServer.address],
+      process: true,
       code: 3,
       stderr: /^sepp: sepp at 127\.0\.0\.1:\d+ expects TLS; add --tls/,
     },
     {
       name: '--tls with a certificate the system does not trust',
       args: () => ['queues', '--server', tlsServer.address, '--tls'],
+      process: true,
       code: 3,
       stderr:
         /^sepp: the TLS certificate of sepp at .* is not trusted \(self[- ]signed certificate\); give the CA/,
@@ -363,8 +372,9 @@ describe('CLI and start-up errors: one line, the documented exit code, no hang',
 
   for (const c of cases) {
     test(c.name, async () => {
-      const run = await runCli(c.args(), {
-        entry,
+      const args = c.args();
+      const run = await runCli(args, {
+        ...(c.process === true || args[0] === 'serve' ? { entry } : {}),
         env: c.env?.() ?? {},
         ...(c.cwd === undefined ? {} : { cwd: c.cwd() }),
         ...(c.input === undefined ? {} : { input: c.input }),
@@ -381,12 +391,14 @@ describe('CLI and start-up errors: one line, the documented exit code, no hang',
     args: () => string[];
     env?: () => Record<string, string>;
     input?: string;
+    process?: true;
     stdout: RegExp;
   }[] = [
     {
       name: '--version with a TMPDIR that does not exist',
       args: () => ['--version'],
       env: () => ({ TMPDIR: join(work, 'no-such-tmp') }),
+      process: true,
       stdout: /^sepp \d+\.\d+\.\d+ \(\S+\)\n$/,
     },
     {
@@ -405,6 +417,7 @@ describe('CLI and start-up errors: one line, the documented exit code, no hang',
       args: () => ['enqueue', 'piped', 't', '--file', '-', '-o', 'json'],
       env: server,
       input: '{"from":"stdin"}',
+      process: true,
       stdout: /"deduplicated": false/,
     },
     {
@@ -428,13 +441,14 @@ describe('CLI and start-up errors: one line, the documented exit code, no hang',
     {
       name: '--ca against a TLS server addressed by IP: no Node warning',
       args: () => ['queues', '--server', tlsServer.address, '--ca', caFile],
+      process: true,
       stdout: /no queues yet/,
     },
   ];
   for (const w of works) {
     test(w.name, async () => {
       const run = await runCli(w.args(), {
-        entry,
+        ...(w.process === true ? { entry } : {}),
         env: w.env?.() ?? {},
         ...(w.input === undefined ? {} : { input: w.input }),
       });

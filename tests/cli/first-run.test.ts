@@ -1,6 +1,8 @@
 /**
- * What a first run of the `sepp` command meets (issue 30's CLI list), each checked on
- * the real command (the bundle) against a real server: `sepp` alone prints the help and
+ * What a first run of the `sepp` command meets (issue 30's CLI list), checked against a
+ * real server; what concerns the process (what it creates in its working directory, a
+ * start) on the real command (the bundle), the rest in-process (tests/helpers/cli.ts;
+ * SEPP_TEST_CLI=process runs them as processes too): `sepp` alone prints the help and
  * starts nothing; a missing argument is named; a typo'd queue gets "did you mean"
  * wherever a QUEUE is taken; an interval reads as the config writes it; a backup off a
  * terminal or with --json prints no progress; a start that fails leaves no data
@@ -21,9 +23,13 @@ describe('the sepp command on a first run', { timeout: 600_000 }, () => {
   let entry: string[];
   let t: TestServer;
   let work = '';
-  const sepp = (args: string[], options: { cwd?: string; server?: boolean } = {}): Promise<CliRun> =>
+  /** `process`: the real command, for what it does to its process's working directory (and serve). */
+  const sepp = (
+    args: string[],
+    options: { cwd?: string; server?: boolean; process?: boolean } = {},
+  ): Promise<CliRun> =>
     runCli(args, {
-      entry,
+      ...(options.process === true || args[0] === 'serve' ? { entry } : {}),
       env: { SEPP_CONFIG: '', ...(options.server === false ? {} : { SEPP_SERVER: t.address }) },
       ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     });
@@ -49,7 +55,7 @@ describe('the sepp command on a first run', { timeout: 600_000 }, () => {
 
   test('`sepp` alone prints the help, with how to start a server, and creates nothing', async () => {
     const cwd = emptyDir();
-    const run = await sepp([], { cwd, server: false });
+    const run = await sepp([], { cwd, server: false, process: true });
     assert.equal(run.code, 0, run.stderr);
     assert.equal(run.stderr, '');
     assert.match(run.stdout, /`sepp serve` runs the server/);
@@ -65,7 +71,11 @@ describe('the sepp command on a first run', { timeout: 600_000 }, () => {
 
   test("a server's flag without `serve` is refused, saying so, and creates nothing", async () => {
     const cwd = emptyDir();
-    const run = await sepp(['--data-dir', 'data', '--log-level', 'debug'], { cwd, server: false });
+    const run = await sepp(['--data-dir', 'data', '--log-level', 'debug'], {
+      cwd,
+      server: false,
+      process: true,
+    });
     assert.equal(run.code, 2);
     assert.equal(
       run.stderr,

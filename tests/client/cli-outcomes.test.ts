@@ -1,20 +1,20 @@
 /**
- * The outcome commands as a user runs them, in a child process against a real
- * server: `sepp job ID` with progress and result, `sepp job ID --wait`
+ * The outcome commands as a user runs them (in-process, tests/helpers/cli.ts) against
+ * a real server: `sepp job ID` with progress and result, `sepp job ID --wait`
  * (completed, dead, timed out; and a job deleted on its ack before the wait
  * began) and `sepp events` (lines and --json).
  */
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { buildCli, DryRunAccepted } from '../../src/cli/parser.ts';
-import { runSepp as sepp } from '../helpers/cli.ts';
+import { runSepp as sepp, testIo } from '../helpers/cli.ts';
 import { serverAndClient } from '../helpers/sdk-server.ts';
 import { until } from './helpers.ts';
 
 /** What the real parser makes of `args`, without running the command. */
 async function parsed(args: string[]): Promise<Readonly<Record<string, unknown>>> {
   try {
-    await buildCli(args, { dryRun: true }).parseAsync(args);
+    await buildCli(args, testIo(), { dryRun: true }).parseAsync(args);
   } catch (error) {
     if (error instanceof DryRunAccepted) return error.argv;
     throw error;

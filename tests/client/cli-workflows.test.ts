@@ -1,7 +1,7 @@
 /**
  * The workflow commands as a user runs them (issue 33): `sepp enqueue --depends-on`,
  * `sepp flow show ID` and `sepp batch show ID`, human and --json output, against a
- * real server in a child process.
+ * real server (the commands in-process, tests/helpers/cli.ts).
  */
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';

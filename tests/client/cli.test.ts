@@ -1,6 +1,6 @@
 /**
- * The operator commands as a user runs them: `sepp …` in a child process
- * against a real server, checking the human output, the --json output and
+ * The operator commands as a user runs them: `sepp …` (in-process,
+ * tests/helpers/cli.ts) against a real server, checking the human output, the --json output and
  * the exit codes.
  */
 import assert from 'node:assert/strict';

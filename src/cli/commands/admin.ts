@@ -9,6 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Argv } from 'yargs';
 import { apiKeyRoles, credentialName, hashPassword, parseConfigText } from '../../config/index.ts';
 import { oneLine, UsageError } from '../failure.ts';
+import type { CliIo } from '../io.ts';
 import { print, printJson } from './connection.ts';
 import { HiddenPrompt, readLine } from './secret-input.ts';
 
@@ -23,11 +24,11 @@ function checkPassword(password: string): string {
   return password;
 }
 
-async function readPassword(): Promise<string> {
-  if (!process.stdin.isTTY) {
-    return checkPassword(await readLine());
+async function readPassword(io: CliIo): Promise<string> {
+  if (!io.stdin.isTTY) {
+    return checkPassword(await readLine(io.stdin));
   }
-  const prompt = new HiddenPrompt();
+  const prompt = new HiddenPrompt(io.stdin, io.stderr);
   const first = checkPassword(await prompt.ask('Password: '));
   const again = await prompt.ask('Repeat it: ');
   if (again !== first) throw new UsageError('the passwords do not match; nothing printed');
@@ -39,7 +40,7 @@ function apiKeyToml(name: string, role: string, keySha256: string): string {
   return `[[grpc.api_keys]]\nname = "${name}"\nrole = "${role}"\nkey_sha256 = "${keySha256}"\n`;
 }
 
-export function registerAdminCommands(parser: Argv): void {
+export function registerAdminCommands(parser: Argv, io: CliIo): void {
   parser.command('admin', 'Make credentials for the config file: admin UI password hashes, API keys', (y) =>
     y
       .command(
@@ -50,10 +51,10 @@ export function registerAdminCommands(parser: Argv): void {
             .example('$0 admin hash-password', 'asks for the password, prints its hash')
             .example('printf \'%s\\n\' "$PW" | $0 admin hash-password', 'from a script'),
         async () => {
-          const hash = await hashPassword(await readPassword());
-          print(hash);
-          if (process.stdin.isTTY) {
-            process.stderr.write('Put it in sepp.toml as password_hash of an [[admin.users]] entry.\n');
+          const hash = await hashPassword(await readPassword(io));
+          print(io, hash);
+          if (io.stdin.isTTY) {
+            io.stderr.write('Put it in sepp.toml as password_hash of an [[admin.users]] entry.\n');
           }
         },
       )
@@ -85,10 +86,11 @@ export function registerAdminCommands(parser: Argv): void {
           const check = parseConfigText(toml);
           if (!check.ok) throw new Error(oneLine(check.problems.map((p) => p.message).join('\n')));
           if (args.json === true) {
-            printJson({ name: args.name, role: args.role, key, keySha256, toml });
+            printJson(io, { name: args.name, role: args.role, key, keySha256, toml });
             return;
           }
           print(
+            io,
             `API key "${args.name}" (role ${args.role}), shown only this once; give it to the client now ` +
               '(e.g. as SEPP_API_KEY):\n\n' +
               `    ${key}\n\n` +

@@ -8,6 +8,7 @@ import type { BackupChunk } from '../../../clients/typescript/src/gen/sepp/v1/ad
 import { QueueServiceClient } from '../../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import { SeppError } from '../../../clients/typescript/src/index.ts';
 import { messageOf, printFailure, UsageError } from '../failure.ts';
+import { type CliIo, pathIn } from '../io.ts';
 import {
   type ConnectionArgs,
   cliUserAgent,
@@ -21,12 +22,13 @@ import type { ServerTarget } from './connection-errors.ts';
 
 const mib = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
 
-export function registerBackupCommand(parser: Argv): void {
+export function registerBackupCommand(parser: Argv, io: CliIo): void {
   parser.command(
     'backup <file>',
     "Copy a running server's database to FILE (online and consistent; needs an admin key when keys are on)",
     (y) =>
       withConnection(
+        io,
         y
           .positional('file', {
             type: 'string',
@@ -36,15 +38,15 @@ export function registerBackupCommand(parser: Argv): void {
           .option('force', { type: 'boolean', default: false, describe: 'Overwrite FILE if it exists' }),
       ),
     async (args) => {
-      process.exitCode = await backup(args.file, args);
+      io.exitCode = await backup(io, args.file, args);
     },
   );
 }
 
 /** Opens FILE.partial for writing, or says why it cannot in terms of FILE. */
-function openPartial(file: string, partial: string): number {
+function openPartial(io: CliIo, file: string, partial: string): number {
   try {
-    return openSync(partial, 'w', 0o600);
+    return openSync(pathIn(io, partial), 'w', 0o600);
   } catch (error) {
     const code = error instanceof Error && 'code' in error ? String(error.code) : '';
     const why =
@@ -59,7 +61,7 @@ function openPartial(file: string, partial: string): number {
   }
 }
 
-async function backup(file: string, args: ConnectionArgs & { force: boolean }): Promise<number> {
+async function backup(io: CliIo, file: string, args: ConnectionArgs & { force: boolean }): Promise<number> {
   let target: ServerTarget | undefined;
   let fd: number | undefined;
   const partial = `${file}.partial`;
@@ -67,30 +69,30 @@ async function backup(file: string, args: ConnectionArgs & { force: boolean }): 
   const json = args.output === 'json' || args.json === true;
   // Progress is for a person at a terminal: off one (a script, a log) and with --json
   // only the outcome is written.
-  const tty = process.stderr.isTTY === true && !json;
+  const tty = io.stderr.isTTY === true && !json;
   const progress = (line: string, final = false) => {
-    if (tty) process.stderr.write(`\r\x1b[K${line}${final ? '\n' : ''}`);
-    else if (final) process.stderr.write(`${line}\n`);
+    if (tty) io.stderr.write(`\r\x1b[K${line}${final ? '\n' : ''}`);
+    else if (final) io.stderr.write(`${line}\n`);
   };
   try {
-    if (existsSync(file) && !args.force) {
+    if (existsSync(pathIn(io, file)) && !args.force) {
       throw new UsageError(`${file} exists; choose another name or pass --force`);
     }
-    const ca = readCa(args);
+    const ca = readCa(io, args);
     target = parseServer(args.server, ca !== undefined);
     const channel: ChannelCredentials =
       ca === undefined ? credentials.createInsecure() : credentials.createSsl(ca === true ? null : ca);
     const metadata = new Metadata();
-    const apiKey = args['api-key'] || process.env.SEPP_API_KEY;
+    const apiKey = args['api-key'] || io.env.SEPP_API_KEY;
     if (apiKey) metadata.set('authorization', `Bearer ${apiKey}`);
-    fd = openPartial(file, partial);
+    fd = openPartial(io, file, partial);
     // Its own client (the SDK has no Backup call), so it names the command itself, as connect() does.
     client = new QueueServiceClient(target.address, channel, { 'grpc.primary_user_agent': cliUserAgent });
     const { written, sha256 } = await receive(client, metadata, fd, progress);
     closeSync(fd);
     fd = undefined;
-    renameSync(partial, file);
-    if (json) printJson({ file, sizeBytes: written, sha256 });
+    renameSync(pathIn(io, partial), pathIn(io, file));
+    if (json) printJson(io, { file, sizeBytes: written, sha256 });
     else progress(`backup written to ${file} (${mib(written)}, sha256 ${sha256.slice(0, 16)}…)`, true);
     return 0;
   } catch (error) {
@@ -98,7 +100,7 @@ async function backup(file: string, args: ConnectionArgs & { force: boolean }): 
       try {
         closeSync(fd);
       } catch {}
-      rmSync(partial, { force: true });
+      rmSync(pathIn(io, partial), { force: true });
     }
     if (tty) progress('');
     const e = error as Partial<ServiceError>;
@@ -107,7 +109,7 @@ async function backup(file: string, args: ConnectionArgs & { force: boolean }): 
         ? new SeppError(e.code, e.details ?? messageOf(error))
         : error;
     const { message, exitCode } = await describeFailure(failure, target);
-    printFailure(error instanceof UsageError ? message : `backup failed: ${message}`, error);
+    printFailure(io, error instanceof UsageError ? message : `backup failed: ${message}`, error);
     return exitCode;
   } finally {
     client?.close();

@@ -13,6 +13,7 @@ import type {
   SeppClient,
 } from '../../../clients/typescript/src/index.ts';
 import { UsageError } from '../failure.ts';
+import type { CliIo } from '../io.ts';
 import { confirmOrRefuse } from './confirm.ts';
 import {
   type ConnectionArgs,
@@ -54,8 +55,9 @@ const verbs = [
   ['delete', 'delete', 'Delete every job that matches and is not running'],
 ] as const satisfies readonly (readonly [string, BulkAction, string])[];
 
-function withFilter<T>(y: Argv<T>) {
+function withFilter<T>(io: CliIo, y: Argv<T>) {
   return withConnection(
+    io,
     y
       .option('queue', { type: 'string', describe: 'One queue' })
       .option('all-queues', { type: 'boolean', describe: 'Every queue (instead of --queue)' })
@@ -125,7 +127,7 @@ async function waitFor(client: SeppClient, op: BulkOperation): Promise<BulkOpera
   return current;
 }
 
-export function registerBulkCommands(parser: Argv): void {
+export function registerBulkCommands(parser: Argv, io: CliIo): void {
   parser.command(
     'bulk',
     'Act on every job a filter matches (one server-side operation), and follow it',
@@ -135,30 +137,32 @@ export function registerBulkCommands(parser: Argv): void {
         sub = sub.command(
           name,
           describe,
-          (z) => withFilter(z),
+          (z) => withFilter(io, z),
           (args) =>
-            runWithClient(args, async (client) => {
+            runWithClient(io, args, async (client) => {
               const filter = filterOf(args, Date.now());
               const changes = action === 'update' ? { runNow: true } : {};
               const counted = await client.jobs.countMatching(action, filter);
               const count = `${counted.matchedAtLeast ? 'at least ' : ''}${counted.matched}`;
               if (args['dry-run'] === true) {
-                if (wantsJson(args)) printJson(counted);
+                if (wantsJson(args)) printJson(io, counted);
                 else
                   print(
+                    io,
                     `${count} matching job${counted.matched === 1 ? '' : 's'} would be changed (${name})`,
                   );
                 return;
               }
               await confirmOrRefuse(
+                io,
                 args.yes,
                 `${name} every matching job`,
                 `${name} ${count} matching jobs?`,
               );
               const started = await client.jobs.startBulk(action, filter, changes);
               const op = args.background === true ? started : await waitFor(client, started);
-              if (wantsJson(args)) printJson(op);
-              else print(operationLine(op));
+              if (wantsJson(args)) printJson(io, op);
+              else print(io, operationLine(op));
             }),
         );
       }
@@ -166,13 +170,14 @@ export function registerBulkCommands(parser: Argv): void {
         .command(
           'list',
           'The bulk operations running now and the last ones finished',
-          (z) => withConnection(z),
+          (z) => withConnection(io, z),
           (args) =>
-            runWithClient(args, async (client) => {
+            runWithClient(io, args, async (client) => {
               const ops = await client.jobs.bulkOperations();
-              if (wantsJson(args)) printJson(ops);
+              if (wantsJson(args)) printJson(io, ops);
               else
                 print(
+                  io,
                   table(
                     ['ID', 'ACTION', 'STATE', 'CHANGED', 'MATCHED', 'STARTED'],
                     ops.map((o) => [
@@ -190,23 +195,23 @@ export function registerBulkCommands(parser: Argv): void {
         .command(
           'status <id>',
           "A bulk operation's progress",
-          (z) => withConnection(z.positional('id', { type: 'string', demandOption: true })),
+          (z) => withConnection(io, z.positional('id', { type: 'string', demandOption: true })),
           (args) =>
-            runWithClient(args, async (client) => {
+            runWithClient(io, args, async (client) => {
               const op = await client.jobs.bulkOperation(args.id);
-              if (wantsJson(args)) printJson(op);
-              else print(operationLine(op));
+              if (wantsJson(args)) printJson(io, op);
+              else print(io, operationLine(op));
             }),
         )
         .command(
           'stop <id>',
           'Stop a running bulk operation after its current slice',
-          (z) => withConnection(z.positional('id', { type: 'string', demandOption: true })),
+          (z) => withConnection(io, z.positional('id', { type: 'string', demandOption: true })),
           (args) =>
-            runWithClient(args, async (client) => {
+            runWithClient(io, args, async (client) => {
               const op = await client.jobs.stopBulkOperation(args.id);
-              if (wantsJson(args)) printJson(op);
-              else print(operationLine(op));
+              if (wantsJson(args)) printJson(io, op);
+              else print(io, operationLine(op));
             }),
         )
         .demandCommand(1, 'name a bulk subcommand: requeue, cancel, run-now, delete, list, status or stop');

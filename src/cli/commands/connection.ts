@@ -9,6 +9,7 @@ import { JobRejectedError, SeppClient, SeppError } from '../../../clients/typesc
 import { buildInfo } from '../../build-info.ts';
 import { parseListenAddress } from '../../config/index.ts';
 import { CliError, exitCodes, exitCodesEpilogue, messageOf, printFailure, UsageError } from '../failure.ts';
+import { type CliIo, pathIn } from '../io.ts';
 import { diagnoseUnreachable, type ServerTarget } from './connection-errors.ts';
 
 export interface ConnectionArgs {
@@ -30,12 +31,12 @@ const defaultServer = '127.0.0.1:50051';
 export const cliUserAgent = `sepp-cli/${buildInfo.version}`;
 
 /** Adds the connection and output flags to a command. `jsonFlag` is false for `enqueue`, where --json is the payload. */
-export function withConnection<T>(y: Argv<T>, jsonFlag = true) {
+export function withConnection<T>(io: CliIo, y: Argv<T>, jsonFlag = true) {
   const base = y
     .option('server', {
       type: 'string',
       requiresArg: true,
-      default: process.env.SEPP_SERVER || defaultServer,
+      default: io.env.SEPP_SERVER || defaultServer,
       defaultDescription: `$SEPP_SERVER or ${defaultServer}`,
       describe: 'Address of the sepp server (host:port)',
     })
@@ -92,10 +93,10 @@ export function parseServer(text: string, tls: boolean): ServerTarget {
 }
 
 /** TLS from --ca (that CA's PEM) or --tls (true: the system's CAs); undefined for plaintext. */
-export function readCa(args: ConnectionArgs): Buffer | true | undefined {
+export function readCa(io: CliIo, args: ConnectionArgs): Buffer | true | undefined {
   if (args.ca !== undefined) {
     try {
-      return readFileSync(args.ca);
+      return readFileSync(pathIn(io, args.ca));
     } catch (error) {
       throw new UsageError(`--ca ${args.ca}: ${messageOf(error)}`);
     }
@@ -103,9 +104,9 @@ export function readCa(args: ConnectionArgs): Buffer | true | undefined {
   return args.tls === true ? true : undefined;
 }
 
-export function connect(args: ConnectionArgs): { client: SeppClient; target: ServerTarget } {
-  const apiKey = args['api-key'] || process.env.SEPP_API_KEY || undefined;
-  const ca = readCa(args);
+export function connect(io: CliIo, args: ConnectionArgs): { client: SeppClient; target: ServerTarget } {
+  const apiKey = args['api-key'] || io.env.SEPP_API_KEY || undefined;
+  const ca = readCa(io, args);
   const tls = ca === undefined || ca === true ? ca : { ca };
   const target = parseServer(args.server, tls !== undefined);
   const client = SeppClient.connect(target.address, {
@@ -117,12 +118,12 @@ export function connect(args: ConnectionArgs): { client: SeppClient; target: Ser
 }
 
 /** Prints one line (or block) to stdout. */
-export function print(text: string): void {
-  process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+export function print(io: CliIo, text: string): void {
+  io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
 }
 
-export function printJson(value: unknown): void {
-  print(JSON.stringify(value, null, 2));
+export function printJson(io: CliIo, value: unknown): void {
+  print(io, JSON.stringify(value, null, 2));
 }
 
 /** The message and exit code for anything a command failed with. */
@@ -196,17 +197,18 @@ export async function describeFailure(
  * failure into one line on stderr and its exit code.
  */
 export async function runWithClient(
+  io: CliIo,
   args: ConnectionArgs,
   body: (client: SeppClient) => Promise<void>,
 ): Promise<void> {
   let connection: ReturnType<typeof connect> | undefined;
   try {
-    connection = connect(args);
+    connection = connect(io, args);
     await body(connection.client);
   } catch (error) {
     const { message, exitCode } = await describeFailure(error, connection?.target);
-    printFailure(message, error);
-    process.exitCode = exitCode;
+    printFailure(io, message, error);
+    io.exitCode = exitCode;
   } finally {
     await connection?.client.close().catch(() => {});
   }

@@ -2,6 +2,7 @@
 import type { Argv } from 'yargs';
 import type { DeadLetterSelection, DeadReason, SeppClient } from '../../../clients/typescript/src/index.ts';
 import { integerFlag, UsageError } from '../failure.ts';
+import type { CliIo } from '../io.ts';
 import { confirmOrRefuse } from './confirm.ts';
 import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
 import { cell, jobJson, table, time } from './format.ts';
@@ -23,10 +24,16 @@ async function deadCount(client: SeppClient, queue: string): Promise<number | un
 }
 
 /** Deleting every dead letter cannot be undone: ask on a terminal, insist on --yes elsewhere. */
-async function confirmDeleteAll(client: SeppClient, queue: string, yes: boolean | undefined): Promise<void> {
+async function confirmDeleteAll(
+  io: CliIo,
+  client: SeppClient,
+  queue: string,
+  yes: boolean | undefined,
+): Promise<void> {
   if (yes === true) return;
-  const count = process.stdin.isTTY ? await deadCount(client, queue) : undefined;
+  const count = io.stdin.isTTY ? await deadCount(client, queue) : undefined;
   await confirmOrRefuse(
+    io,
     yes,
     `delete every dead letter of ${queue}`,
     `Delete all ${count ?? 'the'} dead letters of queue ${queue}? This cannot be undone.`,
@@ -37,7 +44,7 @@ function queuePositional<T>(y: Argv<T>) {
   return y.positional('queue', { type: 'string', demandOption: true, describe: 'Queue name' });
 }
 
-export function registerDlqCommands(parser: Argv): void {
+export function registerDlqCommands(parser: Argv, io: CliIo): void {
   parser.command('dlq', "Inspect, requeue or delete a queue's dead letters", (y) =>
     y
       .command(
@@ -45,6 +52,7 @@ export function registerDlqCommands(parser: Argv): void {
         'List dead letters, oldest first',
         (c) =>
           withConnection(
+            io,
             withPaging(
               queuePositional(c)
                 .option('reason', { choices: reasons, describe: 'Only dead letters with this reason' })
@@ -52,7 +60,7 @@ export function registerDlqCommands(parser: Argv): void {
             ),
           ),
         (args) =>
-          runWithClient(args, async (client) => {
+          runWithClient(io, args, async (client) => {
             const paging = pagingOf(args);
             const limit =
               paging === null
@@ -82,14 +90,15 @@ export function registerDlqCommands(parser: Argv): void {
             }
             if (wantsJson(args)) {
               const list = jobs.map((j) => jobJson(j, false));
-              printJson(paging?.kind === 'page' ? { jobs: list, nextPageToken } : list);
+              printJson(io, paging?.kind === 'page' ? { jobs: list, nextPageToken } : list);
               return;
             }
             if (jobs.length === 0) {
-              print(`no dead letters in ${args.queue}`);
+              print(io, `no dead letters in ${args.queue}`);
               return;
             }
             print(
+              io,
               table(
                 ['ID', 'TYPE', 'ATTEMPTS', 'REASON', 'FAILED AT', 'LAST ERROR'],
                 jobs.map((j) => [
@@ -102,8 +111,8 @@ export function registerDlqCommands(parser: Argv): void {
                 ]),
               ),
             );
-            if (jobs.length === limit) print(`(first ${limit}; --limit or --all shows more)`);
-            printNextPage(nextPageToken);
+            if (jobs.length === limit) print(io, `(first ${limit}; --limit or --all shows more)`);
+            printNextPage(io, nextPageToken);
           }),
       )
       .command(
@@ -111,15 +120,16 @@ export function registerDlqCommands(parser: Argv): void {
         'Make dead letters ready again with a fresh attempt budget',
         (c) =>
           withConnection(
+            io,
             queuePositional(c)
               .positional('ids', { type: 'string', array: true, describe: 'Job ids' })
               .option('all', { type: 'boolean', describe: 'Every dead letter of the queue' }),
           ),
         (args) =>
-          runWithClient(args, async (client) => {
+          runWithClient(io, args, async (client) => {
             const count = await client.requeueDeadLetters(args.queue, selection(args.ids, args.all));
-            if (wantsJson(args)) printJson({ queue: args.queue, requeued: count });
-            else print(`requeued ${count} dead letter${count === 1 ? '' : 's'} of ${args.queue}`);
+            if (wantsJson(args)) printJson(io, { queue: args.queue, requeued: count });
+            else print(io, `requeued ${count} dead letter${count === 1 ? '' : 's'} of ${args.queue}`);
           }),
       )
       .command(
@@ -127,6 +137,7 @@ export function registerDlqCommands(parser: Argv): void {
         'Delete dead letters for good',
         (c) =>
           withConnection(
+            io,
             queuePositional(c)
               .positional('ids', { type: 'string', array: true, describe: 'Job ids' })
               .option('all', { type: 'boolean', describe: 'Every dead letter of the queue (asks first)' })
@@ -137,12 +148,12 @@ export function registerDlqCommands(parser: Argv): void {
               }),
           ),
         (args) =>
-          runWithClient(args, async (client) => {
+          runWithClient(io, args, async (client) => {
             const which = selection(args.ids, args.all);
-            if (which === 'all') await confirmDeleteAll(client, args.queue, args.yes);
+            if (which === 'all') await confirmDeleteAll(io, client, args.queue, args.yes);
             const count = await client.deleteDeadLetters(args.queue, which);
-            if (wantsJson(args)) printJson({ queue: args.queue, deleted: count });
-            else print(`deleted ${count} dead letter${count === 1 ? '' : 's'} of ${args.queue}`);
+            if (wantsJson(args)) printJson(io, { queue: args.queue, deleted: count });
+            else print(io, `deleted ${count} dead letter${count === 1 ? '' : 's'} of ${args.queue}`);
           }),
       )
       .command(
@@ -150,6 +161,7 @@ export function registerDlqCommands(parser: Argv): void {
         "Group a queue's dead letters by their last error's class and first line, most first",
         (c) =>
           withConnection(
+            io,
             queuePositional(c).option('limit', {
               type: 'string',
               default: '20',
@@ -157,7 +169,7 @@ export function registerDlqCommands(parser: Argv): void {
             }),
           ),
         (args) =>
-          runWithClient(args, async (client) => {
+          runWithClient(io, args, async (client) => {
             const limit = integerFlag('limit', args.limit, { min: 1, max: 100 });
             let top: Awaited<ReturnType<SeppClient['dlq']['topErrors']>>;
             try {
@@ -166,7 +178,7 @@ export function registerDlqCommands(parser: Argv): void {
               throw await explainUnknownQueue(client, args.queue, error);
             }
             if (wantsJson(args)) {
-              printJson({
+              printJson(io, {
                 ...top,
                 groups: top.groups.map((g) => ({
                   errorClass: g.errorClass,
@@ -179,10 +191,11 @@ export function registerDlqCommands(parser: Argv): void {
               return;
             }
             if (top.groups.length === 0) {
-              print(`no dead letters in ${args.queue}`);
+              print(io, `no dead letters in ${args.queue}`);
               return;
             }
             print(
+              io,
               table(
                 ['JOBS', 'CLASS', 'FIRST LINE', 'FIRST FAILED', 'LAST FAILED'],
                 top.groups.map((g) => [
@@ -194,11 +207,13 @@ export function registerDlqCommands(parser: Argv): void {
                 ]),
               ),
             );
-            if (!top.complete) print(`(among the newest ${top.scanned} of ${top.deadTotal} dead letters)`);
+            if (!top.complete)
+              print(io, `(among the newest ${top.scanned} of ${top.deadTotal} dead letters)`);
             if (top.groupCount > top.groups.length) {
-              print(`(the ${top.groups.length} largest of ${top.groupCount} groups; --limit shows more)`);
+              print(io, `(the ${top.groups.length} largest of ${top.groupCount} groups; --limit shows more)`);
             }
             print(
+              io,
               `act on a group: sepp bulk requeue --queue ${args.queue} --state dead --error-class CLASS --error-line 'FIRST LINE'`,
             );
           }),

@@ -5,6 +5,7 @@ import type { Argv } from 'yargs';
 import type { EnqueueOptions } from '../../../clients/typescript/src/index.ts';
 import { parseDurationMs } from '../../config/index.ts';
 import { integerFlag, UsageError } from '../failure.ts';
+import { type CliIo, pathIn, readAll } from '../io.ts';
 import { print, printJson, runWithClient, withConnection } from './connection.ts';
 import { durationFlag, oneOf, timeFlag } from './flag-values.ts';
 
@@ -15,10 +16,10 @@ const typesByExtension: Record<string, string> = {
   '.xml': 'application/xml',
 };
 
-function readPayload(args: { json?: string | undefined; file?: string | undefined }): {
-  payload: Buffer;
-  contentType: string | undefined;
-} {
+async function readPayload(
+  io: CliIo,
+  args: { json?: string | undefined; file?: string | undefined },
+): Promise<{ payload: Buffer; contentType: string | undefined }> {
   if (args.json !== undefined && args.file !== undefined)
     throw new UsageError('give --json or --file, not both');
   if (args.json !== undefined) {
@@ -34,7 +35,7 @@ function readPayload(args: { json?: string | undefined; file?: string | undefine
   if (args.file !== undefined) {
     try {
       // "-" reads standard input, so payloads can be piped in.
-      const payload = readFileSync(args.file === '-' ? 0 : args.file);
+      const payload = args.file === '-' ? await readAll(io.stdin) : readFileSync(pathIn(io, args.file));
       return { payload, contentType: typesByExtension[extname(args.file).toLowerCase()] };
     } catch (error) {
       throw new UsageError(`--file ${args.file}: ${error instanceof Error ? error.message : String(error)}`);
@@ -64,12 +65,13 @@ function parseMetadata(entries: readonly string[] | undefined): Record<string, s
   return Object.fromEntries(pairs);
 }
 
-export function registerEnqueueCommand(parser: Argv): void {
+export function registerEnqueueCommand(parser: Argv, io: CliIo): void {
   parser.command(
     'enqueue <queue> <type>',
     'Enqueue one job',
     (y) =>
       withConnection(
+        io,
         y
           .positional('queue', { type: 'string', demandOption: true, describe: 'Queue name' })
           .positional('type', { type: 'string', demandOption: true, describe: 'Job type' })
@@ -197,8 +199,8 @@ export function registerEnqueueCommand(parser: Argv): void {
         false,
       ),
     (args) =>
-      runWithClient(args, async (client) => {
-        const { payload, contentType } = readPayload(args);
+      runWithClient(io, args, async (client) => {
+        const { payload, contentType } = await readPayload(io, args);
         const options: EnqueueOptions = {};
         const type = args['content-type'] ?? contentType;
         if (type !== undefined) options.contentType = type;
@@ -245,18 +247,20 @@ export function registerEnqueueCommand(parser: Argv): void {
         }
         const result = await client.enqueue(args.queue, args.type, payload, options);
         // Here --json is the payload, so only --output json selects output for scripts.
-        if (args.output === 'json') printJson(result);
+        if (args.output === 'json') printJson(io, result);
         else if (result.deduplicated) {
           print(
+            io,
             `already enqueued ${result.id} on ${args.queue} (key ${args.key} was seen before; nothing new stored)`,
           );
         } else if (result.debounced) {
           print(
+            io,
             `debounced into ${result.id} on ${args.queue} (it waits with key ${args['debounce-key']}; it now holds this payload)`,
           );
         } else if (dependsOn.length > 0) {
-          print(`enqueued ${result.id} on ${args.queue} after ${dependsOn.join(', ')}`);
-        } else print(`enqueued ${result.id} on ${args.queue}`);
+          print(io, `enqueued ${result.id} on ${args.queue} after ${dependsOn.join(', ')}`);
+        } else print(io, `enqueued ${result.id} on ${args.queue}`);
       }),
   );
 }

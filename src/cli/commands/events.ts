@@ -5,6 +5,7 @@
 import type { Argv } from 'yargs';
 import type { JobEvent, JobEventKind } from '../../../clients/typescript/src/index.ts';
 import { UsageError } from '../failure.ts';
+import type { CliIo } from '../io.ts';
 import { print, runWithClient, wantsJson, withConnection } from './connection.ts';
 import { cell, resultJson, time } from './format.ts';
 
@@ -65,12 +66,12 @@ function eventJson(event: JobEvent) {
 const asList = (value: unknown): string[] =>
   value === undefined ? [] : (Array.isArray(value) ? value : [value]).map(String);
 
-export function registerEventsCommand(parser: Argv): void {
+export function registerEventsCommand(parser: Argv, io: CliIo): void {
   parser.command(
     'events',
     'Stream job events (enqueued, leased, progress, completed, retry_scheduled, dead_lettered, cancelled, released, batch_ended) as they are committed',
     (y) =>
-      withConnection(y)
+      withConnection(io, y)
         .option('queue', { type: 'string', array: true, describe: 'Only this queue (repeat for more)' })
         .option('job', { type: 'string', array: true, describe: 'Only this job id (repeat for more)' })
         .option('kind', {
@@ -88,15 +89,15 @@ export function registerEventsCommand(parser: Argv): void {
           describe: 'Stop after this many events (default: run until interrupted)',
         }),
     (args) =>
-      runWithClient(args, async (client) => {
+      runWithClient(io, args, async (client) => {
         const count = args.count;
         if (count !== undefined && !(Number.isInteger(count) && count > 0)) {
           throw new UsageError('--count must be a positive whole number');
         }
         const stop = new AbortController();
         const onSignal = () => stop.abort();
-        process.once('SIGINT', onSignal);
-        process.once('SIGTERM', onSignal);
+        io.signals.once('SIGINT', onSignal);
+        io.signals.once('SIGTERM', onSignal);
         const subscription = client.events({
           queues: asList(args.queue),
           jobIds: asList(args.job),
@@ -107,18 +108,19 @@ export function registerEventsCommand(parser: Argv): void {
         let seen = 0;
         try {
           for await (const event of subscription) {
-            if (wantsJson(args)) process.stdout.write(`${JSON.stringify(eventJson(event))}\n`);
+            if (wantsJson(args)) io.stdout.write(`${JSON.stringify(eventJson(event))}\n`);
             else {
               const where = `${event.queue}/${event.type}`;
               print(
+                io,
                 `${time(event.at)}  ${event.kind.padEnd(15)}  ${where}  ${event.jobId}  ${detail(event)}`,
               );
             }
             if (count !== undefined && ++seen >= count) break;
           }
         } finally {
-          process.off('SIGINT', onSignal);
-          process.off('SIGTERM', onSignal);
+          io.signals.off('SIGINT', onSignal);
+          io.signals.off('SIGTERM', onSignal);
         }
       }),
   );

@@ -1,5 +1,6 @@
 /** The operator commands: they talk to a running server through the SDK. */
 import type { Argv } from 'yargs';
+import type { CliIo } from '../io.ts';
 import { registerBulkCommands } from './bulk.ts';
 import { registerDlqCommands } from './dlq.ts';
 import { registerEnqueueCommand } from './enqueue.ts';
@@ -15,19 +16,19 @@ import { registerStatusCommand } from './status.ts';
 import { registerWorkersCommand } from './workers.ts';
 import { registerWorkflowCommands } from './workflows.ts';
 
-export function registerOperatorCommands(parser: Argv): void {
-  registerEnqueueCommand(parser);
-  registerQueuesCommand(parser);
-  registerJobCommand(parser);
-  registerEventsCommand(parser);
-  registerDlqCommands(parser);
-  registerPauseResumeCommands(parser);
-  registerScheduleCommands(parser);
-  registerJobControlCommands(parser);
-  registerPurgeAuditCommands(parser);
-  registerBulkCommands(parser);
-  registerQueueCommands(parser);
-  registerWorkersCommand(parser);
-  registerWorkflowCommands(parser);
-  registerStatusCommand(parser);
+export function registerOperatorCommands(parser: Argv, io: CliIo): void {
+  registerEnqueueCommand(parser, io);
+  registerQueuesCommand(parser, io);
+  registerJobCommand(parser, io);
+  registerEventsCommand(parser, io);
+  registerDlqCommands(parser, io);
+  registerPauseResumeCommands(parser, io);
+  registerScheduleCommands(parser, io);
+  registerJobControlCommands(parser, io);
+  registerPurgeAuditCommands(parser, io);
+  registerBulkCommands(parser, io);
+  registerQueueCommands(parser, io);
+  registerWorkersCommand(parser, io);
+  registerWorkflowCommands(parser, io);
+  registerStatusCommand(parser, io);
 }

@@ -6,6 +6,7 @@
 import type { Argv } from 'yargs';
 import type { JobChanges, JobFilter, JobState, SeppClient } from '../../../clients/typescript/src/index.ts';
 import { UsageError } from '../failure.ts';
+import type { CliIo } from '../io.ts';
 import { confirmOrRefuse } from './confirm.ts';
 import {
   type ConnectionArgs,
@@ -86,26 +87,32 @@ function describeFilter(count: number, filter: JobFilter, states: readonly JobSt
   return `${count} ${count === 1 ? 'job' : 'jobs'}${type}${group} in queue ${filter.queue} (${which})`;
 }
 
-async function cancelMatching(client: SeppClient, args: SelectionArgs, filter: JobFilter): Promise<void> {
+async function cancelMatching(
+  io: CliIo,
+  client: SeppClient,
+  args: SelectionArgs,
+  filter: JobFilter,
+): Promise<void> {
   const { matched } = await client.cancelJobs(filter, { dryRun: true });
   if (args['dry-run'] === true) {
-    if (wantsJson(args)) printJson({ ...filter, matched });
-    else print(`${describeFilter(matched, filter, cancellable)} would be cancelled`);
+    if (wantsJson(args)) printJson(io, { ...filter, matched });
+    else print(io, `${describeFilter(matched, filter, cancellable)} would be cancelled`);
     return;
   }
   await confirmOrRefuse(
+    io,
     args.yes,
     `cancel every matching job of ${filter.queue}`,
     `Cancel ${describeFilter(matched, filter, cancellable)}?`,
   );
   const result = await client.cancelJobs(filter);
-  if (wantsJson(args)) printJson({ ...filter, ...result });
+  if (wantsJson(args)) printJson(io, { ...filter, ...result });
   else {
     const running =
       result.cancelRequested === 0
         ? ''
         : `; ${result.cancelRequested} running, their workers were told to stop`;
-    print(`cancelled ${describeFilter(result.cancelled, filter, cancellable)}${running}`);
+    print(io, `cancelled ${describeFilter(result.cancelled, filter, cancellable)}${running}`);
   }
 }
 
@@ -128,30 +135,30 @@ function changesOf(args: {
   return changes;
 }
 
-export function registerJobControlCommands(parser: Argv): void {
+export function registerJobControlCommands(parser: Argv, io: CliIo): void {
   parser.command(
     'cancel [ids..]',
     'Cancel jobs that have not finished: waiting ones at once, running ones once their worker stops',
     (y) =>
-      withConnection(withSelection(y, cancellable))
+      withConnection(io, withSelection(y, cancellable))
         .example('$0 cancel 0190a4c2-…', 'one job')
         .example('$0 cancel --queue emails --type digest --dry-run', 'count first')
         .example('$0 cancel --queue emails --type digest --yes', 'every waiting or running digest job'),
     (args) =>
-      runWithClient(args, async (client) => {
+      runWithClient(io, args, async (client) => {
         const selection = selectionOf(args);
-        if ('filter' in selection) return cancelMatching(client, args, selection.filter);
+        if ('filter' in selection) return cancelMatching(io, client, args, selection.filter);
         const results = [];
         for (const id of selection.ids) results.push({ id, ...(await client.cancelJob(id)) });
         if (wantsJson(args)) {
-          printJson(results);
+          printJson(io, results);
           return;
         }
         for (const r of results) {
           if (r.state === 'leased')
-            print(`cancel of ${r.id} asked: its worker was told to stop; it ends cancelled`);
-          else if (r.previousState === 'cancelled') print(`${r.id} was already cancelled`);
-          else print(`cancelled ${r.id} (it was ${r.previousState})`);
+            print(io, `cancel of ${r.id} asked: its worker was told to stop; it ends cancelled`);
+          else if (r.previousState === 'cancelled') print(io, `${r.id} was already cancelled`);
+          else print(io, `cancelled ${r.id} (it was ${r.previousState})`);
         }
       }),
   );
@@ -160,6 +167,7 @@ export function registerJobControlCommands(parser: Argv): void {
     'Change waiting jobs: priority, run time, group, or run them now',
     (y) =>
       withConnection(
+        io,
         withSelection(y, updatable)
           .option('priority', { type: 'number', describe: '0 to 9, higher first' })
           .option('run-now', {
@@ -180,7 +188,7 @@ export function registerJobControlCommands(parser: Argv): void {
           ),
       ),
     (args) =>
-      runWithClient(args, async (client) => {
+      runWithClient(io, args, async (client) => {
         const selection = selectionOf(args);
         const changes = changesOf(args);
         if ('ids' in selection) {
@@ -188,6 +196,7 @@ export function registerJobControlCommands(parser: Argv): void {
           for (const id of selection.ids) jobs.push(await client.updateJob(id, changes));
           if (wantsJson(args))
             printJson(
+              io,
               jobs.map((j) => ({
                 id: j.id,
                 state: j.state,
@@ -200,6 +209,7 @@ export function registerJobControlCommands(parser: Argv): void {
             for (const j of jobs) {
               const group = j.group === null ? '' : `, group ${j.group}`;
               print(
+                io,
                 `updated ${j.id}: ${j.state}, priority ${j.priority}${group}, due ${j.runAt.toISOString()}`,
               );
             }
@@ -209,13 +219,14 @@ export function registerJobControlCommands(parser: Argv): void {
           throw new UsageError('--dry-run counts cancels only (sepp cancel --dry-run)');
         const states = selection.filter.states ?? updatable;
         await confirmOrRefuse(
+          io,
           args.yes,
           `change every matching job of ${selection.filter.queue}`,
           `Change every matching job of queue ${selection.filter.queue} (${states.join(', ')})?`,
         );
         const updated = await client.updateJobs(selection.filter, changes);
-        if (wantsJson(args)) printJson({ ...selection.filter, updated });
-        else print(`updated ${describeFilter(updated, selection.filter, updatable)}`);
+        if (wantsJson(args)) printJson(io, { ...selection.filter, updated });
+        else print(io, `updated ${describeFilter(updated, selection.filter, updatable)}`);
       }),
   );
 }

@@ -2,6 +2,7 @@
 import type { Argv } from 'yargs';
 import type { Job, JobOutcome } from '../../../clients/typescript/src/index.ts';
 import { exitCodes, UsageError } from '../failure.ts';
+import type { CliIo } from '../io.ts';
 import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
 import { decodeBytes, decodePayload, jobJson, resultJson, showDecoded, time } from './format.ts';
 
@@ -158,12 +159,12 @@ function describeOutcome(outcome: JobOutcome): string {
   }
 }
 
-export function registerJobCommand(parser: Argv): void {
+export function registerJobCommand(parser: Argv, io: CliIo): void {
   parser.command(
     'job <id>',
     'Show a job: state, attempts, times, progress, payload, result and error history; --wait waits for it to finish',
     (y) =>
-      withConnection(y.positional('id', { type: 'string', demandOption: true, describe: 'Job id' }))
+      withConnection(io, y.positional('id', { type: 'string', demandOption: true, describe: 'Job id' }))
         .option('wait', {
           type: 'boolean',
           describe:
@@ -174,12 +175,12 @@ export function registerJobCommand(parser: Argv): void {
           describe: 'With --wait: give up after this many ms (exit 6); default: wait as long as it takes',
         }),
     (args) =>
-      runWithClient(args, async (client) => {
+      runWithClient(io, args, async (client) => {
         if (args.wait !== true) {
           if (args['timeout-ms'] !== undefined) throw new UsageError('--timeout-ms goes with --wait');
           const job = await client.getJob(args.id);
-          if (wantsJson(args)) printJson(jobJson(job, true));
-          else print(describeJob(job));
+          if (wantsJson(args)) printJson(io, jobJson(job, true));
+          else print(io, describeJob(job));
           return;
         }
         const timeoutMs = args['timeout-ms'];
@@ -187,9 +188,9 @@ export function registerJobCommand(parser: Argv): void {
           throw new UsageError('--timeout-ms must be a positive whole number of milliseconds');
         }
         const outcome = await client.waitFor(args.id, timeoutMs === undefined ? {} : { timeoutMs });
-        if (wantsJson(args)) printJson(outcomeJson(outcome));
-        else print(describeOutcome(outcome));
-        if (outcome.state !== 'completed') process.exitCode = exitCodes.failed;
+        if (wantsJson(args)) printJson(io, outcomeJson(outcome));
+        else print(io, describeOutcome(outcome));
+        if (outcome.state !== 'completed') io.exitCode = exitCodes.failed;
       }),
   );
 }

@@ -6,6 +6,7 @@
  */
 import type { Argv } from 'yargs';
 import { integerFlag, UsageError } from '../failure.ts';
+import type { CliIo } from '../io.ts';
 import { print } from './connection.ts';
 
 /** One page (`pageSize` undefined: the server's default), or every page. */
@@ -38,6 +39,6 @@ export function pagingOf(args: { pageSize?: string; pageToken?: string; all?: bo
 }
 
 /** After one page's table: how to get the next, if there is one. */
-export function printNextPage(nextPageToken: string | null): void {
-  if (nextPageToken !== null && nextPageToken !== '') print(`(more: --page-token ${nextPageToken})`);
+export function printNextPage(io: CliIo, nextPageToken: string | null): void {
+  if (nextPageToken !== null && nextPageToken !== '') print(io, `(more: --page-token ${nextPageToken})`);
 }

@@ -2,6 +2,7 @@
 import type { Argv } from 'yargs';
 import type { AuditEntry } from '../../../clients/typescript/src/index.ts';
 import { UsageError } from '../failure.ts';
+import type { CliIo } from '../io.ts';
 import { confirmOrRefuse } from './confirm.ts';
 import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
 import { cell, table, time } from './format.ts';
@@ -14,30 +15,32 @@ function detailsCell(details: Record<string, unknown>): string {
   return cell(shown.join(' '), 80);
 }
 
-export function registerPurgeAuditCommands(parser: Argv): void {
+export function registerPurgeAuditCommands(parser: Argv, io: CliIo): void {
   parser.command(
     'purge <queue>',
     'Delete every ready and scheduled job of a queue (running jobs finish; dead letters stay)',
     (y) =>
       withConnection(
+        io,
         y
           .positional('queue', { type: 'string', demandOption: true, describe: 'Queue name' })
           .option('yes', { alias: 'y', type: 'boolean', describe: 'Do not ask (required off a terminal)' }),
       ),
     (args) =>
-      runWithClient(args, async (client) => {
-        const counts = process.stdin.isTTY
+      runWithClient(io, args, async (client) => {
+        const counts = io.stdin.isTTY
           ? (await client.listQueues()).find((q) => q.name === args.queue)?.counts
           : undefined;
         const waiting = counts === undefined ? 'the' : String(counts.ready + counts.scheduled);
         await confirmOrRefuse(
+          io,
           args.yes,
           `purge ${args.queue}`,
           `Delete ${waiting} ready and scheduled jobs of queue ${args.queue}? This cannot be undone.`,
         );
         const deleted = await client.purgeQueue(args.queue);
-        if (wantsJson(args)) printJson({ queue: args.queue, deleted });
-        else print(`deleted ${deleted} waiting job${deleted === 1 ? '' : 's'} of ${args.queue}`);
+        if (wantsJson(args)) printJson(io, { queue: args.queue, deleted });
+        else print(io, `deleted ${deleted} waiting job${deleted === 1 ? '' : 's'} of ${args.queue}`);
       }),
   );
   parser.command(
@@ -45,6 +48,7 @@ export function registerPurgeAuditCommands(parser: Argv): void {
     'List the audit log: every change operators made, through gRPC, the CLI or the admin UI, newest first',
     (y) =>
       withConnection(
+        io,
         y
           .option('actor', {
             type: 'string',
@@ -55,7 +59,7 @@ export function registerPurgeAuditCommands(parser: Argv): void {
           .option('limit', { type: 'number', default: 50, describe: 'Most entries to show' }),
       ),
     (args) =>
-      runWithClient(args, async (client) => {
+      runWithClient(io, args, async (client) => {
         if (!Number.isInteger(args.limit) || args.limit < 1)
           throw new UsageError('--limit must be a positive integer');
         const entries: AuditEntry[] = [];
@@ -74,14 +78,15 @@ export function registerPurgeAuditCommands(parser: Argv): void {
           pageToken = page.nextPageToken;
         } while (pageToken !== null && entries.length < args.limit);
         if (wantsJson(args)) {
-          printJson(entries);
+          printJson(io, entries);
           return;
         }
         if (entries.length === 0) {
-          print('no audit entries');
+          print(io, 'no audit entries');
           return;
         }
         print(
+          io,
           table(
             ['TIME', 'ACTOR', 'VIA', 'ACTION', 'TARGET', 'DETAILS'],
             entries.map((e) => [
@@ -95,7 +100,7 @@ export function registerPurgeAuditCommands(parser: Argv): void {
           ),
         );
         if (entries.length === args.limit && pageToken !== null)
-          print(`(newest ${args.limit}; --limit shows more)`);
+          print(io, `(newest ${args.limit}; --limit shows more)`);
       }),
   );
 }

@@ -8,6 +8,7 @@ import type { Argv } from 'yargs';
 import type { QueueInfo } from '../../../clients/typescript/src/index.ts';
 import { queueSettingText } from '../../config/index.ts';
 import { UsageError } from '../failure.ts';
+import type { CliIo } from '../io.ts';
 import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
 import { table } from './format.ts';
 import { queueDeleteCommand } from './pause-resume.ts';
@@ -34,13 +35,13 @@ export function settingsTable(queue: QueueInfo): string {
   );
 }
 
-function printQueue(queue: QueueInfo, json: boolean, headline?: string): void {
+function printQueue(io: CliIo, queue: QueueInfo, json: boolean, headline?: string): void {
   if (json) {
-    printJson(queue);
+    printJson(io, queue);
     return;
   }
-  if (headline !== undefined) print(headline);
-  print(settingsTable(queue));
+  if (headline !== undefined) print(io, headline);
+  print(io, settingsTable(queue));
 }
 
 /** `KEY=VALUE` arguments → settings; the value is everything after the first `=`. */
@@ -65,14 +66,14 @@ function queueArg<T>(y: Argv<T>) {
 }
 
 /** Adds show, set and reset to the `queue` command. */
-export function queueSettingsCommands<T>(y: Argv<T>): Argv<T> {
+export function queueSettingsCommands<T>(io: CliIo, y: Argv<T>): Argv<T> {
   return y
     .command(
       'show <queue>',
       "A queue's settings, each with its source (default, config file, run-time override)",
-      (c) => withConnection(queueArg(c)),
+      (c) => withConnection(io, queueArg(c)),
       (args) =>
-        runWithClient(args, async (client) => {
+        runWithClient(io, args, async (client) => {
           const queues = await client.listQueues();
           const queue = queues.find((q) => q.name === args.queue);
           if (queue === undefined)
@@ -80,14 +81,14 @@ export function queueSettingsCommands<T>(y: Argv<T>): Argv<T> {
               args.queue,
               queues.map((q) => q.name),
             );
-          printQueue(queue, wantsJson(args));
+          printQueue(io, queue, wantsJson(args));
         }),
     )
     .command(
       'set <queue> <settings..>',
       "Override a queue's settings while the server runs (admin key): KEY=VALUE as in the config file",
       (c) =>
-        withConnection(queueArg(c))
+        withConnection(io, queueArg(c))
           .positional('settings', {
             type: 'string',
             array: true,
@@ -97,17 +98,17 @@ export function queueSettingsCommands<T>(y: Argv<T>): Argv<T> {
           .example('$0 queue set emails max_attempts=10 backoff_base_ms=2s', '')
           .example('$0 queue set emails \'allowed_types=["send", "resend"]\'', ''),
       (args) =>
-        runWithClient(args, async (client) => {
+        runWithClient(io, args, async (client) => {
           const settings = assignments(args.settings);
           const queue = await client.setQueueSettings(args.queue, settings);
-          printQueue(queue, wantsJson(args), `set ${Object.keys(settings).join(', ')} on ${args.queue}`);
+          printQueue(io, queue, wantsJson(args), `set ${Object.keys(settings).join(', ')} on ${args.queue}`);
         }),
     )
     .command(
       'reset <queue> [keys..]',
       'Remove run-time overrides, so the config file applies again (admin key)',
       (c) =>
-        withConnection(queueArg(c))
+        withConnection(io, queueArg(c))
           .positional('keys', {
             type: 'string',
             array: true,
@@ -115,21 +116,21 @@ export function queueSettingsCommands<T>(y: Argv<T>): Argv<T> {
           })
           .option('all', { type: 'boolean', describe: 'Reset every override of the queue' }),
       (args) =>
-        runWithClient(args, async (client) => {
+        runWithClient(io, args, async (client) => {
           const keys = args.keys ?? [];
           if (keys.length > 0 === (args.all === true)) {
             throw new UsageError('name the settings to reset, or give --all (not both)');
           }
           const queue = await client.resetQueueSettings(args.queue, args.all === true ? 'all' : keys);
           const what = args.all === true ? 'every override' : keys.join(', ');
-          printQueue(queue, wantsJson(args), `reset ${what} on ${args.queue}`);
+          printQueue(io, queue, wantsJson(args), `reset ${what} on ${args.queue}`);
         }),
     );
 }
 
-export function registerQueueCommands(parser: Argv): void {
+export function registerQueueCommands(parser: Argv, io: CliIo): void {
   parser.command('queue', "Show and change a queue's settings, or delete an empty queue", (y) =>
-    queueDeleteCommand(queueSettingsCommands(y)).demandCommand(
+    queueDeleteCommand(io, queueSettingsCommands(io, y)).demandCommand(
       1,
       'name a queue subcommand: show, set, reset or delete',
     ),

@@ -1,6 +1,7 @@
 /** `sepp queues`: every queue with its counts by state, and its flow control when any queue uses it. */
 import type { Argv } from 'yargs';
 import type { QueueInfo, RateLimit } from '../../../clients/typescript/src/index.ts';
+import type { CliIo } from '../io.ts';
 import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
 import { age, table } from './format.ts';
 import { pagingOf, printNextPage, withPaging } from './paging.ts';
@@ -23,13 +24,13 @@ export function rateText(rate: RateLimit): string {
   return rate.leases === 0 ? '-' : `${rate.leases}/${age(rate.periodMs)}`;
 }
 
-export function registerQueuesCommand(parser: Argv): void {
+export function registerQueuesCommand(parser: Argv, io: CliIo): void {
   parser.command(
     'queues',
     'List queues with their jobs by state, paused flag and oldest ready job',
-    (y) => withConnection(withPaging(y)),
+    (y) => withConnection(io, withPaging(y)),
     (args) =>
-      runWithClient(args, async (client) => {
+      runWithClient(io, args, async (client) => {
         const paging = pagingOf(args);
         const page =
           paging?.kind === 'page'
@@ -40,11 +41,14 @@ export function registerQueuesCommand(parser: Argv): void {
             : { queues: await client.listQueues(), nextPageToken: '' };
         const { queues } = page;
         if (wantsJson(args)) {
-          printJson(paging?.kind === 'page' ? { queues, nextPageToken: page.nextPageToken || null } : queues);
+          printJson(
+            io,
+            paging?.kind === 'page' ? { queues, nextPageToken: page.nextPageToken || null } : queues,
+          );
           return;
         }
         if (queues.length === 0) {
-          print('no queues yet (a queue appears with its first job)');
+          print(io, 'no queues yet (a queue appears with its first job)');
           return;
         }
         // The flow-control columns appear only when some queue has limits or groups.
@@ -63,6 +67,7 @@ export function registerQueuesCommand(parser: Argv): void {
         ];
         if (flow) header.push('RATE', 'GROUPS', 'THROTTLED');
         print(
+          io,
           table(
             header,
             queues.map((q) => {
@@ -92,7 +97,7 @@ export function registerQueuesCommand(parser: Argv): void {
             }),
           ),
         );
-        printNextPage(page.nextPageToken);
+        printNextPage(io, page.nextPageToken);
       }),
   );
 }

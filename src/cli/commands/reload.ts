@@ -6,41 +6,41 @@
  * changes nothing; `reload` applies it, as SIGHUP does.
  */
 import type { ReloadReport } from '../../../clients/typescript/src/index.ts';
+import type { CliIo } from '../io.ts';
 import { type ConnectionArgs, print, printJson, runWithClient, wantsJson } from './connection.ts';
 
-function printReport(report: ReloadReport, dryRun: boolean): void {
+function printReport(io: CliIo, report: ReloadReport, dryRun: boolean): void {
   const file = report.configFile ?? '(no config file: defaults, environment and flags)';
   if (report.problems.length > 0) {
-    process.stderr.write(
-      `${file}: ${report.problems.length} problem(s); the server keeps its configuration\n`,
-    );
-    for (const p of report.problems) process.stderr.write(`  ${p.key}: ${p.message}\n`);
+    io.stderr.write(`${file}: ${report.problems.length} problem(s); the server keeps its configuration\n`);
+    for (const p of report.problems) io.stderr.write(`  ${p.key}: ${p.message}\n`);
     return;
   }
-  print(dryRun ? `${file}: OK as a reload (nothing was applied)` : `${file}: reloaded`);
+  print(io, dryRun ? `${file}: OK as a reload (nothing was applied)` : `${file}: reloaded`);
   const list = (title: string, items: readonly string[]) => {
     if (items.length === 0) return;
-    print(title);
-    for (const item of items) print(`  ${item}`);
+    print(io, title);
+    for (const item of items) print(io, `  ${item}`);
   };
   list(dryRun ? 'would change at once:' : 'changed:', report.changed);
   list('needs a restart (keeps its running value until then):', report.restartRequired);
   if (report.changed.length === 0 && report.restartRequired.length === 0)
-    print('no setting differs from the running ones');
+    print(io, 'no setting differs from the running ones');
 }
 
 /** Runs the reload (or its dry run) against the server and prints the report; problems exit 1. */
 export function runReload(
+  io: CliIo,
   args: ConnectionArgs & { 'allow-security-downgrade'?: boolean | undefined },
   dryRun: boolean,
 ): Promise<void> {
-  return runWithClient(args, async (client) => {
+  return runWithClient(io, args, async (client) => {
     const report = await client.reloadConfig({
       dryRun,
       allowSecurityDowngrade: args['allow-security-downgrade'] === true,
     });
-    if (wantsJson(args)) printJson(report);
-    else printReport(report, dryRun);
-    if (report.problems.length > 0) process.exitCode = 1;
+    if (wantsJson(args)) printJson(io, report);
+    else printReport(io, report, dryRun);
+    if (report.problems.length > 0) io.exitCode = 1;
   });
 }

@@ -3,6 +3,7 @@ import type { Argv } from 'yargs';
 import type { Schedule } from '../../../clients/typescript/src/index.ts';
 import { formatDurationMs } from '../../config/index.ts';
 import { integerFlag } from '../failure.ts';
+import type { CliIo } from '../io.ts';
 import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
 import { cell, table, time } from './format.ts';
 
@@ -72,25 +73,29 @@ function namePositional<T>(y: Argv<T>) {
   return y.positional('name', { type: 'string', demandOption: true, describe: 'Schedule name' });
 }
 
-export function registerScheduleCommands(parser: Argv): void {
+export function registerScheduleCommands(parser: Argv, io: CliIo): void {
   parser.command('schedules', 'List and operate the periodic jobs the server enqueues (schedules)', (y) =>
     y
       .command(
         ['list', '$0'],
         'List schedules with their next run and last outcome (the default)',
-        (c) => withConnection(c),
+        (c) => withConnection(io, c),
         (args) =>
-          runWithClient(args, async (client) => {
+          runWithClient(io, args, async (client) => {
             const schedules = await client.schedules.list();
             if (wantsJson(args)) {
-              printJson(schedules.map(scheduleJson));
+              printJson(io, schedules.map(scheduleJson));
               return;
             }
             if (schedules.length === 0) {
-              print('no schedules (declare them as [[schedules]] in sepp.toml, or create them with the SDK)');
+              print(
+                io,
+                'no schedules (declare them as [[schedules]] in sepp.toml, or create them with the SDK)',
+              );
               return;
             }
             print(
+              io,
               table(
                 ['NAME', 'SCHEDULE', 'JOB', 'STATUS', 'NEXT RUN', 'LAST RUN', 'SOURCE'],
                 schedules.map((s) => [
@@ -111,6 +116,7 @@ export function registerScheduleCommands(parser: Argv): void {
         'Show a schedule: its definition, last outcome and next run times',
         (c) =>
           withConnection(
+            io,
             namePositional(c).option('next', {
               type: 'string',
               default: '5',
@@ -118,12 +124,12 @@ export function registerScheduleCommands(parser: Argv): void {
             }),
           ),
         (args) =>
-          runWithClient(args, async (client) => {
+          runWithClient(io, args, async (client) => {
             const nextRuns = integerFlag('next', args.next, { min: 1, max: 100 });
             const schedule = await client.schedules.get(args.name, { nextRuns });
             const runs = await client.schedules.runs(args.name);
             if (wantsJson(args)) {
-              printJson({
+              printJson(io, {
                 ...scheduleJson(schedule),
                 runs: runs.map((r) => ({
                   ...r,
@@ -133,13 +139,13 @@ export function registerScheduleCommands(parser: Argv): void {
               });
               return;
             }
-            print(describeSchedule(schedule));
+            print(io, describeSchedule(schedule));
             if (runs.length > 0) {
-              print('last runs (newest first; the last 20 are kept)');
+              print(io, 'last runs (newest first; the last 20 are kept)');
               for (const r of runs) {
                 const job = r.jobId === null ? '' : `  job ${r.jobId}`;
                 const detail = r.detail === null ? '' : `  ${r.detail}`;
-                print(`  ${time(r.runAt)}  ${r.outcome}${job}${detail}`);
+                print(io, `  ${time(r.runAt)}  ${r.outcome}${job}${detail}`);
               }
             }
           }),
@@ -147,45 +153,49 @@ export function registerScheduleCommands(parser: Argv): void {
       .command(
         'pause <name>',
         'Pause a schedule: no ticks until resumed',
-        (c) => withConnection(namePositional(c)),
+        (c) => withConnection(io, namePositional(c)),
         (args) =>
-          runWithClient(args, async (client) => {
+          runWithClient(io, args, async (client) => {
             const schedule = await client.schedules.pause(args.name);
-            if (wantsJson(args)) printJson(scheduleJson(schedule));
-            else print(`paused schedule ${args.name}: no ticks until \`sepp schedules resume ${args.name}\``);
+            if (wantsJson(args)) printJson(io, scheduleJson(schedule));
+            else
+              print(
+                io,
+                `paused schedule ${args.name}: no ticks until \`sepp schedules resume ${args.name}\``,
+              );
           }),
       )
       .command(
         'resume <name>',
         'Resume a paused schedule (missed ticks follow its misfire policy)',
-        (c) => withConnection(namePositional(c)),
+        (c) => withConnection(io, namePositional(c)),
         (args) =>
-          runWithClient(args, async (client) => {
+          runWithClient(io, args, async (client) => {
             const schedule = await client.schedules.resume(args.name);
-            if (wantsJson(args)) printJson(scheduleJson(schedule));
-            else print(`resumed schedule ${args.name}; next run ${time(schedule.nextRuns[0] ?? null)}`);
+            if (wantsJson(args)) printJson(io, scheduleJson(schedule));
+            else print(io, `resumed schedule ${args.name}; next run ${time(schedule.nextRuns[0] ?? null)}`);
           }),
       )
       .command(
         'trigger <name>',
         "Enqueue the schedule's job now, outside its ticks",
-        (c) => withConnection(namePositional(c)),
+        (c) => withConnection(io, namePositional(c)),
         (args) =>
-          runWithClient(args, async (client) => {
+          runWithClient(io, args, async (client) => {
             const enqueued = await client.schedules.trigger(args.name);
-            if (wantsJson(args)) printJson({ schedule: args.name, ...enqueued });
-            else print(`enqueued job ${enqueued.id} from schedule ${args.name}`);
+            if (wantsJson(args)) printJson(io, { schedule: args.name, ...enqueued });
+            else print(io, `enqueued job ${enqueued.id} from schedule ${args.name}`);
           }),
       )
       .command(
         'delete <name>',
         'Delete a schedule made over the API (jobs it enqueued stay)',
-        (c) => withConnection(namePositional(c)),
+        (c) => withConnection(io, namePositional(c)),
         (args) =>
-          runWithClient(args, async (client) => {
+          runWithClient(io, args, async (client) => {
             await client.schedules.delete(args.name);
-            if (wantsJson(args)) printJson({ schedule: args.name, deleted: true });
-            else print(`deleted schedule ${args.name}`);
+            if (wantsJson(args)) printJson(io, { schedule: args.name, deleted: true });
+            else print(io, `deleted schedule ${args.name}`);
           }),
       ),
   );

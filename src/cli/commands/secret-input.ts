@@ -5,6 +5,7 @@
  * can pipe it in. Nothing read is ever written anywhere.
  */
 import { CliError, exitCodes, UsageError } from '../failure.ts';
+import type { CliInput, CliOutput } from '../io.ts';
 
 /** Longest secret accepted, in characters (a bound on what is read, not a policy). */
 export const secretMaxChars = 1024;
@@ -14,21 +15,21 @@ export class HiddenPrompt {
   private ahead = '';
 
   constructor(
-    private readonly input: NodeJS.ReadStream = process.stdin,
-    private readonly output: NodeJS.WriteStream = process.stderr,
+    private readonly input: CliInput,
+    private readonly output: CliOutput,
   ) {}
 
   ask(prompt: string): Promise<string> {
     const { input, output } = this;
     // No echo before the prompt shows: whatever is typed once it is visible stays hidden.
-    input.setRawMode(true);
+    input.setRawMode?.(true);
     input.setEncoding('utf8');
     output.write(prompt);
     return new Promise((resolve, reject) => {
       let value = '';
       const finish = (result: () => void) => {
         input.off('data', onData);
-        input.setRawMode(false);
+        input.setRawMode?.(false);
         input.pause();
         output.write('\n');
         result();
@@ -69,7 +70,7 @@ export class HiddenPrompt {
 }
 
 /** Reads the first line of a non-terminal standard input (stops at the newline; EOF ends it too). */
-export function readLine(input: NodeJS.ReadableStream = process.stdin): Promise<string> {
+export function readLine(input: NodeJS.ReadableStream): Promise<string> {
   return new Promise((resolve, reject) => {
     let text = '';
     const done = () => {

@@ -5,23 +5,24 @@
  * default durability, and how many queues and workers it has now.
  */
 import type { Argv } from 'yargs';
+import type { CliIo } from '../io.ts';
 import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
 import { age } from './format.ts';
 
-export function registerStatusCommand(parser: Argv): void {
+export function registerStatusCommand(parser: Argv, io: CliIo): void {
   parser.command(
     'status',
     'Show the server: version, uptime, store, durability, queues and workers',
-    (y) => withConnection(y),
+    (y) => withConnection(io, y),
     (args) =>
-      runWithClient(args, async (client) => {
+      runWithClient(io, args, async (client) => {
         const [info, queues, workers] = await Promise.all([
           client.getServerInfo(),
           client.listQueues(),
           client.listWorkers(),
         ]);
         if (wantsJson(args)) {
-          printJson({ ...info, queues: queues.length, workers: workers.length });
+          printJson(io, { ...info, queues: queues.length, workers: workers.length });
           return;
         }
         const { store } = info;
@@ -34,6 +35,7 @@ export function registerStatusCommand(parser: Argv): void {
               `replication: ${store.replication} (${store.standbys} standby${store.standbys === 1 ? '' : 's'})`
             : `${store.kind} (embedded)`;
         print(
+          io,
           [
             `server      sepp ${info.version}${commit}, up ${age(upMs)} (since ${info.startedAt.toISOString()})`,
             `store       ${storeLine}`,

@@ -1,26 +1,31 @@
 /** `sepp workers`: the workers connected now and the leases each holds. */
 import type { Argv } from 'yargs';
+import type { CliIo } from '../io.ts';
 import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
 import { age, table } from './format.ts';
 
-export function registerWorkersCommand(parser: Argv): void {
+export function registerWorkersCommand(parser: Argv, io: CliIo): void {
   parser.command(
     'workers',
     'List the workers connected now: id, address, transport, queues, jobs held, done/failed, last seen',
-    (y) => withConnection(y),
+    (y) => withConnection(io, y),
     (args) =>
-      runWithClient(args, async (client) => {
+      runWithClient(io, args, async (client) => {
         const workers = await client.listWorkers();
         if (wantsJson(args)) {
-          printJson(workers);
+          printJson(io, workers);
           return;
         }
         if (workers.length === 0) {
-          print('no worker is connected (Work streams are listed while open, Reserve callers for 5 minutes)');
+          print(
+            io,
+            'no worker is connected (Work streams are listed while open, Reserve callers for 5 minutes)',
+          );
           return;
         }
         const nowMs = Date.now();
         print(
+          io,
           table(
             [
               'WORKER',

@@ -6,6 +6,7 @@
 import type { Argv } from 'yargs';
 import type { BatchInfo, BatchMember, FlowGraph } from '../../../clients/typescript/src/index.ts';
 import { integerFlag } from '../failure.ts';
+import type { CliIo } from '../io.ts';
 import { print, printJson, runWithClient, wantsJson, withConnection } from './connection.ts';
 import { table, time } from './format.ts';
 
@@ -72,7 +73,7 @@ function describeBatch(batch: BatchInfo, members: readonly BatchMember[]): strin
 const idPositional = <T>(y: Argv<T>, describe: string) =>
   y.positional('id', { type: 'string', demandOption: true, describe });
 
-export function registerWorkflowCommands(parser: Argv): void {
+export function registerWorkflowCommands(parser: Argv, io: CliIo): void {
   parser.command('flow', 'Show a flow: the jobs connected to a job through dependencies', (y) =>
     y
       .command(
@@ -80,6 +81,7 @@ export function registerWorkflowCommands(parser: Argv): void {
         'Show the flow of a job: every job it waits on or that waits on it, with states and edges',
         (c) =>
           withConnection(
+            io,
             idPositional(c, 'Any job of the flow').option('limit', {
               type: 'string',
               default: '1000',
@@ -87,11 +89,11 @@ export function registerWorkflowCommands(parser: Argv): void {
             }),
           ),
         (args) =>
-          runWithClient(args, async (client) => {
+          runWithClient(io, args, async (client) => {
             const limit = integerFlag('limit', args.limit, { min: 1, max: 20_000 });
             const flow = await client.getFlow(args.id, { limit });
-            if (wantsJson(args)) printJson(flow);
-            else print(describeFlow(flow));
+            if (wantsJson(args)) printJson(io, flow);
+            else print(io, describeFlow(flow));
           }),
       )
       .demandCommand(1, 'name a subcommand: show'),
@@ -103,6 +105,7 @@ export function registerWorkflowCommands(parser: Argv): void {
         'Show a batch: state, counts, completion jobs and its first members',
         (c) =>
           withConnection(
+            io,
             idPositional(c, 'The batch id').option('members', {
               type: 'string',
               default: '100',
@@ -110,11 +113,11 @@ export function registerWorkflowCommands(parser: Argv): void {
             }),
           ),
         (args) =>
-          runWithClient(args, async (client) => {
+          runWithClient(io, args, async (client) => {
             const membersLimit = integerFlag('members', args.members, { min: 0, max: 1000 });
             const { batch, members } = await client.getBatch(args.id, { membersLimit });
-            if (wantsJson(args)) printJson({ ...batch, memberList: members });
-            else print(describeBatch(batch, members));
+            if (wantsJson(args)) printJson(io, { ...batch, memberList: members });
+            else print(io, describeBatch(batch, members));
           }),
       )
       .demandCommand(1, 'name a subcommand: show'),
