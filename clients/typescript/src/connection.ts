@@ -13,6 +13,7 @@ import {
   status,
 } from '@grpc/grpc-js';
 import { backoffDelayMs, sleep } from './backoff.ts';
+import { cancelCall } from './cancel-call.ts';
 import { SeppError, toSeppError } from './errors.ts';
 import { QueueServiceClient } from './gen/sepp/v1/queue_service.js';
 
@@ -215,7 +216,8 @@ export class Connection {
         reject(new SeppError(status.CANCELLED, 'the call was cancelled'));
         return;
       }
-      const onAbort = () => call.cancel();
+      // cancelCall: a call aborted in the tick it started still gets its stream reset (cancel-call.ts).
+      const onAbort = () => cancelCall(call);
       const call = method.call(
         this.rpc,
         request,
