@@ -10,7 +10,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { type ClientReadableStream, connectivityState, credentials, Metadata } from '@grpc/grpc-js';
+import {
+  type Client,
+  type ClientReadableStream,
+  connectivityState,
+  credentials,
+  Metadata,
+} from '@grpc/grpc-js';
+import { SeppClient } from '@sepp-queue/client';
 import { cancelCall } from '../../clients/typescript/src/cancel-call.ts';
 import { EventsResponse } from '../../clients/typescript/src/gen/sepp/v1/events.js';
 import { ProduceRequest, ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
@@ -34,6 +41,11 @@ async function connection(): Promise<{ client: QueueServiceClient; drops: () => 
     'grpc.use_local_subchannel_pool': 1,
   });
   await call(client, client.getServerInfo, {});
+  return { client, drops: watchDrops(client) };
+}
+
+/** Counts how often `client`'s connection stops being ready (it is ready now). */
+function watchDrops(client: Client): () => number {
   const channel = client.getChannel();
   let drops = 0;
   const watch = (state: connectivityState) => {
@@ -45,7 +57,7 @@ async function connection(): Promise<{ client: QueueServiceClient; drops: () => 
     });
   };
   watch(channel.getConnectivityState(false));
-  return { client, drops: () => drops };
+  return () => drops;
 }
 
 const kinds = ['Reserve', 'Work', 'Produce', 'Events'] as const;
@@ -159,5 +171,31 @@ test('calls cancelled past the bound: the server closes the connection, and the 
     console.log(`the connection closed after ${cancels} cancels; the next call succeeded`);
   } finally {
     client.close();
+  }
+});
+
+test('the SDK past the bound: waits and a long-poll open when the server closes the connection go on over a new one', async () => {
+  const client = SeppClient.connect(t.address, { retry: { unavailable: true } });
+  try {
+    const { id } = await client.enqueue('later', 't', Buffer.from('x'));
+    const drops = watchDrops(client.connection.rpc);
+    // Each waits on an Events stream (and reads the job once caught up); the long-poll waits for a job.
+    const waits = Array.from({ length: 8 }, () => client.waitFor(id));
+    const poll = client.reserve({ queues: ['empty-sdk'], waitMs: 60_000 });
+    // The burst spent on the same connection, as fast as it goes.
+    const cancels = await inLanes(
+      (i) => drops() === 0 && i < resetBurst * 10,
+      (i) => cancelled(client.connection.rpc as QueueServiceClient, kinds[i % kinds.length]!, i % 8 < 4),
+    );
+    assert.equal(drops(), 1, `${cancels} cancels and the connection is still open`);
+    const [job] = await client.reserve({ queues: ['later'] });
+    assert.ok(job !== undefined, 'the job leased over the new connection');
+    await client.ack(job);
+    for (const outcome of await Promise.all(waits)) assert.equal(outcome.state, 'completed');
+    await client.enqueue('empty-sdk', 't', Buffer.from('y'));
+    assert.equal((await poll).length, 1, 'the long-poll, sent again, got the job');
+    console.log(`the connection closed after ${cancels} cancels; 8 waits and a long-poll went on`);
+  } finally {
+    await client.close();
   }
 });
