@@ -95,6 +95,8 @@ export const systemTier = {
   'tests/rpc/gen-fresh.test.ts': 'protoc and the code generators',
   'tests/rpc/grpc-logs.test.ts': 'bundle: a server process',
   'tests/rpc/sigterm.test.ts': 'bundle: a server process',
+  'tests/rpc/stream-resets.test.ts':
+    'a loop of 1,200 cancelled calls paced to the reset bound of a connection (33 a second), and one past it',
   'tests/runner/check-layers.test.ts': 'scripts/check-layers.mjs in node, on fixture trees',
   'tests/runner/run-tests.test.ts': 'the test runner on fixture files',
   'tests/runner/test-deps.test.ts': 'scripts/test-deps.sh in a shell, as nobody too',

@@ -14,6 +14,8 @@
  * 5. the body read, checked to be UTF-8 and a JSON object (400, 415);
  * 6. the handler; whatever it throws becomes the one error shape (errors.ts).
  *
+ * Steps 3 to 5 are request-reading.ts.
+ *
  * A refusal that leaves part of a body unread closes the connection after
  * its answer rather than read (or misread) the rest. Connections are capped
  * (http.max_connections); headers, whole requests and idle keep-alive
@@ -40,20 +42,12 @@ import {
 import { type Clock, systemClock } from '../engine/clock.ts';
 import type { Engine } from '../engine/engine.ts';
 import { SeppError } from '../engine/errors.ts';
-import { anonymous, type Caller, KeyTable } from './auth.ts';
-import {
-  type ErrorBody,
-  errorAnswer,
-  HttpError,
-  type HttpErrorCode,
-  httpStatusOf,
-  invalid,
-} from './errors.ts';
-import { InFlightBytes } from './in-flight.ts';
+import { KeyTable } from './auth.ts';
+import { type ErrorBody, errorAnswer, type HttpErrorCode, httpStatusOf, invalid } from './errors.ts';
 import { jobIdFrom } from './job-json.ts';
-import { JsonInput } from './json-input.ts';
 import { buildOpenApi, openApiPath } from './openapi.ts';
 import { stringifyWithRaw } from './raw-json.ts';
+import { BodyReader, callerOf } from './request-reading.ts';
 import type { ApiContext, ApiRequest, JsonRoute, RouteSpec } from './route-spec.ts';
 import { Router } from './router.ts';
 import { eventsRoute } from './routes/events-route.ts';
@@ -139,26 +133,8 @@ export function openApiDocument(version: string): JsonSchema {
   return document;
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 /** The query of a request without one (handlers only read it). */
 const noQuery = new URLSearchParams();
-
-/**
- * The request's Authorization header; unauthenticated when it came more than
- * once (Node keeps only the first in `headers`, so the raw list is looked at).
- */
-function authorizationOf(req: IncomingMessage): string | undefined {
-  const header = req.headers.authorization;
-  if (header === undefined) return undefined;
-  let seen = 0;
-  const raw = req.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i] ?? '';
-    if (name.length === 13 && name.toLowerCase() === 'authorization') seen++;
-  }
-  if (seen > 1) throw new SeppError('unauthenticated', 'send one Authorization header, not several');
-  return header;
-}
 
 const jsonHeaders = {
   'Content-Type': 'application/json',
@@ -169,7 +145,7 @@ const jsonHeaders = {
 export function createHttpApi(options: HttpApiOptions): HttpApi {
   const { engine, limits } = options;
   const keys = new KeyTable(options.apiKeys);
-  const inFlight = new InFlightBytes(limits);
+  const bodies = new BodyReader(limits);
   let draining = false;
   const drainListeners = new Set<() => void>();
   const keyListeners = new Set<() => void>();
@@ -214,99 +190,6 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     res.end(text);
   };
 
-  /** Reads the body of `route`, within the size and in-flight bounds; null for an operation without one. */
-  const readBody = async (
-    req: IncomingMessage,
-    res: ServerResponse,
-    route: RouteSpec,
-    caller: Caller,
-    expectContinue: boolean,
-    hold: (release: () => void) => void,
-  ): Promise<JsonInput | null> => {
-    const chunked = req.headers['transfer-encoding'] !== undefined;
-    const lengthHeader = req.headers['content-length'];
-    const declared = lengthHeader === undefined ? null : Number(lengthHeader);
-    if (route.body === undefined) {
-      if ((declared ?? 0) > 0 || chunked)
-        throw invalid(`${route.method} ${route.path} takes no request body`);
-      return null;
-    }
-    const type = (req.headers['content-type'] ?? '').split(';', 1)[0]?.trim().toLowerCase();
-    if (type !== 'application/json') {
-      throw new HttpError(
-        'unsupported_media_type',
-        'send the request body as JSON, with the header Content-Type: application/json',
-      );
-    }
-    const max = limits.maxRequestBytes;
-    const tooLarge = (bytes: number | string) =>
-      new HttpError(
-        'payload_too_large',
-        `the body is ${bytes} bytes, the limit is ${max} (http.max_request_bytes)`,
-      );
-    if (declared !== null && declared > max) throw tooLarge(declared);
-    // All callers without a key share one allowance.
-    const key = caller === anonymous ? '' : caller.name;
-    let taken = 0;
-    hold(() => {
-      inFlight.give(key, taken);
-      taken = 0;
-    });
-    const take = (bytes: number) => {
-      if (!inFlight.take(key, bytes)) {
-        throw new SeppError(
-          'resource_exhausted',
-          `too many request bytes in flight (http.max_in_flight_bytes, http.max_in_flight_bytes_per_key); retry shortly`,
-        );
-      }
-      taken += bytes;
-    };
-    if (declared !== null) take(declared);
-    if (expectContinue) res.writeContinue();
-    // Listeners, not an async iterator: one request's body is usually one chunk, and the
-    // iterator's machinery cost more than the rest of reading it.
-    const chunks: Buffer[] = [];
-    let received = 0;
-    await new Promise<void>((resolve, reject) => {
-      const fail = (error: unknown) => {
-        req.off('data', onData);
-        req.pause();
-        reject(error);
-      };
-      const onData = (chunk: Buffer) => {
-        received += chunk.length;
-        try {
-          if (received > max) throw tooLarge(`more than ${max}`);
-          if (declared === null) take(chunk.length);
-        } catch (error) {
-          fail(error);
-          return;
-        }
-        chunks.push(chunk);
-      };
-      req.on('data', onData);
-      req.once('end', resolve);
-      req.once('error', fail);
-      // A client that goes away mid-body: nothing to answer.
-      req.once('aborted', () => fail(new SeppError('unavailable', 'the client went away')));
-    });
-    if (received === 0) throw invalid('the request body is empty; send a JSON object');
-    let text: string;
-    try {
-      text = utf8.decode(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
-    } catch {
-      throw invalid('the request body is not valid UTF-8');
-    }
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (error) {
-      const detail = error instanceof Error ? error.message.slice(0, 200) : '';
-      throw invalid(`the request body is not valid JSON: ${detail}`);
-    }
-    return JsonInput.body(text, value);
-  };
-
   const serve = async (req: IncomingMessage, res: ServerResponse, expectContinue: boolean): Promise<void> => {
     // Made when a handler asks for it (a long-poll, a stream): most requests never do.
     let abort: AbortController | undefined;
@@ -327,18 +210,14 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       operation = `${route.method} ${route.path}`;
       if (draining)
         throw new SeppError('unavailable', 'sepp is shutting down; retry against the restarted server');
-      let caller = anonymous;
-      if (route.permission !== 'public') {
-        caller = keys.identify(authorizationOf(req));
-        KeyTable.authorize(caller, route.permission, `${operation} (${route.operationId})`);
-      }
+      const caller = callerOf(keys, req, route, operation);
       /** The job a scoped caller's request names: its NOT_FOUND is answered as for another queue's. */
       let scopedJobId: string | undefined;
       if (caller.scope !== null && route.scope === 'job') {
         scopedJobId = jobIdFrom(params.jobId ?? '', 'jobId');
         await requireJobsInScope(caller, [scopedJobId], (id) => queueOfJob(engine, id));
       }
-      const body = await readBody(req, res, route, caller, expectContinue, (r) => {
+      const body = await bodies.read(req, res, route, caller, expectContinue, (r) => {
         release = r;
       });
       const request: ApiRequest = {
@@ -427,7 +306,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
 
   return {
     openApi: document,
-    inFlight: () => inFlight.held,
+    inFlight: () => bodies.held,
     listen: (host, port) =>
       new Promise((resolve, reject) => {
         server.once('error', reject);

@@ -59,3 +59,22 @@ test('Produce streams cancelled as they open (cancelCall) leave no stream open: 
     client.close();
   }
 });
+
+test('long-polls aborted as they start (an AbortSignal) leave no stream open: the connection still serves', async () => {
+  const client = SeppClient.connect(t.address);
+  try {
+    await client.getServerInfo();
+    const polls: Promise<unknown>[] = [];
+    for (let i = 0; i < maxStreams * 3; i++) {
+      const abort = new AbortController();
+      // A long poll the server would hold for a minute unless the client's cancel reaches it.
+      polls.push(client.reserve({ queues: ['empty'], waitMs: 60_000, signal: abort.signal }).catch(() => {}));
+      abort.abort();
+    }
+    await Promise.all(polls);
+    const info = await client.getServerInfo({ deadlineMs: 5_000 });
+    assert.ok(info.version.length > 0);
+  } finally {
+    await client.close();
+  }
+});

@@ -13,7 +13,8 @@ import {
   status,
 } from '@grpc/grpc-js';
 import { backoffDelayMs, sleep } from './backoff.ts';
-import { SeppError, toSeppError } from './errors.ts';
+import { cancelCall } from './cancel-call.ts';
+import { connectionClosedByServer, SeppError, toSeppError } from './errors.ts';
 import { QueueServiceClient } from './gen/sepp/v1/queue_service.js';
 
 /** TLS settings; PEM contents, not file names. */
@@ -31,7 +32,8 @@ export interface TlsOptions {
 /** Opt-in retries of calls that failed with UNAVAILABLE. */
 export interface RetryOptions {
   /**
-   * Retry UNAVAILABLE where repeating is safe. Enqueues are repeated only when every job
+   * Retry UNAVAILABLE where repeating is safe, and INTERNAL when the server closed the
+   * connection under the call (a GOAWAY with an error code). Enqueues are repeated only when every job
    * has an idempotency key: with this on, a job enqueued without one gets one from the SDK
    * (`sepp-retry:<uuid>`, remembered by the server for the queue's dedup window like any
    * key), so a retry after the server stored the job returns that job (`deduplicated: true`)
@@ -185,7 +187,7 @@ export class Connection {
     return Date.now() + (deadlineMs ?? this.options.defaultDeadlineMs);
   }
 
-  /** One unary call with deadline, cancellation and (when enabled and safe) retries of UNAVAILABLE. */
+  /** One unary call with deadline, cancellation and (when enabled and safe) retries of UNAVAILABLE and of a connection the server closed (connectionClosedByServer). */
   async invoke<Req, Res>(method: UnaryMethod<Req, Res>, request: Req, options: InvokeOptions): Promise<Res> {
     if (this.closedFlag) throw new SeppError(status.CANCELLED, 'the sepp client is closed');
     const deadlineAtMs = this.deadline(options.deadlineMs);
@@ -196,7 +198,8 @@ export class Connection {
         return await this.once(method, request, deadlineAtMs, options.signal);
       } catch (thrown) {
         const error = toSeppError(thrown, options.leaseCall);
-        if (error.grpcCode !== status.UNAVAILABLE || attempt >= attempts || this.closedFlag) throw error;
+        const again = error.grpcCode === status.UNAVAILABLE || connectionClosedByServer(error);
+        if (!again || attempt >= attempts || this.closedFlag) throw error;
         const delayMs = backoffDelayMs(attempt - 1, retry.baseDelayMs, retry.maxDelayMs);
         if (Date.now() + delayMs >= deadlineAtMs || options.signal?.aborted) throw error;
         await sleep(delayMs, options.signal);
@@ -215,7 +218,8 @@ export class Connection {
         reject(new SeppError(status.CANCELLED, 'the call was cancelled'));
         return;
       }
-      const onAbort = () => call.cancel();
+      // cancelCall: a call aborted in the tick it started still gets its stream reset (cancel-call.ts).
+      const onAbort = () => cancelCall(call);
       const call = method.call(
         this.rpc,
         request,

@@ -99,6 +99,20 @@ export class SeppError extends Error {
   }
 }
 
+/**
+ * True when the call failed because the server closed its connection with a
+ * GOAWAY that carries an error code — as Node's HTTP/2 server does to a
+ * connection past its bound of cancelled calls (1,000 at once, then 33 a
+ * second: docs/configuration.md, "Cancelled calls per connection"). grpc-js
+ * fails every call open on it with INTERNAL ("Session closed with error code
+ * 2"). A read, an idempotent call or a subscription may go on over a new
+ * connection, as after UNAVAILABLE; the error itself stays INTERNAL, since
+ * the server may have applied a call it had already read.
+ */
+export function connectionClosedByServer(error: SeppError): boolean {
+  return error.grpcCode === status.INTERNAL && /Session closed with error code \d+/.test(error.message);
+}
+
 /** The server refused to enqueue a job (or, for an atomic enqueue, one or more jobs: nothing was stored). */
 export class JobRejectedError extends SeppError {
   override name = 'JobRejectedError';

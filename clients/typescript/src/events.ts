@@ -19,7 +19,7 @@ import { backoffDelayMs } from './backoff.ts';
 import { type BatchInfo, batchOf } from './batches.ts';
 import { cancelCall } from './cancel-call.ts';
 import type { Connection } from './connection.ts';
-import { SeppError, toSeppError } from './errors.ts';
+import { connectionClosedByServer, SeppError, toSeppError } from './errors.ts';
 import {
   type EventsRequest,
   type EventsResponse,
@@ -296,7 +296,7 @@ export class EventSubscription implements AsyncIterable<JobEvent> {
     const wasUp = this.positionNow !== null;
     if (
       wasUp &&
-      error.grpcCode === status.UNAVAILABLE &&
+      (error.grpcCode === status.UNAVAILABLE || connectionClosedByServer(error)) &&
       this.options.reconnect !== false &&
       !this.conn.closed
     ) {
