@@ -4,7 +4,7 @@
  * selection that never reaches rows off screen, counts that follow every
  * action, workers and stuck leases, the dashboard's rates, and what the UI
  * says when the server stops answering. One browser and one server for the
- * file; desktop and phone sizes; screenshots in tests/artifacts/admin/.
+ * file; desktop and phone sizes; screenshots (SEPP_SCREENSHOTS=1) in tests/artifacts/admin/.
  * Each "bug" below is one the issue lists; the test fails on the UI before it.
  */
 import assert from 'node:assert/strict';

@@ -5,7 +5,7 @@
  * jobs in each state, a schedule and a worker's lease: each visible button and badge
  * lies inside the screen, and no page scrolls sideways — in light and in dark mode. Screenshots
  * (the queue and a leased job's page, and any page with a clipped button; `-dark` in dark
- * mode): tests/artifacts/admin/phone-buttons-*.png.
+ * mode; a selection's bar with SEPP_SCREENSHOTS=1): tests/artifacts/admin/phone-buttons-*.png.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -14,6 +14,7 @@ import type { Engine } from '../../src/engine/engine.ts';
 import { enc } from '../helpers/admin.ts';
 import {
   logIn,
+  pageShot,
   phone,
   shot,
   sidewaysOverflow,
@@ -119,7 +120,7 @@ for (const colorScheme of ['light', 'dark'] as const) {
       }
       // The pages with the most buttons in their headers, to look at.
       if (out.length > 0 || overflow > 0 || name === 'queue' || name === 'job-leased') {
-        await shot(page, `phone-buttons-${name}${suffix}`);
+        await pageShot(page, `phone-buttons-${name}${suffix}`);
       }
     }
     // What opens on a page: the folded filters, a selection's actions, the confirmations.
@@ -128,7 +129,7 @@ for (const colorScheme of ['light', 'dark'] as const) {
       const overflow = await sidewaysOverflow(page);
       if (out.length > 0 || overflow > 0) {
         found.push(`${what}: ${out.join(', ')}${overflow > 0 ? ` (scrolls ${overflow} px sideways)` : ''}`);
-        await shot(page, `phone-buttons-${name}${suffix}`);
+        await pageShot(page, `phone-buttons-${name}${suffix}`);
       }
     };
     await page.goto(`${ui.adminUrl}/jobs?queue=mail`);

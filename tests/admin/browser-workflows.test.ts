@@ -5,7 +5,7 @@
  * boxes and a "+N more"), a click goes to the job, and an operator cancels the flow;
  * the batch page shows its counts, bar and members, and an operator cancels it, which
  * ends it and runs its on-complete job. Desktop, phone and dark:
- * tests/artifacts/admin/workflow-*.png.
+ * tests/artifacts/admin/workflow-*.png (SEPP_SCREENSHOTS=1).
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';

@@ -5,7 +5,7 @@
  * "not kept", a rate limit's burst that is derived from the rate (not a
  * built-in default), durations in human units beside the exact milliseconds;
  * and the notice a save raises stays on its page, not on the next one.
- * Photographed into tests/artifacts/admin/ (queue-settings-meaning-*.png).
+ * Photographed (SEPP_SCREENSHOTS=1) into tests/artifacts/admin/ (queue-settings-meaning-*.png).
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';

@@ -3,7 +3,7 @@
  * playwright-core) against a real server: an operator sees each schedule's next
  * run and last outcome, pauses, resumes and triggers one, opens a schedule's
  * page; the server audits each action. Photographed at desktop and phone sizes
- * into tests/artifacts/admin/ (schedules-*.png).
+ * into tests/artifacts/admin/ (schedules-*.png) with SEPP_SCREENSHOTS=1.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';

@@ -66,9 +66,30 @@ export function watch(page: Page, problems: string[]): Page {
   return page;
 }
 
-export async function shot(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
+/**
+ * Screenshots into tests/artifacts/admin/ (PNG), for a person to look at; no test compares them.
+ * `pageShot`: a page as the tour in tests/admin/browser.test.ts shows it — every page at desktop
+ * and at phone size — and the phone pages phone-buttons shows light and dark: always taken.
+ * `shot`: a state a feature's test reaches (a dialog, a notice, a progress line): taken only
+ * with SEPP_SCREENSHOTS=1, when one works on that feature — a full-page capture costs 0.1–0.4 s
+ * of CPU in Chromium's processes and 0.1–1 s of wall on a loaded machine, and a run took ~100
+ * of them (2026-12-06). `fullPage: false` takes the screen as the viewport shows it.
+ */
+export async function pageShot(
+  page: Page,
+  name: string,
+  options: { fullPage?: boolean } = {},
+): Promise<void> {
+  await page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: options.fullPage ?? true });
 }
+
+/** A feature's state, photographed with SEPP_SCREENSHOTS=1 only (pageShot above says why). */
+export async function shot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<void> {
+  if (screenshotsWanted()) await pageShot(page, name, options);
+}
+
+/** SEPP_SCREENSHOTS=1: every screenshot the browser tests take, not only pageShot's. */
+export const screenshotsWanted = (): boolean => process.env.SEPP_SCREENSHOTS === '1';
 
 /** How far the page scrolls sideways (0 when it fits). A string, not a function: tests are type-checked without the DOM library. */
 export async function sidewaysOverflow(page: Page): Promise<number> {
