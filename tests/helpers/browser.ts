@@ -25,12 +25,20 @@ export const artifacts = join(root, 'tests/artifacts/admin');
 export const desktop = { width: 1280, height: 800 };
 export const phone = { width: 375, height: 740 };
 
-/** Builds ui/dist when its sources changed (the test serves it from disk). */
+/** Whether this process has built or checked ui/dist already (a group's files share a process). */
+let uiChecked = false;
+
+/**
+ * Builds ui/dist when its sources changed (the test serves it from disk), once a process: each
+ * check started a node process (~0.17 s of CPU), once per browser file of a group.
+ */
 export function buildUi(): void {
+  if (uiChecked) return;
   const built = spawnSync(process.execPath, [join(root, 'scripts/build-ui.mjs'), '--if-stale'], {
     encoding: 'utf8',
   });
   assert.equal(built.status, 0, `building the UI failed:\n${built.stdout}${built.stderr}`);
+  uiChecked = true;
 }
 
 export async function launchBrowser(profileDir: string): Promise<BrowserContext> {
@@ -68,8 +76,10 @@ export function watch(page: Page, problems: string[]): Page {
 
 /**
  * Screenshots into tests/artifacts/admin/ (PNG), for a person to look at; no test compares them.
- * `pageShot`: a page as the tour in tests/admin/browser.test.ts shows it — every page at desktop
- * and at phone size — and the phone pages phone-buttons shows light and dark: always taken.
+ * `pageShot`: each page of the UI at desktop and at phone size — the tour in
+ * tests/admin/browser.test.ts, and the Workers, Schedules, schedule, flow, batch and queue
+ * settings pages in the files about them — and the phone pages phone-buttons shows light and
+ * dark: always taken (about 40).
  * `shot`: a state a feature's test reaches (a dialog, a notice, a progress line): taken only
  * with SEPP_SCREENSHOTS=1, when one works on that feature — a full-page capture costs 0.1–0.4 s
  * of CPU in Chromium's processes and 0.1–1 s of wall on a loaded machine, and a run took ~100
