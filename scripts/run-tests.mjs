@@ -16,6 +16,8 @@
 // - A file's output is printed whole when it ends, so two files never interleave.
 // - Files start longest first, by the durations of earlier runs on this machine
 //   (node_modules/.cache/sepp-tests/durations.json), so the longest does not start last.
+// - When a selected file drives Chromium, the admin UI is built first if stale (its files
+//   would otherwise each check, and two groups' first files rebuild it at once).
 // - When a selected file starts `sepp` processes, the server and CLI are bundled once
 //   (build.mjs --bundle-only) and every test uses that bundle (SEPP_TEST_BUNDLE,
 //   tests/helpers/test-run.ts) instead of compiling the sources under tsx each time,
@@ -47,7 +49,7 @@ import { writeCodeCacheLoader } from './code-cache.mjs';
 import { checkCapturedLogs } from './secret-grep.mjs';
 import { partition, splitGroupEvents, writeGroupEntry } from './test-groups.mjs';
 import { checkResult, fileResult, summary } from './test-report.mjs';
-import { needsBundle, runsAlone, tierOf, tiers } from './test-tiers.mjs';
+import { needsBundle, runsAlone, startsChromium, tierOf, tiers } from './test-tiers.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const { values: flags, positionals: filters } = parseArgs({
@@ -127,6 +129,20 @@ const queue = [...checks, ...jobs.sort((a, b) => b.estimateMs - a.estimateMs)];
 
 let bundleDir;
 const env = { ...process.env, SEPP_TEST_LOG_DIR: logDir };
+// The browser files serve ui/dist (tests/helpers/browser.ts): built here when stale, once, not by
+// the first browser file of two groups at the same moment (a rebuild empties ui/dist first).
+if (files.some(startsChromium)) {
+  const ui = spawnSync(process.execPath, [join(root, 'scripts', 'build-ui.mjs'), '--if-stale'], {
+    cwd: root,
+    encoding: 'utf8',
+  });
+  if (ui.status !== 0) {
+    console.error(
+      `${ui.stdout}${ui.stderr}\nbuilding the admin UI for the browser tests failed (node scripts/build-ui.mjs)`,
+    );
+    process.exit(1);
+  }
+}
 if (files.some(needsBundle) && process.env.SEPP_TEST_BUNDLE === undefined) {
   bundleDir = join(root, 'dist', `test-bundle-run-${process.pid}`);
   const build = spawnSync(
