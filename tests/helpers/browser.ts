@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { hashPassword } from '../../src/admin/password.ts';
 import { diskAssetSource } from '../../src/admin/static-assets.ts';
 import type { Clock } from '../../src/engine/clock.ts';
@@ -41,6 +41,29 @@ export function buildUi(): void {
   uiChecked = true;
 }
 
+const launchOptions = {
+  executablePath: chromiumPath,
+  headless: true,
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--no-first-run',
+  ],
+};
+
+/** The Chromium the files of a runner's group share (scripts/test-groups.mjs closes it). */
+let shared: Promise<Browser> | undefined;
+
+/**
+ * A browser context of its own for a test file: in a group of the runner
+ * (scripts/test-groups.mjs), a fresh context of the one Chromium its files share,
+ * closed after the group's last file (a launch is ~1 s of CPU); alone, a Chromium with
+ * a profile in `profileDir`, closed with the context.
+ */
 export async function launchBrowser(profileDir: string): Promise<BrowserContext> {
   startsProcess('Chromium');
   if (!existsSync(chromiumPath)) {
@@ -49,20 +72,15 @@ export async function launchBrowser(profileDir: string): Promise<BrowserContext>
     );
   }
   mkdirSync(artifacts, { recursive: true });
-  return chromium.launchPersistentContext(profileDir, {
-    executablePath: chromiumPath,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-    viewport: desktop,
+  const groupEnd = (globalThis as Record<symbol, unknown>)[Symbol.for('sepp.test.groupEnd')];
+  if (!Array.isArray(groupEnd)) {
+    return chromium.launchPersistentContext(profileDir, { ...launchOptions, viewport: desktop });
+  }
+  shared ??= chromium.launch(launchOptions).then((browser) => {
+    groupEnd.push(() => browser.close());
+    return browser;
   });
+  return (await shared).newContext({ viewport: desktop });
 }
 
 /** Records the page's console errors and uncaught exceptions into `problems`. */
