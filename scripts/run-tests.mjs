@@ -17,6 +17,8 @@
 // - A file's output is printed whole when it ends, so two files never interleave.
 // - Files start longest first, by the durations of earlier runs on this machine
 //   (node_modules/.cache/sepp-tests/durations.json), so the longest does not start last.
+// - When a selected file drives Chromium, the admin UI is built first if stale (its files
+//   would otherwise each check, and two groups' first files rebuild it at once).
 // - When a selected file starts `sepp` processes, the server and CLI are bundled once
 //   (build.mjs --bundle-only; with the single executable when a file runs that:
 //   SEPP_SEA_BINARY) and every test uses that bundle (SEPP_TEST_BUNDLE,
@@ -49,7 +51,14 @@ import { writeCodeCacheLoader } from './code-cache.mjs';
 import { checkCapturedLogs } from './secret-grep.mjs';
 import { partition, splitGroupEvents, writeGroupEntry } from './test-groups.mjs';
 import { checkResult, fileResult, summary } from './test-report.mjs';
-import { needsBundle, needsExecutable, runsAlone, tierOf as tierOfFile, tiers } from './test-tiers.mjs';
+import {
+  needsBundle,
+  needsExecutable,
+  runsAlone,
+  startsChromium,
+  tierOf as tierOfFile,
+  tiers,
+} from './test-tiers.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const { values: flags, positionals: filters } = parseArgs({
@@ -245,7 +254,21 @@ function run(command, args, childEnv) {
  * unless given). Built beside the checks and the first files; the system tier's files and
  * groups start once it is there. When it cannot be built, the run stops.
  */
-async function build({ bundle, executable }) {
+async function build({ ui, bundle, executable }) {
+  // The browser files serve ui/dist (tests/helpers/browser.ts): built here when stale, once,
+  // not by the first browser file of two groups at the same moment (a rebuild empties ui/dist).
+  if (ui) {
+    const args = [join(root, 'scripts', 'build-ui.mjs'), '--if-stale'];
+    const ran = await run(process.execPath, args, process.env);
+    if (ran.code !== 0) {
+      for (const pid of runningGroups) killGroup(pid);
+      console.error(
+        `${ran.output}\nbuilding the admin UI for the browser tests failed (node ${args.join(' ')})`,
+      );
+      process.exit(1);
+    }
+  }
+  if (!bundle && !executable) return;
   bundleDir = join(root, 'dist', `test-bundle-run-${process.pid}`);
   const args = [join(root, 'build.mjs'), ...(executable ? [] : ['--bundle-only']), '--out-dir', bundleDir];
   const ran = await run(process.execPath, args, process.env);
@@ -265,10 +288,11 @@ async function build({ bundle, executable }) {
   }
 }
 const builds = {
+  ui: files.some(startsChromium),
   bundle: files.some(needsBundle) && process.env.SEPP_TEST_BUNDLE === undefined,
   executable: files.some(needsExecutable) && process.env.SEPP_SEA_BINARY === undefined,
 };
-const built = builds.bundle || builds.executable ? build(builds) : undefined;
+const built = builds.ui || builds.bundle || builds.executable ? build(builds) : undefined;
 let builtDone = built === undefined;
 built?.then(() => {
   builtDone = true;

@@ -32,13 +32,21 @@ export function partition(files, count, estimateMs) {
   return groups.filter((g) => g.files.length > 0).map((g) => ({ ...g, files: g.files.sort() }));
 }
 
-/** Writes a group's entry module: one suite per file, named by its path, importing it. */
+/**
+ * Writes a group's entry module: one suite per file, named by its path, importing it; and a
+ * last hook that runs what the files registered for the group's end (`sepp.test.groupEnd`).
+ */
 export function writeGroupEntry(path, files, root) {
   const suites = files.map(
     (file) =>
       `describe(${JSON.stringify(file)}, async () => {\n  await import(${JSON.stringify(pathToFileURL(join(root, file)).href)});\n});`,
   );
-  writeFileSync(path, `import { describe } from 'node:test';\n${suites.join('\n')}\n`);
+  // What the files share for the whole group (tests/helpers/browser.ts: one Chromium) is closed
+  // by the functions they push here, after the group's last file.
+  const groupEnd =
+    "const groupEnd = [];\nglobalThis[Symbol.for('sepp.test.groupEnd')] = groupEnd;\n" +
+    'after(async () => {\n  for (const end of groupEnd) await end();\n});';
+  writeFileSync(path, `import { after, describe } from 'node:test';\n${groupEnd}\n${suites.join('\n')}\n`);
 }
 
 /**

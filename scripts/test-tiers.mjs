@@ -145,6 +145,11 @@ export function tierOf(file) {
   return Object.hasOwn(systemTier, file) ? 'system' : 'fast';
 }
 
+/** True when the file drives Chromium over the admin UI, so the run builds ui/dist once. */
+export function startsChromium(file) {
+  return systemTier[file]?.startsWith('Chromium') ?? false;
+}
+
 /** True when the file runs `sepp` itself, so the run bundles it once. */
 export function needsBundle(file) {
   return systemTier[file]?.startsWith('bundle:') ?? false;

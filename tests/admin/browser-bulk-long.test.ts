@@ -8,7 +8,7 @@
  * jobs take many slices on any machine), and the page shows its progress — "N
  * of at least 100,000 done…" — from the answer that started it, updated by each
  * poll, with a Stop button that stops it after its current slice. Desktop light,
- * 375 px phone dark. Screenshots: tests/artifacts/admin/bulk-long-*.png.
+ * 375 px phone dark. Screenshots (SEPP_SCREENSHOTS=1): tests/artifacts/admin/bulk-long-*.png.
  *
  * Honest progress (issue 36, item 4): with the progress reads held unanswered
  * (page.route) and the page's clock moved by Playwright, the line says "stale
@@ -17,13 +17,11 @@
  * the reads are answered again the progress is live again.
  */
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Page, Route } from 'playwright-core';
 import type { Engine } from '../../src/engine/engine.ts';
 import { enc } from '../helpers/admin.ts';
 import {
-  artifacts,
   desktop,
   logIn,
   phone,
@@ -150,7 +148,7 @@ test('"at least N" when the count stopped; the long operation’s progress line,
     .getByText('at least 100,000 jobs (the count stopped after 100,000 jobs) match.', { exact: false })
     .waitFor();
   await dialog.getByRole('button', { name: 'Cancel at least 100,000 jobs' }).waitFor();
-  await page.screenshot({ path: join(artifacts, 'bulk-long-confirm-desktop.png') });
+  await shot(page, 'bulk-long-confirm-desktop', { fullPage: false });
   await dialog.getByRole('button', { name: 'Keep them' }).click();
 
   const audits = (await engine.listAudit({})).items.length;
@@ -197,7 +195,7 @@ test('on a phone, dark: the progress line and its Stop button fit 375 px', async
   assert.equal(await sidewaysOverflow(page), 0);
   await progress.scrollIntoViewIfNeeded();
   // The screen as the phone shows it (the whole page is 50 rows long).
-  await page.screenshot({ path: join(artifacts, 'bulk-long-progress-dark-phone.png') });
+  await shot(page, 'bulk-long-progress-dark-phone', { fullPage: false });
   await reads.release();
   await stopOrEnded(progress);
   await page.emulateMedia({ colorScheme: 'light' });

@@ -7,7 +7,7 @@
  * matching** names the count before the confirmation, then is one operation
  * (a counting POST and a starting one, nothing per job) and one audit entry
  * holding the age. The Dead letters page takes the same age and names its
- * count. Desktop light, 375 px phone dark. Screenshots:
+ * count. Desktop light, 375 px phone dark. Screenshots (SEPP_SCREENSHOTS=1):
  * tests/artifacts/admin/bulk-matching-*.png.
  */
 import assert from 'node:assert/strict';

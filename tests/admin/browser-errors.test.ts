@@ -4,7 +4,7 @@
  * the dead letters page groups a queue's dead letters by class and first line ("top
  * errors") with counts and first/last failure; a group is requeued as one counted,
  * confirmed, audited bulk operation; the view fits a 375 px phone in both colour
- * schemes. Screenshots: tests/artifacts/admin/errors-*.png.
+ * schemes. Screenshots (SEPP_SCREENSHOTS=1): tests/artifacts/admin/errors-*.png.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';

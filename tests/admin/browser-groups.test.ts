@@ -4,7 +4,7 @@
  * "Cancel all matching" and "Run all now" touch only the filtered group; a
  * waiting job's page moves it to another group or out of its group, a leased
  * job's page does not offer it, and a refusal shows in the page's banner.
- * Screenshots in tests/artifacts/admin/ (jobs-group-*, job-group-*).
+ * Screenshots (SEPP_SCREENSHOTS=1) in tests/artifacts/admin/ (jobs-group-*, job-group-*).
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';

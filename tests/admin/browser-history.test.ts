@@ -4,7 +4,7 @@
  * (FakeClock): the caption says exactly what the numbers cover, the time before the
  * server started is drawn as no data, the rates say "since …" while the server is
  * younger than their window, and a finished job shows when it started and how long
- * it ran. Desktop and phone, light and dark: tests/artifacts/admin/history-*.png.
+ * it ran. Desktop and phone, light and dark: tests/artifacts/admin/history-*.png (SEPP_SCREENSHOTS=1).
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';

@@ -4,7 +4,8 @@
  * selection that never reaches rows off screen, counts that follow every
  * action, workers and stuck leases, the dashboard's rates, and what the UI
  * says when the server stops answering. One browser and one server for the
- * file; desktop and phone sizes; screenshots in tests/artifacts/admin/.
+ * file; desktop and phone sizes; screenshots in tests/artifacts/admin/ (the Workers page;
+ * the states reached with SEPP_SCREENSHOTS=1).
  * Each "bug" below is one the issue lists; the test fails on the UI before it.
  */
 import assert from 'node:assert/strict';
@@ -16,6 +17,7 @@ import { enc } from '../helpers/admin.ts';
 import {
   desktop,
   logIn,
+  pageShot,
   phone,
   root,
   shot,
@@ -272,7 +274,7 @@ test('workers: who is connected, the leases each holds, and releasing a stuck on
     .getByRole('row', { name: /hook-worker-1/ });
   await worker.getByText('Reserve calls').waitFor();
   assert.match((await worker.getByTestId('worker-held').textContent()) ?? '', /^1 job, since /);
-  await shot(page, 'workers-desktop');
+  await pageShot(page, 'workers-desktop');
   await page.getByRole('button', { name: `Release the lease of job ${jobId}` }).click();
   await page
     .getByRole('dialog')
@@ -286,7 +288,7 @@ test('workers: who is connected, the leases each holds, and releasing a stuck on
   await small.goto(url('/workers'));
   await small.getByText('hook-worker-1').waitFor();
   assert.ok((await sidewaysOverflow(small)) <= 0);
-  await shot(small, 'workers-phone');
+  await pageShot(small, 'workers-phone');
   await small.close();
   await page.goto(url('/audit?action=worker.release_lease'));
   await page.getByRole('row', { name: new RegExp(`worker.release_lease.*job:${jobId}`) }).waitFor();

@@ -3,7 +3,7 @@
  * a real server pushing to a real receiver: the Push delivery card shows the
  * endpoint (without its credentials), the counts, the latency and the last
  * error with its job; a queue that does not push has no such card.
- * Screenshot in tests/artifacts/admin/ (queue-push-desktop).
+ * Screenshot (SEPP_SCREENSHOTS=1) in tests/artifacts/admin/ (queue-push-desktop).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

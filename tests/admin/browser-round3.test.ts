@@ -2,7 +2,7 @@
  * Issue 36's UI bugs, in Debian's headless Chromium (playwright-core, never a
  * downloaded browser) against a real server on port 0: each test below fails
  * on the UI before its fix. Desktop (1440 px, the issue's width) and phone,
- * light and dark; screenshots in tests/artifacts/admin/round3-*.png.
+ * light and dark; screenshots (SEPP_SCREENSHOTS=1) in tests/artifacts/admin/round3-*.png.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';

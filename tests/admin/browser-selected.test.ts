@@ -6,7 +6,7 @@
  * /api/v1/bulk/selected/requeue, which writes one entry counting them; the same
  * for dead-letter (it was one call and one entry per job), whose action the
  * audit log's filter offers. And the Dead letters page filters by text of the
- * last error, as its API does.
+ * last error, as its API does, saying "Loading…" until the filtered rows come.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -75,11 +75,30 @@ test('the Dead letters page filters by text of the last error', async () => {
   const table = page.getByRole('table', { name: 'dead letters of push' });
   await table.getByRole('cell', { name: 'mailbox full' }).waitFor();
   await page.getByLabel('Error contains').fill('smtp');
+  // Between the two answers the page says it is loading: neither the old rows (a bulk action
+  // must not reach rows of the old filter) nor "No dead letters …" (it counted 0 of 2 rows once
+  // there). The filtered answer is held until that is seen.
+  const filtered = (url: URL) =>
+    url.pathname === '/api/v1/queues/push/dead-letters' && url.searchParams.get('error') === 'smtp';
+  let answer = () => {};
+  const held = new Promise<void>((resolve) => {
+    answer = resolve;
+  });
+  const answered: Promise<void>[] = [];
+  await page.route(filtered, (route) => {
+    answered.push(held.then(() => route.continue()));
+  });
   await page.getByRole('button', { name: 'Apply' }).click();
-  await table.getByRole('cell', { name: 'mailbox full' }).waitFor({ state: 'detached' });
-  // The old rows can go before the filtered ones are drawn (it failed once so, 0 !== 2): wait for both.
+  await table.waitFor({ state: 'detached' });
+  const empty = page.getByText(/^No dead letters in push/);
+  await page.getByText('Loading…').or(empty).first().waitFor();
+  assert.equal(await empty.count(), 0, 'an empty list before the answer');
+  assert.equal(await page.getByText('Loading…').count(), 1);
+  answer();
+  await Promise.all(answered);
+  await page.unroute(filtered);
   const smtpRows = table.getByRole('cell', { name: /smtp timeout/i });
-  await smtpRows.nth(1).waitFor();
+  await smtpRows.first().waitFor();
   assert.equal(new URL(page.url()).searchParams.get('error'), 'smtp');
   assert.equal(await smtpRows.count(), 2);
   assert.equal(await page.getByLabel('Error contains').inputValue(), 'smtp');

@@ -5,7 +5,8 @@
  * boxes and a "+N more"), a click goes to the job, and an operator cancels the flow;
  * the batch page shows its counts, bar and members, and an operator cancels it, which
  * ends it and runs its on-complete job. Desktop, phone and dark:
- * tests/artifacts/admin/workflow-*.png.
+ * tests/artifacts/admin/workflow-*.png (the flow and batch pages at desktop and phone size
+ * always, the other states with SEPP_SCREENSHOTS=1).
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -15,6 +16,7 @@ import type { FlowJob } from '../../src/engine/types.ts';
 import { enc } from '../helpers/admin.ts';
 import {
   logIn,
+  pageShot,
   phone,
   shot,
   sidewaysOverflow,
@@ -109,13 +111,13 @@ test('the flow page draws every job by state; a click goes to the job', async ()
     /waiting.*load/,
   );
   assert.equal(await sidewaysOverflow(page), 0);
-  await shot(page, 'workflow-flow-desktop');
+  await pageShot(page, 'workflow-flow-desktop');
   await page.emulateMedia({ colorScheme: 'dark' });
   await shot(page, 'workflow-flow-dark-desktop');
   await page.emulateMedia({ colorScheme: 'light' });
   await page.setViewportSize(phone);
   assert.equal(await sidewaysOverflow(page), 0);
-  await shot(page, 'workflow-flow-phone');
+  await pageShot(page, 'workflow-flow-phone');
   await page.setViewportSize({ width: 1280, height: 800 });
 
   await page.getByRole('link', { name: /^transform-b dead job/ }).click();
@@ -195,10 +197,10 @@ test('the batch page: counts, bar and members; an operator cancels it and it end
   assert.equal(await rows.count(), 9);
   assert.match((await rows.nth(4).textContent()) ?? '', /dead/);
   assert.equal(await sidewaysOverflow(page), 0);
-  await shot(page, 'workflow-batch-desktop');
+  await pageShot(page, 'workflow-batch-desktop');
   await page.setViewportSize(phone);
   assert.equal(await sidewaysOverflow(page), 0);
-  await shot(page, 'workflow-batch-phone');
+  await pageShot(page, 'workflow-batch-phone');
   await page.emulateMedia({ colorScheme: 'dark' });
   await shot(page, 'workflow-batch-dark-phone');
   await page.emulateMedia({ colorScheme: 'light' });

@@ -3,7 +3,8 @@
  * playwright-core; never a downloaded browser) against a real HTTP server on port 0
  * over a real engine: log in, watch the dashboard follow new jobs, open a job,
  * requeue a dead job, pause a queue, read the audit entries. Every page is
- * photographed at desktop and phone sizes into tests/artifacts/admin/.
+ * photographed at desktop and phone sizes into tests/artifacts/admin/ (the states
+ * the other tests reach, with SEPP_SCREENSHOTS=1: tests/helpers/browser.ts).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,8 +19,10 @@ import { testScrypt } from '../helpers/admin.ts';
 import {
   buildUi,
   launchBrowser,
+  pageShot,
   phone,
   root,
+  screenshotsWanted,
   shot,
   sidewaysOverflow,
   watch as watchPage,
@@ -105,7 +108,7 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
   // Log in.
   await page.goto(url('/'));
   await page.getByLabel('User name').waitFor();
-  await shot(page, 'login-desktop');
+  await pageShot(page, 'login-desktop');
   await page.getByLabel('User name').fill(user.name);
   await page.getByLabel('Password').fill('wrong password');
   await page.getByRole('button', { name: 'Log in' }).click();
@@ -151,7 +154,7 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
   const deadId = leased[0]!.id;
   await page.getByTestId('total-dead').filter({ hasText: /^1$/ }).waitFor({ timeout: 5000 });
   await page.waitForTimeout(300); // let the charts draw the new points
-  await shot(page, 'dashboard-desktop');
+  await pageShot(page, 'dashboard-desktop');
 
   // Queues: pause emails.
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Queues' }).click();
@@ -159,31 +162,31 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
   await page.getByRole('button', { name: 'Pause queue emails' }).click();
   await page.getByRole('button', { name: 'Resume queue emails' }).waitFor();
   assert.equal((await engine.listQueues()).find((q) => q.name === 'emails')?.paused, true);
-  await shot(page, 'queues-desktop');
+  await pageShot(page, 'queues-desktop');
 
   // Queue detail.
   await page.getByRole('link', { name: 'emails', exact: true }).click();
   await page.getByRole('heading', { name: 'Effective settings' }).waitFor();
-  await shot(page, 'queue-detail-desktop');
+  await pageShot(page, 'queue-detail-desktop');
 
   // Jobs: list, then open one.
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Jobs' }).click();
   await page.getByLabel('Queue', { exact: true }).selectOption('emails');
   await page.getByLabel('State', { exact: true }).selectOption('ready');
   await page.getByText('9 ready jobs in emails').waitFor();
-  await shot(page, 'jobs-desktop');
+  await pageShot(page, 'jobs-desktop');
   await page.getByRole('link', { name: `job ${ids[5]!}` }).click();
   await page.getByRole('heading', { name: /^Payload/ }).waitFor();
   await page.getByText('"user5@example.com"').waitFor();
-  await shot(page, 'job-detail-desktop');
+  await pageShot(page, 'job-detail-desktop');
 
   // The dead job's detail, then requeue it from the dead letters page.
   await page.goto(url(`/jobs/${deadId}`));
   await page.getByText('SMTP 550: mailbox unavailable').first().waitFor();
-  await shot(page, 'job-detail-dead-desktop');
+  await pageShot(page, 'job-detail-dead-desktop');
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Dead letters' }).click();
   await page.getByRole('button', { name: `Requeue job ${deadId}` }).waitFor();
-  await shot(page, 'dead-letters-desktop');
+  await pageShot(page, 'dead-letters-desktop');
   await page.getByRole('button', { name: `Requeue job ${deadId}` }).click();
   const dialog = page.getByRole('dialog');
   await dialog.getByRole('heading', { name: 'Requeue 1 dead letter?' }).waitFor();
@@ -199,7 +202,7 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
   await page.getByLabel('Payload').fill('{"week": 49}');
   await page.getByRole('button', { name: 'Enqueue', exact: true }).click();
   await page.getByText('Enqueued job').waitFor();
-  await shot(page, 'enqueue-desktop');
+  await pageShot(page, 'enqueue-desktop');
 
   // The audit log has the pause, the requeue and the enqueue, by this user.
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Audit log' }).click();
@@ -207,7 +210,7 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
   await rows.filter({ hasText: 'queue.pause' }).filter({ hasText: 'queue:emails' }).waitFor();
   await rows.filter({ hasText: 'dead_letters.requeue' }).filter({ hasText: user.name }).waitFor();
   await rows.filter({ hasText: 'job.enqueue' }).waitFor();
-  await shot(page, 'audit-desktop');
+  await pageShot(page, 'audit-desktop');
   await page.getByLabel('Action').selectOption('queue.pause');
   await page.getByRole('button', { name: 'Filter' }).click();
   // Every login row leaves once the filter applies (there may be more than one: .first(), not strict mode).
@@ -226,7 +229,7 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
     .filter({ hasText: 'server.data_dir' })
     .filter({ hasText: '--data-dir' })
     .waitFor();
-  await shot(page, 'config-desktop');
+  await pageShot(page, 'config-desktop');
 
   // Purge asks for the queue's name before it does anything.
   await page.goto(url('/queues/reports'));
@@ -281,7 +284,7 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
     await small.waitForLoadState('networkidle');
     const overflow = await sidewaysOverflow(small);
     assert.ok(overflow <= 0, `${name} scrolls sideways by ${overflow}px at phone width`);
-    await shot(small, `${name}-phone`);
+    await pageShot(small, `${name}-phone`);
     const shown = await small.content();
     assert.ok(!shown.includes(passwordHash) && !shown.includes(user.password), `${name} shows a secret`);
     if (name === 'config')
@@ -289,7 +292,7 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
   }
   await small.getByRole('button', { name: 'Log out' }).click();
   await small.getByLabel('User name').waitFor();
-  await shot(small, 'login-phone');
+  await pageShot(small, 'login-phone');
 
   // The one console error allowed is the 401 of the wrong password above.
   const unexpected = problems.filter((p) => !/401 \(Unauthorized\)/.test(p));
@@ -519,8 +522,10 @@ test('the job page follows a running job’s progress live, then shows its resul
   await engine.reportProgress({ jobId, attempt: 1, percent: 80, json: '{"step":"render","pages":12}' });
   await page.locator('[role=progressbar][aria-valuenow="80"]').waitFor({ timeout: 5000 });
   await page.getByText('"pages": 12').waitFor();
-  await page.waitForTimeout(500); // the bar's width transition
-  await shot(page, 'job-detail-progress-desktop');
+  if (screenshotsWanted()) {
+    await page.waitForTimeout(500); // the bar's width transition, for the picture
+    await shot(page, 'job-detail-progress-desktop');
+  }
 
   await engine.ack({
     jobId,

@@ -5,13 +5,15 @@
  * "not kept", a rate limit's burst that is derived from the rate (not a
  * built-in default), durations in human units beside the exact milliseconds;
  * and the notice a save raises stays on its page, not on the next one.
- * Photographed into tests/artifacts/admin/ (queue-settings-meaning-*.png).
+ * Photographed into tests/artifacts/admin/ (queue-settings-meaning-desktop.png; the phone size
+ * with SEPP_SCREENSHOTS=1).
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import {
   desktop,
   logIn,
+  pageShot,
   phone,
   shot,
   sidewaysOverflow,
@@ -53,7 +55,7 @@ test('the settings page says what each value does: no limit, not kept, derived f
   // A value that says what it is gets no note.
   assert.equal(await row('max_attempts').locator('.setting-note').count(), 0);
   assert.equal(await row('max_payload_bytes').locator('.setting-note').count(), 0);
-  await shot(page, 'queue-settings-meaning-desktop');
+  await pageShot(page, 'queue-settings-meaning-desktop');
   await page.setViewportSize(phone);
   assert.equal(await sidewaysOverflow(page), 0, 'the settings page fits a phone');
   await shot(page, 'queue-settings-meaning-phone');

@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { hashPassword } from '../../src/admin/password.ts';
 import { diskAssetSource } from '../../src/admin/static-assets.ts';
 import type { Clock } from '../../src/engine/clock.ts';
@@ -25,14 +25,45 @@ export const artifacts = join(root, 'tests/artifacts/admin');
 export const desktop = { width: 1280, height: 800 };
 export const phone = { width: 375, height: 740 };
 
-/** Builds ui/dist when its sources changed (the test serves it from disk). */
+/** Whether this process has built or checked ui/dist already (a group's files share a process). */
+let uiChecked = false;
+
+/**
+ * Builds ui/dist when its sources changed (the test serves it from disk), once a process: each
+ * check started a node process (~0.17 s of CPU), once per browser file of a group.
+ */
 export function buildUi(): void {
+  if (uiChecked) return;
   const built = spawnSync(process.execPath, [join(root, 'scripts/build-ui.mjs'), '--if-stale'], {
     encoding: 'utf8',
   });
   assert.equal(built.status, 0, `building the UI failed:\n${built.stdout}${built.stderr}`);
+  uiChecked = true;
 }
 
+const launchOptions = {
+  executablePath: chromiumPath,
+  headless: true,
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--no-first-run',
+  ],
+};
+
+/** The Chromium the files of a runner's group share (scripts/test-groups.mjs closes it). */
+let shared: Promise<Browser> | undefined;
+
+/**
+ * A browser context of its own for a test file: in a group of the runner
+ * (scripts/test-groups.mjs), a fresh context of the one Chromium its files share,
+ * closed after the group's last file (a launch is ~1 s of CPU); alone, a Chromium with
+ * a profile in `profileDir`, closed with the context.
+ */
 export async function launchBrowser(profileDir: string): Promise<BrowserContext> {
   startsProcess('Chromium');
   if (!existsSync(chromiumPath)) {
@@ -41,20 +72,15 @@ export async function launchBrowser(profileDir: string): Promise<BrowserContext>
     );
   }
   mkdirSync(artifacts, { recursive: true });
-  return chromium.launchPersistentContext(profileDir, {
-    executablePath: chromiumPath,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-    viewport: desktop,
+  const groupEnd = (globalThis as Record<symbol, unknown>)[Symbol.for('sepp.test.groupEnd')];
+  if (!Array.isArray(groupEnd)) {
+    return chromium.launchPersistentContext(profileDir, { ...launchOptions, viewport: desktop });
+  }
+  shared ??= chromium.launch(launchOptions).then((browser) => {
+    groupEnd.push(() => browser.close());
+    return browser;
   });
+  return (await shared).newContext({ viewport: desktop });
 }
 
 /** Records the page's console errors and uncaught exceptions into `problems`. */
@@ -66,9 +92,32 @@ export function watch(page: Page, problems: string[]): Page {
   return page;
 }
 
-export async function shot(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
+/**
+ * Screenshots into tests/artifacts/admin/ (PNG), for a person to look at; no test compares them.
+ * `pageShot`: each page of the UI at desktop and at phone size — the tour in
+ * tests/admin/browser.test.ts, and the Workers, Schedules, schedule, flow, batch and queue
+ * settings pages in the files about them — and the phone pages phone-buttons shows light and
+ * dark: always taken (about 40).
+ * `shot`: a state a feature's test reaches (a dialog, a notice, a progress line): taken only
+ * with SEPP_SCREENSHOTS=1, when one works on that feature — a full-page capture costs 0.1–0.4 s
+ * of CPU in Chromium's processes and 0.1–1 s of wall on a loaded machine, and a run took ~100
+ * of them (2026-12-06). `fullPage: false` takes the screen as the viewport shows it.
+ */
+export async function pageShot(
+  page: Page,
+  name: string,
+  options: { fullPage?: boolean } = {},
+): Promise<void> {
+  await page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: options.fullPage ?? true });
 }
+
+/** A feature's state, photographed with SEPP_SCREENSHOTS=1 only (pageShot above says why). */
+export async function shot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<void> {
+  if (screenshotsWanted()) await pageShot(page, name, options);
+}
+
+/** SEPP_SCREENSHOTS=1: every screenshot the browser tests take, not only pageShot's. */
+export const screenshotsWanted = (): boolean => process.env.SEPP_SCREENSHOTS === '1';
 
 /** How far the page scrolls sideways (0 when it fits). A string, not a function: tests are type-checked without the DOM library. */
 export async function sidewaysOverflow(page: Page): Promise<number> {

@@ -5,7 +5,8 @@
  * the first line of why, the exit code agrees with those lines, the slowest files
  * are listed, a skipped test is listed with its reason, a tier holds only its
  * own files, and in a group of files sharing a process (--tier fast) each file is
- * reported as if it ran alone.
+ * reported as if it ran alone, and what the files register for the group's end runs
+ * after the last one.
  */
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
@@ -289,6 +290,38 @@ describe('scripts/run-tests.mjs', { timeout: 180_000 }, () => {
       assert.equal(run.lastLines.at(-1), 'passed: every file of the fast and system tiers');
     } finally {
       rmSync(both, { recursive: true, force: true });
+    }
+  });
+
+  test("what a group's files register for the group's end runs after its last file; alone, there is none", async () => {
+    const groupDir = mkdtempSync(join(tmpdir(), 'sepp-runner-group-end-'));
+    try {
+      const log = join(groupDir, 'log');
+      const append = (line: string) =>
+        `appendFileSync(${JSON.stringify(log)}, ${JSON.stringify(`${line}\n`)})`;
+      writeFileSync(
+        join(groupDir, 'a-shares.test.ts'),
+        [
+          "import { appendFileSync } from 'node:fs';",
+          "import { test } from 'node:test';",
+          "const groupEnd = (globalThis as Record<symbol, unknown>)[Symbol.for('sepp.test.groupEnd')];",
+          `test('a', () => { if (Array.isArray(groupEnd)) groupEnd.push(() => ${append('end')}); else ${append('alone')}; ${append('a')}; });`,
+        ].join('\n'),
+      );
+      writeFileSync(
+        join(groupDir, 'b-after.test.ts'),
+        `import { appendFileSync } from 'node:fs';\nimport { test } from 'node:test';\ntest('b', () => { ${append('b')}; });\n`,
+      );
+      const grouped = await runner(groupDir, ['--tier', 'fast']);
+      assert.equal(grouped.code, 0, grouped.stdout);
+      assert.match(grouped.stdout, /\n── group 1 of 1, 2 files: ok/);
+      assert.equal(readFileSync(log, 'utf8'), 'a\nb\nend\n');
+      rmSync(log);
+      const alone = await runner(groupDir, ['a-shares']);
+      assert.equal(alone.code, 0, alone.stdout);
+      assert.equal(readFileSync(log, 'utf8'), 'alone\na\n');
+    } finally {
+      rmSync(groupDir, { recursive: true, force: true });
     }
   });
 
