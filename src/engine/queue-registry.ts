@@ -90,14 +90,27 @@ export class QueueRegistry {
   }
 
   /**
-   * Counts this server's own changes to the registry: a refresh from a store that other
-   * servers share (queues/queue-refresh.ts) applies what it read only if none came meanwhile.
+   * The refreshes reading now from a store other servers share (queues/queue-refresh.ts),
+   * each with the queues changed here since it began (existence, pause, overrides): what it
+   * read of those may be older than the change, so it leaves them alone. A set lives only
+   * as long as its read and holds at most the queues changed meanwhile.
    */
-  changes = 0;
+  private readonly watchers = new Set<Set<string>>();
+
+  /** Collects the queues changed from now until `stop()`. */
+  watchChanges(): { readonly changed: ReadonlySet<string>; stop(): void } {
+    const changed = new Set<string>();
+    this.watchers.add(changed);
+    return { changed, stop: () => this.watchers.delete(changed) };
+  }
+
+  private changed(queue: string): void {
+    for (const changed of this.watchers) changed.add(queue);
+  }
 
   /** Sets (or, with an empty object, removes) a queue's run-time overrides. */
   setOverrides(queue: string, overrides: Readonly<Partial<QueueSettingsFlat>>): void {
-    this.changes++;
+    this.changed(queue);
     if (Object.keys(overrides).length === 0) this.overrides.delete(queue);
     else this.overrides.set(queue, Object.freeze({ ...overrides }));
     this.viewCache.delete(queue);
@@ -131,7 +144,7 @@ export class QueueRegistry {
   }
 
   markExisting(queue: string, paused: boolean): void {
-    this.changes++;
+    this.changed(queue);
     this.existing.set(queue, { paused });
     this.creating.delete(queue);
     this.deleting.delete(queue);
@@ -149,7 +162,7 @@ export class QueueRegistry {
 
   /** After the commit that deleted the queue. */
   forget(queue: string): void {
-    this.changes++;
+    this.changed(queue);
     this.existing.delete(queue);
     this.deleting.delete(queue);
     if (!this.isDeclared(queue)) this.viewCache.delete(queue);

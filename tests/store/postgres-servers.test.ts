@@ -2,7 +2,8 @@
  * Several sepp servers on one PostgreSQL schema (issue 37), in this process: under
  * load no job is delivered twice and nothing acknowledged is lost, a worker waiting on
  * one server gets a job enqueued on another before its wait ends (also when that
- * server's listener connected only after the signal: no poll needed), max_leased holds
+ * server's listener connected only after the signal: no poll needed; also when its read
+ * of the queue the signal named raced a change made through it, which it keeps), max_leased holds
  * across servers, each schedule tick is enqueued once, a cancel made through one
  * server reaches the worker connected to another (and so does an attempt one server's
  * sweep ended by its hard timeout), and a kill -9 of PostgreSQL
@@ -249,29 +250,33 @@ test('a worker waiting on one server gets the job another server enqueues, befor
   }
 });
 
+/** An engine on `store` with its own clock, never moved: no poll of its RemoteWakeups runs. */
+const frozenEngine = (store: PostgresStore, what: string) =>
+  within(Engine.open(store, defaultEngineOptions(), { clock: new FakeClock() }), `${what} opened`);
+
+/** A promise the test settles when it chooses. */
+function latch(): { reached: Promise<void>; open: () => void } {
+  let open: () => void = () => {};
+  const reached = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { reached, open };
+}
+
 test('a server whose listener connects after another server’s signal: its waiting reserve is woken without a poll', async () => {
   // Each engine its own clock, never moved: no poll runs, so only a signal, or what b reads
   // from the store once it listens, can wake b's reserve.
   const schema = 'late_listener';
-  const a = await within(
-    Engine.open(pgStore(schema), defaultEngineOptions(), { clock: new FakeClock() }),
-    'engine a opened',
-  );
+  const a = await frozenEngine(pgStore(schema), 'engine a');
   const storeB = pgStore(schema);
   // b's listener connects (LISTEN) only when the test lets it, as a slow connection would.
-  let connectB: () => void = () => {};
-  const held = new Promise<void>((resolve) => {
-    connectB = resolve;
-  });
+  const { reached: held, open: connectB } = latch();
   const start = storeB.signals.start.bind(storeB.signals);
   storeB.signals.start = async () => {
     await held;
     await start();
   };
-  const b = await within(
-    Engine.open(storeB, defaultEngineOptions(), { clock: new FakeClock() }),
-    'engine b opened',
-  );
+  const b = await frozenEngine(storeB, 'engine b');
   // The test's own listener on the schema's channel: it hears what b cannot yet.
   const listener = new pg.Client(cluster.connection(database));
   listener.on('error', () => {});
@@ -295,6 +300,63 @@ test('a server whose listener connects after another server’s signal: its wait
   } finally {
     connectB();
     await listener.end().catch(() => {});
+    await within(Promise.all([a.close(), b.close()]), 'both engines closed');
+  }
+});
+
+test('a signal for a queue unknown here, whose refresh raced a change made here: the waiting reserve still gets the job', async () => {
+  // Each engine its own clock, never moved: no poll runs, so only a's signal (and the read of
+  // the queues it makes b do) can wake b's reserve.
+  const schema = 'refresh_race';
+  const a = await frozenEngine(pgStore(schema), 'engine a');
+  const storeB = pgStore(schema);
+  // b's read of its queues that finds 'late' (the refresh a's signal makes it do) is held
+  // after it read, until b has changed its own queues: the race, made certain.
+  const { reached: gate, open: release } = latch();
+  const { reached: refreshRead, open: entered } = latch();
+  const read = storeB.read.bind(storeB);
+  storeB.read = async (unit) => {
+    const answer = await read(unit);
+    const queues = (answer as { queues?: unknown } | undefined)?.queues;
+    if (Array.isArray(queues) && queues.some((q: { name?: unknown }) => q.name === 'late')) {
+      entered();
+      await gate;
+    }
+    return answer;
+  };
+  const b = await frozenEngine(storeB, 'engine b');
+  try {
+    await waitFor(() => storeB.signals.listening, 'b listening', 30_000);
+    await within(
+      b.enqueue({ queue: 'mine', type: 't', payload: new TextEncoder().encode('y') }),
+      'the enqueue on b',
+    );
+    const waiting = b.reserve({ queues: ['late'], maxJobs: 1, waitMs: 60_000 });
+    await until(b, () => b.waitingReserves === 1);
+    const { jobId } = await within(
+      a.enqueue({ queue: 'late', type: 't', payload: new TextEncoder().encode('x') }),
+      'the enqueue on a',
+    );
+    await within(refreshRead, 'b’s read of its queues after a’s signal');
+    // A change made through b while that read's answer is on its way, which the answer (read
+    // before it) does not hold: applied whole, the answer would undo it.
+    await within(
+      b.changeQueueSettings(
+        'mine',
+        { set: { maxAttempts: 9 } },
+        { actor: 'test', action: 'queue.settings.set', target: 'queue:mine' },
+      ),
+      'the settings change on b',
+    );
+    release();
+    const jobs = await within(waiting, 'b’s waiting reserve woken by a’s signal');
+    assert.deepEqual(
+      jobs.map((j) => j.id),
+      [jobId],
+    );
+    assert.deepEqual(b.queueSettingOverrides().get('mine'), { maxAttempts: 9 }, 'b’s own change kept');
+  } finally {
+    release();
     await within(Promise.all([a.close(), b.close()]), 'both engines closed');
   }
 });

@@ -3,8 +3,14 @@
  * their run-time setting overrides, which have groups — read again from a store
  * other servers share (StoreSignals), so that what an operator changes through
  * one server reaches the others within the poll interval. One read unit; its
- * answer is applied only if this server changed nothing meanwhile (else the next
- * poll applies a fresher one), so a refresh never undoes a change of its own.
+ * answer is applied to every queue but those this server changed while it read
+ * (their next refresh applies a fresher answer), so a refresh never undoes a
+ * change of this server's, nor one a refresh that read later applied first.
+ * Discarding the whole answer when anything changed here meanwhile would be as
+ * safe, but on a busy server (a new queue made, a setting changed) the queue a
+ * signal asked about would then wait for the next poll: a worker waiting on a
+ * ready job for up to the poll interval (remote-wakeups.ts), and reading again
+ * until nothing interleaves may never end while the server is busy.
  * A queue deleted through another server is not forgotten here: it leases
  * nothing, and its next job creates it again.
  */
@@ -29,9 +35,29 @@ export class QueueRefresh {
 
   async refresh(): Promise<void> {
     const { queues } = this.ctx;
-    const before = queues.changes;
+    const watch = queues.watchChanges();
+    const stored = await this.read().finally(() => watch.stop());
+    const { changed } = watch;
+    for (const row of stored.queues) {
+      if (changed.has(row.name)) continue;
+      if (!queues.exists(row.name) || queues.isPaused(row.name) !== row.paused) {
+        queues.markExisting(row.name, row.paused);
+      }
+    }
+    const names = new Set([...stored.overrides.keys(), ...queues.allOverrides().keys()]);
+    for (const queue of names) {
+      if (changed.has(queue)) continue;
+      const next = stored.overrides.get(queue) ?? {};
+      if (canonical(next) !== canonical(queues.overridesOf(queue))) {
+        queues.setOverrides(queue, next as Partial<QueueSettingsFlat>);
+      }
+    }
+  }
+
+  /** What the store holds of every queue (and, through `loadGroups`, which have groups). */
+  private read(): Promise<Stored> {
     const { keyOf, loadGroups } = this;
-    const stored = await this.ctx.read(function* (view): Op<Stored> {
+    return this.ctx.read(function* (view): Op<Stored> {
       yield* loadGroups(view);
       const overrides = new Map<string, Record<string, unknown>>();
       for (const row of yield* view.settings.all()) {
@@ -43,19 +69,6 @@ export class QueueRefresh {
       }
       return { queues: yield* view.queues.all(), overrides };
     });
-    if (queues.changes !== before) return;
-    for (const row of stored.queues) {
-      if (!queues.exists(row.name) || queues.isPaused(row.name) !== row.paused) {
-        queues.markExisting(row.name, row.paused);
-      }
-    }
-    const names = new Set([...stored.overrides.keys(), ...queues.allOverrides().keys()]);
-    for (const queue of names) {
-      const next = stored.overrides.get(queue) ?? {};
-      if (canonical(next) !== canonical(queues.overridesOf(queue))) {
-        queues.setOverrides(queue, next as Partial<QueueSettingsFlat>);
-      }
-    }
   }
 }
 
