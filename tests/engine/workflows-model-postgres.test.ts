@@ -40,13 +40,7 @@ after(async () => {
 
 test(`workflows model on PostgreSQL: ${steps} random steps agree with the reference after each`, async () => {
   const schema = 'model';
-  const store = new PostgresStore({
-    url: cluster!.urlWithoutPassword(database),
-    password: cluster!.password,
-    schema,
-    poolSize: 3,
-    statementTimeoutMs: 30_000,
-  });
+  const store = new PostgresStore(cluster!.storeOptions(database, schema));
   const engine = await Engine.open(
     store,
     {

@@ -13,9 +13,7 @@ export async function countMismatches(
   schema: string,
 ): Promise<string[]> {
   const store = new PostgresStore({
-    url: cluster.urlWithoutPassword(database),
-    password: cluster.password,
-    schema,
+    ...cluster.storeOptions(database, schema),
     poolSize: 2,
     statementTimeoutMs: 60_000,
   });

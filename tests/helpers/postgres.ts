@@ -40,6 +40,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { freePort } from '../../bench/lib/net.ts';
 import { descendants, readStat } from '../../bench/lib/proc-stats.ts';
+import type { PostgresStoreOptions } from '../../src/store/postgres/postgres-store.ts';
 import { captureOutput, registerSecret } from './secret-log.ts';
 import { startsProcess } from './test-run.ts';
 
@@ -121,6 +122,8 @@ export interface PostgresCluster {
   urlWithoutPassword(database?: string): string;
   /** Connection settings for a `pg` Client or Pool. */
   connection(database?: string): pg.ClientConfig;
+  /** A sepp PostgresStore's options on `database` and `schema`: 3 connections, 30 s statements. */
+  storeOptions(database: string, schema: string): PostgresStoreOptions;
   /** Creates a fresh database named `<prefix>_<n>` and returns its name. */
   createDatabase(prefix?: string): Promise<string>;
   /** Runs one statement as the superuser on database `postgres` (or `database`). */
@@ -501,6 +504,13 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
       url: (database) => url(database),
       urlWithoutPassword: (database) => url(database, false),
       connection,
+      storeOptions: (database, schema) => ({
+        url: url(database, false),
+        password,
+        schema,
+        poolSize: 3,
+        statementTimeoutMs: 30_000,
+      }),
       async createDatabase(prefix = 'test') {
         if (!/^[a-z][a-z0-9_]{0,40}$/.test(prefix)) {
           throw new Error(`database prefix "${prefix}": use lower-case letters, digits and _`);

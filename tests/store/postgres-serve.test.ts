@@ -198,9 +198,7 @@ test('a PostgreSQL store that cannot be opened stops the start: one line naming 
 test('servers starting together on a new schema migrate it once and take different counter shards', async () => {
   const open = () =>
     new PostgresStore({
-      url: cluster.urlWithoutPassword(database),
-      password: cluster.password,
-      schema: 'together',
+      ...cluster.storeOptions(database, 'together'),
       poolSize: 2,
       statementTimeoutMs: 10_000,
     });

@@ -614,14 +614,7 @@ test('kill -9 of PostgreSQL: the servers answer UNAVAILABLE, recover once it is 
 });
 
 /** One server's store on `schema`, for an engine in this process. */
-const pgStore = (schema: string) =>
-  new PostgresStore({
-    url: cluster.urlWithoutPassword(database),
-    password: cluster.password,
-    schema,
-    poolSize: 3,
-    statementTimeoutMs: 30_000,
-  });
+const pgStore = (schema: string) => new PostgresStore(cluster.storeOptions(database, schema));
 
 /** Two engines, each on its own PostgresStore on one schema: two servers, in this process. */
 async function engines(schema: string): Promise<Engine[]> {

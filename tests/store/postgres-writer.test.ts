@@ -32,13 +32,7 @@ after(async () => {
 });
 
 async function openStore(schema: string): Promise<Store> {
-  const store = new PostgresStore({
-    url: cluster.urlWithoutPassword(database),
-    password: cluster.password,
-    schema,
-    poolSize: 3,
-    statementTimeoutMs: 30_000,
-  });
+  const store = new PostgresStore(cluster.storeOptions(database, schema));
   await store.start();
   return store;
 }

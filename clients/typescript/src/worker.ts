@@ -265,10 +265,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         this.emit('completed', job, value);
       }
     } catch (error) {
-      const e = toSeppError(error);
-      if (e instanceof LeaseLostError) this.lose(active, e);
-      else if (e instanceof JobCancelledError) this.markCancelled(active, e);
-      else this.report(e);
+      this.settlementFailed(active, toSeppError(error));
     }
     this.finishJob(active);
   }
@@ -291,22 +288,28 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   /** The server says a lease was cancelled: stop that job if it runs here (a notice for another lease is ignored). */
   private cancelRunning(jobId: string, attempt: number, error: JobCancelledError): void {
-    for (const active of this.active) {
-      if (active.job.id === jobId && active.job.attempt === attempt) {
-        this.markCancelled(active, error);
-        return;
-      }
-    }
+    const active = this.activeAttempt(jobId, attempt);
+    if (active !== undefined) this.markCancelled(active, error);
   }
 
   /** The server ended an attempt by its hard timeout: stop that job if it runs here (else ignore). */
   private timedOutRunning(jobId: string, attempt: number, error: JobTimeoutError): void {
+    const active = this.activeAttempt(jobId, attempt);
+    if (active !== undefined) this.lose(active, error);
+  }
+
+  private activeAttempt(jobId: string, attempt: number): Active | undefined {
     for (const active of this.active) {
-      if (active.job.id === jobId && active.job.attempt === attempt) {
-        this.lose(active, error);
-        return;
-      }
+      if (active.job.id === jobId && active.job.attempt === attempt) return active;
     }
+    return undefined;
+  }
+
+  /** A settlement, extend or progress report refused: a lost or cancelled lease ends the job here; anything else is reported. */
+  private settlementFailed(active: Active, error: SeppError): void {
+    if (error instanceof LeaseLostError) this.lose(active, error);
+    else if (error instanceof JobCancelledError) this.markCancelled(active, error);
+    else this.report(error);
   }
 
   private markCancelled(active: Active, error: JobCancelledError): void {
@@ -358,12 +361,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
     active.progress ??= new ProgressReporter(
       (report) => active.lane.transport.progress(active.job, report),
-      (error) => {
-        const e = toSeppError(error, true);
-        if (e instanceof LeaseLostError) this.lose(active, e);
-        else if (e instanceof JobCancelledError) this.markCancelled(active, e);
-        else this.report(e);
-      },
+      (error) => this.settlementFailed(active, toSeppError(error, true)),
     );
     return active.progress.report(fields);
   };
@@ -411,11 +409,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
       },
       (error: unknown) => {
         active.extending = false;
-        const e = toSeppError(error, true);
-        // Anything else is retried at the next period: a lease gets two tries before it ends.
-        if (e instanceof LeaseLostError) this.lose(active, e);
-        else if (e instanceof JobCancelledError) this.markCancelled(active, e);
-        else this.report(e);
+        // Anything but a lost or cancelled lease is retried at the next period: a lease gets two tries.
+        this.settlementFailed(active, toSeppError(error, true));
       },
     );
   }

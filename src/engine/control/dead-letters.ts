@@ -11,10 +11,11 @@ import type { StoreTx, StoreView } from '../../store/store.ts';
 import type { AuditInput } from '../admin-types.ts';
 import type { AuditLog } from '../audit/index.ts';
 import type { EngineContext } from '../context.ts';
+import type { JobFilter } from '../control-types.ts';
 import { SeppError } from '../errors.ts';
 import { jobInfoFromRow } from '../jobs/index.ts';
 import { checkQueueName } from '../queues/index.ts';
-import type { DeadLetterQuery, JobInfo, Page } from '../types.ts';
+import type { DeadLetterQuery, DeadLetterSelection, JobInfo, Page } from '../types.ts';
 
 const deadPageDefault = 100;
 
@@ -23,7 +24,7 @@ const deadPageDefault = 100;
  * (a job was enqueued to it, or it was paused). Any other name is NOT_FOUND,
  * as queue_service.proto says: most likely a typo, which an empty answer would hide.
  */
-export function requireQueue(ctx: EngineContext, queue: string): void {
+function requireQueue(ctx: EngineContext, queue: string): void {
   checkQueueName(ctx, queue);
   if (!ctx.queues.exists(queue) && !ctx.queues.isDeclared(queue)) {
     throw new SeppError(
@@ -38,6 +39,22 @@ export class DeadLetters {
     private readonly ctx: EngineContext,
     private readonly audit: AuditLog,
   ) {}
+
+  /**
+   * "All" of a queue's dead letters as a bulk filter, or null for a queue the
+   * config declares that has never held a job (nothing to change).
+   */
+  filterOfAll(selection: Extract<DeadLetterSelection, { all: true }>): JobFilter | null {
+    requireQueue(this.ctx, selection.queue);
+    if (!this.ctx.queues.exists(selection.queue)) return null;
+    return {
+      queue: selection.queue,
+      states: ['dead'],
+      ...(selection.reason === undefined ? {} : { deadReason: selection.reason }),
+      ...(selection.errorText === undefined ? {} : { errorText: selection.errorText }),
+      ...(selection.enqueuedBeforeMs === undefined ? {} : { enqueuedBeforeMs: selection.enqueuedBeforeMs }),
+    };
+  }
 
   *list(view: StoreView, query: DeadLetterQuery): Op<Page<JobInfo>> {
     // A name no queue can have, or of a queue that does not exist, is a mistake to report, not an empty page.

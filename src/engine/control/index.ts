@@ -5,7 +5,7 @@
  */
 export { BulkOperations, type BulkStart } from './bulk-operations.ts';
 export { type CancelListener, Canceller } from './cancel.ts';
-export { DeadLetters, requireQueue } from './dead-letters.ts';
+export { DeadLetters } from './dead-letters.ts';
 export { checkChanges, JobUpdater } from './job-update.ts';
 export { OperatorActions } from './operator-actions.ts';
 export {

@@ -128,14 +128,7 @@ export function postgresBackend(where: () => { cluster: PostgresCluster; databas
       const { cluster, database } = where();
       const schema = emptied.pop() ?? `conformance_${++schemas}`;
       return {
-        open: () =>
-          new PostgresStore({
-            url: cluster.urlWithoutPassword(database),
-            password: cluster.password,
-            schema,
-            poolSize: 3,
-            statementTimeoutMs: 30_000,
-          }),
+        open: () => new PostgresStore(cluster.storeOptions(database, schema)),
         dispose: async () => {
           const c = await connection();
           checked ??= emptyLikeNew(c);
