@@ -50,7 +50,7 @@ import { parseArgs } from 'node:util';
 import { writeCodeCacheLoader } from './code-cache.mjs';
 import { checkCapturedLogs } from './secret-grep.mjs';
 import { partition, splitGroupEvents, writeGroupEntry } from './test-groups.mjs';
-import { checkResult, fileResult, summary } from './test-report.mjs';
+import { checkResult, fileResult, plural, seconds, summary } from './test-report.mjs';
 import {
   needsBundle,
   needsExecutable,
@@ -147,7 +147,7 @@ const checks = flags.checks
  */
 const maxGroups = Number(process.env.SEPP_TEST_GROUPS ?? '8');
 const grouped =
-  maxGroups !== 0 ? files.filter((f) => tiersRun.length > 0 && !Object.hasOwn(runsAlone, f)) : [];
+  maxGroups !== 0 && tiersRun.length > 0 ? files.filter((f) => !Object.hasOwn(runsAlone, f)) : [];
 const groups = tiersRun.flatMap((tier) => {
   const tierFiles = grouped.filter((f) => tierOf(f) === tier);
   const count = Math.min(Math.max(1, maxGroups || 8), Math.ceil(tierFiles.length / 10));
@@ -184,11 +184,15 @@ for (const [signal, code] of [
   ['SIGTERM', 143],
   ['SIGHUP', 129],
 ]) {
-  process.on(signal, () => {
-    for (const pid of runningGroups) killGroup(pid);
-    cleanUp();
-    process.exit(code);
-  });
+  process.on(signal, () => abort(code));
+}
+
+/** Ends the run now: every running process group killed, the bundle removed, `message` said. */
+function abort(code, message) {
+  for (const pid of runningGroups) killGroup(pid);
+  cleanUp();
+  if (message !== undefined) console.error(message);
+  process.exit(code);
 }
 
 /**
@@ -257,27 +261,23 @@ function run(command, args, childEnv) {
 async function build({ ui, bundle, executable }) {
   // The browser files serve ui/dist (tests/helpers/browser.ts): built here when stale, once,
   // not by the first browser file of two groups at the same moment (a rebuild empties ui/dist).
-  if (ui) {
-    const args = [join(root, 'scripts', 'build-ui.mjs'), '--if-stale'];
+  const step = async (what, args) => {
     const ran = await run(process.execPath, args, process.env);
-    if (ran.code !== 0) {
-      for (const pid of runningGroups) killGroup(pid);
-      console.error(
-        `${ran.output}\nbuilding the admin UI for the browser tests failed (node ${args.join(' ')})`,
-      );
-      process.exit(1);
-    }
+    if (ran.code !== 0) abort(1, `${ran.output}\nbuilding ${what} failed (node ${args.join(' ')})`);
+  };
+  if (ui) {
+    await step('the admin UI for the browser tests', [join(root, 'scripts', 'build-ui.mjs'), '--if-stale']);
+    // The browser files' own check (tests/helpers/browser.ts buildUi) has nothing left to do.
+    env.SEPP_TEST_UI_BUILT = '1';
   }
   if (!bundle && !executable) return;
   bundleDir = join(root, 'dist', `test-bundle-run-${process.pid}`);
-  const args = [join(root, 'build.mjs'), ...(executable ? [] : ['--bundle-only']), '--out-dir', bundleDir];
-  const ran = await run(process.execPath, args, process.env);
-  if (ran.code !== 0) {
-    for (const pid of runningGroups) killGroup(pid);
-    cleanUp();
-    console.error(`${ran.output}\nbuilding sepp for the tests failed (node ${args.join(' ')})`);
-    process.exit(1);
-  }
+  await step('sepp for the tests', [
+    join(root, 'build.mjs'),
+    ...(executable ? [] : ['--bundle-only']),
+    '--out-dir',
+    bundleDir,
+  ]);
   if (executable) env.SEPP_SEA_BINARY = join(bundleDir, 'sepp');
   // sepp.cjs through a loader with a V8 code cache (scripts/code-cache.mjs).
   if (bundle) {
@@ -382,8 +382,6 @@ async function runGroup(group, index) {
   return { output: ran.output, heading, results };
 }
 
-const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
-const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
 /** `file: ok, 1.2 s` or `file: FAILED (why), 1.2 s`. */
 const headingOf = (result) =>
   `${result.file}: ${result.ok ? 'ok' : `FAILED (${result.problems.join(', ')})`}, ${seconds(result.durationMs)}`;

@@ -87,7 +87,7 @@ function why(run) {
   );
 }
 
-const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
+export const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
 
 /**
  * Past this, a file's process running on after its last test is listed: an `after` hook
@@ -95,7 +95,7 @@ const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
  * node:test waits for, time nobody sees in the test's own duration.
  */
 export const lingerListedMs = 2000;
-const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
+export const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /**
  * The closing lines of a run, the verdict last.

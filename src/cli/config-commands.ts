@@ -1,5 +1,4 @@
 /** `sepp config example`, `sepp config check FILE|--against-running` and `sepp config reload`. */
-import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import {
   type ConfigProblem,
@@ -11,7 +10,7 @@ import {
 import { print, withConnection } from './commands/connection.ts';
 import { runReload } from './commands/reload.ts';
 import { exitCodes, printFailure } from './failure.ts';
-import type { CliIo } from './io.ts';
+import { type CliIo, pathIn } from './io.ts';
 
 /**
  * Prints configuration problems, each as one `sepp:` line. The file is named
@@ -82,7 +81,7 @@ export function registerConfigCommands(parser: Argv, io: CliIo): void {
             return;
           }
           // The same lines and exit code as `sepp serve` gives for the same file.
-          printConfigProblems(io, result.problems, resolve(io.cwd, args.file));
+          printConfigProblems(io, result.problems, pathIn(io, args.file));
           io.exitCode = exitCodes.invalidInput;
         },
       )

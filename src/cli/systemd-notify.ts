@@ -19,7 +19,7 @@ import type { Logger } from '../telemetry/logger.ts';
 export function notifySystemd(
   assignments: readonly string[],
   logger: Logger,
-  env: NodeJS.ProcessEnv = process.env,
+  env: Readonly<Record<string, string | undefined>>,
 ): void {
   if (!env.NOTIFY_SOCKET) return;
   let child: ReturnType<typeof spawn>;

@@ -46,7 +46,6 @@ export const rejectionReason: JsonSchema = {
   ],
 };
 
-/** The rejections of an all-or-none enqueue (EnqueueAtomic, EnqueueFlow): every failing job by its index. */
 /** A best-effort enqueue's answer: one result per job, in the request's order. */
 export const perJobResults: JsonSchema = {
   type: 'array',
@@ -57,6 +56,7 @@ export const perJobResults: JsonSchema = {
   },
 };
 
+/** The rejections of an all-or-none enqueue (EnqueueAtomic, EnqueueFlow): every failing job by its index. */
 export const indexedRejections: JsonSchema = {
   type: 'array',
   items: {

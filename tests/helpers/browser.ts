@@ -25,8 +25,11 @@ export const artifacts = join(root, 'tests/artifacts/admin');
 export const desktop = { width: 1280, height: 800 };
 export const phone = { width: 375, height: 740 };
 
-/** Whether this process has built or checked ui/dist already (a group's files share a process). */
-let uiChecked = false;
+/**
+ * Whether ui/dist is known to be fresh: checked by this process already (a group's files share a
+ * process), or built by the run before any browser file started (scripts/run-tests.mjs).
+ */
+let uiChecked = process.env.SEPP_TEST_UI_BUILT === '1';
 
 /**
  * Builds ui/dist when its sources changed (the test serves it from disk), once a process: each

@@ -17,9 +17,7 @@
  *   (TMPDIR), signals, stdin or stdout closing, exit while streams are open,
  *   the environment a child inherits;
  * - every run when SEPP_TEST_CLI=process, so a developer can check that both
- *   ways give the same answers;
- * - every run when the tests' own environment has SEPP_API_KEY: the SDK falls
- *   back to the process's variable, which a child does not inherit from here.
+ *   ways give the same answers.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -68,7 +66,7 @@ export interface CliRunOptions {
 }
 
 /** SEPP_TEST_CLI=process: every run a child process, as before the in-process runs. */
-const everyRunAProcess = process.env.SEPP_TEST_CLI === 'process' || process.env.SEPP_API_KEY !== undefined;
+const everyRunAProcess = process.env.SEPP_TEST_CLI === 'process';
 
 export function runCli(args: readonly string[], options: CliRunOptions = {}): Promise<CliRun> {
   const asProcess =

@@ -4,14 +4,22 @@
  * benchmarks that change jobs from outside one store (several servers, SQL callers).
  */
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
+import { within } from './bounded.ts';
 import type { PostgresCluster } from './postgres.ts';
 
-/** The mismatches between the counts and the rows of `schema`; none when they agree. */
-export async function countMismatches(
+/**
+ * The mismatches between the counts and the rows of `schema`; none when they agree. Bounded
+ * (bounded.ts): a read that hangs fails naming the schema.
+ */
+export function countMismatches(
   cluster: PostgresCluster,
   database: string,
   schema: string,
 ): Promise<string[]> {
+  return within(readMismatches(cluster, database, schema), `the counts of schema ${schema} read`);
+}
+
+async function readMismatches(cluster: PostgresCluster, database: string, schema: string): Promise<string[]> {
   const store = new PostgresStore({
     ...cluster.storeOptions(database, schema),
     poolSize: 2,

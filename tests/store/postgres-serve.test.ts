@@ -16,7 +16,7 @@ import { loadConfig } from '../../src/config/index.ts';
 import { migrations } from '../../src/store/postgres/gen/migrations.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { createLogger } from '../../src/telemetry/logger.ts';
-import { within } from '../helpers/bounded.ts';
+import { answered, within } from '../helpers/bounded.ts';
 import { cliJson, sepp } from '../helpers/cli.ts';
 import { type PostgresCluster, startPostgres } from '../helpers/postgres.ts';
 import { call, startTestServer, testJob } from '../helpers/server.ts';
@@ -40,9 +40,6 @@ const storeToml = (schema: string, passwordFile = cluster.passwordFile) =>
  * Every wait here that could hang is bounded (helpers/bounded.ts): it fails naming what did
  * not happen, long before the runner's kill of the file would.
  */
-
-/** A call (or a start, a stop) that ends within `ms`. */
-const answered = <T>(reply: Promise<T>, what: string, ms = 30_000) => within(reply, `${what} answered`, ms);
 
 test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; the start says which store', async () => {
   const lines: string[] = [];

@@ -238,4 +238,4 @@ test('kill -9 of one of two sepp servers under load: nothing acknowledged lost, 
 });
 
 /** counts = rows, read through the Store interface on the schema. */
-const mismatches = () => within(countMismatches(cluster, database, 'kill'), 'the counts of schema kill read');
+const mismatches = () => countMismatches(cluster, database, 'kill');

@@ -24,7 +24,8 @@ import { Engine } from '../../src/engine/engine.ts';
 import { SeppError } from '../../src/engine/errors.ts';
 import { defaultEngineOptions } from '../../src/engine/settings.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
-import { within } from '../helpers/bounded.ts';
+import { deferred } from '../client/helpers.ts';
+import { answered, within } from '../helpers/bounded.ts';
 import { until } from '../helpers/engine.ts';
 import { collect as collectEvents } from '../helpers/events.ts';
 import { type PostgresCluster, startPostgres } from '../helpers/postgres.ts';
@@ -66,12 +67,8 @@ async function servers(n: number, schema: string, toml = ''): Promise<TestServer
 const disposeAll = (all: readonly TestServer[]) =>
   within(Promise.all(all.map((t) => t.dispose())), `${all.length} servers stopped`, 60_000);
 
-/** Calls (one or many at once) answered, or failed, within `ms`. */
-const answered = <T>(reply: Promise<T>, what: string, ms = 30_000) => within(reply, `${what} answered`, ms);
-
 /** counts = rows, read through the Store interface on the schema. */
-const mismatches = (schema: string) =>
-  within(countMismatches(cluster, database, schema), `the counts of schema ${schema} read`);
+const mismatches = (schema: string) => countMismatches(cluster, database, schema);
 
 /** A reserve; its server answers when its wait ends, so a hang is one past the wait. */
 const reserve = (
@@ -254,15 +251,6 @@ test('a worker waiting on one server gets the job another server enqueues, befor
 const frozenEngine = (store: PostgresStore, what: string) =>
   within(Engine.open(store, defaultEngineOptions(), { clock: new FakeClock() }), `${what} opened`);
 
-/** A promise the test settles when it chooses. */
-function latch(): { reached: Promise<void>; open: () => void } {
-  let open: () => void = () => {};
-  const reached = new Promise<void>((resolve) => {
-    open = resolve;
-  });
-  return { reached, open };
-}
-
 test('a server whose listener connects after another server’s signal: its waiting reserve is woken without a poll', async () => {
   // Each engine its own clock, never moved: no poll runs, so only a signal, or what b reads
   // from the store once it listens, can wake b's reserve.
@@ -270,7 +258,7 @@ test('a server whose listener connects after another server’s signal: its wait
   const a = await frozenEngine(pgStore(schema), 'engine a');
   const storeB = pgStore(schema);
   // b's listener connects (LISTEN) only when the test lets it, as a slow connection would.
-  const { reached: held, open: connectB } = latch();
+  const { promise: held, resolve: connectB } = deferred();
   const start = storeB.signals.start.bind(storeB.signals);
   storeB.signals.start = async () => {
     await held;
@@ -312,8 +300,8 @@ test('a signal for a queue unknown here, whose refresh raced a change made here:
   const storeB = pgStore(schema);
   // b's read of its queues that finds 'late' (the refresh a's signal makes it do) is held
   // after it read, until b has changed its own queues: the race, made certain.
-  const { reached: gate, open: release } = latch();
-  const { reached: refreshRead, open: entered } = latch();
+  const { promise: gate, resolve: release } = deferred();
+  const { promise: refreshRead, resolve: entered } = deferred();
   const read = storeB.read.bind(storeB);
   storeB.read = async (unit) => {
     const answer = await read(unit);

@@ -53,9 +53,11 @@ export interface ConnectOptions {
   /**
    * API key, sent as `authorization: Bearer <key>` on every call. Default: the
    * environment variable `SEPP_API_KEY`, when set (what `sepp admin new-api-key`
-   * tells you to give the client); none otherwise.
+   * tells you to give the client); none otherwise. `null`: no key, and the
+   * environment is not read (a program that passes on its own settings, as the
+   * `sepp` command line does).
    */
-  apiKey?: string;
+  apiKey?: string | null;
   /** TLS: `true` for the system's CAs, or explicit certificates. Default: plaintext. */
   tls?: true | TlsOptions;
   /** Deadline of every call that does not give its own, in ms. Default 10,000. */
@@ -169,8 +171,8 @@ export class Connection {
         : {}),
     });
     this.baseMetadata = new Metadata();
-    const apiKey = options.apiKey ?? (process.env.SEPP_API_KEY || undefined);
-    if (apiKey !== undefined) this.baseMetadata.set('authorization', `Bearer ${apiKey}`);
+    const apiKey = options.apiKey === undefined ? process.env.SEPP_API_KEY || undefined : options.apiKey;
+    if (apiKey) this.baseMetadata.set('authorization', `Bearer ${apiKey}`);
   }
 
   get closed(): boolean {

@@ -105,13 +105,14 @@ export function readCa(io: CliIo, args: ConnectionArgs): Buffer | true | undefin
 }
 
 export function connect(io: CliIo, args: ConnectionArgs): { client: SeppClient; target: ServerTarget } {
-  const apiKey = args['api-key'] || io.env.SEPP_API_KEY || undefined;
+  // null, not undefined: the SDK would otherwise read the key from the process's environment, not io's.
+  const apiKey = args['api-key'] || io.env.SEPP_API_KEY || null;
   const ca = readCa(io, args);
   const tls = ca === undefined || ca === true ? ca : { ca };
   const target = parseServer(args.server, tls !== undefined);
   const client = SeppClient.connect(target.address, {
     userAgent: cliUserAgent,
-    ...(apiKey === undefined ? {} : { apiKey }),
+    apiKey,
     ...(tls === undefined ? {} : { tls }),
   });
   return { client, target };
