@@ -1,9 +1,9 @@
 /**
  * A throwaway PostgreSQL 15 cluster for tests and benchmarks (issue 37), started by the
- * code itself from Debian's `postgresql-15` binaries: `initdb` in a fresh temporary
- * directory, `postgres` on 127.0.0.1 on a free port, as an unprivileged user (Debian's
- * `postgres` system user when this process is root, since PostgreSQL refuses to run as
- * root; the current user otherwise), with password authentication (SCRAM, a generated
+ * code itself from Debian's `postgresql-15` binaries: a copy of the test run's one `initdb`
+ * (`template`) in a fresh temporary directory (`defaultParentDir`), `postgres` on 127.0.0.1
+ * on a free port, as an unprivileged user (Debian's `postgres` system user when this process
+ * is root, since PostgreSQL refuses to run as root; the current user otherwise), with password authentication (SCRAM, a generated
  * password) and the durability settings of `postgresSettings`, the one place where every
  * cluster's settings are named (bench/ prints them with each PostgreSQL peer's row).
  *
@@ -19,7 +19,7 @@
  * is left" is checked over the postmaster and everything it had started.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   appendFileSync,
   chmodSync,
@@ -29,7 +29,9 @@ import {
   mkdirSync,
   mkdtempSync,
   openSync,
+  readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -39,7 +41,7 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { freePort } from '../../bench/lib/net.ts';
-import { descendants, readStat } from '../../bench/lib/proc-stats.ts';
+import { cpuMicros, descendants, readStat } from '../../bench/lib/proc-stats.ts';
 import type { PostgresStoreOptions } from '../../src/store/postgres/postgres-store.ts';
 import { captureOutput, registerSecret } from './secret-log.ts';
 import { startsProcess } from './test-run.ts';
@@ -76,7 +78,7 @@ export const postgresRole = 'sepp';
 export interface PostgresOptions {
   /** Directory holding `initdb` and `postgres`; default Debian's PostgreSQL 15. */
   readonly binDir?: string;
-  /** Where the cluster's temporary directory is made; default the system's temp dir. */
+  /** Where the cluster's temporary directory is made; default `defaultParentDir()`'s. */
   readonly parentDir?: string;
   /** How long to wait for the server to accept connections; default 60 s. */
   readonly readyTimeoutMs?: number;
@@ -256,6 +258,19 @@ function installExitHook(): void {
   });
 }
 
+/**
+ * What the clusters of this process cost, for measuring the tests: with SEPP_TEST_POSTGRES_CPU_LOG
+ * set to a file, each cluster appends one JSON line when it closes — how it was made, the CPU
+ * of initdb (or pg_basebackup), and the server's CPU (the postmaster and every backend, live or
+ * reaped) summed over its starts. The servers are no child the test runner counts.
+ */
+const cpuLog = process.env.SEPP_TEST_POSTGRES_CPU_LOG || undefined;
+
+/** This process's children already waited for, in ms of CPU (a synchronous child's is the difference). */
+function reapedChildCpuMs(): number {
+  return ((readStat(process.pid)?.reapedChildTicks ?? 0) * 1000) / 100;
+}
+
 /** Runs a binary as the server's user, synchronously; throws with its output on failure. */
 function runAs(user: OsUser, command: string, args: readonly string[], env: NodeJS.ProcessEnv): void {
   const result = spawnSync(command, [...args], {
@@ -278,6 +293,118 @@ function isRetryableConnectError(err: unknown): boolean {
   return code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === '57P03';
 }
 
+/** initdb's arguments but where and the password file: the same for every cluster. */
+const initdbArgs = [
+  '--username',
+  postgresRole,
+  '--auth',
+  'scram-sha-256',
+  '--encoding',
+  'UTF8',
+  '--locale',
+  'C',
+  // initdb's own fsync of the new files; the server's fsync setting is postgresSettings'.
+  '--no-sync',
+];
+
+/** A stopped, never started cluster that new ones are copied from, and its superuser's password. */
+interface Template {
+  readonly dataDir: string;
+  readonly password: string;
+}
+
+const templates = new Map<string, Template>();
+
+/**
+ * The data directory every new cluster of this test run starts as a copy of: initdb ran once
+ * for the run, into `sepp-pg-template-<runner's pid>-<hash of the binaries and initdb's
+ * arguments>` in the temporary directory, shared by the run's processes (a file or group's
+ * parent is the runner). initdb cost ~0.7–1 s of CPU a cluster, a copy ~0.2 s; a run starts
+ * ~15 clusters. Made under a private name and renamed into place, so two processes making it
+ * at once both end with one whole template; the templates of runs whose runner is gone are
+ * removed by the next one made.
+ */
+function template(binDir: string, user: OsUser, parentDir: string, env: NodeJS.ProcessEnv): Template {
+  const version = spawnSync(join(binDir, 'postgres'), ['--version'], { encoding: 'utf8' }).stdout.trim();
+  const key = createHash('sha256')
+    .update(JSON.stringify([binDir, version, initdbArgs, user.uid]))
+    .digest('hex')
+    .slice(0, 12);
+  const prefix = 'sepp-pg-template-';
+  const dir = join(parentDir, `${prefix}${process.ppid}-${key}`);
+  const known = templates.get(dir);
+  if (known !== undefined) return known;
+  const read = (): Template | undefined =>
+    existsSync(join(dir, 'password'))
+      ? { dataDir: join(dir, 'data'), password: readFileSync(join(dir, 'password'), 'utf8') }
+      : undefined;
+  let made = read();
+  if (made === undefined) {
+    for (const name of readdirSync(parentDir)) {
+      const runner = Number(/^sepp-pg-template-(\d+)-/.exec(name)?.[1]);
+      if (Number.isInteger(runner) && runner !== process.ppid && !isRunning(runner)) {
+        rmSync(join(parentDir, name), { recursive: true, force: true });
+      }
+    }
+    const making = mkdtempSync(join(parentDir, 'sepp-pg-making-'));
+    try {
+      if (user.uid !== process.getuid?.()) chownSync(making, user.uid, user.gid);
+      const password = randomBytes(18).toString('base64url');
+      const passwordFile = join(making, 'password');
+      writeFileSync(passwordFile, password, { mode: 0o600 });
+      if (user.uid !== process.getuid?.()) chownSync(passwordFile, user.uid, user.gid);
+      runAs(
+        user,
+        join(binDir, 'initdb'),
+        ['--pgdata', join(making, 'data'), '--pwfile', passwordFile, ...initdbArgs],
+        env,
+      );
+      try {
+        renameSync(making, dir);
+      } catch {
+        // Another process of the run made it meanwhile: theirs is used.
+      }
+    } finally {
+      rmSync(making, { recursive: true, force: true });
+    }
+    made = read();
+    if (made === undefined) throw new Error(`the template cluster ${dir} was not made`);
+  }
+  templates.set(dir, made);
+  return made;
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Where clusters are made unless `parentDir` says: SEPP_TEST_POSTGRES_DIR; in a test run (the
+ * runner names the tier) a memory file system when there is one, as the conformance suite's
+ * SQLite files; else the system's temp dir, on disk, as a benchmark needs. The tests check what
+ * the server does, not the disk: `fsync` stays on (every commit still asks for its WAL to be
+ * synced, which tmpfs answers at once), and a kill -9 of the server keeps the page cache. On
+ * disk, the WAL fsyncs under load and the removal of each cluster's WAL files (a mount with
+ * `discard`: 5.8 s of the servers file's 99 s at load 8) were wall time no test was about.
+ */
+function defaultParentDir(): string {
+  const asked = process.env.SEPP_TEST_POSTGRES_DIR;
+  if (asked !== undefined && asked !== '') return asked;
+  if (
+    process.env.SEPP_TEST_TIER !== undefined &&
+    existsSync('/dev/shm') &&
+    statSync('/dev/shm').isDirectory()
+  ) {
+    return '/dev/shm';
+  }
+  return tmpdir();
+}
+
 /** Starts a fresh cluster and resolves once it accepts connections. */
 export async function startPostgres(options: PostgresOptions = {}): Promise<PostgresCluster> {
   startsProcess('a PostgreSQL cluster');
@@ -285,13 +412,31 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
   requireBinaries(binDir);
   const user = serverUser();
   const readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
-  const root = mkdtempSync(join(options.parentDir ?? tmpdir(), 'sepp-pg-'));
+  const parentDir = options.parentDir ?? defaultParentDir();
+  const root = mkdtempSync(join(parentDir, 'sepp-pg-'));
   let child: ChildProcess | undefined;
   let closed = false;
+  /** What this cluster cost (SEPP_TEST_POSTGRES_CPU_LOG). */
+  const cost = {
+    made: options.standbyOf === undefined ? 'copy' : 'pg_basebackup',
+    makeCpuMs: 0,
+    serverCpuMs: 0,
+    starts: 0,
+  };
+  const logCost = () => {
+    if (cpuLog === undefined) return;
+    const file = process.argv.find((arg) => arg.endsWith('.test.ts') || arg.endsWith('.mjs')) ?? '';
+    appendFileSync(
+      cpuLog,
+      `${JSON.stringify({ file, ...cost, serverCpuMs: Math.round(cost.serverCpuMs) })}\n`,
+    );
+  };
   const abandon = () => {
     if (child?.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+      if (cpuLog !== undefined) cost.serverCpuMs += cpuMicros([child.pid]) / 1000;
       killTree(child.pid);
     }
+    logCost();
     rmSync(root, { recursive: true, force: true });
   };
   installExitHook();
@@ -308,10 +453,6 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
     const primary = options.standbyOf;
     const password = primary?.password ?? randomBytes(18).toString('base64url');
     registerSecret('postgres password', password);
-    // The password reaches initdb through a file only the server's user can read, removed after.
-    const initPasswordFile = join(serverHome, 'initdb-password');
-    writeFileSync(initPasswordFile, `${password}\n`, { mode: 0o600 });
-    if (user.uid !== process.getuid?.()) chownSync(initPasswordFile, user.uid, user.gid);
     const passwordFile = join(root, 'password');
     writeFileSync(passwordFile, password, { mode: 0o600 });
     chmodSync(passwordFile, 0o600);
@@ -321,6 +462,9 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
       HOME: serverHome,
       LC_ALL: 'C',
     };
+    const makeStart = reapedChildCpuMs();
+    /** The superuser's password until the first start sets the cluster's own (a copy has the template's). */
+    let loginPassword = password;
     if (primary !== undefined) {
       // The copy, then the standby's own name in its connection to the primary.
       runAs(
@@ -345,29 +489,15 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
       );
       const conninfo = `host=${primary.host} port=${primary.port} user=${primary.user} password=${password} application_name=${options.applicationName ?? 'standby'}`;
       appendFileSync(join(dataDir, 'postgresql.auto.conf'), `primary_conninfo = '${conninfo}'\n`);
-    } else
-      runAs(
-        user,
-        join(binDir, 'initdb'),
-        [
-          '--pgdata',
-          dataDir,
-          '--username',
-          postgresRole,
-          '--pwfile',
-          initPasswordFile,
-          '--auth',
-          'scram-sha-256',
-          '--encoding',
-          'UTF8',
-          '--locale',
-          'C',
-          // initdb's own fsync of the new files; the server's fsync setting is postgresSettings'.
-          '--no-sync',
-        ],
-        env,
-      );
-    rmSync(initPasswordFile);
+    } else {
+      // A copy of the run's template (cp -a keeps the owner and modes), then a password of its own.
+      const from = template(binDir, user, parentDir, env);
+      registerSecret('postgres template password', from.password);
+      const copy = spawnSync('cp', ['-a', from.dataDir, dataDir], { encoding: 'utf8' });
+      if (copy.status !== 0) throw new Error(`cp -a ${from.dataDir} failed: ${copy.stderr}`);
+      loginPassword = from.password;
+    }
+    cost.makeCpuMs = reapedChildCpuMs() - makeStart;
     const port = await freePort();
     const logFile = join(root, 'postgres.log');
     const versionRun = spawnSync(join(binDir, 'postgres'), ['--version'], { encoding: 'utf8' });
@@ -402,6 +532,7 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
         { uid: user.uid, gid: user.gid, env, stdio: ['ignore', fd, fd], detached: true },
       );
       closeSync(fd);
+      cost.starts++;
       if (options.unref === true) started.unref();
       await new Promise<void>((resolve, reject) => {
         started.once('spawn', () => resolve());
@@ -413,11 +544,15 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
         if (started.exitCode !== null || started.signalCode !== null) {
           throw new Error(`postgres exited while starting:\n${tail(logFile)}`);
         }
-        const client = new pg.Client(connection());
+        const client = new pg.Client({ ...connection(), password: loginPassword });
         client.on('error', () => {});
         try {
           await client.connect();
-          await client.query('SELECT 1');
+          if (loginPassword !== password) {
+            // base64url: nothing to quote. The server stores its SCRAM verifier, not the text.
+            await client.query(`ALTER ROLE ${postgresRole} PASSWORD '${password}'`);
+            loginPassword = password;
+          } else await client.query('SELECT 1');
           return;
         } catch (err) {
           if (!isRetryableConnectError(err) || Date.now() > deadline) {
@@ -446,11 +581,14 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
       const postmaster = proc.pid;
       const pids = processTree(postmaster);
       const gone = exited(proc);
+      // Reaped, the postmaster's CPU holds its backends' (they exit before it, waited for).
+      const reapedBefore = reapedChildCpuMs();
       process.kill(postmaster, signal);
       // A fast shutdown that hangs (a stuck disk) still ends; the next start recovers.
       const timer = setTimeout(() => killTree(postmaster), 30_000);
       await gone;
       clearTimeout(timer);
+      cost.serverCpuMs += reapedChildCpuMs() - reapedBefore;
       await waitUntilGone(pids, 10_000);
     };
 
@@ -458,6 +596,7 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
       const proc = child;
       if (proc?.pid === undefined || !running()) return;
       const gone = exited(proc);
+      if (cpuLog !== undefined) cost.serverCpuMs += cpuMicros([proc.pid]) / 1000;
       const pids = killTree(proc.pid);
       await gone;
       // The next start refuses to run while an old backend still holds the shared memory.
@@ -547,6 +686,7 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
         } finally {
           // The test run's log check reads the server's log too (tests/helpers/secret-log.ts).
           if (existsSync(logFile)) captureOutput('postgres')(readFileSync(logFile, 'utf8'));
+          logCost();
           open.delete(root);
           rmSync(root, { recursive: true, force: true });
         }

@@ -128,10 +128,18 @@ test('stop is a fast shutdown that leaves no process; restart comes back on the 
   await cluster.query('SELECT * FROM kept', [], db);
 });
 
-test('close removes every file; a missing postgresql-15 is one line naming the package', async () => {
+test('each cluster has a password of its own; close removes every file; a missing postgresql-15 is one line naming the package', async () => {
   const other = await startPostgres();
   const processes = other.processes();
   assert.ok(processes.length > 1);
+  // Both are copies of the run's one initdb (a template), each given its own password at its start.
+  assert.notEqual(other.password, cluster.password);
+  const crossed = new pg.Client({ ...cluster.connection(), password: other.password });
+  crossed.on('error', () => {});
+  await assert.rejects(
+    crossed.connect(),
+    (err: unknown) => err instanceof Error && 'code' in err && err.code === '28P01',
+  );
   await other.close();
   assert.deepEqual(livingProcesses(processes), []);
   assert.equal(existsSync(other.dataDir), false);
