@@ -14,7 +14,9 @@
 //             run beside the files and summed up with them
 //   filters   only the files whose path contains one of them
 //
-// - A file's output is printed whole when it ends, so two files never interleave.
+// - A file's output is printed whole when it ends, so two files never interleave, under a
+//   heading that says when in the run it ran; the summary says where the slots went (idle,
+//   waiting for the build, the tail) and the CPU the run's processes used against the cores.
 // - Files start longest first, by the durations of earlier runs on this machine
 //   (node_modules/.cache/sepp-tests/durations.json), so the longest does not start last.
 // - When a selected file drives Chromium, the admin UI is built first if stale (its files
@@ -44,13 +46,13 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { writeCodeCacheLoader } from './code-cache.mjs';
 import { checkCapturedLogs } from './secret-grep.mjs';
 import { partition, splitGroupEvents, writeGroupEntry } from './test-groups.mjs';
-import { checkResult, fileResult, plural, seconds, summary } from './test-report.mjs';
+import { checkResult, cpuLine, fileResult, plural, seconds, slotLines, summary } from './test-report.mjs';
 import {
   needsBundle,
   needsExecutable,
@@ -119,6 +121,7 @@ const concurrency = Math.max(
   Number(process.env.SEPP_TEST_CONCURRENCY ?? defaultConcurrency) || defaultConcurrency,
 );
 const started = performance.now();
+const machineAtStart = machineTicks();
 const work = mkdtempSync(join(tmpdir(), 'sepp-test-run-'));
 const logDir = join(work, 'logs');
 mkdirSync(logDir);
@@ -401,13 +404,44 @@ function next() {
   return queue.splice(Math.max(i, 0), 1)[0];
 }
 
+/**
+ * The busy and total ticks of the whole machine so far (/proc/stat's first line: every
+ * process's, not only the run's); undefined where there is no /proc.
+ */
+function machineTicks() {
+  try {
+    const ticks = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const total = ticks.reduce((sum, t) => sum + t, 0);
+    // idle and iowait are the 4th and 5th.
+    return { busy: total - ticks[3] - (ticks[4] ?? 0), total };
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU ms of the processes this one has waited for (cutime and cstime of /proc/self/stat). */
+function childrenCpuMs() {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 16-17 of stat(5); `fields` starts at field 3. Linux counts 100 ticks a second.
+    return (Number(fields[13]) + Number(fields[14])) * 10;
+  } catch {
+    return undefined;
+  }
+}
+
 const results = [];
+/** When each job took its slot, waited for the build, and ended: the slots' use, after the run. */
+const timeline = [];
 let startedJobs = 0;
 await Promise.all(
   Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
     for (let job = next(); job !== undefined; job = next()) {
       const index = startedJobs++;
+      const startMs = performance.now() - started;
       if (waitsForBuild(job)) await built;
+      const buildWaitMs = performance.now() - started - startMs;
       const {
         output,
         heading,
@@ -417,7 +451,11 @@ await Promise.all(
         : job.group !== undefined
           ? await runGroup(job.group, index)
           : await runCheck(job.check, job.script);
-      process.stdout.write(`\n── ${heading}\n${output}`);
+      const endMs = performance.now() - started;
+      timeline.push({ label: job.file ?? job.group?.label ?? job.check, startMs, buildWaitMs, endMs });
+      // When it ran, on its first line (a group's next lines are its files).
+      const at = ` (at ${(startMs / 1000).toFixed(1)}–${(endMs / 1000).toFixed(1)} s of the run)`;
+      process.stdout.write(`\n── ${heading.replace(/\n|$/, (end) => `${at}${end}`)}\n${output}`);
       results.push(...ended);
     }
   }),
@@ -440,11 +478,31 @@ function tierLine(tier) {
   const cpuMs = ofTier.reduce((sum, r) => sum + (r.cpuMs ?? 0), 0);
   return `the ${tier} tier: ${plural(tests, 'test')} in ${plural(ofTier.length, 'file')}, their processes' CPU ${seconds(cpuMs)}`;
 }
+const wallMs = performance.now() - started;
+const machineAtEnd = machineTicks();
+const runCpuMs = childrenCpuMs();
+const usage = [
+  ...slotLines(timeline, { concurrency, wallMs }),
+  ...(runCpuMs === undefined
+    ? []
+    : [
+        cpuLine({
+          cpuMs: runCpuMs,
+          wallMs,
+          cores: availableParallelism(),
+          machineBusy:
+            machineAtStart === undefined || machineAtEnd === undefined
+              ? undefined
+              : (machineAtEnd.busy - machineAtStart.busy) / (machineAtEnd.total - machineAtStart.total),
+          load: loadavg()[0],
+        }),
+      ]),
+];
 const report = summary(results, {
-  wallMs: performance.now() - started,
+  wallMs,
   label,
   slowest: Number(process.env.SEPP_TEST_SLOWEST ?? '15') || 15,
-  extra: [...(tiersRun.length > 1 ? tiersRun.map(tierLine) : []), secrets.summary],
+  extra: [...(tiersRun.length > 1 ? tiersRun.map(tierLine) : []), ...usage, secrets.summary],
   extraProblems: secrets.ok
     ? []
     : [

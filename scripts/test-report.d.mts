@@ -61,3 +61,16 @@ export function summary(
   results: Result[],
   run: { wallMs: number; label: string; slowest?: number; extra?: string[]; extraProblems?: string[] },
 ): { ok: boolean; lines: string[] };
+
+export function slotLines(
+  jobs: Array<{ label: string; startMs: number; buildWaitMs: number; endMs: number }>,
+  run: { concurrency: number; wallMs: number },
+): string[];
+
+export function cpuLine(run: {
+  cpuMs: number;
+  wallMs: number;
+  cores: number;
+  machineBusy?: number;
+  load?: number;
+}): string;

@@ -141,3 +141,47 @@ export function summary(results, { wallMs, label, slowest = 15, extra = [], extr
   } else lines.push(`passed: every file of ${label}`);
   return { ok, lines };
 }
+
+/**
+ * Where a run's slots went (scripts/run-tests.mjs runs `concurrency` jobs at a time): the
+ * slot time idle — no job, or a job waiting for the run's build — and the tail, after the
+ * last job started, when the slots empty one by one.
+ * @param {Array<{ label: string, startMs: number, buildWaitMs: number, endMs: number }>} jobs
+ *   times since the run started; `startMs` when the job took its slot
+ * @param {{ concurrency: number, wallMs: number }} run
+ */
+export function slotLines(jobs, { concurrency, wallMs }) {
+  if (jobs.length === 0) return [];
+  const busyMs = jobs.reduce((sum, j) => sum + (j.endMs - j.startMs - j.buildWaitMs), 0);
+  const waitMs = jobs.reduce((sum, j) => sum + j.buildWaitMs, 0);
+  const slotMs = concurrency * wallMs;
+  const idleMs = slotMs - busyMs;
+  const percent = (ms) => `${Math.round((100 * ms) / slotMs)} %`;
+  const lastStart = Math.max(...jobs.map((j) => j.startMs));
+  const tail = jobs.filter((j) => j.endMs > lastStart).sort((a, b) => a.endMs - b.endMs);
+  const last = tail.at(-1);
+  const at = (ms) => `${(ms / 1000).toFixed(1)}`;
+  return [
+    `slots (${concurrency}): idle ${seconds(idleMs)} of ${seconds(slotMs)} (${percent(idleMs)})` +
+      `${waitMs >= 50 ? `, ${seconds(waitMs)} of it waiting for the build` : ''}; the last job started at ${at(lastStart)} s, ` +
+      `then the slots emptied at ${tail.map((j) => at(j.endMs)).join(', ')} s` +
+      `${last === undefined ? '' : ` (the last: ${last.label}, ${seconds(last.endMs - last.startMs)})`}`,
+  ];
+}
+
+/**
+ * The CPU a run used against what it had: its processes' (those it waited for: not a server
+ * daemonised away from it, such as PostgreSQL under pg_ctl) over `cores` × the wall, and how
+ * busy the whole machine was meanwhile, from /proc/stat (others' work too: a run on a loaded
+ * machine says so here).
+ * @param {{ cpuMs: number, wallMs: number, cores: number, machineBusy?: number, load?: number }} run
+ *   machineBusy: the machine's busy fraction over the run, 0 to 1
+ */
+export function cpuLine({ cpuMs, wallMs, cores, machineBusy, load }) {
+  const used = Math.round((100 * cpuMs) / wallMs);
+  return (
+    `CPU: the run's processes ${seconds(cpuMs)} in ${seconds(wallMs)}: ${used} % (of ${cores * 100} % on ${plural(cores, 'core')})` +
+    `${machineBusy === undefined ? '' : `; the machine was ${Math.round(100 * machineBusy)} % busy meanwhile`}` +
+    `${load === undefined ? '' : `, load ${load.toFixed(1)} at the end`}`
+  );
+}

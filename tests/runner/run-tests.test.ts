@@ -116,7 +116,9 @@ async function assertEnded(pid: number): Promise<void> {
   assert.fail(`process ${pid} still runs (state ${state})`);
 }
 
-describe('scripts/run-tests.mjs', { timeout: 180_000 }, () => {
+// The tests run at once: each runs the runner on fixtures of its own (or reads the shared ones),
+// and mostly waits for its processes — one at a time they took 37 s, most of it waiting.
+describe('scripts/run-tests.mjs', { timeout: 180_000, concurrency: true }, () => {
   let dir = '';
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'sepp-runner-'));
@@ -160,7 +162,20 @@ describe('scripts/run-tests.mjs', { timeout: 180_000 }, () => {
       seconds,
       [...seconds].sort((a, b) => b - a),
     );
-    assert.match(run.stdout, /\n── \S+\/fail\.test\.ts: FAILED \(1 failed, exit code 1\), [\d.]+ s\n/);
+    // With when it ran in the run, for the summary's account of the slots.
+    assert.match(
+      run.stdout,
+      /\n── \S+\/fail\.test\.ts: FAILED \(1 failed, exit code 1\), [\d.]+ s \(at [\d.]+–[\d.]+ s of the run\)\n/,
+    );
+    // Where the slots and the CPU went (two slots: no --tier).
+    assert.match(
+      run.stdout,
+      /\nslots \(2\): idle [\d.]+ s of [\d.]+ s \(\d+ %\); the last job started at [\d.]+ s, then the slots emptied at [\d.]+, [\d.]+ s \(the last: \S+\.test\.ts, [\d.]+ s\)\n/,
+    );
+    assert.match(
+      run.stdout,
+      /\nCPU: the run's processes [\d.]+ s in [\d.]+ s: \d+ % \(of \d+ % on \d+ cores?\); the machine was \d+ % busy meanwhile, load [\d.]+ at the end\n/,
+    );
   });
 
   test('a run where every file passes says so last and exits 0', async () => {
@@ -184,7 +199,10 @@ describe('scripts/run-tests.mjs', { timeout: 180_000 }, () => {
       'skip.test',
     ]);
     assert.equal(run.code, 1, run.stdout);
-    assert.match(run.stdout, /\n── group 1 of 1, 5 files: 3 FAILED, [\d.]+ s\n/);
+    assert.match(
+      run.stdout,
+      /\n── group 1 of 1, 5 files: 3 FAILED, [\d.]+ s \(at [\d.]+–[\d.]+ s of the run\)\n/,
+    );
     const { verdict, line } = failures(run, 4);
     assert.equal(verdict, 'FAILED: 3 files of 5', run.stdout);
     assertFailAndHook(line);
@@ -277,7 +295,7 @@ describe('scripts/run-tests.mjs', { timeout: 180_000 }, () => {
       const headings = run.stdout.split('\n').filter((l) => l.startsWith('── '));
       // Without a duration on record a system-tier file is estimated longer: its group starts first.
       assert.deepEqual(
-        headings.map((h) => h.replace(/, [\d.]+ s$/, '')),
+        headings.map((h) => h.replace(/, [\d.]+ s \(at [\d.]+–[\d.]+ s of the run\)$/, '')),
         ['── system group 1 of 1, 1 file: ok', '── fast group 1 of 1, 2 files: ok'],
         run.stdout,
       );

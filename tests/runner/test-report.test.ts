@@ -3,14 +3,17 @@
  * is named in the summary with the first line of its output that names an error; a
  * file whose exit code says it failed fails even when every test it reported passed;
  * a file that ran no test fails; the slowest list is cut at its length; a file whose
- * process ran on after its last test is listed, longest first.
+ * process ran on after its last test is listed, longest first; the slots' idle time and
+ * the run's tail, and its CPU against its cores, are summed up.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
   checkResult,
+  cpuLine,
   fileResult,
   lingerListedMs,
+  slotLines,
   summary,
   type TestEvent,
 } from '../../scripts/test-report.mjs';
@@ -95,4 +98,32 @@ test('a file whose process ran on after its last test is listed, longest first; 
   ]);
   // The list ends there: the file that ended soon after its last test is not in it.
   assert.match(report.lines[at + 3] ?? '', /^tests: 3 tests in 3 files/);
+});
+
+test("the slots' idle time counts the waits for the build; the tail lists when each slot emptied", () => {
+  // Two slots over 10 s: a check 0–4 s, a group that waited 0–2 s for the build then ran to
+  // 9 s, a file 4–6 s (the last to start): busy 4 + 7 + 2 s, idle 20 - 13 = 7 s, 2 s of it waiting.
+  const lines = slotLines(
+    [
+      { label: 'npm run lint', startMs: 0, buildWaitMs: 0, endMs: 4000 },
+      { label: 'system group 1 of 1', startMs: 0, buildWaitMs: 2000, endMs: 9000 },
+      { label: 'tests/a.test.ts', startMs: 4000, buildWaitMs: 0, endMs: 6000 },
+    ],
+    { concurrency: 2, wallMs: 10_000 },
+  );
+  assert.deepEqual(lines, [
+    'slots (2): idle 7.0 s of 20.0 s (35 %), 2.0 s of it waiting for the build; the last job started at 4.0 s, then the slots emptied at 6.0, 9.0 s (the last: system group 1 of 1, 9.0 s)',
+  ]);
+  assert.deepEqual(slotLines([], { concurrency: 2, wallMs: 1000 }), []);
+});
+
+test("the run's CPU is put against its cores, with how busy the machine was and its load", () => {
+  assert.equal(
+    cpuLine({ cpuMs: 577_000, wallMs: 352_000, cores: 2, machineBusy: 0.874, load: 2.04 }),
+    "CPU: the run's processes 577.0 s in 352.0 s: 164 % (of 200 % on 2 cores); the machine was 87 % busy meanwhile, load 2.0 at the end",
+  );
+  assert.equal(
+    cpuLine({ cpuMs: 500, wallMs: 1000, cores: 1 }),
+    "CPU: the run's processes 0.5 s in 1.0 s: 50 % (of 100 % on 1 core)",
+  );
 });
