@@ -325,7 +325,7 @@ const templates = new Map<string, Template>();
  * removed by the next one made.
  */
 function template(binDir: string, user: OsUser, parentDir: string, env: NodeJS.ProcessEnv): Template {
-  const version = spawnSync(join(binDir, 'postgres'), ['--version'], { encoding: 'utf8' }).stdout.trim();
+  const version = binaryVersion(binDir);
   const key = createHash('sha256')
     .update(JSON.stringify([binDir, version, initdbArgs, user.uid]))
     .digest('hex')
@@ -372,6 +372,18 @@ function template(binDir: string, user: OsUser, parentDir: string, env: NodeJS.P
   }
   templates.set(dir, made);
   return made;
+}
+
+const binaryVersions = new Map<string, string>();
+
+/** `postgres --version` of the binaries in `binDir`, asked once per process. */
+function binaryVersion(binDir: string): string {
+  let version = binaryVersions.get(binDir);
+  if (version === undefined) {
+    version = spawnSync(join(binDir, 'postgres'), ['--version'], { encoding: 'utf8' }).stdout.trim();
+    binaryVersions.set(binDir, version);
+  }
+  return version;
 }
 
 function isRunning(pid: number): boolean {
@@ -500,8 +512,6 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
     cost.makeCpuMs = reapedChildCpuMs() - makeStart;
     const port = await freePort();
     const logFile = join(root, 'postgres.log');
-    const versionRun = spawnSync(join(binDir, 'postgres'), ['--version'], { encoding: 'utf8' });
-    const binaryVersion = versionRun.stdout.trim();
 
     const connection = (database = 'postgres'): pg.ClientConfig => ({
       host: '127.0.0.1',
@@ -622,8 +632,8 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
     const versions = await query<{ version: string; server_version: string }>(
       "SELECT version(), current_setting('server_version') AS server_version",
     );
-    const version = versions.rows[0]?.version ?? binaryVersion;
-    const serverVersion = versions.rows[0]?.server_version ?? binaryVersion;
+    const version = versions.rows[0]?.version ?? binaryVersion(binDir);
+    const serverVersion = versions.rows[0]?.server_version ?? binaryVersion(binDir);
     let databases = 0;
     const url = (database = 'postgres', withPassword = true) =>
       `postgres://${postgresRole}${withPassword ? `:${password}` : ''}@127.0.0.1:${port}/${database}`;
