@@ -16,7 +16,7 @@
 //
 // - A file's output is printed whole when it ends, so two files never interleave, under a
 //   heading that says when in the run it ran; the summary says where the slots went (idle,
-//   waiting for the build, the tail) and the CPU the run's processes used against the cores.
+//   waiting for the run's builds, the tail) and the CPU the run's processes used against the cores.
 // - Files start longest first, by the durations of earlier runs on this machine
 //   (node_modules/.cache/sepp-tests/durations.json), so the longest does not start last.
 // - When a selected file drives Chromium, the admin UI is built first if stale (its files
@@ -26,7 +26,8 @@
 //   SEPP_SEA_BINARY) and every test uses that bundle (SEPP_TEST_BUNDLE,
 //   tests/helpers/test-run.ts) instead of compiling the sources under tsx each time,
 //   through a loader with a V8 code cache (scripts/code-cache.mjs; SEPP_TEST_CODE_CACHE=0
-//   for none).
+//   for none). When a selected file reads the SDK's npm pack tarball, the run packs it once
+//   beside the build (SEPP_TEST_SDK_TARBALL).
 // - A file's or group's process still running after SEPP_TEST_TIMEOUT_MINUTES (default
 //   20) is killed with every process it started, and fails with the files it held.
 // - Each file's process gets its tier in SEPP_TEST_TIER: the helpers that start a
@@ -56,6 +57,7 @@ import { checkResult, cpuLine, fileResult, plural, seconds, slotLines, summary }
 import {
   needsBundle,
   needsExecutable,
+  needsSdkPackage,
   runsAlone,
   startsChromium,
   tierOf as tierOfFile,
@@ -290,15 +292,42 @@ async function build({ ui, bundle, executable }) {
         : writeCodeCacheLoader(bundleDir, root);
   }
 }
+/**
+ * The SDK's package, packed once for the run (`npm pack clients/typescript`, whose prepack
+ * builds it into clients/typescript/dist), beside the build: the files that read its tarball
+ * take it from SEPP_TEST_SDK_TARBALL instead of packing it again each (about 3 s of CPU; and
+ * two packs at once in two groups rebuilt that dist/ under each other).
+ */
+async function packSdk() {
+  const dest = join(work, 'sdk-package');
+  mkdirSync(dest);
+  const args = ['pack', join(root, 'clients', 'typescript'), '--pack-destination', dest, '--silent'];
+  const ran = await run('npm', args, process.env);
+  const tarball = readdirSync(dest).find((name) => name.endsWith('.tgz'));
+  if (ran.code !== 0 || tarball === undefined)
+    abort(
+      1,
+      `${ran.output}
+packing the SDK failed (npm ${args.join(' ')})`,
+    );
+  env.SEPP_TEST_SDK_TARBALL = join(dest, tarball);
+}
 const builds = {
   ui: files.some(startsChromium),
   bundle: files.some(needsBundle) && process.env.SEPP_TEST_BUNDLE === undefined,
   executable: files.some(needsExecutable) && process.env.SEPP_SEA_BINARY === undefined,
+  sdkPackage: files.some(needsSdkPackage) && process.env.SEPP_TEST_SDK_TARBALL === undefined,
 };
 const built = builds.ui || builds.bundle || builds.executable ? build(builds) : undefined;
+/** Only the jobs that read the tarball wait for it, not every system-tier job. */
+const packed = builds.sdkPackage ? packSdk() : undefined;
 let builtDone = built === undefined;
 built?.then(() => {
   builtDone = true;
+});
+let packedDone = packed === undefined;
+packed?.then(() => {
+  packedDone = true;
 });
 
 /**
@@ -398,10 +427,20 @@ async function runCheck(check, script) {
 
 /** What the system tier runs may start `sepp`: from the run's build. */
 const waitsForBuild = (job) => (job.group?.tier ?? (job.file && tierOf(job.file))) === 'system';
-/** The next job of the queue: while the build runs, the first that does not wait for it. */
+/** A job holding a file that reads the SDK's tarball: it waits for the run's pack too. */
+const waitsForPack = (job) =>
+  (job.group?.files ?? [job.file]).some((f) => f !== undefined && needsSdkPackage(f));
+/** True while the job would wait for a build or the pack that has not ended. */
+const blocked = (job) => (!builtDone && waitsForBuild(job)) || (!packedDone && waitsForPack(job));
+/** The next job of the queue: while the build or the pack runs, the first that does not wait for it. */
 function next() {
-  const i = builtDone ? 0 : queue.findIndex((job) => !waitsForBuild(job));
-  return queue.splice(Math.max(i, 0), 1)[0];
+  return queue.splice(
+    Math.max(
+      queue.findIndex((job) => !blocked(job)),
+      0,
+    ),
+    1,
+  )[0];
 }
 
 /**
@@ -441,6 +480,7 @@ await Promise.all(
       const index = startedJobs++;
       const startMs = performance.now() - started;
       if (waitsForBuild(job)) await built;
+      if (waitsForPack(job)) await packed;
       const buildWaitMs = performance.now() - started - startMs;
       const {
         output,

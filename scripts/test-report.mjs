@@ -163,7 +163,7 @@ export function slotLines(jobs, { concurrency, wallMs }) {
   const at = (ms) => `${(ms / 1000).toFixed(1)}`;
   return [
     `slots (${concurrency}): idle ${seconds(idleMs)} of ${seconds(slotMs)} (${percent(idleMs)})` +
-      `${waitMs >= 50 ? `, ${seconds(waitMs)} of it waiting for the build` : ''}; the last job started at ${at(lastStart)} s, ` +
+      `${waitMs >= 50 ? `, ${seconds(waitMs)} of it waiting for the run's builds` : ''}; the last job started at ${at(lastStart)} s, ` +
       `then the slots emptied at ${tail.map((j) => at(j.endMs)).join(', ')} s` +
       `${last === undefined ? '' : ` (the last: ${last.label}, ${seconds(last.endMs - last.startMs)})`}`,
   ];

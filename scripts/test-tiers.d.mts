@@ -8,4 +8,5 @@ export const runsAlone: Readonly<Record<string, string>>;
 export function tierOf(file: string): Tier;
 export function needsBundle(file: string): boolean;
 export function needsExecutable(file: string): boolean;
+export function needsSdkPackage(file: string): boolean;
 export function startsChromium(file: string): boolean;

@@ -15,7 +15,8 @@ export const tiers = ['fast', 'system'];
 
 /**
  * What each system-tier file starts; `bundle` when it runs `sepp` (the run's one bundle),
- * `executable` when it runs the single executable (the run's one build of it).
+ * `executable` when it runs the single executable (the run's one build of it), `sdk package`
+ * when it reads the SDK's npm pack tarball (the run's one pack of it).
  * `sepp` commands run in-process unless their test needs a process (tests/helpers/cli.ts
  * says which), and every one runs from the bundle with SEPP_TEST_CLI=process.
  */
@@ -52,7 +53,8 @@ export const systemTier = {
   'tests/client/cli.test.ts': 'bundle: sepp commands',
   'tests/client/examples.test.ts': 'executable: the single executable, npm pack and npm install, node',
   'tests/client/flow-control-docs.test.ts': 'bundle: sepp commands',
-  'tests/client/reference-docs.test.ts': 'tsc, the reference as a program under tsx, npm pack',
+  'tests/client/reference-docs.test.ts':
+    'sdk package: tsc, the reference as a program under tsx, the tarball of npm pack',
   'tests/client/reload-cli.test.ts': 'bundle: sepp commands and server processes',
   'tests/client/schedules-docs.test.ts': 'bundle: sepp commands, node and python3 examples',
   'tests/cli/heap-growth.test.ts': 'node processes that churn their heap, with and without the limit',
@@ -153,6 +155,11 @@ export function startsChromium(file) {
 /** True when the file runs `sepp` itself, so the run bundles it once. */
 export function needsBundle(file) {
   return systemTier[file]?.startsWith('bundle:') ?? false;
+}
+
+/** True when the file reads the SDK's `npm pack` tarball, so the run packs it once. */
+export function needsSdkPackage(file) {
+  return systemTier[file]?.startsWith('sdk package:') ?? false;
 }
 
 /** True when the file runs the single executable, so the run builds it once. */

@@ -112,7 +112,7 @@ test("the slots' idle time counts the waits for the build; the tail lists when e
     { concurrency: 2, wallMs: 10_000 },
   );
   assert.deepEqual(lines, [
-    'slots (2): idle 7.0 s of 20.0 s (35 %), 2.0 s of it waiting for the build; the last job started at 4.0 s, then the slots emptied at 6.0, 9.0 s (the last: system group 1 of 1, 9.0 s)',
+    "slots (2): idle 7.0 s of 20.0 s (35 %), 2.0 s of it waiting for the run's builds; the last job started at 4.0 s, then the slots emptied at 6.0, 9.0 s (the last: system group 1 of 1, 9.0 s)",
   ]);
   assert.deepEqual(slotLines([], { concurrency: 2, wallMs: 1000 }), []);
 });
