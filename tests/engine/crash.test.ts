@@ -11,8 +11,8 @@
  * end every job that was never acked is still delivered.
  *
  * Real time here (processes are killed), bounded: SEPP_CRASH_CYCLES (default
- * 10) cycles, each killed within a second of the child being ready.
- * SEPP_CRASH_SEED replays the kill timings.
+ * 6; `npm run test:long` runs 50) cycles, each killed within a second of the
+ * child being ready. SEPP_CRASH_SEED replays the kill timings.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -30,7 +30,9 @@ import { CrashLedger } from '../helpers/crash-ledger.ts';
 import { inspectDataDir } from '../helpers/inspect-data-dir.ts';
 import { intsFrom, mulberry32, seedFromEnv } from '../helpers/prng.ts';
 
-const cycles = Number(process.env.SEPP_CRASH_CYCLES ?? 10);
+// Six: four kills under load (two keeping completed jobs) and two that may hit the start-up.
+// A cycle is a child's start and up to a second of its load, so more belong in the long run.
+const cycles = Number(process.env.SEPP_CRASH_CYCLES ?? 6);
 const seed = seedFromEnv('SEPP_CRASH_SEED');
 const childScript = new URL('./crash-child.ts', import.meta.url).pathname;
 const readyTimeoutMs = 15_000;
@@ -187,8 +189,8 @@ test(`crash: ${cycles} SIGKILLs under load lose no acknowledged operation`, {
   let keptResults = 0;
   try {
     for (let cycle = 0; cycle < cycles; cycle++) {
-      // Most kills hit the running load; every fourth may hit the start-up (open, migrations).
-      const duringStartup = cycle % 4 === 3;
+      // Most kills hit the running load; every third may hit the start-up (open, migrations).
+      const duringStartup = cycle % 3 === 2;
       const killAfterMs = duringStartup ? int(0, 700) : int(30, 900);
       const ledgerFile = join(dataDir, `ledger-${cycle}.txt`);
       const result = await runChild(dataDir, ledgerFile, cycle, killAfterMs, !duringStartup, () => {
