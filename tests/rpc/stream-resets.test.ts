@@ -29,7 +29,8 @@ import { ResetPacer, resetBurst } from '../helpers/stream-resets.ts';
 
 let t: TestServer;
 before(async () => {
-  t = await startTestServer();
+  // Relaxed: no fsync for each Produce call's job; what this checks is the connection, not durability.
+  t = await startTestServer({ toml: '[server]\ndurability = "relaxed"\n' });
 });
 after(async () => {
   await t.dispose();
