@@ -17,7 +17,6 @@ import { enc } from '../helpers/admin.ts';
 import {
   desktop,
   logIn,
-  pageShot,
   phone,
   root,
   shot,
@@ -274,7 +273,7 @@ test('workers: who is connected, the leases each holds, and releasing a stuck on
     .getByRole('row', { name: /hook-worker-1/ });
   await worker.getByText('Reserve calls').waitFor();
   assert.match((await worker.getByTestId('worker-held').textContent()) ?? '', /^1 job, since /);
-  await pageShot(page, 'workers-desktop');
+  await shot(page, 'workers-desktop');
   await page.getByRole('button', { name: `Release the lease of job ${jobId}` }).click();
   await page
     .getByRole('dialog')
@@ -288,7 +287,7 @@ test('workers: who is connected, the leases each holds, and releasing a stuck on
   await small.goto(url('/workers'));
   await small.getByText('hook-worker-1').waitFor();
   assert.ok((await sidewaysOverflow(small)) <= 0);
-  await pageShot(small, 'workers-phone');
+  await shot(small, 'workers-phone');
   await small.close();
   await page.goto(url('/audit?action=worker.release_lease'));
   await page.getByRole('row', { name: new RegExp(`worker.release_lease.*job:${jobId}`) }).waitFor();

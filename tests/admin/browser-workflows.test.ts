@@ -16,7 +16,6 @@ import type { FlowJob } from '../../src/engine/types.ts';
 import { enc } from '../helpers/admin.ts';
 import {
   logIn,
-  pageShot,
   phone,
   shot,
   sidewaysOverflow,
@@ -111,13 +110,13 @@ test('the flow page draws every job by state; a click goes to the job', async ()
     /waiting.*load/,
   );
   assert.equal(await sidewaysOverflow(page), 0);
-  await pageShot(page, 'workflow-flow-desktop');
+  await shot(page, 'workflow-flow-desktop');
   await page.emulateMedia({ colorScheme: 'dark' });
   await shot(page, 'workflow-flow-dark-desktop');
   await page.emulateMedia({ colorScheme: 'light' });
   await page.setViewportSize(phone);
   assert.equal(await sidewaysOverflow(page), 0);
-  await pageShot(page, 'workflow-flow-phone');
+  await shot(page, 'workflow-flow-phone');
   await page.setViewportSize({ width: 1280, height: 800 });
 
   await page.getByRole('link', { name: /^transform-b dead job/ }).click();
@@ -197,10 +196,10 @@ test('the batch page: counts, bar and members; an operator cancels it and it end
   assert.equal(await rows.count(), 9);
   assert.match((await rows.nth(4).textContent()) ?? '', /dead/);
   assert.equal(await sidewaysOverflow(page), 0);
-  await pageShot(page, 'workflow-batch-desktop');
+  await shot(page, 'workflow-batch-desktop');
   await page.setViewportSize(phone);
   assert.equal(await sidewaysOverflow(page), 0);
-  await pageShot(page, 'workflow-batch-phone');
+  await shot(page, 'workflow-batch-phone');
   await page.emulateMedia({ colorScheme: 'dark' });
   await shot(page, 'workflow-batch-dark-phone');
   await page.emulateMedia({ colorScheme: 'light' });

@@ -13,7 +13,6 @@ import { after, before, test } from 'node:test';
 import {
   desktop,
   logIn,
-  pageShot,
   phone,
   shot,
   sidewaysOverflow,
@@ -55,7 +54,7 @@ test('the settings page says what each value does: no limit, not kept, derived f
   // A value that says what it is gets no note.
   assert.equal(await row('max_attempts').locator('.setting-note').count(), 0);
   assert.equal(await row('max_payload_bytes').locator('.setting-note').count(), 0);
-  await pageShot(page, 'queue-settings-meaning-desktop');
+  await shot(page, 'queue-settings-meaning-desktop');
   await page.setViewportSize(phone);
   assert.equal(await sidewaysOverflow(page), 0, 'the settings page fits a phone');
   await shot(page, 'queue-settings-meaning-phone');

@@ -7,7 +7,16 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { desktop, logIn, pageShot, phone, startUiServer, type UiServer, watch } from '../helpers/browser.ts';
+import {
+  desktop,
+  logIn,
+  phone,
+  screenshotsWanted,
+  shot,
+  startUiServer,
+  type UiServer,
+  watch,
+} from '../helpers/browser.ts';
 
 const user = { name: 'dana', password: 'schedules-browser-password', role: 'operator' } as const;
 
@@ -59,10 +68,12 @@ test('an operator sees the schedules, pauses, resumes and triggers one, and open
   await row('sync').getByText('every 15 min').waitFor();
   await row('nightly-report').getByText('never').waitFor();
   assert.match((await row('nightly-report').textContent()) ?? '', /in \d+ (h|min)/, 'the next run is shown');
-  await pageShot(page, 'schedules-desktop');
-  await page.setViewportSize(phone);
-  await pageShot(page, 'schedules-phone');
-  await page.setViewportSize(desktop);
+  if (screenshotsWanted()) {
+    await shot(page, 'schedules-desktop');
+    await page.setViewportSize(phone);
+    await shot(page, 'schedules-phone');
+    await page.setViewportSize(desktop);
+  }
 
   await page.getByRole('button', { name: 'Pause schedule sync' }).click();
   await page.getByText('Schedule sync paused.').waitFor();
@@ -79,9 +90,11 @@ test('an operator sees the schedules, pauses, resumes and triggers one, and open
   assert.equal(await page.locator('.plain-list li').count(), 10);
   await page.getByText('"finance@example.com"').waitFor();
   await page.getByText('catch up (up to 3)').waitFor();
-  await pageShot(page, 'schedule-detail-desktop');
-  await page.setViewportSize(phone);
-  await pageShot(page, 'schedule-detail-phone');
+  if (screenshotsWanted()) {
+    await shot(page, 'schedule-detail-desktop');
+    await page.setViewportSize(phone);
+    await shot(page, 'schedule-detail-phone');
+  }
 
   const audit = (await ui.t.server.engine.listAudit({ actor: user.name })).items
     .filter((e) => e.action.startsWith('schedule.'))

@@ -97,16 +97,20 @@ export function watch(page: Page, problems: string[]): Page {
 
 /**
  * Screenshots into tests/artifacts/admin/ (PNG), for a person to look at; no test compares them.
- * `pageShot`: each page of the UI at desktop and at phone size — the tour in
- * tests/admin/browser.test.ts, and the Workers, Schedules, schedule, flow, batch and queue
- * settings pages in the files about them — and the phone pages phone-buttons shows light and
- * dark: always taken (about 40).
- * `shot`: a state a feature's test reaches (a dialog, a notice, a progress line): taken only
- * with SEPP_SCREENSHOTS=1, when one works on that feature — a full-page capture costs 0.1–0.4 s
- * of CPU in Chromium's processes and 0.1–1 s of wall on a loaded machine, and a run took ~100
- * of them (2026-12-06). `fullPage: false` takes the screen as the viewport shows it.
+ * `shot`: every page of the UI at desktop and phone size (the tour in tests/admin/browser.test.ts,
+ * and the Workers, Schedules, schedule, flow, batch and queue settings pages in the files about
+ * them) and the states a feature's test reaches (a dialog, a notice, a progress line): taken only
+ * with SEPP_SCREENSHOTS=1, when one works on the UI — a full-page capture costs 0.1–0.4 s of CPU
+ * in Chromium's processes and 0.1–1 s of wall on a loaded machine, and a run took ~40 page
+ * pictures besides ~75 states (2026-12-06). `fullPage: false` takes the screen as the viewport
+ * shows it. `failureShot`: what a failing check found, taken always.
  */
-export async function pageShot(
+export async function shot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<void> {
+  if (screenshotsWanted()) await failureShot(page, name, options);
+}
+
+/** A picture taken always: what a check that is about to fail found (phone-buttons' clipped buttons). */
+export async function failureShot(
   page: Page,
   name: string,
   options: { fullPage?: boolean } = {},
@@ -114,12 +118,7 @@ export async function pageShot(
   await page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: options.fullPage ?? true });
 }
 
-/** A feature's state, photographed with SEPP_SCREENSHOTS=1 only (pageShot above says why). */
-export async function shot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<void> {
-  if (screenshotsWanted()) await pageShot(page, name, options);
-}
-
-/** SEPP_SCREENSHOTS=1: every screenshot the browser tests take, not only pageShot's. */
+/** SEPP_SCREENSHOTS=1: the browser tests photograph every page and state (`shot`). */
 export const screenshotsWanted = (): boolean => process.env.SEPP_SCREENSHOTS === '1';
 
 /** How far the page scrolls sideways (0 when it fits). A string, not a function: tests are type-checked without the DOM library. */
