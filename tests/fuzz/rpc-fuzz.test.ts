@@ -178,18 +178,25 @@ test(`${runs} mutated valid messages: limits hold, rejections are typed, counter
   });
   // A payload one byte over the default max_payload_bytes (1 MiB), shared by the jobs that carry it.
   const overLimit = Buffer.alloc(1024 * 1024 + 1);
-  // Oversize payloads come in one batch of four, then in half its jobs (with up to five, past
-  // grpc.max_message_bytes too). Every job of every batch had that half chance before: ~1,000
-  // payloads of 1 MiB a run, most of this loop's CPU (encoded, sent, decoded); now ~250 in
-  // ~120 batches (the report line counts them), refused by the payload or the message limit.
+  // Oversize payloads come in one batch of four, then in half its jobs; and five of them in one
+  // batch of ~160: past grpc.max_message_bytes (4 MiB + 64 KiB), refused whole. Every job of
+  // every batch had a half chance before: ~1,000 payloads of 1 MiB a run (~4 batches past the
+  // message limit), most of this loop's CPU (encoded, sent, decoded); now ~250 in ~140 batches,
+  // 2-10 past the limit (the report line counts both).
   const jobs = (minLength: number) =>
     fc.oneof(
-      { weight: 3, arbitrary: fc.array(job, { minLength, maxLength: 5 }) },
+      { weight: 120, arbitrary: fc.array(job, { minLength, maxLength: 5 }) },
       {
-        weight: 1,
+        weight: 40,
         arbitrary: fc
           .array(fc.tuple(job, fc.boolean()), { minLength, maxLength: 5 })
           .map((drawn) => drawn.map(([j, over]) => (over ? { ...j, payload: overLimit } : j))),
+      },
+      {
+        weight: 1,
+        arbitrary: fc
+          .array(job, { minLength: 5, maxLength: 5 })
+          .map((five) => five.map((j) => ({ ...j, payload: overLimit }))),
       },
     );
   const request = fc.oneof(
@@ -216,11 +223,15 @@ test(`${runs} mutated valid messages: limits hold, rejections are typed, counter
   const c = t.client;
   const budget = new FuzzBudget('mutated messages', runs, defaultRuns);
   let oversize = 0;
+  let pastMessageLimit = 0;
   await fc.assert(
     fc.asyncProperty(request, async (req) => {
       budget.cases++;
-      if ((req.kind === 'batch' || req.kind === 'atomic') && req.jobs.some((j) => j.payload === overLimit))
-        oversize++;
+      if (req.kind === 'batch' || req.kind === 'atomic') {
+        const over = req.jobs.filter((j) => j.payload === overLimit).length;
+        if (over > 0) oversize++;
+        if (over === 5) pastMessageLimit++;
+      }
       // The count is read only where an assertion below needs it: a batch or an atomic batch.
       const before = req.kind === 'batch' || req.kind === 'atomic' ? await totalJobs() : 0;
       const outcome = await (async () => {
@@ -261,7 +272,7 @@ test(`${runs} mutated valid messages: limits hold, rejections are typed, counter
     }),
     { ...budget.fastCheck, includeErrorInReport: true, ...replay },
   );
-  budget.finish(`, ${oversize} batches with an oversize payload`);
+  budget.finish(`, ${oversize} batches with an oversize payload, ${pastMessageLimit} of five`);
   assert.deepEqual(await t.server.engine.counterMismatches(), []);
 });
 
