@@ -304,12 +304,9 @@ async function packSdk() {
   const args = ['pack', join(root, 'clients', 'typescript'), '--pack-destination', dest, '--silent'];
   const ran = await run('npm', args, process.env);
   const tarball = readdirSync(dest).find((name) => name.endsWith('.tgz'));
-  if (ran.code !== 0 || tarball === undefined)
-    abort(
-      1,
-      `${ran.output}
-packing the SDK failed (npm ${args.join(' ')})`,
-    );
+  if (ran.code !== 0 || tarball === undefined) {
+    abort(1, `${ran.output}\npacking the SDK failed (npm ${args.join(' ')})`);
+  }
   env.SEPP_TEST_SDK_TARBALL = join(dest, tarball);
 }
 const builds = {
@@ -434,13 +431,8 @@ const waitsForPack = (job) =>
 const blocked = (job) => (!builtDone && waitsForBuild(job)) || (!packedDone && waitsForPack(job));
 /** The next job of the queue: while the build or the pack runs, the first that does not wait for it. */
 function next() {
-  return queue.splice(
-    Math.max(
-      queue.findIndex((job) => !blocked(job)),
-      0,
-    ),
-    1,
-  )[0];
+  const i = queue.findIndex((job) => !blocked(job));
+  return queue.splice(Math.max(i, 0), 1)[0];
 }
 
 /**
