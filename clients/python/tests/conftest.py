@@ -61,6 +61,9 @@ completed_retention_ms = "1h"
 
 [queues.py-kept-unary]
 completed_retention_ms = "1h"
+
+[queues.py-kept-restart]
+completed_retention_ms = "1h"
 [queues.py-tenants]
 max_leased = 3
 group_max_leased = 1
@@ -114,10 +117,10 @@ class ServerProcess:
     """`sepp serve` in a child process; `restart()` stops it and starts it again on the same
     data directory and port."""
 
-    def __init__(self, data_dir: pathlib.Path) -> None:
+    def __init__(self, data_dir: pathlib.Path, extra_toml: str = "") -> None:
         self.data_dir = data_dir
         self.config = data_dir.parent / f"{data_dir.name}.toml"
-        self.config.write_text(SERVER_TOML)
+        self.config.write_text(SERVER_TOML + extra_toml)
         self.port = 0
         self.logs = ""
         self.process: subprocess.Popen[str] | None = None
@@ -168,9 +171,10 @@ class ServerProcess:
 
 
 @contextlib.contextmanager
-def _running_server() -> Iterator[ServerProcess]:
+def running_server(extra_toml: str = "") -> Iterator[ServerProcess]:
+    """A server of its own, with `extra_toml` added to its configuration."""
     data_dir = pathlib.Path(tempfile.mkdtemp(prefix="sepp-py-"))
-    process = ServerProcess(data_dir)
+    process = ServerProcess(data_dir, extra_toml)
     try:
         yield process
     finally:
@@ -181,16 +185,20 @@ def _running_server() -> Iterator[ServerProcess]:
 
 @pytest.fixture(scope="session")
 def server() -> Iterator[ServerProcess]:
-    """One server for the tests that neither stop nor restart it (each uses its own queues)."""
-    with _running_server() as process:
+    """One server for the tests of a pytest process (each uses its own queues)."""
+    with running_server() as process:
         yield process
 
 
 @pytest.fixture
-def fresh_server() -> Iterator[ServerProcess]:
-    """A server of the test's own, for tests that stop or restart it."""
-    with _running_server() as process:
-        yield process
+def restartable_server(server: ServerProcess) -> Iterator[ServerProcess]:
+    """The session server, for a test that stops or restarts it: `restart()` brings it back on
+    the same address and data directory, so the tests after it find it as before (tests run
+    one at a time, each on its own queues). One server start per restart, where a server of
+    the test's own took two; a test that needs another configuration uses `running_server`."""
+    yield server
+    if server.process is None or server.process.poll() is not None:
+        server.start()  # The test failed with the server stopped.
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import threading
 from typing import Any
 
 import pytest
-from conftest import ADMIN_KEY, ServerProcess, eventually
+from conftest import ADMIN_KEY, ServerProcess, eventually, running_server
 from test_worker import TRANSPORTS, start
 
 import sepp
@@ -175,13 +175,12 @@ def test_events_in_order_and_resume_from_a_position(client: sepp.Client, queue: 
     assert got == missed
 
 
-def test_wait_for_a_job_deleted_on_its_ack_before_the_wait(fresh_server: ServerProcess) -> None:
+def test_wait_for_a_job_deleted_on_its_ack_before_the_wait() -> None:
     """A queue that keeps no completed jobs and nobody subscribed (no resume window, so no event is
     kept): the row is gone once acked, yet get_job and wait_for answer from the outcome the server
     keeps for limits.finished_outcome_ms."""
-    fresh_server.config.write_text(fresh_server.config.read_text() + "\n[limits]\nevent_resume_window_ms = 0\n")
-    fresh_server.restart()
-    with sepp.Client(fresh_server.address, api_key=ADMIN_KEY) as client:
+    with running_server("\n[limits]\nevent_resume_window_ms = 0\n") as own, \
+            sepp.Client(own.address, api_key=ADMIN_KEY) as client:
         job_id = client.enqueue("py-gone", "sum", json={"terms": [1, 2]}).id
         [leased] = client.reserve(["py-gone"])
         client.ack(leased, result={"sum": 3})
@@ -193,20 +192,20 @@ def test_wait_for_a_job_deleted_on_its_ack_before_the_wait(fresh_server: ServerP
         assert client.get_server_info().limits.finished_outcome_ms == 300_000
 
 
-def test_wait_for_survives_a_server_restart(fresh_server: ServerProcess) -> None:
-    with sepp.Client(fresh_server.address, api_key=ADMIN_KEY) as client:
-        job_id = client.enqueue("py-kept-stream", "t").id
+def test_wait_for_survives_a_server_restart(restartable_server: ServerProcess) -> None:
+    with sepp.Client(restartable_server.address, api_key=ADMIN_KEY) as client:
+        job_id = client.enqueue("py-kept-restart", "t").id
         outcome: dict[str, sepp.JobOutcome] = {}
         waiter = threading.Thread(target=lambda: outcome.setdefault("o", client.wait_for(job_id, timeout_ms=120_000)))
         waiter.start()
         threading.Event().wait(1.0)
-        fresh_server.restart()
+        restartable_server.restart()
         # The restarted server has a new event stream: the wait's resume is refused, and it starts
         # over (from the backlog and GetJob; the queue keeps completed jobs, so however late it
         # subscribes again, it finds the outcome).
         def reserve() -> list[sepp.LeasedJob] | None:
             try:
-                return client.reserve(["py-kept-stream"])
+                return client.reserve(["py-kept-restart"])
             except sepp.UnavailableError:
                 return None  # still starting
 

@@ -3,6 +3,7 @@ extension, retries with backoff, dead letters, lost leases, concurrency."""
 from __future__ import annotations
 
 import threading
+from concurrent.futures import Future
 from typing import Any
 
 import pytest
@@ -226,3 +227,50 @@ def test_never_more_jobs_than_slots(client: sepp.Client, queue: str, transport: 
     finally:
         worker.close()
     assert peak <= 3 and leased_peak <= 3, (peak, leased_peak)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_an_extend_answered_after_the_ack_is_no_lost_lease(client: sepp.Client, queue: str, transport: str) -> None:
+    """The lease timer can send an extend while the handler returns; when the ack reaches the
+    server first, the extend's answer is NOT_FOUND. The ack's own answer says how the job ended:
+    the late extend must not report a lost lease (it did under load: a `lease_lost` event and
+    warning after `completed`). Here the extend is held and answered between the ack and the
+    job's end, where the race put it."""
+    extend_asked = threading.Event()
+    held: list[tuple[sepp.LeaseRef, int, Future[int]]] = []
+
+    def slow(job: sepp.WorkerJob) -> None:
+        assert extend_asked.wait(30), "no extend within 30 s"
+
+    events = Events()
+    worker = client.worker([queue], transport=transport, lease_ms=600, handlers={"t": slow}, on_event=events)
+    transport_of = worker._transport  # noqa: SLF001 - the race needs the extend's answer held
+    real_extend, real_ack = transport_of.extend, transport_of.ack
+
+    def extend(lease: sepp.LeaseRef, lease_ms: int) -> Future[int]:
+        if held:
+            return real_extend(lease, lease_ms)
+        answer: Future[int] = Future()
+        held.append((lease, lease_ms, answer))
+        extend_asked.set()
+        return answer
+
+    def ack(lease: sepp.LeaseRef, *args: Any) -> Any:
+        acked = real_ack(lease, *args)
+        lease_, lease_ms, answer = held[0]
+        try:
+            answer.set_result(real_extend(lease_, lease_ms).result(30))
+        except BaseException as error:  # noqa: BLE001 - NOT_FOUND: the job is gone
+            answer.set_exception(error)
+        return acked
+
+    setattr(transport_of, "extend", extend)  # noqa: B010 - replaced on this one object
+    setattr(transport_of, "ack", ack)  # noqa: B010
+    client.enqueue(queue, "t")
+    worker.start()
+    try:
+        events.wait("completed")
+    finally:
+        worker.close()
+    assert held and held[0][2].exception() is not None, "the held extend was answered after the ack: NOT_FOUND"
+    assert not events.of("lease_lost") and not events.of("failed")

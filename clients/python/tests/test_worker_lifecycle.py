@@ -149,7 +149,7 @@ def test_a_second_signal_stops_waiting_for_running_jobs(server: ServerProcess, c
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_a_server_restart_under_a_running_worker(fresh_server: ServerProcess, transport: str,
+def test_a_server_restart_under_a_running_worker(restartable_server: ServerProcess, queue: str, transport: str,
                                                  caplog: pytest.LogCaptureFixture) -> None:
     """The server stops (gracefully) while a job runs and comes back on the same address: the
     worker logs the outage, reconnects with backoff, settles the job it was running (its
@@ -164,23 +164,23 @@ def test_a_server_restart_under_a_running_worker(fresh_server: ServerProcess, tr
             assert release.wait(60)
         done.append(job.data)
 
-    with sepp.Client(fresh_server.address, api_key=ADMIN_KEY) as client:
-        client.enqueue("restart", "t", json="during")
+    with sepp.Client(restartable_server.address, api_key=ADMIN_KEY) as client:
+        client.enqueue(queue, "t", json="during")
         # Two slots, so the unary worker has a Reserve poll that meets the outage too.
-        worker, events = start(client, "restart", transport, concurrency=2, lease_ms=60_000,
+        worker, events = start(client, queue, transport, concurrency=2, lease_ms=60_000,
                                reconnect_max_delay_ms=500, handlers={"t": handler})
         try:
             assert running.wait(30)
-            fresh_server.restart()
+            restartable_server.restart()
             events.wait("error")  # The worker noticed the outage.
             release.set()
             events.wait("completed")
-            client.enqueue("restart", "t", json="after")
+            client.enqueue(queue, "t", json="after")
             events.wait("completed", 2)
         finally:
             worker.close()
         assert done == ["during", "after"]
-        assert counts(client, "restart") == sepp.StateCounts(0, 0, 0, 0, 0)
+        assert counts(client, queue) == sepp.StateCounts(0, 0, 0, 0, 0)
     messages = [r.getMessage() for r in caplog.records]
     assert any("cannot work with sepp" in m and "UNAVAILABLE" in m for m in messages), messages
     if transport == "stream":

@@ -45,6 +45,8 @@ class Active:
     stopped_for_shutdown: bool = False
     abandoned: bool = False
     """Given up at shutdown: whatever the handler does later is not settled."""
+    settling: bool = False
+    """Its ack or nack is sent: that answer says whether the lease was still ours, not an extend's."""
     slot_freed: bool = False
     progress: ProgressReporter | None = None
     """Made on the job's first progress report."""
@@ -115,6 +117,8 @@ class JobRunner:
                     self._worker.emit(WorkerEvent("extended", active.job, lease_deadline_ms=settled.result()))
                 return
             e = to_sepp_error(error, lease_call=True)
+            if active.settling and isinstance(e, (LeaseLostError, JobCancelledError)):
+                return  # An extend answered after our own ack or nack reached the server (NOT_FOUND).
             # Anything else is retried at the next period: a lease gets two tries before it ends.
             if isinstance(e, LeaseLostError):
                 self.lose(active, e)
@@ -189,6 +193,8 @@ class JobRunner:
             return
         def freed() -> None:
             worker.free_slot(active)
+
+        active.settling = True
 
         if active.cancelled is not None:
             self._settle_cancelled(active, active.cancelled, freed)
