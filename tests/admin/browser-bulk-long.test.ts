@@ -24,6 +24,7 @@ import { enc } from '../helpers/admin.ts';
 import {
   desktop,
   logIn,
+  pauseSoon,
   phone,
   shot,
   sidewaysOverflow,
@@ -210,8 +211,7 @@ test('progress reads that hang: "stale since …", no pile-up, given up after 5 
   await page.getByText(/^(at least )?[\d,]+ jobs.*: ready jobs in all queues with tenant=acme/).waitFor();
   const { held, release } = await holdProgressReads();
   const progress = await startCancel();
-  const pausedAtMs = Number(await page.evaluate('Date.now()')) + 100;
-  await page.clock.pauseAt(pausedAtMs);
+  await pauseSoon(page);
   // Two poll periods (1 s) past the last good answer, plus the second between age checks.
   await page.clock.runFor(2500);
   await progress

@@ -24,6 +24,7 @@ import {
   sidewaysOverflow,
   startUiServer,
   type UiServer,
+  visit,
   watch,
 } from '../helpers/browser.ts';
 
@@ -70,7 +71,7 @@ after(() => ui?.dispose());
 
 /** Opens the dead jobs of every queue and chooses "over 1 hour ago"; answers the moment the address holds. */
 async function olderThanAnHour(): Promise<number> {
-  await page.goto(url('/jobs?state=dead'));
+  await visit(page, url('/jobs?state=dead'));
   await page.getByText('7 dead jobs in all queues').waitFor();
   // On a phone the filters start folded.
   const bar = page.locator('details.filter-bar');
@@ -158,11 +159,11 @@ test('requeue all N matching across two queues: the count first, one operation, 
 test('the Dead letters page filters by age and names the count of "Requeue all"', async () => {
   const more = [await deadLetter('push')];
   clock.advance(1000);
-  await page.goto(url('/dead-letters?queue=mail'));
+  await visit(page, url('/dead-letters?queue=mail'));
   const table = page.getByRole('table', { name: 'dead letters of mail' });
   await table.getByRole('row').nth(2).waitFor();
   assert.equal(await table.getByRole('row').count(), 3, 'a header and the 2 new ones');
-  await page.goto(url(`/dead-letters?queue=push&enqueuedBeforeMs=${clock.nowMs()}`));
+  await visit(page, url(`/dead-letters?queue=push&enqueuedBeforeMs=${clock.nowMs()}`));
   await page.getByRole('button', { name: 'Requeue all 1…' }).waitFor();
   await page.getByLabel('Enqueued').selectOption({ label: 'over 1 hour ago' });
   await page.getByText(/^No dead letters in push, enqueued before /).waitFor();

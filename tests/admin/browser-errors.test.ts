@@ -19,6 +19,7 @@ import {
   sidewaysOverflow,
   startUiServer,
   type UiServer,
+  visit,
   watch,
 } from '../helpers/browser.ts';
 
@@ -81,7 +82,7 @@ before(async () => {
 after(() => ui?.dispose());
 
 test('the job page shows each failed attempt’s class and its stack', async () => {
-  await page.goto(url(`/jobs/${twiceFailed}`));
+  await visit(page, url(`/jobs/${twiceFailed}`));
   const errors = page.getByRole('region', { name: 'Attempts with errors' });
   await errors.waitFor();
   const rows = errors.getByRole('row');
@@ -102,7 +103,7 @@ test('the job page shows each failed attempt’s class and its stack', async () 
 });
 
 test('top errors groups the dead letters; a group is requeued as one counted, audited act', async () => {
-  await page.goto(url('/dead-letters?queue=billing'));
+  await visit(page, url('/dead-letters?queue=billing'));
   const top = page.getByRole('table', { name: 'top errors of billing' });
   await top.waitFor();
   const groups = top.getByRole('row');
@@ -139,7 +140,7 @@ test('top errors groups the dead letters; a group is requeued as one counted, au
 
 test('on a phone, light and dark, the top errors and their buttons fit 375 px', async () => {
   await page.setViewportSize(phone);
-  await page.goto(url('/dead-letters?queue=billing'));
+  await visit(page, url('/dead-letters?queue=billing'));
   const top = page.getByRole('table', { name: 'top errors of billing' });
   await top.waitFor();
   await top.getByRole('button', { name: /^Choose the group “gateway said 502”/ }).click();

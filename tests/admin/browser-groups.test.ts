@@ -11,7 +11,15 @@ import { after, before, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { Engine } from '../../src/engine/engine.ts';
 import { enc } from '../helpers/admin.ts';
-import { logIn, shot, sidewaysOverflow, startUiServer, type UiServer, watch } from '../helpers/browser.ts';
+import {
+  logIn,
+  shot,
+  sidewaysOverflow,
+  startUiServer,
+  type UiServer,
+  visit,
+  watch,
+} from '../helpers/browser.ts';
 
 const user = { name: 'ops', password: 'groups-browser-password', role: 'operator' } as const;
 
@@ -55,7 +63,7 @@ test('the jobs page filters by group; cancel all matching and run all now touch 
   const globex = await jobs('globex', 2);
   const loose = await jobs(undefined, 1);
 
-  await page.goto(url('/jobs?queue=tenants&state=ready'));
+  await visit(page, url('/jobs?queue=tenants&state=ready'));
   await page.getByRole('columnheader', { name: 'Group' }).waitFor();
   await page.getByLabel('Group', { exact: true }).fill('acme');
   await page.getByRole('button', { name: 'Apply' }).click();
@@ -86,7 +94,7 @@ test('the jobs page filters by group; cancel all matching and run all now touch 
 
   const laterAcme = await jobs('acme', 2, 3_600_000);
   const laterGlobex = await jobs('globex', 1, 3_600_000);
-  await page.goto(url('/jobs?queue=tenants&state=scheduled&group=globex'));
+  await visit(page, url('/jobs?queue=tenants&state=scheduled&group=globex'));
   await page.getByRole('button', { name: 'Run all now' }).click();
   await page
     .getByRole('dialog', { name: 'Run 1 scheduled jobs of group globex in tenants now?' })
@@ -99,7 +107,7 @@ test('the jobs page filters by group; cancel all matching and run all now touch 
 
 test("a waiting job's page changes its group or takes it out; a leased job's page does not offer it", async () => {
   const [waiting, other] = await jobs('globex', 2, 60_000);
-  await page.goto(url(`/jobs/${waiting}`));
+  await visit(page, url(`/jobs/${waiting}`));
   await page.getByRole('button', { name: 'Change group' }).click();
   const dialog = page.getByRole('dialog', { name: 'Change the group' });
   const field = dialog.getByLabel('Group');
@@ -130,7 +138,7 @@ test("a waiting job's page changes its group or takes it out; a leased job's pag
   // Leased: no Change group.
   const [leased] = await engine.reserve({ queues: ['tenants'], workerId: 'w-1', leaseMs: 600_000 });
   assert.ok(leased);
-  await page.goto(url(`/jobs/${leased.id}`));
+  await visit(page, url(`/jobs/${leased.id}`));
   await page.getByRole('button', { name: 'Cancel job' }).waitFor();
   assert.equal(await page.getByRole('button', { name: 'Change group' }).count(), 0);
 

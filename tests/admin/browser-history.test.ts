@@ -19,6 +19,7 @@ import {
   sidewaysOverflow,
   startUiServer,
   type UiServer,
+  visit,
   watch,
 } from '../helpers/browser.ts';
 
@@ -112,7 +113,7 @@ test('the history says which window it covers, shows no data before the start, a
 
 test('on a phone the history fits the width', async () => {
   await page.setViewportSize(phone);
-  await page.goto(url('/?history=24h'));
+  await visit(page, url('/?history=24h'));
   await page.getByText(/24 one-hour buckets/).waitFor();
   assert.equal(await sidewaysOverflow(page), 0);
   await page.locator('#history-title').scrollIntoViewIfNeeded();
@@ -125,7 +126,7 @@ test('on a phone the history fits the width', async () => {
 });
 
 test('a finished job shows when it started and how long it ran', async () => {
-  await page.goto(url(`/jobs/${ackedId}`));
+  await visit(page, url(`/jobs/${ackedId}`));
   await page.getByTestId('job-ran').waitFor();
   assert.equal(await page.getByTestId('job-ran').textContent(), '2 s');
   assert.ok(await page.getByText('Started', { exact: true }).isVisible());
@@ -144,7 +145,7 @@ test("the Workers page: each worker's last 15 minutes and the jobs it runs now, 
   const [running] = await engine.reserve({ queues: ['mail'], maxJobs: 1, workerId: 'w-busy' });
   clock.advance(12_000);
   engine.workers.touch({ workerId: 'w-busy', address: '10.0.0.9:4000', queues: ['mail'] });
-  await page.goto(url('/workers'));
+  await visit(page, url('/workers'));
   const row = page.getByRole('row').filter({ hasText: 'w-busy' });
   await row.getByTestId('worker-recent').waitFor();
   assert.match((await row.getByTestId('worker-recent').textContent()) ?? '', /^1 \/ 0last 15 min/);
@@ -167,7 +168,7 @@ test("a schedule's page lists its last runs with their jobs, and links to its jo
   await engine.runMaintenance();
   clock.advance(minute);
   await engine.runMaintenance();
-  await page.goto(url('/schedules/nightly'));
+  await visit(page, url('/schedules/nightly'));
   const table = page.getByRole('table', { name: 'last runs' });
   await table.waitFor();
   const runs = await engine.scheduleRuns('nightly');

@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { buildUi, launchBrowser, shot } from '../helpers/browser.ts';
+import { buildUi, launchBrowser, pauseSoon, shot } from '../helpers/browser.ts';
 import { startServerProcess } from '../helpers/process-server.ts';
 
 test('a server stopped by SIGSTOP shows stale within 3 s on the page clock; polls never pile up and time out', async () => {
@@ -51,8 +51,7 @@ test('a server stopped by SIGSTOP shows stale within 3 s on the page clock; poll
     stopped = true;
     // Answers already on their way arrive; after this nothing does.
     await page.waitForTimeout(500);
-    const pausedAtMs = Number(await page.evaluate('Date.now()')) + 100;
-    await page.clock.pauseAt(pausedAtMs);
+    await pauseSoon(page);
     const before = polls.length;
     await page.clock.runFor(3000);
     await status

@@ -23,6 +23,7 @@ import {
   sidewaysOverflow,
   startUiServer,
   type UiServer,
+  visit,
   watch,
 } from '../helpers/browser.ts';
 import { call, type TestServer } from '../helpers/server.ts';
@@ -76,7 +77,7 @@ after(() => ui?.dispose());
 
 test('bug: Select all, then Next page, selects nothing on the new page; bulk actions reach only rows on screen', async () => {
   const ids = await deadLetters('mail', 60);
-  await page.goto(url('/dead-letters?queue=mail'));
+  await visit(page, url('/dead-letters?queue=mail'));
   const selectAll = page.getByLabel('Select all 50 on this page');
   await selectAll.check();
   await page.getByText('50 selected').waitFor();
@@ -108,7 +109,7 @@ test('bug: Select all, then Next page, selects nothing on the new page; bulk act
 });
 
 test('bug: dead-letter counts in the queue selector follow every action; requeue-all says how many; requeuing none says why', async () => {
-  await page.goto(url('/dead-letters?queue=mail'));
+  await visit(page, url('/dead-letters?queue=mail'));
   await selector(page, 'dl-queue').locator('option', { hasText: 'mail (58)' }).waitFor({ state: 'attached' });
   await page.getByRole('button', { name: 'Requeue all 58…' }).click();
   const dialog = page.getByRole('dialog');
@@ -120,7 +121,7 @@ test('bug: dead-letter counts in the queue selector follow every action; requeue
 
   // A dead letter deleted by someone else between the page and the click.
   const [gone] = await deadLetters('mail-late', 1);
-  await page.goto(url('/dead-letters?queue=mail-late'));
+  await visit(page, url('/dead-letters?queue=mail-late'));
   await page.getByRole('button', { name: `Requeue job ${gone}` }).waitFor();
   await engine.deleteDeadLetters({ queue: 'mail-late', jobIds: [gone!] });
   await page.getByRole('button', { name: `Requeue job ${gone}` }).click();
@@ -135,7 +136,7 @@ test('search: the id as lists show it, a full id in capitals, the start of an id
     payload: enc('{}'),
     idempotencyKey: 'invoice-2026-0042',
   });
-  await page.goto(url(`/jobs?queue=billing&state=ready`));
+  await visit(page, url(`/jobs?queue=billing&state=ready`));
   const shown = `…${jobId.slice(-8)}`;
   await page
     .getByRole('link', { name: `job ${jobId}` })
@@ -167,7 +168,7 @@ test('jobs across queues; scheduled jobs by due time with the Due column on phon
       delayMs: delay * 60_000,
     });
   }
-  await page.goto(url('/jobs?state=scheduled'));
+  await visit(page, url('/jobs?state=scheduled'));
   const table = page.getByRole('table', { name: 'scheduled jobs in all queues' });
   await table.waitFor();
   const dueCells = table.locator('td[data-label="Due"] time');
@@ -178,7 +179,7 @@ test('jobs across queues; scheduled jobs by due time with the Due column on phon
   await shot(page, 'jobs-scheduled-desktop');
   const small = watch(await context.newPage(), problems);
   await small.setViewportSize(phone);
-  await small.goto(url('/jobs?state=scheduled'));
+  await visit(small, url('/jobs?state=scheduled'));
   const firstDue = small.locator('td[data-label="Due"]').first();
   await firstDue.waitFor();
   assert.equal(await firstDue.isVisible(), true, 'the Due column shows on phones');
@@ -194,7 +195,7 @@ test('jobs across queues; scheduled jobs by due time with the Due column on phon
 });
 
 test('bug: unknown queues offer no actions, the jobs selector says so, and the enqueue form offers existing queues', async () => {
-  await page.goto(url('/queues/doesnotexist'));
+  await visit(page, url('/queues/doesnotexist'));
   await page.getByText('There is no queue doesnotexist').waitFor();
   assert.equal(
     await page
@@ -206,13 +207,13 @@ test('bug: unknown queues offer no actions, the jobs selector says so, and the e
   );
   assert.equal(await page.getByRole('button', { name: 'Purge…' }).count(), 0);
   await shot(page, 'queue-unknown-desktop');
-  await page.goto(url('/jobs?queue=doesnotexist'));
+  await visit(page, url('/jobs?queue=doesnotexist'));
   await page.getByText('There is no queue doesnotexist').waitFor();
   assert.equal(await selector(page, 'jobs-queue').inputValue(), 'doesnotexist');
   await selector(page, 'jobs-queue')
     .locator('option', { hasText: 'doesnotexist (no such queue)' })
     .waitFor({ state: 'attached' });
-  await page.goto(url('/enqueue'));
+  await visit(page, url('/enqueue'));
   const queueField = page.getByLabel('Queue', { exact: true });
   assert.equal(await queueField.evaluate((el) => el.tagName), 'SELECT', 'a typo cannot create a queue');
   await queueField.selectOption('billing');
@@ -221,7 +222,7 @@ test('bug: unknown queues offer no actions, the jobs selector says so, and the e
 test('bug: a dead job says Delete, returns to Dead letters, and its timeline shows one line per failure', async () => {
   const trace = 'TypeError: cannot read x\n    at send (mailer.js:10:5)\n    at run (worker.js:3:1)';
   const [id] = await deadLetters('crashes', 1, trace);
-  await page.goto(url(`/jobs/${id}`));
+  await visit(page, url(`/jobs/${id}`));
   await page.getByRole('heading', { name: 'Timeline' }).waitFor();
   assert.equal(await page.getByRole('button', { name: 'Cancel job' }).count(), 0);
   const timeline = page.locator('ol.timeline');
@@ -242,7 +243,7 @@ test('bug: a dead job says Delete, returns to Dead letters, and its timeline sho
 test('notices never cover the row buttons', async () => {
   const [a, b] = await deadLetters('notices', 2);
   await page.setViewportSize(phone);
-  await page.goto(url('/dead-letters?queue=notices'));
+  await visit(page, url('/dead-letters?queue=notices'));
   await page.getByRole('button', { name: `Requeue job ${a}` }).click();
   await page.getByRole('dialog').getByRole('button', { name: 'Requeue 1 dead letter' }).click();
   await page.getByText('Requeued 1 dead letter.').waitFor();
@@ -284,17 +285,17 @@ test('workers: who is connected, the leases each holds, and releasing a stuck on
   assert.equal((await engine.getJob(jobId)).state, 'ready');
   const small = watch(await context.newPage(), problems);
   await small.setViewportSize(phone);
-  await small.goto(url('/workers'));
+  await visit(small, url('/workers'));
   await small.getByText('hook-worker-1').waitFor();
   assert.ok((await sidewaysOverflow(small)) <= 0);
   await shot(small, 'workers-phone');
   await small.close();
-  await page.goto(url('/audit?action=worker.release_lease'));
+  await visit(page, url('/audit?action=worker.release_lease'));
   await page.getByRole('row', { name: new RegExp(`worker.release_lease.*job:${jobId}`) }).waitFor();
 });
 
 test('dashboard: rates per queue as numbers, a window choice, the wait from due to lease; dark mode follows the system', async () => {
-  await page.goto(url('/'));
+  await visit(page, url('/'));
   await page.getByRole('button', { name: '5 min' }).click();
   await page.waitForURL('**/?window=5m');
   const row = page.getByRole('table', { name: 'queues' }).getByRole('row', { name: /^hooks/ });
@@ -312,7 +313,7 @@ test('dashboard: rates per queue as numbers, a window choice, the wait from due 
   const background = await page.evaluate('getComputedStyle(document.body).backgroundColor');
   assert.equal(background, 'rgb(18, 21, 27)');
   await shot(page, 'dashboard-dark-desktop');
-  await page.goto(url('/jobs?state=dead'));
+  await visit(page, url('/jobs?state=dead'));
   await page.getByRole('table').first().waitFor();
   const summary = (await page.locator('.list-summary').textContent()) ?? '';
   const [, count, noun] = /^([\d,]+) dead (jobs?) in all queues/.exec(summary) ?? [];
@@ -337,7 +338,7 @@ test('configuration in plain units with secrets shown as the docs say; shortcuts
   await page.keyboard.press('g');
   await page.keyboard.press('d');
   await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
-  await page.goto(url('/queues'));
+  await visit(page, url('/queues'));
   await page.getByRole('button', { name: 'Log out' }).click();
   await page.getByLabel('User name').waitFor();
   assert.equal(new URL(page.url()).pathname, '/login', 'bug: logging out kept the old URL');
@@ -346,7 +347,7 @@ test('configuration in plain units with secrets shown as the docs say; shortcuts
 });
 
 test('bug: lists refresh themselves (and on Refresh); Queues on phones keep the name beside Pause; a worker waiting on a queue with no jobs is accounted for', async () => {
-  await page.goto(url('/jobs?queue=billing&state=ready'));
+  await visit(page, url('/jobs?queue=billing&state=ready'));
   const rows = page.getByRole('table').getByRole('row');
   await rows.nth(1).waitFor();
   const before = await rows.count();
@@ -357,7 +358,7 @@ test('bug: lists refresh themselves (and on Refresh); Queues on phones keep the 
 
   const small = watch(await context.newPage(), problems);
   await small.setViewportSize(phone);
-  await small.goto(url('/queues'));
+  await visit(small, url('/queues'));
   const pause = small.getByRole('button', { name: 'Pause queue billing' });
   await pause.waitFor();
   const name = small.getByRole('rowheader').filter({ hasText: 'billing' });
@@ -378,7 +379,7 @@ test('bug: lists refresh themselves (and on Refresh); Queues on phones keep the 
     waitTimeoutMs: 20_000,
     workerId: 'early-bird',
   });
-  await page.goto(url('/'));
+  await visit(page, url('/'));
   // Issue 36: the figures are defined: the total counts each reserve once, the rows only listed queues.
   await page
     .getByTestId('waiting-note')
@@ -397,7 +398,7 @@ test('bug: lists refresh themselves (and on Refresh); Queues on phones keep the 
 });
 
 test('bug: when the server stops answering, the dashboard says stale since when, never live', async () => {
-  await page.goto(url('/'));
+  await visit(page, url('/'));
   await page.getByTestId('live-status').filter({ hasText: 'live' }).waitFor();
   await t.dispose();
   const status = page.getByTestId('live-status');

@@ -20,6 +20,7 @@ import {
   sidewaysOverflow,
   startUiServer,
   type UiServer,
+  visit,
   watch,
 } from '../helpers/browser.ts';
 
@@ -92,25 +93,27 @@ for (const colorScheme of ['light', 'dark'] as const) {
   test(`at 375 px, ${colorScheme}: every button of every page is inside the screen, and no page scrolls sideways`, async () => {
     await page.emulateMedia({ colorScheme });
     const suffix = colorScheme === 'dark' ? '-dark' : '';
+    // Two pages in a row are of different parts of the UI: visit() moves within the app then,
+    // and loads the page again only within one part (tests/helpers/browser.ts).
     const pages: [string, string, string][] = [
       ['/', 'Dashboard', 'dashboard'],
       ['/queues', 'Queues', 'queues'],
-      ['/queues/mail', 'mail', 'queue'],
-      ['/queues/mail/settings', 'mail', 'queue-settings'],
       ['/jobs?queue=mail', 'Jobs', 'jobs'],
+      ['/queues/mail', 'mail', 'queue'],
       [`/jobs/${ids.dead}`, 'Job', 'job-dead'],
+      ['/queues/mail/settings', 'mail', 'queue-settings'],
       [`/jobs/${ids.leased}`, 'Job', 'job-leased'],
-      [`/jobs/${ids.ready}`, 'Job', 'job-ready'],
-      [`/jobs/${ids.scheduled}`, 'Job', 'job-scheduled'],
       ['/dead-letters?queue=mail', 'Dead letters', 'dead-letters'],
+      [`/jobs/${ids.ready}`, 'Job', 'job-ready'],
       ['/schedules', 'Schedules', 'schedules'],
+      [`/jobs/${ids.scheduled}`, 'Job', 'job-scheduled'],
       ['/workers', 'Workers', 'workers'],
       ['/audit', 'Audit log', 'audit'],
       ['/enqueue', 'Enqueue', 'enqueue'],
     ];
     const found: string[] = [];
     for (const [path, heading, name] of pages) {
-      await page.goto(`${ui.adminUrl}${path}`);
+      await visit(page, `${ui.adminUrl}${path}`);
       await page.getByRole('heading', { level: 1 }).filter({ hasText: heading }).first().waitFor();
       await page.getByText('Loading…').first().waitFor({ state: 'detached' });
       const out = await clipped();
@@ -131,7 +134,7 @@ for (const colorScheme of ['light', 'dark'] as const) {
         await failureShot(page, `phone-buttons-${name}${suffix}`);
       }
     };
-    await page.goto(`${ui.adminUrl}/jobs?queue=mail`);
+    await visit(page, `${ui.adminUrl}/jobs?queue=mail`);
     await page
       .getByText(/^Filters/)
       .first()
@@ -139,19 +142,19 @@ for (const colorScheme of ['light', 'dark'] as const) {
     await check('jobs, filters open', 'jobs-filters');
     await page.getByRole('checkbox').first().check();
     await check('jobs, rows selected', 'jobs-selected');
-    await page.goto(`${ui.adminUrl}/dead-letters?queue=mail`);
+    await visit(page, `${ui.adminUrl}/dead-letters?queue=mail`);
     await page.getByRole('button', { name: /^Requeue all/ }).click();
     await page.getByRole('dialog').waitFor();
     await check('dead letters, requeue all asked', 'dead-letters-dialog');
-    await page.goto(`${ui.adminUrl}/dead-letters?queue=mail`);
+    await visit(page, `${ui.adminUrl}/dead-letters?queue=mail`);
     await page.getByLabel(`Select job ${ids.dead}`).check();
     await page.getByText('1 selected', { exact: true }).waitFor();
     await check('dead letters, rows selected', 'dead-letters-selected');
     await shot(page, `phone-buttons-dead-letters-selected${suffix}`);
-    await page.goto(`${ui.adminUrl}/dead-letters?queue=mail`);
+    await visit(page, `${ui.adminUrl}/dead-letters?queue=mail`);
     await page.getByRole('button', { name: /^Choose/ }).click();
     await check('dead letters, a top-errors group chosen', 'top-errors-chosen');
-    await page.goto(`${ui.adminUrl}/jobs/${ids.dead}`);
+    await visit(page, `${ui.adminUrl}/jobs/${ids.dead}`);
     await page.getByRole('button', { name: 'Delete' }).first().click();
     await page.getByRole('dialog').waitFor();
     await check('a job, delete asked', 'job-delete-dialog');

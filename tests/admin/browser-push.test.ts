@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { logIn, shot, startUiServer, type UiServer, watch } from '../helpers/browser.ts';
+import { logIn, shot, startUiServer, type UiServer, visit, watch } from '../helpers/browser.ts';
 import { type Receiver, startReceiver } from '../helpers/push-receiver.ts';
 import { registerSecret } from '../helpers/secret-log.ts';
 
@@ -65,7 +65,7 @@ after(async () => {
 });
 
 test("a push queue's page shows its endpoint, counts, latency and last error; another queue's does not", async () => {
-  await page.goto(`${ui.adminUrl}/queues/hooks`);
+  await visit(page, `${ui.adminUrl}/queues/hooks`);
   const card = page.locator('section.card', { has: page.getByRole('heading', { name: 'Push delivery' }) });
   await card.waitFor();
   await card.getByText('mailbox unavailable', { exact: false }).waitFor();
@@ -78,7 +78,7 @@ test("a push queue's page shows its endpoint, counts, latency and last error; an
   assert.match(text, /HTTP 500 from .*: mailbox unavailable/);
   await shot(page, 'queue-push-desktop');
 
-  await page.goto(`${ui.adminUrl}/queues/plain`);
+  await visit(page, `${ui.adminUrl}/queues/plain`);
   await page.getByRole('heading', { name: 'Effective settings' }).waitFor();
   assert.equal(await page.getByRole('heading', { name: 'Push delivery' }).count(), 0);
   assert.deepEqual(problems, []);

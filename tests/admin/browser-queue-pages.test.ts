@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { logIn, startUiServer, type UiServer, watch } from '../helpers/browser.ts';
+import { logIn, startUiServer, type UiServer, visit, watch } from '../helpers/browser.ts';
 
 const user = { name: 'viewer', password: 'queue-pages-browser-password', role: 'viewer' } as const;
 const names = ['q-a', 'q-b', 'q-c', 'q-d', 'q-e'];
@@ -51,7 +51,7 @@ async function shown(): Promise<string[]> {
 }
 
 test('Next › walks every page of queues in name order; « First goes back', async () => {
-  await page.goto(`${ui.adminUrl}/queues`);
+  await visit(page, `${ui.adminUrl}/queues`);
   await page.getByRole('heading', { name: 'Queues' }).waitFor();
   const seen: string[] = [];
   const next = page.getByRole('button', { name: 'Next ›' });

@@ -10,7 +10,7 @@ import type { Page } from 'playwright-core';
 import { auditActions } from '../../src/admin/audit-actions.ts';
 import type { Engine } from '../../src/engine/engine.ts';
 import { enc } from '../helpers/admin.ts';
-import { logIn, phone, shot, startUiServer, type UiServer, watch } from '../helpers/browser.ts';
+import { logIn, phone, shot, startUiServer, type UiServer, visit, watch } from '../helpers/browser.ts';
 import { call } from '../helpers/server.ts';
 
 const user = { name: 'round3', password: 'round-three-browser-password', role: 'admin' } as const;
@@ -64,7 +64,7 @@ test('"Run all now" names the count and is disabled while it runs', async () => 
   for (let i = 0; i < 3; i++) {
     await engine.enqueue({ queue: 'later', type: 'digest', payload: enc('{}'), delayMs: 3_600_000 });
   }
-  await page.goto(url('/jobs?queue=later&state=scheduled'));
+  await visit(page, url('/jobs?queue=later&state=scheduled'));
   const runAll = page.getByRole('button', { name: 'Run all now' });
   await runAll.click();
   const dialog = page.getByRole('dialog');
@@ -91,7 +91,7 @@ test('"Run all now" names the count and is disabled while it runs', async () => 
 test('dark mode: white on a primary button reads at 4.5:1 or more, light mode too', async () => {
   for (const scheme of ['dark', 'light'] as const) {
     await page.emulateMedia({ colorScheme: scheme });
-    await page.goto(url('/jobs'));
+    await visit(page, url('/jobs'));
     const apply = page.getByRole('button', { name: 'Apply' });
     await apply.waitFor();
     const [color, background] = (await page.evaluate(
@@ -106,7 +106,7 @@ test('dark mode: white on a primary button reads at 4.5:1 or more, light mode to
 test('queue settings: a refused value is shown at its field, the field marked and focused, no quotes advice', async () => {
   await engine.enqueue({ queue: 'emails', type: 'welcome', payload: enc('{}') });
   await page.setViewportSize({ width: 1440, height: 600 });
-  await page.goto(url('/queues/emails/settings'));
+  await visit(page, url('/queues/emails/settings'));
   const input = page.getByLabel('max_attempts', { exact: true });
   await input.fill('abc');
   await page.getByRole('button', { name: 'Save changes' }).click();
@@ -136,7 +136,7 @@ test('a live list holds its refresh while rows are selected, instead of dropping
   const ids: string[] = [];
   for (let i = 0; i < 3; i++)
     ids.push((await engine.enqueue({ queue: 'picks', type: 't', payload: enc('{}') })).jobId);
-  await page.goto(url('/jobs?queue=picks&state=ready'));
+  await visit(page, url('/jobs?queue=picks&state=ready'));
   const box = page.getByLabel(`Select job ${ids[0]}`);
   await box.check();
   await page
@@ -166,7 +166,7 @@ test('workers: Last seen fits at 1440 px, and a worker not heard from within its
     workerId: 'silent-worker-with-a-long-name-01',
   });
   assert.equal(jobs.length, 1);
-  await page.goto(url('/workers'));
+  await visit(page, url('/workers'));
   const row = page
     .getByRole('table', { name: 'connected workers' })
     .getByRole('row', { name: /silent-worker/ });
@@ -205,7 +205,7 @@ test('audit log: the action filter lists every action the server writes; schedul
     target: 'schedule:nightly',
     details: {},
   });
-  await page.goto(url('/audit'));
+  await visit(page, url('/audit'));
   await page.getByRole('link', { name: 'schedule:nightly' }).waitFor();
   const options = await page
     .locator('#audit-action option')
@@ -232,7 +232,7 @@ test('a cancelled running job: its last attempt is stopped by the cancel, not fa
     error: `job ${jobId} was cancelled at ${at}: stop working on it; it will not be retried`,
   });
   assert.equal((await engine.getJob(jobId)).state, 'cancelled');
-  await page.goto(url(`/jobs/${jobId}`));
+  await visit(page, url(`/jobs/${jobId}`));
   await page.getByRole('heading', { name: 'Timeline' }).waitFor();
   const timeline = page.locator('ol.timeline');
   await timeline.getByText(/attempt stopped/).waitFor();
@@ -247,7 +247,7 @@ test('lists at 1440 px: the error column keeps the room, times stay narrow, Orde
   const long =
     'SMTP 550 5.1.1 <someone@example.com>: Recipient address rejected: User unknown in virtual mailbox table';
   await deadLetters('bounces', 2, long);
-  await page.goto(url('/jobs?state=dead'));
+  await visit(page, url('/jobs?state=dead'));
   const error = page.locator('td.error-cell').first();
   await error.waitFor();
   const errorBox = await error.boundingBox();
@@ -264,7 +264,7 @@ test('lists at 1440 px: the error column keeps the room, times stay narrow, Orde
 
 test('notices stay clear of the page header buttons; Requeue all with a reason names the count, no doubled words', async () => {
   const ids = await deadLetters('dl', 3, 'bad input');
-  await page.goto(url('/dead-letters?queue=dl&reason=dead_lettered'));
+  await visit(page, url('/dead-letters?queue=dl&reason=dead_lettered'));
   await page.getByRole('button', { name: 'Requeue all 3…' }).click();
   const heading = page.getByRole('dialog').getByRole('heading');
   await heading
@@ -276,7 +276,7 @@ test('notices stay clear of the page header buttons; Requeue all with a reason n
   await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
   for (const [i, size] of [wide, phone].entries()) {
     await page.setViewportSize(size);
-    await page.goto(url('/dead-letters?queue=dl'));
+    await visit(page, url('/dead-letters?queue=dl'));
     await page.getByRole('button', { name: `Requeue job ${ids[i]}` }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Requeue 1 dead letter' }).click();
     const notice = page.locator('.notice').first();
@@ -296,7 +296,7 @@ test('notices stay clear of the page header buttons; Requeue all with a reason n
 });
 
 test('the "Already enqueued with this key" banner goes when the next submit is blocked', async () => {
-  await page.goto(url('/enqueue?queue=emails'));
+  await visit(page, url('/enqueue?queue=emails'));
   await page.getByLabel('Job type').fill('welcome');
   await page.locator('#enq-key').fill('round3-key');
   await page.getByRole('button', { name: 'Enqueue', exact: true }).click();
@@ -314,7 +314,7 @@ test('phone: filters folded, totals before server facts, navigation in at most t
   await small.setViewportSize(phone);
   for (const scheme of ['light', 'dark'] as const) {
     await small.emulateMedia({ colorScheme: scheme });
-    await small.goto(url('/'));
+    await visit(small, url('/'));
     const totals = await small.locator('section.totals').boundingBox();
     const server = await small.getByRole('heading', { name: 'Server' }).boundingBox();
     assert.ok(totals !== null && server !== null && totals.y < server.y, 'totals come first');
@@ -325,7 +325,7 @@ test('phone: filters folded, totals before server facts, navigation in at most t
     assert.ok(tops.length <= 2, `the navigation takes ${tops.length} rows`);
     await shot(small, `round3-dashboard-${scheme}-phone`);
 
-    await small.goto(url('/jobs?state=dead'));
+    await visit(small, url('/jobs?state=dead'));
     await small.getByText('Filters').first().waitFor();
     assert.equal(await small.locator('#jobs-queue').isVisible(), false, 'the filters start folded');
     const list = await small.locator('.list-summary').boundingBox();

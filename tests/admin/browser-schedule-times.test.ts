@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { FakeClock } from '../../src/engine/clock.ts';
-import { desktop, logIn, startUiServer, type UiServer, watch } from '../helpers/browser.ts';
+import { desktop, logIn, startUiServer, type UiServer, visit, watch } from '../helpers/browser.ts';
 
 const user = { name: 'scheduletimes', password: 'schedule-times-password', role: 'operator' } as const;
 const toml = `[queues.mail]\n\n[[schedules]]\nname = "nightly"\ncron = "30 2 * * *"\nqueue = "mail"\ntype = "report"\n`;
@@ -31,13 +31,13 @@ after(() => ui?.dispose());
 
 test('a schedule triggered on a server whose clock is ahead: its last run reads "now", not "in …"', async () => {
   await ui.t.server.engine.triggerSchedule('nightly');
-  await page.goto(url('/schedules'));
+  await visit(page, url('/schedules'));
   const row = page.getByRole('row').filter({ hasText: 'nightly' });
   const last = row.getByRole('cell').filter({ hasText: /^triggered /i });
   await last.waitFor();
   assert.equal(((await last.textContent()) ?? '').trim(), 'triggered now');
 
-  await page.goto(url('/schedules/nightly'));
+  await visit(page, url('/schedules/nightly'));
   const term = page.getByText('Last run', { exact: true });
   await term.waitFor();
   const detail = page.locator('dd').filter({ hasText: /^triggered /i });

@@ -13,7 +13,7 @@ import { after, before, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { Engine } from '../../src/engine/engine.ts';
 import { enc } from '../helpers/admin.ts';
-import { logIn, startUiServer, type UiServer, watch } from '../helpers/browser.ts';
+import { logIn, startUiServer, type UiServer, visit, watch } from '../helpers/browser.ts';
 
 const user = { name: 'op', password: 'selected-rows-password', role: 'operator' } as const;
 
@@ -45,7 +45,7 @@ after(() => ui?.dispose());
 test('requeue of selected rows across queues is one call and one audit entry with the count', async () => {
   const dead = (await engine.browseJobs({ state: 'dead' })).items.map((j) => j.id);
   assert.equal(dead.length, 4);
-  await page.goto(`${ui.adminUrl}/jobs?state=dead`);
+  await visit(page, `${ui.adminUrl}/jobs?state=dead`);
   for (const id of dead.slice(0, 3)) await page.getByRole('checkbox', { name: `Select job ${id}` }).check();
   const audits = (await engine.listAudit({})).items.length;
   posts.length = 0;
@@ -71,7 +71,7 @@ test('the Dead letters page filters by text of the last error', async () => {
     assert.ok(job);
     await engine.nack({ jobId: job.id, attempt: 1, error, directive: { kind: 'dead_letter' } });
   }
-  await page.goto(`${ui.adminUrl}/dead-letters?queue=push`);
+  await visit(page, `${ui.adminUrl}/dead-letters?queue=push`);
   const table = page.getByRole('table', { name: 'dead letters of push' });
   await table.getByRole('cell', { name: 'mailbox full' }).waitFor();
   await page.getByLabel('Error contains').fill('smtp');
@@ -108,7 +108,7 @@ test('the Dead letters page filters by text of the last error', async () => {
 test('dead-letter of selected rows across queues is one call and one jobs.dead_letter audit entry', async () => {
   const ready = (await engine.browseJobs({ state: 'ready' })).items.map((j) => j.id);
   assert.equal(ready.length, 3, 'the three requeued above');
-  await page.goto(`${ui.adminUrl}/jobs?state=ready`);
+  await visit(page, `${ui.adminUrl}/jobs?state=ready`);
   for (const id of ready) await page.getByRole('checkbox', { name: `Select job ${id}` }).check();
   const audits = (await engine.listAudit({})).items.length;
   posts.length = 0;
@@ -125,7 +125,7 @@ test('dead-letter of selected rows across queues is one call and one jobs.dead_l
   const states = await Promise.all(ready.map(async (id) => (await engine.getJob(id)).state));
   assert.deepEqual(states, ['dead', 'dead', 'dead']);
   // The audit log's action filter offers the new action and finds the entry.
-  await page.goto(`${ui.adminUrl}/audit`);
+  await visit(page, `${ui.adminUrl}/audit`);
   const rows = page.getByRole('table', { name: 'audit entries' }).getByRole('row');
   await rows.filter({ hasText: 'jobs.requeue' }).first().waitFor();
   await page.getByLabel('Action').selectOption('jobs.dead_letter');

@@ -21,6 +21,7 @@ import {
   sidewaysOverflow,
   startUiServer,
   type UiServer,
+  visit,
   watch,
 } from '../helpers/browser.ts';
 
@@ -82,7 +83,7 @@ before(async () => {
 after(() => ui?.dispose());
 
 test("a job's page links what it waits on, what waits on it, and its flow", async () => {
-  await page.goto(url(`/jobs/${ids.load}`));
+  await visit(page, url(`/jobs/${ids.load}`));
   const card = page.locator('section').filter({ has: page.getByRole('heading', { name: 'Workflow' }) });
   await card.waitFor();
   const waitsOn = card.getByRole('table', { name: 'jobs it waits on' }).getByRole('row');
@@ -140,7 +141,7 @@ test('a wide fan-out draws eight boxes and a count of the rest', async () => {
   ]);
   assert.ok(flow.committed);
   const sum = flow.jobs.find((j) => j.name === 'sum')!.jobId;
-  await page.goto(url(`/flows/${sum}`));
+  await visit(page, url(`/flows/${sum}`));
   await page.getByTestId('flow-more').waitFor();
   assert.equal(await page.getByTestId('flow-node').count(), 1 + 8 + 1);
   assert.match((await page.getByTestId('flow-more').textContent()) ?? '', /\+32 more/);
@@ -155,7 +156,7 @@ test('a wide fan-out draws eight boxes and a count of the rest', async () => {
 });
 
 test('an operator cancels a flow: every job not ended, in one act', async () => {
-  await page.goto(url(`/flows/${ids.report}`));
+  await visit(page, url(`/flows/${ids.report}`));
   await page.getByTestId('flow-node').first().waitFor();
   await page.getByRole('button', { name: 'Cancel flow' }).click();
   const dialog = page.getByRole('dialog');
@@ -187,7 +188,7 @@ test('the batch page: counts, bar and members; an operator cancels it and it end
   const members = results.map((r) => (r.ok ? r.jobId : ''));
   for (const id of members.slice(0, 3)) await settle(id, 'ack');
   await settle(members[3]!, 'dead');
-  await page.goto(url(`/batches/${batch.id}`));
+  await visit(page, url(`/batches/${batch.id}`));
   await page.getByTestId('batch-ended').waitFor();
   assert.equal(await page.getByTestId('batch-ended').textContent(), '4 of 8 ended');
   const outcomes = (await page.getByRole('list', { name: 'members by outcome' }).textContent()) ?? '';

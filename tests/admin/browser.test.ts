@@ -24,6 +24,7 @@ import {
   screenshotsWanted,
   shot,
   sidewaysOverflow,
+  visit,
   watch as watchPage,
 } from '../helpers/browser.ts';
 import { registerSecret } from '../helpers/secret-log.ts';
@@ -105,7 +106,7 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
   const url = (path: string) => `${adminUrl}${path}`;
 
   // Log in.
-  await page.goto(url('/'));
+  await visit(page, url('/'));
   await page.getByLabel('User name').waitFor();
   await shot(page, 'login-desktop');
   await page.getByLabel('User name').fill(user.name);
@@ -184,7 +185,7 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
   await shot(page, 'job-detail-desktop');
 
   // The dead job's detail, then requeue it from the dead letters page.
-  await page.goto(url(`/jobs/${deadId}`));
+  await visit(page, url(`/jobs/${deadId}`));
   await page.getByText('SMTP 550: mailbox unavailable').first().waitFor();
   await shot(page, 'job-detail-dead-desktop');
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Dead letters' }).click();
@@ -235,7 +236,7 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
   await shot(page, 'config-desktop');
 
   // Purge asks for the queue's name before it does anything.
-  await page.goto(url('/queues/reports'));
+  await visit(page, url('/queues/reports'));
   await page.getByRole('button', { name: 'Purge…' }).click();
   await page.getByRole('dialog').getByLabel('Type reports to confirm').waitFor();
   assert.equal(
@@ -248,7 +249,7 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
   // A queue with jobs offers no delete; an empty one (here: one paused before any use) does.
   assert.equal(await page.getByRole('button', { name: 'Delete queue…' }).count(), 0);
   await engine.pauseQueue('emials', undefined, { allowMissing: true });
-  await page.goto(url('/queues/emials'));
+  await visit(page, url('/queues/emials'));
   await page.getByRole('button', { name: 'Delete queue…' }).click();
   await page.getByRole('dialog').getByText('emials holds no jobs').waitFor();
   await shot(page, 'delete-queue-confirm-desktop');
@@ -282,7 +283,7 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
     ['config', '/config', 'Configuration'],
   ];
   for (const [name, path, heading] of pages) {
-    await small.goto(url(path));
+    await visit(small, url(path));
     await small.getByRole('heading', { name: heading, exact: true }).waitFor();
     // Drawn with its data: no part of the page loads any more (as phone-buttons waits).
     await small.getByText('Loading…').first().waitFor({ state: 'detached' });
@@ -309,7 +310,7 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
 test('job control: cancel all matching with the count in the confirmation, cancel a running job, run all now', async () => {
   const page = watch(await context.newPage());
   const url = (path: string) => `${adminUrl}${path}`;
-  await page.goto(url('/'));
+  await visit(page, url('/'));
   await page.getByLabel('User name').fill(user.name);
   await page.getByLabel('Password').fill(user.password);
   await page.getByRole('button', { name: 'Log in' }).click();
@@ -323,7 +324,7 @@ test('job control: cancel all matching with the count in the confirmation, cance
 
   // The filtered list counts what it matches and offers to cancel it all; the confirmation asks the server
   // for the count. (A type filter matches by prefix: the phrase says so with "…".)
-  await page.goto(url('/jobs?queue=newsletters&state=ready&type=digest'));
+  await visit(page, url('/jobs?queue=newsletters&state=ready&type=digest'));
   await page.getByText(/4 jobs: ready jobs in newsletters of type digest/i).waitFor();
   await page.getByRole('button', { name: 'Cancel all matching' }).click();
   const dialog = page.getByRole('dialog');
@@ -338,7 +339,7 @@ test('job control: cancel all matching with the count in the confirmation, cance
   assert.equal((await counts())?.ready, 2, 'the welcome jobs are left');
 
   // A running job: the cancel tells its worker, and the page says so.
-  await page.goto(url(`/jobs/${running!.id}`));
+  await visit(page, url(`/jobs/${running!.id}`));
   await page.getByRole('button', { name: 'Cancel job' }).click();
   await dialog.getByText('The worker running it is told to stop at once.').waitFor();
   await dialog.getByRole('button', { name: 'Cancel job' }).click();
@@ -353,14 +354,14 @@ test('job control: cancel all matching with the count in the confirmation, cance
     payload: Buffer.from('{}'),
     delayMs: 3_600_000,
   });
-  await page.goto(url('/jobs?queue=newsletters&state=scheduled'));
+  await visit(page, url('/jobs?queue=newsletters&state=scheduled'));
   await page.getByRole('button', { name: 'Run all now' }).click();
   await dialog.getByRole('heading', { name: 'Run 1 scheduled jobs in newsletters now?' }).waitFor();
   await dialog.getByRole('button', { name: 'Run 1 job now' }).click();
   await page.getByText('1 scheduled jobs in newsletters run now.').waitFor();
   assert.equal((await engine.getJob(later.jobId)).state, 'ready');
 
-  await page.goto(url('/audit'));
+  await visit(page, url('/audit'));
   await page
     .getByRole('row')
     .filter({ hasText: 'jobs.cancel' })
@@ -399,7 +400,7 @@ test('flow control: a limited queue shows its limit, throttled reserves and grou
     const throttled = flowEngine.reserve({ queues: ['tenants'], waitMs: 60_000 }, waiting.signal);
     const url = (path: string) => `http://127.0.0.1:${flow.server.adminPort}${path}`;
     const page = watch(await context.newPage());
-    await page.goto(url('/queues/tenants'));
+    await visit(page, url('/queues/tenants'));
     await page.getByLabel('User name').fill(user.name);
     await page.getByLabel('Password').fill(user.password);
     await page.getByRole('button', { name: 'Log in' }).click();
@@ -413,14 +414,14 @@ test('flow control: a limited queue shows its limit, throttled reserves and grou
     await row('Per group: leased at once', '1').waitFor();
     await shot(page, 'queue-detail-flow-desktop');
 
-    await page.goto(url('/queues'));
+    await visit(page, url('/queues'));
     await page.getByRole('row').filter({ hasText: 'tenants' }).filter({ hasText: '2 / 2' }).waitFor();
 
-    await page.goto(url(`/jobs/${first?.ok ? first.jobId : ''}`));
+    await visit(page, url(`/jobs/${first?.ok ? first.jobId : ''}`));
     await page.locator('dl.facts dd', { hasText: /^acme$/ }).waitFor();
     await shot(page, 'job-detail-group-desktop');
 
-    await page.goto(url('/enqueue?queue=tenants'));
+    await visit(page, url('/enqueue?queue=tenants'));
     await page.getByLabel('Job type').fill('sync');
     await page.getByLabel('Group').fill('umbrella');
     await page.getByRole('button', { name: 'Enqueue', exact: true }).click();
@@ -440,7 +441,7 @@ test('flow control: a limited queue shows its limit, throttled reserves and grou
 test("an admin changes a queue's settings in the edit form: the file's message for a bad value, then saved and audited", async () => {
   const page = watch(await context.newPage());
   const url = (path: string) => `${adminUrl}${path}`;
-  await page.goto(url('/'));
+  await visit(page, url('/'));
   await page.getByLabel('User name').fill(user.name);
   await page.getByLabel('Password').fill(user.password);
   await page.getByRole('button', { name: 'Log in' }).click();
@@ -479,7 +480,7 @@ test("an admin changes a queue's settings in the edit form: the file's message f
   assert.equal(emails?.settings.backoff.baseMs, 2000);
 
   // The audit log has it, with the old and the new value.
-  await page.goto(url('/audit?action=queue.settings.set'));
+  await visit(page, url('/audit?action=queue.settings.set'));
   const entry = page
     .getByRole('row')
     .filter({ hasText: 'queue.settings.set' })
@@ -489,7 +490,7 @@ test("an admin changes a queue's settings in the edit form: the file's message f
   await shot(page, 'audit-settings-desktop');
 
   // Reset gives the file's value back.
-  await page.goto(url('/queues/emails/settings'));
+  await visit(page, url('/queues/emails/settings'));
   await page.getByRole('checkbox', { name: 'reset max_attempts to 5' }).check();
   await page.getByRole('button', { name: 'Save changes' }).click();
   await page.getByText('Saved max_attempts on emails.').waitFor();
@@ -508,7 +509,7 @@ test('the job page follows a running job’s progress live, then shows its resul
   // The test before stays logged in; this one starts from the login form.
   await context.clearCookies();
   const page = watch(await context.newPage());
-  await page.goto(`${adminUrl}/`);
+  await visit(page, `${adminUrl}/`);
   await page.getByLabel('User name').fill(user.name);
   await page.getByLabel('Password').fill(user.password);
   await page.getByRole('button', { name: 'Log in' }).click();
@@ -520,7 +521,7 @@ test('the job page follows a running job’s progress live, then shows its resul
   assert.equal(lease?.id, id);
   const jobId = id!;
   await engine.reportProgress({ jobId, attempt: 1, percent: 25, json: '{"step":"fetch"}' });
-  await page.goto(`${adminUrl}/jobs/${jobId}`);
+  await visit(page, `${adminUrl}/jobs/${jobId}`);
   const bar = page.getByRole('progressbar');
   await bar.waitFor();
   assert.equal(await bar.getAttribute('aria-valuenow'), '25');

@@ -18,6 +18,7 @@ import {
   sidewaysOverflow,
   startUiServer,
   type UiServer,
+  visit,
   watch,
 } from '../helpers/browser.ts';
 
@@ -64,7 +65,7 @@ test('the settings page says what each value does: no limit, not kept, derived f
 test('the notice of a save belongs to its page: going to another page clears it', async () => {
   const page = watch(ui.context.pages()[0] ?? (await ui.context.newPage()), problems);
   await page.setViewportSize(desktop);
-  await page.goto(`${ui.adminUrl}/queues/limited/settings`);
+  await visit(page, `${ui.adminUrl}/queues/limited/settings`);
   await page.getByLabel('max_attempts', { exact: true }).fill('6');
   await page.getByRole('button', { name: 'Save changes' }).click();
   const notice = page.getByRole('status').getByText('Saved max_attempts on limited.');
