@@ -1,13 +1,13 @@
 /**
  * `__dirname` for bundled dependencies that read their own files at run time.
  *
- * Some dependencies load data files by a path built from `__dirname` — grpc-health-check
- * reads its `.proto` file as it loads. In the bundle `__dirname`
+ * Some dependencies load data files by a path built from `__dirname` — @grpc/grpc-js
+ * reads its channelz and ORCA `.proto` files when those are used. In the bundle `__dirname`
  * would be dist/ (or, in the single executable, the executable's directory) and the
  * files are not there. So build.mjs starts each such module with
  *
  *     var __dirname = require(".../package-files.ts").packageDir(
- *       "node_modules/grpc-health-check/build/src", "../node_modules/grpc-health-check/build/src");
+ *       "node_modules/@grpc/grpc-js/build/src", "../node_modules/@grpc/grpc-js/build/src");
  *
  * and embeds those packages' data files as assets under `files/node_modules/...`.
  *

@@ -22,6 +22,7 @@ import {
 } from '@bufbuild/protobuf/wkt';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import { descriptorSubset, lazyService, once } from './lazy-service.ts';
 
 /** One file of the set: its name, its bytes as protoc wrote them, the files it imports. */
 interface DescribedFile {
@@ -212,15 +213,16 @@ function clip(name: string): string {
 
 /** Adds grpc.reflection.v1 and v1alpha ServerReflection to `server`, answering from `descriptorSet`. */
 export function addReflection(server: grpc.Server, descriptorSet: Uint8Array): void {
-  const index = new DescriptorIndex(descriptorSet);
-  const definition = protoLoader.loadFileDescriptorSetFromBuffer(Buffer.from(descriptorSet), {
-    keepCase: true,
-    oneofs: true,
-  });
+  // Both built on the first reflection call (lazy-service.ts): most clients never make one.
+  const files = descriptorSubset(descriptorSet, reflectionFiles);
+  const definitions = once(() =>
+    protoLoader.loadFileDescriptorSetFromBuffer(files, { keepCase: true, oneofs: true }),
+  );
+  const index = once(() => new DescriptorIndex(descriptorSet));
   const handler = (call: grpc.ServerDuplexStream<ReflectionRequest, ReflectionResponse>) => {
     const sent = new Set<string>();
     call.on('data', (request: ReflectionRequest) => {
-      if (!call.write(answerReflection(index, request, sent))) {
+      if (!call.write(answerReflection(index(), request, sent))) {
         call.pause();
         call.once('drain', () => call.resume());
       }
@@ -230,14 +232,14 @@ export function addReflection(server: grpc.Server, descriptorSet: Uint8Array): v
     call.on('error', () => {});
   };
   for (const version of ['v1', 'v1alpha']) {
-    const service = definition[`grpc.reflection.${version}.ServerReflection`];
-    if (service === undefined || !isServiceDefinition(service)) {
-      throw new Error(`the embedded descriptor set has no grpc.reflection.${version}.ServerReflection`);
-    }
+    const service = lazyService(
+      `grpc.reflection.${version}.ServerReflection`,
+      [{ name: 'ServerReflectionInfo', requestStream: true, responseStream: true }],
+      definitions,
+    );
     server.addService(service, { ServerReflectionInfo: handler });
   }
 }
 
-function isServiceDefinition(value: object): value is grpc.ServiceDefinition {
-  return 'ServerReflectionInfo' in value;
-}
+/** The files that define the reflection services (no imports), as scripts/gen.mjs names them. */
+const reflectionFiles = ['grpc/reflection/v1/reflection.proto', 'grpc/reflection/v1alpha/reflection.proto'];

@@ -3,7 +3,6 @@
  * reflection, on one address, with TLS when configured.
  */
 import * as grpc from '@grpc/grpc-js';
-import { HealthImplementation } from 'grpc-health-check';
 import { QueueServiceService } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
 import { nulRefusal } from '../engine/checks.ts';
 import type { Engine } from '../engine/engine.ts';
@@ -17,6 +16,7 @@ import { type ConnectionStats, Connections } from './connections.ts';
 import { createEventsHandler } from './events-stream.ts';
 import { descriptorSetBase64 } from './gen/descriptor-set.js';
 import { routeGrpcLogs } from './grpc-logging.ts';
+import { Health } from './health.ts';
 import type { RpcObserver } from './observer.ts';
 import { createProduceHandler } from './produce-stream.ts';
 import { addReflection } from './reflection.ts';
@@ -156,8 +156,8 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
     events: createEventsHandler(ctx, onBug),
   });
 
-  const health = new HealthImplementation({ '': 'SERVING', [serviceName]: 'SERVING' });
-  health.addToServer(server);
+  const health = new Health({ '': 'SERVING', [serviceName]: 'SERVING' });
+  health.addToServer(server, descriptorSet);
   // Reflection describes every service this server answers (sepp's, health, reflection)
   // from the descriptor set protoc wrote, file by file (reflection.ts).
   addReflection(server, descriptorSet);
