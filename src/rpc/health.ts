@@ -39,6 +39,11 @@ export class Health {
     for (const watcher of this.watchers.get(service) ?? []) watcher(status);
   }
 
+  /** How many service names have a Watch open now (their entries go with their last watcher). */
+  watchedServices(): number {
+    return this.watchers.size;
+  }
+
   /** Adds the service to `server`; its codecs come from health.proto in `descriptorSet`. */
   addToServer(server: grpc.Server, descriptorSet: Uint8Array): void {
     const files = descriptorSubset(descriptorSet, ['grpc/health/v1/health.proto']);
@@ -76,7 +81,11 @@ export class Health {
         const watchers = this.watchers.get(name) ?? new Set();
         watchers.add(watcher);
         this.watchers.set(name, watchers);
-        call.on('cancelled', () => this.watchers.get(name)?.delete(watcher));
+        // The entry goes with its last watcher: names come from clients, so none may stay behind.
+        call.on('cancelled', () => {
+          watchers.delete(watcher);
+          if (watchers.size === 0 && this.watchers.get(name) === watchers) this.watchers.delete(name);
+        });
         call.write({ status: this.statuses.get(name) ?? 'SERVICE_UNKNOWN' });
       },
       List: (

@@ -6,6 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
+import { descriptorSetBase64 } from '../../src/rpc/gen/descriptor-set.ts';
+import { Health } from '../../src/rpc/health.ts';
 import { checkHealth, healthClient } from '../helpers/generic-clients.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -66,4 +68,32 @@ test('List gives every service the server reports, with its status', async () =>
     'sepp.v1.QueueService': { status: 'SERVING' },
   });
   client.close();
+});
+
+test('a Watch ended by its client leaves nothing behind, whatever service name it named', async () => {
+  // Names come from clients: an entry kept per name once watched would grow without bound.
+  const descriptorSet = Buffer.from(descriptorSetBase64, 'base64');
+  const health = new Health({ '': 'SERVING' });
+  const server = new grpc.Server();
+  health.addToServer(server, descriptorSet);
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    ),
+  );
+  const client = healthClient(`127.0.0.1:${port}`);
+  const methods = client as unknown as HealthMethods;
+  const streams = Array.from({ length: 20 }, (_, i) => methods.watch({ service: `made.up.Service${i}` }));
+  await Promise.all(streams.map((stream) => new Promise((resolve) => stream.once('data', resolve))));
+  assert.equal(health.watchedServices(), 20);
+  for (const stream of streams) {
+    stream.on('error', () => {});
+    stream.cancel();
+  }
+  // The cancels reach the server as RST_STREAMs, each a 'cancelled' there: wait for them, bounded.
+  const deadline = Date.now() + 30_000;
+  while (health.watchedServices() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  assert.equal(health.watchedServices(), 0, 'every cancelled Watch took its entry with it');
+  client.close();
+  server.forceShutdown();
 });
