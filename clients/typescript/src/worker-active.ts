@@ -43,6 +43,8 @@ export interface Active {
   progress: ProgressReporter | undefined;
   /** The handler has returned or thrown: progress reports are no longer sent. */
   handlerDone: boolean;
+  /** Its ack or nack is sent: that answer says whether the lease was still ours, not an extend's. */
+  settling: boolean;
 }
 
 /** How long shutdown waits for handlers whose signals it aborted, and for the streams to end. */

@@ -192,6 +192,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       decodeError,
       progress: undefined,
       handlerDone: false,
+      settling: false,
     };
     reportProgressTo(job, this.progressBound, active);
     this.busy++;
@@ -242,6 +243,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       this.finishJob(active);
       return;
     }
+    active.settling = true;
     const { transport } = active.lane;
     if (!transport.freesSlotOnSettle) this.freeSlot(active);
     if (active.cancelled !== undefined) {
@@ -409,8 +411,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
       },
       (error: unknown) => {
         active.extending = false;
+        const e = toSeppError(error, true);
+        // An extend that reached the server after our own ack or nack (NOT_FOUND): the settlement's answer decides.
+        if (active.settling && (e instanceof LeaseLostError || e instanceof JobCancelledError)) return;
         // Anything but a lost or cancelled lease is retried at the next period: a lease gets two tries.
-        this.settlementFailed(active, toSeppError(error, true));
+        this.settlementFailed(active, e);
       },
     );
   }
