@@ -170,7 +170,7 @@ async function serverRound(
   const telemetry =
     mode === 'bare'
       ? undefined
-      : new Telemetry(telemetryConfig, {
+      : await Telemetry.open(telemetryConfig, {
           logger: silentLogger,
           storeFiles: store.files,
           version: 'bench',
@@ -266,9 +266,9 @@ async function parent(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'sepp-bench-micro-'));
   const config = loadConfig({ flags: { dataDir: dir }, env: {}, cwd: dir }).telemetry;
   const deps = { logger: silentLogger, storeFiles: undefined, version: 'bench' };
-  const offT = new Telemetry(config, deps);
-  const sampledT = new Telemetry({ ...config, otlpEndpoint: sinkUrl, tracesSampleRatio: 0.1 }, deps);
-  const onT = new Telemetry({ ...config, otlpEndpoint: sinkUrl, tracesSampleRatio: 1 }, deps);
+  const offT = await Telemetry.open(config, deps);
+  const sampledT = await Telemetry.open({ ...config, otlpEndpoint: sinkUrl, tracesSampleRatio: 0.1 }, deps);
+  const onT = await Telemetry.open({ ...config, otlpEndpoint: sinkUrl, tracesSampleRatio: 1 }, deps);
   const microOff = await micro(offT, microCalls);
   const microSampled = await micro(sampledT, microCalls);
   const microOn = await micro(onT, microCalls);

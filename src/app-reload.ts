@@ -200,7 +200,7 @@ export function createReloader(initial: SeppConfig, parts: ReloadParts) {
       trustedProxies: config.admin.trustedProxies,
     });
     parts.setLogLevel?.(config.server.logLevel);
-    parts.telemetry.reconfigure(config.telemetry);
+    await parts.telemetry.reconfigure(config.telemetry);
     current = config;
     await audit(request, config.configFile, { result: 'applied', ...outcome, endedSessionsOf: endedUsers });
     parts.logger.info('config.reloaded', {

@@ -127,7 +127,7 @@ export async function startServer(config: SeppConfig, deps: AppDeps): Promise<Ru
     if (error instanceof StoreStartupError) throw new StartupError(error.message);
     throw error;
   }
-  const telemetry = new Telemetry(config.telemetry, {
+  const telemetry = await Telemetry.open(config.telemetry, {
     logger,
     storeFiles: store.files,
     version: deps.build.version,

@@ -235,6 +235,7 @@ export function buildCli(args: readonly string[], io: CliIo, options: CliOptions
       if (error && error.name !== 'YError') throw error;
       throw new UsageError(usageMessage(message ?? error?.message ?? '', args, topLevelCommands, registered));
     });
+  skipHelpCache(parser);
   // yargs keeps one instance for every command's builder: this sees nested commands too.
   const command = parser.command.bind(parser) as (...commandArgs: unknown[]) => Argv;
   parser.command = ((...commandArgs: unknown[]) => {
@@ -310,4 +311,21 @@ export function buildCli(args: readonly string[], io: CliIo, options: CliOptions
     },
   );
   return parser;
+}
+
+/**
+ * yargs renders a command's whole help text right after starting its handler
+ * (lib/command.js, `cacheHelpMessage`), for a handler that asks for its help
+ * later: ~90 ms of CPU on every command. No handler of sepp's does (a failure
+ * goes to `.fail` above, which prints no help; `--help` runs no handler and
+ * renders the help as before), so nothing is cached. yargs has no option for
+ * it; its usage object is internal, so this does nothing if a later yargs has
+ * no such method.
+ */
+function skipHelpCache(parser: Argv): void {
+  type Internal = {
+    getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: () => void } };
+  };
+  const usage = (parser as unknown as Internal).getInternalMethods?.().getUsageInstance?.();
+  if (typeof usage?.cacheHelpMessage === 'function') usage.cacheHelpMessage = () => {};
 }

@@ -17,7 +17,7 @@ import type {
   Meter,
   Observable,
 } from '@opentelemetry/api';
-import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import type { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
 import type { Resource } from '@opentelemetry/resources';
 import { MeterProvider, type MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
@@ -49,8 +49,11 @@ export interface MetricsSource {
 
 export interface MetricsOptions {
   resource: Resource;
-  /** `${otlpEndpoint}/v1/metrics` is pushed to when set. */
-  otlpMetricsUrl: string | null;
+  /**
+   * `${otlpEndpoint}/v1/metrics` is pushed to when set, with the exporter class (loaded only
+   * then: otlp-exporters.ts).
+   */
+  otlpMetrics: { url: string; Exporter: typeof OTLPMetricExporter } | null;
   exportIntervalMs: number;
   /**
    * The store's files (SQLite: `sepp.db` and its WAL), stat-ed at each collection: two
@@ -97,10 +100,10 @@ export class Metrics {
     // preventServerStart: the exporter is only a MetricReader here; sepp's own HTTP serves the text.
     this.prometheus = new PrometheusExporter({ preventServerStart: true });
     const readers: MetricReader[] = [this.prometheus];
-    if (options.otlpMetricsUrl !== null) {
+    if (options.otlpMetrics !== null) {
       readers.push(
         new PeriodicExportingMetricReader({
-          exporter: new OTLPMetricExporter({ url: options.otlpMetricsUrl }),
+          exporter: new options.otlpMetrics.Exporter({ url: options.otlpMetrics.url }),
           exportIntervalMillis: options.exportIntervalMs,
           exportTimeoutMillis: Math.min(30_000, options.exportIntervalMs),
         }),

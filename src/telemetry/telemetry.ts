@@ -13,6 +13,7 @@ import type { StoreFiles } from '../store/store.ts';
 import type { ConnectionCounts } from './connection-metrics.ts';
 import type { Logger } from './logger.ts';
 import { Metrics, type MetricsSource } from './metrics.ts';
+import { loadOtlpExporters, type OtlpExporters } from './otlp-exporters.ts';
 import { RpcTelemetry } from './rpc-observer.ts';
 import { Tracing } from './tracing.ts';
 
@@ -37,9 +38,16 @@ export class Telemetry {
   /** The settings the exporters were built with. */
   private config: TelemetryConfig;
 
-  constructor(
+  /** Loads the OTLP exporters first when an endpoint is configured (otlp-exporters.ts). */
+  static async open(config: TelemetryConfig, deps: TelemetryDeps): Promise<Telemetry> {
+    return new Telemetry(config, deps, config.otlpEndpoint === null ? undefined : await loadOtlpExporters());
+  }
+
+  private constructor(
     config: TelemetryConfig,
     private readonly deps: TelemetryDeps,
+    /** Loaded once an OTLP endpoint is configured, kept for later reloads. */
+    private otlpExporters: OtlpExporters | undefined,
   ) {
     this.logger = deps.logger;
     this.config = config;
@@ -65,10 +73,15 @@ export class Telemetry {
     });
     const base = config.otlpEndpoint?.replace(/\/+$/, '') ?? null;
     if (base !== null) routeOtelDiagnostics(logger);
+    const exporters = this.otlpExporters;
+    if (base !== null && exporters === undefined) throw new Error('the OTLP exporters are not loaded');
     const reported = new Set<string>();
     const metrics = new Metrics({
       resource,
-      otlpMetricsUrl: base === null ? null : `${base}/v1/metrics`,
+      otlpMetrics:
+        base === null || exporters === undefined
+          ? null
+          : { url: `${base}/v1/metrics`, Exporter: exporters.OTLPMetricExporter },
       exportIntervalMs: config.metricsExportIntervalMs,
       storeFiles: this.deps.storeFiles,
       onCollectError: (what, error) => {
@@ -83,11 +96,12 @@ export class Telemetry {
     if (this.source !== undefined) metrics.observe(this.source);
     if (this.connections !== undefined) metrics.observeConnections(this.connections);
     const tracing =
-      base === null
+      base === null || exporters === undefined
         ? undefined
         : new Tracing({
             resource,
             otlpTracesUrl: `${base}/v1/traces`,
+            Exporter: exporters.OTLPTraceExporter,
             sampleRatio: config.tracesSampleRatio,
           });
     return { metrics, tracing };
@@ -100,7 +114,10 @@ export class Telemetry {
    * the metrics start from zero then, as after a restart (Prometheus's rate()
    * and OTLP's start times handle that). Returns whether anything was rebuilt.
    */
-  reconfigure(config: TelemetryConfig): boolean {
+  async reconfigure(config: TelemetryConfig): Promise<boolean> {
+    if (config.otlpEndpoint !== null && this.otlpExporters === undefined) {
+      this.otlpExporters = await loadOtlpExporters();
+    }
     const exporterKeys = [
       'otlpEndpoint',
       'serviceName',

@@ -10,7 +10,7 @@
  */
 import { type Attributes, type Link, ROOT_CONTEXT, type Span, SpanKind, trace } from '@opentelemetry/api';
 import { parseTraceParent, TraceState } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import type { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import type { Resource } from '@opentelemetry/resources';
 import {
   BatchSpanProcessor,
@@ -29,6 +29,8 @@ export interface TracingOptions {
   resource: Resource;
   /** `${otlpEndpoint}/v1/traces`. */
   otlpTracesUrl: string;
+  /** The exporter class, loaded only when an endpoint is configured (otlp-exporters.ts). */
+  Exporter: typeof OTLPTraceExporter;
   /** Share of new traces sampled, 0..1; a caller's sampled flag is honoured either way. */
   sampleRatio: number;
 }
@@ -38,7 +40,7 @@ export class Tracing {
   private readonly tracer;
 
   constructor(options: TracingOptions) {
-    const exporter = new OTLPTraceExporter({ url: options.otlpTracesUrl });
+    const exporter = new options.Exporter({ url: options.otlpTracesUrl });
     this.provider = new TracerProvider({
       resource: options.resource,
       // Follow the producer's decision when there is one, so a trace is kept or dropped whole.

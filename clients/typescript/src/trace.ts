@@ -24,8 +24,21 @@ import type * as OtelApi from '@opentelemetry/api';
 import type { Context, Link, Span, Tracer } from '@opentelemetry/api';
 import type { LeasedJob } from './jobs.ts';
 
-/** The OpenTelemetry API, or undefined when the application does not have it installed. */
-const otel = loadOptional<typeof OtelApi>('@opentelemetry/api');
+/**
+ * The OpenTelemetry API, or undefined when the application does not have it installed. Loaded on
+ * the first call that needs it, not when the SDK is imported: loading it costs ~100 ms of CPU, which
+ * a program that never enqueues or works (the `sepp` CLI's commands) need not pay.
+ */
+let otelModule: typeof OtelApi | undefined;
+let otelLoaded = false;
+
+function otelApi(): typeof OtelApi | undefined {
+  if (!otelLoaded) {
+    otelModule = loadOptional<typeof OtelApi>('@opentelemetry/api');
+    otelLoaded = true;
+  }
+  return otelModule;
+}
 
 function loadOptional<T>(name: string): T | undefined {
   try {
@@ -47,6 +60,7 @@ const none: TraceHeaders = { traceparent: '', tracestate: '' };
 
 /** The active context's `traceparent`/`tracestate`, or empty strings when no span is active or no propagator is registered. */
 export function activeTraceHeaders(): TraceHeaders {
+  const otel = otelApi();
   if (otel === undefined) return none;
   const active = otel.context.active();
   // Nothing to forward without an active span; this keeps the common case to one lookup.
@@ -81,6 +95,7 @@ function jobTracer(api: typeof OtelApi): Tracer | undefined {
  * registered (see the top of this file).
  */
 export function startJobSpan(job: LeasedJob): { span: Span; context: Context } | undefined {
+  const otel = otelApi();
   if (otel === undefined) return undefined;
   const tracer = jobTracer(otel);
   if (tracer === undefined) return undefined;
@@ -101,16 +116,17 @@ export function startJobSpan(job: LeasedJob): { span: Span; context: Context } |
 
 /** Runs `fn` with `ctx` (from startJobSpan) as the active context, so the handler's own spans become children. */
 export function runInContext<T>(ctx: Context, fn: () => T): T {
-  return otel === undefined ? fn() : otel.context.with(ctx, fn);
+  // The API is loaded: ctx came from startJobSpan.
+  return otelModule === undefined ? fn() : otelModule.context.with(ctx, fn);
 }
 
 /** Ends a job's span with the job's outcome. */
 export function endJobSpan(span: Span, error: unknown): void {
   // A span exists only when the API is loaded (startJobSpan).
-  if (error !== undefined && otel !== undefined) {
+  if (error !== undefined && otelModule !== undefined) {
     if (error instanceof Error) span.recordException(error);
     span.setStatus({
-      code: otel.SpanStatusCode.ERROR,
+      code: otelModule.SpanStatusCode.ERROR,
       message: error instanceof Error ? error.message : String(error),
     });
   }
