@@ -3,8 +3,8 @@
 // reporter, two processes at a time (three in the system tier; SEPP_TEST_CONCURRENCY), and ends with a summary:
 // the slowest files, the counts, and every file that failed, was cancelled or could not
 // run with the first line of why. The exit code is 0 exactly when that summary says
-// "passed". With --tier the files of the tier share up to SEPP_TEST_GROUPS (default 8;
-// 0 for none) processes (scripts/test-groups.mjs), but those that must run alone
+// "passed". With --tier the files of the tier share up to SEPP_TEST_GROUPS (default 4 in
+// the fast tier, 6 in the system tier; 0 for none) processes (scripts/test-groups.mjs), but those that must run alone
 // (scripts/test-tiers.mjs); otherwise each file runs in a process of its own.
 //
 // Usage: node scripts/run-tests.mjs [--tier fast|system]... [--checks] [substring filter...]
@@ -147,15 +147,22 @@ const checks = flags.checks
   : [];
 /**
  * With --tier each tier's files share a few processes: at most SEPP_TEST_GROUPS groups
- * (default 8; 0: none) per tier, of 10 files or more. The rest, and a run without --tier,
- * one each. Every file and group of every tier asked for is in one queue, longest first.
+ * per tier (0: none), of 10 files or more. The rest, and a run without --tier, one each.
+ * Every file and group of every tier asked for is in one queue, longest first.
+ * By default 4 groups of the fast tier and 6 of the system tier: each group's process loads
+ * tsx, the server and the SDK again (~3 s of CPU). In a quiet `npm test` (2026-12-06, one run
+ * each) 8 and 8 took 463 s of CPU and 4 min 42 s; 4 and 4 took 418 s but 4 min 35 s, its last
+ * system group (124 s) ending 41 s after the others: system groups stay smaller. 4 and 6:
+ * 394 s of CPU and 4 min 4 s, the slots emptying within 1 s of each other.
  */
-const maxGroups = Number(process.env.SEPP_TEST_GROUPS ?? '8');
+const defaultGroups = { fast: 4, system: 6 };
+const maxGroups =
+  process.env.SEPP_TEST_GROUPS === undefined ? undefined : Number(process.env.SEPP_TEST_GROUPS);
 const grouped =
   maxGroups !== 0 && tiersRun.length > 0 ? files.filter((f) => !Object.hasOwn(runsAlone, f)) : [];
 const groups = tiersRun.flatMap((tier) => {
   const tierFiles = grouped.filter((f) => tierOf(f) === tier);
-  const count = Math.min(Math.max(1, maxGroups || 8), Math.ceil(tierFiles.length / 10));
+  const count = Math.min(Math.max(1, maxGroups || defaultGroups[tier]), Math.ceil(tierFiles.length / 10));
   return partition(tierFiles, count, estimate).map((group, i, all) => ({
     group: {
       ...group,
