@@ -175,10 +175,15 @@ test("the drop-in's commands: restore only when needed, ready once serving, SIGT
     // KillMode=mixed: systemd signals the main process alone.
     main.kill('SIGTERM');
     await stopped;
-    // Litestream 0.3.13 exits 1 when its last sync on a stop wants to checkpoint: it uses
-    // a context it has already cancelled (fixed upstream after 0.3.13). The sync of the
-    // WAL to the replica still runs; the restore below checks that nothing is missing.
-    const knownCloseBug = /error closing db.*release read lock: context canceled/;
+    // Litestream 0.3.13 exits 1 after two known faults of its own at a stop: its last sync
+    // wants to checkpoint with a context it has already cancelled (fixed upstream after
+    // 0.3.13); or that sync meets the periodic one and both write the same WAL segment's
+    // temporary file, the loser finding it renamed away (`client write: stat ….wal.lz4.tmp:
+    // no such file or directory`, benbjohnson/litestream#503; seen 2026-12-06 on a quiet
+    // machine, the stop 1 s after the snapshot: at the next sync tick). The WAL still
+    // reaches the replica; the restore below checks that nothing is missing.
+    const knownCloseBug =
+      /error closing db.*(release read lock: context canceled|client write: stat .*\.wal\.lz4\.tmp: no such file or directory)/;
     assert.ok(main.exitCode === 0 || (main.exitCode === 1 && knownCloseBug.test(output())), output());
     assert.equal(output().match(/"server\.signal"/g)?.length, 1, 'sepp got one SIGTERM');
     assert.match(output(), /"server\.stopped"/);
