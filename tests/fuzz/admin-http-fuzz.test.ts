@@ -27,6 +27,7 @@ import { hashPassword } from '../../src/admin/password.ts';
 import { messageBytesMax } from '../../src/config/index.ts';
 import { password, testScrypt } from '../helpers/admin.ts';
 import { FuzzBudget } from '../helpers/fuzz-budget.ts';
+import { casesOfRoutes } from '../helpers/fuzz-routes.ts';
 import { type RawAnswer, sendExact, sendRaw } from '../helpers/http-raw.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -416,21 +417,7 @@ interface Case {
   body: Buffer | undefined;
 }
 
-/**
- * A case of each route, made once per route: the body generators build their fixed oversize
- * bodies (a thousand keys, 100,000 brackets) when made, which per case was most of this
- * loop's CPU. The cases drawn are the same.
- */
-const caseOfRoute = new Map<Route, fc.Arbitrary<Case>>();
-const fuzzCase: fc.Arbitrary<Case> = fc.integer({ min: 0, max: 10_000 }).chain((i) => {
-  const route = routes[i % routes.length] as Route;
-  let made = caseOfRoute.get(route);
-  if (made === undefined) {
-    made = caseOf(route);
-    caseOfRoute.set(route, made);
-  }
-  return made;
-});
+const fuzzCase: fc.Arbitrary<Case> = casesOfRoutes(() => routes, caseOf);
 
 function caseOf(route: Route): fc.Arbitrary<Case> {
   const path = fc
