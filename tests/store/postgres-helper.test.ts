@@ -5,7 +5,8 @@
  * across a kill -9 of the whole server, and leaves no process and no file behind.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
 import {
@@ -128,7 +129,7 @@ test('stop is a fast shutdown that leaves no process; restart comes back on the 
   await cluster.query('SELECT * FROM kept', [], db);
 });
 
-test('each cluster has a password of its own; close removes every file; a missing postgresql-15 is one line naming the package', async () => {
+test('each cluster has a password of its own; close removes every file, its shared memory too; a missing postgresql-15 is one line naming the package', async () => {
   const other = await startPostgres();
   const processes = other.processes();
   assert.ok(processes.length > 1);
@@ -140,7 +141,11 @@ test('each cluster has a password of its own; close removes every file; a missin
     crossed.connect(),
     (err: unknown) => err instanceof Error && 'code' in err && err.code === '28P01',
   );
+  // Its dynamic shared memory is in its data directory, removed with it: in /dev/shm the
+  // segments of a cluster stopped at once outlived it (postgresSettings says why).
+  const segments = readdirSync(join(other.dataDir, 'pg_dynshmem'));
   await other.close();
+  assert.notDeepEqual(segments, [], 'no dynamic shared memory in the data directory');
   assert.deepEqual(livingProcesses(processes), []);
   assert.equal(existsSync(other.dataDir), false);
   assert.equal(existsSync(other.passwordFile), false);
