@@ -1,8 +1,8 @@
 // esbuild plugin for build.mjs: keeps dependencies that read their own files by
 // `__dirname` working in the bundle and in the single executable.
 //
-// grpc-health-check (and parts of @grpc/grpc-js) load `.proto` files
-// from `${__dirname}/../../proto` at run time. Bundled, `__dirname` is the bundle's
+// Some dependencies (parts of @grpc/grpc-js; grpc-health-check, which the server no longer
+// imports: src/rpc/health.ts) load `.proto` files from `${__dirname}/../../proto` at run time. Bundled, `__dirname` is the bundle's
 // directory and the files are not there. This plugin starts every such module in
 // node_modules with `var __dirname = …packageDir(…)` (src/platform/package-files.ts decides
 // where that is at run time) and lists the data files of their packages, which build.mjs

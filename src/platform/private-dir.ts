@@ -71,7 +71,8 @@ export function removeStaleNativeDirs(base: string): void {
   }
 }
 
-function processAlive(pid: number): boolean {
+/** Whether process `pid` exists (ours or another user's). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

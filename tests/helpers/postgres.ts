@@ -43,6 +43,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { freePort } from '../../bench/lib/net.ts';
 import { cpuMicros, descendants, readStat } from '../../bench/lib/proc-stats.ts';
+import { processAlive } from '../../src/platform/private-dir.ts';
 import type { PostgresStoreOptions } from '../../src/store/postgres/postgres-store.ts';
 import { captureOutput, registerSecret } from './secret-log.ts';
 import { startsProcess } from './test-run.ts';
@@ -348,7 +349,7 @@ function template(binDir: string, user: OsUser, parentDir: string, env: NodeJS.P
   if (made === undefined) {
     for (const name of readdirSync(parentDir)) {
       const runner = Number(/^sepp-pg-template-(\d+)-/.exec(name)?.[1]);
-      if (Number.isInteger(runner) && runner !== process.ppid && !isRunning(runner)) {
+      if (Number.isInteger(runner) && runner !== process.ppid && !processAlive(runner)) {
         rmSync(join(parentDir, name), { recursive: true, force: true });
       }
     }
@@ -390,15 +391,6 @@ function binaryVersion(binDir: string): string {
     binaryVersions.set(binDir, version);
   }
   return version;
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** Free space /dev/shm must have to hold a run's clusters (a few at once, each up to ~1 GB of WAL). */

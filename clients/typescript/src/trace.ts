@@ -29,15 +29,11 @@ import type { LeasedJob } from './jobs.ts';
  * the first call that needs it, not when the SDK is imported: loading it costs ~100 ms of CPU, which
  * a program that never enqueues or works (the `sepp` CLI's commands) need not pay.
  */
-let otelModule: typeof OtelApi | undefined;
-let otelLoaded = false;
+let loaded: { api: typeof OtelApi | undefined } | undefined;
 
 function otelApi(): typeof OtelApi | undefined {
-  if (!otelLoaded) {
-    otelModule = loadOptional<typeof OtelApi>('@opentelemetry/api');
-    otelLoaded = true;
-  }
-  return otelModule;
+  loaded ??= { api: loadOptional<typeof OtelApi>('@opentelemetry/api') };
+  return loaded.api;
 }
 
 function loadOptional<T>(name: string): T | undefined {
@@ -117,16 +113,18 @@ export function startJobSpan(job: LeasedJob): { span: Span; context: Context } |
 /** Runs `fn` with `ctx` (from startJobSpan) as the active context, so the handler's own spans become children. */
 export function runInContext<T>(ctx: Context, fn: () => T): T {
   // The API is loaded: ctx came from startJobSpan.
-  return otelModule === undefined ? fn() : otelModule.context.with(ctx, fn);
+  const api = loaded?.api;
+  return api === undefined ? fn() : api.context.with(ctx, fn);
 }
 
 /** Ends a job's span with the job's outcome. */
 export function endJobSpan(span: Span, error: unknown): void {
   // A span exists only when the API is loaded (startJobSpan).
-  if (error !== undefined && otelModule !== undefined) {
+  const api = loaded?.api;
+  if (error !== undefined && api !== undefined) {
     if (error instanceof Error) span.recordException(error);
     span.setStatus({
-      code: otelModule.SpanStatusCode.ERROR,
+      code: api.SpanStatusCode.ERROR,
       message: error instanceof Error ? error.message : String(error),
     });
   }
