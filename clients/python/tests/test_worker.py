@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 from conftest import PRODUCER_KEY, ServerProcess, counts, eventually
@@ -229,48 +229,63 @@ def test_never_more_jobs_than_slots(client: sepp.Client, queue: str, transport: 
     assert peak <= 3 and leased_peak <= 3, (peak, leased_peak)
 
 
+@pytest.mark.parametrize("outcome", ["ack", "nack"])
+@pytest.mark.parametrize("call", ["extend", "progress"])
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_an_extend_answered_after_the_ack_is_no_lost_lease(client: sepp.Client, queue: str, transport: str) -> None:
-    """The lease timer can send an extend while the handler returns; when the ack reaches the
-    server first, the extend's answer is NOT_FOUND. The ack's own answer says how the job ended:
-    the late extend must not report a lost lease (it did under load: a `lease_lost` event and
-    warning after `completed`). Here the extend is held and answered between the ack and the
-    job's end, where the race put it."""
-    extend_asked = threading.Event()
-    held: list[tuple[sepp.LeaseRef, int, Future[int]]] = []
+def test_a_lease_call_answered_after_the_settlement_is_no_lost_lease(
+    client: sepp.Client, queue: str, transport: str, call: str, outcome: str
+) -> None:
+    """The lease timer can send an extend while the handler returns, and a handler can return
+    with a `job.progress()` report on its way (it does not wait); when the ack or nack reaches
+    the server first, that call's answer is NOT_FOUND. The settlement's own answer says how the
+    job ended: the late answer must not report a lost lease (an extend did under load: a
+    `lease_lost` event and warning after `completed`). Here the call is held and answered
+    between the settlement and the job's end, where the race puts it."""
+    asked = threading.Event()
+    held: list[tuple[tuple[Any, ...], Future[Any]]] = []
 
-    def slow(job: sepp.WorkerJob) -> None:
-        assert extend_asked.wait(30), "no extend within 30 s"
+    def handler(job: sepp.WorkerJob) -> None:
+        if call == "progress":
+            job.progress(50, data={"step": "last"})
+        assert asked.wait(30), f"no {call} within 30 s"
+        if outcome == "nack":
+            raise RuntimeError("boom")
 
     events = Events()
-    worker = client.worker([queue], transport=transport, lease_ms=600, handlers={"t": slow}, on_event=events)
-    transport_of = worker._transport  # noqa: SLF001 - the race needs the extend's answer held
-    real_extend, real_ack = transport_of.extend, transport_of.ack
+    worker = client.worker([queue], transport=transport, lease_ms=600, handlers={"t": handler}, on_event=events)
+    transport_of = worker._transport  # noqa: SLF001 - the race needs the call's answer held
+    real_call: Callable[..., Future[Any]] = getattr(transport_of, call)
+    real_settle: Callable[..., Any] = getattr(transport_of, outcome)
 
-    def extend(lease: sepp.LeaseRef, lease_ms: int) -> Future[int]:
+    def hold(*args: Any) -> Future[Any]:
         if held:
-            return real_extend(lease, lease_ms)
-        answer: Future[int] = Future()
-        held.append((lease, lease_ms, answer))
-        extend_asked.set()
+            return real_call(*args)
+        answer: Future[Any] = Future()
+        held.append((args, answer))
+        asked.set()
         return answer
 
-    def ack(lease: sepp.LeaseRef, *args: Any) -> Any:
-        acked = real_ack(lease, *args)
-        lease_, lease_ms, answer = held[0]
+    def settle(*args: Any) -> Any:
+        settled = real_settle(*args)
+        args_, answer = held[0]
         try:
-            answer.set_result(real_extend(lease_, lease_ms).result(30))
+            answer.set_result(real_call(*args_).result(30))
         except BaseException as error:  # noqa: BLE001 - NOT_FOUND: the job is gone
             answer.set_exception(error)
-        return acked
+        return settled
 
-    setattr(transport_of, "extend", extend)  # noqa: B010 - replaced on this one object
-    setattr(transport_of, "ack", ack)  # noqa: B010
-    client.enqueue(queue, "t")
+    setattr(transport_of, call, hold)  # noqa: B010 - replaced on this one object
+    setattr(transport_of, outcome, settle)  # noqa: B010
+    client.enqueue(queue, "t", max_attempts=1)
     worker.start()
     try:
-        events.wait("completed")
+        ended = events.wait("completed" if outcome == "ack" else "failed")
     finally:
         worker.close()
-    assert held and held[0][2].exception() is not None, "the held extend was answered after the ack: NOT_FOUND"
-    assert not events.of("lease_lost") and not events.of("failed")
+    error = held and held[0][1].exception()
+    assert isinstance(error, sepp.LeaseLostError) and error.code == "not_found", \
+        f"the held {call} was answered after the {outcome}: NOT_FOUND ({error!r})"
+    assert not events.of("lease_lost") and not events.of("cancelled") and not events.of("error"), \
+        [e.kind for e in events.all]
+    assert ended[0].job is not None and not ended[0].job.cancelled.is_set()
+    assert len(events.of("completed")) + len(events.of("failed")) == 1

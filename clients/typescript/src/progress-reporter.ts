@@ -5,9 +5,9 @@
  * replaces an earlier one), so a tight loop costs one report per round trip.
  *
  * States: idle → sending (one report in flight; later ones merge into
- * `pending`) → idle; any → closed (the job was settled or abandoned:
- * pending reports are dropped, and a report that fails after this is not an
- * error, since an ack may overtake it).
+ * `pending`) → idle; any → closed (the handler returned: pending reports are
+ * dropped; one already on its way is still answered, and its failure goes to
+ * `onError` like any other — an ack may overtake it, which the Worker knows).
  */
 import type { ProgressFields } from './work-transport.ts';
 
@@ -20,7 +20,7 @@ export class ProgressReporter {
 
   constructor(
     private readonly send: (fields: ProgressFields) => Promise<void>,
-    /** A report failed while the job was running (never called once closed). */
+    /** A report failed (the Worker tells a late answer, after the job's settlement, from a lost lease). */
     private readonly onError: (error: unknown) => void,
   ) {}
 
@@ -57,9 +57,7 @@ export class ProgressReporter {
     this.pendingWaiters = [];
     this.sending = true;
     this.send(fields)
-      .catch((error: unknown) => {
-        if (!this.closed) this.onError(error);
-      })
+      .catch(this.onError)
       .finally(() => {
         this.sending = false;
         for (const wake of waiters) wake();

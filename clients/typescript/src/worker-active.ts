@@ -43,7 +43,7 @@ export interface Active {
   progress: ProgressReporter | undefined;
   /** The handler has returned or thrown: progress reports are no longer sent. */
   handlerDone: boolean;
-  /** Its ack or nack is sent: that answer says whether the lease was still ours, not an extend's. */
+  /** Its ack or nack is sent: that answer says whether the lease was still ours, not a late extend's or progress report's. */
   settling: boolean;
 }
 

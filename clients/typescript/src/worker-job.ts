@@ -76,7 +76,9 @@ export class WorkerJob<T = unknown> extends LeasedJob {
    * merged into the next. The promise resolves once the report is stored
    * (or dropped because the job ended) and never rejects: a lost lease
    * aborts `signal` as usual, other failures go to the Worker's `error`
-   * event. A percentage outside 0–100, or a document with no JSON form,
+   * event. A report still on its way when the handler returns, answered
+   * NOT_FOUND because the job's ack or nack reached the server first, is no
+   * lost lease. A percentage outside 0–100, or a document with no JSON form,
    * throws a TypeError at once.
    */
   progress(percent: number, data?: unknown): Promise<void>;

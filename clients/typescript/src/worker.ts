@@ -363,7 +363,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
     active.progress ??= new ProgressReporter(
       (report) => active.lane.transport.progress(active.job, report),
-      (error) => this.settlementFailed(active, toSeppError(error, true)),
+      (error) => this.leaseCallFailed(active, error),
     );
     return active.progress.report(fields);
   };
@@ -411,13 +411,20 @@ export class Worker extends EventEmitter<WorkerEvents> {
       },
       (error: unknown) => {
         active.extending = false;
-        const e = toSeppError(error, true);
-        // An extend that reached the server after our own ack or nack (NOT_FOUND): the settlement's answer decides.
-        if (active.settling && (e instanceof LeaseLostError || e instanceof JobCancelledError)) return;
         // Anything but a lost or cancelled lease is retried at the next period: a lease gets two tries.
-        this.settlementFailed(active, e);
+        this.leaseCallFailed(active, error);
       },
     );
+  }
+
+  /**
+   * An extend or progress report refused. One that reached the server after our own
+   * ack or nack is answered NOT_FOUND (or job_cancelled): the settlement's answer decides.
+   */
+  private leaseCallFailed(active: Active, error: unknown): void {
+    const e = toSeppError(error, true);
+    if (active.settling && (e instanceof LeaseLostError || e instanceof JobCancelledError)) return;
+    this.settlementFailed(active, e);
   }
 
   private lose(active: Active, error: LeaseLostError): void {

@@ -1,9 +1,9 @@
 """One running job's progress reports. A handler may report as often as it likes:
 at most one report is on its way at a time, and reports made meanwhile are merged
 into the next one (a later percentage or document replaces an earlier one), so a
-tight loop costs one report per round trip. Once the job is settled (`close()`),
-nothing more is sent and a report that fails is no longer an error: an ack may
-overtake it."""
+tight loop costs one report per round trip. Once the handler returned (`close()`),
+nothing more is sent; a report already on its way is still answered, and its failure
+goes to `on_error` like any other (an ack may overtake it, which the Worker knows)."""
 from __future__ import annotations
 
 import threading
@@ -58,7 +58,6 @@ class ProgressReporter:
         error = done.exception()
         with self._lock:
             self._sending = False
-            closed = self._closed
-        if error is not None and not closed:
+        if error is not None:
             self._on_error(error)
         self._pump()

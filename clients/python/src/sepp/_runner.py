@@ -46,7 +46,8 @@ class Active:
     abandoned: bool = False
     """Given up at shutdown: whatever the handler does later is not settled."""
     settling: bool = False
-    """Its ack or nack is sent: that answer says whether the lease was still ours, not an extend's."""
+    """Its ack or nack is sent: that answer says whether the lease was still ours, not a late extend's
+    or progress report's."""
     slot_freed: bool = False
     progress: ProgressReporter | None = None
     """Made on the job's first progress report."""
@@ -116,20 +117,25 @@ class JobRunner:
                 if self._worker.is_active(active):
                     self._worker.emit(WorkerEvent("extended", active.job, lease_deadline_ms=settled.result()))
                 return
-            e = to_sepp_error(error, lease_call=True)
-            if active.settling and isinstance(e, (LeaseLostError, JobCancelledError)):
-                return  # An extend answered after our own ack or nack reached the server (NOT_FOUND).
-            # Anything else is retried at the next period: a lease gets two tries before it ends.
-            if isinstance(e, LeaseLostError):
-                self.lose(active, e)
-            elif isinstance(e, JobCancelledError):
-                self.mark_cancelled(active, e)
-            else:
-                self._worker.log.warning("sepp worker %s: extending the lease of job %s failed: %s",
-                                         self._worker.worker_id, active.job.id, e.message)
-                self._worker.emit(WorkerEvent("error", active.job, e))
+            # Anything but a lost or cancelled lease is retried at the next period: a lease gets two tries.
+            self._lease_call_failed(active, error, "extending the lease of")
 
         future.add_done_callback(done)
+
+    def _lease_call_failed(self, active: Active, error: BaseException, doing: str) -> None:
+        """An extend or progress report refused. One that reached the server after our own ack
+        or nack is answered NOT_FOUND (or job_cancelled): the settlement's answer decides."""
+        e = to_sepp_error(error, lease_call=True)
+        if active.settling and isinstance(e, (LeaseLostError, JobCancelledError)):
+            return
+        if isinstance(e, LeaseLostError):
+            self.lose(active, e)
+        elif isinstance(e, JobCancelledError):
+            self.mark_cancelled(active, e)
+        else:
+            self._worker.log.warning("sepp worker %s: %s job %s failed: %s", self._worker.worker_id, doing,
+                                     active.job.id, e.message)
+            self._worker.emit(WorkerEvent("error", active.job, e))
 
     def lose(self, active: Active, error: LeaseLostError) -> None:
         if active.lost or not self._worker.is_active(active):
@@ -256,23 +262,11 @@ class JobRunner:
             if active.progress is None:
                 active.progress = ProgressReporter(
                     lambda f: self._transport.progress(active.job, f),
-                    lambda error: self._progress_failed(active, error),
+                    lambda error: self._lease_call_failed(active, error, "reporting progress of"),
                 )
             active.progress.report(fields)
 
         active.job._report = report
-
-    def _progress_failed(self, active: Active, error: BaseException) -> None:
-        e = to_sepp_error(error, lease_call=True)
-        if isinstance(e, LeaseLostError):
-            self.lose(active, e)
-            return
-        if isinstance(e, JobCancelledError):
-            self.mark_cancelled(active, e)
-            return
-        self._worker.log.warning("sepp worker %s: reporting progress of job %s failed: %s",
-                                 self._worker.worker_id, active.job.id, e.message)
-        self._worker.emit(WorkerEvent("error", active.job, e))
 
     def _nack_request(self, active: Active, error: BaseException) -> work_pb2.NackRequest:
         job = active.job

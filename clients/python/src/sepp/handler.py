@@ -47,8 +47,10 @@ class WorkerJob(LeasedJob):
 
         It does not wait: reports made while one is on its way are merged into the next, so
         call it as often as you like. A lost lease sets `cancelled` as usual; other failures
-        are logged and reported as `error` events. Raises ValueError at once for a percentage
-        outside 0–100 or a document with no JSON form."""
+        are logged and reported as `error` events. A report still on its way when the handler
+        returns, answered NOT_FOUND because the job's ack or nack reached the server first, is
+        no lost lease. Raises ValueError at once for a percentage outside 0–100 or a document
+        with no JSON form."""
         fields = progress_fields(percent, data, data is not UNSET)
         if self._report is not None:
             self._report(fields)
