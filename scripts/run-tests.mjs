@@ -478,9 +478,13 @@ await Promise.all(
     for (let job = next(); job !== undefined; job = next()) {
       const index = startedJobs++;
       const startMs = performance.now() - started;
+      // Only a job that found its build or pack unfinished waited: under heavy load the
+      // runner can be descheduled between two readings of the clock for 50 ms and more,
+      // which is no wait for a build (the slots line would say so).
+      const waited = blocked(job);
       if (waitsForBuild(job)) await built;
       if (waitsForPack(job)) await packed;
-      const buildWaitMs = performance.now() - started - startMs;
+      const buildWaitMs = waited ? performance.now() - started - startMs : 0;
       const {
         output,
         heading,

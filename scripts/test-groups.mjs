@@ -13,23 +13,30 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 /**
- * `files` in `count` groups of about equal estimated time: longest first, each onto the
- * group with the least so far. A group lists its files in path order.
+ * `files` in `count` groups of decreasing estimated time, longest files first, each onto the
+ * group least full for its share; a group lists its files in path order. Group i of n gets
+ * the share n + 3 - i (4 groups: 7:6:5:4; 6: 9:8:7:6:5:4), not equal ones: the runner
+ * starts the longest job first, so the first and largest groups take the slots while the run
+ * waits for its build, and the queue ends with the smaller ones, which fill the slots that
+ * empty first instead of one group of the same size as the rest running on alone. A
+ * simulation of the run's schedule on a quiet run's durations, with each file's time off by
+ * up to 25 % (300 draws; /work/wt/status-cold-32.md), put the tail (the last slot emptying
+ * after the others) at 2 s instead of 26 s and the end 16 s earlier.
  * @param {readonly string[]} files
  * @param {number} count
  * @param {(file: string) => number} estimateMs
  */
 export function partition(files, count, estimateMs) {
-  const groups = Array.from({ length: Math.max(1, Math.min(count, files.length)) }, () => ({
-    files: [],
-    estimateMs: 0,
-  }));
+  const n = Math.max(1, Math.min(count, files.length));
+  const groups = Array.from({ length: n }, (_, i) => ({ files: [], estimateMs: 0, share: n + 3 - i }));
   for (const file of [...files].sort((a, b) => estimateMs(b) - estimateMs(a))) {
-    const lightest = groups.reduce((a, b) => (b.estimateMs < a.estimateMs ? b : a));
+    const lightest = groups.reduce((a, b) => (b.estimateMs / b.share < a.estimateMs / a.share ? b : a));
     lightest.files.push(file);
     lightest.estimateMs += estimateMs(file);
   }
-  return groups.filter((g) => g.files.length > 0).map((g) => ({ ...g, files: g.files.sort() }));
+  return groups
+    .filter((g) => g.files.length > 0)
+    .map((g) => ({ files: g.files.sort(), estimateMs: g.estimateMs }));
 }
 
 /**

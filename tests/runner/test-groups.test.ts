@@ -1,6 +1,6 @@
 /**
- * scripts/test-groups.mjs, in-process: the fast tier's files are split into groups of
- * about equal time, and a group's events are cut into each file's (its tests, its
+ * scripts/test-groups.mjs, in-process: a tier's files are split into groups of
+ * decreasing time (shares n + 3 - i), and a group's events are cut into each file's (its tests, its
  * suite's duration, the CPU since the file before it ended); what follows the last
  * file that ended belongs to the file the process did not finish.
  */
@@ -8,13 +8,23 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { partition, splitGroupEvents } from '../../scripts/test-groups.mjs';
 
-test('groups of about equal estimated time, longest files first, each group in path order', () => {
+test('groups of decreasing estimated time, longest files first, each group in path order', () => {
   const ms: Record<string, number> = { 'a.ts': 9, 'b.ts': 5, 'c.ts': 4, 'd.ts': 3, 'e.ts': 1 };
   const groups = partition(Object.keys(ms), 2, (f) => ms[f] ?? 0);
   assert.deepEqual(groups, [
     { files: ['a.ts', 'd.ts'], estimateMs: 12 },
     { files: ['b.ts', 'c.ts', 'e.ts'], estimateMs: 10 },
   ]);
+  // Shares 5:4 of two groups, 6:5:4 of three: the last groups are the smaller ones.
+  const ones = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'].map((name) => `${name}.ts`);
+  assert.deepEqual(
+    partition(ones, 2, () => 1).map((g) => g.estimateMs),
+    [5, 4],
+  );
+  assert.deepEqual(
+    partition([...ones, 'j.ts', 'k.ts', 'l.ts', 'm.ts', 'n.ts', 'o.ts'], 3, () => 1).map((g) => g.estimateMs),
+    [6, 5, 4],
+  );
   // Never an empty group, never more groups than files.
   assert.deepEqual(
     partition(['x.ts'], 8, () => 1),
