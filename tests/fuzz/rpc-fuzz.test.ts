@@ -2,7 +2,8 @@
  * Fuzzes every unary RPC with random bytes and with mutated valid messages
  * (huge and negative numbers, empty and over-long strings, invalid UTF-8,
  * deep maps), and every string, list and map field of every request made
- * oversize in turn (a 256 KiB name, a thousand entries). Promises: no crash,
+ * oversize in turn (a 64 KiB name, 256 KiB in
+ * `npm run test:long`; a thousand entries). Promises: no crash,
  * no hang (every call answers within its deadline), every answer a
  * documented status with a message of at most 1 KiB, and nothing stored from
  * a rejected request. SEPP_FUZZ_RUNS sets the number of cases
@@ -277,9 +278,9 @@ test(`${runs} mutated valid messages: limits hold, rejections are typed, counter
 });
 
 test('every string, list and map field of every unary request, oversize: each call answers, every message at most 1 KiB', async () => {
-  const { checkOversizeAnswers, oversizeCases } = await import('../helpers/oversize.ts');
+  const { checkOversizeAnswers, fuzzStringLength, oversizeCases } = await import('../helpers/oversize.ts');
   const cases = ['q', 'typed'].flatMap((queue) =>
-    oversizeCases({ stringLength: 256 * 1024, listItems: 1000, queue }).filter(
+    oversizeCases({ stringLength: fuzzStringLength, listItems: 1000, queue }).filter(
       (c) => !c.requestStream && c.method !== 'Events',
     ),
   );

@@ -50,6 +50,16 @@ export interface OversizeOptions {
   strings?: readonly { label: string; value: string }[];
 }
 
+/**
+ * The long string of the fuzzers' oversize cases (rpc-fuzz, stream-fuzz): 64 KiB, four times
+ * the largest default bound on text (limits.max_metadata_bytes, 16 KiB), so every case is
+ * refused or answered as a 256 KiB string was: each of the 844 unary and 142 stream cases got
+ * the same status and message at both lengths (2026-12-06), for half the CPU, which grows
+ * with every byte sent, walked and checked. SEPP_FUZZ_OVERSIZE_BYTES sets it; `npm run
+ * test:long` sends 256 KiB.
+ */
+export const fuzzStringLength = Number(process.env.SEPP_FUZZ_OVERSIZE_BYTES ?? 64 * 1024);
+
 const registry = createFileRegistry(
   fromBinary(FileDescriptorSetSchema, Buffer.from(descriptorSetBase64, 'base64')),
 );
