@@ -223,7 +223,9 @@ def test_never_more_jobs_than_slots(client: sepp.Client, queue: str, transport: 
     client.enqueue_batch([sepp.JobSpec(queue, "w", json=i) for i in range(60)])
     worker, events = start(client, queue, transport, concurrency=3, handlers={"w": work})
     try:
-        events.wait("completed", 60)
+        # A hang guard, not a time limit: at load 30 the 60 jobs (a list_queues call each) took
+        # over the default 30 s.
+        events.wait("completed", 60, timeout_s=120)
     finally:
         worker.close()
     assert peak <= 3 and leased_peak <= 3, (peak, leased_peak)
