@@ -1,5 +1,5 @@
 /**
- * The admin UI in a real headless Chromium (Debian's /usr/bin/chromium, driven by
+ * The admin UI in a real headless Chromium (Debian's chromium-headless-shell, driven by
  * playwright-core; never a downloaded browser) against a real HTTP server on port 0
  * over a real engine: log in, watch the dashboard follow new jobs, open a job,
  * requeue a dead job, pause a queue, read the audit entries. With SEPP_SCREENSHOTS=1
