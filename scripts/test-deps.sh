@@ -21,8 +21,9 @@ command -v jq >/dev/null 2>&1 || want jq
 # verify the unit, and check readiness under Type=notify through systemd-notify.
 command -v strace >/dev/null 2>&1 || want strace
 command -v systemd-notify >/dev/null 2>&1 && command -v systemd-analyze >/dev/null 2>&1 || want systemd
-# The admin UI's browser tests drive Debian's Chromium (never a downloaded browser).
-[ -x /usr/bin/chromium ] || want chromium
+# The admin UI's browser tests drive Debian's headless Chromium (never a downloaded browser;
+# tests/helpers/browser.ts).
+[ -x /usr/bin/chromium-headless-shell ] || want chromium-headless-shell
 # The PostgreSQL store's tests start a throwaway server of their own.
 [ -x /usr/lib/postgresql/15/bin/postgres ] || want postgresql-15
 # The Python client (clients/python) is built, installed into a venv, tested and

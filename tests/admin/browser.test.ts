@@ -1,5 +1,5 @@
 /**
- * The admin UI in a real headless Chromium (Debian's /usr/bin/chromium, driven by
+ * The admin UI in a real headless Chromium (Debian's chromium-headless-shell, driven by
  * playwright-core; never a downloaded browser) against a real HTTP server on port 0
  * over a real engine: log in, watch the dashboard follow new jobs, open a job,
  * requeue a dead job, pause a queue, read the audit entries. With SEPP_SCREENSHOTS=1
@@ -137,8 +137,15 @@ test('an operator logs in, follows the dashboard, fixes jobs and reads the audit
   );
   await page.clock.resume();
 
-  // A worker takes three jobs; one fails for good, one is retried later, one stays leased.
-  const leased = await engine.reserve({ queues: ['emails'], maxJobs: 3, workerId: 'worker-7' });
+  // A worker takes three jobs; one fails for good, one is retried later, one stays leased until
+  // the phone tour below. 10 min, not the default 30 s: at load 65 with SEPP_SCREENSHOTS=1 the
+  // steps between took longer, the lease ended, and the job was ready again (its nack failed).
+  const leased = await engine.reserve({
+    queues: ['emails'],
+    maxJobs: 3,
+    workerId: 'worker-7',
+    leaseMs: 600_000,
+  });
   await engine.nack({
     jobId: leased[0]!.id,
     attempt: 1,

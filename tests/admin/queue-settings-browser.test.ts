@@ -1,6 +1,6 @@
 /**
  * The queue settings page in a real headless Chromium (Debian's
- * /usr/bin/chromium via playwright-core) against a real server: each value
+ * chromium-headless-shell via playwright-core) against a real server: each value
  * says what it does where the number does not — a 0 that means "no limit" or
  * "not kept", a rate limit's burst that is derived from the rate (not a
  * built-in default), durations in human units beside the exact milliseconds;

@@ -1,5 +1,5 @@
 /**
- * The Schedules page in a real headless Chromium (Debian's /usr/bin/chromium via
+ * The Schedules page in a real headless Chromium (Debian's chromium-headless-shell via
  * playwright-core) against a real server: an operator sees each schedule's next
  * run and last outcome, pauses, resumes and triggers one, opens a schedule's
  * page; the server audits each action. Photographed at desktop and phone sizes
