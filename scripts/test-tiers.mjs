@@ -16,7 +16,8 @@ export const tiers = ['fast', 'system'];
 /**
  * What each system-tier file starts; `bundle` when it runs `sepp` (the run's one bundle),
  * `executable` when it runs the single executable (the run's one build of it), `sdk package`
- * when it reads the SDK's npm pack tarball (the run's one pack of it).
+ * when it reads the SDK's npm pack tarball (the run's one pack of it); two of them, `executable,
+ * sdk package: …`.
  * `sepp` commands run in-process unless their test needs a process (tests/helpers/cli.ts
  * says which), and every one runs from the bundle with SEPP_TEST_CLI=process.
  */
@@ -51,7 +52,8 @@ export const systemTier = {
   'tests/client/cli-paging.test.ts': 'bundle: sepp commands',
   'tests/client/cli-workflows.test.ts': 'bundle: sepp commands',
   'tests/client/cli.test.ts': 'bundle: sepp commands',
-  'tests/client/examples.test.ts': 'executable: the single executable, npm pack and npm install, node',
+  'tests/client/examples.test.ts':
+    'executable, sdk package: the single executable, npm install of the tarball, node',
   'tests/client/flow-control-docs.test.ts': 'bundle: sepp commands',
   'tests/client/reference-docs.test.ts':
     'sdk package: tsc, the reference as a program under tsx, the tarball of npm pack',
@@ -152,17 +154,23 @@ export function startsChromium(file) {
   return systemTier[file]?.startsWith('Chromium') ?? false;
 }
 
+/** What the run makes once for the file: its entry's words before a colon, `executable, sdk package: …`. */
+function buildsOf(file) {
+  const [head, ...rest] = systemTier[file]?.split(':') ?? [];
+  return rest.length === 0 ? [] : (head ?? '').split(', ');
+}
+
 /** True when the file runs `sepp` itself, so the run bundles it once. */
 export function needsBundle(file) {
-  return systemTier[file]?.startsWith('bundle:') ?? false;
+  return buildsOf(file).includes('bundle');
 }
 
 /** True when the file reads the SDK's `npm pack` tarball, so the run packs it once. */
 export function needsSdkPackage(file) {
-  return systemTier[file]?.startsWith('sdk package:') ?? false;
+  return buildsOf(file).includes('sdk package');
 }
 
 /** True when the file runs the single executable, so the run builds it once. */
 export function needsExecutable(file) {
-  return systemTier[file]?.startsWith('executable:') ?? false;
+  return buildsOf(file).includes('executable');
 }
