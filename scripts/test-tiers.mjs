@@ -106,13 +106,13 @@ export const systemTier = {
   'tests/runner/test-deps.test.ts': 'scripts/test-deps.sh in a shell, as nobody too',
   'tests/store/conformance/postgres.test.ts': 'a PostgreSQL cluster (postgresql-15)',
   'tests/store/conformance/postgres-model.test.ts':
-    'a PostgreSQL cluster, and a model-based loop of 30 random runs of 20 steps (SEPP_MODEL_RUNS)',
+    'a PostgreSQL cluster, and a model-based loop of 15 random runs of 20 steps (SEPP_MODEL_RUNS)',
   'tests/store/conformance/sqlite-model.test.ts':
     'a model-based loop: 300 random runs of 20 steps (SEPP_MODEL_RUNS)',
   'tests/engine/workflows-model.test.ts':
     'a model-based loop of 400 random workflow steps (SEPP_WORKFLOW_MODEL_STEPS)',
   'tests/engine/workflows-model-postgres.test.ts':
-    'a PostgreSQL cluster, and a model-based loop of 300 random workflow steps (SEPP_WORKFLOW_MODEL_STEPS)',
+    'a PostgreSQL cluster, and a model-based loop of 150 random workflow steps (SEPP_WORKFLOW_MODEL_STEPS)',
   'tests/store/data-dir-lock.test.ts': 'bundle: server processes',
   'tests/store/postgres-enqueue-function.test.ts':
     'a PostgreSQL cluster (postgresql-15), python3 with psycopg2',

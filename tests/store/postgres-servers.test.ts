@@ -613,6 +613,18 @@ test('kill -9 of PostgreSQL: the servers answer UNAVAILABLE, recover once it is 
   assert.deepEqual(await mismatches('crash'), []);
 });
 
+/**
+ * Rounds of the fan-in and batch race below: each races the last two ends of 20 fan-ins and
+ * 20 batches across the two servers at once (40 pairs of transactions meeting), so 3 rounds
+ * are 120 such races; more rounds make the same races again (6 cost ~2 s more CPU, the
+ * PostgreSQL server's included). `npm run test:long` runs SEPP_PG_SERVERS_WORKFLOW_ROUNDS=6.
+ */
+const workflowRounds = Number(process.env.SEPP_PG_SERVERS_WORKFLOW_ROUNDS ?? 3);
+assert.ok(
+  Number.isInteger(workflowRounds) && workflowRounds >= 1,
+  `SEPP_PG_SERVERS_WORKFLOW_ROUNDS=${process.env.SEPP_PG_SERVERS_WORKFLOW_ROUNDS}: a whole number of rounds`,
+);
+
 /** One server's store on `schema`, for an engine in this process. */
 const pgStore = (schema: string) => new PostgresStore(cluster.storeOptions(database, schema));
 
@@ -653,7 +665,7 @@ test('workflows on two servers: the last two ends of fan-ins and batches raced, 
   }
   const children: string[] = [];
   const batches: string[] = [];
-  const rounds = 6;
+  const rounds = workflowRounds;
   const perRound = 20;
   try {
     for (let round = 0; round < rounds; round++) {
