@@ -14,8 +14,14 @@
  * `--runs` (3), the systems interleaved and their order alternating from run to run.
  *
  *   npx tsx bench/w5-flows.ts [--runs 3] [--flows 1000] [--children 20] [--wide 10000]
- *                             [--only collector,root-collector,wide] [--no-bullmq]
+ *                             [--only collector,root-collector,wide,plain] [--no-bullmq] [--prefill]
  *                             [--against main] [--profile DIR] [--store sqlite|postgres]
+ *
+ * `plain` (not run unless named in --only) is the control: the same jobs, `--flows` batches
+ * of `--children` + 1, without edges (enqueueBatch, the same Worker), ended when every job
+ * is acked; its figure is server CPU per job. --prefill enqueues everything before the
+ * Worker starts (the W1 pattern of bench/cpu-per-job.ts), so the CPU "until the producers
+ * were done" that each run prints is the enqueue's alone.
  *
  * --only runs some shapes; --no-bullmq leaves BullMQ out. --against REF (a git ref or a
  * checkout) adds that server's runs, interleaved (bench/lib/trees.ts). --profile DIR writes
