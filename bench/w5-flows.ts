@@ -14,8 +14,14 @@
  * `--runs` (3), the systems interleaved and their order alternating from run to run.
  *
  *   npx tsx bench/w5-flows.ts [--runs 3] [--flows 1000] [--children 20] [--wide 10000]
- *                             [--only collector,root-collector,wide] [--no-bullmq]
+ *                             [--only collector,root-collector,wide,plain] [--no-bullmq] [--prefill]
  *                             [--against main] [--profile DIR] [--store sqlite|postgres]
+ *
+ * `plain` (not run unless named in --only) is the control: the same jobs, `--flows` batches
+ * of `--children` + 1, without edges (enqueueBatch, the same Worker), ended when every job
+ * is acked; its figure is server CPU per job. --prefill enqueues everything before the
+ * Worker starts (the W1 pattern of bench/cpu-per-job.ts), so the CPU "until the producers
+ * were done" that each run prints is the enqueue's alone.
  *
  * --only runs some shapes; --no-bullmq leaves BullMQ out. --against REF (a git ref or a
  * checkout) adds that server's runs, interleaved (bench/lib/trees.ts). --profile DIR writes
@@ -50,6 +56,7 @@ const { values: args } = parseArgs({
     concurrency: { type: 'string', default: '50' },
     only: { type: 'string' },
     'no-bullmq': { type: 'boolean', default: false },
+    prefill: { type: 'boolean', default: false },
     against: { type: 'string' },
     profile: { type: 'string' },
     store: { type: 'string', default: 'sqlite' },
@@ -76,12 +83,14 @@ const storeToml = () =>
     ? ''
     : `[store]\nkind = "postgres"\nurl = "${postgres.cluster.urlWithoutPassword(postgres.database)}"\npassword_file = "${postgres.cluster.passwordFile}"\nschema = "w5_${++schemas}"\n`;
 
-type Shape = 'collector' | 'root-collector' | 'wide';
+type Shape = 'collector' | 'root-collector' | 'wide' | 'plain';
 interface Figure {
   jobs: number;
   edges: number;
   seconds: number;
   serverCpuUs: number;
+  /** The server's CPU until the producers were done (sepp only): the worker ran meanwhile, unless --prefill. */
+  enqueueCpuUs?: number;
   /** This process's CPU (producers and worker: the clients of either system). */
   clientCpuUs: number;
   /** sepp's group commits (each one fsync) in the phase; undefined for BullMQ. */
@@ -89,15 +98,16 @@ interface Figure {
 }
 
 /** The shape's flows: how many, of how many children, with a root before them or not. */
-function shapeOf(shape: Shape): { count: number; width: number; root: boolean } {
-  if (shape === 'wide') return { count: 1, width: wide, root: false };
-  return { count: flows, width: children, root: shape === 'root-collector' };
+function shapeOf(shape: Shape): { count: number; width: number; root: boolean; plain: boolean } {
+  const plain = shape === 'plain';
+  if (shape === 'wide') return { count: 1, width: wide, root: false, plain };
+  return { count: flows, width: children, root: shape === 'root-collector', plain };
 }
 
 const countJobs = (s: { count: number; width: number; root: boolean }) =>
   s.count * (s.width + 1 + (s.root ? 1 : 0));
-const countEdges = (s: { count: number; width: number; root: boolean }) =>
-  s.count * s.width * (s.root ? 2 : 1);
+const countEdges = (s: { count: number; width: number; root: boolean; plain: boolean }) =>
+  s.plain ? 0 : s.count * s.width * (s.root ? 2 : 1);
 
 /** `producers` callers take flow numbers from one counter until `count` are enqueued. */
 async function produce(count: number, enqueue: (i: number) => Promise<void>): Promise<void> {
@@ -128,24 +138,42 @@ async function runSepp(
     const finished = new Promise<void>((resolve) => {
       done = resolve;
     });
-    const worker = client.worker({
-      queues: ['w5'],
-      concurrency,
-      handlers: {
-        root: () => {},
-        child: () => {},
-        collector: () => {},
-      },
-    });
-    worker.on('completed', (job) => {
-      if (job.type === 'collector' && ++collected === s.count) done();
-    });
-    worker.on('error', (e) => console.error('sepp worker:', e.message));
+    const jobs = countJobs(s);
+    let completed = 0;
+    // The flows end when every collector is acked; the plain control (no dependencies) when every job is.
+    const startWorker = () => {
+      const worker = client.worker({
+        queues: ['w5'],
+        concurrency,
+        handlers: {
+          root: () => {},
+          child: () => {},
+          collector: () => {},
+        },
+      });
+      worker.on('completed', (job) => {
+        if (s.plain ? ++completed === jobs : job.type === 'collector' && ++collected === s.count) done();
+      });
+      worker.on('error', (e) => console.error('sepp worker:', e.message));
+      return worker;
+    };
+    // --prefill enqueues everything first and then drains (bench/cpu-per-job.ts's W1 pattern).
+    let worker = args.prefill ? undefined : startWorker();
     const before = await server.stats();
     if (profile !== undefined) await server.profileStart();
     const client0 = process.cpuUsage();
     const startedMs = performance.now();
     await produce(s.count, async () => {
+      if (s.plain) {
+        // The control: the same jobs (20 children and a collector per "flow") in one plain batch, no edges.
+        const batch = Array.from({ length: s.width + 1 }, (_, i) => ({
+          queue: 'w5',
+          type: i < s.width ? 'child' : 'collector',
+          payload: Buffer.alloc(0),
+        }));
+        await client.enqueueBatch(batch, { deadlineMs: 300_000 });
+        return;
+      }
       const flow = new Flow();
       if (s.root) flow.add('root', { queue: 'w5', type: 'root' });
       const names = Array.from({ length: s.width }, (_, i) => `c${i}`);
@@ -155,6 +183,8 @@ async function runSepp(
       // One call stores the whole flow: the wide one (10,002 jobs) takes longer than the default 10 s deadline under load.
       await client.enqueueFlow(flow, { deadlineMs: 300_000 });
     });
+    const produced = await server.stats();
+    worker ??= startWorker();
     await finished;
     const seconds = (performance.now() - startedMs) / 1000;
     const clientCpu = process.cpuUsage(client0);
@@ -162,10 +192,11 @@ async function runSepp(
     const after = await server.stats();
     await worker.close();
     return {
-      jobs: countJobs(s),
+      jobs,
       edges: countEdges(s),
       seconds,
       serverCpuUs: (after.cpuMs - before.cpuMs) * 1000,
+      enqueueCpuUs: (produced.cpuMs - before.cpuMs) * 1000,
       clientCpuUs: clientCpu.user + clientCpu.system,
       commits: after.commits - before.commits,
     };
@@ -259,15 +290,17 @@ const base = mkdtempSync(join(tmpdir(), 'sepp-w5-'));
 installCleanupHandlers(async () => rmSync(base, { recursive: true, force: true }));
 type System = 'sepp' | 'base' | 'bullmq';
 const shapes: Shape[] = ['collector', 'root-collector', 'wide'];
+const controls: Shape[] = ['plain'];
 const only = args.only === undefined ? shapes : (args.only.split(',') as Shape[]);
-for (const shape of only) if (!shapes.includes(shape)) throw new Error(`--only: unknown shape ${shape}`);
+for (const shape of only)
+  if (!shapes.includes(shape) && !controls.includes(shape)) throw new Error(`--only: unknown shape ${shape}`);
 const baseTree = args.against === undefined ? undefined : sourceTree(args.against);
 if (baseTree !== undefined) installCleanupHandlers(async () => baseTree.cleanup?.());
 if (args.profile !== undefined) mkdirSync(args.profile, { recursive: true });
 const plan: { system: System; shape: Shape }[] = only.flatMap((shape) => [
   { system: 'sepp' as const, shape },
   ...(baseTree === undefined ? [] : [{ system: 'base' as const, shape }]),
-  ...(args['no-bullmq'] || postgres !== undefined || shape === 'root-collector'
+  ...(args['no-bullmq'] || postgres !== undefined || shape === 'root-collector' || controls.includes(shape)
     ? []
     : [{ system: 'bullmq' as const, shape }]),
 ]);
@@ -291,7 +324,13 @@ for (let run = 0; run < runs; run++) {
     results.set(key, [...(results.get(key) ?? []), figure]);
     console.error(
       `run ${run + 1}: ${key}: ${(figure.jobs / figure.seconds).toFixed(0)} jobs/s, ` +
-        `${(figure.serverCpuUs / figure.edges).toFixed(1)} µs server CPU per edge, ` +
+        (figure.edges > 0
+          ? `${(figure.serverCpuUs / figure.edges).toFixed(1)} µs server CPU per edge, `
+          : '') +
+        `${(figure.serverCpuUs / figure.jobs).toFixed(1)} per job` +
+        (figure.enqueueCpuUs === undefined
+          ? ', '
+          : ` (${(figure.enqueueCpuUs / figure.jobs).toFixed(1)} until the producers were done), `) +
         `server busy ${((figure.serverCpuUs / 1e6 / figure.seconds) * 100).toFixed(0)} %, ` +
         `client busy ${((figure.clientCpuUs / 1e6 / figure.seconds) * 100).toFixed(0)} %` +
         (figure.commits === undefined
@@ -309,9 +348,10 @@ rmSync(base, { recursive: true, force: true });
 const row = (key: string, label: string) => {
   const figures = results.get(key) ?? [];
   const rates = figures.map((f) => f.jobs / f.seconds);
-  const cpu = figures.map((f) => f.serverCpuUs / f.edges);
+  const cpu = figures.map((f) => f.serverCpuUs / (f.edges > 0 ? f.edges : f.jobs));
+  const cpuPerJob = figures.map((f) => f.serverCpuUs / f.jobs);
   const busy = figures.map((f) => f.serverCpuUs / 1e6 / f.seconds);
-  const clientCpu = figures.map((f) => f.clientCpuUs / f.edges);
+  const clientCpu = figures.map((f) => f.clientCpuUs / (f.edges > 0 ? f.edges : f.jobs));
   const f = figures[0]!;
   return {
     label,
@@ -319,6 +359,7 @@ const row = (key: string, label: string) => {
     edges: f.edges,
     rate: median(rates),
     cpu: median(cpu),
+    cpuPerJob: median(cpuPerJob),
     busy: median(busy),
     clientCpu: median(clientCpu),
     spread: `${Math.min(...rates).toFixed(0)}–${Math.max(...rates).toFixed(0)}`,
@@ -328,6 +369,7 @@ const shapeLabel: Record<Shape, string> = {
   collector: `${flows} × (${children} → 1)`,
   'root-collector': `${flows} × (1 → ${children} → 1)`,
   wide: `1 × (${wide} → 1)`,
+  plain: `control: ${flows} × ${children + 1} plain jobs`,
 };
 const systemLabel: Record<System, string> = {
   sepp: postgres === undefined ? 'sepp' : 'sepp (PostgreSQL)',
@@ -340,11 +382,11 @@ const rows = only.flatMap((shape) =>
     .map((system) => row(`${system} ${shape}`, `${systemLabel[system]}: ${shapeLabel[shape]}`)),
 );
 const lines = [
-  `| shape | jobs | edges | jobs/s end to end (median) | runs | server CPU µs per edge (median) | client CPU µs per edge | server busy |`,
-  `| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: |`,
+  `| shape | jobs | edges | jobs/s end to end (median) | runs | server CPU µs per edge (median) | server CPU µs per job | client CPU µs per edge | server busy |`,
+  `| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |`,
   ...rows.map(
     (r) =>
-      `| ${r.label} | ${r.jobs.toLocaleString('en-US')} | ${r.edges.toLocaleString('en-US')} | ${r.rate.toFixed(0)} | ${r.spread} | ${r.cpu.toFixed(1)} | ${r.clientCpu.toFixed(1)} | ${(r.busy * 100).toFixed(0)} % |`,
+      `| ${r.label} | ${r.jobs.toLocaleString('en-US')} | ${r.edges.toLocaleString('en-US')} | ${r.rate.toFixed(0)} | ${r.spread} | ${r.edges > 0 ? r.cpu.toFixed(1) : '–'} | ${r.cpuPerJob.toFixed(1)} | ${r.edges > 0 ? r.clientCpu.toFixed(1) : '–'} | ${(r.busy * 100).toFixed(0)} % |`,
   ),
   '',
   `Medians of ${runs} runs, systems interleaved, order alternating. Load average during the runs: ` +

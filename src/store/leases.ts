@@ -26,6 +26,9 @@ export interface AttemptKey {
   attempt: number;
 }
 
+/** An ack that completes its job (kept): the job at its attempt, and the result it carried (null: none). */
+export type CompletingAck = AttemptKey & { result: Uint8Array | null; resultContentType: string | null };
+
 export interface LeaseReads {
   /** Leased jobs past their deadline at `nowMs`, earliest deadline first. */
   expired(p: { nowMs: number; limit: number }): Op<AttemptRow[]>;
@@ -70,6 +73,15 @@ export interface Leases extends LeaseReads {
   completeDependedOn?(
     p: AttemptKey & { nowMs: number; result: Uint8Array | null; resultContentType: string | null },
   ): Op<(AckedRow & { dependency_flags: number }) | undefined>;
+  /**
+   * `completeDependedOn` for many (job ids distinct), as `ackMany` is `ack` for many: the
+   * ones it completed, in no order; an ack it did not match changed nothing. Optional, with
+   * `completeDependedOn` (SQLite has both: one statement per 50 acks of an ack batch).
+   */
+  completeDependedOnMany?(
+    keys: readonly CompletingAck[],
+    nowMs: number,
+  ): Op<(AckedRow & { id: string; dependency_flags: number })[]>;
   /** A progress report of a lease: a null part stays as it was. The progress after it, or undefined when not leased at that attempt. */
   reportProgress(
     p: AttemptKey & { percent: number | null; json: string | null; nowMs: number },

@@ -1,6 +1,6 @@
 /**
  * The per-batch statements of the hot path: a batch enqueue is stored with
- * multi-row INSERTs (50, 10, then 1 row per statement) and an AckBatch counts
+ * multi-row INSERTs (50 rows per statement, then one of the rest's exact size) and an AckBatch counts
  * its acks once per queue. Both must store and count exactly what one job at a
  * time did (docs/performance.md, "Levers, each measured").
  */
@@ -36,7 +36,7 @@ async function padding(engine: Engine, n: number): Promise<Ack[]> {
   return leased.map((j) => ({ jobId: j.id, attempt: j.attempt }));
 }
 
-test('a batch of 67 jobs is stored in order through the 50-, 10- and 1-row inserts, every column as one by one', async () => {
+test('a batch of 67 jobs is stored in order through the multi-row inserts (50 rows, then the rest), every column as one by one', async () => {
   await withEngine({}, async ({ engine, db }) => {
     const requests: EnqueueRequest[] = [];
     for (let n = 0; n < 70; n++) {
@@ -168,6 +168,31 @@ test('the AckBatch delete finds each job through the id index, never by scanning
       plan.join('\n'),
     );
     assert.ok(!plan.some((d) => /SCAN jobs\b/.test(d)), plan.join('\n'));
+  });
+});
+
+test('the AckBatch completion of jobs others wait on finds each job through the id index, never by scanning jobs', async () => {
+  await withEngine({}, async ({ db }) => {
+    for (const rows of [1, 50]) {
+      const tuples = Array.from({ length: rows }, () => '(?, ?, ?, ?, ?)').join(', ');
+      // The statement of prepareKeptCompletes (src/store/sqlite/leases.ts).
+      const plan = db
+        .prepare<unknown[], { detail: string }>(
+          `EXPLAIN QUERY PLAN UPDATE jobs SET state = 'completed', completed_at_ms = v.column5, lease_deadline_ms = NULL,
+                  result = v.column3, result_content_type = v.column4
+             FROM (VALUES ${tuples}) AS v
+            WHERE jobs.id = v.column1 AND jobs.attempt = v.column2 AND jobs.state = 'leased'
+              AND jobs.cancelled_at_ms IS NULL AND jobs.dependency_flags & 2 <> 0
+            RETURNING id`,
+        )
+        .all(...Array.from({ length: rows * 5 }, () => null))
+        .map((row) => row.detail);
+      assert.ok(
+        plan.some((d) => d.includes('SEARCH jobs USING INDEX sqlite_autoindex_jobs_1 (id=?)')),
+        plan.join('\n'),
+      );
+      assert.ok(!plan.some((d) => /SCAN jobs\b/.test(d)), plan.join('\n'));
+    }
   });
 });
 

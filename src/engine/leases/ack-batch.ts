@@ -11,6 +11,7 @@
  * the Settler one by one: below the 10-row statement the multi-row path cost more than
  * it saved (measured: +7 to +11 % per ack in pairs).
  */
+import type { CompletingAck } from '../../store/leases.ts';
 import type { Op } from '../../store/op.ts';
 import type { AckedRow } from '../../store/rows.ts';
 import type { StoreTx } from '../../store/store.ts';
@@ -18,7 +19,7 @@ import type { EngineContext } from '../context.ts';
 import { SeppError } from '../errors.ts';
 import type { FinishedOutcome } from '../finished-outcomes.ts';
 import type { Ack, SettleOutcome } from '../types.ts';
-import { checkAckResult } from './results.ts';
+import { checkAckResult, resultContentTypeOf } from './results.ts';
 import { completedOutcome, type KeptJobs, type Settler } from './settle.ts';
 
 /** The smallest batch the multi-row delete serves (its 10-row statement). */
@@ -57,6 +58,7 @@ export class AckBatches {
     const deleted = new Map<string, AckedRow>();
     for (const row of yield* tx.leases.ackMany([...firstPerJob.values()].map((i) => acks[i]!)))
       deleted.set(row.id, row);
+    const completed = yield* this.completeDependedOn(tx, acks, firstPerJob, deleted);
     const ackedPerQueue = new Map<string, number>();
     const { recording } = this.ctx.events;
     const outcomes: SettleOutcome[] = [];
@@ -70,7 +72,12 @@ export class AckBatches {
       const first = firstPerJob.get(ack.jobId) === i;
       const job = first ? deleted.get(ack.jobId) : undefined;
       if (job === undefined) {
-        outcomes.push(yield* this.settler.tryAck(tx, ack, first, keptForDependents));
+        const row = first ? completed?.get(ack.jobId) : undefined;
+        outcomes.push(
+          row === undefined
+            ? yield* this.settler.tryAck(tx, ack, first, keptForDependents, first && completed !== undefined)
+            : yield* this.settler.keptCompleted(tx, ack, row, keptForDependents),
+        );
         continue;
       }
       ackedPerQueue.set(job.queue, (ackedPerQueue.get(job.queue) ?? 0) + 1);
@@ -95,5 +102,38 @@ export class AckBatches {
       this.ctx.emit(tx, { kind: 'acked', queue, count: jobs });
     }
     return outcomes;
+  }
+
+  /**
+   * The first acks of their jobs that the delete passed over, when several: most often jobs
+   * others wait on (a flow's children), kept completed for them in one store call
+   * (completeDependedOnMany) instead of one statement each. Undefined when not tried (the
+   * store has no such call, or one ack at most was left: completeDependedOn serves it); the
+   * acks it did not match go on through the Settler, which reads the row to say why.
+   */
+  private *completeDependedOn(
+    tx: StoreTx,
+    acks: readonly Ack[],
+    firstPerJob: ReadonlyMap<string, number>,
+    deleted: ReadonlyMap<string, AckedRow>,
+  ): Op<Map<string, AckedRow & { dependency_flags: number }> | undefined> {
+    if (tx.leases.completeDependedOnMany === undefined || deleted.size >= firstPerJob.size - 1)
+      return undefined;
+    const missed: CompletingAck[] = [];
+    for (const [jobId, i] of firstPerJob) {
+      if (deleted.has(jobId)) continue;
+      const ack = acks[i]!;
+      missed.push({
+        jobId,
+        attempt: ack.attempt,
+        result: ack.result ?? null,
+        resultContentType: resultContentTypeOf(ack),
+      });
+    }
+    const completed = new Map<string, AckedRow & { dependency_flags: number }>();
+    for (const row of yield* tx.leases.completeDependedOnMany(missed, this.ctx.clock.nowMs())) {
+      completed.set(row.id, row);
+    }
+    return completed;
   }
 }

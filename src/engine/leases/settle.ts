@@ -74,9 +74,16 @@ export class Settler {
    * the same delete is not tried again (a workflow job in a batch: it saves a statement).
    * `kept`: where the caller gathers the jobs of its batch kept completed for their
    * dependents, to count them, say so and end their attempts once per batch (undefined:
-   * done here for this one).
+   * done here for this one). `completeMissed`: the caller's one-statement completion of the
+   * jobs others wait on (`completeDependedOnMany`) passed this job over too, so the row is read.
    */
-  *tryAck(tx: StoreTx, ack: Ack, deleteMissed = false, kept?: KeptJobs): Op<SettleOutcome> {
+  *tryAck(
+    tx: StoreTx,
+    ack: Ack,
+    deleteMissed = false,
+    kept?: KeptJobs,
+    completeMissed = false,
+  ): Op<SettleOutcome> {
     const { queues, clock } = this.ctx;
     const { jobId, attempt } = ack;
     if (!queues.anyKeepsCompleted) {
@@ -94,7 +101,7 @@ export class Settler {
         }
       }
       // Not deleted: most often a job others wait on, kept completed in one statement.
-      if (tx.leases.completeDependedOn !== undefined) {
+      if (!completeMissed && tx.leases.completeDependedOn !== undefined) {
         const row = yield* tx.leases.completeDependedOn({
           jobId,
           attempt,
@@ -102,19 +109,7 @@ export class Settler {
           result: ack.result ?? null,
           resultContentType: resultContentTypeOf(ack),
         });
-        if (row !== undefined) {
-          if (kept === undefined) {
-            yield* this.ctx.count(tx, row.queue, 'leased', 'completed', 1);
-            this.ctx.emit(tx, { kind: 'acked', queue: row.queue, count: 1 });
-            this.ctx.attemptsEnded(tx, [row], 'completed');
-          } else {
-            kept.perQueue.set(row.queue, (kept.perQueue.get(row.queue) ?? 0) + 1);
-            kept.rows.push(row);
-          }
-          if (this.ctx.events.recording) this.recordCompleted(tx, ack, row, true);
-          yield* this.ctx.jobEnded(tx, { id: jobId, flags: row.dependency_flags }, 'completed');
-          return { ok: true };
-        }
+        if (row !== undefined) return yield* this.keptCompleted(tx, ack, row, kept);
       }
     }
     const row = yield* tx.jobs.attempt(jobId);
@@ -154,6 +149,30 @@ export class Settler {
     if (row!.dependency_flags !== 0) {
       yield* this.ctx.jobEnded(tx, { id: jobId, flags: row!.dependency_flags }, 'completed');
     }
+    return { ok: true };
+  }
+
+  /**
+   * The rest of the ack of a job others wait on, once it is completed (`row`, returned by
+   * the statement that completed it): counted, said and its attempt ended (here, or once
+   * per batch through `kept`), recorded, and what waits on it released.
+   */
+  *keptCompleted(
+    tx: StoreTx,
+    ack: Ack,
+    row: AckedRow & { dependency_flags: number },
+    kept: KeptJobs | undefined,
+  ): Op<SettleOutcome> {
+    if (kept === undefined) {
+      yield* this.ctx.count(tx, row.queue, 'leased', 'completed', 1);
+      this.ctx.emit(tx, { kind: 'acked', queue: row.queue, count: 1 });
+      this.ctx.attemptsEnded(tx, [row], 'completed');
+    } else {
+      kept.perQueue.set(row.queue, (kept.perQueue.get(row.queue) ?? 0) + 1);
+      kept.rows.push(row);
+    }
+    if (this.ctx.events.recording) this.recordCompleted(tx, ack, row, true);
+    yield* this.ctx.jobEnded(tx, { id: ack.jobId, flags: row.dependency_flags }, 'completed');
     return { ok: true };
   }
 

@@ -55,6 +55,7 @@ export function prepareJobInserts(db: Preparer): MultiRowStatement<NewJobRow, ne
     (values, offset, job) => {
       for (let c = 0; c < columns.length; c++) values[offset + c] = job[columns[c]!];
     },
+    'exact',
   );
 }
 

@@ -7,7 +7,7 @@
  */
 import type Database from 'better-sqlite3';
 import { jobsWaitOnIt } from '../dependencies.ts';
-import type { AttemptKey, LeaseParams, Leases } from '../leases.ts';
+import type { AttemptKey, CompletingAck, LeaseParams, Leases } from '../leases.ts';
 import type { Op } from '../op.ts';
 import type { AckedRow, AttemptRow, LeasedRow } from '../rows.ts';
 import { MultiRowStatement } from './multi-row.ts';
@@ -236,9 +236,45 @@ export function prepareAckDeletes(db: Preparer): MultiRowStatement<AttemptKey, A
   );
 }
 
+/** A kept ack's values: the job, its attempt, its result, and the time it completed. */
+type KeptAck = CompletingAck & { nowMs: number };
+
+/**
+ * `completeDependedOn` for many: the jobs others wait on that are leased at the attempt
+ * each ack names (found through the `id` index, one probe per ack) become completed with
+ * their results, and come back. The acks' job ids must be distinct. The ack batch of a
+ * W5 flow is mostly such jobs (the children of a collector): one statement per 50 instead
+ * of one each.
+ */
+export function prepareKeptCompletes(
+  db: Preparer,
+): MultiRowStatement<KeptAck, AckedRow & { id: string; dependency_flags: number }> {
+  const returned = `id, ${ackedColumns}, dependency_flags`;
+  return new MultiRowStatement<KeptAck, AckedRow & { id: string; dependency_flags: number }>(
+    db,
+    5,
+    // One form for every size: a batch has several such acks or goes through completeDependedOn.
+    (tuples) =>
+      `UPDATE jobs SET state = 'completed', completed_at_ms = v.column5, lease_deadline_ms = NULL,
+                          result = v.column3, result_content_type = v.column4
+            FROM (VALUES ${tuples}) AS v
+            WHERE jobs.id = v.column1 AND jobs.attempt = v.column2 AND jobs.state = 'leased'
+              AND jobs.cancelled_at_ms IS NULL AND jobs.dependency_flags & ${jobsWaitOnIt} <> 0
+            RETURNING ${returned}`,
+    (values, offset, ack) => {
+      values[offset] = ack.jobId;
+      values[offset + 1] = ack.attempt;
+      values[offset + 2] = ack.result;
+      values[offset + 3] = ack.resultContentType;
+      values[offset + 4] = ack.nowMs;
+    },
+  );
+}
+
 export function leaseOps(
   sql: LeaseStatements,
   ackDeletes: MultiRowStatement<AttemptKey, AckedRow & { id: string }>,
+  keptCompletes?: MultiRowStatement<KeptAck, AckedRow & { id: string; dependency_flags: number }>,
 ): Leases {
   return {
     *leaseReady(p): Op<LeasedRow[]> {
@@ -262,6 +298,13 @@ export function leaseOps(
     *completeDependedOn(p) {
       return sql.completeDependedOn.get(p);
     },
+    ...(keptCompletes === undefined
+      ? {}
+      : {
+          *completeDependedOnMany(keys, nowMs) {
+            return keptCompletes.all(keys.map((key) => ({ ...key, nowMs })));
+          },
+        }),
     *reportProgress(p) {
       return sql.reportProgress.get(p);
     },

@@ -12,9 +12,21 @@ export type SqlValue = string | number | Uint8Array | null;
 
 /** Rows per statement, largest first; the last is 1, so any batch size fits. */
 const rowsPerStatement = [50, 10, 1] as const;
+const maxRowsPerStatement = rowsPerStatement[0];
+
+/**
+ * Which statements a batch runs through: `fixed`, those of 50, 10 and 1 rows; `exact`, one
+ * of exactly its size up to 50 (each prepared at its first use), for an INSERT, whose
+ * execution opens a cursor on the table and every index whatever its rows: a flow of 21
+ * jobs is one statement instead of three (10, 10, 1). A statement whose rows are an
+ * `IN (VALUES …)` list stays `fixed`: below ~10 rows the list costs more than it saves.
+ */
+export type StatementSizes = 'fixed' | 'exact';
 
 export class MultiRowStatement<Row, Result> {
   private readonly statements: { rows: number; statement: Database.Statement<[SqlValue[]], Result> }[];
+  /** `exact`: the statements by their rows, prepared as sizes come (index 0 unused). */
+  private readonly exact: Database.Statement<[SqlValue[]], Result>[] | undefined;
 
   /**
    * @param sqlFor the statement for `rows` rows: `tuples` is a list of `rows` `(?, …)` of
@@ -26,15 +38,27 @@ export class MultiRowStatement<Row, Result> {
     private readonly valuesPerRow: number,
     sqlFor: (tuples: string, rows: number) => string,
     private readonly bind: (values: SqlValue[], offset: number, row: Row) => void,
+    sizes: StatementSizes = 'fixed',
   ) {
     const tuple = `(${Array.from({ length: valuesPerRow }, () => '?').join(', ')})`;
-    this.statements = rowsPerStatement.map((rows) => ({
-      rows,
-      statement: db.prepare<[SqlValue[]], Result>(
-        sqlFor(Array.from({ length: rows }, () => tuple).join(', '), rows),
-      ),
-    }));
+    const prepare = (rows: number) =>
+      db.prepare<[SqlValue[]], Result>(sqlFor(Array.from({ length: rows }, () => tuple).join(', '), rows));
+    this.statements =
+      sizes === 'fixed' ? rowsPerStatement.map((rows) => ({ rows, statement: prepare(rows) })) : [];
+    if (sizes === 'exact') {
+      const exact: Database.Statement<[SqlValue[]], Result>[] = [];
+      this.exact = exact;
+      this.statementOf = (rows) => {
+        exact[rows] ??= prepare(rows);
+        return exact[rows]!;
+      };
+    }
   }
+
+  /** `exact`: the statement of `rows` rows, prepared at its first use. */
+  private statementOf: (rows: number) => Database.Statement<[SqlValue[]], Result> = () => {
+    throw new Error('a fixed-size MultiRowStatement has no statement per size');
+  };
 
   /** Runs the statement for every row, in order. */
   run(rows: readonly Row[]): void {
@@ -55,6 +79,16 @@ export class MultiRowStatement<Row, Result> {
     execute: (statement: Database.Statement<[SqlValue[]], Result>, values: SqlValue[]) => void,
   ): void {
     let at = 0;
+    if (this.exact !== undefined) {
+      while (at < rows.length) {
+        const size = Math.min(maxRowsPerStatement, rows.length - at);
+        const values: SqlValue[] = new Array(size * this.valuesPerRow);
+        for (let i = 0; i < size; i++) this.bind(values, i * this.valuesPerRow, rows[at + i]!);
+        execute(this.statementOf(size), values);
+        at += size;
+      }
+      return;
+    }
     for (const { rows: size, statement } of this.statements) {
       while (rows.length - at >= size) {
         const values: SqlValue[] = new Array(size * this.valuesPerRow);
