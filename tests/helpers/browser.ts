@@ -161,7 +161,10 @@ export async function pauseSoon(page: Page): Promise<number> {
 /** Records the page's console errors and uncaught exceptions into `problems`. */
 export function watch(page: Page, problems: string[]): Page {
   page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+    if (message.type() !== 'error') return;
+    // "Failed to load resource: … 404" names no resource; its location does (which read failed).
+    const at = message.location().url;
+    problems.push(`console: ${message.text()}${at === '' ? '' : ` (${at})`}`);
   });
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
   return page;
