@@ -467,16 +467,10 @@ test(`${runs} fuzzed admin API requests: documented answers, nothing stored from
   const byStatus = new Map<number, number>();
   const byRoute = new Map<string, number>();
   const budget = new FuzzBudget('admin fuzz', runs, defaultRuns);
-  // What a refusal was checked against is the next case's "before" (two snapshots a case read
-  // every queue's counts and the audit log): a refused request starts nothing, so what can
-  // change between two cases is what could change between one case's two snapshots, a job
-  // coming due, in a gap no longer than drawing the next case.
-  let unchanged: Snapshot | undefined;
   await fc.assert(
     fc.asyncProperty(fuzzCase, async (c) => {
       budget.cases++;
-      const before = unchanged ?? (await snapshot());
-      unchanged = undefined;
+      const before = await snapshot();
       const answer = await sendExact(
         port,
         {
@@ -498,11 +492,12 @@ test(`${runs} fuzzed admin API requests: documented answers, nothing stored from
         `${c.route.method} ${c.route.path}`,
         (byRoute.get(`${c.route.method} ${c.route.path}`) ?? 0) + 1,
       );
-      if (answer.status >= 400) {
-        const after = await snapshot();
-        assert.deepEqual(after, before, `${what}: refused (${answer.status}) but stored something`);
-        unchanged = after;
-      }
+      if (answer.status >= 400)
+        assert.deepEqual(
+          await snapshot(),
+          before,
+          `${what}: refused (${answer.status}) but stored something`,
+        );
       // A fuzzed logout ends a harness session: start a fresh one.
       if (c.method === 'DELETE' && c.route.path === '/api/v1/session' && answer.status === 200) {
         const role = c.credential as Role;
@@ -572,7 +567,6 @@ const rawHeaderName = fc.constantFrom(
 test(`${Math.ceil(runs / 4)} raw requests with broken framing: a JSON answer, never a hang or a silent close`, async () => {
   const statuses = new Map<number, number>();
   const raw = new FuzzBudget('admin raw fuzz', Math.ceil(runs / 4), Math.ceil(defaultRuns / 4));
-  let unchanged: Snapshot | undefined;
   await fc.assert(
     fc.asyncProperty(
       fc.constantFrom('GET', 'POST', 'HEAD', 'G ET', 'get', 'BREW', ''),
@@ -582,9 +576,7 @@ test(`${Math.ceil(runs / 4)} raw requests with broken framing: a JSON answer, ne
       fc.boolean(),
       async (verb, target, version, headers, withHost) => {
         raw.cases++;
-        // As above: the last case's snapshot, checked unchanged.
-        const before = unchanged ?? (await snapshot());
-        unchanged = undefined;
+        const before = await snapshot();
         const lines = [`${verb} ${target} ${version}`.trimEnd()];
         if (withHost) lines.push(`Host: 127.0.0.1:${port}`);
         for (const [name, value] of headers) lines.push(`${name}: ${value}`);
@@ -595,9 +587,7 @@ test(`${Math.ceil(runs / 4)} raw requests with broken framing: a JSON answer, ne
         statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
         checkAnswer(what, answer, verb === 'HEAD');
         assert.equal(answer.headers.injected, undefined, `${what}: a header was injected into the answer`);
-        const after = await snapshot();
-        assert.deepEqual(after, before, `${what}: stored something`);
-        unchanged = after;
+        assert.deepEqual(await snapshot(), before, `${what}: stored something`);
       },
     ),
     { ...raw.fastCheck, includeErrorInReport: true },
