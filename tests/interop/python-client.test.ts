@@ -297,23 +297,11 @@ describe('Python client over TLS', () => {
 /**
  * The pytest suite's files in shards run side by side, each a pytest process with its own
  * session server: the suite mostly waits on real time (leases that lapse, backoffs, server
- * restarts: 62 s of wall for 12 s of CPU), so two shards take about half the wall. Two, not
- * three: each shard costs a pytest start (0.55 s of CPU) and a server (0.5 s), and the suite
- * alone took 10.2 / 11.1 s of CPU in two shards against 12.7 / 12.8 s in three (interleaved,
- * load 35-60). The files named go to the first shard (about half the suite's wall, by
- * `pytest --durations`); every other file goes to the last one, so a new file runs without
- * being listed here.
+ * restarts: 62 s of wall for 12 s of CPU), so three shards take about a third of the wall.
+ * The files named go to the first shards (the longest, by `pytest --durations`); every
+ * other file goes to the last one, so a new file runs without being listed here.
  */
-const pytestShards = [
-  [
-    'tests/test_worker_lifecycle.py',
-    'tests/test_timeout.py',
-    'tests/test_retry.py',
-    'tests/test_schedules.py',
-    'tests/test_stubs_fresh.py',
-    'tests/test_debounce.py',
-  ],
-];
+const pytestShards = [['tests/test_worker_lifecycle.py'], ['tests/test_worker.py', 'tests/test_timeout.py']];
 
 /** The pytest shards' files; the last shard is every file not named in `pytestShards`. */
 function shardFiles(): string[][] {
