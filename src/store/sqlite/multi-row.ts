@@ -24,9 +24,9 @@ const maxRowsPerStatement = rowsPerStatement[0];
 export type StatementSizes = 'fixed' | 'exact';
 
 export class MultiRowStatement<Row, Result> {
-  private readonly statements: { rows: number; statement: Database.Statement<[SqlValue[]], Result> }[];
-  /** `exact`: the statements by their rows, prepared as sizes come (index 0 unused). */
-  private readonly exact: Database.Statement<[SqlValue[]], Result>[] | undefined;
+  /** The statements by their rows (sparse): `fixed` prepares its three at once, `exact` each at its first use. */
+  private readonly prepared: Database.Statement<[SqlValue[]], Result>[] = [];
+  private readonly prepare: (rows: number) => Database.Statement<[SqlValue[]], Result>;
 
   /**
    * @param sqlFor the statement for `rows` rows: `tuples` is a list of `rows` `(?, …)` of
@@ -38,27 +38,13 @@ export class MultiRowStatement<Row, Result> {
     private readonly valuesPerRow: number,
     sqlFor: (tuples: string, rows: number) => string,
     private readonly bind: (values: SqlValue[], offset: number, row: Row) => void,
-    sizes: StatementSizes = 'fixed',
+    private readonly sizes: StatementSizes = 'fixed',
   ) {
     const tuple = `(${Array.from({ length: valuesPerRow }, () => '?').join(', ')})`;
-    const prepare = (rows: number) =>
+    this.prepare = (rows) =>
       db.prepare<[SqlValue[]], Result>(sqlFor(Array.from({ length: rows }, () => tuple).join(', '), rows));
-    this.statements =
-      sizes === 'fixed' ? rowsPerStatement.map((rows) => ({ rows, statement: prepare(rows) })) : [];
-    if (sizes === 'exact') {
-      const exact: Database.Statement<[SqlValue[]], Result>[] = [];
-      this.exact = exact;
-      this.statementOf = (rows) => {
-        exact[rows] ??= prepare(rows);
-        return exact[rows]!;
-      };
-    }
+    if (sizes === 'fixed') for (const rows of rowsPerStatement) this.prepared[rows] = this.prepare(rows);
   }
-
-  /** `exact`: the statement of `rows` rows, prepared at its first use. */
-  private statementOf: (rows: number) => Database.Statement<[SqlValue[]], Result> = () => {
-    throw new Error('a fixed-size MultiRowStatement has no statement per size');
-  };
 
   /** Runs the statement for every row, in order. */
   run(rows: readonly Row[]): void {
@@ -78,24 +64,19 @@ export class MultiRowStatement<Row, Result> {
     rows: readonly Row[],
     execute: (statement: Database.Statement<[SqlValue[]], Result>, values: SqlValue[]) => void,
   ): void {
-    let at = 0;
-    if (this.exact !== undefined) {
-      while (at < rows.length) {
-        const size = Math.min(maxRowsPerStatement, rows.length - at);
-        const values: SqlValue[] = new Array(size * this.valuesPerRow);
-        for (let i = 0; i < size; i++) this.bind(values, i * this.valuesPerRow, rows[at + i]!);
-        execute(this.statementOf(size), values);
-        at += size;
-      }
-      return;
-    }
-    for (const { rows: size, statement } of this.statements) {
-      while (rows.length - at >= size) {
-        const values: SqlValue[] = new Array(size * this.valuesPerRow);
-        for (let i = 0; i < size; i++) this.bind(values, i * this.valuesPerRow, rows[at + i]!);
-        execute(statement, values);
-        at += size;
-      }
+    for (let at = 0; at < rows.length; ) {
+      const left = rows.length - at;
+      // `fixed`: the largest statement that fits what is left (the last is 1 row, so one does).
+      const size =
+        this.sizes === 'exact'
+          ? Math.min(maxRowsPerStatement, left)
+          : rowsPerStatement.find((n) => n <= left)!;
+      this.prepared[size] ??= this.prepare(size);
+      const statement = this.prepared[size]!;
+      const values: SqlValue[] = new Array(size * this.valuesPerRow);
+      for (let i = 0; i < size; i++) this.bind(values, i * this.valuesPerRow, rows[at + i]!);
+      execute(statement, values);
+      at += size;
     }
   }
 }
