@@ -2,17 +2,21 @@
 job's result, job.progress() reaches the server, wait_for answers for a job that
 completes, dead-letters, is cancelled or times out (also for a job deleted on its ack
 before the wait began), enqueue_and_wait finds a result on a queue that keeps no completed
-jobs, and events() streams, resumes and survives a restart."""
+jobs, and events() streams, resumes, survives a restart and goes on when the server closes
+its connection."""
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
+import grpc
 import pytest
 from conftest import ADMIN_KEY, ServerProcess, eventually, running_server
 from test_worker import TRANSPORTS, start
 
 import sepp
+from sepp.v1 import work_pb2
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -173,6 +177,46 @@ def test_events_in_order_and_resume_from_a_position(client: sepp.Client, queue: 
     with client.events(queues=[queue], resume_from=position) as resumed:
         got = [next(iter(resumed)).job_id, next(iter(resumed)).job_id]
     assert got == missed
+
+
+def test_events_go_on_when_the_server_closes_the_connection_past_the_reset_bound(
+        client: sepp.Client, queue: str) -> None:
+    """Each call a client cancels (a closed subscription, a wait_for, a long-poll given up) sends
+    an HTTP/2 RST_STREAM; past 1,000 of them on one connection the server sends GOAWAY
+    INTERNAL_ERROR (docs/configuration.md, "Cancelled calls per connection"). grpc-js fails the
+    calls open on it with INTERNAL, and the TypeScript SDK resumes them; grpc's C core keeps them
+    going on the old connection and sends new calls over a new one. Either way a subscription
+    open across it sees every event once, in order."""
+    # The channel's states: it leaves READY when the server closes the connection, the only sign
+    # of it this side sees (the subscription itself goes on).
+    states: list[grpc.ChannelConnectivity] = []
+    client._conn.channel.subscribe(states.append, try_to_connect=False)
+
+    def dropped() -> bool:
+        ready = grpc.ChannelConnectivity.READY
+        return ready in states and any(s != ready for s in states[states.index(ready):])
+
+    with client.events(queues=[queue]) as stream:
+        eventually(lambda: stream.caught_up.is_set(), "the subscription")
+        first = client.enqueue(queue, "t").id
+        assert next(iter(stream)).job_id == first
+        cancelled = 0
+        while not dropped() and cancelled < 5_000:
+            # A long-poll cancelled as it waits: the cheapest call to cancel (a closed `events()`
+            # subscription costs ~3x more CPU).
+            poll = client._conn.stub.Reserve.future(work_pb2.ReserveRequest(
+                queues=["py-reset-empty"], max_jobs=1, lease_duration_ms=1000, wait_timeout_ms=60_000, worker_id="w"),
+                metadata=client._conn.metadata)
+            time.sleep(0.0005)
+            poll.cancel()
+            cancelled += 1
+        assert dropped(), f"{cancelled} calls cancelled and the connection is still open"
+        after = [client.enqueue(queue, "t").id for _ in range(3)]
+        seen = [next(iter(stream)) for _ in after]
+        position = stream.position
+    print(f"the server closed the connection after {cancelled} cancelled calls")
+    assert [(e.kind, e.job_id) for e in seen] == [("enqueued", job_id) for job_id in after]
+    assert position is not None and position.sequence == seen[-1].sequence
 
 
 def test_wait_for_a_job_deleted_on_its_ack_before_the_wait() -> None:

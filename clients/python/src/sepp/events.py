@@ -273,6 +273,11 @@ class EventStream:
             if self._closed.is_set():
                 return
             # Only a subscription that was up resumes: one that never got through says so.
+            # UNAVAILABLE is also how grpc's C core ends a call on a connection the server
+            # closed; after a GOAWAY (the server's bound on cancelled calls) the calls open on
+            # that connection go on, so there is no twin of the TypeScript SDK's
+            # connectionClosedByServer (grpc-js fails them with INTERNAL) to resume on
+            # (tests/test_outcomes.py, ...past_the_reset_bound).
             if error.grpc_code == grpc.StatusCode.UNAVAILABLE and self._reconnect and self._position is not None:
                 time.sleep(backoff_delay_ms(failures, 200, 10_000) / 1000)
                 failures += 1
