@@ -9,7 +9,11 @@
 //      postject injects the blob into a copy of this machine's node binary: dist/sepp.
 //
 // sea-config.json (committed) holds the fixed part of the SEA configuration; the effective
-// one, with every asset and absolute paths, is written next to the outputs.
+// one, with every asset and absolute paths, is written next to the outputs. Its code cache
+// (useCodeCache) is V8's for the flags of this build: a V8 flag in a user's NODE_OPTIONS
+// makes the executable compile the bundle as it starts, and Node prints "Code cache data
+// rejected." before our code runs, so sepp cannot hold it back; Node 20 cannot make an
+// executable ignore NODE_OPTIONS (docs/operations.md, "Node.js options").
 //
 // Usage: node build.mjs [--out-dir DIR] [--no-strip] [--bundle-only]
 //   --out-dir   where the outputs go (default dist/; the smoke test builds elsewhere)

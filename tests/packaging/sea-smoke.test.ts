@@ -42,14 +42,18 @@ describe('single executable, copied alone into an empty directory', { timeout: 1
   });
   after(() => rmSync(work, { recursive: true, force: true }));
 
-  /** Runs the copied binary in its own directory with nothing but PATH and TMPDIR set. */
-  function sepp(...args: string[]): SpawnSyncReturns<string> {
+  /** Runs the copied binary in its own directory with nothing but PATH and TMPDIR set (and `env`). */
+  function seppWith(env: NodeJS.ProcessEnv, ...args: string[]): SpawnSyncReturns<string> {
     return spawnSync(exe, args, {
       cwd: join(work, 'home'),
-      env: { PATH: '/usr/bin:/bin', TMPDIR: tmp },
+      env: { PATH: '/usr/bin:/bin', TMPDIR: tmp, ...env },
       encoding: 'utf8',
       timeout: 30_000,
     });
+  }
+
+  function sepp(...args: string[]): SpawnSyncReturns<string> {
+    return seppWith({}, ...args);
   }
 
   test('--version prints the package version and the git commit', () => {
@@ -69,6 +73,21 @@ describe('single executable, copied alone into an empty directory', { timeout: 1
     assert.match(run.stdout, /\d+ embedded assets, \d+ bytes, sha256 verified/);
     assert.match(run.stdout, /^OK$/m);
     assert.deepEqual(readdirSync(tmp), [], 'the private native addon directory is removed on exit');
+  });
+
+  test("a V8 flag in the user's NODE_OPTIONS: the same output, Node's code cache warning and how to drop it", () => {
+    // The flag makes V8 refuse the embedded code cache, and Node says so before sepp runs
+    // (docs/operations.md, "Node.js options", shows these lines and the remedy).
+    const plain = sepp('--version');
+    const flagged = seppWith({ NODE_OPTIONS: '--max-semi-space-size=32' }, '--version');
+    assert.equal(flagged.status, 0, flagged.stderr);
+    assert.equal(flagged.stdout, plain.stdout);
+    assert.match(
+      flagged.stderr,
+      /^\(node:\d+\) Warning: Code cache data rejected\.\n\(Use `sepp --trace-warnings \.\.\.` to show where the warning was created\)\n$/,
+    );
+    const quiet = seppWith({ NODE_OPTIONS: '--max-semi-space-size=32 --no-warnings' }, '--version');
+    assert.deepEqual([quiet.status, quiet.stdout, quiet.stderr], [0, plain.stdout, '']);
   });
 
   test('an unknown command fails with one line that says so', () => {
