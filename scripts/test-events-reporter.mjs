@@ -34,6 +34,27 @@ function cpuMs() {
   }
 }
 
+/**
+ * The CPU at a group's file's end, taken by the group's entry in an `after` hook of the
+ * file's suite (scripts/test-groups.mjs), by suite name. This reporter reads its events
+ * from a stream, so it samples late whenever the tests keep the thread busy: a file whose
+ * tests run synchronously had its CPU counted to the file before it (config-fuzz: 0.0 s).
+ * The hook runs as the suite ends, before the next file starts. A global, not this
+ * module's state: the entry and node:test may load this module under different URLs.
+ */
+const suiteEnds = Symbol.for('sepp.test.suiteEndCpuMs');
+
+/** Records the CPU now as suite `name`'s end (a group entry's hook). */
+export function recordSuiteEnd(name) {
+  globalThis[suiteEnds] ??= new Map();
+  globalThis[suiteEnds].set(name, cpuMs());
+}
+
+/** The CPU at top-level test or suite `name`'s end: recorded by its hook, else now. */
+function cpuAtEnd(name) {
+  return globalThis[suiteEnds]?.get(name) ?? cpuMs();
+}
+
 export default async function* eventsReporter(source) {
   let lastTestEndedMs;
   for await (const event of source) {
@@ -49,7 +70,7 @@ export default async function* eventsReporter(source) {
       skip: data.skip === undefined ? undefined : data.skip === true ? '' : String(data.skip),
       todo: data.todo === undefined ? undefined : data.todo === true ? '' : String(data.todo),
       durationMs: data.details?.duration_ms,
-      cpuMs: data.nesting === 0 ? cpuMs() : undefined,
+      cpuMs: data.nesting === 0 ? cpuAtEnd(data.name) : undefined,
       failureType: error?.failureType,
       why: error === undefined ? undefined : firstLine(error),
     })}\n`;

@@ -40,20 +40,27 @@ export function partition(files, count, estimateMs) {
 }
 
 /**
- * Writes a group's entry module: one suite per file, named by its path, importing it; and a
- * last hook that runs what the files registered for the group's end (`sepp.test.groupEnd`).
+ * Writes a group's entry module: one suite per file, named by its path, importing it, with a
+ * last `after` hook that records the process's CPU as the file ends (recordSuiteEnd in
+ * scripts/test-events-reporter.mjs: the reporter itself would sample late after tests that
+ * run synchronously); and a last hook that runs what the files registered for the group's
+ * end (`sepp.test.groupEnd`).
  */
 export function writeGroupEntry(path, files, root) {
-  const suites = files.map(
-    (file) =>
-      `describe(${JSON.stringify(file)}, async () => {\n  await import(${JSON.stringify(pathToFileURL(join(root, file)).href)});\n});`,
-  );
+  const reporter = pathToFileURL(join(import.meta.dirname, 'test-events-reporter.mjs')).href;
+  const suites = files.map((file) => {
+    const name = JSON.stringify(file);
+    const url = JSON.stringify(pathToFileURL(join(root, file)).href);
+    // Registered after the file's own `after` hooks, so it runs after them.
+    return `describe(${name}, async () => {\n  try {\n    await import(${url});\n  } finally {\n    after(() => recordSuiteEnd(${name}));\n  }\n});`;
+  });
   // What the files share for the whole group (tests/helpers/browser.ts: one Chromium) is closed
   // by the functions they push here, after the group's last file.
   const groupEnd =
     "const groupEnd = [];\nglobalThis[Symbol.for('sepp.test.groupEnd')] = groupEnd;\n" +
     'after(async () => {\n  for (const end of groupEnd) await end();\n});';
-  writeFileSync(path, `import { after, describe } from 'node:test';\n${groupEnd}\n${suites.join('\n')}\n`);
+  const imports = `import { after, describe } from 'node:test';\nimport { recordSuiteEnd } from ${JSON.stringify(reporter)};`;
+  writeFileSync(path, `${imports}\n${groupEnd}\n${suites.join('\n')}\n`);
 }
 
 /**

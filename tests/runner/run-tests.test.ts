@@ -232,6 +232,36 @@ describe('scripts/run-tests.mjs', { timeout: 180_000, concurrency: true }, () =>
     assert.match(run.stdout, /\n {3}\S+\/pass\.test\.ts: ok, [\d.]+ s\n/);
   });
 
+  test("in a group, a file whose tests keep the thread busy gets its own CPU, not the file's before it", async () => {
+    // The events reporter reads from a stream, so it used to sample a file's end only once the
+    // next file's synchronous tests let it run: config-fuzz was listed at 0.0 s. Its own dir:
+    // the other tests run every fixture in theirs.
+    const busyDir = mkdtempSync(join(tmpdir(), 'sepp-runner-busy-'));
+    try {
+      writeFileSync(join(busyDir, 'a-pass.test.ts'), `${fixtures['pass.test.ts']}\n`);
+      writeFileSync(
+        join(busyDir, 'b-busy.test.ts'),
+        [
+          "import { test } from 'node:test';",
+          '// 300 ms of CPU without yielding, counted by the process itself (not by the clock).',
+          'test("busy", () => {',
+          '  const start = process.cpuUsage();',
+          '  for (let used = 0; used < 300_000; ) { const u = process.cpuUsage(start); used = u.user + u.system; }',
+          '});',
+        ].join('\n'),
+      );
+      const run = await runner(busyDir, ['--tier', 'fast']);
+      assert.equal(run.code, 0, run.stdout);
+      assert.match(run.stdout, /\n── group 1 of 1, 2 files: ok/, run.stdout);
+      const cpu = (name: string) =>
+        Number(new RegExp(` ([\\d.]+) s {2}\\S+/${name}\\n`).exec(run.stdout)?.[1] ?? Number.NaN);
+      // At least its 300 ms (the list shows tenths of a second; /proc counts 10 ms ticks).
+      assert.ok(cpu('b-busy.test.ts') >= 0.25, run.stdout);
+    } finally {
+      rmSync(busyDir, { recursive: true, force: true });
+    }
+  });
+
   test("a file that ends its group's process fails, and so does every file after it, not run", async () => {
     // In path order: exits.test.ts runs first and ends the process (process.exit(3)).
     const run = await runner(dir, ['--tier', 'fast', 'pass.test', 'exits.test', 'skip.test']);
