@@ -186,7 +186,8 @@ def test_events_go_on_when_the_server_closes_the_connection_past_the_reset_bound
     INTERNAL_ERROR (docs/configuration.md, "Cancelled calls per connection"). grpc-js fails the
     calls open on it with INTERNAL, and the TypeScript SDK resumes them; grpc's C core keeps them
     going on the old connection and sends new calls over a new one. Either way a subscription
-    open across it sees every event once, in order."""
+    open across it sees every event once, in order; a wait_for and a long-poll open across it
+    get their answers."""
     # The channel's states: it leaves READY when the server closes the connection, the only sign
     # of it this side sees (the subscription itself goes on).
     states: list[grpc.ChannelConnectivity] = []
@@ -196,10 +197,17 @@ def test_events_go_on_when_the_server_closes_the_connection_past_the_reset_bound
         ready = grpc.ChannelConnectivity.READY
         return ready in states and any(s != ready for s in states[states.index(ready):])
 
+    waited_id = client.enqueue("py-reset-wait", "t").id
+    outcome: dict[str, Any] = {}
+    waiter = threading.Thread(target=lambda: outcome.setdefault("wait", client.wait_for(waited_id, timeout_ms=60_000)))
+    poller = threading.Thread(target=lambda: outcome.setdefault("poll", client.reserve(["py-reset-poll"], wait_ms=60_000)))
     with client.events(queues=[queue]) as stream:
         eventually(lambda: stream.caught_up.is_set(), "the subscription")
         first = client.enqueue(queue, "t").id
         assert next(iter(stream)).job_id == first
+        # A wait and a long-poll open on the connection too (they start well within the burst).
+        waiter.start()
+        poller.start()
         cancelled = 0
         while not dropped() and cancelled < 5_000:
             # A long-poll cancelled as it waits: the cheapest call to cancel (a closed `events()`
@@ -214,7 +222,14 @@ def test_events_go_on_when_the_server_closes_the_connection_past_the_reset_bound
         after = [client.enqueue(queue, "t").id for _ in range(3)]
         seen = [next(iter(stream)) for _ in after]
         position = stream.position
+        [leased] = client.reserve(["py-reset-wait"])
+        client.ack(leased, result="done")
+        polled_id = client.enqueue("py-reset-poll", "t").id
+        waiter.join(60)
+        poller.join(60)
     print(f"the server closed the connection after {cancelled} cancelled calls")
+    assert (outcome["wait"].state, outcome["wait"].result) == ("completed", "done")
+    assert [job.id for job in outcome["poll"]] == [polled_id]
     assert [(e.kind, e.job_id) for e in seen] == [("enqueued", job_id) for job_id in after]
     assert position is not None and position.sequence == seen[-1].sequence
 
