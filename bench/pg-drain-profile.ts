@@ -6,14 +6,22 @@
  * statement of the drain, its calls, rows and time per job (pg_stat_statements).
  *
  *   npx tsx bench/pg-drain-profile.ts --jobs 20000 --concurrency 50 [--streams N] [--profile FILE.cpuprofile]
+ *     [--experiment SQL]
+ *
+ * It also prints where the writer's wall time went (writer.ts `writerTrace`: its statements'
+ * round trips, its COMMITs, and its idle time between batches), WAL syncs and how busy the
+ * event loop was; `--experiment SQL` runs SQL on the fresh schema before the enqueue (a layout
+ * change tried before it is written as a migration).
  *
  * `--profile` writes this process's CPU profile of the drain (server and client: the
  * server's frames are under src/ and node_modules/pg*, the client's under clients/).
  */
 import { loadavg } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { SeppClient } from '../clients/typescript/src/index.ts';
+import { type BatchTrace, writerTrace } from '../src/store/postgres/writer.ts';
 import { startPostgres } from '../tests/helpers/postgres.ts';
 import { startTestServer } from '../tests/helpers/server.ts';
 import { cpuMicros } from './lib/proc-stats.ts';
@@ -27,13 +35,18 @@ const { values } = parseArgs({
     streams: { type: 'string' },
     top: { type: 'string', default: '12' },
     profile: { type: 'string' },
+    experiment: { type: 'string' },
   },
 });
 const jobs = Number(values.jobs);
 const concurrency = Number(values.concurrency);
 
 const cluster = await startPostgres({
-  settings: { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all' },
+  settings: {
+    shared_preload_libraries: 'pg_stat_statements',
+    'pg_stat_statements.track': 'all',
+    track_wal_io_timing: 'on',
+  },
 });
 const database = await cluster.createDatabase('bench');
 const admin = new pg.Client(cluster.connection(database));
@@ -44,6 +57,11 @@ const server = await startTestServer({
 });
 const client = SeppClient.connect(server.address);
 try {
+  if (values.experiment !== undefined) {
+    // A layout change tried before it is written as a migration (say `DROP INDEX sepp.x`).
+    await admin.query(values.experiment);
+    console.log(`experiment: ${values.experiment}`);
+  }
   await enqueueJobs(client, 'w1', jobs, 10, 500);
   await admin.query('SELECT pg_stat_statements_reset()');
   const commits = async () =>
@@ -56,6 +74,16 @@ try {
       ).rows[0]?.c,
     );
   const c0 = await commits();
+  const walSync = async () =>
+    (
+      await admin.query<{ n: string; ms: string }>(
+        'SELECT wal_sync::text AS n, wal_sync_time::text AS ms FROM pg_stat_wal',
+      )
+    ).rows[0];
+  const w0 = await walSync();
+  const batches: BatchTrace[] = [];
+  writerTrace.sink = (trace) => batches.push(trace);
+  const elu0 = performance.eventLoopUtilization();
   const postmaster = cluster.pid();
   const pgCpu = () => (postmaster === undefined ? 0 : cpuMicros([postmaster]));
   const pg0 = pgCpu();
@@ -71,6 +99,9 @@ try {
   });
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpu0);
+  const elu = performance.eventLoopUtilization(elu0);
+  writerTrace.sink = undefined;
+  const w1 = await walSync();
   if (values.profile !== undefined) await profiler?.stop(values.profile);
   const pgUs = pgCpu() - pg0;
   const c1 = await commits();
@@ -79,6 +110,12 @@ try {
       `${((c1 - c0) / jobs).toFixed(3)} commits/job; this process (server + client) ` +
       `${Math.round((cpu.user + cpu.system) / jobs)} µs CPU/job (user ${Math.round(cpu.user / jobs)}, system ${Math.round(cpu.system / jobs)}), PostgreSQL ${Math.round(pgUs / jobs)} µs/job; ` +
       `load ${loadavg()[0]?.toFixed(1)}`,
+  );
+  console.log(
+    writerFigures(batches, seconds, jobs, elu.utilization, {
+      syncs: Number(w1?.n) - Number(w0?.n),
+      ms: Number(w1?.ms) - Number(w0?.ms),
+    }),
   );
   const { rows } = await admin.query<{ query: string; calls: string; rows: string; ms: string }>(
     `SELECT query, calls::text, rows::text, total_exec_time::text AS ms FROM pg_stat_statements
@@ -97,4 +134,37 @@ try {
   await server.dispose();
   await admin.end();
   await cluster.close();
+}
+
+/** Where the writer's wall time went during the drain (writer.ts `writerTrace`). */
+function writerFigures(
+  batches: readonly BatchTrace[],
+  seconds: number,
+  jobs: number,
+  eventLoopBusy: number,
+  wal: { syncs: number; ms: number },
+): string {
+  const sum = (f: (b: BatchTrace) => number) => batches.reduce((a, b) => a + f(b), 0);
+  const quantile = (f: (b: BatchTrace) => number, q: number) => {
+    const sorted = batches.map(f).sort((a, b) => a - b);
+    return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+  };
+  const wallMs = seconds * 1000;
+  const unitsMs = sum((b) => b.unitsMs);
+  const commitMs = sum((b) => b.commitMs);
+  const idleMs = sum((b) => b.idleBeforeMs);
+  const statements = sum((b) => b.statements);
+  const pct = (ms: number) => `${((100 * ms) / wallMs).toFixed(0)} %`;
+  const ms = (f: (b: BatchTrace) => number) =>
+    `${quantile(f, 0.5).toFixed(2)} / ${quantile(f, 0.9).toFixed(2)}`;
+  return [
+    `writer: ${batches.length} batches = ${(batches.length / seconds).toFixed(0)} commits/s, ` +
+      `${(jobs / batches.length).toFixed(1)} jobs and ${(sum((b) => b.units) / batches.length).toFixed(1)} units per batch, ` +
+      `${(statements / batches.length).toFixed(1)} statements per batch`,
+    `writer wall: units (statements' round trips) ${pct(unitsMs)}, COMMIT ${pct(commitMs)}, ` +
+      `idle between batches ${pct(idleMs)}; per batch p50 / p90 ms: units ${ms((b) => b.unitsMs)}, ` +
+      `COMMIT ${ms((b) => b.commitMs)}, idle before ${ms((b) => b.idleBeforeMs)}`,
+    `WAL: ${wal.syncs} syncs (${(wal.syncs / batches.length).toFixed(2)} per batch), ${(wal.ms / Math.max(1, wal.syncs)).toFixed(2)} ms each; ` +
+      `event loop busy ${(eventLoopBusy * 100).toFixed(0)} % (server and client: one process)`,
+  ].join('\n');
 }

@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
+import { type BatchTrace, writerTrace } from '../../src/store/postgres/writer.ts';
 import { StorageFailure, type Store } from '../../src/store/store.ts';
 import { type PostgresCluster, startPostgres } from '../helpers/postgres.ts';
 
@@ -197,6 +198,35 @@ test('units of one batch that change the same counts commit them summed (one row
       [2, 1, 1, 1, 1],
     );
   } finally {
+    await store.close();
+  }
+});
+
+test("the writer's trace (bench/pg-drain-profile.ts) hears of each batch: its units, statements and times", async () => {
+  const store = await openStore('trace');
+  const batches: BatchTrace[] = [];
+  try {
+    const read = () =>
+      store.write(function* (tx) {
+        return yield* tx.counts.inState({ queue: 'q', state: 'ready' });
+      });
+    await read();
+    writerTrace.sink = (trace) => batches.push(trace);
+    // Three units in one turn: one batch, a statement each; then one more batch of one.
+    await Promise.all([read(), read(), read()]);
+    await read();
+    writerTrace.sink = undefined;
+    await read();
+    assert.deepEqual(
+      batches.map((b) => [b.units, b.statements]),
+      [
+        [3, 3],
+        [1, 1],
+      ],
+    );
+    for (const b of batches) for (const ms of [b.unitsMs, b.commitMs, b.idleBeforeMs]) assert.ok(ms >= 0);
+  } finally {
+    writerTrace.sink = undefined;
     await store.close();
   }
 });

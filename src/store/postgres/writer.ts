@@ -101,6 +101,23 @@ export interface WriterOptions {
   monotonicMs?: () => number;
 }
 
+/**
+ * Where one batch's wall time went, for bench/pg-drain-profile.ts: the units' part (their
+ * statements' round trips, and whatever else the event loop ran meanwhile), the COMMIT's
+ * (its round trip and WAL flush), and how long the writer had nothing to write before it.
+ */
+export interface BatchTrace {
+  units: number;
+  /** Statements sent in the transaction (BEGIN, savepoints and the COMMIT not counted). */
+  statements: number;
+  idleBeforeMs: number;
+  unitsMs: number;
+  commitMs: number;
+}
+
+/** Set by a benchmark to hear of every batch (never in the server: nothing reads the clock for it otherwise). */
+export const writerTrace: { sink: ((trace: BatchTrace) => void) | undefined } = { sink: undefined };
+
 export const plainWriteHooks: WriteHooks = {
   commitFailed: (failure) => failure,
   unitFailed: (error) => (error instanceof Error ? error : new Error(String(error))),
@@ -162,6 +179,8 @@ export class PostgresWriter {
   private session: WriterSession | undefined;
   private readonly maxBatchOperations: number;
   private readonly monotonicMs: () => number;
+  /** When the last batch ended (for writerTrace). */
+  private lastEndedMs: number | undefined;
 
   constructor(private readonly options: WriterOptions) {
     this.maxBatchOperations = options.maxBatchOperations ?? 1000;
@@ -236,6 +255,8 @@ export class PostgresWriter {
     let session: WriterSession | undefined;
     /** Whether a unit of the batch needs its commit flushed before it is answered. */
     let syncNeeded = false;
+    const trace = writerTrace.sink;
+    let unitsDoneMs = startedMs;
     try {
       session = await this.connected();
       const { client, ahead } = session;
@@ -300,6 +321,7 @@ export class PostgresWriter {
         const onlyFailed = results.length === 1 && results[0]?.ok === false && batch.length === 1;
         // A batch of relaxed units only (durability per queue) is answered before its WAL is flushed.
         // The count deltas of the batch's units: one statement, with the COMMIT.
+        unitsDoneMs = this.monotonicMs();
         if (!onlyFailed) session.deltas.flushBatch();
         if (!onlyFailed && !syncNeeded) ahead.take(command(client, 'SET LOCAL synchronous_commit = off'));
         if (!onlyFailed) {
@@ -327,6 +349,17 @@ export class PostgresWriter {
       ok: committed,
     };
     this.guard(() => this.hooks.afterCommit?.(stats));
+    if (trace !== undefined) {
+      const endedMs = startedMs + stats.durationMs;
+      trace({
+        units: batch.length,
+        statements: session?.transaction.statements ?? 0,
+        idleBeforeMs: this.lastEndedMs === undefined ? 0 : startedMs - this.lastEndedMs,
+        unitsMs: unitsDoneMs - startedMs,
+        commitMs: endedMs - unitsDoneMs,
+      });
+      this.lastEndedMs = endedMs;
+    }
     // Deferred units wrote nothing: they run again, first, whether or not the batch committed.
     const deferred = batch.filter((_, i) => results[i]?.deferred === true);
     if (deferred.length > 0) this.queue.unshift(...deferred);
