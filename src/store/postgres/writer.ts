@@ -321,7 +321,7 @@ export class PostgresWriter {
         const onlyFailed = results.length === 1 && results[0]?.ok === false && batch.length === 1;
         // A batch of relaxed units only (durability per queue) is answered before its WAL is flushed.
         // The count deltas of the batch's units: one statement, with the COMMIT.
-        unitsDoneMs = this.monotonicMs();
+        if (trace !== undefined) unitsDoneMs = this.monotonicMs();
         if (!onlyFailed) session.deltas.flushBatch();
         if (!onlyFailed && !syncNeeded) ahead.take(command(client, 'SET LOCAL synchronous_commit = off'));
         if (!onlyFailed) {
