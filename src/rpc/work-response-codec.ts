@@ -7,12 +7,12 @@
  *
  * The bytes are the generated encoder's, byte for byte (tests/rpc/work-response-codec.test.ts
  * compares them): the same fields, in the same order, the same defaults left
- * out. The shapes a drain sends — jobs, acks' answers, errors — take this path;
- * anything else (cancel and timeout notices, nack/extend/progress answers, a
- * flow's dependency results, a number the generated encoder would refuse)
- * goes to the generated encoder whole, so it answers exactly as before.
+ * out. The shapes a drain sends — jobs (with their dependencies' results),
+ * acks' answers, errors — take this path; anything else (cancel and timeout
+ * notices, nack/extend/progress answers, a number the generated encoder would
+ * refuse) goes to the generated encoder whole, so it answers exactly as before.
  */
-import type { LeasedJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
+import type { DependencyResult, LeasedJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import { WorkResponse, type WorkResponse_Settled } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 
 /** The encoded message, as grpc-js's `responseSerialize` returns it. */
@@ -87,7 +87,6 @@ function settledSize(settled: WorkResponse_Settled): number {
 
 /** Bytes of a LeasedJob's body; -1 when it is left to the generated encoder. */
 function jobSize(job: LeasedJob): number {
-  if (job.dependencyResults.length > 0) return -1;
   const { priority, attempt, maxAttempts, leaseDeadlineMs, enqueuedAtMs, runAtMs, timeoutAtMs } = job;
   if (!isInt32(priority) || !isInt32(attempt) || !isInt32(maxAttempts)) return -1;
   if (!isInt64(leaseDeadlineMs) || !isInt64(enqueuedAtMs) || !isInt64(runAtMs) || !isInt64(timeoutAtMs)) {
@@ -114,7 +113,26 @@ function jobSize(job: LeasedJob): number {
   if (job.idempotencyKey !== '') n += stringFieldSize(1, job.idempotencyKey);
   if (job.lastError !== '') n += stringFieldSize(2, job.lastError);
   if (job.group !== '') n += stringFieldSize(2, job.group);
+  for (const dependency of job.dependencyResults) {
+    const size = dependencySize(dependency);
+    if (size < 0) return -1;
+    n += 2 + varintSize(size) + size;
+  }
   if (timeoutAtMs !== 0) n += 2 + int64Size(timeoutAtMs);
+  return n;
+}
+
+/** Bytes of a DependencyResult's body; -1 when it is left to the generated encoder. */
+function dependencySize(dependency: DependencyResult): number {
+  const { jobId, name, state, result, resultContentType, resultOmitted } = dependency;
+  if (!isInt32(state) || typeof resultOmitted !== 'boolean') return -1;
+  let n = 0;
+  if (jobId !== '') n += stringFieldSize(1, jobId);
+  if (name !== '') n += stringFieldSize(1, name);
+  if (state !== 0) n += 1 + int32Size(state);
+  if (result.length !== 0) n += 1 + varintSize(result.length) + result.length;
+  if (resultContentType !== '') n += stringFieldSize(1, resultContentType);
+  if (resultOmitted) n += 2;
   return n;
 }
 
@@ -222,12 +240,7 @@ class Writer {
     if (job.jobId !== '') this.string(10, job.jobId);
     if (job.queue !== '') this.string(18, job.queue);
     if (job.type !== '') this.string(26, job.type);
-    const payload = job.payload;
-    if (payload.length !== 0) {
-      this.tagLength(34, payload.length);
-      this.buf.set(payload, this.pos);
-      this.pos += payload.length;
-    }
+    if (job.payload.length !== 0) this.bytesField(34, job.payload);
     if (job.contentType !== '') this.string(42, job.contentType);
     if (job.priority !== 0) this.signedField(48, job.priority);
     if (job.attempt !== 0) this.signedField(56, job.attempt);
@@ -246,7 +259,28 @@ class Writer {
     if (job.idempotencyKey !== '') this.string(122, job.idempotencyKey);
     if (job.lastError !== '') this.string(130, job.lastError);
     if (job.group !== '') this.string(162, job.group);
+    for (const dependency of job.dependencyResults) this.dependency(dependency);
     if (job.timeoutAtMs !== 0) this.signedField(560, job.timeoutAtMs);
+  }
+
+  private dependency(dependency: DependencyResult): void {
+    this.tagLength(402, dependencySize(dependency));
+    const { jobId, name, state, result, resultContentType, resultOmitted } = dependency;
+    if (jobId !== '') this.string(10, jobId);
+    if (name !== '') this.string(18, name);
+    if (state !== 0) this.signedField(24, state);
+    if (result.length !== 0) this.bytesField(34, result);
+    if (resultContentType !== '') this.string(42, resultContentType);
+    if (resultOmitted) {
+      this.buf[this.pos++] = 48;
+      this.buf[this.pos++] = 1;
+    }
+  }
+
+  private bytesField(tag: number, bytes: Uint8Array): void {
+    this.tagLength(tag, bytes.length);
+    this.buf.set(bytes, this.pos);
+    this.pos += bytes.length;
   }
 
   private signedField(tag: number, value: number): void {

@@ -1,7 +1,7 @@
 /** The Work stream's own encoder writes the generated encoder's bytes, for every shape it is given. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { LeasedJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
+import type { DependencyResult, LeasedJob } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import { WorkResponse, type WorkResponse_Settled } from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { encodeWorkResponse } from '../../src/rpc/work-response-codec.ts';
 
@@ -59,8 +59,20 @@ function job(next: () => number): LeasedJob {
     idempotencyKey: text(next, 4),
     lastError: next() < 0.05 ? 'e'.repeat(70 + Math.floor(next() * 300)) + text(next, 3) : text(next, 6),
     group: text(next, 2),
-    dependencyResults: [],
+    dependencyResults:
+      next() < 0.8 ? [] : Array.from({ length: Math.floor(next() * 4) }, () => dependency(next)),
     timeoutAtMs: int(next, 'int64'),
+  };
+}
+
+function dependency(next: () => number): DependencyResult {
+  return {
+    jobId: text(next, 3),
+    name: text(next, 2),
+    state: int(next, 'int32'),
+    result: Buffer.alloc(next() < 0.3 ? 0 : Math.floor(next() * 300), 9),
+    resultContentType: text(next, 2),
+    resultOmitted: next() < 0.2,
   };
 }
 
@@ -119,7 +131,7 @@ test('lengths at the edges of one- and two-byte prefixes', () => {
   }
 });
 
-test('what this encoder leaves to the generated one is still encoded, and the same', () => {
+test('dependency results, and what this encoder leaves to the generated one: the same bytes', () => {
   const next = random(11);
   const withDependencies: LeasedJob = {
     ...job(next),
