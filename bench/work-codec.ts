@@ -1,16 +1,19 @@
 /**
- * CPU per job of the Work stream's codec on W1's drain shape: encoding an answer (a
- * batch of 50 leased jobs and 50 acks' answers) and decoding a request (a batch of 50
- * acks with its credit, then the UTF-8 check the generated decoder needs), the
- * generated code against src/rpc/work-response-codec.ts and work-request-codec.ts,
+ * CPU per job of the streams' codecs on W1's shapes: the Work stream's answer (a
+ * batch of 50 leased jobs and 50 acks' answers) and request (a batch of 50 acks with
+ * its credit, then the UTF-8 check the generated decoder needs), and the Produce
+ * stream's answer (50 accepted jobs); the generated code against src/rpc's
+ * work-response-codec.ts, work-request-codec.ts and produce-response-codec.ts,
  * interleaved, medians of --rounds.
  *
  *   npx tsx bench/work-codec.ts [--rounds 15] [--batches 2000]
  */
 import { parseArgs } from 'node:util';
 import type { LeasedJob } from '../clients/typescript/src/gen/sepp/v1/job.js';
+import { ProduceResponse } from '../clients/typescript/src/gen/sepp/v1/produce.js';
 import { WorkRequest, WorkResponse } from '../clients/typescript/src/gen/sepp/v1/work.js';
 import { descriptorSetBase64 } from '../src/rpc/gen/descriptor-set.js';
+import { encodeProduceResponse } from '../src/rpc/produce-response-codec.ts';
 import { Utf8Fields } from '../src/rpc/utf8-fields.ts';
 import { decodeWorkRequestDirect } from '../src/rpc/work-request-codec.ts';
 import { encodeWorkResponse } from '../src/rpc/work-response-codec.ts';
@@ -81,6 +84,20 @@ const request = Buffer.from(
 const utf8 = new Utf8Fields(Buffer.from(descriptorSetBase64, 'base64'), 'sepp.v1.QueueService');
 const workPath = '/sepp.v1.QueueService/Work';
 
+/** The Produce stream's answer to a message of 50 jobs, all accepted. */
+const produced: ProduceResponse = {
+  sequence: 7,
+  code: 0,
+  message: '',
+  results: Array.from({ length: perBatch }, (_, i) => ({
+    outcome: {
+      $case: 'accepted' as const,
+      value: { jobId: job(i).jobId, deduplicated: false, debounced: false },
+    },
+  })),
+  atomic: undefined,
+};
+
 type Code = 'generated' | 'direct';
 const cases: Record<string, Record<Code, () => number>> = {
   'encode answer': {
@@ -94,10 +111,15 @@ const cases: Record<string, Record<Code, () => number>> = {
     },
     direct: () => (decodeWorkRequestDirect(request)?.kind !== undefined ? 1 : 0),
   },
+  'encode Produce answer': {
+    generated: () => Buffer.from(ProduceResponse.encode(produced).finish()).length,
+    direct: () => encodeProduceResponse(produced).length,
+  },
 };
 if (
   !cases['encode answer']!.generated() ||
-  !encodeWorkResponse(message).equals(WorkResponse.encode(message).finish())
+  !encodeWorkResponse(message).equals(WorkResponse.encode(message).finish()) ||
+  !encodeProduceResponse(produced).equals(ProduceResponse.encode(produced).finish())
 ) {
   throw new Error('the encoders differ');
 }

@@ -18,6 +18,7 @@ import { descriptorSetBase64 } from './gen/descriptor-set.js';
 import { routeGrpcLogs } from './grpc-logging.ts';
 import { Health } from './health.ts';
 import type { RpcObserver } from './observer.ts';
+import { encodeProduceResponse } from './produce-response-codec.ts';
 import { createProduceHandler } from './produce-stream.ts';
 import { addReflection } from './reflection.ts';
 import { MalformedRequest, type RpcContext, type RpcLog, type ServerFacts } from './rpc-context.ts';
@@ -161,8 +162,12 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
   const utf8 = new Utf8Fields(descriptorSet, serviceName);
   const queueService = withMalformedRequests(QueueServiceService, utf8, { work: decodeWorkRequestDirect });
   server.addService(
-    // The Work stream's answers by its own encoder: the generated one's bytes, less CPU per job.
-    { ...queueService, work: { ...queueService.work, responseSerialize: encodeWorkResponse } },
+    // The streams' answers by their own encoders: the generated one's bytes, less CPU per job.
+    {
+      ...queueService,
+      work: { ...queueService.work, responseSerialize: encodeWorkResponse },
+      produce: { ...queueService.produce, responseSerialize: encodeProduceResponse },
+    },
     {
       ...createUnaryHandlers(ctx, onBug),
       produce: createProduceHandler(ctx, onBug),
