@@ -1,0 +1,145 @@
+/**
+ * CPU per job of the streams' codecs on W1's shapes: the Work stream's answer (a
+ * batch of 50 leased jobs and 50 acks' answers) and request (a batch of 50 acks with
+ * its credit, then the UTF-8 check the generated decoder needs), and the Produce
+ * stream's answer (50 accepted jobs); the generated code against src/rpc's
+ * work-response-codec.ts, work-request-codec.ts and produce-response-codec.ts,
+ * interleaved, medians of --rounds.
+ *
+ *   npx tsx bench/work-codec.ts [--rounds 15] [--batches 2000]
+ */
+import { parseArgs } from 'node:util';
+import type { LeasedJob } from '../clients/typescript/src/gen/sepp/v1/job.js';
+import { ProduceResponse } from '../clients/typescript/src/gen/sepp/v1/produce.js';
+import { WorkRequest, WorkResponse } from '../clients/typescript/src/gen/sepp/v1/work.js';
+import { descriptorSetBase64 } from '../src/rpc/gen/descriptor-set.js';
+import { encodeProduceResponse } from '../src/rpc/produce-response-codec.ts';
+import { Utf8Fields } from '../src/rpc/utf8-fields.ts';
+import { decodeWorkRequestDirect } from '../src/rpc/work-request-codec.ts';
+import { encodeWorkResponse } from '../src/rpc/work-response-codec.ts';
+import { median } from './engine-lib.ts';
+
+const { values: args } = parseArgs({
+  options: { rounds: { type: 'string', default: '15' }, batches: { type: 'string', default: '2000' } },
+});
+const rounds = Number(args.rounds);
+const batches = Number(args.batches);
+const perBatch = 50;
+
+const now = Date.now();
+const job = (i: number): LeasedJob => ({
+  jobId: `0193a6f2-7c1e-7${String(i).padStart(3, '0')}-8c3d-1b2e3f4a5b6c`,
+  queue: 'w1',
+  type: 'noop',
+  payload: Buffer.from(JSON.stringify({ n: i, pad: 'x'.repeat(64) })),
+  contentType: 'application/json',
+  priority: 0,
+  attempt: 1,
+  maxAttempts: 3,
+  leaseDeadlineMs: now + 30_000,
+  enqueuedAtMs: now - 5_000,
+  runAtMs: now - 5_000,
+  metadata: {},
+  traceparent: '',
+  tracestate: '',
+  idempotencyKey: '',
+  lastError: '',
+  group: '',
+  dependencyResults: [],
+  timeoutAtMs: 0,
+});
+const message: WorkResponse = {
+  kind: {
+    $case: 'batch',
+    value: {
+      settled: Array.from({ length: perBatch }, (_, i) => ({
+        requestId: 1000 + i,
+        code: 0,
+        message: '',
+        result: { $case: 'ack' as const, value: {} },
+        errorCode: '',
+      })),
+      jobs: Array.from({ length: perBatch }, (_, i) => job(i)),
+      cancels: [],
+      timeouts: [],
+    },
+  },
+};
+
+const request = Buffer.from(
+  WorkRequest.encode({
+    requestId: 0,
+    kind: {
+      $case: 'batch',
+      value: {
+        settlements: Array.from({ length: perBatch }, (_, i) => ({
+          requestId: 1000 + i,
+          kind: { $case: 'ack' as const, value: { jobId: job(i).jobId, attempt: 1, result: undefined } },
+        })),
+        credit: perBatch,
+      },
+    },
+  }).finish(),
+);
+const utf8 = new Utf8Fields(Buffer.from(descriptorSetBase64, 'base64'), 'sepp.v1.QueueService');
+const workPath = '/sepp.v1.QueueService/Work';
+
+/** The Produce stream's answer to a message of 50 jobs, all accepted. */
+const produced: ProduceResponse = {
+  sequence: 7,
+  code: 0,
+  message: '',
+  results: Array.from({ length: perBatch }, (_, i) => ({
+    outcome: {
+      $case: 'accepted' as const,
+      value: { jobId: job(i).jobId, deduplicated: false, debounced: false },
+    },
+  })),
+  atomic: undefined,
+};
+
+type Code = 'generated' | 'direct';
+const cases: Record<string, Record<Code, () => number>> = {
+  'encode answer': {
+    generated: () => Buffer.from(WorkResponse.encode(message).finish()).length,
+    direct: () => encodeWorkResponse(message).length,
+  },
+  'decode request': {
+    generated: () => {
+      const decoded = WorkRequest.decode(request);
+      return utf8.firstInvalid(workPath, request) === null && decoded.kind !== undefined ? 1 : 0;
+    },
+    direct: () => (decodeWorkRequestDirect(request)?.kind !== undefined ? 1 : 0),
+  },
+  'encode Produce answer': {
+    generated: () => Buffer.from(ProduceResponse.encode(produced).finish()).length,
+    direct: () => encodeProduceResponse(produced).length,
+  },
+};
+if (
+  !cases['encode answer']!.generated() ||
+  !encodeWorkResponse(message).equals(WorkResponse.encode(message).finish()) ||
+  !encodeProduceResponse(produced).equals(ProduceResponse.encode(produced).finish())
+) {
+  throw new Error('the encoders differ');
+}
+
+for (const [label, codes] of Object.entries(cases)) {
+  const samples: Record<Code, number[]> = { generated: [], direct: [] };
+  for (let round = 0; round < rounds; round++) {
+    const order: Code[] = round % 2 === 0 ? ['generated', 'direct'] : ['direct', 'generated'];
+    for (const name of order) {
+      const run = codes[name];
+      const start = process.cpuUsage();
+      let check = 0;
+      for (let b = 0; b < batches; b++) check += run();
+      const used = process.cpuUsage(start);
+      if (check === 0) throw new Error(`${label}: nothing done`);
+      samples[name].push((used.user + used.system) / (batches * perBatch));
+    }
+  }
+  const [generated, direct] = [median(samples.generated), median(samples.direct)];
+  console.log(
+    `${label}: generated ${generated.toFixed(3)}, direct ${direct.toFixed(3)} µs CPU per job (medians of ${rounds}; pairs where direct is cheaper: ${samples.direct.filter((d, i) => d < samples.generated[i]!).length}/${rounds})`,
+  );
+}

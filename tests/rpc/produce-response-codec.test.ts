@@ -1,0 +1,83 @@
+/** The Produce stream's own encoder writes the generated encoder's bytes, for every answer it is given. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { EnqueueResult } from '../../clients/typescript/src/gen/sepp/v1/job.js';
+import { ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
+import { encodeProduceResponse } from '../../src/rpc/produce-response-codec.ts';
+
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state * 1664525 + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+const pieces = ['0193a6f2-7c1e-7000-8c3d-1b2e3f4a5b6c', 'é', '😀', '\ud800', 'x'.repeat(70), 'rejected: '];
+
+function text(next: () => number): string {
+  let out = '';
+  const count = next() < 0.3 ? 0 : Math.floor(next() * 4);
+  for (let i = 0; i < count; i++) out += pieces[Math.floor(next() * pieces.length)]!;
+  return out;
+}
+
+function int(next: () => number, max: number): number {
+  const r = next();
+  if (r < 0.3) return 0;
+  if (r < 0.6) return Math.floor(next() * 200);
+  if (r < 0.9) return Math.floor(next() * max);
+  return -Math.floor(next() * 2 ** 31);
+}
+
+function result(next: () => number): EnqueueResult {
+  const r = next();
+  if (r < 0.05) return { outcome: undefined };
+  if (r < 0.8) {
+    return {
+      outcome: {
+        $case: 'accepted',
+        value: { jobId: text(next), deduplicated: next() < 0.2, debounced: next() < 0.2 },
+      },
+    };
+  }
+  return { outcome: { $case: 'rejection', value: { reason: int(next, 2 ** 31), message: text(next) } } };
+}
+
+function response(next: () => number): ProduceResponse {
+  return {
+    sequence: Math.abs(int(next, Number.MAX_SAFE_INTEGER)),
+    code: int(next, 2 ** 31),
+    message: text(next),
+    results: Array.from({ length: next() < 0.2 ? 0 : Math.floor(next() * 60) }, () => result(next)),
+    atomic: undefined,
+  };
+}
+
+function assertSameBytes(value: ProduceResponse, label: string): void {
+  const expected = Buffer.from(ProduceResponse.encode(value).finish());
+  assert.ok(encodeProduceResponse(value).equals(expected), `${label}: bytes differ`);
+}
+
+test('random answers: the same bytes as the generated encoder', () => {
+  for (let seed = 1; seed <= 300; seed++) assertSameBytes(response(random(seed)), `seed ${seed}`);
+});
+
+test('an atomic answer and a number the generated encoder refuses go to it', () => {
+  const next = random(3);
+  assertSameBytes(
+    {
+      ...response(next),
+      results: [],
+      atomic: {
+        committed: true,
+        results: [{ jobId: 'j', deduplicated: false, debounced: false }],
+        rejections: [],
+      },
+    },
+    'atomic',
+  );
+  const bad: ProduceResponse = { ...response(next), sequence: 1.5 };
+  assert.throws(() => ProduceResponse.encode(bad));
+  assert.throws(() => encodeProduceResponse(bad));
+});
