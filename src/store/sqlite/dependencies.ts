@@ -15,6 +15,7 @@ import {
   type FlowJobRow,
   jobsWaitOnIt,
   type MemberState,
+  type ReleasedRow,
   type WaitingChildRow,
   waitsOnJobs,
 } from '../dependencies.ts';
@@ -99,6 +100,26 @@ export function prepareDependencyStatements(db: Preparer) {
       .pluck(),
     release: db.prepare<[{ seq: number; state: string }]>(
       "UPDATE jobs SET state = @state WHERE seq = @seq AND state = 'waiting'",
+    ),
+    // The set form of the release, for the jobs of an ack batch that completed (docs/decisions/0012):
+    // their pending edges to waiting jobs resolved in one statement (the pending index probed per
+    // parent, the waiting job by its seq), returning each edge's waiting job…
+    resolveCompleted: db
+      .prepare<[string], number>(
+        `UPDATE job_dependencies AS d SET state = 'completed'
+           FROM jobs AS c
+          WHERE d.parent_id IN (SELECT value FROM json_each(?)) AND d.state = 'pending'
+            AND c.seq = d.child_seq AND c.state = 'waiting'
+          RETURNING child_seq`,
+      )
+      .pluck(),
+    // … and those left with no pending edge moved to ready (scheduled while their run time is ahead).
+    releaseResolved: db.prepare<[{ seqsJson: string; nowMs: number }], ReleasedRow>(
+      `UPDATE jobs SET state = CASE WHEN run_at_ms > @nowMs THEN 'scheduled' ELSE 'ready' END
+        WHERE seq IN (SELECT value FROM json_each(@seqsJson)) AND state = 'waiting'
+          AND NOT EXISTS (SELECT 1 FROM job_dependencies INDEXED BY job_dependencies_pending_child
+                           WHERE child_seq = jobs.seq AND state = 'pending')
+        RETURNING seq, id, queue, type, attempt, state, run_at_ms`,
     ),
     forget: db.prepare<[number]>('DELETE FROM job_dependencies WHERE child_seq = ?'),
     queuesWithDependencies: db
@@ -245,6 +266,12 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
     },
     *release(p) {
       sql.release.run(p);
+    },
+    *releaseCompleted({ parentIds, nowMs }) {
+      const seqs = sql.resolveCompleted.all(JSON.stringify(parentIds));
+      if (seqs.length === 0) return [];
+      const released = sql.releaseResolved.all({ seqsJson: JSON.stringify([...new Set(seqs)]), nowMs });
+      return released.sort((a, b) => a.seq - b.seq);
     },
     *queuesWithDependencies() {
       return sql.queuesWithDependencies.all();
