@@ -148,6 +148,12 @@ export interface DependencyReads {
    * out in a queue that has had dependencies, most of them with none).
    */
   of(childId: string, childSeq?: number): Op<DependencyEdgeRow[]>;
+  /**
+   * `of` by seq for many jobs at once (a lease's jobs): every edge of each, tagged with its
+   * waiting job's seq, by that seq and then as `of` orders them. Optional: without it the
+   * lease calls `of` per job (SQLite has it: one statement per lease instead of one per job).
+   */
+  ofMany?(childSeqs: readonly number[]): Op<(DependencyEdgeRow & { child_seq: number })[]>;
   /** The queues that have had a job waiting on others (their leases pass results on). */
   queuesWithDependencies(): Op<string[]>;
   /** Up to `limit` jobs that depend on `parentId`, oldest first. */

@@ -240,6 +240,7 @@ async function ackedDependencies(together: boolean) {
         parents: (string | undefined)[];
         edges: string[];
         completions: number | undefined;
+        passed: Record<string, string[] | undefined>;
       }
     | undefined;
   await withEngine({}, async ({ engine, db }) => {
@@ -261,12 +262,17 @@ async function ackedDependencies(together: boolean) {
       stillWaits: await add('c', { dependsOn: [p1, p2, notAcked], onDependencyFailure: 'run' }),
       later: await add('c', { dependsOn: [p3], delayMs: 60_000 }),
       cancelled: await add('c', { dependsOn: [p4] }),
+      plain: await add('c'),
       afterMember: await add('c', { dependsOn: [member, p1] }),
     };
     await engine.cancel(named.cancelled);
     const leased = await engine.reserve({ queues: ['p'], maxJobs: 10 });
     assert.equal(leased.length, 5);
-    const acks = leased.map((j) => ({ jobId: j.id, attempt: j.attempt }));
+    const acks: Ack[] = leased.map((j) => ({
+      jobId: j.id,
+      attempt: j.attempt,
+      result: bytes(`result of ${parents.indexOf(j.id)}`),
+    }));
     if (together) {
       // Unknown jobs among them: each one's Settler path runs the kept jobs' ends before it.
       acks.splice(2, 0, { jobId: 'gone-1', attempt: 1 });
@@ -296,11 +302,22 @@ async function ackedDependencies(together: boolean) {
       .prepare<[], number>("SELECT count(*) FROM jobs WHERE queue = 'callbacks'")
       .pluck()
       .get();
+    const states = Object.fromEntries(Object.entries(named).map(([name, id]) => [name, state(id)]));
+    // The released jobs leased together: each gets its own dependencies' results (ofMany), in order.
+    const passed = Object.fromEntries(
+      (await engine.reserve({ queues: ['c'], maxJobs: 10 })).map((j) => [
+        Object.entries(named).find(([, id]) => id === j.id)?.[0],
+        j.dependencyResults?.map(
+          (r) => `${parents.indexOf(r.jobId)} ${r.state} ${Buffer.from(r.result ?? []).toString()}`,
+        ),
+      ]),
+    );
     after = {
-      states: Object.fromEntries(Object.entries(named).map(([name, id]) => [name, state(id)])),
+      states,
       parents: parents.map(state),
       edges,
       completions,
+      passed,
     };
   });
   return after!;
@@ -314,9 +331,15 @@ test('an AckBatch of jobs others wait on releases, schedules and leaves waiting 
     later: 'scheduled',
     cancelled: 'cancelled',
     afterMember: 'ready',
+    plain: 'ready',
   });
   assert.deepEqual(together.parents, Array(5).fill('completed'));
   assert.equal(together.completions, 1, "the batch's completion job, once");
+  assert.deepEqual(together.passed, {
+    fanIn: [0, 1, 2, 3].map((n) => `${n} completed result of ${n}`),
+    afterMember: ['0 completed result of 0', '4 completed result of 4'],
+    plain: undefined,
+  });
   // The edge to the job cancelled while it waited stays pending, as one by one leaves it.
   assert.ok(together.edges.includes('cancelled ← 3: pending'), together.edges.join('\n'));
   assert.deepEqual(together, await ackedDependencies(false));

@@ -5,4 +5,4 @@
 export { type DependencyEdges, dependencyEdges } from './edges.ts';
 export { DependencyQueues } from './queues.ts';
 export { releaseDependents, releaseDependentsOfCompleted } from './release.ts';
-export { dependencyResults } from './results.ts';
+export { dependencyResultsOf } from './results.ts';

@@ -77,6 +77,13 @@ export function prepareDependencyStatements(db: Preparer) {
          FROM job_dependencies d LEFT JOIN jobs p ON p.id = d.parent_id
         WHERE d.child_seq = ? ORDER BY p.seq`,
     ),
+    // edgesOfSeq for a lease's jobs in one statement: @seqsJson is [seq, …].
+    edgesOfSeqs: db.prepare<[string], DependencyEdgeRow & { child_seq: number }>(
+      `SELECT d.child_seq, d.parent_id, d.name, d.state AS edge_state, p.state AS parent_state,
+              p.queue AS parent_queue, p.type AS parent_type, p.result, p.result_content_type
+         FROM job_dependencies d LEFT JOIN jobs p ON p.id = d.parent_id
+        WHERE d.child_seq IN (SELECT value FROM json_each(?)) ORDER BY d.child_seq, p.seq`,
+    ),
     dependentsOf: db.prepare<[{ parentId: string; limit: number }], DependentRow>(
       `SELECT c.id, c.queue, c.type, c.state, d.state AS edge_state
          FROM job_dependencies d JOIN jobs c ON c.seq = d.child_seq
@@ -230,6 +237,9 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
     },
     *of(childId, childSeq) {
       return childSeq === undefined ? sql.edgesOf.all(childId) : sql.edgesOfSeq.all(childSeq);
+    },
+    *ofMany(childSeqs) {
+      return sql.edgesOfSeqs.all(JSON.stringify(childSeqs));
     },
     *dependentsOf(p) {
       return sql.dependentsOf.all(p);
