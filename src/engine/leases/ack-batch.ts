@@ -7,10 +7,6 @@
  * is answered by the Settler afterwards, in order, which reads the job to say why.
  * Only the first ack of each job takes part in the delete; a job named again is
  * answered by the Settler too (not_found once the first deleted it, as one at a time).
- * Jobs others wait on (a flow's children) are missed by that delete and kept completed
- * with one statement per 50 (completeDependedOnMany); after a batch of mostly those, that
- * statement runs first and the delete only over the rest. What waits on the kept jobs is
- * released together (releaseDependentsOfCompleted), before the next ack the Settler answers.
  * Batches under 10 acks, and any ack while a queue keeps completed jobs, go through
  * the Settler one by one: below the 10-row statement the multi-row path cost more than
  * it saved (measured: +7 to +11 % per ack in pairs).
@@ -32,9 +28,6 @@ import { completedOutcome, type KeptJobs, type Settler } from './settle.ts';
 const minBatchAcks = 10;
 
 export class AckBatches {
-  /** Whether the last batch was mostly jobs others wait on: this one tries their statement first. */
-  private keptFirst = false;
-
   constructor(
     private readonly ctx: EngineContext,
     private readonly settler: Settler,
@@ -65,22 +58,9 @@ export class AckBatches {
       if (!firstPerJob.has(ack.jobId)) firstPerJob.set(ack.jobId, i);
     });
     const deleted = new Map<string, AckedRow>();
-    let completed: Map<string, AckedRow & { dependency_flags: number }> | undefined;
-    // Whether the one-statement delete ran over the first acks: after a batch of mostly jobs others
-    // wait on (a flow's children), the kept jobs' statement runs first and the delete only over the
-    // rest, when it is 2 acks or more (it would miss every kept job).
-    let deleteTried = true;
-    if (this.keptFirst && tx.leases.completeDependedOnMany !== undefined) {
-      completed = yield* this.completeDependedOn(tx, acks, firstPerJob, deleted);
-      const rest = [...firstPerJob].filter(([jobId]) => !completed!.has(jobId)).map(([, i]) => acks[i]!);
-      deleteTried = rest.length >= 2;
-      if (deleteTried) for (const row of yield* tx.leases.ackMany(rest)) deleted.set(row.id, row);
-    } else {
-      for (const row of yield* tx.leases.ackMany([...firstPerJob.values()].map((i) => acks[i]!)))
-        deleted.set(row.id, row);
-      completed = yield* this.completeDependedOn(tx, acks, firstPerJob, deleted);
-    }
-    this.keptFirst = completed !== undefined && completed.size * 2 > firstPerJob.size;
+    for (const row of yield* tx.leases.ackMany([...firstPerJob.values()].map((i) => acks[i]!)))
+      deleted.set(row.id, row);
+    const completed = yield* this.completeDependedOn(tx, acks, firstPerJob, deleted);
     const ackedPerQueue = new Map<string, number>();
     const { recording } = this.ctx.events;
     const outcomes: SettleOutcome[] = [];
@@ -103,13 +83,7 @@ export class AckBatches {
         }
         yield* this.endKept(tx, keptForDependents);
         outcomes.push(
-          yield* this.settler.tryAck(
-            tx,
-            ack,
-            first && deleteTried,
-            keptForDependents,
-            first && completed !== undefined,
-          ),
+          yield* this.settler.tryAck(tx, ack, first, keptForDependents, first && completed !== undefined),
         );
         continue;
       }
