@@ -73,6 +73,17 @@ export interface WaitingChildRow {
   dependency_flags: number;
 }
 
+/** A waiting job released by `releaseCompleted`, with the state it moved to. */
+export interface ReleasedRow {
+  seq: number;
+  id: string;
+  queue: string;
+  type: string;
+  attempt: number;
+  state: 'ready' | 'scheduled';
+  run_at_ms: number;
+}
+
 /** How a batch member ended (or `pending`). */
 export type MemberState = 'pending' | 'completed' | 'dead' | 'cancelled';
 
@@ -137,6 +148,12 @@ export interface DependencyReads {
    * out in a queue that has had dependencies, most of them with none).
    */
   of(childId: string, childSeq?: number): Op<DependencyEdgeRow[]>;
+  /**
+   * `of` by seq for many jobs at once (a lease's jobs): every edge of each, tagged with its
+   * waiting job's seq, by that seq and then as `of` orders them. Optional: without it the
+   * lease calls `of` per job (SQLite has it: one statement per lease instead of one per job).
+   */
+  ofMany?(childSeqs: readonly number[]): Op<(DependencyEdgeRow & { child_seq: number })[]>;
   /** The queues that have had a job waiting on others (their leases pass results on). */
   queuesWithDependencies(): Op<string[]>;
   /** Up to `limit` jobs that depend on `parentId`, oldest first. */
@@ -163,6 +180,16 @@ export interface Dependencies extends DependencyReads {
   anyPending(childSeq: number): Op<boolean>;
   /** A waiting job → ready or scheduled. */
   release(p: { seq: number; state: 'ready' | 'scheduled' }): Op<void>;
+  /**
+   * The release of many jobs that all just completed, as sets (an ack batch's jobs others wait
+   * on): resolves their pending edges to waiting jobs as completed, and moves each waiting job
+   * left with no pending edge to ready, or scheduled while its run_at_ms is after `nowMs`.
+   * Returns the jobs it moved, by seq; each at most once (the move checks it is waiting).
+   * The same end as `pendingChildren`, `resolve`, `anyPending` and `release` per job, in
+   * two statements per call instead of three per edge. Optional: without it (PostgreSQL)
+   * the engine releases job by job.
+   */
+  releaseCompleted?(p: { parentIds: readonly string[]; nowMs: number }): Op<ReleasedRow[]>;
   /** Forgets the edges of a job that is being deleted. */
   forget(childSeq: number): Op<void>;
   /** Stores a new batch, open or sealed, with no members. */

@@ -80,11 +80,14 @@ const allowedScans = new Set([
   'liveSessions',
   // Workflows: the queues that ever had a waiting job (read once at open); the unended batches
   // (a count over their partial index, bounded by limits.max_open_batches_per_key per key);
-  // one job's edges in the order of their jobs (a sort of at most max_dependencies_per_job rows).
+  // one job's edges in the order of their jobs (a sort of at most max_dependencies_per_job rows),
+  // and a lease's jobs' edges (at most max_reserve_jobs × max_dependencies_per_job rows, each a
+  // result passed on in the same answer).
   'queuesWithDependencies',
   'unendedBatches',
   'edgesOf',
   'edgesOfSeq',
+  'edgesOfSeqs',
 ]);
 
 test('every statement of the SQLite store reads through an index, without sorting', () => {

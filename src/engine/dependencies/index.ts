@@ -4,5 +4,5 @@
  */
 export { type DependencyEdges, dependencyEdges } from './edges.ts';
 export { DependencyQueues } from './queues.ts';
-export { releaseDependents } from './release.ts';
-export { dependencyResults } from './results.ts';
+export { releaseDependents, releaseDependentsOfCompleted } from './release.ts';
+export { dependencyResultsOf } from './results.ts';

@@ -58,6 +58,53 @@ export function* releaseDependents(
   }
 }
 
+/**
+ * `releaseDependents` of many jobs that all just completed in this unit (an ack batch's jobs
+ * others wait on), as sets when the store can (`releaseCompleted`): what is released and how
+ * is the same as job by job, each waiting job released once, when its last edge resolves
+ * here. The counts, hand-offs and wake-ups once per queue rather than per job.
+ */
+export function* releaseDependentsOfCompleted(
+  ctx: EngineContext,
+  tx: StoreTx,
+  jobIds: readonly string[],
+): Op<void> {
+  const deps = tx.dependencies;
+  if (deps === undefined || jobIds.length === 0) return;
+  if (deps.releaseCompleted === undefined || jobIds.length === 1) {
+    for (const jobId of jobIds) yield* releaseDependents(ctx, tx, jobId, 'completed');
+    return;
+  }
+  const nowMs = ctx.clock.nowMs();
+  const released = yield* deps.releaseCompleted({ parentIds: jobIds, nowMs });
+  if (released.length === 0) return;
+  const perQueue = new Map<string, { ready: number; scheduled: number }>();
+  for (const job of released) {
+    let counts = perQueue.get(job.queue);
+    if (counts === undefined) {
+      counts = { ready: 0, scheduled: 0 };
+      perQueue.set(job.queue, counts);
+    }
+    counts[job.state]++;
+    if (job.state === 'scheduled') ctx.wakeAt(tx, job.run_at_ms);
+    if (ctx.events.recording) {
+      ctx.record(tx, {
+        ...eventAbout(job, nowMs),
+        kind: 'released',
+        state: job.state,
+        runAtMs: job.run_at_ms,
+      });
+    }
+  }
+  for (const [queue, { ready, scheduled }] of perQueue) {
+    if (ready > 0) {
+      yield* ctx.count(tx, queue, 'waiting', 'ready', ready);
+      ctx.jobsReady(tx, queue, ready);
+    }
+    if (scheduled > 0) yield* ctx.count(tx, queue, 'waiting', 'scheduled', scheduled);
+  }
+}
+
 /** A waiting job whose dependencies all resolved → ready, or scheduled while its run time is ahead. */
 function* release(ctx: EngineContext, tx: StoreTx, child: WaitingChildRow): Op<void> {
   const state = child.run_at_ms > ctx.clock.nowMs() ? 'scheduled' : 'ready';

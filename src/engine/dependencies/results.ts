@@ -5,6 +5,7 @@
  * limits.max_dependency_results_bytes of results: above it, every result is left out
  * (`resultOmitted`) and the worker fetches the ones it needs with GetJob.
  */
+import type { DependencyEdgeRow } from '../../store/dependencies.ts';
 import type { Op } from '../../store/op.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { EngineLimits } from '../settings.ts';
@@ -13,13 +14,39 @@ import { type DependencyResult, type JobState, jobStates } from '../types.ts';
 const isJobState = (state: string | null): state is JobState =>
   state !== null && (jobStates as readonly string[]).includes(state);
 
-export function* dependencyResults(
+type Limits = Pick<EngineLimits, 'maxDependencyResultsBytes'>;
+
+/**
+ * The results passed on to a lease's jobs, by seq: one store call when the store reads the
+ * edges of many at once (`ofMany`), else one per job. A job without edges is left out.
+ */
+export function* dependencyResultsOf(
   tx: StoreTx,
-  job: { id: string; seq: number },
-  limits: Pick<EngineLimits, 'maxDependencyResultsBytes'>,
-): Op<DependencyResult[]> {
-  if (tx.dependencies === undefined) return [];
-  const edges = yield* tx.dependencies.of(job.id, job.seq);
+  jobs: readonly { id: string; seq: number }[],
+  limits: Limits,
+): Op<Map<number, DependencyResult[]>> {
+  const results = new Map<number, DependencyResult[]>();
+  const deps = tx.dependencies;
+  if (deps === undefined || jobs.length === 0) return results;
+  if (deps.ofMany === undefined || jobs.length === 1) {
+    for (const job of jobs) {
+      const edges = resultsOf(yield* deps.of(job.id, job.seq), limits);
+      if (edges.length > 0) results.set(job.seq, edges);
+    }
+    return results;
+  }
+  const edges = yield* deps.ofMany(jobs.map((job) => job.seq));
+  for (let start = 0; start < edges.length; ) {
+    const seq = edges[start]!.child_seq;
+    let end = start + 1;
+    while (end < edges.length && edges[end]!.child_seq === seq) end++;
+    results.set(seq, resultsOf(edges.slice(start, end), limits));
+    start = end;
+  }
+  return results;
+}
+
+function resultsOf(edges: readonly DependencyEdgeRow[], limits: Limits): DependencyResult[] {
   if (edges.length === 0) return [];
   let bytes = 0;
   for (const edge of edges) bytes += edge.result?.byteLength ?? 0;

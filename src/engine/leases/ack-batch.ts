@@ -11,11 +11,13 @@
  * the Settler one by one: below the 10-row statement the multi-row path cost more than
  * it saved (measured: +7 to +11 % per ack in pairs).
  */
+import { batchMember, dependedOn, inBatch } from '../../store/dependencies.ts';
 import type { CompletingAck } from '../../store/leases.ts';
 import type { Op } from '../../store/op.ts';
 import type { AckedRow } from '../../store/rows.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
+import { releaseDependentsOfCompleted } from '../dependencies/index.ts';
 import { SeppError } from '../errors.ts';
 import type { FinishedOutcome } from '../finished-outcomes.ts';
 import type { Ack, SettleOutcome } from '../types.ts';
@@ -66,17 +68,22 @@ export class AckBatches {
     const nowMs = this.ctx.clock.nowMs();
     const ended: AckedRow[] = [];
     // Jobs kept completed for their dependents (workflows): counted and said once per queue at the end.
-    const keptForDependents: KeptJobs = { perQueue: new Map(), rows: ended };
+    // The ends of the jobs completeDependedOnMany kept: run together (releaseDependentsOfCompleted),
+    // before any other ack's end so the order between them is the acks'.
+    const keptForDependents: KeptJobs = { perQueue: new Map(), rows: ended, ended: [] };
     for (let i = 0; i < acks.length; i++) {
       const ack = acks[i]!;
       const first = firstPerJob.get(ack.jobId) === i;
       const job = first ? deleted.get(ack.jobId) : undefined;
       if (job === undefined) {
         const row = first ? completed?.get(ack.jobId) : undefined;
+        if (row !== undefined) {
+          outcomes.push(yield* this.settler.keptCompleted(tx, ack, row, keptForDependents));
+          continue;
+        }
+        yield* this.endKept(tx, keptForDependents);
         outcomes.push(
-          row === undefined
-            ? yield* this.settler.tryAck(tx, ack, first, keptForDependents, first && completed !== undefined)
-            : yield* this.settler.keptCompleted(tx, ack, row, keptForDependents),
+          yield* this.settler.tryAck(tx, ack, first, keptForDependents, first && completed !== undefined),
         );
         continue;
       }
@@ -86,6 +93,7 @@ export class AckBatches {
       kept?.push(completedOutcome(ack, job, nowMs));
       outcomes.push({ ok: true });
     }
+    yield* this.endKept(tx, keptForDependents);
     this.ctx.attemptsEnded(tx, ended, 'completed');
     if (kept !== null && kept.length > 0) {
       const table = this.ctx.outcomes;
@@ -102,6 +110,24 @@ export class AckBatches {
       this.ctx.emit(tx, { kind: 'acked', queue, count: jobs });
     }
     return outcomes;
+  }
+
+  /**
+   * The ends of the kept jobs gathered so far: what waits on them released in one store
+   * call, then their batches counted, job by job in the acks' order, as `jobEnded` would.
+   */
+  private *endKept(tx: StoreTx, kept: KeptJobs): Op<void> {
+    const jobs = kept.ended;
+    if (jobs === undefined || jobs.length === 0) return;
+    kept.ended = [];
+    yield* releaseDependentsOfCompleted(
+      this.ctx,
+      tx,
+      jobs.filter((job) => dependedOn(job.flags)).map((job) => job.id),
+    );
+    for (const job of jobs) {
+      if (inBatch(job.flags)) yield* this.ctx.jobEnded(tx, { id: job.id, flags: batchMember }, 'completed');
+    }
   }
 
   /**

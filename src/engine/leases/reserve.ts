@@ -17,7 +17,7 @@ import type { LeasedRow } from '../../store/rows.ts';
 import type { StoreTx } from '../../store/store.ts';
 import { checkQueueList } from '../checks.ts';
 import type { EngineContext } from '../context.ts';
-import { type DependencyQueues, dependencyResults } from '../dependencies/index.ts';
+import { type DependencyQueues, dependencyResultsOf } from '../dependencies/index.ts';
 import { SeppError } from '../errors.ts';
 import { type FlowControl, leaseUngrouped } from '../flow-control/index.ts';
 import { leasedJobFromRow } from '../jobs/index.ts';
@@ -243,14 +243,15 @@ export class Reserver {
         // Jobs whose expiry passed since maintenance last ran are not handed out (expiry.ts);
         // their lease ends at once, which gives their max_leased and group slots back.
         const live = Expiry.hasExpired(rows, nowMs) ? yield* this.expiry.dropExpired(tx, rows, nowMs) : rows;
-        const passesResults = this.dependencyQueues.has(queue);
+        // What the dependencies of each ended with, read for all of them at once.
+        const results = this.dependencyQueues.has(queue)
+          ? yield* dependencyResultsOf(tx, live, this.ctx.limits)
+          : undefined;
         for (const row of live) {
           if (row.lease_deadline_ms! < earliestDeadlineMs) earliestDeadlineMs = row.lease_deadline_ms!;
           const job = leasedJobFromRow(row);
-          if (passesResults) {
-            const results = yield* dependencyResults(tx, row, this.ctx.limits);
-            if (results.length > 0) job.dependencyResults = results;
-          }
+          const passed = results?.get(row.seq);
+          if (passed !== undefined) job.dependencyResults = passed;
           if (request.answerBytesMax !== undefined) {
             const jobBytes = request.answerBytesOf(job);
             answerBytes += jobBytes;

@@ -35,6 +35,12 @@ import { endedByTimeout, pastTimeout, TimeoutNotices, timedOutMessage } from './
 export interface KeptJobs {
   perQueue: Map<string, number>;
   rows: AckedRow[];
+  /**
+   * Where `keptCompleted` leaves the jobs whose end (the release of what waits on them, their
+   * batch's count) the caller runs for many at once (releaseDependentsOfCompleted); absent, it
+   * runs each job's end itself.
+   */
+  ended?: { id: string; flags: number }[];
 }
 
 export class Settler {
@@ -155,7 +161,8 @@ export class Settler {
   /**
    * The rest of the ack of a job others wait on, once it is completed (`row`, returned by
    * the statement that completed it): counted, said and its attempt ended (here, or once
-   * per batch through `kept`), recorded, and what waits on it released.
+   * per batch through `kept`), recorded, and what waits on it released (here, or by the
+   * caller for the jobs it gathers in `kept.ended`).
    */
   *keptCompleted(
     tx: StoreTx,
@@ -172,7 +179,9 @@ export class Settler {
       kept.rows.push(row);
     }
     if (this.ctx.events.recording) this.recordCompleted(tx, ack, row, true);
-    yield* this.ctx.jobEnded(tx, { id: ack.jobId, flags: row.dependency_flags }, 'completed');
+    const ended = { id: ack.jobId, flags: row.dependency_flags };
+    if (kept?.ended === undefined) yield* this.ctx.jobEnded(tx, ended, 'completed');
+    else kept.ended.push(ended);
     return { ok: true };
   }
 

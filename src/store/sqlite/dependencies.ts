@@ -15,6 +15,7 @@ import {
   type FlowJobRow,
   jobsWaitOnIt,
   type MemberState,
+  type ReleasedRow,
   type WaitingChildRow,
   waitsOnJobs,
 } from '../dependencies.ts';
@@ -76,6 +77,13 @@ export function prepareDependencyStatements(db: Preparer) {
          FROM job_dependencies d LEFT JOIN jobs p ON p.id = d.parent_id
         WHERE d.child_seq = ? ORDER BY p.seq`,
     ),
+    // edgesOfSeq for a lease's jobs in one statement: @seqsJson is [seq, …].
+    edgesOfSeqs: db.prepare<[string], DependencyEdgeRow & { child_seq: number }>(
+      `SELECT d.child_seq, d.parent_id, d.name, d.state AS edge_state, p.state AS parent_state,
+              p.queue AS parent_queue, p.type AS parent_type, p.result, p.result_content_type
+         FROM job_dependencies d LEFT JOIN jobs p ON p.id = d.parent_id
+        WHERE d.child_seq IN (SELECT value FROM json_each(?)) ORDER BY d.child_seq, p.seq`,
+    ),
     dependentsOf: db.prepare<[{ parentId: string; limit: number }], DependentRow>(
       `SELECT c.id, c.queue, c.type, c.state, d.state AS edge_state
          FROM job_dependencies d JOIN jobs c ON c.seq = d.child_seq
@@ -99,6 +107,26 @@ export function prepareDependencyStatements(db: Preparer) {
       .pluck(),
     release: db.prepare<[{ seq: number; state: string }]>(
       "UPDATE jobs SET state = @state WHERE seq = @seq AND state = 'waiting'",
+    ),
+    // The set form of the release, for the jobs of an ack batch that completed (docs/decisions/0012):
+    // their pending edges to waiting jobs resolved in one statement (the pending index probed per
+    // parent, the waiting job by its seq), returning each edge's waiting job…
+    resolveCompleted: db
+      .prepare<[string], number>(
+        `UPDATE job_dependencies AS d SET state = 'completed'
+           FROM jobs AS c
+          WHERE d.parent_id IN (SELECT value FROM json_each(?)) AND d.state = 'pending'
+            AND c.seq = d.child_seq AND c.state = 'waiting'
+          RETURNING child_seq`,
+      )
+      .pluck(),
+    // … and those left with no pending edge moved to ready (scheduled while their run time is ahead).
+    releaseResolved: db.prepare<[{ seqsJson: string; nowMs: number }], ReleasedRow>(
+      `UPDATE jobs SET state = CASE WHEN run_at_ms > @nowMs THEN 'scheduled' ELSE 'ready' END
+        WHERE seq IN (SELECT value FROM json_each(@seqsJson)) AND state = 'waiting'
+          AND NOT EXISTS (SELECT 1 FROM job_dependencies INDEXED BY job_dependencies_pending_child
+                           WHERE child_seq = jobs.seq AND state = 'pending')
+        RETURNING seq, id, queue, type, attempt, state, run_at_ms`,
     ),
     forget: db.prepare<[number]>('DELETE FROM job_dependencies WHERE child_seq = ?'),
     queuesWithDependencies: db
@@ -210,6 +238,9 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
     *of(childId, childSeq) {
       return childSeq === undefined ? sql.edgesOf.all(childId) : sql.edgesOfSeq.all(childSeq);
     },
+    *ofMany(childSeqs) {
+      return sql.edgesOfSeqs.all(JSON.stringify(childSeqs));
+    },
     *dependentsOf(p) {
       return sql.dependentsOf.all(p);
     },
@@ -245,6 +276,12 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
     },
     *release(p) {
       sql.release.run(p);
+    },
+    *releaseCompleted({ parentIds, nowMs }) {
+      const seqs = sql.resolveCompleted.all(JSON.stringify(parentIds));
+      if (seqs.length === 0) return [];
+      const released = sql.releaseResolved.all({ seqsJson: JSON.stringify([...new Set(seqs)]), nowMs });
+      return released.sort((a, b) => a.seq - b.seq);
     },
     *queuesWithDependencies() {
       return sql.queuesWithDependencies.all();
