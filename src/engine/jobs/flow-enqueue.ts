@@ -78,8 +78,9 @@ export class FlowEnqueuer {
           });
         },
         (error: unknown) => {
-          // Refused before it ran (the store is closing): its flows hear why.
+          // Refused before it ran (the store is closing): the flows it would have taken.
           flows ??= this.take();
+          // The batch failed (storage) or the store refuses writes: alone, each would meet the same.
           const unavailable = error instanceof SeppError && error.code === 'unavailable';
           if (flows.length === 1 || unavailable) for (const flow of flows) flow.reject(error);
           else for (const flow of flows) this.enqueueAlone(flow);
