@@ -19,9 +19,11 @@
  *
  * `plain` (not run unless named in --only) is the control: the same jobs, `--flows` batches
  * of `--children` + 1, without edges (enqueueBatch, the same Worker), ended when every job
- * is acked; its figure is server CPU per job. --prefill enqueues everything before the
- * Worker starts (the W1 pattern of bench/cpu-per-job.ts), so the CPU "until the producers
- * were done" that each run prints is the enqueue's alone.
+ * is acked; its figure is server CPU per job. `flat` (also only when named) sends the same
+ * jobs as flows without edges (enqueueFlow): the flow call's own cost. --prefill enqueues
+ * everything before the Worker starts (the W1 pattern of bench/cpu-per-job.ts), so the CPU
+ * "until the producers were done" that each run prints is the enqueue's alone, and so is
+ * the --profile.
  *
  * --only runs some shapes; --no-bullmq leaves BullMQ out. --against REF (a git ref or a
  * checkout) adds that server's runs, interleaved (bench/lib/trees.ts). --profile DIR writes
@@ -83,7 +85,7 @@ const storeToml = () =>
     ? ''
     : `[store]\nkind = "postgres"\nurl = "${postgres.cluster.urlWithoutPassword(postgres.database)}"\npassword_file = "${postgres.cluster.passwordFile}"\nschema = "w5_${++schemas}"\n`;
 
-type Shape = 'collector' | 'root-collector' | 'wide' | 'plain';
+type Shape = 'collector' | 'root-collector' | 'wide' | 'plain' | 'flat';
 interface Figure {
   jobs: number;
   edges: number;
@@ -98,16 +100,23 @@ interface Figure {
 }
 
 /** The shape's flows: how many, of how many children, with a root before them or not. */
-function shapeOf(shape: Shape): { count: number; width: number; root: boolean; plain: boolean } {
+function shapeOf(shape: Shape): {
+  count: number;
+  width: number;
+  root: boolean;
+  plain: boolean;
+  flat: boolean;
+} {
   const plain = shape === 'plain';
-  if (shape === 'wide') return { count: 1, width: wide, root: false, plain };
-  return { count: flows, width: children, root: shape === 'root-collector', plain };
+  const flat = shape === 'flat';
+  if (shape === 'wide') return { count: 1, width: wide, root: false, plain, flat };
+  return { count: flows, width: children, root: shape === 'root-collector', plain, flat };
 }
 
 const countJobs = (s: { count: number; width: number; root: boolean }) =>
   s.count * (s.width + 1 + (s.root ? 1 : 0));
-const countEdges = (s: { count: number; width: number; root: boolean; plain: boolean }) =>
-  s.plain ? 0 : s.count * s.width * (s.root ? 2 : 1);
+const countEdges = (s: { count: number; width: number; root: boolean; plain: boolean; flat: boolean }) =>
+  s.plain || s.flat ? 0 : s.count * s.width * (s.root ? 2 : 1);
 
 /** `producers` callers take flow numbers from one counter until `count` are enqueued. */
 async function produce(count: number, enqueue: (i: number) => Promise<void>): Promise<void> {
@@ -152,7 +161,8 @@ async function runSepp(
         },
       });
       worker.on('completed', (job) => {
-        if (s.plain ? ++completed === jobs : job.type === 'collector' && ++collected === s.count) done();
+        if (s.plain || s.flat ? ++completed === jobs : job.type === 'collector' && ++collected === s.count)
+          done();
       });
       worker.on('error', (e) => console.error('sepp worker:', e.message));
       return worker;
@@ -179,16 +189,18 @@ async function runSepp(
       const names = Array.from({ length: s.width }, (_, i) => `c${i}`);
       for (const name of names)
         flow.add(name, { queue: 'w5', type: 'child', ...(s.root ? { after: ['root'] } : {}) });
-      flow.add('collector', { queue: 'w5', type: 'collector', after: names });
+      flow.add('collector', { queue: 'w5', type: 'collector', ...(s.flat ? {} : { after: names }) });
       // One call stores the whole flow: the wide one (10,002 jobs) takes longer than the default 10 s deadline under load.
       await client.enqueueFlow(flow, { deadlineMs: 300_000 });
     });
     const produced = await server.stats();
+    // With --prefill the profile is the enqueue's alone.
+    if (profile !== undefined && args.prefill) await server.profileStop(profile);
     worker ??= startWorker();
     await finished;
     const seconds = (performance.now() - startedMs) / 1000;
     const clientCpu = process.cpuUsage(client0);
-    if (profile !== undefined) await server.profileStop(profile);
+    if (profile !== undefined && !args.prefill) await server.profileStop(profile);
     const after = await server.stats();
     await worker.close();
     return {
@@ -290,7 +302,7 @@ const base = mkdtempSync(join(tmpdir(), 'sepp-w5-'));
 installCleanupHandlers(async () => rmSync(base, { recursive: true, force: true }));
 type System = 'sepp' | 'base' | 'bullmq';
 const shapes: Shape[] = ['collector', 'root-collector', 'wide'];
-const controls: Shape[] = ['plain'];
+const controls: Shape[] = ['plain', 'flat'];
 const only = args.only === undefined ? shapes : (args.only.split(',') as Shape[]);
 for (const shape of only)
   if (!shapes.includes(shape) && !controls.includes(shape)) throw new Error(`--only: unknown shape ${shape}`);
@@ -350,6 +362,9 @@ const row = (key: string, label: string) => {
   const rates = figures.map((f) => f.jobs / f.seconds);
   const cpu = figures.map((f) => f.serverCpuUs / (f.edges > 0 ? f.edges : f.jobs));
   const cpuPerJob = figures.map((f) => f.serverCpuUs / f.jobs);
+  const enqueuePerJob = figures.flatMap((f) =>
+    f.enqueueCpuUs === undefined ? [] : [f.enqueueCpuUs / f.jobs],
+  );
   const busy = figures.map((f) => f.serverCpuUs / 1e6 / f.seconds);
   const clientCpu = figures.map((f) => f.clientCpuUs / (f.edges > 0 ? f.edges : f.jobs));
   const f = figures[0]!;
@@ -360,6 +375,7 @@ const row = (key: string, label: string) => {
     rate: median(rates),
     cpu: median(cpu),
     cpuPerJob: median(cpuPerJob),
+    enqueuePerJob: enqueuePerJob.length === 0 ? undefined : median(enqueuePerJob),
     busy: median(busy),
     clientCpu: median(clientCpu),
     spread: `${Math.min(...rates).toFixed(0)}–${Math.max(...rates).toFixed(0)}`,
@@ -370,6 +386,7 @@ const shapeLabel: Record<Shape, string> = {
   'root-collector': `${flows} × (1 → ${children} → 1)`,
   wide: `1 × (${wide} → 1)`,
   plain: `control: ${flows} × ${children + 1} plain jobs`,
+  flat: `control: ${flows} flows of ${children + 1} jobs without edges`,
 };
 const systemLabel: Record<System, string> = {
   sepp: postgres === undefined ? 'sepp' : 'sepp (PostgreSQL)',
@@ -382,11 +399,11 @@ const rows = only.flatMap((shape) =>
     .map((system) => row(`${system} ${shape}`, `${systemLabel[system]}: ${shapeLabel[shape]}`)),
 );
 const lines = [
-  `| shape | jobs | edges | jobs/s end to end (median) | runs | server CPU µs per edge (median) | server CPU µs per job | client CPU µs per edge | server busy |`,
-  `| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |`,
+  `| shape | jobs | edges | jobs/s end to end (median) | runs | server CPU µs per edge (median) | server CPU µs per job | … until the producers were done | client CPU µs per edge | server busy |`,
+  `| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |`,
   ...rows.map(
     (r) =>
-      `| ${r.label} | ${r.jobs.toLocaleString('en-US')} | ${r.edges.toLocaleString('en-US')} | ${r.rate.toFixed(0)} | ${r.spread} | ${r.edges > 0 ? r.cpu.toFixed(1) : '–'} | ${r.cpuPerJob.toFixed(1)} | ${r.edges > 0 ? r.clientCpu.toFixed(1) : '–'} | ${(r.busy * 100).toFixed(0)} % |`,
+      `| ${r.label} | ${r.jobs.toLocaleString('en-US')} | ${r.edges.toLocaleString('en-US')} | ${r.rate.toFixed(0)} | ${r.spread} | ${r.edges > 0 ? r.cpu.toFixed(1) : '–'} | ${r.cpuPerJob.toFixed(1)} | ${r.enqueuePerJob?.toFixed(1) ?? '–'} | ${r.edges > 0 ? r.clientCpu.toFixed(1) : '–'} | ${(r.busy * 100).toFixed(0)} % |`,
   ),
   '',
   `Medians of ${runs} runs, systems interleaved, order alternating. Load average during the runs: ` +

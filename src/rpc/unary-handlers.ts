@@ -158,8 +158,12 @@ export function createUnaryHandlers(ctx: RpcContext, onBug: BugReporter): UnaryH
         call,
         observation,
       );
+      // Each request gains the flow's fields in place: a copy by spread made every flow job an
+      // object the validation read several times slower (bench/results/w5-flows-2026-12-06-e.md).
       const result = await engine.enqueueFlow(
-        requests.map((request, i) => ({ ...request, name: req.jobs[i]!.name, after: req.jobs[i]!.after })),
+        requests.map((request, i) =>
+          Object.assign(request, { name: req.jobs[i]!.name, after: req.jobs[i]!.after }),
+        ),
       );
       return result.committed
         ? { committed: true, jobs: result.jobs, rejections: [] }

@@ -9,7 +9,7 @@ import type { Engine } from '../../src/engine/engine.ts';
 import { defaultEngineLimits } from '../../src/engine/settings.ts';
 import type { FlowJob, FlowResult } from '../../src/engine/types.ts';
 import type { Db } from '../../src/store/sqlite/open.ts';
-import { expectCode, job, withEngine } from '../helpers/engine.ts';
+import { expectCode, job, withEngine, withQueues } from '../helpers/engine.ts';
 
 const rows = (db: Db, sql: string): number => db.prepare<[], number>(sql).pluck().get() ?? -1;
 
@@ -27,6 +27,20 @@ async function runOne(engine: Engine, queue: string): Promise<string> {
   assert.ok(leased, `a job of ${queue} should be ready`);
   await engine.ack({ jobId: leased.id, attempt: leased.attempt });
   return leased.id;
+}
+
+/** A flow job `a` with an idempotency key whose original is stored and dead (a failed parent under cancel). */
+async function deadKeyedJob(engine: Engine): Promise<FlowJob> {
+  const a = flowJob('a', [], { idempotencyKey: 'k-a' });
+  const id = ids(await engine.enqueueFlow([a]));
+  const [leased] = await engine.reserve({ queues: ['flow-a'] });
+  await engine.nack({
+    jobId: id.a!,
+    attempt: leased!.attempt,
+    error: 'x',
+    directive: { kind: 'dead_letter' },
+  });
+  return a;
 }
 
 test('a diamond flow: names map to ids, only the roots are ready, the rest run in order', async () => {
@@ -158,18 +172,75 @@ test('a retried flow with idempotency keys stores nothing twice and answers the 
 
 test('a flow whose duplicate parent already failed is refused under cancel, and stores nothing', async () => {
   await withEngine({}, async ({ engine, db }) => {
-    const a = flowJob('a', [], { idempotencyKey: 'k-a' });
-    const id = ids(await engine.enqueueFlow([a]));
-    const [leased] = await engine.reserve({ queues: ['flow-a'] });
-    await engine.nack({
-      jobId: id.a!,
-      attempt: leased!.attempt,
-      error: 'x',
-      directive: { kind: 'dead_letter' },
-    });
+    const a = await deadKeyedJob(engine);
     const error = await expectCode(engine.enqueueFlow([a, flowJob('b', ['a'])]), 'failed_precondition');
     assert.match(error.message, /jobs\[1\] \(b\): depends_on\[0\]: job .* is dead/);
     assert.equal(rows(db, 'SELECT count(*) FROM jobs'), 1);
+  });
+});
+
+test('flows sent at once share one write unit, each answered on its own and all or nothing', async () => {
+  const units: number[] = [];
+  const options = withQueues({ 'flow-deep': { maxDepth: 3 } });
+  await withEngine(
+    { options, deps: { onBatch: (stats) => units.push(stats.operations) } },
+    async ({ engine, db }) => {
+      const keyed = [
+        flowJob('a', [], { idempotencyKey: 'shared:a' }),
+        flowJob('b', ['a'], { idempotencyKey: 'shared:b' }),
+      ];
+      const deep = (name: string) => [
+        flowJob(name, [], { queue: 'flow-deep' }),
+        flowJob(`${name}-2`, [name], { queue: 'flow-deep' }),
+      ];
+      units.length = 0;
+      const [first, refused, retry, fits, full] = await Promise.all([
+        engine.enqueueFlow(keyed),
+        engine.enqueueFlow([flowJob('c'), flowJob('d', ['c'], { priority: 12 })]),
+        // An idempotent retry in the same unit: the original's ids, nothing stored twice.
+        engine.enqueueFlow(keyed),
+        engine.enqueueFlow(deep('e')),
+        // max_depth 3 counts the 2 jobs an earlier flow of the unit added.
+        engine.enqueueFlow(deep('f')),
+      ]);
+      assert.deepEqual(units, [1], 'the five flows were one unit of one batch');
+      assert.deepEqual(ids(retry!), ids(first!));
+      assert.ok(retry!.committed && retry!.jobs.every((j) => j.deduplicated));
+      assert.deepEqual(!refused!.committed && refused!.rejections.map((r) => [r.index, r.reason]), [
+        [1, 'invalid_job'],
+      ]);
+      ids(fits!);
+      assert.deepEqual(!full!.committed && full!.rejections.map((r) => [r.index, r.reason]), [
+        [0, 'queue_full'],
+        [1, 'queue_full'],
+      ]);
+      assert.equal(rows(db, 'SELECT count(*) FROM jobs'), 4);
+      assert.equal(rows(db, 'SELECT count(*) FROM job_dependencies'), 2);
+      assert.equal((await engine.getJob(ids(first!).b!)).state, 'waiting');
+    },
+  );
+});
+
+test('a flow that fails a shared unit fails alone, with the error it meets alone; the others commit', async () => {
+  const units: number[] = [];
+  await withEngine({ deps: { onBatch: (stats) => units.push(stats.operations) } }, async ({ engine, db }) => {
+    const a = await deadKeyedJob(engine);
+    units.length = 0;
+    const [before, failing, after] = await Promise.allSettled([
+      engine.enqueueFlow([flowJob('b'), flowJob('c', ['b'])]),
+      engine.enqueueFlow([a, flowJob('d', ['a'])]),
+      engine.enqueueFlow([flowJob('e')]),
+    ]);
+    assert.deepEqual(units, [1, 3], 'the shared unit failed; each flow ran again in a unit of its own');
+    assert.equal(before!.status, 'fulfilled');
+    assert.equal(after!.status, 'fulfilled');
+    assert.equal(failing!.status, 'rejected');
+    const error = (failing as PromiseRejectedResult).reason;
+    assert.equal(error.code, 'failed_precondition');
+    assert.match(error.message, /jobs\[1\] \(d\): depends_on\[0\]: job .* is dead/);
+    // a, b, c and e: nothing of the failed flow, each of the others once.
+    assert.equal(rows(db, 'SELECT count(*) FROM jobs'), 4);
+    assert.equal(rows(db, 'SELECT count(*) FROM job_dependencies'), 1);
   });
 });
 

@@ -4,6 +4,14 @@
  * written with it. Composed of the enqueue steps (enqueue-steps.ts). A job whose
  * idempotency key is taken is not stored again, and what runs after it waits on
  * the original job.
+ *
+ * Flows that arrive while their write unit waits for the writer share it (issue 33):
+ * one unit stores them one after the other, as separate units would, with their new
+ * jobs in statements of many across flows, their counts and wake-ups once. Each flow
+ * is answered on its own: a refused one (its rejections) stores nothing and the others
+ * go on. A flow that fails the unit (an error thrown once it began to write: a
+ * duplicate's failed original, a conflict of the store) fails it for all; then each
+ * flow runs again in a unit of its own, so that it fails alone with the same error.
  */
 
 import type { Op } from '../../store/op.ts';
@@ -11,38 +19,132 @@ import type { StoreTx } from '../../store/store.ts';
 import { type DependencyEdges, dependencyEdges } from '../dependencies/index.ts';
 import { SeppError } from '../errors.ts';
 import type { EnqueueAccepted, FlowJob, FlowResult } from '../types.ts';
+import type { AddedJobs } from './added-jobs.ts';
 import { EnqueueSteps, type IndexedRejection } from './enqueue-steps.ts';
 import { isRejection, type ValidJob } from './enqueue-validation.ts';
 import { checkFlowShape, type FlowOrder } from './flow-shape.ts';
 
+/** A flow waiting for the unit that stores it. */
+interface QueuedFlow {
+  jobs: readonly FlowJob[];
+  shape: FlowOrder;
+  resolve: (result: FlowResult) => void;
+  reject: (error: unknown) => void;
+}
+
+/** A flow's answer from a shared unit: its result, or the error it alone met before it wrote anything. */
+type FlowOutcome = { ok: true; result: FlowResult } | { ok: false; error: SeppError };
+
+/** What the flows of one unit share: their new jobs (stored at its end) and the queues it created. */
+interface SharedUnit {
+  added: AddedJobs;
+  created: Set<string>;
+}
+
 export class FlowEnqueuer {
+  /** Flows waiting for a unit; `unitQueued` says whether one is submitted that will take them. */
+  private queued: QueuedFlow[] = [];
+  private unitQueued = false;
+
   constructor(private readonly steps: EnqueueSteps) {}
 
   async enqueueFlow(jobs: readonly FlowJob[]): Promise<FlowResult> {
     this.steps.checkRoom();
     const shape = checkFlowShape(jobs, this.steps.ctx.limits);
-    return this.steps.ctx.write((tx) => this.enqueueFlowIn(tx, jobs, shape));
+    return new Promise<FlowResult>((resolve, reject) => {
+      this.queued.push({ jobs, shape, resolve, reject });
+      if (!this.unitQueued) this.submitUnit();
+    });
+  }
+
+  /**
+   * Submits a unit that takes the queued flows when it first runs (a unit the writer
+   * runs again — PostgreSQL's key locks, LocksBusy — stores the same flows).
+   */
+  private submitUnit(): void {
+    this.unitQueued = true;
+    let flows: QueuedFlow[] | undefined;
+    this.steps.ctx
+      .write((tx) => {
+        flows ??= this.take();
+        return this.enqueueFlowsIn(tx, flows);
+      })
+      .then(
+        (outcomes) => {
+          flows!.forEach((flow, i) => {
+            const outcome = outcomes[i]!;
+            if (outcome.ok) flow.resolve(outcome.result);
+            else flow.reject(outcome.error);
+          });
+        },
+        (error: unknown) => {
+          // Refused before it ran (the store is closing): the flows it would have taken.
+          flows ??= this.take();
+          // The batch failed (storage) or the store refuses writes: alone, each would meet the same.
+          const unavailable = error instanceof SeppError && error.code === 'unavailable';
+          if (flows.length === 1 || unavailable) for (const flow of flows) flow.reject(error);
+          else for (const flow of flows) this.enqueueAlone(flow);
+        },
+      );
+  }
+
+  /** The queued flows for one unit, up to limits.max_batch_jobs jobs (at least one flow); the rest get the next unit. */
+  private take(): QueuedFlow[] {
+    const max = this.steps.ctx.limits.maxBatchJobs;
+    let count = 0;
+    let jobs = 0;
+    for (const flow of this.queued) {
+      if (count > 0 && jobs + flow.jobs.length > max) break;
+      jobs += flow.jobs.length;
+      count++;
+    }
+    const taken = this.queued.splice(0, count);
+    this.unitQueued = false;
+    if (this.queued.length > 0) this.submitUnit();
+    return taken;
+  }
+
+  /** A flow of a unit that failed, again in a unit of its own: it succeeds or fails alone. */
+  private enqueueAlone(flow: QueuedFlow): void {
+    this.steps.ctx
+      .write((tx) => this.enqueueFlowsIn(tx, [flow]))
+      .then(([outcome]) => {
+        if (outcome!.ok) flow.resolve(outcome!.result);
+        else flow.reject(outcome!.error);
+      }, flow.reject);
+  }
+
+  /** Stores `flows` one after the other in one unit; their new jobs go in at its end. */
+  private *enqueueFlowsIn(tx: StoreTx, flows: readonly QueuedFlow[]): Op<FlowOutcome[]> {
+    const { steps } = this;
+    // Every key first, before any other statement: PostgreSQL waits for keys only then (store/postgres/keys.ts).
+    yield* steps.lockKeys(tx, flows.length === 1 ? flows[0]!.jobs : flows.flatMap((flow) => flow.jobs));
+    const unit: SharedUnit = { added: steps.newJobs(), created: new Set() };
+    const outcomes: FlowOutcome[] = [];
+    for (const flow of flows) outcomes.push(yield* this.enqueueFlowIn(tx, flow.jobs, flow.shape, unit));
+    yield* unit.added.store(tx, steps.ctx);
+    return outcomes;
   }
 
   private *enqueueFlowIn(
     tx: StoreTx,
     jobs: readonly FlowJob[],
     { order, parents }: FlowOrder,
-  ): Op<FlowResult> {
+    unit: SharedUnit,
+  ): Op<FlowOutcome> {
     const { steps } = this;
     const { ctx } = steps;
+    const { added, created } = unit;
     if (tx.dependencies === undefined && parents.some((own) => own.length > 0)) {
-      throw new SeppError(
-        'failed_precondition',
-        `the ${ctx.store.kind} store keeps no job dependencies: a flow's jobs cannot run after each other`,
-      );
+      const message = `the ${ctx.store.kind} store keeps no job dependencies: a flow's jobs cannot run after each other`;
+      return { ok: false, error: new SeppError('failed_precondition', message) };
     }
-    yield* steps.lockKeys(tx, jobs);
     const nowMs = ctx.clock.nowMs();
     const rejections: IndexedRejection[] = [];
     const valid: ValidJob[] = [];
     const byIdEdges: (DependencyEdges | null)[] = [];
     const adding = new Map<string, number>();
+    // Queues an earlier flow of the unit creates are the registry's `creating` already (as for separate units).
     const creating = new Set<string>();
     for (const [index, request] of jobs.entries()) {
       const job = steps.validate(request, nowMs);
@@ -56,19 +158,18 @@ export class FlowEnqueuer {
       }
       valid[index] = job;
       // Every job counts towards max_depth, a duplicate too: a flow is refused rather than half-checked.
-      adding.set(job.queue, (adding.get(job.queue) ?? 0) + 1);
+      // The unit's earlier flows' new jobs are not in the counts yet: they count here.
+      adding.set(job.queue, (adding.get(job.queue) ?? added.inQueue(job.queue)) + 1);
       const admission = yield* steps.admit(tx, job, creating);
       if (!admission.ok) rejections.push({ index, ...admission });
       else byIdEdges[index] = admission.edges;
     }
     const candidates = valid.flatMap((job, index) => (job === undefined ? [] : [{ index, job }]));
     rejections.push(...(yield* steps.depthRejections(tx, candidates, adding)));
-    if (rejections.length > 0) return steps.refuse(tx, jobs, rejections);
-    const added = steps.newJobs();
+    if (rejections.length > 0) return { ok: true, result: steps.refuse(tx, jobs, rejections) };
     const results: EnqueueAccepted[] = [];
     /** Each stored job's id, and whether it is new in this flow. */
     const stored: { id: string; fresh: boolean }[] = [];
-    const created = new Set<string>();
     for (const index of order) {
       const job = valid[index]!;
       const duplicate = yield* steps.findDuplicate(tx, job, nowMs, added);
@@ -79,7 +180,7 @@ export class FlowEnqueuer {
       }
       const edges = yield* this.flowEdges(tx, jobs, index, parents[index]!, stored, byIdEdges[index] ?? null);
       if (!created.has(job.queue)) {
-        // Once per queue: until the unit commits, the registry does not know a queue it creates.
+        // Once per queue and unit: until the unit commits, the registry does not know a queue it creates.
         yield* steps.createQueue(tx, job.queue);
         created.add(job.queue);
       }
@@ -87,11 +188,13 @@ export class FlowEnqueuer {
       results[index] = accepted;
       stored[index] = { id: accepted.jobId, fresh: true };
     }
-    yield* added.store(tx, ctx);
     steps.emitEnqueueEvents(tx, jobs, results);
     return {
-      committed: true,
-      jobs: results.map((r, i) => ({ name: jobs[i]!.name, jobId: r.jobId, deduplicated: r.deduplicated })),
+      ok: true,
+      result: {
+        committed: true,
+        jobs: results.map((r, i) => ({ name: jobs[i]!.name, jobId: r.jobId, deduplicated: r.deduplicated })),
+      },
     };
   }
 

@@ -71,11 +71,11 @@ export function workflowRoutes(ctx: ApiContext): RouteSpec[] {
           .map((item) => {
             item.only(['name', 'after', 'job']);
             const job = enqueueRequestFromJson(item.object('job', { required: true })!);
-            return {
-              ...job,
+            // In place, not a spread copy: the copy is an object the validation reads several times slower.
+            return Object.assign(job, {
               name: item.string('name') ?? '',
               after: item.strings('after', Number.MAX_SAFE_INTEGER),
-            };
+            });
           });
         requireInScope(
           request.caller,

@@ -228,6 +228,61 @@ export const dependencyCases: StoreCase[] = [
     },
   },
   {
+    name: 'flows sent at once share a unit: each all or none, a retry among them stores nothing twice, a failing one fails alone',
+    async run(h) {
+      const { engine } = await h.engine();
+      const queue = fresh();
+      const job = (name: string, extra: Partial<EnqueueRequest> & { after?: string[] } = {}) => ({
+        name,
+        queue,
+        type: 'x',
+        payload: bytes(''),
+        ...extra,
+      });
+      const keyed = [job('a', { idempotencyKey: 'ka' }), job('b', { after: ['a'], idempotencyKey: 'kb' })];
+      const [first, refused, retry] = await Promise.all([
+        engine.enqueueFlow(keyed),
+        engine.enqueueFlow([job('ok'), job('bad', { queue: '', after: ['ok'] })]),
+        engine.enqueueFlow(keyed),
+      ]);
+      assert.deepEqual(committed(retry!), committed(first!), 'the retry answers the same ids');
+      assert.equal(refused!.committed, false);
+      // A duplicate whose original is dead refuses its flow (cancel): that flow fails, alone.
+      const dead = committed(await engine.enqueueFlow([job('d', { queue: fresh(), idempotencyKey: 'kd' })]));
+      const [leased] = await engine.reserve({ queues: [(await engine.getJob(dead.d!)).queue] });
+      await engine.nack({
+        jobId: dead.d!,
+        attempt: leased!.attempt,
+        error: 'x',
+        directive: { kind: 'dead_letter' },
+      });
+      const others = fresh();
+      const [before, failing, after] = await Promise.allSettled([
+        engine.enqueueFlow([job('e', { queue: others })]),
+        engine.enqueueFlow([
+          job('d', { queue: leased!.queue, idempotencyKey: 'kd' }),
+          job('f', { queue: others, after: ['d'] }),
+        ]),
+        engine.enqueueFlow([job('g', { queue: others })]),
+      ]);
+      assert.equal(before!.status, 'fulfilled');
+      assert.equal(after!.status, 'fulfilled');
+      assert.ok(
+        failing!.status === 'rejected' &&
+          failing.reason instanceof SeppError &&
+          failing.reason.code === 'failed_precondition',
+      );
+      const stored = (r: PromiseSettledResult<FlowResult>) =>
+        r.status === 'fulfilled' ? Object.values(committed(r.value)) : [];
+      // Ready: a (b waits on it), e and g; nothing of the failed flow (f).
+      const ready = await engine.reserve({ queues: [queue, others], maxJobs: 10 });
+      assert.deepEqual(
+        ready.map((l) => l.id).sort(),
+        [committed(first!).a!, ...stored(before!), ...stored(after!)].sort(),
+      );
+    },
+  },
+  {
     name: 'batches: members added while others end; the completion job once, after the seal, with the counts',
     async run(h) {
       const { engine } = await h.engine();
