@@ -21,7 +21,8 @@ export function encodeProduceResponse(message: ProduceResponse): Buffer {
 
 function encodeDirect(message: ProduceResponse): Buffer | null {
   const { sequence, code, results } = message;
-  if (message.atomic !== undefined || !isUint64(sequence) || !isInt32(code)) return null;
+  if (message.atomic !== undefined || message.flow !== undefined || !isUint64(sequence) || !isInt32(code))
+    return null;
   let size = 0;
   if (sequence !== 0) size += 1 + varintSize(sequence);
   if (code !== 0) size += 1 + signedSize(code);

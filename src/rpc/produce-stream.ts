@@ -1,13 +1,15 @@
 /**
- * Produce: a bidirectional stream of enqueue batches. Each message is enqueued
- * (best effort or atomic) and answered with its sequence number once the
- * commit is durable. Answers go out in arrival order; a message's own error
+ * Produce: a bidirectional stream of enqueue batches and flows. Each message is
+ * enqueued (best effort, atomic, or a flow as EnqueueFlow does it:
+ * enqueue-flow.ts) and answered with its sequence number once the commit is
+ * durable. Answers go out in arrival order; a message's own error
  * travels in its answer's `code`/`message` and the stream stays open.
  *
  * Back-pressure: at most `maxPendingMessages` messages are in flight per
  * stream, and answers the client has not read stop the reading too (ReadGate).
  */
 import { type handleBidiStreamingCall, status } from '@grpc/grpc-js';
+import type { EnqueueFlowRequest } from '../../clients/typescript/src/gen/sepp/v1/flow.js';
 import type { ProduceRequest, ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
 import { refuseDependencies, requireInScope } from '../config/index.ts';
 import { SeppError } from '../engine/errors.ts';
@@ -19,6 +21,7 @@ import {
   enqueueRequestFromProto,
   enqueueResultToProto,
 } from './convert.ts';
+import { enqueueFlowFromProto } from './enqueue-flow.ts';
 import { ReadGate } from './flow-control.ts';
 import {
   metadataTraceContext,
@@ -27,6 +30,7 @@ import {
   unobserved,
   withTraceContext,
 } from './observer.ts';
+import { checkEnqueueScope } from './queue-scope-rules.ts';
 import { admit, MalformedRequest, type OpenStream, type RpcContext } from './rpc-context.ts';
 import { wireMessage } from './status.ts';
 
@@ -82,7 +86,12 @@ function produce(
     const observation =
       ctx.observer === undefined
         ? unobserved
-        : ctx.observer.callStarted({ method: 'Produce', streamMessage: 'batch', parent: streamContext });
+        : ctx.observer.callStarted({
+            method: 'Produce',
+            streamMessage:
+              message instanceof MalformedRequest || message.flow === undefined ? 'batch' : 'flow',
+            parent: streamContext,
+          });
     // Started now (so the engine sees messages in arrival order); its failure is its answer.
     const answer = attempt(() => enqueueMessage(ctx, message, caller, observation, streamContext));
     const bytes = message instanceof MalformedRequest ? 0 : payloadBytes(message);
@@ -108,9 +117,12 @@ function produce(
   });
 }
 
-/** The payloads a message carries, which is what makes one large. */
+/** The payloads a message carries (its jobs', its flow's), which is what makes one large. */
 function payloadBytes(message: ProduceRequest): number {
-  return message.jobs.reduce((sum, job) => sum + job.payload.length, 0);
+  const jobs = message.jobs.reduce((sum, job) => sum + job.payload.length, 0);
+  return message.flow === undefined
+    ? jobs
+    : message.flow.jobs.reduce((sum, flowJob) => sum + (flowJob.job?.payload.length ?? 0), jobs);
 }
 
 /** The sequence of a message refused for its content; 0 when its bytes did not decode at all. */
@@ -128,6 +140,8 @@ async function enqueueMessage(
   streamContext: TraceContext | undefined,
 ): Promise<ProduceResponse> {
   if (message instanceof MalformedRequest) throw new SeppError('invalid_argument', message.message);
+  if (message.flow !== undefined)
+    return enqueueFlowMessage(ctx, message, message.flow, caller, observation, streamContext);
   observation.annotate({ jobs: message.jobs.length });
   requireInScope(
     caller,
@@ -160,4 +174,32 @@ async function enqueueMessage(
     message: '',
     results: results.map(enqueueResultToProto),
   };
+}
+
+/**
+ * A message's flow: EnqueueFlow's checks after the stream's authentication (the
+ * key's queue scope by the unary call's own rule, then the engine's fields and
+ * limits), and its answer in `flow`. Reaches the engine in the tick it arrived,
+ * as a batch does.
+ */
+async function enqueueFlowMessage(
+  ctx: RpcContext,
+  message: ProduceRequest,
+  flow: EnqueueFlowRequest,
+  caller: Caller,
+  observation: RpcCallObservation,
+  streamContext: TraceContext | undefined,
+): Promise<ProduceResponse> {
+  if (message.jobs.length > 0 || message.atomic) {
+    throw new SeppError(
+      'invalid_argument',
+      `flow: a message carries either jobs (with atomic) or a flow, never both; this one has a flow and ${
+        message.jobs.length > 0 ? `${message.jobs.length} jobs` : 'atomic set'
+      }`,
+    );
+  }
+  observation.annotate({ jobs: flow.jobs.length });
+  checkEnqueueScope('EnqueueFlow', flow, caller);
+  const answer = await enqueueFlowFromProto(ctx.engine, flow, observation.context ?? streamContext);
+  return { sequence: message.sequence, code: status.OK, message: '', results: [], flow: answer };
 }

@@ -12,7 +12,8 @@
  * - `answer`: allowed, and the handler shows only the caller's queues;
  * - `server`: it reaches every queue (the audit log, a reload): refused;
  * - `none`: it shows no queue (server facts).
- * The streams (Work, Produce, Events, Backup) check in their own files.
+ * The streams (Work, Produce, Events, Backup) check in their own files; a
+ * Produce message's flow is checked by EnqueueFlow's rule (checkEnqueueScope).
  */
 import type { handleUnaryCall } from '@grpc/grpc-js';
 import type { QueueServiceServer } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
@@ -164,12 +165,8 @@ export async function checkUnaryScope(engine: Engine, rpc: string, request: unkn
   // A method the table does not know is refused: a scope fails closed.
   if (rule === undefined) throw serverWide(caller, rpc);
   switch (rule.kind) {
-    case 'queues': {
-      requireInScope(caller, rule.queues(request));
-      const enqueued = rule.enqueued?.(request);
-      if (enqueued !== undefined) refuseDependencies(caller, enqueued.jobs, enqueued.list);
-      return;
-    }
+    case 'queues':
+      return checkQueues(rule, request, caller);
     case 'jobs':
       return requireJobsInScope(caller, rule.jobIds(request), (id) => queueOfJob(engine, id));
     case 'schedule': {
@@ -190,6 +187,28 @@ export async function checkUnaryScope(engine: Engine, rpc: string, request: unkn
     case 'none':
       return;
   }
+}
+
+/**
+ * The scope check of an enqueue RPC, at once: for the Produce stream, which carries
+ * EnqueueFlow's request in a message and checks it by the unary call's own rule, with its
+ * errors, before the engine sees it (so that the stream's messages reach it in order).
+ */
+export function checkEnqueueScope(rpc: 'EnqueueFlow', request: unknown, caller: Caller): void {
+  if (caller.scope === null) return;
+  const rule = ruleOf(rpc);
+  if (rule?.kind !== 'queues') throw serverWide(caller, rpc);
+  checkQueues(rule, request, caller);
+}
+
+function checkQueues(
+  rule: Extract<Rule<unknown>, { kind: 'queues' }>,
+  request: unknown,
+  caller: Caller,
+): void {
+  requireInScope(caller, rule.queues(request));
+  const enqueued = rule.enqueued?.(request);
+  if (enqueued !== undefined) refuseDependencies(caller, enqueued.jobs, enqueued.list);
 }
 
 /** Whether a scoped caller may see a bulk operation: one whose filter names a queue of its scope. */

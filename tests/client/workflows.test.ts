@@ -1,12 +1,20 @@
 /**
  * Workflows through gRPC and the TypeScript SDK (issue 33): `dependsOn` on an
  * enqueue, the waiting state in GetJob, the release by an ack, the refusals with
- * their status codes, and a flow built with `Flow`.
+ * their status codes, and a flow built with `Flow` — on the Produce stream, and
+ * on the unary EnqueueFlow with the `unary` transport, answered alike.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import * as grpc from '@grpc/grpc-js';
 import { status } from '@grpc/grpc-js';
-import { Flow, JobRejectedError } from '../../clients/typescript/src/index.ts';
+import type {
+  EnqueueFlowRequest,
+  EnqueueFlowResponse,
+} from '../../clients/typescript/src/gen/sepp/v1/flow.js';
+import type { ProduceRequest, ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
+import { QueueServiceService } from '../../clients/typescript/src/gen/sepp/v1/queue_service.js';
+import { Flow, JobRejectedError, SeppClient, type SeppError } from '../../clients/typescript/src/index.ts';
 import { serverAndClient } from '../helpers/sdk-server.ts';
 
 describe('workflows over gRPC', () => {
@@ -102,4 +110,93 @@ describe('workflows over gRPC', () => {
       (error) => error instanceof JobRejectedError && error.rejections[0]?.index === 0,
     );
   });
+
+  test('enqueueFlow travels on the Produce stream; the unary transport takes EnqueueFlow; both answer alike', async () => {
+    const unary = SeppClient.connect(served.server.address, { transport: 'unary' });
+    try {
+      const outcomes = [];
+      for (const client of [served.client, unary]) {
+        const before = client.stats().produceMessages;
+        const ids = await client.enqueueFlow(
+          new Flow()
+            .add('first', { queue: 'wf-way', type: 't', idempotencyKey: 'wf-way-first' })
+            .add('then', { queue: 'wf-way', type: 't', after: ['first'] }),
+        );
+        const refusal = await client
+          .enqueueFlow([{ name: 'a', queue: 'wf-way', type: 't', after: ['a'] }])
+          .then(
+            () => assert.fail('a job after itself was taken'),
+            (error: SeppError) => [error.constructor.name, error.grpcCode, error.code, error.message],
+          );
+        outcomes.push({
+          messages: client.stats().produceMessages - before,
+          names: Object.keys(ids),
+          first: ids.first,
+          waiting: (await client.getJob(ids.then!.id)).state,
+          refusal,
+        });
+      }
+      const [stream, viaUnary] = outcomes;
+      assert.equal(stream?.messages, 2, 'both flows went on the stream');
+      assert.equal(viaUnary?.messages, 0);
+      assert.deepEqual(stream?.names, ['first', 'then']);
+      assert.equal(stream?.waiting, 'waiting');
+      assert.equal(stream?.first?.deduplicated, false);
+      // The second flow's `first` is the first one's job again (its idempotency key).
+      assert.deepEqual(viaUnary?.first, { ...stream?.first, deduplicated: true });
+      assert.deepEqual(
+        { ...viaUnary, first: undefined, messages: 0 },
+        { ...stream, first: undefined, messages: 0 },
+      );
+    } finally {
+      await unary.close();
+    }
+  });
+});
+
+test('against a server older than flows on Produce, enqueueFlow takes EnqueueFlow after its first refusal', async () => {
+  // What such a server answers: it skips the unknown field and refuses a message of no jobs.
+  const seen: string[] = [];
+  const server = new grpc.Server();
+  server.addService(QueueServiceService, {
+    produce: (stream: grpc.ServerDuplexStream<ProduceRequest, ProduceResponse>) => {
+      stream.on('data', (message: ProduceRequest) => {
+        seen.push(`produce ${message.flow === undefined ? 'jobs' : 'flow'}`);
+        stream.write({
+          sequence: message.sequence,
+          code: status.INVALID_ARGUMENT,
+          message: 'jobs: the batch is empty',
+          results: [],
+        });
+      });
+      stream.on('end', () => stream.end());
+    },
+    enqueueFlow: (
+      call: grpc.ServerUnaryCall<EnqueueFlowRequest, EnqueueFlowResponse>,
+      callback: grpc.sendUnaryData<EnqueueFlowResponse>,
+    ) => {
+      seen.push('EnqueueFlow');
+      const jobs = call.request.jobs.map((j, i) => ({ name: j.name, jobId: `id-${i}`, deduplicated: false }));
+      callback(null, { committed: true, jobs, rejections: [] });
+    },
+  });
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    ),
+  );
+  const client = SeppClient.connect(`127.0.0.1:${port}`);
+  try {
+    const flow = new Flow().add('a', { queue: 'q', type: 't' });
+    assert.deepEqual(await client.enqueueFlow(flow), {
+      a: { id: 'id-0', deduplicated: false, debounced: false },
+    });
+    assert.deepEqual(await client.enqueueFlow(flow), {
+      a: { id: 'id-0', deduplicated: false, debounced: false },
+    });
+    assert.deepEqual(seen, ['produce flow', 'EnqueueFlow', 'EnqueueFlow']);
+  } finally {
+    await client.close();
+    server.forceShutdown();
+  }
 });

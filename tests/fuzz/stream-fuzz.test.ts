@@ -185,6 +185,7 @@ async function produceRun(d: Draw, index: number, ending: Ending): Promise<void>
         assertShort(r.outcome.value.message, `${note}: #${k} a job's rejection`);
     for (const r of answer.atomic?.rejections ?? [])
       assertShort(r.message, `${note}: #${k} an atomic rejection`);
+    for (const r of answer.flow?.rejections ?? []) assertShort(r.message, `${note}: #${k} a flow rejection`);
   }
   const accepted = new Set<string>();
   const refused = new Set<string>();
@@ -197,15 +198,17 @@ async function produceRun(d: Draw, index: number, ending: Ending): Promise<void>
       for (const key of step.keys) refused.add(key);
       return;
     }
-    if (step.atomic) {
-      const outcome = answer.atomic;
-      assert.equal(outcome?.committed, step.refusedJob < 0, `${note}: #${k} atomic`);
+    if (step.flow || step.atomic) {
+      // All or nothing: a flow's outcome (an id per job when committed) or an atomic batch's.
+      const outcome = step.flow ? answer.flow : answer.atomic;
+      const what = step.flow ? 'flow' : 'atomic';
+      assert.equal(outcome?.committed, step.refusedJob < 0, `${note}: #${k} ${what}`);
       if (step.refusedJob >= 0) {
         assert.deepEqual(
           outcome?.rejections.map((r) => r.index),
           [step.refusedJob],
         );
-      }
+      } else if (step.flow) assert.equal(answer.flow?.jobs.length, step.keys.length, `${note}: #${k} ids`);
       for (const key of step.keys) (outcome?.committed ? accepted : refused).add(key);
       return;
     }

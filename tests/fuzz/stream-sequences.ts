@@ -103,10 +103,22 @@ function randomBytes(d: Draw): Buffer {
 // ------------------------------------------------------------------ Produce
 
 export interface ProduceStep {
-  kind: 'valid' | 'empty' | 'too-many' | 'bad-job' | 'big-payload' | 'undecodable' | 'bad-utf8' | 'repeat';
+  kind:
+    | 'valid'
+    | 'empty'
+    | 'too-many'
+    | 'bad-job'
+    | 'big-payload'
+    | 'undecodable'
+    | 'bad-utf8'
+    | 'repeat'
+    | 'flow'
+    | 'flow-and-jobs';
   bytes: Buffer;
   sequence: number;
   atomic: boolean;
+  /** The message carries a flow (all or nothing, answered in `flow`); its keys are its jobs'. */
+  flow: boolean;
   /** Idempotency keys of the jobs, in order (empty when the message does not decode). */
   keys: string[];
   /** Index of the one job every server must refuse (bad name, payload too big), or -1. */
@@ -134,11 +146,14 @@ export function produceSequence(d: Draw, queue: string, tag: string): ProduceSte
       'undecodable',
       'bad-utf8',
       'repeat',
+      'flow',
+      'flow-and-jobs',
     ]);
     const step = (jobs: EnqueueJob[], code: status, refusedJob = -1, bytes?: Buffer): ProduceStep => ({
       kind,
       sequence,
       atomic,
+      flow: false,
       keys: jobs.map((j) => j.idempotencyKey),
       refusedJob,
       code,
@@ -191,6 +206,27 @@ export function produceSequence(d: Draw, queue: string, tag: string): ProduceSte
         const keys = earlier.length === 0 ? [`${tag}-${n++}`] : d.pick(earlier).keys;
         const jobs = keys.map((k) => job({ idempotencyKey: k }));
         steps.push(step(jobs, status.OK));
+        break;
+      }
+      case 'flow':
+      case 'flow-and-jobs': {
+        // Jobs, one of them maybe too large (refused by index, nothing stored); with jobs beside it the
+        // whole message is INVALID_ARGUMENT. No edges: the clean-up purges ready jobs, not waiting ones.
+        const jobs = Array.from({ length: d.int(1, 3) }, () => job());
+        const refused = d.chance(0.3) ? d.int(0, jobs.length - 1) : -1;
+        if (refused >= 0) jobs[refused]!.payload = Buffer.alloc(fuzzLimits.maxPayloadBytes + 1);
+        const flow = { jobs: jobs.map((j, k) => ({ name: `j${k}`, job: j, after: [] })) };
+        const beside = kind === 'flow' ? [] : [job()];
+        const bytes = Buffer.from(
+          ProduceRequest.encode({ sequence, jobs: beside, atomic: false, flow }).finish(),
+        );
+        steps.push({
+          ...(kind === 'flow'
+            ? step(jobs, status.OK, refused, bytes)
+            : step([...jobs, ...beside], status.INVALID_ARGUMENT, -1, bytes)),
+          atomic: false,
+          flow: true,
+        });
         break;
       }
     }

@@ -63,7 +63,7 @@ test('random answers: the same bytes as the generated encoder', () => {
   for (let seed = 1; seed <= 300; seed++) assertSameBytes(response(random(seed)), `seed ${seed}`);
 });
 
-test('an atomic answer and a number the generated encoder refuses go to it', () => {
+test('an atomic answer, a flow answer and a number the generated encoder refuses go to it', () => {
   const next = random(3);
   assertSameBytes(
     {
@@ -76,6 +76,18 @@ test('an atomic answer and a number the generated encoder refuses go to it', () 
       },
     },
     'atomic',
+  );
+  assertSameBytes(
+    {
+      ...response(next),
+      results: [],
+      flow: {
+        committed: true,
+        jobs: [{ name: 'extract', jobId: 'j', deduplicated: true }],
+        rejections: [],
+      },
+    },
+    'flow',
   );
   const bad: ProduceResponse = { ...response(next), sequence: 1.5 };
   assert.throws(() => ProduceResponse.encode(bad));

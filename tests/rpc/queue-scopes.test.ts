@@ -17,6 +17,7 @@ import { apiKeyToml, missingJobId, protoScheduleSpec } from '../helpers/access-t
 import { apiCall, openSse } from '../helpers/http-api.ts';
 import { unsetFilterFields } from '../helpers/proto-filter.ts';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
+import { collect } from '../helpers/streams.ts';
 
 const keys = {
   root: 'sepp-secret-scopes-root-0123456789',
@@ -263,6 +264,32 @@ describe('API keys scoped to queues', () => {
       ),
     );
     assert.match(outside.details, /jobs\[0\]\.job\.queue names queue "billing-eu"/);
+    // On the Produce stream a flow is refused with the unary call's error, word for word, and
+    // stores nothing, not even its job for emails; the stream goes on.
+    const mixed = {
+      jobs: [
+        { name: 'e', job: testJob('emails'), after: [] },
+        { name: 'b', job: testJob('billing-eu'), after: ['e'] },
+      ],
+    };
+    const unaryMixed = await failure(call(t.client, t.client.enqueueFlow, mixed, producer));
+    const counts = async () => [
+      (await t.server.engine.getQueue('emails'))?.counts,
+      (await t.server.engine.getQueue('billing-eu'))?.counts,
+    ];
+    const before = await counts();
+    const flows = t.client.produce(producer) as grpc.ClientDuplexStream<ProduceRequest, ProduceResponse>;
+    const flowAnswers = collect(flows, (seen) => seen.length === 2);
+    flows.write({ sequence: 1, jobs: [], atomic: false, flow: mixed });
+    flows.write({ sequence: 2, jobs: [], atomic: false, flow: { jobs: [mixed.jobs[0]!] } });
+    const [refusedFlow, takenFlow] = await flowAnswers;
+    flows.end();
+    assert.deepEqual([refusedFlow?.code, refusedFlow?.message], [unaryMixed.code, unaryMixed.details]);
+    assert.match(refusedFlow?.message ?? '', /jobs\[1\]\.job\.queue names queue "billing-eu"/);
+    assert.equal(takenFlow?.flow?.committed, true);
+    const [emails] = await counts();
+    assert.equal(emails?.ready, (before[0]?.ready ?? 0) + 1);
+    assert.deepEqual((await counts())[1], before[1]);
     const stream = t.client.produce(producer) as grpc.ClientDuplexStream<ProduceRequest, ProduceResponse>;
     const answer = new Promise<ProduceResponse>((resolve) => stream.on('data', resolve));
     stream.write({ sequence: 1, jobs: [waiting], atomic: false });

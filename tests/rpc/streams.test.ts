@@ -64,6 +64,67 @@ describe('Produce and Work streams', () => {
     s.end();
   });
 
+  test('a flow on Produce is stored and answered as EnqueueFlow does it; with jobs or atomic it is INVALID_ARGUMENT', async () => {
+    const queue = 'produce-flow';
+    const flow = (bad = false) => ({
+      jobs: [
+        { name: 'extract', job: job(queue), after: [] },
+        { name: 'load', job: testJob(bad ? 'not a name!' : queue), after: ['extract'] },
+      ],
+    });
+    const cycle = { jobs: [{ name: 'a', job: job(queue), after: ['a'] }] };
+    const unary = await call(t.client, t.client.enqueueFlow, flow());
+    const unaryRefused = await call(t.client, t.client.enqueueFlow, flow(true));
+    const unaryCycle = await call(t.client, t.client.enqueueFlow, cycle).then(
+      () => assert.fail('a cycle was taken'),
+      (error: ServiceError) => error,
+    );
+    const s = t.client.produce() as ClientDuplexStream<ProduceRequest, ProduceResponse>;
+    const got = collect(s, (x) => x.length === 6);
+    s.write({ sequence: 1, jobs: [], atomic: false, flow: flow() });
+    s.write({ sequence: 2, jobs: [job(queue)], atomic: false, flow: flow() });
+    s.write({ sequence: 3, jobs: [], atomic: true, flow: flow() });
+    s.write({ sequence: 4, jobs: [], atomic: false, flow: flow(true) });
+    s.write({ sequence: 5, jobs: [], atomic: false, flow: cycle });
+    s.write({ sequence: 6, jobs: [job(queue)], atomic: false });
+    const answers = await got;
+    s.end();
+    assert.deepEqual(
+      answers.map((a) => [a.sequence, status[a.code]]),
+      [
+        [1, 'OK'],
+        [2, 'INVALID_ARGUMENT'],
+        [3, 'INVALID_ARGUMENT'],
+        [4, 'OK'],
+        [5, 'INVALID_ARGUMENT'],
+        [6, 'OK'],
+      ],
+    );
+    const [stored, withJobs, withAtomic, refused, inCycle, after] = answers;
+    // Ids by name, as the unary call answers them; the load job waits on the extract job.
+    assert.deepEqual(
+      stored?.flow?.jobs.map((j) => [j.name, j.deduplicated]),
+      unary.jobs.map((j) => [j.name, j.deduplicated]),
+    );
+    const [extract, load] = stored?.flow?.jobs ?? [];
+    assert.equal((await t.server.engine.getJob(load!.jobId)).state, 'waiting');
+    assert.deepEqual(
+      (await t.server.engine.getJob(load!.jobId)).dependencies?.map((d) => d.id),
+      [extract!.jobId],
+    );
+    assert.deepEqual(stored?.results, []);
+    assert.equal(stored?.atomic, undefined);
+    assert.match(withJobs?.message ?? '', /either jobs \(with atomic\) or a flow, never both/);
+    assert.match(withAtomic?.message ?? '', /atomic set/);
+    // Refusals: the unary call's answer and error, word for word.
+    assert.deepEqual(refused?.flow, unaryRefused);
+    assert.equal(inCycle?.message, unaryCycle.details);
+    assert.equal(after?.results.length, 1);
+    // Stored: the unary flow, the stream's, and the last message's job; nothing of the refused ones.
+    const counts = (await t.server.engine.getQueue(queue))?.counts;
+    assert.deepEqual([counts?.ready, counts?.waiting], [3, 2]);
+  });
+
   test('Work pushes no more jobs than the credit granted', async () => {
     for (let i = 0; i < 10; i++) await call(t.client, t.client.enqueue, { job: job('credit', i) });
     const w = t.client.work() as ClientDuplexStream<WorkRequest, WorkResponse>;

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 import sepp
+from conftest import ADMIN_KEY, ServerProcess
 
 
 def lease_one(client: sepp.Client, queue: str) -> sepp.LeasedJob:
@@ -63,6 +64,27 @@ def test_a_flow_is_stored_at_once_and_runs_in_order(client: sepp.Client, queue: 
     with pytest.raises(sepp.SeppError) as bad:
         client.enqueue_flow(refused)
     assert bad.value.code == "invalid_argument"
+
+
+def test_a_flow_travels_on_the_produce_stream_and_unary_answers_alike(
+        client: sepp.Client, server: ServerProcess, queue: str) -> None:
+    def send(c: sepp.Client) -> tuple[int, list[str], bool, str, str]:
+        before = c.stats().produce_messages
+        ids = c.enqueue_flow(sepp.Flow()
+                             .add("first", sepp.JobSpec(queue, "t", idempotency_key=f"{queue}-first"))
+                             .add("then", sepp.JobSpec(queue, "t"), after=["first"]))
+        with pytest.raises(sepp.SeppError) as bad:
+            c.enqueue_flow(sepp.Flow().add("a", sepp.JobSpec(queue, "t"), after=["a"]))
+        return (c.stats().produce_messages - before, sorted(ids), ids["first"].deduplicated,
+                c.get_job(ids["then"].id).state, f"{type(bad.value).__name__} {bad.value.code} {bad.value}")
+
+    streamed = send(client)
+    with sepp.Client(server.address, api_key=ADMIN_KEY, transport="unary") as unary:
+        called = send(unary)
+    assert streamed[0] == 2 and called[0] == 0
+    assert streamed[1:] == (["first", "then"], False, "waiting", streamed[4])
+    # The same answers, but for `first`, the first flow's job again (its idempotency key).
+    assert called[1:] == (["first", "then"], True, "waiting", streamed[4])
 
 
 def test_a_batch_ends_once_with_its_completion_job(client: sepp.Client, queue: str) -> None:

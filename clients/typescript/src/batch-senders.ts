@@ -2,7 +2,9 @@
  * Two ways to send one enqueue batch and get its answer: a message on the
  * client's one Produce stream (the fast path), or a unary EnqueueBatch /
  * EnqueueAtomic call. Both resolve with the same answer and reject with a
- * SeppError, so the batcher above them does not care which it has.
+ * SeppError, so the batcher above them does not care which it has. A flow
+ * (flows.ts) goes the same two ways: a Produce message of its own, or the
+ * unary EnqueueFlow.
  *
  * The Produce stream: opened on first use; answers are matched to messages by
  * sequence number. When it breaks, every message in flight fails with the
@@ -13,6 +15,7 @@
 import { type ClientDuplexStream, type ServiceError, status } from '@grpc/grpc-js';
 import type { Connection } from './connection.ts';
 import { fromStatus, SeppError, toSeppError } from './errors.ts';
+import type { EnqueueFlowRequest, EnqueueFlowResponse } from './gen/sepp/v1/flow.js';
 import type { EnqueueJob, EnqueueResult } from './gen/sepp/v1/job.js';
 import type { EnqueueAtomicResponse, ProduceRequest, ProduceResponse } from './gen/sepp/v1/produce.js';
 
@@ -24,6 +27,8 @@ export type BatchAnswer =
 export interface BatchSender {
   /** Sends one batch (1 to maxBatchJobs jobs) and resolves with its answer once durable. */
   send(jobs: EnqueueJob[], atomic: boolean, bytes: number, deadlineAtMs: number): Promise<BatchAnswer>;
+  /** Sends one flow (`bytes`: about its encoded size) and resolves with its answer once durable; never retried. */
+  sendFlow(flow: EnqueueFlowRequest, bytes: number, deadlineAtMs: number): Promise<EnqueueFlowResponse>;
   /** Waits for batches in flight, then releases the stream. */
   close(): Promise<void>;
 }
@@ -39,7 +44,7 @@ export class UnaryBatchSender implements BatchSender {
     deadlineAtMs: number,
   ): Promise<BatchAnswer> {
     const rpc = this.conn.rpc;
-    const deadlineMs = Math.max(0, deadlineAtMs - Date.now());
+    const deadlineMs = remainingMs(deadlineAtMs);
     // The batcher decides about retries (it knows which jobs carry idempotency keys).
     if (atomic) {
       const answer = await this.conn.invoke(rpc.enqueueAtomic, { jobs }, { deadlineMs, retrySafe: false });
@@ -49,16 +54,30 @@ export class UnaryBatchSender implements BatchSender {
     return { results: answer.results };
   }
 
+  sendFlow(flow: EnqueueFlowRequest, _bytes: number, deadlineAtMs: number): Promise<EnqueueFlowResponse> {
+    return this.conn.invoke(this.conn.rpc.enqueueFlow, flow, {
+      deadlineMs: remainingMs(deadlineAtMs),
+      retrySafe: false,
+    });
+  }
+
   async close(): Promise<void> {}
 }
 
+function remainingMs(deadlineAtMs: number): number {
+  return Math.max(0, deadlineAtMs - Date.now());
+}
+
 interface InFlight {
-  resolve(answer: BatchAnswer): void;
+  resolve(answer: ProduceResponse): void;
   reject(error: SeppError): void;
   timer: NodeJS.Timeout;
 }
 
 type ProduceStream = ClientDuplexStream<ProduceRequest, ProduceResponse>;
+
+/** How a server without flows on Produce answers one (a message of no jobs); a newer one never says it of a flow. */
+const olderServerRefusal = 'jobs: the batch is empty';
 
 /** Batches as messages on one Produce stream, matched to their answers by sequence number. */
 export class ProduceStreamSender implements BatchSender {
@@ -68,6 +87,9 @@ export class ProduceStreamSender implements BatchSender {
   private lastSendMs = 0;
   private idleTimer: NodeJS.Timeout | undefined;
   private drained: (() => void) | undefined;
+  private closing = false;
+  /** The server answered a flow as a message without jobs: it predates flows on Produce. */
+  private flowsUnary = false;
   /** Messages sent on Produce streams (for tuning and tests). */
   messagesSent = 0;
 
@@ -80,11 +102,51 @@ export class ProduceStreamSender implements BatchSender {
     // A message larger than the server may accept would end the whole stream
     // (and fail every batch on it): such a batch goes alone as a unary call.
     if (bytes > this.conn.options.maxMessageBytes) return this.unary.send(jobs, atomic, bytes, deadlineAtMs);
+    return this.post({ jobs, atomic }, deadlineAtMs).then((answer) =>
+      answer.atomic !== undefined ? { atomic: answer.atomic } : { results: answer.results },
+    );
+  }
+
+  /**
+   * A flow as a message of its own. One too large for a message goes as a unary
+   * EnqueueFlow, as a batch does; so does one sent once the sender is closing (the
+   * client's close), which then fails as a unary call on a closed client does.
+   */
+  async sendFlow(
+    flow: EnqueueFlowRequest,
+    bytes: number,
+    deadlineAtMs: number,
+  ): Promise<EnqueueFlowResponse> {
+    if (bytes > this.conn.options.maxMessageBytes || this.closing || this.conn.closed || this.flowsUnary) {
+      return this.unary.sendFlow(flow, bytes, deadlineAtMs);
+    }
+    let answer: ProduceResponse;
+    try {
+      answer = await this.post({ jobs: [], atomic: false, flow }, deadlineAtMs);
+    } catch (error) {
+      // A server older than flows on Produce skips the field and refuses the message as an
+      // empty batch, storing nothing: this flow and the later ones take the unary call.
+      if (!(error instanceof SeppError && error.grpcCode === status.INVALID_ARGUMENT)) throw error;
+      if (error.message !== olderServerRefusal) throw error;
+      this.flowsUnary = true;
+      return this.unary.sendFlow(flow, bytes, deadlineAtMs);
+    }
+    if (answer.flow === undefined) {
+      throw new SeppError(
+        status.INTERNAL,
+        'the server answered a flow on the Produce stream without its outcome',
+      );
+    }
+    return answer.flow;
+  }
+
+  /** Sends one message and resolves with its answer once durable; rejects with the answer's error. */
+  private post(message: Omit<ProduceRequest, 'sequence'>, deadlineAtMs: number): Promise<ProduceResponse> {
     const stream = this.stream ?? this.open();
     const sequence = this.nextSequence++;
     this.lastSendMs = Date.now();
     this.messagesSent++;
-    return new Promise<BatchAnswer>((resolve, reject) => {
+    return new Promise<ProduceResponse>((resolve, reject) => {
       const timer = setTimeout(
         () => {
           if (!this.inFlight.delete(sequence)) return;
@@ -95,7 +157,7 @@ export class ProduceStreamSender implements BatchSender {
         Math.max(0, deadlineAtMs - this.lastSendMs),
       );
       this.inFlight.set(sequence, { resolve, reject, timer });
-      stream.write({ sequence, jobs, atomic });
+      stream.write({ ...message, sequence });
     });
   }
 
@@ -116,8 +178,7 @@ export class ProduceStreamSender implements BatchSender {
     this.inFlight.delete(answer.sequence);
     clearTimeout(pending.timer);
     if (answer.code !== status.OK) pending.reject(fromStatus(answer.code, answer.message));
-    else if (answer.atomic !== undefined) pending.resolve({ atomic: answer.atomic });
-    else pending.resolve({ results: answer.results });
+    else pending.resolve(answer);
     this.maybeIdle();
   }
 
@@ -164,6 +225,7 @@ export class ProduceStreamSender implements BatchSender {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     if (this.inFlight.size > 0) {
       await new Promise<void>((resolve) => {
         this.drained = resolve;

@@ -10,7 +10,7 @@
  * aliases of those.
  */
 import { status } from '@grpc/grpc-js';
-import { ProduceStreamSender, UnaryBatchSender } from './batch-senders.ts';
+import { type BatchSender, ProduceStreamSender, UnaryBatchSender } from './batch-senders.ts';
 import {
   addToBatchCall,
   type BatchAdded,
@@ -99,6 +99,8 @@ export class SeppClient {
   readonly connection: Connection;
   private readonly batcher: EnqueueBatcher;
   private readonly streamSender: ProduceStreamSender | undefined;
+  /** What carries batches and flows: the Produce stream, or unary calls. */
+  private readonly sender: BatchSender;
   private readonly workers = new Set<Worker>();
   /** Jobs already enqueued: read one (`get`), cancel or change one or every match (admin key). */
   readonly jobs: Jobs;
@@ -123,7 +125,8 @@ export class SeppClient {
       this.connection.options.transport === 'stream'
         ? new ProduceStreamSender(this.connection, unary)
         : undefined;
-    this.batcher = new EnqueueBatcher(this.connection, this.streamSender ?? unary);
+    this.sender = this.streamSender ?? unary;
+    this.batcher = new EnqueueBatcher(this.connection, this.sender);
   }
 
   /**
@@ -231,7 +234,7 @@ export class SeppClient {
     flow: Flow | readonly (FlowJobSpec & { name: string })[],
     options: CallOptions = {},
   ): Promise<Record<string, Enqueued>> {
-    return enqueueFlowCall(this.connection, flow, options);
+    return enqueueFlowCall(this.connection, this.sender, flow, options);
   }
 
   /**

@@ -65,8 +65,8 @@ export interface ConnectOptions {
   /** Retries of UNAVAILABLE (off unless set). */
   retry?: RetryOptions;
   /**
-   * `stream` (default): enqueues and Workers use the Produce and Work streams,
-   * the fast path. `unary`: plain unary calls (EnqueueBatch, Reserve, Ack…),
+   * `stream` (default): enqueues, flows and Workers use the Produce and Work
+   * streams, the fast path. `unary`: plain unary calls (EnqueueBatch, EnqueueFlow, Reserve, Ack…),
    * for proxies or environments that cannot hold bidirectional streams. The
    * results are the same.
    */

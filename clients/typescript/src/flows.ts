@@ -9,8 +9,9 @@
  *   const { load } = await client.enqueueFlow(flow);
  */
 import { status } from '@grpc/grpc-js';
+import type { BatchSender } from './batch-senders.ts';
 import type { Connection } from './connection.ts';
-import { jobFromSpec, rejectionName } from './convert.ts';
+import { approxEncodedBytes, jobFromSpec, rejectionName } from './convert.ts';
 import { JobRejectedError, SeppError, statusOfRejection } from './errors.ts';
 import type { CallOptions, Enqueued, JobSpec } from './job-types.ts';
 
@@ -31,20 +32,29 @@ export class Flow {
   }
 }
 
-/** EnqueueFlow: each job's id by its name, or JobRejectedError listing every refused job by index. */
+/**
+ * EnqueueFlow: each job's id by its name, or JobRejectedError listing every refused job by index.
+ * `sender` carries it as it carries the client's batches: a message of its own on the Produce
+ * stream, or the unary call (the `unary` transport, a flow too large for one message).
+ */
 export async function enqueueFlowCall(
   conn: Connection,
+  sender: BatchSender,
   flow: Flow | readonly (FlowJobSpec & { name: string })[],
   options: CallOptions,
 ): Promise<Record<string, Enqueued>> {
   const jobs = flow instanceof Flow ? flow.jobs : flow;
+  let bytes = 0;
   const request = {
-    jobs: jobs.map((job) => ({ name: job.name, job: jobFromSpec(job), after: [...(job.after ?? [])] })),
+    jobs: jobs.map((spec) => {
+      const job = jobFromSpec(spec);
+      const after = [...(spec.after ?? [])];
+      bytes += approxEncodedBytes(job) + spec.name.length + 8;
+      for (const name of [...after, ...job.dependsOn]) bytes += name.length + 4;
+      return { name: spec.name, job, after };
+    }),
   };
-  const answer = await conn.invoke(conn.rpc.enqueueFlow, request, {
-    deadlineMs: options.deadlineMs,
-    retrySafe: false,
-  });
+  const answer = await sender.sendFlow(request, bytes, conn.deadline(options.deadlineMs));
   if (answer.committed) {
     return Object.fromEntries(
       answer.jobs.map((j) => [j.name, { id: j.jobId, deduplicated: j.deduplicated, debounced: false }]),

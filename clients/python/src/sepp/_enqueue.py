@@ -22,6 +22,11 @@ and a reader thread matches answers to messages by sequence number. When the
 stream breaks, every entry on it or waiting for it fails with the stream's
 status (UNAVAILABLE when the server is gone) and the next enqueue opens a new
 one. An idle stream is half-closed after `stream_idle_ms`.
+
+A flow (`client.enqueue_flow`) is an entry of its own on the stream: a Produce
+message with its `flow`, answered as the unary EnqueueFlow answers, never
+retried. With the unary transport, when larger than a message, or once the
+client closes, it is the unary EnqueueFlow instead (workflows.py).
 """
 from __future__ import annotations
 
@@ -40,7 +45,7 @@ from ._connection import Connection, backoff_delay_ms
 from ._convert import approx_encoded_bytes, rejection_from_proto
 from .errors import JobRejection, SeppError, closed_error, from_status, rejected, status_from_number, to_sepp_error
 from .models import ClientStats, Enqueued
-from .v1 import job_pb2, produce_pb2
+from .v1 import flow_pb2, job_pb2, produce_pb2
 
 log = logging.getLogger("sepp.client")
 
@@ -63,6 +68,7 @@ class Answer:
 
     results: Sequence[job_pb2.EnqueueResult] = ()
     atomic: produce_pb2.EnqueueAtomicResponse | None = None
+    flow: flow_pb2.EnqueueFlowResponse | None = None
 
 
 @dataclass
@@ -75,6 +81,13 @@ class _Entry:
     # Every job has an idempotency key, so sending it again cannot store anything twice.
     keyed: bool = False
     retries: int = 0
+    # A flow instead of jobs (`jobs` is empty): a message of its own, never retried.
+    flow: flow_pb2.EnqueueFlowRequest | None = None
+
+    @property
+    def alone(self) -> bool:
+        """Sent as a message of its own: an atomic batch, a flow."""
+        return self.atomic or self.flow is not None
 
 
 class _Stream:
@@ -101,6 +114,9 @@ class EnqueueBatcher:
         self._unary_thread: threading.Thread | None = None
         self._outstanding = 0
         self._sequence = 0
+        self.flows_unary = False
+        """The server answered a flow as a message without jobs: it predates flows on Produce
+        (workflows.enqueue_flow sends the later ones as the unary EnqueueFlow)."""
 
     def submit(self, jobs: list[job_pb2.EnqueueJob], atomic: bool, deadline_ms: float | None) -> Future[tuple[Answer, int]]:
         """Queues jobs for the next batch; the future resolves with the batch's answer and the
@@ -119,6 +135,23 @@ class EnqueueBatcher:
             if self._closing or self._conn.closed:
                 entry.future.set_exception(closed_error("enqueue"))
                 return entry.future
+            self._outstanding += 1
+            entry.future.add_done_callback(self._done)
+            self._push(entry)
+        return entry.future
+
+    def submit_flow(self, flow: flow_pb2.EnqueueFlowRequest, size: int,
+                    deadline_ms: float | None) -> Future[tuple[Answer, int]] | None:
+        """Queues a flow as a Produce message of its own (`size`: about its encoded bytes); None
+        when it goes as the unary EnqueueFlow instead: with the unary transport, when larger than
+        a message, or once the client closes (the unary call then fails as on a closed client)."""
+        if self._conn.transport == "unary" or size > self._conn.max_message_bytes:
+            return None
+        entry = _Entry([], False, time.monotonic() + self._conn.timeout_s(deadline_ms), size=size, flow=flow)
+        entry.future.set_running_or_notify_cancel()
+        with self._lock:
+            if self._closing or self._conn.closed:
+                return None
             self._outstanding += 1
             entry.future.add_done_callback(self._done)
             self._push(entry)
@@ -157,11 +190,11 @@ class EnqueueBatcher:
             self._lock.wait(remaining if remaining > 0 else wait_s)
         if stream is not None and stream.ended:
             return None
-        if self._pending[0].atomic:
+        if self._pending[0].alone:
             return [self._pending.popleft()]
         batch: list[_Entry] = []
         jobs = size = 0
-        while self._pending and not self._pending[0].atomic:
+        while self._pending and not self._pending[0].alone:
             entry = self._pending[0]
             if batch and (jobs + len(entry.jobs) > self._conn.max_batch_jobs or size + entry.size > self._conn.max_message_bytes):
                 break
@@ -193,9 +226,13 @@ class EnqueueBatcher:
                 self._sequence += 1
                 sequence = self._sequence
                 stream.in_flight[sequence] = batch
-                jobs = self._count(batch)
+                flow = batch[0].flow
+                jobs = self._count(batch) if flow is None else []
                 self._stats.produce_messages += 1
-            yield produce_pb2.ProduceRequest(sequence=sequence, jobs=jobs, atomic=batch[0].atomic)
+            if flow is not None:
+                yield produce_pb2.ProduceRequest(sequence=sequence, flow=flow)
+            else:
+                yield produce_pb2.ProduceRequest(sequence=sequence, jobs=jobs, atomic=batch[0].atomic)
 
     def _read(self, stream: _Stream) -> None:
         error: SeppError | None = None
@@ -241,6 +278,8 @@ class EnqueueBatcher:
             self._fail(batch, from_status(status_from_number(answer.code), answer.message))
         elif answer.HasField("atomic"):
             self._distribute(batch, Answer(atomic=answer.atomic))
+        elif answer.HasField("flow"):
+            self._distribute(batch, Answer(flow=answer.flow))
         else:
             self._distribute(batch, Answer(results=answer.results))
 
@@ -276,7 +315,10 @@ class EnqueueBatcher:
 
     def _distribute(self, batch: list[_Entry], answer: Answer) -> None:
         expected = sum(len(entry.jobs) for entry in batch)
-        if answer.atomic is None and len(answer.results) != expected:
+        if batch[0].flow is not None and answer.flow is None:
+            self._fail(batch, SeppError(grpc.StatusCode.INTERNAL, "the server answered a flow without its outcome"))
+            return
+        if answer.atomic is None and answer.flow is None and len(answer.results) != expected:
             message = f"the server answered {len(answer.results)} results for {expected} jobs"
             self._fail(batch, SeppError(grpc.StatusCode.INTERNAL, message))
             return

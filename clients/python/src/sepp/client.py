@@ -415,7 +415,7 @@ class Client:
         """Enqueues a flow (sepp.Flow): jobs that name each other, each waiting until the ones
         it runs after (`after`) completed; all or none. Returns each job's Enqueued by name;
         raises JobRejectedError listing every refused job by index."""
-        return _workflows.enqueue_flow(self._conn, flow, deadline_ms)
+        return _workflows.enqueue_flow(self._conn, self._batcher, flow, deadline_ms)
 
     def create_batch(self, *, on_complete: JobSpec | None = None, on_success: JobSpec | None = None,
                      jobs: Iterable[JobSpec] = (), seal: bool = False,

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Literal, Sequence
 
 import grpc
 
-from ._convert import job_from_spec, outcome_from_proto, rejection_from_proto
+from ._convert import approx_encoded_bytes, job_from_spec, outcome_from_proto, rejection_from_proto
+from ._enqueue import EnqueueBatcher, answer_of
 from .errors import SeppError, rejected
 from .jobs import EdgeState, edge_state_name, job_state_name
 from .models import Enqueued, EnqueueOutcome, JobSpec, JobState
@@ -165,11 +166,32 @@ class FlowGraph:
     """More jobs than the limit."""
 
 
-def enqueue_flow(conn: Connection, flow: Flow, deadline_ms: int | None) -> dict[str, Enqueued]:
+_OLDER_SERVER_REFUSAL = "jobs: the batch is empty"
+"""How a server without flows on Produce answers one (a message of no jobs); a newer one never
+says it of a flow."""
+
+
+def enqueue_flow(conn: Connection, batcher: EnqueueBatcher, flow: Flow, deadline_ms: int | None) -> dict[str, Enqueued]:
+    """On the client's Produce stream as a message of its own (batcher.submit_flow), else the
+    unary EnqueueFlow; the same answer and errors either way, never retried."""
     request = flow_pb2.EnqueueFlowRequest(
         jobs=[flow_pb2.FlowJob(name=name, job=job_from_spec(spec), after=list(after)) for name, spec, after in flow.jobs]
     )
-    answer = conn.invoke(conn.stub.EnqueueFlow, request, deadline_ms=deadline_ms, retry_safe=False)
+    size = sum(approx_encoded_bytes(j.job) + len(j.name) + 8 + sum(len(n) + 4 for n in [*j.after, *j.job.depends_on])
+               for j in request.jobs)
+    future = None if batcher.flows_unary else batcher.submit_flow(request, size, deadline_ms)
+    streamed = None
+    if future is not None:
+        try:
+            streamed = answer_of(future, conn.timeout_s(deadline_ms))[0].flow
+        except SeppError as error:
+            # A server older than flows on Produce skips the field and refuses the message as an
+            # empty batch, storing nothing: this flow and the later ones take the unary call.
+            if error.grpc_code != grpc.StatusCode.INVALID_ARGUMENT or error.message != _OLDER_SERVER_REFUSAL:
+                raise
+            batcher.flows_unary = True
+    answer = streamed if streamed is not None else conn.invoke(
+        conn.stub.EnqueueFlow, request, deadline_ms=deadline_ms, retry_safe=False)
     if answer.committed:
         return {j.name: Enqueued(j.job_id, j.deduplicated) for j in answer.jobs}
     rejections = [rejection_from_proto(r.index, r.reason, r.message) for r in answer.rejections]

@@ -11,30 +11,31 @@ from google.protobuf import symbol_database as _symbol_database
 _sym_db = _symbol_database.Default()
 
 
+from sepp.v1 import flow_pb2 as sepp_dot_v1_dot_flow__pb2
 from sepp.v1 import job_pb2 as sepp_dot_v1_dot_job__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15sepp/v1/produce.proto\x12\x07sepp.v1\x1a\x11sepp/v1/job.proto\"2\n\x0e\x45nqueueRequest\x12 \n\x03job\x18\x01 \x01(\x0b\x32\x13.sepp.v1.EnqueueJob\"7\n\x0f\x45nqueueResponse\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x14\n\x0c\x64\x65\x64uplicated\x18\x02 \x01(\x08\"8\n\x13\x45nqueueBatchRequest\x12!\n\x04jobs\x18\x01 \x03(\x0b\x32\x13.sepp.v1.EnqueueJob\"?\n\x14\x45nqueueBatchResponse\x12\'\n\x07results\x18\x01 \x03(\x0b\x32\x16.sepp.v1.EnqueueResult\"9\n\x14\x45nqueueAtomicRequest\x12!\n\x04jobs\x18\x01 \x03(\x0b\x32\x13.sepp.v1.EnqueueJob\"\x84\x01\n\x15\x45nqueueAtomicResponse\x12\x11\n\tcommitted\x18\x01 \x01(\x08\x12)\n\x07results\x18\x02 \x03(\x0b\x32\x18.sepp.v1.EnqueueAccepted\x12-\n\nrejections\x18\x03 \x03(\x0b\x32\x19.sepp.v1.IndexedRejection\"U\n\x0eProduceRequest\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12!\n\x04jobs\x18\x02 \x03(\x0b\x32\x13.sepp.v1.EnqueueJob\x12\x0e\n\x06\x61tomic\x18\x03 \x01(\x08\"\x9b\x01\n\x0fProduceResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\x0c\n\x04\x63ode\x18\x02 \x01(\x05\x12\x0f\n\x07message\x18\x03 \x01(\t\x12\'\n\x07results\x18\x04 \x03(\x0b\x32\x16.sepp.v1.EnqueueResult\x12.\n\x06\x61tomic\x18\x05 \x01(\x0b\x32\x1e.sepp.v1.EnqueueAtomicResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15sepp/v1/produce.proto\x12\x07sepp.v1\x1a\x12sepp/v1/flow.proto\x1a\x11sepp/v1/job.proto\"2\n\x0e\x45nqueueRequest\x12 \n\x03job\x18\x01 \x01(\x0b\x32\x13.sepp.v1.EnqueueJob\"7\n\x0f\x45nqueueResponse\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x14\n\x0c\x64\x65\x64uplicated\x18\x02 \x01(\x08\"8\n\x13\x45nqueueBatchRequest\x12!\n\x04jobs\x18\x01 \x03(\x0b\x32\x13.sepp.v1.EnqueueJob\"?\n\x14\x45nqueueBatchResponse\x12\'\n\x07results\x18\x01 \x03(\x0b\x32\x16.sepp.v1.EnqueueResult\"9\n\x14\x45nqueueAtomicRequest\x12!\n\x04jobs\x18\x01 \x03(\x0b\x32\x13.sepp.v1.EnqueueJob\"\x84\x01\n\x15\x45nqueueAtomicResponse\x12\x11\n\tcommitted\x18\x01 \x01(\x08\x12)\n\x07results\x18\x02 \x03(\x0b\x32\x18.sepp.v1.EnqueueAccepted\x12-\n\nrejections\x18\x03 \x03(\x0b\x32\x19.sepp.v1.IndexedRejection\"\x80\x01\n\x0eProduceRequest\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12!\n\x04jobs\x18\x02 \x03(\x0b\x32\x13.sepp.v1.EnqueueJob\x12\x0e\n\x06\x61tomic\x18\x03 \x01(\x08\x12)\n\x04\x66low\x18\x37 \x01(\x0b\x32\x1b.sepp.v1.EnqueueFlowRequest\"\xc7\x01\n\x0fProduceResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\x0c\n\x04\x63ode\x18\x02 \x01(\x05\x12\x0f\n\x07message\x18\x03 \x01(\t\x12\'\n\x07results\x18\x04 \x03(\x0b\x32\x16.sepp.v1.EnqueueResult\x12.\n\x06\x61tomic\x18\x05 \x01(\x0b\x32\x1e.sepp.v1.EnqueueAtomicResponse\x12*\n\x04\x66low\x18\x37 \x01(\x0b\x32\x1c.sepp.v1.EnqueueFlowResponseb\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'sepp.v1.produce_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _ENQUEUEREQUEST._serialized_start=53
-  _ENQUEUEREQUEST._serialized_end=103
-  _ENQUEUERESPONSE._serialized_start=105
-  _ENQUEUERESPONSE._serialized_end=160
-  _ENQUEUEBATCHREQUEST._serialized_start=162
-  _ENQUEUEBATCHREQUEST._serialized_end=218
-  _ENQUEUEBATCHRESPONSE._serialized_start=220
-  _ENQUEUEBATCHRESPONSE._serialized_end=283
-  _ENQUEUEATOMICREQUEST._serialized_start=285
-  _ENQUEUEATOMICREQUEST._serialized_end=342
-  _ENQUEUEATOMICRESPONSE._serialized_start=345
-  _ENQUEUEATOMICRESPONSE._serialized_end=477
-  _PRODUCEREQUEST._serialized_start=479
-  _PRODUCEREQUEST._serialized_end=564
-  _PRODUCERESPONSE._serialized_start=567
-  _PRODUCERESPONSE._serialized_end=722
+  _ENQUEUEREQUEST._serialized_start=73
+  _ENQUEUEREQUEST._serialized_end=123
+  _ENQUEUERESPONSE._serialized_start=125
+  _ENQUEUERESPONSE._serialized_end=180
+  _ENQUEUEBATCHREQUEST._serialized_start=182
+  _ENQUEUEBATCHREQUEST._serialized_end=238
+  _ENQUEUEBATCHRESPONSE._serialized_start=240
+  _ENQUEUEBATCHRESPONSE._serialized_end=303
+  _ENQUEUEATOMICREQUEST._serialized_start=305
+  _ENQUEUEATOMICREQUEST._serialized_end=362
+  _ENQUEUEATOMICRESPONSE._serialized_start=365
+  _ENQUEUEATOMICRESPONSE._serialized_end=497
+  _PRODUCEREQUEST._serialized_start=500
+  _PRODUCEREQUEST._serialized_end=628
+  _PRODUCERESPONSE._serialized_start=631
+  _PRODUCERESPONSE._serialized_end=830
 # @@protoc_insertion_point(module_scope)

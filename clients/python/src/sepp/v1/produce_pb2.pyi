@@ -1,3 +1,4 @@
+from sepp.v1 import flow_pb2 as _flow_pb2
 from sepp.v1 import job_pb2 as _job_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
@@ -49,25 +50,29 @@ class EnqueueResponse(_message.Message):
     def __init__(self, job_id: _Optional[str] = ..., deduplicated: bool = ...) -> None: ...
 
 class ProduceRequest(_message.Message):
-    __slots__ = ["atomic", "jobs", "sequence"]
+    __slots__ = ["atomic", "flow", "jobs", "sequence"]
     ATOMIC_FIELD_NUMBER: _ClassVar[int]
+    FLOW_FIELD_NUMBER: _ClassVar[int]
     JOBS_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     atomic: bool
+    flow: _flow_pb2.EnqueueFlowRequest
     jobs: _containers.RepeatedCompositeFieldContainer[_job_pb2.EnqueueJob]
     sequence: int
-    def __init__(self, sequence: _Optional[int] = ..., jobs: _Optional[_Iterable[_Union[_job_pb2.EnqueueJob, _Mapping]]] = ..., atomic: bool = ...) -> None: ...
+    def __init__(self, sequence: _Optional[int] = ..., jobs: _Optional[_Iterable[_Union[_job_pb2.EnqueueJob, _Mapping]]] = ..., atomic: bool = ..., flow: _Optional[_Union[_flow_pb2.EnqueueFlowRequest, _Mapping]] = ...) -> None: ...
 
 class ProduceResponse(_message.Message):
-    __slots__ = ["atomic", "code", "message", "results", "sequence"]
+    __slots__ = ["atomic", "code", "flow", "message", "results", "sequence"]
     ATOMIC_FIELD_NUMBER: _ClassVar[int]
     CODE_FIELD_NUMBER: _ClassVar[int]
+    FLOW_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     RESULTS_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     atomic: EnqueueAtomicResponse
     code: int
+    flow: _flow_pb2.EnqueueFlowResponse
     message: str
     results: _containers.RepeatedCompositeFieldContainer[_job_pb2.EnqueueResult]
     sequence: int
-    def __init__(self, sequence: _Optional[int] = ..., code: _Optional[int] = ..., message: _Optional[str] = ..., results: _Optional[_Iterable[_Union[_job_pb2.EnqueueResult, _Mapping]]] = ..., atomic: _Optional[_Union[EnqueueAtomicResponse, _Mapping]] = ...) -> None: ...
+    def __init__(self, sequence: _Optional[int] = ..., code: _Optional[int] = ..., message: _Optional[str] = ..., results: _Optional[_Iterable[_Union[_job_pb2.EnqueueResult, _Mapping]]] = ..., atomic: _Optional[_Union[EnqueueAtomicResponse, _Mapping]] = ..., flow: _Optional[_Union[_flow_pb2.EnqueueFlowResponse, _Mapping]] = ...) -> None: ...

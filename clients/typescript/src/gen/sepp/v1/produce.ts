@@ -3,6 +3,7 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
+import { EnqueueFlowRequest, EnqueueFlowResponse } from "./flow.js";
 import { EnqueueAccepted, EnqueueJob, EnqueueResult, IndexedRejection } from "./job.js";
 
 export const protobufPackage = "sepp.v1";
@@ -11,7 +12,7 @@ export const protobufFileName = "sepp/v1/produce.proto";
 
 /**
  * Messages of the producer calls: Enqueue, EnqueueBatch, EnqueueAtomic and the
- * Produce stream. Every call answers only once what it stored is durable on
+ * Produce stream (which carries flows too: flow.proto). Every call answers only once what it stored is durable on
  * disk.
  */
 
@@ -70,7 +71,10 @@ export interface EnqueueAtomicResponse {
   rejections: IndexedRejection[];
 }
 
-/** One message on the Produce stream: a batch of jobs tagged by the client. */
+/**
+ * One message on the Produce stream: a batch of jobs, or one flow, tagged by
+ * the client.
+ */
 export interface ProduceRequest {
   /**
    * Chosen by the client and echoed in the response, so it can match answers to
@@ -89,6 +93,14 @@ export interface ProduceRequest {
    * True: all or nothing (EnqueueAtomic).
    */
   atomic: boolean;
+  /**
+   * A flow instead of `jobs`: enqueued exactly as the unary EnqueueFlow does
+   * it (the same checks, limits and errors), answered in the response's
+   * `flow`. A message carries either `jobs` (with `atomic`) or a `flow`, never
+   * both: a message with both, or a flow with `atomic`, gets a response with
+   * code INVALID_ARGUMENT; the stream stays open.
+   */
+  flow?: EnqueueFlowRequest | undefined;
 }
 
 /**
@@ -106,7 +118,9 @@ export interface ProduceResponse {
    * processed, even if some of its jobs were rejected (see `results`). Else the
    * whole message failed and nothing of it was stored:
    *   3 INVALID_ARGUMENT   malformed message (`message` names the field)
-   *   8 RESOURCE_EXHAUSTED more than `max_batch_jobs` jobs
+   *   7 PERMISSION_DENIED  a job names a queue outside the API key's queues
+   *   8 RESOURCE_EXHAUSTED more than `max_batch_jobs` jobs (a flow: more than
+   *                        `limits.max_flow_jobs`)
    *  14 UNAVAILABLE        storage unavailable or shutting down; nothing was
    *                        committed, safe to send again
    *  13 INTERNAL           a bug in sepp
@@ -125,7 +139,14 @@ export interface ProduceResponse {
    * When `code` is 0 and the request was atomic: the all-or-nothing outcome,
    * exactly as the unary EnqueueAtomic returns it. Unset otherwise.
    */
-  atomic?: EnqueueAtomicResponse | undefined;
+  atomic?:
+    | EnqueueAtomicResponse
+    | undefined;
+  /**
+   * When `code` is 0 and the request carried a `flow`: its outcome, exactly as
+   * the unary EnqueueFlow returns it. Unset otherwise.
+   */
+  flow?: EnqueueFlowResponse | undefined;
 }
 
 function createBaseEnqueueRequest(): EnqueueRequest {
@@ -595,7 +616,7 @@ export const EnqueueAtomicResponse: MessageFns<EnqueueAtomicResponse> = {
 };
 
 function createBaseProduceRequest(): ProduceRequest {
-  return { sequence: 0, jobs: [], atomic: false };
+  return { sequence: 0, jobs: [], atomic: false, flow: undefined };
 }
 
 export const ProduceRequest: MessageFns<ProduceRequest> = {
@@ -608,6 +629,9 @@ export const ProduceRequest: MessageFns<ProduceRequest> = {
     }
     if (message.atomic !== false) {
       writer.uint32(24).bool(message.atomic);
+    }
+    if (message.flow !== undefined) {
+      EnqueueFlowRequest.encode(message.flow, writer.uint32(442).fork()).join();
     }
     return writer;
   },
@@ -649,6 +673,14 @@ export const ProduceRequest: MessageFns<ProduceRequest> = {
             message.atomic = reader.bool();
             continue;
           }
+          case 55: {
+            if (tag !== 442) {
+              break;
+            }
+
+            message.flow = EnqueueFlowRequest.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -666,6 +698,7 @@ export const ProduceRequest: MessageFns<ProduceRequest> = {
       sequence: isSet(object.sequence) ? globalThis.Number(object.sequence) : 0,
       jobs: globalThis.Array.isArray(object?.jobs) ? object.jobs.map((e: any) => EnqueueJob.fromJSON(e)) : [],
       atomic: isSet(object.atomic) ? globalThis.Boolean(object.atomic) : false,
+      flow: isSet(object.flow) ? EnqueueFlowRequest.fromJSON(object.flow) : undefined,
     };
   },
 
@@ -680,6 +713,9 @@ export const ProduceRequest: MessageFns<ProduceRequest> = {
     if (message.atomic !== false) {
       obj.atomic = message.atomic;
     }
+    if (message.flow !== undefined) {
+      obj.flow = EnqueueFlowRequest.toJSON(message.flow);
+    }
     return obj;
   },
 
@@ -691,12 +727,15 @@ export const ProduceRequest: MessageFns<ProduceRequest> = {
     message.sequence = object.sequence ?? 0;
     message.jobs = object.jobs?.map((e) => EnqueueJob.fromPartial(e)) || [];
     message.atomic = object.atomic ?? false;
+    message.flow = (object.flow !== undefined && object.flow !== null)
+      ? EnqueueFlowRequest.fromPartial(object.flow)
+      : undefined;
     return message;
   },
 };
 
 function createBaseProduceResponse(): ProduceResponse {
-  return { sequence: 0, code: 0, message: "", results: [], atomic: undefined };
+  return { sequence: 0, code: 0, message: "", results: [], atomic: undefined, flow: undefined };
 }
 
 export const ProduceResponse: MessageFns<ProduceResponse> = {
@@ -715,6 +754,9 @@ export const ProduceResponse: MessageFns<ProduceResponse> = {
     }
     if (message.atomic !== undefined) {
       EnqueueAtomicResponse.encode(message.atomic, writer.uint32(42).fork()).join();
+    }
+    if (message.flow !== undefined) {
+      EnqueueFlowResponse.encode(message.flow, writer.uint32(442).fork()).join();
     }
     return writer;
   },
@@ -772,6 +814,14 @@ export const ProduceResponse: MessageFns<ProduceResponse> = {
             message.atomic = EnqueueAtomicResponse.decode(reader, reader.uint32());
             continue;
           }
+          case 55: {
+            if (tag !== 442) {
+              break;
+            }
+
+            message.flow = EnqueueFlowResponse.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -793,6 +843,7 @@ export const ProduceResponse: MessageFns<ProduceResponse> = {
         ? object.results.map((e: any) => EnqueueResult.fromJSON(e))
         : [],
       atomic: isSet(object.atomic) ? EnqueueAtomicResponse.fromJSON(object.atomic) : undefined,
+      flow: isSet(object.flow) ? EnqueueFlowResponse.fromJSON(object.flow) : undefined,
     };
   },
 
@@ -813,6 +864,9 @@ export const ProduceResponse: MessageFns<ProduceResponse> = {
     if (message.atomic !== undefined) {
       obj.atomic = EnqueueAtomicResponse.toJSON(message.atomic);
     }
+    if (message.flow !== undefined) {
+      obj.flow = EnqueueFlowResponse.toJSON(message.flow);
+    }
     return obj;
   },
 
@@ -827,6 +881,9 @@ export const ProduceResponse: MessageFns<ProduceResponse> = {
     message.results = object.results?.map((e) => EnqueueResult.fromPartial(e)) || [];
     message.atomic = (object.atomic !== undefined && object.atomic !== null)
       ? EnqueueAtomicResponse.fromPartial(object.atomic)
+      : undefined;
+    message.flow = (object.flow !== undefined && object.flow !== null)
+      ? EnqueueFlowResponse.fromPartial(object.flow)
       : undefined;
     return message;
   },
