@@ -103,12 +103,21 @@ const edgesOf = statement(
      LEFT JOIN jobs p ON p.id = d.parent_id
     WHERE c.id = $1 ORDER BY p.seq`,
 );
-/** `edgesOf` for a lease's jobs at once, by their seqs ($1), each job's edges as `edgesOf` orders them. */
+/**
+ * `edgesOf` for a lease's jobs at once, by their seqs ($1), each job's edges as `edgesOf` orders
+ * them. Each job's edges, and each edge's job, through a LATERAL subquery on one value (kept
+ * apart by OFFSET 0): index probes whatever the planner estimates (with `child_seq = ANY($1)`
+ * and no statistics yet, it read every edge and hashed every job).
+ */
 const edgesOfSeqs = statement(
-  `SELECT d.child_seq, d.parent_id, d.name, d.state AS edge_state, p.state AS parent_state,
+  `SELECT s.seq AS child_seq, d.parent_id, d.name, d.state AS edge_state, p.state AS parent_state,
           p.queue AS parent_queue, p.type AS parent_type, p.result, p.result_content_type
-     FROM job_dependencies d LEFT JOIN jobs p ON p.id = d.parent_id
-    WHERE d.child_seq = ANY($1::bigint[]) ORDER BY d.child_seq, p.seq`,
+     FROM unnest($1::bigint[]) AS s(seq),
+          LATERAL (SELECT d.parent_id, d.name, d.state FROM job_dependencies d
+                    WHERE d.child_seq = s.seq OFFSET 0) AS d
+          LEFT JOIN LATERAL (SELECT p.seq, p.state, p.queue, p.type, p.result, p.result_content_type
+                               FROM jobs p WHERE p.id = d.parent_id OFFSET 0) AS p ON true
+    ORDER BY s.seq, p.seq`,
 );
 const dependentsOf = statement(
   `SELECT c.id, c.queue, c.type, c.state, d.state AS edge_state
@@ -135,33 +144,46 @@ const resolve = statement(
                    WHERE child_seq = $2 AND state = 'pending' AND parent_id <> $1) AS others`,
 );
 /**
+ * The pending edges from the jobs $1, found one job at a time through the pending edges'
+ * parent index, as `pendingChildren` finds them: each a LATERAL subquery on one id, kept apart
+ * by OFFSET 0, so the plan does not depend on statistics (a fresh or busy table has none
+ * before autovacuum's first ANALYZE, and the planner then preferred reading every pending edge).
+ */
+const pendingEdgesOf = `SELECT x.tid, x.child_seq FROM unnest($1::text[]) AS p(id),
+       LATERAL (SELECT d.ctid AS tid, d.child_seq FROM job_dependencies d
+                 WHERE d.parent_id = p.id AND d.state = 'pending' OFFSET 0) AS x`;
+/**
  * `releaseCompleted`, first statement: the waiting jobs with a pending edge from any of the
  * jobs $1 (which completed in this transaction) locked, in seq order, as `pendingChildren`
  * locks them one parent at a time. Sent ahead: what it returns is not needed, only that its
  * locks are held before the next statement begins (see `releaseCompleted`).
  */
 const lockPendingChildren = statement(
-  `SELECT c.seq FROM job_dependencies d JOIN jobs c ON c.seq = d.child_seq
-    WHERE d.parent_id = ANY($1::text[]) AND d.state = 'pending' AND c.state = 'waiting'
-    ORDER BY c.seq FOR UPDATE OF c`,
+  `SELECT c.seq FROM jobs c
+    WHERE c.seq = ANY(ARRAY(SELECT e.child_seq FROM (${pendingEdgesOf}) AS e)) AND c.state = 'waiting'
+    ORDER BY c.seq FOR UPDATE`,
 );
 /**
- * `releaseCompleted`, second statement: the pending edges from $1 to waiting jobs resolved as
- * completed, and each of those jobs left with no pending edge moved to ready, or scheduled
- * while its run_at_ms is after $2. The outer UPDATE sees the statement's snapshot, from
- * before `r` resolved its edges: so a job is left waiting only for a pending edge from a job
- * not in $1 (every pending edge from one in $1 to a waiting job is one `r` resolves).
+ * `releaseCompleted`, second statement: the pending edges from $1 to waiting jobs (`w`)
+ * resolved as completed (by their ctid, read in this statement: no other transaction changes
+ * an edge from a job this one just completed), and each of those jobs left with no pending
+ * edge moved to ready, or scheduled while its run_at_ms is after $2. The outer UPDATE sees the
+ * statement's snapshot, from before `r` resolved its edges: so a job is left waiting only for
+ * a pending edge from a job not in $1 (every pending edge from one in $1 to a waiting job is
+ * one `r` resolves).
  */
 const releaseCompleted = arrayStatement(
-  `WITH r AS (
+  `WITH e AS MATERIALIZED (${pendingEdgesOf}),
+   w AS MATERIALIZED (
+     SELECT c.seq FROM jobs c WHERE c.seq = ANY(ARRAY(SELECT child_seq FROM e)) AND c.state = 'waiting'),
+   r AS (
      UPDATE job_dependencies d SET state = 'completed'
-       FROM jobs c
-      WHERE d.parent_id = ANY($1::text[]) AND d.state = 'pending' AND c.seq = d.child_seq AND c.state = 'waiting'
-     RETURNING d.child_seq)
+      WHERE d.ctid = ANY(ARRAY(SELECT e.tid FROM e WHERE e.child_seq = ANY(ARRAY(SELECT seq FROM w))))
+        AND d.state = 'pending')
    UPDATE jobs j SET state = CASE WHEN j.run_at_ms > $2::bigint THEN 'scheduled' ELSE 'ready' END
-    WHERE j.seq IN (SELECT child_seq FROM r) AND j.state = 'waiting'
-      AND NOT EXISTS (SELECT 1 FROM job_dependencies e
-                       WHERE e.child_seq = j.seq AND e.state = 'pending' AND e.parent_id <> ALL($1::text[]))
+    WHERE j.seq = ANY(ARRAY(SELECT seq FROM w)) AND j.state = 'waiting'
+      AND NOT EXISTS (SELECT 1 FROM job_dependencies x
+                       WHERE x.child_seq = j.seq AND x.state = 'pending' AND x.parent_id <> ALL($1::text[]))
    RETURNING j.seq, j.id, j.queue, j.type, j.attempt, j.state, j.run_at_ms`,
 );
 const releasedRow = (r: unknown[]): ReleasedRow => ({

@@ -181,12 +181,17 @@ const completeDependedOn = arrayStatement(
       AND (j.dependency_flags & ${jobsWaitOnIt}) <> 0
    RETURNING ${keptColumns}`,
 );
-/** `completeDependedOn` for an ack batch's jobs others wait on: $1–$4 arrays (ids, attempts, results, content types), $5 now. */
+/**
+ * `completeDependedOn` for an ack batch's jobs others wait on: $1–$4 arrays (ids, attempts,
+ * results, content types), $5 now. `id = ANY($1)` gives the planner the ids' index (unique:
+ * one row each) whatever it estimates of `unnest`: without it, it hashed the arrays and read
+ * every job.
+ */
 const completeDependedOnMany = arrayStatement(
   `UPDATE jobs j SET state = 'completed', completed_at_ms = $5, lease_deadline_ms = NULL,
                      result = a.result, result_content_type = a.content_type
      FROM unnest($1::text[], $2::integer[], $3::bytea[], $4::text[]) AS a(id, attempt, result, content_type)
-    WHERE j.id = a.id AND j.attempt = a.attempt AND j.lease_deadline_ms IS NOT NULL
+    WHERE j.id = ANY($1::text[]) AND j.id = a.id AND j.attempt = a.attempt AND j.lease_deadline_ms IS NOT NULL
       AND j.cancelled_at_ms IS NULL AND (j.dependency_flags & ${jobsWaitOnIt}) <> 0
    RETURNING ${keptColumns}`,
 );
