@@ -70,10 +70,10 @@ import {
 } from '../dependencies.ts';
 import {
   arrayRows,
-  arrayStatement,
   type Connection,
   changes,
   firstRow,
+  plannedEachTime,
   rows,
   sendAhead,
   statement,
@@ -109,7 +109,7 @@ const edgesOf = statement(
  * apart by OFFSET 0): index probes whatever the planner estimates (with `child_seq = ANY($1)`
  * and no statistics yet, it read every edge and hashed every job).
  */
-const edgesOfSeqs = statement(
+const edgesOfSeqs = plannedEachTime(
   `SELECT s.seq AS child_seq, d.parent_id, d.name, d.state AS edge_state, p.state AS parent_state,
           p.queue AS parent_queue, p.type AS parent_type, p.result, p.result_content_type
      FROM unnest($1::bigint[]) AS s(seq),
@@ -158,7 +158,7 @@ const pendingEdgesOf = `SELECT x.tid, x.child_seq FROM unnest($1::text[]) AS p(i
  * locks them one parent at a time. Sent ahead: what it returns is not needed, only that its
  * locks are held before the next statement begins (see `releaseCompleted`).
  */
-const lockPendingChildren = statement(
+const lockPendingChildren = plannedEachTime(
   `SELECT c.seq FROM jobs c
     WHERE c.seq = ANY(ARRAY(SELECT e.child_seq FROM (${pendingEdgesOf}) AS e)) AND c.state = 'waiting'
     ORDER BY c.seq FOR UPDATE`,
@@ -172,7 +172,7 @@ const lockPendingChildren = statement(
  * a pending edge from a job not in $1 (every pending edge from one in $1 to a waiting job is
  * one `r` resolves).
  */
-const releaseCompleted = arrayStatement(
+const releaseCompleted = plannedEachTime(
   `WITH e AS MATERIALIZED (${pendingEdgesOf}),
    w AS MATERIALIZED (
      SELECT c.seq FROM jobs c WHERE c.seq = ANY(ARRAY(SELECT child_seq FROM e)) AND c.state = 'waiting'),
@@ -185,6 +185,7 @@ const releaseCompleted = arrayStatement(
       AND NOT EXISTS (SELECT 1 FROM job_dependencies x
                        WHERE x.child_seq = j.seq AND x.state = 'pending' AND x.parent_id <> ALL($1::text[]))
    RETURNING j.seq, j.id, j.queue, j.type, j.attempt, j.state, j.run_at_ms`,
+  'array',
 );
 const releasedRow = (r: unknown[]): ReleasedRow => ({
   seq: r[0] as number,

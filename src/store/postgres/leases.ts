@@ -20,6 +20,7 @@ import {
   type Connection,
   changes,
   firstRow,
+  plannedEachTime,
   rows,
   type Statement,
   statement,
@@ -187,13 +188,14 @@ const completeDependedOn = arrayStatement(
  * one row each) whatever it estimates of `unnest`: without it, it hashed the arrays and read
  * every job.
  */
-const completeDependedOnMany = arrayStatement(
+const completeDependedOnMany = plannedEachTime(
   `UPDATE jobs j SET state = 'completed', completed_at_ms = $5, lease_deadline_ms = NULL,
                      result = a.result, result_content_type = a.content_type
      FROM unnest($1::text[], $2::integer[], $3::bytea[], $4::text[]) AS a(id, attempt, result, content_type)
     WHERE j.id = ANY($1::text[]) AND j.id = a.id AND j.attempt = a.attempt AND j.lease_deadline_ms IS NOT NULL
       AND j.cancelled_at_ms IS NULL AND (j.dependency_flags & ${jobsWaitOnIt}) <> 0
    RETURNING ${keptColumns}`,
+  'array',
 );
 const keptRow = (r: unknown[]): AckedRow & { id: string; dependency_flags: number } => ({
   ...ackedRow(r),
