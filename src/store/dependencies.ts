@@ -151,7 +151,7 @@ export interface DependencyReads {
   /**
    * `of` by seq for many jobs at once (a lease's jobs): every edge of each, tagged with its
    * waiting job's seq, by that seq and then as `of` orders them. Optional: without it the
-   * lease calls `of` per job (SQLite has it: one statement per lease instead of one per job).
+   * lease calls `of` per job (both stores have it: one statement per lease instead of one per job).
    */
   ofMany?(childSeqs: readonly number[]): Op<(DependencyEdgeRow & { child_seq: number })[]>;
   /** The queues that have had a job waiting on others (their leases pass results on). */
@@ -186,8 +186,8 @@ export interface Dependencies extends DependencyReads {
    * left with no pending edge to ready, or scheduled while its run_at_ms is after `nowMs`.
    * Returns the jobs it moved, by seq; each at most once (the move checks it is waiting).
    * The same end as `pendingChildren`, `resolve`, `anyPending` and `release` per job, in
-   * two statements per call instead of three per edge. Optional: without it (PostgreSQL)
-   * the engine releases job by job.
+   * two statements per call instead of three per edge (PostgreSQL: a locking statement sent
+   * ahead, and one awaited). Optional: without it the engine releases job by job.
    */
   releaseCompleted?(p: { parentIds: readonly string[]; nowMs: number }): Op<ReleasedRow[]>;
   /** Forgets the edges of a job that is being deleted. */

@@ -67,8 +67,8 @@ export interface Leases extends LeaseReads {
    * completed for them whatever its queue's retention: its queue, type, times and
    * dependency flags, or undefined when it matched nothing (not leased at that attempt, a
    * cancel asked, or nobody waits on it), and then nothing changed. Optional: without it
-   * the engine reads the row and then calls `complete` (SQLite has it: the read cost
-   * about as much as the UPDATE, W5).
+   * the engine reads the row and then calls `complete` (both stores have it: the read cost
+   * about as much as the UPDATE on SQLite, and a round trip on PostgreSQL, W5).
    */
   completeDependedOn?(
     p: AttemptKey & { nowMs: number; result: Uint8Array | null; resultContentType: string | null },
@@ -76,7 +76,8 @@ export interface Leases extends LeaseReads {
   /**
    * `completeDependedOn` for many (job ids distinct), as `ackMany` is `ack` for many: the
    * ones it completed, in no order; an ack it did not match changed nothing. Optional, with
-   * `completeDependedOn` (SQLite has both: one statement per 50 acks of an ack batch).
+   * `completeDependedOn` (SQLite: one statement per 50 acks of an ack batch; PostgreSQL: one
+   * per ack batch, the acks as arrays).
    */
   completeDependedOnMany?(
     keys: readonly CompletingAck[],

@@ -8,6 +8,11 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Engine } from '../../src/engine/engine.ts';
 import type { Ack, EnqueueRequest, JobEvent } from '../../src/engine/types.ts';
+import {
+  type AckedDependencies,
+  ackDependencies,
+  assertAckedDependencies,
+} from '../helpers/acked-dependencies.ts';
 import { bytes, job, withEngine } from '../helpers/engine.ts';
 
 /** A job with every column the insert writes set to something other than its default. */
@@ -229,118 +234,32 @@ test('an AckBatch of 10 or more: a lease whose job has a cancel request is answe
   });
 });
 
-/**
- * Jobs others wait on, acked in one AckBatch (their dependents released together:
- * releaseDependentsOfCompleted) or one by one: the same rows, edges and counters after.
- */
-async function ackedDependencies(together: boolean) {
-  let after:
-    | {
-        states: Record<string, string | undefined>;
-        parents: (string | undefined)[];
-        edges: string[];
-        completions: number | undefined;
-        passed: Record<string, string[] | undefined>;
-      }
-    | undefined;
+/** The AckBatch-vs-one-by-one scenario (tests/helpers/acked-dependencies.ts) on SQLite. */
+async function ackedDependencies(together: boolean): Promise<AckedDependencies> {
+  let after: AckedDependencies | undefined;
   await withEngine({}, async ({ engine, db }) => {
-    const add = async (queue: string, extra: Partial<EnqueueRequest> = {}) =>
-      (await engine.enqueue(job(queue, extra))).jobId;
-    const parents: string[] = [];
-    for (let n = 0; n < 4; n++) parents.push(await add('p'));
-    const batch = await engine.createBatch({
-      onComplete: { queue: 'callbacks', type: 'done', payload: bytes('{}'), contentType: 'application/json' },
-      jobs: [job('p')],
-      seal: true,
-    });
-    const member = batch.results[0]?.ok ? batch.results[0].jobId : assert.fail('member');
-    parents.push(member);
-    const [p1, p2, p3, p4] = parents as [string, string, string, string];
-    const notAcked = await add('x');
-    const named = {
-      fanIn: await add('c', { dependsOn: [p1, p2, p3, p4] }),
-      stillWaits: await add('c', { dependsOn: [p1, p2, notAcked], onDependencyFailure: 'run' }),
-      later: await add('c', { dependsOn: [p3], delayMs: 60_000 }),
-      cancelled: await add('c', { dependsOn: [p4] }),
-      plain: await add('c'),
-      afterMember: await add('c', { dependsOn: [member, p1] }),
-    };
-    await engine.cancel(named.cancelled);
-    const leased = await engine.reserve({ queues: ['p'], maxJobs: 10 });
-    assert.equal(leased.length, 5);
-    const acks: Ack[] = leased.map((j) => ({
-      jobId: j.id,
-      attempt: j.attempt,
-      result: bytes(`result of ${parents.indexOf(j.id)}`),
-    }));
-    if (together) {
-      // Unknown jobs among them: each one's Settler path runs the kept jobs' ends before it.
-      acks.splice(2, 0, { jobId: 'gone-1', attempt: 1 });
-      acks.push(...Array.from({ length: 4 }, (_, i) => ({ jobId: `gone-${i + 2}`, attempt: 1 })));
-      const outcomes = await engine.ackBatch(acks);
-      assert.deepEqual(
-        outcomes.map((o) => (o.ok ? 'ok' : o.code)),
-        acks.map((a) => (a.jobId.startsWith('gone-') ? 'not_found' : 'ok')),
-      );
-    } else {
-      for (const ack of acks) await engine.ack(ack);
-    }
-    assert.deepEqual(await engine.counterMismatches(), []);
-    const state = (id: string) =>
-      db.prepare<[string], string>('SELECT state FROM jobs WHERE id = ?').pluck().get(id);
-    const edges = db
-      .prepare<[], { child: string; parent: string; state: string }>(
-        'SELECT c.id AS child, d.parent_id AS parent, d.state FROM job_dependencies d JOIN jobs c ON c.seq = d.child_seq',
-      )
-      .all()
-      .map(
-        (e) =>
-          `${Object.entries(named).find(([, id]) => id === e.child)?.[0]} ← ${parents.indexOf(e.parent)}: ${e.state}`,
-      )
-      .sort();
-    const completions = db
-      .prepare<[], number>("SELECT count(*) FROM jobs WHERE queue = 'callbacks'")
-      .pluck()
-      .get();
-    const states = Object.fromEntries(Object.entries(named).map(([name, id]) => [name, state(id)]));
-    // The released jobs leased together: each gets its own dependencies' results (ofMany), in order.
-    const passed = Object.fromEntries(
-      (await engine.reserve({ queues: ['c'], maxJobs: 10 })).map((j) => [
-        Object.entries(named).find(([, id]) => id === j.id)?.[0],
-        j.dependencyResults?.map(
-          (r) => `${parents.indexOf(r.jobId)} ${r.state} ${Buffer.from(r.result ?? []).toString()}`,
-        ),
-      ]),
+    after = await ackDependencies(
+      engine,
+      {
+        state: async (id) =>
+          db.prepare<[string], string>('SELECT state FROM jobs WHERE id = ?').pluck().get(id),
+        edges: async () =>
+          db
+            .prepare<[], { child: string; parent: string; state: string }>(
+              'SELECT c.id AS child, d.parent_id AS parent, d.state FROM job_dependencies d JOIN jobs c ON c.seq = d.child_seq',
+            )
+            .all(),
+        completions: async () =>
+          db.prepare<[], number>("SELECT count(*) FROM jobs WHERE queue = 'callbacks'").pluck().get() ?? 0,
+      },
+      together,
     );
-    after = {
-      states,
-      parents: parents.map(state),
-      edges,
-      completions,
-      passed,
-    };
   });
   return after!;
 }
 
 test('an AckBatch of jobs others wait on releases, schedules and leaves waiting exactly as acking them one by one', async () => {
   const together = await ackedDependencies(true);
-  assert.deepEqual(together.states, {
-    fanIn: 'ready',
-    stillWaits: 'waiting',
-    later: 'scheduled',
-    cancelled: 'cancelled',
-    afterMember: 'ready',
-    plain: 'ready',
-  });
-  assert.deepEqual(together.parents, Array(5).fill('completed'));
-  assert.equal(together.completions, 1, "the batch's completion job, once");
-  assert.deepEqual(together.passed, {
-    fanIn: [0, 1, 2, 3].map((n) => `${n} completed result of ${n}`),
-    afterMember: ['0 completed result of 0', '4 completed result of 4'],
-    plain: undefined,
-  });
-  // The edge to the job cancelled while it waited stays pending, as one by one leaves it.
-  assert.ok(together.edges.includes('cancelled ← 3: pending'), together.edges.join('\n'));
+  assertAckedDependencies(together);
   assert.deepEqual(together, await ackedDependencies(false));
 });

@@ -2,7 +2,8 @@
  * The workflows model (issue 33, tests/helpers/workflows-model.ts) on the PostgreSQL
  * store: the same random steps as on SQLite (workflows-model.test.ts), job and batch
  * states and completion jobs read from the schema's tables after every step, counters
- * every 50 steps and at the end.
+ * every 50 steps and at the end; then again with no completed job kept and completions in
+ * AckBatch calls, as on SQLite.
  *
  * SEPP_WORKFLOW_MODEL_STEPS (default 150 here: each step goes over the network, ~10 ms of
  * the test's CPU and ~5 ms of the server's; `npm run test:long` runs 1,000) steps,
@@ -41,15 +42,19 @@ after(async () => {
   await cluster?.close();
 });
 
-test(`workflows model on PostgreSQL: ${steps} random steps agree with the reference after each`, async () => {
-  const schema = 'model';
+/**
+ * The model on `schema`: completed jobs kept (acks one at a time, through the Settler), or,
+ * with `ackBatches`, none kept and completions in AckBatch calls (the jobs others wait on
+ * completed and what waits on them released as sets: completeDependedOnMany, releaseCompleted).
+ */
+async function runOnPostgres(schema: string, ackBatches: boolean): Promise<void> {
   const store = new PostgresStore(cluster!.storeOptions(database, schema));
   const engine = await Engine.open(
     store,
     {
       ...defaultEngineOptions(),
       limits: { ...defaultEngineLimits, maxQueues: 100_000 },
-      queueDefaults: { ...defaultQueueSettings, completedRetentionMs: 86_400_000 },
+      queueDefaults: { ...defaultQueueSettings, completedRetentionMs: ackBatches ? 0 : 86_400_000 },
     },
     { clock: new FakeClock() },
   );
@@ -76,12 +81,22 @@ test(`workflows model on PostgreSQL: ${steps} random steps agree with the refere
           (await client.query<{ state: string }>('SELECT state FROM batches WHERE id = $1', [id])).rows[0]
             ?.state,
       },
-      { seed, steps },
+      { seed, steps, ackBatches },
     );
-    console.log(`workflows model (PostgreSQL): ${done} (SEPP_WORKFLOW_MODEL_SEED replays)`);
+    console.log(
+      `workflows model (PostgreSQL${ackBatches ? ', AckBatch' : ''}): ${done} (SEPP_WORKFLOW_MODEL_SEED replays)`,
+    );
   } finally {
     await client.end();
     await engine.close();
   }
   assert.deepEqual(await countMismatches(cluster!, database, schema), []);
+}
+
+test(`workflows model on PostgreSQL: ${steps} random steps agree with the reference after each`, async () => {
+  await runOnPostgres('model', false);
+});
+
+test(`workflows model on PostgreSQL, completions in AckBatch calls: ${steps} random steps agree with the reference`, async () => {
+  await runOnPostgres('model_batches', true);
 });

@@ -703,7 +703,32 @@ test('workflows on two servers: the last two ends of fan-ins and batches raced, 
       assert.deepEqual([leasedOn1.length, leasedOn2.length], [2 * perRound, 2 * perRound]);
       // Every end at once, the two servers' in alternation: each pair's two ends meet in two transactions.
       const ends: Promise<void>[] = [];
-      for (let i = 0; i < leasedOn1.length; i++) {
+      if (round % 2 === 1) {
+        // Odd rounds: the acks in AckBatches of 10 on both servers (the kept jobs completed and
+        // their waiting jobs released as sets: leases.completeDependedOnMany,
+        // dependencies.releaseCompleted), racing the other server's batches and single nacks.
+        const ackOf = (l: { id: string; attempt: number }) => ({ jobId: l.id, attempt: l.attempt });
+        const acks2 = leasedOn2.filter((l) => !fail.has(l.id));
+        for (let i = 0; i < leasedOn1.length; i += 10) {
+          const batch1 = leasedOn1.slice(i, i + 10).map(ackOf);
+          const batch2 = acks2.slice(i, i + 10).map(ackOf);
+          const allOk = (outcomes: { ok: boolean }[]) =>
+            assert.ok(
+              outcomes.every((o) => o.ok),
+              JSON.stringify(outcomes),
+            );
+          ends.push(retried(async () => allOk(await e1.ackBatch(batch1))));
+          if (batch2.length > 0) ends.push(retried(async () => allOk(await e2.ackBatch(batch2))));
+        }
+        for (const l2 of leasedOn2.filter((l) => fail.has(l.id))) {
+          ends.push(
+            retried(() =>
+              e2.nack({ jobId: l2.id, attempt: l2.attempt, error: 'no', directive: { kind: 'dead_letter' } }),
+            ),
+          );
+        }
+      }
+      for (let i = 0; i < (round % 2 === 1 ? 0 : leasedOn1.length); i++) {
         const l1 = leasedOn1[i]!;
         const l2 = leasedOn2[i]!;
         ends.push(retried(() => e1.ack({ jobId: l1.id, attempt: l1.attempt })));

@@ -17,7 +17,10 @@
  *   each other in a cycle): the second server waits for the first's commit, and its
  *   `anyPending` (a later statement, a new snapshot) sees the first's edge resolved. An
  *   edge is resolved by `UPDATE … WHERE state = 'pending'`, so at most once; `release` by
- *   `UPDATE … WHERE state = 'waiting'`.
+ *   `UPDATE … WHERE state = 'waiting'`. `releaseCompleted` (an ack batch's jobs others wait
+ *   on, together) takes the same locks, for all of them in one statement in seq order, then
+ *   resolves and releases in the next (a new snapshot, taken once the locks are held): a
+ *   job is moved there only when no edge from a job outside the batch is still pending.
  * - **A new edge is never left pending on a job that already ended.** `targets`, in a
  *   write, locks the named jobs (`FOR NO KEY UPDATE`, in id order) and reads their newest
  *   version: an ack in flight on another server is waited for (a job it deleted is then
@@ -47,7 +50,8 @@
  * pipelined connection (sql.ts `sendAhead`): it travels with the next statement a unit
  * waits for, so a flow's edges and a fan-out's releases cost no round trip each. `resolve`
  * also answers whether the job has another pending edge, kept for the `anyPending` that
- * follows it.
+ * follows it. `releaseCompleted` is one awaited round trip (its locking statement is sent
+ * ahead), `ofMany` one per lease.
  */
 import {
   type BatchMemberRow,
@@ -60,10 +64,22 @@ import {
   type FlowJobRow,
   jobsWaitOnIt,
   type MemberState,
+  type ReleasedRow,
   type WaitingChildRow,
   waitsOnJobs,
 } from '../dependencies.ts';
-import { type Connection, changes, firstRow, rows, sendAhead, statement, value, writing } from './sql.ts';
+import {
+  arrayRows,
+  type Connection,
+  changes,
+  firstRow,
+  plannedEachTime,
+  rows,
+  sendAhead,
+  statement,
+  value,
+  writing,
+} from './sql.ts';
 
 const targetsSql = 'SELECT id, seq, state FROM jobs WHERE id = ANY($1::text[]) ORDER BY id';
 const targets = statement(targetsSql);
@@ -86,6 +102,22 @@ const edgesOf = statement(
      FROM jobs c JOIN job_dependencies d ON d.child_seq = c.seq
      LEFT JOIN jobs p ON p.id = d.parent_id
     WHERE c.id = $1 ORDER BY p.seq`,
+);
+/**
+ * `edgesOf` for a lease's jobs at once, by their seqs ($1), each job's edges as `edgesOf` orders
+ * them. Each job's edges, and each edge's job, through a LATERAL subquery on one value (kept
+ * apart by OFFSET 0): index probes whatever the planner estimates (with `child_seq = ANY($1)`
+ * and no statistics yet, it read every edge and hashed every job).
+ */
+const edgesOfSeqs = plannedEachTime(
+  `SELECT s.seq AS child_seq, d.parent_id, d.name, d.state AS edge_state, p.state AS parent_state,
+          p.queue AS parent_queue, p.type AS parent_type, p.result, p.result_content_type
+     FROM unnest($1::bigint[]) AS s(seq),
+          LATERAL (SELECT d.parent_id, d.name, d.state FROM job_dependencies d
+                    WHERE d.child_seq = s.seq OFFSET 0) AS d
+          LEFT JOIN LATERAL (SELECT p.seq, p.state, p.queue, p.type, p.result, p.result_content_type
+                               FROM jobs p WHERE p.id = d.parent_id OFFSET 0) AS p ON true
+    ORDER BY s.seq, p.seq`,
 );
 const dependentsOf = statement(
   `SELECT c.id, c.queue, c.type, c.state, d.state AS edge_state
@@ -111,6 +143,59 @@ const resolve = statement(
           EXISTS (SELECT 1 FROM job_dependencies
                    WHERE child_seq = $2 AND state = 'pending' AND parent_id <> $1) AS others`,
 );
+/**
+ * The pending edges from the jobs $1, found one job at a time through the pending edges'
+ * parent index, as `pendingChildren` finds them: each a LATERAL subquery on one id, kept apart
+ * by OFFSET 0, so the plan does not depend on statistics (a fresh or busy table has none
+ * before autovacuum's first ANALYZE, and the planner then preferred reading every pending edge).
+ */
+const pendingEdgesOf = `SELECT x.tid, x.child_seq FROM unnest($1::text[]) AS p(id),
+       LATERAL (SELECT d.ctid AS tid, d.child_seq FROM job_dependencies d
+                 WHERE d.parent_id = p.id AND d.state = 'pending' OFFSET 0) AS x`;
+/**
+ * `releaseCompleted`, first statement: the waiting jobs with a pending edge from any of the
+ * jobs $1 (which completed in this transaction) locked, in seq order, as `pendingChildren`
+ * locks them one parent at a time. Sent ahead: what it returns is not needed, only that its
+ * locks are held before the next statement begins (see `releaseCompleted`).
+ */
+const lockPendingChildren = plannedEachTime(
+  `SELECT c.seq FROM jobs c
+    WHERE c.seq = ANY(ARRAY(SELECT e.child_seq FROM (${pendingEdgesOf}) AS e)) AND c.state = 'waiting'
+    ORDER BY c.seq FOR UPDATE`,
+);
+/**
+ * `releaseCompleted`, second statement: the pending edges from $1 to waiting jobs (`w`)
+ * resolved as completed (by their ctid, read in this statement: no other transaction changes
+ * an edge from a job this one just completed), and each of those jobs left with no pending
+ * edge moved to ready, or scheduled while its run_at_ms is after $2. The outer UPDATE sees the
+ * statement's snapshot, from before `r` resolved its edges: so a job is left waiting only for
+ * a pending edge from a job not in $1 (every pending edge from one in $1 to a waiting job is
+ * one `r` resolves).
+ */
+const releaseCompleted = plannedEachTime(
+  `WITH e AS MATERIALIZED (${pendingEdgesOf}),
+   w AS MATERIALIZED (
+     SELECT c.seq FROM jobs c WHERE c.seq = ANY(ARRAY(SELECT child_seq FROM e)) AND c.state = 'waiting'),
+   r AS (
+     UPDATE job_dependencies d SET state = 'completed'
+      WHERE d.ctid = ANY(ARRAY(SELECT e.tid FROM e WHERE e.child_seq = ANY(ARRAY(SELECT seq FROM w))))
+        AND d.state = 'pending')
+   UPDATE jobs j SET state = CASE WHEN j.run_at_ms > $2::bigint THEN 'scheduled' ELSE 'ready' END
+    WHERE j.seq = ANY(ARRAY(SELECT seq FROM w)) AND j.state = 'waiting'
+      AND NOT EXISTS (SELECT 1 FROM job_dependencies x
+                       WHERE x.child_seq = j.seq AND x.state = 'pending' AND x.parent_id <> ALL($1::text[]))
+   RETURNING j.seq, j.id, j.queue, j.type, j.attempt, j.state, j.run_at_ms`,
+  'array',
+);
+const releasedRow = (r: unknown[]): ReleasedRow => ({
+  seq: r[0] as number,
+  id: r[1] as string,
+  queue: r[2] as string,
+  type: r[3] as string,
+  attempt: r[4] as number,
+  state: r[5] as ReleasedRow['state'],
+  run_at_ms: r[6] as number,
+});
 const anyPending = statement(
   "SELECT EXISTS (SELECT 1 FROM job_dependencies WHERE child_seq = $1 AND state = 'pending') AS v",
 );
@@ -220,6 +305,26 @@ export function noteLeased(c: Connection, leased: readonly { id: string }[]): vo
   leasedFlags.set(c, { rows: leased, byId: undefined });
 }
 
+/**
+ * Of `seqs`, the ones the last lease on `c` did not return without `waitsOnJobs` (those have
+ * no edges): the jobs whose edges `ofMany` must read.
+ */
+function mayHaveEdges(c: Connection, seqs: readonly number[]): readonly number[] {
+  const noted = leasedFlags.get(c);
+  if (noted === undefined) return seqs;
+  const without = new Set<number>();
+  for (const row of noted.rows) {
+    const leased = row as { seq?: number; dependency_flags?: number };
+    if (
+      leased.seq !== undefined &&
+      leased.dependency_flags !== undefined &&
+      (leased.dependency_flags & waitsOnJobs) === 0
+    )
+      without.add(leased.seq);
+  }
+  return without.size === 0 ? seqs : seqs.filter((seq) => !without.has(seq));
+}
+
 /** The flags of a job the last lease on `c` returned, or undefined. */
 function leasedFlagsOf(c: Connection, id: string): number | undefined {
   const noted = leasedFlags.get(c);
@@ -245,6 +350,11 @@ export function dependencyOps(c: Connection): Dependencies {
       const flags = leasedFlagsOf(c, childId);
       if (flags !== undefined && (flags & waitsOnJobs) === 0) return [];
       return yield* rows<DependencyEdgeRow>(c, edgesOf, [childId]);
+    },
+    *ofMany(childSeqs) {
+      const seqs = mayHaveEdges(c, childSeqs);
+      if (seqs.length === 0) return [];
+      return yield* rows<DependencyEdgeRow & { child_seq: number }>(c, edgesOfSeqs, [seqs]);
     },
     *dependentsOf(p) {
       return yield* rows<DependentRow>(c, dependentsOf, [p.parentId, p.limit]);
@@ -290,6 +400,14 @@ export function dependencyOps(c: Connection): Dependencies {
     },
     *release(p) {
       yield* sendAhead(c, release, [p.seq, p.state]);
+    },
+    *releaseCompleted({ parentIds, nowMs }) {
+      if (parentIds.length === 0) return [];
+      // The locks first, in a statement of their own: the release's snapshot then comes after
+      // another server's transaction that held one of these jobs committed (its edges resolved).
+      yield* sendAhead(c, lockPendingChildren, [parentIds]);
+      const released = yield* arrayRows(c, releaseCompleted, [parentIds, nowMs], releasedRow);
+      return released.sort((a, b) => a.seq - b.seq);
     },
     *forget(childSeq) {
       yield* sendAhead(c, forget, [childSeq]);

@@ -9,7 +9,8 @@
  * schema), so only the id's index can serve them.
  */
 
-import type { LeaseParams, Leases } from '../leases.ts';
+import { jobsWaitOnIt } from '../dependencies.ts';
+import type { CompletingAck, LeaseParams, Leases } from '../leases.ts';
 import type { Op } from '../op.ts';
 import type { AckedRow, AttemptRow, LeasedRow } from '../rows.ts';
 import { noteLeased } from './dependencies.ts';
@@ -19,6 +20,7 @@ import {
   type Connection,
   changes,
   firstRow,
+  plannedEachTime,
   rows,
   type Statement,
   statement,
@@ -165,6 +167,40 @@ const complete = statement(
                    result = $4, result_content_type = $5
     WHERE id = $1 AND attempt = $2 AND ${ackable}`,
 );
+/**
+ * `complete` for a job others wait on (`jobsWaitOnIt`), kept completed for them: its row back,
+ * with its flags, so the ack needs no read of it first (the per-ack path read it, then
+ * completed it: two awaited round trips). Like every settlement, the UPDATE re-checks its
+ * WHERE against the newest version of a row another server changed (an expiry, a cancel):
+ * it completes the job only at the attempt the ack names, and then nobody else can.
+ */
+const keptColumns = 'j.id, j.queue, j.type, j.run_at_ms, j.leased_at_ms, j.worker_id, j.dependency_flags';
+const completeDependedOn = arrayStatement(
+  `UPDATE jobs j SET state = 'completed', completed_at_ms = $3, lease_deadline_ms = NULL,
+                     result = $4, result_content_type = $5
+    WHERE j.id = $1 AND j.attempt = $2 AND j.lease_deadline_ms IS NOT NULL AND j.cancelled_at_ms IS NULL
+      AND (j.dependency_flags & ${jobsWaitOnIt}) <> 0
+   RETURNING ${keptColumns}`,
+);
+/**
+ * `completeDependedOn` for an ack batch's jobs others wait on: $1–$4 arrays (ids, attempts,
+ * results, content types), $5 now. `id = ANY($1)` gives the planner the ids' index (unique:
+ * one row each) whatever it estimates of `unnest`: without it, it hashed the arrays and read
+ * every job.
+ */
+const completeDependedOnMany = plannedEachTime(
+  `UPDATE jobs j SET state = 'completed', completed_at_ms = $5, lease_deadline_ms = NULL,
+                     result = a.result, result_content_type = a.content_type
+     FROM unnest($1::text[], $2::integer[], $3::bytea[], $4::text[]) AS a(id, attempt, result, content_type)
+    WHERE j.id = ANY($1::text[]) AND j.id = a.id AND j.attempt = a.attempt AND j.lease_deadline_ms IS NOT NULL
+      AND j.cancelled_at_ms IS NULL AND (j.dependency_flags & ${jobsWaitOnIt}) <> 0
+   RETURNING ${keptColumns}`,
+  'array',
+);
+const keptRow = (r: unknown[]): AckedRow & { id: string; dependency_flags: number } => ({
+  ...ackedRow(r),
+  dependency_flags: r[6] as number,
+});
 const reportProgress = statement(
   `UPDATE jobs SET progress_percent = coalesce($3, progress_percent),
                    progress_json = coalesce($4, progress_json), progress_at_ms = $5
@@ -242,6 +278,30 @@ export function leaseOps(c: Connection): Leases {
     },
     *complete(p) {
       yield* changes(c, complete, [p.jobId, p.attempt, p.nowMs, p.result, p.resultContentType]);
+    },
+    *completeDependedOn(p) {
+      const kept = yield* arrayRows(
+        c,
+        completeDependedOn,
+        [p.jobId, p.attempt, p.nowMs, p.result, p.resultContentType],
+        keptRow,
+      );
+      return kept[0];
+    },
+    *completeDependedOnMany(keys: readonly CompletingAck[], nowMs: number) {
+      if (keys.length === 0) return [];
+      return yield* arrayRows(
+        c,
+        completeDependedOnMany,
+        [
+          keys.map((k) => k.jobId),
+          keys.map((k) => k.attempt),
+          keys.map((k) => k.result),
+          keys.map((k) => k.resultContentType),
+          nowMs,
+        ],
+        keptRow,
+      );
     },
     *reportProgress(p) {
       return yield* firstRow<{ progress_percent: number | null; progress_json: string | null }>(

@@ -14,6 +14,7 @@ import type { Op } from '../op.ts';
 
 /** A prepared statement: PostgreSQL parses and plans it once per connection. */
 export interface Statement {
+  /** Its prepared statement's name; empty: sent unnamed, planned each time (`plannedEachTime`). */
   readonly name: string;
   readonly text: string;
   /**
@@ -30,6 +31,18 @@ let statements = 0;
 export function statement(text: string): Statement {
   statements++;
   return { name: `sepp_${statements}`, text };
+}
+
+/**
+ * Declares a statement planned at each execution (sent unnamed, never prepared), for the set
+ * statements of an ack batch (leases.ts, dependencies.ts). A prepared statement's plan is kept
+ * once its first executions cost about the same as a generic plan: when those ran on a table
+ * that was still small (a flow enqueued while the queue drains, before autovacuum's first
+ * ANALYZE), that plan read whole tables for good (measured: 5–90 ms a statement, W5 on
+ * PostgreSQL). Planning costs ~0.3–0.8 ms each, once per ack batch.
+ */
+export function plannedEachTime(text: string, rowMode?: 'array'): Statement {
+  return rowMode === undefined ? { name: '', text } : { name: '', text, rowMode };
 }
 
 /** Declares a statement whose rows come as arrays (read them with `arrayRows`). */
