@@ -1,7 +1,8 @@
 /**
  * Workflows on the PostgreSQL store (issue 33; schema/postgres/0008_workflows.sql): the
- * dependency edges, the release of a waiting job, and batches, with the semantics of the
- * SQLite store's (src/store/sqlite/dependencies.ts) behind the same capability. Only jobs
+ * dependency edges and the release of a waiting job, with the semantics of the SQLite
+ * store's (src/store/sqlite/dependencies.ts) behind the same capability; its batches are
+ * batches.ts, composed in here. Only jobs
  * that take part in a workflow reach these statements (`dependency_flags`).
  *
  * Several servers write these tables at once (READ COMMITTED: each statement sees what
@@ -27,15 +28,6 @@
  *   unknown, one it completed is an edge resolved at once), and an ack that comes after
  *   waits for the enqueue's commit, then finds the job's `jobsWaitOnIt` flag set (the
  *   one-statement ack no longer matches it) and releases the new job.
- * - **A batch ends once.** A member's end decrements `pending` with an UPDATE of the
- *   batch's row (`memberEnded`: the member's row and the batch's in one statement), and
- *   `endBatch` is `UPDATE … SET state = 'ended' WHERE state = 'sealed' AND pending = 0`:
- *   two servers ending the last two members at once are serialised on the batch's row,
- *   the first sees 1 pending, the second (after the first's commit) 0, and only the unit
- *   whose statement moved the batch to `ended` enqueues the completion jobs, in the same
- *   transaction. The seal is the same UPDATE shape, so a seal racing the last member's end
- *   ends the batch in whichever of the two commits second. A read of the batch inside a
- *   write locks its row (`FOR UPDATE`), so an add sees the seal of another server.
  *
  * Deadlocks: these row locks are taken in a fixed order within a statement (seq or id
  * order), but a writer's transaction holds the units of a batch, and two servers' batches
@@ -54,24 +46,20 @@
  * ahead), `ofMany` one per lease.
  */
 import {
-  type BatchMemberRow,
-  type BatchRow,
-  batchMember,
   type Dependencies,
   type DependencyEdgeRow,
   type DependencyTargetRow,
   type DependentRow,
   type FlowJobRow,
   jobsWaitOnIt,
-  type MemberState,
   type ReleasedRow,
   type WaitingChildRow,
   waitsOnJobs,
 } from '../dependencies.ts';
+import { batchOps } from './batches.ts';
 import {
   arrayRows,
   type Connection,
-  changes,
   firstRow,
   plannedEachTime,
   rows,
@@ -225,66 +213,6 @@ const flowJobs = statement(
     ORDER BY j.id <> $1`,
 );
 
-// ---- batches
-const batchSql = 'SELECT * FROM batches WHERE id = $1';
-const batch = statement(batchSql);
-/** In a write: the batch's row locked, so a decision from it holds until commit. */
-const batchLocked = statement(`${batchSql} FOR UPDATE`);
-const pendingMembers = statement(
-  `SELECT job_id AS v FROM batch_members
-    WHERE batch_id = $1 AND state = 'pending' ORDER BY position LIMIT $2`,
-);
-const batchMembers = statement(
-  `SELECT m.job_id, m.position, m.state AS member_state, j.state AS job_state
-     FROM batch_members m LEFT JOIN jobs j ON j.id = m.job_id
-    WHERE m.batch_id = $1 AND m.position > $2 ORDER BY m.position LIMIT $3`,
-);
-const membership = statement('SELECT batch_id, state FROM batch_members WHERE job_id = $1');
-const unendedBatches = statement("SELECT count(*) AS v FROM batches WHERE state <> 'ended'");
-const createBatch = statement(
-  `INSERT INTO batches (id, state, created_at_ms, on_complete_json, on_success_json, owner)
-   VALUES ($1, 'open', $2, $3, $4, $5)`,
-);
-/** The advisory-lock class of batch owners: two servers creating one key's batches count one after the other. */
-const ownerLockClass = 24221;
-const lockOwner = statement(`SELECT pg_advisory_xact_lock(${ownerLockClass}, hashtext($1))`);
-const unendedBatchesOf = statement(
-  `SELECT count(*) AS v FROM (SELECT 1 FROM batches WHERE owner = $1 AND state <> 'ended' LIMIT $2) AS b`,
-);
-/**
- * Adds members: the batch's row first (its count gives the positions and locks it, so two
- * servers adding at once number their members apart), then the members and their flags.
- */
-const addMembers = statement(
-  `WITH b AS (
-     UPDATE batches SET members = members + cardinality($2::text[]), pending = pending + cardinality($2::text[])
-      WHERE id = $1 RETURNING members - cardinality($2::text[]) AS base),
-   m AS (
-     INSERT INTO batch_members (job_id, batch_id, position)
-     SELECT t.job_id, $1, b.base + t.ord - 1 FROM b, unnest($2::text[]) WITH ORDINALITY AS t(job_id, ord))
-   UPDATE jobs SET dependency_flags = dependency_flags | ${batchMember} WHERE id = ANY($2::text[])`,
-);
-const seal = statement(
-  "UPDATE batches SET state = 'sealed', sealed_at_ms = $2 WHERE id = $1 AND state = 'open'",
-);
-/** The member's row and its batch's counts in one statement; the batch's id when it was pending. */
-const memberEnded = statement(
-  `WITH m AS (
-     UPDATE batch_members SET state = $2 WHERE job_id = $1 AND state = 'pending' RETURNING batch_id)
-   UPDATE batches b SET pending = pending - 1,
-          completed = completed + ($2 = 'completed')::int, dead = dead + ($2 = 'dead')::int,
-          cancelled = cancelled + ($2 = 'cancelled')::int
-     FROM m WHERE b.id = m.batch_id
-   RETURNING b.id AS v`,
-);
-const endBatch = statement(
-  `UPDATE batches SET state = 'ended', ended_at_ms = $2
-    WHERE id = $1 AND state = 'sealed' AND pending = 0 RETURNING *`,
-);
-const setCompletion = statement(
-  `UPDATE batches SET complete_job_id = $2, success_job_id = $3, completion_error = $4 WHERE id = $1`,
-);
-
 /**
  * The `dependency_flags` of the jobs the connection's last lease statement took (leases.ts
  * notes them): a job leased without `waitsOnJobs` has no edges, ever (the bit is set only
@@ -342,6 +270,7 @@ export function dependencyOps(c: Connection): Dependencies {
   let resolved: { childSeq: number; others: boolean; at: number } | undefined;
   const statementsSent = () => c.transaction?.statements ?? -1;
   return {
+    ...batchOps(c),
     *targets(ids) {
       if (ids.length === 0) return [];
       return yield* rows<DependencyTargetRow>(c, writing(c) ? targetsLocked : targets, [ids]);
@@ -420,44 +349,6 @@ export function dependencyOps(c: Connection): Dependencies {
     },
     *flowJobs(p) {
       return yield* rows<FlowJobRow>(c, flowJobs, [p.jobId, p.limit]);
-    },
-    *pendingMembers(p) {
-      return (yield* rows<{ v: string }>(c, pendingMembers, [p.batchId, p.limit])).map((row) => row.v);
-    },
-    *batch(id) {
-      return yield* firstRow<BatchRow>(c, writing(c) ? batchLocked : batch, [id]);
-    },
-    *batchMembers(p) {
-      return yield* rows<BatchMemberRow>(c, batchMembers, [p.batchId, p.afterPosition, p.limit]);
-    },
-    *membership(jobId) {
-      return yield* firstRow<{ batch_id: string; state: MemberState }>(c, membership, [jobId]);
-    },
-    *unendedBatches() {
-      return (yield* value<number>(c, unendedBatches, [])) ?? 0;
-    },
-    *createBatch(p) {
-      yield* changes(c, createBatch, [p.id, p.nowMs, p.onCompleteJson, p.onSuccessJson, p.owner]);
-    },
-    *unendedBatchesOf(p) {
-      if (writing(c)) yield* changes(c, lockOwner, [p.owner]);
-      return (yield* value<number>(c, unendedBatchesOf, [p.owner, p.limit])) ?? 0;
-    },
-    *addMembers({ batchId, jobIds }) {
-      if (jobIds.length === 0) return;
-      yield* sendAhead(c, addMembers, [batchId, jobIds]);
-    },
-    *seal(p) {
-      return (yield* changes(c, seal, [p.batchId, p.nowMs])) > 0;
-    },
-    *memberEnded({ jobId, state }) {
-      return (yield* value<string>(c, memberEnded, [jobId, state])) ?? null;
-    },
-    *endBatch(p) {
-      return yield* firstRow<BatchRow>(c, endBatch, [p.batchId, p.nowMs]);
-    },
-    *setCompletion(p) {
-      yield* sendAhead(c, setCompletion, [p.batchId, p.completeJobId, p.successJobId, p.error]);
     },
   };
 }
