@@ -179,7 +179,12 @@ const jobs = [
 const queue = [...checks, ...jobs.sort((a, b) => b.estimateMs - a.estimateMs)];
 
 let bundleDir;
-const env = { ...process.env, SEPP_TEST_LOG_DIR: logDir };
+// The files report to this run's reporters, whoever started the run: node:test sets
+// NODE_TEST_CONTEXT in the files it runs (`npx tsx --test` on tests/runner/run-tests.test.ts,
+// which runs this on fixtures), and a file that inherits it writes node:test's binary protocol
+// to stdout for a parent runner instead of the spec reporter's text.
+const { NODE_TEST_CONTEXT: _parentRunner, ...inherited } = process.env;
+const env = { ...inherited, SEPP_TEST_LOG_DIR: logDir };
 const cleanUp = () => {
   if (bundleDir !== undefined) rmSync(bundleDir, { recursive: true, force: true });
 };

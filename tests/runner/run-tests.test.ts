@@ -73,7 +73,15 @@ function runner(dir: string, args: string[] = [], env: Record<string, string> = 
       ['scripts/run-tests.mjs', ...args],
       {
         cwd: repoRoot,
-        env: { ...process.env, SEPP_TEST_DIR: dir, SEPP_TEST_IMPORT: loader, ...env },
+        // NODE_TEST_CONTEXT as node:test sets it in the files it runs (`npx tsx --test` on
+        // this file): the runner's files must still report to the runner, alone or in `npm test`.
+        env: {
+          ...process.env,
+          NODE_TEST_CONTEXT: 'child-v8',
+          SEPP_TEST_DIR: dir,
+          SEPP_TEST_IMPORT: loader,
+          ...env,
+        },
         maxBuffer: 16 * 1024 * 1024,
       },
       (error, stdout, stderr) => {
