@@ -1,8 +1,8 @@
 /**
  * CPU per job of the streams' codecs on W1's shapes: the Work stream's answer (a
  * batch of 50 leased jobs and 50 acks' answers) and request (a batch of 50 acks with
- * its credit, then the UTF-8 check the generated decoder needs), and the Produce
- * stream's answer (50 accepted jobs); the generated code against src/rpc's
+ * its credit, then the UTF-8 check the generated decoder needs; 45 acks and 5 nacks),
+ * and the Produce stream's answer (50 accepted jobs); the generated code against src/rpc's
  * work-response-codec.ts, work-request-codec.ts and produce-response-codec.ts,
  * interleaved, medians of --rounds.
  *
@@ -66,21 +66,40 @@ const message: WorkResponse = {
   },
 };
 
-const request = Buffer.from(
-  WorkRequest.encode({
-    requestId: 0,
-    kind: {
-      $case: 'batch',
-      value: {
-        settlements: Array.from({ length: perBatch }, (_, i) => ({
-          requestId: 1000 + i,
-          kind: { $case: 'ack' as const, value: { jobId: job(i).jobId, attempt: 1, result: undefined } },
-        })),
-        credit: perBatch,
+/** A batch of 50 settlements with their credit: acks, and a nack every `nackEvery`th (0: none). */
+function settlements(nackEvery: number): Buffer {
+  return Buffer.from(
+    WorkRequest.encode({
+      requestId: 0,
+      kind: {
+        $case: 'batch',
+        value: {
+          settlements: Array.from({ length: perBatch }, (_, i) => ({
+            requestId: 1000 + i,
+            kind:
+              nackEvery > 0 && i % nackEvery === nackEvery - 1
+                ? {
+                    $case: 'nack' as const,
+                    value: {
+                      jobId: job(i).jobId,
+                      attempt: 1,
+                      errorMessage: 'connection refused',
+                      directive: undefined,
+                      errorClass: 'Error',
+                      errorStack: 'Error: connection refused\n    at handler (/app/worker.js:12:9)',
+                    },
+                  }
+                : { $case: 'ack' as const, value: { jobId: job(i).jobId, attempt: 1, result: undefined } },
+          })),
+          credit: perBatch,
+        },
       },
-    },
-  }).finish(),
-);
+    }).finish(),
+  );
+}
+const request = settlements(0);
+/** W1's request when one job in ten failed: 45 acks and 5 nacks. */
+const withNacks = settlements(10);
 const utf8 = new Utf8Fields(Buffer.from(descriptorSetBase64, 'base64'), 'sepp.v1.QueueService');
 const workPath = '/sepp.v1.QueueService/Work';
 
@@ -110,6 +129,13 @@ const cases: Record<string, Record<Code, () => number>> = {
       return utf8.firstInvalid(workPath, request) === null && decoded.kind !== undefined ? 1 : 0;
     },
     direct: () => (decodeWorkRequestDirect(request)?.kind !== undefined ? 1 : 0),
+  },
+  'decode request with nacks': {
+    generated: () => {
+      const decoded = WorkRequest.decode(withNacks);
+      return utf8.firstInvalid(workPath, withNacks) === null && decoded.kind !== undefined ? 1 : 0;
+    },
+    direct: () => (decodeWorkRequestDirect(withNacks)?.kind !== undefined ? 1 : 0),
   },
   'encode Produce answer': {
     generated: () => Buffer.from(ProduceResponse.encode(produced).finish()).length,

@@ -1,11 +1,15 @@
 /**
  * The Work stream's own decoder: for what it takes, the generated decoder's result; for
- * anything else (other kinds, odd bytes, non-ASCII strings), nothing, so the generated
- * decoder and the UTF-8 check answer as before.
+ * anything else (subscribe, odd bytes, strings that are not UTF-8 or hold U+0000), nothing,
+ * so the generated decoder and the UTF-8 check answer as before.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { WorkRequest, type WorkRequest_Settlement } from '../../clients/typescript/src/gen/sepp/v1/work.js';
+import {
+  type NackRequest,
+  WorkRequest,
+  type WorkRequest_Settlement,
+} from '../../clients/typescript/src/gen/sepp/v1/work.js';
 import { decodeWorkRequestDirect } from '../../src/rpc/work-request-codec.ts';
 
 function random(seed: number): () => number {
@@ -32,17 +36,27 @@ function number(next: () => number, max: number): number {
   return Math.floor(next() * max);
 }
 
-function settlement(next: () => number): WorkRequest_Settlement {
+/** Text as workers send it: mostly ASCII, sometimes other UTF-8 (never U+0000: left to the UTF-8 check). */
+function text(next: () => number): string {
   const r = next();
-  if (r < 0.05) return { requestId: number(next, 2 ** 40), kind: undefined };
-  const withResult = next() < 0.3;
-  return {
-    requestId: number(next, Number.MAX_SAFE_INTEGER),
-    kind: {
+  if (r < 0.3) return '';
+  if (r < 0.5) return `échec: ${'x'.repeat(Math.floor(next() * 40))} ✓ 🚀`;
+  return `Error: ${id(next)}`;
+}
+
+type SettlementKind = NonNullable<WorkRequest_Settlement['kind']>;
+
+function settlementKind(next: () => number): SettlementKind {
+  const r = next();
+  const jobId = id(next);
+  const attempt = number(next, 2 ** 31);
+  if (r < 0.55) {
+    const withResult = next() < 0.3;
+    return {
       $case: 'ack',
       value: {
-        jobId: id(next),
-        attempt: number(next, 2 ** 31),
+        jobId,
+        attempt,
         result: withResult
           ? {
               data: Buffer.alloc(Math.floor(next() * 300), 65),
@@ -50,8 +64,45 @@ function settlement(next: () => number): WorkRequest_Settlement {
             }
           : undefined,
       },
+    };
+  }
+  if (r < 0.8) {
+    const d = next();
+    return {
+      $case: 'nack',
+      value: {
+        jobId,
+        attempt,
+        errorMessage: text(next),
+        directive:
+          d < 0.25
+            ? undefined
+            : d < 0.5
+              ? { $case: 'backoff', value: next() < 0.5 }
+              : d < 0.75
+                ? { $case: 'retryDelayMs', value: number(next, 2 ** 40) }
+                : { $case: 'deadLetter', value: next() < 0.5 },
+        errorClass: next() < 0.5 ? '' : 'TypeError',
+        errorStack: text(next),
+      },
+    };
+  }
+  if (r < 0.9) return { $case: 'extend', value: { jobId, attempt, leaseDurationMs: number(next, 2 ** 40) } };
+  return {
+    $case: 'progress',
+    value: {
+      jobId,
+      attempt,
+      percent: next() < 0.3 ? 0 : next() * 100,
+      hasPercent: next() < 0.7,
+      json: next() < 0.5 ? '' : `{"step":"${text(next)}"}`,
     },
   };
+}
+
+function settlement(next: () => number): WorkRequest_Settlement {
+  if (next() < 0.05) return { requestId: number(next, 2 ** 40), kind: undefined };
+  return { requestId: number(next, Number.MAX_SAFE_INTEGER), kind: settlementKind(next) };
 }
 
 function request(next: () => number): WorkRequest {
@@ -59,6 +110,8 @@ function request(next: () => number): WorkRequest {
   const requestId = next() < 0.8 ? 0 : number(next, 2 ** 40);
   if (r < 0.15) return { requestId, kind: { $case: 'credit', value: { jobs: number(next, 2 ** 32) } } };
   if (r < 0.2) return { requestId, kind: undefined };
+  // A settlement as a message of its own.
+  if (r < 0.3) return { requestId, kind: settlementKind(next) } as WorkRequest;
   return {
     requestId,
     kind: {
@@ -71,7 +124,7 @@ function request(next: () => number): WorkRequest {
   };
 }
 
-test('what the generated encoder writes for acks and credit decodes to what the generated decoder reads', () => {
+test('what the generated encoder writes for settlements and credit decodes to what the generated decoder reads', () => {
   let taken = 0;
   for (let seed = 1; seed <= 300; seed++) {
     const value = request(random(seed));
@@ -94,35 +147,24 @@ test('other kinds, other bytes: left to the generated decoder, or read alike', (
         value: { queues: ['q'], leaseDurationMs: 5, workerId: 'w', batchResponses: true },
       },
     },
-    { requestId: 2, kind: { $case: 'ack', value: { jobId: 'j', attempt: 1, result: undefined } } },
-    {
-      requestId: 0,
-      kind: {
-        $case: 'batch',
-        value: {
-          settlements: [
-            {
-              requestId: 1,
-              kind: {
-                $case: 'nack',
-                value: {
-                  jobId: 'j',
-                  attempt: 1,
-                  errorMessage: 'e',
-                  errorClass: '',
-                  errorStack: '',
-                  retry: undefined,
-                } as never,
-              },
-            },
-          ],
-          credit: 0,
-        },
-      },
-    },
-    oneAck('jé', 1),
-    oneAck('j\u0000', 1),
-    oneAck('j', -1),
+    oneSettlement({ $case: 'ack', value: { jobId: 'j\u0000', attempt: 1, result: undefined } }),
+    // An ack's strings are taken when ASCII only (a job id is).
+    oneSettlement({ $case: 'ack', value: { jobId: 'jé', attempt: 1, result: undefined } }),
+    oneSettlement({ $case: 'ack', value: { jobId: 'j', attempt: -1, result: undefined } }),
+    oneSettlement({ $case: 'extend', value: { jobId: 'j', attempt: 1, leaseDurationMs: -1 } }),
+    ...[
+      { errorMessage: 'é\u0000', directive: undefined },
+      { errorMessage: '', directive: { $case: 'retryDelayMs', value: -5 } as const },
+    ].map(({ errorMessage, directive }) =>
+      oneSettlement({
+        $case: 'nack',
+        value: { jobId: 'j', attempt: 1, errorMessage, directive, errorClass: '', errorStack: '' },
+      }),
+    ),
+    oneSettlement({
+      $case: 'progress',
+      value: { jobId: 'j', attempt: 1, percent: 5, hasPercent: true, json: '{"a":"\u0000"}' },
+    }),
     { requestId: 2 ** 53 + 2, kind: { $case: 'credit', value: { jobs: 1 } } },
   ];
   for (const [i, value] of others.entries()) {
@@ -152,14 +194,46 @@ test('other kinds, other bytes: left to the generated decoder, or read alike', (
   assert.equal(decodeWorkRequestDirect(Buffer.concat([credit, Buffer.from([0x48, 1])])), undefined);
 });
 
-/** A batch of one ack and a credit of one. */
-function oneAck(jobId: string, attempt: number): WorkRequest {
-  const ack: WorkRequest_Settlement = {
-    requestId: 1,
-    kind: { $case: 'ack', value: { jobId, attempt, result: undefined } },
+/** A batch of one settlement and a credit of one. */
+function oneSettlement(kind: SettlementKind): WorkRequest {
+  return {
+    requestId: 0,
+    kind: { $case: 'batch', value: { settlements: [{ requestId: 1, kind }], credit: 1 } },
   };
-  return { requestId: 0, kind: { $case: 'batch', value: { settlements: [ack], credit: 1 } } };
 }
+
+test('what the UTF-8 check refuses, or the generated decoder reads otherwise, is left to them', () => {
+  // A nack as a message of its own: its fields are the message's last bytes.
+  const nack = (errorMessage: string, directive: NackRequest['directive']) =>
+    Buffer.from(
+      WorkRequest.encode({
+        requestId: 0,
+        kind: {
+          $case: 'nack',
+          value: { jobId: 'j', attempt: 1, errorMessage, directive, errorClass: '', errorStack: '' },
+        },
+      }).finish(),
+    );
+  const good = nack('é!', undefined);
+  assert.deepStrictEqual(decodeWorkRequestDirect(good), WorkRequest.decode(good));
+  // é is C3 A9; C3 21 is not UTF-8.
+  const bad = Buffer.from(good);
+  bad[bad.indexOf(0xa9)] = 0x21;
+  assert.equal(decodeWorkRequestDirect(bad), undefined);
+  // A bool of 2 (the generated decoder reads true), and a second directive (it keeps the last):
+  // the nack's field appended, its length (one byte, after its tag 2A) grown by two.
+  for (const [extra, directive] of [
+    [[0x20, 2], undefined],
+    [[0x30, 1], { $case: 'backoff', value: true }],
+  ] as const) {
+    const grown = Buffer.concat([nack('e', directive), Buffer.from(extra)]);
+    assert.equal(grown[0], 0x2a);
+    grown[1]! += 2;
+    assert.equal(decodeWorkRequestDirect(grown), undefined, `extra ${extra.join(',')}`);
+    const generated = WorkRequest.decode(grown);
+    assert.equal(generated.kind?.$case === 'nack' && generated.kind.value.errorMessage, 'e');
+  }
+});
 
 function flip(bytes: Buffer, i: number, next: () => number): Buffer {
   const copy = Buffer.from(bytes);
