@@ -7,7 +7,7 @@
  * as on SQLite (batch-statements.test.ts).
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import pg from 'pg';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { Engine } from '../../src/engine/engine.ts';
@@ -18,29 +18,19 @@ import {
   ackDependencies,
   assertAckedDependencies,
 } from '../helpers/acked-dependencies.ts';
-import { type PostgresCluster, startPostgres } from '../helpers/postgres.ts';
+import { useCluster } from '../helpers/postgres.ts';
 
-let cluster: PostgresCluster | undefined;
-let database = '';
-
-before(async () => {
-  cluster = await startPostgres();
-  database = await cluster.createDatabase('ackbatch');
-});
-
-after(async () => {
-  await cluster?.close();
-});
+const postgres = useCluster('ackbatch');
 
 async function ackedDependencies(schema: string, together: boolean): Promise<AckedDependencies> {
   const engine = await Engine.open(
-    new PostgresStore(cluster!.storeOptions(database, schema)),
+    new PostgresStore(postgres.cluster.storeOptions(postgres.database, schema)),
     defaultEngineOptions(),
     {
       clock: new FakeClock(),
     },
   );
-  const client = new pg.Client(cluster!.connection(database));
+  const client = new pg.Client(postgres.cluster.connection(postgres.database));
   await client.connect();
   try {
     await client.query(`SET search_path = ${schema}`);

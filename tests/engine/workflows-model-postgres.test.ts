@@ -12,7 +12,7 @@
  * up across runs, and the same steps run 400 at a time on SQLite (workflows-model.test.ts).
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import pg from 'pg';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { Engine } from '../../src/engine/engine.ts';
@@ -22,7 +22,7 @@ import {
   defaultQueueSettings,
 } from '../../src/engine/settings.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
-import { type PostgresCluster, startPostgres } from '../helpers/postgres.ts';
+import { useCluster } from '../helpers/postgres.ts';
 import { countMismatches } from '../helpers/postgres-counts.ts';
 import { seedFromEnv } from '../helpers/prng.ts';
 import { runWorkflowsModel } from '../helpers/workflows-model.ts';
@@ -30,17 +30,7 @@ import { runWorkflowsModel } from '../helpers/workflows-model.ts';
 const steps = Number(process.env.SEPP_WORKFLOW_MODEL_STEPS ?? 150);
 const seed = seedFromEnv('SEPP_WORKFLOW_MODEL_SEED');
 
-let cluster: PostgresCluster | undefined;
-let database = '';
-
-before(async () => {
-  cluster = await startPostgres();
-  database = await cluster.createDatabase('workflows');
-});
-
-after(async () => {
-  await cluster?.close();
-});
+const postgres = useCluster('workflows');
 
 /**
  * The model on `schema`: completed jobs kept (acks one at a time, through the Settler), or,
@@ -48,7 +38,7 @@ after(async () => {
  * completed and what waits on them released as sets: completeDependedOnMany, releaseCompleted).
  */
 async function runOnPostgres(schema: string, ackBatches: boolean): Promise<void> {
-  const store = new PostgresStore(cluster!.storeOptions(database, schema));
+  const store = new PostgresStore(postgres.cluster.storeOptions(postgres.database, schema));
   const engine = await Engine.open(
     store,
     {
@@ -58,7 +48,7 @@ async function runOnPostgres(schema: string, ackBatches: boolean): Promise<void>
     },
     { clock: new FakeClock() },
   );
-  const client = new pg.Client(cluster!.connection(database));
+  const client = new pg.Client(postgres.cluster.connection(postgres.database));
   await client.connect();
   try {
     await client.query(`SET search_path = ${schema}`);
@@ -90,7 +80,7 @@ async function runOnPostgres(schema: string, ackBatches: boolean): Promise<void>
     await client.end();
     await engine.close();
   }
-  assert.deepEqual(await countMismatches(cluster!, database, schema), []);
+  assert.deepEqual(await countMismatches(postgres.cluster, postgres.database, schema), []);
 }
 
 test(`workflows model on PostgreSQL: ${steps} random steps agree with the reference after each`, async () => {

@@ -7,6 +7,9 @@
  * password) and the durability settings of `postgresSettings`, the one place where every
  * cluster's settings are named (bench/ prints them with each PostgreSQL peer's row).
  *
+ * A test file takes one cluster for all its tests with `useCluster(prefix)` (started before
+ * them, closed after them, a database of its own in it).
+ *
  * Lifecycle of a cluster: `startPostgres()` → running; `stop()` (fast shutdown) or
  * `kill9()` (SIGKILL to the postmaster and every backend at once: the crash of the whole
  * server) → stopped, data kept; `restart()` → running again on the same data directory and
@@ -39,6 +42,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { after, before } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { freePort } from '../../bench/lib/net.ts';
@@ -712,6 +716,80 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
     open.delete(root);
     throw err;
   }
+}
+
+/** A test file's cluster and database (`useCluster`), there once the file's `before` hooks ran. */
+export interface FileCluster {
+  /** The running cluster; throws when the file's `before` hook has not started it (or failed). */
+  readonly cluster: PostgresCluster;
+  /** The file's database in it, `<prefix>_1`. */
+  readonly database: string;
+  /**
+   * A sepp config's `[store]` table on `schema` of the file's database, the password read from
+   * `passwordFile` (default the cluster's own file).
+   */
+  storeToml(schema: string, passwordFile?: string): string;
+  /**
+   * The superuser's client on the file's database: connected at the first call, the same one
+   * after, ended in the file's `after` before the cluster closes (whose immediate shutdown
+   * would fail a client still connected).
+   */
+  client(): Promise<pg.Client>;
+}
+
+/**
+ * One cluster for the whole test file and a database in it, named `<databasePrefix>_1`:
+ * started in a `before` hook and closed in an `after` hook, both node:test's at the file's top
+ * level (call it there). The tests wait for it; another top-level `before` hook of the file
+ * does not (node 20 runs them at once), so what the file's tests share on the cluster is made
+ * at first use (`client()`). The tests make what they need in the database, usually a schema
+ * each.
+ */
+export function useCluster(databasePrefix: string, options: PostgresOptions = {}): FileCluster {
+  let started: { cluster: PostgresCluster; database?: string } | undefined;
+  let client: Promise<pg.Client> | undefined;
+  before(async () => {
+    const cluster = await startPostgres(options);
+    started = { cluster };
+    started.database = await cluster.createDatabase(databasePrefix);
+  });
+  after(async () => {
+    try {
+      await client?.then(
+        (c) => c.end(),
+        () => {},
+      );
+    } finally {
+      await started?.cluster.close();
+    }
+  });
+  const ready = () => {
+    if (started?.database === undefined) {
+      throw new Error(`the PostgreSQL cluster of this file (database ${databasePrefix}) did not start`);
+    }
+    return { cluster: started.cluster, database: started.database };
+  };
+  return {
+    get cluster() {
+      return ready().cluster;
+    },
+    get database() {
+      return ready().database;
+    },
+    storeToml(schema, passwordFile) {
+      const { cluster, database } = ready();
+      return `[store]\nkind = "postgres"\nurl = "${cluster.urlWithoutPassword(database)}"\npassword_file = "${passwordFile ?? cluster.passwordFile}"\nschema = "${schema}"\n`;
+    },
+    client() {
+      client ??= (async () => {
+        const { cluster, database } = ready();
+        const c = new pg.Client(cluster.connection(database));
+        await c.connect();
+        return c;
+      })();
+      return client;
+    },
+  };
 }
 
 function tail(file: string, lines = 20): string {

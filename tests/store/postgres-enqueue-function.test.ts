@@ -12,28 +12,16 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import pg from 'pg';
 import { enqueueInTransaction } from '../../clients/typescript/src/pg.ts';
 import { FakeClock } from '../../src/engine/clock.ts';
-import { type PostgresCluster, startPostgres } from '../helpers/postgres.ts';
+import { useCluster } from '../helpers/postgres.ts';
 import { countMismatches } from '../helpers/postgres-counts.ts';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
 
-let cluster: PostgresCluster;
-let database: string;
-
-before(async () => {
-  cluster = await startPostgres();
-  database = await cluster.createDatabase('txn');
-});
-
-after(async () => {
-  await cluster?.close();
-});
-
-const storeToml = (schema: string) =>
-  `[store]\nkind = "postgres"\nurl = "${cluster.urlWithoutPassword(database)}"\npassword_file = "${cluster.passwordFile}"\nschema = "${schema}"\n`;
+const postgres = useCluster('txn');
+const storeToml = (schema: string) => postgres.storeToml(schema);
 
 const queuesToml = `
 [queues.mail]
@@ -49,14 +37,16 @@ function server(schema: string, options: { clock?: FakeClock } = {}): Promise<Te
   return startTestServer({ toml: `${queuesToml}\n${storeToml(schema)}`, ...options });
 }
 
-async function connect(config: pg.ClientConfig = cluster.connection(database)): Promise<pg.Client> {
+async function connect(
+  config: pg.ClientConfig = postgres.cluster.connection(postgres.database),
+): Promise<pg.Client> {
   const client = new pg.Client(config);
   client.on('error', () => {});
   await client.connect();
   return client;
 }
 
-const mismatches = (schema: string) => countMismatches(cluster, database, schema);
+const mismatches = (schema: string) => countMismatches(postgres.cluster, postgres.database, schema);
 
 const reserve = (t: TestServer, queue: string, maxJobs = 10, waitTimeoutMs = 0) =>
   call(t.client, t.client.reserve, {
@@ -446,7 +436,11 @@ test('a role with EXECUTE on sepp.enqueue only: enqueues, and reads or writes no
     await admin.query(`CREATE ROLE app_roles LOGIN PASSWORD '${password}'`);
     // Without the grants: no access at all (EXECUTE is revoked from PUBLIC).
     await admin.query('GRANT USAGE ON SCHEMA roles TO app_roles');
-    const app = await connect({ ...cluster.connection(database), user: 'app_roles', password });
+    const app = await connect({
+      ...postgres.cluster.connection(postgres.database),
+      user: 'app_roles',
+      password,
+    });
     try {
       assert.match(
         await refusal(app, "SELECT * FROM roles.enqueue('mail', 't', ''::bytea)"),
@@ -547,10 +541,10 @@ print(gone.id, kept.id, again.id, again.deduplicated, refused)
       env: {
         PATH: process.env.PATH ?? '/usr/bin:/bin',
         PYTHONPATH: join(import.meta.dirname, '..', '..', 'clients', 'python', 'src'),
-        PORT: String(cluster.port),
-        PGUSER: cluster.user,
-        PGPASSWORD: cluster.password,
-        DB: database,
+        PORT: String(postgres.cluster.port),
+        PGUSER: postgres.cluster.user,
+        PGPASSWORD: postgres.cluster.password,
+        DB: postgres.database,
       },
     });
     assert.equal(run.status, 0, run.stderr);

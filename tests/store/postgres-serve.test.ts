@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { type ServiceError, status } from '@grpc/grpc-js';
 import { JobState } from '../../clients/typescript/src/gen/sepp/v1/job.js';
 import { StartupError, startServer } from '../../src/app.ts';
@@ -18,23 +18,11 @@ import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { createLogger } from '../../src/telemetry/logger.ts';
 import { answered, within } from '../helpers/bounded.ts';
 import { cliJson, sepp } from '../helpers/cli.ts';
-import { type PostgresCluster, startPostgres } from '../helpers/postgres.ts';
+import { useCluster } from '../helpers/postgres.ts';
 import { call, startTestServer, testJob } from '../helpers/server.ts';
 
-let cluster: PostgresCluster;
-let database: string;
-
-before(async () => {
-  cluster = await startPostgres();
-  database = await cluster.createDatabase('serve');
-});
-
-after(async () => {
-  await cluster?.close();
-});
-
-const storeToml = (schema: string, passwordFile = cluster.passwordFile) =>
-  `[store]\nkind = "postgres"\nurl = "${cluster.urlWithoutPassword(database)}"\npassword_file = "${passwordFile}"\nschema = "${schema}"\n`;
+const postgres = useCluster('serve');
+const storeToml = (schema: string, passwordFile?: string) => postgres.storeToml(schema, passwordFile);
 
 /*
  * Every wait here that could hang is bounded (helpers/bounded.ts): it fails naming what did
@@ -70,7 +58,7 @@ test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; t
     assert.equal(started?.store, 'postgres');
     assert.equal(started?.store_schema, 'served');
     assert.equal(started?.data_dir, undefined, 'no data directory is used');
-    assert.ok(!lines.join('\n').includes(cluster.password), 'the password is in the log');
+    assert.ok(!lines.join('\n').includes(postgres.cluster.password), 'the password is in the log');
 
     t = await within(t.restart(), 'the restart', 60_000);
     const c = t.client;
@@ -103,8 +91,8 @@ test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; t
     }
     const store = {
       kind: 'postgres',
-      host: `127.0.0.1:${cluster.port}`,
-      database,
+      host: `127.0.0.1:${postgres.cluster.port}`,
+      database: postgres.database,
       schema: 'served',
       signalsConnected: true,
     };
@@ -121,14 +109,16 @@ test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; t
       replication: 'none',
       standbys: 0,
     });
-    assert.ok(!text.includes(cluster.password) && !JSON.stringify(info).includes(cluster.password));
+    assert.ok(
+      !text.includes(postgres.cluster.password) && !JSON.stringify(info).includes(postgres.cluster.password),
+    );
     // And `sepp status` (docs/postgres.md, "Seeing which store a server runs").
     const statusRun = await sepp(['status'], { SEPP_SERVER: t.address });
     assert.equal(statusRun.code, 0, statusRun.stderr);
     assert.match(
       statusRun.stdout,
       new RegExp(
-        `^store {7}postgres 127\\.0\\.0\\.1:${cluster.port} database ${database} schema served; other servers' signals: connected; replication: none \\(0 standbys\\)$`,
+        `^store {7}postgres 127\\.0\\.0\\.1:${postgres.cluster.port} database ${postgres.database} schema served; other servers' signals: connected; replication: none \\(0 standbys\\)$`,
         'm',
       ),
     );
@@ -136,7 +126,7 @@ test('sepp serve on PostgreSQL: jobs go through the API and survive a restart; t
       cliJson<{ store: unknown }>(await sepp(['status', '--json'], { SEPP_SERVER: t.address })).store,
       { ...store, replication: 'none', standbys: 0 },
     );
-    assert.ok(!statusRun.stdout.includes(cluster.password));
+    assert.ok(!statusRun.stdout.includes(postgres.cluster.password));
   } finally {
     await within(t.dispose(), 'the server stopped', 60_000);
   }
@@ -160,10 +150,10 @@ test('what only the SQLite store has answers FAILED_PRECONDITION naming the stor
 });
 
 test('a PostgreSQL store that cannot be opened stops the start: one line naming the settings, never the password', async () => {
-  const wrong = join(cluster.dataDir, '..', 'wrong-password');
+  const wrong = join(postgres.cluster.dataDir, '..', 'wrong-password');
   writeFileSync(wrong, 'not-the-password\n', { mode: 0o600 });
   const start = (toml: string) => {
-    const file = join(cluster.dataDir, '..', 'start.toml');
+    const file = join(postgres.cluster.dataDir, '..', 'start.toml');
     writeFileSync(file, toml);
     const config = loadConfig({
       flags: { config: file, grpcListen: '127.0.0.1:0', adminListen: '127.0.0.1:0' },
@@ -178,7 +168,9 @@ test('a PostgreSQL store that cannot be opened stops the start: one line naming 
     assert.ok(error instanceof StartupError, String(error));
     assert.match(error.message, pattern);
     assert.match(error.message, /\(store\.url, store\.password_file, store\.password_env\)$/);
-    assert.ok(!error.message.includes(cluster.password) && !error.message.includes('not-the-password'));
+    assert.ok(
+      !error.message.includes(postgres.cluster.password) && !error.message.includes('not-the-password'),
+    );
     assert.ok(!error.message.includes('\n'));
     return true;
   };
@@ -186,7 +178,7 @@ test('a PostgreSQL store that cannot be opened stops the start: one line naming 
     within(start(storeToml('refused', wrong)), 'the start with a wrong password ended'),
     (e) => refused(e, /^cannot open the PostgreSQL store at postgres:\/\/.*password authentication failed/),
   );
-  const closedPort = storeToml('refused').replace(`:${cluster.port}/`, ':1/');
+  const closedPort = storeToml('refused').replace(`:${postgres.cluster.port}/`, ':1/');
   await assert.rejects(within(start(closedPort), 'the start on a closed port ended'), (e) =>
     refused(e, /ECONNREFUSED/),
   );
@@ -195,7 +187,7 @@ test('a PostgreSQL store that cannot be opened stops the start: one line naming 
 test('servers starting together on a new schema migrate it once and take different counter shards', async () => {
   const open = () =>
     new PostgresStore({
-      ...cluster.storeOptions(database, 'together'),
+      ...postgres.cluster.storeOptions(postgres.database, 'together'),
       poolSize: 2,
       statementTimeoutMs: 10_000,
     });
@@ -203,7 +195,11 @@ test('servers starting together on a new schema migrate it once and take differe
   try {
     await within(Promise.all(stores.map((s) => s.start())), 'the 3 stores started');
     const { rows } = await within(
-      cluster.query<{ n: string }>('SELECT count(*) AS n FROM together.schema_migrations', [], database),
+      postgres.cluster.query<{ n: string }>(
+        'SELECT count(*) AS n FROM together.schema_migrations',
+        [],
+        postgres.database,
+      ),
       'the count of applied migrations read',
     );
     // Each migration once, however many servers ran them.

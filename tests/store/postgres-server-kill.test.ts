@@ -19,7 +19,7 @@ import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type LeasedJob, SeppClient } from '../../clients/typescript/src/index.ts';
 import { within } from '../helpers/bounded.ts';
-import { type PostgresCluster, startPostgres } from '../helpers/postgres.ts';
+import { useCluster } from '../helpers/postgres.ts';
 import { countMismatches } from '../helpers/postgres-counts.ts';
 import { type ServerProcess, startServerProcess } from '../helpers/process-server.ts';
 
@@ -27,18 +27,14 @@ const queue = 'load';
 const leaseMs = 2000;
 const passwordVariable = 'SEPP_KILL_TEST_POSTGRES_PASSWORD';
 
-let cluster: PostgresCluster;
-let database: string;
+const postgres = useCluster('kill');
 let dir: string;
 
-before(async () => {
-  cluster = await startPostgres();
-  database = await cluster.createDatabase('kill');
+before(() => {
   dir = mkdtempSync(join(tmpdir(), 'sepp-pg-kill-'));
 });
 
-after(async () => {
-  await cluster?.close();
+after(() => {
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -49,7 +45,7 @@ after(async () => {
 
 function startServer(name: string, config: string): Promise<ServerProcess> {
   const started = startServerProcess(join(dir, name), ['--config', config], {
-    env: { [passwordVariable]: cluster.password },
+    env: { [passwordVariable]: postgres.cluster.password },
   });
   return within(started, `server ${name} started`, 60_000);
 }
@@ -127,7 +123,7 @@ test('kill -9 of one of two sepp servers under load: nothing acknowledged lost, 
   const config = join(dir, 'sepp.toml');
   writeFileSync(
     config,
-    `[store]\nkind = "postgres"\nurl = "${cluster.urlWithoutPassword(database)}"\npassword_env = "${passwordVariable}"\nschema = "kill"\n`,
+    `[store]\nkind = "postgres"\nurl = "${postgres.cluster.urlWithoutPassword(postgres.database)}"\npassword_env = "${passwordVariable}"\nschema = "kill"\n`,
   );
   const doomed = await startServer('a', config);
   const survivor = await startServer('b', config);
@@ -238,4 +234,4 @@ test('kill -9 of one of two sepp servers under load: nothing acknowledged lost, 
 });
 
 /** counts = rows, read through the Store interface on the schema. */
-const mismatches = () => countMismatches(cluster, database, 'kill');
+const mismatches = () => countMismatches(postgres.cluster, postgres.database, 'kill');

@@ -13,7 +13,7 @@
  * Counts and rows agree at the end of each.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { type ServiceError, status } from '@grpc/grpc-js';
 import pg from 'pg';
 import { CancelJobsRequest } from '../../clients/typescript/src/gen/sepp/v1/admin.js';
@@ -28,26 +28,14 @@ import { deferred } from '../client/helpers.ts';
 import { answered, within } from '../helpers/bounded.ts';
 import { until } from '../helpers/engine.ts';
 import { collect as collectEvents } from '../helpers/events.ts';
-import { type PostgresCluster, startPostgres } from '../helpers/postgres.ts';
+import { useCluster } from '../helpers/postgres.ts';
 import { countMismatches } from '../helpers/postgres-counts.ts';
 import { call, startTestServer, type TestServer, testJob } from '../helpers/server.ts';
 import { waitFor } from '../helpers/steady-load.ts';
 import { collect, creditMessage, openWork, subscribeMessage } from '../helpers/streams.ts';
 
-let cluster: PostgresCluster;
-let database: string;
-
-before(async () => {
-  cluster = await startPostgres();
-  database = await cluster.createDatabase('servers');
-});
-
-after(async () => {
-  await cluster?.close();
-});
-
-const storeToml = (schema: string) =>
-  `[store]\nkind = "postgres"\nurl = "${cluster.urlWithoutPassword(database)}"\npassword_file = "${cluster.passwordFile}"\nschema = "${schema}"\n`;
+const postgres = useCluster('servers');
+const storeToml = (schema: string) => postgres.storeToml(schema);
 
 /*
  * Every wait here that could hang is bounded (helpers/bounded.ts): it fails naming what did
@@ -68,7 +56,7 @@ const disposeAll = (all: readonly TestServer[]) =>
   within(Promise.all(all.map((t) => t.dispose())), `${all.length} servers stopped`, 60_000);
 
 /** counts = rows, read through the Store interface on the schema. */
-const mismatches = (schema: string) => countMismatches(cluster, database, schema);
+const mismatches = (schema: string) => countMismatches(postgres.cluster, postgres.database, schema);
 
 /** A reserve; its server answers when its wait ends, so a hang is one past the wait. */
 const reserve = (
@@ -278,7 +266,7 @@ test('a server whose listener connects after another server’s signal: its wait
   };
   const b = await frozenEngine(storeB, 'engine b');
   // The test's own listener on the schema's channel: it hears what b cannot yet.
-  const listener = new pg.Client(cluster.connection(database));
+  const listener = new pg.Client(postgres.cluster.connection(postgres.database));
   listener.on('error', () => {});
   try {
     await within(listener.connect(), 'the test’s listener connected');
@@ -570,7 +558,7 @@ test('kill -9 of PostgreSQL: the servers answer UNAVAILABLE, recover once it is 
       acknowledged.push(
         (await answered(call(a!.client, a!.client.enqueue, { job: testJob('crash') }), 'an enqueue')).jobId,
       );
-    await within(cluster.kill9(), 'the kill -9 of PostgreSQL');
+    await within(postgres.cluster.kill9(), 'the kill -9 of PostgreSQL');
     const refused = await answered(
       call(b!.client, b!.client.enqueue, { job: testJob('crash') }),
       'an enqueue while PostgreSQL is down',
@@ -579,7 +567,7 @@ test('kill -9 of PostgreSQL: the servers answer UNAVAILABLE, recover once it is 
       (error: ServiceError) => error,
     );
     assert.equal(refused?.code, status.UNAVAILABLE);
-    await within(cluster.restart(), 'the restart of PostgreSQL', 60_000);
+    await within(postgres.cluster.restart(), 'the restart of PostgreSQL', 60_000);
     // The next calls connect again.
     let recovered = false;
     for (let attempt = 0; attempt < 50 && !recovered; attempt++) {
@@ -626,7 +614,8 @@ assert.ok(
 );
 
 /** One server's store on `schema`, for an engine in this process. */
-const pgStore = (schema: string) => new PostgresStore(cluster.storeOptions(database, schema));
+const pgStore = (schema: string) =>
+  new PostgresStore(postgres.cluster.storeOptions(postgres.database, schema));
 
 /** Two engines, each on its own PostgresStore on one schema: two servers, in this process. */
 async function engines(schema: string): Promise<Engine[]> {

@@ -9,31 +9,17 @@
  * its savepoint.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import pg from 'pg';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { type BatchTrace, writerTrace } from '../../src/store/postgres/writer.ts';
 import { StorageFailure, type Store } from '../../src/store/store.ts';
-import { type PostgresCluster, startPostgres } from '../helpers/postgres.ts';
+import { useCluster } from '../helpers/postgres.ts';
 
-let cluster: PostgresCluster;
-let database: string;
-let admin: pg.Client;
-
-before(async () => {
-  cluster = await startPostgres();
-  database = await cluster.createDatabase('writer');
-  admin = new pg.Client(cluster.connection(database));
-  await admin.connect();
-});
-
-after(async () => {
-  await admin?.end();
-  await cluster?.close();
-});
+const postgres = useCluster('writer');
 
 async function openStore(schema: string): Promise<Store> {
-  const store = new PostgresStore(cluster.storeOptions(database, schema));
+  const store = new PostgresStore(postgres.cluster.storeOptions(postgres.database, schema));
   await store.start();
   return store;
 }
@@ -41,7 +27,9 @@ async function openStore(schema: string): Promise<Store> {
 const counted = async (schema: string, queue: string) =>
   Number(
     (
-      await admin.query<{ n: string }>(
+      await (
+        await postgres.client()
+      ).query<{ n: string }>(
         `SELECT coalesce(sum(jobs), 0)::text AS n FROM ${schema}.queue_counts WHERE queue = $1`,
         [queue],
       )
@@ -52,9 +40,11 @@ test('a count delta sent ahead that fails fails its whole batch: nothing committ
   const store = await openStore('ahead');
   try {
     // Count deltas are written after the unit's statements, ahead of their answer.
-    await admin.query(`CREATE FUNCTION ahead.refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+    await (
+      await postgres.client()
+    ).query(`CREATE FUNCTION ahead.refuse() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN IF NEW.queue = 'poison' THEN RAISE EXCEPTION 'refused by the test'; END IF; RETURN NEW; END $$`);
-    await admin.query(
+    await (await postgres.client()).query(
       'CREATE TRIGGER refuse BEFORE INSERT ON ahead.queue_counts FOR EACH ROW EXECUTE FUNCTION ahead.refuse()',
     );
     const adjust = (queue: string) =>
@@ -81,7 +71,7 @@ test('a count delta sent ahead that fails fails its whole batch: nothing committ
 
 test('a unit whose key another transaction holds is answered after it, from the next batch; the rest of its batch is not held', async () => {
   const store = await openStore('busy');
-  const holder = new pg.Client(cluster.connection(database));
+  const holder = new pg.Client(postgres.cluster.connection(postgres.database));
   await holder.connect();
   try {
     // The lock the SQL function enqueue takes for (queue q, key k), held by another transaction.
@@ -120,7 +110,9 @@ test('a unit whose key another transaction holds is answered after it, from the 
 const committed = async (schema: string, queue: string, state: string) =>
   Number(
     (
-      await admin.query<{ n: string }>(
+      await (
+        await postgres.client()
+      ).query<{ n: string }>(
         `SELECT coalesce(sum(jobs), 0)::text AS n FROM ${schema}.queue_counts WHERE queue = $1 AND state = $2`,
         [queue, state],
       )

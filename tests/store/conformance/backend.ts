@@ -14,7 +14,7 @@ import { closeDatabase } from '../../../src/store/sqlite/close.ts';
 import { databaseFileName, openDataDir } from '../../../src/store/sqlite/open.ts';
 import { openSqliteStore } from '../../../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../../../src/store/store.ts';
-import { type PostgresCluster, startPostgres } from '../../helpers/postgres.ts';
+import { type FileCluster, type PostgresCluster, useCluster } from '../../helpers/postgres.ts';
 
 export interface StoreBackend {
   readonly name: string;
@@ -80,13 +80,13 @@ export const sqliteBackend: StoreBackend = {
 };
 
 /**
- * The cluster of a PostgreSQL conformance file, with fsync off: the suite checks semantics,
- * not durability (as the SQLite backend's `relaxed`, on a memory file system). A commit still
- * waits for its WAL to be written (synchronous_commit stays on), only not for the disk; the
- * model case commits ~3,000 times, each an fdatasync of the WAL otherwise.
+ * The cluster of a PostgreSQL conformance file (useCluster), with fsync off: the suite checks
+ * semantics, not durability (as the SQLite backend's `relaxed`, on a memory file system). A
+ * commit still waits for its WAL to be written (synchronous_commit stays on), only not for the
+ * disk; the model case commits ~3,000 times, each an fdatasync of the WAL otherwise.
  */
-export function startConformanceCluster(): Promise<PostgresCluster> {
-  return startPostgres({ settings: { fsync: 'off' } });
+export function useConformanceCluster(databasePrefix: string): FileCluster {
+  return useCluster(databasePrefix, { settings: { fsync: 'off' } });
 }
 
 /**
