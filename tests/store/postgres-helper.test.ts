@@ -74,7 +74,7 @@ test('databases created for tests side by side are separate', async () => {
 });
 
 test('kill -9 of the whole server, then restart: committed rows are there, uncommitted ones are not', async () => {
-  const db = await postgres.cluster.createDatabase('crash');
+  const db = postgres.database;
   await postgres.cluster.query('CREATE TABLE jobs (id int PRIMARY KEY)', [], db);
   await postgres.cluster.query('INSERT INTO jobs SELECT generate_series(1, 1000)', [], db);
   const open = new pg.Client(postgres.cluster.connection(db));
@@ -102,7 +102,7 @@ test('kill -9 of the whole server, then restart: committed rows are there, uncom
 });
 
 test('stop is a fast shutdown that leaves no process; restart comes back on the same data', async () => {
-  const db = await postgres.cluster.createDatabase('stop');
+  const db = postgres.database;
   await postgres.cluster.query('CREATE TABLE kept (id int)', [], db);
   const idle = new pg.Client(postgres.cluster.connection(db));
   idle.on('error', () => {});
