@@ -59,7 +59,9 @@ function printW5Parts(profile: CpuProfile, parentOf: Map<number, ProfileNode>, j
     const stack: string[] = [];
     for (let node = byId.get(id); node !== undefined; node = parentOf.get(node.id)) {
       const { functionName, url } = node.callFrame;
-      stack.push(`${functionName || '(anonymous)'} ${url.replace(/^.*\/(node_modules|src|clients)\//, '$1/')}`);
+      stack.push(
+        `${functionName || '(anonymous)'} ${url.replace(/^.*\/(node_modules|src|clients)\//, '$1/')}`,
+      );
     }
     const part = w5Parts.find(([, pattern]) => stack.some((frame) => pattern.test(frame)))![0];
     partUs.set(part, (partUs.get(part) ?? 0) + (profile.timeDeltas[i] ?? 0));
