@@ -9,6 +9,10 @@
  * to its tree. Run it with B = A too, to see the harness's own spread.
  *
  *   npx tsx bench/engine-ab-w5.ts --a /tmp/main-tree --b . [--steps 40] [--flows 10] [--children 20]
+ *                                 [--ack-chunk 50]
+ *
+ * --ack-chunk N acks what a reserve returned in AckBatches of N (the last one smaller): W5's
+ * Worker sends many of 5, 20 and 25 (docs/decisions/0012, (h)).
  *
  * TREE is a checkout with node_modules reachable from it. Prints CPU µs per edge for the
  * enqueue and for the drain (lease + ack, with the releases), and B / A. Not part of `npm test`.
@@ -21,6 +25,7 @@ const trees = [resolve(args.get('a') ?? '.'), resolve(args.get('b') ?? '.')];
 const steps = Number(args.get('steps') ?? 40);
 const flows = Number(args.get('flows') ?? 10);
 const children = Number(args.get('children') ?? 20);
+const ackChunk = Number(args.get('ack-chunk') ?? 50);
 const warmup = 4;
 const phases = ['enqueue', 'drain'] as const;
 type Phase = (typeof phases)[number];
@@ -51,7 +56,10 @@ async function drain(side: Side): Promise<number> {
   for (;;) {
     const leased = await side.engine.reserve({ queues: ['w5'], maxJobs: 50, leaseMs: 3_600_000 });
     if (leased.length === 0) return acked;
-    await side.engine.ackBatch(leased.map((job) => ({ jobId: job.id, attempt: job.attempt })));
+    for (let at = 0; at < leased.length; at += ackChunk) {
+      const chunk = leased.slice(at, at + ackChunk);
+      await side.engine.ackBatch(chunk.map((job) => ({ jobId: job.id, attempt: job.attempt })));
+    }
     acked += leased.length;
   }
 }
@@ -82,7 +90,7 @@ for (let i = 0; i < warmup + steps; i++) {
 }
 const edges = steps * flows * children;
 console.log(
-  `A = ${trees[0]}\nB = ${trees[1]}\n${steps} steps of ${flows} flows of ${children} → 1 (after ${warmup} not counted)`,
+  `A = ${trees[0]}\nB = ${trees[1]}\n${steps} steps of ${flows} flows of ${children} → 1 (after ${warmup} not counted), acks in batches of ${ackChunk}`,
 );
 for (const phase of [...phases, 'total'] as const) {
   const of = (side: Side) => (phase === 'total' ? side.cpuUs.enqueue + side.cpuUs.drain : side.cpuUs[phase]);

@@ -2,7 +2,11 @@
  * The top entries of a V8 CPU profile (`.cpuprofile`, from `node --cpu-prof` or the
  * benchmarks' --profile): self time per function, and the share of the profile.
  *
- *   npx tsx bench/profile-top.ts FILE.cpuprofile [--top 25]
+ *   npx tsx bench/profile-top.ts FILE.cpuprofile [--top 25] [--w5-parts JOBS]
+ *
+ * --w5-parts JOBS: instead, the server's time in W5's parts (bench/results/w5-cpu-2026-12-06.md),
+ * µs per job over JOBS jobs: each sample goes to the first part, in the list's order, that a
+ * frame of its stack matches.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -19,14 +23,68 @@ interface CpuProfile {
 }
 
 const { values, positionals } = parseArgs({
-  options: { top: { type: 'string', default: '25' } },
+  options: { top: { type: 'string', default: '25' }, 'w5-parts': { type: 'string' } },
   allowPositionals: true,
 });
+/** W5's parts: a name, and what a frame (`function file`) of the sample's stack matches. */
+const w5Parts: [string, RegExp][] = [
+  ['idle', /^\(idle\)/],
+  ['fdatasync (a blocking wait, not CPU)', /^fdatasync /],
+  ['counters (queue_counts)', /^(count|adjust) src\/(engine\/context|store\/sqlite\/counts)/],
+  ['events, records', /^(emit|record|recordCompleted|attemptsEnded) src\/engine/],
+  ["collector's lease: dependency results", /^dependencyResultsOf /],
+  ['lease: the rest', /^leaseOrWait /],
+  ['ack: release of dependents (sets)', /^endKept /],
+  ['ack: through the Settler one by one', /^tryAck /],
+  ['ack: keptCompleted', /^keptCompleted /],
+  ['ack: completeDependedOnMany', /^completeDependedOn src\/engine/],
+  ['ack: multi-row DELETE', /^ackMany /],
+  ['ack: the rest', /^ackEach /],
+  ['flow enqueue: edges', /^add src\/store\/sqlite\/dependencies/],
+  ["flow enqueue: the jobs' INSERT", /^insert src\/store\/sqlite\/jobs/],
+  ["flow enqueue: the engine's rest", /^(enqueueFlowsIn|enqueueFlow) src\/engine/],
+  ['rpc: enqueueFlowFromProto', /^enqueueFlowFromProto /],
+  ['commit, savepoints', /^flush src\/store\/sqlite\/group-commit/],
+  ['codec: generated', /^(decode|encode|fromPartial) src\/gen/],
+  ['codec: hand-written', /(work-response|work-request|produce-response)-codec/],
+  ['garbage collector', /^\(garbage/],
+  ['(program)', /^\(program/],
+  ['gRPC and the rest', /./],
+];
+
+function printW5Parts(profile: CpuProfile, parentOf: Map<number, ProfileNode>, jobs: number): void {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const partUs = new Map<string, number>();
+  profile.samples.forEach((id, i) => {
+    const stack: string[] = [];
+    for (let node = byId.get(id); node !== undefined; node = parentOf.get(node.id)) {
+      const { functionName, url } = node.callFrame;
+      stack.push(
+        `${functionName || '(anonymous)'} ${url.replace(/^.*\/(node_modules|src|clients)\//, '$1/')}`,
+      );
+    }
+    const part = w5Parts.find(([, pattern]) => stack.some((frame) => pattern.test(frame)))![0];
+    partUs.set(part, (partUs.get(part) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  });
+  const notCpu = (part: string) => part === 'idle' || part.startsWith('fdatasync');
+  const cpuUs = [...partUs].reduce((sum, [part, us]) => (notCpu(part) ? sum : sum + us), 0);
+  console.log('| part | µs per job | share of CPU |\n| --- | ---: | ---: |');
+  for (const [part, us] of [...partUs].sort((a, b) => b[1] - a[1])) {
+    const share = notCpu(part) ? '–' : `${((us / cpuUs) * 100).toFixed(1)} %`;
+    console.log(`| ${part} | ${(us / jobs).toFixed(1)} | ${share} |`);
+  }
+  console.log(`| total (without idle and fdatasync) | ${(cpuUs / jobs).toFixed(1)} | |`);
+}
+
 for (const file of positionals) {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parentOf = new Map<number, ProfileNode>();
   for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node);
+  if (values['w5-parts'] !== undefined) {
+    printW5Parts(profile, parentOf, Number(values['w5-parts']));
+    continue;
+  }
   const selfUs = new Map<string, number>();
   let totalUs = 0;
   profile.samples.forEach((id, i) => {

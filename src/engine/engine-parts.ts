@@ -307,7 +307,7 @@ function buildParts(store: Store, options: EngineOptions, deps: EngineDeps): Eng
     reserver: new Reserver(ctx, lifecycle, flow, waiters, expiry, dependencyQueues),
     dependencyQueues,
     settler,
-    acks: new AckBatches(ctx, settler),
+    acks: new AckBatches(ctx, settler, dependencyQueues),
     progress: new ProgressReports(ctx),
     maintenance,
     queries,

@@ -15,7 +15,7 @@ import { prepareBulkStatements } from '../../src/store/sqlite/bulk.ts';
 import { prepareControlStatements } from '../../src/store/sqlite/control.ts';
 import { prepareCountStatements } from '../../src/store/sqlite/counts.ts';
 import { prepareDeadLetterStatements } from '../../src/store/sqlite/dead-letters.ts';
-import { prepareDependencyStatements } from '../../src/store/sqlite/dependencies.ts';
+import { markParentsSql, prepareDependencyStatements } from '../../src/store/sqlite/dependencies.ts';
 import { prepareFlowStatements } from '../../src/store/sqlite/flow.ts';
 import { prepareJobStatements } from '../../src/store/sqlite/jobs.ts';
 import { prepareKeyStatements } from '../../src/store/sqlite/keys.ts';
@@ -177,7 +177,11 @@ test('the hot path keeps its indexes', () => {
     const dependencies = prepareDependencyStatements(db);
     uses(dependencies.markWaiting, 'sqlite_autoindex_jobs_1');
     uses(dependencies.markDependedOn, 'sqlite_autoindex_jobs_1');
-    uses(dependencies.markEdgesDependedOn, 'sqlite_autoindex_jobs_1');
+    for (const rows of [4, 20, 50])
+      uses(
+        db.prepare(markParentsSql(Array.from({ length: rows }, () => '(?)').join(', '))),
+        'sqlite_autoindex_jobs_1',
+      );
     uses(dependencies.pendingChildren, 'job_dependencies_pending');
     uses(dependencies.anyPending, 'job_dependencies_pending_child');
     const browse = prepareBrowseStatements(db);

@@ -178,7 +178,8 @@ test('the AckBatch delete finds each job through the id index, never by scanning
 
 test('the AckBatch completion of jobs others wait on finds each job through the id index, never by scanning jobs', async () => {
   await withEngine({}, async ({ db }) => {
-    for (const rows of [1, 50]) {
+    // Every size: prepareKeptCompletes (src/store/sqlite/leases.ts) prepares one per batch size.
+    for (let rows = 1; rows <= 50; rows++) {
       const tuples = Array.from({ length: rows }, () => '(?, ?, ?, ?, ?)').join(', ');
       // The statement of prepareKeptCompletes (src/store/sqlite/leases.ts).
       const plan = db

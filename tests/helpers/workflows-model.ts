@@ -7,8 +7,9 @@
  * After every step each job's state agrees with the model, each batch's state and its
  * completion jobs (one once ended, none before) agree; every 50 steps the per-queue
  * counters match the rows. With `ackBatches`, completions are AckBatch calls of up to 8
- * jobs among acks of unknown jobs (10 acks at least: the multi-row path, whose jobs others
- * wait on are released together), on an engine that keeps no completed job.
+ * jobs, half of them among acks of unknown jobs (10 acks at least: the multi-row path, whose
+ * jobs others wait on are released together; the other half takes it from 2 acks, as a server
+ * that has had a waiting job does), on an engine that keeps no completed job.
  */
 import assert from 'node:assert/strict';
 import type { Engine } from '../../src/engine/engine.ts';
@@ -188,7 +189,10 @@ export async function runWorkflowsModel(
       const jobs = [...new Set(Array.from({ length: int(2, 8) }, () => pick(ready)!))];
       const acks = [];
       for (const job of jobs) acks.push({ jobId: job.id, attempt: (await leaseOne(engine, job)).attempt });
-      for (let i = 0; acks.length < 10; i++)
+      // Half of them padded to 10 acks (the multi-row path on any server), half not: from 2 acks a
+      // server that has had a waiting job takes the same path (ack-batch.ts).
+      const padTo = int(0, 1) === 0 ? 10 : 0;
+      for (let i = 0; acks.length < padTo; i++)
         acks.splice(int(0, acks.length), 0, { jobId: `gone-${i}`, attempt: 1 });
       const outcomes = await engine.ackBatch(acks);
       assert.deepEqual(

@@ -14,6 +14,11 @@ export class DependencyQueues {
     for (const name of yield* view.dependencies.queuesWithDependencies()) this.names.add(name);
   }
 
+  /** Whether any queue has had a job waiting on others (a server that runs workflows). */
+  get any(): boolean {
+    return this.names.size > 0;
+  }
+
   has(queue: string): boolean {
     return this.names.size > 0 && this.names.has(queue);
   }

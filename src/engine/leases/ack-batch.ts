@@ -9,7 +9,11 @@
  * answered by the Settler too (not_found once the first deleted it, as one at a time).
  * Batches under 10 acks, and any ack while a queue keeps completed jobs, go through
  * the Settler one by one: below the 10-row statement the multi-row path cost more than
- * it saved (measured: +7 to +11 % per ack in pairs).
+ * it saved (measured: +7 to +11 % per ack in pairs). Once a queue has had a job waiting
+ * on others (a server that runs workflows), batches from 2 acks take the batch path: a
+ * small batch of jobs others wait on is then kept completed in one statement and what
+ * waits on them released as a set, instead of job by job and edge by edge (W5's Worker
+ * sends many batches of 5: docs/decisions/0012, (h)).
  */
 import { batchMember, dependedOn, inBatch } from '../../store/dependencies.ts';
 import type { CompletingAck } from '../../store/leases.ts';
@@ -17,7 +21,7 @@ import type { Op } from '../../store/op.ts';
 import type { AckedRow } from '../../store/rows.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { EngineContext } from '../context.ts';
-import { releaseDependentsOfCompleted } from '../dependencies/index.ts';
+import { type DependencyQueues, releaseDependentsOfCompleted } from '../dependencies/index.ts';
 import { SeppError } from '../errors.ts';
 import type { FinishedOutcome } from '../finished-outcomes.ts';
 import type { Ack, SettleOutcome } from '../types.ts';
@@ -26,11 +30,14 @@ import { completedOutcome, type KeptJobs, type Settler } from './settle.ts';
 
 /** The smallest batch the multi-row delete serves (its 10-row statement). */
 const minBatchAcks = 10;
+/** The smallest batch that takes the batch path on a server that runs workflows. */
+const minWorkflowBatchAcks = 2;
 
 export class AckBatches {
   constructor(
     private readonly ctx: EngineContext,
     private readonly settler: Settler,
+    private readonly dependencyQueues?: DependencyQueues,
   ) {}
 
   /** Acks each job on its own: one outcome per job, in order. A result too large fails the whole call. */
@@ -47,7 +54,8 @@ export class AckBatches {
   }
 
   private *ackEach(tx: StoreTx, acks: readonly Ack[]): Op<SettleOutcome[]> {
-    if (acks.length < minBatchAcks || this.ctx.queues.anyKeepsCompleted) {
+    const smallest = this.dependencyQueues?.any === true ? minWorkflowBatchAcks : minBatchAcks;
+    if (acks.length < smallest || this.ctx.queues.anyKeepsCompleted) {
       const outcomes: SettleOutcome[] = [];
       for (const ack of acks) outcomes.push(yield* this.settler.tryAck(tx, ack));
       return outcomes;

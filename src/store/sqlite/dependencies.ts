@@ -20,17 +20,56 @@ import {
   waitsOnJobs,
 } from '../dependencies.ts';
 import type { Op } from '../op.ts';
+import { MultiRowStatement } from './multi-row.ts';
 import type { Preparer } from './prepare-on-use.ts';
 
 /**
- * From this many edges a job's edges are stored with two statements over a JSON array
- * rather than two per edge: measured (a table of 50,000 jobs, CPU per job's edges) 4 edges
- * 59 → 55 µs, 8 edges 109 → 72 µs, 20 edges 270 → 140-158 µs; below it the JSON costs
- * more than it saves (1 edge 18 → 27 µs, 2 edges 31 → 37 µs). Checked again with the
+ * From this many edges a job's edges are stored with two statements of many rows rather
+ * than two per edge: measured (a table of 50,000 jobs, CPU per job's edges) 4 edges
+ * 59 → 55 µs, 8 edges 109 → 72 µs, 20 edges 270 → 140-158 µs; below it the set form cost
+ * more than it saved (1 edge 18 → 27 µs, 2 edges 31 → 37 µs). Checked again with the
  * waiting job's seq bound (returned by the UPDATE that marks it) rather than read per
- * edge: in the engine, 20 edges one by one still cost 1.3-1.8× the JSON statements.
+ * edge: in the engine, 20 edges one by one still cost 1.3-1.8× the set statements. Those
+ * were JSON arrays (json_each) until multi-row VALUES statements of the exact size
+ * (multi-row.ts, up to 50 rows each) measured cheaper: 20 edges' INSERT 126-155 → 109 µs,
+ * the parents' UPDATE 42-45 → 30-32 µs (statements alone; docs/decisions/0012, (h)).
  */
 const manyEdges = 4;
+
+/** One edge's row of the multi-row INSERT: child_seq, parent_id, state, policy, name. */
+type EdgeRow = readonly [number, string, EdgeState, string, string | null];
+
+/**
+ * The parents of a job's edges marked as depended on, found by id (`tuples`: `(?), …`). A
+ * parent already marked is not written again (a root that 20 jobs wait on is written once).
+ */
+export const markParentsSql = (tuples: string) =>
+  `UPDATE jobs SET dependency_flags = dependency_flags | ${jobsWaitOnIt}
+    WHERE id IN (VALUES ${tuples}) AND dependency_flags & ${jobsWaitOnIt} = 0`;
+
+/** A job's edges from manyEdges on: the INSERT of their rows, and the mark of their parents. */
+function prepareEdgeSets(db: Preparer) {
+  return {
+    addEdges: new MultiRowStatement<EdgeRow, never>(
+      db,
+      5,
+      (tuples) => `INSERT INTO job_dependencies (child_seq, parent_id, state, policy, name) VALUES ${tuples}`,
+      (values, offset, edge) => {
+        for (let i = 0; i < 5; i++) values[offset + i] = edge[i]!;
+      },
+      'exact',
+    ),
+    markEdgesDependedOn: new MultiRowStatement<string, never>(
+      db,
+      1,
+      (tuples) => markParentsSql(tuples),
+      (values, offset, parentId) => {
+        values[offset] = parentId;
+      },
+      'exact',
+    ),
+  };
+}
 
 export function prepareDependencyStatements(db: Preparer) {
   return {
@@ -41,8 +80,7 @@ export function prepareDependencyStatements(db: Preparer) {
         `UPDATE jobs SET dependency_flags = dependency_flags | ${waitsOnJobs} WHERE id = ? RETURNING seq`,
       )
       .pluck(),
-    // A job's edges one by one (below manyEdges), or all in one statement (a fan-in of 10,000 is one
-    // INSERT): @edgesJson is [[parentId, state, name], …].
+    // A job's edges one by one (below manyEdges), or in statements of many (prepareEdgeSets).
     addEdge: db.prepare<
       [{ childSeq: number; parentId: string; state: EdgeState; policy: string; name: string | null }]
     >(
@@ -54,15 +92,7 @@ export function prepareDependencyStatements(db: Preparer) {
       `UPDATE jobs SET dependency_flags = dependency_flags | ${jobsWaitOnIt}
         WHERE id = ? AND dependency_flags & ${jobsWaitOnIt} = 0`,
     ),
-    addEdges: db.prepare<[{ childSeq: number; policy: string; edgesJson: string }]>(
-      `INSERT INTO job_dependencies (child_seq, parent_id, state, policy, name)
-        SELECT @childSeq, value ->> 0, value ->> 1, @policy, value ->> 2 FROM json_each(@edgesJson)`,
-    ),
-    markEdgesDependedOn: db.prepare<[{ edgesJson: string }]>(
-      `UPDATE jobs SET dependency_flags = dependency_flags | ${jobsWaitOnIt}
-        WHERE id IN (SELECT value ->> 0 FROM json_each(@edgesJson))
-          AND dependency_flags & ${jobsWaitOnIt} = 0`,
-    ),
+    ...prepareEdgeSets(db),
     edgesOf: db.prepare<[string], DependencyEdgeRow>(
       `SELECT d.parent_id, d.name, d.state AS edge_state, p.state AS parent_state, p.queue AS parent_queue,
               p.type AS parent_type, p.result, p.result_content_type
@@ -261,9 +291,10 @@ export function dependencyOps(sql: DependencyStatements): Dependencies {
         }
         return;
       }
-      const edgesJson = JSON.stringify(edges.map((edge) => [edge.parentId, edge.state, edge.name ?? null]));
-      sql.addEdges.run({ childSeq, policy, edgesJson });
-      sql.markEdgesDependedOn.run({ edgesJson });
+      sql.addEdges.run(
+        edges.map((edge): EdgeRow => [childSeq, edge.parentId, edge.state, policy, edge.name ?? null]),
+      );
+      sql.markEdgesDependedOn.run(edges.map((edge) => edge.parentId));
     },
     *pendingChildren(parentId) {
       return sql.pendingChildren.all(parentId);
