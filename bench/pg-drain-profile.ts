@@ -6,7 +6,7 @@
  * statement of the drain, its calls, rows and time per job (pg_stat_statements).
  *
  *   npx tsx bench/pg-drain-profile.ts --jobs 20000 --concurrency 50 [--streams N] [--profile FILE.cpuprofile]
- *     [--experiment SQL]
+ *     [--experiment SQL] [--store sqlite] [--warmup N]
  *
  * It also prints where the writer's wall time went (writer.ts `writerTrace`: its statements'
  * round trips, its COMMITs, and its idle time between batches), WAL syncs and how busy the
@@ -14,8 +14,12 @@
  * change tried before it is written as a migration).
  *
  * `--profile` writes this process's CPU profile of the drain (server and client: the
- * server's frames are under src/ and node_modules/pg*, the client's under clients/).
+ * server's frames are under src/ and node_modules/pg*, the client's under clients/;
+ * bench/pg-profile-areas.ts sums them by area). It prints this process's CPU per job by
+ * thread: the main thread, and V8's helper threads (its optimizing compiler, mostly).
+ * `--store sqlite` drains the same jobs on a SQLite store (the same engine), for comparison.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
@@ -36,11 +40,29 @@ const { values } = parseArgs({
     top: { type: 'string', default: '12' },
     profile: { type: 'string' },
     experiment: { type: 'string' },
+    store: { type: 'string', default: 'postgres' },
+    warmup: { type: 'string', default: '0' },
   },
 });
 const jobs = Number(values.jobs);
 const concurrency = Number(values.concurrency);
+const warmup = Number(values.warmup);
 
+/**
+ * `--warmup N`: N jobs enqueued and drained first, unmeasured, so the measured drain runs on
+ * code V8 already optimized (a short drain in a new process pays its optimizing compiler).
+ */
+async function warmUp(client: SeppClient): Promise<void> {
+  if (warmup <= 0) return;
+  await enqueueJobs(client, 'w1', warmup, 10, 500);
+  await drainJobs(client, 'w1', warmup, { concurrency, transport: 'stream' });
+}
+
+if (values.store === 'sqlite') {
+  // The same drain on the SQLite store (same engine, other store): this process's figures only.
+  await sqliteDrain();
+  process.exit(0);
+}
 const cluster = await startPostgres({
   settings: {
     shared_preload_libraries: 'pg_stat_statements',
@@ -62,6 +84,7 @@ try {
     await admin.query(values.experiment);
     console.log(`experiment: ${values.experiment}`);
   }
+  await warmUp(client);
   await enqueueJobs(client, 'w1', jobs, 10, 500);
   await admin.query('SELECT pg_stat_statements_reset()');
   const commits = async () =>
@@ -88,6 +111,7 @@ try {
   const pgCpu = () => (postmaster === undefined ? 0 : cpuMicros([postmaster]));
   const pg0 = pgCpu();
   const cpu0 = process.cpuUsage();
+  const threads0 = threadTicks();
   const profiler = values.profile === undefined ? undefined : new Profiler();
   await profiler?.start();
   console.error(`draining (pid ${process.pid}, PostgreSQL ${postmaster})`);
@@ -99,6 +123,7 @@ try {
   });
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpu0);
+  const threads1 = threadTicks();
   const elu = performance.eventLoopUtilization(elu0);
   writerTrace.sink = undefined;
   const w1 = await walSync();
@@ -111,6 +136,7 @@ try {
       `${Math.round((cpu.user + cpu.system) / jobs)} µs CPU/job (user ${Math.round(cpu.user / jobs)}, system ${Math.round(cpu.system / jobs)}), PostgreSQL ${Math.round(pgUs / jobs)} µs/job; ` +
       `load ${loadavg()[0]?.toFixed(1)}`,
   );
+  console.log(threadFigures(threads0, threads1, jobs));
   console.log(
     writerFigures(batches, seconds, jobs, elu.utilization, {
       syncs: Number(w1?.n) - Number(w0?.n),
@@ -134,6 +160,85 @@ try {
   await server.dispose();
   await admin.end();
   await cluster.close();
+}
+
+/** `--store sqlite`: the drain on a SQLite store in a temporary directory, this process's CPU by thread. */
+async function sqliteDrain(): Promise<void> {
+  const server = await startTestServer({ toml: '[queues.w1]\n' });
+  const client = SeppClient.connect(server.address);
+  try {
+    await warmUp(client);
+    await enqueueJobs(client, 'w1', jobs, 10, 500);
+    const threads0 = threadTicks();
+    const cpu0 = process.cpuUsage();
+    const profiler = values.profile === undefined ? undefined : new Profiler();
+    await profiler?.start();
+    const started = performance.now();
+    await drainJobs(client, 'w1', jobs, { concurrency, transport: 'stream' });
+    const seconds = (performance.now() - started) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    const threads1 = threadTicks();
+    if (values.profile !== undefined) await profiler?.stop(values.profile);
+    console.log(
+      `drain (SQLite): ${jobs} jobs in ${seconds.toFixed(2)} s = ${Math.round(jobs / seconds)} jobs/s; this process (server + client) ` +
+        `${Math.round((cpu.user + cpu.system) / jobs)} µs CPU/job (user ${Math.round(cpu.user / jobs)}, system ${Math.round(cpu.system / jobs)}); load ${loadavg()[0]?.toFixed(1)}`,
+    );
+    console.log(threadFigures(threads0, threads1, jobs));
+  } finally {
+    client.close();
+    await server.dispose();
+  }
+}
+
+/** CPU ticks (1/100 s, user and system) of each thread of this process, by thread id and name. */
+function threadTicks(): Map<string, { user: number; system: number }> {
+  const ticks = new Map<string, { user: number; system: number }>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const text = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const name = text.slice(text.indexOf('(') + 1, text.lastIndexOf(')'));
+      const rest = text.slice(text.lastIndexOf(')') + 2).split(' ');
+      ticks.set(`${tid} ${name}`, { user: Number(rest[11]), system: Number(rest[12]) });
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return ticks;
+}
+
+/**
+ * This process's CPU per job by thread: the main thread (JavaScript, the sockets' system calls)
+ * and the rest (the garbage collector's helpers, libuv's pool, the profiler's sampler), from
+ * /proc/self/task: a profile samples the main thread's wall time, not its CPU.
+ */
+function threadFigures(
+  before: Map<string, { user: number; system: number }>,
+  after: Map<string, { user: number; system: number }>,
+  jobs: number,
+): string {
+  const main = `${process.pid} `;
+  let mainUser = 0;
+  let mainSystem = 0;
+  const others = new Map<string, number>();
+  for (const [key, t] of after) {
+    const t0 = before.get(key) ?? { user: 0, system: 0 };
+    const user = (t.user - t0.user) * 10_000;
+    const system = (t.system - t0.system) * 10_000;
+    if (key.startsWith(main)) {
+      mainUser = user;
+      mainSystem = system;
+    } else {
+      const name = key.slice(key.indexOf(' ') + 1);
+      others.set(name, (others.get(name) ?? 0) + user + system);
+    }
+  }
+  const per = (us: number) => Math.round(us / jobs);
+  const rest = [...others]
+    .filter(([, us]) => us > 0)
+    .sort((a, b) => b[1] - a[1])
+    .map(([name, us]) => `${name} ${per(us)}`)
+    .join(', ');
+  return `threads µs CPU/job: main ${per(mainUser + mainSystem)} (user ${per(mainUser)}, system ${per(mainSystem)}); others: ${rest || 'none'}`;
 }
 
 /** Where the writer's wall time went during the drain (writer.ts `writerTrace`). */
