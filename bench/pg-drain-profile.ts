@@ -112,6 +112,7 @@ try {
   const pg0 = pgCpu();
   const cpu0 = process.cpuUsage();
   const threads0 = threadTicks();
+  const switches0 = mainSwitches();
   const profiler = values.profile === undefined ? undefined : new Profiler();
   await profiler?.start();
   console.error(`draining (pid ${process.pid}, PostgreSQL ${postmaster})`);
@@ -124,6 +125,7 @@ try {
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpu0);
   const threads1 = threadTicks();
+  const switches1 = mainSwitches();
   const elu = performance.eventLoopUtilization(elu0);
   writerTrace.sink = undefined;
   const w1 = await walSync();
@@ -137,6 +139,10 @@ try {
       `load ${loadavg()[0]?.toFixed(1)}`,
   );
   console.log(threadFigures(threads0, threads1, jobs));
+  console.log(
+    `main thread context switches per batch: ${((switches1.voluntary - switches0.voluntary) / Math.max(1, batches.length)).toFixed(1)} voluntary (it waited for I/O), ` +
+      `${((switches1.preempted - switches0.preempted) / Math.max(1, batches.length)).toFixed(1)} preempted`,
+  );
   console.log(
     writerFigures(batches, seconds, jobs, elu.utilization, {
       syncs: Number(w1?.n) - Number(w0?.n),
@@ -173,6 +179,7 @@ async function sqliteDrain(): Promise<void> {
     const cpu0 = process.cpuUsage();
     const profiler = values.profile === undefined ? undefined : new Profiler();
     await profiler?.start();
+    console.error(`draining (pid ${process.pid}, SQLite)`);
     const started = performance.now();
     await drainJobs(client, 'w1', jobs, { concurrency, transport: 'stream' });
     const seconds = (performance.now() - started) / 1000;
@@ -188,6 +195,13 @@ async function sqliteDrain(): Promise<void> {
     client.close();
     await server.dispose();
   }
+}
+
+/** The main thread's context switches so far: voluntary (it waited) and not (it was preempted). */
+function mainSwitches(): { voluntary: number; preempted: number } {
+  const status = readFileSync(`/proc/self/task/${process.pid}/status`, 'utf8');
+  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
+  return { voluntary: field('voluntary_ctxt_switches'), preempted: field('nonvoluntary_ctxt_switches') };
 }
 
 /** CPU ticks (1/100 s, user and system) of each thread of this process, by thread id and name. */

@@ -8,7 +8,8 @@
  *   npx tsx bench/pg-profile-areas.ts FILE.cpuprofile [--jobs N] [--top 8]
  *
  * The profile samples wall time: a sample taken while the thread waited inside a system call
- * (the socket write that wakes PostgreSQL on a loaded machine) counts as that call's time.
+ * (the socket write that wakes PostgreSQL on a loaded machine, SQLite's fdatasync) counts as
+ * that call's time; those calls have an area of their own.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -31,6 +32,7 @@ const areas: [string, RegExp][] = [
     /node_modules\/(pg|pg-protocol|pg-types|postgres-[a-z]+)\//,
   ],
   ['sepp PostgreSQL store (src/store/postgres)', /\/src\/store\/postgres\//],
+  ['sepp SQLite store (src/store/sqlite, with SQLite itself)', /\/src\/store\/sqlite\//],
   ['store, shared (src/store)', /\/src\/store\//],
   ['engine (src/engine)', /\/src\/engine\//],
   [
@@ -41,6 +43,13 @@ const areas: [string, RegExp][] = [
   ['other sepp (src/)', /\/src\//],
   ['other node_modules', /node_modules\//],
 ];
+
+/**
+ * System calls whose samples are mostly waiting, not CPU: the socket write that wakes
+ * PostgreSQL (the thread is preempted inside it) and SQLite's fdatasync.
+ */
+const waits = new Set(['writev', 'fdatasync']);
+const waitArea = 'system calls that wait (writev, fdatasync: wall time, mostly not CPU)';
 
 function areaOf(url: string): string | undefined {
   if (url === '' || url.startsWith('node:'))
@@ -66,8 +75,13 @@ for (const file of positionals) {
     const leaf = byId.get(id);
     if (leaf === undefined || leaf.callFrame.functionName === '(idle)') return;
     busy += us;
-    let area: string | undefined;
-    let node: ProfileNode | undefined = leaf;
+    let area = waits.has(leaf.callFrame.functionName) ? waitArea : undefined;
+    if (
+      leaf.callFrame.functionName === 'dispatch' &&
+      parentOf.get(leaf.id)?.callFrame.url === 'node:inspector'
+    )
+      area = 'the profiler (its start)';
+    let node: ProfileNode | undefined = area === undefined ? leaf : undefined;
     while (node !== undefined && area === undefined) {
       area = areaOf(node.callFrame.url);
       if (area === undefined) node = parentOf.get(node.id);
