@@ -193,11 +193,12 @@ type RowDescription = { fields: { dataTypeID: number; format?: string }[] };
 /**
  * The driver's Query for the statements whose rows come as arrays (the hot path's leases and
  * acks), with the work it does per answer done once per statement. The driver builds a
- * parser list and an empty row object of every column for each answer (`Result.addFields`:
- * 5.5 µs per drained job, the largest item of the driver's CPU in a W1 drain,
- * bench/results/pg-cpu-2026-12-06.md); this keeps the statement's parsers from its first
- * answer (checked against each answer's column types), and adds each row without the
- * driver's 'row' event, which nothing listens to. Anything else is the driver's own code.
+ * parser list and an empty row object of every column for each answer (`Result.addFields`,
+ * the largest line of the driver's in a warm W1 drain's profile); this keeps the statement's
+ * parsers from its first answer (checked against each answer's column types), and adds each
+ * row without the driver's 'row' event, which nothing listens to. Anything else is the
+ * driver's own code. Measured alone (bench/pg-answer-cost.ts): 4–10 % less of the driver's
+ * CPU per answer, 0.5–1.4 µs per drained job (bench/results/pg-cpu-2026-12-06.md).
  */
 class ArrayQuery extends pg.Query {
   constructor(
