@@ -6,7 +6,7 @@
  * statement of the drain, its calls, rows and time per job (pg_stat_statements).
  *
  *   npx tsx bench/pg-drain-profile.ts --jobs 20000 --concurrency 50 [--streams N] [--profile FILE.cpuprofile]
- *     [--experiment SQL]
+ *     [--experiment SQL] [--store sqlite] [--warmup N]
  *
  * It also prints where the writer's wall time went (writer.ts `writerTrace`: its statements'
  * round trips, its COMMITs, and its idle time between batches), WAL syncs and how busy the
@@ -14,13 +14,17 @@
  * change tried before it is written as a migration).
  *
  * `--profile` writes this process's CPU profile of the drain (server and client: the
- * server's frames are under src/ and node_modules/pg*, the client's under clients/).
+ * server's frames are under src/ and node_modules/pg*, the client's under clients/;
+ * bench/pg-profile-areas.ts sums them by area). It prints this process's CPU per job by
+ * thread: the main thread, and V8's helper threads (its optimizing compiler, mostly).
+ * `--store sqlite` drains the same jobs on a SQLite store (the same engine), for comparison.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { SeppClient } from '../clients/typescript/src/index.ts';
+import { connectPostgres } from '../src/store/postgres/connect.ts';
 import { type BatchTrace, writerTrace } from '../src/store/postgres/writer.ts';
 import { startPostgres } from '../tests/helpers/postgres.ts';
 import { startTestServer } from '../tests/helpers/server.ts';
@@ -36,11 +40,29 @@ const { values } = parseArgs({
     top: { type: 'string', default: '12' },
     profile: { type: 'string' },
     experiment: { type: 'string' },
+    store: { type: 'string', default: 'postgres' },
+    warmup: { type: 'string', default: '0' },
   },
 });
 const jobs = Number(values.jobs);
 const concurrency = Number(values.concurrency);
+const warmup = Number(values.warmup);
 
+/**
+ * `--warmup N`: N jobs enqueued and drained first, unmeasured, so the measured drain runs on
+ * code V8 already optimized (a short drain in a new process pays its optimizing compiler).
+ */
+async function warmUp(client: SeppClient): Promise<void> {
+  if (warmup <= 0) return;
+  await enqueueJobs(client, 'w1', warmup, 10, 500);
+  await drainJobs(client, 'w1', warmup, { concurrency, transport: 'stream' });
+}
+
+if (values.store === 'sqlite') {
+  // The same drain on the SQLite store (same engine, other store): this process's figures only.
+  await sqliteDrain();
+  process.exit(0);
+}
 const cluster = await startPostgres({
   settings: {
     shared_preload_libraries: 'pg_stat_statements',
@@ -49,8 +71,18 @@ const cluster = await startPostgres({
   },
 });
 const database = await cluster.createDatabase('bench');
-const admin = new pg.Client(cluster.connection(database));
-await admin.connect();
+// Made as sepp's own connections are (connect.ts): a client of another shape, in this process,
+// made V8 deoptimize the store's code that had seen only sepp's clients (the writer's batch
+// among it) and optimize it again during the measured drain.
+const admin = await connectPostgres(
+  {
+    url: cluster.urlWithoutPassword(database),
+    password: cluster.password,
+    schema: 'public',
+    statementTimeoutMs: 60_000,
+  },
+  () => {},
+);
 await admin.query('CREATE EXTENSION pg_stat_statements');
 const server = await startTestServer({
   toml: `[queues.w1]\n[store]\nkind = "postgres"\nurl = "${cluster.urlWithoutPassword(database)}"\npassword_file = "${cluster.passwordFile}"\nschema = "sepp"\n`,
@@ -62,6 +94,7 @@ try {
     await admin.query(values.experiment);
     console.log(`experiment: ${values.experiment}`);
   }
+  await warmUp(client);
   await enqueueJobs(client, 'w1', jobs, 10, 500);
   await admin.query('SELECT pg_stat_statements_reset()');
   const commits = async () =>
@@ -88,6 +121,8 @@ try {
   const pgCpu = () => (postmaster === undefined ? 0 : cpuMicros([postmaster]));
   const pg0 = pgCpu();
   const cpu0 = process.cpuUsage();
+  const threads0 = threadTicks();
+  const switches0 = mainSwitches();
   const profiler = values.profile === undefined ? undefined : new Profiler();
   await profiler?.start();
   console.error(`draining (pid ${process.pid}, PostgreSQL ${postmaster})`);
@@ -99,6 +134,8 @@ try {
   });
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpu0);
+  const threads1 = threadTicks();
+  const switches1 = mainSwitches();
   const elu = performance.eventLoopUtilization(elu0);
   writerTrace.sink = undefined;
   const w1 = await walSync();
@@ -110,6 +147,11 @@ try {
       `${((c1 - c0) / jobs).toFixed(3)} commits/job; this process (server + client) ` +
       `${Math.round((cpu.user + cpu.system) / jobs)} µs CPU/job (user ${Math.round(cpu.user / jobs)}, system ${Math.round(cpu.system / jobs)}), PostgreSQL ${Math.round(pgUs / jobs)} µs/job; ` +
       `load ${loadavg()[0]?.toFixed(1)}`,
+  );
+  console.log(threadFigures(threads0, threads1, jobs));
+  console.log(
+    `main thread context switches per batch: ${((switches1.voluntary - switches0.voluntary) / Math.max(1, batches.length)).toFixed(1)} voluntary (it waited for I/O), ` +
+      `${((switches1.preempted - switches0.preempted) / Math.max(1, batches.length)).toFixed(1)} preempted`,
   );
   console.log(
     writerFigures(batches, seconds, jobs, elu.utilization, {
@@ -134,6 +176,93 @@ try {
   await server.dispose();
   await admin.end();
   await cluster.close();
+}
+
+/** `--store sqlite`: the drain on a SQLite store in a temporary directory, this process's CPU by thread. */
+async function sqliteDrain(): Promise<void> {
+  const server = await startTestServer({ toml: '[queues.w1]\n' });
+  const client = SeppClient.connect(server.address);
+  try {
+    await warmUp(client);
+    await enqueueJobs(client, 'w1', jobs, 10, 500);
+    const threads0 = threadTicks();
+    const cpu0 = process.cpuUsage();
+    const profiler = values.profile === undefined ? undefined : new Profiler();
+    await profiler?.start();
+    console.error(`draining (pid ${process.pid}, SQLite)`);
+    const started = performance.now();
+    await drainJobs(client, 'w1', jobs, { concurrency, transport: 'stream' });
+    const seconds = (performance.now() - started) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    const threads1 = threadTicks();
+    if (values.profile !== undefined) await profiler?.stop(values.profile);
+    console.log(
+      `drain (SQLite): ${jobs} jobs in ${seconds.toFixed(2)} s = ${Math.round(jobs / seconds)} jobs/s; this process (server + client) ` +
+        `${Math.round((cpu.user + cpu.system) / jobs)} µs CPU/job (user ${Math.round(cpu.user / jobs)}, system ${Math.round(cpu.system / jobs)}); load ${loadavg()[0]?.toFixed(1)}`,
+    );
+    console.log(threadFigures(threads0, threads1, jobs));
+  } finally {
+    client.close();
+    await server.dispose();
+  }
+}
+
+/** The main thread's context switches so far: voluntary (it waited) and not (it was preempted). */
+function mainSwitches(): { voluntary: number; preempted: number } {
+  const status = readFileSync(`/proc/self/task/${process.pid}/status`, 'utf8');
+  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
+  return { voluntary: field('voluntary_ctxt_switches'), preempted: field('nonvoluntary_ctxt_switches') };
+}
+
+/** CPU ticks (1/100 s, user and system) of each thread of this process, by thread id and name. */
+function threadTicks(): Map<string, { user: number; system: number }> {
+  const ticks = new Map<string, { user: number; system: number }>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const text = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const name = text.slice(text.indexOf('(') + 1, text.lastIndexOf(')'));
+      const rest = text.slice(text.lastIndexOf(')') + 2).split(' ');
+      ticks.set(`${tid} ${name}`, { user: Number(rest[11]), system: Number(rest[12]) });
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return ticks;
+}
+
+/**
+ * This process's CPU per job by thread: the main thread (JavaScript, the sockets' system calls)
+ * and the rest (the garbage collector's helpers, libuv's pool, the profiler's sampler), from
+ * /proc/self/task: a profile samples the main thread's wall time, not its CPU.
+ */
+function threadFigures(
+  before: Map<string, { user: number; system: number }>,
+  after: Map<string, { user: number; system: number }>,
+  jobs: number,
+): string {
+  const main = `${process.pid} `;
+  let mainUser = 0;
+  let mainSystem = 0;
+  const others = new Map<string, number>();
+  for (const [key, t] of after) {
+    const t0 = before.get(key) ?? { user: 0, system: 0 };
+    const user = (t.user - t0.user) * 10_000;
+    const system = (t.system - t0.system) * 10_000;
+    if (key.startsWith(main)) {
+      mainUser = user;
+      mainSystem = system;
+    } else {
+      const name = key.slice(key.indexOf(' ') + 1);
+      others.set(name, (others.get(name) ?? 0) + user + system);
+    }
+  }
+  const per = (us: number) => Math.round(us / jobs);
+  const rest = [...others]
+    .filter(([, us]) => us > 0)
+    .sort((a, b) => b[1] - a[1])
+    .map(([name, us]) => `${name} ${per(us)}`)
+    .join(', ');
+  return `threads µs CPU/job: main ${per(mainUser + mainSystem)} (user ${per(mainUser)}, system ${per(mainSystem)}); others: ${rest || 'none'}`;
 }
 
 /** Where the writer's wall time went during the drain (writer.ts `writerTrace`). */

@@ -6,12 +6,15 @@
  * and the count deltas, written once per batch, count exactly when units of the batch read
  * counts and fail: a unit reads its own and those of the units before it, and a failed
  * unit takes back its own only, even after a read of its wrote the earlier units' inside
- * its savepoint.
+ * its savepoint. Statements whose rows come as arrays are parsed by each answer's column types
+ * (connect.ts keeps a statement's parsers from its first answer).
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pg from 'pg';
+import { connectionOf } from '../../src/store/postgres/connect.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
+import { arrayStatement, plannedEachTime } from '../../src/store/postgres/sql.ts';
 import { type BatchTrace, writerTrace } from '../../src/store/postgres/writer.ts';
 import { StorageFailure, type Store } from '../../src/store/store.ts';
 import { useCluster } from '../helpers/postgres.ts';
@@ -220,5 +223,32 @@ test("the writer's trace (bench/pg-drain-profile.ts) hears of each batch: its un
   } finally {
     writerTrace.sink = undefined;
     await store.close();
+  }
+});
+
+test("array-row statements (connect.ts ArrayQuery): rows parsed by each answer's column types, errors as before", async () => {
+  const client = new pg.Client(cluster.connection(database));
+  await client.connect();
+  try {
+    const c = connectionOf(client, undefined);
+    const typed = arrayStatement(
+      "SELECT $1::bigint AS n, $2::bytea AS b, NULL::text AS t, 'x'::text AS s, 7::integer AS i",
+    );
+    for (const n of [1, 2]) {
+      const { rows } = await c.send(typed, [n, Buffer.from([n, 255])]);
+      assert.deepEqual(rows, [[n, Buffer.from([n, 255]), null, 'x', 7]]);
+    }
+    // One statement whose columns change type between answers (planned each time): parsed as each says.
+    await client.query('CREATE TABLE array_rows (a integer); INSERT INTO array_rows VALUES (1), (2)');
+    const all = plannedEachTime('SELECT a FROM array_rows ORDER BY a', 'array');
+    assert.deepEqual((await c.send(all, [])).rows, [[1], [2]]);
+    await client.query('ALTER TABLE array_rows ALTER a TYPE text');
+    assert.deepEqual((await c.send(all, [])).rows, [['1'], ['2']]);
+    // A statement that fails rejects with the database's error; the connection goes on.
+    const failing = arrayStatement('SELECT 1 / $1::integer AS q');
+    await assert.rejects(c.send(failing, [0]), (error: Error & { code?: string }) => error.code === '22012');
+    assert.deepEqual((await c.send(failing, [1])).rows, [[1]]);
+  } finally {
+    await client.end();
   }
 });
