@@ -2,8 +2,8 @@
  * The sepp process's CPU to send a drain's statements and read their answers (issue 37): a
  * lease-shaped statement, 25 rows of a LeasedRow's 22 columns (a W1 lease of one Work stream),
  * alternating with an ack-shaped one (25 rows of 6 columns), sent
- * through the store's connection (connect.ts: array rows with the statement's parsers kept)
- * and through the driver's own `rowMode: 'array'` query, in alternating rounds on one
+ * through the store's connection (connect.ts) and through the driver's own `rowMode: 'array'`
+ * query, in alternating rounds on one
  * connection. Prints each way's CPU per statement and per row (this process only: PostgreSQL
  * runs elsewhere), round by round, and the medians.
  *

@@ -6,8 +6,7 @@
  * and the count deltas, written once per batch, count exactly when units of the batch read
  * counts and fail: a unit reads its own and those of the units before it, and a failed
  * unit takes back its own only, even after a read of its wrote the earlier units' inside
- * its savepoint. Statements whose rows come as arrays are parsed by each answer's column types
- * (connect.ts keeps a statement's parsers from its first answer).
+ * its savepoint. Statements whose rows come as arrays are parsed by each answer's column types.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -226,8 +225,8 @@ test("the writer's trace (bench/pg-drain-profile.ts) hears of each batch: its un
   }
 });
 
-test("array-row statements (connect.ts ArrayQuery): rows parsed by each answer's column types, errors as before", async () => {
-  const client = new pg.Client(cluster.connection(database));
+test("array-row statements: rows parsed by each answer's column types, errors as before", async () => {
+  const client = new pg.Client(postgres.cluster.connection(postgres.database));
   await client.connect();
   try {
     const c = connectionOf(client, undefined);

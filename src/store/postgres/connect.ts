@@ -174,94 +174,6 @@ export function command(client: pg.Client, text: string): Promise<string | undef
   );
 }
 
-/** The parsers of a statement's columns, kept from its first answer (`ArrayQuery`). */
-interface ColumnParsers {
-  readonly oids: number[];
-  readonly parsers: ((text: string) => unknown)[];
-}
-const parsersOf = new WeakMap<Statement, ColumnParsers>();
-
-/** What `ArrayQuery` uses of the driver's Query and its Result (pg 8's, read in node_modules/pg/lib). */
-interface QueryInternals {
-  _result: { fields: unknown[]; _parsers: ((text: string) => unknown)[] | undefined; rows: unknown[] };
-  _canceledDueToError: unknown;
-  _accumulateRows: boolean;
-  _checkForMultirow(): void;
-}
-type RowDescription = { fields: { dataTypeID: number; format?: string }[] };
-
-/**
- * The driver's Query for the statements whose rows come as arrays (the hot path's leases and
- * acks), with the work it does per answer done once per statement. The driver builds a
- * parser list and an empty row object of every column for each answer (`Result.addFields`,
- * the largest line of the driver's in a warm W1 drain's profile); this keeps the statement's
- * parsers from its first answer (checked against each answer's column types), and adds each
- * row without the driver's 'row' event, which nothing listens to. Anything else is the
- * driver's own code. Measured alone (bench/pg-answer-cost.ts): 4–10 % less of the driver's
- * CPU per answer, 0.5–1.4 µs per drained job (bench/results/pg-cpu-2026-12-06.md).
- */
-class ArrayQuery extends pg.Query {
-  constructor(
-    private readonly statement: Statement,
-    config: pg.QueryArrayConfig,
-    callback: (error: Error | undefined, result: pg.QueryResult) => void,
-  ) {
-    super(config, callback as never);
-  }
-
-  handleRowDescription(msg: RowDescription): void {
-    const self = this as unknown as QueryInternals;
-    self._checkForMultirow();
-    const fields = msg.fields;
-    let known = parsersOf.get(this.statement);
-    if (known === undefined || !sameTypes(known.oids, fields)) {
-      known = {
-        oids: fields.map((f) => f.dataTypeID),
-        parsers: fields.map((f) => types.getTypeParser(f.dataTypeID, (f.format ?? 'text') as 'text')),
-      };
-      parsersOf.set(this.statement, known);
-    }
-    self._result.fields = fields;
-    self._result._parsers = known.parsers;
-    self._accumulateRows = true;
-  }
-
-  handleDataRow(msg: { fields: (string | null)[] }): void {
-    const self = this as unknown as QueryInternals;
-    if (self._canceledDueToError) return;
-    const parsers = self._result._parsers;
-    const columns = msg.fields;
-    const row = new Array<unknown>(columns.length);
-    try {
-      for (let i = 0; i < columns.length; i++) {
-        const text = columns[i];
-        row[i] = text === null || text === undefined ? null : parsers![i]!(text);
-      }
-    } catch (error) {
-      self._canceledDueToError = error;
-      return;
-    }
-    self._result.rows.push(row);
-  }
-}
-
-function sameTypes(oids: readonly number[], fields: RowDescription['fields']): boolean {
-  if (oids.length !== fields.length) return false;
-  for (let i = 0; i < oids.length; i++) if (oids[i] !== fields[i]!.dataTypeID) return false;
-  return true;
-}
-
-/** Sends an array-row statement as an `ArrayQuery`; answers its result as `client.query` would. */
-function arrayQuery(client: pg.Client, s: Statement, config: pg.QueryArrayConfig): Promise<pg.QueryResult> {
-  return new Promise((resolve, reject) => {
-    client.query(
-      new ArrayQuery(s, config, (error, result) =>
-        error === undefined || error === null ? resolve(result) : reject(error),
-      ),
-    );
-  });
-}
-
 const needsEscape = /["\\]/;
 
 /**
@@ -303,9 +215,8 @@ export function connectionOf(
       if (transaction !== undefined) transaction.statements++;
       coalesce(client);
       const query: pg.QueryConfig = { name: s.name, text: s.text, values: values.map(parameter) };
-      const answer =
-        s.rowMode === 'array' ? arrayQuery(client, s, { ...query, rowMode: 'array' }) : client.query(query);
-      return answer.catch((error: unknown) => {
+      if (s.rowMode === 'array') (query as pg.QueryArrayConfig).rowMode = 'array';
+      return client.query(query).catch((error: unknown) => {
         throw isStorageError(error) ? storageFailure(error) : error;
       });
     },
