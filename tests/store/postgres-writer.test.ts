@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pg from 'pg';
-import { connectionOf } from '../../src/store/postgres/connect.ts';
+import { connectionOf, connectPostgres } from '../../src/store/postgres/connect.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { arrayStatement, plannedEachTime } from '../../src/store/postgres/sql.ts';
 import { type BatchTrace, writerTrace } from '../../src/store/postgres/writer.ts';
@@ -226,8 +226,8 @@ test("the writer's trace (bench/pg-drain-profile.ts) hears of each batch: its un
 });
 
 test("array-row statements: rows parsed by each answer's column types, errors as before", async () => {
-  const client = new pg.Client(postgres.cluster.connection(postgres.database));
-  await client.connect();
+  // A connection made as the store makes its own (its int8 parser included).
+  const client = await connectPostgres(postgres.cluster.storeOptions(postgres.database, 'public'), () => {});
   try {
     const c = connectionOf(client, undefined);
     const typed = arrayStatement(
