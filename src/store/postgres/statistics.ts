@@ -1,0 +1,55 @@
+/**
+ * The planner's statistics of the tables that grow fastest, kept up while they grow
+ * (design note 0100, amendment "Plans while the tables grow").
+ *
+ * A prepared statement keeps the generic plan made after its first executions until
+ * something invalidates it; an ANALYZE of a table it reads does. Without statistics, the
+ * planner takes `cancelled_at_ms IS NULL` and the like to keep 0.5 % of the rows, and a table
+ * never analyzed for 10 pages: the plans made while jobs is small read it whole (the ack
+ * batch's DELETE joined `unnest` to a sequential scan, 5–30 ms an execution at a few thousand
+ * jobs). Autovacuum analyzes the jobs table after 20,000 changes (schema/postgres/0001) and
+ * looks at most once a minute: a burst into an empty table ran minutes on those plans.
+ *
+ * So each server looks, about once a second, at the cumulative statistics of `jobs` and
+ * `job_dependencies`, and analyzes a table whose live rows have more than doubled (plus
+ * `minRows`) since its last ANALYZE. That re-plans every statement reading it, from its
+ * present size. It costs one catalog read a second and, while a table grows, one ANALYZE per
+ * doubling; a table that shrinks (a queue draining) is left to autovacuum, as an index probe
+ * planned for a large table stays right for a small one.
+ */
+import type { Op } from '../op.ts';
+import { type Connection, rows, statement } from './sql.ts';
+
+/** Live rows a table must have gained at least before it is analyzed here. */
+const minRows = 500;
+
+/** $1 `minRows`: the store's growing tables whose live rows more than doubled since their last ANALYZE. */
+const grown = statement(
+  `SELECT s.relname::text AS name FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
+    WHERE s.schemaname = current_schema() AND s.relname IN ('jobs', 'job_dependencies')
+      AND s.n_mod_since_analyze >= $1 AND s.n_live_tup >= 2 * greatest(c.reltuples, 0) + $1
+    ORDER BY s.relname`,
+);
+/** SKIP_LOCKED: a table autovacuum (or another server) is working on is left to it. */
+const analyze: Record<string, ReturnType<typeof statement>> = {
+  jobs: statement('ANALYZE (SKIP_LOCKED) jobs'),
+  job_dependencies: statement('ANALYZE (SKIP_LOCKED) job_dependencies'),
+};
+
+export interface StatisticsOps {
+  /** Analyzes the tables that grew (see above); answers their names. */
+  refresh(): Op<string[]>;
+}
+
+export function statisticsOps(c: Connection): StatisticsOps {
+  return {
+    *refresh() {
+      const tables = (yield* rows<{ name: string }>(c, grown, [minRows])).map((r) => r.name);
+      for (const table of tables) {
+        const s = analyze[table];
+        if (s !== undefined) yield c.send(s, []);
+      }
+      return tables;
+    },
+  };
+}
