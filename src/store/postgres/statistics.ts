@@ -30,6 +30,13 @@ const grown = statement(
       AND s.n_mod_since_analyze >= $1 AND s.n_live_tup >= 2 * greatest(c.reltuples, 0) + $1
     ORDER BY s.relname`,
 );
+/**
+ * A sample of 3,000 rows rather than 30,000 (the default target of 100), in the read unit's
+ * transaction only: an ANALYZE of 10,000 jobs took 18 rather than 54 ms. What the plans need
+ * is the table's size and its columns' null fractions and common values, which this gives;
+ * autovacuum's later ANALYZE makes the finer statistics.
+ */
+const coarse = statement('SET LOCAL default_statistics_target = 10');
 /** SKIP_LOCKED: a table autovacuum (or another server) is working on is left to it. */
 const analyze: Record<string, ReturnType<typeof statement>> = {
   jobs: statement('ANALYZE (SKIP_LOCKED) jobs'),
@@ -45,6 +52,7 @@ export function statisticsOps(c: Connection): StatisticsOps {
   return {
     *refresh() {
       const tables = (yield* rows<{ name: string }>(c, grown, [minRows])).map((r) => r.name);
+      if (tables.length > 0) yield c.send(coarse, []);
       for (const table of tables) {
         const s = analyze[table];
         if (s !== undefined) yield c.send(s, []);
