@@ -1,7 +1,7 @@
 /**
  * Leases and their settlements, N jobs per statement (design note 0100,
- * sections 3 and 4): a lease is one `UPDATE … FROM` a materialized, LIMITed
- * sub-select that locks its rows `FOR UPDATE SKIP LOCKED`, so leases on several
+ * sections 3 and 4): a lease is one `UPDATE` of the rows a materialized, LIMITed
+ * sub-select picked and locked `FOR UPDATE SKIP LOCKED`, so leases on several
  * servers skip each other's rows instead of queueing behind them and no job is
  * leased twice; the acks of a Work message are one `DELETE … USING unnest(…)`.
  * Every settlement is fenced by the attempt. Settlements find a leased job by
