@@ -6,12 +6,13 @@
  * statement of the drain, its calls, rows and time per job (pg_stat_statements).
  *
  *   npx tsx bench/pg-drain-profile.ts --jobs 20000 --concurrency 50 [--streams N] [--profile FILE.cpuprofile]
- *     [--experiment SQL] [--store sqlite] [--warmup N]
+ *     [--experiment SQL] [--analyze] [--store sqlite] [--warmup N]
  *
  * It also prints where the writer's wall time went (writer.ts `writerTrace`: its statements'
  * round trips, its COMMITs, and its idle time between batches), WAL syncs and how busy the
  * event loop was; `--experiment SQL` runs SQL on the fresh schema before the enqueue (a layout
- * change tried before it is written as a migration).
+ * change tried before it is written as a migration); `--analyze` runs ANALYZE on the jobs table
+ * once they are enqueued, as autovacuum would have in a deployment (plans with statistics).
  *
  * `--profile` writes this process's CPU profile of the drain (server and client: the
  * server's frames are under src/ and node_modules/pg*, the client's under clients/;
@@ -42,6 +43,7 @@ const { values } = parseArgs({
     experiment: { type: 'string' },
     store: { type: 'string', default: 'postgres' },
     warmup: { type: 'string', default: '0' },
+    analyze: { type: 'boolean', default: false },
   },
 });
 const jobs = Number(values.jobs);
@@ -96,6 +98,11 @@ try {
   }
   await warmUp(client);
   await enqueueJobs(client, 'w1', jobs, 10, 500);
+  if (values.analyze) {
+    // As a deployment whose autovacuum has analyzed the table (the harness's runs are too short).
+    await admin.query('ANALYZE sepp.jobs');
+    console.log('analyzed sepp.jobs before the drain');
+  }
   await admin.query('SELECT pg_stat_statements_reset()');
   const commits = async () =>
     Number(

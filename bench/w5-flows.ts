@@ -16,6 +16,7 @@
  *   npx tsx bench/w5-flows.ts [--runs 3] [--flows 1000] [--children 20] [--wide 10000]
  *                             [--only collector,root-collector,wide,plain] [--no-bullmq] [--prefill]
  *                             [--against main] [--profile DIR] [--store sqlite|postgres]
+ *                             [--pg-statements N]
  *
  * `plain` (not run unless named in --only) is the control: the same jobs, `--flows` batches
  * of `--children` + 1, without edges (enqueueBatch, the same Worker), ended when every job
@@ -31,7 +32,10 @@
  * server's CPU time over the wall time: well under 100 % means the wall time goes elsewhere.
  *
  * With `--store postgres`, sepp runs on a fresh PostgreSQL 15 cluster (tests/helpers/postgres.ts,
- * fsync on; a schema per run) and BullMQ is left out; the server CPU is sepp's process only.
+ * fsync on; a schema per run) and BullMQ is left out; the server CPU is sepp's process only,
+ * and each run also prints PostgreSQL's CPU (every process of the cluster, exited backends
+ * included). --pg-statements N loads pg_stat_statements and prints, after each sepp run, the
+ * N statements that took the most execution time in it.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -62,6 +66,7 @@ const { values: args } = parseArgs({
     against: { type: 'string' },
     profile: { type: 'string' },
     store: { type: 'string', default: 'sqlite' },
+    'pg-statements': { type: 'string' },
   },
 });
 const runs = Number(args.runs);
@@ -74,10 +79,18 @@ if (args.store !== 'sqlite' && args.store !== 'postgres') throw new Error('--sto
 /** With `--store postgres`: the cluster, and a `[store]` table with a new schema per run. */
 const postgres =
   args.store === 'postgres'
-    ? await startPostgres().then(async (cluster) => ({
-        cluster,
-        database: await cluster.createDatabase('w5'),
-      }))
+    ? await startPostgres(
+        args['pg-statements'] === undefined
+          ? {}
+          : {
+              settings: { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all' },
+            },
+      ).then(async (cluster) => {
+        const database = await cluster.createDatabase('w5');
+        if (args['pg-statements'] !== undefined)
+          await cluster.query('CREATE EXTENSION pg_stat_statements', [], database);
+        return { cluster, database };
+      })
     : undefined;
 let schemas = 0;
 const storeToml = () =>
@@ -97,6 +110,31 @@ interface Figure {
   clientCpuUs: number;
   /** sepp's group commits (each one fsync) in the phase; undefined for BullMQ. */
   commits?: number;
+  /** With --store postgres: every PostgreSQL process's CPU in the phase (backends that exited included). */
+  pgCpuUs?: number;
+}
+
+/** PostgreSQL's CPU so far: the postmaster's children, living and reaped. */
+const pgCpu = () => {
+  const pid = postgres?.cluster.pid();
+  return pid === undefined ? 0 : cpuMicros([pid]);
+};
+
+/** --pg-statements N: after each sepp run, the N statements with the most execution time in it. */
+async function printStatements(label: string, edges: number): Promise<void> {
+  const top = args['pg-statements'];
+  if (postgres === undefined || top === undefined) return;
+  const { rows } = await postgres.cluster.query<{ query: string; calls: string; ms: number; max: number }>(
+    `SELECT query, calls::text, total_exec_time AS ms, max_exec_time AS max FROM pg_stat_statements
+      ORDER BY total_exec_time DESC LIMIT $1`,
+    [Number(top)],
+    postgres.database,
+  );
+  console.error(`  ${label}: statements by execution time (µs per edge, calls, max ms)`);
+  for (const r of rows)
+    console.error(
+      `    ${((r.ms * 1000) / Math.max(1, edges)).toFixed(1).padStart(7)} ${r.calls.padStart(7)} ${r.max.toFixed(1).padStart(7)}  ${r.query.replace(/\s+/g, ' ').slice(0, 110)}`,
+    );
 }
 
 /** The shape's flows: how many, of how many children, with a root before them or not. */
@@ -170,6 +208,9 @@ async function runSepp(
     // --prefill enqueues everything first and then drains (bench/cpu-per-job.ts's W1 pattern).
     let worker = args.prefill ? undefined : startWorker();
     const before = await server.stats();
+    if (postgres !== undefined && args['pg-statements'] !== undefined)
+      await postgres.cluster.query('SELECT pg_stat_statements_reset()', [], postgres.database);
+    const pg0 = pgCpu();
     if (profile !== undefined) await server.profileStart();
     const client0 = process.cpuUsage();
     const startedMs = performance.now();
@@ -200,6 +241,7 @@ async function runSepp(
     await finished;
     const seconds = (performance.now() - startedMs) / 1000;
     const clientCpu = process.cpuUsage(client0);
+    const pgCpuUs = pgCpu() - pg0;
     if (profile !== undefined && !args.prefill) await server.profileStop(profile);
     const after = await server.stats();
     await worker.close();
@@ -211,6 +253,7 @@ async function runSepp(
       enqueueCpuUs: (produced.cpuMs - before.cpuMs) * 1000,
       clientCpuUs: clientCpu.user + clientCpu.system,
       commits: after.commits - before.commits,
+      ...(postgres === undefined ? {} : { pgCpuUs }),
     };
   } finally {
     client.close();
@@ -333,6 +376,7 @@ for (let run = 0; run < runs; run++) {
         : await runSepp(shape, runDir, system === 'base' ? baseTree : undefined, profile);
     loads.push(loadavg()[0]!);
     const key = `${system} ${shape}`;
+    if (system !== 'bullmq') await printStatements(key, figure.edges || figure.jobs);
     results.set(key, [...(results.get(key) ?? []), figure]);
     console.error(
       `run ${run + 1}: ${key}: ${(figure.jobs / figure.seconds).toFixed(0)} jobs/s, ` +
@@ -348,6 +392,9 @@ for (let run = 0; run < runs; run++) {
         (figure.commits === undefined
           ? ''
           : `, ${(figure.jobs / figure.commits).toFixed(1)} jobs per commit`) +
+        (figure.pgCpuUs === undefined
+          ? ''
+          : `, PostgreSQL ${(figure.pgCpuUs / Math.max(1, figure.edges || figure.jobs)).toFixed(1)} µs CPU per ${figure.edges > 0 ? 'edge' : 'job'}`) +
         ` (load ${loadavg()[0]!.toFixed(1)})`,
     );
   }

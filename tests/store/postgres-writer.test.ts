@@ -251,3 +251,57 @@ test("array-row statements: rows parsed by each answer's column types, errors as
     await client.end();
   }
 });
+
+test('a table whose live rows more than doubled since its last ANALYZE is analyzed, once, and its plans made again', async () => {
+  const store = new PostgresStore({
+    ...postgres.cluster.storeOptions(postgres.database, 'grown'),
+    statisticsIntervalMs: 0,
+  });
+  // The file's shared client: the PREPAREd probe below lives in its session.
+  const admin = await postgres.client();
+  await store.start();
+  try {
+    const refresh = () => store.refreshStatistics();
+    const insert = async (from: number, to: number) => {
+      // A connection of its own: its counts reach the statistics when it ends.
+      const client = new pg.Client(postgres.cluster.connection(postgres.database));
+      await client.connect();
+      await client.query(
+        `INSERT INTO grown.jobs (id, queue, type, state, priority, payload, content_type, max_attempts, enqueued_at_ms, run_at_ms)
+         SELECT 'j' || g, 'q', 't', 'ready', 0, '\\x00', 'x', 3, 0, 0 FROM generate_series($1::int, $2::int) g`,
+        [from, to],
+      );
+      await client.end();
+    };
+    const analyzed = async () =>
+      (
+        await admin.query<{ n: string; tuples: number }>(
+          `SELECT s.analyze_count::text AS n, c.reltuples AS tuples FROM pg_stat_user_tables s
+             JOIN pg_class c ON c.oid = s.relid WHERE s.schemaname = 'grown' AND s.relname = 'jobs'`,
+        )
+      ).rows[0];
+    // A prepared statement whose generic plan is made while jobs is empty (as the store's are).
+    await admin.query(
+      'PREPARE probe(text[]) AS SELECT count(*) FROM grown.jobs WHERE id = ANY($1) AND cancelled_at_ms IS NULL',
+    );
+    const plan = async () => {
+      const { rows } = await admin.query(`EXPLAIN EXECUTE probe('{j1,j2,j3}')`);
+      return rows.map((r) => r['QUERY PLAN']).join('\n');
+    };
+    for (let i = 0; i < 6; i++) await admin.query(`EXECUTE probe('{j1,j2,j3}')`);
+    assert.deepEqual(await refresh(), [], 'an empty table: nothing to analyze');
+    await insert(1, 300);
+    assert.deepEqual(await refresh(), [], 'fewer new rows than the least worth an ANALYZE');
+    await insert(301, 20_000);
+    assert.match(await plan(), /Seq Scan/, 'the plan made while the table was empty reads it whole');
+    assert.deepEqual(await refresh(), ['jobs']);
+    assert.deepEqual(await analyzed(), { n: '1', tuples: 20_000 });
+    assert.doesNotMatch(await plan(), /Seq Scan/, 'planned again from the analyzed table: the id index');
+    assert.deepEqual(await refresh(), [], 'analyzed: nothing until it doubles again');
+    await insert(20_001, 40_000);
+    assert.deepEqual(await refresh(), [], 'not more than doubled');
+  } finally {
+    await admin.query('DEALLOCATE ALL');
+    await store.close();
+  }
+});

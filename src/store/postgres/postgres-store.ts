@@ -49,6 +49,7 @@ import { sessionOps } from './sessions.ts';
 import { settingOps } from './settings.ts';
 import { PostgresSignals } from './signals.ts';
 import type { Connection } from './sql.ts';
+import { type StatisticsOps, statisticsOps } from './statistics.ts';
 import { type Capabilities, PostgresWriter, type WriterSession, writerSession } from './writer.ts';
 
 export interface PostgresStoreOptions extends PostgresConnectOptions {
@@ -64,6 +65,11 @@ export interface PostgresStoreOptions extends PostgresConnectOptions {
   readonly maxBatchOperations?: number;
   /** How often each server's engine polls for what a lost signal would have told it; default 1 s. */
   readonly pollIntervalMs?: number;
+  /**
+   * How often the store looks whether a growing table needs an ANALYZE (statistics.ts);
+   * default 1 s; 0: never (a test calls `refreshStatistics` itself).
+   */
+  readonly statisticsIntervalMs?: number;
 }
 
 /** Every capability over one connection. */
@@ -123,7 +129,7 @@ const maxShards = 1024;
 export class PostgresStore implements Store {
   readonly kind = 'postgres';
   private readonly writer: PostgresWriter;
-  private readonly readers: ReadPool;
+  private readonly readers: ReadPool<Capabilities & { readonly statistics: StatisticsOps }>;
   readonly signals: PostgresSignals;
   private started: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
@@ -136,7 +142,7 @@ export class PostgresStore implements Store {
     this.readers = new ReadPool(
       Math.max(1, options.poolSize - 1),
       (onError) => this.connectClient(onError),
-      (c) => postgresCapabilities(c) satisfies StoreView,
+      (c) => ({ ...(postgresCapabilities(c) satisfies StoreView), statistics: statisticsOps(c) }),
     );
     this.signals = new PostgresSignals(
       (onError) => this.connectClient(onError),
@@ -203,8 +209,37 @@ export class PostgresStore implements Store {
     return this.writer.current === undefined ? undefined : this.shardOf.get(this.writer.current);
   }
 
+  /**
+   * Analyzes the tables that grew since their last ANALYZE (statistics.ts), on a read
+   * connection; answers their names. Every `statisticsIntervalMs` once the writer connected.
+   */
+  refreshStatistics(): Promise<string[]> {
+    if (this.closing !== undefined) return Promise.reject(this.writer.hooks.closed());
+    return this.start().then(() => this.readers.read((view) => view.statistics.refresh()));
+  }
+
+  private statisticsTimer: ReturnType<typeof setInterval> | undefined;
+
+  /** Starts the look at the statistics, once; one at a time, and a failure waits for the next. */
+  private watchStatistics(): void {
+    const every = this.options.statisticsIntervalMs ?? 1000;
+    if (every <= 0 || this.statisticsTimer !== undefined || this.closing !== undefined) return;
+    let running = false;
+    this.statisticsTimer = setInterval(() => {
+      if (running) return;
+      running = true;
+      this.refreshStatistics()
+        .catch(() => {})
+        .finally(() => {
+          running = false;
+        });
+    }, every);
+    this.statisticsTimer.unref();
+  }
+
   close(): Promise<void> {
     this.closing ??= (async () => {
+      clearInterval(this.statisticsTimer);
       await this.writer.close();
       await this.readers.close();
       await this.signals.close();
@@ -245,6 +280,7 @@ export class PostgresStore implements Store {
       session = writerSession(client, shard, postgresCapabilities);
       // The listener comes once the schema is there; it does not hold the writer back.
       void this.signals.start();
+      this.watchStatistics();
       this.shardOf.set(session, shard);
       return session;
     } catch (error) {

@@ -6,32 +6,33 @@
  * connection that breaks is dropped and the next read opens another.
  */
 import type pg from 'pg';
+import type { Op } from '../op.ts';
 import { resume } from '../op.ts';
-import type { ReadUnit, StoreView } from '../store.ts';
 import { StorageFailure } from '../store.ts';
 import { command, connectionOf, storageFailure } from './connect.ts';
 import type { Connection } from './sql.ts';
 
-interface Reader {
+interface Reader<V> {
   readonly client: pg.Client;
-  readonly view: StoreView;
+  readonly view: V;
   broken: boolean;
 }
 
-export class ReadPool {
-  private readonly idle: Reader[] = [];
-  private readonly waiting: ((reader: Reader | Error) => void)[] = [];
+/** `V`: what a read unit is given over a connection (the store's reads, and whatever else the store adds). */
+export class ReadPool<V> {
+  private readonly idle: Reader<V>[] = [];
+  private readonly waiting: ((reader: Reader<V> | Error) => void)[] = [];
   private open = 0;
   private closed = false;
 
   constructor(
     private readonly size: number,
     private readonly connect: (onError: (error: Error) => void) => Promise<pg.Client>,
-    private readonly capabilities: (c: Connection) => StoreView,
+    private readonly capabilities: (c: Connection) => V,
   ) {}
 
   /** Runs `unit` in a read-only transaction; a storage failure rejects as a StorageFailure. */
-  async read<T>(unit: ReadUnit<T>): Promise<T> {
+  async read<T>(unit: (view: V) => Op<T>): Promise<T> {
     const reader = await this.acquire();
     try {
       await command(reader.client, 'BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY');
@@ -59,14 +60,14 @@ export class ReadPool {
     await Promise.all(readers.map((reader) => reader.client.end().catch(() => {})));
   }
 
-  private async acquire(): Promise<Reader> {
+  private async acquire(): Promise<Reader<V>> {
     if (this.closed) throw new Error('the store is closed');
     const idle = this.idle.pop();
     if (idle !== undefined) return idle;
     if (this.open < this.size) {
       this.open++;
       try {
-        const reader: Reader = { broken: false } as Reader;
+        const reader = { broken: false } as Reader<V>;
         const client = await this.connect(() => {
           reader.broken = true;
         });
@@ -76,12 +77,12 @@ export class ReadPool {
         throw storageFailure(error);
       }
     }
-    const next = await new Promise<Reader | Error>((resolve) => this.waiting.push(resolve));
+    const next = await new Promise<Reader<V> | Error>((resolve) => this.waiting.push(resolve));
     if (next instanceof Error) throw next;
     return next;
   }
 
-  private release(reader: Reader): void {
+  private release(reader: Reader<V>): void {
     if (reader.broken || this.closed) {
       this.open--;
       reader.client.end().catch(() => {});
