@@ -97,6 +97,8 @@ interface Figure {
   clientCpuUs: number;
   /** sepp's group commits (each one fsync) in the phase; undefined for BullMQ. */
   commits?: number;
+  /** Of those, the commits until the producers were done (sepp only). */
+  enqueueCommits?: number;
 }
 
 /** The shape's flows: how many, of how many children, with a root before them or not. */
@@ -211,6 +213,7 @@ async function runSepp(
       enqueueCpuUs: (produced.cpuMs - before.cpuMs) * 1000,
       clientCpuUs: clientCpu.user + clientCpu.system,
       commits: after.commits - before.commits,
+      enqueueCommits: produced.commits - before.commits,
     };
   } finally {
     client.close();
@@ -347,7 +350,9 @@ for (let run = 0; run < runs; run++) {
         `client busy ${((figure.clientCpuUs / 1e6 / figure.seconds) * 100).toFixed(0)} %` +
         (figure.commits === undefined
           ? ''
-          : `, ${(figure.jobs / figure.commits).toFixed(1)} jobs per commit`) +
+          : `, ${(figure.jobs / figure.commits).toFixed(1)} jobs per commit` +
+            // The enqueue's own (with --prefill, nothing else commits meanwhile).
+            ` (${(figure.jobs / figure.enqueueCommits!).toFixed(1)} until the producers were done)`) +
         ` (load ${loadavg()[0]!.toFixed(1)})`,
     );
   }
