@@ -129,9 +129,13 @@ function produce(
 /** The payloads a message carries (its jobs', its flow's), which is what makes one large. */
 function payloadBytes(message: ProduceRequest): number {
   let bytes = message.jobs.reduce((sum, job) => sum + job.payload.length, 0);
-  const flows = [...(message.flow === undefined ? [] : [message.flow]), ...(message.flows?.flows ?? [])];
-  for (const flow of flows) for (const flowJob of flow.jobs) bytes += flowJob.job?.payload.length ?? 0;
+  if (message.flow !== undefined) bytes += flowPayloadBytes(message.flow);
+  if (message.flows !== undefined) for (const flow of message.flows.flows) bytes += flowPayloadBytes(flow);
   return bytes;
+}
+
+function flowPayloadBytes(flow: EnqueueFlowRequest): number {
+  return flow.jobs.reduce((sum, flowJob) => sum + (flowJob.job?.payload.length ?? 0), 0);
 }
 
 /** The sequence of a message refused for its content; 0 when its bytes did not decode at all. */
