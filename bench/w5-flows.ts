@@ -110,6 +110,8 @@ interface Figure {
   clientCpuUs: number;
   /** sepp's group commits (each one fsync) in the phase; undefined for BullMQ. */
   commits?: number;
+  /** Of those, the commits until the producers were done (sepp only). */
+  enqueueCommits?: number;
   /** With --store postgres: every PostgreSQL process's CPU in the phase (backends that exited included). */
   pgCpuUs?: number;
 }
@@ -253,6 +255,7 @@ async function runSepp(
       enqueueCpuUs: (produced.cpuMs - before.cpuMs) * 1000,
       clientCpuUs: clientCpu.user + clientCpu.system,
       commits: after.commits - before.commits,
+      enqueueCommits: produced.commits - before.commits,
       ...(postgres === undefined ? {} : { pgCpuUs }),
     };
   } finally {
@@ -391,7 +394,9 @@ for (let run = 0; run < runs; run++) {
         `client busy ${((figure.clientCpuUs / 1e6 / figure.seconds) * 100).toFixed(0)} %` +
         (figure.commits === undefined
           ? ''
-          : `, ${(figure.jobs / figure.commits).toFixed(1)} jobs per commit`) +
+          : `, ${(figure.jobs / figure.commits).toFixed(1)} jobs per commit` +
+            // The enqueue's own (with --prefill, nothing else commits meanwhile).
+            ` (${(figure.jobs / figure.enqueueCommits!).toFixed(1)} until the producers were done)`) +
         (figure.pgCpuUs === undefined
           ? ''
           : `, PostgreSQL ${(figure.pgCpuUs / Math.max(1, figure.edges || figure.jobs)).toFixed(1)} µs CPU per ${figure.edges > 0 ? 'edge' : 'job'}`) +

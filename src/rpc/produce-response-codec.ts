@@ -3,7 +3,7 @@
  * the status and one result per job — an accepted job's id, or its rejection.
  * The bytes are the generated encoder's (produce.ts), byte for byte
  * (tests/rpc/produce-response-codec.test.ts compares them). An atomic
- * message's answer, or a number the generated encoder would refuse, goes to
+ * message's answer, a flow's or flows', or a number the generated encoder would refuse, goes to
  * the generated encoder whole.
  */
 import type {
@@ -21,7 +21,13 @@ export function encodeProduceResponse(message: ProduceResponse): Buffer {
 
 function encodeDirect(message: ProduceResponse): Buffer | null {
   const { sequence, code, results } = message;
-  if (message.atomic !== undefined || message.flow !== undefined || !isUint64(sequence) || !isInt32(code))
+  if (
+    message.atomic !== undefined ||
+    message.flow !== undefined ||
+    message.flows !== undefined ||
+    !isUint64(sequence) ||
+    !isInt32(code)
+  )
     return null;
   let size = 0;
   if (sequence !== 0) size += 1 + varintSize(sequence);

@@ -1,7 +1,7 @@
 /**
  * Produce: a bidirectional stream of enqueue batches and flows. Each message is
- * enqueued (best effort, atomic, or a flow as EnqueueFlow does it:
- * enqueue-flow.ts) and answered with its sequence number once the commit is
+ * enqueued (best effort, atomic, or one or several flows, each as EnqueueFlow
+ * does it: enqueue-flow.ts) and answered with its sequence number once the commit is
  * durable. Answers go out in arrival order; a message's own error
  * travels in its answer's `code`/`message` and the stream stays open.
  *
@@ -10,7 +10,11 @@
  */
 import { type handleBidiStreamingCall, status } from '@grpc/grpc-js';
 import type { EnqueueFlowRequest } from '../../clients/typescript/src/gen/sepp/v1/flow.js';
-import type { ProduceRequest, ProduceResponse } from '../../clients/typescript/src/gen/sepp/v1/produce.js';
+import type {
+  ProduceFlowAnswer,
+  ProduceRequest,
+  ProduceResponse,
+} from '../../clients/typescript/src/gen/sepp/v1/produce.js';
 import { refuseDependencies, requireInScope } from '../config/index.ts';
 import { SeppError } from '../engine/errors.ts';
 import type { Caller } from './auth.ts';
@@ -35,6 +39,8 @@ import { admit, MalformedRequest, type OpenStream, type RpcContext } from './rpc
 import { wireMessage } from './status.ts';
 
 const maxPendingMessages = 64;
+/** Most flows in one message (`flows`): each is answered on its own, so the answer grows with them. */
+const maxFlowsPerMessage = 64;
 
 export function createProduceHandler(
   ctx: RpcContext,
@@ -89,11 +95,14 @@ function produce(
         : ctx.observer.callStarted({
             method: 'Produce',
             streamMessage:
-              message instanceof MalformedRequest || message.flow === undefined ? 'batch' : 'flow',
+              message instanceof MalformedRequest ||
+              (message.flow === undefined && message.flows === undefined)
+                ? 'batch'
+                : 'flow',
             parent: streamContext,
           });
     // Started now (so the engine sees messages in arrival order); its failure is its answer.
-    const answer = attempt(() => enqueueMessage(ctx, message, caller, observation, streamContext));
+    const answer = attempt(() => enqueueMessage(ctx, message, caller, observation, streamContext, onBug));
     const bytes = message instanceof MalformedRequest ? 0 : payloadBytes(message);
     inFlight++;
     inFlightBytes += bytes;
@@ -119,10 +128,14 @@ function produce(
 
 /** The payloads a message carries (its jobs', its flow's), which is what makes one large. */
 function payloadBytes(message: ProduceRequest): number {
-  const jobs = message.jobs.reduce((sum, job) => sum + job.payload.length, 0);
-  return message.flow === undefined
-    ? jobs
-    : message.flow.jobs.reduce((sum, flowJob) => sum + (flowJob.job?.payload.length ?? 0), jobs);
+  let bytes = message.jobs.reduce((sum, job) => sum + job.payload.length, 0);
+  if (message.flow !== undefined) bytes += flowPayloadBytes(message.flow);
+  if (message.flows !== undefined) for (const flow of message.flows.flows) bytes += flowPayloadBytes(flow);
+  return bytes;
+}
+
+function flowPayloadBytes(flow: EnqueueFlowRequest): number {
+  return flow.jobs.reduce((sum, flowJob) => sum + (flowJob.job?.payload.length ?? 0), 0);
 }
 
 /** The sequence of a message refused for its content; 0 when its bytes did not decode at all. */
@@ -138,10 +151,13 @@ async function enqueueMessage(
   caller: Caller,
   observation: RpcCallObservation,
   streamContext: TraceContext | undefined,
+  onBug: BugReporter,
 ): Promise<ProduceResponse> {
   if (message instanceof MalformedRequest) throw new SeppError('invalid_argument', message.message);
   if (message.flow !== undefined)
     return enqueueFlowMessage(ctx, message, message.flow, caller, observation, streamContext);
+  if (message.flows !== undefined)
+    return enqueueFlowsMessage(ctx, message, caller, observation, streamContext, onBug);
   observation.annotate({ jobs: message.jobs.length });
   requireInScope(
     caller,
@@ -190,11 +206,11 @@ async function enqueueFlowMessage(
   observation: RpcCallObservation,
   streamContext: TraceContext | undefined,
 ): Promise<ProduceResponse> {
-  if (message.jobs.length > 0 || message.atomic) {
+  if (message.jobs.length > 0 || message.atomic || message.flows !== undefined) {
     throw new SeppError(
       'invalid_argument',
       `flow: a message carries either jobs (with atomic) or a flow, never both; this one has a flow and ${
-        message.jobs.length > 0 ? `${message.jobs.length} jobs` : 'atomic set'
+        message.jobs.length > 0 ? `${message.jobs.length} jobs` : message.atomic ? 'atomic set' : 'flows'
       }`,
     );
   }
@@ -202,4 +218,51 @@ async function enqueueFlowMessage(
   checkEnqueueScope('EnqueueFlow', flow, caller);
   const answer = await enqueueFlowFromProto(ctx.engine, flow, observation.context ?? streamContext);
   return { sequence: message.sequence, code: status.OK, message: '', results: [], flow: answer };
+}
+
+/**
+ * A message's flows (issue 33): each as `flow` alone is, checked, stored or refused
+ * on its own, all handed to the engine in the tick the message arrived (so they
+ * share a commit) and answered in order, each with its own status.
+ */
+async function enqueueFlowsMessage(
+  ctx: RpcContext,
+  message: ProduceRequest,
+  caller: Caller,
+  observation: RpcCallObservation,
+  streamContext: TraceContext | undefined,
+  onBug: BugReporter,
+): Promise<ProduceResponse> {
+  const flows = message.flows?.flows ?? [];
+  if (message.jobs.length > 0 || message.atomic) {
+    throw new SeppError(
+      'invalid_argument',
+      `flows: a message carries either jobs (with atomic) or flows, never both; this one has ${flows.length} flows and ${
+        message.jobs.length > 0 ? `${message.jobs.length} jobs` : 'atomic set'
+      }`,
+    );
+  }
+  if (flows.length === 0) throw new SeppError('invalid_argument', 'flows: no flow in the message');
+  if (flows.length > maxFlowsPerMessage) {
+    throw new SeppError(
+      'resource_exhausted',
+      `flows: at most ${maxFlowsPerMessage} flows in one message; this one has ${flows.length}`,
+    );
+  }
+  observation.annotate({ jobs: flows.reduce((sum, flow) => sum + flow.jobs.length, 0) });
+  const fallback = observation.context ?? streamContext;
+  const outcomes = await Promise.all(
+    flows.map((flow) =>
+      attempt(() => {
+        checkEnqueueScope('EnqueueFlow', flow, caller);
+        return enqueueFlowFromProto(ctx.engine, flow, fallback);
+      }),
+    ),
+  );
+  const answers = outcomes.map((outcome): ProduceFlowAnswer => {
+    if (outcome.ok) return { code: status.OK, message: '', flow: outcome.value };
+    reportIfBug(outcome.error, 'Produce', onBug);
+    return { code: outcome.code, message: wireMessage(outcome.error), flow: undefined };
+  });
+  return { sequence: message.sequence, code: status.OK, message: '', results: [], flows: { answers } };
 }

@@ -152,51 +152,113 @@ describe('workflows over gRPC', () => {
       await unary.close();
     }
   });
+
+  test('flows enqueued in one turn travel in one Produce message, each answered on its own', async () => {
+    const before = served.client.stats().produceMessages;
+    const flow = (name: string) =>
+      new Flow()
+        .add(name, { queue: 'wf-turn', type: 't' })
+        .add(`${name}-then`, { queue: 'wf-turn', type: 't', after: [name] });
+    const outcomes = await Promise.allSettled([
+      served.client.enqueueFlow(flow('one')),
+      served.client.enqueueFlow([{ name: 'a', queue: 'wf-turn', type: 't', after: ['a'] }]),
+      served.client.enqueueFlow(flow('two')),
+    ]);
+    assert.equal(served.client.stats().produceMessages - before, 1);
+    const [one, cycle, two] = outcomes;
+    assert.equal(cycle?.status, 'rejected');
+    assert.equal(
+      cycle.status === 'rejected' && (cycle.reason as SeppError).grpcCode,
+      status.INVALID_ARGUMENT,
+    );
+    for (const [outcome, name] of [
+      [one, 'one'],
+      [two, 'two'],
+    ] as const) {
+      assert.equal(outcome?.status, 'fulfilled');
+      const ids = outcome.status === 'fulfilled' ? outcome.value : {};
+      assert.deepEqual(Object.keys(ids), [name, `${name}-then`]);
+      assert.equal((await served.client.getJob(ids[`${name}-then`]!.id)).state, 'waiting');
+    }
+  });
 });
 
-test('against a server older than flows on Produce, enqueueFlow takes EnqueueFlow after its first refusal', async () => {
-  // What such a server answers: it skips the unknown field and refuses a message of no jobs.
-  const seen: string[] = [];
-  const server = new grpc.Server();
-  server.addService(QueueServiceService, {
-    produce: (stream: grpc.ServerDuplexStream<ProduceRequest, ProduceResponse>) => {
-      stream.on('data', (message: ProduceRequest) => {
-        seen.push(`produce ${message.flow === undefined ? 'jobs' : 'flow'}`);
-        stream.write({
-          sequence: message.sequence,
-          code: status.INVALID_ARGUMENT,
-          message: 'jobs: the batch is empty',
-          results: [],
+for (const knowsFlow of [false, true]) {
+  test(`against a server older than ${knowsFlow ? 'several flows in a Produce message, flows go one per message' : 'flows on Produce, enqueueFlow takes EnqueueFlow'} after the first refusal`, async () => {
+    // What such a server answers: it skips the unknown field and refuses a message of no jobs.
+    const seen: string[] = [];
+    const server = new grpc.Server();
+    server.addService(QueueServiceService, {
+      produce: (stream: grpc.ServerDuplexStream<ProduceRequest, ProduceResponse>) => {
+        stream.on('data', (message: ProduceRequest) => {
+          seen.push(
+            `produce ${message.flows !== undefined ? 'flows' : message.flow === undefined ? 'jobs' : 'flow'}`,
+          );
+          if (knowsFlow && message.flow !== undefined) {
+            const jobs = message.flow.jobs.map((j, i) => ({
+              name: j.name,
+              jobId: `id-${i}`,
+              deduplicated: false,
+            }));
+            stream.write({
+              sequence: message.sequence,
+              code: 0,
+              message: '',
+              results: [],
+              flow: { committed: true, jobs, rejections: [] },
+            });
+            return;
+          }
+          stream.write({
+            sequence: message.sequence,
+            code: status.INVALID_ARGUMENT,
+            message: 'jobs: the batch is empty',
+            results: [],
+          });
         });
-      });
-      stream.on('end', () => stream.end());
-    },
-    enqueueFlow: (
-      call: grpc.ServerUnaryCall<EnqueueFlowRequest, EnqueueFlowResponse>,
-      callback: grpc.sendUnaryData<EnqueueFlowResponse>,
-    ) => {
-      seen.push('EnqueueFlow');
-      const jobs = call.request.jobs.map((j, i) => ({ name: j.name, jobId: `id-${i}`, deduplicated: false }));
-      callback(null, { committed: true, jobs, rejections: [] });
-    },
+        stream.on('end', () => stream.end());
+      },
+      enqueueFlow: (
+        call: grpc.ServerUnaryCall<EnqueueFlowRequest, EnqueueFlowResponse>,
+        callback: grpc.sendUnaryData<EnqueueFlowResponse>,
+      ) => {
+        seen.push('EnqueueFlow');
+        const jobs = call.request.jobs.map((j, i) => ({
+          name: j.name,
+          jobId: `id-${i}`,
+          deduplicated: false,
+        }));
+        callback(null, { committed: true, jobs, rejections: [] });
+      },
+    });
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
+        error ? reject(error) : resolve(bound),
+      ),
+    );
+    const client = SeppClient.connect(`127.0.0.1:${port}`);
+    try {
+      const flow = new Flow().add('a', { queue: 'q', type: 't' });
+      const stored = { a: { id: 'id-0', deduplicated: false, debounced: false } };
+      // Two in one turn (one message of `flows`), then two more.
+      assert.deepEqual(await Promise.all([client.enqueueFlow(flow), client.enqueueFlow(flow)]), [
+        stored,
+        stored,
+      ]);
+      assert.deepEqual(await Promise.all([client.enqueueFlow(flow), client.enqueueFlow(flow)]), [
+        stored,
+        stored,
+      ]);
+      const flows = ['produce flows', 'produce flow', 'produce flow'];
+      assert.deepEqual(
+        seen,
+        knowsFlow
+          ? [...flows, 'produce flow', 'produce flow']
+          : [...flows, 'EnqueueFlow', 'EnqueueFlow', 'EnqueueFlow', 'EnqueueFlow'],
+      );
+    } finally {
+      await client.close();
+      server.forceShutdown();
+    }
   });
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
-      error ? reject(error) : resolve(bound),
-    ),
-  );
-  const client = SeppClient.connect(`127.0.0.1:${port}`);
-  try {
-    const flow = new Flow().add('a', { queue: 'q', type: 't' });
-    assert.deepEqual(await client.enqueueFlow(flow), {
-      a: { id: 'id-0', deduplicated: false, debounced: false },
-    });
-    assert.deepEqual(await client.enqueueFlow(flow), {
-      a: { id: 'id-0', deduplicated: false, debounced: false },
-    });
-    assert.deepEqual(seen, ['produce flow', 'EnqueueFlow', 'EnqueueFlow']);
-  } finally {
-    await client.close();
-    server.forceShutdown();
-  }
-});
+}

@@ -63,7 +63,7 @@ test('random answers: the same bytes as the generated encoder', () => {
   for (let seed = 1; seed <= 300; seed++) assertSameBytes(response(random(seed)), `seed ${seed}`);
 });
 
-test('an atomic answer, a flow answer and a number the generated encoder refuses go to it', () => {
+test('an atomic answer, a flow answer, the answers to flows and a number the generated encoder refuses go to it', () => {
   const next = random(3);
   assertSameBytes(
     {
@@ -88,6 +88,23 @@ test('an atomic answer, a flow answer and a number the generated encoder refuses
       },
     },
     'flow',
+  );
+  assertSameBytes(
+    {
+      ...response(next),
+      results: [],
+      flows: {
+        answers: [
+          {
+            code: 0,
+            message: '',
+            flow: { committed: true, jobs: [{ name: 'a', jobId: 'j', deduplicated: false }], rejections: [] },
+          },
+          { code: 3, message: 'a cycle', flow: undefined },
+        ],
+      },
+    },
+    'flows',
   );
   const bad: ProduceResponse = { ...response(next), sequence: 1.5 };
   assert.throws(() => ProduceResponse.encode(bad));

@@ -125,6 +125,86 @@ describe('Produce and Work streams', () => {
     assert.deepEqual([counts?.ready, counts?.waiting], [3, 2]);
   });
 
+  test('several flows in one Produce message: each stored, refused or failed on its own, answered in order', async () => {
+    const queue = 'produce-flows';
+    const flow = (name: string, bad = false) => ({
+      jobs: [
+        { name: 'first', job: job(queue), after: [] },
+        { name, job: testJob(bad ? 'not a name!' : queue), after: ['first'] },
+      ],
+    });
+    const cycle = { jobs: [{ name: 'a', job: job(queue), after: ['a'] }] };
+    const unaryRefused = await call(t.client, t.client.enqueueFlow, flow('x', true));
+    const unaryCycle = await call(t.client, t.client.enqueueFlow, cycle).then(
+      () => assert.fail('a cycle was taken'),
+      (error: ServiceError) => error,
+    );
+    const s = t.client.produce() as ClientDuplexStream<ProduceRequest, ProduceResponse>;
+    const got = collect(s, (x) => x.length === 5);
+    s.write({
+      sequence: 1,
+      jobs: [],
+      atomic: false,
+      flows: { flows: [flow('one'), flow('x', true), cycle, flow('two')] },
+    });
+    s.write({ sequence: 2, jobs: [job(queue)], atomic: false, flows: { flows: [flow('three')] } });
+    s.write({ sequence: 3, jobs: [], atomic: false, flow: flow('four'), flows: { flows: [flow('five')] } });
+    s.write({ sequence: 4, jobs: [], atomic: false, flows: { flows: [] } });
+    s.write({
+      sequence: 5,
+      jobs: [],
+      atomic: false,
+      flows: { flows: Array.from({ length: 65 }, () => cycle) },
+    });
+    const answers = await got;
+    s.end();
+    assert.deepEqual(
+      answers.map((a) => [a.sequence, status[a.code]]),
+      [
+        [1, 'OK'],
+        [2, 'INVALID_ARGUMENT'],
+        [3, 'INVALID_ARGUMENT'],
+        [4, 'INVALID_ARGUMENT'],
+        [5, 'RESOURCE_EXHAUSTED'],
+      ],
+    );
+    const [one, refused, inCycle, two] = answers[0]?.flows?.answers ?? [];
+    assert.equal(answers[0]?.flows?.answers.length, 4);
+    assert.equal(answers[0]?.flow, undefined);
+    assert.deepEqual(
+      [one, refused, inCycle, two].map((a) => status[a?.code ?? -1]),
+      ['OK', 'OK', 'INVALID_ARGUMENT', 'OK'],
+    );
+    // Each as the unary call answers it, word for word.
+    assert.deepEqual(refused?.flow, unaryRefused);
+    assert.equal(inCycle?.message, unaryCycle.details);
+    assert.equal(inCycle?.flow, undefined);
+    for (const stored of [one, two]) {
+      const [first, then] = stored?.flow?.jobs ?? [];
+      assert.deepEqual(
+        (await t.server.engine.getJob(then!.jobId)).dependencies?.map((d) => d.id),
+        [first!.jobId],
+      );
+    }
+    assert.deepEqual(
+      [one, two].map((a) => a?.flow?.jobs.map((j) => j.name)),
+      [
+        ['first', 'one'],
+        ['first', 'two'],
+      ],
+    );
+    assert.match(answers[1]?.message ?? '', /either jobs \(with atomic\) or flows, never both/);
+    assert.match(
+      answers[2]?.message ?? '',
+      /either jobs \(with atomic\) or a flow, never both; this one has a flow and flows/,
+    );
+    assert.match(answers[3]?.message ?? '', /no flow in the message/);
+    assert.match(answers[4]?.message ?? '', /at most 64 flows in one message/);
+    // Stored: the two good flows of the first message, nothing of the others.
+    const counts = (await t.server.engine.getQueue(queue))?.counts;
+    assert.deepEqual([counts?.ready, counts?.waiting], [2, 2]);
+  });
+
   test('Work pushes no more jobs than the credit granted', async () => {
     for (let i = 0; i < 10; i++) await call(t.client, t.client.enqueue, { job: job('credit', i) });
     const w = t.client.work() as ClientDuplexStream<WorkRequest, WorkResponse>;

@@ -3,8 +3,11 @@
  * client's one Produce stream (the fast path), or a unary EnqueueBatch /
  * EnqueueAtomic call. Both resolve with the same answer and reject with a
  * SeppError, so the batcher above them does not care which it has. A flow
- * (flows.ts) goes the same two ways: a Produce message of its own, or the
- * unary EnqueueFlow.
+ * (flows.ts) goes the same two ways: on the Produce stream, together with the
+ * other flows sent in the same turn of the event loop (one message: grpc-js
+ * sends a stream's messages one per write of the connection, so flows sent as
+ * messages of their own reach the server a few at a time and take as many
+ * commits), or the unary EnqueueFlow.
  *
  * The Produce stream: opened on first use; answers are matched to messages by
  * sequence number. When it breaks, every message in flight fails with the
@@ -76,8 +79,30 @@ interface InFlight {
 
 type ProduceStream = ClientDuplexStream<ProduceRequest, ProduceResponse>;
 
+/** A flow waiting for this turn's message. */
+interface QueuedFlow {
+  flow: EnqueueFlowRequest;
+  bytes: number;
+  deadlineAtMs: number;
+  resolve(answer: EnqueueFlowResponse): void;
+  reject(error: unknown): void;
+}
+
+/** Most flows in one Produce message (the server's limit). */
+const maxFlowsPerMessage = 64;
+
 /** How a server without flows on Produce answers one (a message of no jobs); a newer one never says it of a flow. */
 const olderServerRefusal = 'jobs: the batch is empty';
+
+function isOlderServerRefusal(error: unknown): boolean {
+  return (
+    error instanceof SeppError &&
+    error.grpcCode === status.INVALID_ARGUMENT &&
+    error.message === olderServerRefusal
+  );
+}
+
+const missingFlowOutcome = 'the server answered a flow on the Produce stream without its outcome';
 
 /** Batches as messages on one Produce stream, matched to their answers by sequence number. */
 export class ProduceStreamSender implements BatchSender {
@@ -90,6 +115,12 @@ export class ProduceStreamSender implements BatchSender {
   private closing = false;
   /** The server answered a flow as a message without jobs: it predates flows on Produce. */
   private flowsUnary = false;
+  /** The server answered several flows as a message without jobs: it predates `flows`. */
+  private flowsSingly = false;
+  /** Flows sent in this turn, for one message; `flowBytes` is their size. */
+  private flowQueue: QueuedFlow[] = [];
+  private flowBytes = 0;
+  private readonly flushFlowsBound = () => this.flushFlows();
   /** Messages sent on Produce streams (for tuning and tests). */
   messagesSent = 0;
 
@@ -108,35 +139,106 @@ export class ProduceStreamSender implements BatchSender {
   }
 
   /**
-   * A flow as a message of its own. One too large for a message goes as a unary
-   * EnqueueFlow, as a batch does; so does one sent once the sender is closing (the
+   * A flow on the stream, in one message with the other flows sent in this turn (at most
+   * `maxFlowsPerMessage` and `maxMessageBytes` together). One too large for a message goes as
+   * a unary EnqueueFlow, as a batch does; so does one sent once the sender is closing (the
    * client's close), which then fails as a unary call on a closed client does.
    */
-  async sendFlow(
+  sendFlow(flow: EnqueueFlowRequest, bytes: number, deadlineAtMs: number): Promise<EnqueueFlowResponse> {
+    if (bytes > this.conn.options.maxMessageBytes || this.closing || this.conn.closed || this.flowsUnary) {
+      return this.unary.sendFlow(flow, bytes, deadlineAtMs);
+    }
+    return new Promise<EnqueueFlowResponse>((resolve, reject) => {
+      const queued = this.flowQueue.length;
+      if (
+        queued > 0 &&
+        (queued >= maxFlowsPerMessage || this.flowBytes + bytes > this.conn.options.maxMessageBytes)
+      ) {
+        this.flushFlows();
+      }
+      if (this.flowQueue.length === 0) {
+        if (this.conn.options.flushOn === 'setImmediate') setImmediate(this.flushFlowsBound);
+        else process.nextTick(this.flushFlowsBound);
+      }
+      this.flowQueue.push({ flow, bytes, deadlineAtMs, resolve, reject });
+      this.flowBytes += bytes;
+    });
+  }
+
+  /**
+   * Sends the queued flows: one alone as `flow`, several as `flows`, each answered on
+   * its own. The message waits for the latest of their deadlines; a flow whose own
+   * deadline passes first fails alone, as its own message would.
+   */
+  private flushFlows(): void {
+    const queued = this.flowQueue;
+    this.flowQueue = [];
+    this.flowBytes = 0;
+    if (queued.length === 0) return;
+    if (queued.length === 1 || this.flowsSingly) {
+      for (const q of queued) this.sendOneFlow(q.flow, q.bytes, q.deadlineAtMs).then(q.resolve, q.reject);
+      return;
+    }
+    const latest = Math.max(...queued.map((q) => q.deadlineAtMs));
+    const timers = queued.map((q) =>
+      q.deadlineAtMs < latest
+        ? setTimeout(
+            () =>
+              q.reject(new SeppError(status.DEADLINE_EXCEEDED, 'no answer from sepp before the deadline')),
+            Math.max(0, q.deadlineAtMs - Date.now()),
+          )
+        : undefined,
+    );
+    const settle = (each: (q: QueuedFlow, i: number) => void) =>
+      queued.forEach((q, i) => {
+        clearTimeout(timers[i]);
+        each(q, i);
+      });
+    this.post({ jobs: [], atomic: false, flows: { flows: queued.map((q) => q.flow) } }, latest).then(
+      (answer) => {
+        const answers = answer.flows?.answers ?? [];
+        if (answers.length !== queued.length) {
+          const message = `the server answered ${answers.length} flows on the Produce stream for ${queued.length}`;
+          settle((q) => q.reject(new SeppError(status.INTERNAL, message)));
+          return;
+        }
+        settle((q, i) => {
+          const { code, message, flow } = answers[i]!;
+          if (code !== status.OK) q.reject(fromStatus(code, message));
+          else if (flow === undefined) q.reject(new SeppError(status.INTERNAL, missingFlowOutcome));
+          else q.resolve(flow);
+        });
+      },
+      (error: unknown) => {
+        // A server older than `flows` skips the field and refuses the message as an empty
+        // batch, storing nothing: these flows and the later ones go as messages of their own.
+        if (isOlderServerRefusal(error)) {
+          this.flowsSingly = true;
+          settle((q) => this.sendOneFlow(q.flow, q.bytes, q.deadlineAtMs).then(q.resolve, q.reject));
+        } else settle((q) => q.reject(error));
+      },
+    );
+  }
+
+  /** A flow as a message of its own (`flow`), or the unary call on a server older than that. */
+  private async sendOneFlow(
     flow: EnqueueFlowRequest,
     bytes: number,
     deadlineAtMs: number,
   ): Promise<EnqueueFlowResponse> {
-    if (bytes > this.conn.options.maxMessageBytes || this.closing || this.conn.closed || this.flowsUnary) {
+    if (this.closing || this.conn.closed || this.flowsUnary)
       return this.unary.sendFlow(flow, bytes, deadlineAtMs);
-    }
     let answer: ProduceResponse;
     try {
       answer = await this.post({ jobs: [], atomic: false, flow }, deadlineAtMs);
     } catch (error) {
       // A server older than flows on Produce skips the field and refuses the message as an
       // empty batch, storing nothing: this flow and the later ones take the unary call.
-      if (!(error instanceof SeppError && error.grpcCode === status.INVALID_ARGUMENT)) throw error;
-      if (error.message !== olderServerRefusal) throw error;
+      if (!isOlderServerRefusal(error)) throw error;
       this.flowsUnary = true;
       return this.unary.sendFlow(flow, bytes, deadlineAtMs);
     }
-    if (answer.flow === undefined) {
-      throw new SeppError(
-        status.INTERNAL,
-        'the server answered a flow on the Produce stream without its outcome',
-      );
-    }
+    if (answer.flow === undefined) throw new SeppError(status.INTERNAL, missingFlowOutcome);
     return answer.flow;
   }
 
@@ -225,6 +327,8 @@ export class ProduceStreamSender implements BatchSender {
   }
 
   async close(): Promise<void> {
+    // The flows sent before the close go as they would have (on the stream, or as unary calls).
+    this.flushFlows();
     this.closing = true;
     if (this.inFlight.size > 0) {
       await new Promise<void>((resolve) => {

@@ -15,7 +15,7 @@ from sepp.v1 import flow_pb2 as sepp_dot_v1_dot_flow__pb2
 from sepp.v1 import job_pb2 as sepp_dot_v1_dot_job__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15sepp/v1/produce.proto\x12\x07sepp.v1\x1a\x12sepp/v1/flow.proto\x1a\x11sepp/v1/job.proto\"2\n\x0e\x45nqueueRequest\x12 \n\x03job\x18\x01 \x01(\x0b\x32\x13.sepp.v1.EnqueueJob\"7\n\x0f\x45nqueueResponse\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x14\n\x0c\x64\x65\x64uplicated\x18\x02 \x01(\x08\"8\n\x13\x45nqueueBatchRequest\x12!\n\x04jobs\x18\x01 \x03(\x0b\x32\x13.sepp.v1.EnqueueJob\"?\n\x14\x45nqueueBatchResponse\x12\'\n\x07results\x18\x01 \x03(\x0b\x32\x16.sepp.v1.EnqueueResult\"9\n\x14\x45nqueueAtomicRequest\x12!\n\x04jobs\x18\x01 \x03(\x0b\x32\x13.sepp.v1.EnqueueJob\"\x84\x01\n\x15\x45nqueueAtomicResponse\x12\x11\n\tcommitted\x18\x01 \x01(\x08\x12)\n\x07results\x18\x02 \x03(\x0b\x32\x18.sepp.v1.EnqueueAccepted\x12-\n\nrejections\x18\x03 \x03(\x0b\x32\x19.sepp.v1.IndexedRejection\"\x80\x01\n\x0eProduceRequest\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12!\n\x04jobs\x18\x02 \x03(\x0b\x32\x13.sepp.v1.EnqueueJob\x12\x0e\n\x06\x61tomic\x18\x03 \x01(\x08\x12)\n\x04\x66low\x18\x37 \x01(\x0b\x32\x1b.sepp.v1.EnqueueFlowRequest\"\xc7\x01\n\x0fProduceResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\x0c\n\x04\x63ode\x18\x02 \x01(\x05\x12\x0f\n\x07message\x18\x03 \x01(\t\x12\'\n\x07results\x18\x04 \x03(\x0b\x32\x16.sepp.v1.EnqueueResult\x12.\n\x06\x61tomic\x18\x05 \x01(\x0b\x32\x1e.sepp.v1.EnqueueAtomicResponse\x12*\n\x04\x66low\x18\x37 \x01(\x0b\x32\x1c.sepp.v1.EnqueueFlowResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15sepp/v1/produce.proto\x12\x07sepp.v1\x1a\x12sepp/v1/flow.proto\x1a\x11sepp/v1/job.proto\"2\n\x0e\x45nqueueRequest\x12 \n\x03job\x18\x01 \x01(\x0b\x32\x13.sepp.v1.EnqueueJob\"7\n\x0f\x45nqueueResponse\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x14\n\x0c\x64\x65\x64uplicated\x18\x02 \x01(\x08\"8\n\x13\x45nqueueBatchRequest\x12!\n\x04jobs\x18\x01 \x03(\x0b\x32\x13.sepp.v1.EnqueueJob\"?\n\x14\x45nqueueBatchResponse\x12\'\n\x07results\x18\x01 \x03(\x0b\x32\x16.sepp.v1.EnqueueResult\"9\n\x14\x45nqueueAtomicRequest\x12!\n\x04jobs\x18\x01 \x03(\x0b\x32\x13.sepp.v1.EnqueueJob\"\x84\x01\n\x15\x45nqueueAtomicResponse\x12\x11\n\tcommitted\x18\x01 \x01(\x08\x12)\n\x07results\x18\x02 \x03(\x0b\x32\x18.sepp.v1.EnqueueAccepted\x12-\n\nrejections\x18\x03 \x03(\x0b\x32\x19.sepp.v1.IndexedRejection\"\xa6\x01\n\x0eProduceRequest\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12!\n\x04jobs\x18\x02 \x03(\x0b\x32\x13.sepp.v1.EnqueueJob\x12\x0e\n\x06\x61tomic\x18\x03 \x01(\x08\x12)\n\x04\x66low\x18\x37 \x01(\x0b\x32\x1b.sepp.v1.EnqueueFlowRequest\x12$\n\x05\x66lows\x18\x38 \x01(\x0b\x32\x15.sepp.v1.ProduceFlows\":\n\x0cProduceFlows\x12*\n\x05\x66lows\x18\x01 \x03(\x0b\x32\x1b.sepp.v1.EnqueueFlowRequest\"\xf3\x01\n\x0fProduceResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\x0c\n\x04\x63ode\x18\x02 \x01(\x05\x12\x0f\n\x07message\x18\x03 \x01(\t\x12\'\n\x07results\x18\x04 \x03(\x0b\x32\x16.sepp.v1.EnqueueResult\x12.\n\x06\x61tomic\x18\x05 \x01(\x0b\x32\x1e.sepp.v1.EnqueueAtomicResponse\x12*\n\x04\x66low\x18\x37 \x01(\x0b\x32\x1c.sepp.v1.EnqueueFlowResponse\x12*\n\x05\x66lows\x18\x38 \x01(\x0b\x32\x1b.sepp.v1.ProduceFlowAnswers\"A\n\x12ProduceFlowAnswers\x12+\n\x07\x61nswers\x18\x01 \x03(\x0b\x32\x1a.sepp.v1.ProduceFlowAnswer\"^\n\x11ProduceFlowAnswer\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t\x12*\n\x04\x66low\x18\x03 \x01(\x0b\x32\x1c.sepp.v1.EnqueueFlowResponseb\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'sepp.v1.produce_pb2', globals())
@@ -35,7 +35,13 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _ENQUEUEATOMICRESPONSE._serialized_start=365
   _ENQUEUEATOMICRESPONSE._serialized_end=497
   _PRODUCEREQUEST._serialized_start=500
-  _PRODUCEREQUEST._serialized_end=628
-  _PRODUCERESPONSE._serialized_start=631
-  _PRODUCERESPONSE._serialized_end=830
+  _PRODUCEREQUEST._serialized_end=666
+  _PRODUCEFLOWS._serialized_start=668
+  _PRODUCEFLOWS._serialized_end=726
+  _PRODUCERESPONSE._serialized_start=729
+  _PRODUCERESPONSE._serialized_end=972
+  _PRODUCEFLOWANSWERS._serialized_start=974
+  _PRODUCEFLOWANSWERS._serialized_end=1039
+  _PRODUCEFLOWANSWER._serialized_start=1041
+  _PRODUCEFLOWANSWER._serialized_end=1135
 # @@protoc_insertion_point(module_scope)

@@ -49,22 +49,47 @@ class EnqueueResponse(_message.Message):
     job_id: str
     def __init__(self, job_id: _Optional[str] = ..., deduplicated: bool = ...) -> None: ...
 
+class ProduceFlowAnswer(_message.Message):
+    __slots__ = ["code", "flow", "message"]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    FLOW_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    code: int
+    flow: _flow_pb2.EnqueueFlowResponse
+    message: str
+    def __init__(self, code: _Optional[int] = ..., message: _Optional[str] = ..., flow: _Optional[_Union[_flow_pb2.EnqueueFlowResponse, _Mapping]] = ...) -> None: ...
+
+class ProduceFlowAnswers(_message.Message):
+    __slots__ = ["answers"]
+    ANSWERS_FIELD_NUMBER: _ClassVar[int]
+    answers: _containers.RepeatedCompositeFieldContainer[ProduceFlowAnswer]
+    def __init__(self, answers: _Optional[_Iterable[_Union[ProduceFlowAnswer, _Mapping]]] = ...) -> None: ...
+
+class ProduceFlows(_message.Message):
+    __slots__ = ["flows"]
+    FLOWS_FIELD_NUMBER: _ClassVar[int]
+    flows: _containers.RepeatedCompositeFieldContainer[_flow_pb2.EnqueueFlowRequest]
+    def __init__(self, flows: _Optional[_Iterable[_Union[_flow_pb2.EnqueueFlowRequest, _Mapping]]] = ...) -> None: ...
+
 class ProduceRequest(_message.Message):
-    __slots__ = ["atomic", "flow", "jobs", "sequence"]
+    __slots__ = ["atomic", "flow", "flows", "jobs", "sequence"]
     ATOMIC_FIELD_NUMBER: _ClassVar[int]
+    FLOWS_FIELD_NUMBER: _ClassVar[int]
     FLOW_FIELD_NUMBER: _ClassVar[int]
     JOBS_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     atomic: bool
     flow: _flow_pb2.EnqueueFlowRequest
+    flows: ProduceFlows
     jobs: _containers.RepeatedCompositeFieldContainer[_job_pb2.EnqueueJob]
     sequence: int
-    def __init__(self, sequence: _Optional[int] = ..., jobs: _Optional[_Iterable[_Union[_job_pb2.EnqueueJob, _Mapping]]] = ..., atomic: bool = ..., flow: _Optional[_Union[_flow_pb2.EnqueueFlowRequest, _Mapping]] = ...) -> None: ...
+    def __init__(self, sequence: _Optional[int] = ..., jobs: _Optional[_Iterable[_Union[_job_pb2.EnqueueJob, _Mapping]]] = ..., atomic: bool = ..., flow: _Optional[_Union[_flow_pb2.EnqueueFlowRequest, _Mapping]] = ..., flows: _Optional[_Union[ProduceFlows, _Mapping]] = ...) -> None: ...
 
 class ProduceResponse(_message.Message):
-    __slots__ = ["atomic", "code", "flow", "message", "results", "sequence"]
+    __slots__ = ["atomic", "code", "flow", "flows", "message", "results", "sequence"]
     ATOMIC_FIELD_NUMBER: _ClassVar[int]
     CODE_FIELD_NUMBER: _ClassVar[int]
+    FLOWS_FIELD_NUMBER: _ClassVar[int]
     FLOW_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     RESULTS_FIELD_NUMBER: _ClassVar[int]
@@ -72,7 +97,8 @@ class ProduceResponse(_message.Message):
     atomic: EnqueueAtomicResponse
     code: int
     flow: _flow_pb2.EnqueueFlowResponse
+    flows: ProduceFlowAnswers
     message: str
     results: _containers.RepeatedCompositeFieldContainer[_job_pb2.EnqueueResult]
     sequence: int
-    def __init__(self, sequence: _Optional[int] = ..., code: _Optional[int] = ..., message: _Optional[str] = ..., results: _Optional[_Iterable[_Union[_job_pb2.EnqueueResult, _Mapping]]] = ..., atomic: _Optional[_Union[EnqueueAtomicResponse, _Mapping]] = ..., flow: _Optional[_Union[_flow_pb2.EnqueueFlowResponse, _Mapping]] = ...) -> None: ...
+    def __init__(self, sequence: _Optional[int] = ..., code: _Optional[int] = ..., message: _Optional[str] = ..., results: _Optional[_Iterable[_Union[_job_pb2.EnqueueResult, _Mapping]]] = ..., atomic: _Optional[_Union[EnqueueAtomicResponse, _Mapping]] = ..., flow: _Optional[_Union[_flow_pb2.EnqueueFlowResponse, _Mapping]] = ..., flows: _Optional[_Union[ProduceFlowAnswers, _Mapping]] = ...) -> None: ...

@@ -100,7 +100,24 @@ export interface ProduceRequest {
    * both: a message with both, or a flow with `atomic`, gets a response with
    * code INVALID_ARGUMENT; the stream stays open.
    */
-  flow?: EnqueueFlowRequest | undefined;
+  flow?:
+    | EnqueueFlowRequest
+    | undefined;
+  /**
+   * Several flows (`flows.flows`), 1 to 64, each enqueued exactly as a `flow` alone is and on
+   * its own (one refused or failing leaves the others as they are), answered
+   * in the response's `flows` in this order. A message carries `jobs` (with
+   * `atomic`), a `flow` or `flows`, only one of them: else a response with code
+   * INVALID_ARGUMENT (more than 64 flows: RESOURCE_EXHAUSTED); the stream stays
+   * open. The SDKs send the flows enqueued in one turn of their event loop in
+   * one message: a stream's messages leave one per write of the connection.
+   */
+  flows?: ProduceFlows | undefined;
+}
+
+/** Several flows of one ProduceRequest. */
+export interface ProduceFlows {
+  flows: EnqueueFlowRequest[];
 }
 
 /**
@@ -146,6 +163,32 @@ export interface ProduceResponse {
    * When `code` is 0 and the request carried a `flow`: its outcome, exactly as
    * the unary EnqueueFlow returns it. Unset otherwise.
    */
+  flow?:
+    | EnqueueFlowResponse
+    | undefined;
+  /**
+   * When `code` is 0 and the request carried `flows`: one answer per flow, in
+   * the request's order. Unset otherwise.
+   */
+  flows?: ProduceFlowAnswers | undefined;
+}
+
+/** The answers to a ProduceRequest's `flows`. */
+export interface ProduceFlowAnswers {
+  answers: ProduceFlowAnswer[];
+}
+
+/** One flow's answer in a ProduceResponse's `flows`. */
+export interface ProduceFlowAnswer {
+  /**
+   * The flow's own status, as a response's `code` would be for a message
+   * carrying only this flow: 0 (OK) with `flow` set; else nothing of the flow
+   * was stored and `message` says why.
+   */
+  code: number;
+  /** Why the flow failed, for people; empty when `code` is 0. */
+  message: string;
+  /** When `code` is 0: its outcome, exactly as the unary EnqueueFlow returns it. */
   flow?: EnqueueFlowResponse | undefined;
 }
 
@@ -616,7 +659,7 @@ export const EnqueueAtomicResponse: MessageFns<EnqueueAtomicResponse> = {
 };
 
 function createBaseProduceRequest(): ProduceRequest {
-  return { sequence: 0, jobs: [], atomic: false, flow: undefined };
+  return { sequence: 0, jobs: [], atomic: false, flow: undefined, flows: undefined };
 }
 
 export const ProduceRequest: MessageFns<ProduceRequest> = {
@@ -632,6 +675,9 @@ export const ProduceRequest: MessageFns<ProduceRequest> = {
     }
     if (message.flow !== undefined) {
       EnqueueFlowRequest.encode(message.flow, writer.uint32(442).fork()).join();
+    }
+    if (message.flows !== undefined) {
+      ProduceFlows.encode(message.flows, writer.uint32(450).fork()).join();
     }
     return writer;
   },
@@ -681,6 +727,14 @@ export const ProduceRequest: MessageFns<ProduceRequest> = {
             message.flow = EnqueueFlowRequest.decode(reader, reader.uint32());
             continue;
           }
+          case 56: {
+            if (tag !== 450) {
+              break;
+            }
+
+            message.flows = ProduceFlows.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -699,6 +753,7 @@ export const ProduceRequest: MessageFns<ProduceRequest> = {
       jobs: globalThis.Array.isArray(object?.jobs) ? object.jobs.map((e: any) => EnqueueJob.fromJSON(e)) : [],
       atomic: isSet(object.atomic) ? globalThis.Boolean(object.atomic) : false,
       flow: isSet(object.flow) ? EnqueueFlowRequest.fromJSON(object.flow) : undefined,
+      flows: isSet(object.flows) ? ProduceFlows.fromJSON(object.flows) : undefined,
     };
   },
 
@@ -716,6 +771,9 @@ export const ProduceRequest: MessageFns<ProduceRequest> = {
     if (message.flow !== undefined) {
       obj.flow = EnqueueFlowRequest.toJSON(message.flow);
     }
+    if (message.flows !== undefined) {
+      obj.flows = ProduceFlows.toJSON(message.flows);
+    }
     return obj;
   },
 
@@ -730,12 +788,86 @@ export const ProduceRequest: MessageFns<ProduceRequest> = {
     message.flow = (object.flow !== undefined && object.flow !== null)
       ? EnqueueFlowRequest.fromPartial(object.flow)
       : undefined;
+    message.flows = (object.flows !== undefined && object.flows !== null)
+      ? ProduceFlows.fromPartial(object.flows)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseProduceFlows(): ProduceFlows {
+  return { flows: [] };
+}
+
+export const ProduceFlows: MessageFns<ProduceFlows> = {
+  encode(message: ProduceFlows, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.flows) {
+      EnqueueFlowRequest.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ProduceFlows {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseProduceFlows();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.flows.push(EnqueueFlowRequest.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ProduceFlows {
+    return {
+      flows: globalThis.Array.isArray(object?.flows)
+        ? object.flows.map((e: any) => EnqueueFlowRequest.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ProduceFlows): unknown {
+    const obj: any = {};
+    if (message.flows?.length) {
+      obj.flows = message.flows.map((e) => EnqueueFlowRequest.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ProduceFlows>, I>>(base?: I): ProduceFlows {
+    return ProduceFlows.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ProduceFlows>, I>>(object: I): ProduceFlows {
+    const message = createBaseProduceFlows();
+    message.flows = object.flows?.map((e) => EnqueueFlowRequest.fromPartial(e)) || [];
     return message;
   },
 };
 
 function createBaseProduceResponse(): ProduceResponse {
-  return { sequence: 0, code: 0, message: "", results: [], atomic: undefined, flow: undefined };
+  return { sequence: 0, code: 0, message: "", results: [], atomic: undefined, flow: undefined, flows: undefined };
 }
 
 export const ProduceResponse: MessageFns<ProduceResponse> = {
@@ -757,6 +889,9 @@ export const ProduceResponse: MessageFns<ProduceResponse> = {
     }
     if (message.flow !== undefined) {
       EnqueueFlowResponse.encode(message.flow, writer.uint32(442).fork()).join();
+    }
+    if (message.flows !== undefined) {
+      ProduceFlowAnswers.encode(message.flows, writer.uint32(450).fork()).join();
     }
     return writer;
   },
@@ -822,6 +957,14 @@ export const ProduceResponse: MessageFns<ProduceResponse> = {
             message.flow = EnqueueFlowResponse.decode(reader, reader.uint32());
             continue;
           }
+          case 56: {
+            if (tag !== 450) {
+              break;
+            }
+
+            message.flows = ProduceFlowAnswers.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -844,6 +987,7 @@ export const ProduceResponse: MessageFns<ProduceResponse> = {
         : [],
       atomic: isSet(object.atomic) ? EnqueueAtomicResponse.fromJSON(object.atomic) : undefined,
       flow: isSet(object.flow) ? EnqueueFlowResponse.fromJSON(object.flow) : undefined,
+      flows: isSet(object.flows) ? ProduceFlowAnswers.fromJSON(object.flows) : undefined,
     };
   },
 
@@ -867,6 +1011,9 @@ export const ProduceResponse: MessageFns<ProduceResponse> = {
     if (message.flow !== undefined) {
       obj.flow = EnqueueFlowResponse.toJSON(message.flow);
     }
+    if (message.flows !== undefined) {
+      obj.flows = ProduceFlowAnswers.toJSON(message.flows);
+    }
     return obj;
   },
 
@@ -882,6 +1029,183 @@ export const ProduceResponse: MessageFns<ProduceResponse> = {
     message.atomic = (object.atomic !== undefined && object.atomic !== null)
       ? EnqueueAtomicResponse.fromPartial(object.atomic)
       : undefined;
+    message.flow = (object.flow !== undefined && object.flow !== null)
+      ? EnqueueFlowResponse.fromPartial(object.flow)
+      : undefined;
+    message.flows = (object.flows !== undefined && object.flows !== null)
+      ? ProduceFlowAnswers.fromPartial(object.flows)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseProduceFlowAnswers(): ProduceFlowAnswers {
+  return { answers: [] };
+}
+
+export const ProduceFlowAnswers: MessageFns<ProduceFlowAnswers> = {
+  encode(message: ProduceFlowAnswers, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.answers) {
+      ProduceFlowAnswer.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ProduceFlowAnswers {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseProduceFlowAnswers();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.answers.push(ProduceFlowAnswer.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ProduceFlowAnswers {
+    return {
+      answers: globalThis.Array.isArray(object?.answers)
+        ? object.answers.map((e: any) => ProduceFlowAnswer.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ProduceFlowAnswers): unknown {
+    const obj: any = {};
+    if (message.answers?.length) {
+      obj.answers = message.answers.map((e) => ProduceFlowAnswer.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ProduceFlowAnswers>, I>>(base?: I): ProduceFlowAnswers {
+    return ProduceFlowAnswers.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ProduceFlowAnswers>, I>>(object: I): ProduceFlowAnswers {
+    const message = createBaseProduceFlowAnswers();
+    message.answers = object.answers?.map((e) => ProduceFlowAnswer.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseProduceFlowAnswer(): ProduceFlowAnswer {
+  return { code: 0, message: "", flow: undefined };
+}
+
+export const ProduceFlowAnswer: MessageFns<ProduceFlowAnswer> = {
+  encode(message: ProduceFlowAnswer, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.code !== 0) {
+      writer.uint32(8).int32(message.code);
+    }
+    if (message.message !== "") {
+      writer.uint32(18).string(message.message);
+    }
+    if (message.flow !== undefined) {
+      EnqueueFlowResponse.encode(message.flow, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ProduceFlowAnswer {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseProduceFlowAnswer();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.code = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.message = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.flow = EnqueueFlowResponse.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ProduceFlowAnswer {
+    return {
+      code: isSet(object.code) ? globalThis.Number(object.code) : 0,
+      message: isSet(object.message) ? globalThis.String(object.message) : "",
+      flow: isSet(object.flow) ? EnqueueFlowResponse.fromJSON(object.flow) : undefined,
+    };
+  },
+
+  toJSON(message: ProduceFlowAnswer): unknown {
+    const obj: any = {};
+    if (message.code !== 0) {
+      obj.code = Math.round(message.code);
+    }
+    if (message.message !== "") {
+      obj.message = message.message;
+    }
+    if (message.flow !== undefined) {
+      obj.flow = EnqueueFlowResponse.toJSON(message.flow);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ProduceFlowAnswer>, I>>(base?: I): ProduceFlowAnswer {
+    return ProduceFlowAnswer.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ProduceFlowAnswer>, I>>(object: I): ProduceFlowAnswer {
+    const message = createBaseProduceFlowAnswer();
+    message.code = object.code ?? 0;
+    message.message = object.message ?? "";
     message.flow = (object.flow !== undefined && object.flow !== null)
       ? EnqueueFlowResponse.fromPartial(object.flow)
       : undefined;
