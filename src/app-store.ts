@@ -84,6 +84,10 @@ async function openPostgres(
     poolSize,
     statementTimeoutMs,
     onMigrated,
+    onStatisticsFailed: (error) =>
+      logger.warn('store.statistics_failed', {
+        detail: `the look at the growing tables' statistics failed: ${error instanceof Error ? error.message : String(error)}; until it works again, the plans rest on autovacuum's statistics (docs/postgres.md)`,
+      }),
     // At the start, and again whenever the writer connects anew (after a failover).
     onConnected: ({ host, replication }) =>
       logger.info('store.connected', {

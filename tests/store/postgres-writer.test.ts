@@ -305,3 +305,54 @@ test('a table whose live rows more than doubled since its last ANALYZE is analyz
     await store.close();
   }
 });
+
+test("a failed look at the statistics is told once, and again only after one worked (the server's store.statistics_failed)", async () => {
+  const admin = await postgres.client();
+  // A role of its own, whose right to read the statistics this test takes away and gives back.
+  const password = 'looker-password';
+  await admin.query(`CREATE ROLE looker LOGIN PASSWORD '${password}'`);
+  await admin.query(`GRANT CREATE ON DATABASE "${postgres.database}" TO looker`);
+  const deny = () => admin.query('REVOKE EXECUTE ON FUNCTION pg_stat_get_live_tuples(oid) FROM PUBLIC');
+  const allow = () => admin.query('GRANT EXECUTE ON FUNCTION pg_stat_get_live_tuples(oid) TO PUBLIC');
+  const options = postgres.cluster.storeOptions(postgres.database, 'looks');
+  const url = new URL(options.url);
+  url.username = 'looker';
+  const failures: unknown[] = [];
+  const store = new PostgresStore({
+    ...options,
+    url: url.toString(),
+    password,
+    statisticsIntervalMs: 5,
+    onStatisticsFailed: (error) => failures.push(error),
+  });
+  /** Real time: the store looks every 5 ms on a timer of its own. */
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  const until = async (what: string, done: () => boolean) => {
+    for (let waited = 0; !done(); waited += 10) {
+      assert.ok(waited < 10_000, `waited 10 s for ${what}`);
+      await pause(10);
+    }
+  };
+  try {
+    await store.start();
+    await pause(60);
+    assert.deepEqual(failures, [], 'the looks work');
+    await deny();
+    await until('the first failure', () => failures.length > 0);
+    assert.match(String(failures[0]), /permission denied for function pg_stat_get_live_tuples/);
+    await pause(60);
+    assert.equal(failures.length, 1, 'told once while the looks keep failing');
+    await allow();
+    await pause(60);
+    await deny();
+    await until('the second failure', () => failures.length > 1);
+    await allow();
+    await pause(60);
+    await store.close();
+    assert.equal(failures.length, 2, 'told again only after a look worked; the close tells nothing');
+  } finally {
+    await allow();
+    await store.close();
+    await admin.query('DROP OWNED BY looker; DROP ROLE looker');
+  }
+});

@@ -70,6 +70,11 @@ export interface PostgresStoreOptions extends PostgresConnectOptions {
    * default 1 s; 0: never (a test calls `refreshStatistics` itself).
    */
   readonly statisticsIntervalMs?: number;
+  /**
+   * Told when that look fails (the database unreachable, an ANALYZE refused), once until it
+   * works again: meanwhile the plans rest on autovacuum's statistics only.
+   */
+  readonly onStatisticsFailed?: (error: unknown) => void;
 }
 
 /** Every capability over one connection. */
@@ -220,16 +225,29 @@ export class PostgresStore implements Store {
 
   private statisticsTimer: ReturnType<typeof setInterval> | undefined;
 
-  /** Starts the look at the statistics, once; one at a time, and a failure waits for the next. */
+  /**
+   * Starts the look at the statistics, once; one at a time. A failure waits for the next
+   * and is told (`onStatisticsFailed`) once until a look succeeds.
+   */
   private watchStatistics(): void {
     const every = this.options.statisticsIntervalMs ?? 1000;
     if (every <= 0 || this.statisticsTimer !== undefined || this.closing !== undefined) return;
     let running = false;
+    let failing = false;
     this.statisticsTimer = setInterval(() => {
       if (running) return;
       running = true;
       this.refreshStatistics()
-        .catch(() => {})
+        .then(
+          () => {
+            failing = false;
+          },
+          (error: unknown) => {
+            if (failing || this.closing !== undefined) return;
+            failing = true;
+            this.options.onStatisticsFailed?.(error);
+          },
+        )
         .finally(() => {
           running = false;
         });
