@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+from concurrent import futures
 import json
 import logging
 import os
@@ -24,9 +25,11 @@ import threading
 import time
 from typing import Callable, Iterator, TypeVar
 
+import grpc
 import pytest
 
 import sepp
+from sepp.v1 import queue_service_pb2_grpc
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 T = TypeVar("T")
@@ -181,6 +184,20 @@ def running_server(extra_toml: str = "") -> Iterator[ServerProcess]:
         process.stop()
         shutil.rmtree(data_dir, ignore_errors=True)
         process.config.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def stand_in_server(servicer: queue_service_pb2_grpc.QueueServiceServicer) -> Iterator[str]:
+    """A gRPC server in this process answering with `servicer` (a stand-in for sepp, for what a
+    real one cannot be made to do on cue); yields its address."""
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    queue_service_pb2_grpc.add_QueueServiceServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        server.stop(0)
 
 
 @pytest.fixture(scope="session")

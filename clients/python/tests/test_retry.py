@@ -4,11 +4,11 @@ has an idempotency key. (A real sepp answers UNAVAILABLE only while shutting
 down or when its disk fails, which a test cannot time.)"""
 from __future__ import annotations
 
-from concurrent import futures
 from typing import Any, Iterator
 
 import grpc
 import pytest
+from conftest import stand_in_server
 
 import sepp
 from sepp.v1 import admin_pb2, job_pb2, produce_pb2, queue_service_pb2_grpc
@@ -52,14 +52,8 @@ class Flaky(queue_service_pb2_grpc.QueueServiceServicer):
 @pytest.fixture
 def flaky() -> Iterator[tuple[Flaky, str]]:
     servicer = Flaky(failures=2)
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
-    queue_service_pb2_grpc.add_QueueServiceServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
-    port = server.add_insecure_port("127.0.0.1:0")
-    server.start()
-    try:
-        yield servicer, f"127.0.0.1:{port}"
-    finally:
-        server.stop(0)
+    with stand_in_server(servicer) as address:
+        yield servicer, address
 
 
 def test_safe_calls_are_retried(flaky: tuple[Flaky, str]) -> None:

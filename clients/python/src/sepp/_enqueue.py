@@ -23,10 +23,15 @@ stream breaks, every entry on it or waiting for it fails with the stream's
 status (UNAVAILABLE when the server is gone) and the next enqueue opens a new
 one. An idle stream is half-closed after `stream_idle_ms`.
 
-A flow (`client.enqueue_flow`) is an entry of its own on the stream: a Produce
-message with its `flow`, answered as the unary EnqueueFlow answers, never
-retried. With the unary transport, when larger than a message, or once the
-client closes, it is the unary EnqueueFlow instead (workflows.py).
+A flow (`client.enqueue_flow`) is an entry of its own, never retried. The flows
+pending together (up to `MAX_FLOWS_PER_MESSAGE` and `max_message_bytes`) go in
+one Produce message, as its `flows`, each answered on its own (a refused one
+fails alone, with its own code); a flow pending alone goes as the message's
+`flow`, answered as the unary EnqueueFlow answers. A server older than `flows`
+refuses such a message as an empty batch, storing nothing: its flows are sent
+again one per message, and so are the later ones. With the unary transport,
+when larger than a message, once the client closes, or on a server older than
+flows on Produce, it is the unary EnqueueFlow instead (workflows.py).
 """
 from __future__ import annotations
 
@@ -58,6 +63,16 @@ one (the server's group commit makes them wait for the next commit anyway). Meas
 without one, at the same throughput (noisy: load average about 10 on 2 cores)."""
 
 
+MAX_FLOWS_PER_MESSAGE = 64
+"""Most flows in one Produce message (the server's limit)."""
+
+FLOW_FRAMING_BYTES = 6
+"""About what a flow adds to a message beside its own bytes (a field tag and a length)."""
+
+OLDER_SERVER_REFUSAL = "jobs: the batch is empty"
+"""How a server older than a Produce message's `flow` (or `flows`) answers one: it skips the
+field it does not know and refuses a message of no jobs; a newer one never says it of a flow."""
+
 SDK_RETRY_KEY_PREFIX = "sepp-retry:"
 """The prefix of the idempotency keys the SDK gives keyless jobs when it may retry them."""
 
@@ -81,12 +96,12 @@ class _Entry:
     # Every job has an idempotency key, so sending it again cannot store anything twice.
     keyed: bool = False
     retries: int = 0
-    # A flow instead of jobs (`jobs` is empty): a message of its own, never retried.
+    # A flow instead of jobs (`jobs` is empty): in a message of flows only, never retried.
     flow: flow_pb2.EnqueueFlowRequest | None = None
 
     @property
     def alone(self) -> bool:
-        """Sent as a message of its own: an atomic batch, a flow."""
+        """Never in a message with other jobs: an atomic batch, a flow."""
         return self.atomic or self.flow is not None
 
 
@@ -117,6 +132,9 @@ class EnqueueBatcher:
         self.flows_unary = False
         """The server answered a flow as a message without jobs: it predates flows on Produce
         (workflows.enqueue_flow sends the later ones as the unary EnqueueFlow)."""
+        self.flows_singly = False
+        """The server answered several flows as a message without jobs: it predates `flows`
+        (each flow goes as a message of its own from then on)."""
 
     def submit(self, jobs: list[job_pb2.EnqueueJob], atomic: bool, deadline_ms: float | None) -> Future[tuple[Answer, int]]:
         """Queues jobs for the next batch; the future resolves with the batch's answer and the
@@ -142,9 +160,11 @@ class EnqueueBatcher:
 
     def submit_flow(self, flow: flow_pb2.EnqueueFlowRequest, size: int,
                     deadline_ms: float | None) -> Future[tuple[Answer, int]] | None:
-        """Queues a flow as a Produce message of its own (`size`: about its encoded bytes); None
+        """Queues a flow for the next Produce message of flows (`size`: about its encoded bytes);
+        the future resolves with its own answer (`Answer.flow`) or fails with its own error. None
         when it goes as the unary EnqueueFlow instead: with the unary transport, when larger than
         a message, or once the client closes (the unary call then fails as on a closed client)."""
+        size += FLOW_FRAMING_BYTES
         if self._conn.transport == "unary" or size > self._conn.max_message_bytes:
             return None
         entry = _Entry([], False, time.monotonic() + self._conn.timeout_s(deadline_ms), size=size, flow=flow)
@@ -162,9 +182,13 @@ class EnqueueBatcher:
             self._outstanding -= 1
             self._lock.notify_all()
 
-    def _push(self, entry: _Entry) -> None:
-        """Adds an entry (lock held) and makes sure a sender will take it."""
-        self._pending.append(entry)
+    def _push(self, *entries: _Entry, front: bool = False) -> None:
+        """Adds entries (lock held), at the back or in order at the front, and makes sure a
+        sender will take them."""
+        if front:
+            self._pending.extendleft(reversed(entries))
+        else:
+            self._pending.extend(entries)
         self._lock.notify_all()
         if self._conn.transport == "unary":
             if self._unary_thread is None:
@@ -174,8 +198,9 @@ class EnqueueBatcher:
             self._open_stream()
 
     def _take(self, stream: _Stream | None, wait_s: float) -> list[_Entry] | None:
-        """The next batch (lock held): the pending entries that fit, an atomic one alone. None when
-        the stream ended, or nothing came for `wait_s` and nothing is in flight (time to idle)."""
+        """The next batch (lock held): the pending entries that fit, an atomic one alone, the
+        flows pending together (one at a time on a server older than `flows`). None when the
+        stream ended, or nothing came for `wait_s` and nothing is in flight (time to idle)."""
         deadline = time.monotonic() + wait_s
         while stream is not None and len(stream.in_flight) >= MAX_MESSAGES_IN_FLIGHT and not stream.ended:
             # Entries gather while earlier messages are on their way to the disk (see the top).
@@ -190,6 +215,8 @@ class EnqueueBatcher:
             self._lock.wait(remaining if remaining > 0 else wait_s)
         if stream is not None and stream.ended:
             return None
+        if self._pending[0].flow is not None:
+            return self._take_flows()
         if self._pending[0].alone:
             return [self._pending.popleft()]
         batch: list[_Entry] = []
@@ -201,6 +228,16 @@ class EnqueueBatcher:
             batch.append(self._pending.popleft())
             jobs += len(entry.jobs)
             size += entry.size
+        return batch
+
+    def _take_flows(self) -> list[_Entry]:
+        """The flows at the head of the queue that fit in one message (lock held)."""
+        batch = [self._pending.popleft()]
+        size = batch[0].size
+        while (self._pending and self._pending[0].flow is not None and not self.flows_singly
+               and len(batch) < MAX_FLOWS_PER_MESSAGE and size + self._pending[0].size <= self._conn.max_message_bytes):
+            size += self._pending[0].size
+            batch.append(self._pending.popleft())
         return batch
 
     def _count(self, batch: list[_Entry]) -> list[job_pb2.EnqueueJob]:
@@ -229,7 +266,10 @@ class EnqueueBatcher:
                 flow = batch[0].flow
                 jobs = self._count(batch) if flow is None else []
                 self._stats.produce_messages += 1
-            if flow is not None:
+            if len(batch) > 1 and flow is not None:
+                flows = produce_pb2.ProduceFlows(flows=[entry.flow for entry in batch if entry.flow is not None])
+                yield produce_pb2.ProduceRequest(sequence=sequence, flows=flows)
+            elif flow is not None:
                 yield produce_pb2.ProduceRequest(sequence=sequence, flow=flow)
             else:
                 yield produce_pb2.ProduceRequest(sequence=sequence, jobs=jobs, atomic=batch[0].atomic)
@@ -274,7 +314,9 @@ class EnqueueBatcher:
             self._lock.notify_all()
         if batch is None:
             return
-        if answer.code != 0:
+        if len(batch) > 1 and batch[0].flow is not None:
+            self._on_flows_answer(batch, answer)
+        elif answer.code != 0:
             self._fail(batch, from_status(status_from_number(answer.code), answer.message))
         elif answer.HasField("atomic"):
             self._distribute(batch, Answer(atomic=answer.atomic))
@@ -282,6 +324,35 @@ class EnqueueBatcher:
             self._distribute(batch, Answer(flow=answer.flow))
         else:
             self._distribute(batch, Answer(results=answer.results))
+
+    def _on_flows_answer(self, batch: list[_Entry], answer: produce_pb2.ProduceResponse) -> None:
+        """Each flow of a message of several gets its own answer, or fails with its own error."""
+        if status_from_number(answer.code) == grpc.StatusCode.INVALID_ARGUMENT and answer.message == OLDER_SERVER_REFUSAL:
+            # A server older than `flows` skips the field and refuses the message as an empty
+            # batch, storing nothing: these flows and the later ones go one per message, first.
+            with self._lock:
+                self.flows_singly = True
+                closing = self._closing or self._conn.closed
+                if not closing:
+                    self._push(*batch, front=True)
+            if closing:
+                self._fail(batch, closed_error("enqueue"))
+            return
+        if answer.code != 0:
+            self._fail(batch, from_status(status_from_number(answer.code), answer.message))
+            return
+        answers = answer.flows.answers
+        if len(answers) != len(batch):
+            message = f"the server answered {len(answers)} flows for {len(batch)}"
+            self._fail(batch, SeppError(grpc.StatusCode.INTERNAL, message))
+            return
+        for entry, each in zip(batch, answers):
+            if each.code != 0:
+                self._fail([entry], from_status(status_from_number(each.code), each.message))
+            elif not each.HasField("flow"):
+                self._fail([entry], SeppError(grpc.StatusCode.INTERNAL, "the server answered a flow without its outcome"))
+            elif not entry.future.done():
+                entry.future.set_result((Answer(flow=each.flow), 0))
 
     # ------------------------------------------------------------------ unary calls
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Literal, Sequence
 import grpc
 
 from ._convert import approx_encoded_bytes, job_from_spec, outcome_from_proto, rejection_from_proto
-from ._enqueue import EnqueueBatcher, answer_of
+from ._enqueue import OLDER_SERVER_REFUSAL, EnqueueBatcher, answer_of
 from .errors import SeppError, rejected
 from .jobs import EdgeState, edge_state_name, job_state_name
 from .models import Enqueued, EnqueueOutcome, JobSpec, JobState
@@ -166,14 +166,10 @@ class FlowGraph:
     """More jobs than the limit."""
 
 
-_OLDER_SERVER_REFUSAL = "jobs: the batch is empty"
-"""How a server without flows on Produce answers one (a message of no jobs); a newer one never
-says it of a flow."""
-
-
 def enqueue_flow(conn: Connection, batcher: EnqueueBatcher, flow: Flow, deadline_ms: int | None) -> dict[str, Enqueued]:
-    """On the client's Produce stream as a message of its own (batcher.submit_flow), else the
-    unary EnqueueFlow; the same answer and errors either way, never retried."""
+    """On the client's Produce stream, in one message with the other flows pending with it
+    (batcher.submit_flow), else the unary EnqueueFlow; the same answer and errors either way,
+    never retried."""
     request = flow_pb2.EnqueueFlowRequest(
         jobs=[flow_pb2.FlowJob(name=name, job=job_from_spec(spec), after=list(after)) for name, spec, after in flow.jobs]
     )
@@ -187,7 +183,7 @@ def enqueue_flow(conn: Connection, batcher: EnqueueBatcher, flow: Flow, deadline
         except SeppError as error:
             # A server older than flows on Produce skips the field and refuses the message as an
             # empty batch, storing nothing: this flow and the later ones take the unary call.
-            if error.grpc_code != grpc.StatusCode.INVALID_ARGUMENT or error.message != _OLDER_SERVER_REFUSAL:
+            if error.grpc_code != grpc.StatusCode.INVALID_ARGUMENT or error.message != OLDER_SERVER_REFUSAL:
                 raise
             batcher.flows_unary = True
     answer = streamed if streamed is not None else conn.invoke(
