@@ -9,7 +9,7 @@
  *   npx tsx bench/work-codec.ts [--rounds 15] [--batches 2000]
  */
 import { parseArgs } from 'node:util';
-import type { LeasedJob } from '../clients/typescript/src/gen/sepp/v1/job.js';
+import { LeasedJob } from '../clients/typescript/src/gen/sepp/v1/job.js';
 import { ProduceResponse } from '../clients/typescript/src/gen/sepp/v1/produce.js';
 import { WorkRequest, WorkResponse } from '../clients/typescript/src/gen/sepp/v1/work.js';
 import { descriptorSetBase64 } from '../src/rpc/gen/descriptor-set.js';
@@ -27,27 +27,20 @@ const batches = Number(args.batches);
 const perBatch = 50;
 
 const now = Date.now();
-const job = (i: number): LeasedJob => ({
-  jobId: `0193a6f2-7c1e-7${String(i).padStart(3, '0')}-8c3d-1b2e3f4a5b6c`,
-  queue: 'w1',
-  type: 'noop',
-  payload: Buffer.from(JSON.stringify({ n: i, pad: 'x'.repeat(64) })),
-  contentType: 'application/json',
-  priority: 0,
-  attempt: 1,
-  maxAttempts: 3,
-  leaseDeadlineMs: now + 30_000,
-  enqueuedAtMs: now - 5_000,
-  runAtMs: now - 5_000,
-  metadata: {},
-  traceparent: '',
-  tracestate: '',
-  idempotencyKey: '',
-  lastError: '',
-  group: '',
-  dependencyResults: [],
-  timeoutAtMs: 0,
-});
+/** A leased job as W1 hands it out (the fields not named here at their defaults). */
+const job = (i: number): LeasedJob =>
+  LeasedJob.fromPartial({
+    jobId: `0193a6f2-7c1e-7${String(i).padStart(3, '0')}-8c3d-1b2e3f4a5b6c`,
+    queue: 'w1',
+    type: 'noop',
+    payload: Buffer.from(JSON.stringify({ n: i, pad: 'x'.repeat(64) })),
+    contentType: 'application/json',
+    attempt: 1,
+    maxAttempts: 3,
+    leaseDeadlineMs: now + 30_000,
+    enqueuedAtMs: now - 5_000,
+    runAtMs: now - 5_000,
+  });
 const message: WorkResponse = {
   kind: {
     $case: 'batch',
