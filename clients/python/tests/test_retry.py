@@ -11,14 +11,18 @@ import pytest
 from conftest import stand_in_server
 
 import sepp
+from sepp.errors import connection_closed_by_server
 from sepp.v1 import admin_pb2, job_pb2, produce_pb2, queue_service_pb2_grpc
 
 
 class Flaky(queue_service_pb2_grpc.QueueServiceServicer):
-    """Fails the first `failures` calls of each method with UNAVAILABLE, then answers."""
+    """Fails the first `failures` calls of each method with UNAVAILABLE (or `code`), then answers."""
 
-    def __init__(self, failures: int) -> None:
+    def __init__(self, failures: int, code: grpc.StatusCode = grpc.StatusCode.UNAVAILABLE,
+                 message: str = "storage unavailable") -> None:
         self.failures = failures
+        self.code = code
+        self.message = message
         self.calls: dict[str, int] = {}
         self.keys: list[str] = []
         """The idempotency key of each job of each EnqueueBatch call."""
@@ -28,7 +32,7 @@ class Flaky(queue_service_pb2_grpc.QueueServiceServicer):
     def _fail(self, name: str, context: Any) -> None:
         self.calls[name] = self.calls.get(name, 0) + 1
         if self.calls[name] <= self.failures:
-            context.abort(grpc.StatusCode.UNAVAILABLE, "storage unavailable")
+            context.abort(self.code, self.message)
 
     def GetServerInfo(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC's method names
         self._fail("GetServerInfo", context)
@@ -61,6 +65,34 @@ def test_safe_calls_are_retried(flaky: tuple[Flaky, str]) -> None:
     with sepp.Client(address, retry=sepp.RetryOptions(max_attempts=3, base_delay_ms=10)) as client:
         assert client.get_server_info().version == "flaky"
     assert servicer.calls["GetServerInfo"] == 3
+
+
+def test_calls_reset_by_the_servers_http2_layer_are_retried_as_unavailable_ones() -> None:
+    """grpc's C core reports a call the server's HTTP/2 layer reset as it ended the connection
+    (Node's bound on cancelled calls) as INTERNAL "Received RST_STREAM with error code 2"; a
+    stand-in answers with that status, since a test cannot make Node's HTTP/2 layer reset one
+    call on cue. A safe call is repeated as after UNAVAILABLE; without retry it is raised as it
+    came; another INTERNAL is never repeated."""
+    reset = "Received RST_STREAM with error code 2"
+    assert connection_closed_by_server(sepp.SeppError(grpc.StatusCode.INTERNAL, reset))
+    assert not connection_closed_by_server(sepp.SeppError(grpc.StatusCode.UNAVAILABLE, reset))
+    assert not connection_closed_by_server(sepp.SeppError(grpc.StatusCode.INTERNAL, "the store failed"))
+    assert not connection_closed_by_server(sepp.SeppError(grpc.StatusCode.INTERNAL, "Received RST_STREAM with error code 0"))
+    for message, retried in ((reset, True), ("the store failed", False)):
+        servicer = Flaky(failures=2, code=grpc.StatusCode.INTERNAL, message=message)
+        with stand_in_server(servicer) as address:
+            with sepp.Client(address, retry=sepp.RetryOptions(max_attempts=3, base_delay_ms=10)) as client:
+                if retried:
+                    assert client.get_server_info().version == "flaky"
+                else:
+                    with pytest.raises(sepp.SeppError) as raised:
+                        client.get_server_info()
+                    assert (raised.value.grpc_code, raised.value.message) == (grpc.StatusCode.INTERNAL, message)
+            assert servicer.calls["GetServerInfo"] == (3 if retried else 1)
+            servicer.failures = 10
+            with sepp.Client(address) as client, pytest.raises(sepp.SeppError) as raised:
+                client.get_server_info()
+            assert raised.value.grpc_code == grpc.StatusCode.INTERNAL
 
 
 def test_without_retry_unavailable_is_raised(flaky: tuple[Flaky, str]) -> None:

@@ -14,7 +14,7 @@
  */
 import { status } from '@grpc/grpc-js';
 import type { Connection } from './connection.ts';
-import { SeppError, toSeppError } from './errors.ts';
+import { connectionClosedByServer, SeppError, toSeppError } from './errors.ts';
 import { EventSubscription, type JobEvent } from './events.ts';
 import type { Job } from './jobs.ts';
 import type { DeadReason, JobState } from './types.ts';
@@ -210,8 +210,9 @@ export function waitForJob(
                 { code: 'not_found', cause: e },
               ),
             );
-          } else if (!e.retryable) finish(e);
-          // UNAVAILABLE: the subscription reconnects and checks again once it has caught up.
+          } else if (!e.retryable && !connectionClosedByServer(e)) finish(e);
+          // UNAVAILABLE, or a connection the server closed: the subscription reconnects and
+          // checks again once it has caught up.
         },
       );
     };

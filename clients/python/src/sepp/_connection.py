@@ -11,7 +11,7 @@ from typing import Any, Callable, Literal, TypeVar
 
 import grpc
 
-from .errors import closed_error, from_status, to_sepp_error
+from .errors import closed_error, connection_closed_by_server, from_status, to_sepp_error
 from .v1 import queue_service_pb2_grpc
 
 Transport = Literal["stream", "unary"]
@@ -135,7 +135,8 @@ class Connection:
         retry_safe: bool,
         lease_call: bool = False,
     ) -> Response:
-        """One unary call with a deadline and, when enabled and safe, retries of UNAVAILABLE."""
+        """One unary call with a deadline and, when enabled and safe, retries of UNAVAILABLE and of a
+        connection the server closed (connection_closed_by_server)."""
         if self.closed:
             raise closed_error("call")
         deadline_at = time.monotonic() + self.timeout_s(deadline_ms)
@@ -146,7 +147,8 @@ class Connection:
                 return method(request, metadata=self.metadata, timeout=max(0.0, deadline_at - time.monotonic()))
             except grpc.RpcError as thrown:
                 error = to_sepp_error(thrown, lease_call)
-            if error.grpc_code != grpc.StatusCode.UNAVAILABLE or attempt >= attempts or self.closed:
+            again = error.grpc_code == grpc.StatusCode.UNAVAILABLE or connection_closed_by_server(error)
+            if not again or attempt >= attempts or self.closed:
                 raise error
             assert self.retry is not None
             delay_s = backoff_delay_ms(attempt - 1, self.retry.base_delay_ms, self.retry.max_delay_ms) / 1000

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal
 
 import grpc
 
-from .errors import SeppError
+from .errors import SeppError, connection_closed_by_server
 from .events import CaughtUp, EventStream, JobEvent
 from .models import DeadReason
 
@@ -104,6 +104,10 @@ def wait_for_job(
                     try:
                         job = get_job(job_id)
                     except SeppError as error:
+                        if error.grpc_code == grpc.StatusCode.UNAVAILABLE or connection_closed_by_server(error):
+                            # The connection went: the subscription resumes over a new one and,
+                            # once caught up again, this looks again.
+                            continue
                         if error.grpc_code != grpc.StatusCode.NOT_FOUND:
                             raise
                         # An outcome event committed before this answer is already on the stream.

@@ -8,6 +8,7 @@ what they handle. The names follow the TypeScript SDK's.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal, Sequence, cast, get_args
 
@@ -251,6 +252,21 @@ def to_sepp_error(error: BaseException, lease_call: bool = False) -> SeppError:
 def error_code_of(text: str | None) -> SeppErrorCode | None:
     """sepp's code from its wire form (a trailer or `Settled.error_code`); None when unknown or empty."""
     return cast(SeppErrorCode, text) if text in _CODES else None
+
+
+_STREAM_RESET_BY_SERVER = re.compile(r"Received RST_STREAM with error code [1-9]\d*")
+
+
+def connection_closed_by_server(error: SeppError) -> bool:
+    """True when the call failed because the server's HTTP/2 layer reset it with an error code,
+    as Node's HTTP/2 server does to the calls open on a connection it ends past its bound of
+    cancelled calls (docs/configuration.md, "Cancelled calls per connection"): grpc's C core
+    reports INTERNAL, "Received RST_STREAM with error code 2". sepp itself ends a call with a
+    status, never with a reset, so this is the connection's end, not the call's answer. A read,
+    a call safe to repeat or a subscription may go on over a new connection, as after
+    UNAVAILABLE; the error itself stays INTERNAL, since the server may have applied a call it
+    had already read."""
+    return error.grpc_code == grpc.StatusCode.INTERNAL and _STREAM_RESET_BY_SERVER.search(error.message) is not None
 
 
 def closed_error(what: str) -> SeppError:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Literal, Sequence
 import grpc
 
 from ._connection import backoff_delay_ms
-from .errors import SeppError, closed_error, to_sepp_error
+from .errors import SeppError, closed_error, connection_closed_by_server, to_sepp_error
 from .jobs import job_state_name
 from .models import DeadReason, JobState
 from .results import JobProgress, decode_result, progress_from_proto
@@ -272,13 +272,14 @@ class EventStream:
                 error = to_sepp_error(thrown)
             if self._closed.is_set():
                 return
-            # Only a subscription that was up resumes: one that never got through says so.
-            # UNAVAILABLE is also how grpc's C core ends a call on a connection the server
-            # closed; after a GOAWAY (the server's bound on cancelled calls) the calls open on
-            # that connection go on, so there is no twin of the TypeScript SDK's
-            # connectionClosedByServer (grpc-js fails them with INTERNAL) to resume on
+            # Only a subscription that was up resumes: one that never got through says so. A
+            # connection the server ended fails its calls with UNAVAILABLE ("Socket closed") or,
+            # when its HTTP/2 layer reset them first, INTERNAL (connection_closed_by_server):
+            # past the server's bound on cancelled calls the calls open on the connection usually
+            # go on after its GOAWAY, but a cancel racing that GOAWAY can end the connection
             # (tests/test_outcomes.py, ...past_the_reset_bound).
-            if error.grpc_code == grpc.StatusCode.UNAVAILABLE and self._reconnect and self._position is not None:
+            lost = error.grpc_code == grpc.StatusCode.UNAVAILABLE or connection_closed_by_server(error)
+            if lost and self._reconnect and self._position is not None:
                 time.sleep(backoff_delay_ms(failures, 200, 10_000) / 1000)
                 failures += 1
                 continue
