@@ -94,6 +94,9 @@ export type LeasedRow = Pick<
   | 'expires_at_ms'
   | 'group_key'
   | 'timeout_at_ms'
+  // Whether the job waits on others (dependencies.ts: waitsOnJobs): only such a job has
+  // results of dependencies to pass on, so the lease reads edges for it alone.
+  | 'dependency_flags'
 >;
 
 /**

@@ -17,7 +17,7 @@ import type { Preparer } from './prepare-on-use.ts';
 
 /** The columns of a LeasedRow, in the order every leasing statement returns them. */
 export const leasedColumns =
-  'seq, id, queue, type, payload, content_type, priority, attempt, max_attempts, attempt_base, lease_deadline_ms, enqueued_at_ms, run_at_ms, metadata_json, traceparent, tracestate, idempotency_key, last_error, expires_at_ms, group_key, timeout_at_ms';
+  'seq, id, queue, type, payload, content_type, priority, attempt, max_attempts, attempt_base, lease_deadline_ms, enqueued_at_ms, run_at_ms, metadata_json, traceparent, tracestate, idempotency_key, last_error, expires_at_ms, group_key, timeout_at_ms, dependency_flags';
 
 /** The columns of an AttemptRow (jobs.ts reads them too). */
 export const attemptColumns =
