@@ -19,18 +19,22 @@ type Limits = Pick<EngineLimits, 'maxDependencyResultsBytes'>;
 /**
  * The results passed on to a lease's jobs, by seq: one store call when the store reads the
  * edges of many at once (`ofMany`), else one per job. A job without edges is left out; one
- * that does not wait on others (`dependency_flags`, set in its enqueue's unit) has none and
- * is not looked for: in a flow of 20 → 1 only the collector's edges are read.
+ * that does not wait on others (`dependency_flags`, set in its enqueue's unit, read by a
+ * lease with LeaseParams.dependencyFlags) has none and is not looked for: in a flow of
+ * 20 → 1 only the collector's edges are read.
  */
 export function* dependencyResultsOf(
   tx: StoreTx,
-  leased: readonly { id: string; seq: number; dependency_flags: number }[],
+  leased: readonly { id: string; seq: number; dependency_flags?: number }[],
   limits: Limits,
 ): Op<Map<number, DependencyResult[]>> {
   const results = new Map<number, DependencyResult[]>();
   const deps = tx.dependencies;
   if (deps === undefined) return results;
-  const jobs = leased.filter((job) => waitsOnOthers(job.dependency_flags));
+  // Without flags (a store that did not read them), every job may have edges.
+  const jobs = leased.filter(
+    (job) => job.dependency_flags === undefined || waitsOnOthers(job.dependency_flags),
+  );
   if (jobs.length === 0) return results;
   if (deps.ofMany === undefined || jobs.length === 1) {
     for (const job of jobs) {
