@@ -314,7 +314,5 @@ function unpackRow(input: In): LeasedRow {
     group_key: input.str(),
     expires_at_ms: input.numOrNull(),
     timeout_at_ms: null,
-    // The benchmark's shapes have no workflows.
-    dependency_flags: 0,
   };
 }
