@@ -18,13 +18,6 @@ export interface LeaseParams {
    * A lease sets `timeout_at_ms` = now + the job's timeout and caps its deadline there.
    */
   timeoutMs: number | null;
-  /**
-   * True: each leased row carries its `dependency_flags` (a queue that has had a job waiting
-   * on others, whose lease reads the edges of the jobs that wait only). A store may return
-   * them always (PostgreSQL does); SQLite returns them only then, so a W1 lease reads no
-   * column more than before workflows.
-   */
-  dependencyFlags?: boolean;
 }
 
 /** A lease's fence: the job and the attempt whose lease a settlement ends. */

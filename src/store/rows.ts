@@ -94,14 +94,7 @@ export type LeasedRow = Pick<
   | 'expires_at_ms'
   | 'group_key'
   | 'timeout_at_ms'
-> & {
-  /**
-   * The job's part in dependencies (dependencies.ts), when the lease asked for it
-   * (LeaseParams.dependencyFlags; a store may return it always): only a job that waits on
-   * others has results of dependencies to pass on. Undefined: not read.
-   */
-  dependency_flags?: number;
-};
+>;
 
 /**
  * The columns a settlement or a failure (nack, expiry) needs to decide what

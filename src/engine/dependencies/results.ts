@@ -5,7 +5,7 @@
  * limits.max_dependency_results_bytes of results: above it, every result is left out
  * (`resultOmitted`) and the worker fetches the ones it needs with GetJob.
  */
-import { type DependencyEdgeRow, waitsOnOthers } from '../../store/dependencies.ts';
+import type { DependencyEdgeRow } from '../../store/dependencies.ts';
 import type { Op } from '../../store/op.ts';
 import type { StoreTx } from '../../store/store.ts';
 import type { EngineLimits } from '../settings.ts';
@@ -18,24 +18,16 @@ type Limits = Pick<EngineLimits, 'maxDependencyResultsBytes'>;
 
 /**
  * The results passed on to a lease's jobs, by seq: one store call when the store reads the
- * edges of many at once (`ofMany`), else one per job. A job without edges is left out; one
- * that does not wait on others (`dependency_flags`, set in its enqueue's unit, read by a
- * lease with LeaseParams.dependencyFlags) has none and is not looked for: in a flow of
- * 20 → 1 only the collector's edges are read.
+ * edges of many at once (`ofMany`), else one per job. A job without edges is left out.
  */
 export function* dependencyResultsOf(
   tx: StoreTx,
-  leased: readonly { id: string; seq: number; dependency_flags?: number }[],
+  jobs: readonly { id: string; seq: number }[],
   limits: Limits,
 ): Op<Map<number, DependencyResult[]>> {
   const results = new Map<number, DependencyResult[]>();
   const deps = tx.dependencies;
-  if (deps === undefined) return results;
-  // Without flags (a store that did not read them), every job may have edges.
-  const jobs = leased.filter(
-    (job) => job.dependency_flags === undefined || waitsOnOthers(job.dependency_flags),
-  );
-  if (jobs.length === 0) return results;
+  if (deps === undefined || jobs.length === 0) return results;
   if (deps.ofMany === undefined || jobs.length === 1) {
     for (const job of jobs) {
       const edges = resultsOf(yield* deps.of(job.id, job.seq), limits);

@@ -222,8 +222,6 @@ export class Reserver {
         maxLeaseDeadlineMs: nowMs + settings.maxLeaseMs,
         workerId: request.workerId,
         timeoutMs: settings.defaultTimeoutMs === 0 ? null : settings.defaultTimeoutMs,
-        // The jobs that wait on others are the ones whose dependency results are read below.
-        dependencyFlags: this.dependencyQueues.has(queue),
       };
       let wanted = remaining;
       let leased = 0;

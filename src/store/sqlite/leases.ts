@@ -19,9 +19,6 @@ import type { Preparer } from './prepare-on-use.ts';
 export const leasedColumns =
   'seq, id, queue, type, payload, content_type, priority, attempt, max_attempts, attempt_base, lease_deadline_ms, enqueued_at_ms, run_at_ms, metadata_json, traceparent, tracestate, idempotency_key, last_error, expires_at_ms, group_key, timeout_at_ms';
 
-/** `leasedColumns` and the jobs' `dependency_flags`: a lease with `dependencyFlags` (LeaseParams). */
-const leasedColumnsWithFlags = `${leasedColumns}, dependency_flags`;
-
 /** The columns of an AttemptRow (jobs.ts reads them too). */
 export const attemptColumns =
   'seq, id, queue, type, state, attempt, max_attempts, attempt_base, errors_json, cancelled_at_ms, cancelled_by, dependency_flags, timeout_at_ms, run_at_ms, leased_at_ms, worker_id';
@@ -29,58 +26,32 @@ export const attemptColumns =
 /** What an ack that deleted its job returns (AckedRow). */
 const ackedColumns = 'queue, type, run_at_ms, leased_at_ms, worker_id';
 
+const leasedColumnNames = leasedColumns.split(', ') as (keyof LeasedRow)[];
+
 /**
- * Builds a LeasedRow from a row read as an array of `columns`: one object literal with
- * every column in that order, made from the list once, so every row has the same shape
- * from its creation (assigning the properties one by one by computed name measured ~2 %
- * of the server's CPU per drained job).
+ * Builds a LeasedRow from a row read as an array: one object literal with every
+ * column in `leasedColumns` order, made from that list once, so every row has
+ * the same shape from its creation (assigning the properties one by one by
+ * computed name measured ~2 % of the server's CPU per drained job).
  */
-const rowFromValues = (columns: string) =>
-  new Function(
-    'values',
-    `return { ${columns
-      .split(', ')
-      .map((name, i) => `${name}: values[${i}]`)
-      .join(', ')} };`,
-  ) as (values: unknown[]) => LeasedRow;
+const leasedRowFromValues = new Function(
+  'values',
+  `return { ${leasedColumnNames.map((name, i) => `${name}: values[${i}]`).join(', ')} };`,
+) as (values: unknown[]) => LeasedRow;
 
 /**
  * A statement that leases, reading its rows as arrays and building each LeasedRow here:
  * the driver's own row objects (one native property definition per column) cost about a
  * quarter of the lease statement's CPU (docs/performance.md).
  */
-function leaseStatement<P>(
-  statement: Database.Statement<[P], unknown>,
-  build: (values: unknown[]) => LeasedRow,
-): { all(params: P): LeasedRow[]; readonly source: string } {
+function leaseStatement<P>(statement: Database.Statement<[P], unknown>): {
+  all(params: P): LeasedRow[];
+  readonly source: string;
+} {
   const raw = statement.raw(true);
   return {
     source: statement.source,
-    all: (params) => (raw.all(params) as unknown[][]).map(build),
-  };
-}
-
-const leasedRowFromValues = rowFromValues(leasedColumns);
-const leasedRowWithFlagsFromValues = rowFromValues(leasedColumnsWithFlags);
-
-/**
- * A leasing statement (`sql` of the columns it returns) in two forms: the jobs' rows, and
- * with their `dependency_flags` when the lease asks (`dependencyFlags`: a queue that has had
- * a waiting job, whose lease reads edges only for the jobs that wait). A W1 lease returns
- * no column more than before workflows; each form is prepared at its first use.
- */
-function leaseStatements<P extends LeaseParams>(
-  db: Preparer,
-  sql: (returning: string) => string,
-): { all(params: P): LeasedRow[]; readonly source: string } {
-  const plain = leaseStatement(db.prepare<[P], LeasedRow>(sql(leasedColumns)), leasedRowFromValues);
-  const withFlags = leaseStatement(
-    db.prepare<[P], LeasedRow>(sql(leasedColumnsWithFlags)),
-    leasedRowWithFlagsFromValues,
-  );
-  return {
-    source: plain.source,
-    all: (params) => (params.dependencyFlags === true ? withFlags : plain).all(params),
+    all: (params) => (raw.all(params) as unknown[][]).map(leasedRowFromValues),
   };
 }
 
@@ -118,33 +89,34 @@ export function prepareLeaseStatements(db: Preparer) {
      * binding re-prepares the statement (10-40 µs measured, several times the cost of
      * leasing one job); an expression does not.
      */
-    leaseReady: leaseStatements<LeaseParams & { queue: string; limit: number }>(
-      db,
-      (returning) =>
+    leaseReady: leaseStatement(
+      db.prepare<[LeaseParams & { queue: string; limit: number }], LeasedRow>(
         `UPDATE jobs ${leaseSet}
         WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'ready' AND group_key IS NULL
                       ORDER BY priority DESC, run_at_ms, seq LIMIT CAST(@limit AS INTEGER))
-        RETURNING ${returning}`,
+        RETURNING ${leasedColumns}`,
+      ),
     ),
     /** Up to @limit ready jobs without a group at @priority, oldest due first. */
-    leaseUngroupedAt: leaseStatements<LeaseParams & { queue: string; priority: number; limit: number }>(
-      db,
-      (returning) =>
+    leaseUngroupedAt: leaseStatement(
+      db.prepare<[LeaseParams & { queue: string; priority: number; limit: number }], LeasedRow>(
         `UPDATE jobs ${leaseSet}
         WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'ready' AND group_key IS NULL
                         AND priority = @priority ORDER BY run_at_ms, seq LIMIT CAST(@limit AS INTEGER))
-        RETURNING ${returning}`,
+        RETURNING ${leasedColumns}`,
+      ),
     ),
     /** Up to @limit ready jobs of one group at @priority, oldest due first. */
-    leaseGroupAt: leaseStatements<
-      LeaseParams & { queue: string; priority: number; groupKey: string; limit: number }
-    >(
-      db,
-      (returning) =>
+    leaseGroupAt: leaseStatement(
+      db.prepare<
+        [LeaseParams & { queue: string; priority: number; groupKey: string; limit: number }],
+        LeasedRow
+      >(
         `UPDATE jobs ${leaseSet}
         WHERE seq IN (SELECT seq FROM jobs WHERE queue = @queue AND state = 'ready' AND group_key = @groupKey
                         AND priority = @priority ORDER BY run_at_ms, seq LIMIT CAST(@limit AS INTEGER))
-        RETURNING ${returning}`,
+        RETURNING ${leasedColumns}`,
+      ),
     ),
     /** Ack when completed jobs are not kept: the job's queue and type, or nothing when it did not match. */
     deleteLeased: db.prepare<[AttemptKey], AckedRow>(
