@@ -58,14 +58,6 @@ export interface Leases extends LeaseReads {
   ack(key: AttemptKey): Op<AckedRow | undefined>;
   /** `ack` for many (job ids distinct): the ones it deleted, in no order. */
   ackMany(keys: readonly AttemptKey[]): Op<(AckedRow & { id: string })[]>;
-  /**
-   * `ackMany` of jobs that wait on others and are in no other dependency (`dependency_flags`
-   * is `waitsOnJobs` alone: a flow's collector, which `ackMany` leaves alone): deleted, and
-   * their edges with them, when leased at that attempt with no cancel asked. The ones it
-   * deleted, with their seqs, in no order; an ack it did not match changed nothing.
-   * Optional: without it the engine reads each such job's row and deletes it (the Settler).
-   */
-  ackWaitingMany?(keys: readonly AttemptKey[]): Op<(AckedRow & { id: string })[]>;
   /** Leased at that attempt with no cancel asked → completed, with its result (null: none). */
   complete(
     p: AttemptKey & { nowMs: number; result: Uint8Array | null; resultContentType: string | null },

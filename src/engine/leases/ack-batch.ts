@@ -13,8 +13,7 @@
  * on others (a server that runs workflows), batches from 2 acks take the batch path: a
  * small batch of jobs others wait on is then kept completed in one statement and what
  * waits on them released as a set, instead of job by job and edge by edge (W5's Worker
- * sends many batches of 5: docs/decisions/0012, (h)); a job that only waits on others (a
- * flow's collector) is deleted with its edges in a third set statement.
+ * sends many batches of 5: docs/decisions/0012, (h)).
  */
 import { batchMember, dependedOn, inBatch } from '../../store/dependencies.ts';
 import type { CompletingAck } from '../../store/leases.ts';
@@ -70,10 +69,6 @@ export class AckBatches {
     for (const row of yield* tx.leases.ackMany([...firstPerJob.values()].map((i) => acks[i]!)))
       deleted.set(row.id, row);
     const completed = yield* this.completeDependedOn(tx, acks, firstPerJob, deleted);
-    if (completed !== undefined) {
-      for (const row of yield* this.ackWaiting(tx, acks, firstPerJob, deleted, completed))
-        deleted.set(row.id, row);
-    }
     const ackedPerQueue = new Map<string, number>();
     const { recording } = this.ctx.events;
     const outcomes: SettleOutcome[] = [];
@@ -141,27 +136,6 @@ export class AckBatches {
     for (const job of jobs) {
       if (inBatch(job.flags)) yield* this.ctx.jobEnded(tx, { id: job.id, flags: batchMember }, 'completed');
     }
-  }
-
-  /**
-   * The first acks of their jobs that both set statements passed over (after completeDependedOn
-   * tried): most often a flow's collector, which only waits on others, deleted with its edges
-   * in one store call (ackWaitingMany) instead of a row read and a delete each. What it deleted
-   * is acked as the delete's jobs are; the rest go on through the Settler, which reads the row.
-   */
-  private *ackWaiting(
-    tx: StoreTx,
-    acks: readonly Ack[],
-    firstPerJob: ReadonlyMap<string, number>,
-    deleted: ReadonlyMap<string, AckedRow>,
-    completed: ReadonlyMap<string, AckedRow>,
-  ): Op<(AckedRow & { id: string })[]> {
-    if (tx.leases.ackWaitingMany === undefined) return [];
-    const missed: Ack[] = [];
-    for (const [jobId, i] of firstPerJob) {
-      if (!deleted.has(jobId) && !completed.has(jobId)) missed.push(acks[i]!);
-    }
-    return missed.length === 0 ? [] : yield* tx.leases.ackWaitingMany(missed);
   }
 
   /**

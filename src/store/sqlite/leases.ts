@@ -2,13 +2,11 @@
  * Leases and their settlements: the producers' and workers' hot path after
  * the insert. The lease is one prepared `UPDATE … RETURNING` over an index
  * (jobs_ready, or jobs_group_ready for a queue's turns across groups); an ack
- * is one `DELETE … RETURNING` by id, or one per 50 acks (multi-row.ts); in a
- * workflow, an ack batch's jobs others wait on are kept completed, and the jobs
- * that only wait deleted, with statements of many too.
+ * is one `DELETE … RETURNING` by id, or one per 50 acks (multi-row.ts).
  * Prepared once; tests/admin/query-plans.test.ts checks every plan.
  */
 import type Database from 'better-sqlite3';
-import { jobsWaitOnIt, waitsOnJobs } from '../dependencies.ts';
+import { jobsWaitOnIt } from '../dependencies.ts';
 import type { AttemptKey, CompletingAck, LeaseParams, Leases } from '../leases.ts';
 import type { Op } from '../op.ts';
 import type { AckedRow, AttemptRow, LeasedRow } from '../rows.ts';
@@ -217,49 +215,25 @@ export function prepareLeaseStatements(db: Preparer) {
 type LeaseStatements = ReturnType<typeof prepareLeaseStatements>;
 
 /**
- * Deletes the jobs that are leased at the attempt each ack names and match `where` (found
- * through the `id` index, one probe per ack), and returns `returned` of the ones it
- * deleted; an ack it did not match deletes nothing. The acks' job ids must be distinct.
+ * Deletes the jobs that are leased at the attempt each ack names (found through the
+ * `id` index, one probe per ack), and returns the ones it deleted; an ack it did not
+ * match deletes nothing. The acks' job ids must be distinct.
  */
-function attemptDeletes<Result>(
-  db: Preparer,
-  where: string,
-  returned: string,
-): MultiRowStatement<AttemptKey, Result> {
-  return new MultiRowStatement<AttemptKey, Result>(
+export function prepareAckDeletes(db: Preparer): MultiRowStatement<AttemptKey, AckedRow & { id: string }> {
+  return new MultiRowStatement<AttemptKey, AckedRow & { id: string }>(
     db,
     2,
     // One row: the plain form. `IN (VALUES …)` builds its list for every execution, which
     // costs more than it saves below ~10 rows (measured: acks in batches of 2-5 cost +37 %).
     (tuples, rows) =>
       rows === 1
-        ? `DELETE FROM jobs WHERE id = ? AND attempt = ? AND ${where} RETURNING ${returned}`
-        : `DELETE FROM jobs WHERE ${where} AND (id, attempt) IN (VALUES ${tuples}) RETURNING ${returned}`,
+        ? `DELETE FROM jobs WHERE id = ? AND attempt = ? AND ${ackableLeased} RETURNING id, ${ackedColumns}`
+        : `DELETE FROM jobs WHERE ${ackableLeased} AND (id, attempt) IN (VALUES ${tuples}) RETURNING id, ${ackedColumns}`,
     (values, offset, ack) => {
       values[offset] = ack.jobId;
       values[offset + 1] = ack.attempt;
     },
   );
-}
-
-/** The acks of jobs in no dependency (`ackableLeased`): the ones deleted. */
-export function prepareAckDeletes(db: Preparer): MultiRowStatement<AttemptKey, AckedRow & { id: string }> {
-  return attemptDeletes(db, ackableLeased, `id, ${ackedColumns}`);
-}
-
-/**
- * The acks of jobs that wait on others and are in no other dependency (a flow's collector):
- * deleted as `ackableLeased` jobs are, returning their seqs, whose edges go with them.
- */
-export function prepareWaitingAcks(db: Preparer) {
-  return {
-    deletes: attemptDeletes<AckedRow & { id: string; seq: number }>(
-      db,
-      `state = 'leased' AND cancelled_at_ms IS NULL AND dependency_flags = ${waitsOnJobs}`,
-      `id, seq, ${ackedColumns}`,
-    ),
-    forgetEdges: db.prepare<[number]>('DELETE FROM job_dependencies WHERE child_seq = ?'),
-  };
 }
 
 /** A kept ack's values: the job, its attempt, its result, and the time it completed. */
@@ -303,7 +277,6 @@ export function leaseOps(
   sql: LeaseStatements,
   ackDeletes: MultiRowStatement<AttemptKey, AckedRow & { id: string }>,
   keptCompletes?: MultiRowStatement<KeptAck, AckedRow & { id: string; dependency_flags: number }>,
-  waitingAcks?: ReturnType<typeof prepareWaitingAcks>,
 ): Leases {
   return {
     *leaseReady(p): Op<LeasedRow[]> {
@@ -332,15 +305,6 @@ export function leaseOps(
       : {
           *completeDependedOnMany(keys, nowMs) {
             return keptCompletes.all(keys.map((key) => ({ ...key, nowMs })));
-          },
-        }),
-    ...(waitingAcks === undefined
-      ? {}
-      : {
-          *ackWaitingMany(keys) {
-            const deleted = waitingAcks.deletes.all(keys);
-            for (const row of deleted) waitingAcks.forgetEdges.run(row.seq);
-            return deleted;
           },
         }),
     *reportProgress(p) {
