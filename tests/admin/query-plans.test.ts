@@ -182,7 +182,8 @@ test('the hot path keeps its indexes', () => {
         db.prepare(markParentsSql(Array.from({ length: rows }, () => '(?)').join(', '))),
         'sqlite_autoindex_jobs_1',
       );
-    uses(dependencies.pendingChildren, 'job_dependencies_pending');
+    uses(dependencies.pendingChildren, 'job_dependencies_parent');
+    uses(dependencies.resolveCompleted, 'job_dependencies_parent');
     uses(dependencies.anyPending, 'job_dependencies_pending_child');
     const browse = prepareBrowseStatements(db);
     uses(browse.dueScanAsc, 'jobs_scheduled_due');

@@ -186,6 +186,49 @@ test('acks in a batch of jobs others wait on: each kept completed with its resul
   });
 });
 
+test('acks in a batch of collectors (jobs that only wait): deleted with their edges, next to kept jobs; a stale attempt and a cancel are refused', async () => {
+  await withEngine({}, async ({ engine, db }) => {
+    const queue = fresh();
+    const collectors = [];
+    for (let i = 0; i < 4; i++) {
+      const parents = [await add(engine), await add(engine)];
+      collectors.push(await after(engine, parents, undefined, { queue }));
+      for (const parent of parents) await complete(engine, parent);
+    }
+    // A job others wait on, acked in the same batch: kept completed, its dependent released.
+    const parent = await add(engine, { queue });
+    const dependent = await after(engine, [parent], undefined, { queue: fresh() });
+    const leased = await engine.reserve({ queues: [queue], maxJobs: 100, leaseMs: 60_000 });
+    assert.equal(leased.length, 5);
+    const byId = new Map(leased.map((l) => [l.id, l]));
+    const [first, second, stale, cancelled] = collectors.map((c) => byId.get(c.id)!);
+    await engine.cancel(cancelled!.id);
+    const edgesBefore = edgeRows(db);
+    const outcomes = await engine.ackBatch([
+      { jobId: first!.id, attempt: first!.attempt },
+      { jobId: parent.id, attempt: byId.get(parent.id)!.attempt },
+      { jobId: second!.id, attempt: second!.attempt },
+      { jobId: stale!.id, attempt: stale!.attempt + 1 },
+      { jobId: cancelled!.id, attempt: cancelled!.attempt },
+    ]);
+    assert.deepEqual(
+      outcomes.map((o) => (o.ok ? 'ok' : o.code)),
+      ['ok', 'ok', 'ok', 'lease_lost', 'job_cancelled'],
+    );
+    // Deleted (GetJob answers from the recently finished outcomes), and their edges with them.
+    for (const gone of [first!, second!]) {
+      assert.equal(rows(db, `SELECT count(*) FROM jobs WHERE id = '${gone.id}'`), 0);
+      assert.equal(await stateOf(engine, gone), 'completed');
+    }
+    // The cancelled one is kept, with its edges.
+    assert.equal(edgeRows(db), edgesBefore - 4);
+    assert.equal(await stateOf(engine, stale!), 'leased');
+    assert.equal(await stateOf(engine, parent), 'completed');
+    assert.equal(await stateOf(engine, dependent), 'ready');
+    assert.deepEqual(await engine.counterMismatches(), []);
+  });
+});
+
 test('policy cancel (the default): a dead dependency cancels the job, and its own dependents by their policies', async () => {
   await withEngine({}, async ({ engine }) => {
     const a = await add(engine);

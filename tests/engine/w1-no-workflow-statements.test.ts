@@ -76,6 +76,14 @@ test('jobs without dependencies run no workflow statement, while another queue r
       [],
       'no statement of the W1 path touches the workflow tables',
     );
+    // docs/decisions/0012, lever 3: the W1 lease reads no dependency column.
+    const leases = w1Statements.filter((sql) => /SET state = 'leased'/.test(sql));
+    assert.ok(leases.length > 0, 'the recorder saw the leases');
+    assert.deepEqual(
+      leases.filter((sql) => /RETURNING[\s\S]*dependency_flags/.test(sql)),
+      [],
+      'a W1 lease returns no dependency flags',
+    );
 
     // The control: the flow's own lease and ack run workflow statements, and the recorder sees them.
     const flowStatements = await statementsRunBy(db, async () => {

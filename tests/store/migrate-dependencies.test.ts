@@ -2,7 +2,8 @@
  * Migration 0012 (job dependencies) on a database that already holds jobs in every
  * state: the `waiting` state is allowed, every queue gets its counter, the new
  * column reads 0 for every stored job (so none of them takes a dependency path),
- * and every row and counter is kept.
+ * and every row and counter is kept. Migration 0022 (an edge in three indexes) on a
+ * database with edges: the pending ones are still found and resolved.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { counterMismatches, prepareCountStatements } from '../../src/store/sqlite/counts.ts';
+import { prepareDependencyStatements } from '../../src/store/sqlite/dependencies.ts';
 import { migrations } from '../../src/store/sqlite/gen/migrations.ts';
 import { migrate, schemaVersion } from '../../src/store/sqlite/migrate.ts';
 
@@ -56,6 +58,47 @@ test('0012 on a database with jobs: a waiting state and counter, new columns 0, 
     );
     db.exec("INSERT INTO queues (name, created_at_ms) VALUES ('later', 2)");
     assert.equal(sql.queueCounts.all('later').length, 7);
+  } finally {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('0022 on a database with edges: pending edges found through the parent index, resolved ones passed over', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sepp-migrate-'));
+  const db = new Database(join(dir, 'sepp.db'));
+  try {
+    const threeIndexes = migrations.findIndex((m) => m.name.endsWith('_dependency_edges_three_indexes.sql'));
+    assert.ok(threeIndexes > dependencies, 'the migration is embedded');
+    migrate(db, migrations.slice(0, threeIndexes));
+    db.exec("INSERT INTO queues (name, created_at_ms) VALUES ('q', 1)");
+    const insert = db.prepare(
+      `INSERT INTO jobs (seq, id, queue, type, state, priority, payload, content_type, max_attempts, enqueued_at_ms, run_at_ms)
+       VALUES (?, ?, 'q', 't', ?, 0, x'00', 'x', 1, 1, 1)`,
+    );
+    insert.run(1, 'parent', 'leased');
+    insert.run(2, 'done', 'completed');
+    insert.run(3, 'child-a', 'waiting');
+    insert.run(4, 'child-b', 'waiting');
+    db.exec(`INSERT INTO job_dependencies (child_seq, parent_id, state, policy) VALUES
+      (3, 'parent', 'pending', 'cancel'), (3, 'done', 'completed', 'cancel'),
+      (4, 'done', 'completed', 'cancel'), (4, 'parent', 'pending', 'cancel')`);
+
+    migrate(db);
+    const names = db
+      .prepare("SELECT name FROM sqlite_schema WHERE tbl_name = 'job_dependencies'")
+      .pluck()
+      .all();
+    assert.ok(!names.includes('job_dependencies_pending'), 'the duplicate index is gone');
+    assert.equal(db.pragma('integrity_check', { simple: true }), 'ok');
+    const sql = prepareDependencyStatements(db);
+    assert.deepEqual(
+      sql.pendingChildren.all('parent').map((row) => row.id),
+      ['child-a', 'child-b'],
+    );
+    assert.deepEqual(sql.pendingChildren.all('done'), []);
+    assert.deepEqual(sql.resolveCompleted.all(JSON.stringify(['parent', 'done'])).sort(), [3, 4]);
+    assert.deepEqual(sql.pendingChildren.all('parent'), []);
   } finally {
     db.close();
     rmSync(dir, { recursive: true, force: true });

@@ -122,7 +122,7 @@ export function prepareDependencyStatements(db: Preparer) {
     pendingChildren: db.prepare<[string], WaitingChildRow>(
       `SELECT c.seq, c.id, c.queue, c.type, c.attempt, c.state, c.run_at_ms, c.idempotency_key,
               d.policy, c.dependency_flags
-         FROM job_dependencies d INDEXED BY job_dependencies_pending JOIN jobs c ON c.seq = d.child_seq
+         FROM job_dependencies d INDEXED BY job_dependencies_parent JOIN jobs c ON c.seq = d.child_seq
         WHERE d.parent_id = ? AND d.state = 'pending' AND c.state = 'waiting' ORDER BY d.child_seq`,
     ),
     resolve: db.prepare<[{ parentId: string; childSeq: number; state: string }]>(
@@ -139,7 +139,7 @@ export function prepareDependencyStatements(db: Preparer) {
       "UPDATE jobs SET state = @state WHERE seq = @seq AND state = 'waiting'",
     ),
     // The set form of the release, for the jobs of an ack batch that completed (docs/decisions/0012):
-    // their pending edges to waiting jobs resolved in one statement (the pending index probed per
+    // their pending edges to waiting jobs resolved in one statement (job_dependencies_parent probed per
     // parent, the waiting job by its seq), returning each edge's waiting job…
     resolveCompleted: db
       .prepare<[string], number>(

@@ -109,8 +109,11 @@ export interface ProduceRequest {
    * in the response's `flows` in this order. A message carries `jobs` (with
    * `atomic`), a `flow` or `flows`, only one of them: else a response with code
    * INVALID_ARGUMENT (more than 64 flows: RESOURCE_EXHAUSTED); the stream stays
-   * open. The SDKs send the flows enqueued in one turn of their event loop in
-   * one message: a stream's messages leave one per write of the connection.
+   * open. Both SDKs send flows that wait together as one message (a stream's
+   * messages leave one per write of the connection): the TypeScript SDK the
+   * flows enqueued in one turn of its event loop, the Python SDK the flows at
+   * the head of its queue when the stream takes the next message (up to 64 and
+   * the connection's max_message_bytes).
    */
   flows?: ProduceFlows | undefined;
 }
