@@ -1,0 +1,118 @@
+"""A Worker's `prefetch` against a real server, on both transports: jobs leased
+beyond `concurrency` wait in the worker for a slot, their leases are extended
+while they wait, a cancel drops a held job unstarted, and `close()` gives held
+jobs back at once except one on its last attempt, which runs."""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+from conftest import counts, eventually
+from test_worker import TRANSPORTS, Events, start
+
+import sepp
+
+
+def gated(client: sepp.Client, queue: str, transport: str, **options: Any) -> tuple[sepp.Worker, Events, list[str],
+                                                                                     threading.Event]:
+    """A worker of one slot whose handler records each job it starts and waits for the gate."""
+    started: list[str] = []
+    gate = threading.Event()
+
+    def work(job: sepp.WorkerJob) -> None:
+        started.append(job.id)
+        gate.wait(30)
+
+    worker, events = start(client, queue, transport, **{"concurrency": 1, "prefetch": 2, "fallback": work, **options})
+    return worker, events, started, gate
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_held_jobs_wait_for_a_slot_and_run_in_order(client: sepp.Client, queue: str, transport: str) -> None:
+    ids = [client.enqueue(queue, "j", json=i).id for i in range(5)]
+    worker, events, started, gate = gated(client, queue, transport)
+    try:
+        eventually(lambda: worker.running == 1 and worker.held == 2 or None, "one running and two held")
+        assert started == ids[:1], "held jobs have not started"
+        leased = counts(client, queue)
+        assert leased is not None and (leased.leased, leased.ready) == (3, 2), leased
+        gate.set()
+        events.wait("completed", 5)
+    finally:
+        gate.set()
+        worker.close()
+    assert started == ids, "every job ran, in the queue order"
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_held_lease_is_extended_while_it_waits(client: sepp.Client, queue: str, transport: str) -> None:
+    first = client.enqueue(queue, "j", json=0).id
+    second = client.enqueue(queue, "j", json=1).id
+    worker, events, started, gate = gated(client, queue, transport, prefetch=1, lease_ms=600)
+    try:
+        eventually(lambda: worker.held == 1 or None, "the second job held")
+        # Past the first lease's end (600 ms): the held lease is extended every 200 ms.
+        eventually(lambda: len([e for e in events.of("extended") if e.job and e.job.id == second]) >= 4 or None,
+                   "four extends of the held lease")
+        held = client.get_job(second)
+        assert held.state == "leased" and (held.lease_deadline_ms or 0) > time.time() * 1000 - 100
+        gate.set()
+        events.wait("completed", 2)
+    finally:
+        gate.set()
+        worker.close()
+    assert started == [first, second]
+    assert not events.of("lease_lost")
+    assert [e.job.attempt for e in events.of("completed") if e.job] == [1, 1], "no lease ran out"
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_cancel_drops_a_held_job_unstarted(client: sepp.Client, queue: str, transport: str) -> None:
+    first = client.enqueue(queue, "j", json=0).id
+    second = client.enqueue(queue, "j", json=1).id
+    # Unary calls hear of the cancel at the next extend: a short lease makes that soon.
+    worker, events, started, gate = gated(client, queue, transport, prefetch=1, lease_ms=600)
+    try:
+        eventually(lambda: worker.held == 1 or None, "the second job held")
+        client.cancel_job(second)
+        eventually(lambda: client.get_job(second).state == "cancelled" or None, "the held job cancelled")
+        assert worker.held == 0
+        gate.set()
+        events.wait("completed")
+    finally:
+        gate.set()
+        worker.close()
+    assert started == [first], "the cancelled job never started"
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_close_gives_held_jobs_back_but_runs_a_last_attempt(client: sepp.Client, queue: str, transport: str) -> None:
+    running = client.enqueue(queue, "j", json=0).id
+    given = client.enqueue(queue, "j", json=1).id
+    last = client.enqueue(queue, "j", json=2, max_attempts=1).id
+    worker, events, started, gate = gated(client, queue, transport)
+    closer = threading.Thread(target=worker.close)
+    try:
+        eventually(lambda: worker.running == 1 and worker.held == 2 or None, "one running and two held")
+        closer.start()
+        back = eventually(lambda: (lambda j: j if j.state == "ready" else None)(client.get_job(given)),
+                          "the held job given back")
+        assert "given back unstarted" in (back.last_error or "")
+        assert back.attempt == 1, "the given-back lease counts as an attempt, as its expiry would"
+    finally:
+        gate.set()
+        if closer.is_alive():
+            closer.join(30)
+        worker.close()
+    assert started == [running, last], "the last-attempt job ran; the other did not"
+    assert {e.job.id for e in events.of("completed") if e.job} == {running, last}
+
+
+def test_prefetch_is_checked(client: sepp.Client) -> None:
+    for prefetch in (-1, 1.5, 1001, True):
+        with pytest.raises(ValueError, match="prefetch must be an integer from 0 to 1000"):
+            client.worker(["q"], prefetch=prefetch, fallback=print)
+    with pytest.raises(ValueError, match=r"concurrency \+ prefetch is 1100.*limits\.max_reserve_jobs"):
+        client.worker(["q"], concurrency=600, prefetch=500, fallback=print)
