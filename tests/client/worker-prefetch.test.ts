@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { SeppClient, type Worker, type WorkerOptions } from '@sepp-queue/client';
 import { FakeClock } from '../../src/engine/clock.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { deferred, nextEvents, until } from './helpers.ts';
+import { deferred, nextEvents, settle, until } from './helpers.ts';
 
 const leaseMs = 30_000;
 
@@ -139,6 +139,45 @@ for (const transport of ['stream', 'unary'] as const) {
     });
   });
 }
+
+describe('Worker: prefetch refills held jobs in chunks (stream)', () => {
+  test('credit for held jobs waits for half the prefetch; idle slots get theirs at once', async () => {
+    const t = await startTestServer();
+    const client = SeppClient.connect(t.address);
+    const queue = 'prefetch-refill';
+    for (let i = 0; i < 10; i++) await client.enqueueJson(queue, 'j', { i });
+    const gates = new Map<string, () => void>();
+    const worker = client.worker({
+      queues: [queue],
+      concurrency: 1,
+      prefetch: 4,
+      fallback: (job) => new Promise<void>((resolve) => gates.set(job.id, resolve)),
+    });
+    worker.on('error', (error) => assert.fail(`worker error: ${error.message}`));
+    const finishOne = async () => {
+      const [id, open] = [...gates][0] ?? assert.fail('no job running');
+      gates.delete(id);
+      const done = nextEvents(worker, 'completed');
+      open();
+      await done;
+      await settle();
+    };
+    try {
+      await until(() => worker.running === 1 && worker.held === 4, 'one running and four held');
+      await finishOne();
+      // One held job started; one job's credit is less than the refill (2): none asked for yet.
+      assert.equal(worker.held, 3);
+      assert.equal((await client.listQueues()).find((q) => q.name === queue)?.counts.leased, 4);
+      await finishOne();
+      await until(() => worker.held === 4, 'the held jobs refilled by a lease of two');
+    } finally {
+      for (const open of gates.values()) open();
+      await worker.close({ timeoutMs: 0 });
+      await client.close();
+      await t.dispose();
+    }
+  });
+});
 
 describe('Worker option prefetch', () => {
   test('is an integer from 0 to 1000, and slots + prefetch fit one stream’s credit', async () => {

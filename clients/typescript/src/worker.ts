@@ -138,6 +138,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
       const host: TransportHost = {
         freeSlots: () =>
           this.stateName === 'running' ? lane.capacity + lane.prefetch - lane.busy - lane.held.length : 0,
+        idleSlots: () => (this.stateName === 'running' ? lane.capacity - lane.busy : 0),
+        refillJobs: Math.max(1, Math.ceil(lane.prefetch / 2)),
         deliver: (job) => this.deliver(lane, job),
         report: (error) => this.report(error),
         cancel: (jobId, attempt, error) => this.cancelRunning(jobId, attempt, error),
