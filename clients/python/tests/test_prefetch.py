@@ -110,6 +110,42 @@ def test_close_gives_held_jobs_back_but_runs_a_last_attempt(client: sepp.Client,
     assert {e.job.id for e in events.of("completed") if e.job} == {running, last}
 
 
+def test_held_jobs_are_refilled_in_chunks_of_half_the_prefetch(client: sepp.Client, queue: str) -> None:
+    client.enqueue_batch([sepp.JobSpec(queue, "j", json=i) for i in range(10)])
+    gates: dict[str, threading.Event] = {}
+    lock = threading.Lock()
+
+    def work(job: sepp.WorkerJob) -> None:
+        gate = threading.Event()
+        with lock:
+            gates[job.id] = gate
+        gate.wait(30)
+
+    def finish_one(done: int) -> None:
+        eventually(lambda: gates or None, "a job running")
+        with lock:
+            job_id = next(iter(gates))
+            gates.pop(job_id).set()
+        events.wait("completed", done)
+        time.sleep(0.2)  # Time for jobs leased with the ack's credit, were there any, to arrive.
+
+    worker, events = start(client, queue, "stream", concurrency=1, prefetch=4, fallback=work)
+    try:
+        eventually(lambda: worker.running == 1 and worker.held == 4 or None, "one running and four held")
+        finish_one(1)
+        # One held job started; one job's credit is less than the refill (2): none asked for yet.
+        assert worker.held == 3
+        leased = counts(client, queue)
+        assert leased is not None and leased.leased == 4, leased
+        finish_one(2)
+        eventually(lambda: worker.held == 4 or None, "the held jobs refilled by a lease of two")
+    finally:
+        with lock:
+            for gate in gates.values():
+                gate.set()
+        worker.close(timeout_ms=0)
+
+
 def test_prefetch_is_checked(client: sepp.Client) -> None:
     for prefetch in (-1, 1.5, 1001, True):
         with pytest.raises(ValueError, match="prefetch must be an integer from 0 to 1000"):

@@ -214,6 +214,13 @@ class Worker:
             return 0
         return self.concurrency + self.prefetch - self._busy - len(self._held)
 
+    def idle_slots(self) -> int:
+        return self.concurrency - self._busy if self._state == "running" else 0
+
+    @property
+    def refill_jobs(self) -> int:
+        return max(1, (self.prefetch + 1) // 2)
+
     def deliver(self, job: job_pb2.LeasedJob) -> None:
         active = self._runner.make(job)
         give_back = False
