@@ -1,8 +1,9 @@
 /**
  * A Worker's `prefetch`: jobs leased beyond `concurrency` wait in the worker
  * until a slot frees. Their leases are extended like running ones (checked
- * with the injected clock past the first lease's end), a cancel drops a held
- * job unstarted, and `close()` gives held jobs back to the queue at once —
+ * with the injected clock past the first lease's end), a cancel or a hard
+ * timeout drops a held job unstarted, credit for held jobs is granted in
+ * chunks of half the prefetch, and `close()` gives held jobs back to the queue at once —
  * except one on its last attempt, which runs.
  */
 import assert from 'node:assert/strict';
@@ -118,6 +119,30 @@ for (const transport of ['stream', 'unary'] as const) {
       gate.resolve();
       await done;
       assert.deepEqual(started, [first.id], 'the cancelled job never started');
+    });
+
+    test('a held job past its hard timeout is dropped without running', async () => {
+      const queue = `prefetch-timeout-${transport}`;
+      const first = await client.enqueueJson(queue, 'j', {});
+      const timeoutMs = 5000;
+      const late = await client.enqueueJson(
+        queue,
+        'j',
+        {},
+        { executionTimeoutMs: timeoutMs, maxAttempts: 1 },
+      );
+      const { worker, started, gate } = start(queue, { prefetch: 1 });
+      await until(() => worker.held === 1, 'the second job held');
+      // Its timeout counts from its lease; on unary calls the worker hears of it at the next extend.
+      clock.advance(transport === 'stream' ? timeoutMs : leaseMs / 3);
+      await until(() => worker.held === 0, 'the held job dropped');
+      const dead = await client.getJob(late.id);
+      assert.equal(dead.state, 'dead');
+      assert.equal(dead.deadReason, 'timeout');
+      const done = nextEvents(worker, 'completed');
+      gate.resolve();
+      await done;
+      assert.deepEqual(started, [first.id], 'the timed-out job never started');
     });
 
     test('close() gives held jobs back at once; one on its last attempt runs instead', async () => {

@@ -1,6 +1,7 @@
 """A Worker's `prefetch` against a real server, on both transports: jobs leased
 beyond `concurrency` wait in the worker for a slot, their leases are extended
-while they wait, a cancel drops a held job unstarted, and `close()` gives held
+while they wait, a cancel or a hard timeout drops a held job unstarted, held
+jobs are refilled in chunks of half the prefetch, and `close()` gives held
 jobs back at once except one on its last attempt, which runs."""
 from __future__ import annotations
 
@@ -85,6 +86,26 @@ def test_a_cancel_drops_a_held_job_unstarted(client: sepp.Client, queue: str, tr
         gate.set()
         worker.close()
     assert started == [first], "the cancelled job never started"
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_held_job_past_its_hard_timeout_is_dropped_unstarted(client: sepp.Client, queue: str, transport: str) -> None:
+    first = client.enqueue(queue, "j", json=0).id
+    late = client.enqueue(queue, "j", json=1, execution_timeout_ms=300, max_attempts=1).id
+    # Unary calls hear of the timeout at the next extend: a short lease makes that soon.
+    worker, events, started, gate = gated(client, queue, transport, prefetch=1, lease_ms=600)
+    try:
+        eventually(lambda: worker.held == 1 or None, "the second job held")
+        dead = eventually(lambda: (lambda j: j if j.state == "dead" else None)(client.get_job(late)),
+                          "the held job timed out")
+        assert dead.dead_reason == "timeout"
+        eventually(lambda: worker.held == 0 or None, "the held job dropped")
+        gate.set()
+        events.wait("completed")
+    finally:
+        gate.set()
+        worker.close()
+    assert started == [first], "the timed-out job never started"
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
