@@ -18,7 +18,8 @@ import type { Lease } from './types.ts';
  * As with BullMQ's Worker, a slot frees as soon as its handler returns, so the next job is
  * pushed while the ack is in flight (the ack and the new credit travel in order on one
  * stream). One pool serves every bench worker of its queue, so a job pushed ahead can go to
- * any of them and the harness's exact job count never strands one.
+ * any of them and the harness's exact job count never strands one. With `prefetch`, the
+ * Worker also holds that many leased jobs beyond its slots (handed out as slots free).
  */
 
 const phaseEnded = () => new RetryAfter(0, 'benchmark phase ended');
@@ -45,6 +46,7 @@ export class SeppWorkerPool {
     private readonly client: SeppClient,
     private readonly queue: string,
     private readonly report: (message: string) => void,
+    private readonly prefetch = 0,
   ) {}
 
   /** Each bench worker of the queue adds one slot to the Worker, which starts on the first reserve. */
@@ -63,6 +65,7 @@ export class SeppWorkerPool {
     const worker = this.client.worker({
       queues: [this.queue],
       concurrency: this.members,
+      prefetch: this.prefetch,
       fallback: (job) =>
         new Promise<void>((resolve, reject) => {
           const delivery: Delivery = {

@@ -50,6 +50,10 @@ import type {
  *               `ack()`, one unary Reserve and one unary Ack per job, the harness's own
  *               reserve → ack loop made literally. per-client needs calls: per-client
  *               Workers would each lease a job ahead that only their own client can take.
+ *   prefetch    0 (default) | 50 | 200 | 500 — the Worker's `prefetch`: jobs leased ahead
+ *               beyond its slots (as graphile-worker's `localQueue.size`). `sepp.prefetch`
+ *               sets every variant; `<variant>.prefetch` (`sepp-pg.prefetch=500`) one, so a
+ *               run can set it on `sepp-pg` and leave it at 0 on `sepp-pg-base`.
  */
 
 type Variant = 'sepp' | 'sepp-unary' | 'sepp-relaxed' | 'sepp-pg' | 'sepp-pg-base';
@@ -171,6 +175,10 @@ export function seppDriver(
   const spec = variants[variant];
   const connection = choice(settings, 'sepp.connection', ['shared', 'per-client'], 'shared');
   const drain = choice(settings, 'sepp.drain', ['worker', 'calls'], 'worker');
+  const prefetches = ['0', '50', '200', '500'] as const;
+  const prefetch = Number(
+    choice(settings, `${variant}.prefetch`, prefetches, choice(settings, 'sepp.prefetch', prefetches, '0')),
+  );
   if (connection === 'per-client' && drain === 'worker') {
     throw new Error(
       '--set sepp.connection=per-client needs --set sepp.drain=calls: a Worker per client leases jobs ' +
@@ -191,7 +199,8 @@ export function seppDriver(
     id: variant,
     get label() {
       const on = spec.store === 'postgres' ? ` / PostgreSQL ${postgres.version}` : '';
-      return `${version || 'sepp'} (${spec.path})${on}`;
+      const ahead = prefetch === 0 ? '' : `, prefetch ${prefetch}`;
+      return `${version || 'sepp'} (${spec.path}${ahead})${on}`;
     },
     durability:
       spec.store === 'postgres'
@@ -276,7 +285,7 @@ export function seppDriver(
       await client.ready(10_000);
       let pool: SeppWorkerPool | undefined;
       if (role !== 'producer' && drain === 'worker') {
-        pool = pools.get(queue) ?? new SeppWorkerPool(client, queue, log);
+        pool = pools.get(queue) ?? new SeppWorkerPool(client, queue, log, prefetch);
         pools.set(queue, pool);
         pool.join();
       }

@@ -5,9 +5,11 @@
  * settlement by request id.
  *
  * Credit: `outstanding` is credit granted on the current stream and not yet
- * used by a pushed job. The worker's free slots minus `outstanding` is what
- * may still be granted, so running jobs + outstanding credit never exceed the
- * concurrency. A new stream starts with no credit (the server forgets it).
+ * used by a pushed job. The worker's free slots (and free prefetch) minus
+ * `outstanding` is what may still be granted, so running and held jobs +
+ * outstanding credit never exceed the concurrency + prefetch. With prefetch,
+ * credit for held jobs waits until it is worth `refillJobs` (idle slots get
+ * theirs at once). A new stream starts with no credit (the server forgets it).
  *
  * Batching: settlements are held until the next tick and written together
  * with the credit their jobs freed, as one `batch` message (settlements
@@ -257,7 +259,9 @@ export class WorkStreamTransport implements WorkTransport {
     this.flushScheduled = false;
     const stream = this.writable();
     if (stream === undefined) return;
-    const grant = this.taking ? Math.max(0, this.host.freeSlots() - this.outstanding) : 0;
+    const wanted = this.taking ? Math.max(0, this.host.freeSlots() - this.outstanding) : 0;
+    // Credit for held jobs only waits to be worth a lease of its own; idle slots get theirs at once.
+    const grant = wanted >= this.host.refillJobs || this.host.idleSlots() > this.outstanding ? wanted : 0;
     this.outstanding += grant;
     const unsent = this.unsent;
     this.unsent = [];

@@ -11,8 +11,16 @@ import type { WorkerClock } from './worker-clock.ts';
 
 /** What a transport needs from its Worker. */
 export interface TransportHost {
-  /** Slots not taken by running jobs: the most jobs the transport may ask for now. */
+  /** Slots not taken by running jobs, plus prefetch not taken by held ones: the most jobs the transport may ask for now. */
   freeSlots(): number;
+  /** Slots with no job running: jobs wanted now (no job is held while one is free). */
+  idleSlots(): number;
+  /**
+   * While no slot is idle, credit waits until it is worth this many jobs: with
+   * prefetch, half the lane's prefetch, so held jobs are refilled by a few large
+   * leases instead of one per settled job; without, 1 (every free slot at once).
+   */
+  readonly refillJobs: number;
   /** A job was leased to this worker; it takes one slot. */
   deliver(job: ProtoLeasedJob): void;
   /** A connection-level problem (the transport retries by itself). */

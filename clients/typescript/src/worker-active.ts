@@ -9,14 +9,22 @@ import type { NackOptions } from './types.ts';
 import type { WorkTransport } from './work-transport.ts';
 import type { WorkerClock, WorkerTimer } from './worker-clock.ts';
 import { DeadLetter, handlerTakesSignal, type JobHandler, RetryAfter, type WorkerJob } from './worker-job.ts';
+import { maxCreditPerStream } from './worker-options.ts';
 
-/** A share of the slots with its own transport (one Work stream or one poller). */
+/**
+ * A share of the slots with its own transport (one Work stream or one poller),
+ * and its share of the prefetch: jobs leased while every slot is busy wait in
+ * `held`, oldest first, and the next one starts as soon as a slot frees (so
+ * `held` is empty whenever a slot is free).
+ */
 export class Lane {
   busy = 0;
+  readonly held: Active[] = [];
   readonly transport: WorkTransport;
 
   constructor(
     readonly capacity: number,
+    readonly prefetch: number,
     makeTransport: (lane: Lane) => WorkTransport,
   ) {
     this.transport = makeTransport(this);
@@ -37,7 +45,10 @@ export interface Active {
   stoppedForShutdown: boolean;
   /** Given up at shutdown: whatever the handler does later is not settled. */
   abandoned: boolean;
+  /** It takes no slot (never started, or its slot was freed). */
   slotFreed: boolean;
+  /** Leased ahead and waiting in its lane's `held` for a slot; its handler has not started. */
+  held: boolean;
   decodeError: DeadLetter | undefined;
   /** Made on the job's first progress report. */
   progress: ProgressReporter | undefined;
@@ -89,21 +100,34 @@ export function nackOptions(active: Active, error: Error): NackOptions {
   return { error };
 }
 
+/** `i`'s share of `total` split over `count` as evenly as it goes: the first `total % count` get one more. */
+function shareOf(total: number, count: number, i: number): number {
+  return Math.floor(total / count) + (i < total % count ? 1 : 0);
+}
+
 /**
- * `concurrency` slots over `laneCount` lanes, split as evenly as they go: the
- * first `concurrency % laneCount` lanes get one more.
+ * `concurrency` slots and `prefetch` held jobs over `laneCount` lanes, each
+ * split as evenly as it goes; a lane's slots and prefetch together are the
+ * most credit its Work stream holds, which the server bounds.
  */
 export function makeLanes(
   concurrency: number,
+  prefetch: number,
   laneCount: number,
   makeTransport: (lane: Lane) => WorkTransport,
 ): Lane[] {
   if (!Number.isInteger(laneCount) || laneCount < 1)
     throw new TypeError('Worker: streams must be a positive integer');
+  const perLane = shareOf(concurrency, laneCount, 0) + shareOf(prefetch, laneCount, 0);
+  if (perLane > maxCreditPerStream) {
+    throw new TypeError(
+      `Worker: concurrency + prefetch is ${perLane} on one of ${laneCount} streams; the server refuses ` +
+        `more than ${maxCreditPerStream} per stream (limits.max_reserve_jobs): use more streams or less prefetch`,
+    );
+  }
   return Array.from(
     { length: laneCount },
-    (_, i) =>
-      new Lane(Math.floor(concurrency / laneCount) + (i < concurrency % laneCount ? 1 : 0), makeTransport),
+    (_, i) => new Lane(shareOf(concurrency, laneCount, i), shareOf(prefetch, laneCount, i), makeTransport),
   );
 }
 

@@ -18,6 +18,11 @@
  * ended it; an extend answers `job_timed_out` otherwise) aborts the signal with
  * a JobTimeoutError and, as a lost lease, is never settled here: the server
  * already failed it (reason `timeout`) and its retry policy decides what follows.
+ *
+ * With `prefetch`, a job delivered while every slot of its lane is busy is
+ * held (leased, its lease kept by the lease keeper, its handler not started)
+ * until a slot frees; a held job cancelled, timed out or lost is dropped
+ * without running, and `close()` gives held jobs back (see `giveBack`).
  */
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
@@ -103,7 +108,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** Creates a worker on `client` (a SeppClient); it starts on the next tick unless `autostart` is false. */
   constructor(client: WorkerClient, options: WorkerOptions) {
     super();
-    const { concurrency, leaseMs } = checkWorkerOptions(options);
+    const { concurrency, prefetch, leaseMs } = checkWorkerOptions(options);
     this.client = client;
     this.connection = client.connection;
     this.queues = [...options.queues];
@@ -129,9 +134,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
     };
     const transport = options.transport ?? this.connection.options.transport;
     const laneCount = Math.min(concurrency, options.streams ?? (transport === 'unary' ? 1 : 2));
-    this.lanes = makeLanes(concurrency, laneCount, (lane) => {
+    this.lanes = makeLanes(concurrency, prefetch, laneCount, (lane) => {
       const host: TransportHost = {
-        freeSlots: () => (this.stateName === 'running' ? lane.capacity - lane.busy : 0),
+        freeSlots: () =>
+          this.stateName === 'running' ? lane.capacity + lane.prefetch - lane.busy - lane.held.length : 0,
+        idleSlots: () => (this.stateName === 'running' ? lane.capacity - lane.busy : 0),
+        refillJobs: Math.max(1, Math.ceil(lane.prefetch / 2)),
         deliver: (job) => this.deliver(lane, job),
         report: (error) => this.report(error),
         cancel: (jobId, attempt, error) => this.cancelRunning(jobId, attempt, error),
@@ -155,6 +163,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** Jobs whose handlers are running. */
   get running(): number {
     return this.busy;
+  }
+
+  /** Jobs leased ahead (`prefetch`) and waiting for a slot. */
+  get held(): number {
+    let held = 0;
+    for (const lane of this.lanes) held += lane.held.length;
+    return held;
   }
 
   /** Starts taking jobs (done automatically unless `autostart` is false). */
@@ -188,18 +203,71 @@ export class Worker extends EventEmitter<WorkerEvents> {
       cancelled: undefined,
       stoppedForShutdown: false,
       abandoned: false,
-      slotFreed: false,
+      slotFreed: true,
+      held: false,
       decodeError,
       progress: undefined,
       handlerDone: false,
       settling: false,
     };
-    reportProgressTo(job, this.progressBound, active);
-    this.busy++;
-    lane.busy++;
     this.active.add(active);
     this.keeper.add(active);
+    if (lane.busy < lane.capacity) this.begin(active);
+    else if (this.stateName === 'running' || job.isLastAttempt) {
+      active.held = true;
+      lane.held.push(active);
+    } else void this.giveBack(active);
+  }
+
+  /** The job takes a slot of its lane and its handler starts. */
+  private begin(active: Active): void {
+    const { lane } = active;
+    active.held = false;
+    active.slotFreed = false;
+    this.busy++;
+    lane.busy++;
+    reportProgressTo(active.job, this.progressBound, active);
     void this.run(active);
+  }
+
+  /** Takes a held job out of its lane's queue; its place is credit again. */
+  private unhold(active: Active): void {
+    const { held } = active.lane;
+    held.splice(held.indexOf(active), 1);
+    active.held = false;
+    if (this.stateName === 'running') active.lane.transport.release();
+  }
+
+  /**
+   * Gives a held job back to the queue at once (at shutdown) with a nack for an
+   * immediate retry. The protocol has no release that leaves the attempt
+   * uncounted (the attempt is the lease's fencing token), so the nack counts one,
+   * as the lease's expiry would, only sooner.
+   */
+  private async giveBack(active: Active): Promise<void> {
+    if (active.held) this.unhold(active);
+    this.keeper.remove(active);
+    const error = new Error(`given back unstarted: worker ${this.workerId} is closing`);
+    try {
+      await this.settleWithRetry(active, () =>
+        active.lane.transport.nack(active.job, { error, retryAfterMs: 0 }),
+      );
+    } catch (thrown) {
+      const e = toSeppError(thrown);
+      if (!(e instanceof LeaseLostError)) this.report(e);
+    }
+    this.finishJob(active);
+  }
+
+  /** A held job cancelled, timed out or lost: it never runs here. */
+  private dropHeld(active: Active, error: SeppError): void {
+    this.unhold(active);
+    this.keeper.remove(active);
+    this.logger.warn(`sepp worker ${this.workerId}: held job ${active.job.id} dropped: ${error.message}`);
+    if (error instanceof JobCancelledError) {
+      // The nack makes the job cancelled now rather than when its lease runs out.
+      void this.settleCancelled(active, error).then(() => this.finishJob(active));
+    } else this.finishJob(active);
   }
 
   private async run(active: Active): Promise<void> {
@@ -317,6 +385,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private markCancelled(active: Active, error: JobCancelledError): void {
     if (active.cancelled !== undefined || active.lost || !this.active.has(active)) return;
     active.cancelled = error;
+    if (active.held) {
+      this.dropHeld(active, error);
+      return;
+    }
     // Its lease is not extended any more: the server refuses, and the job ends cancelled when it runs out.
     this.keeper.remove(active);
     abortWorkerJob(active.job, error);
@@ -384,13 +456,16 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
   }
 
-  /** Frees the job's slot, once, and asks for a job to fill it. */
+  /** Frees the job's slot, once, for its lane's next held job, and asks for a job to take its place. */
   private freeSlot(active: Active): void {
     if (active.slotFreed) return;
     active.slotFreed = true;
+    const { lane } = active;
     this.busy--;
-    active.lane.busy--;
-    if (this.stateName === 'running') active.lane.transport.release();
+    lane.busy--;
+    const next = lane.held.shift();
+    if (next !== undefined) this.begin(next);
+    if (this.stateName === 'running') lane.transport.release();
   }
 
   private finishJob(active: Active): void {
@@ -430,6 +505,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private lose(active: Active, error: LeaseLostError): void {
     if (active.lost || !this.active.has(active)) return;
     active.lost = true;
+    if (active.held) {
+      this.dropHeld(active, error);
+      return;
+    }
     this.keeper.remove(active);
     abortWorkerJob(active.job, error);
     if (error instanceof JobTimeoutError) {
@@ -494,6 +573,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const wasRunning = this.stateName === 'running';
     this.stateName = 'closing';
     for (const lane of this.lanes) lane.transport.stopTaking();
+    // Held jobs go back to the queue for other workers now, not when their leases end;
+    // one on its last attempt runs instead (given back, it would go dead unstarted).
+    for (const lane of this.lanes) {
+      for (const active of [...lane.held]) if (!active.job.isLastAttempt) void this.giveBack(active);
+    }
     if (wasRunning) {
       if (!(await this.waitDrained(timeoutMs))) {
         const reason = new SeppError(
@@ -503,6 +587,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
             code: 'cancelled',
           },
         );
+        // Held jobs left (on their last attempt) will not start now: their leases run out.
+        for (const lane of this.lanes) {
+          for (const active of lane.held.splice(0)) {
+            active.held = false;
+            active.abandoned = true;
+            this.finishJob(active);
+          }
+        }
         for (const active of this.active) {
           active.stoppedForShutdown = true;
           abortWorkerJob(active.job, reason);

@@ -29,6 +29,10 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
+def _no_slot() -> None:
+    """A held job's settlement frees no slot: it never took one."""
+
+
 @dataclass(eq=False)
 class Active:
     """A job this worker holds, from delivery until it is settled, lost or abandoned."""
@@ -49,6 +53,9 @@ class Active:
     """Its ack or nack is sent: that answer says whether the lease was still ours, not a late extend's
     or progress report's."""
     slot_freed: bool = False
+    """It takes no slot (held and never started, or its slot was freed)."""
+    held: bool = False
+    """Leased ahead and waiting in the worker for a slot; its handler has not started."""
     progress: ProgressReporter | None = None
     """Made on the job's first progress report."""
 
@@ -141,6 +148,8 @@ class JobRunner:
         if active.lost or not self._worker.is_active(active):
             return
         active.lost = True
+        if self._worker.drop_held(active, error):
+            return
         self.unkeep(active)
         active.job._cancel(error)
         if isinstance(error, JobTimeoutError):
@@ -160,6 +169,8 @@ class JobRunner:
         if active.cancelled is not None or active.lost or not self._worker.is_active(active):
             return
         active.cancelled = error
+        if self._worker.drop_held(active, error):
+            return
         self.unkeep(active)
         active.job._cancel(error)
         self._worker.log.info("sepp worker %s: job %s (%s, attempt %d) was cancelled: %s", self._worker.worker_id,
@@ -242,6 +253,29 @@ class JobRunner:
             self._worker.log.error("sepp worker %s: settling cancelled job %s failed: %s", self._worker.worker_id,
                                    job.id, failure.message)
             self._worker.emit(WorkerEvent("error", job, failure))
+
+    def settle_cancelled_held(self, active: Active, error: JobCancelledError) -> None:
+        """A held job cancelled: nacked (the server makes it cancelled at once), never run."""
+        self._settle_cancelled(active, error, _no_slot)
+        self._worker.finish_job(active)
+
+    def give_back(self, active: Active) -> None:
+        """Gives a held job back to the queue at once (at shutdown) with a nack for an immediate
+        retry. The protocol has no release that leaves the attempt uncounted (the attempt is the
+        lease's fencing token), so the nack counts one, as the lease's expiry would, only sooner."""
+        self.unkeep(active)
+        job = active.job
+        message = f"given back unstarted: worker {self._worker.worker_id} is closing"
+        request = nack_request(job.id, job.attempt, message, 0, False)
+        try:
+            self._settle(active, lambda: self._transport.nack(job, request, _no_slot))
+        except LeaseLostError:
+            pass
+        except SeppError as failure:
+            self._worker.log.error("sepp worker %s: giving back held job %s failed: %s; it runs again once its "
+                                   "lease ends", self._worker.worker_id, job.id, failure.message)
+            self._worker.emit(WorkerEvent("error", job, failure))
+        self._worker.finish_job(active)
 
     def _ack(self, active: Active, result: job_pb2.JobResult | None, freed: Callable[[], None]) -> SeppError | None:
         """Acks; returns the server's refusal of the result (INVALID_ARGUMENT), if it refused it."""

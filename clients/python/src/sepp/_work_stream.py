@@ -4,9 +4,11 @@ leased jobs (never more than the credit) and answers each settlement by
 request id.
 
 Credit: `outstanding` is credit granted on the current stream and not yet used
-by a pushed job. The free slots minus `outstanding` is what may still be
-granted, so running jobs + outstanding credit never exceed the concurrency. A
-new stream starts with no credit (the server forgets it). A pushed job is
+by a pushed job. The free slots (and free prefetch) minus `outstanding` is what
+may still be granted, so running and held jobs + outstanding credit never
+exceed the concurrency + prefetch. With prefetch, credit for held jobs waits
+until it is worth `refill_jobs` (idle slots get theirs at once). A new stream
+starts with no credit (the server forgets it). A pushed job is
 handed to the Worker under the same lock that lowers `outstanding`, so the
 grant never sees the slot as both free and promised.
 
@@ -194,7 +196,9 @@ class WorkStreamTransport:
                         return
                     grant = 0
                     if self._taking and not stream.half_close:
-                        grant = max(0, self._host.free_slots() - self._outstanding)
+                        wanted = max(0, self._host.free_slots() - self._outstanding)
+                        if wanted >= self._host.refill_jobs or self._host.idle_slots() > self._outstanding:
+                            grant = wanted
                     if stream.unsent or grant > 0:
                         break
                     if stream.half_close:

@@ -28,7 +28,17 @@ class TransportHost(Protocol):
     """What a transport needs from its Worker."""
 
     def free_slots(self) -> int:
-        """Slots not taken by running jobs: the most jobs the transport may ask for now."""
+        """Slots not taken by running jobs, plus prefetch not taken by held ones: the most jobs the
+        transport may ask for now."""
+
+    def idle_slots(self) -> int:
+        """Slots with no job running: jobs wanted now (no job is held while one is free)."""
+
+    @property
+    def refill_jobs(self) -> int:
+        """While no slot is idle, credit waits until it is worth this many jobs: with prefetch, half
+        of it, so held jobs are refilled by a few large leases instead of one per settled job;
+        without, 1 (every free slot at once)."""
 
     def deliver(self, job: job_pb2.LeasedJob) -> None:
         """A job was leased to this worker; it takes one slot."""

@@ -14,6 +14,12 @@ stream says so at once; an extend or ack answers `job_cancelled` otherwise)
 sets `job.cancelled` with a JobCancelledError; when the handler returns, however
 it ends, the job is nacked, which the server turns into `cancelled` — never an
 ack or a retry.
+
+With `prefetch`, a job delivered while every slot is busy is held (leased, its
+lease extended by the timer thread like a running one's, its handler not
+started) until a slot frees; a held job cancelled, timed out or lost is dropped
+without running, and `close()` gives held jobs back to the queue at once (a nack
+for an immediate retry) except those on their last attempt, which run.
 """
 from __future__ import annotations
 
@@ -24,6 +30,8 @@ import signal
 import socket
 import threading
 import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
 
 import grpc
@@ -45,6 +53,13 @@ ABORT_GRACE_S = 1.0
 ERROR_AFTER_S = 60.0
 """An outage longer than this is logged at ERROR instead of WARNING."""
 
+MAX_PREFETCH = 1000
+"""The most jobs a Worker leases ahead; slots plus prefetch at most this too (the server's default
+`limits.max_reserve_jobs`, the most unused credit it lets one Work stream hold)."""
+
+GIVE_BACK_THREADS = 8
+"""Threads that nack held jobs back to the queue at shutdown (each waits for its answer)."""
+
 
 class Worker:
     """Runs handlers for jobs from sepp queues.
@@ -63,6 +78,7 @@ class Worker:
         handlers: Mapping[str, Handler] | None = None,
         fallback: Handler | None = None,
         concurrency: int = 1,
+        prefetch: int = 0,
         lease_ms: int = 30_000,
         worker_id: str | None = None,
         shutdown_timeout_ms: int = 30_000,
@@ -78,6 +94,11 @@ class Worker:
             raise ValueError("Worker: name at least one queue, as a list")
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or not 1 <= concurrency <= 1000:
             raise ValueError("Worker: concurrency must be an integer from 1 to 1000")
+        if isinstance(prefetch, bool) or not isinstance(prefetch, int) or not 0 <= prefetch <= MAX_PREFETCH:
+            raise ValueError(f"Worker: prefetch must be an integer from 0 to {MAX_PREFETCH}")
+        if concurrency + prefetch > MAX_PREFETCH:
+            raise ValueError(f"Worker: concurrency + prefetch is {concurrency + prefetch}; the server refuses more "
+                             f"than {MAX_PREFETCH} on one Work stream (limits.max_reserve_jobs): lower prefetch")
         if isinstance(lease_ms, bool) or not isinstance(lease_ms, int) or lease_ms < 3:
             raise ValueError("Worker: lease_ms must be an integer ≥ 3")
         if handlers is None and fallback is None:
@@ -88,6 +109,7 @@ class Worker:
         self.client = client
         self.queues = tuple(queues)
         self.concurrency = concurrency
+        self.prefetch = prefetch
         self.lease_ms = lease_ms
         self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}"
         """This worker's id, as the server records it."""
@@ -99,6 +121,8 @@ class Worker:
         self._state: Literal["idle", "running", "closing", "closed"] = "idle"
         self._active: set[Active] = set()
         self._busy = 0
+        self._held: deque[Active] = deque()
+        """Jobs leased ahead, oldest first, waiting for a slot; empty whenever a slot is free."""
         self._jobs: queue.SimpleQueue[Active | None] = queue.SimpleQueue()
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
@@ -130,6 +154,11 @@ class Worker:
     def running(self) -> int:
         """Jobs whose handlers are running."""
         return self._busy
+
+    @property
+    def held(self) -> int:
+        """Jobs leased ahead (`prefetch`) and waiting for a slot."""
+        return len(self._held)
 
     def start(self) -> Worker:
         """Starts taking jobs in background threads and returns at once (see also `run()`)."""
@@ -181,15 +210,68 @@ class Worker:
     # ------------------------------------------------------------------ the host side of the transport
 
     def free_slots(self) -> int:
+        if self._state != "running":
+            return 0
+        return self.concurrency + self.prefetch - self._busy - len(self._held)
+
+    def idle_slots(self) -> int:
         return self.concurrency - self._busy if self._state == "running" else 0
+
+    @property
+    def refill_jobs(self) -> int:
+        return max(1, (self.prefetch + 1) // 2)
 
     def deliver(self, job: job_pb2.LeasedJob) -> None:
         active = self._runner.make(job)
+        give_back = False
         with self._lock:
-            self._busy += 1
             self._active.add(active)
+            if self._busy < self.concurrency:
+                self._busy += 1
+                self._jobs.put(active)
+            elif self._state == "running" or active.job.is_last_attempt:
+                active.held = True
+                active.slot_freed = True
+                self._held.append(active)
+            else:
+                active.slot_freed = True
+                give_back = True
         self._runner.keep(active)
-        self._jobs.put(active)
+        if give_back:
+            self._in_background(self._runner.give_back, [active])
+
+    def _unhold(self, active: Active) -> bool:
+        """Takes a held job out of the queue (its place is credit again); False if it was not held."""
+        with self._lock:
+            if not active.held:
+                return False
+            active.held = False
+            self._held.remove(active)
+        if self._state == "running":
+            self._transport.release()
+        return True
+
+    def drop_held(self, active: Active, error: SeppError) -> bool:
+        """A held job cancelled, timed out or lost never runs here; False if it was not held."""
+        if not self._unhold(active):
+            return False
+        self._runner.unkeep(active)
+        self.log.warning("sepp worker %s: held job %s dropped: %s", self.worker_id, active.job.id, error.message)
+        if isinstance(error, JobCancelledError):
+            cancelled = error
+            # The nack makes the job cancelled now rather than when its lease runs out.
+            self._in_background(lambda a: self._runner.settle_cancelled_held(a, cancelled), [active])
+        else:
+            self.finish_job(active)
+        return True
+
+    def _in_background(self, call: Callable[[Active], None], actives: list[Active]) -> None:
+        """Settles held jobs off the transport's and the caller's threads (a settlement waits for its answer)."""
+        def settle_all() -> None:
+            with ThreadPoolExecutor(min(GIVE_BACK_THREADS, len(actives)), "sepp-give-back") as pool:
+                list(pool.map(call, actives))
+
+        threading.Thread(target=settle_all, name="sepp-give-back", daemon=True).start()
 
     def report(self, error: SeppError, retry_in_s: float | None) -> None:
         now = time.monotonic()
@@ -256,12 +338,18 @@ class Worker:
             self._runner.run(active)
 
     def free_slot(self, active: Active) -> None:
-        """Frees the job's slot, once, and asks for a job to fill it."""
+        """Frees the job's slot, once, for the next held job, and asks for a job to take its place."""
         with self._lock:
             if active.slot_freed:
                 return
             active.slot_freed = True
-            self._busy -= 1
+            if self._held:
+                following = self._held.popleft()
+                following.held = False
+                following.slot_freed = False
+                self._jobs.put(following)
+            else:
+                self._busy -= 1
         if self._state == "running":
             self._transport.release()
 
@@ -295,11 +383,28 @@ class Worker:
             self._state = "closing"
         self._stop.set()
         self._transport.stop_taking()
+        # Held jobs go back to the queue for other workers now, not when their leases end; one on
+        # its last attempt runs instead (given back, it would go dead unstarted).
+        with self._lock:
+            given = [a for a in self._held if not a.job.is_last_attempt]
+            for active in given:
+                active.held = False
+                self._held.remove(active)
+        if given:
+            self._in_background(self._runner.give_back, given)
         if was_running:
             timeout_s = (timeout_ms if timeout_ms is not None else self.shutdown_timeout_ms) / 1000
             if not self._wait_drained(timeout_s, forceable=True):
                 reason = SeppError(grpc.StatusCode.CANCELLED,
                                    f"the worker is shutting down (waited {timeout_s * 1000:.0f} ms)", "cancelled")
+                with self._lock:
+                    # Held jobs left (on their last attempt) will not start now: their leases run out.
+                    left = list(self._held)
+                    self._held.clear()
+                for active in left:
+                    active.held = False
+                    active.abandoned = True
+                    self.finish_job(active)
                 with self._lock:
                     running = list(self._active)
                 self.log.warning("sepp worker %s: cancelling %d jobs still running after %.0f ms", self.worker_id,

@@ -1,0 +1,161 @@
+"""A Worker's `prefetch` against a real server, on both transports: jobs leased
+beyond `concurrency` wait in the worker for a slot, their leases are extended
+while they wait, a cancel or a hard timeout drops a held job unstarted, held
+jobs are refilled in chunks of half the prefetch, and `close()` gives held
+jobs back at once except one on its last attempt, which runs."""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+from conftest import counts, eventually
+from test_worker import TRANSPORTS, Events, start
+
+import sepp
+
+
+def gated(client: sepp.Client, queue: str, transport: str, **options: Any) -> tuple[sepp.Worker, Events, list[str],
+                                                                                     threading.Event]:
+    """A worker of one slot whose handler records each job it starts and waits for the gate."""
+    started: list[str] = []
+    gate = threading.Event()
+
+    def work(job: sepp.WorkerJob) -> None:
+        started.append(job.id)
+        gate.wait(30)
+
+    worker, events = start(client, queue, transport, **{"concurrency": 1, "prefetch": 2, "fallback": work, **options})
+    return worker, events, started, gate
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_held_jobs_wait_for_a_slot_and_run_in_order(client: sepp.Client, queue: str, transport: str) -> None:
+    ids = [client.enqueue(queue, "j", json=i).id for i in range(5)]
+    worker, events, started, gate = gated(client, queue, transport)
+    try:
+        eventually(lambda: worker.running == 1 and worker.held == 2 or None, "one running and two held")
+        assert started == ids[:1], "held jobs have not started"
+        leased = counts(client, queue)
+        assert leased is not None and (leased.leased, leased.ready) == (3, 2), leased
+        gate.set()
+        events.wait("completed", 5)
+    finally:
+        gate.set()
+        worker.close()
+    assert started == ids, "every job ran, in the queue order"
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_held_lease_is_extended_while_it_waits(client: sepp.Client, queue: str, transport: str) -> None:
+    first = client.enqueue(queue, "j", json=0).id
+    second = client.enqueue(queue, "j", json=1).id
+    worker, events, started, gate = gated(client, queue, transport, prefetch=1, lease_ms=600)
+    try:
+        eventually(lambda: worker.held == 1 or None, "the second job held")
+        # Past the first lease's end (600 ms): the held lease is extended every 200 ms.
+        eventually(lambda: len([e for e in events.of("extended") if e.job and e.job.id == second]) >= 4 or None,
+                   "four extends of the held lease")
+        held = client.get_job(second)
+        assert held.state == "leased" and (held.lease_deadline_ms or 0) > time.time() * 1000 - 100
+        gate.set()
+        events.wait("completed", 2)
+    finally:
+        gate.set()
+        worker.close()
+    assert started == [first, second]
+    assert not events.of("lease_lost")
+    assert [e.job.attempt for e in events.of("completed") if e.job] == [1, 1], "no lease ran out"
+
+
+@pytest.mark.parametrize("end", ["cancel", "timeout"])
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_cancel_or_a_hard_timeout_drops_a_held_job_unstarted(client: sepp.Client, queue: str, transport: str,
+                                                                end: str) -> None:
+    first = client.enqueue(queue, "j", json=0).id
+    options: dict[str, Any] = {"execution_timeout_ms": 300, "max_attempts": 1} if end == "timeout" else {}
+    second = client.enqueue(queue, "j", json=1, **options).id
+    # Unary calls hear of either at the next extend: a short lease makes that soon.
+    worker, events, started, gate = gated(client, queue, transport, prefetch=1, lease_ms=600)
+    try:
+        eventually(lambda: worker.held == 1 or None, "the second job held")
+        if end == "cancel":
+            client.cancel_job(second)
+        ended = eventually(lambda: (lambda j: j if j.state in ("cancelled", "dead") else None)(client.get_job(second)),
+                           f"the held job ended by its {end}")
+        assert (ended.state, ended.dead_reason) == (("cancelled", None) if end == "cancel" else ("dead", "timeout"))
+        eventually(lambda: worker.held == 0 or None, "the held job dropped")
+        gate.set()
+        events.wait("completed")
+    finally:
+        gate.set()
+        worker.close()
+    assert started == [first], f"the job ended by its {end} never started"
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_close_gives_held_jobs_back_but_runs_a_last_attempt(client: sepp.Client, queue: str, transport: str) -> None:
+    running = client.enqueue(queue, "j", json=0).id
+    given = client.enqueue(queue, "j", json=1).id
+    last = client.enqueue(queue, "j", json=2, max_attempts=1).id
+    worker, events, started, gate = gated(client, queue, transport)
+    closer = threading.Thread(target=worker.close)
+    try:
+        eventually(lambda: worker.running == 1 and worker.held == 2 or None, "one running and two held")
+        closer.start()
+        back = eventually(lambda: (lambda j: j if j.state == "ready" else None)(client.get_job(given)),
+                          "the held job given back")
+        assert "given back unstarted" in (back.last_error or "")
+        assert back.attempt == 1, "the given-back lease counts as an attempt, as its expiry would"
+    finally:
+        gate.set()
+        if closer.is_alive():
+            closer.join(30)
+        worker.close()
+    assert started == [running, last], "the last-attempt job ran; the other did not"
+    assert {e.job.id for e in events.of("completed") if e.job} == {running, last}
+
+
+def test_held_jobs_are_refilled_in_chunks_of_half_the_prefetch(client: sepp.Client, queue: str) -> None:
+    client.enqueue_batch([sepp.JobSpec(queue, "j", json=i) for i in range(10)])
+    gates: dict[str, threading.Event] = {}
+    lock = threading.Lock()
+
+    def work(job: sepp.WorkerJob) -> None:
+        gate = threading.Event()
+        with lock:
+            gates[job.id] = gate
+        gate.wait(30)
+
+    def finish_one(done: int) -> None:
+        eventually(lambda: gates or None, "a job running")
+        with lock:
+            job_id = next(iter(gates))
+            gates.pop(job_id).set()
+        events.wait("completed", done)
+        time.sleep(0.2)  # Time for jobs leased with the ack's credit, were there any, to arrive.
+
+    worker, events = start(client, queue, "stream", concurrency=1, prefetch=4, fallback=work)
+    try:
+        eventually(lambda: worker.running == 1 and worker.held == 4 or None, "one running and four held")
+        finish_one(1)
+        # One held job started; one job's credit is less than the refill (2): none asked for yet.
+        assert worker.held == 3
+        leased = counts(client, queue)
+        assert leased is not None and leased.leased == 4, leased
+        finish_one(2)
+        eventually(lambda: worker.held == 4 or None, "the held jobs refilled by a lease of two")
+    finally:
+        with lock:
+            for gate in gates.values():
+                gate.set()
+        worker.close(timeout_ms=0)
+
+
+def test_prefetch_is_checked(client: sepp.Client) -> None:
+    for prefetch in (-1, 1.5, 1001, True):
+        with pytest.raises(ValueError, match="prefetch must be an integer from 0 to 1000"):
+            client.worker(["q"], prefetch=prefetch, fallback=print)
+    with pytest.raises(ValueError, match=r"concurrency \+ prefetch is 1100.*limits\.max_reserve_jobs"):
+        client.worker(["q"], concurrency=600, prefetch=500, fallback=print)

@@ -1,0 +1,225 @@
+/**
+ * A Worker's `prefetch`: jobs leased beyond `concurrency` wait in the worker
+ * until a slot frees. Their leases are extended like running ones (checked
+ * with the injected clock past the first lease's end), a cancel or a hard
+ * timeout drops a held job unstarted, credit for held jobs is granted in
+ * chunks of half the prefetch, and `close()` gives held jobs back to the queue at once —
+ * except one on its last attempt, which runs.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { SeppClient, type Worker, type WorkerOptions } from '@sepp-queue/client';
+import { FakeClock } from '../../src/engine/clock.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { deferred, nextEvents, settle, until } from './helpers.ts';
+
+const leaseMs = 30_000;
+
+for (const transport of ['stream', 'unary'] as const) {
+  describe(`Worker: prefetch (${transport})`, () => {
+    let t: TestServer;
+    let client: SeppClient;
+    const clock = new FakeClock(Date.UTC(2026, 11, 6));
+    const workers: Worker[] = [];
+    /** Every handler's gate, opened at the end so a failed test cannot hold the close. */
+    const gates: (() => void)[] = [];
+
+    before(async () => {
+      t = await startTestServer({ clock });
+      client = SeppClient.connect(t.address, { transport });
+    });
+    after(async () => {
+      for (const open of gates) open();
+      await Promise.all(workers.map((w) => w.close({ timeoutMs: 0 })));
+      await client.close();
+      await t.dispose();
+    });
+
+    /** A worker of one slot whose handler records each job it starts and waits for `gate`. */
+    const start = (queue: string, options: Partial<WorkerOptions> = {}) => {
+      const started: string[] = [];
+      const gate = deferred();
+      gates.push(() => gate.resolve());
+      const worker = client.worker({
+        clock,
+        leaseMs,
+        queues: [queue],
+        concurrency: 1,
+        prefetch: 2,
+        fallback: async (job) => {
+          started.push(job.id);
+          await gate.promise;
+        },
+        ...options,
+      });
+      worker.on('error', (error) => assert.fail(`worker error: ${error.message}`));
+      workers.push(worker);
+      return { worker, started, gate };
+    };
+
+    const countsOf = async (queue: string) =>
+      (await client.listQueues()).find((q) => q.name === queue)?.counts;
+
+    test('holds up to `prefetch` leased jobs beyond its slots and runs them as slots free', async () => {
+      const queue = `prefetch-hold-${transport}`;
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) ids.push((await client.enqueueJson(queue, 'j', { i })).id);
+      const { worker, started, gate } = start(queue);
+      await until(() => worker.running === 1 && worker.held === 2, 'one running and two held');
+      assert.deepEqual(started, [ids[0]], 'held jobs have not started');
+      const counts = await countsOf(queue);
+      assert.equal(counts?.leased, 3, 'one slot + two held are leased');
+      assert.equal(counts?.ready, 2, 'no more than that');
+      const done = nextEvents(worker, 'completed', 5);
+      gate.resolve();
+      await done;
+      assert.deepEqual(started, ids, 'every job ran, in the queue order');
+      assert.equal(worker.held, 0);
+    });
+
+    test('a held job’s lease is extended while it waits, so it starts on a live lease', async () => {
+      const queue = `prefetch-extend-${transport}`;
+      const first = await client.enqueueJson(queue, 'j', {});
+      const second = await client.enqueueJson(queue, 'j', {});
+      const { worker, gate } = start(queue, { prefetch: 1 });
+      await until(() => worker.running === 1 && worker.held === 1, 'one running, one held');
+      let heldExtends = 0;
+      worker.on('extended', (job) => {
+        if (job.id === second.id) heldExtends++;
+      });
+      // Past the first lease's end, a third of a lease at a time (the lease keeper's period).
+      for (let i = 1; i <= 4; i++) {
+        clock.advance(leaseMs / 3);
+        await until(() => heldExtends >= i, `the held lease's extend ${i}`);
+      }
+      const held = await client.getJob(second.id);
+      assert.equal(held.state, 'leased');
+      assert.ok((held.leaseDeadline?.getTime() ?? 0) > clock.nowMs(), 'the held lease is still live');
+      const done = nextEvents(worker, 'completed', 2);
+      gate.resolve();
+      await done;
+      for (const id of [first.id, second.id]) {
+        const job = await client.getJob(id);
+        assert.equal(job.state, 'completed');
+        assert.equal(job.attempt, 1, 'no lease ran out');
+      }
+    });
+
+    test('a cancel drops a held job without running it', async () => {
+      const queue = `prefetch-cancel-${transport}`;
+      const first = await client.enqueueJson(queue, 'j', {});
+      const second = await client.enqueueJson(queue, 'j', {});
+      const { worker, started, gate } = start(queue, { prefetch: 1 });
+      await until(() => worker.held === 1, 'the second job held');
+      await client.cancelJob(second.id);
+      if (transport === 'unary') clock.advance(leaseMs / 3); // heard at the next extend
+      await until(async () => (await client.getJob(second.id)).state === 'cancelled', 'the cancel');
+      assert.equal(worker.held, 0);
+      const done = nextEvents(worker, 'completed');
+      gate.resolve();
+      await done;
+      assert.deepEqual(started, [first.id], 'the cancelled job never started');
+    });
+
+    test('a held job past its hard timeout is dropped without running', async () => {
+      const queue = `prefetch-timeout-${transport}`;
+      const first = await client.enqueueJson(queue, 'j', {});
+      const timeoutMs = 5000;
+      const late = await client.enqueueJson(
+        queue,
+        'j',
+        {},
+        { executionTimeoutMs: timeoutMs, maxAttempts: 1 },
+      );
+      const { worker, started, gate } = start(queue, { prefetch: 1 });
+      await until(() => worker.held === 1, 'the second job held');
+      // Its timeout counts from its lease; on unary calls the worker hears of it at the next extend.
+      clock.advance(transport === 'stream' ? timeoutMs : leaseMs / 3);
+      await until(() => worker.held === 0, 'the held job dropped');
+      const dead = await client.getJob(late.id);
+      assert.equal(dead.state, 'dead');
+      assert.equal(dead.deadReason, 'timeout');
+      const done = nextEvents(worker, 'completed');
+      gate.resolve();
+      await done;
+      assert.deepEqual(started, [first.id], 'the timed-out job never started');
+    });
+
+    test('close() gives held jobs back at once; one on its last attempt runs instead', async () => {
+      const queue = `prefetch-close-${transport}`;
+      const running = await client.enqueueJson(queue, 'j', {});
+      const given = await client.enqueueJson(queue, 'j', {});
+      const last = await client.enqueueJson(queue, 'j', {}, { maxAttempts: 1 });
+      const { worker, started, gate } = start(queue);
+      await until(() => worker.running === 1 && worker.held === 2, 'one running and two held');
+      const closed = worker.close();
+      await until(async () => (await client.getJob(given.id)).state === 'ready', 'the held job given back');
+      const back = await client.getJob(given.id);
+      assert.match(back.lastError ?? '', /given back unstarted/);
+      assert.equal(back.attempt, 1, 'the given-back lease counts as an attempt, as its expiry would');
+      gate.resolve();
+      await closed;
+      assert.deepEqual(started, [running.id, last.id], 'the last-attempt job ran; the other did not');
+      assert.equal((await client.getJob(last.id)).state, 'completed');
+    });
+  });
+}
+
+describe('Worker: prefetch refills held jobs in chunks (stream)', () => {
+  test('credit for held jobs waits for half the prefetch; idle slots get theirs at once', async () => {
+    const t = await startTestServer();
+    const client = SeppClient.connect(t.address);
+    const queue = 'prefetch-refill';
+    for (let i = 0; i < 10; i++) await client.enqueueJson(queue, 'j', { i });
+    const gates = new Map<string, () => void>();
+    const worker = client.worker({
+      queues: [queue],
+      concurrency: 1,
+      prefetch: 4,
+      fallback: (job) => new Promise<void>((resolve) => gates.set(job.id, resolve)),
+    });
+    worker.on('error', (error) => assert.fail(`worker error: ${error.message}`));
+    const finishOne = async () => {
+      const [id, open] = [...gates][0] ?? assert.fail('no job running');
+      gates.delete(id);
+      const done = nextEvents(worker, 'completed');
+      open();
+      await done;
+      await settle();
+    };
+    try {
+      await until(() => worker.running === 1 && worker.held === 4, 'one running and four held');
+      await finishOne();
+      // One held job started; one job's credit is less than the refill (2): none asked for yet.
+      assert.equal(worker.held, 3);
+      assert.equal((await client.listQueues()).find((q) => q.name === queue)?.counts.leased, 4);
+      await finishOne();
+      await until(() => worker.held === 4, 'the held jobs refilled by a lease of two');
+    } finally {
+      for (const open of gates.values()) open();
+      await worker.close({ timeoutMs: 0 });
+      await client.close();
+      await t.dispose();
+    }
+  });
+});
+
+describe('Worker option prefetch', () => {
+  test('is an integer from 0 to 1000, and slots + prefetch fit one stream’s credit', async () => {
+    const client = SeppClient.connect('127.0.0.1:1');
+    const options = { queues: ['q'], handlers: {}, autostart: false } as const;
+    for (const prefetch of [-1, 1.5, 1001, Number.NaN]) {
+      assert.throws(
+        () => client.worker({ ...options, prefetch }),
+        /prefetch must be an integer from 0 to 1000/,
+      );
+    }
+    assert.throws(
+      () => client.worker({ ...options, concurrency: 600, prefetch: 500, streams: 1 }),
+      /concurrency \+ prefetch is 1100 on one of 1 streams.*limits\.max_reserve_jobs/,
+    );
+    const fits = client.worker({ ...options, concurrency: 1000, prefetch: 1000 });
+    await fits.close();
+    await client.close();
+  });
+});
