@@ -105,6 +105,31 @@ for (const transport of ['stream', 'unary'] as const) {
       }
     });
 
+    // On the Work stream a slot frees as its handler returns, in the same turn of the event loop,
+    // so the held job's turn comes before any extend can be answered. (On unary calls the slot
+    // frees once the ack is answered, by when the extend is answered too.)
+    if (transport === 'stream') {
+      test('a held job whose lease ran out unextended is dropped, not started', async () => {
+        const queue = `prefetch-expired-${transport}`;
+        await client.enqueueJson(queue, 'j', {});
+        const second = await client.enqueueJson(queue, 'j', {});
+        const starts: string[] = [];
+        const { worker, gate } = start(queue, { prefetch: 1 });
+        worker.on('started', (job) => starts.push(`${job.id}@${job.attempt}`));
+        await until(() => worker.running === 1 && worker.held === 1, 'one running, one held');
+        // A whole lease in one step: the extends are sent, but unanswered when the slot frees.
+        clock.advance(leaseMs);
+        gate.resolve();
+        await until(() => worker.held === 0, 'the held job taken out');
+        assert.ok(!starts.includes(`${second.id}@1`), 'the held job did not start on its ended lease');
+        // Its lease ends (an extend still in flight may have moved it one lease on): the server retries it.
+        clock.advance(leaseMs + 1);
+        await until(async () => (await client.getJob(second.id)).state === 'completed', 'the retry run');
+        assert.equal((await client.getJob(second.id)).attempt, 2);
+        assert.ok(starts.includes(`${second.id}@2`));
+      });
+    }
+
     test('a cancel drops a held job without running it', async () => {
       const queue = `prefetch-cancel-${transport}`;
       const first = await client.enqueueJson(queue, 'j', {});
