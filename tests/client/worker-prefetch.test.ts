@@ -130,6 +130,22 @@ for (const transport of ['stream', 'unary'] as const) {
       });
     }
 
+    test('pausing the queue leaves held jobs to start; it stops only new leases', async () => {
+      const queue = `prefetch-pause-${transport}`;
+      const ids: string[] = [];
+      for (let i = 0; i < 4; i++) ids.push((await client.enqueueJson(queue, 'j', { i })).id);
+      const { worker, started, gate } = start(queue);
+      await until(() => worker.running === 1 && worker.held === 2, 'one running and two held');
+      await client.queues.pause(queue);
+      const done = nextEvents(worker, 'completed', 3);
+      gate.resolve();
+      await done;
+      assert.deepEqual(started, ids.slice(0, 3), 'the held jobs ran after the pause');
+      assert.equal((await client.getJob(ids[3]!)).state, 'ready', 'the paused queue leased nothing more');
+      await client.queues.resume(queue);
+      await until(() => started.length === 4, 'the last job once resumed');
+    });
+
     test('a cancel drops a held job without running it', async () => {
       const queue = `prefetch-cancel-${transport}`;
       const first = await client.enqueueJson(queue, 'j', {});
@@ -223,6 +239,103 @@ describe('Worker: prefetch refills held jobs in chunks (stream)', () => {
     } finally {
       for (const open of gates.values()) open();
       await worker.close({ timeoutMs: 0 });
+      await client.close();
+      await t.dispose();
+    }
+  });
+});
+
+describe('Worker: held jobs across a server restart (stream)', () => {
+  test('held leases stay valid, and the new stream asks for no more than the free places', async () => {
+    const clock = new FakeClock(Date.UTC(2026, 11, 6));
+    let t = await startTestServer({ clock });
+    const client = SeppClient.connect(t.address);
+    const queue = 'prefetch-restart';
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push((await client.enqueueJson(queue, 'j', { i })).id);
+    const gate = deferred();
+    const starts: string[] = [];
+    const worker = client.worker({
+      clock,
+      leaseMs,
+      queues: [queue],
+      workerId: 'prefetch-restart',
+      concurrency: 1,
+      prefetch: 2,
+      reconnect: { baseDelayMs: 100, maxDelayMs: 100 },
+      fallback: async (job) => {
+        starts.push(`${job.id}@${job.attempt}`);
+        await gate.promise;
+      },
+    });
+    const errors: string[] = [];
+    worker.on('error', (error) => errors.push(error.message));
+    const extended = new Set<string>();
+    worker.on('extended', (job) => extended.add(job.id));
+    const mine = async () => (await client.listWorkers()).find((w) => w.workerId === 'prefetch-restart');
+    try {
+      await until(() => worker.running === 1 && worker.held === 2, 'one running and two held');
+      t = await t.restartOnSamePort();
+      await until(() => errors.length > 0, 'the worker to notice the restart');
+      // The reconnect's backoff (at most 100 ms), on the worker's clock.
+      await until(async () => {
+        if ((await mine())?.transport === 'work_stream') return true;
+        clock.advance(100);
+        return false;
+      }, 'a Work stream again');
+      // Past the first leases' end, a third of a lease at a time: every lease is extended on the new server.
+      for (let i = 0; i < 4; i++) {
+        extended.clear();
+        clock.advance(leaseMs / 3);
+        await until(() => extended.size === 3, `the three leases extended (${i})`);
+      }
+      assert.equal(worker.held, 2);
+      assert.equal((await mine())?.jobsHeld, 3, 'the running and the held leases, under the worker id');
+      const counts = (await client.listQueues()).find((q) => q.name === queue)?.counts;
+      assert.deepEqual([counts?.leased, counts?.ready], [3, 1], 'no credit beyond the free places');
+      const done = nextEvents(worker, 'completed', 4);
+      gate.resolve();
+      await done;
+      assert.deepEqual(
+        starts,
+        ids.map((id) => `${id}@1`),
+        'each job ran once, on its first lease',
+      );
+    } finally {
+      gate.resolve();
+      await worker.close({ timeoutMs: 0 });
+      await client.close();
+      await t.dispose();
+    }
+  });
+});
+
+describe('Worker: prefetch beyond a server’s lower limits.max_reserve_jobs', () => {
+  test('the server’s refusal is reported, and the worker keeps trying', async () => {
+    const t = await startTestServer({ toml: '[limits]\nmax_reserve_jobs = 4\n' });
+    const client = SeppClient.connect(t.address);
+    try {
+      for (const transport of ['stream', 'unary'] as const) {
+        const worker = client.worker({
+          queues: ['prefetch-limit'],
+          concurrency: 1,
+          prefetch: 8,
+          transport,
+          reconnect: { baseDelayMs: 1, maxDelayMs: 1 },
+          fallback: () => undefined,
+        });
+        const errors: string[] = [];
+        worker.on('error', (error) => errors.push(error.message));
+        await until(() => errors.length >= 2, `${transport}: the refusal, twice`);
+        assert.match(errors[0] ?? '', /limits\.max_reserve_jobs/);
+        assert.equal(
+          worker.state,
+          'running',
+          `${transport}: not fatal (a server restarted with a higher limit takes it back)`,
+        );
+        await worker.close({ timeoutMs: 0 });
+      }
+    } finally {
       await client.close();
       await t.dispose();
     }
