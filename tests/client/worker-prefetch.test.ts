@@ -146,6 +146,49 @@ for (const transport of ['stream', 'unary'] as const) {
       await until(() => started.length === 4, 'the last job once resumed');
     });
 
+    test('a child job of the queue can be held behind the parent that waits for it', async () => {
+      const queue = `prefetch-child-${transport}`;
+      const ran: string[] = [];
+      let childId = '';
+      const parentWaits = deferred();
+      gates.push(() => parentWaits.resolve());
+      const worker = client.worker({
+        clock,
+        leaseMs,
+        queues: [queue],
+        concurrency: 1,
+        prefetch: 1,
+        handlers: {
+          // Stands for `await client.waitFor(child.id)`, which would wait for good.
+          parent: async () => {
+            childId = (await client.enqueueJson(queue, 'child', {})).id;
+            await parentWaits.promise;
+          },
+          child: () => void ran.push('held one'),
+        },
+      });
+      workers.push(worker);
+      await client.enqueueJson(queue, 'parent', {});
+      await until(() => worker.held === 1, 'the child held behind its parent');
+      const other = client.worker({
+        clock,
+        leaseMs,
+        queues: [queue],
+        handlers: { child: () => void ran.push('other worker') },
+      });
+      workers.push(other);
+      // A lease and more passes: the held child's lease is extended, and the idle worker gets nothing.
+      for (let i = 0; i < 4; i++) {
+        clock.advance(leaseMs / 3);
+        await settle();
+      }
+      assert.equal((await client.getJob(childId)).state, 'leased');
+      assert.deepEqual(ran, [], 'the child waits behind its parent');
+      parentWaits.resolve();
+      await until(() => ran.length === 1, 'the child once its parent ended');
+      assert.deepEqual(ran, ['held one']);
+    });
+
     test('a cancel drops a held job without running it', async () => {
       const queue = `prefetch-cancel-${transport}`;
       const first = await client.enqueueJson(queue, 'j', {});
