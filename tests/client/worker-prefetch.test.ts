@@ -15,6 +15,13 @@ import { deferred, nextEvents, settle, until } from './helpers.ts';
 
 const leaseMs = 30_000;
 
+/** Enqueues `count` jobs of type `j` on `queue`; returns their ids in order. */
+async function enqueueJobs(client: SeppClient, queue: string, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) ids.push((await client.enqueueJson(queue, 'j', { i })).id);
+  return ids;
+}
+
 for (const transport of ['stream', 'unary'] as const) {
   describe(`Worker: prefetch (${transport})`, () => {
     let t: TestServer;
@@ -62,8 +69,7 @@ for (const transport of ['stream', 'unary'] as const) {
 
     test('holds up to `prefetch` leased jobs beyond its slots and runs them as slots free', async () => {
       const queue = `prefetch-hold-${transport}`;
-      const ids: string[] = [];
-      for (let i = 0; i < 5; i++) ids.push((await client.enqueueJson(queue, 'j', { i })).id);
+      const ids = await enqueueJobs(client, queue, 5);
       const { worker, started, gate } = start(queue);
       await until(() => worker.running === 1 && worker.held === 2, 'one running and two held');
       assert.deepEqual(started, [ids[0]], 'held jobs have not started');
@@ -132,8 +138,7 @@ for (const transport of ['stream', 'unary'] as const) {
 
     test('pausing the queue leaves held jobs to start; it stops only new leases', async () => {
       const queue = `prefetch-pause-${transport}`;
-      const ids: string[] = [];
-      for (let i = 0; i < 4; i++) ids.push((await client.enqueueJson(queue, 'j', { i })).id);
+      const ids = await enqueueJobs(client, queue, 4);
       const { worker, started, gate } = start(queue);
       await until(() => worker.running === 1 && worker.held === 2, 'one running and two held');
       await client.queues.pause(queue);
@@ -152,11 +157,7 @@ for (const transport of ['stream', 'unary'] as const) {
       let childId = '';
       const parentWaits = deferred();
       gates.push(() => parentWaits.resolve());
-      const worker = client.worker({
-        clock,
-        leaseMs,
-        queues: [queue],
-        concurrency: 1,
+      const { worker } = start(queue, {
         prefetch: 1,
         handlers: {
           // Stands for `await client.waitFor(child.id)`, which would wait for good.
@@ -167,7 +168,6 @@ for (const transport of ['stream', 'unary'] as const) {
           child: () => void ran.push('held one'),
         },
       });
-      workers.push(worker);
       await client.enqueueJson(queue, 'parent', {});
       await until(() => worker.held === 1, 'the child held behind its parent');
       const other = client.worker({
@@ -294,8 +294,7 @@ describe('Worker: held jobs across a server restart (stream)', () => {
     let t = await startTestServer({ clock });
     const client = SeppClient.connect(t.address);
     const queue = 'prefetch-restart';
-    const ids: string[] = [];
-    for (let i = 0; i < 4; i++) ids.push((await client.enqueueJson(queue, 'j', { i })).id);
+    const ids = await enqueueJobs(client, queue, 4);
     const gate = deferred();
     const starts: string[] = [];
     const worker = client.worker({
