@@ -246,6 +246,28 @@ for (const transport of ['stream', 'unary'] as const) {
       assert.deepEqual(started, [running.id, last.id], 'the last-attempt job ran; the other did not');
       assert.equal((await client.getJob(last.id)).state, 'completed');
     });
+
+    test('a last-attempt held job that close() times out on goes dead unstarted', async () => {
+      const queue = `prefetch-close-timeout-${transport}`;
+      await client.enqueueJson(queue, 'j', {});
+      const last = await client.enqueueJson(queue, 'j', {}, { maxAttempts: 1 });
+      // The running handler ignores its signal: close() waits out its timeout and the abort's grace.
+      const { worker, started } = start(queue, { prefetch: 1 });
+      await until(() => worker.running === 1 && worker.held === 1, 'one running, one held');
+      let closed = false;
+      void worker.close({ timeoutMs: 1000 }).then(() => {
+        closed = true;
+      });
+      await until(() => {
+        clock.advance(500);
+        return closed;
+      }, 'the close, past its timeout');
+      assert.equal(worker.held, 0);
+      clock.advance(leaseMs);
+      await until(async () => (await client.getJob(last.id)).state === 'dead', 'the lease to run out');
+      assert.equal((await client.getJob(last.id)).deadReason, 'lease_expired');
+      assert.ok(!started.includes(last.id), 'it never started');
+    });
   });
 }
 
