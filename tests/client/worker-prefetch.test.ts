@@ -189,6 +189,30 @@ for (const transport of ['stream', 'unary'] as const) {
       assert.deepEqual(ran, ['held one']);
     });
 
+    test('a held job counts against group_max_leased: an idle worker gets none of the group', async () => {
+      const queue = `prefetch-group-${transport}`;
+      await client.enqueueJson(queue, 'j', {});
+      const held = await client.enqueueJson(queue, 'j', {}, { group: 'g' });
+      const waiting = await client.enqueueJson(queue, 'j', {}, { group: 'g' });
+      await client.queues.setSettings(queue, { group_max_leased: 1 });
+      const a = start(queue, { prefetch: 1 });
+      await until(() => a.worker.running === 1 && a.worker.held === 1, 'one running, one held');
+      assert.equal((await client.getJob(held.id)).state, 'leased', 'the group’s one lease is the held job');
+      const b = start(queue, { prefetch: 0 });
+      for (let i = 0; i < 3; i++) {
+        clock.advance(leaseMs / 3);
+        await settle();
+      }
+      assert.equal(b.worker.running, 0, 'the idle worker gets nothing');
+      assert.equal((await client.getJob(waiting.id)).state, 'ready');
+      a.gate.resolve();
+      b.gate.resolve();
+      await until(
+        async () => (await client.getJob(waiting.id)).state === 'completed',
+        'the group’s next job',
+      );
+    });
+
     test('a cancel drops a held job without running it', async () => {
       const queue = `prefetch-cancel-${transport}`;
       const first = await client.enqueueJson(queue, 'j', {});
