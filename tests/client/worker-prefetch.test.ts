@@ -213,6 +213,31 @@ for (const transport of ['stream', 'unary'] as const) {
       );
     });
 
+    test('a rate limit counts leases: held jobs can start faster than it', async () => {
+      const queue = `prefetch-rate-${transport}`;
+      await enqueueJobs(client, queue, 4);
+      await client.queues.setSettings(queue, {
+        rate_limit_leases: 1,
+        rate_limit_period_ms: '1s',
+        rate_limit_burst: 1,
+      });
+      const { worker, gate } = start(queue, { prefetch: 3 });
+      const startedAtMs: number[] = [];
+      worker.on('started', () => startedAtMs.push(clock.nowMs()));
+      // One lease a second, held behind the running job.
+      const fromMs = clock.nowMs();
+      await until(() => {
+        if (worker.running + worker.held === 4) return true;
+        clock.advance(1000);
+        return false;
+      }, 'four leases at one a second');
+      assert.ok(clock.nowMs() - fromMs >= 3000, 'the limit held the leases to one a second');
+      gate.resolve();
+      await until(() => startedAtMs.length === 4, 'every job started');
+      const lastSecond = startedAtMs.filter((ms) => ms > clock.nowMs() - 1000);
+      assert.ok(lastSecond.length >= 3, `${lastSecond.length} starts in the last second, the limit 1`);
+    });
+
     test('a cancel drops a held job without running it', async () => {
       const queue = `prefetch-cancel-${transport}`;
       const first = await client.enqueueJson(queue, 'j', {});
