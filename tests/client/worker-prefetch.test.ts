@@ -15,6 +15,13 @@ import { deferred, nextEvents, settle, until } from './helpers.ts';
 
 const leaseMs = 30_000;
 
+/** Enqueues `count` jobs of type `j` on `queue`; returns their ids in order. */
+async function enqueueJobs(client: SeppClient, queue: string, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) ids.push((await client.enqueueJson(queue, 'j', { i })).id);
+  return ids;
+}
+
 for (const transport of ['stream', 'unary'] as const) {
   describe(`Worker: prefetch (${transport})`, () => {
     let t: TestServer;
@@ -62,8 +69,7 @@ for (const transport of ['stream', 'unary'] as const) {
 
     test('holds up to `prefetch` leased jobs beyond its slots and runs them as slots free', async () => {
       const queue = `prefetch-hold-${transport}`;
-      const ids: string[] = [];
-      for (let i = 0; i < 5; i++) ids.push((await client.enqueueJson(queue, 'j', { i })).id);
+      const ids = await enqueueJobs(client, queue, 5);
       const { worker, started, gate } = start(queue);
       await until(() => worker.running === 1 && worker.held === 2, 'one running and two held');
       assert.deepEqual(started, [ids[0]], 'held jobs have not started');
@@ -103,6 +109,133 @@ for (const transport of ['stream', 'unary'] as const) {
         assert.equal(job.state, 'completed');
         assert.equal(job.attempt, 1, 'no lease ran out');
       }
+    });
+
+    // On the Work stream a slot frees as its handler returns, in the same turn of the event loop,
+    // so the held job's turn comes before any extend can be answered. (On unary calls the slot
+    // frees once the ack is answered, by when the extend is answered too.)
+    if (transport === 'stream') {
+      test('a held job whose lease ran out unextended is dropped, not started', async () => {
+        const queue = `prefetch-expired-${transport}`;
+        await client.enqueueJson(queue, 'j', {});
+        const second = await client.enqueueJson(queue, 'j', {});
+        const starts: string[] = [];
+        const { worker, gate } = start(queue, { prefetch: 1 });
+        worker.on('started', (job) => starts.push(`${job.id}@${job.attempt}`));
+        await until(() => worker.running === 1 && worker.held === 1, 'one running, one held');
+        // A whole lease in one step: the extends are sent, but unanswered when the slot frees.
+        clock.advance(leaseMs);
+        gate.resolve();
+        await until(() => worker.held === 0, 'the held job taken out');
+        assert.ok(!starts.includes(`${second.id}@1`), 'the held job did not start on its ended lease');
+        // Its lease ends (an extend still in flight may have moved it one lease on): the server retries it.
+        clock.advance(leaseMs + 1);
+        await until(async () => (await client.getJob(second.id)).state === 'completed', 'the retry run');
+        assert.equal((await client.getJob(second.id)).attempt, 2);
+        assert.ok(starts.includes(`${second.id}@2`));
+      });
+    }
+
+    test('pausing the queue leaves held jobs to start; it stops only new leases', async () => {
+      const queue = `prefetch-pause-${transport}`;
+      const ids = await enqueueJobs(client, queue, 4);
+      const { worker, started, gate } = start(queue);
+      await until(() => worker.running === 1 && worker.held === 2, 'one running and two held');
+      await client.queues.pause(queue);
+      const done = nextEvents(worker, 'completed', 3);
+      gate.resolve();
+      await done;
+      assert.deepEqual(started, ids.slice(0, 3), 'the held jobs ran after the pause');
+      assert.equal((await client.getJob(ids[3]!)).state, 'ready', 'the paused queue leased nothing more');
+      await client.queues.resume(queue);
+      await until(() => started.length === 4, 'the last job once resumed');
+    });
+
+    test('a child job of the queue can be held behind the parent that waits for it', async () => {
+      const queue = `prefetch-child-${transport}`;
+      const ran: string[] = [];
+      let childId = '';
+      const parentWaits = deferred();
+      gates.push(() => parentWaits.resolve());
+      const { worker } = start(queue, {
+        prefetch: 1,
+        handlers: {
+          // Stands for `await client.waitFor(child.id)`, which would wait for good.
+          parent: async () => {
+            childId = (await client.enqueueJson(queue, 'child', {})).id;
+            await parentWaits.promise;
+          },
+          child: () => void ran.push('held one'),
+        },
+      });
+      await client.enqueueJson(queue, 'parent', {});
+      await until(() => worker.held === 1, 'the child held behind its parent');
+      const other = client.worker({
+        clock,
+        leaseMs,
+        queues: [queue],
+        handlers: { child: () => void ran.push('other worker') },
+      });
+      workers.push(other);
+      // A lease and more passes: the held child's lease is extended, and the idle worker gets nothing.
+      for (let i = 0; i < 4; i++) {
+        clock.advance(leaseMs / 3);
+        await settle();
+      }
+      assert.equal((await client.getJob(childId)).state, 'leased');
+      assert.deepEqual(ran, [], 'the child waits behind its parent');
+      parentWaits.resolve();
+      await until(() => ran.length === 1, 'the child once its parent ended');
+      assert.deepEqual(ran, ['held one']);
+    });
+
+    test('a held job counts against group_max_leased: an idle worker gets none of the group', async () => {
+      const queue = `prefetch-group-${transport}`;
+      await client.enqueueJson(queue, 'j', {});
+      const held = await client.enqueueJson(queue, 'j', {}, { group: 'g' });
+      const waiting = await client.enqueueJson(queue, 'j', {}, { group: 'g' });
+      await client.queues.setSettings(queue, { group_max_leased: 1 });
+      const a = start(queue, { prefetch: 1 });
+      await until(() => a.worker.running === 1 && a.worker.held === 1, 'one running, one held');
+      assert.equal((await client.getJob(held.id)).state, 'leased', 'the group’s one lease is the held job');
+      const b = start(queue, { prefetch: 0 });
+      for (let i = 0; i < 3; i++) {
+        clock.advance(leaseMs / 3);
+        await settle();
+      }
+      assert.equal(b.worker.running, 0, 'the idle worker gets nothing');
+      assert.equal((await client.getJob(waiting.id)).state, 'ready');
+      a.gate.resolve();
+      b.gate.resolve();
+      await until(
+        async () => (await client.getJob(waiting.id)).state === 'completed',
+        'the group’s next job',
+      );
+    });
+
+    test('a rate limit counts leases: held jobs can start faster than it', async () => {
+      const queue = `prefetch-rate-${transport}`;
+      await enqueueJobs(client, queue, 4);
+      await client.queues.setSettings(queue, {
+        rate_limit_leases: 1,
+        rate_limit_period_ms: '1s',
+        rate_limit_burst: 1,
+      });
+      const { worker, gate } = start(queue, { prefetch: 3 });
+      const startedAtMs: number[] = [];
+      worker.on('started', () => startedAtMs.push(clock.nowMs()));
+      // One lease a second, held behind the running job.
+      const fromMs = clock.nowMs();
+      await until(() => {
+        if (worker.running + worker.held === 4) return true;
+        clock.advance(1000);
+        return false;
+      }, 'four leases at one a second');
+      assert.ok(clock.nowMs() - fromMs >= 3000, 'the limit held the leases to one a second');
+      gate.resolve();
+      await until(() => startedAtMs.length === 4, 'every job started');
+      const lastSecond = startedAtMs.filter((ms) => ms > clock.nowMs() - 1000);
+      assert.ok(lastSecond.length >= 3, `${lastSecond.length} starts in the last second, the limit 1`);
     });
 
     test('a cancel drops a held job without running it', async () => {
@@ -162,6 +295,28 @@ for (const transport of ['stream', 'unary'] as const) {
       assert.deepEqual(started, [running.id, last.id], 'the last-attempt job ran; the other did not');
       assert.equal((await client.getJob(last.id)).state, 'completed');
     });
+
+    test('a last-attempt held job that close() times out on goes dead unstarted', async () => {
+      const queue = `prefetch-close-timeout-${transport}`;
+      await client.enqueueJson(queue, 'j', {});
+      const last = await client.enqueueJson(queue, 'j', {}, { maxAttempts: 1 });
+      // The running handler ignores its signal: close() waits out its timeout and the abort's grace.
+      const { worker, started } = start(queue, { prefetch: 1 });
+      await until(() => worker.running === 1 && worker.held === 1, 'one running, one held');
+      let closed = false;
+      void worker.close({ timeoutMs: 1000 }).then(() => {
+        closed = true;
+      });
+      await until(() => {
+        clock.advance(500);
+        return closed;
+      }, 'the close, past its timeout');
+      assert.equal(worker.held, 0);
+      clock.advance(leaseMs);
+      await until(async () => (await client.getJob(last.id)).state === 'dead', 'the lease to run out');
+      assert.equal((await client.getJob(last.id)).deadReason, 'lease_expired');
+      assert.ok(!started.includes(last.id), 'it never started');
+    });
   });
 }
 
@@ -198,6 +353,102 @@ describe('Worker: prefetch refills held jobs in chunks (stream)', () => {
     } finally {
       for (const open of gates.values()) open();
       await worker.close({ timeoutMs: 0 });
+      await client.close();
+      await t.dispose();
+    }
+  });
+});
+
+describe('Worker: held jobs across a server restart (stream)', () => {
+  test('held leases stay valid, and the new stream asks for no more than the free places', async () => {
+    const clock = new FakeClock(Date.UTC(2026, 11, 6));
+    let t = await startTestServer({ clock });
+    const client = SeppClient.connect(t.address);
+    const queue = 'prefetch-restart';
+    const ids = await enqueueJobs(client, queue, 4);
+    const gate = deferred();
+    const starts: string[] = [];
+    const worker = client.worker({
+      clock,
+      leaseMs,
+      queues: [queue],
+      workerId: 'prefetch-restart',
+      concurrency: 1,
+      prefetch: 2,
+      reconnect: { baseDelayMs: 100, maxDelayMs: 100 },
+      fallback: async (job) => {
+        starts.push(`${job.id}@${job.attempt}`);
+        await gate.promise;
+      },
+    });
+    const errors: string[] = [];
+    worker.on('error', (error) => errors.push(error.message));
+    const extended = new Set<string>();
+    worker.on('extended', (job) => extended.add(job.id));
+    const mine = async () => (await client.listWorkers()).find((w) => w.workerId === 'prefetch-restart');
+    try {
+      await until(() => worker.running === 1 && worker.held === 2, 'one running and two held');
+      t = await t.restartOnSamePort();
+      await until(() => errors.length > 0, 'the worker to notice the restart');
+      // The reconnect's backoff (at most 100 ms), on the worker's clock.
+      await until(async () => {
+        if ((await mine())?.transport === 'work_stream') return true;
+        clock.advance(100);
+        return false;
+      }, 'a Work stream again');
+      // Past the first leases' end, a third of a lease at a time: every lease is extended on the new server.
+      for (let i = 0; i < 4; i++) {
+        extended.clear();
+        clock.advance(leaseMs / 3);
+        await until(() => extended.size === 3, `the three leases extended (${i})`);
+      }
+      assert.equal(worker.held, 2);
+      assert.equal((await mine())?.jobsHeld, 3, 'the running and the held leases, under the worker id');
+      const counts = (await client.listQueues()).find((q) => q.name === queue)?.counts;
+      assert.deepEqual([counts?.leased, counts?.ready], [3, 1], 'no credit beyond the free places');
+      const done = nextEvents(worker, 'completed', 4);
+      gate.resolve();
+      await done;
+      assert.deepEqual(
+        starts,
+        ids.map((id) => `${id}@1`),
+        'each job ran once, on its first lease',
+      );
+    } finally {
+      gate.resolve();
+      await worker.close({ timeoutMs: 0 });
+      await client.close();
+      await t.dispose();
+    }
+  });
+});
+
+describe('Worker: prefetch beyond a server’s lower limits.max_reserve_jobs', () => {
+  test('the server’s refusal is reported, and the worker keeps trying', async () => {
+    const t = await startTestServer({ toml: '[limits]\nmax_reserve_jobs = 4\n' });
+    const client = SeppClient.connect(t.address);
+    try {
+      for (const transport of ['stream', 'unary'] as const) {
+        const worker = client.worker({
+          queues: ['prefetch-limit'],
+          concurrency: 1,
+          prefetch: 8,
+          transport,
+          reconnect: { baseDelayMs: 1, maxDelayMs: 1 },
+          fallback: () => undefined,
+        });
+        const errors: string[] = [];
+        worker.on('error', (error) => errors.push(error.message));
+        await until(() => errors.length >= 2, `${transport}: the refusal, twice`);
+        assert.match(errors[0] ?? '', /limits\.max_reserve_jobs/);
+        assert.equal(
+          worker.state,
+          'running',
+          `${transport}: not fatal (a server restarted with a higher limit takes it back)`,
+        );
+        await worker.close({ timeoutMs: 0 });
+      }
+    } finally {
       await client.close();
       await t.dispose();
     }

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import threading
 import time
+from concurrent.futures import Future
 from typing import Any
 
+import grpc
 import pytest
 from conftest import counts, eventually
 from test_worker import TRANSPORTS, Events, start
@@ -67,6 +69,40 @@ def test_a_held_lease_is_extended_while_it_waits(client: sepp.Client, queue: str
     assert started == [first, second]
     assert not events.of("lease_lost")
     assert [e.job.attempt for e in events.of("completed") if e.job] == [1, 1], "no lease ran out"
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_held_job_whose_lease_ran_out_unextended_is_dropped(client: sepp.Client, queue: str, transport: str) -> None:
+    first = client.enqueue(queue, "j", json=0).id
+    second = client.enqueue(queue, "j", json=1).id
+    worker, events, started, gate = gated(client, queue, transport, prefetch=1, lease_ms=600)
+    # Every extend of the held job's first lease fails as if the server could not be reached.
+    extend = worker._transport.extend  # noqa: SLF001 - the outage is staged for one lease only
+
+    def failing(lease: Any, lease_ms: int) -> Future[int]:
+        if (lease.id, lease.attempt) != (second, 1):
+            return extend(lease, lease_ms)
+        out: Future[int] = Future()
+        out.set_exception(sepp.UnavailableError(grpc.StatusCode.UNAVAILABLE, "sepp is not reachable (test)"))
+        return out
+
+    worker._transport.extend = failing  # type: ignore[assignment]  # noqa: SLF001
+    try:
+        eventually(lambda: worker.held == 1 or None, "the second job held")
+        # Its third failed extend comes a whole lease after its delivery; on the server its lease ran
+        # out (the first job's is extended) and the job is ready again.
+        eventually(lambda: len([e for e in events.of("error") if e.job and e.job.id == second]) >= 3 or None,
+                   "three failed extends of the held lease")
+        eventually(lambda: client.get_job(second).state == "ready" or None, "the held lease ended")
+        gate.set()
+        done = events.wait("completed", 2)
+    finally:
+        gate.set()
+        worker.close()
+    attempts = [e.job.attempt for e in events.of("started") if e.job and e.job.id == second]
+    assert attempts == [2], "the held job never started on its ended lease; its retry ran"
+    assert {(e.job.id, e.job.attempt) for e in done if e.job} == {(first, 1), (second, 2)}
+    assert started == [first, second]
 
 
 @pytest.mark.parametrize("end", ["cancel", "timeout"])

@@ -122,7 +122,8 @@ export function makeLanes(
   if (perLane > maxCreditPerStream) {
     throw new TypeError(
       `Worker: concurrency + prefetch is ${perLane} on one of ${laneCount} streams; the server refuses ` +
-        `more than ${maxCreditPerStream} per stream (limits.max_reserve_jobs): use more streams or less prefetch`,
+        `more than ${maxCreditPerStream} per stream (limits.max_reserve_jobs): use more streams ` +
+        '(at most one per slot) or less prefetch',
     );
   }
   return Array.from(

@@ -22,7 +22,8 @@
  * With `prefetch`, a job delivered while every slot of its lane is busy is
  * held (leased, its lease kept by the lease keeper, its handler not started)
  * until a slot frees; a held job cancelled, timed out or lost is dropped
- * without running, and `close()` gives held jobs back (see `giveBack`).
+ * without running (so is one whose lease ran out unextended: see `beginHeld`),
+ * and `close()` gives held jobs back (see `giveBack`).
  */
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
@@ -463,9 +464,35 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const { lane } = active;
     this.busy--;
     lane.busy--;
-    const next = lane.held.shift();
-    if (next !== undefined) this.begin(next);
+    this.beginHeld(lane);
     if (this.stateName === 'running') lane.transport.release();
+  }
+
+  /**
+   * Starts the lane's oldest held job whose lease is still ours by the worker's
+   * reckoning. One whose lease ran out unextended (every extend failed or is
+   * still unanswered) may already be leased to another worker: it is dropped as
+   * lost, never started, and the server retries it once the lease has ended.
+   */
+  private beginHeld(lane: Lane): void {
+    for (let next = lane.held[0]; next !== undefined; next = lane.held[0]) {
+      if (this.clock.nowMs() < next.leaseEndsAtMs) {
+        lane.held.shift();
+        this.begin(next);
+        return;
+      }
+      const { id, attempt } = next.job;
+      this.lose(
+        next,
+        new LeaseLostError(
+          status.FAILED_PRECONDITION,
+          `job ${id} attempt ${attempt}: its lease ran out while it waited for a slot (no extend got through); not started here, the server retries it`,
+          { code: 'lease_lost' },
+        ),
+      );
+      // `lose` takes a held job out of `held` (dropHeld); were it still first, this would never end.
+      if (lane.held[0] === next) throw new Error(`sepp worker bug: lost held job ${id} is still held`);
+    }
   }
 
   private finishJob(active: Active): void {
@@ -478,10 +505,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private extendLease(active: Active): void {
     if (active.extending || active.lost || active.abandoned || active.cancelled !== undefined) return;
     active.extending = true;
+    // The server extends when the call arrives, so the lease surely lasts `leaseMs` from its sending.
+    const sentAtMs = this.clock.nowMs();
     active.lane.transport.extend(active.job, this.leaseMs).then(
       (deadline) => {
         active.extending = false;
-        active.leaseEndsAtMs = this.clock.nowMs() + this.leaseMs;
+        active.leaseEndsAtMs = sentAtMs + this.leaseMs;
         if (this.active.has(active)) this.emit('extended', active.job, deadline);
       },
       (error: unknown) => {

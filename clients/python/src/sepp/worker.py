@@ -18,7 +18,7 @@ ack or a retry.
 With `prefetch`, a job delivered while every slot is busy is held (leased, its
 lease extended by the timer thread like a running one's, its handler not
 started) until a slot frees; a held job cancelled, timed out or lost is dropped
-without running, and `close()` gives held jobs back to the queue at once (a nack
+without running (so is one whose lease ran out unextended: see `free_slot`), and `close()` gives held jobs back to the queue at once (a nack
 for an immediate retry) except those on their last attempt, which run.
 """
 from __future__ import annotations
@@ -338,11 +338,22 @@ class Worker:
             self._runner.run(active)
 
     def free_slot(self, active: Active) -> None:
-        """Frees the job's slot, once, for the next held job, and asks for a job to take its place."""
+        """Frees the job's slot, once, for the oldest held job whose lease is still ours, and asks for
+        a job to take its place. A held job whose lease ran out unextended (every extend failed or is
+        still unanswered) may already be leased to another worker: it is dropped as lost, never
+        started, and the server retries it once the lease has ended."""
+        lapsed: list[Active] = []
         with self._lock:
             if active.slot_freed:
                 return
             active.slot_freed = True
+            now = time.monotonic()
+            while self._held and self._held[0].lease_ends_at <= now:
+                late = self._held.popleft()
+                # Lost from here on: a cancel notice or an extend's late answer leaves it alone.
+                late.held = False
+                late.lost = True
+                lapsed.append(late)
             if self._held:
                 following = self._held.popleft()
                 following.held = False
@@ -350,6 +361,11 @@ class Worker:
                 self._jobs.put(following)
             else:
                 self._busy -= 1
+        for late in lapsed:
+            self.log.warning("sepp worker %s: held job %s dropped: its lease ran out while it waited for a slot (no "
+                             "extend got through); not started here, the server retries it", self.worker_id,
+                             late.job.id)
+            self.finish_job(late)
         if self._state == "running":
             self._transport.release()
 
