@@ -115,8 +115,8 @@ export interface ReserveRequest {
    */
   queues: string[];
   /**
-   * Most jobs to lease. 0 means 1; values above `max_reserve_jobs` (default
-   * 1000) are clamped to it. Fewer may come back.
+   * Most jobs to lease. 0 means 1; a value above `max_reserve_jobs` (default
+   * 1000) is refused with INVALID_ARGUMENT naming the limit. Fewer may come back.
    */
   maxJobs: number;
   /**
