@@ -96,6 +96,18 @@ test('several queues: taken from in listed order, maxJobs spanning queues', asyn
   });
 });
 
+test('maxJobs: 0 means 1; above limits.maxReserveJobs, or not a positive integer, is invalid_argument', async () => {
+  await withEngine({}, async ({ engine }) => {
+    await engine.enqueueBatch([job('mj'), job('mj')]);
+    assert.equal((await engine.reserve({ queues: ['mj'], maxJobs: 0 })).length, 1);
+    const limit = defaultEngineLimits.maxReserveJobs;
+    for (const maxJobs of [limit + 1, -1, 1.5]) {
+      await expectCode(engine.reserve({ queues: ['mj'], maxJobs }), 'invalid_argument');
+    }
+    assert.equal((await engine.reserve({ queues: ['mj'], maxJobs: limit })).length, 1);
+  });
+});
+
 test('a leased job carries what a worker needs', async () => {
   await withEngine({ options: withQueues({ q: { maxAttempts: 3 } }) }, async ({ engine, clock }) => {
     const { jobId } = await engine.enqueue(
