@@ -16,7 +16,7 @@
  *   npx tsx bench/w5-flows.ts [--runs 3] [--flows 1000] [--children 20] [--wide 10000]
  *                             [--only collector,root-collector,wide,plain] [--no-bullmq] [--prefill]
  *                             [--against main] [--profile DIR] [--store sqlite|postgres]
- *                             [--pg-statements N]
+ *                             [--pg-statements N] [--prefetch 0[,200,500]]
  *
  * `plain` (not run unless named in --only) is the control: the same jobs, `--flows` batches
  * of `--children` + 1, without edges (enqueueBatch, the same Worker), ended when every job
@@ -30,6 +30,12 @@
  * checkout) adds that server's runs, interleaved (bench/lib/trees.ts). --profile DIR writes
  * a CPU profile of this checkout's server per shape (last run). "server busy" is the
  * server's CPU time over the wall time: well under 100 % means the wall time goes elsewhere.
+ *
+ * --prefetch N sets the Worker's `prefetch` (jobs leased ahead beyond the 50 slots, held until a
+ * slot frees; 0, the default, leases one job per free slot) on every sepp Worker, children's and
+ * collectors' alike (one Worker runs them all). A list (0,200,500) runs this checkout's server
+ * once per value, as separate systems interleaved with the others; `--against` runs with the
+ * first value. BullMQ's Worker has no such setting: it holds at most `concurrency` jobs.
  *
  * With `--store postgres`, sepp runs on a fresh PostgreSQL 15 cluster (tests/helpers/postgres.ts,
  * fsync on; a schema per run) and BullMQ is left out; the server CPU is sepp's process only,
@@ -67,6 +73,7 @@ const { values: args } = parseArgs({
     profile: { type: 'string' },
     store: { type: 'string', default: 'sqlite' },
     'pg-statements': { type: 'string' },
+    prefetch: { type: 'string', default: '0' },
   },
 });
 const runs = Number(args.runs);
@@ -75,6 +82,12 @@ const children = Number(args.children);
 const wide = Number(args.wide);
 const producers = Number(args.producers);
 const concurrency = Number(args.concurrency);
+const prefetches = args.prefetch.split(',').map(Number);
+if (
+  prefetches.some((p) => !Number.isInteger(p) || p < 0 || p > 1000) ||
+  new Set(prefetches).size !== prefetches.length
+)
+  throw new Error('--prefetch: distinct integers from 0 to 1000, comma-separated (the Worker allows 0–1000)');
 if (args.store !== 'sqlite' && args.store !== 'postgres') throw new Error('--store is sqlite or postgres');
 /** With `--store postgres`: the cluster, and a `[store]` table with a new schema per run. */
 const postgres =
@@ -172,6 +185,7 @@ async function runSepp(
   shape: Shape,
   dir: string,
   tree: SourceTree | undefined,
+  prefetch: number,
   profile?: string,
 ): Promise<Figure> {
   const config = join(dir, 'sepp.toml');
@@ -194,6 +208,7 @@ async function runSepp(
       const worker = client.worker({
         queues: ['w5'],
         concurrency,
+        prefetch,
         handlers: {
           root: () => {},
           child: () => {},
@@ -346,7 +361,6 @@ const median = (values: number[]) => {
 
 const base = mkdtempSync(join(tmpdir(), 'sepp-w5-'));
 installCleanupHandlers(async () => rmSync(base, { recursive: true, force: true }));
-type System = 'sepp' | 'base' | 'bullmq';
 const shapes: Shape[] = ['collector', 'root-collector', 'wide'];
 const controls: Shape[] = ['plain', 'flat'];
 const only = args.only === undefined ? shapes : (args.only.split(',') as Shape[]);
@@ -355,31 +369,69 @@ for (const shape of only)
 const baseTree = args.against === undefined ? undefined : sourceTree(args.against);
 if (baseTree !== undefined) installCleanupHandlers(async () => baseTree.cleanup?.());
 if (args.profile !== undefined) mkdirSync(args.profile, { recursive: true });
-const plan: { system: System; shape: Shape }[] = only.flatMap((shape) => [
-  { system: 'sepp' as const, shape },
-  ...(baseTree === undefined ? [] : [{ system: 'base' as const, shape }]),
-  ...(args['no-bullmq'] || postgres !== undefined || shape === 'root-collector' || controls.includes(shape)
+/** A system the runs compare: this checkout's server at one --prefetch, the --against tree's, or BullMQ. */
+interface System {
+  key: string;
+  kind: 'sepp' | 'base' | 'bullmq';
+  /** The sepp Worker's prefetch (BullMQ: none). */
+  prefetch: number;
+  label: string;
+}
+const seppLabel = postgres === undefined ? 'sepp' : 'sepp (PostgreSQL)';
+const firstPrefetch = prefetches[0]!;
+const systems: System[] = [
+  ...prefetches.map((prefetch) => ({
+    key: `sepp-p${prefetch}`,
+    kind: 'sepp' as const,
+    prefetch,
+    label: `${seppLabel}, prefetch ${prefetch}`,
+  })),
+  ...(baseTree === undefined
     ? []
-    : [{ system: 'bullmq' as const, shape }]),
-]);
+    : [
+        {
+          key: 'base',
+          kind: 'base' as const,
+          prefetch: firstPrefetch,
+          label: `sepp ${baseTree.label}, prefetch ${firstPrefetch}`,
+        },
+      ]),
+  ...(args['no-bullmq'] || postgres !== undefined
+    ? []
+    : [{ key: 'bullmq', kind: 'bullmq' as const, prefetch: 0, label: 'BullMQ FlowProducer' }]),
+];
+const plan: { system: System; shape: Shape }[] = only.flatMap((shape) =>
+  systems
+    .filter((system) => system.kind !== 'bullmq' || (shape !== 'root-collector' && !controls.includes(shape)))
+    .map((system) => ({ system, shape })),
+);
 const results = new Map<string, Figure[]>();
 const loads: number[] = [];
 for (let run = 0; run < runs; run++) {
   // The order alternates from run to run: the first system of a pair tends to pay more.
   const order = run % 2 === 0 ? plan : [...plan].reverse();
   for (const { system, shape } of order) {
-    const runDir = mkdtempSync(join(base, `${system}-${shape}-`));
+    const runDir = mkdtempSync(join(base, `${system.key}-${shape}-`));
     const profile =
-      system === 'sepp' && run === runs - 1 && args.profile !== undefined
-        ? join(args.profile, `server-${shape}.cpuprofile`)
+      system.kind === 'sepp' && run === runs - 1 && args.profile !== undefined
+        ? join(
+            args.profile,
+            `server-${shape}${prefetches.length > 1 ? `-prefetch${system.prefetch}` : ''}.cpuprofile`,
+          )
         : undefined;
     const figure =
-      system === 'bullmq'
+      system.kind === 'bullmq'
         ? await runBullmq(shape, runDir)
-        : await runSepp(shape, runDir, system === 'base' ? baseTree : undefined, profile);
+        : await runSepp(
+            shape,
+            runDir,
+            system.kind === 'base' ? baseTree : undefined,
+            system.prefetch,
+            profile,
+          );
     loads.push(loadavg()[0]!);
-    const key = `${system} ${shape}`;
-    if (system !== 'bullmq') await printStatements(key, figure.edges || figure.jobs);
+    const key = `${system.key} ${shape}`;
+    if (system.kind !== 'bullmq') await printStatements(key, figure.edges || figure.jobs);
     results.set(key, [...(results.get(key) ?? []), figure]);
     console.error(
       `run ${run + 1}: ${key}: ${(figure.jobs / figure.seconds).toFixed(0)} jobs/s, ` +
@@ -418,6 +470,7 @@ const row = (key: string, label: string) => {
     f.enqueueCpuUs === undefined ? [] : [f.enqueueCpuUs / f.jobs],
   );
   const busy = figures.map((f) => f.serverCpuUs / 1e6 / f.seconds);
+  const jobsPerCommit = figures.flatMap((f) => (f.commits === undefined ? [] : [f.jobs / f.commits]));
   const clientCpu = figures.map((f) => f.clientCpuUs / (f.edges > 0 ? f.edges : f.jobs));
   const f = figures[0]!;
   return {
@@ -429,6 +482,7 @@ const row = (key: string, label: string) => {
     cpuPerJob: median(cpuPerJob),
     enqueuePerJob: enqueuePerJob.length === 0 ? undefined : median(enqueuePerJob),
     busy: median(busy),
+    jobsPerCommit: jobsPerCommit.length === 0 ? undefined : median(jobsPerCommit),
     clientCpu: median(clientCpu),
     spread: `${Math.min(...rates).toFixed(0)}–${Math.max(...rates).toFixed(0)}`,
   };
@@ -440,55 +494,52 @@ const shapeLabel: Record<Shape, string> = {
   plain: `control: ${flows} × ${children + 1} plain jobs`,
   flat: `control: ${flows} flows of ${children + 1} jobs without edges`,
 };
-const systemLabel: Record<System, string> = {
-  sepp: postgres === undefined ? 'sepp' : 'sepp (PostgreSQL)',
-  base: `sepp ${baseTree?.label ?? ''}`,
-  bullmq: 'BullMQ FlowProducer',
-};
 const rows = only.flatMap((shape) =>
-  (['sepp', 'base', 'bullmq'] as const)
-    .filter((system) => results.has(`${system} ${shape}`))
-    .map((system) => row(`${system} ${shape}`, `${systemLabel[system]}: ${shapeLabel[shape]}`)),
+  systems
+    .filter((system) => results.has(`${system.key} ${shape}`))
+    .map((system) => row(`${system.key} ${shape}`, `${system.label}: ${shapeLabel[shape]}`)),
 );
 const lines = [
-  `| shape | jobs | edges | jobs/s end to end (median) | runs | server CPU µs per edge (median) | server CPU µs per job | … until the producers were done | client CPU µs per edge | server busy |`,
-  `| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |`,
+  `| shape | jobs | edges | jobs/s end to end (median) | runs | server CPU µs per edge (median) | server CPU µs per job | … until the producers were done | client CPU µs per edge | server busy | jobs per commit |`,
+  `| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |`,
   ...rows.map(
     (r) =>
-      `| ${r.label} | ${r.jobs.toLocaleString('en-US')} | ${r.edges.toLocaleString('en-US')} | ${r.rate.toFixed(0)} | ${r.spread} | ${r.edges > 0 ? r.cpu.toFixed(1) : '–'} | ${r.cpuPerJob.toFixed(1)} | ${r.enqueuePerJob?.toFixed(1) ?? '–'} | ${r.edges > 0 ? r.clientCpu.toFixed(1) : '–'} | ${(r.busy * 100).toFixed(0)} % |`,
+      `| ${r.label} | ${r.jobs.toLocaleString('en-US')} | ${r.edges.toLocaleString('en-US')} | ${r.rate.toFixed(0)} | ${r.spread} | ${r.edges > 0 ? r.cpu.toFixed(1) : '–'} | ${r.cpuPerJob.toFixed(1)} | ${r.enqueuePerJob?.toFixed(1) ?? '–'} | ${r.edges > 0 ? r.clientCpu.toFixed(1) : '–'} | ${(r.busy * 100).toFixed(0)} % | ${r.jobsPerCommit?.toFixed(1) ?? '–'} |`,
   ),
   '',
   `Medians of ${runs} runs, systems interleaved, order alternating. Load average during the runs: ` +
-    `${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}. ${producers} producers, one worker of concurrency ${concurrency}; ` +
+    `${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}. ${producers} producers, one worker of concurrency ${concurrency} ` +
+    `(sepp's prefetch ${prefetches.join(', ')}${baseTree === undefined ? '' : `; ${baseTree.label} at ${firstPrefetch}`}); ` +
     (postgres === undefined
       ? `sepp durability full; redis-server ${/v=(\S+)/.exec(commandOutput('redis-server', ['--version']))?.[1] ?? '?'} ` +
         `--appendonly yes --appendfsync always, bullmq ${packageVersion('bullmq')} (a Worker of concurrency ${concurrency}).`
       : 'sepp on PostgreSQL 15 (fsync and synchronous_commit on, a schema per run); server CPU is the sepp process only.'),
 ];
-// Ratios of the medians: sepp against BullMQ (rate, server and server + client CPU), and against --against.
-const byKey = new Map(
-  only.flatMap((shape) =>
-    (['sepp', 'base', 'bullmq'] as const)
-      .filter((system) => results.has(`${system} ${shape}`))
-      .map((system) => [`${system} ${shape}`, row(`${system} ${shape}`, '')] as const),
-  ),
+// Ratios of the medians: each of this checkout's prefetch values against BullMQ (rate, server and
+// server + client CPU), against --against, and against the first --prefetch value.
+const byKey = new Map([...results.keys()].map((key) => [key, row(key, '')] as const));
+const ratios = only.flatMap((shape) =>
+  systems
+    .filter((ours) => ours.kind === 'sepp')
+    .flatMap((ours) => {
+      const mine = byKey.get(`${ours.key} ${shape}`);
+      if (mine === undefined) return [];
+      return systems
+        .filter((other) => other.kind !== 'sepp' || (other.prefetch === firstPrefetch && other !== ours))
+        .flatMap((other) => {
+          const theirs = byKey.get(`${other.key} ${shape}`);
+          if (theirs === undefined) return [];
+          return [
+            `| ${shapeLabel[shape]} | ${ours.label} / ${other.label} | ${(mine.rate / theirs.rate).toFixed(2)}× | ` +
+              `${(mine.cpu / theirs.cpu).toFixed(2)}× | ${((mine.cpu + mine.clientCpu) / (theirs.cpu + theirs.clientCpu)).toFixed(2)}× |`,
+          ];
+        });
+    }),
 );
-const ratios = only.flatMap((shape) => {
-  const ours = byKey.get(`sepp ${shape}`);
-  if (ours === undefined) return [];
-  return (['bullmq', 'base'] as const).flatMap((other) => {
-    const theirs = byKey.get(`${other} ${shape}`);
-    if (theirs === undefined) return [];
-    return [
-      `| ${shapeLabel[shape]} | sepp / ${systemLabel[other]} | ${(ours.rate / theirs.rate).toFixed(2)}× | ` +
-        `${(ours.cpu / theirs.cpu).toFixed(2)}× | ${((ours.cpu + ours.clientCpu) / (theirs.cpu + theirs.clientCpu)).toFixed(2)}× |`,
-    ];
-  });
-});
 if (ratios.length > 0) {
   lines.push(
     '',
-    '| shape | systems | jobs/s | server CPU per edge | server + client CPU per edge |',
+    '| shape | systems | jobs/s | server CPU per edge (per job without edges) | server + client CPU per edge |',
     '| --- | --- | ---: | ---: | ---: |',
     ...ratios,
   );
