@@ -262,14 +262,13 @@ export class PostgresWriter {
       const { client, ahead } = session;
       ahead.reset();
       session.deltas.reset();
-      // A batch of several units opens its first unit's savepoint with the BEGIN: one query, not two.
-      let savepointOpen = batch.length > 1;
-      ahead.take(command(client, savepointOpen ? 'BEGIN; SAVEPOINT u' : 'BEGIN'));
+      ahead.take(command(client, 'BEGIN'));
       session.transaction.statements = 0;
+      let savepointOpen = false;
       for (let i = 0; i < batch.length; i++) {
         const pending = batch[i]!;
         const savepoint = i > 0 || batch.length > 1;
-        if (savepoint && i > 0) {
+        if (savepoint) {
           ahead.take(command(client, savepointOpen ? 'RELEASE SAVEPOINT u; SAVEPOINT u' : 'SAVEPOINT u'));
           savepointOpen = true;
         }
