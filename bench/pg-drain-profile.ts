@@ -5,8 +5,8 @@
  * Prints the drain's jobs/s, PostgreSQL's commits per job (pg_stat_database) and, per
  * statement of the drain, its calls, rows and time per job (pg_stat_statements).
  *
- *   npx tsx bench/pg-drain-profile.ts --jobs 20000 --concurrency 50 [--streams N] [--profile FILE.cpuprofile]
- *     [--experiment SQL] [--analyze] [--store sqlite] [--warmup N]
+ *   npx tsx bench/pg-drain-profile.ts --jobs 20000 --concurrency 50 [--streams N] [--prefetch N]
+ *     [--profile FILE.cpuprofile] [--experiment SQL] [--analyze] [--store sqlite] [--warmup N]
  *
  * It also prints where the writer's wall time went (writer.ts `writerTrace`: its statements'
  * round trips, its COMMITs, and its idle time between batches), WAL syncs and how busy the
@@ -19,6 +19,8 @@
  * bench/pg-profile-areas.ts sums them by area). It prints this process's CPU per job by
  * thread: the main thread, and V8's helper threads (its optimizing compiler, mostly).
  * `--store sqlite` drains the same jobs on a SQLite store (the same engine), for comparison.
+ * `--prefetch N` gives the Worker that `prefetch` (jobs leased beyond its slots, refilled in
+ * chunks), as the harness's `--set sepp.prefetch=N`; the warm-up drain uses it too.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -38,6 +40,7 @@ const { values } = parseArgs({
     jobs: { type: 'string', default: '20000' },
     concurrency: { type: 'string', default: '50' },
     streams: { type: 'string' },
+    prefetch: { type: 'string', default: '0' },
     top: { type: 'string', default: '12' },
     profile: { type: 'string' },
     experiment: { type: 'string' },
@@ -49,6 +52,9 @@ const { values } = parseArgs({
 const jobs = Number(values.jobs);
 const concurrency = Number(values.concurrency);
 const warmup = Number(values.warmup);
+const prefetch = Number(values.prefetch);
+if (!Number.isInteger(prefetch) || prefetch < 0)
+  throw new Error(`--prefetch ${values.prefetch}: a whole number ≥ 0`);
 
 /**
  * `--warmup N`: N jobs enqueued and drained first, unmeasured, so the measured drain runs on
@@ -57,7 +63,7 @@ const warmup = Number(values.warmup);
 async function warmUp(client: SeppClient): Promise<void> {
   if (warmup <= 0) return;
   await enqueueJobs(client, 'w1', warmup, 10, 500);
-  await drainJobs(client, 'w1', warmup, { concurrency, transport: 'stream' });
+  await drainJobs(client, 'w1', warmup, { concurrency, transport: 'stream', prefetch });
 }
 
 if (values.store === 'sqlite') {
@@ -137,6 +143,7 @@ try {
   await drainJobs(client, 'w1', jobs, {
     concurrency,
     transport: 'stream',
+    prefetch,
     ...(values.streams === undefined ? {} : { streams: Number(values.streams) }),
   });
   const seconds = (performance.now() - started) / 1000;
@@ -198,7 +205,7 @@ async function sqliteDrain(): Promise<void> {
     await profiler?.start();
     console.error(`draining (pid ${process.pid}, SQLite)`);
     const started = performance.now();
-    await drainJobs(client, 'w1', jobs, { concurrency, transport: 'stream' });
+    await drainJobs(client, 'w1', jobs, { concurrency, transport: 'stream', prefetch });
     const seconds = (performance.now() - started) / 1000;
     const cpu = process.cpuUsage(cpu0);
     const threads1 = threadTicks();

@@ -81,6 +81,8 @@ export interface DrainOptions {
   concurrency: number;
   transport: 'stream' | 'unary';
   streams?: number;
+  /** The Worker's `prefetch`: jobs leased ahead beyond its slots (default 0: none). */
+  prefetch?: number;
 }
 
 /** W1's drain side: one Worker acks `jobs` jobs (each counted once its ack is durable). */
@@ -97,6 +99,7 @@ export async function drainJobs(
     transport: options.transport,
     handlers: { [jobType]: () => {} },
     ...(options.streams === undefined ? {} : { streams: options.streams }),
+    ...(options.prefetch === undefined ? {} : { prefetch: options.prefetch }),
   });
   worker.on('error', (e) => console.error('worker:', e.message));
   await new Promise<void>((resolve) => {

@@ -237,6 +237,10 @@ export function seppDriver(
         command: process.execPath,
         ...(env === undefined ? {} : { env }),
         args: [
+          // SEPP_BENCH_SERVER_CPU_PROF=DIR: each server writes its CPU profile there when it stops.
+          ...(process.env.SEPP_BENCH_SERVER_CPU_PROF === undefined
+            ? []
+            : ['--cpu-prof', '--cpu-prof-dir', process.env.SEPP_BENCH_SERVER_CPU_PROF]),
           bundle,
           'serve',
           '--data-dir',

@@ -162,6 +162,29 @@ test('a batch counts every unit that succeeded, and reads inside it see the unit
   }
 });
 
+test("a batch's first unit that fails goes back to its savepoint; the rest of the batch commits", async () => {
+  const store = await openStore('first');
+  try {
+    const adjust = (jobs: number, fail: boolean) =>
+      store.write(function* (tx) {
+        yield* tx.counts.adjust({ queue: 'q', from: null, to: 'ready', jobs });
+        // A read writes the unit's deltas inside its savepoint, so the failure has something to undo.
+        const seen = yield* tx.counts.inState({ queue: 'q', state: 'ready' });
+        if (fail) throw new Refused(`unit of ${jobs} refused after reading ${seen}`);
+        return seen;
+      });
+    // Submitted in one turn: one batch, its first unit refused.
+    const answers = await Promise.allSettled([adjust(2, true), adjust(4, false), adjust(8, false)]);
+    assert.deepEqual(
+      answers.map((a) => (a.status === 'fulfilled' ? a.value : (a.reason as Error).message)),
+      ['unit of 2 refused after reading 2', 4, 12],
+    );
+    assert.equal(await committed('first', 'q', 'ready'), 12);
+  } finally {
+    await store.close();
+  }
+});
+
 test('units of one batch that change the same counts commit them summed (one row each in the write), whatever the text', async () => {
   const store = await openStore('onewrite');
   try {
