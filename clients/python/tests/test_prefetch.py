@@ -16,6 +16,7 @@ from conftest import counts, eventually
 from test_worker import TRANSPORTS, Events, start
 
 import sepp
+from sepp.worker import GIVE_BACK_THREADS
 
 
 def gated(client: sepp.Client, queue: str, transport: str, **options: Any) -> tuple[sepp.Worker, Events, list[str],
@@ -128,6 +129,37 @@ def test_a_cancel_or_a_hard_timeout_drops_a_held_job_unstarted(client: sepp.Clie
         gate.set()
         worker.close()
     assert started == [first], f"the job ended by its {end} never started"
+
+
+def test_a_mass_cancel_of_held_jobs_settles_them_on_a_bounded_set_of_threads(client: sepp.Client, queue: str) -> None:
+    """Each held job cancelled is nacked (so it ends `cancelled` at once) on the worker's settler
+    threads: 40 cancels start at most GIVE_BACK_THREADS threads, not one each."""
+    ids = [job.id for job in client.enqueue_atomic([sepp.JobSpec(queue, "j", json=i) for i in range(41)])]
+    worker, events, started, gate = gated(client, queue, "stream", prefetch=40)
+    starts: list[str] = []
+    real_start = threading.Thread.start
+
+    def counting_start(thread: threading.Thread) -> None:
+        starts.append(thread.name)
+        real_start(thread)
+
+    try:
+        eventually(lambda: worker.held == 40 or None, "40 jobs held")
+        setattr(threading.Thread, "start", counting_start)  # noqa: B010 - a method replaced for the test
+        try:
+            for job_id in ids[1:]:
+                client.cancel_job(job_id)
+            eventually(lambda: all(client.get_job(i).state == "cancelled" for i in ids[1:]) or None,
+                       "the 40 held jobs cancelled")
+        finally:
+            setattr(threading.Thread, "start", real_start)  # noqa: B010
+        assert worker.held == 0
+    finally:
+        gate.set()
+        worker.close()
+    settlers = [name for name in starts if "give-back" in name]
+    assert 1 <= len(settlers) <= GIVE_BACK_THREADS, settlers
+    assert started == [ids[0]]
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

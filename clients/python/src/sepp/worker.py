@@ -58,7 +58,8 @@ MAX_PREFETCH = 1000
 `limits.max_reserve_jobs`, the most unused credit it lets one Work stream hold)."""
 
 GIVE_BACK_THREADS = 8
-"""Threads that nack held jobs back to the queue at shutdown (each waits for its answer)."""
+"""Threads a worker settles held jobs on (given back at shutdown, nacked as cancelled), each
+waiting for its answer."""
 
 
 class Worker:
@@ -132,6 +133,10 @@ class Worker:
         self._fatal: SeppError | None = None
         self._unavailable_since: float | None = None
         self._scheduler = Scheduler(f"sepp-timer-{self.worker_id}")
+        # Held jobs given back or nacked as cancelled, at most GIVE_BACK_THREADS at once for the
+        # worker's whole life (its threads start on demand and end after close()): a mass cancel
+        # of held jobs queues here rather than starting a thread each.
+        self._settler = ThreadPoolExecutor(GIVE_BACK_THREADS, f"sepp-give-back-{self.worker_id}")
         config = TransportConfig(
             queues=self.queues, lease_ms=lease_ms, worker_id=self.worker_id, poll_wait_ms=poll_wait_ms,
             reconnect_base_delay_ms=reconnect_base_delay_ms, reconnect_max_delay_ms=reconnect_max_delay_ms,
@@ -266,12 +271,13 @@ class Worker:
         return True
 
     def _in_background(self, call: Callable[[Active], None], actives: list[Active]) -> None:
-        """Settles held jobs off the transport's and the caller's threads (a settlement waits for its answer)."""
-        def settle_all() -> None:
-            with ThreadPoolExecutor(min(GIVE_BACK_THREADS, len(actives)), "sepp-give-back") as pool:
-                list(pool.map(call, actives))
-
-        threading.Thread(target=settle_all, name="sepp-give-back", daemon=True).start()
+        """Settles held jobs off the transport's and the caller's threads (a settlement waits for its
+        answer), on the worker's settler threads."""
+        for active in actives:
+            try:
+                self._settler.submit(call, active)
+            except RuntimeError:  # after close(), when nothing is held any more: settled here then
+                call(active)
 
     def report(self, error: SeppError, retry_in_s: float | None) -> None:
         now = time.monotonic()
@@ -442,6 +448,8 @@ class Worker:
         for _ in self._threads:
             self._jobs.put(None)
         self._scheduler.stop()
+        # Settlements already queued still run; the settler's threads end once they are done.
+        self._settler.shutdown(wait=False)
         with self._lock:
             self._state = "closed"
             self._lock.notify_all()
