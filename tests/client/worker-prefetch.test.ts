@@ -122,12 +122,15 @@ for (const transport of ['stream', 'unary'] as const) {
         const starts: string[] = [];
         const { worker, gate } = start(queue, { prefetch: 1 });
         worker.on('started', (job) => starts.push(`${job.id}@${job.attempt}`));
+        const lost: string[] = [];
+        worker.on('leaseLost', (job, error) => lost.push(`${job.id}@${job.attempt} ${error.code}`));
         await until(() => worker.running === 1 && worker.held === 1, 'one running, one held');
         // A whole lease in one step: the extends are sent, but unanswered when the slot frees.
         clock.advance(leaseMs);
         gate.resolve();
         await until(() => worker.held === 0, 'the held job taken out');
         assert.ok(!starts.includes(`${second.id}@1`), 'the held job did not start on its ended lease');
+        assert.deepEqual(lost, [`${second.id}@1 lease_lost`], 'its leaseLost event, as for a running job');
         // Its lease ends (an extend still in flight may have moved it one lease on): the server retries it.
         clock.advance(leaseMs + 1);
         await until(async () => (await client.getJob(second.id)).state === 'completed', 'the retry run');
@@ -243,6 +246,8 @@ for (const transport of ['stream', 'unary'] as const) {
       const first = await client.enqueueJson(queue, 'j', {});
       const second = await client.enqueueJson(queue, 'j', {});
       const { worker, started, gate } = start(queue, { prefetch: 1 });
+      const cancelled: string[] = [];
+      worker.on('cancelled', (job) => cancelled.push(job.id));
       await until(() => worker.held === 1, 'the second job held');
       await client.cancelJob(second.id);
       if (transport === 'unary') clock.advance(leaseMs / 3); // heard at the next extend
@@ -252,6 +257,7 @@ for (const transport of ['stream', 'unary'] as const) {
       gate.resolve();
       await done;
       assert.deepEqual(started, [first.id], 'the cancelled job never started');
+      assert.deepEqual(cancelled, [second.id], 'its cancelled event, as for a running job');
     });
 
     test('a held job past its hard timeout is dropped without running', async () => {
@@ -265,6 +271,8 @@ for (const transport of ['stream', 'unary'] as const) {
         { executionTimeoutMs: timeoutMs, maxAttempts: 1 },
       );
       const { worker, started, gate } = start(queue, { prefetch: 1 });
+      const timedOut: string[] = [];
+      worker.on('timedOut', (job) => timedOut.push(job.id));
       await until(() => worker.held === 1, 'the second job held');
       // Its timeout counts from its lease; on unary calls the worker hears of it at the next extend.
       clock.advance(transport === 'stream' ? timeoutMs : leaseMs / 3);
@@ -276,6 +284,7 @@ for (const transport of ['stream', 'unary'] as const) {
       gate.resolve();
       await done;
       assert.deepEqual(started, [first.id], 'the timed-out job never started');
+      assert.deepEqual(timedOut, [late.id], 'its timedOut event, as for a running job');
     });
 
     test('close() gives held jobs back at once; one on its last attempt runs instead', async () => {

@@ -102,6 +102,8 @@ def test_a_held_job_whose_lease_ran_out_unextended_is_dropped(client: sepp.Clien
         worker.close()
     attempts = [e.job.attempt for e in events.of("started") if e.job and e.job.id == second]
     assert attempts == [2], "the held job never started on its ended lease; its retry ran"
+    lost = [(e.job.attempt, type(e.error)) for e in events.of("lease_lost") if e.job]
+    assert lost == [(1, sepp.LeaseLostError)], "the dropped held lease is told as a lost one"
     assert {(e.job.id, e.job.attempt) for e in done if e.job} == {(first, 1), (second, 2)}
     assert started == [first, second]
 
@@ -123,6 +125,9 @@ def test_a_cancel_or_a_hard_timeout_drops_a_held_job_unstarted(client: sepp.Clie
                            f"the held job ended by its {end}")
         assert (ended.state, ended.dead_reason) == (("cancelled", None) if end == "cancel" else ("dead", "timeout"))
         eventually(lambda: worker.held == 0 or None, "the held job dropped")
+        kind = "cancelled" if end == "cancel" else "timed_out"
+        eventually(lambda: [e.job.id for e in events.of(kind) if e.job] == [second] or None,
+                   f"a {kind} event for the held job, as for a running one")
         gate.set()
         events.wait("completed")
     finally:

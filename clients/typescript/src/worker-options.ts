@@ -83,14 +83,15 @@ export interface WorkerEvents {
   completed: [job: WorkerJob, result: unknown];
   /** A job's handler threw and its nack is durable; `result` says where the job went. */
   failed: [job: WorkerJob, error: Error, result: NackResult];
-  /** A job's lease was lost; its signal aborted and it will not be settled here. */
+  /** A job's lease was lost; its signal aborted and it will not be settled here (a held job: it never started). */
   leaseLost: [job: WorkerJob, error: LeaseLostError];
   /**
-   * A running job's attempt passed its hard timeout (`executionTimeoutMs`): its signal aborted with
-   * this error, and the server failed the attempt (reason `timeout`); it is not settled here.
+   * A job's attempt passed its hard timeout (`executionTimeoutMs`): its signal aborted with this
+   * error (a held job: it never started), and the server failed the attempt (reason `timeout`); it
+   * is not settled here.
    */
   timedOut: [job: WorkerJob, error: JobTimeoutError];
-  /** A running job was cancelled by an operator; its signal aborted and it ends `cancelled` (no retry). */
+  /** A job was cancelled by an operator; its signal aborted (a held job: it never started) and it ends `cancelled` (no retry). */
   cancelled: [job: WorkerJob, error: JobCancelledError];
   /** A job's lease was extended to `leaseDeadline` (server clock). */
   extended: [job: WorkerJob, leaseDeadline: Date];

@@ -260,11 +260,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.finishJob(active);
   }
 
-  /** A held job cancelled, timed out or lost: it never runs here. */
+  /** A held job cancelled, timed out or lost: it never runs here; its event says so as for a running job. */
   private dropHeld(active: Active, error: SeppError): void {
     this.unhold(active);
     this.keeper.remove(active);
     this.logger.warn(`sepp worker ${this.workerId}: held job ${active.job.id} dropped: ${error.message}`);
+    if (error instanceof JobCancelledError) this.emit('cancelled', active.job, error);
+    else if (error instanceof JobTimeoutError) this.emit('timedOut', active.job, error);
+    else if (error instanceof LeaseLostError) this.emit('leaseLost', active.job, error);
     if (error instanceof JobCancelledError) {
       // The nack makes the job cancelled now rather than when its lease runs out.
       void this.settleCancelled(active, error).then(() => this.finishJob(active));

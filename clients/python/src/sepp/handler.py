@@ -110,6 +110,8 @@ class WorkerEvent:
       `error`: a JobTimeoutError).
     - `cancelled`: an operator cancelled the running job; `job.cancelled` is set and the job
       ends `cancelled`, not retried (`job`, `error`: a JobCancelledError).
+    - A job held with `prefetch` and dropped before it started gets `lease_lost`, `timed_out` or
+      `cancelled` as a running one would, with no `started` before it.
     - `extended`: a lease was extended (`job`, `lease_deadline_ms` on the server's clock).
     - `error`: a connection or settlement problem; the worker keeps going (`error`).
     - `closed`: `close()` finished.

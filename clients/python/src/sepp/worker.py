@@ -40,8 +40,8 @@ from ._runner import Active, JobRunner
 from ._scheduler import Scheduler
 from ._work_stream import WorkStreamTransport
 from ._work_transport import ReserveTransport, TransportConfig, WorkTransport
-from .errors import JobCancelledError, JobTimeoutError, SeppError, UnavailableError
-from .handler import Handler, WorkerEvent
+from .errors import JobCancelledError, JobTimeoutError, LeaseLostError, SeppError, UnavailableError
+from .handler import Handler, WorkerEvent, WorkerEventKind
 from .v1 import job_pb2
 
 if TYPE_CHECKING:
@@ -262,6 +262,10 @@ class Worker:
             return False
         self._runner.unkeep(active)
         self.log.warning("sepp worker %s: held job %s dropped: %s", self.worker_id, active.job.id, error.message)
+        # Its event says so as for a running job (it never started).
+        kind: WorkerEventKind = ("cancelled" if isinstance(error, JobCancelledError)
+                                 else "timed_out" if isinstance(error, JobTimeoutError) else "lease_lost")
+        self.emit(WorkerEvent(kind, active.job, error))
         if isinstance(error, JobCancelledError):
             cancelled = error
             # The nack makes the job cancelled now rather than when its lease runs out.
@@ -368,9 +372,12 @@ class Worker:
             else:
                 self._busy -= 1
         for late in lapsed:
-            self.log.warning("sepp worker %s: held job %s dropped: its lease ran out while it waited for a slot (no "
-                             "extend got through); not started here, the server retries it", self.worker_id,
-                             late.job.id)
+            lost = LeaseLostError(grpc.StatusCode.FAILED_PRECONDITION,
+                                  f"job {late.job.id} attempt {late.job.attempt}: its lease ran out while it waited "
+                                  "for a slot (no extend got through); not started here, the server retries it",
+                                  "lease_lost")
+            self.log.warning("sepp worker %s: held job %s dropped: %s", self.worker_id, late.job.id, lost.message)
+            self.emit(WorkerEvent("lease_lost", late.job, lost))
             self.finish_job(late)
         if self._state == "running":
             self._transport.release()
