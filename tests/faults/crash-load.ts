@@ -8,7 +8,8 @@
  *   batches, each job's payload a unique id.
  * - An SDK Worker on Work streams: most jobs acked, some retried (nack), a few
  *   dead-lettered, and some held for up to a few seconds while the Worker
- *   extends their leases — so that a kill finds leases outstanding.
+ *   extends their leases — so that a kill finds leases outstanding; with
+ *   `prefetch`, it also holds jobs leased ahead of its slots, unstarted.
  * - Two hand-written workers on unary Reserve/Ack/AckBatch/Nack, which also
  *   abandon jobs so that leases expire while the server runs.
  *
@@ -46,6 +47,8 @@ export class CrashLoad {
   readonly unexpected: string[] = [];
   /** Settlements refused before the kill because the lease had moved on (a slow worker). */
   leasesLost = 0;
+  /** The most jobs the Worker held leased ahead at once, as its handler saw it. */
+  mostHeld = 0;
   private killed = false;
   private readonly streamClient: SeppClient;
   private readonly unaryClient: SeppClient;
@@ -62,6 +65,8 @@ export class CrashLoad {
     this.worker = this.streamClient.worker({
       queues: [options.queue],
       concurrency: 8,
+      // Jobs leased ahead too, so that a kill also finds held leases (the Worker's `prefetch`).
+      prefetch: 8,
       streams: 2,
       leaseMs: options.leaseMs,
       shutdownTimeoutMs: 200,
@@ -151,6 +156,7 @@ export class CrashLoad {
   /** The SDK Worker's handler. */
   private async handle(job: WorkerJob): Promise<void> {
     this.ledger.leased(job.id, job.attempt, job.payload.toString());
+    this.mostHeld = Math.max(this.mostHeld, this.worker.held);
     const roll = this.int(0, 99);
     // Held: the Worker extends the lease meanwhile; the sleep ends early if the lease is lost.
     if (roll >= 85) await sleep(this.int(100, 2500), undefined, { signal: job.signal });

@@ -108,6 +108,7 @@ test(`crash loop: ${cycles} kill -9s of the server process under load lose nothi
   const log: string[] = [`crash loop: seed ${seed} (SEPP_CRASH_SEED), ${cycles} cycles, data dir ${dataDir}`];
   const unexpected: string[] = [];
   let leasesLost = 0;
+  let mostHeld = 0;
   let killsWhileStarting = 0;
   let server: LaunchedServer | undefined;
   let closing: Promise<void> | undefined;
@@ -156,6 +157,7 @@ test(`crash loop: ${cycles} kill -9s of the server process under load lose nothi
         closing = load.stop().then(() => {
           unexpected.push(...load.unexpected.map((u) => `cycle ${cycle}: ${u}`));
           leasesLost += load.leasesLost;
+          mostHeld = Math.max(mostHeld, load.mostHeld);
         });
         what = `listening after ${listenedMs} ms, killed ${killAfterMs} ms later (+${waitedMs} ms for a delivery)`;
       }
@@ -201,7 +203,7 @@ test(`crash loop: ${cycles} kill -9s of the server process under load lose nothi
         `${ledger.leases} deliveries; lost ${lost.length} (must be 0); ` +
         `deliveries after an acknowledged ack ${ledger.deliveredAfterAck} (must be 0); ` +
         `jobs leased and unsettled at a kill ${ledger.owedAtCrashes}, delivered again ${ledger.redeliveredAfterCrash}; ` +
-        `settlements refused for a lost lease ${leasesLost}; ${seconds} s`,
+        `settlements refused for a lost lease ${leasesLost}; jobs the Worker held ahead at once, at most ${mostHeld}; ${seconds} s`,
     );
     assert.deepEqual(
       lost.slice(0, 20),
@@ -212,6 +214,7 @@ test(`crash loop: ${cycles} kill -9s of the server process under load lose nothi
     assert.equal(ledger.redeliveredAfterCrash, ledger.owedAtCrashes, 'every lease open at a kill came back');
     assert.ok(ledger.enqueued.size > 0 && ledger.acked.size > 0, 'the load did work');
     assert.ok(ledger.owedAtCrashes > 0, 'some kill found leases open (else redelivery went untested)');
+    assert.ok(mostHeld > 0, 'the Worker held jobs leased ahead (prefetch), so kills found held leases too');
   } finally {
     console.log(log.join('\n'));
     await closing?.catch(() => {});
