@@ -21,6 +21,7 @@ import {
 } from '../dependencies.ts';
 import type { Op } from '../op.ts';
 import { MultiRowStatement } from './multi-row.ts';
+import { objectRows } from './object-rows.ts';
 import type { Preparer } from './prepare-on-use.ts';
 
 /**
@@ -108,11 +109,25 @@ export function prepareDependencyStatements(db: Preparer) {
         WHERE d.child_seq = ? ORDER BY p.seq`,
     ),
     // edgesOfSeq for a lease's jobs in one statement: @seqsJson is [seq, …].
-    edgesOfSeqs: db.prepare<[string], DependencyEdgeRow & { child_seq: number }>(
-      `SELECT d.child_seq, d.parent_id, d.name, d.state AS edge_state, p.state AS parent_state,
-              p.queue AS parent_queue, p.type AS parent_type, p.result, p.result_content_type
-         FROM job_dependencies d LEFT JOIN jobs p ON p.id = d.parent_id
-        WHERE d.child_seq IN (SELECT value FROM json_each(?)) ORDER BY d.child_seq, p.seq`,
+    // A lease's edges are many rows (a W5 collector has 20): read as arrays (object-rows.ts).
+    edgesOfSeqs: objectRows<[string], DependencyEdgeRow & { child_seq: number }>(
+      db.prepare<[string], unknown>(
+        `SELECT d.child_seq, d.parent_id, d.name, d.state AS edge_state, p.state AS parent_state,
+                p.queue AS parent_queue, p.type AS parent_type, p.result, p.result_content_type
+           FROM job_dependencies d LEFT JOIN jobs p ON p.id = d.parent_id
+          WHERE d.child_seq IN (SELECT value FROM json_each(?)) ORDER BY d.child_seq, p.seq`,
+      ),
+      [
+        'child_seq',
+        'parent_id',
+        'name',
+        'edge_state',
+        'parent_state',
+        'parent_queue',
+        'parent_type',
+        'result',
+        'result_content_type',
+      ],
     ),
     dependentsOf: db.prepare<[{ parentId: string; limit: number }], DependentRow>(
       `SELECT c.id, c.queue, c.type, c.state, d.state AS edge_state

@@ -11,6 +11,7 @@ import type { AttemptKey, CompletingAck, LeaseParams, Leases } from '../leases.t
 import type { Op } from '../op.ts';
 import type { AckedRow, AttemptRow, LeasedRow } from '../rows.ts';
 import { MultiRowStatement } from './multi-row.ts';
+import { objectRows } from './object-rows.ts';
 import type { Preparer } from './prepare-on-use.ts';
 
 /** The columns of a LeasedRow, in the order every leasing statement returns them. */
@@ -24,33 +25,15 @@ export const attemptColumns =
 /** What an ack that deleted its job returns (AckedRow). */
 const ackedColumns = 'queue, type, run_at_ms, leased_at_ms, worker_id';
 
+const ackedColumnNames = ackedColumns.split(', ') as (keyof AckedRow)[];
 const leasedColumnNames = leasedColumns.split(', ') as (keyof LeasedRow)[];
 
-/**
- * Builds a LeasedRow from a row read as an array: one object literal with every
- * column in `leasedColumns` order, made from that list once, so every row has
- * the same shape from its creation (assigning the properties one by one by
- * computed name measured ~2 % of the server's CPU per drained job).
- */
-const leasedRowFromValues = new Function(
-  'values',
-  `return { ${leasedColumnNames.map((name, i) => `${name}: values[${i}]`).join(', ')} };`,
-) as (values: unknown[]) => LeasedRow;
-
-/**
- * A statement that leases, reading its rows as arrays and building each LeasedRow here:
- * the driver's own row objects (one native property definition per column) cost about a
- * quarter of the lease statement's CPU (docs/performance.md).
- */
+/** A statement that leases: its rows read as arrays, each made into a LeasedRow here (object-rows.ts). */
 function leaseStatement<P>(statement: Database.Statement<[P], unknown>): {
   all(params: P): LeasedRow[];
   readonly source: string;
 } {
-  const raw = statement.raw(true);
-  return {
-    source: statement.source,
-    all: (params) => (raw.all(params) as unknown[][]).map(leasedRowFromValues),
-  };
+  return objectRows<[P], LeasedRow>(statement, leasedColumnNames);
 }
 
 /**
@@ -236,8 +219,12 @@ export function prepareAckDeletes(db: Preparer): MultiRowStatement<AttemptKey, A
   );
 }
 
-/** A kept ack's values: the job, its attempt, its result, and the time it completed. */
-type KeptAck = CompletingAck & { nowMs: number };
+/** The kept acks' statement: the acks, the rows they completed, and the time they completed. */
+type KeptCompletes = MultiRowStatement<
+  CompletingAck,
+  AckedRow & { id: string; dependency_flags: number },
+  number
+>;
 
 /**
  * `completeDependedOn` for many: the jobs others wait on that are leased at the attempt
@@ -246,11 +233,9 @@ type KeptAck = CompletingAck & { nowMs: number };
  * W5 flow is mostly such jobs (the children of a collector): one statement per 50 instead
  * of one each.
  */
-export function prepareKeptCompletes(
-  db: Preparer,
-): MultiRowStatement<KeptAck, AckedRow & { id: string; dependency_flags: number }> {
+export function prepareKeptCompletes(db: Preparer): KeptCompletes {
   const returned = `id, ${ackedColumns}, dependency_flags`;
-  return new MultiRowStatement<KeptAck, AckedRow & { id: string; dependency_flags: number }>(
+  return new MultiRowStatement<CompletingAck, AckedRow & { id: string; dependency_flags: number }, number>(
     db,
     5,
     // One form for every size: a batch has several such acks or goes through completeDependedOn.
@@ -262,21 +247,24 @@ export function prepareKeptCompletes(
             WHERE jobs.id = v.column1 AND jobs.attempt = v.column2 AND jobs.state = 'leased'
               AND jobs.cancelled_at_ms IS NULL AND jobs.dependency_flags & ${jobsWaitOnIt} <> 0
             RETURNING ${returned}`,
-    (values, offset, ack) => {
+    // `nowMs`, the time they completed, is the call's for every row (no object per ack for it).
+    (values, offset, ack, nowMs) => {
       values[offset] = ack.jobId;
       values[offset + 1] = ack.attempt;
       values[offset + 2] = ack.result;
       values[offset + 3] = ack.resultContentType;
-      values[offset + 4] = ack.nowMs;
+      values[offset + 4] = nowMs;
     },
     'exact',
+    // Many rows per call (a W5 ack batch's children): read as arrays (object-rows.ts).
+    ['id', ...ackedColumnNames, 'dependency_flags'],
   );
 }
 
 export function leaseOps(
   sql: LeaseStatements,
   ackDeletes: MultiRowStatement<AttemptKey, AckedRow & { id: string }>,
-  keptCompletes?: MultiRowStatement<KeptAck, AckedRow & { id: string; dependency_flags: number }>,
+  keptCompletes?: KeptCompletes,
 ): Leases {
   return {
     *leaseReady(p): Op<LeasedRow[]> {
@@ -304,7 +292,7 @@ export function leaseOps(
       ? {}
       : {
           *completeDependedOnMany(keys, nowMs) {
-            return keptCompletes.all(keys.map((key) => ({ ...key, nowMs })));
+            return keptCompletes.all(keys, nowMs);
           },
         }),
     *reportProgress(p) {

@@ -6,6 +6,7 @@
  * in the order given.
  */
 import type Database from 'better-sqlite3';
+import { rowFromValues } from './object-rows.ts';
 import type { Preparer } from './prepare-on-use.ts';
 
 export type SqlValue = string | number | Uint8Array | null;
@@ -23,45 +24,61 @@ const maxRowsPerStatement = rowsPerStatement[0];
  */
 export type StatementSizes = 'fixed' | 'exact';
 
-export class MultiRowStatement<Row, Result> {
+export class MultiRowStatement<Row, Result, Shared = void> {
   /** The statements by their rows (sparse): `fixed` prepares its three at once, `exact` each at its first use. */
   private readonly prepared: Database.Statement<[SqlValue[]], Result>[] = [];
   private readonly prepare: (rows: number) => Database.Statement<[SqlValue[]], Result>;
+  /** With `columns`: makes a row read as an array into a Result (object-rows.ts). */
+  private readonly rowFrom: ((values: unknown[]) => Result) | undefined;
 
   /**
    * @param sqlFor the statement for `rows` rows: `tuples` is a list of `rows` `(?, …)` of
    *   `valuesPerRow` each (a statement may take its row's values another way when `rows` is 1)
-   * @param bind writes one row's values at `offset`, in the order of a tuple's `?`
+   * @param bind writes one row's values at `offset`, in the order of a tuple's `?`; `shared` is
+   *   what the call passed for all its rows (a value every row binds, such as the time)
+   * @param columns the names of the result's columns, in order: `all` reads its rows as
+   *   arrays and makes the objects itself (object-rows.ts), for a statement that returns many
    */
   constructor(
     db: Preparer,
     private readonly valuesPerRow: number,
     sqlFor: (tuples: string, rows: number) => string,
-    private readonly bind: (values: SqlValue[], offset: number, row: Row) => void,
+    private readonly bind: (values: SqlValue[], offset: number, row: Row, shared: Shared) => void,
     private readonly sizes: StatementSizes = 'fixed',
+    columns?: readonly (keyof Result & string)[],
   ) {
     const tuple = `(${Array.from({ length: valuesPerRow }, () => '?').join(', ')})`;
-    this.prepare = (rows) =>
-      db.prepare<[SqlValue[]], Result>(sqlFor(Array.from({ length: rows }, () => tuple).join(', '), rows));
+    const rowFrom = columns === undefined ? undefined : rowFromValues<Result>(columns);
+    this.rowFrom = rowFrom;
+    this.prepare = (rows) => {
+      const statement = db.prepare<[SqlValue[]], Result>(
+        sqlFor(Array.from({ length: rows }, () => tuple).join(', '), rows),
+      );
+      return rowFrom === undefined ? statement : statement.raw(true);
+    };
     if (sizes === 'fixed') for (const rows of rowsPerStatement) this.prepared[rows] = this.prepare(rows);
   }
 
   /** Runs the statement for every row, in order. */
-  run(rows: readonly Row[]): void {
-    this.each(rows, (statement, values) => statement.run(values));
+  run(rows: readonly Row[], shared: Shared): void {
+    this.each(rows, shared, (statement, values) => statement.run(values));
   }
 
   /** Runs the statement for every row, in order, and returns what all of them returned. */
-  all(rows: readonly Row[]): Result[] {
+  all(rows: readonly Row[], shared: Shared): Result[] {
     const results: Result[] = [];
-    this.each(rows, (statement, values) => {
-      for (const result of statement.all(values)) results.push(result);
+    const rowFrom = this.rowFrom;
+    this.each(rows, shared, (statement, values) => {
+      const found = statement.all(values);
+      if (rowFrom === undefined) for (const result of found) results.push(result);
+      else for (const row of found as unknown[] as unknown[][]) results.push(rowFrom(row));
     });
     return results;
   }
 
   private each(
     rows: readonly Row[],
+    shared: Shared,
     execute: (statement: Database.Statement<[SqlValue[]], Result>, values: SqlValue[]) => void,
   ): void {
     for (let at = 0; at < rows.length; ) {
@@ -74,7 +91,7 @@ export class MultiRowStatement<Row, Result> {
       this.prepared[size] ??= this.prepare(size);
       const statement = this.prepared[size]!;
       const values: SqlValue[] = new Array(size * this.valuesPerRow);
-      for (let i = 0; i < size; i++) this.bind(values, i * this.valuesPerRow, rows[at + i]!);
+      for (let i = 0; i < size; i++) this.bind(values, i * this.valuesPerRow, rows[at + i]!, shared);
       execute(statement, values);
       at += size;
     }
