@@ -265,13 +265,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.unhold(active);
     this.keeper.remove(active);
     this.logger.warn(`sepp worker ${this.workerId}: held job ${active.job.id} dropped: ${error.message}`);
-    if (error instanceof JobCancelledError) this.emit('cancelled', active.job, error);
-    else if (error instanceof JobTimeoutError) this.emit('timedOut', active.job, error);
-    else if (error instanceof LeaseLostError) this.emit('leaseLost', active.job, error);
     if (error instanceof JobCancelledError) {
+      this.emit('cancelled', active.job, error);
       // The nack makes the job cancelled now rather than when its lease runs out.
       void this.settleCancelled(active, error).then(() => this.finishJob(active));
-    } else this.finishJob(active);
+      return;
+    }
+    if (error instanceof JobTimeoutError) this.emit('timedOut', active.job, error);
+    else if (error instanceof LeaseLostError) this.emit('leaseLost', active.job, error);
+    this.finishJob(active);
   }
 
   private async run(active: Active): Promise<void> {

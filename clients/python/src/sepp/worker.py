@@ -261,8 +261,13 @@ class Worker:
         if not self._unhold(active):
             return False
         self._runner.unkeep(active)
+        self._dropped(active, error)
+        return True
+
+    def _dropped(self, active: Active, error: SeppError) -> None:
+        """A job taken out of the held ones that never runs here: its log line, its event (as for a
+        running job, with no `started` before it), and its end."""
         self.log.warning("sepp worker %s: held job %s dropped: %s", self.worker_id, active.job.id, error.message)
-        # Its event says so as for a running job (it never started).
         kind: WorkerEventKind = ("cancelled" if isinstance(error, JobCancelledError)
                                  else "timed_out" if isinstance(error, JobTimeoutError) else "lease_lost")
         self.emit(WorkerEvent(kind, active.job, error))
@@ -272,7 +277,6 @@ class Worker:
             self._in_background(lambda a: self._runner.settle_cancelled_held(a, cancelled), [active])
         else:
             self.finish_job(active)
-        return True
 
     def _in_background(self, call: Callable[[Active], None], actives: list[Active]) -> None:
         """Settles held jobs off the transport's and the caller's threads (a settlement waits for its
@@ -372,13 +376,10 @@ class Worker:
             else:
                 self._busy -= 1
         for late in lapsed:
-            lost = LeaseLostError(grpc.StatusCode.FAILED_PRECONDITION,
-                                  f"job {late.job.id} attempt {late.job.attempt}: its lease ran out while it waited "
-                                  "for a slot (no extend got through); not started here, the server retries it",
-                                  "lease_lost")
-            self.log.warning("sepp worker %s: held job %s dropped: %s", self.worker_id, late.job.id, lost.message)
-            self.emit(WorkerEvent("lease_lost", late.job, lost))
-            self.finish_job(late)
+            self._dropped(late, LeaseLostError(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"job {late.job.id} attempt {late.job.attempt}: its lease ran out while it waited for a slot (no "
+                "extend got through); not started here, the server retries it", "lease_lost"))
         if self._state == "running":
             self._transport.release()
 
